@@ -1,0 +1,59 @@
+"""Helpers shared by CLI commands: error reporting, progress bars, list parsing."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from vidaudit.core.errors import ConfigError, VidauditError
+
+console = Console(stderr=True)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def friendly_errors(fn: F) -> F:
+    """Turn library errors into a one-paragraph message and exit code 2 (no traceback)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except VidauditError as e:
+            console.print(f"[bold red]error:[/] {escape(str(e))}")
+            raise typer.Exit(2) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def escape(text: str) -> str:
+    from rich.markup import escape as _e
+
+    return _e(text)
+
+
+@contextmanager
+def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar; yields ``update(done, total)``."""
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=False) as prog:
+        task = prog.add_task(description, total=None)
+
+        def update(done: int, total: int) -> None:
+            prog.update(task, completed=done, total=total)
+
+        yield update
+
+
+def parse_list(text: str | None, kind: Callable[[str], Any], name: str) -> list[Any] | None:
+    if text is None:
+        return None
+    try:
+        return [kind(x.strip()) for x in text.split(",") if x.strip()]
+    except ValueError as e:
+        raise ConfigError(f"--{name}: cannot read {text!r} as a comma-separated list ({e})") from e

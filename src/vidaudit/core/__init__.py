@@ -1,0 +1,1 @@
+"""Types, stable hashes and seeds shared by every stage."""

@@ -1,0 +1,1 @@
+"""Model adapters behind one protocol (see ``vidaudit.models.base``)."""

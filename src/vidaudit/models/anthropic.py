@@ -1,0 +1,158 @@
+"""Claude through the official ``anthropic`` SDK (``AsyncAnthropic``, Messages API).
+
+No native video: frames go as base64 JPEG image blocks, each after its ``t=...s`` text block. The
+Messages API takes at most 100 images and 32 MB per request; both are declared in
+``capabilities`` so a run can refuse a frames@K condition up front instead of paying for a 400.
+Sampling: the Messages API has no seed, and the current SDK (anthropic 2.x) no longer takes
+``temperature`` or ``top_p``; they stay in the trial's settings (and so in its id) but are not sent
+unless ``send_sampling_params=True`` (for older models or proxies that still accept them), in which
+case they travel in ``extra_body``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import pydantic
+from anthropic import AsyncAnthropic
+
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.types import ImagePart, ModelSpec, Request, Response, Usage, VideoPart
+from vidaudit.models import errors_http as eh
+from vidaudit.models.base import Capabilities, ModelCallError
+from vidaudit.models.pricing import PriceTable, cost_usd, load_prices
+from vidaudit.models.request_builder import (
+    DEFAULT_JPEG_QUALITY,
+    Stopwatch,
+    b64,
+    base64_size,
+    build_content,
+    check_jpeg_quality,
+    check_request,
+    check_size,
+    resolve_api_key,
+)
+
+PROVIDER = "anthropic"
+MAX_IMAGES = 100
+MAX_REQUEST_BYTES = 32 * 1024 * 1024
+
+
+class _MessagesEncoder:
+    def text(self, text: str) -> dict[str, Any]:
+        return {"type": "text", "text": text}
+
+    def image(self, jpeg: bytes, part: ImagePart) -> dict[str, Any]:
+        return {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": b64(jpeg)}}
+
+    def video(self, part: VideoPart) -> dict[str, Any]:  # pragma: no cover - check_request refuses first
+        raise AssertionError("anthropic has no native video; check_request must refuse VideoParts")
+
+
+class AnthropicAdapter:
+    """``anthropic:MODEL``; ``base_url`` (option or ``@base_url``) for a proxy or a test server."""
+
+    def __init__(self, spec: ModelSpec, *, timeout_s: float = 300.0, api_key_env: str | None = None,
+                 base_url: str | None = None, jpeg_quality: int = DEFAULT_JPEG_QUALITY,
+                 max_images: int = MAX_IMAGES, max_request_bytes: int = MAX_REQUEST_BYTES,
+                 send_sampling_params: bool = False, concurrency: int | None = None,
+                 prices: str | Path | PriceTable | None = None) -> None:
+        if spec.provider != PROVIDER:
+            raise ConfigError(f"AnthropicAdapter got a {spec.provider!r} spec; use anthropic:MODEL")
+        if not spec.name:
+            raise ConfigError("anthropic needs a model name, e.g. anthropic:claude-sonnet-4-5")
+        if timeout_s <= 0:
+            raise ConfigError(f"timeout_s must be positive, got {timeout_s}")
+        self.spec = spec
+        self.timeout_s = float(timeout_s)
+        self.jpeg_quality = check_jpeg_quality(jpeg_quality)
+        self.send_sampling_params = send_sampling_params
+        self._prices = prices if isinstance(prices, PriceTable) else load_prices(prices)
+        env = (api_key_env,) if api_key_env else ("ANTHROPIC_API_KEY",)
+        key = resolve_api_key(env, provider=PROVIDER, required=True)
+        self._secrets = (key,)
+        self.capabilities = Capabilities(native_video=False, images=True, max_images=max_images,
+                                         max_request_bytes=max_request_bytes, default_native_fps=None,
+                                         concurrency=concurrency or 4)
+        self._client = AsyncAnthropic(api_key=key, base_url=base_url or spec.base_url,
+                                      timeout=self.timeout_s, max_retries=0)
+
+    def __repr__(self) -> str:
+        return f"AnthropicAdapter({self.spec.label!r})"
+
+    def build_kwargs(self, request: Request) -> dict[str, Any]:
+        """The exact keyword arguments of ``messages.create`` for this request."""
+        check_request(request, self.capabilities, self.spec.label)
+        built = build_content(request, _MessagesEncoder(), jpeg_quality=self.jpeg_quality)
+        check_size(base64_size(built.image_bytes) + built.text_chars, self.capabilities, self.spec.label)
+        s = request.settings
+        kwargs: dict[str, Any] = {"model": self.spec.name, "max_tokens": s.max_tokens,
+                                  "messages": [{"role": "user", "content": built.parts}]}
+        if request.system:
+            kwargs["system"] = request.system
+        sampling = {k: v for k, v in (("temperature", s.temperature), ("top_p", s.top_p)) if v is not None}
+        if self.send_sampling_params and sampling:
+            kwargs["extra_body"] = sampling
+        return kwargs
+
+    async def generate(self, request: Request) -> Response:
+        kwargs = await asyncio.to_thread(self.build_kwargs, request)
+        clock = Stopwatch()
+        try:
+            with clock.running():
+                message = await self._client.messages.create(**kwargs)
+        except ModelCallError:
+            raise
+        except Exception as e:
+            err = self._classify(e)
+            if err is None:
+                raise  # a bug, not a provider failure: let it surface
+            raise err from None
+        return self._response(message, clock.seconds)
+
+    def _classify(self, e: Exception) -> ModelCallError | None:
+        name = self.spec.label
+        if isinstance(e, anthropic.APITimeoutError | asyncio.TimeoutError | TimeoutError):
+            return eh.timeout_error(name, self.timeout_s)
+        if isinstance(e, anthropic.APIStatusError):
+            body = e.body if e.body is not None else e.response.text
+            return eh.error_from_status(name, e.status_code, body, e.response.headers, self._secrets)
+        if isinstance(e, anthropic.APIConnectionError):
+            return eh.connection_error(name, e.__cause__ or e, self._secrets)
+        if isinstance(e, anthropic.APIResponseValidationError | json.JSONDecodeError | pydantic.ValidationError):
+            return eh.malformed_error(name, f"{type(e).__name__}: {e}", self._secrets)
+        return None
+
+    def _response(self, message: Any, latency_s: float) -> Response:
+        name = self.spec.label
+        content = getattr(message, "content", None)
+        stop = getattr(message, "stop_reason", None)
+        if stop == "refusal":
+            raise eh.refused_error(name, "stop_reason refusal", self._secrets)
+        if not isinstance(content, list):
+            raise eh.malformed_error(name, "no content blocks in the message", self._secrets)
+        text = "".join(getattr(b, "text", "") for b in content if getattr(b, "type", None) == "text")
+        if not content and stop != "max_tokens":
+            raise eh.malformed_error(name, f"empty content (stop_reason {stop})", self._secrets)
+        usage = _usage(getattr(message, "usage", None))
+        return Response(text=text, usage=usage, latency_s=latency_s, finish_reason=stop,
+                        model_version=getattr(message, "model", None),
+                        cost_usd=cost_usd(self.spec, usage, self._prices))
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _usage(u: Any) -> Usage:
+    """Anthropic's input_tokens exclude cache reads and writes; vidaudit's input counts every prompt token."""
+    if u is None:
+        return Usage()
+    cache_read = getattr(u, "cache_read_input_tokens", 0) or 0
+    cache_write = getattr(u, "cache_creation_input_tokens", 0) or 0
+    return Usage(input_tokens=(getattr(u, "input_tokens", 0) or 0) + cache_read + cache_write,
+                 output_tokens=getattr(u, "output_tokens", 0) or 0,
+                 cached_tokens=cache_read)

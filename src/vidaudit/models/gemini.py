@@ -1,0 +1,249 @@
+"""Gemini through the official ``google-genai`` SDK (``client.aio``).
+
+Native video goes through the Files API: uploaded once per video sha256 (see ``gemini_files``),
+polled until ACTIVE, then sent as a ``file_data`` part whose ``video_metadata.fps`` is the rate the
+condition asks for, so "native@1" and "native@4" are different, explicit inputs rather than
+whatever the service defaults to. Frames go as inline JPEG bytes after their ``t=...s`` lines.
+SDK retries are off (``HttpRetryOptions(attempts=1)``, which also disables the SDK's implicit
+connection retry); the executor owns retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pydantic
+from google import genai
+from google.genai import errors as genai_errors
+from google.genai import types
+
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.hashing import sha256_text
+from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Response, Usage, VideoPart
+from vidaudit.models import errors_http as eh
+from vidaudit.models.base import Capabilities, ModelCallError
+from vidaudit.models.gemini_files import DEFAULT_TTL_S, CachedFile, FileCache, default_cache_path
+from vidaudit.models.pricing import PriceTable, cost_usd, load_prices
+from vidaudit.models.request_builder import (
+    DEFAULT_JPEG_QUALITY,
+    Stopwatch,
+    build_content,
+    check_jpeg_quality,
+    check_request,
+    check_size,
+    resolve_api_key,
+    video_path,
+    video_sha256,
+)
+
+PROVIDER = "gemini"
+DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
+#: Inline data in one generateContent request is limited to 20 MB (larger media must use the Files API).
+MAX_INLINE_BYTES = 20 * 1024 * 1024
+MAX_IMAGES = 3600
+DEFAULT_NATIVE_FPS = 1.0
+#: The Gemini API documents the Files API and ``videoMetadata`` (per-part fps) on v1beta; pinned so an
+#: SDK upgrade that changes its default version cannot silently drop the fps.
+DEFAULT_API_VERSION = "v1beta"
+_REFUSAL_FINISH = frozenset({"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION",
+                             "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "MODEL_ARMOR"})
+
+
+class _GeminiEncoder:
+    def __init__(self, videos: dict[str, CachedFile]) -> None:
+        self.videos = videos  # VideoPart.path -> uploaded file
+
+    def text(self, text: str) -> types.Part:
+        return types.Part(text=text)
+
+    def image(self, jpeg: bytes, part: ImagePart) -> types.Part:
+        return types.Part(inline_data=types.Blob(mime_type="image/jpeg", data=jpeg))
+
+    def video(self, part: VideoPart) -> types.Part:
+        f = self.videos[part.path]
+        return types.Part(file_data=types.FileData(file_uri=f.uri, mime_type=f.mime_type),
+                          video_metadata=types.VideoMetadata(fps=part.fps))
+
+
+class GeminiAdapter:
+    """``gemini:MODEL``; ``base_url`` (option or ``@base_url``) points the SDK elsewhere, e.g. a test server."""
+
+    def __init__(self, spec: ModelSpec, *, timeout_s: float = 300.0, api_key_env: str | None = None,
+                 base_url: str | None = None, jpeg_quality: int = DEFAULT_JPEG_QUALITY,
+                 file_cache: str | Path | None = None, use_disk_cache: bool = True,
+                 poll_interval_s: float = 2.0, upload_timeout_s: float = 600.0,
+                 media_resolution: str | None = None, api_version: str = DEFAULT_API_VERSION,
+                 concurrency: int | None = None,
+                 prices: str | Path | PriceTable | None = None) -> None:
+        if spec.provider != PROVIDER:
+            raise ConfigError(f"GeminiAdapter got a {spec.provider!r} spec; use gemini:MODEL")
+        if not spec.name:
+            raise ConfigError("gemini needs a model name, e.g. gemini:gemini-2.5-flash")
+        if timeout_s <= 0 or poll_interval_s <= 0 or upload_timeout_s <= 0:
+            raise ConfigError("timeout_s, poll_interval_s and upload_timeout_s must be positive")
+        self.spec = spec
+        self.timeout_s = float(timeout_s)
+        self.poll_interval_s = float(poll_interval_s)
+        self.upload_timeout_s = float(upload_timeout_s)
+        self.jpeg_quality = check_jpeg_quality(jpeg_quality)
+        if media_resolution is not None and media_resolution not in {m.value for m in types.MediaResolution}:
+            raise ConfigError(f"media_resolution must be one of {[m.value for m in types.MediaResolution]}, "
+                              f"got {media_resolution!r}")
+        self.media_resolution = media_resolution
+        self._prices = prices if isinstance(prices, PriceTable) else load_prices(prices)
+        env = (api_key_env,) if api_key_env else ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+        key = resolve_api_key(env, provider=PROVIDER, required=True)
+        self._secrets = (key,)
+        self.base_url = base_url or spec.base_url
+        self.capabilities = Capabilities(native_video=True, images=True, max_images=MAX_IMAGES,
+                                         max_request_bytes=MAX_INLINE_BYTES,
+                                         default_native_fps=DEFAULT_NATIVE_FPS, concurrency=concurrency or 8)
+        namespace = f"{self.base_url or DEFAULT_BASE_URL}#{sha256_text(key)[:12]}"
+        cache_path = Path(file_cache) if file_cache else (default_cache_path() if use_disk_cache else None)
+        self.files = FileCache(cache_path, namespace)
+        self._upload_locks: dict[str, asyncio.Lock] = {}
+        http_options = types.HttpOptions(
+            base_url=self.base_url, api_version=api_version, timeout=max(1, int(self.timeout_s * 1000)),
+            retry_options=types.HttpRetryOptions(attempts=1))
+        self._client = genai.Client(api_key=key, http_options=http_options)
+
+    def __repr__(self) -> str:
+        return f"GeminiAdapter({self.spec.label!r})"
+
+    # ------------------------------------------------------------------ uploads
+
+    async def ensure_uploaded(self, part: VideoPart) -> CachedFile:
+        """The ACTIVE uploaded file for this video, uploading and polling only on a cache miss."""
+        sha = await asyncio.to_thread(video_sha256, part)
+        lock = self._upload_locks.setdefault(sha, asyncio.Lock())
+        async with lock:
+            cached = self.files.get(sha)
+            if cached is not None:
+                return cached
+            path = video_path(part)
+            try:
+                f = await self._client.aio.files.upload(
+                    file=str(path), config=types.UploadFileConfig(mime_type="video/mp4", display_name=sha[:32]))
+                f = await self._wait_active(f)
+            except ModelCallError:
+                raise
+            except Exception as e:
+                err = self._classify(e)
+                if err is None:
+                    raise
+                raise err from None
+            expires = f.expiration_time.timestamp() if f.expiration_time else time.time() + DEFAULT_TTL_S
+            if not f.name or not f.uri:
+                raise eh.malformed_error(self.spec.label, "uploaded file has no name or uri", self._secrets)
+            entry = CachedFile(name=f.name, uri=f.uri, mime_type=f.mime_type or "video/mp4", expires_at=expires)
+            self.files.put(sha, entry)
+            return entry
+
+    async def _wait_active(self, f: types.File) -> types.File:
+        deadline = time.monotonic() + self.upload_timeout_s
+        while True:
+            state = f.state.name if f.state is not None else "STATE_UNSPECIFIED"
+            if state == "ACTIVE":
+                return f
+            if state == "FAILED":
+                detail = f.error.message if f.error is not None else "no detail"
+                raise ModelCallError(ErrorKind.BAD_REQUEST, eh.redact(
+                    f"{self.spec.label}: the Files API could not process the video {f.name}: {detail}", self._secrets))
+            if time.monotonic() >= deadline:
+                raise ModelCallError(ErrorKind.TIMEOUT, f"{self.spec.label}: uploaded video {f.name} still {state} "
+                                     f"after {self.upload_timeout_s:g} s; raise upload_timeout_s")
+            await asyncio.sleep(self.poll_interval_s)
+            if not f.name:
+                raise eh.malformed_error(self.spec.label, "uploaded file has no name to poll", self._secrets)
+            f = await self._client.aio.files.get(name=f.name)
+
+    # ------------------------------------------------------------------ request
+
+    def build(self, request: Request, uploaded: dict[str, CachedFile]) -> tuple[list[types.Content],
+                                                                                types.GenerateContentConfig]:
+        """The ``contents`` and ``config`` of ``generate_content`` for this request."""
+        built = build_content(request, _GeminiEncoder(uploaded), jpeg_quality=self.jpeg_quality)
+        check_size(built.image_bytes + built.text_chars, self.capabilities, self.spec.label)
+        s = request.settings
+        config = types.GenerateContentConfig(
+            system_instruction=request.system or None, temperature=s.temperature, top_p=s.top_p,
+            seed=s.seed, max_output_tokens=s.max_tokens,
+            media_resolution=types.MediaResolution(self.media_resolution) if self.media_resolution else None)
+        return [types.Content(role="user", parts=built.parts)], config
+
+    async def generate(self, request: Request) -> Response:
+        check_request(request, self.capabilities, self.spec.label)
+        uploaded = {p.path: await self.ensure_uploaded(p) for p in request.videos}
+        contents, config = await asyncio.to_thread(self.build, request, uploaded)
+        clock = Stopwatch()
+        try:
+            with clock.running():
+                resp = await self._client.aio.models.generate_content(
+                    model=self.spec.name, contents=contents, config=config)
+        except Exception as e:
+            err = self._classify(e)
+            if err is None:
+                raise  # a bug, not a provider failure: let it surface
+            if uploaded and err.kind in (ErrorKind.BAD_REQUEST, ErrorKind.AUTH) and err.status_code in (400, 403, 404):
+                for p in request.videos:  # a stale or foreign upload: re-upload on the next attempt
+                    self.files.drop(await asyncio.to_thread(video_sha256, p))
+            raise err from None
+        return self._response(resp, clock.seconds)
+
+    def _classify(self, e: Exception) -> ModelCallError | None:
+        name = self.spec.label
+        if isinstance(e, ModelCallError):
+            return e
+        if isinstance(e, httpx2.TimeoutException | asyncio.TimeoutError | TimeoutError):
+            return eh.timeout_error(name, self.timeout_s)
+        if isinstance(e, genai_errors.APIError):
+            headers = getattr(getattr(e, "response", None), "headers", None)
+            return eh.error_from_status(name, int(e.code or 0), e.details, headers, self._secrets)
+        if isinstance(e, httpx2.TransportError | ConnectionError):
+            return eh.connection_error(name, e, self._secrets)
+        if isinstance(e, json.JSONDecodeError | pydantic.ValidationError):
+            return eh.malformed_error(name, f"{type(e).__name__}: {e}", self._secrets)
+        if isinstance(e, KeyError) and "upload" in str(e).lower():  # the SDK's "no upload URL returned"
+            return eh.malformed_error(name, f"upload handshake: {e}", self._secrets)
+        return None
+
+    def _response(self, resp: Any, latency_s: float) -> Response:
+        name = self.spec.label
+        feedback = getattr(resp, "prompt_feedback", None)
+        block = getattr(feedback, "block_reason", None)
+        if block is not None:
+            raise eh.refused_error(name, f"prompt blocked ({getattr(block, 'name', block)})", self._secrets)
+        candidates = getattr(resp, "candidates", None)
+        if not candidates:
+            raise eh.malformed_error(name, "no candidates and no block reason in the response", self._secrets)
+        cand = candidates[0]
+        finish = cand.finish_reason.name if cand.finish_reason is not None else None
+        if finish in _REFUSAL_FINISH:
+            raise eh.refused_error(name, f"finish_reason {finish}", self._secrets)
+        parts = cand.content.parts if cand.content is not None and cand.content.parts else []
+        text = "".join(p.text for p in parts if p.text and not p.thought)
+        if not parts and finish not in ("MAX_TOKENS",):
+            raise eh.malformed_error(name, f"candidate without content (finish_reason {finish})", self._secrets)
+        usage = _usage(getattr(resp, "usage_metadata", None))
+        return Response(text=text, usage=usage, latency_s=latency_s, finish_reason=finish,
+                        model_version=getattr(resp, "model_version", None),
+                        cost_usd=cost_usd(self.spec, usage, self._prices))
+
+    async def aclose(self) -> None:
+        await self._client.aio.aclose()
+
+
+def _usage(u: Any) -> Usage:
+    """Gemini counts thoughts apart from candidates; both are billed output, so output = candidates + thoughts."""
+    if u is None:
+        return Usage()
+    thoughts = u.thoughts_token_count or 0
+    return Usage(input_tokens=u.prompt_token_count or 0,
+                 output_tokens=(u.candidates_token_count or 0) + thoughts,
+                 reasoning_tokens=thoughts,
+                 cached_tokens=u.cached_content_token_count or 0)

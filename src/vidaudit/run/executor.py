@@ -1,0 +1,414 @@
+"""Run planned trials against model adapters: resumable, retried in one layer, budgeted, stored as they end.
+
+Rules:
+- A trial with an ok attempt in the store is never called again. An errored trial is retried until
+  it has ``max_attempts`` attempts in total, counting those stored by earlier sessions.
+- Each adapter gets ``capabilities.concurrency`` concurrent calls (an ``asyncio.Semaphore``), and
+  batches of ``capabilities.batch_size`` when it has ``generate_batch`` and a batch size above 1.
+  Requests are built by ``prepare`` in a worker thread by a bounded pool of workers, so at most
+  about twice the concurrency of prepared requests (and their frames) are held in memory.
+- Every attempt is stored when it ends. QUOTA, AUTH, a budget stop, a ``prepare`` failure or an
+  adapter raising an unclassified exception stop the run: no new calls start, calls in flight
+  finish and are stored. The first two and the budget end in the summary's ``stop_reason``; the
+  last two are bugs or bad input and are raised (``PrepareError``, ``AdapterError``) with the
+  summary attached, after in-flight calls are stored.
+- Adapters are owned by the caller: ``run_trials`` does not close them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections import Counter, deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from vidaudit.core.errors import ConfigError, VidauditError
+from vidaudit.core.types import Attempt, ErrorKind, Request, Response, Status, Trial
+from vidaudit.models.base import ModelAdapter, ModelCallError
+from vidaudit.run.budget import Budget, BudgetTracker, Reservation, response_tokens
+from vidaudit.run.retry import Clock, Decision, RetryPolicy, SystemClock, status_for
+from vidaudit.run.store import RunStore
+from vidaudit.run.summary import ProgressEvent, RunSummary, StopReason
+
+
+class Planned(Protocol):
+    """What the executor needs of a planned trial."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def trial(self) -> Trial: ...
+
+
+class RunAborted(VidauditError):
+    """The run stopped on a bug or bad input; ``summary`` says what was done before it stopped."""
+
+    def __init__(self, message: str, summary: RunSummary | None = None) -> None:
+        super().__init__(message)
+        self.summary = summary
+
+
+class PrepareError(RunAborted):
+    """``prepare`` failed for a trial: validate inputs before the run, then fix and resume."""
+
+
+class AdapterError(RunAborted):
+    """An adapter raised something other than ``ModelCallError``: a bug in the adapter."""
+
+
+@dataclass
+class _Item:
+    planned: Any
+    trial_id: str
+    attempts: int                  # stored attempts so far, all sessions
+    request: Request | None = None
+    called: bool = False
+    finished: bool = False
+    last_status: str | None = None
+
+
+@dataclass
+class _Lane:
+    """One adapter's queue, concurrency gate and Retry-After pause."""
+
+    label: str
+    adapter: ModelAdapter
+    queue: deque[_Item]
+    semaphore: asyncio.Semaphore
+    batch_size: int
+    not_before: float = 0.0
+
+    def take(self) -> list[_Item]:
+        out: list[_Item] = []
+        while self.queue and len(out) < self.batch_size:
+            out.append(self.queue.popleft())
+        return out
+
+
+@dataclass
+class _State:
+    total: int
+    skipped: int
+    done: int = 0
+    ok: int = 0
+    calls: int = 0
+    called: int = 0
+    cost_usd: float = 0.0
+    tokens: int = 0
+    failed_attempts: Counter[str] = field(default_factory=Counter)
+    errored: Counter[str] = field(default_factory=Counter)
+    stop_reason: StopReason = StopReason.COMPLETED
+    stop_message: str | None = None
+    fatal: BaseException | None = None
+
+    @property
+    def stopped(self) -> bool:
+        return self.stop_reason is not StopReason.COMPLETED
+
+
+class _Executor:
+    def __init__(self, store: RunStore, prepare: Callable[[Any], Request], max_attempts: int,
+                 tracker: BudgetTracker, policy: RetryPolicy, clock: Clock,
+                 on_progress: Callable[[ProgressEvent], Any] | None, state: _State) -> None:
+        self.store = store
+        self.prepare = prepare
+        self.max_attempts = max_attempts
+        self.tracker = tracker
+        self.policy = policy
+        self.clock = clock
+        self.on_progress = on_progress
+        self.s = state
+
+    # ------------------------------------------------------------------ events
+
+    def emit(self, kind: str, message: str | None = None) -> None:
+        if self.on_progress is None:
+            return
+        s = self.s
+        self.on_progress(ProgressEvent(kind=kind, total=s.total, done=s.done, ok=s.ok,
+                                       errors=sum(s.failed_attempts.values()), cost_usd=s.cost_usd,
+                                       tokens=s.tokens, skipped=s.skipped, message=message))
+
+    def stop(self, reason: StopReason, message: str, fatal: BaseException | None = None) -> None:
+        if self.s.stopped:
+            return
+        self.s.stop_reason, self.s.stop_message, self.s.fatal = reason, message, fatal
+        self.emit("stop", message)
+
+    # ------------------------------------------------------------------ workers
+
+    async def worker(self, lane: _Lane) -> None:
+        try:
+            while not self.s.stopped:
+                items = lane.take()
+                if not items:
+                    return
+                await self.process(lane, items)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # a store or progress failure: stop cleanly, raise after the gather
+            self.stop(StopReason.STORE_ERROR, f"{type(e).__name__}: {e}", fatal=e)
+
+    async def _prepare(self, items: list[_Item]) -> bool:
+        for it in items:
+            if it.request is not None:
+                continue
+            try:
+                request = await asyncio.to_thread(self.prepare, it.planned)
+                if inspect.isawaitable(request):
+                    request = await request
+            except Exception as e:
+                self.stop(StopReason.PREPARE_ERROR,
+                          f"preparing trial {it.trial_id} failed with {type(e).__name__}: {e}", fatal=e)
+                return False
+            if not isinstance(request, Request):
+                err = TypeError(f"prepare() returned {type(request).__name__}, expected a Request")
+                self.stop(StopReason.PREPARE_ERROR, f"preparing trial {it.trial_id}: {err}", fatal=err)
+                return False
+            if request.trial_id != it.trial_id:
+                err = ValueError(f"prepare() built a request for trial {request.trial_id}, not {it.trial_id}")
+                self.stop(StopReason.PREPARE_ERROR, str(err), fatal=err)
+                return False
+            it.request = request
+        return True
+
+    async def _wait_gate(self, lane: _Lane) -> None:
+        while not self.s.stopped and (wait := lane.not_before - self.clock.now()) > 0:
+            await self.clock.sleep(wait)
+
+    def _reserve(self, items: list[_Item]) -> tuple[list[_Item], Reservation | None]:
+        """The longest prefix of ``items`` whose estimates fit the budget; stops the run if not all fit."""
+        estimates = [self.tracker.estimate(it.planned) for it in items]
+        for k in range(len(items), 0, -1):
+            res = self.tracker.reserve(estimates[:k])
+            if res is not None:
+                if k < len(items):
+                    self._budget_stop()
+                return items[:k], res
+        self._budget_stop()
+        return [], None
+
+    def _budget_stop(self) -> None:
+        self.stop(StopReason.BUDGET, f"the next call would exceed the budget ({self.tracker.describe()}, "
+                                     f"{self.tracker.reserved_cost_usd:.4f} USD reserved by calls in flight); "
+                                     f"raise the limit and resume to continue")
+
+    async def _call(self, lane: _Lane, items: list[_Item]) -> tuple[list[Response] | None, BaseException | None,
+                                                                   float, float]:
+        requests = [it.request for it in items]
+        started = self.clock.now()
+        try:
+            if len(items) > 1 or lane.batch_size > 1:
+                responses = list(await lane.adapter.generate_batch(requests))  # type: ignore[attr-defined]
+                if len(responses) != len(items):
+                    raise TypeError(f"generate_batch returned {len(responses)} responses for {len(items)} requests")
+            else:
+                responses = [await lane.adapter.generate(requests[0])]  # type: ignore[arg-type]
+            for r in responses:
+                if not isinstance(r, Response):
+                    raise TypeError(f"adapter returned {type(r).__name__}, expected a Response")
+            return responses, None, started, self.clock.now()
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            return None, e, started, self.clock.now()
+
+    async def _store(self, attempt: Attempt) -> None:
+        await asyncio.to_thread(self.store.append, attempt)
+        self.s.calls += 1
+
+    async def process(self, lane: _Lane, items: list[_Item]) -> None:
+        """Call ``items`` (one request or one batch) until each is stored ok or out of attempts."""
+        if not await self._prepare(items):
+            return
+        try:
+            await self._process(lane, items)
+        finally:
+            for it in items:  # retries cut short by a stop: errored now, retried on resume
+                if it.called and it.last_status is not None and not it.finished:
+                    it.finished = True
+                    self.s.errored[it.last_status] += 1
+                    self.s.done += 1
+
+    async def _process(self, lane: _Lane, items: list[_Item]) -> None:
+        while items and not self.s.stopped:
+            await self._wait_gate(lane)
+            async with lane.semaphore:
+                if self.s.stopped:
+                    return
+                if lane.not_before > self.clock.now():  # a Retry-After landed while we queued
+                    continue
+                items, res = self._reserve(items)
+                if res is None:
+                    return
+                for it in items:
+                    if not it.called:
+                        it.called = True
+                        self.s.called += 1
+                responses, error, started, ended = await self._call(lane, items)
+                # settle the budget and decide a stop before another call can start (no await here)
+                self._settle(items, res, responses)
+                if error is not None:
+                    self._react(lane, error)
+            if error is None:
+                assert responses is not None
+                await self._store_ok(items, responses, started, ended)
+                return
+            items = await self._store_failure(lane, items, error, started, ended)
+
+    def _settle(self, items: list[_Item], reservation: Reservation, responses: list[Response] | None) -> None:
+        """Replace the call's reservation by what it actually spent (its estimate when no cost is reported)."""
+        self.tracker.release(reservation)
+        for it, resp in zip(items, responses or [], strict=False):
+            tokens = response_tokens(resp)
+            cost = resp.cost_usd if resp.cost_usd is not None else self.tracker.estimate(it.planned).cost_usd
+            self.tracker.spend(tokens, cost)
+            self.s.tokens += tokens
+            self.s.cost_usd += cost
+
+    def _react(self, lane: _Lane, error: BaseException) -> None:
+        """Pause the adapter for a Retry-After; stop the run on QUOTA, AUTH or an unclassified exception."""
+        if isinstance(error, ModelCallError) and error.kind is ErrorKind.RATE_LIMIT and error.retry_after:
+            lane.not_before = max(lane.not_before, self.clock.now() + error.retry_after)
+        if not isinstance(error, ModelCallError):
+            self.stop(StopReason.ADAPTER_ERROR, f"{lane.label}: adapter raised unclassified "
+                                                f"{type(error).__name__}: {error}", fatal=error)
+        elif self.policy.decide(error.kind) is Decision.STOP_RUN:
+            reason = StopReason.QUOTA if error.kind is ErrorKind.QUOTA else StopReason.AUTH
+            fix = "add credit or raise the quota" if error.kind is ErrorKind.QUOTA else "check the API key"
+            self.stop(reason, f"{lane.label} answered {error.kind.value}: {error.message}. No new calls were "
+                              f"made; {fix}, then resume with the same command")
+
+    async def _store_ok(self, items: list[_Item], responses: list[Response], started: float, ended: float) -> None:
+        for it, resp in zip(items, responses, strict=True):
+            assert it.request is not None
+            idx, ts = it.request.sent_frames()
+            it.attempts += 1
+            await self._store(Attempt(trial_id=it.trial_id, attempt=it.attempts, status=Status.OK, response=resp,
+                                      frame_indices=tuple(idx), frame_times=tuple(ts),
+                                      started_at=started, ended_at=ended))
+            it.finished = True
+            self.s.ok += 1
+            self.s.done += 1
+            self.emit("attempt")
+
+    async def _store_failure(self, lane: _Lane, items: list[_Item], error: BaseException, started: float,
+                             ended: float) -> list[_Item]:
+        """Store the failed attempt of every item; return the items to retry (after sleeping)."""
+        kind = error.kind if isinstance(error, ModelCallError) else None
+        message = error.message if isinstance(error, ModelCallError) else \
+            f"adapter raised unclassified {type(error).__name__}: {error}"
+        status = status_for(kind)
+        decision = self.policy.decide(kind)
+        retry: list[_Item] = []
+        for it in items:
+            assert it.request is not None
+            idx, ts = it.request.sent_frames()
+            it.attempts += 1
+            await self._store(Attempt(trial_id=it.trial_id, attempt=it.attempts, status=status, error_kind=kind,
+                                      error_message=message, frame_indices=tuple(idx), frame_times=tuple(ts),
+                                      started_at=started, ended_at=ended))
+            it.last_status = status.value
+            self.s.failed_attempts[status.value] += 1
+            if decision is Decision.RETRY and it.attempts < self.max_attempts:
+                retry.append(it)
+            else:
+                it.finished = True
+                self.s.errored[status.value] += 1
+                self.s.done += 1
+            self.emit("attempt", f"{lane.label}: {message}")
+        if not retry or self.s.stopped:
+            return []
+        retry_after = error.retry_after if isinstance(error, ModelCallError) else None
+        await self.clock.sleep(self.policy.delay(min(it.attempts for it in retry), retry_after=retry_after,
+                                                 key=retry[0].trial_id))
+        return retry
+
+
+def _validate(planned: Sequence[Any], adapters: Mapping[str, ModelAdapter], max_attempts: int) -> None:
+    if not isinstance(max_attempts, int) or max_attempts < 1:
+        raise ConfigError(f"max_attempts must be an integer >= 1, got {max_attempts!r}")
+    seen: set[str] = set()
+    missing: set[str] = set()
+    for p in planned:
+        trial = getattr(p, "trial", None)
+        if not isinstance(trial, Trial):
+            raise ConfigError(f"planned item {p!r} has no .trial of type Trial")
+        if p.id != trial.id:
+            raise ConfigError(f"planned id {p.id} is not its trial's content id {trial.id}; ids must hash the "
+                              f"trial so that the store never confuses two trials")
+        if p.id in seen:
+            raise ConfigError(f"trial {p.id} is planned twice; deduplicate the plan")
+        seen.add(p.id)
+        if trial.model.label not in adapters:
+            missing.add(trial.model.label)
+    if missing:
+        raise ConfigError(f"no adapter for model(s) {', '.join(sorted(missing))}; pass one per model label "
+                          f"(have: {', '.join(sorted(adapters)) or 'none'})")
+    for label, a in adapters.items():
+        caps = a.capabilities
+        if caps.concurrency < 1 or caps.batch_size < 1:
+            raise ConfigError(f"adapter {label}: concurrency and batch_size must be >= 1")
+        if caps.batch_size > 1 and not callable(getattr(a, "generate_batch", None)):
+            raise ConfigError(f"adapter {label} declares batch_size {caps.batch_size} but has no generate_batch")
+
+
+async def run_trials(planned: Sequence[Planned], adapters: Mapping[str, ModelAdapter], store: RunStore,
+                     prepare: Callable[[Any], Request], *, max_attempts: int = 3, budget: Budget | None = None,
+                     on_progress: Callable[[ProgressEvent], Any] | None = None,
+                     retry_policy: RetryPolicy | None = None, clock: Clock | None = None) -> RunSummary:
+    """Call every planned trial not yet ok in ``store``; return what this session did.
+
+    ``adapters`` maps ``trial.model.label`` to an adapter; ``prepare(planned) -> Request`` runs in a
+    worker thread. Raises ``PrepareError`` / ``AdapterError`` (with ``.summary``) when the run had
+    to stop on a bug or bad input, after storing every call that was in flight.
+    """
+    planned = list(planned)
+    _validate(planned, adapters, max_attempts)
+    store.register_trials(p.trial for p in planned)
+    ok_ids = store.ok_trial_ids()
+    counts = store.attempt_counts()
+    already_ok = [p for p in planned if p.id in ok_ids]
+    exhausted = [p for p in planned if p.id not in ok_ids and counts.get(p.id, 0) >= max_attempts]
+    todo = [p for p in planned if p.id not in ok_ids and counts.get(p.id, 0) < max_attempts]
+
+    prior = store.summary()
+    tracker = BudgetTracker(budget, spent_tokens=prior.tokens, spent_cost_usd=prior.cost_usd)
+    state = _State(total=len(todo), skipped=len(already_ok) + len(exhausted))
+    ex = _Executor(store, prepare, max_attempts, tracker, retry_policy or RetryPolicy(), clock or SystemClock(),
+                   on_progress, state)
+
+    lanes: list[_Lane] = []
+    for label, adapter in adapters.items():
+        items = deque(_Item(p, p.id, counts.get(p.id, 0)) for p in todo if p.trial.model.label == label)
+        if items:
+            caps = adapter.capabilities
+            lanes.append(_Lane(label, adapter, items, asyncio.Semaphore(caps.concurrency), caps.batch_size))
+    ex.emit("start")
+    workers = [asyncio.create_task(ex.worker(lane), name=f"vidaudit-{lane.label}-{i}")
+               for lane in lanes
+               for i in range(min(2 * lane.adapter.capabilities.concurrency,
+                                  -(-len(lane.queue) // lane.batch_size)))]
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        for w in workers:
+            w.cancel()
+    summary = RunSummary(planned=len(planned), skipped_already_ok=len(already_ok), skipped_exhausted=len(exhausted),
+                         called=state.called, calls=state.calls, ok=state.ok, errored=dict(state.errored),
+                         failed_attempts=dict(state.failed_attempts), not_run=len(todo) - state.called,
+                         cost_usd=state.cost_usd, tokens=state.tokens, stop_reason=state.stop_reason,
+                         stop_message=state.stop_message)
+    ex.emit("end", summary.describe())
+    if state.fatal is not None:
+        cls = {StopReason.PREPARE_ERROR: PrepareError, StopReason.ADAPTER_ERROR: AdapterError}.get(
+            state.stop_reason, RunAborted)
+        fix = {StopReason.PREPARE_ERROR: "validate the inputs before running, fix them and resume",
+               StopReason.ADAPTER_ERROR: "adapters must raise ModelCallError; fix the adapter and resume"}.get(
+            state.stop_reason, "fix the cause and resume")
+        raise cls(f"run stopped: {state.stop_message}; calls in flight were stored; {fix}", summary) \
+            from state.fatal
+    return summary

@@ -1,0 +1,47 @@
+"""A rich progress bar fed by the executor's ``ProgressEvent``s (pass the instance as ``on_progress``)."""
+
+from __future__ import annotations
+
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from vidaudit.run.summary import ProgressEvent
+
+
+class RichProgress:
+    """``with RichProgress() as bar: await run_trials(..., on_progress=bar)``; keeps the last event."""
+
+    def __init__(self, description: str = "trials", console: Console | None = None) -> None:
+        self.description = description
+        self.last: ProgressEvent | None = None
+        self.stop_message: str | None = None
+        self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                  TextColumn("ok {task.fields[ok]} · errors {task.fields[errors]} · "
+                                             "${task.fields[cost]:.4f} · {task.fields[skipped]} skipped"),
+                                  TimeElapsedColumn(), TimeRemainingColumn(),
+                                  console=console or Console(stderr=True), transient=False)
+        self._task = self._progress.add_task(description, total=None, ok=0, errors=0, cost=0.0, skipped=0)
+
+    def __enter__(self) -> RichProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._progress.stop()
+
+    def __call__(self, event: ProgressEvent) -> None:
+        self.last = event
+        self._progress.update(self._task, total=event.total, completed=event.done, ok=event.ok,
+                              errors=event.errors, cost=event.cost_usd, skipped=event.skipped)
+        if event.kind == "stop" and event.message:
+            self.stop_message = event.message
+            self._progress.console.print(f"[bold yellow]stopping:[/] {_escape(event.message)}")
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)

@@ -1,0 +1,61 @@
+"""A last line of defence: refuse to persist any value that carries a secret from the environment.
+
+The store and the run config only ever receive Attempts, Trial JSON and configs, none of which
+should hold a key. This guard makes that a checked property rather than a hope: before a row is
+written, every string in it is compared with the values of the ``*_API_KEY`` / ``*_TOKEN``
+environment variables, read at write time (so a key exported mid-session is caught too).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from vidaudit.core.errors import DataError
+
+SECRET_SUFFIXES = ("_API_KEY", "_TOKEN")
+MIN_SECRET_LEN = 8
+"""Values shorter than this are not treated as secrets: no real key is that short, and matching
+them would refuse legitimate text such as the answer ``"12"``."""
+
+
+class SecretLeakError(DataError):
+    """A value about to be written contains the value of a secret environment variable."""
+
+
+def env_secrets(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Secret-looking environment variables (name -> value), ignoring empty or very short values."""
+    env = os.environ if environ is None else environ
+    return {name: value for name, value in env.items()
+            if name.upper().endswith(SECRET_SUFFIXES) and len(value.strip()) >= MIN_SECRET_LEN}
+
+
+def _strings(obj: Any, where: str) -> Iterator[tuple[str, str]]:
+    if isinstance(obj, str):
+        yield where, obj
+    elif isinstance(obj, Mapping):
+        for k, v in obj.items():
+            if isinstance(k, str):
+                yield f"{where}.<key>", k
+            yield from _strings(v, f"{where}.{k}" if where else str(k))
+    elif isinstance(obj, list | tuple | set | frozenset):
+        for i, v in enumerate(obj):
+            yield from _strings(v, f"{where}[{i}]")
+
+
+def check_no_secrets(obj: Any, what: str, environ: Mapping[str, str] | None = None) -> None:
+    """Raise ``SecretLeakError`` if any string in ``obj`` equals or contains a secret's value.
+
+    The message names the field and the variable, never the value.
+    """
+    secrets = env_secrets(environ)
+    if not secrets:
+        return
+    for where, text in _strings(obj, ""):
+        for name, value in secrets.items():
+            if value in text:
+                raise SecretLeakError(
+                    f"refusing to write {what}: field {where or '<value>'!r} contains the value of the "
+                    f"environment variable {name}. Secrets must never reach a store, log or report; find "
+                    f"where that value entered the data (an error message, a base_url, a prompt) and remove it")

@@ -1,0 +1,67 @@
+"""What a run session did, and the progress events the executor emits while it runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class StopReason(StrEnum):
+    COMPLETED = "completed"          # every planned trial is ok or has used its attempts
+    QUOTA = "quota"                  # the provider says the quota is exhausted
+    AUTH = "auth"                    # the provider rejected the credentials
+    BUDGET = "budget"                # the next call would have exceeded max_cost_usd / max_tokens
+    PREPARE_ERROR = "prepare_error"  # building a request failed: a harness bug or bad input
+    ADAPTER_ERROR = "adapter_error"  # an adapter raised something other than ModelCallError
+    STORE_ERROR = "store_error"      # an attempt could not be stored (e.g. it carried a secret)
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """Sent to ``on_progress`` at start, after every stored attempt, on a stop, and at the end.
+
+    ``total`` is the number of trials this session will call; ``done`` those finished (ok or out of
+    attempts); ``errors`` failed attempts; cost and tokens are this session's.
+    """
+
+    kind: str            # "start" | "attempt" | "stop" | "end"
+    total: int
+    done: int
+    ok: int
+    errors: int
+    cost_usd: float
+    tokens: int
+    skipped: int
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """Counts for one ``run_trials`` session (the store holds the run's whole history)."""
+
+    planned: int
+    skipped_already_ok: int
+    skipped_exhausted: int            # errored on every allowed attempt in earlier sessions
+    called: int                       # trials called at least once in this session
+    calls: int                        # attempts made in this session (a batch counts one per trial)
+    ok: int                           # trials that ended ok in this session
+    errored: dict[str, int] = field(default_factory=dict)          # called trials not ok, by last status
+    failed_attempts: dict[str, int] = field(default_factory=dict)  # failed attempts, by status
+    not_run: int = 0                  # trials left uncalled because the run stopped
+    cost_usd: float = 0.0
+    tokens: int = 0
+    stop_reason: StopReason = StopReason.COMPLETED
+    stop_message: str | None = None
+
+    @property
+    def stopped_early(self) -> bool:
+        return self.stop_reason is not StopReason.COMPLETED
+
+    def describe(self) -> str:
+        err = sum(self.errored.values())
+        line = (f"{self.planned} planned: {self.skipped_already_ok} already ok, {self.skipped_exhausted} out of "
+                f"attempts, {self.called} called ({self.ok} ok, {err} errored), {self.not_run} not run; "
+                f"{self.calls} calls, ${self.cost_usd:.4f}, {self.tokens} tokens")
+        if self.stopped_early:
+            line += f". Stopped ({self.stop_reason.value}): {self.stop_message}"
+        return line

@@ -1,0 +1,152 @@
+"""Optimal one-to-one matching of reported to true event times within a tolerance window.
+
+A pair (i, j) is allowed when ``|true[i] - reported[j]| <= delta``. Among all one-to-one
+matchings of allowed pairs we take one that maximises the number of pairs K and, among those,
+minimises the total absolute deviation (the rule of appendix C.15). This is an assignment
+problem solved exactly with ``scipy.optimize.linear_sum_assignment``: an allowed pair costs
+``deviation - B`` and a forbidden one 0, with ``B > (min(N, M) + 1) * delta`` so that one more
+pair always outweighs any saving in deviation (small blocks use an equivalent exact DP, see
+``_solve_block_dp``). Greedy first-fit (the papers' released code) is
+not optimal: it can pair an early report with the wrong true event and lose a later pair.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from vidaudit.core.errors import ConfigError
+
+#: Absolute slack on the window: a report exactly on the window edge must not be lost to float rounding.
+WINDOW_EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class Matching:
+    """Pairs as (true_index, reported_index), sorted by true index; ``total_deviation`` in seconds."""
+
+    pairs: tuple[tuple[int, int], ...]
+    total_deviation: float
+    n_true: int
+    n_reported: int
+
+    @property
+    def k(self) -> int:
+        return len(self.pairs)
+
+    @property
+    def unmatched_true(self) -> list[int]:
+        used = {i for i, _ in self.pairs}
+        return [i for i in range(self.n_true) if i not in used]
+
+    @property
+    def unmatched_reported(self) -> list[int]:
+        used = {j for _, j in self.pairs}
+        return [j for j in range(self.n_reported) if j not in used]
+
+
+#: Blocks with at most this many candidate cells are solved by the exact order-preserving DP in pure
+#: Python (faster than building arrays); larger ones by assignment.
+DP_MAX_CELLS = 64
+
+
+def _solve_block_lsa(t: Sequence[float], r: Sequence[float], delta: float) -> list[tuple[int, int]]:
+    """Optimal pairs (local indices) of one block, by assignment with a count-dominated cost."""
+    tt = np.asarray(t, dtype=float)
+    rr = np.asarray(r, dtype=float)
+    dev = np.abs(tt[:, None] - rr[None, :])
+    allowed = dev <= delta + WINDOW_EPS
+    big = (min(len(t), len(r)) + 1) * (delta + WINDOW_EPS) + 1.0
+    rows, cols = linear_sum_assignment(np.where(allowed, dev - big, 0.0))
+    return [(int(i), int(j)) for i, j in zip(rows, cols, strict=True) if allowed[i, j]]
+
+
+def _solve_block_dp(t: Sequence[float], r: Sequence[float], delta: float) -> list[tuple[int, int]]:
+    """Optimal pairs (local indices) of one block with both sides sorted by time.
+
+    On a line an optimal matching never needs crossing pairs: if a1 < a2 are paired with
+    b1 > b2, swapping gives two pairs that are still within delta and whose total deviation is
+    no larger (|x - y| is a Monge cost). So an LCS-style DP over the two sorted sequences that
+    maximises (K, -deviation) is exact.
+    """
+    n, m = len(t), len(r)
+    w = delta + WINDOW_EPS
+    # best[i][j] = (K, -deviation) using t[:i] and r[:j]; move[i][j] records the choice
+    best = [[(0, 0.0)] * (m + 1) for _ in range(n + 1)]
+    move = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(1, n + 1):
+        ti = t[i - 1]
+        row, prev = best[i], best[i - 1]
+        mv = move[i]
+        for j in range(1, m + 1):
+            cand, how = prev[j], 1
+            if row[j - 1] > cand:
+                cand, how = row[j - 1], 2
+            d = abs(ti - r[j - 1])
+            if d <= w:
+                k, neg = prev[j - 1]
+                pair = (k + 1, neg - d)
+                if pair > cand:
+                    cand, how = pair, 3
+            row[j], mv[j] = cand, how
+    pairs = []
+    i, j = n, m
+    while i > 0 and j > 0:
+        how = move[i][j]
+        if how == 3:
+            pairs.append((i - 1, j - 1))
+            i, j = i - 1, j - 1
+        elif how == 2:
+            j -= 1
+        else:
+            i -= 1
+    return pairs[::-1]
+
+
+def match_times(true_times: Sequence[float], reported_times: Sequence[float], delta: float) -> Matching:
+    """The optimal matching described in the module docstring.
+
+    The allowed-pair graph splits, along the time axis, into independent blocks (runs of true
+    events whose candidate windows share a report); 1 x 1 blocks are paired directly and larger
+    ones solved by assignment, which keeps a 38,000-trial scoring run to seconds.
+    """
+    if not (isinstance(delta, (int, float)) and math.isfinite(delta) and delta >= 0):
+        raise ConfigError(f"matching window delta must be a finite non-negative number of seconds, got {delta!r}")
+    n, m = len(true_times), len(reported_times)
+    if n == 0 or m == 0:
+        return Matching((), 0.0, n, m)
+    t_order = sorted(range(n), key=true_times.__getitem__)
+    r_order = sorted(range(m), key=reported_times.__getitem__)
+    ts = [float(true_times[i]) for i in t_order]
+    rs = [float(reported_times[j]) for j in r_order]
+    w = delta + WINDOW_EPS
+    lo = [bisect_left(rs, x - w) for x in ts]
+    hi = [bisect_right(rs, x + w) for x in ts]
+    pairs: list[tuple[int, int]] = []
+    total = 0.0
+    a = 0
+    while a < n:
+        if lo[a] >= hi[a]:
+            a += 1
+            continue
+        b = a
+        while b + 1 < n and lo[b + 1] < hi[b + 1] and lo[b + 1] < hi[b]:
+            b += 1
+        r0, r1 = lo[a], hi[b]  # lo and hi never decrease along sorted true times
+        if b == a and r1 - r0 == 1:
+            local = [(0, 0)]
+        elif (b + 1 - a) * (r1 - r0) <= DP_MAX_CELLS:
+            local = _solve_block_dp(ts[a:b + 1], rs[r0:r1], delta)
+        else:
+            local = _solve_block_lsa(ts[a:b + 1], rs[r0:r1], delta)
+        for i, j in local:
+            ti, rj = a + i, r0 + j
+            pairs.append((t_order[ti], r_order[rj]))
+            total += abs(ts[ti] - rs[rj])
+        a = b + 1
+    return Matching(tuple(sorted(pairs)), total, n, m)

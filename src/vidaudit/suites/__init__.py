@@ -1,0 +1,1 @@
+"""Suites: each generates samples, renders videos, lists conditions and prompts, and scores."""

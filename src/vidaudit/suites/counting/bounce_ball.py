@@ -1,0 +1,109 @@
+"""Bounce ball: constant speed between two parallel walls, a contact exactly at each t_i.
+
+No easing: the ball moves at v = L * F everywhere it moves, so a contact is an instantaneous
+reversal that looks the same at every F (the paper's released renderer eased into the wall).
+Before the lead-in and after the lead-out the ball rests a quarter of the travel from the wall.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+
+import numpy as np
+
+from vidaudit.video import draw
+from vidaudit.suites.counting.scene import Scene
+
+_Q = 16  # sub-pixel quantisation of the ball position in visual keys
+
+
+class BounceBall(Scene):
+    domain = "bounce_ball"
+    event_type = "contact"
+
+    def lead_in_s(self) -> float:
+        return 1.0 / (4.0 * self.f)
+
+    def lead_out_s(self) -> float:
+        return 1.0 / (4.0 * self.f)
+
+    def setup(self) -> None:
+        s, rng = self.settings, self.rng
+        self.bg, (self.ball_colour, self.wall_colour) = draw.pick_colours(rng, 2)
+        theta = float(rng.uniform(0.0, math.pi))
+        self.u = np.array([math.cos(theta), math.sin(theta)])
+        self.radius = float(rng.uniform(14.0, 24.0))
+        self.wall_th = float(rng.uniform(10.0, 14.0))
+        self.wall_len = float(rng.uniform(140.0, 220.0))
+        self.gap = float(rng.uniform(280.0, 420.0))  # distance between the walls' inner faces
+        self.first_wall = int(rng.integers(2))       # 0: wall A (s = 0) is hit first
+        self.centre = np.array([s.width / 2.0, s.height / 2.0])
+        while not self._fits():
+            self.gap *= 0.95
+            self.wall_len *= 0.95
+        self.travel = self.gap - 2.0 * self.radius
+        self.wall_names = self._wall_names()
+        self.template = self.blank(self.bg)
+        for w in self._walls():
+            draw.polygon(self.template, w, self.wall_colour)
+
+    def _walls(self) -> list[np.ndarray]:
+        perp = np.array([-self.u[1], self.u[0]])
+        out = []
+        for sign in (-1.0, 1.0):
+            inner = self.centre + sign * (self.gap / 2.0) * self.u
+            outer = inner + sign * self.wall_th * self.u
+            h = perp * self.wall_len / 2.0
+            out.append(np.array([inner - h, inner + h, outer + h, outer - h]))
+        return out
+
+    def _fits(self, margin: float = 8.0) -> bool:
+        pts = np.concatenate(self._walls())
+        return bool((pts.min(axis=0) >= margin).all()
+                    and (pts[:, 0].max() <= self.settings.width - margin)
+                    and (pts[:, 1].max() <= self.settings.height - margin))
+
+    def _wall_names(self) -> tuple[str, str]:
+        ux, uy = self.u
+        if abs(ux) >= abs(uy):
+            return ("left", "right") if ux > 0 else ("right", "left")
+        return ("top", "bottom") if uy > 0 else ("bottom", "top")
+
+    def _contact_s(self, k: int) -> float:
+        return 0.0 if (k + self.first_wall) % 2 == 0 else self.travel
+
+    def position(self, t: float) -> float:
+        """Distance of the ball centre from its wall-A contact position, along the axis."""
+        times, L = self.schedule.times, self.travel
+        if not times:
+            return L / 2.0
+        v = L * self.f
+        first, last = self._contact_s(0), self._contact_s(len(times) - 1)
+        away_first = 1.0 if first == 0.0 else -1.0
+        away_last = 1.0 if last == 0.0 else -1.0
+        if t <= times[0]:
+            return first + away_first * min(v * (times[0] - t), L / 4.0)
+        if t >= times[-1]:
+            return last + away_last * min(v * (t - times[-1]), L / 4.0)
+        k = min(int((t - times[0]) * self.f), len(times) - 2)
+        while t > times[k + 1]:
+            k += 1
+        a = self._contact_s(k)
+        return a + (1.0 if a == 0.0 else -1.0) * v * (t - times[k])
+
+    def transitions(self) -> list[tuple[str | None, str | None]]:
+        """The state is the last wall touched (None before the first contact)."""
+        walls: list[str | None] = [self.wall_names[0] if self._contact_s(k) == 0.0 else self.wall_names[1]
+                                   for k in range(self.point.n_events)]
+        return list(zip([None] + walls[:-1], walls))
+
+    def visual_key(self, t: float) -> Hashable:
+        return int(round(self.position(t) * _Q))
+
+    def draw(self, key: Hashable) -> np.ndarray:
+        img = self.template.copy()
+        s = int(key) / _Q  # type: ignore[call-overload]
+        p = self.centre - (self.gap / 2.0 - self.radius) * self.u + s * self.u
+        draw.circle(img, (float(p[0]), float(p[1])), self.radius, self.ball_colour)
+        return img

@@ -1,0 +1,166 @@
+"""The pixel detector: finds counting events in decoded frames, knowing nothing of the renderer.
+
+It reads only pixels (and each frame's presentation time), so it is used twice: to verify that
+every rendered video shows its trace (``vidaudit verify``), and as the ``ideal-observer`` model,
+which runs it on exactly the frames a condition supplies. Given every frame it recovers every
+event (at its frame +-1); given 1 fps it shows what such an input makes recoverable.
+
+Per domain:
+- bounce_ball: the ball is the most circular blob of the first frame; its centroid is tracked by
+  colour, projected on the principal axis of motion; a contact is a reversal of direction.
+- blinking: a frame is ON when many pixels differ from the first (OFF) frame; an event is an
+  OFF -> ON onset.
+- state_machine: an event is a frame that differs from the previous supplied frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from vidaudit.core.errors import ConfigError
+
+ANALYSIS_WIDTH = 480     # frames wider than this are downscaled by an integer factor first
+DIFF_LEVEL = 40          # a pixel "changed" when a channel moves by more than this
+MIN_CHANGED_FRAC = 1e-3  # ... and a frame "changed" when more than this fraction of pixels did
+MOVE_EPS_PX = 0.75       # ball displacement (full-res px) below which it is at rest
+
+
+@dataclass(frozen=True)
+class Detection:
+    position: int      # index into the supplied frame sequence
+    frame: int         # source frame index
+    t: float           # presentation time in seconds
+    label: str | None = None
+
+
+def _small(rgb: np.ndarray) -> tuple[np.ndarray, int]:
+    h, w = rgb.shape[:2]
+    k = max(1, -(-w // ANALYSIS_WIDTH))
+    if k == 1:
+        return rgb, 1
+    return cv2.resize(rgb, (w // k, h // k), interpolation=cv2.INTER_AREA), k
+
+
+def _changed(a: np.ndarray, b: np.ndarray) -> int:
+    r, g, bl = cv2.split(cv2.absdiff(a, b))
+    return cv2.countNonZero(cv2.threshold(cv2.max(cv2.max(r, g), bl), DIFF_LEVEL, 255, cv2.THRESH_BINARY)[1])
+
+
+class _Ball:
+    """Finds the ball in the first frame, then tracks its centroid by colour."""
+
+    def __init__(self, first: np.ndarray) -> None:
+        q = (first // 32).reshape(-1, 3)
+        codes, counts = np.unique(q[:, 0] * 64 + q[:, 1] * 8 + q[:, 2], return_counts=True)
+        code = codes[np.argmax(counts)]
+        bg_mask = (q[:, 0] * 64 + q[:, 1] * 8 + q[:, 2]) == code
+        self.bg = first.reshape(-1, 3)[bg_mask].mean(axis=0)
+        fg = (np.abs(first.astype(np.int16) - self.bg.astype(np.int16)).max(axis=2) > DIFF_LEVEL).astype(np.uint8)
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(fg, connectivity=8)
+        best, best_score = None, np.inf
+        for i in range(1, n):
+            x, y, w, h, area = stats[i]
+            if area < 12:
+                continue
+            fill = area / float(w * h)
+            score = abs(fill - np.pi / 4) + abs(np.log(w / h))
+            if score < best_score:
+                best, best_score = i, score
+        self.found = best is not None
+        if self.found:
+            core = cv2.erode((labels == best).astype(np.uint8), np.ones((3, 3), np.uint8))
+            pix = first[core.astype(bool)] if core.any() else first[labels == best]
+            self.colour = pix.reshape(-1, 3).mean(axis=0)
+            others = [self.bg] + [first[labels == i].reshape(-1, 3).mean(axis=0) for i in range(1, n) if i != best]
+            nearest = min(float(np.linalg.norm(self.colour - o)) for o in others)
+            self.tol = max(20.0, 0.3 * nearest)  # per-channel box half-width
+
+    def centroid(self, img: np.ndarray) -> tuple[float, float] | None:
+        lo = np.clip(self.colour - self.tol, 0, 255).astype(np.uint8)
+        hi = np.clip(self.colour + self.tol, 0, 255).astype(np.uint8)
+        m = cv2.moments(cv2.inRange(img, lo, hi), binaryImage=True)
+        if m["m00"] == 0:
+            return None
+        return m["m10"] / m["m00"], m["m01"] / m["m00"]
+
+
+def _wall_label(direction: np.ndarray) -> str:
+    dx, dy = direction
+    if abs(dx) >= abs(dy):
+        return "left" if dx < 0 else "right"
+    return "top" if dy < 0 else "bottom"
+
+
+def _reversals(pos: np.ndarray, positions: list[int], scale: int) -> list[tuple[int, str]]:
+    """Contacts as direction reversals of the tracked centroid; returns (sequence position, wall)."""
+    ok = ~np.isnan(pos[:, 0])
+    if ok.sum() < 3:
+        return []
+    centre = pos[ok].mean(axis=0)
+    cov = np.cov((pos[ok] - centre).T)
+    axis = np.linalg.eigh(cov)[1][:, -1]
+    s = (pos - centre) @ axis
+    eps = MOVE_EPS_PX / scale
+    out: list[tuple[int, str]] = []
+    last_sign, last_j, zeros = 0, -1, 0
+    for j in range(len(s) - 1):
+        if np.isnan(s[j]) or np.isnan(s[j + 1]):
+            last_sign, zeros = 0, 0
+            continue
+        d = s[j + 1] - s[j]
+        if abs(d) <= eps:
+            zeros += 1
+            continue
+        sign = 1 if d > 0 else -1
+        if last_sign and sign != last_sign and zeros <= 1:
+            k = j  # extremum frame; on a tie (one zero step) take the later frame
+            out.append((positions[k], _wall_label(pos[k] - centre)))
+        last_sign, last_j, zeros = sign, j, 0
+    return out
+
+
+def detect_events(domain: str, frames: Iterable[tuple[int, float, np.ndarray]]) -> list[Detection]:
+    """Events visible in ``frames``: (source frame index, time s, RGB array) in presentation order."""
+    if domain not in ("bounce_ball", "blinking", "state_machine"):
+        raise ConfigError(f"the pixel detector knows no domain {domain!r}")
+    idx: list[int] = []
+    times: list[float] = []
+    feats: list[float] = []
+    track: list[tuple[float, float]] = []
+    first = prev = None
+    ball: _Ball | None = None
+    n_pixels, scale = 1, 1
+    for frame_index, t, rgb in frames:
+        img, scale = _small(rgb)
+        idx.append(int(frame_index))
+        times.append(float(t))
+        if first is None:
+            first, n_pixels = img, img.shape[0] * img.shape[1]
+            if domain == "bounce_ball":
+                ball = _Ball(img)
+        if domain == "blinking":
+            feats.append(_changed(img, first))
+        elif domain == "state_machine":
+            feats.append(0 if prev is None else _changed(img, prev))
+        else:
+            c = ball.centroid(img) if ball and ball.found else None
+            track.append(c if c is not None else (np.nan, np.nan))
+        prev = img
+    if not idx:
+        return []
+    min_changed = MIN_CHANGED_FRAC * n_pixels
+    events: list[tuple[int, str | None]] = []
+    if domain == "bounce_ball":
+        events = [(k, lab) for k, lab in _reversals(np.array(track, dtype=np.float64), list(range(len(idx))), scale)]
+    elif domain == "state_machine":
+        events = [(k, None) for k, c in enumerate(feats) if c > min_changed]
+    else:
+        on = np.array(feats) > max(min_changed, 0.5 * max(feats))
+        if on.mean() > 0.5:  # the first frame was ON: the majority state is OFF
+            on = ~on
+        events = [(k, "on") for k in range(len(on)) if k > 0 and on[k] and not on[k - 1]]
+    return [Detection(position=k, frame=idx[k], t=times[k], label=lab) for k, lab in events]

@@ -1,0 +1,100 @@
+"""A counting scene: an event schedule, the executable trace it implies, and the frames that show it.
+
+Subclasses say what an event looks like; this base turns per-frame visual states into runs of
+identical frames (drawn once, encoded ``repeat`` times) and the schedule into a trace.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from vidaudit.core.hashing import rng_from
+from vidaudit.core.types import Event, Trace
+from vidaudit.suites.counting.grid import GridPoint
+from vidaudit.suites.counting.schedule import Schedule, make_schedule
+
+
+@dataclass(frozen=True)
+class RenderSettings:
+    duration_s: float = 24.0
+    fps: float = 30.0
+    width: int = 854
+    height: int = 480
+
+    @property
+    def n_frames(self) -> int:
+        return int(round(self.duration_s * self.fps))
+
+
+class Scene(ABC):
+    domain: str
+    event_type: str
+
+    def __init__(self, point: GridPoint, settings: RenderSettings = RenderSettings()) -> None:
+        self.point = point
+        self.settings = settings
+        self.f = point.frequency_hz
+        self.schedule: Schedule = make_schedule(
+            point.identity, point.n_events, self.f, lead_in_s=self.lead_in_s(), lead_out_s=self.lead_out_s(),
+            duration_s=settings.duration_s, fps=settings.fps)
+        self.rng = rng_from(point.identity, "appearance")
+        self.setup()
+
+    # -- what a subclass defines
+    def lead_in_s(self) -> float:
+        return 0.0
+
+    def lead_out_s(self) -> float:
+        return 0.0
+
+    @abstractmethod
+    def setup(self) -> None:
+        """Draw appearance choices from ``self.rng`` and build the static template."""
+
+    @abstractmethod
+    def transitions(self) -> list[tuple[str | None, str | None]]:
+        """(state before, state after) for each event, in order."""
+
+    @abstractmethod
+    def visual_key(self, t: float) -> Hashable:
+        """A value that is equal for two instants exactly when their frames are identical."""
+
+    @abstractmethod
+    def draw(self, key: Hashable) -> np.ndarray:
+        """The RGB frame for a visual key."""
+
+    # -- shared
+    def trace(self) -> Trace:
+        events = [Event(t=t, frame=frame, type=self.event_type, state_before=before, state_after=after, count=i + 1)
+                  for i, (t, frame, (before, after)) in enumerate(
+                      zip(self.schedule.times, self.schedule.frames, self.transitions(), strict=True))]
+        return Trace(events=tuple(events))
+
+    def frame_runs(self) -> Iterator[tuple[np.ndarray, int]]:
+        """(frame, repeat) for consecutive identical frames, covering every frame of the clip."""
+        fps, n = self.settings.fps, self.settings.n_frames
+        cache: dict[Hashable, np.ndarray] = {}
+        run_key, run_len = None, 0
+        for j in range(n):
+            key = self.visual_key(j / fps)
+            if run_len and key == run_key:
+                run_len += 1
+                continue
+            if run_len:
+                yield cache[run_key], run_len
+            if key not in cache:
+                if len(cache) > 64:
+                    cache.clear()
+                cache[key] = self.draw(key)
+            run_key, run_len = key, 1
+        if run_len:
+            yield cache[run_key], run_len
+
+    def blank(self, colour: tuple[int, int, int]) -> np.ndarray:
+        img = np.empty((self.settings.height, self.settings.width, 3), np.uint8)
+        img[:, :] = colour
+        return img

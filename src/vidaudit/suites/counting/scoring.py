@@ -1,0 +1,173 @@
+"""Score one counting trial: final count, reported events, optimal matching, trace metrics, taxonomy.
+
+Suite rules on top of the generic parsers in :mod:`vidaudit.score`:
+
+- the window is rate-relative, delta(F) = 1/(2F), half the inter-event period, so adjacent
+  windows never overlap; the same metrics are also given at fixed 1.0, 0.5 and 0.25 s (Table 9);
+- labels read from a ledger line: the state a transition ends in ("A -> C", "to state C",
+  "state: C"), the wall contacted ("left wall"), a blink phase ("turns on"); a label that
+  contradicts the trace's ``state_after`` makes the match *misidentified*;
+- a non-ok status (API error, refusal, timeout) is never scored as text: the record carries the
+  status and no metrics; aggregates keep it out of accuracy but count it in error rates;
+- trace metrics need a trace: a sample whose trace does not list its ``answer`` events (e.g. a
+  real video annotated with a count only) is scored by exact match alone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from vidaudit.core.errors import DataError
+from vidaudit.core.types import Sample
+from vidaudit.score.answers import parse_count
+from vidaudit.score.boundaries import format_value
+from vidaudit.score.matching import match_times
+from vidaudit.score.metrics import trace_metrics
+from vidaudit.score.taxonomy import classify
+from vidaudit.score.timestamps import extract_timestamps
+
+FIXED_TOLERANCES_S: tuple[float, ...] = (1.0, 0.5, 0.25)
+RATE_RELATIVE = "rate_relative"
+
+_STATE = r"([A-D])\b"
+LABEL_PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
+    "state_machine": (
+        re.compile(r"(?:->|→|=>|⇒|—>|-->)\s*(?:state\s+)?\**" + _STATE),
+        re.compile(r"\b(?:to|into|enters?|entered|becomes?|now(?:\s+in)?)\s+(?:state\s+)?\**" + _STATE),
+        re.compile(r"\bstate\s*(?:is\s*|:\s*|=\s*)?\**" + _STATE),
+    ),
+    "bounce_ball": (
+        re.compile(r"\b(left|right|top|bottom|upper|lower)\s+wall\b", re.IGNORECASE),
+        re.compile(r"\bwall\s*(?:is\s*|:\s*|=\s*)?\(?(left|right|top|bottom|upper|lower)\b", re.IGNORECASE),
+    ),
+    "blinking": (
+        re.compile(r"\b(?:turns?|turned|switch(?:es|ed)?|goes|went|becomes?|flash(?:es|ed)?)\s+(on|off)\b",
+                   re.IGNORECASE),
+        re.compile(r"\b(?:on|off)\s*(?:->|→)\s*(on|off)\b", re.IGNORECASE),
+    ),
+}
+_WALL_SYNONYMS = {"upper": "top", "lower": "bottom"}
+
+
+def normalise_label(domain: str, label: str | None) -> str | None:
+    """Labels as the trace writes them: states upper-case, walls and blink phases lower-case."""
+    if label is None:
+        return None
+    if domain == "state_machine":
+        return label.upper()
+    low = label.lower()
+    return _WALL_SYNONYMS.get(low, low)
+
+
+def tolerance_key(delta: float | str) -> str:
+    return delta if isinstance(delta, str) else format_value(float(delta))
+
+
+@dataclass(frozen=True)
+class TrialScore:
+    """Everything scoring knows about one trial; ``to_dict`` is the JSON record aggregates read."""
+
+    sample_id: str
+    group_id: str
+    domain: str | None
+    n_events: int
+    frequency_hz: float | None
+    status: str
+    scored: bool
+    predicted_count: int | None = None
+    parse_method: str | None = None
+    parse_span: tuple[int, int] | None = None
+    correct: bool | None = None
+    delta_s: float | None = None
+    reported_times: tuple[float, ...] = ()
+    reported_labels: tuple[str | None, ...] = ()
+    n_reported: int | None = None
+    n_matched: int | None = None
+    matches: tuple[tuple[int, int], ...] = ()
+    precision: float | None = None
+    recall: float | None = None
+    f1: float | None = None
+    vor: float | None = None
+    acr: bool | None = None
+    rfr: bool | None = None
+    taxonomy: dict[str, int] | None = None
+    tolerance: dict[str, dict[str, Any]] = field(default_factory=dict)
+    n_dropped_timestamps: int | None = None
+    n_merged_timestamps: int | None = None
+    trace_available: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in fields(self)}  # shallow: asdict's deepcopy is 10x slower
+        d["taxonomy"] = dict(self.taxonomy) if self.taxonomy is not None else None
+        d["tolerance"] = {k: dict(v) for k, v in self.tolerance.items()}
+        d["parse_span"] = list(self.parse_span) if self.parse_span else None
+        d["reported_times"] = list(self.reported_times)
+        d["reported_labels"] = list(self.reported_labels)
+        d["matches"] = [list(p) for p in self.matches]
+        return d
+
+
+_TOLERANCE_KEYS = tuple((d, tolerance_key(d)) for d in (*FIXED_TOLERANCES_S, RATE_RELATIVE))
+
+
+def rate_relative_delta(frequency_hz: float) -> float:
+    """delta(F) = 1/(2F): 1.0 s at 0.5 Hz, 0.125 s at 4.0 Hz."""
+    if not frequency_hz or frequency_hz <= 0:
+        raise DataError(f"frequency_hz must be positive to set the matching window, got {frequency_hz!r}")
+    return 1.0 / (2.0 * float(frequency_hz))
+
+
+def _true_count(sample: Sample) -> int:
+    n = sample.answer
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise DataError(f"sample {sample.sample_id}: counting answer must be a non-negative integer, got {n!r}; "
+                        "regenerate the manifest")
+    return n
+
+
+def score_trial(sample: Sample, text: str | None, status: str = "ok") -> TrialScore:
+    """Score one response to one counting sample (see the module docstring)."""
+    n = _true_count(sample)
+    domain = sample.params.get("domain")
+    f = sample.params.get("frequency_hz")
+    base: dict[str, Any] = {"sample_id": sample.sample_id, "group_id": sample.group_id, "domain": domain,
+                            "n_events": n, "frequency_hz": float(f) if f is not None else None,
+                            "status": str(status)}
+    if str(status) != "ok":
+        return TrialScore(**base, scored=False)
+    parsed = parse_count(text)
+    y_hat = parsed.value
+    correct = y_hat == n
+    events = sample.trace.events
+    trace_ok = len(events) == n and f is not None and float(f) > 0
+    common: dict[str, Any] = {"predicted_count": y_hat, "parse_method": parsed.method, "parse_span": parsed.span,
+                              "correct": correct}
+    if not trace_ok:
+        return TrialScore(**base, scored=True, **common)
+
+    report = extract_timestamps(text, sample.video.duration_s, label_patterns=LABEL_PATTERNS.get(str(domain), ()))
+    rep_t = report.times
+    rep_l = [normalise_label(str(domain), lab) for lab in report.labels]
+    true_t = [e.t for e in events]
+    true_l = [e.state_after for e in events]
+    m = len(rep_t)
+    delta = rate_relative_delta(float(f))
+    matching = match_times(true_t, rep_t, delta)
+    tm = trace_metrics(n, m, matching.k, correct)
+    tax = classify(matching, true_t, rep_t, delta, true_labels=true_l, reported_labels=rep_l,
+                   predicted=y_hat, correct=correct, f1=tm.f1)
+    tolerance: dict[str, dict[str, Any]] = {}
+    for d, key in _TOLERANCE_KEYS:
+        if d == RATE_RELATIVE or abs(float(d) - delta) < 1e-12:  # delta(F) coincides with a fixed window
+            mt = tm
+        else:
+            mt = trace_metrics(n, m, match_times(true_t, rep_t, float(d)).k, correct)
+        tolerance[key] = {"n_matched": mt.n_matched, "precision": mt.precision, "recall": mt.recall,
+                                       "f1": mt.f1, "acr": mt.acr, "rfr": mt.rfr}
+    return TrialScore(**base, scored=True, **common, delta_s=delta, reported_times=tuple(rep_t),
+                      reported_labels=tuple(rep_l), n_reported=m, n_matched=matching.k, matches=matching.pairs,
+                      precision=tm.precision, recall=tm.recall, f1=tm.f1, vor=tm.vor, acr=tm.acr, rfr=tm.rfr,
+                      taxonomy=tax.to_dict(), tolerance=tolerance, n_dropped_timestamps=report.n_dropped,
+                      n_merged_timestamps=report.n_merged, trace_available=True)

@@ -1,0 +1,1 @@
+"""Pixels: encode/decode with PyAV, frame sampling by presentation time, drawing helpers."""

@@ -1,0 +1,105 @@
+"""Trace and schedule invariants over random grid points (hypothesis), without rendering."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vidaudit.core.errors import ConfigError
+from vidaudit.suites.counting import grid as g
+from vidaudit.suites.counting.render import make_scene
+from vidaudit.suites.counting.scene import RenderSettings
+from vidaudit.suites.counting.schedule import MARGIN_S, first_frame_at
+
+points = st.builds(
+    g.GridPoint,
+    domain=st.sampled_from(g.DOMAINS),
+    n_events=st.sampled_from(g.COUNTS),
+    frequency_hz=st.sampled_from(g.FREQUENCIES),
+    seed=st.integers(0, 10_000),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(points)
+def test_trace_invariants(p: g.GridPoint) -> None:
+    s = RenderSettings()
+    scene = make_scene(p, s)
+    trace = scene.trace()
+    assert trace.execute() == p.n_events
+    ev = trace.events
+    assert [e.count for e in ev] == list(range(1, p.n_events + 1))
+    for a, b in zip(ev, ev[1:]):
+        assert b.t - a.t == pytest.approx(1 / p.frequency_hz, abs=1e-6)
+        assert b.frame > a.frame
+        if p.domain != "blinking":
+            assert b.state_before == a.state_after
+    for e in ev:
+        assert e.frame == first_frame_at(e.t, s.fps)
+        assert e.frame / s.fps >= e.t - 1e-9 and (e.frame - 1) / s.fps < e.t
+        assert e.t - scene.lead_in_s() >= MARGIN_S - 1e-9
+        assert e.t + scene.lead_out_s() <= s.duration_s - MARGIN_S + 1e-9
+        assert 0 <= e.frame < s.n_frames
+        assert e.state_before != e.state_after
+    if p.domain == "bounce_ball" and ev:
+        walls = [e.state_after for e in ev]
+        assert all(a != b for a, b in zip(walls, walls[1:])), "contacts must alternate walls"
+
+
+@settings(max_examples=60, deadline=None)
+@given(points, st.integers(0, 10_000))
+def test_seed_moves_start_not_schedule(p: g.GridPoint, other_seed: int) -> None:
+    """Two seeds of one cell share the event spacing; the same identity gives the same trace."""
+    a = make_scene(p).trace()
+    assert make_scene(p).trace() == a
+    b = make_scene(g.GridPoint(p.domain, p.n_events, p.frequency_hz, other_seed)).trace()
+    da = [y.t - x.t for x, y in zip(a.events, a.events[1:])]
+    db = [y.t - x.t for x, y in zip(b.events, b.events[1:])]
+    assert da == pytest.approx(db)
+
+
+def test_paper_grid_size() -> None:
+    pts = g.preset("paper")
+    assert len(pts) == 2190
+    for d in g.DOMAINS:
+        assert sum(p.domain == d for p in pts) == 730
+    assert {p.frequency_hz for p in pts if p.n_events == 0} == {1.0}
+
+
+def test_smoke_has_the_corners() -> None:
+    pts = g.preset("smoke")
+    for d in g.DOMAINS:
+        cells = {(p.n_events, p.frequency_hz) for p in pts if p.domain == d}
+        assert {(0, 1.0), (12, 0.5), (1, 4.0)} <= cells
+
+
+def test_sample_id_is_readable_and_stable() -> None:
+    assert g.GridPoint("bounce_ball", 5, 2.0, 3).sample_id == "counting-bounce_ball-N05-F2.0-s03"
+
+
+def test_appearance_varies_with_seed() -> None:
+    a = make_scene(g.GridPoint("bounce_ball", 3, 1.0, 0))
+    b = make_scene(g.GridPoint("bounce_ball", 3, 1.0, 1))
+    assert (a.radius, a.gap, tuple(a.u)) != (b.radius, b.gap, tuple(b.u))
+
+
+@pytest.mark.parametrize("domain,n,f,msg", [
+    ("bounce_ball", -1, 1.0, "non-negative"),
+    ("bounce_ball", 3, 0.0, "positive"),
+    ("bounce_ball", 3, -2.0, "positive"),
+    ("bounce_ball", 3, math.nan, "positive"),
+    ("spinning_top", 3, 1.0, "unknown domain"),
+    ("blinking", 40, 0.5, "clip lasts"),
+])
+def test_bad_parameters(domain: str, n: int, f: float, msg: str) -> None:
+    with pytest.raises(ConfigError, match=msg):
+        make_scene(g.GridPoint(domain, n, f, 0))
+
+
+def test_n12_at_half_hertz_fits_but_a_shorter_clip_does_not() -> None:
+    make_scene(g.GridPoint("bounce_ball", 12, 0.5, 0))
+    with pytest.raises(ConfigError, match="lengthen the clip"):
+        make_scene(g.GridPoint("bounce_ball", 12, 0.5, 0), RenderSettings(duration_s=20.0))

@@ -1,0 +1,145 @@
+"""The HTML report in a real headless Chromium: offline, images load, the trace viewer draws, no script injection.
+
+Needs Debian's chromium at /usr/bin/chromium (``apt-get install -y chromium``) and Playwright for
+Python (``pip install playwright``; never ``playwright install``: we drive the system browser).
+Outside CI a missing browser skips with a printed reason; on CI (CI set) it fails. Set
+VIDAUDIT_SKIP_BROWSER=1 to skip on request.
+Screenshots go to $VIDAUDIT_SCREENSHOTS when set (CI keeps that folder), else to tmp_path.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from vidaudit.report import write_report
+
+from test_report_html import MALICIOUS, make_report, make_trials
+
+CHROMIUM = Path("/usr/bin/chromium")
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+               "--disable-sync", "--no-first-run"]
+
+
+def _require_browser() -> None:
+    if os.environ.get("VIDAUDIT_SKIP_BROWSER") == "1":
+        reason = "VIDAUDIT_SKIP_BROWSER=1: the browser test of report.html is skipped on request"
+        print(reason)
+        pytest.skip(reason)
+    if not CHROMIUM.is_file() and not os.environ.get("CI"):
+        pytest.skip(f"{CHROMIUM} not found (outside CI): `apt-get install -y chromium` to run the browser test")
+    if not CHROMIUM.is_file():
+        pytest.fail(f"{CHROMIUM} not found: install it with `apt-get update && apt-get install -y chromium` "
+                    "(CI does), or set VIDAUDIT_SKIP_BROWSER=1 to skip this test", pytrace=False)
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        pytest.fail("Playwright for Python is missing: `pip install playwright` (the dev extra); do not run "
+                    "`playwright install`, the test drives /usr/bin/chromium", pytrace=False)
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = os.environ.get("VIDAUDIT_SCREENSHOTS")
+    path = Path(target) if target else tmp_path_factory.mktemp("screenshots")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def test_report_in_headless_chromium(tmp_path: Path, shots: Path) -> None:
+    _require_browser()
+    from playwright.sync_api import sync_playwright
+
+    report = make_report()
+    trials = make_trials()
+    paths = write_report(report, trials, tmp_path / "out", n_trials_total=1460)
+    url = paths["html"].resolve().as_uri()
+    n_heatmaps = len({(c["model"], c["condition"], c["domain"]) for c in report["cells"]})
+
+    blocked: list[str] = []
+    requested: list[str] = []
+    dialogs: list[str] = []
+    errors: list[str] = []
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 1000})
+            page.on("request", lambda r: requested.append(r.url))
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            page.on("pageerror", lambda e: errors.append(str(e)))
+
+            def route(r):
+                if r.request.url.startswith(("file:", "data:")):
+                    r.continue_()
+                else:
+                    blocked.append(r.request.url)
+                    r.abort()
+
+            page.route("**/*", route)
+            page.goto(url, wait_until="load")
+            assert errors == [], f"the page's script failed: {errors}"
+
+            # Heatmaps: one per model x condition x domain, every image decoded by the browser.
+            sizes = page.eval_on_selector_all(
+                "figure.heatmap img", "imgs => imgs.map(i => [i.complete, i.naturalWidth, i.naturalHeight])")
+            assert len(sizes) == n_heatmaps
+            assert all(done and w > 0 and h > 0 for done, w, h in sizes), sizes
+            page.screenshot(path=str(shots / "report_top.png"))
+            page.locator("#surfaces").screenshot(path=str(shots / "report_surfaces.png"))
+            page.locator("#boundaries").screenshot(path=str(shots / "report_boundaries.png"))
+
+            # Trace viewer: all kept trials listed; filter down, then open the injected trial by clicking it.
+            assert page.locator("#trial-rows tr").count() == len(trials)
+            page.select_option("#f-model", "qwen3-vl-8b")
+            assert page.locator("#trial-rows tr").count() == 1
+            page.select_option("#f-model", "")
+            page.select_option("#f-outcome", "error")
+            assert page.locator("#trial-rows tr").count() == 1
+            page.select_option("#f-outcome", "")
+            page.click('#trial-rows tr[data-trial-id="t-faithful"]')
+            assert page.get_attribute("#detail-body", "data-trial-id") == "t-faithful"
+            assert page.locator("#timeline .match-line").count() == 3
+            assert page.locator("#timeline .ev-true.missed").count() == 0
+
+            page.click('#trial-rows tr[data-trial-id="t-inject"]')
+            inject = next(t for t in trials if t["trial_id"] == "t-inject")
+            assert page.get_attribute("#detail-body", "data-trial-id") == "t-inject"
+            assert page.locator("#timeline .ev-true").count() == len(inject["true_events"])
+            assert page.locator("#timeline .ev-rep").count() == len(inject["reported_events"])
+            assert page.locator("#timeline .match-line").count() == len(inject["matches"])
+            assert page.locator("#timeline .ev-true.missed").count() == len(inject["true_events"]) - len(inject["matches"])
+            assert page.locator("#timeline .ev-rep.unmatched").count() == (
+                len(inject["reported_events"]) - len(inject["matches"]))
+            assert page.locator("#timeline .window").count() == len(inject["true_events"])
+            assert page.locator("#timeline .frame-tick").count() == len(inject["frames"])
+
+            # Frame strip: every thumbnail decoded, captioned with its time.
+            thumbs = page.eval_on_selector_all("#frame-strip img", "imgs => imgs.map(i => i.naturalWidth)")
+            assert len(thumbs) == len(inject["frames"]) and all(w > 0 for w in thumbs)
+            assert page.locator("#frame-strip figcaption").first.inner_text().startswith("t=0.50s")
+
+            # The model's text is shown verbatim, as text: no element made from it, no script ran.
+            raw = page.locator("#raw-text")
+            assert MALICIOUS in raw.inner_text()
+            assert raw.evaluate("e => e.children.length") == 0
+            assert page.evaluate("typeof window.__pwned") == "undefined"
+            assert page.evaluate("typeof window.__pwned2") == "undefined"
+            assert page.locator("b").count() == 0
+            assert dialogs == []
+            page.locator("#viewer").screenshot(path=str(shots / "report_viewer.png"))
+
+            page.click('#trial-rows tr[data-trial-id="t-qwen"]')
+            assert page.locator("#timeline .ev-true.missed").count() == 2
+            assert page.locator("#timeline .ev-rep").count() == 0
+            assert "No thumbnails" in page.locator("#frame-strip").inner_text()
+            page.screenshot(path=str(shots / "report_full.png"), full_page=True)
+            assert errors == [], f"the page's script failed: {errors}"
+        finally:
+            browser.close()
+
+    assert blocked == [], f"the report tried to reach the network: {blocked}"
+    assert all(u.startswith(("file:", "data:")) for u in requested), requested
+    assert (shots / "report_viewer.png").stat().st_size > 10_000

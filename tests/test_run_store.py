@@ -1,0 +1,329 @@
+"""The run store and run.json on real files: round trips, WAL, crash safety, secrets, resume rules.
+
+What is proved: attempts round-trip exactly (property test); WAL and synchronous=FULL are on; a
+writer process SIGKILLed mid-loop leaves a consistent store holding every attempt it had reported
+committed and a parseable audit log; a torn log line is tolerated, reported, and repaired on
+reopen; nothing equal to an env secret is ever written; run.json round-trips and refuses a
+changed config unless it only adds trials.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.types import (Attempt, Condition, ErrorKind, ModelSpec, Presentation, Response, Status, Trial,
+                                 Usage)
+from vidaudit.run.audit_log import read_audit_log
+from vidaudit.run.runconfig import BudgetConfig, RunConfig, open_run_config
+from vidaudit.run.secrets import SecretLeakError, env_secrets
+from vidaudit.run.store import RunStore
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+def make_trial(i: int, model: str = "openai:gpt-test") -> Trial:
+    return Trial(sample_id=f"s{i:04d}", video_sha256=f"{i:064x}",
+                 condition=Condition(presentation=Presentation.FRAMES, fps=2.0), model=ModelSpec.parse(model))
+
+
+def ok_attempt(trial: Trial, n: int = 1, text: str = "3", cost: float | None = 0.01) -> Attempt:
+    return Attempt(trial_id=trial.id, attempt=n, status=Status.OK,
+                   response=Response(text=text, usage=Usage(input_tokens=100, output_tokens=7), latency_s=0.5,
+                                     finish_reason="stop", model_version="v1", cost_usd=cost),
+                   frame_indices=(0, 15, 30), frame_times=(0.0, 0.5, 1.0), started_at=1.0, ended_at=1.5)
+
+
+def err_attempt(trial: Trial, n: int, kind: ErrorKind = ErrorKind.TRANSIENT, status: Status = Status.API_ERROR,
+                message: str = "503 upstream") -> Attempt:
+    return Attempt(trial_id=trial.id, attempt=n, status=status, error_kind=kind, error_message=message,
+                   frame_indices=(0,), frame_times=(0.0,), started_at=2.0, ended_at=2.1)
+
+
+# --------------------------------------------------------------------------- round trip
+
+
+def test_round_trip_results_and_summary(tmp_path: Path) -> None:
+    t1, t2, t3 = make_trial(1), make_trial(2), make_trial(3)
+    with RunStore(tmp_path) as store:
+        assert store.register_trials([t1, t2, t3]) == 3
+        assert store.register_trials([t1]) == 0  # idempotent
+        store.append(err_attempt(t1, 1))
+        store.append(ok_attempt(t1, 2))
+        store.append(err_attempt(t2, 1, ErrorKind.TIMEOUT, Status.TIMEOUT, "timed out"))
+        store.append(err_attempt(t2, 2, ErrorKind.REFUSED, Status.REFUSED, "safety"))
+
+    with RunStore(tmp_path) as store:
+        assert store.ok_trial_ids() == {t1.id}
+        assert store.attempt_counts() == {t1.id: 2, t2.id: 2}
+        assert store.latest(t1.id) == ok_attempt(t1, 2)
+        assert store.latest(t3.id) is None
+        best = {row.trial_id: a for row, a in store.results()}
+        assert best[t1.id] == ok_attempt(t1, 2)        # the ok one
+        assert best[t2.id].status is Status.REFUSED    # else the last
+        assert best[t3.id] is None                     # never tried, still listed
+        rows = {row.trial_id: row for row, _ in store.results()}
+        assert rows[t1.id].trial == t1 and rows[t1.id].model == "openai:gpt-test"
+        assert rows[t1.id].condition_id == t1.condition.id
+        s = store.summary()
+        assert s.trials == 3
+        assert s.by_status == {"ok": 1, "refused": 1, "pending": 1}
+        assert s.attempts_by_status == {"api_error": 1, "ok": 1, "timeout": 1, "refused": 1}
+        assert s.usage == Usage(input_tokens=100, output_tokens=7) and s.tokens == 107
+        assert s.cost_usd == pytest.approx(0.01)
+        log = store.audit_log()
+        assert log.torn_tail is None and len(log.rows) == 4
+
+
+def test_wal_and_full_sync_are_on(tmp_path: Path) -> None:
+    with RunStore(tmp_path) as store:
+        assert store.journal_mode() == "wal"
+        assert store._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    raw = sqlite3.connect(tmp_path / "store.sqlite")
+    assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # persistent in the file
+    raw.close()
+
+
+def test_append_is_append_only_and_checked(tmp_path: Path) -> None:
+    t = make_trial(1)
+    with RunStore(tmp_path) as store:
+        with pytest.raises(DataError, match="register_trials"):
+            store.append(ok_attempt(t))
+        store.register_trials([t])
+        store.append(err_attempt(t, 1))
+        with pytest.raises(DataError, match="already stored"):
+            store.append(ok_attempt(t, 1))
+        with pytest.raises(DataError, match="no response"):
+            store.append(Attempt(trial_id=t.id, attempt=2, status=Status.OK, started_at=0, ended_at=0))
+        assert store.attempt_counts() == {t.id: 1}
+        assert len(store.audit_log().rows) == 1
+
+
+def test_readonly_reader_sees_commits_while_writer_is_open(tmp_path: Path) -> None:
+    t = make_trial(1)
+    writer = RunStore(tmp_path)
+    writer.register_trials([t])
+    reader = RunStore(tmp_path, readonly=True)
+    assert reader.attempt_counts() == {}
+    writer.append(ok_attempt(t))
+    assert reader.ok_trial_ids() == {t.id}
+    with pytest.raises(DataError, match="read-only"):
+        reader.append(ok_attempt(t, 2))
+    reader.close()
+    writer.close()
+    with pytest.raises(DataError, match="no run store"):
+        RunStore(tmp_path / "missing", readonly=True)
+
+
+def test_not_a_store_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "store.sqlite").write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(DataError, match="not a readable vidaudit store"):
+        RunStore(tmp_path)
+
+
+_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=60)
+
+
+@st.composite
+def attempts(draw: st.DrawFn) -> Attempt:
+    ok = draw(st.booleans())
+    times = draw(st.lists(st.floats(0, 1e4, allow_nan=False), max_size=6))
+    base = dict(trial_id="x", attempt=1, frame_indices=tuple(draw(st.lists(st.integers(0, 10**6), max_size=6))),
+                frame_times=tuple(times), started_at=draw(st.floats(0, 2e9)), ended_at=draw(st.floats(0, 2e9)))
+    if ok:
+        usage = Usage(**{k: draw(st.integers(0, 10**7)) for k in Usage.model_fields})
+        resp = Response(text=draw(_text), usage=usage, latency_s=draw(st.floats(0, 1e3)),
+                        finish_reason=draw(st.none() | _text), model_version=draw(st.none() | _text),
+                        cost_usd=draw(st.none() | st.floats(0, 100)))
+        return Attempt(status=Status.OK, response=resp, **base)
+    kind = draw(st.sampled_from(list(ErrorKind)) | st.none())
+    return Attempt(status=draw(st.sampled_from([Status.API_ERROR, Status.TIMEOUT, Status.REFUSED])),
+                   error_kind=kind, error_message=draw(st.none() | _text), **base)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(a=attempts())
+def test_any_attempt_round_trips_exactly(a: Attempt) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        t = make_trial(7)
+        a = a.model_copy(update={"trial_id": t.id})
+        with RunStore(d) as store:
+            store.register_trials([t])
+            store.append(a)
+        with RunStore(d, readonly=True) as store:
+            assert store.latest(t.id) == a
+        assert Attempt.model_validate(read_audit_log(Path(d) / "attempts.jsonl").rows[0]["attempt"]) == a
+
+
+# --------------------------------------------------------------------------- crash safety
+
+_WRITER = r"""
+import sys
+from vidaudit.core.types import *
+from vidaudit.run.store import RunStore
+store = RunStore(sys.argv[1])
+for i in range(100000):
+    t = Trial(sample_id=f"s{i}", video_sha256=None, condition=Condition(), model=ModelSpec(provider="p"))
+    store.register_trials([t])
+    store.append(Attempt(trial_id=t.id, attempt=1, status=Status.OK,
+                         response=Response(text="x" * (i % 997), usage=Usage(input_tokens=i)),
+                         started_at=float(i), ended_at=float(i)))
+    print(t.id, flush=True)
+"""
+
+
+def test_sigkill_mid_run_keeps_every_committed_attempt(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path)], stdout=subprocess.PIPE, text=True,
+                            env=env)
+    committed: list[str] = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        committed.append(line.strip())
+        if len(committed) >= 40:
+            proc.send_signal(signal.SIGKILL)
+            break
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL, "the writer should have been killed mid-loop"
+    committed += [line.strip() for line in proc.stdout if line.endswith("\n")]  # reported before the kill
+
+    log_before = read_audit_log(tmp_path / "attempts.jsonl")  # tolerant read: must not raise
+    with RunStore(tmp_path, readonly=True) as reader:
+        assert reader.integrity_check() == "ok"
+        stored = reader.ok_trial_ids()
+    assert set(committed) <= stored                   # every reported commit survived
+    assert len(stored) - len(committed) <= 1          # at most the one in flight when killed
+    assert {k for k, _ in log_before.keys} <= stored  # the log never runs ahead of the database
+
+    with RunStore(tmp_path) as store:                 # the writer reopens and repairs the log
+        after = store.audit_log()
+        assert after.torn_tail is None
+        assert {k for k, _ in after.keys} == stored
+        assert all(a is not None and a.status is Status.OK for _, a in store.results() if _.trial_id in stored)
+
+
+def test_torn_last_line_is_reported_and_repaired(tmp_path: Path) -> None:
+    ts = [make_trial(i) for i in range(3)]
+    with RunStore(tmp_path) as store:
+        store.register_trials(ts)
+        for t in ts:
+            store.append(ok_attempt(t))
+    log = tmp_path / "attempts.jsonl"
+    data = log.read_bytes()
+    last_start = data.rstrip(b"\n").rfind(b"\n") + 1
+    log.write_bytes(data[: last_start + 25])           # tear the last line as a kill mid-write would
+
+    torn = read_audit_log(log)
+    assert torn.torn_tail is not None and len(torn.torn_tail) == 25
+    assert len(torn.rows) == 2
+
+    with RunStore(tmp_path) as store:
+        assert store.recovery.torn_tail_bytes == 25
+        assert store.recovery.reappended == [(ts[2].id, 1)]
+        repaired = store.audit_log()
+        assert repaired.torn_tail is None
+        assert repaired.keys == {(t.id, 1) for t in ts}
+        assert repaired.rows[-1]["recovered"] is True
+    with RunStore(tmp_path) as store:                  # idempotent: nothing more to repair
+        assert store.recovery.clean
+
+
+def test_corrupt_middle_line_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "attempts.jsonl").write_text('{"attempt": 1}\nnot json\n{"x": 2}\n')
+    with pytest.raises(DataError, match=r"attempts.jsonl:2"):
+        read_audit_log(tmp_path / "attempts.jsonl")
+
+
+# --------------------------------------------------------------------------- secrets
+
+SECRET = "sk-test-9f8e7d6c5b4a3210"
+
+
+def test_never_writes_a_secret_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("HF_TOKEN", "short")            # too short to be a key: not treated as one
+    assert env_secrets() .get("OPENAI_API_KEY") == SECRET and "HF_TOKEN" not in env_secrets()
+    t = make_trial(1)
+    with RunStore(tmp_path) as store:
+        store.register_trials([t])
+        with pytest.raises(SecretLeakError, match="OPENAI_API_KEY") as info:
+            store.append(err_attempt(t, 1, ErrorKind.AUTH, message=f"Incorrect API key provided: {SECRET}"))
+        assert SECRET not in str(info.value)
+        with pytest.raises(SecretLeakError, match="response.text"):
+            store.append(ok_attempt(t, 1, text=SECRET))
+        leaky = Trial(sample_id="s", video_sha256=None, condition=Condition(),
+                      model=ModelSpec(provider="openai", name="m", base_url=f"http://h/v1?key={SECRET}"))
+        with pytest.raises(SecretLeakError, match="model.base_url"):
+            store.register_trials([leaky])
+        store.append(ok_attempt(t, 1, text="short"))  # short env values are not secrets
+        assert store.attempt_counts() == {t.id: 1}
+    for path in tmp_path.iterdir():
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+
+
+# --------------------------------------------------------------------------- run.json
+
+
+def _config(tmp_path: Path, models: list[str], conditions: list[Condition], **kw: object) -> RunConfig:
+    return RunConfig.new(suite="counting", data_dir=tmp_path / "data", models=[ModelSpec.parse(m) for m in models],
+                         conditions=conditions, **kw)  # type: ignore[arg-type]
+
+
+def test_run_config_round_trip_and_versions(tmp_path: Path) -> None:
+    c = _config(tmp_path, ["openai:gpt-test"], [Condition()], max_attempts=5,
+                budget=BudgetConfig(max_cost_usd=2.5))
+    c.save(tmp_path)
+    loaded = RunConfig.load(tmp_path)
+    assert loaded == c
+    assert loaded.versions["python"].count(".") == 2 and "numpy" in loaded.versions
+    assert loaded.git_revision is None or len(loaded.git_revision) == 40
+    raw = json.loads((tmp_path / "run.json").read_text())
+    assert raw["models"][0]["provider"] == "openai" and raw["budget"]["max_cost_usd"] == 2.5
+    assert not list(tmp_path.glob(".run.json.*"))  # atomic write left no temp file
+
+
+def test_reopening_may_only_add_trials(tmp_path: Path) -> None:
+    native, frames = Condition(), Condition(presentation=Presentation.FRAMES, fps=4)
+    first = open_run_config(tmp_path, _config(tmp_path, ["openai:a"], [native]))
+    grown = open_run_config(tmp_path, _config(tmp_path, ["openai:a", "openai:b"], [frames, native], max_attempts=4))
+    assert [m.label for m in grown.models] == ["openai:a", "openai:b"]
+    assert grown.conditions == (native, frames)
+    assert grown.max_attempts == 4 and grown.created_at == first.created_at and len(grown.sessions) == 2
+    assert RunConfig.load(tmp_path) == grown
+    with pytest.raises(ConfigError, match="models removed or changed: openai:a"):
+        open_run_config(tmp_path, _config(tmp_path, ["openai:b"], [native, frames]))
+    with pytest.raises(ConfigError, match="conditions removed"):
+        open_run_config(tmp_path, _config(tmp_path, ["openai:a", "openai:b"], [native]))
+    changed = [ModelSpec.parse("openai:a", temperature=0.7), ModelSpec.parse("openai:b")]
+    with pytest.raises(ConfigError, match="openai:a"):
+        open_run_config(tmp_path, RunConfig.new(suite="counting", data_dir=tmp_path / "data", models=changed,
+                                                conditions=[native, frames]))
+    with pytest.raises(ConfigError, match="suite"):
+        open_run_config(tmp_path, RunConfig.new(suite="stress", data_dir=tmp_path / "data",
+                                                models=list(grown.models), conditions=list(grown.conditions)))
+    assert RunConfig.load(tmp_path) == grown          # failed reopens changed nothing
+
+
+def test_run_config_refuses_secrets_and_bad_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GEMINI_API_KEY", SECRET)
+    c = _config(tmp_path, [f"openai:m@http://h/v1?k={SECRET}"], [Condition()])
+    with pytest.raises(SecretLeakError):
+        c.save(tmp_path)
+    assert not (tmp_path / "run.json").exists()
+    with pytest.raises(DataError, match="no run.json"):
+        RunConfig.load(tmp_path)
+    (tmp_path / "run.json").write_text('{"suite": 3}')
+    with pytest.raises(DataError, match="not a valid run config"):
+        RunConfig.load(tmp_path)
