@@ -21,6 +21,7 @@ from vidaudit.core.errors import ConfigError, VerificationError
 from vidaudit.core.fileio import read_jsonl
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import MANIFEST, write_dataset_info, write_manifest
+from vidaudit.core.parallel import pool_context
 from vidaudit.core.types import Sample
 from vidaudit.core.versions import library_versions
 from vidaudit.suites.counting.grid import QUESTIONS, SUITE, GridPoint
@@ -141,7 +142,7 @@ def generate(points: Sequence[GridPoint], out: str | Path, settings: RenderSetti
             for p in todo:
                 record(*_render_job(p, settings, str(out), verify))
         else:
-            with ProcessPoolExecutor(n_workers, initializer=_worker_init) as pool:
+            with ProcessPoolExecutor(n_workers, mp_context=pool_context(), initializer=_worker_init) as pool:
                 futures = [pool.submit(_render_job, p, settings, str(out), verify) for p in todo]
                 for fut in as_completed(futures):
                     record(*fut.result())

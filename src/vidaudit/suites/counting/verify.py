@@ -53,6 +53,8 @@ def verify_dataset(root: str | Path, samples: list[Sample], *, workers: int | No
     import os
     from concurrent.futures import ProcessPoolExecutor
 
+    from vidaudit.core.parallel import pool_context
+
     problems: dict[str, list[str]] = {}
     n = max(1, min(workers or os.cpu_count() or 1, len(samples)))
     rows = [s.model_dump(mode="json") for s in samples]
@@ -64,7 +66,7 @@ def verify_dataset(root: str | Path, samples: list[Sample], *, workers: int | No
             if on_progress:
                 on_progress(i, len(rows))
         return problems
-    with ProcessPoolExecutor(n) as pool:
+    with ProcessPoolExecutor(n, mp_context=pool_context()) as pool:
         for i, (sid, ps) in enumerate(pool.map(_verify_job, rows, [str(root)] * len(rows), chunksize=1), 1):
             if ps:
                 problems[sid] = ps
