@@ -90,5 +90,46 @@ def verify(
     console.print(f"[green]all {len(samples)} samples verified[/]: every event found at its frame (+-1), nothing else")
 
 
+@app.command()
+@friendly_errors
+def run(
+    suite: str = typer.Argument("counting", help="The suite (counting)."),
+    data: Path = typer.Option(None, "--data", help="Dataset dir written by `vidaudit generate`."),
+    model: list[str] = typer.Option([], "--model", help="provider:name[@base_url]; repeat for several."),
+    condition: list[str] = typer.Option([], "--condition", help="native, native@K, frames@K or keyframes; repeat."),
+    prompt: list[str] = typer.Option([], "--prompt", help="Prompt template(s); default structured_trace."),
+    no_timestamps: bool = typer.Option(False, "--no-timestamps", help="Send frames without t=...s (paper setup)."),
+    config: Path = typer.Option(None, "--config", help="A run config YAML (models, conditions, prompts, ...)."),
+    out: Path = typer.Option(None, "--out", help="Run directory."),
+    resume: Path = typer.Option(None, "--resume", help="Resume the run in this directory with its run.json."),
+    temperature: float = typer.Option(None, help="Generation temperature."),
+    max_tokens_out: int = typer.Option(None, "--max-output-tokens", help="Max tokens per answer."),
+    seed: int = typer.Option(None, help="Generation seed where supported."),
+    max_attempts: int = typer.Option(3, help="Attempts per trial, counting earlier sessions."),
+    max_cost_usd: float = typer.Option(None, help="Stop before the run would exceed this cost."),
+    max_tokens: int = typer.Option(None, help="Stop before the run would exceed this many tokens."),
+    limit: int = typer.Option(None, help="Only the first N samples."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print trials, frames, estimated tokens/cost; call nothing."),
+) -> None:
+    """Run models over a generated suite; every attempt is stored, re-running resumes."""
+    from vidaudit.run.cli_support import resolve_run_args, print_dry_run, print_summary
+    from vidaudit.run.progress import RichProgress
+    from vidaudit.run.session import execute
+
+    args = resolve_run_args(suite=suite, data=data, models=model, conditions=condition, prompts=prompt,
+                            timestamps=not no_timestamps, config=config, out=out, resume=resume,
+                            temperature=temperature, max_output_tokens=max_tokens_out, seed=seed,
+                            max_attempts=max_attempts, max_cost_usd=max_cost_usd, max_tokens=max_tokens, limit=limit)
+    if dry_run:
+        res = execute(**args, dry_run=True)
+        print_dry_run(res.dry_run)
+        return
+    with RichProgress("trials", console=console) as bar:
+        res = execute(**args, on_progress=bar)
+    print_summary(res)
+    if res.summary is not None and res.summary.stopped_early:
+        raise typer.Exit(1)
+
+
 if __name__ == "__main__":  # pragma: no cover
     app()

@@ -220,3 +220,22 @@ def read_frames(path: str | Path, indices: Sequence[int]) -> np.ndarray:
         missing = [i for i in want if i not in got]
         raise DataError(f"{path}: frames {missing[:5]} do not exist (video has fewer frames)")
     return np.stack([got[int(i)] for i in indices])
+
+
+def iter_selected(path: str | Path, indices: Sequence[int], half: bool = False) -> Iterator[tuple[int, np.ndarray]]:
+    """(index, RGB) for the sorted, distinct ``indices``, streaming (no whole-clip buffer)."""
+    want = sorted(set(int(i) for i in indices))
+    if not want:
+        return
+    convert = to_rgb_half if half else to_rgb
+    j = 0
+    with _open(path) as c:
+        s = c.streams.video[0]
+        s.thread_type = "AUTO"
+        for i, frame in enumerate(c.decode(s)):
+            if i == want[j]:
+                yield i, convert(frame)
+                j += 1
+                if j == len(want):
+                    return
+    raise DataError(f"{path}: frames {want[j:j + 5]} do not exist (video has fewer frames)")

@@ -1,0 +1,322 @@
+"""Time the counting-suite renderer side by side: drawing, full render, an encoder-only bound, Manim.
+
+All measurements run in one process on the same scenes, each the best of ``--repeats`` runs (the
+machine may be shared, and the minimum is the least disturbed figure):
+
+- draw (runs): build the scene and iterate ``scene.frame_runs()``, counting repeated frames;
+- draw (naive): draw every frame from its visual key, with no run reuse and no frame cache;
+- render: ``render()`` end to end (draw, RGB->I420, libx264, mux, probe and sha256 of the file);
+- encode-only: the same ``VideoWriter`` and ``X264_OPTIONS`` fed frames pre-drawn into a list,
+  the lower bound for any renderer that writes this bitstream (goal: render / encode <= 1.3x);
+- Manim CE (where importable): the same bounce-ball motion (our ``position(t)``), walls, colours,
+  size, fps and duration, rendered by Manim's Cairo renderer to mp4 (goal: Manim / ours >= 1.8x);
+- generate: ``generate(points, out, workers=W, verify=True/False)`` on a stratified sample of the
+  ``paper`` preset, extrapolated to its 2,190 videos (goal with verification: < 20 min on 2 cores).
+
+    python benchmarks/render_counting.py [--repeats 2] [--gen-sample 12] [--workers 2] [--no-manim]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import platform
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from vidaudit.core.hashing import rng_from, sha256_file
+from vidaudit.suites.counting.blinking import Blinking
+from vidaudit.suites.counting.bounce_ball import BounceBall
+from vidaudit.suites.counting.generate import generate
+from vidaudit.suites.counting.grid import DOMAINS, GridPoint, preset
+from vidaudit.suites.counting.render import make_scene, render
+from vidaudit.suites.counting.scene import RenderSettings, Scene
+from vidaudit.suites.counting.state_machine import StateMachine
+from vidaudit.video.io import VideoWriter, probe
+
+PAPER_VIDEOS = len(preset("paper"))
+DEFAULT_POINTS = ("bounce_ball:12:4,bounce_ball:0:1,bounce_ball:3:0.5,"
+                  "blinking:12:4,blinking:0:1,state_machine:12:4,state_machine:0:1")
+GOAL_RENDER_OVER_ENCODE = 1.3
+GOAL_MANIM_OVER_OURS = 1.8
+GOAL_PAPER_MINUTES = 20.0
+
+
+def parse_points(spec: str) -> list[GridPoint]:
+    """``domain:N:F`` items separated by commas (seed 0)."""
+    points = []
+    for item in filter(None, (s.strip() for s in spec.split(","))):
+        try:
+            domain, n, f = item.split(":")
+            points.append(GridPoint(domain, int(n), float(f), 0))
+        except ValueError as e:
+            raise SystemExit(f"bad --points item {item!r}: expected domain:N:F, e.g. bounce_ball:12:4") from e
+    return points
+
+
+def best_of(repeats: int, fn: Callable[[], object]) -> float:
+    """Minimum wall time of ``repeats`` calls: the run least disturbed by other load."""
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+# -- drawing ---------------------------------------------------------------------------------------
+
+def draw_runs(point: GridPoint, settings: RenderSettings) -> tuple[int, int]:
+    """(frames covered, distinct runs) for a freshly built scene: what ``render`` draws."""
+    frames = runs = 0
+    for _, repeat in make_scene(point, settings).frame_runs():
+        frames += repeat
+        runs += 1
+    return frames, runs
+
+
+def draw_uncached(scene: Scene, key: object) -> np.ndarray:
+    """Draw one frame from scratch, bypassing each scene's own frame cache."""
+    if isinstance(scene, Blinking):
+        return scene._render(bool(key))
+    if isinstance(scene, StateMachine):
+        scene.cache.clear()
+    return scene.draw(key)
+
+
+def draw_naive(point: GridPoint, settings: RenderSettings) -> int:
+    """Draw every frame (no run reuse): the baseline the run-length drawing replaces."""
+    scene = make_scene(point, settings)
+    n = settings.n_frames
+    for j in range(n):
+        draw_uncached(scene, scene.visual_key(j / settings.fps))
+    return n
+
+
+# -- encoding --------------------------------------------------------------------------------------
+
+def predrawn_frames(point: GridPoint, settings: RenderSettings) -> list[np.ndarray]:
+    """Every frame of the clip, drawn before timing (repeats share one array)."""
+    return [frame for frame, repeat in make_scene(point, settings).frame_runs() for _ in range(repeat)]
+
+
+def encode_only(frames: list[np.ndarray], settings: RenderSettings, out: Path) -> None:
+    with VideoWriter(out, settings.fps, settings.width, settings.height) as w:
+        for frame in frames:
+            w.write(frame)
+
+
+def read_back(path: Path) -> None:
+    probe(path)
+    sha256_file(path)
+
+
+# -- Manim -----------------------------------------------------------------------------------------
+
+def manim_status() -> str | None:
+    """None when Manim CE can be imported, else why not."""
+    if importlib.util.find_spec("manim") is None:
+        return "the 'manim' package is not installed (pip install manim; needs libcairo2-dev, libpango1.0-dev)"
+    try:
+        import manim  # noqa: F401
+    except Exception as e:  # an install without its system libraries fails here
+        return f"'import manim' failed: {type(e).__name__}: {e}"
+    return None
+
+
+def render_manim(point: GridPoint, settings: RenderSettings, media_dir: Path) -> Path:
+    """The same bounce-ball clip with Manim CE: our walls, colours and ``position(t)``, its renderer."""
+    import manim
+
+    model = make_scene(point, settings)
+    if not isinstance(model, BounceBall):
+        raise ValueError("the Manim comparison is defined for bounce_ball only")
+    w, h = settings.width, settings.height
+    frame_h = 8.0
+    frame_w = frame_h * w / h
+    unit = frame_h / h  # scene units per pixel
+
+    def to_scene(x: float, y: float) -> np.ndarray:
+        return np.array([(x - w / 2) * unit, (h / 2 - y) * unit, 0.0])
+
+    def hexcol(rgb: tuple[int, int, int]) -> str:
+        return "#%02x%02x%02x" % rgb
+
+    def ball_xy(t: float) -> np.ndarray:
+        p = model.centre - (model.gap / 2.0 - model.radius) * model.u + model.position(t) * model.u
+        return to_scene(float(p[0]), float(p[1]))
+
+    class BounceBallManim(manim.Scene):
+        def construct(self) -> None:
+            for wall in model._walls():
+                self.add(manim.Polygon(*[to_scene(float(x), float(y)) for x, y in wall],
+                                       fill_color=hexcol(model.wall_colour), fill_opacity=1.0, stroke_width=0))
+            clock = manim.ValueTracker(0.0)
+            ball = manim.Circle(radius=model.radius * unit, fill_color=hexcol(model.ball_colour),
+                                fill_opacity=1.0, stroke_width=0).move_to(ball_xy(0.0))
+            ball.add_updater(lambda m: m.move_to(ball_xy(clock.get_value())))
+            self.add(ball)
+            self.play(clock.animate.set_value(settings.duration_s), run_time=settings.duration_s,
+                      rate_func=manim.linear)
+
+    name = f"manim_{point.domain}_N{point.n_events}_F{point.frequency_hz:g}"
+    cfg = {"pixel_width": w, "pixel_height": h, "frame_rate": settings.fps, "frame_height": frame_h,
+           "frame_width": frame_w, "background_color": hexcol(model.bg), "media_dir": str(media_dir),
+           "output_file": name, "disable_caching": True, "verbosity": "ERROR", "progress_bar": "none",
+           "format": "mp4", "write_to_movie": True, "preview": False}
+    with manim.tempconfig(cfg):
+        scene = BounceBallManim()
+        scene.render()
+        return Path(scene.renderer.file_writer.movie_file_path)
+
+
+# -- the paper preset ------------------------------------------------------------------------------
+
+def generate_sample(k: int) -> list[GridPoint]:
+    """``k`` points of the paper preset, equally many per domain, drawn with a fixed seed."""
+    paper = preset("paper")
+    rng = rng_from("benchmarks/render_counting", "generate-sample")
+    chosen: list[GridPoint] = []
+    for i, d in enumerate(DOMAINS):
+        pts = [p for p in paper if p.domain == d]
+        take = k // len(DOMAINS) + (1 if i < k % len(DOMAINS) else 0)
+        chosen += [pts[int(j)] for j in rng.choice(len(pts), size=take, replace=False)]
+    return chosen
+
+
+def time_generate(points: list[GridPoint], workers: int, verify: bool, repeats: int, tmp: Path) -> float:
+    def once() -> None:
+        out = Path(tempfile.mkdtemp(dir=tmp, prefix="gen-"))
+        try:
+            generate(points, out, workers=workers, verify=verify)
+        finally:
+            shutil.rmtree(out, ignore_errors=True)
+
+    return best_of(repeats, once)
+
+
+# -- report ----------------------------------------------------------------------------------------
+
+@dataclass
+class Row:
+    label: str
+    frames: int
+    runs: int
+    draw_runs_s: float
+    draw_naive_s: float
+    render_s: float
+    encode_s: float
+    readback_s: float
+    manim_s: float | None = None
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--points", default=DEFAULT_POINTS, help="domain:N:F items, comma-separated (seed 0)")
+    ap.add_argument("--repeats", type=int, default=2, help="repetitions per measurement; the best is kept")
+    ap.add_argument("--gen-sample", type=int, default=12, help="paper-preset points for the generate estimate "
+                    "(0: skip)")
+    ap.add_argument("--workers", type=int, default=2, help="worker processes for the generate estimate")
+    ap.add_argument("--no-manim", action="store_true", help="skip the Manim comparison")
+    ap.add_argument("--manim-repeats", type=int, default=None, help="repetitions for Manim (default: --repeats)")
+    args = ap.parse_args()
+    if args.repeats < 1 or args.workers < 1 or args.gen_sample < 0:
+        raise SystemExit("--repeats and --workers must be >= 1 and --gen-sample >= 0")
+    points = parse_points(args.points)
+    settings = RenderSettings()
+    manim_why = "--no-manim was given" if args.no_manim else manim_status()
+    manim_repeats = args.manim_repeats or args.repeats
+
+    import av
+    import cv2
+
+    manim_ver = "-"
+    if manim_why is None:
+        import manim
+        manim_ver = manim.__version__
+    print(f"machine: {os.cpu_count()} CPUs ({cpu_model()}), Python {platform.python_version()}, "
+          f"PyAV {av.__version__}, OpenCV {cv2.__version__}, Manim {manim_ver}")
+    print(f"clip: {settings.width}x{settings.height} @ {settings.fps:g} fps, {settings.duration_s:g} s "
+          f"({settings.n_frames} frames); best of {args.repeats} per measurement\n")
+
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="vidaudit-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        for p in points:
+            label = f"{p.domain} N={p.n_events} F={p.frequency_hz:g}"
+            frames, runs = draw_runs(p, settings)
+            t_runs = best_of(args.repeats, lambda: draw_runs(p, settings))
+            t_naive = best_of(args.repeats, lambda: draw_naive(p, settings))
+            video = tmp / "render.mp4"
+            t_render = best_of(args.repeats, lambda: render(p, settings, video, "render.mp4"))
+            t_read = best_of(args.repeats, lambda: read_back(video))
+            pre = predrawn_frames(p, settings)
+            t_enc = best_of(args.repeats, lambda: encode_only(pre, settings, tmp / "encode.mp4"))
+            del pre
+            t_manim = None
+            if manim_why is None and p.domain == "bounce_ball":
+                t_manim = best_of(manim_repeats, lambda: render_manim(p, settings, tmp / "manim"))
+                shutil.rmtree(tmp / "manim", ignore_errors=True)
+            rows.append(Row(label, frames, runs, t_runs, t_naive, t_render, t_enc, t_read, t_manim))
+
+        head = (f"{'scene':<26}{'runs':>5}{'draw f/s':>11}{'naive f/s':>11}{'render s':>10}{'videos/s':>9}"
+                f"{'enc-only s':>11}{'readback s':>11}{'rnd/enc':>8}{'manim s':>9}{'manim/us':>9}")
+        print(head)
+        print("-" * len(head))
+        for r in rows:
+            m = f"{r.manim_s:9.2f}{r.manim_s / r.render_s:8.1f}x" if r.manim_s is not None else f"{'-':>9}{'-':>9}"
+            print(f"{r.label:<26}{r.runs:>5}{r.frames / r.draw_runs_s:>11.0f}{r.frames / r.draw_naive_s:>11.0f}"
+                  f"{r.render_s:>10.3f}{1 / r.render_s:>9.2f}{r.encode_s:>11.3f}{r.readback_s:>11.3f}"
+                  f"{r.render_s / r.encode_s:>7.2f}x" + m)
+
+        ratio = [r.render_s / r.encode_s for r in rows]
+        print(f"\nfull render / encoder-only: worst {max(ratio):.2f}x, mean {sum(ratio) / len(ratio):.2f}x "
+              f"(goal <= {GOAL_RENDER_OVER_ENCODE}x: {verdict(max(ratio) <= GOAL_RENDER_OVER_ENCODE)})")
+        run_speedup = [r.draw_naive_s / r.draw_runs_s for r in rows]
+        print(f"run-length drawing over naive per-frame drawing: {min(run_speedup):.0f}x to "
+              f"{max(run_speedup):.0f}x faster")
+        manim_rows = [r for r in rows if r.manim_s is not None]
+        if manim_rows:
+            mr = [r.manim_s / r.render_s for r in manim_rows]
+            print(f"Manim / ours (bounce_ball): worst {min(mr):.1f}x, mean {sum(mr) / len(mr):.1f}x "
+                  f"(goal >= {GOAL_MANIM_OVER_OURS}x: {verdict(min(mr) >= GOAL_MANIM_OVER_OURS)})")
+        else:
+            why = manim_why or "no bounce_ball point was given in --points"
+            print(f"Manim was not measured: {why}")
+
+        if args.gen_sample:
+            sample = generate_sample(args.gen_sample)
+            print(f"\npaper preset ({PAPER_VIDEOS} videos), projected from generate() on {len(sample)} "
+                  f"stratified points with {args.workers} workers (pool start-up included, so conservative):")
+            for verify in (True, False):
+                t = time_generate(sample, args.workers, verify, args.repeats, tmp)
+                per = t / len(sample)
+                minutes = per * PAPER_VIDEOS / 60
+                goal = f" (goal < {GOAL_PAPER_MINUTES:g} min: {verdict(minutes < GOAL_PAPER_MINUTES)})" if verify else ""
+                print(f"  verify={str(verify):<5}  {t:6.2f} s for {len(sample)} -> {per:.3f} s/video "
+                      f"-> {minutes:.1f} min{goal}")
+
+
+if __name__ == "__main__":
+    main()

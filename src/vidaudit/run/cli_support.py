@@ -1,0 +1,105 @@
+"""Turn CLI flags, a run config YAML or an existing run dir into ``session.execute`` arguments."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.types import ModelSpec
+from vidaudit.run.plan import parse_condition
+from vidaudit.run.runconfig import RunConfig
+
+_CONFIG_KEYS = {"suite", "data", "out", "models", "conditions", "prompts", "timestamps", "max_attempts",
+                "max_cost_usd", "max_tokens", "limit"}
+
+
+def _model(entry: Any, defaults: dict[str, Any]) -> ModelSpec:
+    if isinstance(entry, str):
+        return ModelSpec.parse(entry, **defaults)
+    if isinstance(entry, dict) and "spec" in entry:
+        settings = {**defaults, **{k: v for k, v in entry.items() if k != "spec"}}
+        try:
+            return ModelSpec.parse(entry["spec"], **settings)
+        except (TypeError, ValueError) as e:
+            raise ConfigError(f"model {entry['spec']!r}: {e}") from e
+    raise ConfigError(f"a model entry must be a spec string or {{spec: ..., temperature: ...}}, got {entry!r}")
+
+
+def load_config(path: Path) -> dict[str, Any]:
+    try:
+        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as e:
+        raise ConfigError(f"cannot read run config {path}: {e}") from e
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: a run config is a mapping (models:, conditions:, ...)")
+    unknown = set(raw) - _CONFIG_KEYS
+    if unknown:
+        raise ConfigError(f"{path}: unknown keys {sorted(unknown)}; allowed: {sorted(_CONFIG_KEYS)}")
+    return raw
+
+
+def resolve_run_args(*, suite: str, data: Path | None, models: list[str], conditions: list[str], prompts: list[str],
+                     timestamps: bool, config: Path | None, out: Path | None, resume: Path | None,
+                     temperature: float | None, max_output_tokens: int | None, seed: int | None, max_attempts: int,
+                     max_cost_usd: float | None, max_tokens: int | None, limit: int | None) -> dict[str, Any]:
+    if suite != "counting":
+        raise ConfigError(f"`vidaudit run` supports the counting suite for now, got {suite!r}")
+    if resume is not None:
+        rc = RunConfig.load(resume)
+        return {"data": Path(rc.data_dir), "out": Path(resume), "models": list(rc.models),
+                "conditions": list(rc.conditions), "max_attempts": max(max_attempts, rc.max_attempts),
+                "max_cost_usd": max_cost_usd if max_cost_usd is not None else rc.budget.max_cost_usd,
+                "max_tokens": max_tokens if max_tokens is not None else rc.budget.max_tokens,
+                "limit": rc.options.get("limit")}
+    cfg = load_config(config) if config else {}
+    defaults = {k: v for k, v in {"temperature": temperature, "max_tokens": max_output_tokens,
+                                  "seed": seed}.items() if v is not None}
+    model_entries = list(cfg.get("models", [])) + list(models)
+    cond_texts = list(cfg.get("conditions", [])) + list(conditions)
+    prompt_names = list(cfg.get("prompts", [])) + list(prompts) or ["structured_trace"]
+    ts = bool(cfg.get("timestamps", True)) and timestamps
+    data = data or (Path(cfg["data"]) if "data" in cfg else None)
+    out = out or (Path(cfg["out"]) if "out" in cfg else None)
+    if data is None:
+        raise ConfigError("no data: pass --data DIR (a directory written by `vidaudit generate`)")
+    if out is None:
+        raise ConfigError("no run directory: pass --out RUN")
+    specs = []
+    for e in model_entries:
+        try:
+            specs.append(_model(e, defaults))
+        except ValueError as err:
+            raise ConfigError(str(err)) from err
+    conds = [parse_condition(c, p, ts) for c in cond_texts for p in prompt_names]
+    if len(set(conds)) != len(conds):
+        raise ConfigError("a condition is listed twice")
+    return {"data": Path(data), "out": Path(out), "models": specs, "conditions": conds,
+            "max_attempts": int(cfg.get("max_attempts", max_attempts)),
+            "max_cost_usd": max_cost_usd if max_cost_usd is not None else cfg.get("max_cost_usd"),
+            "max_tokens": max_tokens if max_tokens is not None else cfg.get("max_tokens"),
+            "limit": limit if limit is not None else cfg.get("limit")}
+
+
+def print_dry_run(rows: list, console: Console | None = None) -> None:
+    console = console or Console()
+    table = Table(title="dry run: nothing was called")
+    for col in ("model", "condition", "trials", "frames", "est. tokens", "est. cost (USD)"):
+        table.add_column(col, justify="right" if col not in ("model", "condition") else "left")
+    for r in rows:
+        cost = "unknown" if r.est_cost_usd is None else f"{r.est_cost_usd:.2f}"
+        table.add_row(r.model, r.condition, str(r.trials), str(r.frames), f"{r.est_tokens:,}", cost)
+    console.print(table)
+    console.print(f"{sum(r.trials for r in rows)} trials in all")
+
+
+def print_summary(res: Any, console: Console | None = None) -> None:
+    console = console or Console(stderr=True)
+    if res.summary is not None:
+        console.print(res.summary.describe(), highlight=False, markup=False)
+    console.print(f"run: {res.run_dir}  (store: {res.run_dir / 'store.sqlite'}, config: {res.run_dir / 'run.json'})")
+    console.print(f"next: vidaudit report {res.run_dir}")

@@ -1,0 +1,140 @@
+"""One ``vidaudit run``: validate everything up front, then execute the plan into a run dir."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.manifest import load_samples
+from vidaudit.core.types import Condition, ModelSpec, Presentation
+from vidaudit.models.base import ModelAdapter
+from vidaudit.models.factory import make_adapter
+from vidaudit.run.budget import Budget
+from vidaudit.run.plan import PlannedTrial, RequestBuilder, check_servable, check_videos, plan, select_frames
+from vidaudit.run.runconfig import BudgetConfig, RunConfig, open_run_config
+from vidaudit.run.store import RunStore
+from vidaudit.run.summary import RunSummary
+
+
+@dataclass
+class DryRunRow:
+    model: str
+    condition: str
+    trials: int = 0
+    frames: int = 0
+    est_tokens: int = 0
+    est_cost_usd: float | None = 0.0
+
+
+@dataclass
+class RunOutcome:
+    run_dir: Path
+    summary: RunSummary | None
+    dry_run: list[DryRunRow] = field(default_factory=list)
+
+
+def _estimate(p: PlannedTrial, caps: Any) -> tuple[int, float | None]:
+    from vidaudit.models.pricing import cost_usd, estimate_request_tokens
+    from vidaudit.core.types import Usage
+
+    cond, v, spec = p.trial.condition, p.sample.video, p.trial.model
+    n = len(select_frames(p.sample, cond, caps))
+    native = cond.presentation is Presentation.NATIVE
+    tokens_in = estimate_request_tokens(0 if native else n, v.width, v.height, 600,
+                                        video_seconds=v.duration_s if native else 0,
+                                        video_fps=(n / v.duration_s) if native else 0, provider=spec.provider)
+    usage = Usage(input_tokens=tokens_in, output_tokens=spec.settings.max_tokens)
+    return tokens_in + spec.settings.max_tokens, cost_usd(spec, usage)
+
+
+def prepare_run(data: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *,
+                limit: int | None = None, model_options: dict[str, dict[str, Any]] | None = None,
+                check_files: bool = True) -> tuple[list[PlannedTrial], dict[str, ModelAdapter], Any]:
+    """Load, validate and plan; builds adapters (no call is made). Raises on anything wrong."""
+    if not models:
+        raise ConfigError("no model given; add --model SPEC (e.g. --model oracle)")
+    if not conditions:
+        raise ConfigError("no condition given; add --condition native (or frames@K, keyframes)")
+    samples = load_samples(data)[: limit or None]
+    if check_files:
+        check_videos(samples, data)
+    by_id = {s.sample_id: s for s in samples}
+    adapters: dict[str, ModelAdapter] = {}
+    for m in models:
+        if m.label in adapters:
+            raise ConfigError(f"model {m.label} is listed twice")
+        adapters[m.label] = make_adapter(m, samples=by_id, options=(model_options or {}).get(m.provider))
+    planned = plan(samples, conditions, models)
+    caps = {k: a.capabilities for k, a in adapters.items()}
+    check_servable(planned, caps)
+    return planned, adapters, caps
+
+
+def dry_run_rows(planned: Sequence[PlannedTrial], caps: dict[str, Any]) -> list[DryRunRow]:
+    rows: dict[tuple[str, str], DryRunRow] = {}
+    for p in planned:
+        key = (p.trial.model.label, p.trial.condition.id)
+        row = rows.setdefault(key, DryRunRow(*key))
+        row.trials += 1
+        row.frames += len(select_frames(p.sample, p.trial.condition, caps[key[0]]))
+        tokens, cost = _estimate(p, caps[key[0]])
+        row.est_tokens += tokens
+        row.est_cost_usd = None if cost is None or row.est_cost_usd is None else row.est_cost_usd + cost
+    return list(rows.values())
+
+
+def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *,
+            max_attempts: int = 3, max_cost_usd: float | None = None, max_tokens: int | None = None,
+            dry_run: bool = False, limit: int | None = None, on_progress=None,
+            model_options: dict[str, dict[str, Any]] | None = None) -> RunOutcome:
+    """Plan and run (or, with ``dry_run``, only count) every trial into ``out``."""
+    data, out = Path(data), Path(out)
+    planned, adapters, caps = prepare_run(data, models, conditions, limit=limit, model_options=model_options,
+                                          check_files=not dry_run)
+    if dry_run:
+        return RunOutcome(out, None, dry_run_rows(planned, caps))
+    out.mkdir(parents=True, exist_ok=True)
+    config = RunConfig.new(suite="counting", data_dir=str(data.resolve()), models=list(models),
+                           conditions=list(conditions), max_attempts=max_attempts,
+                           budget=BudgetConfig(max_cost_usd=max_cost_usd, max_tokens=max_tokens),
+                           options={"limit": limit} if limit else {})
+    open_run_config(out, config)
+    budget = None
+    if max_cost_usd is not None or max_tokens is not None:
+        if max_cost_usd is not None:
+            unknown = sorted({p.trial.model.label for p in planned if _estimate(p, caps[p.trial.model.label])[1] is None})
+            if unknown:
+                raise ConfigError(f"--max-cost-usd cannot be enforced: no price is known for {', '.join(unknown)}; "
+                                  "add it to a prices YAML or use --max-tokens")
+
+        def estimate(p: PlannedTrial) -> tuple[int, float]:
+            tokens, cost = _estimate(p, caps[p.trial.model.label])
+            return tokens, cost or 0.0
+
+        budget = Budget(max_cost_usd=max_cost_usd, max_tokens=max_tokens, estimate=estimate)
+    builder = RequestBuilder(data, caps)
+
+    async def go() -> RunSummary:
+        from vidaudit.run.executor import run_trials
+
+        try:
+            with RunStore(out) as store:
+                return await run_trials(planned, adapters, store, builder, max_attempts=max_attempts, budget=budget,
+                                        on_progress=on_progress)
+        finally:
+            for a in adapters.values():
+                await a.aclose()
+
+    return RunOutcome(out, asyncio.run(go()))
+
+
+def group_counts(planned: Sequence[PlannedTrial]) -> dict[str, int]:
+    out: dict[str, int] = defaultdict(int)
+    for p in planned:
+        out[p.trial.model.label] += 1
+    return dict(out)

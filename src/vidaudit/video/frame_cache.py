@@ -1,0 +1,49 @@
+"""A bounded in-memory cache of decoded frames keyed by (video sha256, frame index).
+
+Keys are content, never paths: two manifests pointing at the same bytes share entries.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from vidaudit.video.io import iter_selected
+
+
+class FrameCache:
+    def __init__(self, max_bytes: int = 1 << 30) -> None:
+        self.max_bytes = max_bytes
+        self._data: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def get(self, path: str | Path, sha256: str | None, indices: Sequence[int]) -> list[np.ndarray]:
+        """Frames at ``indices`` (in that order), decoding only the missing ones in one pass."""
+        key = sha256 or str(Path(path).resolve())
+        with self._lock:
+            missing = sorted({i for i in indices if (key, i) not in self._data})
+            self.hits += len(indices) - len(missing)
+            self.misses += len(missing)
+        fresh = dict(iter_selected(path, missing)) if missing else {}
+        with self._lock:
+            for i, f in fresh.items():
+                f.setflags(write=False)
+                self._data[(key, i)] = f
+                self._bytes += f.nbytes
+            out = []
+            for i in indices:
+                f = fresh.get(i)
+                if f is None:
+                    f = self._data[(key, i)]
+                    self._data.move_to_end((key, i))
+                out.append(f)
+            while self._bytes > self.max_bytes and self._data:
+                _, old = self._data.popitem(last=False)
+                self._bytes -= old.nbytes
+        return out
