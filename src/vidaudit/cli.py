@@ -131,5 +131,61 @@ def run(
         raise typer.Exit(1)
 
 
+@app.command()
+@friendly_errors
+def score(run_dir: Path = typer.Argument(..., help="A run directory.")) -> None:
+    """Re-score a run from its store (never calls a model) into RUN/scores.jsonl."""
+    from vidaudit.suites.counting.report_run import score_run
+
+    path = score_run(run_dir)
+    console.print(f"scores: {path}")
+
+
+@app.command()
+@friendly_errors
+def report(run_dir: Path = typer.Argument(..., help="A run directory.")) -> None:
+    """Score a run and write RUN/report/report.json, report.md and a self-contained report.html."""
+    from vidaudit.suites.counting.report_run import report_run
+
+    with console.status("scoring and drawing the report"):
+        paths = report_run(run_dir)
+    for kind, path in paths.items():
+        console.print(f"{kind:5s} {path}")
+
+
+@app.command("score-responses")
+@friendly_errors
+def score_responses_cmd(
+    suite: str = typer.Option("counting", "--suite", help="The suite whose rules score the responses."),
+    samples: Path = typer.Option(..., "--samples", help="manifest.jsonl (or its directory)."),
+    responses: Path = typer.Option(..., "--responses", help="JSONL: sample_id, response[, model, condition]."),
+    out: Path = typer.Option(..., "--out", help="scores.jsonl to write."),
+    report_dir: Path = typer.Option(None, "--report", help="Also write report.json/md/html into this dir."),
+) -> None:
+    """Score responses produced by another harness with vidaudit's trace metrics (see docs/score-responses.md)."""
+    from vidaudit.core.errors import ConfigError
+    from vidaudit.suites.counting.report_run import score_responses
+
+    if suite != "counting":
+        raise ConfigError(f"score-responses supports --suite counting for now, got {suite!r}")
+    path, paths = score_responses(samples, responses, out, report_dir)
+    console.print(f"scores: {path}")
+    for kind, p in (paths or {}).items():
+        console.print(f"{kind:5s} {p}")
+
+
+@app.command()
+@friendly_errors
+def demo(
+    out: Path = typer.Option(Path("out/demo"), "--out", help="Where the data, run and report go."),
+    workers: int = typer.Option(None, help="Render processes (default: cores)."),
+) -> None:
+    """Generate the smoke grid, run oracle, chance and the ideal observer at native and frames@1, report."""
+    from vidaudit.demo import run_demo
+
+    paths = run_demo(out, workers=workers, console=console)
+    console.print(f"[bold green]demo done[/]: open {paths['html']}")
+
+
 if __name__ == "__main__":  # pragma: no cover
     app()

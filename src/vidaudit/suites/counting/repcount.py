@@ -50,9 +50,9 @@ DEFAULT_QUESTION = "How many times does the person perform the repetitive exerci
 #: wording in the paper and does not use the question stem.
 REAL_WORLD_TEMPLATES: dict[str, tuple[str | None, str]] = {
     "real_zero_shot": (None, "{question} Show your reasoning and put the final answer in \\boxed{{}}."),
-    "real_cot": (None, "{question} First, describe what exercise is being performed. Then, enumerate each "
-                       "individual repetition you observe, noting approximately when each one occurs. Finally, "
-                       "provide your total count. Put the final answer in \\boxed{{}}."),
+    "real_cot": (None, ("{question} First, describe what exercise is being performed. Then, enumerate each "
+                        "individual repetition you observe, noting approximately when each one occurs. Finally, "
+                        "provide your total count. Put the final answer in \\boxed{{}}.")),
     "real_direct": (None, "Count the number of exercise repetitions in this video. Reply with only a number."),
 }
 
@@ -257,12 +257,12 @@ def mean_rate_hz(starts: Sequence[int], fps: float) -> float | None:
     """Repetitions per second from the annotated starts: (n - 1) / (last start - first start)."""
     if len(starts) < 2 or starts[-1] <= starts[0]:
         return None
-    return round((len(starts) - 1) * fps / (starts[-1] - starts[0]), 6)
+    return (len(starts) - 1) * fps / (starts[-1] - starts[0])
 
 
 def _check_frames(row: RepcountRow, info: VideoInfo, source: str) -> None:
     last = max((e for _, e in row.segments), default=-1)
-    if last >= info.n_frames:
+    if last > info.n_frames:
         k = next(i for i, (_, e) in enumerate(row.segments, 1) if e == last)
         raise DataError(f"{source}:{row.line}: repetition {k} ends at frame {last} but {row.name} has "
                         f"{info.n_frames} frames (0..{info.n_frames - 1}); fix the annotation or the video file")
