@@ -34,12 +34,13 @@ import numpy as np
 from vidaudit.core.hashing import rng_from, sha256_file
 from vidaudit.suites.counting.blinking import Blinking
 from vidaudit.suites.counting.bounce_ball import BounceBall
+from vidaudit.suites.counting.detector import detect_events
 from vidaudit.suites.counting.generate import generate
 from vidaudit.suites.counting.grid import DOMAINS, GridPoint, preset
 from vidaudit.suites.counting.render import make_scene, render
 from vidaudit.suites.counting.scene import RenderSettings, Scene
 from vidaudit.suites.counting.state_machine import StateMachine
-from vidaudit.video.io import VideoWriter, probe
+from vidaudit.video.io import X264_OPTIONS, VideoWriter, iter_frames, probe
 
 PAPER_VIDEOS = len(preset("paper"))
 DEFAULT_POINTS = ("bounce_ball:12:4,bounce_ball:0:1,bounce_ball:3:0.5,"
@@ -118,6 +119,55 @@ def read_back(path: Path) -> None:
     sha256_file(path)
 
 
+# -- where a generate job's CPU time goes -----------------------------------------------------------
+
+@dataclass
+class Breakdown:
+    label: str
+    cvt_frames_s: float  # RGB -> I420 once per frame, as VideoWriter.write does for each repeat
+    cvt_runs_s: float    # ... once per run of identical frames (a possible speed-up)
+    x264_s: float        # libx264 + mux alone on pre-converted I420 frames
+    decode_s: float      # verify's decode to half-size RGB (iter_frames(half=True))
+    detect_s: float      # verify's pixel detector on the decoded frames
+
+
+def x264_alone(yuv: list[np.ndarray], settings: RenderSettings, out: Path) -> None:
+    import av
+
+    with av.open(str(out), mode="w", format="mp4") as c:
+        st = c.add_stream("libx264", rate=int(settings.fps))
+        st.width, st.height, st.pix_fmt = settings.width, settings.height, "yuv420p"
+        st.options = dict(X264_OPTIONS)
+        for i, y in enumerate(yuv):
+            frame = av.VideoFrame.from_numpy_buffer(y, format="yuv420p")
+            frame.pts = i
+            for packet in st.encode(frame):
+                c.mux(packet)
+        for packet in st.encode():
+            c.mux(packet)
+
+
+def breakdown(point: GridPoint, settings: RenderSettings, repeats: int, tmp: Path) -> Breakdown:
+    """Single-threaded cost of each stage of a verified render job (as in generate's workers)."""
+    import cv2
+
+    runs = list(make_scene(point, settings).frame_runs())
+    frames = [f for f, r in runs for _ in range(r)]
+    buf = np.empty((settings.height * 3 // 2, settings.width), np.uint8)
+    cvt_frames = best_of(repeats, lambda: [cv2.cvtColor(f, cv2.COLOR_RGB2YUV_I420, dst=buf) for f in frames])
+    cvt_runs = best_of(repeats, lambda: [cv2.cvtColor(f, cv2.COLOR_RGB2YUV_I420, dst=buf) for f, _ in runs])
+    yuv = [cv2.cvtColor(f, cv2.COLOR_RGB2YUV_I420) for f in frames]
+    x264 = best_of(repeats, lambda: x264_alone(yuv, settings, tmp / "x264.mp4"))
+    video = tmp / "verify.mp4"
+    render(point, settings, video, "verify.mp4")
+    decode = best_of(repeats, lambda: sum(1 for _ in iter_frames(video, half=True)))
+    half = list(iter_frames(video, half=True))
+    detect = best_of(repeats, lambda: detect_events(
+        point.domain, ((i, i / settings.fps, f) for i, f in enumerate(half))))
+    return Breakdown(f"{point.domain} N={point.n_events} F={point.frequency_hz:g}", cvt_frames, cvt_runs, x264,
+                     decode, detect)
+
+
 # -- Manim -----------------------------------------------------------------------------------------
 
 def manim_status() -> str | None:
@@ -126,7 +176,7 @@ def manim_status() -> str | None:
         return "the 'manim' package is not installed (pip install manim; needs libcairo2-dev, libpango1.0-dev)"
     try:
         import manim  # noqa: F401
-    except Exception as e:  # an install without its system libraries fails here
+    except Exception as e:  # noqa: BLE001  (an install without its system libraries fails in any way here)
         return f"'import manim' failed: {type(e).__name__}: {e}"
     return None
 
@@ -137,7 +187,7 @@ def render_manim(point: GridPoint, settings: RenderSettings, media_dir: Path) ->
 
     model = make_scene(point, settings)
     if not isinstance(model, BounceBall):
-        raise ValueError("the Manim comparison is defined for bounce_ball only")
+        raise TypeError("the Manim comparison is defined for bounce_ball only")
     w, h = settings.width, settings.height
     frame_h = 8.0
     frame_w = frame_h * w / h
@@ -147,7 +197,7 @@ def render_manim(point: GridPoint, settings: RenderSettings, media_dir: Path) ->
         return np.array([(x - w / 2) * unit, (h / 2 - y) * unit, 0.0])
 
     def hexcol(rgb: tuple[int, int, int]) -> str:
-        return "#%02x%02x%02x" % rgb
+        return "#{:02x}{:02x}{:02x}".format(*rgb)
 
     def ball_xy(t: float) -> np.ndarray:
         p = model.centre - (model.gap / 2.0 - model.radius) * model.u + model.position(t) * model.u
@@ -191,6 +241,26 @@ def generate_sample(k: int) -> list[GridPoint]:
     return chosen
 
 
+def pool_startup_s(workers: int, repeats: int) -> float:
+    """Seconds to start ``generate``'s kind of pool and import the renderer in every worker."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from vidaudit.core.parallel import pool_context
+
+    def once() -> None:
+        with ProcessPoolExecutor(workers, mp_context=pool_context()) as pool:
+            list(pool.map(_import_renderer_job, range(workers)))
+
+    return best_of(repeats, once)
+
+
+def _import_renderer_job(_: int) -> None:
+    """A pool job that only imports what a render job imports, held briefly so every worker starts."""
+    import vidaudit.suites.counting.generate  # noqa: F401
+
+    time.sleep(0.05)
+
+
 def time_generate(points: list[GridPoint], workers: int, verify: bool, repeats: int, tmp: Path) -> float:
     def once() -> None:
         out = Path(tempfile.mkdtemp(dir=tmp, prefix="gen-"))
@@ -217,6 +287,24 @@ class Row:
     manim_s: float | None = None
 
 
+def measure_point(p: GridPoint, settings: RenderSettings, repeats: int, manim_repeats: int, tmp: Path) -> Row:
+    """Every per-scene measurement for one grid point (Manim only for bounce_ball, if ``manim_repeats``)."""
+    frames, runs = draw_runs(p, settings)
+    t_runs = best_of(repeats, lambda: draw_runs(p, settings))
+    t_naive = best_of(repeats, lambda: draw_naive(p, settings))
+    video = tmp / "render.mp4"
+    t_render = best_of(repeats, lambda: render(p, settings, video, "render.mp4"))
+    t_read = best_of(repeats, lambda: read_back(video))
+    pre = predrawn_frames(p, settings)
+    t_enc = best_of(repeats, lambda: encode_only(pre, settings, tmp / "encode.mp4"))
+    t_manim = None
+    if manim_repeats and p.domain == "bounce_ball":
+        t_manim = best_of(manim_repeats, lambda: render_manim(p, settings, tmp / "manim"))
+        shutil.rmtree(tmp / "manim", ignore_errors=True)
+    return Row(f"{p.domain} N={p.n_events} F={p.frequency_hz:g}", frames, runs, t_runs, t_naive, t_render, t_enc,
+               t_read, t_manim)
+
+
 def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -239,6 +327,7 @@ def main() -> None:
                     "(0: skip)")
     ap.add_argument("--workers", type=int, default=2, help="worker processes for the generate estimate")
     ap.add_argument("--no-manim", action="store_true", help="skip the Manim comparison")
+    ap.add_argument("--no-breakdown", action="store_true", help="skip the per-stage CPU breakdown")
     ap.add_argument("--manim-repeats", type=int, default=None, help="repetitions for Manim (default: --repeats)")
     args = ap.parse_args()
     if args.repeats < 1 or args.workers < 1 or args.gen_sample < 0:
@@ -260,25 +349,10 @@ def main() -> None:
     print(f"clip: {settings.width}x{settings.height} @ {settings.fps:g} fps, {settings.duration_s:g} s "
           f"({settings.n_frames} frames); best of {args.repeats} per measurement\n")
 
-    rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="vidaudit-bench-") as tmp_name:
         tmp = Path(tmp_name)
-        for p in points:
-            label = f"{p.domain} N={p.n_events} F={p.frequency_hz:g}"
-            frames, runs = draw_runs(p, settings)
-            t_runs = best_of(args.repeats, lambda: draw_runs(p, settings))
-            t_naive = best_of(args.repeats, lambda: draw_naive(p, settings))
-            video = tmp / "render.mp4"
-            t_render = best_of(args.repeats, lambda: render(p, settings, video, "render.mp4"))
-            t_read = best_of(args.repeats, lambda: read_back(video))
-            pre = predrawn_frames(p, settings)
-            t_enc = best_of(args.repeats, lambda: encode_only(pre, settings, tmp / "encode.mp4"))
-            del pre
-            t_manim = None
-            if manim_why is None and p.domain == "bounce_ball":
-                t_manim = best_of(manim_repeats, lambda: render_manim(p, settings, tmp / "manim"))
-                shutil.rmtree(tmp / "manim", ignore_errors=True)
-            rows.append(Row(label, frames, runs, t_runs, t_naive, t_render, t_enc, t_read, t_manim))
+        rows = [measure_point(p, settings, args.repeats, manim_repeats if manim_why is None else 0, tmp)
+                for p in points]
 
         head = (f"{'scene':<26}{'runs':>5}{'draw f/s':>11}{'naive f/s':>11}{'render s':>10}{'videos/s':>9}"
                 f"{'enc-only s':>11}{'readback s':>11}{'rnd/enc':>8}{'manim s':>9}{'manim/us':>9}")
@@ -307,15 +381,33 @@ def main() -> None:
 
         if args.gen_sample:
             sample = generate_sample(args.gen_sample)
-            print(f"\npaper preset ({PAPER_VIDEOS} videos), projected from generate() on {len(sample)} "
-                  f"stratified points with {args.workers} workers (pool start-up included, so conservative):")
+            startup = pool_startup_s(args.workers, args.repeats)
+            print(f"\npaper preset ({PAPER_VIDEOS} videos), projected from generate() on {len(sample)} stratified "
+                  f"points with {args.workers} workers; pool start-up ({startup:.2f} s, measured alone) is "
+                  f"counted once:")
             for verify in (True, False):
                 t = time_generate(sample, args.workers, verify, args.repeats, tmp)
-                per = t / len(sample)
-                minutes = per * PAPER_VIDEOS / 60
+                per = max(t - startup, 0.0) / len(sample)
+                minutes = (per * PAPER_VIDEOS + startup) / 60
                 goal = f" (goal < {GOAL_PAPER_MINUTES:g} min: {verdict(minutes < GOAL_PAPER_MINUTES)})" if verify else ""
-                print(f"  verify={str(verify):<5}  {t:6.2f} s for {len(sample)} -> {per:.3f} s/video "
+                print(f"  verify={verify!s:<5}  {t:6.2f} s for {len(sample)} -> {per:.3f} s/video of wall time "
                       f"-> {minutes:.1f} min{goal}")
+
+        if not args.no_breakdown:
+            threads = cv2.getNumThreads()
+            cv2.setNumThreads(1)  # as in generate's workers
+            try:
+                parts = [breakdown(p, settings, args.repeats, tmp) for p in points]
+            finally:
+                cv2.setNumThreads(threads)
+            head = (f"{'one verified job, 1 thread':<26}{'RGB>I420':>9}{'per run':>9}{'x264':>8}{'decode':>8}"
+                    f"{'detect':>8}{'sum':>7}")
+            print("\n" + head + "\n" + "-" * len(head))
+            for b in parts:
+                total = b.cvt_frames_s + b.x264_s + b.decode_s + b.detect_s
+                print(f"{b.label:<26}{b.cvt_frames_s:>9.3f}{b.cvt_runs_s:>9.3f}{b.x264_s:>8.3f}{b.decode_s:>8.3f}"
+                      f"{b.detect_s:>8.3f}{total:>7.2f}")
+            print("(seconds of CPU per video; 'per run' is RGB>I420 done once per run of identical frames)")
 
 
 if __name__ == "__main__":

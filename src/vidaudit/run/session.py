@@ -43,6 +43,8 @@ def _estimate(p: PlannedTrial, caps: Any) -> tuple[int, float | None]:
     from vidaudit.core.types import Usage
 
     cond, v, spec = p.trial.condition, p.sample.video, p.trial.model
+    if caps.local and spec.provider != "hf":
+        return 0, 0.0  # built-in models: no tokens, no cost
     n = len(select_frames(p.sample, cond, caps))
     native = cond.presentation is Presentation.NATIVE
     tokens_in = estimate_request_tokens(0 if native else n, v.width, v.height, 600,

@@ -262,7 +262,7 @@ def mean_rate_hz(starts: Sequence[int], fps: float) -> float | None:
 
 def _check_frames(row: RepcountRow, info: VideoInfo, source: str) -> None:
     last = max((e for _, e in row.segments), default=-1)
-    if last > info.n_frames:
+    if last >= info.n_frames:
         k = next(i for i, (_, e) in enumerate(row.segments, 1) if e == last)
         raise DataError(f"{source}:{row.line}: repetition {k} ends at frame {last} but {row.name} has "
                         f"{info.n_frames} frames (0..{info.n_frames - 1}); fix the annotation or the video file")
