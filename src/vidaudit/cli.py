@@ -65,6 +65,24 @@ def generate_counting(
     console.print(f"manifest: {res.manifest}")
 
 
+@generate_app.command("repcount")
+@friendly_errors
+def generate_repcount(
+    csv: Path = typer.Option(..., "--csv", help="RepCount-style annotation CSV (type,name,count,L1,L2,...)."),
+    videos: Path = typer.Option(..., "--videos", help="Folder holding the videos named in the CSV."),
+    out: Path = typer.Option(..., "--out", help="Output directory (manifest.jsonl, dataset.json)."),
+    split: str = typer.Option(None, help="Split name recorded in sample ids, e.g. test."),
+    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip bad rows (listed) instead of failing."),
+) -> None:
+    """Turn a real repetition-counting dataset into counting samples (one event per repetition start)."""
+    from vidaudit.suites.counting.repcount import write_repcount_dataset
+
+    res = write_repcount_dataset(csv, videos, out, split_name=split, skip_invalid=skip_invalid)
+    for p in res.skipped:
+        console.print(f"[yellow]skipped[/] line {p.line} ({p.name}): {p.message}", highlight=False)
+    console.print(f"{len(res.samples)} samples; manifest: {res.manifest}")
+
+
 @app.command()
 @friendly_errors
 def verify(
@@ -76,6 +94,10 @@ def verify(
     from vidaudit.suites.counting.verify import verify_dataset
 
     info = read_dataset_info(data)
+    if info.get("real_video"):
+        console.print(f"[bold red]error:[/] {data} holds real videos with annotated counts; pixel verification "
+                      "applies to rendered suites only")
+        raise typer.Exit(2)
     if info.get("dry_run"):
         console.print(f"[bold red]error:[/] {data} is a dry run: it has no videos to verify")
         raise typer.Exit(2)
