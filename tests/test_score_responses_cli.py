@@ -1,0 +1,60 @@
+"""`vidaudit score-responses`: other harnesses' responses scored with vidaudit's trace metrics."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from vidaudit.cli import app
+from vidaudit.core.manifest import load_samples
+
+runner = CliRunner()
+
+
+def _ledger(times: list[float], count: int) -> str:
+    lines = [f"- at {t:.2f} s: event, running count {i}" for i, t in enumerate(times, 1)]
+    return "\n".join(lines + [f"Final Answer: \\boxed{{{count}}}"])
+
+
+def test_score_responses_with_report(smoke_dir: Path, tmp_path: Path) -> None:
+    samples = [s for s in load_samples(smoke_dir) if s.answer == 3]
+    s = samples[0]
+    true = s.trace.times
+    lines = [
+        {"sample_id": s.sample_id, "response": _ledger(true, 3), "model": "m", "condition": "c"},  # faithful
+        {"sample_id": s.sample_id, "response": _ledger([true[-1] + 3.0], 3), "model": "m2"},  # ACR
+        {"sample_id": s.sample_id, "response": "I cannot tell.", "model": "m3"},  # unparseable
+        {"sample_id": s.sample_id, "response": "<script>alert(1)</script> \\boxed{2}", "model": "m4"},
+    ]
+    resp = tmp_path / "responses.jsonl"
+    resp.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    out = tmp_path / "scores.jsonl"
+    r = runner.invoke(app, ["score-responses", "--suite", "counting", "--samples", str(smoke_dir / "manifest.jsonl"),
+                            "--responses", str(resp), "--out", str(out), "--report", str(tmp_path / "rep")])
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(rows) == 4
+    for key in ("sample_id", "predicted_count", "parse_method", "reported_times", "n_reported", "n_matched",
+                "precision", "recall", "f1", "vor", "correct", "acr", "rfr", "taxonomy"):
+        assert key in rows[0]
+    a, b, c, d = rows
+    assert (a["correct"], a["n_matched"], a["f1"], a["acr"]) == (True, 3, 1.0, False)
+    assert (b["correct"], b["n_matched"], b["acr"]) == (True, 0, True)
+    assert (c["parse_method"], c["correct"]) == ("unparseable", False)
+    assert d["predicted_count"] == 2 and b["model"] == "m2" and b["condition"] == "external"
+    rep = json.loads((tmp_path / "rep" / "report.json").read_text())
+    assert rep["trace_metrics"]["m3"]["external"]["macro"]["parse_failure_rate"] == 1.0
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert "<script>alert(1)</script>" not in html
+
+
+def test_score_responses_unknown_sample(smoke_dir: Path, tmp_path: Path) -> None:
+    resp = tmp_path / "r.jsonl"
+    resp.write_text(json.dumps({"sample_id": "nope", "response": "\\boxed{1}"}) + "\n")
+    r = runner.invoke(app, ["score-responses", "--samples", str(smoke_dir), "--responses", str(resp),
+                            "--out", str(tmp_path / "s.jsonl")])
+    assert r.exit_code == 2
+    assert "'nope' is not in" in " ".join(r.output.split())
+    assert not (tmp_path / "s.jsonl").exists()
