@@ -163,6 +163,7 @@ def measure_plan(spec: ModelSpec, repeats: int, tmp: Path, profile: bool) -> tup
 
 @dataclass
 class PrepRow:
+    sample_id: str
     label: str
     condition: str
     images: int
@@ -203,7 +204,7 @@ def measure_prep(samples: list[Any], data: Path, adapter: OpenAIAdapter, conditi
             warm_kw = best_of(repeats, lambda r=request: adapter.build_kwargs(r))
             params = p.sample.params
             label = f"{params['domain']} N={params['n_events']} F={params['frequency_hz']:g}"
-            rows.append(PrepRow(label, cond.video_id, len(request.images), cold_s, warm_s, warm_req, warm_kw,
+            rows.append(PrepRow(p.sample.sample_id, label, cond.video_id, len(request.images), cold_s, warm_s, warm_req, warm_kw,
                                 payload_mb(kwargs)))
     return rows
 
@@ -308,8 +309,7 @@ def main() -> None:
                 caps = {adapter.spec.label: adapter.capabilities}
                 builder = RequestBuilder(data, caps, cache=FrameCache())
                 p16 = next(p for p in plan(samples, [conditions[1]], [adapter.spec])
-                           if p.sample.sample_id == samples[[r.label for r in rows if r.condition == "frames@16"]
-                                                            .index(worst16.label)].sample_id)
+                           if p.sample.sample_id == worst16.sample_id)
                 builder(p16)
                 prof = profile_top(lambda: adapter.build_kwargs(builder(p16)))
             print_prep(rows, render_s, len(samples), prof)

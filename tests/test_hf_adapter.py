@@ -38,6 +38,10 @@ INDICES = (0, 5, 10, 15)
 MAX_TOKENS = 6
 
 
+#: CPU and float32 on CI; a GPU check sets VIDAUDIT_TEST_DEVICE=cuda VIDAUDIT_TEST_DTYPE=bfloat16.
+DEVICE_KW = {"device": os.environ.get("VIDAUDIT_TEST_DEVICE", "cpu"),
+             "dtype": os.environ.get("VIDAUDIT_TEST_DTYPE", "float32")}
+
 @pytest.fixture(scope="session")
 def model_dirs(tmp_path_factory):
     root = tmp_path_factory.mktemp("tiny_hf")
@@ -56,7 +60,8 @@ def video_path(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def adapters(model_dirs):
-    return {k: HFAdapter(ModelSpec(provider="hf", name=str(p)), batch_size=2) for k, p in model_dirs.items()}
+    return {k: HFAdapter(ModelSpec(provider="hf", name=str(p)), batch_size=2, **DEVICE_KW)
+            for k, p in model_dirs.items()}
 
 
 def _settings(**kw) -> GenerationSettings:
@@ -313,7 +318,7 @@ def more_adapters(tmp_path_factory):
     root = tmp_path_factory.mktemp("tiny_hf_more")
     built = {"qwen3_vl": tiny_models.build_qwen3_vl(root / "qwen3_vl"),
              "llava_onevision": tiny_models.build_llava_onevision(root / "llava_onevision")}
-    return {k: HFAdapter(ModelSpec(provider="hf", name=str(p)), batch_size=2) for k, p in built.items()}
+    return {k: HFAdapter(ModelSpec(provider="hf", name=str(p)), batch_size=2, **DEVICE_KW) for k, p in built.items()}
 
 
 def test_qwen3_vl_native_prints_the_true_frame_times(more_adapters, video_path):
