@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import functools
 import io
 import os
 import platform
@@ -33,10 +34,14 @@ import shutil
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from vidaudit.core.types import Condition, ModelSpec
 from vidaudit.models.openai_compat import OpenAIAdapter
@@ -107,6 +112,53 @@ def profile_top(fn: Callable[[], object], n: int = 15) -> str:
     return "\n".join(lines[start:]).rstrip()
 
 
+# -- prototypes of the suggested fixes (``--what-if``; patched in this process only, then restored) ---
+
+@contextmanager
+def memoised_at_fps() -> Iterator[None]:
+    """Fix 1: ``at_fps`` is a pure function of (n_frames, fps, k) returning a frozen FrameSelection, and the
+    paper's 2,190 clips share one (n_frames, fps), so ``select_frames`` can reuse one selection per rate."""
+    import vidaudit.run.plan as plan_mod
+
+    original = plan_mod.at_fps
+    plan_mod.at_fps = functools.lru_cache(maxsize=1024)(original)
+    try:
+        yield
+    finally:
+        plan_mod.at_fps = original
+
+
+@contextmanager
+def memoised_jpeg() -> Iterator[None]:
+    """Fix 2: encode each decoded frame to JPEG once. FrameCache hands out read-only arrays, so the bytes of
+    a given (array, quality) never change; this prototype keys on the array's identity through a weak
+    reference, so an entry dies with its frame (a real fix keys on (video sha256, frame index, quality))."""
+    import vidaudit.models.request_builder as rb
+
+    original = rb.encode_jpeg
+    memo: dict[tuple[int, int], tuple[weakref.ref[np.ndarray], bytes]] = {}
+
+    def encode(image: np.ndarray, quality: int = rb.DEFAULT_JPEG_QUALITY) -> bytes:
+        if not isinstance(image, np.ndarray) or image.flags.writeable:
+            return original(image, quality)
+        key = (id(image), quality)
+        hit = memo.get(key)
+        if hit is not None and hit[0]() is image:
+            return hit[1]
+        data = original(image, quality)
+        def forget(_: object, k: tuple[int, int] = key) -> None:
+            memo.pop(k, None)
+
+        memo[key] = (weakref.ref(image, forget), data)
+        return data
+
+    rb.encode_jpeg = encode
+    try:
+        yield
+    finally:
+        rb.encode_jpeg = original
+
+
 # -- 1. planning the paper's design ---------------------------------------------------------------
 
 @dataclass
@@ -125,16 +177,20 @@ class PlanResult:
         return self.prepare_s + self.rows_s
 
 
-def measure_plan(spec: ModelSpec, repeats: int, tmp: Path, profile: bool) -> tuple[PlanResult, str | None]:
-    """Dry-run manifest of the paper preset, then the ``vidaudit run --dry-run`` path over it."""
-    data = tmp / "paper-dry"
+def make_dry_manifest(data: Path, repeats: int) -> tuple[int, float]:
+    """(samples, seconds): the paper preset's dry-run manifest, as ``vidaudit generate --dry-run`` writes it."""
     points = preset("paper")
 
     def make_manifest() -> None:
         shutil.rmtree(data, ignore_errors=True)
         generate(points, data, dry_run=True)
 
-    manifest_s = best_of(repeats, make_manifest)
+    return len(points), best_of(repeats, make_manifest)
+
+
+def measure_plan(spec: ModelSpec, data: Path, n_samples: int, manifest_s: float, repeats: int,
+                 profile: bool) -> tuple[PlanResult, str | None]:
+    """The ``vidaudit run --dry-run`` path over the paper design's dry-run manifest in ``data``."""
     conditions = paper_conditions()
     opts = model_options()
     state: dict[str, Any] = {}
@@ -151,11 +207,15 @@ def measure_plan(spec: ModelSpec, repeats: int, tmp: Path, profile: bool) -> tup
     samples = sorted({p.sample.sample_id: p.sample for p in state["planned"]}.values(), key=lambda s: s.sample_id)
     plan_only_s = best_of(repeats, lambda: plan(samples, conditions, [spec]))
     planned = state["planned"]
-    result = PlanResult(len(points), len(conditions), len(planned), sum(r.frames for r in state["rows"]),
+    result = PlanResult(n_samples, len(conditions), len(planned), sum(r.frames for r in state["rows"]),
                         manifest_s, prepare_s, rows_s, plan_only_s)
     prof = None
     if profile or result.total_s >= GOAL_PLAN_S:
-        prof = profile_top(lambda: (prepare(), rows()))
+        def both() -> None:
+            prepare()
+            rows()
+
+        prof = profile_top(both)
     return result, prof
 
 
@@ -185,28 +245,26 @@ def payload_mb(kwargs: dict[str, Any]) -> float:
     return sum(len(p["image_url"]["url"]) for p in parts if p.get("type") == "image_url") / 1e6
 
 
+def measure_trial(p: PlannedTrial, data: Path, adapter: OpenAIAdapter, repeats: int) -> PrepRow:
+    """Cold and warm request preparation for one trial, best of ``repeats``."""
+    caps = {adapter.spec.label: adapter.capabilities}
+    cold_s = best_of(repeats, lambda: adapter.build_kwargs(RequestBuilder(data, caps, cache=FrameCache())(p)))
+    builder = RequestBuilder(data, caps, cache=FrameCache())
+    request = builder(p)  # warms the cache
+    kwargs = adapter.build_kwargs(request)
+    warm_s = best_of(repeats, lambda: adapter.build_kwargs(builder(p)))
+    warm_req = best_of(repeats, lambda: builder(p))
+    warm_kw = best_of(repeats, lambda: adapter.build_kwargs(request))
+    params = p.sample.params
+    label = f"{params['domain']} N={params['n_events']} F={params['frequency_hz']:g}"
+    return PrepRow(p.sample.sample_id, label, p.trial.condition.video_id, len(request.images), cold_s, warm_s,
+                   warm_req, warm_kw, payload_mb(kwargs))
+
+
 def measure_prep(samples: list[Any], data: Path, adapter: OpenAIAdapter, conditions: list[Condition],
                  repeats: int) -> list[PrepRow]:
-    """Cold and warm request preparation for every (sample, condition), best of ``repeats``."""
-    caps = {adapter.spec.label: adapter.capabilities}
-    rows = []
-    for cond in conditions:
-        for p in plan(samples, [cond], [adapter.spec]):
-            def cold(p: PlannedTrial = p) -> Any:
-                return adapter.build_kwargs(RequestBuilder(data, caps, cache=FrameCache())(p))
-
-            cold_s = best_of(repeats, cold)
-            builder = RequestBuilder(data, caps, cache=FrameCache())
-            request = builder(p)  # warms the cache
-            kwargs = adapter.build_kwargs(request)
-            warm_s = best_of(repeats, lambda p=p: adapter.build_kwargs(builder(p)))
-            warm_req = best_of(repeats, lambda p=p: builder(p))
-            warm_kw = best_of(repeats, lambda r=request: adapter.build_kwargs(r))
-            params = p.sample.params
-            label = f"{params['domain']} N={params['n_events']} F={params['frequency_hz']:g}"
-            rows.append(PrepRow(p.sample.sample_id, label, cond.video_id, len(request.images), cold_s, warm_s, warm_req, warm_kw,
-                                payload_mb(kwargs)))
-    return rows
+    """Every (condition, sample) trial, condition by condition."""
+    return [measure_trial(p, data, adapter, repeats) for p in plan(samples, conditions, [adapter.spec])]
 
 
 # -- report ---------------------------------------------------------------------------------------
@@ -268,6 +326,32 @@ def print_prep(rows: list[PrepRow], render_s: float, n_videos: int, prof: str | 
     print()
 
 
+def print_what_if_plan(before: PlanResult, after: PlanResult) -> None:
+    if (after.trials, after.frames) != (before.trials, before.frames):
+        raise RuntimeError("the memoised at_fps prototype changed the plan; its figures do not compare")
+    print("   what-if, at_fps memoised (same trials and frames):")
+    print(f"   prepare_run {after.prepare_s:.2f} s, dry_run_rows {after.rows_s:.2f} s, total {after.total_s:.2f} s "
+          f"({before.total_s / after.total_s:.1f}x faster; goal < {GOAL_PLAN_S:g} s: "
+          f"{verdict(after.total_s < GOAL_PLAN_S)})\n")
+
+
+def print_what_if_prep(before: list[PrepRow], after: list[PrepRow]) -> None:
+    print("   what-if, JPEG encoded once per cached frame (same payload bytes):")
+    for cond in dict.fromkeys(r.condition for r in before):
+        b = [r for r in before if r.condition == cond]
+        a = [r for r in after if r.condition == cond]
+        if [r.payload_mb for r in a] != [r.payload_mb for r in b]:
+            raise RuntimeError("the JPEG memo prototype changed the payload; its figures do not compare")
+        worst = max(r.warm_s for r in a)
+        line = (f"   {cond:<10} cold {1e3 * statistics.mean(r.cold_s for r in a):7.1f} ms/trial, warm "
+                f"{1e3 * statistics.mean(r.warm_s for r in a):7.1f} ms/trial (worst {1e3 * worst:.1f}; was "
+                f"{1e3 * max(r.warm_s for r in b):.1f})")
+        if cond == "frames@16":
+            line += f"  (goal warm < {GOAL_WARM_16_S * 1e3:g} ms: {verdict(worst < GOAL_WARM_16_S)})"
+        print(line)
+    print()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=3, help="repetitions per request measurement; the best is kept")
@@ -277,6 +361,8 @@ def main() -> None:
     ap.add_argument("--points", default=DEFAULT_POINTS, help="domain:N:F items to render for part 2 (seed 0)")
     ap.add_argument("--workers", type=int, default=2, help="worker processes for rendering part 2's videos")
     ap.add_argument("--profile", action="store_true", help="print cProfile top entries even when goals are met")
+    ap.add_argument("--what-if", action="store_true",
+                    help="also time prototypes of the suggested fixes (memoised at_fps, JPEG encoded once per frame)")
     ap.add_argument("--skip-plan", action="store_true", help="skip part 1")
     ap.add_argument("--skip-prep", action="store_true", help="skip part 2")
     args = ap.parse_args()
@@ -295,8 +381,14 @@ def main() -> None:
         tmp = Path(tmp_name)
         if not args.skip_plan:
             spec = ModelSpec.parse(args.model)
-            result, prof = measure_plan(spec, args.plan_repeats, tmp, args.profile)
+            data = tmp / "paper-dry"
+            n_samples, manifest_s = make_dry_manifest(data, args.plan_repeats)
+            result, prof = measure_plan(spec, data, n_samples, manifest_s, args.plan_repeats, args.profile)
             print_plan(spec, result, prof)
+            if args.what_if:
+                with memoised_at_fps():
+                    fixed, _ = measure_plan(spec, data, n_samples, manifest_s, args.plan_repeats, False)
+                print_what_if_plan(result, fixed)
         if not args.skip_prep:
             data = tmp / "videos"
             samples, render_s = render_videos(parse_points(args.points), data, args.workers)
@@ -313,6 +405,10 @@ def main() -> None:
                 builder(p16)
                 prof = profile_top(lambda: adapter.build_kwargs(builder(p16)))
             print_prep(rows, render_s, len(samples), prof)
+            if args.what_if:
+                with memoised_jpeg():
+                    fixed_rows = measure_prep(samples, data, adapter, conditions, args.repeats)
+                print_what_if_prep(rows, fixed_rows)
 
 
 if __name__ == "__main__":
