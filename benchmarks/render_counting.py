@@ -319,17 +319,22 @@ class Row:
 def measure_point(p: GridPoint, settings: RenderSettings, repeats: int, manim_repeats: int, tmp: Path) -> Row:
     """Every per-scene measurement for one grid point (Manim only for bounce_ball, if ``manim_repeats``)."""
     frames, runs = draw_runs(p, settings)
-    t_runs = best_of(repeats, lambda: draw_runs(p, settings))
-    t_naive = best_of(repeats, lambda: draw_naive(p, settings))
     video = tmp / "render.mp4"
-    t_render = best_of(repeats, lambda: render(p, settings, video, "render.mp4"))
-    t_read = best_of(repeats, lambda: read_back(video))
     pre = predrawn_frames(p, settings)
-    t_enc = best_of(repeats, lambda: encode_only(pre, settings, tmp / "encode.mp4"))
-    t_manim = None
+    jobs: dict[str, Callable[[], object]] = {
+        "runs": lambda: draw_runs(p, settings), "naive": lambda: draw_naive(p, settings),
+        "render": lambda: render(p, settings, video, "render.mp4"), "read": lambda: read_back(video),
+        "enc": lambda: encode_only(pre, settings, tmp / "encode.mp4")}
     if manim_repeats and p.domain == "bounce_ball":
-        t_manim = best_of(manim_repeats, lambda: render_manim(p, settings, tmp / "manim"))
-        shutil.rmtree(tmp / "manim", ignore_errors=True)
+        jobs["manim"] = lambda: render_manim(p, settings, tmp / "manim")
+    best = dict.fromkeys(jobs, float("inf"))
+    for i in range(max(repeats, manim_repeats)):  # interleaved: every measurement sees the same load
+        for name, job in jobs.items():
+            if i < (manim_repeats if name == "manim" else repeats):
+                best[name] = min(best[name], best_of(1, job))
+    shutil.rmtree(tmp / "manim", ignore_errors=True)
+    t_runs, t_naive, t_render, t_read, t_enc = (best[k] for k in ("runs", "naive", "render", "read", "enc"))
+    t_manim = best.get("manim")
     return Row(f"{p.domain} N={p.n_events} F={p.frequency_hz:g}", frames, runs, t_runs, t_naive, t_render, t_enc,
                t_read, t_manim)
 
@@ -376,7 +381,8 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} CPUs ({cpu_model()}), Python {platform.python_version()}, "
           f"PyAV {av.__version__}, OpenCV {cv2.__version__}, Manim {manim_ver}")
     print(f"clip: {settings.width}x{settings.height} @ {settings.fps:g} fps, {settings.duration_s:g} s "
-          f"({settings.n_frames} frames); best of {args.repeats} per measurement\n")
+          f"({settings.n_frames} frames); best of {args.repeats} per measurement, repetitions interleaved; "
+          f"load average at start {os.getloadavg()[0]:.2f}\n")
 
     with tempfile.TemporaryDirectory(prefix="vidaudit-bench-") as tmp_name:
         tmp = Path(tmp_name)
@@ -445,6 +451,7 @@ def main() -> None:
                 print(f"{b.label:<26}{b.cvt_frames_s:>9.3f}{b.cvt_runs_s:>9.3f}{b.x264_s:>8.3f}{b.decode_s:>8.3f}"
                       f"{b.detect_s:>8.3f}{total:>7.2f}")
             print("(seconds of CPU per video; 'per run' is RGB>I420 done once per run of identical frames)")
+    print(f"\nload average at end: {os.getloadavg()[0]:.2f} (1 min)")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ from vidaudit.models.base import Capabilities, ModelCallError
 from vidaudit.models.pricing import PriceTable, cost_usd, load_prices
 from vidaudit.models.request_builder import (
     DEFAULT_JPEG_QUALITY,
-    Stopwatch,
     b64,
     base64_size,
     build_content,
@@ -101,18 +100,8 @@ class AnthropicAdapter:
 
     async def generate(self, request: Request) -> Response:
         kwargs = await asyncio.to_thread(self.build_kwargs, request)
-        clock = Stopwatch()
-        try:
-            with clock.running():
-                message = await self._client.messages.create(**kwargs)
-        except ModelCallError:
-            raise
-        except Exception as e:
-            err = self._classify(e)
-            if err is None:
-                raise  # a bug, not a provider failure: let it surface
-            raise err from None
-        return self._response(message, clock.seconds)
+        message, seconds = await eh.classified_call(lambda: self._client.messages.create(**kwargs), self._classify)
+        return self._response(message, seconds)
 
     def _classify(self, e: Exception) -> ModelCallError | None:
         name = self.spec.label

@@ -13,11 +13,13 @@ import email.utils
 import json
 import re
 import time
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 from vidaudit.core.types import ErrorKind
 from vidaudit.models.base import ModelCallError
+
+T = TypeVar("T")
 
 MAX_MESSAGE_CHARS = 600
 REDACTED = "[REDACTED]"
@@ -149,3 +151,22 @@ _HINTS = {
     ErrorKind.AUTH: " (check the API key in the environment variable the adapter names)",
     ErrorKind.QUOTA: " (quota or credit exhausted: the run stops; raise the limit or wait for it to reset)",
 }
+
+
+async def classified_call(call: Callable[[], Awaitable[T]],
+                          classify: Callable[[Exception], ModelCallError | None]) -> tuple[T, float]:
+    """Await ``call()``, timing it; provider failures leave classified, anything else (a bug) as raised."""
+    from vidaudit.models.request_builder import Stopwatch
+
+    clock = Stopwatch()
+    try:
+        with clock.running():
+            result = await call()
+    except ModelCallError:
+        raise
+    except Exception as e:
+        err = classify(e)
+        if err is None:
+            raise  # a bug, not a provider failure: let it surface
+        raise err from None
+    return result, clock.seconds

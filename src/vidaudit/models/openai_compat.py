@@ -30,7 +30,6 @@ from vidaudit.models.base import Capabilities, ModelCallError
 from vidaudit.models.pricing import PriceTable, cost_usd, is_local_endpoint, load_prices
 from vidaudit.models.request_builder import (
     DEFAULT_JPEG_QUALITY,
-    Stopwatch,
     base64_size,
     build_content,
     check_jpeg_quality,
@@ -150,18 +149,9 @@ class OpenAIAdapter:
 
     async def generate(self, request: Request) -> Response:
         kwargs = await asyncio.to_thread(self.build_kwargs, request)
-        clock = Stopwatch()
-        try:
-            with clock.running():
-                completion = await self._client.chat.completions.create(**kwargs)
-        except ModelCallError:
-            raise
-        except Exception as e:  # every provider failure leaves here classified
-            err = self._classify(e)
-            if err is None:
-                raise  # a bug, not a provider failure: let it surface
-            raise err from None
-        return self._response(completion, clock.seconds)
+        completion, seconds = await eh.classified_call(
+            lambda: self._client.chat.completions.create(**kwargs), self._classify)
+        return self._response(completion, seconds)
 
     def _classify(self, e: Exception) -> ModelCallError | None:
         name = self.spec.label

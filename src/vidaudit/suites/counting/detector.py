@@ -106,7 +106,7 @@ def _reversals(pos: np.ndarray, positions: list[int], scale: int) -> list[tuple[
     s = (pos - centre) @ axis
     eps = MOVE_EPS_PX / scale
     out: list[tuple[int, str]] = []
-    last_sign, last_j, zeros = 0, -1, 0
+    last_sign, zeros = 0, 0
     for j in range(len(s) - 1):
         if np.isnan(s[j]) or np.isnan(s[j + 1]):
             last_sign, zeros = 0, 0
@@ -119,7 +119,7 @@ def _reversals(pos: np.ndarray, positions: list[int], scale: int) -> list[tuple[
         if last_sign and sign != last_sign and zeros <= 1:
             k = j  # extremum frame; on a tie (one zero step) take the later frame
             out.append((positions[k], _wall_label(pos[k] - centre)))
-        last_sign, last_j, zeros = sign, j, 0
+        last_sign, zeros = sign, 0
     return out
 
 
