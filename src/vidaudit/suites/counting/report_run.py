@@ -16,7 +16,7 @@ from vidaudit.core.errors import DataError
 from vidaudit.core.fileio import read_jsonl, write_jsonl_atomic
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.types import Sample
-from vidaudit.suites.counting.aggregate import aggregate
+from vidaudit.suites.counting.aggregate import aggregate, paired_difference
 from vidaudit.suites.counting.scoring import score_trial
 
 SCORES = "scores.jsonl"
@@ -113,8 +113,25 @@ def input_limit_notes(report: dict[str, Any]) -> list[str]:
     return notes
 
 
+def paired_comparisons(records: list[dict[str, Any]], n_boot: int = 2000) -> list[dict[str, Any]]:
+    """Each model's conditions against its first, and each condition's models against the first:
+    EM difference on shared samples with a bootstrap interval clustered by source video."""
+    models = list(dict.fromkeys(r["model"] for r in records))
+    conds = list(dict.fromkeys(r["condition"] for r in records))
+    pairs = [((m, conds[0]), (m, c)) for m in models for c in conds[1:]]
+    pairs += [((models[0], c), (m, c)) for c in conds for m in models[1:]]
+    out = []
+    for a, b in pairs:
+        try:
+            out.append(paired_difference(records, a, b, n_boot=n_boot))
+        except (DataError, ValueError):
+            continue  # no shared ok samples for this pair
+    return out
+
+
 def build_report(records: list[dict[str, Any]], *, meta: dict[str, Any]) -> dict[str, Any]:
     report = aggregate(records)
+    report["paired_differences"] = paired_comparisons(records)
     report["notes"] = input_limit_notes(report)
     report["meta"] = {"created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                       "vidaudit_version": __version__,
