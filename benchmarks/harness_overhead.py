@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, ModelSpec
 from vidaudit.models.openai_compat import OpenAIAdapter
 from vidaudit.run.plan import PlannedTrial, RequestBuilder, parse_condition, plan
@@ -55,9 +56,9 @@ from vidaudit.video.frame_cache import FrameCache
 #: that happens to be in the environment is never read. Nothing is called, so any value works.
 DUMMY_KEY_ENV = "VIDAUDIT_BENCH_DUMMY_KEY"
 
-#: The paper's sampling conditions (Low-Frequency Trap, 4.3) and the oracle keyframes (4.4).
+#: The paper's sampling interventions and event-centred keyframes (Low-Frequency Trap, section 6).
 SAMPLING = ("native", "frames@1", "frames@2", "frames@4", "frames@8", "frames@10", "frames@16", "keyframes")
-#: The prompting interventions (4.5) besides structured_trace, each at native.
+#: Its prompting interventions (section 6) besides structured_trace, each at native.
 OTHER_PROMPTS = ("direct", "multi_turn_verification", "thinking", "role_prompting")
 #: Hosted OpenAI takes no native video (check_servable refuses it), so the design needs a spec that does.
 DEFAULT_PLAN_MODEL = "gemini:gemini-2.5-flash"
@@ -383,7 +384,11 @@ def main() -> None:
             spec = ModelSpec.parse(args.model)
             data = tmp / "paper-dry"
             n_samples, manifest_s = make_dry_manifest(data, args.plan_repeats)
-            result, prof = measure_plan(spec, data, n_samples, manifest_s, args.plan_repeats, args.profile)
+            try:
+                result, prof = measure_plan(spec, data, n_samples, manifest_s, args.plan_repeats, args.profile)
+            except ConfigError as e:
+                raise SystemExit(f"--model {args.model} cannot plan the paper design: {e}\nThe design includes "
+                                 "native video; pick a spec that takes it, e.g. gemini:gemini-2.5-flash") from e
             print_plan(spec, result, prof)
             if args.what_if:
                 with memoised_at_fps():

@@ -46,6 +46,7 @@ NOT_PARSED = Parsed(None, UNPARSEABLE, None)
 # --------------------------------------------------------------------------- \boxed{...}
 
 _BOXED_OPEN = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_BRACE = re.compile(r"\\[{}]|[{}]")  # an escaped brace is one token, not a brace
 _LATEX_WRAP = re.compile(r"\\(?:text|textbf|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
 
 
@@ -58,19 +59,16 @@ def boxed_spans(text: str) -> list[tuple[int, int, str]]:
     opens = list(_BOXED_OPEN.finditer(text))
     if not opens:
         return []
+    # A brace's partner depends only on the text after it, so scanning starts at the first box, and
+    # only at braces (a regex walks the rest of the text in C).
     close_of: dict[int, int] = {}
     stack: list[int] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == "\\" and i + 1 < n and text[i + 1] in "{}":
-            i += 2
-            continue
-        if c == "{":
-            stack.append(i)
-        elif c == "}" and stack:
-            close_of[stack.pop()] = i
-        i += 1
+    for m in _BRACE.finditer(text, opens[0].end() - 1):
+        tok = m.group()
+        if tok == "{":
+            stack.append(m.start())
+        elif tok == "}" and stack:
+            close_of[stack.pop()] = m.start()
     out = []
     for m in opens:
         brace = m.end() - 1
