@@ -149,7 +149,7 @@ def x264_alone(yuv: list[np.ndarray], settings: RenderSettings, out: Path) -> No
 
 
 def breakdown(point: GridPoint, settings: RenderSettings, repeats: int, tmp: Path) -> Breakdown:
-    """Single-threaded cost of each stage of a verified render job (as in generate's workers)."""
+    """Single-threaded wall time of each stage of a verified render job (as in generate's workers)."""
     import cv2
 
     runs = list(make_scene(point, settings).frame_runs())
@@ -450,7 +450,7 @@ def main() -> None:
                 total = b.cvt_frames_s + b.x264_s + b.decode_s + b.detect_s
                 print(f"{b.label:<26}{b.cvt_frames_s:>9.3f}{b.cvt_runs_s:>9.3f}{b.x264_s:>8.3f}{b.decode_s:>8.3f}"
                       f"{b.detect_s:>8.3f}{total:>7.2f}")
-            print("(seconds of CPU per video; 'per run' is RGB>I420 done once per run of identical frames)")
+            print("(single-threaded wall seconds per video; 'per run': RGB>I420 once per run of identical frames)")
     print(f"\nload average at end: {os.getloadavg()[0]:.2f} (1 min)")
 
 

@@ -94,9 +94,14 @@ class VideoWriter:
             raise self._error
         if rgb.shape != (self._h, self._w, 3):
             raise ValueError(f"frame shape {rgb.shape} != {(self._h, self._w, 3)}")
+        first: np.ndarray | None = None
         for _ in range(repeat):
             yuv = self._free.get()
-            cv2.cvtColor(rgb, cv2.COLOR_RGB2YUV_I420, dst=yuv)
+            if first is None:
+                cv2.cvtColor(rgb, cv2.COLOR_RGB2YUV_I420, dst=yuv)
+                first = yuv.copy() if repeat > 1 else yuv  # converted once, copied for repeats
+            elif yuv is not first:
+                np.copyto(yuv, first)
             if self._thread:
                 self._todo.put((yuv, self._n))
             else:
