@@ -193,12 +193,17 @@ def to_rgb_half(frame: av.VideoFrame) -> np.ndarray:
     return cv2.cvtColor(cv2.merge([y, chroma[0], chroma[1]]), cv2.COLOR_YUV2RGB)
 
 
-def iter_frames(path: str | Path, half: bool = False) -> Iterator[np.ndarray]:
-    """Every frame in presentation order as RGB uint8 (``half``: at half resolution, for analysis)."""
+def iter_frames(path: str | Path, half: bool = False, threaded: bool = True) -> Iterator[np.ndarray]:
+    """Every frame in presentation order as RGB uint8 (``half``: at half resolution, for analysis).
+
+    ``threaded=False`` decodes on the calling thread: cheaper inside a pool that already runs one
+    worker per core.
+    """
     convert = to_rgb_half if half else to_rgb
     with _open(path) as c:
         s = c.streams.video[0]
-        s.thread_type = "AUTO"
+        if threaded:
+            s.thread_type = "AUTO"
         for frame in c.decode(s):
             yield convert(frame)
 

@@ -13,7 +13,7 @@ FRAME_TOLERANCE = 1
 
 def check_video(domain: str, path: str | Path, trace: Trace, fps: float) -> list[str]:
     """Problems found (empty when the detector finds every event at its frame +-1 and nothing else)."""
-    found = detect_events(domain, ((i, i / fps, f) for i, f in enumerate(iter_frames(path, half=True))))
+    found = detect_events(domain, ((i, i / fps, f) for i, f in enumerate(iter_frames(path, half=True, threaded=False))))
     true = [e.frame for e in trace.events]
     got = [d.frame for d in found]
     problems = []
