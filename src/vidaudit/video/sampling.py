@@ -6,6 +6,7 @@ at t = j / K for j = 0, 1, ... while t < duration; no adapter resamples afterwar
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,8 +34,10 @@ def frame_on_screen(t: float, fps: float, n_frames: int) -> int:
     return min(max(int(math.floor(t * fps + _EPS)), 0), n_frames - 1)
 
 
+@functools.lru_cache(maxsize=1024)
 def at_fps(n_frames: int, fps: float, k: float) -> FrameSelection:
-    """The frame on screen at t = j / K for every j with t inside the clip."""
+    """The frame on screen at t = j / K for every j with t inside the clip (memoised: a plan asks the
+    same few (clip, rate) pairs tens of thousands of times; the selection is immutable)."""
     if k <= 0:
         raise ConfigError(f"sampling rate must be positive, got {k}")
     duration = n_frames / fps
