@@ -51,6 +51,7 @@ from vidaudit.run.session import dry_run_rows, prepare_run
 from vidaudit.suites.counting.generate import generate
 from vidaudit.suites.counting.grid import GridPoint, preset
 from vidaudit.video.frame_cache import FrameCache
+from bench_common import best_of, parse_points
 
 #: Benchmark-only key variable: adapters are pointed at it with ``api_key_env`` so that a real key
 #: that happens to be in the environment is never read. Nothing is called, so any value works.
@@ -78,28 +79,6 @@ def model_options() -> dict[str, dict[str, Any]]:
     """Options per provider: the dummy key, and no on-disk Gemini upload cache (nothing is uploaded)."""
     return {"openai": {"api_key_env": DUMMY_KEY_ENV}, "anthropic": {"api_key_env": DUMMY_KEY_ENV},
             "gemini": {"api_key_env": DUMMY_KEY_ENV, "use_disk_cache": False}}
-
-
-def parse_points(spec: str) -> list[GridPoint]:
-    """``domain:N:F`` items separated by commas (seed 0)."""
-    points = []
-    for item in filter(None, (s.strip() for s in spec.split(","))):
-        try:
-            domain, n, f = item.split(":")
-            points.append(GridPoint(domain, int(n), float(f), 0))
-        except ValueError as e:
-            raise SystemExit(f"bad --points item {item!r}: expected domain:N:F, e.g. bounce_ball:12:4") from e
-    return points
-
-
-def best_of(repeats: int, fn: Callable[[], object]) -> float:
-    """Minimum wall time of ``repeats`` calls: the run least disturbed by other load."""
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def best_cpu_of(repeats: int, fn: Callable[[], object]) -> tuple[float, float]:

@@ -42,6 +42,7 @@ from vidaudit.suites.counting.scene import RenderSettings, Scene
 from vidaudit.suites.counting.state_machine import StateMachine
 from vidaudit.suites.counting.verify import check_video
 from vidaudit.video.io import X264_OPTIONS, VideoWriter, iter_frames, probe
+from bench_common import best_of, parse_points
 
 PAPER_VIDEOS = len(preset("paper"))
 DEFAULT_POINTS = ("bounce_ball:12:4,bounce_ball:0:1,bounce_ball:3:0.5,"
@@ -49,28 +50,6 @@ DEFAULT_POINTS = ("bounce_ball:12:4,bounce_ball:0:1,bounce_ball:3:0.5,"
 GOAL_RENDER_OVER_ENCODE = 1.3
 GOAL_MANIM_OVER_OURS = 1.8
 GOAL_PAPER_MINUTES = 20.0
-
-
-def parse_points(spec: str) -> list[GridPoint]:
-    """``domain:N:F`` items separated by commas (seed 0)."""
-    points = []
-    for item in filter(None, (s.strip() for s in spec.split(","))):
-        try:
-            domain, n, f = item.split(":")
-            points.append(GridPoint(domain, int(n), float(f), 0))
-        except ValueError as e:
-            raise SystemExit(f"bad --points item {item!r}: expected domain:N:F, e.g. bounce_ball:12:4") from e
-    return points
-
-
-def best_of(repeats: int, fn: Callable[[], object]) -> float:
-    """Minimum wall time of ``repeats`` calls: the run least disturbed by other load."""
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 # -- drawing ---------------------------------------------------------------------------------------
