@@ -21,7 +21,8 @@ from httpfake import FakeServer, Recorded, Reply
 from vidaudit.cli import app
 from vidaudit.core.manifest import load_samples
 from vidaudit.run.store import RunStore
-from vidaudit.suites.counting.report_run import records_from_store
+from vidaudit.report.model import Report
+from vidaudit.score.stage import score_store
 
 runner = CliRunner()
 SECRET = "sk-test-DO-NOT-LEAK-0123456789abcdef"
@@ -35,6 +36,13 @@ def builtin_run(smoke_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Pa
                             "--out", str(out)])
     assert r.exit_code == 0, r.output
     return out
+
+
+def records_from_store(run_dir: Path) -> tuple[list[dict], dict[str, dict], dict]:
+    scored = score_store(run_dir)
+    extras = {tid: {"frame_indices": [i for i, _ in fr], "frame_times": [t for _, t in fr]}
+              for tid, fr in scored.frames.items()}
+    return [r.flat() for r in scored.records], extras, scored.samples
 
 
 def test_oracle_and_ideal_observer(builtin_run: Path) -> None:
@@ -66,16 +74,23 @@ def test_rerun_resumes_without_calls_and_score_rescores(builtin_run: Path, smoke
     assert r.exit_code == 0, r.output
     rows = [json.loads(x) for x in (builtin_run / "scores.jsonl").read_text().splitlines()]
     assert len(rows) == 108
+    for row in rows:  # one shape for every suite: the identifiers, the status and correctness
+        assert {"trial_id", "sample_id", "model", "condition", "status", "correct"} <= set(row)
 
 
 def test_report_files(builtin_run: Path) -> None:
     r = runner.invoke(app, ["report", str(builtin_run)])
     assert r.exit_code == 0, r.output
-    rep = json.loads((builtin_run / "report" / "report.json").read_text())
+    text = (builtin_run / "report" / "report.json").read_text()
+    Report.model_validate_json(text)  # the published schema
+    top = json.loads(text)
+    assert top["suite"] == "counting" and top["schema_version"] == 2
+    rep = top["results"]
     for key in ("cells", "count_boundary", "frequency_boundary", "trace_metrics"):
         assert key in rep
-    assert rep["trace_metrics"]["oracle"]["native/structured_trace"]["macro"]["em"] == 1.0
-    assert any("frames@1" in n and "cannot show" in n for n in rep["notes"])
+    # a bare `native` is resolved per model: the built-ins see every frame
+    assert rep["trace_metrics"]["oracle"]["native@all/structured_trace"]["macro"]["em"] == 1.0
+    assert any("frames@1" in n and "cannot show" in n for n in top["notes"])
     cell = rep["cells"][0]
     assert {"model", "condition", "domain", "n_events", "frequency_hz", "n", "correct", "accuracy", "ci_low",
             "ci_high"} <= set(cell)
@@ -189,7 +204,7 @@ def test_demo_on_smoke(smoke_dir: Path, tmp_path: Path) -> None:
     _copy_data(smoke_dir, tmp_path / "demo" / "data")
     r = runner.invoke(app, ["demo", "--out", str(tmp_path / "demo"), "--workers", "2"])
     assert r.exit_code == 0, r.output
-    rep = json.loads((tmp_path / "demo" / "run" / "report" / "report.json").read_text())
+    rep = json.loads((tmp_path / "demo" / "run" / "report" / "report.json").read_text())["results"]
     oracle = [c for c in rep["cells"] if c["model"] == "oracle"]
     assert oracle and all(c["accuracy"] == 1.0 for c in oracle)
     io_native = [c for c in rep["cells"] if c["model"] == "ideal-observer" and c["condition"].startswith("native")]

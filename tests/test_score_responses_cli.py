@@ -34,8 +34,13 @@ def test_score_responses_with_report(smoke_dir: Path, tmp_path: Path) -> None:
     r = runner.invoke(app, ["score-responses", "--suite", "counting", "--samples", str(smoke_dir / "manifest.jsonl"),
                             "--responses", str(resp), "--out", str(out), "--report", str(tmp_path / "rep")])
     assert r.exit_code == 0, r.output
-    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    from vidaudit.score.records import ScoreRecord
+
+    records = [ScoreRecord.model_validate_json(x) for x in out.read_text().splitlines()]
+    rows = [r.flat() for r in records]
     assert len(rows) == 4
+    for key in ("trial_id", "sample_id", "model", "condition", "status", "correct"):  # every suite's line
+        assert key in json.loads(out.read_text().splitlines()[0])
     for key in ("sample_id", "predicted_count", "parse_method", "reported_times", "n_reported", "n_matched",
                 "precision", "recall", "f1", "vor", "correct", "acr", "rfr", "taxonomy"):
         assert key in rows[0]
@@ -44,7 +49,7 @@ def test_score_responses_with_report(smoke_dir: Path, tmp_path: Path) -> None:
     assert (b["correct"], b["n_matched"], b["acr"]) == (True, 0, True)
     assert (c["parse_method"], c["correct"]) == ("unparseable", False)
     assert d["predicted_count"] == 2 and b["model"] == "m2" and b["condition"] == "external"
-    rep = json.loads((tmp_path / "rep" / "report.json").read_text())
+    rep = json.loads((tmp_path / "rep" / "report.json").read_text())["results"]
     assert rep["trace_metrics"]["m3"]["external"]["macro"]["parse_failure_rate"] == 1.0
     html = (tmp_path / "rep" / "report.html").read_text()
     assert "<script>alert(1)</script>" not in html
@@ -58,3 +63,56 @@ def test_score_responses_unknown_sample(smoke_dir: Path, tmp_path: Path) -> None
     assert r.exit_code == 2
     assert "'nope' is not in" in " ".join(r.output.split())
     assert not (tmp_path / "s.jsonl").exists()
+
+
+def _write(tmp_path: Path, lines: list[object], raw: bytes | None = None) -> Path:
+    resp = tmp_path / "r.jsonl"
+    if raw is not None:
+        resp.write_bytes(raw)
+    else:
+        resp.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    return resp
+
+
+def _score(smoke_dir: Path, tmp_path: Path, resp: Path, *extra: str):
+    return runner.invoke(app, ["score-responses", "--samples", str(smoke_dir), "--responses", str(resp),
+                               "--out", str(tmp_path / "s.jsonl"), *extra])
+
+
+def test_duplicate_lines_are_an_error_unless_deduped(smoke_dir: Path, tmp_path: Path) -> None:
+    sid = load_samples(smoke_dir)[1].sample_id
+    resp = _write(tmp_path, [{"sample_id": sid, "response": "\\boxed{1}", "model": "m"},
+                             {"sample_id": sid, "response": "\\boxed{2}", "model": "m"}])
+    r = _score(smoke_dir, tmp_path, resp)
+    assert r.exit_code == 2 and "lines 1 and 2" in " ".join(r.output.split()), r.output
+    assert not (tmp_path / "s.jsonl").exists()
+    for keep, want in (("first", 1), ("last", 2)):
+        r = _score(smoke_dir, tmp_path, resp, "--dedupe", keep)
+        assert r.exit_code == 0, r.output
+        rows = [json.loads(x) for x in (tmp_path / "s.jsonl").read_text().splitlines()]
+        assert len(rows) == 1 and rows[0]["parse"]["value"] == want
+
+
+def test_bad_response_lines_exit_2_and_write_nothing(smoke_dir: Path, tmp_path: Path) -> None:
+    sid = load_samples(smoke_dir)[1].sample_id
+    cases = {
+        "array": (None, b'[1, 2]\n', "JSON object"),
+        "not utf-8": (None, b'{"sample_id": "x", "response": "\xff"}\n', "not UTF-8"),
+        "non-string": ([{"sample_id": sid, "response": 3}], None, "must be a string"),
+        "bad status": ([{"sample_id": sid, "response": None, "status": "exploded"}], None, "is not one of"),
+    }
+    for name, (lines, raw, expect) in cases.items():
+        resp = _write(tmp_path, lines or [], raw)
+        r = _score(smoke_dir, tmp_path, resp)
+        assert r.exit_code == 2, (name, r.output)
+        assert expect in " ".join(r.output.split()), (name, r.output)
+        assert not (tmp_path / "s.jsonl").exists(), name
+
+
+def test_null_response_is_a_failed_call_not_an_answer(smoke_dir: Path, tmp_path: Path) -> None:
+    sid = load_samples(smoke_dir)[1].sample_id
+    resp = _write(tmp_path, [{"sample_id": sid, "response": None, "model": "m"}])
+    r = _score(smoke_dir, tmp_path, resp)
+    assert r.exit_code == 0, r.output
+    row = json.loads((tmp_path / "s.jsonl").read_text())
+    assert row["status"] == "api_error" and row["correct"] is None and row["parse"] is None

@@ -1,4 +1,8 @@
-"""The ``vidaudit`` command line: thin wrappers over the library."""
+"""The ``vidaudit`` command line: thin wrappers over the library.
+
+Suite-specific commands (``vidaudit generate NAME``) are contributed by each registered suite; the
+stages (``run``, ``score``, ``report``, ``score-responses``, ``verify``) look the suite up by name.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from vidaudit.cli_common import console, friendly_errors, parse_list, progress_bar
+from vidaudit.cli_common import console, friendly_errors, progress_bar
 
 app = typer.Typer(help="Audit video-language models against executable ground truth.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
@@ -14,73 +18,32 @@ generate_app = typer.Typer(help="Generate a suite's samples and videos.", no_arg
 app.add_typer(generate_app, name="generate")
 
 
-@app.command()
-def suites() -> None:
-    """List the suites with a one-line description."""
-    from vidaudit.core.registry import names, resolve
+def _add_suite_commands() -> None:
+    """Each registered suite adds its generate sub-command(s); a broken plugin is reported, not fatal."""
+    from vidaudit.core.errors import VidauditError
+    from vidaudit.core.registry import get_suite, names
 
     for name in names("suites"):
-        info = resolve("suites", name)
-        typer.echo(f"{name:12s} {info.description}")
+        try:
+            get_suite(name).add_commands(generate_app)
+        except (VidauditError, ImportError, AttributeError) as e:  # a broken third-party suite
+            console.print(f"[yellow]warning:[/] suite {name!r} could not add its commands: {e}")
 
 
-@generate_app.command("counting")
+_add_suite_commands()
+
+
+@app.command()
 @friendly_errors
-def generate_counting(
-    out: Path = typer.Option(..., "--out", help="Output directory."),
-    preset: str = typer.Option("smoke", help="'smoke' (small, with the grid's corners) or 'paper' (2,190 videos)."),
-    domains: str = typer.Option(None, help="Comma list, e.g. bounce_ball,blinking (default: all)."),
-    counts: str = typer.Option(None, help="Comma list of event counts N (replaces the preset's grid)."),
-    frequencies: str = typer.Option(None, help="Comma list of frequencies F in Hz (replaces the preset's grid)."),
-    seeds: int = typer.Option(None, help="Seeds per cell (replaces the preset's grid)."),
-    duration: float = typer.Option(24.0, help="Clip length in seconds."),
-    fps: float = typer.Option(30.0, help="Frames per second."),
-    width: int = typer.Option(854, help="Frame width (even)."),
-    height: int = typer.Option(480, help="Frame height (even)."),
-    workers: int = typer.Option(None, help="Parallel render processes (default: cores)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Write the manifest with traces, render nothing."),
-    skip_existing: bool = typer.Option(False, "--skip-existing", help="Reuse videos whose sha256 matches."),
-    verify: bool = typer.Option(True, "--verify/--no-verify", help="Check every video's pixels against its trace."),
-) -> None:
-    """Render the counting suite (bounce_ball, blinking, state_machine) with executable traces."""
-    from vidaudit.suites.counting import grid as g
-    from vidaudit.suites.counting.generate import generate
-    from vidaudit.suites.counting.scene import RenderSettings
+def suites() -> None:
+    """List the suites (and their probes) with a one-line description."""
+    from vidaudit.core.registry import get_suite, names
 
-    doms = parse_list(domains, str, "domains") or list(g.DOMAINS)
-    ns, fs = parse_list(counts, int, "counts"), parse_list(frequencies, float, "frequencies")
-    if ns is None and fs is None and seeds is None:
-        points = g.preset(preset, doms) if preset != "paper" else g.grid(doms)
-        if preset not in ("smoke", "paper"):
-            g.preset(preset)  # raises the clear error
-    else:
-        points = g.grid(doms, ns if ns is not None else g.COUNTS, fs if fs is not None else g.FREQUENCIES,
-                        range(seeds if seeds is not None else 10))
-    settings = RenderSettings(duration_s=duration, fps=fps, width=width, height=height)
-    with progress_bar("planning" if dry_run else "rendering") as update:
-        res = generate(points, out, settings, workers=workers, dry_run=dry_run, skip_existing=skip_existing,
-                       verify=verify, on_progress=update)
-    what = "planned" if dry_run else f"rendered {res.rendered}, reused {res.reused}, verified {res.verified}"
-    console.print(f"{len(res.samples)} samples {what} in {res.seconds:.1f} s")
-    console.print(f"manifest: {res.manifest}")
-
-
-@generate_app.command("repcount")
-@friendly_errors
-def generate_repcount(
-    csv: Path = typer.Option(..., "--csv", help="RepCount-style annotation CSV (type,name,count,L1,L2,...)."),
-    videos: Path = typer.Option(..., "--videos", help="Folder holding the videos named in the CSV."),
-    out: Path = typer.Option(..., "--out", help="Output directory (manifest.jsonl, dataset.json)."),
-    split: str = typer.Option(None, help="Split name recorded in sample ids, e.g. test."),
-    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip bad rows (listed) instead of failing."),
-) -> None:
-    """Turn a real repetition-counting dataset into counting samples (one event per repetition start)."""
-    from vidaudit.suites.counting.repcount import write_repcount_dataset
-
-    res = write_repcount_dataset(csv, videos, out, split_name=split, skip_invalid=skip_invalid)
-    for p in res.skipped:
-        console.print(f"[yellow]skipped[/] line {p.line} ({p.name}): {p.message}", highlight=False)
-    console.print(f"{len(res.samples)} samples; manifest: {res.manifest}")
+    for name in names("suites"):
+        s = get_suite(name)
+        typer.echo(f"{name:12s} {s.description}")
+        for probe, text in s.probes.items():
+            typer.echo(f"  {probe:10s} {text}")
 
 
 @app.command()
@@ -89,21 +52,18 @@ def verify(
     data: Path = typer.Argument(..., help="A directory written by `vidaudit generate`."),
     workers: int = typer.Option(None, help="Parallel processes (default: cores)."),
 ) -> None:
-    """Check every video against its trace using only decoded pixels; exit 1 on any mismatch."""
+    """Check every video against its ground truth using only decoded pixels; exit 1 on any mismatch."""
+    from vidaudit.core.errors import DataError
     from vidaudit.core.manifest import load_samples, read_dataset_info
-    from vidaudit.suites.counting.verify import verify_dataset
+    from vidaudit.core.registry import get_suite
 
     info = read_dataset_info(data)
-    if info.get("real_video"):
-        console.print(f"[bold red]error:[/] {data} holds real videos with annotated counts; pixel verification "
-                      "applies to rendered suites only")
-        raise typer.Exit(2)
-    if info.get("dry_run"):
-        console.print(f"[bold red]error:[/] {data} is a dry run: it has no videos to verify")
-        raise typer.Exit(2)
+    suite = get_suite(str(info.get("suite") or "counting"))
     samples = load_samples(data)
+    if not samples:
+        raise DataError(f"{data} holds no samples: nothing to verify")
     with progress_bar("verifying") as update:
-        problems = verify_dataset(data, samples, workers=workers, on_progress=update)
+        problems = suite.verify(data, samples, workers=workers, on_progress=update)
     if problems:
         for sid, ps in sorted(problems.items()):
             console.print(f"[red]MISMATCH[/] {sid}: {'; '.join(ps)}", highlight=False)
@@ -115,18 +75,21 @@ def verify(
 @app.command()
 @friendly_errors
 def run(
-    suite: str = typer.Argument("counting", help="The suite (counting)."),
+    suite: str = typer.Argument("counting", help="The suite (see `vidaudit suites`)."),
     data: Path = typer.Option(None, "--data", help="Dataset dir written by `vidaudit generate`."),
     model: list[str] = typer.Option([], "--model", help="provider:name[@base_url]; repeat for several."),
-    condition: list[str] = typer.Option([], "--condition", help="native, native@K, frames@K or keyframes; repeat."),
-    prompt: list[str] = typer.Option([], "--prompt", help="Prompt template(s); default structured_trace."),
+    condition: list[str] = typer.Option([], "--condition",
+                                        help="native, native@K, native@all, frames@K, frames#K or keyframes; repeat."),
+    prompt: list[str] = typer.Option([], "--prompt", help="Prompt template(s); default: the suite's."),
     no_timestamps: bool = typer.Option(False, "--no-timestamps", help="Send frames without t=...s (paper setup)."),
     config: Path = typer.Option(None, "--config", help="A run config YAML (models, conditions, prompts, ...)."),
     out: Path = typer.Option(None, "--out", help="Run directory."),
     resume: Path = typer.Option(None, "--resume", help="Resume the run in this directory with its run.json."),
-    temperature: float = typer.Option(None, help="Generation temperature."),
-    max_tokens_out: int = typer.Option(None, "--max-output-tokens", help="Max tokens per answer."),
+    temperature: float = typer.Option(None, help="Generation temperature (default 0)."),
+    max_tokens_out: int = typer.Option(None, "--max-output-tokens", help="Max tokens per answer (default 2048)."),
     seed: int = typer.Option(None, help="Generation seed where supported."),
+    provider_defaults: bool = typer.Option(False, "--provider-defaults",
+                                           help="Send no temperature or token limit (the providers' defaults)."),
     max_attempts: int = typer.Option(3, help="Attempts per trial, counting earlier sessions."),
     max_cost_usd: float = typer.Option(None, help="Stop before the run would exceed this cost."),
     max_tokens: int = typer.Option(None, help="Stop before the run would exceed this many tokens."),
@@ -134,14 +97,15 @@ def run(
     dry_run: bool = typer.Option(False, "--dry-run", help="Print trials, frames, estimated tokens/cost; call nothing."),
 ) -> None:
     """Run models over a generated suite; every attempt is stored, re-running resumes."""
-    from vidaudit.run.cli_support import resolve_run_args, print_dry_run, print_summary
+    from vidaudit.run.cli_support import print_dry_run, print_summary, resolve_run_args
     from vidaudit.run.progress import RichProgress
     from vidaudit.run.session import execute
 
     args = resolve_run_args(suite=suite, data=data, models=model, conditions=condition, prompts=prompt,
                             timestamps=not no_timestamps, config=config, out=out, resume=resume,
                             temperature=temperature, max_output_tokens=max_tokens_out, seed=seed,
-                            max_attempts=max_attempts, max_cost_usd=max_cost_usd, max_tokens=max_tokens, limit=limit)
+                            max_attempts=max_attempts, max_cost_usd=max_cost_usd, max_tokens=max_tokens, limit=limit,
+                            provider_defaults=provider_defaults)
     if dry_run:
         res = execute(**args, dry_run=True)
         print_dry_run(res.dry_run)
@@ -153,24 +117,27 @@ def run(
         raise typer.Exit(1)
 
 
+_ALLOW_CHANGED = typer.Option(False, "--allow-changed",
+                              help="Score trials whose video changed since they ran against the current data.")
+
+
 @app.command()
 @friendly_errors
-def score(run_dir: Path = typer.Argument(..., help="A run directory.")) -> None:
+def score(run_dir: Path = typer.Argument(..., help="A run directory."), allow_changed: bool = _ALLOW_CHANGED) -> None:
     """Re-score a run from its store (never calls a model) into RUN/scores.jsonl."""
-    from vidaudit.suites.counting.report_run import score_run
+    from vidaudit.score.stage import score_run
 
-    path = score_run(run_dir)
-    console.print(f"scores: {path}")
+    console.print(f"scores: {score_run(run_dir, allow_changed=allow_changed)}")
 
 
 @app.command()
 @friendly_errors
-def report(run_dir: Path = typer.Argument(..., help="A run directory.")) -> None:
+def report(run_dir: Path = typer.Argument(..., help="A run directory."), allow_changed: bool = _ALLOW_CHANGED) -> None:
     """Score a run and write RUN/report/report.json, report.md and a self-contained report.html."""
-    from vidaudit.suites.counting.report_run import report_run
+    from vidaudit.report.stage import report_run
 
     with console.status("scoring and drawing the report"):
-        paths = report_run(run_dir)
+        paths = report_run(run_dir, allow_changed=allow_changed)
     for kind, path in paths.items():
         console.print(f"{kind:5s} {path}")
 
@@ -180,20 +147,34 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory.")) -> None
 def score_responses_cmd(
     suite: str = typer.Option("counting", "--suite", help="The suite whose rules score the responses."),
     samples: Path = typer.Option(..., "--samples", help="manifest.jsonl (or its directory)."),
-    responses: Path = typer.Option(..., "--responses", help="JSONL: sample_id, response[, model, condition]."),
+    responses: Path = typer.Option(..., "--responses", help="JSONL: sample_id, response[, model, condition, status]."),
     out: Path = typer.Option(..., "--out", help="scores.jsonl to write."),
     report_dir: Path = typer.Option(None, "--report", help="Also write report.json/md/html into this dir."),
+    dedupe: str = typer.Option(None, "--dedupe", help="Keep the first or last of duplicate lines (default: error)."),
 ) -> None:
-    """Score responses produced by another harness with vidaudit's trace metrics (see docs/score-responses.md)."""
-    from vidaudit.core.errors import ConfigError
-    from vidaudit.suites.counting.report_run import score_responses
+    """Score responses produced by another harness with vidaudit's rules (see docs/score-responses.md)."""
+    from vidaudit.report.stage import report_responses
 
-    if suite != "counting":
-        raise ConfigError(f"score-responses supports --suite counting for now, got {suite!r}")
-    path, paths = score_responses(samples, responses, out, report_dir)
+    path, paths = report_responses(samples, responses, out, report_dir, suite=suite, dedupe=dedupe)
     console.print(f"scores: {path}")
     for kind, p in (paths or {}).items():
         console.print(f"{kind:5s} {p}")
+
+
+@app.command()
+@friendly_errors
+def schema(what: str = typer.Argument("report", help="report (report.json) or score (a scores.jsonl line).")) -> None:
+    """Print the JSON Schema of report.json or of a scores.jsonl line."""
+    import json
+
+    from vidaudit.core.errors import ConfigError
+    from vidaudit.report.model import Report
+    from vidaudit.score.records import ScoreRecord
+
+    models = {"report": Report, "score": ScoreRecord}
+    if what not in models:
+        raise ConfigError(f"unknown schema {what!r}; choose report or score")
+    typer.echo(json.dumps(models[what].model_json_schema(), indent=2, sort_keys=True))
 
 
 @app.command()

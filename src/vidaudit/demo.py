@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from rich.console import Console
@@ -10,32 +9,37 @@ from rich.console import Console
 from vidaudit.core.types import ModelSpec
 from vidaudit.run.plan import parse_condition
 
+DEMO_SUITE = "counting"
 DEMO_MODELS = ("oracle", "chance", "ideal-observer")
 DEMO_CONDITIONS = ("native", "frames@1")
 
 
-def run_demo(out: Path, *, workers: int | None = None, console: Console | None = None) -> dict[str, Path]:
+def run_demo(out: Path, *, suite: str = DEMO_SUITE, workers: int | None = None,
+             console: Console | None = None) -> dict[str, Path]:
     from vidaudit.cli_common import progress_bar
+    from vidaudit.core.registry import get_suite
+    from vidaudit.report.stage import report_run
     from vidaudit.run.cli_support import print_summary
     from vidaudit.run.progress import RichProgress
     from vidaudit.run.session import execute
-    from vidaudit.suites.counting.generate import generate
-    from vidaudit.suites.counting.grid import preset
-    from vidaudit.suites.counting.report_run import report_run
 
     console = console or Console(stderr=True)
+    s = get_suite(suite)
     out = Path(out)
     data, run_dir = out / "data", out / "run"
-    with progress_bar("rendering the smoke grid") as update:
-        res = generate(preset("smoke"), data, workers=workers, skip_existing=True, on_progress=update)
-    console.print(f"data: {res.manifest} ({len(res.samples)} verified videos)")
+    with progress_bar("rendering the demo data") as update:
+        manifest = s.generate_demo(data, workers=workers, on_progress=update)
+    console.print(f"data: {manifest}")
     with RichProgress("trials", console=console) as bar:
         outcome = execute(data, run_dir, [ModelSpec.parse(m) for m in DEMO_MODELS],
-                          [parse_condition(c) for c in DEMO_CONDITIONS], on_progress=bar)
+                          [parse_condition(c, s.default_prompt) for c in DEMO_CONDITIONS], suite=suite,
+                          on_progress=bar)
     print_summary(outcome, console)
     with console.status("scoring and drawing the report"):
         paths = report_run(run_dir)
-    report = json.loads(paths["json"].read_text())
+    import json
+
+    report = json.loads(paths["json"].read_text(encoding="utf-8"))
     for note in report.get("notes", []):
         console.print(f"note: {note}", highlight=False, markup=False)
     for kind, p in paths.items():

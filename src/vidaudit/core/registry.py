@@ -1,15 +1,20 @@
 """One registry, one name per thing: names map to lazy ``"module:attr"`` targets.
 
-Third-party packages can add entries through the ``vidaudit.<kind>`` entry-point group.
+Third-party packages add entries through the ``vidaudit.<kind>`` entry-point group (``vidaudit.suites``,
+``vidaudit.providers``). A built-in target whose optional dependency is missing fails with a one-line
+``MissingExtraError`` naming the ``pip install "vidaudit[...]"`` that fixes it, never a traceback.
 """
 
 from __future__ import annotations
 
 import importlib
 from importlib.metadata import entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vidaudit.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from vidaudit.suites.base import Suite
 
 _BUILTIN: dict[str, dict[str, str]] = {
     "providers": {
@@ -22,27 +27,75 @@ _BUILTIN: dict[str, dict[str, str]] = {
         "anthropic": "vidaudit.models.anthropic:AnthropicAdapter",
         "hf": "vidaudit.models.hf:HFAdapter",
     },
-    "suites": {
-        "counting": "vidaudit.suites.counting:SUITE",
-    },
+}
+
+#: Built-in suites are the sub-packages of ``vidaudit.suites`` that define ``SUITE`` (found, not listed).
+_SUITES_PACKAGE = "vidaudit.suites"
+
+#: The extra that brings each built-in provider's SDK, and the top-level modules that extra installs.
+EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "openai": ("openai", ("openai",)),
+    "gemini": ("gemini", ("google", "httpx2")),
+    "anthropic": ("anthropic", ("anthropic",)),
+    "hf": ("hf", ("torch", "torchvision", "transformers", "num2words")),
 }
 
 
+class MissingExtraError(ConfigError):
+    """An optional dependency is not installed; the message names the extra that brings it."""
+
+
+def missing_extra(what: str, extra: str, module: str | None = None) -> MissingExtraError:
+    lib = f" ({module} is not installed)" if module else ""
+    return MissingExtraError(f"{what} needs an optional dependency{lib}; install it with: "
+                             f'pip install "vidaudit[{extra}]"')
+
+
+def _entry_point_targets(kind: str) -> dict[str, str]:
+    return {ep.name: ep.value for ep in entry_points(group=f"vidaudit.{kind}")}
+
+
+def _builtin(kind: str) -> dict[str, str]:
+    if kind != "suites":
+        return _BUILTIN.get(kind, {})
+    import pkgutil
+
+    pkg = importlib.import_module(_SUITES_PACKAGE)
+    return {m.name: f"{_SUITES_PACKAGE}.{m.name}:SUITE" for m in pkgutil.iter_modules(pkg.__path__) if m.ispkg}
+
+
 def names(kind: str) -> list[str]:
-    found = dict(_BUILTIN.get(kind, {}))
-    for ep in entry_points(group=f"vidaudit.{kind}"):
-        found.setdefault(ep.name, ep.value)
+    found = dict(_builtin(kind))
+    for name, value in _entry_point_targets(kind).items():
+        found.setdefault(name, value)
     return sorted(found)
 
 
-def resolve(kind: str, name: str) -> Any:
-    target = _BUILTIN.get(kind, {}).get(name)
-    if target is None:
-        for ep in entry_points(group=f"vidaudit.{kind}"):
-            if ep.name == name:
-                target = ep.value
-                break
-    if target is None:
+def target(kind: str, name: str) -> str:
+    """The ``module:attr`` a name points to (built-ins win over entry points of the same name)."""
+    found = _builtin(kind).get(name) or _entry_point_targets(kind).get(name)
+    if found is None:
         raise ConfigError(f"unknown {kind[:-1]} {name!r}; choose one of: {', '.join(names(kind))}")
-    module, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module), attr)
+    return found
+
+
+def resolve(kind: str, name: str) -> Any:
+    module, _, attr = target(kind, name).partition(":")
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        extra = EXTRAS.get(name) if kind == "providers" else None
+        if extra is not None and e.name is not None and e.name.split(".")[0] in extra[1]:
+            raise missing_extra(f"the {name} provider", extra[0], e.name) from None
+        raise
+    try:
+        return getattr(mod, attr)
+    except AttributeError as e:
+        raise ConfigError(f"{kind[:-1]} {name!r} points to {module}:{attr}, which does not exist") from e
+
+
+def get_suite(name: str) -> Suite:
+    """The registered suite instance called ``name`` (a ConfigError naming the known ones otherwise)."""
+    from vidaudit.suites.base import check_suite
+
+    return check_suite(resolve("suites", name), name)

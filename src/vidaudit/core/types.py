@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -98,32 +98,94 @@ class Presentation(StrEnum):
     KEYFRAMES = "keyframes"
 
 
+class PerturbationSpec(_Frozen):
+    """One perturbation applied to the video before it is presented (the stress suites fill these).
+
+    Perturbed videos are content-addressed by the source video's sha256 and this spec's canonical JSON.
+    """
+
+    name: str = Field(min_length=1, pattern=r"^[a-z][a-z0-9_]*$")
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        if not self.params:
+            return self.name
+        return f"{self.name}(" + ",".join(f"{k}={self.params[k]}" for k in sorted(self.params)) + ")"
+
+
+DEFAULT_KEYFRAME_OFFSET_S = 0.1
+
+
 class Condition(_Frozen):
-    """How a sample is shown and asked. ``fps=None`` under ``native`` means the backend's default."""
+    """How a sample is shown and asked; every field that changes the input is in ``id``.
+
+    - ``native``: the video file. ``fps`` is the rate asked of the backend; ``all_frames`` means every
+      frame of the file. A bare ``native`` (neither set) is a request for the backend's default and is
+      *resolved* at plan time, per model, into ``native@K`` or ``native@all`` (see ``resolved_for``).
+    - ``frames@K``: the frame on screen every 1/K s; ``frames#K``: exactly K frames, uniform over the clip.
+    - ``keyframes``: frames at t_i - offset, the event's first frame and t_i + offset for each true event.
+    - ``perturbations``: applied in order to the video before any of the above.
+    """
 
     presentation: Presentation = Presentation.NATIVE
     fps: float | None = None
+    n_frames: int | None = None
+    all_frames: bool = False
     prompt: str = "structured_trace"
     timestamps: bool = True
-    keyframe_offset_s: float = 0.1
+    keyframe_offset_s: float = DEFAULT_KEYFRAME_OFFSET_S
+    perturbations: tuple[PerturbationSpec, ...] = ()
 
     @model_validator(mode="after")
     def _check(self) -> Condition:
-        if self.presentation is Presentation.FRAMES and (self.fps is None or self.fps <= 0):
-            raise ValueError("frames@K needs a positive K, e.g. frames@4")
-        if self.presentation is Presentation.KEYFRAMES and self.fps is not None:
+        import math
+
+        if self.fps is not None and not (math.isfinite(self.fps) and self.fps > 0):
+            raise ValueError(f"fps must be a positive finite number, got {self.fps}")
+        if self.n_frames is not None and self.n_frames < 1:
+            raise ValueError(f"frames#K needs K >= 1, got {self.n_frames}")
+        p = self.presentation
+        if p is Presentation.FRAMES and (self.fps is None) == (self.n_frames is None):
+            raise ValueError("frames takes either a rate (frames@K) or a count (frames#K), e.g. frames@4 or frames#16")
+        if p is not Presentation.FRAMES and self.n_frames is not None:
+            raise ValueError("a frame count (#K) applies to frames#K only")
+        if p is Presentation.KEYFRAMES and self.fps is not None:
             raise ValueError("keyframes takes no fps")
-        if self.fps is not None and self.fps <= 0:
-            raise ValueError(f"fps must be positive, got {self.fps}")
+        if self.all_frames and (p is not Presentation.NATIVE or self.fps is not None):
+            raise ValueError("all frames (native@all) applies to native video without an fps")
+        if not (math.isfinite(self.keyframe_offset_s) and self.keyframe_offset_s > 0):
+            raise ValueError(f"keyframe offset must be a positive number of seconds, got {self.keyframe_offset_s}")
         return self
 
     @property
+    def resolved(self) -> bool:
+        """False only for a bare ``native``, whose rate the backend decides until the plan fixes it."""
+        return self.presentation is not Presentation.NATIVE or self.fps is not None or self.all_frames
+
+    def resolved_for(self, default_native_fps: float | None) -> Condition:
+        """A bare ``native`` made explicit with a backend's default rate (None: every frame)."""
+        if self.resolved:
+            return self
+        if default_native_fps is None:
+            return self.model_copy(update={"all_frames": True})
+        return self.model_copy(update={"fps": float(default_native_fps)})
+
+    @property
     def video_id(self) -> str:
-        if self.presentation is Presentation.KEYFRAMES:
-            return "keyframes"
-        if self.fps is None:
-            return self.presentation.value
-        return f"{self.presentation.value}@{self.fps:g}"
+        p = self.presentation
+        if p is Presentation.KEYFRAMES:
+            base = "keyframes" if self.keyframe_offset_s == DEFAULT_KEYFRAME_OFFSET_S \
+                else f"keyframes+-{self.keyframe_offset_s:g}s"
+        elif p is Presentation.FRAMES:
+            base = f"frames@{self.fps:g}" if self.fps is not None else f"frames#{self.n_frames}"
+        elif self.all_frames:
+            base = "native@all"
+        elif self.fps is None:
+            base = "native"
+        else:
+            base = f"native@{self.fps:g}"
+        return base + "".join(f"+{q.id}" for q in self.perturbations)
 
     @property
     def id(self) -> str:
@@ -140,10 +202,21 @@ class Condition(_Frozen):
 
 
 class GenerationSettings(_Frozen):
-    temperature: float | None = 0.0
-    max_tokens: int = 2048
+    """What vidaudit asks of the decoder. ``None`` means "send nothing: the provider's default"."""
+
+    temperature: float | None = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int | None = Field(default=2048, ge=1, le=1_000_000)
     seed: int | None = None
-    top_p: float | None = None
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+
+    @classmethod
+    def provider_defaults(cls) -> GenerationSettings:
+        """Send no temperature, token limit, seed or top_p (as the Low-Frequency Trap paper did)."""
+        return cls(temperature=None, max_tokens=None, seed=None, top_p=None)
+
+    def sent(self) -> dict[str, Any]:
+        """The settings that are actually sent (None = left to the provider)."""
+        return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
 class ModelSpec(_Frozen):
@@ -285,21 +358,26 @@ class Status(StrEnum):
 
 
 class Trial(_Frozen):
-    """sample x condition x model; the id is a sha256 of their canonical JSON."""
+    """sample x condition x model; the id is a sha256 of this object's canonical JSON.
+
+    It covers everything that decides what the model receives: the sample and its video's sha256, the
+    (resolved) condition, the rendered prompt text (``prompt_sha256``), the frames selected
+    (``input_sha256``), the model spec with its generation settings, and every adapter option that
+    changes the request (``adapter_options``). Anything else (paths, row numbers, run names) is not.
+    """
 
     sample_id: str
     video_sha256: str | None
     condition: Condition
     model: ModelSpec
+    suite: str | None = None
+    prompt_sha256: str | None = None
+    input_sha256: str | None = None
+    adapter_options: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def id(self) -> str:
-        return sha256_json({
-            "sample_id": self.sample_id,
-            "video_sha256": self.video_sha256,
-            "condition": self.condition.model_dump(mode="json"),
-            "model": self.model.model_dump(mode="json"),
-        })
+        return sha256_json(self.model_dump(mode="json"))
 
 
 class Attempt(_Frozen):
@@ -316,5 +394,3 @@ class Attempt(_Frozen):
     started_at: float
     ended_at: float
 
-
-ParseStatus = Literal["parsed", "unparseable"]

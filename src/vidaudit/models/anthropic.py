@@ -80,6 +80,10 @@ class AnthropicAdapter:
         self._client = AsyncAnthropic(api_key=key, base_url=base_url or spec.base_url,
                                       timeout=self.timeout_s, max_retries=0)
 
+    def request_options(self) -> dict[str, object]:
+        """Options that change the request bytes (in the trial id)."""
+        return {"jpeg_quality": self.jpeg_quality, "send_sampling_params": self.send_sampling_params}
+
     def __repr__(self) -> str:
         return f"AnthropicAdapter({self.spec.label!r})"
 

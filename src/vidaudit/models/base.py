@@ -22,6 +22,7 @@ class Capabilities:
     concurrency: int = 4
     batch_size: int = 1
     local: bool = False   # no network, no cost
+    synthetic: bool = False  # answers without a model (baselines): no tokens to estimate or budget
 
 
 class ModelCallError(Exception):
@@ -36,8 +37,27 @@ class ModelCallError(Exception):
         self.retry_after = retry_after
 
 
+#: What kind of answerer a provider is; reports treat baselines apart from models by this, never by name.
+ROLES = ("model", "oracle", "chance", "constant", "observer")
+
+
+def role_of(adapter_or_class: object) -> str:
+    """``role`` class attribute of an adapter (``"model"`` unless it is a baseline)."""
+    return str(getattr(adapter_or_class, "role", "model"))
+
+
+def request_options(adapter: object) -> dict[str, object]:
+    """The adapter options that change what is sent (JPEG quality, image detail, ...): part of the trial id."""
+    fn = getattr(adapter, "request_options", None)
+    return dict(fn()) if callable(fn) else {}
+
+
 @runtime_checkable
 class ModelAdapter(Protocol):
+    """``generate`` one request. Optional: a ``role`` class attribute (baselines), ``needs_samples`` /
+    ``needs_suite`` (the factory passes the run's samples / suite), and ``request_options()`` naming
+    every option that changes the request bytes (hashed into the trial id)."""
+
     spec: ModelSpec
     capabilities: Capabilities
 

@@ -1,6 +1,8 @@
 """Baselines that need no weights or keys: the oracle (pipeline self-check), chance and constant.
 
-They answer in the same text format as a VLM so that the same parser and scorer judge them.
+They answer in the suite's own answer format (the suite supplies the text), so that the same parser
+and scorer judge them as any VLM. The oracle and chance read the sample named in the request's public
+metadata; chance draws from a generator seeded by the trial id.
 """
 
 from __future__ import annotations
@@ -10,23 +12,37 @@ from collections.abc import Mapping
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import rng_from
-from vidaudit.core.types import ModelSpec, Request, Response, Sample
+from vidaudit.core.types import ErrorKind, ModelSpec, Request, Response, Sample
 from vidaudit.models.base import Capabilities, ModelCallError
-from vidaudit.models.ledger import ledger_text
-from vidaudit.core.types import ErrorKind
 
 _LOCAL = Capabilities(native_video=True, images=True, max_images=None, default_native_fps=None, concurrency=8,
-                      local=True)
+                      local=True, synthetic=True)
 
 
 class _Local:
-    capabilities = _LOCAL
+    """A baseline: answers in the suite's format for the request's sample."""
 
-    def __init__(self, spec: ModelSpec, **_: object) -> None:
+    capabilities = _LOCAL
+    needs_samples = True
+    needs_suite = True
+    role = "model"
+
+    def __init__(self, spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, suite=None,
+                 **_: object) -> None:
+        if suite is None:
+            raise ConfigError(f"{spec.label} needs the run's suite (it answers in the suite's format)")
         self.spec = spec
+        self.samples = samples or {}
+        self.suite = suite
 
     async def aclose(self) -> None:
         return None
+
+    def _sample(self, request: Request) -> Sample:
+        sid = request.metadata.get("sample_id")
+        if sid not in self.samples:
+            raise ModelCallError(ErrorKind.BAD_REQUEST, f"{self.spec.label}: unknown sample {sid!r}")
+        return self.samples[sid]
 
     def _respond(self, text: str, t0: float) -> Response:
         return Response(text=text, latency_s=time.perf_counter() - t0, finish_reason="stop",
@@ -34,54 +50,45 @@ class _Local:
 
 
 class OracleAdapter(_Local):
-    """Answers from the trace: 100% by construction; a failure means the pipeline is broken."""
+    """Answers from the ground truth: 100% by construction; a failure means the pipeline is broken."""
 
-    needs_samples = True
-
-    def __init__(self, spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, **kw: object) -> None:
-        super().__init__(spec)
-        if samples is None:
-            raise ConfigError("the oracle needs the run's samples (it reads their traces)")
-        self.samples = samples
+    role = "oracle"
 
     async def generate(self, request: Request) -> Response:
         t0 = time.perf_counter()
-        sid = request.metadata.get("sample_id")
-        if sid not in self.samples:
-            raise ModelCallError(ErrorKind.BAD_REQUEST, f"oracle: unknown sample {sid!r}")
-        s = self.samples[sid]
-        events = [(e.t, e.state_after) for e in s.trace.events]
-        return self._respond(ledger_text(s.params.get("domain"), events, int(s.answer)), t0)
+        return self._respond(self.suite.oracle_answer(self._sample(request)), t0)
 
 
 class ChanceAdapter(_Local):
-    """A uniform count over [low, high] (default the grid's 0..12), seeded per trial."""
+    """A uniform draw from the suite's answer space (``chance:OPTION`` narrows it, e.g. ``chance:0-12``)."""
+
+    role = "chance"
 
     def __init__(self, spec: ModelSpec, **kw: object) -> None:
-        super().__init__(spec)
-        lo, _, hi = (spec.name or "0-12").partition("-")
-        try:
-            self.low, self.high = int(lo), int(hi or lo)
-        except ValueError as e:
-            raise ConfigError(f"chance takes a range like chance:0-12, got {spec.label!r}") from e
-        if self.low > self.high:
-            raise ConfigError(f"chance range {self.low}-{self.high} is empty")
+        super().__init__(spec, **kw)  # type: ignore[arg-type]
+        probe = next(iter(self.samples.values()), None)
+        if probe is not None:  # an option the suite cannot read fails now, not mid-run
+            self.suite.chance_answer(probe, rng_from("chance-probe"), spec.name)
 
     async def generate(self, request: Request) -> Response:
         t0 = time.perf_counter()
-        k = int(rng_from("chance", request.trial_id).integers(self.low, self.high + 1))
-        return self._respond(f"\\boxed{{{k}}}", t0)
+        rng = rng_from("chance", request.trial_id)
+        return self._respond(self.suite.chance_answer(self._sample(request), rng, self.spec.name), t0)
 
 
 class ConstantAdapter(_Local):
-    """Always answers K (``constant:K``): the majority-class style baseline."""
+    """Always the same answer (``constant:VALUE``): the majority-class style baseline."""
+
+    role = "constant"
 
     def __init__(self, spec: ModelSpec, **kw: object) -> None:
-        super().__init__(spec)
-        try:
-            self.k = int(spec.name)
-        except ValueError as e:
-            raise ConfigError(f"constant needs an integer, e.g. constant:3, got {spec.label!r}") from e
+        super().__init__(spec, **kw)  # type: ignore[arg-type]
+        if not spec.name:
+            raise ConfigError("constant needs a value, e.g. constant:3")
+        probe = next(iter(self.samples.values()), None)
+        if probe is not None:
+            self.suite.constant_answer(probe, spec.name)
 
     async def generate(self, request: Request) -> Response:
-        return self._respond(f"\\boxed{{{self.k}}}", time.perf_counter())
+        t0 = time.perf_counter()
+        return self._respond(self.suite.constant_answer(self._sample(request), self.spec.name), t0)

@@ -10,11 +10,19 @@ from vidaudit.core.types import ModelSpec, Sample
 from vidaudit.models.base import ModelAdapter
 
 
-def make_adapter(spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None,
+def make_adapter(spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, suite: Any = None,
                  options: Mapping[str, Any] | None = None) -> ModelAdapter:
-    """``samples`` reach only adapters that declare ``needs_samples`` (the oracle)."""
+    """``samples`` and ``suite`` reach only adapters that declare ``needs_samples`` / ``needs_suite``."""
     cls = resolve("providers", spec.provider)
     kwargs = dict(options or {})
     if getattr(cls, "needs_samples", False):
         kwargs["samples"] = samples
-    return cls(spec, **kwargs)
+    if getattr(cls, "needs_suite", False):
+        kwargs["suite"] = suite
+    try:
+        return cls(spec, **kwargs)
+    except TypeError as e:
+        from vidaudit.core.errors import ConfigError
+
+        raise ConfigError(f"cannot build {spec.label}: {e}; check the adapter options given for "
+                          f"{spec.provider!r}") from e

@@ -112,6 +112,10 @@ class GeminiAdapter:
             retry_options=types.HttpRetryOptions(attempts=1))
         self._client = genai.Client(api_key=key, http_options=http_options)
 
+    def request_options(self) -> dict[str, object]:
+        """Options that change the request bytes or the tokens the service makes of them (in the trial id)."""
+        return {"jpeg_quality": self.jpeg_quality, "media_resolution": self.media_resolution}
+
     def __repr__(self) -> str:
         return f"GeminiAdapter({self.spec.label!r})"
 

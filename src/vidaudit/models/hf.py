@@ -32,7 +32,9 @@ def _import_torch() -> Any:
         import torch
         import transformers  # noqa: F401
     except ImportError as e:
-        raise ConfigError("the hf provider needs torch and transformers: pip install 'vidaudit[hf]'") from e
+        from vidaudit.core.registry import missing_extra
+
+        raise missing_extra("the hf provider", "hf", getattr(e, "name", None)) from None
     return torch
 
 
@@ -87,6 +89,10 @@ class HFAdapter:
         self._model: Any = None
         self._processor: Any = None
         self._lock = threading.Lock()
+
+    def request_options(self) -> dict[str, object]:
+        """The numeric precision the model runs at changes its answers: part of the trial id."""
+        return {"dtype": self._dtype}
 
     # ------------------------------------------------------------------ loading
 

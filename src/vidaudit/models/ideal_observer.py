@@ -1,8 +1,8 @@
-"""The ideal observer: the pixel detector run on exactly the frames (or video) a condition supplies.
+"""The ideal observer: the suite's pixel observer run on exactly the frames (or video) a condition supplies.
 
 It measures what the input makes recoverable: with every frame it is near-perfect; at 1 fps its
-failures are those the input alone explains. It reads the domain from the request's public
-metadata, never the answer, and answers in a VLM's format (ledger with timestamps, ``\\boxed{}``).
+failures are those the input alone explains. It reads only pixels and the request's public metadata,
+never the answer, and answers in the suite's format.
 """
 
 from __future__ import annotations
@@ -10,19 +10,23 @@ from __future__ import annotations
 import asyncio
 import time
 
-from vidaudit.core.errors import DataError
+from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Response, VideoPart
 from vidaudit.models.base import Capabilities, ModelCallError
-from vidaudit.models.ledger import ledger_text
-from vidaudit.suites.counting.detector import detect_events
 from vidaudit.video.io import iter_selected
 
 
 class IdealObserverAdapter:
-    capabilities = Capabilities(native_video=True, images=True, default_native_fps=None, concurrency=2, local=True)
+    capabilities = Capabilities(native_video=True, images=True, default_native_fps=None, concurrency=2, local=True,
+                                synthetic=True)
+    needs_suite = True
+    role = "observer"
 
-    def __init__(self, spec: ModelSpec, **_: object) -> None:
+    def __init__(self, spec: ModelSpec, *, suite=None, **_: object) -> None:
+        if suite is None:
+            raise ConfigError("the ideal observer needs the run's suite (it runs the suite's pixel observer)")
         self.spec = spec
+        self.suite = suite
 
     async def aclose(self) -> None:
         return None
@@ -32,9 +36,6 @@ class IdealObserverAdapter:
 
     def _answer(self, request: Request) -> Response:
         t0 = time.perf_counter()
-        domain = request.metadata.get("domain")
-        if not domain:
-            raise ModelCallError(ErrorKind.BAD_REQUEST, "ideal observer: the request carries no domain metadata")
         frames = []
         for part in request.parts:
             if isinstance(part, ImagePart):
@@ -49,7 +50,9 @@ class IdealObserverAdapter:
                     raise ModelCallError(ErrorKind.BAD_REQUEST, str(e)) from e
         if not frames:
             raise ModelCallError(ErrorKind.BAD_REQUEST, "ideal observer: no frames in the request")
-        found = detect_events(domain, frames)
-        text = ledger_text(domain, [(d.t, d.label) for d in found])
+        try:
+            text = self.suite.observe(frames, request.metadata)
+        except ConfigError as e:
+            raise ModelCallError(ErrorKind.UNSUPPORTED, f"ideal observer: {e}") from e
         return Response(text=text, latency_s=time.perf_counter() - t0, finish_reason="stop",
-                        model_version="pixel-detector", cost_usd=0.0)
+                        model_version="pixel-observer", cost_usd=0.0)

@@ -112,6 +112,11 @@ class OpenAIAdapter:
         )
         self._client = AsyncOpenAI(api_key=key, base_url=spec.base_url, timeout=self.timeout_s, max_retries=0)
 
+    def request_options(self) -> dict[str, object]:
+        """Options that change the request bytes or what the server does with them (in the trial id)."""
+        return {"jpeg_quality": self.jpeg_quality, "image_detail": self.image_detail,
+                "video_route": "file" if self.allow_local_paths else "data_url", "fps_extra_body": self.fps_extra_body}
+
     def __repr__(self) -> str:
         return f"OpenAIAdapter({self.spec.label!r})"
 

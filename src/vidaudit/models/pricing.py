@@ -2,7 +2,7 @@
 
 Prices come from the shipped ``prices.yaml`` (every entry marked ``estimate: true`` with the date it
 was read) and can be overridden by a user YAML of the same shape. ``cost_usd`` is None when the
-model has no price: an unknown cost is reported as unknown, never as zero. Local providers cost 0.
+model has no price: an unknown cost is reported as unknown, never as zero. Adapters that run on this machine report a cost of 0 themselves.
 
 Token conventions (the adapters fill ``Usage`` this way for every provider):
 ``input_tokens`` counts every prompt token *including* cached ones; ``cached_tokens`` is the cached
@@ -27,9 +27,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import ModelSpec, Usage
-
-#: Providers that run on the user's machine: no network, no bill.
-LOCAL_PROVIDERS = frozenset({"hf", "oracle", "chance", "constant", "ideal-observer"})
 
 
 class Price(BaseModel):
@@ -126,8 +123,11 @@ def is_local_endpoint(base_url: str | None) -> bool:
 
 
 def cost_usd(spec: ModelSpec, usage: Usage, table: PriceTable | None = None) -> float | None:
-    """USD for one call; 0 for local models and self-hosted servers, None when the price is unknown."""
-    if spec.provider in LOCAL_PROVIDERS or is_local_endpoint(spec.base_url):
+    """USD for one API call; 0 for self-hosted servers, None when the price is unknown.
+
+    Adapters that run on this machine (baselines, ``hf``) report their own cost of 0 and never ask.
+    """
+    if is_local_endpoint(spec.base_url):
         return 0.0
     price = (table or default_prices()).lookup(spec)
     return None if price is None else price.cost(usage)

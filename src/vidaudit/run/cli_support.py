@@ -10,12 +10,13 @@ from rich.console import Console
 from rich.table import Table
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import ModelSpec
+from vidaudit.core.registry import get_suite
+from vidaudit.core.types import GenerationSettings, ModelSpec
 from vidaudit.run.plan import parse_condition
 from vidaudit.run.runconfig import RunConfig
 
 _CONFIG_KEYS = {"suite", "data", "out", "models", "conditions", "prompts", "timestamps", "max_attempts",
-                "max_cost_usd", "max_tokens", "limit"}
+                "max_cost_usd", "max_tokens", "limit", "provider_defaults"}
 
 
 def _model(entry: Any, defaults: dict[str, Any]) -> ModelSpec:
@@ -46,22 +47,29 @@ def load_config(path: Path) -> dict[str, Any]:
 def resolve_run_args(*, suite: str, data: Path | None, models: list[str], conditions: list[str], prompts: list[str],
                      timestamps: bool, config: Path | None, out: Path | None, resume: Path | None,
                      temperature: float | None, max_output_tokens: int | None, seed: int | None, max_attempts: int,
-                     max_cost_usd: float | None, max_tokens: int | None, limit: int | None) -> dict[str, Any]:
-    if suite != "counting":
-        raise ConfigError(f"`vidaudit run` supports the counting suite for now, got {suite!r}")
+                     max_cost_usd: float | None, max_tokens: int | None, limit: int | None,
+                     provider_defaults: bool = False) -> dict[str, Any]:
     if resume is not None:
         rc = RunConfig.load(resume)
-        return {"data": Path(rc.data_dir), "out": Path(resume), "models": list(rc.models),
+        return {"suite": rc.suite, "data": Path(rc.data_dir), "out": Path(resume), "models": list(rc.models),
                 "conditions": list(rc.conditions), "max_attempts": max(max_attempts, rc.max_attempts),
                 "max_cost_usd": max_cost_usd if max_cost_usd is not None else rc.budget.max_cost_usd,
                 "max_tokens": max_tokens if max_tokens is not None else rc.budget.max_tokens,
                 "limit": rc.options.get("limit")}
     cfg = load_config(config) if config else {}
+    suite = str(cfg.get("suite", suite))
+    s = get_suite(suite)
     defaults = {k: v for k, v in {"temperature": temperature, "max_tokens": max_output_tokens,
                                   "seed": seed}.items() if v is not None}
+    provider_defaults = provider_defaults or bool(cfg.get("provider_defaults", False))
+    if provider_defaults and defaults:
+        raise ConfigError("--provider-defaults sends no decoding settings; drop --temperature, "
+                          "--max-output-tokens and --seed, or drop --provider-defaults")
     model_entries = list(cfg.get("models", [])) + list(models)
     cond_texts = list(cfg.get("conditions", [])) + list(conditions)
-    prompt_names = list(cfg.get("prompts", [])) + list(prompts) or ["structured_trace"]
+    prompt_names = list(cfg.get("prompts", [])) + list(prompts) or [s.default_prompt]
+    for name in prompt_names:
+        s.check_prompt(name)
     ts = bool(cfg.get("timestamps", True)) and timestamps
     data = data or (Path(cfg["data"]) if "data" in cfg else None)
     out = out or (Path(cfg["out"]) if "out" in cfg else None)
@@ -72,13 +80,18 @@ def resolve_run_args(*, suite: str, data: Path | None, models: list[str], condit
     specs = []
     for e in model_entries:
         try:
-            specs.append(_model(e, defaults))
+            spec = _model(e, defaults)
         except ValueError as err:
             raise ConfigError(str(err)) from err
+        if provider_defaults:
+            spec = spec.model_copy(update={"settings": GenerationSettings.provider_defaults()})
+        specs.append(spec)
     conds = [parse_condition(c, p, ts) for c in cond_texts for p in prompt_names]
     if len(set(conds)) != len(conds):
         raise ConfigError("a condition is listed twice")
-    return {"data": Path(data), "out": Path(out), "models": specs, "conditions": conds,
+    if limit is not None and limit < 1:
+        raise ConfigError(f"--limit must be a positive number of samples, got {limit}")
+    return {"suite": suite, "data": Path(data), "out": Path(out), "models": specs, "conditions": conds,
             "max_attempts": int(cfg.get("max_attempts", max_attempts)),
             "max_cost_usd": max_cost_usd if max_cost_usd is not None else cfg.get("max_cost_usd"),
             "max_tokens": max_tokens if max_tokens is not None else cfg.get("max_tokens"),

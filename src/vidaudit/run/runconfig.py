@@ -28,6 +28,8 @@ from vidaudit.core.versions import library_versions
 from vidaudit.run.secrets import check_no_secrets
 
 RUN_JSON = "run.json"
+#: 2: trial ids cover the rendered prompt, the frames selected and the adapter options (vidaudit 0.2)
+RUN_SCHEMA_VERSION = 2
 
 
 def _now() -> str:
@@ -101,7 +103,7 @@ class RunConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    schema_version: int = 1
+    schema_version: int = RUN_SCHEMA_VERSION
     suite: str
     data_dir: str
     models: tuple[ModelSpec, ...]
@@ -177,7 +179,13 @@ def open_run_config(run_dir: str | Path, config: RunConfig) -> RunConfig:
     """Write ``config`` to a new run dir, or check it against and merge it into the existing one."""
     path = Path(run_dir) / RUN_JSON
     if path.exists():
-        effective = config.merged_into(RunConfig.load(run_dir))
+        old = RunConfig.load(run_dir)
+        if old.schema_version < RUN_SCHEMA_VERSION:
+            raise ConfigError(f"{run_dir} was made by an older vidaudit (run schema {old.schema_version}, this one "
+                              f"writes {RUN_SCHEMA_VERSION}): its trials are keyed differently, so resuming would "
+                              "call every trial again. It can still be reported (`vidaudit report RUN`); to add "
+                              "trials, start a new run dir")
+        effective = config.merged_into(old)
     else:
         effective = config
     effective.save(run_dir)

@@ -9,16 +9,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.errors import ConfigError
+from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples
-from vidaudit.core.types import Condition, ModelSpec, Presentation
-from vidaudit.models.base import ModelAdapter
+from vidaudit.core.registry import get_suite
+from vidaudit.core.types import Condition, ModelSpec, Presentation, Usage
+from vidaudit.models.base import Capabilities, ModelAdapter, request_options
 from vidaudit.models.factory import make_adapter
 from vidaudit.run.budget import Budget
-from vidaudit.run.plan import PlannedTrial, RequestBuilder, check_servable, check_videos, plan, select_frames
+from vidaudit.run.plan import PlannedTrial, RequestBuilder, check_servable, check_videos, effective_fps, plan
 from vidaudit.run.runconfig import BudgetConfig, RunConfig, open_run_config
 from vidaudit.run.store import RunStore
 from vidaudit.run.summary import RunSummary
+from vidaudit.suites.base import Suite
+
+#: output tokens assumed per call for budgets when the settings send no token limit (provider defaults)
+UNLIMITED_OUTPUT_ESTIMATE = 4096
 
 
 @dataclass
@@ -38,41 +43,62 @@ class RunOutcome:
     dry_run: list[DryRunRow] = field(default_factory=list)
 
 
-def _estimate(p: PlannedTrial, caps: Any) -> tuple[int, float | None]:
+def _estimate(p: PlannedTrial, caps: Capabilities) -> tuple[int, float | None]:
     from vidaudit.models.pricing import cost_usd, estimate_request_tokens
-    from vidaudit.core.types import Usage
 
     cond, v, spec = p.trial.condition, p.sample.video, p.trial.model
-    if caps.local and spec.provider != "hf":
-        return 0, 0.0  # built-in models: no tokens, no cost
-    n = len(select_frames(p.sample, cond, caps))
+    if caps.synthetic:
+        return 0, 0.0  # baselines: no tokens, no cost
+    n = len(p.selection)
     native = cond.presentation is Presentation.NATIVE
-    tokens_in = estimate_request_tokens(0 if native else n, v.width, v.height, 600,
+    provider = spec.provider if spec.provider in ("openai", "gemini", "anthropic") else "open"
+    if spec.provider == "openai" and spec.base_url:
+        provider = "open"
+    tokens_in = estimate_request_tokens(0 if native else n, v.width, v.height, len(p.prompt.text) + 100,
                                         video_seconds=v.duration_s if native else 0,
-                                        video_fps=(n / v.duration_s) if native else 0, provider=spec.provider)
-    usage = Usage(input_tokens=tokens_in, output_tokens=spec.settings.max_tokens)
-    return tokens_in + spec.settings.max_tokens, cost_usd(spec, usage)
+                                        video_fps=effective_fps(p.selection, v.duration_s) if native else 0,
+                                        provider=provider)
+    out = spec.settings.max_tokens or UNLIMITED_OUTPUT_ESTIMATE
+    usage = Usage(input_tokens=tokens_in, output_tokens=out)
+    cost = 0.0 if caps.local else cost_usd(spec, usage)
+    return tokens_in + out, cost
 
 
-def prepare_run(data: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *,
+def load_suite_samples(suite: Suite, data: Path, limit: int | None) -> list:
+    if limit is not None and limit < 1:
+        raise ConfigError(f"--limit must be a positive number of samples, got {limit}")
+    samples = load_samples(data)
+    if not samples:
+        raise DataError(f"{data} holds no samples; generate a dataset first (vidaudit generate {suite.name} ...)")
+    other = next((x for x in samples if x.suite != suite.name), None)
+    if other is not None:
+        raise DataError(f"{data} holds samples of the {other.suite!r} suite (e.g. {other.sample_id}), not "
+                        f"{suite.name!r}; run it with `vidaudit run {other.suite}` or point --data at a "
+                        f"{suite.name} dataset")
+    return samples[:limit] if limit else samples
+
+
+def prepare_run(data: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *, suite: str = "counting",
                 limit: int | None = None, model_options: dict[str, dict[str, Any]] | None = None,
                 check_files: bool = True) -> tuple[list[PlannedTrial], dict[str, ModelAdapter], Any]:
     """Load, validate and plan; builds adapters (no call is made). Raises on anything wrong."""
+    s = get_suite(suite)
     if not models:
         raise ConfigError("no model given; add --model SPEC (e.g. --model oracle)")
     if not conditions:
         raise ConfigError("no condition given; add --condition native (or frames@K, keyframes)")
-    samples = load_samples(data)[: limit or None]
+    samples = load_suite_samples(s, Path(data), limit)
     if check_files:
-        check_videos(samples, data)
-    by_id = {s.sample_id: s for s in samples}
+        check_videos(samples, Path(data))
+    by_id = {x.sample_id: x for x in samples}
     adapters: dict[str, ModelAdapter] = {}
     for m in models:
         if m.label in adapters:
             raise ConfigError(f"model {m.label} is listed twice")
-        adapters[m.label] = make_adapter(m, samples=by_id, options=(model_options or {}).get(m.provider))
-    planned = plan(samples, conditions, models)
+        adapters[m.label] = make_adapter(m, samples=by_id, suite=s, options=(model_options or {}).get(m.provider))
     caps = {k: a.capabilities for k, a in adapters.items()}
+    opts = {k: request_options(a) for k, a in adapters.items()}
+    planned = plan(samples, conditions, models, suite=s, caps_by_model=caps, options_by_model=opts)
     check_servable(planned, caps)
     return planned, adapters, caps
 
@@ -83,7 +109,7 @@ def dry_run_rows(planned: Sequence[PlannedTrial], caps: dict[str, Any]) -> list[
         key = (p.trial.model.label, p.trial.condition.id)
         row = rows.setdefault(key, DryRunRow(*key))
         row.trials += 1
-        row.frames += len(select_frames(p.sample, p.trial.condition, caps[key[0]]))
+        row.frames += len(p.selection)
         tokens, cost = _estimate(p, caps[key[0]])
         row.est_tokens += tokens
         row.est_cost_usd = None if cost is None or row.est_cost_usd is None else row.est_cost_usd + cost
@@ -91,17 +117,19 @@ def dry_run_rows(planned: Sequence[PlannedTrial], caps: dict[str, Any]) -> list[
 
 
 def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *,
-            max_attempts: int = 3, max_cost_usd: float | None = None, max_tokens: int | None = None,
-            dry_run: bool = False, limit: int | None = None, on_progress=None,
+            suite: str = "counting", max_attempts: int = 3, max_cost_usd: float | None = None,
+            max_tokens: int | None = None, dry_run: bool = False, limit: int | None = None, on_progress=None,
             model_options: dict[str, dict[str, Any]] | None = None) -> RunOutcome:
     """Plan and run (or, with ``dry_run``, only count) every trial into ``out``."""
     data, out = Path(data), Path(out)
-    planned, adapters, caps = prepare_run(data, models, conditions, limit=limit, model_options=model_options,
-                                          check_files=not dry_run)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; pass a directory for the run")
+    planned, adapters, caps = prepare_run(data, models, conditions, suite=suite, limit=limit,
+                                          model_options=model_options, check_files=not dry_run)
     if dry_run:
         return RunOutcome(out, None, dry_run_rows(planned, caps))
     out.mkdir(parents=True, exist_ok=True)
-    config = RunConfig.new(suite="counting", data_dir=str(data.resolve()), models=list(models),
+    config = RunConfig.new(suite=suite, data_dir=str(data.resolve()), models=list(models),
                            conditions=list(conditions), max_attempts=max_attempts,
                            budget=BudgetConfig(max_cost_usd=max_cost_usd, max_tokens=max_tokens),
                            options={"limit": limit} if limit else {})
@@ -119,7 +147,7 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
             return tokens, cost or 0.0
 
         budget = Budget(max_cost_usd=max_cost_usd, max_tokens=max_tokens, estimate=estimate)
-    builder = RequestBuilder(data, caps)
+    builder = RequestBuilder(data)
 
     async def go() -> RunSummary:
         from vidaudit.run.executor import run_trials

@@ -59,7 +59,6 @@ class ScoreRecord(BaseModel):
     metrics: dict[str, Any] = Field(default_factory=dict)
     usage: dict[str, int] = Field(default_factory=dict)
     cost_usd: float | None = None
-    frame_times: list[float] | None = None   # times of the frames the model was shown, when known
 
     @property
     def scored(self) -> bool:

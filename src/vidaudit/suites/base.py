@@ -70,6 +70,11 @@ class Suite:
     def add_commands(self, generate: typer.Typer) -> None:
         """Contribute this suite's ``vidaudit generate ...`` sub-command(s)."""
 
+    def generate_demo(self, out: Path, *, workers: int | None = None,
+                      on_progress: Callable[[int, int], None] | None = None) -> Path:
+        """Write a small verified dataset into ``out`` for ``vidaudit demo``; return its manifest."""
+        raise ConfigError(f"the {self.name} suite has no demo data")
+
     def verify(self, data_dir: Path, samples: Sequence[Sample], *, workers: int | None = None,
                on_progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:
         """Problems per sample id found by checking videos against their ground truth ({} = all verified)."""

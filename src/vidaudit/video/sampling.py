@@ -46,6 +46,21 @@ def at_fps(n_frames: int, fps: float, k: float) -> FrameSelection:
     return FrameSelection(tuple(frame_on_screen(t, fps, n_frames) for t in times), times, f"fps={k:g}")
 
 
+@functools.lru_cache(maxsize=1024)
+def uniform_count(n_frames: int, fps: float, k: int) -> FrameSelection:
+    """``frames#K``: exactly K frames, the frame on screen at the centre of each of K equal segments of
+    the clip (t_j = (j + 1/2) * duration / K), as InternVL-style K-frame samplers do. When K exceeds the
+    frame count, neighbouring segments share a frame and it is sent once."""
+    if k < 1:
+        raise ConfigError(f"frame count must be >= 1, got {k}")
+    duration = n_frames / fps
+    picks: dict[int, float] = {}
+    for j in range(k):
+        t = round((j + 0.5) * duration / k, 6)
+        picks.setdefault(frame_on_screen(t, fps, n_frames), t)
+    return FrameSelection(tuple(picks), tuple(picks.values()), f"uniform {k} frames")
+
+
 def every_frame(n_frames: int, fps: float) -> FrameSelection:
     return FrameSelection(tuple(range(n_frames)), tuple(round(i / fps, 6) for i in range(n_frames)), "every frame")
 

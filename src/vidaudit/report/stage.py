@@ -1,0 +1,113 @@
+"""The report stage: a typed ``Report`` from score records, through the suite's own aggregation.
+
+The suite supplies the numbers and sections; this stage adds provenance (suite, versions, git
+revision, creation time, the settings sent to each model), the one statement of denominators a
+reader needs, and the trace viewer's trials with thumbnails of the frames actually sent.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vidaudit import __version__
+from vidaudit.report.model import Report, ViewerFrame, ViewerTrial
+
+if TYPE_CHECKING:
+    from vidaudit.score.stage import Scored
+
+MAX_VIEWER_FRAMES = 24
+
+
+def _revision() -> tuple[str | None, bool | None]:
+    from vidaudit.run.runconfig import source_revision
+
+    return source_revision()
+
+
+def denominators_note(scored: Scored) -> str:
+    """The rule for errored trials, stated once where a reader looks first."""
+    n = len(scored.records)
+    by = Counter(r.status for r in scored.records if r.status != "ok")
+    if not by:
+        return f"All {n} planned trials completed (status ok); every accuracy is over all of them."
+    parts = ", ".join(f"{k} {v}" for k, v in sorted(by.items()))
+    return (f"{sum(by.values())} of {n} planned trials did not complete ({parts}). Accuracy (EM) counts every "
+            "planned trial, so these count as wrong answers; completion rates are listed beside it.")
+
+
+def build_report(scored: Scored) -> Report:
+    """Aggregate through the suite and wrap the result with its provenance."""
+    suite = scored.suite
+    sr = suite.aggregate(scored.records, scored.samples)
+    head, dirty = _revision()
+    notes = [denominators_note(scored)]
+    if scored.changed:
+        notes.append(f"{len(scored.changed)} sample(s) changed since their trials ran and were scored against the "
+                     f"current data (--allow-changed): {', '.join(scored.changed[:10])}")
+    notes += list(sr.notes)
+    return Report(suite=suite.name, vidaudit_version=__version__, git_revision=head, git_dirty=dirty,
+                  created_at=datetime.now(UTC).isoformat(timespec="seconds"), source=dict(scored.source),
+                  models=list(dict.fromkeys(r.model for r in scored.records)),
+                  conditions=list(dict.fromkeys(r.condition for r in scored.records)),
+                  settings=dict(scored.settings), n_records=len(scored.records), notes=notes,
+                  sections=list(sr.sections), results=dict(sr.results))
+
+
+def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES) -> list[ViewerTrial]:
+    """The trials the viewer keeps (a selection), with thumbnails of the frames that were sent."""
+    from vidaudit.report.viewer import select_trials_for_viewer, thumbnail_jpeg_b64
+    from vidaudit.video.frame_cache import FrameCache
+
+    suite = scored.suite
+    items = [suite.viewer_trial(r, scored.samples[r.sample_id], scored.raw_text.get(r.trial_id))
+             for r in scored.records]
+    chosen = select_trials_for_viewer(items)
+    if scored.data_dir is None:
+        return chosen
+    cache = FrameCache(max_bytes=256 << 20)
+    out = []
+    for t in chosen:
+        sent = scored.frames.get(t.trial_id) or []
+        if sent:
+            step = max(1, -(-len(sent) // max_frames))
+            pick = sent[::step][:max_frames]
+            s = scored.samples[t.sample_id]
+            imgs = cache.get(scored.data_dir / s.video.path, s.video.sha256, [i for i, _ in pick])
+            frames = [ViewerFrame(index=i, t=ft, jpeg_b64=thumbnail_jpeg_b64(img))
+                      for (i, ft), img in zip(pick, imgs, strict=True)]
+            t = t.model_copy(update={"frames": frames})
+        out.append(t)
+    return out
+
+
+def write_scored_report(scored: Scored, out_dir: str | Path) -> dict[str, Path]:
+    from vidaudit.report.write import write_report
+
+    return write_report(build_report(scored), viewer_trials(scored), scored.suite.viewer, Path(out_dir),
+                        n_trials_total=len(scored.records))
+
+
+def report_run(run_dir: str | Path, *, allow_changed: bool = False) -> dict[str, Path]:
+    """Score a run and write ``RUN/scores.jsonl`` and ``RUN/report/report.{json,md,html}``."""
+    from vidaudit.score.stage import SCORES, score_store, write_scores
+
+    run_dir = Path(run_dir)
+    scored = score_store(run_dir, allow_changed=allow_changed)
+    paths = write_scored_report(scored, run_dir / "report")
+    write_scores(run_dir / SCORES, scored.records)
+    return paths
+
+
+def report_responses(samples: str | Path, responses: str | Path, out: str | Path, report_dir: str | Path | None, *,
+                     suite: str = "counting", dedupe: str | None = None) -> tuple[Path, dict[str, Path] | None]:
+    """``score-responses``: scores.jsonl at ``out`` and, with ``report_dir``, the three report files."""
+    from vidaudit.score.stage import score_responses, write_scores
+
+    scored = score_responses(samples, responses, suite=suite, dedupe=dedupe)
+    # the report renders fully before any file is written, so a failure leaves nothing half-made
+    paths = write_scored_report(scored, report_dir) if report_dir is not None else None
+    return write_scores(out, scored.records), paths
+

@@ -1,0 +1,196 @@
+"""The score stage: typed score records from a run store or from another harness's responses.
+
+Scoring reads stored text only and never calls a model. The suite is looked up by name (from
+``run.json`` for a run, ``--suite`` for responses); every trial of the run gets a record, errored and
+never-attempted ones included (status ``api_error`` / ``refused`` / ``timeout`` / ``pending``,
+``correct`` None), so that every denominator keeps them.
+
+A stored trial is scored only against the sample it ran on: when the dataset now holds a different
+video (sha256), the stage refuses, naming the trials, unless ``allow_changed`` re-plans them against
+the current data (they are then reported as changed).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.fileio import write_text_atomic
+from vidaudit.core.hashing import sha256_json
+from vidaudit.core.manifest import load_samples
+from vidaudit.core.registry import get_suite, resolve
+from vidaudit.core.types import Sample
+from vidaudit.score.records import ScoreRecord
+from vidaudit.suites.base import Suite
+
+SCORES = "scores.jsonl"
+
+
+@dataclass
+class Scored:
+    """Records and what the report needs beside them (raw text, frames sent, samples, settings)."""
+
+    suite: Suite
+    records: list[ScoreRecord]
+    samples: dict[str, Sample]
+    raw_text: dict[str, str | None] = field(default_factory=dict)
+    frames: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
+    settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    source: dict[str, str] = field(default_factory=dict)
+    data_dir: Path | None = None
+    changed: list[str] = field(default_factory=list)
+
+
+def model_role(provider: str) -> str:
+    """A provider's role (``model`` unless a baseline says otherwise), read from its registered class."""
+    try:
+        return str(getattr(resolve("providers", provider), "role", "model"))
+    except ConfigError:
+        return "model"  # unknown or not installed here: a model as far as the report is concerned
+
+
+def record(suite: Suite, sample: Sample, *, trial_id: str, model: str, role: str, condition: str, status: str,
+           text: str | None, usage: Mapping[str, int] | None = None, cost_usd: float | None = None,
+           frame_times: Sequence[float] | None = None) -> ScoreRecord:
+    """Score one trial into its record."""
+    ts = suite.score(sample, text if status == "ok" else None, status, frame_times=frame_times)
+    return ScoreRecord(trial_id=trial_id, sample_id=sample.sample_id, suite=suite.name, model=model, model_role=role,
+                       condition=condition, group_id=sample.group_id, status=status,
+                       correct=ts.correct if status == "ok" else None, parse=ts.parse if status == "ok" else None,
+                       params=suite.record_params(sample), metrics=ts.metrics if status == "ok" else {},
+                       usage=dict(usage or {}), cost_usd=cost_usd)
+
+
+def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
+    """Score every trial of a run directory (see the module docstring)."""
+    from vidaudit.run.runconfig import RunConfig
+    from vidaudit.run.store import RunStore
+
+    run_dir = Path(run_dir)
+    rc = RunConfig.load(run_dir)
+    suite = get_suite(rc.suite)
+    samples = {s.sample_id: s for s in load_samples(rc.data_dir)}
+    out = Scored(suite=suite, records=[], samples=samples, source={"run_dir": str(run_dir)},
+                 data_dir=Path(rc.data_dir))
+    roles: dict[str, str] = {}
+    changed: list[str] = []
+    with RunStore(run_dir, readonly=True) as store:
+        for row, att in store.results():
+            s = samples.get(row.sample_id)
+            if s is None:
+                raise DataError(f"run {run_dir} has a trial for {row.sample_id!r}, which {rc.data_dir} lacks; point "
+                                "the run at its dataset or regenerate the missing samples")
+            if row.trial.video_sha256 is not None and s.video.sha256 is not None \
+                    and row.trial.video_sha256 != s.video.sha256:
+                changed.append(row.sample_id)
+                if not allow_changed:
+                    continue
+            spec = row.trial.model
+            role = roles.setdefault(spec.provider, model_role(spec.provider))
+            status = att.status.value if att else "pending"
+            resp = att.response if att else None
+            out.records.append(record(suite, s, trial_id=row.trial_id, model=row.model, role=role,
+                                      condition=row.condition_id, status=status, text=resp.text if resp else None,
+                                      usage=resp.usage.model_dump() if resp else None,
+                                      cost_usd=resp.cost_usd if resp else None,
+                                      frame_times=list(att.frame_times) if att else None))
+            out.raw_text[row.trial_id] = resp.text if resp else (att.error_message if att else None)
+            out.frames[row.trial_id] = list(zip(att.frame_indices, att.frame_times, strict=False)) if att else []
+            out.settings.setdefault(row.model, {
+                "generation": spec.settings.sent() or "provider defaults (nothing sent)",
+                "adapter_options": dict(row.trial.adapter_options)})
+    if changed and not allow_changed:
+        uniq = sorted(set(changed))
+        raise DataError(f"{len(uniq)} sample(s) of run {run_dir} now have a different video in {rc.data_dir} than "
+                        f"the one their trials ran on (e.g. {', '.join(uniq[:5])}); the dataset was regenerated or "
+                        "edited. Point the run at its original data, or pass --allow-changed to score the current "
+                        "data anyway (those trials are named in the report)")
+    out.changed = sorted(set(changed))
+    return out
+
+
+def write_scores(path: str | Path, records: Sequence[ScoreRecord]) -> Path:
+    """``scores.jsonl``, one ScoreRecord per line, written atomically."""
+    text = "".join(r.model_dump_json() + "\n" for r in records)
+    write_text_atomic(path, text)
+    return Path(path)
+
+
+def score_run(run_dir: str | Path, *, allow_changed: bool = False) -> Path:
+    """Re-score a run from its store into ``RUN/scores.jsonl``."""
+    scored = score_store(run_dir, allow_changed=allow_changed)
+    return write_scores(Path(run_dir) / SCORES, scored.records)
+
+
+# --------------------------------------------------------------------------- external responses
+
+DEDUPE = ("first", "last")
+
+
+def _response_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise DataError(f"cannot read responses {path}: {e}") from e
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise DataError(f"{path}:{line}: not UTF-8 text ({e.reason}); save the responses as UTF-8 JSONL") from None
+    rows = []
+    for i, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise DataError(f"{path}:{i}: not valid JSON ({e.msg}); fix or remove that line") from e
+        if not isinstance(row, dict):
+            raise DataError(f"{path}:{i}: a response line is a JSON object with sample_id and response, got "
+                            f"{type(row).__name__}")
+        rows.append((i, row))
+    return rows
+
+
+def score_responses(samples_path: str | Path, responses_path: str | Path, *, suite: str = "counting",
+                    dedupe: str | None = None) -> Scored:
+    """Score responses made elsewhere: JSONL of sample_id, response (string or null), optional model,
+    condition and status. Two lines for one (sample, model, condition) are an error unless ``dedupe``
+    says which to keep (``first`` or ``last``)."""
+    if dedupe is not None and dedupe not in DEDUPE:
+        raise ConfigError(f"--dedupe must be first or last, got {dedupe!r}")
+    s = get_suite(suite)
+    samples_path, responses_path = Path(samples_path), Path(responses_path)
+    samples = {x.sample_id: x for x in load_samples(samples_path)}
+    chosen: dict[tuple[str, str, str], tuple[int, dict[str, Any]]] = {}
+    for i, row in _response_rows(responses_path):
+        sid, text = row.get("sample_id"), row.get("response")
+        if not isinstance(sid, str) or sid not in samples:
+            raise DataError(f"{responses_path}:{i}: sample_id {sid!r} is not in {samples_path}")
+        if text is not None and not isinstance(text, str):
+            raise DataError(f"{responses_path}:{i}: response must be a string (or null for a failed call), got "
+                            f"{type(text).__name__}")
+        status = row.get("status") or ("ok" if text is not None else "api_error")
+        if not isinstance(status, str) or status not in ("ok", "api_error", "refused", "timeout"):
+            raise DataError(f"{responses_path}:{i}: status {status!r} is not one of ok, api_error, refused, timeout")
+        if status == "ok" and text is None:
+            raise DataError(f"{responses_path}:{i}: status ok needs a response string")
+        model = str(row.get("model") or "external")
+        condition = str(row.get("condition") or "external")
+        key = (sid, model, condition)
+        if key in chosen and dedupe is None:
+            raise DataError(f"{responses_path}: lines {chosen[key][0]} and {i} are both for sample {sid!r}, model "
+                            f"{model!r}, condition {condition!r}; remove one, or pass --dedupe first|last")
+        if key not in chosen or dedupe == "last":
+            chosen[key] = (i, {**row, "status": status, "model": model, "condition": condition})
+    out = Scored(suite=s, records=[], samples=samples, source={"responses": str(responses_path)})
+    for (sid, model, condition), (_, row) in chosen.items():
+        tid = sha256_json(["external", sid, model, condition])
+        out.records.append(record(s, samples[sid], trial_id=tid, model=model, role="model", condition=condition,
+                                  status=row["status"], text=row.get("response")))
+        out.raw_text[tid] = row.get("response")
+    return out

@@ -1,0 +1,66 @@
+"""The counting suite's aggregation: report.json numbers, headline notes and the report sections.
+
+Records arrive as typed ``ScoreRecord``s and are flattened (params + metrics + identifiers) for
+:func:`~vidaudit.suites.counting.aggregate.aggregate`, which owns the denominators.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from vidaudit.core.errors import DataError
+from vidaudit.report.model import SuiteReport
+from vidaudit.score.records import ScoreRecord
+from vidaudit.suites.counting.aggregate import aggregate, paired_difference
+
+
+def input_limit_notes(results: Mapping[str, Any], observers: set[str]) -> list[str]:
+    """Where the ideal observer fails, the input itself cannot show the events: name those cells."""
+    notes = []
+    by_cond: dict[str, list[str]] = {}
+    cells = [c for c in results.get("cells", []) if c["model"] in observers]
+    for c in cells:
+        if c.get("n") and c.get("accuracy") is not None and c["accuracy"] < 1.0:
+            by_cond.setdefault(f"{c['model']} under {c['condition']}", []).append(
+                f"{c['domain']} N={c['n_events']} F={c['frequency_hz']} ({c['correct']}/{c['n']})")
+    for where, where_cells in sorted(by_cond.items()):
+        notes.append(f"The ideal observer ({where}: the pixel detector on exactly the frames sent) misses in "
+                     f"{len(where_cells)} cell(s): the input cannot show those events: " + "; ".join(where_cells))
+    if cells and not by_cond:
+        notes.append("The ideal observer is correct in every cell under every condition run.")
+    return notes
+
+
+def paired_comparisons(records: list[dict[str, Any]], n_boot: int = 2000) -> list[dict[str, Any]]:
+    """Each model's conditions against its first, and each condition's models against the first:
+    EM difference on shared samples with a bootstrap interval clustered by source video."""
+    models = list(dict.fromkeys(r["model"] for r in records))
+    conds = list(dict.fromkeys(r["condition"] for r in records))
+    pairs = [((m, conds[0]), (m, c)) for m in models for c in conds[1:]]
+    pairs += [((models[0], c), (m, c)) for c in conds for m in models[1:]]
+    out = []
+    for a, b in pairs:
+        try:
+            out.append(paired_difference(records, a, b, n_boot=n_boot))
+        except (DataError, ValueError):
+            continue  # no shared ok samples for this pair
+    return out
+
+
+def counting_report(records: Sequence[ScoreRecord]) -> SuiteReport:
+    flat = [r.flat() for r in records]
+    results = aggregate(flat)
+    results["paired_differences"] = paired_comparisons(flat)
+    observers = {r.model for r in records if r.model_role == "observer"}
+    notes = input_limit_notes(results, observers)
+    results["notes"] = notes
+    return SuiteReport(results=results, sections=_sections(results), notes=notes)
+
+
+def _sections(results: dict[str, Any]) -> list:
+    try:
+        from vidaudit.suites.counting.sections import counting_sections
+    except ImportError:  # pragma: no cover - until the sections module lands
+        return []
+    return counting_sections(results)

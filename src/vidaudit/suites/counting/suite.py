@@ -1,0 +1,148 @@
+"""The counting suite behind the ``Suite`` protocol: what the generic stages call.
+
+Everything here delegates to the suite's own modules (prompts, scoring, aggregate, detector, ledger);
+this file only maps them onto the protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.types import Condition, Sample
+from vidaudit.report.model import SuiteReport, ViewerSpec, ViewerTrial
+from vidaudit.score.records import ParseResult, ScoreRecord, TrialScore
+from vidaudit.suites.base import ObservedFrame, Prompt, Suite
+
+#: the answer range of the paper's grid (N in 0..12): what ``chance`` draws from by default
+CHANCE_RANGE = (0, 12)
+#: TrialScore fields that the ScoreRecord already carries under its own names
+_RECORD_FIELDS = frozenset({"sample_id", "group_id", "domain", "n_events", "frequency_hz", "status", "correct"})
+
+
+def _int_answer(value: str, what: str) -> int:
+    try:
+        k = int(value)
+    except ValueError as e:
+        raise ConfigError(f"{what} must be an integer count, got {value!r}") from e
+    if k < 0:
+        raise ConfigError(f"{what} must be a non-negative count, got {k}")
+    return k
+
+
+class CountingSuite(Suite):
+    name = "counting"
+    description = ("Count wall contacts, blinks and state transitions over an N x F grid with executable traces "
+                   "(Low-Frequency Trap).")
+    paper = "000_2cdda6f6d04db62c"
+    default_prompt = "structured_trace"
+    viewer = ViewerSpec(group_label="domain")
+
+    # ------------------------------------------------------------------ CLI
+
+    def add_commands(self, generate) -> None:
+        from vidaudit.suites.counting.cli import register
+
+        register(generate)
+
+    def generate_demo(self, out: Path, *, workers: int | None = None,
+                      on_progress: Callable[[int, int], None] | None = None) -> Path:
+        from vidaudit.suites.counting.generate import generate
+        from vidaudit.suites.counting.grid import preset
+
+        res = generate(preset("smoke"), out, workers=workers, skip_existing=True, on_progress=on_progress)
+        return res.manifest
+
+    def verify(self, data_dir: Path, samples: Sequence[Sample], *, workers: int | None = None,
+               on_progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:
+        from vidaudit.core.manifest import read_dataset_info
+        from vidaudit.suites.counting.verify import verify_dataset
+
+        info = read_dataset_info(data_dir)
+        if info.get("real_video"):
+            raise ConfigError(f"{data_dir} holds real videos with annotated counts; pixel verification applies "
+                              "to rendered suites only")
+        if info.get("dry_run"):
+            raise ConfigError(f"{data_dir} is a dry run: it has no videos to verify")
+        return verify_dataset(data_dir, list(samples), workers=workers, on_progress=on_progress)
+
+    # ------------------------------------------------------------------ prompts
+
+    def prompt_names(self) -> Sequence[str]:
+        from vidaudit.suites.counting.prompts import TEMPLATES
+
+        return list(TEMPLATES)
+
+    def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
+        from vidaudit.suites.counting.prompts import render_prompt
+
+        system, text = render_prompt(condition, sample.question)
+        return Prompt(system, text)
+
+    def request_metadata(self, sample: Sample) -> dict[str, Any]:
+        return {"domain": sample.params.get("domain")}
+
+    # ------------------------------------------------------------------ scoring
+
+    def record_params(self, sample: Sample) -> dict[str, Any]:
+        p = sample.params
+        out = {"domain": p.get("domain"), "n_events": p.get("n_events", sample.answer),
+               "frequency_hz": p.get("frequency_hz")}
+        for key in ("seed", "source", "action", "split"):
+            if key in p:
+                out[key] = p[key]
+        return out
+
+    def score(self, sample: Sample, text: str | None, status: str, *,
+              frame_times: Sequence[float] | None = None) -> TrialScore:
+        from vidaudit.suites.counting.scoring import score_trial
+
+        ts = score_trial(sample, text if status == "ok" else None, status)
+        if not ts.scored:
+            return TrialScore(correct=None)
+        metrics = {k: v for k, v in ts.to_dict().items() if k not in _RECORD_FIELDS}
+        return TrialScore(correct=bool(ts.correct), metrics=metrics,
+                          parse=ParseResult(value=ts.predicted_count, method=ts.parse_method or "unparseable",
+                                            span=ts.parse_span))
+
+    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
+        from vidaudit.suites.counting.report import counting_report
+
+        return counting_report(records)
+
+    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
+        return super().viewer_trial(record, sample, raw_text)
+
+    # ------------------------------------------------------------------ baselines
+
+    def oracle_answer(self, sample: Sample) -> str:
+        from vidaudit.suites.counting.ledger import ledger_text
+
+        events = [(e.t, e.state_after) for e in sample.trace.events]
+        return ledger_text(sample.params.get("domain"), events, int(sample.answer))
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        lo, hi = CHANCE_RANGE
+        if option:
+            a, _, b = option.partition("-")
+            lo, hi = _int_answer(a, "chance's low end"), _int_answer(b or a, "chance's high end")
+            if lo > hi:
+                raise ConfigError(f"chance range {lo}-{hi} is empty; write chance:LOW-HIGH, e.g. chance:0-12")
+        return f"\\boxed{{{int(rng.integers(lo, hi + 1))}}}"
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        return f"\\boxed{{{_int_answer(value, 'constant')}}}"
+
+    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
+        from vidaudit.suites.counting.detector import detect_events
+        from vidaudit.suites.counting.ledger import ledger_text
+
+        domain = metadata.get("domain")
+        if not domain:
+            raise ConfigError("the request carries no domain metadata")
+        found = detect_events(domain, frames)
+        return ledger_text(domain, [(d.t, d.label) for d in found])
