@@ -37,6 +37,9 @@ from vidaudit.models.request_builder import (
 )
 
 PROVIDER = "anthropic"
+#: The Messages API requires max_tokens; under --provider-defaults (no limit asked) this is sent, the
+#: largest value every current Claude model accepts.
+REQUIRED_MAX_TOKENS = 4096
 MAX_IMAGES = 100
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
 
@@ -93,7 +96,8 @@ class AnthropicAdapter:
         built = build_content(request, _MessagesEncoder(), jpeg_quality=self.jpeg_quality)
         check_size(base64_size(built.image_bytes) + built.text_chars, self.capabilities, self.spec.label)
         s = request.settings
-        kwargs: dict[str, Any] = {"model": self.spec.name, "max_tokens": s.max_tokens,
+        max_tokens = s.max_tokens if s.max_tokens is not None else REQUIRED_MAX_TOKENS
+        kwargs: dict[str, Any] = {"model": self.spec.name, "max_tokens": max_tokens,
                                   "messages": [{"role": "user", "content": built.parts}]}
         if request.system:
             kwargs["system"] = request.system

@@ -190,7 +190,11 @@ class HFAdapter:
 
     def _generation_kwargs(self, s: GenerationSettings) -> dict[str, Any]:
         tok = self._processor.tokenizer
-        kw: dict[str, Any] = {"max_new_tokens": int(s.max_tokens), "pad_token_id": tok.pad_token_id}
+        kw: dict[str, Any] = {"pad_token_id": tok.pad_token_id}
+        if s.max_tokens is not None:  # None (provider defaults): the model's own generation_config decides
+            kw["max_new_tokens"] = int(s.max_tokens)
+        if s.temperature is None:  # provider defaults: the model's generation_config samples as it says
+            return kw
         if not s.temperature:
             kw.update(do_sample=False, temperature=None, top_p=None, top_k=None)
         else:

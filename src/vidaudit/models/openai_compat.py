@@ -139,7 +139,8 @@ class OpenAIAdapter:
         messages.append({"role": "user", "content": built.parts})
         s = request.settings
         kwargs: dict[str, Any] = {"model": self.spec.name, "messages": messages}
-        kwargs["max_completion_tokens" if self.hosted else "max_tokens"] = s.max_tokens
+        if s.max_tokens is not None:
+            kwargs["max_completion_tokens" if self.hosted else "max_tokens"] = s.max_tokens
         if s.temperature is not None:
             kwargs["temperature"] = s.temperature
         if s.top_p is not None:

@@ -1,0 +1,33 @@
+"""A missing optional extra is a one-line message naming the pip install that fixes it: exit 2, no traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# Simulate an install without the SDK: a module set to None in sys.modules cannot be imported.
+_BLOCK = "import sys; sys.modules[{mod!r}] = None; from vidaudit.cli import app; app()"
+
+
+@pytest.mark.parametrize("provider,module,extra", [
+    ("openai:gpt-4o", "openai", "openai"),
+    ("gemini:gemini-2.5-flash", "google.genai", "gemini"),
+    ("anthropic:claude-sonnet-4-5", "anthropic", "anthropic"),
+    ("hf:/nonexistent/model", "torch", "hf"),
+])
+def test_missing_sdk_names_its_extra(provider: str, module: str, extra: str, smoke_dir: Path,
+                                     tmp_path: Path) -> None:
+    code = _BLOCK.format(mod=module)
+    env = {**os.environ, "OPENAI_API_KEY": "x" * 20, "GEMINI_API_KEY": "x" * 20, "ANTHROPIC_API_KEY": "x" * 20}
+    r = subprocess.run([sys.executable, "-c", code, "run", "counting", "--data", str(smoke_dir), "--model", provider,
+                        "--condition", "frames@1", "--out", str(tmp_path / "run")], env=env, capture_output=True,
+                       text=True, timeout=120)
+    out = r.stdout + r.stderr
+    assert r.returncode == 2, out
+    assert f'pip install "vidaudit[{extra}]"' in " ".join(out.split()), out
+    assert "Traceback" not in out
+    assert not (tmp_path / "run").exists()
