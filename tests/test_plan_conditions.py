@@ -191,3 +191,31 @@ def test_role_prompting_sends_its_system_message(smoke_dir: Path) -> None:
     assert req.system and req.system.startswith("You are an expert video analytics systems auditor")
     _, _, plain = _request(smoke_dir, 4, "frames@1")
     assert plain.system is None
+
+
+# --------------------------------------------------------------------------- run directories
+
+
+def test_second_run_on_the_same_dir_refuses_at_once(tmp_path: Path) -> None:
+    from vidaudit.run.lock import RunLock
+
+    with RunLock(tmp_path):
+        with pytest.raises(ConfigError, match=f"in use by process {__import__('os').getpid()}"):
+            RunLock(tmp_path).acquire()
+    RunLock(tmp_path).acquire().release()  # free again once released
+
+
+def test_written_files_honour_the_umask(tmp_path: Path) -> None:
+    import os
+
+    from vidaudit.core.fileio import write_text_atomic
+
+    old = os.umask(0o022)
+    try:
+        write_text_atomic(tmp_path / "a.json", "{}")
+        assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o644
+        os.umask(0o077)
+        write_text_atomic(tmp_path / "b.json", "{}")
+        assert (tmp_path / "b.json").stat().st_mode & 0o777 == 0o600
+    finally:
+        os.umask(old)

@@ -11,12 +11,27 @@ from pathlib import Path
 from typing import Any
 
 
+def _umask() -> int:
+    """The process umask, read without changing it where Linux says it (os.umask would race threads)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextmanager
 def atomic_path(final: str | Path, suffix: str | None = None) -> Iterator[Path]:
     """Yield a temporary path beside ``final``; rename it onto ``final`` only if the block succeeds."""
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=suffix or f".tmp{final.suffix}", dir=final.parent)
+    os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a dataset or report must honour the umask
     os.close(fd)
     tmp_path = Path(tmp)
     try:

@@ -16,6 +16,7 @@ from vidaudit.core.types import Condition, ModelSpec, Presentation, Usage
 from vidaudit.models.base import Capabilities, ModelAdapter, request_options
 from vidaudit.models.factory import make_adapter
 from vidaudit.run.budget import Budget
+from vidaudit.run.lock import RunLock
 from vidaudit.run.plan import PlannedTrial, RequestBuilder, check_servable, check_videos, effective_fps, plan
 from vidaudit.run.runconfig import BudgetConfig, RunConfig, open_run_config
 from vidaudit.run.store import RunStore
@@ -124,11 +125,29 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
     data, out = Path(data), Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; pass a directory for the run")
+    if not isinstance(max_attempts, int) or max_attempts < 1:
+        raise ConfigError(f"--max-attempts must be an integer >= 1, got {max_attempts!r}")
+    for name, value in (("--max-cost-usd", max_cost_usd), ("--max-tokens", max_tokens)):
+        if value is not None and not (value >= 0 and value != float("inf")):
+            raise ConfigError(f"{name} must be a finite number >= 0, got {value}")
     planned, adapters, caps = prepare_run(data, models, conditions, suite=suite, limit=limit,
                                           model_options=model_options, check_files=not dry_run)
     if dry_run:
         return RunOutcome(out, None, dry_run_rows(planned, caps))
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"cannot create the run dir {out}: {e.strerror}; pass a writable --out") from None
+    with RunLock(out):
+        return _execute_locked(data, out, planned, adapters, caps, models, conditions, suite=suite,
+                               max_attempts=max_attempts, max_cost_usd=max_cost_usd, max_tokens=max_tokens,
+                               limit=limit, on_progress=on_progress)
+
+
+def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters: dict[str, ModelAdapter],
+                    caps: dict[str, Capabilities], models: Sequence[ModelSpec], conditions: Sequence[Condition], *,
+                    suite: str, max_attempts: int, max_cost_usd: float | None, max_tokens: int | None,
+                    limit: int | None, on_progress) -> RunOutcome:
     config = RunConfig.new(suite=suite, data_dir=str(data.resolve()), models=list(models),
                            conditions=list(conditions), max_attempts=max_attempts,
                            budget=BudgetConfig(max_cost_usd=max_cost_usd, max_tokens=max_tokens),
