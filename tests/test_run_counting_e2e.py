@@ -211,3 +211,21 @@ def test_demo_on_smoke(smoke_dir: Path, tmp_path: Path) -> None:
     assert io_native and all(c["accuracy"] == 1.0 for c in io_native)
     io_sparse = [c for c in rep["cells"] if c["model"] == "ideal-observer" and c["condition"].startswith("frames@1")]
     assert any(c["accuracy"] < 1.0 for c in io_sparse)
+
+
+def test_a_run_from_before_the_backbone_is_reported_but_not_resumed(builtin_run: Path, tmp_path: Path) -> None:
+    """Run schema 1 (trial ids without prompt text and frames): report works, resume is refused with how to go on."""
+    old = tmp_path / "old"
+    shutil.copytree(builtin_run, old, ignore=shutil.ignore_patterns("report", "scores.jsonl", ".lock"))
+    cfg = json.loads((old / "run.json").read_text())
+    cfg["schema_version"] = 1
+    (old / "run.json").write_text(json.dumps(cfg))
+    r = runner.invoke(app, ["run", "--resume", str(old)])
+    assert r.exit_code == 2, r.output
+    text = " ".join(r.output.split())
+    assert "older vidaudit" in text and "vidaudit report RUN" in text and "new run dir" in text
+    with RunStore(old, readonly=True) as store:
+        before = store.summary().attempts
+    assert before == 108
+    r = runner.invoke(app, ["score", str(old)])
+    assert r.exit_code == 0, r.output
