@@ -55,8 +55,8 @@ def surface_figure(model: str, condition: str, domain: str, cells: Sequence[Mapp
                    count_boundary: Mapping[str, Any] | None = None) -> GridFigure:
     """One N x F surface: N ascending (rows), F ascending (columns) after an n/a column for the N = 0 controls.
 
-    Cells at N = 0 (or without a frequency) go to the n/a column, pooled if there are several; two
-    cells at one positive (N, F) are an error. Cells inside the point count boundary are outlined.
+    Cells at N = 0 (or without a frequency) go to the n/a column, the N = 0 controls pooled if there
+    are several; two cells at one positive (N, F) are an error. Cells inside the point count boundary are outlined.
     """
     by_point: dict[tuple[int, str], list[int]] = {}
     freq_values: dict[str, float] = {}
@@ -67,7 +67,7 @@ def surface_figure(model: str, condition: str, domain: str, cells: Sequence[Mapp
         if col != NO_FREQUENCY:
             freq_values[col] = float(f)
         k_n = by_point.setdefault((n, col), [0, 0, 0])
-        if k_n[2] and col != NO_FREQUENCY:
+        if k_n[2] and n > 0:
             raise DataError(f"two cells for {model}/{condition}/{domain} at N={n}, F={col}; aggregate trials into "
                             "one cell per (N, F)")
         k_n[0] += int(c["correct"])
