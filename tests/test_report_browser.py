@@ -155,7 +155,8 @@ def test_report_in_headless_chromium(tmp_path: Path, shots: Path) -> None:
 
             # A report no suite made: its figures load, its viewer lists its own columns, no timeline.
             page.goto(g_url, wait_until="load")
-            sizes = page.eval_on_selector_all("figure.figure img", "imgs => imgs.map(i => [i.complete, i.naturalWidth])")
+            sizes = page.eval_on_selector_all("figure.figure img",
+                                              "imgs => imgs.map(i => [i.complete, i.naturalWidth])")
             assert len(sizes) == 2 and all(done and w > 0 for done, w in sizes), sizes
             assert page.locator("#trial-table thead th").all_inner_texts() == [
                 "model", "condition", "probe", "score", "verdict", "ok"]
