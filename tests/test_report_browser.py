@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from vidaudit.report import write_report
+from vidaudit.suites.counting.viewer import COUNTING_VIEWER
 
-from test_report_html import MALICIOUS, make_report, make_trials
+from test_report_html import MALICIOUS, counting_report, generic_report, make_records, make_results, make_trials
 
 CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -52,11 +53,14 @@ def test_report_in_headless_chromium(tmp_path: Path, shots: Path) -> None:
     _require_browser()
     from playwright.sync_api import sync_playwright
 
-    report = make_report()
+    records, _ = make_records()
+    report = counting_report(records, make_results(records))
     trials = make_trials()
-    paths = write_report(report, trials, tmp_path / "out", n_trials_total=1460)
+    paths = write_report(report, trials, COUNTING_VIEWER, tmp_path / "out", n_trials_total=1460)
     url = paths["html"].resolve().as_uri()
-    n_heatmaps = len({(c["model"], c["condition"], c["domain"]) for c in report["cells"]})
+    n_heatmaps = len({(c["model"], c["condition"], c["domain"]) for c in report.results["cells"]})
+    g_report, g_trials, g_spec = generic_report()
+    g_url = write_report(g_report, g_trials, g_spec, tmp_path / "generic")["html"].resolve().as_uri()
 
     blocked: list[str] = []
     requested: list[str] = []
@@ -84,12 +88,12 @@ def test_report_in_headless_chromium(tmp_path: Path, shots: Path) -> None:
 
             # Heatmaps: one per model x condition x domain, every image decoded by the browser.
             sizes = page.eval_on_selector_all(
-                "figure.heatmap img", "imgs => imgs.map(i => [i.complete, i.naturalWidth, i.naturalHeight])")
+                "figure.figure-grid img", "imgs => imgs.map(i => [i.complete, i.naturalWidth, i.naturalHeight])")
             assert len(sizes) == n_heatmaps
             assert all(done and w > 0 and h > 0 for done, w, h in sizes), sizes
             page.screenshot(path=str(shots / "report_top.png"))
-            page.locator("#surfaces").screenshot(path=str(shots / "report_surfaces.png"))
-            page.locator("#boundaries").screenshot(path=str(shots / "report_boundaries.png"))
+            page.locator("#sec-surfaces").screenshot(path=str(shots / "report_surfaces.png"))
+            page.locator("#sec-boundaries").screenshot(path=str(shots / "report_boundaries.png"))
 
             # Trace viewer: all kept trials listed; filter down, then open the injected trial by clicking it.
             assert page.locator("#trial-rows tr").count() == len(trials)
@@ -99,26 +103,37 @@ def test_report_in_headless_chromium(tmp_path: Path, shots: Path) -> None:
             page.select_option("#f-outcome", "error")
             assert page.locator("#trial-rows tr").count() == 1
             page.select_option("#f-outcome", "")
+            page.select_option("#f-group", "state_machine")
+            assert page.locator("#trial-rows tr").count() == 1
+            page.select_option("#f-group", "")
+            assert page.locator("#trial-table thead th").all_inner_texts() == [
+                "model", "condition", "domain", "N", "F (Hz)", "predicted", "F1", "ok"]
             page.click('#trial-rows tr[data-trial-id="t-faithful"]')
             assert page.get_attribute("#detail-body", "data-trial-id") == "t-faithful"
             assert page.locator("#timeline .match-line").count() == 3
             assert page.locator("#timeline .ev-true.missed").count() == 0
 
             page.click('#trial-rows tr[data-trial-id="t-inject"]')
-            inject = next(t for t in trials if t["trial_id"] == "t-inject")
+            inject = next(t for t in trials if t.trial_id == "t-inject")
+            tl = inject.timeline
             assert page.get_attribute("#detail-body", "data-trial-id") == "t-inject"
-            assert page.locator("#timeline .ev-true").count() == len(inject["true_events"])
-            assert page.locator("#timeline .ev-rep").count() == len(inject["reported_events"])
-            assert page.locator("#timeline .match-line").count() == len(inject["matches"])
-            assert page.locator("#timeline .ev-true.missed").count() == len(inject["true_events"]) - len(inject["matches"])
+            assert page.is_visible("#timeline")
+            assert page.locator("#timeline .ev-true").count() == len(tl.true_events)
+            assert page.locator("#timeline .ev-rep").count() == len(tl.reported_events)
+            assert page.locator("#timeline .match-line").count() == len(tl.matches) > 0
+            assert page.locator("#timeline .ev-true.missed").count() == len(tl.true_events) - len(tl.matches)
             assert page.locator("#timeline .ev-rep.unmatched").count() == (
-                len(inject["reported_events"]) - len(inject["matches"]))
-            assert page.locator("#timeline .window").count() == len(inject["true_events"])
-            assert page.locator("#timeline .frame-tick").count() == len(inject["frames"])
+                len(tl.reported_events) - len(tl.matches)) > 0
+            assert page.locator("#timeline .window").count() == len(tl.true_events)
+            assert page.locator("#timeline .frame-tick").count() == len(inject.frames)
+            facts = page.locator("#detail-facts dt").all_inner_texts()
+            assert facts[:3] == ["answer", "predicted", "matched K / reported M / true N"]
+            assert "outcome" in facts and "trial" in facts
+            assert page.inner_text("#detail-columns") == "N = 4 · F (Hz) = 1 · predicted = 3 · F1 = 0.75"
 
             # Frame strip: every thumbnail decoded, captioned with its time.
             thumbs = page.eval_on_selector_all("#frame-strip img", "imgs => imgs.map(i => i.naturalWidth)")
-            assert len(thumbs) == len(inject["frames"]) and all(w > 0 for w in thumbs)
+            assert len(thumbs) == len(inject.frames) and all(w > 0 for w in thumbs)
             assert page.locator("#frame-strip figcaption").first.inner_text().startswith("t=0.50s")
 
             # The model's text is shown verbatim, as text: no element made from it, no script ran.
@@ -137,6 +152,26 @@ def test_report_in_headless_chromium(tmp_path: Path, shots: Path) -> None:
             assert "No thumbnails" in page.locator("#frame-strip").inner_text()
             page.screenshot(path=str(shots / "report_full.png"), full_page=True)
             assert errors == [], f"the page's script failed: {errors}"
+
+            # A report no suite made: its figures load, its viewer lists its own columns, no timeline.
+            page.goto(g_url, wait_until="load")
+            sizes = page.eval_on_selector_all("figure.figure img",
+                                              "imgs => imgs.map(i => [i.complete, i.naturalWidth])")
+            assert len(sizes) == 2 and all(done and w > 0 for done, w in sizes), sizes
+            assert page.locator("#trial-table thead th").all_inner_texts() == [
+                "model", "condition", "probe", "score", "verdict", "ok"]
+            assert page.locator("#trial-rows tr").count() == len(g_trials)
+            page.select_option("#f-group", "y")
+            assert page.locator("#trial-rows tr").count() == 3
+            page.select_option("#f-group", "")
+            page.click('#trial-rows tr[data-trial-id="g-3"]')
+            assert page.get_attribute("#detail-body", "data-trial-id") == "g-3"
+            assert not page.is_visible("#timeline")
+            assert page.locator("#detail-facts dd").first.inner_text() == "q3 <i>?</i>"
+            assert MALICIOUS in page.inner_text("#raw-text")
+            assert page.locator("i").count() == 0
+            page.screenshot(path=str(shots / "report_generic.png"), full_page=True)
+            assert errors == [] and dialogs == [], (errors, dialogs)
         finally:
             browser.close()
 

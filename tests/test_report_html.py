@@ -1,7 +1,14 @@
-"""The report writer without a browser: files, JSON round trip, self-containment, escaping, tables."""
+"""The report writer without a browser: files, JSON validation, self-containment, escaping, figures, tables.
+
+Two reports are written: the counting report, built the way a run builds it (real ``score_trial``
+records on hand-made samples -> ``aggregate`` -> ``counting_sections``) and shown with counting's
+viewer; and a report that no suite made (a 2 x 3 grid and a line figure with arbitrary labels),
+which proves that ``vidaudit.report`` is generic.
+"""
 
 from __future__ import annotations
 
+import ast
 import base64
 import html as html_lib
 import itertools
@@ -17,91 +24,130 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import vidaudit.report
 from vidaudit.core.errors import DataError
-from vidaudit.report import render_markdown, select_trials_for_viewer, thumbnail_jpeg_b64, write_report
-from vidaudit.report.heatmaps import render_heatmap, surface_grid
+from vidaudit.core.types import Event, Sample, Trace, VideoRef
+from vidaudit.report import (
+    GridFigure,
+    LineFigure,
+    Report,
+    Section,
+    Series,
+    SuiteReport,
+    Table,
+    Timeline,
+    TimelineEvent,
+    ViewerColumn,
+    ViewerFrame,
+    ViewerSpec,
+    ViewerTrial,
+    attach_frames,
+    make_report,
+    render_grid,
+    render_line,
+    render_markdown,
+    select_trials_for_viewer,
+    thumbnail_jpeg_b64,
+    viewer_payload,
+    write_report,
+)
 from vidaudit.report.html import script_json
-from vidaudit.report.markdown import markdown_table
-from vidaudit.report.tables import Table
-from vidaudit.report.viewer import MAX_FRAMES_PER_TRIAL, viewer_record
+from vidaudit.report.markdown import markdown_grid, markdown_table
+from vidaudit.report.viewer import MAX_FRAMES_PER_TRIAL, MAX_RAW_TEXT_CHARS, MAX_THUMBNAIL_SIDE
+from vidaudit.score.records import ParseResult, ScoreRecord
+from vidaudit.suites.counting.aggregate import aggregate, paired_difference
+from vidaudit.suites.counting.scoring import score_trial
+from vidaudit.suites.counting.sections import counting_sections, surface_figure
+from vidaudit.suites.counting.viewer import COUNTING_VIEWER, viewer_trial
 
 MODELS = ["gemini-3.6-flash", "qwen3-vl-8b"]
 CONDITIONS = ["native@1fps", "frames@2fps"]
 DOMAINS = ["bounce_ball", "state_machine"]
 COUNTS = [0, 1, 2, 3, 4, 6]
 FREQS = [0.5, 1.0, 2.0, 4.0]
-TAU = 0.8
+SEEDS = 4
 MALICIOUS = "<script>alert(1)</script><img src=x onerror=alert(2)>"
 INJECTED = ("I counted 3.</pre><script>window.__pwned = 1</script>"
             "<img src=x onerror=\"window.__pwned2 = 1\"><b>bold?</b> \\boxed{3}")
+NOTES = ["cells where frames@1 cannot show the events: bounce_ball F>=2.0 Hz",
+         "τ = 0.80; Wilson boundaries use the 95% lower bound"]
+#: labels that would crash matplotlib's mathtext (or be typeset) if it parsed them
+DOLLAR_LABELS = ["a$b$c", "$\\notacommand{x}$", "cost $5 | $6", "50% $\\frac{1}{0}$"]
 
 
-def _boundary(acc: dict[tuple[int, float], float], axis: str, fixed: float) -> object:
-    """The contiguous-prefix rule of the paper (eq. 5/6), written out for hand-made fixtures."""
-    if axis == "count":
-        best: object = "<1"
-        for n in [c for c in COUNTS if c > 0]:
-            if acc[(n, fixed)] < TAU:
-                break
-            best = n
-        return best
-    best = "<0.5"
-    for f in FREQS:
-        if acc[(int(fixed), f)] < TAU:
-            break
-        best = f
-    return best
+# --------------------------------------------------------------------------- counting fixtures
 
 
-def make_report(n_per_cell: int = 10, seed: int = 7) -> dict:
-    """A realistic report.json: surfaces, both boundaries under both rules, trace metrics, errors, usage."""
+def sample(domain: str, n: int, f: float, seed: int) -> Sample:
+    times = [2.0 + i / f for i in range(n)]
+    after = {"bounce_ball": lambda i: ("left", "right")[i % 2], "state_machine": lambda i: "ABCD"[(i + 1) % 4]}
+    events = tuple(Event(t=t, frame=int(t * 30), type="e", state_after=after[domain](i), count=i + 1)
+                   for i, t in enumerate(times))
+    return Sample(sample_id=f"{domain}-N{n}-F{f}-s{seed}", suite="counting",
+                  params={"domain": domain, "n_events": n, "frequency_hz": f, "seed": seed}, question="?",
+                  answer=n, trace=Trace(events=events),
+                  video=VideoRef(path="v.mp4", sha256=f"vid-{domain}-{n}-{f}-{seed}", fps=30.0, width=8, height=8,
+                                 n_frames=720, duration_s=max(12.0, 4.0 + n / f)))
+
+
+def ledger(s: Sample, count: int | None = None, shift: float = 0.0) -> str:
+    lines = [f"- {e.t + shift:.2f}s event, running count {e.count}" for e in s.trace.events]
+    return "\n".join(lines + [f"Final answer: \\boxed{{{len(lines) if count is None else count}}}"])
+
+
+def score_record(s: Sample, text: str | None, model: str, condition: str, status: str = "ok",
+                 trial_id: str | None = None) -> ScoreRecord:
+    """A ScoreRecord as the score stage writes it: counting's TrialScore.to_dict() in ``metrics``."""
+    ts = score_trial(s, text if status == "ok" else None, status)
+    parse = ParseResult(value=ts.predicted_count, method=ts.parse_method, span=ts.parse_span) if ts.scored else None
+    return ScoreRecord(trial_id=trial_id or f"{model}|{condition}|{s.sample_id}", sample_id=s.sample_id,
+                       suite="counting", model=model, condition=condition, group_id=s.group_id, status=status,
+                       correct=ts.correct if ts.scored else None, parse=parse, params=dict(s.params),
+                       metrics=ts.to_dict(), usage={"input_tokens": 1200, "output_tokens": 80},
+                       cost_usd=0.002 if status == "ok" else None)
+
+
+def make_records(seed: int = 7, models: list[str] = MODELS) -> tuple[list[ScoreRecord], dict[str, Sample]]:
+    """A small N x F design: accuracy falls with N x F, a few errors, some correct counts with no trace."""
     rng = np.random.default_rng(seed)
-    cells, cb, fb, cbw, fbw, tm = [], {}, {}, {}, {}, {}
-    for model, condition, domain in itertools.product(MODELS, CONDITIONS, DOMAINS):
-        acc: dict[tuple[int, float], float] = {}
-        for n in COUNTS:
-            for f in FREQS:
-                if n == 0 and f != 1.0:
-                    continue
-                p = 0.97 if n == 0 else max(0.0, 1.0 - 0.11 * n * f)
-                k = int(rng.binomial(n_per_cell, p))
-                acc[(n, f)] = k / n_per_cell
-                # The no-event control of one surface has no frequency at all.
-                freq = None if (n == 0 and domain == "state_machine") else f
-                cells.append({"model": model, "condition": condition, "domain": domain, "n_events": n,
-                              "frequency_hz": freq, "n": n_per_cell, "correct": k, "accuracy": k / n_per_cell,
-                              "ci_low": max(0.0, k / n_per_cell - 0.2), "ci_high": min(1.0, k / n_per_cell + 0.2)})
-        point_c = {str(f) if f % 1 else str(int(f)): _boundary(acc, "count", f) for f in FREQS}
-        point_f = {str(n): _boundary(acc, "freq", n) for n in COUNTS if n > 0}
-        cb.setdefault(model, {}).setdefault(condition, {})[domain] = point_c
-        fb.setdefault(model, {}).setdefault(condition, {})[domain] = point_f
-        cbw.setdefault(model, {}).setdefault(condition, {})[domain] = {
-            k: ("<1" if v == "<1" or v <= 1 else v - 1) for k, v in point_c.items()}
-        fbw.setdefault(model, {}).setdefault(condition, {})[domain] = {k: "<0.5" for k in point_f}
-        metrics = {"em": 0.41, "vor": 0.83, "precision": 0.74, "recall": 0.61, "f1": 0.66, "acr": 0.05,
-                   "rfr": 0.02, "parse_failure_rate": 0.01}
-        tm.setdefault(model, {}).setdefault(condition, {})[domain] = metrics
-        tm[model][condition]["macro"] = {**metrics, "acr": None}
-    return {
-        "cells": cells,
-        "count_boundary": cb,
-        "frequency_boundary": fb,
-        "count_boundary_wilson": cbw,
-        "frequency_boundary_wilson": fbw,
-        "trace_metrics": tm,
-        "regions": {"gemini-3.6-flash": {"native@1fps": {"high_count_high_freq": {"em": 0.002, "recall": 0.181}}}},
-        "taxonomy": {"gemini-3.6-flash": {"native@1fps": {"bounce_ball": {
-            "faithful": 40, "missed": 120, "hallucinated": 22, "wrong_accumulation": 3, "accidental": 9}}}},
-        "tolerance": {"rule": "rate-relative", "window": "1/(2F)"},
-        "errors": {"gemini-3.6-flash": {"native@1fps": {"api_error": 2, "timeout": 1, "refused": 0,
-                                                        "unparseable": 4, "parse_failure_rate": 0.0125}}},
-        "usage": {"gemini-3.6-flash": {"native@1fps": {"calls": 320, "input_tokens": 1_204_332,
-                                                       "output_tokens": 88_001, "cost_usd": 19.02}}},
-        "notes": ["cells where frames@1 cannot show the events: bounce_ball F>=2.0 Hz",
-                  "τ = 0.80; Wilson boundaries use the 95% lower bound"],
-        "meta": {"run_dir": "runs/2026-08-06-lft", "created_at": "2026-08-06T12:00:00Z",
-                 "vidaudit_version": "0.1.0", "models": MODELS, "conditions": CONDITIONS},
-    }
+    records, samples = [], {}
+    for (mi, model), condition, domain in itertools.product(enumerate(models), CONDITIONS, DOMAINS):
+        for n, f in itertools.product(COUNTS, FREQS):
+            if n == 0 and f != 1.0:
+                continue  # N = 0 appears once, at the nominal frequency
+            for sd in range(SEEDS):
+                s = sample(domain, n, f, sd)
+                samples[s.sample_id] = s
+                p = 0.97 if n == 0 else max(0.0, 1.0 - (0.08 + 0.04 * mi) * n * f)
+                u = rng.random()
+                if u < 0.03:
+                    records.append(score_record(s, None, model, condition, status="api_error"))
+                elif u < 0.1:
+                    records.append(score_record(s, f"\\boxed{{{n}}}", model, condition))  # right count, no trace
+                elif rng.random() < p:
+                    records.append(score_record(s, ledger(s, shift=float(rng.normal(0, 0.05))), model, condition))
+                else:
+                    records.append(score_record(s, ledger(s, count=n + 1), model, condition))
+    return records, samples
+
+
+def make_results(records: list[ScoreRecord]) -> dict:
+    flat = [r.flat() for r in records]
+    results = aggregate(flat)
+    models = list(dict.fromkeys(r.model for r in records))
+    pairs = [((m, CONDITIONS[0]), (m, CONDITIONS[1])) for m in models]
+    pairs += [((models[0], c), (m, c)) for c in CONDITIONS for m in models[1:]]
+    results["paired_differences"] = [paired_difference(flat, a, b, n_boot=200) for a, b in pairs]
+    return results
+
+
+def counting_report(records: list[ScoreRecord], results: dict) -> Report:
+    models = sorted({r.model for r in records})
+    return make_report("counting", SuiteReport(results=results, sections=counting_sections(results), notes=NOTES),
+                       models=models, conditions=sorted({r.condition for r in records}),
+                       settings={m: {"temperature": 0.0, "max_tokens": 2048, "fps": None} for m in models},
+                       source={"run_dir": "runs/2026-08-06-lft"}, n_records=len(records),
+                       created_at="2026-08-06T12:00:00Z")
 
 
 def _frame(t: float, width: int = 320, height: int = 180) -> np.ndarray:
@@ -112,47 +158,82 @@ def _frame(t: float, width: int = 320, height: int = 180) -> np.ndarray:
     return img
 
 
-def make_trial(trial_id: str, *, model: str = MODELS[0], condition: str = CONDITIONS[0],
-               domain: str = DOMAINS[0], n: int = 4, f: float = 1.0, reported: list[float] | None = None,
-               matches: list[list[int]] | None = None, raw_text: str = "", n_frames: int = 6,
-               correct: bool | None = None, status: str = "ok") -> dict:
-    true_t = [2.0 + i / f for i in range(n)]
-    reported = [2.1 + i / f for i in range(n - 1)] + [9.4] if reported is None else reported
-    if matches is None:
-        matches = [[i, i] for i in range(min(n - 1, len(reported)))]
-    predicted = len(reported)
-    frames = [{"index": 15 * i, "t": 0.5 + 1.0 * i, "jpeg_b64": thumbnail_jpeg_b64(_frame(0.5 + i), 120)}
-              for i in range(n_frames)]
-    k = len(matches)
-    p = k / len(reported) if reported else 0.0
-    r = k / n if n else 0.0
-    return {"trial_id": trial_id, "sample_id": f"s-{trial_id}", "model": model, "condition": condition,
-            "domain": domain, "n_events": n, "frequency_hz": f, "duration_s": 12.0, "status": status,
-            "answer": n, "predicted_count": predicted if status == "ok" else None, "parse_method": "boxed",
-            "correct": (predicted == n) if correct is None else correct,
-            "f1": 2 * p * r / (p + r) if p + r else 0.0,
-            "true_events": [{"t": t, "frame": int(round(t * 30)), "state_after": i + 1} for i, t in enumerate(true_t)],
-            "reported_events": [{"t": t, "label": f"contact {i + 1}"} for i, t in enumerate(reported)],
-            "matches": matches, "window_s": 1 / (2 * f), "raw_text": raw_text, "frames": frames}
+def _frames(n: int) -> list[tuple[int, float, np.ndarray]]:
+    return [(15 * i, 0.5 + i, _frame(0.5 + i)) for i in range(n)]
 
 
-def make_trials() -> list[dict]:
-    return [
-        make_trial("t-inject", raw_text=INJECTED + "\n" + MALICIOUS),
-        make_trial("t-faithful", n=3, f=0.5, reported=[2.05, 4.1, 5.9], matches=[[0, 0], [1, 1], [2, 2]],
-                   raw_text="Events: 2.05s, 4.1s, 5.9s. \\boxed{3}"),
-        make_trial("t-qwen", model=MODELS[1], condition=CONDITIONS[1], domain=DOMAINS[1], n=2, f=2.0,
-                   reported=[], matches=[], raw_text="No events. \\boxed{0}", n_frames=0),
-        make_trial("t-error", status="api_error", reported=[], matches=[], raw_text="", n_frames=0, correct=False),
+def make_trials() -> list[ViewerTrial]:
+    """Four trials through counting's viewer_trial: injected text, a faithful trace, no events, an API error."""
+    s_inject = sample("bounce_ball", 4, 1.0, 90)
+    inject_text = (INJECTED + "\n" + MALICIOUS + "\nEvents at 2.10s, 3.10s, 4.10s and 9.40s.")
+    s_faith = sample("bounce_ball", 3, 0.5, 91)
+    s_qwen = sample("state_machine", 2, 2.0, 92)
+    s_err = sample("bounce_ball", 4, 1.0, 93)
+    specs = [
+        ("t-inject", s_inject, inject_text, MODELS[0], CONDITIONS[0], "ok", 6),
+        ("t-faithful", s_faith, "Events: 2.05s, 4.1s, 5.9s. \\boxed{3}", MODELS[0], CONDITIONS[0], "ok", 6),
+        ("t-qwen", s_qwen, "No events. \\boxed{0}", MODELS[1], CONDITIONS[1], "ok", 0),
+        ("t-error", s_err, None, MODELS[0], CONDITIONS[0], "api_error", 0),
     ]
+    out = []
+    for tid, s, text, model, cond, status, n_frames in specs:
+        rec = score_record(s, text, model, cond, status=status, trial_id=tid)
+        trial = viewer_trial(rec, s, text)
+        out.append(attach_frames(trial, _frames(n_frames), width=120) if n_frames else trial)
+    return out
 
 
 @pytest.fixture(scope="module")
-def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict[str, Path], str]:
-    out = tmp_path_factory.mktemp("report")
-    report = make_report()
-    paths = write_report(report, make_trials(), out, n_trials_total=1460)
+def counting_data() -> tuple[list[ScoreRecord], dict[str, Sample], dict]:
+    records, samples = make_records()
+    return records, samples, make_results(records)
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory, counting_data) -> tuple[Report, dict[str, Path], str]:
+    records, _, results = counting_data
+    report = counting_report(records, results)
+    paths = write_report(report, make_trials(), COUNTING_VIEWER, tmp_path_factory.mktemp("report"),
+                         n_trials_total=1460)
     return report, paths, paths["html"].read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- a report no suite made
+
+
+def generic_report() -> tuple[Report, list[ViewerTrial], ViewerSpec]:
+    grid = GridFigure(id="g1", title="probe $x$ accuracy", group=["model a$b$c", "cond $\\alpha$"],
+                      row_label="depth $d$", col_label="width | w", rows=["shallow", "deep"],
+                      cols=["narrow", "$wide$", "a|b"], values=[[0.9, None, 0.1], [0.5, 0.25, 1.0]],
+                      annotations=[["9/10", "", "1/10"], ["5/10", "1/4", "$4/4$"]],
+                      outlined=[[True, False, False], [False, False, True]], value_label="rate $r$")
+    line = LineFigure(id="l1", title="drift over time", group=["model a$b$c"], x_label="step $t$",
+                      y_label="score", x=[1, 2, 4], y_min=0.0, y_max=1.0,
+                      series=[Series(name="arm $A$", y=[0.2, 0.4, None], low=[0.1, 0.3, None], high=[0.3, 0.5, None]),
+                              Series(name="arm B", y=[0.8, 0.7, 0.6])])
+    table = Table(id="t1", title="Probe table", columns=["probe", "score"], rows=[["x|y", "0.5"], ["$z$", "—"]],
+                  key_columns=1, caption="A table with awkward cells.")
+    report = Report(suite="stress", vidaudit_version="0.1.0", created_at="2026-08-07T00:00:00Z",
+                    models=["model a$b$c"], conditions=["cond $\\alpha$"],
+                    settings={"model a$b$c": {"temperature": 0.7, "extra": {"k": [1, 2]}}},
+                    notes=["a headline note <b>not bold</b>"],
+                    sections=[Section(id="probes", title="Probe results", lede="What the probes found.",
+                                      figures=[grid, line], tables=[table], notes=["section note"]),
+                              Section(id="empty", title="Nothing here", tables=[
+                                  Table(id="t2", title="Empty", columns=["a"])])],
+                    results={"score": 0.5, "by_probe": {"x": 1}})
+    spec = ViewerSpec(group_label="probe", columns=[ViewerColumn(key="score", label="score", numeric=True),
+                                                    ViewerColumn(key="verdict", label="verdict")])
+    trials = [ViewerTrial(trial_id=f"g-{i}", sample_id=f"s{i}", model="model a$b$c", condition="cond $\\alpha$",
+                          group=("x", "y")[i % 2], status="ok" if i < 5 else "timeout",
+                          correct=(i % 3 == 0) if i < 5 else None, columns={"score": i / 7, "verdict": f"v{i}"},
+                          facts=[("question", f"q{i} <i>?</i>")], raw_text=f"answer {i} {MALICIOUS}",
+                          grid_point=[i % 2])
+              for i in range(6)]
+    return report, trials, spec
+
+
+# --------------------------------------------------------------------------- files and safety
 
 
 class _Resources(HTMLParser):
@@ -168,11 +249,15 @@ class _Resources(HTMLParser):
                 self.refs.append((tag, name, value))
 
 
-def test_three_files_written_and_json_round_trips(written):
+def test_three_files_written_and_json_validates(written):
     report, paths, _ = written
     assert set(paths) == {"json", "md", "html"}
     assert all(p.is_file() and p.stat().st_size > 0 for p in paths.values())
-    assert json.loads(paths["json"].read_text(encoding="utf-8")) == report
+    text = paths["json"].read_text(encoding="utf-8")
+    assert Report.model_validate_json(text) == report
+    assert "NaN" not in text and "Infinity" not in text
+    assert json.loads(text)["results"]["cells"] == report.results["cells"]
+    assert report.suite == "counting" and report.git_revision  # provenance filled in by make_report
     assert not list(paths["json"].parent.glob(".*tmp*")), "atomic writes must not leave temporary files"
 
 
@@ -191,37 +276,60 @@ def test_html_loads_nothing_from_the_network(written):
     assert "default-src 'none'" in policy and "script-src 'sha256-" in policy
 
 
+def _data_block(html: str) -> dict:
+    data = re.search(r'<script type="application/json" id="trials-data">(.*?)</script>', html, re.S).group(1)
+    assert not set("<>&") & set(data)
+    return json.loads(data)
+
+
 def test_untrusted_model_text_is_never_markup(written):
     _, _, html = written
     assert MALICIOUS not in html
     assert "<script>alert" not in html and "<img src=x" not in html and "<b>bold?" not in html
     assert "window.__pwned" in html  # the text is there, escaped, not dropped
     assert html.count("<script") == 2 and html.count("</script") == 2  # the JSON block and our viewer
-    data = re.search(r'<script type="application/json" id="trials-data">(.*?)</script>', html, re.S).group(1)
-    assert not set("<>&") & set(data)
-    trials = {t["trial_id"]: t for t in json.loads(data)}
-    assert trials["t-inject"]["raw_text"] == INJECTED + "\n" + MALICIOUS
+    payload = _data_block(html)
+    assert payload["spec"] == COUNTING_VIEWER.model_dump(mode="json")
+    trials = {t["trial_id"]: t for t in payload["trials"]}
+    assert trials["t-inject"]["raw_text"].startswith(INJECTED + "\n" + MALICIOUS)
 
 
-def test_one_heatmap_per_model_condition_domain(written):
+def test_one_surface_per_model_condition_domain(written):
     report, _, html = written
-    figures = re.findall(r'<figure class="heatmap" id="([^"]+)" data-model="([^"]+)" data-condition="([^"]+)" '
-                         r'data-domain="([^"]+)">\s*<img class="heatmap-img" src="data:image/png;base64,([^"]+)" '
+    figures = re.findall(r'<figure class="figure figure-grid" id="([^"]+)" data-figure-id="([^"]+)" '
+                         r'data-group="([^"]+)">\s*<img class="figure-img" src="data:image/png;base64,([^"]+)" '
                          r'alt="([^"]+)"', html)
-    combos = {(c["model"], c["condition"], c["domain"]) for c in report["cells"]}
+    combos = {(c["model"], c["condition"], c["domain"]) for c in report.results["cells"]}
     assert len(figures) == len(combos) == len(MODELS) * len(CONDITIONS) * len(DOMAINS)
-    assert {f[1:4] for f in figures} == combos
+    assert {html_lib.unescape(f[1]) for f in figures} == {f"surface:{m}:{c}:{d}" for m, c, d in combos}
     assert len({f[0] for f in figures}) == len(figures)
     for *_, b64, alt in figures:
         png = cv2.imdecode(np.frombuffer(base64.b64decode(b64), np.uint8), cv2.IMREAD_COLOR)
         assert png is not None and png.shape[0] > 150 and png.shape[1] > 250
-        assert "Accuracy heatmap for" in alt
+        assert "Heatmap of exact-match accuracy for" in alt
+    # grouped under a heading per model, then per condition
+    for model in MODELS:
+        assert html.count(f'<h3 class="group level-0">{model}</h3>') == 1
+    assert html.count(f'<h4 class="group level-1">{CONDITIONS[0]}</h4>') == len(MODELS)
+    nav = re.search(r"<nav>(.*?)</nav>", html, re.S).group(1)
+    assert [html_lib.unescape(t) for t in re.findall(r">([^<]+)</a>", nav)] == [
+        "Notes", "Capability surfaces", "Operating boundaries", "Trace metrics", "Paired differences",
+        "Errors, parse failures and usage", "Trace viewer"]
 
 
-def test_markdown_has_both_boundaries_with_both_rules(written):
+def test_markdown_has_header_sections_and_both_boundaries(written):
     report, paths, _ = written
     md = paths["md"].read_text(encoding="utf-8")
     assert md == render_markdown(report)
+    for line in ("- **suite**: counting", "- **created at**: 2026-08-06T12:00:00Z", "- **vidaudit version**: 0.1.0",
+                 f"- **git revision**: {report.git_revision}", "- **run dir**: runs/2026-08-06-lft",
+                 f"- **models**: {', '.join(MODELS)}", "- **settings sent**:",
+                 f"  - {MODELS[0]}: fps=null, max_tokens=2048, temperature=0.0"):
+        assert line in md, line
+    assert md.index("## Notes") < md.index(NOTES[0]) < md.index("## Capability surfaces")
+    order = [md.index(f"## {t}\n") for t in ("Capability surfaces", "Operating boundaries", "Trace metrics",
+                                              "Paired differences", "Errors, parse failures and usage")]
+    assert order == sorted(order)
     assert "### Count boundary N*(F)" in md and "### Frequency boundary F*(N)" in md
     count_section = md.split("### Count boundary")[1].split("### Frequency boundary")[0]
     for model, condition, domain in itertools.product(MODELS, CONDITIONS, DOMAINS):
@@ -229,56 +337,126 @@ def test_markdown_has_both_boundaries_with_both_rules(written):
             assert f"| {model} | {condition} | {domain} | {rule} |" in count_section
     row = next(line for line in count_section.splitlines()
                if line.startswith(f"| {MODELS[0]} | {CONDITIONS[0]} | {DOMAINS[0]} | point |"))
-    expected = report["count_boundary"][MODELS[0]][CONDITIONS[0]][DOMAINS[0]]
+    expected = report.results["count_boundary"][MODELS[0]][CONDITIONS[0]][DOMAINS[0]]
     values = [v.strip() for v in row.strip("|").split("|")][4:]
-    assert values == [str(expected[k]) for k in ["0.5", "1", "2", "4"]]
+    assert values == [f"{v:g}" if isinstance(v, float) else str(v) for v in (expected[k] for k in
+                                                                              ["0.5", "1.0", "2.0", "4.0"])]
     assert "| F=0.5 | F=1 | F=2 | F=4 |" in count_section
-    for heading in ("## Trace metrics", "## Errors, parse failures and usage", "## Notes", "### Usage and cost"):
-        assert heading in md
-    assert "frames@1 cannot show the events" in md
-    assert "| gemini-3.6-flash | native@1fps | macro |" in md and "| — |" in md  # None shown as a dash
+    for heading in ("## Trace metrics", "## Errors, parse failures and usage", "## Notes", "### Usage and cost",
+                    "### Paired differences", "### Error taxonomy", "### Regions of the grid"):
+        assert heading in md, heading
+    assert f"| {MODELS[0]} | {CONDITIONS[0]} | macro |" in md
+    assert f"| {MODELS[0]} / {CONDITIONS[0]} | {MODELS[0]} / {CONDITIONS[1]} |" in md  # a paired difference
+    # each surface as a table of its grid: N rows, F columns with the n/a controls first
+    assert f"### {MODELS[0]} · {CONDITIONS[0]}" in md and "#### bounce_ball" in md
+    assert "| event count N ↓ / event frequency F (Hz) → | n/a | 0.5 | 1 | 2 | 4 |" in md
 
 
-def test_heatmap_grid_places_every_cell_and_rejects_duplicates():
-    report = make_report(n_per_cell=5)
-    cells = [c for c in report["cells"] if (c["model"], c["condition"], c["domain"]) ==
-             (MODELS[0], CONDITIONS[0], DOMAINS[1])]
-    counts, freqs, grid = surface_grid(cells)
-    assert counts == COUNTS and freqs == ["n/a", "0.5", "1", "2", "4"]
-    assert sum(c is not None for row in grid for c in row) == len(cells)
-    h = render_heatmap(MODELS[0], CONDITIONS[0], DOMAINS[1], cells)
-    for cell in cells:
-        col = "n/a" if cell["frequency_hz"] is None else {0.5: "0.5", 1.0: "1", 2.0: "2", 4.0: "4"}[cell["frequency_hz"]]
-        assert h.accuracy[counts.index(cell["n_events"])][freqs.index(col)] == cell["accuracy"]
+def test_surface_places_every_cell_and_outlines_the_count_boundary(counting_data):
+    _, _, results = counting_data
+    key = (MODELS[0], CONDITIONS[0], DOMAINS[1])
+    cells = [c for c in results["cells"] if (c["model"], c["condition"], c["domain"]) == key]
+    fig = surface_figure(*key, cells, results["count_boundary"][key[0]][key[1]][key[2]])
+    assert fig.rows == [str(n) for n in COUNTS] and fig.cols == ["n/a", "0.5", "1", "2", "4"]
+    assert fig.group == [key[0], key[1]] and fig.title == key[2]
+    for c in cells:
+        col = "n/a" if c["n_events"] == 0 else f"{c['frequency_hz']:g}"
+        r, k = fig.rows.index(str(c["n_events"])), fig.cols.index(col)
+        assert fig.values[r][k] == c["accuracy"]
+        assert fig.annotations[r][k] == f"{c['correct']}/{c['n']}"
+    assert fig.values[0][1:] == [None] * 4 and fig.annotations[0][1:] == [""] * 4  # N = 0 only in n/a
+    boundary = results["count_boundary"][key[0]][key[1]][key[2]]
+    for r, n in enumerate(COUNTS):
+        for k, col in enumerate(fig.cols):
+            b = boundary.get(f"{float(col):.1f}") if col != "n/a" else None
+            assert fig.outlined[r][k] == (isinstance(b, int) and 0 < n <= b), (n, col, b)
+    assert any(any(row) for row in fig.outlined), "the fixture should have a reliable region"
     with pytest.raises(DataError, match="two cells"):
-        surface_grid(cells + [dict(cells[3])])
+        surface_figure(*key, cells + [dict(next(c for c in cells if c["n_events"] == 3))])
 
 
-def test_bad_inputs_raise_clear_errors(tmp_path):
-    report = make_report(n_per_cell=2)
-    report["trace_metrics"][MODELS[0]][CONDITIONS[0]]["macro"]["f1"] = float("nan")
-    with pytest.raises(DataError, match="use None"):
-        write_report(report, [], tmp_path)
-    assert not list(tmp_path.iterdir()), "nothing is written when the input is bad"
+def test_counting_sections_tolerate_keys_they_do_not_know(counting_data):
+    _, _, results = counting_data
+    extra = json.loads(json.dumps(results))
+    m, c = MODELS[0], CONDITIONS[0]
+    extra["regions"][m][c]["mid_count_new"] = {"bounce_ball": {"em": 0.5, "n": 4, "brand_new": [1, 2]},
+                                               "macro": None}
+    extra["per_n"] = {m: {c: {"3": {"em": 0.25, "n": 8}}}}
+    extra["trace_metrics"][m][c]["macro"]["new_metric"] = 1.0
+    sections = counting_sections(extra)
+    by_id = {s.id: s for s in sections}
+    regions = next(t for t in by_id["trace"].tables if t.id == "regions")
+    assert [m, c, "mid_count_new", "bounce_ball"] in [row[:4] for row in regions.rows]
+    other = by_id["other"].tables
+    assert [t.id for t in other] == ["other_per_n"] and other[0].rows == [[m, c, "3", "0.250", "8"]]
+    minimal = counting_sections({"cells": []})
+    assert [s.id for s in minimal] == ["surfaces", "boundaries", "trace", "paired", "errors"]
     with pytest.raises(DataError, match="cells"):
-        write_report({"meta": {}}, [], tmp_path)
-    bad = make_trial("x", matches=[[0, 9]])
+        counting_sections({})
+
+
+def test_counting_viewer_trial_reads_the_score_record():
+    s = sample("bounce_ball", 3, 1.0, 5)
+    accidental = score_record(s, "\\boxed{3}", "m", "c")
+    t = viewer_trial(accidental, s, "\\boxed{3}")
+    assert t.group == "bounce_ball" and t.grid_point == [3, 1.0] and t.correct is True
+    assert t.columns == {"n_events": 3, "frequency_hz": 1.0, "predicted": 3, "f1": 0.0}
+    assert t.preferred, "a correct count with F1 < 0.8 is accidental correctness"
+    assert len(t.timeline.true_events) == 3 and t.timeline.reported_events == [] and t.timeline.window_s == 0.5
+    assert t.timeline.true_events[0].label == "frame 60, state after: left"
+    faithful = viewer_trial(score_record(s, ledger(s), "m", "c"), s, ledger(s))
+    assert not faithful.preferred and faithful.columns["f1"] == 1.0 and len(faithful.timeline.matches) == 3
+    assert dict(faithful.facts)["matched K / reported M / true N"] == "3 / 3 / 3"
+    errored = viewer_trial(score_record(s, None, "m", "c", status="api_error"), s, "HTTP 500")
+    assert errored.correct is None and errored.columns["predicted"] is None and errored.raw_text == "HTTP 500"
+    bad = accidental.model_copy(update={"metrics": {**accidental.metrics, "matches": [[0, 9]]}})
     with pytest.raises(DataError, match="does not index"):
-        viewer_record(bad)
-    bad = make_trial("y")
-    bad["frames"][0]["jpeg_b64"] = base64.b64encode(b"\x89PNG not a jpeg").decode()
+        viewer_trial(bad, s, "")
+
+
+def test_bad_inputs_raise_clear_errors(tmp_path, counting_data):
+    records, _, results = counting_data
+    bad = json.loads(json.dumps(results))
+    bad["trace_metrics"][MODELS[0]][CONDITIONS[0]]["macro"]["f1"] = float("nan")
+    with pytest.raises(DataError, match="use None"):
+        write_report(counting_report(records, bad), [], COUNTING_VIEWER, tmp_path)
+    assert not list(tmp_path.iterdir()), "nothing is written when the input is bad"
+    report, trials, spec = generic_report()
+    nan_fig = report.sections[0].figures[0].model_copy(update={"values": [[float("nan"), 0, 0], [0, 0, 0]]})
+    nan_report = report.model_copy(update={"sections": [Section(id="s", title="s", figures=[nan_fig])]})
+    with pytest.raises(DataError, match="use None"):
+        write_report(nan_report, [], spec, tmp_path)
+    with pytest.raises(DataError, match="Report"):
+        write_report({"cells": []}, [], spec, tmp_path)  # the old dict API
+    with pytest.raises(DataError, match="ViewerSpec"):
+        write_report(report, [], None, tmp_path)
+    assert not list(tmp_path.iterdir())
+    mismatched = trials[0].model_copy(update={"timeline": Timeline(
+        duration_s=3.0, true_events=[TimelineEvent(t=1.0)], reported_events=[], matches=[(0, 9)])})
+    with pytest.raises(DataError, match="does not index"):
+        viewer_payload(mismatched)
+    png = base64.b64encode(b"\x89PNG not a jpeg").decode()
     with pytest.raises(DataError, match="not a JPEG"):
-        viewer_record(bad)
+        viewer_payload(trials[0].model_copy(update={"frames": [ViewerFrame(index=0, t=0.0, jpeg_b64=png)]}))
+    with pytest.raises(DataError, match="not base64"):
+        viewer_payload(trials[0].model_copy(update={"frames": [ViewerFrame(index=0, t=0.0, jpeg_b64="<b>")]}))
     with pytest.raises(DataError, match="uint8 RGB"):
         thumbnail_jpeg_b64(np.zeros((10, 10), np.uint8))
 
 
-def test_viewer_record_caps_frames_and_keeps_order():
-    trial = make_trial("many", n_frames=60)
-    rec = viewer_record(trial)
+def test_viewer_payload_caps_frames_and_text_and_keeps_order():
+    trial = attach_frames(ViewerTrial(trial_id="many", sample_id="s", model="m", condition="c", status="ok",
+                                      raw_text="x" * (MAX_RAW_TEXT_CHARS + 50)),
+                          _frames(60), max_frames=60, width=32)
+    assert len(trial.frames) == 60
+    rec = viewer_payload(trial)
     assert len(rec["frames"]) == MAX_FRAMES_PER_TRIAL
     ts = [f["t"] for f in rec["frames"]]
-    assert ts == sorted(ts) and ts[0] == trial["frames"][0]["t"] and ts[-1] == trial["frames"][-1]["t"]
+    assert ts == sorted(ts) and ts[0] == trial.frames[0].t and ts[-1] == trial.frames[-1].t
+    assert rec["raw_text"].startswith("x" * MAX_RAW_TEXT_CHARS) and rec["raw_text"].endswith("[truncated]")
+    assert len(attach_frames(trial, _frames(60), width=32).frames) == MAX_FRAMES_PER_TRIAL
+    with_nan = trial.model_copy(update={"columns": {"v": float("nan"), "w": float("inf"), "ok": True}})
+    assert viewer_payload(with_nan)["columns"] == {"v": None, "w": None, "ok": True}
 
 
 @given(st.integers(1, 400), st.integers(1, 400), st.integers(16, 320))
@@ -288,7 +466,11 @@ def test_thumbnail_keeps_aspect_ratio(h, w, width):
     jpeg = base64.b64decode(thumbnail_jpeg_b64(rgb, width=width))
     assert jpeg[:2] == b"\xff\xd8"
     img = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
-    assert img.shape[1] == width and img.shape[0] == max(1, round(h * width / w))
+    height = max(1, round(h * width / w))
+    if height <= MAX_THUMBNAIL_SIDE:
+        assert img.shape[1] == width and img.shape[0] == height
+    else:  # a very tall frame is scaled to the height cap, aspect ratio kept
+        assert img.shape[0] == MAX_THUMBNAIL_SIDE and img.shape[1] == max(1, round(w * MAX_THUMBNAIL_SIDE / h))
 
 
 def test_thumbnail_is_rgb_not_bgr():
@@ -312,56 +494,170 @@ def test_script_json_round_trips_and_cannot_close_the_script(obj):
 _cell_text = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=12)
 
 
+def _md_cells(line: str) -> list[str]:
+    return re.split(r"(?<!\\)\|", line.replace("\\\\", "\0"))
+
+
 @given(st.integers(1, 5).flatmap(lambda k: st.tuples(
     st.lists(_cell_text, min_size=k, max_size=k),
     st.lists(st.lists(_cell_text, min_size=k, max_size=k), max_size=4))))
 @settings(max_examples=150, deadline=None)
 def test_markdown_table_keeps_its_columns(table_data):
     columns, rows = table_data
-    md = markdown_table(Table("t", columns, rows, key_columns=1))
+    md = markdown_table(Table(id="t", title="t", columns=columns, rows=rows, key_columns=1))
     lines = [ln for ln in md.splitlines() if ln.startswith("| ")]
     assert len(lines) == (2 + len(rows) if rows else 0)
     for line in lines:
-        cells = re.split(r"(?<!\\)\|", line.replace("\\\\", "\0"))
-        assert len(cells) == len(columns) + 2
+        assert len(_md_cells(line)) == len(columns) + 2
 
 
-def _trial_pool(draw_spec: list[tuple[int, int, int, bool, float]]) -> list[dict]:
-    out = []
-    for i, (m, c, n, correct, f1) in enumerate(draw_spec):
-        out.append({"trial_id": f"{i:05d}", "model": MODELS[m], "condition": CONDITIONS[c], "domain": "blinking",
-                    "n_events": n, "frequency_hz": 1.0, "correct": correct, "f1": f1})
-    return out
+@given(st.integers(1, 3), st.integers(1, 4), st.data())
+@settings(max_examples=60, deadline=None)
+def test_markdown_grid_keeps_its_columns(n_rows, n_cols, data):
+    labels = st.lists(_cell_text, min_size=n_cols, max_size=n_cols)
+    fig = GridFigure(id="g", title=data.draw(_cell_text), row_label=data.draw(_cell_text),
+                     col_label=data.draw(_cell_text), rows=data.draw(st.lists(_cell_text, min_size=n_rows,
+                                                                              max_size=n_rows)),
+                     cols=data.draw(labels),
+                     values=[[data.draw(st.none() | st.floats(0, 1)) for _ in range(n_cols)] for _ in range(n_rows)],
+                     annotations=[data.draw(labels) for _ in range(n_rows)],
+                     outlined=[[data.draw(st.booleans()) for _ in range(n_cols)] for _ in range(n_rows)])
+    lines = [ln for ln in markdown_grid(fig).splitlines() if ln.startswith("| ")]
+    assert len(lines) == 2 + n_rows
+    for line in lines:
+        assert len(_md_cells(line)) == n_cols + 3
 
 
-@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1), st.integers(0, 5), st.booleans(),
-                          st.floats(0, 1)), max_size=80),
+# --------------------------------------------------------------------------- viewer selection
+
+
+def _pool(spec: list[tuple[int, int, int, bool, bool]]) -> list[ViewerTrial]:
+    return [ViewerTrial(trial_id=f"{i:05d}", sample_id=f"s{i}", model=MODELS[m], condition=CONDITIONS[c],
+                        group="blinking", status="ok", correct=correct, grid_point=[n, 1.0],
+                        preferred=correct and preferred)
+            for i, (m, c, n, correct, preferred) in enumerate(spec)]
+
+
+@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1), st.integers(0, 5), st.booleans(), st.booleans()),
+                max_size=80),
        st.integers(0, 5), st.integers(0, 12), st.randoms(use_true_random=False))
 @settings(max_examples=120, deadline=None)
 def test_select_trials_caps_per_cell_and_is_deterministic(spec, per_cell, cap, rnd: random.Random):
-    pool = _trial_pool(spec)
+    pool = _pool(spec)
     kept = select_trials_for_viewer(pool, per_cell=per_cell, max_incorrect_per_cell=cap)
-    ids = [t["trial_id"] for t in kept]
-    assert len(ids) == len(set(ids)) and set(ids) <= {t["trial_id"] for t in pool}
-    for key in {(t["model"], t["condition"], t["domain"]) for t in pool}:
-        group = [t for t in pool if (t["model"], t["condition"], t["domain"]) == key]
-        kept_g = [t for t in kept if (t["model"], t["condition"], t["domain"]) == key]
-        wrong = [t for t in group if not t["correct"]]
-        right = [t for t in group if t["correct"]]
-        assert sum(not t["correct"] for t in kept_g) == min(cap, len(wrong))
-        assert sum(bool(t["correct"]) for t in kept_g) == min(per_cell, len(right))
-        # accidental correctness (correct, F1 < 0.8) is preferred among the correct ones
-        accidental = [t for t in right if t["f1"] < 0.8]
-        kept_right = [t for t in kept_g if t["correct"]]
-        assert sum(t["f1"] < 0.8 for t in kept_right) == min(per_cell, len(accidental))
+    ids = [t.trial_id for t in kept]
+    assert len(ids) == len(set(ids)) and set(ids) <= {t.trial_id for t in pool}
+    for key in {(t.model, t.condition, t.group) for t in pool}:
+        group = [t for t in pool if (t.model, t.condition, t.group) == key]
+        kept_g = [t for t in kept if (t.model, t.condition, t.group) == key]
+        wrong = [t for t in group if not t.correct]
+        right = [t for t in group if t.correct]
+        assert sum(not t.correct for t in kept_g) == min(cap, len(wrong))
+        assert sum(bool(t.correct) for t in kept_g) == min(per_cell, len(right))
+        # preferred ones (counting: accidental correctness) come first among the correct ones
+        preferred = [t for t in right if t.preferred]
+        assert sum(t.preferred for t in kept_g if t.correct) == min(per_cell, len(preferred))
     shuffled = list(pool)
     rnd.shuffle(shuffled)
-    assert sorted(ids) == sorted(t["trial_id"] for t in select_trials_for_viewer(
-        shuffled, per_cell=per_cell, max_incorrect_per_cell=cap))
+    assert [t.trial_id for t in select_trials_for_viewer(shuffled, per_cell=per_cell,
+                                                         max_incorrect_per_cell=cap)] == ids
 
 
-def test_select_trials_spreads_over_the_grid():
-    pool = [{"trial_id": f"{n}-{i}", "model": "m", "condition": "c", "domain": "d", "n_events": n,
-             "frequency_hz": 1.0, "correct": False, "f1": 0.0} for n in range(1, 6) for i in range(10)]
+def test_select_trials_spreads_over_the_grid_and_counts_errors_as_incorrect():
+    pool = [ViewerTrial(trial_id=f"{n}-{i}", sample_id="s", model="m", condition="c", group="d",
+                        status="ok" if i % 2 else "api_error", correct=False if i % 2 else None,
+                        grid_point=[n, 1.0]) for n in range(1, 6) for i in range(10)]
     kept = select_trials_for_viewer(pool, per_cell=0, max_incorrect_per_cell=5)
-    assert sorted(t["n_events"] for t in kept) == [1, 2, 3, 4, 5]
+    assert sorted(t.grid_point[0] for t in kept) == [1, 2, 3, 4, 5]
+    kept = select_trials_for_viewer(pool, per_cell=0, max_incorrect_per_cell=100)
+    assert len(kept) == 50, "errored trials (correct None) are kept as incorrect"
+    with pytest.raises(DataError, match="appears twice"):
+        select_trials_for_viewer(pool + [pool[0]])
+    with pytest.raises(DataError, match="ViewerTrial"):
+        select_trials_for_viewer([{"trial_id": "x"}])
+
+
+# --------------------------------------------------------------------------- generic, and literal text
+
+
+def test_a_report_no_suite_made(tmp_path):
+    report, trials, spec = generic_report()
+    paths = write_report(report, trials, spec, tmp_path)
+    assert Report.model_validate_json(paths["json"].read_text(encoding="utf-8")) == report
+    html = paths["html"].read_text(encoding="utf-8")
+    imgs = re.findall(r'<figure class="figure figure-(grid|line)"[^>]*>\s*<img class="figure-img" '
+                      r'src="data:image/png;base64,([^"]+)"', html)
+    assert [k for k, _ in imgs] == ["grid", "line"]
+    for _, b64 in imgs:
+        assert cv2.imdecode(np.frombuffer(base64.b64decode(b64), np.uint8), cv2.IMREAD_COLOR) is not None
+    assert "&lt;b&gt;not bold&lt;/b&gt;" in html and "<b>not bold" not in html
+    assert '<h3 class="group level-0">model a$b$c</h3>' in html
+    assert html.count('class="group level-0"') == 1, "the line figure shares the grid's first group level"
+    assert "<th>probe</th>" in html and '<th class="num" data-key="score">score</th>' in html
+    assert 'id="sec-probes"' in html and 'id="sec-empty"' in html and "Empty: nothing recorded." in html
+    payload = _data_block(html)
+    assert payload["spec"]["group_label"] == "probe"
+    assert {t["trial_id"] for t in payload["trials"]} == {t.trial_id for t in trials}
+    assert all(t["timeline"] is None for t in payload["trials"])
+    md = paths["md"].read_text(encoding="utf-8")
+    assert "# vidaudit report — stress" in md and "- **suite**: stress" in md
+    assert '  - model a$b$c: extra={"k": [1, 2]}, temperature=0.7' in md
+    assert "### model a$b$c · cond $\\\\alpha$" in md
+    assert "| depth $d$ ↓ / width \\| w → | narrow | $wide$ | a\\|b |" in md
+    assert "| shallow | **0.90 (9/10)** |  | 0.10 (1/10) |" in md
+    assert "| deep | 0.50 (5/10) | 0.25 (1/4) | **1.00 ($4/4$)** |" in md
+    assert "| step $t$ | arm $A$ | arm B |" in md
+    assert "| 4 | — | 0.600 |" in md and "| 1 | 0.200 [0.100, 0.300] | 0.800 |" in md
+    assert "| x\\|y | 0.5 |" in md and "- section note" in md and "_Nothing recorded._" in md
+
+
+def test_dollar_labels_render_literally():
+    from matplotlib.mathtext import MathTextParser
+
+    with pytest.raises(ValueError):  # what would happen if a label reached mathtext
+        MathTextParser("agg").parse(DOLLAR_LABELS[1], dpi=72)
+    grid = GridFigure(id="d", title=DOLLAR_LABELS[1], group=DOLLAR_LABELS[:2], row_label=DOLLAR_LABELS[3],
+                      col_label=DOLLAR_LABELS[1], rows=DOLLAR_LABELS[:2], cols=DOLLAR_LABELS,
+                      values=[[0.1, 0.2, None, 0.4], [1.0, 0.0, 0.5, None]],
+                      annotations=[DOLLAR_LABELS, DOLLAR_LABELS], value_label=DOLLAR_LABELS[1])
+    png, alt = render_grid(grid)
+    assert base64.b64decode(png)[:4] == b"\x89PNG" and DOLLAR_LABELS[1] in alt
+    line = LineFigure(id="l", title=DOLLAR_LABELS[1], x_label=DOLLAR_LABELS[1], y_label=DOLLAR_LABELS[3],
+                      x=[0, 1], series=[Series(name=lab, y=[0.1, 0.2]) for lab in DOLLAR_LABELS])
+    png, alt = render_line(line)
+    assert base64.b64decode(png)[:4] == b"\x89PNG" and DOLLAR_LABELS[0] in alt
+
+
+def test_counting_report_with_dollar_model_names(tmp_path):
+    records, _ = make_records(seed=3, models=["a$b$c", "$\\notacommand{x}$"])
+    report = counting_report(records, make_results(records))
+    paths = write_report(report, [], COUNTING_VIEWER, tmp_path)
+    html = paths["html"].read_text(encoding="utf-8")
+    assert html.count('class="figure figure-grid"') == 2 * len(CONDITIONS) * len(DOMAINS)
+    assert "| a$b$c | native@1fps | bounce_ball | point |" in paths["md"].read_text(encoding="utf-8")
+
+
+def test_report_package_imports_no_suite():
+    """No module under src/vidaudit/report imports vidaudit.suites, at the top or inside a function."""
+    root = Path(vidaudit.report.__file__).parent
+    modules = sorted(root.rglob("*.py"))
+    assert {p.name for p in modules} >= {"__init__.py", "model.py", "write.py", "html.py", "markdown.py",
+                                         "heatmaps.py", "viewer.py", "tables.py"}
+    offenders = []
+    for path in modules:
+        package = ".".join(("vidaudit", "report", *path.relative_to(root).with_suffix("").parts[:-1]))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative: resolve against this module's package
+                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(parts + ([base] if base else []))
+                names = [base] + [f"{base}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                names = [node.value]  # importlib.import_module("vidaudit.suites...") and the like
+            offenders += [f"{path.name}:{node.lineno}: {n}" for n in names
+                          if n == "vidaudit.suites" or n.startswith("vidaudit.suites.")]
+    assert offenders == []

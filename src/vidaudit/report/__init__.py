@@ -1,18 +1,57 @@
-"""Reports: report.json, report.md and a self-contained report.html with heatmaps and a trace viewer."""
+"""Reports: report.json, report.md and a self-contained report.html with figures and a trace viewer.
 
-from vidaudit.report.heatmaps import Heatmap, render_heatmap, render_heatmaps
-from vidaudit.report.html import render_html
+Generic: a suite describes its report as :class:`Section` objects (tables, grid and line figures,
+notes) and its viewer as a :class:`ViewerSpec` plus :class:`ViewerTrial` objects; nothing here
+knows a suite, and no module here imports ``vidaudit.suites``.
+"""
+
+from vidaudit.report.heatmaps import RenderedFigure, render_figure, render_grid, render_line
+from vidaudit.report.html import render_html, script_json
 from vidaudit.report.markdown import render_markdown
-from vidaudit.report.viewer import select_trials_for_viewer, thumbnail_jpeg_b64
-from vidaudit.report.write import write_report
+from vidaudit.report.model import (
+    GridFigure,
+    LineFigure,
+    Report,
+    Section,
+    Series,
+    SuiteReport,
+    Table,
+    Timeline,
+    TimelineEvent,
+    ViewerColumn,
+    ViewerFrame,
+    ViewerSpec,
+    ViewerTrial,
+)
+from vidaudit.report.viewer import attach_frames, select_trials_for_viewer, thumbnail_jpeg_b64, viewer_payload
+from vidaudit.report.write import make_report, report_json, write_report
 
 __all__ = [
-    "Heatmap",
-    "render_heatmap",
-    "render_heatmaps",
+    "GridFigure",
+    "LineFigure",
+    "RenderedFigure",
+    "Report",
+    "Section",
+    "Series",
+    "SuiteReport",
+    "Table",
+    "Timeline",
+    "TimelineEvent",
+    "ViewerColumn",
+    "ViewerFrame",
+    "ViewerSpec",
+    "ViewerTrial",
+    "attach_frames",
+    "make_report",
+    "render_figure",
+    "render_grid",
     "render_html",
+    "render_line",
     "render_markdown",
+    "report_json",
+    "script_json",
     "select_trials_for_viewer",
     "thumbnail_jpeg_b64",
+    "viewer_payload",
     "write_report",
 ]

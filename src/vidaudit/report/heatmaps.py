@@ -1,9 +1,16 @@
-"""Capability-surface heatmaps: one N x F grid of exact-match accuracy per model x condition x domain.
+"""Drawing primitives for report figures: a grid heatmap and a line figure, as inline PNGs.
 
-The numbers come from report.json's ``cells``; this module only draws them. Each cell is
-annotated with its accuracy and k/n so that a reader never has to trust a colour alone,
-and cells inside the reported count boundary are outlined, so the reliable operating
-region is visible on the surface itself (paper section 4, Figure 3).
+The numbers come from a :class:`~vidaudit.report.model.GridFigure` or
+:class:`~vidaudit.report.model.LineFigure` (figures are stored as data in report.json); this
+module only draws them. A grid cell carries its value and an optional annotation (e.g. k/n) so
+that a reader never has to trust a colour alone; outlined cells are framed; cells without data
+are grey.
+
+All text is drawn literally: labels come from model names, condition ids and data files, and a
+``$`` in them must neither crash matplotlib's mathtext nor be typeset (``parse_math=False``,
+``usetex=False`` on every text). Figures use fixed margins in inches instead of a layout engine:
+constrained layout measures every annotation and doubles the drawing time of a text-heavy grid.
+Matplotlib is used through ``Figure`` objects only (Agg canvas, no pyplot, no global state).
 """
 
 from __future__ import annotations
@@ -11,205 +18,214 @@ from __future__ import annotations
 import base64
 import io
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from vidaudit.core.errors import DataError
-from vidaudit.report.tables import dig
+from vidaudit.report.model import GridFigure, LineFigure
 
-NO_FREQUENCY = "n/a"  # column label for cells without a frequency (the N = 0 no-event controls)
+_LITERAL: dict[str, Any] = {"parse_math": False, "usetex": False}
+_DPI = 110
+_CHAR_IN = 0.062          # rough width of one 8 pt character, for fixed margins
+_SERIES_COLOURS = ("#1f5fbf", "#e07b00", "#2e7d32", "#c62828", "#6a3d9a", "#00838f", "#8d6e63", "#546e7a")
 
 
-@dataclass(frozen=True)
-class Heatmap:
-    """One rendered surface: the PNG and the grid it shows (kept so tests and alt text can read it)."""
+class RenderedFigure(NamedTuple):
+    """A drawn figure: the PNG as base64 (for a data: URL) and alt text carrying the numbers' gist."""
 
-    model: str
-    condition: str
-    domain: str
-    counts: tuple[int, ...]  # row labels, N ascending
-    frequencies: tuple[str, ...]  # column labels, F ascending ("n/a" first when present)
-    accuracy: tuple[tuple[float | None, ...], ...]  # [row][col], None where the grid has no cell
     png_b64: str
     alt: str
 
-    @property
-    def key(self) -> str:
-        """A stable, attribute-safe id for the page."""
-        return "heatmap-" + "-".join(_slug(p) for p in (self.model, self.condition, self.domain))
+
+def figure_heading(fig: GridFigure | LineFigure) -> str:
+    """The figure's full name: its group then its title ("model · condition · domain")."""
+    return " · ".join([*fig.group, fig.title]) if fig.group else fig.title
 
 
-def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in text)
+def _literal_texts(fig: Any) -> None:
+    """Belt and braces: no text of the figure is parsed as mathtext or TeX, whoever created it."""
+    from matplotlib.text import Text
+
+    for t in fig.findobj(Text):
+        t.set_parse_math(False)
+        t.set_usetex(False)
 
 
-def format_frequency(value: Any) -> str:
-    """Render a frequency the way report.json keys it ("0.5", "1", "2.5")."""
-    if value is None:
-        return NO_FREQUENCY
-    f = float(value)
-    return str(int(f)) if f.is_integer() else f"{f:g}"
-
-
-def _frequency_sort_key(label: str) -> float:
-    return -1.0 if label == NO_FREQUENCY else float(label)
-
-
-def group_cells(cells: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, str], list[Mapping[str, Any]]]:
-    """Group report cells by (model, condition, domain), in first-seen order; reject malformed cells."""
-    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
-    required = ("model", "condition", "domain", "n_events", "n", "correct")
-    for i, cell in enumerate(cells):
-        if not isinstance(cell, Mapping):
-            raise DataError(f"report cells[{i}] is {type(cell).__name__}, expected an object; regenerate report.json")
-        missing = [k for k in required if k not in cell]
-        if missing:
-            raise DataError(f"report cells[{i}] lacks {', '.join(missing)}; every cell needs {', '.join(required)}")
-        key = (str(cell["model"]), str(cell["condition"]), str(cell["domain"]))
-        groups.setdefault(key, []).append(cell)
-    return groups
-
-
-def _cell_accuracy(cell: Mapping[str, Any]) -> float | None:
-    acc = cell.get("accuracy")
-    if acc is None and cell.get("n"):
-        acc = cell["correct"] / cell["n"]
-    if acc is None:
-        return None
-    acc = float(acc)
-    if not math.isfinite(acc) or not 0.0 <= acc <= 1.0:
-        raise DataError(f"cell accuracy {acc!r} for {cell.get('model')}/{cell.get('domain')} is outside [0, 1]")
-    return acc
-
-
-def surface_grid(cells: Sequence[Mapping[str, Any]]) -> tuple[list[int], list[str], list[list[Mapping[str, Any] | None]]]:
-    """Arrange one group's cells into rows N (ascending) x columns F (ascending); duplicates are an error."""
-    counts = sorted({int(c["n_events"]) for c in cells})
-    freqs = sorted({format_frequency(c.get("frequency_hz")) for c in cells}, key=_frequency_sort_key)
-    grid: list[list[Mapping[str, Any] | None]] = [[None] * len(freqs) for _ in counts]
-    for c in cells:
-        r, col = counts.index(int(c["n_events"])), freqs.index(format_frequency(c.get("frequency_hz")))
-        if grid[r][col] is not None:
-            raise DataError(
-                f"two cells for {c['model']}/{c['condition']}/{c['domain']} at N={c['n_events']}, "
-                f"F={format_frequency(c.get('frequency_hz'))}; aggregate trials into one cell per (N, F)"
-            )
-        grid[r][col] = c
-    return counts, freqs, grid
-
-
-def _reliable_mask(counts: list[int], freqs: list[str], boundary: Mapping[str, Any] | None) -> np.ndarray:
-    """Cells inside the reported count boundary N*(F): positive N up to the boundary at that F."""
-    mask = np.zeros((len(counts), len(freqs)), dtype=bool)
-    if not boundary:
-        return mask
-    for col, f in enumerate(freqs):
-        value = boundary.get(f)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            for r, n in enumerate(counts):
-                mask[r, col] = 0 < n <= value
-    return mask
-
-
-def render_heatmap(
-    model: str,
-    condition: str,
-    domain: str,
-    cells: Sequence[Mapping[str, Any]],
-    count_boundary: Mapping[str, Any] | None = None,
-) -> Heatmap:
-    """Draw one surface as a PNG (matplotlib, Agg backend, no global state touched)."""
-    from matplotlib.colors import Normalize
-    from matplotlib.figure import Figure
-    from matplotlib.patches import Rectangle
-
-    counts, freqs, grid = surface_grid(cells)
-    acc = np.full((len(counts), len(freqs)), np.nan)
-    for r, row in enumerate(grid):
-        for col, cell in enumerate(row):
-            if cell is not None:
-                a = _cell_accuracy(cell)
-                acc[r, col] = np.nan if a is None else a
-    reliable = _reliable_mask(counts, freqs, count_boundary)
-
-    # Fixed margins in inches instead of a layout engine: constrained layout measures every
-    # annotation and doubles the drawing time of a text-heavy grid.
-    cell_w, cell_h = 0.62, 0.42
-    left, right, bottom, top, bar = 0.62, 0.95, 0.55, 0.32, 0.12
-    width = left + cell_w * max(len(freqs), 3) + right
-    height = bottom + cell_h * max(len(counts), 3) + top
-    fig = Figure(figsize=(width, height), dpi=110)
-    ax = fig.add_axes((left / width, bottom / height, 1 - (left + right) / width, 1 - (bottom + top) / height))
-    cax = fig.add_axes((1 - (right - 0.15) / width, bottom / height, bar / width, 1 - (bottom + top) / height))
-    cmap = _colormap()
-    norm = Normalize(0.0, 1.0)
-    image = ax.imshow(np.ma.masked_invalid(acc), cmap=cmap, norm=norm, aspect="auto", origin="lower")
-    ax.set_facecolor("#e8e8e8")
-    ax.set_xticks(range(len(freqs)), [f if f == NO_FREQUENCY else f"{f}" for f in freqs], fontsize=8)
-    ax.set_yticks(range(len(counts)), [str(n) for n in counts], fontsize=8)
-    ax.set_xlabel("event frequency F (Hz)", fontsize=8.5)
-    ax.set_ylabel("event count N", fontsize=8.5)
-    ax.set_title(f"{model} · {condition} · {domain}", fontsize=9, loc="left")
-    ax.tick_params(length=0)
-    for spine in ax.spines.values():
-        spine.set_visible(False)
-    for r, row in enumerate(grid):
-        for col, cell in enumerate(row):
-            if cell is None:
-                continue
-            a = acc[r, col]
-            label = "—" if np.isnan(a) else f"{a:.2f}"
-            colour = "#111111" if np.isnan(a) or _luminance(cmap(norm(a))) > 0.5 else "#ffffff"
-            ax.text(col, r + 0.13, label, ha="center", va="center", fontsize=8, color=colour, weight="bold")
-            ax.text(col, r - 0.2, f"{int(cell['correct'])}/{int(cell['n'])}", ha="center", va="center",
-                    fontsize=6.5, color=colour)
-            if reliable[r, col]:
-                ax.add_patch(Rectangle((col - 0.47, r - 0.47), 0.94, 0.94, fill=False, edgecolor="#111111",
-                                       linewidth=1.4))
-    bar = fig.colorbar(image, cax=cax)
-    bar.ax.tick_params(labelsize=7)
-    bar.set_label("exact-match accuracy", fontsize=7.5)
-
+def _png(fig: Any) -> str:
+    _literal_texts(fig)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png")
-    png_b64 = base64.b64encode(buffer.getvalue()).decode("ascii")
-    rows = tuple(tuple(None if np.isnan(v) else float(v) for v in row) for row in acc)
-    return Heatmap(model, condition, domain, tuple(counts), tuple(freqs), rows, png_b64,
-                   _alt_text(model, condition, domain, counts, freqs, acc))
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _colormap():
-    from matplotlib import colormaps
-
-    return colormaps["viridis"]
-
-
-def _luminance(rgba: tuple[float, float, float, float]) -> float:
+def _luminance(rgba: tuple[float, ...]) -> float:
     r, g, b = rgba[:3]
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
-def _alt_text(model: str, condition: str, domain: str, counts: list[int], freqs: list[str], acc: np.ndarray) -> str:
-    """Alt text that carries the numbers' gist for readers who cannot see the image."""
-    finite = acc[np.isfinite(acc)]
+def _fmt_value(v: float) -> str:
+    return f"{v:.2f}" if abs(v) < 100 else f"{v:.0f}"
+
+
+def _shorten(text: str, n: int = 28) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _title(figure: Any, text: str, width: float, height: float) -> None:
+    """The figure's heading at its top left, shortened to the figure's width (the page shows it in full)."""
+    fits = max(8, int((width - 0.2) / (_CHAR_IN * 1.12)))
+    figure.text(0.1 / width, 1 - 0.08 / height, _shorten(text, fits), ha="left", va="top", fontsize=9, **_LITERAL)
+
+
+def render_grid(fig: GridFigure) -> RenderedFigure:
+    """Draw one grid heatmap: rows bottom to top, annotated and outlined cells, grey for None."""
+    from matplotlib import colormaps
+    from matplotlib.colors import Normalize
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
+
+    n_rows, n_cols = len(fig.rows), len(fig.cols)
+    values = np.array([[np.nan if v is None else float(v) for v in row] for row in fig.values],
+                      dtype=float).reshape(n_rows, n_cols)
+    values[~np.isfinite(values)] = np.nan
+
+    row_chars = max((len(_shorten(r, 16)) for r in fig.rows), default=1)
+    col_chars = max((len(_shorten(c, 12)) for c in fig.cols), default=1)
+    cell_w = max(0.62, min(1.2, 0.1 + col_chars * _CHAR_IN))
+    cell_h = 0.42
+    left = 0.42 + row_chars * _CHAR_IN
+    right, bottom, top, bar = 0.95, 0.55, 0.32, 0.12
+    width = left + cell_w * max(n_cols, 3) + right
+    height = bottom + cell_h * max(n_rows, 3) + top
+    figure = Figure(figsize=(width, height), dpi=_DPI)
+    axes_box = (left / width, bottom / height, 1 - (left + right) / width, 1 - (bottom + top) / height)
+    ax = figure.add_axes(axes_box)
+    cax = figure.add_axes((1 - (right - 0.15) / width, bottom / height, bar / width, axes_box[3]))
+    cmap = colormaps["viridis"]
+    norm = Normalize(fig.vmin, fig.vmax)
+    shown = values if values.size else np.full((1, 1), np.nan)
+    image = ax.imshow(np.ma.masked_invalid(shown), cmap=cmap, norm=norm, aspect="auto", origin="lower")
+    ax.set_facecolor("#e8e8e8")
+    ax.set_xticks(range(n_cols), [_shorten(c, 12) for c in fig.cols], fontsize=8, **_LITERAL)
+    ax.set_yticks(range(n_rows), [_shorten(r, 16) for r in fig.rows], fontsize=8, **_LITERAL)
+    ax.set_xlabel(fig.col_label, fontsize=8.5, **_LITERAL)
+    ax.set_ylabel(fig.row_label, fontsize=8.5, **_LITERAL)
+    _title(figure, figure_heading(fig), width, height)
+    ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    if not values.size:
+        ax.text(0, 0, "no cells", ha="center", va="center", fontsize=8, color="#555555", **_LITERAL)
+    for r in range(n_rows):
+        for c in range(n_cols):
+            v = values[r, c]
+            note = fig.annotations[r][c] if fig.annotations else ""
+            if np.isnan(v) and not note:
+                continue
+            colour = "#111111" if np.isnan(v) or _luminance(cmap(norm(v))) > 0.5 else "#ffffff"
+            label = "—" if np.isnan(v) else _fmt_value(v)
+            if note:
+                ax.text(c, r + 0.13, label, ha="center", va="center", fontsize=8, color=colour, weight="bold",
+                        **_LITERAL)
+                ax.text(c, r - 0.2, _shorten(note, 12), ha="center", va="center", fontsize=6.5, color=colour,
+                        **_LITERAL)
+            else:
+                ax.text(c, r, label, ha="center", va="center", fontsize=8, color=colour, weight="bold", **_LITERAL)
+    if fig.outlined:
+        for r in range(n_rows):
+            for c in range(n_cols):
+                if fig.outlined[r][c]:
+                    # add_artist, not add_patch: the limits are the image's, and add_patch's limit update
+                    # walks the transform tree (tens of ms per patch once the cells carry text)
+                    ax.add_artist(Rectangle((c - 0.47, r - 0.47), 0.94, 0.94, fill=False, edgecolor="#111111",
+                                            linewidth=1.4))
+    colourbar = figure.colorbar(image, cax=cax)
+    colourbar.ax.tick_params(labelsize=7)
+    colourbar.set_label(fig.value_label, fontsize=7.5, **_LITERAL)
+    return RenderedFigure(_png(figure), grid_alt_text(fig, values))
+
+
+def grid_alt_text(fig: GridFigure, values: np.ndarray | None = None) -> str:
+    """Alt text for a grid: what it shows, its axes and the mean of its cells."""
+    if values is None:
+        values = np.array([[np.nan if v is None else float(v) for v in row] for row in fig.values], dtype=float)
+    finite = values[np.isfinite(values)] if values.size else values
     mean = f"{float(finite.mean()):.2f}" if finite.size else "n/a"
-    return (f"Accuracy heatmap for {model}, condition {condition}, domain {domain}: "
-            f"N {counts[0]}–{counts[-1]} (rows) by F {freqs[0]}–{freqs[-1]} Hz (columns), "
-            f"{finite.size} cells, mean accuracy {mean}.")
+    rows = f"{fig.rows[0]}–{fig.rows[-1]}" if fig.rows else "none"
+    cols = f"{fig.cols[0]}–{fig.cols[-1]}" if fig.cols else "none"
+    return (f"Heatmap of {fig.value_label} for {figure_heading(fig)}: {fig.row_label} {rows} (rows) by "
+            f"{fig.col_label} {cols} (columns), {finite.size} cells with data, mean {mean}.")
 
 
-def render_heatmaps(report: Mapping[str, Any]) -> list[Heatmap]:
-    """Every surface in the report, sorted by model, condition, domain."""
-    cells = report.get("cells")
-    if not isinstance(cells, list):
-        raise DataError("report.json has no 'cells' list; run scoring before building the report")
-    boundaries = report.get("count_boundary") or {}
-    out = []
-    for (model, condition, domain), group in sorted(group_cells(cells).items()):
-        boundary = dig(boundaries, model, condition, domain)
-        boundary = boundary if isinstance(boundary, Mapping) else None
-        out.append(render_heatmap(model, condition, domain, group, boundary))
+def _series_array(vals: list[float | None] | None, n: int) -> np.ndarray:
+    if vals is None:
+        return np.full(n, np.nan)
+    out = np.array([np.nan if v is None else float(v) for v in vals], dtype=float)
+    out[~np.isfinite(out)] = np.nan
     return out
+
+
+def render_line(fig: LineFigure) -> RenderedFigure:
+    """Draw lines over a shared x axis; a series with ``low``/``high`` gets a shaded band."""
+    from matplotlib.figure import Figure
+
+    x = np.array(fig.x, dtype=float)
+    legend_chars = max((len(_shorten(s.name, 30)) for s in fig.series), default=0)
+    left, bottom, top = 0.62, 0.5, 0.36
+    right = 0.2 + (0.4 + legend_chars * _CHAR_IN if fig.series else 0.0)
+    plot_w, plot_h = 3.4, 2.3
+    width, height = left + plot_w + right, bottom + plot_h + top
+    figure = Figure(figsize=(width, height), dpi=_DPI)
+    ax = figure.add_axes((left / width, bottom / height, plot_w / width, plot_h / height))
+    finite_x = x[np.isfinite(x)] if x.size else x
+    for i, s in enumerate(fig.series):
+        colour = _SERIES_COLOURS[i % len(_SERIES_COLOURS)]
+        y = _series_array(s.y, len(x))
+        if s.low is not None and s.high is not None:
+            lo, hi = _series_array(s.low, len(x)), _series_array(s.high, len(x))
+            ok = np.isfinite(lo) & np.isfinite(hi)
+            if ok.any():
+                ax.fill_between(x, np.where(ok, lo, np.nan), np.where(ok, hi, np.nan), color=colour, alpha=0.15,
+                                linewidth=0)
+        ax.plot(x, y, marker="o", markersize=3.5, linewidth=1.6, color=colour, label=_shorten(s.name, 30))
+    if fig.y_min is not None or fig.y_max is not None:
+        ax.set_ylim(fig.y_min, fig.y_max)
+    if finite_x.size == 1:
+        ax.set_xlim(finite_x[0] - 1, finite_x[0] + 1)
+    ax.set_xlabel(fig.x_label, fontsize=8.5, **_LITERAL)
+    ax.set_ylabel(fig.y_label, fontsize=8.5, **_LITERAL)
+    _title(figure, figure_heading(fig), width, height)
+    ax.tick_params(labelsize=7.5)
+    ax.grid(True, color="#e3e7ed", linewidth=0.8)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    if fig.series:
+        legend = ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7.5, frameon=False)
+        for t in legend.get_texts():
+            t.set_parse_math(False)
+            t.set_usetex(False)
+    else:
+        ax.text(0.5, 0.5, "no series", transform=ax.transAxes, ha="center", va="center", fontsize=8,
+                color="#555555", **_LITERAL)
+    return RenderedFigure(_png(figure), line_alt_text(fig))
+
+
+def line_alt_text(fig: LineFigure) -> str:
+    """Alt text for a line figure: its axes and each series' range."""
+    parts = []
+    for s in fig.series[:8]:
+        ys = [v for v in s.y if v is not None and math.isfinite(v)]
+        parts.append(f"{s.name}: {min(ys):.2f}–{max(ys):.2f}" if ys else f"{s.name}: no values")
+    more = f" and {len(fig.series) - 8} more" if len(fig.series) > 8 else ""
+    xs = f"{min(fig.x):g}–{max(fig.x):g}" if fig.x else "none"
+    return (f"Line chart of {fig.y_label} against {fig.x_label} ({xs}) for {figure_heading(fig)}: "
+            + ("; ".join(parts) if parts else "no series") + more + ".")
+
+
+def render_figure(fig: GridFigure | LineFigure) -> RenderedFigure:
+    """Draw any report figure."""
+    if isinstance(fig, GridFigure):
+        return render_grid(fig)
+    if isinstance(fig, LineFigure):
+        return render_line(fig)
+    raise TypeError(f"cannot draw a {type(fig).__name__}; report figures are GridFigure or LineFigure")

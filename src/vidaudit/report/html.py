@@ -1,10 +1,10 @@
-"""The self-contained HTML report: heatmaps, boundary and metric tables, and the trace viewer.
+"""The self-contained HTML report: header, the suite's sections (figures, tables, notes) and the trace viewer.
 
-One file, no network: CSS, script, PNG heatmaps and JPEG thumbnails are all inline. Model
-output is untrusted: Jinja2 autoescapes every value, the trials travel as JSON inside a
-``<script type="application/json">`` block with ``< > & /`` escaped, and the page's script
-puts strings into the DOM only through textContent. A Content-Security-Policy that allows
-only the page's own script (by hash) backs this up should any of it ever fail.
+One file, no network: CSS, script, PNG figures and JPEG thumbnails are all inline. Model output
+is untrusted: Jinja2 autoescapes every value, the trials travel as JSON inside a
+``<script type="application/json">`` block with ``< > & /`` escaped, and the page's script puts
+strings into the DOM only through textContent. A Content-Security-Policy that allows only the
+page's own script (by hash) backs this up should any of it ever fail.
 """
 
 from __future__ import annotations
@@ -12,21 +12,23 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
-from itertools import groupby
 from typing import Any
 
 from markupsafe import Markup
 
 from vidaudit.core.errors import DataError
-from vidaudit.report.heatmaps import Heatmap, render_heatmaps
-from vidaudit.report.tables import all_tables, notes_list
-from vidaudit.report.viewer import viewer_record
+from vidaudit.report.heatmaps import figure_heading, render_figure
+from vidaudit.report.model import Report, Section, ViewerSpec, ViewerTrial
+from vidaudit.report.viewer import viewer_payload
 
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "/": "\\/",
                  "\u2028": "\\u2028", "\u2029": "\\u2029"}
+#: element ids the page itself uses; a section can never take one of them
+_RESERVED_IDS = frozenset({"notes", "viewer", "run"})
 
 
 def script_json(obj: Any) -> Markup:
@@ -58,47 +60,79 @@ def _environment():
                        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 
 
-def _group_heatmaps(heatmaps: list[Heatmap]) -> list[tuple[str, list[tuple[str, list[Heatmap]]]]]:
-    out = []
-    for model, by_model in groupby(heatmaps, key=lambda h: h.model):
-        out.append((model, [(cond, list(maps)) for cond, maps in groupby(by_model, key=lambda h: h.condition)]))
-    return out
+class _Ids:
+    """Unique, attribute-safe element ids made from arbitrary text."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set(_RESERVED_IDS)
+
+    def __call__(self, prefix: str, *parts: str) -> str:
+        slug = "-".join(re.sub(r"[^a-z0-9]+", "_", p.lower()).strip("_") or "x" for p in parts)
+        base = f"{prefix}-{slug}"[:120]
+        out, i = base, 2
+        while out in self.used:
+            out, i = f"{base}-{i}", i + 1
+        self.used.add(out)
+        return out
 
 
-def _names(report: Mapping[str, Any], key: str, heatmaps: list[Heatmap]) -> list[str]:
-    meta = report.get("meta") or {}
-    listed = meta.get(key + "s") if isinstance(meta, Mapping) else None
-    if isinstance(listed, list) and listed:
-        return [str(x) if not isinstance(x, Mapping) else str(x.get("id") or x.get("name") or x) for x in listed]
-    return sorted({getattr(h, key) for h in heatmaps})
+def _section_context(section: Section, ids: _Ids) -> dict[str, Any]:
+    """A section as the template reads it: figures drawn and grouped under headings by ``figure.group``."""
+    sid = ids("sec", section.id)
+    blocks: list[dict[str, Any]] = []
+    previous: list[str] | None = None
+    for fig in section.figures:
+        if not blocks or fig.group != previous:
+            start = 0
+            if previous is not None:
+                while start < min(len(previous), len(fig.group)) and previous[start] == fig.group[start]:
+                    start += 1
+            headings = [(level, fig.group[level]) for level in range(start, len(fig.group))]
+            blocks.append({"headings": headings, "group": list(fig.group), "figures": []})
+            previous = list(fig.group)
+        drawn = render_figure(fig)
+        blocks[-1]["figures"].append({"id": ids("fig", section.id, fig.id), "figure_id": fig.id, "kind": fig.kind,
+                                      "title": fig.title, "heading": figure_heading(fig), "caption": fig.caption,
+                                      "group": " · ".join(fig.group), "png_b64": drawn.png_b64, "alt": drawn.alt})
+    tables = [{"id": ids("table", section.id, t.id), "table": t} for t in section.tables]
+    return {"id": sid, "title": section.title, "lede": section.lede, "blocks": blocks, "tables": tables,
+            "notes": section.notes}
 
 
-def render_html(report: Mapping[str, Any], trials: Sequence[Mapping[str, Any]],
+def _settings_rows(report: Report) -> list[tuple[str, str]]:
+    rows = []
+    for model, settings in report.settings.items():
+        parts = [f"{k}={v if isinstance(v, str) else json.dumps(v, sort_keys=True, ensure_ascii=False, default=str)}"
+                 for k, v in sorted(settings.items())]
+        rows.append((model, ", ".join(parts) or "(defaults)"))
+    return rows
+
+
+def render_html(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpec,
                 n_trials_total: int | None = None) -> str:
     """The report page as one string. ``trials`` are those to show (see select_trials_for_viewer)."""
-    if not isinstance(report, Mapping):
-        raise DataError(f"report must be a dict (the content of report.json), got {type(report).__name__}")
-    heatmaps = render_heatmaps(report)
-    records = [viewer_record(t) for t in trials]
+    if not isinstance(report, Report):
+        raise DataError(f"render_html needs a Report, got {type(report).__name__}; "
+                        "build one with Report(...) or Report.model_validate(...)")
+    if not isinstance(viewer, ViewerSpec):
+        raise DataError(f"render_html needs the suite's ViewerSpec, got {type(viewer).__name__}")
+    ids = _Ids()
+    sections = [_section_context(s, ids) for s in report.sections]
+    payload = {"spec": viewer.model_dump(mode="json"), "trials": [viewer_payload(t) for t in trials]}
     try:
-        trials_json = script_json(records)
+        trials_json = script_json(payload)
     except ValueError as e:
         raise DataError(f"trials hold a value JSON cannot carry ({e}); use None for missing numbers") from e
     js = _static("viewer.js")
-    raw_meta = report.get("meta") if isinstance(report.get("meta"), Mapping) else {}
-    meta = {k: raw_meta.get(k) for k in ("run_dir", "created_at", "vidaudit_version")}
-    page = _environment().get_template("report.html.j2").render(
+    return _environment().get_template("report.html.j2").render(
         csp=content_security_policy(js),
         css=Markup(_static("report.css")),
         js=Markup(js),
-        meta=meta,
-        models=_names(report, "model", heatmaps),
-        conditions=_names(report, "condition", heatmaps),
-        notes=notes_list(report),
-        tables=all_tables(report),
-        heatmap_groups=_group_heatmaps(heatmaps),
+        report=report,
+        settings=_settings_rows(report),
+        sections=sections,
+        viewer=viewer,
         trials_json=trials_json,
-        n_trials=len(records),
+        n_trials=len(payload["trials"]),
         n_trials_total=n_trials_total,
     )
-    return page

@@ -1,17 +1,56 @@
-"""write_report: report.json, report.md and report.html side by side, each written atomically."""
+"""write_report: report.json, report.md and report.html side by side, each written atomically.
+
+``make_report`` adds the provenance (vidaudit version, git revision, creation time) to what a
+suite's aggregation returned; ``write_report`` validates the :class:`Report`, renders all three
+files and only then writes them, so a bad input leaves no partial report behind.
+"""
 
 from __future__ import annotations
 
 import json
 import math
+import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from vidaudit import __version__
 from vidaudit.core.errors import DataError
-from vidaudit.core.fileio import write_json_atomic, write_text_atomic
+from vidaudit.core.fileio import write_text_atomic
+from vidaudit.core.versions import git_revision
 from vidaudit.report.html import render_html
 from vidaudit.report.markdown import render_markdown
+from vidaudit.report.model import Report, SuiteReport, ViewerSpec, ViewerTrial
+
+
+def _git_dirty() -> bool | None:
+    """Whether the checkout this code runs from has uncommitted changes to tracked files (None: not a checkout)."""
+    here = Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+                             capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return bool(out.stdout.strip()) if out.returncode == 0 else None
+
+
+def make_report(suite: str, suite_report: SuiteReport, *, models: Sequence[str] = (),
+                conditions: Sequence[str] = (), settings: Mapping[str, Mapping[str, Any]] | None = None,
+                source: Mapping[str, str] | None = None, n_records: int = 0,
+                created_at: str | None = None) -> Report:
+    """A Report from a suite's aggregation plus the provenance the report stage knows."""
+    revision = git_revision()
+    return Report(
+        suite=suite, vidaudit_version=__version__, git_revision=revision,
+        git_dirty=_git_dirty() if revision else None,
+        created_at=created_at or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        source=dict(source or {}), models=list(models), conditions=list(conditions),
+        settings={str(k): dict(v) for k, v in (settings or {}).items()}, n_records=n_records,
+        notes=list(suite_report.notes), sections=list(suite_report.sections), results=dict(suite_report.results),
+    )
 
 
 def _check_json_safe(value: Any, where: str = "report") -> None:
@@ -28,26 +67,39 @@ def _check_json_safe(value: Any, where: str = "report") -> None:
             _check_json_safe(v, f"{where}[{i}]")
 
 
-def write_report(report: dict[str, Any], trials: Sequence[Mapping[str, Any]], out_dir: Path,
+def report_json(report: Report) -> str:
+    """The text of report.json: the validated Report as strict JSON (no NaN), keys sorted."""
+    if not isinstance(report, Report):
+        raise DataError(f"a report must be a Report (vidaudit.report.model), got {type(report).__name__}; "
+                        "build one with make_report or Report.model_validate")
+    data = report.model_dump(mode="python")
+    _check_json_safe(data)
+    try:
+        text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise DataError(f"report holds a value JSON cannot carry ({e}); convert it to str, number, list or dict") from e
+    try:
+        Report.model_validate_json(text)  # what we write is what a reader can load back
+    except ValidationError as e:
+        raise DataError(f"report.json would not validate as a Report: {e}") from e
+    return text + "\n"
+
+
+def write_report(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpec, out_dir: Path,
                  n_trials_total: int | None = None) -> dict[str, Path]:
     """Write the three report files into ``out_dir`` and return their paths keyed "json", "md", "html".
 
-    ``trials`` are the trials the viewer shows; pass the output of select_trials_for_viewer
-    (and the run's trial count as ``n_trials_total``) to keep the page small.
+    ``trials`` are the trials the viewer shows (pass the output of select_trials_for_viewer, and
+    the run's trial count as ``n_trials_total``, to keep the page small); ``viewer`` is the suite's
+    ViewerSpec.
     """
-    if not isinstance(report, dict):
-        raise DataError(f"report must be a dict (the content of report.json), got {type(report).__name__}")
-    _check_json_safe(report)
-    try:
-        json.dumps(report, allow_nan=False)
-    except (TypeError, ValueError) as e:
-        raise DataError(f"report holds a value JSON cannot carry ({e}); convert it to str, number, list or dict") from e
     # Render everything before writing anything, so a bad input leaves no partial report behind.
-    html = render_html(report, trials, n_trials_total=n_trials_total)
+    json_text = report_json(report)
+    html = render_html(report, trials, viewer, n_trials_total=n_trials_total)
     markdown = render_markdown(report)
     out_dir = Path(out_dir)
     paths = {"json": out_dir / "report.json", "md": out_dir / "report.md", "html": out_dir / "report.html"}
-    write_json_atomic(paths["json"], report)
+    write_text_atomic(paths["json"], json_text)
     write_text_atomic(paths["md"], markdown)
     write_text_atomic(paths["html"], html)
     return paths
