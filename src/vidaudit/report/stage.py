@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vidaudit import __version__
-from vidaudit.report.model import Report, ViewerFrame, ViewerTrial
+from vidaudit.report.model import Report, ViewerTrial
 
 if TYPE_CHECKING:
     from vidaudit.score.stage import Scored
@@ -58,7 +58,7 @@ def build_report(scored: Scored) -> Report:
 
 def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES) -> list[ViewerTrial]:
     """The trials the viewer keeps (a selection), with thumbnails of the frames that were sent."""
-    from vidaudit.report.viewer import select_trials_for_viewer, thumbnail_jpeg_b64
+    from vidaudit.report.viewer import attach_frames, select_trials_for_viewer
     from vidaudit.video.frame_cache import FrameCache
 
     suite = scored.suite
@@ -72,13 +72,11 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES) -> list[V
     for t in chosen:
         sent = scored.frames.get(t.trial_id) or []
         if sent:
-            step = max(1, -(-len(sent) // max_frames))
+            step = max(1, -(-len(sent) // max_frames))  # thin before decoding: a native trial lists every frame
             pick = sent[::step][:max_frames]
             s = scored.samples[t.sample_id]
             imgs = cache.get(scored.data_dir / s.video.path, s.video.sha256, [i for i, _ in pick])
-            frames = [ViewerFrame(index=i, t=ft, jpeg_b64=thumbnail_jpeg_b64(img))
-                      for (i, ft), img in zip(pick, imgs, strict=True)]
-            t = t.model_copy(update={"frames": frames})
+            t = attach_frames(t, [(i, ft, img) for (i, ft), img in zip(pick, imgs, strict=True)], max_frames=max_frames)
         out.append(t)
     return out
 

@@ -13,6 +13,7 @@ from vidaudit.core.errors import DataError
 from vidaudit.report.model import SuiteReport
 from vidaudit.score.records import ScoreRecord
 from vidaudit.suites.counting.aggregate import aggregate, paired_difference
+from vidaudit.suites.counting.sections import counting_sections
 
 
 def input_limit_notes(results: Mapping[str, Any], observers: set[str]) -> list[str]:
@@ -55,12 +56,4 @@ def counting_report(records: Sequence[ScoreRecord]) -> SuiteReport:
     observers = {r.model for r in records if r.model_role == "observer"}
     notes = input_limit_notes(results, observers)
     results["notes"] = notes
-    return SuiteReport(results=results, sections=_sections(results), notes=notes)
-
-
-def _sections(results: dict[str, Any]) -> list:
-    try:
-        from vidaudit.suites.counting.sections import counting_sections
-    except ImportError:  # pragma: no cover - until the sections module lands
-        return []
-    return counting_sections(results)
+    return SuiteReport(results=results, sections=counting_sections(results), notes=notes)

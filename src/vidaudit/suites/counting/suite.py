@@ -14,9 +14,10 @@ import numpy as np
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.report.model import SuiteReport, ViewerSpec, ViewerTrial
+from vidaudit.report.model import SuiteReport, ViewerTrial
 from vidaudit.score.records import ParseResult, ScoreRecord, TrialScore
 from vidaudit.suites.base import ObservedFrame, Prompt, Suite
+from vidaudit.suites.counting.viewer import COUNTING_VIEWER
 
 #: the answer range of the paper's grid (N in 0..12): what ``chance`` draws from by default
 CHANCE_RANGE = (0, 12)
@@ -40,7 +41,7 @@ class CountingSuite(Suite):
                    "(Low-Frequency Trap).")
     paper = "000_2cdda6f6d04db62c"
     default_prompt = "structured_trace"
-    viewer = ViewerSpec(group_label="domain")
+    viewer = COUNTING_VIEWER
 
     # ------------------------------------------------------------------ CLI
 
@@ -115,7 +116,9 @@ class CountingSuite(Suite):
         return counting_report(records)
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
-        return super().viewer_trial(record, sample, raw_text)
+        from vidaudit.suites.counting.viewer import viewer_trial
+
+        return viewer_trial(record, sample, raw_text)
 
     # ------------------------------------------------------------------ baselines
 
