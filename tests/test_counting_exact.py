@@ -176,6 +176,7 @@ def test_per_n_builders(region_records: list[dict]) -> None:
     by_cond = per_n_figure(rep, by="condition")
     assert [fig.group for fig in by_cond] == [["m", "bounce_ball"], ["m", "state_machine"]]
     assert [s.name for s in by_cond[0].series] == ["base", "τ = 0.80"]
+    assert [s.name for s in per_n_figure(rep, tau_line=False)[0].series] == ["bounce_ball", "state_machine"]
 
 
 # --------------------------------------------------------------------------- Table 2

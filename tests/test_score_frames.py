@@ -87,7 +87,7 @@ def test_frame_mapping_property(frame_times: list[float], ks: list[int], fmt: st
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("frame FRAME#no.0123456789:-to s\n(),t=at")), max_size=120),
-       st.one_of(st.none(), st.lists(st.floats(-5.0, 50.0, allow_nan=False), max_size=10)))
+       st.one_of(st.none(), st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=10)))
 def test_frame_parser_never_raises(text: str, frame_times: list[float] | None) -> None:
     r = extract_timestamps(text, 24.0, label_patterns=LABEL_PATTERNS["bounce_ball"], frame_times=frame_times)
     assert r.n_frame_mentions >= 0 and r.n_frame_out_of_range >= 0

@@ -65,8 +65,8 @@ REAL_VIDEO_SOURCES: frozenset[str] = frozenset({"repcount"})
 
 #: Name -> template for a caller that cannot see the sample (the legacy two-argument call and the
 #: run stage's name check): the synthetic text where a name has two, the C.7 text for real-only names.
-TEMPLATES: dict[str, tuple[str | None, str]] = {**{k: REAL_TEMPLATES[k] for k in REAL_ONLY}, **SYNTHETIC_TEMPLATES}
-TEMPLATES = {k: TEMPLATES[k] for k in PROMPT_NAMES}
+TEMPLATES: dict[str, tuple[str | None, str]] = {k: SYNTHETIC_TEMPLATES.get(k) or REAL_TEMPLATES[k]
+                                                for k in PROMPT_NAMES}
 
 FRAME_PREAMBLE = "[INPUT MODE: Supplied Frame Grid at {fps:g} FPS]"
 KEYFRAME_PREAMBLE = "[ORACLE EVIDENCE AVAILABLE: Key event windows extracted at t_i \u00b1 {offset:g}s]"

@@ -108,8 +108,9 @@ def per_n_table(results: Mapping[str, Any]) -> Table:
                  key_columns=3)
 
 
-def per_n_figure(results: Mapping[str, Any], by: str = "domain") -> list[LineFigure]:
-    """Accuracy against N averaged over F, with a line at tau = 0.80.
+def per_n_figure(results: Mapping[str, Any], by: str = "domain", *, tau_line: bool = True) -> list[LineFigure]:
+    """Accuracy against N averaged over F, with a constant series at tau = 0.80 (the paper's dashed
+    line; ``tau_line=False`` leaves it out, so that every series is a domain or condition).
 
     ``by="domain"``: one figure per model x condition, a series per domain. ``by="condition"``: one
     figure per model x domain, a series per condition (the paper's Figure 4 panels).
@@ -136,7 +137,8 @@ def per_n_figure(results: Mapping[str, Any], by: str = "domain") -> list[LineFig
             series.append(Series(name=name, y=[p["accuracy"] if p else None for p in pts],
                                  low=[p["ci_low"] if p else None for p in pts],
                                  high=[p["ci_high"] if p else None for p in pts]))
-        series.append(Series(name=f"\u03c4 = {TAU:.2f}", y=[TAU] * len(xs)))
+        if tau_line:
+            series.append(Series(name=f"\u03c4 = {TAU:.2f}", y=[TAU] * len(xs)))
         what = "condition" if by == "domain" else "domain"
         figures.append(LineFigure(
             id=_unique_id(f"per-n-{model}-{second}", seen), title=f"Exact match per N — {model}, {what} {second}",
