@@ -68,7 +68,9 @@ def test_cells_and_wilson(records: list[dict]) -> None:
     assert (c["n"], c["correct"], c["accuracy"]) == (10, 10, 1.0)
     assert c["ci_low"] == pytest.approx(0.7225, abs=1e-4) and c["ci_high"] == 1.0
     blink1 = cell[("m", "base", "blinking", 1, 1.0)]
-    assert (blink1["n"], blink1["n_errored"], blink1["correct"]) == (8, 2, 8)  # errored out of accuracy
+    # errored trials stay in the denominator and count as wrong; completion says how many finished
+    assert (blink1["n"], blink1["n_ok"], blink1["n_errored"], blink1["correct"]) == (10, 8, 2, 8)
+    assert blink1["accuracy"] == 0.8 and blink1["completion"] == 0.8
     blink0 = cell[("m", "base", "blinking", 0, 1.0)]
     assert (blink0["n"], blink0["correct"]) == (10, 9)  # unparseable counts as wrong
 
@@ -91,15 +93,19 @@ def test_trace_metrics_taxonomy_tolerance(records: list[dict]) -> None:
     base = rep["trace_metrics"]["m"]["base"]
     assert base["bounce_ball"]["f1"] == 1.0 and base["bounce_ball"]["rfr"] == pytest.approx(30 / 80)
     assert base["blinking"]["parse_failure_rate"] == pytest.approx(1 / 18)
+    assert base["blinking"]["em"] == pytest.approx(17 / 20) and base["blinking"]["em_ok"] == pytest.approx(17 / 18)
+    assert base["blinking"]["em_positive"] == pytest.approx(8 / 10) and base["blinking"]["completion"] == 0.9
     assert base["macro"]["f1"] == pytest.approx((1.0 + 1.0) / 2)  # blink shift 0.3 s < delta(1 Hz) = 0.5 s
     tax = rep["taxonomy"]["m"]["base"]["all"]
     assert tax["true_events"] == 2 * 10 * (1 + 2 + 3 + 4) + 8 and tax["matched"] == tax["true_events"]
-    assert tax["wrong_accumulation"] == 30 and tax["hallucinated"] == 0
+    assert tax["wrong_accumulation"] == 30 == tax["rfr_videos"] and tax["hallucinated"] == 0
+    assert tax["ledger_mismatch"] == 30 and tax["videos_not_scored"] == 2
     tol = rep["tolerance"]["m"]["base"]
     assert tol["0.25"]["recall"] < tol["rate_relative"]["recall"] == 1.0  # blinks shifted 0.3 s miss at 0.25 s
     assert set(tol) == {"1.0", "0.5", "0.25", "rate_relative"}
     reg = rep["regions"]["m"]["base"]
     assert reg["low_count"]["bounce_ball"]["n"] == 60 and reg["high_count"]["macro"] is None
+    assert reg["low_count"]["blinking"]["n"] == 20 and reg["low_count"]["blinking"]["n_controls"] == 10
 
 
 def test_errors_usage_and_json(records: list[dict]) -> None:

@@ -8,6 +8,17 @@ model wrote down. A range ("1.5-2.0s", "from 3s to 4s", "0:03-0:04") is one even
 Mentions within ``merge_s`` (0.1 s) of an earlier kept mention are merged into it; times
 outside ``[0, duration + slack]`` are dropped. Both are counted, never hidden.
 
+Frame mentions (C.15 lists "frame" among the temporal cues). ``frame K`` (also ``Frame #K``,
+``frame no. K``, ``frames K-L``) with an integer K is a time only when the caller passes
+``frame_times``, the presentation times of the frames actually sent, in the order sent: it maps to
+``frame_times[K - 1]`` (models number the frames they see from 1). K = 0 or K beyond the frames
+sent is dropped and counted in ``n_frame_out_of_range``; mapped mentions are counted in
+``n_frame_mentions`` (before merging). A frame mention written next to an explicit time on the
+same line ("Frame 12 (t = 6.0 s)", "at 6.0s, frame 12": at most 16 characters apart with no
+other number between) names that same moment: the explicit time is kept and the frame number is
+not a second event. A range of frames ("frames 12-14", "frame 12 to frame 14") is one event at
+its first frame. Without ``frame_times`` a frame number is never a time (as for any ordinal).
+
 Labels (the state or wall a ledger line names) are read with patterns the suite supplies, so
 that this module stays generic: each pattern's first group is the label.
 """
@@ -55,26 +66,42 @@ _NOT_A_TIME_AFTER = re.compile(r"\s*(?:apart|long|later|earlier|in\s+length|inte
 _ORDINAL_BEFORE = re.compile(r"(?:\b(?:event|step|contact|blink|transition|no|number|frame|#)\.?\s*#?\s*)(?=[0-9])",
                              re.IGNORECASE)
 _RANGE_WORDS = frozenset({"-", "–", "—", "to", "until", "till"})
+# reversed form of: \bframes?\s*(?:#\s*|no\.?\s*|number\s*)?  ending at the number
+_FRAME_REV = re.compile(r"(?:\s*#|\s*\.?on|\s*rebmun)?\s*s?emarf(?![a-z0-9_])", re.IGNORECASE)
+_FRAME_RANGE_TAIL = re.compile(r"\s*(?:frames?\s*#?\s*)$", re.IGNORECASE)
+#: a frame mention this close to an explicit time on the same line names the same moment
+FRAME_NEAR_TIME_CHARS = 16
 _NO_SPACE_HYPHEN = re.compile(r"^(?:-|–|—)$")
 
 
 @dataclass(frozen=True)
 class ReportedEvent:
-    """One reported event: its time in seconds, the span of the timestamp, and an optional label."""
+    """One reported event: its time in seconds, the span of the timestamp, and an optional label.
+
+    ``frame`` is the 1-based frame number when the time was read from a "frame K" mention.
+    """
 
     t: float
     span: tuple[int, int]
     label: str | None = None
+    frame: int | None = None
 
 
 @dataclass(frozen=True)
 class TimestampReport:
-    """The events a response reports, in the order written, and what was discarded to get them."""
+    """The events a response reports, in the order written, and what was discarded to get them.
+
+    ``n_frame_mentions`` counts "frame K" mentions mapped to a time (before merging, so a mapped
+    mention merged into an earlier event is counted here and in ``n_merged``);
+    ``n_frame_out_of_range`` counts frame numbers with no sent frame (dropped, not in ``n_dropped``).
+    """
 
     events: tuple[ReportedEvent, ...] = ()
     n_dropped: int = 0
     n_merged: int = 0
     dropped: tuple[float, ...] = field(default=(), repr=False)
+    n_frame_mentions: int = 0
+    n_frame_out_of_range: int = 0
 
     @property
     def times(self) -> list[float]:
@@ -85,8 +112,10 @@ class TimestampReport:
         return [e.label for e in self.events]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"events": [{"t": e.t, "span": list(e.span), "label": e.label} for e in self.events],
-                "n_dropped": self.n_dropped, "n_merged": self.n_merged}
+        return {"events": [{"t": e.t, "span": list(e.span), "label": e.label, "frame": e.frame}
+                           for e in self.events],
+                "n_dropped": self.n_dropped, "n_merged": self.n_merged,
+                "n_frame_mentions": self.n_frame_mentions, "n_frame_out_of_range": self.n_frame_out_of_range}
 
 
 @dataclass
@@ -96,6 +125,7 @@ class _Atom:
     value: float
     explicit: bool  # m:ss or carries a unit: a time on its own
     is_int: bool
+    frame: int | None = None  # set when the value was mapped from a "frame K" mention
 
 
 def _ends_at(pattern: re.Pattern[str], text: str, pos: int) -> bool:
@@ -145,8 +175,14 @@ def _label(text: str, start: int, end: int, prev_end: int, next_start: int,
     return None
 
 
+def _frame_time(k: int, frame_times: Sequence[float]) -> float | None:
+    """The time of the k-th frame sent (1-based), or None when no such frame was sent."""
+    return float(frame_times[k - 1]) if 1 <= k <= len(frame_times) else None
+
+
 def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: Sequence[re.Pattern[str]] = (),
-                       merge_s: float = MERGE_S, slack_s: float = SLACK_S) -> TimestampReport:
+                       merge_s: float = MERGE_S, slack_s: float = SLACK_S,
+                       frame_times: Sequence[float] | None = None) -> TimestampReport:
     """Reported events of ``text`` (see the module docstring); never raises on any text."""
     if not isinstance(text, str) or not text:
         return TimestampReport()
@@ -159,12 +195,45 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
         return TimestampReport()
     rev = text[::-1]
     size = len(text)
+    time_cache: dict[int, bool] = {}
+
+    def cued_at(k: int) -> bool:
+        if k not in time_cache:
+            b = atoms[k]
+            time_cache[k] = (not b.explicit) and _CUE_REV.match(rev, size - b.start) is not None
+        return time_cache[k]
+
+    def near(end: int, start: int) -> bool:
+        return 0 <= start - end <= FRAME_NEAR_TIME_CHARS and "\n" not in text[end:start]
+
+    n_frames_mapped = n_frames_out = 0
+    last_time_atom = -1  # index in ``atoms`` of the last explicit or cued time kept
     i = 0
     while i < len(atoms):
         a = atoms[i]
-        cued = (not a.explicit) and _CUE_REV.match(rev, size - a.start) is not None  # units need no cue
+        cued = cued_at(i)
         nxt = atoms[i + 1] if i + 1 < len(atoms) else None
         sep = text[a.end:nxt.start] if nxt is not None and nxt.start - a.end <= 12 else ""
+        if (frame_times is not None and a.is_int and not (a.explicit or cued)
+                and _FRAME_REV.match(rev, size - a.start) is not None):
+            # a "frame K" mention: maybe a range "frames K-L" (one event), maybe beside an explicit time
+            step, end = 1, a.end
+            if sep and nxt is not None and nxt.is_int and not nxt.explicit and nxt.value >= a.value:
+                core = _FRAME_RANGE_TAIL.sub("", sep.strip().lower()).strip()
+                if core in _RANGE_WORDS:
+                    step, end = 2, nxt.end
+            after = atoms[i + step] if i + step < len(atoms) else None
+            beside = (after is not None and near(end, after.start) and (after.explicit or cued_at(i + step))) or (
+                last_time_atom == i - 1 and last_time_atom >= 0 and near(atoms[i - 1].end, a.start))
+            if not beside:
+                t = _frame_time(int(a.value), frame_times)
+                if t is None:
+                    n_frames_out += 1
+                else:
+                    n_frames_mapped += 1
+                    chosen.append(_Atom(a.start, a.end, t, True, False, frame=int(a.value)))
+            i += step
+            continue
         is_range = False
         if sep and a.value <= nxt.value:  # type: ignore[union-attr]
             core = sep.strip().rstrip("~").strip().lower()
@@ -179,6 +248,7 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
             negative = _NEG_REV.match(rev, size - a.start) is not None or bool(_NOT_A_TIME_AFTER.match(text, a.end))
             if not negative:
                 chosen.append(a)
+                last_time_atom = i + 1 if is_range else i
         i += 2 if is_range else 1
     events: list[ReportedEvent] = []
     dropped: list[float] = []
@@ -194,5 +264,5 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
         prev_end = chosen[k - 1].end if k else 0
         next_start = chosen[k + 1].start if k + 1 < len(chosen) else len(text)
         label = _label(text, a.start, a.end, prev_end, next_start, label_patterns) if label_patterns else None
-        events.append(ReportedEvent(a.value, (a.start, a.end), label))
-    return TimestampReport(tuple(events), len(dropped), n_merged, tuple(dropped))
+        events.append(ReportedEvent(a.value, (a.start, a.end), label, a.frame))
+    return TimestampReport(tuple(events), len(dropped), n_merged, tuple(dropped), n_frames_mapped, n_frames_out)

@@ -1,15 +1,26 @@
 """Aggregate counting-suite trial records into the numbers of report.json.
 
-A record is :func:`~vidaudit.suites.counting.scoring.score_trial` output plus ``model``,
-``condition``, ``domain``, ``n_events``, ``frequency_hz``, ``status``, ``usage`` and ``cost_usd``.
+A record is a flat dict: :func:`~vidaudit.suites.counting.scoring.score_trial` output plus
+``model``, ``condition``, ``domain``, ``n_events``, ``frequency_hz``, ``status``, ``usage`` and
+``cost_usd`` (other keys, e.g. ``trial_id``, ``suite``, ``model_role``, ``predicted``, are ignored).
+One record is one planned trial.
 
 Denominators, stated once:
 
-- accuracy (exact match, EM) is over trials with status ``ok``; an unparseable answer is wrong
-  and stays in; errored trials are out of accuracy but in ``errors`` (error rates);
-- trace metrics (VOR, P, R, F1, ACR, RFR) are means over ok positive-event trials with a trace
-  (N = 0 has no ratios); ``macro`` is the unweighted mean over domains;
-- boundaries use positive counts only; N = 0 controls appear in ``cells`` and EM.
+- EM (exact match) is over every planned trial: a trial whose status is not ``ok`` (``api_error``,
+  ``refused``, ``timeout``, ``pending``) is a wrong answer, and so is an unparseable one. Beside
+  every EM stand ``n`` (planned trials), ``n_ok`` and ``completion`` = n_ok / n, and its Wilson 95%
+  interval is over the planned trials. This holds everywhere EM appears: ``cells``, the
+  ``trace_metrics`` blocks, ``regions``, ``per_n``, ``tolerance``, ``count_bins`` and
+  ``paired_difference``; boundaries are computed from the cells, so errors count as wrong there
+  too. ``em_ok`` (blocks only) is EM over completed trials, the paper's "non-errored records"
+  (Table 6), for diagnosis; it is never the headline figure.
+- ``em`` includes the N = 0 no-event controls (Table 1: "Final EM includes no-event controls");
+  ``em_positive`` is the same over N >= 1 only.
+- Trace metrics (VOR, P, R, F1, ACR, RFR) are means over ok positive-event trials with a trace
+  (``n_positive``; N = 0 has no ratios, a failed call has no trace); ``macro`` is the unweighted
+  mean over domains.
+- Boundaries use positive counts only; N = 0 controls appear in ``cells`` and EM.
 
 All JSON keys are strings: frequencies as "0.5", "1.0", counts as "1", "2".
 """
@@ -21,7 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from vidaudit.core.errors import DataError
-from vidaudit.score.boundaries import count_boundary, format_value, frequency_boundary
+from vidaudit.score.boundaries import TAU, count_boundary, format_value, frequency_boundary
 from vidaudit.score.stats import paired_bootstrap, wilson_interval
 from vidaudit.score.taxonomy import TAXONOMY_KEYS
 
@@ -32,13 +43,23 @@ COUNT_BINS: tuple[tuple[str, int, float], ...] = (
     ("1-2", 1, 2), ("3-4", 3, 4), ("5-6", 5, 6), ("7-8", 7, 8), ("9-10", 9, 10), ("11-15", 11, 15),
     ("16-20", 16, 20), ("21-30", 21, 30), (">30", 31, float("inf")),
 )
+#: Table 1 Part B's four regions ("Part B uses N <= 3, N >= 5, F <= 2.0, and F >= 2.5 Hz"), in the
+#: paper's row order, then the marginal regions. A predicate takes (N, F); the N = 0 controls
+#: (rendered at nominal F = 1.0 Hz) satisfy N <= 3 and F <= 2.0, so they enter ``em`` of LCLF,
+#: low_count and low_frequency (``em_positive`` leaves them out).
 REGIONS: dict[str, Callable[[int, float], bool]] = {
-    "low_count": lambda n, f: 1 <= n <= LOW_COUNT_MAX,
-    "high_count": lambda n, f: n >= HIGH_COUNT_MIN,
-    "low_frequency": lambda n, f: n >= 1 and f <= LOW_FREQ_MAX,
-    "high_frequency": lambda n, f: n >= 1 and f >= HIGH_FREQ_MIN,
-    "low_count_low_frequency": lambda n, f: 1 <= n <= LOW_COUNT_MAX and f <= LOW_FREQ_MAX,
+    "low_count_low_frequency": lambda n, f: n <= LOW_COUNT_MAX and f <= LOW_FREQ_MAX,
+    "high_count_low_frequency": lambda n, f: n >= HIGH_COUNT_MIN and f <= LOW_FREQ_MAX,
+    "low_count_high_frequency": lambda n, f: n <= LOW_COUNT_MAX and f >= HIGH_FREQ_MIN,
     "high_count_high_frequency": lambda n, f: n >= HIGH_COUNT_MIN and f >= HIGH_FREQ_MIN,
+    "low_count": lambda n, f: n <= LOW_COUNT_MAX,
+    "high_count": lambda n, f: n >= HIGH_COUNT_MIN,
+    "low_frequency": lambda n, f: f <= LOW_FREQ_MAX,
+    "high_frequency": lambda n, f: f >= HIGH_FREQ_MIN,
+}
+PAPER_REGIONS: dict[str, str] = {
+    "low_count_low_frequency": "LCLF", "high_count_low_frequency": "HCLF",
+    "low_count_high_frequency": "LCHF", "high_count_high_frequency": "HCHF",
 }
 
 
@@ -54,6 +75,11 @@ def _key(r: dict[str, Any], name: str) -> Any:
 
 def _ok(r: dict[str, Any]) -> bool:
     return r.get("status", "ok") == "ok"
+
+
+def _right(r: dict[str, Any]) -> bool:
+    """Correct and completed: a failed trial is a wrong answer whatever its ``correct`` says."""
+    return _ok(r) and r.get("correct") is True
 
 
 def _mean(values: Iterable[Any]) -> float | None:
@@ -92,25 +118,38 @@ def _fkey(f: Any) -> str:
     return format_value(float(f)) if f is not None else "none"
 
 
+def _em_fields(rs: Sequence[dict[str, Any]], prefix: str = "em") -> dict[str, Any]:
+    """EM over every planned trial of ``rs`` with its Wilson interval (``prefix`` names the keys)."""
+    n = len(rs)
+    k = sum(_right(r) for r in rs)
+    lo, hi = wilson_interval(k, n) if n else (None, None)
+    return {prefix: k / n if n else None, f"{prefix}_ci_low": lo, f"{prefix}_ci_high": hi}
+
+
 def _em_block(rs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """EM with Wilson interval, trace-metric means and parse-failure rate over a set of records."""
+    """EM over planned trials (and over N >= 1), completion, trace-metric means, parse failures."""
     ok = [r for r in rs if _ok(r)]
     pos = _positive_traced(ok)
-    k = sum(bool(r.get("correct")) for r in ok)
-    lo, hi = wilson_interval(k, len(ok)) if ok else (None, None)
-    block: dict[str, Any] = {"n": len(ok), "n_positive": len(pos), "correct": k,
-                             "em": k / len(ok) if ok else None, "em_ci_low": lo, "em_ci_high": hi}
+    positive = [r for r in rs if int(r["n_events"]) > 0]
+    block: dict[str, Any] = {"n": len(rs), "n_ok": len(ok), "completion": len(ok) / len(rs) if rs else None,
+                             "correct": sum(_right(r) for r in rs), **_em_fields(rs),
+                             "n_em_positive": len(positive), "n_controls": len(rs) - len(positive),
+                             **_em_fields(positive, "em_positive"),
+                             "em_ok": (sum(_right(r) for r in ok) / len(ok)) if ok else None,
+                             "n_positive": len(pos)}
     for name in TRACE_KEYS:
         block[name] = _mean(r.get(name) for r in pos)
     block["parse_failure_rate"] = (sum(r.get("parse_method") == "unparseable" for r in ok) / len(ok)) if ok else None
     return block
 
 
+MACRO_KEYS = ("em", "em_positive", "completion", *TRACE_KEYS, "parse_failure_rate")
+
+
 def _macro(blocks: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    keys = ("em", *TRACE_KEYS, "parse_failure_rate")
-    out: dict[str, Any] = {k: _mean(b.get(k) for b in blocks.values()) for k in keys}
-    out["n"] = sum(b["n"] for b in blocks.values())
-    out["n_positive"] = sum(b["n_positive"] for b in blocks.values())
+    out: dict[str, Any] = {k: _mean(b.get(k) for b in blocks.values()) for k in MACRO_KEYS}
+    for k in ("n", "n_ok", "n_em_positive", "n_controls", "n_positive"):
+        out[k] = sum(b[k] for b in blocks.values())
     out["domains"] = sorted(blocks)
     return out
 
@@ -119,19 +158,20 @@ def _macro(blocks: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def _cells(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Accuracy per model x condition x domain x (N, F): correct over planned trials."""
     cells = []
     grouped = _by(records, "model", "condition", "domain", "n_events", "frequency_hz")
     order = sorted(grouped, key=lambda g: (str(g[0]), str(g[1]), str(g[2]), int(g[3]),
                                            -1.0 if g[4] is None else float(g[4])))
     for model, cond, dom, n, f in order:
         rs = grouped[(model, cond, dom, n, f)]
-        ok = [r for r in rs if _ok(r)]
-        k = sum(bool(r.get("correct")) for r in ok)
-        lo, hi = wilson_interval(k, len(ok)) if ok else (None, None)
+        n_ok = sum(_ok(r) for r in rs)
+        k = sum(_right(r) for r in rs)
+        lo, hi = wilson_interval(k, len(rs))
         cells.append({"model": model, "condition": cond, "domain": dom, "n_events": int(n),
-                      "frequency_hz": float(f) if f is not None else None, "n": len(ok), "correct": k,
-                      "accuracy": k / len(ok) if ok else None, "ci_low": lo, "ci_high": hi,
-                      "n_errored": len(rs) - len(ok)})
+                      "frequency_hz": float(f) if f is not None else None, "n": len(rs), "n_ok": n_ok,
+                      "n_errored": len(rs) - n_ok, "completion": n_ok / len(rs), "correct": k,
+                      "accuracy": k / len(rs), "ci_low": lo, "ci_high": hi})
     return cells
 
 
@@ -154,13 +194,74 @@ def _boundaries(cells: Sequence[dict[str, Any]], rule: str) -> tuple[dict, dict]
     return _plain(cb), _plain(fb)
 
 
+def _larger(a: Any, b: Any) -> bool:
+    """Whether boundary ``a`` beats ``b``: a tested count beats a below-range marker ("<1"), which beats None."""
+    rank = (lambda v: (2, float(v)) if isinstance(v, (int, float)) and not isinstance(v, bool)
+            else (1, 0.0) if isinstance(v, str) else (0, 0.0))
+    return rank(a) > rank(b)
+
+
+def max_count_boundary(count_boundaries: dict) -> dict:
+    """Table 2's "maximum count boundary": the largest N*(F) "observed at any tested frequency and domain".
+
+    Per model x condition: each domain's largest N*(F) over F with the frequencies that reach it,
+    and ``all``, the largest over every domain and frequency with the domains that reach it. A
+    domain where no frequency is reliable even at N = 1 has ``"<1"``.
+    """
+    out = _nested()
+    for model, by_cond in count_boundaries.items():
+        for cond, by_dom in by_cond.items():
+            best_all: Any = None
+            doms: list[str] = []
+            for dom, by_f in sorted(by_dom.items()):
+                best: Any = None
+                at: list[float] = []
+                for fk, v in by_f.items():
+                    if _larger(v, best):
+                        best, at = v, [float(fk)]
+                    elif v == best and v is not None:
+                        at.append(float(fk))
+                out[model][cond][dom] = {"value": best, "frequencies_hz": sorted(at)}
+                if _larger(best, best_all):
+                    best_all, doms = best, [dom]
+                elif best == best_all and best is not None:
+                    doms.append(dom)
+            out[model][cond]["all"] = {"value": best_all, "domains": doms}
+    return _plain(out)
+
+
+def per_n(cells: Sequence[dict[str, Any]]) -> dict:
+    """Accuracy per N averaged over F (Figures 4, 6-8: "Final-answer exact match averaged over frequencies").
+
+    ``accuracy`` is the mean over the tested frequencies of the cell accuracies (eq. 1, each over
+    its planned trials); ``pooled_accuracy`` = correct / planned over the same cells, equal to it
+    when every cell has as many trials; the Wilson interval is over the pooled trials. Only grid
+    samples (with a frequency) enter: real videos have ``count_bins``. N = 0 has its one nominal F.
+    """
+    grouped: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    for c in cells:
+        if c["frequency_hz"] is not None:
+            grouped[(c["model"], c["condition"], c["domain"], c["n_events"])].append(c)
+    out = _nested()
+    for (model, cond, dom, n), cs in sorted(grouped.items(), key=lambda kv: (str(kv[0][:3]), kv[0][3])):
+        planned = sum(c["n"] for c in cs)
+        k = sum(c["correct"] for c in cs)
+        n_ok = sum(c["n_ok"] for c in cs)
+        lo, hi = wilson_interval(k, planned)
+        out[model][cond][str(dom)][str(n)] = {
+            "accuracy": sum(c["accuracy"] for c in cs) / len(cs), "n_frequencies": len(cs),
+            "frequencies_hz": sorted(c["frequency_hz"] for c in cs), "n": planned, "n_ok": n_ok,
+            "completion": n_ok / planned, "correct": k, "pooled_accuracy": k / planned, "ci_low": lo, "ci_high": hi}
+    return _plain(out)
+
+
 def _trace_metrics(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
     out = _nested()
     for (model, cond), rs in groups.items():
         blocks = {dom: _em_block(drs) for (dom,), drs in sorted(_by(rs, "domain").items(), key=lambda kv: str(kv[0]))}
         for dom, b in blocks.items():
             out[model][cond][str(dom)] = b
-        out[model][cond]["macro"] = _macro(blocks)
+        out[model][cond]["macro"] = _macro({str(d): b for d, b in blocks.items()})
     return _plain(out)
 
 
@@ -181,24 +282,28 @@ def _taxonomy(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
     out = _nested()
     for (model, cond), rs in groups.items():
         pos = [r for r in _positive_traced(rs) if r.get("taxonomy")]
-        for label, sel in [("all", pos)] + [(str(d), drs) for (d,), drs in sorted(_by(pos, "domain").items(),
-                                                                                  key=lambda kv: str(kv[0]))]:
-            tot = {k: int(sum(int(r["taxonomy"].get(k, 0)) for r in sel)) for k in TAXONOMY_KEYS}
+        unscored = [r for r in rs if int(r["n_events"]) > 0 and r.get("frequency_hz") is not None and not _ok(r)]
+        for label, sel, miss in [("all", pos, unscored)] + [
+                (str(d), drs, [r for r in unscored if r["domain"] == d])
+                for (d,), drs in sorted(_by(pos, "domain").items(), key=lambda kv: str(kv[0]))]:
+            tot = {k: int(sum(int(r["taxonomy"].get(k, 0) or 0) for r in sel)) for k in TAXONOMY_KEYS}
             tot["true_events"] = int(sum(int(r["n_events"]) for r in sel))
             tot["reported_events"] = int(sum(int(r.get("n_reported") or 0) for r in sel))
             tot["videos"] = len(sel)
+            tot["videos_not_scored"] = len(miss)
             tot["rfr_videos"] = int(sum(bool(r.get("rfr")) for r in sel))
+            tot["acr_videos"] = int(sum(bool(r.get("acr")) for r in sel))
             out[model][cond][label] = tot
     return _plain(out)
 
 
 def _tolerance(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
-    """Table 9: EM over the full grid; VOR, P, R, F1, ACR, RFR over positive-event trials, per window."""
+    """Table 9: EM over the full grid (planned trials); VOR, P, R, F1, ACR, RFR over positive-event trials."""
     out = _nested()
     for (model, cond), rs in groups.items():
         ok = [r for r in rs if _ok(r)]
         pos = _positive_traced(ok)
-        em = (sum(bool(r.get("correct")) for r in ok) / len(ok)) if ok else None
+        em = _em_fields(rs)
         vor = _mean(r.get("vor") for r in pos)
         keys: list[str] = []
         for r in pos:
@@ -207,7 +312,8 @@ def _tolerance(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
                     keys.append(k)
         for k in keys:
             rows = [r["tolerance"][k] for r in pos if k in (r.get("tolerance") or {})]
-            out[model][cond][k] = {"em": em, "vor": vor, "n_positive": len(rows),
+            out[model][cond][k] = {"em": em["em"], "n": len(rs), "completion": len(ok) / len(rs), "vor": vor,
+                                   "n_positive": len(rows),
                                    **{m: _mean(x.get(m) for x in rows) for m in ("precision", "recall", "f1",
                                                                                   "acr", "rfr")}}
     return _plain(out)
@@ -223,9 +329,12 @@ def _errors(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
                 by_status[str(r.get("status"))] += 1
         unparse = sum(r.get("parse_method") == "unparseable" for r in ok)
         out[model][cond] = {"n_trials": len(rs), "n_ok": len(ok), "n_errored": dict(sorted(by_status.items())),
+                            "completion": len(ok) / len(rs) if rs else None,
                             "error_rate": (len(rs) - len(ok)) / len(rs) if rs else None,
                             "n_unparseable": unparse, "parse_failure_rate": unparse / len(ok) if ok else None,
-                            "n_dropped_timestamps": int(sum(int(r.get("n_dropped_timestamps") or 0) for r in ok))}
+                            "n_dropped_timestamps": int(sum(int(r.get("n_dropped_timestamps") or 0) for r in ok)),
+                            "n_frame_mentions": int(sum(int(r.get("n_frame_mentions") or 0) for r in ok)),
+                            "n_frame_out_of_range": int(sum(int(r.get("n_frame_out_of_range") or 0) for r in ok))}
     return _plain(out)
 
 
@@ -264,9 +373,13 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
         "frequency_boundary": fb,
         "count_boundary_wilson": cbw,
         "frequency_boundary_wilson": fbw,
+        "max_count_boundary": max_count_boundary(cb),
+        "max_count_boundary_wilson": max_count_boundary(cbw),
         "boundary_rules": {"count_boundary": "point", "frequency_boundary": "point",
                            "count_boundary_wilson": "wilson_lower", "frequency_boundary_wilson": "wilson_lower",
-                           "tau": 0.80},
+                           "max_count_boundary": "point", "max_count_boundary_wilson": "wilson_lower",
+                           "tau": TAU, "errors": "wrong"},
+        "per_n": per_n(cells),
         "trace_metrics": _trace_metrics(groups),
         "regions": _regions(groups),
         "taxonomy": _taxonomy(groups),
@@ -279,12 +392,12 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 def paired_difference(records: list[dict[str, Any]], a: tuple[str, str], b: tuple[str, str], *,
                       n_boot: int = 10_000, seed: int = 0) -> dict[str, Any]:
-    """EM(b) - EM(a) over samples scored ok in both arms, bootstrapped by source video (group_id)."""
+    """EM(b) - EM(a) over samples planned in both arms (a failed trial is wrong), bootstrapped by source video."""
     arms: list[dict[str, dict[str, Any]]] = []
     for model, cond in (a, b):
         arm: dict[str, dict[str, Any]] = {}
         for r in records:
-            if r.get("model") == model and r.get("condition") == cond and _ok(r):
+            if r.get("model") == model and r.get("condition") == cond:
                 sid = _key(r, "sample_id")
                 if sid in arm:
                     raise DataError(f"sample {sid!r} is scored twice for {model} / {cond}; "
@@ -293,13 +406,15 @@ def paired_difference(records: list[dict[str, Any]], a: tuple[str, str], b: tupl
         arms.append(arm)
     shared = sorted(set(arms[0]) & set(arms[1]))
     if not shared:
-        raise DataError(f"no sample is scored ok under both {a} and {b}; check the model and condition names")
-    xa = [float(bool(arms[0][s].get("correct"))) for s in shared]
-    xb = [float(bool(arms[1][s].get("correct"))) for s in shared]
+        raise DataError(f"no sample is planned under both {a} and {b}; check the model and condition names")
+    xa = [float(_right(arms[0][s])) for s in shared]
+    xb = [float(_right(arms[1][s])) for s in shared]
     groups = [arms[0][s].get("group_id") or s for s in shared]
     res = paired_bootstrap(xa, xb, groups, n_boot=n_boot, seed=seed)
     return {"a": list(a), "b": list(b), "difference": "em_b - em_a", **res.to_dict(),
-            "n_only_a": len(set(arms[0]) - set(shared)), "n_only_b": len(set(arms[1]) - set(shared))}
+            "n_only_a": len(set(arms[0]) - set(shared)), "n_only_b": len(set(arms[1]) - set(shared)),
+            "n_not_ok_a": sum(not _ok(arms[0][s]) for s in shared),
+            "n_not_ok_b": sum(not _ok(arms[1][s]) for s in shared)}
 
 
 def count_bin(n: int) -> str | None:
@@ -310,19 +425,23 @@ def count_bin(n: int) -> str | None:
 
 
 def count_bins(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """EM by true-count bin (1-2, 3-4, ..., >30) per model and condition: the real-video transfer view."""
+    """EM by true-count bin (1-2, 3-4, ..., >30) per model and condition: the real-video transfer view.
+
+    Over planned trials, like every EM (a failed trial is wrong), with the completion beside it.
+    """
     out = _nested()
     for (model, cond), rs in _by(records, "model", "condition").items():
-        per: dict[str, list[bool]] = defaultdict(list)
+        per: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for r in rs:
-            if _ok(r):
-                label = count_bin(int(_key(r, "n_events")))
-                if label is not None:
-                    per[label].append(bool(r.get("correct")))
+            label = count_bin(int(_key(r, "n_events")))
+            if label is not None:
+                per[label].append(r)
         for label, _, _ in COUNT_BINS:
             if label in per:
                 xs = per[label]
-                lo, hi = wilson_interval(sum(xs), len(xs))
-                out[model][cond][label] = {"n": len(xs), "correct": sum(xs), "accuracy": sum(xs) / len(xs),
-                                           "ci_low": lo, "ci_high": hi}
+                k = sum(_right(r) for r in xs)
+                n_ok = sum(_ok(r) for r in xs)
+                lo, hi = wilson_interval(k, len(xs))
+                out[model][cond][label] = {"n": len(xs), "n_ok": n_ok, "completion": n_ok / len(xs), "correct": k,
+                                           "accuracy": k / len(xs), "ci_low": lo, "ci_high": hi}
     return _plain(out)

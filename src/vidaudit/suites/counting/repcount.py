@@ -36,6 +36,7 @@ from vidaudit.core.manifest import write_dataset_info, write_manifest
 from vidaudit.core.types import Event, Sample, Trace, VideoRef
 from vidaudit.core.versions import library_versions
 from vidaudit.suites.counting.grid import SUITE
+from vidaudit.suites.counting.prompts import REAL_TEMPLATES
 from vidaudit.video.io import VideoInfo, probe
 
 SOURCE = "repcount"
@@ -45,16 +46,11 @@ EVENT_TYPE = "repetition"
 #: The question stem of the paper's real-world prompts (appendix C.7), verbatim.
 DEFAULT_QUESTION = "How many times does the person perform the repetitive exercise in this video?"
 
-#: The three real-world prompt conditions of appendix C.7, verbatim, in the shape of
-#: ``prompts.TEMPLATES`` (system, user template with ``{question}``). ``direct`` has its own
-#: wording in the paper and does not use the question stem.
-REAL_WORLD_TEMPLATES: dict[str, tuple[str | None, str]] = {
-    "real_zero_shot": (None, "{question} Show your reasoning and put the final answer in \\boxed{{}}."),
-    "real_cot": (None, ("{question} First, describe what exercise is being performed. Then, enumerate each "
-                        "individual repetition you observe, noting approximately when each one occurs. Finally, "
-                        "provide your total count. Put the final answer in \\boxed{{}}.")),
-    "real_direct": (None, "Count the number of exercise repetitions in this video. Reply with only a number."),
-}
+#: The three real-world prompt conditions of appendix C.7, verbatim. They are the counting suite's
+#: prompts ``zero_shot``, ``cot`` and ``direct`` (``prompts.REAL_TEMPLATES``; ``direct`` on a sample
+#: whose ``params["source"]`` is ``"repcount"`` renders the C.7 text). This older mapping keeps the
+#: ``real_*`` names for code that imported it; run with the suite's names.
+REAL_WORLD_TEMPLATES: dict[str, tuple[str | None, str]] = {f"real_{k}": v for k, v in REAL_TEMPLATES.items()}
 
 _TYPE_COLUMNS = ("type", "action", "class")
 _NAME_COLUMNS = ("name", "video", "video_name", "filename", "file")

@@ -7,8 +7,14 @@ Suite rules on top of the generic parsers in :mod:`vidaudit.score`:
 - labels read from a ledger line: the state a transition ends in ("A -> C", "to state C",
   "state: C"), the wall contacted ("left wall"), a blink phase ("turns on"); a label that
   contradicts the trace's ``state_after`` makes the match *misidentified*;
-- a non-ok status (API error, refusal, timeout) is never scored as text: the record carries the
-  status and no metrics; aggregates keep it out of accuracy but count it in error rates;
+- a non-ok status (API error, refusal, timeout, pending) is never scored as text: the record
+  carries the status, ``correct`` None and no metrics; aggregates count it as a wrong answer in
+  every EM (errors stay in the denominators) and report the completion rate beside it;
+- "frame K" mentions are times only when ``frame_times`` (the presentation times of the frames
+  sent, in the order sent) is given: frame K is ``frame_times[K - 1]``; the record counts them
+  (``n_frame_mentions``, ``n_frame_out_of_range``);
+- displaced reports are order-aligned with an unmatched true event (see
+  :mod:`vidaudit.score.taxonomy`); ``displaced_pairs`` lists (true index, reported index);
 - trace metrics need a trace: a sample whose trace does not list its ``answer`` events (e.g. a
   real video annotated with a count only) is scored by exact match alone.
 """
@@ -16,6 +22,7 @@ Suite rules on top of the generic parsers in :mod:`vidaudit.score`:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -97,6 +104,10 @@ class TrialScore:
     n_dropped_timestamps: int | None = None
     n_merged_timestamps: int | None = None
     trace_available: bool = False
+    displaced_pairs: tuple[tuple[int, int], ...] = ()
+    n_frame_mentions: int | None = None
+    n_frame_out_of_range: int | None = None
+    frame_times_known: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in fields(self)}  # shallow: asdict's deepcopy is 10x slower
@@ -106,6 +117,7 @@ class TrialScore:
         d["reported_times"] = list(self.reported_times)
         d["reported_labels"] = list(self.reported_labels)
         d["matches"] = [list(p) for p in self.matches]
+        d["displaced_pairs"] = [list(p) for p in self.displaced_pairs]
         return d
 
 
@@ -127,8 +139,13 @@ def _true_count(sample: Sample) -> int:
     return n
 
 
-def score_trial(sample: Sample, text: str | None, status: str = "ok") -> TrialScore:
-    """Score one response to one counting sample (see the module docstring)."""
+def score_trial(sample: Sample, text: str | None, status: str = "ok", *,
+                frame_times: Sequence[float] | None = None) -> TrialScore:
+    """Score one response to one counting sample (see the module docstring).
+
+    ``frame_times``: presentation times (s) of the frames the model was sent, in the order sent,
+    when known; "frame K" in the response then means ``frame_times[K - 1]``.
+    """
     n = _true_count(sample)
     domain = sample.params.get("domain")
     f = sample.params.get("frequency_hz")
@@ -147,7 +164,9 @@ def score_trial(sample: Sample, text: str | None, status: str = "ok") -> TrialSc
     if not trace_ok:
         return TrialScore(**base, scored=True, **common)
 
-    report = extract_timestamps(text, sample.video.duration_s, label_patterns=LABEL_PATTERNS.get(str(domain), ()))
+    ft = [float(x) for x in frame_times] if frame_times is not None else None
+    report = extract_timestamps(text, sample.video.duration_s, label_patterns=LABEL_PATTERNS.get(str(domain), ()),
+                                frame_times=ft)
     rep_t = report.times
     rep_l = [normalise_label(str(domain), lab) for lab in report.labels]
     true_t = [e.t for e in events]
@@ -170,4 +189,6 @@ def score_trial(sample: Sample, text: str | None, status: str = "ok") -> TrialSc
                       reported_labels=tuple(rep_l), n_reported=m, n_matched=matching.k, matches=matching.pairs,
                       precision=tm.precision, recall=tm.recall, f1=tm.f1, vor=tm.vor, acr=tm.acr, rfr=tm.rfr,
                       taxonomy=tax.to_dict(), tolerance=tolerance, n_dropped_timestamps=report.n_dropped,
-                      n_merged_timestamps=report.n_merged, trace_available=True)
+                      n_merged_timestamps=report.n_merged, trace_available=True,
+                      displaced_pairs=tax.displaced_pairs, n_frame_mentions=report.n_frame_mentions,
+                      n_frame_out_of_range=report.n_frame_out_of_range, frame_times_known=ft is not None)
