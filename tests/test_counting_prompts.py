@@ -110,12 +110,15 @@ def test_preambles_snapshot() -> None:
         None, "[INPUT MODE: Supplied Frame Grid at 1 FPS] " + REAL_SNAPSHOT["cot"][1])
 
 
-def test_legacy_call_and_old_names() -> None:
-    """The run stage's older render_prompt(condition, question) still renders (it cannot see the sample,
-    so direct is C.5 there); repcount's real_* mapping holds the same C.7 texts."""
-    assert P.render_prompt(Condition(prompt="thinking"), BOUNCE_Q) == SYNTHETIC_SNAPSHOT["thinking"]
-    assert P.render_prompt(Condition(prompt="cot"), DEFAULT_QUESTION) == REAL_SNAPSHOT["cot"]
-    assert P.render_prompt(Condition(prompt="direct"), BOUNCE_Q) == SYNTHETIC_SNAPSHOT["direct"]
+def test_old_real_names_hold_the_same_texts() -> None:
+    """repcount's real_* mapping holds the same C.7 texts."""
     for name, (system, template) in REAL_WORLD_TEMPLATES.items():
         assert (system, template.format(question=DEFAULT_QUESTION)) == REAL_SNAPSHOT[name.removeprefix("real_")]
 
+
+def test_frame_count_grid_states_its_effective_rate() -> None:
+    """frames#K has no rate of its own: the preamble states K / duration (3 significant digits)."""
+    cond = Condition(presentation=Presentation.FRAMES, n_frames=16)
+    system, text = P.render_prompt(SYNTH, cond)
+    rate = 16 / SYNTH.video.duration_s
+    assert text.startswith(f"[INPUT MODE: Supplied Frame Grid at {float(f'{rate:.3g}'):g} FPS] ")

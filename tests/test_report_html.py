@@ -308,12 +308,14 @@ def test_one_surface_per_model_condition_domain(written):
         assert png is not None and png.shape[0] > 150 and png.shape[1] > 250
         assert "Heatmap of exact-match accuracy for" in alt
     # grouped under a heading per model, then per condition
+    surfaces = html[html.index('<section id="sec-surfaces"'):html.index('<section id="sec-boundaries"')]
     for model in MODELS:
-        assert html.count(f'<h3 class="group level-0">{model}</h3>') == 1
-    assert html.count(f'<h4 class="group level-1">{CONDITIONS[0]}</h4>') == len(MODELS)
+        assert surfaces.count(f'<h3 class="group level-0">{model}</h3>') == 1
+    assert surfaces.count(f'<h4 class="group level-1">{CONDITIONS[0]}</h4>') == len(MODELS)
     nav = re.search(r"<nav>(.*?)</nav>", html, re.S).group(1)
     assert [html_lib.unescape(t) for t in re.findall(r">([^<]+)</a>", nav)] == [
-        "Notes", "Capability surfaces", "Operating boundaries", "Trace metrics", "Paired differences",
+        "Notes", "Capability surfaces", "Operating boundaries", "Accuracy per event count", "Maximum count boundary",
+        "Operating regions", "Trace metrics", "Paired differences",
         "Errors, parse failures and usage", "Trace viewer"]
 
 
@@ -343,7 +345,7 @@ def test_markdown_has_header_sections_and_both_boundaries(written):
                                                                               ["0.5", "1.0", "2.0", "4.0"])]
     assert "| F=0.5 | F=1 | F=2 | F=4 |" in count_section
     for heading in ("## Trace metrics", "## Errors, parse failures and usage", "## Notes", "### Usage and cost",
-                    "### Paired differences", "### Error taxonomy", "### Regions of the grid"):
+                    "### Paired differences", "### Error taxonomy", "### Trace evaluation across N x F regions"):
         assert heading in md, heading
     assert f"| {MODELS[0]} | {CONDITIONS[0]} | macro |" in md
     assert f"| {MODELS[0]} / {CONDITIONS[0]} | {MODELS[0]} / {CONDITIONS[1]} |" in md  # a paired difference
@@ -381,16 +383,17 @@ def test_counting_sections_tolerate_keys_they_do_not_know(counting_data):
     m, c = MODELS[0], CONDITIONS[0]
     extra["regions"][m][c]["mid_count_new"] = {"bounce_ball": {"em": 0.5, "n": 4, "brand_new": [1, 2]},
                                                "macro": None}
-    extra["per_n"] = {m: {c: {"3": {"em": 0.25, "n": 8}}}}
+    extra["brand_new_view"] = {m: {c: {"3": {"em": 0.25, "n": 8}}}}
     extra["trace_metrics"][m][c]["macro"]["new_metric"] = 1.0
     sections = counting_sections(extra)
     by_id = {s.id: s for s in sections}
-    regions = next(t for t in by_id["trace"].tables if t.id == "regions")
+    regions = next(t for t in by_id["regions"].tables if t.id == "regions")
     assert [m, c, "mid_count_new", "bounce_ball"] in [row[:4] for row in regions.rows]
     other = by_id["other"].tables
-    assert [t.id for t in other] == ["other_per_n"] and other[0].rows == [[m, c, "3", "0.250", "8"]]
+    assert [t.id for t in other] == ["other_brand_new_view"] and other[0].rows == [[m, c, "3", "0.250", "8"]]
     minimal = counting_sections({"cells": []})
-    assert [s.id for s in minimal] == ["surfaces", "boundaries", "trace", "paired", "errors"]
+    assert [s.id for s in minimal] == ["surfaces", "boundaries", "per-n", "max-count-boundary", "regions", "trace",
+                                       "paired", "errors"]
     with pytest.raises(DataError, match="cells"):
         counting_sections({})
 

@@ -90,30 +90,28 @@ def template_for(sample: Sample, prompt: str) -> tuple[str | None, str]:
     return SYNTHETIC_TEMPLATES[prompt]
 
 
-def _with_preamble(condition: Condition, text: str) -> str:
+def frame_grid_fps(condition: Condition, duration_s: float) -> float:
+    """The rate the frame preamble states: K for ``frames@K``; for ``frames#K`` the rate K frames over the
+    clip amount to, K / duration, to 3 significant digits (the paper only has rate-based grids)."""
+    if condition.fps is not None:
+        return float(condition.fps)
+    return float(f"{(condition.n_frames or 0) / duration_s:.3g}") if duration_s > 0 else 0.0
+
+
+def _with_preamble(condition: Condition, text: str, duration_s: float) -> str:
     if condition.presentation is Presentation.FRAMES:
-        return FRAME_PREAMBLE.format(fps=condition.fps) + " " + text
+        return FRAME_PREAMBLE.format(fps=frame_grid_fps(condition, duration_s)) + " " + text
     if condition.presentation is Presentation.KEYFRAMES:
         return KEYFRAME_PREAMBLE.format(offset=condition.keyframe_offset_s) + " " + text
     return text
 
 
-def render_prompt(sample: Sample | Condition, condition: Condition | str | Any) -> tuple[str | None, str]:
+def render_prompt(sample: Sample, condition: Condition, duration_s: float | None = None) -> tuple[str | None, str]:
     """(system, user text) the model receives for ``sample`` under ``condition``.
 
     The template comes from :func:`template_for`; frame and keyframe inputs get the paper's preamble.
-
-    The older call ``render_prompt(condition, question)`` is still accepted (the run stage used it):
-    without the sample it cannot tell a real video from a rendered one, so ``direct`` is the C.5
-    text there and a real-only name gets its C.7 text. Pass the sample.
     """
-    if isinstance(sample, Condition) and isinstance(condition, str):
-        cond, question = sample, condition
-        if cond.prompt not in TEMPLATES:
-            raise ConfigError(f"unknown prompt {cond.prompt!r}; choose from {', '.join(PROMPT_NAMES)}")
-        system, template = TEMPLATES[cond.prompt]
-        return system, _with_preamble(cond, template.format(question=question))
     if not isinstance(sample, Sample) or not isinstance(condition, Condition):
         raise ConfigError("render_prompt takes (sample, condition)")
     system, template = template_for(sample, condition.prompt)
-    return system, _with_preamble(condition, template.format(question=sample.question))
+    return system, _with_preamble(condition, template.format(question=sample.question), sample.video.duration_s)

@@ -17,6 +17,10 @@ from vidaudit.report.model import GridFigure, Section
 from vidaudit.report.tables import dig
 from vidaudit.suites.counting import report_tables as rt
 from vidaudit.suites.counting.report_tables import NO_FREQUENCY, format_frequency, group_cells
+from vidaudit.suites.counting.sections_exact import exact_sections
+
+#: results keys laid out by the exact views (per-N, Table 2)
+EXACT_KEYS = ("per_n", "max_count_boundary", "max_count_boundary_wilson")
 
 SURFACES_LEDE = ("Exact-match accuracy over event count N (rows) and event frequency F (columns), one surface per "
                  "model × condition × domain. Each cell shows accuracy and k/n correct. Outlined cells lie inside "
@@ -118,20 +122,21 @@ def counting_sections(results: dict[str, Any]) -> list[Section]:
     if not isinstance(results, Mapping):
         raise DataError(f"counting_sections needs the dict aggregate(records) returns, got {type(results).__name__}")
     trace_tables = [rt.trace_metrics_table(results), rt.taxonomy_table(results)]
-    trace_tables += [t for t in (rt.regions_table(results), rt.tolerance_table(results)) if t.rows]
+    trace_tables += [t for t in (rt.tolerance_table(results),) if t.rows]
     sections = [
         Section(id="surfaces", title="Capability surfaces", lede=SURFACES_LEDE, figures=surface_figures(results),
                 tables=[rt.surfaces_summary_table(results)]
                 + [t for t in (rt.count_bins_table(results),) if t.rows]),
         Section(id="boundaries", title="Operating boundaries", lede=BOUNDARIES_LEDE,
                 tables=[rt.boundary_table(results, "count"), rt.boundary_table(results, "frequency")]),
+        *exact_sections(results),
         Section(id="trace", title="Trace metrics", lede=TRACE_LEDE, tables=trace_tables),
         Section(id="paired", title="Paired differences", lede=PAIRED_LEDE,
                 tables=[rt.paired_differences_table(results)]),
         Section(id="errors", title="Errors, parse failures and usage", lede=ERRORS_LEDE,
                 tables=[rt.errors_table(results), rt.usage_table(results)]),
     ]
-    other = rt.other_results_tables(results)
+    other = rt.other_results_tables(results, known=EXACT_KEYS)
     if other:
         sections.append(Section(id="other", title="Other results",
                                 lede="Numbers of report.json that the counting report does not lay out yet.",

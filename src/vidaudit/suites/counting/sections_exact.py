@@ -182,7 +182,7 @@ def regions_table(results: Mapping[str, Any]) -> Table:
     order = list(PAPER_REGIONS) + [r for r in REGIONS if r not in PAPER_REGIONS]
     rows = []
     for model, cond, by_region in _groups(results.get("regions")):
-        for region in order:
+        for region in order + sorted(r for r in by_region if r not in order):  # regions this code does not know last
             scopes = by_region.get(region)
             if not isinstance(scopes, Mapping):
                 continue

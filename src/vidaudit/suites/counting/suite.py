@@ -74,14 +74,14 @@ class CountingSuite(Suite):
     # ------------------------------------------------------------------ prompts
 
     def prompt_names(self) -> Sequence[str]:
-        from vidaudit.suites.counting.prompts import TEMPLATES
+        from vidaudit.suites.counting.prompts import PROMPT_NAMES
 
-        return list(TEMPLATES)
+        return list(PROMPT_NAMES)
 
     def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
         from vidaudit.suites.counting.prompts import render_prompt
 
-        system, text = render_prompt(condition, sample.question)
+        system, text = render_prompt(sample, condition)
         return Prompt(system, text)
 
     def request_metadata(self, sample: Sample) -> dict[str, Any]:
@@ -102,7 +102,8 @@ class CountingSuite(Suite):
               frame_times: Sequence[float] | None = None) -> TrialScore:
         from vidaudit.suites.counting.scoring import score_trial
 
-        ts = score_trial(sample, text if status == "ok" else None, status)
+        ts = score_trial(sample, text if status == "ok" else None, status,
+                         frame_times=list(frame_times) if frame_times else None)
         if not ts.scored:
             return TrialScore(correct=None)
         metrics = {k: v for k, v in ts.to_dict().items() if k not in _RECORD_FIELDS}
