@@ -592,3 +592,11 @@ def test_run_config_refuses_secrets_and_bad_files(tmp_path: Path, monkeypatch: p
     (tmp_path / "run.json").write_text('{"suite": 3}')
     with pytest.raises(DataError, match="not a valid run config"):
         RunConfig.load(tmp_path)
+
+
+def test_a_log_with_only_a_torn_line_is_nothing_to_rebuild(tmp_path: Path) -> None:
+    (tmp_path / "attempts.jsonl").write_bytes(b'{"trial": {"sample_')     # killed during its first write
+    with RunStore(tmp_path) as store:
+        assert store.recovery.rebuilt is None and store.recovery.torn_tail_bytes == 19
+        assert store.trial_rows() == []
+    assert (tmp_path / "attempts.jsonl").read_bytes() == b""

@@ -163,15 +163,15 @@ class StageContext:
 
 
 MayStart = Callable[[StageContext], str | None]
-Ended = Callable[[StageContext, Response | None, BaseException | None], None]
+Ended = Callable[[StageContext, str, Response | None, BaseException | None], None]
 
 
 class StageRunner:
     """Makes and caches stage calls for one ``run_trials`` session.
 
-    ``may_start(ctx)`` returns why no new call may start (None: go ahead); ``on_end(ctx, response,
-    error)`` runs synchronously the moment a call ends (spend the budget, react to a stop) before the
-    call is stored. ``semaphores`` maps ``id(adapter)`` to its concurrency gate, shared with the
+    ``may_start(ctx)`` returns why no new call may start (None: go ahead); ``on_end(ctx, stage,
+    response, error)`` runs synchronously the moment a call ends (spend the budget, react to a stop)
+    before the call is stored. ``semaphores`` maps ``id(adapter)`` to its concurrency gate, shared with the
     executor's lanes so that an adapter used both alone and as a stage keeps one limit.
     """
 
@@ -245,7 +245,7 @@ class StageRunner:
                 response, error = None, e
             ended = self.clock.now()
         ctx.calls += 1
-        self.on_end(ctx, response, error)
+        self.on_end(ctx, stage, response, error)
         kind = error.kind if isinstance(error, ModelCallError) else None
         if error is None:
             status, message = Status.OK, None

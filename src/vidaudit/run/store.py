@@ -50,6 +50,7 @@ loop and its worker threads); any number of reader processes may open the store 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sqlite3
@@ -321,7 +322,8 @@ def _schema_version(conn: sqlite3.Connection) -> int | None:
 
 
 def _has_records(log_path: Path) -> bool:
-    return log_path.is_file() and log_path.stat().st_size > 0
+    """Whether the audit log holds at least one complete record (a lone torn line is nothing to keep)."""
+    return log_path.is_file() and log_path.stat().st_size > 0 and bool(read_audit_log(log_path).rows)
 
 
 class RunStore:
@@ -362,7 +364,7 @@ class RunStore:
             self._conn.close()
             raise
         if rebuilt is not None:
-            self.recovery = Recovery(torn_tail_bytes=self.recovery.torn_tail_bytes, rebuilt=rebuilt)
+            self.recovery = dataclasses.replace(self.recovery, rebuilt=rebuilt)
 
     # ------------------------------------------------------------------ setup
 
@@ -407,10 +409,7 @@ class RunStore:
         read = read_audit_log(self.log_path)
         self._log = AuditLog(self.log_path)
         self._log.cut_torn_tail(read)
-        have_trials, have_attempts, have_stages = read.trial_ids, read.keys, read.stage_keys
-        trials = [(r.trial, r.created_at) for r in self.trial_rows() if r.trial_id not in have_trials]
-        stages = [s for s in self.stage_calls() if (s.trial_id, s.stage, s.attempt) not in have_stages]
-        attempts = [(a, st) for a, st in self._all_attempts() if (a.trial_id, a.attempt) not in have_attempts]
+        trials, attempts, stages = self._missing_from(read)
         lines = ([{**_trial_line(t, ts), "recovered": True} for t, ts in trials]
                  + [{**_stage_line(s), "recovered": True} for s in stages]
                  + [{**_attempt_line(a, st), "recovered": True} for a, st in attempts])
@@ -419,6 +418,30 @@ class RunStore:
                                  reappended=[(a.trial_id, a.attempt) for a, _ in attempts],
                                  reappended_trials=[t.id for t, _ in trials],
                                  reappended_stage_calls=[(s.trial_id, s.stage, s.attempt) for s in stages])
+
+    def _missing_from(self, read: AuditLogRead) -> tuple[list[tuple[Trial, float]],
+                                                         list[tuple[Attempt, list[StageRef] | None]],
+                                                         list[StageCallRecord]]:
+        """What the database holds and the log lacks (keys compared first: full rows only for those)."""
+        c = self._conn
+        have_t, have_a, have_s = read.trial_ids, read.keys, read.stage_keys
+        t_rowids = [r[0] for r in c.execute("SELECT rowid, trial_id FROM trials ORDER BY created_at, trial_id")
+                    if r[1] not in have_t]
+        a_rowids = [r[0] for r in c.execute("SELECT rowid, trial_id, attempt FROM attempts ORDER BY rowid")
+                    if (r[1], r[2]) not in have_a]
+        s_rowids = [r[0] for r in c.execute("SELECT rowid, trial_id, stage, attempt FROM stage_calls ORDER BY rowid")
+                    if (r[1], _dec(r[2]), r[3]) not in have_s]
+        trials = []
+        for rid in t_rowids:
+            r = c.execute("SELECT trial_json, created_at FROM trials WHERE rowid=?", (rid,)).fetchone()
+            trials.append((Trial.model_validate(_from_json_col(r["trial_json"])), r["created_at"]))
+        attempts = []
+        for rid in a_rowids:
+            r = c.execute(f"SELECT {_ATTEMPT_COLS} FROM attempts WHERE rowid=?", (rid,)).fetchone()
+            attempts.append((_attempt_from_row(r), _stages_from_row(r)))
+        stages = [_stage_from_row(c.execute(f"SELECT {_STAGE_COLS} FROM stage_calls WHERE rowid=?", (rid,)).fetchone())
+                  for rid in s_rowids]
+        return trials, attempts, stages
 
     def _require_writable(self) -> None:
         if self.readonly:
