@@ -34,11 +34,12 @@ from httpfake import FakeServer, Recorded, Reply
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import (Condition, ErrorKind, GenerationSettings, ImagePart, ModelSpec, Request, Response,
                                  Status, TextPart, Trial, Usage, VideoPart)
-from vidaudit.models.base import Capabilities, CompositeAdapter, ModelCallError, StageCall, combine_stages, is_composite
+from vidaudit.models.base import (Capabilities, CompositeAdapter, ModelCallError, StageCall, StageInterrupted,
+                                  combine_stages, is_composite)
 from vidaudit.run.budget import Budget
 from vidaudit.run.executor import AdapterError, run_trials
 from vidaudit.run.retry import RetryPolicy
-from vidaudit.run.stage_calls import StageInterrupted, call_key, request_fingerprint
+from vidaudit.run.stage_calls import call_key, request_fingerprint
 from vidaudit.run.store import RunStore
 from vidaudit.run.summary import StopReason
 
@@ -179,8 +180,8 @@ def test_call_key_covers_the_content_and_only_the_content() -> None:
                 system="sys"),
         Request(trial_id="t1", parts=(TextPart("q"), base.parts[1],
                                       VideoPart(**{**video.__dict__, "frame_indices": (0, 16)})), system="sys"),
-        Request(trial_id="t1", parts=(TextPart("q"), base.parts[1], VideoPart(**{**video.__dict__, "sha256": "cd" * 32})),
-                system="sys"),
+        Request(trial_id="t1", parts=(TextPart("q"), base.parts[1],
+                                      VideoPart(**{**video.__dict__, "sha256": "cd" * 32})), system="sys"),
         Request(trial_id="t1", parts=(base.parts[1], TextPart("q"), video), system="sys"),         # order
         Request(trial_id="t1", parts=base.parts, system="sys2"),
         Request(trial_id="t1", parts=base.parts, system="sys", settings=GenerationSettings(temperature=0.7)),

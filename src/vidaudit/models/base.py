@@ -55,6 +55,11 @@ class ModelAdapter(Protocol):
 
 # --------------------------------------------------------------------------- composite models
 
+
+class StageInterrupted(Exception):
+    """The run is stopping, so a composite's stage call was not started; let it propagate out of ``run``."""
+
+
 StageCall = Callable[[str, ModelAdapter, Request], Awaitable[Response]]
 """``await call(stage, adapter, request) -> Response``: supplied by the executor to a composite's ``run``.
 
@@ -112,8 +117,9 @@ def combine_stages(text: str, stages: Sequence[Response], *, finish_reason: str 
         costs = [r.cost_usd for r in stages]
         cost_usd = None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None))
     last = stages[-1] if stages else None
+    if last is not None:
+        finish_reason = last.finish_reason if finish_reason is None else finish_reason
+        model_version = last.model_version if model_version is None else model_version
     return Response(text=text, usage=usage,
                     latency_s=sum(r.latency_s for r in stages) if latency_s is None else latency_s,
-                    finish_reason=finish_reason if finish_reason is not None else (last.finish_reason if last else None),
-                    model_version=model_version if model_version is not None else (last.model_version if last else None),
-                    cost_usd=cost_usd)
+                    finish_reason=finish_reason, model_version=model_version, cost_usd=cost_usd)

@@ -39,15 +39,14 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Response, Status, TextPart, VideoPart
-from vidaudit.models.base import ModelCallError, StageCall, is_composite
+from vidaudit.models.base import ModelCallError, StageCall, StageInterrupted, is_composite
 from vidaudit.run.retry import Clock, status_for
 
 if TYPE_CHECKING:
     from vidaudit.run.store import RunStore
 
-
-class StageInterrupted(Exception):
-    """The run is stopping, so this stage call was not started; let it propagate out of ``run``."""
+__all__ = ["StageCallRecord", "StageContext", "StageInterrupted", "StageRef", "StageRunner", "call_key",
+           "request_fingerprint"]
 
 
 class _Frozen(BaseModel):
