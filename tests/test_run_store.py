@@ -338,7 +338,7 @@ def test_schema_1_store_opens_read_only_and_refuses_writing(tmp_path: Path) -> N
         RunStore(tmp_path)
     msg = " ".join(str(info.value).split())
     assert "schema-1" in msg and f"vidaudit report {tmp_path}" in msg and "new run dir" in msg
-    assert "RunStore.upgrade" in msg and "--rebuild" in msg
+    assert "RunStore.upgrade" in msg and "Rebuilding from the audit log does not apply" in msg
     con = sqlite3.connect(f"file:{tmp_path / 'store.sqlite'}?mode=ro", uri=True)
     tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     con.close()

@@ -399,8 +399,8 @@ class RunStore:
                     f"writes schema 2 (composite models' stage calls) and will not write into it. It can still be "
                     f"read: report it read-only with `vidaudit report {run}`. To run more trials, start a new run "
                     f"dir (`--out NEW_DIR`), or upgrade this one in place with RunStore.upgrade({str(run)!r}) "
-                    f"(keeps the old file as {DB_NAME}.v1; a schema-1 log has no trial lines, so `--rebuild` from "
-                    f"the log alone cannot restore it)")
+                    f"(keeps the old file as {DB_NAME}.v1). Rebuilding from the audit log does not apply: a "
+                    f"schema-1 log has no trial lines")
         return (f"{self.db_path}: store schema {version!r}, this vidaudit writes {SCHEMA_VERSION}; use the vidaudit "
                 f"version that wrote it, or a new run dir")
 
