@@ -489,9 +489,10 @@ async def run_trials(planned: Sequence[Planned], adapters: Mapping[str, AnyAdapt
     """Call every planned trial not yet ok in ``store``; return what this session did.
 
     ``adapters`` maps ``trial.model.label`` to an adapter or a composite model (``is_composite``);
-    ``prepare(planned) -> Request`` runs in a
-    worker thread. Raises ``PrepareError`` / ``AdapterError`` (with ``.summary``) when the run had
-    to stop on a bug or bad input, after storing every call that was in flight.
+    ``prepare(planned) -> Request`` runs in a worker thread. Raises ``PrepareError`` /
+    ``AdapterError`` (with ``.summary``) when the run had to stop on a bug or bad input, after
+    storing every call that was in flight. Progress events of kind ``stage`` report each stage
+    call of a composite as it ends.
     """
     planned = list(planned)
     _validate(planned, adapters, max_attempts)

@@ -465,20 +465,20 @@ class RunStore:
     def register_trials(self, trials: Iterable[Trial]) -> int:
         """Record trials (idempotent); returns how many were new. New trials get a line in the audit log."""
         self._require_writable()
-        now = time.time()
         todo = []
         for t in trials:
             data = t.model_dump(mode="json")
             check_no_secrets(data, f"trial {t.id}")
-            todo.append((t, _trial_row(t, now)))
+            created = time.time()   # per row, as before: trial_rows() lists trials in registration order
+            todo.append((t, created, _trial_row(t, created)))
         with self._lock:
-            new: list[Trial] = []
+            new: list[tuple[Trial, float]] = []
             with self._transaction() as c:
-                for t, row in todo:
+                for t, created, row in todo:
                     if c.execute(_INSERT_TRIAL, row).rowcount == 1:
-                        new.append(t)
+                        new.append((t, created))
             assert self._log is not None
-            self._log.append_many([_trial_line(t, now) for t in new])
+            self._log.append_many([_trial_line(t, created) for t, created in new])
         return len(new)
 
     def append(self, attempt: Attempt, *, stages: Sequence[StageRef] | None = None) -> None:
