@@ -303,9 +303,10 @@ def _stage_line(s: StageCallRecord) -> dict[str, Any]:
     return {"stage_call": s.model_dump(mode="json")}
 
 
-def _trial_row(t: Trial, created_at: float) -> tuple[Any, ...]:
-    return (t.id, _enc(t.sample_id), _enc(t.model.label), _enc(t.condition.id),
-            _json_col(t.model_dump(mode="json")), created_at)
+def _trial_row(t: Trial, created_at: float, data: dict[str, Any] | None = None,
+               trial_id: str | None = None) -> tuple[Any, ...]:
+    return (trial_id or t.id, _enc(t.sample_id), _enc(t.model.label), _enc(t.condition.id),
+            _json_col(t.model_dump(mode="json") if data is None else data), created_at)
 
 
 def _schema_version(conn: sqlite3.Connection) -> int | None:
@@ -470,15 +471,16 @@ class RunStore:
             data = t.model_dump(mode="json")
             check_no_secrets(data, f"trial {t.id}")
             created = time.time()   # per row, as before: trial_rows() lists trials in registration order
-            todo.append((t, created, _trial_row(t, created)))
+            tid = t.id
+            todo.append((t, tid, created, data, _trial_row(t, created, data, tid)))
         with self._lock:
-            new: list[tuple[Trial, float]] = []
+            new: list[dict[str, Any]] = []
             with self._transaction() as c:
-                for t, created, row in todo:
+                for t, tid, created, data, row in todo:
                     if c.execute(_INSERT_TRIAL, row).rowcount == 1:
-                        new.append((t, created))
+                        new.append({"trial": data, "trial_id": tid, "created_at": created})
             assert self._log is not None
-            self._log.append_many([_trial_line(t, created) for t, created in new])
+            self._log.append_many(new)
         return len(new)
 
     def append(self, attempt: Attempt, *, stages: Sequence[StageRef] | None = None) -> None:
