@@ -3,14 +3,14 @@
 A composite model (``vidaudit.models.base.CompositeAdapter``) makes several calls per sample, each
 through ``await call(stage, adapter, request)``. Each such call:
 
-- gets a content key: the sha256 of the canonical JSON (``surrogatepass`` UTF-8) of the stage name, the
-  sub-adapter's ``ModelSpec`` (with its generation settings) and a fingerprint of the sub-request --
-  its system text, settings and metadata, and every part in order: text verbatim, an image as the
-  sha256 of its pixel bytes with its dtype, shape, frame index and time, a video as its sha256 (its
-  path when it has none), sampling fps, frame indices and timestamps. The request's ``trial_id`` is
-  not part of it: two trials that send the same sub-request share the call. A sub-adapter whose
-  answer depends on anything else (a seed drawn from the trial id) must get it through the request
-  (``settings.seed`` or ``metadata``).
+- gets a content key: the sha256 of the canonical JSON (``surrogatepass`` UTF-8) of the stage
+  name, the sub-adapter's ``ModelSpec`` (with its generation settings) and a fingerprint of the
+  sub-request -- its system text, settings and metadata, and every part in order: text verbatim,
+  an image as the sha256 of its pixel bytes with its dtype, shape, frame index and time, a video as
+  its sha256 (its path when it has none), sampling fps, frame indices and timestamps. The request's
+  ``trial_id`` is not part of it: two trials that send the same sub-request share the call. A
+  sub-adapter whose answer depends on anything else (a seed drawn from the trial id) must get it
+  through the request (``settings.seed`` or ``metadata``).
 - is looked up in the store: an ok stage call with that key -- made by any trial, in any session --
   is returned without calling (a *cache hit*). Identical calls in flight at the same moment are made
   once: the second waits for the first and then looks again.
