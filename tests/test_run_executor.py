@@ -5,8 +5,9 @@ count their calls); they stand in for no part under test. What is proved: resume
 ok trial and retries errored ones up to max_attempts across sessions; QUOTA and AUTH stop the run
 with in-flight calls stored; the budget stops before a call that would exceed it, counting calls in
 flight and earlier sessions; per-adapter concurrency is respected and reached; batching adapters get
-batches; a prepare failure or an unclassified adapter exception stops the run and is raised; the
-progress bar consumes the events.
+batches; a prepare failure or an unclassified adapter exception stops the run and is raised; any
+text a model returns (lone surrogates, NULs) is stored without losing other answers; the progress
+bar consumes the events.
 """
 
 from __future__ import annotations
@@ -152,6 +153,27 @@ def test_all_ok_is_stored_with_frames(tmp_path: Path) -> None:
         assert a.response is not None and a.response.text == "answer to count in s000"
         assert a.ended_at >= a.started_at > 1e9  # wall-clock epoch seconds
     assert set(adapter.calls.values()) == {1}
+
+
+def test_any_text_a_model_returns_is_stored_and_nothing_else_is_lost(tmp_path: Path) -> None:
+    """A lone surrogate or NUL in one answer (a JSON body's "\\ud800") once made every later append fail."""
+    planned = plan(12)
+    odd = {planned[2].id: "\ud800", planned[5].id: "\\boxed{3}\x00\udcff", planned[7].id: "\ud83d\ude00 7"}
+    adapter = ScriptedTestAdapter(concurrency=4, delay_s=0.01)
+    plain = adapter.generate
+
+    async def generate(request: Request) -> Response:
+        r = await plain(request)
+        return r.model_copy(update={"text": odd.get(request.trial_id, r.text)})
+
+    adapter.generate = generate  # type: ignore[method-assign]
+    with RunStore(tmp_path) as store:
+        s = run(planned, {"test:scripted": adapter}, store)
+        assert s.ok == 12 and s.stop_reason is StopReason.COMPLETED
+    with RunStore(tmp_path, readonly=True) as store:
+        for tid, text in odd.items():
+            a = store.latest(tid)
+            assert a is not None and a.response is not None and a.response.text == text
 
 
 def test_resume_skips_ok_retries_errored_and_honours_max_attempts(tmp_path: Path, fast_retry: dict) -> None:

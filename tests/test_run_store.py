@@ -1,10 +1,14 @@
 """The run store and run.json on real files: round trips, WAL, crash safety, secrets, resume rules.
 
-What is proved: attempts round-trip exactly (property test); WAL and synchronous=FULL are on; a
-writer process SIGKILLed mid-loop leaves a consistent store holding every attempt it had reported
-committed and a parseable audit log; a torn log line is tolerated, reported, and repaired on
-reopen; nothing equal to an env secret is ever written; run.json round-trips and refuses a
-changed config unless it only adds trials.
+What is proved: attempts round-trip exactly (property test, any str: lone surrogates and NULs
+included); text with lone surrogates, NULs or 5 MB reads back equal from SQLite and the log; a failed
+write rolls back and later writes work; WAL and synchronous=FULL are on; a writer process SIGKILLed
+mid-loop leaves a consistent store holding every attempt it had reported committed and a parseable
+audit log; a torn log line is tolerated, reported, and repaired on reopen; stage calls are numbered
+per (trial, stage), found by key and re-appended to the log when missing; a schema-1 store opens
+read-only and refuses writing with what to do, and upgrades; a lost store.sqlite is rebuilt from the
+log exactly, never started fresh; nothing equal to an env secret is ever written; run.json
+round-trips and refuses a changed config unless it only adds trials.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from vidaudit.core.types import (Attempt, Condition, ErrorKind, ModelSpec, Prese
 from vidaudit.run.audit_log import read_audit_log
 from vidaudit.run.runconfig import BudgetConfig, RunConfig, open_run_config
 from vidaudit.run.secrets import SecretLeakError, env_secrets
+from vidaudit.run.stage_calls import StageCallRecord, StageRef
 from vidaudit.run.store import RunStore
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
@@ -83,7 +88,8 @@ def test_round_trip_results_and_summary(tmp_path: Path) -> None:
         assert s.usage == Usage(input_tokens=100, output_tokens=7) and s.tokens == 107
         assert s.cost_usd == pytest.approx(0.01)
         log = store.audit_log()
-        assert log.torn_tail is None and len(log.rows) == 4
+        assert log.torn_tail is None and len(log.of_kind("attempt")) == 4
+        assert log.trial_ids == {t1.id, t2.id, t3.id}  # one line per new trial, none for the repeat
 
 
 def test_wal_and_full_sync_are_on(tmp_path: Path) -> None:
@@ -107,7 +113,7 @@ def test_append_is_append_only_and_checked(tmp_path: Path) -> None:
         with pytest.raises(DataError, match="no response"):
             store.append(Attempt(trial_id=t.id, attempt=2, status=Status.OK, started_at=0, ended_at=0))
         assert store.attempt_counts() == {t.id: 1}
-        assert len(store.audit_log().rows) == 1
+        assert len(store.audit_log().of_kind("attempt")) == 1
 
 
 def test_readonly_reader_sees_commits_while_writer_is_open(tmp_path: Path) -> None:
@@ -132,7 +138,7 @@ def test_not_a_store_is_a_clear_error(tmp_path: Path) -> None:
         RunStore(tmp_path)
 
 
-_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=60)
+_text = st.text(max_size=60)  # any str: lone surrogates (category Cs) and NULs included
 
 
 @st.composite
@@ -163,7 +169,265 @@ def test_any_attempt_round_trips_exactly(a: Attempt) -> None:
             store.append(a)
         with RunStore(d, readonly=True) as store:
             assert store.latest(t.id) == a
-        assert Attempt.model_validate(read_audit_log(Path(d) / "attempts.jsonl").rows[0]["attempt"]) == a
+        assert Attempt.model_validate(read_audit_log(Path(d) / "attempts.jsonl").of_kind("attempt")[0]["attempt"]) == a
+
+
+# --------------------------------------------------------------------------- lossless text, failed writes
+
+NASTY = ["\ud800", "a\udfffb", "\ud83d\ude00 (a pair of lone surrogates, not U+1F600)", "nul\x00inside\x00",
+         "\udcff\udc80 (invalid UTF-8 decoded with surrogateescape)", "ok \u00e9\u4e2d\U0001f600", ""]
+
+
+def test_any_text_is_stored_losslessly_and_other_attempts_survive(tmp_path: Path) -> None:
+    huge = ("x\ud800" * 10 + "y" * 1000) * 5_000      # ~5 MB, lone surrogates throughout
+    texts = NASTY + [huge, "normal answer \\boxed{3}"]
+    trials = [make_trial(i) for i in range(len(texts))]
+    want = {}
+    with RunStore(tmp_path) as store:
+        store.register_trials(trials)
+        for t, text in zip(trials, texts, strict=True):
+            a = ok_attempt(t, text=text).model_copy(update={"error_message": None})
+            a = a.model_copy(update={"response": a.response.model_copy(  # type: ignore[union-attr]
+                update={"finish_reason": text[:20], "model_version": text[-20:]})})
+            store.append(a)
+            want[t.id] = a
+        e = err_attempt(trials[0], 2, message="body: \ud800\x00 " + NASTY[2])
+        store.append(e)
+    with RunStore(tmp_path, readonly=True) as store:
+        for t in trials:
+            assert store.attempts(t.id)[0] == want[t.id]
+        assert store.latest(trials[0].id) == e
+        assert store.integrity_check() == "ok"
+    log = read_audit_log(tmp_path / "attempts.jsonl")
+    logged = {r["attempt"]["trial_id"]: Attempt.model_validate(r["attempt"]) for r in log.of_kind("attempt")
+              if r["attempt"]["attempt"] == 1}
+    assert logged == want
+    with RunStore(tmp_path) as store:                     # reopening finds nothing to repair
+        assert store.recovery.clean
+
+
+def test_a_failed_write_rolls_back_and_later_writes_work(tmp_path: Path) -> None:
+    t1, t2 = make_trial(1), make_trial(2)
+    with RunStore(tmp_path) as store:
+        store.register_trials([t1, t2])
+        bad = ok_attempt(t1).model_copy(update={"attempt": 2**70})   # fails inside the transaction
+        with pytest.raises(OverflowError):
+            store.append(bad)
+        assert not store._conn.in_transaction
+        store.append(ok_attempt(t1, text="\ud800 after the failure"))
+        store.append(ok_attempt(t2))
+        with pytest.raises(DataError, match="already stored"):
+            store.append(ok_attempt(t2))
+        assert not store._conn.in_transaction
+        store.register_trials([make_trial(3)])
+        assert store.attempt_counts() == {t1.id: 1, t2.id: 1}
+        assert len(store.audit_log().of_kind("attempt")) == 2
+
+
+# --------------------------------------------------------------------------- stage calls
+
+
+def stage_call(trial: Trial, stage: str, key: str, *, ok: bool = True, text: str = "yes", n: int = 0,
+               trial_attempt: int = 1) -> StageCallRecord:
+    resp = Response(text=text, usage=Usage(input_tokens=50, output_tokens=5), latency_s=0.2, cost_usd=0.002) \
+        if ok else None
+    return StageCallRecord(trial_id=trial.id, stage=stage, attempt=n, trial_attempt=trial_attempt, call_key=key,
+                           model=ModelSpec.parse("test:judge"), request={"parts": [{"text": text}]},
+                           status=Status.OK if ok else Status.API_ERROR,
+                           error_kind=None if ok else ErrorKind.TRANSIENT, error_message=None if ok else "503",
+                           response=resp, started_at=3.0, ended_at=3.2)
+
+
+def test_stage_calls_are_numbered_found_by_key_and_counted_once(tmp_path: Path) -> None:
+    t = make_trial(1)
+    refs = [StageRef(stage="answer", call_key="k1", status=Status.OK, cached=True),
+            StageRef(stage="judge", call_key="k2", status=Status.OK, cached=False)]
+    with RunStore(tmp_path) as store:
+        store.register_trials([t])
+        a = store.append_stage_call(stage_call(t, "answer", "k1", text="\ud800 3"))
+        f = store.append_stage_call(stage_call(t, "judge", "k2", ok=False))
+        j = store.append_stage_call(stage_call(t, "judge", "k2", trial_attempt=2))
+        assert (a.attempt, f.attempt, j.attempt) == (1, 1, 2)
+        with pytest.raises(DataError, match="already stored"):
+            store.append_stage_call(stage_call(t, "judge", "k2", n=2))
+        with pytest.raises(DataError, match="register_trials"):
+            store.append_stage_call(stage_call(make_trial(9), "judge", "k2"))
+        with pytest.raises(DataError, match="no response"):
+            store.append_stage_call(stage_call(t, "judge", "k2").model_copy(update={"response": None}))
+        store.append(err_attempt(t, 1), stages=refs[:1] + [refs[1].model_copy(update={"status": Status.API_ERROR})])
+        composite = ok_attempt(t, 2).model_copy(update={"response": Response(
+            text="3", usage=Usage(input_tokens=100, output_tokens=10), cost_usd=0.004)})
+        store.append(composite, stages=refs)
+    with RunStore(tmp_path, readonly=True) as store:
+        assert store.stage_calls(t.id) == [a, f, j]
+        assert store.ok_stage_call("k2") == j and store.ok_stage_call("k1") == a
+        assert store.ok_stage_call("nope") is None
+        assert store.attempt_stages(t.id, 2) == refs and store.attempt_stages(t.id, 9) is None
+        s = store.summary()
+        assert s.stage_calls == 3 and s.stage_calls_by_status == {"ok": 2, "api_error": 1}
+        # the composite's own usage (a sum of its stages') is not spend: its two ok stage calls are
+        assert s.usage == Usage(input_tokens=100, output_tokens=10) and s.cost_usd == pytest.approx(0.004)
+    log = read_audit_log(tmp_path / "attempts.jsonl")
+    assert log.stage_keys == {(t.id, "answer", 1), (t.id, "judge", 1), (t.id, "judge", 2)}
+    assert [StageRef.model_validate(x) for x in log.of_kind("attempt")[-1]["stages"]] == refs
+
+    lines = (tmp_path / "attempts.jsonl").read_bytes().splitlines(keepends=True)   # lose every stage line
+    (tmp_path / "attempts.jsonl").write_bytes(b"".join(x for x in lines if b'"stage_call"' not in x))
+    with RunStore(tmp_path) as store:
+        assert sorted(store.recovery.reappended_stage_calls) == sorted(read_audit_log(
+            tmp_path / "attempts.jsonl").stage_keys) == sorted(log.stage_keys)
+
+
+# --------------------------------------------------------------------------- schema 1
+
+V1_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE trials (trial_id TEXT PRIMARY KEY, sample_id TEXT NOT NULL, model TEXT NOT NULL,
+    condition_id TEXT NOT NULL, trial_json TEXT NOT NULL, created_at REAL NOT NULL);
+CREATE TABLE attempts (trial_id TEXT NOT NULL REFERENCES trials(trial_id), attempt INTEGER NOT NULL
+    CHECK (attempt >= 1), status TEXT NOT NULL, error_kind TEXT, error_message TEXT, text TEXT, usage_json TEXT,
+    cost_usd REAL, latency_s REAL, finish_reason TEXT, model_version TEXT, frame_indices TEXT NOT NULL,
+    frame_times TEXT NOT NULL, started_at REAL NOT NULL, ended_at REAL NOT NULL, UNIQUE (trial_id, attempt));
+CREATE INDEX attempts_status ON attempts(status);
+INSERT INTO meta VALUES ('schema_version', '1');
+"""
+
+
+def make_v1_store(run_dir: Path) -> tuple[list[Trial], list[Attempt]]:
+    """A store as the schema-1 release wrote it (its SQL, its rows, an audit log with attempt lines only)."""
+    from vidaudit.core.hashing import canonical_json
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    trials = [make_trial(i) for i in range(3)]
+    attempts = [err_attempt(trials[0], 1), ok_attempt(trials[0], 2), ok_attempt(trials[1], 1, text="7")]
+    con = sqlite3.connect(run_dir / "store.sqlite")
+    con.execute("PRAGMA journal_mode=WAL")
+    con.executescript(V1_SCHEMA)
+    for i, t in enumerate(trials):
+        con.execute("INSERT INTO trials VALUES (?, ?, ?, ?, ?, ?)", (t.id, t.sample_id, t.model.label,
+                    t.condition.id, canonical_json(t.model_dump(mode="json")), 100.0 + i))
+    for a in attempts:
+        r = a.response
+        con.execute("INSERT INTO attempts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (a.trial_id, a.attempt, a.status.value, a.error_kind.value if a.error_kind else None,
+                     a.error_message, r.text if r else None, r.usage.model_dump_json() if r else None,
+                     r.cost_usd if r else None, r.latency_s if r else None, r.finish_reason if r else None,
+                     r.model_version if r else None, json.dumps(list(a.frame_indices)),
+                     json.dumps(list(a.frame_times)), a.started_at, a.ended_at))
+    con.commit()
+    con.close()
+    (run_dir / "attempts.jsonl").write_text("".join(json.dumps({"attempt": a.model_dump(mode="json")}) + "\n"
+                                                    for a in attempts))
+    return trials, attempts
+
+
+def test_schema_1_store_opens_read_only_and_refuses_writing(tmp_path: Path) -> None:
+    trials, attempts = make_v1_store(tmp_path)
+    before = (tmp_path / "store.sqlite").read_bytes()
+    with RunStore(tmp_path, readonly=True) as store:
+        assert store.schema_version == 1
+        assert [r.trial for r in store.trial_rows()] == trials
+        best = {row.trial_id: a for row, a in store.results()}
+        assert best == {trials[0].id: attempts[1], trials[1].id: attempts[2], trials[2].id: None}
+        assert store.attempts(trials[0].id) == attempts[:2] and store.latest(trials[1].id) == attempts[2]
+        assert store.stage_calls() == [] and store.ok_stage_call("k") is None
+        assert store.attempt_stages(trials[0].id, 2) is None
+        s = store.summary()
+        assert s.by_status == {"ok": 2, "pending": 1} and s.cost_usd == pytest.approx(0.02) and s.stage_calls == 0
+    with pytest.raises(DataError) as info:
+        RunStore(tmp_path)
+    msg = " ".join(str(info.value).split())
+    assert "schema-1" in msg and f"vidaudit report {tmp_path}" in msg and "new run dir" in msg
+    assert "RunStore.upgrade" in msg and "Rebuilding from the audit log does not apply" in msg
+    con = sqlite3.connect(f"file:{tmp_path / 'store.sqlite'}?mode=ro", uri=True)
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    con.close()
+    assert tables == {"meta", "trials", "attempts"}     # refusing wrote nothing
+    assert (tmp_path / "store.sqlite").read_bytes() == before
+    # a schema-1 log alone cannot rebuild a store: it has no trial lines
+    (tmp_path / "store.sqlite").rename(tmp_path / "v1.sqlite")
+    for side in ("store.sqlite-wal", "store.sqlite-shm"):
+        (tmp_path / side).unlink(missing_ok=True)
+    with pytest.raises(DataError, match="never registered"):
+        RunStore(tmp_path)
+    assert not (tmp_path / "store.sqlite").exists()
+
+
+def test_schema_1_store_upgrades_in_place(tmp_path: Path) -> None:
+    trials, attempts = make_v1_store(tmp_path)
+    report = RunStore.upgrade(tmp_path)
+    assert (report.trials, report.attempts) == (3, 3)
+    assert (tmp_path / "store.sqlite.v1").is_file()
+    with RunStore(tmp_path) as store:
+        assert store.recovery.clean
+        assert [r.trial for r in store.trial_rows()] == trials
+        assert [a for t in trials for a in store.attempts(t.id)] == attempts
+        store.append(ok_attempt(trials[2]))
+        assert store.audit_log().trial_ids == {t.id for t in trials}
+    with RunStore(tmp_path / "x") as store:
+        pass
+    with pytest.raises(DataError, match="only a schema-1"):
+        RunStore.upgrade(tmp_path / "x")
+
+
+# --------------------------------------------------------------------------- rebuild from the log
+
+
+def _snapshot(store: RunStore) -> tuple:
+    trials = [(r.trial, r.created_at) for r in store.trial_rows()]
+    attempts = [(a, store.attempt_stages(a.trial_id, a.attempt)) for r in store.trial_rows()
+                for a in store.attempts(r.trial_id)]
+    return trials, attempts, store.stage_calls(), store.summary()
+
+
+def _lose_database(run_dir: Path) -> None:
+    for name in ("store.sqlite", "store.sqlite-wal", "store.sqlite-shm"):
+        (run_dir / name).unlink(missing_ok=True)
+
+
+def test_a_lost_database_is_rebuilt_from_the_log_exactly(tmp_path: Path) -> None:
+    ts = [make_trial(i) for i in range(4)]
+    refs = [StageRef(stage="judge", call_key="k\ud800", status=Status.OK, cached=False)]
+    with RunStore(tmp_path) as store:
+        store.register_trials(ts)
+        store.append(err_attempt(ts[0], 1, message="\ud800 503"))
+        store.append(ok_attempt(ts[0], 2, text="nul\x00 \udcff"))
+        store.append_stage_call(stage_call(ts[1], "judge", "k\ud800", text="\ud800 yes"))
+        store.append(ok_attempt(ts[1]), stages=refs)
+        before = _snapshot(store)
+    log_before = (tmp_path / "attempts.jsonl").read_bytes()
+    _lose_database(tmp_path)
+    with pytest.raises(DataError, match="rebuild"):
+        RunStore(tmp_path, readonly=True)                 # a reader never writes, but says how
+    with RunStore(tmp_path) as store:                     # a writer never starts fresh beside a log
+        rebuilt = store.recovery.rebuilt
+        assert rebuilt is not None and (rebuilt.trials, rebuilt.attempts, rebuilt.stage_calls) == (4, 3, 1)
+        assert not store.recovery.clean and not store.recovery.reappended
+        assert _snapshot(store) == before
+    assert (tmp_path / "attempts.jsonl").read_bytes() == log_before      # the log is never rewritten
+    with RunStore(tmp_path) as store:
+        assert store.recovery.clean
+    with pytest.raises(DataError, match="exists"):
+        RunStore.rebuild_from_log(tmp_path)
+
+
+def test_rebuild_ignores_a_torn_tail_and_stale_wal(tmp_path: Path) -> None:
+    ts = [make_trial(i) for i in range(3)]
+    with RunStore(tmp_path) as store:
+        store.register_trials(ts)
+        for t in ts:
+            store.append(ok_attempt(t))
+    (tmp_path / "store.sqlite").unlink()
+    (tmp_path / "store.sqlite-wal").write_bytes(b"stale wal of the lost database")
+    with open(tmp_path / "attempts.jsonl", "ab") as f:
+        f.write(b'{"attempt": {"trial_')
+    report = RunStore.rebuild_from_log(tmp_path)
+    assert (report.trials, report.attempts, report.torn_tail_bytes) == (3, 3, 20)
+    assert report.moved_aside and not (tmp_path / "store.sqlite-wal").exists()
+    with RunStore(tmp_path) as store:
+        assert store.recovery.torn_tail_bytes == 20 and not store.recovery.reappended
+        assert store.ok_trial_ids() == {t.id for t in ts}
+        assert store.integrity_check() == "ok"
 
 
 # --------------------------------------------------------------------------- crash safety
@@ -171,6 +435,7 @@ def test_any_attempt_round_trips_exactly(a: Attempt) -> None:
 _WRITER = r"""
 import sys
 from vidaudit.core.types import *
+from vidaudit.run.stage_calls import StageCallRecord, StageRef
 from vidaudit.run.store import RunStore
 store = RunStore(sys.argv[1])
 for i in range(100000):
@@ -226,7 +491,7 @@ def test_torn_last_line_is_reported_and_repaired(tmp_path: Path) -> None:
 
     torn = read_audit_log(log)
     assert torn.torn_tail is not None and len(torn.torn_tail) == 25
-    assert len(torn.rows) == 2
+    assert len(torn.of_kind("attempt")) == 2
 
     with RunStore(tmp_path) as store:
         assert store.recovery.torn_tail_bytes == 25
@@ -327,3 +592,11 @@ def test_run_config_refuses_secrets_and_bad_files(tmp_path: Path, monkeypatch: p
     (tmp_path / "run.json").write_text('{"suite": 3}')
     with pytest.raises(DataError, match="not a valid run config"):
         RunConfig.load(tmp_path)
+
+
+def test_a_log_with_only_a_torn_line_is_nothing_to_rebuild(tmp_path: Path) -> None:
+    (tmp_path / "attempts.jsonl").write_bytes(b'{"trial": {"sample_')     # killed during its first write
+    with RunStore(tmp_path) as store:
+        assert store.recovery.rebuilt is None and store.recovery.torn_tail_bytes == 19
+        assert store.trial_rows() == []
+    assert (tmp_path / "attempts.jsonl").read_bytes() == b""

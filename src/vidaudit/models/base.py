@@ -2,14 +2,21 @@
 
 Adapters never retry (the executor owns the one retry layer) and never resample frames: they send
 exactly the parts of the request, in order.
+
+A *composite* model (``CompositeAdapter``) is a model made of several calls per sample: a pipeline
+(extract -> retrieve -> answer) or an answer followed by a judge. It has no ``generate``; the executor
+calls ``run(request, call)`` and the composite makes each of its calls through ``call(stage, adapter,
+sub_request)`` -- never by calling a sub-adapter itself -- so that every call is stored as a stage call,
+cached by content and never repeated on retry or resume (see ``vidaudit.run.stage_calls``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import ClassVar, Literal, Protocol, runtime_checkable
 
-from vidaudit.core.types import ErrorKind, ModelSpec, Request, Response
+from vidaudit.core.types import ErrorKind, ModelSpec, Request, Response, Usage
 
 
 @dataclass(frozen=True)
@@ -64,3 +71,75 @@ class ModelAdapter(Protocol):
     async def generate(self, request: Request) -> Response: ...
 
     async def aclose(self) -> None: ...
+
+
+# --------------------------------------------------------------------------- composite models
+
+
+class StageInterrupted(Exception):
+    """The run is stopping, so a composite's stage call was not started; let it propagate out of ``run``."""
+
+
+StageCall = Callable[[str, ModelAdapter, Request], Awaitable[Response]]
+"""``await call(stage, adapter, request) -> Response``: supplied by the executor to a composite's ``run``.
+
+Returns the stored response of an identical earlier call (same stage name, sub-adapter spec and
+sub-request content) without calling, else calls ``adapter.generate(request)``, stores the call the
+moment it ends and returns its response; a failure is stored and re-raised unchanged
+(``ModelCallError``), so that the composite's trial attempt fails and the retry layer decides.
+"""
+
+
+@runtime_checkable
+class CompositeAdapter(Protocol):
+    """A model made of several calls per sample; mark it with ``composite = True``.
+
+    ``spec`` is the trial's model and must name everything that changes the result (its stage models
+    and their settings, its prompts' version): the trial id hashes it, and an ok trial is never re-run.
+    ``capabilities.concurrency`` bounds how many samples run at once (each sub-adapter's own
+    ``capabilities.concurrency`` bounds its calls); ``batch_size`` must be 1. ``run`` may call any
+    number of stages, sequentially or concurrently, must let ``ModelCallError`` (and
+    ``StageInterrupted``) propagate unless it deliberately handles them, and builds its final
+    ``Response`` -- by default with ``combine_stages``: usage and cost are the sums of its stages'.
+    ``aclose`` closes the sub-adapters the composite owns.
+    """
+
+    composite: ClassVar[Literal[True]]
+    spec: ModelSpec
+    capabilities: Capabilities
+
+    async def run(self, request: Request, call: StageCall) -> Response: ...
+
+    async def aclose(self) -> None: ...
+
+
+AnyAdapter = ModelAdapter | CompositeAdapter
+
+
+def is_composite(adapter: object) -> bool:
+    """True for an adapter marked ``composite = True`` that has a ``run`` method."""
+    return getattr(adapter, "composite", False) is True and callable(getattr(adapter, "run", None))
+
+
+def combine_stages(text: str, stages: Sequence[Response], *, finish_reason: str | None = None,
+                   model_version: str | None = None, cost_usd: float | None | Literal["sum"] = "sum",
+                   latency_s: float | None = None) -> Response:
+    """A composite's final response: usage = sum of the stages' usage, cost = sum of their costs.
+
+    The summed cost is None (unknown) if any stage reported none. ``latency_s`` defaults to the sum
+    of the stages' latencies (pass the wall time for stages run concurrently). ``finish_reason`` and
+    ``model_version`` default to the last stage's.
+    """
+    usage = Usage()
+    for r in stages:
+        usage = usage + r.usage
+    if cost_usd == "sum":
+        costs = [r.cost_usd for r in stages]
+        cost_usd = None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None))
+    last = stages[-1] if stages else None
+    if last is not None:
+        finish_reason = last.finish_reason if finish_reason is None else finish_reason
+        model_version = last.model_version if model_version is None else model_version
+    return Response(text=text, usage=usage,
+                    latency_s=sum(r.latency_s for r in stages) if latency_s is None else latency_s,
+                    finish_reason=finish_reason, model_version=model_version, cost_usd=cost_usd)

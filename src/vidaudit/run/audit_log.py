@@ -1,15 +1,32 @@
 """The append-only JSONL audit log kept beside the SQLite store (``attempts.jsonl``).
 
-One line per stored attempt, fsync'd after each write, so the record of every call made survives
-independently of the database. A process killed mid-write leaves at most a torn last line: readers
-tolerate and report it; the writer cuts it off and re-appends, from the database, whatever the log
-is missing (marked ``"recovered": true``).
+One line per stored record, fsync'd after each write, so the record of every call made survives
+independently of the database. Three kinds of line, each a JSON object with one of these keys:
+
+- ``{"trial": {...}, "trial_id": ..., "created_at": ...}``: a trial was registered (written once, when
+  it is new), so that the store can be rebuilt from the log alone;
+- ``{"attempt": {...}}`` (plus ``"stages": [...]`` for a composite model): a trial's attempt ended;
+- ``{"stage_call": {...}}``: one call of a composite model's stage ended.
+
+A process killed mid-write leaves at most a torn last line: readers tolerate and report it; the
+writer cuts it off and re-appends, from the database, whatever the log is missing (marked
+``"recovered": true``).
+
+Text is lossless, for any Python ``str``. A line is UTF-8 JSON. A line holding a string that UTF-8
+cannot encode -- a lone surrogate such as ``"\\ud800"``, which a model's JSON body may contain, or
+``"\\udcff"`` from bytes decoded with ``surrogateescape`` -- is written as ASCII JSON (``ensure_ascii``:
+``"\\ud800"`` escapes), which any JSON reader reads back to the same string. The one case JSON cannot
+express -- a lone high surrogate directly followed by a lone low one, which a JSON reader joins into
+one character -- is written as the line's ``surrogatepass`` UTF-8 bytes (a 3-byte sequence per
+surrogate, never the 4-byte form of the joined character); ``read_audit_log`` decodes every line with
+``errors="surrogatepass"``, so it reads back exactly too.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +46,22 @@ class AuditLogRead:
 
     @property
     def keys(self) -> set[tuple[str, int]]:
+        """(trial id, attempt number) of every attempt line."""
         return {(r["attempt"]["trial_id"], int(r["attempt"]["attempt"])) for r in self.rows if "attempt" in r}
+
+    @property
+    def trial_ids(self) -> set[str]:
+        return {str(r["trial_id"]) for r in self.rows if "trial" in r}
+
+    @property
+    def stage_keys(self) -> set[tuple[str, str, int]]:
+        """(trial id, stage, attempt number) of every stage-call line."""
+        return {(r["stage_call"]["trial_id"], r["stage_call"]["stage"], int(r["stage_call"]["attempt"]))
+                for r in self.rows if "stage_call" in r}
+
+    def of_kind(self, kind: str) -> list[dict[str, Any]]:
+        """The lines of one kind (``trial``, ``attempt`` or ``stage_call``), in log order."""
+        return [r for r in self.rows if kind in r]
 
 
 def read_audit_log(path: str | Path) -> AuditLogRead:
@@ -47,14 +79,14 @@ def read_audit_log(path: str | Path) -> AuditLogRead:
         if nl < 0:  # unterminated last line: a torn write unless it happens to parse
             tail = data[pos:]
             try:
-                rows.append(json.loads(tail))
+                rows.append(_parse_line(tail))
             except (json.JSONDecodeError, UnicodeDecodeError):
                 return AuditLogRead(rows, torn_tail=tail, valid_bytes=pos)
             return AuditLogRead(rows, valid_bytes=pos)
         line = data[pos:nl]
         if line.strip():
             try:
-                rows.append(json.loads(line))
+                rows.append(_parse_line(line))
             except (json.JSONDecodeError, UnicodeDecodeError) as e:
                 raise DataError(f"{p}:{lineno}: corrupt audit-log line in the middle of the file ({e}); "
                                 f"the log is append-only, so this was edited by hand: restore it or remove "
@@ -63,8 +95,25 @@ def read_audit_log(path: str | Path) -> AuditLogRead:
     return AuditLogRead(rows, valid_bytes=pos)
 
 
+def encode_line(row: dict[str, Any]) -> bytes:
+    """One log line: UTF-8 JSON; with lone surrogates, ASCII JSON if it reads back equal, else WTF-8 bytes."""
+    text = json.dumps(row, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    escaped = json.dumps(row, sort_keys=True, ensure_ascii=True, allow_nan=False)
+    if json.loads(escaped) == row:  # every lone surrogate stays lone when read back
+        return (escaped + "\n").encode("ascii")
+    return text.encode("utf-8", "surrogatepass")  # a high+low pair that JSON would join into one character
+
+
+def _parse_line(line: bytes) -> Any:
+    return json.loads(line.decode("utf-8", "surrogatepass"))
+
+
 class AuditLog:
-    """Append-only writer; each ``append`` writes one line and fsyncs before returning."""
+    """Append-only writer; each ``append`` / ``append_many`` writes whole lines and fsyncs before returning."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -77,8 +126,14 @@ class AuditLog:
             os.fsync(self._fd)
 
     def append(self, row: dict[str, Any]) -> None:
-        line = (json.dumps(row, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
-        view = memoryview(line)
+        self.append_many([row])
+
+    def append_many(self, rows: Iterable[dict[str, Any]]) -> None:
+        """Append several lines with one write loop and one fsync (every line is encoded first)."""
+        data = b"".join(encode_line(r) for r in rows)
+        if not data:
+            return
+        view = memoryview(data)
         while view:
             n = os.write(self._fd, view)
             view = view[n:]

@@ -13,6 +13,27 @@ Rules:
   last two are bugs or bad input and are raised (``PrepareError``, ``AdapterError``) with the
   summary attached, after in-flight calls are stored.
 - Adapters are owned by the caller: ``run_trials`` does not close them.
+
+Composite models (``models.base.CompositeAdapter``: several calls per sample) run through the same
+rules, one trial attempt per ``run(request, call)``; each of their calls goes through the executor's
+``StageCall`` (``run.stage_calls``): cached by content in the store, stored the moment it ends, never
+repeated on retry or resume. Their trial attempts are stored as any other (status, final response,
+frames sent) with the stages they used. A failing stage fails the trial's attempt with the stage's
+own ``ModelCallError`` (the message says which stage), so the retry layer decides as for a plain
+call; a QUOTA, AUTH or unclassified failure of a stage stops the run the moment the stage ends, even
+if the composite handles it; a Retry-After pauses the composite's lane. Concurrency: the composite's
+``capabilities.concurrency`` bounds the samples in flight, each sub-adapter's bounds its own calls
+(one gate per adapter object, shared with the adapter's own lane if it also runs alone).
+
+Budget for composites: the trial's estimate (``Budget.estimate(planned)``) is reserved for the whole
+composite run, as for one plain call. Each stage call's actual tokens and cost are spent the moment
+it ends (cache hits spend nothing); the reservation is released when the run ends. A new stage call
+may start only while the budget is not already overrun (spent + reserved, counting this run's
+reservation only beyond what it has already spent, is within every limit); otherwise the run stops
+with ``budget``. If a stage call reports no cost, the run is charged at least its estimate in all (the
+tracker never assumes a call was free). A trial whose composite run was interrupted by a stop before
+a stage could start stores no attempt (nothing of it failed): it is run again on resume, its stored
+stages being cache hits.
 """
 
 from __future__ import annotations
@@ -26,9 +47,10 @@ from typing import Any, Protocol
 
 from vidaudit.core.errors import ConfigError, VidauditError
 from vidaudit.core.types import Attempt, ErrorKind, Request, Response, Status, Trial
-from vidaudit.models.base import ModelAdapter, ModelCallError
+from vidaudit.models.base import AnyAdapter, ModelCallError, is_composite
 from vidaudit.run.budget import Budget, BudgetTracker, Reservation, response_tokens
-from vidaudit.run.retry import Clock, Decision, RetryPolicy, SystemClock, status_for
+from vidaudit.run.retry import STOPS_RUN, Clock, Decision, RetryPolicy, SystemClock, status_for
+from vidaudit.run.stage_calls import StageContext, StageInterrupted, StageRef, StageRunner
 from vidaudit.run.store import RunStore
 from vidaudit.run.summary import ProgressEvent, RunSummary, StopReason
 
@@ -75,11 +97,12 @@ class _Lane:
     """One adapter's queue, concurrency gate and Retry-After pause."""
 
     label: str
-    adapter: ModelAdapter
+    adapter: AnyAdapter
     queue: deque[_Item]
     semaphore: asyncio.Semaphore
     batch_size: int
     not_before: float = 0.0
+    composite: bool = False
 
     def take(self) -> list[_Item]:
         out: list[_Item] = []
@@ -103,6 +126,8 @@ class _State:
     stop_reason: StopReason = StopReason.COMPLETED
     stop_message: str | None = None
     fatal: BaseException | None = None
+    stage_calls: int = 0
+    stage_hits: int = 0
 
     @property
     def stopped(self) -> bool:
@@ -112,7 +137,8 @@ class _State:
 class _Executor:
     def __init__(self, store: RunStore, prepare: Callable[[Any], Request], max_attempts: int,
                  tracker: BudgetTracker, policy: RetryPolicy, clock: Clock,
-                 on_progress: Callable[[ProgressEvent], Any] | None, state: _State) -> None:
+                 on_progress: Callable[[ProgressEvent], Any] | None, state: _State,
+                 semaphores: dict[int, asyncio.Semaphore]) -> None:
         self.store = store
         self.prepare = prepare
         self.max_attempts = max_attempts
@@ -121,6 +147,8 @@ class _Executor:
         self.clock = clock
         self.on_progress = on_progress
         self.s = state
+        self.stages = StageRunner(store, clock, may_start=self._stage_may_start, on_end=self._stage_ended,
+                                  semaphores=semaphores)
 
     # ------------------------------------------------------------------ events
 
@@ -196,12 +224,14 @@ class _Executor:
                                      f"{self.tracker.reserved_cost_usd:.4f} USD reserved by calls in flight); "
                                      f"raise the limit and resume to continue")
 
-    async def _call(self, lane: _Lane, items: list[_Item]) -> tuple[list[Response] | None, BaseException | None,
-                                                                   float, float]:
+    async def _call(self, lane: _Lane, items: list[_Item], ctx: StageContext | None
+                    ) -> tuple[list[Response] | None, BaseException | None, float, float]:
         requests = [it.request for it in items]
         started = self.clock.now()
         try:
-            if len(items) > 1 or lane.batch_size > 1:
+            if ctx is not None:
+                responses = [await lane.adapter.run(requests[0], self.stages.caller(ctx))]  # type: ignore[union-attr]
+            elif len(items) > 1 or lane.batch_size > 1:
                 responses = list(await lane.adapter.generate_batch(requests))  # type: ignore[attr-defined]
                 if len(responses) != len(items):
                     raise TypeError(f"generate_batch returned {len(responses)} responses for {len(items)} requests")
@@ -216,9 +246,52 @@ class _Executor:
         except Exception as e:
             return None, e, started, self.clock.now()
 
-    async def _store(self, attempt: Attempt) -> None:
-        await asyncio.to_thread(self.store.append, attempt)
+    async def _store(self, attempt: Attempt, ctx: StageContext | None = None) -> None:
+        stages: list[StageRef] | None = list(ctx.refs) if ctx is not None else None
+        await asyncio.to_thread(self.store.append, attempt, stages=stages)
         self.s.calls += 1
+
+    # ------------------------------------------------------------------ composite models
+
+    def _context(self, lane: _Lane, item: _Item, reservation: Reservation) -> StageContext:
+        return StageContext(trial_id=item.trial_id, trial_attempt=item.attempts + 1, lane=lane,
+                            reservation=reservation)
+
+    def _stage_may_start(self, ctx: StageContext) -> str | None:
+        """Why a composite may not start a new stage call now (None: it may)."""
+        if self.s.stopped:
+            return f"the run is stopping ({self.s.stop_reason.value})"
+        res: Reservation = ctx.reservation
+        # this run's reservation counts only beyond what its stages have already spent
+        if not self.tracker.fits(-min(res.tokens, ctx.spent_tokens), -min(res.cost_usd, ctx.spent_cost_usd)):
+            self._budget_stop()
+            return "the budget is already spent"
+        return None
+
+    def _stage_ended(self, ctx: StageContext, stage: str, response: Response | None,
+                     error: BaseException | None) -> None:
+        """Spend a stage call's actual usage and react to its failure, the moment it ends (no await here)."""
+        self.s.stage_calls += 1
+        if response is not None:
+            tokens = response_tokens(response)
+            cost = response.cost_usd if response.cost_usd is not None else 0.0
+            ctx.unknown_cost |= response.cost_usd is None
+            ctx.spent_tokens += tokens
+            ctx.spent_cost_usd += cost
+            self.tracker.spend(tokens, cost)
+            self.s.tokens += tokens
+            self.s.cost_usd += cost
+        if error is not None:
+            self._react(ctx.lane, error)
+        lane: _Lane = ctx.lane
+        self.emit("stage", f"{lane.label}: stage {stage} of trial {ctx.trial_id[:12]} "
+                           f"{'ok' if error is None else 'failed: ' + str(error)}")
+
+    def _interrupted(self, item: _Item) -> None:
+        """A composite run cut short by a stop before a stage could start: store nothing, run it on resume."""
+        if item.last_status is None and item.called:
+            item.called = False
+            self.s.called -= 1
 
     async def process(self, lane: _Lane, items: list[_Item]) -> None:
         """Call ``items`` (one request or one batch) until each is stored ok or out of attempts."""
@@ -248,20 +321,40 @@ class _Executor:
                     if not it.called:
                         it.called = True
                         self.s.called += 1
-                responses, error, started, ended = await self._call(lane, items)
+                ctx = self._context(lane, items[0], res) if lane.composite else None
+                responses, error, started, ended = await self._call(lane, items, ctx)
                 # settle the budget and decide a stop before another call can start (no await here)
-                self._settle(items, res, responses)
+                self._settle(items, res, responses, ctx)
+                if ctx is not None:
+                    self.s.stage_hits += ctx.hits
+                    if ctx.store_error is not None:  # a stage call could not be stored: stop (STORE_ERROR)
+                        raise ctx.store_error
+                    error = _composite_error(error)
+                    if ctx.interrupted is not None and not isinstance(error, ModelCallError):
+                        self._interrupted(items[0])
+                        return
                 if error is not None:
                     self._react(lane, error)
             if error is None:
                 assert responses is not None
-                await self._store_ok(items, responses, started, ended)
+                await self._store_ok(items, responses, started, ended, ctx)
                 return
-            items = await self._store_failure(lane, items, error, started, ended)
+            items = await self._store_failure(lane, items, error, started, ended, ctx)
 
-    def _settle(self, items: list[_Item], reservation: Reservation, responses: list[Response] | None) -> None:
-        """Replace the call's reservation by what it actually spent (its estimate when no cost is reported)."""
+    def _settle(self, items: list[_Item], reservation: Reservation, responses: list[Response] | None,
+                ctx: StageContext | None = None) -> None:
+        """Replace the call's reservation by what it actually spent (its estimate when no cost is reported).
+
+        A composite's stages were spent as each ended; what is left is its reservation, and charging
+        the shortfall up to its estimate if a stage reported no cost.
+        """
         self.tracker.release(reservation)
+        if ctx is not None:
+            if ctx.unknown_cost:
+                shortfall = max(0.0, reservation.cost_usd - ctx.spent_cost_usd)
+                self.tracker.spend(0, shortfall)
+                self.s.cost_usd += shortfall
+            return
         for it, resp in zip(items, responses or [], strict=False):
             tokens = response_tokens(resp)
             cost = resp.cost_usd if resp.cost_usd is not None else self.tracker.estimate(it.planned).cost_usd
@@ -282,25 +375,28 @@ class _Executor:
             self.stop(reason, f"{lane.label} answered {error.kind.value}: {error.message}. No new calls were "
                               f"made; {fix}, then resume with the same command")
 
-    async def _store_ok(self, items: list[_Item], responses: list[Response], started: float, ended: float) -> None:
+    async def _store_ok(self, items: list[_Item], responses: list[Response], started: float, ended: float,
+                        ctx: StageContext | None = None) -> None:
         for it, resp in zip(items, responses, strict=True):
             assert it.request is not None
             idx, ts = it.request.sent_frames()
             it.attempts += 1
             await self._store(Attempt(trial_id=it.trial_id, attempt=it.attempts, status=Status.OK, response=resp,
                                       frame_indices=tuple(idx), frame_times=tuple(ts),
-                                      started_at=started, ended_at=ended))
+                                      started_at=started, ended_at=ended), ctx)
             it.finished = True
             self.s.ok += 1
             self.s.done += 1
             self.emit("attempt")
 
     async def _store_failure(self, lane: _Lane, items: list[_Item], error: BaseException, started: float,
-                             ended: float) -> list[_Item]:
+                             ended: float, ctx: StageContext | None = None) -> list[_Item]:
         """Store the failed attempt of every item; return the items to retry (after sleeping)."""
         kind = error.kind if isinstance(error, ModelCallError) else None
         message = error.message if isinstance(error, ModelCallError) else \
             f"adapter raised unclassified {type(error).__name__}: {error}"
+        if ctx is not None and (stage := ctx.failed_stage.get(id(error))) is not None:
+            message = f"stage {stage}: {message}"
         status = status_for(kind)
         decision = self.policy.decide(kind)
         retry: list[_Item] = []
@@ -310,7 +406,7 @@ class _Executor:
             it.attempts += 1
             await self._store(Attempt(trial_id=it.trial_id, attempt=it.attempts, status=status, error_kind=kind,
                                       error_message=message, frame_indices=tuple(idx), frame_times=tuple(ts),
-                                      started_at=started, ended_at=ended))
+                                      started_at=started, ended_at=ended), ctx)
             it.last_status = status.value
             self.s.failed_attempts[status.value] += 1
             if decision is Decision.RETRY and it.attempts < self.max_attempts:
@@ -328,7 +424,31 @@ class _Executor:
         return retry
 
 
-def _validate(planned: Sequence[Any], adapters: Mapping[str, ModelAdapter], max_attempts: int) -> None:
+def _leaves(group: BaseExceptionGroup) -> list[BaseException]:  # type: ignore[type-arg]
+    out: list[BaseException] = []
+    for e in group.exceptions:
+        out.extend(_leaves(e) if isinstance(e, BaseExceptionGroup) else [e])
+    return out
+
+
+def _composite_error(error: BaseException | None) -> BaseException | None:
+    """A composite's stages run concurrently (a TaskGroup) fail as a group: take the stage failure inside.
+
+    A group of ``ModelCallError``s (and interruptions) is the first that stops the run, else the first;
+    a group of interruptions only is an interruption; anything else stays what it is (unclassified).
+    """
+    if not isinstance(error, BaseExceptionGroup):
+        return error
+    leaves = _leaves(error)
+    if not all(isinstance(e, ModelCallError | StageInterrupted) for e in leaves):
+        return error
+    calls = [e for e in leaves if isinstance(e, ModelCallError)]
+    if calls:
+        return next((e for e in calls if e.kind in STOPS_RUN), calls[0])
+    return leaves[0] if leaves else error
+
+
+def _validate(planned: Sequence[Any], adapters: Mapping[str, AnyAdapter], max_attempts: int) -> None:
     if not isinstance(max_attempts, int) or max_attempts < 1:
         raise ConfigError(f"max_attempts must be an integer >= 1, got {max_attempts!r}")
     seen: set[str] = set()
@@ -352,19 +472,27 @@ def _validate(planned: Sequence[Any], adapters: Mapping[str, ModelAdapter], max_
         caps = a.capabilities
         if caps.concurrency < 1 or caps.batch_size < 1:
             raise ConfigError(f"adapter {label}: concurrency and batch_size must be >= 1")
-        if caps.batch_size > 1 and not callable(getattr(a, "generate_batch", None)):
+        if is_composite(a):
+            if caps.batch_size != 1:
+                raise ConfigError(f"composite model {label}: batch_size must be 1 (its stages are the calls)")
+        elif not callable(getattr(a, "generate", None)):
+            raise ConfigError(f"adapter {label} has no generate(); a composite model must be marked "
+                              f"composite = True and have run(request, call)")
+        elif caps.batch_size > 1 and not callable(getattr(a, "generate_batch", None)):
             raise ConfigError(f"adapter {label} declares batch_size {caps.batch_size} but has no generate_batch")
 
 
-async def run_trials(planned: Sequence[Planned], adapters: Mapping[str, ModelAdapter], store: RunStore,
+async def run_trials(planned: Sequence[Planned], adapters: Mapping[str, AnyAdapter], store: RunStore,
                      prepare: Callable[[Any], Request], *, max_attempts: int = 3, budget: Budget | None = None,
                      on_progress: Callable[[ProgressEvent], Any] | None = None,
                      retry_policy: RetryPolicy | None = None, clock: Clock | None = None) -> RunSummary:
     """Call every planned trial not yet ok in ``store``; return what this session did.
 
-    ``adapters`` maps ``trial.model.label`` to an adapter; ``prepare(planned) -> Request`` runs in a
-    worker thread. Raises ``PrepareError`` / ``AdapterError`` (with ``.summary``) when the run had
-    to stop on a bug or bad input, after storing every call that was in flight.
+    ``adapters`` maps ``trial.model.label`` to an adapter or a composite model (``is_composite``);
+    ``prepare(planned) -> Request`` runs in a worker thread. Raises ``PrepareError`` /
+    ``AdapterError`` (with ``.summary``) when the run had to stop on a bug or bad input, after
+    storing every call that was in flight. Progress events of kind ``stage`` report each stage
+    call of a composite as it ends.
     """
     planned = list(planned)
     _validate(planned, adapters, max_attempts)
@@ -378,15 +506,17 @@ async def run_trials(planned: Sequence[Planned], adapters: Mapping[str, ModelAda
     prior = store.summary()
     tracker = BudgetTracker(budget, spent_tokens=prior.tokens, spent_cost_usd=prior.cost_usd)
     state = _State(total=len(todo), skipped=len(already_ok) + len(exhausted))
+    semaphores: dict[int, asyncio.Semaphore] = {}  # one concurrency gate per adapter object
     ex = _Executor(store, prepare, max_attempts, tracker, retry_policy or RetryPolicy(), clock or SystemClock(),
-                   on_progress, state)
+                   on_progress, state, semaphores)
 
     lanes: list[_Lane] = []
     for label, adapter in adapters.items():
         items = deque(_Item(p, p.id, counts.get(p.id, 0)) for p in todo if p.trial.model.label == label)
         if items:
             caps = adapter.capabilities
-            lanes.append(_Lane(label, adapter, items, asyncio.Semaphore(caps.concurrency), caps.batch_size))
+            sem = semaphores.setdefault(id(adapter), asyncio.Semaphore(caps.concurrency))
+            lanes.append(_Lane(label, adapter, items, sem, caps.batch_size, composite=is_composite(adapter)))
     ex.emit("start")
     workers = [asyncio.create_task(ex.worker(lane), name=f"vidaudit-{lane.label}-{i}")
                for lane in lanes
@@ -402,7 +532,10 @@ async def run_trials(planned: Sequence[Planned], adapters: Mapping[str, ModelAda
                          failed_attempts=dict(state.failed_attempts), not_run=len(todo) - state.called,
                          cost_usd=state.cost_usd, tokens=state.tokens, stop_reason=state.stop_reason,
                          stop_message=state.stop_message)
-    ex.emit("end", summary.describe())
+    described = summary.describe()
+    if any(lane.composite for lane in lanes):
+        described += f"; composite stages: {state.stage_calls} calls, {state.stage_hits} cached"
+    ex.emit("end", described)
     if state.fatal is not None:
         cls = {StopReason.PREPARE_ERROR: PrepareError, StopReason.ADAPTER_ERROR: AdapterError}.get(
             state.stop_reason, RunAborted)
