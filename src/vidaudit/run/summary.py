@@ -24,7 +24,7 @@ class ProgressEvent:
     attempts); ``errors`` failed attempts; cost and tokens are this session's.
     """
 
-    kind: str            # "start" | "attempt" | "stop" | "end"
+    kind: str            # "start" | "attempt" | "stage" (a composite's stage call) | "stop" | "end"
     total: int
     done: int
     ok: int
