@@ -90,3 +90,26 @@ def test_wrong_suite_for_the_data_is_refused(toy_run: Path) -> None:
              "--out", str(toy_run / "wrong"), cwd=toy_run)
     assert r.returncode == 2
     assert "vidaudit run toy" in " ".join(r.stderr.split())
+
+
+def test_a_composite_model_from_a_plugin_runs_through_the_cli(toy_run: Path) -> None:
+    """Each stage is a stored call; a resumed run repeats none; the final answer is scored."""
+    from vidaudit.run.store import RunStore
+
+    run = toy_run / "composite"
+    args = ("run", "toy", "--data", str(toy_run / "data"), "--model", "toy-judge", "--condition", "frames@2",
+            "--out", str(run))
+    r = _cli(*args, cwd=toy_run)
+    assert r.returncode == 0, r.stdout + r.stderr
+    with RunStore(run, readonly=True) as store:
+        calls = store.stage_calls()
+        assert sorted({c.stage for c in calls}) == ["answer", "judge"] and len(calls) == 12
+        before = len(calls)
+    r = _cli(*args, cwd=toy_run)
+    assert r.returncode == 0, r.stdout + r.stderr
+    with RunStore(run, readonly=True) as store:
+        assert len(store.stage_calls()) == before
+    r = _cli("score", str(run), cwd=toy_run)
+    assert r.returncode == 0, r.stdout + r.stderr
+    records = [ScoreRecord.model_validate_json(x) for x in (run / "scores.jsonl").read_text().splitlines()]
+    assert len(records) == 6 and all(x.correct for x in records)  # the judge's boxed answer is the last one

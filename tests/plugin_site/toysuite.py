@@ -103,3 +103,36 @@ class ToySuite(Suite):
 
 
 SUITE = ToySuite()
+
+
+class JudgedChance:
+    """A composite model from the plugin: a chance answer, then the oracle as a judge who overrules it.
+
+    Two stage calls per sample, each stored and cached by content by the executor.
+    """
+
+    composite = True
+    needs_samples = True
+    needs_suite = True
+
+    def __init__(self, spec, *, samples=None, suite=None, **_: object) -> None:
+        from vidaudit.core.types import ModelSpec
+        from vidaudit.models.base import Capabilities
+        from vidaudit.models.factory import make_adapter
+
+        self.spec = spec
+        self.capabilities = Capabilities(native_video=True, concurrency=2, local=True, synthetic=True)
+        self.answerer = make_adapter(ModelSpec.parse("chance"), samples=samples, suite=suite)
+        self.judge = make_adapter(ModelSpec.parse("oracle"), samples=samples, suite=suite)
+
+    async def run(self, request, call):
+        from vidaudit.models.base import combine_stages
+
+        first = await call("answer", self.answerer, request)
+        verdict = await call("judge", self.judge, request)
+        overruled = first.text.replace("\\boxed", "")
+        return combine_stages(f"first said {overruled}; judge: {verdict.text}", [first, verdict])
+
+    async def aclose(self) -> None:
+        await self.answerer.aclose()
+        await self.judge.aclose()
