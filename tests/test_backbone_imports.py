@@ -49,3 +49,21 @@ def test_report_package_knows_no_suite() -> None:
     bad = [f"{p.relative_to(SRC)}: {m}" for p in (SRC / "report").rglob("*.py") for m in _imports(p)
            if m.startswith("vidaudit.suites")]
     assert not bad, bad
+
+
+def test_schema_command_prints_the_report_and_record_schemas() -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from vidaudit.cli import app
+    from vidaudit.report.model import Report
+    from vidaudit.score.records import ScoreRecord
+
+    runner = CliRunner()
+    for what, model in (("report", Report), ("score", ScoreRecord)):
+        r = runner.invoke(app, ["schema", what])
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.stdout) == json.loads(json.dumps(model.model_json_schema()))
+    r = runner.invoke(app, ["schema", "nope"])
+    assert r.exit_code == 2 and "choose report or score" in r.output
