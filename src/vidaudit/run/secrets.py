@@ -59,3 +59,50 @@ def check_no_secrets(obj: Any, what: str, environ: Mapping[str, str] | None = No
                     f"refusing to write {what}: field {where or '<value>'!r} contains the value of the "
                     f"environment variable {name}. Secrets must never reach a store, log or report; find "
                     f"where that value entered the data (an error message, a base_url, a prompt) and remove it")
+
+
+def redact_text(text: str, environ: Mapping[str, str] | None = None) -> tuple[str, list[str]]:
+    """``text`` with every secret's value replaced by ``[REDACTED:NAME]``, and the names redacted."""
+    names = []
+    for name, value in sorted(env_secrets(environ).items(), key=lambda kv: -len(kv[1])):
+        if value in text:
+            text = text.replace(value, f"[REDACTED:{name}]")
+            names.append(name)
+    return text, names
+
+
+def _redact_any(obj: Any) -> Any:
+    if isinstance(obj, str):
+        return redact_text(obj)[0]
+    if isinstance(obj, Mapping):
+        return {k: _redact_any(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return type(obj)(_redact_any(v) for v in obj)
+    return obj
+
+
+def redact_model_output(record: Any) -> Any:
+    """A stored call (an ``Attempt`` or a stage call) with secrets cut out of what a model or server wrote.
+
+    A model that echoes the API key in its answer must not stop the run (the trial could never
+    finish): the value is replaced by ``[REDACTED:NAME]`` in the response text, the error message
+    and a stage call's request fingerprint, and that marker is what a reader sees. Anything else that
+    still holds a secret (a trial, a config) is refused by ``check_no_secrets``.
+    """
+    if not env_secrets():
+        return record
+    update: dict[str, Any] = {}
+    response = getattr(record, "response", None)
+    if response is not None:
+        text, names = redact_text(response.text)
+        if names:
+            update["response"] = response.model_copy(update={"text": text})
+    message = getattr(record, "error_message", None)
+    if message:
+        text, names = redact_text(message)
+        if names:
+            update["error_message"] = text
+    request = getattr(record, "request", None)
+    if isinstance(request, Mapping):
+        update["request"] = _redact_any(dict(request))
+    return record.model_copy(update=update) if update else record

@@ -68,7 +68,7 @@ from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import canonical_json
 from vidaudit.core.types import Attempt, ErrorKind, ModelSpec, Response, Status, Trial, Usage
 from vidaudit.run.audit_log import LOG_NAME, AuditLog, AuditLogRead, read_audit_log
-from vidaudit.run.secrets import check_no_secrets
+from vidaudit.run.secrets import check_no_secrets, redact_model_output
 from vidaudit.run.stage_calls import StageCallRecord, StageRef
 
 DB_NAME = "store.sqlite"
@@ -490,6 +490,7 @@ class RunStore:
         counted as spend: its stage calls are).
         """
         self._require_writable()
+        attempt = redact_model_output(attempt)
         data = attempt.model_dump(mode="json")
         check_no_secrets(data, f"attempt {attempt.attempt} of trial {attempt.trial_id}")
         if attempt.status is Status.OK and attempt.response is None:
@@ -512,6 +513,7 @@ class RunStore:
     def append_stage_call(self, call: StageCallRecord) -> StageCallRecord:
         """Store one ended stage call (numbering it when ``attempt`` is 0), then fsync it to the log."""
         self._require_writable()
+        call = redact_model_output(call)
         check_no_secrets(call.model_dump(mode="json"), f"stage {call.stage!r} call of trial {call.trial_id}")
         if call.status is Status.OK and call.response is None:
             raise DataError(f"stage {call.stage!r} call of trial {call.trial_id} is ok but has no response")

@@ -1,0 +1,70 @@
+"""Run-level promises under hostile or careless use, with real processes and a real local server:
+a key echoed by a model is redacted (the run finishes), and a second run on the same dir refuses."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from httpfake import FakeServer, Recorded, Reply
+from vidaudit.run.store import RunStore
+
+SECRET = "sk-test-ECHOED-0123456789abcdef"
+
+
+def _echo(rec: Recorded, delay_s: float = 0.3) -> Reply:
+    body = rec.json()
+    return Reply(json={"id": "c", "object": "chat.completion", "created": 0, "model": body["model"],
+                       "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                           "role": "assistant", "content": f"your key is {SECRET}. t=1.0s \\boxed{{1}}"}}],
+                       "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}, delay_s=delay_s)
+
+
+def _cmd(data: Path, url: str, out: Path, limit: int) -> list[str]:
+    return [sys.executable, "-m", "vidaudit.cli", "run", "counting", "--data", str(data), "--model",
+            f"openai:fake@{url}/v1", "--condition", "frames@1", "--limit", str(limit), "--out", str(out)]
+
+
+def test_a_model_that_echoes_the_key_is_redacted_and_the_run_finishes(smoke_dir: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "OPENAI_API_KEY": SECRET}
+    run = tmp_path / "run"
+    with FakeServer() as srv:
+        srv.script("POST", "/v1/chat/completions", default=_echo)
+        r = subprocess.run(_cmd(smoke_dir, srv.url, run, 3), env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    with RunStore(run, readonly=True) as store:
+        assert len(store.ok_trial_ids()) == 3
+        texts = [a.response.text for _, a in store.results() if a and a.response]
+    assert texts and all("[REDACTED:OPENAI_API_KEY]" in t for t in texts)
+    for f in run.rglob("*"):
+        if f.is_file():
+            assert SECRET.encode() not in f.read_bytes(), f
+    assert SECRET not in r.stdout + r.stderr
+
+
+def test_a_second_run_on_the_same_dir_refuses_before_any_call(smoke_dir: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-echoed-000000000"}
+    run = tmp_path / "run"
+    with FakeServer() as srv:
+        srv.script("POST", "/v1/chat/completions", default=lambda rec: _echo(rec, 8.0))  # slow: still running
+        first = subprocess.Popen(_cmd(smoke_dir, srv.url, run, 6), env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT)
+        deadline = time.time() + 60
+        while time.time() < deadline and not srv.requests:  # the first run holds the lock and is calling
+            time.sleep(0.05)
+        assert srv.requests, "the first run never called the server"
+        n_before = len(srv.requests)
+        t0 = time.time()
+        second = subprocess.run(_cmd(smoke_dir, srv.url, run, 6), env=env, capture_output=True, text=True,
+                                timeout=60)
+        assert second.returncode == 2, second.stdout + second.stderr
+        assert f"in use by process {first.pid}" in " ".join(second.stderr.split())
+        assert time.time() - t0 < 30
+        out = first.communicate(timeout=120)[0].decode()
+        assert first.returncode == 0, out
+        assert len(srv.requests) == 6 >= n_before  # every call is the first run's, once each
+    with RunStore(run, readonly=True) as store:
+        assert len(store.ok_trial_ids()) == 6 and sum(store.attempt_counts().values()) == 6
