@@ -68,3 +68,35 @@ def test_a_second_run_on_the_same_dir_refuses_before_any_call(smoke_dir: Path, t
         assert len(srv.requests) == 6 >= n_before  # every call is the first run's, once each
     with RunStore(run, readonly=True) as store:
         assert len(store.ok_trial_ids()) == 6 and sum(store.attempt_counts().values()) == 6
+
+
+def test_a_regenerated_dataset_is_never_scored_silently(smoke_dir: Path, tmp_path: Path) -> None:
+    """The issue's case: the oracle's run, then the data changes (here: an answer edited, the videos kept);
+    report refuses naming the samples, --allow-changed scores and names them, a resume refuses."""
+    import json
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from vidaudit.cli import app
+
+    runner = CliRunner()
+    data = tmp_path / "data"
+    shutil.copytree(smoke_dir, data, ignore=shutil.ignore_patterns("*.partial.jsonl"))
+    run = tmp_path / "run"
+    args = ["run", "counting", "--data", str(data), "--model", "oracle", "--condition", "frames@1", "--out", str(run)]
+    assert runner.invoke(app, args).exit_code == 0
+    lines = (data / "manifest.jsonl").read_text().splitlines()
+    row = json.loads(lines[4])
+    row["question"] = row["question"] + " (edited)"
+    lines[4] = json.dumps(row)
+    (data / "manifest.jsonl").write_text("\n".join(lines) + "\n")
+    r = runner.invoke(app, ["report", str(run)])
+    assert r.exit_code == 2 and row["sample_id"] in r.output and "--allow-changed" in " ".join(r.output.split())
+    assert not (run / "report").exists()
+    r = runner.invoke(app, ["report", str(run), "--allow-changed"])
+    assert r.exit_code == 0, r.output
+    rep = json.loads((run / "report" / "report.json").read_text())
+    assert any(row["sample_id"] in n and "changed" in n for n in rep["notes"])
+    r = runner.invoke(app, args)
+    assert r.exit_code == 2 and "changed since this run dir was started" in " ".join(r.output.split())

@@ -6,8 +6,9 @@ never-attempted ones included (status ``api_error`` / ``refused`` / ``timeout`` 
 ``correct`` None), so that every denominator keeps them.
 
 A stored trial is scored only against the sample it ran on: when the dataset now holds a different
-video (sha256), the stage refuses, naming the trials, unless ``allow_changed`` re-plans them against
-the current data (they are then reported as changed).
+video, question, answer or trace than the run's snapshot (``RUN/samples.jsonl``; for runs without
+one, the video sha256 each trial recorded), the stage refuses, naming the samples, unless
+``allow_changed`` scores them against the current data (they are then named in the report).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from vidaudit.core.hashing import sha256_json
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite, resolve
 from vidaudit.core.types import Sample
+from vidaudit.run.snapshot import changed_samples, read_snapshot
 from vidaudit.score.records import ScoreRecord
 from vidaudit.suites.base import Suite
 
@@ -78,14 +80,17 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
                  data_dir=Path(rc.data_dir))
     roles: dict[str, str] = {}
     changed: list[str] = []
+    snapshot = read_snapshot(run_dir)
     with RunStore(run_dir, readonly=True) as store:
-        for row, att in store.results():
+        rows = list(store.results())
+        differ = set(changed_samples(snapshot, samples, (r.sample_id for r, _ in rows))) if snapshot else set()
+        for row, att in rows:
             s = samples.get(row.sample_id)
             if s is None:
                 raise DataError(f"run {run_dir} has a trial for {row.sample_id!r}, which {rc.data_dir} lacks; point "
                                 "the run at its dataset or regenerate the missing samples")
-            if row.trial.video_sha256 is not None and s.video.sha256 is not None \
-                    and row.trial.video_sha256 != s.video.sha256:
+            if row.sample_id in differ or (row.trial.video_sha256 is not None and s.video.sha256 is not None
+                                           and row.trial.video_sha256 != s.video.sha256):
                 changed.append(row.sample_id)
                 if not allow_changed:
                     continue
@@ -105,10 +110,10 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
                 "adapter_options": dict(row.trial.adapter_options)})
     if changed and not allow_changed:
         uniq = sorted(set(changed))
-        raise DataError(f"{len(uniq)} sample(s) of run {run_dir} now have a different video in {rc.data_dir} than "
-                        f"the one their trials ran on (e.g. {', '.join(uniq[:5])}); the dataset was regenerated or "
-                        "edited. Point the run at its original data, or pass --allow-changed to score the current "
-                        "data anyway (those trials are named in the report)")
+        raise DataError(f"{len(uniq)} sample(s) of run {run_dir} changed in {rc.data_dir} since their trials ran "
+                        f"(video, question, answer or trace; e.g. {', '.join(uniq[:5])}): the dataset was "
+                        "regenerated or edited. Point the run at its original data, or pass --allow-changed to "
+                        "score the current data anyway (those trials are named in the report)")
     out.changed = sorted(set(changed))
     return out
 
