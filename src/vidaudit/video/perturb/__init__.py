@@ -11,15 +11,16 @@ frame-by-frame map). See ``docs/perturbations.md`` for every op.
 - ``perturb_command(...)``: the ``vidaudit perturb`` command.
 """
 
+from vidaudit.video.perturb.base import Plan, SourceInfo
 from vidaudit.video.perturb.cache import cache_paths, cached, cached_chain, lookup
 from vidaudit.video.perturb.cli import ops_help, parse_sets, perturb_command, summary_lines
 from vidaudit.video.perturb.engine import (ENGINE_VERSION, PerturbMeta, PerturbResult, apply, cache_key, meta_json,
-                                           preview)
+                                           plan_for, preview)
 from vidaudit.video.perturb.integration import check_strip_coverage
 from vidaudit.video.perturb.registry import canonical_spec, describe_params, get_op, op_names, resolve
 
 __all__ = [
-    "ENGINE_VERSION", "PerturbMeta", "PerturbResult", "apply", "cache_key", "cache_paths", "cached",
+    "ENGINE_VERSION", "PerturbMeta", "PerturbResult", "Plan", "SourceInfo", "apply", "cache_key", "cache_paths", "cached",
     "cached_chain", "canonical_spec", "check_strip_coverage", "describe_params", "get_op", "lookup", "meta_json",
-    "op_names", "ops_help", "parse_sets", "perturb_command", "preview", "resolve", "summary_lines",
+    "op_names", "ops_help", "parse_sets", "plan_for", "perturb_command", "preview", "resolve", "summary_lines",
 ]

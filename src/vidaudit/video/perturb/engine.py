@@ -141,6 +141,13 @@ def _plan(op: Op, p: Params, src: SourceInfo, second: SourceInfo | None, seed: i
     return plan
 
 
+def plan_for(spec: PerturbationSpec | dict[str, Any], src: SourceInfo, *, seed: int = 0,
+             second: SourceInfo | None = None) -> Plan:
+    """The plan (map and info) of ``spec`` on a source known by its facts alone: no file is read."""
+    op, p = resolve(spec)
+    return _plan(op, p, src, second, _check_seed(seed))
+
+
 def preview(source: str | Path, spec: PerturbationSpec | dict[str, Any], *, seed: int = 0,
             second_source: str | Path | None = None) -> dict[str, Any]:
     """The metadata ``apply`` would record (op, params, frame count, rate, map, info), without rendering:

@@ -152,6 +152,10 @@ class StripMask(Op):
         delta, sets = coverage_sets(p.S, p.v, p.delta, rng)
         n_sets = len(sets)
         n_out = src.n_frames * p.k
+        if n_out < n_sets:
+            raise ConfigError(f"{self.name}: {src.n_frames} source frames x k={p.k} give {n_out} masked frames, fewer "
+                              f"than the {n_sets} coverage sets, so some strips would never be shown; need at least "
+                              f"{math.ceil(n_sets / p.k)} source frames, a larger k or a larger v")
         set_index = [o % n_sets for o in range(n_out)]
         info = {
             "S": p.S, "v": p.v, "k": p.k, "delta": delta, "orientation": p.orientation, "n_sets": n_sets,
