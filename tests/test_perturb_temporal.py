@@ -203,6 +203,25 @@ def test_reader_reverses_with_one_decode_per_frame_and_a_bounded_window(tmp_path
     assert sum(1 for _ in rep) == 152 and rep.decoded == 38 and rep.peak_held == 1
 
 
+@settings(max_examples=15, deadline=None)
+@given(order=st.lists(st.integers(0, 37), min_size=1, max_size=120), budget=st.integers(2, 12))
+def test_recycled_buffers_never_hand_out_a_stale_frame(gop_video: Path, order: list[int], budget: int) -> None:
+    r = PlannedReader(open_source(gop_video), order, budget_bytes=64 * 48 * 3 * budget)
+    got = [int(round((f[12:36, 8:24].mean() - 20) / 6)) for f in r]     # read each frame when it is handed out
+    assert got == order
+    assert r.peak_held <= budget and r.allocated <= budget + 2           # buffers are reused, not made per frame
+
+
+@pytest.fixture(scope="module")
+def gop_video(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("gop") / "gop8.mp4"
+    with VideoWriter(path, 10.0, 64, 48, options={"preset": "ultrafast", "qp": "18", "threads": "1", "bframes": "0",
+                                                  "g": "8"}) as w:
+        for i in range(38):
+            w.write(frame_pixels(i))
+    return path
+
+
 def test_frame_counts_are_read_back_from_the_file(src: Path, tmp_path: Path) -> None:
     r = apply(src, spec("speed", factor=0.5), tmp_path / "slow.mp4")
     info_back = probe(r.video)
