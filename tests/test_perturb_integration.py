@@ -183,7 +183,8 @@ def test_mosaic_quadrants_tile_the_source(tmp_path: Path) -> None:
     f = next(iter_frames(tiled.video)).astype(int)
     x0, y0, x1, y1 = boxes[3]                                   # cell 3 holds mosaic frame 3 shrunk: lit bottom-right
     cell = f[y0:y1, x0:x1]
-    assert cell[: cell.shape[0] // 2 - 1].max() < 40 and cell[cell.shape[0] // 2 + 1:, cell.shape[1] // 2 + 1:].mean() > 20
+    ch, cw = cell.shape[0] // 2, cell.shape[1] // 2
+    assert cell[:ch - 1].max() < 40 and cell[ch + 1:, cw + 1:].mean() > 20
 
 
 def test_mosaic_of_a_video_takes_its_middle_frame(tmp_path: Path) -> None:

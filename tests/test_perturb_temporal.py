@@ -222,6 +222,32 @@ def gop_video(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+def test_odd_sized_non_420_sources_are_cropped_and_read_correctly(tmp_path: Path) -> None:
+    """A 66x49 yuv444p source: decoded through the generic path, cropped to 66x48 (recorded), streamed."""
+    import av
+
+    path = tmp_path / "odd.mp4"
+    with av.open(str(path), "w") as c:
+        st_ = c.add_stream("libx264", rate=10)
+        st_.width, st_.height, st_.pix_fmt = 66, 49, "yuv444p"
+        st_.options = {"qp": "18", "g": "8", "bframes": "0", "threads": "1"}
+        for i in range(20):
+            img = np.zeros((49, 66, 3), np.uint8)
+            img[:, :33] = 20 + 6 * i
+            for pkt in st_.encode(av.VideoFrame.from_ndarray(img, format="rgb24")):
+                c.mux(pkt)
+        for pkt in st_.encode():
+            c.mux(pkt)
+    s = open_source(path)
+    assert (s.width, s.height, s.crop) == (66, 48, (0, 1))
+    r = PlannedReader(s, list(range(19, -1, -1)) * 2, budget_bytes=66 * 48 * 3 * 3)
+    assert [int(round((f[12:36, 8:24].mean() - 20) / 6)) for f in r] == list(range(19, -1, -1)) * 2
+    assert r._pool == [] and r.allocated == 0                       # nothing pooled from the generic path
+    out = apply(path, spec("reverse"), tmp_path / "rev.mp4")
+    assert (out.meta.width, out.meta.height) == (66, 48) and out.meta.source["crop_px"] == [0, 1]
+    assert decoded_ids(out.video) == list(range(19, -1, -1))
+
+
 def test_frame_counts_are_read_back_from_the_file(src: Path, tmp_path: Path) -> None:
     r = apply(src, spec("speed", factor=0.5), tmp_path / "slow.mp4")
     info_back = probe(r.video)

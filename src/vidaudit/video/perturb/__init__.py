@@ -20,7 +20,8 @@ from vidaudit.video.perturb.integration import check_strip_coverage
 from vidaudit.video.perturb.registry import canonical_spec, describe_params, get_op, op_names, resolve
 
 __all__ = [
-    "ENGINE_VERSION", "PerturbMeta", "PerturbResult", "Plan", "SourceInfo", "apply", "cache_key", "cache_paths", "cached",
+    "ENGINE_VERSION", "PerturbMeta", "PerturbResult", "Plan", "SourceInfo", "apply", "cache_key", "cache_paths",
+    "cached",
     "cached_chain", "canonical_spec", "check_strip_coverage", "describe_params", "get_op", "lookup", "meta_json",
     "op_names", "ops_help", "parse_sets", "plan_for", "perturb_command", "preview", "resolve", "summary_lines",
 ]

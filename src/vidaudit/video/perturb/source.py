@@ -117,6 +117,7 @@ class PlannedReader:
         self._seekable = False
         self._pool: list[np.ndarray] = []             # free RGB buffers of the decoded size
         self._current: np.ndarray | None = None       # the frame handed out last (not free until the next step)
+        self._owned: set[int] = set()                 # ids of the buffers this reader made (only they are pooled)
 
     # ------------------------------------------------------------------ index and decoding
 
@@ -195,6 +196,7 @@ class PlannedReader:
                 rgb = self._pool.pop()
             else:
                 rgb = np.empty((self.src.height, self.src.width, 3), np.uint8)
+                self._owned.add(id(rgb))
                 self.allocated += 1
             rgb.setflags(write=True)
             cv2.cvtColor(frame.to_ndarray(format="yuv420p"), cv2.COLOR_YUV2RGB_I420, dst=rgb)  # = io.to_rgb
@@ -206,7 +208,8 @@ class PlannedReader:
         return j, rgb
 
     def _release(self, arr: np.ndarray) -> None:
-        if arr is not self._current and arr.shape == (self.src.height, self.src.width, 3) and arr.base is None:
+        """Back to the pool, if the fast path made it and nobody is handed it (fallback frames are dropped)."""
+        if arr is not self._current and id(arr) in self._owned:
             self._pool.append(arr)
 
     # ------------------------------------------------------------------ the cache
@@ -250,7 +253,7 @@ class PlannedReader:
                 self._open()                     # a seek landed past the frame: start over from the top
                 restarted = True
                 continue
-            nxt = self._next_use(j, pos)
+            nxt = self._next_use(j, pos) if j not in self._cache else None   # already held: keep that copy
             if nxt is not None:
                 self._keep(j, f, nxt)
             else:
@@ -286,6 +289,7 @@ class PlannedReader:
         self._cache.clear()
         self._heap.clear()
         self._pool.clear()
+        self._owned.clear()
         self._current = None
 
 
