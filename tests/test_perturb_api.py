@@ -223,3 +223,26 @@ def test_preview_equals_what_apply_records(videos: tuple[Path, Path], tmp_path: 
     assert (pv["map"], pv["info"], pv["n_frames"], pv["params"]) == (r.meta.map, r.meta.info, r.meta.n_frames,
                                                                       r.meta.params)
     assert not list(tmp_path.glob("*.part*"))
+
+
+def test_vidaudit_perturb_command(tmp_path: Path) -> None:
+    """The CLI: writes DST.mp4 and DST.json; --list names the ops; a bad op exits 2 naming it."""
+    import json
+
+    import numpy as np
+    from typer.testing import CliRunner
+
+    from vidaudit.cli import app
+    from vidaudit.video.io import write_video
+
+    src = tmp_path / "src.mp4"
+    frames = [np.full((48, 64, 3), 10 * i, np.uint8) for i in range(12)]
+    write_video(src, frames, 12.0, 64, 48)
+    runner = CliRunner()
+    r = runner.invoke(app, ["perturb", str(src), "--op", "reverse", "--out", str(tmp_path / "r.mp4")])
+    assert r.exit_code == 0, r.output
+    meta = json.loads((tmp_path / "r.json").read_text())
+    assert meta["op"] == "reverse" and meta["map"]["source_frame"] == list(range(11, -1, -1))
+    assert "strip_mask" in runner.invoke(app, ["perturb", "--list"]).stdout
+    r = runner.invoke(app, ["perturb", str(src), "--op", "melt", "--out", str(tmp_path / "m.mp4")])
+    assert r.exit_code == 2 and "melt" in r.output and not (tmp_path / "m.mp4").exists()

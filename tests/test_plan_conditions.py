@@ -219,3 +219,13 @@ def test_written_files_honour_the_umask(tmp_path: Path) -> None:
         assert (tmp_path / "b.json").stat().st_mode & 0o777 == 0o600
     finally:
         os.umask(old)
+
+
+@given(mult=st.integers(1, 8), k=st.sampled_from([1, 2, 4, 6, 12, 24, 30]))
+def test_frames_at_a_divisor_rate_take_an_exact_stride(mult: int, k: int) -> None:
+    """frames@K of a clip whose fps is a multiple of K takes every (fps/K)-th frame, exactly."""
+    from vidaudit.video.sampling import at_fps
+
+    fps = float(k * mult)
+    sel = at_fps(int(fps * 10), fps, float(k))
+    assert list(sel.indices) == [mult * j for j in range(10 * k)]

@@ -117,6 +117,32 @@ def run(
         raise typer.Exit(1)
 
 
+@app.command()
+@friendly_errors
+def perturb(
+    source: Path = typer.Argument(None, help="The video to perturb."),
+    op: str = typer.Option(None, "--op", help="The perturbation (see --list)."),
+    sets: list[str] = typer.Option([], "--set", help="KEY=VALUE parameter of the op; repeat."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the op's random choices."),
+    out: Path = typer.Option(None, "--out", help="Output video (its metadata goes beside it as .json)."),
+    second: Path = typer.Option(None, "--second", help="A second video (scene_mix, unrelated)."),
+    list_ops: bool = typer.Option(False, "--list", help="List every op with its parameters and exit."),
+) -> None:
+    """Apply one perturbation to any video: writes OUT.mp4 and OUT.json (what each output frame is)."""
+    from vidaudit.core.errors import ConfigError
+    from vidaudit.video.perturb.cli import ops_help, perturb_command, summary_lines
+
+    if list_ops:
+        typer.echo(ops_help())
+        return
+    if source is None or op is None or out is None:
+        raise ConfigError("vidaudit perturb needs SOURCE, --op and --out (or --list to see the ops)")
+    with console.status(f"perturbing {source.name} ({op})"):
+        res = perturb_command(source, op, list(sets), seed, out, second=second)
+    for line in summary_lines(res):
+        console.print(line, highlight=False, markup=False)
+
+
 _ALLOW_CHANGED = typer.Option(False, "--allow-changed",
                               help="Score trials whose video changed since they ran against the current data.")
 

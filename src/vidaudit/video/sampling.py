@@ -42,8 +42,11 @@ def at_fps(n_frames: int, fps: float, k: float) -> FrameSelection:
         raise ConfigError(f"sampling rate must be positive, got {k}")
     duration = n_frames / fps
     count = max(1, int(math.ceil(duration * k - _EPS)))
+    # the frame is chosen from the exact time j / K; only the logged time is rounded (rounding first
+    # made frames@24 of a 120 fps clip take frames 0, 5, 9, 15, ...)
+    indices = tuple(frame_on_screen(j / k, fps, n_frames) for j in range(count))
     times = tuple(round(j / k, 6) for j in range(count))
-    return FrameSelection(tuple(frame_on_screen(t, fps, n_frames) for t in times), times, f"fps={k:g}")
+    return FrameSelection(indices, times, f"fps={k:g}")
 
 
 @functools.lru_cache(maxsize=1024)
