@@ -300,3 +300,82 @@ def test_flag_finish_round_trip() -> None:
     assert eh.split_finish(f) == ("length", ["input_tokens", "output_tokens"])
     assert eh.split_finish(eh.flag_finish(None, ["output_tokens"])) == (None, ["output_tokens"])
     assert eh.split_finish(None) == (None, []) and eh.split_finish("stop") == ("stop", [])
+
+
+# --------------------------------------------------------------------------- budget estimates for self-hosted servers
+
+
+@pytest.mark.parametrize("condition", ["native", "frames@1", "keyframes"])
+def test_self_hosted_endpoints_estimate_tokens_not_zero(env, condition: str) -> None:
+    """A --max-tokens budget over a vLLM/SGLang server reserves real token estimates (only the cost is 0)."""
+    from vidaudit.core.registry import get_suite
+    from vidaudit.core.types import Event, Sample, Trace, VideoRef
+    from vidaudit.run.plan import parse_condition, plan
+    from vidaudit.run.session import _estimate
+
+    sample = Sample(sample_id="s", suite="counting",
+                    params={"domain": "blinking", "n_events": 1, "frequency_hz": 1.0, "seed": 0},
+                    question="How many?", answer=1, trace=Trace(events=(Event(t=1.0, frame=30, type="blink", count=1),)),
+                    video=VideoRef(path="v.mp4", sha256="0" * 64, fps=30, width=854, height=480, n_frames=720,
+                                   duration_s=24.0))
+    spec = ModelSpec.parse("openai:qwen@http://127.0.0.1:8000/v1", max_tokens=256)
+    adapter = OpenAIAdapter(spec)
+    (planned,) = plan([sample], [parse_condition(condition)], [spec], suite=get_suite("counting"),
+                      caps_by_model={spec.label: adapter.capabilities})
+    tokens, cost = _estimate(planned, adapter.capabilities)
+    assert adapter.capabilities.local and cost == 0.0
+    assert tokens > 256 + 100  # the image or video tokens, the prompt and the answer, not 0
+
+
+def _lying_run(tmp_path, usage: tuple[str, str]):
+    """20 trials against the real local server answering with ``usage``, under --max-tokens 3,000 with an
+    estimate of 1,000 tokens a call."""
+    from vidaudit.core.types import Condition, ImagePart, Trial
+    from vidaudit.run.budget import Budget
+    from vidaudit.run.executor import run_trials
+    from vidaudit.run.store import RunStore
+
+    @dataclass(frozen=True)
+    class Planned:
+        trial: Trial
+
+        @property
+        def id(self) -> str:
+            return self.trial.id
+
+    import numpy as np
+
+    with FakeServer() as s:
+        p = PROVIDERS["openai"]
+        s.script("POST", p.path, default=ok(p, usage=usage))
+        spec = ModelSpec.parse(f"openai:m@{s.url}/v1")
+        adapter = OpenAIAdapter(spec, concurrency=1)
+        planned = [Planned(Trial(sample_id=f"s{i:02d}", video_sha256=None, condition=Condition(), model=spec))
+                   for i in range(20)]
+
+        def prepare(pl: Planned) -> Request:
+            return Request(trial_id=pl.id, parts=(ImagePart(np.zeros((8, 8, 3), np.uint8), 0, 0.0), TextPart("q")),
+                           settings=GenerationSettings(max_tokens=MAX_TOKENS))
+
+        async def go(store: RunStore):  # type: ignore[no-untyped-def]
+            try:
+                return await run_trials(planned, {spec.label: adapter}, store, prepare,  # type: ignore[arg-type]
+                                        budget=Budget(max_tokens=3_000, estimate=lambda _: (1_000, 0.0)))
+            finally:
+                await adapter.aclose()
+
+        with RunStore(tmp_path) as store:
+            return asyncio.run(go(store)), len(s.requests), store.summary()
+
+
+def test_negative_usage_does_not_lower_what_a_run_spent(tmp_path, env) -> None:
+    summary, calls, stored = _lying_run(tmp_path, ("-1000000", "-5"))
+    assert calls >= 1 and summary.tokens >= 0 and stored.tokens >= 0
+
+
+@pytest.mark.xfail(strict=True, reason="run/executor.py (not this branch's file) settles a call with "
+                   "response_tokens(resp); it must call self.tracker.settle(resp, self.tracker.estimate(it.planned)) "
+                   "so that clamped or missing usage costs at least the estimate (vidaudit.run.budget.charge)")
+def test_lying_server_cannot_make_calls_free(tmp_path, env) -> None:
+    summary, calls, _ = _lying_run(tmp_path, ("-1000000", "-5"))
+    assert calls == 3  # 3,000 tokens at the 1,000-token estimate a call
