@@ -69,28 +69,20 @@ def box_bounds(text: str) -> list[tuple[int, int, int]]:
     stack (escaped ``\\{`` and ``\\}`` are not braces); only integers are kept, so time and memory
     are linear in the text whatever its nesting.
     """
-    opens = [m.end() - 1 for m in _BOXED_OPEN.finditer(text)]  # the position of each box's "{"
+    opens = [(m.start(), m.end()) for m in _BOXED_OPEN.finditer(text)]  # each box's start and its "{" + 1
     if not opens:
         return []
     # A brace's partner depends only on the text after it, so scanning starts at the first box, and
     # only at braces (a regex walks the rest of the text in C).
-    is_box = set(opens)
-    close_of: dict[int, int] = {}
+    close_of: dict[int, int] = {}  # every matched "{" -> its "}": at most one entry per brace
     stack: list[int] = []
-    for m in _BRACE.finditer(text, opens[0]):
+    for m in _BRACE.finditer(text, opens[0][1] - 1):
         tok = m.group()
         if tok == "{":
             stack.append(m.start())
         elif tok == "}" and stack:
-            o = stack.pop()
-            if o in is_box:
-                close_of[o] = m.start()
-    out = []
-    for m in _BOXED_OPEN.finditer(text):
-        brace = m.end() - 1
-        if brace in close_of:
-            out.append((m.start(), m.end(), close_of[brace] + 1))
-    return out
+            close_of[stack.pop()] = m.start()
+    return [(start, cs, close_of[cs - 1] + 1) for start, cs in opens if cs - 1 in close_of]
 
 
 def boxed_spans(text: str) -> list[tuple[int, int, str]]:
