@@ -279,7 +279,7 @@ def test_corrupt_manifest_line_is_a_data_error(data: Path, tmp_path: Path, line:
                      "--out", str(tmp_path / "run")]):
             r = runner.invoke(app, cmd)
             assert r.exit_code == 2, (cmd, r.output, r.exception)
-            assert "manifest.jsonl:3" in flat(r.output)
+            assert "manifest.jsonl:3" in "".join(r.output.split())  # rich may wrap after the colon
     else:
         assert len(load_samples(d)) == 2
 
@@ -289,7 +289,7 @@ def test_corrupt_dataset_json_is_a_data_error(data: Path, tmp_path: Path) -> Non
     for junk in (b"\xff\xfe", b"{", b"[" * 100_000, b"[1]"):
         (d / "dataset.json").write_bytes(junk)
         r = runner.invoke(app, ["verify", str(d)])
-        assert r.exit_code == 2 and "dataset.json" in flat(r.output), (junk[:5], r.output, r.exception)
+        assert r.exit_code == 2 and "dataset.json" in "".join(r.output.split()), (junk[:5], r.output, r.exception)
 
 
 def test_sample_with_nan_time_is_refused_by_verify(data: Path, tmp_path: Path) -> None:
