@@ -14,18 +14,26 @@ the minimum is the least disturbed figure):
    frames@16, cold (a fresh FrameCache) and warm (the same trial again on the warm cache).
    Goal: frames@16 warm < 0.3 s per trial.
 
+Each measurement is also made on a baseline, in the same process right after it, and the ratio
+baseline / current is printed (``--no-baseline`` skips them):
+
+1. the plan with frame selections recomputed for every trial (``at_fps``, ``uniform_count`` and
+   ``selection_sha256`` un-memoised: the code before they were memoised);
+2. requests with every frame JPEG-encoded on every request (the memo of read-only frames' JPEG bytes
+   in ``models.request_builder`` bypassed: the code before it).
+
 When a goal is missed (or with ``--profile``) the top cProfile entries of that measurement are printed.
 No model is called: the adapters only build requests, and their API keys are dummies set in this
 process's environment under a benchmark-only variable name (a real key in the environment is never read).
 
     python benchmarks/harness_overhead.py [--repeats 3] [--plan-repeats 2] [--model gemini:gemini-2.5-flash]
+                                          [--points domain:N:F,...] [--no-baseline] [--skip-plan] [--skip-prep]
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
-import functools
 import io
 import os
 import platform
@@ -34,17 +42,16 @@ import shutil
 import statistics
 import tempfile
 import time
-import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from vidaudit.core.errors import ConfigError
+from vidaudit.core.registry import get_suite
 from vidaudit.core.types import Condition, ModelSpec
+from vidaudit.models.base import Capabilities
 from vidaudit.models.openai_compat import OpenAIAdapter
 from vidaudit.run.plan import PlannedTrial, RequestBuilder, parse_condition, plan
 from vidaudit.run.session import dry_run_rows, prepare_run
@@ -104,51 +111,42 @@ def profile_top(fn: Callable[[], object], n: int = 15) -> str:
     return "\n".join(lines[start:]).rstrip()
 
 
-# -- prototypes of the suggested fixes (``--what-if``; patched in this process only, then restored) ---
+# -- baselines (patched in this process only, then restored) ----------------------------------------
 
 @contextmanager
-def memoised_at_fps() -> Iterator[None]:
-    """Fix 1: ``at_fps`` is a pure function of (n_frames, fps, k) returning a frozen FrameSelection, and the
-    paper's 2,190 clips share one (n_frames, fps), so ``select_frames`` can reuse one selection per rate."""
+def unmemoised_selection() -> Iterator[None]:
+    """Baseline 1: every trial's frame selection and its hash recomputed, as before ``at_fps``,
+    ``uniform_count`` and ``selection_sha256`` were memoised (``__wrapped__`` is the function itself)."""
     import vidaudit.run.plan as plan_mod
 
-    original = plan_mod.at_fps
-    plan_mod.at_fps = functools.lru_cache(maxsize=1024)(original)
+    saved = plan_mod.at_fps, plan_mod.uniform_count, plan_mod.selection_sha256
+    plan_mod.at_fps, plan_mod.uniform_count, plan_mod.selection_sha256 = (f.__wrapped__ for f in saved)
     try:
         yield
     finally:
-        plan_mod.at_fps = original
+        plan_mod.at_fps, plan_mod.uniform_count, plan_mod.selection_sha256 = saved
+
+
+class _NoMemo:
+    def get(self, key: int, quality: int) -> None:
+        return None
+
+    def put(self, image: Any, quality: int, data: bytes) -> None:
+        pass
 
 
 @contextmanager
-def memoised_jpeg() -> Iterator[None]:
-    """Fix 2: encode each decoded frame to JPEG once. FrameCache hands out read-only arrays, so the bytes of
-    a given (array, quality) never change; this prototype keys on the array's identity through a weak
-    reference, so an entry dies with its frame (a real fix keys on (video sha256, frame index, quality))."""
+def jpeg_every_time() -> Iterator[None]:
+    """Baseline 2: every frame JPEG-encoded on every request, as before read-only frames' JPEG bytes were
+    memoised in ``models.request_builder``."""
     import vidaudit.models.request_builder as rb
 
-    original = rb.encode_jpeg
-    memo: dict[tuple[int, int], tuple[weakref.ref[np.ndarray], bytes]] = {}
-
-    def encode(image: np.ndarray, quality: int = rb.DEFAULT_JPEG_QUALITY) -> bytes:
-        if not isinstance(image, np.ndarray) or image.flags.writeable:
-            return original(image, quality)
-        key = (id(image), quality)
-        hit = memo.get(key)
-        if hit is not None and hit[0]() is image:
-            return hit[1]
-        data = original(image, quality)
-        def forget(_: object, k: tuple[int, int] = key) -> None:
-            memo.pop(k, None)
-
-        memo[key] = (weakref.ref(image, forget), data)
-        return data
-
-    rb.encode_jpeg = encode
+    saved = rb._JPEG_MEMO
+    rb._JPEG_MEMO = _NoMemo()  # type: ignore[assignment]
     try:
         yield
     finally:
-        rb.encode_jpeg = original
+        rb._JPEG_MEMO = saved
 
 
 # -- 1. planning the paper's design ---------------------------------------------------------------
@@ -203,7 +201,8 @@ def measure_plan(spec: ModelSpec, data: Path, n_samples: int, manifest_s: float,
     prepare_s, prepare_cpu_s = best_cpu_of(repeats, prepare)
     rows_s, rows_cpu_s = best_cpu_of(repeats, rows)
     samples = sorted({p.sample.sample_id: p.sample for p in state["planned"]}.values(), key=lambda s: s.sample_id)
-    plan_only_s = best_of(repeats, lambda: plan(samples, conditions, [spec]))
+    suite = get_suite("counting")
+    plan_only_s = best_of(repeats, lambda: plan(samples, conditions, [spec], suite=suite, caps_by_model=state["caps"]))
     planned = state["planned"]
     result = PlanResult(n_samples, len(conditions), len(planned), sum(r.frames for r in state["rows"]),
                         manifest_s, prepare_s, rows_s, plan_only_s, prepare_cpu_s, rows_cpu_s)
@@ -245,9 +244,8 @@ def payload_mb(kwargs: dict[str, Any]) -> float:
 
 def measure_trial(p: PlannedTrial, data: Path, adapter: OpenAIAdapter, repeats: int) -> PrepRow:
     """Cold and warm request preparation for one trial, best of ``repeats``."""
-    caps = {adapter.spec.label: adapter.capabilities}
-    cold_s = best_of(repeats, lambda: adapter.build_kwargs(RequestBuilder(data, caps, cache=FrameCache())(p)))
-    builder = RequestBuilder(data, caps, cache=FrameCache())
+    cold_s = best_of(repeats, lambda: adapter.build_kwargs(RequestBuilder(data, cache=FrameCache())(p)))
+    builder = RequestBuilder(data, cache=FrameCache())
     request = builder(p)  # warms the cache
     kwargs = adapter.build_kwargs(request)
     warm_s = best_of(repeats, lambda: adapter.build_kwargs(builder(p)))
@@ -259,10 +257,15 @@ def measure_trial(p: PlannedTrial, data: Path, adapter: OpenAIAdapter, repeats: 
                    warm_req, warm_kw, payload_mb(kwargs))
 
 
+def plan_for(samples: list[Any], conditions: list[Condition], adapter: OpenAIAdapter) -> list[PlannedTrial]:
+    caps: dict[str, Capabilities] = {adapter.spec.label: adapter.capabilities}
+    return plan(samples, conditions, [adapter.spec], suite=get_suite("counting"), caps_by_model=caps)
+
+
 def measure_prep(samples: list[Any], data: Path, adapter: OpenAIAdapter, conditions: list[Condition],
                  repeats: int) -> list[PrepRow]:
     """Every (condition, sample) trial, condition by condition."""
-    return [measure_trial(p, data, adapter, repeats) for p in plan(samples, conditions, [adapter.spec])]
+    return [measure_trial(p, data, adapter, repeats) for p in plan_for(samples, conditions, adapter)]
 
 
 # -- report ---------------------------------------------------------------------------------------
@@ -325,29 +328,27 @@ def print_prep(rows: list[PrepRow], render_s: float, n_videos: int, prof: str | 
     print()
 
 
-def print_what_if_plan(before: PlanResult, after: PlanResult) -> None:
-    if (after.trials, after.frames) != (before.trials, before.frames):
-        raise RuntimeError("the memoised at_fps prototype changed the plan; its figures do not compare")
-    print("   what-if, at_fps memoised (same trials and frames):")
-    print(f"   prepare_run {after.prepare_s:.2f} s, dry_run_rows {after.rows_s:.2f} s, total {after.total_s:.2f} s "
-          f"wall, {after.total_cpu_s:.2f} s CPU ({before.total_cpu_s / after.total_cpu_s:.1f}x less CPU; "
-          f"goal < {GOAL_PLAN_S:g} s: {verdict(after.total_s < GOAL_PLAN_S)})\n")
+def print_baseline_plan(baseline: PlanResult, current: PlanResult) -> None:
+    if (baseline.trials, baseline.frames) != (current.trials, current.frames):
+        raise RuntimeError("the un-memoised baseline planned different trials; its figures do not compare")
+    print("   baseline, selections recomputed for every trial (same trials and frames):")
+    print(f"   prepare_run {baseline.prepare_s:.2f} s, dry_run_rows {baseline.rows_s:.2f} s, total "
+          f"{baseline.total_s:.2f} s wall, {baseline.total_cpu_s:.2f} s CPU")
+    print(f"   ratio baseline / current: {baseline.total_s / current.total_s:.1f}x wall, "
+          f"{baseline.total_cpu_s / current.total_cpu_s:.1f}x CPU\n")
 
 
-def print_what_if_prep(before: list[PrepRow], after: list[PrepRow]) -> None:
-    print("   what-if, JPEG encoded once per cached frame (same payload bytes):")
-    for cond in dict.fromkeys(r.condition for r in before):
-        b = [r for r in before if r.condition == cond]
-        a = [r for r in after if r.condition == cond]
+def print_baseline_prep(baseline: list[PrepRow], current: list[PrepRow]) -> None:
+    print("   baseline, every frame JPEG-encoded on every request (same payload bytes):")
+    for cond in dict.fromkeys(r.condition for r in current):
+        b = [r for r in baseline if r.condition == cond]
+        a = [r for r in current if r.condition == cond]
         if [r.payload_mb for r in a] != [r.payload_mb for r in b]:
-            raise RuntimeError("the JPEG memo prototype changed the payload; its figures do not compare")
-        worst = max(r.warm_s for r in a)
-        line = (f"   {cond:<10} cold {1e3 * statistics.mean(r.cold_s for r in a):7.1f} ms/trial, warm "
-                f"{1e3 * statistics.mean(r.warm_s for r in a):7.1f} ms/trial (worst {1e3 * worst:.1f}; was "
-                f"{1e3 * max(r.warm_s for r in b):.1f})")
-        if cond == "frames@16":
-            line += f"  (goal warm < {GOAL_WARM_16_S * 1e3:g} ms: {verdict(worst < GOAL_WARM_16_S)})"
-        print(line)
+            raise RuntimeError("the baseline built a different payload; its figures do not compare")
+        warm_b = statistics.mean(r.warm_s for r in b)
+        warm_a = statistics.mean(r.warm_s for r in a)
+        print(f"   {cond:<10} warm {1e3 * warm_b:7.1f} ms/trial (worst {1e3 * max(r.warm_s for r in b):.1f}); "
+              f"ratio baseline / current warm: {warm_b / warm_a:.1f}x")
     print()
 
 
@@ -360,8 +361,8 @@ def main() -> None:
     ap.add_argument("--points", default=DEFAULT_POINTS, help="domain:N:F items to render for part 2 (seed 0)")
     ap.add_argument("--workers", type=int, default=2, help="worker processes for rendering part 2's videos")
     ap.add_argument("--profile", action="store_true", help="print cProfile top entries even when goals are met")
-    ap.add_argument("--what-if", action="store_true",
-                    help="also time prototypes of the suggested fixes (memoised at_fps, JPEG encoded once per frame)")
+    ap.add_argument("--no-baseline", action="store_true",
+                    help="skip the baselines (un-memoised frame selections; JPEG encoded on every request)")
     ap.add_argument("--skip-plan", action="store_true", help="skip part 1")
     ap.add_argument("--skip-prep", action="store_true", help="skip part 2")
     args = ap.parse_args()
@@ -386,34 +387,35 @@ def main() -> None:
             n_samples, manifest_s = make_dry_manifest(data, args.plan_repeats)
             try:
                 result, prof = measure_plan(spec, data, n_samples, manifest_s, args.plan_repeats, args.profile)
+                if not args.no_baseline:
+                    with unmemoised_selection():
+                        baseline, _ = measure_plan(spec, data, n_samples, manifest_s, args.plan_repeats, False)
             except ConfigError as e:
                 raise SystemExit(f"--model {args.model} cannot plan the paper design: {e}\nThe design includes "
                                  "native video; pick a spec that takes it, e.g. gemini:gemini-2.5-flash") from e
             print_plan(spec, result, prof)
-            if args.what_if:
-                with memoised_at_fps():
-                    fixed, _ = measure_plan(spec, data, n_samples, manifest_s, args.plan_repeats, False)
-                print_what_if_plan(result, fixed)
+            if not args.no_baseline:
+                print_baseline_plan(baseline, result)
         if not args.skip_prep:
             data = tmp / "videos"
             samples, render_s = render_videos(parse_points(args.points), data, args.workers)
             adapter = OpenAIAdapter(ModelSpec.parse(REQUEST_MODEL), api_key_env=DUMMY_KEY_ENV)
             conditions = [parse_condition("frames@1"), parse_condition("frames@16")]
             rows = measure_prep(samples, data, adapter, conditions, args.repeats)
+            if not args.no_baseline:
+                with jpeg_every_time():
+                    baseline_rows = measure_prep(samples, data, adapter, conditions, args.repeats)
             prof = None
             worst16 = max((r for r in rows if r.condition == "frames@16"), key=lambda r: r.warm_s)
             if args.profile or worst16.warm_s >= GOAL_WARM_16_S:
-                caps = {adapter.spec.label: adapter.capabilities}
-                builder = RequestBuilder(data, caps, cache=FrameCache())
-                p16 = next(p for p in plan(samples, [conditions[1]], [adapter.spec])
+                builder = RequestBuilder(data, cache=FrameCache())
+                p16 = next(p for p in plan_for(samples, [conditions[1]], adapter)
                            if p.sample.sample_id == worst16.sample_id)
                 builder(p16)
                 prof = profile_top(lambda: adapter.build_kwargs(builder(p16)))
             print_prep(rows, render_s, len(samples), prof)
-            if args.what_if:
-                with memoised_jpeg():
-                    fixed_rows = measure_prep(samples, data, adapter, conditions, args.repeats)
-                print_what_if_prep(rows, fixed_rows)
+            if not args.no_baseline:
+                print_baseline_prep(baseline_rows, rows)
 
 
 if __name__ == "__main__":

@@ -1,17 +1,29 @@
-"""Time counting-suite scoring on the paper's full workload (~38,000 trials over the N x F grid).
+"""Time counting-suite scoring against the previous parsers, side by side in one run.
 
-Synthetic structured-ledger responses (faithful, jittered, missing and extra events, wrong
-tallies, direct answers without timestamps, unparseable text) are generated first, then parsed,
-matched and scored with ``score_trial`` and aggregated; only scoring and aggregation are timed.
+1. The paper's workload (~38,000 trials over the N x F grid): synthetic structured-ledger responses
+   (faithful, jittered, missing and extra events, wrong tallies, direct answers without timestamps,
+   unparseable text) are generated first, then parsed, matched and scored with ``score_trial``; the
+   same responses are scored with the current parsers and with the previous ones
+   (``baseline_answers.py``, the implementation before the linear rewrite, patched in for the
+   measurement only). Repetitions alternate between the two so that both see the same load; the best
+   of ``--repeats`` is kept. Both must give identical records. Aggregation is timed once.
+2. One adversarial response, ``--adversarial-kb`` KB of nested ``\\boxed{`` (the hardening issue's
+   case), scored by both: wall time and ``tracemalloc`` peak.
 
-    python benchmarks/scoring.py [--trials 38000]
+    python benchmarks/scoring.py [--trials 38000] [--repeats 2] [--adversarial-kb 32]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import platform
 import time
+import tracemalloc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
+import baseline_answers
 import numpy as np
 
 from vidaudit.core.hashing import rng_from
@@ -91,30 +103,109 @@ def make_response(sample: Sample, k: int) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--trials", type=int, default=38_000)
-    args = ap.parse_args()
-    samples = [make_sample(p.domain, p.n_events, p.frequency_hz, p.seed) for p in grid()]
-    jobs = [(samples[i % len(samples)], i // len(samples)) for i in range(args.trials)]
-    texts = [make_response(s, k) for s, k in jobs]
-    t0, c0 = time.perf_counter(), time.process_time()
+@contextmanager
+def previous_parsers() -> Iterator[None]:
+    """Score with the parsers of ``baseline_answers`` (this process only; restored on exit)."""
+    import vidaudit.score.timestamps as ts
+    import vidaudit.suites.counting.scoring as sc
+
+    saved = sc.parse_count, ts.boxed_spans
+    sc.parse_count, ts.boxed_spans = baseline_answers.parse_count, baseline_answers.boxed_spans
+    try:
+        yield
+    finally:
+        sc.parse_count, ts.boxed_spans = saved
+
+
+def score_all(jobs: list[tuple[Sample, int]], texts: list[str]) -> list[dict]:
     records = []
     for (s, k), text in zip(jobs, texts, strict=True):
         rec = score_trial(s, text).to_dict()
         rec.update(model="bench", condition=f"c{k % 17}", usage={"input_tokens": 1000, "output_tokens": 200},
                    cost_usd=0.001)
         records.append(rec)
-    t_score, c_score = time.perf_counter() - t0, time.process_time() - c0
-    t1, c1 = time.perf_counter(), time.process_time()
-    report = aggregate(records)
-    t_agg, c_agg = time.perf_counter() - t1, time.process_time() - c1
+    return records
+
+
+def timed(fn: Callable[[], object]) -> tuple[float, float, object]:
+    t0, c0 = time.perf_counter(), time.process_time()
+    out = fn()
+    return time.perf_counter() - t0, time.process_time() - c0, out
+
+
+def peak_of(fn: Callable[[], object]) -> int:
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trials", type=int, default=38_000)
+    ap.add_argument("--repeats", type=int, default=2, help="alternating repetitions per implementation; best kept")
+    ap.add_argument("--adversarial-kb", type=int, default=32, help="size of the nested-box response (0: skip)")
+    args = ap.parse_args()
+    if args.trials < 1 or args.repeats < 1 or args.adversarial_kb < 0:
+        raise SystemExit("--trials and --repeats must be >= 1, --adversarial-kb >= 0")
+    print(f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()}; load average at start "
+          f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())} (1/5/15 min)")
+    samples = [make_sample(p.domain, p.n_events, p.frequency_hz, p.seed) for p in grid()]
+    jobs = [(samples[i % len(samples)], i // len(samples)) for i in range(args.trials)]
+    texts = [make_response(s, k) for s, k in jobs]
+
+    best: dict[str, tuple[float, float]] = {}
+    results: dict[str, list[dict]] = {}
+    for _ in range(args.repeats):
+        for name in ("previous", "current"):
+            if name == "previous":
+                with previous_parsers():
+                    wall, cpu, recs = timed(lambda: score_all(jobs, texts))
+            else:
+                wall, cpu, recs = timed(lambda: score_all(jobs, texts))
+            old = best.get(name, (float("inf"), float("inf")))
+            best[name] = (min(old[0], wall), min(old[1], cpu))
+            results[name] = recs  # type: ignore[assignment]
+    same = results["previous"] == results["current"]
+    t_agg, c_agg, report = timed(lambda: aggregate(results["current"]))
+    records = results["current"]
     em = sum(bool(r["correct"]) for r in records) / len(records)
-    print(f"trials: {len(records)} over {len(samples)} samples (EM {em:.3f}, "
-          f"{len(report['cells'])} cells)")
-    print(f"score_trial: {t_score:.2f} s wall, {c_score:.2f} s CPU ({len(records) / c_score:,.0f} trials/s of CPU)")
-    print(f"aggregate:   {t_agg:.2f} s wall, {c_agg:.2f} s CPU")
-    print(f"total:       {t_score + t_agg:.2f} s wall, {c_score + c_agg:.2f} s CPU")
+    print(f"1. trials: {len(records)} over {len(samples)} samples (EM {em:.3f}, {len(report['cells'])} cells); "
+          f"records identical between the two: {same}")
+    for name in ("previous", "current"):
+        wall, cpu = best[name]
+        print(f"   score_trial, {name:<8} parsers: {wall:6.2f} s wall, {cpu:6.2f} s CPU "
+              f"({len(records) / cpu:,.0f} trials/s of CPU)")
+    print(f"   ratio previous / current: {best['previous'][0] / best['current'][0]:.2f}x wall, "
+          f"{best['previous'][1] / best['current'][1]:.2f}x CPU (best of {args.repeats})")
+    print(f"   aggregate: {t_agg:.2f} s wall, {c_agg:.2f} s CPU; total with the current parsers "
+          f"{best['current'][0] + t_agg:.2f} s wall, {best['current'][1] + c_agg:.2f} s CPU")
+    if not same:
+        raise SystemExit("the two parsers scored the workload differently; the timing does not compare")
+
+    if args.adversarial_kb:
+        depth = args.adversarial_kb * 1000 // 8
+        text = "\\boxed{" * depth + "x" + "}" * depth  # no readable answer: every box is tried
+        sample = samples[0]
+        figures = {}
+        for name in ("previous", "current"):
+            if name == "previous":
+                with previous_parsers():
+                    wall, _, ts = timed(lambda: score_trial(sample, text))
+                    peak = peak_of(lambda: score_trial(sample, text))
+            else:
+                wall, _, ts = timed(lambda: score_trial(sample, text))
+                peak = peak_of(lambda: score_trial(sample, text))
+            figures[name] = (wall, peak, ts.predicted_count)  # type: ignore[attr-defined]
+        print(f"\n2. one response of {len(text) / 1000:.0f} KB: \\boxed{{ nested {depth} deep around an x "
+              "(no answer, so every box is tried)")
+        for name, (wall, peak, value) in figures.items():
+            read = "unparseable" if value is None else value
+            print(f"   {name:<8} parsers: {wall * 1e3:9.1f} ms, peak {peak / 2**20:8.1f} MiB ({read})")
+        (w0, p0, _), (w1, p1, _) = figures["previous"], figures["current"]
+        print(f"   ratio previous / current: {w0 / w1:.1f}x time, {p0 / p1:.1f}x peak memory")
 
 
 if __name__ == "__main__":

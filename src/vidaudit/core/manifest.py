@@ -1,16 +1,20 @@
-"""Datasets on disk: ``DIR/manifest.jsonl`` (one Sample per line) and ``DIR/dataset.json``."""
+"""Datasets on disk: ``DIR/manifest.jsonl`` (one Sample per line) and ``DIR/dataset.json``.
+
+Reading never trusts the bytes: any line that is not UTF-8, not JSON or not a sample is a DataError
+naming its line. Writing a dataset over another (``guard_replace``) needs matching samples or ``force``.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from vidaudit.core.errors import DataError
-from vidaudit.core.fileio import read_jsonl, write_json_atomic, write_jsonl_atomic
+from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.fileio import write_json_atomic, write_jsonl_atomic
 from vidaudit.core.types import Sample
 
 MANIFEST = "manifest.jsonl"
@@ -23,24 +27,97 @@ def write_manifest(root: str | Path, samples: Iterable[Sample]) -> Path:
     return path
 
 
+def _rows(manifest: Path) -> list[tuple[int, Any]]:
+    """(line number, JSON value) of every non-blank line; a line that is not UTF-8 or not JSON is a DataError."""
+    try:
+        data = manifest.read_bytes()
+    except OSError as e:
+        raise DataError(f"cannot read {manifest}: {e.strerror}") from None
+    rows = []
+    for i, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise DataError(f"{manifest}:{i}: not UTF-8 text ({e.reason} at byte {e.start}); the manifest is "
+                            "corrupt: regenerate it, or remove that line") from None
+        try:
+            rows.append((i, json.loads(line)))
+        except json.JSONDecodeError as e:
+            raise DataError(f"{manifest}:{i}: not valid JSON ({e.msg}); fix or remove that line") from None
+        except RecursionError:
+            raise DataError(f"{manifest}:{i}: JSON nested too deeply to be a sample; fix or remove that line") from None
+    return rows
+
+
 def load_samples(path: str | Path) -> list[Sample]:
-    """Samples from a dataset dir or a manifest file; every line is validated."""
+    """Samples from a dataset dir or a manifest file; every line is validated (any bytes give a DataError)."""
     p = Path(path)
     manifest = p / MANIFEST if p.is_dir() else p
     if not manifest.is_file():
         raise DataError(f"no manifest at {manifest}; generate one with `vidaudit generate counting --out DIR`")
     samples = []
-    for i, row in enumerate(read_jsonl(manifest), 1):
+    for i, row in _rows(manifest):
+        if not isinstance(row, dict):
+            raise DataError(f"{manifest}:{i}: a manifest line is a JSON object (one sample), got {type(row).__name__}")
         try:
             samples.append(Sample.model_validate(row))
         except ValidationError as e:
-            raise DataError(f"{manifest}:{i}: not a valid sample: {e.errors()[0]['msg']} at "
-                            f"{'.'.join(map(str, e.errors()[0]['loc']))}") from e
-    ids = [s.sample_id for s in samples]
-    if len(set(ids)) != len(ids):
-        dup = next(i for i in ids if ids.count(i) > 1)
-        raise DataError(f"{manifest}: sample_id {dup!r} appears more than once")
+            first = e.errors()[0]
+            where = ".".join(map(str, first["loc"])) or "the sample"
+            raise DataError(f"{manifest}:{i}: not a valid sample: {first['msg']} at {where}") from None
+        except RecursionError:
+            raise DataError(f"{manifest}:{i}: a sample nested too deeply to read") from None
+    seen: set[str] = set()
+    for s in samples:
+        if s.sample_id in seen:
+            raise DataError(f"{manifest}: sample_id {s.sample_id!r} appears more than once")
+        seen.add(s.sample_id)
     return samples
+
+
+def existing_samples(root: str | Path) -> list[Sample] | None:
+    """The samples of ``root``'s manifest, or None when it has none (no file, or no sample in it)."""
+    if not (Path(root) / MANIFEST).is_file():
+        return None
+    return load_samples(root) or None
+
+
+def guard_replace(root: str | Path, new: Sequence[Sample], *, force: bool,
+                  key: Callable[[Sample], Any] = lambda s: s, command: str = "generate") -> None:
+    """Refuse to replace the non-empty manifest in ``root`` with different samples, unless ``force``.
+
+    A run depends on the samples of the dataset it was planned on (ids, traces, answers, videos), so
+    regenerating into a dataset dir must write the same ``key`` for the same ``sample_id``s. Raises a
+    ConfigError naming what would change (samples removed, added, changed), or when the existing manifest
+    cannot be read.
+    """
+    if force:
+        return
+    root = Path(root)
+    try:
+        old = existing_samples(root)
+    except DataError as e:
+        raise ConfigError(f"{root} holds a manifest that cannot be read ({e}); {command} will not replace it "
+                          "without --force. Pass --force, or choose another --out") from None
+    if old is None:
+        return
+    before = {s.sample_id: key(s) for s in old}
+    after = {s.sample_id: key(s) for s in new}
+    removed = [sid for sid in before if sid not in after]
+    added = [sid for sid in after if sid not in before]
+    changed = [sid for sid in after if sid in before and before[sid] != after[sid]]
+    if not (removed or added or changed):
+        return
+    parts = []
+    for what, ids in (("removed", removed), ("added", added), ("changed (trace, answer, params or video "
+                                                               "settings)", changed)):
+        if ids:
+            parts.append(f"{len(ids)} {what}, e.g. {', '.join(ids[:3])}")
+    raise ConfigError(f"{root} already holds a dataset of {len(before)} samples, and this {command} would replace it "
+                      f"with different ones: {'; '.join(parts)}. Runs planned on it would no longer find their "
+                      "samples or videos. Write to a new --out, or pass --force to replace it")
 
 
 def write_dataset_info(root: str | Path, info: dict[str, Any]) -> Path:
@@ -53,7 +130,16 @@ def read_dataset_info(root: str | Path) -> dict[str, Any]:
     path = Path(root) / DATASET
     if not path.is_file():
         raise DataError(f"no {DATASET} in {root}; is this a directory written by `vidaudit generate`?")
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        info = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise DataError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start}); regenerate the dataset") from None
+    except (json.JSONDecodeError, RecursionError) as e:
+        raise DataError(f"{path}: not valid JSON ({getattr(e, 'msg', 'nested too deeply')}); regenerate the "
+                        "dataset") from None
+    if not isinstance(info, dict):
+        raise DataError(f"{path}: dataset.json holds a JSON object, got {type(info).__name__}; regenerate the dataset")
+    return info
 
 
 def video_path(root: str | Path, sample: Sample) -> Path:

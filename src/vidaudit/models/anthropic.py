@@ -12,7 +12,6 @@ case they travel in ``extra_body``.
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +108,7 @@ class AnthropicAdapter:
     async def generate(self, request: Request) -> Response:
         kwargs = await asyncio.to_thread(self.build_kwargs, request)
         message, seconds = await eh.classified_call(lambda: self._client.messages.create(**kwargs), self._classify)
-        return self._response(message, seconds)
+        return self._response(message, seconds, max_tokens=kwargs["max_tokens"])
 
     def _classify(self, e: Exception) -> ModelCallError | None:
         name = self.spec.label
@@ -120,36 +119,46 @@ class AnthropicAdapter:
             return eh.error_from_status(name, e.status_code, body, e.response.headers, self._secrets)
         if isinstance(e, anthropic.APIConnectionError):
             return eh.connection_error(name, e.__cause__ or e, self._secrets)
-        if isinstance(e, anthropic.APIResponseValidationError | json.JSONDecodeError | pydantic.ValidationError):
+        if isinstance(e, anthropic.APIResponseValidationError):
             return eh.malformed_error(name, f"{type(e).__name__}: {e}", self._secrets)
-        return None
+        return eh.payload_error(name, e, self._secrets)
 
-    def _response(self, message: Any, latency_s: float) -> Response:
+    def _response(self, message: Any, latency_s: float, *, max_tokens: int | None = None) -> Response:
+        """The Response of a message the SDK built without validating it: every field is checked here."""
         name = self.spec.label
         content = getattr(message, "content", None)
-        stop = getattr(message, "stop_reason", None)
+        stop = eh.text_field(getattr(message, "stop_reason", None))
         if stop == "refusal":
             raise eh.refused_error(name, "stop_reason refusal", self._secrets)
         if not isinstance(content, list):
             raise eh.malformed_error(name, "no content blocks in the message", self._secrets)
-        text = "".join(getattr(b, "text", "") for b in content if getattr(b, "type", None) == "text")
+        texts = [getattr(b, "text", None) for b in content if getattr(b, "type", None) == "text"]
+        if not all(isinstance(t, str) for t in texts):
+            raise eh.malformed_error(name, "a text block without a string text", self._secrets)
+        text = "".join(texts)
         if not content and stop != "max_tokens":
             raise eh.malformed_error(name, f"empty content (stop_reason {stop})", self._secrets)
-        usage = _usage(getattr(message, "usage", None))
-        return Response(text=text, usage=usage, latency_s=latency_s, finish_reason=stop,
-                        model_version=getattr(message, "model", None),
-                        cost_usd=cost_usd(self.spec, usage, self._prices))
+        reader = eh.UsageReader()
+        usage = _usage(getattr(message, "usage", None), reader, max_tokens)
+        try:
+            return Response(text=text, usage=usage, latency_s=latency_s,
+                            finish_reason=eh.flag_finish(stop, reader.clamped),
+                            model_version=eh.text_field(getattr(message, "model", None)),
+                            cost_usd=cost_usd(self.spec, usage, self._prices))
+        except pydantic.ValidationError as e:  # pragma: no cover - every field is checked above
+            raise eh.malformed_error(name, f"{type(e).__name__}: {e}", self._secrets) from None
 
     async def aclose(self) -> None:
         await self._client.close()
 
 
-def _usage(u: Any) -> Usage:
-    """Anthropic's input_tokens exclude cache reads and writes; vidaudit's input counts every prompt token."""
+def _usage(u: Any, reader: eh.UsageReader, max_tokens: int | None) -> Usage:
+    """Anthropic's input_tokens exclude cache reads and writes; vidaudit's input counts every prompt token.
+    Read as untrusted (see ``errors_http.UsageReader``)."""
     if u is None:
         return Usage()
-    cache_read = getattr(u, "cache_read_input_tokens", 0) or 0
-    cache_write = getattr(u, "cache_creation_input_tokens", 0) or 0
-    return Usage(input_tokens=(getattr(u, "input_tokens", 0) or 0) + cache_read + cache_write,
-                 output_tokens=getattr(u, "output_tokens", 0) or 0,
-                 cached_tokens=cache_read)
+    cache_read = reader.count("cached_tokens", getattr(u, "cache_read_input_tokens", None))
+    cache_write = reader.count("input_tokens", getattr(u, "cache_creation_input_tokens", None))
+    return reader.usage(input_tokens=reader.count("input_tokens", getattr(u, "input_tokens", None)) + cache_read
+                        + cache_write, output_tokens=reader.count("output_tokens", getattr(u, "output_tokens", None)),
+                        cached_tokens=cache_read, max_tokens=max_tokens)

@@ -5,18 +5,33 @@ in one place: 429 -> RATE_LIMIT (with the server's Retry-After) or QUOTA (the bo
 credit is exhausted); 408/409/5xx/529 and connection errors -> TRANSIENT; timeouts -> TIMEOUT;
 400/404/413/422 -> BAD_REQUEST; 401/403 -> AUTH. Every message passes through ``redact`` so that an
 API key echoed by a server ("Incorrect API key provided: sk-...") never reaches a store or a log.
+
+A server's answer is untrusted, success or not:
+
+- a body that is not JSON, not UTF-8 (``UnicodeDecodeError``), nested deeper than the decoder allows
+  (``RecursionError``) or fails the SDK's schema is MALFORMED (``payload_error``), never an
+  unclassified exception that would stop a run. A lone surrogate escape (``"\\ud800"``) is valid JSON
+  and comes back as text, losslessly: storing it is the store's job.
+- the token usage it reports is read by ``UsageReader``: each count is clamped to ``0..MAX_CALL_TOKENS``
+  (negative, non-integer, non-numeric or absurd values), reasoning to output, cached to input, and
+  output to ``output_bound(max_tokens)``; the response is then flagged by a note in its
+  ``finish_reason``: ``"stop;usage_clamped=output_tokens"`` (see ``flag_finish`` and
+  ``split_finish``), so that a report can count flagged responses and still read the finish reason.
 """
 
 from __future__ import annotations
 
 import email.utils
 import json
+import math
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
-from vidaudit.core.types import ErrorKind
+import pydantic
+
+from vidaudit.core.types import ErrorKind, Usage
 from vidaudit.models.base import ModelCallError
 
 T = TypeVar("T")
@@ -92,8 +107,8 @@ def body_to_text(body: Any) -> str:
         return body
     try:
         return json.dumps(body, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(body)
+    except (TypeError, ValueError, RecursionError):
+        return _preview(body)
 
 
 def kind_for_status(status: int, body_text: str = "", retry_after: float | None = None) -> ErrorKind:
@@ -143,6 +158,35 @@ def malformed_error(provider: str, detail: str, secrets: Iterable[str | None] = 
     return ModelCallError(ErrorKind.MALFORMED, redact(f"{provider} returned an unusable payload: {detail}", secrets))
 
 
+def payload_error(provider: str, e: BaseException, secrets: Iterable[str | None] = ()) -> ModelCallError | None:
+    """MALFORMED for an exception that says the body could not be read, else None.
+
+    Not JSON (``json.JSONDecodeError``), not UTF-8 (``UnicodeError``), nested too deep for the decoder
+    (``RecursionError``) or not the SDK's schema (``pydantic.ValidationError``).
+    """
+    if isinstance(e, RecursionError):
+        return malformed_error(provider, "the body is nested too deeply to decode", secrets)
+    if isinstance(e, UnicodeError):
+        return malformed_error(provider, f"the body is not UTF-8 text ({type(e).__name__}: {_preview(e)})", secrets)
+    if isinstance(e, json.JSONDecodeError | pydantic.ValidationError):
+        return malformed_error(provider, f"{type(e).__name__}: {_preview(e)}", secrets)
+    return None
+
+
+def _preview(obj: object, limit: int = 300) -> str:
+    """``str(obj)`` cut to ``limit`` characters (a hostile body can be megabytes, or fail to print)."""
+    try:
+        text = str(obj)
+    except Exception:  # noqa: BLE001 - an object that cannot describe itself is still reported
+        return f"<{type(obj).__name__}>"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def text_field(value: object) -> str | None:
+    """A string field of a response (finish reason, model version) as str, or None when it is not a string."""
+    return value if isinstance(value, str) else None
+
+
 def refused_error(provider: str, detail: str, secrets: Iterable[str | None] = ()) -> ModelCallError:
     return ModelCallError(ErrorKind.REFUSED, redact(f"{provider} refused the request: {detail}", secrets))
 
@@ -170,3 +214,112 @@ async def classified_call(call: Callable[[], Awaitable[T]],
             raise  # a bug, not a provider failure: let it surface
         raise err from None
     return result, clock.seconds
+
+
+# --------------------------------------------------------------------------- untrusted usage
+
+#: No single call reports more tokens than this (the largest context windows are 1-2M tokens); a larger
+#: count is a server bug or a lie, and would also overflow the store's 64-bit integers.
+MAX_CALL_TOKENS = 10_000_000
+#: The note ``flag_finish`` appends to a finish reason when a usage count was clamped.
+USAGE_CLAMPED = "usage_clamped"
+_NOTE_SEP = ";"
+
+
+def output_bound(max_tokens: int | None) -> int:
+    """The most output tokens believed for a call that asked for at most ``max_tokens``.
+
+    Every provider counts reasoning tokens inside the limit (OpenAI's max_completion_tokens, Anthropic's
+    max_tokens, Gemini's maxOutputTokens); twice the limit plus 64 leaves room for tokenizer and
+    special-token disagreements, so only a count far above the request is clamped.
+    """
+    if max_tokens is None or max_tokens <= 0:
+        return MAX_CALL_TOKENS
+    return min(MAX_CALL_TOKENS, 2 * int(max_tokens) + 64)
+
+
+class UsageReader:
+    """Read a server's token counts as untrusted; ``clamped`` names each field that had to be changed."""
+
+    def __init__(self) -> None:
+        self.clamped: list[str] = []
+
+    def _flag(self, name: str) -> None:
+        if name not in self.clamped:
+            self.clamped.append(name)
+
+    def count(self, name: str, value: object) -> int:
+        """One raw count: absent (None) is 0; an int in ``0..MAX_CALL_TOKENS`` is kept; an integral float is
+        read as its int; anything else (negative, fractional, NaN, infinite, bool, text, a container) is
+        clamped into range and flagged under ``name``."""
+        if value is None:
+            return 0
+        if isinstance(value, bool):
+            self._flag(name)
+            return 0
+        if isinstance(value, float):
+            if math.isnan(value):
+                self._flag(name)
+                return 0
+            if math.isinf(value) or value > MAX_CALL_TOKENS:
+                self._flag(name)
+                return MAX_CALL_TOKENS if value > 0 else 0
+            if not value.is_integer():
+                self._flag(name)
+                value = math.ceil(value)  # up, never down: a budget must not under-count
+            value = int(value)
+        if not isinstance(value, int):
+            self._flag(name)
+            if isinstance(value, str) and value.strip().isdecimal() and len(value.strip()) <= 12:
+                value = int(value.strip())
+            else:
+                return 0
+        if value < 0:
+            self._flag(name)
+            return 0
+        if value > MAX_CALL_TOKENS:
+            self._flag(name)
+            return MAX_CALL_TOKENS
+        return value
+
+    def usage(self, *, input_tokens: int, output_tokens: int, reasoning_tokens: int = 0, cached_tokens: int = 0,
+              max_tokens: int | None = None) -> Usage:
+        """The ``Usage`` of counts read with ``count`` (and summed by the adapter), with the cross-field limits:
+        totals at most ``MAX_CALL_TOKENS``, output at most ``output_bound(max_tokens)``, reasoning at most
+        output, cached at most input."""
+        if input_tokens > MAX_CALL_TOKENS:
+            self._flag("input_tokens")
+            input_tokens = MAX_CALL_TOKENS
+        bound = output_bound(max_tokens)
+        if output_tokens > bound:
+            self._flag("output_tokens")
+            output_tokens = bound
+        if reasoning_tokens > output_tokens:
+            self._flag("reasoning_tokens")
+            reasoning_tokens = output_tokens
+        if cached_tokens > input_tokens:
+            self._flag("cached_tokens")
+            cached_tokens = input_tokens
+        return Usage(input_tokens=input_tokens, output_tokens=output_tokens, reasoning_tokens=reasoning_tokens,
+                     cached_tokens=cached_tokens)
+
+
+def flag_finish(finish: str | None, clamped: Iterable[str]) -> str | None:
+    """``finish`` with a ``;usage_clamped=a,b`` note when ``clamped`` names fields (else ``finish`` as is)."""
+    names = list(clamped)
+    if not names:
+        return finish
+    return f"{finish or ''}{_NOTE_SEP}{USAGE_CLAMPED}={','.join(names)}"
+
+
+def split_finish(finish_reason: str | None) -> tuple[str | None, list[str]]:
+    """The provider's finish reason and the usage fields ``flag_finish`` noted as clamped (empty if none)."""
+    if not finish_reason or f"{_NOTE_SEP}{USAGE_CLAMPED}=" not in finish_reason:
+        return finish_reason, []
+    head, _, note = finish_reason.rpartition(f"{_NOTE_SEP}{USAGE_CLAMPED}=")
+    return (head or None), [n for n in note.split(",") if n]
+
+
+def usage_was_clamped(finish_reason: str | None) -> bool:
+    """Whether a stored response's usage was clamped (what a report counts)."""
+    return bool(split_finish(finish_reason)[1])

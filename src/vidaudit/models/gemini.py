@@ -11,8 +11,11 @@ connection retry); the executor owns retries.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +53,8 @@ DEFAULT_NATIVE_FPS = 1.0
 #: The Gemini API documents the Files API and ``videoMetadata`` (per-part fps) on v1beta; pinned so an
 #: SDK upgrade that changes its default version cannot silently drop the fps.
 DEFAULT_API_VERSION = "v1beta"
+#: The HTTP statuses of the bodies read during one SDK call (a fresh list per call, see ``_reading``).
+_BODIES: contextvars.ContextVar[list[int]] = contextvars.ContextVar("vidaudit_gemini_bodies")
 _REFUSAL_FINISH = frozenset({"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION",
                              "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "MODEL_ARMOR"})
 
@@ -109,8 +114,61 @@ class GeminiAdapter:
         self._upload_locks: dict[str, asyncio.Lock] = {}
         http_options = types.HttpOptions(
             base_url=self.base_url, api_version=api_version, timeout=max(1, int(self.timeout_s * 1000)),
-            retry_options=types.HttpRetryOptions(attempts=1))
+            retry_options=types.HttpRetryOptions(attempts=1),
+            async_client_args={"event_hooks": {"response": [self._check_body]}})
         self._client = genai.Client(api_key=key, http_options=http_options)
+
+    async def _check_body(self, response: httpx2.Response) -> None:
+        """Read every body before the SDK does, and note its status for ``_reading``.
+
+        A body that is not UTF-8 would be decoded by the SDK with replacement characters (a lossy text
+        returned as if the model had written it), and an error body nested past the JSON decoder's limit
+        would fail the SDK's error parsing: a success is then MALFORMED, an error keeps the kind of its
+        HTTP status.
+        """
+        await response.aread()
+        seen = _BODIES.get(None)
+        if seen is not None:
+            seen.append(response.status_code)
+        ok = 200 <= response.status_code < 300
+        try:
+            text = response.content.decode("utf-8")
+        except UnicodeDecodeError as e:
+            if ok:
+                raise eh.malformed_error(self.spec.label, f"the body is not UTF-8 text ({e})", self._secrets) from None
+            raise eh.error_from_status(self.spec.label, response.status_code,
+                                       response.content.decode("utf-8", "replace"), response.headers,
+                                       self._secrets) from None
+        if not ok and text.strip():
+            try:
+                json.loads(text)
+            except RecursionError:
+                raise eh.error_from_status(self.spec.label, response.status_code, text, response.headers,
+                                           self._secrets) from None
+            except ValueError:
+                pass  # not JSON: the SDK reports the text
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        """Classify what an SDK call raises; an exception the SDK raised while reading a 2xx body it was
+        given (the SDK's converters fail on hostile shapes with AttributeError, TypeError, ...) is
+        MALFORMED. Anything raised before a body arrived is left as it is: a bug, not the server's."""
+        seen: list[int] = []
+        token = _BODIES.set(seen)
+        try:
+            yield
+        except ModelCallError:
+            raise
+        except Exception as e:
+            err = self._classify(e)
+            if err is None and seen and 200 <= seen[-1] < 300:
+                err = eh.malformed_error(self.spec.label, f"the SDK could not read the body "
+                                         f"({type(e).__name__}: {eh._preview(e)})", self._secrets)
+            if err is None:
+                raise
+            raise err from None
+        finally:
+            _BODIES.reset(token)
 
     def request_options(self) -> dict[str, object]:
         """Options that change the request bytes or the tokens the service makes of them (in the trial id)."""
@@ -130,17 +188,10 @@ class GeminiAdapter:
             if cached is not None:
                 return cached
             path = video_path(part)
-            try:
+            with self._reading():
                 f = await self._client.aio.files.upload(
                     file=str(path), config=types.UploadFileConfig(mime_type="video/mp4", display_name=sha[:32]))
                 f = await self._wait_active(f)
-            except ModelCallError:
-                raise
-            except Exception as e:
-                err = self._classify(e)
-                if err is None:
-                    raise
-                raise err from None
             expires = f.expiration_time.timestamp() if f.expiration_time else time.time() + DEFAULT_TTL_S
             if not f.name or not f.uri:
                 raise eh.malformed_error(self.spec.label, "uploaded file has no name or uri", self._secrets)
@@ -186,18 +237,15 @@ class GeminiAdapter:
         contents, config = await asyncio.to_thread(self.build, request, uploaded)
         clock = Stopwatch()
         try:
-            with clock.running():
+            with self._reading(), clock.running():
                 resp = await self._client.aio.models.generate_content(
                     model=self.spec.name, contents=contents, config=config)
-        except Exception as e:
-            err = self._classify(e)
-            if err is None:
-                raise  # a bug, not a provider failure: let it surface
+            return self._response(resp, clock.seconds, max_tokens=request.settings.max_tokens)
+        except ModelCallError as err:
             if uploaded and err.kind in (ErrorKind.BAD_REQUEST, ErrorKind.AUTH) and err.status_code in (400, 403, 404):
                 for p in request.videos:  # a stale or foreign upload: re-upload on the next attempt
                     self.files.drop(await asyncio.to_thread(video_sha256, p))
-            raise err from None
-        return self._response(resp, clock.seconds)
+            raise
 
     def _classify(self, e: Exception) -> ModelCallError | None:
         name = self.spec.label
@@ -210,13 +258,11 @@ class GeminiAdapter:
             return eh.error_from_status(name, int(e.code or 0), e.details, headers, self._secrets)
         if isinstance(e, httpx2.TransportError | ConnectionError):
             return eh.connection_error(name, e, self._secrets)
-        if isinstance(e, json.JSONDecodeError | pydantic.ValidationError):
-            return eh.malformed_error(name, f"{type(e).__name__}: {e}", self._secrets)
         if isinstance(e, KeyError) and "upload" in str(e).lower():  # the SDK's "no upload URL returned"
             return eh.malformed_error(name, f"upload handshake: {e}", self._secrets)
-        return None
+        return eh.payload_error(name, e, self._secrets)
 
-    def _response(self, resp: Any, latency_s: float) -> Response:
+    def _response(self, resp: Any, latency_s: float, *, max_tokens: int | None = None) -> Response:
         name = self.spec.label
         feedback = getattr(resp, "prompt_feedback", None)
         block = getattr(feedback, "block_reason", None)
@@ -233,21 +279,28 @@ class GeminiAdapter:
         text = "".join(p.text for p in parts if p.text and not p.thought)
         if not parts and finish not in ("MAX_TOKENS",):
             raise eh.malformed_error(name, f"candidate without content (finish_reason {finish})", self._secrets)
-        usage = _usage(getattr(resp, "usage_metadata", None))
-        return Response(text=text, usage=usage, latency_s=latency_s, finish_reason=finish,
-                        model_version=getattr(resp, "model_version", None),
-                        cost_usd=cost_usd(self.spec, usage, self._prices))
+        reader = eh.UsageReader()
+        usage = _usage(getattr(resp, "usage_metadata", None), reader, max_tokens)
+        try:
+            return Response(text=text, usage=usage, latency_s=latency_s,
+                            finish_reason=eh.flag_finish(finish, reader.clamped),
+                            model_version=eh.text_field(getattr(resp, "model_version", None)),
+                            cost_usd=cost_usd(self.spec, usage, self._prices))
+        except pydantic.ValidationError as e:  # pragma: no cover - the SDK validated every field
+            raise eh.malformed_error(name, f"{type(e).__name__}: {e}", self._secrets) from None
 
     async def aclose(self) -> None:
         await self._client.aio.aclose()
 
 
-def _usage(u: Any) -> Usage:
-    """Gemini counts thoughts apart from candidates; both are billed output, so output = candidates + thoughts."""
+def _usage(u: Any, reader: eh.UsageReader, max_tokens: int | None) -> Usage:
+    """Gemini counts thoughts apart from candidates; both are billed output, so output = candidates + thoughts.
+    Read as untrusted (see ``errors_http.UsageReader``): the SDK checks the types, not the values."""
     if u is None:
         return Usage()
-    thoughts = u.thoughts_token_count or 0
-    return Usage(input_tokens=u.prompt_token_count or 0,
-                 output_tokens=(u.candidates_token_count or 0) + thoughts,
-                 reasoning_tokens=thoughts,
-                 cached_tokens=u.cached_content_token_count or 0)
+    thoughts = reader.count("reasoning_tokens", getattr(u, "thoughts_token_count", None))
+    return reader.usage(input_tokens=reader.count("input_tokens", getattr(u, "prompt_token_count", None)),
+                        output_tokens=reader.count("output_tokens", getattr(u, "candidates_token_count", None))
+                        + thoughts, reasoning_tokens=thoughts,
+                        cached_tokens=reader.count("cached_tokens", getattr(u, "cached_content_token_count", None)),
+                        max_tokens=max_tokens)

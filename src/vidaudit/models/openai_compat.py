@@ -15,7 +15,6 @@ the trial. ``fps_extra_body=None`` turns the key off for servers that reject unk
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -157,7 +156,7 @@ class OpenAIAdapter:
         kwargs = await asyncio.to_thread(self.build_kwargs, request)
         completion, seconds = await eh.classified_call(
             lambda: self._client.chat.completions.create(**kwargs), self._classify)
-        return self._response(completion, seconds)
+        return self._response(completion, seconds, max_tokens=request.settings.max_tokens)
 
     def _classify(self, e: Exception) -> ModelCallError | None:
         name = self.spec.label
@@ -167,44 +166,52 @@ class OpenAIAdapter:
             return eh.error_from_status(name, e.status_code, _body(e), e.response.headers, self._secrets)
         if isinstance(e, openai.APIConnectionError):
             return eh.connection_error(name, e.__cause__ or e, self._secrets)
-        if isinstance(e, openai.APIResponseValidationError | json.JSONDecodeError | pydantic.ValidationError):
+        if isinstance(e, openai.APIResponseValidationError):
             return eh.malformed_error(name, f"{type(e).__name__}: {e}", self._secrets)
-        return None
+        return eh.payload_error(name, e, self._secrets)
 
-    def _response(self, completion: Any, latency_s: float) -> Response:
+    def _response(self, completion: Any, latency_s: float, *, max_tokens: int | None = None) -> Response:
+        """The Response of a completion the SDK built without validating it: every field is checked here."""
         name = self.spec.label
         choices = getattr(completion, "choices", None)
         if not isinstance(choices, list) or not choices:
             raise eh.malformed_error(name, f"no choices in the completion ({_preview(completion)})", self._secrets)
         choice = choices[0]
         message = getattr(choice, "message", None)
-        finish = getattr(choice, "finish_reason", None)
+        finish = eh.text_field(getattr(choice, "finish_reason", None))
         if finish == "content_filter":
             raise eh.refused_error(name, "finish_reason content_filter", self._secrets)
         refusal = getattr(message, "refusal", None)
         if refusal:
-            raise eh.refused_error(name, str(refusal), self._secrets)
+            raise eh.refused_error(name, _preview(refusal), self._secrets)
         text = getattr(message, "content", None)
         if not isinstance(text, str):
             raise eh.malformed_error(name, f"choice 0 has no text content ({_preview(completion)})", self._secrets)
-        usage = _usage(getattr(completion, "usage", None))
-        return Response(text=text, usage=usage, latency_s=latency_s, finish_reason=finish,
-                        model_version=getattr(completion, "model", None) or None,
-                        cost_usd=cost_usd(self.spec, usage, self._prices))
+        reader = eh.UsageReader()
+        usage = _usage(getattr(completion, "usage", None), reader, max_tokens)
+        try:
+            return Response(text=text, usage=usage, latency_s=latency_s,
+                            finish_reason=eh.flag_finish(finish, reader.clamped),
+                            model_version=eh.text_field(getattr(completion, "model", None)) or None,
+                            cost_usd=cost_usd(self.spec, usage, self._prices))
+        except pydantic.ValidationError as e:  # pragma: no cover - every field is checked above
+            raise eh.malformed_error(name, f"{type(e).__name__}: {e}", self._secrets) from None
 
     async def aclose(self) -> None:
         await self._client.close()
 
 
-def _usage(u: Any) -> Usage:
+def _usage(u: Any, reader: eh.UsageReader, max_tokens: int | None) -> Usage:
+    """Chat Completions usage, read as untrusted (see ``errors_http.UsageReader``)."""
     if u is None:
         return Usage()
     details = getattr(u, "completion_tokens_details", None)
     prompt_details = getattr(u, "prompt_tokens_details", None)
-    return Usage(input_tokens=getattr(u, "prompt_tokens", 0) or 0,
-                 output_tokens=getattr(u, "completion_tokens", 0) or 0,
-                 reasoning_tokens=getattr(details, "reasoning_tokens", 0) or 0,
-                 cached_tokens=getattr(prompt_details, "cached_tokens", 0) or 0)
+    return reader.usage(input_tokens=reader.count("input_tokens", getattr(u, "prompt_tokens", None)),
+                        output_tokens=reader.count("output_tokens", getattr(u, "completion_tokens", None)),
+                        reasoning_tokens=reader.count("reasoning_tokens", getattr(details, "reasoning_tokens", None)),
+                        cached_tokens=reader.count("cached_tokens", getattr(prompt_details, "cached_tokens", None)),
+                        max_tokens=max_tokens)
 
 
 def _body(e: Any) -> Any:
@@ -218,5 +225,8 @@ def _body(e: Any) -> Any:
 
 
 def _preview(obj: Any) -> str:
-    text = repr(obj)
+    try:
+        text = repr(obj)
+    except Exception:  # noqa: BLE001 - a hostile object that cannot print itself is still reported
+        return f"<{type(obj).__name__}>"
     return text if len(text) < 200 else text[:200] + "..."

@@ -4,12 +4,17 @@ Every parser returns a :class:`Parsed` with the value, the method that read it a
 text it read, so that a report can show *why* an answer was read as it was. Parsers only look
 in answer positions (a ``\\boxed{}``, an explicit "answer:" form, or the whole response); they
 never take the last matching word anywhere in the text, and they never raise on any string.
+
+Model output is untrusted, so every parser is linear in time and memory for any input: braces are
+matched in one pass, a box is read only when its content is at most ``MAX_BOX_CHARS`` long (no
+answer needs more, and so nested boxes never copy the text once per level), and every repeated
+pattern is possessive or atomic so that a long run of digits or spaces is scanned once.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +26,9 @@ NUMBER_WORDS: dict[str, int] = {
     "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
 }
 _WORD_ALT = "|".join(sorted(NUMBER_WORDS, key=len, reverse=True))
-_INT = r"[0-9]+(?:\.0+)?(?![0-9.]*[0-9])"  # "4" or "4.0", never the "4" of "4.5"
+# "4" or "4.0", never the "4" of "4.5"; atomic: every shorter reading fails the look-ahead anyway, and
+# trying them made a long digit run quadratic
+_INT = r"(?>[0-9]+(?:\.0+)?)(?![0-9.]*[0-9])"
 
 
 @dataclass(frozen=True)
@@ -45,37 +52,63 @@ NOT_PARSED = Parsed(None, UNPARSEABLE, None)
 
 # --------------------------------------------------------------------------- \boxed{...}
 
-_BOXED_OPEN = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_BOXED_OPEN = re.compile(r"\\(?:boxed|fbox)\s*+\{")
 _BRACE = re.compile(r"\\[{}]|[{}]")  # an escaped brace is one token, not a brace
-_LATEX_WRAP = re.compile(r"\\(?:text|textbf|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
+_LATEX_WRAP = re.compile(r"\\(?:text|textbf|mathrm|mathbf|mbox|operatorname)\s*+\{([^{}]*)\}")
+
+#: A box is read as an answer only when its content is at most this long. A final answer is a word or
+#: a number, perhaps in a sentence; a longer box (in practice, boxes nested in boxes) is masked for the
+#: timestamp parser but not read, so that nesting N boxes costs O(N), not O(N^2) copied characters.
+MAX_BOX_CHARS = 1000
 
 
-def boxed_spans(text: str) -> list[tuple[int, int, str]]:
-    """Every ``\\boxed{...}`` with balanced braces as (start, end, content); unclosed ones are skipped.
+def box_bounds(text: str) -> list[tuple[int, int, int]]:
+    """Every ``\\boxed{...}`` with balanced braces as (start, content_start, end), in order of start.
 
-    Braces are matched in one pass with a stack (escaped ``\\{`` and ``\\}`` are not braces), so
-    adversarial text with thousands of unclosed boxes stays linear.
+    Nested boxes are all listed; unclosed ones are skipped. Braces are matched in one pass with a
+    stack (escaped ``\\{`` and ``\\}`` are not braces); only integers are kept, so time and memory
+    are linear in the text whatever its nesting.
     """
-    opens = list(_BOXED_OPEN.finditer(text))
+    opens = [(m.start(), m.end()) for m in _BOXED_OPEN.finditer(text)]  # each box's start and its "{" + 1
     if not opens:
         return []
     # A brace's partner depends only on the text after it, so scanning starts at the first box, and
     # only at braces (a regex walks the rest of the text in C).
-    close_of: dict[int, int] = {}
+    close_of: dict[int, int] = {}  # every matched "{" -> its "}": at most one entry per brace
     stack: list[int] = []
-    for m in _BRACE.finditer(text, opens[0].end() - 1):
+    for m in _BRACE.finditer(text, opens[0][1] - 1):
         tok = m.group()
         if tok == "{":
             stack.append(m.start())
         elif tok == "}" and stack:
             close_of[stack.pop()] = m.start()
-    out = []
-    for m in opens:
-        brace = m.end() - 1
-        if brace in close_of:
-            end = close_of[brace] + 1
-            out.append((m.start(), end, text[m.end():end - 1]))
+    return [(start, cs, close_of[cs - 1] + 1) for start, cs in opens if cs - 1 in close_of]
+
+
+def boxed_spans(text: str) -> list[tuple[int, int, str]]:
+    """The outermost ``\\boxed{...}`` with balanced braces as (start, end, content); unclosed ones are skipped.
+
+    Outermost boxes never overlap, so their contents together are at most the text: linear in memory
+    (listing every nested box's content was quadratic). Boxes inside them are found by :func:`box_bounds`;
+    the union of the spans is the same.
+    """
+    out: list[tuple[int, int, str]] = []
+    last_end = -1
+    for start, content_start, end in box_bounds(text):
+        if start >= last_end:
+            out.append((start, end, text[content_start:end - 1]))
+            last_end = end
     return out
+
+
+def _readable_boxes(text: str) -> Iterator[tuple[int, int, str]]:
+    """Every box short enough to be an answer (see ``MAX_BOX_CHARS``), last one first, with its content.
+
+    A generator: one content string at a time, so memory stays O(MAX_BOX_CHARS) beyond the bounds.
+    """
+    for start, cs, end in reversed(box_bounds(text)):
+        if end - 1 - cs <= MAX_BOX_CHARS:
+            yield start, end, text[cs:end - 1]
 
 
 def _unwrap_latex(content: str) -> str:
@@ -90,9 +123,9 @@ def _unwrap_latex(content: str) -> str:
 _INT_RE = re.compile(rf"(?<![0-9.\-])({_INT})")
 _WORD_RE = re.compile(rf"\b({_WORD_ALT})\b", re.IGNORECASE)
 _FINAL_RE = re.compile(
-    r"\bfinal\s+(?:answer|count|total|tally)\b[^0-9a-zA-Z\n]{0,12}?(?:\s*(?:is|was|=|:|of)\s*)?[\s*_`$\\(\[{:]*"
+    r"\bfinal\s++(?:answer|count|total|tally)\b[^0-9a-zA-Z\n]{0,12}?(?:\s*+(?:is|was|=|:|of)\s*+)?[\s*_`$\\(\[{:]*+"
     rf"({_INT}|{_WORD_ALT})\b", re.IGNORECASE)
-_BARE_RE = re.compile(rf"^[\s*_`$(\[]*({_INT}|{_WORD_ALT})[\s*_`$)\].!]*$", re.IGNORECASE)
+_BARE_RE = re.compile(rf"^[\s*_`$(\[]*+({_INT}|{_WORD_ALT})[\s*_`$)\].!]*+$", re.IGNORECASE)
 
 
 def _read_count(s: str) -> int | None:
@@ -128,7 +161,7 @@ def parse_count(text: str | None) -> Parsed:
     """
     if not isinstance(text, str) or not text:
         return NOT_PARSED
-    for start, end, content in reversed(boxed_spans(text)):
+    for start, end, content in _readable_boxes(text):
         v = _count_in_box(content)
         if v is not None:
             return Parsed(v, "boxed", (start, end))
@@ -149,9 +182,10 @@ def parse_count(text: str | None) -> Parsed:
 # --------------------------------------------------------------------------- yes / no
 
 _YES = {"yes": True, "no": False, "true": True, "false": False}
-_ANSWER_CUE = r"\b(?:final\s+answer|answer|verdict)\s*(?:is|:|=)\s*"
-_YN_ANSWER_RE = re.compile(_ANSWER_CUE + r"[\s*_`\"'(\[]*(yes|no)\b", re.IGNORECASE)
-_YN_LEAD_RE = re.compile(r"^[\s*_`\"'(\[]*(yes|no)\b(?!\s*(?:or|/)\s*(?:yes|no)\b)", re.IGNORECASE)
+_ANSWER_CUE = r"\b(?:final\s++answer|answer|verdict)\s*+(?:is|:|=)\s*+"
+_YN_ANSWER_RE = re.compile(_ANSWER_CUE + r"[\s*_`\"'(\[]*+(yes|no)\b", re.IGNORECASE)
+_YN_LEAD_RE = re.compile(r"^[\s*_`\"'(\[]*+(yes|no)\b(?!\s*+(?:or|/)\s*+(?:yes|no)\b)", re.IGNORECASE)
+_YN_OR_RE = re.compile(r"\s*+(?:or|/)\s*+(?:yes|no)\b", re.IGNORECASE)  # "yes or no" is not an answer
 
 
 def parse_yes_no(text: str | None) -> Parsed:
@@ -162,12 +196,11 @@ def parse_yes_no(text: str | None) -> Parsed:
     """
     if not isinstance(text, str) or not text:
         return NOT_PARSED
-    for start, end, content in reversed(boxed_spans(text)):
+    for start, end, content in _readable_boxes(text):
         word = re.sub(r"[^a-z]", "", _unwrap_latex(content).lower())
         if word in _YES:
             return Parsed(_YES[word], "boxed", (start, end))
-    answers = [m for m in _YN_ANSWER_RE.finditer(text)
-               if not re.match(r"\s*(?:or|/)\s*(?:yes|no)\b", text[m.end(1):], re.IGNORECASE)]
+    answers = [m for m in _YN_ANSWER_RE.finditer(text) if not _YN_OR_RE.match(text, m.end(1))]
     if answers:
         m = answers[-1]
         return Parsed(_YES[m.group(1).lower()], "answer", (m.start(1), m.end(1)))
@@ -192,18 +225,18 @@ def parse_option(text: str | None, options: Sequence[str] = ("A", "B", "C", "D")
     if not by_key:
         return NOT_PARSED
     alt = "|".join(re.escape(k) for k in sorted(by_key, key=len, reverse=True))
-    for start, end, content in reversed(boxed_spans(text)):
+    for start, end, content in _readable_boxes(text):
         token = re.sub(r"[\s().:\[\]]", "", _unwrap_latex(content)).upper()
         if token in by_key:
             return Parsed(by_key[token], "boxed", (start, end))
-    ans_re = re.compile(_ANSWER_CUE + r"(?:option\s+)?[\s*_`\"']*(?:\(\s*(" + alt + r")\s*\)|(?-i:(" + alt + r"))(?![\w]))",
-                        re.IGNORECASE)
+    ans_re = re.compile(_ANSWER_CUE + r"(?:option\s++)?[\s*_`\"']*+(?:\(\s*+(" + alt + r")\s*+\)|(?-i:(" + alt
+                        + r"))(?![\w]))", re.IGNORECASE)
     answers = list(ans_re.finditer(text))
     if answers:
         m = answers[-1]
         g = 1 if m.group(1) is not None else 2
         return Parsed(by_key[m.group(g).upper()], "answer", (m.start(g), m.end(g)))
-    lead = re.compile(r"^[\s*_`\"']*(?:\(\s*(" + alt + r")\s*\)|(" + alt + r")(?=[.):]|\s*$))")
+    lead = re.compile(r"^[\s*_`\"']*+(?:\(\s*+(" + alt + r")\s*+\)|(" + alt + r")(?=[.):]|\s*+$))")
     m = lead.match(text)
     if m:
         g = 1 if m.group(1) is not None else 2

@@ -13,6 +13,7 @@ import typer
 
 def register(generate_app: typer.Typer) -> None:
     from vidaudit.cli_common import console, friendly_errors, parse_list, progress_bar
+    from vidaudit.core.errors import ConfigError
 
     @generate_app.command("counting")
     @friendly_errors
@@ -31,6 +32,8 @@ def register(generate_app: typer.Typer) -> None:
         dry_run: bool = typer.Option(False, "--dry-run", help="Write the manifest with traces, render nothing."),
         skip_existing: bool = typer.Option(False, "--skip-existing", help="Reuse videos whose sha256 matches."),
         verify: bool = typer.Option(True, "--verify/--no-verify", help="Check every video's pixels against its trace."),
+        force: bool = typer.Option(False, "--force", help="Replace a dataset already in --out even if its samples "
+                                   "differ (runs planned on it will no longer match)."),
     ) -> None:
         """Render the counting suite (bounce_ball, blinking, state_machine) with executable traces."""
         from vidaudit.suites.counting import grid as g
@@ -49,7 +52,7 @@ def register(generate_app: typer.Typer) -> None:
         settings = RenderSettings(duration_s=duration, fps=fps, width=width, height=height)
         with progress_bar("planning" if dry_run else "rendering") as update:
             res = generate(points, out, settings, workers=workers, dry_run=dry_run, skip_existing=skip_existing,
-                           verify=verify, on_progress=update)
+                           verify=verify, force=force, on_progress=update)
         what = "planned" if dry_run else f"rendered {res.rendered}, reused {res.reused}, verified {res.verified}"
         console.print(f"{len(res.samples)} samples {what} in {res.seconds:.1f} s")
         console.print(f"manifest: {res.manifest}")
@@ -62,10 +65,18 @@ def register(generate_app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", help="Output directory (manifest.jsonl, dataset.json)."),
         split: str = typer.Option(None, help="Split name recorded in sample ids, e.g. test."),
         skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip bad rows (listed) instead of failing."),
+        force: bool = typer.Option(False, "--force", help="Replace a dataset already in --out even if its samples "
+                                   "differ (runs planned on it will no longer match)."),
     ) -> None:
         """Turn a real repetition-counting dataset into counting samples (one event per repetition start)."""
-        from vidaudit.suites.counting.repcount import write_repcount_dataset
+        from vidaudit.core.manifest import MANIFEST, guard_replace
+        from vidaudit.suites.counting.repcount import scan_repcount, write_repcount_dataset
 
+        if out.exists() and not out.is_dir():
+            raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+        if not force and (out / MANIFEST).is_file():  # compare first: the writer replaces what is there
+            scan = scan_repcount(csv, videos, split_name=split, relative_to=out, skip_invalid=skip_invalid)
+            guard_replace(out, scan.samples, force=False, command="generate repcount")
         res = write_repcount_dataset(csv, videos, out, split_name=split, skip_invalid=skip_invalid)
         for p in res.skipped:
             console.print(f"[yellow]skipped[/] line {p.line} ({p.name}): {p.message}", highlight=False)

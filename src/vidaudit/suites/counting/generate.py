@@ -3,6 +3,11 @@
 Each video is written under a temporary name and renamed; finished samples are appended to
 ``manifest.partial.jsonl`` (fsync'd) so that an interrupted run can be resumed with
 ``--skip-existing``; the final ``manifest.jsonl`` is written atomically in grid order at the end.
+
+A dataset that runs may depend on is never replaced by a different one without ``force``: when
+``out`` already holds a manifest, its samples must be the ones this call would write (same ids,
+params, traces, answers and video settings), and a dry run never replaces a manifest of rendered
+videos (it would drop their sha256).
 """
 
 from __future__ import annotations
@@ -18,9 +23,8 @@ from typing import Any
 
 from vidaudit import __version__
 from vidaudit.core.errors import ConfigError, VerificationError
-from vidaudit.core.fileio import read_jsonl
 from vidaudit.core.hashing import sha256_file
-from vidaudit.core.manifest import MANIFEST, write_dataset_info, write_manifest
+from vidaudit.core.manifest import MANIFEST, existing_samples, guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.parallel import pool_context
 from vidaudit.core.types import Sample
 from vidaudit.core.versions import library_versions
@@ -76,14 +80,29 @@ def _render_job(point: GridPoint, settings: RenderSettings, out: str, verify: bo
     return sample.model_dump(mode="json"), problems
 
 
+def _logged(path: Path) -> list[Sample]:
+    """The readable samples of a manifest or partial log; a line cut short by a kill, or any other unreadable
+    line, is skipped (it only means that video is rendered again)."""
+    out = []
+    try:
+        lines = path.read_bytes().split(b"\n")
+    except OSError:
+        return []
+    for raw in lines:
+        try:
+            out.append(Sample.model_validate_json(raw))
+        except (ValueError, RecursionError):  # pydantic's ValidationError is a ValueError
+            continue
+    return out
+
+
 def _reusable(out: Path) -> dict[str, Sample]:
     """Samples from an earlier manifest or partial log whose video file still has the recorded sha256."""
     found: dict[str, Sample] = {}
     for name in (MANIFEST, PARTIAL):
         p = out / name
         if p.is_file():
-            for row in read_jsonl(p):
-                s = Sample.model_validate(row)
+            for s in _logged(p):
                 if s.video.sha256:
                     found[s.sample_id] = s
     return {k: s for k, s in found.items()
@@ -98,15 +117,40 @@ def dataset_info(points: Sequence[GridPoint], settings: RenderSettings) -> dict[
                                                                                       time.gmtime())}
 
 
+def content_key(sample: Sample) -> dict[str, Any]:
+    """What a regenerated sample must keep to be the same sample: everything but what is read back from the
+    encoded file (sha256, measured duration)."""
+    return sample.model_dump(mode="json", exclude={"video": {"sha256", "duration_s"}})
+
+
+def check_out_dir(out: Path, planned: Sequence[Sample], *, dry_run: bool, force: bool) -> None:
+    """Refuse to replace a dataset in ``out`` by a different one, or rendered videos by a dry run (see module)."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+    guard_replace(out, planned, force=force, key=content_key, command="generate")
+    if dry_run and not force:
+        old = existing_samples(out) or []
+        rendered = [s.sample_id for s in old if s.video.sha256]
+        if rendered:
+            raise ConfigError(f"{out} holds {len(rendered)} rendered videos (e.g. {rendered[0]}); a dry run would "
+                              "replace their manifest with one that has no sha256. Dry-run into another --out, or "
+                              "pass --force")
+
+
 def generate(points: Sequence[GridPoint], out: str | Path, settings: RenderSettings = RenderSettings(), *,
              workers: int | None = None, dry_run: bool = False, skip_existing: bool = False,
-             verify: bool = True, on_progress: Callable[[int, int], None] | None = None) -> GenerateResult:
-    """Render (or, with ``dry_run``, only plan) every point into ``out``; raise on any mismatch."""
+             verify: bool = True, force: bool = False,
+             on_progress: Callable[[int, int], None] | None = None) -> GenerateResult:
+    """Render (or, with ``dry_run``, only plan) every point into ``out``; raise on any mismatch.
+
+    ``force`` replaces a dataset already in ``out`` even when its samples differ (see the module docstring).
+    """
     t0 = time.perf_counter()
     out = Path(out)
     if not points:
         raise ConfigError("the grid is empty; check --domains/--counts/--frequencies/--seeds")
     planned = {p.sample_id: plan_sample(p, settings) for p in points}  # validates every point first
+    check_out_dir(out, [planned[p.sample_id] for p in points], dry_run=dry_run, force=force)
     out.mkdir(parents=True, exist_ok=True)
     if dry_run:
         samples = [planned[p.sample_id] for p in points]
@@ -117,7 +161,7 @@ def generate(points: Sequence[GridPoint], out: str | Path, settings: RenderSetti
     done: dict[str, Sample] = {}
     if skip_existing:
         for sid, s in _reusable(out).items():
-            if sid in planned and s.trace == planned[sid].trace:
+            if sid in planned and content_key(s) == content_key(planned[sid]):  # same trace and settings
                 done[sid] = s
     reused = len(done)
     todo = [p for p in points if p.sample_id not in done]

@@ -6,16 +6,23 @@ identical frames (drawn once, encoded ``repeat`` times) and the schedule into a 
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
+from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.types import Event, Trace
 from vidaudit.suites.counting.grid import GridPoint
 from vidaudit.suites.counting.schedule import Schedule, make_schedule
+
+
+#: Upper limits that keep a typo (``--fps 30000``) from rendering for days; far above any design's needs.
+MAX_DURATION_S = 3600.0
+MAX_FPS = 240.0
 
 
 @dataclass(frozen=True)
@@ -24,6 +31,19 @@ class RenderSettings:
     fps: float = 30.0
     width: int = 854
     height: int = 480
+
+    def __post_init__(self) -> None:
+        for flag, value, hi, unit in (("--duration", self.duration_s, MAX_DURATION_S, "seconds"),
+                                      ("--fps", self.fps, MAX_FPS, "frames per second")):
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+                    or not 0 < value <= hi:
+                raise ConfigError(f"{flag} must be a finite number of {unit} in (0, {hi:g}], got {value!r}")
+        for name, value in (("--width", self.width), ("--height", self.height)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"{name} must be an integer number of pixels, got {value!r}")
+        if self.n_frames < 1:
+            raise ConfigError(f"--duration {self.duration_s:g} s at --fps {self.fps:g} is less than one frame; "
+                              "lengthen the clip or raise the frame rate")
 
     @property
     def n_frames(self) -> int:

@@ -1,14 +1,87 @@
-"""Check a rendered video against its trace using only decoded pixels."""
+"""Check a counting sample: its answer against its trace, its trace's times against its frames, and its
+rendered video against its trace using only decoded pixels.
+
+- ``answer_problems`` / ``check_answers``: a synthetic sample's ``answer`` (and ``params["n_events"]``)
+  must be what its trace executes to; otherwise the oracle and the scorer would "confirm" a wrong
+  answer. Cheap (no video is read): meant to run whenever a manifest is loaded for a run or a report.
+- ``timing_problems``: each event's ``frame`` must be the first frame shown at or after its ``t``
+  (``schedule.first_frame_at``, the frame whose presentation interval [i/fps, (i+1)/fps) is the first to
+  start at or after t), within ``FRAME_TOLERANCE`` frames, and inside the video.
+- ``check_video``: the pixel detector must find every event at its frame, within ``FRAME_TOLERANCE``.
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from pathlib import Path
 
+from vidaudit.core.errors import DataError
 from vidaudit.core.types import Sample, Trace
 from vidaudit.suites.counting.detector import detect_events
+from vidaudit.suites.counting.grid import DOMAINS
+from vidaudit.suites.counting.schedule import first_frame_at
 from vidaudit.video.io import iter_frames
 
 FRAME_TOLERANCE = 1
+
+
+def is_synthetic(sample: Sample) -> bool:
+    """A rendered counting sample (its trace lists every event), as opposed to a real video with a count."""
+    return sample.params.get("source") is None and sample.params.get("domain") in DOMAINS
+
+
+def answer_problems(sample: Sample) -> list[str]:
+    """Why a counting sample's answer cannot be trusted (empty when it can).
+
+    Every sample: the answer is a non-negative integer. Synthetic samples (``is_synthetic``): the answer and
+    ``params["n_events"]`` equal ``trace.execute()``.
+    """
+    n = sample.answer
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        return [f"answer {n!r} is not a non-negative integer count"]
+    if not is_synthetic(sample):
+        return []
+    problems = []
+    executed = sample.trace.execute()
+    if executed != n:
+        problems.append(f"answer is {n} but the trace executes to {executed}")
+    if "n_events" in sample.params and sample.params["n_events"] != executed:
+        problems.append(f"params.n_events is {sample.params['n_events']!r} but the trace executes to {executed}")
+    return problems
+
+
+def check_answers(samples: Iterable[Sample], source: str = "the manifest") -> None:
+    """Raise a DataError naming every sample whose answer disagrees with its trace (see ``answer_problems``).
+
+    Call it where a counting manifest is loaded for ``run``, ``score`` or ``report``.
+    """
+    bad = [(s.sample_id, ps) for s in samples if (ps := answer_problems(s))]
+    if bad:
+        lines = [f"{sid}: {'; '.join(ps)}" for sid, ps in bad[:10]]
+        more = f"\n(and {len(bad) - 10} more)" if len(bad) > 10 else ""
+        raise DataError(f"{len(bad)} sample(s) in {source} have an answer that disagrees with their trace, so the "
+                        "oracle would confirm a wrong answer; regenerate the dataset or fix the manifest:\n"
+                        + "\n".join(lines) + more)
+
+
+def timing_problems(trace: Trace, fps: float, n_frames: int | None = None) -> list[str]:
+    """Events whose ``frame`` is not the first frame at or after their ``t`` (within ``FRAME_TOLERANCE``)."""
+    if not (isinstance(fps, int | float) and math.isfinite(fps) and fps > 0):
+        return [f"video fps {fps!r} is not a positive number"]
+    problems = []
+    for i, e in enumerate(trace.events, 1):
+        if not math.isfinite(e.t) or e.t < 0:
+            problems.append(f"event {i} has time t={e.t!r}, not a finite time >= 0")
+            continue
+        expected = first_frame_at(e.t, fps)
+        if abs(e.frame - expected) > FRAME_TOLERANCE:
+            problems.append(f"event {i} (t={e.t:g} s) says frame {e.frame}, but the first frame at or after "
+                            f"t is {expected} at {fps:g} fps (off by {e.frame - expected:+d}, more than "
+                            f"{FRAME_TOLERANCE})")
+        elif n_frames is not None and not 0 <= e.frame < n_frames:
+            problems.append(f"event {i} is at frame {e.frame}, outside the video's {n_frames} frames")
+    return problems
 
 
 def check_video(domain: str, path: str | Path, trace: Trace, fps: float) -> list[str]:
@@ -28,11 +101,14 @@ def check_video(domain: str, path: str | Path, trace: Trace, fps: float) -> list
 
 
 def check_sample(sample: Sample, root: str | Path) -> list[str]:
-    problems = []
-    if sample.trace.execute() != sample.answer:
+    """Every problem of one rendered sample: its answer, its trace's timing, then its pixels."""
+    problems = answer_problems(sample)
+    if sample.trace.execute() != sample.answer and not problems:  # a non-synthetic sample asked to be verified
         problems.append(f"trace executes to {sample.trace.execute()} but answer is {sample.answer}")
-    return problems + check_video(sample.params["domain"], Path(root) / sample.video.path, sample.trace,
-                                  sample.video.fps)
+    problems += timing_problems(sample.trace, sample.video.fps, sample.video.n_frames)
+    if problems:
+        return problems  # the detector's verdict against a trace that is wrong on its face adds nothing
+    return check_video(sample.params["domain"], Path(root) / sample.video.path, sample.trace, sample.video.fps)
 
 
 def _verify_job(row: dict, root: str) -> tuple[str, list[str]]:
