@@ -373,9 +373,6 @@ def test_negative_usage_does_not_lower_what_a_run_spent(tmp_path, env) -> None:
     assert calls >= 1 and summary.tokens >= 0 and stored.tokens >= 0
 
 
-@pytest.mark.xfail(strict=True, reason="run/executor.py (not this branch's file) settles a call with "
-                   "response_tokens(resp); it must call self.tracker.settle(resp, self.tracker.estimate(it.planned)) "
-                   "so that clamped or missing usage costs at least the estimate (vidaudit.run.budget.charge)")
 def test_lying_server_cannot_make_calls_free(tmp_path, env) -> None:
     summary, calls, _ = _lying_run(tmp_path, ("-1000000", "-5"))
     assert calls == 3  # 3,000 tokens at the 1,000-token estimate a call

@@ -7,9 +7,6 @@
    grow about as fast as the input: for an 8x larger input, linear code takes about 8x and
    quadratic code 64x. The bound is 3x the growth (24x), so a loaded 2-core machine does not make
    the test flaky, and a quadratic parser still fails it.
-
-Cases that are quadratic in files this branch does not own are strict xfails whose reason names the
-file and the fix; they run on small inputs so that a failing run stays quick.
 """
 
 from __future__ import annotations
@@ -133,10 +130,6 @@ def test_score_responses_takes_any_file(manifest: Path, tmp_path_factory: pytest
         assert rec.sample_id == "s0" and rec.status in ("ok", "api_error", "refused", "timeout")
 
 
-@pytest.mark.xfail(strict=True, raises=RecursionError,
-                   reason="score/stage.py::_response_rows catches json.JSONDecodeError only; a line nested past the "
-                          "decoder's limit raises RecursionError (a traceback). Catch RecursionError there too and "
-                          "raise DataError(f'{path}:{i}: JSON nested too deeply')")
 def test_score_responses_refuses_over_deep_json_with_a_message(manifest: Path, tmp_path: Path) -> None:
     path = tmp_path / "deep.jsonl"
     path.write_text("[" * 100_000 + "\n")
@@ -161,19 +154,6 @@ ADVERSARIAL: dict[str, Callable[[int], str]] = {
     "spaces_then_bare_number": lambda n: " " * n + "1x",
     "boxes_between_times": lambda n: "\\boxed{1} at 2s " * (n // 16),
 }
-#: (parser, input) pairs that are quadratic because of score/timestamps.py, which this branch may not edit.
-TIMESTAMPS_QUADRATIC = {
-    "spaces_then_bare_number": "score/timestamps.py: _CUE_REV (and _NEG_REV) are matched on the reversed text from "
-                               "the number back to the start, and the nested \\s* of the cue alternatives backtrack "
-                               "over every space before a bare number (16 KB of spaces took 112 s). Bound the "
-                               "match: _CUE_REV.match(rev, size - a.start, min(size, size - a.start + 64)), same for "
-                               "_NEG_REV (no cue is longer than that)",
-    "boxes_between_times": "score/timestamps.py::extract_timestamps filters atoms with any(s <= a.start < e for s, e "
-                           "in masked): atoms x boxes. boxed_spans now returns disjoint boxes in order, so a bisect "
-                           "on their starts makes it O(atoms log boxes)",
-}
-#: Small enough that the quadratic cases fail in a second or two, large enough to leave the timer's noise.
-QUADRATIC_SIZE = {"spaces_then_bare_number": 300, "boxes_between_times": 4000}
 GROWTH = 8
 BASE_SIZE = 12_000  # characters; the large input is GROWTH times that
 SLACK = 3.0  # linear code stays under SLACK * GROWTH; quadratic code lands near GROWTH ** 2
@@ -203,10 +183,7 @@ def _cases() -> list:
     out = []
     for pname in PARSERS:
         for gname in ADVERSARIAL:
-            quadratic = pname in ("extract_timestamps", "score_trial") and gname in TIMESTAMPS_QUADRATIC
-            marks = [pytest.mark.xfail(strict=True, reason=TIMESTAMPS_QUADRATIC[gname])] if quadratic else []
-            size = QUADRATIC_SIZE.get(gname, BASE_SIZE) if quadratic else BASE_SIZE  # a failing case stays quick
-            out.append(pytest.param(pname, gname, size, id=f"{pname}-{gname}", marks=marks))
+            out.append(pytest.param(pname, gname, BASE_SIZE, id=f"{pname}-{gname}"))
     return out
 
 
@@ -229,10 +206,9 @@ def test_time_and_memory_grow_linearly(parser: str, adversary: str, size: int) -
 
 
 @pytest.mark.parametrize("adversary", ["nested_boxed", "digit_run", "t_cues", "unclosed_braces",
-                                       pytest.param("spaces_then_bare_number", marks=pytest.mark.xfail(
-                                           strict=True, reason=TIMESTAMPS_QUADRATIC["spaces_then_bare_number"]))])
+                                       "spaces_then_bare_number"])
 def test_score_responses_grows_linearly(manifest: Path, tmp_path: Path, adversary: str) -> None:
-    size = QUADRATIC_SIZE.get(adversary, BASE_SIZE)
+    size = BASE_SIZE
 
     def run(text: str) -> object:
         path = tmp_path / "r.jsonl"

@@ -100,3 +100,65 @@ def test_a_regenerated_dataset_is_never_scored_silently(smoke_dir: Path, tmp_pat
     assert any(row["sample_id"] in n and "changed" in n for n in rep["notes"])
     r = runner.invoke(app, args)
     assert r.exit_code == 2 and "changed since this run dir was started" in " ".join(r.output.split())
+
+
+def test_a_manifest_whose_answer_disagrees_with_its_trace_is_refused_at_every_stage(smoke_dir: Path,
+                                                                                   tmp_path: Path) -> None:
+    """The oracle would 'confirm' a wrong answer: run, report and score-responses refuse, naming the sample."""
+    import json
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from vidaudit.cli import app
+
+    runner = CliRunner()
+    data = tmp_path / "data"
+    shutil.copytree(smoke_dir, data, ignore=shutil.ignore_patterns("*.partial.jsonl"))
+    lines = (data / "manifest.jsonl").read_text().splitlines()
+    row = json.loads(lines[4])
+    row["answer"] = row["answer"] + 1
+    lines[4] = json.dumps(row)
+    (data / "manifest.jsonl").write_text("\n".join(lines) + "\n")
+    r = runner.invoke(app, ["run", "counting", "--data", str(data), "--model", "oracle", "--condition", "frames@1",
+                            "--out", str(tmp_path / "run")])
+    assert r.exit_code == 2 and row["sample_id"] in r.output and "disagrees with their trace" in r.output
+    assert not (tmp_path / "run").exists()
+    resp = tmp_path / "r.jsonl"
+    resp.write_text(json.dumps({"sample_id": row["sample_id"], "response": "\\boxed{1}"}) + "\n")
+    r = runner.invoke(app, ["score-responses", "--samples", str(data), "--responses", str(resp), "--out",
+                            str(tmp_path / "s.jsonl")])
+    assert r.exit_code == 2 and row["sample_id"] in r.output and not (tmp_path / "s.jsonl").exists()
+
+
+def test_a_lone_surrogate_from_a_server_is_stored_scored_and_shown(smoke_dir: Path, tmp_path: Path) -> None:
+    """Issue case 1, end to end: the body holds "\\ud800"; the run finishes, the store keeps the text exactly,
+    scores and the three report files are written, and the page shows U+FFFD in its place."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from vidaudit.cli import app
+    from vidaudit.report.model import Report
+
+    def reply(rec: Recorded) -> Reply:
+        body = ('{"id": "c", "object": "chat.completion", "created": 0, "model": "fake", "choices": [{"index": 0, '
+                '"finish_reason": "stop", "message": {"role": "assistant", "content": "odd \\ud800 t=1.0s '
+                '\\\\boxed{1}"}}], "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}')
+        return Reply(body=body)
+
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test-surrogate-00000000"}
+    run = tmp_path / "run"
+    with FakeServer() as srv:
+        srv.script("POST", "/v1/chat/completions", default=reply)
+        r = subprocess.run(_cmd(smoke_dir, srv.url, run, 2), env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    with RunStore(run, readonly=True) as store:
+        texts = [a.response.text for _, a in store.results() if a and a.response]
+    assert texts == ["odd \ud800 t=1.0s \\boxed{1}"] * 2
+    res = CliRunner().invoke(app, ["report", str(run)])
+    assert res.exit_code == 0, res.output
+    Report.model_validate_json((run / "report" / "report.json").read_text(encoding="utf-8"))
+    assert "odd \ufffd t=1.0s" in (run / "report" / "report.html").read_text(encoding="utf-8")
+    rows = [json.loads(x) for x in (run / "scores.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 2 and all(x["parse"]["value"] == 1 for x in rows)

@@ -85,6 +85,16 @@ def report_json(report: Report) -> str:
     return text + "\n"
 
 
+def displayable(text: str) -> str:
+    """Text a UTF-8 file can hold: a lone surrogate (which a model may return, and the store keeps
+    losslessly) is shown as U+FFFD; a valid surrogate pair becomes its character."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 def write_report(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpec, out_dir: Path,
                  n_trials_total: int | None = None) -> dict[str, Path]:
     """Write the three report files into ``out_dir`` and return their paths keyed "json", "md", "html".
@@ -94,9 +104,9 @@ def write_report(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSp
     ViewerSpec.
     """
     # Render everything before writing anything, so a bad input leaves no partial report behind.
-    json_text = report_json(report)
-    html = render_html(report, trials, viewer, n_trials_total=n_trials_total)
-    markdown = render_markdown(report)
+    json_text = displayable(report_json(report))
+    html = displayable(render_html(report, trials, viewer, n_trials_total=n_trials_total))
+    markdown = displayable(render_markdown(report))
     out_dir = Path(out_dir)
     paths = {"json": out_dir / "report.json", "md": out_dir / "report.md", "html": out_dir / "report.html"}
     write_text_atomic(paths["json"], json_text)

@@ -356,11 +356,10 @@ class _Executor:
                 self.s.cost_usd += shortfall
             return
         for it, resp in zip(items, responses or [], strict=False):
-            tokens = response_tokens(resp)
-            cost = resp.cost_usd if resp.cost_usd is not None else self.tracker.estimate(it.planned).cost_usd
-            self.tracker.spend(tokens, cost)
-            self.s.tokens += tokens
-            self.s.cost_usd += cost
+            # untrusted usage (clamped, or none reported) costs at least the call's estimate
+            spent = self.tracker.settle(resp, self.tracker.estimate(it.planned))
+            self.s.tokens += spent.tokens
+            self.s.cost_usd += spent.cost_usd
 
     def _react(self, lane: _Lane, error: BaseException) -> None:
         """Pause the adapter for a Retry-After; stop the run on QUOTA, AUTH or an unclassified exception."""

@@ -77,6 +77,7 @@ def load_suite_samples(suite: Suite, data: Path, limit: int | None) -> list:
         raise DataError(f"{data} holds samples of the {other.suite!r} suite (e.g. {other.sample_id}), not "
                         f"{suite.name!r}; run it with `vidaudit run {other.suite}` or point --data at a "
                         f"{suite.name} dataset")
+    suite.check_samples(samples, str(data))
     return samples[:limit] if limit else samples
 
 

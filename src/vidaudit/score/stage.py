@@ -75,7 +75,9 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
     run_dir = Path(run_dir)
     rc = RunConfig.load(run_dir)
     suite = get_suite(rc.suite)
-    samples = {s.sample_id: s for s in load_samples(rc.data_dir)}
+    loaded = load_samples(rc.data_dir)
+    suite.check_samples(loaded, rc.data_dir)
+    samples = {s.sample_id: s for s in loaded}
     out = Scored(suite=suite, records=[], samples=samples, source={"run_dir": str(run_dir)},
                  data_dir=Path(rc.data_dir))
     roles: dict[str, str] = {}
@@ -154,6 +156,8 @@ def _response_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
             row = json.loads(line)
         except json.JSONDecodeError as e:
             raise DataError(f"{path}:{i}: not valid JSON ({e.msg}); fix or remove that line") from e
+        except RecursionError:
+            raise DataError(f"{path}:{i}: JSON nested too deeply to read; fix or remove that line") from None
         if not isinstance(row, dict):
             raise DataError(f"{path}:{i}: a response line is a JSON object with sample_id and response, got "
                             f"{type(row).__name__}")
@@ -170,7 +174,9 @@ def score_responses(samples_path: str | Path, responses_path: str | Path, *, sui
         raise ConfigError(f"--dedupe must be first or last, got {dedupe!r}")
     s = get_suite(suite)
     samples_path, responses_path = Path(samples_path), Path(responses_path)
-    samples = {x.sample_id: x for x in load_samples(samples_path)}
+    loaded = load_samples(samples_path)
+    s.check_samples(loaded, str(samples_path))
+    samples = {x.sample_id: x for x in loaded}
     chosen: dict[tuple[str, str, str], tuple[int, dict[str, Any]]] = {}
     for i, row in _response_rows(responses_path):
         sid, text = row.get("sample_id"), row.get("response")

@@ -25,6 +25,7 @@ that this module stays generic: each pattern's first group is the label.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,9 @@ from vidaudit.score.answers import boxed_spans
 
 MERGE_S = 0.1
 SLACK_S = 1.0
+#: how far before a number its cue (or a "not a time" word) is looked for: every cue is shorter, and a
+#: bounded window keeps the parser linear on hostile text (16 KB of spaces before a number took 112 s)
+CONTEXT_CHARS = 64
 
 _NUM = r"[0-9]+(?:\.[0-9]+)?"
 _UNIT = r"(?:seconds|second|secs|sec|s)\b"
@@ -151,6 +155,12 @@ def _masked(text: str) -> list[tuple[int, int]]:
     return [(s, e) for s, e, _ in boxed_spans(text)]
 
 
+def _inside(spans: Sequence[tuple[int, int]], starts: Sequence[int], pos: int) -> bool:
+    """Whether ``pos`` lies in one of the disjoint, ordered ``spans`` (``starts`` their starts)."""
+    i = bisect.bisect_right(starts, pos) - 1
+    return i >= 0 and spans[i][0] <= pos < spans[i][1]
+
+
 def _line_bounds(text: str, pos: int) -> tuple[int, int]:
     start = text.rfind("\n", 0, pos) + 1
     end = text.find("\n", pos)
@@ -189,7 +199,8 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
     masked = _masked(text)
     atoms = _atoms(text)
     if masked:
-        atoms = [a for a in atoms if not any(s <= a.start < e for s, e in masked)]
+        starts = [s for s, _ in masked]  # boxed_spans: disjoint outermost boxes in order, so bisect
+        atoms = [a for a in atoms if not _inside(masked, starts, a.start)]
     chosen: list[_Atom] = []
     if not atoms:
         return TimestampReport()
@@ -200,7 +211,7 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
     def cued_at(k: int) -> bool:
         if k not in time_cache:
             b = atoms[k]
-            time_cache[k] = (not b.explicit) and _CUE_REV.match(rev, size - b.start) is not None
+            time_cache[k] = (not b.explicit) and _CUE_REV.match(rev, size - b.start, min(size, size - b.start + CONTEXT_CHARS)) is not None
         return time_cache[k]
 
     def near(end: int, start: int) -> bool:
@@ -245,7 +256,7 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
             elif core == "and" and _ends_at(_BETWEEN_BEFORE, text, a.start):
                 is_range = True
         if is_range or a.explicit or cued:
-            negative = _NEG_REV.match(rev, size - a.start) is not None or bool(_NOT_A_TIME_AFTER.match(text, a.end))
+            negative = _NEG_REV.match(rev, size - a.start, min(size, size - a.start + CONTEXT_CHARS)) is not None or bool(_NOT_A_TIME_AFTER.match(text, a.end))
             if not negative:
                 chosen.append(a)
                 last_time_atom = i + 1 if is_range else i

@@ -80,6 +80,9 @@ class Suite:
         """Problems per sample id found by checking videos against their ground truth ({} = all verified)."""
         raise ConfigError(f"the {self.name} suite has no pixel verification")
 
+    def check_samples(self, samples: Sequence[Sample], source: str) -> None:
+        """Refuse (a ``DataError`` naming them) samples whose ground truth cannot be trusted, at every load."""
+
     # ------------------------------------------------------------------ prompts
 
     def prompt_names(self) -> Sequence[str]:

@@ -71,6 +71,11 @@ class CountingSuite(Suite):
             raise ConfigError(f"{data_dir} is a dry run: it has no videos to verify")
         return verify_dataset(data_dir, list(samples), workers=workers, on_progress=on_progress)
 
+    def check_samples(self, samples: Sequence[Sample], source: str) -> None:
+        from vidaudit.suites.counting.verify import check_answers
+
+        check_answers(samples, source)
+
     # ------------------------------------------------------------------ prompts
 
     def prompt_names(self) -> Sequence[str]:
