@@ -127,17 +127,21 @@ def _attribution_probe(world: WorldRecord, t: Triple, rng: np.random.Generator) 
 
 
 def select_triples(world: WorldRecord, n_pairs: int, rng: np.random.Generator) -> list[Triple]:
-    """Up to ``n_pairs`` triples, drawn at random, each candidate pair (X, Y) once, each anchor at most twice."""
+    """Up to ``n_pairs`` triples, drawn at random, each candidate pair (X, Y) once, each anchor at most twice,
+    and no target question twice (two triples sharing an anchor and a candidate would ask the same one)."""
     cands = candidate_triples(world)
     chosen: list[Triple] = []
     pairs: set[tuple[str, str]] = set()
+    asked: set[tuple[str, str]] = set()
     anchors: Counter[str] = Counter()
     for i in rng.permutation(len(cands)):
         t = cands[int(i)]
-        if (t.x.id, t.y.id) in pairs or anchors[t.b.id] >= MAX_ANCHOR_USES:
+        questions = {(t.x.id, t.b.id), (t.y.id, t.b.id)}
+        if (t.x.id, t.y.id) in pairs or anchors[t.b.id] >= MAX_ANCHOR_USES or questions & asked:
             continue
         chosen.append(t)
         pairs.add((t.x.id, t.y.id))
+        asked |= questions
         anchors[t.b.id] += 1
         if len(chosen) == n_pairs:
             break
@@ -212,6 +216,8 @@ def compose(world: WorldRecord, max_targets: int, rng: np.random.Generator) -> t
                               sub_ids=[s.sub_id for s in neg_subs]))
         subs += pos_subs + neg_subs
     texts = {tg.target_id: tg.text for tg in targets}
+    if len(set(texts.values())) != len(texts):
+        raise AssertionError("composer bug: a target question is asked twice")
     for s in subs:
         if s.text == texts[s.target_id]:
             raise AssertionError(f"composer bug: {s.sub_id} repeats its target")
