@@ -38,7 +38,7 @@ DEFAULT_PROMPT = "yes_no"
 def _preamble(condition: Condition) -> str:
     if condition.presentation is Presentation.NATIVE:
         return ""
-    stamps = " each preceded by its timestamp" if condition.timestamps else ""
+    stamps = ", each preceded by its timestamp" if condition.timestamps else ""
     return f"The images above are frames of one video in time order{stamps}.\n"
 
 
