@@ -36,7 +36,8 @@ def test_prompt_text_is_pinned() -> None:
                            "first; end your reply with a final line of the form \"Answer: Yes\" or \"Answer: No\".")
     frames = SUITE.render_prompt(s, Condition(presentation=Presentation.FRAMES, fps=1.0, prompt="direct"))
     assert frames.text == ("The images above are frames of one video in time order, each preceded by its "
-                           "timestamp.\nQuestion: Does X light up before Y does?\nReply with exactly one word: Yes or No.")
+                           "timestamp.\nQuestion: Does X light up before Y does?\n"
+                           "Reply with exactly one word: Yes or No.")
     assert SUITE.render_prompt(s, Condition(prompt="legend")).text.startswith("The video shows flat coloured shapes")
     with pytest.raises(ConfigError, match="synthetic"):
         SUITE.render_prompt(_sample(source="strand-release"), Condition(prompt="legend"))

@@ -4,7 +4,7 @@ A scene is a sequence of non-overlapping episodes, each involving one or two age
 
 - ``state``: an agent lights up (a ring appears) or goes dark;
 - ``pass``: the ball holder throws the ball to another agent (a straight flight);
-- ``collide``: one agent walks into another until the shapes touch, then walks back;
+- ``collide``: one agent walks up to another (9 px short), steps into contact, then walks back;
 - ``occlusion``: a small agent walks behind a large one, stays hidden, comes out and walks back;
 - ``exit``: an agent walks out of the frame, stays out, re-enters at the same place, walks back;
 - ``enter``: an agent that started outside the frame walks in to its place.
@@ -32,6 +32,8 @@ BALL = -1                       # the ball's index in overlap pairs
 LEAD_S, TAIL_S, MIN_GAP_S = 0.3, 1.1, 0.3
 HIDE_S, OFFSCREEN_S, STATE_S = 0.6, 0.8, 0.6
 CLEARANCE = 2.0                 # pixels between things that must not touch
+#: a collision's last frame before contact leaves this gap; the contact frame overlaps by CONTACT_OVERLAP
+PRE_CONTACT_GAP, CONTACT_OVERLAP = 9.0, 2.0
 
 
 class DrawFailed(Exception):
@@ -179,9 +181,11 @@ def layout(spec: SceneSpec, cast: list[Agent], rng: np.random.Generator) -> Trac
             holder = r
         elif kind == "collide":
             a, b = (int(x) for x in rng.choice(pool, size=2, replace=False))
-            contact = contact_distance(cast[a], homes[a], cast[b], homes[b])
-            n_ap = _steps(float(np.linalg.norm(homes[b] - homes[a])) - contact, speed)
-            plans.append((kind, (a, b), {"contact": contact, "approach": n_ap, "length": 2 * n_ap + 2}))
+            contact = contact_distance(cast[a], homes[a], cast[b], homes[b], overlap=CONTACT_OVERLAP)
+            near = contact_distance(cast[a], homes[a], cast[b], homes[b], overlap=-PRE_CONTACT_GAP)
+            n_ap = _steps(float(np.linalg.norm(homes[b] - homes[a])) - near, speed)
+            plans.append((kind, (a, b), {"contact": contact, "near": near, "approach": n_ap,
+                                         "length": 2 * n_ap + 3}))
         elif kind == "occlusion":
             pairs = [(a, b) for a in pool for b in pool if cast[a].size == "small" and cast[b].size == "large"
                      and cast[a].colour != cast[b].colour and a != holder and not lit[a]]
@@ -252,11 +256,11 @@ def layout(spec: SceneSpec, cast: list[Agent], rng: np.random.Generator) -> Trac
             a, b = who
             n_ap = info["approach"]
             u = (homes[b] - homes[a]) / np.linalg.norm(homes[b] - homes[a])
-            point = homes[b] - u * info["contact"]
-            go = _lerp(homes[a], point, n_ap)                     # n_ap + 1 points, the last at contact
-            path = np.concatenate([go, go[::-1][1:]])             # back home
+            go = _lerp(homes[a], homes[b] - u * info["near"], n_ap)   # to PRE_CONTACT_GAP px short of contact
+            touch = (homes[b] - u * info["contact"])[None, :]          # then one step into contact
+            path = np.concatenate([go, touch, go[::-1]])               # and back home
             pos[a, f0:f0 + len(path)] = path
-            episodes.append(Episode(eid, kind, f0, f1, who, {"contact": f0 + n_ap}, allowed=((a, b),)))
+            episodes.append(Episode(eid, kind, f0, f1, who, {"contact": f0 + n_ap + 1}, allowed=((a, b),)))
         elif kind == "occlusion":
             a, b = who
             n_ap, n_hide = info["approach"], info["hide"]

@@ -39,7 +39,8 @@ def draw_agent(img: np.ndarray, agent: Agent, centre: np.ndarray) -> None:
     _number(img, agent, c)
 
 
-def draw_frame(spec: SceneSpec, cast: list[Agent], tracks: Tracks, f: int, canvas: np.ndarray | None = None) -> np.ndarray:
+def draw_frame(spec: SceneSpec, cast: list[Agent], tracks: Tracks, f: int,
+               canvas: np.ndarray | None = None) -> np.ndarray:
     """One frame: rings of lit agents first (so that touching shapes touch), then the shapes in
     z-order, then the ball."""
     img = canvas if canvas is not None else np.empty((spec.height, spec.width, 3), np.uint8)

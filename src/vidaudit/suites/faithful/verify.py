@@ -13,7 +13,7 @@ fact's frame and the one before it):
 And per fact, the change it names is visible between its frame and the one before: a state
 toggle flips the ring, ``goes_behind``/``exits`` make the agent vanish and ``emerges_from``/``enters``
 make it appear, a pass moves the ball out of the passer's hand and a catch puts it in the
-receiver's, a collision joins the two shapes into one connected blob that were apart a frame before.
+receiver's, and a collision brings two shapes that were apart a frame before into contact.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ MIN_FILL = 0.45          # share of a fully visible agent's inner disk in its co
 MIN_RING = 0.6           # share of ring samples in the ring colour when lit
 MAX_RING_DARK = 0.15
 MAX_STRAY = 2            # pixels of a vanished agent's colour tolerated (compression)
+TOUCH_PX = 7.0           # eroded blobs this close touch (their shapes are 9 px apart a frame before contact)
 
 
 class Palette:
@@ -153,17 +154,26 @@ class FrameCheck:
         share = self.ball_at(*self.at.ball)
         return [] if share >= 0.5 else [f"frame {self.frame}: the ball is not at its logged position ({share:.0%})"]
 
-    def joined(self, a: str, b: str) -> bool:
-        """Whether the two agents' blobs form one connected region of their colours."""
-        mask = (self.colour_mask(a) | self.colour_mask(b)).astype(np.uint8)
-        n, comp = cv2.connectedComponents(mask, connectivity=8)
-        def comp_of(agent: str) -> int:
-            at, look = self.at.agents[agent], self.log.agents[agent]
-            sel = comp[_disk(comp.shape, at.x, at.y, 0.8 * look.radius) & (mask > 0)]
-            sel = sel[sel > 0]
-            return int(np.bincount(sel).argmax()) if len(sel) else -1
-        ca, cb = comp_of(a), comp_of(b)
-        return ca > 0 and ca == cb
+    def separation(self, a: str, b: str) -> float:
+        """Pixels between the two agents' blobs: each blob is its colour within its circumradius (split by the
+        nearer outline for look-alikes of one colour), eroded by one pixel so that anti-aliased fringes (a ring's
+        edge, a seam blurred by chroma subsampling) do not count as shape."""
+        yy, xx = _axes(*self.labels.shape)
+        masks = []
+        at_a, at_b = self.at.agents[a], self.at.agents[b]
+        ra, rb = self.log.agents[a].radius, self.log.agents[b].radius
+        da = np.sqrt((xx - at_a.x) ** 2 + (yy - at_a.y) ** 2) - ra
+        db = np.sqrt((xx - at_b.x) ** 2 + (yy - at_b.y) ** 2) - rb
+        twins = self.log.agents[a].rgb == self.log.agents[b].rgb
+        for agent, mine, other in ((a, da, db), (b, db, da)):
+            m = self.colour_mask(agent) & (mine <= 1.0)
+            if twins:
+                m &= mine <= other
+            masks.append(cv2.erode(m.astype(np.uint8), np.ones((3, 3), np.uint8)))
+        if not masks[0].any() or not masks[1].any():
+            return float("inf")
+        dist = cv2.distanceTransform((masks[0] == 0).astype(np.uint8), cv2.DIST_L2, 3)
+        return float(dist[masks[1] > 0].min())
 
 
 def _inradius(shape: str) -> float:
@@ -215,7 +225,7 @@ def check_video(world: WorldRecord, log: RenderLog, path: str | Path) -> list[st
             if now.ball_at(*_attach(log, now.at, s)) < 0.5 or before.ball_at(*_attach(log, before.at, s)) > 0.2:
                 problems.append(f"{what}: the ball does not reach the receiver at that frame")
         elif fact.predicate == "collides_with":
-            if not now.joined(s, fact.object) or before.joined(s, fact.object):
+            if now.separation(s, fact.object) > TOUCH_PX or before.separation(s, fact.object) <= TOUCH_PX:
                 problems.append(f"{what}: the shapes do not meet at that frame")
     return problems
 
