@@ -143,10 +143,3 @@ def generate(specs: Sequence[SceneSpec], out: str | Path, *, workers: int | None
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     return GenerateResult(out, manifest, samples, len(specs), bal, time.perf_counter() - t0)
 
-
-def verify_worlds(root: str | Path, samples: Sequence[Sample]) -> dict[str, list[str]]:
-    """The suite's ``verify``: re-read each world file and check its video's pixels (see ``verify.py``)."""
-    from vidaudit.suites.faithful.verify import verify_dataset
-
-    return verify_dataset(root, samples)
-
