@@ -1,0 +1,195 @@
+"""From score records to report.json numbers: targets rebuilt with their sub-questions per model x condition.
+
+A *system* is one (model, condition). Its targets are the target samples it has a record for (every
+planned target, errored or not); each target's sub-questions come from the manifest
+(``sub_sample_ids``), so a sub-question without a record under that system (never planned, e.g.
+``--limit``) is counted wrong and named (``missing_sub_trials``). Sub-question records whose target
+was not planned under the system belong to no target and are only counted (``orphan_sub_trials``).
+Clusters are ``params["source_video_id"]`` (for the STRAND release: the source video parsed from the
+file name, or the file with ``--cluster-by file``).
+
+``results["metrics"][model][condition]`` holds the headline ``a_target``, ``a_sub``, ``a_faith`` and
+``a_cons`` as plain numbers; ``results["detail"]`` the same with counts and intervals, the probe-type
+split, balanced accuracy, completion and parse failures, and the invariants (a failed invariant
+raises: it would be a bug).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from itertools import combinations
+from typing import Any
+
+from vidaudit.core.errors import DataError
+from vidaudit.core.hashing import seed_from
+from vidaudit.core.types import Sample
+from vidaudit.score.records import ScoreRecord
+from vidaudit.suites.faithful import metrics as M
+from vidaudit.suites.faithful.scoring import gold_of
+
+LATER_TASK = "needs a model wrapper (question-only / caption-only / single-frame input): left to the later task"
+CAPABILITY_KEYS = ("facts", "probe_types", "domains", "world_records")
+
+
+def _right(r: ScoreRecord | None) -> bool:
+    return r is not None and r.status == "ok" and r.correct is True
+
+
+def _cluster(s: Sample) -> str:
+    return str(s.params.get("source_video_id") or s.group_id)
+
+
+def outcomes_for(arm: Mapping[str, ScoreRecord], samples: Mapping[str, Sample]) -> tuple[list[M.TargetOutcome],
+                                                                                         dict[str, int]]:
+    """Target outcomes of one system (its records by sample id) and the counts of missing and orphan sub trials."""
+    outs: list[M.TargetOutcome] = []
+    missing = 0
+    planned_targets = set()
+    for sid, rec in arm.items():
+        s = samples.get(sid)
+        if s is None:
+            raise DataError(f"record for {sid!r} has no sample in the manifest; score against the run's dataset")
+        if s.params.get("role") != "target":
+            continue
+        planned_targets.add(sid)
+        subs = []
+        for sub_id in s.params.get("sub_sample_ids") or []:
+            sub = samples.get(sub_id)
+            if sub is None:
+                raise DataError(f"target {sid} lists sub-question {sub_id!r}, which the manifest lacks")
+            r = arm.get(sub_id)
+            missing += r is None
+            subs.append(M.SubOutcome(gold_of(sub), _right(r), sub.params.get("probe_type")))
+        outs.append(M.TargetOutcome(sid, _cluster(s), gold_of(s), _right(rec), tuple(subs)))
+    orphans = sum(1 for sid in arm if samples[sid].params.get("role") == "sub"
+                  and samples[sid].params.get("target_sample_id") not in planned_targets)
+    outs.sort(key=lambda o: o.target)
+    return outs, {"missing_sub_trials": missing, "orphan_sub_trials": orphans}
+
+
+def _trials(rs: Sequence[ScoreRecord]) -> dict[str, Any]:
+    ok = [r for r in rs if r.status == "ok"]
+    by_status = Counter(r.status for r in rs if r.status != "ok")
+    unparse = sum(1 for r in ok if r.parse is not None and r.parse.method == "unparseable")
+    tokens: Counter[str] = Counter()
+    for r in rs:
+        for k, v in r.usage.items():
+            tokens[k] += int(v)
+    return {"n_trials": len(rs), "n_ok": len(ok), "n_errored": dict(sorted(by_status.items())),
+            "completion": len(ok) / len(rs) if rs else None, "n_unparseable": unparse,
+            "parse_failure_rate": unparse / len(ok) if ok else None,
+            "n_invalid_gold": sum(1 for r in ok if r.metrics.get("gold_valid") is False),
+            "tokens": dict(sorted(tokens.items())),
+            "cost_usd": sum(r.cost_usd or 0.0 for r in rs), "n_cost_unknown": sum(r.cost_usd is None for r in rs)}
+
+
+def capabilities(samples: Sequence[Sample]) -> dict[str, bool]:
+    """An analysis is available only if every sample's data supports it (the release supports none)."""
+    caps = [s.params.get("capabilities") or {} for s in samples]
+    return {k: bool(caps) and all(bool(c.get(k)) for c in caps) for k in CAPABILITY_KEYS}
+
+
+def _balance(outs: Sequence[M.TargetOutcome]) -> dict[str, Any]:
+    def block(golds: list[str | None]) -> dict[str, Any]:
+        y, n = golds.count(M.YES), golds.count(M.NO)
+        return {"n": len(golds), "yes": y, "no": n, "invalid": len(golds) - y - n,
+                "yes_share": y / len(golds) if golds else None}
+    out = {"target": block([o.gold for o in outs]), "sub": block([s.gold for o in outs for s in o.subs])}
+    for p in sorted({s.probe_type or "unknown" for o in outs for s in o.subs}):
+        out[f"sub_{p}"] = block([s.gold for o in outs for s in o.subs if (s.probe_type or "unknown") == p])
+    return out
+
+
+def _reference(outs: Sequence[M.TargetOutcome], caps: dict[str, bool]) -> dict[str, Any]:
+    labels = M.majority_labels(outs)
+    maj = M.constant_outcomes(outs, labels["target"], labels["sub"])
+    acc = M.accuracies(maj, seed=seed_from("faithful-majority"))
+    inv = M.invariants(acc, maj)
+    _assert(inv, "the majority reference")
+    block = {"labels": labels, **acc, "invariants": inv,
+             "sub_by_probe": M.sub_by_probe(maj) if caps["probe_types"] else "not available: no probe types",
+             "rule": "the majority gold label of the loaded data at each level (a tie goes to Yes), "
+                     "recomputed here, never copied from the paper"}
+    return {"majority": block, "chance_expectation": M.chance_expectation(outs),
+            "question_only": f"not available: {LATER_TASK}", "caption_only": f"not available: {LATER_TASK}",
+            "centre_frame": f"not available: {LATER_TASK}"}
+
+
+def _assert(checks: Sequence[dict[str, Any]], who: str) -> None:
+    bad = [c for c in checks if not c["holds"]]
+    if bad:
+        raise DataError(f"invariant broken for {who}: " + "; ".join(f"{c['name']} ({c['lhs']} vs {c['rhs']})"
+                                                                  for c in bad))
+
+
+def not_available(caps: dict[str, bool]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    if not caps["probe_types"]:
+        out["sub_by_probe_type"] = "not available: the data has no probe types (single fact / ordering)"
+    if not caps["facts"]:
+        out["retrieval_precision_recall"] = "not available: the data has no fact chains (gold trajectories)"
+        out["order_dependence"] = "not available: the data has no facts or ordering pairs"
+    if not caps["domains"]:
+        out["per_domain"] = "not available: the data names no domains"
+    for k in ("question_only", "caption_only", "centre_frame"):
+        out[f"{k}_reference"] = f"not available: {LATER_TASK}"
+    return out
+
+
+def aggregate(records: Sequence[ScoreRecord], samples: Mapping[str, Sample], *,
+              n_boot: int = M.N_BOOT_PAIRED) -> dict[str, Any]:
+    """The faithful suite's report.json numbers (see the module docstring)."""
+    arms: dict[tuple[str, str], dict[str, ScoreRecord]] = defaultdict(dict)
+    roles: dict[str, str] = {}
+    for r in records:
+        arm = arms[(r.model, r.condition)]
+        if r.sample_id in arm:
+            raise DataError(f"sample {r.sample_id!r} is scored twice for {r.model} / {r.condition}")
+        arm[r.sample_id] = r
+        roles.setdefault(r.model, r.model_role)
+    used = [samples[sid] for arm in arms.values() for sid in arm if sid in samples]
+    caps = capabilities(used)
+    metrics: dict[str, dict[str, Any]] = defaultdict(dict)
+    detail: dict[str, dict[str, Any]] = defaultdict(dict)
+    outs_by: dict[tuple[str, str], list[M.TargetOutcome]] = {}
+    all_targets: dict[str, M.TargetOutcome] = {}
+    for (model, cond), arm in arms.items():
+        outs, counts = outcomes_for(arm, samples)
+        outs_by[(model, cond)] = outs
+        for o in outs:
+            all_targets.setdefault(o.target, o)
+        acc = M.accuracies(outs, seed=seed_from("faithful-cons", model, cond))
+        inv = M.invariants(acc, outs)
+        _assert(inv, f"{model} / {cond}")
+        metrics[model][cond] = {k: acc[k]["value"] for k in ("a_target", "a_sub", "a_faith", "a_cons")}
+        detail[model][cond] = {
+            "role": roles.get(model, "model"), "n_targets": len(outs), "n_subs": sum(len(o.subs) for o in outs),
+            **acc, "sub_by_probe": M.sub_by_probe(outs) if caps["probe_types"] else "not available: no probe types",
+            "balanced": M.balanced(outs), "trials": _trials(list(arm.values())), **counts, "invariants": inv}
+    evaluated = sorted(all_targets.values(), key=lambda o: o.target)
+    systems = sorted(outs_by)
+    paired = []
+    for a, b in combinations(systems, 2):
+        for metric in ("a_target", "a_faith"):
+            try:
+                paired.append(M.paired_difference(outs_by[a], outs_by[b], metric, labels=(" / ".join(a), " / ".join(b)),
+                                                  n_boot=n_boot))
+            except ValueError:
+                continue  # no shared target
+    target_samples = [s for s in samples.values() if s.params.get("role") == "target"]
+    return {
+        "n_records": len(records),
+        "dataset": {"n_targets_in_manifest": len(target_samples),
+                    "n_subs_in_manifest": sum(1 for s in samples.values() if s.params.get("role") == "sub"),
+                    "n_targets_evaluated": len(evaluated), "n_videos": len({o.cluster for o in evaluated}),
+                    "balance": _balance(evaluated), "capabilities": caps},
+        "metrics": {m: dict(v) for m, v in metrics.items()},
+        "detail": {m: dict(v) for m, v in detail.items()},
+        "references": _reference(evaluated, caps) if evaluated else {},
+        "paired_differences": paired,
+        "not_available": not_available(caps),
+        "rules": {"errors": "wrong (every planned trial counts)", "tie_threshold_points": M.TIE_POINTS,
+                  "n_boot_paired": n_boot, "n_boot_a_cons": M.N_BOOT_CONS, "cluster": "source_video_id",
+                  "a_sub": "pooled over all sub-questions", "a_cons": "reference only; not comparable across models"},
+    }

@@ -1,0 +1,64 @@
+"""English for patterns and forms: "Does the red circle marked 3 light up before the blue square marked 5 does?"
+
+Every predicate the simulator logs has a base form (after "Does X ...") and a third-person form
+(after "before X ..."). Entities are named by their record's ``name``, which spells out colour,
+shape and number, so that look-alikes are told apart by their numbers.
+"""
+
+from __future__ import annotations
+
+from vidaudit.suites.faithful.questions import Before, Exists, Pattern
+from vidaudit.suites.faithful.world import WorldRecord
+
+#: (kind, predicate, value) -> (base form, third person); "{o}" is the object's name
+VERBS: dict[tuple[str, str, str | None], tuple[str, str]] = {
+    ("attribute", "state", "lit"): ("light up", "lights up"),
+    ("attribute", "state", "dark"): ("go dark", "goes dark"),
+    ("relation", "passes_to", None): ("pass the ball to {o}", "passes the ball to {o}"),
+    ("relation", "receives", None): ("receive the ball", "receives the ball"),
+    ("relation", "collides_with", None): ("bump into {o}", "bumps into {o}"),
+    ("relation", "goes_behind", None): ("go behind {o}", "goes behind {o}"),
+    ("relation", "emerges_from", None): ("come out from behind {o}", "comes out from behind {o}"),
+    ("action", "exits", None): ("leave the scene", "leaves the scene"),
+    ("action", "enters", None): ("enter the scene", "enters the scene"),
+}
+
+
+def _name(world: WorldRecord, entity_id: str) -> str:
+    return world.entity(entity_id).name
+
+
+def verb(p: Pattern, world: WorldRecord, third: bool = False) -> str:
+    key = (p.kind, p.predicate, p.value)
+    if key not in VERBS:
+        raise KeyError(f"no phrasing for {key}")
+    text = VERBS[key][1 if third else 0]
+    return text.format(o=_name(world, p.object)) if p.object else text
+
+
+def same_event_kind(a: Pattern, b: Pattern) -> bool:
+    """Two patterns that differ only in their subject ("X lights up" / "Y lights up")."""
+    return (a.kind, a.predicate, a.object, a.value) == (b.kind, b.predicate, b.object, b.value)
+
+
+def clause(p: Pattern, world: WorldRecord) -> str:
+    return f"{_name(world, p.subject)} {verb(p, world, third=True)}"
+
+
+def exists_text(p: Pattern, world: WorldRecord) -> str:
+    return f"Does {_name(world, p.subject)} {verb(p, world)}?"
+
+
+def order_text(first: Pattern, second: Pattern, world: WorldRecord, word: str = "before") -> str:
+    """ "Does <first> <word> <second>?"; ``word`` is "before" or "after"."""
+    tail = f"{_name(world, second.subject)} does" if same_event_kind(first, second) else clause(second, world)
+    return f"Does {_name(world, first.subject)} {verb(first, world)} {word} {tail}?"
+
+
+def text_of(form: Exists | Before, world: WorldRecord, after: bool = False) -> str:
+    """The question of a form; ``after`` phrases ``before(a, b)`` as "Does <b> after <a>?"."""
+    if isinstance(form, Exists):
+        return exists_text(form.pattern, world)
+    if after:
+        return order_text(form.b, form.a, world, "after")
+    return order_text(form.a, form.b, world, "before")

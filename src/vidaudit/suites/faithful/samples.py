@@ -1,0 +1,71 @@
+"""Targets and sub-questions as vidaudit ``Sample``s: each one is its own sample (and so its own trial).
+
+``params["role"]`` is ``target`` or ``sub``; both carry ``target_id`` (the sample id of the target
+they belong to is ``target_sample_id``) and ``probe_type`` (``single_fact``, ``ordering``, or None
+for a target or where the data does not say). A target lists its sub-questions' sample ids in
+``sub_sample_ids``, so that aggregation rebuilds every target's group from the manifest alone, and
+carries their texts and answers for the trace viewer. Runs, the store, resume and
+``score-responses`` need nothing else: a sample is a question about a video with a Yes/No answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vidaudit.core.types import Sample, VideoRef
+from vidaudit.suites.faithful.phrasing import clause
+from vidaudit.suites.faithful.questions import Pattern, SubQuestion, Target
+from vidaudit.suites.faithful.world import WorldRecord
+
+SUITE = "faithful"
+ROLES = ("target", "sub")
+
+
+def target_sample_id(video_id: str, target_id: str) -> str:
+    return f"{video_id}-{target_id}"
+
+
+def sub_sample_id(video_id: str, sub_id: str) -> str:
+    return f"{video_id}-{sub_id}"
+
+
+def fact_line(world: WorldRecord, fact_id: str) -> str:
+    f = world.fact(fact_id)
+    return f"{fact_id} at {f.t:.2f} s: {clause(Pattern.of(f), world)}"
+
+
+def samples_for(world: WorldRecord, targets: list[Target], subs: list[SubQuestion], video: VideoRef,
+                common: dict[str, Any]) -> list[Sample]:
+    """The samples of one video, each target followed by its sub-questions (so ``--limit`` keeps groups whole)."""
+    by_target: dict[str, list[SubQuestion]] = {}
+    for s in subs:
+        by_target.setdefault(s.target_id, []).append(s)
+    out: list[Sample] = []
+    base = {"video_id": world.video_id, "source_video_id": world.source_video_id, "domain": world.domain, **common}
+    for t in targets:
+        tsid = target_sample_id(world.video_id, t.target_id)
+        mine = by_target.get(t.target_id, [])
+        sub_ids = [sub_sample_id(world.video_id, s.sub_id) for s in mine]
+        perturbed = None
+        if t.perturbed is not None:
+            r = t.perturbed.replacement
+            perturbed = {"fact_id": t.perturbed.fact_id, "t": r.t,
+                         "replacement": clause(r.pattern(), world)}
+        out.append(Sample(
+            sample_id=tsid, suite=SUITE, question=t.text, answer=t.answer, video=video,
+            params={**base, "role": "target", "target_id": t.target_id, "target_sample_id": tsid,
+                    "probe_type": None, "polarity": t.polarity, "temporally_constrained": t.temporally_constrained,
+                    "negative_of": target_sample_id(world.video_id, t.negative_of) if t.negative_of else None,
+                    "ordering_pair": list(t.ordering_pair) if t.ordering_pair else None, "chain": list(t.chain),
+                    "chain_text": [fact_line(world, f) for f in t.chain], "perturbed": perturbed,
+                    "sub_sample_ids": sub_ids,
+                    "subs": [{"sample_id": sid, "question": s.text, "answer": s.answer, "probe_type": s.probe_type}
+                             for sid, s in zip(sub_ids, mine, strict=True)]}))
+        for j, (sid, s) in enumerate(zip(sub_ids, mine, strict=True), 1):
+            out.append(Sample(
+                sample_id=sid, suite=SUITE, question=s.text, answer=s.answer, video=video,
+                params={**base, "role": "sub", "target_id": t.target_id, "target_sample_id": tsid,
+                        "probe_type": s.probe_type, "sub_index": j, "fact_ids": list(s.fact_ids),
+                        "fact_text": [fact_line(world, f) for f in s.fact_ids],
+                        "target_question": t.text, "target_answer": t.answer}))
+    return out

@@ -1,0 +1,299 @@
+"""Validate the STRAND release (per-video JSON: ``video_name``, ``questions``, ``answers``,
+``sub-questions``, ``sub-answers``) instead of zipping its lists.
+
+Findings, each naming the file, the target index and the kind:
+
+- ``length_mismatch``: the four target-level lists differ in length (the file's alignment cannot be
+  trusted: every target of the file is affected; the index is the first position without a full
+  set), or one target's sub-question and sub-answer lists differ (that target);
+- ``non_yes_no``: one per answer (target or sub) that is not Yes/No after case and space
+  normalisation, "NA" included (normalisations that changed an answer are logged in ``normalised``);
+- ``sub_equals_target``: a target listed verbatim among its own sub-questions;
+- ``conflicting_answers``: one per question text that carries both Yes and No in one video, at target
+  or sub level (every target where the text occurs is affected);
+- ``duplicate_target``: a target text repeated in one file (the later copies are affected);
+- ``sliding_sub_lists``: a run of at least two consecutive targets whose words overlap another
+  target's sub-question list (at the same offset) clearly more than their own.
+
+A policy decides what is kept: ``drop-target`` (drop affected targets; the default),
+``drop-file`` (drop every file with a finding), ``keep-as-wrong`` (keep every target; affected ones
+are never right). Counts per kind and the final N are stored; nothing is dropped silently. The
+cluster key is the source video parsed from ``video_name`` (``NNNN[_k]_<11-character id>.mp4``: the
+release cuts some sources into several clips), or the file with ``cluster_by="file"``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.fileio import write_json_atomic
+
+KINDS = ("length_mismatch", "non_yes_no", "sub_equals_target", "conflicting_answers", "duplicate_target",
+         "sliding_sub_lists")
+POLICIES = ("drop-target", "drop-file", "keep-as-wrong")
+CLUSTER_BY = ("source", "file")
+VALIDATION = "validation.json"
+#: a sub-question list at offset k "belongs" to target i when its overlap beats the own list by this much
+SLIDE_MARGIN, SLIDE_MIN, SLIDE_MAX_OFFSET = 0.25, 0.4, 3
+_NAME = re.compile(r"^(?P<num>\d+)(?:_(?P<clip>\d+))?_(?P<source>[A-Za-z0-9_-]{11})$")
+_STOP = frozenset("""a an the did does do is was were are be been in of to and or on at for with this that these those
+he she his her him it its they them their by from as any after before then when while into onto video
+there here who whom which what""".split())
+
+
+@dataclass(frozen=True)
+class Finding:
+    file: str
+    index: int | None
+    kind: str
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "index": self.index, "kind": self.kind, "detail": self.detail}
+
+
+@dataclass
+class ReleaseSub:
+    text: str
+    answer: str                  # "Yes"/"No", or the raw text when invalid
+    valid: bool
+
+
+@dataclass
+class ReleaseTarget:
+    file: str
+    index: int
+    video_name: str
+    cluster: str
+    text: str
+    answer: str
+    valid: bool
+    subs: list[ReleaseSub]
+    invalid: set[str] = field(default_factory=set)   # kinds of the findings that affect this target
+
+
+@dataclass
+class ValidationResult:
+    files: int
+    targets_read: int
+    targets_kept: int
+    counts: dict[str, int]
+    findings: list[Finding]
+    normalised: list[dict[str, Any]]
+    policy: str
+    cluster_by: str
+    kept: list[ReleaseTarget]
+    n_clusters: int
+    unparsed_video_names: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"files": self.files, "targets_read": self.targets_read, "targets_kept": self.targets_kept,
+                "counts": dict(self.counts), "findings": [f.to_dict() for f in self.findings],
+                "policy": self.policy, "cluster_by": self.cluster_by, "n_clusters": self.n_clusters,
+                "normalised": list(self.normalised), "unparsed_video_names": list(self.unparsed_video_names)}
+
+
+def normalise_answer(raw: Any) -> tuple[str | None, str]:
+    """("Yes"/"No" or None, a text form of the raw answer) after case and space normalisation."""
+    if not isinstance(raw, str):
+        return None, json.dumps(raw)
+    s = " ".join(raw.split()).casefold()
+    return ({"yes": "Yes", "no": "No"}.get(s), raw)
+
+
+def norm_text(text: str) -> str:
+    return " ".join(str(text).split()).casefold().rstrip("?. ")
+
+
+def words(text: str) -> frozenset[str]:
+    return frozenset(w for w in re.findall(r"[a-z0-9]+", str(text).casefold()) if w not in _STOP)
+
+
+def source_of(video_name: str) -> str | None:
+    """The source video id in ``NNNN[_k]_<id>.mp4`` (None when the name does not follow the pattern)."""
+    m = _NAME.match(Path(video_name).stem)
+    return m.group("source") if m else None
+
+
+def _lists(path: Path, data: Any) -> tuple[str, list, list, list, list]:
+    if not isinstance(data, dict):
+        raise DataError(f"{path}: a release file is a JSON object, got {type(data).__name__}")
+    out = []
+    for key in ("questions", "answers", "sub-questions", "sub-answers"):
+        v = data.get(key, [])
+        if not isinstance(v, list):
+            raise DataError(f"{path}: {key!r} must be a list, got {type(v).__name__}")
+        out.append(v)
+    for key in ("sub-questions", "sub-answers"):
+        for i, v in enumerate(data.get(key, [])):
+            if not isinstance(v, list):
+                raise DataError(f"{path}: {key}[{i}] must be a list, got {type(v).__name__}")
+    name = data.get("video_name")
+    return (str(name) if name else path.stem + ".mp4"), *out
+
+
+def _sliding(file: str, qs: list, subq: list) -> list[Finding]:
+    own = [words(q) for q in qs]
+    lists = [frozenset().union(*(words(s) for s in sl)) if sl else frozenset() for sl in subq]
+
+    def score(i: int, j: int) -> float:
+        return len(own[i] & lists[j]) / len(own[i]) if own[i] and 0 <= j < len(lists) else 0.0
+    best: dict[int, tuple[int, float, float]] = {}
+    for i in range(len(qs)):
+        mine = score(i, i)
+        cands = [(score(i, i + k), k) for k in range(-SLIDE_MAX_OFFSET, SLIDE_MAX_OFFSET + 1) if k]
+        s, k = max(cands, default=(0.0, 0))
+        if s >= SLIDE_MIN and s >= mine + SLIDE_MARGIN:
+            best[i] = (k, s, mine)
+    out = []
+    for i, (k, s, mine) in sorted(best.items()):
+        if any(best.get(j, (None,))[0] == k for j in (i - 1, i + 1)):   # a run of >= 2 at one offset
+            out.append(Finding(file, i, "sliding_sub_lists",
+                               f"questions[{i}] shares {s:.0%} of its words with sub-questions[{i + k}] but {mine:.0%} "
+                               f"with its own list (offset {k:+d})"))
+    return out
+
+
+def validate_file(path: Path, cluster_by: str = "source") -> tuple[list[ReleaseTarget], list[Finding],
+                                                                    list[dict[str, Any]], bool]:
+    """The targets of one file with the findings that affect them, the normalisations, and whether the
+    video name was parsed."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise DataError(f"{path}: not a readable JSON file ({e}); fix or remove it") from e
+    video_name, qs, ans, subq, suba = _lists(path, data)
+    file = path.name
+    source = source_of(video_name)
+    cluster = path.stem if cluster_by == "file" or source is None else source
+    findings: list[Finding] = []
+    normalised: list[dict[str, Any]] = []
+    affected: dict[int, set[str]] = {i: set() for i in range(len(qs))}
+
+    def answer(raw: Any, where: str, index: int, sub_index: int | None = None) -> tuple[str, bool]:
+        value, text = normalise_answer(raw)
+        if value is None:
+            findings.append(Finding(file, index, "non_yes_no", f"{where} = {text!r}" + (" (NA)" if
+                                    isinstance(raw, str) and raw.strip().upper() == "NA" else "")))
+            return text, False
+        if raw != value:
+            normalised.append({"file": file, "index": index, "sub_index": sub_index, "from": raw, "to": value})
+        return value, True
+
+    lengths = [len(qs), len(ans), len(subq), len(suba)]
+    if len(set(lengths)) > 1:
+        findings.append(Finding(file, min(lengths), "length_mismatch",
+                                f"questions {lengths[0]}, answers {lengths[1]}, sub-questions {lengths[2]}, "
+                                f"sub-answers {lengths[3]}: the lists cannot be aligned"))
+        for i in affected:
+            affected[i].add("length_mismatch")
+    targets: list[ReleaseTarget] = []
+    for i, q in enumerate(qs):
+        if i < len(ans):
+            a, ok = answer(ans[i], f"answers[{i}]", i)
+        else:
+            a, ok = "", False
+        sq = subq[i] if i < len(subq) else []
+        sa = suba[i] if i < len(suba) else []
+        if (i < len(subq)) != (i < len(suba)) or len(sq) != len(sa):
+            findings.append(Finding(file, i, "length_mismatch",
+                                    f"sub-questions[{i}] has {len(sq)} items, sub-answers[{i}] {len(sa)}"))
+            affected[i].add("length_mismatch")
+        subs = []
+        for j in range(max(len(sq), len(sa))):
+            text = str(sq[j]) if j < len(sq) else ""
+            if j < len(sa):
+                sub_a, sub_ok = answer(sa[j], f"sub-answers[{i}][{j}]", i, j)
+            else:
+                sub_a, sub_ok = "", False
+            subs.append(ReleaseSub(text, sub_a, sub_ok and j < len(sq) and len(sq) == len(sa)))
+            if not sub_ok:
+                affected[i].add("non_yes_no")
+            if j < len(sq) and norm_text(text) == norm_text(q):
+                findings.append(Finding(file, i, "sub_equals_target", f"sub-questions[{i}][{j}] repeats the target"))
+                affected[i].add("sub_equals_target")
+        if not ok and i < len(ans):
+            affected[i].add("non_yes_no")
+        targets.append(ReleaseTarget(file, i, video_name, cluster, str(q), a, ok, subs))
+    # one video, one answer per question text
+    seen: dict[str, list[tuple[int, str, str]]] = {}
+    for t in targets:
+        if t.valid:
+            seen.setdefault(norm_text(t.text), []).append((t.index, f"questions[{t.index}]", t.answer))
+        for j, s in enumerate(t.subs):
+            if s.valid:
+                seen.setdefault(norm_text(s.text), []).append((t.index, f"sub-questions[{t.index}][{j}]", s.answer))
+    for _text, places in seen.items():
+        if len({a for _, _, a in places}) > 1:
+            findings.append(Finding(file, places[0][0], "conflicting_answers",
+                                    ", ".join(f"{w} = {a}" for _, w, a in places)))
+            for i, _, _ in places:
+                affected[i].add("conflicting_answers")
+    first: dict[str, int] = {}
+    for t in targets:
+        key = norm_text(t.text)
+        if key in first:
+            findings.append(Finding(file, t.index, "duplicate_target", f"same text as questions[{first[key]}]"))
+            affected[t.index].add("duplicate_target")
+        else:
+            first[key] = t.index
+    for f in _sliding(file, [t.text for t in targets], [list(map(str, x)) for x in subq]):
+        findings.append(f)
+        affected[f.index].add("sliding_sub_lists")
+    for t in targets:
+        t.invalid = affected[t.index]
+    return targets, findings, normalised, source is not None
+
+
+def release_files(directory: str | Path) -> list[Path]:
+    d = Path(directory)
+    if not d.is_dir():
+        raise DataError(f"{d} is not a directory of release JSON files")
+    files = sorted(p for p in d.glob("*.json") if p.name != VALIDATION)
+    if not files:
+        raise DataError(f"{d} holds no .json files; point --dir at the extracted release (one JSON per video)")
+    return files
+
+
+def validate_strand(directory: str | Path, *, on_invalid: str = "drop-target",
+                    cluster_by: str = "source") -> ValidationResult:
+    """Validate every release file in ``directory`` and apply the policy (see the module docstring)."""
+    if on_invalid not in POLICIES:
+        raise ConfigError(f"--on-invalid must be one of {', '.join(POLICIES)}, got {on_invalid!r}")
+    if cluster_by not in CLUSTER_BY:
+        raise ConfigError(f"--cluster-by must be source or file, got {cluster_by!r}")
+    files = release_files(directory)
+    all_targets: list[ReleaseTarget] = []
+    findings: list[Finding] = []
+    normalised: list[dict[str, Any]] = []
+    unparsed: list[str] = []
+    for path in files:
+        targets, found, norm, parsed = validate_file(path, cluster_by)
+        all_targets += targets
+        findings += found
+        normalised += norm
+        if not parsed and targets:
+            unparsed.append(targets[0].video_name)
+    bad_files = {f.file for f in findings}
+    if on_invalid == "drop-target":
+        kept = [t for t in all_targets if not t.invalid]
+    elif on_invalid == "drop-file":
+        kept = [t for t in all_targets if t.file not in bad_files]
+    else:
+        kept = list(all_targets)
+    counts = {k: sum(f.kind == k for f in findings) for k in KINDS}
+    return ValidationResult(files=len(files), targets_read=len(all_targets), targets_kept=len(kept), counts=counts,
+                            findings=findings, normalised=normalised, policy=on_invalid, cluster_by=cluster_by,
+                            kept=kept, n_clusters=len({t.cluster for t in kept}), unparsed_video_names=unparsed)
+
+
+def write_validation(result: ValidationResult, path: str | Path) -> Path:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(p, result.to_json())
+    return p

@@ -1,0 +1,114 @@
+"""The faithful suite (STRAND) behind the ``Suite`` protocol; every hook delegates to the suite's modules."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.types import Condition, Sample
+from vidaudit.report.model import SuiteReport, ViewerTrial
+from vidaudit.score.records import ScoreRecord, TrialScore
+from vidaudit.suites.base import Prompt, Suite
+from vidaudit.suites.faithful.viewer import FAITHFUL_VIEWER
+
+#: sample parameters copied into each score record
+RECORD_PARAMS = ("role", "target_id", "target_sample_id", "probe_type", "polarity", "video_id", "source_video_id",
+                 "domain", "sub_index", "source", "seed", "invalid")
+
+
+def _yes_no(value: str, what: str) -> str:
+    v = value.strip().casefold()
+    if v not in ("yes", "no"):
+        raise ConfigError(f"{what} must be Yes or No for the faithful suite, got {value!r} (e.g. constant:Yes)")
+    return "Yes" if v == "yes" else "No"
+
+
+class FaithfulSuite(Suite):
+    name = "faithful"
+    description = ("Targets about the order of two events with their atomic sub-questions, scored jointly "
+                   "(faithful accuracy) on synthetic worlds with exact facts or the STRAND release.")
+    paper = "002_fcde868126a0377a"
+    default_prompt = "yes_no"
+    viewer = FAITHFUL_VIEWER
+
+    # ------------------------------------------------------------------ CLI
+
+    def add_commands(self, generate) -> None:
+        from vidaudit.suites.faithful.cli import register
+
+        register(generate)
+
+    def generate_demo(self, out: Path, *, workers: int | None = None,
+                      on_progress: Callable[[int, int], None] | None = None) -> Path:
+        from vidaudit.suites.faithful.generate import generate, specs_for
+
+        return generate(specs_for("smoke"), out, workers=workers, on_progress=on_progress).manifest
+
+    def verify(self, data_dir: Path, samples: Sequence[Sample], *, workers: int | None = None,
+               on_progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:
+        from vidaudit.core.manifest import read_dataset_info
+        from vidaudit.suites.faithful.verify import verify_dataset
+
+        info = read_dataset_info(data_dir)
+        if not (info.get("capabilities") or {}).get("world_records"):
+            raise ConfigError(f"{data_dir} has no world records to check pixels against (an imported STRAND "
+                              "release); pixel verification applies to `vidaudit generate faithful` data")
+        return verify_dataset(data_dir, samples, on_progress=on_progress)
+
+    # ------------------------------------------------------------------ prompts
+
+    def prompt_names(self) -> Sequence[str]:
+        from vidaudit.suites.faithful.prompts import PROMPT_NAMES
+
+        return list(PROMPT_NAMES)
+
+    def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
+        from vidaudit.suites.faithful.prompts import render_prompt
+
+        return Prompt(*render_prompt(sample, condition))
+
+    def request_metadata(self, sample: Sample) -> dict[str, Any]:
+        return {"role": sample.params.get("role")}
+
+    # ------------------------------------------------------------------ scoring
+
+    def record_params(self, sample: Sample) -> dict[str, Any]:
+        p = sample.params
+        out = {k: p[k] for k in RECORD_PARAMS if k in p}
+        out["gold"] = sample.answer
+        return out
+
+    def score(self, sample: Sample, text: str | None, status: str, *,
+              frame_times: Sequence[float] | None = None) -> TrialScore:
+        from vidaudit.suites.faithful.scoring import score_answer
+
+        return score_answer(sample, text, status)
+
+    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
+        from vidaudit.suites.faithful.aggregate import aggregate
+        from vidaudit.suites.faithful.sections import faithful_sections, headline_notes
+
+        results = aggregate(records, samples)
+        return SuiteReport(results=results, sections=faithful_sections(results), notes=headline_notes(results))
+
+    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
+        from vidaudit.suites.faithful.viewer import viewer_trial
+
+        return viewer_trial(record, sample, raw_text)
+
+    # ------------------------------------------------------------------ baselines
+
+    def oracle_answer(self, sample: Sample) -> str:
+        return f"Answer: {sample.answer}"
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        if option:
+            raise ConfigError(f"chance for the faithful suite is uniform Yes/No and takes no option, got {option!r}")
+        return f"Answer: {'Yes' if rng.integers(2) else 'No'}"
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        return f"Answer: {_yes_no(value, 'constant')}"

@@ -1,0 +1,156 @@
+"""End to end through the CLI, offline: generate faithful (smoke) -> run oracle, chance, constant -> report ->
+score-responses, verify and resume; the report validates as ``Report`` and its numbers are the definitions'."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vidaudit.core.manifest import load_samples, read_dataset_info
+from vidaudit.report.model import Report
+from vidaudit.score.records import ScoreRecord
+
+COND = "frames@1/yes_no"
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=cwd, env=dict(os.environ),
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def flow(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("faithful")
+    r = _cli("generate", "faithful", "--out", str(root / "data"), "--preset", "smoke", "--workers", "1", cwd=root)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Yes share 50.0%" in r.stderr
+    r = _cli("run", "faithful", "--data", str(root / "data"), "--model", "oracle", "--model", "chance",
+             "--model", "constant:Yes", "--condition", "frames@1", "--out", str(root / "run"), cwd=root)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = _cli("report", str(root / "run"), cwd=root)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return root
+
+
+def _report(path: Path) -> Report:
+    return Report.model_validate_json(path.read_text())
+
+
+def test_generate_writes_a_balanced_verified_dataset(flow: Path) -> None:
+    info = read_dataset_info(flow / "data")
+    assert info["suite"] == "faithful" and info["verified"] is True and info["n_videos"] == 2
+    assert info["balance"]["target"]["yes_share"] == 0.5 and info["balance"]["sub"]["yes_share"] == 0.5
+    samples = load_samples(flow / "data")
+    roles = [s.params["role"] for s in samples]
+    assert roles.count("sub") == 4 * roles.count("target") > 0
+    assert {s.params["probe_type"] for s in samples if s.params["role"] == "sub"} == {"single_fact", "ordering"}
+    for s in samples:
+        assert (flow / "data" / s.params["world"]).is_file() and (flow / "data" / s.video.path).is_file()
+
+
+def test_report_numbers(flow: Path) -> None:
+    rep = _report(flow / "run" / "report" / "report.json")
+    assert rep.suite == "faithful"
+    m = rep.results["metrics"]
+    assert m["oracle"][COND] == {"a_target": 1.0, "a_sub": 1.0, "a_faith": 1.0, "a_cons": 1.0}
+    n = rep.results["detail"]["chance"][COND]["n_targets"]
+    exp = rep.results["references"]["chance_expectation"]
+    assert exp["a_faith"] == pytest.approx(0.5 ** 5) and exp["a_target"] == 0.5
+    chance = m["chance"][COND]
+    assert chance["a_faith"] <= 3 / n            # P(>= 3 of 12 at 1/32) < 1%
+    assert 0.25 <= chance["a_sub"] <= 0.75 and 0.1 <= chance["a_target"] <= 0.9
+    # constant Yes = the majority reference (ties go to Yes): every target has two No sub-questions
+    const = m["constant:Yes"][COND]
+    maj = rep.results["references"]["majority"]
+    assert const["a_target"] == maj["a_target"]["value"] == 0.5 and const["a_faith"] == maj["a_faith"]["value"] == 0.0
+    for model, conds in rep.results["detail"].items():
+        for cond, d in conds.items():
+            assert all(c["holds"] for c in d["invariants"]), (model, cond)
+            assert d["a_faith"]["value"] <= d["a_target"]["value"]
+            assert d["trials"]["completion"] == 1.0 and d["missing_sub_trials"] == 0
+    split = rep.results["detail"]["oracle"][COND]["sub_by_probe"]
+    assert split["single_fact"]["value"] == split["ordering"]["value"] == 1.0
+    pairs = {(p["a"], p["b"], p["metric"]): p for p in rep.results["paired_differences"]}
+    p = pairs[(f"chance / {COND}", f"oracle / {COND}", "a_faith")]
+    assert p["n_boot"] == 10_000 and p["points"] > 2.0 and p["verdict"] != "tie"
+    ids = [s.id for s in rep.sections]
+    assert ids[:2] == ["accuracies", "probe-types"] and "not-available" in ids
+    html = (flow / "run" / "report" / "report.html").read_text()
+    assert "Faithful accuracy" in html and "A_faith" in html
+
+
+def test_scores_carry_the_role_and_probe_type(flow: Path) -> None:
+    rows = [ScoreRecord.model_validate_json(x) for x in (flow / "run" / "scores.jsonl").read_text().splitlines()]
+    assert {r.params["role"] for r in rows} == {"target", "sub"}
+    assert all(r.params["target_id"] for r in rows)
+    assert all(r.parse is not None and r.parse.method == "answer" for r in rows if r.model == "oracle")
+
+
+def test_resume_calls_nothing(flow: Path) -> None:
+    r = _cli("run", "--resume", str(flow / "run"), cwd=flow)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "0 called" in " ".join(r.stderr.split())
+
+
+def test_verify_command_checks_pixels(flow: Path) -> None:
+    r = _cli("verify", str(flow / "data"), cwd=flow)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_score_responses_counts_errors_and_unparseable_answers_as_wrong(flow: Path) -> None:
+    samples = load_samples(flow / "data")
+    target = next(s for s in samples if s.params["role"] == "target")
+    group = [target.sample_id, *target.params["sub_sample_ids"]]
+    lines = []
+    for s in samples:
+        if s.sample_id not in group:
+            continue
+        lines.append({"sample_id": s.sample_id, "model": "m", "response": f"Answer: {s.answer}"})
+        lines.append({"sample_id": s.sample_id, "model": "flaky", "response": f"Answer: {s.answer}"})
+    lines[-1] = {"sample_id": group[-1], "model": "flaky", "response": None, "status": "api_error"}
+    lines.append({"sample_id": group[0], "model": "vague", "response": "It might be yes or no."})
+    resp = flow / "resp.jsonl"
+    resp.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    r = _cli("score-responses", "--suite", "faithful", "--samples", str(flow / "data"), "--responses", str(resp),
+             "--out", str(flow / "ext.jsonl"), "--report", str(flow / "ext"), cwd=flow)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = _report(flow / "ext" / "report.json")
+    m = rep.results["metrics"]
+    assert m["m"]["external"]["a_faith"] == 1.0
+    assert m["flaky"]["external"]["a_faith"] == 0.0 and m["flaky"]["external"]["a_target"] == 1.0
+    assert m["flaky"]["external"]["a_sub"] == 0.75
+    d = rep.results["detail"]["flaky"]["external"]
+    assert d["trials"]["n_errored"] == {"api_error": 1} and d["trials"]["completion"] == 0.8
+    vague = rep.results["detail"]["vague"]["external"]
+    assert vague["a_target"]["value"] == 0.0 and vague["trials"]["n_unparseable"] == 1
+    assert vague["missing_sub_trials"] == 4 and vague["a_sub"]["value"] == 0.0   # never asked: wrong
+
+
+def test_imported_release_is_scored_and_says_what_is_not_available(tmp_path: Path) -> None:
+    from vidaudit.suites.faithful.strand_import import import_strand
+
+    rel = tmp_path / "rel"
+    rel.mkdir()
+    (rel / "sample_0001.json").write_text(json.dumps({
+        "video_name": "0001_aaaaaaaaaaa.mp4", "questions": ["Does A happen before B?", "Does C happen?"],
+        "answers": ["Yes", "NA"], "sub-questions": [["Does A happen?"], ["Is C shown?"]],
+        "sub-answers": [["Yes"], ["Yes"]]}))
+    res = import_strand(rel, tmp_path / "data", on_invalid="keep-as-wrong")
+    resp = tmp_path / "resp.jsonl"
+    resp.write_text("".join(json.dumps({"sample_id": s.sample_id, "response": "Answer: Yes"}) + "\n"
+                            for s in res.samples))
+    r = _cli("score-responses", "--suite", "faithful", "--samples", str(tmp_path / "data"), "--responses", str(resp),
+             "--out", str(tmp_path / "s.jsonl"), "--report", str(tmp_path / "rep"), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = _report(tmp_path / "rep" / "report.json")
+    m = rep.results["metrics"]["external"]["external"]
+    assert m["a_target"] == 0.5 and m["a_faith"] == 0.5   # the NA target is kept, and never right
+    d = rep.results["detail"]["external"]["external"]
+    assert isinstance(d["sub_by_probe"], str) and d["sub_by_probe"].startswith("not available")
+    na = rep.results["not_available"]
+    assert "sub_by_probe_type" in na and "retrieval_precision_recall" in na and "per_domain" in na

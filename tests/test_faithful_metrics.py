@@ -1,0 +1,128 @@
+"""Metric definitions on hand-made cases, and the invariants on random ones (hypothesis)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vidaudit.suites.faithful import metrics as M
+from vidaudit.suites.faithful.metrics import SubOutcome as S
+from vidaudit.suites.faithful.metrics import TargetOutcome as T
+
+
+def _t(name: str, right: bool, subs: list[bool], gold: str = "Yes", cluster: str = "v1",
+       probes: list[str | None] | None = None) -> T:
+    probes = probes or [None] * len(subs)
+    return T(name, cluster, gold, right, tuple(S("Yes", r, p) for r, p in zip(subs, probes, strict=True)))
+
+
+def test_the_four_accuracies_on_a_hand_made_case() -> None:
+    outs = [_t("q1", True, [True, True]),          # faithful
+            _t("q2", True, [True, False, False]),   # right target, one sub of three
+            _t("q3", False, [True, True]),          # wrong target, right subs
+            _t("q4", False, [])]                    # wrong target without subs
+    acc = M.accuracies(outs)
+    assert acc["a_target"]["value"] == 2 / 4 and acc["a_target"]["k"] == 2 and acc["a_target"]["n"] == 4
+    assert acc["a_sub"]["value"] == 5 / 7                      # pooled over all sub-questions, not per target
+    assert acc["a_faith"]["value"] == 1 / 4                    # over all targets
+    assert acc["a_cons"]["value"] == pytest.approx((1 + 1 / 3) / 2)   # over the right targets only
+    assert acc["a_cons"]["n_correct_targets"] == 2 and acc["a_cons"]["comparable_across_models"] is False
+    for k in ("a_target", "a_sub", "a_faith"):
+        assert acc[k]["ci_low"] <= acc[k]["value"] <= acc[k]["ci_high"]
+    assert all(c["holds"] for c in M.invariants(acc, outs))
+
+
+def test_a_model_that_answers_nothing_scores_zero_and_a_cons_is_undefined() -> None:
+    outs = [_t(f"q{i}", False, [False, False]) for i in range(5)]
+    acc = M.accuracies(outs)
+    assert acc["a_faith"]["value"] == 0.0 and acc["a_target"]["value"] == 0.0
+    assert acc["a_cons"]["value"] is None and "undefined" in acc["a_cons"]["note"]
+    checks = M.invariants(acc, outs)
+    assert all(c["holds"] for c in checks)
+    assert any(c["name"].startswith("a_faith == 0") for c in checks)
+
+
+def test_a_faith_can_exceed_a_sub_so_that_is_not_an_invariant() -> None:
+    outs = [_t("q1", True, [True]), _t("q2", False, [False] * 9)]
+    acc = M.accuracies(outs)
+    assert acc["a_faith"]["value"] == 0.5 and acc["a_sub"]["value"] == 0.1
+    assert all(c["holds"] for c in M.invariants(acc, outs))
+    assert not any("a_sub" in c["name"] for c in M.invariants(acc, outs))
+
+
+def test_a_target_without_sub_questions_is_vacuously_consistent() -> None:
+    outs = [_t("q1", True, []), _t("q2", True, [False])]
+    acc = M.accuracies(outs)
+    assert acc["a_faith"]["value"] == 0.5 and acc["a_cons"]["value"] == 0.5 and acc["a_cons"]["n_vacuous"] == 1
+    assert all(c["holds"] for c in M.invariants(acc, outs))
+
+
+def test_invariants_catch_an_impossible_report() -> None:
+    outs = [_t("q1", True, [True])]
+    acc = M.accuracies(outs)
+    acc["a_faith"] = M.rate(1, 1)
+    acc["a_target"] = M.rate(0, 1)
+    assert not M.invariants(acc, outs)[0]["holds"]
+
+
+def test_probe_split_and_balanced_accuracy() -> None:
+    outs = [T("q1", "v", "Yes", True, (S("Yes", True, "single_fact"), S("No", False, "ordering"))),
+            T("q2", "v", "No", False, (S("No", True, "single_fact"), S("Yes", True, "ordering")))]
+    split = M.sub_by_probe(outs)
+    assert split["single_fact"]["value"] == 1.0 and split["ordering"]["value"] == 0.5
+    bal = M.balanced(outs)
+    assert bal["target"]["value"] == 0.5 and bal["target"]["recall_yes"] == 1.0 and bal["target"]["recall_no"] == 0.0
+    assert bal["sub"]["value"] == pytest.approx((1.0 + 0.5) / 2)
+    assert M.balanced_accuracy([("Yes", True)])["value"] is None  # one class only: undefined
+
+
+def test_majority_reference_is_recomputed_from_the_loaded_labels() -> None:
+    outs = [T("q1", "v", "Yes", False, (S("No", False), S("No", False), S("Yes", False))),
+            T("q2", "v", "Yes", False, (S("No", False),)),
+            T("q3", "v", "No", False, (S("No", False),))]
+    labels = M.majority_labels(outs)
+    assert labels == {"target": "Yes", "sub": "No"}
+    maj = M.accuracies(M.constant_outcomes(outs, labels["target"], labels["sub"]))
+    assert maj["a_target"]["value"] == 2 / 3 and maj["a_sub"]["value"] == 4 / 5
+    assert maj["a_faith"]["value"] == 1 / 3                    # only q2 has every answer equal to the majority
+    invalid = [T("q", "v", None, False, (S(None, False),))]    # invalid gold is never right, even for a constant
+    assert M.accuracies(M.constant_outcomes(invalid, "Yes", "Yes"))["a_target"]["value"] == 0.0
+
+
+def test_chance_expectation() -> None:
+    outs = [_t("q1", False, [False] * 4), _t("q2", False, [False] * 2)]
+    exp = M.chance_expectation(outs)
+    assert exp["a_target"] == 0.5 and exp["a_sub"] == 0.5
+    assert exp["a_faith"] == pytest.approx((0.5 ** 5 + 0.5 ** 3) / 2)
+
+
+def test_paired_differences_report_ties_under_two_points() -> None:
+    a = [_t(f"q{i}", i % 2 == 0, [True], cluster=f"v{i % 5}") for i in range(100)]
+    b_same = [_t(f"q{i}", (i % 2 == 0) if i != 1 else True, [True], cluster=f"v{i % 5}") for i in range(100)]
+    d = M.paired_difference(a, b_same, "a_target", labels=("A", "B"), n_boot=500)
+    assert d["points"] == pytest.approx(1.0) and d["verdict"] == "tie" and d["n_groups"] == 5
+    b_better = [_t(f"q{i}", True, [True], cluster=f"v{i % 5}") for i in range(100)]
+    d = M.paired_difference(a, b_better, "a_faith", labels=("A", "B"), n_boot=500)
+    assert d["points"] == pytest.approx(50.0) and d["verdict"] == "B higher" and d["ci_low"] > 0
+    with pytest.raises(ValueError):
+        M.paired_difference(a, [_t("other", True, [])], "a_target")
+
+
+_sub = st.builds(S, st.sampled_from(["Yes", "No", None]), st.booleans(), st.sampled_from(["single_fact", "ordering"]))
+_target = st.builds(T, st.uuids().map(str), st.sampled_from(["v1", "v2", "v3"]), st.sampled_from(["Yes", "No"]),
+                    st.booleans(), st.lists(_sub, max_size=6).map(tuple))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_target, min_size=1, max_size=25))
+def test_invariants_hold_on_any_outcomes(outs) -> None:
+    acc = M.accuracies(outs, seed=1)
+    assert all(c["holds"] for c in M.invariants(acc, outs))
+    assert acc["a_faith"]["value"] <= acc["a_target"]["value"]
+    if acc["a_cons"]["value"] is not None:
+        assert acc["a_faith"]["value"] <= acc["a_target"]["value"] * acc["a_cons"]["value"] + 1e-12
+    else:
+        assert acc["a_faith"]["value"] == 0.0
+    # A_faith by its definition: the share of targets right with every sub-question right
+    assert acc["a_faith"]["k"] == sum(o.right and all(s.right for s in o.subs) for o in outs)

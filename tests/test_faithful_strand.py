@@ -1,0 +1,210 @@
+"""The STRAND release loader and validator on crafted files with every kind of defect, the policies,
+the cluster key, the importer, and the two commands through a typer app (``register_extra_commands``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.manifest import load_samples, read_dataset_info
+from vidaudit.suites.faithful.cli import register_extra_commands
+from vidaudit.suites.faithful.strand_import import import_strand
+from vidaudit.suites.faithful.strand_validate import KINDS, source_of, validate_strand
+from vidaudit.video.io import write_video
+
+GOOD = {"video_name": "0001_aaaaaaaaaaa.mp4",
+        "questions": ["Does the man in red pass the ball before the goal?", "Does the keeper save the second shot?"],
+        "answers": ["Yes", "No"],
+        "sub-questions": [["Does the man in red pass the ball?", "Is a goal scored?"],
+                          ["Does the keeper save a shot?", "Is there a second shot?"]],
+        "sub-answers": [["Yes", "Yes"], ["Yes", "Yes"]]}
+
+
+def _write(d: Path, name: str, obj: dict) -> None:
+    d.mkdir(parents=True, exist_ok=True)
+    (d / name).write_text(json.dumps(obj), encoding="utf-8")
+
+
+def _only(tmp_path: Path, obj: dict, **kw):
+    d = tmp_path / "rel"
+    _write(d, "sample_0001.json", obj)
+    return validate_strand(d, **kw)
+
+
+def _kinds(res) -> list[tuple[int | None, str]]:
+    return [(f.index, f.kind) for f in res.findings]
+
+
+def test_a_clean_file_has_no_findings(tmp_path: Path) -> None:
+    res = _only(tmp_path, GOOD)
+    assert res.findings == [] and res.targets_read == res.targets_kept == 2
+    assert res.counts == {k: 0 for k in KINDS}
+
+
+def test_target_level_length_mismatch_affects_the_whole_file(tmp_path: Path) -> None:
+    res = _only(tmp_path, {**GOOD, "answers": ["Yes"]})
+    assert _kinds(res) == [(1, "length_mismatch")]
+    assert "answers 1" in res.findings[0].detail
+    assert res.targets_read == 2 and res.targets_kept == 0
+
+
+def test_sub_level_length_mismatch_affects_its_target(tmp_path: Path) -> None:
+    res = _only(tmp_path, {**GOOD, "sub-answers": [["Yes", "Yes", "No"], ["Yes", "Yes"]]})
+    assert _kinds(res) == [(0, "length_mismatch")]
+    assert res.targets_kept == 1 and res.kept[0].index == 1
+
+
+def test_answers_outside_yes_no_are_found_and_normalisations_logged(tmp_path: Path) -> None:
+    obj = {**GOOD, "answers": [" yes", "NA"], "sub-answers": [["YES", "maybe"], ["Yes", "NA"]]}
+    res = _only(tmp_path, obj)
+    bad = [f for f in res.findings if f.kind == "non_yes_no"]
+    assert [(f.index, f.detail) for f in bad] == [(0, "sub-answers[0][1] = 'maybe'"), (1, "answers[1] = 'NA' (NA)"),
+                                                  (1, "sub-answers[1][1] = 'NA' (NA)")]
+    assert res.counts["non_yes_no"] == 3 and res.targets_kept == 0
+    assert {(n["index"], n["from"], n["to"]) for n in res.normalised} == {(0, " yes", "Yes"), (0, "YES", "Yes")}
+
+
+def test_a_target_repeated_as_its_own_sub_question(tmp_path: Path) -> None:
+    obj = {**GOOD, "sub-questions": [["Does the man in red pass the ball before the goal? ", "Is a goal scored?"],
+                                     GOOD["sub-questions"][1]]}
+    res = _only(tmp_path, obj)
+    assert _kinds(res) == [(0, "sub_equals_target")]
+    assert res.targets_kept == 1
+
+
+def test_conflicting_answers_to_one_text_in_one_video(tmp_path: Path) -> None:
+    obj = {**GOOD, "sub-questions": [GOOD["sub-questions"][0], ["Is a goal scored?", "Is there a second shot?"]],
+           "sub-answers": [["Yes", "Yes"], ["No", "Yes"]]}
+    res = _only(tmp_path, obj)
+    assert _kinds(res) == [(0, "conflicting_answers")]
+    assert "sub-questions[0][1] = Yes" in res.findings[0].detail and "sub-questions[1][0] = No" in res.findings[0].detail
+    assert res.targets_kept == 0  # both targets carry the conflicting text
+
+
+def test_duplicated_targets_keep_the_first(tmp_path: Path) -> None:
+    obj = {k: v + v[:1] for k, v in GOOD.items() if k != "video_name"} | {"video_name": GOOD["video_name"]}
+    res = _only(tmp_path, obj)
+    assert _kinds(res) == [(2, "duplicate_target")]
+    assert [t.index for t in res.kept] == [0, 1]
+
+
+def test_sliding_sub_lists_are_detected_by_lexical_overlap(tmp_path: Path) -> None:
+    topics = ["referee whistle", "goalkeeper glove", "striker header", "corner flag", "substitute bench",
+              "yellow card", "penalty spot"]
+    qs = [f"Does the {t} appear before halftime?" for t in topics]
+    subs = [[f"Is the {t} visible?", f"Does the {t} move?"] for t in topics]
+    # like the release's sample_0071: two extra sub-lists from target 2 on, so target i's list sits at i + 2
+    slid = subs[:2] + [["Is the crowd loud?"], ["Is it raining?"]] + subs[2:]
+    obj = {"video_name": "0071_bbbbbbbbbbb.mp4", "questions": qs, "answers": ["Yes"] * 7,
+           "sub-questions": slid, "sub-answers": [["Yes"] * len(s) for s in slid]}
+    res = _only(tmp_path, obj)
+    flagged = [f.index for f in res.findings if f.kind == "sliding_sub_lists"]
+    assert flagged == [2, 3, 4, 5, 6]
+    assert all("offset +2" in f.detail for f in res.findings if f.kind == "sliding_sub_lists")
+    assert res.counts["length_mismatch"] == 1   # 7 targets, 9 sub-lists
+    clean = {**obj, "sub-questions": subs, "sub-answers": [["Yes", "Yes"]] * 7}
+    assert _only(tmp_path / "clean", clean).findings == []
+
+
+def test_policies_and_the_final_n(tmp_path: Path) -> None:
+    d = tmp_path / "rel"
+    _write(d, "sample_0001.json", {**GOOD, "answers": ["Yes", "NA"]})
+    _write(d, "sample_0002.json", {**GOOD, "video_name": "0002_1_ccccccccccc.mp4"})
+    drop_t = validate_strand(d)
+    drop_f = validate_strand(d, on_invalid="drop-file")
+    keep = validate_strand(d, on_invalid="keep-as-wrong")
+    assert (drop_t.targets_kept, drop_f.targets_kept, keep.targets_kept) == (3, 2, 4)
+    assert all(r.targets_read == 4 and r.files == 2 for r in (drop_t, drop_f, keep))
+    assert {t.index for t in keep.kept if t.invalid} == {1}
+    with pytest.raises(ConfigError, match="on-invalid"):
+        validate_strand(d, on_invalid="ignore")
+
+
+def test_cluster_key_is_the_source_video_or_the_file(tmp_path: Path) -> None:
+    assert source_of("0036_1_qh-yxk-qAOc.mp4") == "qh-yxk-qAOc"
+    assert source_of("0036_16_qh-yxk-qAOc.mp4") == "qh-yxk-qAOc"
+    assert source_of("0072_S1t_8iRFVs4.mp4") == "S1t_8iRFVs4"
+    assert source_of("clip.mp4") is None
+    d = tmp_path / "rel"
+    for k in (1, 2):
+        _write(d, f"sample_0036_{k}.json", {**GOOD, "video_name": f"0036_{k}_qh-yxk-qAOc.mp4"})
+    _write(d, "sample_0072.json", {**GOOD, "video_name": "0072_S1t_8iRFVs4.mp4"})
+    _write(d, "odd.json", {**GOOD, "video_name": "clip.mp4"})
+    by_source = validate_strand(d)
+    assert by_source.n_clusters == 3 and by_source.unparsed_video_names == ["clip.mp4"]
+    assert validate_strand(d, cluster_by="file").n_clusters == 4
+
+
+def test_unreadable_files_are_errors_not_skips(tmp_path: Path) -> None:
+    d = tmp_path / "rel"
+    d.mkdir()
+    (d / "sample_0001.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(DataError, match="not a readable JSON"):
+        validate_strand(d)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DataError, match="no .json files"):
+        validate_strand(tmp_path / "empty")
+
+
+def test_import_without_videos_writes_samples_that_name_what_the_release_lacks(tmp_path: Path) -> None:
+    d = tmp_path / "rel"
+    _write(d, "sample_0001.json", {**GOOD, "answers": ["Yes", "NA"]})
+    res = import_strand(d, tmp_path / "out", on_invalid="keep-as-wrong")
+    samples = load_samples(tmp_path / "out")
+    assert len(samples) == 2 + 4
+    t1 = next(s for s in samples if s.sample_id == "sample_0001-t001")
+    assert t1.params["invalid"] == ["non_yes_no"] and t1.params["role"] == "target"
+    assert t1.params["sub_sample_ids"] == ["sample_0001-t001-s1", "sample_0001-t001-s2"]
+    assert all(s.params["capabilities"]["probe_types"] is False for s in samples)
+    assert all(s.params["source_video_id"] == "aaaaaaaaaaa" for s in samples)
+    assert samples[0].video.sha256 is None
+    v = json.loads((tmp_path / "out" / "validation.json").read_text())
+    assert set(v) >= {"files", "targets_read", "targets_kept", "counts", "findings"}
+    assert v["targets_kept"] == 2 and v["counts"]["non_yes_no"] == 1
+    assert v["findings"] == [{"file": "sample_0001.json", "index": 1, "kind": "non_yes_no",
+                              "detail": "answers[1] = 'NA' (NA)"}]
+    assert read_dataset_info(tmp_path / "out")["capabilities"]["facts"] is False
+    assert res.validation.targets_kept == 2
+
+
+def test_import_with_videos_links_and_probes_them(tmp_path: Path) -> None:
+    vids = tmp_path / "vids"
+    vids.mkdir()
+    write_video(vids / GOOD["video_name"], [np.zeros((64, 96, 3), np.uint8)] * 10, 10.0, 96, 64)
+    d = tmp_path / "rel"
+    _write(d, "sample_0001.json", GOOD)
+    import_strand(d, tmp_path / "out", videos=vids)
+    s = load_samples(tmp_path / "out")[0]
+    assert s.video.sha256 and s.video.n_frames == 10 and (tmp_path / "out" / s.video.path).is_file()
+    _write(d, "sample_0002.json", {**GOOD, "video_name": "0002_ddddddddddd.mp4"})
+    with pytest.raises(DataError, match="not in"):
+        import_strand(d, tmp_path / "out2", videos=vids)
+
+
+def test_the_commands_through_a_typer_app(tmp_path: Path) -> None:
+    app = typer.Typer()
+
+    @app.command()
+    def version() -> None:  # a second command, so that typer keeps the groups as sub-commands
+        pass
+
+    register_extra_commands(app)
+    d = tmp_path / "rel"
+    _write(d, "sample_0001.json", {**GOOD, "answers": ["Yes", "NA"]})
+    runner = CliRunner()
+    r = runner.invoke(app, ["validate", "strand", str(d)])
+    assert r.exit_code == 0, r.output
+    v = json.loads((d / "validation.json").read_text())
+    assert v["targets_read"] == 2 and v["targets_kept"] == 1
+    r = runner.invoke(app, ["import", "strand", "--dir", str(d), "--out", str(tmp_path / "out"),
+                            "--on-invalid", "drop-file"])
+    assert r.exit_code == 0, r.output
+    assert load_samples(tmp_path / "out") == []  # the only file has a finding
+    r = runner.invoke(app, ["validate", "strand", str(d), "--on-invalid", "bogus"])
+    assert r.exit_code == 2
