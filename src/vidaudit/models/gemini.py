@@ -5,7 +5,14 @@ polled until ACTIVE, then sent as a ``file_data`` part whose ``video_metadata.fp
 condition asks for, so "native@1" and "native@4" are different, explicit inputs rather than
 whatever the service defaults to. Frames go as inline JPEG bytes after their ``t=...s`` lines.
 SDK retries are off (``HttpRetryOptions(attempts=1)``, which also disables the SDK's implicit
-connection retry); the executor owns retries.
+connection retry); the executor owns retries. The SDK's upload loop retries a chunk by itself (three
+times, 1-4 s apart) whenever an answer lacks ``X-Goog-Upload-Status``; the body hook below turns such
+an answer into a classified error at once, so an upload failure reaches the one retry layer too.
+
+A file the service no longer has (deleted, expired, or uploaded under another key) answers 403
+"You do not have permission to access the File ... or it may not exist" (or 404): the cache entry is
+dropped, the video uploaded again and the call made once more, inside the same attempt; only a
+second miss is an error, and a BAD_REQUEST, never an AUTH that would stop the run.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import asyncio
 import contextlib
 import contextvars
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +45,7 @@ from vidaudit.models.request_builder import (
     Stopwatch,
     build_content,
     check_jpeg_quality,
+    check_native_fps,
     check_request,
     check_size,
     resolve_api_key,
@@ -55,6 +64,21 @@ DEFAULT_NATIVE_FPS = 1.0
 DEFAULT_API_VERSION = "v1beta"
 #: The HTTP statuses of the bodies read during one SDK call (a fresh list per call, see ``_reading``).
 _BODIES: contextvars.ContextVar[list[int]] = contextvars.ContextVar("vidaudit_gemini_bodies")
+#: ``VideoMetadata.fps`` must lie in (0, 24] (google-genai ``types.VideoMetadata``); a higher rate is
+#: refused before the run (``Capabilities.max_native_fps``), never sent.
+MAX_NATIVE_FPS = 24.0
+#: What the service says for an uploaded file it does not have (any more, or for this key).
+_MISSING_FILE = re.compile(r"permission to access the File|may not exist|\bfiles?/\S+ (?:was |is )?not found|"
+                           r"File \S+ (?:was |is )?not found", re.IGNORECASE)
+try:  # the SDK switches to aiohttp for some transports when it is installed
+    import aiohttp as _aiohttp
+
+    _AIOHTTP_TIMEOUT: tuple[type[BaseException], ...] = (_aiohttp.ServerTimeoutError,)
+    _AIOHTTP_TRANSIENT: tuple[type[BaseException], ...] = (_aiohttp.ClientConnectionError,
+                                                           _aiohttp.ClientPayloadError)
+except ImportError:  # pragma: no cover - depends on the environment
+    _AIOHTTP_TIMEOUT = ()
+    _AIOHTTP_TRANSIENT = ()
 _REFUSAL_FINISH = frozenset({"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION",
                              "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "MODEL_ARMOR"})
 
@@ -107,7 +131,8 @@ class GeminiAdapter:
         self.base_url = base_url or spec.base_url
         self.capabilities = Capabilities(native_video=True, images=True, max_images=MAX_IMAGES,
                                          max_request_bytes=MAX_INLINE_BYTES,
-                                         default_native_fps=DEFAULT_NATIVE_FPS, concurrency=concurrency or 8)
+                                         default_native_fps=DEFAULT_NATIVE_FPS, max_native_fps=MAX_NATIVE_FPS,
+                                         concurrency=concurrency or 8)
         namespace = f"{self.base_url or DEFAULT_BASE_URL}#{sha256_text(key)[:12]}"
         cache_path = Path(file_cache) if file_cache else (default_cache_path() if use_disk_cache else None)
         self.files = FileCache(cache_path, namespace)
@@ -131,6 +156,15 @@ class GeminiAdapter:
         if seen is not None:
             seen.append(response.status_code)
         ok = 200 <= response.status_code < 300
+        command = response.request.headers.get("x-goog-upload-command", "").lower()
+        if "upload" in command and not response.headers.get("x-goog-upload-status"):
+            # the SDK would retry this chunk itself (MAX_RETRY_COUNT times); the executor decides instead
+            if ok:
+                raise eh.malformed_error(self.spec.label, "an upload chunk was answered without "
+                                         "X-Goog-Upload-Status", self._secrets)
+            raise eh.error_from_status(self.spec.label, response.status_code,
+                                       response.content.decode("utf-8", "replace"), response.headers,
+                                       self._secrets)
         try:
             text = response.content.decode("utf-8")
         except UnicodeDecodeError as e:
@@ -231,21 +265,43 @@ class GeminiAdapter:
             media_resolution=types.MediaResolution(self.media_resolution) if self.media_resolution else None)
         return [types.Content(role="user", parts=built.parts)], config
 
-    async def generate(self, request: Request) -> Response:
-        check_request(request, self.capabilities, self.spec.label)
-        uploaded = {p.path: await self.ensure_uploaded(p) for p in request.videos}
+    async def _upload_all(self, request: Request) -> dict[str, CachedFile]:
+        return {p.path: await self.ensure_uploaded(p) for p in request.videos}
+
+    async def _drop_uploads(self, request: Request) -> None:
+        for p in request.videos:
+            self.files.drop(await asyncio.to_thread(video_sha256, p))
+
+    async def _generate_once(self, request: Request, uploaded: dict[str, CachedFile]) -> Response:
         contents, config = await asyncio.to_thread(self.build, request, uploaded)
         clock = Stopwatch()
+        with self._reading(), clock.running():
+            resp = await self._client.aio.models.generate_content(
+                model=self.spec.name, contents=contents, config=config)
+        return self._response(resp, clock.seconds, request=request)
+
+    async def generate(self, request: Request) -> Response:
+        check_request(request, self.capabilities, self.spec.label)
+        check_native_fps(request, self.capabilities, self.spec.label)
+        uploaded = await self._upload_all(request)
         try:
-            with self._reading(), clock.running():
-                resp = await self._client.aio.models.generate_content(
-                    model=self.spec.name, contents=contents, config=config)
-            return self._response(resp, clock.seconds, max_tokens=request.settings.max_tokens)
+            return await self._generate_once(request, uploaded)
         except ModelCallError as err:
-            if uploaded and err.kind in (ErrorKind.BAD_REQUEST, ErrorKind.AUTH) and err.status_code in (400, 403, 404):
-                for p in request.videos:  # a stale or foreign upload: re-upload on the next attempt
-                    self.files.drop(await asyncio.to_thread(video_sha256, p))
-            raise
+            if not (uploaded and is_missing_file(err)):
+                if uploaded and err.kind is ErrorKind.BAD_REQUEST and err.status_code == 400:
+                    await self._drop_uploads(request)  # a stale or broken upload: upload again next attempt
+                raise
+        # the service lost the file (deleted, expired, another key's): upload again, call once more
+        await self._drop_uploads(request)
+        uploaded = await self._upload_all(request)
+        try:
+            return await self._generate_once(request, uploaded)
+        except ModelCallError as err:
+            if not is_missing_file(err):
+                raise
+            await self._drop_uploads(request)
+            raise ModelCallError(ErrorKind.BAD_REQUEST, f"{err.message} (again after uploading the video anew; "
+                                 "the file is not readable with this key)", status_code=err.status_code) from None
 
     def _classify(self, e: Exception) -> ModelCallError | None:
         name = self.spec.label
@@ -256,14 +312,17 @@ class GeminiAdapter:
         if isinstance(e, genai_errors.APIError):
             headers = getattr(getattr(e, "response", None), "headers", None)
             return eh.error_from_status(name, int(e.code or 0), e.details, headers, self._secrets)
-        if isinstance(e, httpx2.TransportError | ConnectionError):
+        if _AIOHTTP_TIMEOUT and isinstance(e, _AIOHTTP_TIMEOUT):
+            return eh.timeout_error(name, self.timeout_s)
+        if isinstance(e, (httpx2.TransportError, ConnectionError, *_AIOHTTP_TRANSIENT)):
             return eh.connection_error(name, e, self._secrets)
         if isinstance(e, KeyError) and "upload" in str(e).lower():  # the SDK's "no upload URL returned"
             return eh.malformed_error(name, f"upload handshake: {e}", self._secrets)
         return eh.payload_error(name, e, self._secrets)
 
-    def _response(self, resp: Any, latency_s: float, *, max_tokens: int | None = None) -> Response:
+    def _response(self, resp: Any, latency_s: float, *, request: Request) -> Response:
         name = self.spec.label
+        max_tokens = request.settings.max_tokens
         feedback = getattr(resp, "prompt_feedback", None)
         block = getattr(feedback, "block_reason", None)
         if block is not None:
@@ -291,6 +350,11 @@ class GeminiAdapter:
 
     async def aclose(self) -> None:
         await self._client.aio.aclose()
+
+
+def is_missing_file(err: ModelCallError) -> bool:
+    """Whether a failure says the service does not have an uploaded file (403 "... or it may not exist", 404)."""
+    return err.status_code in (403, 404) and bool(_MISSING_FILE.search(err.message))
 
 
 def _usage(u: Any, reader: eh.UsageReader, max_tokens: int | None) -> Usage:
