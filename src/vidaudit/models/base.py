@@ -52,12 +52,14 @@ class ModelCallError(Exception):
     """A classified failure of one call; ``message`` must never contain a secret."""
 
     def __init__(self, kind: ErrorKind, message: str, *, status_code: int | None = None,
-                 retry_after: float | None = None) -> None:
+                 retry_after: float | None = None, response: Response | None = None) -> None:
         super().__init__(f"{kind.value}: {message}")
         self.kind = kind
         self.message = message
         self.status_code = status_code
         self.retry_after = retry_after
+        #: what came back with a failure that was still paid for (TRUNCATED: usage, cost, finish reason)
+        self.response = response
 
 
 #: What kind of answerer a provider is; reports treat baselines apart from models by this, never by name.
