@@ -408,3 +408,37 @@ def test_aiohttp_connection_errors_are_transient(env, tmp_path: Path) -> None:
     assert err is not None and err.kind is ErrorKind.TRANSIENT
     err = a._classify(aiohttp.ServerTimeoutError())
     assert err is not None and err.kind is ErrorKind.TIMEOUT
+
+
+def test_thinking_budget_static_extraction_part_resolution_and_estimated_frames(srv: FakeServer, env,
+                                                                               tmp_path: Path) -> None:
+    mp4 = write_mp4(tmp_path / "clip.mp4")
+    GeminiFiles(srv)
+    a = adapter(srv, tmp_path, part_media_resolution="MEDIA_RESOLUTION_LOW")
+    opts = a.request_options()
+    assert opts["sent"]["thinking_budget"] == 1024 and opts["media_processing"] == "STATIC"
+    (resp,) = asyncio.run(call(a, video_request(mp4, fps=2.0)))
+    body = camel(srv.requests_to(GEN)[0].json())
+    assert body["generationConfig"]["thinkingConfig"] == {"thinkingBudget": 1024}
+    vpart = body["contents"][0]["parts"][0]
+    assert vpart["mediaProcessing"] == "STATIC" and vpart["mediaResolution"] == {"level": "MEDIA_RESOLUTION_LOW"}
+    assert resp.frames_estimated is True  # Gemini sampled the video itself
+    # the flag overrides the family default; a model without thinking gets none
+    assert adapter(srv, tmp_path, thinking_budget=0).request_options()["sent"]["thinking_budget"] == 0
+    plain = GeminiAdapter(ModelSpec.parse("gemini:gemini-2.0-flash"), base_url=srv.url, file_cache=tmp_path / "f")
+    assert "thinking_budget" not in plain.request_options()["sent"]
+    with pytest.raises(ConfigError):
+        adapter(srv, tmp_path, thinking_budget=-5)
+
+
+def test_max_tokens_spent_thinking_is_truncated(srv: FakeServer, env, tmp_path: Path) -> None:
+    srv.script("POST", GEN, Reply(json=ok_body(
+        candidates=[{"content": {"role": "model", "parts": [{"text": "let me count...", "thought": True}]},
+                     "finishReason": "MAX_TOKENS", "index": 0}],
+        usageMetadata={"promptTokenCount": 2000, "candidatesTokenCount": 0, "thoughtsTokenCount": 512})))
+    req = Request(trial_id="t", parts=(TextPart("q"),), settings=GenerationSettings(max_tokens=512))
+    with pytest.raises(ModelCallError) as err:
+        asyncio.run(call(adapter(srv, tmp_path), req))
+    e = err.value
+    assert e.kind is ErrorKind.TRUNCATED and "MAX_TOKENS" in e.message
+    assert e.response.usage.reasoning_tokens == 512 and e.response.text == ""

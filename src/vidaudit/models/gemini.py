@@ -13,6 +13,17 @@ A file the service no longer has (deleted, expired, or uploaded under another ke
 "You do not have permission to access the File ... or it may not exist" (or 404): the cache entry is
 dropped, the video uploaded again and the call made once more, inside the same attempt; only a
 second miss is an error, and a BAD_REQUEST, never an AUTH that would stop the run.
+
+Each video part asks for static extraction (``media_processing=STATIC``: "fixed-rate frame
+extraction, all frames placed in context") so that the requested fps is the one used, not the
+model-specific default; ``part_media_resolution`` sets the per-part ``media_resolution`` level
+(``media_resolution`` is the request-wide one). The frames recorded for a video are vidaudit's j/K grid,
+Gemini's own sampling being unpublished: such responses are marked ``frames_estimated``.
+
+Thinking models (Gemini 2.5, 3) spend the output budget on thoughts first; the family table
+(``params.yaml``) sends an explicit ``thinking_config.thinking_budget`` (1024 by default; the
+``thinking_budget`` option overrides it: 0 off, -1 automatic), and a ``MAX_TOKENS`` finish with no
+answer text is a TRUNCATED outcome, never an empty answer.
 """
 
 from __future__ import annotations
@@ -38,6 +49,7 @@ from vidaudit.core.hashing import sha256_text
 from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Response, Usage, VideoPart
 from vidaudit.models import errors_http as eh
 from vidaudit.models.base import Capabilities, ModelCallError
+from vidaudit.models.params import FamilyParams, ParamTable, load_params
 from vidaudit.models.gemini_files import DEFAULT_TTL_S, CachedFile, FileCache, default_cache_path
 from vidaudit.models.pricing import PriceTable, cost_usd, load_prices
 from vidaudit.models.request_builder import (
@@ -84,19 +96,24 @@ _REFUSAL_FINISH = frozenset({"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII"
 
 
 class _GeminiEncoder:
-    def __init__(self, videos: dict[str, CachedFile]) -> None:
+    def __init__(self, videos: dict[str, CachedFile], media_processing: str | None = None,
+                 part_resolution: str | None = None) -> None:
         self.videos = videos  # VideoPart.path -> uploaded file
+        self.media_processing = types.MediaProcessing(media_processing) if media_processing else None
+        self.resolution = types.PartMediaResolution(level=types.PartMediaResolutionLevel(part_resolution)) \
+            if part_resolution else None
 
     def text(self, text: str) -> types.Part:
         return types.Part(text=text)
 
     def image(self, jpeg: bytes, part: ImagePart) -> types.Part:
-        return types.Part(inline_data=types.Blob(mime_type="image/jpeg", data=jpeg))
+        return types.Part(inline_data=types.Blob(mime_type="image/jpeg", data=jpeg), media_resolution=self.resolution)
 
     def video(self, part: VideoPart) -> types.Part:
         f = self.videos[part.path]
         return types.Part(file_data=types.FileData(file_uri=f.uri, mime_type=f.mime_type),
-                          video_metadata=types.VideoMetadata(fps=part.fps))
+                          video_metadata=types.VideoMetadata(fps=part.fps), media_processing=self.media_processing,
+                          media_resolution=self.resolution)
 
 
 class GeminiAdapter:
@@ -108,7 +125,9 @@ class GeminiAdapter:
                  poll_interval_s: float = 2.0, upload_timeout_s: float = 600.0,
                  media_resolution: str | None = None, api_version: str = DEFAULT_API_VERSION,
                  concurrency: int | None = None,
-                 prices: str | Path | PriceTable | None = None) -> None:
+                 prices: str | Path | PriceTable | None = None, params: str | Path | ParamTable | None = None,
+                 thinking_budget: int | None | str = "family", media_processing: str | None = "STATIC",
+                 part_media_resolution: str | None = None) -> None:
         if spec.provider != PROVIDER:
             raise ConfigError(f"GeminiAdapter got a {spec.provider!r} spec; use gemini:MODEL")
         if not spec.name:
@@ -124,6 +143,21 @@ class GeminiAdapter:
             raise ConfigError(f"media_resolution must be one of {[m.value for m in types.MediaResolution]}, "
                               f"got {media_resolution!r}")
         self.media_resolution = media_resolution
+        if media_processing is not None and media_processing not in {m.value for m in types.MediaProcessing}:
+            raise ConfigError(f"media_processing must be one of {[m.value for m in types.MediaProcessing]}, "
+                              f"got {media_processing!r}")
+        if part_media_resolution is not None and part_media_resolution not in {
+                m.value for m in types.PartMediaResolutionLevel}:
+            raise ConfigError(f"part_media_resolution must be one of "
+                              f"{[m.value for m in types.PartMediaResolutionLevel]}, got {part_media_resolution!r}")
+        self.media_processing = media_processing
+        self.part_media_resolution = part_media_resolution
+        self.family: FamilyParams = load_params(params).lookup(spec)
+        if thinking_budget == "family":
+            thinking_budget = self.family.thinking_budget
+        if thinking_budget is not None and (not isinstance(thinking_budget, int) or thinking_budget < -1):
+            raise ConfigError(f"thinking_budget must be an integer >= -1 (0 off, -1 automatic), got {thinking_budget!r}")
+        self.thinking_budget: int | None = thinking_budget
         self._prices = prices if isinstance(prices, PriceTable) else load_prices(prices)
         env = (api_key_env,) if api_key_env else ("GEMINI_API_KEY", "GOOGLE_API_KEY")
         key = resolve_api_key(env, provider=PROVIDER, required=True)
@@ -206,7 +240,12 @@ class GeminiAdapter:
 
     def request_options(self) -> dict[str, object]:
         """Options that change the request bytes or the tokens the service makes of them (in the trial id)."""
-        return {"jpeg_quality": self.jpeg_quality, "media_resolution": self.media_resolution}
+        sent, not_sent = self.family.wire_settings(self.spec.settings)
+        if self.thinking_budget is not None:
+            sent["thinking_budget"] = self.thinking_budget
+        return {"jpeg_quality": self.jpeg_quality, "media_resolution": self.media_resolution,
+                "media_processing": self.media_processing, "part_media_resolution": self.part_media_resolution,
+                "family": self.family.pattern, "sent": sent, "not_sent": not_sent}
 
     def __repr__(self) -> str:
         return f"GeminiAdapter({self.spec.label!r})"
@@ -256,12 +295,15 @@ class GeminiAdapter:
     def build(self, request: Request, uploaded: dict[str, CachedFile]) -> tuple[list[types.Content],
                                                                                 types.GenerateContentConfig]:
         """The ``contents`` and ``config`` of ``generate_content`` for this request."""
-        built = build_content(request, _GeminiEncoder(uploaded), jpeg_quality=self.jpeg_quality)
+        encoder = _GeminiEncoder(uploaded, self.media_processing, self.part_media_resolution)
+        built = build_content(request, encoder, jpeg_quality=self.jpeg_quality)
         check_size(built.image_bytes + built.text_chars, self.capabilities, self.spec.label)
-        s = request.settings
+        sent, _ = self.family.wire_settings(request.settings)
+        thinking = types.ThinkingConfig(thinking_budget=self.thinking_budget) if self.thinking_budget is not None \
+            else None
         config = types.GenerateContentConfig(
-            system_instruction=request.system or None, temperature=s.temperature, top_p=s.top_p,
-            seed=s.seed, max_output_tokens=s.max_tokens,
+            system_instruction=request.system or None, temperature=sent.get("temperature"), top_p=sent.get("top_p"),
+            seed=sent.get("seed"), max_output_tokens=sent.get(self.family.token_param), thinking_config=thinking,
             media_resolution=types.MediaResolution(self.media_resolution) if self.media_resolution else None)
         return [types.Content(role="user", parts=built.parts)], config
 
@@ -341,12 +383,14 @@ class GeminiAdapter:
         reader = eh.UsageReader()
         usage = _usage(getattr(resp, "usage_metadata", None), reader, max_tokens)
         try:
-            return Response(text=text, usage=usage, latency_s=latency_s,
-                            finish_reason=eh.flag_finish(finish, reader.clamped),
-                            model_version=eh.text_field(getattr(resp, "model_version", None)),
-                            cost_usd=cost_usd(self.spec, usage, self._prices))
+            out = Response(text=text, usage=usage, latency_s=latency_s,
+                           finish_reason=eh.flag_finish(finish, reader.clamped),
+                           model_version=eh.text_field(getattr(resp, "model_version", None)),
+                           cost_usd=cost_usd(self.spec, usage, self._prices),
+                           frames_estimated=bool(request.videos))  # Gemini samples the video itself
         except pydantic.ValidationError as e:  # pragma: no cover - the SDK validated every field
             raise eh.malformed_error(name, f"{type(e).__name__}: {e}", self._secrets) from None
+        return eh.check_truncated(name, out, finish, ("MAX_TOKENS",))
 
     async def aclose(self) -> None:
         await self._client.aio.aclose()
