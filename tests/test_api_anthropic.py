@@ -84,7 +84,7 @@ def test_payload_usage_and_cost(srv: FakeServer, env) -> None:
     assert body["model"] == MODEL and body["max_tokens"] == 777
     assert body["system"] == "Report a ledger."
     assert "seed" not in body  # the Messages API has no seed
-    assert "temperature" not in body  # not taken by the current SDK unless send_sampling_params
+    assert body["temperature"] == 0.0 and "top_p" not in body  # what the settings ask, sent (extra_body)
     (msg,) = body["messages"]
     assert msg["role"] == "user"
     assert [b["type"] for b in msg["content"]] == ["text", "image"] * 3 + ["text"]
@@ -102,11 +102,45 @@ def test_payload_usage_and_cost(srv: FakeServer, env) -> None:
     assert resp.cost_usd == pytest.approx((900 * 3.0 + 100 * 0.30 + 30 * 15.0) / 1e6)
 
 
-def test_sampling_params_only_on_request(srv: FakeServer, env) -> None:
-    srv.script("POST", MESSAGES, Reply(json=ok_message()))
-    asyncio.run(call(adapter(srv, send_sampling_params=True), frames_request(1, top_p=0.5)))
+def claude(rec) -> Reply:
+    """Newer Claude models: 400 when temperature and top_p come together."""
+    body = rec.json()
+    if "temperature" in body and "top_p" in body:
+        return Reply(status=400, json=err_body("invalid_request_error",
+                                               "`temperature` and `top_p` cannot both be specified for this model. "
+                                               "Please use only one."))
+    return Reply(json=ok_message())
+
+
+def test_one_sampling_param_for_newer_models_and_what_was_sent_is_recorded(srv: FakeServer, env) -> None:
+    srv.script("POST", MESSAGES, default=claude)
+    a = AnthropicAdapter(ModelSpec.parse(f"anthropic:{MODEL}", top_p=0.5), base_url=srv.url)
+    opts = a.request_options()
+    assert opts["sent"] == {"temperature": 0.0, "max_tokens": 2048} and opts["not_sent"][0].startswith("top_p")
+    asyncio.run(call(a, frames_request(1, top_p=0.5)))
     body = srv.requests[0].json()
-    assert body["temperature"] == 0.0 and body["top_p"] == 0.5
+    assert body["temperature"] == 0.0 and "top_p" not in body
+    # only top_p asked: top_p is sent
+    srv.clear()
+    srv.script("POST", MESSAGES, default=claude)
+    asyncio.run(call(adapter(srv), frames_request(1, temperature=None, top_p=0.5)))
+    body = srv.requests[0].json()
+    assert body["top_p"] == 0.5 and "temperature" not in body
+    # older models take both
+    old = AnthropicAdapter(ModelSpec.parse("anthropic:claude-3-5-haiku", top_p=0.5), base_url=srv.url)
+    assert old.request_options()["sent"] == {"temperature": 0.0, "top_p": 0.5, "max_tokens": 2048}
+    # sampling off: nothing sent and the record says so (not the settings' temperature 0.0)
+    off = AnthropicAdapter(ModelSpec.parse(f"anthropic:{MODEL}"), base_url=srv.url, send_sampling_params=False)
+    assert off.request_options()["sent"] == {"max_tokens": 2048}
+    assert off.request_options() != a.request_options()  # so the trial ids differ
+
+
+def test_max_tokens_with_no_text_is_truncated(srv: FakeServer, env) -> None:
+    srv.script("POST", MESSAGES, Reply(json=ok_message(content=[{"type": "thinking", "thinking": "...",
+                                                                  "signature": "s"}], stop_reason="max_tokens")))
+    with pytest.raises(ModelCallError) as err:
+        asyncio.run(call(adapter(srv), frames_request(1)))
+    assert err.value.kind is ErrorKind.TRUNCATED and err.value.response.usage.output_tokens == 30
 
 
 def test_image_limit_and_video_refused_up_front(srv: FakeServer, env, tmp_path) -> None:

@@ -294,3 +294,151 @@ def test_missing_key_and_key_never_leaks(srv: FakeServer, env, tmp_path: Path) -
     for text in (str(err.value), repr(err.value), str(a), repr(a), (tmp_path / "files.json").read_text()
                  if (tmp_path / "files.json").exists() else ""):
         assert KEY not in text
+
+
+# --------------------------------------------------------------------------- the real service's behaviours
+
+
+class GeminiFiles:
+    """The Files API as the service behaves: uploads create live files; generateContent answers 403 for a
+    file it does not have ("... or it may not exist"), and 400 for a videoMetadata.fps outside (0, 24]."""
+
+    def __init__(self, srv: FakeServer) -> None:
+        self.srv, self.live, self.n = srv, set(), 0
+        srv.script("POST", START_UPLOAD, default=self.start)
+        srv.script("POST", UPLOAD_SESSION, default=self.finish)
+        srv.script("POST", GEN, default=self.generate)
+
+    def start(self, rec: Recorded) -> Reply:
+        self.n += 1
+        return Reply(json={}, headers={"x-goog-upload-url": f"{self.srv.url}{UPLOAD_SESSION}{self.n}"})
+
+    def finish(self, rec: Recorded) -> Reply:
+        name = f"files/live{self.n}"
+        self.live.add(name)
+        return Reply(json={"file": file_json("ACTIVE", name)}, headers={"X-Goog-Upload-Status": "final"})
+
+    def generate(self, rec: Recorded) -> Reply:
+        for part in camel(rec.json())["contents"][0]["parts"]:
+            if "fileData" in part:
+                name = part["fileData"]["fileUri"].split("/v1beta/", 1)[1]
+                if name not in self.live:
+                    return Reply(status=403, json={"error": {"code": 403, "status": "PERMISSION_DENIED", "message":
+                                 f"You do not have permission to access the File {name.split('/')[1]} or it may "
+                                 "not exist."}})
+                fps = part.get("videoMetadata", {}).get("fps", 1.0)
+                if not 0 < fps <= 24:
+                    return Reply(status=400, json={"error": {"code": 400, "status": "INVALID_ARGUMENT",
+                                                             "message": "fps must be in (0, 24]"}})
+        return Reply(json=ok_body())
+
+
+def test_missing_file_403_reuploads_once_and_succeeds(srv: FakeServer, env, tmp_path: Path) -> None:
+    mp4 = write_mp4(tmp_path / "clip.mp4")
+    svc = GeminiFiles(srv)
+    a = adapter(srv, tmp_path)
+    # a cache entry for a file the service deleted (or another key uploaded)
+    a.files.put(sha256_file(mp4), CachedFile("files/gone", "https://example.invalid/v1beta/files/gone", "video/mp4",
+                                             expires_at=time.time() + 86400))
+    (resp,) = asyncio.run(call(a, video_request(mp4)))
+    assert resp.text == "\\boxed{2}"
+    assert len(srv.requests_to(GEN)) == 2 and len(srv.requests_to(START_UPLOAD)) == 1
+    assert a.files.get(sha256_file(mp4)).name == "files/live1" and svc.live == {"files/live1"}
+
+
+def test_missing_file_twice_is_bad_request_not_auth(srv: FakeServer, env, tmp_path: Path) -> None:
+    mp4 = write_mp4(tmp_path / "clip.mp4")
+    svc = GeminiFiles(srv)
+    svc.finish = lambda rec: Reply(json={"file": file_json("ACTIVE", "files/vanishes")},  # never becomes live
+                                   headers={"X-Goog-Upload-Status": "final"})
+    srv.script("POST", UPLOAD_SESSION, default=svc.finish)
+    with pytest.raises(ModelCallError) as err:
+        asyncio.run(call(adapter(srv, tmp_path), video_request(mp4)))
+    assert err.value.kind is ErrorKind.BAD_REQUEST and "again after uploading" in err.value.message
+    assert len(srv.requests_to(GEN)) == 2 and len(srv.requests_to(START_UPLOAD)) == 2
+
+
+def test_a_real_permission_403_stays_auth(srv: FakeServer, env, tmp_path: Path) -> None:
+    srv.script("POST", GEN, Reply(status=403, json={"error": {"code": 403, "status": "PERMISSION_DENIED",
+                                                              "message": "Method doesn't allow unregistered callers"}}))
+    with pytest.raises(ModelCallError) as err:
+        asyncio.run(call(adapter(srv, tmp_path), Request(trial_id="t", parts=(TextPart("q"),))))
+    assert err.value.kind is ErrorKind.AUTH and len(srv.requests) == 1
+
+
+def test_fps_over_24_is_refused_before_any_upload(srv: FakeServer, env, tmp_path: Path) -> None:
+    from vidaudit.models.base import native_fps_problem
+
+    mp4 = write_mp4(tmp_path / "clip.mp4")
+    GeminiFiles(srv)
+    a = adapter(srv, tmp_path)
+    assert a.capabilities.max_native_fps == 24.0
+    with pytest.raises(ModelCallError) as err:
+        asyncio.run(call(a, video_request(mp4, fps=30.0)))
+    assert err.value.kind is ErrorKind.UNSUPPORTED and "at most at 24 fps" in err.value.message
+    assert srv.requests == []
+    assert native_fps_problem(a.capabilities, 24.0, "g") is None
+    assert "K <= 24" in native_fps_problem(a.capabilities, 30.0, "g", "native@all")
+    (resp,) = asyncio.run(call(adapter(srv, tmp_path), video_request(mp4, fps=24.0)))  # the limit itself is served
+    assert resp.text == "\\boxed{2}"
+
+
+def test_upload_chunk_failure_is_not_retried_inside_the_sdk(srv: FakeServer, env, tmp_path: Path) -> None:
+    mp4 = write_mp4(tmp_path / "clip.mp4")
+    srv.script("POST", START_UPLOAD, Reply(json={}, headers={"x-goog-upload-url": f"{srv.url}{UPLOAD_SESSION}1"}))
+    # a 503 without X-Goog-Upload-Status: the SDK's own loop would sleep 1 s and send the chunk again
+    srv.script("POST", UPLOAD_SESSION, Reply(status=503, json={"error": {"code": 503, "message": "busy"}}),
+               default=Reply(json={"file": file_json("ACTIVE")}, headers={"X-Goog-Upload-Status": "final"}))
+    start = time.perf_counter()
+    with pytest.raises(ModelCallError) as err:
+        asyncio.run(call(adapter(srv, tmp_path), video_request(mp4)))
+    assert err.value.kind is ErrorKind.TRANSIENT and err.value.status_code == 503
+    assert len(srv.requests_to(UPLOAD_SESSION)) == 1 and time.perf_counter() - start < 0.9
+    assert srv.requests_to(GEN) == []
+
+
+def test_aiohttp_connection_errors_are_transient(env, tmp_path: Path) -> None:
+    try:
+        import aiohttp
+    except ImportError:
+        print("SKIP reason: aiohttp is not installed, so the SDK cannot switch to it here")
+        pytest.skip("aiohttp is not installed, so the SDK cannot switch to it here")
+    a = GeminiAdapter(ModelSpec.parse(f"gemini:{MODEL}"), file_cache=tmp_path / "f.json")
+    err = a._classify(aiohttp.ServerDisconnectedError())
+    assert err is not None and err.kind is ErrorKind.TRANSIENT
+    err = a._classify(aiohttp.ServerTimeoutError())
+    assert err is not None and err.kind is ErrorKind.TIMEOUT
+
+
+def test_thinking_budget_static_extraction_part_resolution_and_estimated_frames(srv: FakeServer, env,
+                                                                               tmp_path: Path) -> None:
+    mp4 = write_mp4(tmp_path / "clip.mp4")
+    GeminiFiles(srv)
+    a = adapter(srv, tmp_path, part_media_resolution="MEDIA_RESOLUTION_LOW")
+    opts = a.request_options()
+    assert opts["sent"]["thinking_budget"] == 1024 and opts["media_processing"] == "STATIC"
+    (resp,) = asyncio.run(call(a, video_request(mp4, fps=2.0)))
+    body = camel(srv.requests_to(GEN)[0].json())
+    assert body["generationConfig"]["thinkingConfig"] == {"thinkingBudget": 1024}
+    vpart = body["contents"][0]["parts"][0]
+    assert vpart["mediaProcessing"] == "STATIC" and vpart["mediaResolution"] == {"level": "MEDIA_RESOLUTION_LOW"}
+    assert resp.frames_estimated is True  # Gemini sampled the video itself
+    # the flag overrides the family default; a model without thinking gets none
+    assert adapter(srv, tmp_path, thinking_budget=0).request_options()["sent"]["thinking_budget"] == 0
+    plain = GeminiAdapter(ModelSpec.parse("gemini:gemini-2.0-flash"), base_url=srv.url, file_cache=tmp_path / "f")
+    assert "thinking_budget" not in plain.request_options()["sent"]
+    with pytest.raises(ConfigError):
+        adapter(srv, tmp_path, thinking_budget=-5)
+
+
+def test_max_tokens_spent_thinking_is_truncated(srv: FakeServer, env, tmp_path: Path) -> None:
+    srv.script("POST", GEN, Reply(json=ok_body(
+        candidates=[{"content": {"role": "model", "parts": [{"text": "let me count...", "thought": True}]},
+                     "finishReason": "MAX_TOKENS", "index": 0}],
+        usageMetadata={"promptTokenCount": 2000, "candidatesTokenCount": 0, "thoughtsTokenCount": 512})))
+    req = Request(trial_id="t", parts=(TextPart("q"),), settings=GenerationSettings(max_tokens=512))
+    with pytest.raises(ModelCallError) as err:
+        asyncio.run(call(adapter(srv, tmp_path), req))
+    e = err.value
+    assert e.kind is ErrorKind.TRUNCATED and "MAX_TOKENS" in e.message
+    assert e.response.usage.reasoning_tokens == 512 and e.response.text == ""

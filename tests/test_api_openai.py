@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import dataclasses
+import tempfile
 import email.utils
 import time
 from pathlib import Path
@@ -147,7 +148,8 @@ def test_hosted_frames_payload_usage_and_cost(srv: FakeServer, env) -> None:
 def test_open_server_video_url_fps_and_placeholder_key(srv: FakeServer, env, tmp_path: Path) -> None:
     mp4 = write_mp4(tmp_path / "clip.mp4")
     srv.script("POST", CHAT, Reply(json=ok_completion(model="Qwen/Qwen2.5-VL-7B-Instruct")))
-    adapter = OpenAIAdapter(ModelSpec.parse(f"openai:Qwen/Qwen2.5-VL-7B-Instruct@{srv.url}/v1", max_tokens=64))
+    adapter = OpenAIAdapter(ModelSpec.parse(f"openai:Qwen/Qwen2.5-VL-7B-Instruct@{srv.url}/v1", max_tokens=64),
+                            video_route="file")
     caps = adapter.capabilities
     assert caps.native_video and caps.default_native_fps == 2.0 and caps.local
     video = VideoPart(path=str(mp4), sha256=None, fps=4.0, duration_s=0.5, n_frames=6, source_fps=12)
@@ -157,7 +159,7 @@ def test_open_server_video_url_fps_and_placeholder_key(srv: FakeServer, env, tmp
 
     body = srv.requests[0].json()
     assert srv.requests[0].headers["authorization"] == "Bearer EMPTY"
-    assert body["max_tokens"] == 64 and "max_completion_tokens" not in body
+    assert body["max_completion_tokens"] == 64 and "max_tokens" not in body  # vLLM takes it too
     assert body["mm_processor_kwargs"] == {"fps": 4.0, "do_sample_frames": True}
     assert body["messages"][0]["role"] == "user"  # no system message when none is given
     vpart, tpart = body["messages"][0]["content"]
@@ -165,6 +167,7 @@ def test_open_server_video_url_fps_and_placeholder_key(srv: FakeServer, env, tmp
     prefix, data = vpart["video_url"]["url"].split(",", 1)
     assert prefix == "data:video/mp4;base64" and base64.b64decode(data) == mp4.read_bytes()
     assert resp.cost_usd == 0.0  # self-hosted on loopback
+    assert resp.frames_estimated  # the whole file went: the server sampled it by its own rule
 
 
 def test_open_server_local_path_when_allowed(srv: FakeServer, env, tmp_path: Path) -> None:
@@ -354,3 +357,168 @@ def test_gemini_style_429s() -> None:
 @given(st.text(min_size=8, max_size=20).filter(lambda s: s.strip() == s and "\x00" not in s), st.text(max_size=50))
 def test_redact_removes_secret(secret: str, around: str) -> None:
     assert secret not in eh.redact(around + secret + around, [secret])
+
+
+# --------------------------------------------------------------------------- the real services' behaviours
+
+
+def reasoning_server(rec) -> Reply:
+    """OpenAI (or Azure, OpenRouter) serving gpt-5 / o-series: temperature, top_p and max_tokens are refused."""
+    body = rec.json()
+    for name in ("temperature", "top_p", "max_tokens"):
+        if name in body:
+            hint = "Use 'max_completion_tokens' instead." if name == "max_tokens" else "Only the default (1) value is supported."
+            return Reply(status=400, json={"error": {
+                "message": f"Unsupported parameter: '{name}' is not supported with this model. {hint}",
+                "type": "invalid_request_error", "param": name, "code": "unsupported_parameter"}})
+    return Reply(json=ok_completion(model="gpt-5-2025-08-07"))
+
+
+@pytest.mark.parametrize("where", ["hosted", "base_url"])
+def test_reasoning_models_get_only_what_they_accept(srv: FakeServer, env, where: str) -> None:
+    srv.script("POST", CHAT, default=reasoning_server)
+    if where == "hosted":
+        env.setenv("OPENAI_API_KEY", KEY)
+        env.setenv("OPENAI_BASE_URL", srv.url + "/v1")
+        adapter = OpenAIAdapter(ModelSpec.parse("openai:gpt-5-mini", top_p=0.9, seed=7))
+    else:  # an Azure / OpenRouter / proxy deployment behind @base_url
+        adapter = OpenAIAdapter(ModelSpec.parse(f"openai:gpt-5-mini@{srv.url}/v1", top_p=0.9, seed=7))
+    opts = adapter.request_options()
+    assert opts["family"] == "openai:gpt-5*" and opts["sent"] == {"seed": 7, "max_completion_tokens": 2048}
+    assert [n.split()[0] for n in opts["not_sent"]] == ["temperature", "top_p"]
+    resp = run(call(adapter, frames_request(1)))
+    body = srv.requests[0].json()
+    assert resp.text == "\\boxed{3}" and len(srv.requests) == 1
+    assert body["max_completion_tokens"] == 321 and body["seed"] == 7
+    assert not {"temperature", "top_p", "max_tokens"} & set(body)
+
+
+def test_unsupported_parameter_400_names_the_params_file(srv: FakeServer, env, tmp_path: Path) -> None:
+    """An unknown model gets the safe Chat Completions default; a service that refuses it says how to fix it."""
+    srv.script("POST", CHAT, default=reasoning_server)
+    adapter = OpenAIAdapter(ModelSpec.parse(f"openai:my-reasoner@{srv.url}/v1"))
+    assert adapter.request_options()["family"] == "openai:*"
+    with pytest.raises(ModelCallError) as err:
+        run(call(adapter, frames_request(1)))
+    assert err.value.kind is ErrorKind.BAD_REQUEST and "params.yaml" in err.value.message
+    table = tmp_path / "params.yaml"
+    table.write_text('version: 1\nfamilies:\n  "openai:my-reasoner*": {family: reasoning, accepts: [seed, max_tokens],'
+                     ' token_param: max_completion_tokens, reasoning: true}\n')
+    resp = run(call(OpenAIAdapter(ModelSpec.parse(f"openai:my-reasoner@{srv.url}/v1"), params=table),
+                    frames_request(1)))
+    assert resp.text == "\\boxed{3}"
+
+
+def test_length_with_empty_text_is_truncated_not_an_answer(srv: FakeServer, env) -> None:
+    srv.script("POST", CHAT, Reply(json=ok_completion(
+        model="o4-mini", choices=[{"index": 0, "finish_reason": "length",
+                                   "message": {"role": "assistant", "content": "", "refusal": None}}],
+        usage={"prompt_tokens": 900, "completion_tokens": 321, "total_tokens": 1221,
+               "completion_tokens_details": {"reasoning_tokens": 321}})))
+    with pytest.raises(ModelCallError) as err:
+        run(call(hosted(srv, env), frames_request(1)))
+    e = err.value
+    assert e.kind is ErrorKind.TRUNCATED and "321 of them reasoning" in e.message
+    assert e.response is not None and e.response.usage.output_tokens == 321 and e.response.cost_usd > 0
+    from vidaudit.core.types import Status
+    from vidaudit.run.retry import Decision, RetryPolicy, status_for
+    assert status_for(e.kind) is Status.TRUNCATED and RetryPolicy().decide(e.kind) is Decision.GIVE_UP
+    # text cut by the limit is still an answer: the suite's parser decides
+    srv.script("POST", CHAT, Reply(json=ok_completion(choices=[{"index": 0, "finish_reason": "length", "message": {
+        "role": "assistant", "content": "The count is \\boxed{3} because", "refusal": None}}])))
+    assert run(call(hosted(srv, env), frames_request(1))).finish_reason == "length"
+
+
+# ---- a vLLM-style server that loads the video and checks the processor's frames against its metadata
+
+
+def colour_mp4(path: Path, n: int, fps: float) -> Path:
+    from vidaudit.video.io import write_video
+
+    def f(i: int) -> np.ndarray:
+        img = np.zeros((32, 32, 3), np.uint8)
+        for b in range(8):  # the frame's index in binary, 4-pixel stripes: readable after a lossy encode
+            img[:, 4 * b: 4 * b + 4] = 255 * ((i >> b) & 1)
+        return img
+
+    write_video(path, (f(i) for i in range(n)), fps=fps, width=32, height=32)
+    return path
+
+
+class VLLMQwen:
+    """vLLM's default loader keeps ``num_frames`` frames uniformly, with the whole file's frame count and fps
+    as metadata; Qwen3-VL's processor (do_sample_frames defaults to true) then takes linspace(0, total-1,
+    duration*fps) and indexes the loaded frames with it; Qwen2.5-VL refuses an fps without metadata."""
+
+    def __init__(self, family: str, num_frames: int = 32) -> None:
+        self.family, self.num_frames, self.seen = family, num_frames, []
+
+    def __call__(self, rec) -> Reply:
+        from vidaudit.video.io import iter_frames, probe
+
+        body = rec.json()
+        kw = body.get("mm_processor_kwargs") or {}
+        url = body["messages"][0]["content"][0]["video_url"]["url"]
+        clip = Path(tempfile.mkdtemp()) / "v.mp4"
+        clip.write_bytes(base64.b64decode(url.split(",", 1)[1]))
+        info = probe(clip)
+        frames = list(iter_frames(clip))
+        keep = frames if self.num_frames < 0 or len(frames) <= self.num_frames else \
+            [frames[int(i)] for i in np.linspace(0, len(frames) - 1, self.num_frames).round()]
+        if self.family == "qwen2.5" and "fps" in kw:
+            return Reply(status=400, json={"error": {"message": "Qwen2.5-VL: fps given but no video metadata"}})
+        if self.family == "qwen3" and kw.get("do_sample_frames", True):
+            want = max(1, int(info.n_frames / info.fps * float(kw.get("fps", 2))))
+            idx = np.linspace(0, info.n_frames - 1, want).round().astype(int)
+            if idx.max() >= len(keep):
+                return Reply(status=500, json={"error": {"message": f"index {idx.max()} is out of bounds for axis "
+                                                                    f"0 with size {len(keep)}"}})
+            keep = [keep[i] for i in idx]
+        self.seen = [sum(int(k[:, 4 * b: 4 * b + 4].mean() > 127) << b for b in range(8)) for k in keep]
+        return Reply(json=ok_completion(text=f"\\boxed{{{len(keep)}}}"))
+
+
+@pytest.mark.parametrize("model,family", [("Qwen/Qwen3-VL-8B-Instruct", "qwen3"),
+                                          ("Qwen/Qwen2.5-VL-7B-Instruct", "qwen2.5")])
+def test_vllm_qwen_sees_exactly_the_selected_frames(srv: FakeServer, env, tmp_path: Path, model: str,
+                                                    family: str) -> None:
+    from vidaudit.video.sampling import at_fps
+
+    mp4 = colour_mp4(tmp_path / "v.mp4", n=64, fps=32.0)  # 2 s: more frames than vLLM's default 32
+    sel = at_fps(64, 32.0, 4.0)
+    server = VLLMQwen(family)
+    srv.script("POST", CHAT, default=server)
+    video = VideoPart(path=str(mp4), sha256=None, fps=4.0, duration_s=2.0, n_frames=64, source_fps=32.0,
+                      frame_indices=sel.indices, timestamps=sel.times)
+    req = Request(trial_id="t", parts=(video, TextPart("Count.")))
+
+    # what vidaudit sent before: the whole file with do_sample_frames forced on
+    old = OpenAIAdapter(ModelSpec.parse(f"openai:{model}@{srv.url}/v1"), video_route="file")
+    with pytest.raises(ModelCallError) as err:
+        run(call(old, req))
+    assert ("out of bounds" if family == "qwen3" else "no video metadata") in err.value.message
+
+    adapter = OpenAIAdapter(ModelSpec.parse(f"openai:{model}@{srv.url}/v1"))
+    assert adapter.request_options()["video_route"] == "clip"
+    resp = run(call(adapter, req))
+    assert server.seen == list(sel.indices)  # the model saw exactly the frames recorded
+    assert resp.frames_sent is None and resp.frames_estimated is False
+    body = srv.requests[-1].json()
+    assert body.get("mm_processor_kwargs", {}) == ({"do_sample_frames": False} if family == "qwen3" else {})
+
+
+def test_clip_longer_than_the_server_keeps_is_refused(srv: FakeServer, env, tmp_path: Path) -> None:
+    from vidaudit.video.sampling import at_fps
+
+    mp4 = colour_mp4(tmp_path / "v.mp4", n=64, fps=32.0)
+    sel = at_fps(64, 32.0, 20.0)  # 40 frames > 32
+    video = VideoPart(path=str(mp4), sha256=None, fps=20.0, duration_s=2.0, n_frames=64, source_fps=32.0,
+                      frame_indices=sel.indices, timestamps=sel.times)
+    req = Request(trial_id="t", parts=(video, TextPart("Count.")))
+    with pytest.raises(ModelCallError) as err:
+        run(call(OpenAIAdapter(ModelSpec.parse(f"openai:Qwen/Qwen3-VL-8B@{srv.url}/v1")), req))
+    assert err.value.kind is ErrorKind.UNSUPPORTED and "num_frames" in err.value.message and srv.requests == []
+    server = VLLMQwen("qwen3", num_frames=-1)  # started with --media-io-kwargs '{"video": {"num_frames": -1}}'
+    srv.script("POST", CHAT, default=server)
+    run(call(OpenAIAdapter(ModelSpec.parse(f"openai:Qwen/Qwen3-VL-8B@{srv.url}/v1"), server_num_frames=-1), req))
+    assert server.seen == list(sel.indices)

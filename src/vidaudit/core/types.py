@@ -334,6 +334,11 @@ class Response(_Frozen):
     finish_reason: str | None = None
     model_version: str | None = None
     cost_usd: float | None = None
+    #: Source frame indices the model saw, when the adapter knows them better than the request's
+    #: (e.g. a server's own sampling rule); None: the request's frames (``Request.sent_frames``).
+    frames_sent: tuple[int, ...] | None = None
+    #: True when the frames the model saw are vidaudit's estimate of the server's sampling, not known.
+    frames_estimated: bool = False
 
 
 class ErrorKind(StrEnum):
@@ -348,6 +353,7 @@ class ErrorKind(StrEnum):
     REFUSED = "refused"            # safety/content refusal
     MALFORMED = "malformed"        # unparseable provider payload: retry
     UNSUPPORTED = "unsupported"    # condition the adapter cannot serve
+    TRUNCATED = "truncated"        # the output budget ran out (often on thinking) before any answer: not retried
 
 
 class Status(StrEnum):
@@ -355,6 +361,7 @@ class Status(StrEnum):
     API_ERROR = "api_error"
     REFUSED = "refused"
     TIMEOUT = "timeout"
+    TRUNCATED = "truncated"   # the model used its whole output budget and gave no answer text
 
 
 class Trial(_Frozen):

@@ -3,10 +3,12 @@
 No native video: frames go as base64 JPEG image blocks, each after its ``t=...s`` text block. The
 Messages API takes at most 100 images and 32 MB per request; both are declared in
 ``capabilities`` so a run can refuse a frames@K condition up front instead of paying for a 400.
-Sampling: the Messages API has no seed, and the current SDK (anthropic 2.x) no longer takes
-``temperature`` or ``top_p``; they stay in the trial's settings (and so in its id) but are not sent
-unless ``send_sampling_params=True`` (for older models or proxies that still accept them), in which
-case they travel in ``extra_body``.
+Sampling: the Messages API has no seed; the current SDK (anthropic 2.x) has no ``temperature`` or
+``top_p`` arguments, so they travel in ``extra_body``. Newer models refuse the two together
+("temperature and top_p cannot both be specified"): the family table (``params.yaml``, ``sampling:
+one``) sends the temperature and drops top_p. ``send_sampling_params=False`` sends neither (Claude then
+samples at its default, temperature 1). What is actually sent is in ``request_options()["sent"]``, so
+the trial id and the report record it, not the settings' defaults.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ import pydantic
 from anthropic import AsyncAnthropic
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import ImagePart, ModelSpec, Request, Response, Usage, VideoPart
+from vidaudit.core.types import GenerationSettings, ImagePart, ModelSpec, Request, Response, Usage, VideoPart
 from vidaudit.models import errors_http as eh
 from vidaudit.models.base import Capabilities, ModelCallError
+from vidaudit.models.params import FamilyParams, ParamTable, load_params
 from vidaudit.models.pricing import PriceTable, cost_usd, load_prices
 from vidaudit.models.request_builder import (
     DEFAULT_JPEG_QUALITY,
@@ -41,6 +44,7 @@ PROVIDER = "anthropic"
 REQUIRED_MAX_TOKENS = 4096
 MAX_IMAGES = 100
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
+LENGTH_FINISH = ("max_tokens",)
 
 
 class _MessagesEncoder:
@@ -60,8 +64,9 @@ class AnthropicAdapter:
     def __init__(self, spec: ModelSpec, *, timeout_s: float = 300.0, api_key_env: str | None = None,
                  base_url: str | None = None, jpeg_quality: int = DEFAULT_JPEG_QUALITY,
                  max_images: int = MAX_IMAGES, max_request_bytes: int = MAX_REQUEST_BYTES,
-                 send_sampling_params: bool = False, concurrency: int | None = None,
-                 prices: str | Path | PriceTable | None = None) -> None:
+                 send_sampling_params: bool = True, concurrency: int | None = None,
+                 prices: str | Path | PriceTable | None = None,
+                 params: str | Path | ParamTable | None = None) -> None:
         if spec.provider != PROVIDER:
             raise ConfigError(f"AnthropicAdapter got a {spec.provider!r} spec; use anthropic:MODEL")
         if not spec.name:
@@ -72,6 +77,7 @@ class AnthropicAdapter:
         self.timeout_s = float(timeout_s)
         self.jpeg_quality = check_jpeg_quality(jpeg_quality)
         self.send_sampling_params = send_sampling_params
+        self.family: FamilyParams = load_params(params).lookup(spec)
         self._prices = prices if isinstance(prices, PriceTable) else load_prices(prices)
         env = (api_key_env,) if api_key_env else ("ANTHROPIC_API_KEY",)
         key = resolve_api_key(env, provider=PROVIDER, required=True)
@@ -84,7 +90,19 @@ class AnthropicAdapter:
 
     def request_options(self) -> dict[str, object]:
         """Options that change the request bytes (in the trial id)."""
-        return {"jpeg_quality": self.jpeg_quality, "send_sampling_params": self.send_sampling_params}
+        sent, not_sent = self._wire(self.spec.settings)
+        return {"jpeg_quality": self.jpeg_quality, "send_sampling_params": self.send_sampling_params,
+                "family": self.family.pattern, "sent": sent, "not_sent": not_sent}
+
+    def _wire(self, settings: GenerationSettings) -> tuple[dict[str, Any], list[str]]:
+        """What goes on the wire for these settings: the family's accepted ones (one of temperature and
+        top_p for newer models), the required max_tokens, and nothing for sampling when turned off."""
+        sent, not_sent = self.family.wire_settings(settings)
+        if not self.send_sampling_params:
+            not_sent += [f"{k} (send_sampling_params off)" for k in ("temperature", "top_p") if k in sent]
+            sent = {k: v for k, v in sent.items() if k not in ("temperature", "top_p")}
+        sent.setdefault("max_tokens", REQUIRED_MAX_TOKENS)
+        return sent, not_sent
 
     def __repr__(self) -> str:
         return f"AnthropicAdapter({self.spec.label!r})"
@@ -94,15 +112,13 @@ class AnthropicAdapter:
         check_request(request, self.capabilities, self.spec.label)
         built = build_content(request, _MessagesEncoder(), jpeg_quality=self.jpeg_quality)
         check_size(base64_size(built.image_bytes) + built.text_chars, self.capabilities, self.spec.label)
-        s = request.settings
-        max_tokens = s.max_tokens if s.max_tokens is not None else REQUIRED_MAX_TOKENS
-        kwargs: dict[str, Any] = {"model": self.spec.name, "max_tokens": max_tokens,
+        sent, _ = self._wire(request.settings)
+        kwargs: dict[str, Any] = {"model": self.spec.name, "max_tokens": sent.pop("max_tokens"),
                                   "messages": [{"role": "user", "content": built.parts}]}
         if request.system:
             kwargs["system"] = request.system
-        sampling = {k: v for k, v in (("temperature", s.temperature), ("top_p", s.top_p)) if v is not None}
-        if self.send_sampling_params and sampling:
-            kwargs["extra_body"] = sampling
+        if sent:  # temperature or top_p: not arguments of the anthropic 2.x SDK
+            kwargs["extra_body"] = sent
         return kwargs
 
     async def generate(self, request: Request) -> Response:
@@ -141,12 +157,13 @@ class AnthropicAdapter:
         reader = eh.UsageReader()
         usage = _usage(getattr(message, "usage", None), reader, max_tokens)
         try:
-            return Response(text=text, usage=usage, latency_s=latency_s,
+            resp = Response(text=text, usage=usage, latency_s=latency_s,
                             finish_reason=eh.flag_finish(stop, reader.clamped),
                             model_version=eh.text_field(getattr(message, "model", None)),
                             cost_usd=cost_usd(self.spec, usage, self._prices))
         except pydantic.ValidationError as e:  # pragma: no cover - every field is checked above
             raise eh.malformed_error(name, f"{type(e).__name__}: {e}", self._secrets) from None
+        return eh.check_truncated(name, resp, stop, LENGTH_FINISH)
 
     async def aclose(self) -> None:
         await self._client.close()

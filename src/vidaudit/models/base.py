@@ -26,22 +26,40 @@ class Capabilities:
     max_images: int | None = None
     max_request_bytes: int | None = None
     default_native_fps: float | None = None
+    #: The highest sampling rate the backend accepts for native video (Gemini: 24); None: no limit.
+    max_native_fps: float | None = None
     concurrency: int = 4
     batch_size: int = 1
     local: bool = False   # no network, no cost
     synthetic: bool = False  # answers without a model (baselines): no tokens to estimate or budget
 
 
+def native_fps_problem(caps: Capabilities, fps: float, label: str, condition_id: str = "") -> str | None:
+    """Why a backend cannot sample native video at ``fps`` (over ``max_native_fps``), or None.
+
+    ``fps`` is the rate the request asks for: the condition's K, or the file's own rate for ``native@all``.
+    The planner's ``check_servable`` and the adapters' own ``check_native_fps`` both use it.
+    """
+    limit = caps.max_native_fps
+    if limit is None or 0 < fps <= limit:
+        return None
+    where = f" (condition {condition_id})" if condition_id else ""
+    return (f"{label} samples native video at most at {limit:g} fps, but {fps:g} fps is asked{where}; "
+            f"use native@K with K <= {limit:g}, or frames@K to send the frames as images")
+
+
 class ModelCallError(Exception):
     """A classified failure of one call; ``message`` must never contain a secret."""
 
     def __init__(self, kind: ErrorKind, message: str, *, status_code: int | None = None,
-                 retry_after: float | None = None) -> None:
+                 retry_after: float | None = None, response: Response | None = None) -> None:
         super().__init__(f"{kind.value}: {message}")
         self.kind = kind
         self.message = message
         self.status_code = status_code
         self.retry_after = retry_after
+        #: what came back with a failure that was still paid for (TRUNCATED: usage, cost, finish reason)
+        self.response = response
 
 
 #: What kind of answerer a provider is; reports treat baselines apart from models by this, never by name.

@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 import pydantic
 
-from vidaudit.core.types import ErrorKind, Usage
+from vidaudit.core.types import ErrorKind, Response, Usage
 from vidaudit.models.base import ModelCallError
 
 T = TypeVar("T")
@@ -45,6 +45,8 @@ _HARD_QUOTA = re.compile(
 #: Evidence of a short window (per minute / per second) that a wait will clear.
 _SOFT_LIMIT = re.compile(r"PerMinute|PerSecond|per minute|per second|rate limit", re.IGNORECASE)
 _QUOTA_WORD = re.compile(r"quota", re.IGNORECASE)
+_PARAM_REJECTED = re.compile(r"unsupported (?:parameter|value)|unknown parameter|cannot both be specified|"
+                             r"not supported with this model", re.IGNORECASE)
 _RETRY_DELAY = re.compile(r'"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"')
 
 
@@ -138,6 +140,9 @@ def error_from_status(provider: str, status: int, body: Any, headers: Mapping[st
     retry_after = retry_after_from(headers, text) if status == 429 or status >= 500 else None
     kind = kind_for_status(status, text, retry_after)
     hint = _HINTS.get(kind, "")
+    if kind is ErrorKind.BAD_REQUEST and _PARAM_REJECTED.search(text):
+        hint = (" (the model rejects a parameter vidaudit sent: give its family in a params file, see "
+                "vidaudit/models/params.yaml)")
     message = redact(f"{provider} answered HTTP {status}: {text or '(empty body)'}{hint}", secrets)
     return ModelCallError(kind, message, status_code=status,
                           retry_after=retry_after if kind in (ErrorKind.RATE_LIMIT, ErrorKind.TRANSIENT) else None)
@@ -191,9 +196,25 @@ def refused_error(provider: str, detail: str, secrets: Iterable[str | None] = ()
     return ModelCallError(ErrorKind.REFUSED, redact(f"{provider} refused the request: {detail}", secrets))
 
 
+def check_truncated(provider: str, response: Response, raw_finish: str | None, length_reasons: Iterable[str]) -> Response:
+    """``response`` unless the output budget ran out before any answer text: then a TRUNCATED error that
+    carries the (paid) response, so it is counted as its own outcome, never scored as a wrong answer.
+
+    Gemini 2.5/3 and OpenAI reasoning models spend ``max_tokens`` on thinking first; raise the token
+    limit or lower the thinking budget.
+    """
+    if raw_finish in set(length_reasons) and not response.text.strip():
+        detail = (f"finish_reason {raw_finish} with no answer text after {response.usage.output_tokens} output "
+                  f"tokens ({response.usage.reasoning_tokens} of them reasoning); raise --max-output-tokens or "
+                  "lower the thinking budget")
+        raise ModelCallError(ErrorKind.TRUNCATED, f"{provider}: {detail}", response=response)
+    return response
+
+
 _HINTS = {
     ErrorKind.AUTH: " (check the API key in the environment variable the adapter names)",
     ErrorKind.QUOTA: " (quota or credit exhausted: the run stops; raise the limit or wait for it to reset)",
+
 }
 
 

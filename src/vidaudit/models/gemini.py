@@ -5,7 +5,25 @@ polled until ACTIVE, then sent as a ``file_data`` part whose ``video_metadata.fp
 condition asks for, so "native@1" and "native@4" are different, explicit inputs rather than
 whatever the service defaults to. Frames go as inline JPEG bytes after their ``t=...s`` lines.
 SDK retries are off (``HttpRetryOptions(attempts=1)``, which also disables the SDK's implicit
-connection retry); the executor owns retries.
+connection retry); the executor owns retries. The SDK's upload loop retries a chunk by itself (three
+times, 1-4 s apart) whenever an answer lacks ``X-Goog-Upload-Status``; the body hook below turns such
+an answer into a classified error at once, so an upload failure reaches the one retry layer too.
+
+A file the service no longer has (deleted, expired, or uploaded under another key) answers 403
+"You do not have permission to access the File ... or it may not exist" (or 404): the cache entry is
+dropped, the video uploaded again and the call made once more, inside the same attempt; only a
+second miss is an error, and a BAD_REQUEST, never an AUTH that would stop the run.
+
+Each video part asks for static extraction (``media_processing=STATIC``: "fixed-rate frame
+extraction, all frames placed in context") so that the requested fps is the one used, not the
+model-specific default; ``part_media_resolution`` sets the per-part ``media_resolution`` level
+(``media_resolution`` is the request-wide one). The frames recorded for a video are vidaudit's j/K grid,
+Gemini's own sampling being unpublished: such responses are marked ``frames_estimated``.
+
+Thinking models (Gemini 2.5, 3) spend the output budget on thoughts first; the family table
+(``params.yaml``) sends an explicit ``thinking_config.thinking_budget`` (1024 by default; the
+``thinking_budget`` option overrides it: 0 off, -1 automatic), and a ``MAX_TOKENS`` finish with no
+answer text is a TRUNCATED outcome, never an empty answer.
 """
 
 from __future__ import annotations
@@ -14,6 +32,7 @@ import asyncio
 import contextlib
 import contextvars
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +49,7 @@ from vidaudit.core.hashing import sha256_text
 from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Response, Usage, VideoPart
 from vidaudit.models import errors_http as eh
 from vidaudit.models.base import Capabilities, ModelCallError
+from vidaudit.models.params import FamilyParams, ParamTable, load_params
 from vidaudit.models.gemini_files import DEFAULT_TTL_S, CachedFile, FileCache, default_cache_path
 from vidaudit.models.pricing import PriceTable, cost_usd, load_prices
 from vidaudit.models.request_builder import (
@@ -37,6 +57,7 @@ from vidaudit.models.request_builder import (
     Stopwatch,
     build_content,
     check_jpeg_quality,
+    check_native_fps,
     check_request,
     check_size,
     resolve_api_key,
@@ -55,24 +76,44 @@ DEFAULT_NATIVE_FPS = 1.0
 DEFAULT_API_VERSION = "v1beta"
 #: The HTTP statuses of the bodies read during one SDK call (a fresh list per call, see ``_reading``).
 _BODIES: contextvars.ContextVar[list[int]] = contextvars.ContextVar("vidaudit_gemini_bodies")
+#: ``VideoMetadata.fps`` must lie in (0, 24] (google-genai ``types.VideoMetadata``); a higher rate is
+#: refused before the run (``Capabilities.max_native_fps``), never sent.
+MAX_NATIVE_FPS = 24.0
+#: What the service says for an uploaded file it does not have (any more, or for this key).
+_MISSING_FILE = re.compile(r"permission to access the File|may not exist|\bfiles?/\S+ (?:was |is )?not found|"
+                           r"File \S+ (?:was |is )?not found", re.IGNORECASE)
+try:  # the SDK switches to aiohttp for some transports when it is installed
+    import aiohttp as _aiohttp
+
+    _AIOHTTP_TIMEOUT: tuple[type[BaseException], ...] = (_aiohttp.ServerTimeoutError,)
+    _AIOHTTP_TRANSIENT: tuple[type[BaseException], ...] = (_aiohttp.ClientConnectionError,
+                                                           _aiohttp.ClientPayloadError)
+except ImportError:  # pragma: no cover - depends on the environment
+    _AIOHTTP_TIMEOUT = ()
+    _AIOHTTP_TRANSIENT = ()
 _REFUSAL_FINISH = frozenset({"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION",
                              "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "MODEL_ARMOR"})
 
 
 class _GeminiEncoder:
-    def __init__(self, videos: dict[str, CachedFile]) -> None:
+    def __init__(self, videos: dict[str, CachedFile], media_processing: str | None = None,
+                 part_resolution: str | None = None) -> None:
         self.videos = videos  # VideoPart.path -> uploaded file
+        self.media_processing = types.MediaProcessing(media_processing) if media_processing else None
+        self.resolution = types.PartMediaResolution(level=types.PartMediaResolutionLevel(part_resolution)) \
+            if part_resolution else None
 
     def text(self, text: str) -> types.Part:
         return types.Part(text=text)
 
     def image(self, jpeg: bytes, part: ImagePart) -> types.Part:
-        return types.Part(inline_data=types.Blob(mime_type="image/jpeg", data=jpeg))
+        return types.Part(inline_data=types.Blob(mime_type="image/jpeg", data=jpeg), media_resolution=self.resolution)
 
     def video(self, part: VideoPart) -> types.Part:
         f = self.videos[part.path]
         return types.Part(file_data=types.FileData(file_uri=f.uri, mime_type=f.mime_type),
-                          video_metadata=types.VideoMetadata(fps=part.fps))
+                          video_metadata=types.VideoMetadata(fps=part.fps), media_processing=self.media_processing,
+                          media_resolution=self.resolution)
 
 
 class GeminiAdapter:
@@ -84,7 +125,9 @@ class GeminiAdapter:
                  poll_interval_s: float = 2.0, upload_timeout_s: float = 600.0,
                  media_resolution: str | None = None, api_version: str = DEFAULT_API_VERSION,
                  concurrency: int | None = None,
-                 prices: str | Path | PriceTable | None = None) -> None:
+                 prices: str | Path | PriceTable | None = None, params: str | Path | ParamTable | None = None,
+                 thinking_budget: int | None | str = "family", media_processing: str | None = "STATIC",
+                 part_media_resolution: str | None = None) -> None:
         if spec.provider != PROVIDER:
             raise ConfigError(f"GeminiAdapter got a {spec.provider!r} spec; use gemini:MODEL")
         if not spec.name:
@@ -100,6 +143,21 @@ class GeminiAdapter:
             raise ConfigError(f"media_resolution must be one of {[m.value for m in types.MediaResolution]}, "
                               f"got {media_resolution!r}")
         self.media_resolution = media_resolution
+        if media_processing is not None and media_processing not in {m.value for m in types.MediaProcessing}:
+            raise ConfigError(f"media_processing must be one of {[m.value for m in types.MediaProcessing]}, "
+                              f"got {media_processing!r}")
+        if part_media_resolution is not None and part_media_resolution not in {
+                m.value for m in types.PartMediaResolutionLevel}:
+            raise ConfigError(f"part_media_resolution must be one of "
+                              f"{[m.value for m in types.PartMediaResolutionLevel]}, got {part_media_resolution!r}")
+        self.media_processing = media_processing
+        self.part_media_resolution = part_media_resolution
+        self.family: FamilyParams = load_params(params).lookup(spec)
+        if thinking_budget == "family":
+            thinking_budget = self.family.thinking_budget
+        if thinking_budget is not None and (not isinstance(thinking_budget, int) or thinking_budget < -1):
+            raise ConfigError(f"thinking_budget must be an integer >= -1 (0 off, -1 automatic), got {thinking_budget!r}")
+        self.thinking_budget: int | None = thinking_budget
         self._prices = prices if isinstance(prices, PriceTable) else load_prices(prices)
         env = (api_key_env,) if api_key_env else ("GEMINI_API_KEY", "GOOGLE_API_KEY")
         key = resolve_api_key(env, provider=PROVIDER, required=True)
@@ -107,7 +165,8 @@ class GeminiAdapter:
         self.base_url = base_url or spec.base_url
         self.capabilities = Capabilities(native_video=True, images=True, max_images=MAX_IMAGES,
                                          max_request_bytes=MAX_INLINE_BYTES,
-                                         default_native_fps=DEFAULT_NATIVE_FPS, concurrency=concurrency or 8)
+                                         default_native_fps=DEFAULT_NATIVE_FPS, max_native_fps=MAX_NATIVE_FPS,
+                                         concurrency=concurrency or 8)
         namespace = f"{self.base_url or DEFAULT_BASE_URL}#{sha256_text(key)[:12]}"
         cache_path = Path(file_cache) if file_cache else (default_cache_path() if use_disk_cache else None)
         self.files = FileCache(cache_path, namespace)
@@ -131,6 +190,15 @@ class GeminiAdapter:
         if seen is not None:
             seen.append(response.status_code)
         ok = 200 <= response.status_code < 300
+        command = response.request.headers.get("x-goog-upload-command", "").lower()
+        if "upload" in command and not response.headers.get("x-goog-upload-status"):
+            # the SDK would retry this chunk itself (MAX_RETRY_COUNT times); the executor decides instead
+            if ok:
+                raise eh.malformed_error(self.spec.label, "an upload chunk was answered without "
+                                         "X-Goog-Upload-Status", self._secrets)
+            raise eh.error_from_status(self.spec.label, response.status_code,
+                                       response.content.decode("utf-8", "replace"), response.headers,
+                                       self._secrets)
         try:
             text = response.content.decode("utf-8")
         except UnicodeDecodeError as e:
@@ -172,7 +240,12 @@ class GeminiAdapter:
 
     def request_options(self) -> dict[str, object]:
         """Options that change the request bytes or the tokens the service makes of them (in the trial id)."""
-        return {"jpeg_quality": self.jpeg_quality, "media_resolution": self.media_resolution}
+        sent, not_sent = self.family.wire_settings(self.spec.settings)
+        if self.thinking_budget is not None:
+            sent["thinking_budget"] = self.thinking_budget
+        return {"jpeg_quality": self.jpeg_quality, "media_resolution": self.media_resolution,
+                "media_processing": self.media_processing, "part_media_resolution": self.part_media_resolution,
+                "family": self.family.pattern, "sent": sent, "not_sent": not_sent}
 
     def __repr__(self) -> str:
         return f"GeminiAdapter({self.spec.label!r})"
@@ -222,30 +295,55 @@ class GeminiAdapter:
     def build(self, request: Request, uploaded: dict[str, CachedFile]) -> tuple[list[types.Content],
                                                                                 types.GenerateContentConfig]:
         """The ``contents`` and ``config`` of ``generate_content`` for this request."""
-        built = build_content(request, _GeminiEncoder(uploaded), jpeg_quality=self.jpeg_quality)
+        encoder = _GeminiEncoder(uploaded, self.media_processing, self.part_media_resolution)
+        built = build_content(request, encoder, jpeg_quality=self.jpeg_quality)
         check_size(built.image_bytes + built.text_chars, self.capabilities, self.spec.label)
-        s = request.settings
+        sent, _ = self.family.wire_settings(request.settings)
+        thinking = types.ThinkingConfig(thinking_budget=self.thinking_budget) if self.thinking_budget is not None \
+            else None
         config = types.GenerateContentConfig(
-            system_instruction=request.system or None, temperature=s.temperature, top_p=s.top_p,
-            seed=s.seed, max_output_tokens=s.max_tokens,
+            system_instruction=request.system or None, temperature=sent.get("temperature"), top_p=sent.get("top_p"),
+            seed=sent.get("seed"), max_output_tokens=sent.get(self.family.token_param), thinking_config=thinking,
             media_resolution=types.MediaResolution(self.media_resolution) if self.media_resolution else None)
         return [types.Content(role="user", parts=built.parts)], config
 
-    async def generate(self, request: Request) -> Response:
-        check_request(request, self.capabilities, self.spec.label)
-        uploaded = {p.path: await self.ensure_uploaded(p) for p in request.videos}
+    async def _upload_all(self, request: Request) -> dict[str, CachedFile]:
+        return {p.path: await self.ensure_uploaded(p) for p in request.videos}
+
+    async def _drop_uploads(self, request: Request) -> None:
+        for p in request.videos:
+            self.files.drop(await asyncio.to_thread(video_sha256, p))
+
+    async def _generate_once(self, request: Request, uploaded: dict[str, CachedFile]) -> Response:
         contents, config = await asyncio.to_thread(self.build, request, uploaded)
         clock = Stopwatch()
+        with self._reading(), clock.running():
+            resp = await self._client.aio.models.generate_content(
+                model=self.spec.name, contents=contents, config=config)
+        return self._response(resp, clock.seconds, request=request)
+
+    async def generate(self, request: Request) -> Response:
+        check_request(request, self.capabilities, self.spec.label)
+        check_native_fps(request, self.capabilities, self.spec.label)
+        uploaded = await self._upload_all(request)
         try:
-            with self._reading(), clock.running():
-                resp = await self._client.aio.models.generate_content(
-                    model=self.spec.name, contents=contents, config=config)
-            return self._response(resp, clock.seconds, max_tokens=request.settings.max_tokens)
+            return await self._generate_once(request, uploaded)
         except ModelCallError as err:
-            if uploaded and err.kind in (ErrorKind.BAD_REQUEST, ErrorKind.AUTH) and err.status_code in (400, 403, 404):
-                for p in request.videos:  # a stale or foreign upload: re-upload on the next attempt
-                    self.files.drop(await asyncio.to_thread(video_sha256, p))
-            raise
+            if not (uploaded and is_missing_file(err)):
+                if uploaded and err.kind is ErrorKind.BAD_REQUEST and err.status_code == 400:
+                    await self._drop_uploads(request)  # a stale or broken upload: upload again next attempt
+                raise
+        # the service lost the file (deleted, expired, another key's): upload again, call once more
+        await self._drop_uploads(request)
+        uploaded = await self._upload_all(request)
+        try:
+            return await self._generate_once(request, uploaded)
+        except ModelCallError as err:
+            if not is_missing_file(err):
+                raise
+            await self._drop_uploads(request)
+            raise ModelCallError(ErrorKind.BAD_REQUEST, f"{err.message} (again after uploading the video anew; "
+                                 "the file is not readable with this key)", status_code=err.status_code) from None
 
     def _classify(self, e: Exception) -> ModelCallError | None:
         name = self.spec.label
@@ -256,14 +354,17 @@ class GeminiAdapter:
         if isinstance(e, genai_errors.APIError):
             headers = getattr(getattr(e, "response", None), "headers", None)
             return eh.error_from_status(name, int(e.code or 0), e.details, headers, self._secrets)
-        if isinstance(e, httpx2.TransportError | ConnectionError):
+        if _AIOHTTP_TIMEOUT and isinstance(e, _AIOHTTP_TIMEOUT):
+            return eh.timeout_error(name, self.timeout_s)
+        if isinstance(e, (httpx2.TransportError, ConnectionError, *_AIOHTTP_TRANSIENT)):
             return eh.connection_error(name, e, self._secrets)
         if isinstance(e, KeyError) and "upload" in str(e).lower():  # the SDK's "no upload URL returned"
             return eh.malformed_error(name, f"upload handshake: {e}", self._secrets)
         return eh.payload_error(name, e, self._secrets)
 
-    def _response(self, resp: Any, latency_s: float, *, max_tokens: int | None = None) -> Response:
+    def _response(self, resp: Any, latency_s: float, *, request: Request) -> Response:
         name = self.spec.label
+        max_tokens = request.settings.max_tokens
         feedback = getattr(resp, "prompt_feedback", None)
         block = getattr(feedback, "block_reason", None)
         if block is not None:
@@ -282,15 +383,22 @@ class GeminiAdapter:
         reader = eh.UsageReader()
         usage = _usage(getattr(resp, "usage_metadata", None), reader, max_tokens)
         try:
-            return Response(text=text, usage=usage, latency_s=latency_s,
-                            finish_reason=eh.flag_finish(finish, reader.clamped),
-                            model_version=eh.text_field(getattr(resp, "model_version", None)),
-                            cost_usd=cost_usd(self.spec, usage, self._prices))
+            out = Response(text=text, usage=usage, latency_s=latency_s,
+                           finish_reason=eh.flag_finish(finish, reader.clamped),
+                           model_version=eh.text_field(getattr(resp, "model_version", None)),
+                           cost_usd=cost_usd(self.spec, usage, self._prices),
+                           frames_estimated=bool(request.videos))  # Gemini samples the video itself
         except pydantic.ValidationError as e:  # pragma: no cover - the SDK validated every field
             raise eh.malformed_error(name, f"{type(e).__name__}: {e}", self._secrets) from None
+        return eh.check_truncated(name, out, finish, ("MAX_TOKENS",))
 
     async def aclose(self) -> None:
         await self._client.aio.aclose()
+
+
+def is_missing_file(err: ModelCallError) -> bool:
+    """Whether a failure says the service does not have an uploaded file (403 "... or it may not exist", 404)."""
+    return err.status_code in (403, 404) and bool(_MISSING_FILE.search(err.message))
 
 
 def _usage(u: Any, reader: eh.UsageReader, max_tokens: int | None) -> Usage:

@@ -1,15 +1,22 @@
 """OpenAI Chat Completions, hosted (api.openai.com) or any OpenAI-compatible server (vLLM, SGLang) at ``@base_url``.
 
-Frames go as base64 JPEG ``image_url`` data URLs, each after its ``t=...s`` text line. Native video
-is only for ``@base_url`` servers: a ``video_url`` part (a data URL of the mp4 bytes, or a
-``file://`` path with ``allow_local_paths=True`` when the server shares the filesystem and was
-started with ``--allowed-local-media-path``), and the sampling rate asked of the server goes in
-``extra_body={"mm_processor_kwargs": {"fps": K, "do_sample_frames": True}}``. That is the per-request
-route vLLM added for Qwen-VL models (vllm-project/vllm PR #13533; Qwen3-VL's serving notes, PR #1644);
-it only takes effect when the server keeps every decoded frame (``--media-io-kwargs
-'{"video": {"num_frames": -1}}'``), otherwise vLLM first samples 32 frames uniformly. Servers that
-ignore the key simply do not resample, which is why the fps actually requested is also logged with
-the trial. ``fps_extra_body=None`` turns the key off for servers that reject unknown fields.
+Frames go as base64 JPEG ``image_url`` data URLs, each after its ``t=...s`` text line.
+
+Generation settings are sent as the model's family accepts them (``params.yaml``: reasoning models
+such as gpt-5 and the o-series take no ``temperature``/``top_p``); the token limit is always
+``max_completion_tokens`` (OpenAI, Azure, OpenRouter, vLLM and SGLang all take it). What is sent and
+what is not is in ``request_options()`` and so in the trial id and the report.
+
+Native video is only for ``@base_url`` servers, as a ``video_url`` part. By default (``video_route=
+"clip"``) it is a clip of exactly the frames vidaudit selected, re-encoded at K fps (``clips``), with
+the family's ``mm_processor_kwargs`` (Qwen3-VL: ``do_sample_frames: false``), so the server samples
+nothing and the frames recorded are the frames seen. The server must keep every frame of the clip
+(``--media-io-kwargs '{"video": {"num_frames": -1}}'``; vLLM's default loader keeps 32), declared with
+``server_num_frames`` (default 32: longer clips are refused). ``video_route="file"`` (implied by
+``allow_local_paths=True``: a ``file://`` path for servers started with ``--allowed-local-media-path``)
+sends the whole file with ``{"fps": K, "do_sample_frames": True}`` and the server samples by its own
+rule: the frames recorded are then marked estimated. ``fps_extra_body=None`` sends no processor
+kwargs at all, for servers that reject unknown fields.
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Response, Usage, VideoPart
 from vidaudit.models import errors_http as eh
 from vidaudit.models.base import Capabilities, ModelCallError
+from vidaudit.models.clips import selected_clip
+from vidaudit.models.params import FamilyParams, ParamTable, load_params
 from vidaudit.models.pricing import PriceTable, cost_usd, is_local_endpoint, load_prices
 from vidaudit.models.request_builder import (
     DEFAULT_JPEG_QUALITY,
@@ -47,12 +56,21 @@ PROVIDER = "openai"
 HOSTED_MAX_IMAGES = 500
 HOSTED_MAX_REQUEST_BYTES = 50 * 1024 * 1024
 OPEN_DEFAULT_FPS = 2.0
+#: vLLM's default video loader keeps this many frames of a video (``--media-io-kwargs`` num_frames).
+VLLM_DEFAULT_NUM_FRAMES = 32
+LENGTH_FINISH = ("length",)
+
+
+def is_whole_file(part: VideoPart) -> bool:
+    """The selection is every frame of the file (native@all): the file itself is the exact clip."""
+    return len(part.frame_indices) == part.n_frames and tuple(part.frame_indices) == tuple(range(part.n_frames))
 
 
 class _ChatEncoder:
-    def __init__(self, detail: str | None, allow_local_paths: bool) -> None:
+    def __init__(self, detail: str | None, allow_local_paths: bool, route: str = "file") -> None:
         self.detail = detail
         self.allow_local_paths = allow_local_paths
+        self.route = route
         self.video_bytes = 0
 
     def text(self, text: str) -> dict[str, Any]:
@@ -65,6 +83,10 @@ class _ChatEncoder:
         return {"type": "image_url", "image_url": url}
 
     def video(self, part: VideoPart) -> dict[str, Any]:
+        if self.route == "clip" and not is_whole_file(part):
+            data = selected_clip(part)
+            self.video_bytes += len(data)
+            return {"type": "video_url", "video_url": {"url": data_url("video/mp4", data)}}
         if self.allow_local_paths:
             return {"type": "video_url", "video_url": {"url": video_path(part).resolve().as_uri()}}
         data = read_video_bytes(part)
@@ -79,7 +101,9 @@ class OpenAIAdapter:
                  jpeg_quality: int = DEFAULT_JPEG_QUALITY, image_detail: str | None = None,
                  allow_local_paths: bool = False, fps_extra_body: str | None = "mm_processor_kwargs",
                  max_images: int | None = None, max_request_bytes: int | None = None,
-                 concurrency: int | None = None, prices: str | Path | PriceTable | None = None) -> None:
+                 concurrency: int | None = None, prices: str | Path | PriceTable | None = None,
+                 params: str | Path | ParamTable | None = None, video_route: str | None = None,
+                 server_num_frames: int | None = VLLM_DEFAULT_NUM_FRAMES) -> None:
         if spec.provider != PROVIDER:
             raise ConfigError(f"OpenAIAdapter got a {spec.provider!r} spec; use openai:MODEL[@base_url]")
         if not spec.name:
@@ -88,7 +112,15 @@ class OpenAIAdapter:
             raise ConfigError(f"timeout_s must be positive, got {timeout_s}")
         if image_detail not in (None, "low", "high", "auto"):
             raise ConfigError(f"image_detail must be low, high or auto, got {image_detail!r}")
+        route = video_route or ("file" if allow_local_paths else "clip")
+        if route not in ("clip", "file"):
+            raise ConfigError(f"video_route must be clip or file, got {video_route!r}")
+        if server_num_frames is not None and server_num_frames < 1:
+            server_num_frames = None  # -1: the server keeps every frame
         self.spec = spec
+        self.family: FamilyParams = load_params(params).lookup(spec)
+        self.video_route = route
+        self.server_num_frames = server_num_frames
         self.hosted = spec.base_url is None
         self.timeout_s = float(timeout_s)
         self.jpeg_quality = check_jpeg_quality(jpeg_quality)
@@ -113,8 +145,20 @@ class OpenAIAdapter:
 
     def request_options(self) -> dict[str, object]:
         """Options that change the request bytes or what the server does with them (in the trial id)."""
-        return {"jpeg_quality": self.jpeg_quality, "image_detail": self.image_detail,
-                "video_route": "file" if self.allow_local_paths else "data_url", "fps_extra_body": self.fps_extra_body}
+        sent, not_sent = self.family.wire_settings(self.spec.settings)
+        opts: dict[str, object] = {
+            "jpeg_quality": self.jpeg_quality, "image_detail": self.image_detail,
+            "video_route": self.video_route if not self.allow_local_paths else "file_path",
+            "fps_extra_body": self.fps_extra_body, "family": self.family.pattern, "sent": sent, "not_sent": not_sent}
+        if not self.hosted:
+            opts["video_kwargs"] = self._video_kwargs(None)
+        return opts
+
+    def _video_kwargs(self, fps: float | None) -> dict[str, Any]:
+        """The processor kwargs sent with a video (the clip route's come from the family table)."""
+        if self.video_route == "clip":
+            return self.family.mm_processor_kwargs()
+        return {"fps": fps if fps is not None else "K", "do_sample_frames": True}
 
     def __repr__(self) -> str:
         return f"OpenAIAdapter({self.spec.label!r})"
@@ -128,7 +172,14 @@ class OpenAIAdapter:
         if len(fps) > 1:
             raise ModelCallError(ErrorKind.BAD_REQUEST, f"{self.spec.label}: videos at different fps {sorted(fps)} "
                                  "in one request; the server takes one sampling rate per request")
-        encoder = _ChatEncoder(self.image_detail, self.allow_local_paths)
+        if self.video_route == "clip" and self.server_num_frames is not None:
+            for v in request.videos:
+                if len(v.frame_indices) > self.server_num_frames:
+                    raise ModelCallError(ErrorKind.UNSUPPORTED, (
+                        f"{self.spec.label}: the clip has {len(v.frame_indices)} frames but the server keeps "
+                        f"{self.server_num_frames} (vLLM's default); start it with --media-io-kwargs "
+                        "'{\"video\": {\"num_frames\": -1}}' and pass server_num_frames=-1, or lower the fps"))
+        encoder = _ChatEncoder(self.image_detail, self.allow_local_paths, self.video_route)
         built = build_content(request, encoder, jpeg_quality=self.jpeg_quality)
         check_size(base64_size(built.image_bytes) + base64_size(encoder.video_bytes) + built.text_chars,
                    self.capabilities, self.spec.label)
@@ -136,18 +187,12 @@ class OpenAIAdapter:
         if request.system:
             messages.append({"role": "system", "content": request.system})
         messages.append({"role": "user", "content": built.parts})
-        s = request.settings
-        kwargs: dict[str, Any] = {"model": self.spec.name, "messages": messages}
-        if s.max_tokens is not None:
-            kwargs["max_completion_tokens" if self.hosted else "max_tokens"] = s.max_tokens
-        if s.temperature is not None:
-            kwargs["temperature"] = s.temperature
-        if s.top_p is not None:
-            kwargs["top_p"] = s.top_p
-        if s.seed is not None:
-            kwargs["seed"] = s.seed
+        sent, _ = self.family.wire_settings(request.settings)
+        kwargs: dict[str, Any] = {"model": self.spec.name, "messages": messages, **sent}
         if fps and self.fps_extra_body:
-            kwargs["extra_body"] = {self.fps_extra_body: {"fps": fps.pop(), "do_sample_frames": True}}
+            video_kwargs = self._video_kwargs(fps.pop())
+            if video_kwargs:
+                kwargs["extra_body"] = {self.fps_extra_body: video_kwargs}
         return kwargs
 
     # ------------------------------------------------------------------ call
@@ -156,7 +201,10 @@ class OpenAIAdapter:
         kwargs = await asyncio.to_thread(self.build_kwargs, request)
         completion, seconds = await eh.classified_call(
             lambda: self._client.chat.completions.create(**kwargs), self._classify)
-        return self._response(completion, seconds, max_tokens=request.settings.max_tokens)
+        resp = self._response(completion, seconds, max_tokens=request.settings.max_tokens)
+        if request.videos and self.video_route == "file" and not all(is_whole_file(v) for v in request.videos):
+            resp = resp.model_copy(update={"frames_estimated": True})  # the server sampled by its own rule
+        return resp
 
     def _classify(self, e: Exception) -> ModelCallError | None:
         name = self.spec.label
@@ -185,17 +233,20 @@ class OpenAIAdapter:
         if refusal:
             raise eh.refused_error(name, _preview(refusal), self._secrets)
         text = getattr(message, "content", None)
+        if text is None and finish in LENGTH_FINISH:
+            text = ""  # a reasoning model that spent the whole budget thinking: TRUNCATED below
         if not isinstance(text, str):
             raise eh.malformed_error(name, f"choice 0 has no text content ({_preview(completion)})", self._secrets)
         reader = eh.UsageReader()
         usage = _usage(getattr(completion, "usage", None), reader, max_tokens)
         try:
-            return Response(text=text, usage=usage, latency_s=latency_s,
+            resp = Response(text=text, usage=usage, latency_s=latency_s,
                             finish_reason=eh.flag_finish(finish, reader.clamped),
                             model_version=eh.text_field(getattr(completion, "model", None)) or None,
                             cost_usd=cost_usd(self.spec, usage, self._prices))
         except pydantic.ValidationError as e:  # pragma: no cover - every field is checked above
             raise eh.malformed_error(name, f"{type(e).__name__}: {e}", self._secrets) from None
+        return eh.check_truncated(name, resp, finish, LENGTH_FINISH)
 
     async def aclose(self) -> None:
         await self._client.close()

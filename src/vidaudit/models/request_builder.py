@@ -26,7 +26,7 @@ import numpy as np
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.types import ErrorKind, ImagePart, Request, TextPart, VideoPart
-from vidaudit.models.base import Capabilities, ModelCallError
+from vidaudit.models.base import Capabilities, ModelCallError, native_fps_problem
 
 DEFAULT_JPEG_QUALITY = 90
 
@@ -159,6 +159,14 @@ def check_request(request: Request, caps: Capabilities, provider: str) -> None:
                              f"{caps.max_images} per request; lower the condition's fps or use keyframes")
     if n_images and not caps.images:
         raise ModelCallError(ErrorKind.UNSUPPORTED, f"{provider} takes no image input")
+
+
+def check_native_fps(request: Request, caps: Capabilities, provider: str) -> None:
+    """Refuse (UNSUPPORTED), before any upload, a video sampled faster than the backend accepts."""
+    for p in request.videos:
+        problem = native_fps_problem(caps, p.fps, provider)
+        if problem is not None:
+            raise ModelCallError(ErrorKind.UNSUPPORTED, problem)
 
 
 def check_size(n_bytes: int, caps: Capabilities, provider: str) -> None:

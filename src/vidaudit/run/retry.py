@@ -3,7 +3,7 @@
 Adapters never retry (SDK retries are set to 0); the executor asks this policy. Classification:
 
 - retried: RATE_LIMIT, TRANSIENT, TIMEOUT, MALFORMED
-- never retried: BAD_REQUEST, REFUSED, UNSUPPORTED (the same request would fail the same way)
+- never retried: BAD_REQUEST, REFUSED, UNSUPPORTED, TRUNCATED (the same request would fail the same way)
 - stop the whole run: QUOTA and AUTH (every further call would fail too, and may cost money)
 
 Backoff is exponential with full jitter (a uniform draw in ``[0, min(cap, base * 2**(n-1))]``), raised
@@ -36,7 +36,9 @@ STOPS_RUN = frozenset({ErrorKind.QUOTA, ErrorKind.AUTH})
 
 
 def status_for(kind: ErrorKind | None) -> Status:
-    """The stored status of a failed attempt: ``timeout``, ``refused``, or ``api_error`` for everything else."""
+    """The stored status of a failed attempt: ``timeout``, ``refused``, ``truncated``, or ``api_error``."""
+    if kind is ErrorKind.TRUNCATED:
+        return Status.TRUNCATED
     if kind is ErrorKind.TIMEOUT:
         return Status.TIMEOUT
     if kind is ErrorKind.REFUSED:
