@@ -67,3 +67,17 @@ def test_schema_command_prints_the_report_and_record_schemas() -> None:
         assert json.loads(r.stdout) == json.loads(json.dumps(model.model_json_schema()))
     r = runner.invoke(app, ["schema", "nope"])
     assert r.exit_code == 2 and "choose report or score" in r.output
+
+
+def test_suites_add_their_import_and_validate_commands() -> None:
+    """`vidaudit import strand` / `vidaudit validate strand` come from the faithful suite, not cli.py."""
+    from typer.testing import CliRunner
+
+    from vidaudit.cli import app
+
+    runner = CliRunner()
+    for group in ("import", "validate"):
+        r = runner.invoke(app, [group, "--help"])
+        assert r.exit_code == 0 and "strand" in r.output, r.output
+    r = runner.invoke(app, ["validate", "strand", "/nonexistent/release"])
+    assert r.exit_code == 2 and "Traceback" not in r.output

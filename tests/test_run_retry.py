@@ -28,6 +28,7 @@ EXPECTED = {
     ErrorKind.RATE_LIMIT: Decision.RETRY, ErrorKind.TRANSIENT: Decision.RETRY, ErrorKind.TIMEOUT: Decision.RETRY,
     ErrorKind.MALFORMED: Decision.RETRY, ErrorKind.BAD_REQUEST: Decision.GIVE_UP, ErrorKind.AUTH: Decision.STOP_RUN,
     ErrorKind.REFUSED: Decision.GIVE_UP, ErrorKind.UNSUPPORTED: Decision.GIVE_UP, ErrorKind.QUOTA: Decision.STOP_RUN,
+    ErrorKind.TRUNCATED: Decision.GIVE_UP,
 }
 
 
@@ -42,7 +43,8 @@ def test_every_kind_is_classified() -> None:
 def test_stored_status_of_failures() -> None:
     assert status_for(ErrorKind.TIMEOUT) is Status.TIMEOUT
     assert status_for(ErrorKind.REFUSED) is Status.REFUSED
-    others = set(ErrorKind) - {ErrorKind.TIMEOUT, ErrorKind.REFUSED}
+    assert status_for(ErrorKind.TRUNCATED) is Status.TRUNCATED
+    others = set(ErrorKind) - {ErrorKind.TIMEOUT, ErrorKind.REFUSED, ErrorKind.TRUNCATED}
     assert {status_for(k) for k in others} == {Status.API_ERROR}
     assert status_for(None) is Status.API_ERROR
 

@@ -16,6 +16,14 @@ app = typer.Typer(help="Audit video-language models against executable ground tr
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 generate_app = typer.Typer(help="Generate a suite's samples and videos.", no_args_is_help=True)
 app.add_typer(generate_app, name="generate")
+#: groups suites add sub-commands to (see Suite.add_group_commands)
+GROUPS = {
+    "import": typer.Typer(help="Import another benchmark's released data as a suite's samples.", no_args_is_help=True),
+    "validate": typer.Typer(help="Validate another benchmark's released data without importing it.",
+                            no_args_is_help=True),
+}
+for _name, _group in GROUPS.items():
+    app.add_typer(_group, name=_name)
 
 
 def _add_suite_commands() -> None:
@@ -25,7 +33,9 @@ def _add_suite_commands() -> None:
 
     for name in names("suites"):
         try:
-            get_suite(name).add_commands(generate_app)
+            suite = get_suite(name)
+            suite.add_commands(generate_app)
+            suite.add_group_commands(GROUPS)
         except (VidauditError, ImportError, AttributeError) as e:  # a broken third-party suite
             console.print(f"[yellow]warning:[/] suite {name!r} could not add its commands: {e}")
 
@@ -69,7 +79,8 @@ def verify(
             console.print(f"[red]MISMATCH[/] {sid}: {'; '.join(ps)}", highlight=False)
         console.print(f"[bold red]{len(problems)} of {len(samples)} samples fail verification[/]")
         raise typer.Exit(1)
-    console.print(f"[green]all {len(samples)} samples verified[/]: every event found at its frame (+-1), nothing else")
+    console.print(f"[green]all {len(samples)} samples verified[/]: the pixels show every sample's ground truth "
+                  f"({suite.name} checks, see its docs page)")
 
 
 @app.command()

@@ -323,8 +323,10 @@ class _Executor:
                         self.s.called += 1
                 ctx = self._context(lane, items[0], res) if lane.composite else None
                 responses, error, started, ended = await self._call(lane, items, ctx)
-                # settle the budget and decide a stop before another call can start (no await here)
-                self._settle(items, res, responses, ctx)
+                # settle the budget and decide a stop before another call can start (no await here);
+                # a failure that was still paid for (a truncated answer) spends what it cost
+                paid = getattr(error, "response", None) if error is not None and len(items) == 1 else None
+                self._settle(items, res, responses if paid is None else [paid], ctx)
                 if ctx is not None:
                     self.s.stage_hits += ctx.hits
                     if ctx.store_error is not None:  # a stage call could not be stored: stop (STORE_ERROR)
@@ -379,6 +381,10 @@ class _Executor:
         for it, resp in zip(items, responses, strict=True):
             assert it.request is not None
             idx, ts = it.request.sent_frames()
+            if resp.frames_sent is not None:  # the adapter knows the frames the service used
+                by_index = dict(zip(idx, ts, strict=False))
+                idx = list(resp.frames_sent)
+                ts = [by_index[i] for i in idx] if all(i in by_index for i in idx) else []  # [] = times unknown
             it.attempts += 1
             await self._store(Attempt(trial_id=it.trial_id, attempt=it.attempts, status=Status.OK, response=resp,
                                       frame_indices=tuple(idx), frame_times=tuple(ts),
@@ -403,9 +409,10 @@ class _Executor:
             assert it.request is not None
             idx, ts = it.request.sent_frames()
             it.attempts += 1
+            paid = getattr(error, "response", None) if len(items) == 1 else None  # e.g. a truncated answer
             await self._store(Attempt(trial_id=it.trial_id, attempt=it.attempts, status=status, error_kind=kind,
-                                      error_message=message, frame_indices=tuple(idx), frame_times=tuple(ts),
-                                      started_at=started, ended_at=ended), ctx)
+                                      error_message=message, response=paid, frame_indices=tuple(idx),
+                                      frame_times=tuple(ts), started_at=started, ended_at=ended), ctx)
             it.last_status = status.value
             self.s.failed_attempts[status.value] += 1
             if decision is Decision.RETRY and it.attempts < self.max_attempts:

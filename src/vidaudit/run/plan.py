@@ -21,7 +21,7 @@ from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.hashing import sha256_file, sha256_json
 from vidaudit.core.types import (Condition, ImagePart, ModelSpec, Part, Presentation, Request, Sample, TextPart,
                                  Trial, VideoPart)
-from vidaudit.models.base import Capabilities
+from vidaudit.models.base import Capabilities, native_fps_problem
 from vidaudit.suites.base import Prompt, Suite
 from vidaudit.video.frame_cache import FrameCache
 from vidaudit.video.sampling import FrameSelection, around_events, at_fps, every_frame, uniform_count
@@ -142,6 +142,9 @@ def check_servable(planned: Sequence[PlannedTrial], caps_by_model: Mapping[str, 
         if cond.presentation is Presentation.NATIVE:
             if (label, cond.id) not in seen and not caps.native_video:
                 problems.append(f"{label} cannot take native video (condition {cond.id}); use frames@K instead")
+            fps = p.sample.video.fps if cond.all_frames else float(cond.fps or 0.0)
+            if (label, cond.id) not in seen and (msg := native_fps_problem(caps, fps, label, cond.id)):
+                problems.append(msg)
         elif caps.max_images is not None and n > caps.max_images:
             problems.append(f"{label} takes at most {caps.max_images} images per request but {cond.id} sends "
                             f"{n} for {p.sample.sample_id}; lower K or use native video")

@@ -108,7 +108,8 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
             out.raw_text[row.trial_id] = resp.text if resp else (att.error_message if att else None)
             out.frames[row.trial_id] = list(zip(att.frame_indices, att.frame_times, strict=False)) if att else []
             out.settings.setdefault(row.model, {
-                "generation": spec.settings.sent() or "provider defaults (nothing sent)",
+                "generation": row.trial.adapter_options.get("sent") or spec.settings.sent()
+                or "provider defaults (nothing sent)",
                 "adapter_options": dict(row.trial.adapter_options)})
     if changed and not allow_changed:
         uniq = sorted(set(changed))
@@ -186,8 +187,9 @@ def score_responses(samples_path: str | Path, responses_path: str | Path, *, sui
             raise DataError(f"{responses_path}:{i}: response must be a string (or null for a failed call), got "
                             f"{type(text).__name__}")
         status = row.get("status") or ("ok" if text is not None else "api_error")
-        if not isinstance(status, str) or status not in ("ok", "api_error", "refused", "timeout"):
-            raise DataError(f"{responses_path}:{i}: status {status!r} is not one of ok, api_error, refused, timeout")
+        if not isinstance(status, str) or status not in ("ok", "api_error", "refused", "timeout", "truncated"):
+            raise DataError(f"{responses_path}:{i}: status {status!r} is not one of ok, api_error, refused, timeout, "
+                            "truncated")
         if status == "ok" and text is None:
             raise DataError(f"{responses_path}:{i}: status ok needs a response string")
         model = str(row.get("model") or "external")

@@ -70,6 +70,10 @@ class Suite:
     def add_commands(self, generate: typer.Typer) -> None:
         """Contribute this suite's ``vidaudit generate ...`` sub-command(s)."""
 
+    def add_group_commands(self, groups: Mapping[str, typer.Typer]) -> None:
+        """Contribute sub-commands to the CLI's other groups (``import``, ``validate``): e.g. a loader
+        for another benchmark's released data, ``vidaudit import NAME``."""
+
     def generate_demo(self, out: Path, *, workers: int | None = None,
                       on_progress: Callable[[int, int], None] | None = None) -> Path:
         """Write a small verified dataset into ``out`` for ``vidaudit demo``; return its manifest."""

@@ -42,6 +42,12 @@ class FaithfulSuite(Suite):
 
         register(generate)
 
+    def add_group_commands(self, groups) -> None:
+        from vidaudit.suites.faithful.cli import add_import_strand, add_validate_strand
+
+        add_import_strand(groups["import"])
+        add_validate_strand(groups["validate"])
+
     def generate_demo(self, out: Path, *, workers: int | None = None,
                       on_progress: Callable[[int, int], None] | None = None) -> Path:
         from vidaudit.suites.faithful.generate import generate, specs_for
