@@ -162,3 +162,33 @@ def test_a_lone_surrogate_from_a_server_is_stored_scored_and_shown(smoke_dir: Pa
     assert "odd \ufffd t=1.0s" in (run / "report" / "report.html").read_text(encoding="utf-8")
     rows = [json.loads(x) for x in (run / "scores.jsonl").read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 2 and all(x["parse"]["value"] == 1 for x in rows)
+
+
+def test_adapter_options_from_the_command_line_are_recorded_and_resumed(smoke_dir: Path, tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from vidaudit.cli import app
+
+    runner = CliRunner()
+    run = tmp_path / "run"
+    env = {"OPENAI_API_KEY": "sk-test-options-0000000000"}
+    with FakeServer() as srv:
+        srv.script("POST", "/v1/chat/completions", default=_echo)
+        base = ["run", "counting", "--data", str(smoke_dir), "--model", f"openai:fake@{srv.url}/v1", "--condition",
+                "frames@1", "--limit", "1", "--out", str(run)]
+        r = runner.invoke(app, [*base, "--adapter-option", "openai.jpeg_quality=70"], env=env)
+        assert r.exit_code == 0, r.output
+        assert json.loads((run / "run.json").read_text())["model_options"] == {"openai": {"jpeg_quality": 70}}
+        with RunStore(run, readonly=True) as store:
+            (row,) = store.trial_rows()
+        assert row.trial.adapter_options["jpeg_quality"] == 70
+        n = len(srv.requests)
+        r = runner.invoke(app, ["run", "--resume", str(run)], env=env)
+        assert r.exit_code == 0 and len(srv.requests) == n, r.output  # same options, same trial: no call
+        r = runner.invoke(app, [*base, "--adapter-option", "openai.jpeg_quality=50"], env=env)
+        assert r.exit_code == 2 and "adapter options" in " ".join(r.output.split())
+        for bad, msg in (("openai.bogus=1", "cannot build"), ("jpeg_quality=70", "PROVIDER.KEY=VALUE")):
+            r = runner.invoke(app, [*base[:-1], str(tmp_path / "other"), "--adapter-option", bad], env=env)
+            assert r.exit_code == 2 and msg in " ".join(r.output.split()), r.output

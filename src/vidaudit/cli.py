@@ -101,6 +101,9 @@ def run(
     seed: int = typer.Option(None, help="Generation seed where supported."),
     provider_defaults: bool = typer.Option(False, "--provider-defaults",
                                            help="Send no temperature or token limit (the providers' defaults)."),
+    adapter_option: list[str] = typer.Option([], "--adapter-option",
+                                             help="PROVIDER.KEY=VALUE adapter option, e.g. gemini.thinking_budget=0 or "
+                                                  "openai.image_detail=high; repeat."),
     max_attempts: int = typer.Option(3, help="Attempts per trial, counting earlier sessions."),
     max_cost_usd: float = typer.Option(None, help="Stop before the run would exceed this cost."),
     max_tokens: int = typer.Option(None, help="Stop before the run would exceed this many tokens."),
@@ -116,7 +119,7 @@ def run(
                             timestamps=not no_timestamps, config=config, out=out, resume=resume,
                             temperature=temperature, max_output_tokens=max_tokens_out, seed=seed,
                             max_attempts=max_attempts, max_cost_usd=max_cost_usd, max_tokens=max_tokens, limit=limit,
-                            provider_defaults=provider_defaults)
+                            provider_defaults=provider_defaults, adapter_options=adapter_option)
     if dry_run:
         res = execute(**args, dry_run=True)
         print_dry_run(res.dry_run)

@@ -16,7 +16,7 @@ from vidaudit.run.plan import parse_condition
 from vidaudit.run.runconfig import RunConfig
 
 _CONFIG_KEYS = {"suite", "data", "out", "models", "conditions", "prompts", "timestamps", "max_attempts",
-                "max_cost_usd", "max_tokens", "limit", "provider_defaults"}
+                "max_cost_usd", "max_tokens", "limit", "provider_defaults", "adapter_options"}
 
 
 def _model(entry: Any, defaults: dict[str, Any]) -> ModelSpec:
@@ -29,6 +29,24 @@ def _model(entry: Any, defaults: dict[str, Any]) -> ModelSpec:
         except (TypeError, ValueError) as e:
             raise ConfigError(f"model {entry['spec']!r}: {e}") from e
     raise ConfigError(f"a model entry must be a spec string or {{spec: ..., temperature: ...}}, got {entry!r}")
+
+
+def parse_adapter_options(items: list[str]) -> dict[str, dict[str, Any]]:
+    """``PROVIDER.KEY=VALUE`` pairs (values read as YAML scalars: 0, 0.5, true, null, text) by provider."""
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        key, sep, raw = str(item).partition("=")
+        provider, dot, name = key.strip().partition(".")
+        if not sep or not dot or not provider or not name:
+            raise ConfigError(f"--adapter-option {item!r}: write PROVIDER.KEY=VALUE, e.g. gemini.thinking_budget=0")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError as e:
+            raise ConfigError(f"--adapter-option {item!r}: cannot read the value ({e})") from e
+        if isinstance(value, (dict, list)):
+            raise ConfigError(f"--adapter-option {item!r}: the value must be a single number, word or null")
+        out.setdefault(provider, {})[name] = value
+    return out
 
 
 def load_config(path: Path) -> dict[str, Any]:
@@ -48,10 +66,11 @@ def resolve_run_args(*, suite: str, data: Path | None, models: list[str], condit
                      timestamps: bool, config: Path | None, out: Path | None, resume: Path | None,
                      temperature: float | None, max_output_tokens: int | None, seed: int | None, max_attempts: int,
                      max_cost_usd: float | None, max_tokens: int | None, limit: int | None,
-                     provider_defaults: bool = False) -> dict[str, Any]:
+                     provider_defaults: bool = False, adapter_options: list[str] | None = None) -> dict[str, Any]:
     if resume is not None:
         rc = RunConfig.load(resume)
         return {"suite": rc.suite, "data": Path(rc.data_dir), "out": Path(resume), "models": list(rc.models),
+                "model_options": {k: dict(v) for k, v in rc.model_options.items()},
                 "conditions": list(rc.conditions), "max_attempts": max(max_attempts, rc.max_attempts),
                 "max_cost_usd": max_cost_usd if max_cost_usd is not None else rc.budget.max_cost_usd,
                 "max_tokens": max_tokens if max_tokens is not None else rc.budget.max_tokens,
@@ -91,7 +110,9 @@ def resolve_run_args(*, suite: str, data: Path | None, models: list[str], condit
         raise ConfigError("a condition is listed twice")
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be a positive number of samples, got {limit}")
+    options = parse_adapter_options(list(cfg.get("adapter_options", [])) + list(adapter_options or []))
     return {"suite": suite, "data": Path(data), "out": Path(out), "models": specs, "conditions": conds,
+            "model_options": options,
             "max_attempts": int(cfg.get("max_attempts", max_attempts)),
             "max_cost_usd": max_cost_usd if max_cost_usd is not None else cfg.get("max_cost_usd"),
             "max_tokens": max_tokens if max_tokens is not None else cfg.get("max_tokens"),

@@ -109,6 +109,8 @@ class RunConfig(BaseModel):
     models: tuple[ModelSpec, ...]
     conditions: tuple[Condition, ...]
     options: dict[str, Any] = Field(default_factory=dict)
+    #: adapter options per provider (``--adapter-option gemini.thinking_budget=0``): they change requests
+    model_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     max_attempts: int = Field(default=3, ge=1)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     versions: dict[str, str] = Field(default_factory=dict)
@@ -120,11 +122,11 @@ class RunConfig(BaseModel):
     @classmethod
     def new(cls, *, suite: str, data_dir: str | Path, models: list[ModelSpec], conditions: list[Condition],
             options: dict[str, Any] | None = None, max_attempts: int = 3,
-            budget: BudgetConfig | None = None) -> RunConfig:
+            budget: BudgetConfig | None = None, model_options: dict[str, dict[str, Any]] | None = None) -> RunConfig:
         """A config stamped with the current versions and git revision."""
         info = SessionInfo.current()
         return cls(suite=suite, data_dir=str(data_dir), models=tuple(models), conditions=tuple(conditions),
-                   options=options or {}, max_attempts=max_attempts, budget=budget or BudgetConfig(),
+                   options=options or {}, model_options=model_options or {}, max_attempts=max_attempts, budget=budget or BudgetConfig(),
                    versions=info.versions, git_revision=info.git_revision, git_dirty=info.git_dirty,
                    created_at=info.started_at, sessions=(info,))
 
@@ -154,6 +156,8 @@ class RunConfig(BaseModel):
             problems.append(f"data dir {old.data_dir!r} -> {self.data_dir!r}")
         if self.options != old.options:
             problems.append(f"options {old.options!r} -> {self.options!r}")
+        if self.model_options != old.model_options:
+            problems.append(f"adapter options {old.model_options!r} -> {self.model_options!r}")
         gone_models = [f"{m.label} {m.settings.model_dump_json()}" for m in old.models if m not in self.models]
         if gone_models:
             problems.append(f"models removed or changed: {', '.join(gone_models)}")

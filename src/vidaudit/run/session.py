@@ -143,18 +143,19 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
     with RunLock(out):
         return _execute_locked(data, out, planned, adapters, caps, models, conditions, suite=suite,
                                max_attempts=max_attempts, max_cost_usd=max_cost_usd, max_tokens=max_tokens,
-                               limit=limit, on_progress=on_progress)
+                               limit=limit, on_progress=on_progress, model_options=model_options)
 
 
 def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters: dict[str, ModelAdapter],
                     caps: dict[str, Capabilities], models: Sequence[ModelSpec], conditions: Sequence[Condition], *,
                     suite: str, max_attempts: int, max_cost_usd: float | None, max_tokens: int | None,
-                    limit: int | None, on_progress) -> RunOutcome:
+                    limit: int | None, on_progress,
+                    model_options: dict[str, dict[str, Any]] | None = None) -> RunOutcome:
     update_snapshot(out, {p.sample.sample_id: p.sample for p in planned}.values())
     config = RunConfig.new(suite=suite, data_dir=str(data.resolve()), models=list(models),
                            conditions=list(conditions), max_attempts=max_attempts,
                            budget=BudgetConfig(max_cost_usd=max_cost_usd, max_tokens=max_tokens),
-                           options={"limit": limit} if limit else {})
+                           options={"limit": limit} if limit else {}, model_options=model_options)
     open_run_config(out, config)
     budget = None
     if max_cost_usd is not None or max_tokens is not None:
