@@ -601,3 +601,20 @@ def test_a_log_with_only_a_torn_line_is_nothing_to_rebuild(tmp_path: Path) -> No
         assert store.recovery.rebuilt is None and store.recovery.torn_tail_bytes == 19
         assert store.trial_rows() == []
     assert (tmp_path / "attempts.jsonl").read_bytes() == b""
+
+
+def test_frames_the_service_used_and_estimated_frames_round_trip(tmp_path: Path) -> None:
+    """What an adapter reports about the frames (server-sampled: estimated) survives the store and a rebuild."""
+    t = make_trial(7)
+    base = ok_attempt(t)
+    est = base.model_copy(update={"response": base.response.model_copy(  # type: ignore[union-attr]
+        update={"frames_sent": (0, 31, 63), "frames_estimated": True})})
+    with RunStore(tmp_path) as store:
+        store.register_trials([t])
+        store.append(est)
+        got = store.attempts(t.id)[0]
+    assert got == est and got.response is not None and got.response.frames_estimated
+    for name in ("store.sqlite", "store.sqlite-wal", "store.sqlite-shm"):
+        (tmp_path / name).unlink(missing_ok=True)
+    with RunStore(tmp_path) as store:  # rebuilt from the audit log
+        assert store.attempts(t.id)[0] == est

@@ -47,6 +47,9 @@ def build_report(scored: Scored) -> Report:
     if scored.changed:
         notes.append(f"{len(scored.changed)} sample(s) changed since their trials ran and were scored against the "
                      f"current data (--allow-changed): {', '.join(scored.changed[:10])}")
+    for model, n in sorted(scored.estimated_frames.items()):
+        notes.append(f"{model}: in {n} trial(s) the service sampled the video itself, so the frames recorded (and "
+                     "shown in the viewer) are vidaudit's estimate of what it saw, not a record")
     notes += list(sr.notes)
     return Report(suite=suite.name, vidaudit_version=__version__, git_revision=head, git_dirty=dirty,
                   created_at=datetime.now(UTC).isoformat(timespec="seconds"), source=dict(scored.source),

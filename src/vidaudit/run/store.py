@@ -102,6 +102,7 @@ CREATE TABLE IF NOT EXISTS attempts (
     started_at    REAL NOT NULL,
     ended_at      REAL NOT NULL,
     stages_json   TEXT,                -- NULL: a plain call; a JSON list of StageRef: a composite's attempt
+    response_extra TEXT,               -- NULL or JSON: frames_sent / frames_estimated the adapter reported
     UNIQUE (trial_id, attempt)
 );
 CREATE INDEX IF NOT EXISTS attempts_status ON attempts(status);
@@ -124,19 +125,22 @@ CREATE TABLE IF NOT EXISTS stage_calls (
     model_version TEXT,
     started_at    REAL NOT NULL,
     ended_at      REAL NOT NULL,
+    response_extra TEXT,
     UNIQUE (trial_id, stage, attempt)
 );
 CREATE INDEX IF NOT EXISTS stage_calls_key ON stage_calls(call_key, status);
 """
 
 _ATTEMPT_COLS = ("trial_id, attempt, status, error_kind, error_message, text, usage_json, cost_usd, latency_s, "
-                 "finish_reason, model_version, frame_indices, frame_times, started_at, ended_at, stages_json")
-_ATTEMPT_COLS_V1 = _ATTEMPT_COLS.replace(", stages_json", ", NULL AS stages_json")
+                 "finish_reason, model_version, frame_indices, frame_times, started_at, ended_at, stages_json, "
+                 "response_extra")
+_ATTEMPT_COLS_V1 = _ATTEMPT_COLS.replace(", stages_json, response_extra",
+                                         ", NULL AS stages_json, NULL AS response_extra")
 _STAGE_COLS = ("trial_id, stage, attempt, trial_attempt, call_key, model_json, request_json, status, error_kind, "
                "error_message, text, usage_json, cost_usd, latency_s, finish_reason, model_version, started_at, "
-               "ended_at")
-_INSERT_ATTEMPT = f"INSERT INTO attempts({_ATTEMPT_COLS}) VALUES ({', '.join('?' * 16)})"
-_INSERT_STAGE = f"INSERT INTO stage_calls({_STAGE_COLS}) VALUES ({', '.join('?' * 18)})"
+               "ended_at, response_extra")
+_INSERT_ATTEMPT = f"INSERT INTO attempts({_ATTEMPT_COLS}) VALUES ({', '.join('?' * 17)})"
+_INSERT_STAGE = f"INSERT INTO stage_calls({_STAGE_COLS}) VALUES ({', '.join('?' * 19)})"
 _INSERT_TRIAL = ("INSERT OR IGNORE INTO trials(trial_id, sample_id, model, condition_id, trial_json, created_at) "
                  "VALUES (?, ?, ?, ?, ?, ?)")
 
@@ -238,12 +242,24 @@ def _response_cols(r: Response | None) -> tuple[Any, ...]:
             r.latency_s if r else None, _enc(r.finish_reason) if r else None, _enc(r.model_version) if r else None)
 
 
+def _response_extra(r: Response | None) -> str | None:
+    """What a Response carries beyond its columns: the frames the service used, and whether they are estimates."""
+    if r is None or (r.frames_sent is None and not r.frames_estimated):
+        return None
+    return json.dumps({"frames_sent": list(r.frames_sent) if r.frames_sent is not None else None,
+                       "frames_estimated": r.frames_estimated})
+
+
 def _response_from(row: sqlite3.Row) -> Response | None:
     if row["text"] is None:
         return None
+    extra = json.loads(row["response_extra"]) if row["response_extra"] else {}
+    sent = extra.get("frames_sent")
     return Response(text=_dec(row["text"]), usage=Usage.model_validate_json(row["usage_json"] or "{}"),
                     latency_s=row["latency_s"] or 0.0, finish_reason=_dec(row["finish_reason"]),
-                    model_version=_dec(row["model_version"]), cost_usd=row["cost_usd"])
+                    model_version=_dec(row["model_version"]), cost_usd=row["cost_usd"],
+                    frames_sent=tuple(sent) if sent is not None else None,
+                    frames_estimated=bool(extra.get("frames_estimated", False)))
 
 
 def _stages_json(stages: Sequence[StageRef] | None) -> str | bytes | None:
@@ -254,7 +270,7 @@ def _attempt_row(a: Attempt, stages: Sequence[StageRef] | None = None) -> tuple[
     return (a.trial_id, a.attempt, a.status.value, a.error_kind.value if a.error_kind else None,
             _enc(a.error_message), *_response_cols(a.response),
             json.dumps(list(a.frame_indices)), json.dumps(list(a.frame_times)), a.started_at, a.ended_at,
-            _stages_json(stages))
+            _stages_json(stages), _response_extra(a.response))
 
 
 def _attempt_from_row(row: sqlite3.Row) -> Attempt:
@@ -275,7 +291,7 @@ def _stage_row(s: StageCallRecord) -> tuple[Any, ...]:
     return (s.trial_id, _enc(s.stage), s.attempt, s.trial_attempt, _enc(s.call_key),
             _json_col(s.model.model_dump(mode="json")),
             _json_col(s.request), s.status.value, s.error_kind.value if s.error_kind else None, _enc(s.error_message),
-            *_response_cols(s.response), s.started_at, s.ended_at)
+            *_response_cols(s.response), s.started_at, s.ended_at, _response_extra(s.response))
 
 
 def _stage_from_row(row: sqlite3.Row) -> StageCallRecord:

@@ -45,6 +45,8 @@ class Scored:
     source: dict[str, str] = field(default_factory=dict)
     data_dir: Path | None = None
     changed: list[str] = field(default_factory=list)
+    #: per model label: trials whose frames the service sampled itself (the recorded frames are estimates)
+    estimated_frames: dict[str, int] = field(default_factory=dict)
 
 
 def model_role(provider: str) -> str:
@@ -106,6 +108,8 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
                                       cost_usd=resp.cost_usd if resp else None,
                                       frame_times=list(att.frame_times) if att else None))
             out.raw_text[row.trial_id] = resp.text if resp else (att.error_message if att else None)
+            if resp is not None and resp.frames_estimated:
+                out.estimated_frames[row.model] = out.estimated_frames.get(row.model, 0) + 1
             out.frames[row.trial_id] = list(zip(att.frame_indices, att.frame_times, strict=False)) if att else []
             out.settings.setdefault(row.model, {
                 "generation": row.trial.adapter_options.get("sent") or spec.settings.sent()
