@@ -1,6 +1,6 @@
 """The interop commands, added to a Typer app by :func:`register` (``vidaudit.cli`` calls it once):
 
-- ``vidaudit export hf DATA --out DIR [--license L] [--verify] [--no-embed]``
+- ``vidaudit export hf DATA --out DIR [--license L] [--verify]``
 - ``vidaudit export lmms-eval DATA --out TASKDIR [--prompt P] [--task NAME] [--max-new-tokens N]``
 - ``vidaudit score-responses --from lmms-eval|vlmevalkit|inspect LOG --samples MANIFEST --out scores.jsonl``
   (the existing ``score-responses`` is replaced by one that takes either ``--responses`` or ``--from``)
@@ -28,13 +28,12 @@ def export_hf_cmd(
     out: Path = typer.Option(..., "--out", help="New directory for the Hugging Face dataset."),
     license: str = typer.Option(None, "--license", help="The dataset's licence (required for real videos)."),
     verify: bool = typer.Option(False, "--verify/--no-verify", help="Check every video's pixels before exporting."),
-    embed: bool = typer.Option(True, "--embed/--no-embed", help="Embed the video bytes in the rows."),
     workers: int = typer.Option(None, help="Verification processes (default: cores)."),
 ) -> None:
     """A dataset as a Hugging Face dataset: datasets.load_from_disk(DIR), videos alongside, a card; push_to_hub-ready."""
     from vidaudit.interop.hf import export_hf
 
-    res = export_hf(data, out, license=license, verify=verify, embed_videos=embed, workers=workers)
+    res = export_hf(data, out, license=license, verify=verify, workers=workers)
     console.print(f"[green]exported[/] {res.n_samples} samples to {res.out} (licence {res.license})")
     console.print(f"verification: {res.verification}", highlight=False)
 

@@ -4,9 +4,9 @@
 
 - the Arrow dataset (``datasets.load_from_disk(DIR)``): one row per sample with typed features:
   ``sample_id``, ``suite``, ``question``, ``answer``, ``params`` (a struct), ``trace`` (a list of typed
-  events), ``video`` (a ``datasets.Video(decode=False)`` feature whose bytes are embedded unless
-  ``embed_videos=False``, so the rows are readable without torchcodec), ``video_path`` (relative to
-  ``DIR``), ``video_sha256``, ``fps``, ``width``, ``height``, ``n_frames``, ``duration_s``, ``group_id``
+  events), ``video`` (a ``datasets.Video(decode=False)`` feature with the file's bytes embedded, so
+  the rows are readable without torchcodec and ``push_to_hub`` uploads them as they are),
+  ``video_path`` (relative to ``DIR``), ``video_sha256``, ``fps``, ``width``, ``height``, ``n_frames``, ``duration_s``, ``group_id``
   and the suite's default prompt (``prompt``, ``prompt_system``) as the model would receive it with
   the video file;
 - ``videos/``: the files alongside, so that ``DIR`` is also a vidaudit dataset (``manifest.jsonl`` and
@@ -164,7 +164,7 @@ def verification_status(data: BridgedData, verify: bool, workers: int | None) ->
 
 
 def card_text(data: BridgedData, *, license: str, verification: str, features: dict[str, str],
-              json_columns: Sequence[str], embedded: bool) -> str:
+              json_columns: Sequence[str]) -> str:
     suite, info, samples = data.suite, data.info, data.samples
     grid = grid_of(samples)
     n_events = [len(s.trace.events) for s in samples]
@@ -193,10 +193,8 @@ def card_text(data: BridgedData, *, license: str, verification: str, features: d
     lines += ["", "## Use", "", "```python", "import datasets", "ds = datasets.load_from_disk(DIR)  # or load_dataset(REPO)",
               "row = ds[0]  # video: {'path', 'bytes'}; decode with ds.cast_column('video', datasets.Video())",
               "```", "",
-              ("Video bytes are embedded in the rows" if embedded else
-               "Video bytes are not embedded: `video.path` is relative to this directory") +
-              "; the same files lie under `videos/`, and `manifest.jsonl` makes this directory a vidaudit "
-              "dataset (`vidaudit run NAME --data DIR`).", "",
+              "Video bytes are embedded in the rows; the same files lie under `videos/`, and `manifest.jsonl` "
+              "makes this directory a vidaudit dataset (`vidaudit run NAME --data DIR`).", "",
               "Ground truth (`answer`, `trace`) is executable: each event carries its time, first frame and running "
               "count, and replaying the trace returns the answer.", "",
               "Share: `ds.push_to_hub(REPO)`, then upload this card "
@@ -225,7 +223,7 @@ def _dest_paths(samples: Sequence[Sample]) -> dict[str, str]:
 
 
 def export_hf(data: str | Path, out: str | Path, *, license: str | None = None, verify: bool = False,
-              embed_videos: bool = True, workers: int | None = None) -> HFExport:
+              workers: int | None = None) -> HFExport:
     """Write the dataset at ``data`` as a Hugging Face dataset in ``out`` (see the module docstring)."""
     ds = require("datasets", "vidaudit export hf")
     d = load_data(data)
@@ -288,8 +286,8 @@ def export_hf(data: str | Path, out: str | Path, *, license: str | None = None, 
             target.parent.mkdir(parents=True, exist_ok=True)
             if not target.exists():
                 shutil.copyfile(d.root / s.video.path, target)
-        columns["video"] = [{"path": dest[s.sample_id],
-                             "bytes": (tmp / dest[s.sample_id]).read_bytes() if embed_videos else None}
+        # bytes embedded: datasets resolves a bare relative path against the working directory
+        columns["video"] = [{"path": dest[s.sample_id], "bytes": (tmp / dest[s.sample_id]).read_bytes()}
                             for s in d.samples]
         rows = [dict(zip(columns, vals, strict=True)) for vals in zip(*columns.values(), strict=True)]
         with _quiet_datasets():
@@ -303,7 +301,7 @@ def export_hf(data: str | Path, out: str | Path, *, license: str | None = None, 
                                                         "verification": verification}})
         feats = {k: _feature_name(v) for k, v in dataset.features.items()}
         (tmp / CARD).write_text(card_text(d, license=license, verification=verification, features=feats,
-                                          json_columns=json_columns, embedded=embed_videos), encoding="utf-8")
+                                          json_columns=json_columns), encoding="utf-8")
         if out.exists():
             out.rmdir()  # empty (checked above)
         os.replace(tmp, out)
