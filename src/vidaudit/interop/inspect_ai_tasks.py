@@ -170,6 +170,7 @@ def vidaudit_task(suite: str, data: str | Path, *, prompt: str | None = None, co
     dataset, cond, names = vidaudit_dataset(suite, data, prompt=prompt, condition=condition, timestamps=timestamps)
     manifest = str(Path(dataset.location or data) / "manifest.jsonl")
     return Task(dataset=dataset, solver=generate(), scorer=vidaudit_scorer(suite, manifest, names),
+                name=f"vidaudit/{suite}",
                 config=GenerateConfig(temperature=0.0, max_tokens=2048), version=SAMPLE_FORMAT,
                 metadata={"vidaudit": {"suite": suite, "condition": cond.id, "data": dataset.location,
                                        "vidaudit_version": __version__}})

@@ -17,6 +17,7 @@ trace metrics without calling a model.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,6 +96,22 @@ def _inspect_status(sample: Any) -> tuple[str, str | None]:
     return "ok", (output.completion if output is not None else "")
 
 
+_INSPECT_VERSION = re.compile(r"[Uu]nable to read version (\S+) of log format")
+
+
+def _causes(e: BaseException) -> list[BaseException]:
+    out: list[BaseException] = []
+    while e is not None and e not in out:
+        out.append(e)
+        e = e.__cause__ or e.__context__  # type: ignore[assignment]
+    return out
+
+
+def _unknown_inspect_version(f: Path, found: Any) -> DataError:
+    return DataError(f"{f}: inspect_ai log format version {found}, which this vidaudit ({__version__}) does not know "
+                     f"(it reads {', '.join(map(str, KNOWN_INSPECT_VERSIONS))})")
+
+
 def _find_inspect_log(path: Path) -> Path:
     if path.is_file():
         return path
@@ -115,12 +132,15 @@ def read_inspect_log(path: str | Path, *, model: str | None = None) -> ImportedL
     f = _find_inspect_log(Path(path))
     try:
         header = log_mod.read_eval_log(str(f), header_only=True)
-    except Exception as e:  # inspect raises its own errors for files that are not eval logs
-        raise DataError(f"{f}: not readable as an inspect_ai eval log ({type(e).__name__}: {e})") from e
+    except Exception as e:  # inspect raises plain errors (ValueError, zip errors) for logs it cannot read
+        causes = _causes(e)
+        found = next((m.group(1) for c in causes if (m := _INSPECT_VERSION.search(str(c)))), None)
+        if found is not None:
+            raise _unknown_inspect_version(f, found) from None
+        raise DataError(f"{f}: not readable as an inspect_ai eval log ({'; '.join(str(c) for c in causes)})") from e
     version = getattr(header, "version", None)
     if version not in KNOWN_INSPECT_VERSIONS:
-        raise DataError(f"{f}: inspect_ai log format version {version!r}, which this vidaudit ({__version__}) does "
-                        f"not know (it reads {', '.join(map(str, KNOWN_INSPECT_VERSIONS))})")
+        raise _unknown_inspect_version(f, version)
     log = log_mod.read_eval_log(str(f))
     ev = log.eval
     task = str(ev.task or "")
