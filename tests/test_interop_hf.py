@@ -107,3 +107,20 @@ def test_untypable_column_is_json_text(small: Path, tmp_path: Path) -> None:
     assert "params_json" in ds.features and "params" not in ds.features
     assert json.loads(ds[0]["params_json"])["note"] == "text"
     assert "Stored as JSON text" in (res.out / "README.md").read_text()
+
+
+def test_any_suite_exports(tmp_path: Path) -> None:
+    """A plugin suite (the tests' toy suite, string answers, no trace) exports for the Hub and for lmms-eval."""
+    from test_interop_support import plugin_env, run_py
+
+    code = (f"from pathlib import Path\nfrom toysuite import generate_toy\nfrom vidaudit.interop.hf import export_hf\n"
+            f"from vidaudit.interop.lmms_eval import export_lmms_eval\nroot = Path({str(tmp_path)!r})\n"
+            "generate_toy(root / 'toy')\nexport_hf(root / 'toy', root / 'hf')\n"
+            "print(export_lmms_eval(root / 'toy', root / 'task').metrics)")
+    r = run_py(code, env=plugin_env())
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "['vidaudit_correct']"  # the toy suite has no scalar metrics of its own
+    ds = datasets.load_from_disk(str(tmp_path / "hf"))
+    assert ds.features["answer"] == datasets.Value("string") and sorted(set(ds["answer"])) == ["blue", "green", "red"]
+    assert ds[0]["trace"] == [] and ds[0]["params"] == {"colour": "red", "seed": 0}
+    assert "# vidaudit: toy" in (tmp_path / "hf" / "README.md").read_text()
