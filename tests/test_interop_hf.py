@@ -12,7 +12,7 @@ from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import load_samples, read_dataset_info, write_dataset_info
 
-datasets = pytest.importorskip("datasets", reason="the interop extra is not installed (pip install 'vidaudit[interop]')")
+datasets = pytest.importorskip("datasets", reason="the interop extra is not installed: pip install 'vidaudit[interop]'")
 
 from vidaudit.interop.hf import export_hf  # noqa: E402
 
@@ -36,8 +36,10 @@ def test_load_from_disk_gives_typed_samples(small: Path, exported: Path) -> None
     assert len(ds) == len(samples)
     f = ds.features
     assert f["answer"] == datasets.Value("int64")
-    assert f["params"]["frequency_hz"] == datasets.Value("float64") and f["params"]["domain"] == datasets.Value("string")
-    assert f["trace"].feature["t"] == datasets.Value("float64") and f["trace"].feature["count"] == datasets.Value("int64")
+    assert f["params"]["frequency_hz"] == datasets.Value("float64")
+    assert f["params"]["domain"] == datasets.Value("string") and f["params"]["n_events"] == datasets.Value("int64")
+    assert f["trace"].feature["t"] == datasets.Value("float64")
+    assert f["trace"].feature["count"] == datasets.Value("int64")
     assert isinstance(f["video"], datasets.Video) and not f["video"].decode
     for row in ds:
         s = samples[row["sample_id"]]

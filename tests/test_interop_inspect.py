@@ -144,7 +144,8 @@ def test_frames_match_vidaudits_own_run(small: Path, tmp_path: Path) -> None:
     task = vidaudit_task("counting", str(small), condition="frames@1")
     first = next(iter(task.dataset))
     texts = [c.text for c in first.input[-1].content if getattr(c, "text", None)]
-    assert texts[:2] == ["t=0.00s", "t=1.00s"] and sum(isinstance(c, ContentImage) for c in first.input[-1].content) == 24
+    assert texts[:2] == ["t=0.00s", "t=1.00s"]
+    assert sum(isinstance(c, ContentImage) for c in first.input[-1].content) == 24
     model, _ = mock(task, lambda sid: suite.oracle_answer(samples[sid]))
     scored = import_responses("inspect", run(task, model, tmp_path / "log"), small)
     theirs = {r.sample_id: r for r in scored.records}
@@ -183,7 +184,8 @@ def test_errored_sample_is_an_api_error(small: Path, tmp_path: Path) -> None:
 def test_tasks_are_found_by_name_for_every_suite(small: Path, tmp_path: Path) -> None:
     """`vidaudit/<suite>` resolves through the inspect_ai entry point in a fresh process, the toy plugin suite
     included; a toy log is then refused against the counting manifest."""
-    r = run_py(f"from toysuite import generate_toy; generate_toy(__import__('pathlib').Path({str(tmp_path / 'toy')!r}))",
+    toy = tmp_path / "toy"
+    r = run_py(f"from pathlib import Path\nfrom toysuite import generate_toy\ngenerate_toy(Path({str(toy)!r}))",
                env=plugin_env())
     assert r.returncode == 0, r.stderr
     code = textwrap.dedent(f"""

@@ -30,7 +30,7 @@ def export_hf_cmd(
     verify: bool = typer.Option(False, "--verify/--no-verify", help="Check every video's pixels before exporting."),
     workers: int = typer.Option(None, help="Verification processes (default: cores)."),
 ) -> None:
-    """A dataset as a Hugging Face dataset: datasets.load_from_disk(DIR), videos alongside, a card; push_to_hub-ready."""
+    """A dataset as a Hugging Face dataset (load_from_disk(DIR), videos alongside, a card), ready for push_to_hub."""
     from vidaudit.interop.hf import export_hf
 
     res = export_hf(data, out, license=license, verify=verify, workers=workers)
@@ -51,7 +51,8 @@ def export_lmms_eval_cmd(
     from vidaudit.interop.lmms_eval import export_lmms_eval
 
     res = export_lmms_eval(data, out, prompt=prompt, task=task, max_new_tokens=max_new_tokens)
-    console.print(f"[green]wrote[/] lmms-eval task {res.task} ({res.n_docs} docs, condition {res.condition}) to {res.out}")
+    console.print(f"[green]wrote[/] lmms-eval task {res.task} ({res.n_docs} docs, condition {res.condition}) "
+                  f"to {res.out}")
     console.print(f"run: {res.command}", highlight=False, soft_wrap=True)
 
 

@@ -6,7 +6,8 @@
   ``sample_id``, ``suite``, ``question``, ``answer``, ``params`` (a struct), ``trace`` (a list of typed
   events), ``video`` (a ``datasets.Video(decode=False)`` feature with the file's bytes embedded, so
   the rows are readable without torchcodec and ``push_to_hub`` uploads them as they are),
-  ``video_path`` (relative to ``DIR``), ``video_sha256``, ``fps``, ``width``, ``height``, ``n_frames``, ``duration_s``, ``group_id``
+  ``video_path`` (relative to ``DIR``), ``video_sha256``, ``fps``, ``width``, ``height``, ``n_frames``,
+  ``duration_s``, ``group_id``
   and the suite's default prompt (``prompt``, ``prompt_system``) as the model would receive it with
   the video file;
 - ``videos/``: the files alongside, so that ``DIR`` is also a vidaudit dataset (``manifest.jsonl`` and
@@ -190,7 +191,8 @@ def card_text(data: BridgedData, *, license: str, verification: str, features: d
     lines += [f"| `{k}` | {v} |" for k, v in features.items()]
     if json_columns:
         lines += ["", f"Stored as JSON text (their values have no single type): {', '.join(json_columns)}."]
-    lines += ["", "## Use", "", "```python", "import datasets", "ds = datasets.load_from_disk(DIR)  # or load_dataset(REPO)",
+    lines += ["", "## Use", "", "```python", "import datasets",
+              "ds = datasets.load_from_disk(DIR)  # or load_dataset(REPO)",
               "row = ds[0]  # video: {'path', 'bytes'}; decode with ds.cast_column('video', datasets.Video())",
               "```", "",
               "Video bytes are embedded in the rows; the same files lie under `videos/`, and `manifest.jsonl` "

@@ -15,8 +15,9 @@ defaults to vidaudit's (temperature 0, 2048 tokens); ``inspect eval --temperatur
 
 The scorer (:func:`vidaudit_scorer`) scores with the suite's own scorer and returns a dict ``Score``:
 ``correct`` (0/1) and each scalar metric of the suite (NaN where undefined, e.g. trace ratios at
-N = 0: inspect leaves NaN out of a key's metrics), with the full vidaudit ``ScoreRecord`` in the score's metadata. ``correct`` is reduced with
-``accuracy`` and ``stderr``, every key with the mean over samples where it is defined.
+N = 0: inspect leaves NaN out of a key's metrics), with the full vidaudit ``ScoreRecord`` in the
+score's metadata. ``correct`` is reduced with ``accuracy`` and ``stderr``, every key with the mean
+over samples where it is defined.
 """
 
 from __future__ import annotations

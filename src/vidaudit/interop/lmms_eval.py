@@ -149,7 +149,8 @@ def find_samples_file(path: Path) -> Path:
         raise DataError(f"{path} holds no lmms-eval samples log (*_samples_<task>.jsonl; run lmms-eval with "
                         "--log_samples)")
     if len(found) > 1:
-        raise DataError(f"{path} holds {len(found)} lmms-eval samples logs; name one: {listed([str(f) for f in found])}")
+        raise DataError(f"{path} holds {len(found)} lmms-eval samples logs; name one: "
+                        f"{listed([str(f) for f in found])}")
     return found[0]
 
 
