@@ -150,6 +150,19 @@ def test_round_trip_with_the_dummy_mock(taskdir: Path, small: Path, tmp_path: Pa
                                                                "dummy", tmp_path))
     table = results_file(tmp_path / "out")["results"]["vidaudit_counting"]
     assert table["vidaudit_correct,none"] == pytest.approx(sum(r.correct for r in scored.records) / 5)
+    # the same through the command line
+    import typer
+    from typer.testing import CliRunner
+
+    from vidaudit.interop.cli import register
+
+    app = typer.Typer()
+    register(app)
+    r = CliRunner().invoke(app, ["score-responses", "--from", "lmms-eval", str(tmp_path / "out"), "--samples",
+                                 str(small), "--out", str(tmp_path / "scores.jsonl")])
+    assert r.exit_code == 0, r.output
+    lines = [json.loads(x) for x in (tmp_path / "scores.jsonl").read_text().splitlines()]
+    assert sorted(lines, key=lambda d: d["sample_id"]) == comparable(scored.records)
 
 
 def _rewrite(log: Path, dest: Path, edit) -> Path:
