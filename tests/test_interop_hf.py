@@ -1,0 +1,128 @@
+"""`vidaudit export hf`: the real `datasets` library loads the export; its typed rows are the samples."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from test_interop_support import small_dataset
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.hashing import sha256_file
+from vidaudit.core.manifest import load_samples, read_dataset_info, write_dataset_info
+
+datasets = pytest.importorskip("datasets", reason="the interop extra is not installed: pip install 'vidaudit[interop]'")
+
+from vidaudit.interop.hf import export_hf  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def small(smoke_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return small_dataset(smoke_dir, tmp_path_factory.mktemp("hf") / "data")
+
+
+@pytest.fixture(scope="module")
+def exported(small: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("hfout") / "ds"
+    res = export_hf(small, out, verify=True)
+    assert res.out == out and res.n_samples == 5
+    return out
+
+
+def test_load_from_disk_gives_typed_samples(small: Path, exported: Path) -> None:
+    ds = datasets.load_from_disk(str(exported))
+    samples = {s.sample_id: s for s in load_samples(small)}
+    assert len(ds) == len(samples)
+    f = ds.features
+    assert f["answer"] == datasets.Value("int64")
+    assert f["params"]["frequency_hz"] == datasets.Value("float64")
+    assert f["params"]["domain"] == datasets.Value("string") and f["params"]["n_events"] == datasets.Value("int64")
+    assert f["trace"].feature["t"] == datasets.Value("float64")
+    assert f["trace"].feature["count"] == datasets.Value("int64")
+    assert isinstance(f["video"], datasets.Video) and not f["video"].decode
+    for row in ds:
+        s = samples[row["sample_id"]]
+        assert row["answer"] == s.answer and row["params"] == s.params and row["question"] == s.question
+        assert row["trace"] == [e.model_dump(mode="json") for e in s.trace.events]
+        assert row["video_sha256"] == s.video.sha256 and row["n_frames"] == s.video.n_frames
+        # the video bytes are embedded and are the file alongside
+        assert row["video"]["bytes"] == (exported / row["video_path"]).read_bytes()
+        assert sha256_file(exported / row["video_path"]) == s.video.sha256
+        assert "\\boxed{}" in row["prompt"] and row["prompt_system"] is None
+
+
+def test_export_is_also_a_vidaudit_dataset(small: Path, exported: Path) -> None:
+    again = {s.sample_id: s for s in load_samples(exported)}
+    for s in load_samples(small):
+        t = again[s.sample_id]
+        assert t.model_copy(update={"video": s.video}) == s and t.video.sha256 == s.video.sha256
+        assert sha256_file(exported / t.video.path) == s.video.sha256
+    info = read_dataset_info(exported)
+    assert info["suite"] == "counting" and info["exported"]["to"] == "huggingface"
+
+
+def test_card_names_suite_paper_grid_verification_licence(exported: Path) -> None:
+    from vidaudit.core.registry import get_suite
+
+    card = (exported / "README.md").read_text()
+    suite = get_suite("counting")
+    assert card.startswith("---\nlicense: \"apache-2.0\"")
+    assert "**Suite**: `counting`" in card and f"**Paper**: {suite.paper}" in card
+    assert "| `n_events` | 0, 1, 3, 12 |" in card and "| `domain` | \"blinking\", \"bounce_ball\" |" in card
+    assert "**Verification**: verified at export" in card and "all 5 videos show their trace" in card
+    assert "| `trace` | list<struct{t: float64" in card
+
+
+def test_real_videos_need_a_licence_and_a_new_directory(small: Path, tmp_path: Path) -> None:
+    info = read_dataset_info(small)
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "manifest.jsonl").write_text((small / "manifest.jsonl").read_text())
+    (real / "videos").symlink_to(small / "videos")
+    write_dataset_info(real, {**info, "real_video": True, "source": "repcount"})
+    with pytest.raises(ConfigError, match="--license"):
+        export_hf(real, tmp_path / "o1")
+    res = export_hf(real, tmp_path / "o2", license="cc-by-nc-4.0")
+    card = (res.out / "README.md").read_text()
+    assert "license: \"cc-by-nc-4.0\"" in card and "not applicable: real videos" in card
+    row = datasets.load_from_disk(str(res.out))[0]
+    assert row["video"]["bytes"] == (res.out / row["video_path"]).read_bytes()
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "x").write_text("keep me")
+    with pytest.raises(ConfigError, match="not empty"):
+        export_hf(small, tmp_path / "busy")
+    assert (tmp_path / "busy" / "x").read_text() == "keep me"
+
+
+def test_untypable_column_is_json_text(small: Path, tmp_path: Path) -> None:
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    rows = [json.loads(x) for x in (small / "manifest.jsonl").read_text().splitlines()]
+    rows[0]["params"]["note"] = "text"
+    rows[1]["params"]["note"] = 3  # a string in one sample, a number in another: no single type
+    (mixed / "manifest.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (mixed / "videos").symlink_to(small / "videos")
+    write_dataset_info(mixed, read_dataset_info(small))
+    res = export_hf(mixed, tmp_path / "out")
+    ds = datasets.load_from_disk(str(res.out))
+    assert "params_json" in ds.features and "params" not in ds.features
+    assert json.loads(ds[0]["params_json"])["note"] == "text"
+    assert "Stored as JSON text" in (res.out / "README.md").read_text()
+
+
+def test_any_suite_exports(tmp_path: Path) -> None:
+    """A plugin suite (the tests' toy suite, string answers, no trace) exports for the Hub and for lmms-eval."""
+    from test_interop_support import plugin_env, run_py
+
+    code = (f"from pathlib import Path\nfrom toysuite import generate_toy\nfrom vidaudit.interop.hf import export_hf\n"
+            f"from vidaudit.interop.lmms_eval import export_lmms_eval\nroot = Path({str(tmp_path)!r})\n"
+            "generate_toy(root / 'toy')\nexport_hf(root / 'toy', root / 'hf')\n"
+            "print(export_lmms_eval(root / 'toy', root / 'task').metrics)")
+    r = run_py(code, env=plugin_env())
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "['vidaudit_correct']"  # the toy suite has no scalar metrics of its own
+    ds = datasets.load_from_disk(str(tmp_path / "hf"))
+    assert ds.features["answer"] == datasets.Value("string") and sorted(set(ds["answer"])) == ["blue", "green", "red"]
+    assert ds[0]["trace"] == [] and ds[0]["params"] == {"colour": "red", "seed": 0}
+    assert "# vidaudit: toy" in (tmp_path / "hf" / "README.md").read_text()

@@ -1,0 +1,232 @@
+"""`vidaudit export lmms-eval` run by the real lmms-eval, and its `--log_samples` imported back.
+
+Round trip: smoke samples -> task directory -> `python -m lmms_eval` (its `dummy` mock, and its `openai`
+chat model against a local fake server that answers each video differently) -> `score-responses --from
+lmms-eval` -> the same per-trial records as `score-responses --responses` on the same texts, and the same
+numbers as lmms-eval's own table (its `process_results` is vidaudit's scorer).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_interop_support import canned_answer, comparable, small_dataset
+from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.manifest import load_samples
+from vidaudit.interop.lmms_eval import export_lmms_eval, model_label
+from vidaudit.interop.logs import import_responses
+from vidaudit.score.stage import score_responses
+
+_MISSING = [m for m in ("lmms_eval", "torch", "transformers", "accelerate", "datasets")
+            if importlib.util.find_spec(m) is None]
+needs_lmms_eval = pytest.mark.skipif(bool(_MISSING), reason=f"lmms-eval cannot run here ({', '.join(_MISSING)} not "
+                                     "installed): pip install 'vidaudit[interop-lmms-eval]' && pip install --no-deps "
+                                     "lmms-eval==0.7.3")
+CONDITION = "native/structured_trace"
+
+
+def run_lmms_eval(taskdir: Path, out: Path, hf_home: Path, model: str, model_args: str,
+                  extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HF_HOME": str(hf_home), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1",
+           **(extra_env or {})}
+    r = subprocess.run([sys.executable, "-m", "lmms_eval", "--model", model, "--model_args", model_args,
+                        "--tasks", "vidaudit_counting", "--include_path", str(taskdir), "--log_samples",
+                        "--output_path", str(out), "--verbosity", "ERROR"], env=env, capture_output=True, text=True,
+                       timeout=300)
+    # lmms-eval logs an evaluation error and still exits 0: the samples log is what says it ran
+    assert r.returncode == 0 and list(out.rglob("*_samples_*.jsonl")), r.stdout[-3000:] + r.stderr[-3000:]
+    return r
+
+
+def samples_file(out: Path) -> Path:
+    (f,) = out.rglob("*_samples_vidaudit_counting.jsonl")
+    return f
+
+
+def results_file(out: Path) -> dict:
+    (f,) = out.rglob("*_results.json")
+    return json.loads(f.read_text())
+
+
+def own_scores(manifest: Path, texts: dict[str, str], model: str, tmp: Path) -> list:
+    """vidaudit's own scoring of the same responses: score-responses on a responses.jsonl."""
+    f = tmp / "responses.jsonl"
+    f.write_text("".join(json.dumps({"sample_id": sid, "response": t, "model": model, "condition": CONDITION}) + "\n"
+                         for sid, t in texts.items()))
+    return score_responses(manifest, f, suite="counting").records
+
+
+@pytest.fixture(scope="module")
+def small(smoke_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return small_dataset(smoke_dir, tmp_path_factory.mktemp("lmms") / "data")
+
+
+@pytest.fixture(scope="module")
+def taskdir(small: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("lmms") / "task"
+    res = export_lmms_eval(small, out)
+    assert res.task == "vidaudit_counting" and res.n_docs == 5 and res.condition == CONDITION
+    return out
+
+
+@pytest.fixture(scope="module")
+def served(small: Path, taskdir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """lmms-eval's `openai` chat model against a local OpenAI-compatible fake server (like a vLLM server that
+    is passed the video URL): each video gets its own canned answer."""
+    pytest.importorskip("openai", reason="lmms-eval's openai model needs the openai SDK (vidaudit[openai])")
+    pytest.importorskip("dotenv", reason="lmms-eval's openai model needs python-dotenv")
+    from httpfake import FakeServer, Recorded, Reply
+
+    samples = load_samples(small)
+    by_video = {str(small.resolve() / s.video.path): s for s in samples}
+    sent: dict[str, str] = {}
+
+    def reply(req: Recorded) -> Reply:
+        content = req.json()["messages"][-1]["content"]
+        url = next(c["video_url"]["url"] for c in content if c.get("type") == "video_url")
+        s = by_video[url.removeprefix("file://")]
+        sent[s.sample_id] = canned_answer(s)
+        return Reply(json={"id": "c", "object": "chat.completion", "created": 0, "model": "fake-vlm",
+                           "choices": [{"index": 0, "finish_reason": "stop",
+                                        "message": {"role": "assistant", "content": sent[s.sample_id]}}],
+                           "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}})
+
+    root = tmp_path_factory.mktemp("served")
+    with FakeServer() as srv:
+        srv.script("POST", "/v1/chat/completions", default=reply)
+        run_lmms_eval(taskdir, root / "out", root / "hf", "openai",
+                      f"model_version=fake-vlm,base_url={srv.url}/v1,pass_video_url=True,max_retries=1",
+                      {"OPENAI_API_KEY": "sk-test-not-a-secret"})
+    assert len(sent) == 5
+    return root / "out", sent
+
+
+def test_task_directory(taskdir: Path, small: Path) -> None:
+    yaml_text = (taskdir / "vidaudit_counting.yaml").read_text()
+    assert "process_results: !function utils.process_results" in yaml_text
+    assert "- metric: vidaudit_f1" in yaml_text and 'vidaudit_suite: "counting"' in yaml_text
+    assert "until: []" in yaml_text  # no stop sequence cuts a ledger at its first blank line
+    docs = [json.loads(x) for x in (taskdir / "docs.jsonl").read_text().splitlines()]
+    assert [d["sample_id"] for d in docs] == [s.sample_id for s in load_samples(small)]
+    assert all(Path(d["video"]).is_file() and d["condition"] == CONDITION for d in docs)
+    assert "--include_path" in (taskdir / "README.md").read_text()
+
+
+@needs_lmms_eval
+def test_round_trip_through_a_fake_server(served: tuple[Path, dict[str, str]], small: Path, tmp_path: Path) -> None:
+    out, sent = served
+    scored = import_responses("lmms-eval", out, small / "manifest.jsonl")
+    assert {r.model for r in scored.records} == {"openai:fake-vlm"}
+    assert comparable(scored.records) == comparable(own_scores(small / "manifest.jsonl", sent, "openai:fake-vlm",
+                                                               tmp_path))
+    kinds = {(r.correct, r.parse.method) for r in scored.records}
+    assert len(kinds) >= 2, kinds  # the canned answers differ in kind: right, wrong, unparseable
+    # lmms-eval's per-row metrics are vidaudit's, and its table is their mean
+    rows = {json.loads(x)["vidaudit_sample_id"]: json.loads(x) for x in samples_file(out).read_text().splitlines()}
+    for r in scored.records:
+        assert rows[r.sample_id]["vidaudit_record"]["metrics"] == r.metrics
+        assert rows[r.sample_id]["vidaudit_correct"] == float(r.correct)
+    table = results_file(out)["results"]["vidaudit_counting"]
+    assert table["vidaudit_correct,none"] == pytest.approx(sum(r.correct for r in scored.records) / 5)
+    f1 = [r.metrics["f1"] for r in scored.records if r.metrics["f1"] is not None]
+    assert table["vidaudit_f1,none"] == pytest.approx(sum(f1) / len(f1))
+
+
+@needs_lmms_eval
+def test_round_trip_with_the_dummy_mock(taskdir: Path, small: Path, tmp_path: Path) -> None:
+    text = "- at 2.27 s: contact (running count 1) Final Answer: \\boxed{1}"  # no comma: model_args splits on it
+    run_lmms_eval(taskdir, tmp_path / "out", tmp_path / "hf", "dummy", f"response={text}")
+    scored = import_responses("lmms-eval", tmp_path / "out", small)
+    assert {r.model for r in scored.records} == {"dummy"}
+    ids = [s.sample_id for s in load_samples(small)]
+    assert comparable(scored.records) == comparable(own_scores(small / "manifest.jsonl", dict.fromkeys(ids, text),
+                                                               "dummy", tmp_path))
+    table = results_file(tmp_path / "out")["results"]["vidaudit_counting"]
+    assert table["vidaudit_correct,none"] == pytest.approx(sum(r.correct for r in scored.records) / 5)
+    # the same through the command line
+    import typer
+    from typer.testing import CliRunner
+
+    from vidaudit.interop.cli import register
+
+    app = typer.Typer()
+    register(app)
+    r = CliRunner().invoke(app, ["score-responses", "--from", "lmms-eval", str(tmp_path / "out"), "--samples",
+                                 str(small), "--out", str(tmp_path / "scores.jsonl")])
+    assert r.exit_code == 0, r.output
+    lines = [json.loads(x) for x in (tmp_path / "scores.jsonl").read_text().splitlines()]
+    assert sorted(lines, key=lambda d: d["sample_id"]) == comparable(scored.records)
+
+
+def _rewrite(log: Path, dest: Path, edit) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    rows = [json.loads(x) for x in log.read_text().splitlines()]
+    edit(rows)
+    f = dest / log.name
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return f
+
+
+@needs_lmms_eval
+def test_refusals_name_what_they_found(served: tuple[Path, dict[str, str]], small: Path, tmp_path: Path) -> None:
+    log = samples_file(served[0])
+    manifest = small / "manifest.jsonl"
+
+    def other_suite(rows):
+        for r in rows:
+            r["vidaudit_suite"] = "toy"
+
+    with pytest.raises(DataError, match="log of suite toy, but .* holds counting samples"):
+        import_responses("lmms-eval", _rewrite(log, tmp_path / "a", other_suite), manifest)
+
+    def unknown_ids(rows):
+        rows[0]["vidaudit_sample_id"] = "counting-nope-1"
+        rows[1]["vidaudit_sample_id"] = "counting-nope-2"
+
+    with pytest.raises(DataError, match=r"2 of 5 rows .* 2 sample id\(s\) .*: counting-nope-1, counting-nope-2"):
+        import_responses("lmms-eval", _rewrite(log, tmp_path / "b", unknown_ids), manifest)
+
+    def future(rows):
+        rows[2]["vidaudit_format"] = 99
+
+    with pytest.raises(DataError, match="vidaudit_format=99, which this vidaudit .* does not know"):
+        import_responses("lmms-eval", _rewrite(log, tmp_path / "c", future), manifest)
+
+    def foreign(rows):
+        for r in rows:
+            for k in [k for k in r if k.startswith("vidaudit_")]:
+                del r[k]
+
+    with pytest.raises(DataError, match="not from a task written by `vidaudit export lmms-eval`"):
+        import_responses("lmms-eval", _rewrite(log, tmp_path / "d", foreign), manifest)
+    with pytest.raises(DataError, match="not an lmms-eval --log_samples row"):
+        import_responses("lmms-eval", _rewrite(log, tmp_path / "e", lambda rows: rows[0].pop("doc_id")), manifest)
+
+
+def test_model_label_names_the_checkpoint() -> None:
+    cfg = {"config": {"model": "llava_onevision", "model_args": "pretrained=lmms-lab/llava-ov-7b,conv_template=qwen"}}
+    assert model_label(cfg) == "llava_onevision:lmms-lab/llava-ov-7b"
+    assert model_label({"config": {"model": "dummy", "model_args": "response=x"}}) == "dummy"
+    assert model_label({}) == "lmms-eval"
+
+
+def test_export_refuses(small: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="system instruction"):
+        export_lmms_eval(small, tmp_path / "t1", prompt="role_prompting")
+    with pytest.raises(ConfigError, match="unknown prompt"):
+        export_lmms_eval(small, tmp_path / "t2", prompt="nope")
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "mine.txt").write_text("x")
+    with pytest.raises(ConfigError, match="not a task directory vidaudit wrote"):
+        export_lmms_eval(small, tmp_path / "busy")
+    res = export_lmms_eval(small, tmp_path / "t3", prompt="direct")
+    again = export_lmms_eval(small, tmp_path / "t3")  # re-export into its own directory: one task left
+    assert res.task == "vidaudit_counting_direct" and again.task == "vidaudit_counting"
+    assert [p.name for p in (tmp_path / "t3").glob("*.yaml")] == ["vidaudit_counting.yaml"]
