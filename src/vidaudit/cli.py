@@ -43,6 +43,16 @@ def _add_suite_commands() -> None:
 _add_suite_commands()
 
 
+def _add_interop_commands() -> None:
+    """``vidaudit export hf|lmms-eval`` and ``score-responses`` (--responses, or --from a harness's log)."""
+    from vidaudit.interop.cli import register
+
+    register(app)
+
+
+_add_interop_commands()
+
+
 @app.command()
 @friendly_errors
 def suites() -> None:
@@ -180,25 +190,6 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory."), allow_c
         paths = report_run(run_dir, allow_changed=allow_changed)
     for kind, path in paths.items():
         console.print(f"{kind:5s} {path}")
-
-
-@app.command("score-responses")
-@friendly_errors
-def score_responses_cmd(
-    suite: str = typer.Option("counting", "--suite", help="The suite whose rules score the responses."),
-    samples: Path = typer.Option(..., "--samples", help="manifest.jsonl (or its directory)."),
-    responses: Path = typer.Option(..., "--responses", help="JSONL: sample_id, response[, model, condition, status]."),
-    out: Path = typer.Option(..., "--out", help="scores.jsonl to write."),
-    report_dir: Path = typer.Option(None, "--report", help="Also write report.json/md/html into this dir."),
-    dedupe: str = typer.Option(None, "--dedupe", help="Keep the first or last of duplicate lines (default: error)."),
-) -> None:
-    """Score responses produced by another harness with vidaudit's rules (see docs/score-responses.md)."""
-    from vidaudit.report.stage import report_responses
-
-    path, paths = report_responses(samples, responses, out, report_dir, suite=suite, dedupe=dedupe)
-    console.print(f"scores: {path}")
-    for kind, p in (paths or {}).items():
-        console.print(f"{kind:5s} {p}")
 
 
 @app.command()

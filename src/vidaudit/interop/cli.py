@@ -3,7 +3,7 @@
 - ``vidaudit export hf DATA --out DIR [--license L] [--verify]``
 - ``vidaudit export lmms-eval DATA --out TASKDIR [--prompt P] [--task NAME] [--max-new-tokens N]``
 - ``vidaudit score-responses --from lmms-eval|vlmevalkit|inspect LOG --samples MANIFEST --out scores.jsonl``
-  (the existing ``score-responses`` is replaced by one that takes either ``--responses`` or ``--from``)
+  (``score-responses`` takes either ``--responses`` or ``--from``)
 
 The commands are thin: they parse arguments and call :mod:`vidaudit.interop.hf`,
 :mod:`vidaudit.interop.lmms_eval` and :mod:`vidaudit.interop.logs`.
@@ -104,12 +104,7 @@ def _manifest_suite(samples: Path) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``export hf|lmms-eval`` and the ``--from`` importer of ``score-responses`` to ``app``.
-
-    An existing ``score-responses`` command is replaced by this one, which keeps its options (``--suite``
-    now defaults to the manifest's suite) and adds ``--from HARNESS LOG`` and ``--model-label``.
-    """
+    """Add ``export hf|lmms-eval`` and ``score-responses`` (``--responses`` or ``--from HARNESS LOG``; ``--suite``
+    defaults to the manifest's suite) to ``app``."""
     app.add_typer(export_app, name="export")
-    app.registered_commands[:] = [c for c in app.registered_commands
-                                  if (c.name or getattr(c.callback, "__name__", "")) != "score-responses"]
     app.command("score-responses")(friendly_errors(score_responses_cmd))
