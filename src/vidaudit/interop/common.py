@@ -22,11 +22,12 @@ from vidaudit.core.hashing import sha256_json
 from vidaudit.core.manifest import DATASET, MANIFEST, load_samples
 from vidaudit.core.registry import get_suite, missing_extra
 from vidaudit.core.types import Condition, Sample
+from vidaudit.score.stage import (STATUSES, ResponseRow, external_trial_id, manifest_suite,  # noqa: F401
+                                  read_jsonl_objects, score_rows)
 from vidaudit.suites.base import Suite
 
 EXTRA = "interop"
 #: statuses a response row may carry (the same as ``responses.jsonl``)
-STATUSES = ("ok", "api_error", "refused", "timeout")
 #: how many unmatched keys an error message lists before it says "and N more"
 MAX_LISTED = 10
 
@@ -99,19 +100,6 @@ def check_videos(data: BridgedData) -> None:
                             "regenerate it")
 
 
-def manifest_suite(samples: Mapping[str, Sample], suite: str | None, where: str) -> str:
-    """The suite of a manifest's samples, checked against an explicitly named one."""
-    names = sorted({s.suite for s in samples.values()})
-    if not names:
-        raise DataError(f"{where} holds no samples")
-    if len(names) > 1:
-        raise DataError(f"{where} mixes samples of several suites ({', '.join(names)}); score one suite at a time")
-    if suite is not None and suite != names[0]:
-        raise ConfigError(f"--suite {suite} does not match the manifest {where}, whose samples are {names[0]!r} "
-                          "samples")
-    return names[0]
-
-
 def native_condition(suite: Suite, prompt: str | None) -> Condition:
     """The condition of a harness that receives the video file and samples it itself: a bare ``native``.
 
@@ -168,74 +156,3 @@ def scalar_metric_names(suite: Suite, samples: Iterable[Sample], condition: Cond
 # --------------------------------------------------------------------------- rows of responses
 
 
-@dataclass(frozen=True)
-class ResponseRow:
-    """One response read from a harness log: the row ``score-responses`` takes, plus where it was read.
-
-    ``frame_times`` are the presentation times of the frames actually sent, when the harness recorded
-    them (vidaudit's own inspect_ai tasks do for frame conditions); None for native video.
-    """
-
-    sample_id: str
-    response: str | None
-    model: str = "external"
-    condition: str = "external"
-    status: str = "ok"
-    where: str = ""
-    frame_times: tuple[float, ...] | None = None
-    frame_indices: tuple[int, ...] | None = None
-
-    def as_json(self) -> dict[str, Any]:
-        """The ``responses.jsonl`` line of this row."""
-        return {"sample_id": self.sample_id, "response": self.response, "model": self.model,
-                "condition": self.condition, "status": self.status}
-
-
-def external_trial_id(sample_id: str, model: str, condition: str) -> str:
-    """The trial id ``score-responses`` gives a response line (so both paths name a trial alike)."""
-    return sha256_json(["external", sample_id, model, condition])
-
-
-def score_rows(samples: Mapping[str, Sample], rows: Sequence[ResponseRow], *, suite: str | None = None,
-               dedupe: str | None = None, source: Mapping[str, str] | None = None,
-               data_dir: Path | None = None) -> Any:
-    """Score in-memory response rows exactly as ``score_responses`` scores a ``responses.jsonl``.
-
-    The same checks (known sample, string response, known status, ``ok`` has text, one row per (sample,
-    model, condition) unless ``dedupe`` is ``first`` or ``last``) and the same trial ids; frame times,
-    where a row has them, reach the suite's scorer as they do in a run. Returns a ``Scored``.
-    """
-    from vidaudit.score.stage import DEDUPE, Scored, record
-
-    if dedupe is not None and dedupe not in DEDUPE:
-        raise ConfigError(f"--dedupe must be first or last, got {dedupe!r}")
-    name = manifest_suite(samples, suite, "the manifest")
-    s = get_suite(name)
-    chosen: dict[tuple[str, str, str], ResponseRow] = {}
-    for row in rows:
-        where = row.where or row.sample_id
-        if row.sample_id not in samples:
-            raise DataError(f"{where}: sample_id {row.sample_id!r} is not in the manifest")
-        if row.response is not None and not isinstance(row.response, str):
-            raise DataError(f"{where}: response must be a string or null, got {type(row.response).__name__}")
-        if row.status not in STATUSES:
-            raise DataError(f"{where}: status {row.status!r} is not one of {', '.join(STATUSES)}")
-        if row.status == "ok" and row.response is None:
-            raise DataError(f"{where}: status ok needs a response string")
-        key = (row.sample_id, row.model, row.condition)
-        if key in chosen and dedupe is None:
-            raise DataError(f"{chosen[key].where or row.sample_id} and {where} are both for sample {row.sample_id!r}, "
-                            f"model {row.model!r}, condition {row.condition!r} (a log with several epochs or "
-                            "repeats?); pass --dedupe first|last to keep one")
-        if key not in chosen or dedupe == "last":
-            chosen[key] = row
-    out = Scored(suite=s, records=[], samples=dict(samples), source=dict(source or {}), data_dir=data_dir)
-    for (sid, model, condition), row in chosen.items():
-        tid = external_trial_id(sid, model, condition)
-        out.records.append(record(s, samples[sid], trial_id=tid, model=model, role="model", condition=condition,
-                                  status=row.status, text=row.response,
-                                  frame_times=list(row.frame_times) if row.frame_times else None))
-        out.raw_text[tid] = row.response
-        if row.frame_indices and row.frame_times:
-            out.frames[tid] = list(zip(row.frame_indices, row.frame_times, strict=False))
-    return out

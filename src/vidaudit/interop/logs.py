@@ -57,26 +57,11 @@ class ImportedLog:
         return other
 
 
-def read_jsonl_rows(path: Path, harness: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-empty line; a line that is not a JSON object is an error naming it."""
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise DataError(f"cannot read the {harness} log {path}: {e}") from e
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise DataError(f"{path}: not UTF-8 text ({e.reason}); is this a {harness} log?") from None
-    for i, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DataError(f"{path}:{i}: not valid JSON ({e.msg}); is this a {harness} log?") from e
-        if not isinstance(row, dict):
-            raise DataError(f"{path}:{i}: a {harness} log row is a JSON object, got {type(row).__name__}")
-        yield i, row
+def read_jsonl_rows(path: Path, harness: str) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-empty line of a harness's JSONL log (see ``read_jsonl_objects``)."""
+    from vidaudit.score.stage import read_jsonl_objects
+
+    return read_jsonl_objects(Path(path), f"the {harness} log")
 
 
 # --------------------------------------------------------------------------- inspect_ai

@@ -141,18 +141,59 @@ def score_run(run_dir: str | Path, *, allow_changed: bool = False) -> Path:
 # --------------------------------------------------------------------------- external responses
 
 DEDUPE = ("first", "last")
+STATUSES = ("ok", "api_error", "refused", "timeout", "truncated")
 
 
-def _response_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
+@dataclass(frozen=True)
+class ResponseRow:
+    """One response made elsewhere: a ``responses.jsonl`` line, or a row an importer read from a harness's
+    log (``where`` says where, for messages). ``frame_times`` are the presentation times of the frames
+    actually sent, when the harness recorded them; None for native video."""
+
+    sample_id: str
+    response: str | None
+    model: str = "external"
+    condition: str = "external"
+    status: str = "ok"
+    where: str = ""
+    frame_times: tuple[float, ...] | None = None
+    frame_indices: tuple[int, ...] | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``responses.jsonl`` line of this row."""
+        return {"sample_id": self.sample_id, "response": self.response, "model": self.model,
+                "condition": self.condition, "status": self.status}
+
+
+def external_trial_id(sample_id: str, model: str, condition: str) -> str:
+    """The trial id of a response made elsewhere (one per sample, model and condition)."""
+    return sha256_json(["external", sample_id, model, condition])
+
+
+def manifest_suite(samples: Mapping[str, Sample], suite: str | None, where: str) -> str:
+    """The suite of a manifest's samples, checked against an explicitly named one."""
+    names = sorted({s.suite for s in samples.values()})
+    if not names:
+        raise DataError(f"{where} holds no samples")
+    if len(names) > 1:
+        raise DataError(f"{where} mixes samples of several suites ({', '.join(names)}); score one suite at a time")
+    if suite is not None and suite != names[0]:
+        raise ConfigError(f"--suite {suite} does not match the manifest {where}, whose samples are {names[0]!r} "
+                          "samples")
+    return names[0]
+
+
+def read_jsonl_objects(path: Path, what: str) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-empty line of a JSONL file; anything else is a DataError naming it."""
     try:
-        data = path.read_bytes()
+        data = Path(path).read_bytes()
     except OSError as e:
-        raise DataError(f"cannot read responses {path}: {e}") from e
+        raise DataError(f"cannot read {what} {path}: {e}") from e
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data[:e.start].count(b"\n") + 1
-        raise DataError(f"{path}:{line}: not UTF-8 text ({e.reason}); save the responses as UTF-8 JSONL") from None
+        raise DataError(f"{path}:{line}: not UTF-8 text ({e.reason}); save {what} as UTF-8 JSONL") from None
     rows = []
     for i, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -164,50 +205,67 @@ def _response_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
         except RecursionError:
             raise DataError(f"{path}:{i}: JSON nested too deeply to read; fix or remove that line") from None
         if not isinstance(row, dict):
-            raise DataError(f"{path}:{i}: a response line is a JSON object with sample_id and response, got "
-                            f"{type(row).__name__}")
+            raise DataError(f"{path}:{i}: a line of {what} is a JSON object, got {type(row).__name__}")
         rows.append((i, row))
     return rows
 
 
-def score_responses(samples_path: str | Path, responses_path: str | Path, *, suite: str = "counting",
-                    dedupe: str | None = None) -> Scored:
-    """Score responses made elsewhere: JSONL of sample_id, response (string or null), optional model,
-    condition and status. Two lines for one (sample, model, condition) are an error unless ``dedupe``
-    says which to keep (``first`` or ``last``)."""
+def score_rows(samples: Mapping[str, Sample], rows: Sequence[ResponseRow], *, suite: str | None = None,
+               dedupe: str | None = None, source: Mapping[str, str] | None = None,
+               data_dir: Path | None = None) -> Scored:
+    """Score responses made elsewhere. Each row must name a known sample, carry a string (or null for a failed
+    call), a known status, and text when ok; two rows for one (sample, model, condition) are an error unless
+    ``dedupe`` says which to keep (``first`` or ``last``). Frame times, where a row has them, reach the suite's
+    scorer as they do in a run."""
     if dedupe is not None and dedupe not in DEDUPE:
         raise ConfigError(f"--dedupe must be first or last, got {dedupe!r}")
-    s = get_suite(suite)
-    samples_path, responses_path = Path(samples_path), Path(responses_path)
-    loaded = load_samples(samples_path)
-    s.check_samples(loaded, str(samples_path))
-    samples = {x.sample_id: x for x in loaded}
-    chosen: dict[tuple[str, str, str], tuple[int, dict[str, Any]]] = {}
-    for i, row in _response_rows(responses_path):
-        sid, text = row.get("sample_id"), row.get("response")
-        if not isinstance(sid, str) or sid not in samples:
-            raise DataError(f"{responses_path}:{i}: sample_id {sid!r} is not in {samples_path}")
-        if text is not None and not isinstance(text, str):
-            raise DataError(f"{responses_path}:{i}: response must be a string (or null for a failed call), got "
-                            f"{type(text).__name__}")
-        status = row.get("status") or ("ok" if text is not None else "api_error")
-        if not isinstance(status, str) or status not in ("ok", "api_error", "refused", "timeout", "truncated"):
-            raise DataError(f"{responses_path}:{i}: status {status!r} is not one of ok, api_error, refused, timeout, "
-                            "truncated")
-        if status == "ok" and text is None:
-            raise DataError(f"{responses_path}:{i}: status ok needs a response string")
-        model = str(row.get("model") or "external")
-        condition = str(row.get("condition") or "external")
-        key = (sid, model, condition)
+    s = get_suite(manifest_suite(samples, suite, "the manifest"))
+    s.check_samples(list(samples.values()), "the manifest")
+    chosen: dict[tuple[str, str, str], ResponseRow] = {}
+    for row in rows:
+        where = row.where or row.sample_id
+        if not isinstance(row.sample_id, str) or row.sample_id not in samples:
+            raise DataError(f"{where}: sample_id {row.sample_id!r} is not in the manifest")
+        if row.response is not None and not isinstance(row.response, str):
+            raise DataError(f"{where}: response must be a string (or null for a failed call), got "
+                            f"{type(row.response).__name__}")
+        if not isinstance(row.status, str) or row.status not in STATUSES:
+            raise DataError(f"{where}: status {row.status!r} is not one of {', '.join(STATUSES)}")
+        if row.status == "ok" and row.response is None:
+            raise DataError(f"{where}: status ok needs a response string")
+        key = (row.sample_id, row.model, row.condition)
         if key in chosen and dedupe is None:
-            raise DataError(f"{responses_path}: lines {chosen[key][0]} and {i} are both for sample {sid!r}, model "
-                            f"{model!r}, condition {condition!r}; remove one, or pass --dedupe first|last")
+            raise DataError(f"{chosen[key].where or row.sample_id} and {where} are both for sample "
+                            f"{row.sample_id!r}, model {row.model!r}, condition {row.condition!r}; remove one, or "
+                            "pass --dedupe first|last")
         if key not in chosen or dedupe == "last":
-            chosen[key] = (i, {**row, "status": status, "model": model, "condition": condition})
-    out = Scored(suite=s, records=[], samples=samples, source={"responses": str(responses_path)})
-    for (sid, model, condition), (_, row) in chosen.items():
-        tid = sha256_json(["external", sid, model, condition])
+            chosen[key] = row
+    out = Scored(suite=s, records=[], samples=dict(samples), source=dict(source or {}), data_dir=data_dir)
+    for (sid, model, condition), row in chosen.items():
+        tid = external_trial_id(sid, model, condition)
         out.records.append(record(s, samples[sid], trial_id=tid, model=model, role="model", condition=condition,
-                                  status=row["status"], text=row.get("response")))
-        out.raw_text[tid] = row.get("response")
+                                  status=row.status, text=row.response,
+                                  frame_times=list(row.frame_times) if row.frame_times else None))
+        out.raw_text[tid] = row.response
+        if row.frame_indices and row.frame_times:
+            out.frames[tid] = list(zip(row.frame_indices, row.frame_times, strict=False))
     return out
+
+
+def score_responses(samples_path: str | Path, responses_path: str | Path, *, suite: str | None = "counting",
+                    dedupe: str | None = None) -> Scored:
+    """Score a ``responses.jsonl`` (sample_id, response (string or null), optional model, condition, status)."""
+    samples_path, responses_path = Path(samples_path), Path(responses_path)
+    samples = {x.sample_id: x for x in load_samples(samples_path)}
+    rows = []
+    for i, line in read_jsonl_objects(responses_path, "the responses"):
+        text = line.get("response")
+        status = line.get("status") or ("ok" if text is not None else "api_error")
+        rows.append(ResponseRow(sample_id=line.get("sample_id"), response=text,  # type: ignore[arg-type]
+                                model=str(line.get("model") or "external"),
+                                condition=str(line.get("condition") or "external"), status=status,
+                                where=f"{responses_path}:{i}"))
+    try:
+        return score_rows(samples, rows, suite=suite, dedupe=dedupe, source={"responses": str(responses_path)})
+    except DataError as e:
+        raise DataError(str(e).replace("is not in the manifest", f"is not in {samples_path}")) from None
