@@ -442,3 +442,11 @@ def test_max_tokens_spent_thinking_is_truncated(srv: FakeServer, env, tmp_path: 
     e = err.value
     assert e.kind is ErrorKind.TRUNCATED and "MAX_TOKENS" in e.message
     assert e.response.usage.reasoning_tokens == 512 and e.response.text == ""
+
+
+def test_the_sdk_stays_on_httpx_even_where_aiohttp_is_installed(tmp_path: Path) -> None:
+    """google-genai switches to aiohttp when it is importable (datasets and inspect-ai bring it); the adapter pins
+    httpx so that its body checks and error classes hold whatever else is installed."""
+    with FakeServer() as srv:
+        a = adapter(srv, tmp_path)
+        assert a._client._api_client._use_aiohttp() is False

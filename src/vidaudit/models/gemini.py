@@ -174,7 +174,10 @@ class GeminiAdapter:
         http_options = types.HttpOptions(
             base_url=self.base_url, api_version=api_version, timeout=max(1, int(self.timeout_s * 1000)),
             retry_options=types.HttpRetryOptions(attempts=1),
-            async_client_args={"event_hooks": {"response": [self._check_body]}})
+            # an explicit httpx transport keeps the SDK on httpx even where aiohttp is installed (it would
+            # switch transports silently, bypassing the body check and classifying errors differently)
+            async_client_args={"event_hooks": {"response": [self._check_body]},
+                               "transport": httpx2.AsyncHTTPTransport()})
         self._client = genai.Client(api_key=key, http_options=http_options)
 
     async def _check_body(self, response: httpx2.Response) -> None:
