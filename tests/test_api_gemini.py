@@ -444,7 +444,7 @@ def test_max_tokens_spent_thinking_is_truncated(srv: FakeServer, env, tmp_path: 
     assert e.response.usage.reasoning_tokens == 512 and e.response.text == ""
 
 
-def test_the_sdk_stays_on_httpx_even_where_aiohttp_is_installed(tmp_path: Path) -> None:
+def test_the_sdk_stays_on_httpx_even_where_aiohttp_is_installed(tmp_path: Path, env) -> None:
     """google-genai switches to aiohttp when it is importable (datasets and inspect-ai bring it); the adapter pins
     httpx so that its body checks and error classes hold whatever else is installed."""
     with FakeServer() as srv:
