@@ -1,0 +1,55 @@
+"""Camera-motion numbers: accuracy over planned trials (EM: errors are wrong) with Wilson intervals,
+per direction, and the confusion counts (rows: true direction; columns: predicted, or unparsed / error)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from vidaudit.score.records import ScoreRecord
+from vidaudit.score.stats import wilson_interval
+from vidaudit.suites.stress.options import CHANCE, DIRECTIONS, paper_name, PAPER_REPORTED
+
+UNPARSED = "unparsed"
+ERROR = "error"
+PREDICTED_COLUMNS = (*DIRECTIONS, UNPARSED, ERROR)
+
+
+def _cell(rs: Sequence[ScoreRecord]) -> dict[str, Any]:
+    n = len(rs)
+    k = sum(r.correct is True for r in rs)
+    scored = sum(r.status == "ok" for r in rs)
+    lo, hi = wilson_interval(k, n)
+    return {"n_planned": n, "n_scored": scored, "n_correct": k, "accuracy": k / n if n else None,
+            "ci_low": lo if n else None, "ci_high": hi if n else None,
+            "completion": scored / n if n else None,
+            "accuracy_of_scored": k / scored if scored else None}
+
+
+def predicted_of(r: ScoreRecord) -> str:
+    if r.status != "ok":
+        return ERROR
+    m = r.metrics.get("predicted_motion")
+    return m if m in DIRECTIONS else UNPARSED
+
+
+def aggregate_camera(records: Sequence[ScoreRecord]) -> dict[str, Any]:
+    """``{"cells": {"MODEL|CONDITION": {...}}, "chance": 1/6, "paper_reported": {...}}`` for camera_motion."""
+    recs = [r for r in records if r.params.get("probe") == "camera_motion"]
+    keys = sorted({(r.model, r.condition) for r in recs})
+    cells: dict[str, Any] = {}
+    for model, cond in keys:
+        rs = [r for r in recs if r.model == model and r.condition == cond]
+        cell = _cell(rs)
+        cell.update({"model": model, "condition": cond, "role": rs[0].model_role,
+                     "paper_name": paper_name(model)})
+        cell["per_direction"] = {d: _cell([r for r in rs if r.params.get("motion") == d]) for d in DIRECTIONS}
+        confusion = {d: dict.fromkeys(PREDICTED_COLUMNS, 0) for d in DIRECTIONS}
+        for r in rs:
+            true = r.params.get("motion")
+            if true in confusion:
+                confusion[true][predicted_of(r)] += 1
+        cell["confusion"] = confusion
+        cells[f"{model}|{cond}"] = cell
+    return {"cells": cells, "chance": CHANCE, "paper_reported": dict(PAPER_REPORTED),
+            "human_ceiling": None, "directions": list(DIRECTIONS)}

@@ -1,0 +1,80 @@
+"""The stress suite's report: sections built from ``report.model`` types (no rendering here)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from vidaudit.report.model import GridFigure, Section, SuiteReport, Table
+from vidaudit.score.records import ScoreRecord
+from vidaudit.suites.stress.aggregate import PREDICTED_COLUMNS, aggregate_camera
+from vidaudit.suites.stress.options import CHANCE, DIRECTIONS, HUMAN_REPORTED, PAPER_REPORTED
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}"
+
+
+def _summary_table(cells: dict[str, Any]) -> Table:
+    rows = []
+    for c in cells.values():
+        paper = PAPER_REPORTED.get(c["paper_name"]) if c["paper_name"] else None
+        rows.append([c["model"], c["condition"], c["role"], str(c["n_planned"]),
+                     f"{c['n_scored']}/{c['n_planned']}", _pct(c["accuracy"]),
+                     f"[{_pct(c['ci_low'])}, {_pct(c['ci_high'])}]", _pct(CHANCE),
+                     "-" if paper is None else f"{paper:.1f} ({c['paper_name']})", "not measured"])
+    return Table(id="stress-camera-accuracy", title="Camera motion: 6-way accuracy (%)", key_columns=2,
+                 columns=["model", "condition", "role", "planned", "completed", "accuracy", "95% Wilson",
+                          "chance", "paper reported", "human ceiling"], rows=rows,
+                 caption="Accuracy over every planned trial: a failed call counts as wrong (completion shows "
+                         "how many were scored). Chance is 1/6. 'paper reported' is Reveal A.4 for the paper's "
+                         "model of the same name (its own stimuli, not these).")
+
+
+def _direction_table(cells: dict[str, Any]) -> Table:
+    rows = []
+    for c in cells.values():
+        pd = c["per_direction"]
+        rows.append([c["model"], c["condition"]] + [
+            f"{_pct(pd[d]['accuracy'])} ({pd[d]['n_correct']}/{pd[d]['n_planned']})" for d in DIRECTIONS])
+    return Table(id="stress-camera-directions", title="Camera motion: accuracy per true direction (%)",
+                 key_columns=2, columns=["model", "condition", *DIRECTIONS], rows=rows)
+
+
+def _confusion(c: dict[str, Any], i: int) -> GridFigure:
+    conf = c["confusion"]
+    values, notes = [], []
+    for d in DIRECTIONS:
+        total = sum(conf[d].values())
+        values.append([conf[d][p] / total if total else None for p in PREDICTED_COLUMNS])
+        notes.append([f"{conf[d][p]}/{total}" for p in PREDICTED_COLUMNS])
+    return GridFigure(id=f"stress-camera-confusion-{i}", title=f"confusion: {c['model']} / {c['condition']}",
+                      group=[c["model"], c["condition"]], row_label="true direction", col_label="predicted",
+                      rows=list(DIRECTIONS), cols=list(PREDICTED_COLUMNS), values=values, annotations=notes,
+                      value_label="share of the row",
+                      caption="Rows: the true camera motion; columns: the parsed answer, 'unparsed' (no option "
+                              "in an answer position) or 'error' (the call failed).")
+
+
+def _paper_table() -> Table:
+    return Table(id="stress-camera-paper", title="Reveal A.4: reported 6-way accuracy (%)",
+                 columns=["model (paper)", "accuracy"],
+                 rows=[[k, f"{v:.1f}"] for k, v in PAPER_REPORTED.items()] + [["humans (paper)", f"{HUMAN_REPORTED:.0f}"]],
+                 caption="As listed in reveal-checklist.md section 1 (A.4 prints 13.6 for GPT-5-nano). Humans: 50 "
+                         "clips, uniform over the six motions; no human study is measured here.")
+
+
+def stress_report(records: Sequence[ScoreRecord]) -> SuiteReport:
+    res = aggregate_camera(records)
+    cells = res["cells"]
+    sections = []
+    if cells:
+        sections.append(Section(
+            id="stress-camera-motion", title="Camera motion (2D)",
+            lede="Six-way camera motion on procedural still scenes moved by camera_2d (physical direction "
+                 "names: pan_left = the content moves right). Chance is 1/6.",
+            figures=[_confusion(c, i) for i, c in enumerate(cells.values())],
+            tables=[_summary_table(cells), _direction_table(cells), _paper_table()]))
+    notes = [f"camera_motion: {len(cells)} model x condition cells; chance {100 * CHANCE:.1f}%; human ceiling "
+             "not measured"]
+    return SuiteReport(results={"camera_motion": res}, sections=sections, notes=notes)
