@@ -165,3 +165,21 @@ def test_killed_run_leaves_no_partial_file(tmp_path: Path) -> None:
     # and the partial log lets a rerun reuse what finished
     partial = [json.loads(x) for x in (out / "manifest.partial.jsonl").read_text().splitlines() if x.strip()]
     assert len(partial) >= len(finals) - 1
+
+
+@pytest.mark.parametrize("width,height", [(160, 90), (160, 96), (98, 54)])
+def test_written_frames_read_back_at_any_even_size(tmp_path: Path, width: int, height: int) -> None:
+    """A height of 2 mod 4 (160x90) once came out 88 rows high and garbled; every even size must round-trip."""
+    import cv2
+
+    from vidaudit.video.io import probe, read_frames, write_video
+
+    rng = np.random.default_rng(3)
+    frames = [cv2.GaussianBlur(rng.integers(0, 255, (height, width, 3)).astype(np.uint8), (9, 9), 3)
+              for _ in range(6)]
+    write_video(tmp_path / "v.mp4", frames, 10.0, width, height)
+    info = probe(tmp_path / "v.mp4")
+    assert (info.width, info.height, info.n_frames) == (width, height, 6)
+    back = read_frames(tmp_path / "v.mp4", list(range(6)))
+    for a, b in zip(frames, back, strict=True):
+        assert float(((a.astype(int) - b.astype(int)) ** 2).mean()) < 40

@@ -1,13 +1,8 @@
-"""generate stress -> run (oracle, chance, camera-flow; frames@4) -> score -> report, through the CLI.
-
-camera-flow is registered through a ``vidaudit.providers`` entry point in a dist-info written on a
-temporary ``sys.path`` entry (the way ``tests/plugin_site/`` registers its provider), until the integrator
-adds it to ``core/registry.py``'s built-in table.
-"""
+"""generate stress -> run (oracle, chance, camera-flow; frames@4) -> score -> report, through the CLI
+(camera-flow is a built-in provider)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,26 +13,14 @@ from vidaudit.report.model import Report
 from vidaudit.score.records import ScoreRecord
 
 
-def _site(root: Path) -> Path:
-    site = root / "site"
-    info = site / "stress_flow-0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: stress-flow\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(
-        "[vidaudit.providers]\ncamera-flow = vidaudit.models.camera_flow:CameraFlowAdapter\n")
-    return site
-
-
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "site"), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=root, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True,
                           text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("stress_e2e")
-    _site(root)
     r = _cli(root, "generate", "stress", "--probe", "camera_motion", "--out", str(root / "data"))
     assert r.returncode == 0, r.stdout + r.stderr
     r = _cli(root, "run", "stress", "--data", str(root / "data"), "--model", "oracle", "--model", "chance",
@@ -51,7 +34,6 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_unknown_probe_is_refused(tmp_path: Path) -> None:
-    (tmp_path / "site").mkdir()
     r = _cli(tmp_path, "generate", "stress", "--probe", "lane_change", "--out", str(tmp_path / "d"))
     assert r.returncode != 0 and "camera_motion" in r.stdout + r.stderr
 

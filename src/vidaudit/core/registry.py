@@ -22,6 +22,7 @@ _BUILTIN: dict[str, dict[str, str]] = {
         "chance": "vidaudit.models.baselines:ChanceAdapter",
         "constant": "vidaudit.models.baselines:ConstantAdapter",
         "ideal-observer": "vidaudit.models.ideal_observer:IdealObserverAdapter",
+        "camera-flow": "vidaudit.models.camera_flow:CameraFlowAdapter",
         "openai": "vidaudit.models.openai_compat:OpenAIAdapter",
         "gemini": "vidaudit.models.gemini:GeminiAdapter",
         "anthropic": "vidaudit.models.anthropic:AnthropicAdapter",

@@ -72,7 +72,10 @@ class VideoWriter:
             self._thread.start()
 
     def _encode(self, yuv: np.ndarray, pts: int) -> None:
-        frame = av.VideoFrame.from_numpy_buffer(yuv, format="yuv420p")
+        # from_numpy_buffer (no copy) misreads the height of an I420 buffer whose height is 2 mod 4 (160x90
+        # came out 88 rows high, garbled); such sizes take the copying constructor
+        frame = av.VideoFrame.from_numpy_buffer(yuv, format="yuv420p") if self._h % 4 == 0 \
+            else av.VideoFrame.from_ndarray(yuv, format="yuv420p")
         frame.pts = pts
         for packet in self._stream.encode(frame):
             self._container.mux(packet)
