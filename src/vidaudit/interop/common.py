@@ -18,7 +18,6 @@ from types import ModuleType
 from typing import Any
 
 from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.hashing import sha256_json
 from vidaudit.core.manifest import DATASET, MANIFEST, load_samples
 from vidaudit.core.registry import get_suite, missing_extra
 from vidaudit.core.types import Condition, Sample

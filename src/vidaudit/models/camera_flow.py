@@ -16,17 +16,16 @@ the suite's own strict parser scores it like any model.
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections.abc import Mapping, Sequence
 
 import cv2
 import numpy as np
 
-from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Response, Sample, VideoPart
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.types import ErrorKind, ModelSpec, Request, Response, Sample
 from vidaudit.models.base import Capabilities, ModelCallError
-from vidaudit.video.io import iter_selected
+from vidaudit.models.ideal_observer import observed_frames
 
 DIRECTIONS = ("zoom_in", "zoom_out", "pan_left", "pan_right", "tilt_up", "tilt_down")
 _MAX_SIDE = 192
@@ -124,20 +123,7 @@ class CameraFlowAdapter:
         return await asyncio.to_thread(self._answer, request)
 
     def _frames(self, request: Request) -> list[tuple[int, float, np.ndarray]]:
-        frames: list[tuple[int, float, np.ndarray]] = []
-        for part in request.parts:
-            if isinstance(part, ImagePart):
-                frames.append((part.frame_index, part.t, part.image))
-            elif isinstance(part, VideoPart):
-                if not part.frame_indices:
-                    raise ModelCallError(ErrorKind.BAD_REQUEST, "camera-flow: video part lists no frames")
-                try:
-                    when = dict(zip(part.frame_indices, part.timestamps, strict=True))
-                    frames.extend((i, when[i], f) for i, f in iter_selected(part.path, part.frame_indices, half=True))
-                except DataError as e:
-                    raise ModelCallError(ErrorKind.BAD_REQUEST, str(e)) from e
-        frames.sort(key=lambda x: (x[1], x[0]))
-        return frames
+        return sorted(observed_frames(request, "camera-flow"), key=lambda x: (x[1], x[0]))
 
     def _answer(self, request: Request) -> Response:
         t0 = time.perf_counter()

@@ -10,10 +10,30 @@ from __future__ import annotations
 import asyncio
 import time
 
+import numpy as np
+
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Response, VideoPart
 from vidaudit.models.base import Capabilities, ModelCallError
 from vidaudit.video.io import iter_selected
+
+
+def observed_frames(request: Request, who: str) -> list[tuple[int, float, np.ndarray]]:
+    """(source frame index, time, RGB) of every frame a request shows, in request order: its images, and
+    the listed frames of its video parts (decoded at half size). What a pixel observer may look at."""
+    frames: list[tuple[int, float, np.ndarray]] = []
+    for part in request.parts:
+        if isinstance(part, ImagePart):
+            frames.append((part.frame_index, part.t, part.image))
+        elif isinstance(part, VideoPart):
+            if not part.frame_indices:
+                raise ModelCallError(ErrorKind.BAD_REQUEST, f"{who}: video part lists no frames")
+            try:
+                when = dict(zip(part.frame_indices, part.timestamps, strict=True))
+                frames.extend((i, when[i], f) for i, f in iter_selected(part.path, part.frame_indices, half=True))
+            except DataError as e:
+                raise ModelCallError(ErrorKind.BAD_REQUEST, str(e)) from e
+    return frames
 
 
 class IdealObserverAdapter:
@@ -36,18 +56,7 @@ class IdealObserverAdapter:
 
     def _answer(self, request: Request) -> Response:
         t0 = time.perf_counter()
-        frames = []
-        for part in request.parts:
-            if isinstance(part, ImagePart):
-                frames.append((part.frame_index, part.t, part.image))
-            elif isinstance(part, VideoPart):
-                if not part.frame_indices:
-                    raise ModelCallError(ErrorKind.BAD_REQUEST, "ideal observer: video part lists no frames")
-                try:
-                    when = dict(zip(part.frame_indices, part.timestamps, strict=True))
-                    frames.extend((i, when[i], f) for i, f in iter_selected(part.path, part.frame_indices, half=True))
-                except DataError as e:
-                    raise ModelCallError(ErrorKind.BAD_REQUEST, str(e)) from e
+        frames = observed_frames(request, "ideal observer")
         if not frames:
             raise ModelCallError(ErrorKind.BAD_REQUEST, "ideal observer: no frames in the request")
         try:

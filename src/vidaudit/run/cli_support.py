@@ -108,8 +108,6 @@ def resolve_run_args(*, suite: str, data: Path | None, models: list[str], condit
     conds = [parse_condition(c, p, ts) for c in cond_texts for p in prompt_names]
     if len(set(conds)) != len(conds):
         raise ConfigError("a condition is listed twice")
-    if limit is not None and limit < 1:
-        raise ConfigError(f"--limit must be a positive number of samples, got {limit}")
     options = parse_adapter_options(list(cfg.get("adapter_options", [])) + list(adapter_options or []))
     return {"suite": suite, "data": Path(data), "out": Path(out), "models": specs, "conditions": conds,
             "model_options": options,

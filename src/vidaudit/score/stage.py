@@ -212,20 +212,20 @@ def read_jsonl_objects(path: Path, what: str) -> list[tuple[int, dict[str, Any]]
 
 def score_rows(samples: Mapping[str, Sample], rows: Sequence[ResponseRow], *, suite: str | None = None,
                dedupe: str | None = None, source: Mapping[str, str] | None = None,
-               data_dir: Path | None = None) -> Scored:
+               data_dir: Path | None = None, manifest: str = "the manifest") -> Scored:
     """Score responses made elsewhere. Each row must name a known sample, carry a string (or null for a failed
     call), a known status, and text when ok; two rows for one (sample, model, condition) are an error unless
     ``dedupe`` says which to keep (``first`` or ``last``). Frame times, where a row has them, reach the suite's
     scorer as they do in a run."""
     if dedupe is not None and dedupe not in DEDUPE:
         raise ConfigError(f"--dedupe must be first or last, got {dedupe!r}")
-    s = get_suite(manifest_suite(samples, suite, "the manifest"))
-    s.check_samples(list(samples.values()), "the manifest")
+    s = get_suite(manifest_suite(samples, suite, manifest))
+    s.check_samples(list(samples.values()), manifest)
     chosen: dict[tuple[str, str, str], ResponseRow] = {}
     for row in rows:
         where = row.where or row.sample_id
         if not isinstance(row.sample_id, str) or row.sample_id not in samples:
-            raise DataError(f"{where}: sample_id {row.sample_id!r} is not in the manifest")
+            raise DataError(f"{where}: sample_id {row.sample_id!r} is not in {manifest}")
         if row.response is not None and not isinstance(row.response, str):
             raise DataError(f"{where}: response must be a string (or null for a failed call), got "
                             f"{type(row.response).__name__}")
@@ -265,7 +265,5 @@ def score_responses(samples_path: str | Path, responses_path: str | Path, *, sui
                                 model=str(line.get("model") or "external"),
                                 condition=str(line.get("condition") or "external"), status=status,
                                 where=f"{responses_path}:{i}"))
-    try:
-        return score_rows(samples, rows, suite=suite, dedupe=dedupe, source={"responses": str(responses_path)})
-    except DataError as e:
-        raise DataError(str(e).replace("is not in the manifest", f"is not in {samples_path}")) from None
+    return score_rows(samples, rows, suite=suite, dedupe=dedupe, source={"responses": str(responses_path)},
+                      manifest=str(samples_path))
