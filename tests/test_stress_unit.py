@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.types import Sample, VideoRef
-from vidaudit.models.camera_flow import classify_motion
+from vidaudit.video.motion import classify_motion
 from vidaudit.suites.stress import SUITE
 from vidaudit.suites.stress.generate import PRESETS, camera_spec, generate, plan_samples
 from vidaudit.suites.stress.options import CHANCE, DIRECTIONS, LETTERS

@@ -110,7 +110,7 @@ class StressSuite(Suite):
         return answer_text(_direction(value))
 
     def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        from vidaudit.models.camera_flow import classify_motion
+        from vidaudit.video.motion import classify_motion
 
         ordered = sorted(frames, key=lambda f: (f[1], f[0]))
         direction, _ = classify_motion([f for _, _, f in ordered])
