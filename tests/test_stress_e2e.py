@@ -34,7 +34,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_unknown_probe_is_refused(tmp_path: Path) -> None:
-    r = _cli(tmp_path, "generate", "stress", "--probe", "lane_change", "--out", str(tmp_path / "d"))
+    r = _cli(tmp_path, "generate", "stress", "--probe", "no_such_probe", "--out", str(tmp_path / "d"))
     assert r.returncode != 0 and "camera_motion" in r.stdout + r.stderr
 
 

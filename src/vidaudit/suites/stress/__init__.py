@@ -1,7 +1,7 @@
 """The stress suite (Reveal, paper 003): probes of what video-language models really see.
 
-Part 1 implements the ``camera_motion`` probe (6-way camera motion on procedural still scenes moved by
-``camera_2d``). See ``docs/stress.md``.
+Each probe is a sub-package behind ``probe.Probe`` (``camera_motion/``, ...), listed in
+``probe.PROBE_TARGETS``; ``suite.py`` routes the Suite protocol to them. See ``docs/stress.md``.
 """
 
 from vidaudit.suites.stress.suite import SUITE

@@ -1,4 +1,8 @@
-"""``vidaudit generate stress``, contributed through ``StressSuite.add_commands``."""
+"""``vidaudit generate stress --probe NAME``, contributed through ``StressSuite.add_commands``.
+
+One command for every probe: the options every probe shares, a ``--source`` for probes that read a
+user's data, and ``--set KEY=VALUE`` for a probe's own settings (each probe checks the keys it takes).
+"""
 
 from __future__ import annotations
 
@@ -7,26 +11,51 @@ from pathlib import Path
 import typer
 
 
+def parse_settings(pairs: list[str] | None) -> dict[str, str]:
+    """``["k=v", ...]`` -> ``{"k": "v"}``; a pair without ``=`` or a repeated key is an error naming it."""
+    from vidaudit.core.errors import ConfigError
+
+    out: dict[str, str] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"--set takes KEY=VALUE, got {pair!r}")
+        if key in out:
+            raise ConfigError(f"--set {key} given twice")
+        out[key] = value.strip()
+    return out
+
+
 def register(generate_app: typer.Typer) -> None:
     from vidaudit.cli_common import console, friendly_errors
-    from vidaudit.core.errors import ConfigError
+    from vidaudit.suites.stress.probe import PROBE_DESCRIPTIONS
+
+    listing = "; ".join(PROBE_DESCRIPTIONS)
 
     @generate_app.command("stress")
     @friendly_errors
     def generate_stress(
         out: Path = typer.Option(..., "--out", help="Output directory."),
-        probe: str = typer.Option("camera_motion", "--probe", help="Which probe to render (camera_motion)."),
-        preset: str = typer.Option("smoke", "--preset", help="'smoke' (6 motions x 2 scenes, 160x96, 3 s at "
-                                   "10 fps) or 'paper' (reduced A.3-like sweep, 320x180)."),
-        seeds: int = typer.Option(None, "--seeds", help="Scenes per motion (replaces the preset's count)."),
+        probe: str = typer.Option("camera_motion", "--probe", help=f"Which probe to render ({listing})."),
+        preset: str = typer.Option("smoke", "--preset", help="The probe's preset (smoke, paper, ...; see "
+                                   "docs/stress.md)."),
+        seeds: int = typer.Option(None, "--seeds", help="Scenes / items per cell (replaces the preset's count)."),
+        source: Path = typer.Option(None, "--source", help="A user's data for probes that read one (see "
+                                    "docs/stress.md for each probe's format)."),
+        settings: list[str] = typer.Option(None, "--set", help="A probe setting KEY=VALUE (repeatable)."),
         force: bool = typer.Option(False, "--force", help="Replace a dataset already in --out even if its samples "
                                    "differ."),
     ) -> None:
-        """Render the stress suite's stimuli (part 1: the camera_motion probe)."""
-        from vidaudit.suites.stress.generate import generate
-        from vidaudit.suites.stress.suite import PROBES
+        """Render a stress probe's stimuli (with exact answers) into a dataset directory."""
+        from vidaudit.suites.stress.probe import GenerateOptions, get_probe
 
-        if probe not in PROBES:
-            raise ConfigError(f"unknown probe {probe!r}; choose from {', '.join(PROBES)}")
-        manifest = generate(out, preset, seeds, force=force)
+        p = get_probe(probe)
+        if preset not in p.presets:
+            from vidaudit.core.errors import ConfigError
+
+            raise ConfigError(f"probe {probe} has no preset {preset!r}; choose from {', '.join(p.presets)}")
+        opts = GenerateOptions(preset=preset, seeds=seeds, source=source, settings=parse_settings(settings),
+                               force=force)
+        manifest = p.generate(out, opts)
         console.print(f"manifest: {manifest}")

@@ -1,4 +1,9 @@
-"""The stress suite behind the ``Suite`` protocol (part 1: the ``camera_motion`` probe)."""
+"""The stress suite behind the ``Suite`` protocol: every hook routes to the probe a sample names.
+
+The probes themselves live in sub-packages (``camera_motion/``, ...) behind ``probe.Probe``; this module
+knows none of them by name. The report's results are keyed by probe name; its sections are the probes'
+sections in the order of ``PROBE_TARGETS``.
+"""
 
 from __future__ import annotations
 
@@ -12,31 +17,17 @@ from vidaudit.core.types import Condition, Sample
 from vidaudit.report.model import SuiteReport, ViewerTrial
 from vidaudit.score.records import ScoreRecord, TrialScore
 from vidaudit.suites.base import ObservedFrame, Prompt, Suite
-from vidaudit.suites.stress.options import DIRECTION_OF, DIRECTIONS, LETTER_OF, LETTERS
+from vidaudit.suites.stress.probe import PROBE_DESCRIPTIONS, get_probe, probe_names, probe_of
 from vidaudit.suites.stress.viewer import STRESS_VIEWER
 
-PROBES: dict[str, str] = {
-    "camera_motion": "6-way camera motion (zoom in/out, pan left/right, tilt up/down) on 2D-moved stills; chance 1/6",
-}
-
-
-def answer_text(direction: str) -> str:
-    return f"The camera motion is {direction.replace('_', ' ')}: \\boxed{{{LETTER_OF[direction]}}}"
-
-
-def _direction(value: str) -> str:
-    v = value.strip()
-    if v.upper() in DIRECTION_OF:
-        return DIRECTION_OF[v.upper()]
-    if v.lower() in DIRECTIONS:
-        return v.lower()
-    raise ConfigError(f"constant answer must be one of {', '.join(DIRECTIONS)} or a letter "
-                      f"{', '.join(LETTERS)}; got {value!r}")
+#: name -> description, as ``vidaudit suites`` lists them
+PROBES: dict[str, str] = dict(PROBE_DESCRIPTIONS)
 
 
 class StressSuite(Suite):
     name = "stress"
-    description = "Reveal stress probes (part 1: camera motion, 6-way, chance 1/6) with exact synthetic ground truth."
+    description = ("Reveal stress probes: each opposes a shortcut answer to the visually correct one, with exact "
+                   "synthetic ground truth (select one with --probe).")
     paper = "003_26ec3fd4175dfa64"
     default_prompt = "mcq"
     probes = PROBES
@@ -50,71 +41,76 @@ class StressSuite(Suite):
     def check_samples(self, samples: Sequence[Sample], source: str) -> None:
         bad = []
         for s in samples:
-            p = s.params
-            if p.get("probe") not in PROBES:
-                bad.append(f"{s.sample_id}: unknown probe {p.get('probe')!r}")
-            elif p.get("motion") not in DIRECTIONS or s.answer != p.get("motion"):
-                bad.append(f"{s.sample_id}: answer {s.answer!r} is not its motion {p.get('motion')!r}")
+            try:
+                why = probe_of(s).check_sample(s)
+            except ConfigError as e:
+                why = str(e)
+            if why:
+                bad.append(f"{s.sample_id}: {why}")
         if bad:
             raise DataError(f"{source}: {len(bad)} stress samples cannot be trusted: " + "; ".join(bad[:5]))
 
     # ------------------------------------------------------------------ prompts
 
     def prompt_names(self) -> Sequence[str]:
-        from vidaudit.suites.stress.prompts import PROMPT_NAMES
-
-        return list(PROMPT_NAMES)
+        names = [self.default_prompt]
+        for p in probe_names():
+            names += [n for n in get_probe(p).prompt_names if n not in names]
+        return names
 
     def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
-        from vidaudit.suites.stress.prompts import camera_motion_prompt
-
-        return Prompt(None, camera_motion_prompt())
+        probe = probe_of(sample)
+        if condition is not None and condition.prompt not in probe.prompt_names:
+            raise ConfigError(f"probe {probe.name} has no prompt {condition.prompt!r}; it has "
+                              f"{', '.join(probe.prompt_names)}")
+        return probe.render_prompt(sample, condition)
 
     def request_metadata(self, sample: Sample) -> dict[str, Any]:
-        return {"probe": sample.params.get("probe")}
+        return {"probe": sample.params.get("probe"), **probe_of(sample).request_metadata(sample)}
 
     # ------------------------------------------------------------------ scoring
 
     def record_params(self, sample: Sample) -> dict[str, Any]:
         p = sample.params
-        return {k: p[k] for k in ("probe", "motion", "synthesis", "scene", "preset", "speed_px_s", "zoom_max",
-                                  "zoom_curve") if k in p}
+        return {k: p[k] for k in probe_of(sample).record_keys if k in p}
 
     def score(self, sample: Sample, text: str | None, status: str, *,
               frame_times: Sequence[float] | None = None) -> TrialScore:
-        from vidaudit.suites.stress.scoring import score_trial
-
-        return score_trial(sample, text, status)
+        return probe_of(sample).score(sample, text, status, frame_times=frame_times)
 
     def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
-        from vidaudit.suites.stress.report import stress_report
-
-        return stress_report(records)
+        by_probe: dict[str, list[ScoreRecord]] = {}
+        for r in records:
+            by_probe.setdefault(str(r.params.get("probe")), []).append(r)
+        out = SuiteReport()
+        for name in probe_names():
+            if name not in by_probe:
+                continue
+            part = get_probe(name).aggregate(by_probe.pop(name), samples)
+            out.results.update(part.results)
+            out.sections.extend(part.sections)
+            out.notes.extend(part.notes)
+        if by_probe:
+            raise DataError(f"score records of unknown stress probes {sorted(by_probe)}; re-score the run with "
+                            "this version of vidaudit")
+        return out
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
-        from vidaudit.suites.stress.viewer import viewer_trial
-
-        return viewer_trial(record, sample, raw_text)
+        return probe_of(sample).viewer_trial(record, sample, raw_text)
 
     # ------------------------------------------------------------------ baselines
 
     def oracle_answer(self, sample: Sample) -> str:
-        return answer_text(str(sample.answer))
+        return probe_of(sample).oracle_answer(sample)
 
     def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        if option:
-            raise ConfigError("chance for stress takes no option (it draws uniformly over the six motions)")
-        return answer_text(DIRECTIONS[int(rng.integers(0, len(DIRECTIONS)))])
+        return probe_of(sample).chance_answer(sample, rng, option)
 
     def constant_answer(self, sample: Sample, value: str) -> str:
-        return answer_text(_direction(value))
+        return probe_of(sample).constant_answer(sample, value)
 
     def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        from vidaudit.video.motion import classify_motion
-
-        ordered = sorted(frames, key=lambda f: (f[1], f[0]))
-        direction, _ = classify_motion([f for _, _, f in ordered])
-        return answer_text(direction)
+        return get_probe(metadata.get("probe")).observe(frames, metadata)
 
 
 SUITE = StressSuite()

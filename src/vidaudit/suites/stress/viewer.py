@@ -1,25 +1,9 @@
-"""How the trace viewer lists camera-motion trials."""
+"""How the trace viewer lists stress trials: one spec for every probe (the group is probe: sub-kind)."""
 
 from __future__ import annotations
 
-from vidaudit.core.types import Sample
-from vidaudit.report.model import ViewerColumn, ViewerSpec, ViewerTrial
-from vidaudit.score.records import ScoreRecord
+from vidaudit.report.model import ViewerColumn, ViewerSpec
 
-STRESS_VIEWER = ViewerSpec(group_label="motion", columns=[ViewerColumn(key="answer", label="true motion"),
-                                                          ViewerColumn(key="predicted", label="predicted"),
-                                                          ViewerColumn(key="parse", label="parse")])
-
-
-def viewer_trial(record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
-    p = sample.params
-    predicted = record.metrics.get("predicted_motion")
-    return ViewerTrial(trial_id=record.trial_id, sample_id=record.sample_id, model=record.model,
-                       condition=record.condition, group=str(p.get("motion")), status=record.status,
-                       correct=record.correct,
-                       columns={"answer": str(sample.answer), "predicted": predicted,
-                                "parse": record.parse.method if record.parse else None},
-                       facts=[("probe", str(p.get("probe"))), ("synthesis", str(p.get("synthesis"))),
-                              ("content motion", str(p.get("content_motion"))),
-                              ("perturbation", str(p.get("perturbation")))],
-                       raw_text=raw_text or "", grid_point=[p.get("motion")])
+STRESS_VIEWER = ViewerSpec(group_label="probe", columns=[ViewerColumn(key="answer", label="true answer"),
+                                                         ViewerColumn(key="predicted", label="predicted"),
+                                                         ViewerColumn(key="parse", label="parse")])

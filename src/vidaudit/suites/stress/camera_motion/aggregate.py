@@ -7,23 +7,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from vidaudit.score.records import ScoreRecord
-from vidaudit.score.stats import wilson_interval
-from vidaudit.suites.stress.options import CHANCE, DIRECTIONS, paper_name, PAPER_REPORTED
+from vidaudit.suites.stress.common import accuracy_cell as _cell
+from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS, paper_name, PAPER_REPORTED
 
 UNPARSED = "unparsed"
 ERROR = "error"
 PREDICTED_COLUMNS = (*DIRECTIONS, UNPARSED, ERROR)
-
-
-def _cell(rs: Sequence[ScoreRecord]) -> dict[str, Any]:
-    n = len(rs)
-    k = sum(r.correct is True for r in rs)
-    scored = sum(r.status == "ok" for r in rs)
-    lo, hi = wilson_interval(k, n)
-    return {"n_planned": n, "n_scored": scored, "n_correct": k, "accuracy": k / n if n else None,
-            "ci_low": lo if n else None, "ci_high": hi if n else None,
-            "completion": scored / n if n else None,
-            "accuracy_of_scored": k / scored if scored else None}
 
 
 def predicted_of(r: ScoreRecord) -> str:

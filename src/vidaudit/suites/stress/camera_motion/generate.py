@@ -19,9 +19,9 @@ from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, Trace, VideoRef
-from vidaudit.suites.stress.options import DIRECTIONS, LETTER_OF
-from vidaudit.suites.stress.prompts import QUESTION
-from vidaudit.suites.stress.scene import render_scene
+from vidaudit.suites.stress.camera_motion.options import DIRECTIONS, LETTER_OF
+from vidaudit.suites.stress.camera_motion.prompts import QUESTION
+from vidaudit.suites.stress.camera_motion.scene import render_scene
 from vidaudit.video.io import probe
 
 PROBE = "camera_motion"

@@ -5,14 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.report.model import GridFigure, Section, SuiteReport, Table
+from vidaudit.report.model import GridFigure, Section, Table
 from vidaudit.score.records import ScoreRecord
-from vidaudit.suites.stress.aggregate import PREDICTED_COLUMNS, aggregate_camera
-from vidaudit.suites.stress.options import CHANCE, DIRECTIONS, HUMAN_REPORTED, PAPER_REPORTED
-
-
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.1f}"
+from vidaudit.suites.stress.probe import ProbeReport
+from vidaudit.suites.stress.common import human_ceiling_text, pct
+from vidaudit.suites.stress.camera_motion.aggregate import PREDICTED_COLUMNS, aggregate_camera
+from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS, HUMAN_REPORTED, PAPER_REPORTED
 
 
 def _summary_table(cells: dict[str, Any]) -> Table:
@@ -20,9 +18,10 @@ def _summary_table(cells: dict[str, Any]) -> Table:
     for c in cells.values():
         paper = PAPER_REPORTED.get(c["paper_name"]) if c["paper_name"] else None
         rows.append([c["model"], c["condition"], c["role"], str(c["n_planned"]),
-                     f"{c['n_scored']}/{c['n_planned']}", _pct(c["accuracy"]),
-                     f"[{_pct(c['ci_low'])}, {_pct(c['ci_high'])}]", _pct(CHANCE),
-                     "-" if paper is None else f"{paper:.1f} ({c['paper_name']})", "not measured"])
+                     f"{c['n_scored']}/{c['n_planned']}", pct(c["accuracy"]),
+                     f"[{pct(c['ci_low'])}, {pct(c['ci_high'])}]", pct(CHANCE),
+                     "-" if paper is None else f"{paper:.1f} ({c['paper_name']})",
+                     human_ceiling_text("camera_motion", c["condition"])])
     return Table(id="stress-camera-accuracy", title="Camera motion: 6-way accuracy (%)", key_columns=2,
                  columns=["model", "condition", "role", "planned", "completed", "accuracy", "95% Wilson",
                           "chance", "paper reported", "human ceiling"], rows=rows,
@@ -36,7 +35,7 @@ def _direction_table(cells: dict[str, Any]) -> Table:
     for c in cells.values():
         pd = c["per_direction"]
         rows.append([c["model"], c["condition"]] + [
-            f"{_pct(pd[d]['accuracy'])} ({pd[d]['n_correct']}/{pd[d]['n_planned']})" for d in DIRECTIONS])
+            f"{pct(pd[d]['accuracy'])} ({pd[d]['n_correct']}/{pd[d]['n_planned']})" for d in DIRECTIONS])
     return Table(id="stress-camera-directions", title="Camera motion: accuracy per true direction (%)",
                  key_columns=2, columns=["model", "condition", *DIRECTIONS], rows=rows)
 
@@ -64,7 +63,7 @@ def _paper_table() -> Table:
                          "clips, uniform over the six motions; no human study is measured here.")
 
 
-def stress_report(records: Sequence[ScoreRecord]) -> SuiteReport:
+def camera_report(records: Sequence[ScoreRecord]) -> ProbeReport:
     res = aggregate_camera(records)
     cells = res["cells"]
     sections = []
@@ -77,4 +76,4 @@ def stress_report(records: Sequence[ScoreRecord]) -> SuiteReport:
             tables=[_summary_table(cells), _direction_table(cells), _paper_table()]))
     notes = [f"camera_motion: {len(cells)} model x condition cells; chance {100 * CHANCE:.1f}%; human ceiling "
              "not measured"]
-    return SuiteReport(results={"camera_motion": res}, sections=sections, notes=notes)
+    return ProbeReport(results={"camera_motion": res}, sections=sections, notes=notes)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vidaudit.suites.stress.options import DIRECTIONS, LETTER_OF, OPTION_TEXT
+from vidaudit.suites.stress.camera_motion.options import DIRECTIONS, LETTER_OF, OPTION_TEXT
 
 PROMPT_NAMES = ("mcq",)
 

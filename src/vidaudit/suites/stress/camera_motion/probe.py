@@ -1,0 +1,94 @@
+"""The ``camera_motion`` probe behind the ``Probe`` interface: 6-way camera motion on moved stills."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.types import Condition, Sample
+from vidaudit.report.model import ViewerTrial
+from vidaudit.score.records import ScoreRecord, TrialScore
+from vidaudit.suites.base import ObservedFrame, Prompt
+from vidaudit.suites.stress.camera_motion.options import DIRECTION_OF, DIRECTIONS, LETTER_OF, LETTERS
+from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeReport
+
+
+def answer_text(direction: str) -> str:
+    return f"The camera motion is {direction.replace('_', ' ')}: \\boxed{{{LETTER_OF[direction]}}}"
+
+
+def _direction(value: str) -> str:
+    v = value.strip()
+    if v.upper() in DIRECTION_OF:
+        return DIRECTION_OF[v.upper()]
+    if v.lower() in DIRECTIONS:
+        return v.lower()
+    raise ConfigError(f"constant answer must be one of {', '.join(DIRECTIONS)} or a letter "
+                      f"{', '.join(LETTERS)}; got {value!r}")
+
+
+class CameraMotionProbe(Probe):
+    name = "camera_motion"
+    description = "6-way camera motion (zoom in/out, pan left/right, tilt up/down) on moved stills; chance 1/6"
+    presets = ("smoke", "paper")
+    record_keys = ("probe", "motion", "synthesis", "scene", "preset", "speed_px_s", "zoom_max", "zoom_curve")
+
+    def generate(self, out: Path, options: GenerateOptions) -> Path:
+        from vidaudit.suites.stress.camera_motion.generate import generate
+
+        options.check_settings((), self.name)
+        if options.source is not None:
+            raise ConfigError("camera_motion renders its own procedural stills; --source is not read by it yet")
+        return generate(out, options.preset, options.seeds, force=options.force)
+
+    def check_sample(self, sample: Sample) -> str | None:
+        motion = sample.params.get("motion")
+        if motion not in DIRECTIONS or sample.answer != motion:
+            return f"answer {sample.answer!r} is not its motion {motion!r}"
+        return None
+
+    def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
+        from vidaudit.suites.stress.camera_motion.prompts import camera_motion_prompt
+
+        return Prompt(None, camera_motion_prompt())
+
+    def score(self, sample: Sample, text: str | None, status: str, *,
+              frame_times: Sequence[float] | None = None) -> TrialScore:
+        from vidaudit.suites.stress.camera_motion.scoring import score_trial
+
+        return score_trial(sample, text, status)
+
+    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> ProbeReport:
+        from vidaudit.suites.stress.camera_motion.report import camera_report
+
+        return camera_report(records)
+
+    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
+        from vidaudit.suites.stress.camera_motion.viewer import viewer_trial
+
+        return viewer_trial(record, sample, raw_text)
+
+    def oracle_answer(self, sample: Sample) -> str:
+        return answer_text(str(sample.answer))
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        if option:
+            raise ConfigError("chance for camera_motion takes no option (it draws uniformly over the six motions)")
+        return answer_text(DIRECTIONS[int(rng.integers(0, len(DIRECTIONS)))])
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        return answer_text(_direction(value))
+
+    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
+        from vidaudit.video.motion import classify_motion
+
+        ordered = sorted(frames, key=lambda f: (f[1], f[0]))
+        direction, _ = classify_motion([f for _, _, f in ordered])
+        return answer_text(direction)
+
+
+PROBE = CameraMotionProbe()

@@ -1,0 +1,88 @@
+"""What every stress probe's report shares: accuracy over planned trials, and the columns every table has.
+
+Accuracy is over every *planned* trial (a failed call is wrong; ``completion`` says how many were
+scored), with a 95% Wilson interval. Every probe table carries the same trailing columns: chance, the
+paper's reported value where it gives one, and the human ceiling (filled from a human-study file when
+one is imported; "not measured" otherwise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any
+
+from vidaudit.score.records import ScoreRecord
+from vidaudit.score.stats import wilson_interval
+
+NOT_MEASURED = "not measured"
+
+
+def pct(x: float | None, digits: int = 1) -> str:
+    return "-" if x is None else f"{100 * x:.{digits}f}"
+
+
+def accuracy_cell(rs: Sequence[ScoreRecord], correct: Callable[[ScoreRecord], bool | None] | None = None
+                  ) -> dict[str, Any]:
+    """k, n and a Wilson interval over the planned trials ``rs``; ``correct`` overrides ``record.correct``."""
+    get = correct or (lambda r: r.correct)
+    n = len(rs)
+    k = sum(get(r) is True for r in rs)
+    scored = sum(r.status == "ok" for r in rs)
+    lo, hi = wilson_interval(k, n)
+    return {"n_planned": n, "n_scored": scored, "n_correct": k, "accuracy": k / n if n else None,
+            "ci_low": lo if n else None, "ci_high": hi if n else None,
+            "completion": scored / n if n else None,
+            "accuracy_of_scored": k / scored if scored else None}
+
+
+def group_records(records: Iterable[ScoreRecord], key: Callable[[ScoreRecord], Hashable]
+                  ) -> dict[Any, list[ScoreRecord]]:
+    """Records grouped by ``key``, groups in sorted key order (stable tables)."""
+    out: dict[Any, list[ScoreRecord]] = {}
+    for r in records:
+        out.setdefault(key(r), []).append(r)
+    return {k: out[k] for k in sorted(out, key=lambda k: tuple(map(str, k)) if isinstance(k, tuple) else str(k))}
+
+
+def by_model_condition(records: Iterable[ScoreRecord]) -> dict[tuple[str, str], list[ScoreRecord]]:
+    return group_records(records, lambda r: (r.model, r.condition))
+
+
+def interval_text(cell: dict[str, Any]) -> str:
+    return f"[{pct(cell['ci_low'])}, {pct(cell['ci_high'])}]"
+
+
+def accuracy_text(cell: dict[str, Any]) -> str:
+    """"41.7 (5/12)"; "-" for an empty cell."""
+    if not cell["n_planned"]:
+        return "-"
+    return f"{pct(cell['accuracy'])} ({cell['n_correct']}/{cell['n_planned']})"
+
+
+def human_ceiling_text(probe: str, condition: str | None = None) -> str:
+    """The human-ceiling cell of a table row; no human-study file is read yet, so always "not measured"."""
+    return NOT_MEASURED
+
+
+def paper_text(value: float | None, name: str | None = None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.1f}" + (f" ({name})" if name else "")
+
+
+# --------------------------------------------------------------------------- multiple choice
+
+LETTERS = tuple("ABCDEFGH")
+
+
+def options_block(options: Sequence[str]) -> str:
+    return "\n".join(f"{LETTERS[i]}. {o}" for i, o in enumerate(options))
+
+
+def boxed_instruction() -> str:
+    return "Answer with the letter of exactly one option inside \\boxed{}, for example \\boxed{A}."
+
+
+def mcq_answer_text(letter: str, option: str) -> str:
+    """The answer format of the built-in baselines: the option named, then its boxed letter."""
+    return f"The answer is {option}: \\boxed{{{letter}}}"

@@ -1,0 +1,63 @@
+"""The stress suite's probe routing: every probe listed loads, the suite sends each hook to the probe a
+sample names, and bad probe names, settings and presets are refused with the known choices named."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.types import Sample, VideoRef
+from vidaudit.suites.stress import SUITE
+from vidaudit.suites.stress.cli import parse_settings
+from vidaudit.suites.stress.probe import PROBE_DESCRIPTIONS, PROBE_TARGETS, GenerateOptions, Probe, get_probe
+
+
+def _sample(probe: object, **params: object) -> Sample:
+    return Sample(sample_id="s", suite="stress", question="q", answer="pan_left",
+                  params={"probe": probe, **params},
+                  video=VideoRef(path="v.mp4", fps=10, width=16, height=16, n_frames=3, duration_s=0.3))
+
+
+def test_every_listed_probe_loads_and_is_described() -> None:
+    assert set(PROBE_TARGETS) == set(PROBE_DESCRIPTIONS) == set(SUITE.probes)
+    for name in PROBE_TARGETS:
+        p = get_probe(name)
+        assert isinstance(p, Probe) and p.name == name and p.presets and p.prompt_names
+        assert "probe" in p.record_keys
+        assert set(p.prompt_names) <= set(SUITE.prompt_names())
+
+
+def test_unknown_probe_names_the_known_ones() -> None:
+    with pytest.raises(ConfigError, match="camera_motion"):
+        get_probe("nope")
+    with pytest.raises(DataError, match="unknown stress probe"):
+        SUITE.check_samples([_sample("nope")], "data")
+
+
+def test_suite_routes_to_the_named_probe() -> None:
+    s = _sample("camera_motion", motion="pan_left")
+    assert SUITE.oracle_answer(s) == get_probe("camera_motion").oracle_answer(s)
+    assert SUITE.request_metadata(s)["probe"] == "camera_motion"
+    assert SUITE.record_params(s) == {"probe": "camera_motion", "motion": "pan_left"}
+    with pytest.raises(DataError, match="is not its motion"):
+        SUITE.check_samples([_sample("camera_motion", motion="zoom_in")], "data")
+
+
+def test_settings_are_checked() -> None:
+    with pytest.raises(ConfigError, match="no setting foo"):
+        GenerateOptions(settings={"foo": "1"}).check_settings(("bar",), "p")
+    GenerateOptions(settings={"bar": "1"}).check_settings(("bar",), "p")
+
+
+@given(st.dictionaries(st.from_regex(r"[a-z_]{1,8}", fullmatch=True), st.text(alphabet="abc=1 ", max_size=6),
+                       max_size=4))
+def test_parse_settings_round_trips(d: dict[str, str]) -> None:
+    assert parse_settings([f"{k}={v}" for k, v in d.items()]) == {k: v.strip() for k, v in d.items()}
+
+
+@pytest.mark.parametrize("bad", [["novalue"], ["=x"], ["a=1", "a=2"]])
+def test_parse_settings_refuses(bad: list[str]) -> None:
+    with pytest.raises(ConfigError):
+        parse_settings(bad)
