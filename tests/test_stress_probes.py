@@ -61,3 +61,18 @@ def test_parse_settings_round_trips(d: dict[str, str]) -> None:
 def test_parse_settings_refuses(bad: list[str]) -> None:
     with pytest.raises(ConfigError):
         parse_settings(bad)
+
+
+def test_constant_answers_its_text_verbatim() -> None:
+    import asyncio
+
+    from vidaudit.core.types import ModelSpec, Request
+    from vidaudit.models.baselines import ConstantAdapter
+
+    s = _sample("camera_motion", motion="pan_left")
+    for text in ("AGREE", "DISAGREE", "C", "The answer is \\boxed{D}", "3"):
+        a = ConstantAdapter(ModelSpec.parse(f"constant:{text}"), samples={"s": s}, suite=SUITE)
+        req = Request(trial_id="t", parts=[], metadata={"sample_id": "s"})
+        assert asyncio.run(a.generate(req)).text == text
+    with pytest.raises(ConfigError, match="constant needs"):
+        ConstantAdapter(ModelSpec.parse("constant"), samples={"s": s}, suite=SUITE)

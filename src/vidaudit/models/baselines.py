@@ -1,7 +1,7 @@
 """Baselines that need no weights or keys: the oracle (pipeline self-check), chance and constant.
 
-They answer in the suite's own answer format (the suite supplies the text), so that the same parser
-and scorer judge them as any VLM. The oracle and chance read the sample named in the request's public
+The oracle and chance answer in the suite's own answer format (the suite supplies the text), and the
+constant answers its text verbatim, so that the same parser and scorer judge them as any VLM. The oracle and chance read the sample named in the request's public
 metadata; chance draws from a generator seeded by the trial id.
 """
 
@@ -77,18 +77,21 @@ class ChanceAdapter(_Local):
 
 
 class ConstantAdapter(_Local):
-    """Always the same answer (``constant:VALUE``): the majority-class style baseline."""
+    """Always the same text (``constant:TEXT``), answered verbatim: ``constant:3``, ``constant:AGREE``.
+
+    Verbatim, so the suite's own parser decides what TEXT means, exactly as it would for a model that
+    wrote it (``constant:AGREE`` and ``constant:DISAGREE`` are the two trivial sycophancy policies;
+    ``constant:C`` picks option C). TEXT cannot contain ``@`` (the spec's base-url separator).
+    """
 
     role = "constant"
 
     def __init__(self, spec: ModelSpec, **kw: object) -> None:
         super().__init__(spec, **kw)  # type: ignore[arg-type]
         if not spec.name:
-            raise ConfigError("constant needs a value, e.g. constant:3")
-        probe = next(iter(self.samples.values()), None)
-        if probe is not None:
-            self.suite.constant_answer(probe, spec.name)
+            raise ConfigError("constant needs the text to answer, e.g. constant:3 or constant:AGREE")
 
     async def generate(self, request: Request) -> Response:
         t0 = time.perf_counter()
-        return self._respond(self.suite.constant_answer(self._sample(request), self.spec.name), t0)
+        self._sample(request)
+        return self._respond(self.spec.name, t0)

@@ -137,8 +137,9 @@ class Suite:
         raise ConfigError(f"the {self.name} suite defines no chance answer space")
 
     def constant_answer(self, sample: Sample, value: str) -> str:
-        """The text of a model that always answers ``value``."""
-        raise ConfigError(f"the {self.name} suite defines no constant answer")
+        """The suite's answer text for one value of its answer space (a pixel observer formats its reading
+        through this; ``constant:TEXT`` itself answers TEXT verbatim)."""
+        raise ConfigError(f"the {self.name} suite defines no answer format for a value")
 
     def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
         """An ideal observer's answer from exactly the frames sent (pixels only, never the answer)."""
