@@ -65,8 +65,28 @@ class ToySuite(Suite):
     def render_prompt(self, sample, condition) -> Prompt:
         return Prompt(None, f"{sample.question} Answer inside \\boxed{{}}.")
 
-    def score(self, sample, text, status, *, frame_times=None) -> TrialScore:
+    # A free-text answer (no box) goes to the run's judge (``vidaudit run --judge SPEC``).
+    judge_version = "toy-judge-1"
+
+    def judge_prompt(self, sample, answer: str) -> Prompt | None:
+        if _BOXED.search(answer or ""):
+            return None
+        return Prompt("You grade answers.", f"The screen in the video is {sample.answer}. Does this answer say so? "
+                                            f"Answer: {answer!r}. Reply with JSON only: {{\"names_colour\": true|false}}")
+
+    def score(self, sample, text, status, *, frame_times=None, judgement=None) -> TrialScore:
+        from vidaudit.score.judge import read_verdict
+
         m = _BOXED.search(text or "")
+        if m is None and text:
+            if judgement is None:
+                return TrialScore(correct=False, parse=ParseResult(method="not_judged"), metrics={"judge": "none"})
+            v = read_verdict(judgement, "names_colour")
+            if not v.ok:
+                return TrialScore(correct=False, parse=ParseResult(method="judge_unparseable"),
+                                  metrics={"judge": "unparseable"})
+            return TrialScore(correct=bool(v.value), parse=ParseResult(value=str(v.value), method="judged"),
+                              metrics={"judge": "ok"})
         if m is None:
             return TrialScore(correct=False, parse=ParseResult(method="unparseable"))
         return TrialScore(correct=m.group(1) == sample.answer, parse=ParseResult(value=m.group(1), method="boxed",

@@ -59,14 +59,21 @@ def build_report(scored: Scored) -> Report:
                   sections=list(sr.sections), results=dict(sr.results))
 
 
+def with_verdict(trial: ViewerTrial, verdict: str | None) -> ViewerTrial:
+    """The judge's verdict shown beside the answer it judged (a fact of the trial)."""
+    if verdict is None:
+        return trial
+    return trial.model_copy(update={"facts": [*trial.facts, ("judge verdict", verdict)]})
+
+
 def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES) -> list[ViewerTrial]:
     """The trials the viewer keeps (a selection), with thumbnails of the frames that were sent."""
     from vidaudit.report.viewer import attach_frames, select_trials_for_viewer
     from vidaudit.video.frame_cache import FrameCache
 
     suite = scored.suite
-    items = [suite.viewer_trial(r, scored.samples[r.sample_id], scored.raw_text.get(r.trial_id))
-             for r in scored.records]
+    items = [with_verdict(suite.viewer_trial(r, scored.samples[r.sample_id], scored.raw_text.get(r.trial_id)),
+                          scored.judgements.get(r.trial_id)) for r in scored.records]
     chosen = select_trials_for_viewer(items)
     if scored.data_dir is None:
         return chosen

@@ -66,15 +66,18 @@ def resolve_run_args(*, suite: str, data: Path | None, models: list[str], condit
                      timestamps: bool, config: Path | None, out: Path | None, resume: Path | None,
                      temperature: float | None, max_output_tokens: int | None, seed: int | None, max_attempts: int,
                      max_cost_usd: float | None, max_tokens: int | None, limit: int | None,
-                     provider_defaults: bool = False, adapter_options: list[str] | None = None) -> dict[str, Any]:
+                     provider_defaults: bool = False, adapter_options: list[str] | None = None,
+                     judge: str | None = None) -> dict[str, Any]:
     if resume is not None:
         rc = RunConfig.load(resume)
+        stored_judge = rc.options.get("judge")
         return {"suite": rc.suite, "data": Path(rc.data_dir), "out": Path(resume), "models": list(rc.models),
                 "model_options": {k: dict(v) for k, v in rc.model_options.items()},
                 "conditions": list(rc.conditions), "max_attempts": max(max_attempts, rc.max_attempts),
                 "max_cost_usd": max_cost_usd if max_cost_usd is not None else rc.budget.max_cost_usd,
                 "max_tokens": max_tokens if max_tokens is not None else rc.budget.max_tokens,
-                "limit": rc.options.get("limit")}
+                "limit": rc.options.get("limit"),
+                "judge": ModelSpec.model_validate(stored_judge) if stored_judge else None}
     cfg = load_config(config) if config else {}
     suite = str(cfg.get("suite", suite))
     s = get_suite(suite)
@@ -114,7 +117,18 @@ def resolve_run_args(*, suite: str, data: Path | None, models: list[str], condit
             "max_attempts": int(cfg.get("max_attempts", max_attempts)),
             "max_cost_usd": max_cost_usd if max_cost_usd is not None else cfg.get("max_cost_usd"),
             "max_tokens": max_tokens if max_tokens is not None else cfg.get("max_tokens"),
-            "limit": limit if limit is not None else cfg.get("limit")}
+            "limit": limit if limit is not None else cfg.get("limit"),
+            "judge": _judge_spec(judge or cfg.get("judge"), defaults)}
+
+
+def _judge_spec(entry: Any, defaults: dict[str, Any]) -> ModelSpec | None:
+    """``--judge SPEC`` (or the config's ``judge:``) with the run's decoding defaults; None without one."""
+    if entry is None or entry == "":
+        return None
+    try:
+        return _model(entry, defaults)
+    except ValueError as err:
+        raise ConfigError(f"--judge: {err}") from err
 
 
 def print_dry_run(rows: list, console: Console | None = None) -> None:

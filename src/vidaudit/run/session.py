@@ -83,7 +83,8 @@ def load_suite_samples(suite: Suite, data: Path, limit: int | None) -> list:
 
 def prepare_run(data: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *, suite: str = "counting",
                 limit: int | None = None, model_options: dict[str, dict[str, Any]] | None = None,
-                check_files: bool = True) -> tuple[list[PlannedTrial], dict[str, ModelAdapter], Any]:
+                check_files: bool = True, judge: ModelSpec | None = None
+                ) -> tuple[list[PlannedTrial], dict[str, ModelAdapter], Any]:
     """Load, validate and plan; builds adapters (no call is made). Raises on anything wrong."""
     s = get_suite(suite)
     if not models:
@@ -99,11 +100,33 @@ def prepare_run(data: Path, models: Sequence[ModelSpec], conditions: Sequence[Co
         if m.label in adapters:
             raise ConfigError(f"model {m.label} is listed twice")
         adapters[m.label] = make_adapter(m, samples=by_id, suite=s, options=(model_options or {}).get(m.provider))
+    if judge is not None:
+        adapters = with_judge(adapters, judge, suite=s, samples=by_id, model_options=model_options)
     caps = {k: a.capabilities for k, a in adapters.items()}
     opts = {k: request_options(a) for k, a in adapters.items()}
     planned = plan(samples, conditions, models, suite=s, caps_by_model=caps, options_by_model=opts)
     check_servable(planned, caps)
     return planned, adapters, caps
+
+
+def with_judge(adapters: dict[str, Any], judge: ModelSpec, *, suite: Suite, samples: dict[str, Any],
+               model_options: dict[str, dict[str, Any]] | None) -> dict[str, Any]:
+    """Every model wrapped so that the suite's judge prompt goes to ``judge`` after each answer."""
+    from vidaudit.models.judged import JudgedAdapter
+
+    if not suite.judges():
+        raise ConfigError(f"the {suite.name} suite asks no judge (its answers are parsed); drop --judge")
+    judge_adapter = make_adapter(judge, samples=samples, suite=suite, options=(model_options or {}).get(judge.provider))
+    return {k: JudgedAdapter(a, judge_adapter, suite=suite, samples=samples) for k, a in adapters.items()}
+
+
+async def close_adapters(adapters: dict[str, Any]) -> None:
+    """Close every model, then each judge once (judges are shared by the models they judge)."""
+    judges = {id(j): j for a in adapters.values() if (j := getattr(a, "judge", None)) is not None}
+    for a in adapters.values():
+        await a.aclose()
+    for j in judges.values():
+        await j.aclose()
 
 
 def dry_run_rows(planned: Sequence[PlannedTrial], caps: dict[str, Any]) -> list[DryRunRow]:
@@ -122,7 +145,7 @@ def dry_run_rows(planned: Sequence[PlannedTrial], caps: dict[str, Any]) -> list[
 def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *,
             suite: str = "counting", max_attempts: int = 3, max_cost_usd: float | None = None,
             max_tokens: int | None = None, dry_run: bool = False, limit: int | None = None, on_progress=None,
-            model_options: dict[str, dict[str, Any]] | None = None) -> RunOutcome:
+            model_options: dict[str, dict[str, Any]] | None = None, judge: ModelSpec | None = None) -> RunOutcome:
     """Plan and run (or, with ``dry_run``, only count) every trial into ``out``."""
     data, out = Path(data), Path(out)
     if out.exists() and not out.is_dir():
@@ -133,7 +156,7 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
         if value is not None and not (value >= 0 and value != float("inf")):
             raise ConfigError(f"{name} must be a finite number >= 0, got {value}")
     planned, adapters, caps = prepare_run(data, models, conditions, suite=suite, limit=limit,
-                                          model_options=model_options, check_files=not dry_run)
+                                          model_options=model_options, check_files=not dry_run, judge=judge)
     if dry_run:
         return RunOutcome(out, None, dry_run_rows(planned, caps))
     try:
@@ -143,19 +166,20 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
     with RunLock(out):
         return _execute_locked(data, out, planned, adapters, caps, models, conditions, suite=suite,
                                max_attempts=max_attempts, max_cost_usd=max_cost_usd, max_tokens=max_tokens,
-                               limit=limit, on_progress=on_progress, model_options=model_options)
+                               limit=limit, on_progress=on_progress, model_options=model_options, judge=judge)
 
 
 def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters: dict[str, ModelAdapter],
                     caps: dict[str, Capabilities], models: Sequence[ModelSpec], conditions: Sequence[Condition], *,
                     suite: str, max_attempts: int, max_cost_usd: float | None, max_tokens: int | None,
                     limit: int | None, on_progress,
-                    model_options: dict[str, dict[str, Any]] | None = None) -> RunOutcome:
+                    model_options: dict[str, dict[str, Any]] | None = None,
+                    judge: ModelSpec | None = None) -> RunOutcome:
     update_snapshot(out, {p.sample.sample_id: p.sample for p in planned}.values())
     config = RunConfig.new(suite=suite, data_dir=str(data.resolve()), models=list(models),
                            conditions=list(conditions), max_attempts=max_attempts,
                            budget=BudgetConfig(max_cost_usd=max_cost_usd, max_tokens=max_tokens),
-                           options={"limit": limit} if limit else {}, model_options=model_options)
+                           options=run_options(limit, judge), model_options=model_options)
     open_run_config(out, config)
     budget = None
     if max_cost_usd is not None or max_tokens is not None:
@@ -180,10 +204,19 @@ def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters
                 return await run_trials(planned, adapters, store, builder, max_attempts=max_attempts, budget=budget,
                                         on_progress=on_progress)
         finally:
-            for a in adapters.values():
-                await a.aclose()
+            await close_adapters(adapters)
 
     return RunOutcome(out, asyncio.run(go()))
+
+
+def run_options(limit: int | None, judge: ModelSpec | None) -> dict[str, Any]:
+    """The run's suite options in run.json (a resumed run must ask for the same)."""
+    out: dict[str, Any] = {}
+    if limit:
+        out["limit"] = limit
+    if judge is not None:
+        out["judge"] = judge.model_dump(mode="json")
+    return out
 
 
 def group_counts(planned: Sequence[PlannedTrial]) -> dict[str, int]:

@@ -47,6 +47,8 @@ class Scored:
     changed: list[str] = field(default_factory=list)
     #: per model label: trials whose frames the service sampled itself (the recorded frames are estimates)
     estimated_frames: dict[str, int] = field(default_factory=dict)
+    #: per trial id: the judge's verdict text (runs with ``--judge``), shown beside the answer it judged
+    judgements: dict[str, str] = field(default_factory=dict)
 
 
 def model_role(provider: str) -> str:
@@ -59,14 +61,26 @@ def model_role(provider: str) -> str:
 
 def record(suite: Suite, sample: Sample, *, trial_id: str, model: str, role: str, condition: str, status: str,
            text: str | None, usage: Mapping[str, int] | None = None, cost_usd: float | None = None,
-           frame_times: Sequence[float] | None = None) -> ScoreRecord:
-    """Score one trial into its record."""
-    ts = suite.score(sample, text if status == "ok" else None, status, frame_times=frame_times)
+           frame_times: Sequence[float] | None = None, judgement: str | None = None) -> ScoreRecord:
+    """Score one trial into its record (``judgement``: the judge's verdict, for suites that judge)."""
+    extra = {"judgement": judgement} if suite.judges() else {}
+    ts = suite.score(sample, text if status == "ok" else None, status, frame_times=frame_times, **extra)
     return ScoreRecord(trial_id=trial_id, sample_id=sample.sample_id, suite=suite.name, model=model, model_role=role,
                        condition=condition, group_id=sample.group_id, status=status,
                        correct=ts.correct if status == "ok" else None, parse=ts.parse if status == "ok" else None,
                        params=suite.record_params(sample), metrics=ts.metrics if status == "ok" else {},
                        usage=dict(usage or {}), cost_usd=cost_usd)
+
+
+def judge_verdict(store: Any, att: Any) -> str | None:
+    """The judge's stored verdict text for an ok attempt of a judged trial (None: not judged)."""
+    from vidaudit.models.judged import JUDGE_STAGE
+
+    for ref in store.attempt_stages(att.trial_id, att.attempt) or []:
+        if ref.stage == JUDGE_STAGE:
+            call = store.ok_stage_call(ref.call_key)
+            return call.response.text if call is not None and call.response is not None else None
+    return None
 
 
 def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
@@ -85,6 +99,7 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
     roles: dict[str, str] = {}
     changed: list[str] = []
     snapshot = read_snapshot(run_dir)
+    judging = suite.judges()
     with RunStore(run_dir, readonly=True) as store:
         rows = list(store.results())
         differ = set(changed_samples(snapshot, samples, (r.sample_id for r, _ in rows))) if snapshot else set()
@@ -102,11 +117,14 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
             role = roles.setdefault(spec.provider, model_role(spec.provider))
             status = att.status.value if att else "pending"
             resp = att.response if att else None
+            verdict = judge_verdict(store, att) if judging and att is not None and status == "ok" else None
+            if verdict is not None:
+                out.judgements[row.trial_id] = verdict
             out.records.append(record(suite, s, trial_id=row.trial_id, model=row.model, role=role,
                                       condition=row.condition_id, status=status, text=resp.text if resp else None,
                                       usage=resp.usage.model_dump() if resp else None,
                                       cost_usd=resp.cost_usd if resp else None,
-                                      frame_times=list(att.frame_times) if att else None))
+                                      frame_times=list(att.frame_times) if att else None, judgement=verdict))
             out.raw_text[row.trial_id] = resp.text if resp else (att.error_message if att else None)
             if resp is not None and resp.frames_estimated:
                 out.estimated_frames[row.model] = out.estimated_frames.get(row.model, 0) + 1

@@ -113,8 +113,25 @@ class Suite:
 
     def score(self, sample: Sample, text: str | None, status: str, *,
               frame_times: Sequence[float] | None = None) -> TrialScore:
-        """Score one response (``text`` is None when the call failed; ``status`` says how)."""
+        """Score one response (``text`` is None when the call failed; ``status`` says how).
+
+        A suite that judges (``judge_prompt``) also takes ``judgement``: the judge's verdict text for this
+        answer, or None where the run had no judge (the suite then scores what it can and says so)."""
         raise NotImplementedError
+
+    #: the version of the suite's judge prompts: part of every judged trial's id
+    judge_version: str = ""
+
+    def judge_prompt(self, sample: Sample, answer: str) -> Prompt | None:
+        """The prompt a judge model (``vidaudit run --judge SPEC``) gets for this answer; None: no judge needed.
+
+        Only suites whose answers need a judge override this; the verdict reaches ``score`` as
+        ``judgement``."""
+        return None
+
+    def judges(self) -> bool:
+        """Whether this suite ever asks a judge (it overrides ``judge_prompt``)."""
+        return type(self).judge_prompt is not Suite.judge_prompt
 
     def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
         """Every number of the report (``results``) and what a reader sees (``sections``, ``notes``)."""
