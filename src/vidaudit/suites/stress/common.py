@@ -64,6 +64,25 @@ def human_ceiling_text(probe: str, condition: str | None = None) -> str:
     return NOT_MEASURED
 
 
+#: regexes on a lower-cased model label -> the Reveal paper's name of that model (its tables' rows)
+PAPER_MATCH: tuple[tuple[str, str], ...] = (
+    (r"gemini-2\.5-pro", "Gemini 2.5 Pro"), (r"gemini-2\.5-flash", "Gemini 2.5 Flash"),
+    (r"gpt-5-nano", "GPT-5-nano"), (r"qwen3.*235b", "Qwen3-VL-235B"), (r"qwen2\.5.*72b", "Qwen2.5-VL-72B"),
+    (r"qwen2\.5.*32b", "Qwen2.5-VL-32B"), (r"qwen2\.5.*\b7b", "Qwen2.5-VL-7B"), (r"llava", "LLaVA"),
+)
+
+
+def paper_name(model_label: str) -> str | None:
+    """The paper's name for a model label (matched on the lower-cased label), or None."""
+    import re
+
+    low = model_label.lower()
+    for pat, name in PAPER_MATCH:
+        if re.search(pat, low):
+            return name
+    return None
+
+
 def paper_text(value: float | None, name: str | None = None) -> str:
     if value is None:
         return "-"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from vidaudit.suites.stress.common import PAPER_MATCH, paper_name  # noqa: F401  (re-exported)
+
 #: the fixed, documented option order (docs/stress.md); letters A-F in this order
 DIRECTIONS: tuple[str, ...] = ("zoom_in", "zoom_out", "pan_left", "pan_right", "tilt_up", "tilt_down")
 LETTERS: tuple[str, ...] = ("A", "B", "C", "D", "E", "F")
@@ -24,20 +26,4 @@ PAPER_REPORTED: dict[str, float] = {
     "Gemini 2.5 Pro": 24.3, "Qwen3-VL-235B": 21.3, "Gemini 2.5 Flash": 20.3, "Qwen2.5-VL-72B": 18.0,
     "Qwen2.5-VL-32B": 16.0, "Qwen2.5-VL-7B": 15.3, "LLaVA": 14.3, "GPT-5-nano": 13.7,
 }
-#: regexes on a lower-cased model label -> the paper's name above
-PAPER_MATCH: tuple[tuple[str, str], ...] = (
-    (r"gemini-2\.5-pro", "Gemini 2.5 Pro"), (r"gemini-2\.5-flash", "Gemini 2.5 Flash"),
-    (r"gpt-5-nano", "GPT-5-nano"), (r"qwen3.*235b", "Qwen3-VL-235B"), (r"qwen2\.5.*72b", "Qwen2.5-VL-72B"),
-    (r"qwen2\.5.*32b", "Qwen2.5-VL-32B"), (r"qwen2\.5.*\b7b", "Qwen2.5-VL-7B"), (r"llava", "LLaVA"),
-)
 HUMAN_REPORTED = 98.0   # Reveal: 50 clips, uniform over the six motions (not measured here)
-
-
-def paper_name(model_label: str) -> str | None:
-    import re
-
-    low = model_label.lower()
-    for pat, name in PAPER_MATCH:
-        if re.search(pat, low):
-            return name
-    return None

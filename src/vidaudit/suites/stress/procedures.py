@@ -1,0 +1,117 @@
+"""Synthetic procedural videos: each step a distinct, labelled visual action, in segments of known length.
+
+The language-shortcut and temporal-expectation probes need procedures whose *text* implies an order
+(the language prior: one cracks eggs before whisking them) and videos whose pixels show another. Each
+procedure here lists its steps in their canonical order; ``render_procedure`` draws any order of them,
+one segment per step: a background colour and a moving glyph that belong to the step, and the step's
+label written across the frame (so the step is readable from pixels alone, by a VLM or by template
+matching). Segment lengths vary (annotated, variable-length segments as in YouCook2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from vidaudit.core.errors import ConfigError
+from vidaudit.video import draw
+from vidaudit.video.io import VideoWriter
+
+#: procedure -> its steps in canonical order (the order a text-only prior predicts)
+PROCEDURES: dict[str, tuple[str, ...]] = {
+    "omelette": ("crack the eggs", "whisk the eggs", "pour into the pan", "fold the omelette", "serve on a plate"),
+    "tea": ("boil the water", "put a tea bag in the cup", "pour the hot water", "add milk", "stir the tea"),
+    "pancakes": ("mix flour and milk", "heat the pan", "pour the batter", "flip the pancake", "add syrup"),
+    "salad": ("wash the lettuce", "chop the tomatoes", "slice the cucumber", "toss with dressing", "serve the salad"),
+    "sandwich": ("slice the bread", "spread the butter", "add the cheese", "close the sandwich", "cut it in half"),
+    "pasta": ("boil the water", "add the pasta", "drain the pasta", "add the sauce", "grate the cheese"),
+    "planting": ("dig a hole", "place the seed", "cover with soil", "water the soil", "watch it sprout"),
+    "laundry": ("sort the clothes", "load the machine", "add detergent", "start the wash", "hang to dry"),
+}
+
+#: background colours of step slots (by the step's canonical position) and glyph kinds
+_BACKGROUNDS = ((196, 64, 52), (52, 120, 196), (60, 160, 80), (200, 150, 40), (140, 70, 170), (40, 160, 170))
+_GLYPHS = ("disc", "square", "triangle", "diamond", "bar", "ring")
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One step as it appears in a rendered video: [start_s, end_s) and frames [start_frame, end_frame)."""
+
+    step: str
+    canonical_index: int
+    start_frame: int
+    end_frame: int
+    start_s: float
+    end_s: float
+
+
+def steps_of(procedure: str) -> tuple[str, ...]:
+    if procedure not in PROCEDURES:
+        raise ConfigError(f"unknown procedure {procedure!r}; choose from {', '.join(PROCEDURES)}")
+    return PROCEDURES[procedure]
+
+
+def _glyph(img: np.ndarray, kind: str, x: float, y: float, r: float) -> None:
+    white = (245, 245, 245)
+    if kind == "disc":
+        draw.circle(img, (x, y), r, white)
+    elif kind == "ring":
+        draw.circle(img, (x, y), r, white, thickness=max(2, int(r / 4)))
+    elif kind == "square":
+        draw.polygon(img, np.array([[x - r, y - r], [x + r, y - r], [x + r, y + r], [x - r, y + r]]), white)
+    elif kind == "triangle":
+        draw.polygon(img, np.array([[x, y - r], [x + r, y + r], [x - r, y + r]]), white)
+    elif kind == "diamond":
+        draw.polygon(img, np.array([[x, y - r], [x + r, y], [x, y + r], [x - r, y]]), white)
+    else:  # bar
+        draw.polygon(img, np.array([[x - 1.6 * r, y - r / 3], [x + 1.6 * r, y - r / 3], [x + 1.6 * r, y + r / 3],
+                                    [x - 1.6 * r, y + r / 3]]), white)
+
+
+def step_frame(procedure: str, step: str, phase: float, width: int, height: int) -> np.ndarray:
+    """One frame of ``step`` at ``phase`` in [0, 1): its colour, its label, its glyph moving left to right."""
+    steps = steps_of(procedure)
+    if step not in steps:
+        raise ConfigError(f"{step!r} is not a step of {procedure}")
+    k = steps.index(step)
+    img = np.empty((height, width, 3), np.uint8)
+    img[:] = _BACKGROUNDS[k % len(_BACKGROUNDS)]
+    scale = max(0.3, width / 560)
+    draw.text_centre(img, step.upper(), (width / 2, height * 0.22), scale, (255, 255, 255),
+                     thickness=max(1, round(scale * 2)))
+    r = height * 0.09
+    x = r + phase * (width - 2 * r)
+    _glyph(img, _GLYPHS[k % len(_GLYPHS)], x, height * 0.62, r)
+    return img
+
+
+def segment_frames(durations_s: Sequence[float], fps: float) -> list[tuple[int, int]]:
+    """Frame ranges of consecutive segments of the given lengths (each at least one frame)."""
+    out, t = [], 0
+    for d in durations_s:
+        n = max(1, round(d * fps))
+        out.append((t, t + n))
+        t += n
+    return out
+
+
+def render_procedure(procedure: str, order: Sequence[int], durations_s: Sequence[float], out: Path, *,
+                     width: int, height: int, fps: float) -> list[Segment]:
+    """Write the steps ``order`` (canonical indices) with the given segment lengths; returns the segments."""
+    steps = steps_of(procedure)
+    if len(order) != len(durations_s):
+        raise ConfigError(f"{len(order)} steps but {len(durations_s)} durations")
+    if sorted(set(order)) != sorted(order) or any(not 0 <= j < len(steps) for j in order):
+        raise ConfigError(f"order {list(order)} is not a selection of distinct steps of {procedure}")
+    ranges = segment_frames(durations_s, fps)
+    segs = []
+    with VideoWriter(out, fps, width, height) as w:
+        for j, (a, b) in zip(order, ranges, strict=True):
+            for i in range(a, b):
+                w.write(step_frame(procedure, steps[j], (i - a) / max(1, b - a), width, height))
+            segs.append(Segment(steps[j], j, a, b, round(a / fps, 6), round(b / fps, 6)))
+    return segs

@@ -1,0 +1,188 @@
+"""``vidaudit generate stress --probe shortcuts``: procedures under the three D.1 conditions.
+
+Each source is a procedure video with annotated, variable-length segments in canonical order (a
+synthetic one rendered here, or a YouCook2-format video from ``--source``). From it:
+
+- ``reordered`` (one video per question): ``shuffle_segments`` with ``query`` = first / last / order, so
+  that the queried position differs from the canonical one (the language prior y_LP is then wrong);
+- ``blank``: ``blank`` with its own duration (the D.1 sweep: 10-45 s in the paper preset);
+- ``unrelated``: ``unrelated`` with the next source's video (another procedure) fitted to this one.
+
+Every video goes through ``vidaudit.video.perturb.apply``; the answer key is built from the op's own
+metadata (the permutation it applied), never re-derived.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.hashing import rng_from, sha256_file
+from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
+from vidaudit.core.types import PerturbationSpec, Sample, Trace, VideoRef
+from vidaudit.suites.stress.procedures import PROCEDURES, render_procedure
+from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, QUESTIONS, build_key, prompt_text
+from vidaudit.video.io import probe
+
+PROBE = "shortcuts"
+QUERY_OF = {"first": "first", "last": "last", "sequence": "order"}
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    width: int
+    height: int
+    fps: float
+    procedures: int
+    seeds: int
+    step_s: tuple[float, float]
+    blank_s: tuple[float, ...]
+
+
+PRESETS: dict[str, Preset] = {
+    "smoke": Preset("smoke", 160, 96, 8.0, 2, 1, (0.5, 0.9), (2.0,)),
+    # the D.1 sweep of blank durations; every procedure, two seeds
+    "paper": Preset("paper", 320, 180, 10.0, len(PROCEDURES), 2, (1.5, 3.5), (10.0, 20.0, 30.0, 45.0)),
+}
+
+
+@dataclass(frozen=True)
+class Source:
+    """A procedure video with its annotated segments (canonical order)."""
+
+    name: str
+    video: Path
+    steps: tuple[str, ...]
+    segments: tuple[tuple[float, float], ...]
+    origin: str      # synthetic | youcook2
+    procedure: str | None = None
+
+
+def synthetic_sources(pre: Preset, out: Path, seeds: int | None) -> list[Source]:
+    n_seeds = pre.seeds if seeds is None else seeds
+    if n_seeds < 1:
+        raise ConfigError(f"--seeds must be at least 1, got {n_seeds}")
+    srcs = []
+    (out / "sources").mkdir(parents=True, exist_ok=True)
+    for proc in list(PROCEDURES)[:pre.procedures]:
+        steps = PROCEDURES[proc]
+        for seed in range(n_seeds):
+            rng = rng_from("stress", "shortcuts", proc, seed)
+            durs = [round(float(rng.uniform(*pre.step_s)), 3) for _ in steps]
+            path = out / "sources" / f"{proc}-s{seed}-{pre.width}x{pre.height}.mp4"
+            segs = render_procedure(proc, list(range(len(steps))), durs, path, width=pre.width, height=pre.height,
+                                    fps=pre.fps)
+            srcs.append(Source(f"{proc}-s{seed}", path, steps, tuple((s.start_s, s.end_s) for s in segs),
+                               "synthetic", proc))
+    return srcs
+
+
+def _spec(name: str, **params: Any) -> PerturbationSpec:
+    return PerturbationSpec(name=name, params=params)
+
+
+def _video_ref(out: Path, rel: str) -> VideoRef:
+    info = probe(out / rel)
+    return VideoRef(path=rel, sha256=sha256_file(out / rel), fps=info.fps, width=info.width, height=info.height,
+                    n_frames=info.n_frames, duration_s=info.duration_s)
+
+
+def _item_seed(*parts: object) -> int:
+    return int(rng_from("stress", "shortcuts-item", *parts).integers(0, 2**31 - 1))
+
+
+def build(sources: list[Source], out: Path, blank_s: tuple[float, ...], *, preset: str,
+          on_item=None) -> list[Sample]:
+    """Every (source x condition x question) sample; videos written under ``out/videos``."""
+    from vidaudit.video.perturb import apply
+
+    if len(sources) < 2:
+        raise ConfigError("the shortcuts probe needs at least two source videos (each one's unrelated video is "
+                          "another source)")
+    (out / "videos").mkdir(parents=True, exist_ok=True)
+    samples: list[Sample] = []
+    for si, src in enumerate(sources):
+        other = sources[(si + 1) % len(sources)]
+        shared: dict[str, tuple[str, str]] = {}
+        for cond in CONDITIONS:
+            durations = blank_s if cond == "blank" else (None,)
+            for dur in durations:
+                for q in QUESTIONS:
+                    tag = f"{cond}" + (f"{dur:g}s" if dur is not None else "")
+                    sid = f"stress-shortcuts-{src.name}-{tag}-{q}"
+                    seed = _item_seed(src.name, cond, dur, q)
+                    if cond == "reordered":
+                        spec = _spec("shuffle_segments", segments=[list(s) for s in src.segments],
+                                     query=QUERY_OF[q], gaps="drop")
+                        rel = f"videos/{sid}.mp4"
+                        res = apply(src.video, spec, out / rel, seed=seed)
+                        shown = [src.steps[j] for j in res.meta.info["order"]]
+                    else:
+                        if tag not in shared:
+                            rel = f"videos/stress-shortcuts-{src.name}-{tag}.mp4"
+                            if cond == "blank":
+                                spec = _spec("blank", duration_s=dur)
+                                apply(src.video, spec, out / rel, seed=seed)
+                            else:
+                                spec = _spec("unrelated")
+                                apply(src.video, spec, out / rel, seed=seed, second_source=other.video)
+                            shared[tag] = (rel, spec.id)
+                        rel = shared[tag][0]
+                        spec = None
+                        shown = None
+                    key = build_key(q, cond, src.steps, shown, rng_from("stress", "shortcuts-key", sid))
+                    params = {"probe": PROBE, "source": src.origin, "source_name": src.name,
+                              "procedure": src.procedure, "video_condition": cond, "question_kind": q,
+                              "options": list(key.options), "option_lp": key.lp, "option_abstain": key.abstain,
+                              "canonical": list(src.steps), "shown": shown, "blank_s": dur,
+                              "unrelated_source": other.name if cond == "unrelated" else None,
+                              "chance": 0.25, "preset": preset,
+                              "perturbation": spec.id if spec is not None else shared[tag][1]}
+                    samples.append(Sample(sample_id=sid, suite="stress", params=params,
+                                          question=prompt_text(q, key.options), answer=key.correct,
+                                          trace=Trace(events=[]), video=_video_ref(out, rel)))
+                    if on_item:
+                        on_item()
+    return samples
+
+
+def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, source: Path | None = None,
+             force: bool = False) -> Path:
+    if preset not in PRESETS:
+        raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
+    pre = PRESETS[preset]
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+    staging = out / ".staging"
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    try:
+        if source is not None:
+            from vidaudit.suites.stress.shortcuts.youcook2 import load_youcook2
+
+            sources = load_youcook2(Path(source))
+            origin = "youcook2"
+        else:
+            sources = synthetic_sources(pre, staging, seeds)
+            origin = "synthetic"
+        samples = build(sources, staging, pre.blank_s, preset=pre.name)
+        guard_replace(out, samples, force=force, key=lambda s: (s.params, s.answer, s.question),
+                      command="generate stress")
+        for sub in ("sources", "videos"):
+            if (staging / sub).is_dir():
+                (out / sub).mkdir(exist_ok=True)
+                for f in sorted((staging / sub).iterdir()):
+                    f.replace(out / sub / f.name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    manifest = write_manifest(out, samples)
+    write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name, "source": origin,
+                             "n_samples": len(samples), "n_sources": len(sources), "conditions": list(CONDITIONS),
+                             "questions": list(QUESTIONS), "blank_s": list(pre.blank_s)})
+    return manifest

@@ -1,0 +1,96 @@
+"""The ``shortcuts`` probe behind the ``Probe`` interface: language-prior shortcuts (Reveal §3.5, D)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.types import Condition, Sample
+from vidaudit.report.model import ViewerTrial
+from vidaudit.score.records import ScoreRecord, TrialScore
+from vidaudit.suites.base import ObservedFrame, Prompt
+from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeReport
+from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, LETTERS, QUESTIONS
+
+
+def answer_text(letter: str) -> str:
+    return letter
+
+
+class ShortcutsProbe(Probe):
+    name = "shortcuts"
+    description = ("language shortcuts: First / Last / Sequence on reordered, blank and unrelated procedure videos; "
+                   "accuracy with the Cumulative Language Prior; chance 1/4")
+    presets = ("smoke", "paper")
+    record_keys = ("probe", "source", "source_name", "procedure", "video_condition", "question_kind", "blank_s",
+                   "preset")
+
+    def generate(self, out: Path, options: GenerateOptions) -> Path:
+        from vidaudit.suites.stress.shortcuts.generate import generate
+
+        options.check_settings((), self.name)
+        return generate(out, options.preset, options.seeds, source=options.source, force=options.force)
+
+    def check_sample(self, sample: Sample) -> str | None:
+        p = sample.params
+        opts = p.get("options")
+        if p.get("video_condition") not in CONDITIONS or p.get("question_kind") not in QUESTIONS:
+            return f"unknown condition/question {p.get('video_condition')!r}/{p.get('question_kind')!r}"
+        if not isinstance(opts, list) or len(opts) != len(LETTERS) or sample.answer not in LETTERS:
+            return f"answer {sample.answer!r} is not one of four lettered options"
+        if p.get("option_lp") == sample.answer:
+            return "the language-prior answer is the correct one; the item cannot tell them apart"
+        return None
+
+    def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
+        from vidaudit.suites.stress.shortcuts.questions import prompt_text
+
+        p = sample.params
+        return Prompt(None, prompt_text(str(p["question_kind"]), p["options"]))
+
+    def request_metadata(self, sample: Sample) -> dict[str, Any]:
+        p = sample.params
+        return {"source": p.get("source"), "procedure": p.get("procedure"), "options": p.get("options"),
+                "question_kind": p.get("question_kind")}
+
+    def score(self, sample: Sample, text: str | None, status: str, *,
+              frame_times: Sequence[float] | None = None) -> TrialScore:
+        from vidaudit.suites.stress.shortcuts.scoring import score_trial
+
+        return score_trial(sample, text, status)
+
+    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> ProbeReport:
+        from vidaudit.suites.stress.shortcuts.report import shortcuts_report
+
+        return shortcuts_report(records)
+
+    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
+        from vidaudit.suites.stress.shortcuts.viewer import viewer_trial
+
+        return viewer_trial(record, sample, raw_text)
+
+    def oracle_answer(self, sample: Sample) -> str:
+        return answer_text(str(sample.answer))
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        if option:
+            raise ConfigError("chance for shortcuts takes no option (it draws uniformly over the four options)")
+        return answer_text(LETTERS[int(rng.integers(0, len(LETTERS)))])
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        v = value.strip().upper()
+        if v not in LETTERS:
+            raise ConfigError(f"a shortcuts answer is a letter A-D, got {value!r}")
+        return v
+
+    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
+        from vidaudit.suites.stress.shortcuts.reader import answer_from_frames
+
+        return answer_from_frames(frames, metadata)
+
+
+PROBE = ShortcutsProbe()
