@@ -47,6 +47,9 @@ class Scored:
     changed: list[str] = field(default_factory=list)
     #: per model label: trials whose frames the service sampled itself (the recorded frames are estimates)
     estimated_frames: dict[str, int] = field(default_factory=dict)
+    #: an imported human study (``RUN/human_records.jsonl`` / ``human_study.json``), see vidaudit.humanstudy
+    human: list[ScoreRecord] = field(default_factory=list)
+    human_study: dict[str, Any] | None = None
 
 
 def model_role(provider: str) -> str:
@@ -122,6 +125,9 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
                         "regenerated or edited. Point the run at its original data, or pass --allow-changed to "
                         "score the current data anyway (those trials are named in the report)")
     out.changed = sorted(set(changed))
+    from vidaudit.humanstudy.load import load_human
+
+    out.human, out.human_study = load_human(run_dir)
     return out
 
 
