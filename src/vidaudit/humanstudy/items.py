@@ -59,17 +59,17 @@ class StudyItem(BaseModel):
 def split_options(text: str) -> tuple[str, list[tuple[str, str]]]:
     """The prompt without its option lines, and the options (letter, text) when they run A, B, ... (two or more).
 
-    Lines that only tell a model how to format its answer (``\\boxed{}``) are dropped from what a person
-    reads: the radio buttons or the text box replace them."""
+    With options, the lines that only tell a model how to format its letter (they hold ``\\boxed{``) are
+    dropped from what a person reads: the radio buttons replace them. Without options the prompt is kept
+    verbatim, its answer-format instruction included: a free-text answer is read by the suite's parser."""
     lines = text.splitlines()
     found = [(i, m.group(1), m.group(2)) for i, line in enumerate(lines) if (m := _OPTION_LINE.match(line))]
     letters = [f[1] for f in found]
-    keep_lines = [ln for ln in lines if "\\boxed{" not in ln]
     if len(found) >= 2 and letters == [chr(ord("A") + k) for k in range(len(found))]:
         drop = {i for i, _, _ in found}
         keep_lines = [ln for i, ln in enumerate(lines) if i not in drop and "\\boxed{" not in ln]
         return "\n".join(keep_lines).strip(), [(ltr, opt) for _, ltr, opt in found]
-    return "\n".join(keep_lines).strip(), []
+    return text.strip(), []
 
 
 def item_condition(sample: Sample) -> str:
