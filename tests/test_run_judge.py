@@ -120,3 +120,26 @@ def test_a_suite_that_parses_its_answers_refuses_a_judge(tmp_path: Path) -> None
         execute(tmp_path / "data", tmp_path / "run", [ModelSpec.parse("oracle")],
                 [Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="mcq")], suite="stress",
                 judge=ModelSpec.parse("oracle"))
+
+
+def test_free_text_human_answers_go_through_the_runs_judge_once(toy: Path) -> None:
+    from vidaudit.core.manifest import load_samples
+    from vidaudit.core.registry import get_suite
+    from vidaudit.humanstudy.judging import judge_for_run
+
+    with FakeServer() as srv:
+        srv.script("POST", CHAT, default=Reply(json=completion('{"names_colour": true}')))
+        _judged_run(toy, srv, "oracle")
+        assert not srv.requests_to(CHAT)  # boxed answers: no judge call
+        suite = get_suite("toy")
+        sample = next(s for s in load_samples(toy / "data") if s.answer == "red")
+        judge = judge_for_run(toy / "run")
+        assert judge is not None
+        ts = judge(suite, sample, "it is red")
+        assert ts.correct is True and ts.parse is not None and ts.parse.method == "judged"
+        assert judge(suite, sample, "\\boxed{red}").parse.method == "boxed"  # parsed, never judged
+        again = judge_for_run(toy / "run")(suite, sample, "it is red")
+        assert again.correct is True and len(srv.requests_to(CHAT)) == 1  # the verdict is kept
+    execute(toy / "data", toy / "plain", [ModelSpec.parse("oracle")],
+            [Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="plain")], suite="toy")
+    assert judge_for_run(toy / "plain") is None

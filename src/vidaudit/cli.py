@@ -53,6 +53,16 @@ def _add_interop_commands() -> None:
 _add_interop_commands()
 
 
+def _add_human_study_commands() -> None:
+    """``vidaudit human-study export|import``."""
+    from vidaudit.humanstudy.cli import register
+
+    register(app)
+
+
+_add_human_study_commands()
+
+
 @app.command()
 @friendly_errors
 def suites() -> None:

@@ -40,8 +40,11 @@ def denominators_note(scored: Scored) -> str:
 
 def build_report(scored: Scored) -> Report:
     """Aggregate through the suite and wrap the result with its provenance."""
+    from vidaudit.humanstudy.load import performance_records
+
     suite = scored.suite
-    sr = suite.aggregate(scored.records, scored.samples)
+    # human answers reach the suite's aggregation with the models' (their model_role is "human")
+    sr = suite.aggregate([*scored.records, *performance_records(scored.human)], scored.samples)
     head, dirty = _revision()
     notes = [denominators_note(scored)]
     if scored.changed:
@@ -56,7 +59,17 @@ def build_report(scored: Scored) -> Report:
                   models=list(dict.fromkeys(r.model for r in scored.records)),
                   conditions=list(dict.fromkeys(r.condition for r in scored.records)),
                   settings=dict(scored.settings), n_records=len(scored.records), notes=notes,
-                  sections=list(sr.sections), results=dict(sr.results))
+                  sections=[*sr.sections, *_human_sections(scored)], results=_with_human(sr.results, scored))
+
+
+def _human_sections(scored: Scored) -> list:
+    from vidaudit.humanstudy.section import human_section
+
+    return [human_section(scored.human_study)] if scored.human_study is not None else []
+
+
+def _with_human(results: dict, scored: Scored) -> dict:
+    return {**results, "human_study": scored.human_study} if scored.human_study is not None else dict(results)
 
 
 def with_verdict(trial: ViewerTrial, verdict: str | None) -> ViewerTrial:

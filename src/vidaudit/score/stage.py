@@ -49,6 +49,9 @@ class Scored:
     estimated_frames: dict[str, int] = field(default_factory=dict)
     #: per trial id: the judge's verdict text (runs with ``--judge``), shown beside the answer it judged
     judgements: dict[str, str] = field(default_factory=dict)
+    #: an imported human study (``RUN/human_records.jsonl`` / ``human_study.json``), see vidaudit.humanstudy
+    human: list[ScoreRecord] = field(default_factory=list)
+    human_study: dict[str, Any] | None = None
 
 
 def model_role(provider: str) -> str:
@@ -140,6 +143,9 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
                         "regenerated or edited. Point the run at its original data, or pass --allow-changed to "
                         "score the current data anyway (those trials are named in the report)")
     out.changed = sorted(set(changed))
+    from vidaudit.humanstudy.load import load_human
+
+    out.human, out.human_study = load_human(run_dir)
     return out
 
 

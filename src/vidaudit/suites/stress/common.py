@@ -9,6 +9,7 @@ one is imported; "not measured" otherwise).
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from vidaudit.score.records import ScoreRecord
@@ -59,9 +60,26 @@ def accuracy_text(cell: dict[str, Any]) -> str:
     return f"{pct(cell['accuracy'])} ({cell['n_correct']}/{cell['n_planned']})"
 
 
+#: (probe, condition) -> accuracy cell of the imported human answers, and (probe, None) -> pooled over the probe's
+#: conditions; set by StressSuite.aggregate for the duration of one aggregation (see human_cells)
+HUMAN_CELLS: ContextVar[dict[tuple[str, str | None], dict[str, Any]]] = ContextVar("stress_human_cells", default={})
+
+
+def human_cells(records: Iterable[ScoreRecord]) -> dict[tuple[str, str | None], dict[str, Any]]:
+    """Accuracy cells of human records (model_role "human") per (probe, condition) and per (probe, None)."""
+    rs = [r for r in records if r.model_role == "human"]
+    out = {k: accuracy_cell(v) for k, v in group_records(rs, lambda r: (str(r.params.get("probe")), r.condition)).items()}
+    out.update({(k, None): accuracy_cell(v) for k, v in group_records(rs, lambda r: str(r.params.get("probe"))).items()})
+    return out
+
+
 def human_ceiling_text(probe: str, condition: str | None = None) -> str:
-    """The human-ceiling cell of a table row; no human-study file is read yet, so always "not measured"."""
-    return NOT_MEASURED
+    """The human-ceiling cell of a table row: the imported human accuracy for this probe and condition, else the
+    probe's pooled human accuracy (a model's condition such as frames@4 is not one a person saw), else "not
+    measured"."""
+    cells = HUMAN_CELLS.get()
+    cell = cells.get((probe, condition)) or cells.get((probe, None))
+    return accuracy_text(cell) if cell else NOT_MEASURED
 
 
 #: regexes on a lower-cased model label -> the Reveal paper's name of that model (its tables' rows)

@@ -17,6 +17,7 @@ from vidaudit.core.types import Condition, Sample
 from vidaudit.report.model import SuiteReport, ViewerTrial
 from vidaudit.score.records import ScoreRecord, TrialScore
 from vidaudit.suites.base import ObservedFrame, Prompt, Suite
+from vidaudit.suites.stress.common import HUMAN_CELLS, human_cells
 from vidaudit.suites.stress.probe import PROBE_DESCRIPTIONS, get_probe, probe_names, probe_of
 from vidaudit.suites.stress.viewer import STRESS_VIEWER
 
@@ -79,6 +80,14 @@ class StressSuite(Suite):
         return probe_of(sample).score(sample, text, status, frame_times=frame_times)
 
     def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
+        # human-study records fill the human-ceiling columns only; the probes' model rows never see them
+        token = HUMAN_CELLS.set(human_cells(records))
+        try:
+            return self._aggregate([r for r in records if r.model_role != "human"], samples)
+        finally:
+            HUMAN_CELLS.reset(token)
+
+    def _aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
         by_probe: dict[str, list[ScoreRecord]] = {}
         for r in records:
             by_probe.setdefault(str(r.params.get("probe")), []).append(r)
