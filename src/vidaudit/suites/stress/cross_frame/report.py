@@ -135,6 +135,7 @@ def _table10_table(cells: dict[str, Any]) -> Table | None:
                      human_ceiling_text("cross_frame", c["masked_condition"])])
     if not rows:
         return None
+    rows.sort(key=lambda r: (int(r[0]), r[2]))
     return Table(id="stress-cross-frame-table10", title="Reveal Table 10 sweep: occluded accuracy (%)", key_columns=3,
                  columns=["config", "S/v/orientation/k", "model", "occ (w/ abs.)", "paper human", "paper models",
                           "human ceiling"], rows=rows,
