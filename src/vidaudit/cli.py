@@ -110,7 +110,8 @@ def run(
     data: Path = typer.Option(None, "--data", help="Dataset dir written by `vidaudit generate`."),
     model: list[str] = typer.Option([], "--model", help="provider:name[@base_url]; repeat for several."),
     condition: list[str] = typer.Option([], "--condition",
-                                        help="native, native@K, native@all, frames@K, frames#K or keyframes; repeat."),
+                                        help="native, native@K, native@all, frames@K, frames#K or keyframes, optionally "
+                                             "+OP(KEY=VALUE,...) perturbations, e.g. frames@24+strip_mask; repeat."),
     prompt: list[str] = typer.Option([], "--prompt", help="Prompt template(s); default: the suite's."),
     no_timestamps: bool = typer.Option(False, "--no-timestamps", help="Send frames without t=...s (paper setup)."),
     config: Path = typer.Option(None, "--config", help="A run config YAML (models, conditions, prompts, ...)."),

@@ -107,6 +107,9 @@ class PerturbationSpec(_Frozen):
     name: str = Field(min_length=1, pattern=r"^[a-z][a-z0-9_]*$")
     params: dict[str, Any] = Field(default_factory=dict)
 
+    def __hash__(self) -> int:   # params is a dict: hash the canonical JSON, so Conditions stay hashable
+        return hash(canonical_json(self.model_dump(mode="json")))
+
     @property
     def id(self) -> str:
         if not self.params:

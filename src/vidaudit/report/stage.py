@@ -91,6 +91,7 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES) -> list[V
     if scored.data_dir is None:
         return chosen
     cache = FrameCache(max_bytes=256 << 20)
+    perturbed = _perturbed_trials(scored, {t.trial_id for t in chosen})
     out = []
     for t in chosen:
         sent = scored.frames.get(t.trial_id) or []
@@ -98,10 +99,50 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES) -> list[V
             step = max(1, -(-len(sent) // max_frames))  # thin before decoding: a native trial lists every frame
             pick = sent[::step][:max_frames]
             s = scored.samples[t.sample_id]
-            imgs = cache.get(scored.data_dir / s.video.path, s.video.sha256, [i for i, _ in pick])
+            path, sha, meta = scored.data_dir / s.video.path, s.video.sha256, None
+            if t.trial_id in perturbed:     # the frames sent are frames of the perturbed video
+                path, sha, meta = perturbed[t.trial_id]
+            imgs = cache.get(path, sha, [i for i, _ in pick])
             t = attach_frames(t, [(i, ft, img) for (i, ft), img in zip(pick, imgs, strict=True)], max_frames=max_frames)
+            if meta is not None and meta.op == "strip_mask":
+                t = t.model_copy(update={"facts": [*t.facts, *strip_facts(meta, [i for i, _ in sent],
+                                                                          [f.index for f in t.frames])]})
         out.append(t)
     return out
+
+
+def _perturbed_trials(scored: Scored, trial_ids: set[str]) -> dict[str, tuple[Path, str, object]]:
+    """Trial id -> (perturbed video, sha256, PerturbMeta) for the chosen trials of a perturbed condition,
+    read back from the run's content cache (rebuilt there if it was deleted)."""
+    run_dir = scored.source.get("run_dir")
+    if not run_dir or scored.data_dir is None:
+        return {}
+    from vidaudit.run.perturbed import PERTURB_CACHE, plan_chain, render
+    from vidaudit.run.store import RunStore
+
+    out: dict[str, tuple[Path, str, object]] = {}
+    with RunStore(run_dir, readonly=True) as store:
+        rows = [r for r in store.trial_rows() if r.trial_id in trial_ids and r.trial.condition.perturbations]
+    for r in rows:
+        s = scored.samples[r.sample_id]
+        pin = plan_chain(s, r.trial.condition.perturbations)
+        out[r.trial_id] = render(scored.data_dir / s.video.path, pin, Path(run_dir) / PERTURB_CACHE)
+    return out
+
+
+def strip_facts(meta, sent: list[int], shown: list[int | None]) -> list[tuple[str, str]]:
+    """Which strips the frames sent made visible: overall coverage, and the set of each thumbnail."""
+    sets, n_sets, S = meta.info["sets"], int(meta.info["n_sets"]), int(meta.info["S"])
+    set_index = meta.map["set_index"]
+    seen = sorted({set_index[i] for i in sent if 0 <= i < len(set_index)})
+    n_vis = len({j for c in seen for j in sets[c]})
+    per = [f"#{i}: set {set_index[i]} ({len(sets[set_index[i]])} strips: "
+           f"{', '.join(map(str, sorted(sets[set_index[i]])[:6]))}...)"
+           for i in shown if i is not None and 0 <= i < len(set_index)]
+    return [("strips visible", f"{n_vis} of {S} strips over the {len(sent)} frames sent (coverage sets "
+                               f"{seen} of {n_sets}; {meta.info['orientation']}, k={meta.info['k']}, "
+                               f"delta={meta.info['delta']})"),
+            ("strips per frame shown", "; ".join(per))]
 
 
 def write_scored_report(scored: Scored, out_dir: str | Path) -> dict[str, Path]:

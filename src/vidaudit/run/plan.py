@@ -19,9 +19,10 @@ from typing import Any
 
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.hashing import sha256_file, sha256_json
-from vidaudit.core.types import (Condition, ImagePart, ModelSpec, Part, Presentation, Request, Sample, TextPart,
-                                 Trial, VideoPart)
+from vidaudit.core.types import (Condition, ImagePart, ModelSpec, Part, PerturbationSpec, Presentation, Request,
+                                 Sample, TextPart, Trial, VideoPart, VideoRef)
 from vidaudit.models.base import Capabilities, native_fps_problem
+from vidaudit.run.perturbed import PerturbedInput, plan_chain, render
 from vidaudit.suites.base import Prompt, Suite
 from vidaudit.video.frame_cache import FrameCache
 from vidaudit.video.sampling import FrameSelection, around_events, at_fps, every_frame, uniform_count
@@ -29,16 +30,55 @@ from vidaudit.video.sampling import FrameSelection, around_events, at_fps, every
 _NUM = r"\d+(?:\.\d+)?"
 _COND = re.compile(rf"^(?:native(?:@(?P<nat>all|{_NUM}))?|frames(?:@(?P<fps>{_NUM})|#(?P<count>\d+))"
                    rf"|keyframes(?:\+-(?P<off>{_NUM})s?)?)$")
-CONDITION_FORMS = "native, native@K, native@all, frames@K, frames#K, keyframes or keyframes+-Ss"
+CONDITION_FORMS = ("native, native@K, native@all, frames@K, frames#K, keyframes or keyframes+-Ss, each optionally "
+                   "followed by perturbations +OP or +OP(KEY=VALUE,...), e.g. frames@24+strip_mask(S=128,k=4)")
+_PERTURBATION = re.compile(r"^(?P<name>[a-z][a-z0-9_]*)(?:\((?P<args>[^()]*)\))?$")
+
+
+def _perturbation_value(raw: str) -> Any:
+    import yaml
+
+    if raw in ("None", "null"):
+        return None
+    if raw in ("True", "False"):
+        return raw == "True"
+    try:
+        v = yaml.safe_load(raw)
+    except yaml.YAMLError:
+        return raw
+    return v if isinstance(v, (int, float, str, bool)) or v is None else raw
+
+
+def parse_perturbation(text: str) -> PerturbationSpec:
+    """``OP`` or ``OP(KEY=VALUE,...)`` (the form ``PerturbationSpec.id`` writes), checked against the op's
+    parameters; the spec keeps the parameters as written (defaults are filled in where it is hashed)."""
+    from vidaudit.video.perturb import resolve
+
+    m = _PERTURBATION.match(text.strip())
+    if not m:
+        raise ConfigError(f"cannot read perturbation {text!r}; write OP or OP(KEY=VALUE,...), e.g. "
+                          "strip_mask(S=128,v=24,k=4)")
+    params: dict[str, Any] = {}
+    for pair in filter(None, (x.strip() for x in (m.group("args") or "").split(","))):
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"perturbation {text!r}: {pair!r} is not KEY=VALUE")
+        params[key.strip()] = _perturbation_value(raw.strip())
+    spec = PerturbationSpec(name=m.group("name"), params=params)
+    resolve(spec)       # unknown op or parameter, or a value out of range: the op's own ConfigError
+    return spec
 
 
 def parse_condition(text: str, prompt: str = "structured_trace", timestamps: bool = True) -> Condition:
     """A condition from its written form (see ``CONDITION_FORMS``) plus a prompt name and the timestamps flag."""
-    m = _COND.match(text.strip())
+    base, *perturbed = re.split(r"\+(?=[a-z])", text.strip())
+    specs = tuple(parse_perturbation(p) for p in perturbed)
+    m = _COND.match(base)
     if not m:
         raise ConfigError(f"cannot read condition {text!r}; write {CONDITION_FORMS}")
-    head = text.strip().split("@")[0].split("#")[0].split("+")[0]
-    kw: dict[str, Any] = {"presentation": Presentation(head), "prompt": prompt, "timestamps": timestamps}
+    head = base.split("@")[0].split("#")[0].split("+")[0]
+    kw: dict[str, Any] = {"presentation": Presentation(head), "prompt": prompt, "timestamps": timestamps,
+                          "perturbations": specs}
     if m.group("nat") == "all":
         kw["all_frames"] = True
     elif m.group("nat"):
@@ -64,16 +104,26 @@ class PlannedTrial:
     selection: FrameSelection
     prompt: Prompt
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    #: the condition's perturbation chain on this sample (None: the sample's own video)
+    perturbed: PerturbedInput | None = None
 
     @property
     def id(self) -> str:
         return self.trial.id
 
+    @property
+    def video(self) -> VideoRef:
+        """The facts of the video the frames are selected from (the perturbed one, if any)."""
+        return self.sample.video if self.perturbed is None else self.perturbed.video
 
-def select_frames(sample: Sample, condition: Condition) -> FrameSelection:
-    """The frames a resolved condition shows of a sample."""
-    v = sample.video
+
+def select_frames(sample: Sample, condition: Condition, video: VideoRef | None = None) -> FrameSelection:
+    """The frames a resolved condition shows of a sample (of ``video``, its perturbed video, when given)."""
+    v = video or sample.video
     p = condition.presentation
+    if p is Presentation.KEYFRAMES and video is not None:
+        raise ConfigError(f"condition {condition.id}: keyframes are the trace's event frames of the source video "
+                          "and do not apply to a perturbed video; use frames@K or native")
     if p is Presentation.FRAMES:
         if condition.n_frames is not None:
             return uniform_count(v.n_frames, v.fps, condition.n_frames)
@@ -102,13 +152,11 @@ def plan(samples: Sequence[Sample], conditions: Sequence[Condition], models: Seq
     options_by_model = options_by_model or {}
     out: list[PlannedTrial] = []
     seen: dict[str, str] = {}
+    refused: list[str] = []
     for m in models:
         caps = caps_by_model[m.label]
         opts = dict(options_by_model.get(m.label, {}))
         for c in conditions:
-            if c.perturbations:
-                raise ConfigError(f"condition {c.id} perturbs the video, which this vidaudit cannot do yet; "
-                                  "drop the perturbations")
             suite.check_prompt(c.prompt)
             rc = c.resolved_for(caps.default_native_fps)
             key = f"{m.label} {rc.id}"
@@ -118,15 +166,56 @@ def plan(samples: Sequence[Sample], conditions: Sequence[Condition], models: Seq
             seen[key] = c.id
             for s in samples:
                 prompt = suite.render_prompt(s, rc)
-                sel = select_frames(s, rc)
+                pin = plan_perturbed(s, rc, suite, refused) if rc.perturbations else None
+                if rc.perturbations and pin is None:
+                    continue
+                sel = select_frames(s, rc, pin.video if pin else None)
+                input_sha = selection_sha256(sel)
+                if pin is not None:
+                    input_sha = sha256_json({"selection": input_sha, "perturbed": pin.sha256})
+                    if pin.strip_info is not None:
+                        refused += coverage_refusals(s, rc, m.label, pin, sel)
                 trial = Trial(sample_id=s.sample_id, video_sha256=s.video.sha256, condition=rc, model=m,
-                              suite=suite.name, prompt_sha256=prompt_sha256(prompt), input_sha256=selection_sha256(sel),
+                              suite=suite.name, prompt_sha256=prompt_sha256(prompt), input_sha256=input_sha,
                               adapter_options=opts)
-                out.append(PlannedTrial(trial, s, sel, prompt, suite.request_metadata(s)))
+                out.append(PlannedTrial(trial, s, sel, prompt, suite.request_metadata(s), pin))
+    if refused:
+        uniq = list(dict.fromkeys(refused))
+        more = f"\n  ... and {len(uniq) - 10} more" if len(uniq) > 10 else ""
+        raise ConfigError(f"{len(uniq)} perturbed trial(s) are refused before any call:\n  "
+                          + "\n  ".join(uniq[:10]) + more)
     ids = [p.id for p in out]
     if len(set(ids)) != len(ids):
         raise ConfigError("the plan repeats a trial: a model or condition is listed twice")
     return out
+
+
+def plan_perturbed(sample: Sample, condition: Condition, suite: Suite, refused: list[str]) -> PerturbedInput | None:
+    """The chain of ``condition`` on ``sample``, or None with the reason appended to ``refused``: the suite
+    must say that the sample's ground truth survives every op (``Suite.perturbation_problem``)."""
+    for spec in condition.perturbations:
+        why = suite.perturbation_problem(sample, spec)
+        if why:
+            refused.append(f"{sample.sample_id} under {condition.id}: {why}")
+            return None
+    try:
+        return plan_chain(sample, condition.perturbations)
+    except ConfigError as e:
+        refused.append(f"{sample.sample_id} under {condition.id}: {e}")
+        return None
+
+
+def coverage_refusals(sample: Sample, condition: Condition, model: str, pin: PerturbedInput,
+                      sel: FrameSelection) -> list[str]:
+    """``check_strip_coverage`` on the output frames this model will be sent, as refusal lines."""
+    from vidaudit.video.perturb import check_strip_coverage
+
+    problems = check_strip_coverage(pin.coverage_meta(), sel.indices)
+    if not problems:
+        return []
+    return [f"{sample.sample_id} under {condition.id} for {model}: {'; '.join(problems)}. Send every masked "
+            f"frame (frames@{pin.video.fps:g} or native@all) or a rate whose stride shares no factor with the "
+            f"{pin.strip_info['n_sets']} coverage sets"]  # type: ignore[index]
 
 
 def check_servable(planned: Sequence[PlannedTrial], caps_by_model: Mapping[str, Capabilities]) -> None:
@@ -142,7 +231,7 @@ def check_servable(planned: Sequence[PlannedTrial], caps_by_model: Mapping[str, 
         if cond.presentation is Presentation.NATIVE:
             if (label, cond.id) not in seen and not caps.native_video:
                 problems.append(f"{label} cannot take native video (condition {cond.id}); use frames@K instead")
-            fps = p.sample.video.fps if cond.all_frames else float(cond.fps or 0.0)
+            fps = p.video.fps if cond.all_frames else float(cond.fps or 0.0)
             if (label, cond.id) not in seen and (msg := native_fps_problem(caps, fps, label, cond.id)):
                 problems.append(msg)
         elif caps.max_images is not None and n > caps.max_images:
@@ -171,23 +260,35 @@ def check_videos(samples: Sequence[Sample], data_dir: Path) -> None:
 class RequestBuilder:
     """Builds the request of a planned trial: frames decoded exactly, each preceded by its timestamp."""
 
-    def __init__(self, data_dir: Path, cache: FrameCache | None = None):
+    def __init__(self, data_dir: Path, cache: FrameCache | None = None, perturb_cache: Path | None = None):
         self.data_dir = Path(data_dir)
         self.cache = cache or FrameCache()
+        #: where perturbed videos are rendered (``RUN/perturbed``); needed only by perturbed conditions
+        self.perturb_cache = perturb_cache
+
+    def video_of(self, p: PlannedTrial) -> tuple[Path, str | None]:
+        """The file the trial's frames come from: the sample's video, or its perturbed video (rendered once)."""
+        path = self.data_dir / p.sample.video.path
+        if p.perturbed is None:
+            return path, p.sample.video.sha256
+        if self.perturb_cache is None:
+            raise ConfigError("a perturbed condition needs a cache dir for its videos (RequestBuilder(perturb_cache=))")
+        out, sha, _ = render(path, p.perturbed, self.perturb_cache)
+        return out, sha
 
     def __call__(self, p: PlannedTrial) -> Request:
-        s, cond, sel = p.sample, p.trial.condition, p.selection
+        s, cond, sel, v = p.sample, p.trial.condition, p.selection, p.video
         if len(sel) == 0:
             raise ConfigError(f"{s.sample_id} under {cond.id} would send zero frames")
-        path = self.data_dir / s.video.path
+        path, sha = self.video_of(p)
         parts: list[Part] = []
         if cond.presentation is Presentation.NATIVE:
-            fps = s.video.fps if cond.all_frames else float(cond.fps)  # type: ignore[arg-type]
-            parts.append(VideoPart(path=str(path), sha256=s.video.sha256, fps=fps, duration_s=s.video.duration_s,
-                                   n_frames=s.video.n_frames, source_fps=s.video.fps, frame_indices=sel.indices,
+            fps = v.fps if cond.all_frames else float(cond.fps)  # type: ignore[arg-type]
+            parts.append(VideoPart(path=str(path), sha256=sha, fps=fps, duration_s=v.duration_s,
+                                   n_frames=v.n_frames, source_fps=v.fps, frame_indices=sel.indices,
                                    timestamps=sel.times))
         else:
-            images = self.cache.get(path, s.video.sha256, sel.indices)
+            images = self.cache.get(path, sha, sel.indices)
             for idx, t, img in zip(sel.indices, sel.times, images, strict=True):
                 if cond.timestamps:
                     parts.append(TextPart(f"t={t:.2f}s"))

@@ -18,6 +18,7 @@ from vidaudit.models.factory import make_adapter
 from vidaudit.run.budget import Budget
 from vidaudit.run.lock import RunLock
 from vidaudit.run.snapshot import update_snapshot
+from vidaudit.run.perturbed import PERTURB_CACHE
 from vidaudit.run.plan import PlannedTrial, RequestBuilder, check_servable, check_videos, effective_fps, plan
 from vidaudit.run.runconfig import BudgetConfig, RunConfig, open_run_config
 from vidaudit.run.store import RunStore
@@ -194,7 +195,7 @@ def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters
             return tokens, cost or 0.0
 
         budget = Budget(max_cost_usd=max_cost_usd, max_tokens=max_tokens, estimate=estimate)
-    builder = RequestBuilder(data)
+    builder = RequestBuilder(data, perturb_cache=out / PERTURB_CACHE)
 
     async def go() -> RunSummary:
         from vidaudit.run.executor import run_trials

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, Sample
+from vidaudit.core.types import Condition, PerturbationSpec, Sample
 from vidaudit.report.model import SuiteReport, ViewerSpec, ViewerTrial
 from vidaudit.score.records import ScoreRecord, TrialScore
 
@@ -86,6 +86,12 @@ class Suite:
 
     def check_samples(self, samples: Sequence[Sample], source: str) -> None:
         """Refuse (a ``DataError`` naming them) samples whose ground truth cannot be trusted, at every load."""
+
+    def perturbation_problem(self, sample: Sample, spec: PerturbationSpec) -> str | None:
+        """Why ``sample``'s ground truth does not survive ``spec`` (a condition's perturbation), or None when it
+        does and the trial may run. The default refuses: a suite must declare what its answers survive."""
+        return (f"the {self.name} suite does not define its ground truth under {spec.name}; drop the perturbation "
+                "from the condition (a suite declares the perturbations it supports with perturbation_problem)")
 
     # ------------------------------------------------------------------ prompts
 

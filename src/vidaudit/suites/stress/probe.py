@@ -26,11 +26,13 @@ from vidaudit.suites.base import ObservedFrame, Prompt
 #: probe name -> ``"module:attr"`` of its ``Probe`` instance (imported on first use)
 PROBE_TARGETS: dict[str, str] = {
     "camera_motion": "vidaudit.suites.stress.camera_motion.probe:PROBE",
+    "cross_frame": "vidaudit.suites.stress.cross_frame.probe:PROBE",
     "shortcuts": "vidaudit.suites.stress.shortcuts.probe:PROBE",
 }
 #: what ``vidaudit suites`` lists for each probe (kept here so listing imports no probe)
 PROBE_DESCRIPTIONS: dict[str, str] = {
     "camera_motion": "6-way camera motion (zoom in/out, pan left/right, tilt up/down) on moved stills; chance 1/6",
+    "cross_frame": "strip-masked multiple-choice video QA (NExT-QA format or synthetic), w/ and w/o abstention; TBSR",
     "shortcuts": "language shortcuts: First/Last/Sequence on reordered, blank, unrelated procedures; CLP; chance 1/4",
 }
 

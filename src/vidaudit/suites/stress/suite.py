@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.types import Condition, Sample
+from vidaudit.core.types import Condition, PerturbationSpec, Sample
 from vidaudit.report.model import SuiteReport, ViewerTrial
 from vidaudit.score.records import ScoreRecord, TrialScore
 from vidaudit.suites.base import ObservedFrame, Prompt, Suite
@@ -50,6 +50,13 @@ class StressSuite(Suite):
                 bad.append(f"{s.sample_id}: {why}")
         if bad:
             raise DataError(f"{source}: {len(bad)} stress samples cannot be trusted: " + "; ".join(bad[:5]))
+
+    def perturbation_problem(self, sample: Sample, spec: PerturbationSpec) -> str | None:
+        probe = probe_of(sample)
+        hook = getattr(probe, "perturbation_problem", None)
+        if hook is None:
+            return f"probe {probe.name} does not define its ground truth under {spec.name}; drop the perturbation"
+        return hook(sample, spec)
 
     # ------------------------------------------------------------------ prompts
 

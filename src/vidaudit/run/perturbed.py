@@ -1,0 +1,119 @@
+"""A condition's ``perturbations``: planned from the sample's facts, rendered once into a content cache.
+
+At plan time nothing is rendered: each op's plan (``video.perturb.plan_for``) is computed from the
+video's facts alone, which gives the perturbed video's frame count, rate and size (so frames are selected
+from it as for any condition) and, for ``strip_mask``, its coverage sets (so the frames a model will be
+sent are checked with ``check_strip_coverage`` before any call). The request builder renders the chain
+with ``cached_chain`` into ``RUN/perturbed/`` (``PERTURB_CACHE``), keyed by content; the report stage
+reads the same entries back. The seed of every op of the chain is derived from the sample's source
+video (``Sample.group_id``), so samples that share a video see the same perturbed video.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.hashing import seed_from, sha256_json
+from vidaudit.core.types import PerturbationSpec, Sample, VideoRef
+
+#: the cache of perturbed videos, relative to the run dir
+PERTURB_CACHE = "perturbed"
+
+
+@dataclass(frozen=True)
+class PerturbedInput:
+    """What a condition's chain makes of one sample's video, known before any pixel is made."""
+
+    specs: tuple[PerturbationSpec, ...]     # canonical (defaults filled in)
+    seed: int
+    source_sha256: str
+    video: VideoRef                         # the perturbed video's facts (path and sha256 known after rendering)
+    sha256: str                             # the chain's identity: source, canonical specs, seed, op versions
+    last_op: str
+    strip_info: dict[str, Any] | None = None   # the strip_mask plan's info + set_index when it is the last op
+
+    def coverage_meta(self) -> dict[str, Any]:
+        assert self.strip_info is not None
+        info = {k: v for k, v in self.strip_info.items() if k != "set_index"}
+        return {"op": "strip_mask", "n_frames": self.video.n_frames, "info": info,
+                "map": {"set_index": self.strip_info["set_index"]}}
+
+
+def perturbation_seed(sample: Sample) -> int:
+    return seed_from("condition-perturbation", sample.group_id)
+
+
+def plan_chain(sample: Sample, specs: tuple[PerturbationSpec, ...]) -> PerturbedInput:
+    """The chain's facts on ``sample`` (a ``ConfigError`` naming the sample when an op cannot apply)."""
+    if sample.video.sha256 is None:
+        raise DataError(f"{sample.sample_id} has no video sha256; generate the videos before perturbing them")
+    return _plan_chain(sample.video, sample.video.sha256, specs, perturbation_seed(sample), sample.sample_id)
+
+
+def _plan_chain(video: VideoRef, sha: str, specs: tuple[PerturbationSpec, ...], seed: int,
+                who: str) -> PerturbedInput:
+    key = (video, sha, specs, seed)     # hashable: PerturbationSpec hashes its canonical JSON
+    hit = _PLANS.get(key)
+    if hit is None:
+        hit = _PLANS[key] = _plan_chain_uncached(video, sha, specs, seed, who)
+        if len(_PLANS) > 4096:
+            _PLANS.pop(next(iter(_PLANS)))
+    return hit
+
+
+_PLANS: dict[tuple[Any, ...], PerturbedInput] = {}
+
+
+def _plan_chain_uncached(video: VideoRef, sha: str, specs: tuple[PerturbationSpec, ...], seed: int,
+                who: str) -> PerturbedInput:
+    from vidaudit.video.perturb import canonical_spec, get_op, plan_for
+    from vidaudit.video.perturb.base import SourceInfo
+
+    w, h = video.width - video.width % 2, video.height - video.height % 2
+    src = SourceInfo(path=Path(video.path), sha256=sha, width=w, height=h, n_frames=video.n_frames, fps=video.fps)
+    canon = tuple(canonical_spec(s) for s in specs)
+    plan = None
+    for i, spec in enumerate(canon):
+        op = get_op(spec.name)
+        if op.needs_second:
+            raise ConfigError(f"{spec.name} needs a second video and cannot be a condition's perturbation")
+        if spec.name == "strip_mask" and i != len(canon) - 1:
+            raise ConfigError("strip_mask must be the last perturbation of a condition, so that its coverage can "
+                              "be checked on the frames sent")
+        try:
+            plan = plan_for(spec, src, seed=seed)
+        except ConfigError as e:
+            raise ConfigError(f"{who}: {e}") from None
+        src = SourceInfo(path=src.path, sha256=f"step{i}", width=plan.width, height=plan.height,
+                         n_frames=plan.n_frames, fps=plan.fps)
+    assert plan is not None
+    ident = sha256_json({"source_sha256": sha, "seed": seed,
+                         "chain": [{"spec": s.model_dump(mode="json"), "op_version": get_op(s.name).version}
+                                   for s in canon], "engine": _engine_version()})
+    strip = None
+    if canon[-1].name == "strip_mask":
+        strip = {**plan.info, "set_index": list(plan.map["set_index"])}
+    out = VideoRef(path="", sha256=None, fps=plan.fps, width=plan.width, height=plan.height, n_frames=plan.n_frames,
+                   duration_s=round(plan.n_frames / plan.fps, 6))
+    return PerturbedInput(specs=canon, seed=seed, source_sha256=sha, video=out, sha256=ident,
+                          last_op=canon[-1].name, strip_info=strip)
+
+
+def _engine_version() -> int:
+    from vidaudit.video.perturb import ENGINE_VERSION
+
+    return ENGINE_VERSION
+
+
+def render(source: Path, pinput: PerturbedInput, cache_dir: Path) -> tuple[Path, str, Any]:
+    """The perturbed video (path, sha256, its PerturbMeta), built once into ``cache_dir``."""
+    from vidaudit.video.perturb import cached_chain
+
+    res = cached_chain(source, pinput.source_sha256, list(pinput.specs), pinput.seed, cache_dir)[-1]
+    if res.meta.n_frames != pinput.video.n_frames:
+        raise DataError(f"the perturbed video {res.video} has {res.meta.n_frames} frames but the plan expected "
+                        f"{pinput.video.n_frames}; delete {cache_dir} and run again")
+    return res.video, res.sha256, res.meta

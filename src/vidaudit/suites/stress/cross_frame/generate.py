@@ -1,0 +1,163 @@
+"""``vidaudit generate stress --probe cross_frame``: a NExT-QA-format set as raw-video samples, each asked
+with and without abstention, plus the run config of the preset's strip-mask conditions.
+
+Masking is not baked into the dataset: a masked trial is a condition ``frames@R+strip_mask(...)``, rendered
+at run time into the run's content cache (``docs/stress.md``). ``DIR/cross_frame.yaml`` lists the raw
+condition and one masked condition per mask of the preset, each sending every frame of its video:
+``vidaudit run stress --config DIR/cross_frame.yaml --model SPEC --out RUN``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.fileio import write_text_atomic
+from vidaudit.core.hashing import sha256_file
+from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
+from vidaudit.core.types import PerturbationSpec, Sample, VideoRef
+from vidaudit.suites.stress.cross_frame import synthetic
+from vidaudit.suites.stress.cross_frame.nextqa import Item, load_items, write_csv
+from vidaudit.suites.stress.cross_frame.options import (ABSTAIN, CHANCE_ABSTAIN, CHANCE_FORCED, DEFAULT_MASK, TABLE10,
+                                                       letters)
+from vidaudit.video.io import VideoWriter, iter_frames, probe
+
+PROBE = "cross_frame"
+SETTINGS = ("csv", "sample_fps")
+RUN_CONFIG = "cross_frame.yaml"
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    items: int                       # synthetic items (the first N rows of a --source set when --seeds is given)
+    masks: tuple[dict[str, Any], ...]
+    width: int = 320
+    height: int = 192
+    fps: float = 6.0
+    hold: int = 6                    # source frames per segment (longer than every coverage window below)
+
+
+PRESETS: dict[str, Preset] = {
+    "smoke": Preset("smoke", 4, (dict(DEFAULT_MASK),)),
+    "paper": Preset("paper", 20, (dict(DEFAULT_MASK),)),
+    # Reveal Table 10 (B.2): n = 25, the seven configurations
+    "table10": Preset("table10", 25, tuple({"S": s, "v": v, "k": k, "orientation": o}
+                                           for _, s, v, o, k, _, _ in TABLE10)),
+}
+
+
+def mask_spec(mask: dict[str, Any]) -> PerturbationSpec:
+    return PerturbationSpec(name="strip_mask", params=dict(mask))
+
+
+def write_synthetic(root: Path, preset: Preset, n_items: int) -> Path:
+    """The synthetic set in NExT-QA format under ``root`` (``questions.csv`` + ``videos/``); one clip per
+    item, templates cycling after / colour_of / before / count so both splits are filled."""
+    order = ("after", "colour_of", "before", "count")
+    rows = []
+    (root / "videos").mkdir(parents=True, exist_ok=True)
+    for i in range(n_items):
+        clip = synthetic.make_clip(i, preset.hold)
+        name = f"synth{i:03d}"
+        path = root / "videos" / f"{name}.mp4"
+        if not path.is_file():
+            with VideoWriter(path, preset.fps, preset.width, preset.height) as w:
+                for f in clip.frames(preset.width, preset.height):
+                    w.write(f)
+        q = synthetic.make_question(i, order[i % len(order)], clip)
+        rows.append({"video": name, "qid": "0", **q})
+    return write_csv(root / "questions.csv", rows)
+
+
+def import_video(src: Path, dst: Path) -> None:
+    """Re-encode the video stream only (audio dropped, odd sizes cropped to even) with vidaudit's writer."""
+    info = probe(src)
+    if info.n_frames < 1:
+        raise DataError(f"{src} has no video frames")
+    w, h = info.width - info.width % 2, info.height - info.height % 2
+    with VideoWriter(dst, info.fps, w, h) as out:
+        for f in iter_frames(src):
+            out.write(f[:h, :w])
+
+
+def item_samples(it: Item, rel: str, video: VideoRef, preset: str, source_kind: str) -> list[Sample]:
+    out = []
+    for abstention in (False, True):
+        opts = list(it.options) + ([ABSTAIN] if abstention else [])
+        lets = letters(abstention)
+        params = {"probe": PROBE, "item": it.item_id, "video_name": it.video, "qid": it.qid, "split": it.split,
+                  "type": it.type, "abstention": abstention, "options": opts, "letters": list(lets),
+                  "chance": CHANCE_ABSTAIN if abstention else CHANCE_FORCED, "answer_text": it.options[it.answer],
+                  "source": source_kind, "template": it.template, "template_args": dict(it.template_args),
+                  "preset": preset, "line": it.line}
+        sid = f"stress-{PROBE}-{it.item_id}-{'abs' if abstention else 'forced'}"
+        out.append(Sample(sample_id=sid, suite="stress", params=params, question=it.question,
+                          answer=lets[it.answer], video=video))
+    return out
+
+
+def run_config(out: Path, masks: tuple[dict[str, Any], ...], fps: float | None, sample_fps: float) -> dict[str, Any]:
+    """Raw plus one masked condition per mask; every frame when all videos share ``fps``."""
+    if fps is not None:
+        raw, rate = f"frames@{fps:g}", (lambda k: f"frames@{fps * k:g}")
+    else:
+        raw, rate = f"frames@{sample_fps:g}", (lambda k: f"frames@{sample_fps:g}")
+    conds = [raw] + [f"{rate(int(m['k']))}+{mask_spec(m).id}" for m in masks]
+    return {"suite": "stress", "data": str(out.resolve()), "prompts": ["mcq"], "conditions": conds}
+
+
+def generate(out: Path, preset: str, n: int | None, source: Path | None, settings: dict[str, str], *,
+             force: bool = False) -> Path:
+    if preset not in PRESETS:
+        raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
+    pre = PRESETS[preset]
+    if n is not None and n < 1:
+        raise ConfigError(f"--seeds must be at least 1, got {n}")
+    try:
+        sample_fps = float(settings.get("sample_fps", "24"))
+    except ValueError:
+        raise ConfigError(f"--set sample_fps={settings['sample_fps']!r} is not a number") from None
+    if not sample_fps > 0:
+        raise ConfigError("--set sample_fps must be positive")
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+    if source is None:
+        if "csv" in settings:
+            raise ConfigError("--set csv names the CSV of a --source set; the synthetic source has one")
+        src_dir, kind = out / "source", "synthetic"
+        write_synthetic(src_dir, pre, n or pre.items)
+        items = load_items(src_dir)
+    else:
+        kind = "nextqa"
+        items = load_items(Path(source), settings.get("csv"))
+        items = items[:n] if n else items
+    (out / "videos").mkdir(parents=True, exist_ok=True)
+    refs: dict[str, tuple[str, VideoRef]] = {}
+    samples: list[Sample] = []
+    for it in items:
+        if it.video not in refs:
+            rel = f"videos/{it.video}.mp4"
+            dst = out / rel
+            if not dst.is_file() or force:
+                import_video(it.video_path, dst)
+            info = probe(dst)
+            refs[it.video] = (rel, VideoRef(path=rel, sha256=sha256_file(dst), fps=info.fps, width=info.width,
+                                            height=info.height, n_frames=info.n_frames, duration_s=info.duration_s))
+        rel, ref = refs[it.video]
+        samples.extend(item_samples(it, rel, ref, pre.name, kind))
+    guard_replace(out, samples, force=force, key=lambda s: (s.params, s.answer, s.video.sha256),
+                  command="generate stress")
+    fps_set = {r.fps for _, r in refs.values()}
+    cfg = run_config(out, pre.masks, fps_set.pop() if len(fps_set) == 1 else None, sample_fps)
+    manifest = write_manifest(out, samples)
+    write_text_atomic(out / RUN_CONFIG, yaml.safe_dump(cfg, sort_keys=False))
+    write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name, "source": kind,
+                             "n_items": len(items), "n_samples": len(samples), "masks": list(pre.masks),
+                             "run_config": RUN_CONFIG, "conditions": cfg["conditions"]})
+    return manifest

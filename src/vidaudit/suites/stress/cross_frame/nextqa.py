@@ -1,0 +1,166 @@
+"""The NExT-QA format: what ``--source DIR`` reads (and what the synthetic source writes).
+
+``DIR/<name>.csv`` (UTF-8, a header row) with at least the columns ``video``, ``question``, ``a0`` ...
+``a4``, ``answer`` (the index 0-4 of the correct option) and ``type`` (NExT-QA's question-type code),
+plus an optional ``qid``; other columns (NExT-QA's ``frame_count``, ``width``, ``height``) are ignored.
+The videos are ``DIR/videos/<video>.mp4`` (or .mkv, .webm, .avi, .mov): NExT-QA's release nests them
+by folder (``map_vid_vidorID.json``); flatten them to that layout first. ``template`` and
+``template_args`` (JSON) are vidaudit's own columns, written only by the synthetic source, read by the
+integrating observer's reader.
+
+Split (as the paper, NExT-QA-T / NExT-QA-S): NExT-QA's temporal types ``TN`` (next), ``TC`` (current),
+``TP`` (previous) are ``T``; the causal (``CW``, ``CH``) and descriptive (``DC``, ``DL``, ``DO``) types
+are ``S``. Any other code is an error naming the row.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.fileio import write_text_atomic
+
+REQUIRED = ("video", "question", "a0", "a1", "a2", "a3", "a4", "answer", "type")
+TEMPORAL_TYPES = ("TN", "TC", "TP")
+OTHER_TYPES = ("CW", "CH", "DC", "DL", "DO")
+VIDEO_EXTS = (".mp4", ".mkv", ".webm", ".avi", ".mov")
+N_OPTIONS = 5
+
+
+def split_of(type_code: str) -> str | None:
+    """``T`` for NExT-QA's temporal types, ``S`` for the causal and descriptive ones, None otherwise."""
+    t = type_code.strip().upper()
+    if t in TEMPORAL_TYPES:
+        return "T"
+    if t in OTHER_TYPES:
+        return "S"
+    return None
+
+
+@dataclass(frozen=True)
+class Item:
+    """One question of a NExT-QA-format set (``line`` is the CSV line it came from, for messages)."""
+
+    line: int
+    qid: str
+    video: str
+    video_path: Path
+    question: str
+    options: tuple[str, ...]
+    answer: int
+    type: str
+    split: str
+    template: str | None = None
+    template_args: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def item_id(self) -> str:
+        return f"{self.video}-{self.qid}"
+
+
+def find_csv(source: Path, name: str | None = None) -> Path:
+    source = Path(source)
+    if source.is_file() and source.suffix.lower() == ".csv":
+        return source
+    if not source.is_dir():
+        raise ConfigError(f"--source {source} is not a NExT-QA-format directory (a CSV and a videos/ folder)")
+    if name:
+        p = source / name
+        if not p.is_file():
+            raise ConfigError(f"--set csv={name}: no such file in {source}")
+        return p
+    found = sorted(source.glob("*.csv"))
+    if len(found) != 1:
+        what = "no CSV" if not found else f"{len(found)} CSVs ({', '.join(p.name for p in found)})"
+        raise ConfigError(f"--source {source} holds {what}; it must hold exactly one question CSV, or name one "
+                          "with --set csv=NAME.csv")
+    return found[0]
+
+
+def _video_file(videos: Path, name: str) -> Path | None:
+    for ext in VIDEO_EXTS:
+        p = videos / f"{name}{ext}"
+        if p.is_file():
+            return p
+    return None
+
+
+def load_items(source: Path, csv_name: str | None = None) -> list[Item]:
+    """Every row of the set, checked: a missing column, an answer outside 0-4, an unknown type, an empty
+    question or option, a repeated (video, qid) or a missing video is a ``DataError`` naming the row."""
+    path = find_csv(source, csv_name)
+    videos = path.parent / "videos"
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        raise DataError(f"cannot read {path}: {e}; the question CSV must be UTF-8 text") from None
+    reader = csv.DictReader(text.splitlines())
+    header = reader.fieldnames or []
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        raise DataError(f"{path}: missing column(s) {', '.join(missing)}; a NExT-QA-format CSV has "
+                        f"{', '.join(REQUIRED)} (and optionally qid)")
+    items: list[Item] = []
+    seen: set[str] = set()
+    for n, row in enumerate(reader, start=2):
+        where = f"{path.name} line {n}"
+        if None in row:
+            raise DataError(f"{where}: more fields than the header has columns; quote fields that hold commas")
+        vals = {k: (row.get(k) or "").strip() for k in header}
+        empty = [c for c in ("video", "question", *(f"a{i}" for i in range(N_OPTIONS))) if not vals[c]]
+        if empty:
+            raise DataError(f"{where}: empty {', '.join(empty)}; every row needs a video, a question and five options")
+        try:
+            answer = int(vals["answer"])
+        except ValueError:
+            raise DataError(f"{where}: answer {vals['answer']!r} is not an option index; write 0-4") from None
+        if not 0 <= answer < N_OPTIONS:
+            raise DataError(f"{where}: answer index {answer} is out of range; it must be 0-4 (a0..a4)")
+        split = split_of(vals["type"])
+        if split is None:
+            raise DataError(f"{where}: unknown question type {vals['type']!r}; NExT-QA's codes are "
+                            f"{', '.join(TEMPORAL_TYPES + OTHER_TYPES)}")
+        qid = vals.get("qid") or str(n - 1)
+        video_file = _video_file(videos, vals["video"])
+        if video_file is None:
+            raise DataError(f"{where}: video {vals['video']!r} not found: expected {videos}/{vals['video']}.mp4 "
+                            f"(or {', '.join(VIDEO_EXTS[1:])}); flatten NExT-QA's folders into videos/")
+        args: dict[str, Any] = {}
+        if vals.get("template_args"):
+            try:
+                args = json.loads(vals["template_args"])
+            except json.JSONDecodeError as e:
+                raise DataError(f"{where}: template_args is not JSON ({e.msg})") from None
+        item = Item(line=n, qid=qid, video=vals["video"], video_path=video_file, question=vals["question"],
+                    options=tuple(vals[f"a{i}"] for i in range(N_OPTIONS)), answer=answer,
+                    type=vals["type"].upper(), split=split, template=vals.get("template") or None,
+                    template_args=args if isinstance(args, dict) else {})
+        if item.item_id in seen:
+            raise DataError(f"{where}: video {item.video!r} with qid {qid!r} is listed twice")
+        seen.add(item.item_id)
+        items.append(item)
+    if not items:
+        raise DataError(f"{path} has a header but no questions")
+    return items
+
+
+def write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
+    """Rows (``video``, ``qid``, ``question``, ``options``, ``answer``, ``type``, ...) as a NExT-QA CSV."""
+    cols = ["video", "qid", "question", *(f"a{i}" for i in range(N_OPTIONS)), "answer", "type", "template",
+            "template_args"]
+    import io
+
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({"video": r["video"], "qid": r["qid"], "question": r["question"],
+                    **{f"a{i}": o for i, o in enumerate(r["options"])}, "answer": r["answer"], "type": r["type"],
+                    "template": r.get("template", ""),
+                    "template_args": json.dumps(r.get("template_args", {}), sort_keys=True)})
+    write_text_atomic(path, buf.getvalue())
+    return path

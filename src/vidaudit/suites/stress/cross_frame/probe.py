@@ -1,0 +1,105 @@
+"""The ``cross_frame`` probe behind the ``Probe`` interface: NExT-QA-format MCQ, raw and strip-masked."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.types import Condition, PerturbationSpec, Sample
+from vidaudit.report.model import ViewerTrial
+from vidaudit.score.records import ScoreRecord, TrialScore
+from vidaudit.suites.base import ObservedFrame, Prompt
+from vidaudit.suites.stress.common import mcq_answer_text
+from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeReport
+
+
+class CrossFrameProbe(Probe):
+    name = "cross_frame"
+    description = ("strip-masked multiple-choice video QA (NExT-QA format or built-in synthetic clips), with and "
+                   "without abstention; Raw, Occ and TBSR; chance 1/5 and 1/6")
+    presets = ("smoke", "paper", "table10")
+    record_keys = ("probe", "item", "split", "type", "abstention", "source", "template", "preset")
+
+    def generate(self, out: Path, options: GenerateOptions) -> Path:
+        from vidaudit.suites.stress.cross_frame.generate import SETTINGS, generate
+
+        options.check_settings(SETTINGS, self.name)
+        return generate(out, options.preset, options.seeds, options.source, dict(options.settings),
+                        force=options.force)
+
+    def check_sample(self, sample: Sample) -> str | None:
+        p = sample.params
+        opts, lets = p.get("options") or [], p.get("letters") or []
+        if len(opts) != len(lets) or len(opts) != (6 if p.get("abstention") else 5):
+            return f"{len(opts)} options / {len(lets)} letters do not fit abstention={p.get('abstention')}"
+        if sample.answer not in lets or opts[lets.index(sample.answer)] != p.get("answer_text"):
+            return f"answer {sample.answer!r} is not the option {p.get('answer_text')!r}"
+        if p.get("split") not in ("T", "S"):
+            return f"split {p.get('split')!r} is not T or S"
+        return None
+
+    def perturbation_problem(self, sample: Sample, spec: PerturbationSpec) -> str | None:
+        if spec.name == "strip_mask":
+            return None      # strips are redistributed over time, never removed (coverage is checked per trial)
+        return (f"probe cross_frame defines its answers under strip_mask only; {spec.name} may remove what the "
+                "question asks about")
+
+    def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
+        from vidaudit.suites.stress.cross_frame.prompts import cross_frame_prompt
+
+        return Prompt(None, cross_frame_prompt(sample.question, sample.params["options"]))
+
+    def request_metadata(self, sample: Sample) -> dict[str, Any]:
+        p = sample.params
+        return {"source": p.get("source"), "template": p.get("template"),
+                "template_args": p.get("template_args") or {}, "options": list(p.get("options") or [])}
+
+    def score(self, sample: Sample, text: str | None, status: str, *,
+              frame_times: Sequence[float] | None = None) -> TrialScore:
+        from vidaudit.suites.stress.cross_frame.scoring import score_trial
+
+        return score_trial(sample, text, status)
+
+    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> ProbeReport:
+        from vidaudit.suites.stress.cross_frame.report import cross_frame_report
+
+        return cross_frame_report(records)
+
+    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
+        from vidaudit.suites.stress.cross_frame.viewer import viewer_trial
+
+        return viewer_trial(record, sample, raw_text)
+
+    def oracle_answer(self, sample: Sample) -> str:
+        return mcq_answer_text(str(sample.answer), str(sample.params["answer_text"]))
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        if option:
+            raise ConfigError("chance for cross_frame takes no option (it draws uniformly over the sample's options)")
+        lets, opts = sample.params["letters"], sample.params["options"]
+        i = int(rng.integers(0, len(lets)))
+        return mcq_answer_text(lets[i], opts[i])
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        lets, opts = list(sample.params["letters"]), list(sample.params["options"])
+        v = value.strip().upper()
+        if v == "ABSTAIN":
+            if not sample.params.get("abstention"):
+                return "Cannot determine from the video."    # no such option here: unparsed, so wrong
+            v = lets[-1]
+        if v not in lets:
+            raise ConfigError(f"constant answer for cross_frame is a letter {', '.join(lets)} or 'abstain'; "
+                              f"got {value!r}")
+        return mcq_answer_text(v, opts[lets.index(v)])
+
+    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
+        from vidaudit.suites.stress.cross_frame.observer import observe
+
+        return observe(frames, metadata)
+
+
+PROBE = CrossFrameProbe()

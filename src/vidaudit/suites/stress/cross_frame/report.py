@@ -1,0 +1,178 @@
+"""Raw, Occ and TBSR per model, split, abstention and mask, from trials paired by item.
+
+A trial is *masked* when its condition's video part has a ``strip_mask`` perturbation, *raw* when it has
+none. Each masked condition is paired with every raw condition of the same model and prompt; an item's
+raw and masked trials are those of its sample (same abstention). Raw and Occ are accuracies over the
+planned trials (a failed call is wrong, Wilson intervals); TBSR = items correct on both / items correct
+raw (Reveal's numbers fit this reading, not B.6.2's "/ N": reveal-checklist.md section 7.1).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from vidaudit.report.model import Section, Table
+from vidaudit.score.records import ScoreRecord
+from vidaudit.score.stats import wilson_interval
+from vidaudit.suites.stress.common import accuracy_cell, accuracy_text, human_ceiling_text, pct
+from vidaudit.suites.stress.cross_frame.options import (CHANCE_ABSTAIN, CHANCE_FORCED, PAPER_HUMANS, PAPER_T, TABLE10,
+                                                       paper_name, table10_row)
+from vidaudit.suites.stress.probe import ProbeReport
+
+_MASK = re.compile(r"\+strip_mask(?:\(([^()]*)\))?")
+
+
+def split_condition(cond: str) -> tuple[str, str]:
+    """(video part, prompt part) of a condition id."""
+    video, _, rest = cond.partition("/")
+    return video, rest
+
+
+def mask_of(cond: str) -> str | None:
+    """The strip_mask spec id of a condition (``strip_mask(S=...)``), or None for a raw one."""
+    m = _MASK.search(split_condition(cond)[0])
+    return None if m is None else m.group(0)[1:]
+
+
+def mask_params(mask: str) -> dict[str, Any]:
+    m = _MASK.search("+" + mask)
+    out: dict[str, Any] = {}
+    for pair in filter(None, (m.group(1) or "").split(",")) if m else ():
+        k, _, v = pair.partition("=")
+        out[k] = int(v) if v.isdigit() else v
+    return out
+
+
+def _is_raw(cond: str) -> bool:
+    return "+" not in split_condition(cond)[0].replace("+-", "")
+
+
+def tbsr_cell(raw: Sequence[ScoreRecord], occ: Sequence[ScoreRecord]) -> dict[str, Any]:
+    r_by = {x.params.get("item"): x.correct is True for x in raw}
+    o_by = {x.params.get("item"): x.correct is True for x in occ}
+    paired = sorted(set(r_by) & set(o_by), key=str)
+    base = [i for i in paired if r_by[i]]
+    both = [i for i in base if o_by[i]]
+    lo, hi = wilson_interval(len(both), len(base))
+    return {"raw": accuracy_cell(list(raw)), "occ": accuracy_cell(list(occ)), "n_pairs": len(paired),
+            "n_raw_correct": len(base), "n_both": len(both), "tbsr": len(both) / len(base) if base else None,
+            "tbsr_ci_low": lo if base else None, "tbsr_ci_high": hi if base else None}
+
+
+def aggregate_cross_frame(records: Sequence[ScoreRecord]) -> dict[str, Any]:
+    recs = [r for r in records if r.params.get("probe") == "cross_frame"]
+    cells: dict[str, Any] = {}
+    conds = sorted({r.condition for r in recs})
+    masked = [c for c in conds if mask_of(c)]
+    raws = [c for c in conds if _is_raw(c)]
+    for model in sorted({r.model for r in recs}):
+        mine = [r for r in recs if r.model == model]
+        for mc in masked:
+            for rc in (c for c in raws if split_condition(c)[1] == split_condition(mc)[1]):
+                for abstention in (True, False):
+                    for split in ("T", "S", "all"):
+                        def pick(c: str) -> list[ScoreRecord]:
+                            return [r for r in mine if r.condition == c and bool(r.params.get("abstention")) == abstention
+                                    and (split == "all" or r.params.get("split") == split)]
+                        raw, occ = pick(rc), pick(mc)
+                        if not raw and not occ:
+                            continue
+                        cell = tbsr_cell(raw, occ)
+                        mask = mask_of(mc) or ""
+                        cell.update({"model": model, "role": mine[0].model_role, "raw_condition": rc,
+                                     "masked_condition": mc, "mask": mask, "abstention": abstention, "split": split,
+                                     "chance": CHANCE_ABSTAIN if abstention else CHANCE_FORCED,
+                                     "paper_name": paper_name(model)})
+                        cells[f"{model}|{rc}|{mc}|{'abs' if abstention else 'forced'}|{split}"] = cell
+    return {"cells": cells, "chance": {"forced": CHANCE_FORCED, "abstention": CHANCE_ABSTAIN},
+            "paper_reported": {"nextqa_T": {k: list(v) for k, v in PAPER_T.items()},
+                               "humans": {k: list(v) for k, v in PAPER_HUMANS.items()},
+                               "table10": [list(r) for r in TABLE10]},
+            "human_ceiling": None}
+
+
+def _paper_cell(c: dict[str, Any]) -> str:
+    name = c["paper_name"]
+    if name is None or c["split"] != "T" or name not in PAPER_T:
+        return "-"
+    raw, occ, tb_abs, tb_forced = PAPER_T[name]
+    tb = tb_abs if c["abstention"] else tb_forced
+    if c["abstention"]:
+        parts = [f"raw {raw:g}" if raw is not None else None, f"occ {occ:g}" if occ is not None else None]
+        parts = [p for p in parts if p]
+        return f"TBSR {tb:g}" + (f", {', '.join(parts)}" if parts else "") + f" ({name})"
+    return f"TBSR {tb:g} ({name})"
+
+
+def _tbsr_table(cells: dict[str, Any]) -> Table:
+    rows = []
+    for c in cells.values():
+        tb = "-" if c["tbsr"] is None else f"{pct(c['tbsr'])} ({c['n_both']}/{c['n_raw_correct']})"
+        rows.append([c["model"], c["split"], "w/ abs." if c["abstention"] else "w/o abs.", c["mask"],
+                     c["raw_condition"], accuracy_text(c["raw"]), accuracy_text(c["occ"]), tb,
+                     f"[{pct(c['tbsr_ci_low'])}, {pct(c['tbsr_ci_high'])}]", pct(c["chance"]), _paper_cell(c),
+                     human_ceiling_text("cross_frame", c["masked_condition"])])
+    return Table(id="stress-cross-frame-tbsr", title="Cross-frame integration: Raw, Occ and TBSR (%)", key_columns=4,
+                 columns=["model", "split", "abstention", "mask", "raw condition", "raw", "occ", "TBSR",
+                          "TBSR 95% Wilson", "chance", "paper reported", "human ceiling"], rows=rows,
+                 caption="Raw and Occ: accuracy over every planned trial (a failed call is wrong). TBSR: items correct "
+                         "on both the raw and the masked video / items correct on the raw one, pairing the trials "
+                         "of one item and model. Chance is 1/5 (w/o abstention) or 1/6 (w/ abstention). 'paper "
+                         "reported' is Reveal Fig. 8 / Table 13 on NExT-QA-T for the paper's model of that name (its "
+                         "own data, not these).")
+
+
+def _table10_table(cells: dict[str, Any]) -> Table | None:
+    rows = []
+    for c in cells.values():
+        row = table10_row(mask_params(c["mask"]))
+        if row is None or c["split"] != "all" or not c["abstention"]:
+            continue
+        n, s, v, o, k, human, models = row
+        rows.append([str(n), f"{s}/{v}/{o}/{k}", c["model"], accuracy_text(c["occ"]), f"{human:g}", f"{models:g}",
+                     human_ceiling_text("cross_frame", c["masked_condition"])])
+    if not rows:
+        return None
+    rows.sort(key=lambda r: (int(r[0]), r[2]))
+    return Table(id="stress-cross-frame-table10", title="Reveal Table 10 sweep: occluded accuracy (%)", key_columns=3,
+                 columns=["config", "S/v/orientation/k", "model", "occ (w/ abs.)", "paper human", "paper models",
+                          "human ceiling"], rows=rows,
+                 caption="Each row is one strip_mask configuration of Reveal Table 10 (B.2). 'paper human' and "
+                         "'paper models' (mean occluded accuracy of Qwen2.5-VL-32B, Qwen2.5-VL-7B and LLaVA) are the "
+                         "paper's, on 25 NExT-QA items; the human ceiling of these stimuli is not measured.")
+
+
+def _paper_table() -> Table:
+    rows = [[k, *("-" if x is None else f"{x:g}" for x in v)] for k, v in PAPER_T.items()]
+    rows += [[f"humans ({s})", f"{r:g}", f"{o:g}", f"{t:g}", "-"] for s, (r, o, t) in PAPER_HUMANS.items()]
+    return Table(id="stress-cross-frame-paper", title="Reveal: reported cross-frame results (%)",
+                 columns=["model (paper)", "raw", "occ", "TBSR w/ abs.", "TBSR w/o abs."], rows=rows,
+                 caption="NExT-QA-T (n=196) unless marked S (n=183), as listed in reveal-checklist.md section 2. "
+                         "The human rows are the paper's study; no human study is measured here.")
+
+
+def cross_frame_report(records: Sequence[ScoreRecord]) -> ProbeReport:
+    res = aggregate_cross_frame(records)
+    cells = res["cells"]
+    sections = []
+    if cells:
+        tables = [_tbsr_table(cells)]
+        t10 = _table10_table(cells)
+        if t10 is not None:
+            tables.append(t10)
+        tables.append(_paper_table())
+        sections.append(Section(
+            id="stress-cross-frame", title="Cross-frame integration (strip masking)",
+            lede="Multiple-choice video QA on the raw video and on its strip-masked version (Algorithm 3: every "
+                 "strip is shown within a few frames, nothing is destroyed, only spread over time). TBSR is the "
+                 "share of items answered correctly raw that stay correct masked.",
+            tables=tables))
+    n_masked = len({c["masked_condition"] for c in cells.values()})
+    notes = [f"cross_frame: {n_masked} masked condition(s), {len({c['model'] for c in cells.values()})} model(s); "
+             "chance 20.0% (w/o abstention) / 16.7% (w/ abstention); human ceiling not measured"]
+    if not cells and any(r.params.get("probe") == "cross_frame" for r in records):
+        notes.append("cross_frame: no masked and raw conditions to pair; run a raw condition and a "
+                     "+strip_mask(...) condition (see DIR/cross_frame.yaml)")
+    return ProbeReport(results={"cross_frame": res}, sections=sections, notes=notes)

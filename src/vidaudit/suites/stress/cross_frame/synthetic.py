@@ -1,0 +1,137 @@
+"""The built-in synthetic source: clips whose answers are exact functions of their pixels.
+
+A clip is a sequence of segments; each segment holds one flat shape of one colour at the centre of a
+grey frame for ``hold`` source frames. Within a clip every shape and every colour differs, so "the red
+circle" names one segment. The questions (NExT-QA type codes in brackets) need information spread over
+frames: what came right after / right before an object [TN / TP], the colour of a shape [DO], how many
+shapes were shown [DC]. Everything the integrating observer's reader needs (the palette, the shape
+masks) comes from this module, so the reader matches the generator's templates exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+
+from vidaudit.core.hashing import rng_from
+
+#: name -> RGB; saturated and far apart in hue so the reader separates them after H.264 and masking
+PALETTE: dict[str, tuple[int, int, int]] = {
+    "red": (230, 40, 40), "green": (40, 200, 60), "blue": (50, 80, 230),
+    "yellow": (235, 220, 40), "magenta": (220, 50, 220), "cyan": (40, 210, 220),
+}
+SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "diamond", "cross")
+BACKGROUND = (128, 128, 128)
+COUNT_WORDS = ("one", "two", "three", "four", "five")
+#: template -> NExT-QA type code
+TEMPLATES: dict[str, str] = {"after": "TN", "before": "TP", "colour_of": "DO", "count": "DC"}
+
+
+@dataclass(frozen=True)
+class Segment:
+    colour: str
+    shape: str
+
+    @property
+    def text(self) -> str:
+        return f"the {self.colour} {self.shape}"
+
+    @property
+    def option(self) -> str:
+        return f"a {self.colour} {self.shape}"
+
+
+def shape_mask(shape: str, width: int, height: int) -> np.ndarray:
+    """The boolean mask of ``shape`` as the generator draws it (centred, about half the frame height)."""
+    m = np.zeros((height, width), np.uint8)
+    cx, cy, r = width // 2, height // 2, int(0.28 * min(width, height))
+    if shape == "circle":
+        cv2.circle(m, (cx, cy), r, 1, -1, lineType=cv2.LINE_8)
+    elif shape == "square":
+        a = int(r * 0.85)
+        m[cy - a:cy + a, cx - a:cx + a] = 1
+    elif shape == "triangle":
+        pts = np.array([[cx, cy - r], [cx - r, cy + int(0.8 * r)], [cx + r, cy + int(0.8 * r)]], np.int32)
+        cv2.fillPoly(m, [pts], 1)
+    elif shape == "diamond":
+        pts = np.array([[cx, cy - r], [cx + r, cy], [cx, cy + r], [cx - r, cy]], np.int32)
+        cv2.fillPoly(m, [pts], 1)
+    elif shape == "cross":
+        t = max(2, r // 3)
+        m[cy - r:cy + r, cx - t:cx + t] = 1
+        m[cy - t:cy + t, cx - r:cx + r] = 1
+    else:
+        raise ValueError(f"unknown shape {shape!r}")
+    return m.astype(bool)
+
+
+def render_frame(seg: Segment, width: int, height: int) -> np.ndarray:
+    img = np.empty((height, width, 3), np.uint8)
+    img[:] = BACKGROUND
+    img[shape_mask(seg.shape, width, height)] = PALETTE[seg.colour]
+    return img
+
+
+@dataclass(frozen=True)
+class Clip:
+    segments: tuple[Segment, ...]
+    hold: int
+
+    @property
+    def n_frames(self) -> int:
+        return len(self.segments) * self.hold
+
+    def frames(self, width: int, height: int):
+        for seg in self.segments:
+            f = render_frame(seg, width, height)
+            for _ in range(self.hold):
+                yield f
+
+
+def make_clip(index: int, hold: int, seed: int = 0) -> Clip:
+    rng = rng_from("stress", "cross_frame", "clip", seed, index)
+    n = 3 + int(rng.integers(0, 2))
+    shapes = rng.permutation(len(SHAPES))[:n]
+    colours = rng.permutation(len(PALETTE))[:n]
+    names = list(PALETTE)
+    return Clip(tuple(Segment(names[int(c)], SHAPES[int(s)]) for s, c in zip(shapes, colours)), hold)
+
+
+def _objects_options(answer: Segment, clip: Clip, rng: np.random.Generator) -> list[str]:
+    pool = [Segment(c, s).option for c in PALETTE for s in SHAPES]
+    others = [s.option for s in clip.segments if s != answer]
+    rest = [o for o in pool if o not in others and o != answer.option]
+    picks = others + [rest[int(i)] for i in rng.permutation(len(rest))]
+    opts = [answer.option] + picks[:4]
+    return [opts[int(i)] for i in rng.permutation(5)]
+
+
+def make_question(index: int, template: str, clip: Clip, seed: int = 0) -> dict[str, Any]:
+    """A NExT-QA-format row (question, a0..a4, answer index, type) plus the template's public arguments."""
+    rng = rng_from("stress", "cross_frame", "question", seed, index, template)
+    segs = clip.segments
+    if template in ("after", "before"):
+        k = int(rng.integers(0, len(segs) - 1)) + (1 if template == "before" else 0)
+        anchor = segs[k]
+        answer = segs[k + 1] if template == "after" else segs[k - 1]
+        q = f"What appeared right {template} {anchor.text}?"
+        options = _objects_options(answer, clip, rng)
+        correct, args = answer.option, {"anchor": [anchor.colour, anchor.shape]}
+    elif template == "colour_of":
+        seg = segs[int(rng.integers(0, len(segs)))]
+        q = f"What colour was the {seg.shape}?"
+        wrong = [c for c in PALETTE if c != seg.colour]
+        options = [seg.colour] + [wrong[int(i)] for i in rng.permutation(len(wrong))[:4]]
+        options = [options[int(i)] for i in rng.permutation(5)]
+        correct, args = seg.colour, {"shape": seg.shape}
+    elif template == "count":
+        q = "How many shapes appeared in the video, one after another?"
+        options = list(COUNT_WORDS)
+        correct, args = COUNT_WORDS[len(segs) - 1], {}
+    else:
+        raise ValueError(f"unknown template {template!r}")
+    return {"question": q, "options": options, "answer": options.index(correct), "type": TEMPLATES[template],
+            "template": template, "template_args": args}
