@@ -26,10 +26,13 @@ from vidaudit.suites.base import ObservedFrame, Prompt
 #: probe name -> ``"module:attr"`` of its ``Probe`` instance (imported on first use)
 PROBE_TARGETS: dict[str, str] = {
     "camera_motion": "vidaudit.suites.stress.camera_motion.probe:PROBE",
+    "wireframe": "vidaudit.suites.stress.wireframe.probe:PROBE",
 }
 #: what ``vidaudit suites`` lists for each probe (kept here so listing imports no probe)
 PROBE_DESCRIPTIONS: dict[str, str] = {
     "camera_motion": "6-way camera motion (zoom in/out, pan left/right, tilt up/down) on moved stills; chance 1/6",
+    "wireframe": "B.7 line connectivity in 4 frames (control / adversarial temporal groups / interleaved), widths "
+                 "1-10 px, x=112 contrast, spatial and counting tasks",
 }
 
 
