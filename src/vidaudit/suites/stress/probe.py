@@ -27,12 +27,15 @@ from vidaudit.suites.base import ObservedFrame, Prompt
 PROBE_TARGETS: dict[str, str] = {
     "camera_motion": "vidaudit.suites.stress.camera_motion.probe:PROBE",
     "wireframe": "vidaudit.suites.stress.wireframe.probe:PROBE",
+    "mosaic": "vidaudit.suites.stress.mosaic.probe:PROBE",
 }
 #: what ``vidaudit suites`` lists for each probe (kept here so listing imports no probe)
 PROBE_DESCRIPTIONS: dict[str, str] = {
     "camera_motion": "6-way camera motion (zoom in/out, pan left/right, tilt up/down) on moved stills; chance 1/6",
     "wireframe": "B.7 line connectivity in 4 frames (control / adversarial temporal groups / interleaved), widths "
                  "1-10 px, x=112 contrast, spatial and counting tasks",
+    "mosaic": "Sequential Mosaic: 4 quadrants one per frame vs one image, cross-boundary text and two-shape "
+              "scenes, recency errors",
 }
 
 
