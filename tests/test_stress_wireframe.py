@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, Sample
+from vidaudit.core.types import Sample
 from vidaudit.report.model import Report
 from vidaudit.score.records import ScoreRecord
 from vidaudit.suites.stress.wireframe import scene as sc
