@@ -68,3 +68,42 @@ def text_centre(img: np.ndarray, text: str, centre: tuple[float, float], scale: 
     (w, h), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thickness)
     org = (int(round(centre[0] - w / 2)), int(round(centre[1] + h / 2)))
     cv2.putText(img, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, colour, thickness, cv2.LINE_AA)
+
+
+# --------------------------------------------------------------------------- text and shapes the stress
+# probes render (and their observers re-render as templates: one renderer for both)
+
+FONT = cv2.FONT_HERSHEY_SIMPLEX
+
+
+def filled_polygon(img: np.ndarray, pts: np.ndarray, colour: tuple[int, int, int]) -> None:
+    """A filled, antialiased polygon that may be concave (a star, a cross), at 1/16 px."""
+    cv2.fillPoly(img, [np.round(np.asarray(pts) * _SCALE).astype(np.int32)], colour, cv2.LINE_AA, SHIFT)
+
+
+def thick_polyline(img: np.ndarray, pts: np.ndarray, colour: tuple[int, int, int], width: int) -> None:
+    """An open polyline ``width`` px thick with round joins (``width`` 1 is a 1 px antialiased line)."""
+    cv2.polylines(img, [np.round(np.asarray(pts) * _SCALE).astype(np.int32)], False, colour, int(width),
+                  cv2.LINE_AA, SHIFT)
+
+
+def text_origin(text: str, centre: tuple[float, float], scale: float, thickness: int = 2) -> tuple[int, int]:
+    """The ``putText`` origin (baseline left) that ``text_centre`` uses for ``text``."""
+    (w, h), _ = cv2.getTextSize(text, FONT, scale, thickness)
+    return int(round(centre[0] - w / 2)), int(round(centre[1] + h / 2))
+
+
+def text_at(img: np.ndarray, text: str, origin: tuple[int, int], scale: float, colour: tuple[int, int, int],
+            thickness: int = 2) -> None:
+    """``text`` with its baseline-left at ``origin``, drawn exactly as ``text_centre`` draws it."""
+    cv2.putText(img, text, origin, FONT, scale, colour, thickness, cv2.LINE_AA)
+
+
+def letter_columns(text: str, origin_x: int, scale: float, thickness: int = 2) -> list[tuple[int, int]]:
+    """The pen-advance span [x0, x1) of every character of ``text`` drawn from ``origin_x``."""
+    out, x = [], origin_x
+    for i in range(len(text)):
+        nxt = origin_x + cv2.getTextSize(text[:i + 1], FONT, scale, thickness)[0][0]
+        out.append((x, nxt))
+        x = nxt
+    return out

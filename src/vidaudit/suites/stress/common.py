@@ -123,3 +123,61 @@ def boxed_instruction() -> str:
 def mcq_answer_text(letter: str, option: str) -> str:
     """The answer format of the built-in baselines: the option named, then its boxed letter."""
     return f"The answer is {option}: \\boxed{{{letter}}}"
+
+
+# --------------------------------------------------------------------------- integration probes
+
+
+def last_boxed(text: str | None) -> tuple[str, tuple[int, int]] | None:
+    """The content and span of the last outermost ``\\boxed{...}`` of ``text`` (None without one)."""
+    from vidaudit.score.answers import boxed_spans
+
+    if not isinstance(text, str) or not text:
+        return None
+    spans = boxed_spans(text)
+    if not spans:
+        return None
+    start, end, content = spans[-1]
+    return content, (start, end)
+
+
+def require_every_frame(sample: Any, condition: Any, probe: str) -> None:
+    """Refuse (ConfigError) a condition that would not send every frame of ``sample``'s video exactly
+    once, in order: the integration probes split their evidence over exactly those frames, so a sampler
+    that drops, repeats or adds one changes the stimulus. ``condition`` None (no plan) is not checked."""
+    from vidaudit.core.errors import ConfigError
+    from vidaudit.run.plan import select_frames
+
+    if condition is None:
+        return
+    n = sample.video.n_frames
+    try:
+        sel = select_frames(sample, condition)
+    except ConfigError as e:
+        raise ConfigError(f"probe {probe}: {e}") from e
+    if tuple(sel.indices) != tuple(range(n)):
+        shown = list(sel.indices)
+        raise ConfigError(
+            f"probe {probe}: condition {condition.id} sends frames {shown[:8]}{'...' if len(shown) > 8 else ''} "
+            f"of the {n}-frame video {sample.sample_id}, but this probe's evidence is split over exactly its "
+            f"{n} frames, each sent once; use frames#4 (four images) or native@all (the video)")
+
+
+def frame_union(frames: Sequence[Any], width: int, height: int) -> Any:
+    """The union of the frames an observer was sent: the pixelwise maximum, at ``width`` x ``height``.
+
+    The integration probes mask with black, so wherever a frame shows the stimulus its pixel is the
+    stimulus and elsewhere it is (near) zero: the maximum over frames is the stimulus wherever any frame
+    showed it. Frames decoded at another size (an observer's half-size decode) are resized first."""
+    import cv2
+    import numpy as np
+
+    if not frames:
+        raise ValueError("no frames to unite")
+    out = None
+    for f in frames:
+        img = f[2] if isinstance(f, tuple) else f
+        if img.shape[1] != width or img.shape[0] != height:
+            img = cv2.resize(img, (width, height), interpolation=cv2.INTER_LINEAR)
+        out = img.copy() if out is None else np.maximum(out, img)
+    return out

@@ -27,12 +27,18 @@ from vidaudit.suites.base import ObservedFrame, Prompt
 PROBE_TARGETS: dict[str, str] = {
     "camera_motion": "vidaudit.suites.stress.camera_motion.probe:PROBE",
     "cross_frame": "vidaudit.suites.stress.cross_frame.probe:PROBE",
+    "wireframe": "vidaudit.suites.stress.wireframe.probe:PROBE",
+    "mosaic": "vidaudit.suites.stress.mosaic.probe:PROBE",
     "shortcuts": "vidaudit.suites.stress.shortcuts.probe:PROBE",
 }
 #: what ``vidaudit suites`` lists for each probe (kept here so listing imports no probe)
 PROBE_DESCRIPTIONS: dict[str, str] = {
     "camera_motion": "6-way camera motion (zoom in/out, pan left/right, tilt up/down) on moved stills; chance 1/6",
     "cross_frame": "strip-masked multiple-choice video QA (NExT-QA format or synthetic), w/ and w/o abstention; TBSR",
+    "wireframe": "B.7 line connectivity in 4 frames (control / adversarial temporal groups / interleaved), widths "
+                 "1-10 px, x=112 contrast, spatial and counting tasks",
+    "mosaic": "Sequential Mosaic: 4 quadrants one per frame vs one image, cross-boundary text and two-shape "
+              "scenes, recency errors",
     "shortcuts": "language shortcuts: First/Last/Sequence on reordered, blank, unrelated procedures; CLP; chance 1/4",
 }
 

@@ -1,0 +1,103 @@
+"""``vidaudit generate stress --probe mosaic``: each still under the temporal mosaic (4 frames, one
+quadrant each, in a drawn order) and the two spatial readings (one image)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import cv2
+
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.hashing import sha256_file
+from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
+from vidaudit.core.types import PerturbationSpec, Sample, VideoRef
+from vidaudit.core.fileio import atomic_path
+from vidaudit.suites.stress.mosaic import scene as sc
+from vidaudit.suites.stress.mosaic.tasks import (ARRANGEMENTS, STIMULI, TEXT_QUESTION, object_options,
+                                                 objects_prompt, text_recency)
+from vidaudit.video.io import probe
+
+PROBE = "mosaic"
+PRESETS: dict[str, int] = {"smoke": 2, "paper": 24}
+
+
+def spec_of(arrangement: str) -> PerturbationSpec:
+    if arrangement == "temporal":
+        return PerturbationSpec(name="mosaic", params={"order": "random"})
+    layout = "tiled" if arrangement == "spatial_tiled" else "reconstructed"
+    return PerturbationSpec(name="mosaic_spatial", params={"layout": layout})
+
+
+def temporal_order(seed: int) -> list[int]:
+    """The quadrant order the temporal mosaic of ``seed`` shows (the op's own plan, no file read)."""
+    from pathlib import Path as _P
+
+    from vidaudit.video.perturb import SourceInfo, plan_for
+
+    src = SourceInfo(path=_P("still.png"), sha256="0" * 64, width=sc.WIDTH, height=sc.HEIGHT, n_frames=1, fps=None,
+                     still=True)
+    return [int(q) for q in plan_for(spec_of("temporal"), src, seed=seed).map["quadrant"]]
+
+
+def plan_rows(n: int) -> list[dict[str, Any]]:
+    if n < 1:
+        raise ConfigError(f"--seeds must be at least 1, got {n}")
+    rows = []
+    for stim in STIMULI:
+        for seed in range(n):
+            order = temporal_order(seed)
+            base: dict[str, Any] = {"probe": PROBE, "stimulus": stim, "seed": seed, "order": order,
+                                    "last_quadrant": order[-1], "width": sc.WIDTH, "height": sc.HEIGHT}
+            if stim == "text":
+                still = sc.text_still(seed)
+                base |= {"word": still.word, "text_scale": sc.TEXT_SCALE, "text_thickness": sc.TEXT_THICKNESS,
+                         "recency_answer": text_recency(still.word, still.letter_columns(), order[-1], sc.WIDTH)}
+                answer, question = still.word, TEXT_QUESTION
+            else:
+                still = sc.objects_still(seed, order)
+                options, kinds, letter = object_options(seed, *still.shapes)
+                base |= {"shapes": list(still.shapes), "shape_quadrants": list(still.quadrants),
+                         "options": options, "option_kinds": kinds, "option": letter}
+                answer, question = letter, objects_prompt(options)
+            for arr in ARRANGEMENTS:
+                rows.append({"sample_id": f"stress-{PROBE}-{stim}-{arr}-s{seed}", "still": still, "arrangement": arr,
+                             "params": base | {"arrangement": arr, "perturbation": spec_of(arr).id},
+                             "answer": answer, "question": question, "seed": seed})
+    return rows
+
+
+def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, force: bool = False) -> Path:
+    from vidaudit.video.perturb import apply
+
+    if preset not in PRESETS:
+        raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
+    rows = plan_rows(PRESETS[preset] if seeds is None else seeds)
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+    placeholder = VideoRef(path="", fps=1.0, width=sc.WIDTH, height=sc.HEIGHT, n_frames=0, duration_s=0)
+    guard_replace(out, [Sample(sample_id=r["sample_id"], suite="stress", params=r["params"] | {"preset": preset},
+                               question=r["question"], answer=r["answer"], video=placeholder) for r in rows],
+                  force=force, key=lambda s: (s.params, s.answer), command="generate stress")
+    (out / "videos").mkdir(parents=True, exist_ok=True)
+    (out / "stills").mkdir(exist_ok=True)
+    samples = []
+    for r in rows:
+        still_path = out / "stills" / f"{r['params']['stimulus']}-s{r['seed']}.png"
+        if not still_path.is_file():
+            with atomic_path(still_path, suffix=".part.png") as tmp:
+                cv2.imwrite(str(tmp), cv2.cvtColor(r["still"].render(), cv2.COLOR_RGB2BGR))
+        rel = f"videos/{r['sample_id']}.mp4"
+        apply(still_path, spec_of(r["arrangement"]), out / rel, seed=int(r["seed"]))
+        info = probe(out / rel)
+        samples.append(Sample(sample_id=r["sample_id"], suite="stress", params=r["params"] | {"preset": preset},
+                              question=r["question"], answer=r["answer"],
+                              video=VideoRef(path=rel, sha256=sha256_file(out / rel), fps=info.fps, width=info.width,
+                                             height=info.height, n_frames=info.n_frames,
+                                             duration_s=info.duration_s)))
+    manifest = write_manifest(out, samples)
+    write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": preset, "n_samples": len(samples),
+                             "width": sc.WIDTH, "height": sc.HEIGHT, "stimuli": list(STIMULI),
+                             "arrangements": list(ARRANGEMENTS)})
+    return manifest

@@ -1,0 +1,124 @@
+"""The ``mosaic`` probe behind the ``Probe`` interface (Reveal B.3 / 6.1.3, the Sequential Mosaic)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.types import Condition, Sample
+from vidaudit.report.model import ViewerTrial
+from vidaudit.score.records import ScoreRecord, TrialScore
+from vidaudit.suites.base import ObservedFrame, Prompt
+from vidaudit.suites.stress.common import LETTERS, mcq_answer_text, require_every_frame
+from vidaudit.suites.stress.mosaic.scene import WORDS
+from vidaudit.suites.stress.mosaic.tasks import ARRANGEMENTS, STIMULI
+from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeReport
+
+PROBE_NAME = "mosaic"
+
+
+def _answer(sample: Sample, value: str) -> str:
+    if sample.params["stimulus"] == "text":
+        return f"\\boxed{{{value.upper()}}}"
+    options = sample.params["options"]
+    return mcq_answer_text(value, options[LETTERS.index(value)])
+
+
+class MosaicProbe(Probe):
+    name = PROBE_NAME
+    description = ("Sequential Mosaic: 4 quadrants one per frame (temporal) vs one image (spatial), cross-boundary "
+                   "text and two-shape scenes, with recency errors")
+    presets = ("smoke", "paper")
+    prompt_names = ("mcq",)
+    record_keys = ("probe", "stimulus", "arrangement", "seed", "preset", "last_quadrant")
+
+    def generate(self, out: Path, options: GenerateOptions) -> Path:
+        from vidaudit.suites.stress.mosaic.generate import generate
+
+        options.check_settings((), self.name)
+        if options.source is not None:
+            raise ConfigError("mosaic renders its own stills; --source is not read by it")
+        return generate(out, options.preset, options.seeds, force=options.force)
+
+    def check_sample(self, sample: Sample) -> str | None:
+        p = sample.params
+        if p.get("stimulus") not in STIMULI or p.get("arrangement") not in ARRANGEMENTS:
+            return f"unknown stimulus {p.get('stimulus')!r} or arrangement {p.get('arrangement')!r}"
+        want = 4 if p["arrangement"] == "temporal" else 1
+        if sample.video.n_frames != want:
+            return f"a {p['arrangement']} mosaic has {want} frame(s), this video {sample.video.n_frames}"
+        if p["stimulus"] == "text" and sample.answer != p.get("word"):
+            return f"answer {sample.answer!r} is not its word {p.get('word')!r}"
+        if p["stimulus"] == "objects" and p.get("option_kinds", {}).get(sample.answer) != "correct":
+            return f"answer {sample.answer!r} is not its correct option"
+        return None
+
+    def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
+        require_every_frame(sample, condition, self.name)
+        return Prompt(None, sample.question)
+
+    def request_metadata(self, sample: Sample) -> dict[str, Any]:
+        p = sample.params
+        meta = {"stimulus": p["stimulus"], "arrangement": p["arrangement"], "width": p["width"],
+                "height": p["height"]}
+        if p["stimulus"] == "text":
+            meta |= {"text_scale": p["text_scale"], "text_thickness": p["text_thickness"]}
+        else:
+            meta["options"] = list(p["options"])        # as printed in the prompt
+        return meta
+
+    def score(self, sample: Sample, text: str | None, status: str, *,
+              frame_times: Sequence[float] | None = None) -> TrialScore:
+        from vidaudit.suites.stress.mosaic.scoring import score_trial
+
+        return score_trial(sample, text, status)
+
+    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> ProbeReport:
+        from vidaudit.suites.stress.mosaic.report import mosaic_report
+
+        return mosaic_report(records)
+
+    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
+        p = sample.params
+        return ViewerTrial(trial_id=record.trial_id, sample_id=record.sample_id, model=record.model,
+                           condition=record.condition, group=f"mosaic: {p.get('stimulus')}", status=record.status,
+                           correct=record.correct,
+                           columns={"answer": str(sample.answer), "predicted": record.metrics.get("predicted"),
+                                    "parse": record.parse.method if record.parse else None},
+                           facts=[("probe", PROBE_NAME), ("arrangement", str(p.get("arrangement"))),
+                                  ("quadrant order", str(p.get("order"))),
+                                  ("recency error", str(record.metrics.get("recency_error")))],
+                           raw_text=raw_text or "", grid_point=[p.get("stimulus"), p.get("arrangement")])
+
+    def oracle_answer(self, sample: Sample) -> str:
+        return _answer(sample, str(sample.answer))
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        if option:
+            raise ConfigError("chance for mosaic takes no option (words: uniform over the generator's words; "
+                              "objects: uniform over A-D)")
+        if sample.params["stimulus"] == "text":
+            return _answer(sample, WORDS[int(rng.integers(len(WORDS)))])
+        return _answer(sample, LETTERS[int(rng.integers(4))])
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        v = value.strip()
+        if sample.params["stimulus"] == "objects":
+            if v.upper() not in LETTERS[:4]:
+                raise ConfigError(f"constant answer for mosaic objects must be a letter A-D; got {value!r}")
+            return _answer(sample, v.upper())
+        if not v.isalpha():
+            raise ConfigError(f"constant answer for mosaic text must be one word of letters; got {value!r}")
+        return _answer(sample, v)
+
+    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
+        from vidaudit.suites.stress.mosaic.observer import observe
+
+        return observe(frames, metadata)
+
+
+PROBE = MosaicProbe()

@@ -1,0 +1,114 @@
+"""``vidaudit generate stress --probe wireframe``: 4-frame videos of wireframe scenes under the three
+B.7 arrangements, with the answers the generator knows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.hashing import rng_from, sha256_file
+from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
+from vidaudit.core.types import Sample, VideoRef
+from vidaudit.suites.stress.wireframe import scene as sc
+from vidaudit.suites.stress.wireframe.tasks import TASKS, question
+from vidaudit.video.io import probe, write_video
+
+PROBE = "wireframe"
+FPS = 2.0
+WIDTHS = (1, 2, 3, 5, 10)
+FIXED_WIDTH = 3      # the spatial-reasoning scenes' line width
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    seeds: int
+    window_widths: tuple[int, ...]
+
+
+PRESETS: dict[str, Preset] = {
+    "smoke": Preset("smoke", 1, (FIXED_WIDTH,)),
+    # every width for both line tasks; 10 seeds cycle through all ten of B's neighbour pairs
+    "paper": Preset("paper", 10, WIDTHS),
+}
+
+
+def build_scene(task: str, seed: int, width: int) -> tuple[sc.Scene, dict[str, Any], str]:
+    """(scene, task parameters, answer) of one stimulus."""
+    if task == "counting":
+        s = sc.counting_scene(seed)
+        return s, {"count": len(s.discs)}, str(len(s.discs))
+    s = sc.connectivity_scene(seed, width, "window" if task == "window" else "cross")
+    if task in ("connectivity", "window"):
+        nb = s.neighbours(sc.QUERY)
+        return s, {"query": [sc.QUERY], "neighbours": nb}, ", ".join(nb)
+    rng = rng_from("stress", "wireframe", "spatial", int(seed))
+    left = sorted(k for k, (x, _) in s.nodes.items() if x < s.width / 2)
+    right = sorted(k for k, (x, _) in s.nodes.items() if x >= s.width / 2)
+    a, b = left[int(rng.integers(len(left)))], right[int(rng.integers(len(right)))]
+    x, y = (a, b) if seed % 2 == 0 else (b, a)      # answers alternate left / right with the seed
+    return s, {"query": [x, y]}, "left" if s.nodes[x][0] < s.nodes[y][0] else "right"
+
+
+def plan_rows(preset: Preset, seeds: int | None = None) -> list[dict[str, Any]]:
+    k = preset.seeds if seeds is None else seeds
+    if k < 1:
+        raise ConfigError(f"--seeds must be at least 1, got {k}")
+    rows = []
+    for task in TASKS:
+        if task == "connectivity":
+            cells = [(w, s) for w in WIDTHS for s in range(k)]
+        elif task == "window":
+            cells = [(w, s) for w in preset.window_widths for s in range(k)]
+        elif task == "spatial":
+            cells = [(FIXED_WIDTH, s) for s in range(2 * k)]
+        else:
+            cells = [(0, s) for s in range(k)]
+        for width, seed in cells:
+            for arr in sc.ARRANGEMENTS:
+                sid = f"stress-{PROBE}-{task}-{arr}-w{width}-s{seed}"
+                rows.append({"sample_id": sid, "task": task, "arrangement": arr, "width": width, "seed": seed})
+    return rows
+
+
+def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, force: bool = False) -> Path:
+    if preset not in PRESETS:
+        raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
+    pre = PRESETS[preset]
+    rows = plan_rows(pre, seeds)
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+    built = []
+    for r in rows:
+        scene, extra, answer = build_scene(r["task"], r["seed"], r["width"])
+        params = {"probe": PROBE, "task": r["task"], "arrangement": r["arrangement"], "line_width": r["width"],
+                  "seed": r["seed"], "preset": pre.name, "scene_kind": scene.kind, "width": scene.width,
+                  "height": scene.height, "n_frames": sc.N_FRAMES, **extra,
+                  "nodes": {k: [round(x, 3), round(y, 3)] for k, (x, y) in scene.nodes.items()},
+                  "temporal_groups": [[0, 1], [2, 3]]}
+        built.append((r, scene, params, answer))
+    placeholder = VideoRef(path="", fps=FPS, width=sc.WIDTH, height=sc.HEIGHT, n_frames=0, duration_s=0)
+    guard_replace(out, [Sample(sample_id=r["sample_id"], suite="stress", params=p, answer=a, video=placeholder,
+                               question=question(r["task"], tuple(p.get("query", ())) or None))
+                        for r, _, p, a in built], force=force, key=lambda s: (s.params, s.answer),
+                  command="generate stress")
+    (out / "videos").mkdir(parents=True, exist_ok=True)
+    samples = []
+    for r, scene, params, answer in built:
+        rel = f"videos/{r['sample_id']}.mp4"
+        img = sc.render(scene)
+        write_video(out / rel, sc.arrange(img, r["arrangement"]), FPS, scene.width, scene.height)
+        info = probe(out / rel)
+        samples.append(Sample(sample_id=r["sample_id"], suite="stress", params=params,
+                              question=question(r["task"], tuple(params.get("query", ())) or None), answer=answer,
+                              video=VideoRef(path=rel, sha256=sha256_file(out / rel), fps=info.fps, width=info.width,
+                                             height=info.height, n_frames=info.n_frames,
+                                             duration_s=info.duration_s)))
+    manifest = write_manifest(out, samples)
+    write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name, "n_samples": len(samples),
+                             "width": sc.WIDTH, "height": sc.HEIGHT, "fps": FPS, "n_frames": sc.N_FRAMES,
+                             "tasks": list(TASKS), "arrangements": list(sc.ARRANGEMENTS), "widths": list(WIDTHS)})
+    return manifest

@@ -1,0 +1,113 @@
+"""The ``wireframe`` probe behind the ``Probe`` interface (Reveal B.7 behavioural tests)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.types import Condition, Sample
+from vidaudit.report.model import ViewerTrial
+from vidaudit.score.records import ScoreRecord, TrialScore
+from vidaudit.suites.base import ObservedFrame, Prompt
+from vidaudit.suites.stress.common import require_every_frame
+from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeReport
+from vidaudit.suites.stress.wireframe.scene import ARRANGEMENTS, COUNTS, NODES, QUERY
+from vidaudit.suites.stress.wireframe.tasks import SIDE_OPTIONS, TASKS, answer_text, question
+
+PROBE_NAME = "wireframe"
+
+
+class WireframeProbe(Probe):
+    name = PROBE_NAME
+    description = ("B.7 line connectivity at 448x448 in 4 frames (control / adversarial temporal groups / "
+                   "interleaved), widths 1-10 px, with the x=112 window contrast, spatial and counting tasks")
+    presets = ("smoke", "paper")
+    prompt_names = ("mcq",)
+    record_keys = ("probe", "task", "arrangement", "line_width", "seed", "preset", "scene_kind")
+
+    def generate(self, out: Path, options: GenerateOptions) -> Path:
+        from vidaudit.suites.stress.wireframe.generate import generate
+
+        options.check_settings((), self.name)
+        if options.source is not None:
+            raise ConfigError("wireframe renders its own scenes; --source is not read by it")
+        return generate(out, options.preset, options.seeds, force=options.force)
+
+    def check_sample(self, sample: Sample) -> str | None:
+        p = sample.params
+        if p.get("task") not in TASKS or p.get("arrangement") not in ARRANGEMENTS:
+            return f"unknown task {p.get('task')!r} or arrangement {p.get('arrangement')!r}"
+        if sample.video.n_frames != 4:
+            return f"a wireframe video has 4 frames, this one {sample.video.n_frames}"
+        if p["task"] in ("connectivity", "window") and sample.answer != ", ".join(p.get("neighbours", [])):
+            return f"answer {sample.answer!r} is not its neighbours {p.get('neighbours')}"
+        return None
+
+    def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
+        require_every_frame(sample, condition, self.name)
+        q = sample.params.get("query")
+        return Prompt(None, question(sample.params["task"], tuple(q) if q else None))
+
+    def request_metadata(self, sample: Sample) -> dict[str, Any]:
+        p = sample.params
+        return {"task": p["task"], "arrangement": p["arrangement"], "width": p["width"], "height": p["height"],
+                "query": p.get("query")}
+
+    def score(self, sample: Sample, text: str | None, status: str, *,
+              frame_times: Sequence[float] | None = None) -> TrialScore:
+        from vidaudit.suites.stress.wireframe.scoring import score_trial
+
+        return score_trial(sample, text, status)
+
+    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> ProbeReport:
+        from vidaudit.suites.stress.wireframe.report import wireframe_report
+
+        return wireframe_report(records)
+
+    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
+        p = sample.params
+        return ViewerTrial(trial_id=record.trial_id, sample_id=record.sample_id, model=record.model,
+                           condition=record.condition, group=f"wireframe: {p.get('task')}", status=record.status,
+                           correct=record.correct,
+                           columns={"answer": str(sample.answer), "predicted": record.metrics.get("predicted"),
+                                    "parse": record.parse.method if record.parse else None},
+                           facts=[("probe", PROBE_NAME), ("arrangement", str(p.get("arrangement"))),
+                                  ("line width px", str(p.get("line_width"))), ("scene", str(p.get("scene_kind")))],
+                           raw_text=raw_text or "", grid_point=[p.get("task"), p.get("arrangement")])
+
+    def oracle_answer(self, sample: Sample) -> str:
+        return answer_text(sample.params["task"], str(sample.answer))
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        if option:
+            raise ConfigError("chance for wireframe takes no option (it draws uniformly over the task's answers)")
+        task = sample.params["task"]
+        if task in ("connectivity", "window"):
+            others = [x for x in NODES if x != QUERY]
+            pick = sorted(others[int(i)] for i in rng.choice(len(others), 2, replace=False))
+            return answer_text(task, ", ".join(pick))
+        if task == "spatial":
+            return answer_text(task, SIDE_OPTIONS[int(rng.integers(len(SIDE_OPTIONS)))][1])
+        return answer_text(task, str(COUNTS[int(rng.integers(len(COUNTS)))]))
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        task = sample.params["task"]
+        v = value.strip()
+        if task == "spatial":
+            side = {"A": "left", "B": "right"}.get(v.upper(), v.lower())
+            if side not in ("left", "right"):
+                raise ConfigError(f"constant answer for wireframe spatial must be left, right, A or B; got {value!r}")
+            return answer_text(task, side)
+        return answer_text(task, v)
+
+    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
+        from vidaudit.suites.stress.wireframe.observer import observe
+
+        return observe(frames, metadata)
+
+
+PROBE = WireframeProbe()
