@@ -76,3 +76,24 @@ def test_constant_answers_its_text_verbatim() -> None:
         assert asyncio.run(a.generate(req)).text == text
     with pytest.raises(ConfigError, match="constant needs"):
         ConstantAdapter(ModelSpec.parse("constant"), samples={"s": s}, suite=SUITE)
+
+
+def test_ideal_observer_full_size_option(tmp_path) -> None:
+    import numpy as np
+
+    from vidaudit.core.types import ModelSpec, Request, VideoPart
+    from vidaudit.models.ideal_observer import IdealObserverAdapter, observed_frames
+    from vidaudit.video.io import write_video
+
+    path = tmp_path / "v.mp4"
+    write_video(path, [np.full((32, 48, 3), 40 * i, np.uint8) for i in range(3)], 3.0, 48, 32)
+    part = VideoPart(path=str(path), sha256=None, fps=3.0, duration_s=1.0, n_frames=3, source_fps=3.0,
+                     frame_indices=(0, 2), timestamps=(0.0, 2 / 3))
+    req = Request(trial_id="t", parts=(part,))
+    assert {f.shape for _, _, f in observed_frames(req, "x")} == {(16, 24, 3)}
+    assert {f.shape for _, _, f in observed_frames(req, "x", half=False)} == {(32, 48, 3)}
+    full = IdealObserverAdapter(ModelSpec.parse("ideal-observer"), suite=SUITE, full_size=True)
+    assert full.request_options() == {"full_size": True}
+    assert IdealObserverAdapter(ModelSpec.parse("ideal-observer"), suite=SUITE).request_options() == {}
+    with pytest.raises(ConfigError, match="full_size"):
+        IdealObserverAdapter(ModelSpec.parse("ideal-observer"), suite=SUITE, full_size="maybe")

@@ -18,9 +18,10 @@ from vidaudit.models.base import Capabilities, ModelCallError
 from vidaudit.video.io import iter_selected
 
 
-def observed_frames(request: Request, who: str) -> list[tuple[int, float, np.ndarray]]:
+def observed_frames(request: Request, who: str, *, half: bool = True) -> list[tuple[int, float, np.ndarray]]:
     """(source frame index, time, RGB) of every frame a request shows, in request order: its images, and
-    the listed frames of its video parts (decoded at half size). What a pixel observer may look at."""
+    the listed frames of its video parts (decoded at half size unless ``half`` is False). What a pixel
+    observer may look at."""
     frames: list[tuple[int, float, np.ndarray]] = []
     for part in request.parts:
         if isinstance(part, ImagePart):
@@ -30,7 +31,7 @@ def observed_frames(request: Request, who: str) -> list[tuple[int, float, np.nda
                 raise ModelCallError(ErrorKind.BAD_REQUEST, f"{who}: video part lists no frames")
             try:
                 when = dict(zip(part.frame_indices, part.timestamps, strict=True))
-                frames.extend((i, when[i], f) for i, f in iter_selected(part.path, part.frame_indices, half=True))
+                frames.extend((i, when[i], f) for i, f in iter_selected(part.path, part.frame_indices, half=half))
             except DataError as e:
                 raise ModelCallError(ErrorKind.BAD_REQUEST, str(e)) from e
     return frames
@@ -42,11 +43,20 @@ class IdealObserverAdapter:
     needs_suite = True
     role = "observer"
 
-    def __init__(self, spec: ModelSpec, *, suite=None, **_: object) -> None:
+    def __init__(self, spec: ModelSpec, *, suite=None, full_size: bool | str = False, **_: object) -> None:
         if suite is None:
             raise ConfigError("the ideal observer needs the run's suite (it runs the suite's pixel observer)")
         self.spec = spec
         self.suite = suite
+        if isinstance(full_size, str):
+            if full_size.lower() not in ("true", "false", "1", "0"):
+                raise ConfigError(f"ideal-observer.full_size must be true or false, got {full_size!r}")
+            full_size = full_size.lower() in ("true", "1")
+        #: decode native video parts at full size (default: half size, faster; thin lines may fade)
+        self.full_size = bool(full_size)
+
+    def request_options(self) -> dict[str, object]:
+        return {"full_size": True} if self.full_size else {}
 
     async def aclose(self) -> None:
         return None
@@ -56,7 +66,7 @@ class IdealObserverAdapter:
 
     def _answer(self, request: Request) -> Response:
         t0 = time.perf_counter()
-        frames = observed_frames(request, "ideal observer")
+        frames = observed_frames(request, "ideal observer", half=not self.full_size)
         if not frames:
             raise ModelCallError(ErrorKind.BAD_REQUEST, "ideal observer: no frames in the request")
         try:
