@@ -42,32 +42,40 @@ def grouped_split(groups: list[str], test_fraction: float = 0.2, seed: int = 0) 
 
 def train_eval(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray, n_classes: int,
                seed: int, *, epochs: int = EPOCHS, lr: float = LR, batch: int = BATCH) -> float:
-    """Test accuracy of one linear layer trained as the module docstring says."""
-    import torch
+    """Test accuracy of one linear layer trained as the module docstring says.
 
+    Written out in numpy (a linear layer's gradient is one matrix product): torch's per-step overhead was
+    ~8 ms on a loaded 2-core machine, 100x the arithmetic. Init and Adam are torch's defaults
+    (``nn.Linear``'s U(-1/sqrt(d), 1/sqrt(d)); betas 0.9, 0.999, eps 1e-8), the mean loss over each batch."""
     mu, sd = x_train.mean(0), x_train.std(0) + 1e-6
-    xt = torch.as_tensor((x_train - mu) / sd, dtype=torch.float32)
-    xe = torch.as_tensor((x_test - mu) / sd, dtype=torch.float32)
-    yt = torch.as_tensor(y_train)
-    gen = torch.Generator().manual_seed(seed)
-    torch.manual_seed(seed)
-    binary = n_classes == 2
-    layer = torch.nn.Linear(xt.shape[1], 1 if binary else n_classes)
-    opt = torch.optim.Adam(layer.parameters(), lr=lr)
-    loss_fn = torch.nn.BCEWithLogitsLoss() if binary else torch.nn.CrossEntropyLoss()
+    xt, xe = (x_train - mu) / sd, (x_test - mu) / sd
+    rng = np.random.default_rng(seed)
+    d, k = xt.shape[1], 1 if n_classes == 2 else n_classes
+    bound = 1 / np.sqrt(d)
+    params = [rng.uniform(-bound, bound, (d, k)), rng.uniform(-bound, bound, k)]
+    m = [np.zeros_like(p) for p in params]
+    v = [np.zeros_like(p) for p in params]
+    b1, b2, eps, step = 0.9, 0.999, 1e-8, 0
+    onehot = np.eye(n_classes)[y_train] if k > 1 else None
     for _ in range(epochs):
-        perm = torch.randperm(len(xt), generator=gen)
-        for k in range(0, len(xt), batch):
-            idx = perm[k:k + batch]
-            out = layer(xt[idx])
-            loss = loss_fn(out[:, 0], yt[idx].float()) if binary else loss_fn(out, yt[idx].long())
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    with torch.no_grad():
-        out = layer(xe)
-        pred = (out[:, 0] > 0).long() if binary else out.argmax(1)
-    return float((pred.numpy() == y_test).mean())
+        perm = rng.permutation(len(xt))
+        for s in range(0, len(xt), batch):
+            idx = perm[s:s + batch]
+            z = xt[idx] @ params[0] + params[1]
+            if k == 1:
+                err = 1 / (1 + np.exp(-z)) - y_train[idx, None]          # d(mean BCE)/dz * B
+            else:
+                e = np.exp(z - z.max(1, keepdims=True))
+                err = e / e.sum(1, keepdims=True) - onehot[idx]          # d(mean CE)/dz * B
+            grads = [xt[idx].T @ err / len(idx), err.mean(0)]
+            step += 1
+            for i, g in enumerate(grads):
+                m[i] = b1 * m[i] + (1 - b1) * g
+                v[i] = b2 * v[i] + (1 - b2) * g * g
+                params[i] -= lr * (m[i] / (1 - b1**step)) / (np.sqrt(v[i] / (1 - b2**step)) + eps)
+    z = xe @ params[0] + params[1]
+    pred = (z[:, 0] > 0).astype(int) if k == 1 else z.argmax(1)
+    return float((pred == y_test).mean())
 
 
 def probe_stage(x: np.ndarray, y: np.ndarray, groups: list[str], n_classes: int, *,

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vidaudit import __version__
+from vidaudit.mech.report_section import mechanism_sections
 from vidaudit.report.model import Report, ViewerTrial
 
 if TYPE_CHECKING:
@@ -56,7 +57,8 @@ def build_report(scored: Scored) -> Report:
                   models=list(dict.fromkeys(r.model for r in scored.records)),
                   conditions=list(dict.fromkeys(r.condition for r in scored.records)),
                   settings=dict(scored.settings), n_records=len(scored.records), notes=notes,
-                  sections=list(sr.sections), results=dict(sr.results))
+                  sections=list(sr.sections) + mechanism_sections(scored.source.get("run_dir")),
+                  results=dict(sr.results))
 
 
 def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES) -> list[ViewerTrial]:
