@@ -33,6 +33,9 @@ def items_for(task: str, clips: list[pdata.Clip], cache_dir: Path) -> list[tuple
         if len(clips) < 2:
             raise DataError(f"the direction task needs at least 2 clips (each becomes a forward/reverse pair), "
                             f"got {len(clips)}")
+        if len({c.group for c in clips}) < 2:
+            raise DataError("the direction task needs clips from at least 2 groups (a clip and its reversal are one "
+                            "group; clips of one scene are one group), so a split can keep each group on one side")
         out = []
         for c in clips:
             out += [(c, 1), (pdata.derived(c, "reverse", cache_dir), 0)]
