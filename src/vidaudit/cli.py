@@ -63,6 +63,16 @@ def _add_human_study_commands() -> None:
 _add_human_study_commands()
 
 
+def _add_mech_commands() -> None:
+    """``vidaudit tiny-model`` and ``vidaudit probe`` (white-box probes of open models)."""
+    from vidaudit.mech.cli import register
+
+    register(app)
+
+
+_add_mech_commands()
+
+
 @app.command()
 @friendly_errors
 def suites() -> None:

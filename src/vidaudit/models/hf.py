@@ -123,6 +123,13 @@ class HFAdapter:
             self._load()
         return self._processor
 
+    @property
+    def model(self) -> Any:
+        """The loaded torch model (loads it on first use): the white-box probes run it on ``prepare``'s batch."""
+        with self._lock:
+            self._load()
+        return self._model
+
     # ------------------------------------------------------------------ generation
 
     def prepare(self, requests: list[Request]) -> PreparedBatch:
@@ -168,11 +175,7 @@ class HFAdapter:
             settings = requests[0].settings
             try:
                 with torch.inference_mode():
-                    inputs = batch.inputs.to(self._device)
-                    if self._dtype != "float32":
-                        for key in ("pixel_values", "pixel_values_videos"):
-                            if key in inputs:
-                                inputs[key] = inputs[key].to(self._model.dtype)
+                    inputs = self.place_inputs(batch)
                     torch.manual_seed(self._seed(requests, settings))
                     sequences = self._model.generate(**inputs, **self._generation_kwargs(settings))
             except Exception as e:
@@ -181,6 +184,15 @@ class HFAdapter:
                 raise
             latency = time.perf_counter() - started
             return self._responses(batch, sequences.cpu(), latency)
+
+    def place_inputs(self, batch: PreparedBatch) -> Any:
+        """The batch's tensors on the model's device, pixels at the model's dtype (shared with ``vidaudit.mech``)."""
+        inputs = batch.inputs.to(self._device)
+        if self._dtype != "float32":
+            for key in ("pixel_values", "pixel_values_videos"):
+                if key in inputs:
+                    inputs[key] = inputs[key].to(self._model.dtype)
+        return inputs
 
     def _seed(self, requests: list[Request], settings: GenerationSettings) -> int:
         """The request's seed, else one derived from the batch's trial ids (never an unseeded draw)."""

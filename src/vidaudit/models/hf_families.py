@@ -25,6 +25,7 @@ class Family:
 
 
 FAMILIES: dict[str, Family] = {f.model_type: f for f in (
+    Family("qwen2_vl", "Qwen2-VL"),
     Family("qwen2_5_vl", "Qwen2.5-VL", seconds_per_grid=True),
     Family("qwen3_vl", "Qwen3-VL"),
     Family("smolvlm", "SmolVLM2", nested_images=True),

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vidaudit import __version__
+from vidaudit.mech.report_section import mechanism_sections
 from vidaudit.report.model import Report, ViewerTrial
 
 if TYPE_CHECKING:
@@ -59,7 +60,8 @@ def build_report(scored: Scored) -> Report:
                   models=list(dict.fromkeys(r.model for r in scored.records)),
                   conditions=list(dict.fromkeys(r.condition for r in scored.records)),
                   settings=dict(scored.settings), n_records=len(scored.records), notes=notes,
-                  sections=[*sr.sections, *_human_sections(scored)], results=_with_human(sr.results, scored))
+                  sections=[*sr.sections, *mechanism_sections(scored.source.get("run_dir")), *_human_sections(scored)],
+                  results=_with_human(sr.results, scored))
 
 
 def _human_sections(scored: Scored) -> list:
