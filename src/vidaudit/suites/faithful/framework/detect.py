@@ -28,6 +28,8 @@ from vidaudit.suites.faithful.scene import (
     HALO_WIDTH,
     INRADIUS,
     LARGE_FACTOR,
+    SHAPES,
+    vertices,
 )
 
 #: palette order: background, ring white, ball grey, black text, then the agent colours
@@ -79,14 +81,28 @@ class FrameDetections:
     height: int
 
 
-def _classify(area: float, bw: int, bh: int) -> str:
-    """Square fills its box, a diamond half of it; a hexagon (flat top) is sqrt(3)/2 as tall as wide."""
-    extent = area / (bw * bh) if bw * bh > 0 else 0.0
-    if extent > 0.88:
-        return "square"
-    if extent < 0.64:
-        return "diamond"
-    return "hexagon" if bh / bw < 0.93 else "circle"
+def _classify(filled: np.ndarray, cx: float, cy: float, radius: float) -> str:
+    """The scene shape whose rendering at the blob's centre, with the size class's known circumradius,
+    overlaps the blob best (intersection over union)."""
+    ious: dict[str, float] = {}
+    blob = filled > 0
+    for shape in SHAPES:
+        canvas = np.zeros(filled.shape, np.uint8)
+        if shape == "circle":
+            cv2.circle(canvas, (int(round(cx * 16)), int(round(cy * 16))), int(round(radius * 16)), 1, -1,
+                       cv2.LINE_8, shift=4)
+        else:
+            pts = np.round((vertices(shape, radius) + np.array([cx, cy])) * 16).astype(np.int32)
+            cv2.fillPoly(canvas, [pts], 1, cv2.LINE_8, shift=4)
+        t = canvas > 0
+        ious[shape] = float((t & blob).sum() / max(1, (t | blob).sum()))
+    best = max(ious, key=lambda k: ious[k])
+    if best in ("circle", "hexagon") and abs(ious["circle"] - ious["hexagon"]) < 0.015:
+        # blurred corners make a small hexagon look round: its flat top makes it sqrt(3)/2 as tall as wide
+        ys, xs = np.nonzero(blob)
+        aspect = (ys.max() - ys.min() + 1) / (xs.max() - xs.min() + 1)
+        best = "hexagon" if aspect < 0.94 else "circle"
+    return best
 
 
 def _text_rgb(colour: str) -> tuple[int, int, int]:
@@ -179,9 +195,10 @@ def detect(img: np.ndarray, t: float) -> FrameDetections:
         edge = x0 <= 1 or y0 <= 1 or x1 >= w - 2 or y1 >= h - 2
         touching = any(j != i and bool((grown[i] & (comps[j][1] > 0)).any()) for j in range(len(comps)))
         complete = not edge and not touching
-        shape = _classify(area, int(x1 - x0 + 1), int(y1 - y0 + 1)) if complete else None
         size = "large" if r_enc > r_small * (1 + LARGE_FACTOR) / 2 else "small"
         mx, my = float(xs.mean()), float(ys.mean())
+        r_true = r_small * (LARGE_FACTOR if size == "large" else 1.0)
+        shape = _classify(filled, mx, my, r_true) if complete else None
         number = None
         if shape is not None:
             number = read_digit(img, colour, shape, r_enc, mx, my)

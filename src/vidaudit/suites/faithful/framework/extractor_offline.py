@@ -162,7 +162,7 @@ def _ball_states(frames: list[FrameDetections], objs: list[_Obj], times: list[fl
             if d <= reach and d < best_d:
                 best, best_d = k, d
         holders.append((fi, best))
-    # a hold is the ball beside an agent for at least two sightings in a row (a flight passes others by)
+    # a hold is the ball beside an agent for at least three sightings in a row (a flight passes others by)
     runs: list[list[int]] = []
     for k, (_, h) in enumerate(holders):
         if runs and holders[runs[-1][-1]][1] == h:
@@ -170,7 +170,7 @@ def _ball_states(frames: list[FrameDetections], objs: list[_Obj], times: list[fl
         else:
             runs.append([k])
     for run in runs:
-        if len(run) < 2 and run[0] != 0 and run[-1] != len(holders) - 1:
+        if len(run) < 3 and run[0] != 0 and run[-1] != len(holders) - 1:
             for k in run:
                 holders[k] = (holders[k][0], None)
     out: dict[str, list[dict]] = {}
