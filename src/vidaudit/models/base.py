@@ -63,7 +63,7 @@ class ModelCallError(Exception):
 
 
 #: What kind of answerer a provider is; reports treat baselines apart from models by this, never by name.
-ROLES = ("model", "oracle", "chance", "constant", "observer")
+ROLES = ("model", "oracle", "chance", "constant", "observer", "reference", "human")
 
 
 def role_of(adapter_or_class: object) -> str:

@@ -49,7 +49,7 @@ class ScoreRecord(BaseModel):
     sample_id: str
     suite: str
     model: str
-    model_role: str = "model"          # model | oracle | chance | constant | observer (a baseline's kind)
+    model_role: str = "model"          # model | oracle | chance | constant | observer | reference (blind) | human
     condition: str
     group_id: str                      # bootstrap cluster: samples that share a source video
     status: str                        # ok | api_error | refused | timeout | pending

@@ -28,7 +28,10 @@ from vidaudit.score.records import ScoreRecord
 from vidaudit.suites.faithful import metrics as M
 from vidaudit.suites.faithful.scoring import gold_of
 
-LATER_TASK = "needs a model wrapper (question-only / caption-only / single-frame input): left to the later task"
+REFERENCE_KINDS = {"majority": "majority", "question-only": "question_only", "caption-only": "caption_only"}
+NOT_RUN = {"question_only": "not run: add --model question-only:SPEC (the text of each item only)",
+           "caption_only": "not run: add --model caption-only:[captioner=SPEC2,]SPEC",
+           "centre_frame": "not run: add --condition frames#1 (the frame at half the duration) for a model"}
 CAPABILITY_KEYS = ("facts", "probe_types", "domains", "world_records")
 
 
@@ -101,7 +104,18 @@ def _balance(outs: Sequence[M.TargetOutcome]) -> dict[str, Any]:
     return out
 
 
-def _reference(outs: Sequence[M.TargetOutcome], caps: dict[str, bool]) -> dict[str, Any]:
+def reference_kind(model: str, condition: str, role: str) -> str | None:
+    """Which blind reference a system is: a ``role == "reference"`` model (by its provider), or a model
+    under ``frames#1`` (the single centre frame); None for any other system."""
+    if role == "reference":
+        return REFERENCE_KINDS.get(model.split(":", 1)[0], model.split(":", 1)[0])
+    if condition.split("/", 1)[0] == "frames#1" and role in ("model", "observer"):
+        return "centre_frame"
+    return None
+
+
+def _reference(outs: Sequence[M.TargetOutcome], caps: dict[str, bool],
+               runs: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     labels = M.majority_labels(outs)
     maj = M.constant_outcomes(outs, labels["target"], labels["sub"])
     acc = M.accuracies(maj, seed=seed_from("faithful-majority"))
@@ -111,9 +125,12 @@ def _reference(outs: Sequence[M.TargetOutcome], caps: dict[str, bool]) -> dict[s
              "sub_by_probe": M.sub_by_probe(maj) if caps["probe_types"] else "not available: no probe types",
              "rule": "the majority gold label of the loaded data at each level (a tie goes to Yes), "
                      "recomputed here, never copied from the paper"}
-    return {"majority": block, "chance_expectation": M.chance_expectation(outs),
-            "question_only": f"not available: {LATER_TASK}", "caption_only": f"not available: {LATER_TASK}",
-            "centre_frame": f"not available: {LATER_TASK}"}
+    out: dict[str, Any] = {"majority": block, "chance_expectation": M.chance_expectation(outs)}
+    for kind, why in NOT_RUN.items():
+        mine = [r for r in runs if r["kind"] == kind]
+        out[kind] = mine if mine else why
+    out["runs"] = list(runs)
+    return out
 
 
 def _assert(checks: Sequence[dict[str, Any]], who: str) -> None:
@@ -121,6 +138,25 @@ def _assert(checks: Sequence[dict[str, Any]], who: str) -> None:
     if bad:
         raise DataError(f"invariant broken for {who}: " + "; ".join(f"{c['name']} ({c['lhs']} vs {c['rhs']})"
                                                                   for c in bad))
+
+
+def retrieval_precision_recall(arms: Mapping[tuple[str, str], Mapping[str, ScoreRecord]],
+                               samples: Mapping[str, Sample]) -> dict[str, dict[str, Any]]:
+    """Per object-centric system: retrieval precision/recall of its target trials against the gold chains
+    (``framework.retrieval_eval``); systems whose replies carry no retrieval header are absent."""
+    from vidaudit.suites.faithful.framework.retrieval_eval import gold_entities, summarise
+
+    out: dict[str, dict[str, Any]] = {}
+    for (model, cond), arm in sorted(arms.items()):
+        pairs = []
+        for sid, r in arm.items():
+            s = samples.get(sid)
+            if s is None or s.params.get("role") != "target" or r.status != "ok" or "retrieved" not in r.metrics:
+                continue
+            pairs.append((r.metrics["retrieved"], gold_entities(s.params.get("chain_text") or [])))
+        if pairs:
+            out[f"{model} / {cond}"] = {"model": model, "condition": cond, **summarise(pairs)}
+    return out
 
 
 def not_available(caps: dict[str, bool]) -> dict[str, str]:
@@ -132,8 +168,6 @@ def not_available(caps: dict[str, bool]) -> dict[str, str]:
         out["order_dependence"] = "not available: the data has no facts or ordering pairs"
     if not caps["domains"]:
         out["per_domain"] = "not available: the data names no domains"
-    for k in ("question_only", "caption_only", "centre_frame"):
-        out[f"{k}_reference"] = f"not available: {LATER_TASK}"
     return out
 
 
@@ -168,6 +202,11 @@ def aggregate(records: Sequence[ScoreRecord], samples: Mapping[str, Sample], *,
             **acc, "sub_by_probe": M.sub_by_probe(outs) if caps["probe_types"] else "not available: no probe types",
             "balanced": M.balanced(outs), "trials": _trials(list(arm.values())), **counts, "invariants": inv}
     evaluated = sorted(all_targets.values(), key=lambda o: o.target)
+    runs = [{"kind": kind, "model": model, "condition": cond,
+             **{k: detail[model][cond][k] for k in ("a_target", "a_sub", "a_faith", "a_cons")}}
+            for (model, cond) in sorted(outs_by)
+            if (kind := reference_kind(model, cond, roles.get(model, "model"))) is not None]
+    retrieval = retrieval_precision_recall(arms, samples) if caps["facts"] else {}
     systems = sorted(outs_by)
     paired = []
     for a, b in combinations(systems, 2):
@@ -186,7 +225,8 @@ def aggregate(records: Sequence[ScoreRecord], samples: Mapping[str, Sample], *,
                     "balance": _balance(evaluated), "capabilities": caps},
         "metrics": {m: dict(v) for m, v in metrics.items()},
         "detail": {m: dict(v) for m, v in detail.items()},
-        "references": _reference(evaluated, caps) if evaluated else {},
+        "references": _reference(evaluated, caps, runs) if evaluated else {},
+        "retrieval": retrieval,
         "paired_differences": paired,
         "not_available": not_available(caps),
         "rules": {"errors": "wrong (every planned trial counts)", "tie_threshold_points": M.TIE_POINTS,

@@ -18,8 +18,13 @@ PROBE_LEDE = "A_sub split by probe type: sub-questions about one fact and sub-qu
 BALANCE_LEDE = ("The share of Yes answers at each level of the evaluated data, and each model's balanced accuracy "
                 "(the mean of its recall on Yes items and on No items), to check that raw accuracy is not an "
                 "answer-prior effect.")
+RETRIEVAL_LEDE = ("For the object-centric framework's runs: the trajectories its retriever passed to the answerer, "
+                  "against the entities each target's chain facts name (D.6). A trajectory hits an entity when its "
+                  "known attributes agree with the entity's name; precision over retrieved trajectories, recall over "
+                  "gold entities, as means over targets (macro) and pooled (micro).")
 REF_LEDE = ("Blind references recomputed on the data loaded (never copied from the paper): the majority class per "
-            "level, and the expectation of uniform Yes/No guessing.")
+            "level, and the expectation of uniform Yes/No guessing; then every run of a blind reference model (majority, "
+            "question-only:SPEC, caption-only:SPEC) and every model under frames#1 (the single centre frame).")
 INV_LEDE = ("Checked on every report (a failure stops the report): A_faith <= A_target and A_faith <= A_target x "
             "A_cons. A_faith <= A_sub is not a theorem and is not checked.")
 PAIRED_LEDE = ("Differences between two systems (model x condition) on the targets both were planned on, with a "
@@ -112,12 +117,25 @@ def reference_table(results: Mapping[str, Any]) -> Table:
     if isinstance(ch, Mapping):
         rows.append(["uniform Yes/No (expectation)", _pct(ch.get("a_target")), _pct(ch.get("a_sub")),
                      _pct(ch.get("a_faith")), MISSING])
-    for key, label in (("question_only", "question only"), ("caption_only", "caption only"),
-                       ("centre_frame", "single centre frame")):
+    labels = {"majority": "majority (run)", "question_only": "question only", "caption_only": "caption only",
+              "centre_frame": "single centre frame"}
+    for run in refs.get("runs") or []:
+        rows.append([f"{labels.get(run['kind'], run['kind'])}: {run['model']} / {run['condition']}",
+                     _rate(run["a_target"]), _rate(run["a_sub"]), _rate(run["a_faith"]), _rate(run["a_cons"])])
+    for key in ("question_only", "caption_only", "centre_frame"):
         if isinstance(refs.get(key), str):
-            rows.append([label, refs[key], MISSING, MISSING, MISSING])
+            rows.append([labels[key], refs[key], MISSING, MISSING, MISSING])
     return Table(id="faithful-references", title="Blind references (%)", key_columns=1,
                  columns=["reference", "A_target", "A_sub", "A_faith", "A_cons"], rows=rows)
+
+
+def retrieval_table(results: Mapping[str, Any]) -> Table:
+    rows = [[v["model"], v["condition"], str(v["n_targets"]), _pct(v["precision_macro"]), _pct(v["recall_macro"]),
+             _pct(v["precision_micro"]), _pct(v["recall_micro"]), fmt(v["mean_retrieved"])]
+            for v in (results.get("retrieval") or {}).values()]
+    return Table(id="faithful-retrieval", title="Retrieval precision and recall against the gold chains (%)",
+                 key_columns=2, columns=["model", "condition", "targets", "precision (macro)", "recall (macro)",
+                                         "precision (micro)", "recall (micro)", "trajectories retrieved"], rows=rows)
 
 
 def invariant_table(results: Mapping[str, Any]) -> Table:
@@ -159,6 +177,8 @@ def faithful_sections(results: Mapping[str, Any]) -> list[Section]:
         Section(id="balance", title="Label balance and balanced accuracy", lede=BALANCE_LEDE,
                 tables=balance_tables(results)),
         Section(id="references", title="Blind references", lede=REF_LEDE, tables=[reference_table(results)]),
+        *([Section(id="retrieval", title="Retrieval against the gold chains", lede=RETRIEVAL_LEDE,
+                   tables=[retrieval_table(results)])] if results.get("retrieval") else []),
         Section(id="invariants", title="Invariants", lede=INV_LEDE, tables=[invariant_table(results)]),
         Section(id="paired", title="Paired differences", lede=PAIRED_LEDE, tables=[paired_table(results)]),
         Section(id="errors", title="Errors, parse failures and usage", lede=ERR_LEDE, tables=[errors_table(results)]),

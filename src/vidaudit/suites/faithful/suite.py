@@ -90,9 +90,14 @@ class FaithfulSuite(Suite):
 
     def score(self, sample: Sample, text: str | None, status: str, *,
               frame_times: Sequence[float] | None = None) -> TrialScore:
+        from vidaudit.suites.faithful.framework.retrieval_eval import retrieved_of
         from vidaudit.suites.faithful.scoring import score_answer
 
-        return score_answer(sample, text, status)
+        out = score_answer(sample, text, status)
+        retrieved = retrieved_of(text) if status == "ok" else None
+        if retrieved is not None:  # an object-centric reply: what it retrieved, for retrieval precision/recall
+            out = out.model_copy(update={"metrics": {**out.metrics, "retrieved": retrieved}})
+        return out
 
     def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
         from vidaudit.suites.faithful.aggregate import aggregate

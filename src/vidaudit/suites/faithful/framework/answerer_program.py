@@ -1,0 +1,43 @@
+"""The program answerer G with no VLM: parse the question back to a query, evaluate it on the trajectories sent.
+
+A ``ModelAdapter``: it reads only the text of its request -- the trajectory memory the framework
+sends and the suite's prompt with its "Question:" line -- and answers in the suite's format
+("Answer: Yes" / "Answer: No") after one evidence line. The frames it is sent are accounted but
+not looked at. A question outside the grammar gets a reply with no answer (unparseable, so wrong).
+"""
+
+from __future__ import annotations
+
+import time
+
+from vidaudit.core.types import ModelSpec, Request, Response, TextPart
+from vidaudit.models.base import Capabilities
+from vidaudit.suites.faithful.framework.memory import read
+from vidaudit.suites.faithful.framework.query import answer, event_times, parse_question, question_of
+
+
+class ProgramAnswerer:
+    capabilities = Capabilities(native_video=False, images=True, concurrency=8, local=True, synthetic=True)
+    role = "model"
+
+    def __init__(self, spec: ModelSpec | None = None, **_: object) -> None:
+        self.spec = spec or ModelSpec(provider="object-centric", name="program-answerer")
+
+    async def aclose(self) -> None:
+        return None
+
+    async def generate(self, request: Request) -> Response:
+        t0 = time.perf_counter()
+        text = "\n".join(p.text for p in request.parts if isinstance(p, TextPart))
+        trajs = read(text)
+        try:
+            q = parse_question(question_of(text))
+        except ValueError as e:
+            reply = f"I cannot read this question ({e})."
+        else:
+            a = event_times(q.a, trajs)
+            b = event_times(q.b, trajs) if q.b is not None else None
+            ev = f"first event at {a}" + (f", second event at {b}" if b is not None else "")
+            reply = f"Evidence: {len(trajs)} trajectories; {ev}.\nAnswer: {'Yes' if answer(q, trajs) else 'No'}"
+        return Response(text=reply, latency_s=time.perf_counter() - t0, finish_reason="stop",
+                        model_version="program-answerer-1", cost_usd=0.0)

@@ -1,0 +1,150 @@
+"""``object-centric:...``: the framework as a composite model; every model stage is a stored, cached stage call.
+
+Per trial (one question about one video):
+
+1. E, ``extract`` (one stage call per chunk; query-agnostic: the sub-request holds the chunk's frames,
+   their timestamps and the schema prompt, nothing of the question, so the calls of one video are
+   identical across its questions and hit the store after the first -- built once per video);
+2. A, the aggregator (no call); then the shuffled-order ablation, if asked;
+3. R, ``retrieve``: a stage call to the backbone (``retrieval=model``) or a local rule (no call);
+4. G, ``answer``: the retrieved trajectories, ``answer_frames`` frames uniform over the whole video
+   (the same for every question) and the suite's prompt.
+
+The request must carry the video (a native condition, e.g. ``native@1``): the framework samples
+its own frames, whatever rate the condition names. The final text is a one-line header
+(``[object-centric] ...``: trajectories, invalid chunks, retrieved trajectories with their
+attributes -- what the report's retrieval precision/recall reads) followed by G's reply. The trial's
+usage and cost are R's and G's; the one-off extraction cost is in the stage-call store, counted
+once per video (see ``benchmarks/faithful_framework.py`` for the per-stage accounting).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Part, Request, Response, TextPart, VideoPart
+from vidaudit.models.base import Capabilities, ModelCallError, StageCall, combine_stages
+from vidaudit.suites.faithful.framework import memory, retrieval
+from vidaudit.suites.faithful.framework.aggregator import AggregatorSettings, aggregate
+from vidaudit.suites.faithful.framework.chunks import Chunk, plan_chunks, uniform_frames
+from vidaudit.suites.faithful.framework.query import question_of
+from vidaudit.suites.faithful.framework.schema import SCHEMA_PROMPT, SCHEMA_VERSION, InvalidExtraction, parse_chunk
+from vidaudit.suites.faithful.framework.spec import FrameworkOptions, parse_spec
+from vidaudit.video.frame_cache import FrameCache
+
+HEADER_TAG = "[object-centric]"
+
+
+def _descriptor(t: dict) -> str:
+    a = t["attributes"]
+    if t["category"] == "item":
+        return f"{t['id']}=item/{a.get('colour')}"
+    return f"{t['id']}={a.get('colour')}/{a.get('shape')}/{a.get('number')}"
+
+
+class ObjectCentricAdapter:
+    composite = True
+
+    def __init__(self, spec: ModelSpec, **_: object) -> None:
+        self.spec = spec
+        self.options: FrameworkOptions = parse_spec(spec)
+        o = self.options
+        self.aggregator = AggregatorSettings(dt_max=o.dt_max, tau_conf=o.tau, matching=o.matching,  # type: ignore[arg-type]
+                                             linking=o.linking == "on")
+        if o.offline:
+            from vidaudit.suites.faithful.framework.answerer_program import ProgramAnswerer
+            from vidaudit.suites.faithful.framework.extractor_offline import OfflineExtractor
+
+            self.extractor = OfflineExtractor(ModelSpec(provider="object-centric", name="offline-extractor"))
+            self.answerer = ProgramAnswerer(ModelSpec(provider="object-centric", name="program-answerer"))
+            self.retriever = None
+            self._owned = [self.extractor, self.answerer]
+        else:
+            from vidaudit.models.factory import make_adapter
+
+            backbone = ModelSpec.parse(o.backbone).model_copy(update={"settings": spec.settings})
+            if backbone.provider == "object-centric":
+                raise ConfigError(f"{spec.label}: the backbone cannot itself be object-centric")
+            model = make_adapter(backbone)
+            self.extractor = self.answerer = model
+            self.retriever = model if o.retrieval == "model" else None
+            self._owned = [model]
+        self.capabilities = Capabilities(native_video=True, images=True, concurrency=4,
+                                         local=o.offline, synthetic=o.offline)
+        self.frames = FrameCache(max_bytes=512 << 20)
+
+    async def aclose(self) -> None:
+        for a in self._owned:
+            await a.aclose()
+
+    # ------------------------------------------------------------------ stages
+
+    def _images(self, video: VideoPart, indices: tuple[int, ...], times: tuple[float, ...]) -> list[Part]:
+        imgs = self.frames.get(video.path, video.sha256, list(indices))
+        parts: list[Part] = []
+        for i, t, img in zip(indices, times, imgs, strict=True):
+            parts.append(TextPart(f"t={t:.2f}s"))
+            parts.append(ImagePart(image=img, frame_index=i, t=t))
+        return parts
+
+    async def _extract(self, request: Request, video: VideoPart, ch: Chunk, call: StageCall):
+        parts = await asyncio.to_thread(self._images, video, ch.frames, ch.times)
+        prompt = SCHEMA_PROMPT.format(n=len(ch.frames), t0=ch.t_start, t1=ch.t_end)
+        sub = Request(trial_id=request.trial_id, parts=(*parts, TextPart(prompt)), settings=self.spec.settings,
+                      metadata={"stage": "extract", "schema_version": SCHEMA_VERSION, "video": video.sha256,
+                                "chunk": [ch.index, ch.t_start, ch.t_end]})
+        r = await call("extract", self.extractor, sub)
+        try:
+            return ch, r, parse_chunk(r.text, ch.t_start, ch.t_end), None
+        except InvalidExtraction as e:
+            return ch, r, None, str(e)
+
+    async def run(self, request: Request, call: StageCall) -> Response:
+        o = self.options
+        video = next((p for p in request.parts if isinstance(p, VideoPart)), None)
+        if video is None:
+            raise ModelCallError(ErrorKind.UNSUPPORTED, f"{self.spec.label} samples its own frames from the video: "
+                                 "run it under a native condition (e.g. --condition native@1)")
+        prompt = next((p.text for p in reversed(request.parts) if isinstance(p, TextPart)), "")
+        try:
+            question = question_of(prompt)
+        except ValueError:
+            question = prompt
+        chunks = plan_chunks(video.duration_s, video.source_fps, video.n_frames, o.chunk_s, o.chunk_frames)
+        done = await asyncio.gather(*(self._extract(request, video, ch, call) for ch in chunks))
+        valid = [(ch.index, ex) for ch, _, ex, _ in done if ex is not None]
+        invalid = [(ch.index, ch.t_start, ch.t_end, why) for ch, _, _, why in done if why is not None]
+        trajs = [t.as_json() for t in aggregate(valid, self.aggregator)]
+        if o.order == "shuffled":
+            trajs = memory.shuffle_times(trajs)
+        stages: list[Response] = []
+        note = None
+        if o.retrieval == "all":
+            ids = [t["id"] for t in trajs]
+        elif o.retrieval == "lexical":
+            ids = retrieval.lexical(question, trajs)
+        elif o.retrieval == "random":
+            ids = retrieval.random_k(question, trajs, len(retrieval.lexical(question, trajs)))
+        else:
+            sub = Request(trial_id=request.trial_id, parts=(TextPart(retrieval.model_prompt(question, trajs)),),
+                          settings=self.spec.settings, metadata={"stage": "retrieve"})
+            r = await call("retrieve", self.retriever, sub)  # type: ignore[arg-type]
+            stages.append(r)
+            ids, note = retrieval.parse_model_reply(r.text, trajs)
+        chosen = [t for t in trajs if t["id"] in set(ids)]
+        parts: list[Part] = []
+        if o.answer_input != "frames":
+            parts.append(TextPart(memory.render(chosen, invalid)))
+        if o.answer_input != "text" and o.answer_frames > 0:
+            idx, times = uniform_frames(video.source_fps, video.n_frames, o.answer_frames)
+            parts += await asyncio.to_thread(self._images, video, idx, times)
+        parts.append(TextPart(prompt))
+        sub = Request(trial_id=request.trial_id, parts=tuple(parts), system=request.system,
+                      settings=self.spec.settings, metadata={"stage": "answer"})
+        g = await call("answer", self.answerer, sub)
+        stages.append(g)
+        head = (f"{HEADER_TAG} chunks={len(chunks)} invalid_chunks={len(invalid)} trajectories={len(trajs)} "
+                f"retrieved={','.join(_descriptor(t) for t in chosen) or '-'}"
+                + (f" note={note}" if note else ""))
+        return combine_stages(f"{head}\n{g.text}", stages)

@@ -1,0 +1,218 @@
+"""Per-frame detection for the offline extractor: coloured blobs on the synthetic scenes' known palette.
+
+The offline extractor is a classical perceiver: it knows what a synthetic scene can contain (the
+generator's public palette, shapes and size rule -- the same knowledge the ``legend`` prompt gives a
+VLM) and nothing of a particular video's record. Per decoded frame it labels every pixel with the
+nearest palette colour, finds the connected blobs of each agent colour and of the ball, and reads
+off each blob's shape (fill of its bounding box and of its enclosing circle), size class, whether
+its ring is lit, whether it is complete (not cut by the frame edge or by another blob), and its
+number by matching the digit pixels inside it against digits rendered with the scenes' own font.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import cv2
+import numpy as np
+
+from vidaudit.video.draw import contrast_ratio
+from vidaudit.suites.faithful.scene import (
+    BACKGROUND,
+    BALL_RGB,
+    COLOURS,
+    HALO,
+    HALO_GAP,
+    HALO_WIDTH,
+    INRADIUS,
+    LARGE_FACTOR,
+    SHAPES,
+    vertices,
+)
+
+#: palette order: background, ring white, ball grey, black text, then the agent colours
+NAMES: tuple[str, ...] = ("background", "white", "ball", "black", *COLOURS)
+RGB = np.array([BACKGROUND, HALO, BALL_RGB, (0, 0, 0), *COLOURS.values()], dtype=np.float32)
+AGENT_LABELS = {name: i for i, name in enumerate(NAMES) if name in COLOURS}
+BALL_LABEL, WHITE_LABEL, BLACK_LABEL = 2, 1, 3
+#: a digit read is trusted when its rendering's error is below this share of the runner-up's
+DIGIT_RATIO = 0.7
+
+
+@lru_cache(maxsize=1)
+def _lut() -> np.ndarray:
+    q = np.arange(32, dtype=np.float32) * 8 + 4
+    grid = np.stack(np.meshgrid(q, q, q, indexing="ij"), axis=-1).reshape(-1, 1, 3)
+    return ((grid - RGB[None, :, :]) ** 2).sum(axis=2).argmin(axis=1).astype(np.uint8).reshape(32, 32, 32)
+
+
+def label(img: np.ndarray) -> np.ndarray:
+    q = img >> 3
+    return _lut()[q[..., 0], q[..., 1], q[..., 2]]
+
+
+def small_radius(width: int, height: int) -> float:
+    """The scenes' small circumradius (``SceneSpec.small_radius``): a function of the frame size only."""
+    return max(7.0, 0.065 * min(width, height))
+
+
+@dataclass(frozen=True)
+class Blob:
+    colour: str
+    x: float
+    y: float
+    radius: float                  # enclosing-circle radius of the filled blob
+    shape: str | None              # None when the blob is cut (incomplete)
+    size: str
+    lit: bool | None               # None when the ring cannot be judged (blob cut)
+    complete: bool
+    number: int | None             # a trusted digit read, else None
+    area: int
+
+
+@dataclass(frozen=True)
+class FrameDetections:
+    t: float
+    blobs: tuple[Blob, ...]
+    ball: tuple[float, float] | None
+    width: int
+    height: int
+
+
+def _classify(filled: np.ndarray, cx: float, cy: float, radius: float) -> str:
+    """The scene shape whose rendering at the blob's centre, with the size class's known circumradius,
+    overlaps the blob best (intersection over union)."""
+    ious: dict[str, float] = {}
+    blob = filled > 0
+    for shape in SHAPES:
+        canvas = np.zeros(filled.shape, np.uint8)
+        if shape == "circle":
+            cv2.circle(canvas, (int(round(cx * 16)), int(round(cy * 16))), int(round(radius * 16)), 1, -1,
+                       cv2.LINE_8, shift=4)
+        else:
+            pts = np.round((vertices(shape, radius) + np.array([cx, cy])) * 16).astype(np.int32)
+            cv2.fillPoly(canvas, [pts], 1, cv2.LINE_8, shift=4)
+        t = canvas > 0
+        ious[shape] = float((t & blob).sum() / max(1, (t | blob).sum()))
+    best = max(ious, key=lambda k: ious[k])
+    if best in ("circle", "hexagon") and abs(ious["circle"] - ious["hexagon"]) < 0.015:
+        # blurred corners make a small hexagon look round: its flat top makes it sqrt(3)/2 as tall as wide
+        ys, xs = np.nonzero(blob)
+        aspect = (ys.max() - ys.min() + 1) / (xs.max() - xs.min() + 1)
+        best = "hexagon" if aspect < 0.94 else "circle"
+    return best
+
+
+def _text_rgb(colour: str) -> tuple[int, int, int]:
+    rgb = COLOURS[colour]
+    black, white = (0, 0, 0), (255, 255, 255)
+    return black if contrast_ratio(rgb, black) >= contrast_ratio(rgb, white) else white
+
+
+def read_digit(img: np.ndarray, colour: str, shape: str, radius: float, cx: float, cy: float) -> int | None:
+    """The number drawn inside a blob, by rendering each digit 1-9 the way the scenes draw it (the
+    same font, scale rule and anti-aliasing) at the blob's centre, +-1 px, and keeping the digit whose
+    rendering is nearest the frame's pixels in the inner disk; None unless it clearly beats the rest."""
+    inr = max(radius - 0.5, 1.0) * INRADIUS[shape]
+    scale = max(0.28, 0.045 * inr)
+    thickness = 1 if inr < 9 else 2
+    half = int(math.ceil(inr * 0.85))
+    h, w = img.shape[:2]
+    x0, y0 = int(round(cx)) - half, int(round(cy)) - half
+    if x0 < 0 or y0 < 0 or x0 + 2 * half + 1 > w or y0 + 2 * half + 1 > h:
+        return None
+    crop = img[y0:y0 + 2 * half + 1, x0:x0 + 2 * half + 1].astype(np.float32)
+    yy, xx = np.mgrid[0:2 * half + 1, 0:2 * half + 1]
+    disk = (xx - half) ** 2 + (yy - half) ** 2 <= (inr * 0.85) ** 2
+    fill, ink = COLOURS[colour], _text_rgb(colour)
+    best: dict[int, float] = {}
+    for d in range(1, 10):
+        (tw, th), _ = cv2.getTextSize(str(d), cv2.FONT_HERSHEY_SIMPLEX, scale, thickness)
+        for dx in (-1, 0, 1):
+            for dy in (-1, 0, 1):
+                canvas = np.empty_like(crop, dtype=np.uint8)
+                canvas[:] = fill
+                org = (int(round(cx + dx - tw / 2)) - x0, int(round(cy + dy + th / 2)) - y0)
+                cv2.putText(canvas, str(d), org, cv2.FONT_HERSHEY_SIMPLEX, scale, ink, thickness, cv2.LINE_AA)
+                err = float(((canvas.astype(np.float32) - crop) ** 2).sum(axis=2)[disk].mean())
+                best[d] = min(best.get(d, math.inf), err)
+    ranked = sorted(best.items(), key=lambda kv: kv[1])
+    (d1, e1), (_, e2) = ranked[0], ranked[1]
+    return d1 if e1 < DIGIT_RATIO * e2 else None
+
+
+def _ring_lit(labels: np.ndarray, x: float, y: float, radius: float) -> bool | None:
+    h, w = labels.shape
+    r = radius + HALO_GAP + HALO_WIDTH / 2
+    angles = np.arange(32) * (2 * math.pi / 32)
+    xs = np.round(x + r * np.cos(angles)).astype(int)
+    ys = np.round(y + r * np.sin(angles)).astype(int)
+    inside = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
+    if inside.sum() < 16:
+        return None
+    vals = labels[ys[inside], xs[inside]]
+    return bool((vals == WHITE_LABEL).mean() >= 0.5)
+
+
+def _components(labels: np.ndarray, min_area: int) -> list[tuple[str, np.ndarray]]:
+    """(colour, filled mask) of every agent-coloured blob large enough to be an agent."""
+    out = []
+    for colour, lab in AGENT_LABELS.items():
+        mask = (labels == lab).astype(np.uint8)
+        if mask.sum() < min_area:
+            continue
+        n, comp, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+        for k in range(1, n):
+            if stats[k, cv2.CC_STAT_AREA] < min_area:
+                continue
+            own = (comp == k).astype(np.uint8)
+            contours, _ = cv2.findContours(own, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+            filled = np.zeros_like(own)
+            cv2.drawContours(filled, contours, -1, 1, thickness=cv2.FILLED)
+            out.append((colour, filled))
+    return out
+
+
+def detect(img: np.ndarray, t: float) -> FrameDetections:
+    """Every agent-coloured blob and the ball in one RGB frame."""
+    labels = label(img)
+    h, w = labels.shape
+    r_small = small_radius(w, h)
+    min_area = max(6, int(0.12 * math.pi * r_small * r_small))
+    comps = _components(labels, min_area)
+    kernel = np.ones((5, 5), np.uint8)
+    grown = [cv2.dilate(m, kernel) > 0 for _, m in comps]
+    blobs: list[Blob] = []
+    for i, (colour, filled) in enumerate(comps):
+        ys, xs = np.nonzero(filled)
+        pts = np.stack([xs, ys], axis=1).astype(np.float32)
+        (_, _), r_enc = cv2.minEnclosingCircle(pts)
+        r_enc = float(r_enc) + 0.5
+        x0, y0, x1, y1 = xs.min(), ys.min(), xs.max(), ys.max()
+        area = float(filled.sum())
+        edge = x0 <= 1 or y0 <= 1 or x1 >= w - 2 or y1 >= h - 2
+        touching = any(j != i and bool((grown[i] & (comps[j][1] > 0)).any()) for j in range(len(comps)))
+        complete = not edge and not touching
+        size = "large" if r_enc > r_small * (1 + LARGE_FACTOR) / 2 else "small"
+        mx, my = float(xs.mean()), float(ys.mean())
+        r_true = r_small * (LARGE_FACTOR if size == "large" else 1.0)
+        shape = _classify(filled, mx, my, r_true) if complete else None
+        number = None
+        if shape is not None:
+            number = read_digit(img, colour, shape, r_enc, mx, my)
+        lit = _ring_lit(labels, mx, my, r_enc) if not edge else None
+        blobs.append(Blob(colour=colour, x=mx, y=my, radius=r_enc, shape=shape, size=size, lit=lit,
+                          complete=complete, number=number, area=int(area)))
+    ball = None
+    bmask = (labels == BALL_LABEL).astype(np.uint8)
+    for b in comps:  # digits can alias to grey: only grey outside every agent blob is the ball
+        bmask[b[1] > 0] = 0
+    n, comp, stats, cents = cv2.connectedComponentsWithStats(bmask, connectivity=8)
+    best = 0
+    for k in range(1, n):
+        a = stats[k, cv2.CC_STAT_AREA]
+        if a >= 4 and a > best:
+            best, ball = a, (float(cents[k][0]), float(cents[k][1]))
+    return FrameDetections(t=t, blobs=tuple(blobs), ball=ball, width=w, height=h)

@@ -1,0 +1,169 @@
+"""Parse a faithful question's text back to a query, and evaluate it over trajectories.
+
+The composer's questions come from a grammar (``suites/faithful/phrasing.py``): "Does N V?",
+"Does N V before|after M does?" and "Does N V before|after M V3?", with N, M names ("the red circle
+marked 3", "the ball") and V a base form of ``phrasing.VERBS``. ``parse_question`` inverts it from
+the text alone -- what the model is sent -- never from a sample's fields. ``answer`` evaluates the
+query the way ``questions.evaluate`` does on a record, over a trajectory memory instead:
+
+- a name denotes every trajectory whose known attributes agree with it (colour, shape; the number
+  when the trajectory has one read), the ball every item trajectory;
+- "lights up" / "goes dark" is a ``state`` entry with that value after one with the other value in
+  the same trajectory; any other verb is a state with its predicate (and, for a relation, an object
+  trajectory the object's name denotes);
+- ``exists``: some event matches; ``before(a, b)``: an a-event strictly precedes a b-event.
+With no trajectory the answer is No (nothing is known to have happened).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from vidaudit.suites.faithful.phrasing import VERBS
+from vidaudit.suites.faithful.world import TIME_EPS
+
+NAME = r"the (?:[a-z]+ [a-z]+ marked \d+|ball)"
+_NAME_PARTS = re.compile(r"the ([a-z]+) ([a-z]+) marked (\d+)")
+
+
+@dataclass(frozen=True)
+class Name:
+    colour: str | None = None
+    shape: str | None = None
+    number: int | None = None
+    item: bool = False
+
+    @classmethod
+    def parse(cls, text: str) -> Name:
+        if text == "the ball":
+            return cls(item=True)
+        m = _NAME_PARTS.fullmatch(text)
+        if m is None:
+            raise ValueError(f"not a name: {text!r}")
+        return cls(colour=m.group(1), shape=m.group(2), number=int(m.group(3)))
+
+
+@dataclass(frozen=True)
+class EventQ:
+    subject: Name
+    kind: str
+    predicate: str
+    value: str | None
+    object: Name | None
+
+
+@dataclass(frozen=True)
+class Query:
+    op: str                      # "exists" | "before"
+    a: EventQ
+    b: EventQ | None = None
+
+
+def _verb_regex(template: str) -> str:
+    return re.escape(template).replace(re.escape("{o}"), f"(?P<o>{NAME})")
+
+
+_BASE = [(key, _verb_regex(base)) for key, (base, _) in VERBS.items()]
+_THIRD = [(key, _verb_regex(third)) for key, (_, third) in VERBS.items()]
+
+
+def _event(subject: str, key: tuple, obj: str | None) -> EventQ:
+    kind, predicate, value = key
+    if predicate == "receives":
+        o = Name(item=True)
+    else:
+        o = Name.parse(obj) if obj else None
+    return EventQ(Name.parse(subject), kind, predicate, value, o)
+
+
+def parse_question(text: str) -> Query:
+    """The query of a composer question; ``ValueError`` for text outside the grammar."""
+    q = text.strip()
+    m = re.fullmatch(rf"Does (?P<s>{NAME}) (?P<rest>.+)\?", q)
+    if m is None:
+        raise ValueError(f"not a faithful question: {text!r}")
+    subject, rest = m.group("s"), m.group("rest")
+    for key, rx in _BASE:
+        vm = re.match(rx, rest)
+        if vm is None:
+            continue
+        tail = rest[vm.end():]
+        a = _event(subject, key, vm.groupdict().get("o"))
+        if tail == "":
+            return Query("exists", a)
+        tm = re.fullmatch(rf" (?P<w>before|after) (?P<s2>{NAME}) (?P<rest2>.+)", tail)
+        if tm is None:
+            continue
+        s2, rest2 = tm.group("s2"), tm.group("rest2")
+        if rest2 == "does":
+            b = EventQ(Name.parse(s2), a.kind, a.predicate, a.value, a.object)
+        else:
+            b = None
+            for key2, rx2 in _THIRD:
+                m2 = re.fullmatch(rx2, rest2)
+                if m2 is not None:
+                    b = _event(s2, key2, m2.groupdict().get("o"))
+                    break
+            if b is None:
+                continue
+        return Query("before", a, b) if tm.group("w") == "before" else Query("before", b, a)
+    raise ValueError(f"no verb of the grammar in {text!r}")
+
+
+def question_of(prompt: str) -> str:
+    """The question line of a faithful prompt ("Question: ...")."""
+    m = re.search(r"^Question: (.+)$", prompt, re.M)
+    if m is None:
+        raise ValueError("the prompt has no 'Question:' line")
+    return m.group(1).strip()
+
+
+# --------------------------------------------------------------------------- evaluation over trajectories
+
+
+def denotes(name: Name, traj: dict) -> bool:
+    if name.item:
+        return traj["category"] == "item"
+    if traj["category"] != "agent":
+        return False
+    at = traj["attributes"]
+    for k, v in (("colour", name.colour), ("shape", name.shape), ("number", name.number)):
+        if at.get(k) is not None and at[k] != v:
+            return False
+    return True
+
+
+def event_times(e: EventQ, trajs: list[dict]) -> list[float]:
+    objs = {t["id"] for t in trajs if e.object is not None and denotes(e.object, t)}
+    out = []
+    for t in trajs:
+        if not denotes(e.subject, t):
+            continue
+        prev_value = None
+        for when, kind, pred, value, obj in t["states"]:
+            if kind == "attribute" and pred == e.predicate == "state":
+                if value == e.value and prev_value is not None and prev_value != value:
+                    out.append(float(when))
+                prev_value = value
+            elif pred == e.predicate and kind == e.kind and (e.object is None or obj in objs):
+                out.append(float(when))
+    return out
+
+
+def answer(q: Query, trajs: list[dict]) -> bool:
+    a = event_times(q.a, trajs)
+    if q.op == "exists":
+        return bool(a)
+    b = event_times(q.b, trajs) if q.b is not None else []
+    return any(ta < tb - TIME_EPS for ta in a for tb in b)
+
+
+def names_in(q: Query) -> list[Name]:
+    out = []
+    for e in (q.a, q.b):
+        if e is not None:
+            out.append(e.subject)
+            if e.object is not None:
+                out.append(e.object)
+    return out

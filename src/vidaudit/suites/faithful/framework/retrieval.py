@@ -1,0 +1,68 @@
+"""Retrieval R: which trajectories the answerer gets for a question.
+
+- ``lexical`` (no model call; costed as zero calls): a trajectory is retrieved when the question
+  contains its colour and shape words and, when it has a read number, that number (the ball: the
+  word "ball"). The unit is the trajectory (§5.3), not the state triplet.
+- ``model``: one call to the backbone with the trajectory headers and the question, asking for a
+  JSON list of ids; a reply that is not one yields every trajectory, and says so (``note``).
+- ``all`` (the no-filter ablation): every trajectory.
+- ``random``: k trajectories drawn with a seed from the question text, k = what ``lexical`` returns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+import numpy as np
+
+WORD = re.compile(r"[a-z0-9]+")
+
+
+def lexical(question: str, trajs: list[dict]) -> list[str]:
+    words = set(WORD.findall(question.lower()))
+    out = []
+    for t in trajs:
+        at = t["attributes"]
+        if t["category"] == "item":
+            hit = "ball" in words
+        else:
+            hit = at.get("colour") in words and (at.get("shape") is None or at["shape"] in words) \
+                and (at.get("number") is None or str(at["number"]) in words)
+        if hit:
+            out.append(t["id"])
+    return out
+
+
+def random_k(question: str, trajs: list[dict], k: int) -> list[str]:
+    seed = int(hashlib.sha256(question.encode()).hexdigest()[:16], 16)
+    rng = np.random.default_rng(seed)
+    ids = [t["id"] for t in trajs]
+    pick = sorted(int(i) for i in rng.permutation(len(ids))[:k])
+    return [ids[i] for i in pick]
+
+
+def headers(trajs: list[dict]) -> str:
+    return "\n".join(json.dumps({"id": t["id"], "category": t["category"], "attributes": t["attributes"],
+                                 "predicates": sorted({s[2] for s in t["states"]})}, separators=(",", ":"))
+                     for t in trajs)
+
+
+def model_prompt(question: str, trajs: list[dict]) -> str:
+    return ("These are the object trajectories extracted from a video (one per line):\n" + headers(trajs)
+            + f"\n\nQuestion: {question}\nReply with only a JSON list of the ids of the trajectories needed to "
+            "answer the question, e.g. [\"T1\", \"T4\"].")
+
+
+def parse_model_reply(text: str, trajs: list[dict]) -> tuple[list[str], str | None]:
+    """(ids, note): the ids the model named, or every id and why when the reply is not a list of known ids."""
+    ids = [t["id"] for t in trajs]
+    m = re.search(r"\[[^\[\]]*\]", text or "")
+    try:
+        got = json.loads(m.group(0)) if m else None
+    except json.JSONDecodeError:
+        got = None
+    if not isinstance(got, list) or not all(isinstance(x, str) and x in ids for x in got):
+        return ids, "retrieval reply was not a JSON list of known ids: every trajectory kept"
+    return [i for i in ids if i in set(got)], None

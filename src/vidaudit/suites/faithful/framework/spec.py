@@ -1,0 +1,89 @@
+"""The ``object-centric`` model spec: ``object-centric:[KEY=VALUE,]...BACKBONE``.
+
+BACKBONE is ``offline`` (the classical extractor, lexical retrieval and the program answerer) or any
+model spec (``openai:gpt-4o``, ``openai:qwen@http://host/v1``, ``hf:...``), used for E, R and G.
+Options come first, comma-separated, each ``key=value`` (a backbone never starts with ``key=``):
+
+| key | default | meaning |
+| --- | --- | --- |
+| ``chunk_s`` | 15 | chunk length in seconds |
+| ``chunk_frames`` | 60 | frames per chunk sent to E |
+| ``answer_frames`` | 64 | frames uniform over the whole video sent to G (0: none) |
+| ``retrieval`` | ``model`` (``lexical`` offline) | ``model``, ``lexical``, ``all`` (no filter), ``random`` (top-k) |
+| ``answer_input`` | ``both`` | ``both``, ``text`` (no frames at G), ``frames`` (no trajectories at G) |
+| ``order`` | ``time`` | ``shuffled``: the shuffled-trajectory-order ablation |
+| ``linking`` | ``on`` | ``off``: identity linking off (every chunk observation its own trajectory) |
+| ``matching`` | ``bipartite`` | ``greedy`` |
+| ``dt_max`` | 15 | Delta t_max in seconds |
+| ``tau`` | 0.75 | tau_conf |
+
+The spec's label names every option given, so each ablation is its own model in a run and its
+report, and its trial ids differ.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields
+
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.types import ModelSpec
+
+_OPT = re.compile(r"([a-z_]+)=([^,]*),")
+CHOICES = {"retrieval": ("model", "lexical", "all", "random"), "answer_input": ("both", "text", "frames"),
+           "order": ("time", "shuffled"), "linking": ("on", "off"), "matching": ("bipartite", "greedy")}
+
+
+@dataclass(frozen=True)
+class FrameworkOptions:
+    backbone: str
+    chunk_s: float = 15.0
+    chunk_frames: int = 60
+    answer_frames: int = 64
+    retrieval: str = ""
+    answer_input: str = "both"
+    order: str = "time"
+    linking: str = "on"
+    matching: str = "bipartite"
+    dt_max: float = 15.0
+    tau: float = 0.75
+
+    @property
+    def offline(self) -> bool:
+        return self.backbone == "offline"
+
+
+def parse_spec(spec: ModelSpec) -> FrameworkOptions:
+    rest = spec.name + (f"@{spec.base_url}" if spec.base_url else "")
+    given: dict[str, str] = {}
+    while (m := _OPT.match(rest)) is not None:
+        given[m.group(1)] = m.group(2)
+        rest = rest[m.end():]
+    if not rest:
+        raise ConfigError(f"{spec.label}: no backbone; write object-centric:offline or object-centric:PROVIDER:MODEL "
+                          "(options first, e.g. object-centric:linking=off,offline)")
+    known = {f.name: f.type for f in fields(FrameworkOptions) if f.name != "backbone"}
+    values: dict[str, object] = {"backbone": rest}
+    for k, v in given.items():
+        if k not in known:
+            raise ConfigError(f"{spec.label}: unknown option {k!r}; options are {', '.join(known)}")
+        if k in CHOICES:
+            if v not in CHOICES[k]:
+                raise ConfigError(f"{spec.label}: {k} must be one of {', '.join(CHOICES[k])}, got {v!r}")
+            values[k] = v
+            continue
+        try:
+            num = float(v) if known[k] in (float, "float") else int(v)
+        except ValueError:
+            raise ConfigError(f"{spec.label}: {k} must be a number, got {v!r}") from None
+        values[k] = num
+    opts = FrameworkOptions(**values)  # type: ignore[arg-type]
+    if opts.chunk_s <= 0 or opts.chunk_frames < 1 or opts.answer_frames < 0 or opts.dt_max <= 0 \
+            or not 0 <= opts.tau < 1:
+        raise ConfigError(f"{spec.label}: chunk_s and dt_max must be > 0, chunk_frames >= 1, answer_frames >= 0, "
+                          "0 <= tau < 1")
+    if not opts.retrieval:
+        opts = FrameworkOptions(**{**opts.__dict__, "retrieval": "lexical" if opts.offline else "model"})
+    if opts.offline and opts.retrieval == "model":
+        raise ConfigError(f"{spec.label}: the offline backbone has no model to retrieve with; use retrieval=lexical")
+    return opts
