@@ -23,6 +23,7 @@ _BUILTIN: dict[str, dict[str, str]] = {
         "constant": "vidaudit.models.baselines:ConstantAdapter",
         "ideal-observer": "vidaudit.models.ideal_observer:IdealObserverAdapter",
         "camera-flow": "vidaudit.models.camera_flow:CameraFlowAdapter",
+        "simulated": "vidaudit.models.simulated:SimulatedAdapter",
         "openai": "vidaudit.models.openai_compat:OpenAIAdapter",
         "gemini": "vidaudit.models.gemini:GeminiAdapter",
         "anthropic": "vidaudit.models.anthropic:AnthropicAdapter",

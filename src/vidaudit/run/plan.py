@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -169,11 +169,16 @@ def check_videos(samples: Sequence[Sample], data_dir: Path) -> None:
 
 
 class RequestBuilder:
-    """Builds the request of a planned trial: frames decoded exactly, each preceded by its timestamp."""
+    """Builds the request of a planned trial: frames decoded exactly, each preceded by its timestamp.
 
-    def __init__(self, data_dir: Path, cache: FrameCache | None = None):
+    Models labelled in ``pixel_free`` (adapters with ``needs_video = False``, e.g. ``simulated``) are
+    sent the prompt only: no file is opened, so they run on a dry-run manifest.
+    """
+
+    def __init__(self, data_dir: Path, cache: FrameCache | None = None, pixel_free: Collection[str] = ()):
         self.data_dir = Path(data_dir)
         self.cache = cache or FrameCache()
+        self.pixel_free = frozenset(pixel_free)
 
     def __call__(self, p: PlannedTrial) -> Request:
         s, cond, sel = p.sample, p.trial.condition, p.selection
@@ -181,7 +186,9 @@ class RequestBuilder:
             raise ConfigError(f"{s.sample_id} under {cond.id} would send zero frames")
         path = self.data_dir / s.video.path
         parts: list[Part] = []
-        if cond.presentation is Presentation.NATIVE:
+        if p.trial.model.label in self.pixel_free:
+            pass
+        elif cond.presentation is Presentation.NATIVE:
             fps = s.video.fps if cond.all_frames else float(cond.fps)  # type: ignore[arg-type]
             parts.append(VideoPart(path=str(path), sha256=s.video.sha256, fps=fps, duration_s=s.video.duration_s,
                                    n_frames=s.video.n_frames, source_fps=s.video.fps, frame_indices=sel.indices,

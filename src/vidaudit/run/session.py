@@ -81,6 +81,13 @@ def load_suite_samples(suite: Suite, data: Path, limit: int | None) -> list:
     return samples[:limit] if limit else samples
 
 
+def reads_video(spec: ModelSpec) -> bool:
+    """False for providers that declare ``needs_video = False`` (``simulated``): no video file is checked or read."""
+    from vidaudit.core.registry import resolve
+
+    return bool(getattr(resolve("providers", spec.provider), "needs_video", True))
+
+
 def prepare_run(data: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *, suite: str = "counting",
                 limit: int | None = None, model_options: dict[str, dict[str, Any]] | None = None,
                 check_files: bool = True) -> tuple[list[PlannedTrial], dict[str, ModelAdapter], Any]:
@@ -91,7 +98,7 @@ def prepare_run(data: Path, models: Sequence[ModelSpec], conditions: Sequence[Co
     if not conditions:
         raise ConfigError("no condition given; add --condition native (or frames@K, keyframes)")
     samples = load_suite_samples(s, Path(data), limit)
-    if check_files:
+    if check_files and any(reads_video(m) for m in models):
         check_videos(samples, Path(data))
     by_id = {x.sample_id: x for x in samples}
     adapters: dict[str, ModelAdapter] = {}
@@ -170,7 +177,7 @@ def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters
             return tokens, cost or 0.0
 
         budget = Budget(max_cost_usd=max_cost_usd, max_tokens=max_tokens, estimate=estimate)
-    builder = RequestBuilder(data)
+    builder = RequestBuilder(data, pixel_free=[m.label for m in models if not reads_video(m)])
 
     async def go() -> RunSummary:
         from vidaudit.run.executor import run_trials
