@@ -43,6 +43,8 @@ class RunOutcome:
     run_dir: Path
     summary: RunSummary | None
     dry_run: list[DryRunRow] = field(default_factory=list)
+    #: a sequential design's figures (``run_waves``), None for the full design
+    design: dict[str, Any] | None = None
 
 
 def _estimate(p: PlannedTrial, caps: Capabilities) -> tuple[int, float | None]:
@@ -129,8 +131,13 @@ def dry_run_rows(planned: Sequence[PlannedTrial], caps: dict[str, Any]) -> list[
 def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *,
             suite: str = "counting", max_attempts: int = 3, max_cost_usd: float | None = None,
             max_tokens: int | None = None, dry_run: bool = False, limit: int | None = None, on_progress=None,
-            model_options: dict[str, dict[str, Any]] | None = None) -> RunOutcome:
-    """Plan and run (or, with ``dry_run``, only count) every trial into ``out``."""
+            model_options: dict[str, dict[str, Any]] | None = None, design: str = "full",
+            rule: str | None = None) -> RunOutcome:
+    """Plan and run (or, with ``dry_run``, only count) every trial into ``out``.
+
+    ``design`` other than ``"full"`` asks the suite for a sequential design (``Suite.sequential_design``) that
+    chooses the trials wave by wave (``vidaudit.run.waves``); ``rule`` is that design's decision rule.
+    """
     data, out = Path(data), Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; pass a directory for the run")
@@ -139,8 +146,11 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
     for name, value in (("--max-cost-usd", max_cost_usd), ("--max-tokens", max_tokens)):
         if value is not None and not (value >= 0 and value != float("inf")):
             raise ConfigError(f"{name} must be a finite number >= 0, got {value}")
+    if design == "full" and rule is not None:
+        raise ConfigError(f"--rule {rule} belongs to a sequential design; add --design adaptive or drop --rule")
     planned, adapters, caps = prepare_run(data, models, conditions, suite=suite, limit=limit,
                                           model_options=model_options, check_files=not dry_run)
+    seq = None if design == "full" else get_suite(suite).sequential_design(design, rule, planned)
     if dry_run:
         return RunOutcome(out, None, dry_run_rows(planned, caps))
     try:
@@ -150,20 +160,23 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
     with RunLock(out):
         return _execute_locked(data, out, planned, adapters, caps, models, conditions, suite=suite,
                                max_attempts=max_attempts, max_cost_usd=max_cost_usd, max_tokens=max_tokens,
-                               limit=limit, on_progress=on_progress, model_options=model_options)
+                               limit=limit, on_progress=on_progress, model_options=model_options, design=seq)
 
 
 def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters: dict[str, ModelAdapter],
                     caps: dict[str, Capabilities], models: Sequence[ModelSpec], conditions: Sequence[Condition], *,
                     suite: str, max_attempts: int, max_cost_usd: float | None, max_tokens: int | None,
                     limit: int | None, on_progress,
-                    model_options: dict[str, dict[str, Any]] | None = None) -> RunOutcome:
+                    model_options: dict[str, dict[str, Any]] | None = None, design: Any = None) -> RunOutcome:
     update_snapshot(out, {p.sample.sample_id: p.sample for p in planned}.values())
+    options: dict[str, Any] = {"limit": limit} if limit else {}
+    if design is not None:  # part of what the run is: a resume with another design is refused
+        options |= {"design": design.info()["name"], "rule": design.info()["rule"]}
     config = RunConfig.new(suite=suite, data_dir=str(data.resolve()), models=list(models),
                            conditions=list(conditions), max_attempts=max_attempts,
                            budget=BudgetConfig(max_cost_usd=max_cost_usd, max_tokens=max_tokens),
-                           options={"limit": limit} if limit else {}, model_options=model_options)
-    open_run_config(out, config)
+                           options=options, model_options=model_options)
+    effective = open_run_config(out, config)
     budget = None
     if max_cost_usd is not None or max_tokens is not None:
         if max_cost_usd is not None:
@@ -179,18 +192,25 @@ def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters
         budget = Budget(max_cost_usd=max_cost_usd, max_tokens=max_tokens, estimate=estimate)
     builder = RequestBuilder(data, pixel_free=[m.label for m in models if not reads_video(m)])
 
-    async def go() -> RunSummary:
+    async def go() -> tuple[RunSummary, dict[str, Any] | None]:
         from vidaudit.run.executor import run_trials
+        from vidaudit.run.waves import run_waves
 
         try:
             with RunStore(out) as store:
+                if design is not None:
+                    return await run_waves(planned, design, adapters, store, builder, suite=get_suite(suite),
+                                           max_attempts=max_attempts, budget=budget, on_progress=on_progress)
                 return await run_trials(planned, adapters, store, builder, max_attempts=max_attempts, budget=budget,
-                                        on_progress=on_progress)
+                                        on_progress=on_progress), None
         finally:
             for a in adapters.values():
                 await a.aclose()
 
-    return RunOutcome(out, asyncio.run(go()))
+    summary, figures = asyncio.run(go())
+    if figures is not None:
+        effective.model_copy(update={"design": figures}).save(out)
+    return RunOutcome(out, summary, design=figures)
 
 
 def group_counts(planned: Sequence[PlannedTrial]) -> dict[str, int]:

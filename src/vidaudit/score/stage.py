@@ -47,6 +47,8 @@ class Scored:
     changed: list[str] = field(default_factory=list)
     #: per model label: trials whose frames the service sampled itself (the recorded frames are estimates)
     estimated_frames: dict[str, int] = field(default_factory=dict)
+    #: a sequential design's figures from run.json (``--design``); empty for the full design
+    design: dict[str, Any] = field(default_factory=dict)
 
 
 def model_role(provider: str) -> str:
@@ -81,7 +83,7 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
     suite.check_samples(loaded, rc.data_dir)
     samples = {s.sample_id: s for s in loaded}
     out = Scored(suite=suite, records=[], samples=samples, source={"run_dir": str(run_dir)},
-                 data_dir=Path(rc.data_dir))
+                 data_dir=Path(rc.data_dir), design=dict(rc.design))
     roles: dict[str, str] = {}
     changed: list[str] = []
     snapshot = read_snapshot(run_dir)
