@@ -142,6 +142,9 @@ def run(
     dry_run: bool = typer.Option(False, "--dry-run", help="Print trials, frames, estimated tokens/cost; call nothing."),
     judge: str = typer.Option(None, "--judge", help="A model (provider:name) that judges answers the suite cannot "
                               "parse (free descriptions, summaries); its calls are stored like any other."),
+    design: str = typer.Option(None, "--design", help="full (default: every trial) or a suite's sequential design "
+                                                      "(counting: adaptive, the same boundaries with fewer trials)."),
+    rule: str = typer.Option(None, "--rule", help="The sequential design's decision rule (counting: point or wilson)."),
 ) -> None:
     """Run models over a generated suite; every attempt is stored, re-running resumes."""
     from vidaudit.run.cli_support import print_dry_run, print_summary, resolve_run_args
@@ -152,7 +155,8 @@ def run(
                             timestamps=not no_timestamps, config=config, out=out, resume=resume,
                             temperature=temperature, max_output_tokens=max_tokens_out, seed=seed,
                             max_attempts=max_attempts, max_cost_usd=max_cost_usd, max_tokens=max_tokens, limit=limit,
-                            provider_defaults=provider_defaults, adapter_options=adapter_option, judge=judge)
+                            provider_defaults=provider_defaults, adapter_options=adapter_option, judge=judge,
+                            design=design, rule=rule)
     if dry_run:
         res = execute(**args, dry_run=True)
         print_dry_run(res.dry_run)

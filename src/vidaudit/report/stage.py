@@ -39,6 +39,16 @@ def denominators_note(scored: Scored) -> str:
             "planned trial, so these count as wrong answers; completion rates are listed beside it.")
 
 
+def design_note(design: dict) -> str:
+    """What a sequential design ran and saved, and what that means for the numbers."""
+    full, planned = int(design.get("full_grid_trials") or 0), int(design.get("trials_planned") or 0)
+    pct = f"{100 * planned / full:.1f}%" if full else "n/a"
+    state = "" if design.get("complete", True) else " The design is not finished: resume the run to complete it."
+    return (f"{design.get('name')} design (rule {design.get('rule')}): {planned} of the full grid's {full} trials were "
+            f"planned ({pct}; {full - planned} saved). Trials it never ran are not planned: they are in no "
+            f"denominator. {design.get('note', '')}{state}").strip()
+
+
 def build_report(scored: Scored) -> Report:
     """Aggregate through the suite and wrap the result with its provenance."""
     from vidaudit.humanstudy.load import performance_records
@@ -54,6 +64,8 @@ def build_report(scored: Scored) -> Report:
     for model, n in sorted(scored.estimated_frames.items()):
         notes.append(f"{model}: in {n} trial(s) the service sampled the video itself, so the frames recorded (and "
                      "shown in the viewer) are vidaudit's estimate of what it saw, not a record")
+    if scored.design:
+        notes.append(design_note(scored.design))
     notes += list(sr.notes)
     return Report(suite=suite.name, vidaudit_version=__version__, git_revision=head, git_dirty=dirty,
                   created_at=datetime.now(UTC).isoformat(timespec="seconds"), source=dict(scored.source),
@@ -61,7 +73,7 @@ def build_report(scored: Scored) -> Report:
                   conditions=list(dict.fromkeys(r.condition for r in scored.records)),
                   settings=dict(scored.settings), n_records=len(scored.records), notes=notes,
                   sections=[*sr.sections, *mechanism_sections(scored.source.get("run_dir")), *_human_sections(scored)],
-                  results=_with_human(sr.results, scored))
+                  results=_with_human(sr.results, scored) | ({"design": dict(scored.design)} if scored.design else {}))
 
 
 def _human_sections(scored: Scored) -> list:

@@ -67,11 +67,13 @@ def resolve_run_args(*, suite: str, data: Path | None, models: list[str], condit
                      temperature: float | None, max_output_tokens: int | None, seed: int | None, max_attempts: int,
                      max_cost_usd: float | None, max_tokens: int | None, limit: int | None,
                      provider_defaults: bool = False, adapter_options: list[str] | None = None,
-                     judge: str | None = None) -> dict[str, Any]:
+                     judge: str | None = None, design: str | None = None,
+                     rule: str | None = None) -> dict[str, Any]:
     if resume is not None:
         rc = RunConfig.load(resume)
         stored_judge = rc.options.get("judge")
-        return {"suite": rc.suite, "data": Path(rc.data_dir), "out": Path(resume), "models": list(rc.models),
+        return {"design": design or rc.options.get("design", "full"), "rule": rule or rc.options.get("rule"),
+                "suite": rc.suite, "data": Path(rc.data_dir), "out": Path(resume), "models": list(rc.models),
                 "model_options": {k: dict(v) for k, v in rc.model_options.items()},
                 "conditions": list(rc.conditions), "max_attempts": max(max_attempts, rc.max_attempts),
                 "max_cost_usd": max_cost_usd if max_cost_usd is not None else rc.budget.max_cost_usd,
@@ -112,7 +114,8 @@ def resolve_run_args(*, suite: str, data: Path | None, models: list[str], condit
     if len(set(conds)) != len(conds):
         raise ConfigError("a condition is listed twice")
     options = parse_adapter_options(list(cfg.get("adapter_options", [])) + list(adapter_options or []))
-    return {"suite": suite, "data": Path(data), "out": Path(out), "models": specs, "conditions": conds,
+    return {"design": design or "full", "rule": rule,
+            "suite": suite, "data": Path(data), "out": Path(out), "models": specs, "conditions": conds,
             "model_options": options,
             "max_attempts": int(cfg.get("max_attempts", max_attempts)),
             "max_cost_usd": max_cost_usd if max_cost_usd is not None else cfg.get("max_cost_usd"),
@@ -147,5 +150,16 @@ def print_summary(res: Any, console: Console | None = None) -> None:
     console = console or Console(stderr=True)
     if res.summary is not None:
         console.print(res.summary.describe(), highlight=False, markup=False)
+    if getattr(res, "design", None):
+        console.print(design_line(res.design), highlight=False, markup=False)
     console.print(f"run: {res.run_dir}  (store: {res.run_dir / 'store.sqlite'}, config: {res.run_dir / 'run.json'})")
     console.print(f"next: vidaudit report {res.run_dir}")
+
+
+def design_line(figures: dict[str, Any]) -> str:
+    """A sequential design's budget figure: trials planned against the full grid."""
+    full, planned = figures.get("full_grid_trials") or 0, figures.get("trials_planned") or 0
+    pct = f"{100 * planned / full:.1f}%" if full else "n/a"
+    done = "decided" if figures.get("complete") else "not finished: resume to continue"
+    return (f"{figures.get('name')} design ({figures.get('rule')}): {planned} of {full} trials of the full grid "
+            f"planned ({pct}, {full - planned} saved) in {figures.get('waves')} wave(s) this session; {done}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -258,13 +258,19 @@ def check_videos(samples: Sequence[Sample], data_dir: Path) -> None:
 
 
 class RequestBuilder:
-    """Builds the request of a planned trial: frames decoded exactly, each preceded by its timestamp."""
+    """Builds the request of a planned trial: frames decoded exactly, each preceded by its timestamp.
 
-    def __init__(self, data_dir: Path, cache: FrameCache | None = None, perturb_cache: Path | None = None):
+    Models labelled in ``pixel_free`` (adapters with ``needs_video = False``, e.g. ``simulated``) are
+    sent the prompt only: no file is opened, so they run on a dry-run manifest.
+    """
+
+    def __init__(self, data_dir: Path, cache: FrameCache | None = None, perturb_cache: Path | None = None,
+                 pixel_free: Collection[str] = ()):
         self.data_dir = Path(data_dir)
         self.cache = cache or FrameCache()
         #: where perturbed videos are rendered (``RUN/perturbed``); needed only by perturbed conditions
         self.perturb_cache = perturb_cache
+        self.pixel_free = frozenset(pixel_free)
 
     def video_of(self, p: PlannedTrial) -> tuple[Path, str | None]:
         """The file the trial's frames come from: the sample's video, or its perturbed video (rendered once)."""
@@ -280,9 +286,12 @@ class RequestBuilder:
         s, cond, sel, v = p.sample, p.trial.condition, p.selection, p.video
         if len(sel) == 0:
             raise ConfigError(f"{s.sample_id} under {cond.id} would send zero frames")
-        path, sha = self.video_of(p)
         parts: list[Part] = []
-        if cond.presentation is Presentation.NATIVE:
+        pixel_free = p.trial.model.label in self.pixel_free
+        path, sha = (None, None) if pixel_free else self.video_of(p)  # a pixel-free model opens no file
+        if pixel_free:
+            pass
+        elif cond.presentation is Presentation.NATIVE:
             fps = v.fps if cond.all_frames else float(cond.fps)  # type: ignore[arg-type]
             parts.append(VideoPart(path=str(path), sha256=sha, fps=fps, duration_s=v.duration_s,
                                    n_frames=v.n_frames, source_fps=v.fps, frame_indices=sel.indices,

@@ -118,6 +118,8 @@ class RunConfig(BaseModel):
     git_dirty: bool | None = None
     created_at: str = Field(default_factory=_now)
     sessions: tuple[SessionInfo, ...] = ()
+    #: a sequential design's figures (``--design``; its name and rule are in ``options``), rewritten by each session
+    design: dict[str, Any] = Field(default_factory=dict)
 
     @classmethod
     def new(cls, *, suite: str, data_dir: str | Path, models: list[ModelSpec], conditions: list[Condition],

@@ -44,6 +44,8 @@ class RunOutcome:
     run_dir: Path
     summary: RunSummary | None
     dry_run: list[DryRunRow] = field(default_factory=list)
+    #: a sequential design's figures (``run_waves``), None for the full design
+    design: dict[str, Any] | None = None
 
 
 def _estimate(p: PlannedTrial, caps: Capabilities) -> tuple[int, float | None]:
@@ -82,6 +84,13 @@ def load_suite_samples(suite: Suite, data: Path, limit: int | None) -> list:
     return samples[:limit] if limit else samples
 
 
+def reads_video(spec: ModelSpec) -> bool:
+    """False for providers that declare ``needs_video = False`` (``simulated``): no video file is checked or read."""
+    from vidaudit.core.registry import resolve
+
+    return bool(getattr(resolve("providers", spec.provider), "needs_video", True))
+
+
 def prepare_run(data: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *, suite: str = "counting",
                 limit: int | None = None, model_options: dict[str, dict[str, Any]] | None = None,
                 check_files: bool = True, judge: ModelSpec | None = None
@@ -93,7 +102,7 @@ def prepare_run(data: Path, models: Sequence[ModelSpec], conditions: Sequence[Co
     if not conditions:
         raise ConfigError("no condition given; add --condition native (or frames@K, keyframes)")
     samples = load_suite_samples(s, Path(data), limit)
-    if check_files:
+    if check_files and any(reads_video(m) for m in models):
         check_videos(samples, Path(data))
     by_id = {x.sample_id: x for x in samples}
     adapters: dict[str, ModelAdapter] = {}
@@ -146,8 +155,13 @@ def dry_run_rows(planned: Sequence[PlannedTrial], caps: dict[str, Any]) -> list[
 def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *,
             suite: str = "counting", max_attempts: int = 3, max_cost_usd: float | None = None,
             max_tokens: int | None = None, dry_run: bool = False, limit: int | None = None, on_progress=None,
-            model_options: dict[str, dict[str, Any]] | None = None, judge: ModelSpec | None = None) -> RunOutcome:
-    """Plan and run (or, with ``dry_run``, only count) every trial into ``out``."""
+            model_options: dict[str, dict[str, Any]] | None = None, judge: ModelSpec | None = None,
+            design: str = "full", rule: str | None = None) -> RunOutcome:
+    """Plan and run (or, with ``dry_run``, only count) every trial into ``out``.
+
+    ``design`` other than ``"full"`` asks the suite for a sequential design (``Suite.sequential_design``) that
+    chooses the trials wave by wave (``vidaudit.run.waves``); ``rule`` is that design's decision rule.
+    """
     data, out = Path(data), Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; pass a directory for the run")
@@ -156,8 +170,11 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
     for name, value in (("--max-cost-usd", max_cost_usd), ("--max-tokens", max_tokens)):
         if value is not None and not (value >= 0 and value != float("inf")):
             raise ConfigError(f"{name} must be a finite number >= 0, got {value}")
+    if design == "full" and rule is not None:
+        raise ConfigError(f"--rule {rule} belongs to a sequential design; add --design adaptive or drop --rule")
     planned, adapters, caps = prepare_run(data, models, conditions, suite=suite, limit=limit,
                                           model_options=model_options, check_files=not dry_run, judge=judge)
+    seq = None if design == "full" else get_suite(suite).sequential_design(design, rule, planned)
     if dry_run:
         return RunOutcome(out, None, dry_run_rows(planned, caps))
     try:
@@ -167,7 +184,8 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
     with RunLock(out):
         return _execute_locked(data, out, planned, adapters, caps, models, conditions, suite=suite,
                                max_attempts=max_attempts, max_cost_usd=max_cost_usd, max_tokens=max_tokens,
-                               limit=limit, on_progress=on_progress, model_options=model_options, judge=judge)
+                               limit=limit, on_progress=on_progress, model_options=model_options, judge=judge,
+                               design=seq)
 
 
 def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters: dict[str, ModelAdapter],
@@ -175,13 +193,13 @@ def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters
                     suite: str, max_attempts: int, max_cost_usd: float | None, max_tokens: int | None,
                     limit: int | None, on_progress,
                     model_options: dict[str, dict[str, Any]] | None = None,
-                    judge: ModelSpec | None = None) -> RunOutcome:
+                    judge: ModelSpec | None = None, design: Any = None) -> RunOutcome:
     update_snapshot(out, {p.sample.sample_id: p.sample for p in planned}.values())
     config = RunConfig.new(suite=suite, data_dir=str(data.resolve()), models=list(models),
                            conditions=list(conditions), max_attempts=max_attempts,
                            budget=BudgetConfig(max_cost_usd=max_cost_usd, max_tokens=max_tokens),
-                           options=run_options(limit, judge), model_options=model_options)
-    open_run_config(out, config)
+                           options=run_options(limit, judge, design), model_options=model_options)
+    effective = open_run_config(out, config)
     budget = None
     if max_cost_usd is not None or max_tokens is not None:
         if max_cost_usd is not None:
@@ -195,28 +213,38 @@ def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters
             return tokens, cost or 0.0
 
         budget = Budget(max_cost_usd=max_cost_usd, max_tokens=max_tokens, estimate=estimate)
-    builder = RequestBuilder(data, perturb_cache=out / PERTURB_CACHE)
+    builder = RequestBuilder(data, perturb_cache=out / PERTURB_CACHE,
+                             pixel_free=[m.label for m in models if not reads_video(m)])
 
-    async def go() -> RunSummary:
+    async def go() -> tuple[RunSummary, dict[str, Any] | None]:
         from vidaudit.run.executor import run_trials
+        from vidaudit.run.waves import run_waves
 
         try:
             with RunStore(out) as store:
+                if design is not None:
+                    return await run_waves(planned, design, adapters, store, builder, suite=get_suite(suite),
+                                           max_attempts=max_attempts, budget=budget, on_progress=on_progress)
                 return await run_trials(planned, adapters, store, builder, max_attempts=max_attempts, budget=budget,
-                                        on_progress=on_progress)
+                                        on_progress=on_progress), None
         finally:
             await close_adapters(adapters)
 
-    return RunOutcome(out, asyncio.run(go()))
+    summary, figures = asyncio.run(go())
+    if figures is not None:
+        effective.model_copy(update={"design": figures}).save(out)
+    return RunOutcome(out, summary, design=figures)
 
 
-def run_options(limit: int | None, judge: ModelSpec | None) -> dict[str, Any]:
-    """The run's suite options in run.json (a resumed run must ask for the same)."""
+def run_options(limit: int | None, judge: ModelSpec | None, design: Any = None) -> dict[str, Any]:
+    """The run's suite options in run.json (a resumed run must ask for the same: limit, judge, design)."""
     out: dict[str, Any] = {}
     if limit:
         out["limit"] = limit
     if judge is not None:
         out["judge"] = judge.model_dump(mode="json")
+    if design is not None:
+        out |= {"design": design.info()["name"], "rule": design.info()["rule"]}
     return out
 
 

@@ -52,6 +52,8 @@ class Scored:
     #: an imported human study (``RUN/human_records.jsonl`` / ``human_study.json``), see vidaudit.humanstudy
     human: list[ScoreRecord] = field(default_factory=list)
     human_study: dict[str, Any] | None = None
+    #: a sequential design's figures from run.json (``--design``); empty for the full design
+    design: dict[str, Any] = field(default_factory=dict)
 
 
 def model_role(provider: str) -> str:
@@ -98,7 +100,7 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
     suite.check_samples(loaded, rc.data_dir)
     samples = {s.sample_id: s for s in loaded}
     out = Scored(suite=suite, records=[], samples=samples, source={"run_dir": str(run_dir)},
-                 data_dir=Path(rc.data_dir))
+                 data_dir=Path(rc.data_dir), design=dict(rc.design))
     roles: dict[str, str] = {}
     changed: list[str] = []
     snapshot = read_snapshot(run_dir)

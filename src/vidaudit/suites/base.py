@@ -149,6 +149,13 @@ class Suite:
                            condition=record.condition, status=record.status, correct=record.correct,
                            raw_text=raw_text or "")
 
+    # ------------------------------------------------------------------ designs
+
+    def sequential_design(self, name: str, rule: str | None, planned: Sequence[Any]) -> Any:
+        """A sequential design for ``vidaudit run --design NAME [--rule RULE]``: an object with
+        ``next_wave(outcomes)`` and ``info()`` (``vidaudit.run.waves.WaveDesign``) over the full plan."""
+        raise ConfigError(f"the {self.name} suite has no {name!r} design; drop --design to run every planned trial")
+
     # ------------------------------------------------------------------ baselines
 
     def oracle_answer(self, sample: Sample) -> str:

@@ -126,6 +126,15 @@ class CountingSuite(Suite):
 
         return viewer_trial(record, sample, raw_text)
 
+    # ------------------------------------------------------------------ designs
+
+    def sequential_design(self, name: str, rule: str | None, planned: Sequence[Any]) -> Any:
+        if name != "adaptive":
+            raise ConfigError(f"unknown design {name!r} for the counting suite; choose full or adaptive")
+        from vidaudit.suites.counting.adaptive import AdaptiveDesign
+
+        return AdaptiveDesign(planned, rule or "point")
+
     # ------------------------------------------------------------------ baselines
 
     def oracle_answer(self, sample: Sample) -> str:
