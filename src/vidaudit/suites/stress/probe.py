@@ -26,10 +26,14 @@ from vidaudit.suites.base import ObservedFrame, Prompt
 #: probe name -> ``"module:attr"`` of its ``Probe`` instance (imported on first use)
 PROBE_TARGETS: dict[str, str] = {
     "camera_motion": "vidaudit.suites.stress.camera_motion.probe:PROBE",
+    "sycophancy": "vidaudit.suites.stress.sycophancy.probe:PROBE",
+    "sycophancy_pairs": "vidaudit.suites.stress.sycophancy.pairs_probe:PROBE",
 }
 #: what ``vidaudit suites`` lists for each probe (kept here so listing imports no probe)
 PROBE_DESCRIPTIONS: dict[str, str] = {
     "camera_motion": "6-way camera motion (zoom in/out, pan left/right, tilt up/down) on moved stills; chance 1/6",
+    "sycophancy": "AGREE/DISAGREE with a false claim and its true control (TR, FGA, SR, OA, COUNT); chance 1/2",
+    "sycophancy_pairs": "source (b) of sycophancy: a generator model writes claim pairs for a user's videos",
 }
 
 
