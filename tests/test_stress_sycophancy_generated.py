@@ -134,10 +134,14 @@ def test_valid_pairs_become_samples_with_the_generator(generated: dict) -> None:
 
 
 def test_the_generation_run_reports_validity(generated: dict) -> None:
+    from typer.testing import CliRunner
+
+    from vidaudit.cli import app
+
     root = generated["root"]
     for cmd in ("score", "report"):
-        r = _cli(root, cmd, str(root / "genrun"))
-        assert r.returncode == 0, r.stdout + r.stderr
+        r = CliRunner().invoke(app, [cmd, str(root / "genrun")])
+        assert r.exit_code == 0, r.output
     rep = json.loads((root / "genrun" / "report" / "report.json").read_text())
     cell = next(iter(rep["results"]["sycophancy_pairs"].values()))
     assert (cell["valid"]["n_correct"], cell["valid"]["n_planned"]) == (3, 8)
