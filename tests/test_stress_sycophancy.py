@@ -244,3 +244,29 @@ def test_counting_pairs() -> None:
     none = counting_pairs(_counting("blinking", []), per_category=5, source={})
     assert [(p.original, p.modified) for p in none] == [("The object flashes exactly 0 times.",
                                                         "The object flashes exactly once.")]
+
+
+def test_a_counting_dataset_dir_as_source(tmp_path) -> None:
+    """A counting dataset (manifest + dataset.json + videos) is read from its files and its videos copied."""
+    from vidaudit.core.hashing import sha256_file
+    from vidaudit.core.manifest import load_samples, write_dataset_info, write_manifest
+    from vidaudit.suites.stress.sycophancy.generate import generate
+    from vidaudit.video.io import write_video
+
+    src = tmp_path / "counting"
+    (src / "videos").mkdir(parents=True)
+    write_video(src / "videos" / "v.mp4", (np.zeros((16, 16, 3), np.uint8) for _ in range(4)), fps=4, width=16,
+                height=16)
+    video = VIDEO.model_copy(update={"sha256": sha256_file(src / "videos" / "v.mp4"), "path": "videos/v.mp4"})
+    samples = [_counting("state_machine", ["A", "B", "D"]).model_copy(update={"video": video}),
+               _counting("blinking", ["on", "on"]).model_copy(update={"video": video})]
+    write_manifest(src, samples)
+    write_dataset_info(src, {"suite": "counting"})
+    messages: list[str] = []
+    generate(tmp_path / "out", preset="smoke", source=src, demos=None, per_category=2, say=messages.append)
+    out = load_samples(tmp_path / "out")
+    assert {(s.params["category"], s.params["domain"]) for s in out} == {
+        ("COUNT", "state_machine"), ("TR", "state_machine"), ("COUNT", "blinking")}
+    assert len(out) == 2 * (2 + 2)  # state_machine: COUNT + 2 of its 3 TR pairs (capped); blinking: COUNT
+    assert all(sha256_file(tmp_path / "out" / s.video.path) == video.sha256 for s in out)
+    assert any("pairs" in m for m in messages)

@@ -105,3 +105,18 @@ def test_bad_settings_are_refused(tmp_path: Path) -> None:
              "--set", "demos=repcount")
     assert r.returncode != 0 and "faithful" in r.stdout + r.stderr
     assert not (tmp_path / "d" / "manifest.jsonl").exists()
+
+
+def test_a_changed_source_video_is_refused(root: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from vidaudit.core.errors import DataError
+    from vidaudit.suites.stress.sycophancy.generate import generate
+
+    src = tmp_path / "faithful"
+    shutil.copytree(root / "data" / "sources" / "faithful", src)
+    victim = sorted((src / "videos").rglob("*.mp4"))[0]
+    victim.write_bytes(victim.read_bytes() + b"\0")
+    with pytest.raises(DataError, match=victim.name):
+        generate(tmp_path / "out", preset="smoke", source=src, demos=None, per_category=1, say=lambda m: None)
+    assert not (tmp_path / "out" / "manifest.jsonl").exists()

@@ -50,18 +50,19 @@ def generate_pairs_requests(out: Path, source: Path | None, categories: tuple[st
     if len(set(keys)) != len(keys):
         raise DataError(f"--source {source}: two videos share a file name stem; rename them")
     out = Path(out)
-    samples = []
-    (out / "videos").mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+    samples, copies = [], []
     for key, path, known in vids:
         sha = sha256_file(path)
         if known and sha != known:
             raise DataError(f"{path}: sha256 {sha[:12]} is not the manifest's {known[:12]}; the video changed")
+        try:
+            info = probe(path)
+        except DataError as e:
+            raise DataError(f"--source video {path} does not decode ({e}); remove it or re-encode it") from None
         rel = f"videos/{key}{path.suffix.lower()}"
-        if not (out / rel).is_file() or sha256_file(out / rel) != sha:
-            tmp = out / f".{key}.part"
-            shutil.copyfile(path, tmp)
-            tmp.replace(out / rel)
-        info = probe(out / rel)
+        copies.append((path, out / rel, sha))
         ref = VideoRef(path=rel, sha256=sha, fps=info.fps, width=info.width, height=info.height,
                        n_frames=info.n_frames, duration_s=info.duration_s)
         for cat in categories:
@@ -71,6 +72,12 @@ def generate_pairs_requests(out: Path, source: Path | None, categories: tuple[st
                                   question=generator_prompt(cat), answer=None, video=ref))
     guard_replace(out, samples, force=force, key=lambda s: (s.params["category"], s.video.sha256),
                   command=f"generate stress --probe {PROBE}")
+    (out / "videos").mkdir(parents=True, exist_ok=True)
+    for src, dst, sha in copies:  # written under a temporary name and renamed
+        if not dst.is_file() or sha256_file(dst) != sha:
+            tmp = dst.with_name(f".{dst.name}.part")
+            shutil.copyfile(src, tmp)
+            tmp.replace(dst)
     manifest = write_manifest(out, samples)
     write_dataset_info(out, {"suite": "stress", "probe": PROBE, "n_samples": len(samples), "n_videos": len(vids),
                              "categories": list(categories), "source": str(source.resolve())})
