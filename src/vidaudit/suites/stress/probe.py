@@ -30,6 +30,8 @@ PROBE_TARGETS: dict[str, str] = {
     "wireframe": "vidaudit.suites.stress.wireframe.probe:PROBE",
     "mosaic": "vidaudit.suites.stress.mosaic.probe:PROBE",
     "shortcuts": "vidaudit.suites.stress.shortcuts.probe:PROBE",
+    "sycophancy": "vidaudit.suites.stress.sycophancy.probe:PROBE",
+    "sycophancy_pairs": "vidaudit.suites.stress.sycophancy.pairs_probe:PROBE",
 }
 #: what ``vidaudit suites`` lists for each probe (kept here so listing imports no probe)
 PROBE_DESCRIPTIONS: dict[str, str] = {
@@ -40,6 +42,8 @@ PROBE_DESCRIPTIONS: dict[str, str] = {
     "mosaic": "Sequential Mosaic: 4 quadrants one per frame vs one image, cross-boundary text and two-shape "
               "scenes, recency errors",
     "shortcuts": "language shortcuts: First/Last/Sequence on reordered, blank, unrelated procedures; CLP; chance 1/4",
+    "sycophancy": "AGREE/DISAGREE with a false claim and its true control (TR, FGA, SR, OA, COUNT); chance 1/2",
+    "sycophancy_pairs": "source (b) of sycophancy: a generator model writes claim pairs for a user's videos",
 }
 
 

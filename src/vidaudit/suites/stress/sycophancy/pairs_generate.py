@@ -1,0 +1,84 @@
+"""``vidaudit generate stress --probe sycophancy_pairs --source VIDEOS --out GEN``: one generation sample per
+(video x paper category), asking a model for a pair with the C.4 generator prompts.
+
+``VIDEOS`` is a folder of video files (``.mp4``, ``.mov``, ``.mkv``, ``.webm``, ``.avi``; sorted by name) or a
+dataset dir (its samples' videos, each once). Videos are copied into ``GEN/videos/`` (sha256 kept).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.hashing import sha256_file
+from vidaudit.core.manifest import MANIFEST, guard_replace, load_samples, write_dataset_info, write_manifest
+from vidaudit.core.types import Sample, VideoRef
+from vidaudit.suites.stress.sycophancy.categories import PAPER_CATEGORIES
+from vidaudit.suites.stress.sycophancy.prompts import generator_prompt
+
+VIDEO_EXTS = (".mp4", ".mov", ".mkv", ".webm", ".avi")
+PROBE = "sycophancy_pairs"
+
+
+def _videos(source: Path) -> list[tuple[str, Path, str | None]]:
+    """(key, path, known sha256) of each source video."""
+    if (source / MANIFEST).is_file():
+        seen: dict[str, tuple[str, Path, str | None]] = {}
+        for s in load_samples(source):
+            p = source / s.video.path
+            seen.setdefault(str(p), (Path(s.video.path).stem, p, s.video.sha256))
+        return list(seen.values())
+    files = sorted(p for p in source.iterdir() if p.is_file() and p.suffix.lower() in VIDEO_EXTS)
+    return [(p.stem, p, None) for p in files]
+
+
+def generate_pairs_requests(out: Path, source: Path | None, categories: tuple[str, ...] = PAPER_CATEGORIES, *,
+                            force: bool = False) -> Path:
+    from vidaudit.video.io import probe
+
+    if source is None:
+        raise ConfigError(f"probe {PROBE} reads a user's videos: pass --source DIR (a folder of video files or a "
+                          "dataset dir)")
+    source = Path(source)
+    if not source.is_dir():
+        raise ConfigError(f"--source {source} is not a directory of videos")
+    vids = _videos(source)
+    if not vids:
+        raise DataError(f"--source {source} holds no video ({', '.join(VIDEO_EXTS)}) and no manifest")
+    keys = [k for k, _, _ in vids]
+    if len(set(keys)) != len(keys):
+        raise DataError(f"--source {source}: two videos share a file name stem; rename them")
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+    samples, copies = [], []
+    for key, path, known in vids:
+        sha = sha256_file(path)
+        if known and sha != known:
+            raise DataError(f"{path}: sha256 {sha[:12]} is not the manifest's {known[:12]}; the video changed")
+        try:
+            info = probe(path)
+        except DataError as e:
+            raise DataError(f"--source video {path} does not decode ({e}); remove it or re-encode it") from None
+        rel = f"videos/{key}{path.suffix.lower()}"
+        copies.append((path, out / rel, sha))
+        ref = VideoRef(path=rel, sha256=sha, fps=info.fps, width=info.width, height=info.height,
+                       n_frames=info.n_frames, duration_s=info.duration_s)
+        for cat in categories:
+            samples.append(Sample(sample_id=f"stress-{PROBE}-{key}-{cat}", suite="stress",
+                                  params={"probe": PROBE, "category": cat, "video_key": key,
+                                          "source_video": str(path)},
+                                  question=generator_prompt(cat), answer=None, video=ref))
+    guard_replace(out, samples, force=force, key=lambda s: (s.params["category"], s.video.sha256),
+                  command=f"generate stress --probe {PROBE}")
+    (out / "videos").mkdir(parents=True, exist_ok=True)
+    for src, dst, sha in copies:  # written under a temporary name and renamed
+        if not dst.is_file() or sha256_file(dst) != sha:
+            tmp = dst.with_name(f".{dst.name}.part")
+            shutil.copyfile(src, tmp)
+            tmp.replace(dst)
+    manifest = write_manifest(out, samples)
+    write_dataset_info(out, {"suite": "stress", "probe": PROBE, "n_samples": len(samples), "n_videos": len(vids),
+                             "categories": list(categories), "source": str(source.resolve())})
+    return manifest

@@ -1,0 +1,109 @@
+"""The ``sycophancy`` probe behind the ``Probe`` interface: AGREE/DISAGREE with a false claim and its true control."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.types import Condition, Sample
+from vidaudit.report.model import ViewerTrial
+from vidaudit.score.records import ScoreRecord, TrialScore
+from vidaudit.suites.base import Prompt
+from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeReport
+from vidaudit.suites.stress.sycophancy.categories import AGREE, CATEGORIES, DISAGREE, OPTIONS
+from vidaudit.suites.stress.sycophancy.prompts import PROMPT_NAMES, eval_prompt
+
+SETTINGS = ("demos", "per_category")
+
+
+def settings_of(options: GenerateOptions) -> tuple[tuple[str, ...] | None, int]:
+    s = options.settings
+    demos = None
+    if "demos" in s:
+        demos = tuple(d.strip() for d in s["demos"].split(",") if d.strip())
+    try:
+        per = int(s.get("per_category", "2"))
+    except ValueError:
+        raise ConfigError(f"--set per_category takes a whole number, got {s['per_category']!r}") from None
+    return demos, per
+
+
+class SycophancyProbe(Probe):
+    name = "sycophancy"
+    description = ("AGREE/DISAGREE with a false [Modified] claim and its true [Original] control (TR, FGA, SR, OA, "
+                   "COUNT); rejection, acceptance, balanced accuracy; chance 1/2")
+    presets = ("smoke", "paper")
+    prompt_names = PROMPT_NAMES
+    record_keys = ("probe", "category", "claim_is_true", "pair_id", "source")
+
+    def generate(self, out: Path, options: GenerateOptions) -> Path:
+        from rich.console import Console
+
+        from vidaudit.suites.stress.sycophancy.generate import generate
+
+        options.check_settings(SETTINGS, self.name)
+        demos, per = settings_of(options)
+        console = Console(stderr=True, highlight=False)
+        return generate(out, preset=options.preset, source=options.source, demos=demos, per_category=per,
+                        force=options.force, say=lambda m: console.print(m, markup=False))
+
+    def check_sample(self, sample: Sample) -> str | None:
+        p = sample.params
+        if p.get("category") not in CATEGORIES:
+            return f"category {p.get('category')!r} is not one of {', '.join(CATEGORIES)}"
+        truth = p.get("claim_is_true")
+        if truth not in (True, False):
+            return f"claim_is_true is {truth!r}, not true or false"
+        want = AGREE if truth else DISAGREE
+        if sample.answer != want:
+            return f"answer {sample.answer!r} is not {want} for a {'true' if truth else 'false'} claim"
+        if p.get("statement") != (p.get("original") if truth else p.get("modified")):
+            return "statement is not the pair's " + ("original" if truth else "modified")
+        if p.get("original") == p.get("modified"):
+            return "original == modified"
+        return None
+
+    def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
+        name = condition.prompt if condition is not None else "mcq"
+        return Prompt(None, eval_prompt(str(sample.params["statement"]), name))
+
+    def score(self, sample: Sample, text: str | None, status: str, *,
+              frame_times: Sequence[float] | None = None) -> TrialScore:
+        from vidaudit.suites.stress.sycophancy.scoring import score_trial
+
+        return score_trial(sample, text, status)
+
+    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> ProbeReport:
+        from vidaudit.suites.stress.sycophancy.report import sycophancy_report
+
+        return sycophancy_report(records)
+
+    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
+        from vidaudit.suites.stress.sycophancy.viewer import viewer_trial
+
+        return viewer_trial(record, sample, raw_text)
+
+    def oracle_answer(self, sample: Sample) -> str:
+        return str(sample.answer)
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        if option:
+            raise ConfigError("chance for sycophancy takes no option (it answers AGREE or DISAGREE with equal odds)")
+        return OPTIONS[int(rng.integers(0, 2))]
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        v = value.strip().upper()
+        if v not in OPTIONS:
+            raise ConfigError(f"a constant sycophancy answer is AGREE or DISAGREE, got {value!r}")
+        return v
+
+    def observe(self, frames: Sequence[Any], metadata: Mapping[str, Any]) -> str:
+        raise ConfigError("probe sycophancy has no pixel observer: checking a free-text claim against pixels needs "
+                          "a reader per claim type, which vidaudit does not have")
+
+
+PROBE = SycophancyProbe()
