@@ -28,7 +28,13 @@ def _headline(d: dict[str, Any]) -> list[list[str]]:
         return [[f"KL {k} ({d['log_base']})", f"{d['kl_real_blank'][k]:.4f}", f"{d['kl_real_noise'][k]:.4f}"]
                 for k in d["kl_real_blank"]]
     if name == "cka":
-        return [[f"{c} vision block {i}", f"{v:.3f}", ""] for c, m in d["cka"].items() for i, v in enumerate(m["vit"])]
+        def f(v: float | None) -> str:
+            return "" if v is None else f"{v:.3f}"
+        ours = [[f"{'vision block' if r['stage'] == 'vit' else 'LLM layer'} {r['layer']}", f(r["control"]),
+                 f(r["adversarial"]), f(r["control_vs_adversarial"]), f(r["paper_adversarial"])] for r in d["curve"]]
+        ref = d["reference"]
+        return ours + [[f"paper: vision block {k} of {ref['vit_depth']}", f(ref["control"][k]), f(v), "", ""]
+                       for k, v in ref["adversarial"].items()]
     if name == "encoder-partition":
         return [[f"block {b['layer']}", f"{b['visible_fraction']:.4f}", f"{b['cross_frame_mass']:.4f}"]
                 for b in d["blocks"]]
@@ -36,7 +42,8 @@ def _headline(d: dict[str, Any]) -> list[list[str]]:
 
 
 COLUMNS = {"linear": ["stage", "accuracy (mean)", "std"], "attention": ["measure", "value", ""],
-           "kl": ["prompt", "KL(real||blank)", "KL(real||noise)"], "cka": ["condition / block", "CKA", ""],
+           "kl": ["prompt", "KL(real||blank)", "KL(real||noise)"],
+           "cka": ["layer", "control (groups)", "adversarial (groups)", "control vs adversarial", "paper adversarial"],
            "encoder-partition": ["block", "visible fraction", "cross-frame mass"]}
 
 
