@@ -25,7 +25,8 @@ def friendly_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except VidauditError as e:
-            console.print(f"[bold red]error:[/] {escape(str(e))}")
+            # soft_wrap: never break a long path or command in the message across lines (copy-paste)
+            console.print(f"[bold red]error:[/] {escape(str(e))}", soft_wrap=True)
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
