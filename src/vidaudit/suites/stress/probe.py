@@ -30,6 +30,7 @@ PROBE_TARGETS: dict[str, str] = {
     "wireframe": "vidaudit.suites.stress.wireframe.probe:PROBE",
     "mosaic": "vidaudit.suites.stress.mosaic.probe:PROBE",
     "shortcuts": "vidaudit.suites.stress.shortcuts.probe:PROBE",
+    "expectation": "vidaudit.suites.stress.expectation.probe:PROBE",
 }
 #: what ``vidaudit suites`` lists for each probe (kept here so listing imports no probe)
 PROBE_DESCRIPTIONS: dict[str, str] = {
@@ -40,6 +41,8 @@ PROBE_DESCRIPTIONS: dict[str, str] = {
     "mosaic": "Sequential Mosaic: 4 quadrants one per frame vs one image, cross-boundary text and two-shape "
               "scenes, recency errors",
     "shortcuts": "language shortcuts: First/Last/Sequence on reordered, blank, unrelated procedures; CLP; chance 1/4",
+    "expectation": "temporal expectation: anomalies (Spatial/Temporal/Overall), temporal gap (MCQ, summary), "
+                   "reversed clips; free text judged (--judge)",
 }
 
 
@@ -102,6 +105,13 @@ class Probe:
     def request_metadata(self, sample: Sample) -> dict[str, Any]:
         """Public facts a local observer may read (never the answer)."""
         return {}
+
+    #: the version of the probe's judge prompts ("" for a probe that never asks a judge)
+    judge_version: str = ""
+
+    def judge_prompt(self, sample: Sample, answer: str) -> Prompt | None:
+        """What a judge (``vidaudit run --judge SPEC``) is asked about this answer; None: parsed, no judge."""
+        return None
 
     def score(self, sample: Sample, text: str | None, status: str, *,
               frame_times: Sequence[float] | None = None) -> TrialScore:
