@@ -92,13 +92,13 @@ def runs(tmp_path_factory: pytest.TempPathFactory):
         a.script("POST", CHAT, default=make_judge(False, []))
         b.script("POST", CHAT, default=make_judge(True, [1]))
         for name, srv in (("run_a", a), ("run_b", b)):
-            r = _cli(root, "run", "stress", "--data", str(root / "data"), *models, "--condition", "frames@4",
+            r = _cli(root, "run", "stress", "--data", str(root / "data"), *models, "--condition", "frames#2",
                      "--judge", f"openai:judge-{name}@{srv.url}/v1", "--out", str(root / name))
             assert r.returncode == 0, r.stdout + r.stderr
             r = _cli(root, "report", str(root / name))
             assert r.returncode == 0, r.stdout + r.stderr
         calls = {"a": len(a.requests_to(CHAT)), "b": len(b.requests_to(CHAT))}
-    r = _cli(root, "run", "stress", "--data", str(root / "data"), *models, "--condition", "frames@4",
+    r = _cli(root, "run", "stress", "--data", str(root / "data"), *models, "--condition", "frames#2",
              "--out", str(root / "plain"))
     assert r.returncode == 0, r.stdout + r.stderr
     r = _cli(root, "report", str(root / "plain"))
@@ -220,28 +220,33 @@ def test_judge_agreement_with_human_labels(runs, tmp_path: Path) -> None:
     assert abs(res["overall"]["kappa"] - _kappa(pairs)) < 1e-12
     assert sum(res["overall"]["confusion"][a][b] for a in res["overall"]["labels"]
                for b in res["overall"]["labels"] if a != b) == 2
-    # a CSV with the same labels gives the same kappa
+    # a CSV with the same labels gives the same kappa (called in-process from here on)
+    from vidaudit.score.agreement import judge_agreement
+
     csv_path = tmp_path / "human.csv"
     with csv_path.open("w", newline="") as f:  # (the constant's label holds a comma: quoted)
         w = csv.writer(f)
         w.writerow(["item", "label"])
         w.writerows(human.items())
-    r = _cli(root, "judge-agreement", str(root / "run_a"), str(csv_path), "--out", str(tmp_path / "c.json"))
-    assert r.returncode == 0 and json.loads((tmp_path / "c.json").read_text())["overall"] == res["overall"]
+    assert judge_agreement(root / "run_a", csv_path)["overall"] == res["overall"]
 
 
-@pytest.mark.parametrize("labels, match", [
-    ({"no-such-sample": "true"}, "no trial is labelled by both"),
-    ("SCORES", "share no label"),
-])
-def test_judge_agreement_refuses_bad_labels(runs, tmp_path: Path, labels, match: str) -> None:
+def test_judge_agreement_refuses_bad_labels(runs, tmp_path: Path) -> None:
+    from vidaudit.core.errors import DataError
+    from vidaudit.score.agreement import judge_agreement
+
     root, _ = runs
-    if labels == "SCORES":
-        la = _labels(root / "run_a")
-        labels = {"|".join(k): 7 for k in la if la[k][1] == "gap_summary"}
+    la = _labels(root / "run_a")
     path = tmp_path / "labels.json"
-    path.write_text(json.dumps(labels))
+    path.write_text(json.dumps({"no-such-sample": "true"}))
     r = _cli(root, "judge-agreement", str(root / "run_a"), str(path), "--out", str(tmp_path / "x.json"))
-    assert r.returncode != 0
-    assert re.search(match, r.stdout + r.stderr), r.stdout + r.stderr
+    assert r.returncode != 0 and "no trial is labelled by both" in r.stdout + r.stderr
     assert not (tmp_path / "x.json").exists()
+    path.write_text(json.dumps({"|".join(k): 7 for k in la if la[k][1] == "gap_summary"}))
+    with pytest.raises(DataError, match="share no label"):
+        judge_agreement(root / "run_a", path)
+    path.write_text(json.dumps({k[0]: "true" for k in la if k[1] == "oracle" and la[k][1] == "gap_summary"}))
+    with pytest.raises(DataError, match=r"SAMPLE_ID\|MODEL\|CONDITION"):
+        judge_agreement(root / "run_a", path)  # a bare sample id judged for three models is ambiguous
+    with pytest.raises(DataError, match="must be a run directory"):
+        judge_agreement(path, root / "run_a")

@@ -164,7 +164,9 @@ def human_as_run(run: RunLabels, human: dict[str, str], source: str) -> tuple[Ru
     return out, unknown
 
 
-def _compare(pairs: list[tuple[str, str]], a_name: str, b_name: str, group: str) -> dict[str, Any]:
+def compare_labels(pairs: list[tuple[str, str]], a_name: str = "A", b_name: str = "B", group: str = "all"
+                   ) -> dict[str, Any]:
+    """Kappa, observed agreement and the confusion matrix of (A label, B label) pairs; disjoint label sets refused."""
     la, lb = [p[0] for p in pairs], [p[1] for p in pairs]
     sa, sb = set(la), set(lb)
     if not sa & sb:
@@ -211,11 +213,11 @@ def judge_agreement(a: str | Path, b: str | Path, *, by: str | None = None) -> d
         "matched": len(matched), "only_in_a": len(set(ra.labels) - set(rb.labels)),
         "only_in_b": len(set(rb.labels) - set(ra.labels)) + len(unknown), "unknown_items": unknown[:20],
         "answers_differ": len(differ), "unlabelled_a": dict(ra.unlabelled), "unlabelled_b": dict(rb.unlabelled),
-        "groups": {g: _compare(ps, str(a), str(b), g) for g, ps in sorted(groups.items())},
+        "groups": {g: compare_labels(ps, str(a), str(b), g) for g, ps in sorted(groups.items())},
         "items": [{"item": "|".join(k), "a": ra.labels[k], "b": rb.labels[k]} for k in matched],
     }
     if by:
-        result["overall"] = _compare([p for ps in groups.values() for p in ps], str(a), str(b), "all")
+        result["overall"] = compare_labels([p for ps in groups.values() for p in ps], str(a), str(b), "all")
     else:
         result["overall"] = result["groups"]["all"]
     return result
