@@ -174,8 +174,8 @@ def descriptor(op: str, info: dict[str, Any], width: int, height: int, other: st
     if op == "shuffle_frames":
         return f"frame shuffling: the frames at {_t(info['shuffled'])} are shown in a random order"
     if op == "cut":
-        return (f"temporal cut: {info['removed_s']:.2f} s of the original ({_t(info['removed'])}) are removed, so the "
-                f"video jumps abruptly at {info['join_t']:.2f} s")
+        return (f"temporal cut: {info['removed_s']:.2f} s of the original, at {_t(info['removed'])}, are removed, so "
+                f"the video jumps abruptly at {info['join_t']:.2f} s")
     if op == "scene_mix":
         return (f"scene mixing: at {_t(info['mixed'])} the video shows frames of a different video "
                 f"({other or 'another scene'}) in place of its own")
