@@ -112,14 +112,16 @@ def test_the_judge_is_part_of_the_trial_id(toy: Path) -> None:
     assert ids[0] and ids[0].isdisjoint(ids[1])
 
 
-def test_a_suite_that_parses_its_answers_refuses_a_judge(tmp_path: Path) -> None:
-    from vidaudit.suites.stress.camera_motion.generate import generate
+def test_a_suite_that_parses_its_answers_refuses_a_judge() -> None:
+    # (the stress suite judges since its expectation probe: its parsed probes answer judge_prompt with None)
+    from vidaudit.run.session import with_judge
+    from vidaudit.suites.base import Suite
 
-    generate(tmp_path / "data", "smoke", 1)
+    class Parsing(Suite):
+        name = "parsing"
+
     with pytest.raises(ConfigError, match="asks no judge"):
-        execute(tmp_path / "data", tmp_path / "run", [ModelSpec.parse("oracle")],
-                [Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="mcq")], suite="stress",
-                judge=ModelSpec.parse("oracle"))
+        with_judge({}, ModelSpec.parse("oracle"), suite=Parsing(), samples={}, model_options=None)
 
 
 def test_free_text_human_answers_go_through_the_runs_judge_once(toy: Path) -> None:

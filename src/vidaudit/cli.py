@@ -219,6 +219,31 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory."), allow_c
         console.print(f"{kind:5s} {path}")
 
 
+@app.command("judge-agreement")
+@friendly_errors
+def judge_agreement(
+    a: Path = typer.Argument(..., help="A run directory made with --judge."),
+    b: Path = typer.Argument(..., help="Another judged run over the same answers, or a labels file (JSON {item: "
+                             "label} or CSV item,label; see docs/running-models.md)."),
+    by: str = typer.Option(None, "--by", help="Split by a record parameter, e.g. task."),
+    out: Path = typer.Option(None, "--out", help="Also write the numbers as JSON here."),
+) -> None:
+    """Cohen's kappa and the confusion matrix of two judges, or of a judge and human labels."""
+    from vidaudit.score.agreement import agreement_lines
+    from vidaudit.score.agreement import judge_agreement as compare
+
+    res = compare(a, b, by=by)
+    for line in agreement_lines(res):
+        console.print(line, highlight=False, markup=False)
+    if out is not None:
+        import json
+
+        from vidaudit.core.fileio import write_text_atomic
+
+        write_text_atomic(out, json.dumps(res, indent=2, sort_keys=True) + "\n")
+        console.print(f"json: {out}")
+
+
 @app.command()
 @friendly_errors
 def schema(what: str = typer.Argument("report", help="report (report.json) or score (a scores.jsonl line).")) -> None:

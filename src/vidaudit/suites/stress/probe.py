@@ -32,6 +32,7 @@ PROBE_TARGETS: dict[str, str] = {
     "shortcuts": "vidaudit.suites.stress.shortcuts.probe:PROBE",
     "sycophancy": "vidaudit.suites.stress.sycophancy.probe:PROBE",
     "sycophancy_pairs": "vidaudit.suites.stress.sycophancy.pairs_probe:PROBE",
+    "expectation": "vidaudit.suites.stress.expectation.probe:PROBE",
 }
 #: what ``vidaudit suites`` lists for each probe (kept here so listing imports no probe)
 PROBE_DESCRIPTIONS: dict[str, str] = {
@@ -44,6 +45,8 @@ PROBE_DESCRIPTIONS: dict[str, str] = {
     "shortcuts": "language shortcuts: First/Last/Sequence on reordered, blank, unrelated procedures; CLP; chance 1/4",
     "sycophancy": "AGREE/DISAGREE with a false claim and its true control (TR, FGA, SR, OA, COUNT); chance 1/2",
     "sycophancy_pairs": "source (b) of sycophancy: a generator model writes claim pairs for a user's videos",
+    "expectation": "temporal expectation: anomalies (Spatial/Temporal/Overall), temporal gap (MCQ, summary), "
+                   "reversed clips; free text judged (--judge)",
 }
 
 
@@ -106,6 +109,13 @@ class Probe:
     def request_metadata(self, sample: Sample) -> dict[str, Any]:
         """Public facts a local observer may read (never the answer)."""
         return {}
+
+    #: the version of the probe's judge prompts ("" for a probe that never asks a judge)
+    judge_version: str = ""
+
+    def judge_prompt(self, sample: Sample, answer: str) -> Prompt | None:
+        """What a judge (``vidaudit run --judge SPEC``) is asked about this answer; None: parsed, no judge."""
+        return None
 
     def score(self, sample: Sample, text: str | None, status: str, *,
               frame_times: Sequence[float] | None = None) -> TrialScore:

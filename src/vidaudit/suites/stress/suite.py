@@ -7,6 +7,7 @@ sections in the order of ``PROBE_TARGETS``.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -83,8 +84,21 @@ class StressSuite(Suite):
         return {k: p[k] for k in probe_of(sample).record_keys if k in p}
 
     def score(self, sample: Sample, text: str | None, status: str, *,
-              frame_times: Sequence[float] | None = None) -> TrialScore:
-        return probe_of(sample).score(sample, text, status, frame_times=frame_times)
+              frame_times: Sequence[float] | None = None, judgement: str | None = None) -> TrialScore:
+        probe = probe_of(sample)
+        if "judgement" in inspect.signature(probe.score).parameters:
+            return probe.score(sample, text, status, frame_times=frame_times, judgement=judgement)
+        return probe.score(sample, text, status, frame_times=frame_times)
+
+    # ------------------------------------------------------------------ judges (routed to the probes that judge)
+
+    @property
+    def judge_version(self) -> str:  # type: ignore[override]
+        """Every judging probe's prompt version, e.g. ``expectation:expectation-judges-1``."""
+        return ";".join(f"{n}:{v}" for n in probe_names() if (v := get_probe(n).judge_version))
+
+    def judge_prompt(self, sample: Sample, answer: str) -> Prompt | None:
+        return probe_of(sample).judge_prompt(sample, answer)
 
     def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
         # human-study records fill the human-ceiling columns only; the probes' model rows never see them

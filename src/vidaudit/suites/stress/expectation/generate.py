@@ -1,0 +1,303 @@
+"""``vidaudit generate stress --probe expectation``: reversed clips, temporal gaps and injected anomalies.
+
+Every source is a synthetic procedure (``suites/stress/procedures.py``) rendered in its canonical order,
+five labelled steps of drawn lengths. From each source, through ``vidaudit.video.perturb.apply``:
+
+- ``reversed`` family: the source itself (``forward``) and the ``reverse`` op's copy (``reverse``), each
+  asked the forward/reverse MCQ (``direction``) and the E.2.2 Q1 free description (``describe``);
+- ``gap`` family: ``temporal_gap`` removes one middle step (label = the step), asked as a 4-way MCQ of the
+  visible sequence (``gap_mcq``) and as the E.2.3 one-sentence summary (``gap_summary``);
+- ``anomaly`` family: one video per injected anomaly (spatial ``insert_object``, ``colour_shift``,
+  ``noise``; temporal ``reverse``, ``shuffle_frames``, ``cut``, ``scene_mix``), asked the three E.2.2
+  questions in one request (``anomaly``).
+
+Ground truth comes from the ops' own metadata (the removed range, the affected window and region), never
+re-derived. Every choice is in docs/stress.md ("The expectation probe").
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.hashing import rng_from, sha256_file
+from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
+from vidaudit.core.types import PerturbationSpec, Sample, Trace, VideoRef
+from vidaudit.suites.stress.common import LETTERS
+from vidaudit.suites.stress.expectation import prompts as P
+from vidaudit.suites.stress.procedures import PROCEDURES, render_procedure
+from vidaudit.video.io import probe
+
+PROBE = "expectation"
+TASKS = ("direction", "describe", "gap_mcq", "gap_summary", "anomaly")
+JUDGED_TASKS = ("describe", "gap_summary", "anomaly")
+FAMILY = {"direction": "reversed", "describe": "reversed", "gap_mcq": "gap", "gap_summary": "gap",
+          "anomaly": "anomaly"}
+SPATIAL = ("insert_object", "colour_shift", "noise")
+TEMPORAL = ("reverse", "shuffle_frames", "cut", "scene_mix")
+ANOMALIES = SPATIAL + TEMPORAL
+SHAPES = ("disc", "square", "triangle", "diamond")
+#: anomaly parameters (Table 25 is lost): window and cut lengths as fractions of the clip
+WINDOW_FRACTION = 0.4
+CUT_FRACTION = 0.25
+HUE_DEG = 120
+NOISE_SIGMA = 40.0
+OBJECT_SIZE = 0.25
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    width: int
+    height: int
+    fps: float
+    procedures: int
+    seeds: int
+    step_s: tuple[float, float]
+
+
+PRESETS: dict[str, Preset] = {
+    "smoke": Preset("smoke", 160, 96, 8.0, 2, 1, (0.8, 1.2)),
+    # clips of 7.5-15 s (E.6 trims to 5-15 s), every procedure, two seeds
+    "paper": Preset("paper", 320, 180, 10.0, len(PROCEDURES), 2, (1.5, 3.0)),
+}
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str
+    procedure: str
+    video: Path
+    steps: tuple[str, ...]
+    segments: tuple[tuple[float, float], ...]
+    duration_s: float
+
+
+def _video_ref(out: Path, rel: str) -> VideoRef:
+    info = probe(out / rel)
+    return VideoRef(path=rel, sha256=sha256_file(out / rel), fps=info.fps, width=info.width, height=info.height,
+                    n_frames=info.n_frames, duration_s=info.duration_s)
+
+
+def _seed(*parts: object) -> int:
+    return int(rng_from("stress", "expectation-item", *parts).integers(0, 2**31 - 1))
+
+
+def synthetic_sources(pre: Preset, out: Path, seeds: int | None) -> list[Source]:
+    n_seeds = pre.seeds if seeds is None else seeds
+    if n_seeds < 1:
+        raise ConfigError(f"--seeds must be at least 1, got {n_seeds}")
+    (out / "sources").mkdir(parents=True, exist_ok=True)
+    srcs = []
+    for proc in list(PROCEDURES)[:pre.procedures]:
+        steps = PROCEDURES[proc]
+        for seed in range(n_seeds):
+            rng = rng_from("stress", "expectation", proc, seed)
+            durs = [round(float(rng.uniform(*pre.step_s)), 3) for _ in steps]
+            path = out / "sources" / f"{proc}-s{seed}-{pre.width}x{pre.height}.mp4"
+            segs = render_procedure(proc, list(range(len(steps))), durs, path, width=pre.width, height=pre.height,
+                                    fps=pre.fps)
+            srcs.append(Source(f"{proc}-s{seed}", proc, path, steps, tuple((s.start_s, s.end_s) for s in segs),
+                               segs[-1].end_s))
+    return srcs
+
+
+# --------------------------------------------------------------------------- gap MCQ options
+
+
+def gap_options(steps: Sequence[str], missing: int, rng: np.random.Generator) -> tuple[list[str], list[str]]:
+    """Four sequences and their kinds: the visible one (correct), the filled-in full procedure (the expectation
+    answer), one that drops a visible step but keeps the missing one, and the visible one with two neighbours
+    swapped; in a drawn order."""
+    visible = [s for i, s in enumerate(steps) if i != missing]
+    others = [i for i in range(len(steps)) if i != missing]
+    drop = int(rng.choice(others))
+    wrong_drop = [s for i, s in enumerate(steps) if i != drop]
+    k = int(rng.integers(0, len(visible) - 1))
+    swapped = list(visible)
+    swapped[k], swapped[k + 1] = swapped[k + 1], swapped[k]
+    cands = [("visible", visible), ("filled", list(steps)), ("wrong_drop", wrong_drop), ("swapped", swapped)]
+    order = rng.permutation(len(cands))
+    kinds = [cands[i][0] for i in order]
+    options = [P.sequence_text(cands[i][1]) for i in order]
+    if len(set(options)) != len(options):
+        raise ConfigError(f"gap options of {list(steps)} are not distinct: {options}")
+    return options, kinds
+
+
+# --------------------------------------------------------------------------- anomaly parameters and descriptors
+
+
+def anomaly_spec(op: str, duration_s: float, rng: np.random.Generator) -> PerturbationSpec:
+    """The op's parameters for one clip (documented in docs/stress.md; the paper's Table 25 is lost)."""
+    window = round(WINDOW_FRACTION * duration_s, 3)
+    start = round(float(rng.uniform(0.1, 0.5)) * duration_s, 3)
+    if op in ("reverse", "shuffle_frames"):
+        params: dict[str, Any] = {"start_s": start, "end_s": round(start + window, 3)}
+    elif op == "colour_shift":
+        params = {"hue_deg": HUE_DEG, "start_s": start, "duration_s": window}
+    elif op == "noise":
+        params = {"sigma": NOISE_SIGMA, "start_s": start, "duration_s": window}
+    elif op == "insert_object":
+        params = {"shape": SHAPES[int(rng.integers(0, len(SHAPES)))], "size": OBJECT_SIZE, "start_s": start,
+                  "duration_s": window}
+    elif op in ("cut", "scene_mix"):
+        params = {"duration_s": round(CUT_FRACTION * duration_s, 3), "start_s": start}
+        if op == "scene_mix":
+            params.update(second_start_s=0.0, mode="replace")
+    else:
+        raise ConfigError(f"unknown anomaly {op!r}; choose from {', '.join(ANOMALIES)}")
+    return PerturbationSpec(name=op, params=params)
+
+
+def _t(r: dict[str, Any]) -> str:
+    return f"{r['t'][0]:.2f}-{r['t'][1]:.2f} s (frames {r['frames'][0]}-{r['frames'][1] - 1})"
+
+
+def _where(box: Sequence[int], width: int, height: int) -> str:
+    cx, cy = (box[0] + box[2]) / 2 / width, (box[1] + box[3]) / 2 / height
+    col = "left" if cx < 1 / 3 else "right" if cx > 2 / 3 else "centre"
+    row = "top" if cy < 1 / 3 else "bottom" if cy > 2 / 3 else "middle"
+    return f"{row} {col}"
+
+
+def descriptor(op: str, info: dict[str, Any], width: int, height: int, other: str | None = None) -> str:
+    """The ground-truth anomaly descriptor the judge reads, from the op's own metadata."""
+    if op == "reverse":
+        return f"video reversal: the part at {_t(info['reversed'])} plays backwards; the rest plays forward"
+    if op == "shuffle_frames":
+        return f"frame shuffling: the frames at {_t(info['shuffled'])} are shown in a random order"
+    if op == "cut":
+        return (f"temporal cut: {info['removed_s']:.2f} s of the original, at {_t(info['removed'])}, are removed, so "
+                f"the video jumps abruptly at {info['join_t']:.2f} s")
+    if op == "scene_mix":
+        return (f"scene mixing: at {_t(info['mixed'])} the video shows frames of a different video "
+                f"({other or 'another scene'}) in place of its own")
+    if op == "colour_shift":
+        return (f"colour shift: at {_t(info['affected'])} the hue of the whole frame is rotated by "
+                f"{info['hue_shift_deg']} degrees (unnatural colours)")
+    if op == "noise":
+        return f"noise injection: at {_t(info['affected'])} strong random noise (sigma {info['sigma']:g}) covers the frame"
+    if op == "insert_object":
+        box = info["region_px"]
+        return (f"object insertion: at {_t(info['affected'])} a flat {info['shape']} of colour RGB{tuple(info['colour'])} "
+                f"that does not belong appears in the {_where(box, width, height)} of the frame (pixels {list(box)})")
+    raise ConfigError(f"unknown anomaly {op!r}")
+
+
+# --------------------------------------------------------------------------- building the samples
+
+
+def _sample(sid: str, out: Path, rel: str, task: str, params: dict[str, Any], question: str, answer: Any) -> Sample:
+    p = {"probe": PROBE, "task": task, "family": FAMILY[task], **params}
+    return Sample(sample_id=sid, suite="stress", params=p, question=question, answer=answer, trace=Trace(events=[]),
+                  video=_video_ref(out, rel))
+
+
+def build(sources: list[Source], out: Path, *, preset: str, on_item=None) -> list[Sample]:
+    from vidaudit.video.perturb import apply
+
+    if len(sources) < 2:
+        raise ConfigError("the expectation probe needs at least two sources (scene mixing splices in another one)")
+    (out / "videos").mkdir(parents=True, exist_ok=True)
+    samples: list[Sample] = []
+    for si, src in enumerate(sources):
+        other = sources[(si + 1) % len(sources)]
+        base = {"procedure": src.procedure, "source_name": src.name, "canonical": list(src.steps), "preset": preset}
+        stem = f"stress-expectation-{src.name}"
+        # reversed clips: forward and reverse, MCQ and free description
+        fwd_rel = f"videos/{stem}-forward.mp4"
+        shutil.copyfile(src.video, out / fwd_rel)
+        rev_rel = f"videos/{stem}-reverse.mp4"
+        rev = apply(src.video, PerturbationSpec(name="reverse"), out / rev_rel, seed=_seed(src.name, "reverse"))
+        for direction, rel, spec_id in (("forward", fwd_rel, None), ("reverse", rev_rel, rev.meta.spec_id)):
+            shown = list(src.steps) if direction == "forward" else list(reversed(src.steps))
+            letter = LETTERS[P.DIRECTION_OPTIONS.index("forward" if direction == "forward" else "in reverse")]
+            common = {**base, "direction": direction, "shown": shown, "perturbation": spec_id}
+            samples.append(_sample(f"{stem}-direction-{direction}", out, rel, "direction",
+                                   {**common, "options": list(P.DIRECTION_OPTIONS), "chance": 0.5},
+                                   P.direction_prompt(), letter))
+            samples.append(_sample(f"{stem}-describe-{direction}", out, rel, "describe",
+                                   {**common, "options": None, "chance": None}, P.describe_prompt(),
+                                   P.sequence_text(shown)))
+        # temporal gap: one middle step removed
+        rng = rng_from("stress", "expectation-gap", src.name)
+        missing = int(rng.integers(1, len(src.steps) - 1))
+        a, b = src.segments[missing]
+        gap_rel = f"videos/{stem}-gap.mp4"
+        gap = apply(src.video, PerturbationSpec(name="temporal_gap", params={"start_s": a, "end_s": b,
+                                                                             "label": src.steps[missing]}),
+                    out / gap_rel, seed=_seed(src.name, "gap"))
+        visible = [s for i, s in enumerate(src.steps) if i != missing]
+        options, kinds = gap_options(src.steps, missing, rng)
+        gcommon = {**base, "shown": visible, "missing_action": gap.meta.info["label"],
+                   "missing_index": missing, "removed": gap.meta.info["removed"],
+                   "visible_summary": P.visible_summary(visible), "perturbation": gap.meta.spec_id}
+        samples.append(_sample(f"{stem}-gap-mcq", out, gap_rel, "gap_mcq",
+                               {**gcommon, "options": options, "option_kinds": kinds, "chance": 0.25},
+                               P.gap_mcq_prompt(options), LETTERS[kinds.index("visible")]))
+        samples.append(_sample(f"{stem}-gap-summary", out, gap_rel, "gap_summary",
+                               {**gcommon, "options": None, "chance": None}, P.GAP_SUMMARY_PROMPT,
+                               P.visible_summary(visible)))
+        # anomaly injection: one video per anomaly
+        for op in ANOMALIES:
+            spec = anomaly_spec(op, src.duration_s, rng_from("stress", "expectation-anomaly", src.name, op))
+            rel = f"videos/{stem}-anomaly-{op}.mp4"
+            kw = {"second_source": other.video} if op == "scene_mix" else {}
+            res = apply(src.video, spec, out / rel, seed=_seed(src.name, op), **kw)
+            desc = descriptor(op, res.meta.info, res.meta.width, res.meta.height,
+                              other=f"the {other.procedure} procedure" if op == "scene_mix" else None)
+            samples.append(_sample(f"{stem}-anomaly-{op}", out, rel, "anomaly",
+                                   {**base, "anomaly": op, "anomaly_kind": "spatial" if op in SPATIAL else "temporal",
+                                    "descriptor": desc, "anomaly_info": res.meta.info, "shown": list(src.steps),
+                                    "options": None, "chance": None, "perturbation": res.meta.spec_id,
+                                    "mixed_with": other.name if op == "scene_mix" else None},
+                                   P.anomaly_prompt(op), desc))
+        if on_item:
+            on_item()
+    return samples
+
+
+def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, force: bool = False) -> Path:
+    if preset not in PRESETS:
+        raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
+    pre = PRESETS[preset]
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+    staging = out / ".staging"
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    try:
+        from vidaudit.cli_common import progress_bar
+
+        sources = synthetic_sources(pre, staging, seeds)
+        with progress_bar("expectation: rendering sources") as update:
+            done = [0]
+            update(0, len(sources))
+
+            def step() -> None:
+                done[0] += 1
+                update(done[0], len(sources))
+
+            samples = build(sources, staging, preset=pre.name, on_item=step)
+        guard_replace(out, samples, force=force, key=lambda s: (s.params, s.answer, s.question),
+                      command="generate stress")
+        for sub in ("sources", "videos"):
+            (out / sub).mkdir(exist_ok=True)
+            for f in sorted((staging / sub).iterdir()):
+                f.replace(out / sub / f.name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    manifest = write_manifest(out, samples)
+    write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name, "source": "synthetic",
+                             "n_samples": len(samples), "n_sources": len(sources), "tasks": list(TASKS),
+                             "anomalies": list(ANOMALIES)})
+    return manifest

@@ -1,0 +1,120 @@
+"""The ``expectation`` probe behind the ``Probe`` interface: temporal expectation bias (Reveal §3.6, 5.5, E)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.types import Condition, Sample
+from vidaudit.report.model import ViewerTrial
+from vidaudit.score.records import ScoreRecord, TrialScore
+from vidaudit.suites.base import Prompt
+from vidaudit.suites.stress.common import LETTERS
+from vidaudit.suites.stress.expectation import prompts as P
+from vidaudit.suites.stress.expectation.generate import ANOMALIES, JUDGED_TASKS, TASKS
+from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeReport
+
+
+class ExpectationProbe(Probe):
+    name = "expectation"
+    description = ("temporal expectation bias: anomaly detection (Spatial / Temporal / Overall, judged), temporal "
+                   "gap (4-way MCQ and judged summary), reversed clips (forward/reverse and judged description)")
+    presets = ("smoke", "paper")
+    record_keys = ("probe", "task", "family", "procedure", "source_name", "direction", "anomaly", "anomaly_kind",
+                   "preset")
+    judge_version = P.JUDGE_VERSION
+
+    def generate(self, out: Path, options: GenerateOptions) -> Path:
+        from vidaudit.suites.stress.expectation.generate import generate
+
+        options.check_settings((), self.name)
+        if options.source is not None:
+            raise ConfigError("the expectation probe renders its own procedure videos; it reads no --source")
+        return generate(out, options.preset, options.seeds, force=options.force)
+
+    def check_sample(self, sample: Sample) -> str | None:
+        p = sample.params
+        task = p.get("task")
+        if task not in TASKS:
+            return f"unknown task {task!r}"
+        if task in ("direction", "gap_mcq"):
+            opts = p.get("options")
+            if not isinstance(opts, list) or sample.answer not in LETTERS[: len(opts)]:
+                return f"answer {sample.answer!r} is not one of the lettered options"
+        if task in ("gap_mcq", "gap_summary"):
+            if not p.get("missing_action") or p["missing_action"] in (p.get("shown") or []):
+                return "the removed step is missing or still listed as visible"
+        if task == "gap_mcq" and (p.get("option_kinds") or [None])[LETTERS.index(sample.answer)] != "visible":
+            return "the keyed option is not the visible sequence"
+        if task == "anomaly" and (p.get("anomaly") not in ANOMALIES or not p.get("descriptor")):
+            return f"unknown anomaly {p.get('anomaly')!r} or no ground-truth descriptor"
+        if task in ("direction", "describe") and p.get("direction") not in ("forward", "reverse"):
+            return f"direction {p.get('direction')!r} is neither forward nor reverse"
+        return None
+
+    def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
+        p = sample.params
+        task = p["task"]
+        if task == "direction":
+            return Prompt(None, P.direction_prompt())
+        if task == "describe":
+            return Prompt(None, P.describe_prompt())
+        if task == "gap_mcq":
+            return Prompt(None, P.gap_mcq_prompt(p["options"]))
+        if task == "gap_summary":
+            return Prompt(None, P.GAP_SUMMARY_PROMPT)
+        return Prompt(None, P.anomaly_prompt(p["anomaly"]))
+
+    def request_metadata(self, sample: Sample) -> dict[str, Any]:
+        p = sample.params
+        return {"task": p.get("task"), "procedure": p.get("procedure"), "options": p.get("options")}
+
+    def judge_prompt(self, sample: Sample, answer: str) -> Prompt | None:
+        p = sample.params
+        task = p.get("task")
+        if task not in JUDGED_TASKS or not isinstance(answer, str) or not answer.strip():
+            return None
+        if task == "gap_summary":
+            return Prompt(None, P.gap_judge_prompt(p["visible_summary"], p["missing_action"], answer))
+        if task == "describe":
+            return Prompt(None, P.direction_judge_prompt(p["shown"], p["canonical"], p["direction"] == "reverse",
+                                                         answer))
+        return Prompt(None, P.anomaly_judge_prompt(p["anomaly"], p["descriptor"], answer))
+
+    def score(self, sample: Sample, text: str | None, status: str, *,
+              frame_times: Sequence[float] | None = None, judgement: str | None = None) -> TrialScore:
+        from vidaudit.suites.stress.expectation.scoring import score_trial
+
+        return score_trial(sample, text, status, judgement)
+
+    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> ProbeReport:
+        from vidaudit.suites.stress.expectation.report import expectation_report
+
+        return expectation_report(records)
+
+    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
+        from vidaudit.suites.stress.expectation.viewer import viewer_trial
+
+        return viewer_trial(record, sample, raw_text)
+
+    def oracle_answer(self, sample: Sample) -> str:
+        from vidaudit.suites.stress.expectation.answers import oracle_answer
+
+        return oracle_answer(sample)
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        from vidaudit.suites.stress.expectation.answers import chance_answer
+
+        return chance_answer(sample, rng, option)
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        from vidaudit.suites.stress.expectation.answers import constant_answer
+
+        return constant_answer(sample, value)
+
+
+PROBE = ExpectationProbe()
