@@ -124,6 +124,17 @@ def test_a_suite_that_parses_its_answers_refuses_a_judge() -> None:
         with_judge({}, ModelSpec.parse("oracle"), suite=Parsing(), samples={}, model_options=None)
 
 
+def test_judge_refused_on_stress_data_whose_probes_parse_their_answers(tmp_path: Path) -> None:
+    from vidaudit.suites.stress.camera_motion.generate import generate
+
+    generate(tmp_path / "data", "smoke", 1)
+    with pytest.raises(ConfigError, match="asks no judge for these samples"):
+        execute(tmp_path / "data", tmp_path / "run", [ModelSpec.parse("oracle")],
+                [Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="mcq")], suite="stress",
+                judge=ModelSpec.parse("oracle"))
+    assert not (tmp_path / "run" / "store.sqlite").exists()
+
+
 def test_free_text_human_answers_go_through_the_runs_judge_once(toy: Path) -> None:
     from vidaudit.core.manifest import load_samples
     from vidaudit.core.registry import get_suite

@@ -124,8 +124,9 @@ def with_judge(adapters: dict[str, Any], judge: ModelSpec, *, suite: Suite, samp
     """Every model wrapped so that the suite's judge prompt goes to ``judge`` after each answer."""
     from vidaudit.models.judged import JudgedAdapter
 
-    if not suite.judges():
-        raise ConfigError(f"the {suite.name} suite asks no judge (its answers are parsed); drop --judge")
+    if not suite.judges_any(list(samples.values())):
+        raise ConfigError(f"the {suite.name} suite asks no judge for these samples (their answers are parsed); "
+                          "drop --judge")
     judge_adapter = make_adapter(judge, samples=samples, suite=suite, options=(model_options or {}).get(judge.provider))
     return {k: JudgedAdapter(a, judge_adapter, suite=suite, samples=samples) for k, a in adapters.items()}
 

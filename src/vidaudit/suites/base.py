@@ -139,6 +139,10 @@ class Suite:
         """Whether this suite ever asks a judge (it overrides ``judge_prompt``)."""
         return type(self).judge_prompt is not Suite.judge_prompt
 
+    def judges_any(self, samples: Sequence[Sample]) -> bool:
+        """Whether any of these samples may need a judge (``--judge`` is refused otherwise)."""
+        return self.judges()
+
     def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
         """Every number of the report (``results``) and what a reader sees (``sections``, ``notes``)."""
         raise NotImplementedError

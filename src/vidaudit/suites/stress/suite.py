@@ -19,7 +19,7 @@ from vidaudit.report.model import SuiteReport, ViewerTrial
 from vidaudit.score.records import ScoreRecord, TrialScore
 from vidaudit.suites.base import ObservedFrame, Prompt, Suite
 from vidaudit.suites.stress.common import HUMAN_CELLS, human_cells
-from vidaudit.suites.stress.probe import PROBE_DESCRIPTIONS, get_probe, probe_names, probe_of
+from vidaudit.suites.stress.probe import PROBE_DESCRIPTIONS, Probe, get_probe, probe_names, probe_of
 from vidaudit.suites.stress.viewer import STRESS_VIEWER
 
 #: name -> description, as ``vidaudit suites`` lists them
@@ -99,6 +99,10 @@ class StressSuite(Suite):
 
     def judge_prompt(self, sample: Sample, answer: str) -> Prompt | None:
         return probe_of(sample).judge_prompt(sample, answer)
+
+    def judges_any(self, samples: Sequence[Sample]) -> bool:
+        """Only probes that override ``judge_prompt`` ever ask a judge (camera_motion's answers are parsed)."""
+        return any(type(probe_of(s)).judge_prompt is not Probe.judge_prompt for s in samples)
 
     def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
         # human-study records fill the human-ceiling columns only; the probes' model rows never see them
