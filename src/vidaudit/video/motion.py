@@ -1,9 +1,14 @@
 """Camera motion from pixels alone: which way the camera moved between frames (the ``camera-flow`` observer).
 
-- translation by phase correlation of the whole frame (circular, so it holds across the wrap of a 2D pan);
-- radial scale from the dense optical flow (OpenCV Farneback) left after undoing that translation: its
-  least-squares divergence per pixel of radius (content grows from the centre: > 0);
-- the evidence is summed over the pairs a quarter of the frames apart, and the larger of zoom and translation wins.
+For a pair of grey frames it fits one similarity transform (scale, rotation, translation about the
+frame centre) to tracked corners, robustly (RANSAC), so a zoom reads as a scale with no translation and a
+pan or tilt as a translation with unit scale; phase correlation (circular, so it holds across the wrap of
+a 2D pan) gives the trackers their starting guess and is the fallback on a frame with too few corners.
+Comparing frames a fixed share of the clip apart fails both ways: a long gap aliases a fast pan (the
+content laps the frame), a short one drowns a slow zoom in noise. So the gap is chosen from the motion
+itself: the smallest power of two (in frames sent) at which the typical displacement reaches
+``TARGET_PX``. Evidence is summed over evenly spread pairs at that gap; zoom wins when its radial
+displacement (``|sum log s| * radius``) exceeds the larger translation component.
 
 Directions follow the physical camera (``docs/perturbations.md``): content moving right = ``pan_left``,
 down = ``tilt_up``, growing = ``zoom_in``.
@@ -11,6 +16,7 @@ down = ``tilt_up``, growing = ``zoom_in``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import cv2
@@ -19,70 +25,126 @@ import numpy as np
 from vidaudit.core.errors import ConfigError
 
 DIRECTIONS = ("zoom_in", "zoom_out", "pan_left", "pan_right", "tilt_up", "tilt_down")
-_MAX_SIDE = 192
-#: frames compared are ``(len - 1) // GAP_DIVISOR`` apart (at least 1): a step large enough that a zoom's
-#: radial flow stands above the resampling blur it changes, small enough for the flow to track
-GAP_DIVISOR = 4
+#: every frame is resized (down or up) to this longer side, so thresholds in pixels mean the same share
+#: of the frame whatever size a condition sends
+SIDE = 192
+#: the gap (in frames sent) grows until the typical pair displacement reaches this many pixels (of SIDE)
+TARGET_PX = 6.0
+#: pairs summed at the chosen gap (evenly spread over the clip) and pairs probed per gap while choosing
+MAX_PAIRS = 12
+PROBE_PAIRS = 4
+_MIN_TRACKS = 8
 
 
 def _gray(frame: np.ndarray) -> np.ndarray:
-    g = cv2.cvtColor(np.ascontiguousarray(frame), cv2.COLOR_RGB2GRAY).astype(np.float32)
+    g = cv2.cvtColor(np.ascontiguousarray(frame), cv2.COLOR_RGB2GRAY)
     h, w = g.shape
-    f = min(1.0, _MAX_SIDE / max(h, w))
-    if f < 1.0:
-        g = cv2.resize(g, (max(int(w * f), 8), max(int(h * f), 8)), interpolation=cv2.INTER_AREA)
+    f = SIDE / max(h, w)
+    if f != 1.0:
+        g = cv2.resize(g, (max(int(round(w * f)), 8), max(int(round(h * f)), 8)),
+                       interpolation=cv2.INTER_AREA if f < 1.0 else cv2.INTER_LINEAR)
     return g
 
 
-def _shift(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+def _phase_shift(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     win = cv2.createHanningWindow((a.shape[1], a.shape[0]), cv2.CV_32F)
-    (dx, dy), _ = cv2.phaseCorrelate(a, b, win)
+    (dx, dy), _ = cv2.phaseCorrelate(a.astype(np.float32), b.astype(np.float32), win)
     return float(dx), float(dy)
 
 
+def _track(a: np.ndarray, b: np.ndarray, pts: np.ndarray, guess: tuple[float, float]
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Corners ``pts`` of ``a`` found in ``b`` (pyramidal Lucas-Kanade from ``pts + guess``), kept only
+    where tracking back lands within half a pixel of the start."""
+    lk = dict(winSize=(15, 15), maxLevel=3, criteria=(cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 30, 0.01))
+    init = (pts + np.float32(guess)).astype(np.float32)
+    fwd, st, _ = cv2.calcOpticalFlowPyrLK(a, b, pts, init.copy(), flags=cv2.OPTFLOW_USE_INITIAL_FLOW, **lk)
+    back, st2, _ = cv2.calcOpticalFlowPyrLK(b, a, fwd, pts.copy(), flags=cv2.OPTFLOW_USE_INITIAL_FLOW, **lk)
+    ok = (st.ravel() == 1) & (st2.ravel() == 1) & (np.linalg.norm((back - pts).reshape(-1, 2), axis=1) < 0.5)
+    return pts.reshape(-1, 2)[ok], fwd.reshape(-1, 2)[ok]
+
+
 def pair_motion(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
-    """How grey frame ``b`` follows ``a``: the translation (dx, dy: the phase-correlation shift, circular,
-    rounded, plus the mean flow left after it) and
-    the radial rate ``k`` (> 0: content grows from the centre), the least-squares divergence of the dense
-    optical flow (Farneback) left between ``b`` and ``a`` shifted by the rounded translation, per pixel of
-    radius, over the frame less an eighth at each border."""
+    """How grey frame ``b`` follows ``a``: ``scale`` (> 1: content grows from the centre), ``dx``, ``dy``
+    (the translation of the frame centre; > 0: content moves right / down), ``radius`` (the mean distance
+    of the fitted corners from the centre) and ``inliers`` (0 when phase correlation stood in)."""
     h, w = a.shape
-    dx, dy = _shift(a, b)
-    rolled = np.roll(a, (int(round(dy)), int(round(dx))), axis=(0, 1))
-    flow = cv2.calcOpticalFlowFarneback(np.clip(rolled, 0, 255).astype(np.uint8), np.clip(b, 0, 255).astype(np.uint8),
-                                        None, 0.5, 3, 9, 3, 5, 1.1, 0)
-    my, mx = max(h // 8, 1), max(w // 8, 1)
-    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
-    X, Y = (xx - (w - 1) / 2.0)[my:h - my, mx:w - mx], (yy - (h - 1) / 2.0)[my:h - my, mx:w - mx]
-    u, v = flow[my:h - my, mx:w - mx, 0], flow[my:h - my, mx:w - mx, 1]
-    mu, mv = float(u.mean()), float(v.mean())
-    k = float(np.sum((u - mu) * X + (v - mv) * Y) / max(float(np.sum(X * X + Y * Y)), 1e-9))
-    # the translation: the whole-pixel shift undone, plus the mean flow left after it
-    return {"dx": round(dx) + mu, "dy": round(dy) + mv, "k": k, "radius": float(np.mean(np.hypot(X, Y))),
-            "phase_dx": dx, "phase_dy": dy}
+    centre = np.float32([(w - 1) / 2.0, (h - 1) / 2.0])
+    guess = _phase_shift(a, b)
+    pts = cv2.goodFeaturesToTrack(a, maxCorners=300, qualityLevel=0.01, minDistance=4, blockSize=5)
+    best: tuple[int, np.ndarray, np.ndarray, np.ndarray] | None = None
+    if pts is not None and len(pts) >= _MIN_TRACKS:
+        pts = pts.astype(np.float32)
+        for g in {guess, (0.0, 0.0)}:
+            p0, p1 = _track(a, b, pts, g)
+            if len(p0) < _MIN_TRACKS:
+                continue
+            m, inl = cv2.estimateAffinePartial2D(p0 - centre, p1 - centre, method=cv2.RANSAC,
+                                                 ransacReprojThreshold=1.0, maxIters=500, confidence=0.99,
+                                                 refineIters=10)
+            if m is None:
+                continue
+            keep = inl.ravel().astype(bool)
+            if best is None or keep.sum() > best[0]:
+                best = (int(keep.sum()), m, p0[keep], p1[keep])
+    if best is None or best[0] < _MIN_TRACKS:
+        return {"scale": 1.0, "dx": guess[0], "dy": guess[1], "radius": 0.25 * (w + h) / 2.0, "inliers": 0.0}
+    n, m, p0, _ = best
+    scale = float(math.sqrt(max(abs(np.linalg.det(m[:, :2])), 1e-12)))
+    radius = float(np.mean(np.linalg.norm(p0 - centre, axis=1)))
+    return {"scale": scale, "dx": float(m[0, 2]), "dy": float(m[1, 2]), "radius": max(radius, 1.0),
+            "inliers": float(n)}
+
+
+def _magnitude(m: dict[str, float]) -> float:
+    return max(abs(m["dx"]), abs(m["dy"]), abs(math.log(m["scale"])) * m["radius"])
+
+
+def _pairs(n: int, gap: int, most: int) -> list[tuple[int, int]]:
+    starts = n - gap
+    if starts <= most:
+        return [(i, i + gap) for i in range(starts)]
+    return [(int(round(j * (starts - 1) / (most - 1))), int(round(j * (starts - 1) / (most - 1))) + gap)
+            for j in range(most)]
+
+
+def choose_gap(grey: Sequence[np.ndarray]) -> int:
+    """The smallest gap 1, 2, 4, ... (capped at ``len - 1``) whose median pair displacement reaches
+    ``TARGET_PX``: long enough to see a slow zoom, short enough that a fast pan does not lap the frame.
+    A gap at which most pairs no longer fit (the motion outran the trackers) falls back to the one before."""
+    n = len(grey)
+    gap, last_fit = 1, 1
+    while True:
+        ms = [pair_motion(grey[i], grey[j]) for i, j in _pairs(n, gap, PROBE_PAIRS)]
+        if sum(m["inliers"] > 0 for m in ms) * 2 < len(ms):
+            return last_fit
+        last_fit = gap
+        if float(np.median([_magnitude(m) for m in ms])) >= TARGET_PX or gap >= n - 1:
+            return gap
+        gap = min(2 * gap, n - 1)
 
 
 def classify_motion(frames: Sequence[np.ndarray]) -> tuple[str, dict[str, float]]:
-    """The camera motion of RGB ``frames`` (in time order) and the evidence summed over frame pairs ``gap`` apart.
+    """The camera motion of RGB ``frames`` (in time order) and the evidence behind it.
 
-    Zoom wins when the radial displacement at the mean tile radius (``|sum k| * radius``) exceeds the
-    larger translation component; its sign says in (content grows) or out. Otherwise the larger of
-    ``|sum dx|`` and ``|sum dy|`` names the pan or tilt: content right = ``pan_left``, down = ``tilt_up``.
+    Zoom wins when the radial displacement ``|sum log scale| * radius`` exceeds the larger of
+    ``|sum dx|`` and ``|sum dy|``; its sign says in (content grows) or out. Otherwise the larger
+    translation component names the pan or tilt: content right = ``pan_left``, down = ``tilt_up``.
     """
     if len(frames) < 2:
         raise ConfigError("camera-flow needs at least two frames to see a motion")
     grey = [_gray(f) for f in frames]
-    tx = ty = ksum = 0.0
-    radius = 1.0
-    gap = max(1, (len(grey) - 1) // GAP_DIVISOR)
-    for a, b in zip(grey, grey[gap:], strict=False):
-        m = pair_motion(a, b)
+    gap = choose_gap(grey)
+    tx = ty = logs = 0.0
+    radii = []
+    for i, j in _pairs(len(grey), gap, MAX_PAIRS):
+        m = pair_motion(grey[i], grey[j])
         tx += m["dx"]
         ty += m["dy"]
-        ksum += m["k"]
-        radius = m["radius"]
-    radial = ksum * radius
-    ev = {"tx": tx, "ty": ty, "radial_px": radial}
+        logs += math.log(m["scale"])
+        radii.append(m["radius"])
+    radial = logs * float(np.mean(radii))
+    ev = {"tx": tx, "ty": ty, "radial_px": radial, "gap": float(gap)}
     if abs(radial) > max(abs(tx), abs(ty)):
         return ("zoom_in" if radial > 0 else "zoom_out"), ev
     if abs(tx) >= abs(ty):
