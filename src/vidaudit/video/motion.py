@@ -75,25 +75,37 @@ def pair_motion(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
     best: tuple[int, np.ndarray, np.ndarray, np.ndarray] | None = None
     if pts is not None and len(pts) >= _MIN_TRACKS:
         pts = pts.astype(np.float32)
-        for g in {guess, (0.0, 0.0)}:
+        for g in dict.fromkeys([guess, (0.0, 0.0)]):
+            if best is not None and best[0] * 2 >= len(pts):
+                break      # the phase guess already tracked most corners: no second start needed
             p0, p1 = _track(a, b, pts, g)
             if len(p0) < _MIN_TRACKS:
                 continue
             m, inl = cv2.estimateAffinePartial2D(p0 - centre, p1 - centre, method=cv2.RANSAC,
-                                                 ransacReprojThreshold=1.0, maxIters=500, confidence=0.99,
+                                                 ransacReprojThreshold=2.0, maxIters=500, confidence=0.99,
                                                  refineIters=10)
             if m is None:
                 continue
             keep = inl.ravel().astype(bool)
             if best is None or keep.sum() > best[0]:
-                best = (int(keep.sum()), m, p0[keep], p1[keep])
+                best = (int(keep.sum()), m, p0, p1)
     if best is None or best[0] < _MIN_TRACKS:
         return {"scale": 1.0, "dx": guess[0], "dy": guess[1], "radius": 0.25 * (w + h) / 2.0, "inliers": 0.0}
-    n, m, p0, _ = best
-    scale = float(math.sqrt(max(abs(np.linalg.det(m[:, :2])), 1e-12)))
-    radius = float(np.mean(np.linalg.norm(p0 - centre, axis=1)))
-    return {"scale": scale, "dx": float(m[0, 2]), "dy": float(m[1, 2]), "radius": max(radius, 1.0),
-            "inliers": float(n)}
+    _, m, p0, p1 = best
+    tx, ty = float(m[0, 2]), float(m[1, 2])
+    # the scale: the median ratio of distances from the centre once the translation is undone, over corners
+    # away from the centre -- robust to the parallax of a dolly (each depth grows at its own rate), where
+    # one similarity fits only one depth layer
+    r0 = np.linalg.norm(p0 - centre, axis=1)
+    r1 = np.linalg.norm(p1 - centre - np.float32([tx, ty]), axis=1)
+    far = r0 > 0.15 * min(w, h)
+    if far.sum() >= _MIN_TRACKS:
+        scale = float(np.exp(np.median(np.log(np.maximum(r1[far], 1e-3) / r0[far]))))
+        radius = float(np.median(r0[far]))
+    else:
+        scale = float(math.sqrt(max(abs(np.linalg.det(m[:, :2])), 1e-12)))
+        radius = float(np.mean(r0))
+    return {"scale": scale, "dx": tx, "dy": ty, "radius": max(radius, 1.0), "inliers": float(len(p0))}
 
 
 def _magnitude(m: dict[str, float]) -> float:
