@@ -26,10 +26,12 @@ from vidaudit.suites.base import ObservedFrame, Prompt
 #: probe name -> ``"module:attr"`` of its ``Probe`` instance (imported on first use)
 PROBE_TARGETS: dict[str, str] = {
     "camera_motion": "vidaudit.suites.stress.camera_motion.probe:PROBE",
+    "lane_change": "vidaudit.suites.stress.lane_change.probe:PROBE",
 }
 #: what ``vidaudit suites`` lists for each probe (kept here so listing imports no probe)
 PROBE_DESCRIPTIONS: dict[str, str] = {
     "camera_motion": "6-way camera motion (zoom in/out, pan left/right, tilt up/down) on moved stills; chance 1/6",
+    "lane_change": "binary lane change (F1, lane change positive) on a user's annotated driving clips (--source)",
 }
 
 
