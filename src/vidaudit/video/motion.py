@@ -1,8 +1,9 @@
 """Camera motion from pixels alone: which way the camera moved between frames (the ``camera-flow`` observer).
 
-For a pair of grey frames it fits one similarity transform (scale, rotation, translation about the
-frame centre) to tracked corners, robustly (RANSAC), so a zoom reads as a scale with no translation and a
-pan or tilt as a translation with unit scale; phase correlation (circular, so it holds across the wrap of
+For a pair of grey frames it tracks corners (pyramidal Lucas-Kanade, checked forward and back), takes
+the translation of the frame centre from a robust (RANSAC) similarity fit and the scale from the median
+ratio of the corners' distances from the centre, so a zoom (a 2D crop or a 3D dolly with parallax) reads
+as a scale with no translation and a pan or tilt as a translation with unit scale; phase correlation (circular, so it holds across the wrap of
 a 2D pan) gives the trackers their starting guess and is the fallback on a frame with too few corners.
 Comparing frames a fixed share of the clip apart fails both ways: a long gap aliases a fast pan (the
 content laps the frame), a short one drowns a slow zoom in noise. So the gap is chosen from the motion
@@ -66,8 +67,10 @@ def _track(a: np.ndarray, b: np.ndarray, pts: np.ndarray, guess: tuple[float, fl
 
 def pair_motion(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
     """How grey frame ``b`` follows ``a``: ``scale`` (> 1: content grows from the centre), ``dx``, ``dy``
-    (the translation of the frame centre; > 0: content moves right / down), ``radius`` (the mean distance
-    of the fitted corners from the centre) and ``inliers`` (0 when phase correlation stood in)."""
+    (the translation of the frame centre from a RANSAC similarity fit; > 0: content moves right / down),
+    ``radius`` (the median distance of the tracked corners from the centre) and ``inliers`` (the corners
+    the fit kept; 0 when phase correlation stood in). The scale is the median ratio of the corners'
+    distances from the centre once the translation is undone."""
     h, w = a.shape
     centre = np.float32([(w - 1) / 2.0, (h - 1) / 2.0])
     guess = _phase_shift(a, b)
