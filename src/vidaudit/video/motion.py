@@ -1,15 +1,16 @@
 """Camera motion from pixels alone: which way the camera moved between frames (the ``camera-flow`` observer).
 
-For a pair of grey frames it tracks corners (pyramidal Lucas-Kanade, checked forward and back), takes
-the translation of the frame centre from a robust (RANSAC) similarity fit and the scale from the median
-ratio of the corners' distances from the centre, so a zoom (a 2D crop or a 3D dolly with parallax) reads
-as a scale with no translation and a pan or tilt as a translation with unit scale; phase correlation (circular, so it holds across the wrap of
-a 2D pan) gives the trackers their starting guess and is the fallback on a frame with too few corners.
+For a pair of grey frames it tracks corners (pyramidal Lucas-Kanade, checked forward and back) away
+from the centre and compares two fits of their displacements: one shift shared by all (a pan or tilt)
+and a radial field, each corner moving along its line to the centre by its own amount (a 2D zoom, or a
+3D dolly whose parallax makes each depth grow at its own rate). Phase correlation (circular, so it
+holds across the wrap of a 2D pan) gives the trackers their starting guess and is the fallback on a
+frame with too few corners.
 Comparing frames a fixed share of the clip apart fails both ways: a long gap aliases a fast pan (the
 content laps the frame), a short one drowns a slow zoom in noise. So the gap is chosen from the motion
 itself: the smallest power of two (in frames sent) at which the typical displacement reaches
-``TARGET_PX``. Evidence is summed over evenly spread pairs at that gap; zoom wins when its radial
-displacement (``|sum log s| * radius``) exceeds the larger translation component.
+``TARGET_PX``. Over evenly spread pairs at that gap, zoom wins when a radial field (free per corner, so
+a dolly's parallax fits) explains the displacements better than one shared shift.
 
 Directions follow the physical camera (``docs/perturbations.md``): content moving right = ``pan_left``,
 down = ``tilt_up``, growing = ``zoom_in``.
@@ -66,49 +67,42 @@ def _track(a: np.ndarray, b: np.ndarray, pts: np.ndarray, guess: tuple[float, fl
 
 
 def pair_motion(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
-    """How grey frame ``b`` follows ``a``: ``scale`` (> 1: content grows from the centre), ``dx``, ``dy``
-    (the translation of the frame centre from a RANSAC similarity fit; > 0: content moves right / down),
-    ``radius`` (the median distance of the tracked corners from the centre) and ``inliers`` (the corners
-    the fit kept; 0 when phase correlation stood in). The scale is the median ratio of the corners'
-    distances from the centre once the translation is undone."""
+    """How grey frame ``b`` follows ``a``, from corners tracked away from the centre (beyond 15% of the
+    short side): ``dx``, ``dy`` the median displacement (> 0: content moves right / down); ``scale`` the
+    median ratio of the corners' distances from the centre (> 1: content grows); ``radius`` their median
+    distance; and the two fits' residuals -- ``res_shift`` (median distance of the displacements from
+    their median: 0 for a pan) and ``res_radial`` (median displacement across the line to the centre: 0
+    for a zoom, whatever each corner's depth) -- plus ``tracks`` (0 when phase correlation stood in)."""
     h, w = a.shape
     centre = np.float32([(w - 1) / 2.0, (h - 1) / 2.0])
     guess = _phase_shift(a, b)
     pts = cv2.goodFeaturesToTrack(a, maxCorners=300, qualityLevel=0.01, minDistance=4, blockSize=5)
-    best: tuple[int, np.ndarray, np.ndarray, np.ndarray] | None = None
+    best: tuple[np.ndarray, np.ndarray] | None = None
     if pts is not None and len(pts) >= _MIN_TRACKS:
         pts = pts.astype(np.float32)
         for g in dict.fromkeys([guess, (0.0, 0.0)]):
-            if best is not None and best[0] * 2 >= len(pts):
+            if best is not None and len(best[0]) * 2 >= len(pts):
                 break      # the phase guess already tracked most corners: no second start needed
             p0, p1 = _track(a, b, pts, g)
-            if len(p0) < _MIN_TRACKS:
-                continue
-            m, inl = cv2.estimateAffinePartial2D(p0 - centre, p1 - centre, method=cv2.RANSAC,
-                                                 ransacReprojThreshold=2.0, maxIters=500, confidence=0.99,
-                                                 refineIters=10)
-            if m is None:
-                continue
-            keep = inl.ravel().astype(bool)
-            if best is None or keep.sum() > best[0]:
-                best = (int(keep.sum()), m, p0, p1)
-    if best is None or best[0] < _MIN_TRACKS:
-        return {"scale": 1.0, "dx": guess[0], "dy": guess[1], "radius": 0.25 * (w + h) / 2.0, "inliers": 0.0}
-    _, m, p0, p1 = best
-    tx, ty = float(m[0, 2]), float(m[1, 2])
-    # the scale: the median ratio of distances from the centre once the translation is undone, over corners
-    # away from the centre -- robust to the parallax of a dolly (each depth grows at its own rate), where
-    # one similarity fits only one depth layer
-    r0 = np.linalg.norm(p0 - centre, axis=1)
-    r1 = np.linalg.norm(p1 - centre - np.float32([tx, ty]), axis=1)
-    far = r0 > 0.15 * min(w, h)
-    if far.sum() >= _MIN_TRACKS:
-        scale = float(np.exp(np.median(np.log(np.maximum(r1[far], 1e-3) / r0[far]))))
-        radius = float(np.median(r0[far]))
-    else:
-        scale = float(math.sqrt(max(abs(np.linalg.det(m[:, :2])), 1e-12)))
-        radius = float(np.mean(r0))
-    return {"scale": scale, "dx": tx, "dy": ty, "radius": max(radius, 1.0), "inliers": float(len(p0))}
+            far = np.linalg.norm(p0 - centre, axis=1) > 0.15 * min(w, h)
+            if best is None or far.sum() > len(best[0]):
+                best = (p0[far], p1[far])
+    if best is None or len(best[0]) < _MIN_TRACKS:
+        shift = math.hypot(*guess)
+        return {"scale": 1.0, "dx": guess[0], "dy": guess[1], "radius": 0.25 * (w + h) / 2.0, "res_shift": 0.0,
+                "res_radial": shift, "tracks": 0.0}
+    p0, p1 = best
+    d = p1 - p0
+    x0, x1 = p0 - centre, p1 - centre
+    r0 = np.linalg.norm(x0, axis=1)
+    t = np.median(d, axis=0)
+    unit = x0 / r0[:, None]
+    across = np.abs(d[:, 0] * unit[:, 1] - d[:, 1] * unit[:, 0])
+    ratio = np.linalg.norm(x1, axis=1) / r0
+    return {"scale": float(np.exp(np.median(np.log(np.maximum(ratio, 1e-3))))), "dx": float(t[0]),
+            "dy": float(t[1]), "radius": float(np.median(r0)),
+            "res_shift": float(np.median(np.linalg.norm(d - t, axis=1))), "res_radial": float(np.median(across)),
+            "tracks": float(len(p0))}
 
 
 def _magnitude(m: dict[str, float]) -> float:
@@ -131,7 +125,7 @@ def choose_gap(grey: Sequence[np.ndarray]) -> int:
     gap, last_fit = 1, 1
     while True:
         ms = [pair_motion(grey[i], grey[j]) for i, j in _pairs(n, gap, PROBE_PAIRS)]
-        if sum(m["inliers"] > 0 for m in ms) * 2 < len(ms):
+        if sum(m["tracks"] > 0 for m in ms) * 2 < len(ms):
             return last_fit
         last_fit = gap
         if float(np.median([_magnitude(m) for m in ms])) >= TARGET_PX or gap >= n - 1:
@@ -142,26 +136,31 @@ def choose_gap(grey: Sequence[np.ndarray]) -> int:
 def classify_motion(frames: Sequence[np.ndarray]) -> tuple[str, dict[str, float]]:
     """The camera motion of RGB ``frames`` (in time order) and the evidence behind it.
 
-    Zoom wins when the radial displacement ``|sum log scale| * radius`` exceeds the larger of
-    ``|sum dx|`` and ``|sum dy|``; its sign says in (content grows) or out. Otherwise the larger
-    translation component names the pan or tilt: content right = ``pan_left``, down = ``tilt_up``.
+    Zoom wins when a radial field fits the displacements better than one shift, by the pairs' mean of
+    ``(res_shift - res_radial) / (res_shift + res_radial)`` (each pair one vote in [-1, 1], so a pair whose
+    tracks a looming sprite scrambled cannot outweigh the rest); the sign of ``sum log scale`` says in
+    (content grows) or out.
+    Otherwise the larger component of the summed shift names the pan or tilt: content right =
+    ``pan_left``, down = ``tilt_up``.
     """
     if len(frames) < 2:
         raise ConfigError("camera-flow needs at least two frames to see a motion")
     grey = [_gray(f) for f in frames]
     gap = choose_gap(grey)
-    tx = ty = logs = 0.0
-    radii = []
-    for i, j in _pairs(len(grey), gap, MAX_PAIRS):
+    tx = ty = logs = res_shift = res_radial = vote = 0.0
+    pairs = _pairs(len(grey), gap, MAX_PAIRS)
+    for i, j in pairs:
         m = pair_motion(grey[i], grey[j])
+        vote += (m["res_shift"] - m["res_radial"]) / max(m["res_shift"] + m["res_radial"], 1e-6) / len(pairs)
         tx += m["dx"]
         ty += m["dy"]
         logs += math.log(m["scale"])
-        radii.append(m["radius"])
-    radial = logs * float(np.mean(radii))
-    ev = {"tx": tx, "ty": ty, "radial_px": radial, "gap": float(gap)}
-    if abs(radial) > max(abs(tx), abs(ty)):
-        return ("zoom_in" if radial > 0 else "zoom_out"), ev
+        res_shift += m["res_shift"]
+        res_radial += m["res_radial"]
+    ev = {"tx": tx, "ty": ty, "log_scale": logs, "res_shift": res_shift, "res_radial": res_radial,
+          "vote": vote, "gap": float(gap)}
+    if vote > 0:
+        return ("zoom_in" if logs > 0 else "zoom_out"), ev
     if abs(tx) >= abs(ty):
         return ("pan_left" if tx > 0 else "pan_right"), ev
     return ("tilt_up" if ty > 0 else "tilt_down"), ev

@@ -21,7 +21,9 @@ horizontal; ``theta_max = speed / f * T`` so the content at the image centre mov
 2D pan of that speed does; the dolly is set so a sprite at the reference depth ``Z_REF`` grows (or
 shrinks) by the zoom curve of ``camera_2d`` (``1 + (zoom_max - 1) alpha`` or ``zoom_max ** alpha``);
 ``z_near = 0.5``. Sprites lie in every direction around the camera (so a pan or tilt of any angle keeps
-the frame full) at depths 3-30, each covering 5-14 degrees.
+the frame full) at depths 3-30 (but none nearer than ``Z_REF`` within 45 degrees of the camera's
+initial axis: a dolly approaches the scene, the nearest content ahead growing by the zoom curve and
+farther content less), each covering 5-14 degrees.
 """
 
 from __future__ import annotations
@@ -131,6 +133,10 @@ def make_world(seed: int, n_sprites: int = N_SPRITES) -> World:
     dirs = rng.normal(0, 1, (n_sprites, 3))
     dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
     depth = np.exp(rng.uniform(math.log(DEPTH_RANGE[0]), math.log(DEPTH_RANGE[1]), n_sprites))
+    # ahead of the camera (within 45 degrees of +z) nothing is nearer than Z_REF, so a dolly approaches the
+    # scene instead of flying through sprites that loom over the whole frame and vanish at z_near
+    ahead = dirs[:, 2] > math.cos(math.radians(45.0))
+    depth[ahead] = np.exp(rng.uniform(math.log(Z_REF), math.log(DEPTH_RANGE[1]), int(ahead.sum())))
     ang = np.radians(rng.uniform(*ANGLE_RANGE_DEG, n_sprites))
     aspect = rng.uniform(0.7, 1.4, n_sprites)
     tex = rng.integers(0, N_TEXTURES, n_sprites)
