@@ -28,6 +28,7 @@ farther content less), each covering 5-14 degrees.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -65,6 +66,12 @@ class World:
     #: per texture, RGBA mip levels (64, 32, 16 px), premultiplied-free uint8
     textures: tuple[tuple[np.ndarray, ...], ...]
     background: tuple[int, int, int]
+
+    @functools.cached_property
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """Positions (n, 3) and world sizes (n, 2), built once rather than per frame."""
+        return (np.array([s.position for s in self.sprites], np.float64).reshape(-1, 3),
+                np.array([s.size for s in self.sprites], np.float64).reshape(-1, 2))
 
 
 def focal_length(width: int, fov_deg: float = FOV_DEG) -> float:
@@ -218,8 +225,7 @@ def render_frame(world: World, spec: Camera3DSpec, alpha: float, out: np.ndarray
     w, h = spec.width, spec.height
     img = out if out is not None else np.empty((h, w, 3), np.uint8)
     img[:] = np.uint8(world.background)
-    pos = np.array([s.position for s in world.sprites], np.float64)
-    size = np.array([s.size for s in world.sprites], np.float64)
+    pos, size = world.arrays
     p, yaw, pitch = spec.pose(alpha)
     r = (pos - np.array(p)) @ (rot_y(yaw) @ rot_x(pitch)).T
     f, cx, cy = spec.focal, w / 2.0, h / 2.0
@@ -228,7 +234,8 @@ def render_frame(world: World, spec: Camera3DSpec, alpha: float, out: np.ndarray
     u, v = s * r[:, 0] + cx, s * r[:, 1] + cy
     sw, sh = s * size[:, 0], s * size[:, 1]
     keep &= (u + sw / 2 > 0) & (u - sw / 2 < w) & (v + sh / 2 > 0) & (v - sh / 2 < h) & (sw >= 0.5) & (sh >= 0.5)
-    for i in sorted(np.nonzero(keep)[0], key=lambda i: -r[i, 2]):      # painter's algorithm: far to near
+    idx = np.nonzero(keep)[0]
+    for i in idx[np.argsort(-r[idx, 2], kind="stable")]:               # painter's algorithm: far to near
         x0, y0 = u[i] - sw[i] / 2, v[i] - sh[i] / 2
         rx0, ry0 = max(int(math.floor(x0)), 0), max(int(math.floor(y0)), 0)
         rx1, ry1 = min(int(math.ceil(x0 + sw[i])), w), min(int(math.ceil(y0 + sh[i])), h)
