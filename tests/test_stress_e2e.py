@@ -1,5 +1,5 @@
-"""generate stress -> run (oracle, chance, camera-flow; frames@4) -> score -> report, through the CLI
-(camera-flow is a built-in provider)."""
+"""generate stress (2D and 3D) -> run (oracle, chance, camera-flow, ideal-observer; frames@4) -> score ->
+report, through the CLI (camera-flow is a built-in provider)."""
 
 from __future__ import annotations
 
@@ -21,10 +21,12 @@ def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("stress_e2e")
-    r = _cli(root, "generate", "stress", "--probe", "camera_motion", "--out", str(root / "data"))
+    r = _cli(root, "generate", "stress", "--probe", "camera_motion", "--set", "synthesis=both", "--out",
+             str(root / "data"))
     assert r.returncode == 0, r.stdout + r.stderr
     r = _cli(root, "run", "stress", "--data", str(root / "data"), "--model", "oracle", "--model", "chance",
-             "--model", "camera-flow", "--condition", "frames@4", "--out", str(root / "run"))
+             "--model", "camera-flow", "--model", "ideal-observer", "--condition", "frames@4", "--out",
+             str(root / "run"))
     assert r.returncode == 0, r.stdout + r.stderr
     r = _cli(root, "score", str(root / "run"))
     assert r.returncode == 0, r.stdout + r.stderr
@@ -40,13 +42,16 @@ def test_unknown_probe_is_refused(tmp_path: Path) -> None:
 
 def test_records(run_dir: Path) -> None:
     recs = [ScoreRecord.model_validate_json(x) for x in (run_dir / "scores.jsonl").read_text().splitlines()]
-    assert len(recs) == 12 * 3
-    by = {m: [r for r in recs if r.model == m] for m in ("oracle", "chance", "camera-flow")}
+    assert len(recs) == 24 * 4
+    by = {m: [r for r in recs if r.model == m] for m in ("oracle", "chance", "camera-flow", "ideal-observer")}
     assert all(r.correct for r in by["oracle"])
-    assert {r.model_role for r in by["camera-flow"]} == {"observer"}
+    assert {r.model_role for r in by["camera-flow"]} == {"observer"} == {r.model_role for r in by["ideal-observer"]}
     assert all(r.parse is not None and r.parse.method == "boxed" for r in recs)
-    flow = sum(bool(r.correct) for r in by["camera-flow"]) / len(by["camera-flow"])
-    assert flow >= 0.95, flow
+    for observer in ("camera-flow", "ideal-observer"):
+        for synth in ("2d", "3d"):
+            rs = [r for r in by[observer] if r.params["synthesis"] == synth]
+            flow = sum(bool(r.correct) for r in rs) / len(rs)
+            assert len(rs) == 12 and flow >= 0.95, (observer, synth, flow)
     assert {r.params["probe"] for r in recs} == {"camera_motion"}
 
 
@@ -60,11 +65,15 @@ def test_report_validates(run_dir: Path) -> None:
     sec = rep.sections[0]
     assert sec.id == "stress-camera-motion"
     grids = [f for f in sec.figures if f.kind == "grid"]
-    assert len(grids) == 3 and grids[0].rows == ["zoom_in", "zoom_out", "pan_left", "pan_right", "tilt_up",
+    assert len(grids) == 4 and grids[0].rows == ["zoom_in", "zoom_out", "pan_left", "pan_right", "tilt_up",
                                                  "tilt_down"]
     summary = sec.tables[0]
     assert "chance" in summary.columns and "human ceiling" in summary.columns
     assert all(row[-1] == "not measured" for row in summary.rows)
     paper = next(t for t in sec.tables if t.id == "stress-camera-paper")
     assert ["Gemini 2.5 Pro", "24.3"] in paper.rows
+    synth = next(t for t in sec.tables if t.id == "stress-camera-synthesis")
+    assert {row[2] for row in synth.rows} == {"2d", "3d"}
+    cell = next(c for k, c in cells.items() if k.startswith("camera-flow|"))
+    assert set(cell["per_synthesis"]) == {"2d", "3d"}
     assert "Camera motion" in (run_dir / "report" / "report.html").read_text()

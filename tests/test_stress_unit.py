@@ -163,3 +163,24 @@ def test_camera_flow_on_the_smoke_set(smoke: Path) -> None:
                 right += classify_motion(frames)[0] == s.answer
                 total += 1
     assert right / total >= 0.95, (right, total)
+
+
+@pytest.mark.parametrize(("motion", "speed", "seconds", "zmax", "curve"), [
+    ("pan_left", 200.0, 4.0, 1.5, "linear"),      # laps a 160-px frame 5 times: a quarter-clip gap aliases
+    ("tilt_down", 150.0, 4.0, 1.5, "linear"),
+    ("zoom_in", 10.0, 12.0, 1.2, "linear"),       # 1.2x over 12 s: under 0.1 px per frame sent
+    ("zoom_out", 10.0, 2.0, 3.0, "exponential"),  # 3x in 2 s: 1.3x between frames sent
+])
+def test_camera_flow_chooses_its_gap_from_the_motion(tmp_path: Path, motion: str, speed: float, seconds: float,
+                                                     zmax: float, curve: str) -> None:
+    from vidaudit.suites.stress.camera_motion.generate import Point, spec_2d
+    from vidaudit.suites.stress.camera_motion.scene import render_scene
+    from vidaudit.video.sampling import at_fps
+
+    still = tmp_path / "s.png"
+    cv2.imwrite(str(still), render_scene(7, 160, 96))
+    res = apply(still, spec_2d(motion, Point(seconds, 10.0, speed, speed, zmax, curve)), tmp_path / "m.mp4")
+    idx = at_fps(res.meta.n_frames, 10.0, 4.0).indices        # frames@4
+    frames = [f for _, f in iter_selected(res.video, idx)]
+    got, ev = classify_motion(frames)
+    assert got == motion, ev

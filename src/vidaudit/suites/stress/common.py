@@ -82,6 +82,12 @@ def human_ceiling_text(probe: str, condition: str | None = None) -> str:
     return accuracy_text(cell) if cell else NOT_MEASURED
 
 
+def human_ceiling_note(probe: str) -> str:
+    """The headline note's words on the human ceiling: the imported study's pooled accuracy, or "not measured"."""
+    text = human_ceiling_text(probe)
+    return "human ceiling not measured" if text == NOT_MEASURED else f"human ceiling {text} (imported study)"
+
+
 #: regexes on a lower-cased model label -> the Reveal paper's name of that model (its tables' rows)
 PAPER_MATCH: tuple[tuple[str, str], ...] = (
     (r"gemini-2\.5-pro", "Gemini 2.5 Pro"), (r"gemini-2\.5-flash", "Gemini 2.5 Flash"),

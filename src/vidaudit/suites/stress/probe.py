@@ -26,6 +26,7 @@ from vidaudit.suites.base import ObservedFrame, Prompt
 #: probe name -> ``"module:attr"`` of its ``Probe`` instance (imported on first use)
 PROBE_TARGETS: dict[str, str] = {
     "camera_motion": "vidaudit.suites.stress.camera_motion.probe:PROBE",
+    "lane_change": "vidaudit.suites.stress.lane_change.probe:PROBE",
     "cross_frame": "vidaudit.suites.stress.cross_frame.probe:PROBE",
     "wireframe": "vidaudit.suites.stress.wireframe.probe:PROBE",
     "mosaic": "vidaudit.suites.stress.mosaic.probe:PROBE",
@@ -37,6 +38,7 @@ PROBE_TARGETS: dict[str, str] = {
 #: what ``vidaudit suites`` lists for each probe (kept here so listing imports no probe)
 PROBE_DESCRIPTIONS: dict[str, str] = {
     "camera_motion": "6-way camera motion (zoom in/out, pan left/right, tilt up/down) on moved stills; chance 1/6",
+    "lane_change": "binary lane change (F1, lane change positive) on a user's annotated driving clips (--source)",
     "cross_frame": "strip-masked multiple-choice video QA (NExT-QA format or synthetic), w/ and w/o abstention; TBSR",
     "wireframe": "B.7 line connectivity in 4 frames (control / adversarial temporal groups / interleaved), widths "
                  "1-10 px, x=112 contrast, spatial and counting tasks",

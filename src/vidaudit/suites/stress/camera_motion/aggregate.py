@@ -1,5 +1,5 @@
 """Camera-motion numbers: accuracy over planned trials (EM: errors are wrong) with Wilson intervals,
-per direction, and the confusion counts (rows: true direction; columns: predicted, or unparsed / error)."""
+per direction, per synthesis (2d / 3d), and the confusion counts (rows: true direction; columns: predicted, or unparsed / error)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,8 @@ def aggregate_camera(records: Sequence[ScoreRecord]) -> dict[str, Any]:
         cell.update({"model": model, "condition": cond, "role": rs[0].model_role,
                      "paper_name": paper_name(model)})
         cell["per_direction"] = {d: _cell([r for r in rs if r.params.get("motion") == d]) for d in DIRECTIONS}
+        cell["per_synthesis"] = {syn: _cell([r for r in rs if r.params.get("synthesis") == syn])
+                                 for syn in sorted({str(r.params.get("synthesis")) for r in rs})}
         confusion = {d: dict.fromkeys(PREDICTED_COLUMNS, 0) for d in DIRECTIONS}
         for r in rs:
             true = r.params.get("motion")

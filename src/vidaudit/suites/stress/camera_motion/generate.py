@@ -1,30 +1,39 @@
-"""``vidaudit generate stress --probe camera_motion``: procedural stills moved by ``camera_2d``.
+"""``vidaudit generate stress --probe camera_motion``: stills moved by ``camera_2d`` (Algorithm 1) and 3D
+sprite scenes filmed by a moving pinhole camera (Algorithm 2, ``vidaudit.video.synth3d``).
 
-Every scene is shown under all six motions, so a dataset is balanced by construction (chance = 1/6).
-Pan speed is a quarter of the frame width per second, tilt speed a quarter of the height per second, so
-the content moves by less than a frame over the clip (a visible motion that never laps the frame).
+Every scene is shown under all six motions (and, with ``synthesis=both``, by both syntheses), so a
+dataset is balanced by construction (chance = 1/6). A preset fixes the frame size and a sweep: scene
+``i`` takes timing ``i mod len(timings)``, speed ``i mod len(speeds)`` and zoom ``i mod len(zooms)``
+(the paper preset's cycle lengths 6, 5 and 7 are coprime, so 30 scenes pair every timing with every
+speed). The stills are procedural scenes (``scene.py``) or, with ``--source FOLDER``, a user's images.
 """
 
 from __future__ import annotations
 
+import math
 import shutil
 import tempfile
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import cv2
+import numpy as np
 
-from vidaudit.core.errors import ConfigError
+from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, Trace, VideoRef
 from vidaudit.suites.stress.camera_motion.options import DIRECTIONS, LETTER_OF
 from vidaudit.suites.stress.camera_motion.prompts import QUESTION
 from vidaudit.suites.stress.camera_motion.scene import render_scene
-from vidaudit.video.io import probe
+from vidaudit.video.io import VideoWriter, probe
 
 PROBE = "camera_motion"
+SYNTHESES = ("2d", "3d")
+SETTINGS = ("synthesis", "size")
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")
 
 
 @dataclass(frozen=True)
@@ -32,87 +41,245 @@ class Preset:
     name: str
     width: int
     height: int
-    duration_s: float
-    fps: float
     scenes: int
-    #: per scene index: (speed as a fraction of the frame per second, zoom_max, zoom_curve)
-    sweep: tuple[tuple[float, float, str], ...]
+    #: (duration_s, fps) per scene index (cycled)
+    timings: tuple[tuple[float, float], ...]
+    #: pan and tilt speeds per scene index (cycled): px/s of the rendered frame, or with
+    #: ``speeds_per_side`` a fraction of the frame's width (pan) / height (tilt) per second
+    speeds: tuple[float, ...]
+    #: (zoom_max, zoom_curve) per scene index (cycled)
+    zooms: tuple[tuple[float, str], ...]
+    speeds_per_side: bool = False
 
 
 PRESETS: dict[str, Preset] = {
-    "smoke": Preset("smoke", 160, 96, 3.0, 10.0, 2, ((0.25, 1.5, "linear"),)),
-    # A.3-like at reduced size: speeds and zoom factors vary with the scene index
-    "paper": Preset("paper", 320, 180, 3.0, 15.0, 10,
-                    ((0.1, 1.2, "linear"), (0.25, 1.5, "linear"), (0.3, 2.0, "exponential"),
-                     (0.15, 3.0, "exponential"))),
+    "smoke": Preset("smoke", 160, 96, 2, ((3.0, 10.0),), (0.25,), ((1.5, "linear"),), speeds_per_side=True),
+    # Reveal A.3: durations 1-15 s, 15-60 fps (30-600 frames), pan 10-200 px/s, zoom 1.2-3.0x linear or
+    # exponential; 36 scenes x 6 motions = 216 videos per synthesis (the paper: "more than 200")
+    "paper": Preset("paper", 320, 180, 36,
+                    ((1.0, 30.0), (2.0, 60.0), (3.0, 15.0), (8.0, 24.0), (10.0, 30.0), (15.0, 40.0)),
+                    (10.0, 50.0, 100.0, 150.0, 200.0),
+                    ((1.2, "linear"), (1.5, "exponential"), (2.0, "linear"), (2.0, "exponential"),
+                     (2.5, "linear"), (3.0, "linear"), (3.0, "exponential"))),
 }
+
+
+@dataclass(frozen=True)
+class Point:
+    """One scene's place in the sweep."""
+
+    duration_s: float
+    fps: float
+    pan_px_s: float
+    tilt_px_s: float
+    zoom_max: float
+    zoom_curve: str
+
+    def speed(self, motion: str) -> float:
+        return self.pan_px_s if motion.startswith("pan") else self.tilt_px_s
+
+
+def sweep_point(preset: Preset, scene: int, width: int, height: int) -> Point:
+    dur, fps = preset.timings[scene % len(preset.timings)]
+    v = preset.speeds[scene % len(preset.speeds)]
+    zmax, curve = preset.zooms[scene % len(preset.zooms)]
+    pan, tilt = (v * width, v * height) if preset.speeds_per_side else (v, v)
+    return Point(dur, fps, round(pan, 6), round(tilt, 6), zmax, curve)
 
 
 def camera_spec(motion: str, width: int, height: int, duration_s: float, fps: float, frac: float,
                 zoom_max: float, zoom_curve: str) -> PerturbationSpec:
+    """A ``camera_2d`` spec whose pan/tilt speed is ``frac`` of the frame's width/height per second."""
     speed = frac * (width if motion.startswith("pan") else height)
-    return PerturbationSpec(name="camera_2d", params={"motion": motion, "speed_px_s": round(speed, 6),
-                                                      "zoom_max": zoom_max, "zoom_curve": zoom_curve,
-                                                      "duration_s": duration_s, "fps": fps})
+    return spec_2d(motion, Point(duration_s, fps, speed, speed, zoom_max, zoom_curve))
 
 
-def plan_samples(preset: Preset, scenes: int | None = None) -> list[dict[str, Any]]:
-    n = preset.scenes if scenes is None else scenes
+def spec_2d(motion: str, pt: Point) -> PerturbationSpec:
+    return PerturbationSpec(name="camera_2d", params={"motion": motion, "speed_px_s": round(pt.speed(motion), 6),
+                                                      "zoom_max": pt.zoom_max, "zoom_curve": pt.zoom_curve,
+                                                      "duration_s": pt.duration_s, "fps": pt.fps})
+
+
+def spec_3d(motion: str, pt: Point, width: int, height: int):
+    from vidaudit.video.synth3d import Camera3DSpec
+
+    return Camera3DSpec(motion=motion, width=width, height=height, duration_s=pt.duration_s,  # type: ignore[arg-type]
+                        fps=pt.fps, speed_px_s=pt.speed(motion), zoom_max=pt.zoom_max,
+                        zoom_curve=pt.zoom_curve)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- settings and sources
+
+
+@dataclass(frozen=True)
+class Settings:
+    syntheses: tuple[str, ...] = ("2d",)
+    size: tuple[int, int] | None = None
+
+
+def parse_settings(settings: Mapping[str, str]) -> Settings:
+    """``synthesis=2d|3d|both`` (default 2d) and ``size=WxH`` (default: the preset's; even, >= 32x32)."""
+    syn = settings.get("synthesis", "2d").strip().lower()
+    if syn not in ("2d", "3d", "both"):
+        raise ConfigError(f"--set synthesis={syn!r}: choose 2d, 3d or both")
+    size = None
+    if "size" in settings:
+        w, sep, h = settings["size"].lower().partition("x")
+        try:
+            size = (int(w), int(h))
+        except ValueError:
+            size = None
+        if not sep or size is None or min(size) < 32 or size[0] % 2 or size[1] % 2 or max(size) > 4096:
+            raise ConfigError(f"--set size={settings['size']!r}: give WxH, both even and in [32, 4096], e.g. 320x180")
+    return Settings(SYNTHESES if syn == "both" else (syn,), size)
+
+
+def source_images(folder: Path) -> list[Path]:
+    """The images of a user's ``--source`` folder, by name; an error for a missing or empty folder."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ConfigError(f"--source {folder} is not a folder; camera_motion reads a folder of still images "
+                          f"({', '.join(IMAGE_SUFFIXES)})")
+    found = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+    if not found:
+        raise DataError(f"--source {folder} holds no images ({', '.join(IMAGE_SUFFIXES)}); add at least one still")
+    return found
+
+
+def fit_still(path: Path, width: int, height: int) -> np.ndarray:
+    """A user's image as an RGB ``height x width`` still: the centred crop of the frame's aspect, reduced
+    to the frame (never enlarged: an image smaller than the frame is refused, naming the size needed)."""
+    img = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    if img is None:
+        raise DataError(f"{path}: cannot be read as an image (corrupt, or not a format OpenCV reads); fix or "
+                        "remove it")
+    h, w = img.shape[:2]
+    if w < width or h < height:
+        raise DataError(f"{path}: {w}x{h} is too small for a {width}x{height} camera move (it would be enlarged "
+                        f"and blurred); use an image of at least {width}x{height}, or a smaller --set size=WxH")
+    scale = max(width / w, height / h)
+    cw, ch = min(w, int(math.ceil(width / scale))), min(h, int(math.ceil(height / scale)))
+    x0, y0 = (w - cw) // 2, (h - ch) // 2
+    crop = img[y0:y0 + ch, x0:x0 + cw]
+    out = cv2.resize(crop, (width, height), interpolation=cv2.INTER_AREA)
+    return cv2.cvtColor(out, cv2.COLOR_BGR2RGB)
+
+
+# --------------------------------------------------------------------------- the plan
+
+
+def plan_samples(preset: Preset, scenes: int | None = None, syntheses: tuple[str, ...] = ("2d",),
+                 width: int | None = None, height: int | None = None,
+                 sources: list[Path] | None = None) -> list[dict[str, Any]]:
+    """Every sample to render: scene x synthesis x motion, with its sweep point and ids."""
+    w, h = width or preset.width, height or preset.height
+    if sources is not None:
+        n = len(sources)
+    else:
+        n = preset.scenes if scenes is None else scenes
     if n < 1:
         raise ConfigError(f"--seeds must be at least 1, got {n}")
+    if sources is not None and "3d" in syntheses:
+        raise ConfigError("--source images are moved in 2D only (Algorithm 1); drop --set synthesis=3d|both, or "
+                          "drop --source to render 3D sprite scenes")
     rows = []
     for scene in range(n):
-        frac, zmax, curve = preset.sweep[scene % len(preset.sweep)]
-        for motion in DIRECTIONS:
-            spec = camera_spec(motion, preset.width, preset.height, preset.duration_s, preset.fps, frac, zmax, curve)
-            sid = f"stress-{PROBE}-{motion}-s{scene}"
-            params = {"probe": PROBE, "motion": motion, "synthesis": "2d", "scene": scene, "preset": preset.name,
-                      "option": LETTER_OF[motion], "speed_px_s": spec.params["speed_px_s"], "zoom_max": zmax,
-                      "zoom_curve": curve, "perturbation": spec.id}
-            rows.append({"sample_id": sid, "scene": scene, "spec": spec, "params": params})
+        pt = sweep_point(preset, scene, w, h)
+        for synth in syntheses:
+            for motion in DIRECTIONS:
+                sid = f"stress-{PROBE}-{motion}-s{scene}" if synth == "2d" else f"stress-{PROBE}-3d-{motion}-s{scene}"
+                params: dict[str, Any] = {
+                    "probe": PROBE, "motion": motion, "synthesis": synth, "scene": scene, "preset": preset.name,
+                    "option": LETTER_OF[motion], "duration_s": pt.duration_s, "fps": pt.fps,
+                    "speed_px_s": pt.speed(motion), "zoom_max": pt.zoom_max, "zoom_curve": pt.zoom_curve,
+                    "width": w, "height": h}
+                row: dict[str, Any] = {"sample_id": sid, "scene": scene, "point": pt, "params": params}
+                if synth == "2d":
+                    row["spec"] = spec_2d(motion, pt)
+                    params["perturbation"] = row["spec"].id
+                    if sources is not None:
+                        params["source_image"] = sources[scene].name
+                else:
+                    row["spec"] = spec_3d(motion, pt, w, h)
+                    params.update(row["spec"].info())
+                rows.append(row)
     return rows
 
 
-def generate(out: Path, preset: str = "smoke", scenes: int | None = None, *, force: bool = False) -> Path:
+def _render_3d(world, spec, path: Path) -> dict[str, Any]:
+    from vidaudit.video.synth3d import render_frames
+
+    with VideoWriter(path, spec.fps, spec.width, spec.height) as wr:
+        for frame in render_frames(world, spec):
+            wr.write(frame)
+    n = spec.n_frames
+    p, yaw, pitch = spec.pose((n - 1) / n)
+    from vidaudit.video.perturb.camera import CONTENT_MOTION
+
+    return {"content_motion": CONTENT_MOTION[spec.motion], "final_yaw_deg": round(math.degrees(yaw), 6),
+            "final_pitch_deg": round(math.degrees(pitch), 6), "final_camera_z": round(p[2], 6)}
+
+
+def generate(out: Path, preset: str = "smoke", scenes: int | None = None, *, force: bool = False,
+             settings: Mapping[str, str] | None = None, source: Path | None = None,
+             on_progress: Callable[[int, int], None] | None = None) -> Path:
     from vidaudit.video.perturb import apply
+    from vidaudit.video.synth3d import make_world
 
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
     pre = PRESETS[preset]
-    rows = plan_samples(pre, scenes)
+    st = parse_settings(settings or {})
+    w, h = st.size or (pre.width, pre.height)
+    sources = source_images(source) if source is not None else None
+    if sources is not None and scenes is not None:
+        raise ConfigError("--seeds sets the number of procedural scenes; with --source every image is a scene")
+    rows = plan_samples(pre, scenes, st.syntheses, w, h, sources)
+    stills = {i: fit_still(p, w, h) for i, p in enumerate(sources)} if sources is not None else {}
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
-    placeholder = VideoRef(path="", fps=pre.fps, width=pre.width, height=pre.height, n_frames=0, duration_s=0)
+    placeholder = VideoRef(path="", fps=1.0, width=w, height=h, n_frames=0, duration_s=0)
     guard_replace(out, [Sample(sample_id=r["sample_id"], suite="stress", params=r["params"], question=QUESTION,
                                answer=r["params"]["motion"], video=placeholder) for r in rows],
                   force=force, key=lambda s: (s.params, s.answer), command="generate stress")
     (out / "videos").mkdir(parents=True, exist_ok=True)
     (out / "scenes").mkdir(exist_ok=True)
     samples = []
+    worlds: dict[int, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for r in rows:
-            still = out / "scenes" / f"scene-{r['scene']}-{pre.width}x{pre.height}.png"
-            if not still.is_file():
-                img = render_scene(r["scene"], pre.width, pre.height)
-                part = Path(tmp) / still.name
-                cv2.imwrite(str(part), cv2.cvtColor(img, cv2.COLOR_RGB2BGR))
-                shutil.move(str(part), still)
+        for done, r in enumerate(rows):
             rel = f"videos/{r['sample_id']}.mp4"
-            res = apply(still, r["spec"], out / rel, seed=int(r["scene"]))
+            if r["params"]["synthesis"] == "2d":
+                name = f"user-{r['scene']}" if sources is not None else f"scene-{r['scene']}"
+                still = out / "scenes" / f"{name}-{w}x{h}.png"
+                if sources is not None or not still.is_file():
+                    img = stills[r["scene"]] if sources is not None else render_scene(r["scene"], w, h)
+                    part = Path(tmp) / still.name
+                    cv2.imwrite(str(part), cv2.cvtColor(img, cv2.COLOR_RGB2BGR))
+                    shutil.move(str(part), still)
+                res = apply(still, r["spec"], out / rel, seed=int(r["scene"]))
+                m = res.meta.map
+                extra = {"content_motion": res.meta.info["content_motion"], "final_dx": m["dx"][-1],
+                         "final_dy": m["dy"][-1], "final_zoom": m["zoom"][-1]}
+            else:
+                if r["scene"] not in worlds:
+                    worlds = {r["scene"]: make_world(r["scene"])}
+                extra = _render_3d(worlds[r["scene"]], r["spec"], out / rel)
             info = probe(out / rel)
-            m = res.meta.map
-            trace = Trace(events=[])
-            params = {**r["params"], "content_motion": res.meta.info["content_motion"],
-                      "final_dx": m["dx"][-1], "final_dy": m["dy"][-1], "final_zoom": m["zoom"][-1]}
+            params = {**r["params"], **extra}
             samples.append(Sample(sample_id=r["sample_id"], suite="stress", params=params, question=QUESTION,
-                                  answer=r["params"]["motion"], trace=trace,
+                                  answer=r["params"]["motion"], trace=Trace(events=[]),
                                   video=VideoRef(path=rel, sha256=sha256_file(out / rel), fps=info.fps,
                                                  width=info.width, height=info.height, n_frames=info.n_frames,
                                                  duration_s=info.duration_s)))
+            if on_progress:
+                on_progress(done + 1, len(rows))
     manifest = write_manifest(out, samples)
     write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name, "n_samples": len(samples),
-                             "width": pre.width, "height": pre.height, "duration_s": pre.duration_s, "fps": pre.fps,
-                             "directions": list(DIRECTIONS)})
+                             "width": w, "height": h, "syntheses": list(st.syntheses),
+                             "timings": [list(t) for t in pre.timings], "speeds": list(pre.speeds),
+                             "speeds_per_side": pre.speeds_per_side, "zooms": [list(z) for z in pre.zooms],
+                             "source": str(source) if source is not None else None, "directions": list(DIRECTIONS)})
     return manifest
 

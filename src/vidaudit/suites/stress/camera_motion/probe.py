@@ -35,15 +35,17 @@ class CameraMotionProbe(Probe):
     name = "camera_motion"
     description = "6-way camera motion (zoom in/out, pan left/right, tilt up/down) on moved stills; chance 1/6"
     presets = ("smoke", "paper")
-    record_keys = ("probe", "motion", "synthesis", "scene", "preset", "speed_px_s", "zoom_max", "zoom_curve")
+    record_keys = ("probe", "motion", "synthesis", "scene", "preset", "duration_s", "fps", "speed_px_s", "zoom_max",
+                   "zoom_curve")
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
-        from vidaudit.suites.stress.camera_motion.generate import generate
+        from vidaudit.cli_common import progress_bar
+        from vidaudit.suites.stress.camera_motion.generate import SETTINGS, generate
 
-        options.check_settings((), self.name)
-        if options.source is not None:
-            raise ConfigError("camera_motion renders its own procedural stills; --source is not read by it yet")
-        return generate(out, options.preset, options.seeds, force=options.force)
+        options.check_settings(SETTINGS, self.name)
+        with progress_bar("camera_motion videos") as update:
+            return generate(out, options.preset, options.seeds, force=options.force, settings=options.settings,
+                            source=options.source, on_progress=update)
 
     def check_sample(self, sample: Sample) -> str | None:
         motion = sample.params.get("motion")

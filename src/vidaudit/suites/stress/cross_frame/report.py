@@ -16,7 +16,7 @@ from typing import Any
 from vidaudit.report.model import Section, Table
 from vidaudit.score.records import ScoreRecord
 from vidaudit.score.stats import wilson_interval
-from vidaudit.suites.stress.common import accuracy_cell, accuracy_text, human_ceiling_text, pct
+from vidaudit.suites.stress.common import human_ceiling_note, accuracy_cell, accuracy_text, human_ceiling_text, pct
 from vidaudit.suites.stress.cross_frame.options import (CHANCE_ABSTAIN, CHANCE_FORCED, PAPER_HUMANS, PAPER_T, TABLE10,
                                                        paper_name, table10_row)
 from vidaudit.suites.stress.probe import ProbeReport
@@ -150,7 +150,7 @@ def _paper_table() -> Table:
     return Table(id="stress-cross-frame-paper", title="Reveal: reported cross-frame results (%)",
                  columns=["model (paper)", "raw", "occ", "TBSR w/ abs.", "TBSR w/o abs."], rows=rows,
                  caption="NExT-QA-T (n=196) unless marked S (n=183), as listed in reveal-checklist.md section 2. "
-                         "The human rows are the paper's study; no human study is measured here.")
+                         "The human rows are the paper's study (the human-ceiling column is this run's imported study, if any).")
 
 
 def cross_frame_report(records: Sequence[ScoreRecord]) -> ProbeReport:
@@ -171,7 +171,7 @@ def cross_frame_report(records: Sequence[ScoreRecord]) -> ProbeReport:
             tables=tables))
     n_masked = len({c["masked_condition"] for c in cells.values()})
     notes = [f"cross_frame: {n_masked} masked condition(s), {len({c['model'] for c in cells.values()})} model(s); "
-             "chance 20.0% (w/o abstention) / 16.7% (w/ abstention); human ceiling not measured"]
+             "chance 20.0% (w/o abstention) / 16.7% (w/ abstention); " + human_ceiling_note("cross_frame")]
     if not cells and any(r.params.get("probe") == "cross_frame" for r in records):
         notes.append("cross_frame: no masked and raw conditions to pair; run a raw condition and a "
                      "+strip_mask(...) condition (see DIR/cross_frame.yaml)")

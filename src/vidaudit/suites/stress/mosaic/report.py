@@ -8,7 +8,7 @@ from typing import Any
 
 from vidaudit.report.model import Section, Table
 from vidaudit.score.records import ScoreRecord
-from vidaudit.suites.stress.common import (accuracy_cell, accuracy_text, group_records, human_ceiling_text,
+from vidaudit.suites.stress.common import (human_ceiling_note, accuracy_cell, accuracy_text, group_records, human_ceiling_text,
                                            interval_text, paper_text, pct)
 from vidaudit.suites.stress.mosaic.tasks import ARRANGEMENTS, CHANCE, HUMAN_TABLE12, PAPER_TABLE12, paper_name
 from vidaudit.suites.stress.probe import ProbeReport
@@ -71,5 +71,5 @@ def mosaic_report(records: Sequence[ScoreRecord]) -> ProbeReport:
             lede="The same four quadrants of a 448x448 still, shown one per frame (temporal) or together "
                  "(spatial): a word through the centre, or two shapes in two quadrants.",
             tables=[_summary(cells), _paper_table()]))
-    notes = [f"mosaic: {len(cells)} model x condition x stimulus x arrangement cells; human ceiling not measured"]
+    notes = [f"mosaic: {len(cells)} model x condition x stimulus x arrangement cells; " + human_ceiling_note("mosaic")]
     return ProbeReport(results={PROBE: res}, sections=sections, notes=notes)

@@ -8,7 +8,7 @@ from typing import Any
 
 from vidaudit.report.model import Section, Table
 from vidaudit.score.records import ScoreRecord
-from vidaudit.suites.stress.common import accuracy_text, human_ceiling_text, interval_text, paper_text, pct
+from vidaudit.suites.stress.common import human_ceiling_note, accuracy_text, human_ceiling_text, interval_text, paper_text, pct
 from vidaudit.suites.stress.probe import ProbeReport
 from vidaudit.suites.stress.sycophancy.aggregate import OVERALL, aggregate_sycophancy
 from vidaudit.suites.stress.sycophancy.categories import (
@@ -53,7 +53,7 @@ def _paper_table() -> Table:
                  columns=["model (paper)", "Gemini-generated pairs", "Qwen2.5-VL-7B-generated pairs"], rows=rows,
                  caption="As listed in reveal-checklist.md section 3; the per-category columns of Table 4 were lost "
                          "from the paper's text. No true-claim control was reported. Humans: 400 stratified pairs; "
-                         "no human study is measured here.")
+                         "the human-ceiling column is this run's imported study, if any.")
 
 
 def sycophancy_report(records: Sequence[ScoreRecord]) -> ProbeReport:
@@ -68,5 +68,5 @@ def sycophancy_report(records: Sequence[ScoreRecord]) -> ProbeReport:
                  "low rejection with high acceptance; only balanced accuracy separates it from a plain yes-bias. "
                  "Chance is 50%.",
             tables=[_main_table(cells), _paper_table()]))
-    notes = [f"sycophancy: {len(cells)} model x condition cells; chance 50%; human ceiling not measured"]
+    notes = [f"sycophancy: {len(cells)} model x condition cells; chance 50%; " + human_ceiling_note("sycophancy")]
     return ProbeReport(results={"sycophancy": res}, sections=sections, notes=notes)

@@ -1,0 +1,173 @@
+"""``vidaudit generate stress --probe lane_change --source DIR``: a user's annotated driving clips.
+
+The format (docs/stress.md): ``DIR/annotations.csv`` with a header and the columns
+
+- ``clip``: a video's path relative to ``DIR`` (any container PyAV decodes);
+- ``label``: ``lane_change`` or ``no_change``;
+- ``start_s``, ``end_s`` (optional, both or neither, may be blank): the segment of the clip to ask about;
+  without them the whole clip is used.
+
+Each row becomes one sample; a segment is cut (re-encoded, frames ``floor(start*fps)`` up to but not including
+``floor(end*fps)``) into ``OUT/videos/``, a whole clip is copied byte for byte. Every problem in the file is
+reported at once, by line, and nothing is written until all rows check out.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.fileio import atomic_path
+from vidaudit.core.hashing import sha256_file
+from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
+from vidaudit.core.types import Sample, Trace, VideoRef
+from vidaudit.suites.stress.lane_change.options import LABELS, LETTER_OF, QUESTION
+from vidaudit.video.io import VideoWriter, iter_frames, probe
+
+PROBE = "lane_change"
+ANNOTATIONS = "annotations.csv"
+COLUMNS = ("clip", "label", "start_s", "end_s")
+
+
+@dataclass(frozen=True)
+class Row:
+    line: int
+    clip: str
+    label: str
+    start_s: float | None
+    end_s: float | None
+
+
+def _float(text: str | None) -> float | None:
+    t = (text or "").strip()
+    return None if t == "" else float(t)
+
+
+def read_annotations(root: Path) -> list[Row]:
+    """The rows of ``root/annotations.csv``, checked: every error, by line, in one DataError."""
+    root = Path(root)
+    if not root.is_dir():
+        raise ConfigError(f"--source {root} is not a folder; lane_change reads a folder holding {ANNOTATIONS} "
+                          "and the clips it names (see docs/stress.md)")
+    path = root / ANNOTATIONS
+    if not path.is_file():
+        raise DataError(f"{root} has no {ANNOTATIONS}; write one with the header clip,label[,start_s,end_s]")
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        reader = csv.DictReader(fh)
+        header = [h.strip() for h in (reader.fieldnames or [])]
+        missing = [c for c in ("clip", "label") if c not in header]
+        unknown = [c for c in header if c not in COLUMNS]
+        if missing or unknown:
+            raise DataError(f"{path}: header {header} " + (f"lacks {', '.join(missing)}; " if missing else "")
+                            + (f"has unknown columns {', '.join(unknown)}; " if unknown else "")
+                            + f"the columns are {', '.join(COLUMNS)} (start_s, end_s optional)")
+        rows, errors = [], []
+        for i, raw in enumerate(reader, start=2):
+            rec = {k.strip(): (v or "").strip() for k, v in raw.items() if k is not None}
+            clip, label = rec.get("clip", ""), rec.get("label", "").lower()
+            why = []
+            if not clip:
+                why.append("no clip")
+            elif not (root / clip).is_file():
+                why.append(f"clip {clip!r} is not a file under {root}")
+            if label not in LABELS:
+                why.append(f"label {rec.get('label', '')!r} is not lane_change or no_change")
+            try:
+                start, end = _float(rec.get("start_s")), _float(rec.get("end_s"))
+            except ValueError:
+                why.append(f"start_s/end_s {rec.get('start_s')!r}, {rec.get('end_s')!r} are not numbers")
+                start = end = None
+            if (start is None) != (end is None):
+                why.append("give both start_s and end_s, or neither")
+            elif start is not None and end is not None and not (0 <= start < end and math.isfinite(end)):
+                why.append(f"segment {start:g}-{end:g} s is not 0 <= start_s < end_s")
+            if why:
+                errors.append(f"line {i}: " + "; ".join(why))
+            else:
+                rows.append(Row(i, clip, label, start, end))
+    if errors:
+        raise DataError(f"{path}: {len(errors)} bad rows: " + " | ".join(errors[:8]))
+    if not rows:
+        raise DataError(f"{path} lists no clips; add rows clip,label[,start_s,end_s]")
+    return rows
+
+
+def _cut(src: Path, dst: Path, start_s: float, end_s: float, fps: float, width: int, height: int) -> int:
+    first, stop = int(math.floor(start_s * fps + 1e-9)), int(math.floor(end_s * fps + 1e-9))
+    n = 0
+    with VideoWriter(dst, fps, width, height) as w:
+        for i, frame in enumerate(iter_frames(src)):
+            if i >= stop:
+                break
+            if i >= first:
+                w.write(frame)
+                n += 1
+    return n
+
+
+def generate(out: Path, source: Path, *, force: bool = False,
+             on_progress: Callable[[int, int], None] | None = None) -> Path:
+    root = Path(source)
+    rows = read_annotations(root)
+    checked: list[tuple[Row, Any]] = []
+    errors = []
+    for r in rows:
+        try:
+            info = probe(root / r.clip)
+        except DataError as e:
+            errors.append(f"line {r.line}: {e}")
+            continue
+        if r.end_s is not None and r.end_s > info.duration_s + 1e-6:
+            errors.append(f"line {r.line}: end_s {r.end_s:g} is past the end of {r.clip} ({info.duration_s:g} s)")
+        elif r.start_s is not None and r.end_s is not None and \
+                math.floor(r.end_s * info.fps + 1e-9) - math.floor(r.start_s * info.fps + 1e-9) < 2:
+            errors.append(f"line {r.line}: segment {r.start_s:g}-{r.end_s:g} s of {r.clip} holds fewer than two "
+                          "frames")
+        elif info.width % 2 or info.height % 2:
+            if r.start_s is not None:
+                errors.append(f"line {r.line}: {r.clip} is {info.width}x{info.height}; a segment is re-encoded as "
+                              "yuv420p, which needs an even size")
+        checked.append((r, info))
+    if errors:
+        raise DataError(f"{root / ANNOTATIONS}: " + " | ".join(errors[:8]))
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+
+    def sid(i: int, r: Row) -> str:
+        return f"stress-{PROBE}-{i:04d}-{Path(r.clip).stem}"
+
+    def params(r: Row) -> dict[str, Any]:
+        return {"probe": PROBE, "label": r.label, "option": LETTER_OF[r.label], "clip": r.clip,
+                "start_s": r.start_s, "end_s": r.end_s, "source_line": r.line}
+
+    placeholder = VideoRef(path="", fps=1.0, width=2, height=2, n_frames=0, duration_s=0)
+    guard_replace(out, [Sample(sample_id=sid(i, r), suite="stress", params=params(r), question=QUESTION,
+                               answer=r.label, video=placeholder) for i, (r, _) in enumerate(checked)],
+                  force=force, key=lambda s: (s.params, s.answer), command="generate stress")
+    (out / "videos").mkdir(parents=True, exist_ok=True)
+    samples = []
+    for i, (r, info) in enumerate(checked):
+        rel = f"videos/{sid(i, r)}{'.mp4' if r.start_s is not None else Path(r.clip).suffix.lower()}"
+        if r.start_s is not None and r.end_s is not None:
+            _cut(root / r.clip, out / rel, r.start_s, r.end_s, info.fps, info.width, info.height)
+        else:
+            with atomic_path(out / rel) as tmp:
+                shutil.copyfile(root / r.clip, tmp)
+        got = probe(out / rel)
+        samples.append(Sample(sample_id=sid(i, r), suite="stress", params=params(r), question=QUESTION,
+                              answer=r.label, trace=Trace(events=[]),
+                              video=VideoRef(path=rel, sha256=sha256_file(out / rel), fps=got.fps, width=got.width,
+                                             height=got.height, n_frames=got.n_frames, duration_s=got.duration_s)))
+        if on_progress:
+            on_progress(i + 1, len(checked))
+    manifest = write_manifest(out, samples)
+    write_dataset_info(out, {"suite": "stress", "probe": PROBE, "source": str(root), "n_samples": len(samples),
+                             "n_lane_change": sum(s.answer == "lane_change" for s in samples)})
+    return manifest
