@@ -18,6 +18,7 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
+from vidaudit.video import draw
 from vidaudit.video.draw import contrast_ratio
 from vidaudit.suites.faithful.scene import (
     BACKGROUND,
@@ -81,34 +82,73 @@ class FrameDetections:
     height: int
 
 
-def _classify(filled: np.ndarray, cx: float, cy: float, radius: float) -> str:
-    """The scene shape whose rendering at the blob's centre, with the size class's known circumradius,
-    overlaps the blob best (intersection over union)."""
-    ious: dict[str, float] = {}
-    blob = filled > 0
+#: the shape template is compared with the frame in the annulus from this share of the circumradius
+#: (inside it every shape is filled and the digit is drawn) to ``SHAPE_OUTER_PX`` beyond it (the ring
+#: of a lit agent starts ``HALO_GAP`` px out)
+SHAPE_INNER, SHAPE_OUTER_PX = 0.6, 1.5
+#: sub-pixel offsets of the template centre tried around the blob's centroid
+SHAPE_OFFSETS = (-0.5, 0.0, 0.5)
+#: and, for the shape found, the offsets searched for the centre the digit reader uses
+CENTRE_OFFSETS = tuple(k / 4 for k in range(-4, 5))
+
+
+def _template_error(crop: np.ndarray, ring: np.ndarray, shape: str, rgb: tuple[int, int, int], c: tuple[float, float],
+                    radius: float) -> float:
+    canvas = np.empty(crop.shape, np.uint8)
+    canvas[:] = BACKGROUND
+    if shape == "circle":
+        draw.circle(canvas, c, radius, rgb)
+    else:
+        draw.polygon(canvas, vertices(shape, radius) + np.asarray(c), rgb)
+    return float(((canvas.astype(np.float32) - crop) ** 2).sum(axis=2)[ring].mean())
+
+
+def _classify(img: np.ndarray, colour: str, cx: float, cy: float, radius: float) -> tuple[str, float, float] | None:
+    """(shape, x, y): the scene shape whose rendering -- the scenes' own anti-aliased drawing, in the
+    blob's colour on the background, at the size class's known circumradius, centred within half a
+    pixel of the blob's centroid -- is nearest the frame's RGB pixels in the annulus where the shapes
+    differ, and the centre (to a quarter pixel) at which it fits best.
+
+    Comparing colours rather than palette labels matters for small shapes: after yuv420p compression
+    a small shape's edge pixels mix its colour with the background, and the nearest-palette labels of
+    those mixtures (e.g. yellow + dark = orange or green) erode the blob so that a small circle's mask
+    looks like a hexagon's. The refined centre is what the digit reader needs: the centroid of an
+    eroded mask is off by up to a pixel. None when the annulus leaves the frame."""
+    h, w = img.shape[:2]
+    half = int(math.ceil(radius + SHAPE_OUTER_PX + 2))
+    x0, y0 = int(round(cx)) - half, int(round(cy)) - half
+    if x0 < 0 or y0 < 0 or x0 + 2 * half + 1 > w or y0 + 2 * half + 1 > h:
+        return None
+    crop = img[y0:y0 + 2 * half + 1, x0:x0 + 2 * half + 1].astype(np.float32)
+    yy, xx = np.mgrid[0:2 * half + 1, 0:2 * half + 1]
+    d2 = (xx + x0 - cx) ** 2 + (yy + y0 - cy) ** 2
+    ring = (d2 >= (SHAPE_INNER * radius) ** 2) & (d2 <= (radius + SHAPE_OUTER_PX) ** 2)
+    rgb = COLOURS[colour]
+    best: dict[str, float] = {}
     for shape in SHAPES:
-        canvas = np.zeros(filled.shape, np.uint8)
-        if shape == "circle":
-            cv2.circle(canvas, (int(round(cx * 16)), int(round(cy * 16))), int(round(radius * 16)), 1, -1,
-                       cv2.LINE_8, shift=4)
-        else:
-            pts = np.round((vertices(shape, radius) + np.array([cx, cy])) * 16).astype(np.int32)
-            cv2.fillPoly(canvas, [pts], 1, cv2.LINE_8, shift=4)
-        t = canvas > 0
-        ious[shape] = float((t & blob).sum() / max(1, (t | blob).sum()))
-    best = max(ious, key=lambda k: ious[k])
-    if best in ("circle", "hexagon") and abs(ious["circle"] - ious["hexagon"]) < 0.015:
-        # blurred corners make a small hexagon look round: its flat top makes it sqrt(3)/2 as tall as wide
-        ys, xs = np.nonzero(blob)
-        aspect = (ys.max() - ys.min() + 1) / (xs.max() - xs.min() + 1)
-        best = "hexagon" if aspect < 0.94 else "circle"
-    return best
+        for dx in SHAPE_OFFSETS:
+            for dy in SHAPE_OFFSETS:
+                err = _template_error(crop, ring, shape, rgb, (cx + dx - x0, cy + dy - y0), radius)
+                best[shape] = min(best.get(shape, math.inf), err)
+    shape = min(best, key=lambda k: best[k])
+    fine = [(_template_error(crop, ring, shape, rgb, (cx + dx - x0, cy + dy - y0), radius), dx, dy)
+            for dx in CENTRE_OFFSETS for dy in CENTRE_OFFSETS]
+    _, dx, dy = min(fine)
+    return shape, cx + dx, cy + dy
 
 
 def _text_rgb(colour: str) -> tuple[int, int, int]:
     rgb = COLOURS[colour]
     black, white = (0, 0, 0), (255, 255, 255)
     return black if contrast_ratio(rgb, black) >= contrast_ratio(rgb, white) else white
+
+
+DIGIT_BLUR = 0.8
+
+
+def _soft(a: np.ndarray) -> np.ndarray:
+    """Blurred as the encoder blurs thin strokes, so that template and frame are compared at one sharpness."""
+    return cv2.GaussianBlur(a, (0, 0), DIGIT_BLUR) if DIGIT_BLUR > 0 else a
 
 
 def read_digit(img: np.ndarray, colour: str, shape: str, radius: float, cx: float, cy: float) -> int | None:
@@ -127,6 +167,7 @@ def read_digit(img: np.ndarray, colour: str, shape: str, radius: float, cx: floa
     yy, xx = np.mgrid[0:2 * half + 1, 0:2 * half + 1]
     disk = (xx - half) ** 2 + (yy - half) ** 2 <= (inr * 0.85) ** 2
     fill, ink = COLOURS[colour], _text_rgb(colour)
+    soft = _soft(crop)
     best: dict[int, float] = {}
     for d in range(1, 10):
         (tw, th), _ = cv2.getTextSize(str(d), cv2.FONT_HERSHEY_SIMPLEX, scale, thickness)
@@ -136,7 +177,7 @@ def read_digit(img: np.ndarray, colour: str, shape: str, radius: float, cx: floa
                 canvas[:] = fill
                 org = (int(round(cx + dx - tw / 2)) - x0, int(round(cy + dy + th / 2)) - y0)
                 cv2.putText(canvas, str(d), org, cv2.FONT_HERSHEY_SIMPLEX, scale, ink, thickness, cv2.LINE_AA)
-                err = float(((canvas.astype(np.float32) - crop) ** 2).sum(axis=2)[disk].mean())
+                err = float(((_soft(canvas.astype(np.float32)) - soft) ** 2).sum(axis=2)[disk].mean())
                 best[d] = min(best.get(d, math.inf), err)
     ranked = sorted(best.items(), key=lambda kv: kv[1])
     (d1, e1), (_, e2) = ranked[0], ranked[1]
@@ -198,10 +239,11 @@ def detect(img: np.ndarray, t: float) -> FrameDetections:
         size = "large" if r_enc > r_small * (1 + LARGE_FACTOR) / 2 else "small"
         mx, my = float(xs.mean()), float(ys.mean())
         r_true = r_small * (LARGE_FACTOR if size == "large" else 1.0)
-        shape = _classify(filled, mx, my, r_true) if complete else None
-        number = None
-        if shape is not None:
-            number = read_digit(img, colour, shape, r_enc, mx, my)
+        fit = _classify(img, colour, mx, my, r_true) if complete else None
+        shape, number = None, None
+        if fit is not None:
+            shape, fx, fy = fit
+            number = read_digit(img, colour, shape, r_true + 0.5, fx, fy)
         lit = _ring_lit(labels, mx, my, r_enc) if not edge else None
         blobs.append(Blob(colour=colour, x=mx, y=my, radius=r_enc, shape=shape, size=size, lit=lit,
                           complete=complete, number=number, area=int(area)))
