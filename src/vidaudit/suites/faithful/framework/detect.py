@@ -87,20 +87,22 @@ class FrameDetections:
 #: of a lit agent starts ``HALO_GAP`` px out)
 SHAPE_INNER, SHAPE_OUTER_PX = 0.6, 1.5
 #: sub-pixel offsets of the template centre tried around the blob's centroid
-SHAPE_OFFSETS = (-0.5, 0.0, 0.5)
+SHAPE_OFFSETS = (0.0,)
 #: and, for the shape found, the offsets searched for the centre the digit reader uses
-CENTRE_OFFSETS = tuple(k / 4 for k in range(-4, 5))
+CENTRE_OFFSETS = tuple(k / 4 for k in range(-3, 4))
 
 
-def _template_error(crop: np.ndarray, ring: np.ndarray, shape: str, rgb: tuple[int, int, int], c: tuple[float, float],
-                    radius: float) -> float:
-    canvas = np.empty(crop.shape, np.uint8)
+def _template_error(window: np.ndarray, pixels: np.ndarray, ring: np.ndarray, shape: str, rgb: tuple[int, int, int],
+                    c: tuple[float, float], radius: float) -> float:
+    """Mean squared RGB error, over ``ring``, of ``shape`` drawn at ``c`` on a window the size of
+    ``window`` against the frame's ``pixels`` (``window[ring]``)."""
+    canvas = np.empty(window.shape, np.uint8)
     canvas[:] = BACKGROUND
     if shape == "circle":
         draw.circle(canvas, c, radius, rgb)
     else:
         draw.polygon(canvas, vertices(shape, radius) + np.asarray(c), rgb)
-    return float(((canvas.astype(np.float32) - crop) ** 2).sum(axis=2)[ring].mean())
+    return float(((canvas[ring].astype(np.float32) - pixels) ** 2).sum(axis=1).mean())
 
 
 def _classify(img: np.ndarray, colour: str, cx: float, cy: float, radius: float) -> tuple[str, float, float] | None:
@@ -124,16 +126,24 @@ def _classify(img: np.ndarray, colour: str, cx: float, cy: float, radius: float)
     d2 = (xx + x0 - cx) ** 2 + (yy + y0 - cy) ** 2
     ring = (d2 >= (SHAPE_INNER * radius) ** 2) & (d2 <= (radius + SHAPE_OUTER_PX) ** 2)
     rgb = COLOURS[colour]
+    template = crop
+    crop = crop[ring]
     best: dict[str, float] = {}
     for shape in SHAPES:
         for dx in SHAPE_OFFSETS:
             for dy in SHAPE_OFFSETS:
-                err = _template_error(crop, ring, shape, rgb, (cx + dx - x0, cy + dy - y0), radius)
+                err = _template_error(template, crop, ring, shape, rgb, (cx + dx - x0, cy + dy - y0), radius)
                 best[shape] = min(best.get(shape, math.inf), err)
     shape = min(best, key=lambda k: best[k])
-    fine = [(_template_error(crop, ring, shape, rgb, (cx + dx - x0, cy + dy - y0), radius), dx, dy)
-            for dx in CENTRE_OFFSETS for dy in CENTRE_OFFSETS]
-    _, dx, dy = min(fine)
+    dx = dy = 0.0
+    for axis in (0, 1):     # one axis at a time: the fit error is smooth and nearly separable in x and y
+        fits = [(_template_error(template, crop, ring, shape, rgb,
+                                 (cx + (o if axis == 0 else dx) - x0, cy + (o if axis == 1 else dy) - y0), radius), o)
+                for o in CENTRE_OFFSETS]
+        if axis == 0:
+            dx = min(fits)[1]
+        else:
+            dy = min(fits)[1]
     return shape, cx + dx, cy + dy
 
 
