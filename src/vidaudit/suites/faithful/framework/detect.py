@@ -195,16 +195,23 @@ def read_digit(img: np.ndarray, colour: str, shape: str, radius: float, cx: floa
 
 
 def _ring_lit(labels: np.ndarray, x: float, y: float, radius: float) -> bool | None:
+    """Whether the white ring is drawn around the shape of circumradius ``radius`` centred at (x, y):
+    at least half of 32 points on the ring's centre line (or half a pixel inside or outside it: the
+    best of the three) are labelled white. ``radius`` is the size class's known circumradius, not the
+    blob's: an eroded or merged blob's enclosing circle misses the 2 px ring."""
     h, w = labels.shape
-    r = radius + HALO_GAP + HALO_WIDTH / 2
     angles = np.arange(32) * (2 * math.pi / 32)
-    xs = np.round(x + r * np.cos(angles)).astype(int)
-    ys = np.round(y + r * np.sin(angles)).astype(int)
-    inside = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
-    if inside.sum() < 16:
-        return None
-    vals = labels[ys[inside], xs[inside]]
-    return bool((vals == WHITE_LABEL).mean() >= 0.5)
+    best: float | None = None
+    for dr in (-0.5, 0.0, 0.5):
+        r = radius + HALO_GAP + HALO_WIDTH / 2 + dr
+        xs = np.round(x + r * np.cos(angles)).astype(int)
+        ys = np.round(y + r * np.sin(angles)).astype(int)
+        inside = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
+        if inside.sum() < 16:
+            return None
+        share = float((labels[ys[inside], xs[inside]] == WHITE_LABEL).mean())
+        best = share if best is None else max(best, share)
+    return bool(best is not None and best >= 0.5)
 
 
 def _components(labels: np.ndarray, min_area: int) -> list[tuple[str, np.ndarray]]:
@@ -254,7 +261,8 @@ def detect(img: np.ndarray, t: float) -> FrameDetections:
         if fit is not None:
             shape, fx, fy = fit
             number = read_digit(img, colour, shape, r_true + 0.5, fx, fy)
-        lit = _ring_lit(labels, mx, my, r_enc) if not edge else None
+        rx, ry = (fx, fy) if fit is not None else (mx, my)
+        lit = _ring_lit(labels, rx, ry, r_true) if not edge else None
         blobs.append(Blob(colour=colour, x=mx, y=my, radius=r_enc, shape=shape, size=size, lit=lit,
                           complete=complete, number=number, area=int(area)))
     ball = None
