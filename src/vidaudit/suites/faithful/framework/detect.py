@@ -154,6 +154,7 @@ def _text_rgb(colour: str) -> tuple[int, int, int]:
 
 
 DIGIT_BLUR = 0.8
+DIGIT_SLACK = 0.35
 
 
 def _soft(a: np.ndarray) -> np.ndarray:
@@ -163,8 +164,11 @@ def _soft(a: np.ndarray) -> np.ndarray:
 
 def read_digit(img: np.ndarray, colour: str, shape: str, radius: float, cx: float, cy: float) -> int | None:
     """The number drawn inside a blob, by rendering each digit 1-9 the way the scenes draw it (the
-    same font, scale rule and anti-aliasing) at the blob's centre, +-1 px, and keeping the digit whose
-    rendering is nearest the frame's pixels in the inner disk; None unless it clearly beats the rest."""
+    same font, scale rule and anti-aliasing) at the blob's centre, and keeping the digit whose
+    rendering is nearest the frame's pixels in the inner disk; None unless it clearly beats the rest.
+    The scenes put the text at an integer origin rounded from the true centre; the centre given is
+    fitted to a quarter pixel, so each origin coordinate is tried at both roundings when the fitted
+    value is within ``DIGIT_SLACK`` px of a rounding boundary (else only the one)."""
     inr = max(radius - 0.5, 1.0) * INRADIUS[shape]
     scale = max(0.28, 0.045 * inr)
     thickness = 1 if inr < 9 else 2
@@ -181,11 +185,13 @@ def read_digit(img: np.ndarray, colour: str, shape: str, radius: float, cx: floa
     best: dict[int, float] = {}
     for d in range(1, 10):
         (tw, th), _ = cv2.getTextSize(str(d), cv2.FONT_HERSHEY_SIMPLEX, scale, thickness)
-        for dx in (-1, 0, 1):
-            for dy in (-1, 0, 1):
+        oxs = sorted({int(round(cx - tw / 2 + e)) for e in (-DIGIT_SLACK, DIGIT_SLACK)})
+        oys = sorted({int(round(cy + th / 2 + e)) for e in (-DIGIT_SLACK, DIGIT_SLACK)})
+        for ox in oxs:
+            for oy in oys:
                 canvas = np.empty_like(crop, dtype=np.uint8)
                 canvas[:] = fill
-                org = (int(round(cx + dx - tw / 2)) - x0, int(round(cy + dy + th / 2)) - y0)
+                org = (ox - x0, oy - y0)
                 cv2.putText(canvas, str(d), org, cv2.FONT_HERSHEY_SIMPLEX, scale, ink, thickness, cv2.LINE_AA)
                 err = float(((_soft(canvas.astype(np.float32)) - soft) ** 2).sum(axis=2)[disk].mean())
                 best[d] = min(best.get(d, math.inf), err)
