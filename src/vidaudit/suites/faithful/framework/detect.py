@@ -18,6 +18,7 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
+from vidaudit.video import draw
 from vidaudit.video.draw import contrast_ratio
 from vidaudit.suites.faithful.scene import (
     BACKGROUND,
@@ -81,28 +82,69 @@ class FrameDetections:
     height: int
 
 
-def _classify(filled: np.ndarray, cx: float, cy: float, radius: float) -> str:
-    """The scene shape whose rendering at the blob's centre, with the size class's known circumradius,
-    overlaps the blob best (intersection over union)."""
-    ious: dict[str, float] = {}
-    blob = filled > 0
+#: the shape template is compared with the frame in the annulus from this share of the circumradius
+#: (inside it every shape is filled and the digit is drawn) to ``SHAPE_OUTER_PX`` beyond it (the ring
+#: of a lit agent starts ``HALO_GAP`` px out)
+SHAPE_INNER, SHAPE_OUTER_PX = 0.6, 1.5
+#: sub-pixel offsets of the template centre tried around the blob's centroid
+SHAPE_OFFSETS = (0.0,)
+#: and, for the shape found, the offsets searched for the centre the digit reader uses
+CENTRE_OFFSETS = tuple(k / 4 for k in range(-3, 4))
+
+
+def _template_error(window: np.ndarray, pixels: np.ndarray, ring: np.ndarray, shape: str, rgb: tuple[int, int, int],
+                    c: tuple[float, float], radius: float) -> float:
+    """Mean squared RGB error, over ``ring``, of ``shape`` drawn at ``c`` on a window the size of
+    ``window`` against the frame's ``pixels`` (``window[ring]``)."""
+    canvas = np.empty(window.shape, np.uint8)
+    canvas[:] = BACKGROUND
+    if shape == "circle":
+        draw.circle(canvas, c, radius, rgb)
+    else:
+        draw.polygon(canvas, vertices(shape, radius) + np.asarray(c), rgb)
+    return float(((canvas[ring].astype(np.float32) - pixels) ** 2).sum(axis=1).mean())
+
+
+def _classify(img: np.ndarray, colour: str, cx: float, cy: float, radius: float) -> tuple[str, float, float] | None:
+    """(shape, x, y): the scene shape whose rendering -- the scenes' own anti-aliased drawing, in the
+    blob's colour on the background, at the size class's known circumradius, centred within half a
+    pixel of the blob's centroid -- is nearest the frame's RGB pixels in the annulus where the shapes
+    differ, and the centre (to a quarter pixel) at which it fits best.
+
+    Comparing colours rather than palette labels matters for small shapes: after yuv420p compression
+    a small shape's edge pixels mix its colour with the background, and the nearest-palette labels of
+    those mixtures (e.g. yellow + dark = orange or green) erode the blob so that a small circle's mask
+    looks like a hexagon's. The refined centre is what the digit reader needs: the centroid of an
+    eroded mask is off by up to a pixel. None when the annulus leaves the frame."""
+    h, w = img.shape[:2]
+    half = int(math.ceil(radius + SHAPE_OUTER_PX + 2))
+    x0, y0 = int(round(cx)) - half, int(round(cy)) - half
+    if x0 < 0 or y0 < 0 or x0 + 2 * half + 1 > w or y0 + 2 * half + 1 > h:
+        return None
+    crop = img[y0:y0 + 2 * half + 1, x0:x0 + 2 * half + 1].astype(np.float32)
+    yy, xx = np.mgrid[0:2 * half + 1, 0:2 * half + 1]
+    d2 = (xx + x0 - cx) ** 2 + (yy + y0 - cy) ** 2
+    ring = (d2 >= (SHAPE_INNER * radius) ** 2) & (d2 <= (radius + SHAPE_OUTER_PX) ** 2)
+    rgb = COLOURS[colour]
+    template = crop
+    crop = crop[ring]
+    best: dict[str, float] = {}
     for shape in SHAPES:
-        canvas = np.zeros(filled.shape, np.uint8)
-        if shape == "circle":
-            cv2.circle(canvas, (int(round(cx * 16)), int(round(cy * 16))), int(round(radius * 16)), 1, -1,
-                       cv2.LINE_8, shift=4)
+        for dx in SHAPE_OFFSETS:
+            for dy in SHAPE_OFFSETS:
+                err = _template_error(template, crop, ring, shape, rgb, (cx + dx - x0, cy + dy - y0), radius)
+                best[shape] = min(best.get(shape, math.inf), err)
+    shape = min(best, key=lambda k: best[k])
+    dx = dy = 0.0
+    for axis in (0, 1):     # one axis at a time: the fit error is smooth and nearly separable in x and y
+        fits = [(_template_error(template, crop, ring, shape, rgb,
+                                 (cx + (o if axis == 0 else dx) - x0, cy + (o if axis == 1 else dy) - y0), radius), o)
+                for o in CENTRE_OFFSETS]
+        if axis == 0:
+            dx = min(fits)[1]
         else:
-            pts = np.round((vertices(shape, radius) + np.array([cx, cy])) * 16).astype(np.int32)
-            cv2.fillPoly(canvas, [pts], 1, cv2.LINE_8, shift=4)
-        t = canvas > 0
-        ious[shape] = float((t & blob).sum() / max(1, (t | blob).sum()))
-    best = max(ious, key=lambda k: ious[k])
-    if best in ("circle", "hexagon") and abs(ious["circle"] - ious["hexagon"]) < 0.015:
-        # blurred corners make a small hexagon look round: its flat top makes it sqrt(3)/2 as tall as wide
-        ys, xs = np.nonzero(blob)
-        aspect = (ys.max() - ys.min() + 1) / (xs.max() - xs.min() + 1)
-        best = "hexagon" if aspect < 0.94 else "circle"
-    return best
+            dy = min(fits)[1]
+    return shape, cx + dx, cy + dy
 
 
 def _text_rgb(colour: str) -> tuple[int, int, int]:
@@ -111,10 +153,22 @@ def _text_rgb(colour: str) -> tuple[int, int, int]:
     return black if contrast_ratio(rgb, black) >= contrast_ratio(rgb, white) else white
 
 
+DIGIT_BLUR = 0.8
+DIGIT_SLACK = 0.35
+
+
+def _soft(a: np.ndarray) -> np.ndarray:
+    """Blurred as the encoder blurs thin strokes, so that template and frame are compared at one sharpness."""
+    return cv2.GaussianBlur(a, (0, 0), DIGIT_BLUR) if DIGIT_BLUR > 0 else a
+
+
 def read_digit(img: np.ndarray, colour: str, shape: str, radius: float, cx: float, cy: float) -> int | None:
     """The number drawn inside a blob, by rendering each digit 1-9 the way the scenes draw it (the
-    same font, scale rule and anti-aliasing) at the blob's centre, +-1 px, and keeping the digit whose
-    rendering is nearest the frame's pixels in the inner disk; None unless it clearly beats the rest."""
+    same font, scale rule and anti-aliasing) at the blob's centre, and keeping the digit whose
+    rendering is nearest the frame's pixels in the inner disk; None unless it clearly beats the rest.
+    The scenes put the text at an integer origin rounded from the true centre; the centre given is
+    fitted to a quarter pixel, so each origin coordinate is tried at both roundings when the fitted
+    value is within ``DIGIT_SLACK`` px of a rounding boundary (else only the one)."""
     inr = max(radius - 0.5, 1.0) * INRADIUS[shape]
     scale = max(0.28, 0.045 * inr)
     thickness = 1 if inr < 9 else 2
@@ -127,16 +181,19 @@ def read_digit(img: np.ndarray, colour: str, shape: str, radius: float, cx: floa
     yy, xx = np.mgrid[0:2 * half + 1, 0:2 * half + 1]
     disk = (xx - half) ** 2 + (yy - half) ** 2 <= (inr * 0.85) ** 2
     fill, ink = COLOURS[colour], _text_rgb(colour)
+    soft = _soft(crop)
     best: dict[int, float] = {}
     for d in range(1, 10):
         (tw, th), _ = cv2.getTextSize(str(d), cv2.FONT_HERSHEY_SIMPLEX, scale, thickness)
-        for dx in (-1, 0, 1):
-            for dy in (-1, 0, 1):
+        oxs = sorted({int(round(cx - tw / 2 + e)) for e in (-DIGIT_SLACK, DIGIT_SLACK)})
+        oys = sorted({int(round(cy + th / 2 + e)) for e in (-DIGIT_SLACK, DIGIT_SLACK)})
+        for ox in oxs:
+            for oy in oys:
                 canvas = np.empty_like(crop, dtype=np.uint8)
                 canvas[:] = fill
-                org = (int(round(cx + dx - tw / 2)) - x0, int(round(cy + dy + th / 2)) - y0)
+                org = (ox - x0, oy - y0)
                 cv2.putText(canvas, str(d), org, cv2.FONT_HERSHEY_SIMPLEX, scale, ink, thickness, cv2.LINE_AA)
-                err = float(((canvas.astype(np.float32) - crop) ** 2).sum(axis=2)[disk].mean())
+                err = float(((_soft(canvas.astype(np.float32)) - soft) ** 2).sum(axis=2)[disk].mean())
                 best[d] = min(best.get(d, math.inf), err)
     ranked = sorted(best.items(), key=lambda kv: kv[1])
     (d1, e1), (_, e2) = ranked[0], ranked[1]
@@ -144,16 +201,23 @@ def read_digit(img: np.ndarray, colour: str, shape: str, radius: float, cx: floa
 
 
 def _ring_lit(labels: np.ndarray, x: float, y: float, radius: float) -> bool | None:
+    """Whether the white ring is drawn around the shape of circumradius ``radius`` centred at (x, y):
+    at least half of 32 points on the ring's centre line (or half a pixel inside or outside it: the
+    best of the three) are labelled white. ``radius`` is the size class's known circumradius, not the
+    blob's: an eroded or merged blob's enclosing circle misses the 2 px ring."""
     h, w = labels.shape
-    r = radius + HALO_GAP + HALO_WIDTH / 2
     angles = np.arange(32) * (2 * math.pi / 32)
-    xs = np.round(x + r * np.cos(angles)).astype(int)
-    ys = np.round(y + r * np.sin(angles)).astype(int)
-    inside = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
-    if inside.sum() < 16:
-        return None
-    vals = labels[ys[inside], xs[inside]]
-    return bool((vals == WHITE_LABEL).mean() >= 0.5)
+    best: float | None = None
+    for dr in (-0.5, 0.0, 0.5):
+        r = radius + HALO_GAP + HALO_WIDTH / 2 + dr
+        xs = np.round(x + r * np.cos(angles)).astype(int)
+        ys = np.round(y + r * np.sin(angles)).astype(int)
+        inside = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
+        if inside.sum() < 16:
+            return None
+        share = float((labels[ys[inside], xs[inside]] == WHITE_LABEL).mean())
+        best = share if best is None else max(best, share)
+    return bool(best is not None and best >= 0.5)
 
 
 def _components(labels: np.ndarray, min_area: int) -> list[tuple[str, np.ndarray]]:
@@ -198,11 +262,13 @@ def detect(img: np.ndarray, t: float) -> FrameDetections:
         size = "large" if r_enc > r_small * (1 + LARGE_FACTOR) / 2 else "small"
         mx, my = float(xs.mean()), float(ys.mean())
         r_true = r_small * (LARGE_FACTOR if size == "large" else 1.0)
-        shape = _classify(filled, mx, my, r_true) if complete else None
-        number = None
-        if shape is not None:
-            number = read_digit(img, colour, shape, r_enc, mx, my)
-        lit = _ring_lit(labels, mx, my, r_enc) if not edge else None
+        fit = _classify(img, colour, mx, my, r_true) if complete else None
+        shape, number = None, None
+        if fit is not None:
+            shape, fx, fy = fit
+            number = read_digit(img, colour, shape, r_true + 0.5, fx, fy)
+        rx, ry = (fx, fy) if fit is not None else (mx, my)
+        lit = _ring_lit(labels, rx, ry, r_true) if not edge else None
         blobs.append(Blob(colour=colour, x=mx, y=my, radius=r_enc, shape=shape, size=size, lit=lit,
                           complete=complete, number=number, area=int(area)))
     ball = None
