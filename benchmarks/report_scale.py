@@ -73,7 +73,8 @@ def build(n_models: int, layout: str, out: Path) -> dict:
     from vidaudit.core.registry import get_suite
     from vidaudit.report.stage import build_report
     from vidaudit.report.viewer import MAX_FRAMES_PER_TRIAL, select_trials_for_viewer
-    from vidaudit.report.write import write_report
+    from vidaudit.report import write as _w
+    write_report = _w.write_report
     from vidaudit.report.model import ViewerFrame
     from vidaudit.score.stage import Scored, record
     from vidaudit.suites.counting.grid import grid

@@ -29,6 +29,8 @@ from vidaudit.report.viewer_files import VIEWER_DIR, ViewerData, viewer_data
 
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "/": "\\/",
                  "\u2028": "\\u2028", "\u2029": "\\u2029"}
+#: "/" first: its escape is the only one that holds one of these characters (no later pass touches it)
+_JSON_ORDER = ("/", "<", ">", "&", "\u2028", "\u2029")
 #: element ids the page itself uses; a section can never take one of them
 _RESERVED_IDS = frozenset({"notes", "viewer", "run"})
 
@@ -36,7 +38,10 @@ _RESERVED_IDS = frozenset({"notes", "viewer", "run"})
 def script_json(obj: Any) -> Markup:
     """JSON that is safe between ``<script type="application/json">`` tags: no '<', '>', '&' or '/' survives."""
     text = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    return Markup("".join(_JSON_ESCAPES.get(ch, ch) for ch in text))
+    for ch in _JSON_ORDER:  # str.replace is a C pass per character; "/" first: no escape holds another's
+        if ch in text:
+            text = text.replace(ch, _JSON_ESCAPES[ch])
+    return Markup(text)
 
 
 @cache

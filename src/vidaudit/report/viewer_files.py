@@ -104,8 +104,11 @@ def viewer_data(trials: Sequence[ViewerTrial], viewer: ViewerSpec, *, inline_max
     del payloads
     index_text = _script_json(index)
     token = hashlib.sha256((spec + index_text).encode("utf-8")).hexdigest()[:16]
-    chunks = [f'{CALLBACK}("{token}",{n},[' + ",".join(texts[i] for i in members) + "]);\n"
-              for n, members in enumerate(groups)]
+    chunks = []
+    for n, members in enumerate(groups):
+        chunks.append(f'{CALLBACK}("{token}",{n},[' + ",".join(texts[i] for i in members) + "]);\n")
+        for i in members:
+            texts[i] = ""  # each trial's text lives in one place at a time: the peak stays ~1x the viewer
     meta = _script_json({"dir": VIEWER_DIR, "count": len(chunks), "token": token})
     return ViewerData(Markup('{"spec":' + spec + ',"trials":' + index_text + ',"chunks":' + meta + "}"),
                       len(texts), chunks=chunks, token=token)
