@@ -184,7 +184,9 @@ def main() -> None:
             t = res["times"]
             print(f"{m} model(s), {layout:<7}: {res['trials']} trials, {res['kept']} in the viewer; "
                   f"score {t['score']:.1f} s, report {t['aggregate']:.1f} s, viewer trials "
-                  f"{t['viewer trials']:.1f} s, write {t['write']:.1f} s; peak RSS {res['hwm_mib']:.0f} MiB", flush=True)
+                  f"{t['viewer trials']:.1f} s, write {t['write']:.1f} s; peak RSS {res['hwm_mib']:.0f} MiB; "
+                  f"html {res['html_bytes'] / 1e6:.1f} MB; TTI {res.get('tti_s', float('nan')):.2f} s; "
+                  f"load {os.getloadavg()[0]:.1f}", flush=True)
     print()
     print(f"{'trials':>7} {'layout':<8} {'html MB':>8} {'side files':>10} {'side MB':>8} {'json MB':>8} "
           f"{'TTI s':>7} {'open last s':>11} {'rows':>5} {'thumbs':>6} {'peak RSS MiB':>12} {'write s':>7}")

@@ -163,10 +163,41 @@ def peak_of(fn: Callable[[], object]) -> int:
         tracemalloc.stop()
 
 
+def breakdown(jobs: list[tuple[Sample, int]], texts: list[str], scale_to: int) -> None:
+    """CPU seconds of each stage of score_trial over these responses, scaled to ``scale_to`` responses."""
+    import vidaudit.suites.counting.scoring as sc
+    from vidaudit.score.answers import parse_count
+    from vidaudit.score.matching import match_times, max_match_count
+    from vidaudit.score.timestamps import extract_timestamps
+
+    def cpu(fn: Callable[[], object]) -> float:
+        c0 = time.process_time()
+        fn()
+        return (time.process_time() - c0) * scale_to / len(jobs)
+
+    reports: list = []
+    full = cpu(lambda: [sc.score_trial(s, t).to_dict() for (s, _), t in zip(jobs, texts, strict=True)])
+    parse = cpu(lambda: [parse_count(t) for t in texts])
+    extract = cpu(lambda: reports.extend(
+        extract_timestamps(t, s.video.duration_s, label_patterns=sc.LABEL_PATTERNS.get(str(s.params["domain"]), ()))
+        for (s, _), t in zip(jobs, texts, strict=True)))
+    pairs = [([e.t for e in s.trace.events], r.times, sc.rate_relative_delta(float(s.params["frequency_hz"])))
+             for (s, _), r in zip(jobs, reports, strict=True)]
+    at_delta = cpu(lambda: [match_times(a, b, d) for a, b, d in pairs])
+    fixed_full = cpu(lambda: [match_times(a, b, d).k for a, b, _ in pairs for d in sc.FIXED_TOLERANCES_S])
+    fixed_count = cpu(lambda: [max_match_count(a, b, d) for a, b, _ in pairs for d in sc.FIXED_TOLERANCES_S])
+    rest = full - parse - extract - at_delta - fixed_count
+    print(f"   where the CPU time goes (timed over {len(jobs)} responses, scaled to {scale_to}): score_trial + "
+          f"to_dict {full:.2f} s = timestamps {extract:.2f} + parse_count {parse:.2f} + matching at delta(F) "
+          f"{at_delta:.2f} + fixed windows {fixed_count:.2f} (by full matchings: {fixed_full:.2f}) + the rest "
+          f"(taxonomy, metrics, labels, record) {rest:.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=38_000)
     ap.add_argument("--repeats", type=int, default=2, help="alternating repetitions per implementation; best kept")
+    ap.add_argument("--breakdown", type=int, default=8000, help="time each stage over this many responses (0: skip)")
     ap.add_argument("--adversarial-kb", type=int, default=32, help="size of the nested-box response (0: skip)")
     args = ap.parse_args()
     if args.trials < 1 or args.repeats < 1 or args.adversarial_kb < 0:
@@ -204,6 +235,9 @@ def main() -> None:
           f"{best['current'][0] + t_agg:.2f} s wall, {best['current'][1] + c_agg:.2f} s CPU (goal < 5 s)")
     if not same:
         raise SystemExit("the implementations scored the workload differently; the timing does not compare")
+
+    if args.breakdown:
+        breakdown(jobs[:args.breakdown], texts[:args.breakdown], len(jobs))
 
     if args.adversarial_kb:
         depth = args.adversarial_kb * 1000 // 8
