@@ -1,10 +1,12 @@
 """The self-contained HTML report: header, the suite's sections (figures, tables, notes) and the trace viewer.
 
-One file, no network: CSS, script, PNG figures and JPEG thumbnails are all inline. Model output
-is untrusted: Jinja2 autoescapes every value, the trials travel as JSON inside a
-``<script type="application/json">`` block with ``< > & /`` escaped, and the page's script puts
-strings into the DOM only through textContent. A Content-Security-Policy that allows only the
-page's own script (by hash) backs this up should any of it ever fail.
+No network: CSS, script, PNG figures and JPEG thumbnails are all inline, except that a viewer
+with too many trials for one page keeps their details in side files next to it (see
+:mod:`vidaudit.report.viewer_files`). Model output is untrusted: Jinja2 autoescapes every value,
+the trials travel as JSON inside a ``<script type="application/json">`` block (or a side file)
+with ``< > & /`` escaped, and the page's script puts strings into the DOM only through
+textContent. A Content-Security-Policy that allows only the page's own script (by hash, plus
+the side files it inserts) backs this up should any of it ever fail.
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ from markupsafe import Markup
 from vidaudit.core.errors import DataError
 from vidaudit.report.heatmaps import figure_heading, render_figure
 from vidaudit.report.model import Report, Section, ViewerSpec, ViewerTrial
-from vidaudit.report.viewer import viewer_payload
+from vidaudit.report.viewer_files import VIEWER_DIR, ViewerData, viewer_data
 
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "/": "\\/",
                  "\u2028": "\\u2028", "\u2029": "\\u2029"}
+#: "/" first: its escape is the only one that holds one of these characters (no later pass touches it)
+_JSON_ORDER = ("/", "<", ">", "&", "\u2028", "\u2029")
 #: element ids the page itself uses; a section can never take one of them
 _RESERVED_IDS = frozenset({"notes", "viewer", "run"})
 
@@ -34,7 +38,10 @@ _RESERVED_IDS = frozenset({"notes", "viewer", "run"})
 def script_json(obj: Any) -> Markup:
     """JSON that is safe between ``<script type="application/json">`` tags: no '<', '>', '&' or '/' survives."""
     text = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    return Markup("".join(_JSON_ESCAPES.get(ch, ch) for ch in text))
+    for ch in _JSON_ORDER:  # str.replace is a C pass per character; "/" first: no escape holds another's
+        if ch in text:
+            text = text.replace(ch, _JSON_ESCAPES[ch])
+    return Markup(text)
 
 
 @cache
@@ -46,10 +53,15 @@ def _csp_hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
 
-def content_security_policy(script: str) -> str:
-    """Nothing may load or connect; images only from data: URLs; only our own script (by hash) runs."""
+def content_security_policy(script: str, side_files: bool = False) -> str:
+    """Nothing may load or connect; images only from data: URLs; only our own script (by hash) runs.
+
+    ``side_files``: the viewer's trial details are in ``viewer/NNN.js``; ``'strict-dynamic'``
+    lets the scripts that our hashed script inserts run (a file:// page cannot fetch), nothing else.
+    """
+    scripts = _csp_hash(script) + (" 'strict-dynamic'" if side_files else "")
     return ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
-            f"script-src {_csp_hash(script)}; base-uri 'none'; form-action 'none'")
+            f"script-src {scripts}; base-uri 'none'; form-action 'none'")
 
 
 @cache
@@ -109,8 +121,12 @@ def _settings_rows(report: Report) -> list[tuple[str, str]]:
 
 
 def render_html(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpec,
-                n_trials_total: int | None = None) -> str:
-    """The report page as one string. ``trials`` are those to show (see select_trials_for_viewer)."""
+                n_trials_total: int | None = None, *, data: ViewerData | None = None) -> str:
+    """The report page as one string. ``trials`` are those to show (see select_trials_for_viewer).
+
+    ``data``: the viewer's data as :func:`viewer_data` split it (write_report passes it, and
+    writes its side files); without it every trial is inline, however many there are.
+    """
     if not isinstance(report, Report):
         raise DataError(f"render_html needs a Report, got {type(report).__name__}; "
                         "build one with Report(...) or Report.model_validate(...)")
@@ -118,21 +134,20 @@ def render_html(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpe
         raise DataError(f"render_html needs the suite's ViewerSpec, got {type(viewer).__name__}")
     ids = _Ids()
     sections = [_section_context(s, ids) for s in report.sections]
-    payload = {"spec": viewer.model_dump(mode="json"), "trials": [viewer_payload(t) for t in trials]}
-    try:
-        trials_json = script_json(payload)
-    except ValueError as e:
-        raise DataError(f"trials hold a value JSON cannot carry ({e}); use None for missing numbers") from e
+    if data is None:
+        data = viewer_data(trials, viewer, inline_max_bytes=float("inf"))
     js = _static("viewer.js")
     return _environment().get_template("report.html.j2").render(
-        csp=content_security_policy(js),
+        csp=content_security_policy(js, side_files=data.chunked),
         css=Markup(_static("report.css")),
         js=Markup(js),
         report=report,
         settings=_settings_rows(report),
         sections=sections,
         viewer=viewer,
-        trials_json=trials_json,
-        n_trials=len(payload["trials"]),
+        trials_json=data.data_json,
+        n_trials=data.n_trials,
+        viewer_dir=VIEWER_DIR if data.chunked else None,
+        n_chunks=len(data.chunks),
         n_trials_total=n_trials_total,
     )

@@ -1,5 +1,8 @@
 """write_report: report.json, report.md and report.html side by side, each written atomically.
 
+A trace viewer too big for one page also gets ``viewer/NNN.js`` beside them (see
+:mod:`vidaudit.report.viewer_files`), written into a temporary folder and renamed into place.
+
 ``make_report`` adds the provenance (vidaudit version, git revision, creation time) to what a
 suite's aggregation returned; ``write_report`` validates the :class:`Report`, renders all three
 files and only then writes them, so a bad input leaves no partial report behind.
@@ -24,6 +27,13 @@ from vidaudit.core.versions import git_revision
 from vidaudit.report.html import render_html
 from vidaudit.report.markdown import render_markdown
 from vidaudit.report.model import Report, SuiteReport, ViewerSpec, ViewerTrial
+from vidaudit.report.viewer_files import (
+    CHUNK_BYTES,
+    INLINE_MAX_BYTES,
+    check_viewer_dir,
+    viewer_data,
+    write_viewer_dir,
+)
 
 
 def _git_dirty() -> bool | None:
@@ -96,20 +106,29 @@ def displayable(text: str) -> str:
 
 
 def write_report(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpec, out_dir: Path,
-                 n_trials_total: int | None = None) -> dict[str, Path]:
+                 n_trials_total: int | None = None, *, inline_max_bytes: float = INLINE_MAX_BYTES,
+                 chunk_bytes: int = CHUNK_BYTES) -> dict[str, Path]:
     """Write the three report files into ``out_dir`` and return their paths keyed "json", "md", "html".
 
     ``trials`` are the trials the viewer shows (pass the output of select_trials_for_viewer, and
     the run's trial count as ``n_trials_total``, to keep the page small); ``viewer`` is the suite's
-    ViewerSpec.
+    ViewerSpec. When their JSON exceeds ``inline_max_bytes`` their details go to side files of
+    about ``chunk_bytes`` in ``out_dir/viewer/``, returned as "viewer" (``float("inf")``: always
+    one self-contained page); otherwise a stale ``viewer/`` folder is removed.
     """
     # Render everything before writing anything, so a bad input leaves no partial report behind.
-    json_text = displayable(report_json(report))
-    html = displayable(render_html(report, trials, viewer, n_trials_total=n_trials_total))
-    markdown = displayable(render_markdown(report))
     out_dir = Path(out_dir)
+    check_viewer_dir(out_dir)
+    json_text = displayable(report_json(report))
+    data = viewer_data(trials, viewer, inline_max_bytes=inline_max_bytes, chunk_bytes=chunk_bytes)
+    data.chunks = [displayable(c) for c in data.chunks]
+    html = displayable(render_html(report, trials, viewer, n_trials_total=n_trials_total, data=data))
+    markdown = displayable(render_markdown(report))
     paths = {"json": out_dir / "report.json", "md": out_dir / "report.md", "html": out_dir / "report.html"}
     write_text_atomic(paths["json"], json_text)
     write_text_atomic(paths["md"], markdown)
+    folder = write_viewer_dir(out_dir, data)  # before the page that reads it
     write_text_atomic(paths["html"], html)
+    if folder is not None:
+        paths["viewer"] = folder
     return paths

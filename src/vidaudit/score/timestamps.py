@@ -122,7 +122,7 @@ class TimestampReport:
                 "n_frame_mentions": self.n_frame_mentions, "n_frame_out_of_range": self.n_frame_out_of_range}
 
 
-@dataclass
+@dataclass(slots=True)
 class _Atom:
     start: int
     end: int
@@ -139,14 +139,14 @@ def _ends_at(pattern: re.Pattern[str], text: str, pos: int) -> bool:
 
 def _atoms(text: str) -> list[_Atom]:
     out = []
+    append = out.append
     for m in _ATOM.finditer(text):
-        if m.group("m") is not None:
-            hours = int(m.group("h")) if m.group("h") is not None else 0
-            out.append(_Atom(m.start(), m.end(), hours * 3600 + int(m.group("m")) * 60 + float(m.group("ss")), True,
-                             False))
+        h, mins, ss, num, unit = m.groups()  # the pattern's groups in order: h, m, ss, num, unit
+        start, end = m.span()
+        if mins is not None:
+            append(_Atom(start, end, (int(h) * 3600 if h is not None else 0) + int(mins) * 60 + float(ss), True, False))
         else:
-            num = m.group("num")
-            out.append(_Atom(m.start(), m.end(), float(num), m.group("unit") is not None, "." not in num))
+            append(_Atom(start, end, float(num), unit is not None, "." not in num))
     return out
 
 
@@ -208,11 +208,17 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
     size = len(text)
     time_cache: dict[int, bool] = {}
 
+    cue_match = _CUE_REV.match
+
     def cued_at(k: int) -> bool:
-        if k not in time_cache:
-            b = atoms[k]
-            time_cache[k] = (not b.explicit) and _CUE_REV.match(rev, size - b.start, min(size, size - b.start + CONTEXT_CHARS)) is not None
-        return time_cache[k]
+        b = atoms[k]
+        if b.explicit:
+            return False
+        hit = time_cache.get(k)
+        if hit is None:
+            pos = size - b.start
+            hit = time_cache[k] = cue_match(rev, pos, min(size, pos + CONTEXT_CHARS)) is not None
+        return hit
 
     def near(end: int, start: int) -> bool:
         return 0 <= start - end <= FRAME_NEAR_TIME_CHARS and "\n" not in text[end:start]
@@ -265,13 +271,17 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
     dropped: list[float] = []
     n_merged = 0
     limit = float(duration_s) + slack_s
+    merge_gap = merge_s + 1e-9
+    kept: list[float] = []
     for k, a in enumerate(chosen):
         if not (0.0 <= a.value <= limit):
             dropped.append(a.value)
             continue
-        if any(abs(a.value - e.t) <= merge_s + 1e-9 for e in events):
+        v = a.value
+        if kept and any(abs(v - t) <= merge_gap for t in kept):
             n_merged += 1
             continue
+        kept.append(v)
         prev_end = chosen[k - 1].end if k else 0
         next_start = chosen[k + 1].start if k + 1 < len(chosen) else len(text)
         label = _label(text, a.start, a.end, prev_end, next_start, label_patterns) if label_patterns else None

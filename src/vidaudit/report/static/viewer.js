@@ -3,9 +3,16 @@
   // Generic trace viewer. The page carries the suite's ViewerSpec and the kept trials as JSON.
   // Every string that came from a model or a data file reaches the page through textContent, an
   // attribute set by setAttribute, or a property; never through innerHTML.
+  // A large viewer keeps only an index here; each trial's details (facts, timeline, frames, text)
+  // are in a side file, viewer/NNN.js, added as a script tag when a trial in it is first opened
+  // (a page opened from file:// may do that, not fetch). A side file calls vidauditViewerChunk.
   var payload = JSON.parse(document.getElementById("trials-data").textContent);
   var spec = payload.spec || { group_label: "group", columns: [] };
   var data = payload.trials || [];
+  var chunks = payload.chunks || null;
+  var details = {};   // trial_id -> full trial, once its side file has run
+  var chunkState = {}; // chunk number -> "loading" | "done" | error text
+  var waiting = {};    // chunk number -> callbacks
   var svg = document.getElementById("timeline");
   var SVGNS = svg.namespaceURI; // the HTML parser put the inline <svg> in the SVG namespace
   var W = 960, ML = 112, MR = 24, Y_TRUE = 48, Y_REP = 118, Y_FRAMES = 160, Y_AXIS = 188;
@@ -196,21 +203,94 @@
     });
   }
 
+  function chunkFile(n) {
+    var s = String(n);
+    while (s.length < 3) { s = "0" + s; }
+    return chunks.dir + "/" + s + ".js";
+  }
+  function settle(n, state) {
+    chunkState[n] = state;
+    var cbs = waiting[n] || [];
+    waiting[n] = [];
+    cbs.forEach(function (cb) { cb(); });
+  }
+  window.vidauditViewerChunk = function (token, n, trials) {
+    if (!chunks || token !== chunks.token || typeof n !== "number") {
+      if (typeof n === "number" && chunkState[n] === "loading") {
+        settle(n, chunkFile(n) + " belongs to another report; write the report again to refresh its viewer folder");
+      }
+      return;
+    }
+    (trials || []).forEach(function (d) { if (d && byId[d.trial_id]) { details[d.trial_id] = d; } });
+    settle(n, "done");
+  };
+  var byId = {};
+  data.forEach(function (t) { byId[t.trial_id] = t; });
+  // Calls done(full trial) once the trial's details are here, or failed(message).
+  function withDetails(t, done, failed) {
+    if (!chunks) { done(t); return; }
+    if (details[t.trial_id]) { done(details[t.trial_id]); return; }
+    var n = t.chunk;
+    var finish = function () {
+      if (details[t.trial_id]) { done(details[t.trial_id]); }
+      else { failed(chunkState[n] === "done" ? chunkFile(n) + " does not hold this trial; write the report again" : chunkState[n]); }
+    };
+    if (chunkState[n] !== undefined && chunkState[n] !== "loading") { finish(); return; }
+    (waiting[n] = waiting[n] || []).push(finish);
+    if (chunkState[n] === "loading") { return; }
+    chunkState[n] = "loading";
+    var tag = document.createElement("script");
+    tag.src = chunkFile(n);
+    tag.onload = function () { if (chunkState[n] === "loading") { settle(n, chunkFile(n) + " did not list its trials; write the report again"); } };
+    tag.onerror = function () { settle(n, "could not read " + chunkFile(n) + ": keep the " + chunks.dir + "/ folder next to this page"); };
+    document.head.appendChild(tag);
+  }
+
   function select(id) {
-    var t = data.find(function (x) { return x.trial_id === id; });
+    var t = byId[id];
     if (!t) { return; }
     selectedId = id;
     Array.from(rowsEl.children).forEach(function (tr) { tr.classList.toggle("selected", tr.dataset.trialId === id); });
     document.getElementById("detail-empty").hidden = true;
     var body = document.getElementById("detail-body");
     body.hidden = false;
-    body.dataset.trialId = id;
     var title = [t.model, t.condition];
     if (t.group) { title.push(t.group); }
     document.getElementById("detail-title").textContent = title.join(" · ");
     document.getElementById("detail-columns").textContent = spec.columns.map(function (c) {
       return c.label + " = " + show(t.columns ? t.columns[c.key] : null);
     }).join(" · ");
+    var status = document.getElementById("detail-status");
+    if (chunks && !details[id]) {
+      clearDetail();
+      status.hidden = false;
+      status.textContent = "Reading this trial from " + chunkFile(t.chunk) + " …";
+    }
+    withDetails(t, function (full) {
+      if (selectedId !== id) { return; }
+      status.hidden = true;
+      status.textContent = "";
+      drawDetail(full);
+      body.dataset.trialId = id;
+    }, function (message) {
+      if (selectedId !== id) { return; }
+      clearDetail();
+      status.hidden = false;
+      status.textContent = message;
+      body.dataset.trialId = id;
+    });
+  }
+
+  function clearDetail() {
+    document.getElementById("detail-facts").textContent = "";
+    document.getElementById("timeline-wrap").hidden = true;
+    svg.textContent = "";
+    document.getElementById("frame-strip").textContent = "";
+    document.getElementById("frames-count").textContent = "";
+    document.getElementById("raw-text").textContent = "";
+  }
+
+  function drawDetail(t) {
     var dl = document.getElementById("detail-facts");
     dl.textContent = "";
     (t.facts || []).forEach(function (kv) { fact(dl, kv[0], kv[1]); });

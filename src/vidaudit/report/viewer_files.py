@@ -1,0 +1,170 @@
+"""The trace viewer's trials: inline in the page when they are small, else in side files loaded lazily.
+
+At the paper's scale the viewer keeps a few thousand trials, each with up to 24 JPEG thumbnails:
+well over 100 MB, which no single page should hold. Above ``INLINE_MAX_BYTES`` the page keeps only
+an index (what the trial list and its filters read: ids, model, condition, group, outcome, columns)
+and the details of each trial (facts, timeline, thumbnails, raw text) go to ``viewer/NNN.js`` files
+of about ``CHUNK_BYTES`` each, next to ``report.html``. They are ``<script>`` files, not JSON,
+because a page opened from ``file://`` may add a script tag but may not ``fetch`` a file; the page's
+script adds the tag when a trial of that chunk is first opened. Each file holds strict JSON (with
+``< > & /`` escaped, as in the page) passed to one callback together with a token of the index it
+belongs to, so a chunk left over from another report is refused rather than shown.
+
+The Content-Security-Policy of a chunked page adds ``'strict-dynamic'``: only scripts that the
+page's own (hashed) script inserts may run; nothing can be fetched or connected to. Below the
+threshold the page is exactly what it was before side files existed: one self-contained file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup
+
+from vidaudit.core.errors import DataError
+from vidaudit.report.model import ViewerSpec, ViewerTrial
+from vidaudit.report.viewer import viewer_payload
+
+#: above this many bytes of trial JSON the details leave the page (5.3 MB held ~108 trials)
+INLINE_MAX_BYTES = 8 << 20
+#: target size of one side file; one is read when a trial in it is opened
+CHUNK_BYTES = 2 << 20
+#: the folder next to report.html that holds the side files
+VIEWER_DIR = "viewer"
+#: what the page's index keeps of each trial: enough to list, filter and title it
+INDEX_KEYS = ("trial_id", "sample_id", "model", "condition", "group", "status", "correct", "columns")
+#: the global function a side file calls (the page's script defines it)
+CALLBACK = "vidauditViewerChunk"
+_CHUNK_NAME = re.compile(r"^\d{3,}\.js$")
+
+
+def _script_json(obj: Any) -> str:
+    from vidaudit.report.html import script_json
+
+    return str(script_json(obj))
+
+
+def chunk_name(n: int) -> str:
+    """``000.js``, ``001.js``, ...: the page's script builds the same name from the number."""
+    return f"{n:03d}.js"
+
+
+@dataclass
+class ViewerData:
+    """What the page's JSON block holds, and the side files to write (none when inline)."""
+
+    data_json: Markup
+    n_trials: int
+    chunks: list[str] = field(default_factory=list)
+    token: str | None = None
+
+    @property
+    def chunked(self) -> bool:
+        return bool(self.chunks)
+
+
+def viewer_data(trials: Sequence[ViewerTrial], viewer: ViewerSpec, *, inline_max_bytes: float = INLINE_MAX_BYTES,
+                chunk_bytes: int = CHUNK_BYTES) -> ViewerData:
+    """The viewer's data for ``trials`` in list order: inline if it fits ``inline_max_bytes``, else chunked."""
+    if not isinstance(viewer, ViewerSpec):
+        raise DataError(f"render_html needs the suite's ViewerSpec, got {type(viewer).__name__}")
+    if chunk_bytes < 1:
+        raise DataError(f"chunk_bytes must be >= 1, got {chunk_bytes}")
+    spec = _script_json(viewer.model_dump(mode="json"))
+    payloads = [viewer_payload(t) for t in trials]
+    try:
+        texts = [_script_json(p) for p in payloads]
+    except ValueError as e:
+        raise DataError(f"trials hold a value JSON cannot carry ({e}); use None for missing numbers") from e
+    if sum(len(t) for t in texts) <= inline_max_bytes:
+        # the same text as json.dumps({"spec": ..., "trials": [...]}) with compact separators
+        return ViewerData(Markup('{"spec":' + spec + ',"trials":[' + ",".join(texts) + "]}"), len(texts))
+    groups: list[list[int]] = [[]]
+    size = 0
+    for i, text in enumerate(texts):
+        if groups[-1] and size + len(text) > chunk_bytes:
+            groups.append([])
+            size = 0
+        groups[-1].append(i)
+        size += len(text)
+    index = []
+    for n, members in enumerate(groups):
+        for i in members:
+            entry = {k: payloads[i][k] for k in INDEX_KEYS}
+            entry["chunk"] = n
+            index.append(entry)
+    del payloads
+    index_text = _script_json(index)
+    token = hashlib.sha256((spec + index_text).encode("utf-8")).hexdigest()[:16]
+    chunks = []
+    for n, members in enumerate(groups):
+        chunks.append(f'{CALLBACK}("{token}",{n},[' + ",".join(texts[i] for i in members) + "]);\n")
+        for i in members:
+            texts[i] = ""  # each trial's text lives in one place at a time: the peak stays ~1x the viewer
+    meta = _script_json({"dir": VIEWER_DIR, "count": len(chunks), "token": token})
+    return ViewerData(Markup('{"spec":' + spec + ',"trials":' + index_text + ',"chunks":' + meta + "}"),
+                      len(texts), chunks=chunks, token=token)
+
+
+def _check_ours(folder: Path) -> None:
+    if not folder.is_dir():
+        raise DataError(f"{folder} exists and is not a folder; the report writes its trace viewer's files there, "
+                        "move it away")
+    strangers = [p.name for p in folder.iterdir() if not (p.is_file() and _CHUNK_NAME.match(p.name))]
+    if strangers:
+        raise DataError(f"{folder} holds files the report did not write ({', '.join(sorted(strangers)[:5])}); "
+                        "move them away or write the report to another folder")
+
+
+def check_viewer_dir(out_dir: Path) -> None:
+    """Fail before anything is written if ``out_dir/viewer`` holds anything but side files."""
+    folder = Path(out_dir) / VIEWER_DIR
+    if folder.exists() or folder.is_symlink():
+        _check_ours(folder)
+
+
+def write_viewer_dir(out_dir: Path, data: ViewerData) -> Path | None:
+    """Replace ``out_dir/viewer`` with ``data``'s side files (none: remove a stale folder).
+
+    The new files are written into a temporary folder first; only when all are on disk does the
+    old folder leave and the new one take its name, so a failure changes nothing.
+    """
+    out_dir = Path(out_dir)
+    folder = out_dir / VIEWER_DIR
+    check_viewer_dir(out_dir)
+    tmp: Path | None = None
+    try:
+        if data.chunked:
+            tmp = Path(tempfile.mkdtemp(prefix=f".{VIEWER_DIR}.tmp-", dir=out_dir))
+            for n, text in enumerate(data.chunks):
+                with open(tmp / chunk_name(n), "w", encoding="utf-8") as f:
+                    f.write(text)
+                    f.flush()
+                    os.fsync(f.fileno())
+            os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; the files are as readable as the page
+        if folder.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{VIEWER_DIR}.old-", dir=out_dir))
+            os.replace(folder, old / VIEWER_DIR)
+            shutil.rmtree(old, ignore_errors=True)
+        if tmp is None:
+            return None
+        os.replace(tmp, folder)
+        tmp = None
+        return folder
+    finally:
+        if tmp is not None and tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _umask() -> int:
+    from vidaudit.core.fileio import _umask as umask
+
+    return umask()
