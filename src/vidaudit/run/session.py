@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,10 @@ from vidaudit.run.runconfig import BudgetConfig, RunConfig, open_run_config
 from vidaudit.run.store import RunStore
 from vidaudit.run.summary import RunSummary
 from vidaudit.suites.base import Suite
+
+#: ``dispatch(adapters, suite=NAME, samples=BY_ID, model_options=...)``: an async context manager giving
+#: the adapters the executor calls (same labels, specs, capabilities and request options)
+AdapterDispatch = Callable[..., AbstractAsyncContextManager[dict[str, Any]]]
 
 #: output tokens assumed per call for budgets when the settings send no token limit (provider defaults)
 UNLIMITED_OUTPUT_ESTIMATE = 4096
@@ -146,8 +151,13 @@ def dry_run_rows(planned: Sequence[PlannedTrial], caps: dict[str, Any]) -> list[
 def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *,
             suite: str = "counting", max_attempts: int = 3, max_cost_usd: float | None = None,
             max_tokens: int | None = None, dry_run: bool = False, limit: int | None = None, on_progress=None,
-            model_options: dict[str, dict[str, Any]] | None = None, judge: ModelSpec | None = None) -> RunOutcome:
-    """Plan and run (or, with ``dry_run``, only count) every trial into ``out``."""
+            model_options: dict[str, dict[str, Any]] | None = None, judge: ModelSpec | None = None,
+            dispatch: AdapterDispatch | None = None) -> RunOutcome:
+    """Plan and run (or, with ``dry_run``, only count) every trial into ``out``.
+
+    ``dispatch`` (e.g. ``run.ray_executor.RayDispatch``) swaps the adapters for adapter-shaped proxies
+    that call elsewhere while the run lasts; the executor, the store and the audit log stay here.
+    """
     data, out = Path(data), Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; pass a directory for the run")
@@ -167,7 +177,8 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
     with RunLock(out):
         return _execute_locked(data, out, planned, adapters, caps, models, conditions, suite=suite,
                                max_attempts=max_attempts, max_cost_usd=max_cost_usd, max_tokens=max_tokens,
-                               limit=limit, on_progress=on_progress, model_options=model_options, judge=judge)
+                               limit=limit, on_progress=on_progress, model_options=model_options, judge=judge,
+                               dispatch=dispatch)
 
 
 def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters: dict[str, ModelAdapter],
@@ -175,7 +186,7 @@ def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters
                     suite: str, max_attempts: int, max_cost_usd: float | None, max_tokens: int | None,
                     limit: int | None, on_progress,
                     model_options: dict[str, dict[str, Any]] | None = None,
-                    judge: ModelSpec | None = None) -> RunOutcome:
+                    judge: ModelSpec | None = None, dispatch: AdapterDispatch | None = None) -> RunOutcome:
     update_snapshot(out, {p.sample.sample_id: p.sample for p in planned}.values())
     config = RunConfig.new(suite=suite, data_dir=str(data.resolve()), models=list(models),
                            conditions=list(conditions), max_attempts=max_attempts,
@@ -202,8 +213,13 @@ def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters
 
         try:
             with RunStore(out) as store:
-                return await run_trials(planned, adapters, store, builder, max_attempts=max_attempts, budget=budget,
-                                        on_progress=on_progress)
+                if dispatch is None:
+                    return await run_trials(planned, adapters, store, builder, max_attempts=max_attempts,
+                                            budget=budget, on_progress=on_progress)
+                samples = {p.sample.sample_id: p.sample for p in planned}
+                async with dispatch(adapters, suite=suite, samples=samples, model_options=model_options) as remote:
+                    return await run_trials(planned, remote, store, builder, max_attempts=max_attempts,
+                                            budget=budget, on_progress=on_progress)
         finally:
             await close_adapters(adapters)
 

