@@ -34,13 +34,15 @@ from vidaudit.run.session import execute  # noqa: E402
 from vidaudit.run.store import RunStore  # noqa: E402
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
+SITE = str(Path(__file__).resolve().parent / "plugin_site")  # the toy suite, found by every worker too
+CHAT = "/v1/chat/completions"
 LIMIT = 4
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory):
     """A head with 2 CPUs in this process, and a worker node (2 CPUs, resource ``worker_node``) in another."""
-    os.environ["PYTHONPATH"] = os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])  # workers import this tree
+    os.environ["PYTHONPATH"] = os.pathsep.join([SRC, SITE, os.environ.get("PYTHONPATH", "")])  # workers import these
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     env = dict(os.environ)  # after init: it carries the cluster's auth mode to the joining node and the CLI runs
     address = ray.get_runtime_context().gcs_address
@@ -158,6 +160,37 @@ def test_a_killed_driver_resumes_with_no_repeated_call_and_the_local_answers(
     texts, ok, _ = _stored(run)
     assert texts == local_run and set(ok.values()) == {1}
     assert {k: texts[k] for k in before} == before
+
+
+def test_a_judged_run_keeps_its_stage_calls_on_the_driver_and_its_model_on_ray(
+        cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from httpfake import FakeServer, Reply
+    from vidaudit.core.types import Condition, ModelSpec, Presentation
+
+    monkeypatch.syspath_prepend(SITE)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-judge")
+    from toysuite import generate_toy
+
+    generate_toy(tmp_path / "data", seeds=1)
+    reply = {"id": "c", "object": "chat.completion", "created": 1, "model": "judge-1",
+             "choices": [{"index": 0, "finish_reason": "stop",
+                          "message": {"role": "assistant", "content": '{"names_colour": true}'}}],
+             "usage": {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48}}
+    runs = {}
+    with FakeServer() as srv:
+        srv.script("POST", CHAT, default=Reply(json=reply))
+        judge = ModelSpec.parse(f"openai:judge-1@{srv.url}/v1", temperature=0.0, max_tokens=64)
+        for name, dispatch in (("local", None), ("ray", RayDispatch())):
+            res = execute(tmp_path / "data", tmp_path / name, [ModelSpec.parse("constant:the screen looks red")],
+                          [Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="plain")], suite="toy",
+                          judge=judge, dispatch=dispatch)
+            assert res.summary is not None and not res.summary.stopped_early
+            with RunStore(tmp_path / name, readonly=True) as store:
+                runs[name] = sorted((c.trial_id, c.stage, c.call_key, c.response.text) for c in store.stage_calls())
+            if dispatch is not None:
+                assert list(dispatch.placements) == ["constant:the screen looks red"]  # the judge stays here
+        assert len(srv.requests_to(CHAT)) == 6  # three judge calls per run, all made by the driver
+    assert runs["ray"] == runs["local"] and {s for _, s, _, _ in runs["ray"]} == {"answer", "judge"}
 
 
 def test_a_replica_that_differs_from_the_driver_is_refused_before_any_call(cluster, smoke_dir: Path,
