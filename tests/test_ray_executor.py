@@ -1,9 +1,9 @@
 """``--executor ray`` on a real local Ray cluster: a head started here and a second node joined by ``ray start``.
 
 What is proved: a Ray run plans the same trials and stores the same responses as a local run (a tiny
-real hf model, deterministic greedy decoding, with replicas on the joined worker node); a replica
-killed mid-run is restarted and its call in flight re-sent, so the run completes with no failed
-attempt and no repeated stored call; a driver (``vidaudit run --executor ray``) killed mid-run
+real hf model, deterministic greedy decoding, with both replicas on the joined worker node) even when
+a replica is SIGKILLed with a call in flight: Ray restarts it and re-sends the call, so the run
+completes with no failed attempt and no repeated stored call; a driver (``vidaudit run --executor ray``) killed mid-run
 resumes with no repeated stored call and the local run's answers; a judged (composite) run keeps its
 stage calls on the driver; a worker whose adapter differs from the driver's is refused before any call.
 One cluster for the module: Ray takes ~10 s to start.
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -27,7 +28,7 @@ pytest.importorskip("transformers", reason="the Ray tests run a tiny hf model: p
 sys.path.insert(0, str(Path(__file__).parent))
 import tiny_models  # noqa: E402
 
-from vidaudit.core.errors import ConfigError  # noqa: E402
+from vidaudit.core.errors import ConfigError, DataError  # noqa: E402
 from vidaudit.run.cli_support import resolve_run_args  # noqa: E402
 from vidaudit.run.ray_executor import RayDispatch, RayOptions, dispatch_for  # noqa: E402
 from vidaudit.run.session import execute  # noqa: E402
@@ -61,11 +62,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):
         yield {"address": address, "head": head, "env": env}
     finally:
         ray.shutdown()
-        os.killpg(worker.pid, signal.SIGTERM)
-        try:
-            worker.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
+        os.killpg(worker.pid, signal.SIGKILL)  # the node's raylet and workers are in its process group
+        worker.wait(30)
 
 
 @pytest.fixture(scope="module")
@@ -104,37 +102,37 @@ def local_run(smoke_dir: Path, model_dir: Path, tmp_path_factory: pytest.TempPat
     return _stored(run)[0]
 
 
-def test_a_ray_run_stores_what_a_local_run_stores_with_replicas_on_the_worker_node(
+def test_a_ray_run_with_a_replica_killed_mid_call_stores_what_a_local_run_stores(
         cluster, smoke_dir: Path, model_dir: Path, local_run: dict[str, str], tmp_path: Path) -> None:
     dispatch = RayDispatch(RayOptions(replicas=2, resources={"worker_node": 1}))
-    res = execute(**_args(smoke_dir, tmp_path / "run", f"hf:{model_dir}"), dispatch=dispatch)
+    killed: list[int] = []
+
+    def on_progress(event) -> None:  # on the driver's loop: after the first stored trial, kill a busy replica
+        if event.kind == "attempt" and not killed:
+            (proxy,) = dispatch.proxies.values()
+            busy = next(i for i, n in enumerate(proxy._busy) if n > 0)  # a call is in flight there
+            pid = proxy.placements[busy][0]
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+
+    res = execute(**_args(smoke_dir, tmp_path / "run", f"hf:{model_dir}"), dispatch=dispatch,
+                  on_progress=on_progress)
+    assert killed, "no replica was killed"
     assert res.summary is not None and res.summary.ok == LIMIT and res.summary.calls == LIMIT
     texts, ok, failed = _stored(tmp_path / "run")
     assert texts == local_run  # same trial ids, same answers
-    assert set(ok.values()) == {1} and not failed
+    assert set(ok.values()) == {1} and not failed  # the killed call was re-sent, nothing stored twice or failed
     (label,) = dispatch.placements
     nodes = {node for _, node in dispatch.placements[label]}
     assert len(dispatch.placements[label]) == 2 and cluster["head"] not in nodes  # both on the joined node
     assert all(pid != os.getpid() for pid, _ in dispatch.placements[label])
 
 
-def test_a_replica_killed_mid_run_is_restarted_and_no_call_is_lost_or_repeated(
-        cluster, smoke_dir: Path, model_dir: Path, local_run: dict[str, str], tmp_path: Path) -> None:
-    run = tmp_path / "run"
-    dispatch = RayDispatch(RayOptions(replicas=1))
-    killed: list[int] = []
-
-    def on_progress(event) -> None:  # runs on the driver's loop: kill the replica after the first stored trial
-        if event.kind == "attempt" and not killed:
-            pid = next(iter(dispatch.placements.values()))[0][0]
-            os.kill(pid, signal.SIGKILL)
-            killed.append(pid)
-
-    res = execute(**_args(smoke_dir, run, f"hf:{model_dir}"), dispatch=dispatch, on_progress=on_progress)
-    assert killed, "the replica was never killed"
-    assert res.summary is not None and res.summary.ok == LIMIT and res.summary.calls == LIMIT
-    texts, ok, failed = _stored(run)
-    assert texts == local_run and set(ok.values()) == {1} and not failed
+def _ok_so_far(run: Path) -> int:
+    try:
+        return len(_stored(run)[1])
+    except (DataError, sqlite3.Error, OSError):  # the driver is still creating the store
+        return 0
 
 
 def test_a_killed_driver_resumes_with_no_repeated_call_and_the_local_answers(
@@ -145,7 +143,7 @@ def test_a_killed_driver_resumes_with_no_repeated_call_and_the_local_answers(
            "--temperature", "0", "--out", str(run), "--executor", "ray", "--ray-address", cluster["address"]]
     first = subprocess.Popen(cmd, env=cluster["env"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
-    while not (run / "store.sqlite").exists() or not _stored(run)[1]:
+    while not _ok_so_far(run):
         assert first.poll() is None, first.stderr.read().decode() if first.stderr else ""
         assert time.monotonic() < deadline, "no trial was stored in time"
         time.sleep(0.2)
@@ -193,8 +191,7 @@ def test_a_judged_run_keeps_its_stage_calls_on_the_driver_and_its_model_on_ray(
     assert runs["ray"] == runs["local"] and {s for _, s, _, _ in runs["ray"]} == {"answer", "judge"}
 
 
-def test_a_replica_that_differs_from_the_driver_is_refused_before_any_call(cluster, smoke_dir: Path,
-                                                                          tmp_path: Path) -> None:
+def test_a_replica_that_differs_from_the_driver_is_refused_before_any_call(cluster) -> None:
     from vidaudit.models.factory import make_adapter
     from vidaudit.core.registry import get_suite
     from vidaudit.core.types import ModelSpec

@@ -3,10 +3,11 @@
 ``vidaudit run ... --executor ray [--ray-address ADDR]`` runs the same executor as a local run
 (``run.executor.run_trials``: retries, budgets, composites' stage calls and their cache, every store
 and audit-log write) on the driver. Only the adapter call moves: each local model (``capabilities.local``:
-``hf``, ``vllm``, the baselines and pixel observers) is built again inside ``replicas`` Ray actors, and
-the executor is handed an adapter-shaped proxy (``RayReplicas``) whose ``generate`` /
-``generate_batch`` send the request to the least busy replica. Remote API models (OpenAI, Gemini,
-Anthropic) stay on the driver: their work is waiting on the network, and their rate limits are per key.
+``hf``, ``vllm``, the baselines and pixel observers) is built again inside ``replicas`` Ray actors,
+and the executor is handed an adapter-shaped proxy (``RayReplicas``) whose ``generate`` /
+``generate_batch`` send the request to the least busy replica. Network clients (OpenAI, Gemini,
+Anthropic, and any ``@BASE_URL`` server) stay on the driver: their work is waiting on the network,
+their rate limits are per key, and their keys stay in one process.
 
 Composites (``--judge``) stay on the driver too, so their stage calls are cached and stored there;
 their plain sub-adapters (any attribute holding one) are swapped for the proxies of those adapters.
@@ -37,6 +38,8 @@ from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import ErrorKind, ModelSpec, Request, Response
 from vidaudit.models.base import ModelCallError, is_composite, request_options, role_of
 
+#: providers that are network clients: they stay on the driver, whatever their ``capabilities.local``
+NETWORK_PROVIDERS = frozenset({"openai", "gemini", "anthropic"})
 #: providers whose replicas ask Ray for one GPU each by default
 GPU_PROVIDERS = frozenset({"vllm"})
 
@@ -104,8 +107,11 @@ def identity(adapter: Any) -> dict[str, Any]:
 
 
 def runs_remotely(adapter: Any) -> bool:
-    """Plain local models go to Ray; remote API models and composites stay on the driver."""
-    return not is_composite(adapter) and bool(getattr(adapter.capabilities, "local", False))
+    """Plain local models go to Ray; network clients (an API, or a server at ``@BASE_URL`` even when
+    ``capabilities.local`` says it costs nothing) and composites stay on the driver."""
+    spec = adapter.spec
+    return (not is_composite(adapter) and bool(getattr(adapter.capabilities, "local", False))
+            and spec.provider not in NETWORK_PROVIDERS and not spec.base_url)
 
 
 # --------------------------------------------------------------------------- failures across processes
