@@ -3,7 +3,8 @@
 What is proved: a Ray run plans the same trials and stores the same responses as a local run (a tiny
 real hf model, deterministic greedy decoding, with both replicas on the joined worker node) even when
 a replica is SIGKILLed with a call in flight: Ray restarts it and re-sends the call, so the run
-completes with no failed attempt and no repeated stored call; a driver (``vidaudit run --executor ray``) killed mid-run
+completes with no failed attempt and no repeated stored call; a replica Ray may not restart stops
+the run with only its calls in flight failed, and a resume (here without Ray) finishes it; a driver (``vidaudit run --executor ray``) killed mid-run
 resumes with no repeated stored call and the local run's answers; a judged (composite) run keeps its
 stage calls on the driver; a worker whose adapter differs from the driver's is refused before any call.
 One cluster for the module: Ray takes ~10 s to start.
@@ -158,6 +159,36 @@ def test_a_killed_driver_resumes_with_no_repeated_call_and_the_local_answers(
     texts, ok, _ = _stored(run)
     assert texts == local_run and set(ok.values()) == {1}
     assert {k: texts[k] for k in before} == before
+
+
+def test_a_replica_ray_cannot_restart_stops_the_run_and_a_resume_finishes_it(
+        cluster, smoke_dir: Path, tmp_path: Path) -> None:
+    from vidaudit.run.executor import AdapterError
+
+    run, limit = tmp_path / "run", 8
+    dispatch = RayDispatch(RayOptions(max_restarts=0))
+    killed: list[int] = []
+
+    def on_progress(event) -> None:
+        if event.kind == "attempt" and not killed:
+            (proxy,) = dispatch.proxies.values()
+            killed.append(proxy.placements[0][0])
+            os.kill(killed[0], signal.SIGKILL)
+
+    args = _args(smoke_dir, run, "oracle") | {"limit": limit}
+    with pytest.raises(AdapterError, match="RayWorkerLost") as stopped:
+        execute(**args, dispatch=dispatch, on_progress=on_progress)
+    summary = stopped.value.summary
+    assert summary is not None and 1 <= summary.ok < limit
+    texts, ok, failed = _stored(run)
+    assert sum(failed.values()) <= dispatch.proxies["oracle"].local.capabilities.concurrency  # only calls in flight
+    res = execute(**args)  # resumed here, without Ray
+    assert res.summary is not None and res.summary.skipped_already_ok == len(texts) and res.summary.ok == limit - len(texts)
+    after, ok, _ = _stored(run)
+    assert set(ok.values()) == {1} and {k: after[k] for k in texts} == texts  # no stored call repeated
+    reference = tmp_path / "local"
+    execute(**_args(smoke_dir, reference, "oracle") | {"limit": limit})
+    assert after == _stored(reference)[0]
 
 
 def test_a_judged_run_keeps_its_stage_calls_on_the_driver_and_its_model_on_ray(
