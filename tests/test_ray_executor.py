@@ -1,12 +1,13 @@
 """``--executor ray`` on a real local Ray cluster: a head started here and a second node joined by ``ray start``.
 
 What is proved: a Ray run plans the same trials and stores the same responses as a local run (a tiny
-real hf model, deterministic greedy decoding, with both replicas on the joined worker node) even when
-a replica is SIGKILLed with a call in flight: Ray restarts it and re-sends the call, so the run
-completes with no failed attempt and no repeated stored call; a replica Ray may not restart stops
-the run with only its calls in flight failed, and a resume (here without Ray) finishes it; a driver (``vidaudit run --executor ray``) killed mid-run
-resumes with no repeated stored call and the local run's answers; a judged (composite) run keeps its
-stage calls on the driver; a worker whose adapter differs from the driver's is refused before any call.
+real hf model, deterministic greedy decoding, its replica on the joined worker node) even when the
+replica is SIGKILLed with a call in flight: Ray restarts it and re-sends the call, so the run
+completes with no failed attempt and no repeated stored call; a replica Ray may not restart stops the
+run with only its calls in flight failed, and a resume (here without Ray) finishes it; a driver
+(``vidaudit run --executor ray``) killed mid-run resumes with no repeated stored call and the local
+run's answers; a judged (composite) run keeps its stage calls on the driver (its model in two replicas
+on the joined node); a worker whose adapter differs from the driver's is refused before any call.
 One cluster for the module: Ray takes ~10 s to start.
 """
 
@@ -105,7 +106,7 @@ def local_run(smoke_dir: Path, model_dir: Path, tmp_path_factory: pytest.TempPat
 
 def test_a_ray_run_with_a_replica_killed_mid_call_stores_what_a_local_run_stores(
         cluster, smoke_dir: Path, model_dir: Path, local_run: dict[str, str], tmp_path: Path) -> None:
-    dispatch = RayDispatch(RayOptions(replicas=2, resources={"worker_node": 1}))
+    dispatch = RayDispatch(RayOptions(resources={"worker_node": 1}))
     killed: list[int] = []
 
     def on_progress(event) -> None:  # on the driver's loop: after the first stored trial, kill a busy replica
@@ -123,10 +124,8 @@ def test_a_ray_run_with_a_replica_killed_mid_call_stores_what_a_local_run_stores
     texts, ok, failed = _stored(tmp_path / "run")
     assert texts == local_run  # same trial ids, same answers
     assert set(ok.values()) == {1} and not failed  # the killed call was re-sent, nothing stored twice or failed
-    (label,) = dispatch.placements
-    nodes = {node for _, node in dispatch.placements[label]}
-    assert len(dispatch.placements[label]) == 2 and cluster["head"] not in nodes  # both on the joined node
-    assert all(pid != os.getpid() for pid, _ in dispatch.placements[label])
+    ((pid, node),) = dispatch.placements[f"hf:{model_dir}"]
+    assert node != cluster["head"] and pid != os.getpid()  # it ran on the joined node
 
 
 def _ok_so_far(run: Path) -> int:
@@ -209,7 +208,8 @@ def test_a_judged_run_keeps_its_stage_calls_on_the_driver_and_its_model_on_ray(
     with FakeServer() as srv:
         srv.script("POST", CHAT, default=Reply(json=reply))
         judge = ModelSpec.parse(f"openai:judge-1@{srv.url}/v1", temperature=0.0, max_tokens=64)
-        for name, dispatch in (("local", None), ("ray", RayDispatch())):
+        for name, dispatch in (("local", None), ("ray", RayDispatch(RayOptions(replicas=2,
+                                                                               resources={"worker_node": 1})))):
             res = execute(tmp_path / "data", tmp_path / name, [ModelSpec.parse("constant:the screen looks red")],
                           [Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="plain")], suite="toy",
                           judge=judge, dispatch=dispatch)
@@ -218,6 +218,8 @@ def test_a_judged_run_keeps_its_stage_calls_on_the_driver_and_its_model_on_ray(
                 runs[name] = sorted((c.trial_id, c.stage, c.call_key, c.response.text) for c in store.stage_calls())
             if dispatch is not None:
                 assert list(dispatch.placements) == ["constant:the screen looks red"]  # the judge stays here
+                replicas = dispatch.placements["constant:the screen looks red"]
+                assert len({pid for pid, _ in replicas}) == 2 and {n for _, n in replicas} != {cluster["head"]}
         assert len(srv.requests_to(CHAT)) == 6  # three judge calls per run, all made by the driver
     assert runs["ray"] == runs["local"] and {s for _, s, _, _ in runs["ray"]} == {"answer", "judge"}
 
