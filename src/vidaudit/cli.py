@@ -145,11 +145,18 @@ def run(
     design: str = typer.Option(None, "--design", help="full (default: every trial) or a suite's sequential design "
                                                       "(counting: adaptive, the same boundaries with fewer trials)."),
     rule: str = typer.Option(None, "--rule", help="The sequential design's decision rule (counting: point or wilson)."),
+    executor: str = typer.Option("local", "--executor", help="local, or ray: local models run as Ray actors, "
+                                 "this process keeps the store (docs/scale-out.md)."),
+    ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
+    ray_replicas: int = typer.Option(1, "--ray-replicas", help="Ray actors per local model."),
 ) -> None:
     """Run models over a generated suite; every attempt is stored, re-running resumes."""
     from vidaudit.run.cli_support import print_dry_run, print_summary, resolve_run_args
     from vidaudit.run.progress import RichProgress
+    from vidaudit.run.ray_executor import dispatch_for
     from vidaudit.run.session import execute
+
+    dispatch = dispatch_for(executor, ray_address, ray_replicas)
 
     args = resolve_run_args(suite=suite, data=data, models=model, conditions=condition, prompts=prompt,
                             timestamps=not no_timestamps, config=config, out=out, resume=resume,
@@ -162,7 +169,7 @@ def run(
         print_dry_run(res.dry_run)
         return
     with RichProgress("trials", console=console) as bar:
-        res = execute(**args, on_progress=bar)
+        res = execute(**args, on_progress=bar, dispatch=dispatch)
     print_summary(res)
     if res.summary is not None and res.summary.stopped_early:
         raise typer.Exit(1)

@@ -31,6 +31,7 @@ _BUILTIN: dict[str, dict[str, str]] = {
         "gemini": "vidaudit.models.gemini:GeminiAdapter",
         "anthropic": "vidaudit.models.anthropic:AnthropicAdapter",
         "hf": "vidaudit.models.hf:HFAdapter",
+        "vllm": "vidaudit.models.vllm_offline:VLLMOfflineAdapter",
     },
 }
 
@@ -43,6 +44,7 @@ EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
     "gemini": ("gemini", ("google", "httpx2")),
     "anthropic": ("anthropic", ("anthropic",)),
     "hf": ("hf", ("torch", "torchvision", "transformers", "num2words")),
+    "vllm": ("vllm", ("vllm", "transformers")),
 }
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,10 @@ from vidaudit.run.runconfig import BudgetConfig, RunConfig, open_run_config
 from vidaudit.run.store import RunStore
 from vidaudit.run.summary import RunSummary
 from vidaudit.suites.base import Suite
+
+#: ``dispatch(adapters, suite=NAME, samples=BY_ID, model_options=...)``: an async context manager giving
+#: the adapters the executor calls (same labels, specs, capabilities and request options)
+AdapterDispatch = Callable[..., AbstractAsyncContextManager[dict[str, Any]]]
 
 #: output tokens assumed per call for budgets when the settings send no token limit (provider defaults)
 UNLIMITED_OUTPUT_ESTIMATE = 4096
@@ -157,11 +162,14 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
             suite: str = "counting", max_attempts: int = 3, max_cost_usd: float | None = None,
             max_tokens: int | None = None, dry_run: bool = False, limit: int | None = None, on_progress=None,
             model_options: dict[str, dict[str, Any]] | None = None, judge: ModelSpec | None = None,
-            design: str = "full", rule: str | None = None) -> RunOutcome:
+            design: str = "full", rule: str | None = None,
+            dispatch: AdapterDispatch | None = None) -> RunOutcome:
     """Plan and run (or, with ``dry_run``, only count) every trial into ``out``.
 
     ``design`` other than ``"full"`` asks the suite for a sequential design (``Suite.sequential_design``) that
     chooses the trials wave by wave (``vidaudit.run.waves``); ``rule`` is that design's decision rule.
+    ``dispatch`` (e.g. ``run.ray_executor.RayDispatch``) swaps the adapters for adapter-shaped proxies
+    that call elsewhere while the run lasts; the executor, the store and the audit log stay here.
     """
     data, out = Path(data), Path(out)
     if out.exists() and not out.is_dir():
@@ -186,7 +194,7 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
         return _execute_locked(data, out, planned, adapters, caps, models, conditions, suite=suite,
                                max_attempts=max_attempts, max_cost_usd=max_cost_usd, max_tokens=max_tokens,
                                limit=limit, on_progress=on_progress, model_options=model_options, judge=judge,
-                               design=seq)
+                               design=seq, dispatch=dispatch)
 
 
 def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters: dict[str, ModelAdapter],
@@ -194,7 +202,8 @@ def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters
                     suite: str, max_attempts: int, max_cost_usd: float | None, max_tokens: int | None,
                     limit: int | None, on_progress,
                     model_options: dict[str, dict[str, Any]] | None = None,
-                    judge: ModelSpec | None = None, design: Any = None) -> RunOutcome:
+                    judge: ModelSpec | None = None, design: Any = None,
+                    dispatch: AdapterDispatch | None = None) -> RunOutcome:
     update_snapshot(out, {p.sample.sample_id: p.sample for p in planned}.values())
     config = RunConfig.new(suite=suite, data_dir=str(data.resolve()), models=list(models),
                            conditions=list(conditions), max_attempts=max_attempts,
@@ -223,11 +232,18 @@ def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters
 
         try:
             with RunStore(out) as store:
-                if design is not None:
-                    return await run_waves(planned, design, adapters, store, builder, suite=get_suite(suite),
-                                           max_attempts=max_attempts, budget=budget, on_progress=on_progress)
-                return await run_trials(planned, adapters, store, builder, max_attempts=max_attempts, budget=budget,
-                                        on_progress=on_progress), None
+                async def trials(use: dict[str, Any]) -> tuple[RunSummary, dict[str, Any] | None]:
+                    if design is not None:
+                        return await run_waves(planned, design, use, store, builder, suite=get_suite(suite),
+                                               max_attempts=max_attempts, budget=budget, on_progress=on_progress)
+                    return await run_trials(planned, use, store, builder, max_attempts=max_attempts, budget=budget,
+                                            on_progress=on_progress), None
+
+                if dispatch is None:
+                    return await trials(adapters)
+                samples = {p.sample.sample_id: p.sample for p in planned}
+                async with dispatch(adapters, suite=suite, samples=samples, model_options=model_options) as remote:
+                    return await trials(remote)
         finally:
             await close_adapters(adapters)
 
