@@ -249,3 +249,31 @@ def test_executor_options_are_checked() -> None:
         dispatch_for("local", "127.0.0.1:1")
     with pytest.raises(ConfigError, match="--ray-replicas must be an integer >= 1"):
         RayOptions(replicas=0)
+
+
+def test_generate_counting_on_ray_writes_the_local_bitstreams(cluster, tmp_path: Path) -> None:
+    """Rendering as Ray tasks (the driver writes the manifest) gives byte-identical videos and samples."""
+    from vidaudit.core.manifest import load_samples
+    from vidaudit.run.ray_pool import RayTaskPool, pool_factory
+    from vidaudit.suites.counting import grid as g
+    from vidaudit.suites.counting.generate import generate
+    from vidaudit.suites.counting.scene import RenderSettings
+
+    points = g.grid(["blinking", "bounce_ball"], [2], [1.0], range(2))
+    settings = RenderSettings(duration_s=3.0, fps=10.0, width=96, height=64)
+    generate(points, tmp_path / "local", settings, workers=1)
+    make = pool_factory("ray")  # the module's cluster is connected: the pool joins it and leaves it up
+    assert make is not None
+    res = generate(points, tmp_path / "ray", settings, pool=make)
+    assert res.rendered == len(points)
+    local = {s.sample_id: s.model_dump() for s in load_samples(tmp_path / "local")}
+    remote = {s.sample_id: s.model_dump() for s in load_samples(tmp_path / "ray")}
+    assert local == remote and all(s["video"]["sha256"] for s in remote.values())
+    with pytest.raises(ConfigError, match="--ray-address needs --executor ray"):
+        pool_factory("local", "auto")
+    with pytest.raises(ConfigError, match="local or ray"):
+        pool_factory("dask")
+    pool = make()
+    assert isinstance(pool, RayTaskPool)
+    pool.shutdown()
+    assert ray.is_initialized()  # a pool that joined a cluster never shuts it down

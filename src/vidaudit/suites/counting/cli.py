@@ -34,8 +34,12 @@ def register(generate_app: typer.Typer) -> None:
         verify: bool = typer.Option(True, "--verify/--no-verify", help="Check every video's pixels against its trace."),
         force: bool = typer.Option(False, "--force", help="Replace a dataset already in --out even if its samples "
                                    "differ (runs planned on it will no longer match)."),
+        executor: str = typer.Option("local", "--executor", help="local, or ray: each video is a Ray task (--out on "
+                                     "storage every node mounts; docs/scale-out.md)."),
+        ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
     ) -> None:
         """Render the counting suite (bounce_ball, blinking, state_machine) with executable traces."""
+        from vidaudit.run.ray_pool import pool_factory
         from vidaudit.suites.counting import grid as g
         from vidaudit.suites.counting.generate import generate
         from vidaudit.suites.counting.scene import RenderSettings
@@ -52,7 +56,8 @@ def register(generate_app: typer.Typer) -> None:
         settings = RenderSettings(duration_s=duration, fps=fps, width=width, height=height)
         with progress_bar("planning" if dry_run else "rendering") as update:
             res = generate(points, out, settings, workers=workers, dry_run=dry_run, skip_existing=skip_existing,
-                           verify=verify, force=force, on_progress=update)
+                           verify=verify, force=force, on_progress=update,
+                           pool=pool_factory(executor, ray_address))
         what = "planned" if dry_run else f"rendered {res.rendered}, reused {res.reused}, verified {res.verified}"
         console.print(f"{len(res.samples)} samples {what} in {res.seconds:.1f} s")
         console.print(f"manifest: {res.manifest}")

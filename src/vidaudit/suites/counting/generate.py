@@ -16,7 +16,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -140,10 +140,13 @@ def check_out_dir(out: Path, planned: Sequence[Sample], *, dry_run: bool, force:
 def generate(points: Sequence[GridPoint], out: str | Path, settings: RenderSettings = RenderSettings(), *,
              workers: int | None = None, dry_run: bool = False, skip_existing: bool = False,
              verify: bool = True, force: bool = False,
-             on_progress: Callable[[int, int], None] | None = None) -> GenerateResult:
+             on_progress: Callable[[int, int], None] | None = None,
+             pool: Callable[..., Executor] | None = None) -> GenerateResult:
     """Render (or, with ``dry_run``, only plan) every point into ``out``; raise on any mismatch.
 
     ``force`` replaces a dataset already in ``out`` even when its samples differ (see the module docstring).
+    ``pool(initializer=...)`` makes the executor the jobs run on (``run.ray_pool`` for ``--executor ray``;
+    default: a local process pool of ``workers``); this process alone writes the manifest and the log.
     """
     t0 = time.perf_counter()
     out = Path(out)
@@ -182,7 +185,15 @@ def generate(points: Sequence[GridPoint], out: str | Path, settings: RenderSetti
                 on_progress(len(done), len(points))
 
         n_workers = max(1, min(workers or os.cpu_count() or 1, len(todo) or 1))
-        if n_workers == 1:
+        if pool is not None and todo:
+            ex = pool(initializer=_worker_init)
+            try:
+                futures = [ex.submit(_render_job, p, settings, str(out), verify) for p in todo]
+                for fut in as_completed(futures):
+                    record(*fut.result())
+            finally:
+                ex.shutdown()
+        elif n_workers == 1:
             for p in todo:
                 record(*_render_job(p, settings, str(out), verify))
         else:
