@@ -10,12 +10,16 @@ Per trial (one question about one video):
 4. G, ``answer``: the retrieved trajectories, ``answer_frames`` frames uniform over the whole video
    (the same for every question) and the suite's prompt.
 
+Ablations that need a model: ``aggregator=summarise`` replaces step 2 by the stored stage ``summarise``
+(``framework.summarise``); ``states=captions`` replaces steps 1-2 by a caption per chunk and retrieval over
+captions (``framework.captions``).
+
 The request must carry the video (a native condition, e.g. ``native@1``): the framework samples
 its own frames, whatever rate the condition names. The final text is a one-line header
 (``[object-centric] ...``: trajectories, invalid chunks, retrieved trajectories with their
 attributes -- what the report's retrieval precision/recall reads) followed by G's reply. The trial's
-usage and cost are R's and G's; the one-off extraction cost is in the stage-call store, counted
-once per video (see ``benchmarks/faithful_framework.py`` for the per-stage accounting).
+usage and cost are R's and G's; the one-off extraction (and summarise) cost is in the stage-call store,
+counted once per video; the report's ``stage_usage`` and ``budget`` read it from there (``framework.budget``).
 """
 
 from __future__ import annotations
