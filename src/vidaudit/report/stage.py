@@ -55,7 +55,10 @@ def build_report(scored: Scored) -> Report:
 
     suite = scored.suite
     # human answers reach the suite's aggregation with the models' (their model_role is "human")
-    sr = suite.aggregate([*scored.records, *performance_records(scored.human)], scored.samples)
+    records = [*scored.records, *performance_records(scored.human)]
+    # a suite that reads per-stage usage (``needs_usage``) gets the store's summary; every report carries it
+    sr = suite.aggregate(records, scored.samples, usage=scored.stage_usage) if getattr(suite, "needs_usage", False) \
+        else suite.aggregate(records, scored.samples)
     head, dirty = _revision()
     notes = [denominators_note(scored)]
     if scored.changed:
@@ -73,7 +76,8 @@ def build_report(scored: Scored) -> Report:
                   conditions=list(dict.fromkeys(r.condition for r in scored.records)),
                   settings=dict(scored.settings), n_records=len(scored.records), notes=notes,
                   sections=[*sr.sections, *mechanism_sections(scored.source.get("run_dir")), *_human_sections(scored)],
-                  results=_with_human(sr.results, scored) | ({"design": dict(scored.design)} if scored.design else {}))
+                  results=_with_human(sr.results, scored) | ({"design": dict(scored.design)} if scored.design else {})
+                  | ({"stage_usage": scored.stage_usage} if scored.stage_usage else {}))
 
 
 def _human_sections(scored: Scored) -> list:

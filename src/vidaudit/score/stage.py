@@ -54,6 +54,8 @@ class Scored:
     human_study: dict[str, Any] | None = None
     #: a sequential design's figures from run.json (``--design``); empty for the full design
     design: dict[str, Any] = field(default_factory=dict)
+    #: per model label, per condition: calls, frames and tokens per stage (``stage_usage``); empty without a store
+    stage_usage: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def model_role(provider: str) -> str:
@@ -86,6 +88,65 @@ def judge_verdict(store: Any, att: Any) -> str | None:
             call = store.ok_stage_call(ref.call_key)
             return call.response.text if call is not None and call.response is not None else None
     return None
+
+
+DIRECT = "direct"
+_USAGE_KEYS = ("uses", "calls", "frames_used", "frames_sent", "input_tokens_used", "output_tokens_used",
+               "input_tokens_sent", "output_tokens_sent")
+
+
+def _frames_in(fingerprint: Mapping[str, Any]) -> int:
+    """Frames a stored sub-request carried: its images, plus the frames of any video part."""
+    return sum(1 if "image" in p else len(p.get("frame_indices") or []) if "video" in p else 0
+               for p in fingerprint.get("parts") or [])
+
+
+def _add_use(block: dict[str, int], key: str, seen: set[str], frames: int, usage: Any) -> None:
+    ti, to = int(usage.input_tokens or 0), int(usage.output_tokens or 0)
+    block["uses"] += 1
+    block["frames_used"] += frames
+    block["input_tokens_used"] += ti
+    block["output_tokens_used"] += to
+    if key not in seen:  # a call made (content-unique): what the system spent, counted once
+        seen.add(key)
+        block["calls"] += 1
+        block["frames_sent"] += frames
+        block["input_tokens_sent"] += ti
+        block["output_tokens_sent"] += to
+
+
+def stage_usage(store: Any, rows: Sequence[tuple[Any, Any]]) -> dict[str, dict[str, Any]]:
+    """Per model label and condition: the trials scored and, per stage, ``uses`` (stage uses by those trials'
+    scored attempts, cache hits included), ``calls`` (distinct calls by content: what the system spent had it run
+    alone), frames and input/output tokens both ways (``*_used`` over uses, ``*_sent`` over calls). A plain
+    model's trial is one use of the stage ``direct`` (its frames: the frames the attempt sent). Only the scored
+    (latest) attempt of each trial is counted; failed earlier attempts are in the store, not here."""
+    by_key: dict[str, Any] = {}
+    for c in store.stage_calls():
+        if c.response is not None and c.status.value == "ok":
+            by_key.setdefault(c.call_key, c)
+    out: dict[str, dict[str, Any]] = {}
+    seen: dict[tuple[str, str, str], set[str]] = {}
+    for row, att in rows:
+        if att is None:
+            continue
+        sys_ = out.setdefault(row.model, {}).setdefault(row.condition_id, {"n_trials": 0, "stages": {}})
+        sys_["n_trials"] += 1
+        refs = store.attempt_stages(row.trial_id, att.attempt)
+        if refs is None:
+            if att.response is not None:
+                block = sys_["stages"].setdefault(DIRECT, dict.fromkeys(_USAGE_KEYS, 0))
+                _add_use(block, row.trial_id, seen.setdefault((row.model, row.condition_id, DIRECT), set()),
+                         len(att.frame_indices), att.response.usage)
+            continue
+        for ref in refs:
+            call = by_key.get(ref.call_key)
+            if call is None or call.response is None:
+                continue
+            block = sys_["stages"].setdefault(ref.stage, dict.fromkeys(_USAGE_KEYS, 0))
+            _add_use(block, ref.call_key, seen.setdefault((row.model, row.condition_id, ref.stage), set()),
+                     _frames_in(call.request), call.response.usage)
+    return out
 
 
 def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
@@ -138,6 +199,8 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
                 "generation": row.trial.adapter_options.get("sent") or spec.settings.sent()
                 or "provider defaults (nothing sent)",
                 "adapter_options": dict(row.trial.adapter_options)})
+        out.stage_usage = stage_usage(store, [(r, a) for r, a in rows if r.sample_id in samples
+                                              and (r.sample_id not in differ or allow_changed)])
     if changed and not allow_changed:
         uniq = sorted(set(changed))
         raise DataError(f"{len(uniq)} sample(s) of run {run_dir} changed in {rc.data_dir} since their trials ran "

@@ -9,7 +9,8 @@ Clusters are ``params["source_video_id"]`` (for the STRAND release: the source v
 file name, or the file with ``--cluster-by file``).
 
 ``results["metrics"][model][condition]`` holds the headline ``a_target``, ``a_sub``, ``a_faith`` and
-``a_cons`` as plain numbers; ``results["detail"]`` the same with counts and intervals, the probe-type
+``a_cons`` as plain numbers; ``results["budget"]`` every system's calls, frames and tokens per question
+and per stage, and the budget-matched comparisons of framework and end-to-end runs; ``results["detail"]`` the same with counts and intervals, the probe-type
 split, balanced accuracy, completion and parse failures, and the invariants (a failed invariant
 raises: it would be a bug).
 """
@@ -172,8 +173,11 @@ def not_available(caps: dict[str, bool]) -> dict[str, str]:
 
 
 def aggregate(records: Sequence[ScoreRecord], samples: Mapping[str, Sample], *,
-              n_boot: int = M.N_BOOT_PAIRED) -> dict[str, Any]:
-    """The faithful suite's report.json numbers (see the module docstring)."""
+              n_boot: int = M.N_BOOT_PAIRED, usage: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The faithful suite's report.json numbers (see the module docstring); ``usage``: the run store's
+    per-stage usage, for the budget table (``framework.budget``)."""
+    from vidaudit.suites.faithful.framework.budget import budgets
+
     arms: dict[tuple[str, str], dict[str, ScoreRecord]] = defaultdict(dict)
     roles: dict[str, str] = {}
     for r in records:
@@ -228,6 +232,7 @@ def aggregate(records: Sequence[ScoreRecord], samples: Mapping[str, Sample], *,
         "references": _reference(evaluated, caps, runs) if evaluated else {},
         "retrieval": retrieval,
         "paired_differences": paired,
+        "budget": budgets(usage),
         "not_available": not_available(caps),
         "rules": {"errors": "wrong (every planned trial counts)", "tie_threshold_points": M.TIE_POINTS,
                   "n_boot_paired": n_boot, "n_boot_a_cons": M.N_BOOT_CONS, "cluster": "source_video_id",

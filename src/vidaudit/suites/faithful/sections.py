@@ -166,6 +166,49 @@ def errors_table(results: Mapping[str, Any]) -> Table:
                  rows=rows)
 
 
+BUDGET_LEDE = ("What each system cost per question (one trial): calls, frames and input/output tokens, read from the "
+               "run store's stage calls. 'Used' counts every stage a question's answer depended on, cache hits "
+               "included (the framework's extraction of the whole video); 'spent' counts distinct calls made, "
+               "divided by the questions (extraction is built once per video and shared). Then, per stage, and the "
+               "comparisons of each framework run with its backbone run end to end.")
+
+
+def _n(x: Any) -> str:
+    return MISSING if x is None else f"{x:.1f}"
+
+
+def budget_tables(results: Mapping[str, Any]) -> list[Table]:
+    b = results.get("budget") or {}
+    systems = b.get("systems") or []
+    t1 = Table(id="faithful-budget", title="Budget per question", key_columns=2,
+               columns=["model", "condition", "questions", "calls used", "calls spent", "frames used", "frames sent",
+                        "input tokens used", "output tokens used", "input tokens spent", "output tokens spent"],
+               rows=[[s["model"], s["condition"], str(s["n_questions"]), _n(s["calls_used_per_question"]),
+                      _n(s["calls_spent_per_question"]), _n(s["frames_used_per_question"]),
+                      _n(s["frames_sent_per_question"]), _n(s["input_tokens_used_per_question"]),
+                      _n(s["output_tokens_used_per_question"]), _n(s["input_tokens_spent_per_question"]),
+                      _n(s["output_tokens_spent_per_question"])] for s in systems],
+               caption=b.get("note") or "per question; used = with cache hits, spent = distinct calls / questions")
+    from vidaudit.suites.faithful.framework.budget import STAGE_NAMES
+
+    t2 = Table(id="faithful-stage-usage", title="Per-stage accounting", key_columns=3,
+               columns=["model", "condition", "stage", "calls spent", "uses", "frames sent", "frames used / question",
+                        "input tokens sent", "output tokens sent"],
+               rows=[[s["model"], s["condition"], STAGE_NAMES.get(st, st), str(v["calls_spent"]), str(v["uses"]),
+                      str(v["frames_sent"]), _n(v["frames_used_per_question"]), str(v["input_tokens_sent"]),
+                      str(v["output_tokens_sent"])]
+                     for s in systems for st, v in s["stages"].items()])
+    t3 = Table(id="faithful-budget-matched", title="Framework against its backbone end to end", key_columns=4,
+               columns=["framework", "condition", "end to end", "condition", "frames ratio (e2e / framework)",
+                        "calls ratio", "input tokens ratio", "budget-matched", "matching condition"],
+               rows=[[c["framework"], c["framework_condition"], c["end_to_end"], c["end_to_end_condition"],
+                      fmt(c["frames_ratio"], 3), fmt(c["calls_ratio"], 3), fmt(c["input_tokens_ratio"], 3),
+                      "yes" if c["budget_matched"] else "no", c["matching_condition"] or MISSING]
+                     for c in b.get("comparisons") or []],
+               caption=b.get("rule"))
+    return [t1, t2, t3]
+
+
 def faithful_sections(results: Mapping[str, Any]) -> list[Section]:
     fig = faith_figure(results)
     na = results.get("not_available") or {}
@@ -181,6 +224,7 @@ def faithful_sections(results: Mapping[str, Any]) -> list[Section]:
                    tables=[retrieval_table(results)])] if results.get("retrieval") else []),
         Section(id="invariants", title="Invariants", lede=INV_LEDE, tables=[invariant_table(results)]),
         Section(id="paired", title="Paired differences", lede=PAIRED_LEDE, tables=[paired_table(results)]),
+        Section(id="budget", title="Budget: calls, frames and tokens", lede=BUDGET_LEDE, tables=budget_tables(results)),
         Section(id="errors", title="Errors, parse failures and usage", lede=ERR_LEDE, tables=[errors_table(results)]),
         Section(id="not-available", title="Analyses not available on this data",
                 lede="What the data lacks is reported as not available, never estimated.",

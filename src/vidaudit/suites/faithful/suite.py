@@ -99,11 +99,14 @@ class FaithfulSuite(Suite):
             out = out.model_copy(update={"metrics": {**out.metrics, "retrieved": retrieved}})
         return out
 
-    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
+    needs_usage = True  # the report stage passes the store's per-stage usage (the budget table reads it)
+
+    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample],
+                  usage: Mapping[str, Any] | None = None) -> SuiteReport:
         from vidaudit.suites.faithful.aggregate import aggregate
         from vidaudit.suites.faithful.sections import faithful_sections, headline_notes
 
-        results = aggregate(records, samples)
+        results = aggregate(records, samples, usage=usage)
         return SuiteReport(results=results, sections=faithful_sections(results), notes=headline_notes(results))
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:

@@ -10,12 +10,16 @@ Per trial (one question about one video):
 4. G, ``answer``: the retrieved trajectories, ``answer_frames`` frames uniform over the whole video
    (the same for every question) and the suite's prompt.
 
+Ablations that need a model: ``aggregator=summarise`` replaces step 2 by the stored stage ``summarise``
+(``framework.summarise``); ``states=captions`` replaces steps 1-2 by a caption per chunk and retrieval over
+captions (``framework.captions``).
+
 The request must carry the video (a native condition, e.g. ``native@1``): the framework samples
 its own frames, whatever rate the condition names. The final text is a one-line header
 (``[object-centric] ...``: trajectories, invalid chunks, retrieved trajectories with their
 attributes -- what the report's retrieval precision/recall reads) followed by G's reply. The trial's
-usage and cost are R's and G's; the one-off extraction cost is in the stage-call store, counted
-once per video (see ``benchmarks/faithful_framework.py`` for the per-stage accounting).
+usage and cost are R's and G's; the one-off extraction (and summarise) cost is in the stage-call store,
+counted once per video; the report's ``stage_usage`` and ``budget`` read it from there (``framework.budget``).
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ import asyncio
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Part, Request, Response, TextPart, VideoPart
 from vidaudit.models.base import Capabilities, ModelCallError, StageCall, combine_stages
-from vidaudit.suites.faithful.framework import memory, retrieval
+from vidaudit.suites.faithful.framework import captions as capt
+from vidaudit.suites.faithful.framework import memory, retrieval, summarise
 from vidaudit.suites.faithful.framework.aggregator import AggregatorSettings, aggregate
 from vidaudit.suites.faithful.framework.chunks import Chunk, plan_chunks, uniform_frames
 from vidaudit.suites.faithful.framework.query import question_of
@@ -112,14 +117,23 @@ class ObjectCentricAdapter:
         except ValueError:
             question = prompt
         chunks = plan_chunks(video.duration_s, video.source_fps, video.n_frames, o.chunk_s, o.chunk_frames)
+        if o.states == "captions":
+            return await self._run_captions(request, video, prompt, question, chunks, call)
         done = await asyncio.gather(*(self._extract(request, video, ch, call) for ch in chunks))
         valid = [(ch.index, ex) for ch, _, ex, _ in done if ex is not None]
         invalid = [(ch.index, ch.t_start, ch.t_end, why) for ch, _, _, why in done if why is not None]
-        trajs = [t.as_json() for t in aggregate(valid, self.aggregator)]
+        notes: tuple[str, ...] = ()
+        summary_invalid = None
+        if o.aggregator == "summarise":
+            trajs, summary_invalid = await self._summarise(request, video, done, call)
+            if summary_invalid is not None:
+                notes = (f"the summarise stage's reply was invalid ({summary_invalid}): no trajectories",)
+        else:
+            trajs = [t.as_json() for t in aggregate(valid, self.aggregator)]
         if o.order == "shuffled":
             trajs = memory.shuffle_times(trajs)
         stages: list[Response] = []
-        note = None
+        note = "summarise_invalid" if summary_invalid is not None else None
         if o.retrieval == "all":
             ids = [t["id"] for t in trajs]
         elif o.retrieval == "lexical":
@@ -131,11 +145,12 @@ class ObjectCentricAdapter:
                           settings=self.spec.settings, metadata={"stage": "retrieve"})
             r = await call("retrieve", self.retriever, sub)  # type: ignore[arg-type]
             stages.append(r)
-            ids, note = retrieval.parse_model_reply(r.text, trajs)
+            ids, rnote = retrieval.parse_model_reply(r.text, trajs)
+            note = note or rnote
         chosen = [t for t in trajs if t["id"] in set(ids)]
         parts: list[Part] = []
         if o.answer_input != "frames":
-            parts.append(TextPart(memory.render(chosen, invalid)))
+            parts.append(TextPart(memory.render(chosen, invalid, notes)))
         if o.answer_input != "text" and o.answer_frames > 0:
             idx, times = uniform_frames(video.source_fps, video.n_frames, o.answer_frames)
             parts += await asyncio.to_thread(self._images, video, idx, times)
@@ -147,4 +162,67 @@ class ObjectCentricAdapter:
         head = (f"{HEADER_TAG} chunks={len(chunks)} invalid_chunks={len(invalid)} trajectories={len(trajs)} "
                 f"retrieved={','.join(_descriptor(t) for t in chosen) or '-'}"
                 + (f" note={note}" if note else ""))
+        return combine_stages(f"{head}\n{g.text}", stages)
+
+    # ------------------------------------------------------------------ ablations needing a model
+
+    async def _summarise(self, request: Request, video: VideoPart, done: list,
+                         call: StageCall) -> tuple[list[dict], str | None]:
+        """The LLM-summarise aggregator: (trajectories, None), or ([], why) when the reply is invalid."""
+        valid = [(ch.index, ch.t_start, ch.t_end, ex) for ch, _, ex, _ in done if ex is not None]
+        sub = Request(trial_id=request.trial_id, parts=(TextPart(summarise.prompt(valid)),),
+                      settings=self.spec.settings,
+                      metadata={"stage": "summarise", "summarise_version": summarise.SUMMARISE_VERSION,
+                                "video": video.sha256})
+        r = await call("summarise", self.answerer, sub)
+        try:
+            return summarise.parse_trajectories(r.text, video.duration_s), None
+        except InvalidExtraction as e:
+            return [], str(e)
+
+    async def _caption(self, request: Request, video: VideoPart, ch: Chunk, call: StageCall):
+        parts = await asyncio.to_thread(self._images, video, ch.frames, ch.times)
+        prompt = capt.CAPTION_PROMPT.format(n=len(ch.frames), t0=ch.t_start, t1=ch.t_end)
+        sub = Request(trial_id=request.trial_id, parts=(*parts, TextPart(prompt)), settings=self.spec.settings,
+                      metadata={"stage": "extract", "captions_version": capt.CAPTIONS_VERSION, "video": video.sha256,
+                                "chunk": [ch.index, ch.t_start, ch.t_end]})
+        r = await call("extract", self.extractor, sub)
+        return ch, r.text.strip()
+
+    async def _run_captions(self, request: Request, video: VideoPart, prompt: str, question: str,
+                            chunks: list[Chunk], call: StageCall) -> Response:
+        """The dense-captions ablation: a caption per chunk (stage ``extract``), retrieval over captions, G."""
+        o = self.options
+        done = await asyncio.gather(*(self._caption(request, video, ch, call) for ch in chunks))
+        caps = [{"id": f"C{ch.index + 1}", "t": [round(ch.t_start, 2), round(ch.t_end, 2)], "text": text}
+                for ch, text in done if text]
+        invalid = [(ch.index, ch.t_start, ch.t_end, "empty caption") for ch, text in done if not text]
+        stages: list[Response] = []
+        note = None
+        if o.retrieval == "all":
+            ids = [c["id"] for c in caps]
+        elif o.retrieval == "lexical":
+            ids = capt.lexical(question, caps)
+        elif o.retrieval == "random":
+            ids = capt.random_k(question, caps, len(capt.lexical(question, caps)))
+        else:
+            sub = Request(trial_id=request.trial_id, parts=(TextPart(capt.model_prompt(question, caps)),),
+                          settings=self.spec.settings, metadata={"stage": "retrieve"})
+            r = await call("retrieve", self.retriever, sub)  # type: ignore[arg-type]
+            stages.append(r)
+            ids, note = retrieval.parse_model_reply(r.text, caps)
+        chosen = [c for c in caps if c["id"] in set(ids)]
+        parts: list[Part] = []
+        if o.answer_input != "frames":
+            parts.append(TextPart(capt.render(chosen, invalid)))
+        if o.answer_input != "text" and o.answer_frames > 0:
+            idx, times = uniform_frames(video.source_fps, video.n_frames, o.answer_frames)
+            parts += await asyncio.to_thread(self._images, video, idx, times)
+        parts.append(TextPart(prompt))
+        sub = Request(trial_id=request.trial_id, parts=tuple(parts), system=request.system,
+                      settings=self.spec.settings, metadata={"stage": "answer"})
+        g = await call("answer", self.answerer, sub)
+        stages.append(g)
+        head = (f"{HEADER_TAG} chunks={len(chunks)} invalid_chunks={len(invalid)} captions={len(caps)} "
+                f"retrieved_captions={','.join(c['id'] for c in chosen) or '-'}" + (f" note={note}" if note else ""))
         return combine_stages(f"{head}\n{g.text}", stages)

@@ -1,6 +1,6 @@
 """The trajectory memory as text: what retrieval and the answerer read, one JSON trajectory per line.
 
-``render`` writes a header, a line per invalid chunk (an outcome the answerer is told about, not
+``render`` writes a header, a line per note (e.g. an invalid summarise reply), a line per invalid chunk (an outcome the answerer is told about, not
 an empty list), then the trajectories; ``read`` parses it back (the program answerer and the
 model-retriever's reply check use it). ``shuffle_times`` is the shuffled-order ablation: the time
 labels of all states are permuted across the whole memory (seeded by its content), each
@@ -17,8 +17,8 @@ import numpy as np
 HEADER = "Object trajectories of the video (one JSON object per line; times in seconds; states are [t, kind, predicate, value, object]):"
 
 
-def render(trajs: list[dict], invalid: list[tuple[int, float, float, str]]) -> str:
-    lines = [HEADER]
+def render(trajs: list[dict], invalid: list[tuple[int, float, float, str]], notes: tuple[str, ...] = ()) -> str:
+    lines = [HEADER, *(f"# {n}" for n in notes)]
     for m, t0, t1, why in invalid:
         lines.append(f"# chunk {m} [{t0:.2f}, {t1:.2f}) s: extraction invalid ({why}); its objects are missing")
     lines += [json.dumps(t, separators=(",", ":")) for t in trajs]

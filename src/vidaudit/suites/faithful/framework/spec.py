@@ -16,6 +16,12 @@ Options come first, comma-separated, each ``key=value`` (a backbone never starts
 | ``matching`` | ``bipartite`` | ``greedy`` |
 | ``dt_max`` | 15 | Delta t_max in seconds |
 | ``tau`` | 0.75 | tau_conf |
+| ``aggregator`` | ``deterministic`` | ``summarise``: one backbone call merges the chunk observations (``framework.summarise``) |
+| ``states`` | ``structured`` | ``captions``: a free-text caption per chunk instead of structured states (``framework.captions``) |
+
+``aggregator=summarise`` and ``states=captions`` need a model: with the offline backbone they are refused
+(no deterministic stand-in). ``states=captions`` has no trajectories, so it refuses the options that act on
+them (``aggregator=summarise``, ``order=shuffled``, ``linking=off``, ``matching=greedy``).
 
 The spec's label names every option given, so each ablation is its own model in a run and its
 report, and its trial ids differ.
@@ -31,7 +37,8 @@ from vidaudit.core.types import ModelSpec
 
 _OPT = re.compile(r"([a-z_]+)=([^,]*),")
 CHOICES = {"retrieval": ("model", "lexical", "all", "random"), "answer_input": ("both", "text", "frames"),
-           "order": ("time", "shuffled"), "linking": ("on", "off"), "matching": ("bipartite", "greedy")}
+           "order": ("time", "shuffled"), "linking": ("on", "off"), "matching": ("bipartite", "greedy"),
+           "aggregator": ("deterministic", "summarise"), "states": ("structured", "captions")}
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,8 @@ class FrameworkOptions:
     matching: str = "bipartite"
     dt_max: float = 15.0
     tau: float = 0.75
+    aggregator: str = "deterministic"
+    states: str = "structured"
 
     @property
     def offline(self) -> bool:
@@ -84,6 +93,17 @@ def parse_spec(spec: ModelSpec) -> FrameworkOptions:
                           "0 <= tau < 1")
     if not opts.retrieval:
         opts = FrameworkOptions(**{**opts.__dict__, "retrieval": "lexical" if opts.offline else "model"})
+    for key, value in (("aggregator", "summarise"), ("states", "captions")):
+        if opts.offline and getattr(opts, key) == value:
+            raise ConfigError(f"{spec.label}: {key}={value} needs a model, and the offline backbone has none; "
+                              f"use a model backbone, e.g. object-centric:{key}={value},openai:gpt-4o")
+    if opts.states == "captions":
+        clash = [f"{k}={getattr(opts, k)}" for k, d in (("aggregator", "deterministic"), ("order", "time"),
+                                                         ("linking", "on"), ("matching", "bipartite"))
+                 if getattr(opts, k) != d]
+        if clash:
+            raise ConfigError(f"{spec.label}: states=captions has no trajectories, so {', '.join(clash)} does not "
+                              "apply; drop it")
     if opts.offline and opts.retrieval == "model":
         raise ConfigError(f"{spec.label}: the offline backbone has no model to retrieve with; use retrieval=lexical")
     return opts
