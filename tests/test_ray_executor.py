@@ -260,7 +260,7 @@ def test_generate_counting_on_ray_writes_the_local_bitstreams(cluster, tmp_path:
     from vidaudit.suites.counting.scene import RenderSettings
 
     points = g.grid(["blinking", "bounce_ball"], [2], [1.0], range(2))
-    settings = RenderSettings(duration_s=3.0, fps=10.0, width=96, height=64)
+    settings = RenderSettings(duration_s=3.0, fps=10.0, width=320, height=240)
     generate(points, tmp_path / "local", settings, workers=1)
     make = pool_factory("ray")  # the module's cluster is connected: the pool joins it and leaves it up
     assert make is not None
