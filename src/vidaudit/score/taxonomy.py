@@ -143,10 +143,13 @@ def classify(matching: Matching, true_times: Sequence[float], reported_times: Se
     del delta
     displaced_pairs = order_aligned(matching, true_times, reported_times)
     misidentified = 0
+    n_rl, n_tl = len(reported_labels), len(true_labels)
     for i, j in matching.pairs:
-        got = _norm(reported_labels[j]) if j < len(reported_labels) else None
-        want = _norm(true_labels[i]) if i < len(true_labels) else None
-        if got is not None and want is not None and got != want:
+        got = _norm(reported_labels[j]) if j < n_rl else None
+        if got is None:
+            continue
+        want = _norm(true_labels[i]) if i < n_tl else None
+        if want is not None and got != want:
             misidentified += 1
     m = matching.n_reported
     positive = matching.n_true > 0 and f1 is not None
