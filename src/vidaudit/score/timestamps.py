@@ -29,6 +29,7 @@ import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from vidaudit.score.answers import boxed_spans
@@ -191,9 +192,14 @@ def _frame_time(k: int, frame_times: Sequence[float]) -> float | None:
     return float(frame_times[k - 1]) if 1 <= k <= len(frame_times) else None
 
 
-def _is_range(text: str, a: _Atom, nxt: _Atom, sep: str, cued: bool) -> bool:
+@lru_cache(maxsize=4096)
+def _sep_core(sep: str) -> str:
+    """The word between two numbers (at most 12 characters; the same few recur: ": ", ", ", "-")."""
+    return sep.strip().rstrip("~").strip().lower()
+
+
+def _is_range(text: str, a: _Atom, nxt: _Atom, sep: str, core: str, cued: bool) -> bool:
     """Whether ``a`` and ``nxt``, ``sep`` apart, are one range ("1.5-2.0s", "from 3s to 4s", "between 3 and 4 s")."""
-    core = sep.strip().rstrip("~").strip().lower()
     if core in _RANGE_WORDS:
         # "1.5-2.0s" / "from 3s to 4s"; a bare start with spaced hyphen ("Event 1 - 3.0s") is an ordinal
         bare_start = not (a[_EXPLICIT] or cued)
@@ -270,7 +276,10 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
                     chosen.append((start, end, t, int(value)))
             i += step
             continue
-        is_range = bool(sep) and value <= nxt[_VALUE] and _is_range(text, a, nxt, sep, cue)  # type: ignore[index]
+        is_range = False
+        if sep and value <= nxt[_VALUE]:  # type: ignore[index]
+            core = _sep_core(sep)
+            is_range = (core in _RANGE_WORDS or core == "and") and _is_range(text, a, nxt, sep, core, cue)  # type: ignore[arg-type]
         if is_range or explicit or cue:
             pos = size - start
             negative = neg_match(rev, pos, min(size, pos + CONTEXT_CHARS)) is not None or bool(not_after(text, end))

@@ -132,6 +132,36 @@ def rate_relative_delta(frequency_hz: float) -> float:
     return 1.0 / (2.0 * float(frequency_hz))
 
 
+_TOLERANCE_NAMES = tuple(key for _, key in _TOLERANCE_KEYS)
+
+
+def _window_counts(true_sorted: list[float], rep_t: list[float], delta: float, k_delta: int) -> list[int]:
+    """K at each window of ``_TOLERANCE_KEYS`` (``k_delta``: K of the optimal matching at delta(F)).
+
+    K never decreases as the window widens (a wider window only adds allowed pairs) and never exceeds
+    min(N, M), so a window whose K is pinned between those of a narrower and a wider one already
+    counted is not counted again: a faithful ledger (K = N at delta(F)) needs no count at the wider
+    windows, a trace with no pair at delta(F) none at the narrower ones.
+    """
+    known = {delta: k_delta}
+    full = min(len(true_sorted), len(rep_t))
+    rep_sorted: list[float] | None = None
+    out = []
+    for d, _ in _TOLERANCE_KEYS:
+        if d == RATE_RELATIVE or abs(float(d) - delta) < 1e-12:  # delta(F) coincides with a fixed window
+            out.append(k_delta)
+            continue
+        w = float(d)
+        lo = max((k for x, k in known.items() if x <= w), default=0)
+        hi = min((k for x, k in known.items() if x >= w), default=full)
+        if lo != hi:
+            if rep_sorted is None:
+                rep_sorted = sorted(map(float, rep_t))
+            lo = known[w] = max_match_count_sorted(true_sorted, rep_sorted, w)
+        out.append(lo)
+    return out
+
+
 @lru_cache(maxsize=4096)
 def _tolerance_row(n: int, m: int, k: int, correct: bool) -> dict[str, Any]:
     """One ``tolerance`` entry: the trace metrics of K pairs (few distinct (N, M, K) recur over a run)."""
@@ -203,12 +233,7 @@ def score_trial(sample: Sample, text: str | None, status: str = "ok", *,
     tax = classify(matching, true_t, rep_t, delta, true_labels=true_l, reported_labels=rep_l,
                    predicted=y_hat, correct=correct, f1=tm.f1)
     tolerance: dict[str, dict[str, Any]] = {}
-    rep_sorted = sorted(map(float, rep_t))
-    for d, key in _TOLERANCE_KEYS:
-        if d == RATE_RELATIVE or abs(float(d) - delta) < 1e-12:  # delta(F) coincides with a fixed window
-            k = matching.k
-        else:
-            k = max_match_count_sorted(true_sorted, rep_sorted, float(d))  # only K is needed
+    for key, k in zip(_TOLERANCE_NAMES, _window_counts(true_sorted, rep_t, delta, matching.k), strict=True):
         tolerance[key] = dict(_tolerance_row(n, m, k, correct))
     return TrialScore(**base, scored=True, **common, delta_s=delta, reported_times=tuple(rep_t),
                       reported_labels=tuple(rep_l), n_reported=m, n_matched=matching.k, matches=matching.pairs,
