@@ -62,11 +62,6 @@ _LATEX_WRAP = re.compile(r"\\(?:text|textbf|mathrm|mathbf|mbox|operatorname)\s*+
 MAX_BOX_CHARS = 1000
 
 
-#: the last text's bounds: scoring reads the boxes of one response twice (its answer, then the masks of
-#: the timestamp parser); one (text, bounds) pair, replaced whole, so concurrent callers never mix texts
-_LAST_BOUNDS: tuple[str, tuple[tuple[int, int, int], ...]] = ("", ())
-
-
 def box_bounds(text: str) -> list[tuple[int, int, int]]:
     """Every ``\\boxed{...}`` with balanced braces as (start, content_start, end), in order of start.
 
@@ -74,16 +69,6 @@ def box_bounds(text: str) -> list[tuple[int, int, int]]:
     stack (escaped ``\\{`` and ``\\}`` are not braces); only integers are kept, so time and memory
     are linear in the text whatever its nesting.
     """
-    global _LAST_BOUNDS
-    last_text, last = _LAST_BOUNDS
-    if text is last_text:
-        return list(last)
-    out = _box_bounds(text)
-    _LAST_BOUNDS = (text, tuple(out))
-    return out
-
-
-def _box_bounds(text: str) -> list[tuple[int, int, int]]:
     opens = [(m.start(), m.end()) for m in _BOXED_OPEN.finditer(text)]  # each box's start and its "{" + 1
     if not opens:
         return []
