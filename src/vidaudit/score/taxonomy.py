@@ -145,11 +145,12 @@ def classify(matching: Matching, true_times: Sequence[float], reported_times: Se
     misidentified = 0
     n_rl, n_tl = len(reported_labels), len(true_labels)
     for i, j in matching.pairs:
-        got = _norm(reported_labels[j]) if j < n_rl else None
-        if got is None:
+        got = reported_labels[j] if j < n_rl else None
+        want = true_labels[i] if i < n_tl else None
+        if got is None or want is None or got == want:  # equal labels normalise equal: the usual match
             continue
-        want = _norm(true_labels[i]) if i < n_tl else None
-        if want is not None and got != want:
+        got, want = _norm(got), _norm(want)
+        if got is not None and want is not None and got != want:
             misidentified += 1
     m = matching.n_reported
     positive = matching.n_true > 0 and f1 is not None

@@ -140,26 +140,29 @@ def _window_counts(true_sorted: list[float], rep_t: list[float], delta: float, k
 
     K never decreases as the window widens (a wider window only adds allowed pairs) and never exceeds
     min(N, M), so a window whose K is pinned between those of a narrower and a wider one already
-    counted is not counted again: a faithful ledger (K = N at delta(F)) needs no count at the wider
-    windows, a trace with no pair at delta(F) none at the narrower ones.
+    known is not counted: a faithful ledger (K = N at delta(F)) needs no count at the wider windows,
+    a trace with no pair at delta(F) none at the narrower ones. Fixed windows are visited widest first.
     """
-    known = {delta: k_delta}
-    full = min(len(true_sorted), len(rep_t))
+    counts: dict[float, int] = {}
+    hi = min(len(true_sorted), len(rep_t))  # K at the narrowest window counted so far (none yet: min(N, M))
     rep_sorted: list[float] | None = None
-    out = []
-    for d, _ in _TOLERANCE_KEYS:
-        if d == RATE_RELATIVE or abs(float(d) - delta) < 1e-12:  # delta(F) coincides with a fixed window
-            out.append(k_delta)
-            continue
-        w = float(d)
-        lo = max((k for x, k in known.items() if x <= w), default=0)
-        hi = min((k for x, k in known.items() if x >= w), default=full)
-        if lo != hi:
-            if rep_sorted is None:
-                rep_sorted = sorted(map(float, rep_t))
-            lo = known[w] = max_match_count_sorted(true_sorted, rep_sorted, w)
-        out.append(lo)
-    return out
+    for w in _FIXED_WIDEST_FIRST:
+        if abs(w - delta) < 1e-12:  # delta(F) coincides with a fixed window
+            k = k_delta
+        else:
+            lo = k_delta if delta < w else 0
+            top = min(hi, k_delta) if delta > w else hi
+            if lo == top:
+                k = lo
+            else:
+                if rep_sorted is None:
+                    rep_sorted = sorted(map(float, rep_t))
+                k = max_match_count_sorted(true_sorted, rep_sorted, w)
+        counts[w] = hi = k
+    return [k_delta if d == RATE_RELATIVE else counts[float(d)] for d, _ in _TOLERANCE_KEYS]
+
+
+_FIXED_WIDEST_FIRST = tuple(sorted((float(d) for d in FIXED_TOLERANCES_S), reverse=True))
 
 
 @lru_cache(maxsize=4096)
