@@ -302,21 +302,38 @@ def _regions(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
     return _plain(out)
 
 
+def _taxonomy_totals(sel: Sequence[dict[str, Any]], n_not_scored: int) -> dict[str, int]:
+    tot = dict.fromkeys(TAXONOMY_KEYS, 0)
+    true_events = reported = rfr = acr = 0
+    for r in sel:
+        tax = r["taxonomy"]
+        for k in TAXONOMY_KEYS:
+            tot[k] += int(tax.get(k, 0) or 0)
+        true_events += int(r["n_events"])
+        reported += int(r.get("n_reported") or 0)
+        rfr += bool(r.get("rfr"))
+        acr += bool(r.get("acr"))
+    tot.update(true_events=true_events, reported_events=reported, videos=len(sel), videos_not_scored=n_not_scored,
+               rfr_videos=rfr, acr_videos=acr)
+    return tot
+
+
 def _taxonomy(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
+    """Table 8 per model x condition: ``all``, then each domain; ``all`` adds up the domains (integer counts)."""
     out = _nested()
     for (model, cond), rs in groups.items():
         pos = [r for r in _positive_traced(rs) if r.get("taxonomy")]
         unscored = [r for r in rs if int(r["n_events"]) > 0 and r.get("frequency_hz") is not None and not _ok(r)]
-        for label, sel, miss in [("all", pos, unscored)] + [
-                (str(d), drs, [r for r in unscored if r["domain"] == d])
-                for (d,), drs in sorted(_by(pos, "domain").items(), key=lambda kv: str(kv[0]))]:
-            tot = {k: int(sum(int(r["taxonomy"].get(k, 0) or 0) for r in sel)) for k in TAXONOMY_KEYS}
-            tot["true_events"] = int(sum(int(r["n_events"]) for r in sel))
-            tot["reported_events"] = int(sum(int(r.get("n_reported") or 0) for r in sel))
-            tot["videos"] = len(sel)
-            tot["videos_not_scored"] = len(miss)
-            tot["rfr_videos"] = int(sum(bool(r.get("rfr")) for r in sel))
-            tot["acr_videos"] = int(sum(bool(r.get("acr")) for r in sel))
+        per_domain = [(str(d), _taxonomy_totals(drs, sum(1 for r in unscored if r["domain"] == d)))
+                      for (d,), drs in sorted(_by(pos, "domain").items(), key=lambda kv: str(kv[0]))]
+        total = dict.fromkeys((*TAXONOMY_KEYS, "true_events", "reported_events", "videos"), 0)
+        total.update(videos_not_scored=len(unscored), rfr_videos=0, acr_videos=0)
+        for _, tot in per_domain:
+            for k in total:
+                if k != "videos_not_scored":
+                    total[k] += tot[k]
+        out[model][cond]["all"] = total
+        for label, tot in per_domain:
             out[model][cond][label] = tot
     return _plain(out)
 
@@ -338,9 +355,11 @@ def _tolerance(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
             rows = [r["tolerance"][k] for r in pos if k in (r.get("tolerance") or {})]
             out[model][cond][k] = {"em": em["em"], "n": len(rs), "completion": len(ok) / len(rs), "vor": vor,
                                    "n_positive": len(rows),
-                                   **{m: _mean(x.get(m) for x in rows) for m in ("precision", "recall", "f1",
-                                                                                  "acr", "rfr")}}
+                                   **{m: _mean([x.get(m) for x in rows]) for m in _TOLERANCE_METRICS}}
     return _plain(out)
+
+
+_TOLERANCE_METRICS = ("precision", "recall", "f1", "acr", "rfr")
 
 
 def _errors(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
