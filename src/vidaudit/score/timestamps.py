@@ -134,11 +134,15 @@ def _ends_at(pattern: re.Pattern[str], text: str, pos: int) -> bool:
     return any(m.end() == pos for m in pattern.finditer(text, max(0, pos - 24), pos + 1))
 
 
-def _atoms(text: str, masked: Sequence[tuple[int, int]]) -> list[_Atom]:
-    """Every number of ``text`` outside the ``masked`` spans (disjoint, in order), in order."""
+def _atoms(text: str, rev: str, masked: Sequence[tuple[int, int]]) -> tuple[list[_Atom], list[bool]]:
+    """Every number of ``text`` outside the ``masked`` spans (disjoint, in order), in order, and whether
+    a cue ends right before it (``rev`` is the text reversed; an explicit time needs no cue)."""
     out: list[_Atom] = []
-    append = out.append
+    cued: list[bool] = []
+    append, cue_append = out.append, cued.append
     starts = [s for s, _ in masked]
+    size = len(text)
+    cue_match = _CUE_REV.match
     for m in _ATOM.finditer(text):
         h, mins, ss, num, unit = m.groups()  # the pattern's groups in order: h, m, ss, num, unit
         start, end = m.span()
@@ -146,9 +150,15 @@ def _atoms(text: str, masked: Sequence[tuple[int, int]]) -> list[_Atom]:
             continue
         if mins is not None:
             append((start, end, (int(h) * 3600 if h is not None else 0) + int(mins) * 60 + float(ss), True, False))
+            cue_append(False)
+        elif unit is not None:
+            append((start, end, float(num), True, "." not in num))
+            cue_append(False)
         else:
-            append((start, end, float(num), unit is not None, "." not in num))
-    return out
+            append((start, end, float(num), False, "." not in num))
+            pos = size - start
+            cue_append(cue_match(rev, pos, min(size, pos + CONTEXT_CHARS)) is not None)
+    return out, cued
 
 
 def _masked(text: str) -> list[tuple[int, int]]:
@@ -164,26 +174,30 @@ def _inside(spans: Sequence[tuple[int, int]], starts: Sequence[int], pos: int) -
     return i >= 0 and spans[i][0] <= pos < spans[i][1]
 
 
+def _first_group(m: re.Match[str]) -> str:
+    for g in m.groups():
+        if g is not None:
+            return g
+    return m.group(0)
+
+
 def _label(text: str, start: int, end: int, prev_end: int, next_start: int,
            patterns: Sequence[re.Pattern[str]]) -> str | None:
     """The label on the timestamp's line: after it (up to the next timestamp), else before it.
 
     Patterns are tried in priority order (e.g. "A -> C" before "state A"), the first match wins.
     """
-    ls = text.rfind("\n", 0, start) + 1
     le = text.find("\n", start)
-    if le < 0:
-        le = len(text)
-    after = text[end:min(le, next_start)]
-    before = text[max(ls, prev_end):start]
-    for segment in (after, before):
-        for p in patterns:
-            m = p.search(segment)
-            if m:
-                for g in m.groups():
-                    if g is not None:
-                        return g
-                return m.group(0)
+    after = text[end:next_start if le < 0 or next_start < le else le]
+    for p in patterns:
+        m = p.search(after)
+        if m:
+            return _first_group(m)
+    before = text[max(text.rfind("\n", 0, start) + 1, prev_end):start]
+    for p in patterns:
+        m = p.search(before)
+        if m:
+            return _first_group(m)
     return None
 
 
@@ -243,16 +257,13 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
     """
     if not isinstance(text, str) or not text:
         return TimestampReport()
-    atoms = _atoms(text, _masked(text))
+    rev = text[::-1]
+    atoms, cued = _atoms(text, rev, _masked(text))
     if not atoms:
         return TimestampReport()
-    rev = text[::-1]
     size = len(text)
-    cue_match, neg_match, frame_match = _CUE_REV.match, _NEG_REV.match, _FRAME_REV.match
+    neg_match, frame_match = _NEG_REV.match, _FRAME_REV.match
     not_after = _NOT_A_TIME_AFTER.match
-    # whether a cue ends right before each number (explicit times need none)
-    cued = [not a[_EXPLICIT] and cue_match(rev, size - a[_START], min(size, size - a[_START] + CONTEXT_CHARS))
-            is not None for a in atoms]
     chosen: list[tuple[int, int, float, int | None]] = []  # (start, end, time, frame number)
     n_frames_mapped = n_frames_out = 0
     last_time_atom = -1  # index in ``atoms`` of the last explicit or cued time kept
