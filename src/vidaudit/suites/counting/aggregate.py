@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any
 
 from vidaudit.core.errors import DataError
@@ -108,9 +109,11 @@ def _plain(d: Any) -> Any:
 
 def _by(records: Iterable[dict[str, Any]], *names: str) -> dict[tuple, list[dict[str, Any]]]:
     out: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    get = itemgetter(*names)
+    one = len(names) == 1
     for r in records:
         try:
-            key = tuple([r[n] for n in names])
+            key = (get(r),) if one else get(r)
         except KeyError:
             for n in names:
                 _key(r, n)  # raises the explanatory DataError

@@ -165,10 +165,15 @@ def _window_counts(true_sorted: list[float], rep_t: list[float], delta: float, k
 _FIXED_WIDEST_FIRST = tuple(sorted((float(d) for d in FIXED_TOLERANCES_S), reverse=True))
 
 
+#: trace metrics are a pure function of (N, M, K, correct), and few such tuples recur over a run; the
+#: result is frozen, so trials share it
+_trace_metrics = lru_cache(maxsize=4096)(trace_metrics)
+
+
 @lru_cache(maxsize=4096)
 def _tolerance_row(n: int, m: int, k: int, correct: bool) -> dict[str, Any]:
-    """One ``tolerance`` entry: the trace metrics of K pairs (few distinct (N, M, K) recur over a run)."""
-    mt = trace_metrics(n, m, k, correct)
+    """One ``tolerance`` entry (copied per trial): the trace metrics of K pairs."""
+    mt = _trace_metrics(n, m, k, correct)
     return {"n_matched": mt.n_matched, "precision": mt.precision, "recall": mt.recall, "f1": mt.f1,
             "acr": mt.acr, "rfr": mt.rfr}
 
@@ -232,7 +237,7 @@ def score_trial(sample: Sample, text: str | None, status: str = "ok", *,
     m = len(rep_t)
     delta = rate_relative_delta(float(f))
     matching = match_times(true_t, rep_t, delta)
-    tm = trace_metrics(n, m, matching.k, correct)
+    tm = _trace_metrics(n, m, matching.k, correct)
     tax = classify(matching, true_t, rep_t, delta, true_labels=true_l, reported_labels=rep_l,
                    predicted=y_hat, correct=correct, f1=tm.f1)
     tolerance: dict[str, dict[str, Any]] = {}
