@@ -107,8 +107,8 @@ def _align_gap(t: Sequence[float], r: Sequence[float]) -> list[tuple[int, int]]:
 def order_aligned(matching: Matching, true_times: Sequence[float],
                   reported_times: Sequence[float]) -> list[tuple[int, int]]:
     """(true index, reported index) of the displaced reports: the gap alignment of the module docstring."""
-    n, m = matching.n_true, matching.n_reported
-    if matching.k == min(n, m):
+    n, m, k = matching.n_true, matching.n_reported, matching.k
+    if k == min(n, m):
         return []
     t_order = sorted(range(n), key=lambda i: (true_times[i], i))
     r_order = sorted(range(m), key=lambda j: (reported_times[j], j))
@@ -119,9 +119,9 @@ def order_aligned(matching: Matching, true_times: Sequence[float],
     ra = sorted(r_rank[j] for _, j in matching.pairs)
     out: list[tuple[int, int]] = []
     t_lo = r_lo = 0
-    for g in range(matching.k + 1):
-        t_hi = ta[g] if g < matching.k else n
-        r_hi = ra[g] if g < matching.k else m
+    for g in range(k + 1):
+        t_hi = ta[g] if g < k else n
+        r_hi = ra[g] if g < k else m
         gt = t_order[t_lo:t_hi]
         gr = r_order[r_lo:r_hi]
         if gt and gr:

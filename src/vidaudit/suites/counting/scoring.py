@@ -237,14 +237,15 @@ def score_trial(sample: Sample, text: str | None, status: str = "ok", *,
     m = len(rep_t)
     delta = rate_relative_delta(float(f))
     matching = match_times(true_t, rep_t, delta)
-    tm = _trace_metrics(n, m, matching.k, correct)
+    k_delta = matching.k
+    tm = _trace_metrics(n, m, k_delta, correct)
     tax = classify(matching, true_t, rep_t, delta, true_labels=true_l, reported_labels=rep_l,
                    predicted=y_hat, correct=correct, f1=tm.f1)
     tolerance: dict[str, dict[str, Any]] = {}
-    for key, k in zip(_TOLERANCE_NAMES, _window_counts(true_sorted, rep_t, delta, matching.k), strict=True):
+    for key, k in zip(_TOLERANCE_NAMES, _window_counts(true_sorted, rep_t, delta, k_delta), strict=True):
         tolerance[key] = dict(_tolerance_row(n, m, k, correct))
     return TrialScore(**base, scored=True, **common, delta_s=delta, reported_times=tuple(rep_t),
-                      reported_labels=tuple(rep_l), n_reported=m, n_matched=matching.k, matches=matching.pairs,
+                      reported_labels=tuple(rep_l), n_reported=m, n_matched=k_delta, matches=matching.pairs,
                       precision=tm.precision, recall=tm.recall, f1=tm.f1, vor=tm.vor, acr=tm.acr, rfr=tm.rfr,
                       taxonomy=tax.to_dict(), tolerance=tolerance, n_dropped_timestamps=report.n_dropped,
                       n_merged_timestamps=report.n_merged, trace_available=True,
