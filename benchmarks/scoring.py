@@ -1,29 +1,39 @@
-"""Time counting-suite scoring against the previous parsers, side by side in one run.
+"""Time counting-suite scoring before and after the speed-up, side by side in one run.
 
 1. The paper's workload (~38,000 trials over the N x F grid): synthetic structured-ledger responses
    (faithful, jittered, missing and extra events, wrong tallies, direct answers without timestamps,
-   unparseable text) are generated first, then parsed, matched and scored with ``score_trial``; the
-   same responses are scored three ways: with the current code; with the previous parsers
-   (``baseline_answers.py``, the implementation before the linear rewrite, patched in for the
-   measurement only); and with the fixed-window (Table 9) match counts found by the full optimal
-   matching (``match_times(...).k``), as before ``max_match_count``. Repetitions alternate so that
-   all see the same load; the best of ``--repeats`` is kept. All must give identical records.
-   Aggregation is timed once.
+   unparseable text) are generated first, then parsed, matched and scored with ``score_trial``
+   (``.to_dict()``, the record aggregates read) and aggregated with ``aggregate``, by two
+   implementations: ``current`` (this tree) and ``before``, the scoring modules as they were at
+   ``--before`` (commit dbb7a78, before the speed-up; read with ``git show`` and imported under another
+   package name, so both run in this process on the same load). Repetitions alternate; the best CPU
+   time (``time.process_time``: the machine is shared) of ``--repeats`` is kept. Both must give equal
+   record dicts, an equal report and byte-identical ``scores.jsonl`` (every trial turned into its
+   ScoreRecord by ``vidaudit.score.stage.record`` and written by ``write_scores``, as a run's score
+   stage does); the script exits non-zero otherwise.
 2. One adversarial response, ``--adversarial-kb`` KB of nested ``\\boxed{`` (the hardening issue's
-   case), scored by both: wall time and ``tracemalloc`` peak.
+   case), scored by the parsers before their linear rewrite (``baseline_answers.py``) and now: wall
+   time and ``tracemalloc`` peak.
 
-    python benchmarks/scoring.py [--trials 38000] [--repeats 2] [--adversarial-kb 32]
+    python benchmarks/scoring.py [--trials 38000] [--repeats 2] [--before dbb7a78|none] [--adversarial-kb 32]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import importlib.util
 import os
 import platform
+import subprocess
+import sys
+import tempfile
 import time
 import tracemalloc
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import baseline_answers
 import numpy as np
@@ -105,23 +115,52 @@ def make_response(sample: Sample, k: int) -> str:
     return "\n".join(lines)
 
 
-@contextmanager
-def full_matchings() -> Iterator[None]:
-    """The fixed-window (Table 9) K found by the full optimal matching, as before ``max_match_count``."""
-    import vidaudit.suites.counting.scoring as sc
-    from vidaudit.score.matching import match_times
+#: the commit before the speed-up, and the modules it changed (in import order)
+BEFORE_COMMIT = "dbb7a78"
+CHANGED = ("vidaudit.score.answers", "vidaudit.score.timestamps", "vidaudit.score.matching", "vidaudit.score.taxonomy",
+           "vidaudit.suites.counting.scoring", "vidaudit.suites.counting.aggregate")
+BEFORE_PKG = "_vidaudit_before"
+REPO = Path(__file__).resolve().parents[1]
 
-    saved = sc.max_match_count
-    sc.max_match_count = lambda t, r, d: match_times(t, r, d).k
+
+def load_before(rev: str) -> dict[str, types.ModuleType]:
+    """The ``CHANGED`` modules as of ``rev``, imported as ``_vidaudit_before.*`` (they import each other there)."""
+    mods: dict[str, types.ModuleType] = {}
+    for name in CHANGED:
+        path = "src/" + name.replace(".", "/") + ".py"
+        try:
+            src = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:{path}"], check=True, capture_output=True,
+                                 text=True).stdout
+        except (OSError, subprocess.CalledProcessError) as e:
+            raise SystemExit(f"cannot read {path} at {rev} with git ({e}); run from a clone that has {rev}, "
+                             "or pass --before none") from e
+        for other in CHANGED:
+            src = src.replace(other, BEFORE_PKG + other[len("vidaudit"):])
+        new = BEFORE_PKG + name[len("vidaudit"):]
+        parts = new.split(".")
+        for k in range(1, len(parts)):  # parent packages, empty
+            pkg = ".".join(parts[:k])
+            if pkg not in sys.modules:
+                sys.modules[pkg] = types.ModuleType(pkg)
+                sys.modules[pkg].__path__ = []  # type: ignore[attr-defined]
+        spec = importlib.util.spec_from_loader(new, loader=None)
+        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules[new] = mod
+        exec(compile(src, f"{rev}:{path}", "exec"), mod.__dict__)
+        mods[name] = mod
+    return mods
+
+
+@contextmanager
+def scoring_module(mod: types.ModuleType) -> Iterator[None]:
+    """``vidaudit.suites.counting.scoring`` is ``mod`` for the suite's ``score`` (this process only)."""
+    key = "vidaudit.suites.counting.scoring"
+    saved = sys.modules[key]
+    sys.modules[key] = mod
     try:
         yield
     finally:
-        sc.max_match_count = saved
-
-
-@contextmanager
-def current() -> Iterator[None]:
-    yield
+        sys.modules[key] = saved
 
 
 @contextmanager
@@ -138,7 +177,7 @@ def previous_parsers() -> Iterator[None]:
         sc.parse_count, ts.boxed_spans = saved
 
 
-def score_all(jobs: list[tuple[Sample, int]], texts: list[str]) -> list[dict]:
+def score_all(jobs: list[tuple[Sample, int]], texts: list[str], score_trial: Callable = score_trial) -> list[dict]:
     records = []
     for (s, k), text in zip(jobs, texts, strict=True):
         rec = score_trial(s, text).to_dict()
@@ -146,6 +185,19 @@ def score_all(jobs: list[tuple[Sample, int]], texts: list[str]) -> list[dict]:
                    cost_usd=0.001)
         records.append(rec)
     return records
+
+
+def scores_jsonl(jobs: list[tuple[Sample, int]], texts: list[str]) -> bytes:
+    """The ``scores.jsonl`` a run's score stage writes for these trials (``stage.record`` + ``write_scores``)."""
+    from vidaudit.core.registry import get_suite
+    from vidaudit.score.stage import record, write_scores
+
+    suite = get_suite("counting")
+    recs = [record(suite, s, trial_id=f"t{i}", model="bench", role="model", condition=f"c{k % 17}", status="ok",
+                   text=text, usage={"input_tokens": 1000, "output_tokens": 200}, cost_usd=0.001)
+            for i, ((s, k), text) in enumerate(zip(jobs, texts, strict=True))]
+    with tempfile.TemporaryDirectory() as tmp:
+        return write_scores(Path(tmp) / "scores.jsonl", recs).read_bytes()
 
 
 def timed(fn: Callable[[], object]) -> tuple[float, float, object]:
@@ -164,10 +216,10 @@ def peak_of(fn: Callable[[], object]) -> int:
 
 
 def breakdown(jobs: list[tuple[Sample, int]], texts: list[str], scale_to: int) -> None:
-    """CPU seconds of each stage of score_trial over these responses, scaled to ``scale_to`` responses."""
+    """CPU seconds of each stage of the current score_trial over these responses, scaled to ``scale_to``."""
     import vidaudit.suites.counting.scoring as sc
     from vidaudit.score.answers import parse_count
-    from vidaudit.score.matching import match_times, max_match_count
+    from vidaudit.score.matching import match_times
     from vidaudit.score.timestamps import extract_timestamps
 
     def cpu(fn: Callable[[], object]) -> float:
@@ -183,20 +235,20 @@ def breakdown(jobs: list[tuple[Sample, int]], texts: list[str], scale_to: int) -
         for (s, _), t in zip(jobs, texts, strict=True)))
     pairs = [([e.t for e in s.trace.events], r.times, sc.rate_relative_delta(float(s.params["frequency_hz"])))
              for (s, _), r in zip(jobs, reports, strict=True)]
+    ks = [match_times(a, b, d).k for a, b, d in pairs]
     at_delta = cpu(lambda: [match_times(a, b, d) for a, b, d in pairs])
-    fixed_full = cpu(lambda: [match_times(a, b, d).k for a, b, _ in pairs for d in sc.FIXED_TOLERANCES_S])
-    fixed_count = cpu(lambda: [max_match_count(a, b, d) for a, b, _ in pairs for d in sc.FIXED_TOLERANCES_S])
-    rest = full - parse - extract - at_delta - fixed_count
-    print(f"   where the CPU time goes (timed over {len(jobs)} responses, scaled to {scale_to}): score_trial + "
+    fixed = cpu(lambda: [sc._window_counts(sorted(a), b, d, k) for (a, b, d), k in zip(pairs, ks, strict=True)])
+    rest = full - parse - extract - at_delta - fixed
+    print(f"   where the CPU time goes now (timed over {len(jobs)} responses, scaled to {scale_to}): score_trial + "
           f"to_dict {full:.2f} s = timestamps {extract:.2f} + parse_count {parse:.2f} + matching at delta(F) "
-          f"{at_delta:.2f} + fixed windows {fixed_count:.2f} (by full matchings: {fixed_full:.2f}) + the rest "
-          f"(taxonomy, metrics, labels, record) {rest:.2f}")
+          f"{at_delta:.2f} + fixed windows {fixed:.2f} + the rest (taxonomy, metrics, labels, record) {rest:.2f}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=38_000)
     ap.add_argument("--repeats", type=int, default=2, help="alternating repetitions per implementation; best kept")
+    ap.add_argument("--before", default=BEFORE_COMMIT, help="git revision of the 'before' code ('none': skip it)")
     ap.add_argument("--breakdown", type=int, default=8000, help="time each stage over this many responses (0: skip)")
     ap.add_argument("--adversarial-kb", type=int, default=32, help="size of the nested-box response (0: skip)")
     args = ap.parse_args()
@@ -208,33 +260,47 @@ def main() -> None:
     jobs = [(samples[i % len(samples)], i // len(samples)) for i in range(args.trials)]
     texts = [make_response(s, k) for s, k in jobs]
 
-    impls = {"previous parsers": previous_parsers, "full matchings": full_matchings, "current": current}
+    import vidaudit.suites.counting.scoring as current_scoring
+
+    impls: dict[str, tuple[types.ModuleType, Callable]] = {}
+    if args.before != "none":
+        before = load_before(args.before)
+        impls["before"] = (before["vidaudit.suites.counting.scoring"], before["vidaudit.suites.counting.aggregate"].aggregate)
+    impls["current"] = (current_scoring, aggregate)
     best: dict[str, tuple[float, float]] = {}
-    results: dict[str, list[dict]] = {}
+    results: dict[str, tuple[list[dict], dict]] = {}
     for _ in range(args.repeats):
-        for name, ctx in impls.items():
-            with ctx():
-                wall, cpu, recs = timed(lambda: score_all(jobs, texts))
+        for name, (mod, agg) in impls.items():
+            c0 = time.process_time()
+            recs = score_all(jobs, texts, mod.score_trial)
+            c1 = time.process_time()
+            report = agg(recs)
+            c2 = time.process_time()
             old = best.get(name, (float("inf"), float("inf")))
-            best[name] = (min(old[0], wall), min(old[1], cpu))
-            results[name] = recs  # type: ignore[assignment]
-    same = all(results[name] == results["current"] for name in impls)
-    t_agg, c_agg, report = timed(lambda: aggregate(results["current"]))
-    records = results["current"]
+            best[name] = (min(old[0], c1 - c0), min(old[1], c2 - c1))
+            results[name] = (recs, report)
+    records, report = results["current"]
     em = sum(bool(r["correct"]) for r in records) / len(records)
-    print(f"1. trials: {len(records)} over {len(samples)} samples (EM {em:.3f}, {len(report['cells'])} cells); "
-          f"records identical between the three: {same}")
+    print(f"1. trials: {len(records)} over {len(samples)} samples (EM {em:.3f}, {len(report['cells'])} cells)")
     for name in impls:
-        wall, cpu = best[name]
-        print(f"   score_trial, {name:<16}: {wall:6.2f} s wall, {cpu:6.2f} s CPU "
-              f"({len(records) / cpu:,.0f} trials/s of CPU)")
-    for name in ("previous parsers", "full matchings"):
-        print(f"   ratio {name} / current: {best[name][0] / best['current'][0]:.2f}x wall, "
-              f"{best[name][1] / best['current'][1]:.2f}x CPU (best of {args.repeats})")
-    print(f"   aggregate: {t_agg:.2f} s wall, {c_agg:.2f} s CPU; total with the current code "
-          f"{best['current'][0] + t_agg:.2f} s wall, {best['current'][1] + c_agg:.2f} s CPU (goal < 5 s)")
-    if not same:
-        raise SystemExit("the implementations scored the workload differently; the timing does not compare")
+        sc_cpu, agg_cpu = best[name]
+        label = f"before ({args.before})" if name == "before" else name
+        print(f"   {label:<17}: score_trial {sc_cpu:6.2f} s + aggregate {agg_cpu:5.2f} s = {sc_cpu + agg_cpu:6.2f} s CPU "
+              f"({len(records) / (sc_cpu + agg_cpu):,.0f} trials/s of CPU; goal < 5 s)")
+    if "before" in impls:
+        (b_sc, b_agg), (c_sc, c_agg) = best["before"], best["current"]
+        print(f"   ratio before / current (CPU, best of {args.repeats}): score_trial {b_sc / c_sc:.2f}x, "
+              f"aggregate {b_agg / c_agg:.2f}x, total {(b_sc + b_agg) / (c_sc + c_agg):.2f}x")
+        same_records = results["before"][0] == records
+        same_report = results["before"][1] == report
+        with scoring_module(impls["before"][0]):
+            jsonl_before = scores_jsonl(jobs, texts)
+        jsonl_now = scores_jsonl(jobs, texts)
+        same_jsonl = jsonl_before == jsonl_now
+        print(f"   identical: record dicts {same_records}, report {same_report}, scores.jsonl bytes {same_jsonl} "
+              f"({len(jsonl_now) / 2**20:.1f} MiB, sha256 {hashlib.sha256(jsonl_now).hexdigest()[:16]})")
+        if not (same_records and same_report and same_jsonl):
+            raise SystemExit("before and current scored the workload differently; the timing does not compare")
 
     if args.breakdown:
         breakdown(jobs[:args.breakdown], texts[:args.breakdown], len(jobs))

@@ -141,6 +141,13 @@ def _read_count(s: str) -> int | None:
 
 def _count_in_box(content: str) -> int | None:
     """A box holds a count when it contains exactly one integer (or one number word) and nothing numeric else."""
+    if len(content) <= 15 and content.isascii() and content.isdigit():
+        return int(content)  # the usual \\boxed{4}: what the general path reads (15 digits are exact as a float)
+    return _count_in_any_box(content)
+
+
+def _count_in_any_box(content: str) -> int | None:
+    """:func:`_count_in_box` for any content (LaTeX wrappers, words, several numbers)."""
     plain = _unwrap_latex(content)
     if re.search(r"[0-9]", plain):
         ints = _INT_RE.findall(plain)

@@ -164,11 +164,20 @@ def max_match_count(true_times: Sequence[float], reported_times: Sequence[float]
     """
     if not (isinstance(delta, (int, float)) and math.isfinite(delta) and delta >= 0):
         raise ConfigError(f"matching window delta must be a finite non-negative number of seconds, got {delta!r}")
-    n, m = len(true_times), len(reported_times)
+    if not true_times or not reported_times:
+        return 0
+    return max_match_count_sorted(sorted(float(x) for x in true_times), sorted(float(x) for x in reported_times),
+                                  delta)
+
+
+def max_match_count_sorted(ts: Sequence[float], rs: Sequence[float], delta: float) -> int:
+    """:func:`max_match_count` of floats already sorted ascending, for a caller that counts at several windows.
+
+    ``delta`` is not checked here (the caller's windows are constants).
+    """
+    n, m = len(ts), len(rs)
     if n == 0 or m == 0:
         return 0
-    ts = sorted(float(x) for x in true_times)
-    rs = sorted(float(x) for x in reported_times)
     w = delta + WINDOW_EPS
     lo = [bisect_left(rs, x - w) for x in ts]
     hi = [bisect_right(rs, x + w) for x in ts]

@@ -107,8 +107,8 @@ def _align_gap(t: Sequence[float], r: Sequence[float]) -> list[tuple[int, int]]:
 def order_aligned(matching: Matching, true_times: Sequence[float],
                   reported_times: Sequence[float]) -> list[tuple[int, int]]:
     """(true index, reported index) of the displaced reports: the gap alignment of the module docstring."""
-    n, m = matching.n_true, matching.n_reported
-    if matching.k == min(n, m):
+    n, m, k = matching.n_true, matching.n_reported, matching.k
+    if k == min(n, m):
         return []
     t_order = sorted(range(n), key=lambda i: (true_times[i], i))
     r_order = sorted(range(m), key=lambda j: (reported_times[j], j))
@@ -119,9 +119,9 @@ def order_aligned(matching: Matching, true_times: Sequence[float],
     ra = sorted(r_rank[j] for _, j in matching.pairs)
     out: list[tuple[int, int]] = []
     t_lo = r_lo = 0
-    for g in range(matching.k + 1):
-        t_hi = ta[g] if g < matching.k else n
-        r_hi = ra[g] if g < matching.k else m
+    for g in range(k + 1):
+        t_hi = ta[g] if g < k else n
+        r_hi = ra[g] if g < k else m
         gt = t_order[t_lo:t_hi]
         gr = r_order[r_lo:r_hi]
         if gt and gr:
@@ -143,9 +143,13 @@ def classify(matching: Matching, true_times: Sequence[float], reported_times: Se
     del delta
     displaced_pairs = order_aligned(matching, true_times, reported_times)
     misidentified = 0
+    n_rl, n_tl = len(reported_labels), len(true_labels)
     for i, j in matching.pairs:
-        got = _norm(reported_labels[j]) if j < len(reported_labels) else None
-        want = _norm(true_labels[i]) if i < len(true_labels) else None
+        got = reported_labels[j] if j < n_rl else None
+        want = true_labels[i] if i < n_tl else None
+        if got is None or want is None or got == want:  # equal labels normalise equal: the usual match
+            continue
+        got, want = _norm(got), _norm(want)
         if got is not None and want is not None and got != want:
             misidentified += 1
     m = matching.n_reported

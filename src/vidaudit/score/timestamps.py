@@ -29,6 +29,7 @@ import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from vidaudit.score.answers import boxed_spans
@@ -122,14 +123,10 @@ class TimestampReport:
                 "n_frame_mentions": self.n_frame_mentions, "n_frame_out_of_range": self.n_frame_out_of_range}
 
 
-@dataclass(slots=True)
-class _Atom:
-    start: int
-    end: int
-    value: float
-    explicit: bool  # m:ss or carries a unit: a time on its own
-    is_int: bool
-    frame: int | None = None  # set when the value was mapped from a "frame K" mention
+# An atom (a number the text writes) is a plain tuple, (start, end, value, explicit, is_int): a number
+# costs one tuple, not an object. ``explicit``: m:ss or carries a unit, a time on its own.
+_START, _END, _VALUE, _EXPLICIT, _IS_INT = range(5)
+_Atom = tuple[int, int, float, bool, bool]
 
 
 def _ends_at(pattern: re.Pattern[str], text: str, pos: int) -> bool:
@@ -137,21 +134,37 @@ def _ends_at(pattern: re.Pattern[str], text: str, pos: int) -> bool:
     return any(m.end() == pos for m in pattern.finditer(text, max(0, pos - 24), pos + 1))
 
 
-def _atoms(text: str) -> list[_Atom]:
-    out = []
-    append = out.append
+def _atoms(text: str, rev: str, masked: Sequence[tuple[int, int]]) -> tuple[list[_Atom], list[bool]]:
+    """Every number of ``text`` outside the ``masked`` spans (disjoint, in order), in order, and whether
+    a cue ends right before it (``rev`` is the text reversed; an explicit time needs no cue)."""
+    out: list[_Atom] = []
+    cued: list[bool] = []
+    append, cue_append = out.append, cued.append
+    starts = [s for s, _ in masked]
+    size = len(text)
+    cue_match = _CUE_REV.match
     for m in _ATOM.finditer(text):
         h, mins, ss, num, unit = m.groups()  # the pattern's groups in order: h, m, ss, num, unit
         start, end = m.span()
+        if starts and start >= starts[0] and _inside(masked, starts, start):
+            continue
         if mins is not None:
-            append(_Atom(start, end, (int(h) * 3600 if h is not None else 0) + int(mins) * 60 + float(ss), True, False))
+            append((start, end, (int(h) * 3600 if h is not None else 0) + int(mins) * 60 + float(ss), True, False))
+            cue_append(False)
+        elif unit is not None:
+            append((start, end, float(num), True, "." not in num))
+            cue_append(False)
         else:
-            append(_Atom(start, end, float(num), unit is not None, "." not in num))
-    return out
+            append((start, end, float(num), False, "." not in num))
+            pos = size - start
+            cue_append(cue_match(rev, pos, min(size, pos + CONTEXT_CHARS)) is not None)
+    return out, cued
 
 
 def _masked(text: str) -> list[tuple[int, int]]:
     """Regions that never hold reported events: boxed final answers."""
+    if "box" not in text:  # every box opens with \boxed or \fbox: most responses skip the brace scan
+        return []
     return [(s, e) for s, e, _ in boxed_spans(text)]
 
 
@@ -161,10 +174,11 @@ def _inside(spans: Sequence[tuple[int, int]], starts: Sequence[int], pos: int) -
     return i >= 0 and spans[i][0] <= pos < spans[i][1]
 
 
-def _line_bounds(text: str, pos: int) -> tuple[int, int]:
-    start = text.rfind("\n", 0, pos) + 1
-    end = text.find("\n", pos)
-    return start, (len(text) if end < 0 else end)
+def _first_group(m: re.Match[str]) -> str:
+    for g in m.groups():
+        if g is not None:
+            return g
+    return m.group(0)
 
 
 def _label(text: str, start: int, end: int, prev_end: int, next_start: int,
@@ -173,15 +187,17 @@ def _label(text: str, start: int, end: int, prev_end: int, next_start: int,
 
     Patterns are tried in priority order (e.g. "A -> C" before "state A"), the first match wins.
     """
-    ls, le = _line_bounds(text, start)
-    after = text[end:min(le, next_start)]
-    before = text[max(ls, prev_end):start]
-    for segment in (after, before):
-        for p in patterns:
-            m = p.search(segment)
-            if m:
-                groups = [g for g in m.groups() if g is not None]
-                return groups[0] if groups else m.group(0)
+    le = text.find("\n", start)
+    after = text[end:next_start if le < 0 or next_start < le else le]
+    for p in patterns:
+        m = p.search(after)
+        if m:
+            return _first_group(m)
+    before = text[max(text.rfind("\n", 0, start) + 1, prev_end):start]
+    for p in patterns:
+        m = p.search(before)
+        if m:
+            return _first_group(m)
     return None
 
 
@@ -190,81 +206,96 @@ def _frame_time(k: int, frame_times: Sequence[float]) -> float | None:
     return float(frame_times[k - 1]) if 1 <= k <= len(frame_times) else None
 
 
-def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: Sequence[re.Pattern[str]] = (),
-                       merge_s: float = MERGE_S, slack_s: float = SLACK_S,
-                       frame_times: Sequence[float] | None = None) -> TimestampReport:
-    """Reported events of ``text`` (see the module docstring); never raises on any text."""
-    if not isinstance(text, str) or not text:
-        return TimestampReport()
-    masked = _masked(text)
-    atoms = _atoms(text)
-    if masked:
-        starts = [s for s, _ in masked]  # boxed_spans: disjoint outermost boxes in order, so bisect
-        atoms = [a for a in atoms if not _inside(masked, starts, a.start)]
-    chosen: list[_Atom] = []
-    if not atoms:
-        return TimestampReport()
-    rev = text[::-1]
-    size = len(text)
-    time_cache: dict[int, bool] = {}
+@lru_cache(maxsize=4096)
+def _sep_core(sep: str) -> str:
+    """The word between two numbers (at most 12 characters; the same few recur: ": ", ", ", "-")."""
+    return sep.strip().rstrip("~").strip().lower()
 
-    cue_match = _CUE_REV.match
 
-    def cued_at(k: int) -> bool:
-        b = atoms[k]
-        if b.explicit:
-            return False
-        hit = time_cache.get(k)
-        if hit is None:
-            pos = size - b.start
-            hit = time_cache[k] = cue_match(rev, pos, min(size, pos + CONTEXT_CHARS)) is not None
-        return hit
+def _is_range(text: str, a: _Atom, nxt: _Atom, sep: str, core: str, cued: bool) -> bool:
+    """Whether ``a`` and ``nxt``, ``sep`` apart, are one range ("1.5-2.0s", "from 3s to 4s", "between 3 and 4 s")."""
+    if core in _RANGE_WORDS:
+        # "1.5-2.0s" / "from 3s to 4s"; a bare start with spaced hyphen ("Event 1 - 3.0s") is an ordinal
+        bare_start = not (a[_EXPLICIT] or cued)
+        return bool((a[_EXPLICIT] or cued or nxt[_EXPLICIT]) and not (
+            bare_start and (not _NO_SPACE_HYPHEN.match(sep) or _ends_at(_ORDINAL_BEFORE, text, a[_START]))))
+    return core == "and" and _ends_at(_BETWEEN_BEFORE, text, a[_START])
+
+
+def _frame_mention(text: str, rev: str, atoms: list[_Atom], cued: list[bool], i: int, sep: str,
+                   last_time_atom: int) -> tuple[int, bool]:
+    """For a "frame K" mention at ``atoms[i]``: how many atoms it spans and whether it sits beside a time.
+
+    A range "frames K-L" is one event (two atoms); a mention beside an explicit or cued time on the
+    same line names that time's moment (see the module docstring).
+    """
+    a = atoms[i]
+    nxt = atoms[i + 1] if i + 1 < len(atoms) else None
+    step, end = 1, a[_END]
+    if sep and nxt is not None and nxt[_IS_INT] and not nxt[_EXPLICIT] and nxt[_VALUE] >= a[_VALUE]:
+        core = _FRAME_RANGE_TAIL.sub("", sep.strip().lower()).strip()
+        if core in _RANGE_WORDS:
+            step, end = 2, nxt[_END]
 
     def near(end: int, start: int) -> bool:
         return 0 <= start - end <= FRAME_NEAR_TIME_CHARS and "\n" not in text[end:start]
 
+    after = atoms[i + step] if i + step < len(atoms) else None
+    beside = (after is not None and near(end, after[_START]) and (after[_EXPLICIT] or cued[i + step])) or (
+        last_time_atom == i - 1 and last_time_atom >= 0 and near(atoms[i - 1][_END], a[_START]))
+    return step, beside
+
+
+def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: Sequence[re.Pattern[str]] = (),
+                       merge_s: float = MERGE_S, slack_s: float = SLACK_S,
+                       frame_times: Sequence[float] | None = None) -> TimestampReport:
+    """Reported events of ``text`` (see the module docstring); never raises on any text.
+
+    One pass of ``_ATOM`` finds every number; each number's cue is one anchored match on the
+    reversed text at a bounded window (so hostile text stays linear); everything else is done
+    only for the few numbers that can be times.
+    """
+    if not isinstance(text, str) or not text:
+        return TimestampReport()
+    rev = text[::-1]
+    atoms, cued = _atoms(text, rev, _masked(text))
+    if not atoms:
+        return TimestampReport()
+    size = len(text)
+    neg_match, frame_match = _NEG_REV.match, _FRAME_REV.match
+    not_after = _NOT_A_TIME_AFTER.match
+    chosen: list[tuple[int, int, float, int | None]] = []  # (start, end, time, frame number)
     n_frames_mapped = n_frames_out = 0
     last_time_atom = -1  # index in ``atoms`` of the last explicit or cued time kept
+    n_atoms = len(atoms)
     i = 0
-    while i < len(atoms):
+    while i < n_atoms:
         a = atoms[i]
-        cued = cued_at(i)
-        nxt = atoms[i + 1] if i + 1 < len(atoms) else None
-        sep = text[a.end:nxt.start] if nxt is not None and nxt.start - a.end <= 12 else ""
-        if (frame_times is not None and a.is_int and not (a.explicit or cued)
-                and _FRAME_REV.match(rev, size - a.start) is not None):
-            # a "frame K" mention: maybe a range "frames K-L" (one event), maybe beside an explicit time
-            step, end = 1, a.end
-            if sep and nxt is not None and nxt.is_int and not nxt.explicit and nxt.value >= a.value:
-                core = _FRAME_RANGE_TAIL.sub("", sep.strip().lower()).strip()
-                if core in _RANGE_WORDS:
-                    step, end = 2, nxt.end
-            after = atoms[i + step] if i + step < len(atoms) else None
-            beside = (after is not None and near(end, after.start) and (after.explicit or cued_at(i + step))) or (
-                last_time_atom == i - 1 and last_time_atom >= 0 and near(atoms[i - 1].end, a.start))
+        start, end, value, explicit, is_int = a
+        cue = cued[i]
+        nxt = atoms[i + 1] if i + 1 < n_atoms else None
+        sep = text[end:nxt[_START]] if nxt is not None and nxt[_START] - end <= 12 else ""
+        if (frame_times is not None and is_int and not (explicit or cue)
+                and frame_match(rev, size - start) is not None):
+            step, beside = _frame_mention(text, rev, atoms, cued, i, sep, last_time_atom)
             if not beside:
-                t = _frame_time(int(a.value), frame_times)
+                t = _frame_time(int(value), frame_times)
                 if t is None:
                     n_frames_out += 1
                 else:
                     n_frames_mapped += 1
-                    chosen.append(_Atom(a.start, a.end, t, True, False, frame=int(a.value)))
+                    chosen.append((start, end, t, int(value)))
             i += step
             continue
         is_range = False
-        if sep and a.value <= nxt.value:  # type: ignore[union-attr]
-            core = sep.strip().rstrip("~").strip().lower()
-            if core in _RANGE_WORDS:
-                # "1.5-2.0s" / "from 3s to 4s"; a bare start with spaced hyphen ("Event 1 - 3.0s") is an ordinal
-                bare_start = not (a.explicit or cued)
-                is_range = (a.explicit or cued or nxt.explicit) and not (  # type: ignore[union-attr]
-                    bare_start and (not _NO_SPACE_HYPHEN.match(sep) or _ends_at(_ORDINAL_BEFORE, text, a.start)))
-            elif core == "and" and _ends_at(_BETWEEN_BEFORE, text, a.start):
-                is_range = True
-        if is_range or a.explicit or cued:
-            negative = _NEG_REV.match(rev, size - a.start, min(size, size - a.start + CONTEXT_CHARS)) is not None or bool(_NOT_A_TIME_AFTER.match(text, a.end))
+        if sep and value <= nxt[_VALUE]:  # type: ignore[index]
+            core = _sep_core(sep)
+            is_range = (core in _RANGE_WORDS or core == "and") and _is_range(text, a, nxt, sep, core, cue)  # type: ignore[arg-type]
+        if is_range or explicit or cue:
+            pos = size - start
+            negative = neg_match(rev, pos, min(size, pos + CONTEXT_CHARS)) is not None or bool(not_after(text, end))
             if not negative:
-                chosen.append(a)
+                chosen.append((start, end, value, None))
                 last_time_atom = i + 1 if is_range else i
         i += 2 if is_range else 1
     events: list[ReportedEvent] = []
@@ -272,18 +303,20 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
     n_merged = 0
     limit = float(duration_s) + slack_s
     merge_gap = merge_s + 1e-9
-    kept: list[float] = []
-    for k, a in enumerate(chosen):
-        if not (0.0 <= a.value <= limit):
-            dropped.append(a.value)
+    kept: list[float] = []  # sorted: only the nearest kept time on each side can be within merge_gap
+    for k, (start, end, v, frame) in enumerate(chosen):
+        if not (0.0 <= v <= limit):
+            dropped.append(v)
             continue
-        v = a.value
-        if kept and any(abs(v - t) <= merge_gap for t in kept):
+        j = bisect.bisect_left(kept, v)
+        if (j < len(kept) and abs(v - kept[j]) <= merge_gap) or (j > 0 and abs(v - kept[j - 1]) <= merge_gap):
             n_merged += 1
             continue
-        kept.append(v)
-        prev_end = chosen[k - 1].end if k else 0
-        next_start = chosen[k + 1].start if k + 1 < len(chosen) else len(text)
-        label = _label(text, a.start, a.end, prev_end, next_start, label_patterns) if label_patterns else None
-        events.append(ReportedEvent(a.value, (a.start, a.end), label, a.frame))
+        kept.insert(j, v)
+        label = None
+        if label_patterns:
+            prev_end = chosen[k - 1][1] if k else 0
+            next_start = chosen[k + 1][0] if k + 1 < len(chosen) else size
+            label = _label(text, start, end, prev_end, next_start, label_patterns)
+        events.append(ReportedEvent(v, (start, end), label, frame))
     return TimestampReport(tuple(events), len(dropped), n_merged, tuple(dropped), n_frames_mapped, n_frames_out)

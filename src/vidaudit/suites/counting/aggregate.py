@@ -29,12 +29,18 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
+from operator import itemgetter
 from typing import Any
 
 from vidaudit.core.errors import DataError
 from vidaudit.score.boundaries import TAU, count_boundary, format_value, frequency_boundary
-from vidaudit.score.stats import paired_bootstrap, wilson_interval
+from vidaudit.score.stats import paired_bootstrap
+from vidaudit.score.stats import wilson_interval as _wilson_interval
 from vidaudit.score.taxonomy import TAXONOMY_KEYS
+
+#: the same (k, n) recurs over thousands of cells and blocks; the interval is a pure function of them
+wilson_interval = lru_cache(maxsize=65536)(_wilson_interval)
 
 TRACE_KEYS = ("vor", "precision", "recall", "f1", "acr", "rfr")
 LOW_COUNT_MAX, HIGH_COUNT_MIN = 3, 5
@@ -103,9 +109,11 @@ def _plain(d: Any) -> Any:
 
 def _by(records: Iterable[dict[str, Any]], *names: str) -> dict[tuple, list[dict[str, Any]]]:
     out: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    get = itemgetter(*names)
+    one = len(names) == 1
     for r in records:
         try:
-            key = tuple([r[n] for n in names])
+            key = (get(r),) if one else get(r)
         except KeyError:
             for n in names:
                 _key(r, n)  # raises the explanatory DataError
@@ -120,27 +128,46 @@ def _fkey(f: Any) -> str:
 
 def _em_fields(rs: Sequence[dict[str, Any]], prefix: str = "em") -> dict[str, Any]:
     """EM over every planned trial of ``rs`` with its Wilson interval (``prefix`` names the keys)."""
-    n = len(rs)
-    k = sum(_right(r) for r in rs)
-    lo, hi = wilson_interval(k, n) if n else (None, None)
-    return {prefix: k / n if n else None, f"{prefix}_ci_low": lo, f"{prefix}_ci_high": hi}
+    return _em_counts(sum(_right(r) for r in rs), len(rs), prefix)
 
 
 def _em_block(rs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """EM over planned trials (and over N >= 1), completion, trace-metric means, parse failures."""
-    ok = [r for r in rs if _ok(r)]
-    pos = _positive_traced(ok)
-    positive = [r for r in rs if int(r["n_events"]) > 0]
-    block: dict[str, Any] = {"n": len(rs), "n_ok": len(ok), "completion": len(ok) / len(rs) if rs else None,
-                             "correct": sum(_right(r) for r in rs), **_em_fields(rs),
-                             "n_em_positive": len(positive), "n_controls": len(rs) - len(positive),
-                             **_em_fields(positive, "em_positive"),
-                             "em_ok": (sum(_right(r) for r in ok) / len(ok)) if ok else None,
-                             "n_positive": len(pos)}
+    """EM over planned trials (and over N >= 1), completion, trace-metric means, parse failures.
+
+    One pass over the records (the block is built for every model x condition x region x domain).
+    """
+    n_ok = n_positive = right = right_positive = unparseable = 0
+    traced: dict[str, list[Any]] = {name: [] for name in TRACE_KEYS}
+    n_traced = 0
+    for r in rs:
+        ok = r.get("status", "ok") == "ok"
+        positive = int(r["n_events"]) > 0
+        is_right = ok and r.get("correct") is True
+        n_positive += positive
+        right += is_right
+        right_positive += is_right and positive
+        if ok:
+            n_ok += 1
+            unparseable += r.get("parse_method") == "unparseable"
+            if positive and r.get("trace_available"):
+                n_traced += 1
+                for name, xs in traced.items():
+                    xs.append(r.get(name))
+    n = len(rs)
+    block: dict[str, Any] = {"n": n, "n_ok": n_ok, "completion": n_ok / n if rs else None, "correct": right,
+                             **_em_counts(right, n), "n_em_positive": n_positive, "n_controls": n - n_positive,
+                             **_em_counts(right_positive, n_positive, "em_positive"),
+                             "em_ok": (right / n_ok) if n_ok else None, "n_positive": n_traced}
     for name in TRACE_KEYS:
-        block[name] = _mean(r.get(name) for r in pos)
-    block["parse_failure_rate"] = (sum(r.get("parse_method") == "unparseable" for r in ok) / len(ok)) if ok else None
+        block[name] = _mean(traced[name])
+    block["parse_failure_rate"] = (unparseable / n_ok) if n_ok else None
     return block
+
+
+def _em_counts(k: int, n: int, prefix: str = "em") -> dict[str, Any]:
+    """:func:`_em_fields` from the counts: ``k`` right of ``n`` planned."""
+    lo, hi = wilson_interval(k, n) if n else (None, None)
+    return {prefix: k / n if n else None, f"{prefix}_ci_low": lo, f"{prefix}_ci_high": hi}
 
 
 MACRO_KEYS = ("em", "em_positive", "completion", *TRACE_KEYS, "parse_failure_rate")
@@ -268,9 +295,9 @@ def _trace_metrics(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
 def _regions(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
     out = _nested()
     for (model, cond), rs in groups.items():
+        grid = [(r, int(r["n_events"]), float(r["frequency_hz"])) for r in rs if r.get("frequency_hz") is not None]
         for region, pred in REGIONS.items():
-            inside = [r for r in rs if r.get("frequency_hz") is not None
-                      and pred(int(r["n_events"]), float(r["frequency_hz"]))]
+            inside = [r for r, n, f in grid if pred(n, f)]
             blocks = {str(dom): _em_block(drs) for (dom,), drs in _by(inside, "domain").items()}
             for dom, b in sorted(blocks.items()):
                 out[model][cond][region][dom] = b
@@ -278,21 +305,38 @@ def _regions(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
     return _plain(out)
 
 
+def _taxonomy_totals(sel: Sequence[dict[str, Any]], n_not_scored: int) -> dict[str, int]:
+    tot = dict.fromkeys(TAXONOMY_KEYS, 0)
+    true_events = reported = rfr = acr = 0
+    for r in sel:
+        tax = r["taxonomy"]
+        for k in TAXONOMY_KEYS:
+            tot[k] += int(tax.get(k, 0) or 0)
+        true_events += int(r["n_events"])
+        reported += int(r.get("n_reported") or 0)
+        rfr += bool(r.get("rfr"))
+        acr += bool(r.get("acr"))
+    tot.update(true_events=true_events, reported_events=reported, videos=len(sel), videos_not_scored=n_not_scored,
+               rfr_videos=rfr, acr_videos=acr)
+    return tot
+
+
 def _taxonomy(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
+    """Table 8 per model x condition: ``all``, then each domain; ``all`` adds up the domains (integer counts)."""
     out = _nested()
     for (model, cond), rs in groups.items():
         pos = [r for r in _positive_traced(rs) if r.get("taxonomy")]
         unscored = [r for r in rs if int(r["n_events"]) > 0 and r.get("frequency_hz") is not None and not _ok(r)]
-        for label, sel, miss in [("all", pos, unscored)] + [
-                (str(d), drs, [r for r in unscored if r["domain"] == d])
-                for (d,), drs in sorted(_by(pos, "domain").items(), key=lambda kv: str(kv[0]))]:
-            tot = {k: int(sum(int(r["taxonomy"].get(k, 0) or 0) for r in sel)) for k in TAXONOMY_KEYS}
-            tot["true_events"] = int(sum(int(r["n_events"]) for r in sel))
-            tot["reported_events"] = int(sum(int(r.get("n_reported") or 0) for r in sel))
-            tot["videos"] = len(sel)
-            tot["videos_not_scored"] = len(miss)
-            tot["rfr_videos"] = int(sum(bool(r.get("rfr")) for r in sel))
-            tot["acr_videos"] = int(sum(bool(r.get("acr")) for r in sel))
+        per_domain = [(str(d), _taxonomy_totals(drs, sum(1 for r in unscored if r["domain"] == d)))
+                      for (d,), drs in sorted(_by(pos, "domain").items(), key=lambda kv: str(kv[0]))]
+        total = dict.fromkeys((*TAXONOMY_KEYS, "true_events", "reported_events", "videos"), 0)
+        total.update(videos_not_scored=len(unscored), rfr_videos=0, acr_videos=0)
+        for _, tot in per_domain:
+            for k in total:
+                if k != "videos_not_scored":
+                    total[k] += tot[k]
+        out[model][cond]["all"] = total
+        for label, tot in per_domain:
             out[model][cond][label] = tot
     return _plain(out)
 
@@ -314,9 +358,11 @@ def _tolerance(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
             rows = [r["tolerance"][k] for r in pos if k in (r.get("tolerance") or {})]
             out[model][cond][k] = {"em": em["em"], "n": len(rs), "completion": len(ok) / len(rs), "vor": vor,
                                    "n_positive": len(rows),
-                                   **{m: _mean(x.get(m) for x in rows) for m in ("precision", "recall", "f1",
-                                                                                  "acr", "rfr")}}
+                                   **{m: _mean([x.get(m) for x in rows]) for m in _TOLERANCE_METRICS}}
     return _plain(out)
+
+
+_TOLERANCE_METRICS = ("precision", "recall", "f1", "acr", "rfr")
 
 
 def _errors(groups: dict[tuple, list[dict[str, Any]]]) -> dict:

@@ -23,14 +23,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from vidaudit.core.errors import DataError
 from vidaudit.core.types import Sample
 from vidaudit.score.answers import parse_count
 from vidaudit.score.boundaries import format_value
-from vidaudit.score.matching import match_times, max_match_count
+from vidaudit.score.matching import match_times, max_match_count_sorted
 from vidaudit.score.metrics import trace_metrics
 from vidaudit.score.taxonomy import classify
 from vidaudit.score.timestamps import extract_timestamps
@@ -110,7 +111,7 @@ class TrialScore:
     frame_times_known: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        d = {name: getattr(self, name) for name in _FIELD_NAMES}  # shallow: asdict's deepcopy is 10x slower
+        d = dict(self.__dict__)  # shallow, in field order (asdict's deepcopy is 10x slower); copies below
         d["taxonomy"] = dict(self.taxonomy) if self.taxonomy is not None else None
         d["tolerance"] = {k: dict(v) for k, v in self.tolerance.items()}
         d["parse_span"] = list(self.parse_span) if self.parse_span else None
@@ -121,7 +122,6 @@ class TrialScore:
         return d
 
 
-_FIELD_NAMES = tuple(f.name for f in fields(TrialScore))
 _TOLERANCE_KEYS = tuple((d, tolerance_key(d)) for d in (*FIXED_TOLERANCES_S, RATE_RELATIVE))
 
 
@@ -130,6 +130,68 @@ def rate_relative_delta(frequency_hz: float) -> float:
     if not frequency_hz or frequency_hz <= 0:
         raise DataError(f"frequency_hz must be positive to set the matching window, got {frequency_hz!r}")
     return 1.0 / (2.0 * float(frequency_hz))
+
+
+_TOLERANCE_NAMES = tuple(key for _, key in _TOLERANCE_KEYS)
+
+
+def _window_counts(true_sorted: list[float], rep_t: list[float], delta: float, k_delta: int) -> list[int]:
+    """K at each window of ``_TOLERANCE_KEYS`` (``k_delta``: K of the optimal matching at delta(F)).
+
+    K never decreases as the window widens (a wider window only adds allowed pairs) and never exceeds
+    min(N, M), so a window whose K is pinned between those of a narrower and a wider one already
+    known is not counted: a faithful ledger (K = N at delta(F)) needs no count at the wider windows,
+    a trace with no pair at delta(F) none at the narrower ones. Fixed windows are visited widest first.
+    """
+    counts: dict[float, int] = {}
+    hi = min(len(true_sorted), len(rep_t))  # K at the narrowest window counted so far (none yet: min(N, M))
+    rep_sorted: list[float] | None = None
+    for w in _FIXED_WIDEST_FIRST:
+        if abs(w - delta) < 1e-12:  # delta(F) coincides with a fixed window
+            k = k_delta
+        else:
+            lo = k_delta if delta < w else 0
+            top = min(hi, k_delta) if delta > w else hi
+            if lo == top:
+                k = lo
+            else:
+                if rep_sorted is None:
+                    rep_sorted = sorted(map(float, rep_t))
+                k = max_match_count_sorted(true_sorted, rep_sorted, w)
+        counts[w] = hi = k
+    return [k_delta if d == RATE_RELATIVE else counts[float(d)] for d, _ in _TOLERANCE_KEYS]
+
+
+_FIXED_WIDEST_FIRST = tuple(sorted((float(d) for d in FIXED_TOLERANCES_S), reverse=True))
+
+
+#: trace metrics are a pure function of (N, M, K, correct), and few such tuples recur over a run; the
+#: result is frozen, so trials share it
+_trace_metrics = lru_cache(maxsize=4096)(trace_metrics)
+
+
+@lru_cache(maxsize=4096)
+def _tolerance_row(n: int, m: int, k: int, correct: bool) -> dict[str, Any]:
+    """One ``tolerance`` entry (copied per trial): the trace metrics of K pairs."""
+    mt = _trace_metrics(n, m, k, correct)
+    return {"n_matched": mt.n_matched, "precision": mt.precision, "recall": mt.recall, "f1": mt.f1,
+            "acr": mt.acr, "rfr": mt.rfr}
+
+
+#: per trace (held, so its id is not reused while cached): true times, labels and sorted float times,
+#: shared by every model x condition that scores the same sample
+_TRUTH: dict[int, tuple[tuple[Any, ...], list[float], list[str | None], list[float]]] = {}
+_TRUTH_MAX = 8192
+
+
+def _truth(events: tuple[Any, ...]) -> tuple[list[float], list[str | None], list[float]]:
+    hit = _TRUTH.get(id(events))
+    if hit is None or hit[0] is not events:
+        if len(_TRUTH) >= _TRUTH_MAX:
+            _TRUTH.clear()
+        times = [e.t for e in events]
+        hit = _TRUTH[id(events)] = (events, times, [e.state_after for e in events], sorted(map(float, times)))
+    return hit[1], hit[2], hit[3]
 
 
 def _true_count(sample: Sample) -> int:
@@ -169,25 +231,21 @@ def score_trial(sample: Sample, text: str | None, status: str = "ok", *,
     report = extract_timestamps(text, sample.video.duration_s, label_patterns=LABEL_PATTERNS.get(str(domain), ()),
                                 frame_times=ft)
     rep_t = report.times
-    rep_l = [normalise_label(str(domain), lab) for lab in report.labels]
-    true_t = [e.t for e in events]
-    true_l = [e.state_after for e in events]
+    dom = str(domain)
+    rep_l = [normalise_label(dom, lab) if lab is not None else None for lab in report.labels]
+    true_t, true_l, true_sorted = _truth(events)
     m = len(rep_t)
     delta = rate_relative_delta(float(f))
     matching = match_times(true_t, rep_t, delta)
-    tm = trace_metrics(n, m, matching.k, correct)
+    k_delta = matching.k
+    tm = _trace_metrics(n, m, k_delta, correct)
     tax = classify(matching, true_t, rep_t, delta, true_labels=true_l, reported_labels=rep_l,
                    predicted=y_hat, correct=correct, f1=tm.f1)
     tolerance: dict[str, dict[str, Any]] = {}
-    for d, key in _TOLERANCE_KEYS:
-        if d == RATE_RELATIVE or abs(float(d) - delta) < 1e-12:  # delta(F) coincides with a fixed window
-            mt = tm
-        else:
-            mt = trace_metrics(n, m, max_match_count(true_t, rep_t, float(d)), correct)  # only K is needed
-        tolerance[key] = {"n_matched": mt.n_matched, "precision": mt.precision, "recall": mt.recall,
-                                       "f1": mt.f1, "acr": mt.acr, "rfr": mt.rfr}
+    for key, k in zip(_TOLERANCE_NAMES, _window_counts(true_sorted, rep_t, delta, k_delta), strict=True):
+        tolerance[key] = dict(_tolerance_row(n, m, k, correct))
     return TrialScore(**base, scored=True, **common, delta_s=delta, reported_times=tuple(rep_t),
-                      reported_labels=tuple(rep_l), n_reported=m, n_matched=matching.k, matches=matching.pairs,
+                      reported_labels=tuple(rep_l), n_reported=m, n_matched=k_delta, matches=matching.pairs,
                       precision=tm.precision, recall=tm.recall, f1=tm.f1, vor=tm.vor, acr=tm.acr, rfr=tm.rfr,
                       taxonomy=tax.to_dict(), tolerance=tolerance, n_dropped_timestamps=report.n_dropped,
                       n_merged_timestamps=report.n_merged, trace_available=True,
