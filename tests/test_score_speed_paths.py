@@ -82,3 +82,22 @@ def test_cached_truth_follows_each_trace():
         assert got.n_matched == (2 if shift == 0.0 else 0)
         assert got.matches == (((0, 0), (1, 1)) if shift == 0.0 else ())
         del s
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 3000).map(lambda i: i / 100), max_size=25))
+def test_bisected_merge_keeps_what_a_scan_of_every_kept_time_keeps(values):
+    """Times within merge_s (0.1 s) of any earlier kept time merge into it; outside [0, 24 + 1] they drop."""
+    from vidaudit.score.timestamps import MERGE_S, extract_timestamps
+
+    text = " ".join(f"{v:.2f}s;" for v in values)
+    kept, merged, dropped = [], 0, 0
+    for v in (float(f"{v:.2f}") for v in values):
+        if not 0.0 <= v <= 25.0:
+            dropped += 1
+        elif any(abs(v - k) <= MERGE_S + 1e-9 for k in kept):
+            merged += 1
+        else:
+            kept.append(v)
+    report = extract_timestamps(text, 24.0)
+    assert (report.times, report.n_merged, report.n_dropped) == (kept, merged, dropped)
