@@ -177,6 +177,17 @@ def probe(path: str | Path) -> VideoInfo:
                          n_frames=n, duration_s=round(n / fps, 6))
 
 
+def video_ref(root: str | Path, rel: str):
+    """A manifest's ``VideoRef`` for the written file ``root/rel``: its sha256 and the facts ``probe`` reads."""
+    from vidaudit.core.hashing import sha256_file
+    from vidaudit.core.types import VideoRef
+
+    path = Path(root) / rel
+    info = probe(path)
+    return VideoRef(path=rel, sha256=sha256_file(path), fps=info.fps, width=info.width, height=info.height,
+                    n_frames=info.n_frames, duration_s=info.duration_s)
+
+
 def to_rgb(frame: av.VideoFrame) -> np.ndarray:
     """RGB uint8 through OpenCV's I420 conversion: the exact inverse of the encoder's, and fast."""
     if frame.format.name == "yuv420p" and frame.width % 2 == 0 and frame.height % 2 == 0:

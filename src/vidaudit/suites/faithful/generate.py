@@ -19,10 +19,9 @@ from typing import Any
 
 from vidaudit import __version__
 from vidaudit.core.errors import ConfigError, VerificationError
-from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import write_dataset_info, write_manifest
 from vidaudit.core.parallel import pool_context
-from vidaudit.core.types import Sample, VideoRef
+from vidaudit.core.types import Sample
 from vidaudit.core.versions import library_versions
 from vidaudit.suites.faithful.build import build_scene
 from vidaudit.suites.faithful.compose import balance
@@ -32,7 +31,7 @@ from vidaudit.suites.faithful.scene import SceneSpec
 from vidaudit.suites.faithful.simulate import GENERATOR
 from vidaudit.suites.faithful.verify import check_video
 from vidaudit.suites.faithful.worldfile import WorldFile, write_world_file
-from vidaudit.video.io import X264_OPTIONS, probe
+from vidaudit.video.io import X264_OPTIONS, video_ref
 
 #: preset -> (number of seeds, knobs). ``smoke`` renders in a few seconds on two cores.
 PRESETS: dict[str, tuple[int, dict[str, Any]]] = {
@@ -81,11 +80,9 @@ def _job(spec: SceneSpec, out: str, verify: bool) -> tuple[list[dict], list[str]
     wf = WorldFile(world=built.sim.world, targets=built.targets, subs=built.subs, render=built.sim.log,
                    knobs=spec.knobs())
     world_sha = write_world_file(root / rel_world, wf)
-    info = probe(root / rel_video)
-    video = VideoRef(path=rel_video, sha256=sha256_file(root / rel_video), fps=info.fps, width=info.width,
-                     height=info.height, n_frames=info.n_frames, duration_s=info.duration_s)
-    if info.n_frames != spec.n_frames:
-        problems.append(f"the file has {info.n_frames} frames, the scene {spec.n_frames}")
+    video = video_ref(root, rel_video)
+    if video.n_frames != spec.n_frames:
+        problems.append(f"the file has {video.n_frames} frames, the scene {spec.n_frames}")
     common = {"source": "synthetic", "seed": spec.seed, "world": rel_world, "world_sha256": world_sha,
               "capabilities": dict(CAPABILITIES)}
     rows = [s.model_dump(mode="json") for s in samples_for(built.sim.world, built.targets, built.subs, video, common)]

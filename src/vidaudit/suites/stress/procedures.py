@@ -115,3 +115,37 @@ def render_procedure(procedure: str, order: Sequence[int], durations_s: Sequence
                 w.write(step_frame(procedure, steps[j], (i - a) / max(1, b - a), width, height))
             segs.append(Segment(steps[j], j, a, b, round(a / fps, 6), round(b / fps, 6)))
     return segs
+
+
+@dataclass(frozen=True)
+class RenderedProcedure:
+    """A procedure rendered in canonical order: ``DIR/sources/PROC-sSEED-WxH.mp4`` and its segments."""
+
+    name: str
+    procedure: str
+    video: Path
+    steps: tuple[str, ...]
+    segments: tuple[tuple[float, float], ...]
+    duration_s: float
+
+
+def render_sources(n_procedures: int, n_seeds: int, step_s: tuple[float, float], out: Path, *, width: int,
+                   height: int, fps: float, stream: str) -> list[RenderedProcedure]:
+    """The first ``n_procedures`` procedures x ``n_seeds`` seeds, each step's length drawn uniformly from
+    ``step_s`` by ``rng_from("stress", stream, procedure, seed)`` (one stream per probe)."""
+    from vidaudit.core.hashing import rng_from
+
+    if n_seeds < 1:
+        raise ConfigError(f"--seeds must be at least 1, got {n_seeds}")
+    (out / "sources").mkdir(parents=True, exist_ok=True)
+    srcs = []
+    for proc in list(PROCEDURES)[:n_procedures]:
+        steps = PROCEDURES[proc]
+        for seed in range(n_seeds):
+            rng = rng_from("stress", stream, proc, seed)
+            durs = [round(float(rng.uniform(*step_s)), 3) for _ in steps]
+            path = out / "sources" / f"{proc}-s{seed}-{width}x{height}.mp4"
+            segs = render_procedure(proc, list(range(len(steps))), durs, path, width=width, height=height, fps=fps)
+            srcs.append(RenderedProcedure(f"{proc}-s{seed}", proc, path, steps,
+                                          tuple((g.start_s, g.end_s) for g in segs), segs[-1].end_s))
+    return srcs

@@ -22,13 +22,12 @@ import cv2
 import numpy as np
 
 from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, Trace, VideoRef
 from vidaudit.suites.stress.camera_motion.options import DIRECTIONS, LETTER_OF
 from vidaudit.suites.stress.camera_motion.prompts import QUESTION
 from vidaudit.suites.stress.camera_motion.scene import render_scene
-from vidaudit.video.io import VideoWriter, probe
+from vidaudit.video.io import VideoWriter, video_ref
 
 PROBE = "camera_motion"
 SYNTHESES = ("2d", "3d")
@@ -266,13 +265,10 @@ def generate(out: Path, preset: str = "smoke", scenes: int | None = None, *, for
                 if r["scene"] not in worlds:
                     worlds = {r["scene"]: make_world(r["scene"])}
                 extra = _render_3d(worlds[r["scene"]], r["spec"], out / rel)
-            info = probe(out / rel)
             params = {**r["params"], **extra}
             samples.append(Sample(sample_id=r["sample_id"], suite="stress", params=params, question=QUESTION,
                                   answer=r["params"]["motion"], trace=Trace(events=[]),
-                                  video=VideoRef(path=rel, sha256=sha256_file(out / rel), fps=info.fps,
-                                                 width=info.width, height=info.height, n_frames=info.n_frames,
-                                                 duration_s=info.duration_s)))
+                                  video=video_ref(out, rel)))
             if on_progress:
                 on_progress(done + 1, len(rows))
     manifest = write_manifest(out, samples)

@@ -26,13 +26,13 @@ from typing import Any
 import numpy as np
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.core.hashing import rng_from, sha256_file
+from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
-from vidaudit.core.types import PerturbationSpec, Sample, Trace, VideoRef
+from vidaudit.core.types import PerturbationSpec, Sample, Trace
 from vidaudit.suites.stress.common import LETTERS
 from vidaudit.suites.stress.expectation import prompts as P
-from vidaudit.suites.stress.procedures import PROCEDURES, render_procedure
-from vidaudit.video.io import probe
+from vidaudit.suites.stress.procedures import PROCEDURES, RenderedProcedure, render_sources
+from vidaudit.video.io import video_ref
 
 PROBE = "expectation"
 TASKS = ("direction", "describe", "gap_mcq", "gap_summary", "anomaly")
@@ -69,20 +69,8 @@ PRESETS: dict[str, Preset] = {
 }
 
 
-@dataclass(frozen=True)
-class Source:
-    name: str
-    procedure: str
-    video: Path
-    steps: tuple[str, ...]
-    segments: tuple[tuple[float, float], ...]
-    duration_s: float
-
-
-def _video_ref(out: Path, rel: str) -> VideoRef:
-    info = probe(out / rel)
-    return VideoRef(path=rel, sha256=sha256_file(out / rel), fps=info.fps, width=info.width, height=info.height,
-                    n_frames=info.n_frames, duration_s=info.duration_s)
+#: a source of this probe: a synthetic procedure rendered in canonical order
+Source = RenderedProcedure
 
 
 def _seed(*parts: object) -> int:
@@ -90,22 +78,8 @@ def _seed(*parts: object) -> int:
 
 
 def synthetic_sources(pre: Preset, out: Path, seeds: int | None) -> list[Source]:
-    n_seeds = pre.seeds if seeds is None else seeds
-    if n_seeds < 1:
-        raise ConfigError(f"--seeds must be at least 1, got {n_seeds}")
-    (out / "sources").mkdir(parents=True, exist_ok=True)
-    srcs = []
-    for proc in list(PROCEDURES)[:pre.procedures]:
-        steps = PROCEDURES[proc]
-        for seed in range(n_seeds):
-            rng = rng_from("stress", "expectation", proc, seed)
-            durs = [round(float(rng.uniform(*pre.step_s)), 3) for _ in steps]
-            path = out / "sources" / f"{proc}-s{seed}-{pre.width}x{pre.height}.mp4"
-            segs = render_procedure(proc, list(range(len(steps))), durs, path, width=pre.width, height=pre.height,
-                                    fps=pre.fps)
-            srcs.append(Source(f"{proc}-s{seed}", proc, path, steps, tuple((s.start_s, s.end_s) for s in segs),
-                               segs[-1].end_s))
-    return srcs
+    return render_sources(pre.procedures, pre.seeds if seeds is None else seeds, pre.step_s, out,
+                          width=pre.width, height=pre.height, fps=pre.fps, stream="expectation")
 
 
 # --------------------------------------------------------------------------- gap MCQ options
@@ -197,7 +171,7 @@ def descriptor(op: str, info: dict[str, Any], width: int, height: int, other: st
 def _sample(sid: str, out: Path, rel: str, task: str, params: dict[str, Any], question: str, answer: Any) -> Sample:
     p = {"probe": PROBE, "task": task, "family": FAMILY[task], **params}
     return Sample(sample_id=sid, suite="stress", params=p, question=question, answer=answer, trace=Trace(events=[]),
-                  video=_video_ref(out, rel))
+                  video=video_ref(out, rel))
 
 
 def build(sources: list[Source], out: Path, *, preset: str, on_item=None) -> list[Sample]:

@@ -24,11 +24,10 @@ from typing import Any
 
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import atomic_path
-from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import Sample, Trace, VideoRef
 from vidaudit.suites.stress.lane_change.options import LABELS, LETTER_OF, QUESTION
-from vidaudit.video.io import VideoWriter, iter_frames, probe
+from vidaudit.video.io import VideoWriter, iter_frames, probe, video_ref
 
 PROBE = "lane_change"
 ANNOTATIONS = "annotations.csv"
@@ -160,11 +159,9 @@ def generate(out: Path, source: Path, *, force: bool = False,
         else:
             with atomic_path(out / rel) as tmp:
                 shutil.copyfile(root / r.clip, tmp)
-        got = probe(out / rel)
         samples.append(Sample(sample_id=sid(i, r), suite="stress", params=params(r), question=QUESTION,
                               answer=r.label, trace=Trace(events=[]),
-                              video=VideoRef(path=rel, sha256=sha256_file(out / rel), fps=got.fps, width=got.width,
-                                             height=got.height, n_frames=got.n_frames, duration_s=got.duration_s)))
+                              video=video_ref(out, rel)))
         if on_progress:
             on_progress(i + 1, len(checked))
     manifest = write_manifest(out, samples)

@@ -9,14 +9,13 @@ from typing import Any
 import cv2
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, VideoRef
 from vidaudit.core.fileio import atomic_path
+from vidaudit.video.io import video_ref
 from vidaudit.suites.stress.mosaic import scene as sc
 from vidaudit.suites.stress.mosaic.tasks import (ARRANGEMENTS, STIMULI, TEXT_QUESTION, object_options,
                                                  objects_prompt, text_recency)
-from vidaudit.video.io import probe
 
 PROBE = "mosaic"
 PRESETS: dict[str, int] = {"smoke": 2, "paper": 24}
@@ -90,12 +89,9 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, forc
                 cv2.imwrite(str(tmp), cv2.cvtColor(r["still"].render(), cv2.COLOR_RGB2BGR))
         rel = f"videos/{r['sample_id']}.mp4"
         apply(still_path, spec_of(r["arrangement"]), out / rel, seed=int(r["seed"]))
-        info = probe(out / rel)
         samples.append(Sample(sample_id=r["sample_id"], suite="stress", params=r["params"] | {"preset": preset},
                               question=r["question"], answer=r["answer"],
-                              video=VideoRef(path=rel, sha256=sha256_file(out / rel), fps=info.fps, width=info.width,
-                                             height=info.height, n_frames=info.n_frames,
-                                             duration_s=info.duration_s)))
+                              video=video_ref(out, rel)))
     manifest = write_manifest(out, samples)
     write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": preset, "n_samples": len(samples),
                              "width": sc.WIDTH, "height": sc.HEIGHT, "stimuli": list(STIMULI),

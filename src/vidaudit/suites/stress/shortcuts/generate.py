@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.core.hashing import rng_from, sha256_file
+from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
-from vidaudit.core.types import PerturbationSpec, Sample, Trace, VideoRef
-from vidaudit.suites.stress.procedures import PROCEDURES, render_procedure
+from vidaudit.core.types import PerturbationSpec, Sample, Trace
+from vidaudit.suites.stress.procedures import PROCEDURES, render_sources
 from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, QUESTIONS, build_key, prompt_text
-from vidaudit.video.io import probe
+from vidaudit.video.io import video_ref
 
 PROBE = "shortcuts"
 QUERY_OF = {"first": "first", "last": "last", "sequence": "order"}
@@ -63,32 +63,13 @@ class Source:
 
 
 def synthetic_sources(pre: Preset, out: Path, seeds: int | None) -> list[Source]:
-    n_seeds = pre.seeds if seeds is None else seeds
-    if n_seeds < 1:
-        raise ConfigError(f"--seeds must be at least 1, got {n_seeds}")
-    srcs = []
-    (out / "sources").mkdir(parents=True, exist_ok=True)
-    for proc in list(PROCEDURES)[:pre.procedures]:
-        steps = PROCEDURES[proc]
-        for seed in range(n_seeds):
-            rng = rng_from("stress", "shortcuts", proc, seed)
-            durs = [round(float(rng.uniform(*pre.step_s)), 3) for _ in steps]
-            path = out / "sources" / f"{proc}-s{seed}-{pre.width}x{pre.height}.mp4"
-            segs = render_procedure(proc, list(range(len(steps))), durs, path, width=pre.width, height=pre.height,
-                                    fps=pre.fps)
-            srcs.append(Source(f"{proc}-s{seed}", path, steps, tuple((s.start_s, s.end_s) for s in segs),
-                               "synthetic", proc))
-    return srcs
+    rendered = render_sources(pre.procedures, pre.seeds if seeds is None else seeds, pre.step_s, out,
+                              width=pre.width, height=pre.height, fps=pre.fps, stream="shortcuts")
+    return [Source(r.name, r.video, r.steps, r.segments, "synthetic", r.procedure) for r in rendered]
 
 
 def _spec(name: str, **params: Any) -> PerturbationSpec:
     return PerturbationSpec(name=name, params=params)
-
-
-def _video_ref(out: Path, rel: str) -> VideoRef:
-    info = probe(out / rel)
-    return VideoRef(path=rel, sha256=sha256_file(out / rel), fps=info.fps, width=info.width, height=info.height,
-                    n_frames=info.n_frames, duration_s=info.duration_s)
 
 
 def _item_seed(*parts: object) -> int:
@@ -144,7 +125,7 @@ def build(sources: list[Source], out: Path, blank_s: tuple[float, ...], *, prese
                               "perturbation": spec.id if spec is not None else shared[tag][1]}
                     samples.append(Sample(sample_id=sid, suite="stress", params=params,
                                           question=prompt_text(q, key.options), answer=key.correct,
-                                          trace=Trace(events=[]), video=_video_ref(out, rel)))
+                                          trace=Trace(events=[]), video=video_ref(out, rel)))
                     if on_item:
                         on_item()
     return samples

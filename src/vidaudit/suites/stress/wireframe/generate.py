@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.core.hashing import rng_from, sha256_file
+from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import Sample, VideoRef
 from vidaudit.suites.stress.wireframe import scene as sc
 from vidaudit.suites.stress.wireframe.tasks import TASKS, question
-from vidaudit.video.io import probe, write_video
+from vidaudit.video.io import video_ref, write_video
 
 PROBE = "wireframe"
 FPS = 2.0
@@ -101,12 +101,9 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, forc
         rel = f"videos/{r['sample_id']}.mp4"
         img = sc.render(scene)
         write_video(out / rel, sc.arrange(img, r["arrangement"]), FPS, scene.width, scene.height)
-        info = probe(out / rel)
         samples.append(Sample(sample_id=r["sample_id"], suite="stress", params=params,
                               question=question(r["task"], tuple(params.get("query", ())) or None), answer=answer,
-                              video=VideoRef(path=rel, sha256=sha256_file(out / rel), fps=info.fps, width=info.width,
-                                             height=info.height, n_frames=info.n_frames,
-                                             duration_s=info.duration_s)))
+                              video=video_ref(out, rel)))
     manifest = write_manifest(out, samples)
     write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name, "n_samples": len(samples),
                              "width": sc.WIDTH, "height": sc.HEIGHT, "fps": FPS, "n_frames": sc.N_FRAMES,
