@@ -132,21 +132,8 @@ class ObjectCentricAdapter:
             trajs = [t.as_json() for t in aggregate(valid, self.aggregator)]
         if o.order == "shuffled":
             trajs = memory.shuffle_times(trajs)
-        stages: list[Response] = []
-        note = "summarise_invalid" if summary_invalid is not None else None
-        if o.retrieval == "all":
-            ids = [t["id"] for t in trajs]
-        elif o.retrieval == "lexical":
-            ids = retrieval.lexical(question, trajs)
-        elif o.retrieval == "random":
-            ids = retrieval.random_k(question, trajs, len(retrieval.lexical(question, trajs)))
-        else:
-            sub = Request(trial_id=request.trial_id, parts=(TextPart(retrieval.model_prompt(question, trajs)),),
-                          settings=self.spec.settings, metadata={"stage": "retrieve"})
-            r = await call("retrieve", self.retriever, sub)  # type: ignore[arg-type]
-            stages.append(r)
-            ids, rnote = retrieval.parse_model_reply(r.text, trajs)
-            note = note or rnote
+        ids, rnote, stages = await self._retrieve(retrieval, question, trajs, request, call)
+        note = "summarise_invalid" if summary_invalid is not None else rnote
         chosen = [t for t in trajs if t["id"] in set(ids)]
         parts: list[Part] = []
         if o.answer_input != "frames":
@@ -165,6 +152,23 @@ class ObjectCentricAdapter:
         return combine_stages(f"{head}\n{g.text}", stages)
 
     # ------------------------------------------------------------------ ablations needing a model
+
+    async def _retrieve(self, lib, question: str, items: list[dict], request: Request, call: StageCall
+                        ) -> tuple[list[str], str | None, list[Response]]:
+        """Retrieval R over trajectories (``lib`` = ``retrieval``) or captions (``captions``): all, lexical,
+        random top-k (k = what lexical would keep), or a model call (stage ``retrieve``)."""
+        o = self.options
+        if o.retrieval == "all":
+            return [t["id"] for t in items], None, []
+        if o.retrieval == "lexical":
+            return lib.lexical(question, items), None, []
+        if o.retrieval == "random":
+            return lib.random_k(question, items, len(lib.lexical(question, items))), None, []
+        sub = Request(trial_id=request.trial_id, parts=(TextPart(lib.model_prompt(question, items)),),
+                      settings=self.spec.settings, metadata={"stage": "retrieve"})
+        r = await call("retrieve", self.retriever, sub)  # type: ignore[arg-type]
+        ids, note = retrieval.parse_model_reply(r.text, items)
+        return ids, note, [r]
 
     async def _summarise(self, request: Request, video: VideoPart, done: list,
                          call: StageCall) -> tuple[list[dict], str | None]:
@@ -197,20 +201,7 @@ class ObjectCentricAdapter:
         caps = [{"id": f"C{ch.index + 1}", "t": [round(ch.t_start, 2), round(ch.t_end, 2)], "text": text}
                 for ch, text in done if text]
         invalid = [(ch.index, ch.t_start, ch.t_end, "empty caption") for ch, text in done if not text]
-        stages: list[Response] = []
-        note = None
-        if o.retrieval == "all":
-            ids = [c["id"] for c in caps]
-        elif o.retrieval == "lexical":
-            ids = capt.lexical(question, caps)
-        elif o.retrieval == "random":
-            ids = capt.random_k(question, caps, len(capt.lexical(question, caps)))
-        else:
-            sub = Request(trial_id=request.trial_id, parts=(TextPart(capt.model_prompt(question, caps)),),
-                          settings=self.spec.settings, metadata={"stage": "retrieve"})
-            r = await call("retrieve", self.retriever, sub)  # type: ignore[arg-type]
-            stages.append(r)
-            ids, note = retrieval.parse_model_reply(r.text, caps)
+        ids, note, stages = await self._retrieve(capt, question, caps, request, call)
         chosen = [c for c in caps if c["id"] in set(ids)]
         parts: list[Part] = []
         if o.answer_input != "frames":
