@@ -10,7 +10,9 @@ matching). Segment lengths vary (annotated, variable-length segments as in YouCo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import shutil
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -149,3 +151,25 @@ def render_sources(n_procedures: int, n_seeds: int, step_s: tuple[float, float],
             srcs.append(RenderedProcedure(f"{proc}-s{seed}", proc, path, steps,
                                           tuple((g.start_s, g.end_s) for g in segs), segs[-1].end_s))
     return srcs
+
+
+@contextmanager
+def staging_dir(out: Path) -> Iterator[Path]:
+    """A fresh ``OUT/.staging`` to render a dataset into before its replace-guard passes; always removed."""
+    staging = out / ".staging"
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    try:
+        yield staging
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def publish(staging: Path, out: Path, subdirs: Sequence[str] = ("sources", "videos")) -> None:
+    """Move the staged files into ``out`` (each a rename within one file system)."""
+    for sub in subdirs:
+        if (staging / sub).is_dir():
+            (out / sub).mkdir(exist_ok=True)
+            for f in sorted((staging / sub).iterdir()):
+                f.replace(out / sub / f.name)

@@ -31,7 +31,7 @@ from vidaudit.core.manifest import guard_replace, write_dataset_info, write_mani
 from vidaudit.core.types import PerturbationSpec, Sample, Trace
 from vidaudit.suites.stress.common import LETTERS
 from vidaudit.suites.stress.expectation import prompts as P
-from vidaudit.suites.stress.procedures import PROCEDURES, RenderedProcedure, render_sources
+from vidaudit.suites.stress.procedures import PROCEDURES, RenderedProcedure, publish, render_sources, staging_dir
 from vidaudit.video.io import video_ref
 
 PROBE = "expectation"
@@ -245,11 +245,7 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, forc
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
-    staging = out / ".staging"
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir(parents=True)
-    try:
+    with staging_dir(out) as staging:
         from vidaudit.cli_common import progress_bar
 
         sources = synthetic_sources(pre, staging, seeds)
@@ -264,12 +260,7 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, forc
             samples = build(sources, staging, preset=pre.name, on_item=step)
         guard_replace(out, samples, force=force, key=lambda s: (s.params, s.answer, s.question),
                       command="generate stress")
-        for sub in ("sources", "videos"):
-            (out / sub).mkdir(exist_ok=True)
-            for f in sorted((staging / sub).iterdir()):
-                f.replace(out / sub / f.name)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        publish(staging, out)
     manifest = write_manifest(out, samples)
     write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name, "source": "synthetic",
                              "n_samples": len(samples), "n_sources": len(sources), "tasks": list(TASKS),

@@ -14,7 +14,6 @@ metadata (the permutation it applied), never re-derived.
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, Trace
-from vidaudit.suites.stress.procedures import PROCEDURES, render_sources
+from vidaudit.suites.stress.procedures import PROCEDURES, publish, render_sources, staging_dir
 from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, QUESTIONS, build_key, prompt_text
 from vidaudit.video.io import video_ref
 
@@ -139,11 +138,7 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, sour
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
-    staging = out / ".staging"
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir(parents=True)
-    try:
+    with staging_dir(out) as staging:
         if source is not None:
             from vidaudit.suites.stress.shortcuts.youcook2 import load_youcook2
 
@@ -155,13 +150,7 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, sour
         samples = build(sources, staging, pre.blank_s, preset=pre.name)
         guard_replace(out, samples, force=force, key=lambda s: (s.params, s.answer, s.question),
                       command="generate stress")
-        for sub in ("sources", "videos"):
-            if (staging / sub).is_dir():
-                (out / sub).mkdir(exist_ok=True)
-                for f in sorted((staging / sub).iterdir()):
-                    f.replace(out / sub / f.name)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        publish(staging, out)
     manifest = write_manifest(out, samples)
     write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name, "source": origin,
                              "n_samples": len(samples), "n_sources": len(sources), "conditions": list(CONDITIONS),
