@@ -7,6 +7,7 @@ sections in the order of ``PROBE_TARGETS``.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -24,6 +25,12 @@ from vidaudit.suites.stress.viewer import STRESS_VIEWER
 
 #: name -> description, as ``vidaudit suites`` lists them
 PROBES: dict[str, str] = dict(PROBE_DESCRIPTIONS)
+
+
+@functools.cache
+def _takes_judgement(probe_cls: type) -> bool:
+    """Whether a probe's ``score`` takes the judge's verdict (read once per class, not per trial)."""
+    return "judgement" in inspect.signature(probe_cls.score).parameters
 
 
 class StressSuite(Suite):
@@ -86,7 +93,7 @@ class StressSuite(Suite):
     def score(self, sample: Sample, text: str | None, status: str, *,
               frame_times: Sequence[float] | None = None, judgement: str | None = None) -> TrialScore:
         probe = probe_of(sample)
-        if "judgement" in inspect.signature(probe.score).parameters:
+        if _takes_judgement(type(probe)):
             return probe.score(sample, text, status, frame_times=frame_times, judgement=judgement)
         return probe.score(sample, text, status, frame_times=frame_times)
 
