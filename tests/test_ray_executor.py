@@ -8,7 +8,7 @@ run with only its calls in flight failed, and a resume (here without Ray) finish
 (``vidaudit run --executor ray``) killed mid-run resumes with no repeated stored call and the local
 run's answers; a judged (composite) run keeps its stage calls on the driver (its model in two replicas
 on the joined node); a worker whose adapter differs from the driver's is refused before any call.
-One cluster for the module: Ray takes ~10 s to start.
+One cluster for the session (``ray_cluster`` in tests/conftest.py): Ray takes ~10 s to start.
 """
 
 from __future__ import annotations
@@ -37,36 +37,15 @@ from vidaudit.run.ray_executor import RayDispatch, RayOptions, dispatch_for  # n
 from vidaudit.run.session import execute  # noqa: E402
 from vidaudit.run.store import RunStore  # noqa: E402
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
-SITE = str(Path(__file__).resolve().parent / "plugin_site")  # the toy suite, found by every worker too
+SITE = str(Path(__file__).resolve().parent / "plugin_site")  # the toy suite
 CHAT = "/v1/chat/completions"
 LIMIT = 4
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory):
-    """A head with 2 CPUs in this process, and a worker node (2 CPUs, resource ``worker_node``) in another."""
-    os.environ["PYTHONPATH"] = os.pathsep.join([SRC, SITE, os.environ.get("PYTHONPATH", "")])  # workers import these
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    env = dict(os.environ)  # after init: it carries the cluster's auth mode to the joining node and the CLI runs
-    address = ray.get_runtime_context().gcs_address
-    ray_cli = str(Path(sys.executable).parent / "ray")
-    log = tmp_path_factory.mktemp("ray_worker") / "ray_start.log"
-    worker = subprocess.Popen([ray_cli, "start", f"--address={address}", "--num-cpus=2",
-                               '--resources={"worker_node": 4}', "--block", "--disable-usage-stats"],
-                              env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + 90
-    while sum(n["Alive"] for n in ray.nodes()) < 2:
-        if time.monotonic() > deadline or worker.poll() is not None:
-            raise RuntimeError(f"the worker node did not join the cluster: {log.read_text()[-2000:]}")
-        time.sleep(0.5)
-    head = ray.get_runtime_context().get_node_id()
-    try:
-        yield {"address": address, "head": head, "env": env}
-    finally:
-        ray.shutdown()
-        os.killpg(worker.pid, signal.SIGKILL)  # the node's raylet and workers are in its process group
-        worker.wait(30)
+def cluster(ray_cluster: dict) -> dict:
+    """The session's two-node cluster (tests/conftest.py), shared with the other Ray test modules."""
+    return ray_cluster
 
 
 @pytest.fixture(scope="module")
