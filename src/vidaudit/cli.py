@@ -178,23 +178,45 @@ def run(
 @app.command()
 @friendly_errors
 def perturb(
-    source: Path = typer.Argument(None, help="The video to perturb."),
+    source: Path = typer.Argument(None, help="The video to perturb, or a folder: the op on each of its videos."),
     op: str = typer.Option(None, "--op", help="The perturbation (see --list)."),
     sets: list[str] = typer.Option([], "--set", help="KEY=VALUE parameter of the op; repeat."),
     seed: int = typer.Option(0, "--seed", help="Seed of the op's random choices."),
-    out: Path = typer.Option(None, "--out", help="Output video (its metadata goes beside it as .json)."),
+    out: Path = typer.Option(None, "--out", help="Output video (its metadata goes beside it as .json); a folder "
+                             "for --batch or a source folder."),
     second: Path = typer.Option(None, "--second", help="A second video (scene_mix, unrelated)."),
     list_ops: bool = typer.Option(False, "--list", help="List every op with its parameters and exit."),
+    batch: Path = typer.Option(None, "--batch", help="A JSONL file of jobs ({source, op, params, seed, name?, "
+                               "second?} per line) rendered into --out (docs/perturbations.md)."),
+    workers: int = typer.Option(1, "--workers", help="Local render processes for a batch."),
+    executor: str = typer.Option("local", "--executor", help="local, or ray: each batch job is a Ray task."),
+    ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
 ) -> None:
-    """Apply one perturbation to any video: writes OUT.mp4 and OUT.json (what each output frame is)."""
+    """Apply one perturbation to any video (OUT.mp4 + OUT.json), or a batch of them into a folder."""
     from vidaudit.core.errors import ConfigError
-    from vidaudit.video.perturb.cli import ops_help, perturb_command, summary_lines
+    from vidaudit.video.perturb.cli import batch_command, ops_help, perturb_command, summary_lines
 
     if list_ops:
         typer.echo(ops_help())
         return
+    if batch is not None or (source is not None and source.is_dir()):
+        from vidaudit.video.perturb.batch import summary_lines as batch_lines
+
+        if out is None:
+            raise ConfigError("a batch needs --out DIR for its videos and batch.jsonl")
+        with progress_bar("perturbing") as update:
+            res = batch_command(out, batch=batch, folder=source,
+                                op=op, sets=list(sets), seed=seed, second=second, workers=workers,
+                                executor=executor, ray_address=ray_address, on_progress=update)
+        for line in batch_lines(res):
+            console.print(line, highlight=False, markup=False)
+        if res.failed:
+            raise typer.Exit(1)
+        return
     if source is None or op is None or out is None:
-        raise ConfigError("vidaudit perturb needs SOURCE, --op and --out (or --list to see the ops)")
+        raise ConfigError("vidaudit perturb needs SOURCE, --op and --out (or --batch JOBS.jsonl, or --list)")
+    if executor != "local" or ray_address is not None or workers != 1:
+        raise ConfigError("--executor, --ray-address and --workers are for batches (--batch or a source folder)")
     with console.status(f"perturbing {source.name} ({op})"):
         res = perturb_command(source, op, list(sets), seed, out, second=second)
     for line in summary_lines(res):

@@ -1,4 +1,5 @@
-"""``vidaudit perturb SRC --op OP [--set KEY=VALUE ...] [--seed S] --out DST.mp4 [--second VIDEO]``.
+"""``vidaudit perturb SRC --op OP [--set KEY=VALUE ...] [--seed S] --out DST.mp4 [--second VIDEO]``, and its
+batches: ``--batch JOBS.jsonl --out DIR`` or ``SRC_DIR --op OP ... --out DIR`` (``batch_command``).
 
 ``perturb_command`` is what the CLI calls; ``KEY=VALUE`` pairs are typed from the op's parameter model:
 text parameters take the value verbatim, others parse it as JSON (``2``, ``0.5``, ``true``, ``null``,
@@ -9,11 +10,13 @@ error messages apply).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import PerturbationSpec
+from vidaudit.video.perturb.batch import BatchResult
 from vidaudit.video.perturb.engine import PerturbResult, apply
 from vidaudit.video.perturb.registry import describe_params, get_op, is_text_field, op_names
 
@@ -47,6 +50,30 @@ def perturb_command(source: str | Path, op: str, sets: list[str] | None, seed: i
     params = parse_sets(op, sets)
     return apply(Path(source), PerturbationSpec(name=get_op(op).name, params=params), Path(out), seed=seed,
                  second_source=Path(second) if second is not None else None)
+
+
+def batch_command(out: str | Path, *, batch: str | Path | None = None, folder: str | Path | None = None,
+                  op: str | None = None, sets: list[str] | None = None, seed: int = 0,
+                  second: str | Path | None = None, workers: int = 1, executor: str = "local",
+                  ray_address: str | None = None,
+                  on_progress: Callable[[int, int], None] | None = None) -> BatchResult:
+    """A batch from a jobs file, or the same op on every video of ``folder``; every job validated first."""
+    from vidaudit.run.ray_pool import pool_factory
+    from vidaudit.video.perturb.batch import folder_jobs, load_jobs, perturb_batch
+
+    pool = pool_factory(executor, ray_address)  # a bad --executor or a missing ray extra: before any work
+    if batch is not None:
+        if folder is not None or op is not None or sets or second is not None:
+            raise ConfigError("--batch takes its ops, parameters and seeds from the jobs file; drop SOURCE, --op, "
+                              "--set and --second")
+        jobs = load_jobs(batch)
+    else:
+        if op is None or folder is None:
+            raise ConfigError("a folder batch needs SRC_DIR and --op (or pass --batch JOBS.jsonl)")
+        if Path(out).resolve() == Path(folder).resolve():
+            raise ConfigError(f"--out {out} is the source folder; write the outputs to another folder")
+        jobs = folder_jobs(folder, op, parse_sets(op, sets), seed, second)
+    return perturb_batch(jobs, out, workers=workers, pool=pool, on_progress=on_progress)
 
 
 def summary_lines(res: PerturbResult) -> list[str]:
