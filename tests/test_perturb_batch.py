@@ -179,3 +179,15 @@ def test_folder_shorthand_is_one_job_per_video(batch: tuple[Path, Path], tmp_pat
     r = CliRunner().invoke(app, ["perturb", str(src / "a.mp4"), "--op", "reverse", "--out", str(tmp_path / "x.mp4"),
                                  "--workers", "2"])
     assert r.exit_code != 0 and "for batches" in r.output
+
+
+def test_executor_ray_without_ray_names_its_extra(batch: tuple[Path, Path], tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    block = "import sys; sys.modules['ray'] = None; from vidaudit.cli import app; app()"
+    r = subprocess.run([sys.executable, "-c", block, "perturb", "--batch", str(batch[0]), "--out", str(tmp_path / "o"),
+                        "--executor", "ray"], capture_output=True, text=True, timeout=120)
+    out = r.stdout + r.stderr
+    assert r.returncode == 2 and 'pip install "vidaudit[ray]"' in " ".join(out.split()), out
+    assert "Traceback" not in out and not (tmp_path / "o").exists()

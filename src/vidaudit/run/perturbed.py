@@ -7,10 +7,16 @@ sent are checked with ``check_strip_coverage`` before any call). The request bui
 with ``cached_chain`` into ``RUN/perturbed/`` (``PERTURB_CACHE``), keyed by content; the report stage
 reads the same entries back. The seed of every op of the chain is derived from the sample's source
 video (``Sample.group_id``), so samples that share a video see the same perturbed video.
+
+``prerender`` renders every chain a plan needs as tasks of an ``Executor`` (``--executor ray``: Ray
+tasks, before any trial is dispatched) into the same cache; the driver then checks each entry with
+``render`` and the request builder only reads them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -117,3 +123,50 @@ def render(source: Path, pinput: PerturbedInput, cache_dir: Path) -> tuple[Path,
         raise DataError(f"the perturbed video {res.video} has {res.meta.n_frames} frames but the plan expected "
                         f"{pinput.video.n_frames}; delete {cache_dir} and run again")
     return res.video, res.sha256, res.meta
+
+
+def is_cached(pinput: PerturbedInput, cache_dir: Path) -> bool:
+    """Whether every step of the chain is already a complete entry of ``cache_dir`` (nothing to render)."""
+    from vidaudit.video.perturb import cache_key, lookup
+
+    sha = pinput.source_sha256
+    for spec in pinput.specs:
+        hit = lookup(cache_dir, cache_key(sha, spec, pinput.seed))
+        if hit is None:
+            return False
+        sha = hit.sha256
+    return True
+
+
+def render_task(source: str, pinput: PerturbedInput, cache_dir: str) -> dict[str, Any]:
+    """``render`` in a worker (a Ray task under ``--executor ray``); errors come back as data."""
+    import os
+
+    try:
+        was_cached = is_cached(pinput, Path(cache_dir))
+        _, sha, _ = render(Path(source), pinput, Path(cache_dir))
+        return {"ok": True, "chain": pinput.sha256, "sha256": sha, "rendered": not was_cached, "pid": os.getpid()}
+    except Exception as e:  # the driver raises it, naming the video, before any trial is dispatched
+        return {"ok": False, "chain": pinput.sha256, "error": f"{type(e).__name__}: {e}", "pid": os.getpid()}
+
+
+def prerender(planned: Sequence[Any], data_dir: Path, cache_dir: Path, pool: Executor,
+              pixel_free: Collection[str] = ()) -> list[dict[str, Any]]:
+    """Render every perturbed video ``planned`` needs as ``pool`` tasks into ``cache_dir``, then check each
+    here with ``render`` (a cache hit that compares the frame count with the plan), so that the trials
+    dispatched afterwards only read. Models in ``pixel_free`` need no video. Returns the tasks' reports."""
+    from concurrent.futures import as_completed
+
+    chains: dict[str, tuple[Path, PerturbedInput]] = {}
+    for p in planned:
+        if p.perturbed is not None and p.trial.model.label not in pixel_free:
+            chains.setdefault(p.perturbed.sha256, (Path(data_dir) / p.sample.video.path, p.perturbed))
+    futures = [pool.submit(render_task, str(src), pin, str(cache_dir)) for src, pin in chains.values()]
+    reports = [f.result() for f in as_completed(futures)]
+    failed = [r for r in reports if not r["ok"]]
+    if failed:
+        raise DataError(f"{len(failed)} perturbed video(s) could not be rendered (no trial was dispatched); "
+                        f"the first: {failed[0]['error']}")
+    for src, pin in chains.values():
+        render(src, pin, cache_dir)
+    return reports

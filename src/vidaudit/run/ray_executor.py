@@ -9,6 +9,10 @@ and the executor is handed an adapter-shaped proxy (``RayReplicas``) whose ``gen
 Anthropic, and any ``@BASE_URL`` server) stay on the driver: their work is waiting on the network,
 their rate limits are per key, and their keys stay in one process.
 
+Perturbed conditions: the perturbed videos the plan needs are rendered as Ray tasks into
+``RUN/perturbed/`` before any trial is dispatched (``RayDispatch.prerender``, the session's hook); the
+driver checks each entry against the plan and builds the requests from them as a local run does.
+
 Composites (``--judge``) stay on the driver too, so their stage calls are cached and stored there;
 their plain sub-adapters (any attribute holding one) are swapped for the proxies of those adapters.
 
@@ -279,6 +283,22 @@ class RayDispatch:
         self.options = options or RayOptions()
         self.placements: dict[str, list[tuple[int, str]]] = {}
         self.proxies: dict[str, RayReplicas] = {}
+        #: the reports of the Ray tasks that rendered the run's perturbed videos (``prerender``)
+        self.prerendered: list[dict[str, Any]] = []
+
+    def prerender(self, planned: list[Any], builder: Any) -> None:
+        """The session's hook, inside the dispatch: the plan's perturbed videos as Ray tasks into
+        ``RUN/perturbed/`` (on a real cluster the run dir is on shared storage), checked before any trial."""
+        if builder.perturb_cache is None or not any(p.perturbed is not None for p in planned):
+            return
+        from vidaudit.run.perturbed import prerender
+        from vidaudit.run.ray_pool import RayTaskPool
+
+        pool = RayTaskPool(self.options.address)  # joins the connected cluster and leaves it up
+        try:
+            self.prerendered = prerender(planned, builder.data_dir, builder.perturb_cache, pool, builder.pixel_free)
+        finally:
+            pool.shutdown()
 
     def __call__(self, adapters: dict[str, Any], *, suite: str | None, samples: Mapping[str, Any],
                  model_options: Mapping[str, Mapping[str, Any]] | None = None

@@ -27,7 +27,8 @@ from vidaudit.run.summary import RunSummary
 from vidaudit.suites.base import Suite
 
 #: ``dispatch(adapters, suite=NAME, samples=BY_ID, model_options=...)``: an async context manager giving
-#: the adapters the executor calls (same labels, specs, capabilities and request options)
+#: the adapters the executor calls (same labels, specs, capabilities and request options); one with a
+#: ``prerender(planned, builder)`` method (Ray) renders the plan's perturbed videos before any trial
 AdapterDispatch = Callable[..., AbstractAsyncContextManager[dict[str, Any]]]
 
 #: output tokens assumed per call for budgets when the settings send no token limit (provider defaults)
@@ -243,6 +244,9 @@ def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters
                     return await trials(adapters)
                 samples = {p.sample.sample_id: p.sample for p in planned}
                 async with dispatch(adapters, suite=suite, samples=samples, model_options=model_options) as remote:
+                    prerender = getattr(dispatch, "prerender", None)  # Ray: perturbed videos as tasks, first
+                    if prerender is not None:
+                        await asyncio.to_thread(prerender, planned, builder)
                     return await trials(remote)
         finally:
             await close_adapters(adapters)
