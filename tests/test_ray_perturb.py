@@ -15,6 +15,7 @@ from test_perturb_batch import make_jobs, outputs
 ray = pytest.importorskip("ray", reason='ray is not installed: pip install "vidaudit[ray]" to run the Ray tests')
 pytestmark = pytest.mark.xdist_group("ray")
 
+from vidaudit.core.errors import DataError  # noqa: E402
 from vidaudit.core.types import ModelSpec  # noqa: E402
 from vidaudit.run.plan import parse_condition  # noqa: E402
 from vidaudit.run.ray_executor import RayDispatch  # noqa: E402
@@ -63,3 +64,8 @@ def test_a_ray_run_renders_its_perturbed_videos_as_tasks_and_stores_the_local_ru
     again = RayDispatch()
     execute(data, tmp_path / "ray", **args, dispatch=again)              # a resume: every entry found cached
     assert again.prerendered and not any(r["rendered"] for r in again.prerendered)
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "perturbed").write_text("a file where the cache should be")
+    with pytest.raises(DataError, match="could not be rendered"):
+        execute(data, tmp_path / "broken", **args, dispatch=RayDispatch())
+    assert _stored(tmp_path / "broken") == {}                              # no trial was dispatched
