@@ -161,11 +161,13 @@ def test_a_failing_job_is_reported_by_line_and_the_others_finish(tmp_path: Path)
     assert all((tmp_path / "out" / r["video"]).is_file() for r in rows if r["video"])
 
 
-def test_folder_shorthand_is_one_job_per_video(batch: tuple[Path, Path], tmp_path: Path) -> None:
+def test_folder_shorthand_is_one_job_per_video(batch: tuple[Path, Path], tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
     jobs, one = batch
     src = jobs.parent / "src"
     (src / "notes.txt").write_text("not a video")
-    r = CliRunner().invoke(app, ["perturb", str(src), "--op", "reverse", "--out", str(tmp_path / "f")])
+    monkeypatch.chdir(jobs.parent)                       # a relative folder
+    r = CliRunner().invoke(app, ["perturb", "src", "--op", "reverse", "--out", str(tmp_path / "f")])
     assert r.exit_code == 0, r.output
     rows = [json.loads(x) for x in (tmp_path / "f" / BATCH).read_text().splitlines()]
     assert [r["name"] for r in rows] == ["a-reverse", "b-reverse", "c-reverse"]

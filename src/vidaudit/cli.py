@@ -188,7 +188,7 @@ def perturb(
     list_ops: bool = typer.Option(False, "--list", help="List every op with its parameters and exit."),
     batch: Path = typer.Option(None, "--batch", help="A JSONL file of jobs ({source, op, params, seed, name?, "
                                "second?} per line) rendered into --out (docs/perturbations.md)."),
-    workers: int = typer.Option(1, "--workers", help="Local render processes for a batch."),
+    workers: int = typer.Option(1, "--workers", help="Local render processes for a batch (1: in this process)."),
     executor: str = typer.Option("local", "--executor", help="local, or ray: each batch job is a Ray task."),
     ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
 ) -> None:

@@ -161,7 +161,8 @@ def prerender(planned: Sequence[Any], data_dir: Path, cache_dir: Path, pool: Exe
     for p in planned:
         if p.perturbed is not None and p.trial.model.label not in pixel_free:
             chains.setdefault(p.perturbed.sha256, (Path(data_dir) / p.sample.video.path, p.perturbed))
-    futures = [pool.submit(render_task, str(src), pin, str(cache_dir)) for src, pin in chains.values()]
+    where = str(Path(cache_dir).resolve())  # absolute: a worker's cwd is not the driver's
+    futures = [pool.submit(render_task, str(src.resolve()), pin, where) for src, pin in chains.values()]
     reports = [f.result() for f in as_completed(futures)]
     failed = [r for r in reports if not r["ok"]]
     if failed:

@@ -119,7 +119,7 @@ def folder_jobs(folder: str | Path, op: str, params: dict[str, Any] | None = Non
                    and p.suffix.lower() in VIDEO_SUFFIXES | IMAGE_SUFFIXES)
     if not files:
         raise ConfigError(f"{folder} holds no video ({', '.join(sorted(VIDEO_SUFFIXES))}) or image to perturb")
-    raw = [(i, {"source": str(p), "op": op, "params": params or {}, "seed": seed,
+    raw = [(i, {"source": str(p.resolve()), "op": op, "params": params or {}, "seed": seed,
                 **({"second": str(second)} if second is not None else {})}) for i, p in enumerate(files, 1)]
     return validate_jobs(raw, folder, where=str(folder), label=lambda line, obj: Path(obj["source"]).name)
 
@@ -252,7 +252,7 @@ def perturb_batch(jobs: Sequence[BatchJob], out: str | Path, *, workers: int = 1
         raise ConfigError(f"--out {out} is a file; pass a directory for the batch's outputs")
     if not isinstance(workers, int) or workers < 1:
         raise ConfigError(f"--workers must be an integer >= 1, got {workers!r}")
-    cache = Path(cache_dir) if cache_dir is not None else out / CACHE
+    cache = (Path(cache_dir) if cache_dir is not None else out / CACHE).resolve()  # a worker's cwd is not ours
     out.mkdir(parents=True, exist_ok=True)
     res = BatchResult(out=out, manifest=out / BATCH, rows=[])
     rows: dict[int, dict[str, Any]] = {}
@@ -301,8 +301,10 @@ def perturb_batch(jobs: Sequence[BatchJob], out: str | Path, *, workers: int = 1
                     except Exception as e:  # the worker itself was lost (Ray gave up, a process died)
                         got = {"ok": False, "error": f"{type(e).__name__}: {e}"}
                     record(futures[fut], got)
-            finally:
-                ex.shutdown()
+            except BaseException:  # interrupted: stop at once; what was placed is reused by the next run
+                ex.shutdown(wait=False, cancel_futures=True)
+                raise
+            ex.shutdown()
     res.rows = [rows[j.line] for j in jobs]
     res.failed.sort()
     write_jsonl_atomic(res.manifest, res.rows)
