@@ -228,7 +228,8 @@ def render_job(synthesis: str, scene: int, spec: Any, still: str | None, out: st
     from vidaudit.video.synth3d import make_world
 
     if synthesis == "2d":
-        assert still is not None
+        if still is None:
+            raise ValueError("a 2d camera_motion job needs the path of its still")
         res = apply(still, spec, Path(out) / rel, seed=int(scene))
         m = res.meta.map
         extra = {"content_motion": res.meta.info["content_motion"], "final_dx": m["dx"][-1],
