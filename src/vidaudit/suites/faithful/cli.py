@@ -34,14 +34,19 @@ def register(generate_app: typer.Typer) -> None:
         workers: int = typer.Option(None, help="Parallel render processes (default: cores)."),
         verify: bool = typer.Option(True, "--verify/--no-verify", help="Check every video's pixels against its "
                                                                        "world record."),
+        executor: str = typer.Option("local", "--executor", help="local, or ray: each video is a Ray task (--out on "
+                                     "storage every node mounts; docs/scale-out.md)."),
+        ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
     ) -> None:
         """Render synthetic worlds with exact facts and compose order-dependent targets with sub-questions."""
+        from vidaudit.run.ray_pool import pool_factory
         from vidaudit.suites.faithful.generate import generate, specs_for
 
+        pool = pool_factory(executor, ray_address)  # a bad --executor / --ray-address is refused before rendering
         specs = specs_for(preset, seeds, agents=agents, events=events, duration_s=duration, occlusions=occlusions,
                           lookalikes=lookalikes, max_targets=max_targets, fps=fps, width=width, height=height)
         with progress_bar("rendering") as update:
-            res = generate(specs, out, workers=workers, verify=verify, on_progress=update)
+            res = generate(specs, out, workers=workers, verify=verify, on_progress=update, pool=pool)
         b = res.balance
         console.print(f"{res.n_videos} videos, {b['target']['n']} targets, {b['sub']['n']} sub-questions in "
                       f"{res.seconds:.1f} s" + (" (pixel-checked)" if verify else ""))

@@ -9,10 +9,8 @@ and per probe type, and what analyses the data supports (``capabilities``).
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,9 +18,9 @@ from typing import Any
 from vidaudit import __version__
 from vidaudit.core.errors import ConfigError, VerificationError
 from vidaudit.core.manifest import write_dataset_info, write_manifest
-from vidaudit.core.parallel import pool_context
 from vidaudit.core.types import Sample
 from vidaudit.core.versions import library_versions
+from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.faithful.build import build_scene
 from vidaudit.suites.faithful.compose import balance
 from vidaudit.suites.faithful.render import render_video
@@ -99,7 +97,14 @@ def _pooled_balance(parts: list[dict]) -> dict[str, Any]:
 
 
 def generate(specs: Sequence[SceneSpec], out: str | Path, *, workers: int | None = None, verify: bool = True,
-             on_progress: Callable[[int, int], None] | None = None) -> GenerateResult:
+             on_progress: Callable[[int, int], None] | None = None,
+             pool: PoolFactory | None = None) -> GenerateResult:
+    """Render, check and compose every scene into ``out``; raise (no manifest) on any failed pixel check.
+
+    One job per video (``_job``: its output depends on its spec alone). ``pool(initializer=...)`` makes the
+    executor the jobs run on (``run.ray_pool`` for ``--executor ray``); default: a local process pool of
+    ``workers`` (None: the cores; 1: serially). This process alone writes the manifest and ``dataset.json``.
+    """
     t0 = time.perf_counter()
     out = Path(out)
     if not specs:
@@ -108,22 +113,9 @@ def generate(specs: Sequence[SceneSpec], out: str | Path, *, workers: int | None
     if len(set(ids)) != len(ids):
         raise ConfigError("two scenes share a video id")
     out.mkdir(parents=True, exist_ok=True)
-    results: dict[str, tuple[list[dict], list[str], dict]] = {}
-    n_workers = max(1, min(workers or os.cpu_count() or 1, len(specs)))
-    if on_progress:
-        on_progress(0, len(specs))
-    if n_workers == 1:
-        for spec in specs:
-            results[spec.video_id] = _job(spec, str(out), verify)
-            if on_progress:
-                on_progress(len(results), len(specs))
-    else:
-        with ProcessPoolExecutor(n_workers, mp_context=pool_context()) as pool:
-            futures = {spec.video_id: pool.submit(_job, spec, str(out), verify) for spec in specs}
-            for vid, fut in futures.items():
-                results[vid] = fut.result()
-                if on_progress:
-                    on_progress(len(results), len(specs))
+    done = run_jobs(_job, [(spec, str(out), verify) for spec in specs], workers=workers, pool=pool,
+                    on_progress=on_progress)
+    results: dict[str, tuple[list[dict], list[str], dict]] = dict(zip(ids, done, strict=True))
     problems = [p for vid in ids for p in results[vid][1]]
     if problems:
         raise VerificationError(f"{len(problems)} pixel check(s) failed (no manifest written):\n"

@@ -46,16 +46,22 @@ def register(generate_app: typer.Typer) -> None:
         settings: list[str] = typer.Option(None, "--set", help="A probe setting KEY=VALUE (repeatable)."),
         force: bool = typer.Option(False, "--force", help="Replace a dataset already in --out even if its samples "
                                    "differ."),
+        workers: int = typer.Option(1, "--workers", help="Parallel render processes (default 1: serially)."),
+        executor: str = typer.Option("local", "--executor", help="local, or ray: each video is a Ray task (--out on "
+                                     "storage every node mounts; docs/scale-out.md)."),
+        ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
     ) -> None:
         """Render a stress probe's stimuli (with exact answers) into a dataset directory."""
+        from vidaudit.run.ray_pool import pool_factory
         from vidaudit.suites.stress.probe import GenerateOptions, get_probe
 
+        pool = pool_factory(executor, ray_address)  # a bad --executor / --ray-address is refused before rendering
         p = get_probe(probe)
         if preset not in p.presets:
             from vidaudit.core.errors import ConfigError
 
             raise ConfigError(f"probe {probe} has no preset {preset!r}; choose from {', '.join(p.presets)}")
         opts = GenerateOptions(preset=preset, seeds=seeds, source=source, settings=parse_settings(settings),
-                               force=force)
+                               force=force, workers=workers, pool=pool)
         manifest = p.generate(out, opts)
         console.print(f"manifest: {manifest}")

@@ -10,7 +10,8 @@ samples of one probe (one ``generate`` call); a run may mix datasets of several 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,11 @@ class GenerateOptions:
     ``source`` is a user's input where the probe reads one (a folder of stills, a NExT-QA-format set,
     annotated driving clips); ``settings`` are the ``--set KEY=VALUE`` pairs, which each probe checks
     against the keys it knows (an unknown key is an error naming the known ones).
+
+    ``workers`` and ``pool`` say where a probe's per-video jobs run (``run.jobs``): serially by default
+    (``workers`` 1), on a local process pool of ``workers`` (None: the cores), or on the executor
+    ``pool(initializer=...)`` makes (``--executor ray``). The videos are the same bytes whichever way they
+    ran; the probe's generator alone writes the manifest and ``dataset.json``.
     """
 
     preset: str = "smoke"
@@ -66,6 +72,13 @@ class GenerateOptions:
     source: Path | None = None
     settings: Mapping[str, str] = field(default_factory=dict)
     force: bool = False
+    workers: int | None = 1
+    pool: Callable[..., Executor] | None = None
+
+    def refuse_pool(self, probe: str, why: str) -> None:
+        """A ConfigError for ``--executor ray`` on a probe that renders no video of its own (``why`` says so)."""
+        if self.pool is not None:
+            raise ConfigError(f"probe {probe} {why}, so it has nothing to run on Ray: drop --executor ray")
 
     def check_settings(self, known: Sequence[str], probe: str) -> None:
         unknown = sorted(set(self.settings) - set(known))

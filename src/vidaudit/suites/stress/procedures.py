@@ -15,10 +15,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from vidaudit.core.errors import ConfigError
+from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.video import draw
 from vidaudit.video.io import VideoWriter
 
@@ -131,26 +133,42 @@ class RenderedProcedure:
     duration_s: float
 
 
-def render_sources(n_procedures: int, n_seeds: int, step_s: tuple[float, float], out: Path, *, width: int,
-                   height: int, fps: float, stream: str) -> list[RenderedProcedure]:
-    """The first ``n_procedures`` procedures x ``n_seeds`` seeds, each step's length drawn uniformly from
-    ``step_s`` by ``rng_from("stress", stream, procedure, seed)`` (one stream per probe)."""
+def render_source_job(procedure: str, seed: int, step_s: tuple[float, float], out: str, width: int, height: int,
+                      fps: float, stream: str) -> RenderedProcedure:
+    """Procedure ``procedure`` seed ``seed`` in canonical order, each step's length drawn uniformly from
+    ``step_s`` by ``rng_from("stress", stream, procedure, seed)``, written to ``OUT/sources/``."""
     from vidaudit.core.hashing import rng_from
 
+    steps = PROCEDURES[procedure]
+    rng = rng_from("stress", stream, procedure, seed)
+    durs = [round(float(rng.uniform(*step_s)), 3) for _ in steps]
+    path = Path(out) / "sources" / f"{procedure}-s{seed}-{width}x{height}.mp4"
+    segs = render_procedure(procedure, list(range(len(steps))), durs, path, width=width, height=height, fps=fps)
+    return RenderedProcedure(f"{procedure}-s{seed}", procedure, path, steps,
+                             tuple((g.start_s, g.end_s) for g in segs), segs[-1].end_s)
+
+
+def render_sources(n_procedures: int, n_seeds: int, step_s: tuple[float, float], out: Path, *, width: int,
+                   height: int, fps: float, stream: str, workers: int | None = 1,
+                   pool: PoolFactory | None = None) -> list[RenderedProcedure]:
+    """The first ``n_procedures`` procedures x ``n_seeds`` seeds (``render_source_job`` each, one stream per
+    probe), run as ``run.jobs`` runs them."""
     if n_seeds < 1:
         raise ConfigError(f"--seeds must be at least 1, got {n_seeds}")
     (out / "sources").mkdir(parents=True, exist_ok=True)
-    srcs = []
-    for proc in list(PROCEDURES)[:n_procedures]:
-        steps = PROCEDURES[proc]
-        for seed in range(n_seeds):
-            rng = rng_from("stress", stream, proc, seed)
-            durs = [round(float(rng.uniform(*step_s)), 3) for _ in steps]
-            path = out / "sources" / f"{proc}-s{seed}-{width}x{height}.mp4"
-            segs = render_procedure(proc, list(range(len(steps))), durs, path, width=width, height=height, fps=fps)
-            srcs.append(RenderedProcedure(f"{proc}-s{seed}", proc, path, steps,
-                                          tuple((g.start_s, g.end_s) for g in segs), segs[-1].end_s))
-    return srcs
+    jobs = [(proc, seed, step_s, str(out), width, height, fps, stream)
+            for proc in list(PROCEDURES)[:n_procedures] for seed in range(n_seeds)]
+    return run_jobs(render_source_job, jobs, workers=workers, pool=pool)
+
+
+def apply_job(source: str, spec: Any, out: str, rel: str, seed: int, second_source: str | None = None):
+    """One perturbed video: ``video.perturb.apply`` of ``spec`` with ``seed`` into ``out/rel``; returns the op's
+    metadata and the file's ``VideoRef`` (a pure function of its arguments, for ``run.jobs``)."""
+    from vidaudit.video.io import video_ref
+    from vidaudit.video.perturb import apply
+
+    res = apply(source, spec, Path(out) / rel, seed=seed, second_source=second_source)
+    return res.meta, video_ref(out, rel)
 
 
 @contextmanager

@@ -24,6 +24,7 @@ import numpy as np
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, Trace, VideoRef
+from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.stress.camera_motion.options import DIRECTIONS, LETTER_OF
 from vidaudit.suites.stress.camera_motion.prompts import QUESTION
 from vidaudit.suites.stress.camera_motion.scene import render_scene
@@ -219,12 +220,30 @@ def _render_3d(world, spec, path: Path) -> dict[str, Any]:
             "final_pitch_deg": round(math.degrees(pitch), 6), "final_camera_z": round(p[2], 6)}
 
 
-def generate(out: Path, preset: str = "smoke", scenes: int | None = None, *, force: bool = False,
-             settings: Mapping[str, str] | None = None, source: Path | None = None,
-             on_progress: Callable[[int, int], None] | None = None) -> Path:
+def render_job(synthesis: str, scene: int, spec: Any, still: str | None, out: str,
+               rel: str) -> tuple[dict[str, Any], VideoRef]:
+    """One video (a pure function of its arguments): the still moved by ``spec`` (2d, seeded by the scene),
+    or scene ``scene``'s 3D world filmed by ``spec``; returns the measured params and the written file."""
     from vidaudit.video.perturb import apply
     from vidaudit.video.synth3d import make_world
 
+    if synthesis == "2d":
+        if still is None:
+            raise ValueError("a 2d camera_motion job needs the path of its still")
+        res = apply(still, spec, Path(out) / rel, seed=int(scene))
+        m = res.meta.map
+        extra = {"content_motion": res.meta.info["content_motion"], "final_dx": m["dx"][-1],
+                 "final_dy": m["dy"][-1], "final_zoom": m["zoom"][-1]}
+    else:
+        extra = _render_3d(make_world(scene), spec, Path(out) / rel)
+    return extra, video_ref(out, rel)
+
+
+def generate(out: Path, preset: str = "smoke", scenes: int | None = None, *, force: bool = False,
+             settings: Mapping[str, str] | None = None, source: Path | None = None,
+             on_progress: Callable[[int, int], None] | None = None, workers: int | None = 1,
+             pool: PoolFactory | None = None) -> Path:
+    """Write the stills (here: each feeds six videos), then one ``render_job`` per video (see ``run.jobs``)."""
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
     pre = PRESETS[preset]
@@ -244,33 +263,27 @@ def generate(out: Path, preset: str = "smoke", scenes: int | None = None, *, for
                   force=force, key=lambda s: (s.params, s.answer), command="generate stress")
     (out / "videos").mkdir(parents=True, exist_ok=True)
     (out / "scenes").mkdir(exist_ok=True)
-    samples = []
-    worlds: dict[int, Any] = {}
+    jobs: list[tuple[Any, ...]] = []
+    written: set[Path] = set()
     with tempfile.TemporaryDirectory() as tmp:
-        for done, r in enumerate(rows):
-            rel = f"videos/{r['sample_id']}.mp4"
+        for r in rows:
+            still = None
             if r["params"]["synthesis"] == "2d":
                 name = f"user-{r['scene']}" if sources is not None else f"scene-{r['scene']}"
                 still = out / "scenes" / f"{name}-{w}x{h}.png"
-                if sources is not None or not still.is_file():
+                # a user's still is always rewritten (its image may have changed), a procedural one once
+                if still not in written and (sources is not None or not still.is_file()):
                     img = stills[r["scene"]] if sources is not None else render_scene(r["scene"], w, h)
                     part = Path(tmp) / still.name
                     cv2.imwrite(str(part), cv2.cvtColor(img, cv2.COLOR_RGB2BGR))
                     shutil.move(str(part), still)
-                res = apply(still, r["spec"], out / rel, seed=int(r["scene"]))
-                m = res.meta.map
-                extra = {"content_motion": res.meta.info["content_motion"], "final_dx": m["dx"][-1],
-                         "final_dy": m["dy"][-1], "final_zoom": m["zoom"][-1]}
-            else:
-                if r["scene"] not in worlds:
-                    worlds = {r["scene"]: make_world(r["scene"])}
-                extra = _render_3d(worlds[r["scene"]], r["spec"], out / rel)
-            params = {**r["params"], **extra}
-            samples.append(Sample(sample_id=r["sample_id"], suite="stress", params=params, question=QUESTION,
-                                  answer=r["params"]["motion"], trace=Trace(events=[]),
-                                  video=video_ref(out, rel)))
-            if on_progress:
-                on_progress(done + 1, len(rows))
+                written.add(still)
+            jobs.append((r["params"]["synthesis"], int(r["scene"]), r["spec"], str(still) if still else None,
+                         str(out), f"videos/{r['sample_id']}.mp4"))
+    done = run_jobs(render_job, jobs, workers=workers, pool=pool, on_progress=on_progress)
+    samples = [Sample(sample_id=r["sample_id"], suite="stress", params={**r["params"], **extra}, question=QUESTION,
+                      answer=r["params"]["motion"], trace=Trace(events=[]), video=ref)
+               for r, (extra, ref) in zip(rows, done, strict=True)]
     manifest = write_manifest(out, samples)
     write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name, "n_samples": len(samples),
                              "width": w, "height": h, "syntheses": list(st.syntheses),

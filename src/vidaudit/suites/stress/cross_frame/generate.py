@@ -9,6 +9,7 @@ condition and one masked condition per mask of the preset, each sending every fr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,14 +18,14 @@ import yaml
 
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import write_text_atomic
-from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, VideoRef
+from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.stress.cross_frame import synthetic
 from vidaudit.suites.stress.cross_frame.nextqa import Item, load_items, write_csv
 from vidaudit.suites.stress.cross_frame.options import (ABSTAIN, CHANCE_ABSTAIN, CHANCE_FORCED, DEFAULT_MASK, TABLE10,
                                                        letters)
-from vidaudit.video.io import VideoWriter, iter_frames, probe
+from vidaudit.video.io import VideoWriter, iter_frames, probe, video_ref
 
 PROBE = "cross_frame"
 SETTINGS = ("csv", "sample_fps")
@@ -55,22 +56,31 @@ def mask_spec(mask: dict[str, Any]) -> PerturbationSpec:
     return PerturbationSpec(name="strip_mask", params=dict(mask))
 
 
-def write_synthetic(root: Path, preset: Preset, n_items: int) -> Path:
+def synthetic_clip_job(index: int, hold: int, fps: float, width: int, height: int, path: str) -> None:
+    """Encode synthetic clip ``index`` to ``path`` (a pure function of its arguments)."""
+    clip = synthetic.make_clip(index, hold)
+    with VideoWriter(path, fps, width, height) as w:
+        for f in clip.frames(width, height):
+            w.write(f)
+
+
+def write_synthetic(root: Path, preset: Preset, n_items: int, *, workers: int | None = 1,
+                    pool: PoolFactory | None = None) -> Path:
     """The synthetic set in NExT-QA format under ``root`` (``questions.csv`` + ``videos/``); one clip per
-    item, templates cycling after / colour_of / before / count so both splits are filled."""
+    item (a clip already there is kept), templates cycling after / colour_of / before / count so both
+    splits are filled."""
     order = ("after", "colour_of", "before", "count")
-    rows = []
+    rows, jobs = [], []
     (root / "videos").mkdir(parents=True, exist_ok=True)
     for i in range(n_items):
         clip = synthetic.make_clip(i, preset.hold)
         name = f"synth{i:03d}"
         path = root / "videos" / f"{name}.mp4"
         if not path.is_file():
-            with VideoWriter(path, preset.fps, preset.width, preset.height) as w:
-                for f in clip.frames(preset.width, preset.height):
-                    w.write(f)
+            jobs.append((i, preset.hold, preset.fps, preset.width, preset.height, str(path)))
         q = synthetic.make_question(i, order[i % len(order)], clip)
         rows.append({"video": name, "qid": "0", **q})
+    run_jobs(synthetic_clip_job, jobs, workers=workers, pool=pool)
     return write_csv(root / "questions.csv", rows)
 
 
@@ -83,6 +93,14 @@ def import_video(src: Path, dst: Path) -> None:
     with VideoWriter(dst, info.fps, w, h) as out:
         for f in iter_frames(src):
             out.write(f[:h, :w])
+
+
+def import_job(src: str, out: str, rel: str, redo: bool) -> VideoRef:
+    """``import_video`` of one source video into ``out/rel`` (when missing, or ``redo``); its ``VideoRef``."""
+    dst = Path(out) / rel
+    if redo or not dst.is_file():
+        import_video(Path(src), dst)
+    return video_ref(out, rel)
 
 
 def item_samples(it: Item, rel: str, video: VideoRef, preset: str, source_kind: str) -> list[Sample]:
@@ -112,7 +130,8 @@ def run_config(out: Path, masks: tuple[dict[str, Any], ...], fps: float | None, 
 
 
 def generate(out: Path, preset: str, n: int | None, source: Path | None, settings: dict[str, str], *,
-             force: bool = False) -> Path:
+             force: bool = False, workers: int | None = 1, pool: PoolFactory | None = None,
+             on_progress: Callable[[int, int], None] | None = None) -> Path:
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
     pre = PRESETS[preset]
@@ -131,24 +150,20 @@ def generate(out: Path, preset: str, n: int | None, source: Path | None, setting
         if "csv" in settings:
             raise ConfigError("--set csv names the CSV of a --source set; the synthetic source has one")
         src_dir, kind = out / "source", "synthetic"
-        write_synthetic(src_dir, pre, n or pre.items)
+        write_synthetic(src_dir, pre, n or pre.items, workers=workers, pool=pool)
         items = load_items(src_dir)
     else:
         kind = "nextqa"
         items = load_items(Path(source), settings.get("csv"))
         items = items[:n] if n else items
     (out / "videos").mkdir(parents=True, exist_ok=True)
-    refs: dict[str, tuple[str, VideoRef]] = {}
+    first = {it.video: it for it in reversed(items)}  # each video once, from its first item
+    videos = list(dict.fromkeys(it.video for it in items))
+    done = run_jobs(import_job, [(str(first[v].video_path), str(out), f"videos/{v}.mp4", force) for v in videos],
+                    workers=workers, pool=pool, on_progress=on_progress)
+    refs: dict[str, tuple[str, VideoRef]] = {v: (f"videos/{v}.mp4", ref) for v, ref in zip(videos, done, strict=True)}
     samples: list[Sample] = []
     for it in items:
-        if it.video not in refs:
-            rel = f"videos/{it.video}.mp4"
-            dst = out / rel
-            if not dst.is_file() or force:
-                import_video(it.video_path, dst)
-            info = probe(dst)
-            refs[it.video] = (rel, VideoRef(path=rel, sha256=sha256_file(dst), fps=info.fps, width=info.width,
-                                            height=info.height, n_frames=info.n_frames, duration_s=info.duration_s))
         rel, ref = refs[it.video]
         samples.extend(item_samples(it, rel, ref, pre.name, kind))
     guard_replace(out, samples, force=force, key=lambda s: (s.params, s.answer, s.video.sha256),

@@ -28,8 +28,11 @@ class CrossFrameProbe(Probe):
         from vidaudit.suites.stress.cross_frame.generate import SETTINGS, generate
 
         options.check_settings(SETTINGS, self.name)
-        return generate(out, options.preset, options.seeds, options.source, dict(options.settings),
-                        force=options.force)
+        from vidaudit.cli_common import progress_bar
+
+        with progress_bar("cross_frame videos") as update:
+            return generate(out, options.preset, options.seeds, options.source, dict(options.settings),
+                            force=options.force, workers=options.workers, pool=options.pool, on_progress=update)
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params

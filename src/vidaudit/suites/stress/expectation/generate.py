@@ -18,7 +18,7 @@ re-derived. Every choice is in docs/stress.md ("The expectation probe").
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,10 +28,12 @@ import numpy as np
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
-from vidaudit.core.types import PerturbationSpec, Sample, Trace
+from vidaudit.core.types import PerturbationSpec, Sample, Trace, VideoRef
 from vidaudit.suites.stress.common import LETTERS
 from vidaudit.suites.stress.expectation import prompts as P
-from vidaudit.suites.stress.procedures import PROCEDURES, RenderedProcedure, publish, render_sources, staging_dir
+from vidaudit.run.jobs import PoolFactory, run_jobs
+from vidaudit.suites.stress.procedures import (PROCEDURES, RenderedProcedure, apply_job, publish, render_sources,
+                                               staging_dir)
 from vidaudit.video.io import video_ref
 
 PROBE = "expectation"
@@ -77,9 +79,11 @@ def _seed(*parts: object) -> int:
     return int(rng_from("stress", "expectation-item", *parts).integers(0, 2**31 - 1))
 
 
-def synthetic_sources(pre: Preset, out: Path, seeds: int | None) -> list[Source]:
+def synthetic_sources(pre: Preset, out: Path, seeds: int | None, *, workers: int | None = 1,
+                      pool: PoolFactory | None = None) -> list[Source]:
     return render_sources(pre.procedures, pre.seeds if seeds is None else seeds, pre.step_s, out,
-                          width=pre.width, height=pre.height, fps=pre.fps, stream="expectation")
+                          width=pre.width, height=pre.height, fps=pre.fps, stream="expectation",
+                          workers=workers, pool=pool)
 
 
 # --------------------------------------------------------------------------- gap MCQ options
@@ -168,77 +172,95 @@ def descriptor(op: str, info: dict[str, Any], width: int, height: int, other: st
 # --------------------------------------------------------------------------- building the samples
 
 
-def _sample(sid: str, out: Path, rel: str, task: str, params: dict[str, Any], question: str, answer: Any) -> Sample:
+def _sample(sid: str, video: VideoRef, task: str, params: dict[str, Any], question: str, answer: Any) -> Sample:
     p = {"probe": PROBE, "task": task, "family": FAMILY[task], **params}
     return Sample(sample_id=sid, suite="stress", params=p, question=question, answer=answer, trace=Trace(events=[]),
-                  video=video_ref(out, rel))
+                  video=video)
 
 
-def build(sources: list[Source], out: Path, *, preset: str, on_item=None) -> list[Sample]:
-    from vidaudit.video.perturb import apply
+def _plan_gap(src: Source) -> tuple[int, list[str], list[str]]:
+    """The removed middle step and the gap MCQ's options and kinds (one rng stream per source)."""
+    rng = rng_from("stress", "expectation-gap", src.name)
+    missing = int(rng.integers(1, len(src.steps) - 1))
+    options, kinds = gap_options(src.steps, missing, rng)
+    return missing, options, kinds
 
+
+def build(sources: list[Source], out: Path, *, preset: str, on_progress: Callable[[int, int], None] | None = None,
+          workers: int | None = 1, pool: PoolFactory | None = None) -> list[Sample]:
+    """Every sample of every source; the perturbed videos are ``apply_job``s (``run.jobs``), each planned with
+    its seed before any runs, and the samples are built in plan order from the ops' metadata."""
     if len(sources) < 2:
         raise ConfigError("the expectation probe needs at least two sources (scene mixing splices in another one)")
     (out / "videos").mkdir(parents=True, exist_ok=True)
+    jobs: dict[tuple[str, str], tuple[Any, ...]] = {}      # (source, its video's tag) -> apply_job's arguments
+    gaps = {}
+    for si, src in enumerate(sources):
+        other = sources[(si + 1) % len(sources)]
+        stem = f"stress-expectation-{src.name}"
+        jobs[src.name, "reverse"] = (str(src.video), PerturbationSpec(name="reverse"), str(out),
+                                     f"videos/{stem}-reverse.mp4", _seed(src.name, "reverse"))
+        missing, options, kinds = gaps[src.name] = _plan_gap(src)
+        a, b = src.segments[missing]
+        jobs[src.name, "gap"] = (str(src.video), PerturbationSpec(name="temporal_gap", params={
+            "start_s": a, "end_s": b, "label": src.steps[missing]}), str(out), f"videos/{stem}-gap.mp4",
+            _seed(src.name, "gap"))
+        for op in ANOMALIES:
+            spec = anomaly_spec(op, src.duration_s, rng_from("stress", "expectation-anomaly", src.name, op))
+            jobs[src.name, f"anomaly-{op}"] = (str(src.video), spec, str(out), f"videos/{stem}-anomaly-{op}.mp4",
+                                  _seed(src.name, op), str(other.video) if op == "scene_mix" else None)
+    done = dict(zip(jobs, run_jobs(apply_job, list(jobs.values()), workers=workers, pool=pool,
+                                   on_progress=on_progress), strict=True))
     samples: list[Sample] = []
     for si, src in enumerate(sources):
         other = sources[(si + 1) % len(sources)]
         base = {"procedure": src.procedure, "source_name": src.name, "canonical": list(src.steps), "preset": preset}
         stem = f"stress-expectation-{src.name}"
-        # reversed clips: forward and reverse, MCQ and free description
+        # reversed clips: forward (the source itself) and reverse, MCQ and free description
         fwd_rel = f"videos/{stem}-forward.mp4"
         shutil.copyfile(src.video, out / fwd_rel)
-        rev_rel = f"videos/{stem}-reverse.mp4"
-        rev = apply(src.video, PerturbationSpec(name="reverse"), out / rev_rel, seed=_seed(src.name, "reverse"))
-        for direction, rel, spec_id in (("forward", fwd_rel, None), ("reverse", rev_rel, rev.meta.spec_id)):
+        rev_meta, rev_ref = done[src.name, "reverse"]
+        for direction, ref, spec_id in (("forward", video_ref(out, fwd_rel), None),
+                                        ("reverse", rev_ref, rev_meta.spec_id)):
             shown = list(src.steps) if direction == "forward" else list(reversed(src.steps))
             letter = LETTERS[P.DIRECTION_OPTIONS.index("forward" if direction == "forward" else "in reverse")]
             common = {**base, "direction": direction, "shown": shown, "perturbation": spec_id}
-            samples.append(_sample(f"{stem}-direction-{direction}", out, rel, "direction",
+            samples.append(_sample(f"{stem}-direction-{direction}", ref, "direction",
                                    {**common, "options": list(P.DIRECTION_OPTIONS), "chance": 0.5},
                                    P.direction_prompt(), letter))
-            samples.append(_sample(f"{stem}-describe-{direction}", out, rel, "describe",
+            samples.append(_sample(f"{stem}-describe-{direction}", ref, "describe",
                                    {**common, "options": None, "chance": None}, P.describe_prompt(),
                                    P.sequence_text(shown)))
         # temporal gap: one middle step removed
-        rng = rng_from("stress", "expectation-gap", src.name)
-        missing = int(rng.integers(1, len(src.steps) - 1))
-        a, b = src.segments[missing]
-        gap_rel = f"videos/{stem}-gap.mp4"
-        gap = apply(src.video, PerturbationSpec(name="temporal_gap", params={"start_s": a, "end_s": b,
-                                                                             "label": src.steps[missing]}),
-                    out / gap_rel, seed=_seed(src.name, "gap"))
+        missing, options, kinds = gaps[src.name]
+        gap, gap_ref = done[src.name, "gap"]
         visible = [s for i, s in enumerate(src.steps) if i != missing]
-        options, kinds = gap_options(src.steps, missing, rng)
-        gcommon = {**base, "shown": visible, "missing_action": gap.meta.info["label"],
-                   "missing_index": missing, "removed": gap.meta.info["removed"],
-                   "visible_summary": P.visible_summary(visible), "perturbation": gap.meta.spec_id}
-        samples.append(_sample(f"{stem}-gap-mcq", out, gap_rel, "gap_mcq",
+        gcommon = {**base, "shown": visible, "missing_action": gap.info["label"],
+                   "missing_index": missing, "removed": gap.info["removed"],
+                   "visible_summary": P.visible_summary(visible), "perturbation": gap.spec_id}
+        samples.append(_sample(f"{stem}-gap-mcq", gap_ref, "gap_mcq",
                                {**gcommon, "options": options, "option_kinds": kinds, "chance": 0.25},
                                P.gap_mcq_prompt(options), LETTERS[kinds.index("visible")]))
-        samples.append(_sample(f"{stem}-gap-summary", out, gap_rel, "gap_summary",
+        samples.append(_sample(f"{stem}-gap-summary", gap_ref, "gap_summary",
                                {**gcommon, "options": None, "chance": None}, P.GAP_SUMMARY_PROMPT,
                                P.visible_summary(visible)))
         # anomaly injection: one video per anomaly
         for op in ANOMALIES:
-            spec = anomaly_spec(op, src.duration_s, rng_from("stress", "expectation-anomaly", src.name, op))
-            rel = f"videos/{stem}-anomaly-{op}.mp4"
-            kw = {"second_source": other.video} if op == "scene_mix" else {}
-            res = apply(src.video, spec, out / rel, seed=_seed(src.name, op), **kw)
-            desc = descriptor(op, res.meta.info, res.meta.width, res.meta.height,
+            meta, ref = done[src.name, f"anomaly-{op}"]
+            desc = descriptor(op, meta.info, meta.width, meta.height,
                               other=f"the {other.procedure} procedure" if op == "scene_mix" else None)
-            samples.append(_sample(f"{stem}-anomaly-{op}", out, rel, "anomaly",
+            samples.append(_sample(f"{stem}-anomaly-{op}", ref, "anomaly",
                                    {**base, "anomaly": op, "anomaly_kind": "spatial" if op in SPATIAL else "temporal",
-                                    "descriptor": desc, "anomaly_info": res.meta.info, "shown": list(src.steps),
-                                    "options": None, "chance": None, "perturbation": res.meta.spec_id,
+                                    "descriptor": desc, "anomaly_info": meta.info, "shown": list(src.steps),
+                                    "options": None, "chance": None, "perturbation": meta.spec_id,
                                     "mixed_with": other.name if op == "scene_mix" else None},
                                    P.anomaly_prompt(op), desc))
-        if on_item:
-            on_item()
     return samples
 
 
-def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, force: bool = False) -> Path:
+def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, force: bool = False,
+             workers: int | None = 1, pool: PoolFactory | None = None,
+             on_progress: Callable[[int, int], None] | None = None) -> Path:
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
     pre = PRESETS[preset]
@@ -246,18 +268,8 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, forc
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
     with staging_dir(out) as staging:
-        from vidaudit.cli_common import progress_bar
-
-        sources = synthetic_sources(pre, staging, seeds)
-        with progress_bar("expectation: rendering sources") as update:
-            done = [0]
-            update(0, len(sources))
-
-            def step() -> None:
-                done[0] += 1
-                update(done[0], len(sources))
-
-            samples = build(sources, staging, preset=pre.name, on_item=step)
+        sources = synthetic_sources(pre, staging, seeds, workers=workers, pool=pool)
+        samples = build(sources, staging, preset=pre.name, on_progress=on_progress, workers=workers, pool=pool)
         guard_replace(out, samples, force=force, key=lambda s: (s.params, s.answer, s.question),
                       command="generate stress")
         publish(staging, out)

@@ -34,7 +34,11 @@ class ExpectationProbe(Probe):
         options.check_settings((), self.name)
         if options.source is not None:
             raise ConfigError("the expectation probe renders its own procedure videos; it reads no --source")
-        return generate(out, options.preset, options.seeds, force=options.force)
+        from vidaudit.cli_common import progress_bar
+
+        with progress_bar("expectation videos") as update:
+            return generate(out, options.preset, options.seeds, force=options.force, workers=options.workers,
+                            pool=options.pool, on_progress=update)
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params

@@ -26,6 +26,7 @@ from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import atomic_path
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import Sample, Trace, VideoRef
+from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.stress.lane_change.options import LABELS, LETTER_OF, QUESTION
 from vidaudit.video.io import VideoWriter, iter_frames, probe, video_ref
 
@@ -110,8 +111,21 @@ def _cut(src: Path, dst: Path, start_s: float, end_s: float, fps: float, width: 
     return n
 
 
+def clip_job(src: str, out: str, rel: str, segment: tuple[float, float] | None, fps: float, width: int,
+             height: int) -> VideoRef:
+    """One sample's video: ``segment`` of ``src`` cut (re-encoded) into ``out/rel``, or the whole clip copied byte
+    for byte; its ``VideoRef`` (a pure function of its arguments, for ``run.jobs``)."""
+    if segment is not None:
+        _cut(Path(src), Path(out) / rel, segment[0], segment[1], fps, width, height)
+    else:
+        with atomic_path(Path(out) / rel) as tmp:
+            shutil.copyfile(src, tmp)
+    return video_ref(out, rel)
+
+
 def generate(out: Path, source: Path, *, force: bool = False,
-             on_progress: Callable[[int, int], None] | None = None) -> Path:
+             on_progress: Callable[[int, int], None] | None = None, workers: int | None = 1,
+             pool: PoolFactory | None = None) -> Path:
     root = Path(source)
     rows = read_annotations(root)
     checked: list[tuple[Row, Any]] = []
@@ -151,19 +165,13 @@ def generate(out: Path, source: Path, *, force: bool = False,
                                answer=r.label, video=placeholder) for i, (r, _) in enumerate(checked)],
                   force=force, key=lambda s: (s.params, s.answer), command="generate stress")
     (out / "videos").mkdir(parents=True, exist_ok=True)
-    samples = []
-    for i, (r, info) in enumerate(checked):
-        rel = f"videos/{sid(i, r)}{'.mp4' if r.start_s is not None else Path(r.clip).suffix.lower()}"
-        if r.start_s is not None and r.end_s is not None:
-            _cut(root / r.clip, out / rel, r.start_s, r.end_s, info.fps, info.width, info.height)
-        else:
-            with atomic_path(out / rel) as tmp:
-                shutil.copyfile(root / r.clip, tmp)
-        samples.append(Sample(sample_id=sid(i, r), suite="stress", params=params(r), question=QUESTION,
-                              answer=r.label, trace=Trace(events=[]),
-                              video=video_ref(out, rel)))
-        if on_progress:
-            on_progress(i + 1, len(checked))
+    jobs = [(str(root / r.clip), str(out),
+             f"videos/{sid(i, r)}{'.mp4' if r.start_s is not None else Path(r.clip).suffix.lower()}",
+             (r.start_s, r.end_s) if r.start_s is not None and r.end_s is not None else None,
+             info.fps, info.width, info.height) for i, (r, info) in enumerate(checked)]
+    refs = run_jobs(clip_job, jobs, workers=workers, pool=pool, on_progress=on_progress)
+    samples = [Sample(sample_id=sid(i, r), suite="stress", params=params(r), question=QUESTION, answer=r.label,
+                      trace=Trace(events=[]), video=ref) for i, ((r, _), ref) in enumerate(zip(checked, refs, strict=True))]
     manifest = write_manifest(out, samples)
     write_dataset_info(out, {"suite": "stress", "probe": PROBE, "source": str(root), "n_samples": len(samples),
                              "n_lane_change": sum(s.answer == "lane_change" for s in samples)})

@@ -33,7 +33,8 @@ class LaneChangeProbe(Probe):
         if options.seeds is not None:
             raise ConfigError("lane_change takes no --seeds: every row of annotations.csv is one sample")
         with progress_bar("lane_change clips") as update:
-            return generate(out, options.source, force=options.force, on_progress=update)
+            return generate(out, options.source, force=options.force, on_progress=update, workers=options.workers,
+                            pool=options.pool)
 
     def check_sample(self, sample: Sample) -> str | None:
         label = sample.params.get("label")

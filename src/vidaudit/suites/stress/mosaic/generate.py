@@ -3,6 +3,7 @@ quadrant each, in a drawn order) and the two spatial readings (one image)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from vidaudit.core.errors import ConfigError
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, VideoRef
 from vidaudit.core.fileio import atomic_path
+from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.video.io import video_ref
 from vidaudit.suites.stress.mosaic import scene as sc
 from vidaudit.suites.stress.mosaic.tasks import (ARRANGEMENTS, STIMULI, TEXT_QUESTION, object_options,
@@ -66,9 +68,18 @@ def plan_rows(n: int) -> list[dict[str, Any]]:
     return rows
 
 
-def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, force: bool = False) -> Path:
+def render_job(still: str, arrangement: str, seed: int, out: str, rel: str) -> VideoRef:
+    """One video: the still under ``arrangement``'s op with ``seed``, written to ``out/rel``."""
     from vidaudit.video.perturb import apply
 
+    apply(still, spec_of(arrangement), Path(out) / rel, seed=seed)
+    return video_ref(out, rel)
+
+
+def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, force: bool = False,
+             workers: int | None = 1, pool: PoolFactory | None = None,
+             on_progress: Callable[[int, int], None] | None = None) -> Path:
+    """Write every still (here: they are small and each feeds three videos), then one job per video."""
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
     rows = plan_rows(PRESETS[preset] if seeds is None else seeds)
@@ -81,17 +92,16 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, forc
                   force=force, key=lambda s: (s.params, s.answer), command="generate stress")
     (out / "videos").mkdir(parents=True, exist_ok=True)
     (out / "stills").mkdir(exist_ok=True)
-    samples = []
+    jobs = []
     for r in rows:
         still_path = out / "stills" / f"{r['params']['stimulus']}-s{r['seed']}.png"
         if not still_path.is_file():
             with atomic_path(still_path, suffix=".part.png") as tmp:
                 cv2.imwrite(str(tmp), cv2.cvtColor(r["still"].render(), cv2.COLOR_RGB2BGR))
-        rel = f"videos/{r['sample_id']}.mp4"
-        apply(still_path, spec_of(r["arrangement"]), out / rel, seed=int(r["seed"]))
-        samples.append(Sample(sample_id=r["sample_id"], suite="stress", params=r["params"] | {"preset": preset},
-                              question=r["question"], answer=r["answer"],
-                              video=video_ref(out, rel)))
+        jobs.append((str(still_path), r["arrangement"], int(r["seed"]), str(out), f"videos/{r['sample_id']}.mp4"))
+    refs = run_jobs(render_job, jobs, workers=workers, pool=pool, on_progress=on_progress)
+    samples = [Sample(sample_id=r["sample_id"], suite="stress", params=r["params"] | {"preset": preset},
+                      question=r["question"], answer=r["answer"], video=ref) for r, ref in zip(rows, refs, strict=True)]
     manifest = write_manifest(out, samples)
     write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": preset, "n_samples": len(samples),
                              "width": sc.WIDTH, "height": sc.HEIGHT, "stimuli": list(STIMULI),

@@ -42,7 +42,11 @@ class MosaicProbe(Probe):
         options.check_settings((), self.name)
         if options.source is not None:
             raise ConfigError("mosaic renders its own stills; --source is not read by it")
-        return generate(out, options.preset, options.seeds, force=options.force)
+        from vidaudit.cli_common import progress_bar
+
+        with progress_bar("mosaic videos") as update:
+            return generate(out, options.preset, options.seeds, force=options.force, workers=options.workers,
+                            pool=options.pool, on_progress=update)
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params

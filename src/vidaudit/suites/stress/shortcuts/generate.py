@@ -14,6 +14,7 @@ metadata (the permutation it applied), never re-derived.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,9 +23,9 @@ from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, Trace
-from vidaudit.suites.stress.procedures import PROCEDURES, publish, render_sources, staging_dir
+from vidaudit.run.jobs import PoolFactory, run_jobs
+from vidaudit.suites.stress.procedures import PROCEDURES, apply_job, publish, render_sources, staging_dir
 from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, QUESTIONS, build_key, prompt_text
-from vidaudit.video.io import video_ref
 
 PROBE = "shortcuts"
 QUERY_OF = {"first": "first", "last": "last", "sequence": "order"}
@@ -61,9 +62,11 @@ class Source:
     procedure: str | None = None
 
 
-def synthetic_sources(pre: Preset, out: Path, seeds: int | None) -> list[Source]:
+def synthetic_sources(pre: Preset, out: Path, seeds: int | None, *, workers: int | None = 1,
+                      pool: PoolFactory | None = None) -> list[Source]:
     rendered = render_sources(pre.procedures, pre.seeds if seeds is None else seeds, pre.step_s, out,
-                              width=pre.width, height=pre.height, fps=pre.fps, stream="shortcuts")
+                              width=pre.width, height=pre.height, fps=pre.fps, stream="shortcuts",
+                              workers=workers, pool=pool)
     return [Source(r.name, r.video, r.steps, r.segments, "synthetic", r.procedure) for r in rendered]
 
 
@@ -76,18 +79,21 @@ def _item_seed(*parts: object) -> int:
 
 
 def build(sources: list[Source], out: Path, blank_s: tuple[float, ...], *, preset: str,
-          on_item=None) -> list[Sample]:
-    """Every (source x condition x question) sample; videos written under ``out/videos``."""
-    from vidaudit.video.perturb import apply
+          on_progress: Callable[[int, int], None] | None = None, workers: int | None = 1,
+          pool: PoolFactory | None = None) -> list[Sample]:
+    """Every (source x condition x question) sample; videos written under ``out/videos``.
 
+    Planned first (each video once: a blank or unrelated video serves the three questions), then one
+    ``apply_job`` per video (``run.jobs``), then the samples in plan order from the jobs' metadata."""
     if len(sources) < 2:
         raise ConfigError("the shortcuts probe needs at least two source videos (each one's unrelated video is "
                           "another source)")
     (out / "videos").mkdir(parents=True, exist_ok=True)
-    samples: list[Sample] = []
+    jobs: list[tuple[Any, ...]] = []
+    index: dict[str, int] = {}          # rel -> its job
+    items = []
     for si, src in enumerate(sources):
         other = sources[(si + 1) % len(sources)]
-        shared: dict[str, tuple[str, str]] = {}
         for cond in CONDITIONS:
             durations = blank_s if cond == "blank" else (None,)
             for dur in durations:
@@ -96,42 +102,39 @@ def build(sources: list[Source], out: Path, blank_s: tuple[float, ...], *, prese
                     sid = f"stress-shortcuts-{src.name}-{tag}-{q}"
                     seed = _item_seed(src.name, cond, dur, q)
                     if cond == "reordered":
+                        rel = f"videos/{sid}.mp4"
                         spec = _spec("shuffle_segments", segments=[list(s) for s in src.segments],
                                      query=QUERY_OF[q], gaps="drop")
-                        rel = f"videos/{sid}.mp4"
-                        res = apply(src.video, spec, out / rel, seed=seed)
-                        shown = [src.steps[j] for j in res.meta.info["order"]]
-                    else:
-                        if tag not in shared:
-                            rel = f"videos/stress-shortcuts-{src.name}-{tag}.mp4"
-                            if cond == "blank":
-                                spec = _spec("blank", duration_s=dur)
-                                apply(src.video, spec, out / rel, seed=seed)
-                            else:
-                                spec = _spec("unrelated")
-                                apply(src.video, spec, out / rel, seed=seed, second_source=other.video)
-                            shared[tag] = (rel, spec.id)
-                        rel = shared[tag][0]
-                        spec = None
-                        shown = None
-                    key = build_key(q, cond, src.steps, shown, rng_from("stress", "shortcuts-key", sid))
-                    params = {"probe": PROBE, "source": src.origin, "source_name": src.name,
-                              "procedure": src.procedure, "video_condition": cond, "question_kind": q,
-                              "options": list(key.options), "option_lp": key.lp, "option_abstain": key.abstain,
-                              "canonical": list(src.steps), "shown": shown, "blank_s": dur,
-                              "unrelated_source": other.name if cond == "unrelated" else None,
-                              "chance": 0.25, "preset": preset,
-                              "perturbation": spec.id if spec is not None else shared[tag][1]}
-                    samples.append(Sample(sample_id=sid, suite="stress", params=params,
-                                          question=prompt_text(q, key.options), answer=key.correct,
-                                          trace=Trace(events=[]), video=video_ref(out, rel)))
-                    if on_item:
-                        on_item()
+                        second = None
+                    else:   # shared by the three questions: made once, with the first question's seed
+                        rel = f"videos/stress-shortcuts-{src.name}-{tag}.mp4"
+                        spec = _spec("blank", duration_s=dur) if cond == "blank" else _spec("unrelated")
+                        second = str(other.video) if cond == "unrelated" else None
+                    if rel not in index:
+                        index[rel] = len(jobs)
+                        jobs.append((str(src.video), spec, str(out), rel, seed, second))
+                    items.append((si, src, other, cond, dur, q, sid, rel))
+    done = run_jobs(apply_job, jobs, workers=workers, pool=pool, on_progress=on_progress)
+    samples: list[Sample] = []
+    for si, src, other, cond, dur, q, sid, rel in items:
+        meta, ref = done[index[rel]]
+        shown = [src.steps[j] for j in meta.info["order"]] if cond == "reordered" else None
+        key = build_key(q, cond, src.steps, shown, rng_from("stress", "shortcuts-key", sid))
+        params = {"probe": PROBE, "source": src.origin, "source_name": src.name,
+                  "procedure": src.procedure, "video_condition": cond, "question_kind": q,
+                  "options": list(key.options), "option_lp": key.lp, "option_abstain": key.abstain,
+                  "canonical": list(src.steps), "shown": shown, "blank_s": dur,
+                  "unrelated_source": other.name if cond == "unrelated" else None,
+                  "chance": 0.25, "preset": preset, "perturbation": jobs[index[rel]][1].id}
+        samples.append(Sample(sample_id=sid, suite="stress", params=params,
+                              question=prompt_text(q, key.options), answer=key.correct,
+                              trace=Trace(events=[]), video=ref))
     return samples
 
 
 def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, source: Path | None = None,
-             force: bool = False) -> Path:
+             force: bool = False, workers: int | None = 1, pool: PoolFactory | None = None,
+             on_progress: Callable[[int, int], None] | None = None) -> Path:
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
     pre = PRESETS[preset]
@@ -145,9 +148,10 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, sour
             sources = load_youcook2(Path(source))
             origin = "youcook2"
         else:
-            sources = synthetic_sources(pre, staging, seeds)
+            sources = synthetic_sources(pre, staging, seeds, workers=workers, pool=pool)
             origin = "synthetic"
-        samples = build(sources, staging, pre.blank_s, preset=pre.name)
+        samples = build(sources, staging, pre.blank_s, preset=pre.name, on_progress=on_progress, workers=workers,
+                        pool=pool)
         guard_replace(out, samples, force=force, key=lambda s: (s.params, s.answer, s.question),
                       command="generate stress")
         publish(staging, out)

@@ -33,7 +33,11 @@ class ShortcutsProbe(Probe):
         from vidaudit.suites.stress.shortcuts.generate import generate
 
         options.check_settings((), self.name)
-        return generate(out, options.preset, options.seeds, source=options.source, force=options.force)
+        from vidaudit.cli_common import progress_bar
+
+        with progress_bar("shortcuts videos") as update:
+            return generate(out, options.preset, options.seeds, source=options.source, force=options.force,
+                            workers=options.workers, pool=options.pool, on_progress=update)
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params

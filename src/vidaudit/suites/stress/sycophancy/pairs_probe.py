@@ -35,6 +35,7 @@ class PairsProbe(Probe):
         from vidaudit.suites.stress.sycophancy.pairs_generate import generate_pairs_requests
 
         options.check_settings(("categories",), self.name)
+        options.refuse_pool(self.name, "renders no video (it copies the --source videos and writes requests)")
         cats = tuple(c.strip().upper() for c in options.settings.get("categories", ",".join(PAPER_CATEGORIES)).split(","))
         bad = [c for c in cats if c not in PAPER_CATEGORIES]
         if bad or not cats:

@@ -46,6 +46,8 @@ class SycophancyProbe(Probe):
         from vidaudit.suites.stress.sycophancy.generate import generate
 
         options.check_settings(SETTINGS, self.name)
+        options.refuse_pool(self.name, "renders no video of its own (it copies its sources' videos; render a "
+                                       "counting or faithful --source on Ray first)")
         demos, per = settings_of(options)
         console = Console(stderr=True, highlight=False)
         return generate(out, preset=options.preset, source=options.source, demos=demos, per_category=per,

@@ -3,6 +3,7 @@ B.7 arrangements, with the answers the generator knows."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import Sample, VideoRef
+from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.stress.wireframe import scene as sc
 from vidaudit.suites.stress.wireframe.tasks import TASKS, question
 from vidaudit.video.io import video_ref, write_video
@@ -73,7 +75,15 @@ def plan_rows(preset: Preset, seeds: int | None = None) -> list[dict[str, Any]]:
     return rows
 
 
-def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, force: bool = False) -> Path:
+def render_job(scene: sc.Scene, arrangement: str, out: str, rel: str) -> VideoRef:
+    """One video: ``scene`` under ``arrangement`` written to ``out/rel`` (a pure function of its arguments)."""
+    write_video(Path(out) / rel, sc.arrange(sc.render(scene), arrangement), FPS, scene.width, scene.height)
+    return video_ref(out, rel)
+
+
+def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, force: bool = False,
+             workers: int | None = 1, pool: PoolFactory | None = None,
+             on_progress: Callable[[int, int], None] | None = None) -> Path:
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
     pre = PRESETS[preset]
@@ -96,14 +106,11 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, forc
                         for r, _, p, a in built], force=force, key=lambda s: (s.params, s.answer),
                   command="generate stress")
     (out / "videos").mkdir(parents=True, exist_ok=True)
-    samples = []
-    for r, scene, params, answer in built:
-        rel = f"videos/{r['sample_id']}.mp4"
-        img = sc.render(scene)
-        write_video(out / rel, sc.arrange(img, r["arrangement"]), FPS, scene.width, scene.height)
-        samples.append(Sample(sample_id=r["sample_id"], suite="stress", params=params,
-                              question=question(r["task"], tuple(params.get("query", ())) or None), answer=answer,
-                              video=video_ref(out, rel)))
+    refs = run_jobs(render_job, [(scene, r["arrangement"], str(out), f"videos/{r['sample_id']}.mp4")
+                                 for r, scene, _, _ in built], workers=workers, pool=pool, on_progress=on_progress)
+    samples = [Sample(sample_id=r["sample_id"], suite="stress", params=params,
+                      question=question(r["task"], tuple(params.get("query", ())) or None), answer=answer, video=ref)
+               for (r, _, params, answer), ref in zip(built, refs, strict=True)]
     manifest = write_manifest(out, samples)
     write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name, "n_samples": len(samples),
                              "width": sc.WIDTH, "height": sc.HEIGHT, "fps": FPS, "n_frames": sc.N_FRAMES,

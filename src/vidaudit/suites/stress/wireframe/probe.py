@@ -35,7 +35,11 @@ class WireframeProbe(Probe):
         options.check_settings((), self.name)
         if options.source is not None:
             raise ConfigError("wireframe renders its own scenes; --source is not read by it")
-        return generate(out, options.preset, options.seeds, force=options.force)
+        from vidaudit.cli_common import progress_bar
+
+        with progress_bar("wireframe videos") as update:
+            return generate(out, options.preset, options.seeds, force=options.force, workers=options.workers,
+                            pool=options.pool, on_progress=update)
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params
