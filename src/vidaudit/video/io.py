@@ -222,6 +222,30 @@ def iter_frames(path: str | Path, half: bool = False, threaded: bool = True) -> 
             yield convert(frame)
 
 
+def iter_frames_reused(path: str | Path, half: bool = False, threaded: bool = True) -> Iterator[np.ndarray]:
+    """``iter_frames``, but a frame whose decoded planes are byte-identical to the previous frame's is
+    yielded as the previous frame's array, the same object (converted once; read-only).
+
+    Rendered clips are mostly runs of identical frames, so an analysis that is a pure function of each
+    frame's pixels can reuse its result when ``frame is previous`` and stay exact. The comparison covers
+    every byte of every plane (line padding included), so a false "identical" is impossible; a
+    difference in padding alone only costs one conversion.
+    """
+    convert = to_rgb_half if half else to_rgb
+    with _open(path) as c:
+        s = c.streams.video[0]
+        if threaded:
+            s.thread_type = "AUTO"
+        last_planes: tuple[bytes, ...] | None = None
+        last: np.ndarray | None = None
+        for frame in c.decode(s):
+            planes = tuple(bytes(p) for p in frame.planes)
+            if last is None or planes != last_planes:
+                last, last_planes = convert(frame), planes
+                last.flags.writeable = False  # yielded at several positions: nobody may change it
+            yield last
+
+
 def read_frames(path: str | Path, indices: Sequence[int]) -> np.ndarray:
     """Decode exactly the frames at ``indices`` (any order, repeats allowed) -> (k, H, W, 3) RGB."""
     if len(indices) == 0:
