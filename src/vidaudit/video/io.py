@@ -2,7 +2,9 @@
 
 Frames are addressed by index ``i`` with presentation time ``i / fps``. Encoding converts RGB to
 I420 with OpenCV into a reused buffer and hands frames to the encoder in a worker thread, so that
-drawing the next frame overlaps encoding the last (libx264 dominates the cost).
+drawing the next frame overlaps encoding the last (libx264 dominates the cost); a run of
+identical frames is converted once and encoded from one buffer. ``iter_frames_reused`` decodes
+every frame but converts a run of byte-identical decoded frames once (for exact analyses).
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ class VideoWriter:
         self._free: queue.Queue[np.ndarray] = queue.Queue()
         for b in self._bufs:
             self._free.put(b)
-        self._todo: queue.Queue[tuple[np.ndarray, int] | None] = queue.Queue()
+        self._todo: queue.Queue[tuple[np.ndarray, int, bool] | None] = queue.Queue()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._encode_loop, daemon=True) if threaded else None
         if self._thread:
@@ -82,35 +84,39 @@ class VideoWriter:
 
     def _encode_loop(self) -> None:
         while (item := self._todo.get()) is not None:
-            yuv, pts = item
+            yuv, pts, last_use = item
             try:
                 if self._error is None:
                     self._encode(yuv, pts)
             except BaseException as e:  # surfaced to the caller in write()/close()
                 self._error = e
             finally:
-                self._free.put(yuv)
+                if last_use:
+                    self._free.put(yuv)
 
     def write(self, rgb: np.ndarray, repeat: int = 1) -> None:
-        """Append ``rgb`` (H, W, 3 uint8) ``repeat`` times."""
+        """Append ``rgb`` (H, W, 3 uint8) ``repeat`` times.
+
+        It is converted to I420 once, and that one buffer is handed to the encoder for every repeat
+        (the encoder copies each frame's pixels before ``encode`` returns, and nothing writes the
+        buffer until its last repeat is encoded), so a run costs no copies.
+        """
         if self._error is not None:
             raise self._error
         if rgb.shape != (self._h, self._w, 3):
             raise ValueError(f"frame shape {rgb.shape} != {(self._h, self._w, 3)}")
-        first: np.ndarray | None = None
-        for _ in range(repeat):
-            yuv = self._free.get()
-            if first is None:
-                cv2.cvtColor(rgb, cv2.COLOR_RGB2YUV_I420, dst=yuv)
-                first = yuv.copy() if repeat > 1 else yuv  # converted once, copied for repeats
-            elif yuv is not first:
-                np.copyto(yuv, first)
+        if repeat < 1:
+            return
+        yuv = self._free.get()
+        cv2.cvtColor(rgb, cv2.COLOR_RGB2YUV_I420, dst=yuv)
+        for k in range(repeat):
             if self._thread:
-                self._todo.put((yuv, self._n))
+                self._todo.put((yuv, self._n, k == repeat - 1))
             else:
                 self._encode(yuv, self._n)
-                self._free.put(yuv)
             self._n += 1
+        if not self._thread:
+            self._free.put(yuv)
 
     def close(self) -> None:
         if self._thread:
@@ -220,6 +226,30 @@ def iter_frames(path: str | Path, half: bool = False, threaded: bool = True) -> 
             s.thread_type = "AUTO"
         for frame in c.decode(s):
             yield convert(frame)
+
+
+def iter_frames_reused(path: str | Path, half: bool = False, threaded: bool = True) -> Iterator[np.ndarray]:
+    """``iter_frames``, but a frame whose decoded planes are byte-identical to the previous frame's is
+    yielded as the previous frame's array, the same object (converted once; read-only).
+
+    Rendered clips are mostly runs of identical frames, so an analysis that is a pure function of each
+    frame's pixels can reuse its result when ``frame is previous`` and stay exact. The comparison covers
+    every byte of every plane (line padding included), so a false "identical" is impossible; a
+    difference in padding alone only costs one conversion.
+    """
+    convert = to_rgb_half if half else to_rgb
+    with _open(path) as c:
+        s = c.streams.video[0]
+        if threaded:
+            s.thread_type = "AUTO"
+        last_planes: tuple[bytes, ...] | None = None
+        last: np.ndarray | None = None
+        for frame in c.decode(s):
+            planes = tuple(bytes(p) for p in frame.planes)
+            if last is None or planes != last_planes:
+                last, last_planes = convert(frame), planes
+                last.flags.writeable = False  # yielded at several positions: nobody may change it
+            yield last
 
 
 def read_frames(path: str | Path, indices: Sequence[int]) -> np.ndarray:

@@ -21,7 +21,7 @@ from vidaudit.core.types import Sample, Trace
 from vidaudit.suites.counting.detector import detect_events
 from vidaudit.suites.counting.grid import DOMAINS
 from vidaudit.suites.counting.schedule import first_frame_at
-from vidaudit.video.io import iter_frames
+from vidaudit.video.io import iter_frames_reused
 
 FRAME_TOLERANCE = 1
 
@@ -85,8 +85,13 @@ def timing_problems(trace: Trace, fps: float, n_frames: int | None = None) -> li
 
 
 def check_video(domain: str, path: str | Path, trace: Trace, fps: float) -> list[str]:
-    """Problems found (empty when the detector finds every event at its frame +-1 and nothing else)."""
-    found = detect_events(domain, ((i, i / fps, f) for i, f in enumerate(iter_frames(path, half=True, threaded=False))))
+    """Problems found (empty when the detector finds every event at its frame +-1 and nothing else).
+
+    Every frame is decoded and looked at; a frame byte-identical to the one before it is converted and
+    analysed once (``iter_frames_reused``), which gives exactly the detections of converting every frame.
+    """
+    frames = iter_frames_reused(path, half=True, threaded=False)
+    found = detect_events(domain, ((i, i / fps, f) for i, f in enumerate(frames)))
     true = [e.frame for e in trace.events]
     got = [d.frame for d in found]
     problems = []
