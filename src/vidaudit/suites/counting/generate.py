@@ -16,7 +16,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -25,9 +25,9 @@ from vidaudit import __version__
 from vidaudit.core.errors import ConfigError, VerificationError
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import MANIFEST, existing_samples, guard_replace, write_dataset_info, write_manifest
-from vidaudit.core.parallel import pool_context
 from vidaudit.core.types import Sample
 from vidaudit.core.versions import library_versions
+from vidaudit.run.jobs import iter_completed
 from vidaudit.suites.counting.grid import QUESTIONS, SUITE, GridPoint
 from vidaudit.suites.counting.render import make_scene, planned_video, render
 from vidaudit.suites.counting.scene import RenderSettings
@@ -184,23 +184,9 @@ def generate(points: Sequence[GridPoint], out: str | Path, settings: RenderSetti
             if on_progress:
                 on_progress(len(done), len(points))
 
-        n_workers = max(1, min(workers or os.cpu_count() or 1, len(todo) or 1))
-        if pool is not None and todo:
-            ex = pool(initializer=_worker_init)
-            try:
-                futures = [ex.submit(_render_job, p, settings, str(out), verify) for p in todo]
-                for fut in as_completed(futures):
-                    record(*fut.result())
-            finally:
-                ex.shutdown()
-        elif n_workers == 1:
-            for p in todo:
-                record(*_render_job(p, settings, str(out), verify))
-        else:
-            with ProcessPoolExecutor(n_workers, mp_context=pool_context(), initializer=_worker_init) as pool:
-                futures = [pool.submit(_render_job, p, settings, str(out), verify) for p in todo]
-                for fut in as_completed(futures):
-                    record(*fut.result())
+        jobs = [(p, settings, str(out), verify) for p in todo]
+        for _, result in iter_completed(_render_job, jobs, workers=workers, pool=pool, initializer=_worker_init):
+            record(*result)
     if problems:
         lines = [f"{sid}: {'; '.join(ps)}" for sid, ps in sorted(problems.items())]
         raise VerificationError(f"{len(problems)} video(s) do not show their trace (no manifest written):\n"
