@@ -97,6 +97,18 @@ class ReportedEvent:
     frame: int | None = None
 
 
+_new_object = object.__new__
+_set_attr = object.__setattr__
+
+
+def _new_event(t: float, span: tuple[int, int], label: str | None, frame: int | None) -> ReportedEvent:
+    """``ReportedEvent(t, span, label, frame)``, the same object, without the frozen ``__init__``'s four
+    ``object.__setattr__`` calls (an extractor makes one per reported event)."""
+    ev = _new_object(ReportedEvent)
+    _set_attr(ev, "__dict__", {"t": t, "span": span, "label": label, "frame": frame})
+    return ev
+
+
 @dataclass(frozen=True)
 class TimestampReport:
     """The events a response reports, in the order written, and what was discarded to get them.
@@ -166,7 +178,7 @@ def _atoms(text: str, rev: str, masked: Sequence[tuple[int, int]]) -> list[_Atom
     starts = [s for s, _ in masked]
     first_mask = starts[0] if starts else len(text)
     size = len(text)
-    cue_match = _CUE_REV.match
+    cue_match = _CUE_REV.match  # an ``endpos`` past the end is the end: the window needs no min()
     for m in _ATOM.finditer(text):
         start, end = m.span()
         if start >= first_mask and _inside(masked, starts, start):
@@ -174,7 +186,7 @@ def _atoms(text: str, rev: str, masked: Sequence[tuple[int, int]]) -> list[_Atom
         kind = m.lastindex
         if kind == _NUM_END:  # a bare number: the common case
             pos = size - start
-            append((start, end, _BARE, cue_match(rev, pos, min(size, pos + CONTEXT_CHARS)) is not None, end))
+            append((start, end, _BARE, cue_match(rev, pos, pos + CONTEXT_CHARS) is not None, end))
         elif kind == _CLOCK:
             append((start, end, _CLOCK_KIND, False, end))
         else:
@@ -202,10 +214,10 @@ def _first_group(m: re.Match[str]) -> str:
     return m.group(0)
 
 
-#: per label-pattern tuple, what the patterns read in a piece of a line (None: nothing). Ledger lines
+#: per label-pattern sequence (by identity: a suite passes the same tuple every time), what the patterns read in a piece of a line (None: nothing). Ledger lines
 #: repeat their wording ("-> B, running count 3"), so most pieces were seen before; only short pieces
 #: are kept, and the cache is emptied when full, so its memory stays bounded.
-_LABEL_CACHE: dict[tuple[re.Pattern[str], ...], dict[str, str | None]] = {}
+_LABEL_CACHE: dict[int, tuple[Sequence[re.Pattern[str]], dict[str, str | None]]] = {}
 _LABEL_CACHE_MAX = 4096
 _LABEL_PIECE_MAX = 200
 
@@ -318,6 +330,7 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
     last_time_atom = -1  # index in ``atoms`` of the last explicit or cued time kept
     n_atoms = len(atoms)
     last = n_atoms - 1
+    cores_get = _CORES.get
     i = 0
     while i < n_atoms:
         a = atoms[i]
@@ -342,12 +355,12 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
             continue
         is_range = False
         if sep:
-            core = _sep_core(sep)
+            core = cores_get(sep) or _sep_core(sep)
             is_range = ((core in _RANGE_WORDS or core == "and") and _value(text, a) <= _value(text, nxt)  # type: ignore[arg-type]
                         and _is_range(text, a, nxt, sep, core))  # type: ignore[arg-type]
         if is_range or kind or cue:
             pos = size - start
-            negative = neg_match(rev, pos, min(size, pos + CONTEXT_CHARS)) is not None or bool(not_after(text, end))
+            negative = neg_match(rev, pos, pos + CONTEXT_CHARS) is not None or not_after(text, end) is not None
             if not negative:
                 chosen.append((start, end, _value(text, a), None))
                 last_time_atom = i + 1 if is_range else i
@@ -359,12 +372,13 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
     merge_gap = merge_s + 1e-9
     kept: list[float] = []  # sorted: only the nearest kept time on each side can be within merge_gap
     if label_patterns:
-        pats = tuple(label_patterns)
-        cache = _LABEL_CACHE.get(pats)
-        if cache is None:
+        entry = _LABEL_CACHE.get(id(label_patterns))
+        if entry is None or entry[0] is not label_patterns:
             if len(_LABEL_CACHE) >= 64:
                 _LABEL_CACHE.clear()
-            cache = _LABEL_CACHE[pats] = {}
+            entry = _LABEL_CACHE[id(label_patterns)] = (label_patterns, {})  # held, so its id is not reused
+        cache = entry[1]
+    new_event = _new_event
     for k, (start, end, v, frame) in enumerate(chosen):
         if not (0.0 <= v <= limit):
             dropped.append(v)
@@ -378,6 +392,6 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
         if label_patterns:
             prev_end = chosen[k - 1][1] if k else 0
             next_start = chosen[k + 1][0] if k + 1 < len(chosen) else size
-            label = _label(text, start, end, prev_end, next_start, pats, cache)
-        events.append(ReportedEvent(v, (start, end), label, frame))
+            label = _label(text, start, end, prev_end, next_start, label_patterns, cache)
+        events.append(new_event(v, (start, end), label, frame))
     return TimestampReport(tuple(events), len(dropped), n_merged, tuple(dropped), n_frames_mapped, n_frames_out)
