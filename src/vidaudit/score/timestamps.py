@@ -170,27 +170,51 @@ def _ends_at(pattern: re.Pattern[str], text: str, pos: int) -> bool:
     return any(m.end() == pos for m in pattern.finditer(text, max(0, pos - 24), pos + 1))
 
 
-def _atoms(text: str, rev: str, masked: Sequence[tuple[int, int]]) -> list[_Atom]:
-    """Every number of ``text`` outside the ``masked`` spans (disjoint, in order), in order (``rev`` is the
-    text reversed, where a bare number's cue is one anchored match; an explicit time needs no cue)."""
+#: Whether a cue (``_CUE``) or a "not a time" context (``_NEG``) ends right before a number depends only on
+#: the text from the previous number's last character (a digit or a unit's last letter, which no cue or
+#: context word can take in, but whose look-around sees it) up to the number, at most CONTEXT_CHARS of it:
+#: the same few pieces recur in a ledger ("2\n- Event ", ": "), so each piece is matched once.
+_CUE_SEEN: dict[str, bool] = {}
+_NEG_SEEN: dict[str, bool] = {}
+_SEEN_MAX = 8192
+
+
+def _context(piece: str, pattern: re.Pattern[str], seen: dict[str, bool]) -> bool:
+    """Whether ``pattern`` (a reversed context) matches ``piece`` read backwards from its end."""
+    hit = pattern.match(piece[::-1]) is not None
+    if len(seen) >= _SEEN_MAX:
+        seen.clear()
+    seen[piece] = hit
+    return hit
+
+
+def _atoms(text: str, masked: Sequence[tuple[int, int]]) -> list[_Atom]:
+    """Every number of ``text`` outside the ``masked`` spans (disjoint, in order), in order, with whether a cue
+    ends right before each bare one (an explicit time needs no cue)."""
     out: list[_Atom] = []
     append = out.append
     starts = [s for s, _ in masked]
     first_mask = starts[0] if starts else len(text)
-    size = len(text)
-    cue_match = _CUE_REV.match  # an ``endpos`` past the end is the end: the window needs no min()
+    cue_get = _CUE_SEEN.get
+    prev_end = 0  # end of the previous number (masked ones too: any number bounds a context)
     for m in _ATOM.finditer(text):
         start, end = m.span()
         if start >= first_mask and _inside(masked, starts, start):
+            prev_end = end
             continue
         kind = m.lastindex
         if kind == _NUM_END:  # a bare number: the common case
-            pos = size - start
-            append((start, end, _BARE, cue_match(rev, pos, pos + CONTEXT_CHARS) is not None, end))
+            lo = prev_end - 1 if prev_end - 1 > start - CONTEXT_CHARS else start - CONTEXT_CHARS
+            piece = text[lo if lo > 0 else 0:start]
+            cue = cue_get(piece)
+            if cue is None:
+                cue = _context(piece, _CUE_REV, _CUE_SEEN)
+            append((start, end, _BARE, cue, end))
         elif kind == _CLOCK:
             append((start, end, _CLOCK_KIND, False, end))
         else:
             append((start, end, _UNIT_KIND, False, m.end(_NUM_END)))
+        prev_end = end
     return out
 
 
@@ -318,12 +342,12 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
     """
     if not isinstance(text, str) or not text:
         return TimestampReport()
-    rev = text[::-1]
-    atoms = _atoms(text, rev, _masked(text))
+    atoms = _atoms(text, _masked(text))
     if not atoms:
         return TimestampReport()
     size = len(text)
-    neg_match, frame_match = _NEG_REV.match, _FRAME_REV.match
+    rev = text[::-1] if frame_times is not None else ""  # "frame K" is looked for only when frames are known
+    neg_get, frame_match = _NEG_SEEN.get, _FRAME_REV.match
     not_after = _NOT_A_TIME_AFTER.match
     chosen: list[tuple[int, int, float, int | None]] = []  # (start, end, time, frame number)
     n_frames_mapped = n_frames_out = 0
@@ -359,8 +383,12 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
             is_range = ((core in _RANGE_WORDS or core == "and") and _value(text, a) <= _value(text, nxt)  # type: ignore[arg-type]
                         and _is_range(text, a, nxt, sep, core))  # type: ignore[arg-type]
         if is_range or kind or cue:
-            pos = size - start
-            negative = neg_match(rev, pos, pos + CONTEXT_CHARS) is not None or not_after(text, end) is not None
+            lo = atoms[i - 1][1] - 1 if i and atoms[i - 1][1] - 1 > start - CONTEXT_CHARS else start - CONTEXT_CHARS
+            piece = text[lo if lo > 0 else 0:start]
+            negative = neg_get(piece)
+            if negative is None:
+                negative = _context(piece, _NEG_REV, _NEG_SEEN)
+            negative = negative or not_after(text, end) is not None
             if not negative:
                 chosen.append((start, end, _value(text, a), None))
                 last_time_atom = i + 1 if is_range else i
