@@ -336,9 +336,10 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
                        frame_times: Sequence[float] | None = None) -> TimestampReport:
     """Reported events of ``text`` (see the module docstring); never raises on any text.
 
-    One pass of ``_ATOM`` finds every number; each bare number's cue is one anchored match on the
-    reversed text at a bounded window (so hostile text stays linear); a number's value, and
-    everything else, is read only for the few numbers that can be times.
+    One pass of ``_ATOM`` finds every number; a bare number's cue, and a candidate time's "not a time"
+    context, is one anchored match of the reversed piece of text back to the previous number, at most
+    CONTEXT_CHARS long (so hostile text stays linear), and a piece already seen is not matched again;
+    a number's value, and everything else, is read only for the few numbers that can be times.
     """
     if not isinstance(text, str) or not text:
         return TimestampReport()
@@ -411,11 +412,14 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
         if not (0.0 <= v <= limit):
             dropped.append(v)
             continue
-        j = bisect.bisect_left(kept, v)
-        if (j < len(kept) and abs(v - kept[j]) <= merge_gap) or (j > 0 and abs(v - kept[j - 1]) <= merge_gap):
-            n_merged += 1
-            continue
-        kept.insert(j, v)
+        if not kept or v - kept[-1] > merge_gap:  # after every kept time and clear of the last: the usual ledger
+            kept.append(v)
+        else:
+            j = bisect.bisect_left(kept, v)
+            if (j < len(kept) and abs(v - kept[j]) <= merge_gap) or (j > 0 and abs(v - kept[j - 1]) <= merge_gap):
+                n_merged += 1
+                continue
+            kept.insert(j, v)
         label = None
         if label_patterns:
             prev_end = chosen[k - 1][1] if k else 0
