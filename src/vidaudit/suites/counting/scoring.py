@@ -149,7 +149,7 @@ def _scored_trial(values: tuple[Any, ...]) -> TrialScore:
     """``TrialScore(*values)`` (every field, in order), without the frozen ``__init__``'s 33
     ``object.__setattr__`` calls: the same object, made once per scored trial."""
     ts = _new_object(TrialScore)
-    _set_attr(ts, "__dict__", dict(zip(_FIELD_NAMES, values)))
+    _set_attr(ts, "__dict__", dict(zip(_FIELD_NAMES, values, strict=True)))
     return ts
 
 
