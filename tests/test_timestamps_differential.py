@@ -94,7 +94,8 @@ PIECE = st.one_of(TIMES, RANGES, FRAMES, WORDS, WORDS, LONG, st.tuples(LONG, TIM
 LEDGER = st.lists(PIECE, max_size=40).map("".join)
 TEXT = st.one_of(LEDGER, LEDGER, st.text(max_size=120))
 PATTERNS = st.sampled_from([(), *LABEL_PATTERNS.values()])
-FRAME_TIMES = st.one_of(st.none(), st.just([0.5 * i for i in range(12)]), st.lists(st.floats(0, 30).map(lambda v: round(v, 3)), max_size=12))
+FRAME_TIMES = st.one_of(st.none(), st.just([0.5 * i for i in range(12)]),
+                        st.lists(st.floats(0, 30).map(lambda v: round(v, 3)), max_size=12))
 
 
 def _fields(report: object) -> tuple:
@@ -127,3 +128,14 @@ def test_the_ledger_examples_of_the_docstring(oracle: types.ModuleType) -> None:
             now = extract_timestamps(text, 24.0, label_patterns=patterns, frame_times=ft)
             assert _fields(now) == _fields(oracle.extract_timestamps(text, 24.0, label_patterns=patterns, frame_times=ft))
             assert now.events  # the example reports events, so equality is not vacuous
+
+
+def test_a_label_pattern_list_changed_between_calls_is_read_afresh() -> None:
+    """Label reads are kept across calls only for a tuple of patterns (which cannot change)."""
+    import re
+
+    text = "at 3s the ball hits the left wall"
+    pats = [re.compile(r"\b(top)\b")]
+    assert extract_timestamps(text, 24.0, label_patterns=pats).labels == [None]
+    pats.append(re.compile(r"\b(left)\s+wall"))
+    assert extract_timestamps(text, 24.0, label_patterns=pats).labels == ["left"]

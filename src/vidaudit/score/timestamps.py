@@ -238,9 +238,10 @@ def _first_group(m: re.Match[str]) -> str:
     return m.group(0)
 
 
-#: per label-pattern sequence (by identity: a suite passes the same tuple every time), what the patterns read in a piece of a line (None: nothing). Ledger lines
-#: repeat their wording ("-> B, running count 3"), so most pieces were seen before; only short pieces
-#: are kept, and the cache is emptied when full, so its memory stays bounded.
+#: per label-pattern tuple (by identity: a suite passes the same tuple every time; any other sequence may
+#: change between calls, so its reads are kept for one call only), what the patterns read in a piece of a
+#: line (None: nothing). Ledger lines repeat their wording ("-> B, running count 3"), so most pieces were
+#: seen before; only short pieces are kept, and the cache is emptied when full, so its memory stays bounded.
 _LABEL_CACHE: dict[int, tuple[Sequence[re.Pattern[str]], dict[str, str | None]]] = {}
 _LABEL_CACHE_MAX = 4096
 _LABEL_PIECE_MAX = 200
@@ -381,7 +382,8 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
         is_range = False
         if sep:
             core = cores_get(sep) or _sep_core(sep)
-            is_range = ((core in _RANGE_WORDS or core == "and") and _value(text, a) <= _value(text, nxt)  # type: ignore[arg-type]
+            is_range = ((core in _RANGE_WORDS or core == "and")
+                        and _value(text, a) <= _value(text, nxt)  # type: ignore[arg-type]
                         and _is_range(text, a, nxt, sep, core))  # type: ignore[arg-type]
         if is_range or kind or cue:
             lo = atoms[i - 1][1] - 1 if i and atoms[i - 1][1] - 1 > start - CONTEXT_CHARS else start - CONTEXT_CHARS
@@ -400,7 +402,8 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
     limit = float(duration_s) + slack_s
     merge_gap = merge_s + 1e-9
     kept: list[float] = []  # sorted: only the nearest kept time on each side can be within merge_gap
-    if label_patterns:
+    cache: dict[str, str | None] = {}
+    if label_patterns and type(label_patterns) is tuple:  # a tuple cannot change, so its reads can be kept
         entry = _LABEL_CACHE.get(id(label_patterns))
         if entry is None or entry[0] is not label_patterns:
             if len(_LABEL_CACHE) >= 64:
