@@ -62,7 +62,23 @@ class Taxonomy:
     displaced_pairs: tuple[tuple[int, int], ...] = field(default=(), compare=False)
 
     def to_dict(self) -> dict[str, int]:
-        return {k: getattr(self, k) for k in TAXONOMY_KEYS}
+        d = self.__dict__
+        return {k: d[k] for k in TAXONOMY_KEYS}
+
+
+_new_object = object.__new__
+_set_attr = object.__setattr__
+
+
+def _taxonomy(*values: Any) -> Taxonomy:
+    """``Taxonomy(*values)`` (every field, in order) without the frozen ``__init__``'s nine
+    ``object.__setattr__`` calls: the same object, made once per scored trial."""
+    tax = _new_object(Taxonomy)
+    _set_attr(tax, "__dict__", dict(zip(_FIELDS, values, strict=True)))
+    return tax
+
+
+_FIELDS = (*TAXONOMY_KEYS, "displaced_pairs")
 
 
 def _norm(label: str | None) -> str | None:
@@ -156,12 +172,10 @@ def classify(matching: Matching, true_times: Sequence[float], reported_times: Se
     positive = matching.n_true > 0 and f1 is not None
     faithful = positive and f1 >= f1_faithful - 1e-12  # type: ignore[operator]
     ledger = int(predicted is not None and m > 0 and predicted != m)
-    return Taxonomy(matched=matching.k, missed=matching.n_true - matching.k,
-                    hallucinated=len(matching.unmatched_reported) - len(displaced_pairs),
-                    displaced=len(displaced_pairs), misidentified=misidentified,
-                    wrong_accumulation=int(faithful and not correct), ledger_mismatch=ledger,
-                    accidental_correctness=int(positive and correct and not faithful),
-                    displaced_pairs=tuple(displaced_pairs))
+    n_unmatched_reported = m - len({j for _, j in matching.pairs if 0 <= j < m})  # = len(unmatched_reported)
+    return _taxonomy(matching.k, matching.n_true - matching.k, n_unmatched_reported - len(displaced_pairs),
+                     len(displaced_pairs), misidentified, int(faithful and not correct), ledger,
+                     int(positive and correct and not faithful), tuple(displaced_pairs))
 
 
 def sum_taxonomies(items: Sequence[dict[str, Any]]) -> dict[str, int]:

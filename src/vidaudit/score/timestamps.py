@@ -29,7 +29,6 @@ import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from vidaudit.score.answers import boxed_spans
@@ -42,10 +41,16 @@ CONTEXT_CHARS = 64
 
 _NUM = r"[0-9]+(?:\.[0-9]+)?"
 _UNIT = r"(?:seconds|second|secs|sec|s)\b"
+# Every number the text writes. The pattern opens with a digit class (not a look-ahead) so that ``re``
+# skips to the next digit in C; the look-behind after that first digit is the "not inside a number"
+# test. ``clock``: m:ss(.f) or h:mm:ss(.f); ``num``: the digits after the first one (the number is the
+# first digit plus ``num``); ``unit``: a seconds unit after it. Its matches are exactly those of
+# ``(?<![0-9.:])(?:(?:h:)?m:ss|num(?:\s?unit)?)`` with h, m, ss and num as the module docstring reads them.
 _ATOM = re.compile(
-    r"(?=[0-9])(?<![0-9.:])(?:(?:(?P<h>[0-9]{1,2}):(?=[0-5][0-9]:))?(?P<m>[0-9]{1,3}):(?P<ss>[0-5][0-9](?:\.[0-9]+)?)(?![0-9]|:[0-9])"
-    rf"|(?P<num>{_NUM})(?![0-9.]*[0-9])(?:\s?(?P<unit>{_UNIT}))?)"
+    r"[0-9](?<![0-9.:][0-9])(?:(?P<clock>(?:[0-9]?:(?=[0-5][0-9]:)[0-9]{1,3}|[0-9]{0,2}):[0-5][0-9](?:\.[0-9]+)?)"
+    rf"(?![0-9]|:[0-9])|(?P<num>[0-9]*(?:\.[0-9]+)?)(?![0-9.]*[0-9])(?:\s?(?P<unit>{_UNIT}))?)"
 )
+_CLOCK, _NUM_END, _UNIT_GROUP = 1, 2, 3  # ``lastindex`` of a clock, a bare number and a number with a unit
 # Contexts that end right before a number are matched on the reversed text with ``match`` at one
 # position (cheap), instead of scanning every position of the text for a ``$``-anchored pattern.
 _CUE_WORDS = ("at", "from", "between", "around", "approximately", "approx.", "approx", "about")
@@ -92,6 +97,18 @@ class ReportedEvent:
     frame: int | None = None
 
 
+_new_object = object.__new__
+_set_attr = object.__setattr__
+
+
+def _new_event(t: float, span: tuple[int, int], label: str | None, frame: int | None) -> ReportedEvent:
+    """``ReportedEvent(t, span, label, frame)``, the same object, without the frozen ``__init__``'s four
+    ``object.__setattr__`` calls (an extractor makes one per reported event)."""
+    ev = _new_object(ReportedEvent)
+    _set_attr(ev, "__dict__", {"t": t, "span": span, "label": label, "frame": frame})
+    return ev
+
+
 @dataclass(frozen=True)
 class TimestampReport:
     """The events a response reports, in the order written, and what was discarded to get them.
@@ -123,10 +140,29 @@ class TimestampReport:
                 "n_frame_mentions": self.n_frame_mentions, "n_frame_out_of_range": self.n_frame_out_of_range}
 
 
-# An atom (a number the text writes) is a plain tuple, (start, end, value, explicit, is_int): a number
-# costs one tuple, not an object. ``explicit``: m:ss or carries a unit, a time on its own.
-_START, _END, _VALUE, _EXPLICIT, _IS_INT = range(5)
-_Atom = tuple[int, int, float, bool, bool]
+# An atom (a number the text writes) is a plain tuple, (start, end, kind, cued, num_end): a number costs
+# one tuple, not an object, and its value is read only when a rule needs it (most numbers are ordinals
+# and counts, which never do). ``kind``: 0 a bare number, 1 a clock (m:ss), 2 a number with a unit (1 and
+# 2 are explicit, a time on their own); ``cued``: a cue ends right before it (bare numbers only);
+# ``num_end``: where the number's digits end (before a unit).
+_START, _END, _KIND, _CUED, _NUM_END_AT = range(5)
+_BARE, _CLOCK_KIND, _UNIT_KIND = 0, 1, 2
+_Atom = tuple[int, int, int, bool, int]
+
+
+def _value(text: str, a: _Atom) -> float:
+    """The number an atom writes, in seconds for a clock (the same arithmetic as ever: h*3600 + m*60 + ss)."""
+    if a[_KIND] == _CLOCK_KIND:
+        parts = text[a[_START]:a[_END]].split(":")
+        if len(parts) == 3:
+            return int(parts[0]) * 3600 + int(parts[1]) * 60 + float(parts[2])
+        return 0 + int(parts[0]) * 60 + float(parts[1])
+    return float(text[a[_START]:a[_NUM_END_AT]])
+
+
+def _is_int(text: str, a: _Atom) -> bool:
+    """Whether the atom is a plain integer (a clock never is)."""
+    return a[_KIND] != _CLOCK_KIND and "." not in text[a[_START]:a[_NUM_END_AT]]
 
 
 def _ends_at(pattern: re.Pattern[str], text: str, pos: int) -> bool:
@@ -134,31 +170,52 @@ def _ends_at(pattern: re.Pattern[str], text: str, pos: int) -> bool:
     return any(m.end() == pos for m in pattern.finditer(text, max(0, pos - 24), pos + 1))
 
 
-def _atoms(text: str, rev: str, masked: Sequence[tuple[int, int]]) -> tuple[list[_Atom], list[bool]]:
-    """Every number of ``text`` outside the ``masked`` spans (disjoint, in order), in order, and whether
-    a cue ends right before it (``rev`` is the text reversed; an explicit time needs no cue)."""
+#: Whether a cue (``_CUE``) or a "not a time" context (``_NEG``) ends right before a number depends only on
+#: the text from the previous number's last character (a digit or a unit's last letter, which no cue or
+#: context word can take in, but whose look-around sees it) up to the number, at most CONTEXT_CHARS of it:
+#: the same few pieces recur in a ledger ("2\n- Event ", ": "), so each piece is matched once.
+_CUE_SEEN: dict[str, bool] = {}
+_NEG_SEEN: dict[str, bool] = {}
+_SEEN_MAX = 8192
+
+
+def _context(piece: str, pattern: re.Pattern[str], seen: dict[str, bool]) -> bool:
+    """Whether ``pattern`` (a reversed context) matches ``piece`` read backwards from its end."""
+    hit = pattern.match(piece[::-1]) is not None
+    if len(seen) >= _SEEN_MAX:
+        seen.clear()
+    seen[piece] = hit
+    return hit
+
+
+def _atoms(text: str, masked: Sequence[tuple[int, int]]) -> list[_Atom]:
+    """Every number of ``text`` outside the ``masked`` spans (disjoint, in order), in order, with whether a cue
+    ends right before each bare one (an explicit time needs no cue)."""
     out: list[_Atom] = []
-    cued: list[bool] = []
-    append, cue_append = out.append, cued.append
+    append = out.append
     starts = [s for s, _ in masked]
-    size = len(text)
-    cue_match = _CUE_REV.match
+    first_mask = starts[0] if starts else len(text)
+    cue_get = _CUE_SEEN.get
+    prev_end = 0  # end of the previous number (masked ones too: any number bounds a context)
     for m in _ATOM.finditer(text):
-        h, mins, ss, num, unit = m.groups()  # the pattern's groups in order: h, m, ss, num, unit
         start, end = m.span()
-        if starts and start >= starts[0] and _inside(masked, starts, start):
+        if start >= first_mask and _inside(masked, starts, start):
+            prev_end = end
             continue
-        if mins is not None:
-            append((start, end, (int(h) * 3600 if h is not None else 0) + int(mins) * 60 + float(ss), True, False))
-            cue_append(False)
-        elif unit is not None:
-            append((start, end, float(num), True, "." not in num))
-            cue_append(False)
+        kind = m.lastindex
+        if kind == _NUM_END:  # a bare number: the common case
+            lo = prev_end - 1 if prev_end - 1 > start - CONTEXT_CHARS else start - CONTEXT_CHARS
+            piece = text[lo if lo > 0 else 0:start]
+            cue = cue_get(piece)
+            if cue is None:
+                cue = _context(piece, _CUE_REV, _CUE_SEEN)
+            append((start, end, _BARE, cue, end))
+        elif kind == _CLOCK:
+            append((start, end, _CLOCK_KIND, False, end))
         else:
-            append((start, end, float(num), False, "." not in num))
-            pos = size - start
-            cue_append(cue_match(rev, pos, min(size, pos + CONTEXT_CHARS)) is not None)
-    return out, cued
+            append((start, end, _UNIT_KIND, False, m.end(_NUM_END)))
+        prev_end = end
+    return out
 
 
 def _masked(text: str) -> list[tuple[int, int]]:
@@ -181,24 +238,44 @@ def _first_group(m: re.Match[str]) -> str:
     return m.group(0)
 
 
+#: per label-pattern tuple (by identity: a suite passes the same tuple every time; any other sequence may
+#: change between calls, so its reads are kept for one call only), what the patterns read in a piece of a
+#: line (None: nothing). Ledger lines repeat their wording ("-> B, running count 3"), so most pieces were
+#: seen before; only short pieces are kept, and the cache is emptied when full, so its memory stays bounded.
+_LABEL_CACHE: dict[int, tuple[Sequence[re.Pattern[str]], dict[str, str | None]]] = {}
+_LABEL_CACHE_MAX = 4096
+_LABEL_PIECE_MAX = 200
+
+
+def _read_label(piece: str, patterns: Sequence[re.Pattern[str]], cache: dict[str, str | None]) -> str | None:
+    """The first group of the first pattern (in priority order) that matches ``piece``, else None."""
+    hit = cache.get(piece, cache)  # the cache itself: "not seen"
+    if hit is not cache:
+        return hit  # type: ignore[return-value]
+    label = None
+    for p in patterns:
+        m = p.search(piece)
+        if m:
+            label = _first_group(m)
+            break
+    if len(piece) <= _LABEL_PIECE_MAX:
+        if len(cache) >= _LABEL_CACHE_MAX:
+            cache.clear()
+        cache[piece] = label
+    return label
+
+
 def _label(text: str, start: int, end: int, prev_end: int, next_start: int,
-           patterns: Sequence[re.Pattern[str]]) -> str | None:
+           patterns: Sequence[re.Pattern[str]], cache: dict[str, str | None]) -> str | None:
     """The label on the timestamp's line: after it (up to the next timestamp), else before it.
 
     Patterns are tried in priority order (e.g. "A -> C" before "state A"), the first match wins.
     """
     le = text.find("\n", start)
-    after = text[end:next_start if le < 0 or next_start < le else le]
-    for p in patterns:
-        m = p.search(after)
-        if m:
-            return _first_group(m)
-    before = text[max(text.rfind("\n", 0, start) + 1, prev_end):start]
-    for p in patterns:
-        m = p.search(before)
-        if m:
-            return _first_group(m)
-    return None
+    label = _read_label(text[end:next_start if le < 0 or next_start < le else le], patterns, cache)
+    if label is not None:
+        return label
+    return _read_label(text[max(text.rfind("\n", 0, start) + 1, prev_end):start], patterns, cache)
 
 
 def _frame_time(k: int, frame_times: Sequence[float]) -> float | None:
@@ -206,24 +283,32 @@ def _frame_time(k: int, frame_times: Sequence[float]) -> float | None:
     return float(frame_times[k - 1]) if 1 <= k <= len(frame_times) else None
 
 
-@lru_cache(maxsize=4096)
+#: the word between two numbers, per separator (at most 12 characters; the same few recur: ": ", ", ", "-")
+_CORES: dict[str, str] = {}
+_CORES_MAX = 4096
+
+
 def _sep_core(sep: str) -> str:
-    """The word between two numbers (at most 12 characters; the same few recur: ": ", ", ", "-")."""
-    return sep.strip().rstrip("~").strip().lower()
+    """The word between two numbers: the separator stripped of spaces and "~", lower-case."""
+    core = _CORES.get(sep)
+    if core is None:
+        if len(_CORES) >= _CORES_MAX:
+            _CORES.clear()
+        core = _CORES[sep] = sep.strip().rstrip("~").strip().lower()
+    return core
 
 
-def _is_range(text: str, a: _Atom, nxt: _Atom, sep: str, core: str, cued: bool) -> bool:
+def _is_range(text: str, a: _Atom, nxt: _Atom, sep: str, core: str) -> bool:
     """Whether ``a`` and ``nxt``, ``sep`` apart, are one range ("1.5-2.0s", "from 3s to 4s", "between 3 and 4 s")."""
     if core in _RANGE_WORDS:
         # "1.5-2.0s" / "from 3s to 4s"; a bare start with spaced hyphen ("Event 1 - 3.0s") is an ordinal
-        bare_start = not (a[_EXPLICIT] or cued)
-        return bool((a[_EXPLICIT] or cued or nxt[_EXPLICIT]) and not (
+        bare_start = not (a[_KIND] or a[_CUED])
+        return bool((a[_KIND] or a[_CUED] or nxt[_KIND]) and not (
             bare_start and (not _NO_SPACE_HYPHEN.match(sep) or _ends_at(_ORDINAL_BEFORE, text, a[_START]))))
     return core == "and" and _ends_at(_BETWEEN_BEFORE, text, a[_START])
 
 
-def _frame_mention(text: str, rev: str, atoms: list[_Atom], cued: list[bool], i: int, sep: str,
-                   last_time_atom: int) -> tuple[int, bool]:
+def _frame_mention(text: str, atoms: list[_Atom], i: int, sep: str, last_time_atom: int) -> tuple[int, bool]:
     """For a "frame K" mention at ``atoms[i]``: how many atoms it spans and whether it sits beside a time.
 
     A range "frames K-L" is one event (two atoms); a mention beside an explicit or cued time on the
@@ -232,7 +317,8 @@ def _frame_mention(text: str, rev: str, atoms: list[_Atom], cued: list[bool], i:
     a = atoms[i]
     nxt = atoms[i + 1] if i + 1 < len(atoms) else None
     step, end = 1, a[_END]
-    if sep and nxt is not None and nxt[_IS_INT] and not nxt[_EXPLICIT] and nxt[_VALUE] >= a[_VALUE]:
+    if (sep and nxt is not None and _is_int(text, nxt) and not nxt[_KIND]
+            and _value(text, nxt) >= _value(text, a)):
         core = _FRAME_RANGE_TAIL.sub("", sep.strip().lower()).strip()
         if core in _RANGE_WORDS:
             step, end = 2, nxt[_END]
@@ -241,7 +327,7 @@ def _frame_mention(text: str, rev: str, atoms: list[_Atom], cued: list[bool], i:
         return 0 <= start - end <= FRAME_NEAR_TIME_CHARS and "\n" not in text[end:start]
 
     after = atoms[i + step] if i + step < len(atoms) else None
-    beside = (after is not None and near(end, after[_START]) and (after[_EXPLICIT] or cued[i + step])) or (
+    beside = (after is not None and near(end, after[_START]) and bool(after[_KIND] or after[_CUED])) or (
         last_time_atom == i - 1 and last_time_atom >= 0 and near(atoms[i - 1][_END], a[_START]))
     return step, beside
 
@@ -251,51 +337,63 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
                        frame_times: Sequence[float] | None = None) -> TimestampReport:
     """Reported events of ``text`` (see the module docstring); never raises on any text.
 
-    One pass of ``_ATOM`` finds every number; each number's cue is one anchored match on the
-    reversed text at a bounded window (so hostile text stays linear); everything else is done
-    only for the few numbers that can be times.
+    One pass of ``_ATOM`` finds every number; a bare number's cue, and a candidate time's "not a time"
+    context, is one anchored match of the reversed piece of text back to the previous number, at most
+    CONTEXT_CHARS long (so hostile text stays linear), and a piece already seen is not matched again;
+    a number's value, and everything else, is read only for the few numbers that can be times.
     """
     if not isinstance(text, str) or not text:
         return TimestampReport()
-    rev = text[::-1]
-    atoms, cued = _atoms(text, rev, _masked(text))
+    atoms = _atoms(text, _masked(text))
     if not atoms:
         return TimestampReport()
     size = len(text)
-    neg_match, frame_match = _NEG_REV.match, _FRAME_REV.match
+    rev = text[::-1] if frame_times is not None else ""  # "frame K" is looked for only when frames are known
+    neg_get, frame_match = _NEG_SEEN.get, _FRAME_REV.match
     not_after = _NOT_A_TIME_AFTER.match
     chosen: list[tuple[int, int, float, int | None]] = []  # (start, end, time, frame number)
     n_frames_mapped = n_frames_out = 0
     last_time_atom = -1  # index in ``atoms`` of the last explicit or cued time kept
     n_atoms = len(atoms)
+    last = n_atoms - 1
+    cores_get = _CORES.get
     i = 0
     while i < n_atoms:
         a = atoms[i]
-        start, end, value, explicit, is_int = a
-        cue = cued[i]
-        nxt = atoms[i + 1] if i + 1 < n_atoms else None
-        sep = text[end:nxt[_START]] if nxt is not None and nxt[_START] - end <= 12 else ""
-        if (frame_times is not None and is_int and not (explicit or cue)
+        start, end, kind, cue, _ = a
+        if i < last:
+            nxt = atoms[i + 1]
+            sep = text[end:nxt[0]] if nxt[0] - end <= 12 else ""
+        else:
+            nxt, sep = None, ""
+        if (frame_times is not None and not (kind or cue) and _is_int(text, a)
                 and frame_match(rev, size - start) is not None):
-            step, beside = _frame_mention(text, rev, atoms, cued, i, sep, last_time_atom)
+            step, beside = _frame_mention(text, atoms, i, sep, last_time_atom)
             if not beside:
-                t = _frame_time(int(value), frame_times)
+                k = int(_value(text, a))
+                t = _frame_time(k, frame_times)
                 if t is None:
                     n_frames_out += 1
                 else:
                     n_frames_mapped += 1
-                    chosen.append((start, end, t, int(value)))
+                    chosen.append((start, end, t, k))
             i += step
             continue
         is_range = False
-        if sep and value <= nxt[_VALUE]:  # type: ignore[index]
-            core = _sep_core(sep)
-            is_range = (core in _RANGE_WORDS or core == "and") and _is_range(text, a, nxt, sep, core, cue)  # type: ignore[arg-type]
-        if is_range or explicit or cue:
-            pos = size - start
-            negative = neg_match(rev, pos, min(size, pos + CONTEXT_CHARS)) is not None or bool(not_after(text, end))
+        if sep:
+            core = cores_get(sep) or _sep_core(sep)
+            is_range = ((core in _RANGE_WORDS or core == "and")
+                        and _value(text, a) <= _value(text, nxt)  # type: ignore[arg-type]
+                        and _is_range(text, a, nxt, sep, core))  # type: ignore[arg-type]
+        if is_range or kind or cue:
+            lo = atoms[i - 1][1] - 1 if i and atoms[i - 1][1] - 1 > start - CONTEXT_CHARS else start - CONTEXT_CHARS
+            piece = text[lo if lo > 0 else 0:start]
+            negative = neg_get(piece)
+            if negative is None:
+                negative = _context(piece, _NEG_REV, _NEG_SEEN)
+            negative = negative or not_after(text, end) is not None
             if not negative:
-                chosen.append((start, end, value, None))
+                chosen.append((start, end, _value(text, a), None))
                 last_time_atom = i + 1 if is_range else i
         i += 2 if is_range else 1
     events: list[ReportedEvent] = []
@@ -304,19 +402,31 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
     limit = float(duration_s) + slack_s
     merge_gap = merge_s + 1e-9
     kept: list[float] = []  # sorted: only the nearest kept time on each side can be within merge_gap
+    cache: dict[str, str | None] = {}
+    if label_patterns and type(label_patterns) is tuple:  # a tuple cannot change, so its reads can be kept
+        entry = _LABEL_CACHE.get(id(label_patterns))
+        if entry is None or entry[0] is not label_patterns:
+            if len(_LABEL_CACHE) >= 64:
+                _LABEL_CACHE.clear()
+            entry = _LABEL_CACHE[id(label_patterns)] = (label_patterns, {})  # held, so its id is not reused
+        cache = entry[1]
+    new_event = _new_event
     for k, (start, end, v, frame) in enumerate(chosen):
         if not (0.0 <= v <= limit):
             dropped.append(v)
             continue
-        j = bisect.bisect_left(kept, v)
-        if (j < len(kept) and abs(v - kept[j]) <= merge_gap) or (j > 0 and abs(v - kept[j - 1]) <= merge_gap):
-            n_merged += 1
-            continue
-        kept.insert(j, v)
+        if not kept or v - kept[-1] > merge_gap:  # after every kept time and clear of the last: the usual ledger
+            kept.append(v)
+        else:
+            j = bisect.bisect_left(kept, v)
+            if (j < len(kept) and abs(v - kept[j]) <= merge_gap) or (j > 0 and abs(v - kept[j - 1]) <= merge_gap):
+                n_merged += 1
+                continue
+            kept.insert(j, v)
         label = None
         if label_patterns:
             prev_end = chosen[k - 1][1] if k else 0
             next_start = chosen[k + 1][0] if k + 1 < len(chosen) else size
-            label = _label(text, start, end, prev_end, next_start, label_patterns)
-        events.append(ReportedEvent(v, (start, end), label, frame))
+            label = _label(text, start, end, prev_end, next_start, label_patterns, cache)
+        events.append(new_event(v, (start, end), label, frame))
     return TimestampReport(tuple(events), len(dropped), n_merged, tuple(dropped), n_frames_mapped, n_frames_out)

@@ -131,35 +131,44 @@ def _em_fields(rs: Sequence[dict[str, Any]], prefix: str = "em") -> dict[str, An
     return _em_counts(sum(_right(r) for r in rs), len(rs), prefix)
 
 
-def _em_block(rs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """EM over planned trials (and over N >= 1), completion, trace-metric means, parse failures.
+#: what an EM block reads of one record: (ok, positive, right, unparseable, the TRACE_KEYS values or None)
+_Facts = tuple[bool, bool, bool, bool, "tuple[Any, ...] | None"]
 
-    One pass over the records (the block is built for every model x condition x region x domain).
-    """
+
+def _facts(r: dict[str, Any]) -> _Facts:
+    """The few things :func:`_em_block` reads of a record, read once (a record enters several blocks)."""
+    ok = r.get("status", "ok") == "ok"
+    positive = int(r["n_events"]) > 0
+    traced = tuple(map(r.get, TRACE_KEYS)) if ok and positive and r.get("trace_available") else None
+    return ok, positive, ok and r.get("correct") is True, ok and r.get("parse_method") == "unparseable", traced
+
+
+def _em_block(rs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """EM over planned trials (and over N >= 1), completion, trace-metric means, parse failures."""
+    return _em_block_of([_facts(r) for r in rs])
+
+
+def _em_block_of(facts: Sequence[_Facts]) -> dict[str, Any]:
+    """:func:`_em_block` of the records' facts, in one pass (a block is built for every model x condition x
+    region x domain)."""
     n_ok = n_positive = right = right_positive = unparseable = 0
-    traced: dict[str, list[Any]] = {name: [] for name in TRACE_KEYS}
-    n_traced = 0
-    for r in rs:
-        ok = r.get("status", "ok") == "ok"
-        positive = int(r["n_events"]) > 0
-        is_right = ok and r.get("correct") is True
+    traced: list[tuple[Any, ...]] = []
+    for ok, positive, is_right, unparse, values in facts:
         n_positive += positive
         right += is_right
         right_positive += is_right and positive
         if ok:
             n_ok += 1
-            unparseable += r.get("parse_method") == "unparseable"
-            if positive and r.get("trace_available"):
-                n_traced += 1
-                for name, xs in traced.items():
-                    xs.append(r.get(name))
-    n = len(rs)
-    block: dict[str, Any] = {"n": n, "n_ok": n_ok, "completion": n_ok / n if rs else None, "correct": right,
+            unparseable += unparse
+            if values is not None:
+                traced.append(values)
+    n = len(facts)
+    block: dict[str, Any] = {"n": n, "n_ok": n_ok, "completion": n_ok / n if facts else None, "correct": right,
                              **_em_counts(right, n), "n_em_positive": n_positive, "n_controls": n - n_positive,
                              **_em_counts(right_positive, n_positive, "em_positive"),
-                             "em_ok": (right / n_ok) if n_ok else None, "n_positive": n_traced}
-    for name in TRACE_KEYS:
-        block[name] = _mean(traced[name])
+                             "em_ok": (right / n_ok) if n_ok else None, "n_positive": len(traced)}
+    for i, name in enumerate(TRACE_KEYS):
+        block[name] = _mean([values[i] for values in traced])
     block["parse_failure_rate"] = (unparseable / n_ok) if n_ok else None
     return block
 
@@ -293,12 +302,32 @@ def _trace_metrics(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
 
 
 def _regions(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
+    """EM blocks per region and domain. One pass over a group's records puts each record's facts in every
+    region its (N, F) falls in (the regions of a cell are decided once), in record order, per domain in order
+    of first appearance, as filtering the group once per region would."""
     out = _nested()
+    names = tuple(REGIONS)
+    preds = tuple(REGIONS.values())
+    of_cell: dict[tuple[int, float], tuple[int, ...]] = {}
     for (model, cond), rs in groups.items():
-        grid = [(r, int(r["n_events"]), float(r["frequency_hz"])) for r in rs if r.get("frequency_hz") is not None]
-        for region, pred in REGIONS.items():
-            inside = [r for r, n, f in grid if pred(n, f)]
-            blocks = {str(dom): _em_block(drs) for (dom,), drs in _by(inside, "domain").items()}
+        inside: list[dict[Any, list[_Facts]]] = [{} for _ in names]
+        for r in rs:
+            if r.get("frequency_hz") is None:
+                continue
+            cell = (int(r["n_events"]), float(r["frequency_hz"]))
+            where = of_cell.get(cell)
+            if where is None:
+                where = of_cell[cell] = tuple(i for i, pred in enumerate(preds) if pred(*cell))
+            if where:
+                facts, dom = _facts(r), r["domain"]
+                for i in where:
+                    by_dom = inside[i]
+                    if dom in by_dom:
+                        by_dom[dom].append(facts)
+                    else:
+                        by_dom[dom] = [facts]
+        for region, by_dom in zip(names, inside, strict=True):
+            blocks = {str(dom): _em_block_of(fs) for dom, fs in by_dom.items()}
             for dom, b in sorted(blocks.items()):
                 out[model][cond][region][dom] = b
             out[model][cond][region]["macro"] = _macro(blocks) if blocks else None

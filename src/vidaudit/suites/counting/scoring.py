@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Any
 
@@ -69,6 +69,23 @@ def normalise_label(domain: str, label: str | None) -> str | None:
     return _WALL_SYNONYMS.get(low, low)
 
 
+#: (domain, label) -> normalise_label(domain, label): a few labels recur in every response
+_NORMALISED: dict[tuple[str, str], str | None] = {}
+
+
+def _normalised(domain: str, label: str | None) -> str | None:
+    """:func:`normalise_label`, cached for the labels responses repeat."""
+    if label is None:
+        return None
+    key = (domain, label)
+    hit = _NORMALISED.get(key)
+    if hit is None:
+        if len(_NORMALISED) >= 4096:
+            _NORMALISED.clear()
+        hit = _NORMALISED[key] = normalise_label(domain, label)
+    return hit
+
+
 def tolerance_key(delta: float | str) -> str:
     return delta if isinstance(delta, str) else format_value(float(delta))
 
@@ -111,15 +128,29 @@ class TrialScore:
     frame_times_known: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        d = dict(self.__dict__)  # shallow, in field order (asdict's deepcopy is 10x slower); copies below
-        d["taxonomy"] = dict(self.taxonomy) if self.taxonomy is not None else None
-        d["tolerance"] = {k: dict(v) for k, v in self.tolerance.items()}
+        d = self.__dict__.copy()  # shallow, in field order (asdict's deepcopy is 10x slower); copies below
+        if self.taxonomy is not None:
+            d["taxonomy"] = self.taxonomy.copy()
+        d["tolerance"] = {k: v.copy() for k, v in self.tolerance.items()}
         d["parse_span"] = list(self.parse_span) if self.parse_span else None
         d["reported_times"] = list(self.reported_times)
         d["reported_labels"] = list(self.reported_labels)
-        d["matches"] = [list(p) for p in self.matches]
-        d["displaced_pairs"] = [list(p) for p in self.displaced_pairs]
+        d["matches"] = list(map(list, self.matches))
+        d["displaced_pairs"] = list(map(list, self.displaced_pairs))
         return d
+
+
+_new_object = object.__new__
+_set_attr = object.__setattr__
+_FIELD_NAMES = tuple(f.name for f in fields(TrialScore))
+
+
+def _scored_trial(values: tuple[Any, ...]) -> TrialScore:
+    """``TrialScore(*values)`` (every field, in order), without the frozen ``__init__``'s 33
+    ``object.__setattr__`` calls: the same object, made once per scored trial."""
+    ts = _new_object(TrialScore)
+    _set_attr(ts, "__dict__", dict(zip(_FIELD_NAMES, values, strict=True)))
+    return ts
 
 
 _TOLERANCE_KEYS = tuple((d, tolerance_key(d)) for d in (*FIXED_TOLERANCES_S, RATE_RELATIVE))
@@ -212,42 +243,37 @@ def score_trial(sample: Sample, text: str | None, status: str = "ok", *,
     n = _true_count(sample)
     domain = sample.params.get("domain")
     f = sample.params.get("frequency_hz")
-    base: dict[str, Any] = {"sample_id": sample.sample_id, "group_id": sample.group_id, "domain": domain,
-                            "n_events": n, "frequency_hz": float(f) if f is not None else None,
-                            "status": str(status)}
-    if str(status) != "ok":
-        return TrialScore(**base, scored=False)
+    status = str(status)
+    if status != "ok":
+        return TrialScore(sample.sample_id, sample.group_id, domain, n, float(f) if f is not None else None, status,
+                          scored=False)
     parsed = parse_count(text)
     y_hat = parsed.value
     correct = y_hat == n
     events = sample.trace.events
-    trace_ok = len(events) == n and f is not None and float(f) > 0
-    common: dict[str, Any] = {"predicted_count": y_hat, "parse_method": parsed.method, "parse_span": parsed.span,
-                              "correct": correct}
-    if not trace_ok:
-        return TrialScore(**base, scored=True, **common)
+    if not (len(events) == n and f is not None and float(f) > 0):
+        return TrialScore(sample.sample_id, sample.group_id, domain, n, float(f) if f is not None else None, status,
+                          scored=True, predicted_count=y_hat, parse_method=parsed.method, parse_span=parsed.span,
+                          correct=correct)
 
     ft = [float(x) for x in frame_times] if frame_times is not None else None
-    report = extract_timestamps(text, sample.video.duration_s, label_patterns=LABEL_PATTERNS.get(str(domain), ()),
-                                frame_times=ft)
-    rep_t = report.times
     dom = str(domain)
-    rep_l = [normalise_label(dom, lab) if lab is not None else None for lab in report.labels]
+    report = extract_timestamps(text, sample.video.duration_s, label_patterns=LABEL_PATTERNS.get(dom, ()),
+                                frame_times=ft)
+    rep_t = [e.t for e in report.events]
+    rep_l = [_normalised(dom, e.label) for e in report.events]
     true_t, true_l, true_sorted = _truth(events)
     m = len(rep_t)
     delta = rate_relative_delta(float(f))
     matching = match_times(true_t, rep_t, delta)
-    k_delta = matching.k
+    k_delta = len(matching.pairs)
     tm = _trace_metrics(n, m, k_delta, correct)
     tax = classify(matching, true_t, rep_t, delta, true_labels=true_l, reported_labels=rep_l,
                    predicted=y_hat, correct=correct, f1=tm.f1)
-    tolerance: dict[str, dict[str, Any]] = {}
-    for key, k in zip(_TOLERANCE_NAMES, _window_counts(true_sorted, rep_t, delta, k_delta), strict=True):
-        tolerance[key] = dict(_tolerance_row(n, m, k, correct))
-    return TrialScore(**base, scored=True, **common, delta_s=delta, reported_times=tuple(rep_t),
-                      reported_labels=tuple(rep_l), n_reported=m, n_matched=k_delta, matches=matching.pairs,
-                      precision=tm.precision, recall=tm.recall, f1=tm.f1, vor=tm.vor, acr=tm.acr, rfr=tm.rfr,
-                      taxonomy=tax.to_dict(), tolerance=tolerance, n_dropped_timestamps=report.n_dropped,
-                      n_merged_timestamps=report.n_merged, trace_available=True,
-                      displaced_pairs=tax.displaced_pairs, n_frame_mentions=report.n_frame_mentions,
-                      n_frame_out_of_range=report.n_frame_out_of_range, frame_times_known=ft is not None)
+    tolerance = {key: _tolerance_row(n, m, k, correct).copy()
+                 for key, k in zip(_TOLERANCE_NAMES, _window_counts(true_sorted, rep_t, delta, k_delta), strict=True)}
+    return _scored_trial((sample.sample_id, sample.group_id, domain, n, float(f), status, True, y_hat,
+                          parsed.method, parsed.span, correct, delta, tuple(rep_t), tuple(rep_l), m, k_delta,
+                          matching.pairs, tm.precision, tm.recall, tm.f1, tm.vor, tm.acr, tm.rfr, tax.to_dict(),
+                          tolerance, report.n_dropped, report.n_merged, True, tax.displaced_pairs,
+                          report.n_frame_mentions, report.n_frame_out_of_range, ft is not None))
