@@ -102,8 +102,8 @@ def test_signs_hold_across_the_sweep(motion: str, speed: float, zmax: float, cur
         ratio = ba / aa if motion == "zoom_in" else aa / ba
         assert ratio > 1 + 0.5 * (grow ** 2 - 1), (ratio, grow)
         ra, rb = math.hypot(ax - W / 2, ay - H / 2), math.hypot(bx - W / 2, by - H / 2)
-        if ra > 3:
-            assert (rb > ra) is (motion == "zoom_in")
+        if ra * (grow - 1) > 1.0:  # the distance changes by a pixel or more: below that, rounding hides it
+            assert (rb > ra) is (motion == "zoom_in"), (ra, rb, grow)
 
 
 def test_dolly_grows_the_reference_depth_by_the_zoom_curve() -> None:
