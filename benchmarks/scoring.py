@@ -6,7 +6,9 @@
    (``.to_dict()``, the record aggregates read) and aggregated with ``aggregate``, by two
    implementations: ``current`` (this tree) and ``before``, the scoring modules as they were at
    ``--before`` (commit dbb7a78, before the speed-up; read with ``git show`` and imported under another
-   package name, so both run in this process on the same load). Repetitions alternate; the best CPU
+   package name, so both run in this process on the same load). ``current`` runs as the score and report
+   stages run it, with the cyclic garbage collector paused (``vidaudit.core.gcpause``); ``current, gc on``
+   is the same code with the collector on, to show what the pause is worth. Repetitions alternate; the best CPU
    time (``time.process_time``: the machine is shared) of ``--repeats`` is kept. Both must give equal
    record dicts, an equal report and byte-identical ``scores.jsonl`` (every trial turned into its
    ScoreRecord by ``vidaudit.score.stage.record`` and written by ``write_scores``, as a run's score
@@ -21,6 +23,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import hashlib
 import importlib.util
 import os
@@ -38,8 +42,10 @@ from pathlib import Path
 import baseline_answers
 import numpy as np
 
+from vidaudit.core.gcpause import paused_gc
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.types import Event, Sample, Trace, VideoRef
+from vidaudit.score.answers import box_bounds
 from vidaudit.suites.counting.aggregate import aggregate
 from vidaudit.suites.counting.grid import QUESTIONS, grid
 from vidaudit.suites.counting.scoring import score_trial
@@ -273,18 +279,26 @@ def main() -> None:
         before = load_before(args.before)
         impls["before"] = (before["vidaudit.suites.counting.scoring"], before["vidaudit.suites.counting.aggregate"].aggregate)
     impls["current"] = (current_scoring, aggregate)
+    impls["current, gc on"] = (current_scoring, aggregate)  # without the stage's pause: what the pause is worth
     best: dict[str, tuple[float, float]] = {}
     results: dict[str, tuple[list[dict], dict]] = {}
     for _ in range(args.repeats):
         for name, (mod, agg) in impls.items():
-            c0 = time.process_time()
-            recs = score_all(jobs, texts, mod.score_trial)
-            c1 = time.process_time()
-            report = agg(recs)
-            c2 = time.process_time()
+            # the score and report stages pause the cyclic collector around these passes (core/gcpause);
+            # ``before`` ran with it on, as its stages did
+            pause = paused_gc if name == "current" else contextlib.nullcontext
+            gc.collect()
+            with pause():
+                c0 = time.process_time()
+                recs = score_all(jobs, texts, mod.score_trial)
+                c1 = time.process_time()
+            with pause():
+                report = agg(recs)
+                c2 = time.process_time()
             old = best.get(name, (float("inf"), float("inf")))
             best[name] = (min(old[0], c1 - c0), min(old[1], c2 - c1))
-            results[name] = (recs, report)
+            if name != "current, gc on":  # the same records as current
+                results[name] = (recs, report)
     records, report = results["current"]
     em = sum(bool(r["correct"]) for r in records) / len(records)
     print(f"1. trials: {len(records)} over {len(samples)} samples (EM {em:.3f}, {len(report['cells'])} cells)")
@@ -321,8 +335,10 @@ def main() -> None:
                 with previous_parsers():
                     wall, _, ts = timed(lambda: score_trial(sample, text))
                     peak = peak_of(lambda: score_trial(sample, text))
-            else:
+            else:  # each call reads the boxes afresh (box_bounds keeps the last few texts' boxes)
+                box_bounds.cache_clear()
                 wall, _, ts = timed(lambda: score_trial(sample, text))
+                box_bounds.cache_clear()
                 peak = peak_of(lambda: score_trial(sample, text))
             figures[name] = (wall, peak, ts.predicted_count)  # type: ignore[attr-defined]
         print(f"\n2. one response of {len(text) / 1000:.0f} KB: \\boxed{{ nested {depth} deep around an x "

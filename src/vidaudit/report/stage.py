@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vidaudit import __version__
+from vidaudit.core.gcpause import paused_gc
 from vidaudit.mech.report_section import mechanism_sections
 from vidaudit.report.model import Report, ViewerTrial
 
@@ -57,8 +58,9 @@ def build_report(scored: Scored) -> Report:
     # human answers reach the suite's aggregation with the models' (their model_role is "human")
     records = [*scored.records, *performance_records(scored.human)]
     # a suite that reads per-stage usage (``needs_usage``) gets the store's summary; every report carries it
-    sr = suite.aggregate(records, scored.samples, usage=scored.stage_usage) if getattr(suite, "needs_usage", False) \
-        else suite.aggregate(records, scored.samples)
+    with paused_gc():  # one pass over every record (core/gcpause)
+        sr = suite.aggregate(records, scored.samples, usage=scored.stage_usage) \
+            if getattr(suite, "needs_usage", False) else suite.aggregate(records, scored.samples)
     head, dirty = _revision()
     notes = [denominators_note(scored)]
     if scored.changed:

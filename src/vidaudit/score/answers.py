@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 UNPARSEABLE = "unparseable"
@@ -62,7 +63,8 @@ _LATEX_WRAP = re.compile(r"\\(?:text|textbf|mathrm|mathbf|mbox|operatorname)\s*+
 MAX_BOX_CHARS = 1000
 
 
-def box_bounds(text: str) -> list[tuple[int, int, int]]:
+@lru_cache(maxsize=4)  # the count parser and the timestamp extractor both read a response's boxes
+def box_bounds(text: str) -> tuple[tuple[int, int, int], ...]:
     """Every ``\\boxed{...}`` with balanced braces as (start, content_start, end), in order of start.
 
     Nested boxes are all listed; unclosed ones are skipped. Braces are matched in one pass with a
@@ -71,7 +73,7 @@ def box_bounds(text: str) -> list[tuple[int, int, int]]:
     """
     opens = [(m.start(), m.end()) for m in _BOXED_OPEN.finditer(text)]  # each box's start and its "{" + 1
     if not opens:
-        return []
+        return ()
     # A brace's partner depends only on the text after it, so scanning starts at the first box, and
     # only at braces (a regex walks the rest of the text in C).
     close_of: dict[int, int] = {}  # every matched "{" -> its "}": at most one entry per brace
@@ -82,7 +84,7 @@ def box_bounds(text: str) -> list[tuple[int, int, int]]:
             stack.append(m.start())
         elif tok == "}" and stack:
             close_of[stack.pop()] = m.start()
-    return [(start, cs, close_of[cs - 1] + 1) for start, cs in opens if cs - 1 in close_of]
+    return tuple((start, cs, close_of[cs - 1] + 1) for start, cs in opens if cs - 1 in close_of)
 
 
 def boxed_spans(text: str) -> list[tuple[int, int, str]]:

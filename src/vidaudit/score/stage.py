@@ -21,6 +21,7 @@ from typing import Any
 
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import write_text_atomic
+from vidaudit.core.gcpause import paused_gc
 from vidaudit.core.hashing import sha256_json
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite, resolve
@@ -166,7 +167,7 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
     changed: list[str] = []
     snapshot = read_snapshot(run_dir)
     judging = suite.judges()
-    with RunStore(run_dir, readonly=True) as store:
+    with RunStore(run_dir, readonly=True) as store, paused_gc():  # a record per trial, all kept (core/gcpause)
         rows = list(store.results())
         differ = set(changed_samples(snapshot, samples, (r.sample_id for r, _ in rows))) if snapshot else set()
         for row, att in rows:
@@ -330,6 +331,13 @@ def score_rows(samples: Mapping[str, Sample], rows: Sequence[ResponseRow], *, su
         if key not in chosen or dedupe == "last":
             chosen[key] = row
     out = Scored(suite=s, records=[], samples=dict(samples), source=dict(source or {}), data_dir=data_dir)
+    with paused_gc():
+        _score_chosen(out, s, samples, chosen)
+    return out
+
+
+def _score_chosen(out: Scored, s: Suite, samples: Mapping[str, Sample],
+                  chosen: Mapping[tuple[str, str, str], ResponseRow]) -> None:
     for (sid, model, condition), row in chosen.items():
         tid = external_trial_id(sid, model, condition)
         out.records.append(record(s, samples[sid], trial_id=tid, model=model, role="model", condition=condition,
@@ -338,7 +346,6 @@ def score_rows(samples: Mapping[str, Sample], rows: Sequence[ResponseRow], *, su
         out.raw_text[tid] = row.response
         if row.frame_indices and row.frame_times:
             out.frames[tid] = list(zip(row.frame_indices, row.frame_times, strict=False))
-    return out
 
 
 def score_responses(samples_path: str | Path, responses_path: str | Path, *, suite: str | None = "counting",
