@@ -32,7 +32,7 @@ from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import write_jsonl_atomic, write_text_atomic
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.types import PerturbationSpec
-from vidaudit.video.perturb.cache import cached, lookup
+from vidaudit.video.perturb.cache import cached, complete_entry, lookup
 from vidaudit.video.perturb.engine import PerturbResult, _unlink, cache_key, preview
 from vidaudit.video.perturb.registry import canonical_spec, get_op
 from vidaudit.video.perturb.source import IMAGE_SUFFIXES
@@ -208,16 +208,7 @@ def render_job(source: str, source_sha256: str, spec: dict[str, Any], seed: int,
 def reusable(job: BatchJob, out: Path) -> PerturbResult | None:
     """The job's output already in ``out`` when it records the job's content key and is complete."""
     js = out / f"{job.name}.json"
-    mp4 = js.with_suffix(".mp4")
-    if not js.is_file() or not mp4.is_file():
-        return None
-    try:
-        res = PerturbResult.load(js)
-    except DataError:
-        return None
-    if res.meta.cache_key != job.key or mp4.stat().st_size != res.meta.size_bytes:
-        return None
-    return res
+    return complete_entry(js.with_suffix(".mp4"), js, job.key)
 
 
 def place(entry: PerturbResult, out: Path, name: str) -> PerturbResult:

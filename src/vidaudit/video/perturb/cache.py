@@ -29,6 +29,12 @@ def cache_paths(cache_dir: str | Path, key: str) -> tuple[Path, Path]:
 def lookup(cache_dir: str | Path, key: str, *, verify: bool = False) -> PerturbResult | None:
     """The cached entry for ``key`` if it is complete and consistent, else None."""
     mp4, js = cache_paths(cache_dir, key)
+    return complete_entry(mp4, js, key, verify=verify)
+
+
+def complete_entry(mp4: Path, js: Path, key: str, *, verify: bool = False) -> PerturbResult | None:
+    """The perturbed video ``mp4`` described by ``js`` when both exist, ``js`` records content key ``key``
+    and ``mp4`` has the size it records (with ``verify``, its sha256 too), else None."""
     if not js.is_file() or not mp4.is_file():
         return None
     try:
