@@ -209,7 +209,7 @@ def perturb(
                                 op=op, sets=list(sets), seed=seed, second=second, workers=workers,
                                 executor=executor, ray_address=ray_address, on_progress=update)
         for line in batch_lines(res):
-            console.print(line, highlight=False, markup=False)
+            console.print(line, highlight=False, markup=False, soft_wrap=True)  # paths stay whole
         if res.failed:
             raise typer.Exit(1)
         return
@@ -220,7 +220,7 @@ def perturb(
     with console.status(f"perturbing {source.name} ({op})"):
         res = perturb_command(source, op, list(sets), seed, out, second=second)
     for line in summary_lines(res):
-        console.print(line, highlight=False, markup=False)
+        console.print(line, highlight=False, markup=False, soft_wrap=True)  # paths stay whole
 
 
 _ALLOW_CHANGED = typer.Option(False, "--allow-changed",
@@ -263,7 +263,7 @@ def judge_agreement(
 
     res = compare(a, b, by=by)
     for line in agreement_lines(res):
-        console.print(line, highlight=False, markup=False)
+        console.print(line, highlight=False, markup=False, soft_wrap=True)  # paths stay whole
     if out is not None:
         import json
 
