@@ -20,6 +20,18 @@ def parse_points(spec: str) -> list[GridPoint]:
     return points
 
 
+def vm_hwm_mib() -> float:
+    """This process's peak resident memory so far (Linux ``VmHWM``), in MiB; NaN where /proc has none."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
 def best_of(repeats: int, fn: Callable[[], object]) -> float:
     """Minimum wall time of ``repeats`` calls: the run least disturbed by other load."""
     times = []

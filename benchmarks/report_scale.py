@@ -33,18 +33,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_common import vm_hwm_mib
+
 CONDITIONS = ["native", "frames@1", "frames@2", "frames@4", "frames@8", "frames@10", "frames@16", "keyframes",
               "native+prompt:direct", "native+prompt:cot", "native+prompt:ledger_free", "native+prompt:brief"]
 MODELS = ["bench-model-a", "bench-model-b"]
 CHROMIUM = Path("/usr/bin/chromium")
-
-
-def vm_hwm_mib() -> float:
-    with open("/proc/self/status", encoding="ascii") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def _thumbnails(n: int) -> list[str]:
@@ -71,9 +65,9 @@ def build(n_models: int, layout: str, out: Path) -> dict:
     from scoring import make_response, make_sample
 
     from vidaudit.core.registry import get_suite
+    from vidaudit.report import write as _w
     from vidaudit.report.stage import build_report
     from vidaudit.report.viewer import MAX_FRAMES_PER_TRIAL, select_trials_for_viewer
-    from vidaudit.report import write as _w
     write_report = _w.write_report
     from vidaudit.report.model import ViewerFrame
     from vidaudit.score.stage import Scored, record
