@@ -124,19 +124,10 @@ def match_times(true_times: Sequence[float], reported_times: Sequence[float], de
     r_order = sorted(range(m), key=reported_times.__getitem__)
     ts = [float(true_times[i]) for i in t_order]
     rs = [float(reported_times[j]) for j in r_order]
-    w = delta + WINDOW_EPS
-    lo = [bisect_left(rs, x - w) for x in ts]
-    hi = [bisect_right(rs, x + w) for x in ts]
+    lo, hi, blocks = _blocks(ts, rs, delta + WINDOW_EPS)
     pairs: list[tuple[int, int]] = []
     total = 0.0
-    a = 0
-    while a < n:
-        if lo[a] >= hi[a]:
-            a += 1
-            continue
-        b = a
-        while b + 1 < n and lo[b + 1] < hi[b + 1] and lo[b + 1] < hi[b]:
-            b += 1
+    for a, b in blocks:
         r0, r1 = lo[a], hi[b]  # lo and hi never decrease along sorted true times
         if b == a and r1 - r0 == 1:
             local = [(0, 0)]
@@ -148,8 +139,28 @@ def match_times(true_times: Sequence[float], reported_times: Sequence[float], de
             ti, rj = a + i, r0 + j
             pairs.append((t_order[ti], r_order[rj]))
             total += abs(ts[ti] - rs[rj])
-        a = b + 1
     return Matching(tuple(sorted(pairs)), total, n, m)
+
+
+def _blocks(ts: Sequence[float], rs: Sequence[float], w: float) -> tuple[list[int], list[int], list[tuple[int, int]]]:
+    """Each sorted true time's candidate reports ``rs[lo[i]:hi[i]]`` (within ``w``), and the independent blocks
+    ``(a, b)`` of the allowed-pair graph: maximal runs of true times ``ts[a..b]`` with candidates, each one's
+    window sharing a report with the one before (both sequences sorted ascending)."""
+    lo = [bisect_left(rs, x - w) for x in ts]
+    hi = [bisect_right(rs, x + w) for x in ts]
+    n = len(ts)
+    blocks: list[tuple[int, int]] = []
+    a = 0
+    while a < n:
+        if lo[a] >= hi[a]:
+            a += 1
+            continue
+        b = a
+        while b + 1 < n and lo[b + 1] < hi[b + 1] and lo[b + 1] < hi[b]:
+            b += 1
+        blocks.append((a, b))
+        a = b + 1
+    return lo, hi, blocks
 
 
 def max_match_count(true_times: Sequence[float], reported_times: Sequence[float], delta: float) -> int:
@@ -179,17 +190,9 @@ def max_match_count_sorted(ts: Sequence[float], rs: Sequence[float], delta: floa
     if n == 0 or m == 0:
         return 0
     w = delta + WINDOW_EPS
-    lo = [bisect_left(rs, x - w) for x in ts]
-    hi = [bisect_right(rs, x + w) for x in ts]
+    lo, hi, blocks = _blocks(ts, rs, w)
     k = 0
-    a = 0
-    while a < n:
-        if lo[a] >= hi[a]:
-            a += 1
-            continue
-        b = a
-        while b + 1 < n and lo[b + 1] < hi[b + 1] and lo[b + 1] < hi[b]:
-            b += 1
+    for a, b in blocks:
         if b == a and hi[a] - lo[a] == 1:
             k += 1
         else:
@@ -203,5 +206,4 @@ def max_match_count_sorted(ts: Sequence[float], rs: Sequence[float], delta: floa
                     free = j + 1
                 else:
                     free = max(free, lo[i])
-        a = b + 1
     return k
