@@ -96,12 +96,12 @@ PAPER_MATCH: tuple[tuple[str, str], ...] = (
 )
 
 
-def paper_name(model_label: str) -> str | None:
-    """The paper's name for a model label (matched on the lower-cased label), or None."""
+def paper_name(model_label: str, table: Sequence[tuple[str, str]] = PAPER_MATCH) -> str | None:
+    """The paper's name for a model label (``table``'s first regex matching the lower-cased label), or None."""
     import re
 
     low = model_label.lower()
-    for pat, name in PAPER_MATCH:
+    for pat, name in table:
         if re.search(pat, low):
             return name
     return None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from vidaudit.suites.stress.common import paper_name as common_paper_name
+
 #: the paper's four categories, then vidaudit's fifth (count claims, source (a) only)
 PAPER_CATEGORIES: tuple[str, ...] = ("TR", "FGA", "SR", "OA")
 CATEGORIES: tuple[str, ...] = (*PAPER_CATEGORIES, "COUNT")
@@ -35,11 +37,8 @@ PAPER_MATCH: tuple[tuple[str, str], ...] = (
 
 
 def paper_name(model_label: str) -> str | None:
-    low = model_label.lower()
-    for pat, name in PAPER_MATCH:
-        if re.search(pat, low):
-            return name
-    return None
+    """The sycophancy tables' name for a model label (their rows include base checkpoints)."""
+    return common_paper_name(model_label, PAPER_MATCH)
 
 
 def category_of(text: object) -> str | None:
