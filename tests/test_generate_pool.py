@@ -181,7 +181,7 @@ def test_cli_refuses_a_ray_address_without_executor_ray(command: list[str], tmp_
     r = runner.invoke(app, [*command, "--out", str(out), "--ray-address", "127.0.0.1:1"])
     assert r.exit_code != 0 and "--ray-address needs --executor ray" in r.output
     r = runner.invoke(app, [*command, "--out", str(out), "--executor", "dask"])
-    assert r.exit_code != 0 and "--executor must be local or ray" in r.output
+    assert r.exit_code != 0 and "--executor must be one of local, ray" in r.output
     assert not out.exists()
 
 

@@ -250,7 +250,7 @@ def test_generate_counting_on_ray_writes_the_local_bitstreams(cluster, tmp_path:
     assert local == remote and all(s["video"]["sha256"] for s in remote.values())
     with pytest.raises(ConfigError, match="--ray-address needs --executor ray"):
         pool_factory("local", "auto")
-    with pytest.raises(ConfigError, match="local or ray"):
+    with pytest.raises(ConfigError, match="--executor must be one of local, ray"):
         pool_factory("dask")
     pool = make()
     assert isinstance(pool, RayTaskPool)

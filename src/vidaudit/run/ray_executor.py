@@ -380,13 +380,21 @@ def _swap(adapter: Any, proxies: Mapping[int, RayReplicas]) -> Any:
 EXECUTORS = ("local", "ray")
 
 
-def dispatch_for(executor: str, address: str | None = None, replicas: int = 1) -> RayDispatch | None:
-    """The CLI's ``--executor local|ray [--ray-address ADDR] [--ray-replicas N]``: None runs locally."""
+def wants_ray(executor: str, address: str | None = None) -> bool:
+    """Every command's ``--executor local|ray [--ray-address ADDR]``, checked: True for ray, whose extra is then
+    imported, so that a missing one is reported before anything is planned or rendered."""
     if executor not in EXECUTORS:
         raise ConfigError(f"--executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
     if executor == "local":
         if address is not None:
             raise ConfigError("--ray-address needs --executor ray")
+        return False
+    import_ray()
+    return True
+
+
+def dispatch_for(executor: str, address: str | None = None, replicas: int = 1) -> RayDispatch | None:
+    """The CLI's ``--executor local|ray [--ray-address ADDR] [--ray-replicas N]``: None runs locally."""
+    if not wants_ray(executor, address):
         return None
-    import_ray()  # a missing extra is reported before anything is planned
     return RayDispatch(RayOptions(address=address, replicas=replicas))

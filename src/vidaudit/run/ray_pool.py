@@ -14,7 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any
 
-from vidaudit.run.ray_executor import RayOptions, connect, import_ray
+from vidaudit.run.ray_executor import RayOptions, connect, import_ray, wants_ray
 
 
 def _run_with_init(init: Callable[[], None] | None, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -44,15 +44,8 @@ class RayTaskPool(Executor):
 
 def pool_factory(executor: str, address: str | None = None) -> Callable[..., Executor] | None:
     """The ``--executor local|ray [--ray-address ADDR]`` of a generate command: None renders locally."""
-    from vidaudit.core.errors import ConfigError
-
-    if executor not in ("local", "ray"):
-        raise ConfigError(f"--executor must be local or ray, got {executor!r}")
-    if executor == "local":
-        if address is not None:
-            raise ConfigError("--ray-address needs --executor ray")
+    if not wants_ray(executor, address):
         return None
-    import_ray()  # a missing extra is reported before anything is rendered
 
     def make(initializer: Callable[[], None] | None = None) -> Executor:
         return RayTaskPool(address, initializer=initializer)
