@@ -134,17 +134,9 @@ class ObjectCentricAdapter:
             trajs = memory.shuffle_times(trajs)
         ids, rnote, stages = await self._retrieve(retrieval, question, trajs, request, call)
         note = "summarise_invalid" if summary_invalid is not None else rnote
-        chosen = [t for t in trajs if t["id"] in set(ids)]
-        parts: list[Part] = []
-        if o.answer_input != "frames":
-            parts.append(TextPart(memory.render(chosen, invalid, notes)))
-        if o.answer_input != "text" and o.answer_frames > 0:
-            idx, times = uniform_frames(video.source_fps, video.n_frames, o.answer_frames)
-            parts += await asyncio.to_thread(self._images, video, idx, times)
-        parts.append(TextPart(prompt))
-        sub = Request(trial_id=request.trial_id, parts=tuple(parts), system=request.system,
-                      settings=self.spec.settings, metadata={"stage": "answer"})
-        g = await call("answer", self.answerer, sub)
+        keep = set(ids)
+        chosen = [t for t in trajs if t["id"] in keep]
+        g = await self._answer(request, video, memory.render(chosen, invalid, notes), prompt, call)
         stages.append(g)
         head = (f"{HEADER_TAG} chunks={len(chunks)} invalid_chunks={len(invalid)} trajectories={len(trajs)} "
                 f"retrieved={','.join(_descriptor(t) for t in chosen) or '-'}"
@@ -152,6 +144,20 @@ class ObjectCentricAdapter:
         return combine_stages(f"{head}\n{g.text}", stages)
 
     # ------------------------------------------------------------------ ablations needing a model
+
+    async def _answer(self, request: Request, video: VideoPart, memory_text: str, prompt: str, call: StageCall):
+        """The answer stage: the memory's text and/or uniform frames (``answer_input``), then the question."""
+        o = self.options
+        parts: list[Part] = []
+        if o.answer_input != "frames":
+            parts.append(TextPart(memory_text))
+        if o.answer_input != "text" and o.answer_frames > 0:
+            idx, times = uniform_frames(video.source_fps, video.n_frames, o.answer_frames)
+            parts += await asyncio.to_thread(self._images, video, idx, times)
+        parts.append(TextPart(prompt))
+        sub = Request(trial_id=request.trial_id, parts=tuple(parts), system=request.system,
+                      settings=self.spec.settings, metadata={"stage": "answer"})
+        return await call("answer", self.answerer, sub)
 
     async def _retrieve(self, lib, question: str, items: list[dict], request: Request, call: StageCall
                         ) -> tuple[list[str], str | None, list[Response]]:
@@ -196,23 +202,14 @@ class ObjectCentricAdapter:
     async def _run_captions(self, request: Request, video: VideoPart, prompt: str, question: str,
                             chunks: list[Chunk], call: StageCall) -> Response:
         """The dense-captions ablation: a caption per chunk (stage ``extract``), retrieval over captions, G."""
-        o = self.options
         done = await asyncio.gather(*(self._caption(request, video, ch, call) for ch in chunks))
         caps = [{"id": f"C{ch.index + 1}", "t": [round(ch.t_start, 2), round(ch.t_end, 2)], "text": text}
                 for ch, text in done if text]
         invalid = [(ch.index, ch.t_start, ch.t_end, "empty caption") for ch, text in done if not text]
         ids, note, stages = await self._retrieve(capt, question, caps, request, call)
-        chosen = [c for c in caps if c["id"] in set(ids)]
-        parts: list[Part] = []
-        if o.answer_input != "frames":
-            parts.append(TextPart(capt.render(chosen, invalid)))
-        if o.answer_input != "text" and o.answer_frames > 0:
-            idx, times = uniform_frames(video.source_fps, video.n_frames, o.answer_frames)
-            parts += await asyncio.to_thread(self._images, video, idx, times)
-        parts.append(TextPart(prompt))
-        sub = Request(trial_id=request.trial_id, parts=tuple(parts), system=request.system,
-                      settings=self.spec.settings, metadata={"stage": "answer"})
-        g = await call("answer", self.answerer, sub)
+        keep = set(ids)
+        chosen = [c for c in caps if c["id"] in keep]
+        g = await self._answer(request, video, capt.render(chosen, invalid), prompt, call)
         stages.append(g)
         head = (f"{HEADER_TAG} chunks={len(chunks)} invalid_chunks={len(invalid)} captions={len(caps)} "
                 f"retrieved_captions={','.join(c['id'] for c in chosen) or '-'}" + (f" note={note}" if note else ""))
