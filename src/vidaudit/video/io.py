@@ -220,12 +220,17 @@ def iter_frames(path: str | Path, half: bool = False, threaded: bool = True) -> 
     worker per core.
     """
     convert = to_rgb_half if half else to_rgb
+    for frame in _decoded(path, threaded):
+        yield convert(frame)
+
+
+def _decoded(path: str | Path, threaded: bool) -> Iterator[av.VideoFrame]:
+    """Every decoded frame of the first video stream, in presentation order."""
     with _open(path) as c:
         s = c.streams.video[0]
         if threaded:
             s.thread_type = "AUTO"
-        for frame in c.decode(s):
-            yield convert(frame)
+        yield from c.decode(s)
 
 
 def iter_frames_reused(path: str | Path, half: bool = False, threaded: bool = True) -> Iterator[np.ndarray]:
@@ -238,18 +243,14 @@ def iter_frames_reused(path: str | Path, half: bool = False, threaded: bool = Tr
     difference in padding alone only costs one conversion.
     """
     convert = to_rgb_half if half else to_rgb
-    with _open(path) as c:
-        s = c.streams.video[0]
-        if threaded:
-            s.thread_type = "AUTO"
-        last_planes: tuple[bytes, ...] | None = None
-        last: np.ndarray | None = None
-        for frame in c.decode(s):
-            planes = tuple(bytes(p) for p in frame.planes)
-            if last is None or planes != last_planes:
-                last, last_planes = convert(frame), planes
-                last.flags.writeable = False  # yielded at several positions: nobody may change it
-            yield last
+    last_planes: tuple[bytes, ...] | None = None
+    last: np.ndarray | None = None
+    for frame in _decoded(path, threaded):
+        planes = tuple(bytes(p) for p in frame.planes)
+        if last is None or planes != last_planes:
+            last, last_planes = convert(frame), planes
+            last.flags.writeable = False  # yielded at several positions: nobody may change it
+        yield last
 
 
 def read_frames(path: str | Path, indices: Sequence[int]) -> np.ndarray:
