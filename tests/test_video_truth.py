@@ -368,3 +368,16 @@ def test_importers_re_encode_a_user_clip_on_the_players_clock(fixtures: dict[str
         cut = list(iter_constant_rate(m.path, 0.2, 0.5))
         assert [frame_code(f) for f in cut] == [m.on_screen(0.2 + k / fps) for k in range(len(cut))]
         assert len(cut) == math.ceil(0.3 * fps - 1e-9)
+
+
+def test_verify_refuses_a_file_whose_clock_is_not_the_manifests(fixtures: dict[str, Made], tmp_path: Path) -> None:
+    """A VFR file whose manifest says constant rate: its events would happen at other times than the trace says."""
+    from vidaudit.suites.counting.verify import _verify_job
+
+    data = tmp_path / "data"
+    samples = _dataset(fixtures, data, ["vfr_two_rates.mp4"])
+    row = samples[0].model_dump(mode="json")
+    row["video"].pop("frame_times")
+    sid, problems = _verify_job(row, str(data))
+    assert len(problems) == 1 and "not the video its manifest describes" in problems[0]
+    assert "a variable frame rate" in problems[0]
