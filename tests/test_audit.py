@@ -44,6 +44,7 @@ def smoke_audit(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, fl
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # the shared smoke audit runs inside the first of these (minutes on 2 busy cores)
 def test_smoke_audit_profile(smoke_audit: tuple[Path, str, float]) -> None:
     out, log, _ = smoke_audit
     assert "audit plan: estimated cost per model and suite" in log
@@ -83,6 +84,7 @@ def test_smoke_audit_profile(smoke_audit: tuple[Path, str, float]) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # the shared smoke audit runs inside the first of these (minutes on 2 busy cores)
 def test_smoke_audit_resumes_and_reuses(smoke_audit: tuple[Path, str, float]) -> None:
     out, _, _ = smoke_audit
     before = {p.name: p.stat().st_mtime_ns for p in (out / "data").iterdir()}
@@ -95,6 +97,7 @@ def test_smoke_audit_resumes_and_reuses(smoke_audit: tuple[Path, str, float]) ->
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # the shared smoke audit runs inside the first of these (minutes on 2 busy cores)
 def test_compare_two_models_paired(smoke_audit: tuple[Path, str, float], tmp_path: Path) -> None:
     out, _, _ = smoke_audit
     r = _cli("compare", str(out), str(out / "profile.json"), "--out", str(tmp_path / "cmp.json"))
@@ -109,6 +112,7 @@ def test_compare_two_models_paired(smoke_audit: tuple[Path, str, float], tmp_pat
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # the shared smoke audit runs inside the first of these (minutes on 2 busy cores)
 def test_profile_html_in_headless_chromium(smoke_audit: tuple[Path, str, float]) -> None:
     from test_report_browser import LAUNCH_ARGS, CHROMIUM, _require_browser
 
@@ -197,6 +201,7 @@ def test_dry_run_openai_spec_calls_nothing(tmp_path: Path) -> None:
     assert r.returncode == 2 and "over --max-cost-usd" in r.stdout + r.stderr
 
 
+@pytest.mark.timeout(900)
 def test_killed_audit_resumes_without_repeating_a_stored_call(tmp_path: Path) -> None:
     """Kill a real audit process after some answered calls, rerun it: no answered call is asked again."""
     answered: list[bytes] = []

@@ -333,7 +333,7 @@ def schema(what: str = typer.Argument("report", help="report (report.json), scor
 
     models = {"report": Report, "score": ScoreRecord, "profile": Profile}
     if what not in models:
-        raise ConfigError(f"unknown schema {what!r}; choose report, score or profile")
+        raise ConfigError(f"unknown schema {what!r}; choose report or score (or profile: an audit's profile.json)")
     typer.echo(json.dumps(models[what].model_json_schema(), indent=2, sort_keys=True))
 
 
