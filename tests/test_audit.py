@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from httpfake import FakeServer, Recorded, Reply
+
 from vidaudit.audit.budgets import min_detectable_difference
 from vidaudit.audit.profile import Profile
 
@@ -27,7 +27,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 900) -> subprocess.CompletedProcess[str]:
     full = {**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": "200", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], capture_output=True, text=True, check=False,
                           timeout=timeout, env=full)
 
 
@@ -114,7 +114,7 @@ def test_compare_two_models_paired(smoke_audit: tuple[Path, str, float], tmp_pat
 @pytest.mark.slow
 @pytest.mark.timeout(1200)  # the shared smoke audit runs inside the first of these (minutes on 2 busy cores)
 def test_profile_html_in_headless_chromium(smoke_audit: tuple[Path, str, float]) -> None:
-    from test_report_browser import LAUNCH_ARGS, CHROMIUM, _require_browser
+    from test_report_browser import CHROMIUM, LAUNCH_ARGS, _require_browser
 
     _require_browser()
     from playwright.sync_api import sync_playwright

@@ -10,9 +10,19 @@ from typing import Any
 
 from vidaudit import __version__
 from vidaudit.audit.budgets import half_width, min_detectable_difference
-from vidaudit.audit.profile import PROFILE_JSON, ModelRow, PartInfo, Profile, merge_published, now
+from vidaudit.audit.profile import (
+    PROFILE_JSON,
+    ModelRow,
+    PartInfo,
+    Profile,
+    merge_published,
+    now,
+)
 from vidaudit.core.errors import DataError
 from vidaudit.core.fileio import write_text_atomic
+
+PUBLISHED_NOTE = ("published rows are the papers' own numbers on their own data and models, copied from the suites' "
+                  "reference tables; they were not measured here and carry no interval")
 
 
 def _report_results(run_dir: Path) -> dict[str, Any]:
@@ -54,8 +64,7 @@ def build_profile(out: Path, budget: str, models: Sequence[str], parts: Sequence
         merge_published(published, p.part.name, figs.published, figs.published_source)
     return Profile(vidaudit_version=__version__, created_at=now(), budget=budget, models=list(models), parts=infos,
                    rows=list(rows.values()), published=list(published.values()),
-                   notes=["published rows are the papers' own numbers on their own data and models, copied from "
-                          "the suites' reference tables; they were not measured here and carry no interval"])
+                   notes=[PUBLISHED_NOTE])
 
 
 def _rel(path: Path, root: Path) -> str:

@@ -8,7 +8,7 @@ published rows come from the suites' reference tables and are never mixed with m
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +75,7 @@ class Profile(BaseModel):
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def load_profile(path: str | Path) -> tuple[Profile, Path]:

@@ -95,9 +95,9 @@ def render_markdown(profile: Profile) -> str:
              + ", ".join(md_escape(m) for m in profile.models), ""]
     for p in profile.parts:
         cols = [c for c in columns(profile) if c.part == p.name]
-        lines += [f"## {md_escape(part_title(p))}", "",
-                  f"Preset {md_escape(p.preset)}, conditions {md_escape(', '.join(p.conditions))}; "
-                  f"{md_escape(_resolution(p))}. Full report: [{md_escape(p.report_html)}](<{p.report_html}>)", ""]
+        about = (f"Preset {md_escape(p.preset)}, conditions {md_escape(', '.join(p.conditions))}; "
+                 f"{md_escape(_resolution(p))}. Full report: [{md_escape(p.report_html)}](<{p.report_html}>)")
+        lines += [f"## {md_escape(part_title(p))}", "", about, ""]
         lines.append("| model | kind | " + " | ".join(md_escape(c.name) for c in cols) + " |")
         lines.append("| --- | --- | " + " | ".join("---" for _ in cols) + " |")
         for row in list(profile.rows) + [r for r in profile.published if p.name in r.figures]:

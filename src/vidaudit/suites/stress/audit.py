@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.report.headline import Figure, PartFigures, accuracy, published
+from vidaudit.report.tables import dig
 from vidaudit.suites.base import AuditPart
 
 #: probe -> (conditions, pixel observer run beside the models or None); the audit order
@@ -77,14 +78,6 @@ def _figures(counts: Mapping[str, Mapping[str, tuple[int, int]]]) -> dict[str, l
     return out
 
 
-def _dig(obj: Any, *keys: str) -> Any:
-    for k in keys:
-        if not isinstance(obj, Mapping):
-            return None
-        obj = obj.get(k)
-    return obj
-
-
 def _published(table: Mapping[str, Any], name: str, pick: Callable[[Any], float | None] = lambda v: v
                ) -> dict[str, list[Figure]]:
     out: dict[str, list[Figure]] = {}
@@ -135,21 +128,21 @@ def _cross_frame(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
     forced = [c for c in cells if not c.get("abstention")]
     by = _figures({"raw": _sum(forced, lambda c: c.get("raw")), "masked": _sum(forced, lambda c: c.get("occ"))})
     pub: dict[str, list[Figure]] = {}
-    for model, row in (_dig(r, "paper_reported", "nextqa_T") or {}).items():
+    for model, row in (dig(r, "paper_reported", "nextqa_T") or {}).items():
         figs = [published(n, v) for n, v in zip(("raw", "masked"), row[:2]) if v is not None]
         if figs:
             pub[str(model)] = figs
-    humans = _dig(r, "paper_reported", "humans", "T")
-    return by, _dig(r, "chance", "forced"), _human(r, humans[0] if humans else None), pub
+    humans = dig(r, "paper_reported", "humans", "T")
+    return by, dig(r, "chance", "forced"), _human(r, humans[0] if humans else None), pub
 
 
 def _wireframe(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
     conn = [c for c in cells if c.get("task") == "connectivity"]
-    table = _dig(r, "paper_table18", "connectivity") or {}
+    table = dig(r, "paper_table18", "connectivity") or {}
     pub = {}
     if table:  # Table 18: Qwen2.5-VL-7B, correct out of 5 per arrangement
         pub["Qwen2.5-VL-7B"] = [published("connectivity", 100.0 * sum(table.values()) / (5 * len(table)))]
-    return _figures({"connectivity": _sum(conn, lambda c: c)}), _dig(r, "chance", "connectivity"), _human(r, None), pub
+    return _figures({"connectivity": _sum(conn, lambda c: c)}), dig(r, "chance", "connectivity"), _human(r, None), pub
 
 
 def _mosaic(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
@@ -159,7 +152,7 @@ def _mosaic(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
     pub = {str(m): [published("temporal", v[0]), published("spatial", v[1])]
            for m, v in (r.get("paper_table12") or {}).items()}
     humans = r.get("human_table12")
-    return by, _dig(r, "chance", "objects"), _human(r, humans[0] if humans else None), pub
+    return by, dig(r, "chance", "objects"), _human(r, humans[0] if humans else None), pub
 
 
 def _shortcuts(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
@@ -172,18 +165,18 @@ def _shortcuts(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
 
 
 def _sycophancy(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
-    humans = _dig(r, "paper_reported", "humans", "Gemini-generated")
-    return (_figures({"false-claim rejection": _sum(cells, lambda c: _dig(c, "overall", "false_claim_rejection"))}),
+    humans = dig(r, "paper_reported", "humans", "Gemini-generated")
+    return (_figures({"false-claim rejection": _sum(cells, lambda c: dig(c, "overall", "false_claim_rejection"))}),
             r.get("chance"), _human(r, humans),
-            _published(_dig(r, "paper_reported", "false_claim_rejection") or {}, "false-claim rejection"))
+            _published(dig(r, "paper_reported", "false_claim_rejection") or {}, "false-claim rejection"))
 
 
 def _expectation(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
-    by = _figures({"gap MCQ": _sum(cells, lambda c: _dig(c, "gap", "mcq")),
-                   "direction": _sum(cells, lambda c: _dig(c, "reversed", "direction", "all"))})
+    by = _figures({"gap MCQ": _sum(cells, lambda c: dig(c, "gap", "mcq")),
+                   "direction": _sum(cells, lambda c: dig(c, "reversed", "direction", "all"))})
     pub = _published(r.get("paper_gap") or {}, "gap MCQ", lambda v: v.get("mcq"))
-    chance = {"gap MCQ": _dig(r, "chance", "gap_mcq"), "direction": _dig(r, "chance", "direction")}
-    return by, chance, _human(r, _dig(r, "human_gap_reported", "mcq")), pub
+    chance = {"gap MCQ": dig(r, "chance", "gap_mcq"), "direction": dig(r, "chance", "direction")}
+    return by, chance, _human(r, dig(r, "human_gap_reported", "mcq")), pub
 
 
 _READERS: dict[str, Reader] = {"camera_motion": _camera_motion, "cross_frame": _cross_frame, "wireframe": _wireframe,
