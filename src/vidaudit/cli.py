@@ -251,6 +251,52 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory."), allow_c
         console.print(f"{kind:5s} {path}")
 
 
+@app.command()
+@friendly_errors
+def audit(
+    model: list[str] = typer.Option([], "--model", help="provider:name[@base_url]; repeat for several."),
+    budget: str = typer.Option("smoke", "--budget", help="smoke, standard or paper (docs/audit.md: trials per "
+                               "model and suite, and what each budget's intervals resolve)."),
+    out: Path = typer.Option(..., "--out", help="The audit dir: data/, runs/PART/, profile.json/.md/.html."),
+    suite: list[str] = typer.Option([], "--suite", help="Only these suites (default: every suite that audits)."),
+    data_root: Path = typer.Option(None, "--data-root", help="Where generated datasets live, reused by content "
+                                   "across audits (default: OUT/data)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Generate the data, print the plan and its estimated "
+                                 "cost per model and suite; call nothing."),
+    max_cost_usd: float = typer.Option(None, "--max-cost-usd", help="Stop before any call when the estimate is "
+                                       "over this (and cap the runs' spending at it)."),
+    judge: str = typer.Option(None, "--judge", help="A judge model for the parts whose answers need one "
+                              "(stress expectation's free text)."),
+    workers: int = typer.Option(None, help="Render processes (default: cores)."),
+) -> None:
+    """Run every suite at a budget on your models and write one profile beside the papers' published numbers."""
+    from vidaudit.audit.cli_support import audit_command
+
+    raise typer.Exit(audit_command(model, budget=budget, out=out, suites=suite, data_root=data_root,
+                                   dry_run=dry_run, max_cost_usd=max_cost_usd, judge=judge, workers=workers,
+                                   console=console))
+
+
+@app.command()
+@friendly_errors
+def compare(
+    sources: list[Path] = typer.Argument(..., help="Audit dirs or their profile.json (two or more, or one "
+                                         "audit with several models)."),
+    out: Path = typer.Option(None, "--out", help="Also write the comparison as JSON here."),
+) -> None:
+    """Models from different audits side by side, with paired differences where they share samples."""
+    from vidaudit.audit.compare import compare_lines, compare_profiles
+
+    res = compare_profiles(sources)
+    for line in compare_lines(res):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+    if out is not None:
+        from vidaudit.core.fileio import write_json_atomic
+
+        write_json_atomic(out, res)
+        console.print(f"json: {out}", highlight=False, markup=False, soft_wrap=True)
+
+
 @app.command("judge-agreement")
 @friendly_errors
 def judge_agreement(
@@ -278,17 +324,19 @@ def judge_agreement(
 
 @app.command()
 @friendly_errors
-def schema(what: str = typer.Argument("report", help="report (report.json) or score (a scores.jsonl line).")) -> None:
-    """Print the JSON Schema of report.json or of a scores.jsonl line."""
+def schema(what: str = typer.Argument("report", help="report (report.json), score (a scores.jsonl line) or "
+                                                   "profile (an audit's profile.json).")) -> None:
+    """Print the JSON Schema of report.json, of a scores.jsonl line or of an audit's profile.json."""
     import json
 
+    from vidaudit.audit.profile import Profile
     from vidaudit.core.errors import ConfigError
     from vidaudit.report.model import Report
     from vidaudit.score.records import ScoreRecord
 
-    models = {"report": Report, "score": ScoreRecord}
+    models = {"report": Report, "score": ScoreRecord, "profile": Profile}
     if what not in models:
-        raise ConfigError(f"unknown schema {what!r}; choose report or score")
+        raise ConfigError(f"unknown schema {what!r}; choose report or score (or profile: an audit's profile.json)")
     typer.echo(json.dumps(models[what].model_json_schema(), indent=2, sort_keys=True))
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, PerturbationSpec, Sample
+from vidaudit.report.headline import PartFigures
 from vidaudit.report.model import SuiteReport, ViewerSpec, ViewerTrial
 from vidaudit.score.records import ScoreRecord, TrialScore
 
@@ -35,6 +36,25 @@ class Prompt:
 
     system: str | None
     text: str
+
+
+@dataclass(frozen=True)
+class AuditPart:
+    """One dataset ``vidaudit audit`` generates and runs for a suite at a budget: a preset (of one probe), the
+    suite's documented default conditions, and the pixel observer run beside the models (None: none).
+
+    ``identity()`` is the dataset's content key: the same part at any budget or in any audit reuses one
+    generated dataset."""
+
+    name: str
+    preset: str
+    conditions: tuple[str, ...]
+    probe: str | None = None
+    seeds: int | None = None
+    observer: str | None = None
+
+    def identity(self, suite: str) -> dict[str, Any]:
+        return {"suite": suite, "probe": self.probe, "preset": self.preset, "seeds": self.seeds}
 
 
 @dataclass(frozen=True)
@@ -178,6 +198,27 @@ class Suite:
     def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
         """An ideal observer's answer from exactly the frames sent (pixels only, never the answer)."""
         raise ConfigError(f"the {self.name} suite has no pixel observer")
+
+
+    # ------------------------------------------------------------------ audit (``vidaudit audit``)
+
+    def audit_parts(self, budget: str) -> Sequence[AuditPart]:
+        """The datasets an audit at ``budget`` (smoke, standard, paper) runs; () leaves the suite out."""
+        return ()
+
+    def generate_part(self, part: AuditPart, out: Path, *, workers: int | None = None,
+                      on_progress: Callable[[int, int], None] | None = None) -> Path:
+        """Generate ``part``'s preset into ``out`` (pixel-checked as its generate command does); the manifest."""
+        raise ConfigError(f"the {self.name} suite has no audit datasets")
+
+    def part_conditions(self, part: AuditPart, data_dir: Path) -> tuple[str, ...]:
+        """The conditions ``part`` runs at (a generator may write them beside its data; default: the part's)."""
+        return part.conditions
+
+    def profile_figures(self, part: AuditPart, results: Mapping[str, Any]) -> PartFigures:
+        """The headline figures of ``part`` per model, read from a run's ``report.json`` ``results``, with
+        the chance level, human ceiling and the papers' published numbers the report holds."""
+        raise ConfigError(f"the {self.name} suite has no profile figures")
 
 
 def check_suite(obj: Any, name: str) -> Suite:

@@ -14,9 +14,10 @@ import numpy as np
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
+from vidaudit.report.headline import PartFigures
 from vidaudit.report.model import SuiteReport, ViewerTrial
 from vidaudit.score.records import ParseResult, ScoreRecord, TrialScore
-from vidaudit.suites.base import ObservedFrame, Prompt, Suite
+from vidaudit.suites.base import AuditPart, ObservedFrame, Prompt, Suite
 from vidaudit.suites.counting.viewer import COUNTING_VIEWER
 
 #: the answer range of the paper's grid (N in 0..12): what ``chance`` draws from by default
@@ -57,6 +58,24 @@ class CountingSuite(Suite):
 
         res = generate(preset("smoke"), out, workers=workers, skip_existing=True, on_progress=on_progress)
         return res.manifest
+
+    # ------------------------------------------------------------------ audit
+
+    def audit_parts(self, budget: str) -> Sequence[AuditPart]:
+        from vidaudit.suites.counting.audit import audit_parts
+
+        return audit_parts(budget)
+
+    def generate_part(self, part: AuditPart, out: Path, *, workers: int | None = None,
+                      on_progress: Callable[[int, int], None] | None = None) -> Path:
+        from vidaudit.suites.counting.audit import generate_part
+
+        return generate_part(part, out, workers=workers, on_progress=on_progress)
+
+    def profile_figures(self, part: AuditPart, results: Mapping[str, Any]) -> PartFigures:
+        from vidaudit.suites.counting.audit import profile_figures
+
+        return profile_figures(part, results)
 
     def verify(self, data_dir: Path, samples: Sequence[Sample], *, workers: int | None = None,
                on_progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:

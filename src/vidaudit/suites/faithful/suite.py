@@ -10,9 +10,10 @@ import numpy as np
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
+from vidaudit.report.headline import PartFigures
 from vidaudit.report.model import SuiteReport, ViewerTrial
 from vidaudit.score.records import ScoreRecord, TrialScore
-from vidaudit.suites.base import Prompt, Suite
+from vidaudit.suites.base import AuditPart, Prompt, Suite
 from vidaudit.suites.faithful.viewer import FAITHFUL_VIEWER
 
 #: sample parameters copied into each score record
@@ -53,6 +54,24 @@ class FaithfulSuite(Suite):
         from vidaudit.suites.faithful.generate import generate, specs_for
 
         return generate(specs_for("smoke"), out, workers=workers, on_progress=on_progress).manifest
+
+    # ------------------------------------------------------------------ audit
+
+    def audit_parts(self, budget: str) -> Sequence[AuditPart]:
+        from vidaudit.suites.faithful.audit import audit_parts
+
+        return audit_parts(budget)
+
+    def generate_part(self, part: AuditPart, out: Path, *, workers: int | None = None,
+                      on_progress: Callable[[int, int], None] | None = None) -> Path:
+        from vidaudit.suites.faithful.audit import generate_part
+
+        return generate_part(part, out, workers=workers, on_progress=on_progress)
+
+    def profile_figures(self, part: AuditPart, results: Mapping[str, Any]) -> PartFigures:
+        from vidaudit.suites.faithful.audit import profile_figures
+
+        return profile_figures(part, results)
 
     def verify(self, data_dir: Path, samples: Sequence[Sample], *, workers: int | None = None,
                on_progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:

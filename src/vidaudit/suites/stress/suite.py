@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,8 @@ from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import Condition, PerturbationSpec, Sample
 from vidaudit.report.model import SuiteReport, ViewerTrial
 from vidaudit.score.records import ScoreRecord, TrialScore
-from vidaudit.suites.base import ObservedFrame, Prompt, Suite
+from vidaudit.report.headline import PartFigures
+from vidaudit.suites.base import AuditPart, ObservedFrame, Prompt, Suite
 from vidaudit.suites.stress.common import HUMAN_CELLS, human_cells
 from vidaudit.suites.stress.probe import PROBE_DESCRIPTIONS, Probe, get_probe, probe_names, probe_of
 from vidaudit.suites.stress.viewer import STRESS_VIEWER
@@ -46,6 +48,29 @@ class StressSuite(Suite):
         from vidaudit.suites.stress.cli import register
 
         register(generate)
+
+    # ------------------------------------------------------------------ audit
+
+    def audit_parts(self, budget: str) -> Sequence[AuditPart]:
+        from vidaudit.suites.stress.audit import audit_parts
+
+        return audit_parts(budget)
+
+    def generate_part(self, part: AuditPart, out: Path, *, workers: int | None = None,
+                      on_progress: Callable[[int, int], None] | None = None) -> Path:
+        from vidaudit.suites.stress.audit import generate_part
+
+        return generate_part(part, out, workers=workers)
+
+    def part_conditions(self, part: AuditPart, data_dir: Path) -> tuple[str, ...]:
+        from vidaudit.suites.stress.audit import part_conditions
+
+        return part_conditions(part, data_dir)
+
+    def profile_figures(self, part: AuditPart, results: Mapping[str, Any]) -> PartFigures:
+        from vidaudit.suites.stress.audit import profile_figures
+
+        return profile_figures(part, results)
 
     def check_samples(self, samples: Sequence[Sample], source: str) -> None:
         bad = []
