@@ -11,8 +11,10 @@ from pathlib import Path
 import typer
 
 from vidaudit.cli_common import console, friendly_errors, progress_bar
+from vidaudit.cli_help import FlowGroup, tidy_option_types
 
-app = typer.Typer(help="Audit video-language models against executable ground truth.",
+tidy_option_types()
+app = typer.Typer(help="Audit video-language models against executable ground truth.", cls=FlowGroup,
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 generate_app = typer.Typer(help="Generate a suite's samples and videos.", no_args_is_help=True)
 app.add_typer(generate_app, name="generate")
@@ -73,6 +75,14 @@ def _add_mech_commands() -> None:
 _add_mech_commands()
 
 
+def _model_help() -> str:
+    """``--model``'s help, naming every registered provider (plugins included)."""
+    from vidaudit.core.registry import names
+
+    return ("provider:name\\[@base_url]; repeat for several. Providers: " + ", ".join(names("providers"))
+            + " (docs/running-models.md).")
+
+
 @app.command()
 @friendly_errors
 def suites() -> None:
@@ -118,7 +128,7 @@ def verify(
 def run(
     suite: str = typer.Argument("counting", help="The suite (see `vidaudit suites`)."),
     data: Path = typer.Option(None, "--data", help="Dataset dir written by `vidaudit generate`."),
-    model: list[str] = typer.Option([], "--model", help="provider:name[@base_url]; repeat for several."),
+    model: list[str] = typer.Option([], "--model", help=_model_help()),
     condition: list[str] = typer.Option([], "--condition",
                                         help="native, native@K, native@all, frames@K, frames#K or keyframes, optionally "
                                              "+OP(KEY=VALUE,...) perturbations, e.g. frames@24+strip_mask; repeat."),
@@ -149,8 +159,14 @@ def run(
                                  "this process keeps the store (docs/scale-out.md)."),
     ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
     ray_replicas: int = typer.Option(1, "--ray-replicas", help="Ray actors per local model."),
+    retry_errors: bool = typer.Option(False, "--retry-errors", help="Give every trial not yet ok --max-attempts "
+                                      "more attempts, even one out of attempts (after fixing what failed)."),
 ) -> None:
-    """Run models over a generated suite; every attempt is stored, re-running resumes."""
+    """Run models over a generated suite; every attempt is stored, re-running resumes.
+
+    Exit 0 when at least one planned trial is ok (failed ones are listed by cause and stay in every
+    denominator), 1 when none is or the run stopped early (quota, credentials, budget), 2 on bad input.
+    """
     from vidaudit.run.cli_support import print_dry_run, print_summary, resolve_run_args
     from vidaudit.run.progress import RichProgress
     from vidaudit.run.ray_executor import dispatch_for
@@ -169,9 +185,9 @@ def run(
         print_dry_run(res.dry_run)
         return
     with RichProgress("trials", console=console) as bar:
-        res = execute(**args, on_progress=bar, dispatch=dispatch)
+        res = execute(**args, on_progress=bar, dispatch=dispatch, retry_errors=retry_errors)
     print_summary(res)
-    if res.summary is not None and res.summary.stopped_early:
+    if (res.summary is not None and res.summary.stopped_early) or not res.trials_ok:
         raise typer.Exit(1)
 
 
