@@ -25,6 +25,7 @@ from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import GenerationSettings, ImagePart, ModelSpec, Request, Response, Usage, VideoPart
 from vidaudit.models import errors_http as eh
 from vidaudit.models.base import Capabilities, ModelCallError
+from vidaudit.models.http_base import DEFAULT_MAX_RESPONSE_BYTES, HTTPProvider
 from vidaudit.models.params import FamilyParams, ParamTable, load_params
 from vidaudit.models.pricing import PriceTable, cost_usd, load_prices
 from vidaudit.models.request_builder import (
@@ -58,7 +59,7 @@ class _MessagesEncoder:
         raise AssertionError("anthropic has no native video; check_request must refuse VideoParts")
 
 
-class AnthropicAdapter:
+class AnthropicAdapter(HTTPProvider):
     """``anthropic:MODEL``; ``base_url`` (option or ``@base_url``) for a proxy or a test server."""
 
     def __init__(self, spec: ModelSpec, *, timeout_s: float = 300.0, api_key_env: str | None = None,
@@ -66,15 +67,14 @@ class AnthropicAdapter:
                  max_images: int = MAX_IMAGES, max_request_bytes: int = MAX_REQUEST_BYTES,
                  send_sampling_params: bool = True, concurrency: int | None = None,
                  prices: str | Path | PriceTable | None = None,
-                 params: str | Path | ParamTable | None = None) -> None:
+                 params: str | Path | ParamTable | None = None, deadline_s: float | None = None,
+                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
         if spec.provider != PROVIDER:
             raise ConfigError(f"AnthropicAdapter got a {spec.provider!r} spec; use anthropic:MODEL")
         if not spec.name:
             raise ConfigError("anthropic needs a model name, e.g. anthropic:claude-sonnet-4-5")
-        if timeout_s <= 0:
-            raise ConfigError(f"timeout_s must be positive, got {timeout_s}")
         self.spec = spec
-        self.timeout_s = float(timeout_s)
+        self._set_limits(timeout_s, deadline_s, max_response_bytes)
         self.jpeg_quality = check_jpeg_quality(jpeg_quality)
         self.send_sampling_params = send_sampling_params
         self.family: FamilyParams = load_params(params).lookup(spec)
@@ -86,7 +86,8 @@ class AnthropicAdapter:
                                          max_request_bytes=max_request_bytes, default_native_fps=None,
                                          concurrency=concurrency or 4)
         self._client = AsyncAnthropic(api_key=key, base_url=base_url or spec.base_url,
-                                      timeout=self.timeout_s, max_retries=0)
+                                      timeout=self.timeout_s, max_retries=0,
+                                      http_client=anthropic.DefaultAsyncHttpxClient(transport=self.capped_transport()))
 
     def request_options(self) -> dict[str, object]:
         """Options that change the request bytes (in the trial id)."""
@@ -123,7 +124,7 @@ class AnthropicAdapter:
 
     async def generate(self, request: Request) -> Response:
         kwargs = await asyncio.to_thread(self.build_kwargs, request)
-        message, seconds = await eh.classified_call(lambda: self._client.messages.create(**kwargs), self._classify)
+        message, seconds = await self.call(lambda: self._client.messages.create(**kwargs), self._classify)
         return self._response(message, seconds, max_tokens=kwargs["max_tokens"])
 
     def _classify(self, e: Exception) -> ModelCallError | None:

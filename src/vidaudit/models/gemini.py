@@ -49,6 +49,7 @@ from vidaudit.core.hashing import sha256_text
 from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Response, Usage, VideoPart
 from vidaudit.models import errors_http as eh
 from vidaudit.models.base import Capabilities, ModelCallError
+from vidaudit.models.http_base import DEFAULT_MAX_RESPONSE_BYTES, HTTPProvider
 from vidaudit.models.params import FamilyParams, ParamTable, load_params
 from vidaudit.models.gemini_files import DEFAULT_TTL_S, CachedFile, FileCache, default_cache_path
 from vidaudit.models.pricing import PriceTable, cost_usd, load_prices
@@ -116,7 +117,7 @@ class _GeminiEncoder:
                           media_resolution=self.resolution)
 
 
-class GeminiAdapter:
+class GeminiAdapter(HTTPProvider):
     """``gemini:MODEL``; ``base_url`` (option or ``@base_url``) points the SDK elsewhere, e.g. a test server."""
 
     def __init__(self, spec: ModelSpec, *, timeout_s: float = 300.0, api_key_env: str | None = None,
@@ -127,15 +128,16 @@ class GeminiAdapter:
                  concurrency: int | None = None,
                  prices: str | Path | PriceTable | None = None, params: str | Path | ParamTable | None = None,
                  thinking_budget: int | None | str = "family", media_processing: str | None = "STATIC",
-                 part_media_resolution: str | None = None) -> None:
+                 part_media_resolution: str | None = None, deadline_s: float | None = None,
+                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
         if spec.provider != PROVIDER:
             raise ConfigError(f"GeminiAdapter got a {spec.provider!r} spec; use gemini:MODEL")
         if not spec.name:
             raise ConfigError("gemini needs a model name, e.g. gemini:gemini-2.5-flash")
-        if timeout_s <= 0 or poll_interval_s <= 0 or upload_timeout_s <= 0:
-            raise ConfigError("timeout_s, poll_interval_s and upload_timeout_s must be positive")
+        if poll_interval_s <= 0 or upload_timeout_s <= 0:
+            raise ConfigError("poll_interval_s and upload_timeout_s must be positive")
         self.spec = spec
-        self.timeout_s = float(timeout_s)
+        self._set_limits(timeout_s, deadline_s, max_response_bytes)
         self.poll_interval_s = float(poll_interval_s)
         self.upload_timeout_s = float(upload_timeout_s)
         self.jpeg_quality = check_jpeg_quality(jpeg_quality)
@@ -177,7 +179,7 @@ class GeminiAdapter:
             # an explicit httpx transport keeps the SDK on httpx even where aiohttp is installed (it would
             # switch transports silently, bypassing the body check and classifying errors differently)
             async_client_args={"event_hooks": {"response": [self._check_body]},
-                               "transport": httpx2.AsyncHTTPTransport()})
+                               "transport": self.capped_transport(httpx2.AsyncHTTPTransport())})
         self._client = genai.Client(api_key=key, http_options=http_options)
 
     async def _check_body(self, response: httpx2.Response) -> None:
@@ -320,9 +322,10 @@ class GeminiAdapter:
     async def _generate_once(self, request: Request, uploaded: dict[str, CachedFile]) -> Response:
         contents, config = await asyncio.to_thread(self.build, request, uploaded)
         clock = Stopwatch()
-        with self._reading(), clock.running():
-            resp = await self._client.aio.models.generate_content(
-                model=self.spec.name, contents=contents, config=config)
+        async with self.deadline():
+            with self._reading(), clock.running():
+                resp = await self._client.aio.models.generate_content(
+                    model=self.spec.name, contents=contents, config=config)
         return self._response(resp, clock.seconds, request=request)
 
     async def generate(self, request: Request) -> Response:
