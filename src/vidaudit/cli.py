@@ -246,10 +246,11 @@ _ALLOW_CHANGED = typer.Option(False, "--allow-changed",
 @app.command()
 @friendly_errors
 def score(run_dir: Path = typer.Argument(..., help="A run directory."), allow_changed: bool = _ALLOW_CHANGED) -> None:
-    """Re-score a run from its store (never calls a model) into RUN/scores.jsonl."""
+    """Re-score a run from its store (never calls a model) into RUN/scores.jsonl; print accuracy and parse failures."""
+    from vidaudit.cli_common import print_scores
     from vidaudit.score.stage import score_run
 
-    console.print(f"scores: {score_run(run_dir, allow_changed=allow_changed)}")
+    print_scores(score_run(run_dir, allow_changed=allow_changed))
 
 
 @app.command()
