@@ -142,7 +142,7 @@ def test_a_run_says_what_happened_and_stores_none_of_the_body(smoke_dir: Path, t
                                      "--adapter-option", "openai.max_response_bytes=1000000", "--out", str(run_dir)])
     assert r.exit_code == 1, r.output
     flat = " ".join(r.output.split())
-    assert "2 api_error (too_large): openai:m@" in flat and "max_response_bytes=1,000,000" in flat
+    assert "2 api_error (too_large): openai:m@" in flat and "max_response_bytes=1,000,000" in flat, r.output
     assert (run_dir / "store.sqlite").stat().st_size < 1_000_000
     with RunStore(run_dir, readonly=True) as store:
         attempts = [a for row in store.trial_rows() for a in store.attempts(row.trial_id)]

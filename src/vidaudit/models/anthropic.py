@@ -17,9 +17,13 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import anthropic
 import pydantic
-from anthropic import AsyncAnthropic
+
+try:  # optional until a call is made: a dry run plans without the SDK (see http_base)
+    import anthropic
+    from anthropic import AsyncAnthropic
+except ImportError:  # pragma: no cover - depends on the environment
+    anthropic = None  # type: ignore[assignment]
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import GenerationSettings, ImagePart, ModelSpec, Request, Response, Usage, VideoPart
@@ -36,7 +40,6 @@ from vidaudit.models.request_builder import (
     check_jpeg_quality,
     check_request,
     check_size,
-    resolve_api_key,
 )
 
 PROVIDER = "anthropic"
@@ -80,14 +83,16 @@ class AnthropicAdapter(HTTPProvider):
         self.family: FamilyParams = load_params(params).lookup(spec)
         self._prices = prices if isinstance(prices, PriceTable) else load_prices(prices)
         env = (api_key_env,) if api_key_env else ("ANTHROPIC_API_KEY",)
-        key = resolve_api_key(env, provider=PROVIDER, required=True)
+        key = self._api_key(env, required=True)
         self._secrets = (key,)
         self.capabilities = Capabilities(native_video=False, images=True, max_images=max_images,
                                          max_request_bytes=max_request_bytes, default_native_fps=None,
                                          concurrency=concurrency or 4)
-        self._client = AsyncAnthropic(api_key=key, base_url=base_url or spec.base_url,
-                                      timeout=self.timeout_s, max_retries=0,
-                                      http_client=anthropic.DefaultAsyncHttpxClient(transport=self.capped_transport()))
+        self._client: Any = None
+        if self._needs_client(anthropic, "anthropic"):
+            self._client = AsyncAnthropic(
+                api_key=key, base_url=base_url or spec.base_url, timeout=self.timeout_s, max_retries=0,
+                http_client=anthropic.DefaultAsyncHttpxClient(transport=self.capped_transport()))
 
     def request_options(self) -> dict[str, object]:
         """Options that change the request bytes (in the trial id)."""
@@ -167,7 +172,8 @@ class AnthropicAdapter(HTTPProvider):
         return eh.check_truncated(name, resp, stop, LENGTH_FINISH)
 
     async def aclose(self) -> None:
-        await self._client.close()
+        if self._client is not None:
+            await self._client.close()
 
 
 def _usage(u: Any, reader: eh.UsageReader, max_tokens: int | None) -> Usage:

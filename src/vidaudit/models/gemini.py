@@ -38,11 +38,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pydantic
-from google import genai
-from google.genai import errors as genai_errors
-from google.genai import types
+
+try:  # optional until a call is made: a dry run plans without the SDK (see http_base)
+    import httpx2
+    from google import genai
+    from google.genai import errors as genai_errors
+    from google.genai import types
+except ImportError:  # pragma: no cover - depends on the environment
+    genai = types = None  # type: ignore[assignment]
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import sha256_text
@@ -61,7 +65,6 @@ from vidaudit.models.request_builder import (
     check_native_fps,
     check_request,
     check_size,
-    resolve_api_key,
     video_path,
     video_sha256,
 )
@@ -141,17 +144,13 @@ class GeminiAdapter(HTTPProvider):
         self.poll_interval_s = float(poll_interval_s)
         self.upload_timeout_s = float(upload_timeout_s)
         self.jpeg_quality = check_jpeg_quality(jpeg_quality)
-        if media_resolution is not None and media_resolution not in {m.value for m in types.MediaResolution}:
-            raise ConfigError(f"media_resolution must be one of {[m.value for m in types.MediaResolution]}, "
-                              f"got {media_resolution!r}")
+        for name, value, enum in (("media_resolution", media_resolution, "MediaResolution"),
+                                  ("media_processing", media_processing, "MediaProcessing"),
+                                  ("part_media_resolution", part_media_resolution, "PartMediaResolutionLevel")):
+            allowed = [m.value for m in getattr(types, enum)] if types is not None else None  # None: no SDK (dry run)
+            if value is not None and allowed is not None and value not in allowed:
+                raise ConfigError(f"{name} must be one of {allowed}, got {value!r}")
         self.media_resolution = media_resolution
-        if media_processing is not None and media_processing not in {m.value for m in types.MediaProcessing}:
-            raise ConfigError(f"media_processing must be one of {[m.value for m in types.MediaProcessing]}, "
-                              f"got {media_processing!r}")
-        if part_media_resolution is not None and part_media_resolution not in {
-                m.value for m in types.PartMediaResolutionLevel}:
-            raise ConfigError(f"part_media_resolution must be one of "
-                              f"{[m.value for m in types.PartMediaResolutionLevel]}, got {part_media_resolution!r}")
         self.media_processing = media_processing
         self.part_media_resolution = part_media_resolution
         self.family: FamilyParams = load_params(params).lookup(spec)
@@ -162,7 +161,7 @@ class GeminiAdapter(HTTPProvider):
         self.thinking_budget: int | None = thinking_budget
         self._prices = prices if isinstance(prices, PriceTable) else load_prices(prices)
         env = (api_key_env,) if api_key_env else ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-        key = resolve_api_key(env, provider=PROVIDER, required=True)
+        key = self._api_key(env, required=True)
         self._secrets = (key,)
         self.base_url = base_url or spec.base_url
         self.capabilities = Capabilities(native_video=True, images=True, max_images=MAX_IMAGES,
@@ -173,6 +172,9 @@ class GeminiAdapter(HTTPProvider):
         cache_path = Path(file_cache) if file_cache else (default_cache_path() if use_disk_cache else None)
         self.files = FileCache(cache_path, namespace)
         self._upload_locks: dict[str, asyncio.Lock] = {}
+        self._client: Any = None
+        if not self._needs_client(genai, "google.genai"):
+            return
         http_options = types.HttpOptions(
             base_url=self.base_url, api_version=api_version, timeout=max(1, int(self.timeout_s * 1000)),
             retry_options=types.HttpRetryOptions(attempts=1),
@@ -399,7 +401,8 @@ class GeminiAdapter(HTTPProvider):
         return eh.check_truncated(name, out, finish, ("MAX_TOKENS",))
 
     async def aclose(self) -> None:
-        await self._client.aio.aclose()
+        if self._client is not None:
+            await self._client.aio.aclose()
 
 
 def is_missing_file(err: ModelCallError) -> bool:

@@ -14,13 +14,18 @@ with a body of any size. So every call of these adapters runs under two limits, 
 The cap lives in the HTTP transport the adapter hands its SDK (``capped_transport``), below the SDK's
 own reading, so it holds for every request the SDK makes (uploads and polls included); the deadline
 wraps the model call (``call`` / ``deadline``).
+
+A dry run (``vidaudit run --dry-run``) builds the adapters to plan with their capabilities and request
+options, and calls nothing: inside ``for_dry_run()`` an adapter needs neither its SDK (the module imports
+it optionally) nor an API key, and builds no client (``_needs_client`` says so).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+import contextvars
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 from vidaudit.core.errors import ConfigError
@@ -33,6 +38,19 @@ T = TypeVar("T")
 DEADLINE_FACTOR = 2.0
 #: far above any answer a model writes within a token limit (a 2,048-token answer is a few kB of JSON)
 DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+
+
+_DRY_RUN: contextvars.ContextVar[bool] = contextvars.ContextVar("vidaudit_dry_run", default=False)
+
+
+@contextlib.contextmanager
+def for_dry_run() -> Iterator[None]:
+    """Adapters built inside call nothing: no SDK, no API key and no client needed (``run --dry-run``)."""
+    token = _DRY_RUN.set(True)
+    try:
+        yield
+    finally:
+        _DRY_RUN.reset(token)
 
 
 class HTTPProvider:
@@ -55,6 +73,23 @@ class HTTPProvider:
         self.timeout_s = float(timeout_s)
         self.deadline_s = float(deadline_s) if deadline_s is not None else DEADLINE_FACTOR * self.timeout_s
         self.max_response_bytes = max_response_bytes
+
+    def _api_key(self, env_names: tuple[str, ...], *, required: bool) -> str:
+        """The API key from the environment; a dry run needs none (a placeholder that is never sent)."""
+        from vidaudit.models.request_builder import resolve_api_key
+
+        return resolve_api_key(env_names, provider=self.spec.provider, required=required and not _DRY_RUN.get())
+
+    def _needs_client(self, sdk: object | None, module: str) -> bool:
+        """Whether to build the SDK's client: not in a dry run; a ``MissingExtraError`` when the SDK is absent."""
+        if _DRY_RUN.get():
+            return False
+        if sdk is None:
+            from vidaudit.core.registry import EXTRAS, missing_extra
+
+            extra = EXTRAS.get(self.spec.provider, (self.spec.provider, ()))[0]
+            raise missing_extra(f"the {self.spec.provider} provider", extra, module)
+        return True
 
     def capped_transport(self, inner: Any = None) -> Any:
         """An httpx2 transport that refuses bodies over ``max_response_bytes`` (around ``inner``, default one)."""

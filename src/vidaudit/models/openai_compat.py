@@ -25,9 +25,13 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import openai
 import pydantic
-from openai import AsyncOpenAI
+
+try:  # optional until a call is made: a dry run plans without the SDK (see http_base)
+    import openai
+    from openai import AsyncOpenAI
+except ImportError:  # pragma: no cover - depends on the environment
+    openai = None  # type: ignore[assignment]
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Response, Usage, VideoPart
@@ -46,7 +50,6 @@ from vidaudit.models.request_builder import (
     check_size,
     data_url,
     read_video_bytes,
-    resolve_api_key,
     video_path,
 )
 
@@ -130,7 +133,7 @@ class OpenAIAdapter(HTTPProvider):
         self.fps_extra_body = fps_extra_body
         self._prices = prices if isinstance(prices, PriceTable) else load_prices(prices)
         env = (api_key_env,) if api_key_env else ("OPENAI_API_KEY",)
-        key = resolve_api_key(env, provider=PROVIDER, required=self.hosted)
+        key = self._api_key(env, required=self.hosted)
         self._secrets = (key,)
         self.capabilities = Capabilities(
             native_video=not self.hosted,
@@ -142,8 +145,10 @@ class OpenAIAdapter(HTTPProvider):
             concurrency=concurrency or (8 if self.hosted else 16),
             local=is_local_endpoint(spec.base_url),
         )
-        self._client = AsyncOpenAI(api_key=key, base_url=spec.base_url, timeout=self.timeout_s, max_retries=0,
-                                   http_client=openai.DefaultAsyncHttpxClient(transport=self.capped_transport()))
+        self._client: Any = None
+        if self._needs_client(openai, "openai"):
+            self._client = AsyncOpenAI(api_key=key, base_url=spec.base_url, timeout=self.timeout_s, max_retries=0,
+                                       http_client=openai.DefaultAsyncHttpxClient(transport=self.capped_transport()))
 
     def request_options(self) -> dict[str, object]:
         """Options that change the request bytes or what the server does with them (in the trial id)."""
@@ -250,7 +255,8 @@ class OpenAIAdapter(HTTPProvider):
         return eh.check_truncated(name, resp, finish, LENGTH_FINISH)
 
     async def aclose(self) -> None:
-        await self._client.close()
+        if self._client is not None:
+            await self._client.close()
 
 
 def _usage(u: Any, reader: eh.UsageReader, max_tokens: int | None) -> Usage:

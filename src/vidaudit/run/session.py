@@ -16,6 +16,7 @@ from vidaudit.core.registry import get_suite
 from vidaudit.core.types import Condition, ModelSpec, Presentation, Status, Usage
 from vidaudit.models.base import Capabilities, ModelAdapter, request_options
 from vidaudit.models.factory import make_adapter
+from vidaudit.models.http_base import for_dry_run
 from vidaudit.run.budget import Budget
 from vidaudit.run.lock import RunLock
 from vidaudit.run.snapshot import update_snapshot
@@ -194,11 +195,16 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
     if design != "full" and retry_errors:
         raise ConfigError(f"--retry-errors works with the full design; the {design} design counts a trial out of "
                           "attempts as wrong. Raise --max-attempts and resume instead")
-    planned, adapters, caps = prepare_run(data, models, conditions, suite=suite, limit=limit,
-                                          model_options=model_options, check_files=not dry_run, judge=judge)
-    seq = None if design == "full" else get_suite(suite).sequential_design(design, rule, planned)
-    if dry_run:
+    if dry_run:  # adapters that call nothing: no SDK, no API key, no client (models/http_base.py)
+        with for_dry_run():
+            planned, _, caps = prepare_run(data, models, conditions, suite=suite, limit=limit,
+                                           model_options=model_options, check_files=False, judge=judge)
+        if design != "full":
+            get_suite(suite).sequential_design(design, rule, planned)  # the design's refusals come first
         return RunOutcome(out, None, dry_run_rows(planned, caps))
+    planned, adapters, caps = prepare_run(data, models, conditions, suite=suite, limit=limit,
+                                          model_options=model_options, judge=judge)
+    seq = None if design == "full" else get_suite(suite).sequential_design(design, rule, planned)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
