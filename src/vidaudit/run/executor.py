@@ -11,7 +11,11 @@ Rules:
   adapter raising an unclassified exception stop the run: no new calls start, calls in flight
   finish and are stored. The first two and the budget end in the summary's ``stop_reason``; the
   last two are bugs or bad input and are raised (``PrepareError``, ``AdapterError``) with the
-  summary attached, after in-flight calls are stored.
+  summary attached, after in-flight calls are stored. When the store itself fails (a full disk) the
+  message counts the answered attempts it could not take (``_in_flight``) instead: they are not stored
+  and their calls are made again on resume.
+- ``retry_errors`` (``vidaudit run --retry-errors``) gives each trial not yet ok ``max_attempts`` more
+  attempts, so a trial out of attempts is called again once its cause is fixed.
 - Adapters are owned by the caller: ``run_trials`` does not close them.
 
 Composite models (``models.base.CompositeAdapter``: several calls per sample) run through the same
