@@ -28,7 +28,12 @@ from urllib.parse import urlsplit
 
 @dataclass
 class Reply:
-    """One scripted answer. ``json`` wins over ``body``; ``delay_s`` sleeps before answering (timeouts)."""
+    """One scripted answer. ``json`` wins over ``body``; ``delay_s`` sleeps before answering (timeouts).
+
+    ``trickle_s`` sends the body one byte at a time, that many seconds apart (a server that never stalls
+    long enough for a read timeout); ``chunked`` sends it with ``Transfer-Encoding: chunked`` instead of
+    a ``Content-Length`` (a body whose size the client learns only by reading it).
+    """
 
     status: int = 200
     json: Any = None
@@ -36,6 +41,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     content_type: str = "application/json"
+    trickle_s: float = 0.0
+    chunked: bool = False
 
     def payload(self) -> bytes:
         if self.json is not None:
@@ -153,11 +160,27 @@ class FakeServer:
                 try:
                     self.send_response(reply.status)
                     self.send_header("Content-Type", reply.content_type)
-                    self.send_header("Content-Length", str(len(data)))
+                    if reply.chunked:
+                        self.send_header("Transfer-Encoding", "chunked")
+                    else:
+                        self.send_header("Content-Length", str(len(data)))
                     for k, v in reply.headers.items():
                         self.send_header(k, v)
                     self.end_headers()
-                    self.wfile.write(data)
+                    if reply.trickle_s:
+                        for i in range(len(data)):
+                            self.wfile.write(data[i:i + 1])
+                            self.wfile.flush()
+                            if server._stopping.wait(reply.trickle_s):
+                                return
+                    elif reply.chunked:
+                        step = 1 << 20
+                        for i in range(0, len(data), step):
+                            piece = data[i:i + step]
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                        self.wfile.write(b"0\r\n\r\n")
+                    else:
+                        self.wfile.write(data)
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout test): nothing to answer

@@ -204,6 +204,8 @@ def test_demo_on_smoke(smoke_dir: Path, tmp_path: Path) -> None:
     _copy_data(smoke_dir, tmp_path / "demo" / "data")
     r = runner.invoke(app, ["demo", "--out", str(tmp_path / "demo"), "--workers", "2"])
     assert r.exit_code == 0, r.output
+    assert "next: vidaudit report" not in r.output  # the demo wrote the report itself
+    assert "demo done: open" in r.output
     rep = json.loads((tmp_path / "demo" / "run" / "report" / "report.json").read_text())["results"]
     oracle = [c for c in rep["cells"] if c["model"] == "oracle"]
     assert oracle and all(c["accuracy"] == 1.0 for c in oracle)

@@ -11,8 +11,10 @@ from pathlib import Path
 import typer
 
 from vidaudit.cli_common import console, friendly_errors, progress_bar
+from vidaudit.cli_help import FlowGroup, tidy_option_types
 
-app = typer.Typer(help="Audit video-language models against executable ground truth.",
+tidy_option_types()
+app = typer.Typer(help="Audit video-language models against executable ground truth.", cls=FlowGroup,
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 generate_app = typer.Typer(help="Generate a suite's samples and videos.", no_args_is_help=True)
 app.add_typer(generate_app, name="generate")
@@ -73,6 +75,14 @@ def _add_mech_commands() -> None:
 _add_mech_commands()
 
 
+def _model_help() -> str:
+    """``--model``'s help, naming every registered provider (plugins included)."""
+    from vidaudit.core.registry import names
+
+    return ("provider:name\\[@base_url]; repeat for several. Providers: " + ", ".join(names("providers"))
+            + " (docs/running-models.md).")
+
+
 @app.command()
 @friendly_errors
 def suites() -> None:
@@ -118,7 +128,7 @@ def verify(
 def run(
     suite: str = typer.Argument("counting", help="The suite (see `vidaudit suites`)."),
     data: Path = typer.Option(None, "--data", help="Dataset dir written by `vidaudit generate`."),
-    model: list[str] = typer.Option([], "--model", help="provider:name[@base_url]; repeat for several."),
+    model: list[str] = typer.Option([], "--model", help=_model_help()),
     condition: list[str] = typer.Option([], "--condition",
                                         help="native, native@K, native@all, frames@K, frames#K or keyframes, optionally "
                                              "+OP(KEY=VALUE,...) perturbations, e.g. frames@24+strip_mask; repeat."),
@@ -152,8 +162,14 @@ def run(
     allow_external_videos: bool = typer.Option(False, "--allow-external-videos",
                                                help="Open sample videos that lie outside --data (absolute paths, "
                                                     "../, symlinks out); off: such a manifest is refused."),
+    retry_errors: bool = typer.Option(False, "--retry-errors", help="Give every trial not yet ok --max-attempts "
+                                      "more attempts, even one out of attempts (after fixing what failed)."),
 ) -> None:
-    """Run models over a generated suite; every attempt is stored, re-running resumes."""
+    """Run models over a generated suite; every attempt is stored, re-running resumes.
+
+    Exit 0 when at least one planned trial is ok (failed ones are listed by cause and stay in every
+    denominator), 1 when none is or the run stopped early (quota, credentials, budget), 2 on bad input.
+    """
     from vidaudit.run.cli_support import print_dry_run, print_summary, resolve_run_args
     from vidaudit.run.progress import RichProgress
     from vidaudit.run.ray_executor import dispatch_for
@@ -172,9 +188,10 @@ def run(
         print_dry_run(res.dry_run)
         return
     with RichProgress("trials", console=console) as bar:
-        res = execute(**args, on_progress=bar, dispatch=dispatch, allow_external_videos=allow_external_videos)
+        res = execute(**args, on_progress=bar, dispatch=dispatch, retry_errors=retry_errors,
+                      allow_external_videos=allow_external_videos)
     print_summary(res)
-    if res.summary is not None and res.summary.stopped_early:
+    if (res.summary is not None and res.summary.stopped_early) or not res.trials_ok:
         raise typer.Exit(1)
 
 
@@ -233,10 +250,11 @@ _ALLOW_CHANGED = typer.Option(False, "--allow-changed",
 @app.command()
 @friendly_errors
 def score(run_dir: Path = typer.Argument(..., help="A run directory."), allow_changed: bool = _ALLOW_CHANGED) -> None:
-    """Re-score a run from its store (never calls a model) into RUN/scores.jsonl."""
+    """Re-score a run from its store (never calls a model) into RUN/scores.jsonl; print accuracy and parse failures."""
+    from vidaudit.cli_common import print_scores
     from vidaudit.score.stage import score_run
 
-    console.print(f"scores: {score_run(run_dir, allow_changed=allow_changed)}")
+    print_scores(score_run(run_dir, allow_changed=allow_changed))
 
 
 @app.command()

@@ -51,6 +51,15 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
         yield update
 
 
+def print_scores(path: Any) -> None:
+    """The scores file written, then accuracy and parse failures (count and share) per model and condition."""
+    from vidaudit.score.summary import read_scores, summary_lines
+
+    console.print(f"scores: {path}", highlight=False, markup=False, soft_wrap=True)
+    for line in summary_lines(read_scores(path)):
+        console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
+
+
 def parse_list(text: str | None, kind: Callable[[str], Any], name: str) -> list[Any] | None:
     if text is None:
         return None

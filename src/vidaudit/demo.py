@@ -34,7 +34,7 @@ def run_demo(out: Path, *, suite: str = DEMO_SUITE, workers: int | None = None,
         outcome = execute(data, run_dir, [ModelSpec.parse(m) for m in DEMO_MODELS],
                           [parse_condition(c, s.default_prompt) for c in DEMO_CONDITIONS], suite=suite,
                           on_progress=bar)
-    print_summary(outcome, console)
+    print_summary(outcome, console, next_step=False)  # the demo writes the report itself
     with console.status("scoring and drawing the report"):
         paths = report_run(run_dir)
     import json

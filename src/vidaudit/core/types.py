@@ -419,6 +419,7 @@ class ErrorKind(StrEnum):
     MALFORMED = "malformed"        # unparseable provider payload: retry
     UNSUPPORTED = "unsupported"    # condition the adapter cannot serve
     TRUNCATED = "truncated"        # the output budget ran out (often on thinking) before any answer: not retried
+    TOO_LARGE = "too_large"        # the response body passed the adapter's max_response_bytes: not read, not retried
 
 
 class Status(StrEnum):

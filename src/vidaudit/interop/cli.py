@@ -15,7 +15,7 @@ from pathlib import Path
 
 import typer
 
-from vidaudit.cli_common import console, friendly_errors
+from vidaudit.cli_common import console, friendly_errors, print_scores
 
 export_app = typer.Typer(help="Export a suite's dataset for another harness (Hugging Face, lmms-eval).",
                          no_args_is_help=True)
@@ -91,7 +91,7 @@ def score_responses_cmd(
 
         path, paths = report_imported(harness, log, samples, out, report_dir, suite=suite, dedupe=dedupe,
                                       model=model_label)
-    console.print(f"scores: {path}")
+    print_scores(path)
     for kind, p in (paths or {}).items():
         console.print(f"{kind:5s} {p}")
 

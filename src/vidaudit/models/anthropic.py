@@ -17,14 +17,19 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import anthropic
 import pydantic
-from anthropic import AsyncAnthropic
+
+try:  # optional until a call is made: a dry run plans without the SDK (see http_base)
+    import anthropic
+    from anthropic import AsyncAnthropic
+except ImportError:  # pragma: no cover - depends on the environment
+    anthropic = None  # type: ignore[assignment]
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import GenerationSettings, ImagePart, ModelSpec, Request, Response, Usage, VideoPart
 from vidaudit.models import errors_http as eh
 from vidaudit.models.base import Capabilities, ModelCallError
+from vidaudit.models.http_base import DEFAULT_MAX_RESPONSE_BYTES, HTTPProvider
 from vidaudit.models.params import FamilyParams, ParamTable, load_params
 from vidaudit.models.pricing import PriceTable, cost_usd, load_prices
 from vidaudit.models.request_builder import (
@@ -35,7 +40,6 @@ from vidaudit.models.request_builder import (
     check_jpeg_quality,
     check_request,
     check_size,
-    resolve_api_key,
 )
 
 PROVIDER = "anthropic"
@@ -58,7 +62,7 @@ class _MessagesEncoder:
         raise AssertionError("anthropic has no native video; check_request must refuse VideoParts")
 
 
-class AnthropicAdapter:
+class AnthropicAdapter(HTTPProvider):
     """``anthropic:MODEL``; ``base_url`` (option or ``@base_url``) for a proxy or a test server."""
 
     def __init__(self, spec: ModelSpec, *, timeout_s: float = 300.0, api_key_env: str | None = None,
@@ -66,27 +70,29 @@ class AnthropicAdapter:
                  max_images: int = MAX_IMAGES, max_request_bytes: int = MAX_REQUEST_BYTES,
                  send_sampling_params: bool = True, concurrency: int | None = None,
                  prices: str | Path | PriceTable | None = None,
-                 params: str | Path | ParamTable | None = None) -> None:
+                 params: str | Path | ParamTable | None = None, deadline_s: float | None = None,
+                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
         if spec.provider != PROVIDER:
             raise ConfigError(f"AnthropicAdapter got a {spec.provider!r} spec; use anthropic:MODEL")
         if not spec.name:
             raise ConfigError("anthropic needs a model name, e.g. anthropic:claude-sonnet-4-5")
-        if timeout_s <= 0:
-            raise ConfigError(f"timeout_s must be positive, got {timeout_s}")
         self.spec = spec
-        self.timeout_s = float(timeout_s)
+        self._set_limits(timeout_s, deadline_s, max_response_bytes)
         self.jpeg_quality = check_jpeg_quality(jpeg_quality)
         self.send_sampling_params = send_sampling_params
         self.family: FamilyParams = load_params(params).lookup(spec)
         self._prices = prices if isinstance(prices, PriceTable) else load_prices(prices)
         env = (api_key_env,) if api_key_env else ("ANTHROPIC_API_KEY",)
-        key = resolve_api_key(env, provider=PROVIDER, required=True)
+        key = self._api_key(env, required=True)
         self._secrets = (key,)
         self.capabilities = Capabilities(native_video=False, images=True, max_images=max_images,
                                          max_request_bytes=max_request_bytes, default_native_fps=None,
                                          concurrency=concurrency or 4)
-        self._client = AsyncAnthropic(api_key=key, base_url=base_url or spec.base_url,
-                                      timeout=self.timeout_s, max_retries=0)
+        self._client: Any = None
+        if self._needs_client(anthropic, "anthropic"):
+            self._client = AsyncAnthropic(
+                api_key=key, base_url=base_url or spec.base_url, timeout=self.timeout_s, max_retries=0,
+                http_client=anthropic.DefaultAsyncHttpxClient(transport=self.capped_transport()))
 
     def request_options(self) -> dict[str, object]:
         """Options that change the request bytes (in the trial id)."""
@@ -123,7 +129,7 @@ class AnthropicAdapter:
 
     async def generate(self, request: Request) -> Response:
         kwargs = await asyncio.to_thread(self.build_kwargs, request)
-        message, seconds = await eh.classified_call(lambda: self._client.messages.create(**kwargs), self._classify)
+        message, seconds = await self.call(lambda: self._client.messages.create(**kwargs), self._classify)
         return self._response(message, seconds, max_tokens=kwargs["max_tokens"])
 
     def _classify(self, e: Exception) -> ModelCallError | None:
@@ -166,7 +172,8 @@ class AnthropicAdapter:
         return eh.check_truncated(name, resp, stop, LENGTH_FINISH)
 
     async def aclose(self) -> None:
-        await self._client.close()
+        if self._client is not None:
+            await self._client.close()
 
 
 def _usage(u: Any, reader: eh.UsageReader, max_tokens: int | None) -> Usage:

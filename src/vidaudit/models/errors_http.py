@@ -230,11 +230,24 @@ async def classified_call(call: Callable[[], Awaitable[T]],
     except ModelCallError:
         raise
     except Exception as e:
-        err = classify(e)
+        err = raised_inside(e) or classify(e)
         if err is None:
             raise  # a bug, not a provider failure: let it surface
         raise err from None
     return result, clock.seconds
+
+
+def raised_inside(e: BaseException, depth: int = 8) -> ModelCallError | None:
+    """A ``ModelCallError`` an SDK wrapped (our transport's size cap inside the anthropic SDK's connection
+    error, say): the classification the adapter already made, found in the cause chain."""
+    seen: BaseException | None = e
+    for _ in range(depth):
+        seen = seen.__cause__ or seen.__context__ if seen is not None else None
+        if seen is None:
+            return None
+        if isinstance(seen, ModelCallError):
+            return seen
+    return None
 
 
 # --------------------------------------------------------------------------- untrusted usage

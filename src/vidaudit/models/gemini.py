@@ -38,17 +38,22 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pydantic
-from google import genai
-from google.genai import errors as genai_errors
-from google.genai import types
+
+try:  # optional until a call is made: a dry run plans without the SDK (see http_base)
+    import httpx2
+    from google import genai
+    from google.genai import errors as genai_errors
+    from google.genai import types
+except ImportError:  # pragma: no cover - depends on the environment
+    genai = types = None  # type: ignore[assignment]
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import sha256_text
 from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Response, Usage, VideoPart
 from vidaudit.models import errors_http as eh
 from vidaudit.models.base import Capabilities, ModelCallError
+from vidaudit.models.http_base import DEFAULT_MAX_RESPONSE_BYTES, HTTPProvider
 from vidaudit.models.params import FamilyParams, ParamTable, load_params
 from vidaudit.models.gemini_files import DEFAULT_TTL_S, CachedFile, FileCache, default_cache_path
 from vidaudit.models.pricing import PriceTable, cost_usd, load_prices
@@ -60,7 +65,6 @@ from vidaudit.models.request_builder import (
     check_native_fps,
     check_request,
     check_size,
-    resolve_api_key,
     video_path,
     video_sha256,
 )
@@ -116,7 +120,7 @@ class _GeminiEncoder:
                           media_resolution=self.resolution)
 
 
-class GeminiAdapter:
+class GeminiAdapter(HTTPProvider):
     """``gemini:MODEL``; ``base_url`` (option or ``@base_url``) points the SDK elsewhere, e.g. a test server."""
 
     def __init__(self, spec: ModelSpec, *, timeout_s: float = 300.0, api_key_env: str | None = None,
@@ -127,29 +131,26 @@ class GeminiAdapter:
                  concurrency: int | None = None,
                  prices: str | Path | PriceTable | None = None, params: str | Path | ParamTable | None = None,
                  thinking_budget: int | None | str = "family", media_processing: str | None = "STATIC",
-                 part_media_resolution: str | None = None) -> None:
+                 part_media_resolution: str | None = None, deadline_s: float | None = None,
+                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
         if spec.provider != PROVIDER:
             raise ConfigError(f"GeminiAdapter got a {spec.provider!r} spec; use gemini:MODEL")
         if not spec.name:
             raise ConfigError("gemini needs a model name, e.g. gemini:gemini-2.5-flash")
-        if timeout_s <= 0 or poll_interval_s <= 0 or upload_timeout_s <= 0:
-            raise ConfigError("timeout_s, poll_interval_s and upload_timeout_s must be positive")
+        if poll_interval_s <= 0 or upload_timeout_s <= 0:
+            raise ConfigError("poll_interval_s and upload_timeout_s must be positive")
         self.spec = spec
-        self.timeout_s = float(timeout_s)
+        self._set_limits(timeout_s, deadline_s, max_response_bytes)
         self.poll_interval_s = float(poll_interval_s)
         self.upload_timeout_s = float(upload_timeout_s)
         self.jpeg_quality = check_jpeg_quality(jpeg_quality)
-        if media_resolution is not None and media_resolution not in {m.value for m in types.MediaResolution}:
-            raise ConfigError(f"media_resolution must be one of {[m.value for m in types.MediaResolution]}, "
-                              f"got {media_resolution!r}")
+        for name, value, enum in (("media_resolution", media_resolution, "MediaResolution"),
+                                  ("media_processing", media_processing, "MediaProcessing"),
+                                  ("part_media_resolution", part_media_resolution, "PartMediaResolutionLevel")):
+            allowed = [m.value for m in getattr(types, enum)] if types is not None else None  # None: no SDK (dry run)
+            if value is not None and allowed is not None and value not in allowed:
+                raise ConfigError(f"{name} must be one of {allowed}, got {value!r}")
         self.media_resolution = media_resolution
-        if media_processing is not None and media_processing not in {m.value for m in types.MediaProcessing}:
-            raise ConfigError(f"media_processing must be one of {[m.value for m in types.MediaProcessing]}, "
-                              f"got {media_processing!r}")
-        if part_media_resolution is not None and part_media_resolution not in {
-                m.value for m in types.PartMediaResolutionLevel}:
-            raise ConfigError(f"part_media_resolution must be one of "
-                              f"{[m.value for m in types.PartMediaResolutionLevel]}, got {part_media_resolution!r}")
         self.media_processing = media_processing
         self.part_media_resolution = part_media_resolution
         self.family: FamilyParams = load_params(params).lookup(spec)
@@ -160,7 +161,7 @@ class GeminiAdapter:
         self.thinking_budget: int | None = thinking_budget
         self._prices = prices if isinstance(prices, PriceTable) else load_prices(prices)
         env = (api_key_env,) if api_key_env else ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-        key = resolve_api_key(env, provider=PROVIDER, required=True)
+        key = self._api_key(env, required=True)
         self._secrets = (key,)
         self.base_url = base_url or spec.base_url
         self.capabilities = Capabilities(native_video=True, images=True, max_images=MAX_IMAGES,
@@ -171,13 +172,16 @@ class GeminiAdapter:
         cache_path = Path(file_cache) if file_cache else (default_cache_path() if use_disk_cache else None)
         self.files = FileCache(cache_path, namespace)
         self._upload_locks: dict[str, asyncio.Lock] = {}
+        self._client: Any = None
+        if not self._needs_client(genai, "google.genai"):
+            return
         http_options = types.HttpOptions(
             base_url=self.base_url, api_version=api_version, timeout=max(1, int(self.timeout_s * 1000)),
             retry_options=types.HttpRetryOptions(attempts=1),
             # an explicit httpx transport keeps the SDK on httpx even where aiohttp is installed (it would
             # switch transports silently, bypassing the body check and classifying errors differently)
             async_client_args={"event_hooks": {"response": [self._check_body]},
-                               "transport": httpx2.AsyncHTTPTransport()})
+                               "transport": self.capped_transport(httpx2.AsyncHTTPTransport())})
         self._client = genai.Client(api_key=key, http_options=http_options)
 
     async def _check_body(self, response: httpx2.Response) -> None:
@@ -320,9 +324,10 @@ class GeminiAdapter:
     async def _generate_once(self, request: Request, uploaded: dict[str, CachedFile]) -> Response:
         contents, config = await asyncio.to_thread(self.build, request, uploaded)
         clock = Stopwatch()
-        with self._reading(), clock.running():
-            resp = await self._client.aio.models.generate_content(
-                model=self.spec.name, contents=contents, config=config)
+        async with self.deadline():
+            with self._reading(), clock.running():
+                resp = await self._client.aio.models.generate_content(
+                    model=self.spec.name, contents=contents, config=config)
         return self._response(resp, clock.seconds, request=request)
 
     async def generate(self, request: Request) -> Response:
@@ -396,7 +401,8 @@ class GeminiAdapter:
         return eh.check_truncated(name, out, finish, ("MAX_TOKENS",))
 
     async def aclose(self) -> None:
-        await self._client.aio.aclose()
+        if self._client is not None:
+            await self._client.aio.aclose()
 
 
 def is_missing_file(err: ModelCallError) -> bool:

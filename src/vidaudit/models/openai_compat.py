@@ -25,15 +25,20 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import openai
 import pydantic
-from openai import AsyncOpenAI
+
+try:  # optional until a call is made: a dry run plans without the SDK (see http_base)
+    import openai
+    from openai import AsyncOpenAI
+except ImportError:  # pragma: no cover - depends on the environment
+    openai = None  # type: ignore[assignment]
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Response, Usage, VideoPart
 from vidaudit.models import errors_http as eh
 from vidaudit.models.base import Capabilities, ModelCallError
 from vidaudit.models.clips import selected_clip
+from vidaudit.models.http_base import DEFAULT_MAX_RESPONSE_BYTES, HTTPProvider
 from vidaudit.models.params import FamilyParams, ParamTable, load_params
 from vidaudit.models.pricing import PriceTable, cost_usd, is_local_endpoint, load_prices
 from vidaudit.models.request_builder import (
@@ -45,7 +50,6 @@ from vidaudit.models.request_builder import (
     check_size,
     data_url,
     read_video_bytes,
-    resolve_api_key,
     video_path,
 )
 
@@ -94,7 +98,7 @@ class _ChatEncoder:
         return {"type": "video_url", "video_url": {"url": data_url("video/mp4", data)}}
 
 
-class OpenAIAdapter:
+class OpenAIAdapter(HTTPProvider):
     """``openai:MODEL`` (hosted) or ``openai:MODEL@http://host:port/v1`` (vLLM, SGLang, ...)."""
 
     def __init__(self, spec: ModelSpec, *, timeout_s: float = 120.0, api_key_env: str | None = None,
@@ -103,13 +107,14 @@ class OpenAIAdapter:
                  max_images: int | None = None, max_request_bytes: int | None = None,
                  concurrency: int | None = None, prices: str | Path | PriceTable | None = None,
                  params: str | Path | ParamTable | None = None, video_route: str | None = None,
-                 server_num_frames: int | None = VLLM_DEFAULT_NUM_FRAMES) -> None:
+                 server_num_frames: int | None = VLLM_DEFAULT_NUM_FRAMES, deadline_s: float | None = None,
+                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
         if spec.provider != PROVIDER:
             raise ConfigError(f"OpenAIAdapter got a {spec.provider!r} spec; use openai:MODEL[@base_url]")
         if not spec.name:
             raise ConfigError("openai needs a model name: openai:gpt-4o or openai:Qwen/Qwen2.5-VL-7B@http://host:8000/v1")
-        if timeout_s <= 0:
-            raise ConfigError(f"timeout_s must be positive, got {timeout_s}")
+        self.spec = spec
+        self._set_limits(timeout_s, deadline_s, max_response_bytes)
         if image_detail not in (None, "low", "high", "auto"):
             raise ConfigError(f"image_detail must be low, high or auto, got {image_detail!r}")
         route = video_route or ("file" if allow_local_paths else "clip")
@@ -122,14 +127,13 @@ class OpenAIAdapter:
         self.video_route = route
         self.server_num_frames = server_num_frames
         self.hosted = spec.base_url is None
-        self.timeout_s = float(timeout_s)
         self.jpeg_quality = check_jpeg_quality(jpeg_quality)
         self.image_detail = image_detail
         self.allow_local_paths = allow_local_paths
         self.fps_extra_body = fps_extra_body
         self._prices = prices if isinstance(prices, PriceTable) else load_prices(prices)
         env = (api_key_env,) if api_key_env else ("OPENAI_API_KEY",)
-        key = resolve_api_key(env, provider=PROVIDER, required=self.hosted)
+        key = self._api_key(env, required=self.hosted)
         self._secrets = (key,)
         self.capabilities = Capabilities(
             native_video=not self.hosted,
@@ -141,7 +145,10 @@ class OpenAIAdapter:
             concurrency=concurrency or (8 if self.hosted else 16),
             local=is_local_endpoint(spec.base_url),
         )
-        self._client = AsyncOpenAI(api_key=key, base_url=spec.base_url, timeout=self.timeout_s, max_retries=0)
+        self._client: Any = None
+        if self._needs_client(openai, "openai"):
+            self._client = AsyncOpenAI(api_key=key, base_url=spec.base_url, timeout=self.timeout_s, max_retries=0,
+                                       http_client=openai.DefaultAsyncHttpxClient(transport=self.capped_transport()))
 
     def request_options(self) -> dict[str, object]:
         """Options that change the request bytes or what the server does with them (in the trial id)."""
@@ -199,8 +206,7 @@ class OpenAIAdapter:
 
     async def generate(self, request: Request) -> Response:
         kwargs = await asyncio.to_thread(self.build_kwargs, request)
-        completion, seconds = await eh.classified_call(
-            lambda: self._client.chat.completions.create(**kwargs), self._classify)
+        completion, seconds = await self.call(lambda: self._client.chat.completions.create(**kwargs), self._classify)
         resp = self._response(completion, seconds, max_tokens=request.settings.max_tokens)
         if request.videos and self.video_route == "file" and not all(is_whole_file(v) for v in request.videos):
             resp = resp.model_copy(update={"frames_estimated": True})  # the server sampled by its own rule
@@ -249,7 +255,8 @@ class OpenAIAdapter:
         return eh.check_truncated(name, resp, finish, LENGTH_FINISH)
 
     async def aclose(self) -> None:
-        await self._client.close()
+        if self._client is not None:
+            await self._client.close()
 
 
 def _usage(u: Any, reader: eh.UsageReader, max_tokens: int | None) -> Usage:

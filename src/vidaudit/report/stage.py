@@ -17,6 +17,7 @@ from vidaudit.core.errors import DataError
 from vidaudit.core.gcpause import paused_gc
 from vidaudit.mech.report_section import mechanism_sections
 from vidaudit.report.model import Report, ViewerTrial
+from vidaudit.score.summary import parse_failure_notes
 
 if TYPE_CHECKING:
     from vidaudit.score.stage import Scored
@@ -72,6 +73,7 @@ def build_report(scored: Scored) -> Report:
                      "shown in the viewer) are vidaudit's estimate of what it saw, not a record")
     if scored.design:
         notes.append(design_note(scored.design))
+    notes += parse_failure_notes(scored.records)
     notes += list(sr.notes)
     return Report(suite=suite.name, vidaudit_version=__version__, git_revision=head, git_dirty=dirty,
                   created_at=datetime.now(UTC).isoformat(timespec="seconds"), source=dict(scored.source),

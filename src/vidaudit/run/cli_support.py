@@ -146,14 +146,45 @@ def print_dry_run(rows: list, console: Console | None = None) -> None:
     console.print(f"{sum(r.trials for r in rows)} trials in all")
 
 
-def print_summary(res: Any, console: Console | None = None) -> None:
+#: at most this many failure causes are printed (the rest are counted); every one is in store.sqlite
+MAX_CAUSES_SHOWN = 5
+
+
+def print_summary(res: Any, console: Console | None = None, *, next_step: bool = True) -> None:
+    """What the session did, why trials failed (one line per cause), how to retry them, what to do next."""
     console = console or Console(stderr=True)
     if res.summary is not None:
         console.print(res.summary.describe(), highlight=False, markup=False)
     if getattr(res, "design", None):
         console.print(design_line(res.design), highlight=False, markup=False)
-    console.print(f"run: {res.run_dir}  (store: {res.run_dir / 'store.sqlite'}, config: {res.run_dir / 'run.json'})")
-    console.print(f"next: vidaudit report {res.run_dir}")
+    for line in failure_lines(res):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)  # a message stays copyable
+    console.print(f"run: {res.run_dir}  (store: {res.run_dir / 'store.sqlite'}, config: {res.run_dir / 'run.json'})",
+                  highlight=False, markup=False, soft_wrap=True)
+    if next_step and getattr(res, "trials_ok", 0):
+        console.print(f"next: vidaudit report {res.run_dir}", highlight=False, markup=False, soft_wrap=True)
+
+
+def failure_lines(res: Any) -> list[str]:
+    """One line per cause of the trials not ok (with counts), then how to retry them; [] when none failed."""
+    causes = list(getattr(res, "failures", []) or [])
+    if not causes:
+        return []
+    failed = sum(c.count for c in causes)
+    ok = getattr(res, "trials_ok", 0)
+    head = "no trial succeeded" if not ok else f"{ok} trial(s) ok"
+    lines = [f"{head}; {failed} failed, by cause of their last attempt:"]
+    lines += [f"  {c.line()}" for c in causes[:MAX_CAUSES_SHOWN]]
+    if len(causes) > MAX_CAUSES_SHOWN:
+        rest = causes[MAX_CAUSES_SHOWN:]
+        lines.append(f"  ... and {sum(c.count for c in rest)} more in {len(rest)} other causes (store.sqlite, "
+                     "table attempts)")
+    summary = getattr(res, "summary", None)
+    exhausted = summary.skipped_exhausted if summary is not None else 0
+    if summary is not None and summary.called == 0 and exhausted:
+        lines.append(f"{exhausted} trial(s) are out of attempts, so nothing was called.")
+    lines.append(f"after fixing the cause, retry them: vidaudit run --resume {res.run_dir} --retry-errors")
+    return lines
 
 
 def design_line(figures: dict[str, Any]) -> str:

@@ -11,7 +11,11 @@ Rules:
   adapter raising an unclassified exception stop the run: no new calls start, calls in flight
   finish and are stored. The first two and the budget end in the summary's ``stop_reason``; the
   last two are bugs or bad input and are raised (``PrepareError``, ``AdapterError``) with the
-  summary attached, after in-flight calls are stored.
+  summary attached, after in-flight calls are stored. When the store itself fails (a full disk) the
+  message counts the answered attempts it could not take (``_in_flight``) instead: they are not stored
+  and their calls are made again on resume.
+- ``retry_errors`` (``vidaudit run --retry-errors``) gives each trial not yet ok ``max_attempts`` more
+  attempts, so a trial out of attempts is called again once its cause is fixed.
 - Adapters are owned by the caller: ``run_trials`` does not close them.
 
 Composite models (``models.base.CompositeAdapter``: several calls per sample) run through the same
@@ -86,6 +90,7 @@ class _Item:
     planned: Any
     trial_id: str
     attempts: int                  # stored attempts so far, all sessions
+    limit: int                     # the attempt number after which it is out of attempts
     request: Request | None = None
     called: bool = False
     finished: bool = False
@@ -128,6 +133,7 @@ class _State:
     fatal: BaseException | None = None
     stage_calls: int = 0
     stage_hits: int = 0
+    unstored: int = 0   # ended attempts the store could not take (a full disk): their calls are made again
 
     @property
     def stopped(self) -> bool:
@@ -248,7 +254,11 @@ class _Executor:
 
     async def _store(self, attempt: Attempt, ctx: StageContext | None = None) -> None:
         stages: list[StageRef] | None = list(ctx.refs) if ctx is not None else None
-        await asyncio.to_thread(self.store.append, attempt, stages=stages)
+        try:
+            await asyncio.to_thread(self.store.append, attempt, stages=stages)
+        except Exception:
+            self.s.unstored += 1
+            raise
         self.s.calls += 1
 
     # ------------------------------------------------------------------ composite models
@@ -415,7 +425,7 @@ class _Executor:
                                       frame_times=tuple(ts), started_at=started, ended_at=ended), ctx)
             it.last_status = status.value
             self.s.failed_attempts[status.value] += 1
-            if decision is Decision.RETRY and it.attempts < self.max_attempts:
+            if decision is Decision.RETRY and it.attempts < it.limit:
                 retry.append(it)
             else:
                 it.finished = True
@@ -428,6 +438,14 @@ class _Executor:
         await self.clock.sleep(self.policy.delay(min(it.attempts for it in retry), retry_after=retry_after,
                                                  key=retry[0].trial_id))
         return retry
+
+
+def _in_flight(unstored: int) -> str:
+    """What became of the calls in flight when the run stopped (never "stored" when some were not)."""
+    if not unstored:
+        return "calls in flight were stored"
+    return (f"{unstored} answered call(s) could not be stored: their answers are lost (and paid for, if the "
+            "provider charges) and the calls are made again on resume")
 
 
 def _leaves(group: BaseExceptionGroup) -> list[BaseException]:  # type: ignore[type-arg]
@@ -491,8 +509,13 @@ def _validate(planned: Sequence[Any], adapters: Mapping[str, AnyAdapter], max_at
 async def run_trials(planned: Sequence[Planned], adapters: Mapping[str, AnyAdapter], store: RunStore,
                      prepare: Callable[[Any], Request], *, max_attempts: int = 3, budget: Budget | None = None,
                      on_progress: Callable[[ProgressEvent], Any] | None = None,
-                     retry_policy: RetryPolicy | None = None, clock: Clock | None = None) -> RunSummary:
+                     retry_policy: RetryPolicy | None = None, clock: Clock | None = None,
+                     retry_errors: bool = False) -> RunSummary:
     """Call every planned trial not yet ok in ``store``; return what this session did.
+
+    ``retry_errors`` gives every trial not yet ok ``max_attempts`` more attempts in this session, even
+    one out of attempts from earlier sessions (``vidaudit run --resume RUN --retry-errors``, after the
+    cause of its failures is fixed).
 
     ``adapters`` maps ``trial.model.label`` to an adapter or a composite model (``is_composite``);
     ``prepare(planned) -> Request`` runs in a worker thread. Raises ``PrepareError`` /
@@ -506,8 +529,11 @@ async def run_trials(planned: Sequence[Planned], adapters: Mapping[str, AnyAdapt
     ok_ids = store.ok_trial_ids()
     counts = store.attempt_counts()
     already_ok = [p for p in planned if p.id in ok_ids]
-    exhausted = [p for p in planned if p.id not in ok_ids and counts.get(p.id, 0) >= max_attempts]
-    todo = [p for p in planned if p.id not in ok_ids and counts.get(p.id, 0) < max_attempts]
+    def limit(p: Planned) -> int:  # with retry_errors: max_attempts more than those already stored
+        return counts.get(p.id, 0) + max_attempts if retry_errors else max_attempts
+
+    exhausted = [p for p in planned if p.id not in ok_ids and counts.get(p.id, 0) >= limit(p)]
+    todo = [p for p in planned if p.id not in ok_ids and counts.get(p.id, 0) < limit(p)]
 
     prior = store.summary()
     tracker = BudgetTracker(budget, spent_tokens=prior.tokens, spent_cost_usd=prior.cost_usd)
@@ -518,7 +544,7 @@ async def run_trials(planned: Sequence[Planned], adapters: Mapping[str, AnyAdapt
 
     lanes: list[_Lane] = []
     for label, adapter in adapters.items():
-        items = deque(_Item(p, p.id, counts.get(p.id, 0)) for p in todo if p.trial.model.label == label)
+        items = deque(_Item(p, p.id, counts.get(p.id, 0), limit(p)) for p in todo if p.trial.model.label == label)
         if items:
             caps = adapter.capabilities
             sem = semaphores.setdefault(id(adapter), asyncio.Semaphore(caps.concurrency))
@@ -548,6 +574,6 @@ async def run_trials(planned: Sequence[Planned], adapters: Mapping[str, AnyAdapt
         fix = {StopReason.PREPARE_ERROR: "validate the inputs before running, fix them and resume",
                StopReason.ADAPTER_ERROR: "adapters must raise ModelCallError; fix the adapter and resume"}.get(
             state.stop_reason, "fix the cause and resume")
-        raise cls(f"run stopped: {state.stop_message}; calls in flight were stored; {fix}", summary) \
+        raise cls(f"run stopped: {state.stop_message}; {_in_flight(state.unstored)}; {fix}", summary) \
             from state.fatal
     return summary

@@ -237,12 +237,18 @@ def check_servable(planned: Sequence[PlannedTrial], caps_by_model: Mapping[str, 
             fps = p.video.fps if cond.all_frames else float(cond.fps or 0.0)
             if (label, cond.id) not in seen and (msg := native_fps_problem(caps, fps, label, cond.id)):
                 problems.append(msg)
+        elif not caps.images:
+            if (label, cond.id) not in seen:
+                problems.append(f"{label} takes the video itself, not frames as images (condition {cond.id}); "
+                                "use a native condition, e.g. --condition native@1")
         elif caps.max_images is not None and n > caps.max_images:
             problems.append(f"{label} takes at most {caps.max_images} images per request but {cond.id} sends "
                             f"{n} for {p.sample.sample_id}; lower K or use native video")
         seen.add((label, cond.id))
     if problems:
         uniq = list(dict.fromkeys(problems))
+        if len(uniq) == 1:
+            raise ConfigError(f"the plan has trials a model cannot serve: {uniq[0]}")
         raise ConfigError("the plan has trials these models cannot serve:\n  " + "\n  ".join(uniq[:10]))
 
 

@@ -11,7 +11,11 @@ from vidaudit.run.summary import ProgressEvent
 
 
 class RichProgress:
-    """``with RichProgress() as bar: await run_trials(..., on_progress=bar)``; keeps the last event."""
+    """``with RichProgress() as bar: await run_trials(..., on_progress=bar)``; keeps the last event.
+
+    The bar appears with the first event (the executor's ``start``, after every check of the run's
+    inputs), so a run refused before any trial prints its error alone, never under an empty bar.
+    """
 
     def __init__(self, description: str = "trials", console: Console | None = None) -> None:
         self.description = description
@@ -25,7 +29,6 @@ class RichProgress:
         self._task = self._progress.add_task(description, total=None, ok=0, errors=0, cost=0.0, skipped=0)
 
     def __enter__(self) -> RichProgress:
-        self._progress.start()
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -33,6 +36,8 @@ class RichProgress:
         self._progress.stop()
 
     def __call__(self, event: ProgressEvent) -> None:
+        if self.last is None:
+            self._progress.start()
         self.last = event
         self._progress.update(self._task, total=event.total, completed=event.done, ok=event.ok,
                               errors=event.errors, cost=event.cost_usd, skipped=event.skipped)

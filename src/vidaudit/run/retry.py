@@ -3,7 +3,8 @@
 Adapters never retry (SDK retries are set to 0); the executor asks this policy. Classification:
 
 - retried: RATE_LIMIT, TRANSIENT, TIMEOUT, MALFORMED
-- never retried: BAD_REQUEST, REFUSED, UNSUPPORTED, TRUNCATED (the same request would fail the same way)
+- never retried: BAD_REQUEST, REFUSED, UNSUPPORTED, TRUNCATED, TOO_LARGE (the same request would fail the
+  same way)
 - stop the whole run: QUOTA and AUTH (every further call would fail too, and may cost money)
 
 Backoff is exponential with full jitter (a uniform draw in ``[0, min(cap, base * 2**(n-1))]``), raised

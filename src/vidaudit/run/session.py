@@ -13,9 +13,10 @@ from typing import Any
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite
-from vidaudit.core.types import Condition, ModelSpec, Presentation, Usage
+from vidaudit.core.types import Condition, ModelSpec, Presentation, Status, Usage
 from vidaudit.models.base import Capabilities, ModelAdapter, request_options
 from vidaudit.models.factory import make_adapter
+from vidaudit.models.http_base import for_dry_run
 from vidaudit.run.budget import Budget
 from vidaudit.run.lock import RunLock
 from vidaudit.run.snapshot import update_snapshot
@@ -23,7 +24,7 @@ from vidaudit.run.perturbed import PERTURB_CACHE
 from vidaudit.run.plan import PlannedTrial, RequestBuilder, check_servable, check_videos, effective_fps, plan
 from vidaudit.run.runconfig import BudgetConfig, RunConfig, open_run_config
 from vidaudit.run.store import RunStore
-from vidaudit.run.summary import RunSummary
+from vidaudit.run.summary import FailureCause, RunSummary, failure_causes
 from vidaudit.suites.base import Suite
 
 #: ``dispatch(adapters, suite=NAME, samples=BY_ID, model_options=...)``: an async context manager giving
@@ -52,6 +53,14 @@ class RunOutcome:
     dry_run: list[DryRunRow] = field(default_factory=list)
     #: a sequential design's figures (``run_waves``), None for the full design
     design: dict[str, Any] | None = None
+    #: planned trials (of this session's plan) with an ok attempt in the store, from any session
+    trials_ok: int = 0
+    #: why the planned trials that are not ok failed: their latest attempts grouped by cause
+    failures: list[FailureCause] = field(default_factory=list)
+
+    @property
+    def failed_trials(self) -> int:
+        return sum(c.count for c in self.failures)
 
 
 def _estimate(p: PlannedTrial, caps: Capabilities) -> tuple[int, float | None]:
@@ -164,13 +173,15 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
             max_tokens: int | None = None, dry_run: bool = False, limit: int | None = None, on_progress=None,
             model_options: dict[str, dict[str, Any]] | None = None, judge: ModelSpec | None = None,
             design: str = "full", rule: str | None = None,
-            dispatch: AdapterDispatch | None = None, allow_external_videos: bool = False) -> RunOutcome:
+            dispatch: AdapterDispatch | None = None, retry_errors: bool = False,
+            allow_external_videos: bool = False) -> RunOutcome:
     """Plan and run (or, with ``dry_run``, only count) every trial into ``out``.
 
     ``design`` other than ``"full"`` asks the suite for a sequential design (``Suite.sequential_design``) that
     chooses the trials wave by wave (``vidaudit.run.waves``); ``rule`` is that design's decision rule.
     ``dispatch`` (e.g. ``run.ray_executor.RayDispatch``) swaps the adapters for adapter-shaped proxies
     that call elsewhere while the run lasts; the executor, the store and the audit log stay here.
+    ``retry_errors`` gives every trial not yet ok a new round of ``max_attempts`` attempts.
     ``allow_external_videos`` lets sample videos lie outside ``data`` (see ``run.plan.check_videos``).
     """
     data, out = Path(data), Path(out)
@@ -183,12 +194,20 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
             raise ConfigError(f"{name} must be a finite number >= 0, got {value}")
     if design == "full" and rule is not None:
         raise ConfigError(f"--rule {rule} belongs to a sequential design; add --design adaptive or drop --rule")
+    if design != "full" and retry_errors:
+        raise ConfigError(f"--retry-errors works with the full design; the {design} design counts a trial out of "
+                          "attempts as wrong. Raise --max-attempts and resume instead")
+    if dry_run:  # adapters that call nothing: no SDK, no API key, no client (models/http_base.py)
+        with for_dry_run():
+            planned, _, caps = prepare_run(data, models, conditions, suite=suite, limit=limit,
+                                           model_options=model_options, check_files=False, judge=judge)
+        if design != "full":
+            get_suite(suite).sequential_design(design, rule, planned)  # the design's refusals come first
+        return RunOutcome(out, None, dry_run_rows(planned, caps))
     planned, adapters, caps = prepare_run(data, models, conditions, suite=suite, limit=limit,
-                                          model_options=model_options, check_files=not dry_run, judge=judge,
+                                          model_options=model_options, judge=judge,
                                           allow_external_videos=allow_external_videos)
     seq = None if design == "full" else get_suite(suite).sequential_design(design, rule, planned)
-    if dry_run:
-        return RunOutcome(out, None, dry_run_rows(planned, caps))
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -197,7 +216,7 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
         return _execute_locked(data, out, planned, adapters, caps, models, conditions, suite=suite,
                                max_attempts=max_attempts, max_cost_usd=max_cost_usd, max_tokens=max_tokens,
                                limit=limit, on_progress=on_progress, model_options=model_options, judge=judge,
-                               design=seq, dispatch=dispatch)
+                               design=seq, dispatch=dispatch, retry_errors=retry_errors)
 
 
 def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters: dict[str, ModelAdapter],
@@ -206,7 +225,7 @@ def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters
                     limit: int | None, on_progress,
                     model_options: dict[str, dict[str, Any]] | None = None,
                     judge: ModelSpec | None = None, design: Any = None,
-                    dispatch: AdapterDispatch | None = None) -> RunOutcome:
+                    dispatch: AdapterDispatch | None = None, retry_errors: bool = False) -> RunOutcome:
     update_snapshot(out, {p.sample.sample_id: p.sample for p in planned}.values())
     config = RunConfig.new(suite=suite, data_dir=str(data.resolve()), models=list(models),
                            conditions=list(conditions), max_attempts=max_attempts,
@@ -229,7 +248,7 @@ def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters
     builder = RequestBuilder(data, perturb_cache=out / PERTURB_CACHE,
                              pixel_free=[m.label for m in models if not reads_video(m)])
 
-    async def go() -> tuple[RunSummary, dict[str, Any] | None]:
+    async def go() -> tuple[RunSummary, dict[str, Any] | None, tuple[int, list[FailureCause]]]:
         from vidaudit.run.executor import run_trials
         from vidaudit.run.waves import run_waves
 
@@ -240,23 +259,34 @@ def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters
                         return await run_waves(planned, design, use, store, builder, suite=get_suite(suite),
                                                max_attempts=max_attempts, budget=budget, on_progress=on_progress)
                     return await run_trials(planned, use, store, builder, max_attempts=max_attempts, budget=budget,
-                                            on_progress=on_progress), None
+                                            on_progress=on_progress, retry_errors=retry_errors), None
 
                 if dispatch is None:
-                    return await trials(adapters)
-                samples = {p.sample.sample_id: p.sample for p in planned}
-                async with dispatch(adapters, suite=suite, samples=samples, model_options=model_options) as remote:
-                    prerender = getattr(dispatch, "prerender", None)  # Ray: perturbed videos as tasks, first
-                    if prerender is not None:
-                        await asyncio.to_thread(prerender, planned, builder)
-                    return await trials(remote)
+                    done = await trials(adapters)
+                else:
+                    samples = {p.sample.sample_id: p.sample for p in planned}
+                    async with dispatch(adapters, suite=suite, samples=samples,
+                                        model_options=model_options) as remote:
+                        prerender = getattr(dispatch, "prerender", None)  # Ray: perturbed videos as tasks, first
+                        if prerender is not None:
+                            await asyncio.to_thread(prerender, planned, builder)
+                        done = await trials(remote)
+                return (*done, outcomes(store, planned))
         finally:
             await close_adapters(adapters)
 
-    summary, figures = asyncio.run(go())
+    summary, figures, (trials_ok, failures) = asyncio.run(go())
     if figures is not None:
         effective.model_copy(update={"design": figures}).save(out)
-    return RunOutcome(out, summary, design=figures)
+    return RunOutcome(out, summary, design=figures, trials_ok=trials_ok, failures=failures)
+
+
+def outcomes(store: RunStore, planned: Sequence[PlannedTrial]) -> tuple[int, list[FailureCause]]:
+    """How many planned trials are ok in the store, and the causes of the latest failure of the others."""
+    ids = {p.id for p in planned}
+    best = {row.trial_id: a for row, a in store.results() if row.trial_id in ids and a is not None}
+    ok = sum(1 for a in best.values() if a.status is Status.OK)
+    return ok, failure_causes(best.values())
 
 
 def run_options(limit: int | None, judge: ModelSpec | None, design: Any = None) -> dict[str, Any]:

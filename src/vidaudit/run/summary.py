@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+from vidaudit.core.types import Attempt, Status
 
 
 class StopReason(StrEnum):
@@ -65,3 +69,29 @@ class RunSummary:
         if self.stopped_early:
             line += f". Stopped ({self.stop_reason.value}): {self.stop_message}"
         return line
+
+
+@dataclass(frozen=True)
+class FailureCause:
+    """Trials whose latest attempt failed the same way: one line of a run's closing summary."""
+
+    count: int
+    status: str
+    kind: str | None
+    message: str
+
+    def line(self) -> str:
+        kind = f" ({self.kind})" if self.kind and self.kind != self.status else ""
+        return f"{self.count} {self.status}{kind}: {self.message}"
+
+
+def failure_causes(attempts: Iterable[Attempt]) -> list[FailureCause]:
+    """Group failed latest attempts by (status, error kind, message); the most frequent cause first."""
+    counts: Counter[tuple[str, str | None, str]] = Counter()
+    for a in attempts:
+        if a.status is Status.OK:
+            continue
+        kind = a.error_kind.value if a.error_kind is not None else None
+        counts[(a.status.value, kind, " ".join((a.error_message or "no message stored").split()))] += 1
+    return [FailureCause(n, status, kind, message)
+            for (status, kind, message), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][2]))]

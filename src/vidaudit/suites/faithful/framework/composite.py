@@ -75,7 +75,8 @@ class ObjectCentricAdapter:
             self.extractor = self.answerer = model
             self.retriever = model if o.retrieval == "model" else None
             self._owned = [model]
-        self.capabilities = Capabilities(native_video=True, images=True, concurrency=4,
+        # images=False: it samples its own frames from the video, so the plan refuses frames@K up front
+        self.capabilities = Capabilities(native_video=True, images=False, concurrency=4,
                                          local=o.offline, synthetic=o.offline)
         self.frames = FrameCache(max_bytes=512 << 20)
 

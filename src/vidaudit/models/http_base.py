@@ -1,0 +1,130 @@
+"""The base every HTTP adapter (openai, gemini, anthropic) shares: how long one call may take, how much it may send.
+
+An SDK's ``timeout`` bounds each wait on the socket (connecting, each read), not the call: a server that
+trickles a byte every few seconds would hold a call for as long as it likes, and a server may answer
+with a body of any size. So every call of these adapters runs under two limits, both adapter options:
+
+- ``deadline_s``: the whole call, from sending the request to the last byte of the answer (default:
+  ``DEADLINE_FACTOR`` x the adapter's ``timeout_s``). Past it the call is cancelled and the attempt is a
+  ``timeout`` (retried, as any timeout).
+- ``max_response_bytes``: the bytes read of one response body (default ``DEFAULT_MAX_RESPONSE_BYTES``).
+  A body announced larger (``Content-Length``) is not read at all, one that grows larger is not read
+  further; either way nothing of it is stored and the attempt is ``too_large`` (not retried).
+
+The cap lives in the HTTP transport the adapter hands its SDK (``capped_transport``), below the SDK's
+own reading, so it holds for every request the SDK makes (uploads and polls included); the deadline
+wraps the model call (``call`` / ``deadline``).
+
+A dry run (``vidaudit run --dry-run``) builds the adapters to plan with their capabilities and request
+options, and calls nothing: inside ``for_dry_run()`` an adapter needs neither its SDK (the module imports
+it optionally) nor an API key, and builds no client (``_needs_client`` says so).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any, TypeVar
+
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.types import ErrorKind, ModelSpec
+from vidaudit.models.base import ModelCallError
+
+T = TypeVar("T")
+
+#: the default deadline of a whole call is this many times the adapter's per-wait ``timeout_s``
+DEADLINE_FACTOR = 2.0
+#: far above any answer a model writes within a token limit (a 2,048-token answer is a few kB of JSON)
+DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+
+
+_DRY_RUN: contextvars.ContextVar[bool] = contextvars.ContextVar("vidaudit_dry_run", default=False)
+
+
+@contextlib.contextmanager
+def for_dry_run() -> Iterator[None]:
+    """Adapters built inside call nothing: no SDK, no API key and no client needed (``run --dry-run``)."""
+    token = _DRY_RUN.set(True)
+    try:
+        yield
+    finally:
+        _DRY_RUN.reset(token)
+
+
+class HTTPProvider:
+    """Mixed into an HTTP adapter: call ``_set_limits`` in ``__init__``, hand the SDK ``capped_transport()``,
+    and make each model call through ``call`` (or inside ``deadline()``)."""
+
+    spec: ModelSpec
+    timeout_s: float
+    deadline_s: float
+    max_response_bytes: int
+
+    def _set_limits(self, timeout_s: float, deadline_s: float | None, max_response_bytes: int) -> None:
+        """Check and keep the three limits (a ConfigError naming the option when one is not positive)."""
+        for name, value in (("timeout_s", timeout_s), ("deadline_s", deadline_s)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0):
+                raise ConfigError(f"{self.spec.provider}.{name} must be a positive number of seconds, got {value!r}")
+        if isinstance(max_response_bytes, bool) or not isinstance(max_response_bytes, int) or max_response_bytes < 1:
+            raise ConfigError(f"{self.spec.provider}.max_response_bytes must be a positive number of bytes, "
+                              f"got {max_response_bytes!r}")
+        self.timeout_s = float(timeout_s)
+        self.deadline_s = float(deadline_s) if deadline_s is not None else DEADLINE_FACTOR * self.timeout_s
+        self.max_response_bytes = max_response_bytes
+
+    def _api_key(self, env_names: tuple[str, ...], *, required: bool) -> str:
+        """The API key from the environment; a dry run needs none (a placeholder that is never sent)."""
+        from vidaudit.models.request_builder import resolve_api_key
+
+        return resolve_api_key(env_names, provider=self.spec.provider, required=required and not _DRY_RUN.get())
+
+    def _needs_client(self, sdk: object | None, module: str) -> bool:
+        """Whether to build the SDK's client: not in a dry run; a ``MissingExtraError`` when the SDK is absent."""
+        if _DRY_RUN.get():
+            return False
+        if sdk is None:
+            from vidaudit.core.registry import EXTRAS, missing_extra
+
+            extra = EXTRAS.get(self.spec.provider, (self.spec.provider, ()))[0]
+            raise missing_extra(f"the {self.spec.provider} provider", extra, module)
+        return True
+
+    def capped_transport(self, inner: Any = None) -> Any:
+        """An httpx2 transport that refuses bodies over ``max_response_bytes`` (around ``inner``, default one)."""
+        from vidaudit.models.http_transport import CappedTransport
+
+        return CappedTransport(self.max_response_bytes, self._too_large, inner)
+
+    def _too_large(self, detail: str) -> ModelCallError:
+        return ModelCallError(ErrorKind.TOO_LARGE, (
+            f"{self.spec.label} sent a response body over max_response_bytes={self.max_response_bytes:,} "
+            f"({detail}); it was not read further and nothing of it is stored. Raise the adapter option "
+            f"{self.spec.provider}.max_response_bytes if answers are really this large"))
+
+    def _past_deadline(self) -> ModelCallError:
+        return ModelCallError(ErrorKind.TIMEOUT, (
+            f"{self.spec.label} did not finish within deadline_s={self.deadline_s:g} s for the whole call "
+            f"(timeout_s={self.timeout_s:g} s bounds each wait); raise the adapter option "
+            f"{self.spec.provider}.deadline_s if long answers need more time"))
+
+    @contextlib.asynccontextmanager
+    async def deadline(self) -> AsyncIterator[None]:
+        """Cancel what runs inside after ``deadline_s``; that becomes a classified TIMEOUT."""
+        cm = asyncio.timeout(self.deadline_s)
+        try:
+            async with cm:
+                yield
+        except TimeoutError:
+            if cm.expired():
+                raise self._past_deadline() from None
+            raise
+
+    async def call(self, fn: Callable[[], Awaitable[T]],
+                   classify: Callable[[Exception], ModelCallError | None]) -> tuple[T, float]:
+        """``errors_http.classified_call`` under the deadline: ``(result, seconds)`` or a ``ModelCallError``."""
+        from vidaudit.models.errors_http import classified_call
+
+        async with self.deadline():
+            return await classified_call(fn, classify)

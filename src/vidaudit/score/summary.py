@@ -1,0 +1,109 @@
+"""What a scoring pass found, in a few lines: accuracy, parse failures and their share per model and condition.
+
+``vidaudit score`` and ``score-responses`` print these lines beside the file they wrote, and the report's
+notes name every model and condition whose parse-failure rate reaches ``PARSE_FAILURE_NOTE_RATE``: a strict
+parser that cannot read most answers ("Answer: 5" where the suite asks for ``\\boxed{5}``) makes an
+accuracy that measures the answer format, and a reader must see that first.
+
+Accuracy here is the plain one every suite starts from: correct answers over planned trials (an errored
+or unparseable trial counts as wrong). A suite's own headline (e.g. faithful's A_faith) is in the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from vidaudit.core.errors import DataError
+from vidaudit.score.records import ScoreRecord
+
+#: a model and condition whose answers are unparseable at least this often (of those answered) get a note
+PARSE_FAILURE_NOTE_RATE = 0.20
+#: at most this many model/condition lines are printed; the total line always follows
+MAX_LINES = 20
+
+
+def is_parse_failure(r: ScoreRecord) -> bool:
+    """An answered trial (status ok) whose text the suite's parser (or judge) could not read."""
+    return r.status == "ok" and r.parse is not None and r.parse.method.endswith("unparseable")
+
+
+@dataclass
+class Tally:
+    model: str
+    condition: str
+    planned: int = 0
+    answered: int = 0      # status ok
+    correct: int = 0
+    unparseable: int = 0
+
+    def add(self, r: ScoreRecord) -> None:
+        self.planned += 1
+        self.answered += r.status == "ok"
+        self.correct += r.correct is True
+        self.unparseable += is_parse_failure(r)
+
+    @property
+    def parse_failure_rate(self) -> float | None:
+        return self.unparseable / self.answered if self.answered else None
+
+    def line(self) -> str:
+        acc = f"{100 * self.correct / self.planned:.1f}%" if self.planned else "n/a"
+        rate = self.parse_failure_rate
+        share = f" ({100 * rate:.0f}%)" if rate is not None else ""
+        return (f"accuracy {acc} ({self.correct} of {self.planned} planned), {self.unparseable} of {self.answered} "
+                f"answers unparseable{share}")
+
+
+def tallies(records: Iterable[ScoreRecord]) -> list[Tally]:
+    """One tally per (model, condition), in the order they first appear."""
+    out: dict[tuple[str, str], Tally] = {}
+    for r in records:
+        if r.model_role == "human":
+            continue
+        out.setdefault((r.model, r.condition), Tally(r.model, r.condition)).add(r)
+    return list(out.values())
+
+
+def summary_lines(records: Sequence[ScoreRecord]) -> list[str]:
+    """``MODEL · CONDITION: accuracy ..., N of M answers unparseable (P%)`` per group, then the total."""
+    groups = tallies(records)
+    lines = [f"{t.model} · {t.condition}: {t.line()}" for t in groups[:MAX_LINES]]
+    if len(groups) > MAX_LINES:
+        lines.append(f"... and {len(groups) - MAX_LINES} more model/condition pairs (all in scores.jsonl)")
+    if len(groups) != 1:
+        total = Tally("all", "all")
+        for r in records:
+            if r.model_role != "human":
+                total.add(r)
+        lines.append(f"all: {total.line()}")
+    return lines
+
+
+def parse_failure_notes(records: Sequence[ScoreRecord], threshold: float = PARSE_FAILURE_NOTE_RATE) -> list[str]:
+    """A report note for each model and condition whose answers are unparseable at ``threshold`` or more."""
+    notes = []
+    for t in tallies(records):
+        rate = t.parse_failure_rate
+        if rate is not None and t.unparseable and rate >= threshold:
+            notes.append(f"{t.model} under {t.condition}: {t.unparseable} of {t.answered} answers "
+                         f"({100 * rate:.0f}%) were unparseable under the suite's strict answer rule and count as "
+                         "wrong; the accuracy measures the answer format as much as the model (check the prompt's "
+                         "format, docs/scoring.md)")
+    return notes
+
+
+def read_scores(path: str | Path) -> list[ScoreRecord]:
+    """``scores.jsonl`` back as records (a DataError naming the line when one does not validate)."""
+    from pydantic import ValidationError
+
+    out = []
+    with Path(path).open(encoding="utf-8") as f:
+        for i, line in enumerate(f, 1):
+            if line.strip():
+                try:
+                    out.append(ScoreRecord.model_validate_json(line))
+                except ValidationError as e:
+                    raise DataError(f"{path}:{i}: not a score record ({e.error_count()} problem(s))") from None
+    return out

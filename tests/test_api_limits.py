@@ -1,0 +1,149 @@
+"""Every HTTP adapter holds a call to a total deadline and a response to a size cap (``models/http_base``).
+
+Against a real local server: one that trickles its answer a byte every 2 s (no read ever waits long enough
+for the SDK's per-read timeout), and one that answers a 50 MB body, announced or chunked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from httpfake import FakeServer, Reply
+from vidaudit.core.types import ErrorKind, GenerationSettings, ImagePart, ModelSpec, Request, TextPart
+from vidaudit.models.base import ModelCallError
+from vidaudit.models.http_base import DEADLINE_FACTOR, DEFAULT_MAX_RESPONSE_BYTES
+
+KEY = "sk-test-limits-0123456789abcdef"
+BIG = 50 * 1024 * 1024
+
+
+def _request() -> Request:
+    img = np.zeros((16, 16, 3), np.uint8)
+    return Request(trial_id="t1", parts=(TextPart("t=0.00s"), ImagePart(img, frame_index=0, t=0.0),
+                                         TextPart("How many?")),
+                   settings=GenerationSettings(temperature=0.0, max_tokens=64))
+
+
+def _openai(url: str, **opts):
+    from vidaudit.models.openai_compat import OpenAIAdapter
+
+    return OpenAIAdapter(ModelSpec.parse(f"openai:m@{url}/v1"), **opts), "/v1/chat/completions", {
+        "id": "c", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "\\boxed{3}"}}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}}
+
+
+def _anthropic(url: str, **opts):
+    from vidaudit.models.anthropic import AnthropicAdapter
+
+    return AnthropicAdapter(ModelSpec.parse("anthropic:claude-test"), base_url=url, **opts), "/v1/messages", {
+        "id": "msg", "type": "message", "role": "assistant", "model": "claude-test",
+        "content": [{"type": "text", "text": "\\boxed{3}"}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 5, "output_tokens": 3}}
+
+
+def _gemini(url: str, **opts):
+    from vidaudit.models.gemini import GeminiAdapter
+
+    return GeminiAdapter(ModelSpec.parse("gemini:gemini-2.5-flash"), base_url=url, use_disk_cache=False,
+                         **opts), "/v1beta/models/gemini-2.5-flash:generateContent", {
+        "candidates": [{"content": {"role": "model", "parts": [{"text": "\\boxed{3}"}]}, "finishReason": "STOP"}],
+        "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 3}}
+
+
+PROVIDERS: dict[str, Callable] = {"openai": _openai, "anthropic": _anthropic, "gemini": _gemini}
+
+
+@pytest.fixture
+def keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.setenv(name, KEY)
+    for name in ("OPENAI_BASE_URL", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"):
+        monkeypatch.delenv(name, raising=False)
+
+
+async def _generate(adapter) -> object:
+    try:
+        return await adapter.generate(_request())
+    finally:
+        await adapter.aclose()
+
+
+def _fails(adapter) -> ModelCallError:
+    with pytest.raises(ModelCallError) as info:
+        asyncio.run(_generate(adapter))
+    return info.value
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_a_trickling_server_is_cut_at_the_deadline(provider: str, keys: None) -> None:
+    with FakeServer() as srv:
+        adapter, path, body = PROVIDERS[provider](srv.url, timeout_s=5.0, deadline_s=2.5)
+        srv.script("POST", path, Reply(json=body, trickle_s=2.0))  # ~100 bytes: minutes without a deadline
+        t0 = time.monotonic()
+        err = _fails(adapter)
+        elapsed = time.monotonic() - t0
+    assert err.kind is ErrorKind.TIMEOUT
+    assert "deadline_s=2.5" in err.message and f"{provider}.deadline_s" in err.message
+    assert 2.4 <= elapsed < 8.0, elapsed  # the read timeout (5 s) alone would never have fired
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_a_50_mb_body_is_not_read(provider: str, keys: None) -> None:
+    with FakeServer() as srv:
+        adapter, path, _ = PROVIDERS[provider](srv.url)
+        srv.script("POST", path, Reply(body=b'{"x": "' + b"a" * BIG + b'"}'))
+        err = _fails(adapter)
+    assert err.kind is ErrorKind.TOO_LARGE
+    assert f"max_response_bytes={DEFAULT_MAX_RESPONSE_BYTES:,}" in err.message
+    assert f"Content-Length {BIG + 9:,}; not read" in err.message
+    assert len(err.message) < 600
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_a_chunked_body_is_cut_once_past_the_cap(provider: str, keys: None) -> None:
+    with FakeServer() as srv:
+        adapter, path, _ = PROVIDERS[provider](srv.url, max_response_bytes=1 << 20)
+        srv.script("POST", path, Reply(body=b'{"x": "' + b"a" * BIG + b'"}', chunked=True))
+        err = _fails(adapter)
+    assert err.kind is ErrorKind.TOO_LARGE
+    assert "stopped after" in err.message and "max_response_bytes=1,048,576" in err.message
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_defaults_and_bad_values(provider: str, keys: None) -> None:
+    from vidaudit.core.errors import ConfigError
+
+    adapter, _, _ = PROVIDERS[provider]("http://127.0.0.1:9", timeout_s=7.0)
+    assert adapter.deadline_s == DEADLINE_FACTOR * 7.0
+    assert adapter.max_response_bytes == DEFAULT_MAX_RESPONSE_BYTES
+    asyncio.run(adapter.aclose())
+    for bad in ({"deadline_s": 0}, {"deadline_s": "soon"}, {"max_response_bytes": 0}, {"timeout_s": -1}):
+        with pytest.raises(ConfigError, match=f"{provider}\\.(deadline_s|max_response_bytes|timeout_s)"):
+            PROVIDERS[provider]("http://127.0.0.1:9", **bad)
+
+
+def test_a_run_says_what_happened_and_stores_none_of_the_body(smoke_dir: Path, tmp_path: Path, keys: None) -> None:
+    from vidaudit.cli import app
+    from vidaudit.run.store import RunStore
+
+    run_dir = tmp_path / "run"
+    with FakeServer() as srv:
+        srv.script("POST", "/v1/chat/completions", default=Reply(body=b"x" * (4 << 20), chunked=True))
+        r = CliRunner().invoke(app, ["run", "counting", "--data", str(smoke_dir), "--model",
+                                     f"openai:m@{srv.url}/v1", "--condition", "frames@1", "--limit", "2",
+                                     "--adapter-option", "openai.max_response_bytes=1000000", "--out", str(run_dir)])
+    assert r.exit_code == 1, r.output
+    flat = " ".join(r.output.split())
+    assert "2 api_error (too_large): openai:m@" in flat and "max_response_bytes=1,000,000" in flat, r.output
+    assert (run_dir / "store.sqlite").stat().st_size < 1_000_000
+    with RunStore(run_dir, readonly=True) as store:
+        attempts = [a for row in store.trial_rows() for a in store.attempts(row.trial_id)]
+    assert len(attempts) == 2 and all(a.response is None for a in attempts)  # not retried, nothing kept
