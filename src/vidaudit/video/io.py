@@ -169,8 +169,10 @@ def _open(path: str | Path) -> av.container.InputContainer:
         raise DataError(f"video not found: {p}; regenerate it or fix the manifest's video.path")
     try:
         return av.open(str(p))
-    except av.error.FFmpegError as e:
-        raise DataError(f"cannot decode {p}: {e}; the file is corrupt, delete and regenerate it") from e
+    except av.error.FFmpegError as e:  # e.g. a text file or a truncated download: say what, not FFmpeg's errno
+        reason = (getattr(e, "strerror", None) or str(e)).rstrip(".").lower()
+        raise DataError(f"cannot decode {p}: not a readable video ({reason}); give a video file FFmpeg can "
+                        "decode (e.g. an MP4), or, if vidaudit wrote it, delete it and generate it again") from e
 
 
 def probe(path: str | Path) -> VideoInfo:

@@ -76,8 +76,13 @@ def open_source(path: str | Path, sha256: str | None = None) -> SourceInfo:
         info = probe(p)
     except DataError:
         raise
-    except (av.error.FFmpegError, IndexError) as e:
-        raise DataError(f"cannot decode {p}: {e}; is it a video file?") from e
+    except IndexError as e:  # it opened (an audio file, a subtitle track) but holds no video stream
+        raise DataError(f"cannot decode {p}: not a readable video (it holds no video stream); give a video "
+                        "file (e.g. an MP4) or a still image") from e
+    except av.error.FFmpegError as e:
+        reason = getattr(e, "strerror", None) or e
+        raise DataError(f"cannot decode {p}: not a readable video ({reason}); give a video file FFmpeg can "
+                        "decode (e.g. an MP4) or a still image") from e
     if info.n_frames < 1:
         raise DataError(f"{p} has no video frames")
     w, h, crop = _even_crop(info.width, info.height)
