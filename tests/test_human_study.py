@@ -212,9 +212,10 @@ def test_a_lone_surrogate_in_an_answers_file_is_a_clean_error(run_dir: Path, tmp
     the file and the field (no UnicodeEncodeError), and nothing written."""
     res = export_study(run_dir, tmp_path / "s.html", sample=3, seed=7)
     ids = [it["item_id"] for it in json.loads(res.manifest.read_text())["items"]]
-    cases = [('{"annotator": "ann\\ud800", "study": "%s", "answers": {}}' % res.study, "the annotator id"),
-             ('{"annotator": "ann", "study": "%s", "answers": {"%s": "x\\udfff"}}' % (res.study, ids[0]),
+    cases = [(json.dumps({"annotator": "ann@", "study": res.study, "answers": {}}), "the annotator id"),
+             (json.dumps({"annotator": "ann", "study": res.study, "answers": {ids[0]: "x@"}}),
               f"the answer to item {ids[0]}")]
+    cases = [(body.replace("@", "\\ud800"), field) for body, field in cases]  # the escape, without its pair
     for i, (body, field) in enumerate(cases):
         sheet = tmp_path / f"sur{i}.json"
         sheet.write_text(body)
