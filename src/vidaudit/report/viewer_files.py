@@ -30,6 +30,7 @@ from typing import Any
 from markupsafe import Markup
 
 from vidaudit.core.errors import DataError
+from vidaudit.core.fileio import replace_together
 from vidaudit.report.model import ViewerSpec, ViewerTrial
 from vidaudit.report.viewer import viewer_payload
 
@@ -131,6 +132,25 @@ def check_viewer_dir(out_dir: Path) -> None:
         _check_ours(folder)
 
 
+def stage_viewer_dir(out_dir: Path, data: ViewerData) -> Path | None:
+    """``data``'s side files written into a temporary folder beside ``out_dir/viewer`` (None: inline, no
+    files), for :func:`vidaudit.core.fileio.replace_together` to put in place with the other report files."""
+    if not data.chunked:
+        return None
+    tmp = Path(tempfile.mkdtemp(prefix=f".{VIEWER_DIR}.tmp-", dir=out_dir))
+    try:
+        for n, text in enumerate(data.chunks):
+            with open(tmp / chunk_name(n), "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; the files are as readable as the page
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return tmp
+
+
 def write_viewer_dir(out_dir: Path, data: ViewerData) -> Path | None:
     """Replace ``out_dir/viewer`` with ``data``'s side files (none: remove a stale folder).
 
@@ -140,28 +160,9 @@ def write_viewer_dir(out_dir: Path, data: ViewerData) -> Path | None:
     out_dir = Path(out_dir)
     folder = out_dir / VIEWER_DIR
     check_viewer_dir(out_dir)
-    tmp: Path | None = None
-    try:
-        if data.chunked:
-            tmp = Path(tempfile.mkdtemp(prefix=f".{VIEWER_DIR}.tmp-", dir=out_dir))
-            for n, text in enumerate(data.chunks):
-                with open(tmp / chunk_name(n), "w", encoding="utf-8") as f:
-                    f.write(text)
-                    f.flush()
-                    os.fsync(f.fileno())
-            os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; the files are as readable as the page
-        if folder.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{VIEWER_DIR}.old-", dir=out_dir))
-            os.replace(folder, old / VIEWER_DIR)
-            shutil.rmtree(old, ignore_errors=True)
-        if tmp is None:
-            return None
-        os.replace(tmp, folder)
-        tmp = None
-        return folder
-    finally:
-        if tmp is not None and tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+    tmp = stage_viewer_dir(out_dir, data)
+    replace_together([(tmp, folder)])
+    return folder if tmp is not None else None
 
 
 def _umask() -> int:
