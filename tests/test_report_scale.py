@@ -32,7 +32,7 @@ from vidaudit.report import (
     viewer_payload,
     write_report,
 )
-from vidaudit.report.viewer_files import CALLBACK, VIEWER_DIR, viewer_data
+from vidaudit.report.viewer_files import CALLBACK, VIEWER_DIR, resolve_thumbnails, viewer_data
 
 from test_report_browser import CHROMIUM, LAUNCH_ARGS, _require_browser
 from test_report_html import MALICIOUS
@@ -104,7 +104,9 @@ def test_small_viewers_stay_in_the_page(tmp_path):
     trials = [trial(i) for i in range(5)]
     inline = viewer_data(trials, SPEC)
     assert not inline.chunked and inline.token is None
-    assert json.loads(str(inline.data_json))["trials"] == [json.loads(json.dumps(viewer_payload(t))) for t in trials]
+    page = json.loads(str(inline.data_json))  # each distinct thumbnail once; the page's script puts them back
+    assert resolve_thumbnails(page) == [json.loads(json.dumps(viewer_payload(t))) for t in trials]
+    assert len(page["thumbs"]) == len({f.jpeg_b64 for t in trials for f in t.frames}) < sum(len(t.frames) for t in trials)
     paths = write_report(report(), trials, SPEC, tmp_path)
     assert set(paths) == {"json", "md", "html"} and not (tmp_path / VIEWER_DIR).exists()
     assert "strict-dynamic" not in paths["html"].read_text(encoding="utf-8")

@@ -15,7 +15,7 @@ import base64
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -88,8 +88,9 @@ class _Ids:
         return out
 
 
-def _section_context(section: Section, ids: _Ids) -> dict[str, Any]:
+def _section_context(section: Section, ids: _Ids, drawn_figure=None) -> dict[str, Any]:
     """A section as the template reads it: figures drawn and grouped under headings by ``figure.group``."""
+    draw = drawn_figure or render_figure
     sid = ids("sec", section.id)
     blocks: list[dict[str, Any]] = []
     previous: list[str] | None = None
@@ -102,7 +103,7 @@ def _section_context(section: Section, ids: _Ids) -> dict[str, Any]:
             headings = [(level, fig.group[level]) for level in range(start, len(fig.group))]
             blocks.append({"headings": headings, "group": list(fig.group), "figures": []})
             previous = list(fig.group)
-        drawn = render_figure(fig)
+        drawn = draw(fig)
         blocks[-1]["figures"].append({"id": ids("fig", section.id, fig.id), "figure_id": fig.id, "kind": fig.kind,
                                       "title": fig.title, "heading": figure_heading(fig), "caption": fig.caption,
                                       "group": " · ".join(fig.group), "png_b64": drawn.png_b64, "alt": drawn.alt})
@@ -121,7 +122,8 @@ def _settings_rows(report: Report) -> list[tuple[str, str]]:
 
 
 def render_html(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpec,
-                n_trials_total: int | None = None, *, data: ViewerData | None = None) -> str:
+                n_trials_total: int | None = None, *, data: ViewerData | None = None,
+                progress: Callable[[str, int, int | None], None] | None = None) -> str:
     """The report page as one string. ``trials`` are those to show (see select_trials_for_viewer).
 
     ``data``: the viewer's data as :func:`viewer_data` split it (write_report passes it, and
@@ -133,7 +135,16 @@ def render_html(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpe
     if not isinstance(viewer, ViewerSpec):
         raise DataError(f"render_html needs the suite's ViewerSpec, got {type(viewer).__name__}")
     ids = _Ids()
-    sections = [_section_context(s, ids) for s in report.sections]
+    total = sum(len(s.figures) for s in report.sections)
+    done = [0]
+
+    def draw(fig):  # one figure, counted for the progress display
+        if progress is not None:
+            progress("figures", done[0], total)
+        done[0] += 1
+        return render_figure(fig)
+
+    sections = [_section_context(s, ids, draw) for s in report.sections]
     if data is None:
         data = viewer_data(trials, viewer, inline_max_bytes=float("inf"))
     js = _static("viewer.js")

@@ -12,7 +12,8 @@ belongs to, so a chunk left over from another report is refused rather than show
 
 The Content-Security-Policy of a chunked page adds ``'strict-dynamic'``: only scripts that the
 page's own (hashed) script inserts may run; nothing can be fetched or connected to. Below the
-threshold the page is exactly what it was before side files existed: one self-contained file.
+threshold the page is one self-contained file, each distinct thumbnail stored once (``"thumbs"``, which
+the trials' frames index: models and conditions shown the same frame share it).
 """
 
 from __future__ import annotations
@@ -72,6 +73,29 @@ class ViewerData:
         return bool(self.chunks)
 
 
+def pool_thumbnails(payloads: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Each distinct thumbnail once: the payloads with every frame's ``jpeg_b64`` replaced by ``jpeg``, its
+    index in the returned list. Models and conditions that were sent the same frame share its JPEG (the
+    demo's 90 trials hold 2,160 thumbnails of 46 distinct images); the page's script puts them back."""
+    index: dict[str, int] = {}
+    out = []
+    for p in payloads:
+        frames = [{"index": f["index"], "t": f["t"], "jpeg": index.setdefault(f["jpeg_b64"], len(index))}
+                  for f in p["frames"]]
+        out.append({**p, "frames": frames})
+    return out, list(index)
+
+
+def resolve_thumbnails(page: dict[str, Any]) -> list[dict[str, Any]]:
+    """The inline page's trials with their thumbnails put back (what :func:`viewer_payload` made): the
+    inverse of :func:`pool_thumbnails`, as the page's script does it; for tests and readers of the page."""
+    thumbs = page.get("thumbs")
+    if thumbs is None:
+        return list(page["trials"])
+    return [{**t, "frames": [{"index": f["index"], "t": f["t"], "jpeg_b64": thumbs[f["jpeg"]]}
+                             for f in t["frames"]]} for t in page["trials"]]
+
+
 def viewer_data(trials: Sequence[ViewerTrial], viewer: ViewerSpec, *, inline_max_bytes: float = INLINE_MAX_BYTES,
                 chunk_bytes: int = CHUNK_BYTES) -> ViewerData:
     """The viewer's data for ``trials`` in list order: inline if it fits ``inline_max_bytes``, else chunked."""
@@ -81,13 +105,18 @@ def viewer_data(trials: Sequence[ViewerTrial], viewer: ViewerSpec, *, inline_max
         raise DataError(f"chunk_bytes must be >= 1, got {chunk_bytes}")
     spec = _script_json(viewer.model_dump(mode="json"))
     payloads = [viewer_payload(t) for t in trials]
+    pooled, thumbs = pool_thumbnails(payloads)
     try:
-        texts = [_script_json(p) for p in payloads]
+        pooled_texts = [_script_json(p) for p in pooled]
     except ValueError as e:
         raise DataError(f"trials hold a value JSON cannot carry ({e}); use None for missing numbers") from e
-    if sum(len(t) for t in texts) <= inline_max_bytes:
-        # the same text as json.dumps({"spec": ..., "trials": [...]}) with compact separators
-        return ViewerData(Markup('{"spec":' + spec + ',"trials":[' + ",".join(texts) + "]}"), len(texts))
+    thumbs_text = _script_json(thumbs)
+    if sum(len(t) for t in pooled_texts) + len(thumbs_text) <= inline_max_bytes:
+        # json.dumps({"spec": ..., "trials": [...], "thumbs": [...]}) with compact separators
+        return ViewerData(Markup('{"spec":' + spec + ',"trials":[' + ",".join(pooled_texts) + '],"thumbs":'
+                                 + thumbs_text + "}"), len(pooled_texts))
+    del pooled, pooled_texts, thumbs_text
+    texts = [_script_json(p) for p in payloads]
     groups: list[list[int]] = [[]]
     size = 0
     for i, text in enumerate(texts):

@@ -16,7 +16,7 @@ import json
 import math
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +110,8 @@ def displayable(text: str) -> str:
 
 def write_report(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpec, out_dir: Path,
                  n_trials_total: int | None = None, *, inline_max_bytes: float = INLINE_MAX_BYTES,
-                 chunk_bytes: int = CHUNK_BYTES) -> dict[str, Path]:
+                 chunk_bytes: int = CHUNK_BYTES,
+                 progress: Callable[[str, int, int | None], None] | None = None) -> dict[str, Path]:
     """Write the three report files into ``out_dir`` and return their paths keyed "json", "md", "html".
 
     ``trials`` are the trials the viewer shows (pass the output of select_trials_for_viewer, and
@@ -125,7 +126,10 @@ def write_report(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSp
     json_text = displayable(report_json(report))
     data = viewer_data(trials, viewer, inline_max_bytes=inline_max_bytes, chunk_bytes=chunk_bytes)
     data.chunks = [displayable(c) for c in data.chunks]
-    html = displayable(render_html(report, trials, viewer, n_trials_total=n_trials_total, data=data))
+    html = displayable(render_html(report, trials, viewer, n_trials_total=n_trials_total, data=data,
+                                   progress=progress))
+    if progress is not None:
+        progress("writing", 0, None)
     markdown = displayable(render_markdown(report))
     paths = {"json": out_dir / "report.json", "md": out_dir / "report.md", "html": out_dir / "report.html"}
     staged: list[tuple[Path | None, Path]] = []
