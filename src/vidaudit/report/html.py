@@ -23,6 +23,7 @@ from typing import Any
 from markupsafe import Markup
 
 from vidaudit.core.errors import DataError
+from vidaudit.report.headline import role_rank
 from vidaudit.report.heatmaps import figure_heading, render_figure
 from vidaudit.report.model import Report, Section, ViewerSpec, ViewerTrial
 from vidaudit.report.viewer_files import VIEWER_DIR, ViewerData, viewer_data
@@ -32,7 +33,17 @@ _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "/": "\\/",
 #: "/" first: its escape is the only one that holds one of these characters (no later pass touches it)
 _JSON_ORDER = ("/", "<", ">", "&", "\u2028", "\u2029")
 #: element ids the page itself uses; a section can never take one of them
-_RESERVED_IDS = frozenset({"notes", "viewer", "run"})
+_RESERVED_IDS = frozenset({"headline", "notes", "viewer", "run"})
+#: a table with more rows than this is folded (a <details> the reader opens), so the page stays short
+LONG_TABLE_ROWS = 30
+
+
+def headline_roles(report: Report) -> dict[str, str]:
+    """Model -> role, as the headline table states them (its first two columns)."""
+    h = report.headline
+    if h is None or h.columns[:2] != ["model", "role"]:
+        return {}
+    return {row[0]: row[1] for row in h.rows}
 
 
 def script_json(obj: Any) -> Markup:
@@ -88,7 +99,8 @@ class _Ids:
         return out
 
 
-def _section_context(section: Section, ids: _Ids, drawn_figure=None) -> dict[str, Any]:
+def _section_context(section: Section, ids: _Ids, drawn_figure: Callable[[Any], Any] | None = None,
+                     roles: dict[str, str] | None = None) -> dict[str, Any]:
     """A section as the template reads it: figures drawn and grouped under headings by ``figure.group``."""
     draw = drawn_figure or render_figure
     sid = ids("sec", section.id)
@@ -108,8 +120,23 @@ def _section_context(section: Section, ids: _Ids, drawn_figure=None) -> dict[str
                                       "title": fig.title, "heading": figure_heading(fig), "caption": fig.caption,
                                       "group": " · ".join(fig.group), "png_b64": drawn.png_b64, "alt": drawn.alt})
     tables = [{"id": ids("table", section.id, t.id), "table": t} for t in section.tables]
-    return {"id": sid, "title": section.title, "lede": section.lede, "blocks": blocks, "tables": tables,
-            "notes": section.notes}
+    return {"id": sid, "title": section.title, "lede": section.lede, "groups": _outer_groups(blocks, roles or {}),
+            "tables": tables, "notes": section.notes}
+
+
+def _outer_groups(blocks: list[dict[str, Any]], roles: dict[str, str]) -> list[dict[str, Any]]:
+    """Blocks gathered under their first-level heading (a model, for figures grouped by model), each group a
+    collapsible block: open for a model under test, closed for a reference (oracle, chance, observer, ...)."""
+    groups: list[dict[str, Any]] = []
+    for b in blocks:
+        top = next((text for level, text in b["headings"] if level == 0), None)
+        if top is not None or not groups:
+            role = roles.get(top) if top is not None else None
+            groups.append({"title": top, "role": role, "open": role_rank(role) <= role_rank("human"), "blocks": []})
+        groups[-1]["blocks"].append({**b, "headings": [(lv, t) for lv, t in b["headings"] if lv > 0]})
+    if groups and not any(g["open"] for g in groups):
+        groups[0]["open"] = True  # only references were run (the demo): show the first of them
+    return groups
 
 
 def _settings_rows(report: Report) -> list[tuple[str, str]]:
@@ -144,7 +171,8 @@ def render_html(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpe
         done[0] += 1
         return render_figure(fig)
 
-    sections = [_section_context(s, ids, draw) for s in report.sections]
+    roles = headline_roles(report)
+    sections = [_section_context(s, ids, draw, roles) for s in report.sections]
     if data is None:
         data = viewer_data(trials, viewer, inline_max_bytes=float("inf"))
     js = _static("viewer.js")
@@ -153,6 +181,8 @@ def render_html(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpe
         css=Markup(_static("report.css")),
         js=Markup(js),
         report=report,
+        headline_id="headline" if report.headline is not None else None,
+        long_table_rows=LONG_TABLE_ROWS,
         settings=_settings_rows(report),
         sections=sections,
         viewer=viewer,

@@ -136,11 +136,14 @@ def markdown_section(section: Section) -> str:
 
 
 def render_markdown(report: Report) -> str:
-    """The whole report.md: header, headline notes, then every section in order."""
+    """The whole report.md: header, the headline table (one row per model), notes, then every section."""
     if not isinstance(report, Report):
         raise DataError(f"render_markdown needs a Report, got {type(report).__name__}; "
                         "build one with Report(...) or Report.model_validate(...)")
-    out = [f"# vidaudit report — {md_escape(report.suite)}", "", *header_lines(report), "", "## Notes", ""]
+    out = [f"# vidaudit report — {md_escape(report.suite)}", "", *header_lines(report), ""]
+    if report.headline is not None:
+        out.append(markdown_table(report.headline, level=2))
+    out += ["## Notes", ""]
     out += [f"- {md_escape(n)}" for n in report.notes] if report.notes else ["_No notes._"]
     out.append("")
     for section in report.sections:

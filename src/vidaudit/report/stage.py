@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 from vidaudit import __version__
 from vidaudit.core.gcpause import paused_gc
 from vidaudit.mech.report_section import mechanism_sections
-from vidaudit.report.model import Report, ViewerTrial
+from vidaudit.report.headline import headline_from_records, role_rank
+from vidaudit.report.model import Report, Section, ViewerTrial
 
 if TYPE_CHECKING:
     from vidaudit.score.stage import Scored
@@ -75,14 +76,29 @@ def build_report(scored: Scored) -> Report:
     if scored.design:
         notes.append(design_note(scored.design))
     notes += list(sr.notes)
+    roles = {r.model: r.model_role for r in scored.records}
+    headline = sr.headline or headline_from_records("Accuracy over every planned trial", scored.records)
     return Report(suite=suite.name, vidaudit_version=__version__, git_revision=head, git_dirty=dirty,
                   created_at=datetime.now(UTC).isoformat(timespec="seconds"), source=dict(scored.source),
                   models=list(dict.fromkeys(r.model for r in scored.records)),
                   conditions=list(dict.fromkeys(r.condition for r in scored.records)),
-                  settings=dict(scored.settings), n_records=len(scored.records), notes=notes,
-                  sections=[*sr.sections, *mechanism_sections(scored.source.get("run_dir")), *_human_sections(scored)],
+                  settings=dict(scored.settings), n_records=len(scored.records), headline=headline, notes=notes,
+                  sections=[*(references_last(s, roles) for s in sr.sections),
+                            *mechanism_sections(scored.source.get("run_dir")), *_human_sections(scored)],
                   results=_with_human(sr.results, scored) | ({"design": dict(scored.design)} if scored.design else {})
                   | ({"stage_usage": scored.stage_usage} if scored.stage_usage else {}))
+
+
+def references_last(section: Section, roles: dict[str, str]) -> Section:
+    """The section with the figures of reference models (oracle, chance, observers, ...) after those of the
+    models under test: a figure grouped under a model (``group[0]``) takes that model's role's place."""
+    def rank(fig) -> int:
+        return role_rank(roles.get(fig.group[0])) if fig.group and fig.group[0] in roles else 0
+
+    if not section.figures:
+        return section
+    ordered = sorted(section.figures, key=rank)  # stable: the suite's order within a role
+    return section if ordered == list(section.figures) else section.model_copy(update={"figures": ordered})
 
 
 def _human_sections(scored: Scored) -> list:

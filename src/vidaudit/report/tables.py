@@ -66,8 +66,9 @@ _MD_TAG = re.compile(r"<(?=[A-Za-z/!?]|[^\s<>]*>)")
 #: "&" only where it would start an entity (``&lt;`` written by a model stays those four characters)
 _MD_ENTITY = re.compile(r"&(?=#?[0-9A-Za-z]+;)")
 #: a "]" that could close a link or image (``](``, ``][``, ``]:``) or meet what follows the text; the
-#: brackets of ``[1, 2]`` stay as they are
-_MD_LINK = re.compile(r"\](?=\s*[(\[:]|$)")
+#: brackets of ``[1, 2]`` or ``[0.2, 0.4] (4/10)`` stay as they are (a reference link with a space, ``[a] [b]``,
+#: needs a ``[b]:`` definition, which is escaped wherever it is written)
+_MD_LINK = re.compile(r"\](?=[(\[:]|$)")
 #: a run of "*": escaped when it can open emphasis (CommonMark's left-flanking rule, see ``_opens``);
 #: ``N*(F)`` cannot open one and stays as it is
 _MD_STAR = re.compile(r"\*+")
