@@ -15,6 +15,22 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+def _hypothesis_profiles() -> None:
+    """One Hypothesis profile for the whole suite: no per-example deadline (a loaded 2-core machine runs
+    an example 10x slower than an idle one, and Hypothesis' default 200 ms deadline then fails a property
+    that holds), and no too_slow health check for the same reason. A test's own ``@settings`` still wins
+    for what it sets (``max_examples``). ``HYPOTHESIS_PROFILE=dev`` keeps the defaults when you want the
+    deadline as a speed alarm."""
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile("vidaudit", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    settings.register_profile("dev", settings.get_profile("default"))
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "vidaudit"))
+
+
+_hypothesis_profiles()
+
+
 @pytest.fixture(scope="session")
 def smoke_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The counting smoke preset, rendered and verified by the generator itself."""

@@ -141,7 +141,7 @@ def test_profile_html_in_headless_chromium(smoke_audit: tuple[Path, str, float])
 def test_profile_escapes_untrusted_text(tmp_path: Path) -> None:
     from vidaudit.audit.build import write_profile_files
     from vidaudit.audit.profile import ModelRow, PartInfo
-    from vidaudit.report.headline import accuracy
+    from vidaudit.report.profile_figures import accuracy
 
     evil = "<img src=x onerror=alert(1)>|**x**"
     part = PartInfo(suite="counting", name="counting", preset="smoke", dataset_key="k" * 64, data_dir="d",

@@ -209,6 +209,26 @@ def test_bad_answers_files_are_refused_and_nothing_is_written(run_dir: Path, tmp
     (run_dir / "human_study.json").unlink()
 
 
+def test_a_lone_surrogate_in_an_answers_file_is_a_clean_error(run_dir: Path, tmp_path: Path) -> None:
+    """JSON's "\\ud800" escape without its pair, in the annotator id or an answer: exit 2 with one line naming
+    the file and the field (no UnicodeEncodeError), and nothing written."""
+    res = export_study(run_dir, tmp_path / "s.html", sample=3, seed=7)
+    ids = [it["item_id"] for it in json.loads(res.manifest.read_text())["items"]]
+    cases = [(json.dumps({"annotator": "ann@", "study": res.study, "answers": {}}), "the annotator id"),
+             (json.dumps({"annotator": "ann", "study": res.study, "answers": {ids[0]: "x@"}}),
+              f"the answer to item {ids[0]}")]
+    cases = [(body.replace("@", "\\ud800"), field) for body, field in cases]  # the escape, without its pair
+    for i, (body, field) in enumerate(cases):
+        sheet = tmp_path / f"sur{i}.json"
+        sheet.write_text(body)
+        r = CliRunner().invoke(app, ["human-study", "import", str(sheet), "--into", str(run_dir),
+                                     "--study", str(res.manifest)])
+        msg = " ".join(r.output.split())
+        assert r.exit_code == 2 and isinstance(r.exception, SystemExit), r.output
+        assert str(sheet) in msg and f"{field} holds a lone surrogate" in msg and "UnicodeEncodeError" not in msg
+        assert not (run_dir / "human_records.jsonl").exists() and not (run_dir / "human_study.json").exists()
+
+
 def test_export_refuses_bad_options(run_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="--kind"):
         export_study(run_dir, tmp_path / "a.html", kind="vibes")

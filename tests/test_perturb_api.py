@@ -246,3 +246,31 @@ def test_vidaudit_perturb_command(tmp_path: Path) -> None:
     assert "strip_mask" in runner.invoke(app, ["perturb", "--list"]).stdout
     r = runner.invoke(app, ["perturb", str(src), "--op", "melt", "--out", str(tmp_path / "m.mp4")])
     assert r.exit_code == 2 and "melt" in r.output and not (tmp_path / "m.mp4").exists()
+
+
+def test_perturb_on_a_file_that_is_not_a_video_names_it_and_what_to_do(tmp_path: Path) -> None:
+    """The user's own non-video file (text, audio): a one-line error naming the file, exit 2, no FFmpeg errno,
+    and no advice to regenerate a file vidaudit never made."""
+    import wave
+
+    from typer.testing import CliRunner
+
+    from vidaudit.cli import app
+
+    text = tmp_path / "notes.mp4"
+    text.write_text("not a video, just my notes\n")
+    audio = tmp_path / "tone.wav"
+    with wave.open(str(audio), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(8000)
+        w.writeframes(bytes(16000))
+    runner = CliRunner()
+    for src, why in ((text, "invalid data"), (audio, "no video stream")):
+        r = runner.invoke(app, ["perturb", str(src), "--op", "reverse", "--out", str(tmp_path / "out.mp4")])
+        msg = " ".join(r.output.split())
+        assert r.exit_code == 2 and isinstance(r.exception, SystemExit), r.output
+        assert f"cannot decode {src}: not a readable video" in msg and why in msg.lower(), msg
+        assert "Errno" not in msg and "corrupt" not in msg and "Traceback" not in msg
+        assert "MP4" in msg  # what to give instead
+    assert not (tmp_path / "out.mp4").exists()

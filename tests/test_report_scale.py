@@ -32,7 +32,7 @@ from vidaudit.report import (
     viewer_payload,
     write_report,
 )
-from vidaudit.report.viewer_files import CALLBACK, VIEWER_DIR, viewer_data
+from vidaudit.report.viewer_files import CALLBACK, VIEWER_DIR, resolve_thumbnails, viewer_data
 
 from test_report_browser import CHROMIUM, LAUNCH_ARGS, _require_browser
 from test_report_html import MALICIOUS
@@ -104,7 +104,9 @@ def test_small_viewers_stay_in_the_page(tmp_path):
     trials = [trial(i) for i in range(5)]
     inline = viewer_data(trials, SPEC)
     assert not inline.chunked and inline.token is None
-    assert json.loads(str(inline.data_json))["trials"] == [json.loads(json.dumps(viewer_payload(t))) for t in trials]
+    page = json.loads(str(inline.data_json))  # each distinct thumbnail once; the page's script puts them back
+    assert resolve_thumbnails(page) == [json.loads(json.dumps(viewer_payload(t))) for t in trials]
+    assert len(page["thumbs"]) == len({f.jpeg_b64 for t in trials for f in t.frames}) < sum(len(t.frames) for t in trials)
     paths = write_report(report(), trials, SPEC, tmp_path)
     assert set(paths) == {"json", "md", "html"} and not (tmp_path / VIEWER_DIR).exists()
     assert "strict-dynamic" not in paths["html"].read_text(encoding="utf-8")
@@ -209,3 +211,52 @@ def test_many_trials_in_headless_chromium(tmp_path: Path) -> None:
             assert errors == [], errors
         finally:
             browser.close()
+
+
+def _set(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("fail_at", ["write report.html", "rename report.html", "rename viewer"])
+def test_a_failure_while_writing_leaves_the_previous_report_set_whole(tmp_path: Path, monkeypatch, fail_at: str):
+    """All report files are written together or not at all: a full disk while writing the page (after
+    report.json and report.md are on disk), or a rename that fails after others succeeded, leaves the
+    previous report.json / .md / .html and viewer/ byte for byte, no temporary file, and a DataError
+    naming the folder and the cause."""
+    import errno
+    import os as os_mod
+
+    from vidaudit.core import fileio
+
+    many = [trial(i, text=f"reply {i}") for i in range(40)]
+    write_report(report(), many, SPEC, tmp_path, inline_max_bytes=0, chunk_bytes=4000)
+    before = _set(tmp_path)
+    assert {"report.json", "report.md", "report.html", "viewer/000.js"} <= set(before)
+    newer = report().model_copy(update={"created_at": "2030-01-01T00:00:00Z", "notes": ["a newer report"]})
+    real_replace, real_stage = os_mod.replace, fileio.stage_text
+
+    def full_disk(final, text):
+        if Path(final).name == "report.html":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_stage(final, text)
+
+    failed: list[str] = []
+
+    def failing_replace(src, dst):  # the new file's rename fails, once (putting the old one back works)
+        if Path(dst).name == fail_at.split()[1] and ".tmp" in Path(src).name and not failed:
+            failed.append(str(dst))
+            raise OSError(errno.EIO, "Input/output error", str(dst))
+        return real_replace(src, dst)
+
+    if fail_at.startswith("write"):
+        monkeypatch.setattr("vidaudit.report.write.stage_text", full_disk)
+    else:
+        monkeypatch.setattr(fileio.os, "replace", failing_replace)
+    with pytest.raises(DataError, match=r"could not write the report into .*(No space left|Input/output).*unchanged"):
+        write_report(newer, many[:10], SPEC, tmp_path, inline_max_bytes=0, chunk_bytes=4000)
+    monkeypatch.undo()
+    assert failed or fail_at.startswith("write")
+    assert _set(tmp_path) == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "no temporary file or folder is left"
+    paths = write_report(newer, many[:10], SPEC, tmp_path, inline_max_bytes=0, chunk_bytes=4000)  # then it works
+    assert "a newer report" in paths["md"].read_text(encoding="utf-8")

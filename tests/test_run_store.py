@@ -27,8 +27,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.types import (Attempt, Condition, ErrorKind, ModelSpec, Presentation, Response, Status, Trial,
-                                 Usage)
+from vidaudit.core.types import (Attempt, Condition, ErrorKind, Event, ModelSpec, Presentation, Response, Sample,
+                                 Status, Trace, Trial, Usage, VideoRef)
 from vidaudit.run.audit_log import read_audit_log
 from vidaudit.run.runconfig import BudgetConfig, RunConfig, open_run_config
 from vidaudit.run.secrets import SecretLeakError, env_secrets
@@ -537,6 +537,49 @@ def test_never_writes_a_secret_from_the_environment(tmp_path: Path, monkeypatch:
     for path in tmp_path.iterdir():
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_a_key_echoed_twice_is_redacted_both_times(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """redact_text replaces every copy of a key, not only the first: a model that repeats the key must
+    leave no copy in the stored answer (a first-copy-only redaction would make the store refuse the row)."""
+    from vidaudit.run.secrets import redact_text
+
+    env = {"OPENAI_API_KEY": SECRET}
+    text, names = redact_text(f"{SECRET} and again {SECRET}, then {SECRET}.", env)
+    assert text == ("[REDACTED:OPENAI_API_KEY] and again [REDACTED:OPENAI_API_KEY], "
+                    "then [REDACTED:OPENAI_API_KEY].")
+    assert names == ["OPENAI_API_KEY"] and SECRET not in text
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    t = make_trial(1)
+    with RunStore(tmp_path) as store:
+        store.register_trials([t])
+        store.append(ok_attempt(t, 1, text=f"key {SECRET}; key {SECRET}"))
+        got = store.attempts(t.id)[0]
+        assert got.response is not None
+        assert got.response.text == "key [REDACTED:OPENAI_API_KEY]; key [REDACTED:OPENAI_API_KEY]"
+    for path in tmp_path.iterdir():
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_a_sample_whose_video_sha256_alone_changed_is_a_changed_sample(tmp_path: Path) -> None:
+    """sample_digest covers the video's sha256: a regenerated video under the same path, question, answer
+    and trace is a changed sample (the snapshot refuses a resume onto it), while its path may move freely."""
+    from vidaudit.run.snapshot import changed_samples, sample_digest, update_snapshot
+
+    s = Sample(sample_id="s1", suite="counting", params={"domain": "blinking"}, question="How many?", answer=1,
+               trace=Trace(events=(Event(t=1.0, frame=30, type="blink", count=1),)),
+               video=VideoRef(path="v.mp4", sha256="a" * 64, fps=30.0, width=64, height=64, n_frames=90,
+                              duration_s=3.0))
+    new_video = s.model_copy(update={"video": s.video.model_copy(update={"sha256": "b" * 64})})
+    moved = s.model_copy(update={"video": s.video.model_copy(update={"path": "elsewhere/v.mp4"})})
+    assert sample_digest(new_video) != sample_digest(s)
+    assert sample_digest(moved) == sample_digest(s)
+    assert changed_samples({"s1": s}, {"s1": new_video}, ["s1"]) == ["s1"]
+    update_snapshot(tmp_path, [s])
+    update_snapshot(tmp_path, [moved])
+    with pytest.raises(ConfigError, match="1 sample\\(s\\) changed .*s1"):
+        update_snapshot(tmp_path, [new_video])
 
 
 # --------------------------------------------------------------------------- run.json

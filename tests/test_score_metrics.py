@@ -122,3 +122,20 @@ def test_bad_answer_and_missing_trace() -> None:
     count_only = make_sample("blinking", [], 1.0, answer=5)  # e.g. a real video with a count annotation
     r = score_trial(count_only, "\\boxed{5} at 3s").to_dict()
     assert r["correct"] is True and r["trace_available"] is False and r["f1"] is None
+
+
+@pytest.mark.parametrize("f", [0.5, 1.0, 4.0])
+def test_the_matching_window_is_half_an_event_period(f: float) -> None:
+    """delta(F) = 1/(2F), not 1/F: a report just inside half a period of its event matches, one just past
+    it (well inside a whole period) does not, at every frequency; the tolerance table's rate_relative row
+    agrees."""
+    period = 1.0 / f
+    assert rate_relative_delta(f) == pytest.approx(period / 2)
+    s = make_sample("blinking", [2.0 * period], f)
+    t0 = 2.0 * period
+    for offset, matched in ((0.49 * period, 1), (0.51 * period, 0), (0.9 * period, 0)):
+        r = score_trial(s, f"It blinks at t={t0 + offset:.4f}s. Final answer: 1").to_dict()
+        assert r["reported_times"] == [pytest.approx(t0 + offset, abs=1e-4)]
+        assert r["delta_s"] == pytest.approx(period / 2)
+        assert r["n_matched"] == matched, (f, offset)
+        assert r["tolerance"]["rate_relative"]["n_matched"] == matched

@@ -158,7 +158,7 @@ def unusable(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.mark.parametrize("kind, message", [
-    ("audio_only", "has no video stream"), ("zero_frames", "no video stream"), ("one_pixel", "too small"),
+    ("audio_only", "no video stream"), ("zero_frames", "no video stream"), ("one_pixel", "too small"),
     ("truncated", "cannot decode"), ("not_a_video", "not a readable video")])
 def test_unusable_files_are_one_line_data_errors(unusable: dict[str, Path], kind: str, message: str) -> None:
     with pytest.raises(DataError, match=message) as e:

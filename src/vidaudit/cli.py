@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from vidaudit.cli_common import console, friendly_errors, progress_bar
+from vidaudit.cli_common import console, friendly_errors, progress_bar, step_progress
 from vidaudit.cli_help import FlowGroup, tidy_option_types
 
 tidy_option_types()
@@ -263,8 +263,8 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory."), allow_c
     """Score a run and write RUN/report/report.json, report.md and a self-contained report.html."""
     from vidaudit.report.stage import report_run
 
-    with console.status("scoring and drawing the report"):
-        paths = report_run(run_dir, allow_changed=allow_changed)
+    with step_progress("report") as progress:
+        paths = report_run(run_dir, allow_changed=allow_changed, progress=progress)
     for kind, path in paths.items():
         console.print(f"{kind:5s} {path}")
 

@@ -60,6 +60,37 @@ def print_scores(path: Any) -> None:
         console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
 
 
+@contextmanager
+def step_progress(description: str) -> Iterator[Callable[[str, int, int | None], None]]:
+    """A rich progress bar for a stage made of named steps; yields ``update(step, done, total)`` (total None:
+    a spinner). On the way out it prints one line of where the time went, e.g. ``report: scoring 2.4 s ·
+    thumbnails 9.8 s · figures 7.9 s``, so a log (no terminal, no live bar) says it too."""
+    import time
+
+    spent: dict[str, float] = {}
+    state = {"step": "", "since": time.monotonic()}
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=True) as prog:
+        task = prog.add_task(description, total=None)
+
+        def update(step: str, done: int, total: int | None) -> None:
+            now = time.monotonic()
+            if step != state["step"]:
+                if state["step"]:
+                    spent[state["step"]] = spent.get(state["step"], 0.0) + now - state["since"]
+                state["step"], state["since"] = step, now
+            prog.update(task, description=f"{description}: {step}", completed=done, total=total)
+
+        try:
+            yield update
+        finally:
+            if state["step"]:
+                spent[state["step"]] = spent.get(state["step"], 0.0) + time.monotonic() - state["since"]
+    if spent:
+        console.print(f"{description}: " + " · ".join(f"{k} {v:.1f} s" for k, v in spent.items()), highlight=False,
+                      soft_wrap=True)
+
+
 def parse_list(text: str | None, kind: Callable[[str], Any], name: str) -> list[Any] | None:
     if text is None:
         return None

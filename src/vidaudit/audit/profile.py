@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from vidaudit.core.errors import DataError
-from vidaudit.report.headline import Figure
+from vidaudit.report.profile_figures import Figure
 
 PROFILE_SCHEMA_VERSION = 1
 PROFILE_JSON = "profile.json"

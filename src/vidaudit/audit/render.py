@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from jinja2 import Environment
 
 from vidaudit.audit.profile import ModelRow, PartInfo, Profile
-from vidaudit.report.headline import Figure
+from vidaudit.report.profile_figures import Figure
 from vidaudit.report.tables import md_escape
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,71 @@ def atomic_path(final: str | Path, suffix: str | None = None) -> Iterator[Path]:
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+
+
+def stage_text(final: str | Path, text: str) -> Path:
+    """``text`` in a temporary file beside ``final`` (fsynced, umask honoured), for :func:`replace_together`."""
+    final = Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=f".tmp{final.suffix}", dir=final.parent)
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            fd = -1
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        remove_path(Path(tmp))
+        raise
+    return Path(tmp)
+
+
+def remove_path(path: Path) -> None:
+    """Remove a file or a folder (best effort: used to clean up after a failure)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def replace_together(staged: Sequence[tuple[Path | None, Path]]) -> None:
+    """Put every staged file or folder under its final name, or none of them.
+
+    ``staged`` holds ``(temporary, final)`` pairs made beside their final names (``temporary`` None:
+    remove ``final``). Each final name that exists is first moved aside; if any rename fails, the new
+    paths are taken away and the old ones moved back, so a reader finds the old set or the new set,
+    never a mix. The temporaries are removed whatever happens.
+    """
+    aside: list[tuple[Path, Path]] = []   # (backup, final)
+    placed: list[Path] = []
+    try:
+        for tmp, final in staged:
+            if final.exists() or final.is_symlink():
+                backup = Path(tempfile.mkdtemp(prefix=f".{final.name}.old-", dir=final.parent)) / final.name
+                os.replace(final, backup)
+                aside.append((backup, final))
+            if tmp is not None:
+                os.replace(tmp, final)
+                placed.append(final)
+    except BaseException:
+        for final in reversed(placed):
+            remove_path(final)
+        for backup, final in reversed(aside):
+            os.replace(backup, final)
+            backup.parent.rmdir()
+        raise
+    finally:
+        for tmp, _ in staged:
+            if tmp is not None and (tmp.exists() or tmp.is_symlink()):
+                remove_path(tmp)
+    for backup, _ in aside:
+        remove_path(backup.parent)
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:

@@ -72,6 +72,27 @@ def load_manifest(path: str | Path) -> StudyManifest:
                          items=items, raw=raw)
 
 
+def _shown(text: str) -> str:
+    """Printable in a one-line message whatever it holds: non-ASCII as escapes."""
+    return text.encode("ascii", "backslashreplace").decode("ascii")
+
+
+def _check_text(path: Path, raw: dict) -> None:
+    """Refuse a string that is not Unicode text: a lone surrogate (JSON's ``"\\ud800"`` escape without its pair)
+    can be neither written to a UTF-8 file nor shown, and an annotator id must stay exactly what was typed."""
+    answers = raw.get("answers") if isinstance(raw.get("answers"), dict) else {}
+    fields = [("the annotator id", raw.get("annotator")), ("the study id", raw.get("study")),
+              *((f"an item id ({_shown(k)})", k) for k in answers),
+              *((f"the answer to item {_shown(k)}", v) for k, v in answers.items())]
+    for name, value in fields:
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise DataError(f"{path}: {name} holds a lone surrogate ({_shown(value)}), which is not text; "
+                                "re-save the file from the study page or remove that \\uD8xx-\\uDFxx escape") from None
+
+
 def read_sheet(path: str | Path) -> tuple[str, AnswerSheet]:
     """(the study id it claims, the sheet) for one answers file, its shape checked."""
     path = Path(path)
@@ -82,6 +103,7 @@ def read_sheet(path: str | Path) -> tuple[str, AnswerSheet]:
     extra = sorted(set(raw) - {"annotator", "study", "answers"})
     if extra:
         raise DataError(f"{path}: unknown field(s) {', '.join(extra)} in the answers file")
+    _check_text(path, raw)
     annotator, study, answers = raw.get("annotator"), raw.get("study"), raw.get("answers")
     if not isinstance(annotator, str) or not annotator.strip():
         raise DataError(f"{path}: the answers file names no annotator (\"annotator\" must be a non-empty string)")

@@ -1,57 +1,68 @@
-"""Headline figures a suite reads out of its own ``report.json`` for a model profile (``vidaudit audit``).
+"""The report's opening table: one row per model with the suite's main figure and its 95% interval.
 
-Typed here, below the suites, so that a suite can return them (``Suite.profile_figures``) and the audit
-tool can render them without knowing any suite: an accuracy with its Wilson interval and its k / n, or
-an operating boundary (a tested value, or ``"<1"`` when even the first fails).
+Generic: a suite hands over, per (model, condition), the successes ``k`` over the planned ``n`` of
+its main figure (counting: exact match over every planned trial, errors counted wrong; faithful:
+A_faith over targets), and this module writes the table every report opens with. Models come in
+the order they were run, references after them (``human``, then the ideal observers, blind
+references, constant answers, ``oracle`` and ``chance`` last), so a reader meets the models under
+test first. Intervals are Wilson's, as everywhere else in vidaudit.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from vidaudit.report.model import Table
+from vidaudit.report.tables import MISSING
 
-from vidaudit.score.stats import wilson_interval
-
-
-class Figure(BaseModel):
-    """One headline number: ``value`` is a share in [0, 1] (``kind`` accuracy) or a boundary (a number or text)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str
-    kind: Literal["accuracy", "boundary", "text"] = "accuracy"
-    value: int | float | str | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    k: int | None = None
-    n: int | None = None
-    note: str = ""
+#: where a model's role puts its row (and its figures): models under test first, ``chance`` last
+ROLE_ORDER = ("model", "human", "observer", "reference", "constant", "oracle", "chance")
 
 
-class PartFigures(BaseModel):
-    """What one audit part contributes to the profile: figures per model, the part's reference points, and
-    the papers' published figures per paper model name (never measured here)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    by_model: dict[str, list[Figure]] = Field(default_factory=dict)
-    #: figure name -> the share a uniform guesser scores (absent: no chance level for that figure)
-    chance: dict[str, float] = Field(default_factory=dict)
-    human_ceiling: Figure | None = None
-    published: dict[str, list[Figure]] = Field(default_factory=dict)
-    published_source: str = ""
-    notes: list[str] = Field(default_factory=list)
+def role_rank(role: str | None) -> int:
+    """Sort key of a model role: unknown roles sit with the models under test."""
+    return ROLE_ORDER.index(role) if role in ROLE_ORDER else 0
 
 
-def accuracy(name: str, k: int, n: int, note: str = "") -> Figure:
-    """k of n correct with its 95% Wilson interval (n = 0: no value, never a made-up 0)."""
-    if n <= 0:
-        return Figure(name=name, k=0, n=0, note=note or "no trial")
-    lo, hi = wilson_interval(k, n)
-    return Figure(name=name, value=k / n, ci_low=lo, ci_high=hi, k=k, n=n, note=note)
+def ordered_models(models: Sequence[str], roles: Mapping[str, str]) -> list[str]:
+    """``models`` in run order, references after the models under test (stable within a role)."""
+    return sorted(dict.fromkeys(models), key=lambda m: role_rank(roles.get(m)))
 
 
-def published(name: str, percent: float | None) -> Figure:
-    """A paper's reported percentage as a share (no interval: the papers print none)."""
-    return Figure(name=name, value=None if percent is None else percent / 100.0, note="published")
+def rate_cell(k: int | None, n: int | None, digits: int = 3) -> str:
+    """``0.833 [0.436, 0.970] (5/6)``: the rate, its Wilson 95% interval and its counts; an em dash when n is 0."""
+    from vidaudit.score.stats import wilson_interval
+
+    if not n or k is None:
+        return MISSING
+    lo, hi = wilson_interval(int(k), int(n))
+    return f"{k / n:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}] ({k}/{n})"
+
+
+def headline_table(figure: str, counts: Mapping[tuple[str, str], tuple[int, int]], roles: Mapping[str, str],
+                   *, note: str = "") -> Table:
+    """One row per model, one column per condition: ``figure`` as ``rate [95% CI] (k/n)`` from ``counts``
+    ((model, condition) -> (k, n)); models in run order with references last."""
+    models = ordered_models([m for m, _ in counts], roles)
+    conditions = list(dict.fromkeys(c for _, c in counts))
+    rows = [[m, roles.get(m, "model"), *(rate_cell(*counts[(m, c)]) if (m, c) in counts else MISSING
+                                         for c in conditions)] for m in models]
+    caption = (f"{figure} per model and condition, with its Wilson 95% interval and k/n; references "
+               f"(oracle, chance, observers, constant answers) after the models under test. {note}").strip()
+    return Table(id="headline", title="Headline", columns=["model", "role", *conditions], rows=rows,
+                 caption=caption, key_columns=2)
+
+
+def headline_from_records(figure: str, records: Sequence, note: str = "") -> Table | None:
+    """The generic headline: per (model, condition), records with ``correct`` True over all planned records
+    (an errored or unparseable trial counts as wrong). None when there are no records."""
+    counts: dict[tuple[str, str], list[int]] = {}
+    roles: dict[str, str] = {}
+    for r in records:
+        c = counts.setdefault((r.model, r.condition), [0, 0])
+        c[0] += r.correct is True
+        c[1] += 1
+        roles.setdefault(r.model, r.model_role)
+    if not counts:
+        return None
+    return headline_table(figure, {key: (k, n) for key, (k, n) in counts.items()}, roles, note=note)

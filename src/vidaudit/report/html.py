@@ -15,7 +15,7 @@ import base64
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -23,6 +23,7 @@ from typing import Any
 from markupsafe import Markup
 
 from vidaudit.core.errors import DataError
+from vidaudit.report.headline import role_rank
 from vidaudit.report.heatmaps import figure_heading, render_figure
 from vidaudit.report.model import Report, Section, ViewerSpec, ViewerTrial
 from vidaudit.report.viewer_files import VIEWER_DIR, ViewerData, viewer_data
@@ -32,7 +33,17 @@ _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "/": "\\/",
 #: "/" first: its escape is the only one that holds one of these characters (no later pass touches it)
 _JSON_ORDER = ("/", "<", ">", "&", "\u2028", "\u2029")
 #: element ids the page itself uses; a section can never take one of them
-_RESERVED_IDS = frozenset({"notes", "viewer", "run"})
+_RESERVED_IDS = frozenset({"headline", "notes", "viewer", "run"})
+#: a table with more rows than this is folded (a <details> the reader opens), so the page stays short
+LONG_TABLE_ROWS = 30
+
+
+def headline_roles(report: Report) -> dict[str, str]:
+    """Model -> role, as the headline table states them (its first two columns)."""
+    h = report.headline
+    if h is None or h.columns[:2] != ["model", "role"]:
+        return {}
+    return {row[0]: row[1] for row in h.rows}
 
 
 def script_json(obj: Any) -> Markup:
@@ -88,8 +99,10 @@ class _Ids:
         return out
 
 
-def _section_context(section: Section, ids: _Ids) -> dict[str, Any]:
+def _section_context(section: Section, ids: _Ids, drawn_figure: Callable[[Any], Any] | None = None,
+                     roles: dict[str, str] | None = None) -> dict[str, Any]:
     """A section as the template reads it: figures drawn and grouped under headings by ``figure.group``."""
+    draw = drawn_figure or render_figure
     sid = ids("sec", section.id)
     blocks: list[dict[str, Any]] = []
     previous: list[str] | None = None
@@ -102,13 +115,28 @@ def _section_context(section: Section, ids: _Ids) -> dict[str, Any]:
             headings = [(level, fig.group[level]) for level in range(start, len(fig.group))]
             blocks.append({"headings": headings, "group": list(fig.group), "figures": []})
             previous = list(fig.group)
-        drawn = render_figure(fig)
+        drawn = draw(fig)
         blocks[-1]["figures"].append({"id": ids("fig", section.id, fig.id), "figure_id": fig.id, "kind": fig.kind,
                                       "title": fig.title, "heading": figure_heading(fig), "caption": fig.caption,
                                       "group": " · ".join(fig.group), "png_b64": drawn.png_b64, "alt": drawn.alt})
     tables = [{"id": ids("table", section.id, t.id), "table": t} for t in section.tables]
-    return {"id": sid, "title": section.title, "lede": section.lede, "blocks": blocks, "tables": tables,
-            "notes": section.notes}
+    return {"id": sid, "title": section.title, "lede": section.lede, "groups": _outer_groups(blocks, roles or {}),
+            "tables": tables, "notes": section.notes}
+
+
+def _outer_groups(blocks: list[dict[str, Any]], roles: dict[str, str]) -> list[dict[str, Any]]:
+    """Blocks gathered under their first-level heading (a model, for figures grouped by model), each group a
+    collapsible block: open for a model under test, closed for a reference (oracle, chance, observer, ...)."""
+    groups: list[dict[str, Any]] = []
+    for b in blocks:
+        top = next((text for level, text in b["headings"] if level == 0), None)
+        if top is not None or not groups:
+            role = roles.get(top) if top is not None else None
+            groups.append({"title": top, "role": role, "open": role_rank(role) <= role_rank("human"), "blocks": []})
+        groups[-1]["blocks"].append({**b, "headings": [(lv, t) for lv, t in b["headings"] if lv > 0]})
+    if groups and not any(g["open"] for g in groups):
+        groups[0]["open"] = True  # only references were run (the demo): show the first of them
+    return groups
 
 
 def _settings_rows(report: Report) -> list[tuple[str, str]]:
@@ -121,7 +149,8 @@ def _settings_rows(report: Report) -> list[tuple[str, str]]:
 
 
 def render_html(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpec,
-                n_trials_total: int | None = None, *, data: ViewerData | None = None) -> str:
+                n_trials_total: int | None = None, *, data: ViewerData | None = None,
+                progress: Callable[[str, int, int | None], None] | None = None) -> str:
     """The report page as one string. ``trials`` are those to show (see select_trials_for_viewer).
 
     ``data``: the viewer's data as :func:`viewer_data` split it (write_report passes it, and
@@ -133,7 +162,17 @@ def render_html(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpe
     if not isinstance(viewer, ViewerSpec):
         raise DataError(f"render_html needs the suite's ViewerSpec, got {type(viewer).__name__}")
     ids = _Ids()
-    sections = [_section_context(s, ids) for s in report.sections]
+    total = sum(len(s.figures) for s in report.sections)
+    done = [0]
+
+    def draw(fig):  # one figure, counted for the progress display
+        if progress is not None:
+            progress("figures", done[0], total)
+        done[0] += 1
+        return render_figure(fig)
+
+    roles = headline_roles(report)
+    sections = [_section_context(s, ids, draw, roles) for s in report.sections]
     if data is None:
         data = viewer_data(trials, viewer, inline_max_bytes=float("inf"))
     js = _static("viewer.js")
@@ -142,6 +181,8 @@ def render_html(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpe
         css=Markup(_static("report.css")),
         js=Markup(js),
         report=report,
+        headline_id="headline" if report.headline is not None else None,
+        long_table_rows=LONG_TABLE_ROWS,
         settings=_settings_rows(report),
         sections=sections,
         viewer=viewer,

@@ -1,8 +1,10 @@
 """report.md: the same header, sections, figures (as tables of their data) and tables as the HTML page.
 
 GitHub-flavoured Markdown, for diffs and READMEs. Every string that came from a model, a
-condition or a data file goes through :func:`~vidaudit.report.tables.md_escape`, so a ``|`` or
-a line break can never add a column or end a table.
+condition, a user, an annotator or a data file goes through :func:`~vidaudit.report.tables.md_escape`
+(the one escaping rule: HTML's ``& < >`` as entities, Markdown's syntax backslash-escaped, line breaks
+made spaces), so the file is safe rendered with raw HTML on, and a ``|`` or a line break can never add
+a column or end a table.
 """
 
 from __future__ import annotations
@@ -82,7 +84,7 @@ def markdown_line(fig: LineFigure, level: int = 3) -> str:
             if s.low is not None and s.high is not None and (s.low[i] is not None or s.high[i] is not None):
                 text += f" [{_value(s.low[i], 3)}, {_value(s.high[i], 3)}]"
             cells.append(text)
-        lines.append(_row(cells))
+        lines.append("| " + " | ".join(cells) + " |")  # numbers and our own brackets: nothing to escape
     lines += ["", f"_y: {md_escape(fig.y_label)}" + ("; [low, high] is the series' interval._"
                                                    if any(s.low is not None for s in fig.series) else "._")]
     return "\n".join(lines + [""])
@@ -134,11 +136,14 @@ def markdown_section(section: Section) -> str:
 
 
 def render_markdown(report: Report) -> str:
-    """The whole report.md: header, headline notes, then every section in order."""
+    """The whole report.md: header, the headline table (one row per model), notes, then every section."""
     if not isinstance(report, Report):
         raise DataError(f"render_markdown needs a Report, got {type(report).__name__}; "
                         "build one with Report(...) or Report.model_validate(...)")
-    out = [f"# vidaudit report — {md_escape(report.suite)}", "", *header_lines(report), "", "## Notes", ""]
+    out = [f"# vidaudit report — {md_escape(report.suite)}", "", *header_lines(report), ""]
+    if report.headline is not None:
+        out.append(markdown_table(report.headline, level=2))
+    out += ["## Notes", ""]
     out += [f"- {md_escape(n)}" for n in report.notes] if report.notes else ["_No notes._"]
     out.append("")
     for section in report.sections:

@@ -127,11 +127,16 @@ class Section(_Strict):
 
 
 class SuiteReport(_Strict):
-    """What a suite's aggregation returns: its numbers, its sections and its headline notes."""
+    """What a suite's aggregation returns: its numbers, its sections and its headline notes.
+
+    ``headline``: the table the report opens with, one row per model with the suite's main figure and
+    its interval (``report.headline.headline_table``); None: the report stage makes the generic one
+    (accuracy over every planned trial)."""
 
     results: dict[str, Any] = Field(default_factory=dict)
     sections: list[Section] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    headline: Table | None = None
 
 
 class Report(_Strict):
@@ -149,6 +154,8 @@ class Report(_Strict):
     #: what was sent to each model: generation settings and request-changing adapter options
     settings: dict[str, dict[str, Any]] = Field(default_factory=dict)
     n_records: int = 0
+    #: one row per model: the suite's main figure with its interval, references last (None: no records)
+    headline: Table | None = None
     notes: list[str] = Field(default_factory=list)
     sections: list[Section] = Field(default_factory=list)
     results: dict[str, Any] = Field(default_factory=dict)

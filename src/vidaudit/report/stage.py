@@ -8,6 +8,7 @@ reader needs, and the trace viewer's trials with thumbnails of the frames actual
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,13 +17,16 @@ from vidaudit import __version__
 from vidaudit.core.errors import DataError
 from vidaudit.core.gcpause import paused_gc
 from vidaudit.mech.report_section import mechanism_sections
-from vidaudit.report.model import Report, ViewerTrial
+from vidaudit.report.headline import headline_from_records, role_rank
+from vidaudit.report.model import Report, Section, ViewerTrial
 from vidaudit.score.summary import parse_failure_notes
 
 if TYPE_CHECKING:
     from vidaudit.score.stage import Scored
 
 MAX_VIEWER_FRAMES = 24
+#: ``progress(step, done, total)``: what the report stage is doing, for a progress display (total None: unknown)
+Progress = Callable[[str, int, "int | None"], None]
 
 
 def _revision() -> tuple[str | None, bool | None]:
@@ -75,14 +79,29 @@ def build_report(scored: Scored) -> Report:
         notes.append(design_note(scored.design))
     notes += parse_failure_notes(scored.records)
     notes += list(sr.notes)
+    roles = {r.model: r.model_role for r in scored.records}
+    headline = sr.headline or headline_from_records("Accuracy over every planned trial", scored.records)
     return Report(suite=suite.name, vidaudit_version=__version__, git_revision=head, git_dirty=dirty,
                   created_at=datetime.now(UTC).isoformat(timespec="seconds"), source=dict(scored.source),
                   models=list(dict.fromkeys(r.model for r in scored.records)),
                   conditions=list(dict.fromkeys(r.condition for r in scored.records)),
-                  settings=dict(scored.settings), n_records=len(scored.records), notes=notes,
-                  sections=[*sr.sections, *mechanism_sections(scored.source.get("run_dir")), *_human_sections(scored)],
+                  settings=dict(scored.settings), n_records=len(scored.records), headline=headline, notes=notes,
+                  sections=[*(references_last(s, roles) for s in sr.sections),
+                            *mechanism_sections(scored.source.get("run_dir")), *_human_sections(scored)],
                   results=_with_human(sr.results, scored) | ({"design": dict(scored.design)} if scored.design else {})
                   | ({"stage_usage": scored.stage_usage} if scored.stage_usage else {}))
+
+
+def references_last(section: Section, roles: dict[str, str]) -> Section:
+    """The section with the figures of reference models (oracle, chance, observers, ...) after those of the
+    models under test: a figure grouped under a model (``group[0]``) takes that model's role's place."""
+    def rank(fig) -> int:
+        return role_rank(roles.get(fig.group[0])) if fig.group and fig.group[0] in roles else 0
+
+    if not section.figures:
+        return section
+    ordered = sorted(section.figures, key=rank)  # stable: the suite's order within a role
+    return section if ordered == list(section.figures) else section.model_copy(update={"figures": ordered})
 
 
 def _human_sections(scored: Scored) -> list:
@@ -102,9 +121,15 @@ def with_verdict(trial: ViewerTrial, verdict: str | None) -> ViewerTrial:
     return trial.model_copy(update={"facts": [*trial.facts, ("judge verdict", verdict)]})
 
 
-def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES) -> list[ViewerTrial]:
-    """The trials the viewer keeps (a selection), with thumbnails of the frames that were sent."""
-    from vidaudit.report.viewer import attach_frames, select_trials_for_viewer
+def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES, *,
+                  progress: Progress | None = None) -> list[ViewerTrial]:
+    """The trials the viewer keeps (a selection), with thumbnails of the frames that were sent (each
+    (video, frame) decoded and drawn once, however many trials sent it)."""
+    from vidaudit.report.viewer import (
+        attach_thumbnails,
+        select_trials_for_viewer,
+        thumbnail_jpeg_b64,
+    )
     from vidaudit.video.frame_cache import FrameCache
 
     suite = scored.suite
@@ -114,10 +139,13 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES) -> list[V
     if scored.data_dir is None:
         return chosen
     cache = FrameCache(max_bytes=256 << 20)
+    thumbs: dict[tuple[str, int], str] = {}  # (video, frame) -> JPEG: models and conditions share frames
     perturbed = _perturbed_trials(scored, {t.trial_id for t in chosen})
     checked: set[Path] = set()
     out = []
-    for t in chosen:
+    for n, t in enumerate(chosen):
+        if progress is not None:
+            progress("thumbnails", n, len(chosen))
         sent = scored.frames.get(t.trial_id) or []
         if sent:
             step = max(1, -(-len(sent) // max_frames))  # thin before decoding: a native trial lists every frame
@@ -129,8 +157,11 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES) -> list[V
                 checked.add(path)
             if t.trial_id in perturbed:     # the frames sent are frames of the perturbed video
                 path, sha, meta = perturbed[t.trial_id]
-            imgs = cache.get(path, sha, [i for i, _ in pick])
-            t = attach_frames(t, [(i, ft, img) for (i, ft), img in zip(pick, imgs, strict=True)], max_frames=max_frames)
+            key = sha or str(Path(path).resolve())
+            missing = sorted({i for i, _ in pick if (key, i) not in thumbs})
+            for i, img in zip(missing, cache.get(path, sha, missing) if missing else [], strict=True):
+                thumbs[(key, i)] = thumbnail_jpeg_b64(img)
+            t = attach_thumbnails(t, [(i, ft, thumbs[(key, i)]) for i, ft in pick], max_frames=max_frames)
             if meta is not None and meta.op == "strip_mask":
                 t = t.model_copy(update={"facts": [*t.facts, *strip_facts(meta, [i for i, _ in sent],
                                                                           [f.index for f in t.frames])]})
@@ -185,20 +216,31 @@ def strip_facts(meta, sent: list[int], shown: list[int | None]) -> list[tuple[st
             ("strips per frame shown", "; ".join(per))]
 
 
-def write_scored_report(scored: Scored, out_dir: str | Path) -> dict[str, Path]:
+def write_scored_report(scored: Scored, out_dir: str | Path, *, progress: Progress | None = None) -> dict[str, Path]:
     from vidaudit.report.write import write_report
 
-    return write_report(build_report(scored), viewer_trials(scored), scored.suite.viewer, Path(out_dir),
-                        n_trials_total=len(scored.records))
+    if progress is not None:
+        progress("aggregating", 0, None)
+    report = build_report(scored)
+    trials = viewer_trials(scored, progress=progress)
+    return write_report(report, trials, scored.suite.viewer, Path(out_dir), n_trials_total=len(scored.records),
+                        progress=progress)
 
 
-def report_run(run_dir: str | Path, *, allow_changed: bool = False) -> dict[str, Path]:
-    """Score a run and write ``RUN/scores.jsonl`` and ``RUN/report/report.{json,md,html}``."""
+def report_run(run_dir: str | Path, *, allow_changed: bool = False,
+               progress: Progress | None = None) -> dict[str, Path]:
+    """Score a run and write ``RUN/scores.jsonl`` and ``RUN/report/report.{json,md,html}``.
+
+    ``progress(step, done, total)`` is told each step as it goes ("scoring", "aggregating",
+    "thumbnails", "figures", "writing"; ``total`` None when unknown), for a progress display.
+    """
     from vidaudit.score.stage import SCORES, score_store, write_scores
 
     run_dir = Path(run_dir)
+    if progress is not None:
+        progress("scoring", 0, None)
     scored = score_store(run_dir, allow_changed=allow_changed)
-    paths = write_scored_report(scored, run_dir / "report")
+    paths = write_scored_report(scored, run_dir / "report", progress=progress)
     write_scores(run_dir / SCORES, scored.records)
     return paths
 

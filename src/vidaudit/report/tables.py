@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -56,9 +57,77 @@ def numeric_key(label: Any) -> tuple[int, float, str]:
     return (0, x, "") if math.isfinite(x) else (1, 0.0, str(label))
 
 
+#: Markdown's code spans, strikethrough and table cells backslash-escaped
+_MD_ESCAPES = str.maketrans({"\\": "\\\\", "|": "\\|", "`": "\\`", "~": "\\~"})
+#: a "<" that could start a tag, comment, declaration, processing instruction or autolink (a letter, "/",
+#: "!" or "?" after it, or a ">" before the next space): written as its HTML entity, whatever a renderer
+#: does with raw HTML; ``<1`` or ``a < b`` stay as they are
+_MD_TAG = re.compile(r"<(?=[A-Za-z/!?]|[^\s<>]*>)")
+#: "&" only where it would start an entity (``&lt;`` written by a model stays those four characters)
+_MD_ENTITY = re.compile(r"&(?=#?[0-9A-Za-z]+;)")
+#: a "]" that could close a link or image (``](``, ``][``, ``]:``) or meet what follows the text; the
+#: brackets of ``[1, 2]`` or ``[0.2, 0.4] (4/10)`` stay as they are (a reference link with a space, ``[a] [b]``,
+#: needs a ``[b]:`` definition, which is escaped wherever it is written)
+_MD_LINK = re.compile(r"\](?=[(\[:]|$)")
+#: a run of "*": escaped when it can open emphasis (CommonMark's left-flanking rule, see ``_opens``);
+#: ``N*(F)`` cannot open one and stays as it is
+_MD_STAR = re.compile(r"\*+")
+#: an underscore that could open or close emphasis: one not between two letters or digits (``bounce_ball``
+#: stays as it is; GitHub-flavoured Markdown never emphasises inside a word)
+_MD_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
+#: what makes a line a heading, list item, quote, rule or setext underline when the text starts a line
+_MD_LINE_START = re.compile(r"^(?:#{1,6}(?=\s|$)|[-+*](?=\s|$)|-{2,}|={2,}|\*{2,}|>|\d{1,9}[.)](?=\s|$))")
+#: a heading's closing "#"s: a run of them at the end, after a space
+_MD_HEADING_END = re.compile(r"(?:(?<=\s)|^)#(?=#*\s*$)")
+
+
+def _punct(ch: str) -> bool:
+    return unicodedata.category(ch)[0] in "PS"
+
+
+def _star_run(m: re.Match[str]) -> str:
+    """A "*" run, escaped when it is left-flanking: followed by a non-space that is not punctuation, or by
+    punctuation with a space or punctuation before the run (a closer alone never makes emphasis)."""
+    text, run = m.string, m.group(0)
+    before = text[m.start() - 1] if m.start() else " "
+    after = text[m.end()] if m.end() < len(text) else " "
+    opens = not after.isspace() and (not _punct(after) or before.isspace() or _punct(before))
+    return "\\*" * len(run) if opens else run
+
+
+def _line_start(m: re.Match[str]) -> str:
+    mark = m.group(0)
+    return mark[:-1] + "\\" + mark[-1] if mark[0].isdigit() else "\\" + mark
+
+
 def md_escape(text: Any) -> str:
-    """Text safe inside a Markdown table cell or list item: '|' and '\\' escaped, line breaks made spaces."""
-    return _LINE_BREAKS.sub(" ", str(text).replace("\\", "\\\\").replace("|", "\\|"))
+    """Text shown literally by any Markdown renderer, raw HTML on or off: the report's one escaping rule.
+
+    As in report.html, nothing a model, user or annotator wrote can become markup: a "<" that could
+    start a tag, comment or autolink is written as ``&lt;`` and an "&" that would start an entity as
+    ``&amp;``;
+    Markdown's own syntax (code spans, emphasis openers, a "]" that would make a link or image, a ``|``
+    that would add a table column, a line start that would make a heading, list or quote) is
+    backslash-escaped; every line break becomes a space, so the text cannot end a table row or a list
+    item. Rendered, the text reads exactly as it was written; characters that cannot start markup are
+    left alone, so the file stays readable as text.
+    """
+    out = str(text)
+    if "&" in out:  # before "<" becomes "&lt;"
+        out = _MD_ENTITY.sub("&amp;", out)
+    if "<" in out:
+        out = _MD_TAG.sub("&lt;", out)
+    # leading blanks would make a code block where the text starts a line; a renderer drops them anyway
+    out = _LINE_BREAKS.sub(" ", out.translate(_MD_ESCAPES)).lstrip(" \t")
+    if "]" in out:
+        out = _MD_LINK.sub(r"\\]", out)
+    if "*" in out:
+        out = _MD_STAR.sub(_star_run, out)
+    if "_" in out:
+        out = _MD_UNDERSCORE.sub(r"\\_", out)
+    if "#" in out:
+        out = _MD_HEADING_END.sub(r"\\#", out)
+    return _MD_LINE_START.sub(_line_start, out, count=1)
 
 
 def _is_scalar_list(value: Any) -> bool:

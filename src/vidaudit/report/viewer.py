@@ -69,9 +69,16 @@ def attach_frames(trial: ViewerTrial, frames: Sequence[tuple[int | None, float |
                   max_frames: int = MAX_FRAMES_PER_TRIAL, width: int = 160) -> ViewerTrial:
     """A copy of ``trial`` with thumbnails of ``frames`` ((source index, time, RGB) as sent), evenly subset first."""
     kept = _even_subset(list(frames), max_frames)
-    thumbs = [ViewerFrame(index=i, t=_finite_or_none(t), jpeg_b64=thumbnail_jpeg_b64(rgb, width))
-              for i, t, rgb in kept]
-    return trial.model_copy(update={"frames": thumbs})
+    return attach_thumbnails(trial, [(i, t, thumbnail_jpeg_b64(rgb, width)) for i, t, rgb in kept], max_frames)
+
+
+def attach_thumbnails(trial: ViewerTrial, thumbs: Sequence[tuple[int | None, float | None, str]],
+                      max_frames: int = MAX_FRAMES_PER_TRIAL) -> ViewerTrial:
+    """A copy of ``trial`` with ready thumbnails ((source index, time, JPEG base64)), evenly subset first:
+    the report stage makes each (video, frame) thumbnail once and shares it between the trials that sent it."""
+    kept = _even_subset(list(thumbs), max_frames)
+    return trial.model_copy(update={"frames": [ViewerFrame(index=i, t=_finite_or_none(t), jpeg_b64=b64)
+                                               for i, t, b64 in kept]})
 
 
 # --------------------------------------------------------------------------- selection

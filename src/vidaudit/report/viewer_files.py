@@ -12,7 +12,8 @@ belongs to, so a chunk left over from another report is refused rather than show
 
 The Content-Security-Policy of a chunked page adds ``'strict-dynamic'``: only scripts that the
 page's own (hashed) script inserts may run; nothing can be fetched or connected to. Below the
-threshold the page is exactly what it was before side files existed: one self-contained file.
+threshold the page is one self-contained file, each distinct thumbnail stored once (``"thumbs"``, which
+the trials' frames index: models and conditions shown the same frame share it).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 from markupsafe import Markup
 
 from vidaudit.core.errors import DataError
+from vidaudit.core.fileio import replace_together
 from vidaudit.report.model import ViewerSpec, ViewerTrial
 from vidaudit.report.viewer import viewer_payload
 
@@ -71,6 +73,29 @@ class ViewerData:
         return bool(self.chunks)
 
 
+def pool_thumbnails(payloads: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Each distinct thumbnail once: the payloads with every frame's ``jpeg_b64`` replaced by ``jpeg``, its
+    index in the returned list. Models and conditions that were sent the same frame share its JPEG (the
+    demo's 90 trials hold 2,160 thumbnails of 46 distinct images); the page's script puts them back."""
+    index: dict[str, int] = {}
+    out = []
+    for p in payloads:
+        frames = [{"index": f["index"], "t": f["t"], "jpeg": index.setdefault(f["jpeg_b64"], len(index))}
+                  for f in p["frames"]]
+        out.append({**p, "frames": frames})
+    return out, list(index)
+
+
+def resolve_thumbnails(page: dict[str, Any]) -> list[dict[str, Any]]:
+    """The inline page's trials with their thumbnails put back (what :func:`viewer_payload` made): the
+    inverse of :func:`pool_thumbnails`, as the page's script does it; for tests and readers of the page."""
+    thumbs = page.get("thumbs")
+    if thumbs is None:
+        return list(page["trials"])
+    return [{**t, "frames": [{"index": f["index"], "t": f["t"], "jpeg_b64": thumbs[f["jpeg"]]}
+                             for f in t["frames"]]} for t in page["trials"]]
+
+
 def viewer_data(trials: Sequence[ViewerTrial], viewer: ViewerSpec, *, inline_max_bytes: float = INLINE_MAX_BYTES,
                 chunk_bytes: int = CHUNK_BYTES) -> ViewerData:
     """The viewer's data for ``trials`` in list order: inline if it fits ``inline_max_bytes``, else chunked."""
@@ -80,13 +105,18 @@ def viewer_data(trials: Sequence[ViewerTrial], viewer: ViewerSpec, *, inline_max
         raise DataError(f"chunk_bytes must be >= 1, got {chunk_bytes}")
     spec = _script_json(viewer.model_dump(mode="json"))
     payloads = [viewer_payload(t) for t in trials]
+    pooled, thumbs = pool_thumbnails(payloads)
     try:
-        texts = [_script_json(p) for p in payloads]
+        pooled_texts = [_script_json(p) for p in pooled]
     except ValueError as e:
         raise DataError(f"trials hold a value JSON cannot carry ({e}); use None for missing numbers") from e
-    if sum(len(t) for t in texts) <= inline_max_bytes:
-        # the same text as json.dumps({"spec": ..., "trials": [...]}) with compact separators
-        return ViewerData(Markup('{"spec":' + spec + ',"trials":[' + ",".join(texts) + "]}"), len(texts))
+    thumbs_text = _script_json(thumbs)
+    if sum(len(t) for t in pooled_texts) + len(thumbs_text) <= inline_max_bytes:
+        # json.dumps({"spec": ..., "trials": [...], "thumbs": [...]}) with compact separators
+        return ViewerData(Markup('{"spec":' + spec + ',"trials":[' + ",".join(pooled_texts) + '],"thumbs":'
+                                 + thumbs_text + "}"), len(pooled_texts))
+    del pooled, pooled_texts, thumbs_text
+    texts = [_script_json(p) for p in payloads]
     groups: list[list[int]] = [[]]
     size = 0
     for i, text in enumerate(texts):
@@ -131,6 +161,25 @@ def check_viewer_dir(out_dir: Path) -> None:
         _check_ours(folder)
 
 
+def stage_viewer_dir(out_dir: Path, data: ViewerData) -> Path | None:
+    """``data``'s side files written into a temporary folder beside ``out_dir/viewer`` (None: inline, no
+    files), for :func:`vidaudit.core.fileio.replace_together` to put in place with the other report files."""
+    if not data.chunked:
+        return None
+    tmp = Path(tempfile.mkdtemp(prefix=f".{VIEWER_DIR}.tmp-", dir=out_dir))
+    try:
+        for n, text in enumerate(data.chunks):
+            with open(tmp / chunk_name(n), "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; the files are as readable as the page
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return tmp
+
+
 def write_viewer_dir(out_dir: Path, data: ViewerData) -> Path | None:
     """Replace ``out_dir/viewer`` with ``data``'s side files (none: remove a stale folder).
 
@@ -140,28 +189,9 @@ def write_viewer_dir(out_dir: Path, data: ViewerData) -> Path | None:
     out_dir = Path(out_dir)
     folder = out_dir / VIEWER_DIR
     check_viewer_dir(out_dir)
-    tmp: Path | None = None
-    try:
-        if data.chunked:
-            tmp = Path(tempfile.mkdtemp(prefix=f".{VIEWER_DIR}.tmp-", dir=out_dir))
-            for n, text in enumerate(data.chunks):
-                with open(tmp / chunk_name(n), "w", encoding="utf-8") as f:
-                    f.write(text)
-                    f.flush()
-                    os.fsync(f.fileno())
-            os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; the files are as readable as the page
-        if folder.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{VIEWER_DIR}.old-", dir=out_dir))
-            os.replace(folder, old / VIEWER_DIR)
-            shutil.rmtree(old, ignore_errors=True)
-        if tmp is None:
-            return None
-        os.replace(tmp, folder)
-        tmp = None
-        return folder
-    finally:
-        if tmp is not None and tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+    tmp = stage_viewer_dir(out_dir, data)
+    replace_together([(tmp, folder)])
+    return folder if tmp is not None else None
 
 
 def _umask() -> int:

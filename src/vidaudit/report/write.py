@@ -5,7 +5,9 @@ A trace viewer too big for one page also gets ``viewer/NNN.js`` beside them (see
 
 ``make_report`` adds the provenance (vidaudit version, git revision, creation time) to what a
 suite's aggregation returned; ``write_report`` validates the :class:`Report`, renders all three
-files and only then writes them, so a bad input leaves no partial report behind.
+files, writes each under a temporary name and only then renames them all into place together
+(:func:`vidaudit.core.fileio.replace_together`): a bad input, a full disk or a failed rename leaves
+the previous report.json / .md / .html (and viewer/) exactly as they were, never a mix of old and new.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import json
 import math
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,7 @@ from pydantic import ValidationError
 
 from vidaudit import __version__
 from vidaudit.core.errors import DataError
-from vidaudit.core.fileio import write_text_atomic
+from vidaudit.core.fileio import remove_path, replace_together, stage_text
 from vidaudit.core.versions import git_revision
 from vidaudit.report.html import render_html
 from vidaudit.report.markdown import render_markdown
@@ -30,9 +32,10 @@ from vidaudit.report.model import Report, SuiteReport, ViewerSpec, ViewerTrial
 from vidaudit.report.viewer_files import (
     CHUNK_BYTES,
     INLINE_MAX_BYTES,
+    VIEWER_DIR,
     check_viewer_dir,
+    stage_viewer_dir,
     viewer_data,
-    write_viewer_dir,
 )
 
 
@@ -107,7 +110,8 @@ def displayable(text: str) -> str:
 
 def write_report(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpec, out_dir: Path,
                  n_trials_total: int | None = None, *, inline_max_bytes: float = INLINE_MAX_BYTES,
-                 chunk_bytes: int = CHUNK_BYTES) -> dict[str, Path]:
+                 chunk_bytes: int = CHUNK_BYTES,
+                 progress: Callable[[str, int, int | None], None] | None = None) -> dict[str, Path]:
     """Write the three report files into ``out_dir`` and return their paths keyed "json", "md", "html".
 
     ``trials`` are the trials the viewer shows (pass the output of select_trials_for_viewer, and
@@ -122,13 +126,28 @@ def write_report(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSp
     json_text = displayable(report_json(report))
     data = viewer_data(trials, viewer, inline_max_bytes=inline_max_bytes, chunk_bytes=chunk_bytes)
     data.chunks = [displayable(c) for c in data.chunks]
-    html = displayable(render_html(report, trials, viewer, n_trials_total=n_trials_total, data=data))
+    html = displayable(render_html(report, trials, viewer, n_trials_total=n_trials_total, data=data,
+                                   progress=progress))
+    if progress is not None:
+        progress("writing", 0, None)
     markdown = displayable(render_markdown(report))
     paths = {"json": out_dir / "report.json", "md": out_dir / "report.md", "html": out_dir / "report.html"}
-    write_text_atomic(paths["json"], json_text)
-    write_text_atomic(paths["md"], markdown)
-    folder = write_viewer_dir(out_dir, data)  # before the page that reads it
-    write_text_atomic(paths["html"], html)
-    if folder is not None:
-        paths["viewer"] = folder
+    staged: list[tuple[Path | None, Path]] = []
+    try:  # every file on disk under a temporary name first, then all renamed together (or none)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        staged += [(stage_text(paths["json"], json_text), paths["json"]),
+                   (stage_text(paths["md"], markdown), paths["md"])]
+        staged.append((stage_viewer_dir(out_dir, data), out_dir / VIEWER_DIR))  # before the page that reads it
+        staged.append((stage_text(paths["html"], html), paths["html"]))
+        replace_together(staged)
+    except OSError as e:
+        for tmp, _ in staged:
+            if tmp is not None:
+                remove_path(tmp)
+        raise DataError(f"could not write the report into {out_dir} ({e.strerror or e}"
+                        f"{f': {e.filename}' if e.filename else ''}); the report files already there are "
+                        "unchanged. Free some space (or fix the folder's permissions) and run the report "
+                        "again") from e
+    if data.chunked:
+        paths["viewer"] = out_dir / VIEWER_DIR
     return paths

@@ -19,7 +19,7 @@ import numpy as np
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, PerturbationSpec, Sample
-from vidaudit.report.headline import PartFigures
+from vidaudit.report.profile_figures import PartFigures
 from vidaudit.report.model import SuiteReport, ViewerSpec, ViewerTrial
 from vidaudit.score.records import ScoreRecord, TrialScore
 

@@ -193,17 +193,18 @@ def _open(path: str | Path) -> av.container.InputContainer:
         raise DataError(f"video not found: {p}; regenerate it or fix the manifest's video.path")
     try:
         return av.open(str(p))
-    except av.error.InvalidDataError as e:
-        raise DataError(f"cannot decode {p}: not a readable video ({e.strerror or e}); check that it is a video "
-                        "file (mp4, webm, mkv, avi, mov) and not truncated") from e
-    except av.error.FFmpegError as e:
-        raise DataError(f"cannot decode {p}: {e.strerror or e}; check that it is a complete video file") from e
+    except av.error.FFmpegError as e:  # e.g. a text file or a truncated download: say what, not FFmpeg's errno
+        reason = (getattr(e, "strerror", None) or str(e)).rstrip(".").lower()
+        raise DataError(f"cannot decode {p}: not a readable video ({reason}); give a video file FFmpeg can "
+                        "decode (e.g. an MP4, WebM, MKV, AVI or MOV), or, if vidaudit wrote it, delete it and "
+                        "generate it again") from e
 
 
 def _video_stream(c: av.container.InputContainer, p: str | Path) -> av.video.stream.VideoStream:
     if not c.streams.video:
         kinds = sorted({s.type for s in c.streams}) or ["no streams"]
-        raise DataError(f"{p} has no video stream (it holds {', '.join(kinds)}); give a file with video in it")
+        raise DataError(f"cannot decode {p}: not a readable video (no video stream, only {', '.join(kinds)}); give a "
+                        "video file (e.g. an MP4) or a still image")
     return c.streams.video[0]
 
 

@@ -9,6 +9,11 @@
   var payload = JSON.parse(document.getElementById("trials-data").textContent);
   var spec = payload.spec || { group_label: "group", columns: [] };
   var data = payload.trials || [];
+  if (payload.thumbs) {   // an inline page keeps each distinct thumbnail once; frames name it by index
+    data.forEach(function (t) {
+      (t.frames || []).forEach(function (f) { f.jpeg_b64 = payload.thumbs[f.jpeg]; });
+    });
+  }
   var chunks = payload.chunks || null;
   var details = {};   // trial_id -> full trial, once its side file has run
   var chunkState = {}; // chunk number -> "loading" | "done" | error text

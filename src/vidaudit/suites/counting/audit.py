@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from vidaudit.report.headline import Figure, PartFigures, accuracy, published
+from vidaudit.report.profile_figures import Figure, PartFigures, accuracy, published
 from vidaudit.suites.base import AuditPart
 
 #: frames at 1 fps: the rate the paper gave Gemini (A.3), and a condition every provider can serve

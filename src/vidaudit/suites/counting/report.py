@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vidaudit.core.errors import DataError
+from vidaudit.report.headline import headline_from_records
 from vidaudit.report.model import SuiteReport
 from vidaudit.score.records import ScoreRecord
 from vidaudit.suites.counting.aggregate import aggregate, paired_difference
@@ -56,4 +57,6 @@ def counting_report(records: Sequence[ScoreRecord]) -> SuiteReport:
     observers = {r.model for r in records if r.model_role == "observer"}
     notes = input_limit_notes(results, observers)
     results["notes"] = notes
-    return SuiteReport(results=results, sections=counting_sections(results), notes=notes)
+    headline = headline_from_records("Exact-match accuracy (EM: the count is right) over every planned trial",
+                                     records, note="Errored and unparseable trials count as wrong.")
+    return SuiteReport(results=results, sections=counting_sections(results), notes=notes, headline=headline)

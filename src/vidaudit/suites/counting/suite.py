@@ -14,7 +14,7 @@ import numpy as np
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.report.headline import PartFigures
+from vidaudit.report.profile_figures import PartFigures
 from vidaudit.report.model import SuiteReport, ViewerTrial
 from vidaudit.score.records import ParseResult, ScoreRecord, TrialScore
 from vidaudit.suites.base import AuditPart, ObservedFrame, Prompt, Suite

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from vidaudit.report.headline import Figure, PartFigures, published
+from vidaudit.report.profile_figures import Figure, PartFigures, published
 from vidaudit.suites.base import AuditPart
 
 #: one frame a second, as the suite's docs run it (docs/faithful.md)

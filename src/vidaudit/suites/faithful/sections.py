@@ -232,6 +232,21 @@ def faithful_sections(results: Mapping[str, Any]) -> list[Section]:
     ]
 
 
+def faithful_headline(results: Mapping[str, Any]):
+    """The report's opening table: A_faith (a target right with every sub-question right) per model and
+    condition, with its Wilson interval; references last."""
+    from vidaudit.report.headline import headline_table
+
+    detail = results.get("detail") or {}
+    counts = {(m, c): (d["a_faith"]["k"], d["a_faith"]["n"]) for m, conds in detail.items() for c, d in conds.items()
+              if isinstance(d.get("a_faith"), Mapping)}
+    roles = {m: next(iter(conds.values())).get("role", "model") for m, conds in detail.items() if conds}
+    if not counts:
+        return None
+    return headline_table("Faithful accuracy (A_faith: the target and every sub-question right)", counts, roles,
+                          note="A_target, A_sub and A_cons are in the accuracies table below.")
+
+
 def headline_notes(results: Mapping[str, Any]) -> list[str]:
     notes = []
     for model, conds in (results.get("metrics") or {}).items():

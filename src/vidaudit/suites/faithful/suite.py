@@ -10,7 +10,7 @@ import numpy as np
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.report.headline import PartFigures
+from vidaudit.report.profile_figures import PartFigures
 from vidaudit.report.model import SuiteReport, ViewerTrial
 from vidaudit.score.records import ScoreRecord, TrialScore
 from vidaudit.suites.base import AuditPart, Prompt, Suite
@@ -123,10 +123,15 @@ class FaithfulSuite(Suite):
     def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample],
                   usage: Mapping[str, Any] | None = None) -> SuiteReport:
         from vidaudit.suites.faithful.aggregate import aggregate
-        from vidaudit.suites.faithful.sections import faithful_sections, headline_notes
+        from vidaudit.suites.faithful.sections import (
+            faithful_headline,
+            faithful_sections,
+            headline_notes,
+        )
 
         results = aggregate(records, samples, usage=usage)
-        return SuiteReport(results=results, sections=faithful_sections(results), notes=headline_notes(results))
+        return SuiteReport(results=results, sections=faithful_sections(results), notes=headline_notes(results),
+                           headline=faithful_headline(results))
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
         from vidaudit.suites.faithful.viewer import viewer_trial

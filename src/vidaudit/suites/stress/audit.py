@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from vidaudit.report.headline import Figure, PartFigures, accuracy, published
+from vidaudit.report.profile_figures import Figure, PartFigures, accuracy, published
 from vidaudit.report.tables import dig
 from vidaudit.suites.base import AuditPart
 

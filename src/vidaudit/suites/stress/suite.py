@@ -19,7 +19,7 @@ from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import Condition, PerturbationSpec, Sample
 from vidaudit.report.model import SuiteReport, ViewerTrial
 from vidaudit.score.records import ScoreRecord, TrialScore
-from vidaudit.report.headline import PartFigures
+from vidaudit.report.profile_figures import PartFigures
 from vidaudit.suites.base import AuditPart, ObservedFrame, Prompt, Suite
 from vidaudit.suites.stress.common import HUMAN_CELLS, human_cells
 from vidaudit.suites.stress.probe import PROBE_DESCRIPTIONS, Probe, get_probe, probe_names, probe_of
