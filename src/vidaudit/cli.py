@@ -280,8 +280,8 @@ def schema(what: str = typer.Argument("report", help="report (report.json) or sc
     import json
 
     from vidaudit.core.errors import ConfigError
-    from vidaudit.report.model import Report
-    from vidaudit.score.records import ScoreRecord
+    from vidaudit.core.contract.report import Report
+    from vidaudit.core.contract.records import ScoreRecord
 
     models = {"report": Report, "score": ScoreRecord}
     if what not in models:

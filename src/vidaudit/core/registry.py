@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from vidaudit.core.errors import ConfigError
 
 if TYPE_CHECKING:
-    from vidaudit.suites.base import Suite
+    from vidaudit.core.contract.suite import Suite
 
 _BUILTIN: dict[str, dict[str, str]] = {
     "providers": {
@@ -103,6 +103,6 @@ def resolve(kind: str, name: str) -> Any:
 
 def get_suite(name: str) -> Suite:
     """The registered suite instance called ``name`` (a ConfigError naming the known ones otherwise)."""
-    from vidaudit.suites.base import check_suite
+    from vidaudit.core.contract.suite import check_suite
 
     return check_suite(resolve("suites", name), name)

@@ -22,8 +22,8 @@ from vidaudit.core.errors import ConfigError
 from vidaudit.core.fileio import write_jsonl_atomic
 from vidaudit.core.hashing import sha256_json
 from vidaudit.core.types import ModelSpec, Request, Sample, TextPart
-from vidaudit.score.records import TrialScore
-from vidaudit.suites.base import Suite
+from vidaudit.core.contract.records import TrialScore
+from vidaudit.core.contract.suite import Suite
 
 Judge = Callable[[Suite, Sample, str], TrialScore]
 VERDICTS = "human_judgements.jsonl"

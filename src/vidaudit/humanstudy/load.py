@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from vidaudit.core.errors import DataError
 from vidaudit.humanstudy.paths import HUMAN_RECORDS, HUMAN_STUDY
-from vidaudit.score.records import ScoreRecord
+from vidaudit.core.contract.records import ScoreRecord
 
 
 def load_human(run_dir: str | Path) -> tuple[list[ScoreRecord], dict[str, Any] | None]:

@@ -23,8 +23,8 @@ from vidaudit.core.types import Sample
 from vidaudit.humanstudy.answers import AnswerSheet, StudyManifest
 from vidaudit.humanstudy.items import StudyItem
 from vidaudit.humanstudy.judging import Judge
-from vidaudit.score.records import ParseResult, ScoreRecord, TrialScore
-from vidaudit.suites.base import Suite
+from vidaudit.core.contract.records import ParseResult, ScoreRecord, TrialScore
+from vidaudit.core.contract.suite import Suite
 
 HUMAN_ROLE = "human"
 

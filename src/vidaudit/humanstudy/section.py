@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vidaudit.report.model import Section, Table
+from vidaudit.core.contract.report import Section, Table
 
 
 def _pct(x: float | None) -> str:

@@ -9,7 +9,7 @@ from vidaudit.core.errors import DataError
 from vidaudit.core.manifest import load_samples, read_dataset_info
 from vidaudit.core.registry import get_suite
 from vidaudit.core.types import Condition, Sample
-from vidaudit.suites.base import Suite
+from vidaudit.core.contract.suite import Suite
 
 
 @dataclass

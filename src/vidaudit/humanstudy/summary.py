@@ -16,7 +16,7 @@ from typing import Any
 from vidaudit.humanstudy.answers import AnswerSheet, StudyManifest
 from vidaudit.humanstudy.kappa import agreement
 from vidaudit.humanstudy.scoring import Scoring
-from vidaudit.score.records import ScoreRecord
+from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.score.stats import wilson_interval
 
 SUMMARY_SCHEMA_VERSION = 1

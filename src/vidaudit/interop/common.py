@@ -23,7 +23,7 @@ from vidaudit.core.registry import get_suite, missing_extra
 from vidaudit.core.types import Condition, Sample
 from vidaudit.score.stage import (STATUSES, ResponseRow, external_trial_id, manifest_suite,  # noqa: F401
                                   read_jsonl_objects, score_rows)
-from vidaudit.suites.base import Suite
+from vidaudit.core.contract.suite import Suite
 
 EXTRA = "interop"
 #: statuses a response row may carry (the same as ``responses.jsonl``)

@@ -98,7 +98,7 @@ def export_lmms_eval(data: str | Path, out: str | Path, *, prompt: str | None = 
     out.mkdir(parents=True, exist_ok=True)
     taskdir = out.resolve()
     command = run_command(name, taskdir)
-    directions = {f"vidaudit_{k}": bool(v) for k, v in dict(getattr(suite, "higher_is_better", {}) or {}).items()}
+    directions = {f"vidaudit_{k}": bool(v) for k, v in suite.capabilities.higher_is_better.items()}
     directions["vidaudit_correct"] = True
     ctx = {"task": name, "suite": suite.name, "data_dir": str(data_dir), "vidaudit_version": __version__,
            "command": command, "docs": str(taskdir / DOCS), "max_new_tokens": max_new_tokens,

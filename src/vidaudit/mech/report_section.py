@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from vidaudit.report.model import LineFigure, Section, Table
+from vidaudit.core.contract.report import LineFigure, Section, Table
 
 MECHANISM_DIR = "mechanism"
 

@@ -8,7 +8,7 @@ knows a suite, and no module here imports ``vidaudit.suites``.
 from vidaudit.report.heatmaps import RenderedFigure, render_figure, render_grid, render_line
 from vidaudit.report.html import render_html, script_json
 from vidaudit.report.markdown import render_markdown
-from vidaudit.report.model import (
+from vidaudit.core.contract.report import (
     GridFigure,
     LineFigure,
     Report,

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from vidaudit.core.errors import DataError
-from vidaudit.report.model import GridFigure, LineFigure, Report, Section, Table
+from vidaudit.core.contract.report import GridFigure, LineFigure, Report, Section, Table
 from vidaudit.report.tables import MISSING, md_escape
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from vidaudit import __version__
 from vidaudit.core.gcpause import paused_gc
 from vidaudit.mech.report_section import mechanism_sections
-from vidaudit.report.model import Report, ViewerTrial
+from vidaudit.core.contract.report import Report, ViewerTrial
 
 if TYPE_CHECKING:
     from vidaudit.score.stage import Scored
@@ -57,10 +57,10 @@ def build_report(scored: Scored) -> Report:
     suite = scored.suite
     # human answers reach the suite's aggregation with the models' (their model_role is "human")
     records = [*scored.records, *performance_records(scored.human)]
-    # a suite that reads per-stage usage (``needs_usage``) gets the store's summary; every report carries it
+    # a suite that reads per-stage usage (``capabilities.needs_usage``) gets the store's summary; every report carries it
     with paused_gc():  # one pass over every record (core/gcpause)
         sr = suite.aggregate(records, scored.samples, usage=scored.stage_usage) \
-            if getattr(suite, "needs_usage", False) else suite.aggregate(records, scored.samples)
+            if suite.capabilities.needs_usage else suite.aggregate(records, scored.samples)
     head, dirty = _revision()
     notes = [denominators_note(scored)]
     if scored.changed:

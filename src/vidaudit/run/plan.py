@@ -23,7 +23,7 @@ from vidaudit.core.types import (Condition, ImagePart, ModelSpec, Part, Perturba
                                  Sample, TextPart, Trial, VideoPart, VideoRef)
 from vidaudit.models.base import Capabilities, native_fps_problem
 from vidaudit.run.perturbed import PerturbedInput, plan_chain, render
-from vidaudit.suites.base import Prompt, Suite
+from vidaudit.core.contract.suite import Prompt, Suite
 from vidaudit.video.frame_cache import FrameCache
 from vidaudit.video.sampling import FrameSelection, around_events, at_fps, every_frame, uniform_count
 

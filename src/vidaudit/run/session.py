@@ -24,7 +24,7 @@ from vidaudit.run.plan import PlannedTrial, RequestBuilder, check_servable, chec
 from vidaudit.run.runconfig import BudgetConfig, RunConfig, open_run_config
 from vidaudit.run.store import RunStore
 from vidaudit.run.summary import RunSummary
-from vidaudit.suites.base import Suite
+from vidaudit.core.contract.suite import Suite
 
 #: ``dispatch(adapters, suite=NAME, samples=BY_ID, model_options=...)``: an async context manager giving
 #: the adapters the executor calls (same labels, specs, capabilities and request options); one with a

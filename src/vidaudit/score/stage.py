@@ -27,8 +27,8 @@ from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite, resolve
 from vidaudit.core.types import Sample
 from vidaudit.run.snapshot import changed_samples, read_snapshot
-from vidaudit.score.records import ScoreRecord
-from vidaudit.suites.base import Suite
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.suite import Suite
 
 SCORES = "scores.jsonl"
 

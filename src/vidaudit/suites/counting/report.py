@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vidaudit.core.errors import DataError
-from vidaudit.report.model import SuiteReport
-from vidaudit.score.records import ScoreRecord
+from vidaudit.core.contract.report import SuiteReport
+from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.suites.counting.aggregate import aggregate, paired_difference
 from vidaudit.suites.counting.sections import counting_sections
 

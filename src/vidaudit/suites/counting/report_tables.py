@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vidaudit.core.errors import DataError
-from vidaudit.report.model import Table
+from vidaudit.core.contract.report import Table
 from vidaudit.report.tables import MISSING, flatten_table, fmt, numeric_key
 
 TRACE_METRICS: tuple[tuple[str, str], ...] = (

@@ -1,7 +1,7 @@
 """The counting suite's report sections: capability surfaces, boundaries, trace metrics, pairs, errors.
 
 ``counting_sections(results)`` turns what :func:`~vidaudit.suites.counting.aggregate.aggregate`
-returns (plus ``results["paired_differences"]``) into :class:`~vidaudit.report.model.Section`
+returns (plus ``results["paired_differences"]``) into :class:`~vidaudit.core.contract.report.Section`
 objects that the generic report stage renders to Markdown and HTML. Builders read keys with
 ``.get`` and ignore keys they do not know; unknown top-level keys are shown in a last "Other
 results" section as flattened tables.
@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vidaudit.core.errors import DataError
-from vidaudit.report.model import GridFigure, Section
+from vidaudit.core.contract.report import GridFigure, Section
 from vidaudit.report.tables import dig
 from vidaudit.suites.counting import report_tables as rt
 from vidaudit.suites.counting.report_tables import NO_FREQUENCY, format_frequency, group_cells

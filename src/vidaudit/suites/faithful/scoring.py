@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from vidaudit.core.types import Sample
 from vidaudit.score.answers import parse_yes_no
-from vidaudit.score.records import ParseResult, TrialScore
+from vidaudit.core.contract.records import ParseResult, TrialScore
 
 YES, NO = "Yes", "No"
 

@@ -10,9 +10,9 @@ import numpy as np
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.report.model import SuiteReport, ViewerTrial
-from vidaudit.score.records import ScoreRecord, TrialScore
-from vidaudit.suites.base import Prompt, Suite
+from vidaudit.core.contract.report import SuiteReport, ViewerTrial
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.suite import Capabilities, Prompt, Suite
 from vidaudit.suites.faithful.viewer import FAITHFUL_VIEWER
 
 #: sample parameters copied into each score record
@@ -99,7 +99,8 @@ class FaithfulSuite(Suite):
             out = out.model_copy(update={"metrics": {**out.metrics, "retrieved": retrieved}})
         return out
 
-    needs_usage = True  # the report stage passes the store's per-stage usage (the budget table reads it)
+    # the report stage passes the store's per-stage usage (the budget table reads it)
+    capabilities = Capabilities(needs_usage=True)
 
     def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample],
                   usage: Mapping[str, Any] | None = None) -> SuiteReport:

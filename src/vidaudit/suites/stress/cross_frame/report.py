@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.report.model import Section, Table
-from vidaudit.score.records import ScoreRecord
+from vidaudit.core.contract.report import Section, Table
+from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.score.stats import wilson_interval
 from vidaudit.suites.stress.common import human_ceiling_note, accuracy_cell, accuracy_text, human_ceiling_text, pct
 from vidaudit.suites.stress.cross_frame.options import (CHANCE_ABSTAIN, CHANCE_FORCED, PAPER_HUMANS, PAPER_T, TABLE10,

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.report.model import Section, Table
-from vidaudit.score.records import ScoreRecord
+from vidaudit.core.contract.report import Section, Table
+from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.score.stats import wilson_interval
 from vidaudit.suites.stress.common import (accuracy_cell, accuracy_text, by_model_condition, group_records,
                                            human_ceiling_text, interval_text, paper_name, pct)

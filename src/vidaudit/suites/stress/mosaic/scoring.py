@@ -12,7 +12,7 @@ import re
 
 from vidaudit.core.types import Sample
 from vidaudit.score.answers import parse_option
-from vidaudit.score.records import ParseResult, TrialScore
+from vidaudit.core.contract.records import ParseResult, TrialScore
 from vidaudit.suites.stress.common import LETTERS, last_boxed
 
 _WORD = re.compile(r"[A-Za-z]+")

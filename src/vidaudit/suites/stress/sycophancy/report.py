@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.report.model import Section, Table
-from vidaudit.score.records import ScoreRecord
+from vidaudit.core.contract.report import Section, Table
+from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.suites.stress.common import human_ceiling_note, accuracy_text, human_ceiling_text, interval_text, paper_text, pct
 from vidaudit.suites.stress.probe import ProbeReport
 from vidaudit.suites.stress.sycophancy.aggregate import OVERALL, aggregate_sycophancy
