@@ -194,6 +194,7 @@ def perturb(
 ) -> None:
     """Apply one perturbation to any video (OUT.mp4 + OUT.json), or a batch of them into a folder."""
     from vidaudit.core.errors import ConfigError
+    from vidaudit.run.ray_pool import pool_factory
     from vidaudit.video.perturb.cli import batch_command, ops_help, perturb_command, summary_lines
 
     if list_ops:
@@ -204,10 +205,11 @@ def perturb(
 
         if out is None:
             raise ConfigError("a batch needs --out DIR for its videos and batch.jsonl")
+        pool = pool_factory(executor, ray_address)  # a bad --executor or a missing ray extra: before any work
         with progress_bar("perturbing") as update:
             res = batch_command(out, batch=batch, folder=source,
                                 op=op, sets=list(sets), seed=seed, second=second, workers=workers,
-                                executor=executor, ray_address=ray_address, on_progress=update)
+                                pool=pool, on_progress=update)
         for line in batch_lines(res):
             console.print(line, highlight=False, markup=False, soft_wrap=True)  # paths stay whole
         if res.failed:

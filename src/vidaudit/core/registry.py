@@ -33,6 +33,13 @@ _BUILTIN: dict[str, dict[str, str]] = {
         "hf": "vidaudit.models.hf:HFAdapter",
         "vllm": "vidaudit.models.vllm_offline:VLLMOfflineAdapter",
     },
+    # Sections the report stage appends after the suite's own, in this order, from the tools built on the
+    # stages: each target is ``f(scored) -> list[Section]`` (``vidaudit.score.stage.Scored``), [] when the
+    # run has nothing for it. The report stage imports no tool; it looks these up here.
+    "report_sections": {
+        "mechanism": "vidaudit.mech.report_section:report_sections",
+        "human-study": "vidaudit.humanstudy.section:report_sections",
+    },
 }
 
 #: Built-in suites are the sub-packages of ``vidaudit.suites`` that define ``SUITE`` (found, not listed).
@@ -76,6 +83,12 @@ def names(kind: str) -> list[str]:
     for name, value in _entry_point_targets(kind).items():
         found.setdefault(name, value)
     return sorted(found)
+
+
+def in_order(kind: str) -> list[str]:
+    """Every name of ``kind`` in the order it applies: built-ins as declared, then entry points by name."""
+    builtin = _builtin(kind)
+    return [*builtin, *sorted(n for n in _entry_point_targets(kind) if n not in builtin)]
 
 
 def target(kind: str, name: str) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from vidaudit.humanstudy.answers import AnswerSheet, StudyManifest
-from vidaudit.humanstudy.kappa import agreement
+from vidaudit.score.kappa import agreement
 from vidaudit.humanstudy.scoring import Scoring
 from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.score.stats import wilson_interval

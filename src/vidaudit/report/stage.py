@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vidaudit import __version__
+from vidaudit.core import registry
+from vidaudit.core.contract.report import Report, Section, ViewerTrial
 from vidaudit.core.gcpause import paused_gc
-from vidaudit.mech.report_section import mechanism_sections
-from vidaudit.core.contract.report import Report, ViewerTrial
 
 if TYPE_CHECKING:
     from vidaudit.score.stage import Scored
@@ -52,7 +52,7 @@ def design_note(design: dict) -> str:
 
 def build_report(scored: Scored) -> Report:
     """Aggregate through the suite and wrap the result with its provenance."""
-    from vidaudit.humanstudy.load import performance_records
+    from vidaudit.score.human import performance_records
 
     suite = scored.suite
     # human answers reach the suite's aggregation with the models' (their model_role is "human")
@@ -77,15 +77,14 @@ def build_report(scored: Scored) -> Report:
                   models=list(dict.fromkeys(r.model for r in scored.records)),
                   conditions=list(dict.fromkeys(r.condition for r in scored.records)),
                   settings=dict(scored.settings), n_records=len(scored.records), notes=notes,
-                  sections=[*sr.sections, *mechanism_sections(scored.source.get("run_dir")), *_human_sections(scored)],
+                  sections=[*sr.sections, *_tool_sections(scored)],
                   results=_with_human(sr.results, scored) | ({"design": dict(scored.design)} if scored.design else {})
                   | ({"stage_usage": scored.stage_usage} if scored.stage_usage else {}))
 
 
-def _human_sections(scored: Scored) -> list:
-    from vidaudit.humanstudy.section import human_section
-
-    return [human_section(scored.human_study)] if scored.human_study is not None else []
+def _tool_sections(scored: Scored) -> list[Section]:
+    """The sections the tools add (the mechanism probes' outputs, an imported human study), through the registry."""
+    return [s for name in registry.in_order("report_sections") for s in registry.resolve("report_sections", name)(scored)]
 
 
 def _with_human(results: dict, scored: Scored) -> dict:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.core.errors import DataError
-from vidaudit.humanstudy.kappa import cohen_kappa
+from vidaudit.score.kappa import cohen_kappa
 
 UNPARSEABLE = "unparseable"
 Key = tuple[str, str, str]

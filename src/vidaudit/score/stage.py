@@ -209,7 +209,7 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
                         "regenerated or edited. Point the run at its original data, or pass --allow-changed to "
                         "score the current data anyway (those trials are named in the report)")
     out.changed = sorted(set(changed))
-    from vidaudit.humanstudy.load import load_human
+    from vidaudit.score.human import load_human
 
     out.human, out.human_study = load_human(run_dir)
     return out
