@@ -281,11 +281,13 @@ def schema(what: str = typer.Argument("report", help="report (report.json) or sc
     """Print the JSON Schema of report.json or of a scores.jsonl line."""
     import json
 
-    from vidaudit.core.errors import ConfigError
-    from vidaudit.core.contract.report import Report
-    from vidaudit.core.contract.records import ScoreRecord
+    from pydantic import BaseModel
 
-    models = {"report": Report, "score": ScoreRecord}
+    from vidaudit.core.contract.records import ScoreRecord
+    from vidaudit.core.contract.report import Report
+    from vidaudit.core.errors import ConfigError
+
+    models: dict[str, type[BaseModel]] = {"report": Report, "score": ScoreRecord}
     if what not in models:
         raise ConfigError(f"unknown schema {what!r}; choose report or score")
     typer.echo(json.dumps(models[what].model_json_schema(), indent=2, sort_keys=True))

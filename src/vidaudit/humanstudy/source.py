@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import DataError
 from vidaudit.core.manifest import load_samples, read_dataset_info
 from vidaudit.core.registry import get_suite
 from vidaudit.core.types import Condition, Sample
-from vidaudit.core.contract.suite import Suite
 
 
 @dataclass

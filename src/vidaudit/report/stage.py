@@ -19,6 +19,7 @@ from vidaudit.core.gcpause import paused_gc
 
 if TYPE_CHECKING:
     from vidaudit.score.stage import Scored
+    from vidaudit.video.perturb.engine import PerturbMeta
 
 MAX_VIEWER_FRAMES = 24
 
@@ -59,8 +60,10 @@ def build_report(scored: Scored) -> Report:
     records = [*scored.records, *performance_records(scored.human)]
     # a suite that reads per-stage usage (``capabilities.needs_usage``) gets the store's summary; every report carries it
     with paused_gc():  # one pass over every record (core/gcpause)
-        sr = suite.aggregate(records, scored.samples, usage=scored.stage_usage) \
-            if suite.capabilities.needs_usage else suite.aggregate(records, scored.samples)
+        if suite.capabilities.needs_usage:  # usage= is in aggregate's signature for the suites that declare it
+            sr = suite.aggregate(records, scored.samples, usage=scored.stage_usage)  # type: ignore[call-arg]
+        else:
+            sr = suite.aggregate(records, scored.samples)
     head, dirty = _revision()
     notes = [denominators_note(scored)]
     if scored.changed:
@@ -130,7 +133,7 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES) -> list[V
     return out
 
 
-def _perturbed_trials(scored: Scored, trial_ids: set[str]) -> dict[str, tuple[Path, str, object]]:
+def _perturbed_trials(scored: Scored, trial_ids: set[str]) -> dict[str, tuple[Path, str, PerturbMeta]]:
     """Trial id -> (perturbed video, sha256, PerturbMeta) for the chosen trials of a perturbed condition,
     read back from the run's content cache (rebuilt there if it was deleted)."""
     run_dir = scored.source.get("run_dir")
@@ -139,7 +142,7 @@ def _perturbed_trials(scored: Scored, trial_ids: set[str]) -> dict[str, tuple[Pa
     from vidaudit.run.perturbed import PERTURB_CACHE, plan_chain, render
     from vidaudit.run.store import RunStore
 
-    out: dict[str, tuple[Path, str, object]] = {}
+    out: dict[str, tuple[Path, str, PerturbMeta]] = {}
     with RunStore(run_dir, readonly=True) as store:
         rows = [r for r in store.trial_rows() if r.trial_id in trial_ids and r.trial.condition.perturbations]
     for r in rows:

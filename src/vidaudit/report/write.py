@@ -21,12 +21,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from vidaudit import __version__
+from vidaudit.core.contract.report import Report, SuiteReport, ViewerSpec, ViewerTrial
 from vidaudit.core.errors import DataError
 from vidaudit.core.fileio import write_text_atomic
 from vidaudit.core.versions import git_revision
 from vidaudit.report.html import render_html
 from vidaudit.report.markdown import render_markdown
-from vidaudit.core.contract.report import Report, SuiteReport, ViewerSpec, ViewerTrial
 from vidaudit.report.viewer_files import (
     CHUNK_BYTES,
     INLINE_MAX_BYTES,

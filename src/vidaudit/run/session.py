@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite
@@ -18,13 +19,12 @@ from vidaudit.models.base import Capabilities, ModelAdapter, request_options
 from vidaudit.models.factory import make_adapter
 from vidaudit.run.budget import Budget
 from vidaudit.run.lock import RunLock
-from vidaudit.run.snapshot import update_snapshot
 from vidaudit.run.perturbed import PERTURB_CACHE
 from vidaudit.run.plan import PlannedTrial, RequestBuilder, check_servable, check_videos, effective_fps, plan
 from vidaudit.run.runconfig import BudgetConfig, RunConfig, open_run_config
+from vidaudit.run.snapshot import update_snapshot
 from vidaudit.run.store import RunStore
 from vidaudit.run.summary import RunSummary
-from vidaudit.core.contract.suite import Suite
 
 #: ``dispatch(adapters, suite=NAME, samples=BY_ID, model_options=...)``: an async context manager giving
 #: the adapters the executor calls (same labels, specs, capabilities and request options); one with a

@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from vidaudit.core.errors import DataError
 from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.errors import DataError
 
 HUMAN_RECORDS = "human_records.jsonl"   # ScoreRecords of the human answers
 HUMAN_STUDY = "human_study.json"        # the summary: accuracy, kappa, unanimity

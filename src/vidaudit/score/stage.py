@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import write_text_atomic
 from vidaudit.core.gcpause import paused_gc
@@ -27,8 +29,6 @@ from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite, resolve
 from vidaudit.core.types import Sample
 from vidaudit.run.snapshot import changed_samples, read_snapshot
-from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.contract.suite import Suite
 
 SCORES = "scores.jsonl"
 
@@ -282,8 +282,8 @@ def read_jsonl_objects(path: Path, what: str) -> list[tuple[int, dict[str, Any]]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = data[:e.start].count(b"\n") + 1
-        raise DataError(f"{path}:{line}: not UTF-8 text ({e.reason}); save {what} as UTF-8 JSONL") from None
+        lineno = data[:e.start].count(b"\n") + 1
+        raise DataError(f"{path}:{lineno}: not UTF-8 text ({e.reason}); save {what} as UTF-8 JSONL") from None
     rows = []
     for i, line in enumerate(text.splitlines(), 1):
         if not line.strip():

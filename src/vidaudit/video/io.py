@@ -177,7 +177,10 @@ def probe(path: str | Path) -> VideoInfo:
     """Read fps, size and the true frame count (by decoding packets, not trusting the header)."""
     with _open(path) as c:
         s = c.streams.video[0]
-        fps = float(s.average_rate or s.guessed_rate)
+        rate = s.average_rate or s.guessed_rate
+        if rate is None:
+            raise DataError(f"{path}: the video stream states no frame rate; re-encode it (e.g. ffmpeg -r 30)")
+        fps = float(rate)
         n = sum(1 for pkt in c.demux(s) if pkt.size)
         return VideoInfo(fps=fps, width=s.codec_context.width, height=s.codec_context.height,
                          n_frames=n, duration_s=round(n / fps, 6))

@@ -9,11 +9,11 @@ stored as data (a grid of values, a set of series), never as pictures: the HTML 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-REPORT_SCHEMA_VERSION = 2
+REPORT_SCHEMA_VERSION: Final = 2
 
 
 class _Strict(BaseModel):

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import SuiteReport, ViewerSpec, ViewerTrial
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, PerturbationSpec, Sample
-from vidaudit.core.contract.report import SuiteReport, ViewerSpec, ViewerTrial
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
 
 if TYPE_CHECKING:
     import typer

@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from vidaudit.core.contract.records import ParseResult, ScoreRecord, TrialScore
+from vidaudit.core.contract.report import SuiteReport, ViewerTrial
+from vidaudit.core.contract.suite import ObservedFrame, Prompt, Suite
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.records import ParseResult, ScoreRecord, TrialScore
-from vidaudit.core.contract.suite import ObservedFrame, Prompt, Suite
 from vidaudit.suites.counting.viewer import COUNTING_VIEWER
 
 #: the answer range of the paper's grid (N in 0..12): what ``chance`` draws from by default

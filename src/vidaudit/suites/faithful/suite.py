@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import SuiteReport, ViewerTrial
+from vidaudit.core.contract.suite import Capabilities, Prompt, Suite
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.suite import Capabilities, Prompt, Suite
 from vidaudit.suites.faithful.viewer import FAITHFUL_VIEWER
 
 #: sample parameters copied into each score record

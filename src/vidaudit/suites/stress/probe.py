@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import Section, ViewerTrial
+from vidaudit.core.contract.suite import ObservedFrame, Prompt
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.core.contract.report import Section, ViewerTrial
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.suite import ObservedFrame, Prompt
 
 #: probe name -> ``"module:attr"`` of its ``Probe`` instance (imported on first use)
 PROBE_TARGETS: dict[str, str] = {

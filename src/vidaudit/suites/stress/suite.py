@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import SuiteReport, ViewerTrial
+from vidaudit.core.contract.suite import Capabilities, ObservedFrame, Prompt, Suite
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import Condition, PerturbationSpec, Sample
-from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.suite import Capabilities, ObservedFrame, Prompt, Suite
 from vidaudit.suites.stress.common import HUMAN_CELLS, human_cells
 from vidaudit.suites.stress.probe import PROBE_DESCRIPTIONS, get_probe, probe_names, probe_of
 from vidaudit.suites.stress.viewer import STRESS_VIEWER
@@ -87,7 +87,8 @@ class StressSuite(Suite):
               frame_times: Sequence[float] | None = None, judgement: str | None = None) -> TrialScore:
         probe = probe_of(sample)
         if probe.judges:
-            return probe.score(sample, text, status, frame_times=frame_times, judgement=judgement)
+            # a probe that declares ``judges`` takes judgement= (the base Probe.score does not)
+            return probe.score(sample, text, status, frame_times=frame_times, judgement=judgement)  # type: ignore[call-arg]
         return probe.score(sample, text, status, frame_times=frame_times)
 
     # ------------------------------------------------------------------ judges (routed to the probes that judge)

@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import ViewerTrial
+from vidaudit.core.contract.suite import Prompt
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.core.contract.report import ViewerTrial
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.suite import Prompt
 from vidaudit.suites.stress.common import LETTERS
 from vidaudit.suites.stress.expectation import prompts as P
 from vidaudit.suites.stress.expectation.generate import ANOMALIES, JUDGED_TASKS, TASKS
