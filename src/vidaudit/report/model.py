@@ -4,24 +4,5 @@ Kept as a re-export so that code written against the old path keeps working; new
 ``vidaudit.core.contract`` (or ``vidaudit.core.contract.report``).
 """
 
-from vidaudit.core.contract.report import (
-    REPORT_SCHEMA_VERSION,
-    Figure,
-    GridFigure,
-    LineFigure,
-    Report,
-    Section,
-    Series,
-    SuiteReport,
-    Table,
-    Timeline,
-    TimelineEvent,
-    ViewerColumn,
-    ViewerFrame,
-    ViewerSpec,
-    ViewerTrial,
-)
-
-__all__ = ["REPORT_SCHEMA_VERSION", "Figure", "GridFigure", "LineFigure", "Report", "Section", "Series",
-           "SuiteReport", "Table", "Timeline", "TimelineEvent", "ViewerColumn", "ViewerFrame", "ViewerSpec",
-           "ViewerTrial"]
+from vidaudit.core.contract.report import *  # noqa: F403 - the whole public surface of the moved module
+from vidaudit.core.contract.report import __all__ as __all__

@@ -4,6 +4,5 @@ Kept as a re-export so that code written against the old path keeps working; new
 ``vidaudit.core.contract`` (or ``vidaudit.core.contract.records``).
 """
 
-from vidaudit.core.contract.records import SCORE_SCHEMA_VERSION, ParseResult, ScoreRecord, TrialScore
-
-__all__ = ["SCORE_SCHEMA_VERSION", "ParseResult", "ScoreRecord", "TrialScore"]
+from vidaudit.core.contract.records import *  # noqa: F403 - the whole public surface of the moved module
+from vidaudit.core.contract.records import __all__ as __all__

@@ -4,6 +4,5 @@ Kept as a re-export so that code written against the old path keeps working; new
 ``vidaudit.core.contract`` (or ``vidaudit.core.contract.suite``).
 """
 
-from vidaudit.core.contract.suite import Capabilities, ObservedFrame, Prompt, Suite, SuiteInfo, check_suite
-
-__all__ = ["Capabilities", "ObservedFrame", "Prompt", "Suite", "SuiteInfo", "check_suite"]
+from vidaudit.core.contract.suite import *  # noqa: F403 - the whole public surface of the moved module
+from vidaudit.core.contract.suite import __all__ as __all__

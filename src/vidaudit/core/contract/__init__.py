@@ -15,30 +15,10 @@ The stages (``run``, ``score``, ``report``) and the suites import these from her
 (``vidaudit.suites.base``, ``vidaudit.score.records``, ``vidaudit.report.model``) re-export them.
 """
 
-from vidaudit.core.contract.records import SCORE_SCHEMA_VERSION, ParseResult, ScoreRecord, TrialScore
-from vidaudit.core.contract.report import (
-    REPORT_SCHEMA_VERSION,
-    Figure,
-    GridFigure,
-    LineFigure,
-    Report,
-    Section,
-    Series,
-    SuiteReport,
-    Table,
-    Timeline,
-    TimelineEvent,
-    ViewerColumn,
-    ViewerFrame,
-    ViewerSpec,
-    ViewerTrial,
-)
-from vidaudit.core.contract.suite import Capabilities, ObservedFrame, Prompt, Suite, SuiteInfo, check_suite
+from vidaudit.core.contract import records, report, suite
+from vidaudit.core.contract.records import *  # noqa: F403 - the names listed above, one __all__ per module
+from vidaudit.core.contract.report import *  # noqa: F403
+from vidaudit.core.contract.suite import *  # noqa: F403
 from vidaudit.core.registry import get_suite
 
-__all__ = [
-    "REPORT_SCHEMA_VERSION", "SCORE_SCHEMA_VERSION", "Capabilities", "Figure", "GridFigure", "LineFigure",
-    "ObservedFrame", "ParseResult", "Prompt", "Report", "ScoreRecord", "Section", "Series", "Suite", "SuiteInfo",
-    "SuiteReport", "Table", "Timeline", "TimelineEvent", "TrialScore", "ViewerColumn", "ViewerFrame", "ViewerSpec",
-    "ViewerTrial", "check_suite", "get_suite",
-]
+__all__ = [*records.__all__, *report.__all__, *suite.__all__, "get_suite"]

@@ -12,6 +12,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+__all__ = [
+    "SCORE_SCHEMA_VERSION", "ParseResult", "ScoreRecord", "TrialScore",
+]
+
 SCORE_SCHEMA_VERSION = 1
 
 

@@ -13,6 +13,12 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+__all__ = [
+    "REPORT_SCHEMA_VERSION", "Figure", "GridFigure", "LineFigure", "Report", "Section", "Series",
+    "SuiteReport", "Table", "Timeline", "TimelineEvent", "ViewerColumn", "ViewerFrame", "ViewerSpec",
+    "ViewerTrial",
+]
+
 REPORT_SCHEMA_VERSION: Final = 2
 
 

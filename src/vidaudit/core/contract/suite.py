@@ -26,6 +26,8 @@ from vidaudit.core.types import Condition, PerturbationSpec, Sample
 if TYPE_CHECKING:
     import typer
 
+__all__ = ["Capabilities", "ObservedFrame", "Prompt", "Suite", "SuiteInfo", "check_suite"]
+
 #: (source frame index, presentation time in seconds, RGB frame) as a pixel observer receives them
 ObservedFrame = tuple[int, float, np.ndarray]
 
