@@ -94,11 +94,11 @@ def verify(
 ) -> None:
     """Check every video against its ground truth using only decoded pixels; exit 1 on any mismatch."""
     from vidaudit.core.errors import DataError
-    from vidaudit.core.manifest import load_samples, read_dataset_info
+    from vidaudit.core.manifest import dataset_suite, load_samples, read_dataset_info
     from vidaudit.core.registry import get_suite
 
     info = read_dataset_info(data)
-    suite = get_suite(str(info.get("suite") or "counting"))
+    suite = get_suite(dataset_suite(data, info))
     samples = load_samples(data)
     if not samples:
         raise DataError(f"{data} holds no samples: nothing to verify")

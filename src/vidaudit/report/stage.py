@@ -186,7 +186,7 @@ def report_run(run_dir: str | Path, *, allow_changed: bool = False) -> dict[str,
 
 
 def report_responses(samples: str | Path, responses: str | Path, out: str | Path, report_dir: str | Path | None, *,
-                     suite: str = "counting", dedupe: str | None = None) -> tuple[Path, dict[str, Path] | None]:
+                     suite: str | None = None, dedupe: str | None = None) -> tuple[Path, dict[str, Path] | None]:
     """``score-responses``: scores.jsonl at ``out`` and, with ``report_dir``, the three report files."""
     from vidaudit.score.stage import score_responses, write_scores
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.manifest import load_samples
+from vidaudit.core.manifest import dataset_suite, load_samples
 from vidaudit.core.registry import get_suite
 from vidaudit.core.types import Condition, ModelSpec, Presentation, Usage
 from vidaudit.models.base import Capabilities, ModelAdapter, request_options
@@ -97,12 +97,14 @@ def reads_video(spec: ModelSpec) -> bool:
     return bool(getattr(resolve("providers", spec.provider), "needs_video", True))
 
 
-def prepare_run(data: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *, suite: str = "counting",
+def prepare_run(data: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *, suite: str | None = None,
                 limit: int | None = None, model_options: dict[str, dict[str, Any]] | None = None,
                 check_files: bool = True, judge: ModelSpec | None = None
                 ) -> tuple[list[PlannedTrial], dict[str, ModelAdapter], Any]:
-    """Load, validate and plan; builds adapters (no call is made). Raises on anything wrong."""
-    s = get_suite(suite)
+    """Load, validate and plan; builds adapters (no call is made). Raises on anything wrong.
+
+    ``suite``: None runs the dataset's own suite (``core.manifest.dataset_suite``)."""
+    s = get_suite(suite or dataset_suite(data))
     if not models:
         raise ConfigError("no model given; add --model SPEC (e.g. --model oracle)")
     if not conditions:
@@ -160,7 +162,7 @@ def dry_run_rows(planned: Sequence[PlannedTrial], caps: dict[str, Any]) -> list[
 
 
 def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *,
-            suite: str = "counting", max_attempts: int = 3, max_cost_usd: float | None = None,
+            suite: str | None = None, max_attempts: int = 3, max_cost_usd: float | None = None,
             max_tokens: int | None = None, dry_run: bool = False, limit: int | None = None, on_progress=None,
             model_options: dict[str, dict[str, Any]] | None = None, judge: ModelSpec | None = None,
             design: str = "full", rule: str | None = None,
@@ -182,6 +184,7 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
             raise ConfigError(f"{name} must be a finite number >= 0, got {value}")
     if design == "full" and rule is not None:
         raise ConfigError(f"--rule {rule} belongs to a sequential design; add --design adaptive or drop --rule")
+    suite = suite or dataset_suite(data)  # None: the dataset's own suite
     planned, adapters, caps = prepare_run(data, models, conditions, suite=suite, limit=limit,
                                           model_options=model_options, check_files=not dry_run, judge=judge)
     seq = None if design == "full" else get_suite(suite).sequential_design(design, rule, planned)

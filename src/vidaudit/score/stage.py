@@ -348,9 +348,11 @@ def _score_chosen(out: Scored, s: Suite, samples: Mapping[str, Sample],
             out.frames[tid] = list(zip(row.frame_indices, row.frame_times, strict=False))
 
 
-def score_responses(samples_path: str | Path, responses_path: str | Path, *, suite: str | None = "counting",
+def score_responses(samples_path: str | Path, responses_path: str | Path, *, suite: str | None = None,
                     dedupe: str | None = None) -> Scored:
-    """Score a ``responses.jsonl`` (sample_id, response (string or null), optional model, condition, status)."""
+    """Score a ``responses.jsonl`` (sample_id, response (string or null), optional model, condition, status).
+
+    ``suite``: None scores with the manifest's own suite; a name is checked against it."""
     samples_path, responses_path = Path(samples_path), Path(responses_path)
     samples = {x.sample_id: x for x in load_samples(samples_path)}
     rows = []
