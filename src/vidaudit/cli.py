@@ -104,11 +104,11 @@ def verify(
 ) -> None:
     """Check every video against its ground truth using only decoded pixels; exit 1 on any mismatch."""
     from vidaudit.core.errors import DataError
-    from vidaudit.core.manifest import load_samples, read_dataset_info
+    from vidaudit.core.manifest import dataset_suite, load_samples, read_dataset_info
     from vidaudit.core.registry import get_suite
 
     info = read_dataset_info(data)
-    suite = get_suite(str(info.get("suite") or "counting"))
+    suite = get_suite(dataset_suite(data, info))
     samples = load_samples(data)
     if not samples:
         raise DataError(f"{data} holds no samples: nothing to verify")
@@ -214,6 +214,7 @@ def perturb(
 ) -> None:
     """Apply one perturbation to any video (OUT.mp4 + OUT.json), or a batch of them into a folder."""
     from vidaudit.core.errors import ConfigError
+    from vidaudit.run.ray_pool import pool_factory
     from vidaudit.video.perturb.cli import batch_command, ops_help, perturb_command, summary_lines
 
     if list_ops:
@@ -224,10 +225,11 @@ def perturb(
 
         if out is None:
             raise ConfigError("a batch needs --out DIR for its videos and batch.jsonl")
+        pool = pool_factory(executor, ray_address)  # a bad --executor or a missing ray extra: before any work
         with progress_bar("perturbing") as update:
             res = batch_command(out, batch=batch, folder=source,
                                 op=op, sets=list(sets), seed=seed, second=second, workers=workers,
-                                executor=executor, ray_address=ray_address, on_progress=update)
+                                pool=pool, on_progress=update)
         for line in batch_lines(res):
             console.print(line, highlight=False, markup=False, soft_wrap=True)  # paths stay whole
         if res.failed:
@@ -347,12 +349,14 @@ def schema(what: str = typer.Argument("report", help="report (report.json), scor
     """Print the JSON Schema of report.json, of a scores.jsonl line or of an audit's profile.json."""
     import json
 
-    from vidaudit.audit.profile import Profile
-    from vidaudit.core.errors import ConfigError
-    from vidaudit.report.model import Report
-    from vidaudit.score.records import ScoreRecord
+    from pydantic import BaseModel
 
-    models = {"report": Report, "score": ScoreRecord, "profile": Profile}
+    from vidaudit.audit.profile import Profile
+    from vidaudit.core.contract.records import ScoreRecord
+    from vidaudit.core.contract.report import Report
+    from vidaudit.core.errors import ConfigError
+
+    models: dict[str, type[BaseModel]] = {"report": Report, "score": ScoreRecord, "profile": Profile}
     if what not in models:
         raise ConfigError(f"unknown schema {what!r}; choose report or score (or profile: an audit's profile.json)")
     typer.echo(json.dumps(models[what].model_json_schema(), indent=2, sort_keys=True))

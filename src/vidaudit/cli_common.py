@@ -68,7 +68,7 @@ def step_progress(description: str) -> Iterator[Callable[[str, int, int | None],
     import time
 
     spent: dict[str, float] = {}
-    state = {"step": "", "since": time.monotonic()}
+    state: dict[str, Any] = {"step": "", "since": time.monotonic()}
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True) as prog:
         task = prog.add_task(description, total=None)

@@ -40,7 +40,7 @@ class FlowGroup(TyperGroup):
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         command = super().get_command(ctx, cmd_name)
         if command is not None and not getattr(command, "rich_help_panel", None):
-            command.rich_help_panel = panel_of(cmd_name)
+            setattr(command, "rich_help_panel", panel_of(cmd_name))  # typer reads it off the click command
         return command
 
 
@@ -65,4 +65,4 @@ def tidy_option_types() -> None:
     current = getattr(option, "display_type_rich", None)
     if option is None or current is None or hasattr(current, "__wrapped__"):
         return
-    option.display_type_rich = _display_type(current)  # type: ignore[method-assign]
+    option.display_type_rich = _display_type(current)

@@ -4,7 +4,6 @@
 entry point; in Python: ``from vidaudit.inspect import vidaudit_task``. Needs ``pip install "vidaudit[interop]"``.
 """
 
-from vidaudit.interop.inspect_ai_tasks import (TASKS, defined_mean, vidaudit_dataset, vidaudit_scorer,
-                                               vidaudit_task)
+from vidaudit.interop.inspect_ai_tasks import TASKS, defined_mean, vidaudit_dataset, vidaudit_scorer, vidaudit_task
 
 __all__ = ["TASKS", "defined_mean", "vidaudit_dataset", "vidaudit_scorer", "vidaudit_task"]

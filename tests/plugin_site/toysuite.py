@@ -17,7 +17,7 @@ from vidaudit.core.manifest import write_dataset_info, write_manifest
 from vidaudit.core.types import Sample, VideoRef
 from vidaudit.report.model import GridFigure, Section, SuiteReport, Table, ViewerColumn, ViewerSpec, ViewerTrial
 from vidaudit.score.records import ParseResult, ScoreRecord, TrialScore
-from vidaudit.suites.base import Prompt, Suite
+from vidaudit.suites.base import Capabilities, Prompt, Suite
 from vidaudit.video.io import probe, write_video
 
 COLOURS = {"red": (220, 30, 30), "green": (30, 200, 60), "blue": (40, 60, 230)}
@@ -67,6 +67,7 @@ class ToySuite(Suite):
 
     # A free-text answer (no box) goes to the run's judge (``vidaudit run --judge SPEC``).
     judge_version = "toy-judge-1"
+    capabilities = Capabilities(judges=True)
 
     def judge_prompt(self, sample, answer: str) -> Prompt | None:
         if _BOXED.search(answer or ""):

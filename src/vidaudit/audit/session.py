@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit import __version__
+from vidaudit.core.contract.profile import AuditPart
+from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.fileio import write_json_atomic
 from vidaudit.core.hashing import sha256_json
 from vidaudit.core.types import ModelSpec
-from vidaudit.suites.base import AuditPart, Suite
 
 #: written into a dataset dir once its generation finished: the dir is reused only when this matches
 MARKER = "audit-dataset.json"

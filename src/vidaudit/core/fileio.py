@@ -54,7 +54,7 @@ def sweep_stale_temporaries(final: str | Path) -> list[Path]:
     """
     final = Path(final)
     prefix = f".{final.name}."
-    removed = []
+    removed: list[Path] = []
     try:
         siblings = list(final.parent.iterdir())
     except OSError:

@@ -142,6 +142,20 @@ def read_dataset_info(root: str | Path) -> dict[str, Any]:
     return info
 
 
+def dataset_suite(root: str | Path, info: dict[str, Any] | None = None) -> str:
+    """The suite a dataset belongs to: its ``dataset.json``'s ``suite`` (``info``, when already read), else the
+    one suite its samples name. No shared layer assumes a suite; a dataset says which it is."""
+    if info is None and (Path(root) / DATASET).is_file():
+        info = read_dataset_info(root)
+    if info and info.get("suite"):
+        return str(info["suite"])
+    names = sorted({s.suite for s in load_samples(root)})
+    if len(names) != 1:
+        raise DataError(f"{root} holds samples of {len(names)} suites ({', '.join(names) or 'none'}); a dataset "
+                        "holds one suite's samples: name the suite (e.g. vidaudit run SUITE --data DIR)")
+    return names[0]
+
+
 def video_path(root: str | Path, sample: Sample) -> Path:
     return Path(root) / sample.video.path
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from vidaudit.core.errors import ConfigError
 
 if TYPE_CHECKING:
-    from vidaudit.suites.base import Suite
+    from vidaudit.core.contract.suite import Suite
 
 _BUILTIN: dict[str, dict[str, str]] = {
     "providers": {
@@ -32,6 +32,13 @@ _BUILTIN: dict[str, dict[str, str]] = {
         "anthropic": "vidaudit.models.anthropic:AnthropicAdapter",
         "hf": "vidaudit.models.hf:HFAdapter",
         "vllm": "vidaudit.models.vllm_offline:VLLMOfflineAdapter",
+    },
+    # Sections the report stage appends after the suite's own, in this order, from the tools built on the
+    # stages: each target is ``f(scored) -> list[Section]`` (``vidaudit.score.stage.Scored``), [] when the
+    # run has nothing for it. The report stage imports no tool; it looks these up here.
+    "report_sections": {
+        "mechanism": "vidaudit.mech.report_section:report_sections",
+        "human-study": "vidaudit.humanstudy.section:report_sections",
     },
 }
 
@@ -78,6 +85,12 @@ def names(kind: str) -> list[str]:
     return sorted(found)
 
 
+def in_order(kind: str) -> list[str]:
+    """Every name of ``kind`` in the order it applies: built-ins as declared, then entry points by name."""
+    builtin = _builtin(kind)
+    return [*builtin, *sorted(n for n in _entry_point_targets(kind) if n not in builtin)]
+
+
 def target(kind: str, name: str) -> str:
     """The ``module:attr`` a name points to (built-ins win over entry points of the same name)."""
     found = _builtin(kind).get(name) or _entry_point_targets(kind).get(name)
@@ -103,6 +116,6 @@ def resolve(kind: str, name: str) -> Any:
 
 def get_suite(name: str) -> Suite:
     """The registered suite instance called ``name`` (a ConfigError naming the known ones otherwise)."""
-    from vidaudit.suites.base import check_suite
+    from vidaudit.core.contract.suite import check_suite
 
     return check_suite(resolve("suites", name), name)

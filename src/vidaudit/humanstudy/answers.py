@@ -80,7 +80,8 @@ def _shown(text: str) -> str:
 def _check_text(path: Path, raw: dict) -> None:
     """Refuse a string that is not Unicode text: a lone surrogate (JSON's ``"\\ud800"`` escape without its pair)
     can be neither written to a UTF-8 file nor shown, and an annotator id must stay exactly what was typed."""
-    answers = raw.get("answers") if isinstance(raw.get("answers"), dict) else {}
+    got = raw.get("answers")
+    answers: dict[Any, Any] = got if isinstance(got, dict) else {}
     fields = [("the annotator id", raw.get("annotator")), ("the study id", raw.get("study")),
               *((f"an item id ({_shown(k)})", k) for k in answers),
               *((f"the answer to item {_shown(k)}", v) for k, v in answers.items())]

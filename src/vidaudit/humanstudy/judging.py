@@ -18,12 +18,12 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from vidaudit.core.contract.records import TrialScore
+from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.fileio import write_jsonl_atomic
 from vidaudit.core.hashing import sha256_json
 from vidaudit.core.types import ModelSpec, Request, Sample, TextPart
-from vidaudit.score.records import TrialScore
-from vidaudit.suites.base import Suite
 
 Judge = Callable[[Suite, Sample, str], TrialScore]
 VERDICTS = "human_judgements.jsonl"
@@ -62,7 +62,8 @@ def judge_for_run(run_dir: Path) -> Judge | None:
                                   "again") from e
             cache[key] = resp.text
             write_jsonl_atomic(path, ({"key": k, "verdict": v} for k, v in cache.items()))
-        return suite.score(sample, text, "ok", judgement=cache[key])
+        # judgement= is part of score's signature for suites that declare capabilities.judges (checked above)
+        return suite.score(sample, text, "ok", judgement=cache[key])  # type: ignore[call-arg]
 
     return judge
 

@@ -1,5 +1,8 @@
-"""Where a human study lives in a run directory."""
+"""Where a human study lives in a run directory (the two files the score stage reads back are named in
+``vidaudit.score.human``)."""
 
-HUMAN_RECORDS = "human_records.jsonl"   # ScoreRecords of the human answers
-HUMAN_STUDY = "human_study.json"        # the summary: accuracy, kappa, unanimity
+from vidaudit.score.human import HUMAN_RECORDS, HUMAN_STUDY
+
+__all__ = ["HUMAN_RECORDS", "HUMAN_STUDY", "STUDIES_DIR"]
+
 STUDIES_DIR = "human_studies"           # RUN/human_studies/STUDY.json: manifests of studies exported from the run

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from vidaudit.core.contract.records import ParseResult, ScoreRecord, TrialScore
+from vidaudit.core.contract.suite import Suite
 from vidaudit.core.hashing import sha256_json
 from vidaudit.core.types import Sample
 from vidaudit.humanstudy.answers import AnswerSheet, StudyManifest
 from vidaudit.humanstudy.items import StudyItem
 from vidaudit.humanstudy.judging import Judge
-from vidaudit.score.records import ParseResult, ScoreRecord, TrialScore
-from vidaudit.suites.base import Suite
 
 HUMAN_ROLE = "human"
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vidaudit.report.model import Section, Table
+from vidaudit.core.contract.report import Section, Table
+
+if TYPE_CHECKING:
+    from vidaudit.score.stage import Scored
 
 
 def _pct(x: float | None) -> str:
@@ -25,6 +28,11 @@ def _row(label: list[str], c: dict[str, Any]) -> list[str]:
 
 
 COLUMNS = ["accuracy", "95% Wilson", "kappa", "unanimity", "items all answered"]
+
+
+def report_sections(scored: Scored) -> list[Section]:
+    """The report stage's hook (registry kind ``report_sections``): the section of an imported human study."""
+    return [human_section(scored.human_study)] if scored.human_study is not None else []
 
 
 def human_section(summary: dict[str, Any]) -> Section:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import DataError
-from vidaudit.core.manifest import load_samples, read_dataset_info
+from vidaudit.core.manifest import dataset_suite, load_samples, read_dataset_info
 from vidaudit.core.registry import get_suite
 from vidaudit.core.types import Condition, Sample
-from vidaudit.suites.base import Suite
 
 
 @dataclass
@@ -37,7 +37,7 @@ def open_source(path: str | Path) -> StudySource:
     if not path.is_dir():
         raise DataError(f"{path} is neither a run dir (with run.json) nor a dataset dir (with manifest.jsonl)")
     info = read_dataset_info(path)
-    suite = get_suite(str(info.get("suite") or "counting"))
+    suite = get_suite(dataset_suite(path, info))
     samples = load_samples(path)
     suite.check_samples(samples, str(path))
     return StudySource(suite, samples, path, Condition(prompt=suite.default_prompt))

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.humanstudy.answers import AnswerSheet, StudyManifest
-from vidaudit.humanstudy.kappa import agreement
 from vidaudit.humanstudy.scoring import Scoring
-from vidaudit.score.records import ScoreRecord
+from vidaudit.score.kappa import agreement
 from vidaudit.score.stats import wilson_interval
 
 SUMMARY_SCHEMA_VERSION = 1

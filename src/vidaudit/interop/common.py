@@ -17,13 +17,19 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import DATASET, MANIFEST, load_samples
 from vidaudit.core.registry import get_suite, missing_extra
 from vidaudit.core.types import Condition, Sample
-from vidaudit.score.stage import (STATUSES, ResponseRow, external_trial_id, manifest_suite,  # noqa: F401
-                                  read_jsonl_objects, score_rows)
-from vidaudit.suites.base import Suite
+from vidaudit.score.stage import (  # noqa: F401
+    STATUSES,
+    ResponseRow,
+    external_trial_id,
+    manifest_suite,
+    read_jsonl_objects,
+    score_rows,
+)
 
 EXTRA = "interop"
 #: statuses a response row may carry (the same as ``responses.jsonl``)

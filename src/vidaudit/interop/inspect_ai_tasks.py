@@ -34,8 +34,7 @@ _ia = require("inspect_ai", "the vidaudit inspect_ai tasks")
 from inspect_ai import Task, task  # noqa: E402
 from inspect_ai.dataset import MemoryDataset  # noqa: E402
 from inspect_ai.dataset import Sample as InspectSample  # noqa: E402
-from inspect_ai.model import (ChatMessageSystem, ChatMessageUser, ContentImage, ContentText,  # noqa: E402
-                              ContentVideo, GenerateConfig)
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ContentImage, ContentText, ContentVideo, GenerateConfig  # noqa: E402
 from inspect_ai.scorer import Metric, SampleScore, Score, Target, accuracy, metric, scorer, stderr  # noqa: E402
 from inspect_ai.solver import TaskState, generate  # noqa: E402
 

@@ -26,8 +26,7 @@ from typing import Any
 from vidaudit import __version__
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import write_text_atomic
-from vidaudit.interop.common import (ResponseRow, check_videos, listed, load_data, native_condition,
-                                     scalar_metric_names)
+from vidaudit.interop.common import ResponseRow, check_videos, listed, load_data, native_condition, scalar_metric_names
 from vidaudit.interop.lmms_eval_runtime import ROW_FORMAT
 
 HARNESS = "lmms-eval"
@@ -98,9 +97,9 @@ def export_lmms_eval(data: str | Path, out: str | Path, *, prompt: str | None = 
     out.mkdir(parents=True, exist_ok=True)
     taskdir = out.resolve()
     command = run_command(name, taskdir)
-    directions = {f"vidaudit_{k}": bool(v) for k, v in dict(getattr(suite, "higher_is_better", {}) or {}).items()}
+    directions = {f"vidaudit_{k}": bool(v) for k, v in suite.capabilities.higher_is_better.items()}
     directions["vidaudit_correct"] = True
-    ctx = {"task": name, "suite": suite.name, "data_dir": str(data_dir), "vidaudit_version": __version__,
+    ctx: dict[str, Any] = {"task": name, "suite": suite.name, "data_dir": str(data_dir), "vidaudit_version": __version__,
            "command": command, "docs": str(taskdir / DOCS), "max_new_tokens": max_new_tokens,
            "metrics": ["vidaudit_correct"] + [f"vidaudit_{m}" for m in metrics], "directions": directions,
            "row_format": ROW_FORMAT, "condition": cond.id, "metric_names": metrics}
@@ -213,7 +212,8 @@ def read_lmms_eval_log(path: str | Path, *, model: str | None = None) -> Any:
             raise DataError(f"{where}: not an lmms-eval --log_samples row (keys found: {listed(sorted(row), 8)}); "
                             "this reads the <date>_samples_<task>.jsonl that lmms-eval writes with --log_samples")
         fmt = row.get("vidaudit_format")
-        doc = row.get("doc") if isinstance(row.get("doc"), dict) else {}
+        raw_doc = row.get("doc")
+        doc: dict[str, Any] = raw_doc if isinstance(raw_doc, dict) else {}
         if fmt is None and "vidaudit_sample_id" not in row and "sample_id" not in doc:
             raise DataError(f"{where}: the row carries no vidaudit_format and no sample id (vidaudit_sample_id, "
                             "doc.sample_id): it is not from a task written by `vidaudit export lmms-eval`, so its "

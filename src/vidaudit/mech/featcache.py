@@ -51,7 +51,8 @@ class FeatureCache:
     def put(self, key: str, arrays: dict[str, np.ndarray]) -> None:
         final = self.path(key)
         tmp = final.with_name(f".{final.stem}.tmp.npz")
-        np.savez(tmp, **{k: np.asarray(v, np.float32) for k, v in arrays.items()})
+        # numpy's stub lets **kwds collide with allow_pickle: bool; the keys here are array names
+        np.savez(tmp, **{k: np.asarray(v, np.float32) for k, v in arrays.items()})  # type: ignore[arg-type]
         tmp.replace(final)
 
     def stage_matrix(self, keys: Sequence[str], stage: str) -> np.ndarray:

@@ -66,6 +66,7 @@ def train_eval(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_t
                 err = 1 / (1 + np.exp(-z)) - y_train[idx, None]          # d(mean BCE)/dz * B
             else:
                 e = np.exp(z - z.max(1, keepdims=True))
+                assert onehot is not None                                 # made above whenever k > 1
                 err = e / e.sum(1, keepdims=True) - onehot[idx]          # d(mean CE)/dz * B
             grads = [xt[idx].T @ err / len(idx), err.mean(0)]
             step += 1

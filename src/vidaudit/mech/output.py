@@ -7,12 +7,13 @@ it for a reader without the report. Both files are written to a temporary name a
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
 
+from vidaudit.core.contract.report import LineFigure
 from vidaudit.core.fileio import write_json_atomic, write_text_atomic
-from vidaudit.report.model import LineFigure
 
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 
@@ -62,9 +63,9 @@ def write_probe(out_dir: str | Path, name: str, payload: dict[str, Any], figure:
     return {"json": js, "svg": pic}
 
 
-def curve(fig_id: str, title: str, x: list[float], series: dict[str, list[float | None]], *, x_label: str = "layer",
+def curve(fig_id: str, title: str, x: Sequence[float], series: Mapping[str, Sequence[float | None]], *, x_label: str = "layer",
           y_label: str, y_min: float | None = None, y_max: float | None = None, caption: str = "") -> LineFigure:
-    from vidaudit.report.model import Series
+    from vidaudit.core.contract.report import Series
 
     clean = {k: [None if v is None or v != v else float(v) for v in ys] for k, ys in series.items()}
     return LineFigure(id=fig_id, title=title, caption=caption, x_label=x_label, y_label=y_label,

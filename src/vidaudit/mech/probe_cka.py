@@ -60,8 +60,8 @@ def _view(wb: WhiteBox, clip: pdata.Clip, vit_layers: tuple[int, ...], llm_layer
 def within(view: ClipView, vit_layers: tuple[int, ...], llm_layers: tuple[int, ...]) -> dict[str, list[float]]:
     """CKA between the first and last temporal group of one condition, per vision block and LLM layer."""
     g0, g1 = view.spans.groups[0], view.spans.groups[-1]
-    return {"vit": [linear_cka(view.vit[l][0], view.vit[l][-1]) for l in vit_layers],
-            "llm": [linear_cka(view.hidden[l][g0], view.hidden[l][g1]) for l in llm_layers]}
+    return {"vit": [linear_cka(view.vit[k][0], view.vit[k][-1]) for k in vit_layers],
+            "llm": [linear_cka(view.hidden[k][g0], view.hidden[k][g1]) for k in llm_layers]}
 
 
 def between(a: ClipView, b: ClipView, vit_layers: tuple[int, ...],
@@ -71,9 +71,9 @@ def between(a: ClipView, b: ClipView, vit_layers: tuple[int, ...],
         raise DataError(f"the two conditions make different token grids ({a.grid_thw} vs {b.grid_thw}); a scene's "
                         "arrangements must share size and frame count")
     va, vb = a.spans.video, b.spans.video
-    return {"vit": [linear_cka(a.vit[l].reshape(-1, a.vit[l].shape[-1]), b.vit[l].reshape(-1, b.vit[l].shape[-1]))
-                    for l in vit_layers],
-            "llm": [linear_cka(a.hidden[l][va], b.hidden[l][vb]) for l in llm_layers]}
+    return {"vit": [linear_cka(a.vit[k].reshape(-1, a.vit[k].shape[-1]), b.vit[k].reshape(-1, b.vit[k].shape[-1]))
+                    for k in vit_layers],
+            "llm": [linear_cka(a.hidden[k][va], b.hidden[k][vb]) for k in llm_layers]}
 
 
 def pair_cka(wb: WhiteBox, first: pdata.Clip, second: pdata.Clip) -> dict[str, dict[str, list[float]]]:
@@ -132,7 +132,7 @@ def run(wb: WhiteBox, clips: list[pdata.Clip], *, frames: int,
         "control (group 0 vs 1)": mean["control"]["vit"], "adversarial (group 0 vs 1)": mean["adversarial"]["vit"],
         "control vs adversarial": mean["between"]["vit"]}
     if aligned:
-        series["paper adversarial (Qwen2.5-VL-7B)"] = [REFERENCE["adversarial"].get(l) for l in vit_layers]
+        series["paper adversarial (Qwen2.5-VL-7B)"] = [REFERENCE["adversarial"].get(k) for k in vit_layers]
     note = ("" if aligned else f"The paper's values (blocks {', '.join(map(str, REFERENCE['adversarial']))} of a "
             f"32-block tower) are in the table; this tower has {wb.vit_depth} blocks, so none is drawn beside it.")
     fig = curve("mech-cka", "Linear CKA per vision block: wireframe Control vs Adversarial", vit_layers, series,

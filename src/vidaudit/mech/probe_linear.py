@@ -87,7 +87,7 @@ def run(wb: WhiteBox, model_dir: str, clips: list[pdata.Clip], out_dir: Path, *,
     y = np.array([label for _, label in items])
     groups = [clip.group for clip, _ in items]
     n_classes = 2 if task == "direction" else len(CAMERA_CLASSES)
-    results = {}
+    results: dict[str, dict[str, Any]] = {}
     for stage in stages:
         r = probe_stage(cache.stage_matrix(keys, stage), y, groups, n_classes, seeds=seeds, epochs=epochs)
         results[stage] = {"mean": r.mean, "std": r.std, "accs": list(r.accs), "n_train": r.n_train, "n_test": r.n_test}

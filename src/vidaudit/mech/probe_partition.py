@@ -88,8 +88,10 @@ def run(wb: WhiteBox, clips: list[pdata.Clip], *, frames: int,
         if on_progress:
             on_progress(i + 1, len(clips))
     assert first is not None
+    visual = wb.visual
+    assert visual is not None  # wb.require_vision above
     layers = sorted(first.cu_seqlens)
-    blocks = []
+    blocks: list[dict[str, Any]] = []
     for layer in layers:
         cu = first.cu_seqlens[layer]
         lens = np.diff(cu)
@@ -100,10 +102,10 @@ def run(wb: WhiteBox, clips: list[pdata.Clip], *, frames: int,
                        "cross_frame_mass": float(np.mean(cross.get(layer, [np.nan])))})
     grid = first.grid_thw
     n_patches = int(sum(t * h * w for t, h, w in grid))
-    unit = int(wb.visual.spatial_merge_size) ** 2
+    unit = int(visual.spatial_merge_size) ** 2
     payload = {"family": wb.family.model_type, "frames": frames, "n_clips": len(clips), "grid_thw": grid,
                "temporal_groups": int(sum(t for t, _, _ in grid)), "blocks": blocks,
-               "conv3d": conv3d_stats(wb.visual.patch_embed.proj.weight),
+               "conv3d": conv3d_stats(visual.patch_embed.proj.weight),
                "merger": {"patches_in": n_patches, "tokens_out": n_patches // unit}}
     fig = curve("mech-partition", "Vision encoder: visible share and cross-frame attention per block", layers,
                 {"visible fraction": [b["visible_fraction"] for b in blocks],

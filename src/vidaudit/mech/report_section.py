@@ -10,11 +10,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vidaudit.report.model import LineFigure, Section, Table
+from vidaudit.core.contract.report import LineFigure, Section, Table
+
+if TYPE_CHECKING:
+    from vidaudit.score.stage import Scored
 
 MECHANISM_DIR = "mechanism"
+
+
+def report_sections(scored: Scored) -> list[Section]:
+    """The report stage's hook (registry kind ``report_sections``): the sections of the run's probe outputs."""
+    return mechanism_sections(scored.source.get("run_dir"))
 
 
 def _headline(d: dict[str, Any]) -> list[list[str]]:

@@ -9,7 +9,7 @@ adapter can be smoke-tested anywhere (``vidaudit tiny-model FAMILY --out DIR``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +69,7 @@ SMOLVLM_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<end_of_utterance>", "<fak
                     "<image>", "<global-img>", "<video>"]
 
 
-def train_tokenizer(specials: list[str], extra: list[str] = (), vocab_size: int = 400) -> Any:
+def train_tokenizer(specials: list[str], extra: Sequence[str] = (), vocab_size: int = 400) -> Any:
     """A byte-level BPE tokenizer trained on a few sentences; ``specials`` come first (ids 0..)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
@@ -90,8 +90,13 @@ def train_tokenizer(specials: list[str], extra: list[str] = (), vocab_size: int 
 def build_qwen2_5_vl(out: Path) -> Path:
     """Qwen2.5-VL: a 2-block vision tower (patch 8, merge 2, window 32 px: block 0 windowed, block 1 full)
     and a 2-layer text model."""
-    from transformers import (Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration, Qwen2_5_VLProcessor,
-                              Qwen2VLImageProcessor, Qwen2VLVideoProcessor)
+    from transformers import (
+        Qwen2_5_VLConfig,
+        Qwen2_5_VLForConditionalGeneration,
+        Qwen2_5_VLProcessor,
+        Qwen2VLImageProcessor,
+        Qwen2VLVideoProcessor,
+    )
 
     tok = train_tokenizer(QWEN_SPECIALS)
     ids = {s: tok.convert_tokens_to_ids(s) for s in QWEN_SPECIALS}
@@ -125,8 +130,13 @@ def build_qwen2_5_vl(out: Path) -> Path:
 
 def build_smolvlm(out: Path) -> Path:
     """SmolVLM2-style model: 1-layer SigLIP tower (64px, patch 16, pixel shuffle 2 -> 4 tokens/frame), 1-layer Llama."""
-    from transformers import (SmolVLMConfig, SmolVLMForConditionalGeneration, SmolVLMImageProcessor,
-                              SmolVLMProcessor, SmolVLMVideoProcessor)
+    from transformers import (
+        SmolVLMConfig,
+        SmolVLMForConditionalGeneration,
+        SmolVLMImageProcessor,
+        SmolVLMProcessor,
+        SmolVLMVideoProcessor,
+    )
 
     tok = train_tokenizer(SMOLVLM_SPECIALS, extra=[f"<row_{r}_col_{c}>" for r in (1, 2) for c in (1, 2)])
     ids = {s: tok.convert_tokens_to_ids(s) for s in SMOLVLM_SPECIALS}
@@ -142,7 +152,7 @@ def build_smolvlm(out: Path) -> Path:
     )
     _seed()
     model = SmolVLMForConditionalGeneration(config).eval()
-    sizes = dict(size={"longest_edge": image_size}, max_image_size={"longest_edge": image_size})
+    sizes: dict[str, Any] = dict(size={"longest_edge": image_size}, max_image_size={"longest_edge": image_size})
     image_processor = SmolVLMImageProcessor(do_image_splitting=False, **sizes)
     video_processor = SmolVLMVideoProcessor(**sizes)
     seq_len = (image_size // patch) ** 2 // scale**2
@@ -155,8 +165,13 @@ def build_smolvlm(out: Path) -> Path:
 
 def build_qwen3_vl(out: Path) -> Path:
     """Qwen3-VL with a 1-layer vision tower (patch 8, merge 2, one deepstack layer) and a 2-layer text model."""
-    from transformers import (Qwen2VLImageProcessor, Qwen3VLConfig, Qwen3VLForConditionalGeneration,
-                              Qwen3VLProcessor, Qwen3VLVideoProcessor)
+    from transformers import (
+        Qwen2VLImageProcessor,
+        Qwen3VLConfig,
+        Qwen3VLForConditionalGeneration,
+        Qwen3VLProcessor,
+        Qwen3VLVideoProcessor,
+    )
 
     tok = train_tokenizer(QWEN_SPECIALS)
     ids = {s: tok.convert_tokens_to_ids(s) for s in QWEN_SPECIALS}
@@ -191,8 +206,13 @@ def build_qwen3_vl(out: Path) -> Path:
 
 def build_llava_onevision(out: Path) -> Path:
     """LLaVA-OneVision: 1-layer SigLIP tower (64px, patch 16 -> 16 tokens/frame), 1-layer Qwen2, no anyres tiling."""
-    from transformers import (LlavaOnevisionConfig, LlavaOnevisionForConditionalGeneration,
-                              LlavaOnevisionImageProcessor, LlavaOnevisionProcessor, LlavaOnevisionVideoProcessor)
+    from transformers import (
+        LlavaOnevisionConfig,
+        LlavaOnevisionForConditionalGeneration,
+        LlavaOnevisionImageProcessor,
+        LlavaOnevisionProcessor,
+        LlavaOnevisionVideoProcessor,
+    )
 
     tok = train_tokenizer(LLAVA_SPECIALS)
     ids = {s: tok.convert_tokens_to_ids(s) for s in LLAVA_SPECIALS}
@@ -227,8 +247,13 @@ def build_llava_onevision(out: Path) -> Path:
 def build_qwen2_vl(out: Path) -> Path:
     """Qwen2-VL with a 2-block vision tower (patch 8, merge 2; attention per temporal group) and a 2-layer
     text model."""
-    from transformers import (Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLImageProcessor,
-                              Qwen2VLProcessor, Qwen2VLVideoProcessor)
+    from transformers import (
+        Qwen2VLConfig,
+        Qwen2VLForConditionalGeneration,
+        Qwen2VLImageProcessor,
+        Qwen2VLProcessor,
+        Qwen2VLVideoProcessor,
+    )
 
     tok = train_tokenizer(QWEN_SPECIALS)
     ids = {s: tok.convert_tokens_to_ids(s) for s in QWEN_SPECIALS}

@@ -154,8 +154,9 @@ class AnthropicAdapter(HTTPProvider):
             raise eh.refused_error(name, "stop_reason refusal", self._secrets)
         if not isinstance(content, list):
             raise eh.malformed_error(name, "no content blocks in the message", self._secrets)
-        texts = [getattr(b, "text", None) for b in content if getattr(b, "type", None) == "text"]
-        if not all(isinstance(t, str) for t in texts):
+        blocks = [getattr(b, "text", None) for b in content if getattr(b, "type", None) == "text"]
+        texts = [t for t in blocks if isinstance(t, str)]
+        if len(texts) != len(blocks):
             raise eh.malformed_error(name, "a text block without a string text", self._secrets)
         text = "".join(texts)
         if not content and stop != "max_tokens":

@@ -40,7 +40,7 @@ class _Local:
 
     def _sample(self, request: Request) -> Sample:
         sid = request.metadata.get("sample_id")
-        if sid not in self.samples:
+        if sid is None or sid not in self.samples:
             raise ModelCallError(ErrorKind.BAD_REQUEST, f"{self.spec.label}: unknown sample {sid!r}")
         return self.samples[sid]
 

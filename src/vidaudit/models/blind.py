@@ -74,7 +74,8 @@ class MajorityAdapter:
 
     async def generate(self, request: Request) -> Response:
         t0 = time.perf_counter()
-        s = self.samples.get(request.metadata.get("sample_id"))
+        sid = request.metadata.get("sample_id")
+        s = self.samples.get(sid) if sid is not None else None
         if s is None:
             raise ModelCallError(ErrorKind.BAD_REQUEST, f"majority: unknown sample {request.metadata.get('sample_id')!r}")
         label = self.labels[str(s.params.get("role", "item"))]

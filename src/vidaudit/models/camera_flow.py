@@ -53,7 +53,7 @@ class CameraFlowAdapter:
             raise ModelCallError(ErrorKind.BAD_REQUEST, "camera-flow: fewer than two frames in the request")
         direction, _ = classify_motion([f for _, _, f in frames])
         sid = request.metadata.get("sample_id")
-        if sid not in self.samples:
+        if sid is None or sid not in self.samples:
             raise ModelCallError(ErrorKind.BAD_REQUEST, f"camera-flow: unknown sample {sid!r}")
         try:
             text = self.suite.constant_answer(self.samples[sid], direction)

@@ -53,9 +53,9 @@ from vidaudit.core.hashing import sha256_text
 from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Response, Usage, VideoPart
 from vidaudit.models import errors_http as eh
 from vidaudit.models.base import Capabilities, ModelCallError
+from vidaudit.models.gemini_files import DEFAULT_TTL_S, CachedFile, FileCache, default_cache_path
 from vidaudit.models.http_base import DEFAULT_MAX_RESPONSE_BYTES, HTTPProvider
 from vidaudit.models.params import FamilyParams, ParamTable, load_params
-from vidaudit.models.gemini_files import DEFAULT_TTL_S, CachedFile, FileCache, default_cache_path
 from vidaudit.models.pricing import PriceTable, cost_usd, load_prices
 from vidaudit.models.request_builder import (
     DEFAULT_JPEG_QUALITY,

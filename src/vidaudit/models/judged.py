@@ -53,7 +53,7 @@ class JudgedAdapter:
 
     def _sample(self, request: Request) -> Sample:
         sid = request.metadata.get("sample_id")
-        if sid not in self.samples:
+        if sid is None or sid not in self.samples:
             raise ModelCallError(ErrorKind.BAD_REQUEST, f"judged {self.spec.label}: unknown sample {sid!r}")
         return self.samples[sid]
 

@@ -22,7 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import GenerationSettings, ModelSpec
 
-SETTINGS = ("temperature", "top_p", "seed", "max_tokens")
+Setting = Literal["temperature", "top_p", "seed", "max_tokens"]
+SETTINGS: tuple[Setting, ...] = ("temperature", "top_p", "seed", "max_tokens")
 
 
 class FamilyParams(BaseModel):
@@ -31,7 +32,7 @@ class FamilyParams(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     family: str
-    accepts: tuple[Literal["temperature", "top_p", "seed", "max_tokens"], ...] = SETTINGS
+    accepts: tuple[Setting, ...] = SETTINGS
     token_param: str = "max_tokens"
     sampling: Literal["both", "one"] = "both"
     reasoning: bool = False

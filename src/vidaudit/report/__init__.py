@@ -5,10 +5,7 @@ notes) and its viewer as a :class:`ViewerSpec` plus :class:`ViewerTrial` objects
 knows a suite, and no module here imports ``vidaudit.suites``.
 """
 
-from vidaudit.report.heatmaps import RenderedFigure, render_figure, render_grid, render_line
-from vidaudit.report.html import render_html, script_json
-from vidaudit.report.markdown import render_markdown
-from vidaudit.report.model import (
+from vidaudit.core.contract.report import (
     GridFigure,
     LineFigure,
     Report,
@@ -23,6 +20,9 @@ from vidaudit.report.model import (
     ViewerSpec,
     ViewerTrial,
 )
+from vidaudit.report.heatmaps import RenderedFigure, render_figure, render_grid, render_line
+from vidaudit.report.html import render_html, script_json
+from vidaudit.report.markdown import render_markdown
 from vidaudit.report.viewer import attach_frames, select_trials_for_viewer, thumbnail_jpeg_b64, viewer_payload
 from vidaudit.report.write import make_report, report_json, write_report
 

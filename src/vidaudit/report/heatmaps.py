@@ -1,7 +1,7 @@
 """Drawing primitives for report figures: a grid heatmap and a line figure, as inline PNGs.
 
-The numbers come from a :class:`~vidaudit.report.model.GridFigure` or
-:class:`~vidaudit.report.model.LineFigure` (figures are stored as data in report.json); this
+The numbers come from a :class:`~vidaudit.core.contract.report.GridFigure` or
+:class:`~vidaudit.core.contract.report.LineFigure` (figures are stored as data in report.json); this
 module only draws them. The figure's name is not drawn into the picture (where a long one would be cut
 off): the page shows it in full as text beside it, and the alt text carries it. A grid cell carries its value and an optional annotation (e.g. k/n) so
 that a reader never has to trust a colour alone; outlined cells are framed; cells without data
@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from vidaudit.report.model import GridFigure, LineFigure
+from vidaudit.core.contract.report import GridFigure, LineFigure
 
 _LITERAL: dict[str, Any] = {"parse_math": False, "usetex": False}
 _DPI = 110

@@ -22,10 +22,10 @@ from typing import Any
 
 from markupsafe import Markup
 
+from vidaudit.core.contract.report import Report, Section, ViewerSpec, ViewerTrial
 from vidaudit.core.errors import DataError
 from vidaudit.report.headline import role_rank
 from vidaudit.report.heatmaps import figure_heading, render_figure
-from vidaudit.report.model import Report, Section, ViewerSpec, ViewerTrial
 from vidaudit.report.viewer_files import VIEWER_DIR, ViewerData, viewer_data
 
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "/": "\\/",

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from vidaudit.core.contract.report import GridFigure, LineFigure, Report, Section, Table
 from vidaudit.core.errors import DataError
-from vidaudit.report.model import GridFigure, LineFigure, Report, Section, Table
 from vidaudit.report.tables import MISSING, md_escape
 
 

@@ -1,47 +1,15 @@
-"""Headline figures a suite reads out of its own ``report.json`` for a model profile (``vidaudit audit``).
-
-Typed here, below the suites, so that a suite can return them (``Suite.profile_figures``) and the audit
-tool can render them without knowing any suite: an accuracy with its Wilson interval and its k / n, or
-an operating boundary (a tested value, or ``"<1"`` when even the first fails).
-"""
+"""Making the headline figures of a model profile (``vidaudit audit``): an accuracy with its Wilson interval,
+a paper's published number. The figure types are part of the contract (``core.contract.profile``)."""
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field
-
+from vidaudit.core.contract.profile import PartFigures, ProfileFigure
 from vidaudit.score.stats import wilson_interval
 
+__all__ = ["Figure", "PartFigures", "accuracy", "published"]
 
-class Figure(BaseModel):
-    """One headline number: ``value`` is a share in [0, 1] (``kind`` accuracy) or a boundary (a number or text)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str
-    kind: Literal["accuracy", "boundary", "text"] = "accuracy"
-    value: int | float | str | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    k: int | None = None
-    n: int | None = None
-    note: str = ""
-
-
-class PartFigures(BaseModel):
-    """What one audit part contributes to the profile: figures per model, the part's reference points, and
-    the papers' published figures per paper model name (never measured here)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    by_model: dict[str, list[Figure]] = Field(default_factory=dict)
-    #: figure name -> the share a uniform guesser scores (absent: no chance level for that figure)
-    chance: dict[str, float] = Field(default_factory=dict)
-    human_ceiling: Figure | None = None
-    published: dict[str, list[Figure]] = Field(default_factory=dict)
-    published_source: str = ""
-    notes: list[str] = Field(default_factory=list)
+#: the profile's figure type under its short name (the report's own ``Figure`` is a grid or line chart)
+Figure = ProfileFigure
 
 
 def accuracy(name: str, k: int, n: int, note: str = "") -> Figure:

@@ -14,15 +14,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vidaudit import __version__
+from vidaudit.core import registry
+from vidaudit.core.contract.report import Report, Section, ViewerTrial
 from vidaudit.core.errors import DataError
 from vidaudit.core.gcpause import paused_gc
-from vidaudit.mech.report_section import mechanism_sections
 from vidaudit.report.headline import headline_from_records, role_rank
-from vidaudit.report.model import Report, Section, ViewerTrial
 from vidaudit.score.summary import parse_failure_notes
 
 if TYPE_CHECKING:
     from vidaudit.score.stage import Scored
+    from vidaudit.video.perturb.engine import PerturbMeta
 
 MAX_VIEWER_FRAMES = 24
 #: ``progress(step, done, total)``: what the report stage is doing, for a progress display (total None: unknown)
@@ -58,15 +59,17 @@ def design_note(design: dict) -> str:
 
 def build_report(scored: Scored) -> Report:
     """Aggregate through the suite and wrap the result with its provenance."""
-    from vidaudit.humanstudy.load import performance_records
+    from vidaudit.score.human import performance_records
 
     suite = scored.suite
     # human answers reach the suite's aggregation with the models' (their model_role is "human")
     records = [*scored.records, *performance_records(scored.human)]
-    # a suite that reads per-stage usage (``needs_usage``) gets the store's summary; every report carries it
+    # a suite that reads per-stage usage (``capabilities.needs_usage``) gets the store's summary; every report carries it
     with paused_gc():  # one pass over every record (core/gcpause)
-        sr = suite.aggregate(records, scored.samples, usage=scored.stage_usage) \
-            if getattr(suite, "needs_usage", False) else suite.aggregate(records, scored.samples)
+        if suite.capabilities.needs_usage:  # usage= is in aggregate's signature for the suites that declare it
+            sr = suite.aggregate(records, scored.samples, usage=scored.stage_usage)  # type: ignore[call-arg]
+        else:
+            sr = suite.aggregate(records, scored.samples)
     head, dirty = _revision()
     notes = [denominators_note(scored)]
     if scored.changed:
@@ -86,8 +89,7 @@ def build_report(scored: Scored) -> Report:
                   models=list(dict.fromkeys(r.model for r in scored.records)),
                   conditions=list(dict.fromkeys(r.condition for r in scored.records)),
                   settings=dict(scored.settings), n_records=len(scored.records), headline=headline, notes=notes,
-                  sections=[*(references_last(s, roles) for s in sr.sections),
-                            *mechanism_sections(scored.source.get("run_dir")), *_human_sections(scored)],
+                  sections=[*(references_last(s, roles) for s in sr.sections), *_tool_sections(scored)],
                   results=_with_human(sr.results, scored) | ({"design": dict(scored.design)} if scored.design else {})
                   | ({"stage_usage": scored.stage_usage} if scored.stage_usage else {}))
 
@@ -104,10 +106,9 @@ def references_last(section: Section, roles: dict[str, str]) -> Section:
     return section if ordered == list(section.figures) else section.model_copy(update={"figures": ordered})
 
 
-def _human_sections(scored: Scored) -> list:
-    from vidaudit.humanstudy.section import human_section
-
-    return [human_section(scored.human_study)] if scored.human_study is not None else []
+def _tool_sections(scored: Scored) -> list[Section]:
+    """The sections the tools add (the mechanism probes' outputs, an imported human study), through the registry."""
+    return [s for name in registry.in_order("report_sections") for s in registry.resolve("report_sections", name)(scored)]
 
 
 def _with_human(results: dict, scored: Scored) -> dict:
@@ -182,7 +183,7 @@ def check_unchanged(path: Path, ref, *, who: str) -> None:
                         "the models again on the new one")
 
 
-def _perturbed_trials(scored: Scored, trial_ids: set[str]) -> dict[str, tuple[Path, str, object]]:
+def _perturbed_trials(scored: Scored, trial_ids: set[str]) -> dict[str, tuple[Path, str, PerturbMeta]]:
     """Trial id -> (perturbed video, sha256, PerturbMeta) for the chosen trials of a perturbed condition,
     read back from the run's content cache (rebuilt there if it was deleted)."""
     run_dir = scored.source.get("run_dir")
@@ -191,7 +192,7 @@ def _perturbed_trials(scored: Scored, trial_ids: set[str]) -> dict[str, tuple[Pa
     from vidaudit.run.perturbed import PERTURB_CACHE, plan_chain, render
     from vidaudit.run.store import RunStore
 
-    out: dict[str, tuple[Path, str, object]] = {}
+    out: dict[str, tuple[Path, str, PerturbMeta]] = {}
     with RunStore(run_dir, readonly=True) as store:
         rows = [r for r in store.trial_rows() if r.trial_id in trial_ids and r.trial.condition.perturbations]
     for r in rows:
@@ -246,7 +247,7 @@ def report_run(run_dir: str | Path, *, allow_changed: bool = False,
 
 
 def report_responses(samples: str | Path, responses: str | Path, out: str | Path, report_dir: str | Path | None, *,
-                     suite: str = "counting", dedupe: str | None = None) -> tuple[Path, dict[str, Path] | None]:
+                     suite: str | None = None, dedupe: str | None = None) -> tuple[Path, dict[str, Path] | None]:
     """``score-responses``: scores.jsonl at ``out`` and, with ``report_dir``, the three report files."""
     from vidaudit.score.stage import score_responses, write_scores
 

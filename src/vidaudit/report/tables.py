@@ -1,6 +1,6 @@
 """Generic helpers for report tables: cell formatting, nested look-ups, flattening, Markdown escaping.
 
-A suite builds its own :class:`~vidaudit.report.model.Table` objects (preformatted strings) with
+A suite builds its own :class:`~vidaudit.core.contract.report.Table` objects (preformatted strings) with
 these helpers; Markdown and HTML then render the same tables, so the numbers in both documents
 cannot drift apart. ``None`` (e.g. no eligible trials) is shown as an em dash, never as 0.
 """
@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from vidaudit.report.model import Table
+from vidaudit.core.contract.report import Table
 
 MISSING = "—"
 

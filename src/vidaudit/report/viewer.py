@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from vidaudit.core.contract.report import ViewerFrame, ViewerTrial
 from vidaudit.core.errors import DataError
-from vidaudit.report.model import ViewerFrame, ViewerTrial
 
 MAX_FRAMES_PER_TRIAL = 24
 MAX_RAW_TEXT_CHARS = 20_000

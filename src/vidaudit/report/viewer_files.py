@@ -30,9 +30,9 @@ from typing import Any
 
 from markupsafe import Markup
 
+from vidaudit.core.contract.report import ViewerSpec, ViewerTrial
 from vidaudit.core.errors import DataError
 from vidaudit.core.fileio import replace_together
-from vidaudit.report.model import ViewerSpec, ViewerTrial
 from vidaudit.report.viewer import viewer_payload
 
 #: above this many bytes of trial JSON the details leave the page (5.3 MB held ~108 trials)

@@ -23,12 +23,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from vidaudit import __version__
+from vidaudit.core.contract.report import Report, SuiteReport, ViewerSpec, ViewerTrial
 from vidaudit.core.errors import DataError
 from vidaudit.core.fileio import remove_path, replace_together, stage_text
 from vidaudit.core.versions import git_revision
 from vidaudit.report.html import render_html
 from vidaudit.report.markdown import render_markdown
-from vidaudit.report.model import Report, SuiteReport, ViewerSpec, ViewerTrial
 from vidaudit.report.viewer_files import (
     CHUNK_BYTES,
     INLINE_MAX_BYTES,
@@ -83,7 +83,7 @@ def _check_json_safe(value: Any, where: str = "report") -> None:
 def report_json(report: Report) -> str:
     """The text of report.json: the validated Report as strict JSON (no NaN), keys sorted."""
     if not isinstance(report, Report):
-        raise DataError(f"a report must be a Report (vidaudit.report.model), got {type(report).__name__}; "
+        raise DataError(f"a report must be a Report (vidaudit.core.contract.report), got {type(report).__name__}; "
                         "build one with make_report or Report.model_validate")
     data = report.model_dump(mode="python")
     _check_json_safe(data)

@@ -47,11 +47,11 @@ import inspect
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from vidaudit.core.errors import ConfigError, VidauditError
 from vidaudit.core.types import Attempt, ErrorKind, Request, Response, Status, Trial
-from vidaudit.models.base import AnyAdapter, ModelCallError, is_composite
+from vidaudit.models.base import AnyAdapter, CompositeAdapter, ModelAdapter, ModelCallError, is_composite
 from vidaudit.run.budget import Budget, BudgetTracker, Reservation, response_tokens
 from vidaudit.run.retry import STOPS_RUN, Clock, Decision, RetryPolicy, SystemClock, status_for
 from vidaudit.run.stage_calls import StageContext, StageInterrupted, StageRef, StageRunner
@@ -95,6 +95,12 @@ class _Item:
     called: bool = False
     finished: bool = False
     last_status: str | None = None
+
+
+class _Batched(Protocol):
+    """An adapter that also takes several requests in one call (``hf``, ``vllm``; a lane with ``batch_size > 1``)."""
+
+    async def generate_batch(self, requests: list[Request]) -> Sequence[Response]: ...
 
 
 @dataclass
@@ -232,17 +238,19 @@ class _Executor:
 
     async def _call(self, lane: _Lane, items: list[_Item], ctx: StageContext | None
                     ) -> tuple[list[Response] | None, BaseException | None, float, float]:
-        requests = [it.request for it in items]
+        requests = [it.request for it in items if it.request is not None]
         started = self.clock.now()
         try:
+            if len(requests) != len(items):
+                raise TypeError("a trial reached its call without a built request")
             if ctx is not None:
-                responses = [await lane.adapter.run(requests[0], self.stages.caller(ctx))]  # type: ignore[union-attr]
+                responses = [await cast(CompositeAdapter, lane.adapter).run(requests[0], self.stages.caller(ctx))]
             elif len(items) > 1 or lane.batch_size > 1:
-                responses = list(await lane.adapter.generate_batch(requests))  # type: ignore[attr-defined]
+                responses = list(await cast(_Batched, lane.adapter).generate_batch(requests))
                 if len(responses) != len(items):
                     raise TypeError(f"generate_batch returned {len(responses)} responses for {len(items)} requests")
             else:
-                responses = [await lane.adapter.generate(requests[0])]  # type: ignore[arg-type]
+                responses = [await cast(ModelAdapter, lane.adapter).generate(requests[0])]
             for r in responses:
                 if not isinstance(r, Response):
                     raise TypeError(f"adapter returned {type(r).__name__}, expected a Response")
@@ -448,7 +456,7 @@ def _in_flight(unstored: int) -> str:
             "provider charges) and the calls are made again on resume")
 
 
-def _leaves(group: BaseExceptionGroup) -> list[BaseException]:  # type: ignore[type-arg]
+def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
     out: list[BaseException] = []
     for e in group.exceptions:
         out.extend(_leaves(e) if isinstance(e, BaseExceptionGroup) else [e])

@@ -17,14 +17,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vidaudit.core.contract.suite import Prompt, Suite
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import sha256_json
 from vidaudit.core.manifest import external_videos_allowed
-from vidaudit.core.types import (Condition, ImagePart, ModelSpec, Part, PerturbationSpec, Presentation, Request,
-                                 Sample, TextPart, Trial, VideoPart, VideoRef)
+from vidaudit.core.types import (
+    Condition,
+    ImagePart,
+    ModelSpec,
+    Part,
+    PerturbationSpec,
+    Presentation,
+    Request,
+    Sample,
+    TextPart,
+    Trial,
+    VideoPart,
+    VideoRef,
+)
 from vidaudit.models.base import Capabilities, native_fps_problem
 from vidaudit.run.perturbed import PerturbedInput, plan_chain, render
-from vidaudit.suites.base import Prompt, Suite
 from vidaudit.video.facts import check_video_file, resolve_video
 from vidaudit.video.frame_cache import FrameCache
 from vidaudit.video.sampling import FrameSelection, around_events, at_fps, every_frame, uniform_count
@@ -305,6 +317,7 @@ class RequestBuilder:
                                    n_frames=v.n_frames, source_fps=v.fps, frame_indices=sel.indices,
                                    timestamps=sel.times))
         else:
+            assert path is not None  # only a pixel-free model opens no file
             images = self.cache.get(path, sha, sel.indices)
             for idx, t, img in zip(sel.indices, sel.times, images, strict=True):
                 if cond.timestamps:

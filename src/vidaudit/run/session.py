@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.manifest import load_samples
+from vidaudit.core.manifest import dataset_suite, load_samples
 from vidaudit.core.registry import get_suite
 from vidaudit.core.types import Condition, ModelSpec, Presentation, Status, Usage
 from vidaudit.models.base import Capabilities, ModelAdapter, request_options
@@ -19,13 +20,12 @@ from vidaudit.models.factory import make_adapter
 from vidaudit.models.http_base import for_dry_run
 from vidaudit.run.budget import Budget
 from vidaudit.run.lock import RunLock
-from vidaudit.run.snapshot import update_snapshot
 from vidaudit.run.perturbed import PERTURB_CACHE
 from vidaudit.run.plan import PlannedTrial, RequestBuilder, check_servable, check_videos, effective_fps, plan
 from vidaudit.run.runconfig import BudgetConfig, RunConfig, open_run_config
+from vidaudit.run.snapshot import update_snapshot
 from vidaudit.run.store import RunStore
 from vidaudit.run.summary import FailureCause, RunSummary, failure_causes
-from vidaudit.suites.base import Suite
 
 #: ``dispatch(adapters, suite=NAME, samples=BY_ID, model_options=...)``: an async context manager giving
 #: the adapters the executor calls (same labels, specs, capabilities and request options); one with a
@@ -106,12 +106,14 @@ def reads_video(spec: ModelSpec) -> bool:
     return bool(getattr(resolve("providers", spec.provider), "needs_video", True))
 
 
-def prepare_run(data: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *, suite: str = "counting",
+def prepare_run(data: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *, suite: str | None = None,
                 limit: int | None = None, model_options: dict[str, dict[str, Any]] | None = None,
                 check_files: bool = True, judge: ModelSpec | None = None, allow_external_videos: bool = False
                 ) -> tuple[list[PlannedTrial], dict[str, ModelAdapter], Any]:
-    """Load, validate and plan; builds adapters (no call is made). Raises on anything wrong."""
-    s = get_suite(suite)
+    """Load, validate and plan; builds adapters (no call is made). Raises on anything wrong.
+
+    ``suite``: None runs the dataset's own suite (``core.manifest.dataset_suite``)."""
+    s = get_suite(suite or dataset_suite(data))
     if not models:
         raise ConfigError("no model given; add --model SPEC (e.g. --model oracle)")
     if not conditions:
@@ -169,7 +171,7 @@ def dry_run_rows(planned: Sequence[PlannedTrial], caps: dict[str, Any]) -> list[
 
 
 def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *,
-            suite: str = "counting", max_attempts: int = 3, max_cost_usd: float | None = None,
+            suite: str | None = None, max_attempts: int = 3, max_cost_usd: float | None = None,
             max_tokens: int | None = None, dry_run: bool = False, limit: int | None = None, on_progress=None,
             model_options: dict[str, dict[str, Any]] | None = None, judge: ModelSpec | None = None,
             design: str = "full", rule: str | None = None,
@@ -197,6 +199,7 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
     if design != "full" and retry_errors:
         raise ConfigError(f"--retry-errors works with the full design; the {design} design counts a trial out of "
                           "attempts as wrong. Raise --max-attempts and resume instead")
+    suite = suite or dataset_suite(data)  # None: the dataset's own suite
     if dry_run:  # adapters that call nothing: no SDK, no API key, no client (models/http_base.py)
         with for_dry_run():
             planned, _, caps = prepare_run(data, models, conditions, suite=suite, limit=limit,

@@ -394,7 +394,7 @@ class RunStore:
             if version not in READABLE_SCHEMAS:
                 raise DataError(f"{self.db_path}: store schema {version!r}, this vidaudit reads "
                                 f"{', '.join(map(str, READABLE_SCHEMAS))}; use the vidaudit version that wrote it")
-            self.schema_version = int(version)  # type: ignore[arg-type]
+            self.schema_version = int(version)
             return
         if version is not None and version != SCHEMA_VERSION:  # checked before anything is written
             raise DataError(self._old_schema_message(version))

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.core.errors import DataError
-from vidaudit.humanstudy.kappa import cohen_kappa
+from vidaudit.score.kappa import cohen_kappa
 
 UNPARSEABLE = "unparseable"
 Key = tuple[str, str, str]
@@ -146,7 +146,8 @@ def human_as_run(run: RunLabels, human: dict[str, str], source: str) -> tuple[Ru
     for item, label in human.items():
         parts = item.split("|")
         if len(parts) == 3:
-            keys = [tuple(parts)] if tuple(parts) in run.labels else []
+            full: Key = (parts[0], parts[1], parts[2])
+            keys = [full] if full in run.labels else []
         else:
             keys = by_sample.get(item, [])
             if len(keys) > 1:
@@ -159,8 +160,8 @@ def human_as_run(run: RunLabels, human: dict[str, str], source: str) -> tuple[Ru
         key = keys[0]
         if key in out.labels:
             raise DataError(f"{source}: the trial {'|'.join(key)} is labelled twice")
-        out.labels[key] = label  # type: ignore[index]
-        out.groups[key] = run.groups[key]  # type: ignore[index]
+        out.labels[key] = label
+        out.groups[key] = run.groups[key]
     return out, unknown
 
 

@@ -180,11 +180,11 @@ def parse_count(text: str | None) -> Parsed:
         v = _read_count(m.group(1))
         if v is not None:
             return Parsed(v, "final_answer", (m.start(1), m.end(1)))
-    m = _BARE_RE.match(text)
-    if m:
-        v = _read_count(m.group(1))
+    bare = _BARE_RE.match(text)
+    if bare:
+        v = _read_count(bare.group(1))
         if v is not None:
-            return Parsed(v, "word" if m.group(1).lower() in NUMBER_WORDS else "bare", (m.start(1), m.end(1)))
+            return Parsed(v, "word" if bare.group(1).lower() in NUMBER_WORDS else "bare", (bare.start(1), bare.end(1)))
     return NOT_PARSED
 
 
@@ -213,9 +213,9 @@ def parse_yes_no(text: str | None) -> Parsed:
     if answers:
         m = answers[-1]
         return Parsed(_YES[m.group(1).lower()], "answer", (m.start(1), m.end(1)))
-    m = _YN_LEAD_RE.match(text)
-    if m:
-        return Parsed(_YES[m.group(1).lower()], "leading", (m.start(1), m.end(1)))
+    lead = _YN_LEAD_RE.match(text)
+    if lead:
+        return Parsed(_YES[lead.group(1).lower()], "leading", (lead.start(1), lead.end(1)))
     return NOT_PARSED
 
 
@@ -245,9 +245,9 @@ def parse_agree(text: str | None) -> Parsed:
     if answers:
         m = answers[-1]
         return Parsed(m.group(1).lower() == "agree", "answer", (m.start(1), m.end(1)))
-    m = _AG_LEAD_RE.match(text)
-    if m:
-        return Parsed(m.group(1).lower() == "agree", "leading", (m.start(1), m.end(1)))
+    lead = _AG_LEAD_RE.match(text)
+    if lead:
+        return Parsed(lead.group(1).lower() == "agree", "leading", (lead.start(1), lead.end(1)))
     return NOT_PARSED
 
 
@@ -277,9 +277,9 @@ def parse_option(text: str | None, options: Sequence[str] = ("A", "B", "C", "D")
         m = answers[-1]
         g = 1 if m.group(1) is not None else 2
         return Parsed(by_key[m.group(g).upper()], "answer", (m.start(g), m.end(g)))
-    lead = re.compile(r"^[\s*_`\"']*+(?:\(\s*+(" + alt + r")\s*+\)|(" + alt + r")(?=[.):]|\s*+$))")
-    m = lead.match(text)
-    if m:
-        g = 1 if m.group(1) is not None else 2
-        return Parsed(by_key[m.group(g).upper()], "leading", (m.start(g), m.end(g)))
+    lead_re = re.compile(r"^[\s*_`\"']*+(?:\(\s*+(" + alt + r")\s*+\)|(" + alt + r")(?=[.):]|\s*+$))")
+    lead = lead_re.match(text)
+    if lead:
+        g = 1 if lead.group(1) is not None else 2
+        return Parsed(by_key[lead.group(g).upper()], "leading", (lead.start(g), lead.end(g)))
     return NOT_PARSED

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import write_text_atomic
 from vidaudit.core.gcpause import paused_gc
@@ -27,8 +29,6 @@ from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite, resolve
 from vidaudit.core.types import Sample
 from vidaudit.run.snapshot import changed_samples, read_snapshot
-from vidaudit.score.records import ScoreRecord
-from vidaudit.suites.base import Suite
 
 SCORES = "scores.jsonl"
 
@@ -209,7 +209,7 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
                         "regenerated or edited. Point the run at its original data, or pass --allow-changed to "
                         "score the current data anyway (those trials are named in the report)")
     out.changed = sorted(set(changed))
-    from vidaudit.humanstudy.load import load_human
+    from vidaudit.score.human import load_human
 
     out.human, out.human_study = load_human(run_dir)
     return out
@@ -282,8 +282,8 @@ def read_jsonl_objects(path: Path, what: str) -> list[tuple[int, dict[str, Any]]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = data[:e.start].count(b"\n") + 1
-        raise DataError(f"{path}:{line}: not UTF-8 text ({e.reason}); save {what} as UTF-8 JSONL") from None
+        lineno = data[:e.start].count(b"\n") + 1
+        raise DataError(f"{path}:{lineno}: not UTF-8 text ({e.reason}); save {what} as UTF-8 JSONL") from None
     rows = []
     for i, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -348,9 +348,11 @@ def _score_chosen(out: Scored, s: Suite, samples: Mapping[str, Sample],
             out.frames[tid] = list(zip(row.frame_indices, row.frame_times, strict=False))
 
 
-def score_responses(samples_path: str | Path, responses_path: str | Path, *, suite: str | None = "counting",
+def score_responses(samples_path: str | Path, responses_path: str | Path, *, suite: str | None = None,
                     dedupe: str | None = None) -> Scored:
-    """Score a ``responses.jsonl`` (sample_id, response (string or null), optional model, condition, status)."""
+    """Score a ``responses.jsonl`` (sample_id, response (string or null), optional model, condition, status).
+
+    ``suite``: None scores with the manifest's own suite; a name is checked against it."""
     samples_path, responses_path = Path(samples_path), Path(responses_path)
     samples = {x.sample_id: x for x in load_samples(samples_path)}
     rows = []

@@ -54,12 +54,12 @@ def fixed(v: float) -> int:
     return int(round(v * _SCALE))
 
 
-def circle(img: np.ndarray, centre: tuple[float, float], radius: float, colour: tuple[int, int, int],
+def circle(img: np.ndarray, centre: tuple[float, float], radius: float, colour: tuple[int, ...],
            thickness: int = -1) -> None:
     cv2.circle(img, (fixed(centre[0]), fixed(centre[1])), fixed(radius), colour, thickness, cv2.LINE_AA, SHIFT)
 
 
-def polygon(img: np.ndarray, pts: np.ndarray, colour: tuple[int, int, int]) -> None:
+def polygon(img: np.ndarray, pts: np.ndarray, colour: tuple[int, ...]) -> None:
     cv2.fillConvexPoly(img, np.round(np.asarray(pts) * _SCALE).astype(np.int32), colour, cv2.LINE_AA, SHIFT)
 
 

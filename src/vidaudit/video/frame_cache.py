@@ -38,11 +38,11 @@ class FrameCache:
                 self._bytes += f.nbytes
             out = []
             for i in indices:
-                f = fresh.get(i)
-                if f is None:
-                    f = self._data[(key, i)]
+                got = fresh.get(i)
+                if got is None:
+                    got = self._data[(key, i)]
                     self._data.move_to_end((key, i))
-                out.append(f)
+                out.append(got)
             while self._bytes > self.max_bytes and self._data:
                 _, old = self._data.popitem(last=False)
                 self._bytes -= old.nbytes

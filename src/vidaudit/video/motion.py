@@ -58,10 +58,12 @@ def _track(a: np.ndarray, b: np.ndarray, pts: np.ndarray, guess: tuple[float, fl
            ) -> tuple[np.ndarray, np.ndarray]:
     """Corners ``pts`` of ``a`` found in ``b`` (pyramidal Lucas-Kanade from ``pts + guess``), kept only
     where tracking back lands within half a pixel of the start."""
-    lk = dict(winSize=(15, 15), maxLevel=3, criteria=(cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 30, 0.01))
-    init = (pts + np.float32(guess)).astype(np.float32)
-    fwd, st, _ = cv2.calcOpticalFlowPyrLK(a, b, pts, init.copy(), flags=cv2.OPTFLOW_USE_INITIAL_FLOW, **lk)
-    back, st2, _ = cv2.calcOpticalFlowPyrLK(b, a, fwd, pts.copy(), flags=cv2.OPTFLOW_USE_INITIAL_FLOW, **lk)
+    criteria = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 30, 0.01)
+    init = (pts + np.asarray(guess, np.float32)).astype(np.float32)
+    fwd, st, _ = cv2.calcOpticalFlowPyrLK(a, b, pts, init.copy(), flags=cv2.OPTFLOW_USE_INITIAL_FLOW,
+                                          winSize=(15, 15), maxLevel=3, criteria=criteria)
+    back, st2, _ = cv2.calcOpticalFlowPyrLK(b, a, fwd, pts.copy(), flags=cv2.OPTFLOW_USE_INITIAL_FLOW,
+                                            winSize=(15, 15), maxLevel=3, criteria=criteria)
     ok = (st.ravel() == 1) & (st2.ravel() == 1) & (np.linalg.norm((back - pts).reshape(-1, 2), axis=1) < 0.5)
     return pts.reshape(-1, 2)[ok], fwd.reshape(-1, 2)[ok]
 
@@ -74,7 +76,7 @@ def pair_motion(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
     their median: 0 for a pan) and ``res_radial`` (median displacement across the line to the centre: 0
     for a zoom, whatever each corner's depth) -- plus ``tracks`` (0 when phase correlation stood in)."""
     h, w = a.shape
-    centre = np.float32([(w - 1) / 2.0, (h - 1) / 2.0])
+    centre = np.array([(w - 1) / 2.0, (h - 1) / 2.0], np.float32)
     guess = _phase_shift(a, b)
     pts = cv2.goodFeaturesToTrack(a, maxCorners=300, qualityLevel=0.01, minDistance=4, blockSize=5)
     best: tuple[np.ndarray, np.ndarray] | None = None

@@ -114,7 +114,7 @@ def _texture(rng: np.random.Generator, side: int = TEXTURE_SIDE) -> np.ndarray:
     else:
         noise = rng.normal(0, 1, (6, 6)).astype(np.float32)
         sel = cv2.resize(noise, (big, big), interpolation=cv2.INTER_CUBIC) > 0
-    rgb = np.where(sel[..., None], np.float32(c1), np.float32(c2)).astype(np.uint8)
+    rgb = np.where(sel[..., None], np.asarray(c1, np.float32), np.asarray(c2, np.float32)).astype(np.uint8)
     mask = np.zeros((big, big), np.uint8)
     kind = int(rng.integers(0, 4))
     m = big // 16
@@ -224,7 +224,7 @@ def render_frame(world: World, spec: Camera3DSpec, alpha: float, out: np.ndarray
     """One RGB frame of ``world`` seen from the camera pose at ``alpha``."""
     w, h = spec.width, spec.height
     img = out if out is not None else np.empty((h, w, 3), np.uint8)
-    img[:] = np.uint8(world.background)
+    img[:] = np.asarray(world.background, np.uint8)
     pos, size = world.arrays
     p, yaw, pitch = spec.pose(alpha)
     r = (pos - np.array(p)) @ (rot_y(yaw) @ rot_x(pitch)).T
@@ -244,7 +244,7 @@ def render_frame(world: World, spec: Camera3DSpec, alpha: float, out: np.ndarray
         mips = world.textures[world.sprites[i].texture]
         tex = next((t for t in reversed(mips) if t.shape[1] >= min(sw[i], sh[i])), mips[0])
         kx, ky = sw[i] / tex.shape[1], sh[i] / tex.shape[0]
-        m = np.float32([[kx, 0, x0 - rx0 + 0.5 * kx - 0.5], [0, ky, y0 - ry0 + 0.5 * ky - 0.5]])
+        m = np.array([[kx, 0, x0 - rx0 + 0.5 * kx - 0.5], [0, ky, y0 - ry0 + 0.5 * ky - 0.5]], np.float32)
         patch = cv2.warpAffine(tex, m, (rx1 - rx0, ry1 - ry0), flags=cv2.INTER_LINEAR,
                                borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0, 0))
         a = patch[..., 3:4].astype(np.float32) * (1.0 / 255.0)

@@ -232,8 +232,9 @@ def _boundaries(cells: Sequence[dict[str, Any]], rule: str) -> tuple[dict, dict]
 
 def _larger(a: Any, b: Any) -> bool:
     """Whether boundary ``a`` beats ``b``: a tested count beats a below-range marker ("<1"), which beats None."""
-    rank = (lambda v: (2, float(v)) if isinstance(v, (int, float)) and not isinstance(v, bool)
-            else (1, 0.0) if isinstance(v, str) else (0, 0.0))
+    def rank(v: Any) -> tuple[int, float]:
+        return ((2, float(v)) if isinstance(v, (int, float)) and not isinstance(v, bool)
+                else (1, 0.0) if isinstance(v, str) else (0, 0.0))
     return rank(a) > rank(b)
 
 

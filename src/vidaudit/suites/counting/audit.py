@@ -9,8 +9,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from vidaudit.core.contract.profile import AuditPart
 from vidaudit.report.profile_figures import Figure, PartFigures, accuracy, published
-from vidaudit.suites.base import AuditPart
 
 #: frames at 1 fps: the rate the paper gave Gemini (A.3), and a condition every provider can serve
 CONDITIONS = ("frames@1",)
@@ -68,8 +68,8 @@ def profile_figures(part: AuditPart, results: Mapping[str, Any]) -> PartFigures:
             Figure(name=f"max count boundary{at}", kind="boundary", value=boundary.get("value")),
             Figure(name=f"F*(N=1){at}", kind="boundary", value=_weakest(d.get("1") for d in freq.values()),
                    note="Hz, weakest domain")])
-    pub = {name: [published("exact match", (b + l + s) / 3), Figure(name="max count boundary", kind="boundary",
+    pub = {name: [published("exact match", (b + lt + s) / 3), Figure(name="max count boundary", kind="boundary",
                                                                      value=cb, note=f"published; {inp}")]
-           for name, (inp, b, l, s, cb) in PAPER_TABLE2.items()}
+           for name, (inp, b, lt, s, cb) in PAPER_TABLE2.items()}
     return PartFigures(by_model=by_model, published=pub, published_source=SOURCE,
                        notes=["chance depends on the answer range (0-12 for chance): no single chance column"])

@@ -12,9 +12,9 @@ from collections.abc import Hashable
 
 import numpy as np
 
-from vidaudit.video import draw
 from vidaudit.suites.counting.scene import Scene
 from vidaudit.suites.counting.schedule import first_frame_at
+from vidaudit.video import draw
 
 PULSE_FRACTION = 0.3
 MIN_PULSE_FRAMES = 2

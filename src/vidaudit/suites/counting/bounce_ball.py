@@ -12,8 +12,8 @@ from collections.abc import Hashable
 
 import numpy as np
 
-from vidaudit.video import draw
 from vidaudit.suites.counting.scene import Scene
+from vidaudit.video import draw
 
 _Q = 16  # sub-pixel quantisation of the ball position in visual keys
 

@@ -18,7 +18,6 @@ FPS]``, C.4 ``[ORACLE EVIDENCE AVAILABLE: ...]``), whatever the prompt.
 
 from __future__ import annotations
 
-
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Presentation, Sample
 

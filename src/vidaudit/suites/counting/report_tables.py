@@ -11,8 +11,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from vidaudit.core.contract.report import Table
 from vidaudit.core.errors import DataError
-from vidaudit.report.model import Table
 from vidaudit.report.tables import MISSING, flatten_table, fmt, numeric_key
 
 TRACE_METRICS: tuple[tuple[str, str], ...] = (
@@ -65,7 +65,7 @@ def _label(key: Any) -> str:
 
 def walk3(obj: Any) -> list[tuple[str, str, str, Any]]:
     """(model, condition, scope, leaf) for a {model: {condition: {scope: leaf}}} mapping; other shapes skipped."""
-    out = []
+    out: list[tuple[str, str, str, Any]] = []
     if not isinstance(obj, Mapping):
         return out
     for model, by_condition in sorted(obj.items(), key=lambda kv: str(kv[0])):

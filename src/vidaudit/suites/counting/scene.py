@@ -19,7 +19,6 @@ from vidaudit.core.types import Event, Trace
 from vidaudit.suites.counting.grid import GridPoint
 from vidaudit.suites.counting.schedule import Schedule, make_schedule
 
-
 #: Upper limits that keep a typo (``--fps 30000``) from rendering for days; far above any design's needs.
 MAX_DURATION_S = 3600.0
 MAX_FPS = 240.0

@@ -153,7 +153,8 @@ def _scored_trial(values: tuple[Any, ...]) -> TrialScore:
     return ts
 
 
-_TOLERANCE_KEYS = tuple((d, tolerance_key(d)) for d in (*FIXED_TOLERANCES_S, RATE_RELATIVE))
+_TOLERANCES: tuple[float | str, ...] = (*FIXED_TOLERANCES_S, RATE_RELATIVE)
+_TOLERANCE_KEYS = tuple((d, tolerance_key(d)) for d in _TOLERANCES)
 
 
 def rate_relative_delta(frequency_hz: float) -> float:

@@ -1,7 +1,7 @@
 """The counting suite's report sections: capability surfaces, boundaries, trace metrics, pairs, errors.
 
 ``counting_sections(results)`` turns what :func:`~vidaudit.suites.counting.aggregate.aggregate`
-returns (plus ``results["paired_differences"]``) into :class:`~vidaudit.report.model.Section`
+returns (plus ``results["paired_differences"]``) into :class:`~vidaudit.core.contract.report.Section`
 objects that the generic report stage renders to Markdown and HTML. Builders read keys with
 ``.get`` and ignore keys they do not know; unknown top-level keys are shown in a last "Other
 results" section as flattened tables.
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from vidaudit.core.contract.report import GridFigure, Section
 from vidaudit.core.errors import DataError
-from vidaudit.report.model import GridFigure, Section
 from vidaudit.report.tables import dig
 from vidaudit.suites.counting import report_tables as rt
 from vidaudit.suites.counting.report_tables import NO_FREQUENCY, format_frequency, group_cells
@@ -68,7 +68,7 @@ def surface_figure(model: str, condition: str, domain: str, cells: Sequence[Mapp
         n = int(c["n_events"])
         f = c.get("frequency_hz")
         col = NO_FREQUENCY if n == 0 or f is None else format_frequency(f)
-        if col != NO_FREQUENCY:
+        if f is not None and col != NO_FREQUENCY:
             freq_values[col] = float(f)
         k_n = by_point.setdefault((n, col), [0, 0, 0])
         if k_n[2] and n > 0:
@@ -85,7 +85,9 @@ def surface_figure(model: str, condition: str, domain: str, cells: Sequence[Mapp
     notes: list[list[str]] = []
     outlined: list[list[bool]] = []
     for n in counts:
-        v_row, a_row, o_row = [], [], []
+        v_row: list[float | None] = []
+        a_row: list[str] = []
+        o_row: list[bool] = []
         for col in cols:
             cell = by_point.get((n, col))
             if cell is None:

@@ -1,7 +1,7 @@
 """Report tables and figures for the paper's exact views: per-N accuracy, Table 2's boundary, Table 1 Part B.
 
 Every builder reads ``results``, the dict :func:`~vidaudit.suites.counting.aggregate.aggregate`
-returns, and returns the typed report objects of :mod:`vidaudit.report.model`; numbers are
+returns, and returns the typed report objects of :mod:`vidaudit.core.contract.report`; numbers are
 formatted once here (3 decimals, an em dash for "no data", never 0). EM counts failed trials as
 wrong (see the aggregate's module docstring).
 """
@@ -13,8 +13,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from vidaudit.core.contract.report import LineFigure, Section, Series, Table
 from vidaudit.core.errors import ConfigError
-from vidaudit.report.model import LineFigure, Section, Series, Table
 from vidaudit.score.boundaries import TAU
 from vidaudit.suites.counting.aggregate import PAPER_REGIONS, REGIONS
 from vidaudit.suites.counting.grid import DOMAINS

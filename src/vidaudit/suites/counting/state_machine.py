@@ -14,8 +14,8 @@ import cv2
 import numpy as np
 
 from vidaudit.core.hashing import rng_from
-from vidaudit.video import draw
 from vidaudit.suites.counting.scene import Scene
+from vidaudit.video import draw
 
 LABELS = ("A", "B", "C", "D")
 

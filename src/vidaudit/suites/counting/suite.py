@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
+from vidaudit.core.contract.profile import AuditPart, PartFigures
+from vidaudit.core.contract.records import ParseResult, ScoreRecord, TrialScore
+from vidaudit.core.contract.report import SuiteReport, ViewerTrial
+from vidaudit.core.contract.suite import ObservedFrame, Prompt, Suite
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.report.profile_figures import PartFigures
-from vidaudit.report.model import SuiteReport, ViewerTrial
-from vidaudit.score.records import ParseResult, ScoreRecord, TrialScore
-from vidaudit.suites.base import AuditPart, ObservedFrame, Prompt, Suite
 from vidaudit.suites.counting.viewer import COUNTING_VIEWER
 
 #: the answer range of the paper's grid (N in 0..12): what ``chance`` draws from by default

@@ -8,8 +8,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from vidaudit.core.contract.profile import AuditPart
 from vidaudit.report.profile_figures import Figure, PartFigures, published
-from vidaudit.suites.base import AuditPart
 
 #: one frame a second, as the suite's docs run it (docs/faithful.md)
 CONDITIONS = ("frames@1",)

@@ -115,7 +115,7 @@ def _edge(spec: SceneSpec, home: np.ndarray, agent: Agent) -> tuple[np.ndarray, 
     """(E, O): the centre on the nearest frame edge (half visible) and just outside it (hidden)."""
     x, y = home
     dists = {"left": x, "right": spec.width - x, "top": y, "bottom": spec.height - y}
-    side = min(dists, key=dists.get)
+    side = min(dists, key=lambda k: dists[k])
     normal = {"left": (-1, 0), "right": (1, 0), "top": (0, -1), "bottom": (0, 1)}[side]
     edge = {"left": (0.0, y), "right": (float(spec.width), y), "top": (x, 0.0), "bottom": (x, float(spec.height))}[side]
     e = np.array(edge, dtype=float)
@@ -285,14 +285,14 @@ def layout(spec: SceneSpec, cast: list[Agent], rng: np.random.Generator) -> Trac
             episodes.append(Episode(eid, kind, f0, f1, who))
         f = f1
     # the ball: in its holder's hand, or in flight between release and catch
-    for e in episodes:
-        if e.kind == "pass":
-            h, r = e.agents
-            a_pt = pos[h, e.marks["release"] - 1] + attach_offset(cast[h], r_ball)
-            b_pt = pos[r, e.marks["catch"]] + attach_offset(cast[r], r_ball)
-            n_fl = e.marks["catch"] - e.marks["release"] + 1
+    for ep in episodes:
+        if ep.kind == "pass":
+            h, r = ep.agents
+            a_pt = pos[h, ep.marks["release"] - 1] + attach_offset(cast[h], r_ball)
+            b_pt = pos[r, ep.marks["catch"]] + attach_offset(cast[r], r_ball)
+            n_fl = ep.marks["catch"] - ep.marks["release"] + 1
             flight = _lerp(a_pt, b_pt, n_fl)[1:]
-            ball[e.marks["release"]:e.marks["catch"] + 1] = flight
+            ball[ep.marks["release"]:ep.marks["catch"] + 1] = flight
     for fr in range(n_frames):
         if hold[fr] >= 0:
             ball[fr] = pos[hold[fr], fr] + attach_offset(cast[hold[fr]], r_ball)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vidaudit.report.model import GridFigure, Section, Table
+from vidaudit.core.contract.report import GridFigure, Section, Table
 from vidaudit.report.tables import MISSING, fmt
 
 ACC_LEDE = ("A_faith (primary) credits a target only when its answer and every one of its sub-questions are right; "

@@ -24,8 +24,13 @@ from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import write_dataset_info, write_manifest
 from vidaudit.core.types import Sample, VideoRef
 from vidaudit.suites.faithful.samples import SUITE
-from vidaudit.suites.faithful.strand_validate import VALIDATION, ReleaseTarget, ValidationResult, validate_strand, \
-    write_validation
+from vidaudit.suites.faithful.strand_validate import (
+    VALIDATION,
+    ReleaseTarget,
+    ValidationResult,
+    validate_strand,
+    write_validation,
+)
 from vidaudit.video.io import probe, ref_from
 
 CAPABILITIES = {"facts": False, "probe_types": False, "domains": False, "world_records": False}

@@ -123,7 +123,7 @@ def source_of(video_name: str) -> str | None:
 def _lists(path: Path, data: Any) -> tuple[str, list, list, list, list]:
     if not isinstance(data, dict):
         raise DataError(f"{path}: a release file is a JSON object, got {type(data).__name__}")
-    out = []
+    out: list[list[Any]] = []
     for key in ("questions", "answers", "sub-questions", "sub-answers"):
         v = data.get(key, [])
         if not isinstance(v, list):
@@ -134,7 +134,7 @@ def _lists(path: Path, data: Any) -> tuple[str, list, list, list, list]:
             if not isinstance(v, list):
                 raise DataError(f"{path}: {key}[{i}] must be a list, got {type(v).__name__}")
     name = data.get("video_name")
-    return (str(name) if name else path.stem + ".mp4"), *out
+    return (str(name) if name else path.stem + ".mp4"), out[0], out[1], out[2], out[3]
 
 
 def _sliding(file: str, qs: list, subq: list) -> list[Finding]:
@@ -244,7 +244,8 @@ def validate_file(path: Path, cluster_by: str = "source") -> tuple[list[ReleaseT
             first[key] = t.index
     for f in _sliding(file, [t.text for t in targets], [list(map(str, x)) for x in subq]):
         findings.append(f)
-        affected[f.index].add("sliding_sub_lists")
+        if f.index is not None:  # a sliding finding always names its target
+            affected[f.index].add("sliding_sub_lists")
     for t in targets:
         t.invalid = affected[t.index]
     return targets, findings, normalised, source is not None

@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 
+from vidaudit.core.contract.profile import AuditPart, PartFigures
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import SuiteReport, ViewerTrial
+from vidaudit.core.contract.suite import Capabilities, Prompt, Suite
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.report.profile_figures import PartFigures
-from vidaudit.report.model import SuiteReport, ViewerTrial
-from vidaudit.score.records import ScoreRecord, TrialScore
-from vidaudit.suites.base import AuditPart, Prompt, Suite
 from vidaudit.suites.faithful.viewer import FAITHFUL_VIEWER
 
 #: sample parameters copied into each score record
@@ -118,7 +118,8 @@ class FaithfulSuite(Suite):
             out = out.model_copy(update={"metrics": {**out.metrics, "retrieved": retrieved}})
         return out
 
-    needs_usage = True  # the report stage passes the store's per-stage usage (the budget table reads it)
+    # the report stage passes the store's per-stage usage (the budget table reads it)
+    capabilities = Capabilities(needs_usage=True)
 
     def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample],
                   usage: Mapping[str, Any] | None = None) -> SuiteReport:

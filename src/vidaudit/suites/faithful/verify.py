@@ -225,7 +225,9 @@ def check_video(world: WorldRecord, log: RenderLog, path: str | Path) -> list[st
             if now.ball_at(*_attach(log, now.at, s)) < 0.5 or before.ball_at(*_attach(log, before.at, s)) > 0.2:
                 problems.append(f"{what}: the ball does not reach the receiver at that frame")
         elif fact.predicate == "collides_with":
-            if now.separation(s, fact.object) > TOUCH_PX or before.separation(s, fact.object) <= TOUCH_PX:
+            if fact.object is None:
+                problems.append(f"{what}: the collision names no other shape")
+            elif now.separation(s, fact.object) > TOUCH_PX or before.separation(s, fact.object) <= TOUCH_PX:
                 problems.append(f"{what}: the shapes do not meet at that frame")
     return problems
 

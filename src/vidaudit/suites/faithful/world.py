@@ -27,11 +27,11 @@ Rules checked on construction (a record that breaks one does not load):
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-WORLD_SCHEMA_VERSION = 1
+WORLD_SCHEMA_VERSION: Final = 1
 #: an entity is re-identifiable when it is observed at two times at least this far apart
 REID_MIN_SEPARATION_S = 1.0
 #: times closer than this are the same instant (float noise from frame / fps)
@@ -263,8 +263,8 @@ def record_problems(record: WorldRecord) -> list[str]:
     links = {(lk.entity, lk.gap) for lk in record.identity_links}
     gap_by_id = {g.id: g for g in record.gaps}
     for lk in record.identity_links:
-        g = gap_by_id.get(lk.gap)
-        if g is None or g.entity != lk.entity:
+        linked = gap_by_id.get(lk.gap)
+        if linked is None or linked.entity != lk.entity:
             problems.append(f"identity link of {lk.entity} names gap {lk.gap!r}, which is not one of its gaps")
         attrs = record.entity(lk.entity).attributes if lk.entity in known else {}
         missing = [a for a in lk.evidence if a not in attrs]

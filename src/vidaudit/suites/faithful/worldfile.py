@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -19,7 +19,7 @@ from vidaudit.suites.faithful.questions import SubQuestion, Target
 from vidaudit.suites.faithful.simulate import RenderLog
 from vidaudit.suites.faithful.world import WorldRecord
 
-WORLD_FILE_VERSION = 1
+WORLD_FILE_VERSION: Final = 1
 
 
 class WorldFile(BaseModel):

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from vidaudit.core.contract.profile import AuditPart
 from vidaudit.report.profile_figures import Figure, PartFigures, accuracy, published
 from vidaudit.report.tables import dig
-from vidaudit.suites.base import AuditPart
 
 #: probe -> (conditions, pixel observer run beside the models or None); the audit order
 PROBE_PARTS: dict[str, tuple[tuple[str, ...], str | None]] = {

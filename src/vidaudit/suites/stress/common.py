@@ -12,7 +12,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from contextvars import ContextVar
 from typing import Any
 
-from vidaudit.score.records import ScoreRecord
+from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.score.stats import wilson_interval
 
 NOT_MEASURED = "not measured"

@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import Section, ViewerTrial
+from vidaudit.core.contract.suite import ObservedFrame, Prompt
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.report.model import Section, ViewerTrial
-from vidaudit.score.records import ScoreRecord, TrialScore
-from vidaudit.suites.base import ObservedFrame, Prompt
 
 #: probe name -> ``"module:attr"`` of its ``Probe`` instance (imported on first use)
 PROBE_TARGETS: dict[str, str] = {
@@ -127,6 +127,8 @@ class Probe:
 
     #: the version of the probe's judge prompts ("" for a probe that never asks a judge)
     judge_version: str = ""
+    #: whether ``judge_prompt`` may ask a judge and ``score`` takes ``judgement=`` (declared, never introspected)
+    judges: bool = False
 
     def judge_prompt(self, sample: Sample, answer: str) -> Prompt | None:
         """What a judge (``vidaudit run --judge SPEC``) is asked about this answer; None: parsed, no judge."""

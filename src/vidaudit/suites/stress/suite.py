@@ -7,32 +7,24 @@ sections in the order of ``PROBE_TARGETS``.
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from vidaudit.core.contract.profile import AuditPart, PartFigures
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import SuiteReport, ViewerTrial
+from vidaudit.core.contract.suite import Capabilities, ObservedFrame, Prompt, Suite
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import Condition, PerturbationSpec, Sample
-from vidaudit.report.model import SuiteReport, ViewerTrial
-from vidaudit.score.records import ScoreRecord, TrialScore
-from vidaudit.report.profile_figures import PartFigures
-from vidaudit.suites.base import AuditPart, ObservedFrame, Prompt, Suite
 from vidaudit.suites.stress.common import HUMAN_CELLS, human_cells
-from vidaudit.suites.stress.probe import PROBE_DESCRIPTIONS, Probe, get_probe, probe_names, probe_of
+from vidaudit.suites.stress.probe import PROBE_DESCRIPTIONS, get_probe, probe_names, probe_of
 from vidaudit.suites.stress.viewer import STRESS_VIEWER
 
 #: name -> description, as ``vidaudit suites`` lists them
 PROBES: dict[str, str] = dict(PROBE_DESCRIPTIONS)
-
-
-@functools.cache
-def _takes_judgement(probe_cls: type) -> bool:
-    """Whether a probe's ``score`` takes the judge's verdict (read once per class, not per trial)."""
-    return "judgement" in inspect.signature(probe_cls.score).parameters
 
 
 class StressSuite(Suite):
@@ -43,6 +35,7 @@ class StressSuite(Suite):
     default_prompt = "mcq"
     probes = PROBES
     viewer = STRESS_VIEWER
+    capabilities = Capabilities(judges=True)  # the probes that declare ``judges`` (expectation) ask a judge
 
     def add_commands(self, generate) -> None:
         from vidaudit.suites.stress.cli import register
@@ -118,8 +111,9 @@ class StressSuite(Suite):
     def score(self, sample: Sample, text: str | None, status: str, *,
               frame_times: Sequence[float] | None = None, judgement: str | None = None) -> TrialScore:
         probe = probe_of(sample)
-        if _takes_judgement(type(probe)):
-            return probe.score(sample, text, status, frame_times=frame_times, judgement=judgement)
+        if probe.judges:
+            # a probe that declares ``judges`` takes judgement= (the base Probe.score does not)
+            return probe.score(sample, text, status, frame_times=frame_times, judgement=judgement)  # type: ignore[call-arg]
         return probe.score(sample, text, status, frame_times=frame_times)
 
     # ------------------------------------------------------------------ judges (routed to the probes that judge)
@@ -133,8 +127,8 @@ class StressSuite(Suite):
         return probe_of(sample).judge_prompt(sample, answer)
 
     def judges_any(self, samples: Sequence[Sample]) -> bool:
-        """Only probes that override ``judge_prompt`` ever ask a judge (camera_motion's answers are parsed)."""
-        return any(type(probe_of(s)).judge_prompt is not Probe.judge_prompt for s in samples)
+        """Only probes that declare ``judges`` ever ask a judge (camera_motion's answers are parsed)."""
+        return any(probe_of(s).judges for s in samples)
 
     def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
         # human-study records fill the human-ceiling columns only; the probes' model rows never see them

@@ -14,8 +14,16 @@ frame-by-frame map). See ``docs/perturbations.md`` for every op.
 from vidaudit.video.perturb.base import Plan, SourceInfo
 from vidaudit.video.perturb.cache import cache_paths, cached, cached_chain, lookup
 from vidaudit.video.perturb.cli import ops_help, parse_sets, perturb_command, summary_lines
-from vidaudit.video.perturb.engine import (ENGINE_VERSION, PerturbMeta, PerturbResult, apply, cache_key, meta_json,
-                                           plan_for, preview)
+from vidaudit.video.perturb.engine import (
+                                           ENGINE_VERSION,
+                                           PerturbMeta,
+                                           PerturbResult,
+                                           apply,
+                                           cache_key,
+                                           meta_json,
+                                           plan_for,
+                                           preview,
+)
 from vidaudit.video.perturb.integration import check_strip_coverage
 from vidaudit.video.perturb.registry import canonical_spec, describe_params, get_op, op_names, resolve
 

@@ -73,7 +73,7 @@ class SourceInfo:
         return None if self.fps is None else round(self.n_frames / self.fps, 6)
 
     def summary(self) -> dict[str, Any]:
-        out = {"width": self.width, "height": self.height, "n_frames": self.n_frames, "fps": self.fps,
+        out: dict[str, Any] = {"width": self.width, "height": self.height, "n_frames": self.n_frames, "fps": self.fps,
                "duration_s": self.duration_s, "still": self.still, "crop_px": list(self.crop)}
         if self.frame_map is not None and self.clock is not None:
             out["converted_to_constant_rate"] = {

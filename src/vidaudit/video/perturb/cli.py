@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
@@ -54,14 +55,14 @@ def perturb_command(source: str | Path, op: str, sets: list[str] | None, seed: i
 
 def batch_command(out: str | Path, *, batch: str | Path | None = None, folder: str | Path | None = None,
                   op: str | None = None, sets: list[str] | None = None, seed: int = 0,
-                  second: str | Path | None = None, workers: int = 1, executor: str = "local",
-                  ray_address: str | None = None,
+                  second: str | Path | None = None, workers: int = 1, pool: Callable[..., Executor] | None = None,
                   on_progress: Callable[[int, int], None] | None = None) -> BatchResult:
-    """A batch from a jobs file, or the same op on every video of ``folder``; every job validated first."""
-    from vidaudit.run.ray_pool import pool_factory
+    """A batch from a jobs file, or the same op on every video of ``folder``; every job validated first.
+
+    ``pool``: None renders in local processes; else a factory of executors (``pool(initializer=...)``, e.g.
+    ``vidaudit.run.ray_pool.pool_factory("ray")``: each job a Ray task), made by the caller before any work."""
     from vidaudit.video.perturb.batch import folder_jobs, load_jobs, perturb_batch
 
-    pool = pool_factory(executor, ray_address)  # a bad --executor or a missing ray extra: before any work
     if batch is not None:
         if folder is not None or op is not None or sets or second is not None:
             raise ConfigError("--batch takes its ops, parameters and seeds from the jobs file; drop SOURCE, --op, "

@@ -69,7 +69,10 @@ def open_source(path: str | Path, sha256: str | None = None) -> SourceInfo:
     if is_still(p):
         img = read_still(p)
         h, w = img.shape[:2]
-        full = cv2.imread(str(p), cv2.IMREAD_UNCHANGED).shape
+        raw = cv2.imread(str(p), cv2.IMREAD_UNCHANGED)
+        if raw is None:
+            raise DataError(f"{p}: OpenCV cannot read this still; save it as PNG or JPEG")
+        full = raw.shape
         return SourceInfo(path=p, sha256=digest, width=w, height=h, n_frames=1, fps=None, still=True,
                           crop=(full[1] - w, full[0] - h))
     info = probe(p)          # a file that is not a usable video is a DataError naming it
@@ -124,13 +127,14 @@ class PlannedReader:
                     keys.append(bool(pkt.is_keyframe))
         if len(pts) != self.src.file_frames:
             raise DataError(f"{self.src.path}: {len(pts)} packets but {self.src.file_frames} frames; the file changed?")
-        if any(p is None for p in pts) or len(set(pts)) != len(pts):
+        known = [p for p in pts if p is not None]
+        if len(known) != len(pts) or len(set(known)) != len(known):
             self._seekable = False            # no usable timestamps: decode from the start when going back
             return
-        order = sorted(range(len(pts)), key=lambda j: pts[j])
-        self._pts = [pts[j] for j in order]
+        order = sorted(range(len(known)), key=lambda j: known[j])
+        self._pts = [known[j] for j in order]
         self._index_of = {p: i for i, p in enumerate(self._pts)}
-        self._keyframes = sorted(self._index_of[pts[j]] for j in range(len(pts)) if keys[j]) or [0]
+        self._keyframes = sorted(self._index_of[known[j]] for j in range(len(known)) if keys[j]) or [0]
         if self._keyframes[0] != 0:
             self._keyframes.insert(0, 0)
         self._seekable = True

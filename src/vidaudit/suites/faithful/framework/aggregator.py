@@ -182,7 +182,7 @@ def aggregate(chunks: list[tuple[int, ChunkExtraction]], settings: AggregatorSet
     for n, g in enumerate(ordered, 1):
         g = sorted(g, key=lambda i: (obs[i].chunk, obs[i].obj.first_seen))
         members = [obs[i].obj for i in g]
-        states = sorted(((st.t, st.kind, st.predicate, st.value, tid_of.get((obs[i].chunk, st.object)) if st.object else None)
+        states: list[tuple[float, str, str, str | None, str | None]] = sorted(((st.t, st.kind, st.predicate, st.value, tid_of.get((obs[i].chunk, st.object)) if st.object else None)
                          for i in g for st in obs[i].obj.states), key=lambda x: (x[0], x[2]))
         out.append(Trajectory(id=f"T{n}", category=members[0].category, attributes=_consensus(members),
                               members=[obs[i].key for i in g], seen=[(m.first_seen, m.last_seen) for m in members],

@@ -34,7 +34,7 @@ def _frames_in(t0: float, t1: float, fps: float, n_frames: int, k: int) -> tuple
 
 def plan_chunks(duration_s: float, fps: float, n_frames: int, chunk_s: float, frames_per_chunk: int) -> list[Chunk]:
     m = max(1, math.ceil(duration_s / chunk_s - 1e-9))
-    out = []
+    out: list[Chunk] = []
     for i in range(m):
         t0, t1 = i * chunk_s, min(duration_s, (i + 1) * chunk_s)
         frames, times = _frames_in(t0, t1, fps, n_frames, frames_per_chunk)

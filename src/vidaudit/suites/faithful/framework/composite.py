@@ -28,7 +28,7 @@ import asyncio
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Part, Request, Response, TextPart, VideoPart
-from vidaudit.models.base import Capabilities, ModelCallError, StageCall, combine_stages
+from vidaudit.models.base import Capabilities, ModelAdapter, ModelCallError, StageCall, combine_stages
 from vidaudit.suites.faithful.framework import captions as capt
 from vidaudit.suites.faithful.framework import memory, retrieval, summarise
 from vidaudit.suites.faithful.framework.aggregator import AggregatorSettings, aggregate
@@ -57,6 +57,9 @@ class ObjectCentricAdapter:
         o = self.options
         self.aggregator = AggregatorSettings(dt_max=o.dt_max, tau_conf=o.tau, matching=o.matching,  # type: ignore[arg-type]
                                              linking=o.linking == "on")
+        self.extractor: ModelAdapter
+        self.answerer: ModelAdapter
+        self._owned: list[ModelAdapter]
         if o.offline:
             from vidaudit.suites.faithful.framework.answerer_program import ProgramAnswerer
             from vidaudit.suites.faithful.framework.extractor_offline import OfflineExtractor

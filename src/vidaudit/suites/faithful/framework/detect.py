@@ -18,8 +18,6 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
-from vidaudit.video import draw
-from vidaudit.video.draw import contrast_ratio
 from vidaudit.suites.faithful.scene import (
     BACKGROUND,
     BALL_RGB,
@@ -32,6 +30,8 @@ from vidaudit.suites.faithful.scene import (
     SHAPES,
     vertices,
 )
+from vidaudit.video import draw
+from vidaudit.video.draw import contrast_ratio
 
 #: palette order: background, ring white, ball grey, black text, then the agent colours
 NAMES: tuple[str, ...] = ("background", "white", "ball", "black", *COLOURS)

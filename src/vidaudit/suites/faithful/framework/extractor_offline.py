@@ -26,6 +26,7 @@ import math
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -269,7 +270,7 @@ def extract_chunk(images: list[np.ndarray], times: list[float]) -> dict:
     for extra in (_collisions(objs, times, n),):
         for oid, ss in extra.items():
             states[oid].extend(ss)
-    out_objs = []
+    out_objs: list[dict[str, Any]] = []
     for o in objs:
         f0, b0 = o.seen[0]
         f1, b1 = o.seen[-1]

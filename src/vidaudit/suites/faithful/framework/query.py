@@ -70,6 +70,7 @@ _THIRD = [(key, _verb_regex(third)) for key, (_, third) in VERBS.items()]
 
 def _event(subject: str, key: tuple, obj: str | None) -> EventQ:
     kind, predicate, value = key
+    o: Name | None
     if predicate == "receives":
         o = Name(item=True)
     else:
@@ -99,14 +100,15 @@ def parse_question(text: str) -> Query:
         if rest2 == "does":
             b = EventQ(Name.parse(s2), a.kind, a.predicate, a.value, a.object)
         else:
-            b = None
+            found: EventQ | None = None
             for key2, rx2 in _THIRD:
                 m2 = re.fullmatch(rx2, rest2)
                 if m2 is not None:
-                    b = _event(s2, key2, m2.groupdict().get("o"))
+                    found = _event(s2, key2, m2.groupdict().get("o"))
                     break
-            if b is None:
+            if found is None:
                 continue
+            b = found
         return Query("before", a, b) if tm.group("w") == "before" else Query("before", b, a)
     raise ValueError(f"no verb of the grammar in {text!r}")
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.score.records import ScoreRecord
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS, PAPER_REPORTED, paper_name
 from vidaudit.suites.stress.common import accuracy_cell as _cell
-from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS, paper_name, PAPER_REPORTED
 
 UNPARSED = "unparsed"
 ERROR = "error"

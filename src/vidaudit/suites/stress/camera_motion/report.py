@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.report.model import GridFigure, Section, Table
-from vidaudit.score.records import ScoreRecord
-from vidaudit.suites.stress.probe import ProbeReport
-from vidaudit.suites.stress.common import human_ceiling_note, human_ceiling_text, pct
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import GridFigure, Section, Table
 from vidaudit.suites.stress.camera_motion.aggregate import PREDICTED_COLUMNS, aggregate_camera
 from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS, HUMAN_REPORTED, PAPER_REPORTED
+from vidaudit.suites.stress.common import human_ceiling_note, human_ceiling_text, pct
+from vidaudit.suites.stress.probe import ProbeReport
 
 
 def _summary_table(cells: dict[str, Any]) -> Table:

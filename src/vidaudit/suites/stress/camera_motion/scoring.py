@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from vidaudit.core.contract.records import ParseResult, TrialScore
 from vidaudit.core.types import Sample
 from vidaudit.score.answers import parse_option
-from vidaudit.score.records import ParseResult, TrialScore
 from vidaudit.suites.stress.camera_motion.options import DIRECTION_OF, LETTERS
 
 

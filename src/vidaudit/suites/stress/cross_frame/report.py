@@ -13,12 +13,19 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.report.model import Section, Table
-from vidaudit.score.records import ScoreRecord
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import Section, Table
 from vidaudit.score.stats import wilson_interval
-from vidaudit.suites.stress.common import human_ceiling_note, accuracy_cell, accuracy_text, human_ceiling_text, pct
-from vidaudit.suites.stress.cross_frame.options import (CHANCE_ABSTAIN, CHANCE_FORCED, PAPER_HUMANS, PAPER_T, TABLE10,
-                                                       paper_name, table10_row)
+from vidaudit.suites.stress.common import accuracy_cell, accuracy_text, human_ceiling_note, human_ceiling_text, pct
+from vidaudit.suites.stress.cross_frame.options import (
+    CHANCE_ABSTAIN,
+    CHANCE_FORCED,
+    PAPER_HUMANS,
+    PAPER_T,
+    TABLE10,
+    paper_name,
+    table10_row,
+)
 from vidaudit.suites.stress.probe import ProbeReport
 
 _MASK = re.compile(r"\+strip_mask(?:\(([^()]*)\))?")
@@ -100,8 +107,7 @@ def _paper_cell(c: dict[str, Any]) -> str:
     raw, occ, tb_abs, tb_forced = PAPER_T[name]
     tb = tb_abs if c["abstention"] else tb_forced
     if c["abstention"]:
-        parts = [f"raw {raw:g}" if raw is not None else None, f"occ {occ:g}" if occ is not None else None]
-        parts = [p for p in parts if p]
+        parts = ([f"raw {raw:g}"] if raw is not None else []) + ([f"occ {occ:g}"] if occ is not None else [])
         return f"TBSR {tb:g}" + (f", {', '.join(parts)}" if parts else "") + f" ({name})"
     return f"TBSR {tb:g} ({name})"
 

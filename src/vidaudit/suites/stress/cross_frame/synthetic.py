@@ -113,6 +113,7 @@ def make_question(index: int, template: str, clip: Clip, seed: int = 0) -> dict[
     """A NExT-QA-format row (question, a0..a4, answer index, type) plus the template's public arguments."""
     rng = rng_from("stress", "cross_frame", "question", seed, index, template)
     segs = clip.segments
+    args: dict[str, Any]
     if template in ("after", "before"):
         k = int(rng.integers(0, len(segs) - 1)) + (1 if template == "before" else 0)
         anchor = segs[k]

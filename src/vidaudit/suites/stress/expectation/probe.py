@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import ViewerTrial
+from vidaudit.core.contract.suite import Prompt
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.report.model import ViewerTrial
-from vidaudit.score.records import ScoreRecord, TrialScore
-from vidaudit.suites.base import Prompt
 from vidaudit.suites.stress.common import LETTERS
 from vidaudit.suites.stress.expectation import prompts as P
 from vidaudit.suites.stress.expectation.generate import ANOMALIES, JUDGED_TASKS, TASKS
@@ -27,6 +27,7 @@ class ExpectationProbe(Probe):
     record_keys = ("probe", "task", "family", "procedure", "source_name", "direction", "anomaly", "anomaly_kind",
                    "preset")
     judge_version = P.JUDGE_VERSION
+    judges = True
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         from vidaudit.suites.stress.expectation.generate import generate

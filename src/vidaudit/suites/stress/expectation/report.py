@@ -13,11 +13,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.report.model import Section, Table
-from vidaudit.score.records import ScoreRecord
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import Section, Table
 from vidaudit.score.stats import wilson_interval
-from vidaudit.suites.stress.common import (accuracy_cell, accuracy_text, by_model_condition, group_records,
-                                           human_ceiling_text, interval_text, paper_name, pct)
+from vidaudit.suites.stress.common import (
+    accuracy_cell,
+    accuracy_text,
+    by_model_condition,
+    group_records,
+    human_ceiling_text,
+    interval_text,
+    paper_name,
+    pct,
+)
 from vidaudit.suites.stress.expectation.generate import ANOMALIES, SPATIAL, TEMPORAL
 from vidaudit.suites.stress.expectation.prompts import JUDGE_VERSION
 from vidaudit.suites.stress.probe import ProbeReport

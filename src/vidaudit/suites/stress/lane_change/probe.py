@@ -7,11 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import ViewerTrial
+from vidaudit.core.contract.suite import Prompt
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.report.model import ViewerTrial
-from vidaudit.score.records import ScoreRecord, TrialScore
-from vidaudit.suites.base import Prompt
 from vidaudit.suites.stress.lane_change.options import ALIASES, LABELS, answer_text, prompt
 from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeReport
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.report.model import Section, Table
-from vidaudit.score.records import ScoreRecord
-from vidaudit.suites.stress.common import human_ceiling_note, accuracy_cell, by_model_condition, human_ceiling_text, pct
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import Section, Table
+from vidaudit.suites.stress.common import accuracy_cell, by_model_condition, human_ceiling_note, human_ceiling_text, pct
 from vidaudit.suites.stress.lane_change.options import HUMAN_REPORTED, PAPER_F1_RANGE, POSITIVE
 from vidaudit.suites.stress.probe import ProbeReport
 

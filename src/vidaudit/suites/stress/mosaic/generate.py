@@ -10,14 +10,20 @@ from typing import Any
 import cv2
 
 from vidaudit.core.errors import ConfigError
+from vidaudit.core.fileio import atomic_path
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, VideoRef
-from vidaudit.core.fileio import atomic_path
 from vidaudit.run.jobs import PoolFactory, run_jobs
-from vidaudit.video.io import video_ref
 from vidaudit.suites.stress.mosaic import scene as sc
-from vidaudit.suites.stress.mosaic.tasks import (ARRANGEMENTS, STIMULI, TEXT_QUESTION, object_options,
-                                                 objects_prompt, text_recency)
+from vidaudit.suites.stress.mosaic.tasks import (
+    ARRANGEMENTS,
+    STIMULI,
+    TEXT_QUESTION,
+    object_options,
+    objects_prompt,
+    text_recency,
+)
+from vidaudit.video.io import video_ref
 
 PROBE = "mosaic"
 PRESETS: dict[str, int] = {"smoke": 2, "paper": 24}
@@ -50,6 +56,7 @@ def plan_rows(n: int) -> list[dict[str, Any]]:
             order = temporal_order(seed)
             base: dict[str, Any] = {"probe": PROBE, "stimulus": stim, "seed": seed, "order": order,
                                     "last_quadrant": order[-1], "width": sc.WIDTH, "height": sc.HEIGHT}
+            still: sc.TextStill | sc.ObjectsStill
             if stim == "text":
                 still = sc.text_still(seed)
                 base |= {"word": still.word, "text_scale": sc.TEXT_SCALE, "text_thickness": sc.TEXT_THICKNESS,

@@ -126,7 +126,7 @@ def classify_shape(mask: np.ndarray) -> str:
     for name in sc.SHAPES:
         t = _centred(_shape_template(name), size)
         scores[name] = (m & t).sum() / max((m | t).sum(), 1)
-    return max(scores, key=scores.get)
+    return max(scores, key=lambda k: scores[k])
 
 
 def find_shapes(img: np.ndarray) -> list[str]:
@@ -150,5 +150,5 @@ def observe(frames: Sequence[Any], metadata: Mapping[str, Any]) -> str:
     def overlap(o: str) -> int:
         return sum(f" {s}" in f" {o}" for s in found)
     exact = [i for i, o in enumerate(options) if overlap(o) == 2 and len(found) == 2]
-    i = exact[0] if exact else max(range(len(options)), key=overlap)
+    i = exact[0] if exact else max(range(len(options)), key=lambda j: overlap(options[j]))
     return mcq_answer_text(LETTERS[i], options[i])

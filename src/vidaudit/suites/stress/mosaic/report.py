@@ -6,10 +6,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.report.model import Section, Table
-from vidaudit.score.records import ScoreRecord
-from vidaudit.suites.stress.common import (human_ceiling_note, accuracy_cell, accuracy_text, group_records, human_ceiling_text,
-                                           interval_text, paper_text, pct)
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import Section, Table
+from vidaudit.suites.stress.common import (
+    accuracy_cell,
+    accuracy_text,
+    group_records,
+    human_ceiling_note,
+    human_ceiling_text,
+    interval_text,
+    paper_text,
+    pct,
+)
 from vidaudit.suites.stress.mosaic.tasks import ARRANGEMENTS, CHANCE, HUMAN_TABLE12, PAPER_TABLE12, paper_name
 from vidaudit.suites.stress.probe import ProbeReport
 

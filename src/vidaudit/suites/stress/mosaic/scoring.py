@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
+from vidaudit.core.contract.records import ParseResult, TrialScore
 from vidaudit.core.types import Sample
 from vidaudit.score.answers import parse_option
-from vidaudit.score.records import ParseResult, TrialScore
 from vidaudit.suites.stress.common import LETTERS, last_boxed
 
 _WORD = re.compile(r"[A-Za-z]+")
@@ -30,7 +30,8 @@ def parse_word(text: str | None) -> tuple[str, str, tuple[int, int] | None] | No
         words = _WORD.findall(text)
         if len(words) == 1:
             m = _WORD.search(text)
-            return words[0].upper(), "bare", (m.start(), m.end())
+            if m is not None:  # findall found exactly one word
+                return words[0].upper(), "bare", (m.start(), m.end())
     return None
 
 

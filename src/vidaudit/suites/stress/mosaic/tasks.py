@@ -52,13 +52,9 @@ def object_options(seed: int, earlier: str, last: str) -> tuple[list[str], dict[
     z1, z2 = (others[int(i)] for i in rng.choice(len(others), 2, replace=False))
     texts = {"correct": pair_text(earlier, last), "recency": pair_text(z1, last), "primacy": pair_text(earlier, z2),
              "neither": pair_text(z1, z2)}
-    slots = [None] * 4
-    slots[seed % 4] = "correct"
     rest = [k for k in OPTION_KINDS if k != "correct"]
     rest = [rest[int(i)] for i in rng.permutation(3)]
-    for i in range(4):
-        if slots[i] is None:
-            slots[i] = rest.pop()
+    slots = ["correct" if i == seed % 4 else rest.pop() for i in range(4)]
     letters = LETTERS[:4]
     return [texts[k] for k in slots], dict(zip(letters, slots)), letters[seed % 4]
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import ViewerTrial
+from vidaudit.core.contract.suite import ObservedFrame, Prompt
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.report.model import ViewerTrial
-from vidaudit.score.records import ScoreRecord, TrialScore
-from vidaudit.suites.base import ObservedFrame, Prompt
 from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeReport
 from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, LETTERS, QUESTIONS
 

@@ -11,10 +11,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.report.model import Section, Table
-from vidaudit.score.records import ScoreRecord
-from vidaudit.suites.stress.common import (accuracy_cell, accuracy_text, by_model_condition, group_records,
-                                           human_ceiling_text, interval_text, paper_name, pct)
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import Section, Table
+from vidaudit.suites.stress.common import (
+    accuracy_cell,
+    accuracy_text,
+    by_model_condition,
+    group_records,
+    human_ceiling_text,
+    interval_text,
+    paper_name,
+    pct,
+)
 from vidaudit.suites.stress.probe import ProbeReport
 from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, QUESTIONS
 

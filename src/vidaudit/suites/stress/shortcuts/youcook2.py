@@ -50,21 +50,22 @@ def load_youcook2(root: Path) -> list[Source]:
         anns = entry.get("annotations") if isinstance(entry, dict) else None
         if not isinstance(anns, list):
             raise DataError(f"{path}: video {vid!r} has no 'annotations' list")
-        segs, steps = [], []
+        segs: list[tuple[float, float]] = []
+        steps: list[str] = []
         for i, a in enumerate(anns):
             try:
-                s, e = (float(x) for x in a["segment"])
+                start, end = (float(x) for x in a["segment"])
                 sentence = str(a["sentence"]).strip()
             except (KeyError, TypeError, ValueError):
                 raise DataError(f"{path}: video {vid!r} annotation {i} needs 'segment': [start, end] and "
                                 "'sentence'") from None
-            if not (0 <= s < e) or (segs and s < segs[-1][1]):
-                raise DataError(f"{path}: video {vid!r} annotation {i} segment [{s}, {e}] is empty, negative or "
+            if not (0 <= start < end) or (segs and start < segs[-1][1]):
+                raise DataError(f"{path}: video {vid!r} annotation {i} segment [{start}, {end}] is empty, negative or "
                                 "overlaps the previous one; segments must be in time order")
             if not sentence or sentence in steps:
                 raise DataError(f"{path}: video {vid!r} annotation {i} has an empty or repeated sentence "
                                 f"{sentence!r}; each step must be told apart by its text")
-            segs.append((s, e))
+            segs.append((start, end))
             steps.append(sentence)
         if len(segs) < MIN_SEGMENTS:
             raise DataError(f"{path}: video {vid!r} has {len(segs)} segments; the probe needs at least {MIN_SEGMENTS}")

@@ -13,11 +13,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.score.records import ScoreRecord
+from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.score.stats import wilson_interval
 from vidaudit.suites.stress.common import accuracy_cell
 from vidaudit.suites.stress.sycophancy.categories import (
-    AGREE, CATEGORIES, CHANCE, HUMAN_REPORTED, PAPER_REPORTED, PAPER_REPORTED_QWEN_SET, paper_name)
+    AGREE,
+    CATEGORIES,
+    CHANCE,
+    HUMAN_REPORTED,
+    PAPER_REPORTED,
+    PAPER_REPORTED_QWEN_SET,
+    paper_name,
+)
 
 OVERALL = "overall"
 

@@ -104,7 +104,7 @@ def _exact_pairs(root: Path, suite: str, per_category: int) -> list[tuple[Pair, 
             record = doc.get("world", doc) if isinstance(doc, dict) else None
             if not isinstance(record, dict) or "facts" not in record:
                 raise DataError(f"{path}: not a faithful world record (no facts)")
-            src = {"source": "faithful", "source_sample_id": s.sample_id, "source_video": s.video.path,
+            src: dict[str, Any] = {"source": "faithful", "source_sample_id": s.sample_id, "source_video": s.video.path,
                    "world": rel}
             out += [(p, s) for p in world_pairs(record, per_category, src)]
     elif suite == "counting":

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 
+from vidaudit.core.contract.records import ParseResult, ScoreRecord, TrialScore
+from vidaudit.core.contract.report import Section, Table, ViewerTrial
+from vidaudit.core.contract.suite import Prompt
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.report.model import Section, Table, ViewerTrial
-from vidaudit.score.records import ParseResult, ScoreRecord, TrialScore
-from vidaudit.suites.base import Prompt
 from vidaudit.suites.stress.common import accuracy_cell, accuracy_text, group_records
 from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeReport
 from vidaudit.suites.stress.sycophancy.categories import PAPER_CATEGORIES

@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import ViewerTrial
+from vidaudit.core.contract.suite import Prompt
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.report.model import ViewerTrial
-from vidaudit.score.records import ScoreRecord, TrialScore
-from vidaudit.suites.base import Prompt
 from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeReport
 from vidaudit.suites.stress.sycophancy.categories import AGREE, CATEGORIES, DISAGREE, OPTIONS
 from vidaudit.suites.stress.sycophancy.prompts import PROMPT_NAMES, eval_prompt

@@ -6,13 +6,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.report.model import Section, Table
-from vidaudit.score.records import ScoreRecord
-from vidaudit.suites.stress.common import human_ceiling_note, accuracy_text, human_ceiling_text, interval_text, paper_text, pct
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import Section, Table
+from vidaudit.suites.stress.common import (
+    accuracy_text,
+    human_ceiling_note,
+    human_ceiling_text,
+    interval_text,
+    paper_text,
+    pct,
+)
 from vidaudit.suites.stress.probe import ProbeReport
 from vidaudit.suites.stress.sycophancy.aggregate import OVERALL, aggregate_sycophancy
 from vidaudit.suites.stress.sycophancy.categories import (
-    CATEGORY_NAMES, CHANCE, HUMAN_REPORTED, PAPER_REPORTED, PAPER_REPORTED_QWEN_SET)
+    CATEGORY_NAMES,
+    CHANCE,
+    HUMAN_REPORTED,
+    PAPER_REPORTED,
+    PAPER_REPORTED_QWEN_SET,
+)
 
 COLUMNS = ["model", "condition", "category", "role", "pairs", "false-claim rejection", "95% Wilson",
            "true-claim acceptance", "95% Wilson", "balanced accuracy", "95% Wilson", "unparsed", "failed",

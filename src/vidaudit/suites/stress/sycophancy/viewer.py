@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import ViewerTrial
 from vidaudit.core.types import Sample
-from vidaudit.report.model import ViewerTrial
-from vidaudit.score.records import ScoreRecord
 
 
 def viewer_trial(record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:

@@ -7,10 +7,16 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.report.model import Section, Table
-from vidaudit.score.records import ScoreRecord
-from vidaudit.suites.stress.common import (accuracy_cell, accuracy_text, group_records, human_ceiling_text,
-                                           interval_text, pct)
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import Section, Table
+from vidaudit.suites.stress.common import (
+    accuracy_cell,
+    accuracy_text,
+    group_records,
+    human_ceiling_text,
+    interval_text,
+    pct,
+)
 from vidaudit.suites.stress.probe import ProbeReport
 from vidaudit.suites.stress.wireframe.tasks import CHANCE, PAPER_MODEL, PAPER_TABLE18, PAPER_TABLE19, TASKS
 

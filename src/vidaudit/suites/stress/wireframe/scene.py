@@ -12,6 +12,7 @@ and rejected until no line comes within ``6 + width`` px of another star or of a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -75,7 +76,7 @@ def render(scene: Scene) -> np.ndarray:
     return img
 
 
-def _mask_of(shape: tuple[int, int], wires: list[Wire] = (), discs: list[tuple[float, float]] = (),
+def _mask_of(shape: tuple[int, int], wires: Sequence[Wire] = (), discs: Sequence[tuple[float, float]] = (),
              width: int = 1, radius: float = NODE_R) -> np.ndarray:
     m = np.zeros((*shape, 3), np.uint8)
     for w in wires:
@@ -149,6 +150,8 @@ def connectivity_scene(seed: int, line_width: int, kind: str = "cross") -> Scene
     for _ in range(_TRIES):
         gap = 3 * NODE_R + 2 * line_width
         lo, hi = 30 + NODE_R, HEIGHT - 30 - NODE_R
+        b1: tuple[float, float]
+        b2: tuple[float, float]
         if kind == "window":
             b1 = b2 = (lo, hi)
         else:   # one star above the other (which one is drawn), so their lines need not cross

@@ -1,0 +1,236 @@
+"""The one protocol a paper implements: everything paper-specific lives behind a ``Suite``.
+
+The stages (``run``, ``score``, ``report``, ``score-responses``, ``verify``) look a suite up by name
+through the registry (``vidaudit.core.registry``; third-party suites through the ``vidaudit.suites``
+entry-point group) and call only the methods below; no stage imports a suite's package. A suite
+subclasses :class:`Suite`, overrides what it has (the abstract methods at least) and registers one
+instance. Defaults raise a clear error for what a suite does not offer (pixel verification, a pixel
+observer), so a small suite stays small. Optional behaviour that changes how a stage calls the suite
+is declared in its :class:`Capabilities`, never discovered by introspection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from vidaudit.core.contract.profile import AuditPart, PartFigures
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import SuiteReport, ViewerSpec, ViewerTrial
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.types import Condition, PerturbationSpec, Sample
+
+if TYPE_CHECKING:
+    import typer
+
+__all__ = ["AuditPart", "Capabilities", "ObservedFrame", "Prompt", "Suite", "SuiteInfo", "check_suite"]
+
+#: (source frame index, presentation time in seconds, RGB frame) as a pixel observer receives them
+ObservedFrame = tuple[int, float, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A rendered prompt: the optional system instruction and the user text (after the frames)."""
+
+    system: str | None
+    text: str
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """Optional suite behaviour, declared once: the stages read these flags and call the suite accordingly."""
+
+    #: ``judge_prompt`` may ask a judge (``vidaudit run --judge``) and ``score`` takes ``judgement=``
+    judges: bool = False
+    #: ``aggregate`` takes ``usage=``: per model and condition, calls/frames/tokens per stage from the store
+    needs_usage: bool = False
+    #: metric name -> whether a higher value is better, for exports that state a direction (lmms-eval);
+    #: ``correct`` is always higher-is-better
+    higher_is_better: Mapping[str, bool] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SuiteInfo:
+    """A one-line description for ``vidaudit suites``."""
+
+    name: str
+    description: str
+    paper: str | None = None
+
+
+class Suite:
+    """Base class of every suite. Subclasses set the class attributes and the abstract methods."""
+
+    name: str = ""
+    description: str = ""
+    paper: str | None = None
+    #: prompt name used when a run names none
+    default_prompt: str = "default"
+    #: named sub-tasks (stress has several), name -> one-line description
+    probes: Mapping[str, str] = {}
+    #: how the trace viewer lists this suite's trials
+    viewer: ViewerSpec = ViewerSpec()
+    #: optional behaviour the stages must know about (a judge, per-stage usage in ``aggregate``)
+    capabilities: Capabilities = Capabilities()
+
+    # ------------------------------------------------------------------ identity
+
+    @property
+    def info(self) -> SuiteInfo:
+        return SuiteInfo(self.name, self.description, self.paper)
+
+    # ------------------------------------------------------------------ CLI
+
+    def add_commands(self, generate: typer.Typer) -> None:
+        """Contribute this suite's ``vidaudit generate ...`` sub-command(s)."""
+
+    def add_group_commands(self, groups: Mapping[str, typer.Typer]) -> None:
+        """Contribute sub-commands to the CLI's other groups (``import``, ``validate``): e.g. a loader
+        for another benchmark's released data, ``vidaudit import NAME``."""
+
+    def generate_demo(self, out: Path, *, workers: int | None = None,
+                      on_progress: Callable[[int, int], None] | None = None) -> Path:
+        """Write a small verified dataset into ``out`` for ``vidaudit demo``; return its manifest."""
+        raise ConfigError(f"the {self.name} suite has no demo data")
+
+    def verify(self, data_dir: Path, samples: Sequence[Sample], *, workers: int | None = None,
+               on_progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:
+        """Problems per sample id found by checking videos against their ground truth ({} = all verified)."""
+        raise ConfigError(f"the {self.name} suite has no pixel verification")
+
+    def check_samples(self, samples: Sequence[Sample], source: str) -> None:
+        """Refuse (a ``DataError`` naming them) samples whose ground truth cannot be trusted, at every load."""
+
+    def perturbation_problem(self, sample: Sample, spec: PerturbationSpec) -> str | None:
+        """Why ``sample``'s ground truth does not survive ``spec`` (a condition's perturbation), or None when it
+        does and the trial may run. The default refuses: a suite must declare what its answers survive."""
+        return (f"the {self.name} suite does not define its ground truth under {spec.name}; drop the perturbation "
+                "from the condition (a suite declares the perturbations it supports with perturbation_problem)")
+
+    # ------------------------------------------------------------------ prompts
+
+    def prompt_names(self) -> Sequence[str]:
+        raise NotImplementedError
+
+    def check_prompt(self, name: str) -> None:
+        if name not in self.prompt_names():
+            raise ConfigError(f"unknown prompt {name!r} for the {self.name} suite; choose from "
+                              f"{', '.join(self.prompt_names())}")
+
+    def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
+        """The exact text the model receives for ``sample`` under ``condition`` (hashed into the trial id)."""
+        raise NotImplementedError
+
+    def request_metadata(self, sample: Sample) -> dict[str, Any]:
+        """Public facts about the sample that local baselines may read (never the answer)."""
+        return {}
+
+    # ------------------------------------------------------------------ scoring
+
+    def record_params(self, sample: Sample) -> dict[str, Any]:
+        """Sample parameters copied into each score record (what aggregates group by)."""
+        return dict(sample.params)
+
+    def score(self, sample: Sample, text: str | None, status: str, *,
+              frame_times: Sequence[float] | None = None) -> TrialScore:
+        """Score one response (``text`` is None when the call failed; ``status`` says how).
+
+        A suite that judges (``capabilities.judges``) also takes ``judgement``: the judge's verdict text for
+        this answer, or None where the run had no judge (the suite then scores what it can and says so)."""
+        raise NotImplementedError
+
+    #: the version of the suite's judge prompts: part of every judged trial's id
+    judge_version: str = ""
+
+    def judge_prompt(self, sample: Sample, answer: str) -> Prompt | None:
+        """The prompt a judge model (``vidaudit run --judge SPEC``) gets for this answer; None: no judge needed.
+
+        Only suites whose answers need a judge override this (and declare ``Capabilities(judges=True)``);
+        the verdict reaches ``score`` as ``judgement``."""
+        return None
+
+    def judges(self) -> bool:
+        """Whether this suite ever asks a judge (declared in ``capabilities``)."""
+        return self.capabilities.judges
+
+    def judges_any(self, samples: Sequence[Sample]) -> bool:
+        """Whether any of these samples may need a judge (``--judge`` is refused otherwise)."""
+        return self.judges()
+
+    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
+        """Every number of the report (``results``) and what a reader sees (``sections``, ``notes``).
+
+        A suite that declares ``capabilities.needs_usage`` also takes ``usage=`` (the store's per-stage
+        usage)."""
+        raise NotImplementedError
+
+    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
+        """How the trace viewer shows one trial (frames are attached by the report stage)."""
+        return ViewerTrial(trial_id=record.trial_id, sample_id=record.sample_id, model=record.model,
+                           condition=record.condition, status=record.status, correct=record.correct,
+                           raw_text=raw_text or "")
+
+    # ------------------------------------------------------------------ designs
+
+    def sequential_design(self, name: str, rule: str | None, planned: Sequence[Any]) -> Any:
+        """A sequential design for ``vidaudit run --design NAME [--rule RULE]``: an object with
+        ``next_wave(outcomes)`` and ``info()`` (``vidaudit.run.waves.WaveDesign``) over the full plan."""
+        raise ConfigError(f"the {self.name} suite has no {name!r} design; drop --design to run every planned trial")
+
+    # ------------------------------------------------------------------ baselines
+
+    def oracle_answer(self, sample: Sample) -> str:
+        """The answer text of a model that knows the ground truth, in the suite's answer format."""
+        raise ConfigError(f"the {self.name} suite defines no oracle answer")
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        """A uniformly random answer from the sample's answer space (``option``: e.g. ``chance:0-12``)."""
+        raise ConfigError(f"the {self.name} suite defines no chance answer space")
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        """The suite's answer text for one value of its answer space (a pixel observer formats its reading
+        through this; ``constant:TEXT`` itself answers TEXT verbatim)."""
+        raise ConfigError(f"the {self.name} suite defines no answer format for a value")
+
+    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
+        """An ideal observer's answer from exactly the frames sent (pixels only, never the answer)."""
+        raise ConfigError(f"the {self.name} suite has no pixel observer")
+
+    # ------------------------------------------------------------------ audit (``vidaudit audit``)
+
+    def audit_parts(self, budget: str) -> Sequence[AuditPart]:
+        """The datasets an audit at ``budget`` (smoke, standard, paper) runs; () leaves the suite out."""
+        return ()
+
+    def generate_part(self, part: AuditPart, out: Path, *, workers: int | None = None,
+                      on_progress: Callable[[int, int], None] | None = None) -> Path:
+        """Generate ``part``'s preset into ``out`` (pixel-checked as its generate command does); the manifest."""
+        raise ConfigError(f"the {self.name} suite has no audit datasets")
+
+    def part_conditions(self, part: AuditPart, data_dir: Path) -> tuple[str, ...]:
+        """The conditions ``part`` runs at (a generator may write them beside its data; default: the part's)."""
+        return part.conditions
+
+    def profile_figures(self, part: AuditPart, results: Mapping[str, Any]) -> PartFigures:
+        """The headline figures of ``part`` per model, read from a run's ``report.json`` ``results``, with
+        the chance level, human ceiling and the papers' published numbers the report holds."""
+        raise ConfigError(f"the {self.name} suite has no profile figures")
+
+
+def check_suite(obj: Any, name: str) -> Suite:
+    """The registered object, checked to be a Suite instance named ``name``."""
+    if isinstance(obj, type) and issubclass(obj, Suite):
+        obj = obj()
+    if not isinstance(obj, Suite):
+        raise ConfigError(f"suite {name!r} is registered as {type(obj).__name__}, not a vidaudit Suite instance")
+    if obj.name != name:
+        raise ConfigError(f"suite registered as {name!r} calls itself {obj.name!r}; register it under its name")
+    if type(obj).judge_prompt is not Suite.judge_prompt and not obj.capabilities.judges:
+        raise ConfigError(f"suite {name!r} defines judge_prompt but does not declare it; set "
+                          "capabilities = Capabilities(judges=True) on the suite class")
+    return obj
