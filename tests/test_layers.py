@@ -26,16 +26,19 @@ FLOORS: dict[str, int] = {
     "score": 5,
     "report": 6,
     "cli_common": 7,    # CLI helpers (errors, progress bars) for the suites' and tools' commands
+    "cli_help": 7,      # the CLI's help: commands grouped by the flow, option types tidied
     "suites": 8,
     "mech": 9,
     "humanstudy": 9,
     "interop": 9,
+    "audit": 9,         # vidaudit audit / compare: the suites' presets run and profiled through the contract
     "demo": 10,
     "inspect": 10,      # the inspect_ai entry module (interop's tasks)
     "cli": 11,
 }
 STAGES = ("core", "video", "models", "run", "score", "report")
-ABOVE_THE_STAGES = ("suites", "mech", "humanstudy", "interop", "cli", "cli_common", "demo", "inspect")
+ABOVE_THE_STAGES = ("suites", "mech", "humanstudy", "interop", "audit", "cli", "cli_common", "cli_help", "demo",
+                    "inspect")
 
 
 def _module_name(path: Path) -> str:
