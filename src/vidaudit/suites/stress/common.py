@@ -118,6 +118,20 @@ def paper_text(value: float | None, name: str | None = None) -> str:
 LETTERS = tuple("ABCDEFGH")
 
 
+def place_at(correct: Any, others: Sequence[Any], slot: int, rng: Any | None = None) -> list[Any]:
+    """``others`` (in an order drawn by ``rng``, or as given without one) with ``correct`` inserted at ``slot``.
+
+    Why: a drawn position leaves a small preset with every answer at one letter, so a constant answerer
+    scores 100% there. Generators pass ``slot = item index mod k`` (the balanced cycle of docs/stress.md,
+    "Balanced answers"), so every letter is the answer within one item of equally often."""
+    rest = list(others)
+    if rng is not None:
+        rest = [rest[int(i)] for i in rng.permutation(len(rest))]
+    if not 0 <= slot <= len(rest):
+        raise ValueError(f"slot {slot} is outside 0..{len(rest)}")
+    return rest[:slot] + [correct] + rest[slot:]
+
+
 def options_block(options: Sequence[str]) -> str:
     return "\n".join(f"{LETTERS[i]}. {o}" for i, o in enumerate(options))
 

@@ -64,24 +64,26 @@ def synthetic_clip_job(index: int, hold: int, fps: float, width: int, height: in
             w.write(f)
 
 
+TEMPLATE_ORDER = ("after", "colour_of", "before", "count")
+
+
+def synthetic_rows(preset: Preset, n_items: int) -> list[dict[str, Any]]:
+    """The synthetic set's NExT-QA rows (no video written): one clip per item, templates cycling after /
+    colour_of / before / count so both splits are filled, the correct option at ``item mod 5``."""
+    return [{"video": f"synth{i:03d}", "qid": "0",
+             **synthetic.make_question(i, TEMPLATE_ORDER[i % len(TEMPLATE_ORDER)], synthetic.make_clip(i, preset.hold))}
+            for i in range(n_items)]
+
+
 def write_synthetic(root: Path, preset: Preset, n_items: int, *, workers: int | None = 1,
                     pool: PoolFactory | None = None) -> Path:
-    """The synthetic set in NExT-QA format under ``root`` (``questions.csv`` + ``videos/``); one clip per
-    item (a clip already there is kept), templates cycling after / colour_of / before / count so both
-    splits are filled."""
-    order = ("after", "colour_of", "before", "count")
-    rows, jobs = [], []
+    """The synthetic set in NExT-QA format under ``root`` (``questions.csv`` + ``videos/``, ``synthetic_rows``);
+    a clip already there is kept."""
     (root / "videos").mkdir(parents=True, exist_ok=True)
-    for i in range(n_items):
-        clip = synthetic.make_clip(i, preset.hold)
-        name = f"synth{i:03d}"
-        path = root / "videos" / f"{name}.mp4"
-        if not path.is_file():
-            jobs.append((i, preset.hold, preset.fps, preset.width, preset.height, str(path)))
-        q = synthetic.make_question(i, order[i % len(order)], clip)
-        rows.append({"video": name, "qid": "0", **q})
+    jobs = [(i, preset.hold, preset.fps, preset.width, preset.height, str(root / "videos" / f"synth{i:03d}.mp4"))
+            for i in range(n_items) if not (root / "videos" / f"synth{i:03d}.mp4").is_file()]
     run_jobs(synthetic_clip_job, jobs, workers=workers, pool=pool)
-    return write_csv(root / "questions.csv", rows)
+    return write_csv(root / "questions.csv", synthetic_rows(preset, n_items))
 
 
 def import_video(src: Path, dst: Path) -> None:

@@ -29,7 +29,7 @@ from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, Trace, VideoRef
-from vidaudit.suites.stress.common import LETTERS
+from vidaudit.suites.stress.common import LETTERS, place_at
 from vidaudit.suites.stress.expectation import prompts as P
 from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.stress.procedures import (PROCEDURES, RenderedProcedure, apply_job, publish, render_sources,
@@ -89,10 +89,13 @@ def synthetic_sources(pre: Preset, out: Path, seeds: int | None, *, workers: int
 # --------------------------------------------------------------------------- gap MCQ options
 
 
-def gap_options(steps: Sequence[str], missing: int, rng: np.random.Generator) -> tuple[list[str], list[str]]:
+def gap_options(steps: Sequence[str], missing: int, rng: np.random.Generator, index: int = 0
+                ) -> tuple[list[str], list[str]]:
     """Four sequences and their kinds: the visible one (correct), the filled-in full procedure (the expectation
     answer), one that drops a visible step but keeps the missing one, and the visible one with two neighbours
-    swapped; in a drawn order."""
+    swapped. Source ``index`` places them: the visible one at ``index mod 4``, the filled-in one at one of
+    the other three cycling with ``index // 4`` (so 12 sources give every pair of positions once), the other
+    two in a drawn order; a constant letter is then neither always right nor always the filled-in one."""
     visible = [s for i, s in enumerate(steps) if i != missing]
     others = [i for i in range(len(steps)) if i != missing]
     drop = int(rng.choice(others))
@@ -100,10 +103,12 @@ def gap_options(steps: Sequence[str], missing: int, rng: np.random.Generator) ->
     k = int(rng.integers(0, len(visible) - 1))
     swapped = list(visible)
     swapped[k], swapped[k + 1] = swapped[k + 1], swapped[k]
-    cands = [("visible", visible), ("filled", list(steps)), ("wrong_drop", wrong_drop), ("swapped", swapped)]
-    order = rng.permutation(len(cands))
-    kinds = [cands[i][0] for i in order]
-    options = [P.sequence_text(cands[i][1]) for i in order]
+    seqs = {"visible": visible, "filled": list(steps), "wrong_drop": wrong_drop, "swapped": swapped}
+    v_slot = index % 4
+    f_slot = (v_slot + 1 + (index // 4) % 3) % 4
+    rest = place_at("filled", ["wrong_drop", "swapped"], f_slot - (f_slot > v_slot), rng)
+    kinds = place_at("visible", rest, v_slot)
+    options = [P.sequence_text(seqs[k]) for k in kinds]
     if len(set(options)) != len(options):
         raise ConfigError(f"gap options of {list(steps)} are not distinct: {options}")
     return options, kinds
@@ -178,11 +183,12 @@ def _sample(sid: str, video: VideoRef, task: str, params: dict[str, Any], questi
                   video=video)
 
 
-def _plan_gap(src: Source) -> tuple[int, list[str], list[str]]:
-    """The removed middle step and the gap MCQ's options and kinds (one rng stream per source)."""
-    rng = rng_from("stress", "expectation-gap", src.name)
-    missing = int(rng.integers(1, len(src.steps) - 1))
-    options, kinds = gap_options(src.steps, missing, rng)
+def plan_gap(name: str, steps: Sequence[str], index: int) -> tuple[int, list[str], list[str]]:
+    """The removed middle step and the gap MCQ's options and kinds of source ``index`` called ``name`` (one rng
+    stream per source; no video read, so a preset's answer key can be checked without rendering it)."""
+    rng = rng_from("stress", "expectation-gap", name)
+    missing = int(rng.integers(1, len(steps) - 1))
+    options, kinds = gap_options(steps, missing, rng, index)
     return missing, options, kinds
 
 
@@ -200,7 +206,7 @@ def build(sources: list[Source], out: Path, *, preset: str, on_progress: Callabl
         stem = f"stress-expectation-{src.name}"
         jobs[src.name, "reverse"] = (str(src.video), PerturbationSpec(name="reverse"), str(out),
                                      f"videos/{stem}-reverse.mp4", _seed(src.name, "reverse"))
-        missing, options, kinds = gaps[src.name] = _plan_gap(src)
+        missing, options, kinds = gaps[src.name] = plan_gap(src.name, src.steps, si)
         a, b = src.segments[missing]
         jobs[src.name, "gap"] = (str(src.video), PerturbationSpec(name="temporal_gap", params={
             "start_s": a, "end_s": b, "label": src.steps[missing]}), str(out), f"videos/{stem}-gap.mp4",
