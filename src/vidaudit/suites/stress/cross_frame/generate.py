@@ -25,7 +25,8 @@ from vidaudit.suites.stress.cross_frame import synthetic
 from vidaudit.suites.stress.cross_frame.nextqa import Item, load_items, write_csv
 from vidaudit.suites.stress.cross_frame.options import (ABSTAIN, CHANCE_ABSTAIN, CHANCE_FORCED, DEFAULT_MASK, TABLE10,
                                                        letters)
-from vidaudit.video.io import VideoWriter, iter_constant_rate, iter_frames, probe, video_ref
+from vidaudit.suites.stress.sources import import_job
+from vidaudit.video.io import VideoWriter
 
 PROBE = "cross_frame"
 SETTINGS = ("csv", "sample_fps")
@@ -84,24 +85,6 @@ def write_synthetic(root: Path, preset: Preset, n_items: int, *, workers: int | 
             for i in range(n_items) if not (root / "videos" / f"synth{i:03d}.mp4").is_file()]
     run_jobs(synthetic_clip_job, jobs, workers=workers, pool=pool)
     return write_csv(root / "questions.csv", synthetic_rows(preset, n_items))
-
-
-def import_video(src: Path, dst: Path) -> None:
-    """Re-encode the video stream only (audio dropped, odd sizes cropped to even) with vidaudit's writer."""
-    info = probe(src)       # a file that is not a usable video is a DataError naming it
-    w, h = info.width - info.width % 2, info.height - info.height % 2
-    constant = info.frame_times is None and info.start_s == 0
-    with VideoWriter(dst, info.fps, w, h) as out:     # upright; a variable-rate clip at its nominal rate
-        for f in (iter_frames(src) if constant else iter_constant_rate(src)):
-            out.write(f[:h, :w])
-
-
-def import_job(src: str, out: str, rel: str, redo: bool) -> VideoRef:
-    """``import_video`` of one source video into ``out/rel`` (when missing, or ``redo``); its ``VideoRef``."""
-    dst = Path(out) / rel
-    if redo or not dst.is_file():
-        import_video(Path(src), dst)
-    return video_ref(out, rel)
 
 
 def item_samples(it: Item, rel: str, video: VideoRef, preset: str, source_kind: str) -> list[Sample]:

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.errors import ConfigError
+from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, Trace, VideoRef
@@ -34,6 +34,7 @@ from vidaudit.suites.stress.expectation import prompts as P
 from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.stress.procedures import (PROCEDURES, RenderedProcedure, apply_job, publish, render_sources,
                                                staging_dir)
+from vidaudit.suites.stress.sources import Clip, ClipSource, import_clips
 from vidaudit.video.io import video_ref
 
 PROBE = "expectation"
@@ -51,6 +52,8 @@ CUT_FRACTION = 0.25
 HUE_DEG = 120
 NOISE_SIGMA = 40.0
 OBJECT_SIZE = 0.25
+#: a source needs this many labelled actions for a temporal gap (one removed from the middle)
+MIN_GAP_STEPS = 3
 
 
 @dataclass(frozen=True)
@@ -206,11 +209,12 @@ def build(sources: list[Source], out: Path, *, preset: str, on_progress: Callabl
         stem = f"stress-expectation-{src.name}"
         jobs[src.name, "reverse"] = (str(src.video), PerturbationSpec(name="reverse"), str(out),
                                      f"videos/{stem}-reverse.mp4", _seed(src.name, "reverse"))
-        missing, options, kinds = gaps[src.name] = plan_gap(src.name, src.steps, si)
-        a, b = src.segments[missing]
-        jobs[src.name, "gap"] = (str(src.video), PerturbationSpec(name="temporal_gap", params={
-            "start_s": a, "end_s": b, "label": src.steps[missing]}), str(out), f"videos/{stem}-gap.mp4",
-            _seed(src.name, "gap"))
+        if len(src.steps) >= MIN_GAP_STEPS:     # a user's clip without labelled actions has no gap to ask about
+            missing, options, kinds = gaps[src.name] = plan_gap(src.name, src.steps, len(gaps))
+            a, b = src.segments[missing]
+            jobs[src.name, "gap"] = (str(src.video), PerturbationSpec(name="temporal_gap", params={
+                "start_s": a, "end_s": b, "label": src.steps[missing]}), str(out), f"videos/{stem}-gap.mp4",
+                _seed(src.name, "gap"))
         for op in ANOMALIES:
             spec = anomaly_spec(op, src.duration_s, rng_from("stress", "expectation-anomaly", src.name, op))
             jobs[src.name, f"anomaly-{op}"] = (str(src.video), spec, str(out), f"videos/{stem}-anomaly-{op}.mp4",
@@ -220,7 +224,8 @@ def build(sources: list[Source], out: Path, *, preset: str, on_progress: Callabl
     samples: list[Sample] = []
     for si, src in enumerate(sources):
         other = sources[(si + 1) % len(sources)]
-        base = {"procedure": src.procedure, "source_name": src.name, "canonical": list(src.steps), "preset": preset}
+        base = {"procedure": src.procedure, "source_name": src.name, "canonical": list(src.steps), "preset": preset,
+                **({"source_clip": src.origin, **src.extra} if isinstance(src, ClipSource) else {})}
         stem = f"stress-expectation-{src.name}"
         # reversed clips: forward (the source itself) and reverse, MCQ and free description
         fwd_rel = f"videos/{stem}-forward.mp4"
@@ -234,27 +239,29 @@ def build(sources: list[Source], out: Path, *, preset: str, on_progress: Callabl
             samples.append(_sample(f"{stem}-direction-{direction}", ref, "direction",
                                    {**common, "options": list(P.DIRECTION_OPTIONS), "chance": 0.5},
                                    P.direction_prompt(), letter))
-            samples.append(_sample(f"{stem}-describe-{direction}", ref, "describe",
-                                   {**common, "options": None, "chance": None}, P.describe_prompt(),
-                                   P.sequence_text(shown)))
+            if src.steps:       # the direction judge reads the steps in the order shown
+                samples.append(_sample(f"{stem}-describe-{direction}", ref, "describe",
+                                       {**common, "options": None, "chance": None}, P.describe_prompt(),
+                                       P.sequence_text(shown)))
         # temporal gap: one middle step removed
-        missing, options, kinds = gaps[src.name]
-        gap, gap_ref = done[src.name, "gap"]
-        visible = [s for i, s in enumerate(src.steps) if i != missing]
-        gcommon = {**base, "shown": visible, "missing_action": gap.info["label"],
-                   "missing_index": missing, "removed": gap.info["removed"],
-                   "visible_summary": P.visible_summary(visible), "perturbation": gap.spec_id}
-        samples.append(_sample(f"{stem}-gap-mcq", gap_ref, "gap_mcq",
-                               {**gcommon, "options": options, "option_kinds": kinds, "chance": 0.25},
-                               P.gap_mcq_prompt(options), LETTERS[kinds.index("visible")]))
-        samples.append(_sample(f"{stem}-gap-summary", gap_ref, "gap_summary",
-                               {**gcommon, "options": None, "chance": None}, P.GAP_SUMMARY_PROMPT,
-                               P.visible_summary(visible)))
+        if src.name in gaps:
+            missing, options, kinds = gaps[src.name]
+            gap, gap_ref = done[src.name, "gap"]
+            visible = [s for i, s in enumerate(src.steps) if i != missing]
+            gcommon = {**base, "shown": visible, "missing_action": gap.info["label"],
+                       "missing_index": missing, "removed": gap.info["removed"],
+                       "visible_summary": P.visible_summary(visible), "perturbation": gap.spec_id}
+            samples.append(_sample(f"{stem}-gap-mcq", gap_ref, "gap_mcq",
+                                   {**gcommon, "options": options, "option_kinds": kinds, "chance": 0.25},
+                                   P.gap_mcq_prompt(options), LETTERS[kinds.index("visible")]))
+            samples.append(_sample(f"{stem}-gap-summary", gap_ref, "gap_summary",
+                                   {**gcommon, "options": None, "chance": None}, P.GAP_SUMMARY_PROMPT,
+                                   P.visible_summary(visible)))
         # anomaly injection: one video per anomaly
         for op in ANOMALIES:
             meta, ref = done[src.name, f"anomaly-{op}"]
             desc = descriptor(op, meta.info, meta.width, meta.height,
-                              other=f"the {other.procedure} procedure" if op == "scene_mix" else None)
+                              other=_other_text(other) if op == "scene_mix" else None)
             samples.append(_sample(f"{stem}-anomaly-{op}", ref, "anomaly",
                                    {**base, "anomaly": op, "anomaly_kind": "spatial" if op in SPATIAL else "temporal",
                                     "descriptor": desc, "anomaly_info": meta.info, "shown": list(src.steps),
@@ -264,23 +271,41 @@ def build(sources: list[Source], out: Path, *, preset: str, on_progress: Callabl
     return samples
 
 
+def _other_text(other: Any) -> str:
+    if isinstance(other, ClipSource):
+        return f"another clip, {other.procedure!r}"
+    return f"the {other.procedure} procedure"
+
+
 def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, force: bool = False,
              workers: int | None = 1, pool: PoolFactory | None = None,
-             on_progress: Callable[[int, int], None] | None = None) -> Path:
+             on_progress: Callable[[int, int], None] | None = None,
+             clips: Sequence[Clip] | None = None) -> Path:
+    """The probe's dataset from the synthetic procedures of ``preset``, or from ``clips`` (a user's folder or a
+    dataset loader's clips, imported to constant rate first; ``seeds`` then keeps the first N clips)."""
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
     pre = PRESETS[preset]
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+    if clips is not None:
+        clips = list(clips)[:seeds] if seeds is not None else list(clips)
+        if len(clips) < 2:
+            raise DataError(f"the expectation probe needs at least two clips (scene mixing splices in another one); "
+                            f"got {len(clips)}")
     with staging_dir(out) as staging:
-        sources = synthetic_sources(pre, staging, seeds, workers=workers, pool=pool)
+        if clips is None:
+            sources: list[Any] = synthetic_sources(pre, staging, seeds, workers=workers, pool=pool)
+        else:
+            sources = import_clips(clips, staging, workers=workers, pool=pool)
         samples = build(sources, staging, preset=pre.name, on_progress=on_progress, workers=workers, pool=pool)
         guard_replace(out, samples, force=force, key=lambda s: (s.params, s.answer, s.question),
                       command="generate stress")
         publish(staging, out)
     manifest = write_manifest(out, samples)
-    write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name, "source": "synthetic",
+    write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name,
+                             "source": "synthetic" if clips is None else "clips",
                              "n_samples": len(samples), "n_sources": len(sources), "tasks": list(TASKS),
                              "anomalies": list(ANOMALIES)})
     return manifest
