@@ -43,8 +43,10 @@ class Clip:
     path: Path
     name: str                                   # unique and file-name safe (the sample ids use it)
     description: str = ""                       # what the clip shows, in words (a dataset's label), or ""
-    steps: tuple[Step, ...] = ()
+    steps: tuple[Step, ...] = ()                # times on the clip's own clock (from ``start_s``)
     extra: dict[str, object] = field(default_factory=dict)     # the dataset's own fields, kept in params
+    start_s: float = 0.0                        # the part of the file to import (a window of a long video)
+    end_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -130,25 +132,28 @@ def folder_clips(folder: Path) -> list[Clip]:
     return [Clip(p, n, "", steps.get(p.name, ())) for p, n in zip(files, names, strict=True)]
 
 
-def import_video(src: Path, dst: Path) -> None:
+def import_video(src: Path, dst: Path, start_s: float = 0.0, end_s: float | None = None) -> None:
     """Re-encode the video stream only (audio dropped, odd sizes cropped to even) with vidaudit's writer,
-    upright and at a constant rate (a variable-rate clip resampled on the player's clock at its nominal fps)."""
+    upright and at a constant rate (a variable-rate clip resampled on the player's clock at its nominal fps);
+    ``start_s`` / ``end_s`` keep that window of the player's clock."""
     info = probe(src)       # a file that is not a usable video is a DataError naming it
     w, h = info.width - info.width % 2, info.height - info.height % 2
     if w < 2 or h < 2:
         raise DataError(f"{src}: {info.width}x{info.height} is too small to encode; use a clip of at least 2x2")
-    constant = info.frame_times is None and info.start_s == 0
+    whole = start_s == 0 and end_s is None
+    constant = whole and info.frame_times is None and info.start_s == 0
     dst.parent.mkdir(parents=True, exist_ok=True)
     with VideoWriter(dst, info.fps, w, h) as out:
-        for f in (iter_frames(src) if constant else iter_constant_rate(src)):
+        for f in (iter_frames(src) if constant else iter_constant_rate(src, start_s, end_s)):
             out.write(f[:h, :w])
 
 
-def import_job(src: str, out: str, rel: str, redo: bool) -> VideoRef:
+def import_job(src: str, out: str, rel: str, redo: bool, start_s: float = 0.0, end_s: float | None = None
+               ) -> VideoRef:
     """``import_video`` of one source video into ``out/rel`` (when missing, or ``redo``); its ``VideoRef``."""
     dst = Path(out) / rel
     if redo or not dst.is_file():
-        import_video(Path(src), dst)
+        import_video(Path(src), dst, start_s, end_s)
     return video_ref(out, rel)
 
 
@@ -156,7 +161,7 @@ def import_clips(clips: Sequence[Clip], out: Path, subdir: str = "sources", *, w
                  pool: PoolFactory | None = None) -> list[ClipSource]:
     """Import every clip into ``out/subdir/NAME.mp4`` (``import_job``s on ``run.jobs``); actions that end past
     the copy are a DataError naming the clip."""
-    jobs = [(str(c.path), str(out), f"{subdir}/{c.name}.mp4", True) for c in clips]
+    jobs = [(str(c.path), str(out), f"{subdir}/{c.name}.mp4", True, c.start_s, c.end_s) for c in clips]
     refs = run_jobs(import_job, jobs, workers=workers, pool=pool)
     sources = []
     for c, ref in zip(clips, refs, strict=True):
