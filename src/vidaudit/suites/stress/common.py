@@ -96,6 +96,13 @@ PAPER_MATCH: tuple[tuple[str, str], ...] = (
 )
 
 
+#: Qwen2-VL base / instruct checkpoints (sycophancy's Table 4, expectation's unlabelled §5.5 scores); instruct first
+QWEN2_MATCH: tuple[tuple[str, str], ...] = (
+    (r"qwen2-vl-7b-instruct", "Qwen2-VL-7B Instruct"), (r"qwen2-vl-7b", "Qwen2-VL-7B Base"),
+    (r"qwen2-vl-2b-instruct", "Qwen2-VL-2B Instruct"), (r"qwen2-vl-2b", "Qwen2-VL-2B Base"),
+)
+
+
 def paper_name(model_label: str, table: Sequence[tuple[str, str]] = PAPER_MATCH) -> str | None:
     """The paper's name for a model label (``table``'s first regex matching the lower-cased label), or None."""
     import re
