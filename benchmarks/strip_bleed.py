@@ -2,14 +2,16 @@
 exact (unencoded) strip-masked frames against the H.264 file decoded back. Run: `python benchmarks/strip_bleed.py`."""
 import tempfile
 from pathlib import Path
+
 import numpy as np
+
 from vidaudit.suites.stress.cross_frame import synthetic
 from vidaudit.suites.stress.cross_frame.generate import synthetic_clip_job
 from vidaudit.suites.stress.cross_frame.options import TABLE10
+from vidaudit.video.io import iter_frames
 from vidaudit.video.perturb import apply
 from vidaudit.video.perturb.engine import _frames, _inputs, _plan, resolve
 from vidaudit.video.perturb.source import DEFAULT_BUDGET_BYTES
-from vidaudit.video.io import iter_frames
 
 d = Path(tempfile.mkdtemp())
 W, H = 320, 192

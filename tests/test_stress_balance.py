@@ -40,7 +40,12 @@ from vidaudit.suites.stress.mosaic.scene import WORDS
 from vidaudit.suites.stress.probe import GenerateOptions, get_probe
 from vidaudit.suites.stress.procedures import PROCEDURES, planned_sources
 from vidaudit.suites.stress.shortcuts.generate import PRESETS as SC_PRESETS
-from vidaudit.suites.stress.shortcuts.questions import ABSTAIN, CONDITIONS, QUESTIONS, build_key
+from vidaudit.suites.stress.shortcuts.questions import (
+    ABSTAIN,
+    CONDITIONS,
+    QUESTIONS,
+    build_key,
+)
 from vidaudit.suites.stress.wireframe.generate import PRESETS as WF_PRESETS
 from vidaudit.suites.stress.wireframe.generate import build_scene
 from vidaudit.suites.stress.wireframe.generate import plan_rows as wireframe_rows

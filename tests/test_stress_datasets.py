@@ -11,14 +11,25 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from realvideos import Player, frame_code, write_video
 from typer.testing import CliRunner
 
-from realvideos import Player, frame_code, write_video
 from vidaudit.cli import app
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples
-from vidaudit.suites.stress.datasets import (EGO4D_MAX_S, EGO4D_MIN_S, EGO4D_MIN_STEPS, chain, charades,
-                                             clips_from_source, ego4d, ego4d_windows, narration_text, rtime, ssv2)
+from vidaudit.suites.stress.datasets import (
+    EGO4D_MAX_S,
+    EGO4D_MIN_S,
+    EGO4D_MIN_STEPS,
+    chain,
+    charades,
+    clips_from_source,
+    ego4d,
+    ego4d_windows,
+    narration_text,
+    rtime,
+    ssv2,
+)
 from vidaudit.suites.stress.sources import Step
 
 CHARADES_HEADER = "id,subject,scene,quality,relevance,verified,script,objects,descriptions,actions,length\n"

@@ -10,9 +10,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from realvideos import Made, Player, frame_code, is_upright, make_all
 from typer.testing import CliRunner
 
-from realvideos import Made, Player, frame_code, is_upright, make_all
 from vidaudit.cli import app
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples
@@ -34,8 +34,7 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Made
     with open(d / "steps.csv", "w", encoding="utf-8") as f:
         f.write("clip,start_s,end_s,label\n")
         for clip, rows in STEPS.items():
-            for a, b, label in rows:
-                f.write(f"{clip},{a},{b},{label}\n")
+            f.writelines(f"{clip},{a},{b},{label}\n" for a, b, label in rows)
     return d, clips
 
 

@@ -44,6 +44,16 @@ def _need(files: list[Path], root: Path, what: str) -> None:
         raise DataError(f"--source {root} holds no {what}")
 
 
+def _each_json(files: list[Path], root: Path, what: str, kind: type, expect: str) -> Iterable[tuple[Path, Any]]:
+    """(path, parsed JSON) of each annotation file, each checked to be a ``kind`` (``expect`` says what)."""
+    _need(files, root, what)
+    for path in files:
+        data = _load_json(path)
+        if not isinstance(data, kind):
+            raise DataError(f"{path}: expected {expect}")
+        yield path, data
+
+
 def _none_found(clips: list[Clip], root: Path, dirs: Iterable[str]) -> list[Clip]:
     if not clips:
         raise DataError(f"--source {root}: no annotated video was found in {', '.join(str(root / d) for d in dirs)}")
@@ -137,12 +147,9 @@ def ssv2(root: Path) -> list[Clip]:
     label is the description (no timed actions: reversal and anomalies only)."""
     files = sorted(p for p in root.glob("something-something-v2-*.json")
                    if p.stem.rsplit("-", 1)[-1] in ("train", "validation"))
-    _need(files, root, "something-something-v2-train.json / -validation.json")
     clips = []
-    for path in files:
-        data = _load_json(path)
-        if not isinstance(data, list):
-            raise DataError(f"{path}: expected a list of {{id, label, template, placeholders}} objects")
+    for path, data in _each_json(files, root, "something-something-v2-train.json / -validation.json", list,
+                                 "a list of {id, label, template, placeholders} objects"):
         for i, e in enumerate(data):
             if not isinstance(e, dict) or "id" not in e or "label" not in e:
                 raise DataError(f"{path} entry {i}: needs 'id' and 'label'")
@@ -166,12 +173,9 @@ def rtime(root: Path) -> list[Clip]:
     ``videos/VIDEO_ID.mp4``. Only entries with ``reverse`` true (their reversal is meaningful, the paper's
     forward-reverse pairs) are kept; the first forward caption is the description."""
     files = [root / f"{n}.json" for n in ("train", "valid", "test") if (root / f"{n}.json").is_file()]
-    _need(files, root, "RTime's train.json / valid.json / test.json")
     clips = []
-    for path in files:
-        data = _load_json(path)
-        if not isinstance(data, dict):
-            raise DataError(f"{path}: expected {{VIDEO_ID: {{...}}}}")
+    for path, data in _each_json(files, root, "RTime's train.json / valid.json / test.json", dict,
+                                 "{VIDEO_ID: {...}}"):
         for vid, e in data.items():
             if not isinstance(e, dict) or "reverse" not in e:
                 raise DataError(f"{path} video {vid}: needs 'reverse' and 'forward_captions'")

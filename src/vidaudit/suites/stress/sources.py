@@ -22,7 +22,13 @@ from pathlib import Path
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import VideoRef
 from vidaudit.run.jobs import PoolFactory, run_jobs
-from vidaudit.video.io import VideoWriter, iter_constant_rate, iter_frames, probe, video_ref
+from vidaudit.video.io import (
+    VideoWriter,
+    iter_constant_rate,
+    iter_frames,
+    probe,
+    video_ref,
+)
 from vidaudit.video.perturb.batch import VIDEO_SUFFIXES
 
 STEPS_CSV = "steps.csv"

@@ -23,8 +23,14 @@ from vidaudit.core.types import PerturbationSpec, Sample, VideoRef
 from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.stress.cross_frame import synthetic
 from vidaudit.suites.stress.cross_frame.nextqa import Item, load_items, write_csv
-from vidaudit.suites.stress.cross_frame.options import (ABSTAIN, CHANCE_ABSTAIN, CHANCE_FORCED, DEFAULT_MASK, TABLE10,
-                                                       letters)
+from vidaudit.suites.stress.cross_frame.options import (
+    ABSTAIN,
+    CHANCE_ABSTAIN,
+    CHANCE_FORCED,
+    DEFAULT_MASK,
+    TABLE10,
+    letters,
+)
 from vidaudit.suites.stress.sources import import_job
 from vidaudit.video.io import VideoWriter
 

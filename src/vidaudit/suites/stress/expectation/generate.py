@@ -29,11 +29,17 @@ from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, Trace, VideoRef
+from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.stress.common import LETTERS, place_at
 from vidaudit.suites.stress.expectation import prompts as P
-from vidaudit.run.jobs import PoolFactory, run_jobs
-from vidaudit.suites.stress.procedures import (PROCEDURES, RenderedProcedure, apply_job, publish, render_sources,
-                                               staging_dir)
+from vidaudit.suites.stress.procedures import (
+    PROCEDURES,
+    RenderedProcedure,
+    apply_job,
+    publish,
+    render_sources,
+    staging_dir,
+)
 from vidaudit.suites.stress.sources import Clip, ClipSource, import_clips
 from vidaudit.video.io import video_ref
 

@@ -16,9 +16,18 @@ from typing import Any
 from vidaudit.report.model import Section, Table
 from vidaudit.score.records import ScoreRecord
 from vidaudit.score.stats import wilson_interval
-from vidaudit.suites.stress.common import (accuracy_cell, accuracy_text, by_model_condition, group_records,
-                                           human_ceiling_text, interval_text, paper_name, pct, PAPER_MATCH,
-                                           QWEN2_MATCH)
+from vidaudit.suites.stress.common import (
+    PAPER_MATCH,
+    QWEN2_MATCH,
+    accuracy_cell,
+    accuracy_text,
+    by_model_condition,
+    group_records,
+    human_ceiling_text,
+    interval_text,
+    paper_name,
+    pct,
+)
 from vidaudit.suites.stress.expectation.generate import ANOMALIES, SPATIAL, TEMPORAL
 from vidaudit.suites.stress.expectation.prompts import JUDGE_VERSION
 from vidaudit.suites.stress.probe import ProbeReport
