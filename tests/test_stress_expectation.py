@@ -295,3 +295,16 @@ def test_labels_file_errors(tmp_path: Path, text: str, match: str) -> None:
     c.write_text("id,verdict\nx,true\n")
     with pytest.raises(DataError, match="item,label"):
         read_human_labels(c)
+
+
+def test_the_smaller_qwen2_models_unlabelled_anomaly_scores() -> None:
+    """§5.5 prints 9.8 / 9.6 / 7.9 / 6.6 for Qwen2-VL-7B Instruct / Base and 2B Instruct / Base without naming
+    the metric: shown as unlabelled, never as a Spatial / Temporal / Overall triple."""
+    from vidaudit.suites.stress.common import paper_name
+    from vidaudit.suites.stress.expectation.report import MATCH, _anomaly_paper
+
+    got = {label: _anomaly_paper(paper_name(label, MATCH)) for label in
+           ("Qwen/Qwen2-VL-7B-Instruct", "qwen2-vl-7b", "Qwen2-VL-2B-Instruct", "qwen2-vl-2b")}
+    assert [v.split(" ")[0] for v in got.values()] == ["9.8", "9.6", "7.9", "6.6"]
+    assert all("unlabelled" in v and "/" not in v.split("(")[0] for v in got.values())
+    assert _anomaly_paper(paper_name("qwen2.5-vl-7b", MATCH)).startswith("19.3 / 2.9")

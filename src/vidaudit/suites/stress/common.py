@@ -96,6 +96,13 @@ PAPER_MATCH: tuple[tuple[str, str], ...] = (
 )
 
 
+#: Qwen2-VL base / instruct checkpoints (sycophancy's Table 4, expectation's unlabelled §5.5 scores); instruct first
+QWEN2_MATCH: tuple[tuple[str, str], ...] = (
+    (r"qwen2-vl-7b-instruct", "Qwen2-VL-7B Instruct"), (r"qwen2-vl-7b", "Qwen2-VL-7B Base"),
+    (r"qwen2-vl-2b-instruct", "Qwen2-VL-2B Instruct"), (r"qwen2-vl-2b", "Qwen2-VL-2B Base"),
+)
+
+
 def paper_name(model_label: str, table: Sequence[tuple[str, str]] = PAPER_MATCH) -> str | None:
     """The paper's name for a model label (``table``'s first regex matching the lower-cased label), or None."""
     import re
@@ -116,6 +123,20 @@ def paper_text(value: float | None, name: str | None = None) -> str:
 # --------------------------------------------------------------------------- multiple choice
 
 LETTERS = tuple("ABCDEFGH")
+
+
+def place_at(correct: Any, others: Sequence[Any], slot: int, rng: Any | None = None) -> list[Any]:
+    """``others`` (in an order drawn by ``rng``, or as given without one) with ``correct`` inserted at ``slot``.
+
+    Why: a drawn position leaves a small preset with every answer at one letter, so a constant answerer
+    scores 100% there. Generators pass ``slot = item index mod k`` (the balanced cycle of docs/stress.md,
+    "Balanced answers"), so every letter is the answer within one item of equally often."""
+    rest = list(others)
+    if rng is not None:
+        rest = [rest[int(i)] for i in rng.permutation(len(rest))]
+    if not 0 <= slot <= len(rest):
+        raise ValueError(f"slot {slot} is outside 0..{len(rest)}")
+    return rest[:slot] + [correct] + rest[slot:]
 
 
 def options_block(options: Sequence[str]) -> str:

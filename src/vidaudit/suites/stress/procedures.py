@@ -148,16 +148,22 @@ def render_source_job(procedure: str, seed: int, step_s: tuple[float, float], ou
                              tuple((g.start_s, g.end_s) for g in segs), segs[-1].end_s)
 
 
+def planned_sources(n_procedures: int, n_seeds: int) -> list[tuple[str, int]]:
+    """(procedure, seed) of every source ``render_sources`` renders, in its order (a source is named
+    ``PROC-sSEED``); lets a preset's answer key be checked without rendering."""
+    if n_seeds < 1:
+        raise ConfigError(f"--seeds must be at least 1, got {n_seeds}")
+    return [(proc, seed) for proc in list(PROCEDURES)[:n_procedures] for seed in range(n_seeds)]
+
+
 def render_sources(n_procedures: int, n_seeds: int, step_s: tuple[float, float], out: Path, *, width: int,
                    height: int, fps: float, stream: str, workers: int | None = 1,
                    pool: PoolFactory | None = None) -> list[RenderedProcedure]:
     """The first ``n_procedures`` procedures x ``n_seeds`` seeds (``render_source_job`` each, one stream per
     probe), run as ``run.jobs`` runs them."""
-    if n_seeds < 1:
-        raise ConfigError(f"--seeds must be at least 1, got {n_seeds}")
     (out / "sources").mkdir(parents=True, exist_ok=True)
     jobs = [(proc, seed, step_s, str(out), width, height, fps, stream)
-            for proc in list(PROCEDURES)[:n_procedures] for seed in range(n_seeds)]
+            for proc, seed in planned_sources(n_procedures, n_seeds)]
     return run_jobs(render_source_job, jobs, workers=workers, pool=pool)
 
 

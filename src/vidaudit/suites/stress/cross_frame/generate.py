@@ -31,7 +31,8 @@ from vidaudit.suites.stress.cross_frame.options import (
     TABLE10,
     letters,
 )
-from vidaudit.video.io import VideoWriter, iter_constant_rate, iter_frames, probe, video_ref
+from vidaudit.suites.stress.sources import import_job
+from vidaudit.video.io import VideoWriter
 
 PROBE = "cross_frame"
 SETTINGS = ("csv", "sample_fps")
@@ -70,42 +71,26 @@ def synthetic_clip_job(index: int, hold: int, fps: float, width: int, height: in
             w.write(f)
 
 
+TEMPLATE_ORDER = ("after", "colour_of", "before", "count")
+
+
+def synthetic_rows(preset: Preset, n_items: int) -> list[dict[str, Any]]:
+    """The synthetic set's NExT-QA rows (no video written): one clip per item, templates cycling after /
+    colour_of / before / count so both splits are filled, the correct option at ``item mod 5``."""
+    return [{"video": f"synth{i:03d}", "qid": "0",
+             **synthetic.make_question(i, TEMPLATE_ORDER[i % len(TEMPLATE_ORDER)], synthetic.make_clip(i, preset.hold))}
+            for i in range(n_items)]
+
+
 def write_synthetic(root: Path, preset: Preset, n_items: int, *, workers: int | None = 1,
                     pool: PoolFactory | None = None) -> Path:
-    """The synthetic set in NExT-QA format under ``root`` (``questions.csv`` + ``videos/``); one clip per
-    item (a clip already there is kept), templates cycling after / colour_of / before / count so both
-    splits are filled."""
-    order = ("after", "colour_of", "before", "count")
-    rows, jobs = [], []
+    """The synthetic set in NExT-QA format under ``root`` (``questions.csv`` + ``videos/``, ``synthetic_rows``);
+    a clip already there is kept."""
     (root / "videos").mkdir(parents=True, exist_ok=True)
-    for i in range(n_items):
-        clip = synthetic.make_clip(i, preset.hold)
-        name = f"synth{i:03d}"
-        path = root / "videos" / f"{name}.mp4"
-        if not path.is_file():
-            jobs.append((i, preset.hold, preset.fps, preset.width, preset.height, str(path)))
-        q = synthetic.make_question(i, order[i % len(order)], clip)
-        rows.append({"video": name, "qid": "0", **q})
+    jobs = [(i, preset.hold, preset.fps, preset.width, preset.height, str(root / "videos" / f"synth{i:03d}.mp4"))
+            for i in range(n_items) if not (root / "videos" / f"synth{i:03d}.mp4").is_file()]
     run_jobs(synthetic_clip_job, jobs, workers=workers, pool=pool)
-    return write_csv(root / "questions.csv", rows)
-
-
-def import_video(src: Path, dst: Path) -> None:
-    """Re-encode the video stream only (audio dropped, odd sizes cropped to even) with vidaudit's writer."""
-    info = probe(src)       # a file that is not a usable video is a DataError naming it
-    w, h = info.width - info.width % 2, info.height - info.height % 2
-    constant = info.frame_times is None and info.start_s == 0
-    with VideoWriter(dst, info.fps, w, h) as out:     # upright; a variable-rate clip at its nominal rate
-        for f in (iter_frames(src) if constant else iter_constant_rate(src)):
-            out.write(f[:h, :w])
-
-
-def import_job(src: str, out: str, rel: str, redo: bool) -> VideoRef:
-    """``import_video`` of one source video into ``out/rel`` (when missing, or ``redo``); its ``VideoRef``."""
-    dst = Path(out) / rel
-    if redo or not dst.is_file():
-        import_video(Path(src), dst)
-    return video_ref(out, rel)
+    return write_csv(root / "questions.csv", synthetic_rows(preset, n_items))
 
 
 def item_samples(it: Item, rel: str, video: VideoRef, preset: str, source_kind: str) -> list[Sample]:

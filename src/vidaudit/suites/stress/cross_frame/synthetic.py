@@ -17,6 +17,7 @@ import cv2
 import numpy as np
 
 from vidaudit.core.hashing import rng_from
+from vidaudit.suites.stress.common import place_at
 
 #: name -> RGB; saturated and far apart in hue so the reader separates them after H.264 and masking
 PALETTE: dict[str, tuple[int, int, int]] = {
@@ -100,17 +101,19 @@ def make_clip(index: int, hold: int, seed: int = 0) -> Clip:
     return Clip(tuple(Segment(names[int(c)], SHAPES[int(s)]) for s, c in zip(shapes, colours)), hold)
 
 
-def _objects_options(answer: Segment, clip: Clip, rng: np.random.Generator) -> list[str]:
+def _objects_distractors(answer: Segment, clip: Clip, rng: np.random.Generator) -> list[str]:
+    """Four wrong objects: the clip's other segments first, then drawn objects it does not show."""
     pool = [Segment(c, s).option for c in PALETTE for s in SHAPES]
     others = [s.option for s in clip.segments if s != answer]
     rest = [o for o in pool if o not in others and o != answer.option]
-    picks = others + [rest[int(i)] for i in rng.permutation(len(rest))]
-    opts = [answer.option] + picks[:4]
-    return [opts[int(i)] for i in rng.permutation(5)]
+    return (others + [rest[int(i)] for i in rng.permutation(len(rest))])[:4]
 
 
 def make_question(index: int, template: str, clip: Clip, seed: int = 0) -> dict[str, Any]:
-    """A NExT-QA-format row (question, a0..a4, answer index, type) plus the template's public arguments."""
+    """A NExT-QA-format row (question, a0..a4, answer index, type) plus the template's public arguments.
+
+    The correct option is at position ``index mod 5`` (``common.place_at``), so over any 5 consecutive items
+    every letter is the answer once; the distractors are placed by the drawn rng."""
     rng = rng_from("stress", "cross_frame", "question", seed, index, template)
     segs = clip.segments
     args: dict[str, Any]
@@ -119,20 +122,20 @@ def make_question(index: int, template: str, clip: Clip, seed: int = 0) -> dict[
         anchor = segs[k]
         answer = segs[k + 1] if template == "after" else segs[k - 1]
         q = f"What appeared right {template} {anchor.text}?"
-        options = _objects_options(answer, clip, rng)
-        correct, args = answer.option, {"anchor": [anchor.colour, anchor.shape]}
+        correct, wrong = answer.option, _objects_distractors(answer, clip, rng)
+        args = {"anchor": [anchor.colour, anchor.shape]}
     elif template == "colour_of":
         seg = segs[int(rng.integers(0, len(segs)))]
         q = f"What colour was the {seg.shape}?"
-        wrong = [c for c in PALETTE if c != seg.colour]
-        options = [seg.colour] + [wrong[int(i)] for i in rng.permutation(len(wrong))[:4]]
-        options = [options[int(i)] for i in rng.permutation(5)]
-        correct, args = seg.colour, {"shape": seg.shape}
+        others = [c for c in PALETTE if c != seg.colour]
+        correct, wrong = seg.colour, [others[int(i)] for i in rng.permutation(len(others))[:4]]
+        args = {"shape": seg.shape}
     elif template == "count":
         q = "How many shapes appeared in the video, one after another?"
-        options = list(COUNT_WORDS)
-        correct, args = COUNT_WORDS[len(segs) - 1], {}
+        correct = COUNT_WORDS[len(segs) - 1]
+        wrong, args = [w for w in COUNT_WORDS if w != correct], {}
     else:
         raise ValueError(f"unknown template {template!r}")
+    options = place_at(correct, wrong, index % 5, rng)
     return {"question": q, "options": options, "answer": options.index(correct), "type": TEMPLATES[template],
             "template": template, "template_args": args}

@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.errors import ConfigError
+from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, Trace, VideoRef
 from vidaudit.run.jobs import PoolFactory, run_jobs
-from vidaudit.suites.stress.common import LETTERS
+from vidaudit.suites.stress.common import LETTERS, place_at
 from vidaudit.suites.stress.expectation import prompts as P
 from vidaudit.suites.stress.procedures import (
     PROCEDURES,
@@ -40,6 +40,7 @@ from vidaudit.suites.stress.procedures import (
     render_sources,
     staging_dir,
 )
+from vidaudit.suites.stress.sources import Clip, ClipSource, import_clips
 from vidaudit.video.io import video_ref
 
 PROBE = "expectation"
@@ -57,6 +58,8 @@ CUT_FRACTION = 0.25
 HUE_DEG = 120
 NOISE_SIGMA = 40.0
 OBJECT_SIZE = 0.25
+#: a source needs this many labelled actions for a temporal gap (one removed from the middle)
+MIN_GAP_STEPS = 3
 
 
 @dataclass(frozen=True)
@@ -95,10 +98,13 @@ def synthetic_sources(pre: Preset, out: Path, seeds: int | None, *, workers: int
 # --------------------------------------------------------------------------- gap MCQ options
 
 
-def gap_options(steps: Sequence[str], missing: int, rng: np.random.Generator) -> tuple[list[str], list[str]]:
+def gap_options(steps: Sequence[str], missing: int, rng: np.random.Generator, index: int = 0
+                ) -> tuple[list[str], list[str]]:
     """Four sequences and their kinds: the visible one (correct), the filled-in full procedure (the expectation
     answer), one that drops a visible step but keeps the missing one, and the visible one with two neighbours
-    swapped; in a drawn order."""
+    swapped. Source ``index`` places them: the visible one at ``index mod 4``, the filled-in one at one of
+    the other three cycling with ``index // 4`` (so 12 sources give every pair of positions once), the other
+    two in a drawn order; a constant letter is then neither always right nor always the filled-in one."""
     visible = [s for i, s in enumerate(steps) if i != missing]
     others = [i for i in range(len(steps)) if i != missing]
     drop = int(rng.choice(others))
@@ -106,10 +112,12 @@ def gap_options(steps: Sequence[str], missing: int, rng: np.random.Generator) ->
     k = int(rng.integers(0, len(visible) - 1))
     swapped = list(visible)
     swapped[k], swapped[k + 1] = swapped[k + 1], swapped[k]
-    cands = [("visible", visible), ("filled", list(steps)), ("wrong_drop", wrong_drop), ("swapped", swapped)]
-    order = rng.permutation(len(cands))
-    kinds = [cands[i][0] for i in order]
-    options = [P.sequence_text(cands[i][1]) for i in order]
+    seqs = {"visible": visible, "filled": list(steps), "wrong_drop": wrong_drop, "swapped": swapped}
+    v_slot = index % 4
+    f_slot = (v_slot + 1 + (index // 4) % 3) % 4
+    rest = place_at("filled", ["wrong_drop", "swapped"], f_slot - (f_slot > v_slot), rng)
+    kinds = place_at("visible", rest, v_slot)
+    options = [P.sequence_text(seqs[k]) for k in kinds]
     if len(set(options)) != len(options):
         raise ConfigError(f"gap options of {list(steps)} are not distinct: {options}")
     return options, kinds
@@ -184,11 +192,12 @@ def _sample(sid: str, video: VideoRef, task: str, params: dict[str, Any], questi
                   video=video)
 
 
-def _plan_gap(src: Source) -> tuple[int, list[str], list[str]]:
-    """The removed middle step and the gap MCQ's options and kinds (one rng stream per source)."""
-    rng = rng_from("stress", "expectation-gap", src.name)
-    missing = int(rng.integers(1, len(src.steps) - 1))
-    options, kinds = gap_options(src.steps, missing, rng)
+def plan_gap(name: str, steps: Sequence[str], index: int) -> tuple[int, list[str], list[str]]:
+    """The removed middle step and the gap MCQ's options and kinds of source ``index`` called ``name`` (one rng
+    stream per source; no video read, so a preset's answer key can be checked without rendering it)."""
+    rng = rng_from("stress", "expectation-gap", name)
+    missing = int(rng.integers(1, len(steps) - 1))
+    options, kinds = gap_options(steps, missing, rng, index)
     return missing, options, kinds
 
 
@@ -206,11 +215,12 @@ def build(sources: list[Source], out: Path, *, preset: str, on_progress: Callabl
         stem = f"stress-expectation-{src.name}"
         jobs[src.name, "reverse"] = (str(src.video), PerturbationSpec(name="reverse"), str(out),
                                      f"videos/{stem}-reverse.mp4", _seed(src.name, "reverse"))
-        missing, options, kinds = gaps[src.name] = _plan_gap(src)
-        a, b = src.segments[missing]
-        jobs[src.name, "gap"] = (str(src.video), PerturbationSpec(name="temporal_gap", params={
-            "start_s": a, "end_s": b, "label": src.steps[missing]}), str(out), f"videos/{stem}-gap.mp4",
-            _seed(src.name, "gap"))
+        if len(src.steps) >= MIN_GAP_STEPS:     # a user's clip without labelled actions has no gap to ask about
+            missing, options, kinds = gaps[src.name] = plan_gap(src.name, src.steps, len(gaps))
+            a, b = src.segments[missing]
+            jobs[src.name, "gap"] = (str(src.video), PerturbationSpec(name="temporal_gap", params={
+                "start_s": a, "end_s": b, "label": src.steps[missing]}), str(out), f"videos/{stem}-gap.mp4",
+                _seed(src.name, "gap"))
         for op in ANOMALIES:
             spec = anomaly_spec(op, src.duration_s, rng_from("stress", "expectation-anomaly", src.name, op))
             jobs[src.name, f"anomaly-{op}"] = (str(src.video), spec, str(out), f"videos/{stem}-anomaly-{op}.mp4",
@@ -220,7 +230,8 @@ def build(sources: list[Source], out: Path, *, preset: str, on_progress: Callabl
     samples: list[Sample] = []
     for si, src in enumerate(sources):
         other = sources[(si + 1) % len(sources)]
-        base = {"procedure": src.procedure, "source_name": src.name, "canonical": list(src.steps), "preset": preset}
+        base = {"procedure": src.procedure, "source_name": src.name, "canonical": list(src.steps), "preset": preset,
+                **({"source_clip": src.origin, **src.extra} if isinstance(src, ClipSource) else {})}
         stem = f"stress-expectation-{src.name}"
         # reversed clips: forward (the source itself) and reverse, MCQ and free description
         fwd_rel = f"videos/{stem}-forward.mp4"
@@ -234,27 +245,29 @@ def build(sources: list[Source], out: Path, *, preset: str, on_progress: Callabl
             samples.append(_sample(f"{stem}-direction-{direction}", ref, "direction",
                                    {**common, "options": list(P.DIRECTION_OPTIONS), "chance": 0.5},
                                    P.direction_prompt(), letter))
-            samples.append(_sample(f"{stem}-describe-{direction}", ref, "describe",
-                                   {**common, "options": None, "chance": None}, P.describe_prompt(),
-                                   P.sequence_text(shown)))
+            if src.steps:       # the direction judge reads the steps in the order shown
+                samples.append(_sample(f"{stem}-describe-{direction}", ref, "describe",
+                                       {**common, "options": None, "chance": None}, P.describe_prompt(),
+                                       P.sequence_text(shown)))
         # temporal gap: one middle step removed
-        missing, options, kinds = gaps[src.name]
-        gap, gap_ref = done[src.name, "gap"]
-        visible = [s for i, s in enumerate(src.steps) if i != missing]
-        gcommon = {**base, "shown": visible, "missing_action": gap.info["label"],
-                   "missing_index": missing, "removed": gap.info["removed"],
-                   "visible_summary": P.visible_summary(visible), "perturbation": gap.spec_id}
-        samples.append(_sample(f"{stem}-gap-mcq", gap_ref, "gap_mcq",
-                               {**gcommon, "options": options, "option_kinds": kinds, "chance": 0.25},
-                               P.gap_mcq_prompt(options), LETTERS[kinds.index("visible")]))
-        samples.append(_sample(f"{stem}-gap-summary", gap_ref, "gap_summary",
-                               {**gcommon, "options": None, "chance": None}, P.GAP_SUMMARY_PROMPT,
-                               P.visible_summary(visible)))
+        if src.name in gaps:
+            missing, options, kinds = gaps[src.name]
+            gap, gap_ref = done[src.name, "gap"]
+            visible = [s for i, s in enumerate(src.steps) if i != missing]
+            gcommon = {**base, "shown": visible, "missing_action": gap.info["label"],
+                       "missing_index": missing, "removed": gap.info["removed"],
+                       "visible_summary": P.visible_summary(visible), "perturbation": gap.spec_id}
+            samples.append(_sample(f"{stem}-gap-mcq", gap_ref, "gap_mcq",
+                                   {**gcommon, "options": options, "option_kinds": kinds, "chance": 0.25},
+                                   P.gap_mcq_prompt(options), LETTERS[kinds.index("visible")]))
+            samples.append(_sample(f"{stem}-gap-summary", gap_ref, "gap_summary",
+                                   {**gcommon, "options": None, "chance": None}, P.GAP_SUMMARY_PROMPT,
+                                   P.visible_summary(visible)))
         # anomaly injection: one video per anomaly
         for op in ANOMALIES:
             meta, ref = done[src.name, f"anomaly-{op}"]
             desc = descriptor(op, meta.info, meta.width, meta.height,
-                              other=f"the {other.procedure} procedure" if op == "scene_mix" else None)
+                              other=_other_text(other) if op == "scene_mix" else None)
             samples.append(_sample(f"{stem}-anomaly-{op}", ref, "anomaly",
                                    {**base, "anomaly": op, "anomaly_kind": "spatial" if op in SPATIAL else "temporal",
                                     "descriptor": desc, "anomaly_info": meta.info, "shown": list(src.steps),
@@ -264,23 +277,41 @@ def build(sources: list[Source], out: Path, *, preset: str, on_progress: Callabl
     return samples
 
 
+def _other_text(other: Any) -> str:
+    if isinstance(other, ClipSource):
+        return f"another clip, {other.procedure!r}"
+    return f"the {other.procedure} procedure"
+
+
 def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, force: bool = False,
              workers: int | None = 1, pool: PoolFactory | None = None,
-             on_progress: Callable[[int, int], None] | None = None) -> Path:
+             on_progress: Callable[[int, int], None] | None = None,
+             clips: Sequence[Clip] | None = None) -> Path:
+    """The probe's dataset from the synthetic procedures of ``preset``, or from ``clips`` (a user's folder or a
+    dataset loader's clips, imported to constant rate first; ``seeds`` then keeps the first N clips)."""
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
     pre = PRESETS[preset]
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+    if clips is not None:
+        clips = list(clips)[:seeds] if seeds is not None else list(clips)
+        if len(clips) < 2:
+            raise DataError(f"the expectation probe needs at least two clips (scene mixing splices in another one); "
+                            f"got {len(clips)}")
     with staging_dir(out) as staging:
-        sources = synthetic_sources(pre, staging, seeds, workers=workers, pool=pool)
+        if clips is None:
+            sources: list[Any] = synthetic_sources(pre, staging, seeds, workers=workers, pool=pool)
+        else:
+            sources = import_clips(clips, staging, workers=workers, pool=pool)
         samples = build(sources, staging, preset=pre.name, on_progress=on_progress, workers=workers, pool=pool)
         guard_replace(out, samples, force=force, key=lambda s: (s.params, s.answer, s.question),
                       command="generate stress")
         publish(staging, out)
     manifest = write_manifest(out, samples)
-    write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name, "source": "synthetic",
+    write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name,
+                             "source": "synthetic" if clips is None else "clips",
                              "n_samples": len(samples), "n_sources": len(sources), "tasks": list(TASKS),
                              "anomalies": list(ANOMALIES)})
     return manifest

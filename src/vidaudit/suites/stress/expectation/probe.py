@@ -30,16 +30,20 @@ class ExpectationProbe(Probe):
     judges = True
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
+        from vidaudit.suites.stress.datasets import clips_from_source
         from vidaudit.suites.stress.expectation.generate import generate
 
-        options.check_settings((), self.name)
+        options.check_settings(("dataset",), self.name)
+        clips = None
         if options.source is not None:
-            raise ConfigError("the expectation probe renders its own procedure videos; it reads no --source")
+            clips = clips_from_source(Path(options.source), options.settings.get("dataset"))
+        elif "dataset" in options.settings:
+            raise ConfigError("--set dataset=NAME names the format of --source DIR; pass --source")
         from vidaudit.cli_common import progress_bar
 
         with progress_bar("expectation videos") as update:
             return generate(out, options.preset, options.seeds, force=options.force, workers=options.workers,
-                            pool=options.pool, on_progress=update)
+                            pool=options.pool, on_progress=update, clips=clips)
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params

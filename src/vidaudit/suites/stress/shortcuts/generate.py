@@ -116,10 +116,10 @@ def build(sources: list[Source], out: Path, blank_s: tuple[float, ...], *, prese
                     items.append((si, src, other, cond, dur, q, sid, rel))
     done = run_jobs(apply_job, jobs, workers=workers, pool=pool, on_progress=on_progress)
     samples: list[Sample] = []
-    for si, src, other, cond, dur, q, sid, rel in items:
+    for n, (si, src, other, cond, dur, q, sid, rel) in enumerate(items):
         meta, ref = done[index[rel]]
         shown = [src.steps[j] for j in meta.info["order"]] if cond == "reordered" else None
-        key = build_key(q, cond, src.steps, shown, rng_from("stress", "shortcuts-key", sid))
+        key = build_key(q, cond, src.steps, shown, rng_from("stress", "shortcuts-key", sid), slot=n % 4)
         params = {"probe": PROBE, "source": src.origin, "source_name": src.name,
                   "procedure": src.procedure, "video_condition": cond, "question_kind": q,
                   "options": list(key.options), "option_lp": key.lp, "option_abstain": key.abstain,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vidaudit.core.errors import ConfigError
+from vidaudit.suites.stress.common import place_at
 
 QUESTIONS = ("first", "last", "sequence")
 CONDITIONS = ("reordered", "blank", "unrelated")
@@ -67,12 +68,14 @@ def _other_orders(steps: Sequence[str], avoid: list[tuple[str, ...]], k: int, rn
 
 
 def build_key(question: str, condition: str, canonical: Sequence[str], shown: Sequence[str] | None,
-              rng: np.random.Generator) -> Key:
+              rng: np.random.Generator, slot: int | None = None) -> Key:
     """The options for one question under one condition; ``shown`` is the order the video shows (None: none).
 
     Reordered: the visually correct answer, y_LP (from the canonical order) and two distractors; the
     generator guarantees they differ. Blank / unrelated: y_LP, two distractors and the abstention option,
-    which is correct (D.5: "one of the four choices").
+    which is correct (D.5: "one of the four choices"). ``slot`` puts the correct option at that position (the
+    generator passes the item's index mod 4, so the answers are balanced over the letters); the others are
+    placed by ``rng`` (all four are, without a slot).
     """
     if condition not in CONDITIONS:
         raise ConfigError(f"unknown shortcut condition {condition!r}; choose from {', '.join(CONDITIONS)}")
@@ -95,8 +98,10 @@ def build_key(question: str, condition: str, canonical: Sequence[str], shown: Se
     else:
         opts = [lp, *distract, ABSTAIN]
         true = ABSTAIN
-    order = rng.permutation(len(opts))
-    options = tuple(opts[i] for i in order)
+    if slot is None:
+        options = tuple(opts[i] for i in rng.permutation(len(opts)))
+    else:
+        options = tuple(place_at(true, [o for o in opts if o != true], slot, rng))
     letter = {o: LETTERS[i] for i, o in enumerate(options)}
     return Key(options=options, correct=letter[true], lp=letter[lp],
                abstain=letter.get(ABSTAIN) if condition != "reordered" else None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from vidaudit.suites.stress.common import QWEN2_MATCH
 from vidaudit.suites.stress.common import paper_name as common_paper_name
 
 #: the paper's four categories, then vidaudit's fifth (count claims, source (a) only)
@@ -30,9 +31,7 @@ HUMAN_REPORTED: dict[str, float] = {"Gemini-generated": 89.6, "Qwen-generated": 
 #: regexes on a lower-cased model label -> the paper's name (base checkpoints before instruct ones)
 PAPER_MATCH: tuple[tuple[str, str], ...] = (
     (r"gemini-2\.5-pro", "Gemini 2.5 Pro"), (r"qwen3.*235b", "Qwen3-VL-235B"), (r"qwen2\.5.*72b", "Qwen2.5-VL-72B"),
-    (r"qwen2\.5.*\b7b", "Qwen2.5-VL-7B"), (r"qwen2-vl-7b-instruct", "Qwen2-VL-7B Instruct"),
-    (r"qwen2-vl-7b", "Qwen2-VL-7B Base"), (r"qwen2-vl-2b-instruct", "Qwen2-VL-2B Instruct"),
-    (r"qwen2-vl-2b", "Qwen2-VL-2B Base"),
+    (r"qwen2\.5.*\b7b", "Qwen2.5-VL-7B"), *QWEN2_MATCH,
 )
 
 

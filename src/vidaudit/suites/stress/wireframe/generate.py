@@ -60,10 +60,13 @@ def plan_rows(preset: Preset, seeds: int | None = None) -> list[dict[str, Any]]:
         raise ConfigError(f"--seeds must be at least 1, got {k}")
     rows = []
     for task in TASKS:
+        # a line scene's seed is offset by its width's index, so B's pair (PAIRS[seed % 10]) differs between
+        # widths: one seed per width (smoke) no longer gives every connectivity answer "D, F", and 10 seeds
+        # per width (paper) still give each width all ten pairs
         if task == "connectivity":
-            cells = [(w, s) for w in WIDTHS for s in range(k)]
+            cells = [(w, s + WIDTHS.index(w)) for w in WIDTHS for s in range(k)]
         elif task == "window":
-            cells = [(w, s) for w in preset.window_widths for s in range(k)]
+            cells = [(w, s + WIDTHS.index(w)) for w in preset.window_widths for s in range(k)]
         elif task == "spatial":
             cells = [(FIXED_WIDTH, s) for s in range(2 * k)]
         else:
