@@ -209,7 +209,7 @@ def build(sources: list[Source], out: Path, *, preset: str, on_progress: Callabl
         raise ConfigError("the expectation probe needs at least two sources (scene mixing splices in another one)")
     (out / "videos").mkdir(parents=True, exist_ok=True)
     jobs: dict[tuple[str, str], tuple[Any, ...]] = {}      # (source, its video's tag) -> apply_job's arguments
-    gaps = {}
+    gaps: dict[str, tuple[Any, ...]] = {}     # source -> plan_gap(...): (missing, options, kinds)
     for si, src in enumerate(sources):
         other = sources[(si + 1) % len(sources)]
         stem = f"stress-expectation-{src.name}"
