@@ -84,6 +84,36 @@ def _print_summary(console, res) -> None:
         console.print(f"  {kind:20s} {n}")
     if res.normalised:
         console.print(f"  {len(res.normalised)} answer(s) normalised for case or spaces (listed in validation.json)")
+    for line in statistics_lines(res.statistics):
+        console.print(line, highlight=False)
+
+
+def _fmt(x, pct: bool = False) -> str:
+    if x is None:
+        return "—"
+    if pct:
+        return f"{100 * x:.1f}%"
+    return f"{x:.2f}" if isinstance(x, float) else str(x)
+
+
+def statistics_lines(stats: dict) -> list[str]:
+    """The release's statistics (read and kept) beside the paper's, one row per statistic."""
+    rows = [("videos (files)", "videos", False), ("targets", "targets", False), ("sub-questions", "subs", False),
+            ("subs per target", "subs_per_target", False), ("targets per video", "targets_per_video", False),
+            ("target Yes share", "target_yes_share", True), ("sub Yes share", "sub_yes_share", True),
+            ("always-Yes A_faith", "always_yes_a_faith", True)]
+    read, kept, paper = stats.get("read") or {}, stats.get("kept") or {}, stats.get("paper") or {}
+    out = [f"  {'statistic':20s} {'read':>9s} {'kept':>9s} {'paper':>9s}"]
+    for label, key, pct in rows:
+        pk = "majority_a_faith" if key == "always_yes_a_faith" else key
+        out.append(f"  {label:20s} {_fmt(read.get(key), pct):>9s} {_fmt(kept.get(key), pct):>9s} "
+                   f"{_fmt(paper.get(pk), pct):>9s}")
+    if read.get("subs_per_target_histogram"):
+        hist = ", ".join(f"{m}: {n}" for m, n in read["subs_per_target_histogram"].items())
+        out.append(f"  subs per target (read; min {read['subs_per_target_min']}, max {read['subs_per_target_max']}): "
+                   f"{hist}")
+    out.append("  (paper: §4; its A_faith row is the majority-class reference, always-Yes on its balanced data)")
+    return out
 
 
 def add_import_strand(import_app: typer.Typer) -> None:

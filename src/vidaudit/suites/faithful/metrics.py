@@ -43,6 +43,12 @@ class SubOutcome:
     gold: str | None          # "Yes", "No", or None when the gold answer is invalid
     right: bool
     probe_type: str | None = None
+    written: str | None = None   # the answer as the data writes it, when Yes/No (also for an item kept as wrong)
+
+    @property
+    def label(self) -> str | None:
+        """The item's own Yes/No answer, whatever a policy decided about it (what label balance counts)."""
+        return self.written or self.gold
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,11 @@ class TargetOutcome:
     gold: str | None
     right: bool
     subs: tuple[SubOutcome, ...] = ()
+    written: str | None = None   # as SubOutcome.written
+
+    @property
+    def label(self) -> str | None:
+        return self.written or self.gold
 
     @property
     def faithful(self) -> bool:

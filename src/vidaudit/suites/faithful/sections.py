@@ -91,10 +91,12 @@ def probe_table(results: Mapping[str, Any]) -> Table:
 
 def balance_tables(results: Mapping[str, Any]) -> list[Table]:
     bal = (results.get("dataset") or {}).get("balance") or {}
-    rows = [[level, str(b["n"]), str(b["yes"]), str(b["no"]), str(b["invalid"]), _pct(b["yes_share"])]
-            for level, b in bal.items()]
+    rows = [[level, str(b["n"]), str(b["yes"]), str(b["no"]), str(b["invalid"]), str(b.get("kept_as_wrong", 0)),
+             _pct(b["yes_share"])] for level, b in bal.items()]
     t1 = Table(id="faithful-balance", title="Yes/No balance of the evaluated data", key_columns=1,
-               columns=["level", "items", "Yes", "No", "invalid", "Yes share (%)"], rows=rows)
+               columns=["level", "items", "Yes", "No", "not Yes/No", "kept as wrong", "Yes share (%)"], rows=rows,
+               caption="Yes share = Yes / (Yes + No) over the items' own answers; an item kept as wrong "
+                       "(--on-invalid keep-as-wrong) counts by its answer and is never right")
     rows2 = []
     for m, c, d in _systems(results):
         b = d["balanced"]
