@@ -73,7 +73,9 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from vidaudit.suites.faithful.generate import generate, specs_for
 
     out = tmp_path_factory.mktemp("fb") / "data"
-    generate(specs_for("smoke", seeds=1, max_targets=2), out, workers=1)
+    # the smoke worlds before issue 23 (12 s: the chunk and frame counts below are for a 12 s video)
+    generate(specs_for("smoke", seeds=1, max_targets=2, agents=5, events=8, occlusions=1, lookalikes=1, repeats=0,
+                       duration_s=12.0), out, workers=1)
     return out
 
 

@@ -160,7 +160,10 @@ def retrieval_precision_recall(arms: Mapping[tuple[str, str], Mapping[str, Score
             s = samples.get(sid)
             if s is None or s.params.get("role") != "target" or r.status != "ok" or "retrieved" not in r.metrics:
                 continue
-            pairs.append((r.metrics["retrieved"], gold_entities(s.params.get("chain_text") or [])))
+            # the entities its chain facts name (the ball too, for a pass); a count turns on every agent
+            count = s.params.get("question_form") == "count" and s.params.get("scope_names")
+            gold = s.params["scope_names"] if count else s.params.get("chain_text") or []
+            pairs.append((r.metrics["retrieved"], gold_entities(gold)))
         if pairs:
             out[f"{model} / {cond}"] = {"model": model, "condition": cond, **summarise(pairs)}
     return out

@@ -26,6 +26,8 @@ def register(generate_app: typer.Typer) -> None:
         occlusions: int = typer.Option(None, help="Occlusions per scene (a small agent hides behind a large one)."),
         lookalikes: int = typer.Option(None, help="Look-alike pairs (same colour, shape and size; only the number "
                                                   "differs)."),
+        repeats: int = typer.Option(None, help="Episodes that repeat an agent's earlier event (it lights up again, or "
+                                               "leaves a second time): counts then need linked identities."),
         max_targets: int = typer.Option(None, "--max-targets", help="At most this many targets per video "
                                                                      "(half positives, half negatives)."),
         fps: float = typer.Option(None, help="Frames per second."),
@@ -44,16 +46,17 @@ def register(generate_app: typer.Typer) -> None:
 
         pool = pool_factory(executor, ray_address)  # a bad --executor / --ray-address is refused before rendering
         specs = specs_for(preset, seeds, agents=agents, events=events, duration_s=duration, occlusions=occlusions,
-                          lookalikes=lookalikes, max_targets=max_targets, fps=fps, width=width, height=height)
+                          lookalikes=lookalikes, repeats=repeats, max_targets=max_targets, fps=fps, width=width, height=height)
         with progress_bar("rendering") as update:
             res = generate(specs, out, workers=workers, verify=verify, on_progress=update, pool=pool)
         b = res.balance
         console.print(f"{res.n_videos} videos, {b['target']['n']} targets, {b['sub']['n']} sub-questions in "
                       f"{res.seconds:.1f} s" + (" (pixel-checked)" if verify else ""))
-        for level in ("target", "sub", "sub_single_fact", "sub_ordering"):
+        for level in ("target", "sub", "sub_single_fact", "sub_ordering", "target_order_explicit",
+                      "target_order_implicit", "target_count"):
             x = b[level]
             share = "—" if x["yes_share"] is None else f"{100 * x['yes_share']:.1f}%"
-            console.print(f"  {level:16s} Yes {x['yes']:4d}  No {x['no']:4d}  Yes share {share}")
+            console.print(f"  {level:21s} Yes {x['yes']:4d}  No {x['no']:4d}  Yes share {share}")
         console.print(f"manifest: {res.manifest}")
 
 
