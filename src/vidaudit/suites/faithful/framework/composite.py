@@ -68,13 +68,20 @@ class ObjectCentricAdapter:
         else:
             from vidaudit.models.factory import make_adapter
 
-            backbone = ModelSpec.parse(o.backbone).model_copy(update={"settings": spec.settings})
-            if backbone.provider == "object-centric":
-                raise ConfigError(f"{spec.label}: the backbone cannot itself be object-centric")
-            model = make_adapter(backbone)
-            self.extractor = self.answerer = model
-            self.retriever = model if o.retrieval == "model" else None
-            self._owned = [model]
+            made: dict[str, object] = {}
+
+            def adapter_for(stage: str):
+                text = o.stage_spec(stage)
+                if text not in made:
+                    m = ModelSpec.parse(text).model_copy(update={"settings": spec.settings})
+                    if m.provider == "object-centric":
+                        raise ConfigError(f"{spec.label}: the backbone cannot itself be object-centric")
+                    made[text] = make_adapter(m)
+                return made[text]
+            self.extractor = adapter_for("extract")
+            self.answerer = adapter_for("answer")
+            self.retriever = adapter_for("retrieve") if o.retrieval == "model" else None
+            self._owned = list(made.values())
         self.capabilities = Capabilities(native_video=True, images=True, concurrency=4,
                                          local=o.offline, synthetic=o.offline)
         self.frames = FrameCache(max_bytes=512 << 20)
