@@ -19,6 +19,7 @@ Options come first, comma-separated, each ``key=value`` (a backbone never starts
 | ``tau`` | 0.75 | tau_conf |
 | ``aggregator`` | ``deterministic`` | ``summarise``: one backbone call merges the chunk observations (``framework.summarise``) |
 | ``states`` | ``structured`` | ``captions``: a free-text caption per chunk instead of structured states (``framework.captions``) |
+| ``schema`` | ``synthetic`` | ``open``: STRAND's open vocabulary (free categories, attributes, predicates; ``framework.schema``) |
 | ``extract``, ``retrieve``, ``answer`` | the backbone | that stage's own model spec (E, R, G; summarise runs on G's) |
 
 ``aggregator=summarise`` and ``states=captions`` need a model: with the offline backbone they are refused
@@ -41,7 +42,8 @@ _OPT = re.compile(r"([a-z_]+)=([^,]*),")
 STAGE_KEYS = ("extract", "retrieve", "answer")
 CHOICES = {"retrieval": ("model", "lexical", "all", "random"), "answer_input": ("both", "text", "frames"),
            "order": ("time", "shuffled"), "linking": ("on", "off"), "matching": ("bipartite", "greedy"),
-           "aggregator": ("deterministic", "summarise"), "states": ("structured", "captions")}
+           "aggregator": ("deterministic", "summarise"), "states": ("structured", "captions"),
+           "schema": ("synthetic", "open")}
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,9 @@ class FrameworkOptions:
     tau: float = 0.75
     aggregator: str = "deterministic"
     states: str = "structured"
+    #: the extraction schema: the synthetic worlds' (colour/shape/size/number, the simulator's events) or the
+    #: open vocabulary of real videos (STRAND's records: free categories, attributes and predicates)
+    schema: str = "synthetic"
     #: per-stage backbones (model specs; "" = the backbone): E, R and G (the paper's Qwen configuration uses
     #: three models; summarise runs on G's, captions on E's)
     extract: str = ""
@@ -125,6 +130,9 @@ def parse_spec(spec: ModelSpec) -> FrameworkOptions:
         if clash:
             raise ConfigError(f"{spec.label}: states=captions has no trajectories, so {', '.join(clash)} does not "
                               "apply; drop it")
+    if opts.offline and opts.schema == "open":
+        raise ConfigError(f"{spec.label}: schema=open needs a model extractor; the offline one reads only the "
+                          "synthetic scenes (use a model backbone, e.g. object-centric:schema=open,openai:gpt-4o)")
     staged = [k for k in STAGE_KEYS if getattr(opts, k)]
     if opts.offline and staged:
         raise ConfigError(f"{spec.label}: {', '.join(k + '=' for k in staged)} give a stage its own model, and the "
