@@ -13,8 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from httpfake import FakeServer, Recorded, Reply
+from test_faithful_framework_backbone import _text, completion
+
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.types import ModelSpec, Request, TextPart, VideoPart
@@ -29,20 +30,6 @@ CHAT = "/v1/chat/completions"
 QUESTION = "Does the player in the white jersey with number 24 dribble before passing to the player in blue?"
 
 
-def _completion(text: str) -> dict:
-    return {"id": "c", "object": "chat.completion", "created": 1, "model": "m",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}
-
-
-def _text(rec: Recorded) -> str:
-    out = []
-    for m in rec.json()["messages"]:
-        c = m["content"]
-        out += [c] if isinstance(c, str) else [p.get("text", "") for p in c if p.get("type") == "text"]
-    return "\n".join(out)
-
-
 def _records(t0: float) -> dict:
     """STRAND-style open-vocabulary records of a chunk: the player in white (number 24) dribbles in the first
     chunk and passes to the player in blue (number 22) in the second; local ids differ across chunks."""
@@ -52,8 +39,8 @@ def _records(t0: float) -> dict:
         return {"objects": [{"id": "p1", **white, "first_seen": 0.1, "last_seen": 1.9,
                              "states": [{"t": 0.6, "kind": "action", "predicate": "dribbles"},
                                         {"t": 1.2, "kind": "attribute", "predicate": "holding", "value": "ball"}]}]}
-    return {"objects": [{"id": "q7", **{**white, "attributes": {**white["attributes"], "clothing": "white  jersey"},
-                                        "position": {"first": [0.42, 0.5], "last": [0.5, 0.5]}},
+    return {"objects": [{"id": "q7", **white, "attributes": {**white["attributes"], "clothing": "white  jersey"},
+                                        "position": {"first": [0.42, 0.5], "last": [0.5, 0.5]},
                          "first_seen": 2.0, "last_seen": 3.9,
                          "states": [{"t": 2.8, "kind": "relation", "predicate": "passes_to", "object": "q8"}]},
                         {"id": "q8", "category": "person", "attributes": {"clothing": "blue jersey", "number": 22},
@@ -65,12 +52,12 @@ def _server_reply(rec: Recorded) -> Reply:
     t = _text(rec)
     if "List every object that moves, changes or interacts" in t:
         t0 = float(re.search(r"from ([\d.]+) s to", t).group(1))
-        return Reply(json=_completion(json.dumps(_records(t0))))
+        return Reply(json=completion(json.dumps(_records(t0))))
     if "JSON list of the ids" in t:
-        return Reply(json=_completion(json.dumps(sorted(set(re.findall(r'"id":"(T\d+)"', t))))))
+        return Reply(json=completion(json.dumps(sorted(set(re.findall(r'"id":"(T\d+)"', t))))))
     # the answerer: Yes only when one trajectory holds both the dribble and the pass (a linked identity)
     linked = any({"dribbles", "passes_to"} <= {s[2] for s in tr["states"]} for tr in read(t))
-    return Reply(json=_completion("Answer: Yes" if linked else "Answer: No"))
+    return Reply(json=completion("Answer: Yes" if linked else "Answer: No"))
 
 
 @pytest.fixture(scope="module")
