@@ -113,7 +113,7 @@ class OpenChunkExtraction(_Strict):
 
 #: the schemas a dataset can declare: the synthetic worlds' (one instance: agents and items, colour / shape /
 #: size / number, the simulator's events) and the open vocabulary of real videos
-SCHEMAS: dict[str, type[ChunkExtraction] | type[OpenChunkExtraction]] = {
+SCHEMAS: dict[str, type[ChunkExtraction | OpenChunkExtraction]] = {
     "synthetic": ChunkExtraction, "open": OpenChunkExtraction}
 
 
@@ -126,7 +126,7 @@ class InvalidExtraction(ValueError):
     """An extractor's output that does not follow the schema (the reason is the message)."""
 
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
 def parse_chunk(text: str, t_start: float, t_end: float, schema: str = "synthetic"
