@@ -73,7 +73,9 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from vidaudit.suites.faithful.generate import generate, specs_for
 
     out = tmp_path_factory.mktemp("fb") / "data"
-    generate(specs_for("smoke", seeds=1, max_targets=2), out, workers=1)
+    # the smoke worlds before issue 23 (12 s: the chunk and frame counts below are for a 12 s video)
+    generate(specs_for("smoke", seeds=1, max_targets=2, agents=5, events=8, occlusions=1, lookalikes=1, repeats=0,
+                       duration_s=12.0), out, workers=1)
     return out
 
 
@@ -208,3 +210,37 @@ def test_model_ablations_refuse_the_offline_backbone(opt: str) -> None:
         parse_spec(ModelSpec.parse(f"object-centric:{opt},offline"))
     with pytest.raises(ConfigError, match="states=captions has no trajectories"):
         parse_spec(ModelSpec.parse("object-centric:states=captions,order=shuffled,openai:gpt-4o"))
+
+
+def test_each_stage_can_run_on_its_own_model(data: Path, tmp_path: Path) -> None:
+    """The paper's Qwen configuration: E, R and G on three different models (extract=, retrieve=, answer=)."""
+    with FakeServer() as srv:
+        srv.script("POST", CHAT, default=Backbone())
+        url = f"{srv.url}/v1"
+        oc = (f"object-centric:{SMALL},extract=openai:ex@{url},retrieve=openai:rt@{url},answer=openai:an@{url},"
+              f"openai:bb@{url}")
+        _framework_run(data, tmp_path / "run", srv, oc)
+        sent = srv.requests_to(CHAT)
+        by_model: dict[str, list[Recorded]] = {}
+        for r in sent:
+            by_model.setdefault(r.json()["model"], []).append(r)
+        # one answer call per distinct question (the store caches a repeated question's identical request)
+        n_questions = len({json.loads(line)["question"] for line in (data / "manifest.jsonl").read_text().splitlines()
+                           if line.strip()})
+        assert set(by_model) == {"ex", "rt", "an"}                       # the backbone itself runs no stage
+        assert len(by_model["ex"]) == 2 and all("List every object" in _text(r) for r in by_model["ex"])
+        assert all("JSON list of the ids" in _text(r) for r in by_model["rt"])
+        assert len(by_model["an"]) == n_questions and all("Question:" in _text(r) for r in by_model["an"])
+    with RunStore(tmp_path / "run", readonly=True) as store:
+        stages = {(s.stage, s.model.name) for s in store.stage_calls()}
+    assert stages == {("extract", "ex"), ("retrieve", "rt"), ("answer", "an")}   # each stored under its own model
+    # a stage model partly given falls back to the backbone for the others
+    from vidaudit.suites.faithful.framework.spec import parse_spec
+
+    o = parse_spec(ModelSpec.parse("object-centric:answer=openai:big,openai:small"))
+    assert (o.stage_spec("extract"), o.stage_spec("retrieve"), o.stage_spec("answer")) == \
+        ("openai:small", "openai:small", "openai:big")
+    for bad in ("object-centric:answer=openai:big,offline", "object-centric:extract=offline,openai:x",
+                "object-centric:retrieve=object-centric:offline,openai:x"):
+        with pytest.raises(ConfigError):
+            parse_spec(ModelSpec.parse(bad))

@@ -66,9 +66,9 @@ def test_shuffled_order_brings_ordering_probes_near_chance(run: Path) -> None:
 def test_extraction_is_built_once_per_video_and_retrieval_is_scored(run: Path) -> None:
     with sqlite3.connect(run / "store.sqlite") as con:
         calls = dict(con.execute("select stage, count(*) from stage_calls group by stage").fetchall())
-    # 2 videos of 12 s: one 15 s chunk each (shared by the default and shuffled specs: same sub-requests),
-    # and 4 chunks of 3 s each for the linking-off spec
-    assert calls["extract"] == 2 + 2 * 4
+    # 2 videos of 20 s (the smoke preset since issue 23; 12 s before): two chunks each, 15 s and 5 s (shared by the
+    # default and shuffled specs: same sub-requests), and 7 chunks of 3 s each for the linking-off spec
+    assert calls["extract"] == 2 * 2 + 2 * 7
     ret = _results(run)["retrieval"]
     assert f"{OC} / {COND}" in ret and ret[f"{OC} / {COND}"]["precision_macro"] > 0.9
     assert "majority / " + COND not in ret

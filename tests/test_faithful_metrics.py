@@ -126,3 +126,40 @@ def test_invariants_hold_on_any_outcomes(outs) -> None:
         assert acc["a_faith"]["value"] == 0.0
     # A_faith by its definition: the share of targets right with every sub-question right
     assert acc["a_faith"]["k"] == sum(o.right and all(s.right for s in o.subs) for o in outs)
+
+
+def test_the_video_level_interval_widens_when_a_video_succeeds_or_fails_together() -> None:
+    # 10 videos x 8 targets; five videos entirely faithful, five entirely not: A_faith 50% either way, but the
+    # effective sample is 10 videos, not 80 targets
+    clustered = [_t(f"v{v}q{i}", v < 5, [v < 5], cluster=f"v{v}") for v in range(10) for i in range(8)]
+    mixed = [_t(f"v{v}q{i}", i % 2 == 0, [i % 2 == 0], cluster=f"v{v}") for v in range(10) for i in range(8)]
+    a, b = M.a_faith(clustered), M.a_faith(mixed)
+    assert a["value"] == b["value"] == 0.5 and a["ci_low"] == b["ci_low"]          # Wilson cannot tell them apart
+    assert a["n_videos"] == b["n_videos"] == 10
+    wide, narrow = a["video_ci_high"] - a["video_ci_low"], b["video_ci_high"] - b["video_ci_low"]
+    assert wide > a["ci_high"] - a["ci_low"] + 0.1       # wider than Wilson by more than 10 points
+    assert narrow == 0.0                                # every video at 50%: no between-video spread
+    assert a["video_ci_low"] <= 0.5 <= a["video_ci_high"]
+    assert M.a_faith(clustered) == a                     # seeded: the same numbers each time
+    sub = M.a_sub(clustered)
+    assert sub["video_ci_high"] - sub["video_ci_low"] > sub["ci_high"] - sub["ci_low"]
+    assert M.a_faith([])["video_ci_low"] is None
+
+
+@given(st.lists(st.tuples(st.integers(0, 4), st.booleans(), st.lists(st.booleans(), max_size=3)), min_size=1,
+                max_size=30))
+@settings(max_examples=60, deadline=None)
+def test_the_video_interval_is_a_proper_interval_for_any_outcomes(rows) -> None:
+    outs = [_t(f"q{i}", r, subs, cluster=f"v{v}") for i, (v, r, subs) in enumerate(rows)]
+    acc = M.accuracies(outs)
+    for key in ("a_target", "a_faith", "a_sub"):
+        block = acc[key]
+        if block["n"]:
+            assert 0.0 <= block["video_ci_low"] <= block["video_ci_high"] <= 1.0
+            assert block["n_videos"] == len({o.cluster for o in outs if key != "a_sub" or o.subs})
+            if len({o.cluster for o in outs}) == 1 or block["value"] in (0.0, 1.0):
+                pass
+            else:
+                assert block["video_ci_low"] < block["video_ci_high"] or all(
+                    M.accuracies([o for o in outs if o.cluster == c])[key]["value"] in (None, block["value"])
+                    for c in {o.cluster for o in outs})

@@ -208,3 +208,113 @@ def test_the_commands_through_a_typer_app(tmp_path: Path) -> None:
     assert load_samples(tmp_path / "out") == []  # the only file has a finding
     r = runner.invoke(app, ["validate", "strand", str(d), "--on-invalid", "bogus"])
     assert r.exit_code == 2
+
+
+# sample_0025's pattern (reconstructed from the issue; the release is not stored here): STRAND targets nest --
+# a target is often one sub-question of the target before it ("Does #1 block #10's shot?" under "... before #7
+# scores?"), so target i's words sit in sub-questions[i - 1] while its own list, a decomposition, shares fewer.
+# The lists are aligned (each fits its own target at least as well), so nothing may be flagged.
+NESTED = {
+    "video_name": "0025_eeeeeeeeeee.mp4",
+    "questions": ["Does #1 block #10's shot before #7 scores?", "Does #1 block #10's shot?",
+                  "Does #10 take a shot before #1 dives?", "Does the referee whistle before the kickoff?",
+                  "Does #4 pass to #9 before #9 heads the ball?", "Does #4 pass to #9?",
+                  "Does #9 receive the ball before #4 falls?"],
+    "answers": ["Yes", "Yes", "No", "Yes", "Yes", "Yes", "No"],
+    "sub-questions": [["Does #1 block #10's shot?", "Does #7 score?", "Does #10 shoot before #7 scores?"],
+                      ["Does #10 take a shot?", "Does #1 dive?"],
+                      ["Does the keeper move left?", "Is the ball kicked by #10?"],
+                      ["Is there a referee?", "Does the referee whistle?", "Is there a kickoff?"],
+                      ["Does #4 pass to #9?", "Does #9 head the ball?", "Does #9 head after #4 passes to #9?"],
+                      ["Does #9 receive the ball?", "Does #4 kick?"],
+                      ["Does the defender slip?", "Is the header by #9?"]],
+    "sub-answers": [["Yes", "Yes", "Yes"], ["Yes", "Yes"], ["No", "Yes"], ["Yes", "Yes", "Yes"],
+                    ["Yes", "Yes", "Yes"], ["Yes", "Yes"], ["Yes", "Yes"]]}
+
+
+def test_nested_targets_are_not_sliding_sub_lists(tmp_path: Path) -> None:
+    from vidaudit.suites.faithful import strand_validate as V
+
+    res = _only(tmp_path, NESTED)
+    assert res.findings == [] and res.targets_kept == 7
+    # the rule before this fix (the share of the target's words in the best neighbour list beats the share in its
+    # own list by 25 points) flagged exactly four of these targets
+    own = [V.words(q) for q in NESTED["questions"]]
+    lists = [frozenset().union(*(V.words(s) for s in sl)) for sl in NESTED["sub-questions"]]
+
+    def score(i: int, j: int) -> float:
+        return len(own[i] & lists[j]) / len(own[i]) if 0 <= j < len(lists) else 0.0
+    old = {i: max((score(i, i + k), k) for k in (-3, -2, -1, 1, 2, 3)) for i in range(7)}
+    old_flag = {i: k for i, (s, k) in old.items() if s >= V.SLIDE_MIN and s >= score(i, i) + V.SLIDE_MARGIN}
+    in_runs = [i for i, k in old_flag.items() if old_flag.get(i - 1) == k or old_flag.get(i + 1) == k]
+    assert in_runs == [1, 2, 5, 6]
+    # and the same lists slid by two (two lists inserted before target 3) are still found
+    slid = {**NESTED, "sub-questions": NESTED["sub-questions"][:3] + [["Is it raining?"], ["Is the crowd loud?"]]
+            + NESTED["sub-questions"][3:], "sub-answers": NESTED["sub-answers"][:3] + [["No"], ["Yes"]]
+            + NESTED["sub-answers"][3:]}
+    flagged = [f.index for f in _only(tmp_path / "slid", slid).findings if f.kind == "sliding_sub_lists"]
+    assert flagged == [3, 4, 5, 6]
+
+
+def test_statistics_of_the_release_beside_the_paper(tmp_path: Path) -> None:
+    d = tmp_path / "rel"
+    _write(d, "sample_0001.json", {**GOOD, "answers": ["Yes", "NA"]})
+    _write(d, "sample_0002.json", {**GOOD, "video_name": "0002_1_ccccccccccc.mp4",
+                                   "sub-answers": [["Yes", "No"], ["Yes", "Yes", "Yes"]]})
+    res = validate_strand(d, on_invalid="keep-as-wrong")
+    read = res.statistics["read"]
+    assert (read["videos"], read["sources"], read["targets"], read["subs"]) == (2, 2, 4, 9)
+    assert read["subs_per_target"] == 2.25 and read["subs_per_target_histogram"] == {"2": 3, "3": 1}
+    assert (read["subs_per_target_min"], read["subs_per_target_max"]) == (2, 3)
+    assert (read["target_yes"], read["target_no"], read["target_not_yes_no"]) == (2, 1, 1)
+    assert read["target_yes_share"] == pytest.approx(2 / 3)           # over Yes/No answers, as the release counts
+    # the three sub-answers of a mis-paired list (2 questions, 3 answers) are not counted as Yes or No
+    assert (read["sub_yes"], read["sub_no"], read["sub_not_yes_no"], read["sub_yes_share"]) == (5, 1, 3, 5 / 6)
+    # always-Yes: sample_0001 t0 (all Yes); sample_0002 t0 has a No sub; t1 of both are No/NA or mis-paired
+    assert read["always_yes_a_faith"] == pytest.approx(1 / 4)
+    assert res.statistics["paper"]["targets"] == 977 and res.statistics["paper"]["subs_per_target"] == 2.58
+    drop = validate_strand(d)
+    assert drop.statistics["kept"]["targets"] == 2 and drop.statistics["read"] == read
+    v = json.loads(json.dumps(res.to_json()))
+    assert v["statistics"]["kept"]["targets"] == 4
+
+
+def test_keep_as_wrong_counts_an_affected_target_by_its_own_answer(tmp_path: Path) -> None:
+    """The report's Yes share under keep-as-wrong is the release's (Yes / (Yes + No) over the answers as
+    written), not Yes over every target with the kept-as-wrong ones counted as neither."""
+    from vidaudit.score.records import ScoreRecord
+    from vidaudit.suites.faithful.aggregate import aggregate
+
+    d = tmp_path / "rel"
+    # target 0 is Yes but has an NA sub-question (kept as wrong); target 1 is No; target 2's answer is NA
+    _write(d, "sample_0001.json", {**GOOD, "questions": GOOD["questions"] + ["Is the keeper tall?"],
+                                   "answers": ["Yes", "No", "NA"],
+                                   "sub-questions": GOOD["sub-questions"] + [["Is there a keeper?"]],
+                                   "sub-answers": [["Yes", "NA"], ["Yes", "Yes"], ["Yes"]]})
+    res = import_strand(d, tmp_path / "out", on_invalid="keep-as-wrong")
+    samples = {s.sample_id: s for s in res.samples}
+    recs = [ScoreRecord(trial_id=f"t{i}", sample_id=sid, suite="faithful", model="chance", model_role="chance",
+                        condition="frames@1", group_id="g", status="ok", correct=False)
+            for i, sid in enumerate(samples)]
+    bal = aggregate(recs, samples, n_boot=10)["dataset"]["balance"]["target"]
+    assert (bal["n"], bal["yes"], bal["no"], bal["invalid"], bal["kept_as_wrong"]) == (3, 1, 1, 1, 1)
+    assert bal["yes_share"] == 0.5
+
+
+def test_the_commands_print_the_statistics_beside_the_paper(tmp_path: Path) -> None:
+    app = typer.Typer()
+
+    @app.command()
+    def version() -> None:
+        pass
+
+    register_extra_commands(app)
+    d = tmp_path / "rel"
+    _write(d, "sample_0001.json", {**GOOD, "answers": ["Yes", "NA"]})
+    r = CliRunner().invoke(app, ["validate", "strand", str(d), "--on-invalid", "keep-as-wrong"])
+    assert r.exit_code == 0, r.output
+    def row(label: str) -> list[str]:
+        return next(ln.split()[-3:] for ln in r.output.splitlines() if ln.strip().startswith(label + " "))
+    assert row("subs per target") == ["2.00", "2.00", "2.58"]
+    assert row("target Yes share") == ["100.0%", "100.0%", "50.8%"]   # the paper prints 50.8 for 497 of 977
+    assert row("always-Yes A_faith") == ["50.0%", "50.0%", "19.1%"]

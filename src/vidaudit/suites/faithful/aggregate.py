@@ -27,7 +27,7 @@ from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import seed_from
 from vidaudit.core.types import Sample
 from vidaudit.suites.faithful import metrics as M
-from vidaudit.suites.faithful.scoring import gold_of
+from vidaudit.suites.faithful.scoring import gold_of, written_of
 
 REFERENCE_KINDS = {"majority": "majority", "question-only": "question_only", "caption-only": "caption_only"}
 NOT_RUN = {"question_only": "not run: add --model question-only:SPEC (the text of each item only)",
@@ -64,8 +64,8 @@ def outcomes_for(arm: Mapping[str, ScoreRecord], samples: Mapping[str, Sample]) 
                 raise DataError(f"target {sid} lists sub-question {sub_id!r}, which the manifest lacks")
             r = arm.get(sub_id)
             missing += r is None
-            subs.append(M.SubOutcome(gold_of(sub), _right(r), sub.params.get("probe_type")))
-        outs.append(M.TargetOutcome(sid, _cluster(s), gold_of(s), _right(rec), tuple(subs)))
+            subs.append(M.SubOutcome(gold_of(sub), _right(r), sub.params.get("probe_type"), written_of(sub)))
+        outs.append(M.TargetOutcome(sid, _cluster(s), gold_of(s), _right(rec), tuple(subs), written_of(s)))
     orphans = sum(1 for sid in arm if samples[sid].params.get("role") == "sub"
                   and samples[sid].params.get("target_sample_id") not in planned_targets)
     outs.sort(key=lambda o: o.target)
@@ -95,13 +95,19 @@ def capabilities(samples: Sequence[Sample]) -> dict[str, bool]:
 
 
 def _balance(outs: Sequence[M.TargetOutcome]) -> dict[str, Any]:
-    def block(golds: list[str | None]) -> dict[str, Any]:
-        y, n = golds.count(M.YES), golds.count(M.NO)
-        return {"n": len(golds), "yes": y, "no": n, "invalid": len(golds) - y - n,
-                "yes_share": y / len(golds) if golds else None}
-    out = {"target": block([o.gold for o in outs]), "sub": block([s.gold for o in outs for s in o.subs])}
+    """Yes/No counts of the items' own answers per level. The Yes share is over the Yes/No answers (as the
+    release counts: 497 of 1003), and an item kept as wrong counts by its own answer: a policy that makes
+    an item never right does not change what its answer is (the share printed 44.1% under keep-as-wrong
+    when such items counted as neither Yes nor No but stayed in the denominator)."""
+    def block(items: list[M.TargetOutcome] | list[M.SubOutcome]) -> dict[str, Any]:
+        labels = [x.label for x in items]
+        y, n = labels.count(M.YES), labels.count(M.NO)
+        return {"n": len(labels), "yes": y, "no": n, "invalid": len(labels) - y - n,
+                "kept_as_wrong": sum(x.gold is None and x.label is not None for x in items),
+                "yes_share": y / (y + n) if y + n else None}
+    out = {"target": block(list(outs)), "sub": block([s for o in outs for s in o.subs])}
     for p in sorted({s.probe_type or "unknown" for o in outs for s in o.subs}):
-        out[f"sub_{p}"] = block([s.gold for o in outs for s in o.subs if (s.probe_type or "unknown") == p])
+        out[f"sub_{p}"] = block([s for o in outs for s in o.subs if (s.probe_type or "unknown") == p])
     return out
 
 
@@ -154,7 +160,10 @@ def retrieval_precision_recall(arms: Mapping[tuple[str, str], Mapping[str, Score
             s = samples.get(sid)
             if s is None or s.params.get("role") != "target" or r.status != "ok" or "retrieved" not in r.metrics:
                 continue
-            pairs.append((r.metrics["retrieved"], gold_entities(s.params.get("chain_text") or [])))
+            # the entities its chain facts name (the ball too, for a pass); a count turns on every agent
+            count = s.params.get("question_form") == "count" and s.params.get("scope_names")
+            gold = s.params["scope_names"] if count else s.params.get("chain_text") or []
+            pairs.append((r.metrics["retrieved"], gold_entities(gold)))
         if pairs:
             out[f"{model} / {cond}"] = {"model": model, "condition": cond, **summarise(pairs)}
     return out

@@ -159,6 +159,9 @@ def layout(spec: SceneSpec, cast: list[Agent], rng: np.random.Generator) -> Trac
     entered: set[int] = set()
     lit = [False] * n
     holder = holder0 = int(rng.choice(sorted(on_screen)))
+    repeats = spec.repeats
+    relit: set[int] = set()      # agents that lit up and went dark again: a state episode can light them twice
+    exited: list[int] = []       # agents that left and came back: an exit episode can repeat theirs
 
     # 1. who takes part and how long each episode lasts (agents stand at home between episodes)
     plans: list[tuple[str, tuple[int, ...], dict]] = []
@@ -166,7 +169,17 @@ def layout(spec: SceneSpec, cast: list[Agent], rng: np.random.Generator) -> Trac
         pool = sorted(on_screen)
         if kind == "state":
             dark = [i for i in pool if not lit[i]]
-            a = int(rng.choice(dark if dark and rng.random() < 0.8 else pool))
+            again = sorted(i for i in relit if i in pool and not lit[i])
+            lit_now = [i for i in pool if lit[i]]
+            if repeats and again:          # light an agent up a second time
+                a = int(rng.choice(again))
+                repeats -= 1
+                relit.discard(a)
+            elif repeats and lit_now and not relit:   # prepare a repeat: a lit agent goes dark
+                a = int(rng.choice(lit_now))
+                relit.add(a)
+            else:
+                a = int(rng.choice(dark if dark and rng.random() < 0.8 else pool))
             plans.append((kind, (a,), {"value": "dark" if lit[a] else "lit", "length": max(3, round(STATE_S * fps))}))
             lit[a] = not lit[a]
         elif kind == "pass":
@@ -202,7 +215,13 @@ def layout(spec: SceneSpec, cast: list[Agent], rng: np.random.Generator) -> Trac
             movers = [i for i in pool if i != holder]
             if not movers:
                 raise DrawFailed("nobody can leave")
-            a = int(rng.choice(movers))
+            again = [i for i in exited if i in movers]
+            if repeats and again:          # the same agent leaves a second time
+                a = int(rng.choice(again))
+                repeats -= 1
+            else:
+                a = int(rng.choice(movers))
+            exited.append(a)
             e, o = _edge(spec, homes[a], cast[a])
             n_w = _steps(float(np.linalg.norm(homes[a] - e)), speed)
             n_off = max(2, round(OFFSCREEN_S * fps))

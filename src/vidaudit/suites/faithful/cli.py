@@ -26,6 +26,8 @@ def register(generate_app: typer.Typer) -> None:
         occlusions: int = typer.Option(None, help="Occlusions per scene (a small agent hides behind a large one)."),
         lookalikes: int = typer.Option(None, help="Look-alike pairs (same colour, shape and size; only the number "
                                                   "differs)."),
+        repeats: int = typer.Option(None, help="Episodes that repeat an agent's earlier event (it lights up again, or "
+                                               "leaves a second time): counts then need linked identities."),
         max_targets: int = typer.Option(None, "--max-targets", help="At most this many targets per video "
                                                                      "(half positives, half negatives)."),
         fps: float = typer.Option(None, help="Frames per second."),
@@ -44,16 +46,17 @@ def register(generate_app: typer.Typer) -> None:
 
         pool = pool_factory(executor, ray_address)  # a bad --executor / --ray-address is refused before rendering
         specs = specs_for(preset, seeds, agents=agents, events=events, duration_s=duration, occlusions=occlusions,
-                          lookalikes=lookalikes, max_targets=max_targets, fps=fps, width=width, height=height)
+                          lookalikes=lookalikes, repeats=repeats, max_targets=max_targets, fps=fps, width=width, height=height)
         with progress_bar("rendering") as update:
             res = generate(specs, out, workers=workers, verify=verify, on_progress=update, pool=pool)
         b = res.balance
         console.print(f"{res.n_videos} videos, {b['target']['n']} targets, {b['sub']['n']} sub-questions in "
                       f"{res.seconds:.1f} s" + (" (pixel-checked)" if verify else ""))
-        for level in ("target", "sub", "sub_single_fact", "sub_ordering"):
+        for level in ("target", "sub", "sub_single_fact", "sub_ordering", "target_order_explicit",
+                      "target_order_implicit", "target_count"):
             x = b[level]
             share = "—" if x["yes_share"] is None else f"{100 * x['yes_share']:.1f}%"
-            console.print(f"  {level:16s} Yes {x['yes']:4d}  No {x['no']:4d}  Yes share {share}")
+            console.print(f"  {level:21s} Yes {x['yes']:4d}  No {x['no']:4d}  Yes share {share}")
         console.print(f"manifest: {res.manifest}")
 
 
@@ -84,6 +87,36 @@ def _print_summary(console, res) -> None:
         console.print(f"  {kind:20s} {n}")
     if res.normalised:
         console.print(f"  {len(res.normalised)} answer(s) normalised for case or spaces (listed in validation.json)")
+    for line in statistics_lines(res.statistics):
+        console.print(line, highlight=False)
+
+
+def _fmt(x, pct: bool = False) -> str:
+    if x is None:
+        return "—"
+    if pct:
+        return f"{100 * x:.1f}%"
+    return f"{x:.2f}" if isinstance(x, float) else str(x)
+
+
+def statistics_lines(stats: dict) -> list[str]:
+    """The release's statistics (read and kept) beside the paper's, one row per statistic."""
+    rows = [("videos (files)", "videos", False), ("targets", "targets", False), ("sub-questions", "subs", False),
+            ("subs per target", "subs_per_target", False), ("targets per video", "targets_per_video", False),
+            ("target Yes share", "target_yes_share", True), ("sub Yes share", "sub_yes_share", True),
+            ("always-Yes A_faith", "always_yes_a_faith", True)]
+    read, kept, paper = stats.get("read") or {}, stats.get("kept") or {}, stats.get("paper") or {}
+    out = [f"  {'statistic':20s} {'read':>9s} {'kept':>9s} {'paper':>9s}"]
+    for label, key, pct in rows:
+        pk = "majority_a_faith" if key == "always_yes_a_faith" else key
+        out.append(f"  {label:20s} {_fmt(read.get(key), pct):>9s} {_fmt(kept.get(key), pct):>9s} "
+                   f"{_fmt(paper.get(pk), pct):>9s}")
+    if read.get("subs_per_target_histogram"):
+        hist = ", ".join(f"{m}: {n}" for m, n in read["subs_per_target_histogram"].items())
+        out.append(f"  subs per target (read; min {read['subs_per_target_min']}, max {read['subs_per_target_max']}): "
+                   f"{hist}")
+    out.append("  (paper: §4; its A_faith row is the majority-class reference, always-Yes on its balanced data)")
+    return out
 
 
 def add_import_strand(import_app: typer.Typer) -> None:

@@ -1,4 +1,8 @@
-"""The composer: order-dependent targets, their atomic sub-questions and a minimal negative for each.
+"""The composer: order-dependent and count targets, their atomic sub-questions and a minimal negative for each.
+
+Target pairs are dealt over ``FORM_SLOTS`` (order said, order implied, count; see ``compose`` and
+docs/faithful.md). Every sub-question is on its target's chain (H.8): it names only the chain's
+participants (a count: the agents it counts). The order targets:
 
 It works on the symbolic record only (like the paper's generator, it never sees pixels). The unit
 is a *triple* of facts, each matching its pattern exactly once in the world:
@@ -19,8 +23,8 @@ favours either: only the observed order answers. Each triple gives two targets:
 Each target gets four sub-questions probing every fact of its chain ``[X, B, Y]``:
 
 1. single fact, Yes: "Does B?";
-2. single fact, No: the attribution probe "Does Z <do p>?" for an agent Z that never does (else
-   "Does W <do B's action>?" for an agent W that never does that);
+2. single fact, No, on the chain: the attribution probe "Does Z <do p>?" for a participant Z of the
+   anchor that never does p (else "Does W <do B's action>?" for a candidate W that never does that);
 3. ordering, the two candidates: "Does X <do p> before Y does?" (Yes) or the reverse (No);
 4. ordering, the anchor and the candidate the target does not ask about, phrased with "after",
    with the polarity opposite to 3.
@@ -38,12 +42,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vidaudit.suites.faithful.phrasing import text_of
+from vidaudit.suites.faithful.phrasing import NUMBER_WORDS, text_of
 from vidaudit.suites.faithful.questions import (
     NO,
     YES,
     Before,
     Claim,
+    Count,
+    EventKind,
     Exists,
     Pattern,
     Perturbation,
@@ -116,20 +122,30 @@ def _never(world: WorldRecord, pattern_of: Fact, exclude: set[str]) -> list[Patt
             for z in _agents(world) if z not in doers and z not in exclude and z != pattern_of.object]
 
 
+def _probe_options(world: WorldRecord, t: Triple) -> list[tuple[Pattern, list[str]]]:
+    """The "No" single-fact probes on the chain only (H.8: every sub-question is one the target turns on): a
+    participant of the chain credited with a chain event it never does -- the anchor's agents doing what the
+    candidates do ("Does player #24 shoot?"), and the candidates (or their common object) doing the anchor's
+    action. Empty when every such swap happens somewhere in the world (the triple is then not used)."""
+    zs = [(z, [t.x.id, t.y.id, t.b.id]) for z in _never(world, t.x, {t.x.subject, t.y.subject})
+          if z.subject in t.b.participants]
+    ws = []
+    for w in _never(world, t.b, set(t.b.participants)):
+        if w.subject in (t.x.subject, t.y.subject) or (w.subject == t.x.object and w.subject in _agents(world)):
+            ws.append((w, [t.b.id, t.y.id if w.subject == t.y.subject else t.x.id]))
+    return zs or ws
+
+
 def _attribution_probe(world: WorldRecord, t: Triple, rng: np.random.Generator) -> tuple[Pattern, list[str]] | None:
-    zs = _never(world, t.x, {t.x.subject, t.y.subject})
-    if zs:
-        return zs[int(rng.integers(len(zs)))], [t.x.id, t.y.id]
-    ws = _never(world, t.b, set(t.b.participants))
-    if ws:
-        return ws[int(rng.integers(len(ws)))], [t.b.id]
-    return None
+    """One of ``_probe_options`` drawn at random (the anchor's agents first), None when there is none."""
+    opts = _probe_options(world, t)
+    return opts[int(rng.integers(len(opts)))] if opts else None
 
 
 def select_triples(world: WorldRecord, n_pairs: int, rng: np.random.Generator) -> list[Triple]:
     """Up to ``n_pairs`` triples, drawn at random, each candidate pair (X, Y) once, each anchor at most twice,
     and no target question twice (two triples sharing an anchor and a candidate would ask the same one)."""
-    cands = candidate_triples(world)
+    cands = [t for t in candidate_triples(world) if _probe_options(world, t)]
     chosen: list[Triple] = []
     pairs: set[tuple[str, str]] = set()
     asked: set[tuple[str, str]] = set()
@@ -148,11 +164,89 @@ def select_triples(world: WorldRecord, n_pairs: int, rng: np.random.Generator) -
     return sorted(chosen, key=lambda t: (t.x.t, t.b.t, t.y.t))
 
 
-def _check(form: Exists | Before, world: WorldRecord, expected: str, what: str) -> str:
+def _check(form: Exists | Before | Count, world: WorldRecord, expected: str, what: str) -> str:
     got = answer_of(form, world)
     if got != expected:
         raise AssertionError(f"composer bug: {what} evaluates to {got}, meant {expected}")
     return got
+
+
+def _count_subs(world: WorldRecord, target_id: str, x: Fact, y: Fact, chain: list[str], nevers: list[Pattern]
+                ) -> list[SubQuestion]:
+    """A count depends on every doer doing the event and every other agent not doing it: two doers (X and Y,
+    Yes) and two agents that never do it (No), all single-fact."""
+    items = [(Exists(pattern=Pattern.of(x)), YES, [x.id]), (Exists(pattern=Pattern.of(y)), YES, [y.id]),
+             *((Exists(pattern=z), NO, list(chain)) for z in nevers)]
+    out = []
+    for j, (form, expected, fact_ids) in enumerate(items, 1):
+        text = text_of(form, world)
+        out.append(SubQuestion(sub_id=f"{target_id}-s{j}", target_id=target_id, text=text,
+                               answer=_check(form, world, expected, text), probe_type="single_fact",
+                               fact_ids=fact_ids, form=form))
+    return out
+
+
+@dataclass(frozen=True)
+class CountOption:
+    """An event kind a count question can ask about: its facts, a doer X that does it once and another doer Y
+    (the negative credits X's event to Y), and whether some doer does it more than once (then only linked
+    identities count it right: two sightings of one agent are one agent)."""
+    event: EventKind
+    chain: tuple[str, ...]
+    x: Fact
+    y: Fact
+    repeated: bool
+
+
+def count_options(world: WorldRecord) -> list[CountOption]:
+    """Event kinds done by at least two agents, not by at least two others, one doer doing it exactly once."""
+    kinds: dict[EventKind, list[Fact]] = {}
+    for f in sorted(world.facts, key=lambda f: (f.t, f.id)):
+        if f.subject in _agents(world):
+            kinds.setdefault(EventKind.of(f), []).append(f)
+    out = []
+    for event, facts in sorted(kinds.items(), key=lambda kv: kv[1][0].id):
+        per = Counter(f.subject for f in facts)
+        singles = [f for f in facts if per[f.subject] == 1]
+        if len(per) < 2 or len(per) >= len(NUMBER_WORDS) or not singles:
+            continue
+        if len(_never(world, facts[0], set(per))) < 2:
+            continue
+        x = singles[0]
+        y = next(f for f in facts if f.subject != x.subject)
+        replacement = Claim(t=x.t, subject=y.subject, kind=x.kind, predicate=x.predicate, object=x.object, value=x.value)
+        if claim_holds(replacement, world):
+            continue
+        out.append(CountOption(event, tuple(f.id for f in facts), x, y, max(per.values()) > 1))
+    return out
+
+
+def _count_pair(world: WorldRecord, opt: CountOption, ids: tuple[str, str],
+                rng: np.random.Generator) -> tuple[list[Target], list[SubQuestion]]:
+    """"Do exactly k agents <do p>?" (Yes, k = the agents that do) and its negative: X's event credited to Y at
+    t_X, so k - 1 agents ("Do exactly k - 1 agents <do p>?", No)."""
+    x, y = opt.x, opt.y
+    doers = {world.fact(f).subject for f in opt.chain}
+    nevers = _never(world, x, doers)
+    replacement = Claim(t=x.t, subject=y.subject, kind=x.kind, predicate=x.predicate, object=x.object, value=x.value)
+    chain = list(opt.chain)
+    asserted = [Claim.of(world.fact(f)) for f in chain]
+    out_t, out_s = [], []
+    for tid, n, expected, polarity in ((ids[0], len(doers), YES, "positive"), (ids[1], len(doers) - 1, NO, "negative")):
+        form = Count(event=opt.event, n=n)
+        pick = rng.permutation(len(nevers))[:2]
+        subs = _count_subs(world, tid, x, y, chain, [nevers[int(i)] for i in pick])
+        text = text_of(form, world)
+        neg = polarity == "negative"
+        out_t.append(Target(target_id=tid, video_id=world.video_id, text=text,
+                            answer=_check(form, world, expected, text), chain=chain, temporally_constrained=False,
+                            ordering_pair=None, polarity=polarity, negative_of=ids[0] if neg else None,
+                            perturbed=Perturbation(fact_id=x.id, replacement=replacement) if neg else None,
+                            asserted=[replacement if c.t == x.t and c.subject == x.subject else c
+                                      for c in asserted] if neg else asserted,
+                            form=form, sub_ids=[s.sub_id for s in subs], question_form="count"))
+        out_s += subs
+    return out_t, out_s
 
 
 def _subs(world: WorldRecord, target_id: str, t: Triple, queried: Fact, other: Fact, probe: tuple[Pattern, list[str]],
@@ -181,39 +275,71 @@ def _subs(world: WorldRecord, target_id: str, t: Triple, queried: Fact, other: F
     return subs
 
 
+def scope(target: Target, world: WorldRecord) -> list[str]:
+    """The entities a target turns on (H.8; the gold set of retrieval, D.6): the participants of its chain
+    facts, and for a count every agent (each agent's doing or not doing the event changes the count)."""
+    if target.question_form == "count":
+        return sorted(_agents(world))
+    return sorted({p for f in target.chain for p in world.fact(f).participants})
+
+
+#: the target forms, dealt round-robin over a video's triples from a random start (so each form gets Yes and No
+#: targets in equal numbers and the forms differ by at most one pair per video): order with the order said
+#: ("before"), order implied ("Has X already ... when ...?"), count
+FORM_SLOTS: tuple[tuple[str, str | None], ...] = (("order", "explicit"), ("order", "implicit"), ("count", None))
+
+
 def compose(world: WorldRecord, max_targets: int, rng: np.random.Generator) -> tuple[list[Target], list[SubQuestion]]:
-    """Targets (a positive and its negative per triple, at most ``max_targets`` in all) and their sub-questions."""
+    """Targets (a positive and its negative per pair, at most ``max_targets`` in all) and their sub-questions:
+    the pairs' forms dealt from ``FORM_SLOTS`` from a random start; a count slot takes a count option (those
+    where a doer repeats the event first: where identity linking matters), else becomes an explicit order pair."""
+    n_pairs = max(1, max_targets // 2)
+    start = int(rng.integers(len(FORM_SLOTS)))
+    slots = [FORM_SLOTS[(start + i) % len(FORM_SLOTS)] for i in range(n_pairs)]
+    opts = count_options(world)
+    order = [int(i) for i in rng.permutation(len(opts))]
+    opts = [opts[i] for i in sorted(order, key=lambda i: (not opts[i].repeated, order.index(i)))]
+    n_count = min(len(opts), sum(f == "count" for f, _ in slots))
+    order_slots = [(f, p) for f, p in slots if f == "order"]
+    order_slots += [("order", "explicit")] * (n_pairs - n_count - len(order_slots))   # unfilled count slots
+    triples = select_triples(world, len(order_slots), rng)
     targets: list[Target] = []
     subs: list[SubQuestion] = []
     k = 0
-    for t in select_triples(world, max(1, max_targets // 2), rng):
+    for opt in opts[:n_count]:
+        pair = _count_pair(world, opt, (f"t{k + 1:02d}", f"t{k + 2:02d}"), rng)
+        targets += pair[0]
+        subs += pair[1]
+        k += 2
+    for t, (_, phrasing) in zip(triples, order_slots, strict=False):
         probe = _attribution_probe(world, t, rng)
         if probe is None:
             continue
         px, py, pb = Pattern.of(t.x), Pattern.of(t.y), Pattern.of(t.b)
         pos_id, neg_id = f"t{k + 1:02d}", f"t{k + 2:02d}"
-        k += 2
         replacement = Claim(t=t.x.t, subject=t.y.subject, kind=t.x.kind, predicate=t.x.predicate, object=t.x.object,
                             value=t.x.value)
         if claim_holds(replacement, world):
             raise AssertionError("composer bug: the replacement claim holds in the world")
+        implicit = phrasing == "implicit"
+        k += 2
         pos_form, neg_form = Before(a=px, b=pb), Before(a=py, b=pb)
         yes_pair = bool(rng.integers(2))
         pos_subs = _subs(world, pos_id, t, t.x, t.y, probe, yes_pair)
         neg_subs = _subs(world, neg_id, t, t.y, t.x, _attribution_probe(world, t, rng) or probe, not yes_pair)
         chain = [t.x.id, t.b.id, t.y.id]
-        pos_text, neg_text = text_of(pos_form, world), text_of(neg_form, world)
+        pos_text, neg_text = text_of(pos_form, world, implicit=implicit), text_of(neg_form, world, implicit=implicit)
         targets.append(Target(target_id=pos_id, video_id=world.video_id, text=pos_text,
                               answer=_check(pos_form, world, YES, pos_text), chain=chain, temporally_constrained=True,
                               ordering_pair=(t.x.id, t.b.id), polarity="positive",
                               asserted=[Claim.of(t.x), Claim.of(t.b)], form=pos_form,
-                              sub_ids=[s.sub_id for s in pos_subs]))
+                              sub_ids=[s.sub_id for s in pos_subs], question_form="order", phrasing=phrasing))
         targets.append(Target(target_id=neg_id, video_id=world.video_id, text=neg_text,
                               answer=_check(neg_form, world, NO, neg_text), chain=chain, temporally_constrained=True,
                               ordering_pair=(t.b.id, t.y.id), polarity="negative", negative_of=pos_id,
                               perturbed=Perturbation(fact_id=t.x.id, replacement=replacement),
                               asserted=[replacement, Claim.of(t.b)], form=neg_form,
-                              sub_ids=[s.sub_id for s in neg_subs]))
+                              sub_ids=[s.sub_id for s in neg_subs], question_form="order", phrasing=phrasing))
         subs += pos_subs + neg_subs
     texts = {tg.target_id: tg.text for tg in targets}
     if len(set(texts.values())) != len(texts):
@@ -234,4 +360,8 @@ def balance(targets: list[Target], subs: list[SubQuestion]) -> dict:
     out = {"target": block([t.answer for t in targets]), "sub": block([s.answer for s in subs])}
     for p in ("single_fact", "ordering"):
         out[f"sub_{p}"] = block([s.answer for s in subs if s.probe_type == p])
+    for form, phrasing in FORM_SLOTS:
+        key = f"target_{form}" + (f"_{phrasing}" if phrasing else "")
+        out[key] = block([t.answer for t in targets if t.question_form == form and (phrasing is None
+                                                                                    or t.phrasing == phrasing)])
     return out

@@ -13,7 +13,10 @@ a sub-question whose trial is missing) is wrong. Then:
 
 A target with no sub-questions (m_q = 0) has the empty product 1 and consistency 1 (vacuous); such
 targets are counted (``n_vacuous``). Every rate carries a Wilson 95% interval; A_cons, a mean of
-fractions, carries a percentile interval from a bootstrap over source videos. Asserted on every
+fractions, carries a percentile interval from a bootstrap over source videos. The three rates also carry
+that bootstrap's interval (``video_ci_low``/``video_ci_high``, ``n_videos``): targets of one video are
+correlated, so the Wilson interval (which treats them as independent) is too narrow when a model's
+errors cluster by video. Asserted on every
 report: A_faith <= A_target and A_faith <= A_target * A_cons (and, with C empty, A_faith = 0). Not
 asserted: A_faith <= A_sub, which can fail (one faithful target with one sub, one wrong target with
 nine wrong subs: A_faith 0.5, A_sub 0.1).
@@ -25,8 +28,6 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from vidaudit.core.hashing import seed_from
 from vidaudit.score.stats import paired_bootstrap, wilson_interval
 
@@ -35,6 +36,8 @@ YES, NO = "Yes", "No"
 TIE_POINTS = 2.0
 N_BOOT_PAIRED = 10_000
 N_BOOT_CONS = 2_000
+#: resamples of the video-level bootstrap beside each rate's Wilson interval
+N_BOOT_VIDEO = 2_000
 EPS = 1e-12
 
 
@@ -43,6 +46,12 @@ class SubOutcome:
     gold: str | None          # "Yes", "No", or None when the gold answer is invalid
     right: bool
     probe_type: str | None = None
+    written: str | None = None   # the answer as the data writes it, when Yes/No (also for an item kept as wrong)
+
+    @property
+    def label(self) -> str | None:
+        """The item's own Yes/No answer, whatever a policy decided about it (what label balance counts)."""
+        return self.written or self.gold
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,11 @@ class TargetOutcome:
     gold: str | None
     right: bool
     subs: tuple[SubOutcome, ...] = ()
+    written: str | None = None   # as SubOutcome.written
+
+    @property
+    def label(self) -> str | None:
+        return self.written or self.gold
 
     @property
     def faithful(self) -> bool:
@@ -68,16 +82,37 @@ def rate(k: int, n: int) -> dict[str, Any]:
             "ci_low": lo if n else None, "ci_high": hi if n else None}
 
 
-def a_target(outs: Sequence[TargetOutcome]) -> dict[str, Any]:
-    return rate(sum(o.right for o in outs), len(outs))
+def video_interval(values: Sequence[float], clusters: Sequence[Hashable], *, n_boot: int = N_BOOT_VIDEO,
+                   seed: int = 0) -> tuple[float, float]:
+    """95% percentile interval of mean(values) from a bootstrap that resamples whole source videos (the
+    project's clustered bootstrap, ``score.stats.paired_bootstrap``, against a zero arm): the ratio of the
+    resampled videos' sums to their sizes, so items of one video stay together."""
+    res = paired_bootstrap([0.0] * len(values), list(values), list(clusters), n_boot=n_boot, seed=seed)
+    return res.ci_low, res.ci_high
 
 
-def a_sub(outs: Sequence[TargetOutcome]) -> dict[str, Any]:
-    return rate(sum(s.right for o in outs for s in o.subs), sum(len(o.subs) for o in outs))
+def _with_video_interval(block: dict[str, Any], values: Sequence[float], clusters: Sequence[Hashable],
+                         seed: int) -> dict[str, Any]:
+    if not values:
+        return {**block, "video_ci_low": None, "video_ci_high": None, "n_videos": 0}
+    lo, hi = video_interval(values, clusters, seed=seed)
+    return {**block, "video_ci_low": lo, "video_ci_high": hi, "n_videos": len(set(clusters))}
 
 
-def a_faith(outs: Sequence[TargetOutcome]) -> dict[str, Any]:
-    return rate(sum(o.faithful for o in outs), len(outs))
+def a_target(outs: Sequence[TargetOutcome], *, seed: int = 0) -> dict[str, Any]:
+    return _with_video_interval(rate(sum(o.right for o in outs), len(outs)), [float(o.right) for o in outs],
+                                [o.cluster for o in outs], seed_from("faithful-video-ci", "a_target", seed))
+
+
+def a_sub(outs: Sequence[TargetOutcome], *, seed: int = 0) -> dict[str, Any]:
+    subs = [(float(s.right), o.cluster) for o in outs for s in o.subs]
+    return _with_video_interval(rate(sum(s.right for o in outs for s in o.subs), len(subs)), [v for v, _ in subs],
+                                [c for _, c in subs], seed_from("faithful-video-ci", "a_sub", seed))
+
+
+def a_faith(outs: Sequence[TargetOutcome], *, seed: int = 0) -> dict[str, Any]:
+    return _with_video_interval(rate(sum(o.faithful for o in outs), len(outs)), [float(o.faithful) for o in outs],
+                                [o.cluster for o in outs], seed_from("faithful-video-ci", "a_faith", seed))
 
 
 def a_cons(outs: Sequence[TargetOutcome], *, n_boot: int = N_BOOT_CONS, seed: int = 0) -> dict[str, Any]:
@@ -87,15 +122,8 @@ def a_cons(outs: Sequence[TargetOutcome], *, n_boot: int = N_BOOT_CONS, seed: in
         return {"value": None, "ci_low": None, "ci_high": None, **base,
                 "note": "undefined: no target is answered correctly"}
     value = sum(o.consistency for o in c) / len(c)
-    keys: dict[Hashable, int] = {}
-    gid = np.array([keys.setdefault(o.cluster, len(keys)) for o in c])
-    s = np.bincount(gid, weights=[o.consistency for o in c], minlength=len(keys))
-    n = np.bincount(gid, minlength=len(keys)).astype(float)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(keys), size=(n_boot, len(keys)))
-    boot = s[idx].sum(axis=1) / n[idx].sum(axis=1)
-    lo, hi = np.quantile(boot, [0.025, 0.975])
-    return {"value": value, "ci_low": float(lo), "ci_high": float(hi), **base}
+    lo, hi = video_interval([o.consistency for o in c], [o.cluster for o in c], n_boot=n_boot, seed=seed)
+    return {"value": value, "ci_low": lo, "ci_high": hi, **base}
 
 
 def sub_by_probe(outs: Sequence[TargetOutcome]) -> dict[str, dict[str, Any]]:
@@ -124,7 +152,7 @@ def balanced(outs: Sequence[TargetOutcome]) -> dict[str, dict[str, Any]]:
 
 
 def accuracies(outs: Sequence[TargetOutcome], *, seed: int = 0) -> dict[str, Any]:
-    return {"a_target": a_target(outs), "a_sub": a_sub(outs), "a_faith": a_faith(outs),
+    return {"a_target": a_target(outs, seed=seed), "a_sub": a_sub(outs, seed=seed), "a_faith": a_faith(outs, seed=seed),
             "a_cons": a_cons(outs, seed=seed)}
 
 

@@ -1,4 +1,5 @@
-"""English for patterns and forms: "Does the red circle marked 3 light up before the blue square marked 5 does?"
+"""English for patterns and forms: "Does the red circle marked 3 light up before the blue square marked 5 does?",
+"Has the red circle marked 3 already lit up when the ball ...?" (implicit order), "Do exactly two agents light up?"
 
 Every predicate the simulator logs has a base form (after "Does X ...") and a third-person form
 (after "before X ..."). Entities are named by their record's ``name``, which spells out colour,
@@ -7,7 +8,7 @@ shape and number, so that look-alikes are told apart by their numbers.
 
 from __future__ import annotations
 
-from vidaudit.suites.faithful.questions import Before, Exists, Pattern
+from vidaudit.suites.faithful.questions import Before, Count, EventKind, Exists, Pattern
 from vidaudit.suites.faithful.world import WorldRecord
 
 #: (kind, predicate, value) -> (base form, third person); "{o}" is the object's name
@@ -22,17 +23,30 @@ VERBS: dict[tuple[str, str, str | None], tuple[str, str]] = {
     ("action", "exits", None): ("leave the scene", "leaves the scene"),
     ("action", "enters", None): ("enter the scene", "enters the scene"),
 }
+#: past participles, for the implicit order phrasing "Has X already lit up when Y leaves the scene?"
+PARTICIPLES: dict[tuple[str, str, str | None], str] = {
+    ("attribute", "state", "lit"): "lit up",
+    ("attribute", "state", "dark"): "gone dark",
+    ("relation", "passes_to", None): "passed the ball to {o}",
+    ("relation", "receives", None): "received the ball",
+    ("relation", "collides_with", None): "bumped into {o}",
+    ("relation", "goes_behind", None): "gone behind {o}",
+    ("relation", "emerges_from", None): "come out from behind {o}",
+    ("action", "exits", None): "left the scene",
+    ("action", "enters", None): "entered the scene",
+}
+NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 
 
 def _name(world: WorldRecord, entity_id: str) -> str:
     return world.entity(entity_id).name
 
 
-def verb(p: Pattern, world: WorldRecord, third: bool = False) -> str:
+def verb(p: Pattern | EventKind, world: WorldRecord, third: bool = False, participle: bool = False) -> str:
     key = (p.kind, p.predicate, p.value)
     if key not in VERBS:
         raise KeyError(f"no phrasing for {key}")
-    text = VERBS[key][1 if third else 0]
+    text = PARTICIPLES[key] if participle else VERBS[key][1 if third else 0]
     return text.format(o=_name(world, p.object)) if p.object else text
 
 
@@ -55,10 +69,27 @@ def order_text(first: Pattern, second: Pattern, world: WorldRecord, word: str = 
     return f"Does {_name(world, first.subject)} {verb(first, world)} {word} {tail}?"
 
 
-def text_of(form: Exists | Before, world: WorldRecord, after: bool = False) -> str:
-    """The question of a form; ``after`` phrases ``before(a, b)`` as "Does <b> after <a>?"."""
+def implicit_order_text(first: Pattern, second: Pattern, world: WorldRecord) -> str:
+    """ "Has <first> already <done p> when <second>?": the order is implied, never said."""
+    return f"Has {_name(world, first.subject)} already {verb(first, world, participle=True)} when {clause(second, world)}?"
+
+
+def count_text(event: EventKind, n: int, world: WorldRecord) -> str:
+    if not 0 <= n < len(NUMBER_WORDS):
+        raise ValueError(f"no phrasing for a count of {n}")
+    noun = "agent" if n == 1 else "agents"
+    return f"{'Does' if n == 1 else 'Do'} exactly {NUMBER_WORDS[n]} {noun} {verb(event, world)}?"
+
+
+def text_of(form: Exists | Before | Count, world: WorldRecord, after: bool = False, implicit: bool = False) -> str:
+    """The question of a form; ``after`` phrases ``before(a, b)`` as "Does <b> after <a>?", ``implicit`` as
+    "Has <a> already ... when <b>?"."""
     if isinstance(form, Exists):
         return exists_text(form.pattern, world)
+    if isinstance(form, Count):
+        return count_text(form.event, form.n, world)
+    if implicit:
+        return implicit_order_text(form.a, form.b, world)
     if after:
         return order_text(form.b, form.a, world, "after")
     return order_text(form.a, form.b, world, "before")

@@ -2,12 +2,13 @@
 
 A question's answer is not written by hand: it is the value of its ``form`` on the world record
 (``evaluate``), so a composed item is executable ground truth, and the same form can later be
-evaluated on a record an extractor predicted. Two forms exist:
+evaluated on a record an extractor predicted. Three forms exist:
 
 - ``exists(p)``: some fact matches pattern ``p`` ("Does the red circle marked 3 light up?");
 - ``before(a, b)``: some fact matching ``a`` happens strictly before some fact matching ``b``.
   The composer only uses patterns that match exactly one fact of the world, so "before" is the
-  order of two events, unambiguous.
+  order of two events, unambiguous;
+- ``count(e, n)``: exactly n distinct entities do event e ("Do exactly two agents light up?").
 
 ``Target`` holds the paper's fields (§4.2, H.9): its chain of fact ids, ``temporally_constrained``,
 the ordering pair (the two facts whose order decides the answer, earlier first), polarity, and for
@@ -78,7 +79,40 @@ class Before(_Strict):
     b: Pattern
 
 
-Form = Annotated[Exists | Before, Field(discriminator="op")]
+class EventKind(_Strict):
+    """What a fact says without its subject and time ("lights up", "passes the ball to X")."""
+
+    kind: FactKind
+    predicate: str
+    object: str | None = None
+    value: str | None = None
+
+    @classmethod
+    def of(cls, fact: Fact | Pattern) -> EventKind:
+        return cls(kind=fact.kind, predicate=fact.predicate, object=fact.object, value=fact.value)
+
+    def matches(self, fact: Fact) -> bool:
+        return (fact.kind, fact.predicate, fact.object, fact.value) == (self.kind, self.predicate, self.object,
+                                                                      self.value)
+
+    def by(self, subject: str) -> Pattern:
+        return Pattern(subject=subject, kind=self.kind, predicate=self.predicate, object=self.object, value=self.value)
+
+
+class Count(_Strict):
+    """``count(e, n)``: exactly ``n`` distinct entities do ``e`` ("Do exactly two agents light up?")."""
+
+    op: Literal["count"] = "count"
+    event: EventKind
+    n: int = Field(ge=0)
+
+
+AnyForm = Exists | Before | Count
+Form = Annotated[AnyForm, Field(discriminator="op")]
+#: the paper's question forms (§4.2: order, count, identity, attribution, existence); the composer makes
+#: order and count targets (see compose.py) and uses attribution and existence as sub-questions
+QuestionForm = Literal["order", "count", "identity", "attribution", "existence"]
+Phrasing = Literal["explicit", "implicit"]
 
 
 class Perturbation(_Strict):
@@ -103,6 +137,10 @@ class Target(_Strict):
     asserted: list[Claim] = Field(default_factory=list)
     form: Form | None = None
     sub_ids: list[str] = Field(default_factory=list)
+    #: which of the paper's forms the question is, and for an order question whether it says "before"/"after"
+    #: (explicit) or implies the order ("Has X already ... when Y ...?"); None for imported items
+    question_form: QuestionForm | None = None
+    phrasing: Phrasing | None = None
 
     @property
     def valid(self) -> bool:
@@ -130,16 +168,18 @@ def matching(pattern: Pattern, facts: list[Fact]) -> list[Fact]:
     return [f for f in facts if pattern.matches(f)]
 
 
-def evaluate(form: Exists | Before, world: WorldRecord) -> bool:
+def evaluate(form: AnyForm, world: WorldRecord) -> bool:
     """The truth of ``form`` on ``world`` (see the module docstring)."""
     facts = list(world.facts)
     if isinstance(form, Exists):
         return bool(matching(form.pattern, facts))
+    if isinstance(form, Count):
+        return len({f.subject for f in facts if form.event.matches(f)}) == form.n
     a, b = matching(form.a, facts), matching(form.b, facts)
     return any(fa.t < fb.t - TIME_EPS for fa in a for fb in b)
 
 
-def answer_of(form: Exists | Before, world: WorldRecord) -> str:
+def answer_of(form: AnyForm, world: WorldRecord) -> str:
     return YES if evaluate(form, world) else NO
 
 
@@ -156,7 +196,7 @@ def swap_times(world: WorldRecord, fact_a: str, fact_b: str) -> WorldRecord:
     return world.with_facts(swapped)
 
 
-def order_dependent(form: Exists | Before, pair: tuple[str, str], world: WorldRecord) -> bool:
+def order_dependent(form: AnyForm, pair: tuple[str, str], world: WorldRecord) -> bool:
     """Whether the answer flips when the two facts of ``pair`` trade places in time."""
     return evaluate(form, world) != evaluate(form, swap_times(world, *pair))
 

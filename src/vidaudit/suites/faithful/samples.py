@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from vidaudit.core.types import Sample, VideoRef
+from vidaudit.suites.faithful.compose import scope
 from vidaudit.suites.faithful.phrasing import clause
 from vidaudit.suites.faithful.questions import Pattern, SubQuestion, Target
 from vidaudit.suites.faithful.world import WorldRecord
@@ -55,9 +56,11 @@ def samples_for(world: WorldRecord, targets: list[Target], subs: list[SubQuestio
             sample_id=tsid, suite=SUITE, question=t.text, answer=t.answer, video=video,
             params={**base, "role": "target", "target_id": t.target_id, "target_sample_id": tsid,
                     "probe_type": None, "polarity": t.polarity, "temporally_constrained": t.temporally_constrained,
+                    "question_form": t.question_form, "phrasing": t.phrasing,
                     "negative_of": target_sample_id(world.video_id, t.negative_of) if t.negative_of else None,
                     "ordering_pair": list(t.ordering_pair) if t.ordering_pair else None, "chain": list(t.chain),
                     "chain_text": [fact_line(world, f) for f in t.chain], "perturbed": perturbed,
+                    "scope_names": [world.entity(e).name for e in scope(t, world)],
                     "sub_sample_ids": sub_ids,
                     "subs": [{"sample_id": sid, "question": s.text, "answer": s.answer, "probe_type": s.probe_type}
                              for sid, s in zip(sub_ids, mine, strict=True)]}))

@@ -48,6 +48,9 @@ class SceneSpec:
     width: int = 256
     height: int = 192
     max_targets: int = 6
+    #: episodes that repeat an agent's earlier event (it lights up again after going dark, or leaves the scene a
+    #: second time): the events a count question can only get right by knowing the two sightings are one agent
+    repeats: int = 0
 
     def __post_init__(self) -> None:
         if not 3 <= self.agents <= 8:
@@ -63,6 +66,8 @@ class SceneSpec:
             raise ConfigError(f"width and height must be even and at least 96, got {self.width}x{self.height}")
         if not (self.fps > 0 and self.duration_s > 0):
             raise ConfigError("fps and duration must be positive")
+        if not 0 <= self.repeats <= self.events:
+            raise ConfigError(f"repeats must be between 0 and the number of events ({self.events}), got {self.repeats}")
         if self.max_targets < 1:
             raise ConfigError(f"max_targets must be at least 1, got {self.max_targets}")
 
@@ -75,9 +80,12 @@ class SceneSpec:
         return max(7.0, 0.065 * min(self.width, self.height))
 
     def knobs(self) -> dict[str, int | float]:
-        return {"agents": self.agents, "events": self.events, "occlusions": self.occlusions,
-                "lookalikes": self.lookalikes, "duration_s": float(self.duration_s), "fps": float(self.fps),
-                "width": self.width, "height": self.height, "max_targets": self.max_targets}
+        out = {"agents": self.agents, "events": self.events, "occlusions": self.occlusions,
+               "lookalikes": self.lookalikes, "duration_s": float(self.duration_s), "fps": float(self.fps),
+               "width": self.width, "height": self.height, "max_targets": self.max_targets}
+        if self.repeats:   # only when set, so that worlds drawn without repeats keep their seeds
+            out["repeats"] = self.repeats
+        return out
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,11 @@ def gold_of(sample: Sample) -> str | None:
     return sample.answer if sample.answer in (YES, NO) else None
 
 
+def written_of(sample: Sample) -> str | None:
+    """The sample's answer as the data writes it when it is Yes/No, even for an item kept as wrong."""
+    return sample.answer if sample.answer in (YES, NO) else None
+
+
 def score_answer(sample: Sample, text: str | None, status: str) -> TrialScore:
     if status != "ok" or text is None:
         return TrialScore(correct=None)

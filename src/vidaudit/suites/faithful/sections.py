@@ -13,7 +13,8 @@ ACC_LEDE = ("A_faith (primary) credits a target only when its answer and every o
             "targets, A_sub pooled over all their sub-questions. A_cons, the mean share of right sub-questions over "
             "the targets a model got right, is a reference only: its denominator depends on the model, so it is not "
             "comparable across models. Errored, unparseable and missing trials count as wrong. Intervals: Wilson 95% "
-            "(A_cons: bootstrap over source videos).")
+            "and, for A_faith, a 2,000-resample bootstrap over source videos beside it, which is the one to read when "
+            "targets of one video succeed or fail together (A_cons: bootstrap over source videos).")
 PROBE_LEDE = "A_sub split by probe type: sub-questions about one fact and sub-questions about the order of two events."
 BALANCE_LEDE = ("The share of Yes answers at each level of the evaluated data, and each model's balanced accuracy "
                 "(the mean of its recall on Yes items and on No items), to check that raw accuracy is not an "
@@ -54,14 +55,22 @@ def _systems(results: Mapping[str, Any]) -> list[tuple[str, str, dict[str, Any]]
     return out
 
 
+def _video(block: Any) -> str:
+    if not isinstance(block, Mapping) or block.get("video_ci_low") is None:
+        return MISSING
+    return f"[{_pct(block['video_ci_low'])}, {_pct(block['video_ci_high'])}] ({block['n_videos']} videos)"
+
+
 def accuracy_table(results: Mapping[str, Any]) -> Table:
-    rows = [[m, c, _rate(d["a_faith"]), _rate(d["a_target"]), _rate(d["a_sub"]),
+    rows = [[m, c, _rate(d["a_faith"]), _video(d["a_faith"]), _rate(d["a_target"]), _rate(d["a_sub"]),
              _rate(d["a_cons"]) + (f" (|C|={d['a_cons']['n_correct_targets']})" if d["a_cons"].get("value") is not None
                                    else " (undefined)"),
              str(d["n_targets"]), str(d["n_subs"])] for m, c, d in _systems(results)]
     return Table(id="faithful-accuracy", title="Accuracies (%)", key_columns=2,
-                 columns=["model", "condition", "A_faith", "A_target", "A_sub", "A_cons (ref.)", "targets", "subs"],
-                 rows=rows, caption="value [95% interval] (k/n)")
+                 columns=["model", "condition", "A_faith", "A_faith by video", "A_target", "A_sub", "A_cons (ref.)",
+                          "targets", "subs"],
+                 rows=rows, caption="value [Wilson 95% interval] (k/n); by video: the 95% interval of a bootstrap "
+                                    "resampling source videos (targets of one video are correlated)")
 
 
 def faith_figure(results: Mapping[str, Any]) -> GridFigure | None:
@@ -91,10 +100,12 @@ def probe_table(results: Mapping[str, Any]) -> Table:
 
 def balance_tables(results: Mapping[str, Any]) -> list[Table]:
     bal = (results.get("dataset") or {}).get("balance") or {}
-    rows = [[level, str(b["n"]), str(b["yes"]), str(b["no"]), str(b["invalid"]), _pct(b["yes_share"])]
-            for level, b in bal.items()]
+    rows = [[level, str(b["n"]), str(b["yes"]), str(b["no"]), str(b["invalid"]), str(b.get("kept_as_wrong", 0)),
+             _pct(b["yes_share"])] for level, b in bal.items()]
     t1 = Table(id="faithful-balance", title="Yes/No balance of the evaluated data", key_columns=1,
-               columns=["level", "items", "Yes", "No", "invalid", "Yes share (%)"], rows=rows)
+               columns=["level", "items", "Yes", "No", "not Yes/No", "kept as wrong", "Yes share (%)"], rows=rows,
+               caption="Yes share = Yes / (Yes + No) over the items' own answers; an item kept as wrong "
+                       "(--on-invalid keep-as-wrong) counts by its answer and is never right")
     rows2 = []
     for m, c, d in _systems(results):
         b = d["balanced"]

@@ -5,8 +5,10 @@ Observations are the objects each chunk's extraction lists. Four steps:
 1. **Similarity** of an observation o_i of chunk a and o_j of a later chunk b, ``c in [0, 1]``:
    ``0`` if their categories differ, or a colour or a read number differs (the identity evidence),
    else ``W_ATTR * attr + W_POS * pos`` with ``attr`` the share of equal attributes among those both
-   report (colour, shape, size, number) and ``pos = max(0, 1 - d / POS_SCALE)``, d the distance of
-   o_i's last and o_j's first coarse position (normalised frame units).
+   report (colour, shape, size, number; under the open schema every attribute either reports, free
+   text compared without case or extra spaces) and ``pos = max(0, 1 - d / POS_SCALE)``, d the distance
+   of o_i's last and o_j's first coarse position (normalised frame units); without a position (open
+   schema), ``attr`` alone.
 2. **Constraint filtering**: a candidate link needs ``0 <= t_j - t_i < dt_max`` (t_i = o_i's
    ``last_seen``, t_j = o_j's ``first_seen``) and ``c > tau_conf``; both strict.
 3. **Conflict resolution**, one-to-one and prioritised by temporal adjacency: chunk pairs are taken
@@ -25,17 +27,26 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from vidaudit.suites.faithful.framework.schema import ChunkExtraction, ChunkObject
+from vidaudit.suites.faithful.framework.schema import (
+    ChunkExtraction,
+    ChunkObject,
+    OpenChunkExtraction,
+    OpenChunkObject,
+    attributes_of,
+)
 
 W_ATTR, W_POS = 0.6, 0.4
 POS_SCALE = 0.5
 ATTRS = ("colour", "shape", "size", "number")
+#: attributes that veto a link when both observations report them and they differ (the identity evidence)
+HARD = ("colour", "number")
 
 
 @dataclass(frozen=True)
@@ -49,7 +60,7 @@ class AggregatorSettings:
 @dataclass(frozen=True)
 class Observation:
     chunk: int
-    obj: ChunkObject
+    obj: ChunkObject | OpenChunkObject
 
     @property
     def key(self) -> tuple[int, str]:
@@ -72,19 +83,27 @@ class Trajectory:
                 "states": [[round(t, 2), k, p, v, o] for t, k, p, v, o in self.states]}
 
 
-def similarity(a: ChunkObject, b: ChunkObject) -> float:
+def similarity(a: ChunkObject | OpenChunkObject, b: ChunkObject | OpenChunkObject) -> float:
     """c(o_i, o_j) of step 1."""
     if a.category != b.category:
         return 0.0
-    ea, eb = a.attributes.model_dump(), b.attributes.model_dump()
-    for hard in ("colour", "number"):
-        if ea[hard] is not None and eb[hard] is not None and ea[hard] != eb[hard]:
+    ea, eb = attributes_of(a), attributes_of(b)
+    for hard in HARD:
+        if ea.get(hard) is not None and eb.get(hard) is not None and _norm(ea[hard]) != _norm(eb[hard]):
             return 0.0
-    both = [k for k in ATTRS if ea[k] is not None and eb[k] is not None]
-    attr = sum(ea[k] == eb[k] for k in both) / len(both) if both else 0.0
+    keys = ATTRS if not (isinstance(a, OpenChunkObject) or isinstance(b, OpenChunkObject)) else sorted(set(ea) | set(eb))
+    both = [k for k in keys if ea.get(k) is not None and eb.get(k) is not None]
+    attr = sum(_norm(ea[k]) == _norm(eb[k]) for k in both) / len(both) if both else 0.0
+    if a.position is None or b.position is None:   # open vocabulary without positions: attributes alone
+        return attr
     (x0, y0), (x1, y1) = a.position.last, b.position.first
     pos = max(0.0, 1.0 - math.hypot(x1 - x0, y1 - y0) / POS_SCALE)
     return W_ATTR * attr + W_POS * pos
+
+
+def _norm(v: object) -> object:
+    """Free-text attribute values compare case- and space-insensitively ("White jersey" = "white  jersey")."""
+    return " ".join(v.casefold().split()) if isinstance(v, str) else v
 
 
 class _Links:
@@ -157,15 +176,17 @@ def link(obs: list[Observation], s: AggregatorSettings) -> _Links:
     return links
 
 
-def _consensus(members: list[ChunkObject]) -> dict[str, object]:
+def _consensus(members: Sequence[ChunkObject | OpenChunkObject]) -> dict[str, object]:
+    dicts = [attributes_of(m) for m in members]
+    keys = ATTRS if not any(isinstance(m, OpenChunkObject) for m in members) else sorted({k for d in dicts for k in d})
     out: dict[str, object] = {}
-    for k in ATTRS:
-        votes = Counter(getattr(m.attributes, k) for m in members if getattr(m.attributes, k) is not None)
+    for k in keys:
+        votes = Counter(d.get(k) for d in dicts if d.get(k) is not None)
         out[k] = votes.most_common(1)[0][0] if votes else None
     return out
 
 
-def aggregate(chunks: list[tuple[int, ChunkExtraction]], settings: AggregatorSettings | None = None) -> list[Trajectory]:
+def aggregate(chunks: list[tuple[int, ChunkExtraction | OpenChunkExtraction]], settings: AggregatorSettings | None = None) -> list[Trajectory]:
     """Trajectories from the valid chunks' extractions (``(chunk index, extraction)``)."""
     s = settings or AggregatorSettings()
     obs = [Observation(m, o) for m, ex in sorted(chunks, key=lambda c: c[0]) for o in ex.objects]

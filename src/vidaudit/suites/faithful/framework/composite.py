@@ -34,7 +34,7 @@ from vidaudit.suites.faithful.framework import memory, retrieval, summarise
 from vidaudit.suites.faithful.framework.aggregator import AggregatorSettings, aggregate
 from vidaudit.suites.faithful.framework.chunks import Chunk, plan_chunks, uniform_frames
 from vidaudit.suites.faithful.framework.query import question_of
-from vidaudit.suites.faithful.framework.schema import SCHEMA_PROMPT, SCHEMA_VERSION, InvalidExtraction, parse_chunk
+from vidaudit.suites.faithful.framework.schema import InvalidExtraction, extraction_prompt, parse_chunk
 from vidaudit.suites.faithful.framework.spec import FrameworkOptions, parse_spec
 from vidaudit.video.frame_cache import FrameCache
 
@@ -71,13 +71,20 @@ class ObjectCentricAdapter:
         else:
             from vidaudit.models.factory import make_adapter
 
-            backbone = ModelSpec.parse(o.backbone).model_copy(update={"settings": spec.settings})
-            if backbone.provider == "object-centric":
-                raise ConfigError(f"{spec.label}: the backbone cannot itself be object-centric")
-            model = make_adapter(backbone)
-            self.extractor = self.answerer = model
-            self.retriever = model if o.retrieval == "model" else None
-            self._owned = [model]
+            made: dict[str, ModelAdapter] = {}
+
+            def adapter_for(stage: str):
+                text = o.stage_spec(stage)
+                if text not in made:
+                    m = ModelSpec.parse(text).model_copy(update={"settings": spec.settings})
+                    if m.provider == "object-centric":
+                        raise ConfigError(f"{spec.label}: the backbone cannot itself be object-centric")
+                    made[text] = make_adapter(m)
+                return made[text]
+            self.extractor = adapter_for("extract")
+            self.answerer = adapter_for("answer")
+            self.retriever = adapter_for("retrieve") if o.retrieval == "model" else None
+            self._owned = list(made.values())
         # images=False: it samples its own frames from the video, so the plan refuses frames@K up front
         self.capabilities = Capabilities(native_video=True, images=False, concurrency=4,
                                          local=o.offline, synthetic=o.offline)
@@ -99,13 +106,14 @@ class ObjectCentricAdapter:
 
     async def _extract(self, request: Request, video: VideoPart, ch: Chunk, call: StageCall):
         parts = await asyncio.to_thread(self._images, video, ch.frames, ch.times)
-        prompt = SCHEMA_PROMPT.format(n=len(ch.frames), t0=ch.t_start, t1=ch.t_end)
+        template, version = extraction_prompt(self.options.schema)
+        prompt = template.format(n=len(ch.frames), t0=ch.t_start, t1=ch.t_end)
         sub = Request(trial_id=request.trial_id, parts=(*parts, TextPart(prompt)), settings=self.spec.settings,
-                      metadata={"stage": "extract", "schema_version": SCHEMA_VERSION, "video": video.sha256,
+                      metadata={"stage": "extract", "schema_version": version, "video": video.sha256,
                                 "chunk": [ch.index, ch.t_start, ch.t_end]})
         r = await call("extract", self.extractor, sub)
         try:
-            return ch, r, parse_chunk(r.text, ch.t_start, ch.t_end), None
+            return ch, r, parse_chunk(r.text, ch.t_start, ch.t_end, self.options.schema), None
         except InvalidExtraction as e:
             return ch, r, None, str(e)
 

@@ -24,11 +24,21 @@ _ANSWER = re.compile(r"Answer:\s*(Yes|No)\b", re.I)
 
 
 @dataclass(frozen=True)
+class TargetResult:
+    target: str                  # the target's sample id
+    cluster: str                 # its source video
+    form: str | None             # question_form ("order", "count", ...)
+    right: bool
+    faithful: bool
+
+
+@dataclass(frozen=True)
 class FaithScore:
     spec: str
     targets: int
     faithful: int
     target_right: int
+    per_target: tuple[TargetResult, ...] = ()
 
     @property
     def a_faith(self) -> float:
@@ -70,18 +80,24 @@ async def _answers(adapter: ObjectCentricAdapter, data: Path, samples: list[Samp
     return out
 
 
-def score(answers: dict[str, bool | None], samples: list[Sample]) -> tuple[int, int, int]:
-    """(targets, faithful targets, right targets) of the answers."""
+def per_target(answers: dict[str, bool | None], samples: list[Sample]) -> list[TargetResult]:
+    """Each target's outcome under the answers (right; faithful = right with every sub-question right)."""
     gold = {s.sample_id: s.answer.strip().lower() == "yes" for s in samples}
-    n = faithful = right = 0
+    out = []
     for s in samples:
         if s.params.get("role") != "target":
             continue
-        n += 1
         ok = answers.get(s.sample_id) == gold[s.sample_id]
-        right += ok
-        faithful += ok and all(answers.get(x) == gold[x] for x in s.params["sub_sample_ids"])
-    return n, faithful, right
+        faithful = ok and all(answers.get(x) == gold[x] for x in s.params["sub_sample_ids"])
+        out.append(TargetResult(s.sample_id, str(s.params.get("source_video_id") or s.group_id),
+                                s.params.get("question_form"), ok, faithful))
+    return out
+
+
+def score(answers: dict[str, bool | None], samples: list[Sample]) -> tuple[int, int, int]:
+    """(targets, faithful targets, right targets) of the answers."""
+    res = per_target(answers, samples)
+    return len(res), sum(r.faithful for r in res), sum(r.right for r in res)
 
 
 def evaluate(data: str | Path, specs: list[str]) -> dict[str, FaithScore]:
@@ -98,8 +114,9 @@ def evaluate(data: str | Path, specs: list[str]) -> dict[str, FaithScore]:
                 answers = await _answers(adapter, data, samples, call)
             finally:
                 await adapter.aclose()
-            n, f, r = score(answers, samples)
-            res[spec] = FaithScore(spec, n, f, r)
+            outs = per_target(answers, samples)
+            res[spec] = FaithScore(spec, len(outs), sum(o.faithful for o in outs), sum(o.right for o in outs),
+                                   tuple(outs))
         return res
 
     return asyncio.run(go())

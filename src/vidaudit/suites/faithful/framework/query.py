@@ -1,8 +1,9 @@
 """Parse a faithful question's text back to a query, and evaluate it over trajectories.
 
 The composer's questions come from a grammar (``suites/faithful/phrasing.py``): "Does N V?",
-"Does N V before|after M does?" and "Does N V before|after M V3?", with N, M names ("the red circle
-marked 3", "the ball") and V a base form of ``phrasing.VERBS``. ``parse_question`` inverts it from
+"Does N V before|after M does?", "Does N V before|after M V3?", "Has N already V-ed when M V3?"
+(implicit order) and "Do exactly K agents V?" (count), with N, M names ("the red circle marked 3",
+"the ball") and V a base form of ``phrasing.VERBS``. ``parse_question`` inverts it from
 the text alone -- what the model is sent -- never from a sample's fields. ``answer`` evaluates the
 query the way ``questions.evaluate`` does on a record, over a trajectory memory instead:
 
@@ -11,7 +12,9 @@ query the way ``questions.evaluate`` does on a record, over a trajectory memory 
 - "lights up" / "goes dark" is a ``state`` entry with that value after one with the other value in
   the same trajectory; any other verb is a state with its predicate (and, for a relation, an object
   trajectory the object's name denotes);
-- ``exists``: some event matches; ``before(a, b)``: an a-event strictly precedes a b-event.
+- ``exists``: some event matches; ``before(a, b)``: an a-event strictly precedes a b-event;
+  ``count``: exactly K agent trajectories do the event (one per agent only when identities are linked:
+  with linking off an agent's fragments are counted apart).
 With no trajectory the answer is No (nothing is known to have happened).
 """
 
@@ -20,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from vidaudit.suites.faithful.phrasing import VERBS
+from vidaudit.suites.faithful.phrasing import NUMBER_WORDS, PARTICIPLES, VERBS
 from vidaudit.suites.faithful.world import TIME_EPS
 
 NAME = r"the (?:[a-z]+ [a-z]+ marked \d+|ball)"
@@ -55,9 +58,10 @@ class EventQ:
 
 @dataclass(frozen=True)
 class Query:
-    op: str                      # "exists" | "before"
+    op: str                      # "exists" | "before" | "count"
     a: EventQ
     b: EventQ | None = None
+    n: int | None = None         # for "count": the number asked about
 
 
 def _verb_regex(template: str) -> str:
@@ -66,6 +70,9 @@ def _verb_regex(template: str) -> str:
 
 _BASE = [(key, _verb_regex(base)) for key, (base, _) in VERBS.items()]
 _THIRD = [(key, _verb_regex(third)) for key, (_, third) in VERBS.items()]
+_PARTICIPLE = [(key, _verb_regex(pp)) for key, pp in PARTICIPLES.items()]
+#: "any agent": the subject of a count question
+ANY_AGENT = Name()
 
 
 def _event(subject: str, key: tuple, obj: str | None) -> EventQ:
@@ -78,9 +85,43 @@ def _event(subject: str, key: tuple, obj: str | None) -> EventQ:
     return EventQ(Name.parse(subject), kind, predicate, value, o)
 
 
+def _third_event(subject: str, rest: str) -> EventQ | None:
+    for key, rx in _THIRD:
+        m = re.fullmatch(rx, rest)
+        if m is not None:
+            return _event(subject, key, m.groupdict().get("o"))
+    return None
+
+
+def _special(q: str) -> Query | None:
+    """The implicit order ("Has N already V-ed when M V3?") and count ("Do exactly K agents V?") forms."""
+    m = re.fullmatch(rf"Has (?P<s>{NAME}) already (?P<rest>.+) when (?P<s2>{NAME}) (?P<rest2>.+)\?", q)
+    if m is not None:
+        for key, rx in _PARTICIPLE:
+            vm = re.fullmatch(rx, m.group("rest"))
+            b = _third_event(m.group("s2"), m.group("rest2"))
+            if vm is not None and b is not None:
+                return Query("before", _event(m.group("s"), key, vm.groupdict().get("o")), b)
+        raise ValueError(f"no verb of the grammar in {q!r}")
+    m = re.fullmatch(r"(?:Do|Does) exactly (?P<n>[a-z]+) agents? (?P<rest>.+)\?", q)
+    if m is not None and m.group("n") in NUMBER_WORDS:
+        for key, rx in _BASE:
+            vm = re.fullmatch(rx, m.group("rest"))
+            if vm is not None:
+                kind, predicate, value = key
+                obj = vm.groupdict().get("o")
+                o = Name(item=True) if predicate == "receives" else (Name.parse(obj) if obj else None)
+                return Query("count", EventQ(ANY_AGENT, kind, predicate, value, o), n=NUMBER_WORDS.index(m.group("n")))
+        raise ValueError(f"no verb of the grammar in {q!r}")
+    return None
+
+
 def parse_question(text: str) -> Query:
     """The query of a composer question; ``ValueError`` for text outside the grammar."""
     q = text.strip()
+    special = _special(q)
+    if special is not None:
+        return special
     m = re.fullmatch(rf"Does (?P<s>{NAME}) (?P<rest>.+)\?", q)
     if m is None:
         raise ValueError(f"not a faithful question: {text!r}")
@@ -131,15 +172,16 @@ def denotes(name: Name, traj: dict) -> bool:
         return False
     at = traj["attributes"]
     for k, v in (("colour", name.colour), ("shape", name.shape), ("number", name.number)):
-        if at.get(k) is not None and at[k] != v:
+        if v is not None and at.get(k) is not None and at[k] != v:   # a field the name leaves open matches any
             return False
     return True
 
 
-def event_times(e: EventQ, trajs: list[dict]) -> list[float]:
+def event_times(e: EventQ, trajs: list[dict], subjects: list[dict] | None = None) -> list[float]:
+    """Times of the events ``e`` names in ``trajs`` (done by ``subjects`` only when given)."""
     objs = {t["id"] for t in trajs if e.object is not None and denotes(e.object, t)}
     out = []
-    for t in trajs:
+    for t in trajs if subjects is None else subjects:
         if not denotes(e.subject, t):
             continue
         prev_value = None
@@ -154,6 +196,8 @@ def event_times(e: EventQ, trajs: list[dict]) -> list[float]:
 
 
 def answer(q: Query, trajs: list[dict]) -> bool:
+    if q.op == "count":   # the trajectories that do it: one per agent when identities are linked
+        return sum(1 for t in trajs if t["category"] == "agent" and event_times(q.a, trajs, subjects=[t])) == q.n
     a = event_times(q.a, trajs)
     if q.op == "exists":
         return bool(a)

@@ -2,7 +2,8 @@
 
 - ``lexical`` (no model call; costed as zero calls): a trajectory is retrieved when the question
   contains its colour and shape words and, when it has a read number, that number (the ball: the
-  word "ball"). The unit is the trajectory (§5.3), not the state triplet.
+  word "ball"); a count question ("Do exactly two agents ...?") retrieves every agent. The unit is the
+  trajectory (§5.3), not the state triplet.
 - ``model``: one call to the backbone with the trajectory headers and the question, asking for a
   JSON list of ids; a reply that is not one yields every trajectory, and says so (``note``).
 - ``all`` (the no-filter ablation): every trajectory.
@@ -20,8 +21,14 @@ import numpy as np
 WORD = re.compile(r"[a-z0-9]+")
 
 
+#: a count question quantifies over every agent ("Do exactly two agents light up?")
+_COUNT = re.compile(r"^(?:do|does) exactly [a-z]+ agents? ")
+
+
 def lexical(question: str, trajs: list[dict]) -> list[str]:
     words = set(WORD.findall(question.lower()))
+    if _COUNT.match(question.strip().lower()):   # every agent, and the ball when the question names it
+        return [t["id"] for t in trajs if t["category"] == "agent" or "ball" in words]
     out = []
     for t in trajs:
         at = t["attributes"]

@@ -10,7 +10,9 @@ One chunk's output is a JSON object::
                   "states": [{"t": seconds, "kind": "attribute" | "action" | "relation",
                               "predicate": str, "value": str | null, "object": local id | null}]}]}
 
-States follow the world record's three kinds (H.13 ii): an ``attribute`` carries a ``value``
+That is the synthetic worlds' schema (``schema=synthetic``, the default). ``schema=open`` is STRAND's
+open vocabulary (``OpenChunkObject``): a free-text category, free-text attributes, free predicates and
+values, an optional position. States follow the world record's three kinds (H.13 ii): an ``attribute`` carries a ``value``
 (``state`` = ``lit`` / ``dark``), an ``action`` neither value nor object, a ``relation`` the local id
 of another object of the same chunk. Times are absolute video seconds inside the chunk. The coarse
 ``position`` is vidaudit's addition (the paper's linker uses "spatial proximity" but records have
@@ -87,15 +89,50 @@ class ChunkExtraction(_Strict):
     objects: list[ChunkObject] = Field(default_factory=list)
 
 
+#: an open-vocabulary attribute value: free text, a number, or unknown
+OpenValue = str | int | float | bool | None
+
+
+class OpenChunkObject(_Strict):
+    """An object as STRAND's world records have it: an open-vocabulary category ("person", "car", "dog"),
+    free-text attributes ({"clothing": "white jersey", "number": 24}), states of the three kinds with free
+    predicates and values; the coarse position is optional."""
+
+    id: str = Field(min_length=1)
+    category: str = Field(min_length=1, max_length=80)
+    attributes: dict[str, OpenValue] = Field(default_factory=dict)
+    first_seen: float
+    last_seen: float
+    position: Position | None = None
+    states: list[State] = Field(default_factory=list)
+
+
+class OpenChunkExtraction(_Strict):
+    objects: list[OpenChunkObject] = Field(default_factory=list)
+
+
+#: the schemas a dataset can declare: the synthetic worlds' (one instance: agents and items, colour / shape /
+#: size / number, the simulator's events) and the open vocabulary of real videos
+SCHEMAS: dict[str, type[ChunkExtraction | OpenChunkExtraction]] = {
+    "synthetic": ChunkExtraction, "open": OpenChunkExtraction}
+
+
+def attributes_of(obj: ChunkObject | OpenChunkObject) -> dict[str, object]:
+    """An observation's attributes as a dict, whichever schema it follows."""
+    return dict(obj.attributes) if isinstance(obj.attributes, dict) else obj.attributes.model_dump()
+
+
 class InvalidExtraction(ValueError):
     """An extractor's output that does not follow the schema (the reason is the message)."""
 
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
-def parse_chunk(text: str, t_start: float, t_end: float) -> ChunkExtraction:
-    """The validated extraction of chunk [t_start, t_end), or ``InvalidExtraction`` naming what is wrong."""
+def parse_chunk(text: str, t_start: float, t_end: float, schema: str = "synthetic"
+                ) -> ChunkExtraction | OpenChunkExtraction:
+    """The validated extraction of chunk [t_start, t_end) under ``schema`` (``SCHEMAS``), or
+    ``InvalidExtraction`` naming what is wrong."""
     m = _FENCE.search(text)
     raw = m.group(1) if m else text
     try:
@@ -103,7 +140,7 @@ def parse_chunk(text: str, t_start: float, t_end: float) -> ChunkExtraction:
     except json.JSONDecodeError as e:
         raise InvalidExtraction(f"not JSON ({e.msg} at char {e.pos})") from None
     try:
-        chunk = ChunkExtraction.model_validate(data)
+        chunk = SCHEMAS[schema].model_validate(data)
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
@@ -138,3 +175,26 @@ SCHEMA_PROMPT = (
     "\"receives\", \"collides_with\", \"goes_behind\", \"emerges_from\"). Use the same id for an object "
     "throughout the chunk, also when it is briefly hidden."
 )
+
+
+OPEN_SCHEMA_VERSION = "open-1"
+OPEN_SCHEMA_PROMPT = (
+    "You see {n} frames of one video chunk from {t0:.2f} s to {t1:.2f} s, each preceded by its timestamp. "
+    "List every object that moves, changes or interacts (people, animals, vehicles, things), as JSON only, in "
+    "this form:\n"
+    '{{"objects": [{{"id": "o1", "category": "a short noun", "attributes": {{"name": "value", ...}}, '
+    '"first_seen": seconds, "last_seen": seconds, "position": {{"first": [x, y], "last": [x, y]}}, '
+    '"states": [{{"t": seconds, "kind": "attribute" | "action" | "relation", "predicate": "...", '
+    '"value": "..." or null, "object": "o2" or null}}]}}]}}\n'
+    "Attributes are the persistent properties that tell this object apart from the others (colours, clothing, "
+    "a number or text it carries, its kind); write what you see, in a few words each. States, at the time they "
+    "are seen: attribute (a property that changes, with its value, e.g. predicate \"door\", value \"open\"), "
+    "action (what it does, e.g. \"jumps\", \"enters\"), relation to another listed object (e.g. \"passes_to\", "
+    "\"blocks\"). Positions are the object's centre in normalised frame coordinates (0..1, y down). Use "
+    "absolute video seconds and the same id for an object throughout the chunk, also when it is briefly hidden."
+)
+
+
+def extraction_prompt(schema: str) -> tuple[str, object]:
+    """(prompt template, version) of a schema's extraction stage."""
+    return (OPEN_SCHEMA_PROMPT, OPEN_SCHEMA_VERSION) if schema == "open" else (SCHEMA_PROMPT, SCHEMA_VERSION)

@@ -1,7 +1,8 @@
 """The ``object-centric`` model spec: ``object-centric:[KEY=VALUE,]...BACKBONE``.
 
 BACKBONE is ``offline`` (the classical extractor, lexical retrieval and the program answerer) or any
-model spec (``openai:gpt-4o``, ``openai:qwen@http://host/v1``, ``hf:...``), used for E, R and G.
+model spec (``openai:gpt-4o``, ``openai:qwen@http://host/v1``, ``hf:...``), used for E, R and G unless a
+stage names its own (``extract=SPEC``, ``retrieve=SPEC``, ``answer=SPEC``; a spec has no comma).
 Options come first, comma-separated, each ``key=value`` (a backbone never starts with ``key=``):
 
 | key | default | meaning |
@@ -18,6 +19,8 @@ Options come first, comma-separated, each ``key=value`` (a backbone never starts
 | ``tau`` | 0.75 | tau_conf |
 | ``aggregator`` | ``deterministic`` | ``summarise``: one backbone call merges the chunk observations (``framework.summarise``) |
 | ``states`` | ``structured`` | ``captions``: a free-text caption per chunk instead of structured states (``framework.captions``) |
+| ``schema`` | ``synthetic`` | ``open``: STRAND's open vocabulary (free categories, attributes, predicates; ``framework.schema``) |
+| ``extract``, ``retrieve``, ``answer`` | the backbone | that stage's own model spec (E, R, G; summarise runs on G's) |
 
 ``aggregator=summarise`` and ``states=captions`` need a model: with the offline backbone they are refused
 (no deterministic stand-in). ``states=captions`` has no trajectories, so it refuses the options that act on
@@ -36,9 +39,11 @@ from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import ModelSpec
 
 _OPT = re.compile(r"([a-z_]+)=([^,]*),")
+STAGE_KEYS = ("extract", "retrieve", "answer")
 CHOICES = {"retrieval": ("model", "lexical", "all", "random"), "answer_input": ("both", "text", "frames"),
            "order": ("time", "shuffled"), "linking": ("on", "off"), "matching": ("bipartite", "greedy"),
-           "aggregator": ("deterministic", "summarise"), "states": ("structured", "captions")}
+           "aggregator": ("deterministic", "summarise"), "states": ("structured", "captions"),
+           "schema": ("synthetic", "open")}
 
 
 @dataclass(frozen=True)
@@ -56,10 +61,22 @@ class FrameworkOptions:
     tau: float = 0.75
     aggregator: str = "deterministic"
     states: str = "structured"
+    #: the extraction schema: the synthetic worlds' (colour/shape/size/number, the simulator's events) or the
+    #: open vocabulary of real videos (STRAND's records: free categories, attributes and predicates)
+    schema: str = "synthetic"
+    #: per-stage backbones (model specs; "" = the backbone): E, R and G (the paper's Qwen configuration uses
+    #: three models; summarise runs on G's, captions on E's)
+    extract: str = ""
+    retrieve: str = ""
+    answer: str = ""
 
     @property
     def offline(self) -> bool:
         return self.backbone == "offline"
+
+    def stage_spec(self, stage: str) -> str:
+        """The model spec a stage runs on: its own, else the backbone."""
+        return getattr(self, stage) or self.backbone
 
 
 def parse_spec(spec: ModelSpec) -> FrameworkOptions:
@@ -76,6 +93,15 @@ def parse_spec(spec: ModelSpec) -> FrameworkOptions:
     for k, v in given.items():
         if k not in known:
             raise ConfigError(f"{spec.label}: unknown option {k!r}; options are {', '.join(known)}")
+        if k in STAGE_KEYS:
+            if not v or v == "offline" or v.startswith("object-centric:"):
+                raise ConfigError(f"{spec.label}: {k}= takes a model spec (e.g. {k}=openai:gpt-4o), got {v!r}")
+            try:
+                ModelSpec.parse(v)
+            except (ConfigError, ValueError) as e:
+                raise ConfigError(f"{spec.label}: {k}={v!r} is not a model spec ({e})") from None
+            values[k] = v
+            continue
         if k in CHOICES:
             if v not in CHOICES[k]:
                 raise ConfigError(f"{spec.label}: {k} must be one of {', '.join(CHOICES[k])}, got {v!r}")
@@ -104,6 +130,13 @@ def parse_spec(spec: ModelSpec) -> FrameworkOptions:
         if clash:
             raise ConfigError(f"{spec.label}: states=captions has no trajectories, so {', '.join(clash)} does not "
                               "apply; drop it")
+    if opts.offline and opts.schema == "open":
+        raise ConfigError(f"{spec.label}: schema=open needs a model extractor; the offline one reads only the "
+                          "synthetic scenes (use a model backbone, e.g. object-centric:schema=open,openai:gpt-4o)")
+    staged = [k for k in STAGE_KEYS if getattr(opts, k)]
+    if opts.offline and staged:
+        raise ConfigError(f"{spec.label}: {', '.join(k + '=' for k in staged)} give a stage its own model, and the "
+                          "offline backbone runs no model; use a model backbone (the default for the other stages)")
     if opts.offline and opts.retrieval == "model":
         raise ConfigError(f"{spec.label}: the offline backbone has no model to retrieve with; use retrieval=lexical")
     return opts
