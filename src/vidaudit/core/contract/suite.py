@@ -27,7 +27,7 @@ from vidaudit.core.types import Condition, PerturbationSpec, Sample
 if TYPE_CHECKING:
     import typer
 
-__all__ = ["AuditPart", "Capabilities", "ObservedFrame", "Prompt", "Suite", "SuiteInfo", "check_suite"]
+__all__ = ["Capabilities", "ObservedFrame", "Prompt", "Suite", "SuiteInfo", "check_suite"]
 
 #: (source frame index, presentation time in seconds, RGB frame) as a pixel observer receives them
 ObservedFrame = tuple[int, float, np.ndarray]
