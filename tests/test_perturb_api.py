@@ -266,11 +266,11 @@ def test_perturb_on_a_file_that_is_not_a_video_names_it_and_what_to_do(tmp_path:
         w.setframerate(8000)
         w.writeframes(bytes(16000))
     runner = CliRunner()
-    for src, why in ((text, "invalid data"), (audio, "no video stream")):
+    for src, why in ((text, "not a readable video (invalid data"), (audio, "has no video stream")):
         r = runner.invoke(app, ["perturb", str(src), "--op", "reverse", "--out", str(tmp_path / "out.mp4")])
         msg = " ".join(r.output.split())
         assert r.exit_code == 2 and isinstance(r.exception, SystemExit), r.output
-        assert f"cannot decode {src}: not a readable video" in msg and why in msg.lower(), msg
+        assert str(src) in msg and why in msg.lower(), msg
         assert "Errno" not in msg and "corrupt" not in msg and "Traceback" not in msg
-        assert "MP4" in msg  # what to give instead
+        assert "video file" in msg or "file with video" in msg  # what to give instead
     assert not (tmp_path / "out.mp4").exists()

@@ -99,6 +99,10 @@ def test_md_escape_reads_back_exactly_and_makes_no_markup(text: str) -> None:
             assert got == _flat(f"a b {want} x"), (text, escaped, got)
         else:
             assert got == want, (where, text, escaped, got)
+    # a label report.md follows with ":" (the settings list): "[x]" there must not define a link
+    doc = f"- {md_escape(text, label=True)}: x\n\n[x]"
+    assert not _types(MD.parse(doc)) & (FORBIDDEN - {"bullet_list_open"}), (text, doc)
+    assert _text(MD.render(doc)).startswith(_flat(text + ": x")), (text, doc)
 
 
 def test_md_escape_keeps_plain_labels_readable() -> None:

@@ -83,7 +83,7 @@ def test_page_is_short_collapsible_and_hides_no_column(reported: tuple[Path, str
 
     folder, _ = reported
     html = (folder / "report.html").read_text(encoding="utf-8")
-    data = json.loads(re.search(r'id="trials-data">(.*?)</script>', html, re.S).group(1))
+    data = json.loads(re.search(r'id="trials-data">(.*?)</script>', html, re.DOTALL).group(1))
     n_frames = sum(len(t["frames"]) for t in data["trials"])
     assert n_frames and len(data["thumbs"]) < n_frames  # each distinct thumbnail once
     assert "data:image/png;base64," in html

@@ -101,7 +101,9 @@ def stage_text(final: str | Path, text: str) -> Path:
     """``text`` in a temporary file beside ``final`` (fsynced, umask honoured), for :func:`replace_together`."""
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=f".tmp{final.suffix}", dir=final.parent)
+    sweep_stale_temporaries(final)
+    fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.{owner_token()}.", suffix=f".tmp{final.suffix}",
+                               dir=final.parent)
     try:
         os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as f:

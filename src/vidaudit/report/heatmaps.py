@@ -28,6 +28,10 @@ from vidaudit.core.contract.report import GridFigure, LineFigure
 _LITERAL: dict[str, Any] = {"parse_math": False, "usetex": False}
 _DPI = 110
 _CHAR_IN = 0.062          # rough width of one 8 pt character, for fixed margins
+#: a label longer than this is shortened with an ellipsis (the page and the alt text carry the full text)
+ROW_LABEL_CHARS = 40
+COL_LABEL_CHARS = 40
+LEGEND_CHARS = 48
 _SERIES_COLOURS = ("#1f5fbf", "#e07b00", "#2e7d32", "#c62828", "#6a3d9a", "#00838f", "#8d6e63", "#546e7a")
 
 
@@ -92,12 +96,17 @@ def render_grid(fig: GridFigure) -> RenderedFigure:
                       dtype=float).reshape(n_rows, n_cols)
     values[~np.isfinite(values)] = np.nan
 
-    row_chars = max((len(_shorten(r, 16)) for r in fig.rows), default=1)
-    col_chars = max((len(_shorten(c, 12)) for c in fig.cols), default=1)
-    cell_w = max(0.62, min(1.2, 0.1 + col_chars * _CHAR_IN))
+    row_names = [_shorten(r, ROW_LABEL_CHARS) for r in fig.rows]
+    col_names = [_shorten(c, COL_LABEL_CHARS) for c in fig.cols]
+    row_chars = max((len(r) for r in row_names), default=1)
+    col_chars = max((len(c) for c in col_names), default=1)
+    slanted = col_chars > 12  # long column names (conditions, models) are drawn at 35 degrees, not cut
+    cell_w = max(0.62, min(1.2, 0.1 + min(col_chars, 12) * _CHAR_IN))
     cell_h = 0.42
     left = 0.42 + row_chars * _CHAR_IN
-    right, bottom, top, bar = 0.95, 0.55, 0.14, 0.12
+    right, bottom, top, bar = 0.95, 0.55 + (0.45 * col_chars * _CHAR_IN if slanted else 0.0), 0.14, 0.12
+    if slanted:
+        left = max(left, 0.6 * col_chars * _CHAR_IN)  # the first slanted name reaches left of the grid
     width = left + cell_w * max(n_cols, 3) + right
     height = bottom + cell_h * max(n_rows, 3) + top
     figure = Figure(figsize=(width, height), dpi=_DPI)
@@ -109,8 +118,13 @@ def render_grid(fig: GridFigure) -> RenderedFigure:
     shown = values if values.size else np.full((1, 1), np.nan)
     image = ax.imshow(np.ma.masked_invalid(shown), cmap=cmap, norm=norm, aspect="auto", origin="lower")
     ax.set_facecolor("#e8e8e8")
-    ax.set_xticks(range(n_cols), [_shorten(c, 12) for c in fig.cols], fontsize=8, **_LITERAL)
-    ax.set_yticks(range(n_rows), [_shorten(r, 16) for r in fig.rows], fontsize=8, **_LITERAL)
+    ax.set_xticks(range(n_cols), col_names, fontsize=8, **_LITERAL)
+    if slanted:
+        for label in ax.get_xticklabels():
+            label.set_rotation(35)
+            label.set_horizontalalignment("right")
+            label.set_rotation_mode("anchor")
+    ax.set_yticks(range(n_rows), row_names, fontsize=8, **_LITERAL)
     ax.set_xlabel(fig.col_label, fontsize=8.5, **_LITERAL)
     ax.set_ylabel(fig.row_label, fontsize=8.5, **_LITERAL)
     ax.tick_params(length=0)
@@ -172,7 +186,7 @@ def render_line(fig: LineFigure) -> RenderedFigure:
     from matplotlib.figure import Figure
 
     x = np.array(fig.x, dtype=float)
-    legend_chars = max((len(_shorten(s.name, 30)) for s in fig.series), default=0)
+    legend_chars = max((len(_shorten(s.name, LEGEND_CHARS)) for s in fig.series), default=0)
     left, bottom, top = 0.62, 0.5, 0.14
     right = 0.2 + (0.4 + legend_chars * _CHAR_IN if fig.series else 0.0)
     plot_w, plot_h = 3.4, 2.3
@@ -189,7 +203,7 @@ def render_line(fig: LineFigure) -> RenderedFigure:
             if ok.any():
                 ax.fill_between(x, np.where(ok, lo, np.nan), np.where(ok, hi, np.nan), color=colour, alpha=0.15,
                                 linewidth=0)
-        ax.plot(x, y, marker="o", markersize=3.5, linewidth=1.6, color=colour, label=_shorten(s.name, 30))
+        ax.plot(x, y, marker="o", markersize=3.5, linewidth=1.6, color=colour, label=_shorten(s.name, LEGEND_CHARS))
     if fig.y_min is not None or fig.y_max is not None:
         ax.set_ylim(fig.y_min, fig.y_max)
     if finite_x.size == 1:

@@ -113,7 +113,7 @@ def header_lines(report: Report) -> list[str]:
         out.append("- **settings sent**:")
         for model, settings in report.settings.items():
             text = ", ".join(f"{md_escape(k)}={md_escape(_setting(v))}" for k, v in sorted(settings.items()))
-            out.append(f"  - {md_escape(model)}: {text or '(defaults)'}")
+            out.append(f"  - {md_escape(model, label=True)}: {text or '(defaults)'}")
     return out
 
 

@@ -65,10 +65,11 @@ _MD_ESCAPES = str.maketrans({"\\": "\\\\", "|": "\\|", "`": "\\`", "~": "\\~"})
 _MD_TAG = re.compile(r"<(?=[A-Za-z/!?]|[^\s<>]*>)")
 #: "&" only where it would start an entity (``&lt;`` written by a model stays those four characters)
 _MD_ENTITY = re.compile(r"&(?=#?[0-9A-Za-z]+;)")
-#: a "]" that could close a link or image (``](``, ``][``, ``]:``) or meet what follows the text; the
-#: brackets of ``[1, 2]`` or ``[0.2, 0.4] (4/10)`` stay as they are (a reference link with a space, ``[a] [b]``,
-#: needs a ``[b]:`` definition, which is escaped wherever it is written)
-_MD_LINK = re.compile(r"\](?=[(\[:]|$)")
+#: a "]" that could close a link or image (``](``, ``][``, ``]:``); the brackets of ``[1, 2]`` or
+#: ``[0.2, 0.4] (4/10)`` stay as they are (a reference link with a space, ``[a] [b]``, needs a ``[b]:``
+#: definition, which is escaped wherever it is written). A text that report.md follows with ":" ends
+#: in an escaped "]" (``md_escape(text, label=True)``)
+_MD_LINK = re.compile(r"\](?=[(\[:])")
 #: a run of "*": escaped when it can open emphasis (CommonMark's left-flanking rule, see ``_opens``);
 #: ``N*(F)`` cannot open one and stays as it is
 _MD_STAR = re.compile(r"\*+")
@@ -100,7 +101,7 @@ def _line_start(m: re.Match[str]) -> str:
     return mark[:-1] + "\\" + mark[-1] if mark[0].isdigit() else "\\" + mark
 
 
-def md_escape(text: Any) -> str:
+def md_escape(text: Any, label: bool = False) -> str:
     """Text shown literally by any Markdown renderer, raw HTML on or off: the report's one escaping rule.
 
     As in report.html, nothing a model, user or annotator wrote can become markup: a "<" that could
@@ -110,7 +111,8 @@ def md_escape(text: Any) -> str:
     that would add a table column, a line start that would make a heading, list or quote) is
     backslash-escaped; every line break becomes a space, so the text cannot end a table row or a list
     item. Rendered, the text reads exactly as it was written; characters that cannot start markup are
-    left alone, so the file stays readable as text.
+    left alone, so the file stays readable as text. ``label``: the text is followed by ":" (a final "]"
+    is escaped too).
     """
     out = str(text)
     if "&" in out:  # before "<" becomes "&lt;"
@@ -121,6 +123,8 @@ def md_escape(text: Any) -> str:
     out = _LINE_BREAKS.sub(" ", out.translate(_MD_ESCAPES)).lstrip(" \t")
     if "]" in out:
         out = _MD_LINK.sub(r"\\]", out)
+        if label and out.endswith("]") and not out.endswith("\\]"):
+            out = out[:-1] + "\\]"  # "[x]" then ":" would be a link definition
     if "*" in out:
         out = _MD_STAR.sub(_star_run, out)
     if "_" in out:
