@@ -98,14 +98,19 @@ def write_video(path: Path, pts: list[int], time_base: Fraction, *, codec: str =
     for pk in st.encode():
         c.mux(pk)
     if a is not None:
-        for i in range(int(audio_s * 8000 / 1024) + 1):
-            af = av.AudioFrame.from_ndarray(np.zeros((1, 1024), np.float32), format="fltp", layout="mono")
-            af.sample_rate, af.pts = 8000, i * 1024
-            for pk in a.encode(af):
-                c.mux(pk)
-        for pk in a.encode():
-            c.mux(pk)
+        mux_silence(c, a, int(audio_s * 8000 / 1024) + 1)
     c.close()
+
+
+def mux_silence(c: av.container.OutputContainer, a: av.audio.stream.AudioStream, frames: int) -> None:
+    """``frames`` blocks of 1024 silent samples at 8 kHz into the AAC stream ``a``, flushed."""
+    for i in range(frames):
+        af = av.AudioFrame.from_ndarray(np.zeros((1, 1024), np.float32), format="fltp", layout="mono")
+        af.sample_rate, af.pts = 8000, i * 1024
+        for pk in a.encode(af):
+            c.mux(pk)
+    for pk in a.encode():
+        c.mux(pk)
 
 
 def make_all(d: Path) -> dict[str, Made]:
@@ -160,28 +165,14 @@ def make_unusable(d: Path) -> dict[str, Path]:
     out: dict[str, Path] = {}
     audio = d / "audio_only.m4a"
     c = av.open(str(audio), "w", format="mp4")
-    a = c.add_stream("aac", rate=8000)
-    for i in range(8):
-        af = av.AudioFrame.from_ndarray(np.zeros((1, 1024), np.float32), format="fltp", layout="mono")
-        af.sample_rate, af.pts = 8000, i * 1024
-        for pk in a.encode(af):
-            c.mux(pk)
-    for pk in a.encode():
-        c.mux(pk)
+    mux_silence(c, c.add_stream("aac", rate=8000), 8)
     c.close()
     out["audio_only"] = audio
     zero = d / "zero_frames.mp4"     # a video track with no samples beside an audio track
     c = av.open(str(zero), "w", format="mp4")
     v = c.add_stream("libx264", rate=30)
     v.width, v.height, v.pix_fmt = 64, 48, "yuv420p"
-    a = c.add_stream("aac", rate=8000)
-    for i in range(4):
-        af = av.AudioFrame.from_ndarray(np.zeros((1, 1024), np.float32), format="fltp", layout="mono")
-        af.sample_rate, af.pts = 8000, i * 1024
-        for pk in a.encode(af):
-            c.mux(pk)
-    for pk in a.encode():
-        c.mux(pk)
+    mux_silence(c, c.add_stream("aac", rate=8000), 4)
     c.close()
     out["zero_frames"] = zero
     tiny = d / "one_pixel.mp4"

@@ -13,10 +13,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from httpfake import FakeServer, Reply
 from typer.testing import CliRunner
 
-from httpfake import FakeServer, Reply
-from vidaudit.core.types import ErrorKind, GenerationSettings, ImagePart, ModelSpec, Request, TextPart
+from vidaudit.core.types import (
+    ErrorKind,
+    GenerationSettings,
+    ImagePart,
+    ModelSpec,
+    Request,
+    TextPart,
+)
 from vidaudit.models.base import ModelCallError
 from vidaudit.models.http_base import DEADLINE_FACTOR, DEFAULT_MAX_RESPONSE_BYTES
 
@@ -114,7 +121,7 @@ def test_a_chunked_body_is_cut_once_past_the_cap(provider: str, keys: None) -> N
         srv.script("POST", path, Reply(body=b'{"x": "' + b"a" * BIG + b'"}', chunked=True))
         err = _fails(adapter)
     assert err.kind is ErrorKind.TOO_LARGE
-    assert "stopped after" in err.message and "max_response_bytes=1,048,576" in err.message
+    assert "grew past the cap while being read" in err.message and "max_response_bytes=1,048,576" in err.message
 
 
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))

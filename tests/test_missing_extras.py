@@ -44,7 +44,7 @@ def test_a_dry_run_needs_no_sdk_and_no_key(smoke_dir: Path, tmp_path: Path) -> N
                         "--model", "openai:gpt-4o", "--model", "gemini:gemini-2.5-flash",
                         "--model", "anthropic:claude-sonnet-4-5", "--condition", "frames@1", "--limit", "4",
                         "--out", str(tmp_path / "run"), "--dry-run"], env=env, capture_output=True, text=True,
-                       timeout=120)
+                       timeout=120, check=False)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
     assert "dry run: nothing was called" in out and "12 trials in all" in out
@@ -55,5 +55,6 @@ def test_a_dry_run_needs_no_sdk_and_no_key(smoke_dir: Path, tmp_path: Path) -> N
     # the same run for real still names what is missing, before any call
     r = subprocess.run([sys.executable, "-c", code, "run", "counting", "--data", str(smoke_dir), "--model",
                         "openai:gpt-4o", "--condition", "frames@1", "--out", str(tmp_path / "run")],
-                       env={**env, "OPENAI_API_KEY": "x" * 20}, capture_output=True, text=True, timeout=120)
+                       env={**env, "OPENAI_API_KEY": "x" * 20}, capture_output=True, text=True, timeout=120,
+                       check=False)
     assert r.returncode == 2 and 'pip install "vidaudit[openai]"' in " ".join((r.stdout + r.stderr).split())

@@ -28,7 +28,7 @@ EXPECTED = {
     ErrorKind.RATE_LIMIT: Decision.RETRY, ErrorKind.TRANSIENT: Decision.RETRY, ErrorKind.TIMEOUT: Decision.RETRY,
     ErrorKind.MALFORMED: Decision.RETRY, ErrorKind.BAD_REQUEST: Decision.GIVE_UP, ErrorKind.AUTH: Decision.STOP_RUN,
     ErrorKind.REFUSED: Decision.GIVE_UP, ErrorKind.UNSUPPORTED: Decision.GIVE_UP, ErrorKind.QUOTA: Decision.STOP_RUN,
-    ErrorKind.TRUNCATED: Decision.GIVE_UP,
+    ErrorKind.TRUNCATED: Decision.GIVE_UP, ErrorKind.TOO_LARGE: Decision.GIVE_UP,
 }
 
 

@@ -11,7 +11,11 @@ from typer.testing import CliRunner
 from vidaudit.cli import app
 from vidaudit.core.manifest import load_samples
 from vidaudit.score.records import ParseResult, ScoreRecord
-from vidaudit.score.summary import PARSE_FAILURE_NOTE_RATE, parse_failure_notes, summary_lines
+from vidaudit.score.summary import (
+    PARSE_FAILURE_NOTE_RATE,
+    parse_failure_notes,
+    summary_lines,
+)
 
 runner = CliRunner()
 
@@ -24,10 +28,10 @@ def test_score_responses_prints_accuracy_and_parse_failures_and_the_report_notes
                                                                                       tmp_path: Path) -> None:
     samples = load_samples(smoke_dir)[:9]
     # the case: ordinary answers a strict parser does not read, beside boxed ones
-    texts = ["\\boxed{%d}", "Answer: %d", "The answer is %d."]
-    lines = [{"sample_id": s.sample_id, "response": texts[i % 3] % s.answer, "model": "m", "condition": "c"}
+    texts = ["\\boxed{{{}}}", "Answer: {}", "The answer is {}."]
+    lines = [{"sample_id": s.sample_id, "response": texts[i % 3].format(s.answer), "model": "m", "condition": "c"}
              for i, s in enumerate(samples)]
-    lines += [{"sample_id": s.sample_id, "response": "\\boxed{%d}" % s.answer, "model": "boxed", "condition": "c"}
+    lines += [{"sample_id": s.sample_id, "response": f"\\boxed{{{s.answer}}}", "model": "boxed", "condition": "c"}
               for s in samples]
     resp = tmp_path / "responses.jsonl"
     resp.write_text("".join(json.dumps(x) + "\n" for x in lines))

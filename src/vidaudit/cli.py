@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from vidaudit.cli_common import console, friendly_errors, progress_bar, step_progress
+from vidaudit.cli_common import console, friendly_errors, print_scores, progress_bar, step_progress
 from vidaudit.cli_help import FlowGroup, tidy_option_types
 
 tidy_option_types()
@@ -83,6 +83,9 @@ def _model_help() -> str:
             + " (docs/running-models.md).")
 
 
+MODEL_HELP = _model_help()
+
+
 @app.command()
 @friendly_errors
 def suites() -> None:
@@ -128,7 +131,7 @@ def verify(
 def run(
     suite: str = typer.Argument("counting", help="The suite (see `vidaudit suites`)."),
     data: Path = typer.Option(None, "--data", help="Dataset dir written by `vidaudit generate`."),
-    model: list[str] = typer.Option([], "--model", help=_model_help()),
+    model: list[str] = typer.Option([], "--model", help=MODEL_HELP),
     condition: list[str] = typer.Option([], "--condition",
                                         help="native, native@K, native@all, frames@K, frames#K or keyframes, optionally "
                                              "+OP(KEY=VALUE,...) perturbations, e.g. frames@24+strip_mask; repeat."),
@@ -188,8 +191,8 @@ def run(
         print_dry_run(res.dry_run)
         return
     with RichProgress("trials", console=console) as bar:
-        res = execute(**args, on_progress=bar, dispatch=dispatch, retry_errors=retry_errors,
-                      allow_external_videos=allow_external_videos)
+        res = execute(**args, on_progress=bar, dispatch=dispatch, allow_external_videos=allow_external_videos,
+                      retry_errors=retry_errors)
     print_summary(res)
     if (res.summary is not None and res.summary.stopped_early) or not res.trials_ok:
         raise typer.Exit(1)
@@ -253,7 +256,6 @@ _ALLOW_CHANGED = typer.Option(False, "--allow-changed",
 @friendly_errors
 def score(run_dir: Path = typer.Argument(..., help="A run directory."), allow_changed: bool = _ALLOW_CHANGED) -> None:
     """Re-score a run from its store (never calls a model) into RUN/scores.jsonl; print accuracy and parse failures."""
-    from vidaudit.cli_common import print_scores
     from vidaudit.score.stage import score_run
 
     print_scores(score_run(run_dir, allow_changed=allow_changed))

@@ -40,7 +40,7 @@ class FlowGroup(TyperGroup):
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         command = super().get_command(ctx, cmd_name)
         if command is not None and not getattr(command, "rich_help_panel", None):
-            setattr(command, "rich_help_panel", panel_of(cmd_name))  # typer reads it off the click command
+            command.rich_help_panel = panel_of(cmd_name)  # type: ignore[attr-defined]
         return command
 
 

@@ -122,7 +122,6 @@ class OpenAIAdapter(HTTPProvider):
             raise ConfigError(f"video_route must be clip or file, got {video_route!r}")
         if server_num_frames is not None and server_num_frames < 1:
             server_num_frames = None  # -1: the server keeps every frame
-        self.spec = spec
         self.family: FamilyParams = load_params(params).lookup(spec)
         self.video_route = route
         self.server_num_frames = server_num_frames

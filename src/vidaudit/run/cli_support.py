@@ -161,7 +161,7 @@ def print_summary(res: Any, console: Console | None = None, *, next_step: bool =
         console.print(line, highlight=False, markup=False, soft_wrap=True)  # a message stays copyable
     console.print(f"run: {res.run_dir}  (store: {res.run_dir / 'store.sqlite'}, config: {res.run_dir / 'run.json'})",
                   highlight=False, markup=False, soft_wrap=True)
-    if next_step and getattr(res, "trials_ok", False):
+    if next_step and int(getattr(res, "trials_ok", 0)):
         console.print(f"next: vidaudit report {res.run_dir}", highlight=False, markup=False, soft_wrap=True)
 
 

@@ -175,16 +175,16 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
             max_tokens: int | None = None, dry_run: bool = False, limit: int | None = None, on_progress=None,
             model_options: dict[str, dict[str, Any]] | None = None, judge: ModelSpec | None = None,
             design: str = "full", rule: str | None = None,
-            dispatch: AdapterDispatch | None = None, retry_errors: bool = False,
-            allow_external_videos: bool = False) -> RunOutcome:
+            dispatch: AdapterDispatch | None = None, allow_external_videos: bool = False,
+            retry_errors: bool = False) -> RunOutcome:
     """Plan and run (or, with ``dry_run``, only count) every trial into ``out``.
 
     ``design`` other than ``"full"`` asks the suite for a sequential design (``Suite.sequential_design``) that
     chooses the trials wave by wave (``vidaudit.run.waves``); ``rule`` is that design's decision rule.
     ``dispatch`` (e.g. ``run.ray_executor.RayDispatch``) swaps the adapters for adapter-shaped proxies
     that call elsewhere while the run lasts; the executor, the store and the audit log stay here.
-    ``retry_errors`` gives every trial not yet ok a new round of ``max_attempts`` attempts.
     ``allow_external_videos`` lets sample videos lie outside ``data`` (see ``run.plan.check_videos``).
+    ``retry_errors`` gives every trial not yet ok a new round of ``max_attempts`` attempts.
     """
     data, out = Path(data), Path(out)
     if out.exists() and not out.is_dir():
@@ -203,7 +203,8 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
     if dry_run:  # adapters that call nothing: no SDK, no API key, no client (models/http_base.py)
         with for_dry_run():
             planned, _, caps = prepare_run(data, models, conditions, suite=suite, limit=limit,
-                                           model_options=model_options, check_files=False, judge=judge)
+                                           model_options=model_options, check_files=False, judge=judge,
+                                           allow_external_videos=allow_external_videos)
         if design != "full":
             get_suite(suite).sequential_design(design, rule, planned)  # the design's refusals come first
         return RunOutcome(out, None, dry_run_rows(planned, caps))
