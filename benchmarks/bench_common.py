@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
+import subprocess
+import sys
 import time
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from vidaudit.suites.counting.grid import GridPoint
 
@@ -40,3 +45,35 @@ def best_of(repeats: int, fn: Callable[[], object]) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return min(times)
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def modules_at(rev: str, names: Sequence[str], package: str) -> dict[str, types.ModuleType]:
+    """The modules ``names`` as of git revision ``rev``, imported as ``package.*`` (where they import each
+    other, they get each other's old copies): a side-by-side "before" in the same process."""
+    mods: dict[str, types.ModuleType] = {}
+    for name in names:
+        path = "src/" + name.replace(".", "/") + ".py"
+        try:
+            src = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:{path}"], check=True, capture_output=True,
+                                 text=True).stdout
+        except (OSError, subprocess.CalledProcessError) as e:
+            raise SystemExit(f"cannot read {path} at {rev} with git ({e}); run from a clone that has {rev}, "
+                             "or pass --before none") from e
+        for other in names:
+            src = src.replace(other, package + other[len("vidaudit"):])
+        new = package + name[len("vidaudit"):]
+        parts = new.split(".")
+        for k in range(1, len(parts)):  # parent packages, empty
+            pkg = ".".join(parts[:k])
+            if pkg not in sys.modules:
+                sys.modules[pkg] = types.ModuleType(pkg)
+                sys.modules[pkg].__path__ = []  # type: ignore[attr-defined]
+        spec = importlib.util.spec_from_loader(new, loader=None)
+        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules[new] = mod
+        exec(compile(src, f"{rev}:{path}", "exec"), mod.__dict__)
+        mods[name] = mod
+    return mods

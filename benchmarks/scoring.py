@@ -26,10 +26,8 @@ import argparse
 import contextlib
 import gc
 import hashlib
-import importlib.util
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,6 +39,7 @@ from pathlib import Path
 
 import baseline_answers
 import numpy as np
+from bench_common import modules_at
 
 from vidaudit.core.gcpause import paused_gc
 from vidaudit.core.hashing import rng_from
@@ -126,35 +125,11 @@ BEFORE_COMMIT = "dbb7a78"
 CHANGED = ("vidaudit.score.answers", "vidaudit.score.timestamps", "vidaudit.score.matching", "vidaudit.score.taxonomy",
            "vidaudit.suites.counting.scoring", "vidaudit.suites.counting.aggregate")
 BEFORE_PKG = "_vidaudit_before"
-REPO = Path(__file__).resolve().parents[1]
 
 
 def load_before(rev: str) -> dict[str, types.ModuleType]:
     """The ``CHANGED`` modules as of ``rev``, imported as ``_vidaudit_before.*`` (they import each other there)."""
-    mods: dict[str, types.ModuleType] = {}
-    for name in CHANGED:
-        path = "src/" + name.replace(".", "/") + ".py"
-        try:
-            src = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:{path}"], check=True, capture_output=True,
-                                 text=True).stdout
-        except (OSError, subprocess.CalledProcessError) as e:
-            raise SystemExit(f"cannot read {path} at {rev} with git ({e}); run from a clone that has {rev}, "
-                             "or pass --before none") from e
-        for other in CHANGED:
-            src = src.replace(other, BEFORE_PKG + other[len("vidaudit"):])
-        new = BEFORE_PKG + name[len("vidaudit"):]
-        parts = new.split(".")
-        for k in range(1, len(parts)):  # parent packages, empty
-            pkg = ".".join(parts[:k])
-            if pkg not in sys.modules:
-                sys.modules[pkg] = types.ModuleType(pkg)
-                sys.modules[pkg].__path__ = []  # type: ignore[attr-defined]
-        spec = importlib.util.spec_from_loader(new, loader=None)
-        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules[new] = mod
-        exec(compile(src, f"{rev}:{path}", "exec"), mod.__dict__)
-        mods[name] = mod
-    return mods
+    return modules_at(rev, CHANGED, BEFORE_PKG)
 
 
 @contextmanager

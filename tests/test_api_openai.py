@@ -482,10 +482,11 @@ class VLLMQwen:
                                           ("Qwen/Qwen2.5-VL-7B-Instruct", "qwen2.5")])
 def test_vllm_qwen_sees_exactly_the_selected_frames(srv: FakeServer, env, tmp_path: Path, model: str,
                                                     family: str) -> None:
+    from vidaudit.core.timeline import Timeline
     from vidaudit.video.sampling import at_fps
 
     mp4 = colour_mp4(tmp_path / "v.mp4", n=64, fps=32.0)  # 2 s: more frames than vLLM's default 32
-    sel = at_fps(64, 32.0, 4.0)
+    sel = at_fps(Timeline.constant(64, 32.0), 4.0)
     server = VLLMQwen(family)
     srv.script("POST", CHAT, default=server)
     video = VideoPart(path=str(mp4), sha256=None, fps=4.0, duration_s=2.0, n_frames=64, source_fps=32.0,
@@ -508,10 +509,11 @@ def test_vllm_qwen_sees_exactly_the_selected_frames(srv: FakeServer, env, tmp_pa
 
 
 def test_clip_longer_than_the_server_keeps_is_refused(srv: FakeServer, env, tmp_path: Path) -> None:
+    from vidaudit.core.timeline import Timeline
     from vidaudit.video.sampling import at_fps
 
     mp4 = colour_mp4(tmp_path / "v.mp4", n=64, fps=32.0)
-    sel = at_fps(64, 32.0, 20.0)  # 40 frames > 32
+    sel = at_fps(Timeline.constant(64, 32.0), 20.0)  # 40 frames > 32
     video = VideoPart(path=str(mp4), sha256=None, fps=20.0, duration_s=2.0, n_frames=64, source_fps=32.0,
                       frame_indices=sel.indices, timestamps=sel.times)
     req = Request(trial_id="t", parts=(video, TextPart("Count.")))

@@ -188,7 +188,8 @@ def test_two_phase_page(run_dir: Path, tmp_path: Path) -> None:
     data = tmp_path / "paired"
     data.mkdir()
     (data / "videos").symlink_to(Path(src) / "videos")
-    (data / "dataset.json").write_text((Path(src) / "dataset.json").read_text())
+    (data / "dataset.json").write_text(json.dumps({**json.loads((Path(src) / "dataset.json").read_text()),
+                                                   "external_videos": True}))   # videos shared by a symlink
     samples = load_samples(src)[:4]
     paired = [s.model_copy(update={"params": {**s.params, "study_pair": f"q{i // 2}", "study_phase": 1 + i % 2}})
               for i, s in enumerate(samples)]

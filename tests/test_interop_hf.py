@@ -80,7 +80,7 @@ def test_real_videos_need_a_licence_and_a_new_directory(small: Path, tmp_path: P
     real.mkdir()
     (real / "manifest.jsonl").write_text((small / "manifest.jsonl").read_text())
     (real / "videos").symlink_to(small / "videos")
-    write_dataset_info(real, {**info, "real_video": True, "source": "repcount"})
+    write_dataset_info(real, {**info, "real_video": True, "source": "repcount", "external_videos": True})
     with pytest.raises(ConfigError, match="--license"):
         export_hf(real, tmp_path / "o1")
     res = export_hf(real, tmp_path / "o2", license="cc-by-nc-4.0")
@@ -103,7 +103,7 @@ def test_untypable_column_is_json_text(small: Path, tmp_path: Path) -> None:
     rows[1]["params"]["note"] = 3  # a string in one sample, a number in another: no single type
     (mixed / "manifest.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (mixed / "videos").symlink_to(small / "videos")
-    write_dataset_info(mixed, read_dataset_info(small))
+    write_dataset_info(mixed, {**read_dataset_info(small), "external_videos": True})  # videos shared by a symlink
     res = export_hf(mixed, tmp_path / "out")
     ds = datasets.load_from_disk(str(res.out))
     assert "params_json" in ds.features and "params" not in ds.features

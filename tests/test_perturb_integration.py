@@ -17,6 +17,7 @@ from vidaudit.core.types import PerturbationSpec
 from vidaudit.video.io import iter_frames
 from vidaudit.video.perturb import apply, check_strip_coverage, plan_for, preview
 from vidaudit.video.perturb.integration import delta_bound, separation_problems
+from vidaudit.core.timeline import Timeline
 from vidaudit.video.sampling import at_fps, every_frame, uniform_count
 
 FAST = settings(max_examples=30, deadline=None)
@@ -102,9 +103,9 @@ def test_coverage_check_refuses_strides_that_share_a_factor_with_the_sets(stride
 def test_coverage_check_on_the_samplers_a_planner_uses() -> None:
     p = plan_for(strip(), info(n=720, fps=30.0), seed=0)       # 24 s at 120 fps, 2880 frames
     meta = as_meta(p)
-    assert check_strip_coverage(meta, every_frame(p.n_frames, p.fps).indices) == []
-    for rule in (at_fps(p.n_frames, p.fps, 1.0), at_fps(p.n_frames, p.fps, 2.0),  # strides 120, 60
-                 uniform_count(p.n_frames, p.fps, 64)):                      # stride 45: gcd 3
+    assert check_strip_coverage(meta, every_frame(Timeline.constant(p.n_frames, p.fps)).indices) == []
+    for rule in (at_fps(Timeline.constant(p.n_frames, p.fps), 1.0), at_fps(Timeline.constant(p.n_frames, p.fps), 2.0),  # strides 120, 60
+                 uniform_count(Timeline.constant(p.n_frames, p.fps), 64)):                      # stride 45: gcd 3
         problems = check_strip_coverage(meta, rule.indices)
         assert problems and "never visible" in problems[0], rule.rule
     assert check_strip_coverage(meta, range(3, p.n_frames, 5)) == []          # a regular stride coprime with 6

@@ -19,6 +19,7 @@ from vidaudit.models.base import Capabilities
 from vidaudit.models.request_builder import encode_jpeg
 from vidaudit.run.plan import RequestBuilder, parse_condition, plan, select_frames
 from vidaudit.video.io import read_frames
+from vidaudit.core.timeline import Timeline
 from vidaudit.video.sampling import uniform_count
 
 SUITE = get_suite("counting")
@@ -74,7 +75,7 @@ def test_every_input_changing_field_is_in_the_id() -> None:
 
 @given(n_frames=st.integers(1, 2000), fps=st.sampled_from([10.0, 24.0, 25.0, 30.0, 29.97]), k=st.integers(1, 64))
 def test_frames_count_is_exactly_k_uniform_frames(n_frames: int, fps: float, k: int) -> None:
-    sel = uniform_count(n_frames, fps, k)
+    sel = uniform_count(Timeline.constant(n_frames, fps), k)
     assert len(sel) == min(k, n_frames) or len(sel) <= n_frames
     if k <= n_frames:
         assert len(sel) == k
@@ -227,5 +228,5 @@ def test_frames_at_a_divisor_rate_take_an_exact_stride(mult: int, k: int) -> Non
     from vidaudit.video.sampling import at_fps
 
     fps = float(k * mult)
-    sel = at_fps(int(fps * 10), fps, float(k))
+    sel = at_fps(Timeline.constant(int(fps * 10), fps), float(k))
     assert list(sel.indices) == [mult * j for j in range(10 * k)]

@@ -175,12 +175,13 @@ def test_camera_flow_chooses_its_gap_from_the_motion(tmp_path: Path, motion: str
                                                      zmax: float, curve: str) -> None:
     from vidaudit.suites.stress.camera_motion.generate import Point, spec_2d
     from vidaudit.suites.stress.camera_motion.scene import render_scene
+    from vidaudit.core.timeline import Timeline
     from vidaudit.video.sampling import at_fps
 
     still = tmp_path / "s.png"
     cv2.imwrite(str(still), render_scene(7, 160, 96))
     res = apply(still, spec_2d(motion, Point(seconds, 10.0, speed, speed, zmax, curve)), tmp_path / "m.mp4")
-    idx = at_fps(res.meta.n_frames, 10.0, 4.0).indices        # frames@4
+    idx = at_fps(Timeline.constant(res.meta.n_frames, 10.0), 4.0).indices        # frames@4
     frames = [f for _, f in iter_selected(res.video, idx)]
     got, ev = classify_motion(frames)
     assert got == motion, ev

@@ -149,6 +149,9 @@ def run(
                                  "this process keeps the store (docs/scale-out.md)."),
     ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
     ray_replicas: int = typer.Option(1, "--ray-replicas", help="Ray actors per local model."),
+    allow_external_videos: bool = typer.Option(False, "--allow-external-videos",
+                                               help="Open sample videos that lie outside --data (absolute paths, "
+                                                    "../, symlinks out); off: such a manifest is refused."),
 ) -> None:
     """Run models over a generated suite; every attempt is stored, re-running resumes."""
     from vidaudit.run.cli_support import print_dry_run, print_summary, resolve_run_args
@@ -165,11 +168,11 @@ def run(
                             provider_defaults=provider_defaults, adapter_options=adapter_option, judge=judge,
                             design=design, rule=rule)
     if dry_run:
-        res = execute(**args, dry_run=True)
+        res = execute(**args, dry_run=True, allow_external_videos=allow_external_videos)
         print_dry_run(res.dry_run)
         return
     with RichProgress("trials", console=console) as bar:
-        res = execute(**args, on_progress=bar, dispatch=dispatch)
+        res = execute(**args, on_progress=bar, dispatch=dispatch, allow_external_videos=allow_external_videos)
     print_summary(res)
     if res.summary is not None and res.summary.stopped_early:
         raise typer.Exit(1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -25,12 +26,63 @@ def _umask() -> int:
     return mask
 
 
+def _host() -> str:
+    return "".join(c if c.isalnum() or c == "-" else "-" for c in socket.gethostname()) or "host"
+
+
+def owner_token() -> str:
+    """Who writes a temporary: this host and process, so that a later run can tell a dead writer's leftovers."""
+    return f"{_host()}~{os.getpid()}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_stale_temporaries(final: str | Path) -> list[Path]:
+    """Remove the temporaries of ``final`` that a killed writer left behind (``.NAME.HOST~PID.*``).
+
+    Only those of a process of this host that no longer runs: a writer still at work (another worker, a
+    parallel run) keeps its file. Returns what was removed.
+    """
+    final = Path(final)
+    prefix = f".{final.name}."
+    removed: list[Path] = []
+    try:
+        siblings = list(final.parent.iterdir())
+    except OSError:
+        return removed
+    for p in siblings:
+        if not p.name.startswith(prefix):
+            continue
+        host, sep, pid = p.name[len(prefix):].split(".", 1)[0].rpartition("~")
+        if sep and host == _host() and pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            try:
+                p.unlink()
+                removed.append(p)
+            except OSError:
+                pass
+    return removed
+
+
 @contextmanager
 def atomic_path(final: str | Path, suffix: str | None = None) -> Iterator[Path]:
-    """Yield a temporary path beside ``final``; rename it onto ``final`` only if the block succeeds."""
+    """Yield a temporary path beside ``final``; rename it onto ``final`` only if the block succeeds.
+
+    The temporary is named after this host and process, and leftovers of a killed writer of the same
+    ``final`` are removed first, so a rerun never leaves (or reuses) a partial file.
+    """
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=suffix or f".tmp{final.suffix}", dir=final.parent)
+    sweep_stale_temporaries(final)
+    fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.{owner_token()}.", suffix=suffix or f".tmp{final.suffix}",
+                               dir=final.parent)
     os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a dataset or report must honour the umask
     os.close(fd)
     tmp_path = Path(tmp)

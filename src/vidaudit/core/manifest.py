@@ -158,3 +158,12 @@ def dataset_suite(root: str | Path, info: dict[str, Any] | None = None) -> str:
 
 def video_path(root: str | Path, sample: Sample) -> Path:
     return Path(root) / sample.video.path
+
+
+def external_videos_allowed(root: str | Path) -> bool:
+    """Whether the dataset's own ``dataset.json`` opts in to videos outside its directory
+    (``"external_videos": true``: importers that leave the user's videos where they are write it)."""
+    try:
+        return bool(read_dataset_info(root).get("external_videos", False))
+    except DataError:
+        return False

@@ -6,14 +6,16 @@ canonical JSON; ``Request`` carries pixel arrays and is a plain frozen dataclass
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 from vidaudit.core.hashing import canonical_json, sha256_json
+from vidaudit.core.timeline import Timeline
 
 
 class _Frozen(BaseModel):
@@ -60,8 +62,24 @@ class Trace(_Frozen):
         return [e.t for e in self.events]
 
 
+#: Bounds past which a manifest's video facts are refused as absurd rather than planned (a hostile
+#: ``n_frames: 1e12`` would otherwise grow memory until the machine gives out); ``video.io`` reads files
+#: against the same bounds.
+MAX_FRAMES = 10_000_000
+MAX_FPS = 1000.0
+MAX_DURATION_S = 7 * 24 * 3600.0
+MAX_SIZE = 1 << 16
+
+
 class VideoRef(_Frozen):
-    """A video as read back from its encoded file (``path`` relative to the dataset dir)."""
+    """A video as read back from its encoded file (``path`` relative to the dataset dir), as a player shows it.
+
+    ``width``/``height`` are the displayed size (after ``rotation``, the degrees counter-clockwise a player
+    turns the stored picture). Times are on the player's clock (``core.timeline``): ``start_s`` is the
+    first frame's time and ``frame_times`` lists every frame's time when the rate is not constant. The three
+    are written only when they differ from a constant-rate upright clip starting at 0, so the manifests of
+    such clips (every rendered one) are unchanged.
+    """
 
     path: str
     sha256: str | None = None
@@ -70,6 +88,50 @@ class VideoRef(_Frozen):
     height: int
     n_frames: int
     duration_s: float
+    rotation: int = 0
+    start_s: float = 0.0
+    frame_times: tuple[float, ...] | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> VideoRef:
+        for name in ("fps", "duration_s", "start_s"):
+            v = getattr(self, name)
+            if not math.isfinite(v) or v < 0:
+                raise ValueError(f"video {name} must be a finite number >= 0, got {v}")
+        if not 0 <= self.n_frames <= MAX_FRAMES:
+            raise ValueError(f"video n_frames must be in 0..{MAX_FRAMES:,}, got {self.n_frames}")
+        if not (0 <= self.width <= MAX_SIZE and 0 <= self.height <= MAX_SIZE):
+            raise ValueError(f"video size {self.width}x{self.height} is out of range")
+        if self.duration_s > MAX_DURATION_S:
+            raise ValueError(f"video duration_s {self.duration_s} is longer than a week")
+        if self.rotation not in (0, 90, 180, 270):
+            raise ValueError(f"video rotation must be 0, 90, 180 or 270, got {self.rotation}")
+        if self.n_frames > 0:     # a real video (placeholders of not-yet-rendered samples have none)
+            if not 0 < self.fps <= MAX_FPS:
+                raise ValueError(f"video fps must be in (0, {MAX_FPS:g}] for a video with frames, got {self.fps}")
+            if self.n_frames / self.fps > MAX_DURATION_S:
+                raise ValueError(f"video n_frames {self.n_frames} at {self.fps:g} fps is longer than a week")
+        if self.frame_times is not None:
+            ft = self.frame_times
+            if len(ft) != self.n_frames:
+                raise ValueError(f"video frame_times has {len(ft)} entries for {self.n_frames} frames")
+            if any(not math.isfinite(t) for t in ft) or any(b <= a for a, b in zip(ft, ft[1:])):
+                raise ValueError("video frame_times must be finite and strictly increasing")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        data = handler(self)
+        for key, default in (("rotation", 0), ("start_s", 0.0), ("frame_times", None)):
+            if data.get(key, default) == default:
+                data.pop(key, None)
+        return data
+
+    @property
+    def timeline(self) -> Timeline:
+        """The player's clock of this video (needs at least one frame)."""
+        return Timeline(self.n_frames, self.fps, self.start_s, self.frame_times,
+                        self.duration_s if self.frame_times is not None else None)
 
 
 class Sample(_Frozen):

@@ -95,9 +95,12 @@ def load_data(data: str | Path) -> BridgedData:
 def check_videos(data: BridgedData) -> None:
     """Every video exists with the manifest's sha256 (a bridge never ships a file the trace does not describe)."""
     from vidaudit.core.hashing import sha256_file
+    from vidaudit.core.manifest import external_videos_allowed
+    from vidaudit.video.facts import resolve_video
 
+    external = external_videos_allowed(data.root)
     for s in data.samples:
-        src = data.root / s.video.path
+        src = resolve_video(data.root, s.video.path, allow_external=external, who=s.sample_id)
         if not src.is_file():
             raise DataError(f"video for {s.sample_id} is missing: {src}; regenerate the data")
         if s.video.sha256 is not None and sha256_file(src) != s.video.sha256:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.core.errors import DataError
+from vidaudit.core.timeline import Timeline
 from vidaudit.core.types import (
     GenerationSettings,
     PerturbationSpec,
@@ -39,6 +40,7 @@ class Clip:
     duration_s: float
     group: str
     params: dict[str, Any]
+    clock: Timeline | None = None     # the player's clock of a sample's video (None: constant rate from 0)
 
 
 def load_clips(data: str | Path, *, limit: int | None = None) -> list[Clip]:
@@ -57,7 +59,7 @@ def load_clips(data: str | Path, *, limit: int | None = None) -> list[Clip]:
         if not path.is_file():
             raise DataError(f"{s.sample_id}: video {path} is missing; regenerate the dataset")
         clips.append(Clip(s.sample_id, path, s.video.sha256 or sha256_file(path), s.video.fps, s.video.n_frames,
-                          s.video.duration_s, scene_key(s.sample_id, s.params), dict(s.params)))
+                          s.video.duration_s, scene_key(s.sample_id, s.params), dict(s.params), s.video.timeline))
     return clips
 
 
@@ -118,7 +120,7 @@ def request(clip: Clip, prompt: str, frames: int = DEFAULT_FRAMES, *, repeat_fir
     """The request a ``native`` trial of ``frames#K`` sends (``repeat_first``: the first frame in every slot)."""
     from vidaudit.video.sampling import uniform_count
 
-    sel = uniform_count(clip.n_frames, clip.fps, frames)
+    sel = uniform_count(clip.clock or Timeline.constant(clip.n_frames, clip.fps), frames)
     if len(sel) != frames:
         raise DataError(f"{clip.clip_id} has {clip.n_frames} frames, fewer than the {frames} a probe sends; "
                         "use a smaller --frames")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from vidaudit import __version__
 from vidaudit.core import registry
 from vidaudit.core.contract.report import Report, Section, ViewerTrial
+from vidaudit.core.errors import DataError
 from vidaudit.core.gcpause import paused_gc
 
 if TYPE_CHECKING:
@@ -114,6 +115,7 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES) -> list[V
         return chosen
     cache = FrameCache(max_bytes=256 << 20)
     perturbed = _perturbed_trials(scored, {t.trial_id for t in chosen})
+    checked: set[Path] = set()
     out = []
     for t in chosen:
         sent = scored.frames.get(t.trial_id) or []
@@ -122,6 +124,9 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES) -> list[V
             pick = sent[::step][:max_frames]
             s = scored.samples[t.sample_id]
             path, sha, meta = scored.data_dir / s.video.path, s.video.sha256, None
+            if path not in checked:        # thumbnails must be the frames the model saw: the same bytes
+                check_unchanged(path, s.video, who=s.sample_id)
+                checked.add(path)
             if t.trial_id in perturbed:     # the frames sent are frames of the perturbed video
                 path, sha, meta = perturbed[t.trial_id]
             imgs = cache.get(path, sha, [i for i, _ in pick])
@@ -131,6 +136,19 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES) -> list[V
                                                                           [f.index for f in t.frames])]})
         out.append(t)
     return out
+
+
+def check_unchanged(path: Path, ref, *, who: str) -> None:
+    """The video still has the sha256 the run recorded; a video edited in place since is refused."""
+    from vidaudit.core.hashing import sha256_file
+
+    if ref.sha256 is None or not path.is_file():
+        raise DataError(f"{path} (the video of {who}) is missing; the report shows the frames the model was sent, "
+                        "so restore the dataset the run used (or pass a run whose data is there)")
+    if sha256_file(path) != ref.sha256:
+        raise DataError(f"{path} (the video of {who}) changed since the run: its sha256 is not the one the run "
+                        "recorded, so its frames are not what the model saw. Restore the original file, or run "
+                        "the models again on the new one")
 
 
 def _perturbed_trials(scored: Scored, trial_ids: set[str]) -> dict[str, tuple[Path, str, PerturbMeta]]:

@@ -79,7 +79,7 @@ def _plan_chain_uncached(video: VideoRef, sha: str, specs: tuple[PerturbationSpe
     from vidaudit.video.perturb.base import SourceInfo
 
     w, h = video.width - video.width % 2, video.height - video.height % 2
-    src = SourceInfo(path=Path(video.path), sha256=sha, width=w, height=h, n_frames=video.n_frames, fps=video.fps)
+    src = SourceInfo.of_video(Path(video.path), sha, w, h, video.timeline)
     canon = tuple(canonical_spec(s) for s in specs)
     plan = None
     for i, spec in enumerate(canon):

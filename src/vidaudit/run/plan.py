@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.core.contract.suite import Prompt, Suite
-from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.hashing import sha256_file, sha256_json
+from vidaudit.core.errors import ConfigError
+from vidaudit.core.hashing import sha256_json
+from vidaudit.core.manifest import external_videos_allowed
 from vidaudit.core.types import (
     Condition,
     ImagePart,
@@ -36,6 +37,7 @@ from vidaudit.core.types import (
 )
 from vidaudit.models.base import Capabilities, native_fps_problem
 from vidaudit.run.perturbed import PerturbedInput, plan_chain, render
+from vidaudit.video.facts import check_video_file, resolve_video
 from vidaudit.video.frame_cache import FrameCache
 from vidaudit.video.sampling import FrameSelection, around_events, at_fps, every_frame, uniform_count
 
@@ -136,16 +138,17 @@ def select_frames(sample: Sample, condition: Condition, video: VideoRef | None =
     if p is Presentation.KEYFRAMES and video is not None:
         raise ConfigError(f"condition {condition.id}: keyframes are the trace's event frames of the source video "
                           "and do not apply to a perturbed video; use frames@K or native")
+    clock = v.timeline
     if p is Presentation.FRAMES:
         if condition.n_frames is not None:
-            return uniform_count(v.n_frames, v.fps, condition.n_frames)
-        return at_fps(v.n_frames, v.fps, condition.fps or 1.0)
+            return uniform_count(clock, condition.n_frames)
+        return at_fps(clock, condition.fps or 1.0)
     if p is Presentation.KEYFRAMES:
-        return around_events(sample.trace.times, [e.frame for e in sample.trace.events], v.n_frames, v.fps,
+        return around_events(sample.trace.times, [e.frame for e in sample.trace.events], clock,
                              condition.keyframe_offset_s)
     if not condition.resolved:
         raise ConfigError(f"condition {condition.id} is not resolved to a rate; plan() resolves it per model")
-    return every_frame(v.n_frames, v.fps) if condition.all_frames else at_fps(v.n_frames, v.fps, condition.fps)
+    return every_frame(clock) if condition.all_frames else at_fps(clock, condition.fps)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -255,18 +258,17 @@ def check_servable(planned: Sequence[PlannedTrial], caps_by_model: Mapping[str, 
         raise ConfigError("the plan has trials these models cannot serve:\n  " + "\n  ".join(uniq[:10]))
 
 
-def check_videos(samples: Sequence[Sample], data_dir: Path) -> None:
-    """Every video exists and has the manifest's sha256 (before any paid call)."""
+def check_videos(samples: Sequence[Sample], data_dir: Path, *, allow_external: bool | None = None) -> None:
+    """Before any paid call: every video lies inside the dataset (unless allowed), has the manifest's sha256, and
+    shows what the manifest says (rate, frame count and times, displayed size, rotation), read from the file.
+
+    ``allow_external`` None: as the dataset's ``dataset.json`` says (``"external_videos": true``, written by
+    importers that leave the videos where they are)."""
+    if allow_external is None:
+        allow_external = external_videos_allowed(data_dir)
     for s in samples:
-        path = data_dir / s.video.path
-        if not path.is_file():
-            raise DataError(f"video for {s.sample_id} is missing: {path}; regenerate the data "
-                            f"(vidaudit generate ... --skip-existing)")
-        if s.video.sha256 is None:
-            raise DataError(f"{s.sample_id} has no video sha256 (a dry-run manifest?); generate the videos first")
-        if sha256_file(path) != s.video.sha256:
-            raise DataError(f"{path} does not match the manifest's sha256 for {s.sample_id}: the file changed; "
-                            "regenerate it or point --data at the matching manifest")
+        path = resolve_video(data_dir, s.video.path, allow_external=allow_external, who=s.sample_id)
+        check_video_file(path, s.video, who=s.sample_id)
 
 
 class RequestBuilder:

@@ -99,7 +99,7 @@ def reads_video(spec: ModelSpec) -> bool:
 
 def prepare_run(data: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *, suite: str | None = None,
                 limit: int | None = None, model_options: dict[str, dict[str, Any]] | None = None,
-                check_files: bool = True, judge: ModelSpec | None = None
+                check_files: bool = True, judge: ModelSpec | None = None, allow_external_videos: bool = False
                 ) -> tuple[list[PlannedTrial], dict[str, ModelAdapter], Any]:
     """Load, validate and plan; builds adapters (no call is made). Raises on anything wrong.
 
@@ -111,7 +111,7 @@ def prepare_run(data: Path, models: Sequence[ModelSpec], conditions: Sequence[Co
         raise ConfigError("no condition given; add --condition native (or frames@K, keyframes)")
     samples = load_suite_samples(s, Path(data), limit)
     if check_files and any(reads_video(m) for m in models):
-        check_videos(samples, Path(data))
+        check_videos(samples, Path(data), allow_external=True if allow_external_videos else None)
     by_id = {x.sample_id: x for x in samples}
     adapters: dict[str, ModelAdapter] = {}
     for m in models:
@@ -166,13 +166,14 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
             max_tokens: int | None = None, dry_run: bool = False, limit: int | None = None, on_progress=None,
             model_options: dict[str, dict[str, Any]] | None = None, judge: ModelSpec | None = None,
             design: str = "full", rule: str | None = None,
-            dispatch: AdapterDispatch | None = None) -> RunOutcome:
+            dispatch: AdapterDispatch | None = None, allow_external_videos: bool = False) -> RunOutcome:
     """Plan and run (or, with ``dry_run``, only count) every trial into ``out``.
 
     ``design`` other than ``"full"`` asks the suite for a sequential design (``Suite.sequential_design``) that
     chooses the trials wave by wave (``vidaudit.run.waves``); ``rule`` is that design's decision rule.
     ``dispatch`` (e.g. ``run.ray_executor.RayDispatch``) swaps the adapters for adapter-shaped proxies
     that call elsewhere while the run lasts; the executor, the store and the audit log stay here.
+    ``allow_external_videos`` lets sample videos lie outside ``data`` (see ``run.plan.check_videos``).
     """
     data, out = Path(data), Path(out)
     if out.exists() and not out.is_dir():
@@ -186,7 +187,8 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
         raise ConfigError(f"--rule {rule} belongs to a sequential design; add --design adaptive or drop --rule")
     suite = suite or dataset_suite(data)  # None: the dataset's own suite
     planned, adapters, caps = prepare_run(data, models, conditions, suite=suite, limit=limit,
-                                          model_options=model_options, check_files=not dry_run, judge=judge)
+                                          model_options=model_options, check_files=not dry_run, judge=judge,
+                                          allow_external_videos=allow_external_videos)
     seq = None if design == "full" else get_suite(suite).sequential_design(design, rule, planned)
     if dry_run:
         return RunOutcome(out, None, dry_run_rows(planned, caps))

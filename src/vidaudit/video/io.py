@@ -1,6 +1,10 @@
-"""H.264 encode and exact decode with PyAV.
+"""H.264 encode and exact decode with PyAV, on a player's clock and upright.
 
-Frames are addressed by index ``i`` with presentation time ``i / fps``. Encoding converts RGB to
+Frames are addressed by index ``i``: the ``i``-th frame a player shows, in presentation order (frames an
+edit list cuts are not counted). Its time is its own presentation time on the clock of
+``core.timeline`` (``i / fps`` only for a constant-rate clip that starts at 0, as rendered videos do),
+and every reader returns it upright: a display matrix (a phone clip's rotation) is applied the way
+ffmpeg's autorotate applies it, so the pixels are what a player shows. Encoding converts RGB to
 I420 with OpenCV into a reused buffer and hands frames to the encoder in a worker thread, so that
 drawing the next frame overlaps encoding the last (libx264 dominates the cost); a run of
 identical frames is converted once and encoded from one buffer. ``iter_frames_reused`` decodes
@@ -9,6 +13,7 @@ every frame but converts a run of byte-identical decoded frames once (for exact 
 
 from __future__ import annotations
 
+import math
 import queue
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -22,6 +27,8 @@ import numpy as np
 
 from vidaudit.core.errors import DataError
 from vidaudit.core.fileio import atomic_path
+from vidaudit.core.timeline import Timeline, constant_rate_frames, is_constant
+from vidaudit.core.types import MAX_FPS, MAX_FRAMES
 
 #: x264 settings are part of the dataset identity: one thread makes the bitstream independent
 #: of the machine's core count; parallelism comes from rendering many videos at once.
@@ -32,17 +39,34 @@ from vidaudit.core.fileio import atomic_path
 X264_OPTIONS = {"preset": "ultrafast", "qp": "18", "threads": "1", "bframes": "0", "g": "60"}
 
 
+#: The smallest displayed size worth sending a model (files past ``MAX_FRAMES``/``MAX_FPS`` are refused too).
+MIN_SIZE = 2
+
+
 @dataclass(frozen=True)
 class VideoInfo:
+    """A video's facts as a player shows it: displayed (rotated) size, presentation clock."""
+
     fps: float
-    width: int
+    width: int                                  # displayed, after rotation
     height: int
     n_frames: int
     duration_s: float
+    rotation: int = 0                           # degrees counter-clockwise a player turns the stored picture
+    start_s: float = 0.0                        # the first frame's time from the presentation start
+    frame_times: tuple[float, ...] | None = None  # each frame's time, when the rate is not constant
+
+    @property
+    def timeline(self) -> Timeline:
+        return Timeline(self.n_frames, self.fps, self.start_s, self.frame_times,
+                        self.duration_s if self.frame_times is not None else None)
 
 
 def _fps_fraction(fps: float) -> Fraction:
-    return Fraction(fps).limit_denominator(1001)
+    f = Fraction(fps).limit_denominator(1001)
+    if f <= 0 or abs(float(f) - fps) > 1e-6 * fps:   # e.g. one frame an hour: 1/3600 is not x/1001
+        f = Fraction(fps).limit_denominator(1 << 24)
+    return f
 
 
 class VideoWriter:
@@ -169,55 +193,161 @@ def _open(path: str | Path) -> av.container.InputContainer:
         raise DataError(f"video not found: {p}; regenerate it or fix the manifest's video.path")
     try:
         return av.open(str(p))
+    except av.error.InvalidDataError as e:
+        raise DataError(f"cannot decode {p}: not a readable video ({e.strerror or e}); check that it is a video "
+                        "file (mp4, webm, mkv, avi, mov) and not truncated") from e
     except av.error.FFmpegError as e:
-        raise DataError(f"cannot decode {p}: {e}; the file is corrupt, delete and regenerate it") from e
+        raise DataError(f"cannot decode {p}: {e.strerror or e}; check that it is a complete video file") from e
+
+
+def _video_stream(c: av.container.InputContainer, p: str | Path) -> av.video.stream.VideoStream:
+    if not c.streams.video:
+        kinds: list[str] = sorted({s.type for s in c.streams}) or ["no streams"]
+        raise DataError(f"{p} has no video stream (it holds {', '.join(kinds)}); give a file with video in it")
+    return c.streams.video[0]
+
+
+def normalise_rotation(degrees: float | None) -> int:
+    """A display rotation as 0, 90, 180 or 270 (counter-clockwise); odd angles go to the nearest quarter."""
+    if degrees is None or not math.isfinite(degrees):
+        return 0
+    return int(round(degrees / 90.0)) % 4 * 90
+
+
+def upright(rgb: np.ndarray, rotation: int) -> np.ndarray:
+    """The stored picture turned the way a player shows it (``rotation`` counter-clockwise)."""
+    k = (rotation // 90) % 4
+    return rgb if k == 0 else np.ascontiguousarray(np.rot90(rgb, k))
+
+
+def _presentation_start(c: av.container.InputContainer, first_s: float) -> float:
+    """Time 0 of the player's clock: the container's start (all streams, edit lists applied)."""
+    if c.start_time is not None:
+        return min(c.start_time / av.time_base, first_s)
+    return first_s
 
 
 def probe(path: str | Path) -> VideoInfo:
-    """Read fps, size and the true frame count (by decoding packets, not trusting the header)."""
-    with _open(path) as c:
-        s = c.streams.video[0]
+    """A video's facts as a player shows it, read from its packets (not its header) and its first frame.
+
+    Frame times are the packets' presentation stamps (frames an edit list discards are not frames);
+    the rate is the stream's average and the clip is constant-rate only if every stamp agrees with it.
+    Any file that is not a usable video (no video stream, no frames, an absurd rate or size, undecodable)
+    is a ``DataError`` naming the file.
+    """
+    p = Path(path)
+    with _open(p) as c:
+        s = _video_stream(c, p)
+        tb = s.time_base
+        if tb is None or tb <= 0:
+            raise DataError(f"{p}: the video stream has no time base; re-encode it (e.g. ffmpeg -i IN OUT.mp4)")
+        stamps: list[int] = []
+        durations: dict[int, int] = {}
+        try:
+            for pkt in c.demux(s):
+                if not pkt.size or pkt.is_discard:
+                    continue
+                ts = pkt.pts if pkt.pts is not None else pkt.dts
+                if ts is None:
+                    raise DataError(f"{p}: a video packet has no timestamp; re-encode it (e.g. ffmpeg -i IN OUT.mp4)")
+                stamps.append(ts)
+                durations[ts] = pkt.duration or 0
+                if len(stamps) > MAX_FRAMES:
+                    raise DataError(f"{p} has more than {MAX_FRAMES:,} frames; cut it into shorter clips")
+        except av.error.FFmpegError as e:
+            if not stamps:
+                raise DataError(f"cannot decode {p}: {e.strerror or e}; the file is damaged or truncated") from e
+            # a truncated tail: the frames read so far are the video (decoding checks them again)
+        if not stamps:
+            raise DataError(f"{p} has a video stream with no frames; give a file with at least one frame")
+        stamps.sort()
+        if len(set(stamps)) != len(stamps):
+            raise DataError(f"{p}: two frames share a presentation time; re-encode it (e.g. ffmpeg -i IN OUT.mp4)")
+        first = _first_frame(p)
+        rotation = normalise_rotation(getattr(first, "rotation", 0))
+        origin = _presentation_start(c, float(stamps[0] * tb))
+        times = [float(st * tb) - origin for st in stamps]
+        n = len(times)
         rate = s.average_rate or s.guessed_rate
-        if rate is None:
-            raise DataError(f"{path}: the video stream states no frame rate; re-encode it (e.g. ffmpeg -r 30)")
-        fps = float(rate)
-        n = sum(1 for pkt in c.demux(s) if pkt.size)
-        return VideoInfo(fps=fps, width=s.codec_context.width, height=s.codec_context.height,
-                         n_frames=n, duration_s=round(n / fps, 6))
+        fps = float(rate) if rate else 0.0
+        if not (math.isfinite(fps) and fps > 0) and n > 1:
+            fps = (n - 1) / (times[-1] - times[0])
+        if not (math.isfinite(fps) and 0 < fps <= MAX_FPS):
+            raise DataError(f"{p}: frame rate {fps:g} is not usable (must be in (0, {MAX_FPS:g}]); re-encode it "
+                            "at a constant rate (e.g. ffmpeg -i IN -r 30 OUT.mp4)")
+        w, h = first.width, first.height
+        if rotation in (90, 270):
+            w, h = h, w
+        if w < MIN_SIZE or h < MIN_SIZE:
+            raise DataError(f"{p} is {w}x{h}: too small to show anything (at least {MIN_SIZE}x{MIN_SIZE})")
+        if is_constant(times, fps):
+            start = round(times[0], 6)
+            return VideoInfo(fps=fps, width=w, height=h, n_frames=n, duration_s=round(start + n / fps, 6),
+                             rotation=rotation, start_s=start)
+        last_dur = durations.get(stamps[-1], 0)
+        step = float(last_dur * tb) if last_dur else (times[-1] - times[0]) / max(n - 1, 1)
+        return VideoInfo(fps=fps, width=w, height=h, n_frames=n, duration_s=round(times[-1] + step, 6),
+                         rotation=rotation, start_s=round(times[0], 6),
+                         frame_times=tuple(round(t, 6) for t in times))
+
+
+def _first_frame(p: Path) -> av.VideoFrame:
+    """The first frame a player shows (it carries the display matrix and the decoded size)."""
+    with _open(p) as c:
+        try:
+            for frame in c.decode(_video_stream(c, p)):
+                return frame
+        except av.error.FFmpegError as e:
+            raise DataError(f"cannot decode {p}: its first frame fails ({e.strerror or e}); the file is damaged") from e
+    raise DataError(f"cannot decode {p}: no frame decodes; the file is damaged or truncated")
 
 
 def video_ref(root: str | Path, rel: str):
     """A manifest's ``VideoRef`` for the written file ``root/rel``: its sha256 and the facts ``probe`` reads."""
     from vidaudit.core.hashing import sha256_file
-    from vidaudit.core.types import VideoRef
 
     path = Path(root) / rel
-    info = probe(path)
-    return VideoRef(path=rel, sha256=sha256_file(path), fps=info.fps, width=info.width, height=info.height,
-                    n_frames=info.n_frames, duration_s=info.duration_s)
+    return ref_from(probe(path), rel, sha256_file(path))
+
+
+def ref_from(info: VideoInfo, path: str, sha256: str | None):
+    """The ``VideoRef`` of a probed file: every fact a run relies on (clock and orientation included)."""
+    from vidaudit.core.types import VideoRef
+
+    return VideoRef(path=path, sha256=sha256, fps=info.fps, width=info.width, height=info.height,
+                    n_frames=info.n_frames, duration_s=info.duration_s, rotation=info.rotation,
+                    start_s=info.start_s, frame_times=info.frame_times)
+
+
+def _rotation(frame: av.VideoFrame) -> int:
+    return normalise_rotation(frame.rotation)
 
 
 def to_rgb(frame: av.VideoFrame) -> np.ndarray:
-    """RGB uint8 through OpenCV's I420 conversion: the exact inverse of the encoder's, and fast."""
+    """Upright RGB uint8 through OpenCV's I420 conversion: the exact inverse of the encoder's, and fast."""
     if frame.format.name == "yuv420p" and frame.width % 2 == 0 and frame.height % 2 == 0:
-        return cv2.cvtColor(frame.to_ndarray(format="yuv420p"), cv2.COLOR_YUV2RGB_I420)
-    return frame.to_ndarray(format="rgb24")
+        rgb = cv2.cvtColor(frame.to_ndarray(format="yuv420p"), cv2.COLOR_YUV2RGB_I420)
+    else:
+        rgb = frame.to_ndarray(format="rgb24")
+    return upright(rgb, _rotation(frame))
 
 
 def to_rgb_half(frame: av.VideoFrame) -> np.ndarray:
-    """RGB at half resolution straight from the planes (chroma is already half size): 4x less work."""
+    """Upright RGB at half resolution straight from the planes (chroma is already half size): 4x less work."""
     if frame.format.name != "yuv420p" or frame.width % 2 or frame.height % 2:
         full = frame.to_ndarray(format="rgb24")
-        return cv2.resize(full, (frame.width // 2, frame.height // 2), interpolation=cv2.INTER_AREA)
-    yuv = frame.to_ndarray(format="yuv420p")
-    h, w = frame.height, frame.width
-    y = cv2.resize(yuv[:h], (w // 2, h // 2), interpolation=cv2.INTER_AREA)
-    chroma = yuv[h:].reshape(2, h // 2, w // 2)
-    return cv2.cvtColor(cv2.merge([y, chroma[0], chroma[1]]), cv2.COLOR_YUV2RGB)
+        rgb = cv2.resize(full, (frame.width // 2, frame.height // 2), interpolation=cv2.INTER_AREA)
+    else:
+        yuv = frame.to_ndarray(format="yuv420p")
+        h, w = frame.height, frame.width
+        y = cv2.resize(yuv[:h], (w // 2, h // 2), interpolation=cv2.INTER_AREA)
+        chroma = yuv[h:].reshape(2, h // 2, w // 2)
+        rgb = cv2.cvtColor(cv2.merge([y, chroma[0], chroma[1]]), cv2.COLOR_YUV2RGB)
+    return upright(rgb, _rotation(frame))
 
 
 def iter_frames(path: str | Path, half: bool = False, threaded: bool = True) -> Iterator[np.ndarray]:
-    """Every frame in presentation order as RGB uint8 (``half``: at half resolution, for analysis).
+    """Every frame in presentation order as upright RGB uint8 (``half``: at half resolution, for analysis).
 
     ``threaded=False`` decodes on the calling thread: cheaper inside a pool that already runs one
     worker per core.
@@ -228,12 +358,16 @@ def iter_frames(path: str | Path, half: bool = False, threaded: bool = True) -> 
 
 
 def _decoded(path: str | Path, threaded: bool) -> Iterator[av.VideoFrame]:
-    """Every decoded frame of the first video stream, in presentation order."""
+    """Every frame a player shows of the first video stream, in presentation order (the decoder drops the
+    frames an edit list discards); a decoding failure is a ``DataError`` naming the file."""
     with _open(path) as c:
-        s = c.streams.video[0]
+        s = _video_stream(c, path)
         if threaded:
             s.thread_type = "AUTO"
-        yield from c.decode(s)
+        try:
+            yield from c.decode(s)
+        except av.error.FFmpegError as e:
+            raise DataError(f"cannot decode {path}: {e.strerror or e}; the file is damaged or truncated") from e
 
 
 def iter_frames_reused(path: str | Path, half: bool = False, threaded: bool = True) -> Iterator[np.ndarray]:
@@ -256,44 +390,46 @@ def iter_frames_reused(path: str | Path, half: bool = False, threaded: bool = Tr
         yield last
 
 
+def iter_constant_rate(path: str | Path, start_s: float = 0.0, end_s: float | None = None) -> Iterator[np.ndarray]:
+    """The clip as a constant-rate sequence at its nominal fps from ``start_s`` to ``end_s`` on the player's clock:
+    frame ``k`` is the frame on screen at ``start_s + k / fps`` (a variable-rate clip's frames are repeated or
+    skipped, never moved in time), upright. What an importer re-encodes a user's clip from."""
+    info = probe(path)
+    order = constant_rate_frames(info.timeline, info.fps, start_s, end_s)
+    want = iter(order)
+    nxt = next(want, None)
+    for i, frame in enumerate(iter_frames(path)):
+        while nxt == i:
+            yield frame
+            nxt = next(want, None)
+        if nxt is None:
+            return
+
+
 def read_frames(path: str | Path, indices: Sequence[int]) -> np.ndarray:
-    """Decode exactly the frames at ``indices`` (any order, repeats allowed) -> (k, H, W, 3) RGB."""
+    """Decode exactly the frames at ``indices`` (any order, repeats allowed) -> (k, H, W, 3) upright RGB."""
     if len(indices) == 0:
         raise ValueError("read_frames needs at least one index")
-    want = sorted(set(int(i) for i in indices))
-    if want[0] < 0:
-        raise ValueError(f"negative frame index {want[0]}")
-    got: dict[int, np.ndarray] = {}
-    with _open(path) as c:
-        s = c.streams.video[0]
-        s.thread_type = "AUTO"
-        j = 0
-        for i, frame in enumerate(c.decode(s)):
-            if i == want[j]:
-                got[i] = to_rgb(frame)
-                j += 1
-                if j == len(want):
-                    break
-    if len(got) != len(want):
-        missing = [i for i in want if i not in got]
-        raise DataError(f"{path}: frames {missing[:5]} do not exist (video has fewer frames)")
+    got = dict(iter_selected(path, indices))
     return np.stack([got[int(i)] for i in indices])
 
 
 def iter_selected(path: str | Path, indices: Sequence[int], half: bool = False) -> Iterator[tuple[int, np.ndarray]]:
-    """(index, RGB) for the sorted, distinct ``indices``, streaming (no whole-clip buffer)."""
+    """(index, upright RGB) for the sorted, distinct ``indices``, streaming (no whole-clip buffer).
+
+    Index ``i`` is the ``i``-th frame a player shows (see the module docstring)."""
     want = sorted(set(int(i) for i in indices))
     if not want:
         return
+    if want[0] < 0:
+        raise ValueError(f"negative frame index {want[0]}")
     convert = to_rgb_half if half else to_rgb
     j = 0
-    with _open(path) as c:
-        s = c.streams.video[0]
-        s.thread_type = "AUTO"
-        for i, frame in enumerate(c.decode(s)):
-            if i == want[j]:
-                yield i, convert(frame)
-                j += 1
-                if j == len(want):
-                    return
-    raise DataError(f"{path}: frames {want[j:j + 5]} do not exist (video has fewer frames)")
+    for i, frame in enumerate(_decoded(path, threaded=True)):
+        if i == want[j]:
+            yield i, convert(frame)
+            j += 1
+            if j == len(want):
+                return
+    raise DataError(f"{path}: frames {want[j:j + 5]} do not exist (the video has fewer frames than its manifest "
+                    "says; was it replaced? regenerate the manifest)")

@@ -12,7 +12,7 @@ from vidaudit.suites.counting.bounce_ball import BounceBall
 from vidaudit.suites.counting.grid import GridPoint, validate
 from vidaudit.suites.counting.scene import RenderSettings, Scene
 from vidaudit.suites.counting.state_machine import StateMachine
-from vidaudit.video.io import VideoWriter, probe
+from vidaudit.video.io import VideoWriter, probe, ref_from
 
 SCENES: dict[str, type[Scene]] = {c.domain: c for c in (BounceBall, Blinking, StateMachine)}
 
@@ -39,5 +39,4 @@ def render(point: GridPoint, settings: RenderSettings, out: Path, rel_path: str)
         for frame, repeat in scene.frame_runs():
             w.write(frame, repeat)
     info = probe(out)
-    return scene.trace(), VideoRef(path=rel_path, sha256=sha256_file(out), fps=info.fps, width=info.width,
-                                   height=info.height, n_frames=info.n_frames, duration_s=info.duration_s)
+    return scene.trace(), ref_from(info, rel_path, sha256_file(out))

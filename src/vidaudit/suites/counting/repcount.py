@@ -33,11 +33,11 @@ from vidaudit import __version__
 from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import write_dataset_info, write_manifest
-from vidaudit.core.types import Event, Sample, Trace, VideoRef
+from vidaudit.core.types import Event, Sample, Trace
 from vidaudit.core.versions import library_versions
 from vidaudit.suites.counting.grid import SUITE
 from vidaudit.suites.counting.prompts import REAL_TEMPLATES
-from vidaudit.video.io import VideoInfo, probe
+from vidaudit.video.io import VideoInfo, probe, ref_from
 
 SOURCE = "repcount"
 LOADER_VERSION = "repcount/1"
@@ -272,7 +272,8 @@ def _video_path_field(video: Path, relative_to: str | Path | None) -> str:
 
 def _sample(row: RepcountRow, video: Path, info: VideoInfo, digest: str, question: str,
             split_name: str | None, relative_to: str | Path | None) -> Sample:
-    events = tuple(Event(t=round(s / info.fps, 6), frame=s, type=EVENT_TYPE, count=i)
+    clock = info.timeline      # an annotated frame happens when the player shows it (VFR, late starts)
+    events = tuple(Event(t=round(clock.time_of(s), 6), frame=s, type=EVENT_TYPE, count=i)
                    for i, s in enumerate(row.starts, 1))
     params: dict[str, Any] = {
         "domain": f"real:{row.action}", "n_events": row.count, "frequency_hz": None, "source": SOURCE,
@@ -281,8 +282,7 @@ def _sample(row: RepcountRow, video: Path, info: VideoInfo, digest: str, questio
     }
     if split_name:
         params["split"] = split_name
-    ref = VideoRef(path=_video_path_field(video, relative_to), sha256=digest, fps=info.fps, width=info.width,
-                   height=info.height, n_frames=info.n_frames, duration_s=info.duration_s)
+    ref = ref_from(info, _video_path_field(video, relative_to), digest)
     return Sample(sample_id=sample_id(row.name, split_name), suite=SUITE, params=params, question=question,
                   answer=row.count, trace=Trace(events=events), video=ref)
 
@@ -386,6 +386,7 @@ def write_repcount_dataset(csv_path: str | Path, video_dir: str | Path, out_dir:
         "vidaudit_version": __version__, "libraries": library_versions(),
         "annotations": {"csv": str(Path(csv_path).resolve()), "sha256": sha256_file(csv_path)},
         "video_dir": str(Path(video_dir).resolve()), "video_paths": "relative to this directory",
+        "external_videos": True,   # the videos stay in the folder the user named: runs may open them there
         "split": split_name, "question": question, "n_samples": len(scan.samples),
         "domains": sorted({str(s.params["domain"]) for s in scan.samples}),
         "count_range": [min(counts), max(counts)],

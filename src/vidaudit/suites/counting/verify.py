@@ -17,11 +17,13 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from vidaudit.core.errors import DataError
+from vidaudit.core.timeline import Timeline
 from vidaudit.core.types import Sample, Trace
 from vidaudit.suites.counting.detector import detect_events
 from vidaudit.suites.counting.grid import DOMAINS
 from vidaudit.suites.counting.schedule import first_frame_at
-from vidaudit.video.io import iter_frames_reused
+from vidaudit.video.facts import facts_problems
+from vidaudit.video.io import iter_frames_reused, probe
 
 FRAME_TOLERANCE = 1
 
@@ -65,8 +67,10 @@ def check_answers(samples: Iterable[Sample], source: str = "the manifest") -> No
                         + "\n".join(lines) + more)
 
 
-def timing_problems(trace: Trace, fps: float, n_frames: int | None = None) -> list[str]:
-    """Events whose ``frame`` is not the first frame at or after their ``t`` (within ``FRAME_TOLERANCE``)."""
+def timing_problems(trace: Trace, fps: float, n_frames: int | None = None,
+                    clock: Timeline | None = None) -> list[str]:
+    """Events whose ``frame`` is not the first frame at or after their ``t`` (within ``FRAME_TOLERANCE``), on the
+    video's own clock when it is not constant-rate from 0 (``clock``), else at ``j / fps``."""
     if not (isinstance(fps, int | float) and math.isfinite(fps) and fps > 0):
         return [f"video fps {fps!r} is not a positive number"]
     problems = []
@@ -74,7 +78,7 @@ def timing_problems(trace: Trace, fps: float, n_frames: int | None = None) -> li
         if not math.isfinite(e.t) or e.t < 0:
             problems.append(f"event {i} has time t={e.t!r}, not a finite time >= 0")
             continue
-        expected = first_frame_at(e.t, fps)
+        expected = first_frame_at(e.t, fps) if clock is None else first_frame_on(clock, e.t)
         if abs(e.frame - expected) > FRAME_TOLERANCE:
             problems.append(f"event {i} (t={e.t:g} s) says frame {e.frame}, but the first frame at or after "
                             f"t is {expected} at {fps:g} fps (off by {e.frame - expected:+d}, more than "
@@ -84,14 +88,21 @@ def timing_problems(trace: Trace, fps: float, n_frames: int | None = None) -> li
     return problems
 
 
-def check_video(domain: str, path: str | Path, trace: Trace, fps: float) -> list[str]:
+def first_frame_on(clock: Timeline, t: float) -> int:
+    """The first frame whose presentation time on ``clock`` is at or after ``t``."""
+    i = clock.on_screen(t)
+    return i if clock.time_of(i) >= t - 1e-9 else i + 1
+
+
+def check_video(domain: str, path: str | Path, trace: Trace, fps: float, clock: Timeline | None = None) -> list[str]:
     """Problems found (empty when the detector finds every event at its frame +-1 and nothing else).
 
     Every frame is decoded and looked at; a frame byte-identical to the one before it is converted and
     analysed once (``iter_frames_reused``), which gives exactly the detections of converting every frame.
     """
     frames = iter_frames_reused(path, half=True, threaded=False)
-    found = detect_events(domain, ((i, i / fps, f) for i, f in enumerate(frames)))
+    when = (lambda i: i / fps) if clock is None else clock.time_of
+    found = detect_events(domain, ((i, when(i), f) for i, f in enumerate(frames)))
     true = [e.frame for e in trace.events]
     got = [d.frame for d in found]
     problems = []
@@ -110,10 +121,12 @@ def check_sample(sample: Sample, root: str | Path) -> list[str]:
     problems = answer_problems(sample)
     if sample.trace.execute() != sample.answer and not problems:  # a non-synthetic sample asked to be verified
         problems.append(f"trace executes to {sample.trace.execute()} but answer is {sample.answer}")
-    problems += timing_problems(sample.trace, sample.video.fps, sample.video.n_frames)
+    v = sample.video
+    clock = v.timeline if v.n_frames and (v.frame_times is not None or v.start_s) else None
+    problems += timing_problems(sample.trace, v.fps, v.n_frames, clock)
     if problems:
         return problems  # the detector's verdict against a trace that is wrong on its face adds nothing
-    return check_video(sample.params["domain"], Path(root) / sample.video.path, sample.trace, sample.video.fps)
+    return check_video(sample.params["domain"], Path(root) / v.path, sample.trace, v.fps, clock)
 
 
 def _verify_job(row: dict, root: str) -> tuple[str, list[str]]:
@@ -125,6 +138,12 @@ def _verify_job(row: dict, root: str) -> tuple[str, list[str]]:
         return sample.sample_id, [f"video missing: {path}"]
     if sample.video.sha256 and sha256_file(path) != sample.video.sha256:
         return sample.sample_id, [f"sha256 of {path} does not match the manifest (file changed or corrupt)"]
+    try:        # the clock the trace's frames were placed on must be the file's (rate, times, start)
+        facts = facts_problems(probe(path), sample.video)
+    except DataError as e:
+        return sample.sample_id, [str(e)]
+    if facts:
+        return sample.sample_id, [f"the file is not the video its manifest describes: {'; '.join(facts)}"]
     return sample.sample_id, check_sample(sample, root)
 
 

@@ -31,7 +31,7 @@ from vidaudit.suites.faithful.strand_validate import (
     validate_strand,
     write_validation,
 )
-from vidaudit.video.io import probe
+from vidaudit.video.io import probe, ref_from
 
 CAPABILITIES = {"facts": False, "probe_types": False, "domains": False, "world_records": False}
 SOURCE = "strand-release"
@@ -69,8 +69,7 @@ def _videos(kept: list[ReleaseTarget], videos: Path | None, out: Path) -> dict[s
         dst = out / "videos" / n
         _link(videos / n, dst)
         info = probe(dst)
-        refs[n] = VideoRef(path=f"videos/{n}", sha256=sha256_file(dst), fps=info.fps, width=info.width,
-                           height=info.height, n_frames=info.n_frames, duration_s=info.duration_s)
+        refs[n] = ref_from(info, f"videos/{n}", sha256_file(dst))
     return refs
 
 

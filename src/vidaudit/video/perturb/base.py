@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from vidaudit.core.errors import ConfigError
+from vidaudit.core.timeline import Timeline, constant_rate_frames
 from vidaudit.video.perturb.registry import Params
 
 _EPS = 1e-9
@@ -31,24 +32,54 @@ _EPS = 1e-9
 
 @dataclass(frozen=True)
 class SourceInfo:
-    """A source as read back from its file. Stills (images) have one frame and no rate."""
+    """A source as an op sees it: upright, at a constant rate from time 0. Stills have one frame and no rate.
+
+    A video that is not constant-rate from 0 on a player's clock (variable rate, a skipped frame, a late
+    first frame) is converted to its nominal rate: op frame ``k`` is the source frame a player shows at
+    ``k / fps``, which ``frame_map`` names (``None``: the identity). The engine turns an op's map into
+    source frames through it before reading, and records each one's time (``source_time_s``).
+    """
 
     path: Path
     sha256: str
-    width: int            # even (an odd last row/column is cropped away: yuv420p needs even sizes)
+    width: int            # even, displayed (an odd last row/column is cropped away: yuv420p needs even sizes)
     height: int
-    n_frames: int
+    n_frames: int         # frames as the op sees them (at ``fps`` from 0)
     fps: float | None
     still: bool = False
     crop: tuple[int, int] = (0, 0)   # columns, rows cropped off the right/bottom to make the size even
+    frame_map: tuple[int, ...] | None = None   # op frame -> source frame (player's order), when converted
+    clock: Timeline | None = None              # the source's own clock, when converted
+    n_source_frames: int | None = None         # frames in the file, when converted
+
+    @classmethod
+    def of_video(cls, path: Path, sha256: str, width: int, height: int, clock: Timeline,
+                 crop: tuple[int, int] = (0, 0)) -> SourceInfo:
+        """A video known by its displayed size and its clock (converted if it is not constant-rate from 0)."""
+        if clock.times is None and clock.start_s == 0:
+            return cls(path=path, sha256=sha256, width=width, height=height, n_frames=clock.n_frames,
+                       fps=clock.fps, crop=crop)
+        fmap = constant_rate_frames(clock, clock.fps)
+        return cls(path=path, sha256=sha256, width=width, height=height, n_frames=len(fmap), fps=clock.fps, crop=crop,
+                   frame_map=fmap, clock=clock, n_source_frames=clock.n_frames)
+
+    @property
+    def file_frames(self) -> int:
+        """Frames in the file (what a reader decodes)."""
+        return self.n_source_frames if self.n_source_frames is not None else self.n_frames
 
     @property
     def duration_s(self) -> float | None:
         return None if self.fps is None else round(self.n_frames / self.fps, 6)
 
     def summary(self) -> dict[str, Any]:
-        return {"width": self.width, "height": self.height, "n_frames": self.n_frames, "fps": self.fps,
-                "duration_s": self.duration_s, "still": self.still, "crop_px": list(self.crop)}
+        out: dict[str, Any] = {"width": self.width, "height": self.height, "n_frames": self.n_frames, "fps": self.fps,
+               "duration_s": self.duration_s, "still": self.still, "crop_px": list(self.crop)}
+        if self.frame_map is not None and self.clock is not None:
+            out["converted_to_constant_rate"] = {
+                "source_frames": self.file_frames, "source_start_s": self.clock.start_s,
+                "source_variable_rate": self.clock.times is not None}
+        return out
 
 
 @dataclass

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.fileio import write_jsonl_atomic, write_text_atomic
+from vidaudit.core.fileio import owner_token, sweep_stale_temporaries, write_jsonl_atomic, write_text_atomic
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.types import PerturbationSpec
 from vidaudit.video.perturb.cache import cached, complete_entry, lookup
@@ -215,7 +215,8 @@ def place(entry: PerturbResult, out: Path, name: str) -> PerturbResult:
     """``out/<name>.mp4`` + ``.json`` from a cache entry: the mp4 first, the JSON last (as ``apply`` does)."""
     dst = out / f"{name}.mp4"
     dst_js = dst.with_suffix(".json")
-    tmp = out / f".{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp.mp4"
+    sweep_stale_temporaries(dst)
+    tmp = out / f".{dst.name}.{owner_token()}.{uuid.uuid4().hex[:8]}.tmp.mp4"
     try:
         try:
             os.link(entry.video, tmp)

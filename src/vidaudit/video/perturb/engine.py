@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.fileio import write_text_atomic
+from vidaudit.core.fileio import owner_token, sweep_stale_temporaries, write_text_atomic
 from vidaudit.core.hashing import canonical_json, rng_from, sha256_file, sha256_json
 from vidaudit.core.types import PerturbationSpec
 from vidaudit.video.io import X264_OPTIONS, VideoWriter, probe
@@ -138,7 +138,28 @@ def _inputs(op: Op, source: str | Path, second_source: str | Path | None, source
 def _plan(op: Op, p: Params, src: SourceInfo, second: SourceInfo | None, seed: int) -> Plan:
     plan = op.plan(p, src, rng_from("perturb", op.name, seed), second)
     plan.check(op.name)
+    _to_source_frames(plan, {"source": src, "second": second})
     return plan
+
+
+def _to_source_frames(plan: Plan, inputs: dict[str, SourceInfo | None]) -> None:
+    """Turn the map's op frames into the files' frames where an input was converted to constant rate, and
+    say when each one is on the input's own clock (``source_time_s``); unconverted inputs keep the map as is."""
+    if all(s is None or s.frame_map is None for s in inputs.values()):
+        return
+    sf = plan.map["source_frame"]
+    times: list[float | None] = []
+    for i, k in enumerate(sf):
+        src = inputs.get(plan.video_of(i))
+        if k is None or src is None:
+            times.append(None)
+        elif src.frame_map is None:
+            times.append(round(int(k) / src.fps, 6) if src.fps else None)
+        else:
+            sf[i] = src.frame_map[int(k)]
+            assert src.clock is not None
+            times.append(round(src.clock.time_of(sf[i]), 6))
+    plan.map["source_time_s"] = times
 
 
 def plan_for(spec: PerturbationSpec | dict[str, Any], src: SourceInfo, *, seed: int = 0,
@@ -210,7 +231,8 @@ def apply(source: Path | str, spec: PerturbationSpec | dict[str, Any], out: Path
                     second.sha256 if second else None)
     meta_path = out.with_suffix(".json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp.mp4"
+    sweep_stale_temporaries(out)          # a killed earlier render of this output leaves no partial behind
+    tmp = out.parent / f".{out.name}.{owner_token()}.{uuid.uuid4().hex[:8]}.tmp.mp4"
     placed = False
     try:
         with VideoWriter(tmp, plan.fps, plan.width, plan.height) as w:

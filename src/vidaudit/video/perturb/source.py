@@ -75,18 +75,11 @@ def open_source(path: str | Path, sha256: str | None = None) -> SourceInfo:
         full = raw.shape
         return SourceInfo(path=p, sha256=digest, width=w, height=h, n_frames=1, fps=None, still=True,
                           crop=(full[1] - w, full[0] - h))
-    try:
-        info = probe(p)
-    except DataError:
-        raise
-    except (av.error.FFmpegError, IndexError) as e:
-        raise DataError(f"cannot decode {p}: {e}; is it a video file?") from e
-    if info.n_frames < 1:
-        raise DataError(f"{p} has no video frames")
+    info = probe(p)          # a file that is not a usable video is a DataError naming it
     w, h, crop = _even_crop(info.width, info.height)
     if w < 2 or h < 2:
         raise DataError(f"{p} is {info.width}x{info.height}: too small to encode")
-    return SourceInfo(path=p, sha256=digest, width=w, height=h, n_frames=info.n_frames, fps=info.fps, crop=crop)
+    return SourceInfo.of_video(p, digest, w, h, info.timeline, crop)
 
 
 class PlannedReader:
@@ -95,9 +88,9 @@ class PlannedReader:
     def __init__(self, src: SourceInfo, order: Sequence[int], budget_bytes: int = DEFAULT_BUDGET_BYTES) -> None:
         self.src = src
         self.order = [int(i) for i in order]
-        bad = [i for i in self.order if not 0 <= i < src.n_frames]
+        bad = [i for i in self.order if not 0 <= i < src.file_frames]
         if bad:
-            raise AssertionError(f"frames {bad[:5]} outside 0..{src.n_frames - 1}")  # pragma: no cover
+            raise AssertionError(f"frames {bad[:5]} outside 0..{src.file_frames - 1}")  # pragma: no cover
         frame_bytes = max(1, src.width * src.height * 3)
         self.capacity = max(2, budget_bytes // frame_bytes)
         self.decoded = 0      # frames decoded (a measure of the cost; tests read it)
@@ -129,11 +122,11 @@ class PlannedReader:
             s = c.streams.video[0]
             pts, keys = [], []
             for pkt in c.demux(s):
-                if pkt.size:
+                if pkt.size and not pkt.is_discard:      # frames an edit list cuts never decode
                     pts.append(pkt.pts)
                     keys.append(bool(pkt.is_keyframe))
-        if len(pts) != self.src.n_frames:
-            raise DataError(f"{self.src.path}: {len(pts)} packets but {self.src.n_frames} frames; the file changed?")
+        if len(pts) != self.src.file_frames:
+            raise DataError(f"{self.src.path}: {len(pts)} packets but {self.src.file_frames} frames; the file changed?")
         known = [p for p in pts if p is not None]
         if len(known) != len(pts) or len(set(known)) != len(known):
             self._seekable = False            # no usable timestamps: decode from the start when going back
@@ -195,7 +188,7 @@ class PlannedReader:
             j = 0 if self._cur is None else self._cur + 1
         self._cur = j
         self.decoded += 1
-        if frame.format.name == "yuv420p" and self.src.crop == (0, 0):
+        if frame.format.name == "yuv420p" and self.src.crop == (0, 0) and not frame.rotation:
             if self._pool:
                 rgb = self._pool.pop()
             else:

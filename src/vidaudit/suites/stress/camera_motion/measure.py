@@ -14,22 +14,23 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from vidaudit.core.manifest import load_samples
+from vidaudit.core.timeline import Timeline
 from vidaudit.video.io import iter_selected
 from vidaudit.video.motion import classify_motion
 from vidaudit.video.sampling import at_fps, every_frame, uniform_count
 
 
-def selection_indices(selection: str, n_frames: int, fps: float) -> tuple[list[int], bool]:
+def selection_indices(selection: str, clock: Timeline) -> tuple[list[int], bool]:
     """(frame indices, half size) of a condition's text as a run sends them."""
     kind, _, arg = selection.replace("#", "@#").partition("@")
     if kind == "native" and arg == "all":
-        return list(every_frame(n_frames, fps).indices), True
+        return list(every_frame(clock).indices), True
     if kind == "native":
-        return list(at_fps(n_frames, fps, float(arg)).indices), True
+        return list(at_fps(clock, float(arg)).indices), True
     if kind == "frames" and arg.startswith("#"):
-        return list(uniform_count(n_frames, fps, int(arg[1:])).indices), False
+        return list(uniform_count(clock, int(arg[1:])).indices), False
     if kind == "frames":
-        return list(at_fps(n_frames, fps, float(arg)).indices), False
+        return list(at_fps(clock, float(arg)).indices), False
     raise SystemExit(f"unknown selection {selection!r}; use frames@K, frames#K, native@K or native@all")
 
 
@@ -38,7 +39,7 @@ def measure(data: Path, selections: Sequence[str]) -> dict[tuple[str, str], tupl
     out: dict[tuple[str, str], list] = defaultdict(lambda: [0, 0, []])
     for s in load_samples(data):
         for sel in selections:
-            idx, half = selection_indices(sel, s.video.n_frames, s.video.fps)
+            idx, half = selection_indices(sel, s.video.timeline)
             frames = [f for _, f in iter_selected(data / s.video.path, sorted(set(idx)), half=half)]
             got, ev = classify_motion(frames)
             cell = out[(str(s.params.get("synthesis")), sel)]

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.errors import ConfigError
 from vidaudit.core.fileio import write_text_atomic
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, VideoRef
@@ -31,7 +31,7 @@ from vidaudit.suites.stress.cross_frame.options import (
     TABLE10,
     letters,
 )
-from vidaudit.video.io import VideoWriter, iter_frames, probe, video_ref
+from vidaudit.video.io import VideoWriter, iter_constant_rate, iter_frames, probe, video_ref
 
 PROBE = "cross_frame"
 SETTINGS = ("csv", "sample_fps")
@@ -92,12 +92,11 @@ def write_synthetic(root: Path, preset: Preset, n_items: int, *, workers: int | 
 
 def import_video(src: Path, dst: Path) -> None:
     """Re-encode the video stream only (audio dropped, odd sizes cropped to even) with vidaudit's writer."""
-    info = probe(src)
-    if info.n_frames < 1:
-        raise DataError(f"{src} has no video frames")
+    info = probe(src)       # a file that is not a usable video is a DataError naming it
     w, h = info.width - info.width % 2, info.height - info.height % 2
-    with VideoWriter(dst, info.fps, w, h) as out:
-        for f in iter_frames(src):
+    constant = info.frame_times is None and info.start_s == 0
+    with VideoWriter(dst, info.fps, w, h) as out:     # upright; a variable-rate clip at its nominal rate
+        for f in (iter_frames(src) if constant else iter_constant_rate(src)):
             out.write(f[:h, :w])
 
 

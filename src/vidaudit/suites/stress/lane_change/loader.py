@@ -28,7 +28,7 @@ from vidaudit.core.manifest import guard_replace, write_dataset_info, write_mani
 from vidaudit.core.types import Sample, Trace, VideoRef
 from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.stress.lane_change.options import LABELS, LETTER_OF, QUESTION
-from vidaudit.video.io import VideoWriter, iter_frames, probe, video_ref
+from vidaudit.video.io import VideoWriter, iter_constant_rate, iter_frames, probe, video_ref
 
 PROBE = "lane_change"
 ANNOTATIONS = "annotations.csv"
@@ -99,6 +99,14 @@ def read_annotations(root: Path) -> list[Row]:
 
 
 def _cut(src: Path, dst: Path, start_s: float, end_s: float, fps: float, width: int, height: int) -> int:
+    clock = probe(src).timeline
+    if clock.times is not None or clock.start_s:   # not constant-rate from 0: cut on the player's clock
+        n = 0
+        with VideoWriter(dst, fps, width, height) as w:
+            for frame in iter_constant_rate(src, start_s, end_s):
+                w.write(frame)
+                n += 1
+        return n
     first, stop = int(math.floor(start_s * fps + 1e-9)), int(math.floor(end_s * fps + 1e-9))
     n = 0
     with VideoWriter(dst, fps, width, height) as w:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.fileio import write_jsonl_atomic, write_text_atomic
+from vidaudit.core.fileio import atomic_path, write_jsonl_atomic, write_text_atomic
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import guard_replace, load_samples, read_dataset_info, write_dataset_info, write_manifest
 from vidaudit.core.types import Sample, VideoRef
@@ -72,9 +72,8 @@ class _Videos:
         dst = self.out / rel
         if not dst.is_file() or sha256_file(dst) != sha:
             dst.parent.mkdir(parents=True, exist_ok=True)
-            tmp = dst.with_name(f".{dst.name}.part")
-            shutil.copyfile(src, tmp)
-            tmp.replace(dst)
+            with atomic_path(dst, suffix=".part") as tmp:     # a killed copy is swept on the next run
+                shutil.copyfile(src, tmp)
         ref = sample.video.model_copy(update={"path": rel, "sha256": sha})
         self.done[key] = ref
         return ref

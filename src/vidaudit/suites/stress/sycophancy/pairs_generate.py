@@ -11,9 +11,10 @@ import shutil
 from pathlib import Path
 
 from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.fileio import atomic_path
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import MANIFEST, guard_replace, load_samples, write_dataset_info, write_manifest
-from vidaudit.core.types import Sample, VideoRef
+from vidaudit.core.types import Sample
 from vidaudit.suites.stress.sycophancy.categories import PAPER_CATEGORIES
 from vidaudit.suites.stress.sycophancy.prompts import generator_prompt
 
@@ -35,7 +36,7 @@ def _videos(source: Path) -> list[tuple[str, Path, str | None]]:
 
 def generate_pairs_requests(out: Path, source: Path | None, categories: tuple[str, ...] = PAPER_CATEGORIES, *,
                             force: bool = False) -> Path:
-    from vidaudit.video.io import probe
+    from vidaudit.video.io import probe, ref_from
 
     if source is None:
         raise ConfigError(f"probe {PROBE} reads a user's videos: pass --source DIR (a folder of video files or a "
@@ -63,8 +64,7 @@ def generate_pairs_requests(out: Path, source: Path | None, categories: tuple[st
             raise DataError(f"--source video {path} does not decode ({e}); remove it or re-encode it") from None
         rel = f"videos/{key}{path.suffix.lower()}"
         copies.append((path, out / rel, sha))
-        ref = VideoRef(path=rel, sha256=sha, fps=info.fps, width=info.width, height=info.height,
-                       n_frames=info.n_frames, duration_s=info.duration_s)
+        ref = ref_from(info, rel, sha)
         for cat in categories:
             samples.append(Sample(sample_id=f"stress-{PROBE}-{key}-{cat}", suite="stress",
                                   params={"probe": PROBE, "category": cat, "video_key": key,
@@ -75,9 +75,8 @@ def generate_pairs_requests(out: Path, source: Path | None, categories: tuple[st
     (out / "videos").mkdir(parents=True, exist_ok=True)
     for src, dst, sha in copies:  # written under a temporary name and renamed
         if not dst.is_file() or sha256_file(dst) != sha:
-            tmp = dst.with_name(f".{dst.name}.part")
-            shutil.copyfile(src, tmp)
-            tmp.replace(dst)
+            with atomic_path(dst, suffix=".part") as tmp:     # a killed copy is swept on the next run
+                shutil.copyfile(src, tmp)
     manifest = write_manifest(out, samples)
     write_dataset_info(out, {"suite": "stress", "probe": PROBE, "n_samples": len(samples), "n_videos": len(vids),
                              "categories": list(categories), "source": str(source.resolve())})

@@ -1,0 +1,83 @@
+"""Is this file the video its manifest describes? Where it lies, its bytes, and the facts a run relies on.
+
+A run sends frames chosen on the manifest's clock (rate, frame count, start, frame times) at the
+manifest's displayed size and rotation, so those facts are read back from the file and compared, not
+only the sha256: a manifest whose facts were edited (or written by a tool that got them wrong) would
+otherwise plan frames the file does not show at those times. A video path must stay inside the dataset
+directory unless the user opts in (a hand-edited ``../../..`` or a symlink out of the folder would
+otherwise be opened and sent).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from vidaudit.core.errors import DataError
+from vidaudit.core.hashing import sha256_file
+from vidaudit.core.types import VideoRef
+from vidaudit.video.io import VideoInfo, probe
+
+_PROBED: dict[str, VideoInfo] = {}   # sha256 -> facts: the same bytes always probe the same
+
+
+def resolve_video(data_dir: Path, rel: str, *, allow_external: bool = False, who: str = "") -> Path:
+    """``data_dir / rel``, refused (``DataError``) when it leads outside ``data_dir`` and ``allow_external`` is off."""
+    root = Path(data_dir)
+    path = root / rel
+    if allow_external:
+        return path
+    real, top = path.resolve(), root.resolve()
+    if not real.is_relative_to(top):
+        raise DataError(f"{who + ': ' if who else ''}video path {rel!r} leads outside the data directory {top} "
+                        f"(to {real}); move the video into the dataset, or pass --allow-external-videos if you "
+                        "trust this manifest")
+    return path
+
+
+def facts_problems(info: VideoInfo, ref: VideoRef) -> list[str]:
+    """What the file shows that the manifest says otherwise (empty: they agree)."""
+    out = []
+    if info.n_frames != ref.n_frames:
+        out.append(f"{info.n_frames} frames, the manifest says {ref.n_frames}")
+    if not math.isclose(info.fps, ref.fps, rel_tol=1e-6):
+        out.append(f"{info.fps:g} fps, the manifest says {ref.fps:g}")
+    if (info.width, info.height) != (ref.width, ref.height):
+        out.append(f"displayed size {info.width}x{info.height}, the manifest says {ref.width}x{ref.height}")
+    if info.rotation != ref.rotation:
+        out.append(f"rotation {info.rotation}, the manifest says {ref.rotation}")
+    if not math.isclose(info.start_s, ref.start_s, abs_tol=1e-6):
+        out.append(f"first frame at {info.start_s:g} s, the manifest says {ref.start_s:g} s")
+    mine, theirs = info.frame_times, ref.frame_times
+    if (mine is None) != (theirs is None):
+        out.append(("a variable" if mine is not None else "a constant") + " frame rate, the manifest says otherwise")
+    elif mine is not None and theirs is not None and len(mine) == len(theirs):
+        worst = max(abs(a - b) for a, b in zip(mine, theirs, strict=True))
+        if worst > 1e-6:
+            out.append(f"frame times up to {worst:.3f} s away from the manifest's")
+    return out
+
+
+def probed(path: Path, sha256: str) -> VideoInfo:
+    hit = _PROBED.get(sha256)
+    if hit is None:
+        hit = _PROBED[sha256] = probe(path)
+    return hit
+
+
+def check_video_file(path: Path, ref: VideoRef, *, who: str, facts: bool = True) -> None:
+    """The file at ``path`` has ``ref``'s sha256 and (``facts``) shows what ``ref`` says; else a DataError."""
+    if not path.is_file():
+        raise DataError(f"video for {who} is missing: {path}; regenerate the data (vidaudit generate ... "
+                        "--skip-existing)")
+    if ref.sha256 is None:
+        raise DataError(f"{who} has no video sha256 (a dry-run manifest?); generate the videos first")
+    if sha256_file(path) != ref.sha256:
+        raise DataError(f"{path} does not match the manifest's sha256 for {who}: the file changed; regenerate it "
+                        "or point --data at the matching manifest")
+    if facts:
+        problems = facts_problems(probed(path, ref.sha256), ref)
+        if problems:
+            raise DataError(f"{path} (for {who}) is not the video its manifest describes: {'; '.join(problems)}. "
+                            "Regenerate the manifest from the file (vidaudit import / generate), do not edit it "
+                            "by hand")

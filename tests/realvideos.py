@@ -1,0 +1,239 @@
+"""Real video files of the kinds users bring, made with PyAV, and an independent player to read them.
+
+Each fixture is a real encoded file with a real quirk: a display matrix (phone clips shot sideways or
+upside down), two frame rates, a skipped frame, a first frame later than the container's start (an audio
+track that starts first), an edit list that cuts the first frames, millisecond-rounded stamps (WebM),
+VP9 / AV1 / HEVC / MPEG-4 Part 2 / odd sizes, and the unusable ones (audio only, no frames, 1x1, cut off).
+
+Every frame ``k`` shows, in its intended (displayed) orientation, a white block at the top left and the
+bits of ``k`` as bright cells along the bottom; :func:`frame_code` reads ``k`` back from any upright
+image, and :func:`is_upright` checks the block. The file stores the picture turned against its display
+matrix, so only a reader that applies the matrix sees it upright.
+
+:class:`Player` is the independent reader: the system's ``ffmpeg``/``ffprobe`` (autorotate on, edit lists
+applied, passthrough timing), whose frames are placed on the clock the way a player does (time 0 is the
+container's start; the frame at ``t`` is the last one whose time is at or before ``t``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+import av
+import numpy as np
+import pytest
+
+W, H = 96, 64   # displayed size of the fixtures (before any rotation of the stored picture)
+BITS = 8
+
+
+def frame_image(k: int, w: int = W, h: int = H) -> np.ndarray:
+    """The displayed picture of frame ``k``: a white block top left, ``k``'s bits along the bottom."""
+    d = np.full((h, w, 3), 30, np.uint8)
+    d[: h // 2, : w // 3] = 250
+    bw = w // BITS
+    for b in range(BITS):
+        if (k >> b) & 1:
+            d[h - max(h // 5, 4):, b * bw:(b + 1) * bw] = 230
+    return d
+
+
+def frame_code(img: np.ndarray) -> int:
+    """``k`` read back from an upright picture made by :func:`frame_image` (any codec's small errors pass)."""
+    h, w = img.shape[:2]
+    bw = w // BITS
+    row = img[h - max(h // 5, 4) // 2 - 1, :, :].astype(int).mean(axis=1)
+    return sum(1 << b for b in range(BITS) if row[b * bw + bw // 2] > 130)
+
+
+def is_upright(img: np.ndarray) -> bool:
+    h, w = img.shape[:2]
+    tl = img[h // 8: h // 3, w // 24: w // 4].mean()
+    tr = img[h // 8: h // 3, -w // 4: -w // 24].mean()
+    return tl > 180 and tr < 100
+
+
+@dataclass(frozen=True)
+class Made:
+    """A fixture file and its truth: each frame's code, in presentation order, and its time on the clock."""
+
+    path: Path
+    codes: tuple[int, ...]
+    times: tuple[float, ...]     # seconds from the container's presentation start
+    rotation: int = 0
+    size: tuple[int, int] = (W, H)   # displayed (width, height)
+
+    def on_screen(self, t: float) -> int:
+        """The code a player shows at ``t`` (logged times are to the microsecond: half of one is slack)."""
+        i = max(0, int(np.searchsorted(np.asarray(self.times), t + 5e-7, side="right")) - 1)
+        return self.codes[i]
+
+
+def write_video(path: Path, pts: list[int], time_base: Fraction, *, codec: str = "libx264", rate: Fraction | int = 30,
+                rotation: int = 0, size: tuple[int, int] = (W, H), pix_fmt: str = "yuv420p",
+                options: dict[str, str] | None = None, audio_s: float = 0.0, fmt: str | None = None) -> None:
+    """Encode frames 0..len(pts)-1 at the given stamps (``time_base`` units); audio of ``audio_s`` s from 0."""
+    w, h = size
+    c = av.open(str(path), "w", format=fmt)
+    st = c.add_stream(codec, rate=rate)
+    st.width, st.height = (h, w) if rotation in (90, 270) else (w, h)
+    st.pix_fmt = pix_fmt
+    st.codec_context.time_base = time_base
+    st.options = dict(options or {})
+    if rotation:
+        st.set_display_rotation(rotation)
+    a = c.add_stream("aac", rate=8000) if audio_s else None
+    for k, p in enumerate(pts):
+        stored = np.ascontiguousarray(np.rot90(frame_image(k, w, h), -(rotation // 90)))
+        f = av.VideoFrame.from_ndarray(stored, format="rgb24")
+        f.pts = p
+        for pk in st.encode(f):
+            c.mux(pk)
+    for pk in st.encode():
+        c.mux(pk)
+    if a is not None:
+        mux_silence(c, a, int(audio_s * 8000 / 1024) + 1)
+    c.close()
+
+
+def mux_silence(c: av.container.OutputContainer, a: av.audio.stream.AudioStream, frames: int) -> None:
+    """``frames`` blocks of 1024 silent samples at 8 kHz into the AAC stream ``a``, flushed."""
+    for i in range(frames):
+        af = av.AudioFrame.from_ndarray(np.zeros((1, 1024), np.float32), format="fltp", layout="mono")
+        af.sample_rate, af.pts = 8000, i * 1024
+        for pk in a.encode(af):
+            c.mux(pk)
+    for pk in a.encode():
+        c.mux(pk)
+
+
+def make_all(d: Path) -> dict[str, Made]:
+    """Every readable fixture, keyed by name."""
+    d.mkdir(parents=True, exist_ok=True)
+    out: dict[str, Made] = {}
+    x265 = {"x265-params": "log-level=error"}
+
+    def cfr(name: str, n: int, fps: int = 30, start: int = 0, **kw) -> None:
+        write_video(d / name, [start + i for i in range(n)], Fraction(1, fps), rate=fps, **kw)
+        out[name] = Made(d / name, tuple(range(n)), tuple((start + i) / fps for i in range(n)),
+                         kw.get("rotation", 0), _shown(kw))
+
+    for rot in (90, 180, 270):
+        cfr(f"rot{rot}.mp4", 30, rotation=rot)
+    # two rates: 1 s at 30 fps, then 1 s at 10 fps (a phone that slows down in low light)
+    pts = [i * 3000 for i in range(30)] + [90000 + i * 9000 for i in range(10)]
+    write_video(d / "vfr_two_rates.mp4", pts, Fraction(1, 90000))
+    out["vfr_two_rates.mp4"] = Made(d / "vfr_two_rates.mp4", tuple(range(40)), tuple(p / 90000 for p in pts))
+    # a phone's jittery VFR with a display matrix: 180 degrees (moviepy's fire2.mp4 is like this)
+    jitter = [0, 2900, 6100, 9000, 12100, 14900, 18000, 21200, 23900, 27000, 30100, 33000, 36000, 39100, 41900]
+    write_video(d / "phone_vfr_rot180.mp4", jitter, Fraction(1, 90000), rotation=180)
+    out["phone_vfr_rot180.mp4"] = Made(d / "phone_vfr_rot180.mp4", tuple(range(15)),
+                                       tuple(p / 90000 for p in jitter), 180)
+    # MPEG-4 Part 2 in AVI with one skipped frame (frame slot 4 never written)
+    skip = [0, 1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12]
+    write_video(d / "skipped_frame.avi", skip, Fraction(1, 10), codec="mpeg4", rate=10)
+    out["skipped_frame.avi"] = Made(d / "skipped_frame.avi", tuple(range(12)), tuple(p / 10 for p in skip))
+    # the video starts 0.5 s after the audio: the clock starts with the audio
+    write_video(d / "late_start.mp4", [15 + i for i in range(30)], Fraction(1, 30), audio_s=1.6)
+    out["late_start.mp4"] = Made(d / "late_start.mp4", tuple(range(30)), tuple((15 + i) / 30 for i in range(30)))
+    # HEVC with an edit list that cuts the first 5 frames (as a trimmed stream copy leaves it)
+    write_video(d / "hevc_editlist.mp4", [i - 5 for i in range(35)], Fraction(1, 30), codec="libx265", options=x265)
+    out["hevc_editlist.mp4"] = Made(d / "hevc_editlist.mp4", tuple(range(5, 35)), tuple(i / 30 for i in range(30)))
+    # VP9 in WebM: millisecond stamps at 15 fps (frame k at round(k * 66.67) ms)
+    write_video(d / "vp9.webm", list(range(30)), Fraction(1, 15), codec="libvpx-vp9", rate=15, fmt="webm")
+    out["vp9.webm"] = Made(d / "vp9.webm", tuple(range(30)), tuple(round(k * 1000 / 15) / 1000 for k in range(30)))
+    cfr("av1.mp4", 20, codec="libsvtav1", options={"svtav1-params": "log-level=0"})
+    cfr("hevc.mp4", 20, codec="libx265", options=x265)
+    cfr("odd_size.mp4", 12, size=(65, 49), pix_fmt="yuv444p")
+    return out
+
+
+def _shown(kw: dict) -> tuple[int, int]:
+    w, h = kw.get("size", (W, H))
+    return (w, h)
+
+
+def make_unusable(d: Path) -> dict[str, Path]:
+    """Files that are not usable videos, each of a different kind."""
+    d.mkdir(parents=True, exist_ok=True)
+    out: dict[str, Path] = {}
+    audio = d / "audio_only.m4a"
+    c = av.open(str(audio), "w", format="mp4")
+    mux_silence(c, c.add_stream("aac", rate=8000), 8)
+    c.close()
+    out["audio_only"] = audio
+    zero = d / "zero_frames.mp4"     # a video track with no samples beside an audio track
+    c = av.open(str(zero), "w", format="mp4")
+    v = c.add_stream("libx264", rate=30)
+    v.width, v.height, v.pix_fmt = 64, 48, "yuv420p"
+    mux_silence(c, c.add_stream("aac", rate=8000), 4)
+    c.close()
+    out["zero_frames"] = zero
+    tiny = d / "one_pixel.mp4"
+    write_video(tiny, [0, 1, 2], Fraction(1, 10), rate=10, size=(1, 1), pix_fmt="yuv444p")
+    out["one_pixel"] = tiny
+    hourly = d / "one_frame_an_hour.mp4"
+    write_video(hourly, [0, 3600, 7200], Fraction(1, 1), rate=Fraction(1, 3600))
+    out["one_frame_an_hour"] = hourly
+    full = d / "full.mp4"
+    write_video(full, list(range(60)), Fraction(1, 30))
+    cut = d / "truncated.mp4"
+    cut.write_bytes(full.read_bytes()[: full.stat().st_size // 3])
+    out["truncated"] = cut
+    text = d / "notes.mp4"
+    text.write_text("these are my notes, not a video\n" * 20)
+    out["not_a_video"] = text
+    return out
+
+
+class Player:
+    """ffmpeg as a player: every frame it shows (upright, edit lists applied) and when, on its clock."""
+
+    def __init__(self) -> None:
+        self.ffmpeg, self.ffprobe = shutil.which("ffmpeg"), shutil.which("ffprobe")
+
+    @classmethod
+    def required(cls) -> Player:
+        p = cls()
+        if p.ffmpeg and p.ffprobe:
+            return p
+        msg = "ffmpeg/ffprobe not found: `apt-get install -y ffmpeg` to check frames against an independent player"
+        if os.environ.get("CI"):
+            pytest.fail(msg + " (CI installs it in .ci/run)", pytrace=False)
+        print(msg)
+        pytest.skip(msg)
+
+    def frames(self, path: Path) -> tuple[list[float], list[np.ndarray]]:
+        """(times from the container's start, upright RGB frames) of the first video stream."""
+        probe = json.loads(subprocess.run(
+            [self.ffprobe, "-v", "error", "-select_streams", "v:0", "-show_frames", "-show_entries",
+             "frame=pts_time,best_effort_timestamp_time,width,height:format=start_time:stream=width,height"
+             ":stream_side_data=rotation", "-of", "json", str(path)],
+            capture_output=True, text=True, check=True).stdout)
+        start = float(probe["format"].get("start_time") or 0.0)
+        times = [float(f.get("pts_time", f.get("best_effort_timestamp_time"))) - start for f in probe["frames"]]
+        w, h = probe["frames"][0]["width"], probe["frames"][0]["height"]
+        rot = 0
+        for sd in probe["streams"][0].get("side_data_list", []):
+            rot = int(round(float(sd.get("rotation", 0)))) % 360
+        if rot in (90, 270):
+            w, h = h, w
+        raw = subprocess.run([self.ffmpeg, "-v", "error", "-i", str(path), "-map", "0:v:0", "-fps_mode", "passthrough",
+                              "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:"], capture_output=True, check=True).stdout
+        n = len(raw) // (w * h * 3)
+        imgs = [np.frombuffer(raw, np.uint8, w * h * 3, i * w * h * 3).reshape(h, w, 3) for i in range(n)]
+        if n != len(times):
+            raise AssertionError(f"ffmpeg gave {n} frames but ffprobe {len(times)} for {path}")
+        order = np.argsort(times, kind="stable")
+        return [times[i] for i in order], [imgs[i] for i in order]
+
+    def at(self, path: Path, t: float) -> np.ndarray:
+        times, imgs = self.frames(path)     # ffprobe prints times to the microsecond: that much slack
+        i = max(0, int(np.searchsorted(np.asarray(times), t + 1e-6, side="right")) - 1)
+        return imgs[i]
