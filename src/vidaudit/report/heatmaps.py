@@ -139,14 +139,14 @@ def render_grid(fig: GridFigure) -> RenderedFigure:
             if np.isnan(v) and not note:
                 continue
             colour = "#111111" if np.isnan(v) or _luminance(cmap(norm(v))) > 0.5 else "#ffffff"
-            shown = "—" if np.isnan(v) else _fmt_value(v)
+            cell_text = "—" if np.isnan(v) else _fmt_value(v)
             if note:
-                ax.text(c, r + 0.13, shown, ha="center", va="center", fontsize=8, color=colour, weight="bold",
+                ax.text(c, r + 0.13, cell_text, ha="center", va="center", fontsize=8, color=colour, weight="bold",
                         **_LITERAL)
                 ax.text(c, r - 0.2, _shorten(note, 12), ha="center", va="center", fontsize=6.5, color=colour,
                         **_LITERAL)
             else:
-                ax.text(c, r, shown, ha="center", va="center", fontsize=8, color=colour, weight="bold", **_LITERAL)
+                ax.text(c, r, cell_text, ha="center", va="center", fontsize=8, color=colour, weight="bold", **_LITERAL)
     if fig.outlined:
         for r in range(n_rows):
             for c in range(n_cols):
