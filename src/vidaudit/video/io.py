@@ -203,8 +203,8 @@ def _open(path: str | Path) -> av.container.InputContainer:
 def _video_stream(c: av.container.InputContainer, p: str | Path) -> av.video.stream.VideoStream:
     if not c.streams.video:
         kinds: list[str] = sorted({str(s.type) for s in c.streams}) or ["no streams"]
-        raise DataError(f"cannot decode {p}: not a readable video (no video stream, only {', '.join(kinds)}); give a "
-                        "video file (e.g. an MP4) or a still image")
+        raise DataError(f"cannot decode {p}: not a readable video, it has no video stream (only {', '.join(kinds)}); "
+                        "give a video file (e.g. an MP4) or a still image")
     return c.streams.video[0]
 
 
