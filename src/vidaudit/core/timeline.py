@@ -54,6 +54,19 @@ class Timeline:
     def constant(cls, n_frames: int, fps: float, start_s: float = 0.0) -> Timeline:
         return cls(n_frames=n_frames, fps=fps, start_s=start_s)
 
+    @classmethod
+    def of_facts(cls, n_frames: int, fps: float, start_s: float, frame_times: tuple[float, ...] | None,
+                 duration_s: float) -> Timeline:
+        """The clock a video's recorded facts describe (a ``VideoRef`` or a probe): a table of times ends at the
+        recorded duration, a constant rate ends where its arithmetic does."""
+        return cls(n_frames, fps, start_s, frame_times, duration_s if frame_times is not None else None)
+
+    @property
+    def plain(self) -> bool:
+        """Constant-rate from time 0 (every clip vidaudit renders): frame ``i`` at ``i / fps``, as index arithmetic
+        assumed. Paths that were already exact for such clips keep their old code for them, byte for byte."""
+        return self.times is None and self.start_s == 0
+
     @property
     def duration_s(self) -> float:
         """From the presentation start to the end of the last frame's display interval."""

@@ -130,8 +130,7 @@ class VideoRef(_Frozen):
     @property
     def timeline(self) -> Timeline:
         """The player's clock of this video (needs at least one frame)."""
-        return Timeline(self.n_frames, self.fps, self.start_s, self.frame_times,
-                        self.duration_s if self.frame_times is not None else None)
+        return Timeline.of_facts(self.n_frames, self.fps, self.start_s, self.frame_times, self.duration_s)
 
 
 class Sample(_Frozen):

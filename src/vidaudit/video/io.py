@@ -58,8 +58,7 @@ class VideoInfo:
 
     @property
     def timeline(self) -> Timeline:
-        return Timeline(self.n_frames, self.fps, self.start_s, self.frame_times,
-                        self.duration_s if self.frame_times is not None else None)
+        return Timeline.of_facts(self.n_frames, self.fps, self.start_s, self.frame_times, self.duration_s)
 
 
 def _fps_fraction(fps: float) -> Fraction:

@@ -147,7 +147,7 @@ def import_video(src: Path, dst: Path, start_s: float = 0.0, end_s: float | None
     if w < 2 or h < 2:
         raise DataError(f"{src}: {info.width}x{info.height} is too small to encode; use a clip of at least 2x2")
     whole = start_s == 0 and end_s is None
-    constant = whole and info.frame_times is None and info.start_s == 0
+    constant = whole and info.timeline.plain
     dst.parent.mkdir(parents=True, exist_ok=True)
     with VideoWriter(dst, info.fps, w, h) as out:
         for f in (iter_frames(src) if constant else iter_constant_rate(src, start_s, end_s)):

@@ -56,7 +56,7 @@ class SourceInfo:
     def of_video(cls, path: Path, sha256: str, width: int, height: int, clock: Timeline,
                  crop: tuple[int, int] = (0, 0)) -> SourceInfo:
         """A video known by its displayed size and its clock (converted if it is not constant-rate from 0)."""
-        if clock.times is None and clock.start_s == 0:
+        if clock.plain:
             return cls(path=path, sha256=sha256, width=width, height=height, n_frames=clock.n_frames,
                        fps=clock.fps, crop=crop)
         fmap = constant_rate_frames(clock, clock.fps)

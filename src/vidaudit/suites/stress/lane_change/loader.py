@@ -100,7 +100,7 @@ def read_annotations(root: Path) -> list[Row]:
 
 def _cut(src: Path, dst: Path, start_s: float, end_s: float, fps: float, width: int, height: int) -> int:
     clock = probe(src).timeline
-    if clock.times is not None or clock.start_s:   # not constant-rate from 0: cut on the player's clock
+    if not clock.plain:   # not constant-rate from 0: cut on the player's clock
         n = 0
         with VideoWriter(dst, fps, width, height) as w:
             for frame in iter_constant_rate(src, start_s, end_s):
