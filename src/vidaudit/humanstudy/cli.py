@@ -20,8 +20,20 @@ def register(app: typer.Typer) -> None:
     def export_cmd(
         source: Path = typer.Argument(..., help="A dataset dir (vidaudit generate) or a run dir (vidaudit run)."),
         out: Path = typer.Option(..., "--out", help="The study page to write (an .html file); study.json goes beside it."),
-        sample: int = typer.Option(None, "--sample", help="Show K clips (a masked/raw pair counts once), stratified "
-                                                         "over probe and condition; default: all."),
+        sample: int = typer.Option(None, "--sample", help="Show K units (a pair counts once), stratified over probe "
+                                                         "and condition, or spread evenly over --stratify's strata; "
+                                                         "default: all."),
+        stratify: str = typer.Option(None, "--stratify", help="KEY[,KEY]: strata by the samples' params keys (or probe, "
+                                                             "condition); with --sample K or --per-stratum N."),
+        per_stratum: int = typer.Option(None, "--per-stratum", help="With --stratify: exactly N units per stratum."),
+        unit: str = typer.Option(None, "--unit", help="With --stratify: items sharing params.KEY are one unit, drawn "
+                                                     "whole (e.g. pair_id: a sycophancy claim and its control)."),
+        subset: str = typer.Option(None, "--subset", help="A paper's named subset: reveal-paper (100 sycophancy pairs "
+                                                         "per category, 50 camera clips over six motions, 50 lane "
+                                                         "clips balanced)."),
+        allow_shortfall: bool = typer.Option(False, "--allow-shortfall", help="A stratum with too few units gives "
+                                                                              "what it has (printed) instead of an "
+                                                                              "error."),
         seed: int = typer.Option(0, "--seed", help="Seed of the selection and the page order."),
         kind: str = typer.Option("performance", "--kind", help="performance (the model's question) or quality "
                                                               "(does the statement describe something absent?)."),
@@ -29,10 +41,17 @@ def register(app: typer.Typer) -> None:
                                                          "the page), embed or folder."),
     ) -> None:
         """Write one self-contained HTML study page (no network) and its manifest."""
-        from vidaudit.humanstudy.export import export_study
+        from vidaudit.humanstudy.export import Draw, export_study
 
+        keys = tuple(k.strip() for k in stratify.split(",") if k.strip()) if stratify is not None else ()
+        how = Draw(sample=sample, stratify=keys, per_stratum=per_stratum, unit=unit, subset=subset,
+                   allow_shortfall=allow_shortfall)
         with console.status("building the study page"):
-            res = export_study(source, out, sample=sample, seed=seed, kind=kind, media=media)
+            res = export_study(source, out, seed=seed, kind=kind, media=media, draw=how)
+        for line in res.notes:
+            console.print(f"[yellow]{line}[/]", highlight=False)
+        for rule, counts in res.counts.items():
+            console.print(f"{rule}: " + ", ".join(f"{k} {n}" for k, n in counts.items()), highlight=False)
         where = "embedded in the page" if res.media == "embed" else f"in {res.page.stem}_media/ beside the page"
         console.print(f"study {res.study}: {res.n_items} item(s), videos {where}", highlight=False)
         console.print(f"page     {res.page}\nmanifest {res.manifest}", highlight=False)

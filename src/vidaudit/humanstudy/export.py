@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import mimetypes
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,8 +27,10 @@ from vidaudit.core.hashing import sha256_file
 from vidaudit.humanstudy.items import StudyItem, has_statement, performance_item, quality_item, study_id
 from vidaudit.humanstudy.page import render_page
 from vidaudit.humanstudy.paths import STUDIES_DIR
-from vidaudit.humanstudy.select import select
+from vidaudit.humanstudy.select import select, select_by_rules
 from vidaudit.humanstudy.source import StudySource, open_source
+from vidaudit.humanstudy.subsets import Rule
+from vidaudit.humanstudy.subsets import subset as named_subset
 
 EMBED_MAX_BYTES = 16 << 20
 KINDS = ("performance", "quality")
@@ -44,6 +46,8 @@ class Exported:
     n_items: int
     media: str
     run_copy: Path | None = None
+    notes: list[str] = field(default_factory=list)      # shortfalls and items left out by a stratified draw
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 def build_items(src: StudySource, kind: str) -> list[StudyItem]:
@@ -73,16 +77,66 @@ def _video_files(src: StudySource, items: list[StudyItem]) -> dict[str, Path]:
     return files
 
 
+@dataclass(frozen=True)
+class Draw:
+    """How the items are chosen: ``--sample K`` alone (stratified over probe and condition), ``--stratify`` keys
+    (with ``--sample K`` spread evenly or ``--per-stratum N``; ``--unit KEY`` binds items), or a named ``--subset``."""
+
+    sample: int | None = None
+    stratify: tuple[str, ...] = ()
+    per_stratum: int | None = None
+    unit: str | None = None
+    subset: str | None = None
+    allow_shortfall: bool = False
+
+    def rules(self) -> tuple[tuple[Rule, ...], str] | None:
+        """The rules of a stratified draw and the option naming it; None for the default selection."""
+        if self.subset is not None:
+            if self.stratify or self.per_stratum is not None or self.unit is not None or self.sample is not None:
+                raise ConfigError("--subset names a whole draw; drop --sample, --stratify, --per-stratum and --unit")
+            return named_subset(self.subset).rules, f"--subset {self.subset}"
+        if not self.stratify:
+            if self.per_stratum is not None or self.unit is not None:
+                raise ConfigError("--per-stratum and --unit need --stratify KEY[,KEY]")
+            return None
+        return (Rule(self.stratify, total=self.sample, per_stratum=self.per_stratum, unit=self.unit),), \
+            f"--stratify {','.join(self.stratify)}"
+
+    def describe(self) -> str:
+        if self.subset is not None:
+            return f"subset {self.subset}: " + "; ".join(r.describe() for r in named_subset(self.subset).rules)
+        got = self.rules()
+        if got is not None:
+            return got[0][0].describe() + ", seeded"
+        return "stratified over (probe, condition), equal allocation, seeded"
+
+
+def choose(src: StudySource, items: list[StudyItem], how: Draw, seed: int
+           ) -> tuple[list[StudyItem], list[str], dict[str, dict[str, int]]]:
+    """The items in page order, the draw's lines (shortfalls, left out) and its counts per stratum."""
+    got = how.rules()
+    if got is None:
+        return select(items, how.sample, seed), [], {}
+    rules, label = got
+    params = {s.sample_id: s.params for s in src.samples}
+    chosen, drawn = select_by_rules(items, rules, params, seed, allow_shortfall=how.allow_shortfall, label=label)
+    return chosen, drawn.shortfall + drawn.left_out, drawn.counts
+
+
 def export_study(source: str | Path, out: str | Path, *, sample: int | None = None, seed: int = 0,
-                 kind: str = "performance", media: str = "auto") -> Exported:
+                 kind: str = "performance", media: str = "auto", draw: Draw | None = None) -> Exported:
     """Write the study page ``out``, its manifest beside it and (for a run) a copy into the run."""
     if media not in MEDIA:
         raise ConfigError(f"--media must be one of {', '.join(MEDIA)}, got {media!r}")
     out = Path(out)
     if out.suffix.lower() not in (".html", ".htm"):
         raise ConfigError(f"--out names the study page, an .html file; got {out}")
+    how = draw if draw is not None else Draw(sample=sample)
+    if draw is not None and sample is not None:
+        raise ConfigError("give sample= or draw=, not both (a Draw carries its own sample)")
+    how.rules()         # a contradictory draw is refused before any file is read
     src = open_source(source)
-    items = select(build_items(src, kind), sample, seed)
+    items, notes, counts = choose(src, build_items(src, kind), how, seed)
     if not items:
         raise DataError(f"{source}: no samples to put in a study")
     files = _video_files(src, items)
@@ -102,7 +156,7 @@ def export_study(source: str | Path, out: str | Path, *, sample: int | None = No
             copies[media_dir / name] = path
             srcs[it.item_id] = f"{media_dir.name}/{name}"
     html = render_page(sid, kind, src.suite.name, items, srcs)
-    manifest = _manifest(sid, kind, src, items, sample, seed, mode)
+    manifest = _manifest(sid, kind, src, items, how, seed, mode, notes, counts)
     for dest, path in copies.items():
         with atomic_path(dest) as tmp:
             shutil.copyfile(path, tmp)
@@ -113,15 +167,17 @@ def export_study(source: str | Path, out: str | Path, *, sample: int | None = No
         run_copy = src.run_dir / STUDIES_DIR / f"{sid}.json"
         write_json_atomic(run_copy, manifest)
     write_text_atomic(out, html)
-    return Exported(page=out, manifest=man_path, study=sid, n_items=len(items), media=mode, run_copy=run_copy)
+    return Exported(page=out, manifest=man_path, study=sid, n_items=len(items), media=mode, run_copy=run_copy,
+                    notes=notes, counts=counts)
 
 
-def _manifest(sid: str, kind: str, src: StudySource, items: list[StudyItem], sample: int | None, seed: int,
-              mode: str) -> dict[str, Any]:
+def _manifest(sid: str, kind: str, src: StudySource, items: list[StudyItem], how: Draw, seed: int,
+              mode: str, notes: list[str], counts: dict[str, dict[str, int]]) -> dict[str, Any]:
     return {"schema_version": MANIFEST_SCHEMA_VERSION, "study": sid, "kind": kind, "suite": src.suite.name,
             "vidaudit_version": __version__, "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "source": {"data_dir": str(src.data_dir), "run_dir": str(src.run_dir) if src.run_dir else None,
                        "prompt": src.condition.prompt},
-            "selection": {"sample": sample, "seed": seed, "rule": "stratified over (probe, condition), "
-                                                                  "equal allocation, seeded"},
+            "selection": {"sample": how.sample, "seed": seed, "rule": how.describe(), "subset": how.subset,
+                          "stratify": list(how.stratify), "per_stratum": how.per_stratum, "unit": how.unit,
+                          "counts": counts, "notes": notes},
             "media": mode, "items": [it.model_dump(mode="json") for it in items]}

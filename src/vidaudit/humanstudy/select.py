@@ -7,17 +7,20 @@ with its own generator (seeded by the sha256 of the study seed and the stratum),
 taken round-robin over the strata in sorted order until K are taken: equal allocation, where a stratum
 that runs out leaves its share to the others. The page order is a second seeded shuffle of the chosen
 units, so clips of one answer never come in a run; within a pair the masked item is always shown first.
+``select_by_rules`` draws by the samples' own params instead (``--stratify``, ``--subset``: ``subsets.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import sha256_json
 from vidaudit.humanstudy.items import StudyItem
+from vidaudit.humanstudy.subsets import Drawn, Rule, draw
 
 Unit = list[StudyItem]
 
@@ -70,5 +73,23 @@ def select(items: Sequence[StudyItem], k: int | None, seed: int) -> list[StudyIt
         for q in queues:
             if q and len(chosen) < limit:
                 chosen.append(q.pop(0))
-    order = _rng(seed, "page-order").permutation(len(chosen))
-    return [it for i in order for it in chosen[i]]
+    return page_order(chosen, seed)
+
+
+def page_order(chosen: Sequence[Unit], seed: int) -> list[StudyItem]:
+    """A seeded shuffle of the chosen units; a masked/raw pair stays together (masked first), the items of any
+    other unit (a sycophancy pair: a false claim and its true control) are shuffled apart, so one never
+    announces the other."""
+    shown: list[Unit] = []
+    for u in chosen:
+        shown.extend([u] if u[0].pair is not None else [[it] for it in u])
+    order = _rng(seed, "page-order").permutation(len(shown))
+    return [it for i in order for it in shown[i]]
+
+
+def select_by_rules(items: Sequence[StudyItem], rules: Sequence[Rule], params: Mapping[str, Mapping[str, Any]],
+                    seed: int, *, allow_shortfall: bool = False, label: str = "--stratify"
+                    ) -> tuple[list[StudyItem], Drawn]:
+    """The items a stratified draw (``subsets.draw``) chooses, in page order, and the draw's counts and lines."""
+    drawn = draw(rules, units_of(items), params, seed, allow_shortfall=allow_shortfall, label=label)
+    return page_order(drawn.units, seed), drawn
