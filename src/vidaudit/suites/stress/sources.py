@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import VideoRef
 from vidaudit.run.jobs import PoolFactory, run_jobs
@@ -27,6 +29,7 @@ from vidaudit.video.io import (
     iter_constant_rate,
     iter_frames,
     probe,
+    read_frames,
     video_ref,
 )
 from vidaudit.video.perturb.batch import VIDEO_SUFFIXES
@@ -84,6 +87,33 @@ def list_clips(folder: Path) -> list[Path]:
     if not files:
         raise DataError(f"--source {folder} holds no video file ({', '.join(sorted(VIDEO_SUFFIXES))})")
     return files
+
+
+def is_clip(path: Path) -> bool:
+    return path.suffix.lower() in VIDEO_SUFFIXES
+
+
+@dataclass(frozen=True)
+class Still:
+    """One frame of a clip as a player shows it: upright RGB, the time asked and the frame on screen then."""
+
+    image: np.ndarray
+    t_s: float
+    frame: int
+
+
+def frame_on_screen(path: Path, t_s: float | None = None) -> Still:
+    """The frame a player shows at ``t_s`` on the clip's presentation clock (default: the middle of the clip,
+    ``duration / 2``), upright: the reader's ``Timeline`` picks it by presentation time (rotation, variable rate
+    and a late first frame included), never by index arithmetic. A time outside the clip is a DataError."""
+    info = probe(path)       # a file that is not a usable video is a DataError naming it
+    clock = info.timeline
+    t = clock.duration_s / 2 if t_s is None else float(t_s)
+    if not 0 <= t < clock.duration_s:
+        raise DataError(f"{path}: no frame at {t:g} s; the clip lasts {clock.duration_s:g} s (--set frame_s=T "
+                        "with 0 <= T < its duration)")
+    i = clock.on_screen(t)
+    return Still(read_frames(path, [i])[0], t, i)
 
 
 def read_steps(path: Path, names: Sequence[str]) -> dict[str, tuple[Step, ...]]:

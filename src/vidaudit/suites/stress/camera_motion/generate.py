@@ -5,7 +5,9 @@ Every scene is shown under all six motions (and, with ``synthesis=both``, by bot
 dataset is balanced by construction (chance = 1/6). A preset fixes the frame size and a sweep: scene
 ``i`` takes timing ``i mod len(timings)``, speed ``i mod len(speeds)`` and zoom ``i mod len(zooms)``
 (the paper preset's cycle lengths 6, 5 and 7 are coprime, so 30 scenes pair every timing with every
-speed). The stills are procedural scenes (``scene.py``) or, with ``--source FOLDER``, a user's images.
+speed). The stills are procedural scenes (``scene.py``) or, with ``--source FOLDER``, a user's images and
+clips: a clip gives the frame a player shows at ``frame_s`` (default: its middle), read by the stress
+sources' one reader (``suites/stress/sources.frame_on_screen``: upright, on the presentation clock).
 """
 
 from __future__ import annotations
@@ -28,11 +30,13 @@ from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.stress.camera_motion.options import DIRECTIONS, LETTER_OF
 from vidaudit.suites.stress.camera_motion.prompts import QUESTION
 from vidaudit.suites.stress.camera_motion.scene import render_scene
+from vidaudit.suites.stress.sources import frame_on_screen, is_clip
 from vidaudit.video.io import VideoWriter, video_ref
+from vidaudit.video.perturb.batch import VIDEO_SUFFIXES
 
 PROBE = "camera_motion"
 SYNTHESES = ("2d", "3d")
-SETTINGS = ("synthesis", "size")
+SETTINGS = ("synthesis", "size", "frame_s")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")
 
 
@@ -115,10 +119,12 @@ def spec_3d(motion: str, pt: Point, width: int, height: int):
 class Settings:
     syntheses: tuple[str, ...] = ("2d",)
     size: tuple[int, int] | None = None
+    frame_s: float | None = None
 
 
 def parse_settings(settings: Mapping[str, str]) -> Settings:
-    """``synthesis=2d|3d|both`` (default 2d) and ``size=WxH`` (default: the preset's; even, >= 32x32)."""
+    """``synthesis=2d|3d|both`` (default 2d), ``size=WxH`` (default: the preset's; even, >= 32x32) and
+    ``frame_s=T`` (a ``--source`` clip's frame at T s on its clock; default its middle)."""
     syn = settings.get("synthesis", "2d").strip().lower()
     if syn not in ("2d", "3d", "both"):
         raise ConfigError(f"--set synthesis={syn!r}: choose 2d, 3d or both")
@@ -131,28 +137,53 @@ def parse_settings(settings: Mapping[str, str]) -> Settings:
             size = None
         if not sep or size is None or min(size) < 32 or size[0] % 2 or size[1] % 2 or max(size) > 4096:
             raise ConfigError(f"--set size={settings['size']!r}: give WxH, both even and in [32, 4096], e.g. 320x180")
-    return Settings(SYNTHESES if syn == "both" else (syn,), size)
+    frame_s = None
+    if "frame_s" in settings:
+        try:
+            frame_s = float(settings["frame_s"])
+        except ValueError:
+            frame_s = None
+        if frame_s is None or not math.isfinite(frame_s) or frame_s < 0:
+            raise ConfigError(f"--set frame_s={settings['frame_s']!r}: give a time in seconds >= 0 on the clips' clock")
+    return Settings(SYNTHESES if syn == "both" else (syn,), size, frame_s)
 
 
 def source_images(folder: Path) -> list[Path]:
-    """The images of a user's ``--source`` folder, by name; an error for a missing or empty folder."""
+    """The images and clips of a user's ``--source`` folder, by name; an error for a missing or empty folder."""
     folder = Path(folder)
+    kinds = f"still images ({', '.join(IMAGE_SUFFIXES)}) or clips ({', '.join(sorted(VIDEO_SUFFIXES))})"
     if not folder.is_dir():
-        raise ConfigError(f"--source {folder} is not a folder; camera_motion reads a folder of still images "
-                          f"({', '.join(IMAGE_SUFFIXES)})")
-    found = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+        raise ConfigError(f"--source {folder} is not a folder; camera_motion reads a folder of {kinds}")
+    found = sorted(p for p in folder.iterdir() if p.is_file() and (p.suffix.lower() in IMAGE_SUFFIXES or is_clip(p)))
     if not found:
-        raise DataError(f"--source {folder} holds no images ({', '.join(IMAGE_SUFFIXES)}); add at least one still")
+        raise DataError(f"--source {folder} holds no images ({', '.join(IMAGE_SUFFIXES)}) or clips "
+                        f"({', '.join(sorted(VIDEO_SUFFIXES))}); add at least one")
     return found
 
 
+def read_source(path: Path, width: int, height: int, frame_s: float | None = None
+                ) -> tuple[np.ndarray, dict[str, Any]]:
+    """A user's image, or a clip's frame on the player's clock (``sources.frame_on_screen``), fitted to the frame
+    (``fit_image``), and the params that say where it came from."""
+    if is_clip(path):
+        still = frame_on_screen(path, frame_s)
+        return fit_image(still.image, width, height, path), {
+            "source_clip": path.name, "source_frame_s": round(still.t_s, 6), "source_frame": still.frame}
+    return fit_still(path, width, height), {"source_image": path.name}
+
+
 def fit_still(path: Path, width: int, height: int) -> np.ndarray:
-    """A user's image as an RGB ``height x width`` still: the centred crop of the frame's aspect, reduced
-    to the frame (never enlarged: an image smaller than the frame is refused, naming the size needed)."""
+    """A user's image file as an RGB ``height x width`` still (``fit_image``)."""
     img = cv2.imread(str(path), cv2.IMREAD_COLOR)
     if img is None:
         raise DataError(f"{path}: cannot be read as an image (corrupt, or not a format OpenCV reads); fix or "
                         "remove it")
+    return fit_image(cv2.cvtColor(img, cv2.COLOR_BGR2RGB), width, height, path)
+
+
+def fit_image(img: np.ndarray, width: int, height: int, path: Path) -> np.ndarray:
+    """An RGB image as a ``height x width`` still: the centred crop of the frame's aspect, reduced to the frame
+    (never enlarged: an image smaller than the frame is refused, naming the size needed)."""
     h, w = img.shape[:2]
     if w < width or h < height:
         raise DataError(f"{path}: {w}x{h} is too small for a {width}x{height} camera move (it would be enlarged "
@@ -161,8 +192,7 @@ def fit_still(path: Path, width: int, height: int) -> np.ndarray:
     cw, ch = min(w, int(math.ceil(width / scale))), min(h, int(math.ceil(height / scale)))
     x0, y0 = (w - cw) // 2, (h - ch) // 2
     crop = img[y0:y0 + ch, x0:x0 + cw]
-    out = cv2.resize(crop, (width, height), interpolation=cv2.INTER_AREA)
-    return cv2.cvtColor(out, cv2.COLOR_BGR2RGB)
+    return cv2.resize(np.ascontiguousarray(crop), (width, height), interpolation=cv2.INTER_AREA)
 
 
 # --------------------------------------------------------------------------- the plan
@@ -197,8 +227,6 @@ def plan_samples(preset: Preset, scenes: int | None = None, syntheses: tuple[str
                 if synth == "2d":
                     row["spec"] = spec_2d(motion, pt)
                     params["perturbation"] = row["spec"].id
-                    if sources is not None:
-                        params["source_image"] = sources[scene].name
                 else:
                     row["spec"] = spec_3d(motion, pt, w, h)
                     params.update(row["spec"].info())
@@ -252,8 +280,14 @@ def generate(out: Path, preset: str = "smoke", scenes: int | None = None, *, for
     sources = source_images(source) if source is not None else None
     if sources is not None and scenes is not None:
         raise ConfigError("--seeds sets the number of procedural scenes; with --source every image is a scene")
+    if st.frame_s is not None and not any(is_clip(p) for p in sources or ()):
+        raise ConfigError("--set frame_s picks a frame of a --source clip; the source holds none")
     rows = plan_samples(pre, scenes, st.syntheses, w, h, sources)
-    stills = {i: fit_still(p, w, h) for i, p in enumerate(sources)} if sources is not None else {}
+    read = {i: read_source(p, w, h, st.frame_s) for i, p in enumerate(sources)} if sources is not None else {}
+    stills = {i: img for i, (img, _) in read.items()}
+    for r in rows:
+        if r["scene"] in read:
+            r["params"].update(read[r["scene"]][1])
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
