@@ -4,6 +4,7 @@ shortcuts): the frames used are the frames a player shows, checked with an indep
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -90,3 +91,73 @@ def test_camera_motion_moves_the_players_frame_of_each_clip(made: dict[str, Made
     with pytest.raises(ConfigError, match="frame_s"):
         generate_camera(tmp_path / "d4", "smoke", source=tmp_path / "two", settings={"frame_s": "-1"})
     assert not (tmp_path / "d3" / "manifest.jsonl").exists()
+
+
+# --------------------------------------------------------------------------- shortcuts
+
+#: four labelled actions on three clips (bounds on frame times of both rates), two on a fourth (left out)
+SHORTCUT_STEPS = {
+    "vfr_two_rates.mp4": [(0.0, 0.5, "open the box"), (0.5, 1.0, "take out the lid"), (1.0, 1.4, "fill the box"),
+                          (1.4, 2.0, "close the box")],
+    "rot90.mp4": [(0.0, 0.2, "wet the brush"), (0.2, 0.5, "paint the wall"), (0.5, 0.7, "rinse the brush"),
+                  (0.7, 1.0, "dry the brush")],
+    "late_start.mp4": [(0.5, 0.7, "crack the egg"), (0.7, 1.0, "whisk"), (1.0, 1.2, "pour"), (1.2, 1.5, "flip")],
+    "hevc.mp4": [(0.0, 0.3, "one"), (0.3, 0.6, "two")],
+}
+
+
+def _label_of(steps: list[tuple[float, float, str]], truth: Made, code: int) -> str | None:
+    """The action during which the original's frame ``code`` is on screen; None for a frame whose display
+    interval comes within 50 ms (about one copy frame) of an action's bound: the importer samples the clip at
+    its nominal rate and the op snaps a bound to the nearest copy frame, so an edge frame may go either way."""
+    i = truth.codes.index(code)
+    a = truth.times[i] - 0.05
+    b = (truth.times[i + 1] if i + 1 < len(truth.times) else truth.times[i] + 1 / 30) + 0.05
+    for start, end, label in steps:
+        if start <= a and b <= end:
+            return label
+    return None
+
+
+def test_shortcuts_on_a_folder_of_clips_reorders_the_players_frames(made: dict[str, Made], tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from vidaudit.cli import app
+
+    player = Player.required()
+    src = _folder(made, tmp_path / "clips", [*SHORTCUT_STEPS, "vp9.webm"])
+    with open(src / "steps.csv", "w", encoding="utf-8") as f:
+        f.write("clip,start_s,end_s,label\n")
+        for clip, rows in SHORTCUT_STEPS.items():
+            f.writelines(f"{clip},{a},{b},{label}\n" for a, b, label in rows)
+    out = tmp_path / "data"
+    r = CliRunner().invoke(app, ["generate", "stress", "--probe", "shortcuts", "--source", str(src), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    samples = load_samples(out)
+    info = json.loads((out / "dataset.json").read_text())
+    assert info["source"] == "clips" and sorted(info["skipped_clips"]) == ["hevc.mp4", "vp9.webm"]
+    assert {s.params["source_name"] for s in samples} == {"vfr_two_rates", "rot90", "late_start"}
+    assert len(samples) == 3 * 3 * 3                                   # 3 clips x 3 conditions x 3 questions
+    checked = 0
+    for s in samples:
+        name = s.params["source_name"] + (".mp4")
+        steps, truth = SHORTCUT_STEPS[name], made[name]
+        assert s.params["canonical"] == [label for _, _, label in steps]          # time order is canonical
+        if s.params["video_condition"] != "reordered":
+            continue
+        _, frames = player.frames(out / s.video.path)
+        labels = []
+        for img in frames:
+            assert is_upright(img), s.sample_id
+            got = _label_of(steps, truth, frame_code(img))
+            if got is not None and (not labels or labels[-1] != got):
+                labels.append(got)
+            checked += 1
+        assert labels == s.params["shown"], (s.sample_id, labels, s.params["shown"])                # the order the answer key was built on
+        assert labels != s.params["canonical"]
+    assert checked > 100
+    # a folder where no clip has four actions is one line naming the fix
+    bare = _folder(made, tmp_path / "bare", ["rot90.mp4", "hevc.mp4"])
+    r = CliRunner().invoke(app, ["generate", "stress", "--probe", "shortcuts", "--source", str(bare),
+                                 "--out", str(tmp_path / "d2")])
+    assert r.exit_code == 2 and "at least 4 labelled actions in steps.csv" in r.output and "Traceback" not in r.output

@@ -1,7 +1,9 @@
 """``vidaudit generate stress --probe shortcuts``: procedures under the three D.1 conditions.
 
 Each source is a procedure video with annotated, variable-length segments in canonical order (a
-synthetic one rendered here, or a YouCook2-format video from ``--source``). From it:
+synthetic one rendered here, a YouCook2-format video from ``--source``, or a clip of a plain ``--source``
+folder with at least four labelled actions in its ``steps.csv``, imported by the stress sources' one
+reader). From it:
 
 - ``reordered`` (one video per question): ``shuffle_segments`` with ``query`` = first / last / order, so
   that the queried position differs from the canonical one (the language prior y_LP is then wrong);
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.errors import ConfigError
+from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, Trace
@@ -58,8 +60,34 @@ class Source:
     video: Path
     steps: tuple[str, ...]
     segments: tuple[tuple[float, float], ...]
-    origin: str      # synthetic | youcook2
+    origin: str      # synthetic | youcook2 | clips
     procedure: str | None = None
+
+
+MIN_STEPS = 4
+
+
+def folder_sources(folder: Path, staging: Path, *, workers: int | None = 1, pool: PoolFactory | None = None
+                   ) -> tuple[list[Source], list[str]]:
+    """A plain folder of clips (``sources.folder_clips``): the clips with at least ``MIN_STEPS`` labelled actions
+    in ``DIR/steps.csv``, each imported (upright, constant rate on the player's clock) into ``staging/sources``;
+    their actions in time order are the canonical order. The names of the clips left out (fewer actions)."""
+    from vidaudit.suites.stress.sources import STEPS_CSV, folder_clips, import_clips
+
+    clips = folder_clips(folder)
+    usable = [c for c in clips if len(c.steps) >= MIN_STEPS]
+    if not usable:
+        raise DataError(f"--source {folder}: no clip has at least {MIN_STEPS} labelled actions in {STEPS_CSV} (columns "
+                        "clip,start_s,end_s,label); the shortcuts probe asks about the order of labelled steps. Add "
+                        "them, or use a YouCook2-format folder (youcook2_annotations.json)")
+    for c in usable:
+        labels = [st.label for st in c.steps]
+        if len(set(labels)) != len(labels):
+            raise DataError(f"{folder / STEPS_CSV}: clip {c.path.name} repeats an action label ({', '.join(labels)}); "
+                            "each step must be told apart by its text")
+    imported = import_clips(usable, staging, "sources", workers=workers, pool=pool)
+    skipped = [c.path.name for c in clips if len(c.steps) < MIN_STEPS]
+    return [Source(c.name, c.video, c.steps, c.segments, "clips", c.name) for c in imported], skipped
 
 
 def synthetic_sources(pre: Preset, out: Path, seeds: int | None, *, workers: int | None = 1,
@@ -141,12 +169,17 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, sour
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+    skipped: list[str] = []
     with staging_dir(out) as staging:
         if source is not None:
-            from vidaudit.suites.stress.shortcuts.youcook2 import load_youcook2
+            from vidaudit.suites.stress.shortcuts.youcook2 import ANNOTATIONS, load_youcook2
 
-            sources = load_youcook2(Path(source))
-            origin = "youcook2"
+            if (Path(source) / ANNOTATIONS).is_file() or not Path(source).is_dir():
+                sources = load_youcook2(Path(source))
+                origin = "youcook2"
+            else:
+                sources, skipped = folder_sources(Path(source), staging, workers=workers, pool=pool)
+                origin = "clips"
         else:
             sources = synthetic_sources(pre, staging, seeds, workers=workers, pool=pool)
             origin = "synthetic"
@@ -158,5 +191,6 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, sour
     manifest = write_manifest(out, samples)
     write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name, "source": origin,
                              "n_samples": len(samples), "n_sources": len(sources), "conditions": list(CONDITIONS),
-                             "questions": list(QUESTIONS), "blank_s": list(pre.blank_s)})
+                             "questions": list(QUESTIONS), "blank_s": list(pre.blank_s),
+                             "skipped_clips": skipped})
     return manifest
