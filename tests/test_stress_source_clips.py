@@ -161,3 +161,35 @@ def test_shortcuts_on_a_folder_of_clips_reorders_the_players_frames(made: dict[s
     r = CliRunner().invoke(app, ["generate", "stress", "--probe", "shortcuts", "--source", str(bare),
                                  "--out", str(tmp_path / "d2")])
     assert r.exit_code == 2 and "at least 4 labelled actions in steps.csv" in r.output and "Traceback" not in r.output
+
+
+# --------------------------------------------------------------------------- cross_frame
+
+
+def test_cross_frame_reads_a_folder_of_clips_with_a_csv_of_questions(made: dict[str, Made], tmp_path: Path) -> None:
+    """The NExT-QA layout with the clips beside the CSV: every clip is imported on the player's clock, so the
+    frames the masked and raw conditions sample are the frames a player shows."""
+    from typer.testing import CliRunner
+
+    from vidaudit.cli import app
+
+    player = Player.required()
+    names = ["rot90.mp4", "phone_vfr_rot180.mp4", "late_start.mp4", "vfr_two_rates.mp4"]
+    src = _folder(made, tmp_path / "clips", names)
+    (src / "questions.csv").write_text("video,question,a0,a1,a2,a3,a4,answer,type\n" + "".join(
+        f"{Path(n).stem},What is shown?,a,b,c,d,e,{i % 5},{'TN' if i % 2 else 'DO'}\n" for i, n in enumerate(names)))
+    out = tmp_path / "data"
+    r = CliRunner().invoke(app, ["generate", "stress", "--probe", "cross_frame", "--source", str(src), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    samples = load_samples(out)
+    assert len(samples) == 2 * len(names)                              # forced and with abstention
+    for s in samples:
+        truth = next(made[n] for n in names if Path(n).stem == s.params["video_name"])
+        times, frames = player.frames(out / s.video.path)
+        assert [frame_code(f) for f in frames] == [truth.on_screen(k / s.video.fps) for k in range(len(frames))]
+        assert all(is_upright(f) for f in frames) and times[0] == 0.0
+    bad = _folder(made, tmp_path / "bad", ["rot90.mp4"])
+    (bad / "q.csv").write_text("video,question,a0,a1,a2,a3,a4,answer,type\nmissing,Q?,a,b,c,d,e,0,TN\n")
+    r = CliRunner().invoke(app, ["generate", "stress", "--probe", "cross_frame", "--source", str(bad),
+                                 "--out", str(tmp_path / "d2")])
+    assert r.exit_code == 2 and "video 'missing' not found" in r.output

@@ -4,7 +4,8 @@
 ``a4``, ``answer`` (the index 0-4 of the correct option) and ``type`` (NExT-QA's question-type code),
 plus an optional ``qid``; other columns (NExT-QA's ``frame_count``, ``width``, ``height``) are ignored.
 The videos are ``DIR/videos/<video>.mp4`` (or .mkv, .webm, .avi, .mov): NExT-QA's release nests them
-by folder (``map_vid_vidorID.json``); flatten them to that layout first. ``template`` and
+by folder (``map_vid_vidorID.json``); flatten them to that layout first. A small set of a user's own clips
+may keep them beside the CSV instead (used when ``DIR/videos/`` does not exist). ``template`` and
 ``template_args`` (JSON) are vidaudit's own columns, written only by the synthetic source, read by the
 integrating observer's reader.
 
@@ -94,6 +95,8 @@ def load_items(source: Path, csv_name: str | None = None) -> list[Item]:
     question or option, a repeated (video, qid) or a missing video is a ``DataError`` naming the row."""
     path = find_csv(source, csv_name)
     videos = path.parent / "videos"
+    if not videos.is_dir():         # a user's small set: the clips beside the CSV
+        videos = path.parent
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as e:
@@ -128,7 +131,8 @@ def load_items(source: Path, csv_name: str | None = None) -> list[Item]:
         video_file = _video_file(videos, vals["video"])
         if video_file is None:
             raise DataError(f"{where}: video {vals['video']!r} not found: expected {videos}/{vals['video']}.mp4 "
-                            f"(or {', '.join(VIDEO_EXTS[1:])}); flatten NExT-QA's folders into videos/")
+                            f"(or {', '.join(VIDEO_EXTS[1:])}); flatten NExT-QA's folders into videos/ (or keep a "
+                            "small set's clips beside the CSV)")
         args: dict[str, Any] = {}
         if vals.get("template_args"):
             try:
