@@ -29,12 +29,16 @@ def _cli(*args: object) -> str:
     return r.output
 
 
+def oracle_run(root: Path, probe: str, condition: str, *generate_args: object) -> Path:
+    """A real stress dataset of ``probe`` under ``root/data`` and an oracle run of it in ``root/run``."""
+    _cli("generate", "stress", "--probe", probe, "--out", root / "data", *generate_args)
+    _cli("run", "stress", "--data", root / "data", "--model", "oracle", "--condition", condition, "--out", root / "run")
+    return root / "run"
+
+
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("human_study_cli")
-    _cli("generate", "stress", "--probe", "camera_motion", "--out", root / "data")
-    _cli("run", "stress", "--data", root / "data", "--model", "oracle", "--condition", "frames@4", "--out", root / "run")
-    return root / "run"
+    return oracle_run(tmp_path_factory.mktemp("human_study_cli"), "camera_motion", "frames@4")
 
 
 # --------------------------------------------------------------------------- selection

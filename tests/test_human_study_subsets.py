@@ -13,6 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from test_human_study import oracle_run
+
 from vidaudit.cli import app
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples
@@ -126,10 +128,7 @@ def test_the_paper_subset_has_the_papers_numbers() -> None:
 
 @pytest.fixture(scope="module")
 def camera_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("subset_camera")
-    _cli("generate", "stress", "--probe", "camera_motion", "--out", root / "data", "--seeds", "9")
-    _cli("run", "stress", "--data", root / "data", "--model", "oracle", "--condition", "frames@4", "--out", root / "run")
-    return root / "run"
+    return oracle_run(tmp_path_factory.mktemp("subset_camera"), "camera_motion", "frames@4", "--seeds", "9")
 
 
 def test_reveal_paper_camera_50_clips_even_over_six_motions(camera_run: Path, tmp_path: Path) -> None:
@@ -168,10 +167,7 @@ def test_stratify_by_a_param_on_a_run(camera_run: Path, tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def sycophancy_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("subset_syco")
-    _cli("generate", "stress", "--probe", "sycophancy", "--out", root / "data")
-    _cli("run", "stress", "--data", root / "data", "--model", "oracle", "--condition", "frames#4", "--out", root / "run")
-    return root / "run"
+    return oracle_run(tmp_path_factory.mktemp("subset_syco"), "sycophancy", "frames#4")
 
 
 def test_sycophancy_pairs_are_drawn_whole(sycophancy_run: Path, tmp_path: Path) -> None:
