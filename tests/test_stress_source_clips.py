@@ -91,6 +91,12 @@ def test_camera_motion_moves_the_players_frame_of_each_clip(made: dict[str, Made
     with pytest.raises(ConfigError, match="frame_s"):
         generate_camera(tmp_path / "d4", "smoke", source=tmp_path / "two", settings={"frame_s": "-1"})
     assert not (tmp_path / "d3" / "manifest.jsonl").exists()
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "notes.mp4").write_text("these are my notes, not a video\n" * 20)
+    with pytest.raises(DataError, match="notes.mp4"):
+        generate_camera(tmp_path / "d5", "smoke", source=broken, settings={"size": "48x32"})
+    assert not (tmp_path / "d5" / "manifest.jsonl").exists()
 
 
 # --------------------------------------------------------------------------- shortcuts
