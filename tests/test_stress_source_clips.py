@@ -199,3 +199,40 @@ def test_cross_frame_reads_a_folder_of_clips_with_a_csv_of_questions(made: dict[
     r = CliRunner().invoke(app, ["generate", "stress", "--probe", "cross_frame", "--source", str(bad),
                                  "--out", str(tmp_path / "d2")])
     assert r.exit_code == 2 and "video 'missing' not found" in r.output
+
+
+def test_shortcuts_on_ego4d_windows(tmp_path: Path) -> None:
+    """``--set dataset=ego4d``: each 5-15 s window with 4+ narrated actions is a procedure; its reordered videos
+    show the original's frames of each narrated action in the order the answer key names (ffmpeg reads them)."""
+    from test_stress_datasets import _ego4d_dir
+    from typer.testing import CliRunner
+
+    from vidaudit.cli import app
+    from vidaudit.suites.stress.datasets import ego4d
+
+    player = Player.required()
+    root = _ego4d_dir(tmp_path)
+    video = next((root / "v1" / "full_scale").iterdir())
+    truth = Made(video, tuple(range(110)), tuple(k / 5 for k in range(110)))
+    windows = {c.name: [(c.start_s + s.start_s, c.start_s + s.end_s, s.label) for s in c.steps] for c in ego4d(root)}
+    out = tmp_path / "data"
+    r = CliRunner().invoke(app, ["generate", "stress", "--probe", "shortcuts", "--source", str(root), "--set",
+                                 "dataset=ego4d", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    samples = load_samples(out)
+    assert {s.params["source_name"] for s in samples} == set(windows) and len(windows) == 2
+    assert {s.params["source"] for s in samples} == {"ego4d"}
+    for s in samples:
+        steps = windows[s.params["source_name"]]
+        assert s.params["canonical"] == [label for _, _, label in steps]
+        if s.params["video_condition"] != "reordered":
+            continue
+        labels: list[str] = []
+        for img in player.frames(out / s.video.path)[1]:
+            got = _label_of(steps, truth, frame_code(img))
+            if got is not None and (not labels or labels[-1] != got):
+                labels.append(got)
+        assert labels == s.params["shown"], (s.sample_id, labels, s.params["shown"])
+    r = CliRunner().invoke(app, ["generate", "stress", "--probe", "shortcuts", "--set", "dataset=ego4d",
+                                 "--out", str(tmp_path / "d2")])
+    assert r.exit_code == 2 and "pass --source" in r.output

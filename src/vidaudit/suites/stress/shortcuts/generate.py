@@ -67,27 +67,32 @@ class Source:
 MIN_STEPS = 4
 
 
-def folder_sources(folder: Path, staging: Path, *, workers: int | None = 1, pool: PoolFactory | None = None
-                   ) -> tuple[list[Source], list[str]]:
-    """A plain folder of clips (``sources.folder_clips``): the clips with at least ``MIN_STEPS`` labelled actions
-    in ``DIR/steps.csv``, each imported (upright, constant rate on the player's clock) into ``staging/sources``;
-    their actions in time order are the canonical order. The names of the clips left out (fewer actions)."""
-    from vidaudit.suites.stress.sources import STEPS_CSV, folder_clips, import_clips
+def folder_sources(folder: Path, staging: Path, dataset: str | None = None, *, workers: int | None = 1,
+                   pool: PoolFactory | None = None) -> tuple[list[Source], list[str]]:
+    """A plain folder of clips with ``DIR/steps.csv`` (or a paper dataset's layout, ``--set dataset=NAME``, through
+    ``datasets.clips_from_source``): the clips with at least ``MIN_STEPS`` labelled actions, each imported
+    (upright, constant rate on the player's clock) into ``staging/sources``; their actions in time order are
+    the canonical order. Also the names of the clips left out (fewer actions)."""
+    from vidaudit.suites.stress.datasets import clips_from_source
+    from vidaudit.suites.stress.sources import STEPS_CSV, import_clips
 
-    clips = folder_clips(folder)
+    clips = clips_from_source(folder, dataset)
     usable = [c for c in clips if len(c.steps) >= MIN_STEPS]
     if not usable:
-        raise DataError(f"--source {folder}: no clip has at least {MIN_STEPS} labelled actions in {STEPS_CSV} (columns "
-                        "clip,start_s,end_s,label); the shortcuts probe asks about the order of labelled steps. Add "
-                        "them, or use a YouCook2-format folder (youcook2_annotations.json)")
+        where = (f"in {STEPS_CSV} (columns clip,start_s,end_s,label)" if dataset in (None, "folder")
+                 else f"in its {dataset} annotations")
+        raise DataError(f"--source {folder}: no clip has at least {MIN_STEPS} labelled actions {where}; the shortcuts "
+                        "probe asks about the order of labelled steps. Add them, or use a YouCook2-format folder "
+                        "(youcook2_annotations.json)")
     for c in usable:
         labels = [st.label for st in c.steps]
         if len(set(labels)) != len(labels):
-            raise DataError(f"{folder / STEPS_CSV}: clip {c.path.name} repeats an action label ({', '.join(labels)}); "
-                            "each step must be told apart by its text")
+            raise DataError(f"--source {folder}: clip {c.path.name} ({c.name}) repeats an action label "
+                            f"({', '.join(labels)}); each step must be told apart by its text")
     imported = import_clips(usable, staging, "sources", workers=workers, pool=pool)
-    skipped = [c.path.name for c in clips if len(c.steps) < MIN_STEPS]
-    return [Source(c.name, c.video, c.steps, c.segments, "clips", c.name) for c in imported], skipped
+    skipped = [c.name for c in clips if len(c.steps) < MIN_STEPS]
+    origin = "clips" if dataset in (None, "folder") else str(dataset)
+    return [Source(c.name, c.video, c.steps, c.segments, origin, c.name) for c in imported], skipped
 
 
 def synthetic_sources(pre: Preset, out: Path, seeds: int | None, *, workers: int | None = 1,
@@ -162,9 +167,14 @@ def build(sources: list[Source], out: Path, blank_s: tuple[float, ...], *, prese
 
 def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, source: Path | None = None,
              force: bool = False, workers: int | None = 1, pool: PoolFactory | None = None,
-             on_progress: Callable[[int, int], None] | None = None) -> Path:
+             on_progress: Callable[[int, int], None] | None = None, dataset: str | None = None) -> Path:
+    """``source``: a YouCook2-format folder (``youcook2_annotations.json``, or ``dataset="youcook2"``), a plain
+    folder of clips with ``steps.csv``, or a paper dataset's layout (``dataset``: charades, ego4d, ...)."""
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
+    if dataset is not None and source is None:
+        raise ConfigError("--set dataset=NAME names the format of --source DIR; pass --source")
+    ds = dataset.strip().lower() if dataset is not None else None
     pre = PRESETS[preset]
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -174,12 +184,13 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, sour
         if source is not None:
             from vidaudit.suites.stress.shortcuts.youcook2 import ANNOTATIONS, load_youcook2
 
-            if (Path(source) / ANNOTATIONS).is_file() or not Path(source).is_dir():
+            if ds == "youcook2" or (ds is None and ((Path(source) / ANNOTATIONS).is_file()
+                                                    or not Path(source).is_dir())):
                 sources = load_youcook2(Path(source))
                 origin = "youcook2"
             else:
-                sources, skipped = folder_sources(Path(source), staging, workers=workers, pool=pool)
-                origin = "clips"
+                sources, skipped = folder_sources(Path(source), staging, ds, workers=workers, pool=pool)
+                origin = sources[0].origin
         else:
             sources = synthetic_sources(pre, staging, seeds, workers=workers, pool=pool)
             origin = "synthetic"

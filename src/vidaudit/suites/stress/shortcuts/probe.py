@@ -32,12 +32,13 @@ class ShortcutsProbe(Probe):
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         from vidaudit.suites.stress.shortcuts.generate import generate
 
-        options.check_settings((), self.name)
+        options.check_settings(("dataset",), self.name)
         from vidaudit.cli_common import progress_bar
 
         with progress_bar("shortcuts videos") as update:
             return generate(out, options.preset, options.seeds, source=options.source, force=options.force,
-                            workers=options.workers, pool=options.pool, on_progress=update)
+                            workers=options.workers, pool=options.pool, on_progress=update,
+                            dataset=options.settings.get("dataset"))
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params
