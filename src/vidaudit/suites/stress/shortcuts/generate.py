@@ -90,8 +90,8 @@ def folder_sources(folder: Path, staging: Path, dataset: str | None = None, *, w
             raise DataError(f"--source {folder}: clip {c.path.name} ({c.name}) repeats an action label "
                             f"({', '.join(labels)}); each step must be told apart by its text")
     imported = import_clips(usable, staging, "sources", workers=workers, pool=pool)
-    skipped = [c.name for c in clips if len(c.steps) < MIN_STEPS]
     origin = "clips" if dataset in (None, "folder") else str(dataset)
+    skipped = [c.path.name if origin == "clips" else c.name for c in clips if len(c.steps) < MIN_STEPS]
     return [Source(c.name, c.video, c.steps, c.segments, origin, c.name) for c in imported], skipped
 
 
