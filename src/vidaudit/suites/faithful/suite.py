@@ -97,7 +97,13 @@ class FaithfulSuite(Suite):
         return Prompt(*render_prompt(sample, condition))
 
     def request_metadata(self, sample: Sample) -> dict[str, Any]:
-        return {"role": sample.params.get("role")}
+        """The role, and for open-vocabulary data the schema and vocabulary the dataset says its videos need
+        (public, never the answer: the object-centric framework extracts and reads questions with them)."""
+        out = {"role": sample.params.get("role")}
+        for key in ("schema", "vocabulary"):
+            if sample.params.get(key):
+                out[key] = sample.params[key]
+        return out
 
     # ------------------------------------------------------------------ scoring
 

@@ -36,6 +36,7 @@ from vidaudit.suites.faithful.framework.chunks import Chunk, plan_chunks, unifor
 from vidaudit.suites.faithful.framework.query import question_of
 from vidaudit.suites.faithful.framework.schema import InvalidExtraction, extraction_prompt, parse_chunk
 from vidaudit.suites.faithful.framework.spec import FrameworkOptions, parse_spec
+from vidaudit.suites.faithful.framework.vocabulary import synthetic_trajectory, words
 from vidaudit.video.frame_cache import FrameCache
 
 HEADER_TAG = "[object-centric]"
@@ -43,6 +44,9 @@ HEADER_TAG = "[object-centric]"
 
 def _descriptor(t: dict) -> str:
     a = t["attributes"]
+    if not synthetic_trajectory(t):   # open vocabulary: the category (and a number), never free text with commas
+        num = next((v for v in a.values() if isinstance(v, int) and not isinstance(v, bool)), None)
+        return f"{t['id']}={'-'.join(words(t['category'])) or 'object'}" + (f"#{num}" if num is not None else "")
     if t["category"] == "item":
         return f"{t['id']}=item/{a.get('colour')}"
     return f"{t['id']}={a.get('colour')}/{a.get('shape')}/{a.get('number')}"
@@ -104,16 +108,22 @@ class ObjectCentricAdapter:
             parts.append(ImagePart(image=img, frame_index=i, t=t))
         return parts
 
+    def schema_for(self, request: Request) -> str:
+        """The extraction schema: the spec's ``schema=``, else the dataset's (the request's public metadata,
+        from the samples: ``import strand`` data and open world records say ``open``), else synthetic."""
+        return self.options.schema or str(request.metadata.get("schema") or "synthetic")
+
     async def _extract(self, request: Request, video: VideoPart, ch: Chunk, call: StageCall):
         parts = await asyncio.to_thread(self._images, video, ch.frames, ch.times)
-        template, version = extraction_prompt(self.options.schema)
+        schema = self.schema_for(request)
+        template, version = extraction_prompt(schema)
         prompt = template.format(n=len(ch.frames), t0=ch.t_start, t1=ch.t_end)
         sub = Request(trial_id=request.trial_id, parts=(*parts, TextPart(prompt)), settings=self.spec.settings,
                       metadata={"stage": "extract", "schema_version": version, "video": video.sha256,
                                 "chunk": [ch.index, ch.t_start, ch.t_end]})
         r = await call("extract", self.extractor, sub)
         try:
-            return ch, r, parse_chunk(r.text, ch.t_start, ch.t_end, self.options.schema), None
+            return ch, r, parse_chunk(r.text, ch.t_start, ch.t_end, schema), None
         except InvalidExtraction as e:
             return ch, r, None, str(e)
 
@@ -167,8 +177,11 @@ class ObjectCentricAdapter:
             idx, times = uniform_frames(video.source_fps, video.n_frames, o.answer_frames)
             parts += await asyncio.to_thread(self._images, video, idx, times)
         parts.append(TextPart(prompt))
+        meta: dict = {"stage": "answer"}
+        if request.metadata.get("vocabulary"):   # the dataset's words, for the program answerer (open data only)
+            meta["vocabulary"] = request.metadata["vocabulary"]
         sub = Request(trial_id=request.trial_id, parts=tuple(parts), system=request.system,
-                      settings=self.spec.settings, metadata={"stage": "answer"})
+                      settings=self.spec.settings, metadata=meta)
         return await call("answer", self.answerer, sub)
 
     async def _retrieve(self, lib, question: str, items: list[dict], request: Request, call: StageCall
@@ -178,10 +191,12 @@ class ObjectCentricAdapter:
         o = self.options
         if o.retrieval == "all":
             return [t["id"] for t in items], None, []
-        if o.retrieval == "lexical":
-            return lib.lexical(question, items), None, []
-        if o.retrieval == "random":
-            return lib.random_k(question, items, len(lib.lexical(question, items))), None, []
+        vocab = request.metadata.get("vocabulary")
+        if o.retrieval in ("lexical", "random"):
+            kept = lib.lexical(question, items, vocab) if lib is retrieval else lib.lexical(question, items)
+            if o.retrieval == "lexical":
+                return kept, None, []
+            return lib.random_k(question, items, len(kept)), None, []
         sub = Request(trial_id=request.trial_id, parts=(TextPart(lib.model_prompt(question, items)),),
                       settings=self.spec.settings, metadata={"stage": "retrieve"})
         r = await call("retrieve", self.retriever, sub)  # type: ignore[arg-type]

@@ -19,7 +19,7 @@ Options come first, comma-separated, each ``key=value`` (a backbone never starts
 | ``tau`` | 0.75 | tau_conf |
 | ``aggregator`` | ``deterministic`` | ``summarise``: one backbone call merges the chunk observations (``framework.summarise``) |
 | ``states`` | ``structured`` | ``captions``: a free-text caption per chunk instead of structured states (``framework.captions``) |
-| ``schema`` | ``synthetic`` | ``open``: STRAND's open vocabulary (free categories, attributes, predicates; ``framework.schema``) |
+| ``schema`` | the dataset's | ``synthetic`` or ``open`` (STRAND's open vocabulary: free categories, attributes, predicates; ``framework.schema``); unset: what the dataset says (``framework.vocabulary``), else synthetic |
 | ``extract``, ``retrieve``, ``answer`` | the backbone | that stage's own model spec (E, R, G; summarise runs on G's) |
 
 ``aggregator=summarise`` and ``states=captions`` need a model: with the offline backbone they are refused
@@ -62,8 +62,9 @@ class FrameworkOptions:
     aggregator: str = "deterministic"
     states: str = "structured"
     #: the extraction schema: the synthetic worlds' (colour/shape/size/number, the simulator's events) or the
-    #: open vocabulary of real videos (STRAND's records: free categories, attributes and predicates)
-    schema: str = "synthetic"
+    #: open vocabulary of real videos (STRAND's records: free categories, attributes and predicates); "" = the
+    #: dataset's (the request metadata's ``schema``; synthetic when it says none)
+    schema: str = ""
     #: per-stage backbones (model specs; "" = the backbone): E, R and G (the paper's Qwen configuration uses
     #: three models; summarise runs on G's, captions on E's)
     extract: str = ""
