@@ -138,7 +138,8 @@ class ObjectCentricAdapter:
             question = question_of(prompt)
         except ValueError:
             question = prompt
-        chunks = plan_chunks(video.duration_s, video.source_fps, video.n_frames, o.chunk_s, o.chunk_frames)
+        chunk_s = video.duration_s / o.chunks if o.chunks and video.duration_s > 0 else o.chunk_s
+        chunks = plan_chunks(video.duration_s, video.source_fps, video.n_frames, chunk_s, o.chunk_frames)
         if o.states == "captions":
             return await self._run_captions(request, video, prompt, question, chunks, call)
         done = await asyncio.gather(*(self._extract(request, video, ch, call) for ch in chunks))
@@ -158,6 +159,11 @@ class ObjectCentricAdapter:
         note = "summarise_invalid" if summary_invalid is not None else rnote
         keep = set(ids)
         chosen = [t for t in trajs if t["id"] in keep]
+        if o.memory_tokens:
+            chosen, dropped = memory.truncate(chosen, invalid, notes, question, o.memory_tokens)
+            if dropped:
+                notes = (*notes, f"memory truncated to {o.memory_tokens} tokens (token-matched budget): "
+                                 f"{dropped} states dropped")
         g = await self._answer(request, video, memory.render(chosen, invalid, notes), prompt, call)
         stages.append(g)
         head = (f"{HEADER_TAG} chunks={len(chunks)} invalid_chunks={len(invalid)} trajectories={len(trajs)} "

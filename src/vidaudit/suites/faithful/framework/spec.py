@@ -8,10 +8,12 @@ Options come first, comma-separated, each ``key=value`` (a backbone never starts
 | key | default | meaning |
 | --- | --- | --- |
 | ``chunk_s`` | 15 | chunk length in seconds |
+| ``chunks`` | 0 | N > 0: N equal chunks per video instead of ``chunk_s`` (``chunks=1``: one extraction over the whole video, the call-matched single pass) |
 | ``chunk_frames`` | 60 | frames per chunk sent to E |
 | ``answer_frames`` | 64 | frames uniform over the whole video sent to G (0: none) |
 | ``retrieval`` | ``model`` (``lexical`` offline) | ``model``, ``lexical``, ``all`` (no filter), ``random`` (top-k) |
 | ``answer_input`` | ``both`` | ``both``, ``text`` (no frames at G), ``frames`` (no trajectories at G) |
+| ``memory_tokens`` | 0 | K > 0: G's trajectory memory cut to K estimated tokens (the token-matched budget; ``memory.truncate``) |
 | ``order`` | ``time`` | ``shuffled``: the shuffled-trajectory-order ablation |
 | ``linking`` | ``on`` | ``off``: identity linking off (every chunk observation its own trajectory) |
 | ``matching`` | ``bipartite`` | ``greedy`` |
@@ -50,10 +52,14 @@ CHOICES = {"retrieval": ("model", "lexical", "all", "random"), "answer_input": (
 class FrameworkOptions:
     backbone: str
     chunk_s: float = 15.0
+    #: N > 0: N equal chunks per video instead of chunk_s (1: one extraction over the whole video)
+    chunks: int = 0
     chunk_frames: int = 60
     answer_frames: int = 64
     retrieval: str = ""
     answer_input: str = "both"
+    #: K > 0: cap G's trajectory memory at K estimated tokens (token-matched budgets)
+    memory_tokens: int = 0
     order: str = "time"
     linking: str = "on"
     matching: str = "bipartite"
@@ -115,9 +121,9 @@ def parse_spec(spec: ModelSpec) -> FrameworkOptions:
         values[k] = num
     opts = FrameworkOptions(**values)  # type: ignore[arg-type]
     if opts.chunk_s <= 0 or opts.chunk_frames < 1 or opts.answer_frames < 0 or opts.dt_max <= 0 \
-            or not 0 <= opts.tau < 1:
+            or not 0 <= opts.tau < 1 or opts.chunks < 0 or opts.memory_tokens < 0:
         raise ConfigError(f"{spec.label}: chunk_s and dt_max must be > 0, chunk_frames >= 1, answer_frames >= 0, "
-                          "0 <= tau < 1")
+                          "chunks >= 0, memory_tokens >= 0, 0 <= tau < 1")
     if not opts.retrieval:
         opts = FrameworkOptions(**{**opts.__dict__, "retrieval": "lexical" if opts.offline else "model"})
     for key, value in (("aggregator", "summarise"), ("states", "captions")):
