@@ -10,7 +10,9 @@ file name, or the file with ``--cluster-by file``).
 
 ``results["metrics"][model][condition]`` holds the headline ``a_target``, ``a_sub``, ``a_faith`` and
 ``a_cons`` as plain numbers; ``results["budget"]`` every system's calls, frames and tokens per question
-and per stage, and the budget-matched comparisons of framework and end-to-end runs; ``results["detail"]`` the same with counts and intervals, the probe-type
+and per stage, H.12's accounting, tokens per frame and latency split, and the comparisons of framework and
+end-to-end runs matched by frames, calls or tokens; ``results["interventions"]`` D.6's clutter-failure rate and
+drop-one-gold re-answer (``framework.interventions``); ``results["detail"]`` the same with counts and intervals, the probe-type
 split, balanced accuracy, completion and parse failures, and the invariants (a failed invariant
 raises: it would be a bug).
 """
@@ -220,6 +222,10 @@ def aggregate(records: Sequence[ScoreRecord], samples: Mapping[str, Sample], *,
             for (model, cond) in sorted(outs_by)
             if (kind := reference_kind(model, cond, roles.get(model, "model"))) is not None]
     retrieval = retrieval_precision_recall(arms, samples) if caps["facts"] else {}
+    from vidaudit.suites.faithful.framework.interventions import clutter_failures, drop_one_gold
+
+    interventions = {"clutter": clutter_failures(arms, samples),
+                     "drop_one_gold": drop_one_gold(arms, samples, caps["facts"])}
     systems = sorted(outs_by)
     paired = []
     for a, b in combinations(systems, 2):
@@ -240,8 +246,10 @@ def aggregate(records: Sequence[ScoreRecord], samples: Mapping[str, Sample], *,
         "detail": {m: dict(v) for m, v in detail.items()},
         "references": _reference(evaluated, caps, runs) if evaluated else {},
         "retrieval": retrieval,
+        "interventions": interventions,
         "paired_differences": paired,
-        "budget": budgets(usage),
+        "budget": budgets(usage, {k: len({samples[sid].params.get("video_id") for sid in arm if sid in samples})
+                                  for k, arm in arms.items()}),
         "not_available": not_available(caps),
         "rules": {"errors": "wrong (every planned trial counts)", "tie_threshold_points": M.TIE_POINTS,
                   "n_boot_paired": n_boot, "n_boot_a_cons": M.N_BOOT_CONS, "cluster": "source_video_id",

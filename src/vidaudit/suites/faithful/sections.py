@@ -149,6 +149,47 @@ def retrieval_table(results: Mapping[str, Any]) -> Table:
                                          "precision (micro)", "recall (micro)", "trajectories retrieved"], rows=rows)
 
 
+INTERVENTION_LEDE = ("D.6's two retrieval measurements, each comparing two framework runs of this report that differ in "
+                     "one option under one condition, on the targets both ran: the clutter-failure rate (no filter, "
+                     "retrieval=all, wrong where the filtered run is right; the paper: 12.4%) and the drop-one-gold "
+                     "re-answer (drop_one=on: target accuracy on the targets whose dropped trajectory is gold; the "
+                     "paper: 51.2%).")
+
+
+def intervention_tables(results: Mapping[str, Any]) -> list[Table]:
+    iv = results.get("interventions") or {}
+    t1 = Table(id="faithful-clutter", title="Clutter failures: no filter against the filtered retriever",
+               key_columns=3, columns=["filtered", "no filter", "condition", "targets", "clutter failures (%)",
+                                       "filter failures (%)"],
+               rows=[[c["filtered"], c["no_filter"], c["condition"], str(c["n_targets"]),
+                      f"{_pct(c['clutter_failure_rate'])} ({c['clutter_failures']})",
+                      f"{_pct(c['filter_failure_rate'])} ({c['filter_failures']})"] for c in iv.get("clutter") or []],
+               caption="clutter failure: the no-filter run wrong, the filtered run right; filter failure: the reverse")
+    t2 = Table(id="faithful-drop-one", title="Drop one retrieved gold trajectory and re-answer", key_columns=3,
+               columns=["base", "with drop_one=on", "condition", "targets with a gold drop", "A_target after the drop",
+                        "A_target without it", "gold"],
+               rows=[[d["base"], d["dropped"], d["condition"], str(d["n_targets"]), _pct(d["a_target_after_drop"]),
+                      _pct(d["a_target_base"]), d["gold"]] for d in iv.get("drop_one_gold") or []])
+    return [t1, t2]
+
+
+def latency_table(results: Mapping[str, Any]) -> Table:
+    systems = (results.get("budget") or {}).get("systems") or []
+    rows = []
+    for s in systems:
+        lat = s.get("latency") or {}
+        rows.append([s["model"], s["condition"], fmt(s.get("input_tokens_per_frame")),
+                     _n(s.get("frame_tokens_at_256_per_question")), _n(s.get("input_tokens_per_question")),
+                     fmt(lat.get("preprocessing_s_per_video"), 2), fmt(lat.get("per_query_s"), 2),
+                     ", ".join(f"{k} {fmt(v, 2)}" for k, v in (lat.get("median_s_per_call") or {}).items()) or MISSING])
+    return Table(id="faithful-h12", title="Tokens per frame and latency split (H.12)", key_columns=2,
+                 columns=["model", "condition", "input tokens per frame sent", "frame tokens at 256/frame per question",
+                          "input tokens per question (H.12)", "preprocessing s per video", "per-query s",
+                          "median s per call, by stage"], rows=rows,
+                 caption="tokens per frame: input tokens over frames sent by the stages that send frames (their text "
+                         "included: an upper bound); latency: the store's wall-clock per call, one run")
+
+
 def invariant_table(results: Mapping[str, Any]) -> Table:
     rows = [[m, c, chk["name"], fmt(chk["lhs"]), fmt(chk["rhs"]), "holds" if chk["holds"] else "BROKEN"]
             for m, c, d in _systems(results) for chk in d["invariants"]]
@@ -221,7 +262,7 @@ def budget_tables(results: Mapping[str, Any]) -> list[Table]:
                       " / ".join((c.get("recipes") or {}).values()) or MISSING]
                      for c in b.get("comparisons") or []],
                caption=b.get("rule"))
-    return [t1, t2, t3]
+    return [t1, t2, t3, latency_table(results)]
 
 
 def faithful_sections(results: Mapping[str, Any]) -> list[Section]:
@@ -237,6 +278,9 @@ def faithful_sections(results: Mapping[str, Any]) -> list[Section]:
         Section(id="references", title="Blind references", lede=REF_LEDE, tables=[reference_table(results)]),
         *([Section(id="retrieval", title="Retrieval against the gold chains", lede=RETRIEVAL_LEDE,
                    tables=[retrieval_table(results)])] if results.get("retrieval") else []),
+        *([Section(id="interventions", title="Retrieval interventions (D.6)", lede=INTERVENTION_LEDE,
+                   tables=intervention_tables(results))]
+          if any((results.get("interventions") or {}).values()) else []),
         Section(id="invariants", title="Invariants", lede=INV_LEDE, tables=[invariant_table(results)]),
         Section(id="paired", title="Paired differences", lede=PAIRED_LEDE, tables=[paired_table(results)]),
         Section(id="budget", title="Budget: calls, frames and tokens", lede=BUDGET_LEDE, tables=budget_tables(results)),

@@ -115,13 +115,17 @@ class FaithfulSuite(Suite):
 
     def score(self, sample: Sample, text: str | None, status: str, *,
               frame_times: Sequence[float] | None = None) -> TrialScore:
-        from vidaudit.suites.faithful.framework.retrieval_eval import retrieved_of
+        from vidaudit.suites.faithful.framework.retrieval_eval import dropped_of, retrieved_of
         from vidaudit.suites.faithful.scoring import score_answer
 
         out = score_answer(sample, text, status)
         retrieved = retrieved_of(text) if status == "ok" else None
         if retrieved is not None:  # an object-centric reply: what it retrieved, for retrieval precision/recall
-            out = out.model_copy(update={"metrics": {**out.metrics, "retrieved": retrieved}})
+            extra = {"retrieved": retrieved}
+            dropped = dropped_of(text)
+            if dropped is not None:   # drop_one=on: what G answered without (D.6's intervention)
+                extra["dropped"] = dropped
+            out = out.model_copy(update={"metrics": {**out.metrics, **extra}})
         return out
 
     # the report stage passes the store's per-stage usage (the budget table reads it)

@@ -94,8 +94,22 @@ def backbone_label(model: str) -> str | None:
     return None if opts.offline else ModelSpec.parse(opts.backbone).label
 
 
-def system_budget(block: Mapping[str, Any]) -> dict[str, Any]:
-    """Per question (trial) of one system: calls, frames and tokens, used and spent, and per stage."""
+def latency_split(latency: Mapping[str, Mapping[str, Any]], n: int, n_videos: int | None) -> dict[str, Any]:
+    """H.12's latency split from the store's per-call latencies: one-off preprocessing (the once-per-video stages'
+    distinct calls, summed, per video) and per query (the per-query stages' uses, summed, per question), and per
+    stage the median of its distinct calls. Wall-clock of single calls as the store recorded them (one run, the
+    run's concurrency), not the paper's medians of 10 runs."""
+    pre = sum(float(v.get("sent_s") or 0.0) for st, v in latency.items() if st in PER_VIDEO_STAGES)
+    per_q = sum(float(v.get("used_s") or 0.0) for st, v in latency.items() if st not in PER_VIDEO_STAGES)
+    return {"preprocessing_s_per_video": pre / n_videos if n_videos else None,
+            "preprocessing_s_total": pre, "per_query_s": per_q / n if n else None,
+            "median_s_per_call": {st: v.get("median_s") for st, v in sorted(latency.items())}}
+
+
+def system_budget(block: Mapping[str, Any], n_videos: int | None = None) -> dict[str, Any]:
+    """Per question (trial) of one system: calls, frames and tokens, used and spent, and per stage; tokens per
+    frame (input tokens over frames sent, by the stages that send frames: text included, so an upper bound) and
+    the latency split (``n_videos``: the videos its questions are about)."""
     n = max(1, int(block.get("n_trials") or 0))
     stages = block.get("stages") or {}
 
@@ -103,6 +117,7 @@ def system_budget(block: Mapping[str, Any]) -> dict[str, Any]:
         return sum(int(s.get(key, 0)) for s in stages.values()) / n
 
     per_stage = {st: {"calls_spent": s["calls"], "uses": s["uses"], "frames_sent": s["frames_sent"],
+                      "input_tokens_per_frame": s["input_tokens_sent"] / s["frames_sent"] if s["frames_sent"] else None,
                       "frames_used_per_question": s["frames_used"] / n,
                       "input_tokens_sent": s["input_tokens_sent"], "output_tokens_sent": s["output_tokens_sent"],
                       "input_tokens_used_per_question": s["input_tokens_used"] / n,
@@ -113,7 +128,11 @@ def system_budget(block: Mapping[str, Any]) -> dict[str, Any]:
         return sum(int(v.get(sent if st in PER_VIDEO_STAGES else used, 0)) for st, v in stages.items()) / n
 
     frames_h12 = h12("frames_used", "frames_sent")
-    return {"n_questions": int(block.get("n_trials") or 0),
+    framed = [v for v in stages.values() if v.get("frames_sent")]
+    return {"n_questions": int(block.get("n_trials") or 0), "n_videos": n_videos,
+            "input_tokens_per_frame": sum(v["input_tokens_sent"] for v in framed) / sum(v["frames_sent"] for v in framed)
+            if framed else None,
+            "latency": latency_split(block.get("latency") or {}, n, n_videos),
             "calls_per_question": h12("uses", "calls"), "frames_per_question": frames_h12,
             "input_tokens_per_question": h12("input_tokens_used", "input_tokens_sent"),
             "output_tokens_per_question": h12("output_tokens_used", "output_tokens_sent"),
@@ -127,12 +146,16 @@ def system_budget(block: Mapping[str, Any]) -> dict[str, Any]:
             "stages": per_stage}
 
 
-def budgets(usage: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Any]:
-    """``results["budget"]``: every system's budget and the framework / end-to-end comparisons."""
+def budgets(usage: Mapping[str, Mapping[str, Any]] | None,
+            n_videos: Mapping[tuple[str, str], int] | None = None) -> dict[str, Any]:
+    """``results["budget"]``: every system's budget and the framework / end-to-end comparisons (``n_videos``:
+    per (model, condition), the videos its questions are about, for the latency per video)."""
     if not usage:
         return {"systems": [], "comparisons": [], "rule": RULE,
                 "note": "not available: no run store (per-stage usage is read from a run's stage calls)"}
-    systems = [{"model": m, "condition": c, "framework": m.startswith("object-centric:"), **system_budget(b)}
+    videos = n_videos or {}
+    systems = [{"model": m, "condition": c, "framework": m.startswith("object-centric:"),
+                **system_budget(b, videos.get((m, c)))}
                for m, conds in sorted(usage.items()) for c, b in sorted(conds.items())]
     comparisons = []
     for f in systems:

@@ -159,16 +159,21 @@ class ObjectCentricAdapter:
         note = "summarise_invalid" if summary_invalid is not None else rnote
         keep = set(ids)
         chosen = [t for t in trajs if t["id"] in keep]
+        dropped = ""
+        if o.drop_one == "on":   # D.6's atomic intervention: the first retrieved trajectory the question names
+            named = retrieval.lexical(question, chosen, request.metadata.get("vocabulary"))
+            dropped = ",".join(_descriptor(t) for t in chosen if named and t["id"] == named[0]) or "-"
+            chosen = [t for t in chosen if not named or t["id"] != named[0]]
         if o.memory_tokens:
-            chosen, dropped = memory.truncate(chosen, invalid, notes, question, o.memory_tokens)
-            if dropped:
+            chosen, cut = memory.truncate(chosen, invalid, notes, question, o.memory_tokens)
+            if cut:
                 notes = (*notes, f"memory truncated to {o.memory_tokens} tokens (token-matched budget): "
-                                 f"{dropped} states dropped")
+                                 f"{cut} states dropped")
         g = await self._answer(request, video, memory.render(chosen, invalid, notes), prompt, call)
         stages.append(g)
         head = (f"{HEADER_TAG} chunks={len(chunks)} invalid_chunks={len(invalid)} trajectories={len(trajs)} "
                 f"retrieved={','.join(_descriptor(t) for t in chosen) or '-'}"
-                + (f" note={note}" if note else ""))
+                + (f" dropped={dropped}" if dropped else "") + (f" note={note}" if note else ""))
         return combine_stages(f"{head}\n{g.text}", stages)
 
     # ------------------------------------------------------------------ ablations needing a model

@@ -13,6 +13,7 @@ Options come first, comma-separated, each ``key=value`` (a backbone never starts
 | ``answer_frames`` | 64 | frames uniform over the whole video sent to G (0: none) |
 | ``retrieval`` | ``model`` (``lexical`` offline) | ``model``, ``lexical``, ``all`` (no filter), ``random`` (top-k) |
 | ``answer_input`` | ``both`` | ``both``, ``text`` (no frames at G), ``frames`` (no trajectories at G) |
+| ``drop_one`` | ``off`` | ``on``: G answers without the first retrieved trajectory the question names (D.6's drop-one-gold re-answer; ``framework.interventions``) |
 | ``memory_tokens`` | 0 | K > 0: G's trajectory memory cut to K estimated tokens (the token-matched budget; ``memory.truncate``) |
 | ``order`` | ``time`` | ``shuffled``: the shuffled-trajectory-order ablation |
 | ``linking`` | ``on`` | ``off``: identity linking off (every chunk observation its own trajectory) |
@@ -45,7 +46,7 @@ STAGE_KEYS = ("extract", "retrieve", "answer")
 CHOICES = {"retrieval": ("model", "lexical", "all", "random"), "answer_input": ("both", "text", "frames"),
            "order": ("time", "shuffled"), "linking": ("on", "off"), "matching": ("bipartite", "greedy"),
            "aggregator": ("deterministic", "summarise"), "states": ("structured", "captions"),
-           "schema": ("synthetic", "open")}
+           "schema": ("synthetic", "open"), "drop_one": ("off", "on")}
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,8 @@ class FrameworkOptions:
     answer_input: str = "both"
     #: K > 0: cap G's trajectory memory at K estimated tokens (token-matched budgets)
     memory_tokens: int = 0
+    #: "on": D.6's atomic intervention -- G answers without the first retrieved trajectory the question names
+    drop_one: str = "off"
     order: str = "time"
     linking: str = "on"
     matching: str = "bipartite"
@@ -132,7 +135,8 @@ def parse_spec(spec: ModelSpec) -> FrameworkOptions:
                               f"use a model backbone, e.g. object-centric:{key}={value},openai:gpt-4o")
     if opts.states == "captions":
         clash = [f"{k}={getattr(opts, k)}" for k, d in (("aggregator", "deterministic"), ("order", "time"),
-                                                         ("linking", "on"), ("matching", "bipartite"))
+                                                         ("linking", "on"), ("matching", "bipartite"),
+                                                         ("drop_one", "off"), ("memory_tokens", 0))
                  if getattr(opts, k) != d]
         if clash:
             raise ConfigError(f"{spec.label}: states=captions has no trajectories, so {', '.join(clash)} does not "
