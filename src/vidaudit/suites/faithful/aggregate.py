@@ -171,6 +171,19 @@ def retrieval_precision_recall(arms: Mapping[tuple[str, str], Mapping[str, Score
     return out
 
 
+def paper_variants(models: Sequence[str]) -> dict[str, str]:
+    """Each framework model's name in the paper (Table 7's variants A, B, C), however its spec was written."""
+    from vidaudit.suites.faithful.framework.interventions import options_of
+    from vidaudit.suites.faithful.framework.spec import VARIANT_TITLES, variant_of
+
+    out = {}
+    for m in sorted(models):
+        o = options_of(m)
+        if o is not None and (v := variant_of(o)) is not None:
+            out[m] = VARIANT_TITLES[v]
+    return out
+
+
 def not_available(caps: dict[str, bool]) -> dict[str, str]:
     out: dict[str, str] = {}
     if not caps["probe_types"]:
@@ -247,6 +260,7 @@ def aggregate(records: Sequence[ScoreRecord], samples: Mapping[str, Sample], *,
         "references": _reference(evaluated, caps, runs) if evaluated else {},
         "retrieval": retrieval,
         "interventions": interventions,
+        "variants": paper_variants(list(metrics)),
         "paired_differences": paired,
         "budget": budgets(usage, {k: len({samples[sid].params.get("video_id") for sid in arm if sid in samples})
                                   for k, arm in arms.items()}),

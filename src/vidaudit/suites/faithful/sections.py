@@ -270,7 +270,8 @@ def faithful_sections(results: Mapping[str, Any]) -> list[Section]:
     na = results.get("not_available") or {}
     return [
         Section(id="accuracies", title="Faithful accuracy", lede=ACC_LEDE, figures=[fig] if fig else [],
-                tables=[accuracy_table(results)]),
+                tables=[accuracy_table(results)],
+                notes=[f"{m} is the paper's {v}" for m, v in (results.get("variants") or {}).items()]),
         Section(id="probe-types", title="Single-fact and ordering probes", lede=PROBE_LEDE,
                 tables=[probe_table(results)]),
         Section(id="balance", title="Label balance and balanced accuracy", lede=BALANCE_LEDE,

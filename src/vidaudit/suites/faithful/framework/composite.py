@@ -11,8 +11,8 @@ Per trial (one question about one video):
    (the same for every question) and the suite's prompt.
 
 Ablations that need a model: ``aggregator=summarise`` replaces step 2 by the stored stage ``summarise``
-(``framework.summarise``); ``states=captions`` replaces steps 1-2 by a caption per chunk and retrieval over
-captions (``framework.captions``).
+(``framework.summarise``); ``states=captions`` (and ``states=prose``, the paper's variants B/C) replaces steps
+1-2 by a text per chunk and retrieval over those texts (``framework.captions``).
 
 The request must carry the video (a native condition, e.g. ``native@1``): the framework samples
 its own frames, whatever rate the condition names. The final text is a one-line header
@@ -140,7 +140,7 @@ class ObjectCentricAdapter:
             question = prompt
         chunk_s = video.duration_s / o.chunks if o.chunks and video.duration_s > 0 else o.chunk_s
         chunks = plan_chunks(video.duration_s, video.source_fps, video.n_frames, chunk_s, o.chunk_frames)
-        if o.states == "captions":
+        if o.states in ("captions", "prose"):
             return await self._run_captions(request, video, prompt, question, chunks, call)
         done = await asyncio.gather(*(self._extract(request, video, ch, call) for ch in chunks))
         valid = [(ch.index, ex) for ch, _, ex, _ in done if ex is not None]
@@ -230,9 +230,10 @@ class ObjectCentricAdapter:
 
     async def _caption(self, request: Request, video: VideoPart, ch: Chunk, call: StageCall):
         parts = await asyncio.to_thread(self._images, video, ch.frames, ch.times)
-        prompt = capt.CAPTION_PROMPT.format(n=len(ch.frames), t0=ch.t_start, t1=ch.t_end)
+        template, key, version = capt.prompt_for(self.options.states)
+        prompt = template.format(n=len(ch.frames), t0=ch.t_start, t1=ch.t_end)
         sub = Request(trial_id=request.trial_id, parts=(*parts, TextPart(prompt)), settings=self.spec.settings,
-                      metadata={"stage": "extract", "captions_version": capt.CAPTIONS_VERSION, "video": video.sha256,
+                      metadata={"stage": "extract", key: version, "video": video.sha256,
                                 "chunk": [ch.index, ch.t_start, ch.t_end]})
         r = await call("extract", self.extractor, sub)
         return ch, r.text.strip()

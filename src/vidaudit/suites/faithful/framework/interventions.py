@@ -28,7 +28,8 @@ from vidaudit.core.types import ModelSpec, Sample
 FILTERS = ("model", "lexical")
 
 
-def _options(model: str):
+def options_of(model: str):
+    """The framework options of an ``object-centric:...`` label (None: not one, or not parseable here)."""
     from vidaudit.suites.faithful.framework.spec import parse_spec
 
     if not model.startswith("object-centric:"):
@@ -43,7 +44,7 @@ def pairs(systems: Sequence[tuple[str, str]], key: str, variant: str, base: Sequ
           ) -> list[tuple[tuple[str, str], tuple[str, str]]]:
     """(base system, variant system) pairs of one condition whose specs differ only in ``key`` (variant: ``key``
     = ``variant``; base: one of ``base``)."""
-    opts = {s: o for s in systems if (o := _options(s[0])) is not None}
+    opts = {s: o for s in systems if (o := options_of(s[0])) is not None}
     out = []
     for v, ov in sorted(opts.items()):
         if getattr(ov, key) != variant:

@@ -21,7 +21,8 @@ Options come first, comma-separated, each ``key=value`` (a backbone never starts
 | ``dt_max`` | 15 | Delta t_max in seconds |
 | ``tau`` | 0.75 | tau_conf |
 | ``aggregator`` | ``deterministic`` | ``summarise``: one backbone call merges the chunk observations (``framework.summarise``) |
-| ``states`` | ``structured`` | ``captions``: a free-text caption per chunk instead of structured states (``framework.captions``) |
+| ``states`` | ``structured`` | ``captions``: a free-text caption per chunk instead of structured states; ``prose``: the states' content in prose (the paper's prose extractor; ``framework.captions``) |
+| ``variant`` | | the paper's names (Table 7): ``A`` (structured states, the default), ``B`` (``states=prose,retrieval=all``: prose extractor, no R), ``C`` (``states=prose,retrieval=model``: prose extractor + prose R); an option that contradicts it is refused |
 | ``schema`` | the dataset's | ``synthetic`` or ``open`` (STRAND's open vocabulary: free categories, attributes, predicates; ``framework.schema``); unset: what the dataset says (``framework.vocabulary``), else synthetic |
 | ``extract``, ``retrieve``, ``answer`` | the backbone | that stage's own model spec (E, R, G; summarise runs on G's) |
 
@@ -45,7 +46,7 @@ _OPT = re.compile(r"([a-z_]+)=([^,]*),")
 STAGE_KEYS = ("extract", "retrieve", "answer")
 CHOICES = {"retrieval": ("model", "lexical", "all", "random"), "answer_input": ("both", "text", "frames"),
            "order": ("time", "shuffled"), "linking": ("on", "off"), "matching": ("bipartite", "greedy"),
-           "aggregator": ("deterministic", "summarise"), "states": ("structured", "captions"),
+           "aggregator": ("deterministic", "summarise"), "states": ("structured", "captions", "prose"),
            "schema": ("synthetic", "open"), "drop_one": ("off", "on")}
 
 
@@ -89,6 +90,35 @@ class FrameworkOptions:
         return getattr(self, stage) or self.backbone
 
 
+#: the paper's configuration names (Table 7; A, unnamed there, is the structured framework "Ours")
+VARIANTS = {"A": {"states": "structured"}, "B": {"states": "prose", "retrieval": "all"},
+            "C": {"states": "prose", "retrieval": "model"}}
+VARIANT_TITLES = {"A": "Variant A: structured states (Ours)", "B": "Variant B: prose extractor, no R",
+                  "C": "Variant C: prose extractor + prose R"}
+
+
+def _expand_variant(label: str, given: dict[str, str]) -> dict[str, str]:
+    """``variant=A|B|C`` as the options it stands for; an option given beside it that contradicts it is refused."""
+    name = given.pop("variant").upper()
+    if name not in VARIANTS:
+        raise ConfigError(f"{label}: variant must be one of {', '.join(VARIANTS)} (the paper's names), got {name!r}")
+    for k, v in VARIANTS[name].items():
+        if k in given and given[k] != v:
+            raise ConfigError(f"{label}: variant={name} means {k}={v}; drop {k}={given[k]} or the variant")
+    return {**given, **VARIANTS[name]}
+
+
+def variant_of(opts: FrameworkOptions) -> str | None:
+    """The paper's name of a configuration however it was written (None: none of A, B, C)."""
+    if opts.states == "prose":
+        return "B" if opts.retrieval == "all" else "C" if opts.retrieval == "model" else None
+    if opts.states == "structured" and opts.retrieval in ("model", "lexical") and opts.aggregator == "deterministic" \
+            and opts.order == "time" and opts.linking == "on" and opts.answer_input == "both" \
+            and opts.drop_one == "off" and not opts.memory_tokens:
+        return "A"
+    return None
+
+
 def parse_spec(spec: ModelSpec) -> FrameworkOptions:
     rest = spec.name + (f"@{spec.base_url}" if spec.base_url else "")
     given: dict[str, str] = {}
@@ -98,6 +128,8 @@ def parse_spec(spec: ModelSpec) -> FrameworkOptions:
     if not rest:
         raise ConfigError(f"{spec.label}: no backbone; write object-centric:offline or object-centric:PROVIDER:MODEL "
                           "(options first, e.g. object-centric:linking=off,offline)")
+    if "variant" in given:
+        given = _expand_variant(spec.label, given)
     known = {f.name: f.type for f in fields(FrameworkOptions) if f.name != "backbone"}
     values: dict[str, object] = {"backbone": rest}
     for k, v in given.items():
@@ -129,17 +161,17 @@ def parse_spec(spec: ModelSpec) -> FrameworkOptions:
                           "chunks >= 0, memory_tokens >= 0, 0 <= tau < 1")
     if not opts.retrieval:
         opts = FrameworkOptions(**{**opts.__dict__, "retrieval": "lexical" if opts.offline else "model"})
-    for key, value in (("aggregator", "summarise"), ("states", "captions")):
+    for key, value in (("aggregator", "summarise"), ("states", "captions"), ("states", "prose")):
         if opts.offline and getattr(opts, key) == value:
             raise ConfigError(f"{spec.label}: {key}={value} needs a model, and the offline backbone has none; "
                               f"use a model backbone, e.g. object-centric:{key}={value},openai:gpt-4o")
-    if opts.states == "captions":
+    if opts.states in ("captions", "prose"):
         clash = [f"{k}={getattr(opts, k)}" for k, d in (("aggregator", "deterministic"), ("order", "time"),
                                                          ("linking", "on"), ("matching", "bipartite"),
                                                          ("drop_one", "off"), ("memory_tokens", 0))
                  if getattr(opts, k) != d]
         if clash:
-            raise ConfigError(f"{spec.label}: states=captions has no trajectories, so {', '.join(clash)} does not "
+            raise ConfigError(f"{spec.label}: states={opts.states} has no trajectories, so {', '.join(clash)} does not "
                               "apply; drop it")
     if opts.offline and opts.schema == "open":
         raise ConfigError(f"{spec.label}: schema=open needs a model extractor; the offline one reads only the "
