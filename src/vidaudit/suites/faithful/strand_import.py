@@ -5,7 +5,7 @@ report prints the analyses that need them as "not available" instead of guessing
 validation follow the policy (``strand_validate.POLICIES``); under ``keep-as-wrong`` a kept invalid
 target carries ``params["invalid"]`` (the kinds) and is never right, and a sub-question whose
 answer is invalid (or whose pairing with an answer is broken) likewise. With ``--videos`` each
-video is linked into ``OUT/videos`` and probed (fps, frames, sha256); without it the manifest can
+video is hard-linked (else copied) into ``OUT/videos`` and probed (fps, frames, sha256); without it the manifest can
 be scored with ``score-responses`` but not run (the samples have no video sha256). Every sample (and
 ``dataset.json``) says ``schema: open``: the object-centric framework extracts the real videos in the open
 vocabulary without the spec saying so (``framework/vocabulary.py``).
@@ -50,11 +50,13 @@ class ImportResult:
 
 
 def _link(src: Path, dst: Path) -> None:
+    """A hard link (no extra space) on one filesystem, else a copy: never a symlink, which ``vidaudit run``
+    refuses as a path leading out of the dataset (the import would write a dataset that cannot run)."""
     dst.parent.mkdir(parents=True, exist_ok=True)
     if dst.exists() or dst.is_symlink():
         dst.unlink()
     try:
-        os.symlink(src.resolve(), dst)
+        os.link(src.resolve(), dst)
     except OSError:
         shutil.copy2(src, dst)
 
