@@ -179,3 +179,22 @@ def test_strand_data_runs_the_open_schema_without_the_spec_saying_so(tmp_path: P
     assert got.rstrip().endswith("Answer: Yes")
     assert len(synthetic) == 2 and "invalid_chunks=2" in forced.splitlines()[0]
     assert "retrieved=T1=person#24" in lex.splitlines()[0] and lex.rstrip().endswith("Answer: Yes")
+
+
+def test_the_summarise_aggregator_follows_the_dataset_schema() -> None:
+    from test_faithful_framework_open import _records
+    from vidaudit.suites.faithful.framework.schema import InvalidExtraction, parse_chunk
+    from vidaudit.suites.faithful.framework.summarise import parse_trajectories, prompt
+
+    reply = json.dumps({"trajectories": [{"id": "T1", "category": "person",
+                                          "attributes": {"clothing": "white jersey", "number": 24},
+                                          "seen": [[0.1, 3.9]], "states": [[2.8, "relation", "passes_to", None, "T2"]]},
+                                         {"id": "T2", "category": "person", "attributes": {"number": 22},
+                                          "seen": [[2.5, 3.9]], "states": []}]})
+    got = parse_trajectories(reply, 4.0, "open")
+    assert got[0]["attributes"] == {"clothing": "white jersey", "number": 24}
+    with pytest.raises(InvalidExtraction, match="category"):
+        parse_trajectories(reply, 4.0)                                     # the synthetic memory: agents and items
+    chunk = parse_chunk(json.dumps(_records(0.0)), 0.0, 2.0, "open")
+    assert '"category": "a short noun"' in prompt([(0, 0.0, 2.0, chunk)], "open")
+    assert '"category": "agent" or "item"' in prompt([(0, 0.0, 2.0, chunk)])

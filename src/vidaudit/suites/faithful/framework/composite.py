@@ -218,13 +218,14 @@ class ObjectCentricAdapter:
                          call: StageCall) -> tuple[list[dict], str | None]:
         """The LLM-summarise aggregator: (trajectories, None), or ([], why) when the reply is invalid."""
         valid = [(ch.index, ch.t_start, ch.t_end, ex) for ch, _, ex, _ in done if ex is not None]
-        sub = Request(trial_id=request.trial_id, parts=(TextPart(summarise.prompt(valid)),),
+        schema = self.schema_for(request)
+        sub = Request(trial_id=request.trial_id, parts=(TextPart(summarise.prompt(valid, schema)),),
                       settings=self.spec.settings,
                       metadata={"stage": "summarise", "summarise_version": summarise.SUMMARISE_VERSION,
                                 "video": video.sha256})
         r = await call("summarise", self.answerer, sub)
         try:
-            return summarise.parse_trajectories(r.text, video.duration_s), None
+            return summarise.parse_trajectories(r.text, video.duration_s, schema), None
         except InvalidExtraction as e:
             return [], str(e)
 

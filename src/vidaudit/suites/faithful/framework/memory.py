@@ -2,7 +2,8 @@
 
 ``truncate`` is the token-matched budget (``memory_tokens=K``): the memory G gets is cut to at most K
 estimated tokens (characters / 4, ``models.pricing``), dropping first the states whose verb the question
-does not use, oldest first, then those it uses, oldest first, then whole trajectories from the last.
+does not use, oldest first, then those it uses, oldest first, then whole trajectories from the last; the
+header and the note saying what was cut always stay (a K below them keeps nothing else).
 
 ``render`` writes a header, a line per note (e.g. an invalid summarise reply), a line per invalid chunk (an outcome the answerer is told about, not
 an empty list), then the trajectories; ``read`` parses it back (the program answerer and the
