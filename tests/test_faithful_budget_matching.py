@@ -51,11 +51,6 @@ def _memory_of(text: str) -> str:
     return "\n".join(out)
 
 
-@pytest.fixture(autouse=True)
-def _key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-faithful-budget")
-
-
 def test_frames_calls_and_tokens_matching_with_recipes(data: Path, tmp_path: Path) -> None:  # noqa: F811
     from vidaudit.report.stage import report_run
 

@@ -10,25 +10,18 @@ open schema) and the analyses needing chains are "not available"."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from test_faithful_framework_e2e import _cli
 from vidaudit.core.manifest import load_samples
 from vidaudit.run.store import RunStore
 
 MODEL = "object-centric:chunk_s=4,offline"
 COND = "native@1/yes_no"
 NAME = "0001_abcdefghijk.mp4"
-
-
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=cwd, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=600)
 
 
 def release_of(data: Path, rel: Path, videos: Path) -> int:

@@ -58,11 +58,6 @@ class Prose(Backbone):
         return super().__call__(rec)
 
 
-@pytest.fixture(autouse=True)
-def _key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-faithful-variants")
-
-
 def test_b_and_c_run_the_prose_extractor_and_the_report_names_them(data: Path, tmp_path: Path) -> None:  # noqa: F811
     from vidaudit.report.stage import report_run
 

@@ -14,21 +14,17 @@ from hypothesis import strategies as st
 
 from httpfake import FakeServer
 from test_faithful_framework_backbone import _text
-from test_faithful_framework_open import CHAT, QUESTION, _server_reply, clip  # noqa: F401 - the clip fixture
-from vidaudit.core.hashing import sha256_file
+from test_faithful_framework_open import CHAT, QUESTION, _ask, _server_reply, clip  # noqa: F401 - the clip fixture
 from vidaudit.core.manifest import load_samples, read_dataset_info
-from vidaudit.core.types import ModelSpec, Request, Sample, TextPart, VideoPart, VideoRef
+from vidaudit.core.types import Request, Sample, TextPart, VideoRef
 from vidaudit.suites.faithful.framework.answerer_program import ProgramAnswerer
-from vidaudit.suites.faithful.framework.composite import ObjectCentricAdapter
 from vidaudit.suites.faithful.framework.memory import render
-from vidaudit.suites.faithful.framework.offline_eval import _MemoCall
 from vidaudit.suites.faithful.framework.retrieval import lexical
 from vidaudit.suites.faithful.framework.vocabulary import schema_of_record, stem, vocabulary_of_record
 from vidaudit.suites.faithful.samples import schema_params
 from vidaudit.suites.faithful.strand_import import import_strand
 from vidaudit.suites.faithful.suite import FaithfulSuite
 from vidaudit.suites.faithful.world import Entity, Fact, Observation, WorldRecord
-from vidaudit.video.io import probe
 
 #: a basketball memory in STRAND's open vocabulary: #1 blocks #10's shot at 5 s, #7 scores at 8 s, #10 shoots at 4 s
 MEMORY = [
@@ -148,21 +144,8 @@ def test_strand_data_runs_the_open_schema_without_the_spec_saying_so(tmp_path: P
     meta = FaithfulSuite().request_metadata(target)
     assert meta["schema"] == "open" and all(s.params["schema"] == "open" for s in samples)
 
-    info = probe(clip)
-    video = VideoPart(path=str(clip), sha256=sha256_file(clip), fps=1.0, duration_s=info.duration_s,
-                      n_frames=info.n_frames, source_fps=info.fps)
-
     def ask(spec: str) -> str:
-        req = Request(trial_id="q1", parts=(video, TextPart(f"Question: {target.question}\nAnswer Yes or No.")),
-                      metadata=meta)
-
-        async def go() -> str:
-            adapter = ObjectCentricAdapter(ModelSpec.parse(spec, max_tokens=64))
-            try:
-                return (await adapter.run(req, _MemoCall())).text
-            finally:
-                await adapter.aclose()
-        return asyncio.run(go())
+        return _ask(spec, clip, target.question, meta)
 
     with FakeServer() as srv:
         srv.script("POST", CHAT, default=_server_reply)
