@@ -181,3 +181,13 @@ def test_the_summarise_aggregator_follows_the_dataset_schema() -> None:
     chunk = parse_chunk(json.dumps(_records(0.0)), 0.0, 2.0, "open")
     assert '"category": "a short noun"' in prompt([(0, 0.0, 2.0, chunk)], "open")
     assert '"category": "agent" or "item"' in prompt([(0, 0.0, 2.0, chunk)])
+
+
+def test_caption_retrieval_on_real_video_questions_uses_content_stems() -> None:
+    from vidaudit.suites.faithful.framework import captions
+
+    caps = [{"id": "C1", "t": [0, 15], "text": "Player 10 shoots from the left wing."},
+            {"id": "C2", "t": [15, 30], "text": "A dog runs across the pitch."}]
+    assert captions.lexical("Does #1 block #10's shot before #7 scores?", caps) == ["C1"]   # "10", "shot"
+    assert captions.lexical("Does the dog run?", caps) == ["C2"]
+    assert captions.lexical("Does the red circle marked 3 light up?", caps) == []           # synthetic words: none here

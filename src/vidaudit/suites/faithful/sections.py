@@ -234,14 +234,17 @@ def budget_tables(results: Mapping[str, Any]) -> list[Table]:
     b = results.get("budget") or {}
     systems = b.get("systems") or []
     t1 = Table(id="faithful-budget", title="Budget per question", key_columns=2,
-               columns=["model", "condition", "questions", "calls used", "calls spent", "frames used", "frames sent",
-                        "input tokens used", "output tokens used", "input tokens spent", "output tokens spent"],
+               columns=["model", "condition", "questions", "calls used", "calls spent", "calls (H.12)", "frames used",
+                        "frames sent", "input tokens used", "output tokens used", "input tokens spent",
+                        "output tokens spent"],
                rows=[[s["model"], s["condition"], str(s["n_questions"]), _n(s["calls_used_per_question"]),
-                      _n(s["calls_spent_per_question"]), _n(s["frames_used_per_question"]),
+                      _n(s["calls_spent_per_question"]), _n(s.get("calls_per_question")),
+                      _n(s["frames_used_per_question"]),
                       _n(s["frames_sent_per_question"]), _n(s["input_tokens_used_per_question"]),
                       _n(s["output_tokens_used_per_question"]), _n(s["input_tokens_spent_per_question"]),
                       _n(s["output_tokens_spent_per_question"])] for s in systems],
-               caption=b.get("note") or "per question; used = with cache hits, spent = distinct calls / questions")
+               caption=b.get("note") or "per question; used = with cache hits, spent = distinct calls / questions, "
+                                         "H.12 = once-per-video stages once, per-query stages per question")
     from vidaudit.suites.faithful.framework.budget import STAGE_NAMES
 
     t2 = Table(id="faithful-stage-usage", title="Per-stage accounting", key_columns=3,

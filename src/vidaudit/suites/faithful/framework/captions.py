@@ -6,7 +6,8 @@ chunk texts instead of trajectories.
 The caption request holds the chunk's frames, their timestamps and ``CAPTION_PROMPT`` (versioned),
 nothing of the question, so it is built once per video like E. An empty reply is an *invalid* chunk
 (an outcome the answerer is told about). Lexical retrieval over captions: a caption is retrieved when
-it names at least one of the entity words of the question (a colour, a shape, a number, or "ball");
+it names at least one of the entity words of the question (a colour, a shape, a number, or "ball"; a
+question with none of them, about a real video, by a shared content stem);
 ``all`` keeps every caption, ``random`` draws as many as lexical would (seeded by the question), and
 ``model`` asks the backbone for a JSON list of caption ids (``C1``..), like trajectory retrieval.
 """
@@ -53,7 +54,14 @@ def entity_words(text: str) -> set[str]:
 
 
 def lexical(question: str, captions: list[dict]) -> list[str]:
+    """Captions naming an entity word of the question; a question with none of the synthetic entity words (real
+    videos: "Does #1 block the keeper?") retrieves the captions sharing a content stem with it."""
     want = entity_words(question)
+    if not want:
+        from vidaudit.suites.faithful.framework.vocabulary import stems
+
+        asked = stems(question)
+        return [c["id"] for c in captions if asked & stems(c["text"])]
     return [c["id"] for c in captions if want & set(WORD.findall(c["text"].lower()))]
 
 
