@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from httpfake import FakeServer, Recorded, Reply
 from test_faithful_framework_backbone import _text, completion
-
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.types import ModelSpec, Request, TextPart, VideoPart
@@ -76,11 +76,13 @@ def clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _ask(spec: str, clip: Path) -> str:
+def _ask(spec: str, clip: Path, question: str = QUESTION, metadata: dict | None = None) -> str:
+    """The framework's reply to one question about the clip (``metadata``: the request's, e.g. the dataset's schema)."""
     info = probe(clip)
     video = VideoPart(path=str(clip), sha256=sha256_file(clip), fps=1.0, duration_s=info.duration_s,
                       n_frames=info.n_frames, source_fps=info.fps)
-    request = Request(trial_id="q1", parts=(video, TextPart(f"Question: {QUESTION}\nAnswer Yes or No.")))
+    request = Request(trial_id="q1", parts=(video, TextPart(f"Question: {question}\nAnswer Yes or No.")),
+                      metadata=dict(metadata or {}))
 
     async def go() -> str:
         adapter = ObjectCentricAdapter(ModelSpec.parse(spec, max_tokens=64))

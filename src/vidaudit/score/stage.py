@@ -14,6 +14,7 @@ one, the video sha256 each trial recorded), the stage refuses, naming the sample
 from __future__ import annotations
 
 import json
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,6 +103,12 @@ def _frames_in(fingerprint: Mapping[str, Any]) -> int:
                for p in fingerprint.get("parts") or [])
 
 
+def _add_latency(block: dict[str, Any], new: bool, seconds: float | None) -> None:
+    block["used_s"] = block.get("used_s", 0.0) + float(seconds or 0.0)
+    if new:
+        block.setdefault("sent", []).append(float(seconds or 0.0))
+
+
 def _add_use(block: dict[str, int], key: str, seen: set[str], frames: int, usage: Any) -> None:
     ti, to = int(usage.input_tokens or 0), int(usage.output_tokens or 0)
     block["uses"] += 1
@@ -120,7 +127,9 @@ def stage_usage(store: Any, rows: Sequence[tuple[Any, Any]]) -> dict[str, dict[s
     """Per model label and condition: the trials scored and, per stage, ``uses`` (stage uses by those trials'
     scored attempts, cache hits included), ``calls`` (distinct calls by content: what the system spent had it run
     alone), frames and input/output tokens both ways (``*_used`` over uses, ``*_sent`` over calls). A plain
-    model's trial is one use of the stage ``direct`` (its frames: the frames the attempt sent). Only the scored
+    model's trial is one use of the stage ``direct`` (its frames: the frames the attempt sent). Beside ``stages``,
+    ``latency`` per stage: ``used_s`` (seconds summed over uses), ``calls``, ``sent_s`` and ``median_s`` (over
+    distinct calls; the faithful suite's latency split reads them). Only the scored
     (latest) attempt of each trial is counted; failed earlier attempts are in the store, not here."""
     by_key: dict[str, Any] = {}
     for c in store.stage_calls():
@@ -134,19 +143,28 @@ def stage_usage(store: Any, rows: Sequence[tuple[Any, Any]]) -> dict[str, dict[s
         sys_ = out.setdefault(row.model, {}).setdefault(row.condition_id, {"n_trials": 0, "stages": {}})
         sys_["n_trials"] += 1
         refs = store.attempt_stages(row.trial_id, att.attempt)
+        lat = sys_.setdefault("latency", {})  # per stage: seconds summed over uses and over distinct calls
         if refs is None:
             if att.response is not None:
                 block = sys_["stages"].setdefault(DIRECT, dict.fromkeys(_USAGE_KEYS, 0))
-                _add_use(block, row.trial_id, seen.setdefault((row.model, row.condition_id, DIRECT), set()),
-                         len(att.frame_indices), att.response.usage)
+                key, k = (row.model, row.condition_id, DIRECT), row.trial_id
+                _add_latency(lat.setdefault(DIRECT, {}), k not in seen.get(key, set()), att.response.latency_s)
+                _add_use(block, k, seen.setdefault(key, set()), len(att.frame_indices), att.response.usage)
             continue
         for ref in refs:
             call = by_key.get(ref.call_key)
             if call is None or call.response is None:
                 continue
             block = sys_["stages"].setdefault(ref.stage, dict.fromkeys(_USAGE_KEYS, 0))
-            _add_use(block, ref.call_key, seen.setdefault((row.model, row.condition_id, ref.stage), set()),
-                     _frames_in(call.request), call.response.usage)
+            key = (row.model, row.condition_id, ref.stage)
+            _add_latency(lat.setdefault(ref.stage, {}), ref.call_key not in seen.get(key, set()),
+                         call.response.latency_s)
+            _add_use(block, ref.call_key, seen.setdefault(key, set()), _frames_in(call.request), call.response.usage)
+    for conds in out.values():
+        for sys_ in conds.values():
+            for b in (sys_.get("latency") or {}).values():
+                sent = sorted(b.pop("sent", []))
+                b.update(calls=len(sent), sent_s=sum(sent), median_s=statistics.median(sent) if sent else None)
     return out
 
 

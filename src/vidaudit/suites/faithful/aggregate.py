@@ -10,7 +10,9 @@ file name, or the file with ``--cluster-by file``).
 
 ``results["metrics"][model][condition]`` holds the headline ``a_target``, ``a_sub``, ``a_faith`` and
 ``a_cons`` as plain numbers; ``results["budget"]`` every system's calls, frames and tokens per question
-and per stage, and the budget-matched comparisons of framework and end-to-end runs; ``results["detail"]`` the same with counts and intervals, the probe-type
+and per stage, H.12's accounting, tokens per frame and latency split, and the comparisons of framework and
+end-to-end runs matched by frames, calls or tokens; ``results["interventions"]`` D.6's clutter-failure rate and
+drop-one-gold re-answer (``framework.interventions``); ``results["detail"]`` the same with counts and intervals, the probe-type
 split, balanced accuracy, completion and parse failures, and the invariants (a failed invariant
 raises: it would be a bug).
 """
@@ -169,6 +171,19 @@ def retrieval_precision_recall(arms: Mapping[tuple[str, str], Mapping[str, Score
     return out
 
 
+def paper_variants(models: Sequence[str]) -> dict[str, str]:
+    """Each framework model's name in the paper (Table 7's variants A, B, C), however its spec was written."""
+    from vidaudit.suites.faithful.framework.interventions import options_of
+    from vidaudit.suites.faithful.framework.spec import VARIANT_TITLES, variant_of
+
+    out = {}
+    for m in sorted(models):
+        o = options_of(m)
+        if o is not None and (v := variant_of(o)) is not None:
+            out[m] = VARIANT_TITLES[v]
+    return out
+
+
 def not_available(caps: dict[str, bool]) -> dict[str, str]:
     out: dict[str, str] = {}
     if not caps["probe_types"]:
@@ -220,6 +235,10 @@ def aggregate(records: Sequence[ScoreRecord], samples: Mapping[str, Sample], *,
             for (model, cond) in sorted(outs_by)
             if (kind := reference_kind(model, cond, roles.get(model, "model"))) is not None]
     retrieval = retrieval_precision_recall(arms, samples) if caps["facts"] else {}
+    from vidaudit.suites.faithful.framework.interventions import clutter_failures, drop_one_gold
+
+    interventions = {"clutter": clutter_failures(arms, samples),
+                     "drop_one_gold": drop_one_gold(arms, samples, caps["facts"])}
     systems = sorted(outs_by)
     paired = []
     for a, b in combinations(systems, 2):
@@ -240,8 +259,11 @@ def aggregate(records: Sequence[ScoreRecord], samples: Mapping[str, Sample], *,
         "detail": {m: dict(v) for m, v in detail.items()},
         "references": _reference(evaluated, caps, runs) if evaluated else {},
         "retrieval": retrieval,
+        "interventions": interventions,
+        "variants": paper_variants(list(metrics)),
         "paired_differences": paired,
-        "budget": budgets(usage),
+        "budget": budgets(usage, {k: len({samples[sid].params.get("video_id") for sid in arm if sid in samples})
+                                  for k, arm in arms.items()}),
         "not_available": not_available(caps),
         "rules": {"errors": "wrong (every planned trial counts)", "tie_threshold_points": M.TIE_POINTS,
                   "n_boot_paired": n_boot, "n_boot_a_cons": M.N_BOOT_CONS, "cluster": "source_video_id",

@@ -14,6 +14,7 @@ from typing import Any
 
 from vidaudit.core.types import Sample, VideoRef
 from vidaudit.suites.faithful.compose import scope
+from vidaudit.suites.faithful.framework.vocabulary import schema_of_record, vocabulary_of_record
 from vidaudit.suites.faithful.phrasing import clause
 from vidaudit.suites.faithful.questions import Pattern, SubQuestion, Target
 from vidaudit.suites.faithful.world import WorldRecord
@@ -35,6 +36,14 @@ def fact_line(world: WorldRecord, fact_id: str) -> str:
     return f"{fact_id} at {f.t:.2f} s: {clause(Pattern.of(f), world)}"
 
 
+def schema_params(world: WorldRecord) -> dict[str, Any]:
+    """What a sample says about the schema its video needs: for an open-vocabulary record ``schema: open`` and
+    the record's vocabulary (the framework extracts and reads questions with them); synthetic: nothing."""
+    if schema_of_record(world) != "open":
+        return {}
+    return {"schema": "open", "vocabulary": vocabulary_of_record(world)}
+
+
 def samples_for(world: WorldRecord, targets: list[Target], subs: list[SubQuestion], video: VideoRef,
                 common: dict[str, Any]) -> list[Sample]:
     """The samples of one video, each target followed by its sub-questions (so ``--limit`` keeps groups whole)."""
@@ -42,7 +51,8 @@ def samples_for(world: WorldRecord, targets: list[Target], subs: list[SubQuestio
     for s in subs:
         by_target.setdefault(s.target_id, []).append(s)
     out: list[Sample] = []
-    base = {"video_id": world.video_id, "source_video_id": world.source_video_id, "domain": world.domain, **common}
+    base = {"video_id": world.video_id, "source_video_id": world.source_video_id, "domain": world.domain,
+            **schema_params(world), **common}
     for t in targets:
         tsid = target_sample_id(world.video_id, t.target_id)
         mine = by_target.get(t.target_id, [])

@@ -149,6 +149,47 @@ def retrieval_table(results: Mapping[str, Any]) -> Table:
                                          "precision (micro)", "recall (micro)", "trajectories retrieved"], rows=rows)
 
 
+INTERVENTION_LEDE = ("D.6's two retrieval measurements, each comparing two framework runs of this report that differ in "
+                     "one option under one condition, on the targets both ran: the clutter-failure rate (no filter, "
+                     "retrieval=all, wrong where the filtered run is right; the paper: 12.4%) and the drop-one-gold "
+                     "re-answer (drop_one=on: target accuracy on the targets whose dropped trajectory is gold; the "
+                     "paper: 51.2%).")
+
+
+def intervention_tables(results: Mapping[str, Any]) -> list[Table]:
+    iv = results.get("interventions") or {}
+    t1 = Table(id="faithful-clutter", title="Clutter failures: no filter against the filtered retriever",
+               key_columns=3, columns=["filtered", "no filter", "condition", "targets", "clutter failures (%)",
+                                       "filter failures (%)"],
+               rows=[[c["filtered"], c["no_filter"], c["condition"], str(c["n_targets"]),
+                      f"{_pct(c['clutter_failure_rate'])} ({c['clutter_failures']})",
+                      f"{_pct(c['filter_failure_rate'])} ({c['filter_failures']})"] for c in iv.get("clutter") or []],
+               caption="clutter failure: the no-filter run wrong, the filtered run right; filter failure: the reverse")
+    t2 = Table(id="faithful-drop-one", title="Drop one retrieved gold trajectory and re-answer", key_columns=3,
+               columns=["base", "with drop_one=on", "condition", "targets with a gold drop", "A_target after the drop",
+                        "A_target without it", "gold"],
+               rows=[[d["base"], d["dropped"], d["condition"], str(d["n_targets"]), _pct(d["a_target_after_drop"]),
+                      _pct(d["a_target_base"]), d["gold"]] for d in iv.get("drop_one_gold") or []])
+    return [t1, t2]
+
+
+def latency_table(results: Mapping[str, Any]) -> Table:
+    systems = (results.get("budget") or {}).get("systems") or []
+    rows = []
+    for s in systems:
+        lat = s.get("latency") or {}
+        rows.append([s["model"], s["condition"], fmt(s.get("input_tokens_per_frame")),
+                     _n(s.get("frame_tokens_at_256_per_question")), _n(s.get("input_tokens_per_question")),
+                     fmt(lat.get("preprocessing_s_per_video"), 2), fmt(lat.get("per_query_s"), 2),
+                     ", ".join(f"{k} {fmt(v, 2)}" for k, v in (lat.get("median_s_per_call") or {}).items()) or MISSING])
+    return Table(id="faithful-h12", title="Tokens per frame and latency split (H.12)", key_columns=2,
+                 columns=["model", "condition", "input tokens per frame sent", "frame tokens at 256/frame per question",
+                          "input tokens per question (H.12)", "preprocessing s per video", "per-query s",
+                          "median s per call, by stage"], rows=rows,
+                 caption="tokens per frame: input tokens over frames sent by the stages that send frames (their text "
+                         "included: an upper bound); latency: the store's wall-clock per call, one run")
+
+
 def invariant_table(results: Mapping[str, Any]) -> Table:
     rows = [[m, c, chk["name"], fmt(chk["lhs"]), fmt(chk["rhs"]), "holds" if chk["holds"] else "BROKEN"]
             for m, c, d in _systems(results) for chk in d["invariants"]]
@@ -181,7 +222,8 @@ BUDGET_LEDE = ("What each system cost per question (one trial): calls, frames an
                "run store's stage calls. 'Used' counts every stage a question's answer depended on, cache hits "
                "included (the framework's extraction of the whole video); 'spent' counts distinct calls made, "
                "divided by the questions (extraction is built once per video and shared). Then, per stage, and the "
-               "comparisons of each framework run with its backbone run end to end.")
+               "comparisons of each framework run with its backbone run end to end: matched by frames (used), calls "
+               "or tokens (H.12: once-per-video stages once, per-query stages per question) within 10%, with a recipe for each (the paper's Table 8).")
 
 
 def _n(x: Any) -> str:
@@ -192,14 +234,17 @@ def budget_tables(results: Mapping[str, Any]) -> list[Table]:
     b = results.get("budget") or {}
     systems = b.get("systems") or []
     t1 = Table(id="faithful-budget", title="Budget per question", key_columns=2,
-               columns=["model", "condition", "questions", "calls used", "calls spent", "frames used", "frames sent",
-                        "input tokens used", "output tokens used", "input tokens spent", "output tokens spent"],
+               columns=["model", "condition", "questions", "calls used", "calls spent", "calls (H.12)", "frames used",
+                        "frames sent", "input tokens used", "output tokens used", "input tokens spent",
+                        "output tokens spent"],
                rows=[[s["model"], s["condition"], str(s["n_questions"]), _n(s["calls_used_per_question"]),
-                      _n(s["calls_spent_per_question"]), _n(s["frames_used_per_question"]),
+                      _n(s["calls_spent_per_question"]), _n(s.get("calls_per_question")),
+                      _n(s["frames_used_per_question"]),
                       _n(s["frames_sent_per_question"]), _n(s["input_tokens_used_per_question"]),
                       _n(s["output_tokens_used_per_question"]), _n(s["input_tokens_spent_per_question"]),
                       _n(s["output_tokens_spent_per_question"])] for s in systems],
-               caption=b.get("note") or "per question; used = with cache hits, spent = distinct calls / questions")
+               caption=b.get("note") or "per question; used = with cache hits, spent = distinct calls / questions, "
+                                         "H.12 = once-per-video stages once, per-query stages per question")
     from vidaudit.suites.faithful.framework.budget import STAGE_NAMES
 
     t2 = Table(id="faithful-stage-usage", title="Per-stage accounting", key_columns=3,
@@ -211,13 +256,16 @@ def budget_tables(results: Mapping[str, Any]) -> list[Table]:
                      for s in systems for st, v in s["stages"].items()])
     t3 = Table(id="faithful-budget-matched", title="Framework against its backbone end to end", key_columns=4,
                columns=["framework", "condition", "end to end", "condition", "frames ratio (e2e / framework)",
-                        "calls ratio", "input tokens ratio", "budget-matched", "matching condition"],
+                        "calls ratio (H.12)", "input tokens ratio (H.12)", "matched by", "frame-matching condition",
+                        "recipes (frames / calls / tokens)"],
                rows=[[c["framework"], c["framework_condition"], c["end_to_end"], c["end_to_end_condition"],
-                      fmt(c["frames_ratio"], 3), fmt(c["calls_ratio"], 3), fmt(c["input_tokens_ratio"], 3),
-                      "yes" if c["budget_matched"] else "no", c["matching_condition"] or MISSING]
+                      fmt(c["frames_ratio"], 3), fmt(c.get("calls_h12_ratio"), 3),
+                      fmt(c.get("input_tokens_h12_ratio"), 3),
+                      ", ".join(c.get("matched_by") or []) or "none", c["matching_condition"] or MISSING,
+                      " / ".join((c.get("recipes") or {}).values()) or MISSING]
                      for c in b.get("comparisons") or []],
                caption=b.get("rule"))
-    return [t1, t2, t3]
+    return [t1, t2, t3, latency_table(results)]
 
 
 def faithful_sections(results: Mapping[str, Any]) -> list[Section]:
@@ -225,7 +273,8 @@ def faithful_sections(results: Mapping[str, Any]) -> list[Section]:
     na = results.get("not_available") or {}
     return [
         Section(id="accuracies", title="Faithful accuracy", lede=ACC_LEDE, figures=[fig] if fig else [],
-                tables=[accuracy_table(results)]),
+                tables=[accuracy_table(results)],
+                notes=[f"{m} is the paper's {v}" for m, v in (results.get("variants") or {}).items()]),
         Section(id="probe-types", title="Single-fact and ordering probes", lede=PROBE_LEDE,
                 tables=[probe_table(results)]),
         Section(id="balance", title="Label balance and balanced accuracy", lede=BALANCE_LEDE,
@@ -233,6 +282,9 @@ def faithful_sections(results: Mapping[str, Any]) -> list[Section]:
         Section(id="references", title="Blind references", lede=REF_LEDE, tables=[reference_table(results)]),
         *([Section(id="retrieval", title="Retrieval against the gold chains", lede=RETRIEVAL_LEDE,
                    tables=[retrieval_table(results)])] if results.get("retrieval") else []),
+        *([Section(id="interventions", title="Retrieval interventions (D.6)", lede=INTERVENTION_LEDE,
+                   tables=intervention_tables(results))]
+          if any((results.get("interventions") or {}).values()) else []),
         Section(id="invariants", title="Invariants", lede=INV_LEDE, tables=[invariant_table(results)]),
         Section(id="paired", title="Paired differences", lede=PAIRED_LEDE, tables=[paired_table(results)]),
         Section(id="budget", title="Budget: calls, frames and tokens", lede=BUDGET_LEDE, tables=budget_tables(results)),

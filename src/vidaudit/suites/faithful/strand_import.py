@@ -5,8 +5,10 @@ report prints the analyses that need them as "not available" instead of guessing
 validation follow the policy (``strand_validate.POLICIES``); under ``keep-as-wrong`` a kept invalid
 target carries ``params["invalid"]`` (the kinds) and is never right, and a sub-question whose
 answer is invalid (or whose pairing with an answer is broken) likewise. With ``--videos`` each
-video is linked into ``OUT/videos`` and probed (fps, frames, sha256); without it the manifest can
-be scored with ``score-responses`` but not run (the samples have no video sha256).
+video is hard-linked (else copied) into ``OUT/videos`` and probed (fps, frames, sha256); without it the manifest can
+be scored with ``score-responses`` but not run (the samples have no video sha256). Every sample (and
+``dataset.json``) says ``schema: open``: the object-centric framework extracts the real videos in the open
+vocabulary without the spec saying so (``framework/vocabulary.py``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from vidaudit.video.io import probe, ref_from
 
 CAPABILITIES = {"facts": False, "probe_types": False, "domains": False, "world_records": False}
 SOURCE = "strand-release"
+#: the release's videos are real (people, vehicles, animals): the framework extracts them in the open vocabulary
+SCHEMA = "open"
 
 
 @dataclass(frozen=True)
@@ -46,11 +50,13 @@ class ImportResult:
 
 
 def _link(src: Path, dst: Path) -> None:
+    """A hard link (no extra space) on one filesystem, else a copy: never a symlink, which ``vidaudit run``
+    refuses as a path leading out of the dataset (the import would write a dataset that cannot run)."""
     dst.parent.mkdir(parents=True, exist_ok=True)
     if dst.exists() or dst.is_symlink():
         dst.unlink()
     try:
-        os.symlink(src.resolve(), dst)
+        os.link(src.resolve(), dst)
     except OSError:
         shutil.copy2(src, dst)
 
@@ -79,7 +85,7 @@ def samples_of(t: ReleaseTarget, video: VideoRef) -> list[Sample]:
     tsid = f"{stem}-{tid}"
     base: dict[str, Any] = {"source": SOURCE, "file": t.file, "index": t.index, "video_id": stem,
                             "video_name": t.video_name, "source_video_id": t.cluster, "domain": None,
-                            "capabilities": dict(CAPABILITIES)}
+                            "capabilities": dict(CAPABILITIES), "schema": SCHEMA}
     sub_ids = [f"{tsid}-s{j + 1}" for j in range(len(t.subs))]
     params = {**base, "role": "target", "target_id": tid, "target_sample_id": tsid, "probe_type": None,
               "polarity": None, "temporally_constrained": None, "sub_sample_ids": sub_ids,
@@ -111,7 +117,7 @@ def import_strand(directory: str | Path, out: str | Path, *, videos: str | Path 
     vpath = write_validation(res, out / VALIDATION)
     write_dataset_info(out, {
         "suite": SUITE, "source": SOURCE, "vidaudit_version": __version__, "release_dir": str(directory),
-        "videos": videos is not None, "policy": on_invalid, "cluster_by": cluster_by, "capabilities": CAPABILITIES,
+        "videos": videos is not None, "policy": on_invalid, "cluster_by": cluster_by, "capabilities": CAPABILITIES, "schema": SCHEMA,
         "files": res.files, "targets_read": res.targets_read, "targets_kept": res.targets_kept, "counts": res.counts,
         "n_samples": len(samples), "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     return ImportResult(res, samples, manifest, vpath)

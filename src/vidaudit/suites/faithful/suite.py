@@ -97,7 +97,13 @@ class FaithfulSuite(Suite):
         return Prompt(*render_prompt(sample, condition))
 
     def request_metadata(self, sample: Sample) -> dict[str, Any]:
-        return {"role": sample.params.get("role")}
+        """The role, and for open-vocabulary data the schema and vocabulary the dataset says its videos need
+        (public, never the answer: the object-centric framework extracts and reads questions with them)."""
+        out = {"role": sample.params.get("role")}
+        for key in ("schema", "vocabulary"):
+            if sample.params.get(key):
+                out[key] = sample.params[key]
+        return out
 
     # ------------------------------------------------------------------ scoring
 
@@ -109,13 +115,17 @@ class FaithfulSuite(Suite):
 
     def score(self, sample: Sample, text: str | None, status: str, *,
               frame_times: Sequence[float] | None = None) -> TrialScore:
-        from vidaudit.suites.faithful.framework.retrieval_eval import retrieved_of
+        from vidaudit.suites.faithful.framework.retrieval_eval import dropped_of, retrieved_of
         from vidaudit.suites.faithful.scoring import score_answer
 
         out = score_answer(sample, text, status)
         retrieved = retrieved_of(text) if status == "ok" else None
         if retrieved is not None:  # an object-centric reply: what it retrieved, for retrieval precision/recall
-            out = out.model_copy(update={"metrics": {**out.metrics, "retrieved": retrieved}})
+            extra = {"retrieved": retrieved}
+            dropped = dropped_of(text)
+            if dropped is not None:   # drop_one=on: what G answered without (D.6's intervention)
+                extra["dropped"] = dropped
+            out = out.model_copy(update={"metrics": {**out.metrics, **extra}})
         return out
 
     # the report stage passes the store's per-stage usage (the budget table reads it)

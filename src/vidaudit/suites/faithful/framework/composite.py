@@ -11,8 +11,8 @@ Per trial (one question about one video):
    (the same for every question) and the suite's prompt.
 
 Ablations that need a model: ``aggregator=summarise`` replaces step 2 by the stored stage ``summarise``
-(``framework.summarise``); ``states=captions`` replaces steps 1-2 by a caption per chunk and retrieval over
-captions (``framework.captions``).
+(``framework.summarise``); ``states=captions`` (and ``states=prose``, the paper's variants B/C) replaces steps
+1-2 by a text per chunk and retrieval over those texts (``framework.captions``).
 
 The request must carry the video (a native condition, e.g. ``native@1``): the framework samples
 its own frames, whatever rate the condition names. The final text is a one-line header
@@ -36,6 +36,7 @@ from vidaudit.suites.faithful.framework.chunks import Chunk, plan_chunks, unifor
 from vidaudit.suites.faithful.framework.query import question_of
 from vidaudit.suites.faithful.framework.schema import InvalidExtraction, extraction_prompt, parse_chunk
 from vidaudit.suites.faithful.framework.spec import FrameworkOptions, parse_spec
+from vidaudit.suites.faithful.framework.vocabulary import synthetic_trajectory, words
 from vidaudit.video.frame_cache import FrameCache
 
 HEADER_TAG = "[object-centric]"
@@ -43,6 +44,9 @@ HEADER_TAG = "[object-centric]"
 
 def _descriptor(t: dict) -> str:
     a = t["attributes"]
+    if not synthetic_trajectory(t):   # open vocabulary: the category (and a number), never free text with commas
+        num = next((v for v in a.values() if isinstance(v, int) and not isinstance(v, bool)), None)
+        return f"{t['id']}={'-'.join(words(t['category'])) or 'object'}" + (f"#{num}" if num is not None else "")
     if t["category"] == "item":
         return f"{t['id']}=item/{a.get('colour')}"
     return f"{t['id']}={a.get('colour')}/{a.get('shape')}/{a.get('number')}"
@@ -104,16 +108,22 @@ class ObjectCentricAdapter:
             parts.append(ImagePart(image=img, frame_index=i, t=t))
         return parts
 
+    def schema_for(self, request: Request) -> str:
+        """The extraction schema: the spec's ``schema=``, else the dataset's (the request's public metadata,
+        from the samples: ``import strand`` data and open world records say ``open``), else synthetic."""
+        return self.options.schema or str(request.metadata.get("schema") or "synthetic")
+
     async def _extract(self, request: Request, video: VideoPart, ch: Chunk, call: StageCall):
         parts = await asyncio.to_thread(self._images, video, ch.frames, ch.times)
-        template, version = extraction_prompt(self.options.schema)
+        schema = self.schema_for(request)
+        template, version = extraction_prompt(schema)
         prompt = template.format(n=len(ch.frames), t0=ch.t_start, t1=ch.t_end)
         sub = Request(trial_id=request.trial_id, parts=(*parts, TextPart(prompt)), settings=self.spec.settings,
                       metadata={"stage": "extract", "schema_version": version, "video": video.sha256,
                                 "chunk": [ch.index, ch.t_start, ch.t_end]})
         r = await call("extract", self.extractor, sub)
         try:
-            return ch, r, parse_chunk(r.text, ch.t_start, ch.t_end, self.options.schema), None
+            return ch, r, parse_chunk(r.text, ch.t_start, ch.t_end, schema), None
         except InvalidExtraction as e:
             return ch, r, None, str(e)
 
@@ -128,8 +138,9 @@ class ObjectCentricAdapter:
             question = question_of(prompt)
         except ValueError:
             question = prompt
-        chunks = plan_chunks(video.duration_s, video.source_fps, video.n_frames, o.chunk_s, o.chunk_frames)
-        if o.states == "captions":
+        chunk_s = video.duration_s / o.chunks if o.chunks and video.duration_s > 0 else o.chunk_s
+        chunks = plan_chunks(video.duration_s, video.source_fps, video.n_frames, chunk_s, o.chunk_frames)
+        if o.states in ("captions", "prose"):
             return await self._run_captions(request, video, prompt, question, chunks, call)
         done = await asyncio.gather(*(self._extract(request, video, ch, call) for ch in chunks))
         valid = [(ch.index, ex) for ch, _, ex, _ in done if ex is not None]
@@ -148,11 +159,21 @@ class ObjectCentricAdapter:
         note = "summarise_invalid" if summary_invalid is not None else rnote
         keep = set(ids)
         chosen = [t for t in trajs if t["id"] in keep]
+        dropped = ""
+        if o.drop_one == "on":   # D.6's atomic intervention: the first retrieved trajectory the question names
+            named = retrieval.lexical(question, chosen, request.metadata.get("vocabulary"))
+            dropped = ",".join(_descriptor(t) for t in chosen if named and t["id"] == named[0]) or "-"
+            chosen = [t for t in chosen if not named or t["id"] != named[0]]
+        if o.memory_tokens:
+            chosen, cut = memory.truncate(chosen, invalid, notes, question, o.memory_tokens)
+            if cut:
+                notes = (*notes, f"memory truncated to {o.memory_tokens} tokens (token-matched budget): "
+                                 f"{cut} states dropped")
         g = await self._answer(request, video, memory.render(chosen, invalid, notes), prompt, call)
         stages.append(g)
         head = (f"{HEADER_TAG} chunks={len(chunks)} invalid_chunks={len(invalid)} trajectories={len(trajs)} "
                 f"retrieved={','.join(_descriptor(t) for t in chosen) or '-'}"
-                + (f" note={note}" if note else ""))
+                + (f" dropped={dropped}" if dropped else "") + (f" note={note}" if note else ""))
         return combine_stages(f"{head}\n{g.text}", stages)
 
     # ------------------------------------------------------------------ ablations needing a model
@@ -167,8 +188,11 @@ class ObjectCentricAdapter:
             idx, times = uniform_frames(video.source_fps, video.n_frames, o.answer_frames)
             parts += await asyncio.to_thread(self._images, video, idx, times)
         parts.append(TextPart(prompt))
+        meta: dict = {"stage": "answer"}
+        if request.metadata.get("vocabulary"):   # the dataset's words, for the program answerer (open data only)
+            meta["vocabulary"] = request.metadata["vocabulary"]
         sub = Request(trial_id=request.trial_id, parts=tuple(parts), system=request.system,
-                      settings=self.spec.settings, metadata={"stage": "answer"})
+                      settings=self.spec.settings, metadata=meta)
         return await call("answer", self.answerer, sub)
 
     async def _retrieve(self, lib, question: str, items: list[dict], request: Request, call: StageCall
@@ -178,10 +202,12 @@ class ObjectCentricAdapter:
         o = self.options
         if o.retrieval == "all":
             return [t["id"] for t in items], None, []
-        if o.retrieval == "lexical":
-            return lib.lexical(question, items), None, []
-        if o.retrieval == "random":
-            return lib.random_k(question, items, len(lib.lexical(question, items))), None, []
+        vocab = request.metadata.get("vocabulary")
+        if o.retrieval in ("lexical", "random"):
+            kept = lib.lexical(question, items, vocab) if lib is retrieval else lib.lexical(question, items)
+            if o.retrieval == "lexical":
+                return kept, None, []
+            return lib.random_k(question, items, len(kept)), None, []
         sub = Request(trial_id=request.trial_id, parts=(TextPart(lib.model_prompt(question, items)),),
                       settings=self.spec.settings, metadata={"stage": "retrieve"})
         r = await call("retrieve", self.retriever, sub)  # type: ignore[arg-type]
@@ -192,21 +218,23 @@ class ObjectCentricAdapter:
                          call: StageCall) -> tuple[list[dict], str | None]:
         """The LLM-summarise aggregator: (trajectories, None), or ([], why) when the reply is invalid."""
         valid = [(ch.index, ch.t_start, ch.t_end, ex) for ch, _, ex, _ in done if ex is not None]
-        sub = Request(trial_id=request.trial_id, parts=(TextPart(summarise.prompt(valid)),),
+        schema = self.schema_for(request)
+        sub = Request(trial_id=request.trial_id, parts=(TextPart(summarise.prompt(valid, schema)),),
                       settings=self.spec.settings,
                       metadata={"stage": "summarise", "summarise_version": summarise.SUMMARISE_VERSION,
                                 "video": video.sha256})
         r = await call("summarise", self.answerer, sub)
         try:
-            return summarise.parse_trajectories(r.text, video.duration_s), None
+            return summarise.parse_trajectories(r.text, video.duration_s, schema), None
         except InvalidExtraction as e:
             return [], str(e)
 
     async def _caption(self, request: Request, video: VideoPart, ch: Chunk, call: StageCall):
         parts = await asyncio.to_thread(self._images, video, ch.frames, ch.times)
-        prompt = capt.CAPTION_PROMPT.format(n=len(ch.frames), t0=ch.t_start, t1=ch.t_end)
+        template, key, version = capt.prompt_for(self.options.states)
+        prompt = template.format(n=len(ch.frames), t0=ch.t_start, t1=ch.t_end)
         sub = Request(trial_id=request.trial_id, parts=(*parts, TextPart(prompt)), settings=self.spec.settings,
-                      metadata={"stage": "extract", "captions_version": capt.CAPTIONS_VERSION, "video": video.sha256,
+                      metadata={"stage": "extract", key: version, "video": video.sha256,
                                 "chunk": [ch.index, ch.t_start, ch.t_end]})
         r = await call("extract", self.extractor, sub)
         return ch, r.text.strip()

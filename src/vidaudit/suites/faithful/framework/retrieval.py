@@ -4,6 +4,10 @@
   contains its colour and shape words and, when it has a read number, that number (the ball: the
   word "ball"); a count question ("Do exactly two agents ...?") retrieves every agent. The unit is the
   trajectory (§5.3), not the state triplet.
+- open vocabulary (a trajectory that is not a synthetic agent or item: real videos): the question names
+  one of its attribute values (a number as "#24", free text by every content stem), a dataset name that
+  agrees with it (the vocabulary's ``names``), or its category ("the dog") when it names no attribute of
+  any trajectory of that category; a count ("Do exactly two people jump?") keeps that category.
 - ``model``: one call to the backbone with the trajectory headers and the question, asking for a
   JSON list of ids; a reply that is not one yields every trajectory, and says so (``note``).
 - ``all`` (the no-filter ablation): every trajectory.
@@ -18,6 +22,8 @@ import re
 
 import numpy as np
 
+from vidaudit.suites.faithful.framework.vocabulary import stem, synthetic_trajectory
+
 WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -25,19 +31,45 @@ WORD = re.compile(r"[a-z0-9]+")
 _COUNT = re.compile(r"^(?:do|does) exactly [a-z]+ agents? ")
 
 
-def lexical(question: str, trajs: list[dict]) -> list[str]:
+def lexical(question: str, trajs: list[dict], vocabulary: dict | None = None) -> list[str]:
     words = set(WORD.findall(question.lower()))
+    opened = {t["id"] for t in trajs if not synthetic_trajectory(t)}
+    keep = set(_lexical_open(question, [t for t in trajs if t["id"] in opened], vocabulary)) if opened else set()
     if _COUNT.match(question.strip().lower()):   # every agent, and the ball when the question names it
-        return [t["id"] for t in trajs if t["category"] == "agent" or "ball" in words]
+        return [t["id"] for t in trajs if t["category"] == "agent" or "ball" in words or t["id"] in keep]
     out = []
     for t in trajs:
         at = t["attributes"]
-        if t["category"] == "item":
+        if t["id"] in opened:
+            hit = t["id"] in keep
+        elif t["category"] == "item":
             hit = "ball" in words
         else:
             hit = at.get("colour") in words and (at.get("shape") is None or at["shape"] in words) \
                 and (at.get("number") is None or str(at["number"]) in words)
         if hit:
+            out.append(t["id"])
+    return out
+
+
+def _lexical_open(question: str, trajs: list[dict], vocabulary: dict | None) -> list[str]:
+    """Open-vocabulary trajectories a question names: one of its attribute values ("#24", "white jersey"),
+    a dataset name that agrees with it, or its category word ("the dog") when the question names no
+    attribute of any trajectory of that category; a count ("exactly K <noun>s") keeps the category."""
+    from vidaudit.suites.faithful.framework.query_open import ANY_COUNT, mentions
+
+    low = question.strip().lower()
+    ws = set(WORD.findall(low))
+    st = {stem(w) for w in ws}
+    named = {i for _, ids in mentions(question, trajs, vocabulary or {})[0] for i in ids}
+    m = re.match(r"^(?:do|does|did|are|were) exactly [a-z]+ ([a-z]+) ", low)
+    counted = stem(m.group(1)) if m else None
+    out = []
+    for t in trajs:
+        cat = stem(t["category"])
+        same = [u for u in trajs if stem(u["category"]) == cat]
+        by_category = cat in st and not any(u["id"] in named for u in same)
+        if t["id"] in named or by_category or (counted is not None and counted in (cat, *ANY_COUNT)):
             out.append(t["id"])
     return out
 

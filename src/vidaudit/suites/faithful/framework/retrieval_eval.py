@@ -21,15 +21,26 @@ _HEADER = re.compile(r"^\[object-centric\] .*?retrieved=(\S+)", re.M)
 _DESC = re.compile(r"^(T\d+)=(?:item/(\w+)|(\w+)/(\w+|None)/(\w+|None))$")
 
 
+_DROPPED = re.compile(r"^\[object-centric\] .*? dropped=(\S+)", re.M)
+
+
 def retrieved_of(text: str | None) -> list[dict] | None:
     """The retrieved trajectories a framework reply names (None: not a framework reply)."""
     m = _HEADER.search(text or "")
-    if m is None:
-        return None
-    if m.group(1) == "-":
+    return None if m is None else _descriptors(m.group(1))
+
+
+def dropped_of(text: str | None) -> list[dict] | None:
+    """The trajectory a ``drop_one=on`` reply dropped (None: no drop in the reply; [] when nothing was named)."""
+    m = _DROPPED.search(text or "")
+    return None if m is None else _descriptors(m.group(1))
+
+
+def _descriptors(field: str) -> list[dict]:
+    if field == "-":
         return []
     out = []
-    for d in m.group(1).split(","):
+    for d in field.split(","):
         dm = _DESC.match(d)
         if dm is None:
             continue

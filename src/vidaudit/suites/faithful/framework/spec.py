@@ -8,18 +8,22 @@ Options come first, comma-separated, each ``key=value`` (a backbone never starts
 | key | default | meaning |
 | --- | --- | --- |
 | ``chunk_s`` | 15 | chunk length in seconds |
+| ``chunks`` | 0 | N > 0: N equal chunks per video instead of ``chunk_s`` (``chunks=1``: one extraction over the whole video, the call-matched single pass) |
 | ``chunk_frames`` | 60 | frames per chunk sent to E |
 | ``answer_frames`` | 64 | frames uniform over the whole video sent to G (0: none) |
 | ``retrieval`` | ``model`` (``lexical`` offline) | ``model``, ``lexical``, ``all`` (no filter), ``random`` (top-k) |
 | ``answer_input`` | ``both`` | ``both``, ``text`` (no frames at G), ``frames`` (no trajectories at G) |
+| ``drop_one`` | ``off`` | ``on``: G answers without the first retrieved trajectory the question names (D.6's drop-one-gold re-answer; ``framework.interventions``) |
+| ``memory_tokens`` | 0 | K > 0: G's trajectory memory cut to K estimated tokens (the token-matched budget; ``memory.truncate``) |
 | ``order`` | ``time`` | ``shuffled``: the shuffled-trajectory-order ablation |
 | ``linking`` | ``on`` | ``off``: identity linking off (every chunk observation its own trajectory) |
 | ``matching`` | ``bipartite`` | ``greedy`` |
 | ``dt_max`` | 15 | Delta t_max in seconds |
 | ``tau`` | 0.75 | tau_conf |
 | ``aggregator`` | ``deterministic`` | ``summarise``: one backbone call merges the chunk observations (``framework.summarise``) |
-| ``states`` | ``structured`` | ``captions``: a free-text caption per chunk instead of structured states (``framework.captions``) |
-| ``schema`` | ``synthetic`` | ``open``: STRAND's open vocabulary (free categories, attributes, predicates; ``framework.schema``) |
+| ``states`` | ``structured`` | ``captions``: a free-text caption per chunk instead of structured states; ``prose``: the states' content in prose (the paper's prose extractor; ``framework.captions``) |
+| ``variant`` | | the paper's names (Table 7): ``A`` (structured states, the default), ``B`` (``states=prose,retrieval=all``: prose extractor, no R), ``C`` (``states=prose,retrieval=model``: prose extractor + prose R); an option that contradicts it is refused |
+| ``schema`` | the dataset's | ``synthetic`` or ``open`` (STRAND's open vocabulary: free categories, attributes, predicates; ``framework.schema``); unset: what the dataset says (``framework.vocabulary``), else synthetic |
 | ``extract``, ``retrieve``, ``answer`` | the backbone | that stage's own model spec (E, R, G; summarise runs on G's) |
 
 ``aggregator=summarise`` and ``states=captions`` need a model: with the offline backbone they are refused
@@ -42,18 +46,24 @@ _OPT = re.compile(r"([a-z_]+)=([^,]*),")
 STAGE_KEYS = ("extract", "retrieve", "answer")
 CHOICES = {"retrieval": ("model", "lexical", "all", "random"), "answer_input": ("both", "text", "frames"),
            "order": ("time", "shuffled"), "linking": ("on", "off"), "matching": ("bipartite", "greedy"),
-           "aggregator": ("deterministic", "summarise"), "states": ("structured", "captions"),
-           "schema": ("synthetic", "open")}
+           "aggregator": ("deterministic", "summarise"), "states": ("structured", "captions", "prose"),
+           "schema": ("synthetic", "open"), "drop_one": ("off", "on")}
 
 
 @dataclass(frozen=True)
 class FrameworkOptions:
     backbone: str
     chunk_s: float = 15.0
+    #: N > 0: N equal chunks per video instead of chunk_s (1: one extraction over the whole video)
+    chunks: int = 0
     chunk_frames: int = 60
     answer_frames: int = 64
     retrieval: str = ""
     answer_input: str = "both"
+    #: K > 0: cap G's trajectory memory at K estimated tokens (token-matched budgets)
+    memory_tokens: int = 0
+    #: "on": D.6's atomic intervention -- G answers without the first retrieved trajectory the question names
+    drop_one: str = "off"
     order: str = "time"
     linking: str = "on"
     matching: str = "bipartite"
@@ -62,8 +72,9 @@ class FrameworkOptions:
     aggregator: str = "deterministic"
     states: str = "structured"
     #: the extraction schema: the synthetic worlds' (colour/shape/size/number, the simulator's events) or the
-    #: open vocabulary of real videos (STRAND's records: free categories, attributes and predicates)
-    schema: str = "synthetic"
+    #: open vocabulary of real videos (STRAND's records: free categories, attributes and predicates); "" = the
+    #: dataset's (the request metadata's ``schema``; synthetic when it says none)
+    schema: str = ""
     #: per-stage backbones (model specs; "" = the backbone): E, R and G (the paper's Qwen configuration uses
     #: three models; summarise runs on G's, captions on E's)
     extract: str = ""
@@ -79,6 +90,35 @@ class FrameworkOptions:
         return getattr(self, stage) or self.backbone
 
 
+#: the paper's configuration names (Table 7; A, unnamed there, is the structured framework "Ours")
+VARIANTS = {"A": {"states": "structured"}, "B": {"states": "prose", "retrieval": "all"},
+            "C": {"states": "prose", "retrieval": "model"}}
+VARIANT_TITLES = {"A": "Variant A: structured states (Ours)", "B": "Variant B: prose extractor, no R",
+                  "C": "Variant C: prose extractor + prose R"}
+
+
+def _expand_variant(label: str, given: dict[str, str]) -> dict[str, str]:
+    """``variant=A|B|C`` as the options it stands for; an option given beside it that contradicts it is refused."""
+    name = given.pop("variant").upper()
+    if name not in VARIANTS:
+        raise ConfigError(f"{label}: variant must be one of {', '.join(VARIANTS)} (the paper's names), got {name!r}")
+    for k, v in VARIANTS[name].items():
+        if k in given and given[k] != v:
+            raise ConfigError(f"{label}: variant={name} means {k}={v}; drop {k}={given[k]} or the variant")
+    return {**given, **VARIANTS[name]}
+
+
+def variant_of(opts: FrameworkOptions) -> str | None:
+    """The paper's name of a configuration however it was written (None: none of A, B, C)."""
+    if opts.states == "prose":
+        return "B" if opts.retrieval == "all" else "C" if opts.retrieval == "model" else None
+    if opts.states == "structured" and opts.retrieval in ("model", "lexical") and opts.aggregator == "deterministic" \
+            and opts.order == "time" and opts.linking == "on" and opts.answer_input == "both" \
+            and opts.drop_one == "off" and not opts.memory_tokens:
+        return "A"
+    return None
+
+
 def parse_spec(spec: ModelSpec) -> FrameworkOptions:
     rest = spec.name + (f"@{spec.base_url}" if spec.base_url else "")
     given: dict[str, str] = {}
@@ -88,6 +128,8 @@ def parse_spec(spec: ModelSpec) -> FrameworkOptions:
     if not rest:
         raise ConfigError(f"{spec.label}: no backbone; write object-centric:offline or object-centric:PROVIDER:MODEL "
                           "(options first, e.g. object-centric:linking=off,offline)")
+    if "variant" in given:
+        given = _expand_variant(spec.label, given)
     known = {f.name: f.type for f in fields(FrameworkOptions) if f.name != "backbone"}
     values: dict[str, object] = {"backbone": rest}
     for k, v in given.items():
@@ -114,21 +156,22 @@ def parse_spec(spec: ModelSpec) -> FrameworkOptions:
         values[k] = num
     opts = FrameworkOptions(**values)  # type: ignore[arg-type]
     if opts.chunk_s <= 0 or opts.chunk_frames < 1 or opts.answer_frames < 0 or opts.dt_max <= 0 \
-            or not 0 <= opts.tau < 1:
+            or not 0 <= opts.tau < 1 or opts.chunks < 0 or opts.memory_tokens < 0:
         raise ConfigError(f"{spec.label}: chunk_s and dt_max must be > 0, chunk_frames >= 1, answer_frames >= 0, "
-                          "0 <= tau < 1")
+                          "chunks >= 0, memory_tokens >= 0, 0 <= tau < 1")
     if not opts.retrieval:
         opts = FrameworkOptions(**{**opts.__dict__, "retrieval": "lexical" if opts.offline else "model"})
-    for key, value in (("aggregator", "summarise"), ("states", "captions")):
+    for key, value in (("aggregator", "summarise"), ("states", "captions"), ("states", "prose")):
         if opts.offline and getattr(opts, key) == value:
             raise ConfigError(f"{spec.label}: {key}={value} needs a model, and the offline backbone has none; "
                               f"use a model backbone, e.g. object-centric:{key}={value},openai:gpt-4o")
-    if opts.states == "captions":
+    if opts.states in ("captions", "prose"):
         clash = [f"{k}={getattr(opts, k)}" for k, d in (("aggregator", "deterministic"), ("order", "time"),
-                                                         ("linking", "on"), ("matching", "bipartite"))
+                                                         ("linking", "on"), ("matching", "bipartite"),
+                                                         ("drop_one", "off"), ("memory_tokens", 0))
                  if getattr(opts, k) != d]
         if clash:
-            raise ConfigError(f"{spec.label}: states=captions has no trajectories, so {', '.join(clash)} does not "
+            raise ConfigError(f"{spec.label}: states={opts.states} has no trajectories, so {', '.join(clash)} does not "
                               "apply; drop it")
     if opts.offline and opts.schema == "open":
         raise ConfigError(f"{spec.label}: schema=open needs a model extractor; the offline one reads only the "

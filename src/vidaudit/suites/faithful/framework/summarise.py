@@ -18,7 +18,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from vidaudit.suites.faithful.framework.schema import Attributes, ChunkExtraction, InvalidExtraction
+from vidaudit.suites.faithful.framework.schema import (
+    Attributes,
+    ChunkExtraction,
+    InvalidExtraction,
+    OpenChunkExtraction,
+    OpenValue,
+)
 
 SUMMARISE_VERSION = 1
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
@@ -44,13 +50,24 @@ class TrajectoryJSON(_Strict):
         return self
 
 
+class OpenTrajectoryJSON(TrajectoryJSON):
+    """A trajectory in the open vocabulary (``schema=open``): a free-text category and attributes."""
+
+    category: str = Field(min_length=1, max_length=80)  # type: ignore[assignment]
+    attributes: dict[str, OpenValue] = Field(default_factory=dict)  # type: ignore[assignment]
+
+
 class TrajectoryMemory(_Strict):
     trajectories: list[TrajectoryJSON]
 
 
-def parse_trajectories(text: str, duration_s: float) -> list[dict]:
-    """The validated trajectories of a summarise reply, as the aggregator's ``as_json`` dicts, or
-    ``InvalidExtraction`` naming what is wrong."""
+class OpenTrajectoryMemory(_Strict):
+    trajectories: list[OpenTrajectoryJSON]
+
+
+def parse_trajectories(text: str, duration_s: float, schema: str = "synthetic") -> list[dict]:
+    """The validated trajectories of a summarise reply (in ``schema``'s vocabulary), as the aggregator's
+    ``as_json`` dicts, or ``InvalidExtraction`` naming what is wrong."""
     m = _FENCE.search(text or "")
     raw = m.group(1) if m else (text or "")
     try:
@@ -58,7 +75,7 @@ def parse_trajectories(text: str, duration_s: float) -> list[dict]:
     except json.JSONDecodeError as e:
         raise InvalidExtraction(f"not JSON ({e.msg} at char {e.pos})") from None
     try:
-        mem = TrajectoryMemory.model_validate(data)
+        mem = (OpenTrajectoryMemory if schema == "open" else TrajectoryMemory).model_validate(data)
     except ValidationError as e:
         first = e.errors()[0]
         raise InvalidExtraction(f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
@@ -71,13 +88,18 @@ def parse_trajectories(text: str, duration_s: float) -> list[dict]:
                 raise InvalidExtraction(f"{t.id}: state at {s[0]} outside the video [0, {duration_s:g}]")
             if s[4] is not None and s[4] not in ids:
                 raise InvalidExtraction(f"{t.id}: relation {s[2]!r} to unknown trajectory {s[4]!r}")
-    return [{"id": t.id, "category": t.category, "attributes": t.attributes.model_dump(),
+    return [{"id": t.id, "category": t.category,
+             "attributes": dict(t.attributes) if isinstance(t.attributes, dict) else t.attributes.model_dump(),
              "seen": [list(x) for x in t.seen], "states": [list(x) for x in sorted(t.states, key=lambda s: s[0])]}
             for t in mem.trajectories]
 
 
-def prompt(chunks: list[tuple[int, float, float, ChunkExtraction]]) -> str:
-    """The summarise request: every valid chunk's observations, one JSON line per chunk."""
+def prompt(chunks: list[tuple[int, float, float, ChunkExtraction | OpenChunkExtraction]], schema: str = "synthetic"
+           ) -> str:
+    """The summarise request: every valid chunk's observations, one JSON line per chunk (``schema`` open: the
+    reply's category and attributes are free text, as the observations')."""
+    form = ('"category": "a short noun", "attributes": {"name": "value", ...}' if schema == "open" else
+            '"category": "agent" or "item", "attributes": {"colour": ..., "shape": ..., "size": ..., "number": ...}')
     lines = [json.dumps({"chunk": m, "t": [round(t0, 2), round(t1, 2)], "objects": ex.model_dump()["objects"]},
                         separators=(",", ":")) for m, t0, t1, ex in chunks]
     return (f"[summarise v{SUMMARISE_VERSION}] These are the objects observed in consecutive chunks of one video "
@@ -85,7 +107,6 @@ def prompt(chunks: list[tuple[int, float, float, ChunkExtraction]]) -> str:
             "Merge the observations of the same physical object across chunks into one trajectory. Link two "
             "observations only when their attributes agree and they are close in time and position; never put two "
             "objects of one chunk in one trajectory; keep an object you cannot link as its own trajectory. Reply "
-            'with JSON only: {"trajectories": [{"id": "T1", "category": "agent" or "item", "attributes": '
-            '{"colour": ..., "shape": ..., "size": ..., "number": ...}, "seen": [[first_s, last_s], ...], '
+            'with JSON only: {"trajectories": [{"id": "T1", ' + form + ', "seen": [[first_s, last_s], ...], '
             '"states": [[t, "attribute" | "action" | "relation", predicate, value or null, '
             "other trajectory id or null], ...]}]} with absolute video seconds.")
