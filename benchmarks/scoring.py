@@ -122,7 +122,7 @@ def make_response(sample: Sample, k: int) -> str:
 
 #: the commit before the speed-up, and the modules it changed (in import order)
 BEFORE_COMMIT = "dbb7a78"
-CHANGED = ("vidaudit.score.answers", "vidaudit.score.timestamps", "vidaudit.score.matching", "vidaudit.score.taxonomy",
+CHANGED = ("vidaudit.score.answers", "vidaudit.suites.counting.timestamps", "vidaudit.suites.counting.matching", "vidaudit.suites.counting.taxonomy",
            "vidaudit.suites.counting.scoring", "vidaudit.suites.counting.aggregate")
 BEFORE_PKG = "_vidaudit_before"
 
@@ -147,7 +147,7 @@ def scoring_module(mod: types.ModuleType) -> Iterator[None]:
 @contextmanager
 def previous_parsers() -> Iterator[None]:
     """Score with the parsers of ``baseline_answers`` (this process only; restored on exit)."""
-    import vidaudit.score.timestamps as ts
+    import vidaudit.suites.counting.timestamps as ts
     import vidaudit.suites.counting.scoring as sc
 
     saved = sc.parse_count, ts.boxed_spans
@@ -201,8 +201,8 @@ def breakdown(jobs: list[tuple[Sample, int]], texts: list[str], scale_to: int, r
     (best of ``repeats`` per stage: one pass is at the mercy of a shared machine and the garbage collector)."""
     import vidaudit.suites.counting.scoring as sc
     from vidaudit.score.answers import parse_count
-    from vidaudit.score.matching import match_times
-    from vidaudit.score.timestamps import extract_timestamps
+    from vidaudit.suites.counting.matching import match_times
+    from vidaudit.suites.counting.timestamps import extract_timestamps
 
     def cpu(fn: Callable[[], object]) -> float:
         best = float("inf")
