@@ -5,19 +5,22 @@
    unparseable text) are generated first, then parsed, matched and scored with ``score_trial``
    (``.to_dict()``, the record aggregates read) and aggregated with ``aggregate``, by two
    implementations: ``current`` (this tree) and ``before``, the scoring modules as they were at
-   ``--before`` (commit dbb7a78, before the speed-up; read with ``git show`` and imported under another
-   package name, so both run in this process on the same load). ``current`` runs as the score and report
-   stages run it, with the cyclic garbage collector paused (``vidaudit.core.gcpause``); ``current, gc on``
-   is the same code with the collector on, to show what the pause is worth. Repetitions alternate; the best CPU
-   time (``time.process_time``: the machine is shared) of ``--repeats`` is kept. Both must give equal
-   record dicts, an equal report and byte-identical ``scores.jsonl`` (every trial turned into its
-   ScoreRecord by ``vidaudit.score.stage.record`` and written by ``write_scores``, as a run's score
-   stage does); the script exits non-zero otherwise.
+   ``--before`` (default commit 187a46b, the code as issue 24 found it; read with ``git show`` and
+   imported under another package name, so both run in this process on the same load; a revision from
+   before issue 21's move reads the moved modules from ``vidaudit.score``). Both run with the cyclic
+   garbage collector on, and each repetition ends with ``gc.collect()`` inside the timed region, so
+   the collection a pass leaves for later is charged to it (the score and report stages pause the
+   collector over their passes, ``vidaudit.core.gcpause``; the figure here is what any other caller
+   pays). Repetitions alternate; the repetition with the least total CPU time (``time.process_time``:
+   the machine is shared) of ``--repeats`` is kept. Both must give equal record dicts, an equal report
+   and byte-identical ``scores.jsonl`` (every trial turned into its ScoreRecord by
+   ``vidaudit.score.stage.record`` and written by ``write_scores``, as a run's score stage does); the
+   script exits non-zero otherwise.
 2. One adversarial response, ``--adversarial-kb`` KB of nested ``\\boxed{`` (the hardening issue's
    case), scored by the parsers before their linear rewrite (``baseline_answers.py``) and now: wall
    time and ``tracemalloc`` peak.
 
-    python benchmarks/scoring.py [--trials 38000] [--repeats 2] [--before dbb7a78|none] [--adversarial-kb 32]
+    python benchmarks/scoring.py [--trials 38000] [--repeats 2] [--before 187a46b|dbb7a78|none] [--adversarial-kb 32]
 """
 
 from __future__ import annotations

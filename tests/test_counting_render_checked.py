@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vidaudit.core.errors import VerificationError
 from vidaudit.core.manifest import load_samples
@@ -135,3 +137,37 @@ def test_the_decode_sample_is_deterministic_and_about_one_in_eight() -> None:
     assert picked == [i for i in ids if gen.decoded_at_generate(i, gen.DECODE_EVERY)]
     assert abs(len(picked) / len(ids) - 1 / gen.DECODE_EVERY) < 0.03
     assert all(gen.decoded_at_generate(i, 1) for i in ids[:50])
+
+
+def _escaped(raw: bytes) -> bytes:
+    """H.264 emulation prevention: no 00 00 0x (x <= 3) inside a NAL unit, and its last byte is not zero."""
+    out, zeros = bytearray(), 0
+    for b in raw:
+        if zeros >= 2 and b <= 3:
+            out.append(3)
+            zeros = 0
+        out.append(b)
+        zeros = zeros + 1 if b == 0 else 0
+    return bytes(out) + b"\x80"  # the stop bit
+
+
+NALS = st.lists(st.binary(max_size=40).map(_escaped), min_size=1, max_size=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(NALS, st.lists(st.booleans(), min_size=6, max_size=6)), min_size=1, max_size=5))
+def test_nal_digest_reads_annex_b_and_length_prefixed_packets_alike(packets: list) -> None:
+    """Any NAL units, framed with 3- or 4-byte start codes (as libx264 emits them) or 4-byte sizes (as MP4 stores
+    them), give one digest; any other NALs give another."""
+    annexb, avcc = NalDigest(), NalDigest(length_size=4)
+    for nals, long_code in packets:
+        annexb.update(b"".join((b"\x00" if lc else b"") + b"\x00\x00\x01" + n for n, lc in zip(nals, long_code)))
+        avcc.update(b"".join(len(n).to_bytes(4, "big") + n for n in nals))
+    assert annexb.hexdigest() == avcc.hexdigest()
+    assert annexb.n_packets == avcc.n_packets == len(packets)
+    moved = NalDigest(length_size=4)
+    for nals, _ in packets[:-1]:
+        moved.update(b"".join(len(n).to_bytes(4, "big") + n for n in nals))
+    last = packets[-1][0]
+    moved.update(b"".join(len(n).to_bytes(4, "big") + n for n in [*last[:-1], last[-1] + b"\x01"]))
+    assert moved.hexdigest() != avcc.hexdigest()
