@@ -12,7 +12,6 @@ videos (it would drop their sha256).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -24,7 +23,7 @@ from typing import Any
 
 from vidaudit import __version__
 from vidaudit.core.errors import ConfigError, VerificationError
-from vidaudit.core.hashing import sha256_file
+from vidaudit.core.hashing import seed_from, sha256_file
 from vidaudit.core.manifest import MANIFEST, existing_samples, guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import Sample
 from vidaudit.core.versions import library_versions
@@ -81,8 +80,7 @@ def decoded_at_generate(sample_id: str, every: int = DECODE_EVERY) -> bool:
     """Whether generate decodes this video in full to verify it (a deterministic 1 in ``every``; all at 1)."""
     if every <= 1:
         return True
-    digest = hashlib.sha256(f"counting-verify-decode/{sample_id}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") % every == 0
+    return seed_from("counting/verify-decode", sample_id) % every == 0
 
 
 def _render_job(point: GridPoint, settings: RenderSettings, out: str, verify: bool,
