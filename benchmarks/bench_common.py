@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from vidaudit.suites.counting.grid import GridPoint
@@ -50,20 +50,35 @@ def best_of(repeats: int, fn: Callable[[], object]) -> float:
 REPO = Path(__file__).resolve().parents[1]
 
 
-def modules_at(rev: str, names: Sequence[str], package: str) -> dict[str, types.ModuleType]:
+def _show(rev: str, path: str) -> str:
+    return subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:{path}"], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def modules_at(rev: str, names: Sequence[str], package: str,
+               moved: Mapping[str, str] | None = None) -> dict[str, types.ModuleType]:
     """The modules ``names`` as of git revision ``rev``, imported as ``package.*`` (where they import each
-    other, they get each other's old copies): a side-by-side "before" in the same process."""
+    other, they get each other's old copies): a side-by-side "before" in the same process. ``moved``: a
+    module's name -> the name it had before a move, read from there at revisions older than the move."""
+    moved = dict(moved or {})
     mods: dict[str, types.ModuleType] = {}
     for name in names:
         path = "src/" + name.replace(".", "/") + ".py"
         try:
-            src = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:{path}"], check=True, capture_output=True,
-                                 text=True).stdout
+            try:
+                src = _show(rev, path)
+            except subprocess.CalledProcessError:
+                if name not in moved:
+                    raise
+                path = "src/" + moved[name].replace(".", "/") + ".py"
+                src = _show(rev, path)
         except (OSError, subprocess.CalledProcessError) as e:
             raise SystemExit(f"cannot read {path} at {rev} with git ({e}); run from a clone that has {rev}, "
                              "or pass --before none") from e
         for other in names:
             src = src.replace(other, package + other[len("vidaudit"):])
+            if other in moved:
+                src = src.replace(moved[other], package + other[len("vidaudit"):])
         new = package + name[len("vidaudit"):]
         parts = new.split(".")
         for k in range(1, len(parts)):  # parent packages, empty

@@ -13,8 +13,8 @@ from dataclasses import fields
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vidaudit.score.taxonomy import Taxonomy, _taxonomy
-from vidaudit.score.timestamps import ReportedEvent, _new_event
+from vidaudit.suites.counting.taxonomy import Taxonomy, _taxonomy
+from vidaudit.suites.counting.timestamps import ReportedEvent, _new_event
 from vidaudit.suites.counting.scoring import TrialScore, _scored_trial
 
 SMALL = st.one_of(st.none(), st.integers(-3, 40), st.floats(0, 30, allow_nan=False), st.booleans(), st.text(max_size=4))

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.score.matching import match_times, max_match_count
+from vidaudit.suites.counting.matching import match_times, max_match_count
 
 times = st.lists(st.floats(0, 30, allow_nan=False), max_size=14)
 grid_times = st.lists(st.integers(0, 60).map(lambda i: i * 0.25), max_size=14)  # many exact window edges

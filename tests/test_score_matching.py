@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.score.matching import _solve_block_dp, _solve_block_lsa, match_times
+from vidaudit.suites.counting.matching import _solve_block_dp, _solve_block_lsa, match_times
 
 
 def brute_force(true: list[float], rep: list[float], delta: float) -> tuple[int, float]:

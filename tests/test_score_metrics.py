@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import Event, Sample, Trace, VideoRef
-from vidaudit.score.matching import match_times
-from vidaudit.score.metrics import trace_metrics
-from vidaudit.score.taxonomy import classify
+from vidaudit.suites.counting.matching import match_times
+from vidaudit.suites.counting.metrics import trace_metrics
+from vidaudit.suites.counting.taxonomy import classify
 from vidaudit.suites.counting.scoring import rate_relative_delta, score_trial
 
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from vidaudit.core.types import Event, Sample, Trace, VideoRef
 from vidaudit.score.answers import _count_in_any_box, _count_in_box, parse_count
-from vidaudit.score.matching import Matching, match_times, max_match_count
-from vidaudit.score.taxonomy import _norm, classify
+from vidaudit.suites.counting.matching import Matching, match_times, max_match_count
+from vidaudit.suites.counting.taxonomy import _norm, classify
 from vidaudit.suites.counting.scoring import (FIXED_TOLERANCES_S, RATE_RELATIVE, _TOLERANCE_KEYS, _window_counts,
                                               score_trial)
 
@@ -88,7 +88,7 @@ def test_cached_truth_follows_each_trace():
 @given(st.lists(st.integers(0, 3000).map(lambda i: i / 100), max_size=25))
 def test_bisected_merge_keeps_what_a_scan_of_every_kept_time_keeps(values):
     """Times within merge_s (0.1 s) of any earlier kept time merge into it; outside [0, 24 + 1] they drop."""
-    from vidaudit.score.timestamps import MERGE_S, extract_timestamps
+    from vidaudit.suites.counting.timestamps import MERGE_S, extract_timestamps
 
     text = " ".join(f"{v:.2f}s;" for v in values)
     kept, merged, dropped = [], 0, 0

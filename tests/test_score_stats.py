@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from scipy.stats import binomtest
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.score.boundaries import count_boundary, format_value, frequency_boundary, prefix_boundary
+from vidaudit.suites.counting.boundaries import count_boundary, format_value, frequency_boundary, prefix_boundary
 from vidaudit.score.stats import paired_bootstrap, wilson_interval, wilson_lower
 
 

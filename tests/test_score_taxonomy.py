@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vidaudit.core.types import Event, Sample, Trace, VideoRef
-from vidaudit.score.matching import match_times
-from vidaudit.score.taxonomy import _align_gap, classify, order_aligned
+from vidaudit.suites.counting.matching import match_times
+from vidaudit.suites.counting.taxonomy import _align_gap, classify, order_aligned
 from vidaudit.suites.counting.scoring import score_trial
 
 

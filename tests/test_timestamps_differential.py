@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vidaudit.score.timestamps import _ATOM, extract_timestamps
+from vidaudit.suites.counting.timestamps import _ATOM, extract_timestamps
 from vidaudit.suites.counting.scoring import LABEL_PATTERNS
 
 #: the last commit of the previous extractor (before the issue-13 rewrite)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import queue
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -72,7 +72,10 @@ class VideoWriter:
     """Write RGB frames to an MP4 (H.264, yuv420p) under a temporary name, renamed on close."""
 
     def __init__(self, path: str | Path, fps: float, width: int, height: int,
-                 options: dict[str, str] | None = None, threaded: bool = True) -> None:
+                 options: dict[str, str] | None = None, threaded: bool = True,
+                 on_packet: Callable[[bytes], None] | None = None) -> None:
+        """``on_packet``: called with each encoded packet's bytes, in mux order, before it is muxed (from the
+        encoder thread): what the encoder produced, for a writer that must prove what it wrote (``NalDigest``)."""
         if width % 2 or height % 2:
             raise ValueError(f"width and height must be even for yuv420p, got {width}x{height}")
         self._final = Path(path)
@@ -86,6 +89,7 @@ class VideoWriter:
         self._stream.codec_context.time_base = 1 / _fps_fraction(fps)
         self._w, self._h = width, height
         self._n = 0
+        self._on_packet = on_packet
         self._bufs = [np.empty((height * 3 // 2, width), np.uint8) for _ in range(4)]
         self._free: queue.Queue[np.ndarray] = queue.Queue()
         for b in self._bufs:
@@ -103,7 +107,12 @@ class VideoWriter:
             else av.VideoFrame.from_ndarray(yuv, format="yuv420p")
         frame.pts = pts
         for packet in self._stream.encode(frame):
-            self._container.mux(packet)
+            self._mux(packet)
+
+    def _mux(self, packet: av.Packet) -> None:
+        if self._on_packet is not None:
+            self._on_packet(bytes(packet))
+        self._container.mux(packet)
 
     def _encode_loop(self) -> None:
         while (item := self._todo.get()) is not None:
@@ -149,7 +158,7 @@ class VideoWriter:
             if self._error is not None:
                 raise self._error
             for packet in self._stream.encode():
-                self._container.mux(packet)
+                self._mux(packet)
             self._container.close()
         except BaseException as e:
             self._container.close()
@@ -338,12 +347,73 @@ def to_rgb_half(frame: av.VideoFrame) -> np.ndarray:
         full = frame.to_ndarray(format="rgb24")
         rgb = cv2.resize(full, (frame.width // 2, frame.height // 2), interpolation=cv2.INTER_AREA)
     else:
-        yuv = frame.to_ndarray(format="yuv420p")
-        h, w = frame.height, frame.width
-        y = cv2.resize(yuv[:h], (w // 2, h // 2), interpolation=cv2.INTER_AREA)
-        chroma = yuv[h:].reshape(2, h // 2, w // 2)
-        rgb = cv2.cvtColor(cv2.merge([y, chroma[0], chroma[1]]), cv2.COLOR_YUV2RGB)
+        rgb = i420_to_rgb_half(frame.to_ndarray(format="yuv420p"), frame.width, frame.height)
     return upright(rgb, _rotation(frame))
+
+
+def i420_to_rgb_half(yuv: np.ndarray, width: int, height: int) -> np.ndarray:
+    """RGB at half resolution from an I420 buffer ((H * 3 / 2, W) uint8, even W and H), as ``to_rgb_half`` reads a
+    decoded frame: so an analysis of the frames handed to the encoder sees them as it would see them decoded."""
+    h, w = height, width
+    y = cv2.resize(yuv[:h], (w // 2, h // 2), interpolation=cv2.INTER_AREA)
+    chroma = yuv[h:].reshape(2, h // 2, w // 2)
+    return cv2.cvtColor(cv2.merge([y, chroma[0], chroma[1]]), cv2.COLOR_YUV2RGB)
+
+
+def _nal_units(data: bytes, length_size: int = 0) -> list[bytes]:
+    """The NAL units of one H.264 packet: Annex B (``length_size`` 0: start codes, as libx264 emits them) or
+    length-prefixed (sizes of ``length_size`` bytes, as MP4 stores them). The MP4 muxer rewrites the first into the
+    second, so a packet is compared by its NALs."""
+    if not length_size:
+        # a NAL never ends in a zero byte (its stop bit), so zeros before a start code belong to the next one
+        return [n.rstrip(b"\x00") for n in data.split(b"\x00\x00\x01")[1:]]
+    out, i = [], 0
+    while i + length_size <= len(data):
+        size = int.from_bytes(data[i:i + length_size], "big")
+        out.append(data[i + length_size:i + length_size + size])
+        i += length_size + size
+    if i != len(data):
+        out.append(data[i:])  # a malformed tail: kept, so that it changes the digest
+    return out
+
+
+class NalDigest:
+    """sha256 over the NAL units of a stream's packets, in order, whichever framing carries them: equal for
+    what an encoder emitted (``VideoWriter(on_packet=digest.update)``, Annex B) and what the file stores
+    (``stored_nal_digest``), so a file that differs in any coded byte from its encode is caught without decoding."""
+
+    def __init__(self, length_size: int = 0) -> None:
+        import hashlib
+
+        self._h = hashlib.sha256()
+        self._length_size = length_size
+        self.n_packets = 0
+
+    def update(self, packet: bytes) -> None:
+        self.n_packets += 1
+        for nal in _nal_units(packet, self._length_size):
+            self._h.update(len(nal).to_bytes(4, "big"))
+            self._h.update(nal)
+
+    def hexdigest(self) -> str:
+        return self._h.hexdigest()
+
+
+def stored_nal_digest(path: str | Path) -> tuple[str, int]:
+    """(``NalDigest`` of the first video stream's stored packets, their number), demuxed, never decoded; a file
+    that cannot be demuxed is a ``DataError``."""
+    with _open(path) as c:
+        s = _video_stream(c, path)
+        extra = bytes(s.codec_context.extradata or b"")
+        # an avcC record (MP4) starts with version 1 and gives the size of each NAL's length field
+        digest = NalDigest((extra[4] & 3) + 1 if len(extra) > 4 and extra[0] == 1 else 0)
+        try:
+            for packet in c.demux(s):
+                if packet.size:
+                    digest.update(bytes(packet))
+        except av.error.FFmpegError as e:
+            raise DataError(f"cannot read {path}: {e.strerror or e}; the file is damaged or truncated") from e
+    return digest.hexdigest(), digest.n_packets
 
 
 def iter_frames(path: str | Path, half: bool = False, threaded: bool = True) -> Iterator[np.ndarray]:

@@ -1,7 +1,7 @@
 """The adaptive design of the counting suite: the full grid's operating boundaries with fewer trials.
 
 ``vidaudit run counting --design adaptive [--rule point|wilson]``. The boundaries
-(``vidaudit.score.boundaries``) depend on each cell only through "does it meet the rule", and on an
+(``vidaudit.suites.counting.boundaries``) depend on each cell only through "does it meet the rule", and on an
 axis only up to its first failing cell (the contiguous-prefix rule). Two savings follow, and both are
 exact: on the same trial outcomes the run's boundaries are those of the full grid.
 
@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.score.boundaries import TAU, prefix_boundary
+from vidaudit.suites.counting.boundaries import TAU, prefix_boundary
 
-#: the names ``--rule`` accepts, mapped to the rule names of ``vidaudit.score.boundaries``
+#: the names ``--rule`` accepts, mapped to the rule names of ``vidaudit.suites.counting.boundaries``
 RULE_NAMES = {"point": "point", "wilson": "wilson_lower", "wilson_lower": "wilson_lower"}
 PASS, FAIL, OPEN = "pass", "fail", "open"
 

@@ -34,10 +34,10 @@ from operator import itemgetter
 from typing import Any
 
 from vidaudit.core.errors import DataError
-from vidaudit.score.boundaries import TAU, count_boundary, format_value, frequency_boundary
 from vidaudit.score.stats import paired_bootstrap
 from vidaudit.score.stats import wilson_interval as _wilson_interval
-from vidaudit.score.taxonomy import TAXONOMY_KEYS
+from vidaudit.suites.counting.boundaries import TAU, count_boundary, format_value, frequency_boundary
+from vidaudit.suites.counting.taxonomy import TAXONOMY_KEYS
 
 #: the same (k, n) recurs over thousands of cells and blocks; the interval is a pure function of them
 wilson_interval = lru_cache(maxsize=65536)(_wilson_interval)

@@ -31,7 +31,11 @@ def register(generate_app: typer.Typer) -> None:
         workers: int = typer.Option(None, help="Parallel render processes (default: cores)."),
         dry_run: bool = typer.Option(False, "--dry-run", help="Write the manifest with traces, render nothing."),
         skip_existing: bool = typer.Option(False, "--skip-existing", help="Reuse videos whose sha256 matches."),
-        verify: bool = typer.Option(True, "--verify/--no-verify", help="Check every video's pixels against its trace."),
+        verify: bool = typer.Option(True, "--verify/--no-verify", help="Check every video against its trace as it "
+                                    "is rendered: the frames drawn, the packets stored, and a sample decoded."),
+        decode_every: int = typer.Option(8, "--decode-every", min=1, help="With --verify, also decode one video in "
+                                         "this many (by its id's hash) in full; 1: every video. `vidaudit verify` "
+                                         "decodes all."),
         force: bool = typer.Option(False, "--force", help="Replace a dataset already in --out even if its samples "
                                    "differ (runs planned on it will no longer match)."),
         executor: str = typer.Option("local", "--executor", help="local, or ray: each video is a Ray task (--out on "
@@ -56,7 +60,7 @@ def register(generate_app: typer.Typer) -> None:
         settings = RenderSettings(duration_s=duration, fps=fps, width=width, height=height)
         with progress_bar("planning" if dry_run else "rendering") as update:
             res = generate(points, out, settings, workers=workers, dry_run=dry_run, skip_existing=skip_existing,
-                           verify=verify, force=force, on_progress=update,
+                           verify=verify, decode_every=decode_every, force=force, on_progress=update,
                            pool=pool_factory(executor, ray_address))
         what = "planned" if dry_run else f"rendered {res.rendered}, reused {res.reused}, verified {res.verified}"
         console.print(f"{len(res.samples)} samples {what} in {res.seconds:.1f} s")

@@ -23,19 +23,23 @@ from typing import Any
 
 from vidaudit import __version__
 from vidaudit.core.errors import ConfigError, VerificationError
-from vidaudit.core.hashing import sha256_file
+from vidaudit.core.hashing import seed_from, sha256_file
 from vidaudit.core.manifest import MANIFEST, existing_samples, guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import Sample
 from vidaudit.core.versions import library_versions
 from vidaudit.run.jobs import iter_completed
 from vidaudit.suites.counting.grid import QUESTIONS, SUITE, GridPoint
-from vidaudit.suites.counting.render import make_scene, planned_video, render
+from vidaudit.suites.counting.render import make_scene, planned_video, render, render_checked
 from vidaudit.suites.counting.scene import RenderSettings
 from vidaudit.suites.counting.verify import check_video
 from vidaudit.video.io import X264_OPTIONS
 
 GENERATOR_VERSION = "counting/1"
 PARTIAL = "manifest.partial.jsonl"
+#: at generate time, one video in this many (chosen by its id's hash) is also decoded in full and checked
+#: from its decoded pixels; the others are checked from the frames drawn and their stored packets
+#: (``render.render_checked``). ``vidaudit verify`` decodes every video.
+DECODE_EVERY = 8
 
 
 @dataclass(frozen=True)
@@ -72,12 +76,25 @@ def _worker_init() -> None:
     cv2.setNumThreads(1)
 
 
-def _render_job(point: GridPoint, settings: RenderSettings, out: str, verify: bool) -> tuple[dict, list[str]]:
+def decoded_at_generate(sample_id: str, every: int = DECODE_EVERY) -> bool:
+    """Whether generate decodes this video in full to verify it (a deterministic 1 in ``every``; all at 1)."""
+    if every <= 1:
+        return True
+    return seed_from("counting/verify-decode", sample_id) % every == 0
+
+
+def _render_job(point: GridPoint, settings: RenderSettings, out: str, verify: bool,
+                decode_every: int = DECODE_EVERY) -> tuple[dict, list[str]]:
     rel = rel_video_path(point)
-    trace, video = render(point, settings, Path(out) / rel, rel)
-    sample = _sample(point, trace, video)
-    problems = check_video(point.domain, Path(out) / rel, trace, video.fps) if verify else []
-    return sample.model_dump(mode="json"), problems
+    path = Path(out) / rel
+    if not verify:
+        trace, video = render(point, settings, path, rel)
+        return _sample(point, trace, video).model_dump(mode="json"), []
+    r = render_checked(point, settings, path, rel)
+    problems = list(r.problems)
+    if not problems and decoded_at_generate(point.sample_id, decode_every):
+        problems = [f"decoded: {p}" for p in check_video(point.domain, path, r.trace, r.video.fps)]
+    return _sample(point, r.trace, r.video).model_dump(mode="json"), problems
 
 
 def _logged(path: Path) -> list[Sample]:
@@ -139,12 +156,14 @@ def check_out_dir(out: Path, planned: Sequence[Sample], *, dry_run: bool, force:
 
 def generate(points: Sequence[GridPoint], out: str | Path, settings: RenderSettings = RenderSettings(), *,
              workers: int | None = None, dry_run: bool = False, skip_existing: bool = False,
-             verify: bool = True, force: bool = False,
+             verify: bool = True, decode_every: int = DECODE_EVERY, force: bool = False,
              on_progress: Callable[[int, int], None] | None = None,
              pool: Callable[..., Executor] | None = None) -> GenerateResult:
     """Render (or, with ``dry_run``, only plan) every point into ``out``; raise on any mismatch.
 
     ``force`` replaces a dataset already in ``out`` even when its samples differ (see the module docstring).
+    ``verify`` checks every video against its trace as it is rendered: from the frames drawn and the packets
+    stored, and one video in ``decode_every`` (1: all) also from its decoded pixels (``render.render_checked``).
     ``pool(initializer=...)`` makes the executor the jobs run on (``run.ray_pool`` for ``--executor ray``;
     default: a local process pool of ``workers``); this process alone writes the manifest and the log.
     """
@@ -184,7 +203,7 @@ def generate(points: Sequence[GridPoint], out: str | Path, settings: RenderSetti
             if on_progress:
                 on_progress(len(done), len(points))
 
-        jobs = [(p, settings, str(out), verify) for p in todo]
+        jobs = [(p, settings, str(out), verify, decode_every) for p in todo]
         for _, result in iter_completed(_render_job, jobs, workers=workers, pool=pool, initializer=_worker_init):
             record(*result)
     if problems:

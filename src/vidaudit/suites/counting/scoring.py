@@ -14,7 +14,7 @@ Suite rules on top of the generic parsers in :mod:`vidaudit.score`:
   sent, in the order sent) is given: frame K is ``frame_times[K - 1]``; the record counts them
   (``n_frame_mentions``, ``n_frame_out_of_range``);
 - displaced reports are order-aligned with an unmatched true event (see
-  :mod:`vidaudit.score.taxonomy`); ``displaced_pairs`` lists (true index, reported index);
+  :mod:`vidaudit.suites.counting.taxonomy`); ``displaced_pairs`` lists (true index, reported index);
 - trace metrics need a trace: a sample whose trace does not list its ``answer`` events (e.g. a
   real video annotated with a count only) is scored by exact match alone.
 """
@@ -30,11 +30,11 @@ from typing import Any
 from vidaudit.core.errors import DataError
 from vidaudit.core.types import Sample
 from vidaudit.score.answers import parse_count
-from vidaudit.score.boundaries import format_value
-from vidaudit.score.matching import match_times, max_match_count_sorted
-from vidaudit.score.metrics import trace_metrics
-from vidaudit.score.taxonomy import classify
-from vidaudit.score.timestamps import extract_timestamps
+from vidaudit.suites.counting.boundaries import format_value
+from vidaudit.suites.counting.matching import match_times, max_match_count_sorted
+from vidaudit.suites.counting.metrics import trace_metrics
+from vidaudit.suites.counting.taxonomy import classify
+from vidaudit.suites.counting.timestamps import extract_timestamps
 
 FIXED_TOLERANCES_S: tuple[float, ...] = (1.0, 0.5, 0.25)
 RATE_RELATIVE = "rate_relative"

@@ -15,8 +15,8 @@ from typing import Any
 
 from vidaudit.core.contract.report import LineFigure, Section, Series, Table
 from vidaudit.core.errors import ConfigError
-from vidaudit.score.boundaries import TAU
 from vidaudit.suites.counting.aggregate import PAPER_REGIONS, REGIONS
+from vidaudit.suites.counting.boundaries import TAU
 from vidaudit.suites.counting.grid import DOMAINS
 
 MISSING = "\u2014"

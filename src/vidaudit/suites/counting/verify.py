@@ -13,13 +13,13 @@ rendered video against its trace using only decoded pixels.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from vidaudit.core.errors import DataError
 from vidaudit.core.timeline import Timeline
 from vidaudit.core.types import Sample, Trace
-from vidaudit.suites.counting.detector import detect_events
+from vidaudit.suites.counting.detector import Detection, detect_events
 from vidaudit.suites.counting.grid import DOMAINS
 from vidaudit.suites.counting.schedule import first_frame_at
 from vidaudit.video.facts import facts_problems
@@ -102,7 +102,11 @@ def check_video(domain: str, path: str | Path, trace: Trace, fps: float, clock: 
     """
     frames = iter_frames_reused(path, half=True, threaded=False)
     when = (lambda i: i / fps) if clock is None else clock.time_of
-    found = detect_events(domain, ((i, when(i), f) for i, f in enumerate(frames)))
+    return detection_problems(detect_events(domain, ((i, when(i), f) for i, f in enumerate(frames))), trace)
+
+
+def detection_problems(found: Sequence[Detection], trace: Trace) -> list[str]:
+    """Problems of the detector's events against the trace's (empty: every event at its frame +-1, nothing else)."""
     true = [e.frame for e in trace.events]
     got = [d.frame for d in found]
     problems = []

@@ -41,8 +41,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vidaudit.score.matching import Matching
-from vidaudit.score.metrics import F1_FAITHFUL
+from vidaudit.suites.counting.matching import Matching
+from vidaudit.suites.counting.metrics import F1_FAITHFUL
 
 TAXONOMY_KEYS = ("matched", "missed", "hallucinated", "displaced", "misidentified", "wrong_accumulation",
                  "ledger_mismatch", "accidental_correctness")
