@@ -13,6 +13,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import Figure, Section, SuiteReport, Table
 from vidaudit.score.stats import wilson_interval
 
 NOT_MEASURED = "not measured"
@@ -86,6 +87,17 @@ def human_ceiling_note(probe: str) -> str:
     """The headline note's words on the human ceiling: the imported study's pooled accuracy, or "not measured"."""
     text = human_ceiling_text(probe)
     return "human ceiling not measured" if text == NOT_MEASURED else f"human ceiling {text} (imported study)"
+
+
+def probe_report(probe: str, res: dict[str, Any], notes: list[str], *, title: str, lede: str,
+                 tables: Callable[[], list[Table]], figures: Callable[[], list[Figure]] | None = None) -> SuiteReport:
+    """One probe's part of the stress report: its numbers (``res``) under its name, its headline notes, and its
+    one section ``stress-<probe>`` only when it has cells (the tables and figures are built only then)."""
+    sections = []
+    if res["cells"]:
+        sections.append(Section(id="stress-" + probe.replace("_", "-"), title=title, lede=lede,
+                                figures=figures() if figures else [], tables=tables()))
+    return SuiteReport(results={probe: res}, sections=sections, notes=notes)
 
 
 #: regexes on a lower-cased model label -> the Reveal paper's name of that model (its tables' rows)
