@@ -8,12 +8,13 @@ one is imported; "not measured" otherwise).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
-from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.records import ParseResult, ScoreRecord, TrialScore
 from vidaudit.core.contract.report import Figure, Section, SuiteReport, Table
+from vidaudit.score.answers import parse_option
 from vidaudit.score.stats import wilson_interval
 
 NOT_MEASURED = "not measured"
@@ -178,6 +179,19 @@ def last_boxed(text: str | None) -> tuple[str, tuple[int, int]] | None:
         return None
     start, end, content = spans[-1]
     return content, (start, end)
+
+
+def score_option(sample: Any, text: str | None, status: str, letters: Sequence[str],
+                 value_of: Mapping[str, str], metric: str) -> TrialScore:
+    """Score a lettered answer with the strict option parser (never "the last letter anywhere"): correct when
+    the letter's value (``value_of``) is the sample's answer; the value is kept as ``metrics[metric]``."""
+    if status != "ok" or text is None:
+        return TrialScore(correct=None)
+    parsed = parse_option(text, letters)
+    predicted = value_of.get(parsed.value) if parsed.ok else None
+    return TrialScore(correct=predicted == sample.answer,
+                      parse=ParseResult(value=parsed.value, method=parsed.method, span=parsed.span),
+                      metrics={metric: predicted})
 
 
 def require_every_frame(sample: Any, condition: Any, probe: str) -> None:
