@@ -26,7 +26,8 @@ from vidaudit.cli import app
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.parallel import pool_context
 from vidaudit.run.jobs import iter_completed, run_jobs, worker_count
-from vidaudit.suites.stress.probe import GenerateOptions, get_probe
+from vidaudit.suites.stress.probe import GenerateOptions
+from vidaudit.suites.stress.suite import SUITE as STRESS
 
 runner = CliRunner()
 
@@ -96,7 +97,7 @@ def test_stress_probe_on_a_pool_writes_the_serial_bytes(name: str, tmp_path: Pat
     opts = dict(CASES[name])
     if name == "lane_change":
         opts["source"] = _lane_source(tmp_path / "clips")
-    probe = get_probe(name)
+    probe = STRESS.probe(name)
     serial = probe.generate(tmp_path / "serial", GenerateOptions(**opts))
     pooled = probe.generate(tmp_path / "pooled", GenerateOptions(**opts, pool=factory))
     assert factory.calls, "no job went to the pool"
@@ -122,7 +123,7 @@ def test_faithful_on_a_pool_writes_the_serial_bytes(tmp_path: Path, factory) -> 
 @pytest.mark.parametrize("name", ["sycophancy", "sycophancy_pairs"])
 def test_probes_that_render_nothing_refuse_a_pool(name: str, tmp_path: Path, factory) -> None:
     with pytest.raises(ConfigError, match=rf"probe {name} renders no video.*drop --executor ray"):
-        get_probe(name).generate(tmp_path / "out", GenerateOptions(source=tmp_path, pool=factory))
+        STRESS.probe(name).generate(tmp_path / "out", GenerateOptions(source=tmp_path, pool=factory))
     assert not (tmp_path / "out").exists() and not factory.calls
 
 

@@ -19,7 +19,8 @@ from typer.testing import CliRunner  # noqa: E402
 
 from vidaudit.cli import app  # noqa: E402
 from vidaudit.run.ray_pool import pool_factory  # noqa: E402
-from vidaudit.suites.stress.probe import GenerateOptions, get_probe  # noqa: E402
+from vidaudit.suites.stress.probe import GenerateOptions  # noqa: E402
+from vidaudit.suites.stress.suite import SUITE as STRESS  # noqa: E402
 
 
 def _videos(root: Path) -> dict[str, str]:
@@ -37,7 +38,7 @@ def test_faithful_and_expectation_on_ray_write_the_local_bytes(ray_cluster, tmp_
     assert remote.manifest.read_bytes() == local.manifest.read_bytes()
     assert _videos(tmp_path / "f-ray") == _videos(tmp_path / "f-local")
 
-    probe = get_probe("expectation")  # two phases of jobs (sources, then perturbed videos) into a staging dir
+    probe = STRESS.probe("expectation")  # two phases of jobs (sources, then perturbed videos) into a staging dir
     a = probe.generate(tmp_path / "e-local", GenerateOptions(seeds=1))
     b = probe.generate(tmp_path / "e-ray", GenerateOptions(seeds=1, pool=make))
     assert b.read_bytes() == a.read_bytes()

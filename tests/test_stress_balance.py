@@ -37,7 +37,7 @@ from vidaudit.suites.stress.expectation.generate import plan_gap
 from vidaudit.suites.stress.mosaic.generate import PRESETS as MOSAIC_PRESETS
 from vidaudit.suites.stress.mosaic.generate import plan_rows as mosaic_rows
 from vidaudit.suites.stress.mosaic.scene import WORDS
-from vidaudit.suites.stress.probe import GenerateOptions, get_probe
+from vidaudit.suites.stress.probe import GenerateOptions
 from vidaudit.suites.stress.procedures import PROCEDURES, planned_sources
 from vidaudit.suites.stress.shortcuts.generate import PRESETS as SC_PRESETS
 from vidaudit.suites.stress.shortcuts.questions import (
@@ -46,6 +46,7 @@ from vidaudit.suites.stress.shortcuts.questions import (
     QUESTIONS,
     build_key,
 )
+from vidaudit.suites.stress.suite import SUITE as STRESS
 from vidaudit.suites.stress.wireframe.generate import PRESETS as WF_PRESETS
 from vidaudit.suites.stress.wireframe.generate import build_scene
 from vidaudit.suites.stress.wireframe.generate import plan_rows as wireframe_rows
@@ -123,14 +124,14 @@ def smoke_sets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Sampl
     root = tmp_path_factory.mktemp("balance")
     out = {}
     for name in SMOKE_PROBES:
-        manifest = get_probe(name).generate(root / name, GenerateOptions(preset="smoke"))
+        manifest = STRESS.probe(name).generate(root / name, GenerateOptions(preset="smoke"))
         out[name] = load_samples(Path(manifest).parent)
     return out
 
 
 @pytest.mark.parametrize("name", SMOKE_PROBES)
 def test_a_constant_answer_scores_at_most_chance_on_the_smoke_preset(name: str, smoke_sets) -> None:
-    probe = get_probe(name)
+    probe = STRESS.probe(name)
     samples = [s for s in smoke_sets[name] if s.params.get("options", ["x"]) is not None]   # MCQ / closed tasks
     assert samples
     groups: dict[Any, list[Sample]] = defaultdict(list)

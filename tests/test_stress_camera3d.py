@@ -25,8 +25,18 @@ from vidaudit.suites.stress.camera_motion.generate import PRESETS, generate, par
 from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS
 from vidaudit.video.io import iter_selected
 from vidaudit.video.motion import classify_motion
-from vidaudit.video.synth3d import (Z_REF, Camera3DSpec, Sprite, World, focal_length, make_world, render_frame,
-                                    render_frames, rot_x, rot_y)
+from vidaudit.video.synth3d import (
+    Z_REF,
+    Camera3DSpec,
+    Sprite,
+    World,
+    focal_length,
+    make_world,
+    render_frame,
+    render_frames,
+    rot_x,
+    rot_y,
+)
 
 W, H = 96, 64
 
@@ -191,10 +201,11 @@ def test_bad_settings(text: str, err: str) -> None:
 
 
 def test_unknown_setting_is_refused(tmp_path: Path) -> None:
-    from vidaudit.suites.stress.probe import GenerateOptions, get_probe
+    from vidaudit.suites.stress.probe import GenerateOptions
+    from vidaudit.suites.stress.suite import SUITE as STRESS
 
     with pytest.raises(ConfigError, match="synthesis, size"):
-        get_probe("camera_motion").generate(tmp_path / "d", GenerateOptions(settings={"speed": "3"}))
+        STRESS.probe("camera_motion").generate(tmp_path / "d", GenerateOptions(settings={"speed": "3"}))
 
 
 @pytest.fixture(scope="module")

@@ -7,11 +7,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from vidaudit.core.contract.suite import PartedSuite, Suite
 from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.registry import load
 from vidaudit.core.types import Sample, VideoRef
 from vidaudit.suites.stress import SUITE
 from vidaudit.suites.stress.cli import parse_settings
-from vidaudit.suites.stress.probe import PROBE_DESCRIPTIONS, PROBE_TARGETS, GenerateOptions, Probe, get_probe
+from vidaudit.suites.stress.probe import GenerateOptions, Probe
+from vidaudit.suites.stress.suite import PARTS
 
 
 def _sample(probe: object, **params: object) -> Sample:
@@ -21,24 +24,27 @@ def _sample(probe: object, **params: object) -> Sample:
 
 
 def test_every_listed_probe_loads_and_is_described() -> None:
-    assert set(PROBE_TARGETS) == set(PROBE_DESCRIPTIONS) == set(SUITE.probes)
-    for name in PROBE_TARGETS:
-        p = get_probe(name)
-        assert isinstance(p, Probe) and p.name == name and p.presets and p.prompt_names
+    assert isinstance(SUITE, PartedSuite) and SUITE.part_param == "probe"
+    assert set(PARTS) == set(SUITE.parts) == set(SUITE.probes)
+    for name in PARTS:
+        p = SUITE.probe(name)
+        assert isinstance(p, Probe) and isinstance(p, Suite) and p.name == name and p.presets and p.prompt_names()
         assert "probe" in p.record_keys
-        assert set(p.prompt_names) <= set(SUITE.prompt_names())
+        assert set(p.prompt_names()) <= set(SUITE.prompt_names())
+        for target in (p.scorer, p.reporter, p.trial_viewer):  # the lazy hook targets all load
+            assert not target or callable(load(target, target))
 
 
 def test_unknown_probe_names_the_known_ones() -> None:
     with pytest.raises(ConfigError, match="camera_motion"):
-        get_probe("nope")
+        SUITE.probe("nope")
     with pytest.raises(DataError, match="unknown stress probe"):
         SUITE.check_samples([_sample("nope")], "data")
 
 
 def test_suite_routes_to_the_named_probe() -> None:
     s = _sample("camera_motion", motion="pan_left")
-    assert SUITE.oracle_answer(s) == get_probe("camera_motion").oracle_answer(s)
+    assert SUITE.oracle_answer(s) == SUITE.probe("camera_motion").oracle_answer(s)
     assert SUITE.request_metadata(s)["probe"] == "camera_motion"
     assert SUITE.record_params(s) == {"probe": "camera_motion", "motion": "pan_left"}
     with pytest.raises(DataError, match="is not its motion"):

@@ -99,19 +99,24 @@ def target(kind: str, name: str) -> str:
     return found
 
 
-def resolve(kind: str, name: str) -> Any:
-    module, _, attr = target(kind, name).partition(":")
+def load(spec: str, what: str) -> Any:
+    """The object a lazy ``"module:attr"`` target names, imported now; ``what`` names it in the error."""
+    module, _, attr = spec.partition(":")
+    mod = importlib.import_module(module)
     try:
-        mod = importlib.import_module(module)
+        return getattr(mod, attr)
+    except AttributeError as e:
+        raise ConfigError(f"{what} points to {module}:{attr}, which does not exist") from e
+
+
+def resolve(kind: str, name: str) -> Any:
+    try:
+        return load(target(kind, name), f"{kind[:-1]} {name!r}")
     except ModuleNotFoundError as e:
         extra = EXTRAS.get(name) if kind == "providers" else None
         if extra is not None and e.name is not None and e.name.split(".")[0] in extra[1]:
             raise missing_extra(f"the {name} provider", extra[0], e.name) from None
         raise
-    try:
-        return getattr(mod, attr)
-    except AttributeError as e:
-        raise ConfigError(f"{kind[:-1]} {name!r} points to {module}:{attr}, which does not exist") from e
 
 
 def get_suite(name: str) -> Suite:

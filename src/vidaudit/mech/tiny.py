@@ -94,38 +94,21 @@ def build_qwen2_5_vl(out: Path) -> Path:
         Qwen2_5_VLConfig,
         Qwen2_5_VLForConditionalGeneration,
         Qwen2_5_VLProcessor,
-        Qwen2VLImageProcessor,
         Qwen2VLVideoProcessor,
     )
 
-    tok = train_tokenizer(QWEN_SPECIALS)
-    ids = {s: tok.convert_tokens_to_ids(s) for s in QWEN_SPECIALS}
-    patch, merge, tpatch = 8, 2, 2
+    tok, ids = _qwen_tokens()
+    patch, merge, tpatch = QWEN_PATCH
     config = Qwen2_5_VLConfig(
-        text_config=dict(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=4096,
-                         rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
-                                          "mrope_section": [2, 3, 3]},
-                         bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"],
-                         pad_token_id=ids["<|endoftext|>"]),
+        text_config=_qwen_text(tok, ids, bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"]),
         vision_config=dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, patch_size=patch,
                            spatial_merge_size=merge, temporal_patch_size=tpatch, out_hidden_size=32,
                            window_size=32, fullatt_block_indexes=[1], tokens_per_second=2),
-        image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
+        **_qwen_vision_tokens(ids),
     )
     _seed()
     model = Qwen2_5_VLForConditionalGeneration(config).eval()
-    size = {"shortest_edge": 32 * 32, "longest_edge": 64 * 64}
-    image_processor = Qwen2VLImageProcessor(size=size, patch_size=patch, merge_size=merge,
-                                            temporal_patch_size=tpatch)
-    video_processor = Qwen2VLVideoProcessor(size=size, patch_size=patch, merge_size=merge,
-                                            temporal_patch_size=tpatch)
-    processor = Qwen2_5_VLProcessor(image_processor=image_processor, tokenizer=tok,
-                                    video_processor=video_processor, chat_template=QWEN_CHAT_TEMPLATE)
-    model.save_pretrained(out)
-    processor.save_pretrained(out)
-    return out
+    return _save_qwen(out, model, tok, Qwen2_5_VLProcessor, Qwen2VLVideoProcessor)
 
 
 def build_smolvlm(out: Path) -> Path:
@@ -166,42 +149,26 @@ def build_smolvlm(out: Path) -> Path:
 def build_qwen3_vl(out: Path) -> Path:
     """Qwen3-VL with a 1-layer vision tower (patch 8, merge 2, one deepstack layer) and a 2-layer text model."""
     from transformers import (
-        Qwen2VLImageProcessor,
         Qwen3VLConfig,
         Qwen3VLForConditionalGeneration,
         Qwen3VLProcessor,
         Qwen3VLVideoProcessor,
     )
 
-    tok = train_tokenizer(QWEN_SPECIALS)
-    ids = {s: tok.convert_tokens_to_ids(s) for s in QWEN_SPECIALS}
-    patch, merge, tpatch = 8, 2, 2
+    tok, ids = _qwen_tokens()
+    patch, merge, tpatch = QWEN_PATCH
     config = Qwen3VLConfig(
-        text_config=dict(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=1, head_dim=16, max_position_embeddings=4096,
-                         rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
-                                          "mrope_section": [2, 3, 3], "mrope_interleaved": True},
-                         pad_token_id=ids["<|endoftext|>"]),
+        text_config=_qwen_text(tok, ids, head_dim=16, rope={"mrope_interleaved": True}),
         vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, patch_size=patch,
                            spatial_merge_size=merge, temporal_patch_size=tpatch, out_hidden_size=32,
                            num_position_embeddings=64, deepstack_visual_indexes=[0]),
-        image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
+        **_qwen_vision_tokens(ids),
     )
     _seed()
     model = Qwen3VLForConditionalGeneration(config).eval()
     model.generation_config.eos_token_id = ids["<|im_end|>"]
     model.generation_config.pad_token_id = ids["<|endoftext|>"]
-    size = {"shortest_edge": 32 * 32, "longest_edge": 64 * 64}
-    image_processor = Qwen2VLImageProcessor(size=size, patch_size=patch, merge_size=merge,
-                                            temporal_patch_size=tpatch)
-    video_processor = Qwen3VLVideoProcessor(size=size, patch_size=patch, merge_size=merge,
-                                            temporal_patch_size=tpatch)
-    processor = Qwen3VLProcessor(image_processor=image_processor, tokenizer=tok,
-                                 video_processor=video_processor, chat_template=QWEN_CHAT_TEMPLATE)
-    model.save_pretrained(out)
-    processor.save_pretrained(out)
-    return out
+    return _save_qwen(out, model, tok, Qwen3VLProcessor, Qwen3VLVideoProcessor)
 
 
 def build_llava_onevision(out: Path) -> Path:
@@ -250,37 +217,59 @@ def build_qwen2_vl(out: Path) -> Path:
     from transformers import (
         Qwen2VLConfig,
         Qwen2VLForConditionalGeneration,
-        Qwen2VLImageProcessor,
         Qwen2VLProcessor,
         Qwen2VLVideoProcessor,
     )
 
-    tok = train_tokenizer(QWEN_SPECIALS)
-    ids = {s: tok.convert_tokens_to_ids(s) for s in QWEN_SPECIALS}
-    patch, merge, tpatch = 8, 2, 2
+    tok, ids = _qwen_tokens()
+    patch, merge, tpatch = QWEN_PATCH
     config = Qwen2VLConfig(
-        text_config=dict(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=4096,
-                         rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
-                                          "mrope_section": [2, 3, 3]},
-                         bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"],
-                         pad_token_id=ids["<|endoftext|>"]),
+        text_config=_qwen_text(tok, ids, bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"]),
         vision_config=dict(depth=2, embed_dim=32, hidden_size=32, mlp_ratio=2, num_heads=2, patch_size=patch,
                            spatial_merge_size=merge, temporal_patch_size=tpatch),
-        image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
+        **_qwen_vision_tokens(ids),
     )
     _seed()
     model = Qwen2VLForConditionalGeneration(config).eval()
     model.generation_config.eos_token_id = ids["<|im_end|>"]
     model.generation_config.pad_token_id = ids["<|endoftext|>"]
-    size = {"shortest_edge": 32 * 32, "longest_edge": 64 * 64}
-    image_processor = Qwen2VLImageProcessor(size=size, patch_size=patch, merge_size=merge,
-                                            temporal_patch_size=tpatch)
-    video_processor = Qwen2VLVideoProcessor(size=size, patch_size=patch, merge_size=merge,
-                                            temporal_patch_size=tpatch)
-    processor = Qwen2VLProcessor(image_processor=image_processor, tokenizer=tok,
-                                 video_processor=video_processor, chat_template=QWEN_CHAT_TEMPLATE)
+    return _save_qwen(out, model, tok, Qwen2VLProcessor, Qwen2VLVideoProcessor)
+
+
+#: a tiny Qwen-VL's (patch, spatial merge, temporal patch)
+QWEN_PATCH = (8, 2, 2)
+
+
+def _qwen_tokens() -> tuple[Any, dict[str, int]]:
+    """A Qwen-VL tokenizer trained on the tiny corpus, and the ids of its special tokens."""
+    tok = train_tokenizer(QWEN_SPECIALS)
+    return tok, {s: tok.convert_tokens_to_ids(s) for s in QWEN_SPECIALS}
+
+
+def _qwen_text(tok: Any, ids: dict[str, int], rope: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    """A 2-layer Qwen text model's config (M-RoPE sections 2/3/3, plus ``rope``), with ``extra`` keys."""
+    return dict(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=4096,
+                rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3],
+                                 **(rope or {})},
+                pad_token_id=ids["<|endoftext|>"], **extra)
+
+
+def _qwen_vision_tokens(ids: dict[str, int]) -> dict[str, Any]:
+    """The image, video and vision-span token ids every Qwen-VL config takes."""
+    return {"image_token_id": ids["<|image_pad|>"], "video_token_id": ids["<|video_pad|>"],
+            "vision_start_token_id": ids["<|vision_start|>"], "vision_end_token_id": ids["<|vision_end|>"]}
+
+
+def _save_qwen(out: Path, model: Any, tok: Any, processor_cls: Any, video_processor_cls: Any) -> Path:
+    """Save a tiny Qwen-VL with its processor (32x32 to 64x64 px inputs, ``QWEN_PATCH``) into ``out``."""
+    from transformers import Qwen2VLImageProcessor
+
+    patch, merge, tpatch = QWEN_PATCH
+    sizes: dict[str, Any] = dict(size={"shortest_edge": 32 * 32, "longest_edge": 64 * 64}, patch_size=patch,
+                                 merge_size=merge, temporal_patch_size=tpatch)
+    processor = processor_cls(image_processor=Qwen2VLImageProcessor(**sizes), tokenizer=tok,
+                              video_processor=video_processor_cls(**sizes), chat_template=QWEN_CHAT_TEMPLATE)
     model.save_pretrained(out)
     processor.save_pretrained(out)
     return out

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
+from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import ErrorKind, ModelSpec, Request, Response, Sample, TextPart
 from vidaudit.models.base import ModelCallError, StageCall, combine_stages, is_composite, request_options
@@ -32,7 +33,7 @@ class JudgedAdapter:
 
     composite: ClassVar[Literal[True]] = True
 
-    def __init__(self, inner: Any, judge: Any, *, suite: Any, samples: Mapping[str, Sample]) -> None:
+    def __init__(self, inner: Any, judge: Any, *, suite: Suite, samples: Mapping[str, Sample]) -> None:
         if is_composite(inner):
             raise ConfigError(f"--judge cannot wrap the composite model {inner.spec.label}: its stages already "
                               "call plain adapters; judge its answers with a separate run")
@@ -49,7 +50,7 @@ class JudgedAdapter:
     def request_options(self) -> dict[str, object]:
         return {**request_options(self.inner),
                 "judge": {"spec": self.judge.spec.model_dump(mode="json"), "options": request_options(self.judge),
-                          "prompt_version": getattr(self.suite, "judge_version", "")}}
+                          "prompt_version": self.suite.judge_version}}
 
     def _sample(self, request: Request) -> Sample:
         sid = request.metadata.get("sample_id")

@@ -21,13 +21,13 @@ import numpy as np
 from vidaudit.core.contract.profile import AuditPart, PartFigures
 from vidaudit.core.contract.records import ScoreRecord, TrialScore
 from vidaudit.core.contract.report import SuiteReport, ViewerSpec, ViewerTrial
-from vidaudit.core.errors import ConfigError
+from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import Condition, PerturbationSpec, Sample
 
 if TYPE_CHECKING:
     import typer
 
-__all__ = ["Capabilities", "ObservedFrame", "Prompt", "Suite", "SuiteInfo", "check_suite"]
+__all__ = ["Capabilities", "ObservedFrame", "PartedSuite", "Prompt", "Suite", "SuiteInfo", "check_suite"]
 
 #: (source frame index, presentation time in seconds, RGB frame) as a pixel observer receives them
 ObservedFrame = tuple[int, float, np.ndarray]
@@ -234,3 +234,112 @@ def check_suite(obj: Any, name: str) -> Suite:
         raise ConfigError(f"suite {name!r} defines judge_prompt but does not declare it; set "
                           "capabilities = Capabilities(judges=True) on the suite class")
     return obj
+
+
+class PartedSuite(Suite):
+    """A suite made of parts, each part itself a :class:`Suite` (the stress suite's probes are its parts).
+
+    A sample names its part in ``sample.params[part_param]``; every per-sample hook routes to that part, and
+    ``aggregate`` gives each part its own records and joins the parts' reports in the order of ``parts``.
+    ``parts`` maps a part name to the lazy ``"module:attr"`` of its instance, loaded on first use through the
+    registry's loader (``vidaudit.core.registry.load``) and checked like a registered suite, so listing the
+    suite (``probes``, the descriptions ``vidaudit suites`` prints) imports no part. A part declares its own
+    capabilities; the whole suite declares the union (``Capabilities(judges=True)`` when a part judges).
+    """
+
+    #: the sample parameter that names a sample's part
+    part_param: str = "part"
+    #: what the suite calls a part, in messages ("probe": "unknown stress probe 'x'")
+    part_noun: str = "part"
+    #: part name -> ``"module:attr"`` of its Suite instance, in report order
+    parts: Mapping[str, str] = {}
+
+    def part(self, name: object) -> Suite:
+        """The part called ``name``; a ConfigError naming the known parts otherwise."""
+        if not isinstance(name, str) or name not in self.parts:
+            raise ConfigError(f"unknown {self.name} {self.part_noun} {name!r}; choose from {', '.join(self.parts)}")
+        loaded: dict[str, Suite] = self.__dict__.setdefault("_loaded_parts", {})
+        if name not in loaded:
+            from vidaudit.core.registry import load
+
+            loaded[name] = check_suite(load(self.parts[name], f"{self.name} {self.part_noun} {name!r}"), name)
+        return loaded[name]
+
+    def part_of(self, sample: Sample) -> Suite:
+        return self.part(sample.params.get(self.part_param))
+
+    # ------------------------------------------------------------------ routed hooks
+
+    def perturbation_problem(self, sample: Sample, spec: PerturbationSpec) -> str | None:
+        return self.part_of(sample).perturbation_problem(sample, spec)
+
+    def prompt_names(self) -> Sequence[str]:
+        names = [self.default_prompt]
+        for p in self.parts:
+            names += [n for n in self.part(p).prompt_names() if n not in names]
+        return names
+
+    def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
+        part = self.part_of(sample)
+        if condition is not None and condition.prompt not in part.prompt_names():
+            raise ConfigError(f"{self.part_noun} {part.name} has no prompt {condition.prompt!r}; it has "
+                              f"{', '.join(part.prompt_names())}")
+        return part.render_prompt(sample, condition)
+
+    def request_metadata(self, sample: Sample) -> dict[str, Any]:
+        return {self.part_param: sample.params.get(self.part_param), **self.part_of(sample).request_metadata(sample)}
+
+    def record_params(self, sample: Sample) -> dict[str, Any]:
+        return self.part_of(sample).record_params(sample)
+
+    def score(self, sample: Sample, text: str | None, status: str, *,
+              frame_times: Sequence[float] | None = None, judgement: str | None = None) -> TrialScore:
+        part = self.part_of(sample)
+        if part.capabilities.judges:
+            # a part that declares ``judges`` takes judgement= (the base Suite.score does not)
+            return part.score(sample, text, status, frame_times=frame_times, judgement=judgement)  # type: ignore[call-arg]
+        return part.score(sample, text, status, frame_times=frame_times)
+
+    @property
+    def judge_version(self) -> str:  # type: ignore[override]
+        """Every judging part's prompt version, e.g. ``expectation:expectation-judges-1``."""
+        return ";".join(f"{n}:{v}" for n in self.parts if (v := self.part(n).judge_version))
+
+    def judge_prompt(self, sample: Sample, answer: str) -> Prompt | None:
+        return self.part_of(sample).judge_prompt(sample, answer)
+
+    def judges_any(self, samples: Sequence[Sample]) -> bool:
+        """Only parts that declare ``judges`` ever ask a judge."""
+        return any(self.part_of(s).capabilities.judges for s in samples)
+
+    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
+        by_part: dict[str, list[ScoreRecord]] = {}
+        for r in records:
+            by_part.setdefault(str(r.params.get(self.part_param)), []).append(r)
+        out = SuiteReport()
+        for name in self.parts:
+            if name not in by_part:
+                continue
+            part = self.part(name).aggregate(by_part.pop(name), samples)
+            out.results.update(part.results)
+            out.sections.extend(part.sections)
+            out.notes.extend(part.notes)
+        if by_part:
+            raise DataError(f"score records of unknown {self.name} {self.part_noun}s {sorted(by_part)}; re-score the "
+                            "run with this version of vidaudit")
+        return out
+
+    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
+        return self.part_of(sample).viewer_trial(record, sample, raw_text)
+
+    def oracle_answer(self, sample: Sample) -> str:
+        return self.part_of(sample).oracle_answer(sample)
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        return self.part_of(sample).chance_answer(sample, rng, option)
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        return self.part_of(sample).constant_answer(sample, value)
+
+    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
+        return self.part(metadata.get(self.part_param)).observe(frames, metadata)

@@ -1,7 +1,7 @@
 """The stress suite (Reveal, paper 003): probes of what video-language models really see.
 
-Each probe is a sub-package behind ``probe.Probe`` (``camera_motion/``, ...), listed in
-``probe.PROBE_TARGETS``; ``suite.py`` routes the Suite protocol to them. See ``docs/stress.md``.
+Each probe is a sub-package holding a ``probe.Probe`` (itself a ``Suite``; ``camera_motion/``, ...), listed in
+``suite.PARTS``; the stress suite is a ``PartedSuite`` that routes every hook to them. See ``docs/stress.md``.
 """
 
 from vidaudit.suites.stress.suite import SUITE

@@ -38,10 +38,11 @@ def audit_parts(budget: str) -> list[AuditPart]:
 
 
 def generate_part(part: AuditPart, out: Path, *, workers: int | None = None) -> Path:
-    from vidaudit.suites.stress.probe import GenerateOptions, get_probe
+    from vidaudit.suites.stress.probe import GenerateOptions
+    from vidaudit.suites.stress.suite import SUITE
 
-    return get_probe(part.probe).generate(out, GenerateOptions(preset=part.preset, seeds=part.seeds,
-                                                               workers=workers or 1))
+    return SUITE.probe(part.probe).generate(out, GenerateOptions(preset=part.preset, seeds=part.seeds,
+                                                                 workers=workers or 1))
 
 
 def part_conditions(part: AuditPart, data_dir: Path) -> tuple[str, ...]:

@@ -29,9 +29,9 @@ def parse_settings(pairs: list[str] | None) -> dict[str, str]:
 
 def register(generate_app: typer.Typer) -> None:
     from vidaudit.cli_common import console, friendly_errors
-    from vidaudit.suites.stress.probe import PROBE_DESCRIPTIONS
+    from vidaudit.suites.stress.suite import PARTS
 
-    listing = "; ".join(PROBE_DESCRIPTIONS)
+    listing = "; ".join(PARTS)
 
     @generate_app.command("stress")
     @friendly_errors
@@ -53,10 +53,11 @@ def register(generate_app: typer.Typer) -> None:
     ) -> None:
         """Render a stress probe's stimuli (with exact answers) into a dataset directory."""
         from vidaudit.run.ray_pool import pool_factory
-        from vidaudit.suites.stress.probe import GenerateOptions, get_probe
+        from vidaudit.suites.stress.probe import GenerateOptions
+        from vidaudit.suites.stress.suite import SUITE
 
         pool = pool_factory(executor, ray_address)  # a bad --executor / --ray-address is refused before rendering
-        p = get_probe(probe)
+        p = SUITE.probe(probe)
         if preset not in p.presets:
             from vidaudit.core.errors import ConfigError
 

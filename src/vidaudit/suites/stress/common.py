@@ -8,11 +8,13 @@ one is imported; "not measured" otherwise).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
-from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.records import ParseResult, ScoreRecord, TrialScore
+from vidaudit.core.contract.report import Figure, Section, SuiteReport, Table
+from vidaudit.score.answers import parse_option
 from vidaudit.score.stats import wilson_interval
 
 NOT_MEASURED = "not measured"
@@ -86,6 +88,17 @@ def human_ceiling_note(probe: str) -> str:
     """The headline note's words on the human ceiling: the imported study's pooled accuracy, or "not measured"."""
     text = human_ceiling_text(probe)
     return "human ceiling not measured" if text == NOT_MEASURED else f"human ceiling {text} (imported study)"
+
+
+def probe_report(probe: str, res: dict[str, Any], notes: list[str], *, title: str, lede: str,
+                 tables: Callable[[], list[Table]], figures: Callable[[], list[Figure]] | None = None) -> SuiteReport:
+    """One probe's part of the stress report: its numbers (``res``) under its name, its headline notes, and its
+    one section ``stress-<probe>`` only when it has cells (the tables and figures are built only then)."""
+    sections = []
+    if res["cells"]:
+        sections.append(Section(id="stress-" + probe.replace("_", "-"), title=title, lede=lede,
+                                figures=figures() if figures else [], tables=tables()))
+    return SuiteReport(results={probe: res}, sections=sections, notes=notes)
 
 
 #: regexes on a lower-cased model label -> the Reveal paper's name of that model (its tables' rows)
@@ -166,6 +179,19 @@ def last_boxed(text: str | None) -> tuple[str, tuple[int, int]] | None:
         return None
     start, end, content = spans[-1]
     return content, (start, end)
+
+
+def score_option(sample: Any, text: str | None, status: str, letters: Sequence[str],
+                 value_of: Mapping[str, str], metric: str) -> TrialScore:
+    """Score a lettered answer with the strict option parser (never "the last letter anywhere"): correct when
+    the letter's value (``value_of``) is the sample's answer; the value is kept as ``metrics[metric]``."""
+    if status != "ok" or text is None:
+        return TrialScore(correct=None)
+    parsed = parse_option(text, letters)
+    predicted = value_of.get(parsed.value) if parsed.ok else None
+    return TrialScore(correct=predicted == sample.answer,
+                      parse=ParseResult(value=parsed.value, method=parsed.method, span=parsed.span),
+                      metrics={metric: predicted})
 
 
 def require_every_frame(sample: Any, condition: Any, probe: str) -> None:

@@ -1,15 +1,14 @@
-"""One stress probe: the unit the stress suite dispatches to by ``sample.params["probe"]``.
+"""One stress probe: a :class:`Suite` of its own, a part of the stress suite (``PartedSuite``).
 
 The Reveal probes share nothing but the pipeline: each renders its own stimuli, asks its own question,
-scores its own answer format and reports its own tables. A probe is a ``Probe`` subclass in its own
-sub-package of ``vidaudit.suites.stress`` and is listed in ``PROBE_TARGETS``; the suite (``suite.py``)
-only routes every hook of the ``Suite`` protocol to the probe a sample names. A dataset holds the
-samples of one probe (one ``generate`` call); a run may mix datasets of several probes.
+scores its own answer format and reports its own tables. A probe is a ``Probe`` (a ``Suite`` with a
+generator) in its own sub-package of ``vidaudit.suites.stress``, listed in ``StressSuite.parts``; the
+contract's ``PartedSuite`` routes every hook to the probe a sample names (``sample.params["probe"]``).
+A dataset holds the samples of one probe (one ``generate`` call); a run may mix datasets of several probes.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
@@ -19,38 +18,11 @@ from typing import Any
 import numpy as np
 
 from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import Section, ViewerTrial
-from vidaudit.core.contract.suite import ObservedFrame, Prompt
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, Sample
-
-#: probe name -> ``"module:attr"`` of its ``Probe`` instance (imported on first use)
-PROBE_TARGETS: dict[str, str] = {
-    "camera_motion": "vidaudit.suites.stress.camera_motion.probe:PROBE",
-    "lane_change": "vidaudit.suites.stress.lane_change.probe:PROBE",
-    "cross_frame": "vidaudit.suites.stress.cross_frame.probe:PROBE",
-    "wireframe": "vidaudit.suites.stress.wireframe.probe:PROBE",
-    "mosaic": "vidaudit.suites.stress.mosaic.probe:PROBE",
-    "shortcuts": "vidaudit.suites.stress.shortcuts.probe:PROBE",
-    "sycophancy": "vidaudit.suites.stress.sycophancy.probe:PROBE",
-    "sycophancy_pairs": "vidaudit.suites.stress.sycophancy.pairs_probe:PROBE",
-    "expectation": "vidaudit.suites.stress.expectation.probe:PROBE",
-}
-#: what ``vidaudit suites`` lists for each probe (kept here so listing imports no probe)
-PROBE_DESCRIPTIONS: dict[str, str] = {
-    "camera_motion": "6-way camera motion (zoom in/out, pan left/right, tilt up/down) on moved stills; chance 1/6",
-    "lane_change": "binary lane change (F1, lane change positive) on a user's annotated driving clips (--source)",
-    "cross_frame": "strip-masked multiple-choice video QA (NExT-QA format or synthetic), w/ and w/o abstention; TBSR",
-    "wireframe": "B.7 line connectivity in 4 frames (control / adversarial temporal groups / interleaved), widths "
-                 "1-10 px, x=112 contrast, spatial and counting tasks",
-    "mosaic": "Sequential Mosaic: 4 quadrants one per frame vs one image, cross-boundary text and two-shape "
-              "scenes, recency errors",
-    "shortcuts": "language shortcuts: First/Last/Sequence on reordered, blank, unrelated procedures; CLP; chance 1/4",
-    "sycophancy": "AGREE/DISAGREE with a false claim and its true control (TR, FGA, SR, OA, COUNT); chance 1/2",
-    "sycophancy_pairs": "source (b) of sycophancy: a generator model writes claim pairs for a user's videos",
-    "expectation": "temporal expectation: anomalies (Spatial/Temporal/Overall), temporal gap (MCQ, summary), "
-                   "reversed clips; free text judged (--judge)",
-}
+from vidaudit.core.contract.report import SuiteReport, ViewerTrial
+from vidaudit.core.contract.suite import ObservedFrame, Suite
+from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.registry import load
+from vidaudit.core.types import PerturbationSpec, Sample
 
 
 @dataclass(frozen=True)
@@ -87,26 +59,30 @@ class GenerateOptions:
             raise ConfigError(f"probe {probe} has no setting {', '.join(unknown)}{hint}")
 
 
-@dataclass
-class ProbeReport:
-    """One probe's part of the suite report: its numbers, its sections and its headline notes."""
+class Probe(Suite):
+    """A stress probe: a Suite whose samples one ``generate`` call writes; what it does not offer is refused.
 
-    results: dict[str, Any] = field(default_factory=dict)
-    sections: list[Section] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    Beyond the Suite protocol a probe has its presets and generator (``vidaudit generate stress --probe``),
+    a per-sample ground-truth check (the stress suite collects every probe's refusals into one error),
+    the prompt names it answers (``prompts``) and the sample parameters its score records keep."""
 
-
-class Probe:
-    """Base class of a stress probe; the defaults refuse what a probe does not offer."""
-
-    name: str = ""
-    description: str = ""
     presets: tuple[str, ...] = ("smoke",)
-    prompt_names: tuple[str, ...] = ("mcq",)
+    default_prompt = "mcq"
+    #: the prompt names this probe answers
+    prompts: tuple[str, ...] = ("mcq",)
     #: sample parameters copied into every score record
     record_keys: tuple[str, ...] = ("probe",)
+    #: the probe's own functions as lazy ``"module:attr"`` targets (loaded like the probe itself, on first use):
+    #: ``scorer(sample, text, status) -> TrialScore``, ``reporter(records) -> SuiteReport``,
+    #: ``trial_viewer(record, sample, raw_text) -> ViewerTrial``; a probe with more to pass overrides the hook
+    scorer: str = ""
+    reporter: str = ""
+    trial_viewer: str = ""
 
-    # ------------------------------------------------------------------ data
+    def _target(self, spec: str, hook: str) -> Any:
+        if not spec:
+            raise NotImplementedError(f"probe {self.name} defines no {hook}")
+        return load(spec, f"probe {self.name}'s {hook}")
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         """Render (or load) the probe's samples into ``out``; returns the manifest path."""
@@ -116,35 +92,32 @@ class Probe:
         """Why this sample's ground truth cannot be trusted, or None."""
         return None
 
-    # ------------------------------------------------------------------ asking and scoring
+    def check_samples(self, samples: Sequence[Sample], source: str) -> None:
+        bad = [f"{s.sample_id}: {why}" for s in samples if (why := self.check_sample(s))]
+        if bad:
+            raise DataError(f"{source}: {len(bad)} {self.name} samples cannot be trusted: " + "; ".join(bad[:5]))
 
-    def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
-        raise NotImplementedError
+    def perturbation_problem(self, sample: Sample, spec: PerturbationSpec) -> str | None:
+        return f"probe {self.name} does not define its ground truth under {spec.name}; drop the perturbation"
 
-    def request_metadata(self, sample: Sample) -> dict[str, Any]:
-        """Public facts a local observer may read (never the answer)."""
-        return {}
+    def prompt_names(self) -> Sequence[str]:
+        return self.prompts
 
-    #: the version of the probe's judge prompts ("" for a probe that never asks a judge)
-    judge_version: str = ""
-    #: whether ``judge_prompt`` may ask a judge and ``score`` takes ``judgement=`` (declared, never introspected)
-    judges: bool = False
-
-    def judge_prompt(self, sample: Sample, answer: str) -> Prompt | None:
-        """What a judge (``vidaudit run --judge SPEC``) is asked about this answer; None: parsed, no judge."""
-        return None
+    def record_params(self, sample: Sample) -> dict[str, Any]:
+        p = sample.params
+        return {k: p[k] for k in self.record_keys if k in p}
 
     def score(self, sample: Sample, text: str | None, status: str, *,
               frame_times: Sequence[float] | None = None) -> TrialScore:
-        raise NotImplementedError
+        return self._target(self.scorer, "scorer")(sample, text, status)
 
-    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> ProbeReport:
-        raise NotImplementedError
+    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
+        return self._target(self.reporter, "reporter")(records)
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
-        raise NotImplementedError
-
-    # ------------------------------------------------------------------ baselines
+        if not self.trial_viewer:
+            return super().viewer_trial(record, sample, raw_text)
+        return self._target(self.trial_viewer, "trial_viewer")(record, sample, raw_text)
 
     def oracle_answer(self, sample: Sample) -> str:
         raise ConfigError(f"probe {self.name} has no oracle answer")
@@ -157,27 +130,3 @@ class Probe:
 
     def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
         raise ConfigError(f"probe {self.name} has no pixel observer: no classical reader exists for it")
-
-
-_LOADED: dict[str, Probe] = {}
-
-
-def probe_names() -> list[str]:
-    return list(PROBE_TARGETS)
-
-
-def get_probe(name: object) -> Probe:
-    """The probe called ``name``; a ConfigError naming the known probes otherwise."""
-    if not isinstance(name, str) or name not in PROBE_TARGETS:
-        raise ConfigError(f"unknown stress probe {name!r}; choose from {', '.join(PROBE_TARGETS)}")
-    if name not in _LOADED:
-        module, _, attr = PROBE_TARGETS[name].partition(":")
-        probe = getattr(importlib.import_module(module), attr)
-        if not isinstance(probe, Probe) or probe.name != name:
-            raise ConfigError(f"{PROBE_TARGETS[name]} is not the Probe {name!r}")
-        _LOADED[name] = probe
-    return _LOADED[name]
-
-
-def probe_of(sample: Sample) -> Probe:
-    return get_probe(sample.params.get("probe"))

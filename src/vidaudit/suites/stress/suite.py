@@ -1,8 +1,10 @@
-"""The stress suite behind the ``Suite`` protocol: every hook routes to the probe a sample names.
+"""The stress suite: a ``PartedSuite`` whose parts are the probes, each a ``Probe`` (a ``Suite``) of its own.
 
-The probes themselves live in sub-packages (``camera_motion/``, ...) behind ``probe.Probe``; this module
-knows none of them by name. The report's results are keyed by probe name; its sections are the probes'
-sections in the order of ``PROBE_TARGETS``.
+The probes live in sub-packages (``camera_motion/``, ...); this module lists them by lazy ``"module:attr"``
+target and description (``PARTS``) and adds only what is the suite's own: the generate command, the audit
+parts, one ground-truth error over every probe's samples, and the human-ceiling columns. The contract's
+``PartedSuite`` routes every other hook to the probe a sample names. The report's results are keyed by
+probe name; its sections are the probes' sections in the order of ``PARTS``.
 """
 
 from __future__ import annotations
@@ -11,31 +13,62 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from vidaudit.core.contract.profile import AuditPart, PartFigures
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.suite import Capabilities, ObservedFrame, Prompt, Suite
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import SuiteReport
+from vidaudit.core.contract.suite import Capabilities, PartedSuite
 from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.types import Condition, PerturbationSpec, Sample
+from vidaudit.core.types import Sample
 from vidaudit.suites.stress.common import HUMAN_CELLS, human_cells
-from vidaudit.suites.stress.probe import PROBE_DESCRIPTIONS, get_probe, probe_names, probe_of
+from vidaudit.suites.stress.probe import Probe
 from vidaudit.suites.stress.viewer import STRESS_VIEWER
 
-#: name -> description, as ``vidaudit suites`` lists them
-PROBES: dict[str, str] = dict(PROBE_DESCRIPTIONS)
+#: probe name -> (``"module:attr"`` of its ``Probe`` instance, what ``vidaudit suites`` lists for it);
+#: the descriptions live here so that listing the suite imports no probe
+PARTS: dict[str, tuple[str, str]] = {
+    "camera_motion": ("vidaudit.suites.stress.camera_motion.probe:PROBE",
+                      "6-way camera motion (zoom in/out, pan left/right, tilt up/down) on moved stills; chance 1/6"),
+    "lane_change": ("vidaudit.suites.stress.lane_change.probe:PROBE",
+                    "binary lane change (F1, lane change positive) on a user's annotated driving clips (--source)"),
+    "cross_frame": ("vidaudit.suites.stress.cross_frame.probe:PROBE",
+                    "strip-masked multiple-choice video QA (NExT-QA format or synthetic), w/ and w/o abstention; TBSR"),
+    "wireframe": ("vidaudit.suites.stress.wireframe.probe:PROBE",
+                  "B.7 line connectivity in 4 frames (control / adversarial temporal groups / interleaved), widths "
+                  "1-10 px, x=112 contrast, spatial and counting tasks"),
+    "mosaic": ("vidaudit.suites.stress.mosaic.probe:PROBE",
+               "Sequential Mosaic: 4 quadrants one per frame vs one image, cross-boundary text and two-shape "
+               "scenes, recency errors"),
+    "shortcuts": ("vidaudit.suites.stress.shortcuts.probe:PROBE",
+                  "language shortcuts: First/Last/Sequence on reordered, blank, unrelated procedures; CLP; chance 1/4"),
+    "sycophancy": ("vidaudit.suites.stress.sycophancy.probe:PROBE",
+                   "AGREE/DISAGREE with a false claim and its true control (TR, FGA, SR, OA, COUNT); chance 1/2"),
+    "sycophancy_pairs": ("vidaudit.suites.stress.sycophancy.pairs_probe:PROBE",
+                         "source (b) of sycophancy: a generator model writes claim pairs for a user's videos"),
+    "expectation": ("vidaudit.suites.stress.expectation.probe:PROBE",
+                    "temporal expectation: anomalies (Spatial/Temporal/Overall), temporal gap (MCQ, summary), "
+                    "reversed clips; free text judged (--judge)"),
+}
 
 
-class StressSuite(Suite):
+class StressSuite(PartedSuite):
     name = "stress"
     description = ("Reveal stress probes: each opposes a shortcut answer to the visually correct one, with exact "
                    "synthetic ground truth (select one with --probe).")
     paper = "003_26ec3fd4175dfa64"
     default_prompt = "mcq"
-    probes = PROBES
+    part_param = "probe"
+    part_noun = "probe"
+    parts = {name: target for name, (target, _) in PARTS.items()}
+    probes = {name: text for name, (_, text) in PARTS.items()}
     viewer = STRESS_VIEWER
     capabilities = Capabilities(judges=True)  # the probes that declare ``judges`` (expectation) ask a judge
+
+    def probe(self, name: object) -> Probe:
+        """The probe called ``name`` (a ConfigError naming the known ones otherwise)."""
+        part = self.part(name)
+        if not isinstance(part, Probe):
+            raise ConfigError(f"stress probe {name!r} is a {type(part).__name__}, not a stress Probe")
+        return part
 
     def add_commands(self, generate) -> None:
         from vidaudit.suites.stress.cli import register
@@ -69,7 +102,7 @@ class StressSuite(Suite):
         bad = []
         for s in samples:
             try:
-                why = probe_of(s).check_sample(s)
+                why = self.probe(s.params.get("probe")).check_sample(s)
             except ConfigError as e:
                 why = str(e)
             if why:
@@ -77,100 +110,13 @@ class StressSuite(Suite):
         if bad:
             raise DataError(f"{source}: {len(bad)} stress samples cannot be trusted: " + "; ".join(bad[:5]))
 
-    def perturbation_problem(self, sample: Sample, spec: PerturbationSpec) -> str | None:
-        probe = probe_of(sample)
-        hook = getattr(probe, "perturbation_problem", None)
-        if hook is None:
-            return f"probe {probe.name} does not define its ground truth under {spec.name}; drop the perturbation"
-        return hook(sample, spec)
-
-    # ------------------------------------------------------------------ prompts
-
-    def prompt_names(self) -> Sequence[str]:
-        names = [self.default_prompt]
-        for p in probe_names():
-            names += [n for n in get_probe(p).prompt_names if n not in names]
-        return names
-
-    def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
-        probe = probe_of(sample)
-        if condition is not None and condition.prompt not in probe.prompt_names:
-            raise ConfigError(f"probe {probe.name} has no prompt {condition.prompt!r}; it has "
-                              f"{', '.join(probe.prompt_names)}")
-        return probe.render_prompt(sample, condition)
-
-    def request_metadata(self, sample: Sample) -> dict[str, Any]:
-        return {"probe": sample.params.get("probe"), **probe_of(sample).request_metadata(sample)}
-
-    # ------------------------------------------------------------------ scoring
-
-    def record_params(self, sample: Sample) -> dict[str, Any]:
-        p = sample.params
-        return {k: p[k] for k in probe_of(sample).record_keys if k in p}
-
-    def score(self, sample: Sample, text: str | None, status: str, *,
-              frame_times: Sequence[float] | None = None, judgement: str | None = None) -> TrialScore:
-        probe = probe_of(sample)
-        if probe.judges:
-            # a probe that declares ``judges`` takes judgement= (the base Probe.score does not)
-            return probe.score(sample, text, status, frame_times=frame_times, judgement=judgement)  # type: ignore[call-arg]
-        return probe.score(sample, text, status, frame_times=frame_times)
-
-    # ------------------------------------------------------------------ judges (routed to the probes that judge)
-
-    @property
-    def judge_version(self) -> str:  # type: ignore[override]
-        """Every judging probe's prompt version, e.g. ``expectation:expectation-judges-1``."""
-        return ";".join(f"{n}:{v}" for n in probe_names() if (v := get_probe(n).judge_version))
-
-    def judge_prompt(self, sample: Sample, answer: str) -> Prompt | None:
-        return probe_of(sample).judge_prompt(sample, answer)
-
-    def judges_any(self, samples: Sequence[Sample]) -> bool:
-        """Only probes that declare ``judges`` ever ask a judge (camera_motion's answers are parsed)."""
-        return any(probe_of(s).judges for s in samples)
-
     def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
         # human-study records fill the human-ceiling columns only; the probes' model rows never see them
         token = HUMAN_CELLS.set(human_cells(records))
         try:
-            return self._aggregate([r for r in records if r.model_role != "human"], samples)
+            return super().aggregate([r for r in records if r.model_role != "human"], samples)
         finally:
             HUMAN_CELLS.reset(token)
-
-    def _aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
-        by_probe: dict[str, list[ScoreRecord]] = {}
-        for r in records:
-            by_probe.setdefault(str(r.params.get("probe")), []).append(r)
-        out = SuiteReport()
-        for name in probe_names():
-            if name not in by_probe:
-                continue
-            part = get_probe(name).aggregate(by_probe.pop(name), samples)
-            out.results.update(part.results)
-            out.sections.extend(part.sections)
-            out.notes.extend(part.notes)
-        if by_probe:
-            raise DataError(f"score records of unknown stress probes {sorted(by_probe)}; re-score the run with "
-                            "this version of vidaudit")
-        return out
-
-    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
-        return probe_of(sample).viewer_trial(record, sample, raw_text)
-
-    # ------------------------------------------------------------------ baselines
-
-    def oracle_answer(self, sample: Sample) -> str:
-        return probe_of(sample).oracle_answer(sample)
-
-    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        return probe_of(sample).chance_answer(sample, rng, option)
-
-    def constant_answer(self, sample: Sample, value: str) -> str:
-        return probe_of(sample).constant_answer(sample, value)
-
-    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        return get_probe(metadata.get("probe")).observe(frames, metadata)
 
 
 SUITE = StressSuite()

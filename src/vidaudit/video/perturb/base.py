@@ -114,8 +114,12 @@ class Plan:
         return [int(sf[i]) for i in range(self.n_frames) if sf[i] is not None and self.video_of(i) == video]
 
 
+_ParamsModel = Params  # the base model, named apart from ``Op.Params`` (an op's own model)
+
+
 class Op:
-    """One registered perturbation. Subclasses set the class attributes and implement ``plan``."""
+    """One registered perturbation. Subclasses declare themselves in the class header (``__init_subclass__``)
+    and implement ``plan``."""
 
     name: ClassVar[str]
     kind: ClassVar[str]                 # temporal, spatial, integration, camera
@@ -125,6 +129,20 @@ class Op:
     needs_second: ClassVar[bool] = False
     accepts_still: ClassVar[bool] = False
     needs_frames: ClassVar[bool] = True  # False: the output never reads the source's pixels
+
+    def __init_subclass__(cls, *, name: str = "", kind: str = "", params: type[_ParamsModel] | None = None,
+                          summary: str = "", **flags: Any) -> None:
+        """An op says what it is in its class header, all in one place:
+        ``class Reverse(Op, name="reverse", kind="temporal", params=ReverseParams, summary="...")``; ``flags``
+        set ``version``, ``needs_second``, ``accepts_still`` or ``needs_frames``."""
+        super().__init_subclass__()
+        unknown = set(flags) - {"version", "needs_second", "accepts_still", "needs_frames"}
+        if unknown:
+            raise TypeError(f"op {cls.__name__}: unknown class keyword(s) {sorted(unknown)}")  # programming error
+        declared = {"name": name, "kind": kind, "Params": params, "summary": summary, **flags}
+        for key, value in declared.items():
+            if value is not None and value != "":
+                setattr(cls, key, value)
 
     def plan(self, p: Any, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         raise NotImplementedError

@@ -60,12 +60,9 @@ def zoom_at(p: Camera2DParams, alpha: float) -> float:
 
 
 @register
-class Camera2D(Op):
-    name = "camera_2d"
-    kind = "camera"
-    Params = Camera2DParams
-    summary = "Algorithm 1: pan/tilt by sliding over a tiled canvas, zoom by centre crop and resize"
-    accepts_still = True
+class Camera2D(Op, name="camera_2d", kind="camera", params=Camera2DParams,
+               summary="Algorithm 1: pan/tilt by sliding over a tiled canvas, zoom by centre crop and resize",
+               accepts_still=True):
 
     def plan(self, p: Camera2DParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         per_frame = not src.still and p.still_s is None

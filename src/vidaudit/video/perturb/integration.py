@@ -136,11 +136,8 @@ class StripMaskParams(Params):
 
 
 @register
-class StripMask(Op):
-    name = "strip_mask"
-    kind = "integration"
-    Params = StripMaskParams
-    summary = "Algorithm 3: k masked duplicates per frame, each showing one coverage set of strips on black"
+class StripMask(Op, name="strip_mask", kind="integration", params=StripMaskParams,
+                summary="Algorithm 3: k masked duplicates per frame, each showing one coverage set of strips on black"):
 
     def plan(self, p: StripMaskParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         if src.still or src.fps is None:
@@ -307,12 +304,9 @@ def _mosaic_info(src: SourceInfo, still: int) -> dict[str, Any]:
 
 
 @register
-class Mosaic(Op):
-    name = "mosaic"
-    kind = "integration"
-    Params = MosaicParams
-    summary = "Sequential Mosaic: a 4-frame video, frame t showing only quadrant t of a still"
-    accepts_still = True
+class Mosaic(Op, name="mosaic", kind="integration", params=MosaicParams,
+             summary="Sequential Mosaic: a 4-frame video, frame t showing only quadrant t of a still",
+             accepts_still=True):
 
     def plan(self, p: MosaicParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         still = _still_index(self.name, p, src)
@@ -334,12 +328,9 @@ class Mosaic(Op):
 
 
 @register
-class MosaicSpatial(Op):
-    name = "mosaic_spatial"
-    kind = "integration"
-    Params = MosaicSpatialParams
-    summary = "the Sequential Mosaic's spatial control: the same four quadrants as one 2x2 image"
-    accepts_still = True
+class MosaicSpatial(Op, name="mosaic_spatial", kind="integration", params=MosaicSpatialParams,
+                    summary="the Sequential Mosaic's spatial control: the same four quadrants as one 2x2 image",
+                    accepts_still=True):
 
     def plan(self, p: MosaicSpatialParams, src: SourceInfo, rng: np.random.Generator,
              second: SourceInfo | None) -> Plan:

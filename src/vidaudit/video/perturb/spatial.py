@@ -60,10 +60,8 @@ class ColourShiftParams(Params):
 
 
 @register
-class ColourShift(_Windowed):
-    name = "colour_shift"
-    Params = ColourShiftParams
-    summary = "rotate the hue of a region over a time window"
+class ColourShift(_Windowed, name="colour_shift", params=ColourShiftParams,
+                  summary="rotate the hue of a region over a time window"):
 
     def plan(self, p: ColourShiftParams, src: SourceInfo, rng: np.random.Generator,
              second: SourceInfo | None) -> Plan:
@@ -103,10 +101,8 @@ class NoiseParams(Params):
 
 
 @register
-class Noise(_Windowed):
-    name = "noise"
-    Params = NoiseParams
-    summary = "add Gaussian noise to a region over a time window (fresh noise every frame)"
+class Noise(_Windowed, name="noise", params=NoiseParams,
+            summary="add Gaussian noise to a region over a time window (fresh noise every frame)"):
 
     def plan(self, p: NoiseParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         return _windowed_plan(self.name, src, p.start_s, p.duration_s, rng, self._box(p, src), sigma=p.sigma)
@@ -156,10 +152,8 @@ class InsertObjectParams(Params):
 
 
 @register
-class InsertObject(_Windowed):
-    name = "insert_object"
-    Params = InsertObjectParams
-    summary = "draw a sprite in a region of the frame over a time window"
+class InsertObject(_Windowed, name="insert_object", params=InsertObjectParams,
+                   summary="draw a sprite in a region of the frame over a time window"):
 
     def plan(self, p: InsertObjectParams, src: SourceInfo, rng: np.random.Generator,
              second: SourceInfo | None) -> Plan:
@@ -227,12 +221,8 @@ class BlankParams(Params):
 
 
 @register
-class Blank(Op):
-    name = "blank"
-    kind = "spatial"
-    Params = BlankParams
-    summary = "a uniform (black) video at the source's size and rate, with its own duration"
-    needs_frames = False
+class Blank(Op, name="blank", kind="spatial", params=BlankParams,
+            summary="a uniform (black) video at the source's size and rate, with its own duration", needs_frames=False):
 
     def plan(self, p: BlankParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         if not all(0 <= c <= 255 for c in p.colour):
@@ -255,12 +245,8 @@ class NoiseVideoParams(Params):
 
 
 @register
-class NoiseVideo(Op):
-    name = "noise_video"
-    kind = "spatial"
-    Params = NoiseVideoParams
-    summary = "a video of pure per-pixel noise at the source's size and rate"
-    needs_frames = False
+class NoiseVideo(Op, name="noise_video", kind="spatial", params=NoiseVideoParams,
+                 summary="a video of pure per-pixel noise at the source's size and rate", needs_frames=False):
 
     def plan(self, p: NoiseVideoParams, src: SourceInfo, rng: np.random.Generator,
              second: SourceInfo | None) -> Plan:
@@ -287,13 +273,9 @@ class UnrelatedParams(Params):
 
 
 @register
-class Unrelated(Op):
-    name = "unrelated"
-    kind = "spatial"
-    Params = UnrelatedParams
-    summary = "replace the source by an unrelated (second) video, fitted to the source's size, rate and duration"
-    needs_second = True
-    needs_frames = False
+class Unrelated(Op, name="unrelated", kind="spatial", params=UnrelatedParams,
+                summary="replace the source by an unrelated (second) video, fitted to the source's size, rate and "
+                        "duration", needs_second=True, needs_frames=False):
 
     def plan(self, p: UnrelatedParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         assert second is not None

@@ -44,11 +44,8 @@ class ReverseParams(Params):
 
 
 @register
-class Reverse(Op):
-    name = "reverse"
-    kind = "temporal"
-    Params = ReverseParams
-    summary = "play a range (default: the whole clip) backwards"
+class Reverse(Op, name="reverse", kind="temporal", params=ReverseParams,
+              summary="play a range (default: the whole clip) backwards"):
 
     def plan(self, p: ReverseParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         a, b = frame_range(self.name, src, p.start_s, p.end_s)
@@ -65,11 +62,8 @@ class ShuffleFramesParams(Params):
 
 
 @register
-class ShuffleFrames(Op):
-    name = "shuffle_frames"
-    kind = "temporal"
-    Params = ShuffleFramesParams
-    summary = "permute the frames of a range uniformly at random (never the identity)"
+class ShuffleFrames(Op, name="shuffle_frames", kind="temporal", params=ShuffleFramesParams,
+                    summary="permute the frames of a range uniformly at random (never the identity)"):
 
     def plan(self, p: ShuffleFramesParams, src: SourceInfo, rng: np.random.Generator,
              second: SourceInfo | None) -> Plan:
@@ -97,11 +91,8 @@ class ShuffleSegmentsParams(Params):
 
 
 @register
-class ShuffleSegments(Op):
-    name = "shuffle_segments"
-    kind = "temporal"
-    Params = ShuffleSegmentsParams
-    summary = "reorder annotated variable-length segments so that the queried position changes"
+class ShuffleSegments(Op, name="shuffle_segments", kind="temporal", params=ShuffleSegmentsParams,
+                      summary="reorder annotated variable-length segments so that the queried position changes"):
 
     def _segments(self, p: ShuffleSegmentsParams, src: SourceInfo) -> list[tuple[int, int]]:
         fps = need_video(self.name, src)
@@ -189,11 +180,8 @@ class CutParams(Params):
 
 
 @register
-class Cut(Op):
-    name = "cut"
-    kind = "temporal"
-    Params = CutParams
-    summary = "remove a multi-second range (an abrupt jump cut); frames remain on both sides"
+class Cut(Op, name="cut", kind="temporal", params=CutParams,
+          summary="remove a multi-second range (an abrupt jump cut); frames remain on both sides"):
 
     def plan(self, p: CutParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         a, b = window(self.name, src, p.start_s, p.duration_s, rng, interior=True, what="cut")
@@ -208,11 +196,8 @@ class TemporalGapParams(Params):
 
 
 @register
-class TemporalGap(Op):
-    name = "temporal_gap"
-    kind = "temporal"
-    Params = TemporalGapParams
-    summary = "remove a named segment and present the rest as one whole clip"
+class TemporalGap(Op, name="temporal_gap", kind="temporal", params=TemporalGapParams,
+                  summary="remove a named segment and present the rest as one whole clip"):
 
     def plan(self, p: TemporalGapParams, src: SourceInfo, rng: np.random.Generator,
              second: SourceInfo | None) -> Plan:
@@ -240,12 +225,8 @@ class SceneMixParams(Params):
 
 
 @register
-class SceneMix(Op):
-    name = "scene_mix"
-    kind = "temporal"
-    Params = SceneMixParams
-    summary = "splice a range of a second video into the source"
-    needs_second = True
+class SceneMix(Op, name="scene_mix", kind="temporal", params=SceneMixParams,
+               summary="splice a range of a second video into the source", needs_second=True):
 
     def plan(self, p: SceneMixParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         assert second is not None
@@ -294,11 +275,8 @@ class SpeedParams(Params):
 
 
 @register
-class Speed(Op):
-    name = "speed"
-    kind = "temporal"
-    Params = SpeedParams
-    summary = "play faster (drop frames) or slower (repeat frames) at the same frame rate"
+class Speed(Op, name="speed", kind="temporal", params=SpeedParams,
+            summary="play faster (drop frames) or slower (repeat frames) at the same frame rate"):
 
     def plan(self, p: SpeedParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         fps = need_video(self.name, src)

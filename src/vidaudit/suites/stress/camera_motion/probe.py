@@ -8,13 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import ViewerTrial
 from vidaudit.core.contract.suite import ObservedFrame, Prompt
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
 from vidaudit.suites.stress.camera_motion.options import DIRECTION_OF, DIRECTIONS, LETTER_OF, LETTERS
-from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeReport
+from vidaudit.suites.stress.probe import GenerateOptions, Probe
 
 
 def answer_text(direction: str) -> str:
@@ -37,6 +35,9 @@ class CameraMotionProbe(Probe):
     presets = ("smoke", "paper")
     record_keys = ("probe", "motion", "synthesis", "scene", "preset", "duration_s", "fps", "speed_px_s", "zoom_max",
                    "zoom_curve")
+    scorer = "vidaudit.suites.stress.camera_motion.scoring:score_trial"
+    reporter = "vidaudit.suites.stress.camera_motion.report:camera_report"
+    trial_viewer = "vidaudit.suites.stress.camera_motion.viewer:viewer_trial"
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         from vidaudit.cli_common import progress_bar
@@ -57,22 +58,6 @@ class CameraMotionProbe(Probe):
         from vidaudit.suites.stress.camera_motion.prompts import camera_motion_prompt
 
         return Prompt(None, camera_motion_prompt())
-
-    def score(self, sample: Sample, text: str | None, status: str, *,
-              frame_times: Sequence[float] | None = None) -> TrialScore:
-        from vidaudit.suites.stress.camera_motion.scoring import score_trial
-
-        return score_trial(sample, text, status)
-
-    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> ProbeReport:
-        from vidaudit.suites.stress.camera_motion.report import camera_report
-
-        return camera_report(records)
-
-    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
-        from vidaudit.suites.stress.camera_motion.viewer import viewer_trial
-
-        return viewer_trial(record, sample, raw_text)
 
     def oracle_answer(self, sample: Sample) -> str:
         return answer_text(str(sample.answer))

@@ -6,11 +6,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.contract.report import GridFigure, Section, Table
+from vidaudit.core.contract.report import GridFigure, SuiteReport, Table
 from vidaudit.suites.stress.camera_motion.aggregate import PREDICTED_COLUMNS, aggregate_camera
 from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS, HUMAN_REPORTED, PAPER_REPORTED
-from vidaudit.suites.stress.common import human_ceiling_note, human_ceiling_text, pct
-from vidaudit.suites.stress.probe import ProbeReport
+from vidaudit.suites.stress.common import human_ceiling_note, human_ceiling_text, pct, probe_report
 
 
 def _summary_table(cells: dict[str, Any]) -> Table:
@@ -76,18 +75,15 @@ def _paper_table() -> Table:
                          "clips, uniform over the six motions (the human-ceiling column is this run's imported study, if any).")
 
 
-def camera_report(records: Sequence[ScoreRecord]) -> ProbeReport:
+def camera_report(records: Sequence[ScoreRecord]) -> SuiteReport:
     res = aggregate_camera(records)
     cells = res["cells"]
-    sections = []
-    if cells:
-        sections.append(Section(
-            id="stress-camera-motion", title="Camera motion",
-            lede="Six-way camera motion on still scenes moved by camera_2d and on 3D sprite scenes filmed by a "
-                 "moving pinhole camera (physical direction names: pan_left = the content moves right). Chance "
-                 "is 1/6.",
-            figures=[_confusion(c, i) for i, c in enumerate(cells.values())],
-            tables=[_summary_table(cells), _direction_table(cells), _synthesis_table(cells), _paper_table()]))
     notes = [f"camera_motion: {len(cells)} model x condition cells; chance {100 * CHANCE:.1f}%; "
              + human_ceiling_note("camera_motion")]
-    return ProbeReport(results={"camera_motion": res}, sections=sections, notes=notes)
+    return probe_report(
+        "camera_motion", res, notes, title="Camera motion",
+        lede="Six-way camera motion on still scenes moved by camera_2d and on 3D sprite scenes filmed by a "
+             "moving pinhole camera (physical direction names: pan_left = the content moves right). Chance "
+             "is 1/6.",
+        figures=lambda: [_confusion(c, i) for i, c in enumerate(cells.values())],
+        tables=lambda: [_summary_table(cells), _direction_table(cells), _synthesis_table(cells), _paper_table()])

@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-from vidaudit.core.contract.records import ParseResult, TrialScore
+from vidaudit.core.contract.records import TrialScore
 from vidaudit.core.types import Sample
-from vidaudit.score.answers import parse_option
 from vidaudit.suites.stress.camera_motion.options import DIRECTION_OF, LETTERS
+from vidaudit.suites.stress.common import score_option
 
 
 def score_trial(sample: Sample, text: str | None, status: str) -> TrialScore:
-    if status != "ok" or text is None:
-        return TrialScore(correct=None)
-    parsed = parse_option(text, LETTERS)
-    predicted = DIRECTION_OF.get(parsed.value) if parsed.ok else None
-    return TrialScore(correct=predicted == sample.answer,
-                      parse=ParseResult(value=parsed.value, method=parsed.method, span=parsed.span),
-                      metrics={"predicted_motion": predicted})
+    return score_option(sample, text, status, LETTERS, DIRECTION_OF, "predicted_motion")

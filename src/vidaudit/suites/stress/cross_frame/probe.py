@@ -8,13 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import ViewerTrial
 from vidaudit.core.contract.suite import ObservedFrame, Prompt
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, PerturbationSpec, Sample
 from vidaudit.suites.stress.common import mcq_answer_text
-from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeReport
+from vidaudit.suites.stress.probe import GenerateOptions, Probe
 
 
 class CrossFrameProbe(Probe):
@@ -23,6 +21,9 @@ class CrossFrameProbe(Probe):
                    "without abstention; Raw, Occ and TBSR; chance 1/5 and 1/6")
     presets = ("smoke", "paper", "table10")
     record_keys = ("probe", "item", "split", "type", "abstention", "source", "template", "preset")
+    scorer = "vidaudit.suites.stress.cross_frame.scoring:score_trial"
+    reporter = "vidaudit.suites.stress.cross_frame.report:cross_frame_report"
+    trial_viewer = "vidaudit.suites.stress.cross_frame.viewer:viewer_trial"
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         from vidaudit.suites.stress.cross_frame.generate import SETTINGS, generate
@@ -60,22 +61,6 @@ class CrossFrameProbe(Probe):
         p = sample.params
         return {"source": p.get("source"), "template": p.get("template"),
                 "template_args": p.get("template_args") or {}, "options": list(p.get("options") or [])}
-
-    def score(self, sample: Sample, text: str | None, status: str, *,
-              frame_times: Sequence[float] | None = None) -> TrialScore:
-        from vidaudit.suites.stress.cross_frame.scoring import score_trial
-
-        return score_trial(sample, text, status)
-
-    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> ProbeReport:
-        from vidaudit.suites.stress.cross_frame.report import cross_frame_report
-
-        return cross_frame_report(records)
-
-    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
-        from vidaudit.suites.stress.cross_frame.viewer import viewer_trial
-
-        return viewer_trial(record, sample, raw_text)
 
     def oracle_answer(self, sample: Sample) -> str:
         return mcq_answer_text(str(sample.answer), str(sample.params["answer_text"]))

@@ -14,9 +14,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.contract.report import Section, Table
+from vidaudit.core.contract.report import SuiteReport, Table
 from vidaudit.score.stats import wilson_interval
-from vidaudit.suites.stress.common import accuracy_cell, accuracy_text, human_ceiling_note, human_ceiling_text, pct
+from vidaudit.suites.stress.common import (
+    accuracy_cell,
+    accuracy_text,
+    human_ceiling_note,
+    human_ceiling_text,
+    pct,
+    probe_report,
+)
 from vidaudit.suites.stress.cross_frame.options import (
     CHANCE_ABSTAIN,
     CHANCE_FORCED,
@@ -26,7 +33,6 @@ from vidaudit.suites.stress.cross_frame.options import (
     paper_name,
     table10_row,
 )
-from vidaudit.suites.stress.probe import ProbeReport
 
 _MASK = re.compile(r"\+strip_mask(?:\(([^()]*)\))?")
 
@@ -159,26 +165,19 @@ def _paper_table() -> Table:
                          "The human rows are the paper's study (the human-ceiling column is this run's imported study, if any).")
 
 
-def cross_frame_report(records: Sequence[ScoreRecord]) -> ProbeReport:
+def cross_frame_report(records: Sequence[ScoreRecord]) -> SuiteReport:
     res = aggregate_cross_frame(records)
     cells = res["cells"]
-    sections = []
-    if cells:
-        tables = [_tbsr_table(cells)]
-        t10 = _table10_table(cells)
-        if t10 is not None:
-            tables.append(t10)
-        tables.append(_paper_table())
-        sections.append(Section(
-            id="stress-cross-frame", title="Cross-frame integration (strip masking)",
-            lede="Multiple-choice video QA on the raw video and on its strip-masked version (Algorithm 3: every "
-                 "strip is shown within a few frames, nothing is destroyed, only spread over time). TBSR is the "
-                 "share of items answered correctly raw that stay correct masked.",
-            tables=tables))
     n_masked = len({c["masked_condition"] for c in cells.values()})
     notes = [f"cross_frame: {n_masked} masked condition(s), {len({c['model'] for c in cells.values()})} model(s); "
              "chance 20.0% (w/o abstention) / 16.7% (w/ abstention); " + human_ceiling_note("cross_frame")]
     if not cells and any(r.params.get("probe") == "cross_frame" for r in records):
         notes.append("cross_frame: no masked and raw conditions to pair; run a raw condition and a "
                      "+strip_mask(...) condition (see DIR/cross_frame.yaml)")
-    return ProbeReport(results={"cross_frame": res}, sections=sections, notes=notes)
+    t10 = _table10_table(cells) if cells else None
+    return probe_report(
+        "cross_frame", res, notes, title="Cross-frame integration (strip masking)",
+        lede="Multiple-choice video QA on the raw video and on its strip-masked version (Algorithm 3: every "
+             "strip is shown within a few frames, nothing is destroyed, only spread over time). TBSR is the "
+             "share of items answered correctly raw that stay correct masked.",
+        tables=lambda: [_tbsr_table(cells), *([t10] if t10 is not None else []), _paper_table()])

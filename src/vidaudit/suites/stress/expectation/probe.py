@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import ViewerTrial
-from vidaudit.core.contract.suite import Prompt
+from vidaudit.core.contract.records import TrialScore
+from vidaudit.core.contract.suite import Capabilities, Prompt
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
 from vidaudit.suites.stress.common import LETTERS
 from vidaudit.suites.stress.expectation import prompts as P
 from vidaudit.suites.stress.expectation.generate import ANOMALIES, JUDGED_TASKS, TASKS
-from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeReport
+from vidaudit.suites.stress.probe import GenerateOptions, Probe
 
 
 class ExpectationProbe(Probe):
@@ -26,8 +25,10 @@ class ExpectationProbe(Probe):
     presets = ("smoke", "paper")
     record_keys = ("probe", "task", "family", "procedure", "source_name", "direction", "anomaly", "anomaly_kind",
                    "preset")
+    reporter = "vidaudit.suites.stress.expectation.report:expectation_report"
+    trial_viewer = "vidaudit.suites.stress.expectation.viewer:viewer_trial"
     judge_version = P.JUDGE_VERSION
-    judges = True
+    capabilities = Capabilities(judges=True)
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         from vidaudit.suites.stress.datasets import clips_from_source
@@ -99,16 +100,6 @@ class ExpectationProbe(Probe):
         from vidaudit.suites.stress.expectation.scoring import score_trial
 
         return score_trial(sample, text, status, judgement)
-
-    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> ProbeReport:
-        from vidaudit.suites.stress.expectation.report import expectation_report
-
-        return expectation_report(records)
-
-    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
-        from vidaudit.suites.stress.expectation.viewer import viewer_trial
-
-        return viewer_trial(record, sample, raw_text)
 
     def oracle_answer(self, sample: Sample) -> str:
         from vidaudit.suites.stress.expectation.answers import oracle_answer

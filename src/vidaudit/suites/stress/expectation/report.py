@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.contract.report import Section, Table
+from vidaudit.core.contract.report import SuiteReport, Table
 from vidaudit.score.stats import wilson_interval
 from vidaudit.suites.stress.common import (
     PAPER_MATCH,
@@ -27,10 +27,10 @@ from vidaudit.suites.stress.common import (
     interval_text,
     paper_name,
     pct,
+    probe_report,
 )
 from vidaudit.suites.stress.expectation.generate import ANOMALIES, SPATIAL, TEMPORAL
 from vidaudit.suites.stress.expectation.prompts import JUDGE_VERSION
-from vidaudit.suites.stress.probe import ProbeReport
 
 PROBE = "expectation"
 CHANCE = {"direction": 0.5, "gap_mcq": 0.25}
@@ -214,15 +214,8 @@ def _tables(res: dict[str, Any]) -> list[Table]:
     return tables
 
 
-def expectation_report(records: Sequence[ScoreRecord]) -> ProbeReport:
+def expectation_report(records: Sequence[ScoreRecord]) -> SuiteReport:
     res = aggregate(records)
-    sections = []
-    if res["cells"]:
-        sections.append(Section(
-            id="stress-expectation", title="Temporal expectation bias (anomalies, temporal gap, reversed clips)",
-            lede="Videos whose events defy the usual course: anomalies injected, a step removed, the clip played "
-                 "backwards. A model that reports what should happen rather than what is shown fails here.",
-            tables=_tables(res)))
     notes = [f"expectation: {len(res['cells'])} model x condition cells; judge prompts {JUDGE_VERSION}; anomaly "
              "Spatial, Temporal and Overall shown together"]
     not_judged = sum(c["anomaly"]["all"]["not_judged"] + c["gap"]["summary"]["not_judged"]
@@ -230,7 +223,11 @@ def expectation_report(records: Sequence[ScoreRecord]) -> ProbeReport:
     if not_judged:
         notes.append(f"expectation: {not_judged} free-text answers were not judged (run with --judge SPEC to score "
                      "them)")
-    return ProbeReport(results={PROBE: res}, sections=sections, notes=notes)
+    return probe_report(
+        PROBE, res, notes, title="Temporal expectation bias (anomalies, temporal gap, reversed clips)",
+        lede="Videos whose events defy the usual course: anomalies injected, a step removed, the clip played "
+             "backwards. A model that reports what should happen rather than what is shown fails here.",
+        tables=lambda: _tables(res))
 
 
 __all__ = ["aggregate", "expectation_report", "judged_cell", "overall", "SPATIAL", "TEMPORAL"]

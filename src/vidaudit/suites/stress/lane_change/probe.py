@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import ViewerTrial
 from vidaudit.core.contract.suite import Prompt
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
 from vidaudit.suites.stress.lane_change.options import ALIASES, LABELS, answer_text, prompt
-from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeReport
+from vidaudit.suites.stress.probe import GenerateOptions, Probe
 
 
 class LaneChangeProbe(Probe):
@@ -21,6 +20,8 @@ class LaneChangeProbe(Probe):
     description = "binary lane change (F1, lane change positive) on a user's annotated driving clips (--source)"
     presets = ("smoke",)
     record_keys = ("probe", "label", "clip", "start_s", "end_s")
+    scorer = "vidaudit.suites.stress.lane_change.scoring:score_trial"
+    reporter = "vidaudit.suites.stress.lane_change.report:lane_report"
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         from vidaudit.cli_common import progress_bar
@@ -44,17 +45,6 @@ class LaneChangeProbe(Probe):
 
     def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
         return Prompt(None, prompt())
-
-    def score(self, sample: Sample, text: str | None, status: str, *,
-              frame_times: Sequence[float] | None = None) -> TrialScore:
-        from vidaudit.suites.stress.lane_change.scoring import score_trial
-
-        return score_trial(sample, text, status)
-
-    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> ProbeReport:
-        from vidaudit.suites.stress.lane_change.report import lane_report
-
-        return lane_report(records)
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
         p = sample.params

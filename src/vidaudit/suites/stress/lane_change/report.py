@@ -11,10 +11,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.contract.report import Section, Table
-from vidaudit.suites.stress.common import accuracy_cell, by_model_condition, human_ceiling_note, human_ceiling_text, pct
+from vidaudit.core.contract.report import SuiteReport, Table
+from vidaudit.suites.stress.common import (
+    accuracy_cell,
+    by_model_condition,
+    human_ceiling_note,
+    human_ceiling_text,
+    pct,
+    probe_report,
+)
 from vidaudit.suites.stress.lane_change.options import HUMAN_REPORTED, PAPER_F1_RANGE, POSITIVE
-from vidaudit.suites.stress.probe import ProbeReport
 
 
 def predicted_positive(r: ScoreRecord) -> bool:
@@ -52,7 +58,7 @@ def aggregate_lane(records: Sequence[ScoreRecord]) -> dict[str, Any]:
             "human_reported": HUMAN_REPORTED, "human_ceiling": None}
 
 
-def lane_report(records: Sequence[ScoreRecord]) -> ProbeReport:
+def lane_report(records: Sequence[ScoreRecord]) -> SuiteReport:
     res = aggregate_lane(records)
     rows = []
     for c in res["cells"].values():
@@ -69,8 +75,7 @@ def lane_report(records: Sequence[ScoreRecord]) -> ProbeReport:
                           "change, FP on no change). Chance F1 is a fair coin's expected F1 at this set's lane-change "
                           "share. Paper: models 14-31% F1, mostly false negatives, on Kaggle driving clips (not these); "
                           f"humans {HUMAN_REPORTED:.0f}% on 50 balanced clips.")
-    sections = [Section(id="stress-lane-change", title="Lane change",
-                        lede="Does the vehicle change lanes in this clip? A user's annotated driving clips; F1 with "
-                             "lane change as the positive class.", tables=[table])] if rows else []
-    return ProbeReport(results={"lane_change": res}, sections=sections,
-                       notes=[f"lane_change: {len(rows)} model x condition cells; " + human_ceiling_note("lane_change")])
+    return probe_report("lane_change", res,
+                        [f"lane_change: {len(rows)} model x condition cells; " + human_ceiling_note("lane_change")],
+                        title="Lane change", lede="Does the vehicle change lanes in this clip? A user's annotated "
+                        "driving clips; F1 with lane change as the positive class.", tables=lambda: [table])

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import ViewerTrial
 from vidaudit.core.contract.suite import ObservedFrame, Prompt
 from vidaudit.core.errors import ConfigError
@@ -16,7 +16,7 @@ from vidaudit.core.types import Condition, Sample
 from vidaudit.suites.stress.common import LETTERS, mcq_answer_text, require_every_frame
 from vidaudit.suites.stress.mosaic.scene import WORDS
 from vidaudit.suites.stress.mosaic.tasks import ARRANGEMENTS, STIMULI
-from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeReport
+from vidaudit.suites.stress.probe import GenerateOptions, Probe
 
 PROBE_NAME = "mosaic"
 
@@ -33,8 +33,10 @@ class MosaicProbe(Probe):
     description = ("Sequential Mosaic: 4 quadrants one per frame (temporal) vs one image (spatial), cross-boundary "
                    "text and two-shape scenes, with recency errors")
     presets = ("smoke", "paper")
-    prompt_names = ("mcq",)
+    prompts = ("mcq",)
     record_keys = ("probe", "stimulus", "arrangement", "seed", "preset", "last_quadrant")
+    scorer = "vidaudit.suites.stress.mosaic.scoring:score_trial"
+    reporter = "vidaudit.suites.stress.mosaic.report:mosaic_report"
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         from vidaudit.suites.stress.mosaic.generate import generate
@@ -74,17 +76,6 @@ class MosaicProbe(Probe):
         else:
             meta["options"] = list(p["options"])        # as printed in the prompt
         return meta
-
-    def score(self, sample: Sample, text: str | None, status: str, *,
-              frame_times: Sequence[float] | None = None) -> TrialScore:
-        from vidaudit.suites.stress.mosaic.scoring import score_trial
-
-        return score_trial(sample, text, status)
-
-    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> ProbeReport:
-        from vidaudit.suites.stress.mosaic.report import mosaic_report
-
-        return mosaic_report(records)
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
         p = sample.params

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.contract.report import Section, Table
+from vidaudit.core.contract.report import SuiteReport, Table
 from vidaudit.suites.stress.common import (
     accuracy_cell,
     accuracy_text,
@@ -17,9 +17,9 @@ from vidaudit.suites.stress.common import (
     interval_text,
     paper_text,
     pct,
+    probe_report,
 )
 from vidaudit.suites.stress.mosaic.tasks import ARRANGEMENTS, CHANCE, HUMAN_TABLE12, PAPER_TABLE12, paper_name
-from vidaudit.suites.stress.probe import ProbeReport
 
 PROBE = "mosaic"
 
@@ -69,15 +69,12 @@ def _paper_table() -> Table:
                  columns=["model (paper)", "temporal", "spatial (2x2)"], rows=rows)
 
 
-def mosaic_report(records: Sequence[ScoreRecord]) -> ProbeReport:
+def mosaic_report(records: Sequence[ScoreRecord]) -> SuiteReport:
     res = aggregate(records)
     cells = res["cells"]
-    sections = []
-    if cells:
-        sections.append(Section(
-            id="stress-mosaic", title="Sequential Mosaic (B.3)",
-            lede="The same four quadrants of a 448x448 still, shown one per frame (temporal) or together "
-                 "(spatial): a word through the centre, or two shapes in two quadrants.",
-            tables=[_summary(cells), _paper_table()]))
     notes = [f"mosaic: {len(cells)} model x condition x stimulus x arrangement cells; " + human_ceiling_note("mosaic")]
-    return ProbeReport(results={PROBE: res}, sections=sections, notes=notes)
+    return probe_report(
+        PROBE, res, notes, title="Sequential Mosaic (B.3)",
+        lede="The same four quadrants of a 448x448 still, shown one per frame (temporal) or together "
+             "(spatial): a word through the centre, or two shapes in two quadrants.",
+        tables=lambda: [_summary(cells), _paper_table()])

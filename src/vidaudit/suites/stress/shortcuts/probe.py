@@ -8,12 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import ViewerTrial
 from vidaudit.core.contract.suite import ObservedFrame, Prompt
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeReport
+from vidaudit.suites.stress.probe import GenerateOptions, Probe
 from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, LETTERS, QUESTIONS
 
 
@@ -28,6 +26,9 @@ class ShortcutsProbe(Probe):
     presets = ("smoke", "paper")
     record_keys = ("probe", "source", "source_name", "procedure", "video_condition", "question_kind", "blank_s",
                    "preset")
+    scorer = "vidaudit.suites.stress.shortcuts.scoring:score_trial"
+    reporter = "vidaudit.suites.stress.shortcuts.report:shortcuts_report"
+    trial_viewer = "vidaudit.suites.stress.shortcuts.viewer:viewer_trial"
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         from vidaudit.suites.stress.shortcuts.generate import generate
@@ -61,22 +62,6 @@ class ShortcutsProbe(Probe):
         p = sample.params
         return {"source": p.get("source"), "procedure": p.get("procedure"), "options": p.get("options"),
                 "question_kind": p.get("question_kind")}
-
-    def score(self, sample: Sample, text: str | None, status: str, *,
-              frame_times: Sequence[float] | None = None) -> TrialScore:
-        from vidaudit.suites.stress.shortcuts.scoring import score_trial
-
-        return score_trial(sample, text, status)
-
-    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> ProbeReport:
-        from vidaudit.suites.stress.shortcuts.report import shortcuts_report
-
-        return shortcuts_report(records)
-
-    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
-        from vidaudit.suites.stress.shortcuts.viewer import viewer_trial
-
-        return viewer_trial(record, sample, raw_text)
 
     def oracle_answer(self, sample: Sample) -> str:
         return answer_text(str(sample.answer))

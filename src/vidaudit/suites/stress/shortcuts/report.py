@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.contract.report import Section, Table
+from vidaudit.core.contract.report import SuiteReport, Table
 from vidaudit.suites.stress.common import (
     accuracy_cell,
     accuracy_text,
@@ -22,8 +22,8 @@ from vidaudit.suites.stress.common import (
     interval_text,
     paper_name,
     pct,
+    probe_report,
 )
-from vidaudit.suites.stress.probe import ProbeReport
 from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, QUESTIONS
 
 CHANCE = 0.25
@@ -114,14 +114,11 @@ def _tables(res: dict[str, Any]) -> list[Table]:
     ]
 
 
-def shortcuts_report(records: Sequence[ScoreRecord]) -> ProbeReport:
+def shortcuts_report(records: Sequence[ScoreRecord]) -> SuiteReport:
     res = aggregate(records)
-    sections = []
-    if res["cells"]:
-        sections.append(Section(
-            id="stress-shortcuts", title="Language shortcuts (reordered, blank, unrelated)",
-            lede="Procedures whose text implies an order, shown reordered, blank or replaced by an unrelated video. "
-                 "A model that answers from the language prior picks y_LP; CLP counts how often its errors do.",
-            tables=_tables(res)))
     notes = [f"shortcuts: {len(res['cells'])} model x condition cells; chance 25.0%; CLP beside every accuracy"]
-    return ProbeReport(results={"shortcuts": res}, sections=sections, notes=notes)
+    return probe_report(
+        "shortcuts", res, notes, title="Language shortcuts (reordered, blank, unrelated)",
+        lede="Procedures whose text implies an order, shown reordered, blank or replaced by an unrelated video. "
+             "A model that answers from the language prior picks y_LP; CLP counts how often its errors do.",
+        tables=lambda: _tables(res))

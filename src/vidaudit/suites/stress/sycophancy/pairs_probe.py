@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 
 from vidaudit.core.contract.records import ParseResult, ScoreRecord, TrialScore
-from vidaudit.core.contract.report import Section, Table, ViewerTrial
+from vidaudit.core.contract.report import Section, SuiteReport, Table, ViewerTrial
 from vidaudit.core.contract.suite import Prompt
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
 from vidaudit.suites.stress.common import accuracy_cell, accuracy_text, group_records
-from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeReport
+from vidaudit.suites.stress.probe import GenerateOptions, Probe
 from vidaudit.suites.stress.sycophancy.categories import PAPER_CATEGORIES
 from vidaudit.suites.stress.sycophancy.pairs import validate_generated
 from vidaudit.suites.stress.sycophancy.prompts import GENERATOR_PROMPT_NAMES, generator_prompt
@@ -28,7 +28,7 @@ class PairsProbe(Probe):
     name = "sycophancy_pairs"
     description = "generation step of sycophancy source (b): a model writes an [Original]/[Modified] pair per video x category"
     presets = ("smoke", "paper")
-    prompt_names = GENERATOR_PROMPT_NAMES
+    prompts = GENERATOR_PROMPT_NAMES
     record_keys = ("probe", "category", "video_key")
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
@@ -59,7 +59,7 @@ class PairsProbe(Probe):
                           parse=ParseResult(value=fields, method="json" if fields else "unparseable"),
                           metrics={"valid": fields is not None, "reason": why})
 
-    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> ProbeReport:
+    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
         rows, results = [], {}
         for (model, cond), rs in group_records(records, lambda r: (r.model, r.condition)).items():
             per = {c: [r for r in rs if r.params.get("category") == c] for c in PAPER_CATEGORIES}
@@ -79,7 +79,7 @@ class PairsProbe(Probe):
                       caption="A pair is valid when the answer is one JSON object with exactly the four C.4 fields, the "
                               "asked category, and a minimal change (docs/stress.md); a failed call is not valid.")
         sec = Section(id="stress-sycophancy-pairs", title="Sycophancy pair generation", tables=[table])
-        return ProbeReport(results={"sycophancy_pairs": results}, sections=[sec],
+        return SuiteReport(results={"sycophancy_pairs": results}, sections=[sec],
                            notes=[f"sycophancy_pairs: {len(rows)} generator x condition cells"])
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:

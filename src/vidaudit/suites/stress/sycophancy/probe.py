@@ -8,12 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import ViewerTrial
 from vidaudit.core.contract.suite import Prompt
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeReport
+from vidaudit.suites.stress.probe import GenerateOptions, Probe
 from vidaudit.suites.stress.sycophancy.categories import AGREE, CATEGORIES, DISAGREE, OPTIONS
 from vidaudit.suites.stress.sycophancy.prompts import PROMPT_NAMES, eval_prompt
 
@@ -37,8 +35,11 @@ class SycophancyProbe(Probe):
     description = ("AGREE/DISAGREE with a false [Modified] claim and its true [Original] control (TR, FGA, SR, OA, "
                    "COUNT); rejection, acceptance, balanced accuracy; chance 1/2")
     presets = ("smoke", "paper")
-    prompt_names = PROMPT_NAMES
+    prompts = PROMPT_NAMES
     record_keys = ("probe", "category", "claim_is_true", "pair_id", "source")
+    scorer = "vidaudit.suites.stress.sycophancy.scoring:score_trial"
+    reporter = "vidaudit.suites.stress.sycophancy.report:sycophancy_report"
+    trial_viewer = "vidaudit.suites.stress.sycophancy.viewer:viewer_trial"
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         from rich.console import Console
@@ -72,22 +73,6 @@ class SycophancyProbe(Probe):
     def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
         name = condition.prompt if condition is not None else "mcq"
         return Prompt(None, eval_prompt(str(sample.params["statement"]), name))
-
-    def score(self, sample: Sample, text: str | None, status: str, *,
-              frame_times: Sequence[float] | None = None) -> TrialScore:
-        from vidaudit.suites.stress.sycophancy.scoring import score_trial
-
-        return score_trial(sample, text, status)
-
-    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> ProbeReport:
-        from vidaudit.suites.stress.sycophancy.report import sycophancy_report
-
-        return sycophancy_report(records)
-
-    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
-        from vidaudit.suites.stress.sycophancy.viewer import viewer_trial
-
-        return viewer_trial(record, sample, raw_text)
 
     def oracle_answer(self, sample: Sample) -> str:
         return str(sample.answer)

@@ -8,13 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import ViewerTrial
 from vidaudit.core.contract.suite import ObservedFrame, Prompt
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
 from vidaudit.suites.stress.common import require_every_frame
-from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeReport
+from vidaudit.suites.stress.probe import GenerateOptions, Probe
 from vidaudit.suites.stress.wireframe.scene import ARRANGEMENTS, COUNTS, NODES, QUERY
 from vidaudit.suites.stress.wireframe.tasks import SIDE_OPTIONS, TASKS, answer_text, question
 
@@ -26,8 +26,10 @@ class WireframeProbe(Probe):
     description = ("B.7 line connectivity at 448x448 in 4 frames (control / adversarial temporal groups / "
                    "interleaved), widths 1-10 px, with the x=112 window contrast, spatial and counting tasks")
     presets = ("smoke", "paper")
-    prompt_names = ("mcq",)
+    prompts = ("mcq",)
     record_keys = ("probe", "task", "arrangement", "line_width", "seed", "preset", "scene_kind")
+    scorer = "vidaudit.suites.stress.wireframe.scoring:score_trial"
+    reporter = "vidaudit.suites.stress.wireframe.report:wireframe_report"
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         from vidaudit.suites.stress.wireframe.generate import generate
@@ -60,17 +62,6 @@ class WireframeProbe(Probe):
         p = sample.params
         return {"task": p["task"], "arrangement": p["arrangement"], "width": p["width"], "height": p["height"],
                 "query": p.get("query")}
-
-    def score(self, sample: Sample, text: str | None, status: str, *,
-              frame_times: Sequence[float] | None = None) -> TrialScore:
-        from vidaudit.suites.stress.wireframe.scoring import score_trial
-
-        return score_trial(sample, text, status)
-
-    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> ProbeReport:
-        from vidaudit.suites.stress.wireframe.report import wireframe_report
-
-        return wireframe_report(records)
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
         p = sample.params

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.contract.report import Section, Table
+from vidaudit.core.contract.report import SuiteReport, Table
 from vidaudit.suites.stress.common import (
     accuracy_cell,
     accuracy_text,
@@ -16,8 +16,8 @@ from vidaudit.suites.stress.common import (
     human_ceiling_text,
     interval_text,
     pct,
+    probe_report,
 )
-from vidaudit.suites.stress.probe import ProbeReport
 from vidaudit.suites.stress.wireframe.tasks import CHANCE, PAPER_MODEL, PAPER_TABLE18, PAPER_TABLE19, TASKS
 
 PROBE = "wireframe"
@@ -79,17 +79,14 @@ def _paper_tables() -> list[Table]:
     return [t18, t19]
 
 
-def wireframe_report(records: Sequence[ScoreRecord]) -> ProbeReport:
+def wireframe_report(records: Sequence[ScoreRecord]) -> SuiteReport:
     res = aggregate(records)
     cells = res["cells"]
-    sections = []
-    if cells:
-        sections.append(Section(
-            id="stress-wireframe", title="Wireframe connectivity (B.7)",
-            lede="448x448 scenes in 4 frames: control (four copies), adversarial (x < 224 in frames 0-1, "
-                 "x >= 224 in frames 2-3: the two temporal groups of a 2-frame patch), interleaved (frame t "
-                 "shows the columns x mod 4 = t). Every arrangement's frames unite to the control image.",
-            tables=[_summary(cells), *_paper_tables()]))
     notes = [f"wireframe: {len(cells)} model x condition x task x arrangement x width cells; human ceiling not "
              "measured"]
-    return ProbeReport(results={PROBE: res}, sections=sections, notes=notes)
+    return probe_report(
+        PROBE, res, notes, title="Wireframe connectivity (B.7)",
+        lede="448x448 scenes in 4 frames: control (four copies), adversarial (x < 224 in frames 0-1, "
+             "x >= 224 in frames 2-3: the two temporal groups of a 2-frame patch), interleaved (frame t "
+             "shows the columns x mod 4 = t). Every arrangement's frames unite to the control image.",
+        tables=lambda: [_summary(cells), *_paper_tables()])
