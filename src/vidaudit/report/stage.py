@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from vidaudit import __version__
 from vidaudit.core import registry
 from vidaudit.core.contract.report import Report, Section, ViewerTrial
-from vidaudit.core.errors import DataError
+from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.gcpause import paused_gc
 from vidaudit.report.headline import headline_from_records, role_rank
 from vidaudit.score.summary import parse_failure_notes
@@ -228,22 +228,38 @@ def write_scored_report(scored: Scored, out_dir: str | Path, *, progress: Progre
                         progress=progress)
 
 
-def report_run(run_dir: str | Path, *, allow_changed: bool = False,
-               progress: Progress | None = None) -> dict[str, Path]:
-    """Score a run and write ``RUN/scores.jsonl`` and ``RUN/report/report.{json,md,html}``.
-
-    ``progress(step, done, total)`` is told each step as it goes ("scoring", "aggregating",
-    "thumbnails", "figures", "writing"; ``total`` None when unknown), for a progress display.
-    """
-    from vidaudit.score.stage import SCORES, score_store, write_scores
+def scored_for_report(run_dir: str | Path, *, rescore: bool = False, allow_changed: bool = False,
+                      progress: Progress | None = None) -> Scored:
+    """What ``score`` wrote (``RUN/scored_run.jsonl``). ``rescore`` scores the store again first (and rewrites
+    the scored files); so does a run that was never scored. A scored file that is stale or of another version
+    is refused with the fix; ``allow_changed`` is a scoring option, so it asks for a scoring step."""
+    from vidaudit.score.scored_run import SCORED_RUN, read_scored_run
+    from vidaudit.score.stage import score_and_write
 
     run_dir = Path(run_dir)
+    if rescore or not (run_dir / SCORED_RUN).is_file():
+        if progress is not None:
+            progress("scoring", 0, None)
+        return score_and_write(run_dir, allow_changed=allow_changed)[1]
+    if allow_changed:
+        raise ConfigError(f"--allow-changed is a scoring option and {run_dir / SCORED_RUN} is already scored: pass "
+                          "--rescore with it (or run `vidaudit score --allow-changed RUN` first)")
     if progress is not None:
-        progress("scoring", 0, None)
-    scored = score_store(run_dir, allow_changed=allow_changed)
-    paths = write_scored_report(scored, run_dir / "report", progress=progress)
-    write_scores(run_dir / SCORES, scored.records)
-    return paths
+        progress("reading scores", 0, None)
+    scored = read_scored_run(run_dir)
+    return scored
+
+
+def report_run(run_dir: str | Path, *, allow_changed: bool = False, rescore: bool = False,
+               progress: Progress | None = None) -> dict[str, Path]:
+    """Write ``RUN/report/report.{json,md,html}`` from what ``score`` wrote (see :func:`scored_for_report`).
+
+    ``progress(step, done, total)`` is told each step as it goes ("reading scores" or "scoring",
+    "aggregating", "thumbnails", "figures", "writing"; ``total`` None when unknown), for a progress display.
+    """
+    run_dir = Path(run_dir)
+    scored = scored_for_report(run_dir, rescore=rescore, allow_changed=allow_changed, progress=progress)
+    return write_scored_report(scored, run_dir / "report", progress=progress)
 
 
 def report_responses(samples: str | Path, responses: str | Path, out: str | Path, report_dir: str | Path | None, *,
