@@ -115,14 +115,24 @@ def write_scored_run(run_dir: str | Path, scored: Scored, *, stamp: dict[str, An
                              stage_usage=dict(scored.stage_usage), human=list(scored.human),
                              human_study=scored.human_study)
     lines = [header.model_dump_json()]
-    for r in scored.records:
-        # the record exactly as scores.jsonl holds it; raw text through json (a model may return lone surrogates)
-        lines.append(json.dumps({"record": json.loads(r.model_dump_json()), "raw_text": scored.raw_text.get(r.trial_id),
-                                 "frames": scored.frames.get(r.trial_id, []),
-                                 "judgement": scored.judgements.get(r.trial_id)}, separators=(",", ":")))
+    lines += [trial_line(r, scored.raw_text.get(r.trial_id), scored.frames.get(r.trial_id, []),
+                         scored.judgements.get(r.trial_id)) for r in scored.records]
     path = Path(run_dir) / SCORED_RUN
     write_text_atomic(path, "\n".join(lines) + "\n")
     return path
+
+
+def trial_line(record: ScoreRecord, raw_text: str | None, frames: list[tuple[int, float]],
+               judgement: str | None) -> str:
+    """One trial's line: the record exactly as ``scores.jsonl`` holds it; the text through ``json`` with ASCII
+    escapes, so that any string a model returned (a lone surrogate included) survives the round trip."""
+    return json.dumps({"record": json.loads(record.model_dump_json()), "raw_text": raw_text, "frames": frames,
+                       "judgement": judgement}, separators=(",", ":"))
+
+
+def parse_trial_line(line: str) -> ScoredTrial:
+    """The inverse of :func:`trial_line` (ValueError or ValidationError on a line that is not one)."""
+    return ScoredTrial.model_validate(json.loads(line))
 
 
 _FIX = "run `vidaudit score {run}` (or `vidaudit report --rescore {run}`)"
@@ -186,7 +196,7 @@ def read_scored_run(run_dir: str | Path) -> Scored:
         next(f)
         for i, line in enumerate(f, start=2):
             try:
-                t = ScoredTrial.model_validate(json.loads(line))
+                t = parse_trial_line(line)
             except (ValueError, ValidationError) as e:
                 raise DataError(f"{path}:{i}: not a scored trial ({e}); {_FIX.format(run=run_dir)}") from None
             tid = t.record.trial_id
