@@ -266,13 +266,16 @@ def score(run_dir: Path = typer.Argument(..., help="A run directory."), allow_ch
 @friendly_errors
 def report(run_dir: Path = typer.Argument(..., help="A run directory."), allow_changed: bool = _ALLOW_CHANGED,
            rescore: bool = typer.Option(False, "--rescore", help="Score the store again first (as `vidaudit score` "
-                                        "does) instead of reading RUN/scored_run.jsonl.")) -> None:
+                                        "does) instead of reading RUN/scored_run.jsonl."),
+           figures: str = typer.Option("svg", "--figures", help="svg: figures drawn in the page from the numbers "
+                                       "(fast); png: matplotlib pictures, for papers (slow: ~0.15 s each).")) -> None:
     """Write RUN/report/report.json, report.md and a self-contained report.html from what `vidaudit score` wrote
     (RUN/scored_run.jsonl; a run never scored is scored first)."""
     from vidaudit.report.stage import report_run
 
     with step_progress("report") as progress:
-        paths = report_run(run_dir, allow_changed=allow_changed, rescore=rescore, progress=progress)
+        paths = report_run(run_dir, allow_changed=allow_changed, rescore=rescore, figures=figures,
+                           progress=progress)
     for kind, path in paths.items():
         console.print(f"{kind:5s} {path}")
 

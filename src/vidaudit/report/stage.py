@@ -139,7 +139,7 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES, *,
     chosen = select_trials_for_viewer(items)
     if scored.data_dir is None:
         return chosen
-    cache = FrameCache(max_bytes=256 << 20)
+    cache = FrameCache(max_bytes=256 << 20, threaded=False)  # one video at a time: CPU, not wall, is the cost
     thumbs: dict[tuple[str, int], str] = {}  # (video, frame) -> JPEG: models and conditions share frames
     perturbed = _perturbed_trials(scored, {t.trial_id for t in chosen})
     checked: set[Path] = set()
@@ -217,15 +217,19 @@ def strip_facts(meta, sent: list[int], shown: list[int | None]) -> list[tuple[st
             ("strips per frame shown", "; ".join(per))]
 
 
-def write_scored_report(scored: Scored, out_dir: str | Path, *, progress: Progress | None = None) -> dict[str, Path]:
+def write_scored_report(scored: Scored, out_dir: str | Path, *, figures: str = "svg",
+                        progress: Progress | None = None) -> dict[str, Path]:
+    from vidaudit.report.html import figure_drawer
     from vidaudit.report.write import write_report
+
+    figure_drawer(figures)  # a wrong --figures is refused before any work
 
     if progress is not None:
         progress("aggregating", 0, None)
     report = build_report(scored)
     trials = viewer_trials(scored, progress=progress)
     return write_report(report, trials, scored.suite.viewer, Path(out_dir), n_trials_total=len(scored.records),
-                        progress=progress)
+                        figures=figures, progress=progress)
 
 
 def scored_for_report(run_dir: str | Path, *, rescore: bool = False, allow_changed: bool = False,
@@ -250,16 +254,20 @@ def scored_for_report(run_dir: str | Path, *, rescore: bool = False, allow_chang
     return scored
 
 
-def report_run(run_dir: str | Path, *, allow_changed: bool = False, rescore: bool = False,
+def report_run(run_dir: str | Path, *, allow_changed: bool = False, rescore: bool = False, figures: str = "svg",
                progress: Progress | None = None) -> dict[str, Path]:
-    """Write ``RUN/report/report.{json,md,html}`` from what ``score`` wrote (see :func:`scored_for_report`).
+    """Write ``RUN/report/report.{json,md,html}`` from what ``score`` wrote (see :func:`scored_for_report`);
+    ``figures``: ``svg`` (drawn in the page from the numbers) or ``png`` (matplotlib, for papers).
 
     ``progress(step, done, total)`` is told each step as it goes ("reading scores" or "scoring",
     "aggregating", "thumbnails", "figures", "writing"; ``total`` None when unknown), for a progress display.
     """
+    from vidaudit.report.html import figure_drawer
+
+    figure_drawer(figures)  # a wrong --figures is refused before any work
     run_dir = Path(run_dir)
     scored = scored_for_report(run_dir, rescore=rescore, allow_changed=allow_changed, progress=progress)
-    return write_scored_report(scored, run_dir / "report", progress=progress)
+    return write_scored_report(scored, run_dir / "report", figures=figures, progress=progress)
 
 
 def report_responses(samples: str | Path, responses: str | Path, out: str | Path, report_dir: str | Path | None, *,

@@ -414,10 +414,12 @@ def read_frames(path: str | Path, indices: Sequence[int]) -> np.ndarray:
     return np.stack([got[int(i)] for i in indices])
 
 
-def iter_selected(path: str | Path, indices: Sequence[int], half: bool = False) -> Iterator[tuple[int, np.ndarray]]:
+def iter_selected(path: str | Path, indices: Sequence[int], half: bool = False,
+                  threaded: bool = True) -> Iterator[tuple[int, np.ndarray]]:
     """(index, upright RGB) for the sorted, distinct ``indices``, streaming (no whole-clip buffer).
 
-    Index ``i`` is the ``i``-th frame a player shows (see the module docstring)."""
+    Index ``i`` is the ``i``-th frame a player shows (see the module docstring). ``threaded=False``
+    decodes on the calling thread: ~30% less CPU for the same frames, where wall time matters less."""
     want = sorted(set(int(i) for i in indices))
     if not want:
         return
@@ -425,7 +427,7 @@ def iter_selected(path: str | Path, indices: Sequence[int], half: bool = False) 
         raise ValueError(f"negative frame index {want[0]}")
     convert = to_rgb_half if half else to_rgb
     j = 0
-    for i, frame in enumerate(_decoded(path, threaded=True)):
+    for i, frame in enumerate(_decoded(path, threaded=threaded)):
         if i == want[j]:
             yield i, convert(frame)
             j += 1
