@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from html import escape
+from itertools import groupby
 from typing import NamedTuple
 
 from vidaudit.core.contract.report import GridFigure, LineFigure
@@ -27,6 +28,7 @@ from vidaudit.report.heatmaps import (
     ROW_LABEL_CHARS,
     _fmt_value,
     _shorten,
+    by_kind,
     grid_alt_text,
     line_alt_text,
 )
@@ -186,14 +188,13 @@ def _colour_bar(x: float, y: float, h: float, fig: GridFigure) -> str:
 
 
 def _runs(ok: list[bool]) -> list[tuple[int, int]]:
-    """(start, stop) of each run of True."""
-    out, start = [], None
-    for i, v in enumerate([*ok, False]):
-        if v and start is None:
-            start = i
-        elif not v and start is not None:
-            out.append((start, i))
-            start = None
+    """(start, stop) of each run of True: where a line is drawn unbroken."""
+    out, i = [], 0
+    for value, group in groupby(ok):
+        n = len(list(group))
+        if value:
+            out.append((i, i + n))
+        i += n
     return out
 
 
@@ -272,8 +273,4 @@ def svg_line(fig: LineFigure) -> SvgFigure:
 
 def svg_figure(fig: GridFigure | LineFigure) -> SvgFigure:
     """Any report figure as SVG."""
-    if isinstance(fig, GridFigure):
-        return svg_grid(fig)
-    if isinstance(fig, LineFigure):
-        return svg_line(fig)
-    raise TypeError(f"cannot draw a {type(fig).__name__}; report figures are GridFigure or LineFigure")
+    return by_kind(fig, svg_grid, svg_line)
