@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from vidaudit.video.perturb.engine import PerturbMeta
 
 MAX_VIEWER_FRAMES = 24
+#: the viewer's thumbnails, in pixels wide
+THUMBNAIL_WIDTH = 160
 #: ``progress(step, done, total)``: what the report stage is doing, for a progress display (total None: unknown)
 Progress = Callable[[str, int, "int | None"], None]
 
@@ -131,7 +133,7 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES, *,
         select_trials_for_viewer,
         thumbnail_jpeg_b64,
     )
-    from vidaudit.video.frame_cache import FrameCache
+    from vidaudit.video.io import iter_selected
 
     suite = scored.suite
     items = [with_verdict(suite.viewer_trial(r, scored.samples[r.sample_id], scored.raw_text.get(r.trial_id)),
@@ -139,7 +141,6 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES, *,
     chosen = select_trials_for_viewer(items)
     if scored.data_dir is None:
         return chosen
-    cache = FrameCache(max_bytes=256 << 20, threaded=False)  # one video at a time: CPU, not wall, is the cost
     thumbs: dict[tuple[str, int], str] = {}  # (video, frame) -> JPEG: models and conditions share frames
     perturbed = _perturbed_trials(scored, {t.trial_id for t in chosen})
     checked: set[Path] = set()
@@ -160,8 +161,9 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES, *,
                 path, sha, meta = perturbed[t.trial_id]
             key = sha or str(Path(path).resolve())
             missing = sorted({i for i, _ in pick if (key, i) not in thumbs})
-            for i, img in zip(missing, cache.get(path, sha, missing) if missing else [], strict=True):
-                thumbs[(key, i)] = thumbnail_jpeg_b64(img)
+            # decoded on this thread (less CPU than the decoder's threads) and scaled from the planes
+            for i, img in iter_selected(path, missing, threaded=False, width=THUMBNAIL_WIDTH) if missing else ():
+                thumbs[(key, i)] = thumbnail_jpeg_b64(img, width=THUMBNAIL_WIDTH)
             t = attach_thumbnails(t, [(i, ft, thumbs[(key, i)]) for i, ft in pick], max_frames=max_frames)
             if meta is not None and meta.op == "strip_mask":
                 t = t.model_copy(update={"facts": [*t.facts, *strip_facts(meta, [i for i, _ in sent],

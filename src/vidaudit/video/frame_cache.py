@@ -16,10 +16,8 @@ from vidaudit.video.io import iter_selected
 
 
 class FrameCache:
-    def __init__(self, max_bytes: int = 1 << 30, *, threaded: bool = True) -> None:
-        """``threaded=False``: decode on the calling thread (less CPU per frame, see ``iter_selected``)."""
+    def __init__(self, max_bytes: int = 1 << 30) -> None:
         self.max_bytes = max_bytes
-        self.threaded = threaded
         self._data: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
@@ -32,7 +30,7 @@ class FrameCache:
             missing = sorted({i for i in indices if (key, i) not in self._data})
             self.hits += len(indices) - len(missing)
             self.misses += len(missing)
-        fresh = dict(iter_selected(path, missing, threaded=self.threaded)) if missing else {}
+        fresh = dict(iter_selected(path, missing)) if missing else {}
         with self._lock:
             for i, f in fresh.items():
                 f.setflags(write=False)
