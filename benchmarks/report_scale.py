@@ -19,6 +19,14 @@ from navigation until the list is drawn and the first trial's details are shown;
 trial of the list (in the last side file) is opened by clicking it.
 
     python benchmarks/report_scale.py [--models 1,2] [--layouts inline,chunked] [--keep DIR]
+
+``--demo RUN`` first measures ``vidaudit report`` on a demo run (``vidaudit demo``'s ``out/demo/run``), before
+and after, side by side in this one invocation: the sources of ``--before`` (a git revision, default
+2ec6b12: the report re-scored the store and drew matplotlib PNGs) exported with ``git archive`` and this
+checkout's, each run as ``python -m vidaudit.cli report`` in a fresh process on its own copy of the run,
+alternating, ``--repeats`` times; the CPU is the child's user + system time (``os.wait4``), the load
+average is printed beside it. After: ``vidaudit score`` once, then ``report`` (reads scored_run.jsonl);
+also ``report --rescore`` and ``report --figures png``. ``--no-paper`` skips the paper-scale builds.
 """
 
 from __future__ import annotations
@@ -145,12 +153,76 @@ def browse(html: Path, first: str, last: str) -> dict:
     return {"tti_s": tti, "rows": rows, "open_last_s": t_last, "thumbs": thumbs, "errors": errors, "status": status}
 
 
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _child_cpu(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of one command in a fresh process: the child's user + system time."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - t0
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{out.decode(errors='replace')[-3000:]}")
+    return usage.ru_utime + usage.ru_stime, wall
+
+
+def demo_before_after(run: Path, before: str, repeats: int, root: Path) -> None:
+    """``vidaudit report`` on the demo run: the sources at ``before`` against this checkout's, alternating."""
+    import shutil
+    import statistics
+
+    if not (run / "run.json").is_file():
+        raise SystemExit(f"--demo {run}: no run.json there; make one with `vidaudit demo --out out/demo`")
+    old_src = root / "before"
+    old_src.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", before, "src"], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(old_src)], input=archive.stdout, check=True)
+    runs = {k: root / f"demo-{k}" for k in ("before", "after")}
+    for dst in runs.values():
+        shutil.copytree(run, dst, ignore=shutil.ignore_patterns("report", ".lock", "scores.jsonl", "scored_run.jsonl"))
+    env_old = {**os.environ, "PYTHONPATH": str(old_src / "src")}
+    env_new = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    cli = [sys.executable, "-m", "vidaudit.cli"]
+    score_cpu, score_wall = _child_cpu([*cli, "score", str(runs["after"])], env_new, REPO)
+    cases = {f"before ({before}): report (scores the store, PNG figures)": ([*cli, "report", str(runs["before"])],
+                                                                            env_old),
+             "after: report (reads scored_run.jsonl, SVG figures)": ([*cli, "report", str(runs["after"])], env_new),
+             "after: report --rescore": ([*cli, "report", str(runs["after"]), "--rescore"], env_new),
+             "after: report --figures png": ([*cli, "report", str(runs["after"]), "--figures", "png"], env_new)}
+    got: dict[str, list[tuple[float, float]]] = {k: [] for k in cases}
+    loads = [os.getloadavg()[0]]
+    for _ in range(repeats):
+        for name, (cmd, env) in cases.items():
+            got[name].append(_child_cpu(cmd, env, REPO))
+            loads.append(os.getloadavg()[0])
+    print(f"demo report, {repeats} runs each, alternating; load average (1 min) {min(loads):.1f}-{max(loads):.1f} "
+          f"on {os.cpu_count()} CPUs")
+    print(f"{'':62} {'CPU s (median, min)':>20} {'wall s (median)':>16}")
+    print(f"{'after: vidaudit score (once, beside the report)':62} {score_cpu:>13.2f} {'':>6} {score_wall:>16.2f}")
+    for name, xs in got.items():
+        cpu = [c for c, _ in xs]
+        print(f"{name:62} {statistics.median(cpu):>13.2f} {min(cpu):>6.2f} "
+              f"{statistics.median(w for _, w in xs):>16.2f}")
+    b = statistics.median(c for c, _ in got[next(iter(cases))])
+    a = statistics.median(c for c, _ in got["after: report (reads scored_run.jsonl, SVG figures)"])
+    print(f"report CPU before / after: {b:.2f} / {a:.2f} s ({b / a:.1f}x); goal < 6 s: {'met' if a < 6 else 'NOT met'}")
+    print()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="1,2", help="comma-separated model counts (26,280 trials per model)")
     ap.add_argument("--layouts", default="inline,chunked")
     ap.add_argument("--keep", type=Path, help="write the reports here (default: a temporary folder)")
     ap.add_argument("--no-browser", action="store_true")
+    ap.add_argument("--demo", type=Path, help="a demo run dir: time `vidaudit report` on it before and after first")
+    ap.add_argument("--before", default="2ec6b12", help="the git revision of 'before' for --demo")
+    ap.add_argument("--repeats", type=int, default=3, help="runs of each --demo case")
+    ap.add_argument("--no-paper", action="store_true", help="skip the paper-scale builds")
     ap.add_argument("--child", nargs=3, metavar=("MODELS", "LAYOUT", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -163,6 +235,10 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()}, Chromium {CHROMIUM}; "
           f"load average at start {' / '.join(f'{x:.1f}' for x in os.getloadavg())} (1/5/15 min)")
     root = args.keep or Path(tempfile.mkdtemp(prefix="report-scale-"))
+    if args.demo:
+        demo_before_after(args.demo.resolve(), args.before, args.repeats, root)
+    if args.no_paper:
+        return
     rows = []
     for m in models:
         for layout in layouts:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from vidaudit.report import write_report
+from vidaudit.report.heatmaps import _fmt_value
 from vidaudit.suites.counting.viewer import COUNTING_VIEWER
 
 from test_report_html import MALICIOUS, counting_report, generic_report, make_records, make_results, make_trials
@@ -56,11 +57,14 @@ def test_report_in_headless_chromium(tmp_path: Path, shots: Path) -> None:
     records, _ = make_records()
     report = counting_report(records, make_results(records))
     trials = make_trials()
-    paths = write_report(report, trials, COUNTING_VIEWER, tmp_path / "out", n_trials_total=1460)
+    # the PNG pages (``figures="png"``, the papers' export) here; the default SVG pages after them
+    paths = write_report(report, trials, COUNTING_VIEWER, tmp_path / "out", n_trials_total=1460, figures="png")
     url = paths["html"].resolve().as_uri()
     n_heatmaps = len({(c["model"], c["condition"], c["domain"]) for c in report.results["cells"]})
     g_report, g_trials, g_spec = generic_report()
-    g_url = write_report(g_report, g_trials, g_spec, tmp_path / "generic")["html"].resolve().as_uri()
+    g_url = write_report(g_report, g_trials, g_spec, tmp_path / "generic", figures="png")["html"].resolve().as_uri()
+    svg_url = write_report(report, trials, COUNTING_VIEWER, tmp_path / "svg", n_trials_total=1460)["html"]
+    g_svg_url = write_report(g_report, g_trials, g_spec, tmp_path / "generic-svg")["html"].resolve().as_uri()
 
     blocked: list[str] = []
     requested: list[str] = []
@@ -171,6 +175,30 @@ def test_report_in_headless_chromium(tmp_path: Path, shots: Path) -> None:
             assert MALICIOUS in page.inner_text("#raw-text")
             assert page.locator("i").count() == 0
             page.screenshot(path=str(shots / "report_generic.png"), full_page=True)
+            assert errors == [] and dialogs == [], (errors, dialogs)
+
+            # The default page: each heatmap an inline SVG, laid out, its cells' numbers readable as text.
+            page.goto(svg_url.resolve().as_uri(), wait_until="load")
+            assert page.locator("figure.figure img").count() == 0
+            grids = page.eval_on_selector_all(
+                "figure.figure-grid svg", "ss => ss.map(s => { const b = s.getBoundingClientRect(); return "
+                "[b.width, b.height, [...s.querySelectorAll('g.cell text.v')].map(t => t.textContent), "
+                "s.closest('figure').dataset.figureId]; })")
+            assert len(grids) == n_heatmaps
+            figs = {f.id: f for sec in report.sections for f in sec.figures}
+            for w, h, texts, fid in grids:
+                assert w > 150 and h > 80, (fid, w, h)
+                want = [_fmt_value(v) for row in figs[fid].values for v in row if v is not None]
+                assert sorted(texts) == sorted(want), fid
+            first = page.locator("figure.figure-grid svg g.cell").first
+            assert first.locator("title").text_content().count(" · ") >= 1  # the cell's tooltip names it
+            page.locator("#sec-surfaces").screenshot(path=str(shots / "report_surfaces_svg.png"))
+            lines = page.eval_on_selector_all("figure.figure-line svg", "ss => ss.map(s => [s.getBoundingClientRect()"
+                                              ".width, s.querySelectorAll('polyline').length])")
+            assert lines and all(w > 150 and n > 0 for w, n in lines), lines
+            page.goto(g_svg_url, wait_until="load")
+            assert page.locator("figure.figure svg").count() == 2
+            assert "<b>" not in page.inner_html("figure.figure-grid svg")  # labels escaped in the SVG too
             assert errors == [] and dialogs == [], (errors, dialogs)
         finally:
             browser.close()

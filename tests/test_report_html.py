@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import vidaudit.report
-from vidaudit.core.errors import DataError
+from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import Event, Sample, Trace, VideoRef
 from vidaudit.report import (
     GridFigure,
@@ -194,6 +194,16 @@ def written(tmp_path_factory: pytest.TempPathFactory, counting_data) -> tuple[Re
     records, _, results = counting_data
     report = counting_report(records, results)
     paths = write_report(report, make_trials(), COUNTING_VIEWER, tmp_path_factory.mktemp("report"),
+                         n_trials_total=1460, figures="png")  # the papers' export; the default page: written_svg
+    return report, paths, paths["html"].read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def written_svg(tmp_path_factory: pytest.TempPathFactory, counting_data) -> tuple[Report, dict[str, Path], str]:
+    """The same report with the default figures: inline SVG drawn from the numbers."""
+    records, _, results = counting_data
+    report = counting_report(records, results)
+    paths = write_report(report, make_trials(), COUNTING_VIEWER, tmp_path_factory.mktemp("report-svg"),
                          n_trials_total=1460)
     return report, paths, paths["html"].read_text(encoding="utf-8")
 
@@ -274,6 +284,66 @@ def test_html_loads_nothing_from_the_network(written):
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html)
     policy = html_lib.unescape(csp.group(1)) if csp else ""
     assert "default-src 'none'" in policy and "script-src 'sha256-" in policy
+
+
+def test_default_page_draws_svg_and_loads_nothing(written_svg):
+    _, _, html = written_svg
+    assert "http://" not in html and "https://" not in html and "data:image/png" not in html
+    parser = _Resources()
+    parser.feed(html)
+    for tag, name, value in parser.refs:
+        assert value.startswith(("data:image/jpeg;base64,", "#")), (tag, name, value[:60])
+    assert "<style" not in html.split("</style>", 1)[1] and "<foreignObject" not in html
+    assert html.count("<script") == 2  # the JSON block and our viewer: an SVG brings no script
+
+
+def _svg_cells(svg: str) -> dict[tuple[int, int], tuple[str, str | None, str]]:
+    """(row, col) -> (value text, annotation text or None, tooltip) of an inline SVG heatmap, read as XML."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(svg)  # well-formed: every label escaped
+    out = {}
+    for g in root.iter("g"):
+        if g.get("class") == "cell":
+            texts = {t.get("class"): "".join(t.itertext()) for t in g.iter("text")}
+            out[(int(g.get("data-row")), int(g.get("data-col")))] = (texts.get("v", ""), texts.get("note"),
+                                                                    g.find("title").text)
+    return out
+
+
+def test_each_heatmap_is_an_svg_carrying_its_numbers(written_svg):
+    """One inline SVG per model x condition x domain; every cell's value, k/n and tooltip are text in the page,
+    equal to the figure's numbers in report.json."""
+    from vidaudit.report.heatmaps import _fmt_value
+
+    report, _, html = written_svg
+    figures = re.findall(r'<figure class="figure figure-grid" id="([^"]+)" data-figure-id="([^"]+)" '
+                         r'data-group="[^"]+">\s*(<svg class="figure-svg figure-svg-grid".*?</svg>)', html, re.S)
+    combos = {(c["model"], c["condition"], c["domain"]) for c in report.results["cells"]}
+    assert len(figures) == len(combos) == len(MODELS) * len(CONDITIONS) * len(DOMAINS)
+    by_id = {f.id: f for sec in report.sections for f in sec.figures}
+    for _, fid, svg in figures:
+        fig = by_id[html_lib.unescape(fid)]
+        cells = _svg_cells(svg)
+        assert len(cells) == len(fig.rows) * len(fig.cols)
+        assert "Heatmap of exact-match accuracy for" in html_lib.unescape(re.search(r'aria-label="([^"]+)"', svg)[1])
+        for (r, c), (value, note, tip) in cells.items():
+            v = fig.values[r][c]
+            assert value == ("" if v is None and not (fig.annotations and fig.annotations[r][c])
+                             else "—" if v is None else _fmt_value(v))
+            if fig.annotations and fig.annotations[r][c]:
+                assert note == fig.annotations[r][c][:12] or note.endswith("…")
+            assert tip.startswith(f"{fig.rows[r]} · {fig.cols[c]}: ")
+
+
+def test_the_figure_format_changes_no_number(written, written_svg):
+    def timeless(path: Path) -> str:
+        return re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "<time>", path.read_text(encoding="utf-8"))
+
+    assert timeless(written[1]["json"]) == timeless(written_svg[1]["json"])
+    assert timeless(written[1]["md"]) == timeless(written_svg[1]["md"])
+    with pytest.raises(ConfigError, match="--figures 'jpeg'.*svg, png"):
+        write_report(written[0], [], COUNTING_VIEWER, Path("/nonexistent"), figures="jpeg")
 
 
 def _data_block(html: str) -> dict:
@@ -585,7 +655,7 @@ def test_select_trials_spreads_over_the_grid_and_counts_errors_as_incorrect():
 
 def test_a_report_no_suite_made(tmp_path):
     report, trials, spec = generic_report()
-    paths = write_report(report, trials, spec, tmp_path)
+    paths = write_report(report, trials, spec, tmp_path, figures="png")
     assert Report.model_validate_json(paths["json"].read_text(encoding="utf-8")) == report
     html = paths["html"].read_text(encoding="utf-8")
     imgs = re.findall(r'<figure class="figure figure-(grid|line)"[^>]*>\s*<img class="figure-img" '

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -32,9 +33,30 @@ def reported(smoke_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple
     r = runner.invoke(app, ["run", "counting", "--data", str(smoke_dir), "--model", "oracle", "--model", "chance",
                             "--model", f"simulated:{surface}", "--condition", "frames@1", "--out", str(root / "run")])
     assert r.exit_code == 0, r.output
-    r = runner.invoke(app, ["report", str(root / "run")])
+    r = runner.invoke(app, ["report", str(root / "run"), "--figures", "png"])  # the papers' export; SVG below
     assert r.exit_code == 0, r.output
     return root / "run" / "report", r.output
+
+
+def test_the_default_report_draws_svg_from_the_scored_file(reported: tuple[Path, str], tmp_path: Path) -> None:
+    """``vidaudit report`` again: it reads what the first one scored, draws each figure as SVG in the page, and
+    changes no number (report.json and report.md as the PNG report wrote them, the creation time aside)."""
+    folder, _ = reported
+    run = tmp_path / "run"
+    shutil.copytree(folder.parent, run, ignore=shutil.ignore_patterns(".lock"))
+    r = CliRunner().invoke(app, ["report", str(run)])
+    assert r.exit_code == 0, r.output
+    line = next(x for x in r.output.splitlines() if x.startswith("report: "))
+    assert "reading scores" in line and "scoring" not in line
+    html = (run / "report" / "report.html").read_text(encoding="utf-8")
+    n_figures = sum(len(s["figures"]) for s in json.loads((folder / "report.json").read_text())["sections"])
+    assert "data:image/png" not in html and html.count('<svg class="figure-svg') == n_figures > 0
+
+    def timeless(p: Path) -> str:
+        return re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", "", p.read_text(encoding="utf-8"))
+
+    for name in ("report.json", "report.md"):
+        assert timeless(run / "report" / name) == timeless(folder / name).replace(str(folder.parent), str(run)), name
 
 
 def test_report_says_where_its_time_goes(reported: tuple[Path, str]) -> None:

@@ -255,7 +255,8 @@ _ALLOW_CHANGED = typer.Option(False, "--allow-changed",
 @app.command()
 @friendly_errors
 def score(run_dir: Path = typer.Argument(..., help="A run directory."), allow_changed: bool = _ALLOW_CHANGED) -> None:
-    """Re-score a run from its store (never calls a model) into RUN/scores.jsonl; print accuracy and parse failures."""
+    """Score a run from its store (never calls a model) into RUN/scores.jsonl and RUN/scored_run.jsonl (what
+    `report` reads); print accuracy and parse failures."""
     from vidaudit.score.stage import score_run
 
     print_scores(score_run(run_dir, allow_changed=allow_changed))
@@ -263,12 +264,18 @@ def score(run_dir: Path = typer.Argument(..., help="A run directory."), allow_ch
 
 @app.command()
 @friendly_errors
-def report(run_dir: Path = typer.Argument(..., help="A run directory."), allow_changed: bool = _ALLOW_CHANGED) -> None:
-    """Score a run and write RUN/report/report.json, report.md and a self-contained report.html."""
+def report(run_dir: Path = typer.Argument(..., help="A run directory."), allow_changed: bool = _ALLOW_CHANGED,
+           rescore: bool = typer.Option(False, "--rescore", help="Score the store again first (as `vidaudit score` "
+                                        "does) instead of reading RUN/scored_run.jsonl."),
+           figures: str = typer.Option("svg", "--figures", help="svg: figures drawn in the page from the numbers "
+                                       "(fast); png: matplotlib pictures, for papers (slow: ~0.15 s each).")) -> None:
+    """Write RUN/report/report.json, report.md and a self-contained report.html from what `vidaudit score` wrote
+    (RUN/scored_run.jsonl; a run never scored is scored first)."""
     from vidaudit.report.stage import report_run
 
     with step_progress("report") as progress:
-        paths = report_run(run_dir, allow_changed=allow_changed, progress=progress)
+        paths = report_run(run_dir, allow_changed=allow_changed, rescore=rescore, figures=figures,
+                           progress=progress)
     for kind, path in paths.items():
         console.print(f"{kind:5s} {path}")
 

@@ -22,6 +22,7 @@ def run_demo(out: Path, *, suite: str = DEMO_SUITE, workers: int | None = None,
     from vidaudit.run.cli_support import print_summary
     from vidaudit.run.progress import RichProgress
     from vidaudit.run.session import execute
+    from vidaudit.score.stage import score_run
 
     console = console or Console(stderr=True)
     s = get_suite(suite)
@@ -35,7 +36,9 @@ def run_demo(out: Path, *, suite: str = DEMO_SUITE, workers: int | None = None,
                           [parse_condition(c, s.default_prompt) for c in DEMO_CONDITIONS], suite=suite,
                           on_progress=bar)
     print_summary(outcome, console, next_step=False)  # the demo writes the report itself
-    with console.status("scoring and drawing the report"):
+    with console.status("scoring"):
+        score_run(run_dir)
+    with console.status("drawing the report"):
         paths = report_run(run_dir)
     import json
 

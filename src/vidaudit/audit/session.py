@@ -231,7 +231,7 @@ def run_audit(models: Sequence[str], *, budget: str, out: str | Path, data_root:
             if res.summary.stopped_early:
                 outcome.stopped = f"{p.label}: {res.summary.describe()}"
                 break
-        report_run(p.run_dir)
+        report_run(p.run_dir, rescore=True)  # the run may have grown since an earlier audit scored it
     if outcome.stopped is None:
         outcome.paths = write_profile(out, budget, [m.label for m in specs], parts)
     return outcome

@@ -19,7 +19,8 @@ from __future__ import annotations
 import base64
 import io
 import math
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -32,6 +33,7 @@ _CHAR_IN = 0.062          # rough width of one 8 pt character, for fixed margins
 ROW_LABEL_CHARS = 40
 COL_LABEL_CHARS = 40
 LEGEND_CHARS = 48
+T = TypeVar("T")
 _SERIES_COLOURS = ("#1f5fbf", "#e07b00", "#2e7d32", "#c62828", "#6a3d9a", "#00838f", "#8d6e63", "#546e7a")
 
 
@@ -237,10 +239,15 @@ def line_alt_text(fig: LineFigure) -> str:
             + ("; ".join(parts) if parts else "no series") + more + ".")
 
 
+def by_kind(fig: GridFigure | LineFigure, grid: Callable[[GridFigure], T], line: Callable[[LineFigure], T]) -> T:
+    """``grid(fig)`` or ``line(fig)`` by the figure's type: one place that knows the figure kinds."""
+    if isinstance(fig, GridFigure):
+        return grid(fig)
+    if isinstance(fig, LineFigure):
+        return line(fig)
+    raise TypeError(f"cannot draw a {type(fig).__name__}; report figures are GridFigure or LineFigure")
+
+
 def render_figure(fig: GridFigure | LineFigure) -> RenderedFigure:
     """Draw any report figure."""
-    if isinstance(fig, GridFigure):
-        return render_grid(fig)
-    if isinstance(fig, LineFigure):
-        return render_line(fig)
-    raise TypeError(f"cannot draw a {type(fig).__name__}; report figures are GridFigure or LineFigure")
+    return by_kind(fig, render_grid, render_line)

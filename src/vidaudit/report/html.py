@@ -1,6 +1,7 @@
 """The self-contained HTML report: header, the suite's sections (figures, tables, notes) and the trace viewer.
 
-No network: CSS, script, PNG figures and JPEG thumbnails are all inline, except that a viewer
+No network: CSS, script, figures (SVG drawn from the numbers, or PNG with ``figures="png"``) and JPEG
+thumbnails are all inline, except that a viewer
 with too many trials for one page keeps their details in side files next to it (see
 :mod:`vidaudit.report.viewer_files`). Model output is untrusted: Jinja2 autoescapes every value,
 the trials travel as JSON inside a ``<script type="application/json">`` block (or a side file)
@@ -23,9 +24,10 @@ from typing import Any
 from markupsafe import Markup
 
 from vidaudit.core.contract.report import Report, Section, ViewerSpec, ViewerTrial
-from vidaudit.core.errors import DataError
+from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.report.headline import role_rank
-from vidaudit.report.heatmaps import figure_heading, render_figure
+from vidaudit.report.heatmaps import RenderedFigure, figure_heading, render_figure
+from vidaudit.report.svg import SvgFigure, svg_figure
 from vidaudit.report.viewer_files import VIEWER_DIR, ViewerData, viewer_data
 
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "/": "\\/",
@@ -34,6 +36,8 @@ _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "/": "\\/",
 _JSON_ORDER = ("/", "<", ">", "&", "\u2028", "\u2029")
 #: element ids the page itself uses; a section can never take one of them
 _RESERVED_IDS = frozenset({"headline", "notes", "viewer", "run"})
+#: how the page draws its figures (``vidaudit report --figures``)
+FIGURE_FORMATS = ("svg", "png")
 #: a table with more rows than this is folded (a <details> the reader opens), so the page stays short
 LONG_TABLE_ROWS = 30
 
@@ -99,10 +103,18 @@ class _Ids:
         return out
 
 
+def figure_drawer(figures: str) -> Callable[[Any], RenderedFigure | SvgFigure]:
+    """How the page draws its figures: ``svg`` (inline, from the numbers; the default) or ``png`` (matplotlib)."""
+    if figures not in FIGURE_FORMATS:
+        raise ConfigError(f"--figures {figures!r}: choose one of {', '.join(FIGURE_FORMATS)} (svg: drawn in the page "
+                          "from the numbers; png: matplotlib pictures, for papers)")
+    return svg_figure if figures == "svg" else render_figure
+
+
 def _section_context(section: Section, ids: _Ids, drawn_figure: Callable[[Any], Any] | None = None,
                      roles: dict[str, str] | None = None) -> dict[str, Any]:
     """A section as the template reads it: figures drawn and grouped under headings by ``figure.group``."""
-    draw = drawn_figure or render_figure
+    draw = drawn_figure or svg_figure
     sid = ids("sec", section.id)
     blocks: list[dict[str, Any]] = []
     previous: list[str] | None = None
@@ -118,7 +130,9 @@ def _section_context(section: Section, ids: _Ids, drawn_figure: Callable[[Any], 
         drawn = draw(fig)
         blocks[-1]["figures"].append({"id": ids("fig", section.id, fig.id), "figure_id": fig.id, "kind": fig.kind,
                                       "title": fig.title, "heading": figure_heading(fig), "caption": fig.caption,
-                                      "group": " · ".join(fig.group), "png_b64": drawn.png_b64, "alt": drawn.alt})
+                                      "group": " · ".join(fig.group), "alt": drawn.alt,
+                                      "png_b64": getattr(drawn, "png_b64", None),
+                                      "svg": Markup(drawn.svg) if isinstance(drawn, SvgFigure) else None})
     tables = [{"id": ids("table", section.id, t.id), "table": t} for t in section.tables]
     return {"id": sid, "title": section.title, "lede": section.lede, "groups": _outer_groups(blocks, roles or {}),
             "tables": tables, "notes": section.notes}
@@ -149,9 +163,12 @@ def _settings_rows(report: Report) -> list[tuple[str, str]]:
 
 
 def render_html(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpec,
-                n_trials_total: int | None = None, *, data: ViewerData | None = None,
+                n_trials_total: int | None = None, *, data: ViewerData | None = None, figures: str = "svg",
                 progress: Callable[[str, int, int | None], None] | None = None) -> str:
     """The report page as one string. ``trials`` are those to show (see select_trials_for_viewer).
+
+    ``figures``: ``svg`` draws each figure in the page from its numbers (:mod:`vidaudit.report.svg`);
+    ``png`` draws them with matplotlib as inline PNGs (:mod:`vidaudit.report.heatmaps`), for papers.
 
     ``data``: the viewer's data as :func:`viewer_data` split it (write_report passes it, and
     writes its side files); without it every trial is inline, however many there are.
@@ -161,6 +178,7 @@ def render_html(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpe
                         "build one with Report(...) or Report.model_validate(...)")
     if not isinstance(viewer, ViewerSpec):
         raise DataError(f"render_html needs the suite's ViewerSpec, got {type(viewer).__name__}")
+    render = figure_drawer(figures)
     ids = _Ids()
     total = sum(len(s.figures) for s in report.sections)
     done = [0]
@@ -169,7 +187,7 @@ def render_html(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpe
         if progress is not None:
             progress("figures", done[0], total)
         done[0] += 1
-        return render_figure(fig)
+        return render(fig)
 
     roles = headline_roles(report)
     sections = [_section_context(s, ids, draw, roles) for s in report.sections]

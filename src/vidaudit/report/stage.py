@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from vidaudit import __version__
 from vidaudit.core import registry
 from vidaudit.core.contract.report import Report, Section, ViewerTrial
-from vidaudit.core.errors import DataError
+from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.gcpause import paused_gc
 from vidaudit.report.headline import headline_from_records, role_rank
 from vidaudit.score.summary import parse_failure_notes
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from vidaudit.video.perturb.engine import PerturbMeta
 
 MAX_VIEWER_FRAMES = 24
+#: the viewer's thumbnails, in pixels wide
+THUMBNAIL_WIDTH = 160
 #: ``progress(step, done, total)``: what the report stage is doing, for a progress display (total None: unknown)
 Progress = Callable[[str, int, "int | None"], None]
 
@@ -131,7 +133,7 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES, *,
         select_trials_for_viewer,
         thumbnail_jpeg_b64,
     )
-    from vidaudit.video.frame_cache import FrameCache
+    from vidaudit.video.io import iter_selected
 
     suite = scored.suite
     items = [with_verdict(suite.viewer_trial(r, scored.samples[r.sample_id], scored.raw_text.get(r.trial_id)),
@@ -139,7 +141,6 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES, *,
     chosen = select_trials_for_viewer(items)
     if scored.data_dir is None:
         return chosen
-    cache = FrameCache(max_bytes=256 << 20)
     thumbs: dict[tuple[str, int], str] = {}  # (video, frame) -> JPEG: models and conditions share frames
     perturbed = _perturbed_trials(scored, {t.trial_id for t in chosen})
     checked: set[Path] = set()
@@ -160,8 +161,9 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES, *,
                 path, sha, meta = perturbed[t.trial_id]
             key = sha or str(Path(path).resolve())
             missing = sorted({i for i, _ in pick if (key, i) not in thumbs})
-            for i, img in zip(missing, cache.get(path, sha, missing) if missing else [], strict=True):
-                thumbs[(key, i)] = thumbnail_jpeg_b64(img)
+            # decoded on this thread (less CPU than the decoder's threads) and scaled from the planes
+            for i, img in iter_selected(path, missing, threaded=False, width=THUMBNAIL_WIDTH) if missing else ():
+                thumbs[(key, i)] = thumbnail_jpeg_b64(img, width=THUMBNAIL_WIDTH)
             t = attach_thumbnails(t, [(i, ft, thumbs[(key, i)]) for i, ft in pick], max_frames=max_frames)
             if meta is not None and meta.op == "strip_mask":
                 t = t.model_copy(update={"facts": [*t.facts, *strip_facts(meta, [i for i, _ in sent],
@@ -217,33 +219,57 @@ def strip_facts(meta, sent: list[int], shown: list[int | None]) -> list[tuple[st
             ("strips per frame shown", "; ".join(per))]
 
 
-def write_scored_report(scored: Scored, out_dir: str | Path, *, progress: Progress | None = None) -> dict[str, Path]:
+def write_scored_report(scored: Scored, out_dir: str | Path, *, figures: str = "svg",
+                        progress: Progress | None = None) -> dict[str, Path]:
+    from vidaudit.report.html import figure_drawer
     from vidaudit.report.write import write_report
+
+    figure_drawer(figures)  # a wrong --figures is refused before any work
 
     if progress is not None:
         progress("aggregating", 0, None)
     report = build_report(scored)
     trials = viewer_trials(scored, progress=progress)
     return write_report(report, trials, scored.suite.viewer, Path(out_dir), n_trials_total=len(scored.records),
-                        progress=progress)
+                        figures=figures, progress=progress)
 
 
-def report_run(run_dir: str | Path, *, allow_changed: bool = False,
-               progress: Progress | None = None) -> dict[str, Path]:
-    """Score a run and write ``RUN/scores.jsonl`` and ``RUN/report/report.{json,md,html}``.
-
-    ``progress(step, done, total)`` is told each step as it goes ("scoring", "aggregating",
-    "thumbnails", "figures", "writing"; ``total`` None when unknown), for a progress display.
-    """
-    from vidaudit.score.stage import SCORES, score_store, write_scores
+def scored_for_report(run_dir: str | Path, *, rescore: bool = False, allow_changed: bool = False,
+                      progress: Progress | None = None) -> Scored:
+    """What ``score`` wrote (``RUN/scored_run.jsonl``). ``rescore`` scores the store again first (and rewrites
+    the scored files); so does a run that was never scored. A scored file that is stale or of another version
+    is refused with the fix; ``allow_changed`` is a scoring option, so it asks for a scoring step."""
+    from vidaudit.score.scored_run import SCORED_RUN, read_scored_run
+    from vidaudit.score.stage import score_and_write
 
     run_dir = Path(run_dir)
+    if rescore or not (run_dir / SCORED_RUN).is_file():
+        if progress is not None:
+            progress("scoring", 0, None)
+        return score_and_write(run_dir, allow_changed=allow_changed)[1]
+    if allow_changed:
+        raise ConfigError(f"--allow-changed is a scoring option and {run_dir / SCORED_RUN} is already scored: pass "
+                          "--rescore with it (or run `vidaudit score --allow-changed RUN` first)")
     if progress is not None:
-        progress("scoring", 0, None)
-    scored = score_store(run_dir, allow_changed=allow_changed)
-    paths = write_scored_report(scored, run_dir / "report", progress=progress)
-    write_scores(run_dir / SCORES, scored.records)
-    return paths
+        progress("reading scores", 0, None)
+    scored = read_scored_run(run_dir)
+    return scored
+
+
+def report_run(run_dir: str | Path, *, allow_changed: bool = False, rescore: bool = False, figures: str = "svg",
+               progress: Progress | None = None) -> dict[str, Path]:
+    """Write ``RUN/report/report.{json,md,html}`` from what ``score`` wrote (see :func:`scored_for_report`);
+    ``figures``: ``svg`` (drawn in the page from the numbers) or ``png`` (matplotlib, for papers).
+
+    ``progress(step, done, total)`` is told each step as it goes ("reading scores" or "scoring",
+    "aggregating", "thumbnails", "figures", "writing"; ``total`` None when unknown), for a progress display.
+    """
+    from vidaudit.report.html import figure_drawer
+
+    figure_drawer(figures)  # a wrong --figures is refused before any work
+    run_dir = Path(run_dir)
+    scored = scored_for_report(run_dir, rescore=rescore, allow_changed=allow_changed, progress=progress)
+    return write_scored_report(scored, run_dir / "report", figures=figures, progress=progress)
 
 
 def report_responses(samples: str | Path, responses: str | Path, out: str | Path, report_dir: str | Path | None, *,

@@ -110,7 +110,7 @@ def displayable(text: str) -> str:
 
 def write_report(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpec, out_dir: Path,
                  n_trials_total: int | None = None, *, inline_max_bytes: float = INLINE_MAX_BYTES,
-                 chunk_bytes: int = CHUNK_BYTES,
+                 chunk_bytes: int = CHUNK_BYTES, figures: str = "svg",
                  progress: Callable[[str, int, int | None], None] | None = None) -> dict[str, Path]:
     """Write the three report files into ``out_dir`` and return their paths keyed "json", "md", "html".
 
@@ -118,7 +118,8 @@ def write_report(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSp
     the run's trial count as ``n_trials_total``, to keep the page small); ``viewer`` is the suite's
     ViewerSpec. When their JSON exceeds ``inline_max_bytes`` their details go to side files of
     about ``chunk_bytes`` in ``out_dir/viewer/``, returned as "viewer" (``float("inf")``: always
-    one self-contained page); otherwise a stale ``viewer/`` folder is removed.
+    one self-contained page); otherwise a stale ``viewer/`` folder is removed. ``figures``: ``svg``
+    (drawn in the page from the numbers) or ``png`` (matplotlib pictures, for papers).
     """
     # Render everything before writing anything, so a bad input leaves no partial report behind.
     out_dir = Path(out_dir)
@@ -127,7 +128,7 @@ def write_report(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSp
     data = viewer_data(trials, viewer, inline_max_bytes=inline_max_bytes, chunk_bytes=chunk_bytes)
     data.chunks = [displayable(c) for c in data.chunks]
     html = displayable(render_html(report, trials, viewer, n_trials_total=n_trials_total, data=data,
-                                   progress=progress))
+                                   figures=figures, progress=progress))
     if progress is not None:
         progress("writing", 0, None)
     markdown = displayable(render_markdown(report))

@@ -241,9 +241,20 @@ def write_scores(path: str | Path, records: Sequence[ScoreRecord]) -> Path:
 
 
 def score_run(run_dir: str | Path, *, allow_changed: bool = False) -> Path:
-    """Re-score a run from its store into ``RUN/scores.jsonl``."""
+    """Re-score a run from its store into ``RUN/scores.jsonl`` and ``RUN/scored_run.jsonl`` (what ``report`` reads)."""
+    return score_and_write(run_dir, allow_changed=allow_changed)[0]
+
+
+def score_and_write(run_dir: str | Path, *, allow_changed: bool = False) -> tuple[Path, Scored]:
+    """Score a run and write both files (score/scored_run.py); the stamp is taken before the store is read, so a
+    trial stored meanwhile makes the scored file stale, never silently missing."""
+    from vidaudit.score.scored_run import run_stamp, write_scored_run
+
+    run_dir = Path(run_dir)
+    stamp = run_stamp(run_dir)
     scored = score_store(run_dir, allow_changed=allow_changed)
-    return write_scores(Path(run_dir) / SCORES, scored.records)
+    write_scored_run(run_dir, scored, stamp=stamp, allow_changed=allow_changed)
+    return write_scores(run_dir / SCORES, scored.records), scored
 
 
 # --------------------------------------------------------------------------- external responses

@@ -416,6 +416,23 @@ def stored_nal_digest(path: str | Path) -> tuple[str, int]:
     return digest.hexdigest(), digest.n_packets
 
 
+def to_rgb_width(frame: av.VideoFrame, width: int) -> np.ndarray:
+    """Upright RGB about ``width`` pixels wide, for thumbnails: an upright I420 frame is scaled plane by plane
+    (INTER_AREA) and then converted, ~3x less work than converting every pixel first; where that cannot
+    give exactly ``width`` x ``round(h * width / w)`` (another format, a rotation, odd sizes, no shrink)
+    the frame comes back whole from ``to_rgb``, for the caller to scale."""
+    w, h = frame.width, frame.height
+    height = max(1, round(h * width / w))
+    if (frame.format.name != "yuv420p" or _rotation(frame) or width >= w or w % 2 or h % 2 or width % 2
+            or height % 2):
+        return to_rgb(frame)
+    yuv = frame.to_ndarray(format="yuv420p")
+    chroma = yuv[h:].reshape(2, h // 2, w // 2)
+    small = [cv2.resize(yuv[:h], (width, height), interpolation=cv2.INTER_AREA).ravel(),
+             *(cv2.resize(c, (width // 2, height // 2), interpolation=cv2.INTER_AREA).ravel() for c in chroma)]
+    return cv2.cvtColor(np.concatenate(small).reshape(height * 3 // 2, width), cv2.COLOR_YUV2RGB_I420)
+
+
 def iter_frames(path: str | Path, half: bool = False, threaded: bool = True) -> Iterator[np.ndarray]:
     """Every frame in presentation order as upright RGB uint8 (``half``: at half resolution, for analysis).
 
@@ -484,18 +501,23 @@ def read_frames(path: str | Path, indices: Sequence[int]) -> np.ndarray:
     return np.stack([got[int(i)] for i in indices])
 
 
-def iter_selected(path: str | Path, indices: Sequence[int], half: bool = False) -> Iterator[tuple[int, np.ndarray]]:
+def iter_selected(path: str | Path, indices: Sequence[int], half: bool = False, threaded: bool = True,
+                  width: int | None = None) -> Iterator[tuple[int, np.ndarray]]:
     """(index, upright RGB) for the sorted, distinct ``indices``, streaming (no whole-clip buffer).
 
-    Index ``i`` is the ``i``-th frame a player shows (see the module docstring)."""
+    Index ``i`` is the ``i``-th frame a player shows (see the module docstring). ``threaded=False``
+    decodes on the calling thread: ~30% less CPU for the same frames, where wall time matters less.
+    ``width``: frames for thumbnails, about that wide (``to_rgb_width``)."""
     want = sorted(set(int(i) for i in indices))
     if not want:
         return
     if want[0] < 0:
         raise ValueError(f"negative frame index {want[0]}")
-    convert = to_rgb_half if half else to_rgb
+    def convert(frame: av.VideoFrame) -> np.ndarray:
+        return to_rgb_width(frame, width) if width is not None else to_rgb_half(frame) if half else to_rgb(frame)
+
     j = 0
-    for i, frame in enumerate(_decoded(path, threaded=True)):
+    for i, frame in enumerate(_decoded(path, threaded=threaded)):
         if i == want[j]:
             yield i, convert(frame)
             j += 1

@@ -1,0 +1,215 @@
+"""The scored-run file ``RUN/scored_run.jsonl``: what ``score`` hands to ``report``.
+
+``scores.jsonl`` is the public export (one ScoreRecord per line, the same for runs and
+``score-responses``). The report needs more than the records: the raw text of each answer, the
+frames each trial sent, the judge's verdicts, the settings sent to each model, the store's per-stage
+usage and any imported human study. ``score`` writes all of it here, once; ``report`` reads it back
+instead of re-scoring the store, so each stage reads the previous stage's files.
+
+Line 1 is a :class:`ScoredRunHeader` (``format``, ``version``, provenance and the run-level facts);
+each following line is a :class:`ScoredTrial`. The header carries a stamp of what was scored (the
+store's tables, ``run.json``, the sample snapshot, the human study, the dataset's manifest): a file
+whose stamp no longer matches the run is refused, as is a version this vidaudit does not know, each
+with a one-line error naming the fix (``vidaudit score RUN`` or ``vidaudit report --rescore RUN``).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from vidaudit import __version__
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.errors import DataError
+from vidaudit.core.fileio import write_text_atomic
+from vidaudit.core.hashing import sha256_file
+
+if TYPE_CHECKING:
+    from vidaudit.score.stage import Scored
+
+SCORED_RUN = "scored_run.jsonl"
+FORMAT: Literal["vidaudit.scored_run"] = "vidaudit.scored_run"
+#: bump when a line's meaning changes; a reader refuses any other version
+SCORED_RUN_VERSION = 1
+#: the run's files whose content the scored file depends on (beside the store's tables)
+_STAMPED_FILES = ("run.json", "samples.jsonl", "human_records.jsonl", "human_study.json")
+_STORE_TABLES = ("trials", "attempts", "stage_calls")
+
+
+class ScoredRunHeader(BaseModel):
+    """The first line: what was scored, with which vidaudit, and the run-level facts the report shows."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal["vidaudit.scored_run"] = FORMAT
+    version: int = SCORED_RUN_VERSION
+    vidaudit_version: str = __version__
+    suite: str
+    n_trials: int
+    allow_changed: bool = False
+    #: what the file was scored from (see :func:`run_stamp`); a mismatch means the file is stale
+    stamp: dict[str, Any]
+    changed: list[str] = []
+    settings: dict[str, dict[str, Any]] = {}
+    estimated_frames: dict[str, int] = {}
+    design: dict[str, Any] = {}
+    stage_usage: dict[str, dict[str, Any]] = {}
+    human: list[ScoreRecord] = []
+    human_study: dict[str, Any] | None = None
+
+
+class ScoredTrial(BaseModel):
+    """One trial: its score record, the answer's raw text (or the error), the frames sent, the judge's verdict."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    record: ScoreRecord
+    raw_text: str | None = None
+    frames: list[tuple[int, float]] = []
+    judgement: str | None = None
+
+
+def _store_stamp(db: Path) -> dict[str, list[int]]:
+    """Rows and the last rowid of each table: the store only ever appends, so any new trial, attempt or stage
+    call changes them (one indexed lookup per table, nothing read row by row)."""
+    out: dict[str, list[int]] = {}
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        for table in _STORE_TABLES:
+            try:
+                n, last = conn.execute(f"SELECT COUNT(*), COALESCE(MAX(rowid), 0) FROM {table}").fetchone()
+            except sqlite3.OperationalError:  # an older store without the table
+                continue
+            out[table] = [int(n), int(last)]
+    except sqlite3.DatabaseError as e:
+        raise DataError(f"{db} is not a readable vidaudit store ({e}); point at a run dir made by vidaudit") from e
+    finally:
+        conn.close()
+    return out
+
+
+def run_stamp(run_dir: str | Path) -> dict[str, Any]:
+    """What a scored run depends on: the store's tables, the run's own files and the dataset's manifest."""
+    from vidaudit.core.manifest import MANIFEST
+    from vidaudit.run.runconfig import RunConfig
+    from vidaudit.run.store import DB_NAME
+
+    run_dir = Path(run_dir)
+    data = Path(RunConfig.load(run_dir).data_dir)
+    manifest = data / MANIFEST if data.is_dir() else data
+    files = {name: sha256_file(run_dir / name) if (run_dir / name).is_file() else None for name in _STAMPED_FILES}
+    return {"store": _store_stamp(run_dir / DB_NAME) if (run_dir / DB_NAME).is_file() else {}, "files": files,
+            "data_manifest": sha256_file(manifest) if manifest.is_file() else None}
+
+
+def write_scored_run(run_dir: str | Path, scored: Scored, *, stamp: dict[str, Any],
+                     allow_changed: bool = False) -> Path:
+    """Write ``RUN/scored_run.jsonl`` atomically (``stamp``: :func:`run_stamp`, taken before the store was read)."""
+    header = ScoredRunHeader(suite=scored.suite.name, n_trials=len(scored.records), allow_changed=allow_changed,
+                             stamp=stamp, changed=list(scored.changed), settings=dict(scored.settings),
+                             estimated_frames=dict(scored.estimated_frames), design=dict(scored.design),
+                             stage_usage=dict(scored.stage_usage), human=list(scored.human),
+                             human_study=scored.human_study)
+    lines = [header.model_dump_json()]
+    lines += [trial_line(r, scored.raw_text.get(r.trial_id), scored.frames.get(r.trial_id, []),
+                         scored.judgements.get(r.trial_id)) for r in scored.records]
+    path = Path(run_dir) / SCORED_RUN
+    write_text_atomic(path, "\n".join(lines) + "\n")
+    return path
+
+
+def trial_line(record: ScoreRecord, raw_text: str | None, frames: list[tuple[int, float]],
+               judgement: str | None) -> str:
+    """One trial's line: the record exactly as ``scores.jsonl`` holds it; the text through ``json`` with ASCII
+    escapes, so that any string a model returned (a lone surrogate included) survives the round trip."""
+    return json.dumps({"record": json.loads(record.model_dump_json()), "raw_text": raw_text, "frames": frames,
+                       "judgement": judgement}, separators=(",", ":"))
+
+
+def parse_trial_line(line: str) -> ScoredTrial:
+    """The inverse of :func:`trial_line` (ValueError or ValidationError on a line that is not one)."""
+    return ScoredTrial.model_validate(json.loads(line))
+
+
+_FIX = "run `vidaudit score {run}` (or `vidaudit report --rescore {run}`)"
+
+
+def _stale_reason(old: dict[str, Any], now: dict[str, Any]) -> str | None:
+    """Why a scored file no longer describes the run (None: it does)."""
+    if old.get("store") != now["store"]:
+        return "trials, attempts or stage calls were stored since it was scored"
+    files = old.get("files") or {}
+    for name in _STAMPED_FILES:
+        if files.get(name) != now["files"][name]:
+            return f"{name} changed since it was scored"
+    if old.get("data_manifest") != now["data_manifest"]:
+        return "the dataset's manifest changed since it was scored"
+    return None
+
+
+def read_header(path: Path, run: str) -> ScoredRunHeader:
+    """The header line, its format and version checked before anything else is read."""
+    try:
+        with path.open("rb") as f:
+            first = f.readline()
+        head = json.loads(first)
+    except (OSError, ValueError) as e:
+        raise DataError(f"{path} is not a readable scored-run file ({e}); {_FIX.format(run=run)}") from None
+    if not isinstance(head, dict) or head.get("format") != FORMAT:
+        raise DataError(f"{path} is not a vidaudit scored-run file; {_FIX.format(run=run)}")
+    if head.get("version") != SCORED_RUN_VERSION:
+        raise DataError(f"{path} is a scored-run file of version {head.get('version')!r}, and this vidaudit "
+                        f"({__version__}) reads version {SCORED_RUN_VERSION}; {_FIX.format(run=run)}")
+    try:
+        return ScoredRunHeader.model_validate(head)
+    except ValidationError as e:
+        raise DataError(f"{path}:1: not a scored-run header ({e.errors()[0]['msg']}); "
+                        f"{_FIX.format(run=run)}") from None
+
+
+def read_scored_run(run_dir: str | Path) -> Scored:
+    """The scored run as ``score`` wrote it, refused when missing, of another version or older than the run."""
+    from vidaudit.core.manifest import load_samples
+    from vidaudit.core.registry import get_suite
+    from vidaudit.run.runconfig import RunConfig
+    from vidaudit.score.stage import Scored
+
+    run_dir = Path(run_dir)
+    path = run_dir / SCORED_RUN
+    if not path.is_file():
+        raise DataError(f"no {SCORED_RUN} in {run_dir}: the run was not scored yet; {_FIX.format(run=run_dir)}")
+    header = read_header(path, str(run_dir))
+    reason = _stale_reason(header.stamp, run_stamp(run_dir))
+    if reason is not None:
+        raise DataError(f"{path} is older than the run ({reason}); {_FIX.format(run=run_dir)}")
+    data_dir = Path(RunConfig.load(run_dir).data_dir)
+    out = Scored(suite=get_suite(header.suite), records=[], samples={s.sample_id: s for s in load_samples(data_dir)},
+                 source={"run_dir": str(run_dir)}, data_dir=data_dir, changed=list(header.changed),
+                 settings=dict(header.settings), estimated_frames=dict(header.estimated_frames),
+                 design=dict(header.design), stage_usage=dict(header.stage_usage), human=list(header.human),
+                 human_study=header.human_study)
+    with path.open(encoding="utf-8") as f:
+        next(f)
+        for i, line in enumerate(f, start=2):
+            try:
+                t = parse_trial_line(line)
+            except (ValueError, ValidationError) as e:
+                raise DataError(f"{path}:{i}: not a scored trial ({e}); {_FIX.format(run=run_dir)}") from None
+            tid = t.record.trial_id
+            out.records.append(t.record)
+            out.raw_text[tid] = t.raw_text
+            out.frames[tid] = t.frames
+            if t.judgement is not None:
+                out.judgements[tid] = t.judgement
+    if len(out.records) != header.n_trials:
+        raise DataError(f"{path} holds {len(out.records)} trials, its header says {header.n_trials} (a truncated "
+                        f"file); {_FIX.format(run=run_dir)}")
+    missing = sorted({r.sample_id for r in out.records} - out.samples.keys())
+    if missing:
+        raise DataError(f"{len(missing)} sample(s) scored in {path} are not in {data_dir} (e.g. {missing[0]}); point "
+                        f"the run at its dataset, or {_FIX.format(run=run_dir)}")
+    return out
