@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom
 
+from vidaudit.core.contract import ScoreInput
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import load_samples
@@ -25,8 +26,18 @@ from vidaudit.suites.stress.camera_motion.generate import PRESETS, generate, par
 from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS
 from vidaudit.video.io import iter_selected
 from vidaudit.video.motion import classify_motion
-from vidaudit.video.synth3d import (Z_REF, Camera3DSpec, Sprite, World, focal_length, make_world, render_frame,
-                                    render_frames, rot_x, rot_y)
+from vidaudit.video.synth3d import (
+    Z_REF,
+    Camera3DSpec,
+    Sprite,
+    World,
+    focal_length,
+    make_world,
+    render_frame,
+    render_frames,
+    rot_x,
+    rot_y,
+)
 
 W, H = 96, 64
 
@@ -292,7 +303,8 @@ def test_chance_is_within_its_binomial_interval_on_the_a3_set() -> None:
                    params=r["params"], video=VideoRef(path="v.mp4", fps=10, width=16, height=16, n_frames=3,
                                                       duration_s=0.3))
         for trial in range(5):
-            ok = bool(SUITE.score(s, SUITE.chance_answer(s, rng_from("chance", s.sample_id, trial)), "ok").correct)
+            answer = SUITE.chance_answer(s, rng_from("chance", s.sample_id, trial))
+            ok = bool(SUITE.score(ScoreInput(s, answer, "ok")).correct)
             k += ok
             n += 1
             per[s.answer] += ok

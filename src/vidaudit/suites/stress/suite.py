@@ -16,7 +16,7 @@ import numpy as np
 from vidaudit.core.contract.profile import AuditPart, PartFigures
 from vidaudit.core.contract.records import ScoreRecord, TrialScore
 from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.suite import Capabilities, ObservedFrame, Prompt, Suite
+from vidaudit.core.contract.suite import AggregateInput, Capabilities, ObservedFrame, Prompt, ScoreInput, Suite
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import Condition, PerturbationSpec, Sample
 from vidaudit.suites.stress.common import HUMAN_CELLS, human_cells
@@ -108,12 +108,13 @@ class StressSuite(Suite):
         p = sample.params
         return {k: p[k] for k in probe_of(sample).record_keys if k in p}
 
-    def score(self, sample: Sample, text: str | None, status: str, *,
-              frame_times: Sequence[float] | None = None, judgement: str | None = None) -> TrialScore:
+    def score(self, trial: ScoreInput) -> TrialScore:
+        sample, text, status, frame_times = trial.sample, trial.text, trial.status, trial.frame_times
         probe = probe_of(sample)
         if probe.judges:
             # a probe that declares ``judges`` takes judgement= (the base Probe.score does not)
-            return probe.score(sample, text, status, frame_times=frame_times, judgement=judgement)  # type: ignore[call-arg]
+            return probe.score(sample, text, status, frame_times=frame_times,  # type: ignore[call-arg]
+                               judgement=trial.judgement)
         return probe.score(sample, text, status, frame_times=frame_times)
 
     # ------------------------------------------------------------------ judges (routed to the probes that judge)
@@ -130,11 +131,12 @@ class StressSuite(Suite):
         """Only probes that declare ``judges`` ever ask a judge (camera_motion's answers are parsed)."""
         return any(probe_of(s).judges for s in samples)
 
-    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
+    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
         # human-study records fill the human-ceiling columns only; the probes' model rows never see them
+        records = inputs.records
         token = HUMAN_CELLS.set(human_cells(records))
         try:
-            return self._aggregate([r for r in records if r.model_role != "human"], samples)
+            return self._aggregate([r for r in records if r.model_role != "human"], inputs.samples)
         finally:
             HUMAN_CELLS.reset(token)
 
