@@ -16,7 +16,7 @@ from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite
 from vidaudit.core.types import Condition, ImagePart, ModelSpec, Presentation, TextPart, VideoPart
 from vidaudit.models.base import Capabilities
-from vidaudit.models.request_builder import encode_jpeg
+from vidaudit.models.provider_content import encode_jpeg
 from vidaudit.run.plan import RequestBuilder, parse_condition, plan, select_frames
 from vidaudit.video.io import read_frames
 from vidaudit.core.timeline import Timeline
