@@ -20,7 +20,6 @@ from typer.testing import CliRunner
 from vidaudit.cli import app
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import ModelSpec
-from vidaudit.models.simulated import simulated_count
 from vidaudit.run.plan import parse_condition
 from vidaudit.run.session import execute, prepare_run
 from vidaudit.score.stats import wilson_lower
@@ -29,6 +28,7 @@ from vidaudit.suites.counting.adaptive import (FAIL, OPEN, PASS, AdaptiveDesign,
 from vidaudit.suites.counting.aggregate import aggregate
 from vidaudit.suites.counting.generate import generate
 from vidaudit.suites.counting.grid import grid
+from vidaudit.suites.counting.simulated import simulated_count
 
 runner = CliRunner()
 RULES = ("point", "wilson_lower")
