@@ -75,13 +75,20 @@ def _suite_packages() -> list[str]:
     return [m.name for m in pkgutil.iter_modules(pkg.__path__) if m.ispkg]
 
 
-def _suite_providers() -> dict[str, str]:
-    """The providers the built-in suite packages declare (``PROVIDERS``), in package order."""
+def _suite_providers() -> tuple[dict[str, str], list[str]]:
+    """The providers the built-in suite packages declare (``PROVIDERS``), in package order, and the packages
+    that could not be imported here (their models are not listed; ``get_suite`` reports why when used)."""
     out: dict[str, str] = {}
+    broken: list[str] = []
     for name in _suite_packages():
-        for provider, value in getattr(importlib.import_module(f"{_SUITES_PACKAGE}.{name}"), "PROVIDERS", {}).items():
+        try:
+            mod = importlib.import_module(f"{_SUITES_PACKAGE}.{name}")
+        except Exception as e:  # noqa: BLE001 - e.g. a missing optional dependency: list the others
+            broken.append(f"{name} ({type(e).__name__}: {e})")
+            continue
+        for provider, value in getattr(mod, "PROVIDERS", {}).items():
             out.setdefault(provider, value)
-    return out
+    return out, broken
 
 
 def _builtin(kind: str, name: str | None = None) -> dict[str, str]:
@@ -92,7 +99,7 @@ def _builtin(kind: str, name: str | None = None) -> dict[str, str]:
     table = _BUILTIN.get(kind, {})
     if kind != "providers" or (name is not None and name in table):
         return table
-    return {**table, **{k: v for k, v in _suite_providers().items() if k not in table}}
+    return {**table, **{k: v for k, v in _suite_providers()[0].items() if k not in table}}
 
 
 def names(kind: str) -> list[str]:
@@ -112,7 +119,9 @@ def target(kind: str, name: str) -> str:
     """The ``module:attr`` a name points to (built-ins win over entry points of the same name)."""
     found = _builtin(kind, name).get(name) or _entry_point_targets(kind).get(name)
     if found is None:
-        raise ConfigError(f"unknown {kind[:-1]} {name!r}; choose one of: {', '.join(names(kind))}")
+        broken = _suite_providers()[1] if kind == "providers" else []
+        why = f" (suite packages that could not be imported here: {'; '.join(broken)})" if broken else ""
+        raise ConfigError(f"unknown {kind[:-1]} {name!r}; choose one of: {', '.join(names(kind))}{why}")
     return found
 
 
