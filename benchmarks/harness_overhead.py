@@ -20,7 +20,7 @@ baseline / current is printed (``--no-baseline`` skips them):
 1. the plan with frame selections recomputed for every trial (``at_fps``, ``uniform_count`` and
    ``selection_sha256`` un-memoised: the code before they were memoised);
 2. requests with every frame JPEG-encoded on every request (the memo of read-only frames' JPEG bytes
-   in ``models.request_builder`` bypassed: the code before it).
+   in ``models.provider_content`` bypassed: the code before it).
 
 When a goal is missed (or with ``--profile``) the top cProfile entries of that measurement are printed.
 No model is called: the adapters only build requests, and their API keys are dummies set in this
@@ -138,8 +138,8 @@ class _NoMemo:
 @contextmanager
 def jpeg_every_time() -> Iterator[None]:
     """Baseline 2: every frame JPEG-encoded on every request, as before read-only frames' JPEG bytes were
-    memoised in ``models.request_builder``."""
-    import vidaudit.models.request_builder as rb
+    memoised in ``models.provider_content``."""
+    import vidaudit.models.provider_content as rb
 
     saved = rb._JPEG_MEMO
     rb._JPEG_MEMO = _NoMemo()  # type: ignore[assignment]

@@ -20,7 +20,6 @@ from typer.testing import CliRunner
 from vidaudit.cli import app
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import ModelSpec
-from vidaudit.models.simulated import simulated_count
 from vidaudit.run.plan import parse_condition
 from vidaudit.run.session import execute, prepare_run
 from vidaudit.score.stats import wilson_lower
@@ -29,6 +28,7 @@ from vidaudit.suites.counting.adaptive import (FAIL, OPEN, PASS, AdaptiveDesign,
 from vidaudit.suites.counting.aggregate import aggregate
 from vidaudit.suites.counting.generate import generate
 from vidaudit.suites.counting.grid import grid
+from vidaudit.suites.counting.simulated import simulated_count
 
 runner = CliRunner()
 RULES = ("point", "wilson_lower")
@@ -114,7 +114,8 @@ def planned10(tmp_path_factory):
     generate(grid(["bounce_ball", "state_machine"], counts=(0, 1, 2, 3, 4, 6), frequencies=(0.5, 1.0, 2.0, 3.0),
                   seeds=range(10)), root / "data", dry_run=True)
     csv_path = _surface_csv(root / "s.csv", lambda d, n, f: 0.5)
-    planned, _, _ = prepare_run(root / "data", [ModelSpec.parse(f"simulated:{csv_path}")], [parse_condition("native")],
+    planned, _, _ = prepare_run(root / "data", [ModelSpec.parse(f"simulated:{csv_path}")],
+                                [parse_condition("native", "structured_trace")],
                                 check_files=False)
     return planned
 
@@ -125,7 +126,8 @@ def planned20(tmp_path_factory):
     generate(grid(["blinking"], counts=(1, 2, 3), frequencies=(0.5, 1.0, 2.0), seeds=range(20)), root / "data",
              dry_run=True)
     csv_path = _surface_csv(root / "s.csv", lambda d, n, f: 0.5)
-    planned, _, _ = prepare_run(root / "data", [ModelSpec.parse(f"simulated:{csv_path}")], [parse_condition("native")],
+    planned, _, _ = prepare_run(root / "data", [ModelSpec.parse(f"simulated:{csv_path}")],
+                                [parse_condition("native", "structured_trace")],
                                 check_files=False)
     return planned
 
@@ -288,7 +290,8 @@ def test_interrupted_adaptive_run_resumes_to_the_same_result(tmp_path, grid_data
             raise RuntimeError("killed")
 
     with pytest.raises(RunAborted):
-        execute(grid_data, tmp_path / "cut", [ModelSpec.parse(f"simulated:{csv_path}")], [parse_condition("native")],
+        execute(grid_data, tmp_path / "cut", [ModelSpec.parse(f"simulated:{csv_path}")],
+                [parse_condition("native", "structured_trace")],
                 design="adaptive", on_progress=crash)
     with RunStore(tmp_path / "cut", readonly=True) as store:
         assert 0 < store.summary().attempts < 120

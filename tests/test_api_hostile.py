@@ -320,7 +320,7 @@ def test_self_hosted_endpoints_estimate_tokens_not_zero(env, condition: str) -> 
                                    duration_s=24.0))
     spec = ModelSpec.parse("openai:qwen@http://127.0.0.1:8000/v1", max_tokens=256)
     adapter = OpenAIAdapter(spec)
-    (planned,) = plan([sample], [parse_condition(condition)], [spec], suite=get_suite("counting"),
+    (planned,) = plan([sample], [parse_condition(condition, "structured_trace")], [spec], suite=get_suite("counting"),
                       caps_by_model={spec.label: adapter.capabilities})
     tokens, cost = _estimate(planned, adapter.capabilities)
     assert adapter.capabilities.local and cost == 0.0
@@ -350,7 +350,8 @@ def _lying_run(tmp_path, usage: tuple[str, str]):
         s.script("POST", p.path, default=ok(p, usage=usage))
         spec = ModelSpec.parse(f"openai:m@{s.url}/v1")
         adapter = OpenAIAdapter(spec, concurrency=1)
-        planned = [Planned(Trial(sample_id=f"s{i:02d}", video_sha256=None, condition=Condition(), model=spec))
+        cond = Condition(prompt="structured_trace")
+        planned = [Planned(Trial(sample_id=f"s{i:02d}", video_sha256=None, condition=cond, model=spec))
                    for i in range(20)]
 
         def prepare(pl: Planned) -> Request:

@@ -30,7 +30,7 @@ from vidaudit.core.types import (
 from vidaudit.models import errors_http as eh
 from vidaudit.models.base import ModelAdapter, ModelCallError
 from vidaudit.models.openai_compat import OpenAIAdapter
-from vidaudit.models.request_builder import build_content
+from vidaudit.models.provider_content import build_content
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 CHAT = "/v1/chat/completions"

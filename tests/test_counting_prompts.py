@@ -118,7 +118,7 @@ def test_old_real_names_hold_the_same_texts() -> None:
 
 def test_frame_count_grid_states_its_effective_rate() -> None:
     """frames#K has no rate of its own: the preamble states K / duration (3 significant digits)."""
-    cond = Condition(presentation=Presentation.FRAMES, n_frames=16)
+    cond = Condition(presentation=Presentation.FRAMES, n_frames=16, prompt="structured_trace")
     system, text = P.render_prompt(SYNTH, cond)
     rate = 16 / SYNTH.video.duration_s
     assert text.startswith(f"[INPUT MODE: Supplied Frame Grid at {float(f'{rate:.3g}'):g} FPS] ")

@@ -45,3 +45,23 @@ def test_score_responses_scores_with_the_manifests_own_suite(tmp_path: Path) -> 
     responses.write_text(json.dumps({"sample_id": "toy-red-0", "response": "\\boxed{red}"}) + "\n", encoding="utf-8")
     scored = score_responses(data / MANIFEST, responses)  # plugin_site (on sys.path above) registers "toy"
     assert scored.suite.name == "toy" and scored.records[0].correct is True
+
+
+def test_vidaudit_run_without_a_suite_runs_the_datasets_own_with_its_default_prompt(tmp_path: Path) -> None:
+    """``vidaudit run --data DIR`` (no suite argument): the toy dataset runs the toy suite and its own
+    default prompt, not counting's ``structured_trace``."""
+    from vidaudit.core.errors import ConfigError
+    from vidaudit.run.cli_support import resolve_run_args
+
+    data = tmp_path / "toy"
+    generate_toy(data, seeds=1)
+    common = {"models": ["oracle"], "conditions": ["frames@1"], "prompts": [], "timestamps": True, "config": None,
+              "out": tmp_path / "run", "resume": None, "temperature": None, "max_output_tokens": None, "seed": None,
+              "max_attempts": 3, "max_cost_usd": None, "max_tokens": None, "limit": None}
+    args = resolve_run_args(suite=None, data=data, **common)
+    from toysuite import SUITE
+
+    assert args["suite"] == "toy"
+    assert [c.prompt for c in args["conditions"]] == [SUITE.default_prompt]
+    with pytest.raises(ConfigError, match="no data"):
+        resolve_run_args(suite=None, data=None, **common)

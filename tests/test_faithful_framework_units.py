@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import ImagePart, ModelSpec, Request, TextPart
-from vidaudit.models.blind import MajorityAdapter, text_only
+from vidaudit.models.blind import text_only
 from vidaudit.suites.faithful.framework.aggregator import AggregatorSettings, aggregate, similarity
 from vidaudit.suites.faithful.framework.chunks import plan_chunks
 from vidaudit.suites.faithful.framework.memory import read, render, shuffle_times
@@ -20,6 +20,7 @@ from vidaudit.suites.faithful.framework.query import answer, parse_question
 from vidaudit.suites.faithful.framework.retrieval_eval import gold_entities, precision_recall, retrieved_of
 from vidaudit.suites.faithful.framework.schema import ChunkExtraction, InvalidExtraction, parse_chunk
 from vidaudit.suites.faithful.framework.spec import parse_spec
+from vidaudit.suites.faithful.majority import MajorityAdapter
 
 
 @pytest.fixture(scope="module", params=[0, 1, 2])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from vidaudit.core.contract import ScoreInput
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.registry import get_suite
 from vidaudit.core.types import Condition, Presentation, Sample, VideoRef
@@ -52,20 +53,20 @@ def test_prompt_text_is_pinned() -> None:
     ("I am not sure.", None),
 ])
 def test_parsing_is_strict(text: str, said: str | None) -> None:
-    ts = SUITE.score(_sample(), text, "ok")
+    ts = SUITE.score(ScoreInput(_sample(), text, "ok"))
     assert ts.parse.value == said
     assert ts.correct is (said == "Yes")
 
 
 def test_failed_calls_and_invalid_gold() -> None:
-    assert SUITE.score(_sample(), None, "api_error").correct is None
-    bad = SUITE.score(_sample("NA", invalid=["non_yes_no"]), "Answer: Yes", "ok")
+    assert SUITE.score(ScoreInput(_sample(), None, "api_error")).correct is None
+    bad = SUITE.score(ScoreInput(_sample("NA", invalid=["non_yes_no"]), "Answer: Yes", "ok"))
     assert bad.correct is False and bad.metrics["gold_valid"] is False
 
 
 def test_baseline_answers_are_in_the_answer_format() -> None:
     s = _sample("No")
-    assert SUITE.score(s, SUITE.oracle_answer(s), "ok").correct is True
+    assert SUITE.score(ScoreInput(s, SUITE.oracle_answer(s), "ok")).correct is True
     draws = {SUITE.chance_answer(s, np.random.default_rng(i)) for i in range(20)}
     assert draws == {"Answer: Yes", "Answer: No"}
     assert SUITE.constant_answer(s, "yes") == "Answer: Yes"
@@ -79,7 +80,7 @@ def test_record_params_and_viewer() -> None:
     s = _sample(polarity="positive")
     params = SUITE.record_params(s)
     assert params["role"] == "target" and params["gold"] == "Yes" and "subs" not in params
-    ts = SUITE.score(s, "Answer: Yes", "ok")
+    ts = SUITE.score(ScoreInput(s, "Answer: Yes", "ok"))
     rec = ScoreRecord(trial_id="t", sample_id=s.sample_id, suite="faithful", model="m", condition="c", group_id="g",
                       status="ok", correct=ts.correct, parse=ts.parse, params=params, metrics=ts.metrics)
     vt = SUITE.viewer_trial(rec, s, "Answer: Yes")

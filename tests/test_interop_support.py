@@ -128,6 +128,6 @@ def test_scalar_metric_names_are_the_numbers(small: Path) -> None:
     from vidaudit.core.registry import get_suite
     from vidaudit.core.types import Condition
 
-    names = scalar_metric_names(get_suite("counting"), load_samples(small), Condition())
+    names = scalar_metric_names(get_suite("counting"), load_samples(small), Condition(prompt="structured_trace"))
     assert {"f1", "precision", "recall", "vor", "acr", "rfr", "n_matched"} <= set(names)
     assert not {"matches", "taxonomy", "tolerance", "parse_method", "reported_times", "correct"} & set(names)

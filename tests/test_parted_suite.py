@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 
 from vidaudit.core.contract import (
+    AggregateInput,
     Capabilities,
     PartedSuite,
     Prompt,
+    ScoreInput,
     ScoreRecord,
     Section,
     Suite,
@@ -39,12 +41,13 @@ class _Letter(Suite):
     def request_metadata(self, sample):
         return {"own": self.name}
 
-    def score(self, sample, text, status, *, frame_times=None, judgement=None) -> TrialScore:
-        return TrialScore(correct=text == self.name, metrics={"judgement": judgement})
+    def score(self, trial: ScoreInput) -> TrialScore:
+        return TrialScore(correct=trial.text == self.name, metrics={"judgement": trial.judgement})
 
-    def aggregate(self, records, samples) -> SuiteReport:
-        return SuiteReport(results={self.name: len(records)}, sections=[Section(id=self.name, title=self.name)],
-                           notes=[f"{self.name}: {len(records)}"])
+    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
+        n = len(inputs.records)
+        return SuiteReport(results={self.name: n}, sections=[Section(id=self.name, title=self.name)],
+                           notes=[f"{self.name}: {n}"])
 
     def oracle_answer(self, sample) -> str:
         return self.name
@@ -97,8 +100,8 @@ def test_hooks_route_to_the_named_part() -> None:
 
 def test_only_judging_parts_get_a_judgement() -> None:
     suite = _Letters()
-    assert suite.score(_sample("b"), "b", "ok", judgement="yes").metrics == {"judgement": "yes"}
-    assert suite.score(_sample("a"), "a", "ok", judgement="yes").metrics == {"judgement": None}
+    assert suite.score(ScoreInput(_sample("b"), "b", "ok", judgement="yes")).metrics == {"judgement": "yes"}
+    assert suite.score(ScoreInput(_sample("a"), "a", "ok", judgement="yes")).metrics == {"judgement": None}
     assert suite.judges_any([_sample("a")]) is False and suite.judges_any([_sample("a"), _sample("b")]) is True
     assert suite.judge_version == "b:b-1"
     assert suite.judge_prompt(_sample("a"), "x") is None and suite.judge_prompt(_sample("b"), "x") is not None
@@ -106,11 +109,11 @@ def test_only_judging_parts_get_a_judgement() -> None:
 
 def test_aggregate_joins_the_parts_in_order_and_refuses_unknown_ones() -> None:
     suite = _Letters()
-    rep = suite.aggregate([_record("a", 0), _record("b", 0), _record("a", 1)], {})
+    rep = suite.aggregate(AggregateInput([_record("a", 0), _record("b", 0), _record("a", 1)], {}))
     assert rep.results == {"b": 1, "a": 2}
     assert [s.id for s in rep.sections] == ["b", "a"] and rep.notes == ["b: 1", "a: 2"]
     with pytest.raises(DataError, match=r"unknown letters letters \['c'\]"):
-        suite.aggregate([_record("c", 0)], {})
+        suite.aggregate(AggregateInput([_record("c", 0)], {}))
 
 
 def test_unknown_or_misregistered_parts_are_refused() -> None:

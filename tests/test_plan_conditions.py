@@ -16,7 +16,7 @@ from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite
 from vidaudit.core.types import Condition, ImagePart, ModelSpec, Presentation, TextPart, VideoPart
 from vidaudit.models.base import Capabilities
-from vidaudit.models.request_builder import encode_jpeg
+from vidaudit.models.provider_content import encode_jpeg
 from vidaudit.run.plan import RequestBuilder, parse_condition, plan, select_frames
 from vidaudit.video.io import read_frames
 from vidaudit.core.timeline import Timeline
@@ -43,9 +43,9 @@ def _plan(samples, conditions, labels=("a",), options=None):
     ("keyframes+-0.2s", "keyframes+-0.2s"), ("keyframes+-0.2", "keyframes+-0.2s"),
 ])
 def test_written_forms_and_their_ids(text: str, video_id: str) -> None:
-    c = parse_condition(text)
+    c = parse_condition(text, "structured_trace")
     assert c.video_id == video_id
-    assert parse_condition(video_id) == c  # the id reads back as the same condition: nothing is lost
+    assert parse_condition(video_id, "structured_trace") == c  # the id reads back as the same condition
 
 
 @given(st.sampled_from(["native@", "frames@"]), st.integers(1, 120), st.booleans(), st.sampled_from(
@@ -60,16 +60,16 @@ def test_rates_round_trip(head: str, k: int, ts: bool, prompt: str) -> None:
                                   "frames@4#3", "native@-1", "keyframes+-0s"])
 def test_bad_forms_are_refused(text: str) -> None:
     with pytest.raises(ConfigError):
-        parse_condition(text)
+        parse_condition(text, "structured_trace")
 
 
 def test_every_input_changing_field_is_in_the_id() -> None:
-    base = Condition(presentation=Presentation.KEYFRAMES)
+    base = Condition(presentation=Presentation.KEYFRAMES, prompt="structured_trace")
     variants = [base.model_copy(update={"keyframe_offset_s": 0.2}), base.model_copy(update={"timestamps": False}),
                 base.model_copy(update={"prompt": "direct"})]
     assert len({base.id, *(v.id for v in variants)}) == 4
-    f4, f16 = Condition(presentation=Presentation.FRAMES, fps=4.0), Condition(presentation=Presentation.FRAMES,
-                                                                            n_frames=16)
+    f4 = Condition(presentation=Presentation.FRAMES, fps=4.0, prompt="structured_trace")
+    f16 = Condition(presentation=Presentation.FRAMES, n_frames=16, prompt="structured_trace")
     assert f4.id != f16.id
 
 
@@ -92,7 +92,7 @@ def test_frames_count_is_exactly_k_uniform_frames(n_frames: int, fps: float, k: 
 
 def test_native_is_resolved_per_model_and_named(smoke_dir: Path) -> None:
     samples = load_samples(smoke_dir)[:2]
-    planned = _plan(samples, [parse_condition("native")], labels=("a", "b", "c"))
+    planned = _plan(samples, [parse_condition("native", "structured_trace")], labels=("a", "b", "c"))
     ids = {p.trial.model.label: p.trial.condition.id for p in planned}
     assert ids == {"openai:a": "native@2/structured_trace", "openai:b": "native@1/structured_trace",
                    "openai:c": "native@all/structured_trace"}
@@ -103,11 +103,12 @@ def test_native_is_resolved_per_model_and_named(smoke_dir: Path) -> None:
 def test_a_condition_that_resolves_to_another_is_refused(smoke_dir: Path) -> None:
     samples = load_samples(smoke_dir)[:1]
     with pytest.raises(ConfigError, match="same input"):
-        _plan(samples, [parse_condition("native"), parse_condition("native@2")])
+        _plan(samples, [parse_condition("native", "structured_trace"), parse_condition("native@2", "structured_trace")])
 
 
 def _ids(samples, conditions=None, labels=("a",), options=None) -> list[str]:
-    return [p.id for p in _plan(samples, conditions or [parse_condition("frames@1")], labels, options)]
+    return [p.id for p in _plan(samples, conditions or [parse_condition("frames@1", "structured_trace")], labels,
+                                options)]
 
 
 def test_trial_id_covers_what_changes_the_request_and_nothing_else(smoke_dir: Path) -> None:
@@ -118,12 +119,13 @@ def test_trial_id_covers_what_changes_the_request_and_nothing_else(smoke_dir: Pa
     moved = s.model_copy(update={"video": s.video.model_copy(update={"path": "elsewhere/x.mp4"})})
     assert _ids([other_video])[0] != base
     assert _ids([other_question])[0] != base                      # the rendered prompt text
-    assert _ids([s], [parse_condition("frames@2")])[0] != base    # the condition
+    assert _ids([s], [parse_condition("frames@2", "structured_trace")])[0] != base    # the condition
     assert _ids([s], [parse_condition("frames@1", "direct")])[0] != base
     assert _ids([s], labels=("b",))[0] != base                    # the model spec
     assert _ids([s], options={"openai:a": {"jpeg_quality": 80}})[0] != base  # an input-changing option
     spec = ModelSpec.parse("openai:a", temperature=0.7)
-    p = plan([s], [parse_condition("frames@1")], [spec], suite=SUITE, caps_by_model={spec.label: CAPS["a"]})
+    p = plan([s], [parse_condition("frames@1", "structured_trace")], [spec], suite=SUITE,
+             caps_by_model={spec.label: CAPS["a"]})
     assert p[0].id != base                                        # generation settings
     assert _ids([moved])[0] == base                               # a path is not content
     assert _ids([s, load_samples(smoke_dir)[5]])[0] == base       # nor is the plan's other content

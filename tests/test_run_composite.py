@@ -117,7 +117,8 @@ class PlannedTrial:
 
 
 def plan(n: int, model: ModelSpec) -> list[PlannedTrial]:
-    return [PlannedTrial(Trial(sample_id=f"s{i:03d}", video_sha256=None, condition=Condition(), model=model))
+    return [PlannedTrial(Trial(sample_id=f"s{i:03d}", video_sha256=None, condition=Condition(prompt="structured_trace"),
+                               model=model))
             for i in range(n)]
 
 
@@ -469,7 +470,8 @@ class P:
 
 async def main():
     c = AnswerThenJudge()
-    planned = [P(Trial(sample_id=f"s{i}", video_sha256=None, condition=Condition(), model=c.spec)) for i in range(8)]
+    planned = [P(Trial(sample_id=f"s{i}", video_sha256=None, condition=Condition(prompt="structured_trace"),
+                         model=c.spec)) for i in range(8)]
     prep = lambda p: Request(trial_id=p.id, parts=(TextPart(f"count in {p.trial.sample_id}"),))
     try:
         with RunStore(run_dir) as store:

@@ -100,7 +100,7 @@ class PlannedTrial:
 
 
 def plan(n: int, label: str = "test:scripted") -> list[PlannedTrial]:
-    return [PlannedTrial(Trial(sample_id=f"s{i:03d}", video_sha256=None, condition=Condition(),
+    return [PlannedTrial(Trial(sample_id=f"s{i:03d}", video_sha256=None, condition=Condition(prompt="structured_trace"),
                                model=ModelSpec.parse(label))) for i in range(n)]
 
 

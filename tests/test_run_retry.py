@@ -125,7 +125,7 @@ class FailThenAnswerTestAdapter:
 
 class _P:
     def __init__(self, i: int) -> None:
-        self.trial = Trial(sample_id=f"s{i}", video_sha256=None, condition=Condition(),
+        self.trial = Trial(sample_id=f"s{i}", video_sha256=None, condition=Condition(prompt="structured_trace"),
                            model=ModelSpec.parse("test:retry"))
         self.id = self.trial.id
 

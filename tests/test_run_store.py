@@ -40,7 +40,8 @@ SRC = str(Path(__file__).resolve().parents[1] / "src")
 
 def make_trial(i: int, model: str = "openai:gpt-test") -> Trial:
     return Trial(sample_id=f"s{i:04d}", video_sha256=f"{i:064x}",
-                 condition=Condition(presentation=Presentation.FRAMES, fps=2.0), model=ModelSpec.parse(model))
+                 condition=Condition(presentation=Presentation.FRAMES, fps=2.0, prompt="structured_trace"),
+                 model=ModelSpec.parse(model))
 
 
 def ok_attempt(trial: Trial, n: int = 1, text: str = "3", cost: float | None = 0.01) -> Attempt:
@@ -439,7 +440,8 @@ from vidaudit.run.stage_calls import StageCallRecord, StageRef
 from vidaudit.run.store import RunStore
 store = RunStore(sys.argv[1])
 for i in range(100000):
-    t = Trial(sample_id=f"s{i}", video_sha256=None, condition=Condition(), model=ModelSpec(provider="p"))
+    t = Trial(sample_id=f"s{i}", video_sha256=None, condition=Condition(prompt="structured_trace"),
+              model=ModelSpec(provider="p"))
     store.register_trials([t])
     store.append(Attempt(trial_id=t.id, attempt=1, status=Status.OK,
                          response=Response(text="x" * (i % 997), usage=Usage(input_tokens=i)),
@@ -528,7 +530,7 @@ def test_never_writes_a_secret_from_the_environment(tmp_path: Path, monkeypatch:
         got = store.attempts(t.id)
         assert got[0].error_message == "Incorrect API key provided: [REDACTED:OPENAI_API_KEY]"
         assert got[1].response is not None and got[1].response.text == "my key is [REDACTED:OPENAI_API_KEY]!"
-        leaky = Trial(sample_id="s", video_sha256=None, condition=Condition(),
+        leaky = Trial(sample_id="s", video_sha256=None, condition=Condition(prompt="structured_trace"),
                       model=ModelSpec(provider="openai", name="m", base_url=f"http://h/v1?key={SECRET}"))
         with pytest.raises(SecretLeakError, match="model.base_url"):
             store.register_trials([leaky])
@@ -591,7 +593,7 @@ def _config(tmp_path: Path, models: list[str], conditions: list[Condition], **kw
 
 
 def test_run_config_round_trip_and_versions(tmp_path: Path) -> None:
-    c = _config(tmp_path, ["openai:gpt-test"], [Condition()], max_attempts=5,
+    c = _config(tmp_path, ["openai:gpt-test"], [Condition(prompt="structured_trace")], max_attempts=5,
                 budget=BudgetConfig(max_cost_usd=2.5))
     c.save(tmp_path)
     loaded = RunConfig.load(tmp_path)
@@ -604,7 +606,8 @@ def test_run_config_round_trip_and_versions(tmp_path: Path) -> None:
 
 
 def test_reopening_may_only_add_trials(tmp_path: Path) -> None:
-    native, frames = Condition(), Condition(presentation=Presentation.FRAMES, fps=4)
+    native = Condition(prompt="structured_trace")
+    frames = Condition(presentation=Presentation.FRAMES, fps=4, prompt="structured_trace")
     first = open_run_config(tmp_path, _config(tmp_path, ["openai:a"], [native]))
     grown = open_run_config(tmp_path, _config(tmp_path, ["openai:a", "openai:b"], [frames, native], max_attempts=4))
     assert [m.label for m in grown.models] == ["openai:a", "openai:b"]
@@ -627,7 +630,7 @@ def test_reopening_may_only_add_trials(tmp_path: Path) -> None:
 
 def test_run_config_refuses_secrets_and_bad_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GEMINI_API_KEY", SECRET)
-    c = _config(tmp_path, [f"openai:m@http://h/v1?k={SECRET}"], [Condition()])
+    c = _config(tmp_path, [f"openai:m@http://h/v1?k={SECRET}"], [Condition(prompt="structured_trace")])
     with pytest.raises(SecretLeakError):
         c.save(tmp_path)
     assert not (tmp_path / "run.json").exists()

@@ -16,10 +16,10 @@ from vidaudit.core.errors import ConfigError
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite
 from vidaudit.core.types import ModelSpec
-from vidaudit.models.simulated import (UNDERCOUNT_P, SimulatedAdapter, read_surface, simulated_count,
-                                       wrong_count)
 from vidaudit.suites.counting.generate import generate
 from vidaudit.suites.counting.grid import grid
+from vidaudit.suites.counting.simulated import (UNDERCOUNT_P, SimulatedAdapter, read_surface, simulated_count,
+                                                wrong_count)
 
 runner = CliRunner()
 

@@ -24,6 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vidaudit.core.contract.suite import ScoreInput
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.types import Sample
 from vidaudit.suites.stress.camera_motion.generate import PRESETS as CAMERA_PRESETS
@@ -142,11 +143,11 @@ def test_a_constant_answer_scores_at_most_chance_on_the_smoke_preset(name: str, 
         m = len({_item(s)[1] for s in ss})
         for v in values:
             hit_items = {_item(s)[1] for s in ss
-                         if probe.score(s, probe.constant_answer(s, v), "ok").correct is True}
+                         if probe.score(ScoreInput(s, probe.constant_answer(s, v), "ok")).correct is True}
             assert len(hit_items) / m <= bound(m, len(values)) + 1e-9, \
                 f"{name} {group}: constant:{v} is right on {len(hit_items)} of {m} items"
         # and the oracle is right everywhere: the scoring path above can say yes
-        assert all(probe.score(s, probe.oracle_answer(s), "ok").correct for s in ss)
+        assert all(probe.score(ScoreInput(s, probe.oracle_answer(s), "ok")).correct for s in ss)
 
 
 def test_the_smoke_filled_in_gap_option_moves(smoke_sets) -> None:

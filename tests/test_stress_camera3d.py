@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom
 
+from vidaudit.core.contract import ScoreInput
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import load_samples
@@ -303,7 +304,8 @@ def test_chance_is_within_its_binomial_interval_on_the_a3_set() -> None:
                    params=r["params"], video=VideoRef(path="v.mp4", fps=10, width=16, height=16, n_frames=3,
                                                       duration_s=0.3))
         for trial in range(5):
-            ok = bool(SUITE.score(s, SUITE.chance_answer(s, rng_from("chance", s.sample_id, trial)), "ok").correct)
+            answer = SUITE.chance_answer(s, rng_from("chance", s.sample_id, trial))
+            ok = bool(SUITE.score(ScoreInput(s, answer, "ok")).correct)
             k += ok
             n += 1
             per[s.answer] += ok

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from vidaudit.core.contract import ScoreInput
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.hashing import rng_from, sha256_file
 from vidaudit.core.manifest import load_samples
@@ -173,17 +174,18 @@ def test_prompt_snapshot() -> None:
 
 def test_scoring_and_baselines(data: Path) -> None:
     s = next(x for x in load_samples(data) if x.params["abstention"])
-    assert SUITE.score(s, SUITE.oracle_answer(s), "ok").correct is True
+    assert SUITE.score(ScoreInput(s, SUITE.oracle_answer(s), "ok")).correct is True
     wrong = next(letter for letter in s.params["letters"] if letter != s.answer)
-    assert SUITE.score(s, f"\\boxed{{{wrong}}}", "ok").correct is False
-    abst = SUITE.score(s, SUITE.constant_answer(s, "abstain"), "ok")
+    assert SUITE.score(ScoreInput(s, f"\\boxed{{{wrong}}}", "ok")).correct is False
+    abst = SUITE.score(ScoreInput(s, SUITE.constant_answer(s, "abstain"), "ok"))
     assert abst.metrics["abstained"] is True and abst.correct is False
-    assert SUITE.score(s, "no letter here", "ok").parse.value is None
-    assert SUITE.score(s, None, "error").correct is None
+    assert SUITE.score(ScoreInput(s, "no letter here", "ok")).parse.value is None
+    assert SUITE.score(ScoreInput(s, None, "error")).correct is None
     forced = next(x for x in load_samples(data) if not x.params["abstention"])
-    assert SUITE.score(forced, "\\boxed{F}", "ok").parse.value is None     # F is not an option without abstention
+    # F is not an option without abstention
+    assert SUITE.score(ScoreInput(forced, "\\boxed{F}", "ok")).parse.value is None
     rng = rng_from("t")
-    hits = [SUITE.score(s, SUITE.chance_answer(s, rng), "ok").correct for _ in range(600)]
+    hits = [SUITE.score(ScoreInput(s, SUITE.chance_answer(s, rng), "ok")).correct for _ in range(600)]
     assert abs(sum(hits) / 600 - 1 / 6) < 0.06
 
 
@@ -194,8 +196,8 @@ def test_perturbations_the_probe_accepts(data: Path) -> None:
 
 
 def test_observer_has_no_reader_for_real_nextqa() -> None:
-    from vidaudit.models.ideal_observer import IdealObserverAdapter
     from vidaudit.core.types import ImagePart, TextPart
+    from vidaudit.models.ideal_observer import IdealObserverAdapter
 
     img = np.zeros((16, 16, 3), np.uint8)
     adapter = IdealObserverAdapter(ModelSpec(provider="ideal-observer"), suite=SUITE)

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vidaudit.core.contract import ScoreInput
 from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import load_samples
@@ -175,7 +176,8 @@ def test_judge_routing(samples) -> None:
     prompt = SUITE.judge_prompt(summary, "They crack eggs.")
     assert prompt is not None and f"2. The missing action deliberately removed: {summary.params['missing_action']}" \
         in prompt.text and "3. The model’s generated summary: They crack eggs." in prompt.text
-    assert SUITE.score(summary, "They crack eggs.", "ok", judgement='{"hallucinated_summary": false}').correct
+    verdict = '{"hallucinated_summary": false}'
+    assert SUITE.score(ScoreInput(summary, "They crack eggs.", "ok", judgement=verdict)).correct
 
 
 def test_verdict_scoring(samples) -> None:

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vidaudit.core.contract import ScoreInput
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.types import Sample, VideoRef
@@ -124,13 +125,13 @@ def test_prompt_and_baselines() -> None:
                                          "B. No, the vehicle stays in its lane"]
     for label in ("lane_change", "no_change"):
         s = _sample(label)
-        assert SUITE.score(s, SUITE.oracle_answer(s), "ok").correct is True
+        assert SUITE.score(ScoreInput(s, SUITE.oracle_answer(s), "ok")).correct is True
     s = _sample("lane_change")
-    assert SUITE.score(s, SUITE.constant_answer(s, "yes"), "ok").correct is True
-    assert SUITE.score(s, SUITE.constant_answer(s, "no_change"), "ok").correct is False
+    assert SUITE.score(ScoreInput(s, SUITE.constant_answer(s, "yes"), "ok")).correct is True
+    assert SUITE.score(ScoreInput(s, SUITE.constant_answer(s, "no_change"), "ok")).correct is False
     with pytest.raises(ConfigError, match="constant answer for lane_change"):
         SUITE.constant_answer(s, "left")
-    assert SUITE.score(s, "The vehicle changes lanes", "ok").metrics["predicted_label"] is None   # strict
+    assert SUITE.score(ScoreInput(s, "The vehicle changes lanes", "ok")).metrics["predicted_label"] is None   # strict
 
 
 @settings(max_examples=100, deadline=None)

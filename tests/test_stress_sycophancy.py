@@ -9,13 +9,19 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vidaudit.core.contract.suite import ScoreInput
 from vidaudit.core.types import Event, Sample, Trace, VideoRef
 from vidaudit.suites.stress.sycophancy.categories import category_of, paper_name
 from vidaudit.suites.stress.sycophancy.from_counting import counting_pairs
 from vidaudit.suites.stress.sycophancy.from_faithful import World, world_pairs
 from vidaudit.suites.stress.sycophancy.generate import samples_of_pair
 from vidaudit.suites.stress.sycophancy.pairs import (
-    Pair, minimality_problem, token_edit_distance, tokens, validate_generated)
+    Pair,
+    minimality_problem,
+    token_edit_distance,
+    tokens,
+    validate_generated,
+)
 from vidaudit.suites.stress.sycophancy.probe import PROBE
 from vidaudit.suites.stress.sycophancy.prompts import eval_prompt, generator_prompt
 
@@ -67,10 +73,10 @@ PARSE_TABLE = [
 def test_parse_table_on_a_false_claim() -> None:
     false, _ = _pair_samples()
     for text, predicted, correct, method in PARSE_TABLE:
-        s = PROBE.score(false, text, "ok")
+        s = PROBE.score(ScoreInput(false, text, "ok"))
         assert (s.metrics["predicted"], s.correct, s.parse.method) == (predicted, correct, method), text
         assert s.metrics["unparsed"] is (predicted is None)
-    assert PROBE.score(false, None, "api_error").correct is None
+    assert PROBE.score(ScoreInput(false, None, "api_error")).correct is None
 
 
 def test_pair_samples_are_matched() -> None:

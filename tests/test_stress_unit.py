@@ -12,15 +12,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vidaudit.core.contract import ScoreInput
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.types import Sample, VideoRef
-from vidaudit.video.motion import classify_motion
 from vidaudit.suites.stress import SUITE
 from vidaudit.suites.stress.camera_motion.generate import PRESETS, camera_spec, generate, plan_samples
 from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS, LETTERS
 from vidaudit.suites.stress.camera_motion.prompts import camera_motion_prompt
 from vidaudit.video.io import iter_selected
+from vidaudit.video.motion import classify_motion
 from vidaudit.video.perturb import apply
 
 PROMPT_SNAPSHOT = """\
@@ -66,20 +67,20 @@ def test_option_order_is_fixed() -> None:
     ("The scene moves right, so F", None, "unparseable"),
 ])
 def test_strict_parse(text: str, expected: str | None, method: str) -> None:
-    ts = SUITE.score(_sample("pan_left"), text, "ok")
+    ts = SUITE.score(ScoreInput(_sample("pan_left"), text, "ok"))
     assert ts.metrics["predicted_motion"] == expected
     assert ts.parse is not None and ts.parse.method == method
     assert ts.correct is (expected == "pan_left")
 
 
 def test_errors_are_not_scored() -> None:
-    assert SUITE.score(_sample(), None, "api_error").correct is None
+    assert SUITE.score(ScoreInput(_sample(), None, "api_error")).correct is None
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=400))
 def test_parser_on_hostile_text(text: str) -> None:
-    ts = SUITE.score(_sample("zoom_in"), text, "ok")
+    ts = SUITE.score(ScoreInput(_sample("zoom_in"), text, "ok"))
     pm = ts.metrics["predicted_motion"]
     assert pm is None or pm in DIRECTIONS
     assert ts.correct is (pm == "zoom_in")
@@ -91,16 +92,16 @@ def test_parser_on_hostile_text(text: str) -> None:
 @given(st.text(alphabet="ABCDEFabcdef .,:;()\n", max_size=60))
 def test_a_letter_only_from_an_answer_position(text: str) -> None:
     """Bare letters scattered in text are never read unless one leads the answer."""
-    ts = SUITE.score(_sample(), "Thinking: " + text, "ok")
+    ts = SUITE.score(ScoreInput(_sample(), "Thinking: " + text, "ok"))
     assert ts.parse is not None and ts.parse.method in ("unparseable", "answer")
 
 
 def test_baseline_answers_parse() -> None:
     for d in DIRECTIONS:
         s = _sample(d)
-        assert SUITE.score(s, SUITE.oracle_answer(s), "ok").correct is True
-        assert SUITE.score(s, SUITE.constant_answer(s, d), "ok").correct is True
-    assert SUITE.score(_sample("tilt_up"), SUITE.constant_answer(_sample(), "E"), "ok").correct is True
+        assert SUITE.score(ScoreInput(s, SUITE.oracle_answer(s), "ok")).correct is True
+        assert SUITE.score(ScoreInput(s, SUITE.constant_answer(s, d), "ok")).correct is True
+    assert SUITE.score(ScoreInput(_sample("tilt_up"), SUITE.constant_answer(_sample(), "E"), "ok")).correct is True
 
 
 def test_chance_is_near_one_sixth() -> None:
@@ -108,7 +109,7 @@ def test_chance_is_near_one_sixth() -> None:
     k = 0
     for i in range(n):
         s = _sample(DIRECTIONS[i % 6])
-        k += bool(SUITE.score(s, SUITE.chance_answer(s, rng_from("chance", i)), "ok").correct)
+        k += bool(SUITE.score(ScoreInput(s, SUITE.chance_answer(s, rng_from("chance", i)), "ok")).correct)
     assert abs(k / n - CHANCE) < 0.02   # ~4 standard errors
 
 
@@ -173,9 +174,9 @@ def test_camera_flow_on_the_smoke_set(smoke: Path) -> None:
 ])
 def test_camera_flow_chooses_its_gap_from_the_motion(tmp_path: Path, motion: str, speed: float, seconds: float,
                                                      zmax: float, curve: str) -> None:
+    from vidaudit.core.timeline import Timeline
     from vidaudit.suites.stress.camera_motion.generate import Point, spec_2d
     from vidaudit.suites.stress.camera_motion.scene import render_scene
-    from vidaudit.core.timeline import Timeline
     from vidaudit.video.sampling import at_fps
 
     still = tmp_path / "s.png"

@@ -129,7 +129,7 @@ def verify(
 @app.command()
 @friendly_errors
 def run(
-    suite: str = typer.Argument("counting", help="The suite (see `vidaudit suites`)."),
+    suite: str = typer.Argument(None, help="The suite (see `vidaudit suites`; default: the one the dataset names)."),
     data: Path = typer.Option(None, "--data", help="Dataset dir written by `vidaudit generate`."),
     model: list[str] = typer.Option([], "--model", help=MODEL_HELP),
     condition: list[str] = typer.Option([], "--condition",

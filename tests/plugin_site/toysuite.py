@@ -7,16 +7,17 @@ It exists to prove the backbone: registered only through the ``vidaudit.suites``
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from vidaudit.core.contract import AggregateInput, ScoreInput
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import write_dataset_info, write_manifest
 from vidaudit.core.types import Sample, VideoRef
 from vidaudit.report.model import GridFigure, Section, SuiteReport, Table, ViewerColumn, ViewerSpec, ViewerTrial
-from vidaudit.score.records import ParseResult, ScoreRecord, TrialScore
+from vidaudit.score.records import ParseResult, TrialScore
 from vidaudit.suites.base import Capabilities, Prompt, Suite
 from vidaudit.video.io import probe, write_video
 
@@ -75,9 +76,10 @@ class ToySuite(Suite):
         return Prompt("You grade answers.", f"The screen in the video is {sample.answer}. Does this answer say so? "
                                             f"Answer: {answer!r}. Reply with JSON only: {{\"names_colour\": true|false}}")
 
-    def score(self, sample, text, status, *, frame_times=None, judgement=None) -> TrialScore:
+    def score(self, trial: ScoreInput) -> TrialScore:
         from vidaudit.score.judge import read_verdict
 
+        sample, text, judgement = trial.sample, trial.text, trial.judgement
         m = _BOXED.search(text or "")
         if m is None and text:
             if judgement is None:
@@ -94,7 +96,8 @@ class ToySuite(Suite):
                                                                                    span=m.span()),
                           metrics={"said": m.group(1)})
 
-    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
+    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
+        records = inputs.records
         models = sorted({r.model for r in records})
         conds = sorted({r.condition for r in records})
         acc = {}

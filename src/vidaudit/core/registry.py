@@ -22,11 +22,8 @@ _BUILTIN: dict[str, dict[str, str]] = {
         "chance": "vidaudit.models.baselines:ChanceAdapter",
         "constant": "vidaudit.models.baselines:ConstantAdapter",
         "ideal-observer": "vidaudit.models.ideal_observer:IdealObserverAdapter",
-        "camera-flow": "vidaudit.models.camera_flow:CameraFlowAdapter",
-        "majority": "vidaudit.models.blind:MajorityAdapter",
         "question-only": "vidaudit.models.blind:QuestionOnlyAdapter",
         "caption-only": "vidaudit.models.blind:CaptionOnlyAdapter",
-        "simulated": "vidaudit.models.simulated:SimulatedAdapter",
         "openai": "vidaudit.models.openai_compat:OpenAIAdapter",
         "gemini": "vidaudit.models.gemini:GeminiAdapter",
         "anthropic": "vidaudit.models.anthropic:AnthropicAdapter",
@@ -42,7 +39,9 @@ _BUILTIN: dict[str, dict[str, str]] = {
     },
 }
 
-#: Built-in suites are the sub-packages of ``vidaudit.suites`` that define ``SUITE`` (found, not listed).
+#: Built-in suites are the sub-packages of ``vidaudit.suites`` that define ``SUITE`` (found, not listed). A
+#: suite package may also define ``PROVIDERS`` (name -> ``"module:attr"``): the models that belong to that
+#: suite alone (counting's ``simulated``, stress's ``camera-flow``), found the same way.
 _SUITES_PACKAGE = "vidaudit.suites"
 
 #: The extra that brings each built-in provider's SDK, and the top-level modules that extra installs.
@@ -69,13 +68,38 @@ def _entry_point_targets(kind: str) -> dict[str, str]:
     return {ep.name: ep.value for ep in entry_points(group=f"vidaudit.{kind}")}
 
 
-def _builtin(kind: str) -> dict[str, str]:
-    if kind != "suites":
-        return _BUILTIN.get(kind, {})
+def _suite_packages() -> list[str]:
     import pkgutil
 
     pkg = importlib.import_module(_SUITES_PACKAGE)
-    return {m.name: f"{_SUITES_PACKAGE}.{m.name}:SUITE" for m in pkgutil.iter_modules(pkg.__path__) if m.ispkg}
+    return [m.name for m in pkgutil.iter_modules(pkg.__path__) if m.ispkg]
+
+
+def _suite_providers() -> tuple[dict[str, str], list[str]]:
+    """The providers the built-in suite packages declare (``PROVIDERS``), in package order, and the packages
+    that could not be imported here (their models are not listed; ``get_suite`` reports why when used)."""
+    out: dict[str, str] = {}
+    broken: list[str] = []
+    for name in _suite_packages():
+        try:
+            mod = importlib.import_module(f"{_SUITES_PACKAGE}.{name}")
+        except Exception as e:  # noqa: BLE001 - e.g. a missing optional dependency: list the others
+            broken.append(f"{name} ({type(e).__name__}: {e})")
+            continue
+        for provider, value in getattr(mod, "PROVIDERS", {}).items():
+            out.setdefault(provider, value)
+    return out, broken
+
+
+def _builtin(kind: str, name: str | None = None) -> dict[str, str]:
+    """Built-in targets of ``kind``; with ``name`` for providers, the suites are imported only when the
+    shared table lacks it (resolving ``openai`` imports no suite)."""
+    if kind == "suites":
+        return {m: f"{_SUITES_PACKAGE}.{m}:SUITE" for m in _suite_packages()}
+    table = _BUILTIN.get(kind, {})
+    if kind != "providers" or (name is not None and name in table):
+        return table
+    return {**table, **{k: v for k, v in _suite_providers()[0].items() if k not in table}}
 
 
 def names(kind: str) -> list[str]:
@@ -93,9 +117,11 @@ def in_order(kind: str) -> list[str]:
 
 def target(kind: str, name: str) -> str:
     """The ``module:attr`` a name points to (built-ins win over entry points of the same name)."""
-    found = _builtin(kind).get(name) or _entry_point_targets(kind).get(name)
+    found = _builtin(kind, name).get(name) or _entry_point_targets(kind).get(name)
     if found is None:
-        raise ConfigError(f"unknown {kind[:-1]} {name!r}; choose one of: {', '.join(names(kind))}")
+        broken = _suite_providers()[1] if kind == "providers" else []
+        why = f" (suite packages that could not be imported here: {'; '.join(broken)})" if broken else ""
+        raise ConfigError(f"unknown {kind[:-1]} {name!r}; choose one of: {', '.join(names(kind))}{why}")
     return found
 
 

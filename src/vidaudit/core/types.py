@@ -190,13 +190,16 @@ class Condition(_Frozen):
     - ``frames@K``: the frame on screen every 1/K s; ``frames#K``: exactly K frames, uniform over the clip.
     - ``keyframes``: frames at t_i - offset, the event's first frame and t_i + offset for each true event.
     - ``perturbations``: applied in order to the video before any of the above.
+
+    ``prompt`` names one of the suite's prompts and has no default here: a caller without one asks the
+    suite (``Suite.default_prompt``), so no shared layer assumes a suite's prompt names.
     """
 
     presentation: Presentation = Presentation.NATIVE
     fps: float | None = None
     n_frames: int | None = None
     all_frames: bool = False
-    prompt: str = "structured_trace"
+    prompt: str
     timestamps: bool = True
     keyframe_offset_s: float = DEFAULT_KEYFRAME_OFFSET_S
     perturbations: tuple[PerturbationSpec, ...] = ()

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vidaudit.core.contract.records import TrialScore
-from vidaudit.core.contract.suite import Suite
+from vidaudit.core.contract.suite import ScoreInput, Suite
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.fileio import write_jsonl_atomic
 from vidaudit.core.hashing import sha256_json
@@ -49,7 +49,7 @@ def judge_for_run(run_dir: Path) -> Judge | None:
     def judge(suite: Suite, sample: Sample, text: str) -> TrialScore:
         prompt = suite.judge_prompt(sample, text)
         if prompt is None:
-            return suite.score(sample, text, "ok")
+            return suite.score(ScoreInput(sample, text, "ok"))
         key = sha256_json({"judge": spec.model_dump(mode="json"), "system": prompt.system, "text": prompt.text})
         if key not in cache:
             req = Request(trial_id=f"human-{key[:16]}", parts=(TextPart(prompt.text),), system=prompt.system,
@@ -62,8 +62,7 @@ def judge_for_run(run_dir: Path) -> Judge | None:
                                   "again") from e
             cache[key] = resp.text
             write_jsonl_atomic(path, ({"key": k, "verdict": v} for k, v in cache.items()))
-        # judgement= is part of score's signature for suites that declare capabilities.judges (checked above)
-        return suite.score(sample, text, "ok", judgement=cache[key])  # type: ignore[call-arg]
+        return suite.score(ScoreInput(sample, text, "ok", judgement=cache[key]))
 
     return judge
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from vidaudit.core.contract.records import ParseResult, ScoreRecord, TrialScore
-from vidaudit.core.contract.suite import Suite
+from vidaudit.core.contract.suite import ScoreInput, Suite
 from vidaudit.core.hashing import sha256_json
 from vidaudit.core.types import Sample
 from vidaudit.humanstudy.answers import AnswerSheet, StudyManifest
@@ -41,7 +41,7 @@ class Scoring:
 
 
 def _score_choice(suite: Suite, sample: Sample, letter: str) -> TrialScore:
-    return suite.score(sample, f"\\boxed{{{letter}}}", "ok")
+    return suite.score(ScoreInput(sample, f"\\boxed{{{letter}}}", "ok"))
 
 
 def _score_text(suite: Suite, sample: Sample, text: str, judge: Judge | None) -> TrialScore | None:
@@ -49,7 +49,7 @@ def _score_text(suite: Suite, sample: Sample, text: str, judge: Judge | None) ->
         return judge(suite, sample, text)
     if suite.judges() and suite.judge_prompt(sample, text) is not None:
         return None  # the suite would send this answer to a judge, and the run has none
-    ts = suite.score(sample, text, "ok")
+    ts = suite.score(ScoreInput(sample, text, "ok"))
     return ts if ts.parse is not None and ts.parse.ok and ts.correct is not None else None
 
 

@@ -83,7 +83,7 @@ def _condition(suite: Any, condition: str, prompt: str | None, timestamps: bool)
 def _content(sample: Any, cond: Any, prompt: Any, data_dir: Path) -> tuple[list[Any], list[int], list[float]]:
     """The user content (video or timestamped frames, then the prompt) and the frames sent."""
     from vidaudit.core.types import ImagePart, ModelSpec, TextPart, Trial
-    from vidaudit.models.request_builder import data_url, encode_jpeg
+    from vidaudit.models.provider_content import data_url, encode_jpeg
     from vidaudit.run.plan import PlannedTrial, RequestBuilder, prompt_sha256, select_frames, selection_sha256
 
     if cond.presentation.value == "native":

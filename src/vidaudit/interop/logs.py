@@ -16,7 +16,6 @@ trace metrics without calling a model.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -220,8 +219,3 @@ def report_imported(harness: str, log: str | Path, samples: str | Path, out: str
     scored = import_responses(harness, log, samples, suite=suite, dedupe=dedupe, model=model)
     paths = write_scored_report(scored, report_dir) if report_dir is not None else None
     return write_scores(out, scored.records), paths
-
-
-def responses_jsonl(imported: ImportedLog) -> str:
-    """The rows as a ``responses.jsonl`` text (for ``score-responses --responses`` or a look at what was read)."""
-    return "".join(json.dumps(r.as_json(), ensure_ascii=False) + "\n" for r in imported.rows)

@@ -1,8 +1,5 @@
 """Blind references as built-in models: what a score means against a system that cannot see the video.
 
-- ``majority``: per level (target / sub-question), the majority gold label of the run's samples
-  (a tie goes to Yes), recomputed on the data loaded. It answers from the labels' prior, like the
-  report's computed majority row, but as trials (so it runs, stores and scores like any model).
 - ``question-only:SPEC``: the model SPEC sent the request's text only -- no video, no frames, no
   timestamp lines, no "the images above" preamble. With SPEC a fixed text model it is the paper's
   question-only reference (Llama-3.1-70B-Instruct there); with SPEC the model under test, "the same
@@ -14,20 +11,17 @@
 
 The single centre frame is the condition ``frames#1`` (the frame on screen at half the duration),
 not a wrapper. Each class has ``role = "reference"``: the faithful report lists their runs in its
-blind-references table.
+blind-references table (with the faithful suite's own ``majority``, ``suites/faithful/majority.py``).
 """
 
 from __future__ import annotations
 
 import re
-import time
-from collections import Counter
-from collections.abc import Mapping
 from dataclasses import replace
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import ErrorKind, ModelSpec, Request, Response, Sample, TextPart
-from vidaudit.models.base import Capabilities, ModelCallError, StageCall, combine_stages, request_options
+from vidaudit.core.types import ModelSpec, Request, Response, TextPart
+from vidaudit.models.base import StageCall, combine_stages, request_options
 
 _TIMESTAMP = re.compile(r"^t=\d+(\.\d+)?s$")
 _PREAMBLE = re.compile(r"^The images above are frames of one video[^\n]*\n", re.M)
@@ -50,37 +44,6 @@ def text_only(request: Request) -> Request:
     parts = tuple(TextPart(_PREAMBLE.sub("", p.text)) for p in request.parts
                   if isinstance(p, TextPart) and not _TIMESTAMP.match(p.text.strip()))
     return replace(request, parts=tuple(p for p in parts if p.text))
-
-
-class MajorityAdapter:
-    """The majority gold label per level of the run's samples (tie: Yes)."""
-
-    capabilities = Capabilities(native_video=True, images=True, concurrency=8, local=True, synthetic=True)
-    needs_samples = True
-    role = "reference"
-
-    def __init__(self, spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, **_: object) -> None:
-        if spec.name:
-            raise ConfigError(f"majority takes no option, got {spec.label!r}")
-        self.spec = spec
-        self.samples = dict(samples or {})
-        votes: dict[str, Counter] = {}
-        for s in self.samples.values():
-            votes.setdefault(str(s.params.get("role", "item")), Counter())[str(s.answer)] += 1
-        self.labels = {level: max(sorted(c), key=lambda k: (c[k], k == "Yes")) for level, c in votes.items()}
-
-    async def aclose(self) -> None:
-        return None
-
-    async def generate(self, request: Request) -> Response:
-        t0 = time.perf_counter()
-        sid = request.metadata.get("sample_id")
-        s = self.samples.get(sid) if sid is not None else None
-        if s is None:
-            raise ModelCallError(ErrorKind.BAD_REQUEST, f"majority: unknown sample {request.metadata.get('sample_id')!r}")
-        label = self.labels[str(s.params.get("role", "item"))]
-        return Response(text=f"Answer: {label}", latency_s=time.perf_counter() - t0, finish_reason="stop",
-                        model_version="majority", cost_usd=0.0)
 
 
 class QuestionOnlyAdapter:

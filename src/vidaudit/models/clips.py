@@ -17,7 +17,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from vidaudit.core.types import VideoPart
-from vidaudit.models.request_builder import video_path, video_sha256
+from vidaudit.models.provider_content import video_path, video_sha256
 
 _MAX_CLIPS = 32
 _cache: OrderedDict[tuple[str, tuple[int, ...], float], bytes] = OrderedDict()

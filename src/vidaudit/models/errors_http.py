@@ -221,7 +221,7 @@ _HINTS = {
 async def classified_call(call: Callable[[], Awaitable[T]],
                           classify: Callable[[Exception], ModelCallError | None]) -> tuple[T, float]:
     """Await ``call()``, timing it; provider failures leave classified, anything else (a bug) as raised."""
-    from vidaudit.models.request_builder import Stopwatch
+    from vidaudit.models.provider_content import Stopwatch
 
     clock = Stopwatch()
     try:

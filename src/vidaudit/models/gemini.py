@@ -57,7 +57,7 @@ from vidaudit.models.gemini_files import DEFAULT_TTL_S, CachedFile, FileCache, d
 from vidaudit.models.http_base import DEFAULT_MAX_RESPONSE_BYTES, HTTPProvider
 from vidaudit.models.params import FamilyParams, ParamTable, load_params
 from vidaudit.models.pricing import PriceTable, cost_usd, load_prices
-from vidaudit.models.request_builder import (
+from vidaudit.models.provider_content import (
     DEFAULT_JPEG_QUALITY,
     Stopwatch,
     build_content,

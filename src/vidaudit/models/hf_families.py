@@ -1,7 +1,7 @@
 """Which transformers model families the ``hf`` adapter serves, and where they differ.
 
-A family is chosen from the loaded config's ``model_type`` (never from the model's name). The
-request builder (``hf_inputs``) is shared; a family only says how its processor wants images
+A family is chosen from the loaded config's ``model_type`` (never from the model's name). How the
+processor's inputs are built (``hf_inputs``) is shared; a family only says how its processor wants images
 batched, whether it takes videos, and whether its temporal positions need the true frame spacing.
 """
 

@@ -76,7 +76,7 @@ class HTTPProvider:
 
     def _api_key(self, env_names: tuple[str, ...], *, required: bool) -> str:
         """The API key from the environment; a dry run needs none (a placeholder that is never sent)."""
-        from vidaudit.models.request_builder import resolve_api_key
+        from vidaudit.models.provider_content import resolve_api_key
 
         return resolve_api_key(env_names, provider=self.spec.provider, required=required and not _DRY_RUN.get())
 

@@ -7,7 +7,7 @@ calls per trial -- ``answer`` (the model, with exactly the request it would get 
 (a text-only request to the judge) -- so that judge calls are stored, cached by content, costed and
 resumed like any other call, and a failed judge call fails the trial's attempt (retried; the answer
 is a cache hit). The final response is the model's own answer; the score stage reads the judge's
-verdict from the stored ``judge`` stage and hands it to ``Suite.score(..., judgement=...)``.
+verdict from the stored ``judge`` stage and hands it to ``Suite.score`` as ``ScoreInput.judgement``.
 
 The judge's identity (spec and settings) and the suite's ``judge_version`` are part of every judged
 trial's id (``request_options``), so a different judge or judge prompt makes new trials rather than

@@ -41,7 +41,7 @@ from vidaudit.models.clips import selected_clip
 from vidaudit.models.http_base import DEFAULT_MAX_RESPONSE_BYTES, HTTPProvider
 from vidaudit.models.params import FamilyParams, ParamTable, load_params
 from vidaudit.models.pricing import PriceTable, cost_usd, is_local_endpoint, load_prices
-from vidaudit.models.request_builder import (
+from vidaudit.models.provider_content import (
     DEFAULT_JPEG_QUALITY,
     base64_size,
     build_content,

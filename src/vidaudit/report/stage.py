@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from vidaudit import __version__
 from vidaudit.core import registry
 from vidaudit.core.contract.report import Report, Section, ViewerTrial
+from vidaudit.core.contract.suite import AggregateInput
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.gcpause import paused_gc
 from vidaudit.report.headline import headline_from_records, role_rank
@@ -67,11 +68,9 @@ def build_report(scored: Scored) -> Report:
     # human answers reach the suite's aggregation with the models' (their model_role is "human")
     records = [*scored.records, *performance_records(scored.human)]
     # a suite that reads per-stage usage (``capabilities.needs_usage``) gets the store's summary; every report carries it
+    usage = scored.stage_usage if suite.capabilities.needs_usage else {}
     with paused_gc():  # one pass over every record (core/gcpause)
-        if suite.capabilities.needs_usage:  # usage= is in aggregate's signature for the suites that declare it
-            sr = suite.aggregate(records, scored.samples, usage=scored.stage_usage)  # type: ignore[call-arg]
-        else:
-            sr = suite.aggregate(records, scored.samples)
+        sr = suite.aggregate(AggregateInput(records, scored.samples, usage))
     head, dirty = _revision()
     notes = [denominators_note(scored)]
     if scored.changed:

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from vidaudit.core.errors import ConfigError
+from vidaudit.core.manifest import dataset_suite
 from vidaudit.core.registry import get_suite
 from vidaudit.core.types import GenerationSettings, ModelSpec
 from vidaudit.run.plan import parse_condition
@@ -62,8 +63,8 @@ def load_config(path: Path) -> dict[str, Any]:
     return raw
 
 
-def resolve_run_args(*, suite: str, data: Path | None, models: list[str], conditions: list[str], prompts: list[str],
-                     timestamps: bool, config: Path | None, out: Path | None, resume: Path | None,
+def resolve_run_args(*, suite: str | None, data: Path | None, models: list[str], conditions: list[str],
+                     prompts: list[str], timestamps: bool, config: Path | None, out: Path | None, resume: Path | None,
                      temperature: float | None, max_output_tokens: int | None, seed: int | None, max_attempts: int,
                      max_cost_usd: float | None, max_tokens: int | None, limit: int | None,
                      provider_defaults: bool = False, adapter_options: list[str] | None = None,
@@ -81,7 +82,13 @@ def resolve_run_args(*, suite: str, data: Path | None, models: list[str], condit
                 "limit": rc.options.get("limit"),
                 "judge": ModelSpec.model_validate(stored_judge) if stored_judge else None}
     cfg = load_config(config) if config else {}
-    suite = str(cfg.get("suite", suite))
+    data = data or (Path(cfg["data"]) if "data" in cfg else None)
+    suite = cfg.get("suite", suite)
+    if suite is None:      # the dataset names its own suite
+        if data is None:
+            raise ConfigError("no data: pass --data DIR (a directory written by `vidaudit generate`)")
+        suite = dataset_suite(data)
+    suite = str(suite)
     s = get_suite(suite)
     defaults = {k: v for k, v in {"temperature": temperature, "max_tokens": max_output_tokens,
                                   "seed": seed}.items() if v is not None}
@@ -95,7 +102,6 @@ def resolve_run_args(*, suite: str, data: Path | None, models: list[str], condit
     for name in prompt_names:
         s.check_prompt(name)
     ts = bool(cfg.get("timestamps", True)) and timestamps
-    data = data or (Path(cfg["data"]) if "data" in cfg else None)
     out = out or (Path(cfg["out"]) if "out" in cfg else None)
     if data is None:
         raise ConfigError("no data: pass --data DIR (a directory written by `vidaudit generate`)")

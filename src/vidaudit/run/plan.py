@@ -83,7 +83,7 @@ def parse_perturbation(text: str) -> PerturbationSpec:
     return spec
 
 
-def parse_condition(text: str, prompt: str = "structured_trace", timestamps: bool = True) -> Condition:
+def parse_condition(text: str, prompt: str, timestamps: bool = True) -> Condition:
     """A condition from its written form (see ``CONDITION_FORMS``) plus a prompt name and the timestamps flag."""
     base, *perturbed = re.split(r"\+(?=[a-z])", text.strip())
     specs = tuple(parse_perturbation(p) for p in perturbed)

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from vidaudit.core.contract.suite import ScoreInput
 from vidaudit.core.types import Status
 from vidaudit.run.budget import Budget
 from vidaudit.run.store import RunStore
@@ -46,7 +47,8 @@ def known_outcomes(store: RunStore, planned: Mapping[str, Any], ids: Sequence[st
             att = next(a for a in store.attempts(tid) if a.status is Status.OK)
             p = planned[tid]
             text = att.response.text if att.response else None
-            out[tid] = suite.score(p.sample, text, "ok", frame_times=list(att.frame_times) or None).correct is True
+            trial = ScoreInput(p.sample, text, "ok", frame_times=list(att.frame_times) or None)
+            out[tid] = suite.score(trial).correct is True
         elif counts.get(tid, 0) >= max_attempts:
             out[tid] = False
     return out

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.contract.suite import Suite
+from vidaudit.core.contract.suite import ScoreInput, Suite
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import write_text_atomic
 from vidaudit.core.gcpause import paused_gc
@@ -72,8 +72,8 @@ def record(suite: Suite, sample: Sample, *, trial_id: str, model: str, role: str
            text: str | None, usage: Mapping[str, int] | None = None, cost_usd: float | None = None,
            frame_times: Sequence[float] | None = None, judgement: str | None = None) -> ScoreRecord:
     """Score one trial into its record (``judgement``: the judge's verdict, for suites that judge)."""
-    extra = {"judgement": judgement} if suite.judges() else {}
-    ts = suite.score(sample, text if status == "ok" else None, status, frame_times=frame_times, **extra)
+    ts = suite.score(ScoreInput(sample, text if status == "ok" else None, status, frame_times=frame_times,
+                                judgement=judgement if suite.judges() else None))
     return ScoreRecord(trial_id=trial_id, sample_id=sample.sample_id, suite=suite.name, model=model, model_role=role,
                        condition=condition, group_id=sample.group_id, status=status,
                        correct=ts.correct if status == "ok" else None, parse=ts.parse if status == "ok" else None,

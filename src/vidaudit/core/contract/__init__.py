@@ -2,7 +2,8 @@
 
 This is the public surface for suite authors, in one place:
 
-- the suite protocol (``suite``): :class:`Suite`, its declared :class:`Capabilities`, :class:`Prompt`,
+- the suite protocol (``suite``): :class:`Suite`, its declared :class:`Capabilities`, the inputs of its
+  ``score`` and ``aggregate`` (:class:`ScoreInput`, :class:`AggregateInput`), :class:`Prompt`,
   :class:`SuiteInfo`, :data:`ObservedFrame`, and the lookup :func:`get_suite`;
 - what a suite's ``score`` returns and ``scores.jsonl`` holds (``records``): :class:`TrialScore`,
   :class:`ParseResult`, :class:`ScoreRecord`;

@@ -12,7 +12,7 @@ is declared in its :class:`Capabilities`, never discovered by introspection.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +27,8 @@ from vidaudit.core.types import Condition, PerturbationSpec, Sample
 if TYPE_CHECKING:
     import typer
 
-__all__ = ["Capabilities", "ObservedFrame", "PartedSuite", "Prompt", "Suite", "SuiteInfo", "check_suite"]
+__all__ = ["AggregateInput", "Capabilities", "ObservedFrame", "PartedSuite", "Prompt", "ScoreInput", "Suite",
+           "SuiteInfo", "check_suite"]
 
 #: (source frame index, presentation time in seconds, RGB frame) as a pixel observer receives them
 ObservedFrame = tuple[int, float, np.ndarray]
@@ -45,13 +46,41 @@ class Prompt:
 class Capabilities:
     """Optional suite behaviour, declared once: the stages read these flags and call the suite accordingly."""
 
-    #: ``judge_prompt`` may ask a judge (``vidaudit run --judge``) and ``score`` takes ``judgement=``
+    #: ``judge_prompt`` may ask a judge (``vidaudit run --judge``); ``score`` reads ``ScoreInput.judgement``
     judges: bool = False
-    #: ``aggregate`` takes ``usage=``: per model and condition, calls/frames/tokens per stage from the store
+    #: ``aggregate`` reads ``AggregateInput.usage``: per model and condition, calls/frames/tokens per stage
     needs_usage: bool = False
     #: metric name -> whether a higher value is better, for exports that state a direction (lmms-eval);
     #: ``correct`` is always higher-is-better
     higher_is_better: Mapping[str, bool] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ScoreInput:
+    """One trial as a suite scores it: what ``Suite.score`` reads, in one object, so that a stage passes
+    everything it has and a suite reads what it needs (no keyword discovered by introspection)."""
+
+    sample: Sample
+    #: the model's answer text; None when the call failed (``status`` says how)
+    text: str | None
+    status: str
+    #: presentation times of the frames sent (None: not recorded)
+    frame_times: Sequence[float] | None = None
+    #: the judge's verdict text for a suite that judges (``capabilities.judges``); None where the run had no judge
+    judgement: str | None = None
+
+
+@dataclass(frozen=True)
+class AggregateInput:
+    """What ``Suite.aggregate`` reads, in one object: every planned trial's record with the samples, and what
+    the stages hold beside them."""
+
+    #: one record per planned trial; an imported human study's answers are among them (``model_role`` "human")
+    records: Sequence[ScoreRecord]
+    samples: Mapping[str, Sample]
+    #: per model and condition, calls/frames/tokens per stage from the store; filled for a suite that declares
+    #: ``capabilities.needs_usage`` (empty otherwise)
+    usage: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -75,7 +104,7 @@ class Suite:
     probes: Mapping[str, str] = {}
     #: how the trace viewer lists this suite's trials
     viewer: ViewerSpec = ViewerSpec()
-    #: optional behaviour the stages must know about (a judge, per-stage usage in ``aggregate``)
+    #: optional behaviour the stages must know about (a judge, per-stage usage for ``aggregate``)
     capabilities: Capabilities = Capabilities()
 
     # ------------------------------------------------------------------ identity
@@ -136,11 +165,10 @@ class Suite:
         """Sample parameters copied into each score record (what aggregates group by)."""
         return dict(sample.params)
 
-    def score(self, sample: Sample, text: str | None, status: str, *,
-              frame_times: Sequence[float] | None = None) -> TrialScore:
-        """Score one response (``text`` is None when the call failed; ``status`` says how).
+    def score(self, trial: ScoreInput) -> TrialScore:
+        """Score one response (``trial.text`` is None when the call failed; ``trial.status`` says how).
 
-        A suite that judges (``capabilities.judges``) also takes ``judgement``: the judge's verdict text for
+        A suite that judges (``capabilities.judges``) reads ``trial.judgement``: the judge's verdict text for
         this answer, or None where the run had no judge (the suite then scores what it can and says so)."""
         raise NotImplementedError
 
@@ -151,7 +179,7 @@ class Suite:
         """The prompt a judge model (``vidaudit run --judge SPEC``) gets for this answer; None: no judge needed.
 
         Only suites whose answers need a judge override this (and declare ``Capabilities(judges=True)``);
-        the verdict reaches ``score`` as ``judgement``."""
+        the verdict reaches ``score`` as ``ScoreInput.judgement``."""
         return None
 
     def judges(self) -> bool:
@@ -162,11 +190,10 @@ class Suite:
         """Whether any of these samples may need a judge (``--judge`` is refused otherwise)."""
         return self.judges()
 
-    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
+    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
         """Every number of the report (``results``) and what a reader sees (``sections``, ``notes``).
 
-        A suite that declares ``capabilities.needs_usage`` also takes ``usage=`` (the store's per-stage
-        usage)."""
+        ``inputs.usage`` holds the store's per-stage usage for a suite that declares ``capabilities.needs_usage``."""
         raise NotImplementedError
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
@@ -292,13 +319,10 @@ class PartedSuite(Suite):
     def record_params(self, sample: Sample) -> dict[str, Any]:
         return self.part_of(sample).record_params(sample)
 
-    def score(self, sample: Sample, text: str | None, status: str, *,
-              frame_times: Sequence[float] | None = None, judgement: str | None = None) -> TrialScore:
-        part = self.part_of(sample)
-        if part.capabilities.judges:
-            # a part that declares ``judges`` takes judgement= (the base Suite.score does not)
-            return part.score(sample, text, status, frame_times=frame_times, judgement=judgement)  # type: ignore[call-arg]
-        return part.score(sample, text, status, frame_times=frame_times)
+    def score(self, trial: ScoreInput) -> TrialScore:
+        part = self.part_of(trial.sample)
+        # only a part that declares ``judges`` sees a judgement
+        return part.score(trial if part.capabilities.judges else replace(trial, judgement=None))
 
     @property
     def judge_version(self) -> str:  # type: ignore[override]
@@ -312,15 +336,15 @@ class PartedSuite(Suite):
         """Only parts that declare ``judges`` ever ask a judge."""
         return any(self.part_of(s).capabilities.judges for s in samples)
 
-    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
+    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
         by_part: dict[str, list[ScoreRecord]] = {}
-        for r in records:
+        for r in inputs.records:
             by_part.setdefault(str(r.params.get(self.part_param)), []).append(r)
         out = SuiteReport()
         for name in self.parts:
             if name not in by_part:
                 continue
-            part = self.part(name).aggregate(by_part.pop(name), samples)
+            part = self.part(name).aggregate(replace(inputs, records=by_part.pop(name)))
             out.results.update(part.results)
             out.sections.extend(part.sections)
             out.notes.extend(part.notes)

@@ -31,10 +31,6 @@ class Schedule:
     def active_start(self) -> float:
         return self.times[0] - self.lead_in_s if self.times else 0.0
 
-    @property
-    def active_end(self) -> float:
-        return self.times[-1] + self.lead_out_s if self.times else 0.0
-
 
 def first_frame_at(t: float, fps: float) -> int:
     """Index of the first frame whose presentation time j / fps is at or after ``t``."""

@@ -15,7 +15,7 @@ import numpy as np
 from vidaudit.core.contract.profile import AuditPart, PartFigures
 from vidaudit.core.contract.records import ParseResult, ScoreRecord, TrialScore
 from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.suite import ObservedFrame, Prompt, Suite
+from vidaudit.core.contract.suite import AggregateInput, ObservedFrame, Prompt, ScoreInput, Suite
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
 from vidaudit.suites.counting.viewer import COUNTING_VIEWER
@@ -122,12 +122,11 @@ class CountingSuite(Suite):
                 out[key] = p[key]
         return out
 
-    def score(self, sample: Sample, text: str | None, status: str, *,
-              frame_times: Sequence[float] | None = None) -> TrialScore:
+    def score(self, trial: ScoreInput) -> TrialScore:
         from vidaudit.suites.counting.scoring import score_trial
 
-        ts = score_trial(sample, text if status == "ok" else None, status,
-                         frame_times=list(frame_times) if frame_times else None)
+        ts = score_trial(trial.sample, trial.text if trial.status == "ok" else None, trial.status,
+                         frame_times=list(trial.frame_times) if trial.frame_times else None)
         if not ts.scored:
             return TrialScore(correct=None)
         metrics = {k: v for k, v in ts.to_dict().items() if k not in _RECORD_FIELDS}
@@ -135,10 +134,10 @@ class CountingSuite(Suite):
                           parse=ParseResult(value=ts.predicted_count, method=ts.parse_method or "unparseable",
                                             span=ts.parse_span))
 
-    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
+    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
         from vidaudit.suites.counting.report import counting_report
 
-        return counting_report(records)
+        return counting_report(inputs.records)
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
         from vidaudit.suites.counting.viewer import viewer_trial

@@ -155,27 +155,12 @@ def _verify_job(row: dict, root: str) -> tuple[str, list[str]]:
 
 def verify_dataset(root: str | Path, samples: list[Sample], *, workers: int | None = None,
                    on_progress=None) -> dict[str, list[str]]:
-    """Problems per sample id over a generated set (empty dict: every video shows its trace)."""
-    import os
-    from concurrent.futures import ProcessPoolExecutor
+    """Problems per sample id over a generated set (empty dict: every video shows its trace).
 
-    from vidaudit.core.parallel import pool_context
+    One job per video on the generators' runner (``run.jobs``); a job returns its problems (errors as
+    results), so one bad video never stops the others being checked."""
+    from vidaudit.run.jobs import run_jobs
 
-    problems: dict[str, list[str]] = {}
-    n = max(1, min(workers or os.cpu_count() or 1, len(samples)))
-    rows = [s.model_dump(mode="json") for s in samples]
-    if n == 1:
-        results = (_verify_job(r, str(root)) for r in rows)
-        for i, (sid, ps) in enumerate(results, 1):
-            if ps:
-                problems[sid] = ps
-            if on_progress:
-                on_progress(i, len(rows))
-        return problems
-    with ProcessPoolExecutor(n, mp_context=pool_context()) as pool:
-        for i, (sid, ps) in enumerate(pool.map(_verify_job, rows, [str(root)] * len(rows), chunksize=1), 1):
-            if ps:
-                problems[sid] = ps
-            if on_progress:
-                on_progress(i, len(rows))
-    return problems
+    jobs = [(s.model_dump(mode="json"), str(root)) for s in samples]
+    results = run_jobs(_verify_job, jobs, workers=workers, on_progress=on_progress)
+    return {sid: ps for sid, ps in results if ps}

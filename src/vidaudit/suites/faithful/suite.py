@@ -11,7 +11,7 @@ import numpy as np
 from vidaudit.core.contract.profile import AuditPart, PartFigures
 from vidaudit.core.contract.records import ScoreRecord, TrialScore
 from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.suite import Capabilities, Prompt, Suite
+from vidaudit.core.contract.suite import AggregateInput, Capabilities, Prompt, ScoreInput, Suite
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
 from vidaudit.suites.faithful.viewer import FAITHFUL_VIEWER
@@ -113,12 +113,12 @@ class FaithfulSuite(Suite):
         out["gold"] = sample.answer
         return out
 
-    def score(self, sample: Sample, text: str | None, status: str, *,
-              frame_times: Sequence[float] | None = None) -> TrialScore:
+    def score(self, trial: ScoreInput) -> TrialScore:
         from vidaudit.suites.faithful.framework.retrieval_eval import dropped_of, retrieved_of
         from vidaudit.suites.faithful.scoring import score_answer
 
-        out = score_answer(sample, text, status)
+        text, status = trial.text, trial.status
+        out = score_answer(trial.sample, text, status)
         retrieved = retrieved_of(text) if status == "ok" else None
         if retrieved is not None:  # an object-centric reply: what it retrieved, for retrieval precision/recall
             extra = {"retrieved": retrieved}
@@ -128,11 +128,10 @@ class FaithfulSuite(Suite):
             out = out.model_copy(update={"metrics": {**out.metrics, **extra}})
         return out
 
-    # the report stage passes the store's per-stage usage (the budget table reads it)
+    # the report stage fills AggregateInput.usage with the store's per-stage usage (the budget table reads it)
     capabilities = Capabilities(needs_usage=True)
 
-    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample],
-                  usage: Mapping[str, Any] | None = None) -> SuiteReport:
+    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
         from vidaudit.suites.faithful.aggregate import aggregate
         from vidaudit.suites.faithful.sections import (
             faithful_headline,
@@ -140,7 +139,7 @@ class FaithfulSuite(Suite):
             headline_notes,
         )
 
-        results = aggregate(records, samples, usage=usage)
+        results = aggregate(inputs.records, inputs.samples, usage=inputs.usage)
         return SuiteReport(results=results, sections=faithful_sections(results), notes=headline_notes(results),
                            headline=faithful_headline(results))
 

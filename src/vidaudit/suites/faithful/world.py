@@ -173,9 +173,6 @@ class WorldRecord(_Strict):
                 return f
         raise KeyError(fact_id)
 
-    def facts_by_id(self) -> dict[str, Fact]:
-        return {f.id: f for f in self.facts}
-
     def trajectory(self, entity_id: str) -> list[Fact]:
         """S_o: the facts whose subject is ``entity_id``, in time order."""
         return sorted((f for f in self.facts if f.subject == entity_id), key=lambda f: (f.t, f.id))

@@ -6,4 +6,7 @@ Each probe is a sub-package holding a ``probe.Probe`` (itself a ``Suite``; ``cam
 
 from vidaudit.suites.stress.suite import SUITE
 
-__all__ = ["SUITE"]
+#: the models that belong to this suite alone (the registry finds them here, like ``SUITE``)
+PROVIDERS = {"camera-flow": "vidaudit.suites.stress.camera_flow:CameraFlowAdapter"}
+
+__all__ = ["PROVIDERS", "SUITE"]

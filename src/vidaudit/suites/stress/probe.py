@@ -19,7 +19,7 @@ import numpy as np
 
 from vidaudit.core.contract.records import ScoreRecord, TrialScore
 from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.suite import ObservedFrame, Suite
+from vidaudit.core.contract.suite import AggregateInput, ObservedFrame, ScoreInput, Suite
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.registry import load
 from vidaudit.core.types import PerturbationSpec, Sample
@@ -107,12 +107,11 @@ class Probe(Suite):
         p = sample.params
         return {k: p[k] for k in self.record_keys if k in p}
 
-    def score(self, sample: Sample, text: str | None, status: str, *,
-              frame_times: Sequence[float] | None = None) -> TrialScore:
-        return self._target(self.scorer, "scorer")(sample, text, status)
+    def score(self, trial: ScoreInput) -> TrialScore:
+        return self._target(self.scorer, "scorer")(trial.sample, trial.text, trial.status)
 
-    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
-        return self._target(self.reporter, "reporter")(records)
+    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
+        return self._target(self.reporter, "reporter")(inputs.records)
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
         if not self.trial_viewer:

@@ -10,13 +10,13 @@ probe name; its sections are the probes' sections in the order of ``PARTS``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from vidaudit.core.contract.profile import AuditPart, PartFigures
-from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import SuiteReport
-from vidaudit.core.contract.suite import Capabilities, PartedSuite
+from vidaudit.core.contract.suite import AggregateInput, Capabilities, PartedSuite
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import Sample
 from vidaudit.suites.stress.common import HUMAN_CELLS, human_cells
@@ -110,11 +110,11 @@ class StressSuite(PartedSuite):
         if bad:
             raise DataError(f"{source}: {len(bad)} stress samples cannot be trusted: " + "; ".join(bad[:5]))
 
-    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
+    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
         # human-study records fill the human-ceiling columns only; the probes' model rows never see them
-        token = HUMAN_CELLS.set(human_cells(records))
+        token = HUMAN_CELLS.set(human_cells(inputs.records))
         try:
-            return super().aggregate([r for r in records if r.model_role != "human"], samples)
+            return super().aggregate(replace(inputs, records=[r for r in inputs.records if r.model_role != "human"]))
         finally:
             HUMAN_CELLS.reset(token)
 

@@ -250,10 +250,6 @@ def region_px(op: str, region: tuple[float, float, float, float] | None, width: 
     return x0, y0, x1, y1
 
 
-def identity_map(n: int) -> dict[str, list[Any]]:
-    return {"source_frame": list(range(n))}
-
-
 def fit_frame(frame: np.ndarray, width: int, height: int) -> np.ndarray:
     """Scale to cover ``width`` x ``height`` keeping the aspect ratio, then crop the centre."""
     import cv2

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.core.hashing import canonical_json
 from vidaudit.core.types import PerturbationSpec
 
 if TYPE_CHECKING:
@@ -202,7 +201,3 @@ def canonical_spec(spec: PerturbationSpec | dict[str, Any]) -> PerturbationSpec:
     """The spec with every parameter present (defaults filled in, types normalised): equal inputs, equal ids."""
     op, p = resolve(spec)
     return PerturbationSpec(name=op.name, params=params_json(p))
-
-
-def canonical_spec_json(spec: PerturbationSpec | dict[str, Any]) -> str:
-    return canonical_json(canonical_spec(spec).model_dump(mode="json"))

@@ -203,13 +203,3 @@ def answer(q: Query, trajs: list[dict]) -> bool:
         return bool(a)
     b = event_times(q.b, trajs) if q.b is not None else []
     return any(ta < tb - TIME_EPS for ta in a for tb in b)
-
-
-def names_in(q: Query) -> list[Name]:
-    out = []
-    for e in (q.a, q.b):
-        if e is not None:
-            out.append(e.subject)
-            if e.object is not None:
-                out.append(e.object)
-    return out

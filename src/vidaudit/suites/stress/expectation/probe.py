@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from vidaudit.core.contract.records import TrialScore
-from vidaudit.core.contract.suite import Capabilities, Prompt
+from vidaudit.core.contract.suite import Capabilities, Prompt, ScoreInput
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
 from vidaudit.suites.stress.common import LETTERS
@@ -95,11 +94,10 @@ class ExpectationProbe(Probe):
                                                          answer))
         return Prompt(None, P.anomaly_judge_prompt(p["anomaly"], p["descriptor"], answer))
 
-    def score(self, sample: Sample, text: str | None, status: str, *,
-              frame_times: Sequence[float] | None = None, judgement: str | None = None) -> TrialScore:
+    def score(self, trial: ScoreInput) -> TrialScore:
         from vidaudit.suites.stress.expectation.scoring import score_trial
 
-        return score_trial(sample, text, status, judgement)
+        return score_trial(trial.sample, trial.text, trial.status, trial.judgement)
 
     def oracle_answer(self, sample: Sample) -> str:
         from vidaudit.suites.stress.expectation.answers import oracle_answer

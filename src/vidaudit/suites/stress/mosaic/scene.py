@@ -15,7 +15,7 @@ import numpy as np
 
 from vidaudit.core.hashing import rng_from
 from vidaudit.video import draw
-from vidaudit.video.perturb.integration import QUADRANTS, quadrant_boxes
+from vidaudit.video.perturb.integration import quadrant_boxes
 
 WIDTH = HEIGHT = 448
 BG = (240, 240, 236)
@@ -113,7 +113,3 @@ def objects_still(seed: int, order: list[int]) -> ObjectsStill:
     inks = [c for c in draw.FOREGROUNDS if draw.contrast_ratio(c, BG) >= 3.0]
     colour = inks[int(rng.integers(len(inks)))]
     return ObjectsStill((SHAPES[i], SHAPES[j]), quads, (centres[0], centres[1]), colour)
-
-
-def quadrant_name(q: int) -> str:
-    return QUADRANTS[q]

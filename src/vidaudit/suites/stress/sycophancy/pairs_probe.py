@@ -4,14 +4,13 @@ valid ones into the sycophancy dataset. No oracle or chance: there is no true pa
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from vidaudit.core.contract.records import ParseResult, ScoreRecord, TrialScore
 from vidaudit.core.contract.report import Section, SuiteReport, Table, ViewerTrial
-from vidaudit.core.contract.suite import Prompt
+from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
 from vidaudit.suites.stress.common import accuracy_cell, accuracy_text, group_records
@@ -50,8 +49,8 @@ class PairsProbe(Probe):
     def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
         return Prompt(None, generator_prompt(str(sample.params["category"])))
 
-    def score(self, sample: Sample, text: str | None, status: str, *,
-              frame_times: Sequence[float] | None = None) -> TrialScore:
+    def score(self, trial: ScoreInput) -> TrialScore:
+        sample, text, status = trial.sample, trial.text, trial.status
         if status != "ok" or text is None:
             return TrialScore(correct=None)
         fields, why = validate_generated(text, str(sample.params["category"]))
@@ -59,9 +58,9 @@ class PairsProbe(Probe):
                           parse=ParseResult(value=fields, method="json" if fields else "unparseable"),
                           metrics={"valid": fields is not None, "reason": why})
 
-    def aggregate(self, records: Sequence[ScoreRecord], samples: Mapping[str, Sample]) -> SuiteReport:
+    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
         rows, results = [], {}
-        for (model, cond), rs in group_records(records, lambda r: (r.model, r.condition)).items():
+        for (model, cond), rs in group_records(inputs.records, lambda r: (r.model, r.condition)).items():
             per = {c: [r for r in rs if r.params.get("category") == c] for c in PAPER_CATEGORIES}
             reasons: dict[str, int] = {}
             for r in rs:
