@@ -11,7 +11,9 @@
    garbage collector on, and each repetition ends with ``gc.collect()`` inside the timed region, so
    the collection a pass leaves for later is charged to it (the score and report stages pause the
    collector over their passes, ``vidaudit.core.gcpause``; the figure here is what any other caller
-   pays). Repetitions alternate; the repetition with the least total CPU time (``time.process_time``:
+   pays). Every timed pass starts from the same heap (no other pass's records alive; the outputs compared
+   below are kept from the last pass and one untimed pass of the other implementation). Repetitions
+   alternate; the repetition with the least total CPU time (``time.process_time``:
    the machine is shared) of ``--repeats`` is kept. Both must give equal record dicts, an equal report
    and byte-identical ``scores.jsonl`` (every trial turned into its ScoreRecord by
    ``vidaudit.score.stage.record`` and written by ``write_scores``, as a run's score stage does); the
@@ -267,10 +269,15 @@ def main() -> None:
     results: dict[str, tuple[list[dict], dict]] = {}
     was_enabled = gc.isenabled()
     gc.enable()  # the collector on, as any caller but the stages' paused passes runs it, and its work timed
+    recs: list[dict] | None = None
+    report: dict | None = None
     try:
         for _ in range(args.repeats):
             for name, (mod, agg) in impls.items():
-                results.pop(name, None)
+                # every pass starts from the same heap: no other pass's records alive (they would make the
+                # collector's passes over the old generation longer for whichever implementation ran second)
+                results.clear()
+                recs = report = None
                 gc.collect()  # start clean: the previous repetition's garbage is not this one's
                 c0 = time.process_time()
                 recs = score_all(jobs, texts, mod.score_trial)
@@ -283,6 +290,11 @@ def main() -> None:
                 if old is None or c3 - c0 < sum(old):
                     best[name] = (c1 - c0, c2 - c1, c3 - c2)
                 results[name] = (recs, report)
+        recs = report = None
+        for name, (mod, agg) in impls.items():  # the other implementation's output, for the comparison (untimed)
+            if name not in results:
+                out = score_all(jobs, texts, mod.score_trial)
+                results[name] = (out, agg(out))
     finally:
         if not was_enabled:
             gc.disable()

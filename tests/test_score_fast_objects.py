@@ -1,6 +1,6 @@
 """The scoring path's fast constructors make the very objects their dataclasses make (issue 13 speed-up).
 
-``TrialScore``, ``Taxonomy`` and ``ReportedEvent`` are frozen dataclasses; the hot path fills an
+``TrialScore``, ``Taxonomy``, ``ReportedEvent`` and ``TimestampReport`` are frozen dataclasses; the hot path fills an
 instance's ``__dict__`` in one step instead of calling the generated ``__init__`` (one
 ``object.__setattr__`` per field). Equality, ``repr``, the field order of ``__dict__`` (which
 ``TrialScore.to_dict`` copies) and the record dict must be the same.
@@ -13,9 +13,9 @@ from dataclasses import fields
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vidaudit.suites.counting.taxonomy import Taxonomy, _taxonomy
-from vidaudit.suites.counting.timestamps import ReportedEvent, _new_event
 from vidaudit.suites.counting.scoring import TrialScore, _scored_trial
+from vidaudit.suites.counting.taxonomy import Taxonomy, _taxonomy
+from vidaudit.suites.counting.timestamps import ReportedEvent, TimestampReport, _new_event, _new_report
 
 SMALL = st.one_of(st.none(), st.integers(-3, 40), st.floats(0, 30, allow_nan=False), st.booleans(), st.text(max_size=4))
 PAIRS = st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)), max_size=4).map(tuple)
@@ -54,3 +54,14 @@ def test_fast_trial_score_is_the_dataclass(values: list, pairs: tuple, tolerance
     fast, slow = _scored_trial(tuple(values)), TrialScore(*values)
     _same(fast, slow)
     assert fast.to_dict() == slow.to_dict()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 30, allow_nan=False), st.none() | st.text(max_size=3)), max_size=4),
+       st.lists(st.integers(0, 9), min_size=4, max_size=4), st.lists(st.floats(-5, 60, allow_nan=False), max_size=3))
+def test_fast_report_is_the_dataclass(evs: list, counts: list[int], dropped: list[float]) -> None:
+    events = tuple(ReportedEvent(t, (i, i + 1), label) for i, (t, label) in enumerate(evs))
+    a, b, c, d = counts
+    fast, slow = _new_report(events, a, b, tuple(dropped), c, d), TimestampReport(events, a, b, tuple(dropped), c, d)
+    _same(fast, slow)
+    assert fast.to_dict() == slow.to_dict() and fast.times == slow.times and fast.labels == slow.labels

@@ -136,21 +136,16 @@ _Facts = tuple[bool, bool, bool, bool, "tuple[Any, ...] | None"]
 
 
 def _facts(r: dict[str, Any]) -> _Facts:
-    """The few things :func:`_em_block` reads of a record, read once (a record enters several blocks)."""
+    """The few things :func:`_em_block_of` reads of a record, read once (a record enters several blocks)."""
     ok = r.get("status", "ok") == "ok"
     positive = int(r["n_events"]) > 0
     traced = tuple(map(r.get, TRACE_KEYS)) if ok and positive and r.get("trace_available") else None
     return ok, positive, ok and r.get("correct") is True, ok and r.get("parse_method") == "unparseable", traced
 
 
-def _em_block(rs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """EM over planned trials (and over N >= 1), completion, trace-metric means, parse failures."""
-    return _em_block_of([_facts(r) for r in rs])
-
-
 def _em_block_of(facts: Sequence[_Facts]) -> dict[str, Any]:
-    """:func:`_em_block` of the records' facts, in one pass (a block is built for every model x condition x
-    region x domain)."""
+    """EM over planned trials (and over N >= 1), completion, trace-metric means, parse failures, from the
+    records' facts, in one pass (a block is built for every model x condition x region x domain)."""
     n_ok = n_positive = right = right_positive = unparseable = 0
     traced: list[tuple[Any, ...]] = []
     for ok, positive, is_right, unparse, values in facts:
@@ -292,17 +287,26 @@ def per_n(cells: Sequence[dict[str, Any]]) -> dict:
     return _plain(out)
 
 
-def _trace_metrics(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
+def _group_facts(groups: dict[tuple, list[dict[str, Any]]]) -> dict[tuple, list[_Facts]]:
+    """Each group's records' facts (:func:`_facts`), in record order: read once, used by the trace-metric and
+    region blocks."""
+    return {g: list(map(_facts, rs)) for g, rs in groups.items()}
+
+
+def _trace_metrics(groups: dict[tuple, list[dict[str, Any]]], facts: dict[tuple, list[_Facts]]) -> dict:
     out = _nested()
     for (model, cond), rs in groups.items():
-        blocks = {dom: _em_block(drs) for (dom,), drs in sorted(_by(rs, "domain").items(), key=lambda kv: str(kv[0]))}
+        by_dom: dict[Any, list[_Facts]] = defaultdict(list)
+        for r, fs in zip(rs, facts[(model, cond)], strict=True):
+            by_dom[r["domain"]].append(fs)  # every record has one (``_cells`` grouped by it)
+        blocks = {dom: _em_block_of(fs) for dom, fs in sorted(by_dom.items(), key=lambda kv: str(kv[0]))}
         for dom, b in blocks.items():
             out[model][cond][str(dom)] = b
         out[model][cond]["macro"] = _macro({str(d): b for d, b in blocks.items()})
     return _plain(out)
 
 
-def _regions(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
+def _regions(groups: dict[tuple, list[dict[str, Any]]], facts: dict[tuple, list[_Facts]]) -> dict:
     """EM blocks per region and domain. One pass over a group's records puts each record's facts in every
     region its (N, F) falls in (the regions of a cell are decided once), in record order, per domain in order
     of first appearance, as filtering the group once per region would."""
@@ -312,7 +316,7 @@ def _regions(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
     of_cell: dict[tuple[int, float], tuple[int, ...]] = {}
     for (model, cond), rs in groups.items():
         inside: list[dict[Any, list[_Facts]]] = [{} for _ in names]
-        for r in rs:
+        for r, fs in zip(rs, facts[(model, cond)], strict=True):
             if r.get("frequency_hz") is None:
                 continue
             cell = (int(r["n_events"]), float(r["frequency_hz"]))
@@ -320,13 +324,13 @@ def _regions(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
             if where is None:
                 where = of_cell[cell] = tuple(i for i, pred in enumerate(preds) if pred(*cell))
             if where:
-                facts, dom = _facts(r), r["domain"]
+                dom = r["domain"]
                 for i in where:
                     by_dom = inside[i]
                     if dom in by_dom:
-                        by_dom[dom].append(facts)
+                        by_dom[dom].append(fs)
                     else:
-                        by_dom[dom] = [facts]
+                        by_dom[dom] = [fs]
         for region, by_dom in zip(names, inside, strict=True):
             blocks = {str(dom): _em_block_of(fs) for dom, fs in by_dom.items()}
             for dom, b in sorted(blocks.items()):
@@ -372,27 +376,32 @@ def _taxonomy(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
 
 
 def _tolerance(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
-    """Table 9: EM over the full grid (planned trials); VOR, P, R, F1, ACR, RFR over positive-event trials."""
+    """Table 9: EM over the full grid (planned trials); VOR, P, R, F1, ACR, RFR over positive-event trials.
+
+    Each window's rows are read once and split into one column per metric (the same values, in record
+    order, as reading each metric of each row: the means are the same floats)."""
     out = _nested()
     for (model, cond), rs in groups.items():
         ok = [r for r in rs if _ok(r)]
         pos = _positive_traced(ok)
         em = _em_fields(rs)
         vor = _mean(r.get("vor") for r in pos)
-        keys: list[str] = []
-        for r in pos:
-            for k in r.get("tolerance") or {}:
-                if k not in keys:
-                    keys.append(k)
+        tols = [r.get("tolerance") or {} for r in pos]
+        keys = list(dict.fromkeys(k for t in tols for k in t))  # in order of first appearance
         for k in keys:
-            rows = [r["tolerance"][k] for r in pos if k in (r.get("tolerance") or {})]
+            rows = [t[k] for t in tols if k in t]
+            try:
+                columns: list[Any] = list(zip(*map(_TOLERANCE_GET, rows))) or [()] * len(_TOLERANCE_METRICS)
+            except KeyError:  # a row without every metric (not score_trial's): read each with .get
+                columns = [[x.get(m) for x in rows] for m in _TOLERANCE_METRICS]
             out[model][cond][k] = {"em": em["em"], "n": len(rs), "completion": len(ok) / len(rs), "vor": vor,
                                    "n_positive": len(rows),
-                                   **{m: _mean([x.get(m) for x in rows]) for m in _TOLERANCE_METRICS}}
+                                   **{m: _mean(col) for m, col in zip(_TOLERANCE_METRICS, columns, strict=True)}}
     return _plain(out)
 
 
 _TOLERANCE_METRICS = ("precision", "recall", "f1", "acr", "rfr")
+_TOLERANCE_GET = itemgetter(*_TOLERANCE_METRICS)
 
 
 def _errors(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
@@ -440,6 +449,7 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     """The report.json numbers of a counting run (see the module docstring for denominators)."""
     groups = _by(records, "model", "condition")
     cells = _cells(records)
+    facts = _group_facts(groups)
     cb, fb = _boundaries(cells, "point")
     cbw, fbw = _boundaries(cells, "wilson_lower")
     return {
@@ -456,8 +466,8 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
                            "max_count_boundary": "point", "max_count_boundary_wilson": "wilson_lower",
                            "tau": TAU, "errors": "wrong"},
         "per_n": per_n(cells),
-        "trace_metrics": _trace_metrics(groups),
-        "regions": _regions(groups),
+        "trace_metrics": _trace_metrics(groups, facts),
+        "regions": _regions(groups, facts),
         "taxonomy": _taxonomy(groups),
         "tolerance": _tolerance(groups),
         "errors": _errors(groups),

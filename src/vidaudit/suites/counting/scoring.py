@@ -262,7 +262,9 @@ def score_trial(sample: Sample, text: str | None, status: str = "ok", *,
     report = extract_timestamps(text, sample.video.duration_s, label_patterns=LABEL_PATTERNS.get(dom, ()),
                                 frame_times=ft)
     rep_t = [e.t for e in report.events]
-    rep_l = [_normalised(dom, e.label) for e in report.events]
+    norm_get = _NORMALISED.get  # _normalised inline: a few labels recur in every response
+    rep_l = [None if (lab := e.label) is None else (norm_get((dom, lab)) or _normalised(dom, lab))
+             for e in report.events]
     true_t, true_l, true_sorted = _truth(events)
     m = len(rep_t)
     delta = rate_relative_delta(float(f))

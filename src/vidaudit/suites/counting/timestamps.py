@@ -140,6 +140,16 @@ class TimestampReport:
                 "n_frame_mentions": self.n_frame_mentions, "n_frame_out_of_range": self.n_frame_out_of_range}
 
 
+def _new_report(events: tuple[ReportedEvent, ...], n_dropped: int, n_merged: int, dropped: tuple[float, ...],
+                n_frame_mentions: int, n_frame_out_of_range: int) -> TimestampReport:
+    """``TimestampReport(...)`` (every field, in order), the same object, without the frozen ``__init__``'s six
+    ``object.__setattr__`` calls (one report per scored trial)."""
+    report = _new_object(TimestampReport)
+    _set_attr(report, "__dict__", {"events": events, "n_dropped": n_dropped, "n_merged": n_merged, "dropped": dropped,
+                                   "n_frame_mentions": n_frame_mentions, "n_frame_out_of_range": n_frame_out_of_range})
+    return report
+
+
 # An atom (a number the text writes) is a plain tuple, (start, end, kind, cued, num_end): a number costs
 # one tuple, not an object, and its value is read only when a rule needs it (most numbers are ordinals
 # and counts, which never do). ``kind``: 0 a bare number, 1 a clock (m:ss), 2 a number with a unit (1 and
@@ -429,4 +439,4 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
             next_start = chosen[k + 1][0] if k + 1 < len(chosen) else size
             label = _label(text, start, end, prev_end, next_start, label_patterns, cache)
         events.append(new_event(v, (start, end), label, frame))
-    return TimestampReport(tuple(events), len(dropped), n_merged, tuple(dropped), n_frames_mapped, n_frames_out)
+    return _new_report(tuple(events), len(dropped), n_merged, tuple(dropped), n_frames_mapped, n_frames_out)
