@@ -10,16 +10,17 @@ sent); adapters never resample.
 from __future__ import annotations
 
 import functools
+import json
 import math
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from vidaudit.core.contract.suite import Prompt, Suite
 from vidaudit.core.errors import ConfigError
-from vidaudit.core.hashing import sha256_json
+from vidaudit.core.hashing import canonical_json, sha256_json, sha256_text
 from vidaudit.core.manifest import external_videos_allowed
 from vidaudit.core.types import (
     Condition,
@@ -37,6 +38,7 @@ from vidaudit.core.types import (
 )
 from vidaudit.models.base import Capabilities, native_fps_problem
 from vidaudit.run.perturbed import PerturbedInput, plan_chain, render
+from vidaudit.run.store import KeyedTrial
 from vidaudit.video.facts import check_video_file, resolve_video
 from vidaudit.video.frame_cache import FrameCache
 from vidaudit.video.sampling import FrameSelection, around_events, at_fps, every_frame, uniform_count
@@ -120,10 +122,12 @@ class PlannedTrial:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     #: the condition's perturbation chain on this sample (None: the sample's own video)
     perturbed: PerturbedInput | None = None
+    #: the trial's JSON and id, computed once by the plan (None: hashed on demand)
+    keyed: KeyedTrial | None = None
 
     @property
     def id(self) -> str:
-        return self.trial.id
+        return self.trial.id if self.keyed is None else self.keyed.id
 
     @property
     def video(self) -> VideoRef:
@@ -157,48 +161,159 @@ def selection_sha256(selection: FrameSelection) -> str:
 
 
 def prompt_sha256(prompt: Prompt) -> str:
-    return sha256_json({"system": prompt.system, "text": prompt.text})
+    """``sha256_json({"system": ..., "text": ...})``, written out: the same bytes without the dict encoder."""
+    return sha256_text('{"system":' + json.dumps(prompt.system, ensure_ascii=False) + ',"text":'
+                       + json.dumps(prompt.text, ensure_ascii=False) + "}")
 
 
-def plan(samples: Sequence[Sample], conditions: Sequence[Condition], models: Sequence[ModelSpec], *, suite: Suite,
-         caps_by_model: Mapping[str, Capabilities],
-         options_by_model: Mapping[str, Mapping[str, Any]] | None = None) -> list[PlannedTrial]:
-    """Every trial of the design, resolved per model (see the module docstring)."""
-    options_by_model = options_by_model or {}
-    out: list[PlannedTrial] = []
-    seen: dict[str, str] = {}
-    refused: list[str] = []
-    for m in models:
-        caps = caps_by_model[m.label]
-        opts = dict(options_by_model.get(m.label, {}))
-        for c in conditions:
-            suite.check_prompt(c.prompt)
-            rc = c.resolved_for(caps.default_native_fps)
-            key = f"{m.label} {rc.id}"
-            if key in seen:
-                raise ConfigError(f"conditions {seen[key]} and {c.id} are the same input for {m.label} "
-                                  f"(both {rc.id}); list it once")
-            seen[key] = c.id
-            for s in samples:
-                prompt = suite.render_prompt(s, rc)
+#: the Trial fields that differ between the trials of one (model, condition): the rest is dumped once
+_PER_TRIAL = frozenset({"sample_id", "video_sha256", "prompt_sha256", "input_sha256"})
+
+
+@dataclass(frozen=True)
+class _Group:
+    """One model under one resolved condition: what every trial of it shares."""
+
+    model: ModelSpec
+    condition: Condition
+    options: dict[str, Any]
+
+
+class PlanStream:
+    """The plan as a stream: samples x conditions x models, produced trial by trial as it is consumed.
+
+    Order (models, then conditions, then samples), trial ids and everything in a ``PlannedTrial`` are
+    those of ``plan()``, which is this stream made a list. Nothing per trial is held: each pass
+    (``check``, ``__iter__``, ``for_model``) computes the trials again, sharing per (model, condition)
+    what does not change between samples (the condition's and model's JSON, the adapter options).
+    Frame selections are memoised by ``video.sampling``; prompts are rendered and hashed per trial
+    (they hold the sample's question).
+    """
+
+    def __init__(self, samples: Sequence[Sample], conditions: Sequence[Condition], models: Sequence[ModelSpec], *,
+                 suite: Suite, caps_by_model: Mapping[str, Capabilities],
+                 options_by_model: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        options_by_model = options_by_model or {}
+        self.samples = list(samples)
+        self.suite = suite
+        self.caps_by_model = caps_by_model
+        self.groups: dict[str, list[_Group]] = {}
+        seen: dict[str, str] = {}
+        for m in models:
+            caps = caps_by_model[m.label]
+            opts = dict(options_by_model.get(m.label, {}))
+            groups = self.groups.setdefault(m.label, [])
+            for c in conditions:
+                suite.check_prompt(c.prompt)
+                rc = c.resolved_for(caps.default_native_fps)
+                key = f"{m.label} {rc.id}"
+                if key in seen:
+                    raise ConfigError(f"conditions {seen[key]} and {c.id} are the same input for {m.label} "
+                                      f"(both {rc.id}); list it once")
+                seen[key] = c.id
+                groups.append(_Group(m, rc, opts))
+        by_id: dict[str, list[Sample]] = {}
+        for x in self.samples:  # the same sample twice is the same trial twice (as plan()'s id check finds)
+            twins = by_id.setdefault(x.sample_id, [])
+            if any(t == x for t in twins):
+                raise ConfigError("the plan repeats a trial: a model or condition is listed twice")
+            twins.append(x)
+
+    @property
+    def labels(self) -> list[str]:
+        return list(self.groups)
+
+    def count(self, label: str) -> int:
+        """Trials of one model (every sample under every condition: a refused one stops the run in ``check``)."""
+        return len(self.groups[label]) * len(self.samples)
+
+    def __len__(self) -> int:
+        return sum(self.count(label) for label in self.groups)
+
+    def __iter__(self) -> Iterator[PlannedTrial]:
+        for label in self.groups:
+            yield from self.for_model(label)
+
+    def inputs(self, refused: list[str] | None = None
+               ) -> Iterator[tuple[_Group, Sample, FrameSelection, PerturbedInput | None]]:
+        """Each trial's input without its prompt or id (what checks and estimates need), in plan order;
+        a refused perturbed input is appended to ``refused`` and skipped."""
+        refused = [] if refused is None else refused
+        for groups in self.groups.values():
+            for g in groups:
+                rc = g.condition
+                for s in self.samples:
+                    pin = plan_perturbed(s, rc, self.suite, refused) if rc.perturbations else None
+                    if rc.perturbations and pin is None:
+                        continue
+                    sel = select_frames(s, rc, pin.video if pin else None)
+                    if pin is not None and pin.strip_info is not None:
+                        refused += coverage_refusals(s, rc, g.model.label, pin, sel)
+                    yield g, s, sel, pin
+
+    def refusals(self) -> None:
+        """Raise, before any call, on the perturbed inputs the suite refuses (all of them named)."""
+        refused: list[str] = []
+        if any(g.condition.perturbations for groups in self.groups.values() for g in groups):
+            for _ in self.inputs(refused):
+                pass
+        _raise_refusals(refused)
+
+    def check(self) -> None:
+        """``refusals`` and ``check_servable`` in one pass over the inputs, holding none of them."""
+        refused: list[str] = []
+        check_servable_inputs(((g.model.label, g.condition, s, sel, pin.video if pin else s.video)
+                               for g, s, sel, pin in self.inputs(refused)), self.caps_by_model)
+        _raise_refusals(refused)
+
+    def for_model(self, label: str) -> Iterator[PlannedTrial]:
+        """One model's trials in plan order (a lane of the executor reads these as it goes)."""
+        suite = self.suite
+        refused: list[str] = []
+        for g in self.groups[label]:
+            rc, template = g.condition, None
+            for s in self.samples:
                 pin = plan_perturbed(s, rc, suite, refused) if rc.perturbations else None
                 if rc.perturbations and pin is None:
                     continue
+                prompt = suite.render_prompt(s, rc)
                 sel = select_frames(s, rc, pin.video if pin else None)
                 input_sha = selection_sha256(sel)
                 if pin is not None:
                     input_sha = sha256_json({"selection": input_sha, "perturbed": pin.sha256})
-                    if pin.strip_info is not None:
-                        refused += coverage_refusals(s, rc, m.label, pin, sel)
-                trial = Trial(sample_id=s.sample_id, video_sha256=s.video.sha256, condition=rc, model=m,
-                              suite=suite.name, prompt_sha256=prompt_sha256(prompt), input_sha256=input_sha,
-                              adapter_options=opts)
-                out.append(PlannedTrial(trial, s, sel, prompt, suite.request_metadata(s), pin))
+                fields = {"sample_id": s.sample_id, "video_sha256": s.video.sha256,
+                          "prompt_sha256": prompt_sha256(prompt), "input_sha256": input_sha}
+                if template is None:  # the first trial of the group, validated; its JSON is the template
+                    trial = Trial(condition=rc, model=g.model, suite=suite.name, adapter_options=g.options,
+                                  **fields)
+                    keyed = KeyedTrial.of(trial)
+                    template = keyed.data if _PER_TRIAL | {"condition", "model", "suite", "adapter_options"} \
+                        == set(Trial.model_fields) else None
+                else:
+                    trial = Trial.model_construct(condition=rc, model=g.model, suite=suite.name,
+                                                  adapter_options=g.options, **fields)
+                    data = {**template, **fields}
+                    text = canonical_json(data)
+                    keyed = KeyedTrial(trial, data, text, sha256_text(text))
+                yield PlannedTrial(trial, s, sel, prompt, suite.request_metadata(s), pin, keyed)
+
+
+def _raise_refusals(refused: list[str]) -> None:
     if refused:
         uniq = list(dict.fromkeys(refused))
         more = f"\n  ... and {len(uniq) - 10} more" if len(uniq) > 10 else ""
         raise ConfigError(f"{len(uniq)} perturbed trial(s) are refused before any call:\n  "
                           + "\n  ".join(uniq[:10]) + more)
+
+
+def plan(samples: Sequence[Sample], conditions: Sequence[Condition], models: Sequence[ModelSpec], *, suite: Suite,
+         caps_by_model: Mapping[str, Capabilities],
+         options_by_model: Mapping[str, Mapping[str, Any]] | None = None) -> list[PlannedTrial]:
+    """Every trial of the design, resolved per model (see the module docstring): ``PlanStream`` as a list."""
+    stream = PlanStream(samples, conditions, models, suite=suite, caps_by_model=caps_by_model,
+                        options_by_model=options_by_model)
+    stream.refusals()
+    out = list(stream)
     ids = [p.id for p in out]
     if len(set(ids)) != len(ids):
         raise ConfigError("the plan repeats a trial: a model or condition is listed twice")
@@ -233,20 +348,26 @@ def coverage_refusals(sample: Sample, condition: Condition, model: str, pin: Per
             f"{pin.strip_info['n_sets']} coverage sets"]  # type: ignore[index]
 
 
-def check_servable(planned: Sequence[PlannedTrial], caps_by_model: Mapping[str, Capabilities]) -> None:
+def check_servable(planned: Iterable[PlannedTrial], caps_by_model: Mapping[str, Capabilities]) -> None:
     """Refuse, before any call, a condition a model cannot serve (native video, image count, zero frames)."""
+    check_servable_inputs(((p.trial.model.label, p.trial.condition, p.sample, p.selection, p.video)
+                           for p in planned), caps_by_model)
+
+
+def check_servable_inputs(inputs: Iterable[tuple[str, Condition, Sample, FrameSelection, VideoRef]],
+                          caps_by_model: Mapping[str, Capabilities]) -> None:
+    """``check_servable`` on (model label, condition, sample, selection, video) of each trial."""
     seen: set[tuple[str, str]] = set()
     problems = []
-    for p in planned:
-        label, cond = p.trial.model.label, p.trial.condition
+    for label, cond, sample, sel, video in inputs:
         caps = caps_by_model[label]
-        n = len(p.selection)
+        n = len(sel)
         if n == 0:
-            problems.append(f"{p.sample.sample_id} under {cond.id} would send zero frames")
+            problems.append(f"{sample.sample_id} under {cond.id} would send zero frames")
         if cond.presentation is Presentation.NATIVE:
             if (label, cond.id) not in seen and not caps.native_video:
                 problems.append(f"{label} cannot take native video (condition {cond.id}); use frames@K instead")
-            fps = p.video.fps if cond.all_frames else float(cond.fps or 0.0)
+            fps = video.fps if cond.all_frames else float(cond.fps or 0.0)
             if (label, cond.id) not in seen and (msg := native_fps_problem(caps, fps, label, cond.id)):
                 problems.append(msg)
         elif not caps.images:
@@ -255,7 +376,7 @@ def check_servable(planned: Sequence[PlannedTrial], caps_by_model: Mapping[str, 
                                 "use a native condition, e.g. --condition native@1")
         elif caps.max_images is not None and n > caps.max_images:
             problems.append(f"{label} takes at most {caps.max_images} images per request but {cond.id} sends "
-                            f"{n} for {p.sample.sample_id}; lower K or use native video")
+                            f"{n} for {sample.sample_id}; lower K or use native video")
         seen.add((label, cond.id))
     if problems:
         uniq = list(dict.fromkeys(problems))
@@ -291,6 +412,11 @@ class RequestBuilder:
         #: where perturbed videos are rendered (``RUN/perturbed``); needed only by perturbed conditions
         self.perturb_cache = perturb_cache
         self.pixel_free = frozenset(pixel_free)
+
+    def inline(self, p: PlannedTrial) -> bool:
+        """Whether this request is cheap enough to build on the executor's own thread (a pixel-free model's:
+        no file is opened), instead of a worker thread."""
+        return p.trial.model.label in self.pixel_free
 
     def video_of(self, p: PlannedTrial) -> tuple[Path, str | None]:
         """The file the trial's frames come from: the sample's video, or its perturbed video (rendered once)."""
