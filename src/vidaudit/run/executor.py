@@ -117,6 +117,9 @@ class Backlog:
     already_ok: int = 0
     exhausted: int = 0
     todo: Counter[str] = field(default_factory=Counter)   # per model label
+    #: trials with a failed attempt and none ok when counted, and those failing in the session since (their
+    #: latest attempts are the run's failure causes; bounded by the failures, not the plan)
+    failed: set[str] = field(default_factory=set)
 
 
 def attempt_limit(max_attempts: int, retry_errors: bool) -> Callable[[int], int]:
@@ -145,7 +148,10 @@ def register_plan(store: RunStore, planned: Iterable[Planned], *, max_attempts: 
             out.planned += 1
             if st.ok:
                 out.already_ok += 1
-            elif st.attempts >= limit(st.attempts):
+                continue
+            if st.attempts:
+                out.failed.add(p.id)
+            if st.attempts >= limit(st.attempts):
                 out.exhausted += 1
             else:
                 out.todo[p.trial.model.label] += 1
@@ -196,6 +202,7 @@ class _State:
     stage_calls: int = 0
     stage_hits: int = 0
     unstored: int = 0   # ended attempts the store could not take (a full disk): their calls are made again
+    failed_ids: set[str] = field(default_factory=set)   # trials with a failed attempt this session
 
     @property
     def stopped(self) -> bool:
@@ -552,6 +559,7 @@ class _Executor:
                                       error_message=message, response=paid, frame_indices=tuple(idx),
                                       frame_times=tuple(ts), started_at=started, ended_at=ended), ctx)
             it.last_status = status.value
+            self.s.failed_ids.add(it.trial_id)
             self.s.failed_attempts[status.value] += 1
             if decision is Decision.RETRY and it.attempts < it.limit:
                 retry.append(it)
@@ -692,10 +700,10 @@ async def run_backlog(backlog: Backlog, sources: Mapping[str, Iterator[Planned]]
         if n:
             caps = adapter.capabilities
             sem = semaphores.setdefault(id(adapter), asyncio.Semaphore(caps.concurrency))
-            workers = min(2 * caps.concurrency, -(-n // caps.batch_size))
+            k = min(2 * caps.concurrency, -(-n // caps.batch_size))
             lanes.append(_Lane(label, adapter, deque(), sem, caps.batch_size, composite=is_composite(adapter),
-                               source=sources.get(label), window=max(2 * workers * caps.batch_size, 16)))
-            n_workers.append(workers)
+                               source=sources.get(label), window=max(2 * k * caps.batch_size, 16)))
+            n_workers.append(k)
     ex.emit("start")
     with store.grouped(GROUP_ROWS, GROUP_DELAY_S):
         ticker = asyncio.create_task(ex.ticker(GROUP_DELAY_S), name="vidaudit-commit")
@@ -708,6 +716,7 @@ async def run_backlog(backlog: Backlog, sources: Mapping[str, Iterator[Planned]]
                 w.cancel()
             ticker.cancel()
         await ex.flush()  # the last group, before the summary says what was stored
+    backlog.failed |= state.failed_ids
     summary = RunSummary(planned=backlog.planned, skipped_already_ok=backlog.already_ok,
                          skipped_exhausted=backlog.exhausted,
                          called=state.called, calls=state.calls, ok=state.ok, errored=dict(state.errored),

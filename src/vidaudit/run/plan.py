@@ -10,11 +10,11 @@ sent); adapters never resample.
 from __future__ import annotations
 
 import functools
-import json
 import math
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring as _encode_str
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from vidaudit.core.contract.suite import Prompt, Suite
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import canonical_json, sha256_json, sha256_text
 from vidaudit.core.manifest import external_videos_allowed
+from vidaudit.core.timeline import Timeline
 from vidaudit.core.types import (
     Condition,
     ImagePart,
@@ -135,14 +136,16 @@ class PlannedTrial:
         return self.sample.video if self.perturbed is None else self.perturbed.video
 
 
-def select_frames(sample: Sample, condition: Condition, video: VideoRef | None = None) -> FrameSelection:
-    """The frames a resolved condition shows of a sample (of ``video``, its perturbed video, when given)."""
+def select_frames(sample: Sample, condition: Condition, video: VideoRef | None = None, *,
+                  clock: Timeline | None = None) -> FrameSelection:
+    """The frames a resolved condition shows of a sample (of ``video``, its perturbed video, when given);
+    ``clock``: the video's timeline, when the caller has it already."""
     v = video or sample.video
     p = condition.presentation
     if p is Presentation.KEYFRAMES and video is not None:
         raise ConfigError(f"condition {condition.id}: keyframes are the trace's event frames of the source video "
                           "and do not apply to a perturbed video; use frames@K or native")
-    clock = v.timeline
+    clock = clock or v.timeline
     if p is Presentation.FRAMES:
         if condition.n_frames is not None:
             return uniform_count(clock, condition.n_frames)
@@ -152,7 +155,11 @@ def select_frames(sample: Sample, condition: Condition, video: VideoRef | None =
                              condition.keyframe_offset_s)
     if not condition.resolved:
         raise ConfigError(f"condition {condition.id} is not resolved to a rate; plan() resolves it per model")
-    return every_frame(clock) if condition.all_frames else at_fps(clock, condition.fps)
+    return _every_frame(clock) if condition.all_frames else at_fps(clock, condition.fps)
+
+
+#: ``every_frame`` memoised as ``at_fps`` is: a streamed plan selects again on every pass, and a plan has few clocks
+_every_frame = functools.lru_cache(maxsize=1024)(every_frame)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -160,10 +167,39 @@ def selection_sha256(selection: FrameSelection) -> str:
     return sha256_json({"indices": list(selection.indices), "times": list(selection.times), "rule": selection.rule})
 
 
+def _json_str(v: str | None) -> str:
+    """``canonical_json`` of a string or None, without the encoder's per-call set-up."""
+    return "null" if v is None else _encode_str(v)
+
+
 def prompt_sha256(prompt: Prompt) -> str:
     """``sha256_json({"system": ..., "text": ...})``, written out: the same bytes without the dict encoder."""
-    return sha256_text('{"system":' + json.dumps(prompt.system, ensure_ascii=False) + ',"text":'
-                       + json.dumps(prompt.text, ensure_ascii=False) + "}")
+    return sha256_text('{"system":' + _json_str(prompt.system) + ',"text":' + _json_str(prompt.text) + "}")
+
+
+class _TrialJson:
+    """The canonical JSON of a (model, condition)'s trials as its constant text with the per-trial strings
+    spliced in: ``canonical_json(data)`` byte for byte (checked on the group's first trial, else not used)."""
+
+    def __init__(self, data: dict[str, Any], text: str) -> None:
+        marks = {k: f"\u0001{k}\u0001" for k in _PER_TRIAL}
+        probe = canonical_json({**data, **marks})
+        self.parts: list[str] = []
+        self.keys: list[str] = []
+        rest = probe
+        for k in sorted(_PER_TRIAL, key=lambda k: probe.index(_encode_str(marks[k]))):
+            head, _, rest = rest.partition(_encode_str(marks[k]))
+            self.parts.append(head)
+            self.keys.append(k)
+        self.parts.append(rest)
+        self.ok = all(isinstance(data[k], str | None) for k in _PER_TRIAL) and self(data) == text
+
+    def __call__(self, fields: Mapping[str, Any]) -> str:
+        out = [self.parts[0]]
+        for k, part in zip(self.keys, self.parts[1:], strict=True):
+            out.append(_json_str(fields[k]))
+            out.append(part)
+        return "".join(out)
 
 
 #: the Trial fields that differ between the trials of one (model, condition): the rest is dumped once
@@ -196,6 +232,8 @@ class PlanStream:
         options_by_model = options_by_model or {}
         self.samples = list(samples)
         self.suite = suite
+        self._clocks = [x.video.timeline for x in self.samples]  # each pass selects frames on every clock
+        self._keyframes: dict[tuple[int, float], FrameSelection] = {}  # per sample: few frames, asked per model
         self.caps_by_model = caps_by_model
         self.groups: dict[str, list[_Group]] = {}
         seen: dict[str, str] = {}
@@ -234,6 +272,17 @@ class PlanStream:
         for label in self.groups:
             yield from self.for_model(label)
 
+    def _select(self, i: int, s: Sample, rc: Condition, pin: PerturbedInput | None) -> FrameSelection:
+        if pin is not None:
+            return select_frames(s, rc, pin.video)
+        if rc.presentation is Presentation.KEYFRAMES:
+            key = (i, rc.keyframe_offset_s)
+            sel = self._keyframes.get(key)
+            if sel is None:
+                sel = self._keyframes[key] = select_frames(s, rc, clock=self._clocks[i])
+            return sel
+        return select_frames(s, rc, clock=self._clocks[i])
+
     def inputs(self, refused: list[str] | None = None
                ) -> Iterator[tuple[_Group, Sample, FrameSelection, PerturbedInput | None]]:
         """Each trial's input without its prompt or id (what checks and estimates need), in plan order;
@@ -242,11 +291,11 @@ class PlanStream:
         for groups in self.groups.values():
             for g in groups:
                 rc = g.condition
-                for s in self.samples:
+                for i, s in enumerate(self.samples):
                     pin = plan_perturbed(s, rc, self.suite, refused) if rc.perturbations else None
                     if rc.perturbations and pin is None:
                         continue
-                    sel = select_frames(s, rc, pin.video if pin else None)
+                    sel = self._select(i, s, rc, pin)
                     if pin is not None and pin.strip_info is not None:
                         refused += coverage_refusals(s, rc, g.model.label, pin, sel)
                     yield g, s, sel, pin
@@ -260,40 +309,42 @@ class PlanStream:
         _raise_refusals(refused)
 
     def check(self) -> None:
-        """``refusals`` and ``check_servable`` in one pass over the inputs, holding none of them."""
+        """``refusals``, then ``check_servable``, from one pass over the inputs, holding none of them."""
         refused: list[str] = []
-        check_servable_inputs(((g.model.label, g.condition, s, sel, pin.video if pin else s.video)
-                               for g, s, sel, pin in self.inputs(refused)), self.caps_by_model)
+        problems = servable_problems(((g.model.label, g.condition, s, sel, pin.video if pin else s.video)
+                                      for g, s, sel, pin in self.inputs(refused)), self.caps_by_model)
         _raise_refusals(refused)
+        _raise_unservable(problems)
 
     def for_model(self, label: str) -> Iterator[PlannedTrial]:
         """One model's trials in plan order (a lane of the executor reads these as it goes)."""
         suite = self.suite
         refused: list[str] = []
         for g in self.groups[label]:
-            rc, template = g.condition, None
-            for s in self.samples:
+            rc, template, spliced = g.condition, None, None
+            for i, s in enumerate(self.samples):
                 pin = plan_perturbed(s, rc, suite, refused) if rc.perturbations else None
                 if rc.perturbations and pin is None:
                     continue
                 prompt = suite.render_prompt(s, rc)
-                sel = select_frames(s, rc, pin.video if pin else None)
+                sel = self._select(i, s, rc, pin)
                 input_sha = selection_sha256(sel)
                 if pin is not None:
                     input_sha = sha256_json({"selection": input_sha, "perturbed": pin.sha256})
-                fields = {"sample_id": s.sample_id, "video_sha256": s.video.sha256,
-                          "prompt_sha256": prompt_sha256(prompt), "input_sha256": input_sha}
+                fields: dict[str, Any] = {"sample_id": s.sample_id, "video_sha256": s.video.sha256,
+                                          "prompt_sha256": prompt_sha256(prompt), "input_sha256": input_sha}
                 if template is None:  # the first trial of the group, validated; its JSON is the template
                     trial = Trial(condition=rc, model=g.model, suite=suite.name, adapter_options=g.options,
                                   **fields)
                     keyed = KeyedTrial.of(trial)
                     template = keyed.data if _PER_TRIAL | {"condition", "model", "suite", "adapter_options"} \
                         == set(Trial.model_fields) else None
+                    spliced = _TrialJson(keyed.data, keyed.json) if template is not None else None
                 else:
-                    trial = Trial.model_construct(condition=rc, model=g.model, suite=suite.name,
+                    trial = Trial.model_construct(None, condition=rc, model=g.model, suite=suite.name,
                                                   adapter_options=g.options, **fields)
                     data = {**template, **fields}
-                    text = canonical_json(data)
+                    text = spliced(fields) if spliced is not None and spliced.ok else canonical_json(data)
                     keyed = KeyedTrial(trial, data, text, sha256_text(text))
                 yield PlannedTrial(trial, s, sel, prompt, suite.request_metadata(s), pin, keyed)
 
@@ -350,13 +401,13 @@ def coverage_refusals(sample: Sample, condition: Condition, model: str, pin: Per
 
 def check_servable(planned: Iterable[PlannedTrial], caps_by_model: Mapping[str, Capabilities]) -> None:
     """Refuse, before any call, a condition a model cannot serve (native video, image count, zero frames)."""
-    check_servable_inputs(((p.trial.model.label, p.trial.condition, p.sample, p.selection, p.video)
-                           for p in planned), caps_by_model)
+    _raise_unservable(servable_problems(((p.trial.model.label, p.trial.condition, p.sample, p.selection, p.video)
+                                         for p in planned), caps_by_model))
 
 
-def check_servable_inputs(inputs: Iterable[tuple[str, Condition, Sample, FrameSelection, VideoRef]],
-                          caps_by_model: Mapping[str, Capabilities]) -> None:
-    """``check_servable`` on (model label, condition, sample, selection, video) of each trial."""
+def servable_problems(inputs: Iterable[tuple[str, Condition, Sample, FrameSelection, VideoRef]],
+                      caps_by_model: Mapping[str, Capabilities]) -> list[str]:
+    """What ``check_servable`` refuses, from (model label, condition, sample, selection, video) of each trial."""
     seen: set[tuple[str, str]] = set()
     problems = []
     for label, cond, sample, sel, video in inputs:
@@ -378,6 +429,10 @@ def check_servable_inputs(inputs: Iterable[tuple[str, Condition, Sample, FrameSe
             problems.append(f"{label} takes at most {caps.max_images} images per request but {cond.id} sends "
                             f"{n} for {sample.sample_id}; lower K or use native video")
         seen.add((label, cond.id))
+    return problems
+
+
+def _raise_unservable(problems: list[str]) -> None:
     if problems:
         uniq = list(dict.fromkeys(problems))
         if len(uniq) == 1:

@@ -386,6 +386,7 @@ class RunStore:
         self._group: tuple[int, float] = (1, 0.0)
         #: attempts this object has committed (a caller compares it with what it appended)
         self.committed = 0
+        self._secrets: dict[str, str] | None = None
         self._log: AuditLog | None = None
         self.recovery = Recovery()
         self.schema_version = SCHEMA_VERSION
@@ -576,7 +577,7 @@ class RunStore:
         counted as spend: its stage calls are).
         """
         self._require_writable()
-        secrets = env_secrets()
+        secrets = self._group_secrets()
         if secrets:
             attempt = redact_model_output(attempt)
         line = _attempt_line(attempt, stages)
@@ -593,6 +594,13 @@ class RunStore:
             self._pending.append(record)
         if self._group[0] <= 1:
             self.flush()
+
+    def _group_secrets(self) -> dict[str, str]:
+        """``env_secrets()``, read when a commit group opens (at most ``delay_s`` before its attempts are
+        written; at every append outside ``grouped``)."""
+        if self._group[0] <= 1 or not self._pending or self._secrets is None:
+            self._secrets = env_secrets()
+        return self._secrets
 
     def flush(self) -> int:
         """Commit every pending attempt in one transaction, then fsync their log lines once; returns how many.
