@@ -229,7 +229,7 @@ class _Executor:
         #: ``prepare.inline(planned)``: True where building the request is cheap (no file read), so it is
         #: built here rather than in a worker thread
         self.inline = getattr(prepare, "inline", None)
-        self._flushing = False
+        self._flush_task: asyncio.Future[int] | None = None
 
     # ------------------------------------------------------------------ events
 
@@ -272,17 +272,28 @@ class _Executor:
                     lane.queue.append(_Item(p, p.id, st.attempts, self.limit(st.attempts)))
 
     async def flush(self) -> None:
-        """Commit the store's pending group in a worker thread; a failure stops the run (STORE_ERROR)."""
-        if self._flushing or not self.store.pending:
+        """Commit the store's pending group in a worker thread; a failure stops the run (STORE_ERROR).
+
+        One commit at a time; while it runs, the others append to the next group, and wait for it once
+        that group is twice the group size (so what is pending stays bounded, whatever the model's speed)."""
+        running = self._flush_task
+        if running is not None:
+            if self.store.pending >= 2 * GROUP_ROWS:
+                try:
+                    await asyncio.shield(running)
+                except Exception:
+                    pass  # the task's owner stops the run
             return
-        self._flushing = True
+        if not self.store.pending:
+            return
+        self._flush_task = task = asyncio.ensure_future(asyncio.to_thread(self.store.flush))
         try:
-            await asyncio.to_thread(self.store.flush)
+            await task
         except Exception as e:
             self._lost_group()
             self.stop(StopReason.STORE_ERROR, f"{type(e).__name__}: {e}", fatal=e)
         finally:
-            self._flushing = False
+            self._flush_task = None
 
     def _lost_group(self) -> None:
         """Count the appended attempts that no commit took (a failed group) as unstored."""
@@ -395,6 +406,10 @@ class _Executor:
             await self.flush()
             if self.s.fatal is not None and self.s.stop_reason is StopReason.STORE_ERROR:
                 raise self.s.fatal
+        else:
+            # yield to the loop once per attempt: an adapter that answers without awaiting (``simulated``)
+            # must not keep the commit task, the ticker and the other lanes from running
+            await asyncio.sleep(0)
 
     # ------------------------------------------------------------------ composite models
 

@@ -27,12 +27,13 @@ log escapes such a line as ASCII JSON.
 Durability: ``journal_mode=WAL`` with ``synchronous=FULL``. In WAL mode a committed transaction
 already survives a SIGKILL of this process with ``synchronous=NORMAL`` (the WAL pages are in the
 OS cache); FULL adds an fsync of the WAL on every commit so that it also survives an OS crash or
-power loss. A model call costs seconds and money while an fsync costs milliseconds, and the audit
-log is fsync'd anyway, so FULL keeps the two records in step for the price of nothing that matters.
-A SIGKILL therefore loses at most the calls in flight, which were never stored and are re-run on
-resume. The database is committed before the log line is written; on reopen the writer cuts a torn
-log line and re-appends whatever the log lacks. Every write is one transaction that is rolled back
-on any exception, so a failed write never leaves the connection inside a transaction.
+power loss. Attempts are committed one by one, or in commit groups (``grouped``: the executor's
+hot path, one transaction and one log fsync per group); an attempt is stored once its group is
+committed, so a SIGKILL loses the calls in flight and the group not yet committed, which were never
+stored and are re-run on resume (docs/reliability.md states the guarantees). The database is
+committed before the log lines are written; on reopen the writer cuts a torn log line and
+re-appends whatever the log lacks. Every write is one transaction that is rolled back on any
+exception, so a failed write never leaves the connection inside a transaction.
 
 Losing the database: a writer opening a run dir whose ``attempts.jsonl`` has records but whose
 ``store.sqlite`` is missing never starts fresh: it rebuilds the database from the log first (built
