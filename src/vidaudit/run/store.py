@@ -68,7 +68,7 @@ from pydantic import ValidationError
 from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import canonical_json, sha256_text
 from vidaudit.core.types import Attempt, ErrorKind, ModelSpec, Response, Status, Trial, Usage
-from vidaudit.run.audit_log import LOG_NAME, AuditLog, AuditLogRead, read_audit_log
+from vidaudit.run.audit_log import LOG_NAME, AuditLog, AuditLogRead, AuditLogScan, read_audit_log, scan_audit_log
 from vidaudit.run.secrets import check_no_secrets, env_secrets, redact_model_output
 from vidaudit.run.stage_calls import StageCallRecord, StageRef
 
@@ -458,7 +458,16 @@ class RunStore:
                 f"version that wrote it, or a new run dir")
 
     def _open_log(self) -> None:
-        """Open the audit log for appending, cutting a torn tail and re-appending what it lacks."""
+        """Open the audit log for appending, cutting a torn tail and re-appending what it lacks.
+
+        The log is first scanned without parsing (``scan_audit_log``): when it has as many lines of each
+        kind as the database has rows and its last line of each kind is the database's last row, it lacks
+        nothing and is not read (a resume of a large run costs a pass over its bytes, not a parse of every
+        line). Otherwise it is read in full and compared key by key."""
+        scan = scan_audit_log(self.log_path)
+        if scan.torn_tail is None and not scan.unknown and self._log_agrees(scan):
+            self._log = AuditLog(self.log_path)
+            return
         read = read_audit_log(self.log_path)
         self._log = AuditLog(self.log_path)
         self._log.cut_torn_tail(read)
@@ -471,6 +480,31 @@ class RunStore:
                                  reappended=[(a.trial_id, a.attempt) for a, _ in attempts],
                                  reappended_trials=[t.id for t, _ in trials],
                                  reappended_stage_calls=[(s.trial_id, s.stage, s.attempt) for s in stages])
+
+    def _log_agrees(self, scan: AuditLogScan) -> bool:
+        """Whether the scanned log has a line for each row of the database (counts and last keys agree)."""
+        c = self._conn
+        tables = (("trial", "trials", "trial_id"), ("attempt", "attempts", "trial_id, attempt"),
+                  ("stage_call", "stage_calls", "trial_id, stage, attempt"))
+        for kind, table, key in tables:
+            n = c.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+            if n != scan.counts.get(kind, 0):
+                return False
+            if not n:
+                continue
+            order = "created_at DESC, trial_id DESC" if table == "trials" else "rowid DESC"
+            row = tuple(_dec(v) if isinstance(v, bytes) else v
+                        for v in c.execute(f"SELECT {key} FROM {table} ORDER BY {order} LIMIT 1").fetchone())
+            line = json.loads(scan.last[kind].decode("utf-8", "surrogatepass"))
+            if kind == "trial":
+                got: tuple[Any, ...] = (line["trial_id"],)
+            else:
+                rec = line[kind]
+                got = (rec["trial_id"], rec["attempt"]) if kind == "attempt" else \
+                    (rec["trial_id"], rec["stage"], rec["attempt"])
+            if got != row:
+                return False
+        return True
 
     def _missing_from(self, read: AuditLogRead) -> tuple[list[tuple[Trial, float]],
                                                          list[tuple[Attempt, list[StageRef] | None]],
