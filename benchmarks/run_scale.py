@@ -137,6 +137,7 @@ def scale_main(work: Path, sizes: list[int], before: Path | None) -> None:
     figures: dict[tuple[str, int], dict] = {}
     for name, src in trees:
         for n in sizes if name == "after" else sizes[:1]:
+            shutil.rmtree(work / f"run{n}", ignore_errors=True)  # a fresh run, then its resume
             run = _spawn(["--scale-child", "run", str(work), str(n)], src)
             resume = _spawn(["--scale-child", "resume", str(work), str(n)], src)
             if resume["attempts"] != run["attempts"] or run["ok"] != run["trials"]:

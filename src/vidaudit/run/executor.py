@@ -43,6 +43,7 @@ stages being cache hits.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import itertools
 from collections import Counter, deque
@@ -133,28 +134,36 @@ def register_plan(store: RunStore, planned: Iterable[Planned], *, max_attempts: 
                   retry_errors: bool = False) -> Backlog:
     """Register the plan's trials in plan order (in chunks, so a resumed plan costs an indexed lookup per
     trial) and count what is left to run per model; holds one chunk at a time."""
+    return register_keys(store, ((p.trial.model.label, p.id, functools.partial(_keyed, p)) for p in planned),
+                         max_attempts=max_attempts, retry_errors=retry_errors)
+
+
+def register_keys(store: RunStore, keys: Iterable[tuple[str, str, Callable[[], Trial | KeyedTrial]]], *,
+                  max_attempts: int, retry_errors: bool = False) -> Backlog:
+    """``register_plan`` on (model label, trial id, the trial on demand), e.g. ``PlanStream.keys()``: a trial
+    the store has already registered is never built."""
     limit = attempt_limit(max_attempts, retry_errors)
     out = Backlog()
-    it = iter(planned)
+    it = iter(keys)
     while chunk := list(itertools.islice(it, LOOKUP_CHUNK)):
-        ids = [p.id for p in chunk]
+        ids = [tid for _, tid, _ in chunk]
         known = store.registered(ids)
-        new = [_keyed(p) for p in chunk if p.id not in known]
+        new = [make() for _, tid, make in chunk if tid not in known]
         if new:
             store.register_trials(new)
         status = store.trial_status(ids)
-        for p in chunk:
-            st = status.get(p.id, _NEVER)
+        for label, tid, _ in chunk:
+            st = status.get(tid, _NEVER)
             out.planned += 1
             if st.ok:
                 out.already_ok += 1
                 continue
             if st.attempts:
-                out.failed.add(p.id)
+                out.failed.add(tid)
             if st.attempts >= limit(st.attempts):
                 out.exhausted += 1
             else:
-                out.todo[p.trial.model.label] += 1
+                out.todo[label] += 1
     return out
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring as _encode_str
 from pathlib import Path
@@ -318,6 +318,22 @@ class PlanStream:
 
     def for_model(self, label: str) -> Iterator[PlannedTrial]:
         """One model's trials in plan order (a lane of the executor reads these as it goes)."""
+        for trial_id, make, extra in self._walk(label):
+            keyed = make()
+            s, sel, prompt, pin = extra
+            yield PlannedTrial(keyed.trial, s, sel, prompt, self.suite.request_metadata(s), pin, keyed)
+
+    def keys(self) -> Iterator[tuple[str, str, Callable[[], KeyedTrial]]]:
+        """(model label, trial id, its ``KeyedTrial`` on demand) of every trial in plan order: what registering
+        the plan needs, without building a ``Trial`` for one the store already has (a resume)."""
+        for label in self.groups:
+            for trial_id, make, _ in self._walk(label):
+                yield label, trial_id, make
+
+    def _walk(self, label: str) -> Iterator[tuple[str, Callable[[], KeyedTrial],
+                                                  tuple[Sample, FrameSelection, Prompt, PerturbedInput | None]]]:
+        """Each trial of one model: its id (hashed from the group's JSON template), a maker of its
+        ``KeyedTrial``, and its sample, frames, prompt and perturbed input."""
         suite = self.suite
         refused: list[str] = []
         for g in self.groups[label]:
@@ -334,19 +350,35 @@ class PlanStream:
                 fields: dict[str, Any] = {"sample_id": s.sample_id, "video_sha256": s.video.sha256,
                                           "prompt_sha256": prompt_sha256(prompt), "input_sha256": input_sha}
                 if template is None:  # the first trial of the group, validated; its JSON is the template
-                    trial = Trial(condition=rc, model=g.model, suite=suite.name, adapter_options=g.options,
-                                  **fields)
-                    keyed = KeyedTrial.of(trial)
-                    template = keyed.data if _PER_TRIAL | {"condition", "model", "suite", "adapter_options"} \
+                    first = KeyedTrial.of(Trial(condition=rc, model=g.model, suite=suite.name,
+                                                adapter_options=g.options, **fields))
+                    template = first.data if _PER_TRIAL | {"condition", "model", "suite", "adapter_options"} \
                         == set(Trial.model_fields) else None
-                    spliced = _TrialJson(keyed.data, keyed.json) if template is not None else None
+                    spliced = _TrialJson(first.data, first.json) if template is not None else None
+                    yield first.id, functools.partial(_given, first), (s, sel, prompt, pin)
+                    continue
+                if template is None:  # a Trial field this template does not know: validate every trial
+                    full = KeyedTrial.of(Trial(condition=rc, model=g.model, suite=suite.name,
+                                               adapter_options=g.options, **fields))
+                    yield full.id, functools.partial(_given, full), (s, sel, prompt, pin)
+                    continue
+                if spliced is not None and spliced.ok:
+                    text = spliced(fields)
                 else:
-                    trial = Trial.model_construct(None, condition=rc, model=g.model, suite=suite.name,
-                                                  adapter_options=g.options, **fields)
-                    data = {**template, **fields}
-                    text = spliced(fields) if spliced is not None and spliced.ok else canonical_json(data)
-                    keyed = KeyedTrial(trial, data, text, sha256_text(text))
-                yield PlannedTrial(trial, s, sel, prompt, suite.request_metadata(s), pin, keyed)
+                    text = canonical_json({**template, **fields})
+                yield sha256_text(text), functools.partial(_keyed, g, suite.name, template, fields, text), \
+                    (s, sel, prompt, pin)
+
+
+def _given(k: KeyedTrial) -> KeyedTrial:
+    return k
+
+
+def _keyed(g: _Group, suite: str, template: dict[str, Any], fields: dict[str, Any], text: str) -> KeyedTrial:
+    """A trial of a group after its first, unvalidated: its parts are the validated first trial's."""
+    trial = Trial.model_construct(None, condition=g.condition, model=g.model, suite=suite,
+                                  adapter_options=g.options, **fields)
+    return KeyedTrial(trial, {**template, **fields}, text, sha256_text(text))
 
 
 def _raise_refusals(refused: list[str]) -> None:

@@ -304,7 +304,7 @@ def _execute_locked(data: Path, out: Path, planned: PlanStream | list[PlannedTri
                              pixel_free=[m.label for m in models if not reads_video(m)])
 
     async def go() -> tuple[RunSummary, dict[str, Any] | None, tuple[int, list[FailureCause]]]:
-        from vidaudit.run.executor import Backlog, register_plan, run_backlog
+        from vidaudit.run.executor import Backlog, register_keys, run_backlog
         from vidaudit.run.waves import run_waves
 
         try:
@@ -318,8 +318,8 @@ def _execute_locked(data: Path, out: Path, planned: PlanStream | list[PlannedTri
                                                max_attempts=max_attempts, budget=budget, on_progress=on_progress)
                     assert isinstance(planned, PlanStream)
                     nonlocal backlog
-                    backlog = await asyncio.to_thread(register_plan, store, planned, max_attempts=max_attempts,
-                                                      retry_errors=retry_errors)
+                    backlog = await asyncio.to_thread(register_keys, store, planned.keys(),
+                                                      max_attempts=max_attempts, retry_errors=retry_errors)
                     return await run_backlog(backlog, {m: planned.for_model(m) for m in planned.labels}, use,
                                              store, builder, max_attempts=max_attempts, budget=budget,
                                              on_progress=on_progress, retry_errors=retry_errors), None
