@@ -89,8 +89,6 @@ def _scale_models(work: Path, n: int) -> list:
 
 def scale_child(stage: str, work: Path, n_models: int) -> dict:
     """One stage of ``--scale`` in this fresh process (CPU counted after the imports)."""
-    import sqlite3
-
     import vidaudit.run.session as session
     from vidaudit.core.types import ModelSpec
     from vidaudit.run.plan import parse_condition
@@ -111,14 +109,20 @@ def scale_child(stage: str, work: Path, n_models: int) -> dict:
     t0, c0 = time.perf_counter(), time.process_time()
     session.execute(work / "data", run, models, conds)
     out = {"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "hwm_mib": vm_hwm_mib()}
+    return out | store_counts(run)
+
+
+def store_counts(run: Path) -> dict:
+    """Trials, attempts and trials with an ok attempt in a run's store (read after the run's own figures)."""
+    import sqlite3
+
     con = sqlite3.connect(f"file:{run / 'store.sqlite'}?mode=ro", uri=True)
     try:
-        out["trials"] = con.execute("select count(*) from trials").fetchone()[0]
-        out["attempts"] = con.execute("select count(*) from attempts").fetchone()[0]
-        out["ok"] = con.execute("select count(distinct trial_id) from attempts where status = 'ok'").fetchone()[0]
+        return {"trials": con.execute("select count(*) from trials").fetchone()[0],
+                "attempts": con.execute("select count(*) from attempts").fetchone()[0],
+                "ok": con.execute("select count(distinct trial_id) from attempts where status = 'ok'").fetchone()[0]}
     finally:
         con.close()
-    return out
 
 
 def _spawn(args: list[str], src: Path | None = None) -> dict:
@@ -173,19 +177,11 @@ def child(stage: str, work: Path, n_models: int) -> dict:
     t0, c0 = time.perf_counter(), time.process_time()
     out: dict = {}
     if stage in ("run", "resume"):
-        import sqlite3
-
         from vidaudit.run.session import execute
 
         execute(work / "data", work / "run", _models(work, n_models), _conditions())
         hwm = vm_hwm_mib()  # the run's own peak, before this script reads the store back
-        con = sqlite3.connect(f"file:{work / 'run' / 'store.sqlite'}?mode=ro", uri=True)
-        try:
-            out["trials"] = con.execute("select count(*) from trials").fetchone()[0]
-            out["attempts"] = con.execute("select count(*) from attempts").fetchone()[0]
-            out["ok"] = con.execute("select count(distinct trial_id) from attempts where status = 'ok'").fetchone()[0]
-        finally:
-            con.close()
+        out.update(store_counts(work / "run"))
         out["store_mb"] = (work / "run" / "store.sqlite").stat().st_size / 1e6
         out.update(wall_s=time.perf_counter() - t0, cpu_s=time.process_time() - c0, hwm_mib=hwm)
         return out
