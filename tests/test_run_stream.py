@@ -243,3 +243,36 @@ def test_sigkill_mid_run_loses_no_stored_answer_and_the_resume_completes_once_ea
     assert all(statuses == ["ok"] for statuses in per_trial.values())  # one attempt each: none repeated
     with RunStore(run, readonly=True) as store:
         assert len(store.trial_rows()) == len(per_trial) and store.integrity_check() == "ok"
+
+
+def test_a_writer_finds_what_the_log_lacks_at_its_end_or_in_its_middle(tmp_path: Path) -> None:
+    """Opening a run for writing scans the log without parsing it; a log that lacks lines (the last group's,
+    as a kill between commit and log write leaves it, or one cut from the middle) gets them back."""
+    from vidaudit.core.types import Condition, Trial
+    from vidaudit.run.audit_log import scan_audit_log
+
+    trials = [Trial(sample_id=f"s{i}", video_sha256=None, condition=Condition(), model=ModelSpec.parse("oracle"))
+              for i in range(6)]
+    with RunStore(tmp_path) as store:
+        store.register_trials(trials)
+        with store.grouped(100, 60.0):
+            for t in trials:
+                store.append(_attempt(t.id))
+    log = tmp_path / "attempts.jsonl"
+    scan = scan_audit_log(log)
+    assert scan.counts == {"trial": 6, "attempt": 6, "stage_call": 0} and not scan.unknown and scan.torn_tail is None
+    with RunStore(tmp_path) as store:
+        assert store.recovery.clean
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:-2]))  # the last two attempts' lines never reached the log
+    with RunStore(tmp_path) as store:
+        assert store.recovery.reappended == [(trials[4].id, 1), (trials[5].id, 1)]
+    lines = log.read_bytes().splitlines(keepends=True)
+    cut = json.loads(lines[7])["attempt"]
+    assert lines[8].startswith(b'{"attempt"')
+    log.write_bytes(b"".join(lines[:7] + lines[8:]))  # an attempt line cut from the middle
+    with RunStore(tmp_path) as store:
+        assert store.recovery.reappended == [(cut["trial_id"], 1)]
+    with RunStore(tmp_path) as store:
+        assert store.recovery.clean
+    assert sorted(k[0] for k in read_audit_log(log).keys) == sorted(t.id for t in trials)
