@@ -353,7 +353,7 @@ class PlanStream:
                     first = KeyedTrial.of(Trial(condition=rc, model=g.model, suite=suite.name,
                                                 adapter_options=g.options, **fields))
                     template = first.data if _PER_TRIAL | {"condition", "model", "suite", "adapter_options"} \
-                        == set(Trial.model_fields) else None
+                        == set(Trial.model_fields) and _trial_of(dict(first.trial)) == first.trial else None
                     spliced = _TrialJson(first.data, first.json) if template is not None else None
                     yield first.id, functools.partial(_given, first), (s, sel, prompt, pin)
                     continue
@@ -376,9 +376,22 @@ def _given(k: KeyedTrial) -> KeyedTrial:
 
 def _keyed(g: _Group, suite: str, template: dict[str, Any], fields: dict[str, Any], text: str) -> KeyedTrial:
     """A trial of a group after its first, unvalidated: its parts are the validated first trial's."""
-    trial = Trial.model_construct(None, condition=g.condition, model=g.model, suite=suite,
-                                  adapter_options=g.options, **fields)
-    return KeyedTrial(trial, {**template, **fields}, text, sha256_text(text))
+    values = {"condition": g.condition, "model": g.model, "suite": suite, "adapter_options": g.options, **fields}
+    return KeyedTrial(_trial_of(values), {**template, **fields}, text, sha256_text(text))
+
+
+_TRIAL_FIELDS = tuple(Trial.model_fields)
+
+
+def _trial_of(values: dict[str, Any]) -> Trial:
+    """``Trial.model_construct(**values)`` for values that set every field, without its per-call set-up (a
+    plan builds one per trial; ``_walk`` checks the first of each group against ``model_construct``)."""
+    t = object.__new__(Trial)
+    object.__setattr__(t, "__dict__", {k: values[k] for k in _TRIAL_FIELDS})
+    object.__setattr__(t, "__pydantic_fields_set__", set(_TRIAL_FIELDS))
+    object.__setattr__(t, "__pydantic_extra__", None)
+    object.__setattr__(t, "__pydantic_private__", None)
+    return t
 
 
 def _raise_refusals(refused: list[str]) -> None:
