@@ -5,7 +5,7 @@ the minimum is the least disturbed figure):
 
 1. plan (dry run): the ``paper`` preset (2,190 samples) written as a dry-run manifest by
    ``generate(..., dry_run=True)`` into a temp dir (timed on its own, not part of the goal), then
-   ``prepare_run(..., check_files=False)`` + ``dry_run_rows`` -- the ``vidaudit run --dry-run`` path --
+   ``prepare_stream(..., check_files=False)`` + ``dry_run_rows`` -- the ``vidaudit run --dry-run`` path --
    for one API model spec over native, frames@{1,2,4,8,10,16} and keyframes with the
    structured_trace prompt, plus the four other prompts at native. Goal: < 10 s.
 2. per-trial preparation: a few videos rendered for real by ``generate`` on a small grid; for each,
@@ -54,7 +54,7 @@ from vidaudit.core.types import Condition, ModelSpec
 from vidaudit.models.base import Capabilities
 from vidaudit.models.openai_compat import OpenAIAdapter
 from vidaudit.run.plan import PlannedTrial, RequestBuilder, parse_condition, plan
-from vidaudit.run.session import dry_run_rows, prepare_run
+from vidaudit.run.session import dry_run_rows, prepare_stream
 from vidaudit.suites.counting.generate import generate
 from vidaudit.suites.counting.grid import GridPoint, preset
 from vidaudit.video.frame_cache import FrameCache
@@ -191,16 +191,16 @@ def measure_plan(spec: ModelSpec, data: Path, n_samples: int, manifest_s: float,
     opts = model_options()
     state: dict[str, Any] = {}
 
-    def prepare() -> None:
-        state["planned"], _, state["caps"] = prepare_run(data, [spec], conditions, model_options=opts,
-                                                         check_files=False)
+    def prepare() -> None:  # the plan as `vidaudit run --dry-run` makes it: a stream, checked in one pass
+        state["planned"], _, state["caps"] = prepare_stream(data, [spec], conditions, model_options=opts,
+                                                            check_files=False)
 
     def rows() -> None:
         state["rows"] = dry_run_rows(state["planned"], state["caps"])
 
     prepare_s, prepare_cpu_s = best_cpu_of(repeats, prepare)
     rows_s, rows_cpu_s = best_cpu_of(repeats, rows)
-    samples = sorted({p.sample.sample_id: p.sample for p in state["planned"]}.values(), key=lambda s: s.sample_id)
+    samples = sorted(state["planned"].samples, key=lambda s: s.sample_id)
     suite = get_suite("counting")
     plan_only_s = best_of(repeats, lambda: plan(samples, conditions, [spec], suite=suite, caps_by_model=state["caps"]))
     planned = state["planned"]
@@ -289,14 +289,14 @@ def print_plan(spec: ModelSpec, r: PlanResult, prof: str | None) -> None:
     print(f"   {r.samples} samples x {r.conditions} conditions ({len(SAMPLING)} presentations with structured_trace"
           f" + {len(OTHER_PROMPTS)} prompts at native) = {r.trials} trials, {r.frames} frames selected")
     print(f"   dry-run manifest (generate, dry_run=True): {r.manifest_s:7.2f} s  (not part of the goal)")
-    print(f"   prepare_run(check_files=False):            {r.prepare_s:7.2f} s wall {r.prepare_cpu_s:7.2f} s CPU  "
+    print(f"   prepare_stream(check_files=False):         {r.prepare_s:7.2f} s wall {r.prepare_cpu_s:7.2f} s CPU  "
           f"(plan() alone {r.plan_only_s:.2f} s wall)")
     print(f"   dry_run_rows:                              {r.rows_s:7.2f} s wall {r.rows_cpu_s:7.2f} s CPU")
     print(f"   total                                      {r.total_s:7.2f} s wall {r.total_cpu_s:7.2f} s CPU  = "
           f"{1e6 * r.total_s / r.trials:.0f} us/trial  (goal < {GOAL_PLAN_S:g} s wall: "
           f"{verdict(r.total_s < GOAL_PLAN_S)}; by CPU time: {verdict(r.total_cpu_s < GOAL_PLAN_S)})")
     if prof:
-        print("\n   cProfile of prepare_run + dry_run_rows (cumulative):")
+        print("\n   cProfile of prepare_stream + dry_run_rows (cumulative):")
         print("   " + prof.replace("\n", "\n   "))
     print()
 
@@ -332,7 +332,7 @@ def print_baseline_plan(baseline: PlanResult, current: PlanResult) -> None:
     if (baseline.trials, baseline.frames) != (current.trials, current.frames):
         raise RuntimeError("the un-memoised baseline planned different trials; its figures do not compare")
     print("   baseline, selections recomputed for every trial (same trials and frames):")
-    print(f"   prepare_run {baseline.prepare_s:.2f} s, dry_run_rows {baseline.rows_s:.2f} s, total "
+    print(f"   prepare_stream {baseline.prepare_s:.2f} s, dry_run_rows {baseline.rows_s:.2f} s, total "
           f"{baseline.total_s:.2f} s wall, {baseline.total_cpu_s:.2f} s CPU")
     print(f"   ratio baseline / current: {baseline.total_s / current.total_s:.1f}x wall, "
           f"{baseline.total_cpu_s / current.total_cpu_s:.1f}x CPU\n")

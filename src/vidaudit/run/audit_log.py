@@ -95,6 +95,60 @@ def read_audit_log(path: str | Path) -> AuditLogRead:
     return AuditLogRead(rows, valid_bytes=pos)
 
 
+@dataclass(frozen=True)
+class AuditLogScan:
+    """Lines per kind and the last complete line of each, found without parsing the log (``scan_audit_log``)."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    last: dict[str, bytes] = field(default_factory=dict)
+    torn_tail: bytes | None = None
+    valid_bytes: int = 0
+    unknown: int = 0   # lines that start as no kind does: the caller reads the log in full instead
+
+
+#: how a line of each kind starts (keys are sorted, so ``recovered`` precedes ``stage_call``)
+_PREFIXES = ((b'{"attempt": ', "attempt"), (b'{"created_at": ', "trial"), (b'{"stage_call": ', "stage_call"),
+             (b'{"recovered": true, "stage_call": ', "stage_call"))
+
+
+def scan_audit_log(path: str | Path, chunk: int = 1 << 22) -> AuditLogScan:
+    """Count the log's lines per kind by how they start, reading it in chunks: what a writer opening a
+    large run needs to see that the log and the database agree, without holding or parsing the log. A
+    last line without its newline is the torn tail unless it parses."""
+    p = Path(path)
+    if not p.exists():
+        return AuditLogScan()
+    counts = {"attempt": 0, "trial": 0, "stage_call": 0}
+    last: dict[str, bytes] = {}
+    unknown = 0
+    pos = 0
+    rest = b""
+    with open(p, "rb") as fh:
+        while block := fh.read(chunk):
+            lines = (rest + block).split(b"\n")
+            rest = lines.pop()
+            for line in lines:
+                pos += len(line) + 1
+                if not line.strip():
+                    continue
+                for prefix, kind in _PREFIXES:
+                    if line.startswith(prefix):
+                        counts[kind] += 1
+                        last[kind] = line
+                        break
+                else:
+                    unknown += 1
+    torn = None
+    if rest:
+        try:
+            _parse_line(rest)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            torn = rest
+        else:
+            unknown += 1  # a complete last line without its newline: let the full read handle it
+    return AuditLogScan(counts, last, torn, pos, unknown)
+
+
 def encode_line(row: dict[str, Any]) -> bytes:
     """One log line: UTF-8 JSON; with lone surrogates, ASCII JSON if it reads back equal, else WTF-8 bytes."""
     text = json.dumps(row, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
@@ -119,7 +173,7 @@ class AuditLog:
         self.path = Path(path)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
-    def cut_torn_tail(self, read: AuditLogRead) -> None:
+    def cut_torn_tail(self, read: AuditLogRead | AuditLogScan) -> None:
         """Drop a torn last line so the next append starts on a fresh line."""
         if read.torn_tail is not None:
             os.ftruncate(self._fd, read.valid_bytes)

@@ -43,9 +43,11 @@ stages being cache hits.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
+import itertools
 from collections import Counter, deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
@@ -55,7 +57,7 @@ from vidaudit.models.base import AnyAdapter, CompositeAdapter, ModelAdapter, Mod
 from vidaudit.run.budget import Budget, BudgetTracker, Reservation, response_tokens
 from vidaudit.run.retry import STOPS_RUN, Clock, Decision, RetryPolicy, SystemClock, status_for
 from vidaudit.run.stage_calls import StageContext, StageInterrupted, StageRef, StageRunner
-from vidaudit.run.store import RunStore
+from vidaudit.run.store import LOOKUP_CHUNK, KeyedTrial, RunStore, TrialStatus
 from vidaudit.run.summary import ProgressEvent, RunSummary, StopReason
 
 
@@ -103,9 +105,82 @@ class _Batched(Protocol):
     async def generate_batch(self, requests: list[Request]) -> Sequence[Response]: ...
 
 
+#: attempts per commit group, and the longest an ended attempt waits for its group's commit (seconds)
+GROUP_ROWS = 256
+GROUP_DELAY_S = 0.05
+
+
+@dataclass
+class Backlog:
+    """What a plan leaves to run, from one pass over it: counts only (the trials are read again per lane)."""
+
+    planned: int = 0
+    already_ok: int = 0
+    exhausted: int = 0
+    todo: Counter[str] = field(default_factory=Counter)   # per model label
+    #: trials with a failed attempt and none ok when counted, and those failing in the session since (their
+    #: latest attempts are the run's failure causes; bounded by the failures, not the plan)
+    failed: set[str] = field(default_factory=set)
+
+
+def attempt_limit(max_attempts: int, retry_errors: bool) -> Callable[[int], int]:
+    """The attempt number after which a trial with ``n`` stored attempts is out of attempts."""
+    if retry_errors:  # max_attempts more than those already stored
+        return lambda n: n + max_attempts
+    return lambda n: max_attempts
+
+
+def register_plan(store: RunStore, planned: Iterable[Planned], *, max_attempts: int,
+                  retry_errors: bool = False) -> Backlog:
+    """Register the plan's trials in plan order (in chunks, so a resumed plan costs an indexed lookup per
+    trial) and count what is left to run per model; holds one chunk at a time."""
+    return register_keys(store, ((p.trial.model.label, p.id, functools.partial(_keyed, p)) for p in planned),
+                         max_attempts=max_attempts, retry_errors=retry_errors)
+
+
+def register_keys(store: RunStore, keys: Iterable[tuple[str, str, Callable[[], Trial | KeyedTrial]]], *,
+                  max_attempts: int, retry_errors: bool = False) -> Backlog:
+    """``register_plan`` on (model label, trial id, the trial on demand), e.g. ``PlanStream.keys()``: a trial
+    the store has already registered is never built."""
+    limit = attempt_limit(max_attempts, retry_errors)
+    out = Backlog()
+    it = iter(keys)
+    while chunk := list(itertools.islice(it, LOOKUP_CHUNK)):
+        ids = [tid for _, tid, _ in chunk]
+        known = store.registered(ids)
+        new = [make() for _, tid, make in chunk if tid not in known]
+        if new:
+            store.register_trials(new)
+        status = store.trial_status(ids)
+        for label, tid, _ in chunk:
+            st = status.get(tid, _NEVER)
+            out.planned += 1
+            if st.ok:
+                out.already_ok += 1
+                continue
+            if st.attempts:
+                out.failed.add(tid)
+            if st.attempts >= limit(st.attempts):
+                out.exhausted += 1
+            else:
+                out.todo[label] += 1
+    return out
+
+
+_NEVER = TrialStatus()
+
+
+def _keyed(p: Planned) -> Trial | KeyedTrial:
+    keyed = getattr(p, "keyed", None)
+    return keyed if isinstance(keyed, KeyedTrial) else p.trial
+
+
 @dataclass
 class _Lane:
-    """One adapter's queue, concurrency gate and Retry-After pause."""
+    """One adapter's queue, concurrency gate and Retry-After pause.
+
+    ``source`` is the rest of this model's plan, read ``window`` trials ahead of the workers: trials
+    done in the store are skipped as they are read, so the lane holds at most its window."""
 
     label: str
     adapter: AnyAdapter
@@ -114,12 +189,8 @@ class _Lane:
     batch_size: int
     not_before: float = 0.0
     composite: bool = False
-
-    def take(self) -> list[_Item]:
-        out: list[_Item] = []
-        while self.queue and len(out) < self.batch_size:
-            out.append(self.queue.popleft())
-        return out
+    source: Iterator[Any] | None = None
+    window: int = 0
 
 
 @dataclass
@@ -140,6 +211,7 @@ class _State:
     stage_calls: int = 0
     stage_hits: int = 0
     unstored: int = 0   # ended attempts the store could not take (a full disk): their calls are made again
+    failed_ids: set[str] = field(default_factory=set)   # trials with a failed attempt this session
 
     @property
     def stopped(self) -> bool:
@@ -161,6 +233,12 @@ class _Executor:
         self.s = state
         self.stages = StageRunner(store, clock, may_start=self._stage_may_start, on_end=self._stage_ended,
                                   semaphores=semaphores)
+        self.limit = attempt_limit(max_attempts, False)
+        self.committed_at_start = store.committed
+        #: ``prepare.inline(planned)``: True where building the request is cheap (no file read), so it is
+        #: built here rather than in a worker thread
+        self.inline = getattr(prepare, "inline", None)
+        self._flush_task: asyncio.Future[int] | None = None
 
     # ------------------------------------------------------------------ events
 
@@ -180,10 +258,70 @@ class _Executor:
 
     # ------------------------------------------------------------------ workers
 
+    def take(self, lane: _Lane) -> list[_Item]:
+        """The lane's next call (one item, or a batch), reading more of its plan when it runs low."""
+        if lane.source is not None and len(lane.queue) <= lane.window // 2:
+            self._refill(lane)
+        out: list[_Item] = []
+        while lane.queue and len(out) < lane.batch_size:
+            out.append(lane.queue.popleft())
+        return out
+
+    def _refill(self, lane: _Lane) -> None:
+        """Read the lane's plan until its window is full, skipping what the store says is done (no await)."""
+        while lane.source is not None and len(lane.queue) < lane.window:
+            chunk = list(itertools.islice(lane.source, max(lane.window, 64)))
+            if not chunk:
+                lane.source = None
+                break
+            status = self.store.trial_status([p.id for p in chunk])
+            for p in chunk:
+                st = status.get(p.id, _NEVER)
+                if not st.ok and st.attempts < self.limit(st.attempts):
+                    lane.queue.append(_Item(p, p.id, st.attempts, self.limit(st.attempts)))
+
+    async def flush(self) -> None:
+        """Commit the store's pending group in a worker thread; a failure stops the run (STORE_ERROR).
+
+        One commit at a time; while it runs, the others append to the next group, and wait for it once
+        that group is twice the group size (so what is pending stays bounded, whatever the model's speed)."""
+        running = self._flush_task
+        if running is not None:
+            if self.store.pending >= 2 * GROUP_ROWS:
+                try:
+                    await asyncio.shield(running)
+                except Exception:
+                    pass  # the task's owner stops the run
+            return
+        if not self.store.pending:
+            return
+        self._flush_task = task = asyncio.ensure_future(asyncio.to_thread(self.store.flush))
+        try:
+            await task
+        except Exception as e:
+            self._lost_group()
+            self.stop(StopReason.STORE_ERROR, f"{type(e).__name__}: {e}", fatal=e)
+        finally:
+            self._flush_task = None
+
+    def _lost_group(self) -> None:
+        """Count the appended attempts that no commit took (a failed group) as unstored."""
+        lost = self.s.calls - (self.store.committed - self.committed_at_start) - self.store.pending
+        if lost > 0:
+            self.s.unstored += lost
+            self.s.calls -= lost
+
+    async def ticker(self, delay_s: float) -> None:
+        """Commit a pending group at least every ``delay_s`` (real time) while the run lasts."""
+        while True:
+            await asyncio.sleep(delay_s)
+            if self.store.flush_due():
+                await self.flush()
+
     async def worker(self, lane: _Lane) -> None:
         try:
             while not self.s.stopped:
-                items = lane.take()
+                items = self.take(lane)
                 if not items:
                     return
                 await self.process(lane, items)
@@ -197,7 +335,10 @@ class _Executor:
             if it.request is not None:
                 continue
             try:
-                request = await asyncio.to_thread(self.prepare, it.planned)
+                if self.inline is not None and self.inline(it.planned):
+                    request = self.prepare(it.planned)
+                else:
+                    request = await asyncio.to_thread(self.prepare, it.planned)
                 if inspect.isawaitable(request):
                     request = await request
             except Exception as e:
@@ -261,13 +402,23 @@ class _Executor:
             return None, e, started, self.clock.now()
 
     async def _store(self, attempt: Attempt, ctx: StageContext | None = None) -> None:
+        """Append to the store's commit group (``RunStore.grouped``); commit the group when it is due."""
         stages: list[StageRef] | None = list(ctx.refs) if ctx is not None else None
         try:
-            await asyncio.to_thread(self.store.append, attempt, stages=stages)
+            self.store.append(attempt, stages=stages)
         except Exception:
             self.s.unstored += 1
+            self._lost_group()
             raise
         self.s.calls += 1
+        if self.store.flush_due():
+            await self.flush()
+            if self.s.fatal is not None and self.s.stop_reason is StopReason.STORE_ERROR:
+                raise self.s.fatal
+        else:
+            # yield to the loop once per attempt: an adapter that answers without awaiting (``simulated``)
+            # must not keep the commit task, the ticker and the other lanes from running
+            await asyncio.sleep(0)
 
     # ------------------------------------------------------------------ composite models
 
@@ -432,6 +583,7 @@ class _Executor:
                                       error_message=message, response=paid, frame_indices=tuple(idx),
                                       frame_times=tuple(ts), started_at=started, ended_at=ended), ctx)
             it.last_status = status.value
+            self.s.failed_ids.add(it.trial_id)
             self.s.failed_attempts[status.value] += 1
             if decision is Decision.RETRY and it.attempts < it.limit:
                 retry.append(it)
@@ -533,43 +685,66 @@ async def run_trials(planned: Sequence[Planned], adapters: Mapping[str, AnyAdapt
     """
     planned = list(planned)
     _validate(planned, adapters, max_attempts)
-    store.register_trials(p.trial for p in planned)
-    ok_ids = store.ok_trial_ids()
-    counts = store.attempt_counts()
-    already_ok = [p for p in planned if p.id in ok_ids]
-    def limit(p: Planned) -> int:  # with retry_errors: max_attempts more than those already stored
-        return counts.get(p.id, 0) + max_attempts if retry_errors else max_attempts
+    backlog = register_plan(store, planned, max_attempts=max_attempts, retry_errors=retry_errors)
+    by_label: dict[str, list[Planned]] = {}
+    for p in planned:
+        by_label.setdefault(p.trial.model.label, []).append(p)
+    return await run_backlog(backlog, {label: iter(ps) for label, ps in by_label.items()}, adapters, store,
+                             prepare, max_attempts=max_attempts, budget=budget, on_progress=on_progress,
+                             retry_policy=retry_policy, clock=clock, retry_errors=retry_errors)
 
-    exhausted = [p for p in planned if p.id not in ok_ids and counts.get(p.id, 0) >= limit(p)]
-    todo = [p for p in planned if p.id not in ok_ids and counts.get(p.id, 0) < limit(p)]
 
-    prior = store.summary()
-    tracker = BudgetTracker(budget, spent_tokens=prior.tokens, spent_cost_usd=prior.cost_usd)
-    state = _State(total=len(todo), skipped=len(already_ok) + len(exhausted))
+async def run_backlog(backlog: Backlog, sources: Mapping[str, Iterator[Planned]],
+                      adapters: Mapping[str, AnyAdapter], store: RunStore, prepare: Callable[[Any], Request], *,
+                      max_attempts: int = 3, budget: Budget | None = None,
+                      on_progress: Callable[[ProgressEvent], Any] | None = None,
+                      retry_policy: RetryPolicy | None = None, clock: Clock | None = None,
+                      retry_errors: bool = False) -> RunSummary:
+    """``run_trials`` on a registered plan read as it goes: ``sources`` gives each model label its trials in
+    plan order (e.g. ``PlanStream.for_model``), ``backlog`` what ``register_plan`` counted of them. Each
+    lane reads its trials a window ahead of its workers, so the session holds no per-trial state
+    beyond the calls in flight and their windows."""
+    missing = sorted(label for label, n in backlog.todo.items() if n and label not in adapters)
+    if missing:
+        raise ConfigError(f"no adapter for model(s) {', '.join(missing)}; pass one per model label "
+                          f"(have: {', '.join(sorted(adapters)) or 'none'})")
+    prior = store.summary_spend()
+    tracker = BudgetTracker(budget, spent_tokens=prior[0], spent_cost_usd=prior[1])
+    todo = sum(backlog.todo.values())
+    state = _State(total=todo, skipped=backlog.already_ok + backlog.exhausted)
     semaphores: dict[int, asyncio.Semaphore] = {}  # one concurrency gate per adapter object
     ex = _Executor(store, prepare, max_attempts, tracker, retry_policy or RetryPolicy(), clock or SystemClock(),
                    on_progress, state, semaphores)
+    ex.limit = attempt_limit(max_attempts, retry_errors)
 
     lanes: list[_Lane] = []
+    n_workers: list[int] = []
     for label, adapter in adapters.items():
-        items = deque(_Item(p, p.id, counts.get(p.id, 0), limit(p)) for p in todo if p.trial.model.label == label)
-        if items:
+        n = backlog.todo.get(label, 0)
+        if n:
             caps = adapter.capabilities
             sem = semaphores.setdefault(id(adapter), asyncio.Semaphore(caps.concurrency))
-            lanes.append(_Lane(label, adapter, items, sem, caps.batch_size, composite=is_composite(adapter)))
+            k = min(2 * caps.concurrency, -(-n // caps.batch_size))
+            lanes.append(_Lane(label, adapter, deque(), sem, caps.batch_size, composite=is_composite(adapter),
+                               source=sources.get(label), window=max(2 * k * caps.batch_size, 16)))
+            n_workers.append(k)
     ex.emit("start")
-    workers = [asyncio.create_task(ex.worker(lane), name=f"vidaudit-{lane.label}-{i}")
-               for lane in lanes
-               for i in range(min(2 * lane.adapter.capabilities.concurrency,
-                                  -(-len(lane.queue) // lane.batch_size)))]
-    try:
-        await asyncio.gather(*workers)
-    finally:
-        for w in workers:
-            w.cancel()
-    summary = RunSummary(planned=len(planned), skipped_already_ok=len(already_ok), skipped_exhausted=len(exhausted),
+    with store.grouped(GROUP_ROWS, GROUP_DELAY_S):
+        ticker = asyncio.create_task(ex.ticker(GROUP_DELAY_S), name="vidaudit-commit")
+        workers = [asyncio.create_task(ex.worker(lane), name=f"vidaudit-{lane.label}-{i}")
+                   for lane, n in zip(lanes, n_workers, strict=True) for i in range(n)]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            for w in workers:
+                w.cancel()
+            ticker.cancel()
+        await ex.flush()  # the last group, before the summary says what was stored
+    backlog.failed |= state.failed_ids
+    summary = RunSummary(planned=backlog.planned, skipped_already_ok=backlog.already_ok,
+                         skipped_exhausted=backlog.exhausted,
                          called=state.called, calls=state.calls, ok=state.ok, errored=dict(state.errored),
-                         failed_attempts=dict(state.failed_attempts), not_run=len(todo) - state.called,
+                         failed_attempts=dict(state.failed_attempts), not_run=todo - state.called,
                          cost_usd=state.cost_usd, tokens=state.tokens, stop_reason=state.stop_reason,
                          stop_message=state.stop_message)
     described = summary.describe()

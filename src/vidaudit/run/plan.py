@@ -12,15 +12,17 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring as _encode_str
 from pathlib import Path
 from typing import Any
 
 from vidaudit.core.contract.suite import Prompt, Suite
 from vidaudit.core.errors import ConfigError
-from vidaudit.core.hashing import sha256_json
+from vidaudit.core.hashing import canonical_json, sha256_json, sha256_text
 from vidaudit.core.manifest import external_videos_allowed
+from vidaudit.core.timeline import Timeline
 from vidaudit.core.types import (
     Condition,
     ImagePart,
@@ -37,6 +39,7 @@ from vidaudit.core.types import (
 )
 from vidaudit.models.base import Capabilities, native_fps_problem
 from vidaudit.run.perturbed import PerturbedInput, plan_chain, render
+from vidaudit.run.store import KeyedTrial
 from vidaudit.video.facts import check_video_file, resolve_video
 from vidaudit.video.frame_cache import FrameCache
 from vidaudit.video.sampling import FrameSelection, around_events, at_fps, every_frame, uniform_count
@@ -120,10 +123,12 @@ class PlannedTrial:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     #: the condition's perturbation chain on this sample (None: the sample's own video)
     perturbed: PerturbedInput | None = None
+    #: the trial's JSON and id, computed once by the plan (None: hashed on demand)
+    keyed: KeyedTrial | None = None
 
     @property
     def id(self) -> str:
-        return self.trial.id
+        return self.trial.id if self.keyed is None else self.keyed.id
 
     @property
     def video(self) -> VideoRef:
@@ -131,14 +136,16 @@ class PlannedTrial:
         return self.sample.video if self.perturbed is None else self.perturbed.video
 
 
-def select_frames(sample: Sample, condition: Condition, video: VideoRef | None = None) -> FrameSelection:
-    """The frames a resolved condition shows of a sample (of ``video``, its perturbed video, when given)."""
+def select_frames(sample: Sample, condition: Condition, video: VideoRef | None = None, *,
+                  clock: Timeline | None = None) -> FrameSelection:
+    """The frames a resolved condition shows of a sample (of ``video``, its perturbed video, when given);
+    ``clock``: the video's timeline, when the caller has it already."""
     v = video or sample.video
     p = condition.presentation
     if p is Presentation.KEYFRAMES and video is not None:
         raise ConfigError(f"condition {condition.id}: keyframes are the trace's event frames of the source video "
                           "and do not apply to a perturbed video; use frames@K or native")
-    clock = v.timeline
+    clock = clock or v.timeline
     if p is Presentation.FRAMES:
         if condition.n_frames is not None:
             return uniform_count(clock, condition.n_frames)
@@ -148,7 +155,11 @@ def select_frames(sample: Sample, condition: Condition, video: VideoRef | None =
                              condition.keyframe_offset_s)
     if not condition.resolved:
         raise ConfigError(f"condition {condition.id} is not resolved to a rate; plan() resolves it per model")
-    return every_frame(clock) if condition.all_frames else at_fps(clock, condition.fps)
+    return _every_frame(clock) if condition.all_frames else at_fps(clock, condition.fps)
+
+
+#: ``every_frame`` memoised as ``at_fps`` is: a streamed plan selects again on every pass, and a plan has few clocks
+_every_frame = functools.lru_cache(maxsize=1024)(every_frame)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -156,49 +167,249 @@ def selection_sha256(selection: FrameSelection) -> str:
     return sha256_json({"indices": list(selection.indices), "times": list(selection.times), "rule": selection.rule})
 
 
+def _json_str(v: str | None) -> str:
+    """``canonical_json`` of a string or None, without the encoder's per-call set-up."""
+    return "null" if v is None else _encode_str(v)
+
+
 def prompt_sha256(prompt: Prompt) -> str:
-    return sha256_json({"system": prompt.system, "text": prompt.text})
+    """``sha256_json({"system": ..., "text": ...})``, written out: the same bytes without the dict encoder."""
+    return sha256_text('{"system":' + _json_str(prompt.system) + ',"text":' + _json_str(prompt.text) + "}")
 
 
-def plan(samples: Sequence[Sample], conditions: Sequence[Condition], models: Sequence[ModelSpec], *, suite: Suite,
-         caps_by_model: Mapping[str, Capabilities],
-         options_by_model: Mapping[str, Mapping[str, Any]] | None = None) -> list[PlannedTrial]:
-    """Every trial of the design, resolved per model (see the module docstring)."""
-    options_by_model = options_by_model or {}
-    out: list[PlannedTrial] = []
-    seen: dict[str, str] = {}
-    refused: list[str] = []
-    for m in models:
-        caps = caps_by_model[m.label]
-        opts = dict(options_by_model.get(m.label, {}))
-        for c in conditions:
-            suite.check_prompt(c.prompt)
-            rc = c.resolved_for(caps.default_native_fps)
-            key = f"{m.label} {rc.id}"
-            if key in seen:
-                raise ConfigError(f"conditions {seen[key]} and {c.id} are the same input for {m.label} "
-                                  f"(both {rc.id}); list it once")
-            seen[key] = c.id
-            for s in samples:
-                prompt = suite.render_prompt(s, rc)
+class _TrialJson:
+    """The canonical JSON of a (model, condition)'s trials as its constant text with the per-trial strings
+    spliced in: ``canonical_json(data)`` byte for byte (checked on the group's first trial, else not used)."""
+
+    def __init__(self, data: dict[str, Any], text: str) -> None:
+        marks = {k: f"\u0001{k}\u0001" for k in _PER_TRIAL}
+        probe = canonical_json({**data, **marks})
+        self.parts: list[str] = []
+        self.keys: list[str] = []
+        rest = probe
+        for k in sorted(_PER_TRIAL, key=lambda k: probe.index(_encode_str(marks[k]))):
+            head, _, rest = rest.partition(_encode_str(marks[k]))
+            self.parts.append(head)
+            self.keys.append(k)
+        self.parts.append(rest)
+        self.ok = all(isinstance(data[k], str | None) for k in _PER_TRIAL) and self(data) == text
+
+    def __call__(self, fields: Mapping[str, Any]) -> str:
+        out = [self.parts[0]]
+        for k, part in zip(self.keys, self.parts[1:], strict=True):
+            out.append(_json_str(fields[k]))
+            out.append(part)
+        return "".join(out)
+
+
+#: the Trial fields that differ between the trials of one (model, condition): the rest is dumped once
+_PER_TRIAL = frozenset({"sample_id", "video_sha256", "prompt_sha256", "input_sha256"})
+
+
+@dataclass(frozen=True)
+class _Group:
+    """One model under one resolved condition: what every trial of it shares."""
+
+    model: ModelSpec
+    condition: Condition
+    options: dict[str, Any]
+
+
+class PlanStream:
+    """The plan as a stream: samples x conditions x models, produced trial by trial as it is consumed.
+
+    Order (models, then conditions, then samples), trial ids and everything in a ``PlannedTrial`` are
+    those of ``plan()``, which is this stream made a list. Nothing per trial is held: each pass
+    (``check``, ``__iter__``, ``for_model``) computes the trials again, sharing per (model, condition)
+    what does not change between samples (the condition's and model's JSON, the adapter options).
+    Frame selections are memoised by ``video.sampling``; prompts are rendered and hashed per trial
+    (they hold the sample's question).
+    """
+
+    def __init__(self, samples: Sequence[Sample], conditions: Sequence[Condition], models: Sequence[ModelSpec], *,
+                 suite: Suite, caps_by_model: Mapping[str, Capabilities],
+                 options_by_model: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        options_by_model = options_by_model or {}
+        self.samples = list(samples)
+        self.suite = suite
+        self._clocks = [x.video.timeline for x in self.samples]  # each pass selects frames on every clock
+        self._keyframes: dict[tuple[int, float], FrameSelection] = {}  # per sample: few frames, asked per model
+        self.caps_by_model = caps_by_model
+        self.groups: dict[str, list[_Group]] = {}
+        seen: dict[str, str] = {}
+        for m in models:
+            caps = caps_by_model[m.label]
+            opts = dict(options_by_model.get(m.label, {}))
+            groups = self.groups.setdefault(m.label, [])
+            for c in conditions:
+                suite.check_prompt(c.prompt)
+                rc = c.resolved_for(caps.default_native_fps)
+                key = f"{m.label} {rc.id}"
+                if key in seen:
+                    raise ConfigError(f"conditions {seen[key]} and {c.id} are the same input for {m.label} "
+                                      f"(both {rc.id}); list it once")
+                seen[key] = c.id
+                groups.append(_Group(m, rc, opts))
+        by_id: dict[str, list[Sample]] = {}
+        for x in self.samples:  # the same sample twice is the same trial twice (as plan()'s id check finds)
+            twins = by_id.setdefault(x.sample_id, [])
+            if any(t == x for t in twins):
+                raise ConfigError("the plan repeats a trial: a model or condition is listed twice")
+            twins.append(x)
+
+    @property
+    def labels(self) -> list[str]:
+        return list(self.groups)
+
+    def count(self, label: str) -> int:
+        """Trials of one model (every sample under every condition: a refused one stops the run in ``check``)."""
+        return len(self.groups[label]) * len(self.samples)
+
+    def __len__(self) -> int:
+        return sum(self.count(label) for label in self.groups)
+
+    def __iter__(self) -> Iterator[PlannedTrial]:
+        for label in self.groups:
+            yield from self.for_model(label)
+
+    def _select(self, i: int, s: Sample, rc: Condition, pin: PerturbedInput | None) -> FrameSelection:
+        if pin is not None:
+            return select_frames(s, rc, pin.video)
+        if rc.presentation is Presentation.KEYFRAMES:
+            key = (i, rc.keyframe_offset_s)
+            sel = self._keyframes.get(key)
+            if sel is None:
+                sel = self._keyframes[key] = select_frames(s, rc, clock=self._clocks[i])
+            return sel
+        return select_frames(s, rc, clock=self._clocks[i])
+
+    def inputs(self, refused: list[str] | None = None
+               ) -> Iterator[tuple[_Group, Sample, FrameSelection, PerturbedInput | None]]:
+        """Each trial's input without its prompt or id (what checks and estimates need), in plan order;
+        a refused perturbed input is appended to ``refused`` and skipped."""
+        refused = [] if refused is None else refused
+        for groups in self.groups.values():
+            for g in groups:
+                rc = g.condition
+                for i, s in enumerate(self.samples):
+                    pin = plan_perturbed(s, rc, self.suite, refused) if rc.perturbations else None
+                    if rc.perturbations and pin is None:
+                        continue
+                    sel = self._select(i, s, rc, pin)
+                    if pin is not None and pin.strip_info is not None:
+                        refused += coverage_refusals(s, rc, g.model.label, pin, sel)
+                    yield g, s, sel, pin
+
+    def refusals(self) -> None:
+        """Raise, before any call, on the perturbed inputs the suite refuses (all of them named)."""
+        refused: list[str] = []
+        if any(g.condition.perturbations for groups in self.groups.values() for g in groups):
+            for _ in self.inputs(refused):
+                pass
+        _raise_refusals(refused)
+
+    def check(self) -> None:
+        """``refusals``, then ``check_servable``, from one pass over the inputs, holding none of them."""
+        refused: list[str] = []
+        problems = servable_problems(((g.model.label, g.condition, s, sel, pin.video if pin else s.video)
+                                      for g, s, sel, pin in self.inputs(refused)), self.caps_by_model)
+        _raise_refusals(refused)
+        _raise_unservable(problems)
+
+    def for_model(self, label: str) -> Iterator[PlannedTrial]:
+        """One model's trials in plan order (a lane of the executor reads these as it goes)."""
+        for trial_id, make, extra in self._walk(label):
+            keyed = make()
+            s, sel, prompt, pin = extra
+            yield PlannedTrial(keyed.trial, s, sel, prompt, self.suite.request_metadata(s), pin, keyed)
+
+    def keys(self) -> Iterator[tuple[str, str, Callable[[], KeyedTrial]]]:
+        """(model label, trial id, its ``KeyedTrial`` on demand) of every trial in plan order: what registering
+        the plan needs, without building a ``Trial`` for one the store already has (a resume)."""
+        for label in self.groups:
+            for trial_id, make, _ in self._walk(label):
+                yield label, trial_id, make
+
+    def _walk(self, label: str) -> Iterator[tuple[str, Callable[[], KeyedTrial],
+                                                  tuple[Sample, FrameSelection, Prompt, PerturbedInput | None]]]:
+        """Each trial of one model: its id (hashed from the group's JSON template), a maker of its
+        ``KeyedTrial``, and its sample, frames, prompt and perturbed input."""
+        suite = self.suite
+        refused: list[str] = []
+        for g in self.groups[label]:
+            rc, template, spliced = g.condition, None, None
+            for i, s in enumerate(self.samples):
                 pin = plan_perturbed(s, rc, suite, refused) if rc.perturbations else None
                 if rc.perturbations and pin is None:
                     continue
-                sel = select_frames(s, rc, pin.video if pin else None)
+                prompt = suite.render_prompt(s, rc)
+                sel = self._select(i, s, rc, pin)
                 input_sha = selection_sha256(sel)
                 if pin is not None:
                     input_sha = sha256_json({"selection": input_sha, "perturbed": pin.sha256})
-                    if pin.strip_info is not None:
-                        refused += coverage_refusals(s, rc, m.label, pin, sel)
-                trial = Trial(sample_id=s.sample_id, video_sha256=s.video.sha256, condition=rc, model=m,
-                              suite=suite.name, prompt_sha256=prompt_sha256(prompt), input_sha256=input_sha,
-                              adapter_options=opts)
-                out.append(PlannedTrial(trial, s, sel, prompt, suite.request_metadata(s), pin))
+                fields: dict[str, Any] = {"sample_id": s.sample_id, "video_sha256": s.video.sha256,
+                                          "prompt_sha256": prompt_sha256(prompt), "input_sha256": input_sha}
+                if template is None:  # the first trial of the group, validated; its JSON is the template
+                    first = KeyedTrial.of(Trial(condition=rc, model=g.model, suite=suite.name,
+                                                adapter_options=g.options, **fields))
+                    template = first.data if _PER_TRIAL | {"condition", "model", "suite", "adapter_options"} \
+                        == set(Trial.model_fields) and _trial_of(dict(first.trial)) == first.trial else None
+                    spliced = _TrialJson(first.data, first.json) if template is not None else None
+                    yield first.id, functools.partial(_given, first), (s, sel, prompt, pin)
+                    continue
+                if template is None:  # a Trial field this template does not know: validate every trial
+                    full = KeyedTrial.of(Trial(condition=rc, model=g.model, suite=suite.name,
+                                               adapter_options=g.options, **fields))
+                    yield full.id, functools.partial(_given, full), (s, sel, prompt, pin)
+                    continue
+                if spliced is not None and spliced.ok:
+                    text = spliced(fields)
+                else:
+                    text = canonical_json({**template, **fields})
+                yield sha256_text(text), functools.partial(_keyed, g, suite.name, template, fields, text), \
+                    (s, sel, prompt, pin)
+
+
+def _given(k: KeyedTrial) -> KeyedTrial:
+    return k
+
+
+def _keyed(g: _Group, suite: str, template: dict[str, Any], fields: dict[str, Any], text: str) -> KeyedTrial:
+    """A trial of a group after its first, unvalidated: its parts are the validated first trial's."""
+    values = {"condition": g.condition, "model": g.model, "suite": suite, "adapter_options": g.options, **fields}
+    return KeyedTrial(_trial_of(values), {**template, **fields}, text, sha256_text(text))
+
+
+_TRIAL_FIELDS = tuple(Trial.model_fields)
+
+
+def _trial_of(values: dict[str, Any]) -> Trial:
+    """``Trial.model_construct(**values)`` for values that set every field, without its per-call set-up (a
+    plan builds one per trial; ``_walk`` checks the first of each group against ``model_construct``)."""
+    t = object.__new__(Trial)
+    object.__setattr__(t, "__dict__", {k: values[k] for k in _TRIAL_FIELDS})
+    object.__setattr__(t, "__pydantic_fields_set__", set(_TRIAL_FIELDS))
+    object.__setattr__(t, "__pydantic_extra__", None)
+    object.__setattr__(t, "__pydantic_private__", None)
+    return t
+
+
+def _raise_refusals(refused: list[str]) -> None:
     if refused:
         uniq = list(dict.fromkeys(refused))
         more = f"\n  ... and {len(uniq) - 10} more" if len(uniq) > 10 else ""
         raise ConfigError(f"{len(uniq)} perturbed trial(s) are refused before any call:\n  "
                           + "\n  ".join(uniq[:10]) + more)
+
+
+def plan(samples: Sequence[Sample], conditions: Sequence[Condition], models: Sequence[ModelSpec], *, suite: Suite,
+         caps_by_model: Mapping[str, Capabilities],
+         options_by_model: Mapping[str, Mapping[str, Any]] | None = None) -> list[PlannedTrial]:
+    """Every trial of the design, resolved per model (see the module docstring): ``PlanStream`` as a list."""
+    stream = PlanStream(samples, conditions, models, suite=suite, caps_by_model=caps_by_model,
+                        options_by_model=options_by_model)
+    stream.refusals()
+    out = list(stream)
     ids = [p.id for p in out]
     if len(set(ids)) != len(ids):
         raise ConfigError("the plan repeats a trial: a model or condition is listed twice")
@@ -233,20 +444,26 @@ def coverage_refusals(sample: Sample, condition: Condition, model: str, pin: Per
             f"{pin.strip_info['n_sets']} coverage sets"]  # type: ignore[index]
 
 
-def check_servable(planned: Sequence[PlannedTrial], caps_by_model: Mapping[str, Capabilities]) -> None:
+def check_servable(planned: Iterable[PlannedTrial], caps_by_model: Mapping[str, Capabilities]) -> None:
     """Refuse, before any call, a condition a model cannot serve (native video, image count, zero frames)."""
+    _raise_unservable(servable_problems(((p.trial.model.label, p.trial.condition, p.sample, p.selection, p.video)
+                                         for p in planned), caps_by_model))
+
+
+def servable_problems(inputs: Iterable[tuple[str, Condition, Sample, FrameSelection, VideoRef]],
+                      caps_by_model: Mapping[str, Capabilities]) -> list[str]:
+    """What ``check_servable`` refuses, from (model label, condition, sample, selection, video) of each trial."""
     seen: set[tuple[str, str]] = set()
     problems = []
-    for p in planned:
-        label, cond = p.trial.model.label, p.trial.condition
+    for label, cond, sample, sel, video in inputs:
         caps = caps_by_model[label]
-        n = len(p.selection)
+        n = len(sel)
         if n == 0:
-            problems.append(f"{p.sample.sample_id} under {cond.id} would send zero frames")
+            problems.append(f"{sample.sample_id} under {cond.id} would send zero frames")
         if cond.presentation is Presentation.NATIVE:
             if (label, cond.id) not in seen and not caps.native_video:
                 problems.append(f"{label} cannot take native video (condition {cond.id}); use frames@K instead")
-            fps = p.video.fps if cond.all_frames else float(cond.fps or 0.0)
+            fps = video.fps if cond.all_frames else float(cond.fps or 0.0)
             if (label, cond.id) not in seen and (msg := native_fps_problem(caps, fps, label, cond.id)):
                 problems.append(msg)
         elif not caps.images:
@@ -255,8 +472,12 @@ def check_servable(planned: Sequence[PlannedTrial], caps_by_model: Mapping[str, 
                                 "use a native condition, e.g. --condition native@1")
         elif caps.max_images is not None and n > caps.max_images:
             problems.append(f"{label} takes at most {caps.max_images} images per request but {cond.id} sends "
-                            f"{n} for {p.sample.sample_id}; lower K or use native video")
+                            f"{n} for {sample.sample_id}; lower K or use native video")
         seen.add((label, cond.id))
+    return problems
+
+
+def _raise_unservable(problems: list[str]) -> None:
     if problems:
         uniq = list(dict.fromkeys(problems))
         if len(uniq) == 1:
@@ -291,6 +512,11 @@ class RequestBuilder:
         #: where perturbed videos are rendered (``RUN/perturbed``); needed only by perturbed conditions
         self.perturb_cache = perturb_cache
         self.pixel_free = frozenset(pixel_free)
+
+    def inline(self, p: PlannedTrial) -> bool:
+        """Whether this request is cheap enough to build on the executor's own thread (a pixel-free model's:
+        no file is opened), instead of a worker thread."""
+        return p.trial.model.label in self.pixel_free
 
     def video_of(self, p: PlannedTrial) -> tuple[Path, str | None]:
         """The file the trial's frames come from: the sample's video, or its perturbed video (rendered once)."""

@@ -27,8 +27,11 @@ class SecretLeakError(DataError):
 def env_secrets(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """Secret-looking environment variables (name -> value), ignoring empty or very short values."""
     env = os.environ if environ is None else environ
-    return {name: value for name, value in env.items()
-            if name.upper().endswith(SECRET_SUFFIXES) and len(value.strip()) >= MIN_SECRET_LEN}
+    out = {}
+    for name in env:  # names first: reading every value of ``os.environ`` decodes it (the store calls this per record)
+        if name.upper().endswith(SECRET_SUFFIXES) and len((value := env[name]).strip()) >= MIN_SECRET_LEN:
+            out[name] = value
+    return out
 
 
 def _strings(obj: Any, where: str) -> Iterator[tuple[str, str]]:
@@ -44,12 +47,15 @@ def _strings(obj: Any, where: str) -> Iterator[tuple[str, str]]:
             yield from _strings(v, f"{where}[{i}]")
 
 
-def check_no_secrets(obj: Any, what: str, environ: Mapping[str, str] | None = None) -> None:
+def check_no_secrets(obj: Any, what: str, environ: Mapping[str, str] | None = None, *,
+                     secrets: Mapping[str, str] | None = None) -> None:
     """Raise ``SecretLeakError`` if any string in ``obj`` equals or contains a secret's value.
 
-    The message names the field and the variable, never the value.
+    The message names the field and the variable, never the value. ``secrets``: ``env_secrets()`` read
+    once by a caller that checks many records at the same moment (a batch of trials).
     """
-    secrets = env_secrets(environ)
+    if secrets is None:
+        secrets = env_secrets(environ)
     if not secrets:
         return
     for where, text in _strings(obj, ""):

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,7 @@ from vidaudit.models.http_base import for_dry_run
 from vidaudit.run.budget import Budget
 from vidaudit.run.lock import RunLock
 from vidaudit.run.perturbed import PERTURB_CACHE
-from vidaudit.run.plan import PlannedTrial, RequestBuilder, check_servable, check_videos, effective_fps, plan
+from vidaudit.run.plan import PlannedTrial, PlanStream, RequestBuilder, check_videos, effective_fps
 from vidaudit.run.runconfig import BudgetConfig, RunConfig, open_run_config
 from vidaudit.run.snapshot import update_snapshot
 from vidaudit.run.store import RunStore
@@ -64,23 +65,30 @@ class RunOutcome:
 
 
 def _estimate(p: PlannedTrial, caps: Capabilities) -> tuple[int, float | None]:
-    from vidaudit.models.pricing import cost_usd, estimate_request_tokens
-
-    cond, v, spec = p.trial.condition, p.sample.video, p.trial.model
     if caps.synthetic:
         return 0, 0.0  # baselines: no tokens, no cost
-    n = len(p.selection)
+    cond, v, spec = p.trial.condition, p.sample.video, p.trial.model
     native = cond.presentation is Presentation.NATIVE
+    return _estimate_of(spec, caps.local, 0 if native else len(p.selection), v.width, v.height,
+                        len(p.prompt.text) + 100, v.duration_s if native else 0,
+                        effective_fps(p.selection, v.duration_s) if native else 0)
+
+
+@functools.lru_cache(maxsize=4096)
+def _estimate_of(spec: ModelSpec, local: bool, images: int, width: int, height: int, text_chars: int,
+                 video_seconds: float, video_fps: float) -> tuple[int, float | None]:
+    """A call's estimated tokens and cost from what decides them: computed once per distinct request shape
+    (a plan has few: its conditions times the sample shapes), not per trial."""
+    from vidaudit.models.pricing import cost_usd, estimate_request_tokens
+
     provider = spec.provider if spec.provider in ("openai", "gemini", "anthropic") else "open"
     if spec.provider == "openai" and spec.base_url:
         provider = "open"
-    tokens_in = estimate_request_tokens(0 if native else n, v.width, v.height, len(p.prompt.text) + 100,
-                                        video_seconds=v.duration_s if native else 0,
-                                        video_fps=effective_fps(p.selection, v.duration_s) if native else 0,
-                                        provider=provider)
+    tokens_in = estimate_request_tokens(images, width, height, text_chars, video_seconds=video_seconds,
+                                        video_fps=video_fps, provider=provider)
     out = spec.settings.max_tokens or UNLIMITED_OUTPUT_ESTIMATE
     usage = Usage(input_tokens=tokens_in, output_tokens=out)
-    cost = 0.0 if caps.local else cost_usd(spec, usage)
+    cost = 0.0 if local else cost_usd(spec, usage)
     return tokens_in + out, cost
 
 
@@ -112,7 +120,20 @@ def prepare_run(data: Path, models: Sequence[ModelSpec], conditions: Sequence[Co
                 ) -> tuple[list[PlannedTrial], dict[str, ModelAdapter], Any]:
     """Load, validate and plan; builds adapters (no call is made). Raises on anything wrong.
 
-    ``suite``: None runs the dataset's own suite (``core.manifest.dataset_suite``)."""
+    ``suite``: None runs the dataset's own suite (``core.manifest.dataset_suite``). The plan is
+    ``prepare_stream``'s, made a list."""
+    stream, adapters, caps = prepare_stream(data, models, conditions, suite=suite, limit=limit,
+                                            model_options=model_options, check_files=check_files, judge=judge,
+                                            allow_external_videos=allow_external_videos)
+    return list(stream), adapters, caps
+
+
+def prepare_stream(data: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *,
+                   suite: str | None = None, limit: int | None = None,
+                   model_options: dict[str, dict[str, Any]] | None = None, check_files: bool = True,
+                   judge: ModelSpec | None = None, allow_external_videos: bool = False
+                   ) -> tuple[PlanStream, dict[str, ModelAdapter], Any]:
+    """``prepare_run`` with the plan as a ``PlanStream``, checked in one pass that holds no trial."""
     s = get_suite(suite or dataset_suite(data))
     if not models:
         raise ConfigError("no model given; add --model SPEC (e.g. --model oracle)")
@@ -131,9 +152,9 @@ def prepare_run(data: Path, models: Sequence[ModelSpec], conditions: Sequence[Co
         adapters = with_judge(adapters, judge, suite=s, samples=by_id, model_options=model_options)
     caps = {k: a.capabilities for k, a in adapters.items()}
     opts = {k: request_options(a) for k, a in adapters.items()}
-    planned = plan(samples, conditions, models, suite=s, caps_by_model=caps, options_by_model=opts)
-    check_servable(planned, caps)
-    return planned, adapters, caps
+    stream = PlanStream(samples, conditions, models, suite=s, caps_by_model=caps, options_by_model=opts)
+    stream.check()
+    return stream, adapters, caps
 
 
 def with_judge(adapters: dict[str, Any], judge: ModelSpec, *, suite: Suite, samples: dict[str, Any],
@@ -157,7 +178,11 @@ async def close_adapters(adapters: dict[str, Any]) -> None:
         await j.aclose()
 
 
-def dry_run_rows(planned: Sequence[PlannedTrial], caps: dict[str, Any]) -> list[DryRunRow]:
+def dry_run_rows(planned: Iterable[PlannedTrial] | PlanStream, caps: dict[str, Any]) -> list[DryRunRow]:
+    """Trials, frames and estimated tokens and cost per (model, condition). A ``PlanStream`` is counted from
+    its inputs: no trial is built or hashed, and a prompt is rendered only where a model's estimate needs it."""
+    if isinstance(planned, PlanStream):
+        return _stream_rows(planned, caps)
     rows: dict[tuple[str, str], DryRunRow] = {}
     for p in planned:
         key = (p.trial.model.label, p.trial.condition.id)
@@ -165,6 +190,26 @@ def dry_run_rows(planned: Sequence[PlannedTrial], caps: dict[str, Any]) -> list[
         row.trials += 1
         row.frames += len(p.selection)
         tokens, cost = _estimate(p, caps[key[0]])
+        row.est_tokens += tokens
+        row.est_cost_usd = None if cost is None or row.est_cost_usd is None else row.est_cost_usd + cost
+    return list(rows.values())
+
+
+def _stream_rows(stream: PlanStream, caps: dict[str, Any]) -> list[DryRunRow]:
+    rows: dict[tuple[str, str], DryRunRow] = {}
+    for g, s, sel, pin in stream.inputs():
+        key = (g.model.label, g.condition.id)
+        row = rows.get(key) or rows.setdefault(key, DryRunRow(*key))
+        row.trials += 1
+        row.frames += len(sel)
+        c = caps[key[0]]
+        if c.synthetic:
+            continue  # baselines: no tokens, no cost
+        native = g.condition.presentation is Presentation.NATIVE
+        v = s.video
+        tokens, cost = _estimate_of(g.model, c.local, 0 if native else len(sel), v.width, v.height,
+                                    len(stream.suite.render_prompt(s, g.condition).text) + 100,
+                                    v.duration_s if native else 0, effective_fps(sel, v.duration_s) if native else 0)
         row.est_tokens += tokens
         row.est_cost_usd = None if cost is None or row.est_cost_usd is None else row.est_cost_usd + cost
     return list(rows.values())
@@ -202,16 +247,18 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
     suite = suite or dataset_suite(data)  # None: the dataset's own suite
     if dry_run:  # adapters that call nothing: no SDK, no API key, no client (models/http_base.py)
         with for_dry_run():
-            planned, _, caps = prepare_run(data, models, conditions, suite=suite, limit=limit,
-                                           model_options=model_options, check_files=False, judge=judge,
-                                           allow_external_videos=allow_external_videos)
+            stream, _, caps = prepare_stream(data, models, conditions, suite=suite, limit=limit,
+                                             model_options=model_options, check_files=False, judge=judge,
+                                             allow_external_videos=allow_external_videos)
         if design != "full":
-            get_suite(suite).sequential_design(design, rule, planned)  # the design's refusals come first
-        return RunOutcome(out, None, dry_run_rows(planned, caps))
-    planned, adapters, caps = prepare_run(data, models, conditions, suite=suite, limit=limit,
-                                          model_options=model_options, judge=judge,
-                                          allow_external_videos=allow_external_videos)
-    seq = None if design == "full" else get_suite(suite).sequential_design(design, rule, planned)
+            get_suite(suite).sequential_design(design, rule, list(stream))  # the design's refusals come first
+        return RunOutcome(out, None, dry_run_rows(stream, caps))
+    stream, adapters, caps = prepare_stream(data, models, conditions, suite=suite, limit=limit,
+                                            model_options=model_options, judge=judge,
+                                            allow_external_videos=allow_external_videos)
+    # a sequential design chooses among every trial of the plan by id: it holds the plan as a list
+    planned: PlanStream | list[PlannedTrial] = stream if design == "full" else list(stream)
+    seq = None if isinstance(planned, PlanStream) else get_suite(suite).sequential_design(design, rule, planned)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -223,14 +270,15 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
                                design=seq, dispatch=dispatch, retry_errors=retry_errors)
 
 
-def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters: dict[str, ModelAdapter],
+def _execute_locked(data: Path, out: Path, planned: PlanStream | list[PlannedTrial], adapters: dict[str, ModelAdapter],
                     caps: dict[str, Capabilities], models: Sequence[ModelSpec], conditions: Sequence[Condition], *,
                     suite: str, max_attempts: int, max_cost_usd: float | None, max_tokens: int | None,
                     limit: int | None, on_progress,
                     model_options: dict[str, dict[str, Any]] | None = None,
                     judge: ModelSpec | None = None, design: Any = None,
                     dispatch: AdapterDispatch | None = None, retry_errors: bool = False) -> RunOutcome:
-    update_snapshot(out, {p.sample.sample_id: p.sample for p in planned}.values())
+    samples = _samples_of(planned)
+    update_snapshot(out, samples.values())
     config = RunConfig.new(suite=suite, data_dir=str(data.resolve()), models=list(models),
                            conditions=list(conditions), max_attempts=max_attempts,
                            budget=BudgetConfig(max_cost_usd=max_cost_usd, max_tokens=max_tokens),
@@ -238,8 +286,11 @@ def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters
     effective = open_run_config(out, config)
     budget = None
     if max_cost_usd is not None or max_tokens is not None:
-        if max_cost_usd is not None:
-            unknown = sorted({p.trial.model.label for p in planned if _estimate(p, caps[p.trial.model.label])[1] is None})
+        if max_cost_usd is not None:  # a price is the model's: its first trial says whether one is known
+            firsts = [next(iter(planned.for_model(m)), None) for m in planned.labels] \
+                if isinstance(planned, PlanStream) else planned
+            unknown = sorted({p.trial.model.label for p in firsts
+                              if p is not None and _estimate(p, caps[p.trial.model.label])[1] is None})
             if unknown:
                 raise ConfigError(f"--max-cost-usd cannot be enforced: no price is known for {', '.join(unknown)}; "
                                   "add it to a prices YAML or use --max-tokens")
@@ -253,29 +304,38 @@ def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters
                              pixel_free=[m.label for m in models if not reads_video(m)])
 
     async def go() -> tuple[RunSummary, dict[str, Any] | None, tuple[int, list[FailureCause]]]:
-        from vidaudit.run.executor import run_trials
+        from vidaudit.run.executor import Backlog, register_keys, run_backlog
         from vidaudit.run.waves import run_waves
 
         try:
             with RunStore(out) as store:
+                backlog = Backlog()
+
                 async def trials(use: dict[str, Any]) -> tuple[RunSummary, dict[str, Any] | None]:
                     if design is not None:
+                        assert isinstance(planned, list)
                         return await run_waves(planned, design, use, store, builder, suite=get_suite(suite),
                                                max_attempts=max_attempts, budget=budget, on_progress=on_progress)
-                    return await run_trials(planned, use, store, builder, max_attempts=max_attempts, budget=budget,
-                                            on_progress=on_progress, retry_errors=retry_errors), None
+                    assert isinstance(planned, PlanStream)
+                    nonlocal backlog
+                    backlog = await asyncio.to_thread(register_keys, store, planned.keys(),
+                                                      max_attempts=max_attempts, retry_errors=retry_errors)
+                    return await run_backlog(backlog, {m: planned.for_model(m) for m in planned.labels}, use,
+                                             store, builder, max_attempts=max_attempts, budget=budget,
+                                             on_progress=on_progress, retry_errors=retry_errors), None
 
                 if dispatch is None:
                     done = await trials(adapters)
                 else:
-                    samples = {p.sample.sample_id: p.sample for p in planned}
                     async with dispatch(adapters, suite=suite, samples=samples,
                                         model_options=model_options) as remote:
                         prerender = getattr(dispatch, "prerender", None)  # Ray: perturbed videos as tasks, first
                         if prerender is not None:
                             await asyncio.to_thread(prerender, planned, builder)
                         done = await trials(remote)
-                return (*done, outcomes(store, planned))
+                if not isinstance(planned, PlanStream):
+                    return (*done, outcomes(store, planned))
+                return (*done, backlog_outcomes(store, backlog, done[0]))
         finally:
             await close_adapters(adapters)
 
@@ -283,6 +343,21 @@ def _execute_locked(data: Path, out: Path, planned: list[PlannedTrial], adapters
     if figures is not None:
         effective.model_copy(update={"design": figures}).save(out)
     return RunOutcome(out, summary, design=figures, trials_ok=trials_ok, failures=failures)
+
+
+def _samples_of(planned: PlanStream | Sequence[PlannedTrial]) -> dict[str, Any]:
+    if isinstance(planned, PlanStream):
+        return {s.sample_id: s for s in planned.samples}
+    return {p.sample.sample_id: p.sample for p in planned}
+
+
+def backlog_outcomes(store: RunStore, backlog: Any, summary: RunSummary) -> tuple[int, list[FailureCause]]:
+    """``outcomes`` of a streamed plan, from what its session counted: the trials ok before it plus those it
+    made ok, and the latest attempts of the trials that failed (read by id; the plan is not read again)."""
+    failed = sorted(backlog.failed)
+    status = store.trial_status(failed)
+    latest = [a for tid in failed if not status[tid].ok and (a := store.latest(tid)) is not None]
+    return backlog.already_ok + summary.ok, failure_causes(latest)
 
 
 def outcomes(store: RunStore, planned: Sequence[PlannedTrial]) -> tuple[int, list[FailureCause]]:

@@ -27,12 +27,13 @@ log escapes such a line as ASCII JSON.
 Durability: ``journal_mode=WAL`` with ``synchronous=FULL``. In WAL mode a committed transaction
 already survives a SIGKILL of this process with ``synchronous=NORMAL`` (the WAL pages are in the
 OS cache); FULL adds an fsync of the WAL on every commit so that it also survives an OS crash or
-power loss. A model call costs seconds and money while an fsync costs milliseconds, and the audit
-log is fsync'd anyway, so FULL keeps the two records in step for the price of nothing that matters.
-A SIGKILL therefore loses at most the calls in flight, which were never stored and are re-run on
-resume. The database is committed before the log line is written; on reopen the writer cuts a torn
-log line and re-appends whatever the log lacks. Every write is one transaction that is rolled back
-on any exception, so a failed write never leaves the connection inside a transaction.
+power loss. Attempts are committed one by one, or in commit groups (``grouped``: the executor's
+hot path, one transaction and one log fsync per group); an attempt is stored once its group is
+committed, so a SIGKILL loses the calls in flight and the group not yet committed, which were never
+stored and are re-run on resume (docs/reliability.md states the guarantees). The database is
+committed before the log lines are written; on reopen the writer cuts a torn log line and
+re-appends whatever the log lacks. Every write is one transaction that is rolled back on any
+exception, so a failed write never leaves the connection inside a transaction.
 
 Losing the database: a writer opening a run dir whose ``attempts.jsonl`` has records but whose
 ``store.sqlite`` is missing never starts fresh: it rebuilds the database from the log first (built
@@ -65,10 +66,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from vidaudit.core.errors import DataError
-from vidaudit.core.hashing import canonical_json
+from vidaudit.core.hashing import canonical_json, sha256_text
 from vidaudit.core.types import Attempt, ErrorKind, ModelSpec, Response, Status, Trial, Usage
-from vidaudit.run.audit_log import LOG_NAME, AuditLog, AuditLogRead, read_audit_log
-from vidaudit.run.secrets import check_no_secrets, redact_model_output
+from vidaudit.run.audit_log import LOG_NAME, AuditLog, AuditLogRead, AuditLogScan, read_audit_log, scan_audit_log
+from vidaudit.run.secrets import check_no_secrets, env_secrets, redact_model_output
 from vidaudit.run.stage_calls import StageCallRecord, StageRef
 
 DB_NAME = "store.sqlite"
@@ -175,6 +176,35 @@ def _from_json_col(v: str | bytes) -> Any:
 
 
 # --------------------------------------------------------------------------- rows
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedTrial:
+    """A trial with its JSON form and id, computed once: the id is the sha256 of exactly the canonical JSON
+    that ``trials.trial_json`` stores, so the plan, the executor and the store never hash a trial twice."""
+
+    trial: Trial
+    data: dict[str, Any]
+    json: str
+    id: str
+
+    @classmethod
+    def of(cls, trial: Trial) -> KeyedTrial:
+        data = trial.model_dump(mode="json")
+        text = canonical_json(data)
+        return cls(trial, data, text, sha256_text(text))
+
+
+@dataclass(frozen=True, slots=True)
+class TrialStatus:
+    """What the store holds of one trial: its attempts and whether one is ok."""
+
+    attempts: int = 0
+    ok: bool = False
+
+
+#: trial ids per ``IN (...)`` lookup (well under SQLite's 32,766 host parameters)
+LOOKUP_CHUNK = 500
 
 
 @dataclass(frozen=True)
@@ -319,10 +349,9 @@ def _stage_line(s: StageCallRecord) -> dict[str, Any]:
     return {"stage_call": s.model_dump(mode="json")}
 
 
-def _trial_row(t: Trial, created_at: float, data: dict[str, Any] | None = None,
-               trial_id: str | None = None) -> tuple[Any, ...]:
-    return (trial_id or t.id, _enc(t.sample_id), _enc(t.model.label), _enc(t.condition.id),
-            _json_col(t.model_dump(mode="json") if data is None else data), created_at)
+def _trial_row(t: Trial, created_at: float, keyed: KeyedTrial | None = None) -> tuple[Any, ...]:
+    k = keyed or KeyedTrial.of(t)
+    return (k.id, _enc(t.sample_id), _enc(t.model.label), _enc(t.condition.id), _enc(k.json), created_at)
 
 
 def _schema_version(conn: sqlite3.Connection) -> int | None:
@@ -352,6 +381,13 @@ class RunStore:
         self.db_path = self.run_dir / DB_NAME
         self.log_path = self.run_dir / LOG_NAME
         self._lock = threading.Lock()
+        self._pending_lock = threading.Lock()
+        self._pending: list[tuple[Attempt, tuple[Any, ...], dict[str, Any]]] = []
+        self._pending_since = 0.0
+        self._group: tuple[int, float] = (1, 0.0)
+        #: attempts this object has committed (a caller compares it with what it appended)
+        self.committed = 0
+        self._secrets: dict[str, str] | None = None
         self._log: AuditLog | None = None
         self.recovery = Recovery()
         self.schema_version = SCHEMA_VERSION
@@ -422,7 +458,16 @@ class RunStore:
                 f"version that wrote it, or a new run dir")
 
     def _open_log(self) -> None:
-        """Open the audit log for appending, cutting a torn tail and re-appending what it lacks."""
+        """Open the audit log for appending, cutting a torn tail and re-appending what it lacks.
+
+        The log is first scanned without parsing (``scan_audit_log``): when it has as many lines of each
+        kind as the database has rows and its last line of each kind is the database's last row, it lacks
+        nothing and is not read (a resume of a large run costs a pass over its bytes, not a parse of every
+        line). Otherwise it is read in full and compared key by key."""
+        scan = scan_audit_log(self.log_path)
+        if scan.torn_tail is None and not scan.unknown and self._log_agrees(scan):
+            self._log = AuditLog(self.log_path)
+            return
         read = read_audit_log(self.log_path)
         self._log = AuditLog(self.log_path)
         self._log.cut_torn_tail(read)
@@ -435,6 +480,31 @@ class RunStore:
                                  reappended=[(a.trial_id, a.attempt) for a, _ in attempts],
                                  reappended_trials=[t.id for t, _ in trials],
                                  reappended_stage_calls=[(s.trial_id, s.stage, s.attempt) for s in stages])
+
+    def _log_agrees(self, scan: AuditLogScan) -> bool:
+        """Whether the scanned log has a line for each row of the database (counts and last keys agree)."""
+        c = self._conn
+        tables = (("trial", "trials", "trial_id"), ("attempt", "attempts", "trial_id, attempt"),
+                  ("stage_call", "stage_calls", "trial_id, stage, attempt"))
+        for kind, table, key in tables:
+            n = c.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+            if n != scan.counts.get(kind, 0):
+                return False
+            if not n:
+                continue
+            order = "created_at DESC, trial_id DESC" if table == "trials" else "rowid DESC"
+            row = tuple(_dec(v) if isinstance(v, bytes) else v
+                        for v in c.execute(f"SELECT {key} FROM {table} ORDER BY {order} LIMIT 1").fetchone())
+            line = json.loads(scan.last[kind].decode("utf-8", "surrogatepass"))
+            if kind == "trial":
+                got: tuple[Any, ...] = (line["trial_id"],)
+            else:
+                rec = line[kind]
+                got = (rec["trial_id"], rec["attempt"]) if kind == "attempt" else \
+                    (rec["trial_id"], rec["stage"], rec["attempt"])
+            if got != row:
+                return False
+        return True
 
     def _missing_from(self, read: AuditLogRead) -> tuple[list[tuple[Trial, float]],
                                                          list[tuple[Attempt, list[StageRef] | None]],
@@ -479,52 +549,144 @@ class RunStore:
 
     # ------------------------------------------------------------------ writes
 
-    def register_trials(self, trials: Iterable[Trial]) -> int:
-        """Record trials (idempotent); returns how many were new. New trials get a line in the audit log."""
+    def register_trials(self, trials: Iterable[Trial | KeyedTrial]) -> int:
+        """Record trials (idempotent); returns how many were new. New trials get a line in the audit log.
+
+        A ``KeyedTrial`` (what the plan makes) is not serialised again. Trials already stored cost one
+        indexed lookup each, so registering a resumed plan in chunks is cheap."""
         self._require_writable()
+        secrets = env_secrets()
         todo = []
         for t in trials:
-            data = t.model_dump(mode="json")
-            check_no_secrets(data, f"trial {t.id}")
+            k = t if isinstance(t, KeyedTrial) else KeyedTrial.of(t)
+            if secrets:
+                check_no_secrets(k.data, f"trial {k.id}", secrets=secrets)
             created = time.time()   # per row, as before: trial_rows() lists trials in registration order
-            tid = t.id
-            todo.append((t, tid, created, data, _trial_row(t, created, data, tid)))
+            todo.append((k, created, _trial_row(k.trial, created, k)))
+        self.flush()  # the log keeps the order records were made in
         with self._lock:
             new: list[dict[str, Any]] = []
             with self._transaction() as c:
-                for t, tid, created, data, row in todo:
+                for k, created, row in todo:
                     if c.execute(_INSERT_TRIAL, row).rowcount == 1:
-                        new.append({"trial": data, "trial_id": tid, "created_at": created})
+                        new.append({"trial": k.data, "trial_id": k.id, "created_at": created})
             assert self._log is not None
             self._log.append_many(new)
         return len(new)
 
+    # Group commits. By default every ``append`` is its own committed transaction and log fsync. Inside
+    # ``grouped(rows, delay_s)`` (the executor's hot path) an ended attempt is validated, redacted and
+    # encoded at once but committed with the others of its window: by ``flush``, which the caller runs
+    # when ``flush_due()`` (``rows`` pending, or the oldest pending for ``delay_s``) and at the end. An
+    # attempt counts as stored once its group is committed and fsync'd to the log; one still pending when
+    # the process dies was never stored and its trial is run again on resume (docs/reliability.md).
+
+    @contextmanager
+    def grouped(self, rows: int, delay_s: float) -> Iterator[RunStore]:
+        """Commit appended attempts in groups of up to ``rows`` or ``delay_s`` (see above); flushes on exit."""
+        if rows < 1 or delay_s < 0:
+            raise ValueError("a commit group needs rows >= 1 and delay_s >= 0")
+        before = self._group
+        self._group = (rows, delay_s)
+        try:
+            yield self
+        finally:
+            self._group = before
+            self.flush()
+
+    @property
+    def pending(self) -> int:
+        """Appended attempts not yet committed (always 0 outside ``grouped``)."""
+        return len(self._pending)
+
+    def flush_due(self) -> bool:
+        if not self._pending:
+            return False
+        rows, delay = self._group
+        return len(self._pending) >= rows or time.monotonic() - self._pending_since >= delay
+
     def append(self, attempt: Attempt, *, stages: Sequence[StageRef] | None = None) -> None:
-        """Store one ended attempt in its own committed transaction, then fsync it to the audit log.
+        """Store one ended attempt: committed, then fsync'd to the audit log (at once, or with its group).
 
         ``stages``: for a composite model's attempt, the stages it used (its own usage is then not
         counted as spend: its stage calls are).
         """
         self._require_writable()
-        attempt = redact_model_output(attempt)
-        data = attempt.model_dump(mode="json")
-        check_no_secrets(data, f"attempt {attempt.attempt} of trial {attempt.trial_id}")
+        secrets = self._group_secrets()
+        if secrets:
+            attempt = redact_model_output(attempt)
+        line = _attempt_line(attempt, stages)
+        if secrets:
+            check_no_secrets(line["attempt"], f"attempt {attempt.attempt} of trial {attempt.trial_id}",
+                             secrets=secrets)
         if attempt.status is Status.OK and attempt.response is None:
             raise DataError(f"attempt {attempt.attempt} of trial {attempt.trial_id} is ok but has no response; "
                             f"an ok attempt must carry the response it got")
-        row = _attempt_row(attempt, stages)
+        record = (attempt, _attempt_row(attempt, stages), line)
+        with self._pending_lock:
+            if not self._pending:
+                self._pending_since = time.monotonic()
+            self._pending.append(record)
+        if self._group[0] <= 1:
+            self.flush()
+
+    def _group_secrets(self) -> dict[str, str]:
+        """``env_secrets()``, read when a commit group opens (at most ``delay_s`` before its attempts are
+        written; at every append outside ``grouped``)."""
+        if self._group[0] <= 1 or not self._pending or self._secrets is None:
+            self._secrets = env_secrets()
+        return self._secrets
+
+    def flush(self) -> int:
+        """Commit every pending attempt in one transaction, then fsync their log lines once; returns how many.
+
+        On a failure nothing of the group is stored unless it is one attempt's own fault (a duplicate, an
+        unknown trial): then the others are stored one by one and that attempt's error is raised."""
+        if not self._pending:
+            return 0
         with self._lock:
+            with self._pending_lock:
+                batch, self._pending = self._pending, []
+            if not batch:
+                return 0
+            try:
+                with self._transaction() as c:
+                    c.executemany(_INSERT_ATTEMPT, [row for _, row, _ in batch])
+            except sqlite3.IntegrityError:
+                return self._store_one_by_one(batch)
+            self.committed += len(batch)
+            assert self._log is not None
+            self._log.append_many([line for _, _, line in batch])
+        return len(batch)
+
+    def _store_one_by_one(self, batch: list[tuple[Attempt, tuple[Any, ...], dict[str, Any]]]) -> int:
+        """A group with a bad attempt: store the good ones in order, raise the first bad one's error (lock held)."""
+        assert self._log is not None
+        first: DataError | None = None
+        stored = 0
+        for attempt, row, line in batch:
             try:
                 with self._transaction() as c:
                     c.execute(_INSERT_ATTEMPT, row)
             except sqlite3.IntegrityError as e:
-                if "UNIQUE" in str(e):
-                    raise DataError(f"attempt {attempt.attempt} of trial {attempt.trial_id} is already stored; "
-                                    f"attempts are append-only, number the next one "
-                                    f"{self._count(attempt.trial_id) + 1}") from e
-                raise DataError(f"attempt for unknown trial {attempt.trial_id}; call register_trials first") from e
-            assert self._log is not None
-            self._log.append(_attempt_line(attempt, stages))
+                if first is None:
+                    first = self._integrity_error(attempt, e)
+                continue
+            self.committed += 1
+            self._log.append(line)
+            stored += 1
+        if first is not None:
+            raise first
+        return stored
+
+    def _integrity_error(self, attempt: Attempt, e: sqlite3.IntegrityError) -> DataError:
+        if "UNIQUE" in str(e):
+            err = DataError(f"attempt {attempt.attempt} of trial {attempt.trial_id} is already stored; "
+                            f"attempts are append-only, number the next one {self._count(attempt.trial_id) + 1}")
+        else:
+            err = DataError(f"attempt for unknown trial {attempt.trial_id}; call register_trials first")
+        err.__cause__ = e
+        return err
 
     def append_stage_call(self, call: StageCallRecord) -> StageCallRecord:
         """Store one ended stage call (numbering it when ``attempt`` is 0), then fsync it to the log."""
@@ -533,6 +695,7 @@ class RunStore:
         check_no_secrets(call.model_dump(mode="json"), f"stage {call.stage!r} call of trial {call.trial_id}")
         if call.status is Status.OK and call.response is None:
             raise DataError(f"stage {call.stage!r} call of trial {call.trial_id} is ok but has no response")
+        self.flush()  # the log keeps the order records were made in
         with self._lock:
             try:
                 with self._transaction() as c:
@@ -563,17 +726,52 @@ class RunStore:
         rows = self._conn.execute(f"SELECT {self._attempt_cols} FROM attempts ORDER BY rowid").fetchall()
         return [(_attempt_from_row(r), _stages_from_row(r)) for r in rows]
 
+    def trial_status(self, trial_ids: Sequence[str]) -> dict[str, TrialStatus]:
+        """{trial id: attempts stored, whether one is ok} for the ids that have attempts, by the attempts
+        index in chunks of ``LOOKUP_CHUNK``: a resume looks its plan up piece by piece, holding none of it.
+        Attempts of a pending commit group are counted too (without committing them now)."""
+        out: dict[str, TrialStatus] = {}
+        with self._pending_lock:
+            pending = [a for a, _, _ in self._pending]
+        with self._lock:
+            for i in range(0, len(trial_ids), LOOKUP_CHUNK):
+                chunk = trial_ids[i:i + LOOKUP_CHUNK]
+                rows = self._conn.execute(f"SELECT trial_id, COUNT(*), MAX(status = 'ok') FROM attempts WHERE "
+                                          f"trial_id IN ({','.join('?' * len(chunk))}) GROUP BY trial_id", chunk)
+                for tid, n, ok in rows:
+                    out[tid] = TrialStatus(int(n), bool(ok))
+        if pending:
+            wanted = set(trial_ids)
+            for a in pending:
+                if a.trial_id in wanted:
+                    was = out.get(a.trial_id, TrialStatus())
+                    out[a.trial_id] = TrialStatus(was.attempts + 1, was.ok or a.status is Status.OK)
+        return out
+
+    def registered(self, trial_ids: Sequence[str]) -> set[str]:
+        """Which of ``trial_ids`` the store has registered (indexed, in chunks)."""
+        out: set[str] = set()
+        with self._lock:
+            for i in range(0, len(trial_ids), LOOKUP_CHUNK):
+                chunk = trial_ids[i:i + LOOKUP_CHUNK]
+                out.update(r[0] for r in self._conn.execute(
+                    f"SELECT trial_id FROM trials WHERE trial_id IN ({','.join('?' * len(chunk))})", chunk))
+        return out
+
     def ok_trial_ids(self) -> set[str]:
+        self.flush()
         with self._lock:
             rows = self._conn.execute("SELECT DISTINCT trial_id FROM attempts WHERE status=?", (Status.OK.value,))
             return {r[0] for r in rows}
 
     def attempt_counts(self) -> dict[str, int]:
+        self.flush()
         with self._lock:
             rows = self._conn.execute("SELECT trial_id, COUNT(*) FROM attempts GROUP BY trial_id")
             return {r[0]: int(r[1]) for r in rows}
 
     def attempts(self, trial_id: str) -> list[Attempt]:
+        self.flush()
         with self._lock:
             rows = self._conn.execute(f"SELECT {self._attempt_cols} FROM attempts WHERE trial_id=? ORDER BY attempt",
                                       (trial_id,)).fetchall()
@@ -581,12 +779,14 @@ class RunStore:
 
     def attempt_stages(self, trial_id: str, attempt: int) -> list[StageRef] | None:
         """The stages a composite's attempt used (None: a plain call, or no such attempt)."""
+        self.flush()
         with self._lock:
             row = self._conn.execute(f"SELECT {self._attempt_cols} FROM attempts WHERE trial_id=? AND attempt=?",
                                      (trial_id, attempt)).fetchone()
         return _stages_from_row(row) if row else None
 
     def latest(self, trial_id: str) -> Attempt | None:
+        self.flush()
         with self._lock:
             row = self._conn.execute(f"SELECT {self._attempt_cols} FROM attempts WHERE trial_id=? "
                                      f"ORDER BY attempt DESC LIMIT 1", (trial_id,)).fetchone()
@@ -630,6 +830,7 @@ class RunStore:
 
         Unattempted and errored trials are yielded too: they stay in every denominator.
         """
+        self.flush()
         best: dict[str, Attempt] = {}
         with self._lock:
             rows = self._conn.execute(f"SELECT {self._attempt_cols} FROM attempts "
@@ -641,6 +842,23 @@ class RunStore:
                 best[a.trial_id] = a
         for row in self.trial_rows():
             yield row, best.get(row.trial_id)
+
+    def summary_spend(self) -> tuple[int, float]:
+        """(tokens, cost in USD) spent so far, as ``summary()`` counts them (plain attempts and stage calls,
+        never a composite attempt's own usage), summed by SQLite without reading a row into Python."""
+        self.flush()
+        stages = self.schema_version >= 2
+        tokens = cost = 0.0
+        with self._lock:
+            for table, where in (("attempts", "WHERE stages_json IS NULL" if stages else ""),
+                                 *((("stage_calls", ""),) if stages else ())):
+                t, c = self._conn.execute(
+                    f"SELECT COALESCE(SUM(COALESCE(json_extract(usage_json, '$.input_tokens'), 0) + "
+                    f"COALESCE(json_extract(usage_json, '$.output_tokens'), 0)), 0), "
+                    f"COALESCE(SUM(COALESCE(cost_usd, 0)), 0) FROM {table} {where}").fetchone()
+                tokens += t
+                cost += c
+        return int(tokens), float(cost)
 
     def summary(self) -> StoreSummary:
         by_status: dict[str, int] = {}
@@ -788,11 +1006,15 @@ class RunStore:
     # ------------------------------------------------------------------ lifecycle
 
     def close(self) -> None:
-        with self._lock:
-            if self._log is not None:
-                self._log.close()
-                self._log = None
-            self._conn.close()
+        try:
+            if not self.readonly:
+                self.flush()
+        finally:
+            with self._lock:
+                if self._log is not None:
+                    self._log.close()
+                    self._log = None
+                self._conn.close()
 
     def __enter__(self) -> RunStore:
         return self
