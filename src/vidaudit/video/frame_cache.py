@@ -24,26 +24,31 @@ class FrameCache:
         self.hits = self.misses = 0
 
     def get(self, path: str | Path, sha256: str | None, indices: Sequence[int]) -> list[np.ndarray]:
-        """Frames at ``indices`` (in that order), decoding only the missing ones in one pass."""
+        """Frames at ``indices`` (in that order), decoding only the missing ones in one pass.
+
+        The frames already cached are taken (referenced) under the same lock that decides what is missing, so
+        another thread's eviction between the lookup and the decode cannot take one away from this call."""
         key = sha256 or str(Path(path).resolve())
         with self._lock:
-            missing = sorted({i for i in indices if (key, i) not in self._data})
+            have: dict[int, np.ndarray] = {}
+            for i in indices:
+                got = self._data.get((key, i))
+                if got is not None:
+                    have[i] = got
+                    self._data.move_to_end((key, i))
+            missing = sorted({i for i in indices if i not in have})
             self.hits += len(indices) - len(missing)
             self.misses += len(missing)
         fresh = dict(iter_selected(path, missing)) if missing else {}
         with self._lock:
             for i, f in fresh.items():
                 f.setflags(write=False)
+                previous = self._data.pop((key, i), None)  # another thread decoded it meanwhile
+                if previous is not None:
+                    self._bytes -= previous.nbytes
                 self._data[(key, i)] = f
                 self._bytes += f.nbytes
-            out = []
-            for i in indices:
-                got = fresh.get(i)
-                if got is None:
-                    got = self._data[(key, i)]
-                    self._data.move_to_end((key, i))
-                out.append(got)
             while self._bytes > self.max_bytes and self._data:
                 _, old = self._data.popitem(last=False)
                 self._bytes -= old.nbytes
-        return out
+        return [have[i] if i in have else fresh[i] for i in indices]
