@@ -50,7 +50,7 @@ SITE = str(Path(__file__).resolve().parent / "plugin_site")  # the toy suite, fo
 def ray_cluster(tmp_path_factory: pytest.TempPathFactory):
     """A head with 2 CPUs in this process, and a worker node (2 CPUs, resource ``worker_node``) in another.
 
-    One per session: every Ray test module marks itself ``xdist_group("ray")``, so one xdist worker starts it.
+    One per xdist worker that runs a Ray module (``--dist loadfile``: a module runs whole on one worker).
     """
     ray = pytest.importorskip("ray", reason='ray is not installed: pip install "vidaudit[ray]" to run the Ray tests')
     os.environ["PYTHONPATH"] = os.pathsep.join([SRC, SITE, os.environ.get("PYTHONPATH", "")])  # workers import these

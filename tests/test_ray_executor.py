@@ -26,7 +26,7 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="ray is not installed: pip install \"vidaudit[ray]\" to run the Ray tests")
 pytest.importorskip("transformers", reason="the Ray tests run a tiny hf model: pip install \"vidaudit[hf]\"")
-pytestmark = pytest.mark.xdist_group("ray")  # one xdist worker starts one cluster (addopts: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("ray")  # kept for --dist loadgroup; addopts uses loadfile (a module on one worker)
 
 sys.path.insert(0, str(Path(__file__).parent))
 import tiny_models  # noqa: E402

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ray = pytest.importorskip("ray", reason="ray is not installed: pip install \"vidaudit[ray]\" to run the Ray tests")
-pytestmark = pytest.mark.xdist_group("ray")  # one xdist worker starts one cluster (addopts: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("ray")  # kept for --dist loadgroup; addopts uses loadfile (a module on one worker)
 
 from typer.testing import CliRunner  # noqa: E402
 

@@ -136,7 +136,7 @@ def test_a_commit_group_is_stored_when_full_or_late_and_a_bad_attempt_spares_the
     from vidaudit.core.errors import DataError
     from vidaudit.core.types import Condition, Trial
 
-    trials = [Trial(sample_id=f"s{i}", video_sha256=None, condition=Condition(), model=ModelSpec.parse("oracle"))
+    trials = [Trial(sample_id=f"s{i}", video_sha256=None, condition=Condition(prompt="structured_trace"), model=ModelSpec.parse("oracle"))
               for i in range(5)]
     with RunStore(tmp_path) as store:
         store.register_trials(trials)
@@ -251,7 +251,7 @@ def test_a_writer_finds_what_the_log_lacks_at_its_end_or_in_its_middle(tmp_path:
     from vidaudit.core.types import Condition, Trial
     from vidaudit.run.audit_log import scan_audit_log
 
-    trials = [Trial(sample_id=f"s{i}", video_sha256=None, condition=Condition(), model=ModelSpec.parse("oracle"))
+    trials = [Trial(sample_id=f"s{i}", video_sha256=None, condition=Condition(prompt="structured_trace"), model=ModelSpec.parse("oracle"))
               for i in range(6)]
     with RunStore(tmp_path) as store:
         store.register_trials(trials)
