@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class VidauditError(Exception):
     """A user-facing error: the message names the problem and how to fix it."""
@@ -17,3 +19,10 @@ class DataError(VidauditError):
 
 class VerificationError(VidauditError):
     """Rendered pixels disagree with the executable trace."""
+
+
+def check_choice(what: str, value: object, choices: Iterable[str]) -> None:
+    """A ConfigError naming the choices when ``value`` is not one of them (``unknown preset 'x'; choose from ...``)."""
+    names = list(choices)
+    if value not in names:
+        raise ConfigError(f"unknown {what} {value!r}; choose from {', '.join(names)}")

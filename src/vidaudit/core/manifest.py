@@ -21,6 +21,14 @@ MANIFEST = "manifest.jsonl"
 DATASET = "dataset.json"
 
 
+def dataset_dir(out: str | Path) -> Path:
+    """``out`` as the directory a generator writes a dataset into; a ConfigError when it is a file."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+    return out
+
+
 def write_manifest(root: str | Path, samples: Iterable[Sample]) -> Path:
     path = Path(root) / MANIFEST
     write_jsonl_atomic(path, (s.model_dump(mode="json") for s in samples))

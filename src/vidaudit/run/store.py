@@ -76,6 +76,17 @@ DB_NAME = "store.sqlite"
 SCHEMA_VERSION = 2
 READABLE_SCHEMAS = (1, 2)
 
+#: the outcome columns an attempt and a stage call share (one call's answer or error, its cost and timing)
+_OUTCOME_COLUMNS = """    status        TEXT NOT NULL,
+    error_kind    TEXT,
+    error_message TEXT,
+    text          TEXT,
+    usage_json    TEXT,
+    cost_usd      REAL,
+    latency_s     REAL,
+    finish_reason TEXT,
+    model_version TEXT,
+"""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS trials (
@@ -89,16 +100,7 @@ CREATE TABLE IF NOT EXISTS trials (
 CREATE TABLE IF NOT EXISTS attempts (
     trial_id      TEXT NOT NULL REFERENCES trials(trial_id),
     attempt       INTEGER NOT NULL CHECK (attempt >= 1),
-    status        TEXT NOT NULL,
-    error_kind    TEXT,
-    error_message TEXT,
-    text          TEXT,
-    usage_json    TEXT,
-    cost_usd      REAL,
-    latency_s     REAL,
-    finish_reason TEXT,
-    model_version TEXT,
-    frame_indices TEXT NOT NULL,
+""" + _OUTCOME_COLUMNS + """    frame_indices TEXT NOT NULL,
     frame_times   TEXT NOT NULL,
     started_at    REAL NOT NULL,
     ended_at      REAL NOT NULL,
@@ -115,16 +117,7 @@ CREATE TABLE IF NOT EXISTS stage_calls (
     call_key      TEXT NOT NULL,
     model_json    TEXT NOT NULL,
     request_json  TEXT NOT NULL,
-    status        TEXT NOT NULL,
-    error_kind    TEXT,
-    error_message TEXT,
-    text          TEXT,
-    usage_json    TEXT,
-    cost_usd      REAL,
-    latency_s     REAL,
-    finish_reason TEXT,
-    model_version TEXT,
-    started_at    REAL NOT NULL,
+""" + _OUTCOME_COLUMNS + """    started_at    REAL NOT NULL,
     ended_at      REAL NOT NULL,
     response_extra TEXT,
     UNIQUE (trial_id, stage, attempt)

@@ -104,6 +104,9 @@ class Suite:
     probes: Mapping[str, str] = {}
     #: how the trace viewer lists this suite's trials
     viewer: ViewerSpec = ViewerSpec()
+    #: the module holding the suite's audit functions ``audit_parts(budget)``, ``generate_part(part, out, *,
+    #: workers, on_progress)`` and ``profile_figures(part, results)`` (imported on first use); "" : no audit part
+    audit_module: str = ""
     #: optional behaviour the stages must know about (a judge, per-stage usage for ``aggregate``)
     capabilities: Capabilities = Capabilities()
 
@@ -230,14 +233,22 @@ class Suite:
 
     # ------------------------------------------------------------------ audit (``vidaudit audit``)
 
+    def _audit(self, hook: str) -> Any:
+        """The function ``hook`` of the suite's declared audit module (imported on first use)."""
+        import importlib
+
+        return getattr(importlib.import_module(self.audit_module), hook)
+
     def audit_parts(self, budget: str) -> Sequence[AuditPart]:
         """The datasets an audit at ``budget`` (smoke, standard, paper) runs; () leaves the suite out."""
-        return ()
+        return self._audit("audit_parts")(budget) if self.audit_module else ()
 
     def generate_part(self, part: AuditPart, out: Path, *, workers: int | None = None,
                       on_progress: Callable[[int, int], None] | None = None) -> Path:
         """Generate ``part``'s preset into ``out`` (pixel-checked as its generate command does); the manifest."""
-        raise ConfigError(f"the {self.name} suite has no audit datasets")
+        if not self.audit_module:
+            raise ConfigError(f"the {self.name} suite has no audit datasets")
+        return self._audit("generate_part")(part, out, workers=workers, on_progress=on_progress)
 
     def part_conditions(self, part: AuditPart, data_dir: Path) -> tuple[str, ...]:
         """The conditions ``part`` runs at (a generator may write them beside its data; default: the part's)."""
@@ -246,7 +257,9 @@ class Suite:
     def profile_figures(self, part: AuditPart, results: Mapping[str, Any]) -> PartFigures:
         """The headline figures of ``part`` per model, read from a run's ``report.json`` ``results``, with
         the chance level, human ceiling and the papers' published numbers the report holds."""
-        raise ConfigError(f"the {self.name} suite has no profile figures")
+        if not self.audit_module:
+            raise ConfigError(f"the {self.name} suite has no profile figures")
+        return self._audit("profile_figures")(part, results)
 
 
 def check_suite(obj: Any, name: str) -> Suite:

@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.profile import AuditPart, PartFigures
 from vidaudit.core.contract.records import ParseResult, ScoreRecord, TrialScore
 from vidaudit.core.contract.report import SuiteReport, ViewerTrial
 from vidaudit.core.contract.suite import AggregateInput, ObservedFrame, Prompt, ScoreInput, Suite
@@ -38,6 +37,7 @@ def _int_answer(value: str, what: str) -> int:
 
 class CountingSuite(Suite):
     name = "counting"
+    audit_module = "vidaudit.suites.counting.audit"
     description = ("Count wall contacts, blinks and state transitions over an N x F grid with executable traces "
                    "(Low-Frequency Trap).")
     paper = "000_2cdda6f6d04db62c"
@@ -60,22 +60,6 @@ class CountingSuite(Suite):
         return res.manifest
 
     # ------------------------------------------------------------------ audit
-
-    def audit_parts(self, budget: str) -> Sequence[AuditPart]:
-        from vidaudit.suites.counting.audit import audit_parts
-
-        return audit_parts(budget)
-
-    def generate_part(self, part: AuditPart, out: Path, *, workers: int | None = None,
-                      on_progress: Callable[[int, int], None] | None = None) -> Path:
-        from vidaudit.suites.counting.audit import generate_part
-
-        return generate_part(part, out, workers=workers, on_progress=on_progress)
-
-    def profile_figures(self, part: AuditPart, results: Mapping[str, Any]) -> PartFigures:
-        from vidaudit.suites.counting.audit import profile_figures
-
-        return profile_figures(part, results)
 
     def verify(self, data_dir: Path, samples: Sequence[Sample], *, workers: int | None = None,
                on_progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit import __version__
-from vidaudit.core.errors import ConfigError, VerificationError
+from vidaudit.core.errors import ConfigError, VerificationError, check_choice
 from vidaudit.core.manifest import write_dataset_info, write_manifest
 from vidaudit.core.types import Sample
 from vidaudit.core.versions import library_versions
@@ -56,8 +56,7 @@ class GenerateResult:
 
 def specs_for(preset: str, seeds: int | None = None, **overrides: Any) -> list[SceneSpec]:
     """The scene specs of a preset (``seeds`` and any knob overridden; None leaves the preset's value)."""
-    if preset not in PRESETS:
-        raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
+    check_choice("preset", preset, PRESETS)
     n, knobs = PRESETS[preset]
     knobs = {**knobs, **{k: v for k, v in overrides.items() if v is not None}}
     n = n if seeds is None else seeds

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.profile import AuditPart, PartFigures
 from vidaudit.core.contract.records import ScoreRecord, TrialScore
 from vidaudit.core.contract.report import SuiteReport, ViewerTrial
 from vidaudit.core.contract.suite import AggregateInput, Capabilities, Prompt, ScoreInput, Suite
@@ -30,6 +29,7 @@ def _yes_no(value: str, what: str) -> str:
 
 class FaithfulSuite(Suite):
     name = "faithful"
+    audit_module = "vidaudit.suites.faithful.audit"
     description = ("Targets about the order of two events with their atomic sub-questions, scored jointly "
                    "(faithful accuracy) on synthetic worlds with exact facts or the STRAND release.")
     paper = "002_fcde868126a0377a"
@@ -56,22 +56,6 @@ class FaithfulSuite(Suite):
         return generate(specs_for("smoke"), out, workers=workers, on_progress=on_progress).manifest
 
     # ------------------------------------------------------------------ audit
-
-    def audit_parts(self, budget: str) -> Sequence[AuditPart]:
-        from vidaudit.suites.faithful.audit import audit_parts
-
-        return audit_parts(budget)
-
-    def generate_part(self, part: AuditPart, out: Path, *, workers: int | None = None,
-                      on_progress: Callable[[int, int], None] | None = None) -> Path:
-        from vidaudit.suites.faithful.audit import generate_part
-
-        return generate_part(part, out, workers=workers, on_progress=on_progress)
-
-    def profile_figures(self, part: AuditPart, results: Mapping[str, Any]) -> PartFigures:
-        from vidaudit.suites.faithful.audit import profile_figures
-
-        return profile_figures(part, results)
 
     def verify(self, data_dir: Path, samples: Sequence[Sample], *, workers: int | None = None,
                on_progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:

@@ -37,7 +37,8 @@ def audit_parts(budget: str) -> list[AuditPart]:
             for p, (conds, obs) in PROBE_PARTS.items()]
 
 
-def generate_part(part: AuditPart, out: Path, *, workers: int | None = None) -> Path:
+def generate_part(part: AuditPart, out: Path, *, workers: int | None = None,
+                  on_progress: Callable[[int, int], None] | None = None) -> Path:
     from vidaudit.suites.stress.probe import GenerateOptions
     from vidaudit.suites.stress.suite import SUITE
 

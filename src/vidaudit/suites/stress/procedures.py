@@ -42,6 +42,20 @@ _GLYPHS = ("disc", "square", "triangle", "diamond", "bar", "ring")
 
 
 @dataclass(frozen=True)
+class ProcedurePreset:
+    """A preset of a probe that renders the synthetic procedures (expectation, shortcuts): the frame size and
+    rate, how many procedures and seeds, and the range a step's duration is drawn from."""
+
+    name: str
+    width: int
+    height: int
+    fps: float
+    procedures: int
+    seeds: int
+    step_s: tuple[float, float]
+
+
+@dataclass(frozen=True)
 class Segment:
     """One step as it appears in a rendered video: [start_s, end_s) and frames [start_frame, end_frame)."""
 

@@ -9,12 +9,11 @@ probe name; its sections are the probes' sections in the order of ``PARTS``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-from vidaudit.core.contract.profile import AuditPart, PartFigures
+from vidaudit.core.contract.profile import AuditPart
 from vidaudit.core.contract.report import SuiteReport
 from vidaudit.core.contract.suite import AggregateInput, Capabilities, PartedSuite
 from vidaudit.core.errors import ConfigError, DataError
@@ -52,6 +51,7 @@ PARTS: dict[str, tuple[str, str]] = {
 
 class StressSuite(PartedSuite):
     name = "stress"
+    audit_module = "vidaudit.suites.stress.audit"
     description = ("Reveal stress probes: each opposes a shortcut answer to the visually correct one, with exact "
                    "synthetic ground truth (select one with --probe).")
     paper = "003_26ec3fd4175dfa64"
@@ -77,26 +77,10 @@ class StressSuite(PartedSuite):
 
     # ------------------------------------------------------------------ audit
 
-    def audit_parts(self, budget: str) -> Sequence[AuditPart]:
-        from vidaudit.suites.stress.audit import audit_parts
-
-        return audit_parts(budget)
-
-    def generate_part(self, part: AuditPart, out: Path, *, workers: int | None = None,
-                      on_progress: Callable[[int, int], None] | None = None) -> Path:
-        from vidaudit.suites.stress.audit import generate_part
-
-        return generate_part(part, out, workers=workers)
-
     def part_conditions(self, part: AuditPart, data_dir: Path) -> tuple[str, ...]:
         from vidaudit.suites.stress.audit import part_conditions
 
         return part_conditions(part, data_dir)
-
-    def profile_figures(self, part: AuditPart, results: Mapping[str, Any]) -> PartFigures:
-        from vidaudit.suites.stress.audit import profile_figures
-
-        return profile_figures(part, results)
 
     def check_samples(self, samples: Sequence[Sample], source: str) -> None:
         bad = []

@@ -23,8 +23,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
+from vidaudit.core.errors import ConfigError, DataError, check_choice
+from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, Trace, VideoRef
 from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.stress.camera_motion.options import DIRECTIONS, LETTER_OF
@@ -272,8 +272,7 @@ def generate(out: Path, preset: str = "smoke", scenes: int | None = None, *, for
              on_progress: Callable[[int, int], None] | None = None, workers: int | None = 1,
              pool: PoolFactory | None = None) -> Path:
     """Write the stills (here: each feeds six videos), then one ``render_job`` per video (see ``run.jobs``)."""
-    if preset not in PRESETS:
-        raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
+    check_choice("preset", preset, PRESETS)
     pre = PRESETS[preset]
     st = parse_settings(settings or {})
     w, h = st.size or (pre.width, pre.height)
@@ -288,9 +287,7 @@ def generate(out: Path, preset: str = "smoke", scenes: int | None = None, *, for
     for r in rows:
         if r["scene"] in read:
             r["params"].update(read[r["scene"]][1])
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+    out = dataset_dir(out)
     placeholder = VideoRef(path="", fps=1.0, width=w, height=h, n_frames=0, duration_s=0)
     guard_replace(out, [Sample(sample_id=r["sample_id"], suite="stress", params=r["params"], question=QUESTION,
                                answer=r["params"]["motion"], video=placeholder) for r in rows],

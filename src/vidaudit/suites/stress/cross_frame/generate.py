@@ -16,9 +16,9 @@ from typing import Any
 
 import yaml
 
-from vidaudit.core.errors import ConfigError
+from vidaudit.core.errors import ConfigError, check_choice
 from vidaudit.core.fileio import write_text_atomic
-from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
+from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, VideoRef
 from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.stress.cross_frame import synthetic
@@ -122,8 +122,7 @@ def run_config(out: Path, masks: tuple[dict[str, Any], ...], fps: float | None, 
 def generate(out: Path, preset: str, n: int | None, source: Path | None, settings: dict[str, str], *,
              force: bool = False, workers: int | None = 1, pool: PoolFactory | None = None,
              on_progress: Callable[[int, int], None] | None = None) -> Path:
-    if preset not in PRESETS:
-        raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
+    check_choice("preset", preset, PRESETS)
     pre = PRESETS[preset]
     if n is not None and n < 1:
         raise ConfigError(f"--seeds must be at least 1, got {n}")
@@ -133,9 +132,7 @@ def generate(out: Path, preset: str, n: int | None, source: Path | None, setting
         raise ConfigError(f"--set sample_fps={settings['sample_fps']!r} is not a number") from None
     if not sample_fps > 0:
         raise ConfigError("--set sample_fps must be positive")
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+    out = dataset_dir(out)
     if source is None:
         if "csv" in settings:
             raise ConfigError("--set csv names the CSV of a --source set; the synthetic source has one")

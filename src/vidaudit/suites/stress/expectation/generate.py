@@ -19,21 +19,21 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.errors import ConfigError, DataError, check_choice
 from vidaudit.core.hashing import rng_from
-from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
+from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, Trace, VideoRef
 from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.stress.common import LETTERS, place_at
 from vidaudit.suites.stress.expectation import prompts as P
 from vidaudit.suites.stress.procedures import (
     PROCEDURES,
+    ProcedurePreset,
     RenderedProcedure,
     apply_job,
     publish,
@@ -62,15 +62,7 @@ OBJECT_SIZE = 0.25
 MIN_GAP_STEPS = 3
 
 
-@dataclass(frozen=True)
-class Preset:
-    name: str
-    width: int
-    height: int
-    fps: float
-    procedures: int
-    seeds: int
-    step_s: tuple[float, float]
+Preset = ProcedurePreset
 
 
 PRESETS: dict[str, Preset] = {
@@ -289,12 +281,9 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, forc
              clips: Sequence[Clip] | None = None) -> Path:
     """The probe's dataset from the synthetic procedures of ``preset``, or from ``clips`` (a user's folder or a
     dataset loader's clips, imported to constant rate first; ``seeds`` then keeps the first N clips)."""
-    if preset not in PRESETS:
-        raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
+    check_choice("preset", preset, PRESETS)
     pre = PRESETS[preset]
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+    out = dataset_dir(out)
     if clips is not None:
         clips = list(clips)[:seeds] if seeds is not None else list(clips)
         if len(clips) < 2:

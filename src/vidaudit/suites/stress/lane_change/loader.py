@@ -24,7 +24,7 @@ from typing import Any
 
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import atomic_path
-from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
+from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import Sample, Trace, VideoRef
 from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.stress.lane_change.options import LABELS, LETTER_OF, QUESTION
@@ -157,9 +157,7 @@ def generate(out: Path, source: Path, *, force: bool = False,
         checked.append((r, info))
     if errors:
         raise DataError(f"{root / ANNOTATIONS}: " + " | ".join(errors[:8]))
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+    out = dataset_dir(out)
 
     def sid(i: int, r: Row) -> str:
         return f"stress-{PROBE}-{i:04d}-{Path(r.clip).stem}"

@@ -9,9 +9,9 @@ from typing import Any
 
 import cv2
 
-from vidaudit.core.errors import ConfigError
+from vidaudit.core.errors import ConfigError, check_choice
 from vidaudit.core.fileio import atomic_path
-from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
+from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, VideoRef
 from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.stress.mosaic import scene as sc
@@ -87,12 +87,9 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, forc
              workers: int | None = 1, pool: PoolFactory | None = None,
              on_progress: Callable[[int, int], None] | None = None) -> Path:
     """Write every still (here: they are small and each feeds three videos), then one job per video."""
-    if preset not in PRESETS:
-        raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
+    check_choice("preset", preset, PRESETS)
     rows = plan_rows(PRESETS[preset] if seeds is None else seeds)
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+    out = dataset_dir(out)
     placeholder = VideoRef(path="", fps=1.0, width=sc.WIDTH, height=sc.HEIGHT, n_frames=0, duration_s=0)
     guard_replace(out, [Sample(sample_id=r["sample_id"], suite="stress", params=r["params"] | {"preset": preset},
                                question=r["question"], answer=r["answer"], video=placeholder) for r in rows],

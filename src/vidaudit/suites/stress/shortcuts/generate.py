@@ -21,12 +21,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.errors import ConfigError, DataError, check_choice
 from vidaudit.core.hashing import rng_from
-from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
+from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, Trace
 from vidaudit.run.jobs import PoolFactory, run_jobs
-from vidaudit.suites.stress.procedures import PROCEDURES, apply_job, publish, render_sources, staging_dir
+from vidaudit.suites.stress.procedures import (
+    PROCEDURES,
+    ProcedurePreset,
+    apply_job,
+    publish,
+    render_sources,
+    staging_dir,
+)
 from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, QUESTIONS, build_key, prompt_text
 
 PROBE = "shortcuts"
@@ -34,14 +41,8 @@ QUERY_OF = {"first": "first", "last": "last", "sequence": "order"}
 
 
 @dataclass(frozen=True)
-class Preset:
-    name: str
-    width: int
-    height: int
-    fps: float
-    procedures: int
-    seeds: int
-    step_s: tuple[float, float]
+class Preset(ProcedurePreset):
+    #: the blank durations the blank-screen condition shows
     blank_s: tuple[float, ...]
 
 
@@ -170,15 +171,12 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, sour
              on_progress: Callable[[int, int], None] | None = None, dataset: str | None = None) -> Path:
     """``source``: a YouCook2-format folder (``youcook2_annotations.json``, or ``dataset="youcook2"``), a plain
     folder of clips with ``steps.csv``, or a paper dataset's layout (``dataset``: charades, ego4d, ...)."""
-    if preset not in PRESETS:
-        raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
+    check_choice("preset", preset, PRESETS)
     if dataset is not None and source is None:
         raise ConfigError("--set dataset=NAME names the format of --source DIR; pass --source")
     ds = dataset.strip().lower() if dataset is not None else None
     pre = PRESETS[preset]
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+    out = dataset_dir(out)
     skipped: list[str] = []
     with staging_dir(out) as staging:
         if source is not None:

@@ -20,7 +20,14 @@ from typing import Any
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import atomic_path, write_jsonl_atomic, write_text_atomic
 from vidaudit.core.hashing import sha256_file
-from vidaudit.core.manifest import guard_replace, load_samples, read_dataset_info, write_dataset_info, write_manifest
+from vidaudit.core.manifest import (
+    dataset_dir,
+    guard_replace,
+    load_samples,
+    read_dataset_info,
+    write_dataset_info,
+    write_manifest,
+)
 from vidaudit.core.types import Sample, VideoRef
 from vidaudit.suites.stress.sycophancy.categories import AGREE, CATEGORIES, CHANCE, DISAGREE, OPTIONS
 from vidaudit.suites.stress.sycophancy.from_counting import counting_pairs
@@ -136,9 +143,7 @@ def generate(out: Path, *, preset: str, source: Path | None, demos: Sequence[str
              force: bool = False, say=print) -> Path:
     from vidaudit.core.registry import get_suite
 
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+    out = dataset_dir(out)
     if per_category < 1:
         raise ConfigError(f"per_category must be at least 1, got {per_category}")
     names = tuple(demos) if demos is not None else (() if source is not None else PRESET_DEMOS[preset])

@@ -13,7 +13,14 @@ from pathlib import Path
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import atomic_path
 from vidaudit.core.hashing import sha256_file
-from vidaudit.core.manifest import MANIFEST, guard_replace, load_samples, write_dataset_info, write_manifest
+from vidaudit.core.manifest import (
+    MANIFEST,
+    dataset_dir,
+    guard_replace,
+    load_samples,
+    write_dataset_info,
+    write_manifest,
+)
 from vidaudit.core.types import Sample
 from vidaudit.suites.stress.sycophancy.categories import PAPER_CATEGORIES
 from vidaudit.suites.stress.sycophancy.prompts import generator_prompt
@@ -50,9 +57,7 @@ def generate_pairs_requests(out: Path, source: Path | None, categories: tuple[st
     keys = [k for k, _, _ in vids]
     if len(set(keys)) != len(keys):
         raise DataError(f"--source {source}: two videos share a file name stem; rename them")
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+    out = dataset_dir(out)
     samples, copies = [], []
     for key, path, known in vids:
         sha = sha256_file(path)

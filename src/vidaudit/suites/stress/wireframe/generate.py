@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.errors import ConfigError
+from vidaudit.core.errors import ConfigError, check_choice
 from vidaudit.core.hashing import rng_from
-from vidaudit.core.manifest import guard_replace, write_dataset_info, write_manifest
+from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import Sample, VideoRef
 from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.stress.wireframe import scene as sc
@@ -87,13 +87,10 @@ def render_job(scene: sc.Scene, arrangement: str, out: str, rel: str) -> VideoRe
 def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, force: bool = False,
              workers: int | None = 1, pool: PoolFactory | None = None,
              on_progress: Callable[[int, int], None] | None = None) -> Path:
-    if preset not in PRESETS:
-        raise ConfigError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
+    check_choice("preset", preset, PRESETS)
     pre = PRESETS[preset]
     rows = plan_rows(pre, seeds)
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+    out = dataset_dir(out)
     built = []
     for r in rows:
         scene, extra, answer = build_scene(r["task"], r["seed"], r["width"])
