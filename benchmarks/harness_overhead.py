@@ -48,6 +48,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench_common import best_of, parse_points
+
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.registry import get_suite
 from vidaudit.core.types import Condition, ModelSpec
@@ -58,7 +60,6 @@ from vidaudit.run.session import dry_run_rows, prepare_stream
 from vidaudit.suites.counting.generate import generate
 from vidaudit.suites.counting.grid import GridPoint, preset
 from vidaudit.video.frame_cache import FrameCache
-from bench_common import best_of, parse_points
 
 #: Benchmark-only key variable: adapters are pointed at it with ``api_key_env`` so that a real key
 #: that happens to be in the environment is never read. Nothing is called, so any value works.

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from bench_common import best_of, parse_points
 
 from vidaudit.core.hashing import rng_from, sha256_file
 from vidaudit.suites.counting.blinking import Blinking
@@ -50,7 +51,6 @@ from vidaudit.suites.counting.scene import RenderSettings, Scene
 from vidaudit.suites.counting.state_machine import StateMachine
 from vidaudit.suites.counting.verify import check_video
 from vidaudit.video.io import X264_OPTIONS, VideoWriter, iter_frames, iter_frames_reused, probe
-from bench_common import best_of, parse_points
 
 PAPER_VIDEOS = len(preset("paper"))
 DEFAULT_POINTS = ("bounce_ball:12:4,bounce_ball:0:1,bounce_ball:3:0.5,"

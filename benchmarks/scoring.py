@@ -157,8 +157,8 @@ def scoring_module(mod: types.ModuleType) -> Iterator[None]:
 @contextmanager
 def previous_parsers() -> Iterator[None]:
     """Score with the parsers of ``baseline_answers`` (this process only; restored on exit)."""
-    import vidaudit.suites.counting.timestamps as ts
     import vidaudit.suites.counting.scoring as sc
+    import vidaudit.suites.counting.timestamps as ts
 
     saved = sc.parse_count, ts.boxed_spans
     sc.parse_count, ts.boxed_spans = baseline_answers.parse_count, baseline_answers.boxed_spans

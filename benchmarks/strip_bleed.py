@@ -33,14 +33,19 @@ for n, S, v, o, k, *_ in TABLE10:
         dec = np.stack(list(iter_frames(out))).astype(int)
         masked = exact.max(axis=3) == 0
         vis = ~masked
-        lit += int((dec.max(axis=3)[masked] > 48).sum()); nm += int(masked.sum())
+        lit += int((dec.max(axis=3)[masked] > 48).sum())
+        nm += int(masked.sum())
         e = np.abs(dec - exact.astype(int))
-        err += float(e.mean(axis=3)[vis].sum()); nv += int(vis.sum())
+        err += float(e.mean(axis=3)[vis].sum())
+        nv += int(vis.sum())
         far += int((e.max(axis=3)[vis] > 40).sum())
         shape = vis & (np.abs(exact.astype(int) - 128).max(axis=3) > 20)
-        serr += float(e.mean(axis=3)[shape].sum()); ns += int(shape.sum())
+        serr += float(e.mean(axis=3)[shape].sum())
+        ns += int(shape.sum())
         ex, de = exact[shape].astype(int), dec[shape]
-        near = lambda a: np.argmin(((a[:, None, :] - PAL[None]) ** 2).sum(-1), axis=1)
+        def near(a: np.ndarray) -> np.ndarray:
+            return np.argmin(((a[:, None, :] - PAL[None]) ** 2).sum(-1), axis=1)
+
         swrong += int((near(ex) != near(de)).sum())
     strip = (W if o == "vertical" else H) / S
     print(f"{S}/{v}/{o}/{k} | {strip:.2f} | {100*lit/nm:.1f}% | {err/nv:.1f} | {100*far/nv:.1f}% | {serr/ns:.1f} | {100*swrong/ns:.1f}%")

@@ -23,8 +23,16 @@ from vidaudit.core.types import ModelSpec
 from vidaudit.run.plan import parse_condition
 from vidaudit.run.session import execute, prepare_run
 from vidaudit.score.stats import wilson_lower
-from vidaudit.suites.counting.adaptive import (FAIL, OPEN, PASS, AdaptiveDesign, cell_state, meets, min_seeds,
-                                               trials_to_decide)
+from vidaudit.suites.counting.adaptive import (
+    FAIL,
+    OPEN,
+    PASS,
+    AdaptiveDesign,
+    cell_state,
+    meets,
+    min_seeds,
+    trials_to_decide,
+)
 from vidaudit.suites.counting.aggregate import aggregate
 from vidaudit.suites.counting.generate import generate
 from vidaudit.suites.counting.grid import grid

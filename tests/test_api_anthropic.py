@@ -9,8 +9,8 @@ import time
 import cv2
 import numpy as np
 import pytest
-from httpfake import FakeServer, Reply
 
+from httpfake import FakeServer, Reply
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import ErrorKind, GenerationSettings, ImagePart, ModelSpec, Request, TextPart, VideoPart
 from vidaudit.models.anthropic import AnthropicAdapter

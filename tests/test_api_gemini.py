@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from httpfake import FakeServer, Recorded, Reply
 
+from httpfake import FakeServer, Recorded, Reply
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.types import ErrorKind, GenerationSettings, ImagePart, ModelSpec, Request, TextPart, VideoPart

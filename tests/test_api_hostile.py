@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from httpfake import FakeServer, Reply
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from httpfake import FakeServer, Reply
 from vidaudit.core.types import ErrorKind, GenerationSettings, ModelSpec, Request, Response, TextPart
 from vidaudit.models import errors_http as eh
 from vidaudit.models.anthropic import AnthropicAdapter

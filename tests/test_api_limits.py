@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from httpfake import FakeServer, Reply
 from typer.testing import CliRunner
 
+from httpfake import FakeServer, Reply
 from vidaudit.core.types import (
     ErrorKind,
     GenerationSettings,

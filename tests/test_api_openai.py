@@ -5,18 +5,18 @@ from __future__ import annotations
 import asyncio
 import base64
 import dataclasses
-import tempfile
 import email.utils
+import tempfile
 import time
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
-from httpfake import FakeServer, Reply
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from httpfake import FakeServer, Reply
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import (
     ErrorKind,

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
-from httpfake import FakeServer, Recorded, Reply
 
+from httpfake import FakeServer, Recorded, Reply
 from vidaudit.audit.budgets import min_detectable_difference
 from vidaudit.audit.profile import Profile
 

@@ -11,8 +11,13 @@ from vidaudit.report.model import LineFigure, Section, Table
 from vidaudit.score.records import ParseResult, ScoreRecord
 from vidaudit.suites.counting.aggregate import aggregate, count_bins, max_count_boundary, paired_difference
 from vidaudit.suites.counting.scoring import score_trial
-from vidaudit.suites.counting.sections_exact import (exact_sections, max_count_boundary_table, per_n_figure,
-                                                     per_n_table, regions_table)
+from vidaudit.suites.counting.sections_exact import (
+    exact_sections,
+    max_count_boundary_table,
+    per_n_figure,
+    per_n_table,
+    regions_table,
+)
 
 WALLS = ("left", "right")
 

@@ -23,10 +23,8 @@ torch = pytest.importorskip("torch", reason="hf extra (torch) not installed")
 pytest.importorskip("transformers", reason="hf extra (transformers) not installed")
 
 import tiny_models  # noqa: E402
-
 from vidaudit.core.errors import ConfigError  # noqa: E402
-from vidaudit.core.types import (ErrorKind, GenerationSettings, ImagePart, ModelSpec, Request,  # noqa: E402
-                                 TextPart, VideoPart)
+from vidaudit.core.types import ErrorKind, GenerationSettings, ImagePart, ModelSpec, Request, TextPart, VideoPart  # noqa: E402
 from vidaudit.models.base import ModelAdapter, ModelCallError  # noqa: E402
 from vidaudit.models.hf import HFAdapter  # noqa: E402
 from vidaudit.models.hf_families import FAMILIES  # noqa: E402

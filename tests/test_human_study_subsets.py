@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from test_human_study import oracle_run
-
 from vidaudit.cli import app
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples

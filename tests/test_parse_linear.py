@@ -26,8 +26,8 @@ from vidaudit.core.manifest import write_manifest
 from vidaudit.core.types import Event, Sample, Trace, VideoRef
 from vidaudit.score.answers import MAX_BOX_CHARS, box_bounds, boxed_spans, parse_count, parse_option, parse_yes_no
 from vidaudit.score.stage import score_responses
-from vidaudit.suites.counting.timestamps import extract_timestamps
 from vidaudit.suites.counting.scoring import LABEL_PATTERNS, score_trial
+from vidaudit.suites.counting.timestamps import extract_timestamps
 
 PATTERNS = LABEL_PATTERNS["state_machine"]
 

@@ -6,14 +6,26 @@ import json
 from pathlib import Path
 
 import pytest
-from test_perturb_fixtures import make_dot_still, make_video
 
+from test_perturb_fixtures import make_dot_still, make_video
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.types import PerturbationSpec
 from vidaudit.video.io import probe
-from vidaudit.video.perturb import (PerturbResult, apply, cache_key, cached, cached_chain, canonical_spec, get_op,
-                                    op_names, parse_sets, perturb_command, preview, summary_lines)
+from vidaudit.video.perturb import (
+    PerturbResult,
+    apply,
+    cache_key,
+    cached,
+    cached_chain,
+    canonical_spec,
+    get_op,
+    op_names,
+    parse_sets,
+    perturb_command,
+    preview,
+    summary_lines,
+)
 from vidaudit.video.perturb.cache import cache_paths
 
 #: Small parameters for every registered op on the 24-frame, 12 fps, 64x48 test video.

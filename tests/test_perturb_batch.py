@@ -8,9 +8,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_perturb_fixtures import make_video
 from typer.testing import CliRunner
 
+from test_perturb_fixtures import make_video
 from vidaudit.cli import app
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import sha256_file

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_perturb_fixtures import bright_centroid, decoded_ids, info, make_dot_still, make_video
 
+from test_perturb_fixtures import bright_centroid, decoded_ids, info, make_dot_still, make_video
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import PerturbationSpec
 from vidaudit.video.io import iter_frames

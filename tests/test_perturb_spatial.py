@@ -7,13 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_perturb_fixtures import decoded_ids, info, is_second, make_video
 
+from test_perturb_fixtures import decoded_ids, info, is_second, make_video
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import PerturbationSpec
 from vidaudit.video.io import iter_frames, probe
 from vidaudit.video.perturb import apply, plan_for
-
 
 #: H.264's deblocking filter and 2x2 chroma carry an edit 3-4 px past its edge (measured); the band of this
 #: width around a region is not checked.

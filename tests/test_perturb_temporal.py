@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_perturb_fixtures import decoded_ids, frame_pixels, info, is_second, make_video
 
+from test_perturb_fixtures import decoded_ids, frame_pixels, info, is_second, make_video
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import PerturbationSpec
 from vidaudit.video.io import VideoWriter, iter_frames, probe

@@ -14,12 +14,12 @@ from hypothesis import strategies as st
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite
+from vidaudit.core.timeline import Timeline
 from vidaudit.core.types import Condition, ImagePart, ModelSpec, Presentation, TextPart, VideoPart
 from vidaudit.models.base import Capabilities
 from vidaudit.models.provider_content import encode_jpeg
 from vidaudit.run.plan import RequestBuilder, parse_condition, plan, select_frames
 from vidaudit.video.io import read_frames
-from vidaudit.core.timeline import Timeline
 from vidaudit.video.sampling import uniform_count
 
 SUITE = get_suite("counting")

@@ -30,7 +30,6 @@ pytestmark = pytest.mark.xdist_group("ray")  # kept for --dist loadgroup; addopt
 
 sys.path.insert(0, str(Path(__file__).parent))
 import tiny_models  # noqa: E402
-
 from vidaudit.core.errors import ConfigError, DataError  # noqa: E402
 from vidaudit.run.cli_support import resolve_run_args  # noqa: E402
 from vidaudit.run.ray_executor import RayDispatch, RayOptions, dispatch_for  # noqa: E402
@@ -205,9 +204,9 @@ def test_a_judged_run_keeps_its_stage_calls_on_the_driver_and_its_model_on_ray(
 
 
 def test_a_replica_that_differs_from_the_driver_is_refused_before_any_call(cluster) -> None:
-    from vidaudit.models.factory import make_adapter
     from vidaudit.core.registry import get_suite
     from vidaudit.core.types import ModelSpec
+    from vidaudit.models.factory import make_adapter
     from vidaudit.run.ray_executor import Replica, identity
 
     spec = ModelSpec.parse("oracle")

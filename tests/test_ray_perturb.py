@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from test_perturb_batch import make_jobs, outputs
 
 ray = pytest.importorskip("ray", reason='ray is not installed: pip install "vidaudit[ray]" to run the Ray tests')

@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from test_report_html import MALICIOUS, counting_report, generic_report, make_records, make_results, make_trials
 from vidaudit.report import write_report
 from vidaudit.report.heatmaps import _fmt_value
 from vidaudit.suites.counting.viewer import COUNTING_VIEWER
-
-from test_report_html import MALICIOUS, counting_report, generic_report, make_records, make_results, make_trials
 
 CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

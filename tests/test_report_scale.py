@@ -19,6 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from test_report_browser import CHROMIUM, LAUNCH_ARGS, _require_browser
+from test_report_html import MALICIOUS
 from vidaudit.core.errors import DataError
 from vidaudit.report import (
     Report,
@@ -33,9 +35,6 @@ from vidaudit.report import (
     write_report,
 )
 from vidaudit.report.viewer_files import CALLBACK, VIEWER_DIR, resolve_thumbnails, viewer_data
-
-from test_report_browser import CHROMIUM, LAUNCH_ARGS, _require_browser
-from test_report_html import MALICIOUS
 
 SPEC = ViewerSpec(group_label="domain", columns=[ViewerColumn(key="n", label="N", numeric=True)])
 _THUMBS: list[str] = []

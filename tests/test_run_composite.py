@@ -32,10 +32,29 @@ import pytest
 
 from httpfake import FakeServer, Recorded, Reply
 from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import (Condition, ErrorKind, GenerationSettings, ImagePart, ModelSpec, Request, Response,
-                                 Status, TextPart, Trial, Usage, VideoPart)
-from vidaudit.models.base import (Capabilities, CompositeAdapter, ModelCallError, StageCall, StageInterrupted,
-                                  combine_stages, is_composite)
+from vidaudit.core.types import (
+    Condition,
+    ErrorKind,
+    GenerationSettings,
+    ImagePart,
+    ModelSpec,
+    Request,
+    Response,
+    Status,
+    TextPart,
+    Trial,
+    Usage,
+    VideoPart,
+)
+from vidaudit.models.base import (
+    Capabilities,
+    CompositeAdapter,
+    ModelCallError,
+    StageCall,
+    StageInterrupted,
+    combine_stages,
+    is_composite,
+)
 from vidaudit.run.budget import Budget
 from vidaudit.run.executor import AdapterError, run_trials
 from vidaudit.run.retry import RetryPolicy

@@ -24,8 +24,18 @@ import pytest
 from rich.console import Console
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import (Condition, ErrorKind, ImagePart, ModelSpec, Request, Response, Status, TextPart,
-                                 Trial, Usage)
+from vidaudit.core.types import (
+    Condition,
+    ErrorKind,
+    ImagePart,
+    ModelSpec,
+    Request,
+    Response,
+    Status,
+    TextPart,
+    Trial,
+    Usage,
+)
 from vidaudit.models.base import Capabilities, ModelCallError
 from vidaudit.run.budget import Budget
 from vidaudit.run.executor import AdapterError, PrepareError, run_trials

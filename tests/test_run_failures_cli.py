@@ -10,9 +10,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from httpfake import FakeServer, Reply
 from typer.testing import CliRunner
 
+from httpfake import FakeServer, Reply
 from vidaudit.cli import app
 from vidaudit.run.store import RunStore
 

@@ -27,8 +27,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.types import (Attempt, Condition, ErrorKind, Event, ModelSpec, Presentation, Response, Sample,
-                                 Status, Trace, Trial, Usage, VideoRef)
+from vidaudit.core.types import (
+    Attempt,
+    Condition,
+    ErrorKind,
+    Event,
+    ModelSpec,
+    Presentation,
+    Response,
+    Sample,
+    Status,
+    Trace,
+    Trial,
+    Usage,
+    VideoRef,
+)
 from vidaudit.run.audit_log import read_audit_log
 from vidaudit.run.runconfig import BudgetConfig, RunConfig, open_run_config
 from vidaudit.run.secrets import SecretLeakError, env_secrets

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vidaudit.core.types import Event, Sample, Trace, VideoRef
-from vidaudit.suites.counting.timestamps import extract_timestamps
 from vidaudit.suites.counting.scoring import LABEL_PATTERNS, score_trial
+from vidaudit.suites.counting.timestamps import extract_timestamps
 
 FRAMES_1FPS = [i + 0.5 for i in range(24)]  # frames@1 of a 24 s clip: 0.5, 1.5, ..., 23.5
 

@@ -10,8 +10,8 @@ from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import Event, Sample, Trace, VideoRef
 from vidaudit.suites.counting.matching import match_times
 from vidaudit.suites.counting.metrics import trace_metrics
-from vidaudit.suites.counting.taxonomy import classify
 from vidaudit.suites.counting.scoring import rate_relative_delta, score_trial
+from vidaudit.suites.counting.taxonomy import classify
 
 
 def make_sample(domain: str, times: list[float], f: float, states: list[str | None] | None = None,

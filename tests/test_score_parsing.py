@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vidaudit.score.answers import NUMBER_WORDS, boxed_spans, parse_count, parse_option, parse_yes_no
-from vidaudit.suites.counting.timestamps import extract_timestamps
 from vidaudit.suites.counting.scoring import LABEL_PATTERNS
+from vidaudit.suites.counting.timestamps import extract_timestamps
 
 FAST = settings(max_examples=150, deadline=None)
 

@@ -13,9 +13,14 @@ from hypothesis import strategies as st
 from vidaudit.core.types import Event, Sample, Trace, VideoRef
 from vidaudit.score.answers import _count_in_any_box, _count_in_box, parse_count
 from vidaudit.suites.counting.matching import Matching, match_times, max_match_count
+from vidaudit.suites.counting.scoring import (
+    _TOLERANCE_KEYS,
+    FIXED_TOLERANCES_S,
+    RATE_RELATIVE,
+    _window_counts,
+    score_trial,
+)
 from vidaudit.suites.counting.taxonomy import _norm, classify
-from vidaudit.suites.counting.scoring import (FIXED_TOLERANCES_S, RATE_RELATIVE, _TOLERANCE_KEYS, _window_counts,
-                                              score_trial)
 
 times = st.lists(st.floats(0, 30, allow_nan=False), max_size=12)
 grid_times = st.lists(st.integers(0, 60).map(lambda i: i * 0.25), max_size=12)  # many exact window edges

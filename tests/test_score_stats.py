@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from scipy.stats import binomtest
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.suites.counting.boundaries import count_boundary, format_value, frequency_boundary, prefix_boundary
 from vidaudit.score.stats import paired_bootstrap, wilson_interval, wilson_lower
+from vidaudit.suites.counting.boundaries import count_boundary, format_value, frequency_boundary, prefix_boundary
 
 
 @settings(max_examples=200, deadline=None)

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from vidaudit.core.types import Event, Sample, Trace, VideoRef
 from vidaudit.suites.counting.matching import match_times
-from vidaudit.suites.counting.taxonomy import _align_gap, classify, order_aligned
 from vidaudit.suites.counting.scoring import score_trial
+from vidaudit.suites.counting.taxonomy import _align_gap, classify, order_aligned
 
 
 def tax(true: list[float], rep: list[float], delta: float, **kw):

@@ -18,8 +18,13 @@ from vidaudit.core.registry import get_suite
 from vidaudit.core.types import ModelSpec
 from vidaudit.suites.counting.generate import generate
 from vidaudit.suites.counting.grid import grid
-from vidaudit.suites.counting.simulated import (UNDERCOUNT_P, SimulatedAdapter, read_surface, simulated_count,
-                                                wrong_count)
+from vidaudit.suites.counting.simulated import (
+    UNDERCOUNT_P,
+    SimulatedAdapter,
+    read_surface,
+    simulated_count,
+    wrong_count,
+)
 
 runner = CliRunner()
 

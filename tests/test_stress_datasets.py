@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from realvideos import Player, frame_code, write_video
 from typer.testing import CliRunner
 
+from realvideos import Player, frame_code, write_video
 from vidaudit.cli import app
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples

@@ -10,9 +10,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from realvideos import Made, Player, frame_code, is_upright, make_all
 from typer.testing import CliRunner
 
+from realvideos import Made, Player, frame_code, is_upright, make_all
 from vidaudit.cli import app
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples

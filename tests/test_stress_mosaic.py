@@ -24,9 +24,9 @@ def test_temporal_quadrants_tile_the_still(tmp_path: Path) -> None:
     """The mosaic op's 4 frames, as encoded, unite to the still (Total Observability), one quadrant each."""
     import cv2
 
+    from vidaudit.suites.stress.mosaic.generate import spec_of
     from vidaudit.video.io import read_frames
     from vidaudit.video.perturb import apply
-    from vidaudit.suites.stress.mosaic.generate import spec_of
 
     img = sc.text_still(3).render()
     still = tmp_path / "s.png"

@@ -11,8 +11,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from realvideos import Made, Player, frame_code, is_upright, make_all
 
+from realvideos import Made, Player, frame_code, is_upright, make_all
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples
 from vidaudit.suites.stress.camera_motion.generate import fit_image
@@ -204,9 +204,9 @@ def test_cross_frame_reads_a_folder_of_clips_with_a_csv_of_questions(made: dict[
 def test_shortcuts_on_ego4d_windows(tmp_path: Path) -> None:
     """``--set dataset=ego4d``: each 5-15 s window with 4+ narrated actions is a procedure; its reordered videos
     show the original's frames of each narrated action in the order the answer key names (ffmpeg reads them)."""
-    from test_stress_datasets import _ego4d_dir
     from typer.testing import CliRunner
 
+    from test_stress_datasets import _ego4d_dir
     from vidaudit.cli import app
     from vidaudit.suites.stress.datasets import ego4d
 

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vidaudit.suites.counting.timestamps import _ATOM, extract_timestamps
 from vidaudit.suites.counting.scoring import LABEL_PATTERNS
+from vidaudit.suites.counting.timestamps import _ATOM, extract_timestamps
 
 #: the last commit of the previous extractor (before the issue-13 rewrite)
 ORACLE_COMMIT = "6f014f5"

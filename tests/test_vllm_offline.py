@@ -25,7 +25,6 @@ torch = pytest.importorskip("torch", reason="the hf batch compared against needs
 
 sys.path.insert(0, str(Path(__file__).parent))
 import tiny_models  # noqa: E402
-
 from vidaudit.core.errors import ConfigError  # noqa: E402
 from vidaudit.core.registry import MissingExtraError  # noqa: E402
 from vidaudit.core.types import GenerationSettings, ImagePart, ModelSpec, Request, TextPart, VideoPart  # noqa: E402
