@@ -235,9 +235,9 @@ class Suite:
 
     def _audit(self, hook: str) -> Any:
         """The function ``hook`` of the suite's declared audit module (imported on first use)."""
-        import importlib
+        from vidaudit.core.registry import load
 
-        return getattr(importlib.import_module(self.audit_module), hook)
+        return load(f"{self.audit_module}:{hook}", f"suite {self.name!r}'s audit hook {hook}")
 
     def audit_parts(self, budget: str) -> Sequence[AuditPart]:
         """The datasets an audit at ``budget`` (smoke, standard, paper) runs; () leaves the suite out."""

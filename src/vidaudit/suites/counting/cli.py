@@ -13,7 +13,6 @@ import typer
 
 def register(generate_app: typer.Typer) -> None:
     from vidaudit.cli_common import console, friendly_errors, parse_list, progress_bar
-    from vidaudit.core.errors import ConfigError
 
     @generate_app.command("counting")
     @friendly_errors
@@ -78,11 +77,10 @@ def register(generate_app: typer.Typer) -> None:
                                    "differ (runs planned on it will no longer match)."),
     ) -> None:
         """Turn a real repetition-counting dataset into counting samples (one event per repetition start)."""
-        from vidaudit.core.manifest import MANIFEST, guard_replace
+        from vidaudit.core.manifest import MANIFEST, dataset_dir, guard_replace
         from vidaudit.suites.counting.repcount import scan_repcount, write_repcount_dataset
 
-        if out.exists() and not out.is_dir():
-            raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+        dataset_dir(out)
         if not force and (out / MANIFEST).is_file():  # compare first: the writer replaces what is there
             scan = scan_repcount(csv, videos, split_name=split, relative_to=out, skip_invalid=skip_invalid)
             guard_replace(out, scan.samples, force=False, command="generate repcount")

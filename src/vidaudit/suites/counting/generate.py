@@ -24,7 +24,14 @@ from typing import Any
 from vidaudit import __version__
 from vidaudit.core.errors import ConfigError, VerificationError
 from vidaudit.core.hashing import seed_from, sha256_file
-from vidaudit.core.manifest import MANIFEST, existing_samples, guard_replace, write_dataset_info, write_manifest
+from vidaudit.core.manifest import (
+    MANIFEST,
+    dataset_dir,
+    existing_samples,
+    guard_replace,
+    write_dataset_info,
+    write_manifest,
+)
 from vidaudit.core.types import Sample
 from vidaudit.core.versions import library_versions
 from vidaudit.run.jobs import iter_completed
@@ -142,8 +149,7 @@ def content_key(sample: Sample) -> dict[str, Any]:
 
 def check_out_dir(out: Path, planned: Sequence[Sample], *, dry_run: bool, force: bool) -> None:
     """Refuse to replace a dataset in ``out`` by a different one, or rendered videos by a dry run (see module)."""
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file; pass a directory for the dataset")
+    dataset_dir(out)
     guard_replace(out, planned, force=force, key=content_key, command="generate")
     if dry_run and not force:
         old = existing_samples(out) or []
