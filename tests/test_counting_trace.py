@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from vidaudit.core.errors import ConfigError
 from vidaudit.suites.counting import grid as g
 from vidaudit.suites.counting.render import make_scene
+from vidaudit.suites.counting.running_count import replay
 from vidaudit.suites.counting.scene import RenderSettings
 from vidaudit.suites.counting.schedule import MARGIN_S, first_frame_at
 
@@ -29,7 +30,7 @@ def test_trace_invariants(p: g.GridPoint) -> None:
     s = RenderSettings()
     scene = make_scene(p, s)
     trace = scene.trace()
-    assert trace.execute() == p.n_events
+    assert replay(trace) == p.n_events
     ev = trace.events
     assert [e.count for e in ev] == list(range(1, p.n_events + 1))
     for a, b in zip(ev, ev[1:]):

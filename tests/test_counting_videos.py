@@ -20,6 +20,7 @@ from vidaudit.core.manifest import load_samples
 from vidaudit.suites.counting.generate import generate
 from vidaudit.suites.counting.grid import DOMAINS, GridPoint
 from vidaudit.suites.counting.render import make_scene
+from vidaudit.suites.counting.running_count import replay
 from vidaudit.suites.counting.scene import RenderSettings
 from vidaudit.suites.counting.verify import check_video
 from vidaudit.video.io import iter_frames, probe, read_frames
@@ -36,7 +37,7 @@ def test_smoke_manifest_fields(smoke_dir: Path) -> None:
         assert s.video.n_frames == 720 and s.video.duration_s == 24.0
         assert (s.video.width, s.video.height) == (854, 480)
         assert s.video.sha256 == sha256_file(smoke_dir / s.video.path)
-        assert s.answer == s.params["n_events"] == s.trace.execute()
+        assert s.answer == s.params["n_events"] == replay(s.trace)
     info = json.loads((smoke_dir / "dataset.json").read_text())
     assert info["generator_version"] and info["libraries"]["av"] and info["render"]["fps"] == 30.0
 

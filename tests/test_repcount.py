@@ -28,6 +28,7 @@ from vidaudit.suites.counting.repcount import (
     scan_repcount,
     write_repcount_dataset,
 )
+from vidaudit.suites.counting.running_count import replay
 from vidaudit.suites.counting.scoring import score_trial
 from vidaudit.video.io import probe, read_frames, write_video
 
@@ -128,7 +129,7 @@ def test_load_builds_samples_traces_and_video_fields(tmp_path: Path, videos) -> 
         s = by_name[name]
         info = probe(vdir / name)
         assert s.suite == "counting" and s.question == DEFAULT_QUESTION
-        assert s.answer == len(pairs) == s.params["n_events"] == s.trace.execute()
+        assert s.answer == len(pairs) == s.params["n_events"] == replay(s.trace)
         assert s.params["frequency_hz"] is None and s.params["source"] == "repcount"
         assert s.params["split"] == "test"
         assert s.params["segments"] == [list(p) for p in pairs]

@@ -25,37 +25,42 @@ class _Frozen(BaseModel):
 # --------------------------------------------------------------------------- ground truth
 
 
-class Event(_Frozen):
-    """One event of an executable trace; ``frame`` is the first frame that shows it."""
+class Event(BaseModel):
+    """One event the video truly shows: when (``t``, on the player's clock), the first frame that shows it
+    (``frame``), its kind, and the visible state it changes, when it changes one.
+
+    A suite may attach fields of its own (counting: ``count``, the running count its ledger replays); they
+    ride along as extra fields, serialised after these in the order given, and the suite that wrote them
+    reads and checks them (``extra``), so no shared layer carries one suite's ledger.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="allow")
 
     t: float
     frame: int
     type: str
     state_before: str | None = None
     state_after: str | None = None
-    count: int
+
+    def extra(self, name: str) -> Any:
+        """A suite's own field of this event (None when the event has none)."""
+        return (self.__pydantic_extra__ or {}).get(name)
 
 
 class Trace(_Frozen):
-    """An executable event trace: executing it replays the running count and returns the final one."""
+    """The true events of a sample's video, in time order: the ground truth a suite may check answers and
+    reported events against (empty when the suite's truth is not a list of events)."""
 
     events: tuple[Event, ...] = ()
 
     @model_validator(mode="after")
     def _check(self) -> Trace:
-        self.execute()
-        return self
-
-    def execute(self) -> int:
-        """Replay the ledger, checking ``count_i = count_{i-1} + 1`` and time order; return the final count."""
-        count, last_t = 0, float("-inf")
+        last_t = float("-inf")
         for i, e in enumerate(self.events):
-            if e.count != count + 1:
-                raise ValueError(f"event {i}: count {e.count} does not follow {count}")
             if e.t < last_t:
                 raise ValueError(f"event {i}: time {e.t} precedes {last_t}")
-            count, last_t = e.count, e.t
-        return count
+            last_t = e.t
+        return self
 
     @property
     def times(self) -> list[float]:
@@ -134,7 +139,7 @@ class VideoRef(_Frozen):
 
 
 class Sample(_Frozen):
-    """One question about one video, with its answer and the trace that proves it."""
+    """One question about one video, with its answer and the true events that prove it (``trace``)."""
 
     sample_id: str
     suite: str

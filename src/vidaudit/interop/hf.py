@@ -31,7 +31,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from vidaudit import __version__
-from vidaudit.core.errors import ConfigError, VerificationError
+from vidaudit.core.errors import ConfigError, DataError, VerificationError
 from vidaudit.core.manifest import write_dataset_info, write_manifest
 from vidaudit.core.types import Sample
 from vidaudit.interop.common import BridgedData, check_videos, listed, load_data, native_condition, require
@@ -102,11 +102,19 @@ def infer_feature(values: Sequence[Any]) -> Any:
     return ds.List(infer_feature(items))
 
 
-def _event_feature() -> Any:
+def _event_feature(samples: Sequence[Sample]) -> Any:
+    """The trace column's feature: the shared event fields, then each field of a suite's own that the events
+    carry (counting: ``count``), in first-seen order and typed by its values."""
     ds = require("datasets", "vidaudit export hf")
-    return ds.List({"t": ds.Value("float64"), "frame": ds.Value("int64"), "type": ds.Value("string"),
-                    "state_before": ds.Value("string"), "state_after": ds.Value("string"),
-                    "count": ds.Value("int64")})
+    shared = {"t": ds.Value("float64"), "frame": ds.Value("int64"), "type": ds.Value("string"),
+              "state_before": ds.Value("string"), "state_after": ds.Value("string")}
+    rows = [e.model_dump(mode="json") for s in samples for e in s.trace.events]
+    own = [k for k in dict.fromkeys(k for r in rows for k in r) if k not in shared]
+    try:
+        return ds.List(shared | {k: infer_feature([r.get(k) for r in rows]) for k in own})
+    except _Untypable as e:
+        raise DataError(f"an event field of the suite's own has values of several types ({e}); give each "
+                        "field one type in the manifest's traces") from None
 
 
 @contextmanager
@@ -164,6 +172,11 @@ def verification_status(data: BridgedData, verify: bool, workers: int | None) ->
             "its frame from decoded pixels alone")
 
 
+def _own_fields(samples: Sequence[Sample]) -> str:
+    own = dict.fromkeys(k for s in samples for e in s.trace.events for k in (e.model_extra or {}))
+    return ", ".join(f"`{k}`" for k in own) or "none"
+
+
 def card_text(data: BridgedData, *, license: str, verification: str, features: dict[str, str],
               json_columns: Sequence[str]) -> str:
     suite, info, samples = data.suite, data.info, data.samples
@@ -197,8 +210,9 @@ def card_text(data: BridgedData, *, license: str, verification: str, features: d
               "```", "",
               "Video bytes are embedded in the rows; the same files lie under `videos/`, and `manifest.jsonl` "
               "makes this directory a vidaudit dataset (`vidaudit run NAME --data DIR`).", "",
-              "Ground truth (`answer`, `trace`) is executable: each event carries its time, first frame and running "
-              "count, and replaying the trace returns the answer.", "",
+              "Ground truth (`answer`, `trace`): `trace` lists the true events of each video, each with its time "
+              "(s, on the player's clock), first frame, type and state change, and the suite's own fields "
+              f"({_own_fields(samples)}).", "",
               "Share: `ds.push_to_hub(REPO)`, then upload this card "
               "(`huggingface_hub.DatasetCard.load('DIR/README.md').push_to_hub(REPO)`).", ""]
     return "\n".join(lines)
@@ -261,7 +275,7 @@ def export_hf(data: str | Path, out: str | Path, *, license: str | None = None, 
             columns[f"{name}_json"] = [json.dumps(v, sort_keys=True) for v in columns.pop(name)]
             features[f"{name}_json"] = ds.Value("string")
             json_columns.append(name)
-    features["trace"] = _event_feature()
+    features["trace"] = _event_feature(d.samples)
     columns["trace"] = [[e.model_dump(mode="json") for e in s.trace.events] for s in d.samples]
     prompts = [d.suite.render_prompt(s, cond) for s in d.samples]
     columns["prompt"] = [p.text for p in prompts]

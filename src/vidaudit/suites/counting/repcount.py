@@ -33,10 +33,11 @@ from vidaudit import __version__
 from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import write_dataset_info, write_manifest
-from vidaudit.core.types import Event, Sample, Trace
+from vidaudit.core.types import Sample
 from vidaudit.core.versions import library_versions
 from vidaudit.suites.counting.grid import SUITE
 from vidaudit.suites.counting.prompts import REAL_TEMPLATES
+from vidaudit.suites.counting.running_count import counting_event, counting_trace
 from vidaudit.video.io import VideoInfo, probe, ref_from
 
 SOURCE = "repcount"
@@ -273,8 +274,8 @@ def _video_path_field(video: Path, relative_to: str | Path | None) -> str:
 def _sample(row: RepcountRow, video: Path, info: VideoInfo, digest: str, question: str,
             split_name: str | None, relative_to: str | Path | None) -> Sample:
     clock = info.timeline      # an annotated frame happens when the player shows it (VFR, late starts)
-    events = tuple(Event(t=round(clock.time_of(s), 6), frame=s, type=EVENT_TYPE, count=i)
-                   for i, s in enumerate(row.starts, 1))
+    trace = counting_trace(counting_event(round(clock.time_of(s), 6), s, EVENT_TYPE, i)
+                           for i, s in enumerate(row.starts, 1))
     params: dict[str, Any] = {
         "domain": f"real:{row.action}", "n_events": row.count, "frequency_hz": None, "source": SOURCE,
         "rate_hz": mean_rate_hz(row.starts, info.fps), "action": row.action, "video_name": row.name,
@@ -284,7 +285,7 @@ def _sample(row: RepcountRow, video: Path, info: VideoInfo, digest: str, questio
         params["split"] = split_name
     ref = ref_from(info, _video_path_field(video, relative_to), digest)
     return Sample(sample_id=sample_id(row.name, split_name), suite=SUITE, params=params, question=question,
-                  answer=row.count, trace=Trace(events=events), video=ref)
+                  answer=row.count, trace=trace, video=ref)
 
 
 @dataclass(frozen=True)

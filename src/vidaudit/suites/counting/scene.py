@@ -15,8 +15,9 @@ import numpy as np
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import rng_from
-from vidaudit.core.types import Event, Trace
+from vidaudit.core.types import Trace
 from vidaudit.suites.counting.grid import GridPoint
+from vidaudit.suites.counting.running_count import counting_event, counting_trace
 from vidaudit.suites.counting.schedule import Schedule, make_schedule
 
 #: Upper limits that keep a typo (``--fps 30000``) from rendering for days; far above any design's needs.
@@ -88,10 +89,9 @@ class Scene(ABC):
 
     # -- shared
     def trace(self) -> Trace:
-        events = [Event(t=t, frame=frame, type=self.event_type, state_before=before, state_after=after, count=i + 1)
-                  for i, (t, frame, (before, after)) in enumerate(
-                      zip(self.schedule.times, self.schedule.frames, self.transitions(), strict=True))]
-        return Trace(events=tuple(events))
+        return counting_trace(counting_event(t, frame, self.event_type, i + 1, before, after)
+                              for i, (t, frame, (before, after)) in enumerate(
+                                  zip(self.schedule.times, self.schedule.frames, self.transitions(), strict=True)))
 
     def frame_runs(self) -> Iterator[tuple[np.ndarray, int]]:
         """(frame, repeat) for consecutive identical frames, covering every frame of the clip."""

@@ -1,8 +1,8 @@
 """Check a counting sample: its answer against its trace, its trace's times against its frames, and its
 rendered video against its trace using only decoded pixels.
 
-- ``answer_problems`` / ``check_answers``: a synthetic sample's ``answer`` (and ``params["n_events"]``)
-  must be what its trace executes to; otherwise the oracle and the scorer would "confirm" a wrong
+- ``answer_problems`` / ``check_answers``: every sample's trace ledger must replay (``running_count``),
+  and a synthetic sample's ``answer`` (and ``params["n_events"]``) must be what its trace executes to; otherwise the oracle and the scorer would "confirm" a wrong
   answer. Cheap (no video is read): meant to run whenever a manifest is loaded for a run or a report.
 - ``timing_problems``: each event's ``frame`` must be the first frame shown at or after its ``t``
   (``schedule.first_frame_at``, the frame whose presentation interval [i/fps, (i+1)/fps) is the first to
@@ -21,6 +21,7 @@ from vidaudit.core.timeline import Timeline
 from vidaudit.core.types import Sample, Trace
 from vidaudit.suites.counting.detector import Detection, detect_events
 from vidaudit.suites.counting.grid import DOMAINS
+from vidaudit.suites.counting.running_count import ledger_problems, replay
 from vidaudit.suites.counting.schedule import first_frame_at
 from vidaudit.video.facts import facts_problems
 from vidaudit.video.io import iter_frames_reused, probe
@@ -36,16 +37,16 @@ def is_synthetic(sample: Sample) -> bool:
 def answer_problems(sample: Sample) -> list[str]:
     """Why a counting sample's answer cannot be trusted (empty when it can).
 
-    Every sample: the answer is a non-negative integer. Synthetic samples (``is_synthetic``): the answer and
-    ``params["n_events"]`` equal ``trace.execute()``.
+    Every sample: the answer is a non-negative integer and the trace's ledger replays. Synthetic samples
+    (``is_synthetic``): the answer and ``params["n_events"]`` equal what the trace executes to (``replay``).
     """
     n = sample.answer
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         return [f"answer {n!r} is not a non-negative integer count"]
-    if not is_synthetic(sample):
-        return []
-    problems = []
-    executed = sample.trace.execute()
+    problems = ledger_problems(sample.trace)
+    if problems or not is_synthetic(sample):
+        return problems
+    executed = replay(sample.trace)
     if executed != n:
         problems.append(f"answer is {n} but the trace executes to {executed}")
     if "n_events" in sample.params and sample.params["n_events"] != executed:
@@ -62,8 +63,9 @@ def check_answers(samples: Iterable[Sample], source: str = "the manifest") -> No
     if bad:
         lines = [f"{sid}: {'; '.join(ps)}" for sid, ps in bad[:10]]
         more = f"\n(and {len(bad) - 10} more)" if len(bad) > 10 else ""
-        raise DataError(f"{len(bad)} sample(s) in {source} have an answer that disagrees with their trace, so the "
-                        "oracle would confirm a wrong answer; regenerate the dataset or fix the manifest:\n"
+        raise DataError(f"{len(bad)} sample(s) in {source} have an answer that disagrees with their trace (or a "
+                        "trace whose ledger does not replay), so the oracle would confirm a wrong answer; regenerate "
+                        "the dataset or fix the manifest:\n"
                         + "\n".join(lines) + more)
 
 
@@ -123,8 +125,8 @@ def detection_problems(found: Sequence[Detection], trace: Trace) -> list[str]:
 def check_sample(sample: Sample, root: str | Path) -> list[str]:
     """Every problem of one rendered sample: its answer, its trace's timing, then its pixels."""
     problems = answer_problems(sample)
-    if sample.trace.execute() != sample.answer and not problems:  # a non-synthetic sample asked to be verified
-        problems.append(f"trace executes to {sample.trace.execute()} but answer is {sample.answer}")
+    if not problems and (executed := replay(sample.trace)) != sample.answer:  # a non-synthetic sample asked to be verified
+        problems.append(f"trace executes to {executed} but answer is {sample.answer}")
     v = sample.video
     clock = v.timeline if v.n_frames else None   # a dry-run manifest's video has no frames (and no clock)
     if clock is not None and clock.plain:
