@@ -34,7 +34,7 @@ from vidaudit.suites.counting.boundaries import format_value
 from vidaudit.suites.counting.matching import match_times, max_match_count_sorted
 from vidaudit.suites.counting.metrics import trace_metrics
 from vidaudit.suites.counting.taxonomy import classify
-from vidaudit.suites.counting.timestamps import extract_timestamps
+from vidaudit.suites.counting.timestamps import reported
 
 FIXED_TOLERANCES_S: tuple[float, ...] = (1.0, 0.5, 0.25)
 RATE_RELATIVE = "rate_relative"
@@ -259,12 +259,10 @@ def score_trial(sample: Sample, text: str | None, status: str = "ok", *,
 
     ft = [float(x) for x in frame_times] if frame_times is not None else None
     dom = str(domain)
-    report = extract_timestamps(text, sample.video.duration_s, label_patterns=LABEL_PATTERNS.get(dom, ()),
-                                frame_times=ft)
-    rep_t = [e.t for e in report.events]
+    rep_t, labels, n_dropped, n_merged, n_frame_mentions, n_frame_out = reported(
+        text, sample.video.duration_s, LABEL_PATTERNS.get(dom, ()), ft)
     norm_get = _NORMALISED.get  # _normalised inline: a few labels recur in every response
-    rep_l = [None if (lab := e.label) is None else (norm_get((dom, lab)) or _normalised(dom, lab))
-             for e in report.events]
+    rep_l = [None if lab is None else (norm_get((dom, lab)) or _normalised(dom, lab)) for lab in labels]
     true_t, true_l, true_sorted = _truth(events)
     m = len(rep_t)
     delta = rate_relative_delta(float(f))
@@ -278,5 +276,5 @@ def score_trial(sample: Sample, text: str | None, status: str = "ok", *,
     return _scored_trial((sample.sample_id, sample.group_id, domain, n, float(f), status, True, y_hat,
                           parsed.method, parsed.span, correct, delta, tuple(rep_t), tuple(rep_l), m, k_delta,
                           matching.pairs, tm.precision, tm.recall, tm.f1, tm.vor, tm.acr, tm.rfr, tax.to_dict(),
-                          tolerance, report.n_dropped, report.n_merged, True, tax.displaced_pairs,
-                          report.n_frame_mentions, report.n_frame_out_of_range, ft is not None))
+                          tolerance, n_dropped, n_merged, True, tax.displaced_pairs, n_frame_mentions, n_frame_out,
+                          ft is not None))
