@@ -31,7 +31,7 @@ from vidaudit.core.errors import DataError
 from vidaudit.core.types import Sample
 from vidaudit.score.answers import parse_count
 from vidaudit.suites.counting.boundaries import format_value
-from vidaudit.suites.counting.matching import match_times, max_match_count_sorted
+from vidaudit.suites.counting.matching import match_presorted, match_times, max_match_count_sorted
 from vidaudit.suites.counting.metrics import trace_metrics
 from vidaudit.suites.counting.taxonomy import classify
 from vidaudit.suites.counting.timestamps import reported
@@ -167,17 +167,18 @@ def rate_relative_delta(frequency_hz: float) -> float:
 _TOLERANCE_NAMES = tuple(key for _, key in _TOLERANCE_KEYS)
 
 
-def _window_counts(true_sorted: list[float], rep_t: list[float], delta: float, k_delta: int) -> list[int]:
+def _window_counts(true_sorted: list[float], rep_t: list[float], delta: float, k_delta: int,
+                   rep_sorted: list[float] | None = None) -> list[int]:
     """K at each window of ``_TOLERANCE_KEYS`` (``k_delta``: K of the optimal matching at delta(F)).
 
     K never decreases as the window widens (a wider window only adds allowed pairs) and never exceeds
     min(N, M), so a window whose K is pinned between those of a narrower and a wider one already
     known is not counted: a faithful ledger (K = N at delta(F)) needs no count at the wider windows,
     a trace with no pair at delta(F) none at the narrower ones. Fixed windows are visited widest first.
+    ``rep_sorted``: ``rep_t`` sorted, as floats, when the caller has it.
     """
     counts: dict[float, int] = {}
     hi = min(len(true_sorted), len(rep_t))  # K at the narrowest window counted so far (none yet: min(N, M))
-    rep_sorted: list[float] | None = None
     for w in _FIXED_WIDEST_FIRST:
         if abs(w - delta) < 1e-12:  # delta(F) coincides with a fixed window
             k = k_delta
@@ -210,20 +211,22 @@ def _tolerance_row(n: int, m: int, k: int, correct: bool) -> dict[str, Any]:
             "acr": mt.acr, "rfr": mt.rfr}
 
 
-#: per trace (held, so its id is not reused while cached): true times, labels and sorted float times,
-#: shared by every model x condition that scores the same sample
-_TRUTH: dict[int, tuple[tuple[Any, ...], list[float], list[str | None], list[float]]] = {}
+#: per trace (held, so its id is not reused while cached): true times, labels, the true indices in time order
+#: and the sorted float times, shared by every model x condition that scores the same sample
+_TRUTH: dict[int, tuple[tuple[Any, ...], list[float], list[str | None], list[int], list[float]]] = {}
 _TRUTH_MAX = 8192
 
 
-def _truth(events: tuple[Any, ...]) -> tuple[list[float], list[str | None], list[float]]:
+def _truth(events: tuple[Any, ...]) -> tuple[list[float], list[str | None], list[int], list[float]]:
     hit = _TRUTH.get(id(events))
     if hit is None or hit[0] is not events:
         if len(_TRUTH) >= _TRUTH_MAX:
             _TRUTH.clear()
         times = [e.t for e in events]
-        hit = _TRUTH[id(events)] = (events, times, [e.state_after for e in events], sorted(map(float, times)))
-    return hit[1], hit[2], hit[3]
+        order = sorted(range(len(times)), key=times.__getitem__)
+        hit = _TRUTH[id(events)] = (events, times, [e.state_after for e in events], order,
+                                    [float(times[i]) for i in order])
+    return hit[1], hit[2], hit[3], hit[4]
 
 
 def _true_count(sample: Sample) -> int:
@@ -263,16 +266,20 @@ def score_trial(sample: Sample, text: str | None, status: str = "ok", *,
         text, sample.video.duration_s, LABEL_PATTERNS.get(dom, ()), ft)
     norm_get = _NORMALISED.get  # _normalised inline: a few labels recur in every response
     rep_l = [None if lab is None else (norm_get((dom, lab)) or _normalised(dom, lab)) for lab in labels]
-    true_t, true_l, true_sorted = _truth(events)
+    true_t, true_l, t_order, true_sorted = _truth(events)
     m = len(rep_t)
     delta = rate_relative_delta(float(f))
-    matching = match_times(true_t, rep_t, delta)
+    if n and m:  # match_times with the trace's side sorted once per sample
+        matching, rep_sorted = match_presorted(t_order, true_sorted, rep_t, delta)
+    else:
+        matching, rep_sorted = match_times(true_t, rep_t, delta), []
     k_delta = len(matching.pairs)
     tm = _trace_metrics(n, m, k_delta, correct)
     tax = classify(matching, true_t, rep_t, delta, true_labels=true_l, reported_labels=rep_l,
                    predicted=y_hat, correct=correct, f1=tm.f1)
     tolerance = {key: _tolerance_row(n, m, k, correct).copy()
-                 for key, k in zip(_TOLERANCE_NAMES, _window_counts(true_sorted, rep_t, delta, k_delta), strict=True)}
+                 for key, k in zip(_TOLERANCE_NAMES, _window_counts(true_sorted, rep_t, delta, k_delta,
+                                                                  rep_sorted or None), strict=True)}
     return _scored_trial((sample.sample_id, sample.group_id, domain, n, float(f), status, True, y_hat,
                           parsed.method, parsed.span, correct, delta, tuple(rep_t), tuple(rep_l), m, k_delta,
                           matching.pairs, tm.precision, tm.recall, tm.f1, tm.vor, tm.acr, tm.rfr, tax.to_dict(),
