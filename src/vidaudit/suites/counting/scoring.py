@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -33,7 +33,7 @@ from vidaudit.score.answers import parse_count
 from vidaudit.suites.counting.boundaries import format_value
 from vidaudit.suites.counting.matching import match_presorted, match_times, max_match_count_sorted
 from vidaudit.suites.counting.metrics import trace_metrics
-from vidaudit.suites.counting.taxonomy import classify
+from vidaudit.suites.counting.taxonomy import taxonomy_counts
 from vidaudit.suites.counting.timestamps import reported
 
 FIXED_TOLERANCES_S: tuple[float, ...] = (1.0, 0.5, 0.25)
@@ -92,7 +92,10 @@ def tolerance_key(delta: float | str) -> str:
 
 @dataclass(frozen=True)
 class TrialScore:
-    """Everything scoring knows about one trial; ``to_dict`` is the JSON record aggregates read."""
+    """Everything scoring knows about one trial; ``to_dict`` is the JSON record aggregates read.
+
+    ``tolerance`` (its rows included) may be shared by the trials with the same counts: read it, or copy it
+    (``to_dict`` does)."""
 
     sample_id: str
     group_id: str
@@ -142,17 +145,6 @@ class TrialScore:
 
 _new_object = object.__new__
 _set_attr = object.__setattr__
-_FIELD_NAMES = tuple(f.name for f in fields(TrialScore))
-
-
-def _scored_trial(values: tuple[Any, ...]) -> TrialScore:
-    """``TrialScore(*values)`` (every field, in order), without the frozen ``__init__``'s 33
-    ``object.__setattr__`` calls: the same object, made once per scored trial."""
-    ts = _new_object(TrialScore)
-    _set_attr(ts, "__dict__", dict(zip(_FIELD_NAMES, values, strict=True)))
-    return ts
-
-
 _TOLERANCES: tuple[float | str, ...] = (*FIXED_TOLERANCES_S, RATE_RELATIVE)
 _TOLERANCE_KEYS = tuple((d, tolerance_key(d)) for d in _TOLERANCES)
 
@@ -205,10 +197,17 @@ _trace_metrics = lru_cache(maxsize=4096)(trace_metrics)
 
 @lru_cache(maxsize=4096)
 def _tolerance_row(n: int, m: int, k: int, correct: bool) -> dict[str, Any]:
-    """One ``tolerance`` entry (copied per trial): the trace metrics of K pairs."""
+    """One ``tolerance`` entry: the trace metrics of K pairs."""
     mt = _trace_metrics(n, m, k, correct)
     return {"n_matched": mt.n_matched, "precision": mt.precision, "recall": mt.recall, "f1": mt.f1,
             "acr": mt.acr, "rfr": mt.rfr}
+
+
+@lru_cache(maxsize=4096)
+def _tolerance(n: int, m: int, counts: tuple[int, ...], correct: bool) -> dict[str, dict[str, Any]]:
+    """A trial's ``tolerance``: each window's row, K at each window of ``_TOLERANCE_NAMES`` being ``counts``.
+    Trials with the same counts share it (read only: ``to_dict`` copies it, rows included)."""
+    return {key: _tolerance_row(n, m, k, correct) for key, k in zip(_TOLERANCE_NAMES, counts, strict=True)}
 
 
 #: per trace (held, so its id is not reused while cached): true times, labels, the true indices in time order
@@ -275,13 +274,19 @@ def score_trial(sample: Sample, text: str | None, status: str = "ok", *,
         matching, rep_sorted = match_times(true_t, rep_t, delta), []
     k_delta = len(matching.pairs)
     tm = _trace_metrics(n, m, k_delta, correct)
-    tax = classify(matching, true_t, rep_t, delta, true_labels=true_l, reported_labels=rep_l,
-                   predicted=y_hat, correct=correct, f1=tm.f1)
-    tolerance = {key: _tolerance_row(n, m, k, correct).copy()
-                 for key, k in zip(_TOLERANCE_NAMES, _window_counts(true_sorted, rep_t, delta, k_delta,
-                                                                  rep_sorted or None), strict=True)}
-    return _scored_trial((sample.sample_id, sample.group_id, domain, n, float(f), status, True, y_hat,
-                          parsed.method, parsed.span, correct, delta, tuple(rep_t), tuple(rep_l), m, k_delta,
-                          matching.pairs, tm.precision, tm.recall, tm.f1, tm.vor, tm.acr, tm.rfr, tax.to_dict(),
-                          tolerance, n_dropped, n_merged, True, tax.displaced_pairs, n_frame_mentions, n_frame_out,
-                          ft is not None))
+    tax, displaced = taxonomy_counts(matching, true_t, rep_t, true_labels=true_l, reported_labels=rep_l,
+                                     predicted=y_hat, correct=correct, f1=tm.f1)  # classify's, without the object
+    tolerance = _tolerance(n, m, tuple(_window_counts(true_sorted, rep_t, delta, k_delta, rep_sorted or None)),
+                           correct)
+    ts = _new_object(TrialScore)  # TrialScore(...) without the frozen __init__'s 33 setattrs; every field, in order
+    _set_attr(ts, "__dict__", {
+        "sample_id": sample.sample_id, "group_id": sample.group_id, "domain": domain, "n_events": n,
+        "frequency_hz": float(f), "status": status, "scored": True, "predicted_count": y_hat,
+        "parse_method": parsed.method, "parse_span": parsed.span, "correct": correct, "delta_s": delta,
+        "reported_times": tuple(rep_t), "reported_labels": tuple(rep_l), "n_reported": m, "n_matched": k_delta,
+        "matches": matching.pairs, "precision": tm.precision, "recall": tm.recall, "f1": tm.f1, "vor": tm.vor,
+        "acr": tm.acr, "rfr": tm.rfr, "taxonomy": tax, "tolerance": tolerance, "n_dropped_timestamps": n_dropped,
+        "n_merged_timestamps": n_merged, "trace_available": True, "displaced_pairs": displaced,
+        "n_frame_mentions": n_frame_mentions, "n_frame_out_of_range": n_frame_out,
+        "frame_times_known": ft is not None})
+    return ts
