@@ -90,8 +90,8 @@ def _right(r: dict[str, Any]) -> bool:
 
 
 def _mean(values: Iterable[Any]) -> float | None:
-    if type(values) in (list, tuple) and None not in values:  # a column with no gap: summed in C, same order
-        return sum(map(float, values)) / len(values) if values else None  # type: ignore[arg-type]
+    if isinstance(values, (list, tuple)) and None not in values:  # a column with no gap: summed in C, same order
+        return sum(map(float, values)) / len(values) if values else None
     xs = [float(v) for v in values if v is not None]
     return sum(xs) / len(xs) if xs else None
 

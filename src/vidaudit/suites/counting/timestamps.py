@@ -29,7 +29,7 @@ import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, compress, count, repeat
+from itertools import accumulate, compress, count
 from typing import Any
 
 from vidaudit.score.answers import boxed_spans
@@ -448,8 +448,8 @@ def _scan(text: str, masked: Sequence[tuple[int, int]]) -> list[tuple[int, int, 
     hidden: set[int] = set()
     if masked:
         starts = pos[0::2]
-        for s, e in masked:
-            hidden.update(range(bisect.bisect_left(starts, s), bisect.bisect_left(starts, e)))
+        for m_start, m_end in masked:
+            hidden.update(range(bisect.bisect_left(starts, m_start), bisect.bisect_left(starts, m_end)))
         if len(hidden) == n:
             return None
     chosen: list[tuple[int, int, float, int | None]] = []
