@@ -410,7 +410,23 @@ class _Explicit(dict[str, bool]):
         return hit
 
 
+class _EndCodes(dict[str, int]):
+    """The text's head (before its first number) -> ``_CUED_BIT`` when a cue ends it, and its tail (after the
+    last number) -> ``_AFTER_BIT`` when a "not a time" word opens it: read as they are (no number beyond them).
+    Responses repeat their heads and tails; bounded like the gaps."""
+
+    def __missing__(self, end: str) -> int:
+        code = (_CUED_BIT if _CUE_REV.match(end[-CONTEXT_CHARS:][::-1]) is not None else 0) | (
+            _AFTER_BIT if _NOT_A_TIME_AFTER.match(end) is not None else 0)
+        if len(end) <= _GAP_KEY_MAX:
+            if len(self) >= _GAP_MAX:
+                self.clear()
+            self[end] = code
+        return code
+
+
 _GAP_CODES = _GapCodes()
+_ENDS = _EndCodes()
 _VALUES = _Values()
 _EXPLICIT = _Explicit()
 #: code -> the bits that make a number a candidate (a cue before it, a range word after it)
@@ -432,18 +448,22 @@ def _scan(text: str, masked: Sequence[tuple[int, int]]) -> list[tuple[int, int, 
     atoms = parts[1::2]
     codes = list(map(_GAP_CODES.__getitem__, gaps))
     # candidates: explicit numbers (a clock or a unit), cued ones, range starts
-    found = set(compress(count(), map(_EXPLICIT.__getitem__, atoms)))
+    found: list[int] = list(compress(count(), map(_EXPLICIT.__getitem__, atoms)))
+    more: list[int] = []
     for j in compress(count(), map(_CANDIDATE_BITS.__getitem__, codes)):
         if 0 < j < n:
             if codes[j] & _CUED_BIT:
-                found.add(j)
+                more.append(j)
             if codes[j] & _RANGE_BIT:
-                found.add(j - 1)
-    cue0 = _CUE_REV.match(gaps[0][-CONTEXT_CHARS:][::-1]) is not None  # no number before the first
+                more.append(j - 1)
+    head, tail = _ENDS[gaps[0]], _ENDS[gaps[n]]
+    cue0 = bool(head & _CUED_BIT)  # no number before the first: its context is the text's head, as it is
     if cue0:
-        found.add(0)
+        more.append(0)
+    if more:
+        found = sorted(set(found).union(more))
     # the tail (after the last number) separates nothing, and nothing follows its "not a time" word
-    codes[n] = _AFTER_BIT if _NOT_A_TIME_AFTER.match(gaps[n]) is not None else 0
+    codes[n] = tail & _AFTER_BIT
     pos = list(accumulate(map(len, parts)))  # pos[2k]: start of number k, pos[2k + 1]: its end
     hidden: set[int] = set()
     if masked:
@@ -457,7 +477,7 @@ def _scan(text: str, masked: Sequence[tuple[int, int]]) -> list[tuple[int, int, 
         return chosen
     values = _VALUES
     skip = -1
-    for k in sorted(found):
+    for k in found:
         if k == skip or k in hidden:
             continue
         c = codes[k]
