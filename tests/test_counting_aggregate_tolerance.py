@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from vidaudit.suites.counting.aggregate import (
     _TOLERANCE_METRICS,
     _em_fields,
+    _group_facts,
     _mean,
     _nested,
     _ok,
@@ -58,5 +59,5 @@ RECORD = st.fixed_dictionaries({
 @given(st.dictionaries(st.sampled_from([("m", "a"), ("m", "b"), ("n", "a")]), st.lists(RECORD, min_size=1, max_size=8),
                        min_size=1))
 def test_tolerance_equals_row_by_row(groups: dict[tuple, list[dict[str, Any]]]) -> None:
-    got, want = _tolerance(groups), _reference(groups)
+    got, want = _tolerance(groups, _group_facts(groups)), _reference(groups)
     assert got == want and repr(got) == repr(want)

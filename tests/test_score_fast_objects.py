@@ -1,7 +1,7 @@
 """The scoring path's fast constructors make the very objects their dataclasses make (issue 13 speed-up).
 
-``TrialScore``, ``Taxonomy``, ``ReportedEvent`` and ``TimestampReport`` are frozen dataclasses; the hot path fills an
-instance's ``__dict__`` in one step instead of calling the generated ``__init__`` (one
+``TrialScore`` (as ``score_trial`` makes it), ``Taxonomy``, ``ReportedEvent`` and ``TimestampReport`` are frozen
+dataclasses; the hot path fills an instance's ``__dict__`` in one step instead of calling the generated ``__init__`` (one
 ``object.__setattr__`` per field). Equality, ``repr``, the field order of ``__dict__`` (which
 ``TrialScore.to_dict`` copies) and the record dict must be the same.
 """
@@ -13,7 +13,8 @@ from dataclasses import fields
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vidaudit.suites.counting.scoring import TrialScore, _scored_trial
+from vidaudit.core.types import Event, Sample, Trace, VideoRef
+from vidaudit.suites.counting.scoring import TrialScore, score_trial
 from vidaudit.suites.counting.taxonomy import Taxonomy, _taxonomy
 from vidaudit.suites.counting.timestamps import ReportedEvent, TimestampReport, _new_event, _new_report
 
@@ -42,16 +43,23 @@ def test_fast_event_is_the_dataclass(t: float, span: tuple, label: str | None, f
     _same(_new_event(t, span, label, frame), ReportedEvent(t, span, label, frame))
 
 
+LEDGERS = st.lists(st.tuples(st.floats(0, 30, allow_nan=False).map(lambda v: round(v, 2)), st.sampled_from("ABCD")),
+                   max_size=6).map(lambda evs: "\n".join(f"- Event {i}: t={t}s, -> {s}, count {i}"
+                                                         for i, (t, s) in enumerate(evs, 1)))
+
+
 @settings(max_examples=100, deadline=None)
-@given(st.lists(SMALL, min_size=len(fields(TrialScore)), max_size=len(fields(TrialScore))), PAIRS,
-       st.dictionaries(st.sampled_from(["1", "0.5", "rate_relative"]), st.dictionaries(st.just("f1"), SMALL)))
-def test_fast_trial_score_is_the_dataclass(values: list, pairs: tuple, tolerance: dict) -> None:
-    names = [f.name for f in fields(TrialScore)]
-    values[names.index("matches")] = values[names.index("displaced_pairs")] = pairs
-    values[names.index("reported_times")] = values[names.index("reported_labels")] = ()
-    values[names.index("parse_span")], values[names.index("taxonomy")] = None, None
-    values[names.index("tolerance")] = tolerance
-    fast, slow = _scored_trial(tuple(values)), TrialScore(*values)
+@given(LEDGERS, st.integers(0, 6), st.sampled_from([0.5, 1.0, 4.0]))
+def test_scored_trial_is_the_dataclass(ledger: str, answer: int, f: float) -> None:
+    """score_trial fills the TrialScore's ``__dict__`` in one step: every field, in field order, as __init__ would."""
+    events = tuple(Event(t=1.0 + i / f, frame=30 + int(30 * i / f), type="transition", state_before="ABCD"[i],
+                         state_after="BCDA"[i], count=i + 1) for i in range(4))
+    sample = Sample(sample_id="s", suite="counting", params={"domain": "state_machine", "n_events": 4, "frequency_hz": f},
+                    question="How many?", answer=4, trace=Trace(events=events),
+                    video=VideoRef(path="v.mp4", sha256="x", fps=30.0, width=64, height=64, n_frames=720,
+                                   duration_s=24.0))
+    fast = score_trial(sample, f"{ledger}\nFinal answer: \\boxed{{{answer}}}")
+    slow = TrialScore(**vars(fast))
     _same(fast, slow)
     assert fast.to_dict() == slow.to_dict()
 

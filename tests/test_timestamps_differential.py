@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vidaudit.suites.counting.scoring import LABEL_PATTERNS
-from vidaudit.suites.counting.timestamps import _ATOM, extract_timestamps
+from vidaudit.suites.counting.timestamps import _ATOM, _SPLIT, extract_timestamps, reported
 
 #: the last commit of the previous extractor (before the issue-13 rewrite)
 ORACLE_COMMIT = "6f014f5"
@@ -111,6 +111,29 @@ def test_extractor_equals_the_previous_one(oracle: types.ModuleType, text: str, 
                                            duration: float, merge: float) -> None:
     kw = {"label_patterns": patterns, "merge_s": merge, "frame_times": frame_times}
     assert _fields(extract_timestamps(text, duration, **kw)) == _fields(oracle.extract_timestamps(text, duration, **kw))
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXT, PATTERNS, FRAME_TIMES, st.sampled_from([24.0, 5.0, 0.0]))
+def test_what_scoring_reads_is_the_report(text: str, patterns: tuple, frame_times: list | None, duration: float) -> None:
+    """``reported`` (scoring's read, no event objects) gives the report's times, labels and counts."""
+    r = extract_timestamps(text, duration, label_patterns=patterns, frame_times=frame_times)
+    assert reported(text, duration, patterns, frame_times) == (r.times, r.labels, r.n_dropped, r.n_merged,
+                                                              r.n_frame_mentions, r.n_frame_out_of_range)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXT)
+def test_the_one_pass_split_finds_every_number(text: str) -> None:
+    """The scan's split keeps exactly the numbers ``_ATOM`` finds, whole, between the gaps."""
+    parts = _SPLIT.split(text)
+    assert "".join(parts) == text
+    spans, at = [], 0
+    for i, part in enumerate(parts):
+        if i % 2:
+            spans.append((at, at + len(part)))
+        at += len(part)
+    assert spans == [m.span() for m in _ATOM.finditer(text)]
 
 
 @settings(max_examples=300, deadline=None)

@@ -30,7 +30,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from operator import itemgetter
+from itertools import chain, compress, repeat
+from operator import is_not, itemgetter, methodcaller, not_
 from typing import Any
 
 from vidaudit.core.errors import DataError
@@ -89,6 +90,8 @@ def _right(r: dict[str, Any]) -> bool:
 
 
 def _mean(values: Iterable[Any]) -> float | None:
+    if isinstance(values, (list, tuple)) and None not in values:  # a column with no gap: summed in C, same order
+        return sum(map(float, values)) / len(values) if values else None
     xs = [float(v) for v in values if v is not None]
     return sum(xs) / len(xs) if xs else None
 
@@ -162,8 +165,9 @@ def _em_block_of(facts: Sequence[_Facts]) -> dict[str, Any]:
                              **_em_counts(right, n), "n_em_positive": n_positive, "n_controls": n - n_positive,
                              **_em_counts(right_positive, n_positive, "em_positive"),
                              "em_ok": (right / n_ok) if n_ok else None, "n_positive": len(traced)}
-    for i, name in enumerate(TRACE_KEYS):
-        block[name] = _mean([values[i] for values in traced])
+    columns: list[Any] = list(zip(*traced)) or [()] * len(TRACE_KEYS)  # each metric's values, in record order
+    for name, column in zip(TRACE_KEYS, columns, strict=True):
+        block[name] = _mean(column)
     block["parse_failure_rate"] = (unparseable / n_ok) if n_ok else None
     return block
 
@@ -340,12 +344,13 @@ def _regions(groups: dict[tuple, list[dict[str, Any]]], facts: dict[tuple, list[
 
 
 def _taxonomy_totals(sel: Sequence[dict[str, Any]], n_not_scored: int) -> dict[str, int]:
-    tot = dict.fromkeys(TAXONOMY_KEYS, 0)
+    try:  # column sums in C; int() of each value as the loop reads it (None, or a missing key: the loop)
+        tot = {k: sum(map(int, col)) for k, col in
+               zip(TAXONOMY_KEYS, zip(*map(_TAXONOMY_GET, map(itemgetter("taxonomy"), sel))), strict=True)}
+    except (KeyError, TypeError, ValueError):  # (no record at all: the loop's zeros)
+        tot = _taxonomy_sums(sel)
     true_events = reported = rfr = acr = 0
     for r in sel:
-        tax = r["taxonomy"]
-        for k in TAXONOMY_KEYS:
-            tot[k] += int(tax.get(k, 0) or 0)
         true_events += int(r["n_events"])
         reported += int(r.get("n_reported") or 0)
         rfr += bool(r.get("rfr"))
@@ -355,12 +360,28 @@ def _taxonomy_totals(sel: Sequence[dict[str, Any]], n_not_scored: int) -> dict[s
     return tot
 
 
-def _taxonomy(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
+_TAXONOMY_GET = itemgetter(*TAXONOMY_KEYS)
+
+
+def _taxonomy_sums(sel: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """The taxonomy totals read record by record (any record: missing keys and None count 0)."""
+    tot = dict.fromkeys(TAXONOMY_KEYS, 0)
+    for r in sel:
+        tax = r["taxonomy"]
+        for k in TAXONOMY_KEYS:
+            tot[k] += int(tax.get(k, 0) or 0)
+    return tot
+
+
+def _taxonomy(groups: dict[tuple, list[dict[str, Any]]], facts: dict[tuple, list[_Facts]]) -> dict:
     """Table 8 per model x condition: ``all``, then each domain; ``all`` adds up the domains (integer counts)."""
     out = _nested()
     for (model, cond), rs in groups.items():
-        pos = [r for r in _positive_traced(rs) if r.get("taxonomy")]
-        unscored = [r for r in rs if int(r["n_events"]) > 0 and r.get("frequency_hz") is not None and not _ok(r)]
+        fs = facts[(model, cond)]
+        traced = list(compress(rs, map(is_not, map(_TRACED, fs), repeat(None))))  # = _positive_traced(rs)
+        pos = list(compress(traced, map(_TAXONOMY_OF, traced)))  # those with a taxonomy
+        unscored = [r for r in compress(rs, map(not_, map(_OK, fs)))  # not ok, positive, on the grid
+                    if int(r["n_events"]) > 0 and r.get("frequency_hz") is not None]
         per_domain = [(str(d), _taxonomy_totals(drs, sum(1 for r in unscored if r["domain"] == d)))
                       for (d,), drs in sorted(_by(pos, "domain").items(), key=lambda kv: str(kv[0]))]
         total = dict.fromkeys((*TAXONOMY_KEYS, "true_events", "reported_events", "videos"), 0)
@@ -375,26 +396,32 @@ def _taxonomy(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
     return _plain(out)
 
 
-def _tolerance(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
+def _tolerance(groups: dict[tuple, list[dict[str, Any]]], facts: dict[tuple, list[_Facts]]) -> dict:
     """Table 9: EM over the full grid (planned trials); VOR, P, R, F1, ACR, RFR over positive-event trials.
 
     Each window's rows are read once and split into one column per metric (the same values, in record
     order, as reading each metric of each row: the means are the same floats)."""
     out = _nested()
     for (model, cond), rs in groups.items():
-        ok = [r for r in rs if _ok(r)]
-        pos = _positive_traced(ok)
-        em = _em_fields(rs)
-        vor = _mean(r.get("vor") for r in pos)
-        tols = [r.get("tolerance") or {} for r in pos]
-        keys = list(dict.fromkeys(k for t in tols for k in t))  # in order of first appearance
+        fs = facts[(model, cond)]
+        n_ok = sum(map(_OK, fs))
+        pos = list(compress(rs, map(is_not, map(_TRACED, fs), repeat(None))))  # = _positive_traced of the ok ones
+        em = _em_counts(sum(map(_RIGHT, fs)), len(rs))  # = _em_fields(rs)
+        vor = _mean(list(map(_VOR, pos)))
+        tols = list(map(_TOLERANCE_OF, pos))
+        if None in tols or {} in tols:  # (r.get("tolerance") or {}: the same when every record has rows)
+            tols = [t or {} for t in tols]
+        keys = list(dict.fromkeys(chain.from_iterable(tols)))  # in order of first appearance
         for k in keys:
-            rows = [t[k] for t in tols if k in t]
+            try:
+                rows = list(map(itemgetter(k), tols))
+            except KeyError:  # a record without this window
+                rows = [t[k] for t in tols if k in t]
             try:
                 columns: list[Any] = list(zip(*map(_TOLERANCE_GET, rows))) or [()] * len(_TOLERANCE_METRICS)
             except KeyError:  # a row without every metric (not score_trial's): read each with .get
                 columns = [[x.get(m) for x in rows] for m in _TOLERANCE_METRICS]
-            out[model][cond][k] = {"em": em["em"], "n": len(rs), "completion": len(ok) / len(rs), "vor": vor,
+            out[model][cond][k] = {"em": em["em"], "n": len(rs), "completion": n_ok / len(rs), "vor": vor,
                                    "n_positive": len(rows),
                                    **{m: _mean(col) for m, col in zip(_TOLERANCE_METRICS, columns, strict=True)}}
     return _plain(out)
@@ -402,6 +429,9 @@ def _tolerance(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
 
 _TOLERANCE_METRICS = ("precision", "recall", "f1", "acr", "rfr")
 _TOLERANCE_GET = itemgetter(*_TOLERANCE_METRICS)
+_OK, _RIGHT, _TRACED = itemgetter(0), itemgetter(2), itemgetter(4)  # of a record's _Facts
+_VOR, _TOLERANCE_OF, _TAXONOMY_OF = methodcaller("get", "vor"), methodcaller("get", "tolerance"), \
+    methodcaller("get", "taxonomy")
 
 
 def _errors(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
@@ -468,8 +498,8 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
         "per_n": per_n(cells),
         "trace_metrics": _trace_metrics(groups, facts),
         "regions": _regions(groups, facts),
-        "taxonomy": _taxonomy(groups),
-        "tolerance": _tolerance(groups),
+        "taxonomy": _taxonomy(groups, facts),
+        "tolerance": _tolerance(groups, facts),
         "errors": _errors(groups),
         "usage": _usage(groups),
         "count_bins": count_bins(records),

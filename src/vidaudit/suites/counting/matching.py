@@ -16,6 +16,9 @@ import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import reduce
+from itertools import compress, count, repeat
+from operator import add, sub
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -121,17 +124,42 @@ def match_times(true_times: Sequence[float], reported_times: Sequence[float], de
     if n == 0 or m == 0:
         return Matching((), 0.0, n, m)
     t_order = sorted(range(n), key=true_times.__getitem__)
-    r_order = sorted(range(m), key=reported_times.__getitem__)
-    ts = [float(true_times[i]) for i in t_order]
-    rs = [float(reported_times[j]) for j in r_order]
-    lo, hi, blocks = _blocks(ts, rs, delta + WINDOW_EPS)
-    pairs: list[tuple[int, int]] = []
+    return match_presorted(t_order, [float(true_times[i]) for i in t_order], reported_times, delta)[0]
+
+
+def match_presorted(t_order: Sequence[int], ts: Sequence[float], reported_times: Sequence[float],
+                    delta: float) -> tuple[Matching, list[float]]:
+    """:func:`match_times` given the true side already sorted (``t_order``: the true indices in time order, as
+    ``sorted(range(N), key=true_times.__getitem__)`` gives them; ``ts``: their times as floats), for a caller
+    that matches many reports against one trace; also returns the reported times sorted, as floats.
+
+    ``delta`` is not checked here, and both sides must be non-empty.
+    """
+    n, m = len(ts), len(reported_times)
+    rs = sorted(map(float, reported_times))
+    r_order: Sequence[int]
+    if rs == reported_times:  # written in time order (the usual ledger): the order is the identity (ties kept)
+        r_order = range(m)
+    else:
+        r_order = sorted(range(m), key=reported_times.__getitem__)
+        rs = [float(reported_times[j]) for j in r_order]
+    lo, hi = _bounds(ts, rs, delta + WINDOW_EPS)
+    single = _singles(lo, hi)
+    pairs: list[tuple[int, int]]
+    if single is not None:  # every block is one true time with one report: the pairs the loop below would make
+        firsts = list(map(lo.__getitem__, single))
+        pairs = list(zip(map(t_order.__getitem__, single), map(r_order.__getitem__, firsts)))
+        total = reduce(add, map(abs, map(sub, map(ts.__getitem__, single), map(rs.__getitem__, firsts))), 0.0)
+        return _matching(pairs, total, n, m), rs
+    pairs = []
     total = 0.0
-    for a, b in blocks:
+    for a, b in _block_runs(lo, hi):
         r0, r1 = lo[a], hi[b]  # lo and hi never decrease along sorted true times
         if b == a and r1 - r0 == 1:
-            local = [(0, 0)]
-        elif (b + 1 - a) * (r1 - r0) <= DP_MAX_CELLS:
+            pairs.append((t_order[a], r_order[r0]))
+            total += abs(ts[a] - rs[r0])
+            continue
+        if (b + 1 - a) * (r1 - r0) <= DP_MAX_CELLS:
             local = _solve_block_dp(ts[a:b + 1], rs[r0:r1], delta)
         else:
             local = _solve_block_lsa(ts[a:b + 1], rs[r0:r1], delta)
@@ -139,16 +167,52 @@ def match_times(true_times: Sequence[float], reported_times: Sequence[float], de
             ti, rj = a + i, r0 + j
             pairs.append((t_order[ti], r_order[rj]))
             total += abs(ts[ti] - rs[rj])
-    return Matching(tuple(sorted(pairs)), total, n, m)
+    return _matching(pairs, total, n, m), rs
+
+
+def _matching(pairs: list[tuple[int, int]], total: float, n: int, m: int) -> Matching:
+    """``Matching(tuple(sorted(pairs)), total, n, m)`` without the frozen ``__init__``'s four setattrs."""
+    matching = _new_object(Matching)
+    _set_attr(matching, "__dict__", {"pairs": tuple(sorted(pairs)), "total_deviation": total, "n_true": n,
+                                     "n_reported": m})
+    return matching
+
+
+def _singles(lo: list[int], hi: list[int]) -> list[int] | None:
+    """When every true time has at most one candidate report and no two share one (so every block of
+    :func:`_blocks` is one time and one report), the sorted true indices that have one; else None."""
+    widths = list(map(sub, hi, lo))
+    if max(widths) > 1:
+        return None
+    single = list(compress(count(), widths))
+    if len(set(map(lo.__getitem__, single))) != len(single):  # a report shared by two (consecutive) times
+        return None
+    return single
+
+
+_new_object = object.__new__
+_set_attr = object.__setattr__
 
 
 def _blocks(ts: Sequence[float], rs: Sequence[float], w: float) -> tuple[list[int], list[int], list[tuple[int, int]]]:
     """Each sorted true time's candidate reports ``rs[lo[i]:hi[i]]`` (within ``w``), and the independent blocks
     ``(a, b)`` of the allowed-pair graph: maximal runs of true times ``ts[a..b]`` with candidates, each one's
     window sharing a report with the one before (both sequences sorted ascending)."""
-    lo = [bisect_left(rs, x - w) for x in ts]
-    hi = [bisect_right(rs, x + w) for x in ts]
+    lo, hi = _bounds(ts, rs, w)
+    return lo, hi, _block_runs(lo, hi)
+
+
+def _bounds(ts: Sequence[float], rs: Sequence[float], w: float) -> tuple[list[int], list[int]]:
+    """Each sorted true time's candidate reports ``rs[lo[i]:hi[i]]`` (within ``w``; both sequences sorted)."""
     n = len(ts)
+    lo = list(map(bisect_left, repeat(rs, n), map(sub, ts, repeat(w, n))))  # [bisect_left(rs, x - w) for x in ts]
+    hi = list(map(bisect_right, repeat(rs, n), map(add, ts, repeat(w, n))))
+    return lo, hi
+
+
+def _block_runs(lo: list[int], hi: list[int]) -> list[tuple[int, int]]:
+    """The blocks of :func:`_blocks` from the candidate bounds."""
+    n = len(lo)
     blocks: list[tuple[int, int]] = []
     a = 0
     while a < n:
@@ -160,7 +224,7 @@ def _blocks(ts: Sequence[float], rs: Sequence[float], w: float) -> tuple[list[in
             b += 1
         blocks.append((a, b))
         a = b + 1
-    return lo, hi, blocks
+    return blocks
 
 
 def max_match_count(true_times: Sequence[float], reported_times: Sequence[float], delta: float) -> int:
@@ -190,9 +254,12 @@ def max_match_count_sorted(ts: Sequence[float], rs: Sequence[float], delta: floa
     if n == 0 or m == 0:
         return 0
     w = delta + WINDOW_EPS
-    lo, hi, blocks = _blocks(ts, rs, w)
+    lo, hi = _bounds(ts, rs, w)
+    single = _singles(lo, hi)
+    if single is not None:
+        return len(single)
     k = 0
-    for a, b in blocks:
+    for a, b in _block_runs(lo, hi):
         if b == a and hi[a] - lo[a] == 1:
             k += 1
         else:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -31,10 +31,10 @@ from vidaudit.core.errors import DataError
 from vidaudit.core.types import Sample
 from vidaudit.score.answers import parse_count
 from vidaudit.suites.counting.boundaries import format_value
-from vidaudit.suites.counting.matching import match_times, max_match_count_sorted
+from vidaudit.suites.counting.matching import match_presorted, match_times, max_match_count_sorted
 from vidaudit.suites.counting.metrics import trace_metrics
-from vidaudit.suites.counting.taxonomy import classify
-from vidaudit.suites.counting.timestamps import extract_timestamps
+from vidaudit.suites.counting.taxonomy import taxonomy_counts
+from vidaudit.suites.counting.timestamps import reported
 
 FIXED_TOLERANCES_S: tuple[float, ...] = (1.0, 0.5, 0.25)
 RATE_RELATIVE = "rate_relative"
@@ -92,7 +92,10 @@ def tolerance_key(delta: float | str) -> str:
 
 @dataclass(frozen=True)
 class TrialScore:
-    """Everything scoring knows about one trial; ``to_dict`` is the JSON record aggregates read."""
+    """Everything scoring knows about one trial; ``to_dict`` is the JSON record aggregates read.
+
+    ``tolerance`` (its rows included) may be shared by the trials with the same counts: read it, or copy it
+    (``to_dict`` does)."""
 
     sample_id: str
     group_id: str
@@ -142,17 +145,6 @@ class TrialScore:
 
 _new_object = object.__new__
 _set_attr = object.__setattr__
-_FIELD_NAMES = tuple(f.name for f in fields(TrialScore))
-
-
-def _scored_trial(values: tuple[Any, ...]) -> TrialScore:
-    """``TrialScore(*values)`` (every field, in order), without the frozen ``__init__``'s 33
-    ``object.__setattr__`` calls: the same object, made once per scored trial."""
-    ts = _new_object(TrialScore)
-    _set_attr(ts, "__dict__", dict(zip(_FIELD_NAMES, values, strict=True)))
-    return ts
-
-
 _TOLERANCES: tuple[float | str, ...] = (*FIXED_TOLERANCES_S, RATE_RELATIVE)
 _TOLERANCE_KEYS = tuple((d, tolerance_key(d)) for d in _TOLERANCES)
 
@@ -167,17 +159,18 @@ def rate_relative_delta(frequency_hz: float) -> float:
 _TOLERANCE_NAMES = tuple(key for _, key in _TOLERANCE_KEYS)
 
 
-def _window_counts(true_sorted: list[float], rep_t: list[float], delta: float, k_delta: int) -> list[int]:
+def _window_counts(true_sorted: list[float], rep_t: list[float], delta: float, k_delta: int,
+                   rep_sorted: list[float] | None = None) -> list[int]:
     """K at each window of ``_TOLERANCE_KEYS`` (``k_delta``: K of the optimal matching at delta(F)).
 
     K never decreases as the window widens (a wider window only adds allowed pairs) and never exceeds
     min(N, M), so a window whose K is pinned between those of a narrower and a wider one already
     known is not counted: a faithful ledger (K = N at delta(F)) needs no count at the wider windows,
     a trace with no pair at delta(F) none at the narrower ones. Fixed windows are visited widest first.
+    ``rep_sorted``: ``rep_t`` sorted, as floats, when the caller has it.
     """
     counts: dict[float, int] = {}
     hi = min(len(true_sorted), len(rep_t))  # K at the narrowest window counted so far (none yet: min(N, M))
-    rep_sorted: list[float] | None = None
     for w in _FIXED_WIDEST_FIRST:
         if abs(w - delta) < 1e-12:  # delta(F) coincides with a fixed window
             k = k_delta
@@ -204,26 +197,35 @@ _trace_metrics = lru_cache(maxsize=4096)(trace_metrics)
 
 @lru_cache(maxsize=4096)
 def _tolerance_row(n: int, m: int, k: int, correct: bool) -> dict[str, Any]:
-    """One ``tolerance`` entry (copied per trial): the trace metrics of K pairs."""
+    """One ``tolerance`` entry: the trace metrics of K pairs."""
     mt = _trace_metrics(n, m, k, correct)
     return {"n_matched": mt.n_matched, "precision": mt.precision, "recall": mt.recall, "f1": mt.f1,
             "acr": mt.acr, "rfr": mt.rfr}
 
 
-#: per trace (held, so its id is not reused while cached): true times, labels and sorted float times,
-#: shared by every model x condition that scores the same sample
-_TRUTH: dict[int, tuple[tuple[Any, ...], list[float], list[str | None], list[float]]] = {}
+@lru_cache(maxsize=4096)
+def _tolerance(n: int, m: int, counts: tuple[int, ...], correct: bool) -> dict[str, dict[str, Any]]:
+    """A trial's ``tolerance``: each window's row, K at each window of ``_TOLERANCE_NAMES`` being ``counts``.
+    Trials with the same counts share it (read only: ``to_dict`` copies it, rows included)."""
+    return {key: _tolerance_row(n, m, k, correct) for key, k in zip(_TOLERANCE_NAMES, counts, strict=True)}
+
+
+#: per trace (held, so its id is not reused while cached): true times, labels, the true indices in time order
+#: and the sorted float times, shared by every model x condition that scores the same sample
+_TRUTH: dict[int, tuple[tuple[Any, ...], list[float], list[str | None], list[int], list[float]]] = {}
 _TRUTH_MAX = 8192
 
 
-def _truth(events: tuple[Any, ...]) -> tuple[list[float], list[str | None], list[float]]:
+def _truth(events: tuple[Any, ...]) -> tuple[list[float], list[str | None], list[int], list[float]]:
     hit = _TRUTH.get(id(events))
     if hit is None or hit[0] is not events:
         if len(_TRUTH) >= _TRUTH_MAX:
             _TRUTH.clear()
         times = [e.t for e in events]
-        hit = _TRUTH[id(events)] = (events, times, [e.state_after for e in events], sorted(map(float, times)))
-    return hit[1], hit[2], hit[3]
+        order = sorted(range(len(times)), key=times.__getitem__)
+        hit = _TRUTH[id(events)] = (events, times, [e.state_after for e in events], order,
+                                    [float(times[i]) for i in order])
+    return hit[1], hit[2], hit[3], hit[4]
 
 
 def _true_count(sample: Sample) -> int:
@@ -259,24 +261,32 @@ def score_trial(sample: Sample, text: str | None, status: str = "ok", *,
 
     ft = [float(x) for x in frame_times] if frame_times is not None else None
     dom = str(domain)
-    report = extract_timestamps(text, sample.video.duration_s, label_patterns=LABEL_PATTERNS.get(dom, ()),
-                                frame_times=ft)
-    rep_t = [e.t for e in report.events]
+    rep_t, labels, n_dropped, n_merged, n_frame_mentions, n_frame_out = reported(
+        text, sample.video.duration_s, LABEL_PATTERNS.get(dom, ()), ft)
     norm_get = _NORMALISED.get  # _normalised inline: a few labels recur in every response
-    rep_l = [None if (lab := e.label) is None else (norm_get((dom, lab)) or _normalised(dom, lab))
-             for e in report.events]
-    true_t, true_l, true_sorted = _truth(events)
+    rep_l = [None if lab is None else (norm_get((dom, lab)) or _normalised(dom, lab)) for lab in labels]
+    true_t, true_l, t_order, true_sorted = _truth(events)
     m = len(rep_t)
     delta = rate_relative_delta(float(f))
-    matching = match_times(true_t, rep_t, delta)
+    if n and m:  # match_times with the trace's side sorted once per sample
+        matching, rep_sorted = match_presorted(t_order, true_sorted, rep_t, delta)
+    else:
+        matching, rep_sorted = match_times(true_t, rep_t, delta), []
     k_delta = len(matching.pairs)
     tm = _trace_metrics(n, m, k_delta, correct)
-    tax = classify(matching, true_t, rep_t, delta, true_labels=true_l, reported_labels=rep_l,
-                   predicted=y_hat, correct=correct, f1=tm.f1)
-    tolerance = {key: _tolerance_row(n, m, k, correct).copy()
-                 for key, k in zip(_TOLERANCE_NAMES, _window_counts(true_sorted, rep_t, delta, k_delta), strict=True)}
-    return _scored_trial((sample.sample_id, sample.group_id, domain, n, float(f), status, True, y_hat,
-                          parsed.method, parsed.span, correct, delta, tuple(rep_t), tuple(rep_l), m, k_delta,
-                          matching.pairs, tm.precision, tm.recall, tm.f1, tm.vor, tm.acr, tm.rfr, tax.to_dict(),
-                          tolerance, report.n_dropped, report.n_merged, True, tax.displaced_pairs,
-                          report.n_frame_mentions, report.n_frame_out_of_range, ft is not None))
+    tax, displaced = taxonomy_counts(matching, true_t, rep_t, true_labels=true_l, reported_labels=rep_l,
+                                     predicted=y_hat, correct=correct, f1=tm.f1)  # classify's, without the object
+    tolerance = _tolerance(n, m, tuple(_window_counts(true_sorted, rep_t, delta, k_delta, rep_sorted or None)),
+                           correct)
+    ts = _new_object(TrialScore)  # TrialScore(...) without the frozen __init__'s 33 setattrs; every field, in order
+    _set_attr(ts, "__dict__", {
+        "sample_id": sample.sample_id, "group_id": sample.group_id, "domain": domain, "n_events": n,
+        "frequency_hz": float(f), "status": status, "scored": True, "predicted_count": y_hat,
+        "parse_method": parsed.method, "parse_span": parsed.span, "correct": correct, "delta_s": delta,
+        "reported_times": tuple(rep_t), "reported_labels": tuple(rep_l), "n_reported": m, "n_matched": k_delta,
+        "matches": matching.pairs, "precision": tm.precision, "recall": tm.recall, "f1": tm.f1, "vor": tm.vor,
+        "acr": tm.acr, "rfr": tm.rfr, "taxonomy": tax, "tolerance": tolerance, "n_dropped_timestamps": n_dropped,
+        "n_merged_timestamps": n_merged, "trace_available": True, "displaced_pairs": displaced,
+        "n_frame_mentions": n_frame_mentions, "n_frame_out_of_range": n_frame_out,
+        "frame_times_known": ft is not None})
+    return ts

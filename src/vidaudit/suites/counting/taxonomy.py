@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from vidaudit.suites.counting.matching import Matching
@@ -157,25 +158,46 @@ def classify(matching: Matching, true_times: Sequence[float], reported_times: Se
     module docstring), so it only documents the call.
     """
     del delta
-    displaced_pairs = order_aligned(matching, true_times, reported_times)
+    counts, displaced_pairs = taxonomy_counts(matching, true_times, reported_times, true_labels=true_labels,
+                                              reported_labels=reported_labels, predicted=predicted, correct=correct,
+                                              f1=f1, f1_faithful=f1_faithful)
+    return _taxonomy(*counts.values(), displaced_pairs)
+
+
+_SECOND = itemgetter(1)
+
+
+def taxonomy_counts(matching: Matching, true_times: Sequence[float], reported_times: Sequence[float], *,
+                    true_labels: Sequence[str | None] = (), reported_labels: Sequence[str | None] = (),
+                    predicted: int | None, correct: bool, f1: float | None,
+                    f1_faithful: float = F1_FAITHFUL) -> tuple[dict[str, int], tuple[tuple[int, int], ...]]:
+    """What :func:`classify` finds, as ``Taxonomy.to_dict()`` gives it (``TAXONOMY_KEYS`` in order) and the
+    displaced pairs: the scorer's record needs no Taxonomy object."""
+    pairs = matching.pairs
+    n, m, k = matching.n_true, matching.n_reported, len(pairs)
+    displaced_pairs = order_aligned(matching, true_times, reported_times) if k != min(n, m) else []
     misidentified = 0
     n_rl, n_tl = len(reported_labels), len(true_labels)
-    for i, j in matching.pairs:
-        got = reported_labels[j] if j < n_rl else None
-        want = true_labels[i] if i < n_tl else None
-        if got is None or want is None or got == want:  # equal labels normalise equal: the usual match
-            continue
-        got, want = _norm(got), _norm(want)
-        if got is not None and want is not None and got != want:
-            misidentified += 1
-    m = matching.n_reported
-    positive = matching.n_true > 0 and f1 is not None
+    if pairs and n_rl and n_tl:
+        got = [reported_labels[j] if j < n_rl else None for _, j in pairs]
+        want = [true_labels[i] if i < n_tl else None for i, _ in pairs]
+        if got != want:  # equal labels normalise equal: the usual match
+            for g, w in zip(got, want, strict=True):
+                if g is None or w is None or g == w:
+                    continue
+                g, w = _norm(g), _norm(w)
+                if g is not None and w is not None and g != w:
+                    misidentified += 1
+    positive = n > 0 and f1 is not None
     faithful = positive and f1 >= f1_faithful - 1e-12  # type: ignore[operator]
     ledger = int(predicted is not None and m > 0 and predicted != m)
-    n_unmatched_reported = m - len({j for _, j in matching.pairs if 0 <= j < m})  # = len(unmatched_reported)
-    return _taxonomy(matching.k, matching.n_true - matching.k, n_unmatched_reported - len(displaced_pairs),
-                     len(displaced_pairs), misidentified, int(faithful and not correct), ledger,
-                     int(positive and correct and not faithful), tuple(displaced_pairs))
+    used = set(map(_SECOND, pairs))
+    n_unmatched_reported = m - (len(used) if not used or (min(used) >= 0 and max(used) < m)
+                                else len({j for j in used if 0 <= j < m}))  # = len(unmatched_reported)
+    return ({"matched": k, "missed": n - k, "hallucinated": n_unmatched_reported - len(displaced_pairs),
+             "displaced": len(displaced_pairs), "misidentified": misidentified,
+             "wrong_accumulation": int(faithful and not correct), "ledger_mismatch": ledger,
+             "accidental_correctness": int(positive and correct and not faithful)}, tuple(displaced_pairs))
 
 
 def sum_taxonomies(items: Sequence[dict[str, Any]]) -> dict[str, int]:

@@ -29,6 +29,7 @@ import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate, compress, count
 from typing import Any
 
 from vidaudit.score.answers import boxed_spans
@@ -342,6 +343,178 @@ def _frame_mention(text: str, atoms: list[_Atom], i: int, sep: str, last_time_at
     return step, beside
 
 
+# ----------------------------------------------------------------------------- the one-pass scan
+# The text split once around every number (``_SPLIT``: the matches of ``_ATOM``, kept whole) is a list of
+# gaps and numbers. Whether a cue or a "not a time" context ends right before number k depends only on the
+# gap before it: the piece the rules read is ``(last character of number k-1 + gap)[-CONTEXT_CHARS:]``, and
+# that last character (a digit, or a unit's last letter, followed by a non-word character) is only ever
+# seen as a word character, so "0" stands for it. Whether number k can open a range depends only on the gap
+# after it (at most 12 characters whose word is a range word or "and"). So each distinct gap is read once
+# (``_GAP_CODES``), and Python visits only the numbers a rule can make a time: an explicit one, a cued one,
+# or one followed by a range word; every other number is never a time and bounds contexts only.
+_SPLIT = re.compile("(" + _ATOM.pattern.replace("(?P<clock>", "(?:").replace("(?P<num>", "(?:")
+                    .replace("(?P<unit>", "(?:") + ")")
+_DIGITS_DOT = "0123456789."
+_CUED_BIT, _RANGE_BIT, _NEG_BIT, _AFTER_BIT = 1, 2, 4, 8
+_GAP_MAX, _GAP_KEY_MAX = 8192, 256
+_FRAME_WORD = re.compile("frame", re.IGNORECASE)
+
+
+class _GapCodes(dict[str, int]):
+    """gap -> what the rules read in it, as bits: a cue ends it (``_CUED_BIT``), a "not a time" context ends it
+    (``_NEG_BIT``), it separates a range (``_RANGE_BIT``), a "not a time" word opens it (``_AFTER_BIT``, read
+    as if a number followed it, i.e. not for the text's tail). Computed on first sight, bounded (emptied when
+    full; long gaps are read, not kept)."""
+
+    def __missing__(self, gap: str) -> int:
+        rev = ("0" + gap)[-CONTEXT_CHARS:][::-1]
+        code = (_CUED_BIT if _CUE_REV.match(rev) is not None else 0) | (
+            _NEG_BIT if _NEG_REV.match(rev) is not None else 0) | (
+            _AFTER_BIT if _NOT_A_TIME_AFTER.match(gap + "0") is not None else 0)
+        if gap and len(gap) <= 12:
+            core = _sep_core(gap)
+            if core in _RANGE_WORDS or core == "and":
+                code |= _RANGE_BIT
+        if len(gap) <= _GAP_KEY_MAX:
+            if len(self) >= _GAP_MAX:
+                self.clear()
+            self[gap] = code
+        return code
+
+
+class _Values(dict[str, float]):
+    """A number's text -> :func:`_value` of it (times recur across responses); bounded."""
+
+    def __missing__(self, s: str) -> float:
+        if ":" in s:
+            parts = s.split(":")
+            if len(parts) == 3:
+                v = int(parts[0]) * 3600 + int(parts[1]) * 60 + float(parts[2])
+            else:
+                v = 0 + int(parts[0]) * 60 + float(parts[1])
+        else:
+            v = float(s[:len(s) - len(s.lstrip(_DIGITS_DOT))])
+        if len(self) >= _GAP_MAX:
+            self.clear()
+        self[s] = v
+        return v
+
+
+class _Explicit(dict[str, bool]):
+    """A number's text -> whether it is explicit (a clock or a unit: something besides digits and dots); bounded."""
+
+    def __missing__(self, s: str) -> bool:
+        if len(self) >= _GAP_MAX:
+            self.clear()
+        hit = self[s] = bool(s.strip(_DIGITS_DOT))
+        return hit
+
+
+class _EndCodes(dict[str, int]):
+    """The text's head (before its first number) -> ``_CUED_BIT`` when a cue ends it, and its tail (after the
+    last number) -> ``_AFTER_BIT`` when a "not a time" word opens it: read as they are (no number beyond them).
+    Responses repeat their heads and tails; bounded like the gaps."""
+
+    def __missing__(self, end: str) -> int:
+        code = (_CUED_BIT if _CUE_REV.match(end[-CONTEXT_CHARS:][::-1]) is not None else 0) | (
+            _AFTER_BIT if _NOT_A_TIME_AFTER.match(end) is not None else 0)
+        if len(end) <= _GAP_KEY_MAX:
+            if len(self) >= _GAP_MAX:
+                self.clear()
+            self[end] = code
+        return code
+
+
+_GAP_CODES = _GapCodes()
+_ENDS = _EndCodes()
+_VALUES = _Values()
+_EXPLICIT = _Explicit()
+#: code -> the bits that make a number a candidate (a cue before it, a range word after it)
+_CANDIDATE_BITS = tuple(c & (_CUED_BIT | _RANGE_BIT) for c in range(16))
+
+
+def _atom_kind(s: str) -> int:
+    return _CLOCK_KIND if ":" in s else _UNIT_KIND if s[-1] > "9" else _BARE
+
+
+def _scan(text: str, masked: Sequence[tuple[int, int]]) -> list[tuple[int, int, float, int | None]] | None:
+    """The times ``extract_timestamps`` chooses without frame times, in order, as (start, end, time, None);
+    None when the text has no number outside ``masked``. The same rules, read per gap (see above)."""
+    parts = _SPLIT.split(text)
+    n = len(parts) >> 1
+    if not n:
+        return None
+    gaps = parts[0::2]
+    atoms = parts[1::2]
+    codes = list(map(_GAP_CODES.__getitem__, gaps))
+    # candidates: explicit numbers (a clock or a unit), cued ones, range starts
+    found: list[int] = list(compress(count(), map(_EXPLICIT.__getitem__, atoms)))
+    more: list[int] = []
+    for j in compress(count(), map(_CANDIDATE_BITS.__getitem__, codes)):
+        if 0 < j < n:
+            if codes[j] & _CUED_BIT:
+                more.append(j)
+            if codes[j] & _RANGE_BIT:
+                more.append(j - 1)
+    head, tail = _ENDS[gaps[0]], _ENDS[gaps[n]]
+    cue0 = bool(head & _CUED_BIT)  # no number before the first: its context is the text's head, as it is
+    if cue0:
+        more.append(0)
+    if more:
+        found = sorted(set(found).union(more))
+    # the tail (after the last number) separates nothing, and nothing follows its "not a time" word
+    codes[n] = tail & _AFTER_BIT
+    pos = list(accumulate(map(len, parts)))  # pos[2k]: start of number k, pos[2k + 1]: its end
+    hidden: set[int] = set()
+    if masked:
+        starts = pos[0::2]
+        for m_start, m_end in masked:
+            hidden.update(range(bisect.bisect_left(starts, m_start), bisect.bisect_left(starts, m_end)))
+        if len(hidden) == n:
+            return None
+    chosen: list[tuple[int, int, float, int | None]] = []
+    if not found:
+        return chosen
+    values = _VALUES
+    skip = -1
+    for k in found:
+        if k == skip or k in hidden:
+            continue
+        c = codes[k]
+        after = codes[k + 1]
+        if k and not after & _RANGE_BIT and k - 1 not in hidden:  # the usual time: no range, context in the gaps
+            if not (c & _NEG_BIT or after & _AFTER_BIT):
+                chosen.append((pos[2 * k], pos[2 * k + 1], values[atoms[k]], None))
+            continue
+        s = atoms[k]
+        start, end = pos[2 * k], pos[2 * k + 1]
+        kind = _atom_kind(s)
+        cue = not kind and bool(cue0 if k == 0 else c & _CUED_BIT)
+        is_range = False
+        if after & _RANGE_BIT and k + 1 not in hidden:
+            nxt = atoms[k + 1]
+            sep = gaps[k + 1]
+            nstart = pos[2 * k + 2]
+            is_range = (values[s] <= values[nxt]
+                        and _is_range(text, (start, end, kind, cue, end), (nstart, pos[2 * k + 3], _atom_kind(nxt),
+                                                                           False, nstart), sep, _sep_core(sep)))
+        if is_range or kind or cue:
+            if k and k - 1 not in hidden:
+                negative = bool(c & _NEG_BIT)
+            else:  # the previous number the rules see is the last one outside the masks, if any
+                p = k - 1
+                while p >= 0 and p in hidden:
+                    p -= 1
+                lo = pos[2 * p + 1] - 1 if p >= 0 and pos[2 * p + 1] - 1 > start - CONTEXT_CHARS \
+                    else start - CONTEXT_CHARS
+                negative = _NEG_REV.match(text[lo if lo > 0 else 0:start][::-1]) is not None
+            if not (negative or after & _AFTER_BIT):
+                chosen.append((start, end, values[s], None))
+        if is_range:
+            skip = k + 1
+    return chosen
+
+
 def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: Sequence[re.Pattern[str]] = (),
                        merge_s: float = MERGE_S, slack_s: float = SLACK_S,
                        frame_times: Sequence[float] | None = None) -> TimestampReport:
@@ -354,6 +527,11 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
     """
     if not isinstance(text, str) or not text:
         return TimestampReport()
+    if frame_times is None or _FRAME_WORD.search(text) is None:  # no "frame K" can be read: the one-pass scan
+        found = _scan(text, _masked(text))
+        if found is None:
+            return TimestampReport()
+        return _events(text, found, duration_s, label_patterns, merge_s, slack_s, 0, 0)
     atoms = _atoms(text, _masked(text))
     if not atoms:
         return TimestampReport()
@@ -406,7 +584,47 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
                 chosen.append((start, end, _value(text, a), None))
                 last_time_atom = i + 1 if is_range else i
         i += 2 if is_range else 1
-    events: list[ReportedEvent] = []
+    return _events(text, chosen, duration_s, label_patterns, merge_s, slack_s, n_frames_mapped, n_frames_out)
+
+
+def _events(text: str, chosen: list[tuple[int, int, float, int | None]], duration_s: float,
+            label_patterns: Sequence[re.Pattern[str]], merge_s: float, slack_s: float, n_frames_mapped: int,
+            n_frames_out: int) -> TimestampReport:
+    """The report of the chosen times (start, end, time, frame number): range check, merging, labels."""
+    times, labels, kept_at, dropped, n_merged = _keep(text, chosen, duration_s, label_patterns, merge_s, slack_s)
+    events = []
+    for v, label, k in zip(times, labels, kept_at, strict=True):
+        c = chosen[k]
+        ev = _new_object(ReportedEvent)
+        _set_attr(ev, "__dict__", {"t": v, "span": (c[0], c[1]), "label": label, "frame": c[3]})  # _new_event inline
+        events.append(ev)
+    return _new_report(tuple(events), len(dropped), n_merged, tuple(dropped), n_frames_mapped, n_frames_out)
+
+
+def reported(text: str | None, duration_s: float, label_patterns: Sequence[re.Pattern[str]] = (),
+             frame_times: Sequence[float] | None = None) -> tuple[list[float], list[str | None], int, int, int, int]:
+    """What scoring reads of :func:`extract_timestamps` (default merge and slack): the events' times and labels,
+    ``n_dropped``, ``n_merged``, ``n_frame_mentions`` and ``n_frame_out_of_range``, without making the events."""
+    if (isinstance(text, str) and text and (frame_times is None or _FRAME_WORD.search(text) is None)):
+        found = _scan(text, _masked(text))
+        if found is None:
+            return [], [], 0, 0, 0, 0
+        times, labels, _, dropped, n_merged = _keep(text, found, duration_s, label_patterns, MERGE_S, SLACK_S)
+        return times, labels, len(dropped), n_merged, 0, 0
+    report = extract_timestamps(text, duration_s, label_patterns=label_patterns, frame_times=frame_times)
+    return (report.times, report.labels, report.n_dropped, report.n_merged, report.n_frame_mentions,
+            report.n_frame_out_of_range)
+
+
+def _keep(text: str, chosen: list[tuple[int, int, float, int | None]], duration_s: float,
+          label_patterns: Sequence[re.Pattern[str]], merge_s: float,
+          slack_s: float) -> tuple[list[float], list[str | None], list[int], list[float], int]:
+    """Of the chosen times, those kept (in range, not merged into an earlier kept one): their times, labels and
+    indices in ``chosen``; then the times dropped (out of range) and the number merged."""
+    size = len(text)
+    times: list[float] = []
+    labels: list[str | None] = []
+    kept_at: list[int] = []
     dropped: list[float] = []
     n_merged = 0
     limit = float(duration_s) + slack_s
@@ -420,8 +638,9 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
                 _LABEL_CACHE.clear()
             entry = _LABEL_CACHE[id(label_patterns)] = (label_patterns, {})  # held, so its id is not reused
         cache = entry[1]
-    new_event = _new_event
-    for k, (start, end, v, frame) in enumerate(chosen):
+    cache_get = cache.get
+    last = len(chosen) - 1
+    for k, (start, end, v, _) in enumerate(chosen):
         if not (0.0 <= v <= limit):
             dropped.append(v)
             continue
@@ -434,9 +653,19 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
                 continue
             kept.insert(j, v)
         label = None
-        if label_patterns:
-            prev_end = chosen[k - 1][1] if k else 0
-            next_start = chosen[k + 1][0] if k + 1 < len(chosen) else size
-            label = _label(text, start, end, prev_end, next_start, label_patterns, cache)
-        events.append(new_event(v, (start, end), label, frame))
-    return _new_report(tuple(events), len(dropped), n_merged, tuple(dropped), n_frames_mapped, n_frames_out)
+        if label_patterns:  # _label inline: the line after the time (up to the next time), else before it
+            next_start = chosen[k + 1][0] if k < last else size
+            le = text.find("\n", start)
+            piece = text[end:next_start if le < 0 or next_start < le else le]
+            label = cache_get(piece, cache)
+            if label is cache:
+                label = _read_label(piece, label_patterns, cache)
+            if label is None:
+                piece = text[max(text.rfind("\n", 0, start) + 1, chosen[k - 1][1] if k else 0):start]
+                label = cache_get(piece, cache)
+                if label is cache:
+                    label = _read_label(piece, label_patterns, cache)
+        times.append(v)
+        labels.append(label)  # type: ignore[arg-type]
+        kept_at.append(k)
+    return times, labels, kept_at, dropped, n_merged
