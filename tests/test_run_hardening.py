@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -49,25 +50,41 @@ def test_a_second_run_on_the_same_dir_refuses_before_any_call(smoke_dir: Path, t
     env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-echoed-000000000"}
     run = tmp_path / "run"
     with FakeServer() as srv:
-        srv.script("POST", "/v1/chat/completions", default=lambda rec: _echo(rec, 8.0))  # slow: still running
+        released = threading.Event()   # the first run's calls are answered only after the second run ended,
+
+        def held(rec: Recorded) -> Reply:  # so it still holds the lock however slowly the second one starts
+            released.wait(90)
+            return _echo(rec, 0.0)
+
+        srv.script("POST", "/v1/chat/completions", default=held)
         first = subprocess.Popen(_cmd(smoke_dir, srv.url, run, 6), env=env, stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT)
-        deadline = time.time() + 60
-        while time.time() < deadline and not srv.requests:  # the first run holds the lock and is calling
-            time.sleep(0.05)
-        assert srv.requests, "the first run never called the server"
-        n_before = len(srv.requests)
-        t0 = time.time()
-        second = subprocess.run(_cmd(smoke_dir, srv.url, run, 6), env=env, capture_output=True, text=True,
-                                timeout=60)
-        assert second.returncode == 2, second.stdout + second.stderr
-        assert f"in use by process {first.pid}" in " ".join(second.stderr.split())
-        assert time.time() - t0 < 30
+        try:
+            _second_run_refused(smoke_dir, srv, run, env, first)
+        finally:
+            released.set()
         out = first.communicate(timeout=120)[0].decode()
         assert first.returncode == 0, out
-        assert len(srv.requests) == 6 >= n_before  # every call is the first run's, once each
+        assert len(srv.requests) == 6  # every call is the first run's, once each
     with RunStore(run, readonly=True) as store:
         assert len(store.ok_trial_ids()) == 6 and sum(store.attempt_counts().values()) == 6
+
+
+def _second_run_refused(smoke_dir: Path, srv: FakeServer, run: Path, env: dict[str, str],
+                        first: subprocess.Popen) -> None:
+    """The second run, started while the first holds the lock, exits 2 naming it and calls nothing."""
+    deadline = time.time() + 60
+    while time.time() < deadline and not srv.requests:  # the first run holds the lock and is calling
+        time.sleep(0.05)
+    assert srv.requests, "the first run never called the server"
+    n_before = len(srv.requests)
+    t0 = time.time()
+    second = subprocess.run(_cmd(smoke_dir, srv.url, run, 6), env=env, capture_output=True, text=True,
+                            timeout=60)
+    assert second.returncode == 2, second.stdout + second.stderr
+    assert f"in use by process {first.pid}" in " ".join(second.stderr.split())
+    assert time.time() - t0 < 30
+    assert len(srv.requests) >= n_before
 
 
 def test_a_regenerated_dataset_is_never_scored_silently(smoke_dir: Path, tmp_path: Path) -> None:
