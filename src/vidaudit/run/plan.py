@@ -225,12 +225,16 @@ class _Group:
     slot: int = 0
 
 
-#: (sample, resolved condition) inputs a ``PlanStream`` keeps (prompt, frames and their hashes: under 1 KB each);
-#: a plan with more does without the memo for the rest
+#: (sample, resolved condition) inputs a ``PlanStream`` keeps (a prompt and two hashes: about 1 KB each at most,
+#: equal prompts held once); a plan with more does without the memo for the rest
 INPUT_MEMO_LIMIT = 1 << 16
+#: frames of the distinct selections the memo keeps (about 60 bytes each); past it an input keeps its hashes and
+#: its frames are selected again when asked (``video.sampling`` memoises the common ones)
+INPUT_MEMO_FRAMES = 1 << 18
 
-#: one trial's input: its prompt and that prompt's sha256, its frames and the input's sha256
-_Input = tuple[Prompt, str, FrameSelection, str]
+#: one trial's input: its prompt and that prompt's sha256, its frames (None in the memo: select them again) and
+#: the input's sha256
+_Input = tuple[Prompt, str, FrameSelection | None, str]
 
 
 class PlanStream:
@@ -242,7 +246,8 @@ class PlanStream:
     what does not change between samples (the condition's and model's JSON, the adapter options).
     What a trial is sent does not depend on the model once the condition is resolved, so each (sample,
     resolved condition)'s prompt, frames and their hashes are computed once and shared by every model
-    and every pass (up to ``INPUT_MEMO_LIMIT`` of them; perturbed inputs are computed per trial).
+    and every pass (up to ``INPUT_MEMO_LIMIT`` of them, and ``INPUT_MEMO_FRAMES`` frames; perturbed inputs
+    are computed per trial).
     """
 
     def __init__(self, samples: Sequence[Sample], conditions: Sequence[Condition], models: Sequence[ModelSpec], *,
@@ -280,6 +285,8 @@ class PlanStream:
                         and (len(self._memo) + 1) * n <= INPUT_MEMO_LIMIT:
                     self._memo[g.slot] = [None] * n
         self._prompts: dict[Prompt, Prompt] = {}  # equal prompts held once
+        self._kept_selections: set[int] = set()   # ids of the selections the memo holds (alive while it does)
+        self._kept_frames = 0
         by_id: dict[str, list[Sample]] = {}
         for x in self.samples:  # the same sample twice is the same trial twice (as plan()'s id check finds)
             twins = by_id.setdefault(x.sample_id, [])
@@ -379,8 +386,10 @@ class PlanStream:
                         continue
                     got = self._input(i, s, rc, pin, keep=memo is not None)
                     if memo is not None:
-                        memo[i] = got
+                        memo[i] = self._kept(got)
                 prompt, prompt_sha, sel, input_sha = got
+                if sel is None:
+                    sel = self._select(i, s, rc, None)
                 fields: dict[str, Any] = {"sample_id": s.sample_id, "video_sha256": s.video.sha256,
                                           "prompt_sha256": prompt_sha, "input_sha256": input_sha}
                 if template is None:  # the first trial of the group, validated; its JSON is the template
@@ -404,6 +413,18 @@ class PlanStream:
                 log = logged if logged is not None and logged.ok else None
                 yield sha256_text(text), functools.partial(_keyed, g, suite.name, template, fields, text, log=log), \
                     (s, sel, prompt, pin)
+
+    def _kept(self, got: _Input) -> _Input:
+        """``got`` as the memo holds it: its frames only while the distinct selections held stay under
+        ``INPUT_MEMO_FRAMES`` frames (a dataset of many long clips under ``native@all`` would hold every frame)."""
+        sel = got[2]
+        if sel is None or id(sel) in self._kept_selections:
+            return got
+        if self._kept_frames + len(sel) > INPUT_MEMO_FRAMES:
+            return got[0], got[1], None, got[3]
+        self._kept_selections.add(id(sel))
+        self._kept_frames += len(sel)
+        return got
 
     def _input(self, i: int, s: Sample, rc: Condition, pin: PerturbedInput | None, *, keep: bool) -> _Input:
         """The prompt, frames and their hashes of sample ``i`` under ``rc`` (perturbed by ``pin``, if given);
