@@ -104,7 +104,7 @@ def scale_child(stage: str, work: Path, n_models: int) -> dict:
                 "hwm_mib": vm_hwm_mib()}
     models = _scale_models(work, n_models)
     run = work / f"run{n_models}"
-    import vidaudit.models.simulated  # noqa: F401  (imports, before the clock starts)
+    import vidaudit.suites.counting.simulated  # noqa: F401  (imports, before the clock starts)
     import vidaudit.suites.counting.suite  # noqa: F401
     t0, c0 = time.perf_counter(), time.process_time()
     session.execute(work / "data", run, models, conds)

@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from vidaudit.core.gcpause import paused_gc
+from vidaudit.core.gcpause import paused_gc, roomy_young_gc
 
 
 @pytest.mark.parametrize("was_on", [True, False])
@@ -24,6 +24,16 @@ def test_the_collector_is_off_inside_and_restored_after(was_on: bool) -> None:
         assert gc.isenabled() is was_on
     finally:
         gc.enable()
+
+
+def test_a_roomy_young_generation_is_restored_after_errors_included() -> None:
+    before = gc.get_threshold()
+    with roomy_young_gc(12_345):
+        assert gc.get_threshold() == (12_345, *before[1:]) and gc.isenabled()
+    assert gc.get_threshold() == before
+    with pytest.raises(RuntimeError), roomy_young_gc(12_345):
+        raise RuntimeError("a failed run")
+    assert gc.get_threshold() == before
 
 
 def test_score_and_report_leave_the_collector_on(smoke_dir) -> None:

@@ -1,4 +1,5 @@
-"""Bulk passes that build many long-lived objects run with Python's cyclic garbage collector paused.
+"""Bulk passes that build many long-lived objects run with Python's cyclic garbage collector paused (or, for a
+run, collecting its young objects less often).
 
 Scoring a run builds a record per trial (dicts, lists, tuples: about 17 containers each) and keeps them
 all; every 700 container allocations the collector walks the young ones, and as the kept records age it
@@ -25,3 +26,24 @@ def paused_gc() -> Iterator[None]:
     finally:
         if was_on:
             gc.enable()
+
+
+#: allocations between two collections of the youngest generation inside ``roomy_young_gc`` (Python's default: 700)
+YOUNG_THRESHOLD = 10_000
+
+
+@contextmanager
+def roomy_young_gc(young: int = YOUNG_THRESHOLD) -> Iterator[None]:
+    """The block runs with the collector on but a young generation of ``young`` allocations.
+
+    A run holds each trial's objects (its plan, request, response and attempt) for a few thousand allocations,
+    the lanes' read-ahead windows: with 700 they outlive two young collections and are promoted to the oldest
+    generation, which every full collection then walks again, with the samples and everything imported (a
+    tenth of a simulated run's CPU, benchmarks/README.md "Streamed runs"). With a larger young generation
+    most die young. Cycles are still collected; the thresholds are restored after, errors included."""
+    before = gc.get_threshold()
+    gc.set_threshold(max(young, before[0]), *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)

@@ -179,12 +179,13 @@ class AuditLog:
             os.ftruncate(self._fd, read.valid_bytes)
             os.fsync(self._fd)
 
-    def append(self, row: dict[str, Any]) -> None:
+    def append(self, row: dict[str, Any] | bytes) -> None:
         self.append_many([row])
 
-    def append_many(self, rows: Iterable[dict[str, Any]]) -> None:
-        """Append several lines with one write loop and one fsync (every line is encoded first)."""
-        data = b"".join(encode_line(r) for r in rows)
+    def append_many(self, rows: Iterable[dict[str, Any] | bytes]) -> None:
+        """Append several lines with one write loop and one fsync (every line is encoded first; a line given
+        as bytes is ``encode_line``'s output already, e.g. ``run.log_lines``')."""
+        data = b"".join(r if isinstance(r, bytes) else encode_line(r) for r in rows)
         if not data:
             return
         view = memoryview(data)

@@ -91,10 +91,11 @@ def charge(response: Response, estimate: Reservation) -> Reservation:
     make calls free). Cost: the reported cost, or the estimate when none is reported; never negative.
     """
     tokens = response_tokens(response)
-    if usage_untrusted(response) or tokens == 0:
+    untrusted = usage_untrusted(response)
+    if untrusted or tokens == 0:
         tokens = max(tokens, _tokens(estimate.tokens))
     cost = _cost(response.cost_usd) if response.cost_usd is not None else _cost(estimate.cost_usd)
-    if usage_untrusted(response):
+    if untrusted:
         cost = max(cost, _cost(estimate.cost_usd))
     return Reservation(tokens, cost)
 

@@ -10,6 +10,7 @@ sent); adapters never resample.
 from __future__ import annotations
 
 import functools
+import json
 import math
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -179,11 +180,12 @@ def prompt_sha256(prompt: Prompt) -> str:
 
 class _TrialJson:
     """The canonical JSON of a (model, condition)'s trials as its constant text with the per-trial strings
-    spliced in: ``canonical_json(data)`` byte for byte (checked on the group's first trial, else not used)."""
+    spliced in: ``canonical_json(data)`` byte for byte (checked on the group's first trial, else not used).
+    ``dumps``: another JSON writer to splice for (the audit log's, ``log_json``), ``text`` being its output."""
 
-    def __init__(self, data: dict[str, Any], text: str) -> None:
+    def __init__(self, data: dict[str, Any], text: str, dumps: Callable[[Any], str] = canonical_json) -> None:
         marks = {k: f"\u0001{k}\u0001" for k in _PER_TRIAL}
-        probe = canonical_json({**data, **marks})
+        probe = dumps({**data, **marks})
         self.parts: list[str] = []
         self.keys: list[str] = []
         rest = probe
@@ -202,6 +204,11 @@ class _TrialJson:
         return "".join(out)
 
 
+def log_json(data: Any) -> str:
+    """A trial's data as the audit log's line holds it (``audit_log.encode_line``'s ``json.dumps``)."""
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, allow_nan=False)
+
+
 #: the Trial fields that differ between the trials of one (model, condition): the rest is dumped once
 _PER_TRIAL = frozenset({"sample_id", "video_sha256", "prompt_sha256", "input_sha256"})
 
@@ -213,6 +220,21 @@ class _Group:
     model: ModelSpec
     condition: Condition
     options: dict[str, Any]
+    #: the resolved condition's index among the plan's distinct ones (models that resolve a condition alike
+    #: share it): the key of its per-sample inputs in ``PlanStream``'s memo
+    slot: int = 0
+
+
+#: (sample, resolved condition) inputs a ``PlanStream`` keeps (a prompt and two hashes: about 1 KB each at most,
+#: equal prompts held once); a plan with more does without the memo for the rest
+INPUT_MEMO_LIMIT = 1 << 16
+#: frames of the distinct selections the memo keeps (about 60 bytes each); past it an input keeps its hashes and
+#: its frames are selected again when asked (``video.sampling`` memoises the common ones)
+INPUT_MEMO_FRAMES = 1 << 18
+
+#: one trial's input: its prompt and that prompt's sha256, its frames (None in the memo: select them again) and
+#: the input's sha256
+_Input = tuple[Prompt, str, FrameSelection | None, str]
 
 
 class PlanStream:
@@ -222,8 +244,10 @@ class PlanStream:
     those of ``plan()``, which is this stream made a list. Nothing per trial is held: each pass
     (``check``, ``__iter__``, ``for_model``) computes the trials again, sharing per (model, condition)
     what does not change between samples (the condition's and model's JSON, the adapter options).
-    Frame selections are memoised by ``video.sampling``; prompts are rendered and hashed per trial
-    (they hold the sample's question).
+    What a trial is sent does not depend on the model once the condition is resolved, so each (sample,
+    resolved condition)'s prompt, frames and their hashes are computed once and shared by every model
+    and every pass (up to ``INPUT_MEMO_LIMIT`` of them, and ``INPUT_MEMO_FRAMES`` frames; perturbed inputs
+    are computed per trial).
     """
 
     def __init__(self, samples: Sequence[Sample], conditions: Sequence[Condition], models: Sequence[ModelSpec], *,
@@ -237,6 +261,7 @@ class PlanStream:
         self.caps_by_model = caps_by_model
         self.groups: dict[str, list[_Group]] = {}
         seen: dict[str, str] = {}
+        slots: dict[str, int] = {}  # a resolved condition's canonical JSON -> its slot
         for m in models:
             caps = caps_by_model[m.label]
             opts = dict(options_by_model.get(m.label, {}))
@@ -249,7 +274,19 @@ class PlanStream:
                     raise ConfigError(f"conditions {seen[key]} and {c.id} are the same input for {m.label} "
                                       f"(both {rc.id}); list it once")
                 seen[key] = c.id
-                groups.append(_Group(m, rc, opts))
+                slot = slots.setdefault(canonical_json(rc.model_dump(mode="json")), len(slots))
+                groups.append(_Group(m, rc, opts, slot))
+        n = len(self.samples)
+        #: per slot, each sample's ``_Input`` once computed (None: not yet); none for perturbed conditions
+        self._memo: dict[int, list[_Input | None]] = {}
+        for groups in self.groups.values():
+            for g in groups:
+                if not g.condition.perturbations and g.slot not in self._memo \
+                        and (len(self._memo) + 1) * n <= INPUT_MEMO_LIMIT:
+                    self._memo[g.slot] = [None] * n
+        self._prompts: dict[Prompt, Prompt] = {}  # equal prompts held once
+        self._kept_selections: set[int] = set()   # ids of the selections the memo holds (alive while it does)
+        self._kept_frames = 0
         by_id: dict[str, list[Sample]] = {}
         for x in self.samples:  # the same sample twice is the same trial twice (as plan()'s id check finds)
             twins = by_id.setdefault(x.sample_id, [])
@@ -319,7 +356,7 @@ class PlanStream:
     def for_model(self, label: str) -> Iterator[PlannedTrial]:
         """One model's trials in plan order (a lane of the executor reads these as it goes)."""
         for trial_id, make, extra in self._walk(label):
-            keyed = make()
+            keyed = make(log=None)  # a lane writes no trial line
             s, sel, prompt, pin = extra
             yield PlannedTrial(keyed.trial, s, sel, prompt, self.suite.request_metadata(s), pin, keyed)
 
@@ -330,31 +367,38 @@ class PlanStream:
             for trial_id, make, _ in self._walk(label):
                 yield label, trial_id, make
 
-    def _walk(self, label: str) -> Iterator[tuple[str, Callable[[], KeyedTrial],
+    def _walk(self, label: str) -> Iterator[tuple[str, Callable[..., KeyedTrial],
                                                   tuple[Sample, FrameSelection, Prompt, PerturbedInput | None]]]:
         """Each trial of one model: its id (hashed from the group's JSON template), a maker of its
-        ``KeyedTrial``, and its sample, frames, prompt and perturbed input."""
+        ``KeyedTrial`` (``make(log=None)``: without its audit-log JSON), and its sample, frames, prompt and
+        perturbed input."""
         suite = self.suite
         refused: list[str] = []
         for g in self.groups[label]:
-            rc, template, spliced = g.condition, None, None
+            rc, template, spliced, logged = g.condition, None, None, None
+            memo = self._memo.get(g.slot)
             for i, s in enumerate(self.samples):
-                pin = plan_perturbed(s, rc, suite, refused) if rc.perturbations else None
-                if rc.perturbations and pin is None:
-                    continue
-                prompt = suite.render_prompt(s, rc)
-                sel = self._select(i, s, rc, pin)
-                input_sha = selection_sha256(sel)
-                if pin is not None:
-                    input_sha = sha256_json({"selection": input_sha, "perturbed": pin.sha256})
+                pin = None
+                got = memo[i] if memo is not None else None
+                if got is None:
+                    pin = plan_perturbed(s, rc, suite, refused) if rc.perturbations else None
+                    if rc.perturbations and pin is None:
+                        continue
+                    got = self._input(i, s, rc, pin, keep=memo is not None)
+                    if memo is not None:
+                        memo[i] = self._kept(got)
+                prompt, prompt_sha, sel, input_sha = got
+                if sel is None:
+                    sel = self._select(i, s, rc, None)
                 fields: dict[str, Any] = {"sample_id": s.sample_id, "video_sha256": s.video.sha256,
-                                          "prompt_sha256": prompt_sha256(prompt), "input_sha256": input_sha}
+                                          "prompt_sha256": prompt_sha, "input_sha256": input_sha}
                 if template is None:  # the first trial of the group, validated; its JSON is the template
                     first = KeyedTrial.of(Trial(condition=rc, model=g.model, suite=suite.name,
                                                 adapter_options=g.options, **fields))
                     template = first.data if _PER_TRIAL | {"condition", "model", "suite", "adapter_options"} \
                         == set(Trial.model_fields) and _trial_of(dict(first.trial)) == first.trial else None
                     spliced = _TrialJson(first.data, first.json) if template is not None else None
+                    logged = _TrialJson(first.data, log_json(first.data), log_json) if spliced is not None else None
                     yield first.id, functools.partial(_given, first), (s, sel, prompt, pin)
                     continue
                 if template is None:  # a Trial field this template does not know: validate every trial
@@ -366,18 +410,46 @@ class PlanStream:
                     text = spliced(fields)
                 else:
                     text = canonical_json({**template, **fields})
-                yield sha256_text(text), functools.partial(_keyed, g, suite.name, template, fields, text), \
+                log = logged if logged is not None and logged.ok else None
+                yield sha256_text(text), functools.partial(_keyed, g, suite.name, template, fields, text, log=log), \
                     (s, sel, prompt, pin)
 
+    def _kept(self, got: _Input) -> _Input:
+        """``got`` as the memo holds it: its frames only while the distinct selections held stay under
+        ``INPUT_MEMO_FRAMES`` frames (a dataset of many long clips under ``native@all`` would hold every frame)."""
+        sel = got[2]
+        if sel is None or id(sel) in self._kept_selections:
+            return got
+        if self._kept_frames + len(sel) > INPUT_MEMO_FRAMES:
+            return got[0], got[1], None, got[3]
+        self._kept_selections.add(id(sel))
+        self._kept_frames += len(sel)
+        return got
 
-def _given(k: KeyedTrial) -> KeyedTrial:
+    def _input(self, i: int, s: Sample, rc: Condition, pin: PerturbedInput | None, *, keep: bool) -> _Input:
+        """The prompt, frames and their hashes of sample ``i`` under ``rc`` (perturbed by ``pin``, if given);
+        ``keep``: the result goes into the memo (its prompt is then held once however many samples share it)."""
+        prompt = self.suite.render_prompt(s, rc)
+        if keep:
+            prompt = self._prompts.setdefault(prompt, prompt)
+        sel = self._select(i, s, rc, pin)
+        input_sha = selection_sha256(sel)
+        if pin is not None:
+            input_sha = sha256_json({"selection": input_sha, "perturbed": pin.sha256})
+        return prompt, prompt_sha256(prompt), sel, input_sha
+
+
+def _given(k: KeyedTrial, log: _TrialJson | None = None) -> KeyedTrial:
     return k
 
 
-def _keyed(g: _Group, suite: str, template: dict[str, Any], fields: dict[str, Any], text: str) -> KeyedTrial:
-    """A trial of a group after its first, unvalidated: its parts are the validated first trial's."""
+def _keyed(g: _Group, suite: str, template: dict[str, Any], fields: dict[str, Any], text: str,
+           log: _TrialJson | None = None) -> KeyedTrial:
+    """A trial of a group after its first, unvalidated: its parts are the validated first trial's (``log``:
+    its audit-log JSON spliced the same way, for the store's trial line)."""
     values = {"condition": g.condition, "model": g.model, "suite": suite, "adapter_options": g.options, **fields}
-    return KeyedTrial(_trial_of(values), {**template, **fields}, text, sha256_text(text))
+    return KeyedTrial(_trial_of(values), {**template, **fields}, text, sha256_text(text),
+                      log(fields) if log is not None else None)
 
 
 _TRIAL_FIELDS = tuple(Trial.model_fields)

@@ -13,6 +13,7 @@ from typing import Any
 
 from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.gcpause import roomy_young_gc
 from vidaudit.core.manifest import dataset_suite, load_samples
 from vidaudit.core.registry import get_suite
 from vidaudit.core.types import Condition, ModelSpec, Presentation, Status, Usage
@@ -339,7 +340,8 @@ def _execute_locked(data: Path, out: Path, planned: PlanStream | list[PlannedTri
         finally:
             await close_adapters(adapters)
 
-    summary, figures, (trials_ok, failures) = asyncio.run(go())
+    with roomy_young_gc():  # each trial's objects live a window long: let them die young (core/gcpause)
+        summary, figures, (trials_ok, failures) = asyncio.run(go())
     if figures is not None:
         effective.model_copy(update={"design": figures}).save(out)
     return RunOutcome(out, summary, design=figures, trials_ok=trials_ok, failures=failures)

@@ -68,7 +68,17 @@ from pydantic import ValidationError
 from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import canonical_json, sha256_text
 from vidaudit.core.types import Attempt, ErrorKind, ModelSpec, Response, Status, Trial, Usage
-from vidaudit.run.audit_log import LOG_NAME, AuditLog, AuditLogRead, AuditLogScan, read_audit_log, scan_audit_log
+from vidaudit.run import log_lines
+from vidaudit.run.audit_log import (
+    LOG_NAME,
+    AuditLog,
+    AuditLogRead,
+    AuditLogScan,
+    encode_line,
+    read_audit_log,
+    scan_audit_log,
+)
+from vidaudit.run.log_lines import attempt_line, frames_json, trial_line
 from vidaudit.run.secrets import check_no_secrets, env_secrets, redact_model_output
 from vidaudit.run.stage_calls import StageCallRecord, StageRef
 
@@ -180,6 +190,8 @@ class KeyedTrial:
     data: dict[str, Any]
     json: str
     id: str
+    #: ``data`` as the audit log's trial line holds it (``plan.log_json``), when the plan wrote it already
+    log: str | None = None
 
     @classmethod
     def of(cls, trial: Trial) -> KeyedTrial:
@@ -292,7 +304,8 @@ def _stages_json(stages: Sequence[StageRef] | None) -> str | bytes | None:
 def _attempt_row(a: Attempt, stages: Sequence[StageRef] | None = None) -> tuple[Any, ...]:
     return (a.trial_id, a.attempt, a.status.value, a.error_kind.value if a.error_kind else None,
             _enc(a.error_message), *_response_cols(a.response),
-            json.dumps(list(a.frame_indices)), json.dumps(list(a.frame_times)), a.started_at, a.ended_at,
+            frames_json(a.frame_indices) or json.dumps(list(a.frame_indices)),
+            frames_json(a.frame_times) or json.dumps(list(a.frame_times)), a.started_at, a.ended_at,
             _stages_json(stages), _response_extra(a.response))
 
 
@@ -375,7 +388,10 @@ class RunStore:
         self.log_path = self.run_dir / LOG_NAME
         self._lock = threading.Lock()
         self._pending_lock = threading.Lock()
-        self._pending: list[tuple[Attempt, tuple[Any, ...], dict[str, Any]]] = []
+        self._pending: list[tuple[Attempt, tuple[Any, ...], dict[str, Any] | bytes]] = []
+        #: attempts' log lines written by ``log_lines`` (off if the first disagrees with the generic line)
+        self._fast_lines = log_lines.ENABLED
+        self._fast_checked = False
         self._pending_since = 0.0
         self._group: tuple[int, float] = (1, 0.0)
         #: attempts this object has committed (a caller compares it with what it appended)
@@ -558,11 +574,12 @@ class RunStore:
             todo.append((k, created, _trial_row(k.trial, created, k)))
         self.flush()  # the log keeps the order records were made in
         with self._lock:
-            new: list[dict[str, Any]] = []
+            new: list[dict[str, Any] | bytes] = []
             with self._transaction() as c:
                 for k, created, row in todo:
                     if c.execute(_INSERT_TRIAL, row).rowcount == 1:
-                        new.append({"trial": k.data, "trial_id": k.id, "created_at": created})
+                        fast = trial_line(k.log, k.id, created) if k.log is not None else None
+                        new.append(fast or {"trial": k.data, "trial_id": k.id, "created_at": created})
             assert self._log is not None
             self._log.append_many(new)
         return len(new)
@@ -606,10 +623,15 @@ class RunStore:
         """
         self._require_writable()
         secrets = self._group_secrets()
+        line: dict[str, Any] | bytes | None = None
         if secrets:
             attempt = redact_model_output(attempt)
-        line = _attempt_line(attempt, stages)
+        elif stages is None and self._fast_lines:
+            line = self._fast_line(attempt)
+        if line is None:
+            line = _attempt_line(attempt, stages)
         if secrets:
+            assert isinstance(line, dict)  # with secrets every line is the generic dict, checked here
             check_no_secrets(line["attempt"], f"attempt {attempt.attempt} of trial {attempt.trial_id}",
                              secrets=secrets)
         if attempt.status is Status.OK and attempt.response is None:
@@ -622,6 +644,17 @@ class RunStore:
             self._pending.append(record)
         if self._group[0] <= 1:
             self.flush()
+
+    def _fast_line(self, attempt: Attempt) -> bytes | None:
+        """The attempt's log line written by ``log_lines`` (None: the generic way); the store's first is
+        checked against the generic line, and a difference turns the fast lines off for this store."""
+        fast = attempt_line(attempt)
+        if fast is not None and not self._fast_checked:
+            self._fast_checked = True
+            if fast != encode_line(_attempt_line(attempt, None)):
+                self._fast_lines = False
+                return None
+        return fast
 
     def _group_secrets(self) -> dict[str, str]:
         """``env_secrets()``, read when a commit group opens (at most ``delay_s`` before its attempts are
@@ -652,7 +685,7 @@ class RunStore:
             self._log.append_many([line for _, _, line in batch])
         return len(batch)
 
-    def _store_one_by_one(self, batch: list[tuple[Attempt, tuple[Any, ...], dict[str, Any]]]) -> int:
+    def _store_one_by_one(self, batch: list[tuple[Attempt, tuple[Any, ...], dict[str, Any] | bytes]]) -> int:
         """A group with a bad attempt: store the good ones in order, raise the first bad one's error (lock held)."""
         assert self._log is not None
         first: DataError | None = None

@@ -123,9 +123,11 @@ def wrong_count(truth: int, direction: float, size: int) -> int:
 def simulated_count(trial_id: str, truth: int, accuracy: float) -> int:
     """The count the simulated model answers for one trial (see the module docstring for the draws)."""
     rng = rng_from("simulated", trial_id)
-    u, direction = float(rng.random()), float(rng.random())
+    if float(rng.random()) < accuracy:
+        return truth  # the later draws decide nothing (and nothing else reads this generator)
+    direction = float(rng.random())
     size = int(rng.integers(1, max(1, math.ceil(truth / 2)) + 1))
-    return truth if u < accuracy else wrong_count(truth, direction, size)
+    return wrong_count(truth, direction, size)
 
 
 class SimulatedAdapter:
@@ -155,6 +157,8 @@ class SimulatedAdapter:
             listed = ", ".join(f"{d} N={n} F={f:g}" for d, n, f in missing[:5])
             raise ConfigError(f"simulated: {path} has no row for {len(missing)} cell(s) of the data (e.g. {listed}); "
                               "add a row domain,N,F,accuracy for each (N = 0 controls at F = 1.0)")
+        #: each sample's (true count, cell accuracy), looked up on its first trial rather than on every one
+        self._cells: dict[str, tuple[int, float]] = {}
         probe = next(iter(self.samples.values()), None)
         if probe is not None:  # a suite without a constant-answer format fails now, not mid-run
             self.suite.constant_answer(probe, "0")
@@ -171,7 +175,10 @@ class SimulatedAdapter:
         sample = self.samples.get(sid)  # type: ignore[arg-type]
         if sample is None:
             raise ModelCallError(ErrorKind.BAD_REQUEST, f"{self.spec.label}: unknown sample {sid!r}")
-        truth = int(sample.answer)
-        k = simulated_count(request.trial_id, truth, self.surface[sample_cell(sample)])
+        cell = self._cells.get(sid)  # type: ignore[arg-type]
+        if cell is None:
+            cell = self._cells[sid] = (int(sample.answer), self.surface[sample_cell(sample)])  # type: ignore[index]
+        truth, accuracy = cell
+        k = simulated_count(request.trial_id, truth, accuracy)
         return Response(text=self.suite.constant_answer(sample, str(k)), latency_s=time.perf_counter() - t0,
                         finish_reason="stop", model_version=self.spec.label, cost_usd=0.0)
