@@ -21,9 +21,12 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import av
 import numpy as np
@@ -75,9 +78,24 @@ class Made:
         return self.codes[i]
 
 
-def write_video(path: Path, pts: list[int], time_base: Fraction, *, codec: str = "libx264", rate: Fraction | int = 30,
-                rotation: int = 0, size: tuple[int, int] = (W, H), pix_fmt: str = "yuv420p",
-                options: dict[str, str] | None = None, audio_s: float = 0.0, fmt: str | None = None) -> None:
+@contextmanager
+def scheduling_kept() -> Iterator[None]:
+    """Restore the calling thread's scheduling policy after encoding. PyAV 18.1's bundled SVT-AV1 4.1, run as
+    root, switches the thread that opens the encoder to SCHED_FIFO 99; every process a test worker starts
+    after that (a browser, a ``vidaudit`` subprocess) inherits real-time priority, and on 2 cores two spinning
+    real-time processes starve the kernel work they wait on (seen: headless Chromium stuck in wait4)."""
+    policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
+    try:
+        yield
+    finally:
+        if (os.sched_getscheduler(0), os.sched_getparam(0)) != (policy, param):
+            os.sched_setscheduler(0, policy, param)
+
+
+def _write_video(path: Path, pts: list[int], time_base: Fraction, *, codec: str = "libx264",
+                 rate: Fraction | int = 30, rotation: int = 0, size: tuple[int, int] = (W, H),
+                 pix_fmt: str = "yuv420p", options: dict[str, str] | None = None, audio_s: float = 0.0,
+                 fmt: str | None = None) -> None:
     """Encode frames 0..len(pts)-1 at the given stamps (``time_base`` units); audio of ``audio_s`` s from 0."""
     w, h = size
     c = av.open(str(path), "w", format=fmt)
@@ -100,6 +118,13 @@ def write_video(path: Path, pts: list[int], time_base: Fraction, *, codec: str =
     if a is not None:
         mux_silence(c, a, int(audio_s * 8000 / 1024) + 1)
     c.close()
+
+
+def write_video(path: Path, pts: list[int], time_base: Fraction, **kw: Any) -> None:
+    """Encode frames 0..len(pts)-1 at the given stamps (``time_base`` units), the thread's scheduling kept
+    (``scheduling_kept``); the options are ``_write_video``'s."""
+    with scheduling_kept():
+        _write_video(path, pts, time_base, **kw)
 
 
 def mux_silence(c: av.container.OutputContainer, a: av.audio.stream.AudioStream, frames: int) -> None:

@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import time
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from realvideos import Made, Player, frame_code, is_upright, make_all, make_unusable
+from realvideos import Made, Player, frame_code, is_upright, make_all, make_unusable, write_video
 from vidaudit.core.errors import DataError
 from vidaudit.core.fileio import atomic_path, owner_token, sweep_stale_temporaries
 from vidaudit.core.manifest import load_samples, write_manifest
@@ -381,3 +382,12 @@ def test_verify_refuses_a_file_whose_clock_is_not_the_manifests(fixtures: dict[s
     sid, problems = _verify_job(row, str(data))
     assert len(problems) == 1 and "not the video its manifest describes" in problems[0]
     assert "a variable frame rate" in problems[0]
+
+
+def test_encoding_the_av1_fixture_leaves_the_worker_at_normal_priority(tmp_path: Path) -> None:
+    """SVT-AV1 (bundled with PyAV 18.1) moves the encoding thread to SCHED_FIFO when run as root; a test worker
+    left there starts every later browser and subprocess at real-time priority (realvideos.scheduling_kept)."""
+    before = os.sched_getscheduler(0), os.sched_getparam(0)
+    write_video(tmp_path / "av1.mp4", list(range(5)), Fraction(1, 30), codec="libsvtav1",
+                options={"svtav1-params": "log-level=0"})
+    assert (os.sched_getscheduler(0), os.sched_getparam(0)) == before
