@@ -1,6 +1,6 @@
 """Table 9 (``_tolerance``) read column-wise equals the row-by-row reading it replaced (issue 24).
 
-The reference below is the previous implementation, kept here: each metric of each row read with
+The reference below is the previous implementation (its two helpers included), kept here: each metric of each row read with
 ``.get`` and averaged with ``_mean``. Records are generated with missing windows, rows lacking
 metrics (the ``KeyError`` fallback), None values, failed trials and N = 0 controls.
 """
@@ -14,15 +14,23 @@ from hypothesis import strategies as st
 
 from vidaudit.suites.counting.aggregate import (
     _TOLERANCE_METRICS,
-    _em_fields,
+    _em_counts,
     _group_facts,
     _mean,
     _nested,
     _ok,
     _plain,
-    _positive_traced,
+    _right,
     _tolerance,
 )
+
+
+def _positive_traced(rs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in rs if _ok(r) and int(r["n_events"]) > 0 and r.get("trace_available")]
+
+
+def _em_fields(rs: list[dict[str, Any]]) -> dict[str, Any]:
+    return _em_counts(sum(_right(r) for r in rs), len(rs))
 
 
 def _reference(groups: dict[tuple, list[dict[str, Any]]]) -> dict:

@@ -96,10 +96,6 @@ def _mean(values: Iterable[Any]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
 
-def _positive_traced(rs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in rs if _ok(r) and int(r["n_events"]) > 0 and r.get("trace_available")]
-
-
 def _nested() -> defaultdict:
     return defaultdict(_nested)
 
@@ -127,11 +123,6 @@ def _by(records: Iterable[dict[str, Any]], *names: str) -> dict[tuple, list[dict
 
 def _fkey(f: Any) -> str:
     return format_value(float(f)) if f is not None else "none"
-
-
-def _em_fields(rs: Sequence[dict[str, Any]], prefix: str = "em") -> dict[str, Any]:
-    """EM over every planned trial of ``rs`` with its Wilson interval (``prefix`` names the keys)."""
-    return _em_counts(sum(_right(r) for r in rs), len(rs), prefix)
 
 
 #: what an EM block reads of one record: (ok, positive, right, unparseable, the TRACE_KEYS values or None)
@@ -173,7 +164,7 @@ def _em_block_of(facts: Sequence[_Facts]) -> dict[str, Any]:
 
 
 def _em_counts(k: int, n: int, prefix: str = "em") -> dict[str, Any]:
-    """:func:`_em_fields` from the counts: ``k`` right of ``n`` planned."""
+    """EM of ``k`` right of ``n`` planned trials with its Wilson interval (``prefix`` names the keys)."""
     lo, hi = wilson_interval(k, n) if n else (None, None)
     return {prefix: k / n if n else None, f"{prefix}_ci_low": lo, f"{prefix}_ci_high": hi}
 
@@ -378,7 +369,7 @@ def _taxonomy(groups: dict[tuple, list[dict[str, Any]]], facts: dict[tuple, list
     out = _nested()
     for (model, cond), rs in groups.items():
         fs = facts[(model, cond)]
-        traced = list(compress(rs, map(is_not, map(_TRACED, fs), repeat(None))))  # = _positive_traced(rs)
+        traced = list(compress(rs, map(is_not, map(_TRACED, fs), repeat(None))))  # ok, positive, traced
         pos = list(compress(traced, map(_TAXONOMY_OF, traced)))  # those with a taxonomy
         unscored = [r for r in compress(rs, map(not_, map(_OK, fs)))  # not ok, positive, on the grid
                     if int(r["n_events"]) > 0 and r.get("frequency_hz") is not None]
@@ -405,8 +396,8 @@ def _tolerance(groups: dict[tuple, list[dict[str, Any]]], facts: dict[tuple, lis
     for (model, cond), rs in groups.items():
         fs = facts[(model, cond)]
         n_ok = sum(map(_OK, fs))
-        pos = list(compress(rs, map(is_not, map(_TRACED, fs), repeat(None))))  # = _positive_traced of the ok ones
-        em = _em_counts(sum(map(_RIGHT, fs)), len(rs))  # = _em_fields(rs)
+        pos = list(compress(rs, map(is_not, map(_TRACED, fs), repeat(None))))  # ok, positive, traced
+        em = _em_counts(sum(map(_RIGHT, fs)), len(rs))  # over every planned trial
         vor = _mean(list(map(_VOR, pos)))
         tols = list(map(_TOLERANCE_OF, pos))
         if None in tols or {} in tols:  # (r.get("tolerance") or {}: the same when every record has rows)
