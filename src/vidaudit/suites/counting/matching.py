@@ -180,7 +180,7 @@ def _matching(pairs: list[tuple[int, int]], total: float, n: int, m: int) -> Mat
 
 def _singles(lo: list[int], hi: list[int]) -> list[int] | None:
     """When every true time has at most one candidate report and no two share one (so every block of
-    :func:`_blocks` is one time and one report), the sorted true indices that have one; else None."""
+    :func:`_block_runs` is one time and one report), the sorted true indices that have one; else None."""
     widths = list(map(sub, hi, lo))
     if max(widths) > 1:
         return None
@@ -194,14 +194,6 @@ _new_object = object.__new__
 _set_attr = object.__setattr__
 
 
-def _blocks(ts: Sequence[float], rs: Sequence[float], w: float) -> tuple[list[int], list[int], list[tuple[int, int]]]:
-    """Each sorted true time's candidate reports ``rs[lo[i]:hi[i]]`` (within ``w``), and the independent blocks
-    ``(a, b)`` of the allowed-pair graph: maximal runs of true times ``ts[a..b]`` with candidates, each one's
-    window sharing a report with the one before (both sequences sorted ascending)."""
-    lo, hi = _bounds(ts, rs, w)
-    return lo, hi, _block_runs(lo, hi)
-
-
 def _bounds(ts: Sequence[float], rs: Sequence[float], w: float) -> tuple[list[int], list[int]]:
     """Each sorted true time's candidate reports ``rs[lo[i]:hi[i]]`` (within ``w``; both sequences sorted)."""
     n = len(ts)
@@ -211,7 +203,9 @@ def _bounds(ts: Sequence[float], rs: Sequence[float], w: float) -> tuple[list[in
 
 
 def _block_runs(lo: list[int], hi: list[int]) -> list[tuple[int, int]]:
-    """The blocks of :func:`_blocks` from the candidate bounds."""
+    """The independent blocks ``(a, b)`` of the allowed-pair graph from the candidate bounds (:func:`_bounds`):
+    maximal runs of true times ``ts[a..b]`` with candidates, each one's window sharing a report with the one
+    before."""
     n = len(lo)
     blocks: list[tuple[int, int]] = []
     a = 0
