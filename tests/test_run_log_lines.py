@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from vidaudit.core.types import Attempt, Condition, ErrorKind, ModelSpec, Response, Status, Trial, Usage
 from vidaudit.run import log_lines
-from vidaudit.run.audit_log import encode_line
-from vidaudit.run.plan import _PER_TRIAL, _TrialJson, log_json
+from vidaudit.run.audit_log import encode_line, line_json
+from vidaudit.run.plan import _PER_TRIAL, _TrialJson
 from vidaudit.run.store import KeyedTrial, _attempt_line, _attempt_row
 
 texts = st.one_of(st.none(), st.text(max_size=30), st.sampled_from(["\\boxed{3}", "\ud800", "a\udcffb", "\x00\n\"\\",
@@ -83,12 +83,12 @@ def test_a_plain_ok_attempt_takes_the_fast_path() -> None:
 def test_a_spliced_trial_line_is_the_generic_line(sample_id: str, video: str | None, created: float) -> None:
     first = KeyedTrial.of(Trial(sample_id="s0", video_sha256=None, condition=Condition(prompt="p\u00e9"),
                                 model=ModelSpec.parse("oracle"), suite="counting", prompt_sha256="a", input_sha256="b"))
-    splice = _TrialJson(first.data, log_json(first.data), log_json)
+    splice = _TrialJson(first.data, line_json(first.data), line_json)
     assert splice.ok
     fields = {"sample_id": sample_id, "video_sha256": video, "prompt_sha256": "c" * 64, "input_sha256": "d" * 64}
     data = {**first.data, **fields}
     text = splice({k: fields[k] for k in _PER_TRIAL})
-    assert text == log_json(data)
+    assert text == line_json(data)
     fast = log_lines.trial_line(text, "i" * 64, created)
     try:
         generic = encode_line({"trial": data, "trial_id": "i" * 64, "created_at": created})

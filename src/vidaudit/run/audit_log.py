@@ -149,9 +149,15 @@ def scan_audit_log(path: str | Path, chunk: int = 1 << 22) -> AuditLogScan:
     return AuditLogScan(counts, last, torn, pos, unknown)
 
 
+def line_json(value: Any) -> str:
+    """A value as a log line writes it (sorted keys, UTF-8 text, no NaN): ``encode_line``'s JSON, and the one
+    ``run.plan`` splices trial lines from."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
+
+
 def encode_line(row: dict[str, Any]) -> bytes:
     """One log line: UTF-8 JSON; with lone surrogates, ASCII JSON if it reads back equal, else WTF-8 bytes."""
-    text = json.dumps(row, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    text = line_json(row) + "\n"
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:

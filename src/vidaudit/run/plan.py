@@ -10,7 +10,6 @@ sent); adapters never resample.
 from __future__ import annotations
 
 import functools
-import json
 import math
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -39,6 +38,7 @@ from vidaudit.core.types import (
     VideoRef,
 )
 from vidaudit.models.base import Capabilities, native_fps_problem
+from vidaudit.run.audit_log import line_json
 from vidaudit.run.perturbed import PerturbedInput, plan_chain, render
 from vidaudit.run.store import KeyedTrial
 from vidaudit.video.facts import check_video_file, resolve_video
@@ -181,7 +181,7 @@ def prompt_sha256(prompt: Prompt) -> str:
 class _TrialJson:
     """The canonical JSON of a (model, condition)'s trials as its constant text with the per-trial strings
     spliced in: ``canonical_json(data)`` byte for byte (checked on the group's first trial, else not used).
-    ``dumps``: another JSON writer to splice for (the audit log's, ``log_json``), ``text`` being its output."""
+    ``dumps``: another JSON writer to splice for (the audit log's, ``line_json``), ``text`` being its output."""
 
     def __init__(self, data: dict[str, Any], text: str, dumps: Callable[[Any], str] = canonical_json) -> None:
         marks = {k: f"\u0001{k}\u0001" for k in _PER_TRIAL}
@@ -202,11 +202,6 @@ class _TrialJson:
             out.append(_json_str(fields[k]))
             out.append(part)
         return "".join(out)
-
-
-def log_json(data: Any) -> str:
-    """A trial's data as the audit log's line holds it (``audit_log.encode_line``'s ``json.dumps``)."""
-    return json.dumps(data, sort_keys=True, ensure_ascii=False, allow_nan=False)
 
 
 #: the Trial fields that differ between the trials of one (model, condition): the rest is dumped once
@@ -398,7 +393,7 @@ class PlanStream:
                     template = first.data if _PER_TRIAL | {"condition", "model", "suite", "adapter_options"} \
                         == set(Trial.model_fields) and _trial_of(dict(first.trial)) == first.trial else None
                     spliced = _TrialJson(first.data, first.json) if template is not None else None
-                    logged = _TrialJson(first.data, log_json(first.data), log_json) if spliced is not None else None
+                    logged = _TrialJson(first.data, line_json(first.data), line_json) if spliced is not None else None
                     yield first.id, functools.partial(_given, first), (s, sel, prompt, pin)
                     continue
                 if template is None:  # a Trial field this template does not know: validate every trial

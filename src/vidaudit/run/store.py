@@ -190,7 +190,7 @@ class KeyedTrial:
     data: dict[str, Any]
     json: str
     id: str
-    #: ``data`` as the audit log's trial line holds it (``plan.log_json``), when the plan wrote it already
+    #: ``data`` as the audit log's trial line holds it (``audit_log.line_json``), when the plan wrote it already
     log: str | None = None
 
     @classmethod
