@@ -30,7 +30,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, compress, count
-from typing import Any
+from typing import Any, TypeVar
 
 from vidaudit.score.answers import boxed_spans
 
@@ -164,11 +164,16 @@ _Atom = tuple[int, int, int, bool, int]
 def _value(text: str, a: _Atom) -> float:
     """The number an atom writes, in seconds for a clock (the same arithmetic as ever: h*3600 + m*60 + ss)."""
     if a[_KIND] == _CLOCK_KIND:
-        parts = text[a[_START]:a[_END]].split(":")
-        if len(parts) == 3:
-            return int(parts[0]) * 3600 + int(parts[1]) * 60 + float(parts[2])
-        return 0 + int(parts[0]) * 60 + float(parts[1])
+        return _clock_seconds(text[a[_START]:a[_END]])
     return float(text[a[_START]:a[_NUM_END_AT]])
+
+
+def _clock_seconds(clock: str) -> float:
+    """``[h:]mm:ss[.f]`` in seconds: h*3600 + m*60 + ss."""
+    parts = clock.split(":")
+    if len(parts) == 3:
+        return int(parts[0]) * 3600 + int(parts[1]) * 60 + float(parts[2])
+    return 0 + int(parts[0]) * 60 + float(parts[1])
 
 
 def _is_int(text: str, a: _Atom) -> bool:
@@ -360,13 +365,31 @@ _GAP_MAX, _GAP_KEY_MAX = 8192, 256
 _FRAME_WORD = re.compile("frame", re.IGNORECASE)
 
 
-class _GapCodes(dict[str, int]):
+_V = TypeVar("_V")
+
+
+class _Memo(dict[str, _V]):
+    """key -> ``_read(key)``, computed on first sight; bounded: emptied when full, and keys longer than
+    ``_GAP_KEY_MAX`` are read, not kept (responses repeat their short pieces, not their long ones)."""
+
+    def _read(self, key: str) -> _V:
+        raise NotImplementedError
+
+    def __missing__(self, key: str) -> _V:
+        value = self._read(key)
+        if len(key) <= _GAP_KEY_MAX:
+            if len(self) >= _GAP_MAX:
+                self.clear()
+            self[key] = value
+        return value
+
+
+class _GapCodes(_Memo[int]):
     """gap -> what the rules read in it, as bits: a cue ends it (``_CUED_BIT``), a "not a time" context ends it
     (``_NEG_BIT``), it separates a range (``_RANGE_BIT``), a "not a time" word opens it (``_AFTER_BIT``, read
-    as if a number followed it, i.e. not for the text's tail). Computed on first sight, bounded (emptied when
-    full; long gaps are read, not kept)."""
+    as if a number followed it, i.e. not for the text's tail)."""
 
-    def __missing__(self, gap: str) -> int:
+    def _read(self, gap: str) -> int:
         rev = ("0" + gap)[-CONTEXT_CHARS:][::-1]
         code = (_CUED_BIT if _CUE_REV.match(rev) is not None else 0) | (
             _NEG_BIT if _NEG_REV.match(rev) is not None else 0) | (
@@ -375,54 +398,33 @@ class _GapCodes(dict[str, int]):
             core = _sep_core(gap)
             if core in _RANGE_WORDS or core == "and":
                 code |= _RANGE_BIT
-        if len(gap) <= _GAP_KEY_MAX:
-            if len(self) >= _GAP_MAX:
-                self.clear()
-            self[gap] = code
         return code
 
 
-class _Values(dict[str, float]):
-    """A number's text -> :func:`_value` of it (times recur across responses); bounded."""
+class _Values(_Memo[float]):
+    """A number's text -> :func:`_value` of it (times recur across responses)."""
 
-    def __missing__(self, s: str) -> float:
+    def _read(self, s: str) -> float:
         if ":" in s:
-            parts = s.split(":")
-            if len(parts) == 3:
-                v = int(parts[0]) * 3600 + int(parts[1]) * 60 + float(parts[2])
-            else:
-                v = 0 + int(parts[0]) * 60 + float(parts[1])
-        else:
-            v = float(s[:len(s) - len(s.lstrip(_DIGITS_DOT))])
-        if len(self) >= _GAP_MAX:
-            self.clear()
-        self[s] = v
-        return v
+            return _clock_seconds(s)
+        return float(s[:len(s) - len(s.lstrip(_DIGITS_DOT))])
 
 
-class _Explicit(dict[str, bool]):
-    """A number's text -> whether it is explicit (a clock or a unit: something besides digits and dots); bounded."""
+class _Explicit(_Memo[bool]):
+    """A number's text -> whether it is explicit (a clock or a unit: something besides digits and dots)."""
 
-    def __missing__(self, s: str) -> bool:
-        if len(self) >= _GAP_MAX:
-            self.clear()
-        hit = self[s] = bool(s.strip(_DIGITS_DOT))
-        return hit
+    def _read(self, s: str) -> bool:
+        return bool(s.strip(_DIGITS_DOT))
 
 
-class _EndCodes(dict[str, int]):
+class _EndCodes(_Memo[int]):
     """The text's head (before its first number) -> ``_CUED_BIT`` when a cue ends it, and its tail (after the
     last number) -> ``_AFTER_BIT`` when a "not a time" word opens it: read as they are (no number beyond them).
-    Responses repeat their heads and tails; bounded like the gaps."""
+    Responses repeat their heads and tails."""
 
-    def __missing__(self, end: str) -> int:
-        code = (_CUED_BIT if _CUE_REV.match(end[-CONTEXT_CHARS:][::-1]) is not None else 0) | (
+    def _read(self, end: str) -> int:
+        return (_CUED_BIT if _CUE_REV.match(end[-CONTEXT_CHARS:][::-1]) is not None else 0) | (
             _AFTER_BIT if _NOT_A_TIME_AFTER.match(end) is not None else 0)
-        if len(end) <= _GAP_KEY_MAX:
-            if len(self) >= _GAP_MAX:
-                self.clear()
-            self[end] = code
-        return code
 
 
 _GAP_CODES = _GapCodes()
