@@ -1,7 +1,7 @@
 """Table 9 (``_tolerance``) read column-wise equals the row-by-row reading it replaced (issue 24).
 
-The reference below is the previous implementation (its two helpers included), kept here: each metric of each row read with
-``.get`` and averaged with ``_mean``. Records are generated with missing windows, rows lacking
+The reference below is the previous implementation (its two helpers included), kept here: each metric
+of each row read with ``.get`` and averaged with ``_mean``. Records are generated with missing windows, rows lacking
 metrics (the ``KeyError`` fallback), None values, failed trials and N = 0 controls.
 """
 

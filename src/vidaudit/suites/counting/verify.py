@@ -2,8 +2,9 @@
 rendered video against its trace using only decoded pixels.
 
 - ``answer_problems`` / ``check_answers``: every sample's trace ledger must replay (``running_count``),
-  and a synthetic sample's ``answer`` (and ``params["n_events"]``) must be what its trace executes to; otherwise the oracle and the scorer would "confirm" a wrong
-  answer. Cheap (no video is read): meant to run whenever a manifest is loaded for a run or a report.
+  and a synthetic sample's ``answer`` (and ``params["n_events"]``) must be what its trace executes to;
+  otherwise the oracle and the scorer would "confirm" a wrong answer. Cheap (no video is read): meant to run
+  whenever a manifest is loaded for a run or a report.
 - ``timing_problems``: each event's ``frame`` must be the first frame shown at or after its ``t``
   (``schedule.first_frame_at``, the frame whose presentation interval [i/fps, (i+1)/fps) is the first to
   start at or after t), within ``FRAME_TOLERANCE`` frames, and inside the video.
@@ -125,7 +126,8 @@ def detection_problems(found: Sequence[Detection], trace: Trace) -> list[str]:
 def check_sample(sample: Sample, root: str | Path) -> list[str]:
     """Every problem of one rendered sample: its answer, its trace's timing, then its pixels."""
     problems = answer_problems(sample)
-    if not problems and (executed := replay(sample.trace)) != sample.answer:  # a non-synthetic sample asked to be verified
+    # a non-synthetic sample asked to be verified: its answer is checked against its trace too
+    if not problems and (executed := replay(sample.trace)) != sample.answer:
         problems.append(f"trace executes to {executed} but answer is {sample.answer}")
     v = sample.video
     clock = v.timeline if v.n_frames else None   # a dry-run manifest's video has no frames (and no clock)
