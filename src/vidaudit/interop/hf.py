@@ -102,6 +102,11 @@ def infer_feature(values: Sequence[Any]) -> Any:
     return ds.List(infer_feature(items))
 
 
+def _own_fields(samples: Sequence[Sample]) -> list[str]:
+    """The fields of a suite's own that the samples' events carry (``Event`` extras), in first-seen order."""
+    return list(dict.fromkeys(k for s in samples for e in s.trace.events for k in (e.model_extra or {})))
+
+
 def _event_feature(samples: Sequence[Sample]) -> Any:
     """The trace column's feature: the shared event fields, then each field of a suite's own that the events
     carry (counting: ``count``), in first-seen order and typed by its values."""
@@ -109,7 +114,7 @@ def _event_feature(samples: Sequence[Sample]) -> Any:
     shared = {"t": ds.Value("float64"), "frame": ds.Value("int64"), "type": ds.Value("string"),
               "state_before": ds.Value("string"), "state_after": ds.Value("string")}
     rows = [e.model_dump(mode="json") for s in samples for e in s.trace.events]
-    own = [k for k in dict.fromkeys(k for r in rows for k in r) if k not in shared]
+    own = _own_fields(samples)
     try:
         return ds.List(shared | {k: infer_feature([r.get(k) for r in rows]) for k in own})
     except _Untypable as e:
@@ -172,11 +177,6 @@ def verification_status(data: BridgedData, verify: bool, workers: int | None) ->
             "its frame from decoded pixels alone")
 
 
-def _own_fields(samples: Sequence[Sample]) -> str:
-    own = dict.fromkeys(k for s in samples for e in s.trace.events for k in (e.model_extra or {}))
-    return ", ".join(f"`{k}`" for k in own) or "none"
-
-
 def card_text(data: BridgedData, *, license: str, verification: str, features: dict[str, str],
               json_columns: Sequence[str]) -> str:
     suite, info, samples = data.suite, data.info, data.samples
@@ -212,7 +212,7 @@ def card_text(data: BridgedData, *, license: str, verification: str, features: d
               "makes this directory a vidaudit dataset (`vidaudit run NAME --data DIR`).", "",
               "Ground truth (`answer`, `trace`): `trace` lists the true events of each video, each with its time "
               "(s, on the player's clock), first frame, type and state change, and the suite's own fields "
-              f"({_own_fields(samples)}).", "",
+              f"({', '.join(f'`{k}`' for k in _own_fields(samples)) or 'none'}).", "",
               "Share: `ds.push_to_hub(REPO)`, then upload this card "
               "(`huggingface_hub.DatasetCard.load('DIR/README.md').push_to_hub(REPO)`).", ""]
     return "\n".join(lines)
