@@ -172,10 +172,23 @@ def previous_parsers() -> Iterator[None]:
         sc.parse_count, ts.boxed_spans = saved
 
 
-def score_all(jobs: list[tuple[Sample, int]], texts: list[str], score_trial: Callable = score_trial) -> list[dict]:
+def record_function(mod: types.ModuleType) -> Callable[[Sample, str], dict]:
+    """How a scoring module makes a trial's record, as the suite's ``score`` does: ``score_record`` (since issue 24's
+    fourth round), else ``score_trial(...).to_dict()`` (older revisions)."""
+    if hasattr(mod, "score_record"):
+        return mod.score_record
+    score_trial = mod.score_trial
+    return lambda sample, text: score_trial(sample, text).to_dict()
+
+
+def score_all(jobs: list[tuple[Sample, int]], texts: list[str],
+              score_record: Callable[[Sample, str], dict] | None = None) -> list[dict]:
+    """Every trial's record (``score_record``, default this tree's), with the keys the stage adds."""
+    if score_record is None:
+        from vidaudit.suites.counting.scoring import score_record
     records = []
     for (s, k), text in zip(jobs, texts, strict=True):
-        rec = score_trial(s, text).to_dict()
+        rec = score_record(s, text)
         rec.update(model="bench", condition=f"c{k % 17}", usage={"input_tokens": 1000, "output_tokens": 200},
                    cost_usd=0.001)
         records.append(rec)
@@ -230,7 +243,7 @@ def breakdown(jobs: list[tuple[Sample, int]], texts: list[str], scale_to: int, r
         return [extract_timestamps(t, s.video.duration_s, label_patterns=sc.LABEL_PATTERNS.get(str(s.params["domain"]), ()))
                 for (s, _), t in zip(jobs, texts, strict=True)]
 
-    full = cpu(lambda: [sc.score_trial(s, t).to_dict() for (s, _), t in zip(jobs, texts, strict=True)])
+    full = cpu(lambda: [sc.score_record(s, t) for (s, _), t in zip(jobs, texts, strict=True)])
     parse = cpu(lambda: [parse_count(t) for t in texts])
     extract = cpu(extract_all)
     pairs = [([e.t for e in s.trace.events], r.times, sc.rate_relative_delta(float(s.params["frequency_hz"])))
@@ -285,7 +298,7 @@ def main() -> None:
                 gc.collect()  # start clean: the previous repetition's garbage is not this one's
                 c0 = time.process_time()
                 with paused_gc():  # as the score stage runs its pass (score/stage.py)
-                    recs = score_all(jobs, texts, mod.score_trial)
+                    recs = score_all(jobs, texts, record_function(mod))
                 c1 = time.process_time()
                 with paused_gc():  # as the report stage runs the suite's aggregate (report/stage.py)
                     report = agg(recs)
@@ -299,7 +312,7 @@ def main() -> None:
         recs = report = None
         for name, (mod, agg) in impls.items():  # the other implementation's output, for the comparison (untimed)
             if name not in results:
-                out = score_all(jobs, texts, mod.score_trial)
+                out = score_all(jobs, texts, record_function(mod))
                 results[name] = (out, agg(out))
     finally:
         if not was_enabled:

@@ -128,10 +128,12 @@ def match_times(true_times: Sequence[float], reported_times: Sequence[float], de
 
 
 def match_presorted(t_order: Sequence[int], ts: Sequence[float], reported_times: Sequence[float],
-                    delta: float) -> tuple[Matching, list[float]]:
+                    delta: float, edges: Edges | None = None) -> tuple[Matching, list[float]]:
     """:func:`match_times` given the true side already sorted (``t_order``: the true indices in time order, as
-    ``sorted(range(N), key=true_times.__getitem__)`` gives them; ``ts``: their times as floats), for a caller
-    that matches many reports against one trace; also returns the reported times sorted, as floats.
+    ``sorted(range(N), key=true_times.__getitem__)`` gives them, or ``range(N)`` when the true times are in order;
+    ``ts``: their times as floats), for a caller that matches many reports against one trace; also returns the
+    reported times sorted, as floats. ``edges``: :func:`window_edges` of ``ts`` at ``delta + WINDOW_EPS``, when
+    the caller keeps them.
 
     ``delta`` is not checked here, and both sides must be non-empty.
     """
@@ -143,13 +145,15 @@ def match_presorted(t_order: Sequence[int], ts: Sequence[float], reported_times:
     else:
         r_order = sorted(range(m), key=reported_times.__getitem__)
         rs = [float(reported_times[j]) for j in r_order]
-    lo, hi = _bounds(ts, rs, delta + WINDOW_EPS)
+    lo, hi = _bounds(ts, rs, delta + WINDOW_EPS, edges)
     single = _singles(lo, hi)
     pairs: list[tuple[int, int]]
     if single is not None:  # every block is one true time with one report: the pairs the loop below would make
         firsts = list(map(lo.__getitem__, single))
-        pairs = list(zip(map(t_order.__getitem__, single), map(r_order.__getitem__, firsts)))
         total = reduce(add, map(abs, map(sub, map(ts.__getitem__, single), map(rs.__getitem__, firsts))), 0.0)
+        if type(t_order) is range and type(r_order) is range:  # both sides in order: the pairs are in order
+            return _matching_of(tuple(zip(single, firsts)), total, n, m), rs
+        pairs = list(zip(map(t_order.__getitem__, single), map(r_order.__getitem__, firsts)))
         return _matching(pairs, total, n, m), rs
     pairs = []
     total = 0.0
@@ -172,9 +176,13 @@ def match_presorted(t_order: Sequence[int], ts: Sequence[float], reported_times:
 
 def _matching(pairs: list[tuple[int, int]], total: float, n: int, m: int) -> Matching:
     """``Matching(tuple(sorted(pairs)), total, n, m)`` without the frozen ``__init__``'s four setattrs."""
+    return _matching_of(tuple(sorted(pairs)), total, n, m)
+
+
+def _matching_of(pairs: tuple[tuple[int, int], ...], total: float, n: int, m: int) -> Matching:
+    """``Matching(pairs, total, n, m)`` (``pairs`` already sorted) without the frozen ``__init__``'s setattrs."""
     matching = _new_object(Matching)
-    _set_attr(matching, "__dict__", {"pairs": tuple(sorted(pairs)), "total_deviation": total, "n_true": n,
-                                     "n_reported": m})
+    _set_attr(matching, "__dict__", {"pairs": pairs, "total_deviation": total, "n_true": n, "n_reported": m})
     return matching
 
 
@@ -194,11 +202,24 @@ _new_object = object.__new__
 _set_attr = object.__setattr__
 
 
-def _bounds(ts: Sequence[float], rs: Sequence[float], w: float) -> tuple[list[int], list[int]]:
-    """Each sorted true time's candidate reports ``rs[lo[i]:hi[i]]`` (within ``w``; both sequences sorted)."""
+#: the window ends of each sorted true time, ``[x - w for x in ts]`` and ``[x + w for x in ts]``
+Edges = tuple[list[float], list[float]]
+
+
+def window_edges(ts: Sequence[float], w: float) -> Edges:
+    """Where each sorted true time's window ``w`` starts and ends: the bisection keys of :func:`_bounds`, for a
+    caller that matches many reports against one trace (the same floats as computing them per call)."""
     n = len(ts)
-    lo = list(map(bisect_left, repeat(rs, n), map(sub, ts, repeat(w, n))))  # [bisect_left(rs, x - w) for x in ts]
-    hi = list(map(bisect_right, repeat(rs, n), map(add, ts, repeat(w, n))))
+    return list(map(sub, ts, repeat(w, n))), list(map(add, ts, repeat(w, n)))
+
+
+def _bounds(ts: Sequence[float], rs: Sequence[float], w: float, edges: Edges | None = None) -> tuple[list[int], list[int]]:
+    """Each sorted true time's candidate reports ``rs[lo[i]:hi[i]]`` (within ``w``; both sequences sorted);
+    ``edges``: :func:`window_edges` of ``ts`` at ``w``, when the caller keeps them."""
+    lows, highs = edges if edges is not None else window_edges(ts, w)
+    n = len(lows)
+    lo = list(map(bisect_left, repeat(rs, n), lows))  # [bisect_left(rs, x - w) for x in ts]
+    hi = list(map(bisect_right, repeat(rs, n), highs))
     return lo, hi
 
 
@@ -239,8 +260,9 @@ def max_match_count(true_times: Sequence[float], reported_times: Sequence[float]
                                   delta)
 
 
-def max_match_count_sorted(ts: Sequence[float], rs: Sequence[float], delta: float) -> int:
-    """:func:`max_match_count` of floats already sorted ascending, for a caller that counts at several windows.
+def max_match_count_sorted(ts: Sequence[float], rs: Sequence[float], delta: float, edges: Edges | None = None) -> int:
+    """:func:`max_match_count` of floats already sorted ascending, for a caller that counts at several windows
+    (``edges``: :func:`window_edges` of ``ts`` at ``delta + WINDOW_EPS``, when the caller keeps them).
 
     ``delta`` is not checked here (the caller's windows are constants).
     """
@@ -248,7 +270,7 @@ def max_match_count_sorted(ts: Sequence[float], rs: Sequence[float], delta: floa
     if n == 0 or m == 0:
         return 0
     w = delta + WINDOW_EPS
-    lo, hi = _bounds(ts, rs, w)
+    lo, hi = _bounds(ts, rs, w, edges)
     single = _singles(lo, hi)
     if single is not None:
         return len(single)

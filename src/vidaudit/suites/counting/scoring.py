@@ -25,13 +25,20 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from vidaudit.core.errors import DataError
 from vidaudit.core.types import Sample
 from vidaudit.score.answers import parse_count
 from vidaudit.suites.counting.boundaries import format_value
-from vidaudit.suites.counting.matching import match_presorted, match_times, max_match_count_sorted
+from vidaudit.suites.counting.matching import (
+    WINDOW_EPS,
+    Edges,
+    match_presorted,
+    match_times,
+    max_match_count_sorted,
+    window_edges,
+)
 from vidaudit.suites.counting.metrics import trace_metrics
 from vidaudit.suites.counting.taxonomy import taxonomy_counts
 from vidaudit.suites.counting.timestamps import reported
@@ -159,15 +166,16 @@ def rate_relative_delta(frequency_hz: float) -> float:
 _TOLERANCE_NAMES = tuple(key for _, key in _TOLERANCE_KEYS)
 
 
-def _window_counts(true_sorted: list[float], rep_t: list[float], delta: float, k_delta: int,
-                   rep_sorted: list[float] | None = None) -> list[int]:
+def _window_counts(true_sorted: Sequence[float], rep_t: list[float], delta: float, k_delta: int,
+                   rep_sorted: list[float] | None = None, edges: dict[float, Edges] | None = None) -> list[int]:
     """K at each window of ``_TOLERANCE_KEYS`` (``k_delta``: K of the optimal matching at delta(F)).
 
     K never decreases as the window widens (a wider window only adds allowed pairs) and never exceeds
     min(N, M), so a window whose K is pinned between those of a narrower and a wider one already
     known is not counted: a faithful ledger (K = N at delta(F)) needs no count at the wider windows,
     a trace with no pair at delta(F) none at the narrower ones. Fixed windows are visited widest first.
-    ``rep_sorted``: ``rep_t`` sorted, as floats, when the caller has it.
+    ``rep_sorted``: ``rep_t`` sorted, as floats, when the caller has it; ``edges``: each fixed window's
+    :func:`~vidaudit.suites.counting.matching.window_edges` of ``true_sorted``, when the caller keeps them.
     """
     counts: dict[float, int] = {}
     hi = min(len(true_sorted), len(rep_t))  # K at the narrowest window counted so far (none yet: min(N, M))
@@ -182,7 +190,7 @@ def _window_counts(true_sorted: list[float], rep_t: list[float], delta: float, k
             else:
                 if rep_sorted is None:
                     rep_sorted = sorted(map(float, rep_t))
-                k = max_match_count_sorted(true_sorted, rep_sorted, w)
+                k = max_match_count_sorted(true_sorted, rep_sorted, w, edges[w] if edges else None)
         counts[w] = hi = k
     return [k_delta if d == RATE_RELATIVE else counts[float(d)] for d, _ in _TOLERANCE_KEYS]
 
@@ -210,30 +218,70 @@ def _tolerance(n: int, m: int, counts: tuple[int, ...], correct: bool) -> dict[s
     return {key: _tolerance_row(n, m, k, correct) for key, k in zip(_TOLERANCE_NAMES, counts, strict=True)}
 
 
-#: per trace (held, so its id is not reused while cached): true times, labels, the true indices in time order
-#: and the sorted float times, shared by every model x condition that scores the same sample
-_TRUTH: dict[int, tuple[tuple[Any, ...], list[float], list[str | None], list[int], list[float]]] = {}
-_TRUTH_MAX = 8192
-
-
-def _truth(events: tuple[Any, ...]) -> tuple[list[float], list[str | None], list[int], list[float]]:
-    hit = _TRUTH.get(id(events))
-    if hit is None or hit[0] is not events:
-        if len(_TRUTH) >= _TRUTH_MAX:
-            _TRUTH.clear()
-        times = [e.t for e in events]
-        order = sorted(range(len(times)), key=times.__getitem__)
-        hit = _TRUTH[id(events)] = (events, times, [e.state_after for e in events], order,
-                                    [float(times[i]) for i in order])
-    return hit[1], hit[2], hit[3], hit[4]
-
-
 def _true_count(sample: Sample) -> int:
     n = sample.answer
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise DataError(f"sample {sample.sample_id}: counting answer must be a non-negative integer, got {n!r}; "
                         "regenerate the manifest")
     return n
+
+
+#: per sample (held, so its id is not reused while cached): what every trial of it reads, shared by every
+#: model x condition that scores it (a Sample is frozen)
+_SAMPLES: dict[int, _SampleFacts] = {}
+_SAMPLES_MAX = 8192
+
+
+class _SampleFacts(NamedTuple):
+    """What :func:`score_trial` reads of a sample, read once. ``traced``: the trace lists the ``answer`` events and
+    the frequency is positive, so trace metrics apply; the fields after it are set only then (the true times,
+    labels, indices in time order and sorted float times)."""
+
+    sample: Sample
+    sample_id: str
+    group_id: str
+    n: int
+    domain: Any
+    frequency_hz: float | None
+    traced: bool
+    dom: str = ""
+    delta: float = 0.0
+    duration_s: float = 0.0
+    patterns: tuple[re.Pattern[str], ...] = ()
+    true_t: Sequence[float] = ()
+    true_l: Sequence[str | None] = ()
+    t_order: Sequence[int] = ()
+    true_sorted: Sequence[float] = ()
+    edges: dict[float, Edges] = {}  # noqa: RUF012 (never written: a NamedTuple's default is shared)
+
+
+def _sample_facts(sample: Sample) -> _SampleFacts:
+    hit = _SAMPLES.get(id(sample))
+    if hit is not None and hit.sample is sample:
+        return hit
+    n = _true_count(sample)
+    domain = sample.params.get("domain")
+    f = sample.params.get("frequency_hz")
+    events = sample.trace.events
+    if len(events) == n and f is not None and float(f) > 0:
+        times = [e.t for e in events]
+        order: Sequence[int] = sorted(range(len(times)), key=times.__getitem__)
+        true_sorted = [float(times[i]) for i in order]
+        if order == list(range(n)):
+            order = range(n)  # in time order (as a Trace is): the identity, which matching need not apply
+        dom = str(domain)
+        delta = rate_relative_delta(float(f))
+        edges = {w: window_edges(true_sorted, w + WINDOW_EPS) for w in (*_FIXED_WIDEST_FIRST, delta)}
+        hit = _SampleFacts(sample, sample.sample_id, sample.group_id, n, domain, float(f), True, dom, delta,
+                           sample.video.duration_s, LABEL_PATTERNS.get(dom, ()), times, [e.state_after for e in events],
+                           order, true_sorted, edges)
+    else:
+        hit = _SampleFacts(sample, sample.sample_id, sample.group_id, n, domain, float(f) if f is not None else None,
+                           False)
+    if len(_SAMPLES) >= _SAMPLES_MAX:
+        _SAMPLES.clear()
+    _SAMPLES[id(sample)] = hit
+    return hit
 
 
 def score_trial(sample: Sample, text: str | None, status: str = "ok", *,
@@ -243,50 +291,66 @@ def score_trial(sample: Sample, text: str | None, status: str = "ok", *,
     ``frame_times``: presentation times (s) of the frames the model was sent, in the order sent,
     when known; "frame K" in the response then means ``frame_times[K - 1]``.
     """
-    n = _true_count(sample)
-    domain = sample.params.get("domain")
-    f = sample.params.get("frequency_hz")
+    return trial_score(score_record(sample, text, status, frame_times=frame_times))
+
+
+def trial_score(record: dict[str, Any]) -> TrialScore:
+    """The :class:`TrialScore` whose ``to_dict()`` is ``record`` (a :func:`score_record`)."""
+    d = record.copy()
+    d["taxonomy"] = record["taxonomy"].copy() if record["taxonomy"] is not None else None
+    d["tolerance"] = {k: v.copy() for k, v in record["tolerance"].items()}
+    d["parse_span"] = tuple(record["parse_span"]) if record["parse_span"] else None
+    d["reported_times"] = tuple(record["reported_times"])
+    d["reported_labels"] = tuple(record["reported_labels"])
+    d["matches"] = tuple(map(tuple, record["matches"]))
+    d["displaced_pairs"] = tuple(map(tuple, record["displaced_pairs"]))
+    ts = _new_object(TrialScore)
+    _set_attr(ts, "__dict__", d)
+    return ts
+
+
+def score_record(sample: Sample, text: str | None, status: str = "ok", *,
+                 frame_times: Sequence[float] | None = None) -> dict[str, Any]:
+    """``score_trial(sample, text, status, frame_times=frame_times).to_dict()``, the record the score stage keeps
+    and aggregates read, built as that dict (a fresh one, sharing nothing) without the TrialScore in between."""
+    (_, sample_id, group_id, n, domain, f, traced, dom, delta, duration_s, patterns, true_t, true_l, t_order,
+     true_sorted, edges) = _sample_facts(sample)
     status = str(status)
     if status != "ok":
-        return TrialScore(sample.sample_id, sample.group_id, domain, n, float(f) if f is not None else None, status,
-                          scored=False)
+        return TrialScore(sample_id, group_id, domain, n, f, status, scored=False).to_dict()
     parsed = parse_count(text)
     y_hat = parsed.value
     correct = y_hat == n
-    events = sample.trace.events
-    if not (len(events) == n and f is not None and float(f) > 0):
-        return TrialScore(sample.sample_id, sample.group_id, domain, n, float(f) if f is not None else None, status,
-                          scored=True, predicted_count=y_hat, parse_method=parsed.method, parse_span=parsed.span,
-                          correct=correct)
+    if not traced:
+        return TrialScore(sample_id, group_id, domain, n, f, status, scored=True, predicted_count=y_hat,
+                          parse_method=parsed.method, parse_span=parsed.span, correct=correct).to_dict()
 
     ft = [float(x) for x in frame_times] if frame_times is not None else None
-    dom = str(domain)
-    rep_t, labels, n_dropped, n_merged, n_frame_mentions, n_frame_out = reported(
-        text, sample.video.duration_s, LABEL_PATTERNS.get(dom, ()), ft)
+    rep_t, labels, n_dropped, n_merged, n_frame_mentions, n_frame_out = reported(text, duration_s, patterns, ft)
     norm_get = _NORMALISED.get  # _normalised inline: a few labels recur in every response
     rep_l = [None if lab is None else (norm_get((dom, lab)) or _normalised(dom, lab)) for lab in labels]
-    true_t, true_l, t_order, true_sorted = _truth(events)
     m = len(rep_t)
-    delta = rate_relative_delta(float(f))
     if n and m:  # match_times with the trace's side sorted once per sample
-        matching, rep_sorted = match_presorted(t_order, true_sorted, rep_t, delta)
+        matching, rep_sorted = match_presorted(t_order, true_sorted, rep_t, delta, edges[delta])
     else:
         matching, rep_sorted = match_times(true_t, rep_t, delta), []
     k_delta = len(matching.pairs)
     tm = _trace_metrics(n, m, k_delta, correct)
     tax, displaced = taxonomy_counts(matching, true_t, rep_t, true_labels=true_l, reported_labels=rep_l,
                                      predicted=y_hat, correct=correct, f1=tm.f1)  # classify's, without the object
-    tolerance = _tolerance(n, m, tuple(_window_counts(true_sorted, rep_t, delta, k_delta, rep_sorted or None)),
+    tolerance = _tolerance(n, m, tuple(_window_counts(true_sorted, rep_t, delta, k_delta, rep_sorted or None, edges)),
                            correct)
-    ts = _new_object(TrialScore)  # TrialScore(...) without the frozen __init__'s 33 setattrs; every field, in order
-    _set_attr(ts, "__dict__", {
-        "sample_id": sample.sample_id, "group_id": sample.group_id, "domain": domain, "n_events": n,
-        "frequency_hz": float(f), "status": status, "scored": True, "predicted_count": y_hat,
-        "parse_method": parsed.method, "parse_span": parsed.span, "correct": correct, "delta_s": delta,
-        "reported_times": tuple(rep_t), "reported_labels": tuple(rep_l), "n_reported": m, "n_matched": k_delta,
-        "matches": matching.pairs, "precision": tm.precision, "recall": tm.recall, "f1": tm.f1, "vor": tm.vor,
-        "acr": tm.acr, "rfr": tm.rfr, "taxonomy": tax, "tolerance": tolerance, "n_dropped_timestamps": n_dropped,
-        "n_merged_timestamps": n_merged, "trace_available": True, "displaced_pairs": displaced,
+    span = parsed.span
+    # every TrialScore field, in order, as to_dict gives it: the lists are this call's own (rep_t comes fresh from
+    # the extractor, tax from taxonomy_counts), the shared tolerance rows are copied
+    return {
+        "sample_id": sample_id, "group_id": group_id, "domain": domain, "n_events": n, "frequency_hz": f,
+        "status": status, "scored": True, "predicted_count": y_hat, "parse_method": parsed.method,
+        "parse_span": [span[0], span[1]] if span else None, "correct": correct, "delta_s": delta,
+        "reported_times": rep_t, "reported_labels": rep_l, "n_reported": m, "n_matched": k_delta,
+        "matches": list(map(list, matching.pairs)), "precision": tm.precision, "recall": tm.recall, "f1": tm.f1,
+        "vor": tm.vor, "acr": tm.acr, "rfr": tm.rfr, "taxonomy": tax,
+        "tolerance": dict(zip(tolerance, map(dict.copy, tolerance.values()))), "n_dropped_timestamps": n_dropped,
+        "n_merged_timestamps": n_merged, "trace_available": True, "displaced_pairs": list(map(list, displaced)),
         "n_frame_mentions": n_frame_mentions, "n_frame_out_of_range": n_frame_out,
-        "frame_times_known": ft is not None})
-    return ts
+        "frame_times_known": ft is not None}

@@ -107,16 +107,17 @@ class CountingSuite(Suite):
         return out
 
     def score(self, trial: ScoreInput) -> TrialScore:
-        from vidaudit.suites.counting.scoring import score_trial
+        from vidaudit.suites.counting.scoring import score_record
 
-        ts = score_trial(trial.sample, trial.text if trial.status == "ok" else None, trial.status,
-                         frame_times=list(trial.frame_times) if trial.frame_times else None)
-        if not ts.scored:
+        rec = score_record(trial.sample, trial.text if trial.status == "ok" else None, trial.status,
+                           frame_times=list(trial.frame_times) if trial.frame_times else None)
+        if not rec["scored"]:
             return TrialScore(correct=None)
-        metrics = {k: v for k, v in ts.to_dict().items() if k not in _RECORD_FIELDS}
-        return TrialScore(correct=bool(ts.correct), metrics=metrics,
-                          parse=ParseResult(value=ts.predicted_count, method=ts.parse_method or "unparseable",
-                                            span=ts.parse_span))
+        metrics = {k: v for k, v in rec.items() if k not in _RECORD_FIELDS}
+        span = rec["parse_span"]
+        return TrialScore(correct=bool(rec["correct"]), metrics=metrics,
+                          parse=ParseResult(value=rec["predicted_count"], method=rec["parse_method"] or "unparseable",
+                                            span=tuple(span) if span else None))
 
     def aggregate(self, inputs: AggregateInput) -> SuiteReport:
         from vidaudit.suites.counting.report import counting_report
