@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from vidaudit.core.types import Event, Sample, Trace, VideoRef
 from vidaudit.score.answers import _count_in_any_box, _count_in_box, parse_count
-from vidaudit.suites.counting.matching import Matching, match_times, max_match_count
+from vidaudit.suites.counting.matching import WINDOW_EPS, Matching, match_times, max_match_count, window_edges
 from vidaudit.suites.counting.scoring import (
     _TOLERANCE_KEYS,
     FIXED_TOLERANCES_S,
@@ -32,9 +32,11 @@ deltas = st.sampled_from([0.125, 0.25, 0.5, 1.0, 1 / 3, 1 / 6, 2.0]) | st.floats
 def test_pinned_window_counts_equal_a_count_at_every_window(true_t, rep_t, delta):
     k_delta = match_times(true_t, rep_t, delta).k
     got = _window_counts(sorted(true_t), rep_t, delta, k_delta)
-    want = [k_delta if d == RATE_RELATIVE or abs(float(d) - delta) < 1e-12 else max_match_count(true_t, rep_t, float(d))
-            for d, _ in _TOLERANCE_KEYS]
+    want = tuple(k_delta if d == RATE_RELATIVE or abs(float(d) - delta) < 1e-12
+                 else max_match_count(true_t, rep_t, float(d)) for d, _ in _TOLERANCE_KEYS)
     assert got == want
+    edges = {w: window_edges(sorted(map(float, true_t)), w + WINDOW_EPS) for w in map(float, FIXED_TOLERANCES_S)}
+    assert _window_counts(sorted(true_t), rep_t, delta, k_delta, sorted(map(float, rep_t)), edges) == want
     assert len(got) == len(FIXED_TOLERANCES_S) + 1
 
 

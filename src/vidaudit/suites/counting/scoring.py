@@ -166,8 +166,14 @@ def rate_relative_delta(frequency_hz: float) -> float:
 _TOLERANCE_NAMES = tuple(key for _, key in _TOLERANCE_KEYS)
 
 
+_FIXED_WIDEST_FIRST = tuple(sorted((float(d) for d in FIXED_TOLERANCES_S), reverse=True))
+#: where each window of ``_TOLERANCE_KEYS`` sits among (*_FIXED_WIDEST_FIRST, delta(F)), the order they are counted in
+_COUNTED_AT = tuple(len(_FIXED_WIDEST_FIRST) if d == RATE_RELATIVE else _FIXED_WIDEST_FIRST.index(float(d))
+                    for d, _ in _TOLERANCE_KEYS)
+
+
 def _window_counts(true_sorted: Sequence[float], rep_t: list[float], delta: float, k_delta: int,
-                   rep_sorted: list[float] | None = None, edges: dict[float, Edges] | None = None) -> list[int]:
+                   rep_sorted: list[float] | None = None, edges: dict[float, Edges] | None = None) -> tuple[int, ...]:
     """K at each window of ``_TOLERANCE_KEYS`` (``k_delta``: K of the optimal matching at delta(F)).
 
     K never decreases as the window widens (a wider window only adds allowed pairs) and never exceeds
@@ -177,25 +183,24 @@ def _window_counts(true_sorted: Sequence[float], rep_t: list[float], delta: floa
     ``rep_sorted``: ``rep_t`` sorted, as floats, when the caller has it; ``edges``: each fixed window's
     :func:`~vidaudit.suites.counting.matching.window_edges` of ``true_sorted``, when the caller keeps them.
     """
-    counts: dict[float, int] = {}
+    counted: list[int] = []  # K at each of _FIXED_WIDEST_FIRST, then at delta(F)
     hi = min(len(true_sorted), len(rep_t))  # K at the narrowest window counted so far (none yet: min(N, M))
     for w in _FIXED_WIDEST_FIRST:
         if abs(w - delta) < 1e-12:  # delta(F) coincides with a fixed window
-            k = k_delta
+            hi = k_delta
         else:
             lo = k_delta if delta < w else 0
             top = min(hi, k_delta) if delta > w else hi
             if lo == top:
-                k = lo
+                hi = lo
             else:
                 if rep_sorted is None:
                     rep_sorted = sorted(map(float, rep_t))
-                k = max_match_count_sorted(true_sorted, rep_sorted, w, edges[w] if edges else None)
-        counts[w] = hi = k
-    return [k_delta if d == RATE_RELATIVE else counts[float(d)] for d, _ in _TOLERANCE_KEYS]
+                hi = max_match_count_sorted(true_sorted, rep_sorted, w, edges[w] if edges else None)
+        counted.append(hi)
+    counted.append(k_delta)
+    return tuple(map(counted.__getitem__, _COUNTED_AT))
 
-
-_FIXED_WIDEST_FIRST = tuple(sorted((float(d) for d in FIXED_TOLERANCES_S), reverse=True))
 
 
 #: trace metrics are a pure function of (N, M, K, correct), and few such tuples recur over a run; the
@@ -338,8 +343,7 @@ def score_record(sample: Sample, text: str | None, status: str = "ok", *,
     tm = _trace_metrics(n, m, k_delta, correct)
     tax, displaced = taxonomy_counts(matching, true_t, rep_t, true_labels=true_l, reported_labels=rep_l,
                                      predicted=y_hat, correct=correct, f1=tm.f1)  # classify's, without the object
-    tolerance = _tolerance(n, m, tuple(_window_counts(true_sorted, rep_t, delta, k_delta, rep_sorted or None, edges)),
-                           correct)
+    tolerance = _tolerance(n, m, _window_counts(true_sorted, rep_t, delta, k_delta, rep_sorted or None, edges), correct)
     span = parsed.span
     # every TrialScore field, in order, as to_dict gives it: the lists are this call's own (rep_t comes fresh from
     # the extractor, tax from taxonomy_counts), the shared tolerance rows are copied
@@ -350,7 +354,7 @@ def score_record(sample: Sample, text: str | None, status: str = "ok", *,
         "reported_times": rep_t, "reported_labels": rep_l, "n_reported": m, "n_matched": k_delta,
         "matches": list(map(list, matching.pairs)), "precision": tm.precision, "recall": tm.recall, "f1": tm.f1,
         "vor": tm.vor, "acr": tm.acr, "rfr": tm.rfr, "taxonomy": tax,
-        "tolerance": dict(zip(tolerance, map(dict.copy, tolerance.values()))), "n_dropped_timestamps": n_dropped,
+        "tolerance": {k: v.copy() for k, v in tolerance.items()}, "n_dropped_timestamps": n_dropped,
         "n_merged_timestamps": n_merged, "trace_available": True, "displaced_pairs": list(map(list, displaced)),
         "n_frame_mentions": n_frame_mentions, "n_frame_out_of_range": n_frame_out,
         "frame_times_known": ft is not None}

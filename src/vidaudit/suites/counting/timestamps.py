@@ -450,17 +450,19 @@ def _scan(text: str, masked: Sequence[tuple[int, int]]) -> list[tuple[int, int, 
     atoms = parts[1::2]
     codes = list(map(_GAP_CODES.__getitem__, gaps))
     # candidates: explicit numbers (a clock or a unit), cued ones, range starts
-    found: list[int] = list(compress(count(), map(_EXPLICIT.__getitem__, atoms)))
-    more: list[int] = []
+    explicit = list(map(_EXPLICIT.__getitem__, atoms))
+    found: list[int] = list(compress(count(), explicit))
+    more: list[int] = []  # the candidates that are not explicit (a ledger's times usually are: nothing to merge)
     for j in compress(count(), map(_CANDIDATE_BITS.__getitem__, codes)):
         if 0 < j < n:
-            if codes[j] & _CUED_BIT:
+            c = codes[j]
+            if c & _CUED_BIT and not explicit[j]:
                 more.append(j)
-            if codes[j] & _RANGE_BIT:
+            if c & _RANGE_BIT and not explicit[j - 1]:
                 more.append(j - 1)
     head, tail = _ENDS[gaps[0]], _ENDS[gaps[n]]
     cue0 = bool(head & _CUED_BIT)  # no number before the first: its context is the text's head, as it is
-    if cue0:
+    if cue0 and not explicit[0]:
         more.append(0)
     if more:
         found = sorted(set(found).union(more))
