@@ -148,9 +148,16 @@ def load_before(rev: str) -> dict[str, types.ModuleType]:
 
 @contextmanager
 def scoring_module(mod: types.ModuleType) -> Iterator[None]:
-    """``vidaudit.suites.counting.scoring`` is ``mod`` for the suite's ``score`` (this process only)."""
+    """``vidaudit.suites.counting.scoring`` is ``mod`` for the suite's ``score`` (this process only); a revision
+    from before ``score_record`` gets one made of its ``score_trial`` (:func:`record_function`), which is what the
+    suite's ``score`` of that revision kept."""
     key = "vidaudit.suites.counting.scoring"
     saved = sys.modules[key]
+    if not hasattr(mod, "score_record"):
+        shim = types.ModuleType(mod.__name__)
+        shim.__dict__.update(mod.__dict__)
+        shim.score_record = record_function(mod)  # type: ignore[attr-defined]
+        mod = shim
     sys.modules[key] = mod
     try:
         yield
@@ -178,7 +185,11 @@ def record_function(mod: types.ModuleType) -> Callable[[Sample, str], dict]:
     if hasattr(mod, "score_record"):
         return mod.score_record
     score_trial = mod.score_trial
-    return lambda sample, text: score_trial(sample, text).to_dict()
+
+    def score_record(sample: Sample, text: str, *args: object, **kwargs: object) -> dict:
+        return score_trial(sample, text, *args, **kwargs).to_dict()
+
+    return score_record
 
 
 def score_all(jobs: list[tuple[Sample, int]], texts: list[str],

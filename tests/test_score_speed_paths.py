@@ -14,6 +14,7 @@ from vidaudit.core.types import Event, Sample, Trace, VideoRef
 from vidaudit.score.answers import _count_in_any_box, _count_in_box, parse_count
 from vidaudit.suites.counting.matching import WINDOW_EPS, Matching, match_times, max_match_count, window_edges
 from vidaudit.suites.counting.scoring import (
+    _FIXED_WIDEST_FIRST,
     _TOLERANCE_KEYS,
     FIXED_TOLERANCES_S,
     RATE_RELATIVE,
@@ -35,7 +36,7 @@ def test_pinned_window_counts_equal_a_count_at_every_window(true_t, rep_t, delta
     want = tuple(k_delta if d == RATE_RELATIVE or abs(float(d) - delta) < 1e-12
                  else max_match_count(true_t, rep_t, float(d)) for d, _ in _TOLERANCE_KEYS)
     assert got == want
-    edges = {w: window_edges(sorted(map(float, true_t)), w + WINDOW_EPS) for w in map(float, FIXED_TOLERANCES_S)}
+    edges = [window_edges(sorted(map(float, true_t)), w + WINDOW_EPS) for w in _FIXED_WIDEST_FIRST]
     assert _window_counts(sorted(true_t), rep_t, delta, k_delta, sorted(map(float, rep_t)), edges) == want
     assert len(got) == len(FIXED_TOLERANCES_S) + 1
 

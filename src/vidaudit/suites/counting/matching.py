@@ -202,15 +202,15 @@ _new_object = object.__new__
 _set_attr = object.__setattr__
 
 
-#: the window ends of each sorted true time, ``[x - w for x in ts]`` and ``[x + w for x in ts]``
-Edges = tuple[list[float], list[float]]
+#: the window ends of each sorted true time, ``x - w`` and ``x + w`` for x in ts
+Edges = tuple[tuple[float, ...], tuple[float, ...]]
 
 
 def window_edges(ts: Sequence[float], w: float) -> Edges:
     """Where each sorted true time's window ``w`` starts and ends: the bisection keys of :func:`_bounds`, for a
     caller that matches many reports against one trace (the same floats as computing them per call)."""
     n = len(ts)
-    return list(map(sub, ts, repeat(w, n))), list(map(add, ts, repeat(w, n)))
+    return tuple(map(sub, ts, repeat(w, n))), tuple(map(add, ts, repeat(w, n)))  # tuples: a kept one is not tracked
 
 
 def _bounds(ts: Sequence[float], rs: Sequence[float], w: float, edges: Edges | None = None) -> tuple[list[int], list[int]]:

@@ -173,19 +173,20 @@ _COUNTED_AT = tuple(len(_FIXED_WIDEST_FIRST) if d == RATE_RELATIVE else _FIXED_W
 
 
 def _window_counts(true_sorted: Sequence[float], rep_t: list[float], delta: float, k_delta: int,
-                   rep_sorted: list[float] | None = None, edges: dict[float, Edges] | None = None) -> tuple[int, ...]:
+                   rep_sorted: list[float] | None = None, edges: Sequence[Edges] = ()) -> tuple[int, ...]:
     """K at each window of ``_TOLERANCE_KEYS`` (``k_delta``: K of the optimal matching at delta(F)).
 
     K never decreases as the window widens (a wider window only adds allowed pairs) and never exceeds
     min(N, M), so a window whose K is pinned between those of a narrower and a wider one already
     known is not counted: a faithful ledger (K = N at delta(F)) needs no count at the wider windows,
     a trace with no pair at delta(F) none at the narrower ones. Fixed windows are visited widest first.
-    ``rep_sorted``: ``rep_t`` sorted, as floats, when the caller has it; ``edges``: each fixed window's
-    :func:`~vidaudit.suites.counting.matching.window_edges` of ``true_sorted``, when the caller keeps them.
+    ``rep_sorted``: ``rep_t`` sorted, as floats, when the caller has it; ``edges``: the
+    :func:`~vidaudit.suites.counting.matching.window_edges` of ``true_sorted`` at each of ``_FIXED_WIDEST_FIRST``
+    (plus ``WINDOW_EPS``), in that order, when the caller keeps them.
     """
     counted: list[int] = []  # K at each of _FIXED_WIDEST_FIRST, then at delta(F)
     hi = min(len(true_sorted), len(rep_t))  # K at the narrowest window counted so far (none yet: min(N, M))
-    for w in _FIXED_WIDEST_FIRST:
+    for i, w in enumerate(_FIXED_WIDEST_FIRST):
         if abs(w - delta) < 1e-12:  # delta(F) coincides with a fixed window
             hi = k_delta
         else:
@@ -196,7 +197,7 @@ def _window_counts(true_sorted: Sequence[float], rep_t: list[float], delta: floa
             else:
                 if rep_sorted is None:
                     rep_sorted = sorted(map(float, rep_t))
-                hi = max_match_count_sorted(true_sorted, rep_sorted, w, edges[w] if edges else None)
+                hi = max_match_count_sorted(true_sorted, rep_sorted, w, edges[i] if edges else None)
         counted.append(hi)
     counted.append(k_delta)
     return tuple(map(counted.__getitem__, _COUNTED_AT))
@@ -257,7 +258,7 @@ class _SampleFacts(NamedTuple):
     true_l: Sequence[str | None] = ()
     t_order: Sequence[int] = ()
     true_sorted: Sequence[float] = ()
-    edges: dict[float, Edges] = {}  # noqa: RUF012 (never written: a NamedTuple's default is shared)
+    edges: tuple[Edges, ...] = ()  # at each of _FIXED_WIDEST_FIRST, then at delta
 
 
 def _sample_facts(sample: Sample) -> _SampleFacts:
@@ -269,17 +270,18 @@ def _sample_facts(sample: Sample) -> _SampleFacts:
     f = sample.params.get("frequency_hz")
     events = sample.trace.events
     if len(events) == n and f is not None and float(f) > 0:
-        times = [e.t for e in events]
+        # tuples: kept for the run, and a tuple of floats and strings is no work for the cyclic collector
+        times = tuple([e.t for e in events])
         order: Sequence[int] = sorted(range(len(times)), key=times.__getitem__)
-        true_sorted = [float(times[i]) for i in order]
+        true_sorted = tuple([float(times[i]) for i in order])
         if order == list(range(n)):
             order = range(n)  # in time order (as a Trace is): the identity, which matching need not apply
         dom = str(domain)
         delta = rate_relative_delta(float(f))
-        edges = {w: window_edges(true_sorted, w + WINDOW_EPS) for w in (*_FIXED_WIDEST_FIRST, delta)}
+        edges = tuple(window_edges(true_sorted, w + WINDOW_EPS) for w in (*_FIXED_WIDEST_FIRST, delta))
         hit = _SampleFacts(sample, sample.sample_id, sample.group_id, n, domain, float(f), True, dom, delta,
-                           sample.video.duration_s, LABEL_PATTERNS.get(dom, ()), times, [e.state_after for e in events],
-                           order, true_sorted, edges)
+                           sample.video.duration_s, LABEL_PATTERNS.get(dom, ()), times,
+                           tuple([e.state_after for e in events]), order, true_sorted, edges)
     else:
         hit = _SampleFacts(sample, sample.sample_id, sample.group_id, n, domain, float(f) if f is not None else None,
                            False)
@@ -336,7 +338,7 @@ def score_record(sample: Sample, text: str | None, status: str = "ok", *,
     rep_l = [None if lab is None else (norm_get((dom, lab)) or _normalised(dom, lab)) for lab in labels]
     m = len(rep_t)
     if n and m:  # match_times with the trace's side sorted once per sample
-        matching, rep_sorted = match_presorted(t_order, true_sorted, rep_t, delta, edges[delta])
+        matching, rep_sorted = match_presorted(t_order, true_sorted, rep_t, delta, edges[-1])
     else:
         matching, rep_sorted = match_times(true_t, rep_t, delta), []
     k_delta = len(matching.pairs)
