@@ -67,3 +67,12 @@ def test_the_edges_by_name() -> None:
         assert boxed_spans(text) == ref.boxed_spans(text), text
         assert box_bounds(text) == ref.box_bounds(text), text
     assert parse_count(None) is ref.parse_count(None)
+
+
+def test_the_boxes_parse_count_leaves_are_only_its_texts() -> None:
+    """``boxed_spans`` reuses the box ``parse_count`` just read only for that very text."""
+    parse_count("\\boxed{3}")
+    for other in ["\\boxed{3", "ab \\boxed{3}", "\\boxed{3} \\boxed{4}", "", "\\boxed{3}"]:
+        assert boxed_spans(other) == ref.boxed_spans(other)
+    text = "- Event 1: 0:01.50\n2. Final Answer: \\boxed{12}"
+    assert parse_count(text).span == (36, 46) and boxed_spans(text) == [(36, 46, "12")] == ref.boxed_spans(text)

@@ -9,6 +9,10 @@ Model output is untrusted, so every parser is linear in time and memory for any 
 matched in one pass, a box is read only when its content is at most ``MAX_BOX_CHARS`` long (no
 answer needs more, and so nested boxes never copy the text once per level), and every repeated
 pattern is possessive or atomic so that a long run of digits or spaces is scanned once.
+
+Most responses have no backslash (so no box) or one ``\\boxed{N}``; those shapes are decided first with
+``str`` scans and one anchored pattern, in C, and give exactly what the general reading gives
+(``tests/test_answers_fast_paths.py`` compares them with the code before, ``tests/answers_reference.py``).
 """
 
 from __future__ import annotations
@@ -113,6 +117,9 @@ def boxed_spans(text: str) -> list[tuple[int, int, str]]:
     (listing every nested box's content was quadratic). Boxes inside them are found by :func:`box_bounds`;
     the union of the spans is the same.
     """
+    last, first, close = _last_box
+    if last is text:  # parse_count just read this text's one box
+        return [(first, close + 1, text[first + 7:close])]
     first = text.find("\\")
     if first < 0:  # no backslash, no box
         return []
@@ -126,6 +133,11 @@ def boxed_spans(text: str) -> list[tuple[int, int, str]]:
             out.append((start, end, text[content_start:end - 1]))
             last_end = end
     return out
+
+
+#: the text whose one box (start, index of its "}") parse_count's fast path read last: the timestamp
+#: extractor's boxed_spans on the same text, the next call when a response is scored, reads it from here
+_last_box: tuple[str | None, int, int] = (None, 0, 0)
 
 
 def _lone_box_end(text: str, start: int) -> int:
@@ -197,6 +209,11 @@ def _count_in_any_box(content: str) -> int | None:
     return NUMBER_WORDS[words[0].lower()] if len(words) == 1 else None
 
 
+#: the usual count box, matched at the text's first backslash: "\boxed{N}" (N 1-15 ASCII digits, exact as a
+#: float) and no backslash after it, so no other box
+_USUAL_BOX = re.compile(r"\\boxed\{([0-9]{1,15})\}[^\\]*+\Z")
+
+
 def parse_count(text: str | None) -> Parsed:
     """The final count: last readable ``\\boxed{}``, then "final answer: N", then a bare answer.
 
@@ -205,18 +222,23 @@ def parse_count(text: str | None) -> Parsed:
     ``word`` (the whole response is a number word up to twenty), else ``unparseable``. Spans cover
     the construct read (the whole ``\\boxed{...}``, or the number after "final answer").
     """
+    global _last_box
     if not isinstance(text, str) or not text:
         return NOT_PARSED
     start = text.find("\\")
     if start >= 0:  # without a backslash there is no box
-        # the usual shape, decided in C: the text's one backslash opens \boxed{ and the first "}" closes
-        # 1-15 ASCII digits, which _count_in_box reads as int(content); anything else reads every box
-        close = text.find("}", start + 7)
-        if 0 < close - start - 7 <= 15 and text.startswith("boxed{", start + 1) \
-                and text.find("\\", start + 7) < 0:
-            content = text[start + 7:close]
-            if content.isdigit() and content.isascii():
-                return _parsed(int(content), "boxed", (start, close + 1))
+        # the usual shape, decided in C: the text's only backslash opens \boxed{ and 1-15 ASCII digits
+        # closed by "}" follow (what _count_in_box reads as int(content)); anything else reads every box
+        usual = _USUAL_BOX.match(text, start)
+        if usual is not None:
+            close = usual.end(1)
+            _last_box = (text, start, close)
+            p = _new_object(Parsed)  # _parsed, inline
+            d = p.__dict__
+            d["value"] = int(usual.group(1))
+            d["method"] = "boxed"
+            d["span"] = (start, close + 1)
+            return p
         for start, end, content in _readable_boxes(text):
             v = _count_in_box(content)
             if v is not None:
