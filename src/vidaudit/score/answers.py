@@ -9,6 +9,10 @@ Model output is untrusted, so every parser is linear in time and memory for any 
 matched in one pass, a box is read only when its content is at most ``MAX_BOX_CHARS`` long (no
 answer needs more, and so nested boxes never copy the text once per level), and every repeated
 pattern is possessive or atomic so that a long run of digits or spaces is scanned once.
+
+Most responses have no backslash (so no box) or one ``\\boxed{N}``; those shapes are decided first with
+``str`` scans and one anchored pattern, in C, and give exactly what the general reading gives
+(``tests/test_answers_fast_paths.py`` compares them with the code before, ``tests/answers_reference.py``).
 """
 
 from __future__ import annotations
@@ -50,6 +54,19 @@ class Parsed:
 
 NOT_PARSED = Parsed(None, UNPARSEABLE, None)
 
+_new_object = object.__new__
+
+
+def _parsed(value: Any, method: str, span: tuple[int, int] | None) -> Parsed:
+    """``Parsed(value, method, span)`` without the frozen ``__init__``'s three ``object.__setattr__`` calls:
+    the same object (fields in order, equal, same repr), made once per parsed count."""
+    p = _new_object(Parsed)
+    d = p.__dict__
+    d["value"] = value
+    d["method"] = method
+    d["span"] = span
+    return p
+
 
 # --------------------------------------------------------------------------- \boxed{...}
 
@@ -71,7 +88,13 @@ def box_bounds(text: str) -> tuple[tuple[int, int, int], ...]:
     stack (escaped ``\\{`` and ``\\}`` are not braces); only integers are kept, so time and memory
     are linear in the text whatever its nesting.
     """
-    opens = [(m.start(), m.end()) for m in _BOXED_OPEN.finditer(text)]  # each box's start and its "{" + 1
+    start = text.find("\\")
+    if start < 0:  # every box opens with a backslash
+        return ()
+    end = _lone_box_end(text, start)
+    if end > 0:
+        return ((start, start + 7, end),)
+    opens = [(m.start(), m.end()) for m in _BOXED_OPEN.finditer(text, start)]  # each box's start and its "{" + 1
     if not opens:
         return ()
     # A brace's partner depends only on the text after it, so scanning starts at the first box, and
@@ -94,6 +117,15 @@ def boxed_spans(text: str) -> list[tuple[int, int, str]]:
     (listing every nested box's content was quadratic). Boxes inside them are found by :func:`box_bounds`;
     the union of the spans is the same.
     """
+    last, first, close = _last_box
+    if last is text:  # parse_count just read this text's one box
+        return [(first, close + 1, text[first + 7:close])]
+    first = text.find("\\")
+    if first < 0:  # no backslash, no box
+        return []
+    end = _lone_box_end(text, first)
+    if end > 0:  # the usual one box: what box_bounds would list, without its cache or its scan
+        return [(first, end, text[first + 7:end - 1])]
     out: list[tuple[int, int, str]] = []
     last_end = -1
     for start, content_start, end in box_bounds(text):
@@ -101,6 +133,23 @@ def boxed_spans(text: str) -> list[tuple[int, int, str]]:
             out.append((start, end, text[content_start:end - 1]))
             last_end = end
     return out
+
+
+#: the text whose one box (start, index of its "}") parse_count's fast path read last: the timestamp
+#: extractor's boxed_spans on the same text, the next call when a response is scored, reads it from here
+_last_box: tuple[str | None, int, int] = (None, 0, 0)
+
+
+def _lone_box_end(text: str, start: int) -> int:
+    """The end of ``\\boxed{...}`` at ``start`` when that is the text's only backslash and the first "}" after
+    it closes it with no "{" between: then it is the one box :func:`box_bounds` lists. Else 0 (read the
+    boxes the general way). ``start`` is the text's first backslash. A few scans in C."""
+    if not text.startswith("boxed{", start + 1) or text.find("\\", start + 7) >= 0:
+        return 0
+    close = text.find("}", start + 7)
+    if close < 0 or text.find("{", start + 7, close) >= 0:
+        return 0
+    return close + 1
 
 
 def _readable_boxes(text: str) -> Iterator[tuple[int, int, str]]:
@@ -160,6 +209,11 @@ def _count_in_any_box(content: str) -> int | None:
     return NUMBER_WORDS[words[0].lower()] if len(words) == 1 else None
 
 
+#: the usual count box, matched at the text's first backslash: "\boxed{N}" (N 1-15 ASCII digits, exact as a
+#: float) and no backslash after it, so no other box
+_USUAL_BOX = re.compile(r"\\boxed\{([0-9]{1,15})\}[^\\]*+\Z")
+
+
 def parse_count(text: str | None) -> Parsed:
     """The final count: last readable ``\\boxed{}``, then "final answer: N", then a bare answer.
 
@@ -168,23 +222,39 @@ def parse_count(text: str | None) -> Parsed:
     ``word`` (the whole response is a number word up to twenty), else ``unparseable``. Spans cover
     the construct read (the whole ``\\boxed{...}``, or the number after "final answer").
     """
+    global _last_box
     if not isinstance(text, str) or not text:
         return NOT_PARSED
-    for start, end, content in _readable_boxes(text):
-        v = _count_in_box(content)
-        if v is not None:
-            return Parsed(v, "boxed", (start, end))
+    start = text.find("\\")
+    if start >= 0:  # without a backslash there is no box
+        # the usual shape, decided in C: the text's only backslash opens \boxed{ and 1-15 ASCII digits
+        # closed by "}" follow (what _count_in_box reads as int(content)); anything else reads every box
+        usual = _USUAL_BOX.match(text, start)
+        if usual is not None:
+            close = usual.end(1)
+            _last_box = (text, start, close)
+            p = _new_object(Parsed)  # _parsed, inline
+            d = p.__dict__
+            d["value"] = int(usual.group(1))
+            d["method"] = "boxed"
+            d["span"] = (start, close + 1)
+            return p
+        for start, end, content in _readable_boxes(text):
+            v = _count_in_box(content)
+            if v is not None:
+                return _parsed(v, "boxed", (start, end))
     finals = list(_FINAL_RE.finditer(text))
     if finals:
         m = finals[-1]
         v = _read_count(m.group(1))
         if v is not None:
-            return Parsed(v, "final_answer", (m.start(1), m.end(1)))
+            return _parsed(v, "final_answer", (m.start(1), m.end(1)))
     bare = _BARE_RE.match(text)
     if bare:
         v = _read_count(bare.group(1))
         if v is not None:
-            return Parsed(v, "word" if bare.group(1).lower() in NUMBER_WORDS else "bare", (bare.start(1), bare.end(1)))
+            return _parsed(v, "word" if bare.group(1).lower() in NUMBER_WORDS else "bare",
+                           (bare.start(1), bare.end(1)))
     return NOT_PARSED
 
 
