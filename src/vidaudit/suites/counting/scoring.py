@@ -347,16 +347,25 @@ def score_record(sample: Sample, text: str | None, status: str = "ok", *,
                                      predicted=y_hat, correct=correct, f1=tm.f1)  # classify's, without the object
     tolerance = _tolerance(n, m, _window_counts(true_sorted, rep_t, delta, k_delta, rep_sorted or None, edges), correct)
     span = parsed.span
-    # every TrialScore field, in order, as to_dict gives it: the lists are this call's own (rep_t comes fresh from
-    # the extractor, tax from taxonomy_counts), the shared tolerance rows are copied
-    return {
+    # every TrialScore field, in order, as to_dict gives it (tax comes fresh from taxonomy_counts). The containers
+    # are made after the dict, one after another, as to_dict made them: the cyclic collector walks a record's
+    # objects in the order they were made, and a record whose lists were made along the way (rep_t by the
+    # extractor) cost half as much again to collect (0.26 s against 0.17 s over the benchmark's 38,000)
+    rec = {
         "sample_id": sample_id, "group_id": group_id, "domain": domain, "n_events": n, "frequency_hz": f,
         "status": status, "scored": True, "predicted_count": y_hat, "parse_method": parsed.method,
-        "parse_span": [span[0], span[1]] if span else None, "correct": correct, "delta_s": delta,
-        "reported_times": rep_t, "reported_labels": rep_l, "n_reported": m, "n_matched": k_delta,
-        "matches": list(map(list, matching.pairs)), "precision": tm.precision, "recall": tm.recall, "f1": tm.f1,
+        "parse_span": None, "correct": correct, "delta_s": delta,
+        "reported_times": None, "reported_labels": None, "n_reported": m, "n_matched": k_delta,
+        "matches": None, "precision": tm.precision, "recall": tm.recall, "f1": tm.f1,
         "vor": tm.vor, "acr": tm.acr, "rfr": tm.rfr, "taxonomy": tax,
-        "tolerance": {k: v.copy() for k, v in tolerance.items()}, "n_dropped_timestamps": n_dropped,
-        "n_merged_timestamps": n_merged, "trace_available": True, "displaced_pairs": list(map(list, displaced)),
+        "tolerance": None, "n_dropped_timestamps": n_dropped,
+        "n_merged_timestamps": n_merged, "trace_available": True, "displaced_pairs": None,
         "n_frame_mentions": n_frame_mentions, "n_frame_out_of_range": n_frame_out,
         "frame_times_known": ft is not None}
+    rec["tolerance"] = {k: v.copy() for k, v in tolerance.items()}  # the cached rows are shared: copied
+    rec["parse_span"] = [span[0], span[1]] if span else None
+    rec["reported_times"] = list(rep_t)
+    rec["reported_labels"] = list(rep_l)
+    rec["matches"] = list(map(list, matching.pairs))
+    rec["displaced_pairs"] = list(map(list, displaced))
+    return rec
