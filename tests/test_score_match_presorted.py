@@ -14,6 +14,7 @@ from vidaudit.suites.counting.matching import (
     match_presorted,
     match_times,
     max_match_count,
+    window_edges,
 )
 
 TIMES = st.lists(st.integers(0, 60).map(lambda k: k * 0.1), max_size=8)
@@ -51,3 +52,27 @@ def test_presorted_matching_is_the_block_solution(t: list[float], r: list[float]
         order = sorted(range(len(t)), key=t.__getitem__)
         mp, rs = match_presorted(order, [float(t[i]) for i in order], r, delta)
         assert mp == got and mp.total_deviation == got.total_deviation and rs == sorted(map(float, r))
+        if order == list(range(len(t))):  # as the scorer calls it for a trace in time order, with kept edges
+            ts = tuple(map(float, t))
+            kept, _ = match_presorted(range(len(t)), ts, r, delta, window_edges(ts, delta + WINDOW_EPS))
+            assert kept == got and kept.total_deviation == got.total_deviation
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 60), unique=True, max_size=8).map(sorted), st.lists(JITTER, min_size=8, max_size=8),
+       st.lists(st.integers(0, 60).map(lambda k: k * 0.1), max_size=2), st.sampled_from([0.05, 0.125, 0.25, 0.5]))
+def test_faithful_ledgers_match_as_the_block_solution(ks: list[int], jitter: list[float], extra: list[float],
+                                                      delta: float) -> None:
+    """A ledger with one report near each true time (the i-th report on the i-th time: the diagonal shortcut), some
+    with extra reports after them, matched with the trace in order and kept edges, as the scorer calls it."""
+    t = [k * 0.1 for k in ks]
+    r = [x + j for x, j in zip(t, jitter, strict=False)] + sorted(extra)
+    got = match_times(t, r, delta)
+    if len(t) * len(r) <= 64:
+        pairs, total = _by_blocks(t, r, delta)
+        assert list(got.pairs) == pairs and got.total_deviation == total
+    if t and r:
+        ts = tuple(map(float, t))
+        kept, rs = match_presorted(range(len(t)), ts, r, delta, window_edges(ts, delta + WINDOW_EPS))
+        assert kept == got and kept.total_deviation == got.total_deviation and rs == sorted(map(float, r))
+        assert max_match_count(t, r, delta) == got.k

@@ -149,8 +149,14 @@ def match_presorted(t_order: Sequence[int], ts: Sequence[float], reported_times:
     single = _singles(lo, hi)
     pairs: list[tuple[int, int]]
     if single is not None:  # every block is one true time with one report: the pairs the loop below would make
-        firsts = list(map(lo.__getitem__, single))
-        total = reduce(add, map(abs, map(sub, map(ts.__getitem__, single), map(rs.__getitem__, firsts))), 0.0)
+        if single is lo:  # the i-th true time with the i-th report, each: a faithful ledger
+            total = reduce(add, map(abs, map(sub, ts, rs)), 0.0)  # the same sum, in the same order (zip stops at N)
+            if type(t_order) is range and type(r_order) is range:
+                return _matching_of(_diagonal(n)[1], total, n, m), rs
+            firsts = lo
+        else:
+            firsts = list(map(lo.__getitem__, single))
+            total = reduce(add, map(abs, map(sub, map(ts.__getitem__, single), map(rs.__getitem__, firsts))), 0.0)
         if type(t_order) is range and type(r_order) is range:  # both sides in order: the pairs are in order
             return _matching_of(tuple(zip(single, firsts)), total, n, m), rs
         pairs = list(zip(map(t_order.__getitem__, single), map(r_order.__getitem__, firsts)))
@@ -188,7 +194,11 @@ def _matching_of(pairs: tuple[tuple[int, int], ...], total: float, n: int, m: in
 
 def _singles(lo: list[int], hi: list[int]) -> list[int] | None:
     """When every true time has at most one candidate report and no two share one (so every block of
-    :func:`_block_runs` is one time and one report), the sorted true indices that have one; else None."""
+    :func:`_block_runs` is one time and one report), the sorted true indices that have one; else None.
+    When the i-th true time's one candidate is the i-th report, for every i, that list is ``lo`` itself."""
+    starts, ends = _diagonal(len(lo))[0]
+    if lo == starts and hi == ends:  # lo[i] = i, hi[i] = i + 1
+        return lo
     widths = list(map(sub, hi, lo))
     if max(widths) > 1:
         return None
@@ -196,6 +206,20 @@ def _singles(lo: list[int], hi: list[int]) -> list[int] | None:
     if len(set(map(lo.__getitem__, single))) != len(single):  # a report shared by two (consecutive) times
         return None
     return single
+
+
+#: N -> ((lo, hi) when the i-th true time's one candidate is the i-th report, the pairs (i, i)); read only
+_DIAGONALS: dict[int, tuple[tuple[list[int], list[int]], tuple[tuple[int, int], ...]]] = {}
+
+
+def _diagonal(n: int) -> tuple[tuple[list[int], list[int]], tuple[tuple[int, int], ...]]:
+    """The candidate bounds of N true times each with its own report, in order, and their pairs (kept per N)."""
+    hit = _DIAGONALS.get(n)
+    if hit is None:
+        if len(_DIAGONALS) >= 1024:
+            _DIAGONALS.clear()
+        hit = _DIAGONALS[n] = ((list(range(n)), list(range(1, n + 1))), tuple(zip(range(n), range(n))))
+    return hit
 
 
 _new_object = object.__new__
