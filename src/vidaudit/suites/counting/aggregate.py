@@ -87,9 +87,22 @@ def _right(r: dict[str, Any]) -> bool:
 
 
 def _mean(values: Iterable[Any]) -> float | None:
+    """The mean of the values that are not None, each float()-ed, summed in order.
+
+    A list's plain ``sum`` is that sum when its total is a float or an int: float() of a float is itself;
+    sum() adds a bool or an int to a float total as float() of it, and adds the bools and ints before the
+    first float exactly, as the float sum of those (integers far below 2**53) is; an int total k over n is
+    float(k) / n, both correctly rounded. A total of another type (Decimal, Fraction, numpy) or a TypeError
+    (None, str) takes the float() path."""
     if isinstance(values, (list, tuple)):  # a column with no gap: summed in C, same order
         if not values:
             return None
+        try:
+            total = sum(values)
+        except TypeError:  # a None among them (or a str): float() each, below
+            total = None
+        if type(total) is float or type(total) is int:  # floats, bools and ints only
+            return total / len(values)
         try:
             return sum(map(float, values)) / len(values)
         except TypeError:  # a None among them (or a value float() refuses: it refuses it again below)
@@ -138,12 +151,27 @@ def _fkey(f: Any) -> str:
     return format_value(float(f)) if f is not None else "none"
 
 
-def _int_sum(values: list[Any]) -> int:
+def _ints(values: Sequence[Any]) -> int:
+    """``sum(map(int, values))``: the plain sum when every value is an int already (int() of an int is itself; a
+    total that is not an int had another type among them; int() is most of the cost)."""
+    try:
+        total = sum(values)
+    except TypeError:
+        total = None
+    return total if type(total) is int else sum(map(int, values))
+
+
+def _int_sum(values: Sequence[Any]) -> int:
     """``sum(int(v or 0) for v in values)``, in C while no value is None (or another int() refuses)."""
     try:
-        return sum(map(int, values))
+        return _ints(values)
     except (TypeError, ValueError):
         return sum(int(v or 0) for v in values)
+
+
+def _truths(values: Sequence[Any]) -> int:
+    """``sum(map(bool, values))``, counted in C."""
+    return len(list(filter(None, values)))
 
 
 def _em_block(s: Scan, cells: Iterable[int], columns: Sequence[list[float | None]]) -> dict[str, Any]:
@@ -352,12 +380,11 @@ def _taxonomy_totals(taxonomies: list[Any], true_events: list[int], reported: li
                      acr: list[Any], n_not_scored: int) -> dict[str, int]:
     """One domain's Table 8 row from its traced trials' columns (those with a taxonomy)."""
     try:  # column sums in C; int() of each value as the loop reads it (None, or a missing key: the loop)
-        tot = {k: sum(map(int, col)) for k, col in
-               zip(TAXONOMY_KEYS, zip(*map(_TAXONOMY_GET, taxonomies)), strict=True)}
+        tot = {k: _ints(col) for k, col in zip(TAXONOMY_KEYS, zip(*map(_TAXONOMY_GET, taxonomies)), strict=True)}
     except (KeyError, TypeError, ValueError):  # (no record at all: the loop's zeros)
         tot = _taxonomy_sums(taxonomies)
     tot.update(true_events=sum(true_events), reported_events=_int_sum(reported), videos=len(taxonomies),
-               videos_not_scored=n_not_scored, rfr_videos=sum(map(bool, rfr)), acr_videos=sum(map(bool, acr)))
+               videos_not_scored=n_not_scored, rfr_videos=_truths(rfr), acr_videos=_truths(acr))
     return tot
 
 
@@ -425,22 +452,41 @@ def _tolerance(s: Scan) -> dict:
         em = _em_counts(sum(map(s.cell_right.__getitem__, group.cells)), n)  # over every planned trial
         vor = _mean_of_floats(s.traced_values[0][group.t_start:group.t_stop])
         tols = tolerances[group.t_start:group.t_stop]
-        if None in tols or {} in tols:  # (r.get("tolerance") or {}: the same when every record has rows)
-            tols = [t or {} for t in tols]
-        keys = list(dict.fromkeys(chain.from_iterable(tols)))  # in order of first appearance
-        for k in keys:
+        for k, rows in _windows(tols):
             try:
-                rows = list(map(itemgetter(k), tols))
-            except KeyError:  # a record without this window
-                rows = [t[k] for t in tols if k in t]
-            try:
-                columns: list[Any] = list(zip(*map(_TOLERANCE_GET, rows))) or [()] * len(_TOLERANCE_METRICS)
+                metrics: list[Any] = list(zip(*map(_TOLERANCE_GET, rows))) or [()] * len(_TOLERANCE_METRICS)
             except KeyError:  # a row without every metric (not score_trial's): read each with .get
-                columns = [[x.get(m) for x in rows] for m in _TOLERANCE_METRICS]
+                metrics = [[x.get(m) for x in rows] for m in _TOLERANCE_METRICS]
             out[model][cond][k] = {"em": em["em"], "n": n, "completion": n_ok / n, "vor": vor,
                                    "n_positive": len(rows),
-                                   **{m: _mean(col) for m, col in zip(_TOLERANCE_METRICS, columns, strict=True)}}
+                                   **{m: _mean(col) for m, col in zip(_TOLERANCE_METRICS, metrics, strict=True)}}
     return _plain(out)
+
+
+def _windows(tols: list[Any]) -> list[tuple[str, list[Any]]]:
+    """Each tolerance window (in order of first appearance) with the rows the records have for it, in record
+    order (a record's ``tolerance`` None or missing: no rows). Every record with the same windows (score_trial's):
+    one lookup a record."""
+    first = tols[0] if tols else None
+    if type(first) is dict and first:
+        keys = list(first)
+        try:
+            if sum(map(len, tols)) == len(keys) * len(tols):  # then each has them all, and no other
+                if len(keys) == 1:
+                    return [(keys[0], list(map(itemgetter(keys[0]), tols)))]
+                return list(zip(keys, map(list, zip(*map(itemgetter(*keys), tols))), strict=True))
+        except (KeyError, TypeError):  # a record without one of them (then another has one more), or None
+            pass
+    if None in tols or {} in tols:  # (r.get("tolerance") or {}: the same when every record has rows)
+        tols = [t or {} for t in tols]
+    out = []
+    for k in dict.fromkeys(chain.from_iterable(tols)):  # in order of first appearance
+        try:
+            rows = list(map(itemgetter(k), tols))
+        except KeyError:  # a record without this window
+            rows = [t[k] for t in tols if k in t]
+        out.append((k, rows))
+    return out
 
 
 _TOLERANCE_METRICS = ("precision", "recall", "f1", "acr", "rfr")

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import compress, repeat
+from itertools import compress, count, repeat
 from operator import and_, eq, is_, itemgetter, methodcaller, truth
 from typing import Any
 
@@ -96,22 +96,32 @@ class Scan:
     cell_group: list[int]
     cell_domain: list[int]
     groups: list[Group]
-    #: the traced trials (ok, N >= 1, trace available), in the same order: their TRACED_FIELDS and cells
+    #: the traced trials (ok, N >= 1, trace available), in the same order: their TRACED_FIELDS, domain, cells
     traced: dict[str, list[Any]]
     traced_cell: list[int]
     #: their TRACE_KEYS values float()-ed
     traced_values: list[list[float | None]]
 
 
-#: what is read of a record: its cell, then the optional fields (read with ``.get``; ``status`` defaults to ok)
-FIELDS = (*CELL_FIELDS, "status", "correct", "parse_method", "trace_available", *TRACE_KEYS, "taxonomy",
-          "tolerance", "n_reported", "usage", "cost_usd", "n_dropped_timestamps", "n_frame_mentions",
-          "n_frame_out_of_range")
+_CELL_GET = itemgetter(*CELL_FIELDS)
+#: what else is read of a record (with ``.get``: ``status`` defaults to ok, the others to None)
+FIELDS = ("status", "correct", "parse_method", "trace_available", *TRACE_KEYS, "taxonomy", "tolerance",
+          "n_reported", "usage", "cost_usd", "n_dropped_timestamps", "n_frame_mentions", "n_frame_out_of_range")
 _DEFAULTS = tuple("ok" if name == "status" else None for name in FIELDS)
 _FIELDS_GET = itemgetter(*FIELDS)
-_CELL_OF_ROW = itemgetter(slice(0, len(CELL_FIELDS)))
 #: what is kept of the traced trials
-TRACED_FIELDS = ("domain", *TRACE_KEYS, "taxonomy", "tolerance", "n_reported")
+TRACED_FIELDS = (*TRACE_KEYS, "taxonomy", "tolerance", "n_reported")
+
+
+def _cell_keys(records: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    try:
+        return list(map(_CELL_GET, records))
+    except KeyError:  # the DataError the grouping by (model, condition), then by cell, raised
+        for names in (CELL_FIELDS[:2], CELL_FIELDS):
+            for r in records:
+                for name in names:
+                    require(r, name)
+        raise
 
 
 def _row(r: dict[str, Any]) -> tuple[Any, ...]:
@@ -126,12 +136,17 @@ def _rows(records: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
     try:
         return list(map(_FIELDS_GET, records))
     except KeyError:
-        pass
-    for names in (CELL_FIELDS[:2], CELL_FIELDS):  # the DataError the grouping by (model, condition), then
-        for r in records:                        # by cell, raised
-            for name in names:
-                require(r, name)
-    return list(map(_row, records))
+        return list(map(_row, records))
+
+
+def _stable_order(labels: list[int]) -> list[int] | None:
+    """The positions sorted by label, each label's in their order; None where they already are."""
+    order = sorted(range(len(labels)), key=labels.__getitem__)
+    return None if order == list(range(len(labels))) else order
+
+
+def _take(values: list[Any], order: list[int]) -> list[Any]:
+    return list(map(values.__getitem__, order))
 
 
 def _counts(ids: list[int], mask: list[Any] | None, n: int) -> list[int]:
@@ -141,11 +156,12 @@ def _counts(ids: list[int], mask: list[Any] | None, n: int) -> list[int]:
 
 def scan(records: Sequence[dict[str, Any]]) -> Scan:
     """Read every record once (see the module docstring)."""
-    rows = _rows(records)
-    keys = list(map(_CELL_OF_ROW, rows))
-    cell_keys = list(dict.fromkeys(keys))  # first appearance; a cell is keyed by its first record
+    keys = _cell_keys(records)
+    first: dict[tuple[Any, ...], int] = {}  # each cell (keyed by its first record) -> its first record's index
+    at_first = list(map(first.setdefault, keys, count()))
+    cell_keys = list(first)
     n_cells = len(cell_keys)
-    cid = list(map(dict(zip(cell_keys, range(n_cells))).__getitem__, keys))
+    cid = list(map(dict(zip(first.values(), range(n_cells))).__getitem__, at_first))
     groups: list[Group] = []
     group_of: dict[tuple[Any, Any], int] = {}
     cell_group: list[int] = []
@@ -162,10 +178,10 @@ def scan(records: Sequence[dict[str, Any]]) -> Scan:
         group.cells.append(len(cell_group))
         cell_group.append(g)
         cell_domain.append(j)
-    if len(groups) > 1:  # each group's records together, in record order
-        rec_group = list(map(cell_group.__getitem__, cid))
-        order = sorted(range(len(rows)), key=rec_group.__getitem__)
-        rows, cid = list(map(rows.__getitem__, order)), list(map(cid.__getitem__, order))
+    rows = _rows(records)
+    order = _stable_order(list(map(cell_group.__getitem__, cid)))  # each group's records together
+    if order is not None:
+        rows, cid, keys = _take(rows, order), _take(cid, order), _take(keys, order)
     column: dict[str, Sequence[Any]] = dict(zip(FIELDS, zip(*rows), strict=True)) if rows else \
         dict.fromkeys(FIELDS, ())
     del rows
@@ -176,7 +192,9 @@ def scan(records: Sequence[dict[str, Any]]) -> Scan:
     traced_mask = list(map(and_, map(and_, ok, map(cell_positive.__getitem__, cid)),
                            map(truth, column["trace_available"])))
     traced = {name: list(compress(column[name], traced_mask)) for name in TRACED_FIELDS}
-    s = Scan(column, ok, right, unparseable, cell_keys, _counts(cid, None, n_cells), _counts(cid, ok, n_cells),
+    traced["domain"] = list(map(itemgetter(2), compress(keys, traced_mask)))
+    n = _counts(cid, None, n_cells)
+    s = Scan(column, ok, right, unparseable, cell_keys, n, n if all(ok) else _counts(cid, ok, n_cells),
              _counts(cid, right, n_cells), _counts(cid, unparseable, n_cells), cell_positive, cell_group,
              cell_domain, groups, traced, list(compress(cid, traced_mask)),
              [floats(traced[name]) for name in TRACE_KEYS])
@@ -195,11 +213,13 @@ def _bound(s: Scan) -> None:
         group.stop, group.t_stop = start, t_start
         cells = s.traced_cell[group.t_start:group.t_stop]
         values = [v[group.t_start:group.t_stop] for v in s.traced_values]
-        if len(group.domains) == 1:
-            group.traced_cells, group.traced_values = [cells], [values]
-            continue
         dom = list(map(s.cell_domain.__getitem__, cells))
+        order = _stable_order(dom)  # each domain's traced trials together, in record order
+        if order is not None:
+            cells, values = _take(cells, order), [_take(v, order) for v in values]
+        size = Counter(dom)
+        a = 0
         for j in range(len(group.domains)):
-            mask = list(map(eq, dom, repeat(j)))
-            group.traced_cells.append(list(compress(cells, mask)))
-            group.traced_values.append([list(compress(v, mask)) for v in values])
+            b, a = a, a + size[j]
+            group.traced_cells.append(cells[b:a])
+            group.traced_values.append([v[b:a] for v in values])
