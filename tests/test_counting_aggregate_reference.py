@@ -95,9 +95,33 @@ def test_aggregate_equals_the_record_by_record_reference(records: list[dict[str,
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(FULL_RECORD, min_size=1, max_size=40))
+@given(st.lists(FULL_RECORD, min_size=1, max_size=60))
 def test_aggregate_equals_the_reference_on_complete_records(records: list[dict[str, Any]]) -> None:
     _same(records)
+    _same(sorted(records, key=_grid_order))  # cell by cell, as a run's records come: regions copy runs
+
+
+def _grid_order(r: dict[str, Any]) -> tuple[Any, ...]:
+    return r["model"], r["condition"], r["domain"], r["n_events"], r["frequency_hz"]
+
+
+#: what varies between a cell's trials in a region (the rest of FULL_RECORD fixed: smaller draws)
+RUN_RECORD = st.fixed_dictionaries(
+    {"n_events": st.integers(0, 6), "frequency_hz": st.sampled_from([0.5, 1.0, 2.2, 2.5, 4.0]),
+     "correct": st.booleans(), **{k: st.floats(0, 1, allow_nan=False) for k in ("vor", "precision", "recall", "f1")},
+     "acr": st.booleans(), "rfr": st.booleans()})
+RUN_FIXED = {"model": "m", "condition": "a", "domain": "blinking", "status": "ok", "parse_method": "boxed",
+             "trace_available": True, "taxonomy": dict.fromkeys(TAXONOMY_KEYS, 1), "tolerance": {},
+             "n_reported": 1, "usage": {}, "cost_usd": 0.5}
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(RUN_RECORD, min_size=40, max_size=100), st.booleans())
+def test_regions_of_long_runs_equal_the_reference(records: list[dict[str, Any]], frequency_first: bool) -> None:
+    """One model, condition and domain, cell by cell: a region's trials are copied run by run."""
+    one = [{**RUN_FIXED, **r} for r in records]
+    _same(sorted(one, key=lambda r: (r["frequency_hz"], r["n_events"]) if frequency_first else
+                 (r["n_events"], r["frequency_hz"])))
 
 
 @settings(max_examples=100, deadline=None)

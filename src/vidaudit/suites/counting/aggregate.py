@@ -31,7 +31,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from itertools import chain, compress, repeat
-from operator import and_, eq, itemgetter, not_, truth
+from operator import and_, eq, itemgetter, ne, not_, truth
 from typing import Any
 
 from vidaudit.core.errors import DataError
@@ -111,17 +111,6 @@ def _mean(values: Iterable[Any]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
 
-def _mean_of_floats(values: list[float | None]) -> float | None:
-    """:func:`_mean` of values already ``float()``-ed (None kept): float() of a float is itself."""
-    if not values:
-        return None
-    try:
-        return sum(values) / len(values)  # type: ignore[arg-type]
-    except TypeError:  # a None among them
-        xs = [v for v in values if v is not None]
-        return sum(xs) / len(xs) if xs else None
-
-
 def _nested() -> defaultdict:
     return defaultdict(_nested)
 
@@ -174,7 +163,7 @@ def _truths(values: Sequence[Any]) -> int:
     return len(list(filter(None, values)))
 
 
-def _em_block(s: Scan, cells: Iterable[int], columns: Sequence[list[float | None]]) -> dict[str, Any]:
+def _em_block(s: Scan, cells: Iterable[int], columns: Sequence[list[Any]]) -> dict[str, Any]:
     """EM over planned trials (and over N >= 1), completion, parse failures: sums of the ``cells``' counts;
     the trace-metric means of ``columns`` (the cells' traced trials' TRACE_KEYS values, in record order)."""
     n = n_ok = right = n_positive = right_positive = unparseable = 0
@@ -192,7 +181,7 @@ def _em_block(s: Scan, cells: Iterable[int], columns: Sequence[list[float | None
                              **_em_counts(right_positive, n_positive, "em_positive"),
                              "em_ok": (right / n_ok) if n_ok else None, "n_positive": len(columns[0])}
     for name, values in zip(TRACE_KEYS, columns, strict=True):
-        block[name] = _mean_of_floats(values)
+        block[name] = _mean(values)
     block["parse_failure_rate"] = (unparseable / n_ok) if n_ok else None
     return block
 
@@ -346,6 +335,28 @@ def _region_cells(s: Scan) -> list[tuple[int, ...]]:
     return out
 
 
+class _Picker:
+    """Selects, from columns in record order, the items whose label has a given bit, in that order: by
+    copying the runs of equal labels that have it when the runs are long (records come cell by cell),
+    else through a mask."""
+
+    def __init__(self, labels: list[int]) -> None:
+        n = len(labels)
+        starts = [0, *compress(range(1, n), map(ne, labels[1:], labels[:-1]))] if n else []
+        self.labels = labels
+        self.runs: list[slice] | None = None
+        if len(starts) * 4 <= n:
+            self.runs = list(map(slice, starts, [*starts[1:], n]))
+            self.run_labels = list(map(labels.__getitem__, starts))
+
+    def __call__(self, columns: Sequence[list[Any]], bit: int) -> list[list[Any]]:
+        if self.runs is not None:
+            runs = list(compress(self.runs, map(and_, self.run_labels, repeat(bit))))
+            return [list(chain.from_iterable(map(col.__getitem__, runs))) for col in columns]
+        mask = list(map(and_, self.labels, repeat(bit)))
+        return [list(compress(col, mask)) for col in columns]
+
+
 def _regions(s: Scan) -> dict:
     """EM blocks per region and domain, per domain in order of first appearance in the region (its cells are in
     that order), of the records (and traced trials, in record order) of the cells inside the region."""
@@ -364,12 +375,11 @@ def _regions(s: Scan) -> dict:
                     by_dom[j][1].append(c)
                 else:
                     by_dom[j] = (s.cell_keys[c][2], [c])
-        traced_bits = [list(map(bits.__getitem__, cells)) for cells in group.traced_cells]
+        pick = [_Picker(list(map(bits.__getitem__, cells))) for cells in group.traced_cells]
         for i, (region, by_dom) in enumerate(zip(names, inside, strict=True)):
             blocks: dict[str, dict[str, Any]] = {}
             for j, (dom, cells) in by_dom.items():
-                mask = list(map(and_, traced_bits[j], repeat(1 << i)))
-                blocks[str(dom)] = _em_block(s, cells, [list(compress(v, mask)) for v in group.traced_values[j]])
+                blocks[str(dom)] = _em_block(s, cells, pick[j](group.traced_values[j], 1 << i))
             for dom, b in sorted(blocks.items()):
                 out[model][cond][region][dom] = b
             out[model][cond][region]["macro"] = _macro(blocks) if blocks else None
@@ -450,7 +460,7 @@ def _tolerance(s: Scan) -> dict:
         n = group.stop - group.start
         n_ok = sum(map(s.cell_ok.__getitem__, group.cells))
         em = _em_counts(sum(map(s.cell_right.__getitem__, group.cells)), n)  # over every planned trial
-        vor = _mean_of_floats(s.traced_values[0][group.t_start:group.t_stop])
+        vor = _mean(s.traced_values[0][group.t_start:group.t_stop])
         tols = tolerances[group.t_start:group.t_stop]
         for k, rows in _windows(tols):
             try:

@@ -11,7 +11,7 @@ record each: 0.44 s for the paper's 38,000). :func:`scan` reads each field once 
   a slice of ``Scan.records`` (the records stably sorted by group: each group's in record order), its
   cells, its domains (keyed by their first record);
 - the traced trials (ok, N >= 1, trace available; ``Scan.traced``, in the same order) with their
-  trace-metric values ``float()``-ed once, split by domain in record order.
+  trace-metric values, split by domain in record order.
 
 A section's float is a sum of these values in record order, as the record-by-record code added them.
 Records are the flat dicts :mod:`~vidaudit.suites.counting.aggregate` describes; optional keys may be
@@ -50,14 +50,6 @@ def column(rows: Sequence[dict[str, Any]], name: str, default: Any = None) -> li
         return list(map(methodcaller("get", name, default), rows))
 
 
-def floats(values: list[Any]) -> list[float | None]:
-    """``float(v)`` of each value, None kept (a metric a trial does not have)."""
-    try:
-        return list(map(float, values))
-    except TypeError:
-        return [None if v is None else float(v) for v in values]
-
-
 @dataclass(slots=True)
 class Group:
     """One (model, condition): its records (``Scan.column[name][start:stop]``), its traced trials
@@ -74,7 +66,7 @@ class Group:
     #: per domain index: its cells, and its traced trials' cells and TRACE_KEYS values (record order)
     domain_cells: list[list[int]] = field(default_factory=list)
     traced_cells: list[list[int]] = field(default_factory=list)
-    traced_values: list[list[list[float | None]]] = field(default_factory=list)
+    traced_values: list[list[list[Any]]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -99,8 +91,8 @@ class Scan:
     #: the traced trials (ok, N >= 1, trace available), in the same order: their TRACED_FIELDS, domain, cells
     traced: dict[str, list[Any]]
     traced_cell: list[int]
-    #: their TRACE_KEYS values float()-ed
-    traced_values: list[list[float | None]]
+    #: their TRACE_KEYS values, a list each
+    traced_values: list[list[Any]]
 
 
 _CELL_GET = itemgetter(*CELL_FIELDS)
@@ -197,7 +189,7 @@ def scan(records: Sequence[dict[str, Any]]) -> Scan:
     s = Scan(column, ok, right, unparseable, cell_keys, n, n if all(ok) else _counts(cid, ok, n_cells),
              _counts(cid, right, n_cells), _counts(cid, unparseable, n_cells), cell_positive, cell_group,
              cell_domain, groups, traced, list(compress(cid, traced_mask)),
-             [floats(traced[name]) for name in TRACE_KEYS])
+             [traced[name] for name in TRACE_KEYS])
     _bound(s)
     return s
 
