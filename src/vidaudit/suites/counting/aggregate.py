@@ -31,13 +31,13 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from itertools import chain, compress, repeat
-from operator import and_, eq, itemgetter, ne, not_, truth
+from operator import and_, itemgetter, ne, not_, truth
 from typing import Any
 
 from vidaudit.core.errors import DataError
 from vidaudit.score.stats import paired_bootstrap
 from vidaudit.score.stats import wilson_interval as _wilson_interval
-from vidaudit.suites.counting.aggregate_scan import TRACE_KEYS, Scan, require, scan
+from vidaudit.suites.counting.aggregate_scan import TRACE_KEYS, Scan, require, scan, split
 from vidaudit.suites.counting.boundaries import TAU, count_boundary, format_value, frequency_boundary
 from vidaudit.suites.counting.taxonomy import TAXONOMY_KEYS
 
@@ -116,7 +116,8 @@ def _nested() -> defaultdict:
 
 
 def _plain(d: Any) -> Any:
-    if isinstance(d, dict):
+    """Nested :func:`_nested` dicts as plain dicts (their leaves, blocks made here, kept as they are)."""
+    if type(d) is defaultdict:
         return {k: _plain(v) for k, v in d.items()}
     return d
 
@@ -386,13 +387,18 @@ def _regions(s: Scan) -> dict:
     return _plain(out)
 
 
-def _taxonomy_totals(taxonomies: list[Any], true_events: list[int], reported: list[Any], rfr: list[Any],
-                     acr: list[Any], n_not_scored: int) -> dict[str, int]:
-    """One domain's Table 8 row from its traced trials' columns (those with a taxonomy)."""
-    try:  # column sums in C; int() of each value as the loop reads it (None, or a missing key: the loop)
-        tot = {k: _ints(col) for k, col in zip(TAXONOMY_KEYS, zip(*map(_TAXONOMY_GET, taxonomies)), strict=True)}
-    except (KeyError, TypeError, ValueError):  # (no record at all: the loop's zeros)
-        tot = _taxonomy_sums(taxonomies)
+def _taxonomy_totals(taxonomies: list[Any], read: bool, true_events: list[int], reported: list[Any],
+                     rfr: list[Any], acr: list[Any], n_not_scored: int) -> dict[str, int]:
+    """One domain's Table 8 row from its traced trials' columns (those with a taxonomy); ``read``: the
+    taxonomies are their TAXONOMY_KEYS values already (every one had them all)."""
+    if read:  # int(v or 0) of each value (every key is there: tax.get(k, 0) is the value)
+        tot = {k: _int_sum(col) for k, col in zip(TAXONOMY_KEYS, zip(*taxonomies), strict=True)}
+    else:
+        try:  # column sums in C; int() of each value as the loop reads it (None, or a missing key: the loop)
+            tot = {k: _ints(col) for k, col in zip(TAXONOMY_KEYS, zip(*map(_TAXONOMY_GET, taxonomies)),
+                                                   strict=True)}
+        except (KeyError, TypeError, ValueError):  # (no record at all: the loop's zeros)
+            tot = _taxonomy_sums(taxonomies)
     tot.update(true_events=sum(true_events), reported_events=_int_sum(reported), videos=len(taxonomies),
                videos_not_scored=n_not_scored, rfr_videos=_truths(rfr), acr_videos=_truths(acr))
     return tot
@@ -422,19 +428,24 @@ def _taxonomy(s: Scan) -> dict:
     for group in s.groups:
         model, cond = group.key
         a, b = group.t_start, group.t_stop
-        has = list(map(truth, t["taxonomy"][a:b]))
-        cells = list(compress(s.traced_cell[a:b], has))
+        taxonomies = t["taxonomy"][a:b]
+        try:  # every one has every key (then each is a non-empty dict): read in one lookup each
+            taxonomies, read = list(map(_TAXONOMY_GET, taxonomies)), True
+            cells, pos_domains = s.traced_cell[a:b], t["domain"][a:b]
+            columns = [taxonomies, *(t[name][a:b] for name in ("n_reported", "rfr", "acr"))]
+        except (KeyError, TypeError):  # only those with a taxonomy count
+            has, read = list(map(truth, taxonomies)), False
+            cells, pos_domains = list(compress(s.traced_cell[a:b], has)), list(compress(t["domain"][a:b], has))
+            columns = [list(compress(col, has)) for col in
+                       (taxonomies, *(t[name][a:b] for name in ("n_reported", "rfr", "acr")))]
         dom = list(map(s.cell_domain.__getitem__, cells))
-        pos_domains = list(compress(t["domain"][a:b], has))
-        columns = (list(compress(t["taxonomy"][a:b], has)), list(map(counts.__getitem__, cells)),
-                   *(list(compress(t[name][a:b], has)) for name in ("n_reported", "rfr", "acr")))
+        columns.insert(1, list(map(counts.__getitem__, cells)))
         first = {j: pos_domains[dom.index(j)] for j in dict.fromkeys(dom)}  # each domain as its first record has it
+        parts = split(dom, columns, len(group.domains)) if len(first) > 1 else None
         per_domain = []
         for j, d in sorted(first.items(), key=lambda kv: str((kv[1],))):
-            mask = list(map(eq, dom, repeat(j)))
-            tax, true_events, reported, rfr, acr = columns if len(first) == 1 else \
-                [list(compress(col, mask)) for col in columns]
-            per_domain.append((str(d), _taxonomy_totals(tax, true_events, reported, rfr, acr,
+            tax, true_events, reported, rfr, acr = columns if parts is None else parts[j]
+            per_domain.append((str(d), _taxonomy_totals(tax, read, true_events, reported, rfr, acr,
                                                         sum(map(unscored.__getitem__, group.domain_cells[j])))))
         total = dict.fromkeys((*TAXONOMY_KEYS, "true_events", "reported_events", "videos"), 0)
         total.update(videos_not_scored=sum(map(unscored.__getitem__, group.cells)), rfr_videos=0, acr_videos=0)
@@ -524,17 +535,17 @@ def _errors(s: Scan) -> dict:
 
 def _token_sums(usages: Sequence[Any]) -> dict[str, int]:
     """Each token count summed over the records (only numbers, not booleans, count), by name."""
-    if set(map(type, usages)) == {dict}:
-        shapes = set(map(tuple, usages))
-        if len(shapes) == 1:  # every record has the same names: one column each, summed in C when all ints
-            tokens: dict[str, int] = {}
-            for k in shapes.pop():
-                values = list(map(itemgetter(k), usages))
-                if set(map(type, values)) != {int}:
-                    break
-                tokens[k] = sum(values)
-            else:
-                return dict(sorted(tokens.items()))
+    first = usages[0] if usages else None
+    if type(first) is dict and first:  # every record with the same names: a column each, summed in C if all ints
+        names = list(first)
+        try:
+            if sum(map(len, usages)) == len(names) * len(usages):  # then each has them all, and no other
+                rows = list(map(itemgetter(*names), usages))
+                values = list(zip(*rows)) if len(names) > 1 else [rows]
+                if all(set(map(type, col)) == {int} for col in values):
+                    return dict(sorted(zip(names, map(sum, values))))
+        except (KeyError, TypeError):  # one without one of them (then another has one more), or not a dict
+            pass
     totals: dict[str, int] = defaultdict(int)
     for usage in usages:
         for k, v in (usage or {}).items():

@@ -137,8 +137,22 @@ def _stable_order(labels: list[int]) -> list[int] | None:
     return None if order == list(range(len(labels))) else order
 
 
-def _take(values: list[Any], order: list[int]) -> list[Any]:
+def _take(values: Sequence[Any], order: list[int]) -> list[Any]:
     return list(map(values.__getitem__, order))
+
+
+def split(labels: list[int], columns: Sequence[Sequence[Any]], n: int) -> list[list[Any]]:
+    """Each column's items by label (0 .. n - 1), each label's in their order: a slice each where the labels
+    already come together, else after one stable sort."""
+    order = _stable_order(labels)
+    if order is not None:
+        columns = [_take(col, order) for col in columns]
+    size = Counter(labels)
+    out, a = [], 0
+    for j in range(n):
+        b, a = a, a + size[j]
+        out.append([col[b:a] for col in columns])
+    return out
 
 
 def _counts(ids: list[int], mask: list[Any] | None, n: int) -> list[int]:
@@ -205,13 +219,6 @@ def _bound(s: Scan) -> None:
         group.stop, group.t_stop = start, t_start
         cells = s.traced_cell[group.t_start:group.t_stop]
         values = [v[group.t_start:group.t_stop] for v in s.traced_values]
-        dom = list(map(s.cell_domain.__getitem__, cells))
-        order = _stable_order(dom)  # each domain's traced trials together, in record order
-        if order is not None:
-            cells, values = _take(cells, order), [_take(v, order) for v in values]
-        size = Counter(dom)
-        a = 0
-        for j in range(len(group.domains)):
-            b, a = a, a + size[j]
-            group.traced_cells.append(cells[b:a])
-            group.traced_values.append([v[b:a] for v in values])
+        parts = split(list(map(s.cell_domain.__getitem__, cells)), [cells, *values], len(group.domains))
+        group.traced_cells = [part[0] for part in parts]
+        group.traced_values = [part[1:] for part in parts]
