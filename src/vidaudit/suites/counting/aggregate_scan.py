@@ -8,7 +8,7 @@ record each: 0.44 s for the paper's 38,000). :func:`scan` reads each field once 
   its first record, with its counts (planned, ok, right, unparseable among ok); every EM, completion
   and parse-failure count of a report section is a sum of these integers;
 - groups: each (model, condition) in order of first appearance, keyed by its first record, its records
-  a slice of ``Scan.records`` (the records stably sorted by group: each group's in record order), its
+  a slice of the ``Scan.column`` columns (records stably sorted by group: each group's in record order), its
   cells, its domains (keyed by their first record);
 - the traced trials (ok, N >= 1, trace available; ``Scan.traced``, in the same order) with their
   trace-metric values, split by domain in record order.
