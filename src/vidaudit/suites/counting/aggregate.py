@@ -27,23 +27,23 @@ All JSON keys are strings: frequencies as "0.5", "1.0", counts as "1", "2".
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from itertools import chain, compress, repeat
-from operator import is_not, itemgetter, methodcaller, not_
+from operator import and_, itemgetter, ne, not_, truth
 from typing import Any
 
 from vidaudit.core.errors import DataError
 from vidaudit.score.stats import paired_bootstrap
 from vidaudit.score.stats import wilson_interval as _wilson_interval
+from vidaudit.suites.counting.aggregate_scan import TRACE_KEYS, Scan, require, scan, split
 from vidaudit.suites.counting.boundaries import TAU, count_boundary, format_value, frequency_boundary
 from vidaudit.suites.counting.taxonomy import TAXONOMY_KEYS
 
 #: the same (k, n) recurs over thousands of cells and blocks; the interval is a pure function of them
 wilson_interval = lru_cache(maxsize=65536)(_wilson_interval)
 
-TRACE_KEYS = ("vor", "precision", "recall", "f1", "acr", "rfr")
 LOW_COUNT_MAX, HIGH_COUNT_MIN = 3, 5
 LOW_FREQ_MAX, HIGH_FREQ_MIN = 2.0, 2.5
 COUNT_BINS: tuple[tuple[str, int, float], ...] = (
@@ -74,10 +74,7 @@ PAPER_REGIONS: dict[str, str] = {
 
 
 def _key(r: dict[str, Any], name: str) -> Any:
-    if name not in r:
-        raise DataError(f"trial record for sample {r.get('sample_id', '?')!r} lacks {name!r}; "
-                        "records must be score_trial output plus model, condition, domain, n_events, frequency_hz")
-    return r[name]
+    return require(r, name)
 
 
 def _ok(r: dict[str, Any]) -> bool:
@@ -90,8 +87,26 @@ def _right(r: dict[str, Any]) -> bool:
 
 
 def _mean(values: Iterable[Any]) -> float | None:
-    if isinstance(values, (list, tuple)) and None not in values:  # a column with no gap: summed in C, same order
-        return sum(map(float, values)) / len(values) if values else None
+    """The mean of the values that are not None, each float()-ed, summed in order.
+
+    A list's plain ``sum`` is that sum when its total is a float or an int: float() of a float is itself;
+    sum() adds a bool or an int to a float total as float() of it, and adds the bools and ints before the
+    first float exactly, as the float sum of those (integers far below 2**53) is; an int total k over n is
+    float(k) / n, both correctly rounded. A total of another type (Decimal, Fraction, numpy) or a TypeError
+    (None, str) takes the float() path."""
+    if isinstance(values, (list, tuple)):  # a column with no gap: summed in C, same order
+        if not values:
+            return None
+        try:
+            total = sum(values)
+        except TypeError:  # a None among them (or a str): float() each, below
+            total = None
+        if type(total) is float or type(total) is int:  # floats, bools and ints only
+            return total / len(values)
+        try:
+            return sum(map(float, values)) / len(values)
+        except TypeError:  # a None among them (or a value float() refuses: it refuses it again below)
+            pass
     xs = [float(v) for v in values if v is not None]
     return sum(xs) / len(xs) if xs else None
 
@@ -101,7 +116,8 @@ def _nested() -> defaultdict:
 
 
 def _plain(d: Any) -> Any:
-    if isinstance(d, dict):
+    """Nested :func:`_nested` dicts as plain dicts (their leaves, blocks made here, kept as they are)."""
+    if type(d) is defaultdict:
         return {k: _plain(v) for k, v in d.items()}
     return d
 
@@ -125,40 +141,48 @@ def _fkey(f: Any) -> str:
     return format_value(float(f)) if f is not None else "none"
 
 
-#: what an EM block reads of one record: (ok, positive, right, unparseable, the TRACE_KEYS values or None)
-_Facts = tuple[bool, bool, bool, bool, "tuple[Any, ...] | None"]
+def _ints(values: Sequence[Any]) -> int:
+    """``sum(map(int, values))``: the plain sum when every value is an int already (int() of an int is itself; a
+    total that is not an int had another type among them; int() is most of the cost)."""
+    try:
+        total = sum(values)
+    except TypeError:
+        total = None
+    return total if type(total) is int else sum(map(int, values))
 
 
-def _facts(r: dict[str, Any]) -> _Facts:
-    """The few things :func:`_em_block_of` reads of a record, read once (a record enters several blocks)."""
-    ok = r.get("status", "ok") == "ok"
-    positive = int(r["n_events"]) > 0
-    traced = tuple(map(r.get, TRACE_KEYS)) if ok and positive and r.get("trace_available") else None
-    return ok, positive, ok and r.get("correct") is True, ok and r.get("parse_method") == "unparseable", traced
+def _int_sum(values: Sequence[Any]) -> int:
+    """``sum(int(v or 0) for v in values)``, in C while no value is None (or another int() refuses)."""
+    try:
+        return _ints(values)
+    except (TypeError, ValueError):
+        return sum(int(v or 0) for v in values)
 
 
-def _em_block_of(facts: Sequence[_Facts]) -> dict[str, Any]:
-    """EM over planned trials (and over N >= 1), completion, trace-metric means, parse failures, from the
-    records' facts, in one pass (a block is built for every model x condition x region x domain)."""
-    n_ok = n_positive = right = right_positive = unparseable = 0
-    traced: list[tuple[Any, ...]] = []
-    for ok, positive, is_right, unparse, values in facts:
-        n_positive += positive
-        right += is_right
-        right_positive += is_right and positive
-        if ok:
-            n_ok += 1
-            unparseable += unparse
-            if values is not None:
-                traced.append(values)
-    n = len(facts)
-    block: dict[str, Any] = {"n": n, "n_ok": n_ok, "completion": n_ok / n if facts else None, "correct": right,
+def _truths(values: Sequence[Any]) -> int:
+    """``sum(map(bool, values))``, counted in C."""
+    return len(list(filter(None, values)))
+
+
+def _em_block(s: Scan, cells: Iterable[int], columns: Sequence[list[Any]]) -> dict[str, Any]:
+    """EM over planned trials (and over N >= 1), completion, parse failures: sums of the ``cells``' counts;
+    the trace-metric means of ``columns`` (the cells' traced trials' TRACE_KEYS values, in record order)."""
+    n = n_ok = right = n_positive = right_positive = unparseable = 0
+    for c in cells:
+        k = s.cell_right[c]
+        n += s.cell_n[c]
+        n_ok += s.cell_ok[c]
+        right += k
+        unparseable += s.cell_unparseable[c]
+        if s.cell_positive[c]:
+            n_positive += s.cell_n[c]
+            right_positive += k
+    block: dict[str, Any] = {"n": n, "n_ok": n_ok, "completion": n_ok / n if n else None, "correct": right,
                              **_em_counts(right, n), "n_em_positive": n_positive, "n_controls": n - n_positive,
                              **_em_counts(right_positive, n_positive, "em_positive"),
-                             "em_ok": (right / n_ok) if n_ok else None, "n_positive": len(traced)}
-    columns: list[Any] = list(zip(*traced)) or [()] * len(TRACE_KEYS)  # each metric's values, in record order
-    for name, column in zip(TRACE_KEYS, columns, strict=True):
-        block[name] = _mean(column)
+                             "em_ok": (right / n_ok) if n_ok else None, "n_positive": len(columns[0])}
+    for name, values in zip(TRACE_KEYS, columns, strict=True):
+        block[name] = _mean(values)
     block["parse_failure_rate"] = (unparseable / n_ok) if n_ok else None
     return block
 
@@ -183,21 +207,21 @@ def _macro(blocks: dict[str, dict[str, Any]]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- sections
 
 
-def _cells(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def _cells(s: Scan) -> list[dict[str, Any]]:
     """Accuracy per model x condition x domain x (N, F): correct over planned trials."""
     cells = []
-    grouped = _by(records, "model", "condition", "domain", "n_events", "frequency_hz")
-    order = sorted(grouped, key=lambda g: (str(g[0]), str(g[1]), str(g[2]), int(g[3]),
-                                           -1.0 if g[4] is None else float(g[4])))
-    for model, cond, dom, n, f in order:
-        rs = grouped[(model, cond, dom, n, f)]
-        n_ok = sum(_ok(r) for r in rs)
-        k = sum(_right(r) for r in rs)
-        lo, hi = wilson_interval(k, len(rs))
+    keys = s.cell_keys
+    order = sorted(range(len(keys)), key=lambda c: (str(keys[c][0]), str(keys[c][1]), str(keys[c][2]),
+                                                    int(keys[c][3]),
+                                                    -1.0 if keys[c][4] is None else float(keys[c][4])))
+    for c in order:
+        model, cond, dom, n, f = keys[c]
+        planned, n_ok, k = s.cell_n[c], s.cell_ok[c], s.cell_right[c]
+        lo, hi = wilson_interval(k, planned)
         cells.append({"model": model, "condition": cond, "domain": dom, "n_events": int(n),
-                      "frequency_hz": float(f) if f is not None else None, "n": len(rs), "n_ok": n_ok,
-                      "n_errored": len(rs) - n_ok, "completion": n_ok / len(rs), "correct": k,
-                      "accuracy": k / len(rs), "ci_low": lo, "ci_high": hi})
+                      "frequency_hz": float(f) if f is not None else None, "n": planned, "n_ok": n_ok,
+                      "n_errored": planned - n_ok, "completion": n_ok / planned, "correct": k,
+                      "accuracy": k / planned, "ci_low": lo, "ci_high": hi})
     return cells
 
 
@@ -282,101 +306,149 @@ def per_n(cells: Sequence[dict[str, Any]]) -> dict:
     return _plain(out)
 
 
-def _group_facts(groups: dict[tuple, list[dict[str, Any]]]) -> dict[tuple, list[_Facts]]:
-    """Each group's records' facts (:func:`_facts`), in record order: read once, used by the trace-metric and
-    region blocks."""
-    return {g: list(map(_facts, rs)) for g, rs in groups.items()}
-
-
-def _trace_metrics(groups: dict[tuple, list[dict[str, Any]]], facts: dict[tuple, list[_Facts]]) -> dict:
+def _trace_metrics(s: Scan) -> dict:
     out = _nested()
-    for (model, cond), rs in groups.items():
-        by_dom: dict[Any, list[_Facts]] = defaultdict(list)
-        for r, fs in zip(rs, facts[(model, cond)], strict=True):
-            by_dom[r["domain"]].append(fs)  # every record has one (``_cells`` grouped by it)
-        blocks = {dom: _em_block_of(fs) for dom, fs in sorted(by_dom.items(), key=lambda kv: str(kv[0]))}
+    for group in s.groups:
+        model, cond = group.key
+        blocks = {dom: _em_block(s, group.domain_cells[j], group.traced_values[j])
+                  for dom, j in sorted(group.domains.items(), key=lambda kv: str(kv[0]))}
         for dom, b in blocks.items():
             out[model][cond][str(dom)] = b
         out[model][cond]["macro"] = _macro({str(d): b for d, b in blocks.items()})
     return _plain(out)
 
 
-def _regions(groups: dict[tuple, list[dict[str, Any]]], facts: dict[tuple, list[_Facts]]) -> dict:
-    """EM blocks per region and domain. One pass over a group's records puts each record's facts in every
-    region its (N, F) falls in (the regions of a cell are decided once), in record order, per domain in order
-    of first appearance, as filtering the group once per region would."""
-    out = _nested()
-    names = tuple(REGIONS)
+def _region_cells(s: Scan) -> list[tuple[int, ...]]:
+    """The indices (in REGIONS) of the regions each cell's (N, F) falls in, decided once per (N, F); none for a
+    real video (no frequency)."""
     preds = tuple(REGIONS.values())
     of_cell: dict[tuple[int, float], tuple[int, ...]] = {}
-    for (model, cond), rs in groups.items():
-        inside: list[dict[Any, list[_Facts]]] = [{} for _ in names]
-        for r, fs in zip(rs, facts[(model, cond)], strict=True):
-            if r.get("frequency_hz") is None:
-                continue
-            cell = (int(r["n_events"]), float(r["frequency_hz"]))
-            where = of_cell.get(cell)
-            if where is None:
-                where = of_cell[cell] = tuple(i for i, pred in enumerate(preds) if pred(*cell))
-            if where:
-                dom = r["domain"]
-                for i in where:
-                    by_dom = inside[i]
-                    if dom in by_dom:
-                        by_dom[dom].append(fs)
-                    else:
-                        by_dom[dom] = [fs]
-        for region, by_dom in zip(names, inside, strict=True):
-            blocks = {str(dom): _em_block_of(fs) for dom, fs in by_dom.items()}
+    out: list[tuple[int, ...]] = []
+    for key in s.cell_keys:
+        if key[4] is None:
+            out.append(())
+            continue
+        cell = (int(key[3]), float(key[4]))
+        where = of_cell.get(cell)
+        if where is None:
+            where = of_cell[cell] = tuple(i for i, pred in enumerate(preds) if pred(*cell))
+        out.append(where)
+    return out
+
+
+class _Picker:
+    """Selects, from columns in record order, the items whose label has a given bit, in that order: by
+    copying the runs of equal labels that have it when the runs are long (records come cell by cell),
+    else through a mask."""
+
+    def __init__(self, labels: list[int]) -> None:
+        n = len(labels)
+        starts = [0, *compress(range(1, n), map(ne, labels[1:], labels[:-1]))] if n else []
+        self.labels = labels
+        self.runs: list[slice] | None = None
+        if len(starts) * 4 <= n:
+            self.runs = list(map(slice, starts, [*starts[1:], n]))
+            self.run_labels = list(map(labels.__getitem__, starts))
+
+    def __call__(self, columns: Sequence[list[Any]], bit: int) -> list[list[Any]]:
+        if self.runs is not None:
+            runs = list(compress(self.runs, map(and_, self.run_labels, repeat(bit))))
+            return [list(chain.from_iterable(map(col.__getitem__, runs))) for col in columns]
+        mask = list(map(and_, self.labels, repeat(bit)))
+        return [list(compress(col, mask)) for col in columns]
+
+
+def _regions(s: Scan) -> dict:
+    """EM blocks per region and domain, per domain in order of first appearance in the region (its cells are in
+    that order), of the records (and traced trials, in record order) of the cells inside the region."""
+    out = _nested()
+    names = tuple(REGIONS)
+    where = _region_cells(s)
+    bits = [sum(1 << i for i in w) for w in where]
+    for group in s.groups:
+        model, cond = group.key
+        inside: list[dict[int, tuple[Any, list[int]]]] = [{} for _ in names]  # domain index -> (domain, cells)
+        for c in group.cells:
+            for i in where[c]:
+                by_dom = inside[i]
+                j = s.cell_domain[c]
+                if j in by_dom:
+                    by_dom[j][1].append(c)
+                else:
+                    by_dom[j] = (s.cell_keys[c][2], [c])
+        pick = [_Picker(list(map(bits.__getitem__, cells))) for cells in group.traced_cells]
+        for i, (region, by_dom) in enumerate(zip(names, inside, strict=True)):
+            blocks: dict[str, dict[str, Any]] = {}
+            for j, (dom, cells) in by_dom.items():
+                blocks[str(dom)] = _em_block(s, cells, pick[j](group.traced_values[j], 1 << i))
             for dom, b in sorted(blocks.items()):
                 out[model][cond][region][dom] = b
             out[model][cond][region]["macro"] = _macro(blocks) if blocks else None
     return _plain(out)
 
 
-def _taxonomy_totals(sel: Sequence[dict[str, Any]], n_not_scored: int) -> dict[str, int]:
-    try:  # column sums in C; int() of each value as the loop reads it (None, or a missing key: the loop)
-        tot = {k: sum(map(int, col)) for k, col in
-               zip(TAXONOMY_KEYS, zip(*map(_TAXONOMY_GET, map(itemgetter("taxonomy"), sel))), strict=True)}
-    except (KeyError, TypeError, ValueError):  # (no record at all: the loop's zeros)
-        tot = _taxonomy_sums(sel)
-    true_events = reported = rfr = acr = 0
-    for r in sel:
-        true_events += int(r["n_events"])
-        reported += int(r.get("n_reported") or 0)
-        rfr += bool(r.get("rfr"))
-        acr += bool(r.get("acr"))
-    tot.update(true_events=true_events, reported_events=reported, videos=len(sel), videos_not_scored=n_not_scored,
-               rfr_videos=rfr, acr_videos=acr)
+def _taxonomy_totals(taxonomies: list[Any], read: bool, true_events: list[int], reported: list[Any],
+                     rfr: list[Any], acr: list[Any], n_not_scored: int) -> dict[str, int]:
+    """One domain's Table 8 row from its traced trials' columns (those with a taxonomy); ``read``: the
+    taxonomies are their TAXONOMY_KEYS values already (every one had them all)."""
+    if read:  # int(v or 0) of each value (every key is there: tax.get(k, 0) is the value)
+        tot = {k: _int_sum(col) for k, col in zip(TAXONOMY_KEYS, zip(*taxonomies), strict=True)}
+    else:
+        try:  # column sums in C; int() of each value as the loop reads it (None, or a missing key: the loop)
+            tot = {k: _ints(col) for k, col in zip(TAXONOMY_KEYS, zip(*map(_TAXONOMY_GET, taxonomies)),
+                                                   strict=True)}
+        except (KeyError, TypeError, ValueError):  # (no record at all: the loop's zeros)
+            tot = _taxonomy_sums(taxonomies)
+    tot.update(true_events=sum(true_events), reported_events=_int_sum(reported), videos=len(taxonomies),
+               videos_not_scored=n_not_scored, rfr_videos=_truths(rfr), acr_videos=_truths(acr))
     return tot
 
 
 _TAXONOMY_GET = itemgetter(*TAXONOMY_KEYS)
 
 
-def _taxonomy_sums(sel: Sequence[dict[str, Any]]) -> dict[str, int]:
+def _taxonomy_sums(taxonomies: list[Any]) -> dict[str, int]:
     """The taxonomy totals read record by record (any record: missing keys and None count 0)."""
     tot = dict.fromkeys(TAXONOMY_KEYS, 0)
-    for r in sel:
-        tax = r["taxonomy"]
+    for tax in taxonomies:
         for k in TAXONOMY_KEYS:
             tot[k] += int(tax.get(k, 0) or 0)
     return tot
 
 
-def _taxonomy(groups: dict[tuple, list[dict[str, Any]]], facts: dict[tuple, list[_Facts]]) -> dict:
-    """Table 8 per model x condition: ``all``, then each domain; ``all`` adds up the domains (integer counts)."""
+def _taxonomy(s: Scan) -> dict:
+    """Table 8 per model x condition: ``all``, then each domain; ``all`` adds up the domains (integer counts).
+    A domain's row is over its traced trials with a taxonomy; ``videos_not_scored`` counts its failed
+    positive-event grid trials (its cells' planned minus ok)."""
     out = _nested()
-    for (model, cond), rs in groups.items():
-        fs = facts[(model, cond)]
-        traced = list(compress(rs, map(is_not, map(_TRACED, fs), repeat(None))))  # ok, positive, traced
-        pos = list(compress(traced, map(_TAXONOMY_OF, traced)))  # those with a taxonomy
-        unscored = [r for r in compress(rs, map(not_, map(_OK, fs)))  # not ok, positive, on the grid
-                    if int(r["n_events"]) > 0 and r.get("frequency_hz") is not None]
-        per_domain = [(str(d), _taxonomy_totals(drs, sum(1 for r in unscored if r["domain"] == d)))
-                      for (d,), drs in sorted(_by(pos, "domain").items(), key=lambda kv: str(kv[0]))]
+    t = s.traced
+    counts = [int(k[3]) for k in s.cell_keys]
+    unscored = [n - n_ok if positive and key[4] is not None else 0 for key, n, n_ok, positive in
+                zip(s.cell_keys, s.cell_n, s.cell_ok, s.cell_positive, strict=True)]
+    for group in s.groups:
+        model, cond = group.key
+        a, b = group.t_start, group.t_stop
+        taxonomies = t["taxonomy"][a:b]
+        try:  # every one has every key (then each is a non-empty dict): read in one lookup each
+            taxonomies, read = list(map(_TAXONOMY_GET, taxonomies)), True
+            cells, pos_domains = s.traced_cell[a:b], t["domain"][a:b]
+            columns = [taxonomies, *(t[name][a:b] for name in ("n_reported", "rfr", "acr"))]
+        except (KeyError, TypeError):  # only those with a taxonomy count
+            has, read = list(map(truth, taxonomies)), False
+            cells, pos_domains = list(compress(s.traced_cell[a:b], has)), list(compress(t["domain"][a:b], has))
+            columns = [list(compress(col, has)) for col in
+                       (taxonomies, *(t[name][a:b] for name in ("n_reported", "rfr", "acr")))]
+        dom = list(map(s.cell_domain.__getitem__, cells))
+        columns.insert(1, list(map(counts.__getitem__, cells)))
+        first = {j: pos_domains[dom.index(j)] for j in dict.fromkeys(dom)}  # each domain as its first record has it
+        parts = split(dom, columns, len(group.domains)) if len(first) > 1 else None
+        per_domain = []
+        for j, d in sorted(first.items(), key=lambda kv: str((kv[1],))):
+            tax, true_events, reported, rfr, acr = columns if parts is None else parts[j]
+            per_domain.append((str(d), _taxonomy_totals(tax, read, true_events, reported, rfr, acr,
+                                                        sum(map(unscored.__getitem__, group.domain_cells[j])))))
         total = dict.fromkeys((*TAXONOMY_KEYS, "true_events", "reported_events", "videos"), 0)
-        total.update(videos_not_scored=len(unscored), rfr_videos=0, acr_videos=0)
+        total.update(videos_not_scored=sum(map(unscored.__getitem__, group.cells)), rfr_videos=0, acr_videos=0)
         for _, tot in per_domain:
             for k in total:
                 if k != "videos_not_scored":
@@ -387,79 +459,137 @@ def _taxonomy(groups: dict[tuple, list[dict[str, Any]]], facts: dict[tuple, list
     return _plain(out)
 
 
-def _tolerance(groups: dict[tuple, list[dict[str, Any]]], facts: dict[tuple, list[_Facts]]) -> dict:
+def _tolerance(s: Scan) -> dict:
     """Table 9: EM over the full grid (planned trials); VOR, P, R, F1, ACR, RFR over positive-event trials.
 
     Each window's rows are read once and split into one column per metric (the same values, in record
     order, as reading each metric of each row: the means are the same floats)."""
     out = _nested()
-    for (model, cond), rs in groups.items():
-        fs = facts[(model, cond)]
-        n_ok = sum(map(_OK, fs))
-        pos = list(compress(rs, map(is_not, map(_TRACED, fs), repeat(None))))  # ok, positive, traced
-        em = _em_counts(sum(map(_RIGHT, fs)), len(rs))  # over every planned trial
-        vor = _mean(list(map(_VOR, pos)))
-        tols = list(map(_TOLERANCE_OF, pos))
-        if None in tols or {} in tols:  # (r.get("tolerance") or {}: the same when every record has rows)
-            tols = [t or {} for t in tols]
-        keys = list(dict.fromkeys(chain.from_iterable(tols)))  # in order of first appearance
-        for k in keys:
+    tolerances = s.traced["tolerance"]
+    for group in s.groups:
+        model, cond = group.key
+        n = group.stop - group.start
+        n_ok = sum(map(s.cell_ok.__getitem__, group.cells))
+        em = _em_counts(sum(map(s.cell_right.__getitem__, group.cells)), n)  # over every planned trial
+        vor = _mean(s.traced_values[0][group.t_start:group.t_stop])
+        tols = tolerances[group.t_start:group.t_stop]
+        for k, rows in _windows(tols):
             try:
-                rows = list(map(itemgetter(k), tols))
-            except KeyError:  # a record without this window
-                rows = [t[k] for t in tols if k in t]
-            try:
-                columns: list[Any] = list(zip(*map(_TOLERANCE_GET, rows))) or [()] * len(_TOLERANCE_METRICS)
+                metrics: list[Any] = list(zip(*map(_TOLERANCE_GET, rows))) or [()] * len(_TOLERANCE_METRICS)
             except KeyError:  # a row without every metric (not score_trial's): read each with .get
-                columns = [[x.get(m) for x in rows] for m in _TOLERANCE_METRICS]
-            out[model][cond][k] = {"em": em["em"], "n": len(rs), "completion": n_ok / len(rs), "vor": vor,
+                metrics = [[x.get(m) for x in rows] for m in _TOLERANCE_METRICS]
+            out[model][cond][k] = {"em": em["em"], "n": n, "completion": n_ok / n, "vor": vor,
                                    "n_positive": len(rows),
-                                   **{m: _mean(col) for m, col in zip(_TOLERANCE_METRICS, columns, strict=True)}}
+                                   **{m: _mean(col) for m, col in zip(_TOLERANCE_METRICS, metrics, strict=True)}}
     return _plain(out)
+
+
+def _windows(tols: list[Any]) -> list[tuple[str, list[Any]]]:
+    """Each tolerance window (in order of first appearance) with the rows the records have for it, in record
+    order (a record's ``tolerance`` None or missing: no rows). Every record with the same windows (score_trial's):
+    one lookup a record."""
+    first = tols[0] if tols else None
+    if type(first) is dict and first:
+        keys = list(first)
+        try:
+            if sum(map(len, tols)) == len(keys) * len(tols):  # then each has them all, and no other
+                if len(keys) == 1:
+                    return [(keys[0], list(map(itemgetter(keys[0]), tols)))]
+                return list(zip(keys, map(list, zip(*map(itemgetter(*keys), tols))), strict=True))
+        except (KeyError, TypeError):  # a record without one of them (then another has one more), or None
+            pass
+    if None in tols or {} in tols:  # (r.get("tolerance") or {}: the same when every record has rows)
+        tols = [t or {} for t in tols]
+    out = []
+    for k in dict.fromkeys(chain.from_iterable(tols)):  # in order of first appearance
+        try:
+            rows = list(map(itemgetter(k), tols))
+        except KeyError:  # a record without this window
+            rows = [t[k] for t in tols if k in t]
+        out.append((k, rows))
+    return out
 
 
 _TOLERANCE_METRICS = ("precision", "recall", "f1", "acr", "rfr")
 _TOLERANCE_GET = itemgetter(*_TOLERANCE_METRICS)
-_OK, _RIGHT, _TRACED = itemgetter(0), itemgetter(2), itemgetter(4)  # of a record's _Facts
-_VOR, _TOLERANCE_OF, _TAXONOMY_OF = methodcaller("get", "vor"), methodcaller("get", "tolerance"), \
-    methodcaller("get", "taxonomy")
+_ERROR_COUNTS = ("n_dropped_timestamps", "n_frame_mentions", "n_frame_out_of_range")
 
 
-def _errors(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
+def _errors(s: Scan) -> dict:
     out = _nested()
-    for (model, cond), rs in groups.items():
-        ok = [r for r in rs if _ok(r)]
+    for group in s.groups:
+        model, cond = group.key
+        a, b = group.start, group.stop
+        n, ok = b - a, s.ok[a:b]
+        n_ok = sum(ok)
         by_status: dict[str, int] = defaultdict(int)
-        for r in rs:
-            if not _ok(r):
-                by_status[str(r.get("status"))] += 1
-        unparse = sum(r.get("parse_method") == "unparseable" for r in ok)
-        out[model][cond] = {"n_trials": len(rs), "n_ok": len(ok), "n_errored": dict(sorted(by_status.items())),
-                            "completion": len(ok) / len(rs) if rs else None,
-                            "error_rate": (len(rs) - len(ok)) / len(rs) if rs else None,
-                            "n_unparseable": unparse, "parse_failure_rate": unparse / len(ok) if ok else None,
-                            "n_dropped_timestamps": int(sum(int(r.get("n_dropped_timestamps") or 0) for r in ok)),
-                            "n_frame_mentions": int(sum(int(r.get("n_frame_mentions") or 0) for r in ok)),
-                            "n_frame_out_of_range": int(sum(int(r.get("n_frame_out_of_range") or 0) for r in ok))}
+        for status, k in Counter(map(str, compress(s.column["status"][a:b], map(not_, ok)))).items():
+            by_status[status] += k
+        unparse = sum(s.unparseable[a:b])
+        out[model][cond] = {"n_trials": n, "n_ok": n_ok, "n_errored": dict(sorted(by_status.items())),
+                            "completion": n_ok / n if n else None, "error_rate": (n - n_ok) / n if n else None,
+                            "n_unparseable": unparse, "parse_failure_rate": unparse / n_ok if n_ok else None,
+                            **{k: _int_sum(list(compress(s.column[k][a:b], ok))) for k in _ERROR_COUNTS}}
     return _plain(out)
 
 
-def _usage(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
+def _token_sums(usages: Sequence[Any]) -> dict[str, int]:
+    """Each token count summed over the records (only numbers, not booleans, count), by name."""
+    first = usages[0] if usages else None
+    if type(first) is dict and first:  # every record with the same names: a column each, summed in C if all ints
+        names = list(first)
+        try:
+            if sum(map(len, usages)) == len(names) * len(usages):  # then each has them all, and no other
+                rows = list(map(itemgetter(*names), usages))
+                values = list(zip(*rows)) if len(names) > 1 else [rows]
+                if all(set(map(type, col)) == {int} for col in values):
+                    return dict(sorted(zip(names, map(sum, values))))
+        except (KeyError, TypeError):  # one without one of them (then another has one more), or not a dict
+            pass
+    totals: dict[str, int] = defaultdict(int)
+    for usage in usages:
+        for k, v in (usage or {}).items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                totals[k] += int(v)
+    return dict(sorted(totals.items()))
+
+
+def _usage(s: Scan) -> dict:
     out = _nested()
-    for (model, cond), rs in groups.items():
-        tokens: dict[str, int] = defaultdict(int)
-        cost, unknown = 0.0, 0
-        for r in rs:
-            for k, v in (r.get("usage") or {}).items():
-                if isinstance(v, (int, float)) and not isinstance(v, bool):
-                    tokens[k] += int(v)
-            c = r.get("cost_usd")
-            if c is None:
-                unknown += 1
-            else:
-                cost += float(c)
-        out[model][cond] = {**dict(sorted(tokens.items())), "cost_usd": cost, "n_cost_unknown": unknown,
-                            "n_trials": len(rs)}
+    for group in s.groups:
+        model, cond = group.key
+        a, b = group.start, group.stop
+        tokens = _token_sums(s.column["usage"][a:b])
+        costs = s.column["cost_usd"][a:b]
+        try:  # added in record order from 0.0, as the loop did
+            cost, unknown = sum(map(float, costs), 0.0), 0
+        except TypeError:  # an unknown cost (None) among them
+            known = [c for c in costs if c is not None]
+            cost, unknown = sum(map(float, known), 0.0), len(costs) - len(known)
+        out[model][cond] = {**tokens, "cost_usd": cost, "n_cost_unknown": unknown, "n_trials": b - a}
+    return _plain(out)
+
+
+def _count_bins(s: Scan) -> dict:
+    """:func:`count_bins` of the scanned records, from their cells' counts."""
+    out = _nested()
+    labels = [count_bin(int(key[3])) for key in s.cell_keys]
+    for group in s.groups:
+        model, cond = group.key
+        per: dict[str, list[int]] = {}
+        for c in group.cells:
+            label = labels[c]
+            if label is not None:
+                t = per.setdefault(label, [0, 0, 0])
+                t[0] += s.cell_n[c]
+                t[1] += s.cell_ok[c]
+                t[2] += s.cell_right[c]
+        for label, _, _ in COUNT_BINS:
+            if label in per:
+                n, n_ok, k = per[label]
+                lo, hi = wilson_interval(k, n)
+                out[model][cond][label] = {"n": n, "n_ok": n_ok, "completion": n_ok / n, "correct": k,
+                                           "accuracy": k / n, "ci_low": lo, "ci_high": hi}
     return _plain(out)
 
 
@@ -468,9 +598,8 @@ def _usage(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
 
 def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     """The report.json numbers of a counting run (see the module docstring for denominators)."""
-    groups = _by(records, "model", "condition")
-    cells = _cells(records)
-    facts = _group_facts(groups)
+    s = scan(records)
+    cells = _cells(s)
     cb, fb = _boundaries(cells, "point")
     cbw, fbw = _boundaries(cells, "wilson_lower")
     return {
@@ -487,13 +616,13 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
                            "max_count_boundary": "point", "max_count_boundary_wilson": "wilson_lower",
                            "tau": TAU, "errors": "wrong"},
         "per_n": per_n(cells),
-        "trace_metrics": _trace_metrics(groups, facts),
-        "regions": _regions(groups, facts),
-        "taxonomy": _taxonomy(groups, facts),
-        "tolerance": _tolerance(groups, facts),
-        "errors": _errors(groups),
-        "usage": _usage(groups),
-        "count_bins": count_bins(records),
+        "trace_metrics": _trace_metrics(s),
+        "regions": _regions(s),
+        "taxonomy": _taxonomy(s),
+        "tolerance": _tolerance(s),
+        "errors": _errors(s),
+        "usage": _usage(s),
+        "count_bins": _count_bins(s),
     }
 
 
