@@ -2,8 +2,9 @@
 
 1. The paper's workload (~38,000 trials over the N x F grid): synthetic structured-ledger responses
    (faithful, jittered, missing and extra events, wrong tallies, direct answers without timestamps,
-   unparseable text) are generated first, then parsed, matched and scored with ``score_trial``
-   (``.to_dict()``, the record aggregates read) and aggregated with ``aggregate``, by two
+   unparseable text) are generated first, then parsed, matched and scored into the record aggregates read,
+   as the suite's ``score`` makes it (``score_record`` since issue 24's fourth round; ``score_trial(...)
+   .to_dict()`` at a revision without it, see ``record_function``) and aggregated with ``aggregate``, by two
    implementations: ``current`` (this tree) and ``before``, the scoring modules as they were at
    ``--before`` (default commit 187a46b, the code as issue 24 found it; read with ``git show`` and
    imported under another package name, so both run in this process on the same load; a revision from

@@ -12,7 +12,16 @@ from hypothesis import strategies as st
 
 from vidaudit.core.types import Event, Sample, Trace, VideoRef
 from vidaudit.score.answers import _count_in_any_box, _count_in_box, parse_count
-from vidaudit.suites.counting.matching import WINDOW_EPS, Matching, match_times, max_match_count, window_edges
+from vidaudit.suites.counting.matching import (
+    WINDOW_EPS,
+    Matching,
+    diagonal_count,
+    is_diagonal,
+    match_presorted,
+    match_times,
+    max_match_count,
+    window_edges,
+)
 from vidaudit.suites.counting.scoring import (
     _FIXED_WIDEST_FIRST,
     _TOLERANCE_KEYS,
@@ -39,6 +48,31 @@ def test_pinned_window_counts_equal_a_count_at_every_window(true_t, rep_t, delta
     edges = [window_edges(sorted(map(float, true_t)), w + WINDOW_EPS) for w in _FIXED_WIDEST_FIRST]
     assert _window_counts(sorted(true_t), rep_t, delta, k_delta, sorted(map(float, rep_t)), edges) == want
     assert len(got) == len(FIXED_TOLERANCES_S) + 1
+    if true_t and rep_t:  # as the scorer counts them: the narrower windows of a diagonal matching by diagonal_count
+        ts = tuple(sorted(map(float, true_t)))
+        matching, rs = match_presorted(range(len(ts)), ts, sorted(rep_t), delta)
+        assert _window_counts(ts, sorted(rep_t), delta, matching.k, rs, edges, is_diagonal(matching)) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 60), unique=True, min_size=1, max_size=10).map(sorted),
+       st.lists(st.sampled_from([0.0, 0.01, -0.03, 0.1, 0.2, -0.24, 0.26, 0.49, 0.6]), min_size=10, max_size=10),
+       st.sampled_from([0.5, 1.0, 1 / 3, 0.125]))
+def test_diagonal_counts_equal_a_count_at_every_narrower_window(ks, jitter, delta):
+    """One report near each true time (the diagonal at delta(F) when each is its time's only candidate): K at each
+    narrower fixed window read off the pairs equals a full count."""
+    true_t = [k * 0.7 for k in ks]
+    rep_t = sorted(t + j for t, j in zip(true_t, jitter, strict=False))
+    ts = tuple(true_t)
+    matching, rs = match_presorted(range(len(ts)), ts, rep_t, delta)
+    if is_diagonal(matching):
+        for w in _FIXED_WIDEST_FIRST:
+            if w < delta:
+                got = diagonal_count(window_edges(ts, w + WINDOW_EPS), rs)
+                assert got == max_match_count(true_t, rep_t, w)
+    edges = [window_edges(ts, w + WINDOW_EPS) for w in _FIXED_WIDEST_FIRST]
+    assert _window_counts(ts, rep_t, delta, matching.k, rs, edges, is_diagonal(matching)) == \
+        _window_counts(ts, rep_t, delta, matching.k)
 
 
 @settings(max_examples=300, deadline=None)

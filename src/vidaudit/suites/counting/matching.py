@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import reduce
 from itertools import compress, count, repeat
-from operator import add, sub
+from operator import add, and_, ge, le, sub
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -206,6 +206,23 @@ def _singles(lo: list[int], hi: list[int]) -> list[int] | None:
     if len(set(map(lo.__getitem__, single))) != len(single):  # a report shared by two (consecutive) times
         return None
     return single
+
+
+def is_diagonal(matching: Matching) -> bool:
+    """Whether :func:`match_presorted` found, in its shortcut, that the i-th sorted true time's one candidate is the
+    i-th sorted report, for every i (both sides in order): then :func:`diagonal_count` counts K at any narrower
+    window. (False says nothing: the general path may have found the same pairs.)"""
+    hit = _DIAGONALS.get(matching.n_true) if matching.n_true else None
+    return hit is not None and matching.pairs is hit[1]
+
+
+def diagonal_count(edges: Edges, rs: Sequence[float]) -> int:
+    """K at a window whose :func:`window_edges` are ``edges``, narrower than one where the matching was the
+    diagonal (:func:`is_diagonal`; ``rs`` the sorted reports): each true time's one possible candidate is then its
+    own report, so K is the number of reports inside their own time's window (``lo[i] <= i < hi[i]`` of
+    :func:`_bounds`, the same comparisons), what :func:`max_match_count_sorted` counts."""
+    lows, highs = edges
+    return sum(map(and_, map(le, lows, rs), map(ge, highs, rs)))
 
 
 #: N -> ((lo, hi) when the i-th true time's one candidate is the i-th report, the pairs (i, i)); read only

@@ -34,6 +34,8 @@ from vidaudit.suites.counting.boundaries import format_value
 from vidaudit.suites.counting.matching import (
     WINDOW_EPS,
     Edges,
+    diagonal_count,
+    is_diagonal,
     match_presorted,
     match_times,
     max_match_count_sorted,
@@ -173,7 +175,8 @@ _COUNTED_AT = tuple(len(_FIXED_WIDEST_FIRST) if d == RATE_RELATIVE else _FIXED_W
 
 
 def _window_counts(true_sorted: Sequence[float], rep_t: list[float], delta: float, k_delta: int,
-                   rep_sorted: list[float] | None = None, edges: Sequence[Edges] = ()) -> tuple[int, ...]:
+                   rep_sorted: list[float] | None = None, edges: Sequence[Edges] = (),
+                   diagonal: bool = False) -> tuple[int, ...]:
     """K at each window of ``_TOLERANCE_KEYS`` (``k_delta``: K of the optimal matching at delta(F)).
 
     K never decreases as the window widens (a wider window only adds allowed pairs) and never exceeds
@@ -182,7 +185,9 @@ def _window_counts(true_sorted: Sequence[float], rep_t: list[float], delta: floa
     a trace with no pair at delta(F) none at the narrower ones. Fixed windows are visited widest first.
     ``rep_sorted``: ``rep_t`` sorted, as floats, when the caller has it; ``edges``: the
     :func:`~vidaudit.suites.counting.matching.window_edges` of ``true_sorted`` at each of ``_FIXED_WIDEST_FIRST``
-    (plus ``WINDOW_EPS``), in that order, when the caller keeps them.
+    (plus ``WINDOW_EPS``), in that order, when the caller keeps them; ``diagonal``: the matching at delta(F) was the
+    diagonal (:func:`~vidaudit.suites.counting.matching.is_diagonal`, with ``rep_sorted`` and ``edges`` given), so a
+    narrower window is counted as :func:`~vidaudit.suites.counting.matching.diagonal_count`.
     """
     counted: list[int] = []  # K at each of _FIXED_WIDEST_FIRST, then at delta(F)
     hi = min(len(true_sorted), len(rep_t))  # K at the narrowest window counted so far (none yet: min(N, M))
@@ -195,9 +200,12 @@ def _window_counts(true_sorted: Sequence[float], rep_t: list[float], delta: floa
             if lo == top:
                 hi = lo
             else:
-                if rep_sorted is None:
-                    rep_sorted = sorted(map(float, rep_t))
-                hi = max_match_count_sorted(true_sorted, rep_sorted, w, edges[i] if edges else None)
+                if diagonal and w < delta and rep_sorted is not None:
+                    hi = diagonal_count(edges[i], rep_sorted)
+                else:
+                    if rep_sorted is None:
+                        rep_sorted = sorted(map(float, rep_t))
+                    hi = max_match_count_sorted(true_sorted, rep_sorted, w, edges[i] if edges else None)
         counted.append(hi)
     counted.append(k_delta)
     return tuple(map(counted.__getitem__, _COUNTED_AT))
@@ -345,7 +353,8 @@ def score_record(sample: Sample, text: str | None, status: str = "ok", *,
     tm = _trace_metrics(n, m, k_delta, correct)
     tax, displaced = taxonomy_counts(matching, true_t, rep_t, true_labels=true_l, reported_labels=rep_l,
                                      predicted=y_hat, correct=correct, f1=tm.f1)  # classify's, without the object
-    tolerance = _tolerance(n, m, _window_counts(true_sorted, rep_t, delta, k_delta, rep_sorted or None, edges), correct)
+    tolerance = _tolerance(n, m, _window_counts(true_sorted, rep_t, delta, k_delta, rep_sorted or None, edges,
+                                                is_diagonal(matching)), correct)
     span = parsed.span
     # every TrialScore field, in order, as to_dict gives it (tax comes fresh from taxonomy_counts). The containers
     # are made after the dict, one after another, as to_dict made them: the cyclic collector walks a record's
