@@ -211,7 +211,6 @@ def _window_counts(true_sorted: Sequence[float], rep_t: list[float], delta: floa
     return tuple(map(counted.__getitem__, _COUNTED_AT))
 
 
-
 #: trace metrics are a pure function of (N, M, K, correct), and few such tuples recur over a run; the
 #: result is frozen, so trials share it
 _trace_metrics = lru_cache(maxsize=4096)(trace_metrics)
