@@ -120,12 +120,6 @@ def boxed_spans(text: str) -> list[tuple[int, int, str]]:
     last, first, close = _last_box
     if last is text:  # parse_count just read this text's one box
         return [(first, close + 1, text[first + 7:close])]
-    first = text.find("\\")
-    if first < 0:  # no backslash, no box
-        return []
-    end = _lone_box_end(text, first)
-    if end > 0:  # the usual one box: what box_bounds would list, without its cache or its scan
-        return [(first, end, text[first + 7:end - 1])]
     out: list[tuple[int, int, str]] = []
     last_end = -1
     for start, content_start, end in box_bounds(text):
@@ -233,12 +227,7 @@ def parse_count(text: str | None) -> Parsed:
         if usual is not None:
             close = usual.end(1)
             _last_box = (text, start, close)
-            p = _new_object(Parsed)  # _parsed, inline
-            d = p.__dict__
-            d["value"] = int(usual.group(1))
-            d["method"] = "boxed"
-            d["span"] = (start, close + 1)
-            return p
+            return _parsed(int(usual.group(1)), "boxed", (start, close + 1))
         for start, end, content in _readable_boxes(text):
             v = _count_in_box(content)
             if v is not None:

@@ -584,13 +584,21 @@ def _count_bins(s: Scan) -> dict:
                 t[0] += s.cell_n[c]
                 t[1] += s.cell_ok[c]
                 t[2] += s.cell_right[c]
-        for label, _, _ in COUNT_BINS:
-            if label in per:
-                n, n_ok, k = per[label]
-                lo, hi = wilson_interval(k, n)
-                out[model][cond][label] = {"n": n, "n_ok": n_ok, "completion": n_ok / n, "correct": k,
-                                           "accuracy": k / n, "ci_low": lo, "ci_high": hi}
+        for label, row in _bin_rows(per).items():
+            out[model][cond][label] = row
     return _plain(out)
+
+
+def _bin_rows(per: dict[str, list[int]]) -> dict[str, dict[str, Any]]:
+    """Each count bin's row, in ``COUNT_BINS`` order, from its [planned, ok, right] counts (bins with none left out)."""
+    rows = {}
+    for label, _, _ in COUNT_BINS:
+        if label in per:
+            n, n_ok, k = per[label]
+            lo, hi = wilson_interval(k, n)
+            rows[label] = {"n": n, "n_ok": n_ok, "completion": n_ok / n, "correct": k, "accuracy": k / n,
+                           "ci_low": lo, "ci_high": hi}
+    return rows
 
 
 # --------------------------------------------------------------------------- public API
@@ -667,17 +675,14 @@ def count_bins(records: list[dict[str, Any]]) -> dict[str, Any]:
     """
     out = _nested()
     for (model, cond), rs in _by(records, "model", "condition").items():
-        per: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        per: dict[str, list[int]] = {}
         for r in rs:
             label = count_bin(int(_key(r, "n_events")))
             if label is not None:
-                per[label].append(r)
-        for label, _, _ in COUNT_BINS:
-            if label in per:
-                xs = per[label]
-                k = sum(_right(r) for r in xs)
-                n_ok = sum(_ok(r) for r in xs)
-                lo, hi = wilson_interval(k, len(xs))
-                out[model][cond][label] = {"n": len(xs), "n_ok": n_ok, "completion": n_ok / len(xs), "correct": k,
-                                           "accuracy": k / len(xs), "ci_low": lo, "ci_high": hi}
+                t = per.setdefault(label, [0, 0, 0])
+                t[0] += 1
+                t[1] += _ok(r)
+                t[2] += _right(r)
+        for label, row in _bin_rows(per).items():
+            out[model][cond][label] = row
     return _plain(out)

@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress, count, repeat
-from operator import and_, eq, is_, itemgetter, methodcaller, truth
+from operator import and_, eq, is_, itemgetter, truth
 from typing import Any
 
 from vidaudit.core.errors import DataError
@@ -40,14 +40,6 @@ def require(r: dict[str, Any], name: str) -> Any:
         raise DataError(f"trial record for sample {r.get('sample_id', '?')!r} lacks {name!r}; "
                         "records must be score_trial output plus model, condition, domain, n_events, frequency_hz")
     return r[name]
-
-
-def column(rows: Sequence[dict[str, Any]], name: str, default: Any = None) -> list[Any]:
-    """``row.get(name, default)`` of every row, in C (a plain lookup while every row has the key)."""
-    try:
-        return list(map(itemgetter(name), rows))
-    except KeyError:
-        return list(map(methodcaller("get", name, default), rows))
 
 
 @dataclass(slots=True)

@@ -149,15 +149,16 @@ def match_presorted(t_order: Sequence[int], ts: Sequence[float], reported_times:
     single = _singles(lo, hi)
     pairs: list[tuple[int, int]]
     if single is not None:  # every block is one true time with one report: the pairs the loop below would make
+        in_order = type(t_order) is range and type(r_order) is range  # both sides in order: so are the pairs
         if single is lo:  # the i-th true time with the i-th report, each: a faithful ledger
             total = reduce(add, map(abs, map(sub, ts, rs)), 0.0)  # the same sum, in the same order (zip stops at N)
-            if type(t_order) is range and type(r_order) is range:
+            if in_order:
                 return _matching_of(_diagonal(n)[1], total, n, m), rs
             firsts = lo
         else:
             firsts = list(map(lo.__getitem__, single))
             total = reduce(add, map(abs, map(sub, map(ts.__getitem__, single), map(rs.__getitem__, firsts))), 0.0)
-        if type(t_order) is range and type(r_order) is range:  # both sides in order: the pairs are in order
+        if in_order:
             return _matching_of(tuple(zip(single, firsts)), total, n, m), rs
         pairs = list(zip(map(t_order.__getitem__, single), map(r_order.__getitem__, firsts)))
         return _matching(pairs, total, n, m), rs
