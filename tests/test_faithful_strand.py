@@ -145,7 +145,7 @@ def test_unreadable_files_are_errors_not_skips(tmp_path: Path) -> None:
     d = tmp_path / "rel"
     d.mkdir()
     (d / "sample_0001.json").write_text("{not json", encoding="utf-8")
-    with pytest.raises(DataError, match="not a readable JSON"):
+    with pytest.raises(DataError, match="not valid JSON"):
         validate_strand(d)
     (tmp_path / "empty").mkdir()
     with pytest.raises(DataError, match="no .json files"):

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit import __version__
+from vidaudit.core.confine import confined
 from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import write_dataset_info, write_manifest
@@ -49,31 +50,47 @@ class ImportResult:
     validation_path: Path
 
 
-def _link(src: Path, dst: Path) -> None:
+def _link(src: Path, dst: Path, top: Path) -> None:
     """A hard link (no extra space) on one filesystem, else a copy: never a symlink, which ``vidaudit run``
-    refuses as a path leading out of the dataset (the import would write a dataset that cannot run)."""
+    refuses as a path leading out of the dataset (the import would write a dataset that cannot run).
+
+    ``dst`` lies inside ``top`` (``OUT/videos``): its folder is made there and checked to resolve there before
+    an older entry of that name is replaced, so nothing outside the output is ever removed or written.
+    """
     dst.parent.mkdir(parents=True, exist_ok=True)
-    if dst.exists() or dst.is_symlink():
-        dst.unlink()
+    folder, real_top = os.path.realpath(dst.parent), os.path.realpath(top)
+    if not Path(folder).is_relative_to(real_top):
+        raise DataError(f"{dst.parent} resolves to {folder}, outside {top}; remove that symlink from the output")
+    if dst.is_symlink() or dst.is_file():
+        dst.unlink()   # an entry of OUT/videos (a symlink is removed itself, never its target)
+    elif dst.exists():
+        raise DataError(f"{dst} exists and is not a file; remove it, or import into a new --out")
     try:
-        os.link(src.resolve(), dst)
+        os.link(os.path.realpath(src), dst)
     except OSError:
         shutil.copy2(src, dst)
 
 
 def _videos(kept: list[ReleaseTarget], videos: Path | None, out: Path) -> dict[str, VideoRef]:
+    """The release's videos, each name confined to ``videos`` (where it is read) and ``OUT/videos`` (where it
+    is linked): a name that is absolute, holds ``..`` or leads out through a symlink refuses the import before
+    any file is touched."""
     names = sorted({t.video_name for t in kept})
+    sources = {t.video_name: t.file for t in kept}
+    for n in names:
+        confined(out / "videos", n, what="video_name", source=f"release file {sources[n]}")
     if videos is None:
         return {n: VideoRef(path=f"videos/{n}", sha256=None, fps=0.0, width=0, height=0, n_frames=0, duration_s=0.0)
                 for n in names}
-    missing = [n for n in names if not (videos / n).is_file()]
+    src = {n: confined(videos, n, what="video_name", source=f"release file {sources[n]}") for n in names}
+    missing = [n for n in names if not src[n].is_file()]
     if missing:
         raise DataError(f"{len(missing)} video(s) named by the release are not in {videos}: {', '.join(missing[:10])}; "
                         "add them, or import without --videos (scoring only)")
     refs = {}
     for n in names:
         dst = out / "videos" / n
-        _link(videos / n, dst)
+        _link(src[n], dst, out / "videos")
         info = probe(dst)
         refs[n] = ref_from(info, f"videos/{n}", sha256_file(dst))
     return refs

@@ -34,12 +34,15 @@ from typing import Any
 
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import write_json_atomic
+from vidaudit.core.untrusted import read_json_file
 
 KINDS = ("length_mismatch", "non_yes_no", "sub_equals_target", "conflicting_answers", "duplicate_target",
          "sliding_sub_lists")
 POLICIES = ("drop-target", "drop-file", "keep-as-wrong")
 CLUSTER_BY = ("source", "file")
 VALIDATION = "validation.json"
+#: a release file is a few KB (one video's questions); anything near this cap is not one
+MAX_RELEASE_FILE_BYTES = 16 * 1024 * 1024
 #: a sub-question list at offset k "belongs" to target i when its overlap (Dice of content words) is at least
 #: SLIDE_MIN, beats target i's own list by SLIDE_MARGIN, and beats the list's overlap with its own target
 SLIDE_MARGIN, SLIDE_MIN, SLIDE_MAX_OFFSET = 0.25, 0.4, 3
@@ -214,9 +217,9 @@ def validate_file(path: Path, cluster_by: str = "source") -> tuple[list[ReleaseT
     """The targets of one file with the findings that affect them, the normalisations, and whether the
     video name was parsed."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise DataError(f"{path}: not a readable JSON file ({e}); fix or remove it") from e
+        data = read_json_file(path, what="release file", max_bytes=MAX_RELEASE_FILE_BYTES)
+    except DataError as e:
+        raise DataError(f"{e}; fix or remove it") from e
     video_name, qs, ans, subq, suba = _lists(path, data)
     file = path.name
     source = source_of(video_name)
