@@ -95,10 +95,21 @@ def test_answer_out_of_range_names_the_row(tmp_path: Path, answer: str) -> None:
         load_items(root)
 
 
-def test_missing_video_names_the_row(tmp_path: Path) -> None:
-    root = _write_set(tmp_path / "set", [_row(), _row(qid="8", video="nope")])
-    with pytest.raises(DataError, match=r"line 3: video 'nope' not found"):
-        load_items(root)
+def test_a_missing_video_leaves_out_its_questions_and_is_counted(tmp_path: Path) -> None:
+    """A user holds part of NExT-QA: the questions of the videos present are kept, the missing videos counted
+    and named; none present is an error naming where they were looked for."""
+    from vidaudit.suites.stress.sources import SourceLog
+
+    root = _write_set(tmp_path / "set", [_row(), _row(qid="8", video="nope"), _row(qid="9", video="nope"),
+                                         _row(qid="10", video="gone")])
+    log = SourceLog()
+    items = load_items(root, log=log)
+    assert [(i.video, i.qid) for i in items] == [("v1", "7")]
+    assert log.counts == {"videos_missing": 2, "questions_without_video": 3}
+    assert "2 of 3 videos are missing" in log.notes[0] and "gone, nope" in log.notes[0]
+    only_missing = _write_set(tmp_path / "none", [_row(video="nope")], videos=())
+    with pytest.raises(DataError, match=r"none of its 1 videos was found in \S*/none \(as VIDEO.mp4"):
+        load_items(only_missing)
 
 
 def test_unknown_type_and_duplicate_are_named(tmp_path: Path) -> None:

@@ -173,9 +173,16 @@ def test_youcook2_loader_refuses_broken_annotations(tmp_path: Path, broken: dict
 
 
 def test_youcook2_missing_video(tmp_path: Path) -> None:
+    """A user holds part of YouCook2: an absent video is counted and left out; fewer than two left is an error."""
+    from vidaudit.suites.stress.shortcuts.generate import generate
     from vidaudit.suites.stress.shortcuts.youcook2 import load_youcook2
+    from vidaudit.suites.stress.sources import SourceLog
 
-    src = _youcook2(tmp_path)
+    src = _youcook2(tmp_path, n_videos=3)
     (src / "videos" / "vid01.mp4").unlink()
-    with pytest.raises(DataError, match="vid01"):
-        load_youcook2(src)
+    log = SourceLog()
+    assert [s.name for s in load_youcook2(src, log)] == ["vid00", "vid02"]
+    assert log.counts == {"entries_without_video": 1} and "1 annotated videos have no file" in log.notes[0]
+    (src / "videos" / "vid02.mp4").unlink()
+    with pytest.raises(DataError, match="at least two YouCook2 videos.*1 usable"):
+        generate(tmp_path / "data", "smoke", source=src)

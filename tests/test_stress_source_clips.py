@@ -198,7 +198,7 @@ def test_cross_frame_reads_a_folder_of_clips_with_a_csv_of_questions(made: dict[
     (bad / "q.csv").write_text("video,question,a0,a1,a2,a3,a4,answer,type\nmissing,Q?,a,b,c,d,e,0,TN\n")
     r = CliRunner().invoke(app, ["generate", "stress", "--probe", "cross_frame", "--source", str(bad),
                                  "--out", str(tmp_path / "d2")])
-    assert r.exit_code == 2 and "video 'missing' not found" in r.output
+    assert r.exit_code == 2 and "none of its 1 videos was found" in r.output
 
 
 def test_shortcuts_on_ego4d_windows(tmp_path: Path) -> None:

@@ -63,6 +63,7 @@ def register(generate_app: typer.Typer) -> None:
 
             raise ConfigError(f"probe {probe} has no preset {preset!r}; choose from {', '.join(p.presets)}")
         opts = GenerateOptions(preset=preset, seeds=seeds, source=source, settings=parse_settings(settings),
-                               force=force, workers=workers, pool=pool)
+                               force=force, workers=workers, pool=pool,
+                               say=lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True))
         manifest = p.generate(out, opts)
         console.print(f"manifest: {manifest}")

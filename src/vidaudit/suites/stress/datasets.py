@@ -3,40 +3,83 @@ published annotation format (``--set dataset=NAME``). Every loader returns ``sou
 label, labelled actions, the window to keep); the probe imports them (``sources.import_clips``).
 
 Annotation files list every video of a release; a user usually holds a subset, so an entry whose video
-file is absent is skipped (none present is a DataError naming where the videos were looked for). Formats,
-and where each is documented: docs/stress.md, "Sources: a folder of clips and the paper's datasets".
+file is absent is skipped and counted (none present is a DataError naming where the videos were looked for).
+Every id read from an annotation file joins its video folder through ``core.confine.confined``: an absolute
+or ``..`` id is skipped with its reason, nothing outside the folder is read. What a loader leaves out or
+changes goes to its ``SourceLog`` (printed, and kept in ``dataset.json``). Formats, and where each is
+documented: docs/stress.md, "Sources: a folder of clips and the paper's datasets".
 """
 
 from __future__ import annotations
 
 import csv
-import json
+import math
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from vidaudit.core.confine import confined, name_problem
 from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.suites.stress.sources import Clip, Step, folder_clips, safe_name
+from vidaudit.core.untrusted import read_json_file
+from vidaudit.suites.stress.sources import (
+    VIDEO_EXTS,
+    Clip,
+    SourceLog,
+    Step,
+    folder_clips,
+    reason_of,
+    safe_name,
+)
+from vidaudit.video.io import probe
 
-VIDEO_EXTS = (".mp4", ".webm", ".mkv", ".avi", ".mov")
 #: Ego4D windows (E.6: clips of 5-15 s): at most this long, at least this long, with at least this many actions
 EGO4D_MAX_S, EGO4D_MIN_S, EGO4D_MIN_STEPS = 15.0, 5.0, 3
 
 
-def _find_video(root: Path, dirs: Iterable[str], stem: str) -> Path | None:
+def find_video(root: Path, dirs: Iterable[str], stem: str, what: str = "video id", source: str = "") -> Path | None:
+    """``root/DIR/stem.EXT`` for the first of ``dirs`` and ``VIDEO_EXTS`` that is a file; None when there is none.
+    ``stem`` is read from an annotation file: it joins each folder through ``confined`` (a DataError naming
+    ``source`` for an absolute, ``..`` or otherwise hostile id, or one whose file is a symlink out)."""
+    problem = name_problem(stem)
+    if problem is not None or "/" in stem or "\\" in stem:
+        raise DataError(f"{source}: {what} {stem!r} {problem or 'names a subfolder'}; an id names one file "
+                        "in the videos folder")
     for d in dirs:
+        folder = root / d
+        if not folder.is_dir():
+            continue
         for ext in VIDEO_EXTS:
-            p = root / d / f"{stem}{ext}"
-            if p.is_file():
-                return p
+            if (folder / f"{stem}{ext}").is_file() or (folder / f"{stem}{ext}").is_symlink():
+                return confined(folder, f"{stem}{ext}", what=what, source=source)
     return None
 
 
-def _load_json(path: Path) -> Any:
+def _video(log: SourceLog, root: Path, dirs: Iterable[str], stem: str, source: str) -> Path | None:
+    """``find_video``, with a hostile id skipped (named in ``log``) and an absent video counted."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise DataError(f"{path} is not readable JSON ({e})") from e
+        video = find_video(root, dirs, stem, source=source)
+    except DataError as e:
+        log.skip(stem, reason_of(e, root))
+        return None
+    if video is None:
+        log.count("entries_without_video")
+    return video
+
+
+def _absent(log: SourceLog, dataset: str, root: Path, dirs: Iterable[str]) -> None:
+    n = log.counts.get("entries_without_video", 0)
+    if n:
+        log.note(f"{dataset}: {n} annotated entr{'y has' if n == 1 else 'ies have'} no video in "
+                 f"{' or '.join(str(root / d) for d in dirs)} (skipped; a release lists more videos than a "
+                 "user usually holds)")
+
+
+#: a release's annotation file may be large (Ego4D's narration.json); read within this cap, regular files only
+MAX_ANNOTATION_BYTES = 2 * 1024**3
+
+
+def _load_json(path: Path) -> Any:
+    return read_json_file(path, what="annotation file", max_bytes=MAX_ANNOTATION_BYTES)
 
 
 def _need(files: list[Path], root: Path, what: str) -> None:
@@ -54,9 +97,11 @@ def _each_json(files: list[Path], root: Path, what: str, kind: type, expect: str
         yield path, data
 
 
-def _none_found(clips: list[Clip], root: Path, dirs: Iterable[str]) -> list[Clip]:
+def _none_found(clips: list[Clip], root: Path, dirs: Iterable[str], log: SourceLog) -> list[Clip]:
     if not clips:
-        raise DataError(f"--source {root}: no annotated video was found in {', '.join(str(root / d) for d in dirs)}")
+        why = f" ({log.reasons()})" if log.skipped else ""
+        raise DataError(f"--source {root}: no annotated video was found in {', '.join(str(root / d) for d in dirs)}"
+                        f"{why}; put the release's videos there (named by their id)")
     return clips
 
 
@@ -90,31 +135,63 @@ def charades_classes(path: Path) -> dict[str, str]:
     return out
 
 
-def charades_actions(text: str, classes: dict[str, str], where: str) -> list[Step]:
-    """The ``actions`` field: ``c092 11.90 21.20;c147 0.00 12.60`` (class, start s, end s; ';' between)."""
-    steps = []
+CHARADES_CLASSES = "Charades_v1_classes.txt"
+
+
+def charades_actions(text: str, classes: dict[str, str], where: str) -> list[tuple[str, float, float]]:
+    """The ``actions`` field as annotated: ``c092 11.90 21.20;c147 0.00 12.60`` -> (class name, start s, end s)
+    each, in the field's order (an inverted or empty one included: the loader reports it)."""
+    out = []
     for part in filter(None, (x.strip() for x in (text or "").split(";"))):
         bits = part.split()
         try:
             code, a, b = bits[0], float(bits[1]), float(bits[2])
         except (IndexError, ValueError) as e:
             raise DataError(f"{where}: action {part!r} is not 'cNNN start end'") from e
-        if code not in classes and classes:
-            raise DataError(f"{where}: action class {code} is not in Charades_v1_classes.txt")
-        if b > a >= 0:
-            steps.append(Step(a, b, classes.get(code, code)))
-    return steps
+        if not (math.isfinite(a) and math.isfinite(b)):
+            raise DataError(f"{where}: action {part!r} has a time that is not a number")
+        if code not in classes:
+            raise DataError(f"{where}: action class {code} is not in {CHARADES_CLASSES}")
+        out.append((classes[code], a, b))
+    return out
 
 
-def charades(root: Path) -> list[Clip]:
+def _float_or_none(text: str | None) -> float | None:
+    try:
+        v = float((text or "").strip())
+    except ValueError:
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _listed(items: list[str], limit: int = 10) -> str:
+    return ", ".join(items[:limit]) + (f" (and {len(items) - limit} more)" if len(items) > limit else "")
+
+
+def charades(root: Path, log: SourceLog | None = None) -> list[Clip]:
     """Charades v1 (Sigurdsson et al., 2016): ``Charades_v1_{train,test}.csv`` and ``Charades_v1_classes.txt``
     beside ``Charades_v1_480/ID.mp4``. The description is the ``descriptions`` field (else the ``script``);
-    the actions, as a non-overlapping chain (``chain``), are the clip's labelled steps."""
+    the actions, as a non-overlapping chain (``chain``), are the clip's labelled steps.
+
+    The release's quirks are kept, counted and said (``log``): most rows have an action that ends after the
+    row's ``length``, so each action is held to the video's real duration (``probe``): one that ends later is
+    clamped to it, one that starts after it is dropped and named; an action that ends before it starts (or
+    lasts nothing) is dropped and named; a row without a video is counted; a video that does not decode is
+    skipped with its reason. Without ``Charades_v1_classes.txt`` the labels would be class codes ("c008, then
+    c109" as an answer option): a DataError says where to put it."""
+    log = log if log is not None else SourceLog()
     csvs = sorted(root.glob("Charades_v1_*.csv"))
     _need(csvs, root, "Charades_v1_train.csv / Charades_v1_test.csv")
-    cls_path = root / "Charades_v1_classes.txt"
-    classes = charades_classes(cls_path) if cls_path.is_file() else {}
-    clips = []
+    cls_path = root / CHARADES_CLASSES
+    if not cls_path.is_file():
+        raise DataError(f"--source {root} has no {CHARADES_CLASSES}; without it every action label would be a "
+                        "class code ('c008, then c109' in an answer option). Copy it from the Charades annotations "
+                        f"(Charades.zip holds it beside Charades_v1_train.csv) into {root}")
+    classes = charades_classes(cls_path)
+    clips: list[Clip] = []
+    seen: set[str] = set()
+    rows = no_id = clamped_rows = 0
+    clamped, past_length, after_video, inverted = 0, 0, [], []
     for path in csvs:
         with open(path, newline="", encoding="utf-8-sig") as f:
             reader = csv.DictReader(f)
@@ -122,17 +199,66 @@ def charades(root: Path) -> list[Clip]:
             if missing:
                 raise DataError(f"{path}: no column {', '.join(missing)} (Charades' columns: "
                                 f"{', '.join(CHARADES_COLUMNS)})")
-            for line, r in enumerate(reader, start=2):
+            line = reader.line_num + 1
+            for r in reader:
+                where, line = f"{path} line {line}", reader.line_num + 1   # a quoted field may span lines
+                rows += 1
                 vid = (r["id"] or "").strip()
-                video = _find_video(root, CHARADES_DIRS, vid)
-                if not vid or video is None:
+                if not vid:
+                    no_id += 1
                     continue
-                steps = charades_actions(r["actions"], classes, f"{path} line {line}")
+                video = _video(log, root, CHARADES_DIRS, vid, where)
+                if video is None:
+                    continue
+                if vid in seen:
+                    log.skip(vid, f"{where}: listed a second time")
+                    continue
+                seen.add(vid)
+                actions = charades_actions(r["actions"], classes, where)
+                try:
+                    duration = probe(video).duration_s
+                except DataError as e:
+                    log.skip(video.name, reason_of(e, video))
+                    continue
+                length = _float_or_none(r.get("length"))
+                steps, n_clamped = [], 0
+                for label, a, b in actions:
+                    name = f"{vid} {label!r} {a:.2f}-{b:.2f} s"
+                    if b <= a:
+                        inverted.append(name)
+                        continue
+                    past_length += length is not None and b > length + 1e-6
+                    if max(a, 0.0) >= duration - 1e-6:
+                        after_video.append(f"{name} (the video lasts {duration:g} s)")
+                        continue
+                    if b > duration + 1e-6 or a < 0:
+                        n_clamped += 1
+                    steps.append(Step(max(a, 0.0), min(b, duration), label))
+                clamped += n_clamped
+                clamped_rows += n_clamped > 0
                 desc = (r.get("descriptions") or r.get("script") or "").strip()
                 clips.append(Clip(video, safe_name(vid), desc, chain(steps),
                                   {"dataset": "charades", "dataset_id": vid, "scene": r.get("scene") or "",
+                                   "length_s": length, "video_s": duration, "actions_clamped": n_clamped,
                                    "actions": [[s.label, s.start_s, s.end_s] for s in steps]}))
-    return _none_found(clips, root, CHARADES_DIRS)
+    log.count("rows", rows)
+    for key, n in (("rows_without_id", no_id), ("actions_past_length", past_length), ("actions_clamped", clamped),
+                   ("actions_after_video", len(after_video)), ("actions_inverted", len(inverted))):
+        if n:
+            log.count(key, n)
+    log.note(f"charades: {rows} rows in {', '.join(p.name for p in csvs)}; {len(clips)} with a video used")
+    if no_id:
+        log.note(f"charades: {no_id} rows have no id (skipped)")
+    _absent(log, "charades", root, CHARADES_DIRS)
+    if clamped or past_length:
+        log.note(f"charades: {past_length} actions end after their row's length; {clamped} actions in {clamped_rows} "
+                 "videos end after the video's real duration (probed) and are clamped to its end")
+    if after_video:
+        log.note(f"charades: {len(after_video)} actions start after their video ends (dropped): {_listed(after_video)}")
+    if inverted:
+        log.note(f"charades: {len(inverted)} actions end before they start, or last nothing (dropped): "
+                 f"{_listed(inverted)}")
+    return _none_found(clips, root, CHARADES_DIRS, log)
 
 
 # --------------------------------------------------------------------------- Something-Something v2
@@ -141,10 +267,11 @@ def charades(root: Path) -> list[Clip]:
 SSV2_DIRS = ("20bn-something-something-v2", "videos", ".")
 
 
-def ssv2(root: Path) -> list[Clip]:
+def ssv2(root: Path, log: SourceLog | None = None) -> list[Clip]:
     """Something-Something v2: ``something-something-v2-{train,validation}.json``, each a list of
     ``{"id", "label", "template", "placeholders"}``, beside ``20bn-something-something-v2/ID.webm``. The
     label is the description (no timed actions: reversal and anomalies only)."""
+    log = log if log is not None else SourceLog()
     files = sorted(p for p in root.glob("something-something-v2-*.json")
                    if p.stem.rsplit("-", 1)[-1] in ("train", "validation"))
     clips = []
@@ -153,12 +280,13 @@ def ssv2(root: Path) -> list[Clip]:
         for i, e in enumerate(data):
             if not isinstance(e, dict) or "id" not in e or "label" not in e:
                 raise DataError(f"{path} entry {i}: needs 'id' and 'label'")
-            video = _find_video(root, SSV2_DIRS, str(e["id"]))
+            video = _video(log, root, SSV2_DIRS, str(e["id"]), f"{path} entry {i}")
             if video is not None:
                 clips.append(Clip(video, safe_name(f"ssv2-{e['id']}"), str(e["label"]), (),
                                   {"dataset": "ssv2", "dataset_id": str(e["id"]), "template": e.get("template", ""),
                                    "placeholders": list(e.get("placeholders") or [])}))
-    return _none_found(clips, root, SSV2_DIRS)
+    _absent(log, "ssv2", root, SSV2_DIRS)
+    return _none_found(clips, root, SSV2_DIRS, log)
 
 
 # --------------------------------------------------------------------------- RTime
@@ -167,11 +295,12 @@ def ssv2(root: Path) -> list[Clip]:
 RTIME_DIRS = ("videos", ".")
 
 
-def rtime(root: Path) -> list[Clip]:
+def rtime(root: Path, log: SourceLog | None = None) -> list[Clip]:
     """RTime (Reversed in Time; Liu et al., 2025): ``test.json`` / ``valid.json`` / ``train.json``, each
     ``{VIDEO_ID: {"temporal", "reverse", "forward_captions", "reverse_captions", ...}}``, beside
     ``videos/VIDEO_ID.mp4``. Only entries with ``reverse`` true (their reversal is meaningful, the paper's
     forward-reverse pairs) are kept; the first forward caption is the description."""
+    log = log if log is not None else SourceLog()
     files = [root / f"{n}.json" for n in ("train", "valid", "test") if (root / f"{n}.json").is_file()]
     clips = []
     for path, data in _each_json(files, root, "RTime's train.json / valid.json / test.json", dict,
@@ -179,14 +308,18 @@ def rtime(root: Path) -> list[Clip]:
         for vid, e in data.items():
             if not isinstance(e, dict) or "reverse" not in e:
                 raise DataError(f"{path} video {vid}: needs 'reverse' and 'forward_captions'")
-            video = _find_video(root, RTIME_DIRS, str(vid))
-            if not e["reverse"] or video is None:
+            if not e["reverse"]:
+                log.count("entries_not_reversible")
+                continue
+            video = _video(log, root, RTIME_DIRS, str(vid), f"{path} video {vid}")
+            if video is None:
                 continue
             fwd, rev = list(e.get("forward_captions") or [""]), list(e.get("reverse_captions") or [""])
             clips.append(Clip(video, safe_name(f"rtime-{vid}"), fwd[0], (),
                               {"dataset": "rtime", "dataset_id": str(vid), "reverse_caption": rev[0],
                                "temporal": bool(e.get("temporal"))}))
-    return _none_found(clips, root, RTIME_DIRS)
+    _absent(log, "rtime", root, RTIME_DIRS)
+    return _none_found(clips, root, RTIME_DIRS, log)
 
 
 # --------------------------------------------------------------------------- Ego4D narrations
@@ -223,11 +356,12 @@ def ego4d_windows(narrations: list[tuple[float, str]], duration_s: float | None 
     return out
 
 
-def ego4d(root: Path) -> list[Clip]:
+def ego4d(root: Path, log: SourceLog | None = None) -> list[Clip]:
     """Ego4D narrations (``narration.json``: ``{VIDEO_UID: {"narration_pass_1": {"narrations": [{"timestamp_sec",
     "narration_text", ...}]}}}``) beside ``v1/full_scale/VIDEO_UID.mp4``: each video cut into windows of 5-15 s
     with at least 3 narrated actions (``ego4d_windows``; E.6's clip lengths), pass 1 only, ``#unsure``
-    narrations dropped."""
+    narrations dropped. A window that ends after its video (probed) is skipped with its reason."""
+    log = log if log is not None else SourceLog()
     path = root / "narration.json"
     if not path.is_file():
         raise DataError(f"--source {root} holds no Ego4D narration.json")
@@ -236,7 +370,7 @@ def ego4d(root: Path) -> list[Clip]:
         raise DataError(f"{path}: expected {{VIDEO_UID: {{narration_pass_1: ...}}}}")
     clips = []
     for uid, rec in data.items():
-        video = _find_video(root, EGO4D_DIRS, uid)
+        video = _video(log, root, EGO4D_DIRS, str(uid), f"{path} video {uid}")
         if video is None:
             continue
         narr = ((rec or {}).get("narration_pass_1") or {}).get("narrations")
@@ -250,22 +384,33 @@ def ego4d(root: Path) -> list[Clip]:
                 raise DataError(f"{path} video {uid} narration {k}: needs timestamp_sec and narration_text") from e
             if "#unsure" not in text.lower():
                 pts.append((t, narration_text(text)))
-        for w, (a, b, steps) in enumerate(ego4d_windows(pts)):
+        windows = ego4d_windows(pts)
+        try:
+            duration = probe(video).duration_s if windows else 0.0
+        except DataError as e:
+            log.skip(video.name, reason_of(e, video))
+            continue
+        for w, (a, b, steps) in enumerate(windows):
+            if b > duration + 1e-6:
+                log.skip(f"{video.name} [{a:g}-{b:g} s]", f"the narrated window ends after the video's {duration:g} s")
+                continue
             clips.append(Clip(video, safe_name(f"ego4d-{uid[:8]}-{w}"), "", tuple(steps),
                               {"dataset": "ego4d", "dataset_id": uid, "window_s": [a, b]}, start_s=a, end_s=b))
-    return _none_found(clips, root, EGO4D_DIRS)
+    _absent(log, "ego4d", root, EGO4D_DIRS)
+    return _none_found(clips, root, EGO4D_DIRS, log)
 
 
 #: dataset name -> loader of ``DIR``
-LOADERS: dict[str, Callable[[Path], list[Clip]]] = {"folder": folder_clips, "charades": charades, "ssv2": ssv2,
+LOADERS: dict[str, Callable[[Path, SourceLog], list[Clip]]] = {"folder": folder_clips, "charades": charades, "ssv2": ssv2,
                                                      "rtime": rtime, "ego4d": ego4d}
 
 
-def clips_from_source(folder: Path, dataset: str | None = None) -> list[Clip]:
-    """The clips of ``--source DIR``: a folder of clips by default, else the named dataset's layout."""
+def clips_from_source(folder: Path, dataset: str | None = None, log: SourceLog | None = None) -> list[Clip]:
+    """The clips of ``--source DIR``: a folder of clips by default, else the named dataset's layout; what the
+    loader leaves out or changes goes to ``log``."""
     name = (dataset or "folder").strip().lower()
     if name not in LOADERS:
         raise ConfigError(f"unknown dataset {dataset!r} for --set dataset=; choose from {', '.join(LOADERS)}")
     if not Path(folder).is_dir():
         raise ConfigError(f"--source {folder} is not a folder; pass the folder of clips (or the dataset's root)")
-    return LOADERS[name](Path(folder))
+    return LOADERS[name](Path(folder), log if log is not None else SourceLog())

@@ -46,6 +46,14 @@ class GenerateOptions:
     force: bool = False
     workers: int | None = 1
     pool: Callable[..., Executor] | None = None
+    #: where a ``--source`` loader says what it left out or changed (the CLI prints to stderr; None: silent)
+    say: Callable[[str], None] | None = None
+
+    def source_log(self) -> Any:
+        """A fresh ``sources.SourceLog`` that prints through ``say``."""
+        from vidaudit.suites.stress.sources import SourceLog
+
+        return SourceLog(say=self.say)
 
     def refuse_pool(self, probe: str, why: str) -> None:
         """A ConfigError for ``--executor ray`` on a probe that renders no video of its own (``why`` says so)."""

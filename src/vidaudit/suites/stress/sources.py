@@ -10,17 +10,25 @@ frame ``k`` is the original's frame on screen at ``k / fps``.
 A clip may carry labelled actions (``steps``: time-ordered, non-overlapping ``(start_s, end_s, label)``),
 from ``DIR/steps.csv`` or from a dataset loader (``suites/stress/datasets.py``); the tasks that need them
 (a temporal gap removes one labelled action) use only clips that have at least three.
+
+Nothing in a folder is ignored without a word, and no single clip stops a folder: every file is tried as a
+video (its suffix decides nothing: ``.mts``, ``.mpg``, ``.mxf``, ``.flv`` ... are clips when FFmpeg reads a
+video stream from them), and whatever is left out (a file that is not a video, a still, a folder, a clip that
+does not decode or import) is named with its reason in a ``SourceLog``: printed as ``skipped: NAME: reason``
+and kept in the dataset's ``dataset.json``.
 """
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from vidaudit.core.confine import confined
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import VideoRef
 from vidaudit.run.jobs import PoolFactory, run_jobs
@@ -32,10 +40,68 @@ from vidaudit.video.io import (
     read_frames,
     video_ref,
 )
-from vidaudit.video.perturb.batch import VIDEO_SUFFIXES
+from vidaudit.video.perturb.source import IMAGE_SUFFIXES
 
 STEPS_CSV = "steps.csv"
 STEPS_COLUMNS = ("clip", "start_s", "end_s", "label")
+#: the suffixes a dataset's video is looked up by (``ID`` + one of them), first match wins: the containers
+#: players play (a plain folder is not listed by suffix: every file in it is tried)
+VIDEO_EXTS = (".mp4", ".webm", ".mkv", ".avi", ".mov", ".m4v", ".mts", ".m2ts", ".ts", ".mpg", ".mpeg", ".vob",
+              ".mxf", ".flv", ".wmv", ".asf", ".ogv", ".ogg", ".3gp", ".3g2", ".dv")
+
+
+def printable(text: str) -> str:
+    """``text`` on one line: control characters (a line break in a hostile name) escaped, so a printed
+    ``skipped:`` line cannot be forged by the name it reports."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii")
+                   for c in str(text))
+
+
+@dataclass
+class SourceLog:
+    """What a ``--source`` loader or generator left out or changed, each said once: printed as it happens
+    (``say``; ``skipped: NAME: reason`` for a file, an entry or a clip's task left out) and kept for the
+    dataset's ``dataset.json`` (``as_json``), with counts (rows without a video, actions clamped, ...)."""
+
+    say: Callable[[str], None] | None = None
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def skip(self, name: str, reason: str) -> None:
+        name, reason = printable(name), printable(reason)
+        self.skipped.append({"name": name, "reason": reason})
+        if self.say is not None:
+            self.say(f"skipped: {name}: {reason}")
+
+    def note(self, text: str) -> None:
+        """A summary line (what a loader clamped, how many rows had no video)."""
+        text = printable(text)
+        self.notes.append(text)
+        if self.say is not None:
+            self.say(text)
+
+    def count(self, key: str, n: int = 1) -> None:
+        self.counts[key] = self.counts.get(key, 0) + n
+
+    def as_json(self) -> dict[str, Any]:
+        return {"n_skipped": len(self.skipped), "skipped": [dict(x) for x in self.skipped],
+                "counts": dict(self.counts), "notes": list(self.notes)}
+
+    def reasons(self, limit: int = 3) -> str:
+        """The first skips, for an error that says why nothing was left."""
+        if not self.skipped:
+            return "nothing else was left out"
+        more = f" (and {len(self.skipped) - limit} more)" if len(self.skipped) > limit else ""
+        return "; ".join(f"{x['name']}: {x['reason']}" for x in self.skipped[:limit]) + more
+
+
+def reason_of(err: Exception, path: Path | str) -> str:
+    """A refusal's message as a skip reason: the file's name for its path, the fix after ';' left out (the
+    reason says what is wrong with that file; the user need not fix it for the rest to go on)."""
+    text = str(err)
+    text = text[len(f"{path}: "):] if text.startswith(f"{path}: ") else text.replace(str(path), Path(path).name)
+    return text.split("; ", 1)[0]
 
 
 @dataclass(frozen=True)
@@ -56,6 +122,13 @@ class Clip:
     extra: dict[str, object] = field(default_factory=dict)     # the dataset's own fields, kept in params
     start_s: float = 0.0                        # the part of the file to import (a window of a long video)
     end_s: float | None = None
+
+    @property
+    def shown_as(self) -> str:
+        """How a message names the clip: its file, and the window when only part of it is used."""
+        if self.start_s == 0 and self.end_s is None:
+            return self.path.name
+        return f"{self.path.name} [{self.start_s:g}-{self.end_s if self.end_s is not None else 'end'} s]"
 
 
 @dataclass(frozen=True)
@@ -78,19 +151,66 @@ def safe_name(text: str) -> str:
     return out or "clip"
 
 
-def list_clips(folder: Path) -> list[Path]:
-    """The folder's video files (by suffix), sorted by name; a ConfigError when it is not a folder or holds none."""
+def _folder(folder: Path) -> Path:
     folder = Path(folder)
     if not folder.is_dir():
         raise ConfigError(f"--source {folder} is not a folder; pass a folder of video clips")
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in VIDEO_SUFFIXES)
+    return folder
+
+
+def clip_problem(path: Path) -> str | None:
+    """Why ``path`` is not a clip (``None``: it is): a still image (by its suffix: FFmpeg reads one as a
+    one-frame video), a file FFmpeg reads no video stream from, one frame only. ``probe`` decides, so every
+    container FFmpeg plays is a clip whatever its suffix."""
+    if path.suffix.lower() in IMAGE_SUFFIXES:
+        return "a still image, not a clip"
+    try:
+        info = probe(path)
+    except DataError as e:
+        return reason_of(e, path)
+    if info.n_frames < 2:
+        return "holds one frame: a still, not a clip"
+    return None
+
+
+def list_clips(folder: Path, log: SourceLog | None = None, *, images: bool = False,
+               companions: Sequence[str] = (STEPS_CSV,)) -> list[Path]:
+    """Every clip of a folder (``clip_problem``), sorted by name; every other entry (a file that is not a clip, a
+    subfolder, a symlink leading out of the folder) is named in ``log`` with its reason. ``images``: still
+    images are kept too (camera_motion moves them); ``companions`` are the folder's own annotation files
+    (used, not skipped). A ConfigError when it is not a folder, a DataError when it holds no clip."""
+    folder = _folder(folder)
+    log = log if log is not None else SourceLog()
+    files = []
+    for entry in sorted(folder.iterdir(), key=lambda p: p.name):
+        name = entry.name
+        if name in companions and entry.is_file():
+            continue
+        try:
+            path = confined(folder, name, what="file", source=f"--source {folder}")
+        except DataError as e:
+            log.skip(name, reason_of(e, folder).split(": ", 1)[-1])
+            continue
+        if path.is_dir():
+            log.skip(name, "a folder: clips are read from the --source folder itself, not its subfolders")
+        elif not path.is_file():
+            log.skip(name, "not a regular file")
+        elif images and path.suffix.lower() in IMAGE_SUFFIXES:
+            files.append(path)
+        elif (why := clip_problem(path)) is not None:
+            log.skip(name, why)
+        else:
+            files.append(path)
     if not files:
-        raise DataError(f"--source {folder} holds no video file ({', '.join(sorted(VIDEO_SUFFIXES))})")
+        kinds = "still image or video file" if images else "video file"
+        raise DataError(f"--source {folder} holds no {kinds}" + (f" ({log.reasons()})" if log.skipped else "")
+                        + "; add clips FFmpeg can play")
     return files
 
 
 def is_clip(path: Path) -> bool:
-    return path.suffix.lower() in VIDEO_SUFFIXES
+    """A file that is not a still image (by suffix): what camera_motion reads a frame of."""
+    return path.suffix.lower() not in IMAGE_SUFFIXES
 
 
 @dataclass(frozen=True)
@@ -157,15 +277,41 @@ def read_steps(path: Path, names: Sequence[str]) -> dict[str, tuple[Step, ...]]:
     return out
 
 
-def folder_clips(folder: Path) -> list[Clip]:
-    """Every clip of a folder (``list_clips``), with its actions from ``DIR/steps.csv`` when there is one."""
-    files = list_clips(folder)
-    steps = read_steps(folder / STEPS_CSV, [p.name for p in files]) if (folder / STEPS_CSV).is_file() else {}
-    names = [safe_name(p.stem) for p in files]
-    if len(set(names)) != len(names):
-        raise DataError(f"--source {folder}: two clips share a name once made file-safe ({', '.join(names)}); "
-                        "rename them")
-    return [Clip(p, n, "", steps.get(p.name, ())) for p, n in zip(files, names, strict=True)]
+def file_names(paths: Sequence[Path]) -> list[str]:
+    """File-safe, unique names of clips: the stem, or, where two stems collide (``clip.mp4`` and ``clip.mts``),
+    stem and suffix (``clip-mp4``); ``""`` for a clip whose name still collides (the caller skips it)."""
+    stems = [safe_name(p.stem) for p in paths]
+    names = [n if stems.count(n) == 1 else safe_name(p.name) for n, p in zip(stems, paths, strict=True)]
+    seen: set[str] = set()
+    out = []
+    for n in names:
+        out.append("" if n in seen else n)
+        seen.add(n)
+    return out
+
+
+def folder_clips(folder: Path, log: SourceLog | None = None) -> list[Clip]:
+    """Every clip of a folder (``list_clips``: anything else is named in ``log``), with its actions from
+    ``DIR/steps.csv`` when there is one; an action that ends after its clip is a DataError naming the line."""
+    log = log if log is not None else SourceLog()
+    files = list_clips(folder, log)
+    names = file_names(files)
+    for p, n in zip(files, names, strict=True):
+        if not n:
+            log.skip(p.name, "its name, made file-safe, is another clip's; rename it")
+    kept = [(p, n) for p, n in zip(files, names, strict=True) if n]
+    csv_path = Path(folder) / STEPS_CSV
+    # a row naming a file that was skipped is not an error: the file was named with its reason already
+    steps = read_steps(csv_path, sorted(e.name for e in Path(folder).iterdir())) if csv_path.is_file() else {}
+    late = []
+    for p, _ in kept:
+        if steps.get(p.name):
+            end = probe(p).duration_s
+            late += [f"{p.name}'s action {s.label!r} ends at {s.end_s:g} s, after the clip's {end:g} s"
+                     for s in steps[p.name] if s.end_s > end + 1e-6]
+    if late:
+        raise DataError(f"{csv_path}: " + "; ".join(late) + "; end each action within its clip")
+    return [Clip(p, n, "", steps.get(p.name, ())) for p, n in kept]
 
 
 def import_video(src: Path, dst: Path, start_s: float = 0.0, end_s: float | None = None) -> None:
@@ -193,17 +339,34 @@ def import_job(src: str, out: str, rel: str, redo: bool, start_s: float = 0.0, e
     return video_ref(out, rel)
 
 
+def try_import_job(src: str, out: str, rel: str, redo: bool, start_s: float = 0.0, end_s: float | None = None
+                   ) -> VideoRef | str:
+    """``import_job``, or why the clip cannot be imported (a ``DataError``'s reason): one clip that does not
+    decode is skipped by its caller, never the end of a folder."""
+    try:
+        return import_job(src, out, rel, redo, start_s, end_s)
+    except DataError as e:
+        return reason_of(e, src)
+
+
 def import_clips(clips: Sequence[Clip], out: Path, subdir: str = "sources", *, workers: int | None = 1,
-                 pool: PoolFactory | None = None) -> list[ClipSource]:
-    """Import every clip into ``out/subdir/NAME.mp4`` (``import_job``s on ``run.jobs``); actions that end past
-    the copy are a DataError naming the clip."""
+                 pool: PoolFactory | None = None, log: SourceLog | None = None) -> list[ClipSource]:
+    """Import every clip into ``out/subdir/NAME.mp4`` (``try_import_job``s on ``run.jobs``). A clip that does not
+    import, or whose labelled actions end after its copy, is left out and named in ``log`` with the reason."""
+    log = log if log is not None else SourceLog()
     jobs = [(str(c.path), str(out), f"{subdir}/{c.name}.mp4", True, c.start_s, c.end_s) for c in clips]
-    refs = run_jobs(import_job, jobs, workers=workers, pool=pool)
+    refs = run_jobs(try_import_job, jobs, workers=workers, pool=pool)
     sources = []
     for c, ref in zip(clips, refs, strict=True):
+        label = c.shown_as
+        if isinstance(ref, str):
+            log.skip(label, ref)
+            continue
         late = [s.label for s in c.steps if s.end_s > ref.duration_s + 1e-6]
         if late:
-            raise DataError(f"{c.path}: action(s) {', '.join(late)} end after the clip's {ref.duration_s:g} s")
+            (out / ref.path).unlink(missing_ok=True)
+            log.skip(label, f"action(s) {', '.join(late)} end after the {ref.duration_s:g} s copy of the clip")
+            continue
         sources.append(ClipSource(c.name, c.description or c.path.stem, out / ref.path,
                                   tuple(s.label for s in c.steps), tuple((s.start_s, s.end_s) for s in c.steps),
                                   ref.duration_s, str(c.path), ref.fps, dict(c.extra)))

@@ -7,7 +7,10 @@ dataset is balanced by construction (chance = 1/6). A preset fixes the frame siz
 (the paper preset's cycle lengths 6, 5 and 7 are coprime, so 30 scenes pair every timing with every
 speed). The stills are procedural scenes (``scene.py``) or, with ``--source FOLDER``, a user's images and
 clips: a clip gives the frame a player shows at ``frame_s`` (default: its middle), read by the stress
-sources' one reader (``suites/stress/sources.frame_on_screen``: upright, on the presentation clock).
+sources' one reader (``suites/stress/sources.frame_on_screen``: upright, on the presentation clock). Every
+file of the folder is an image (by suffix), a clip (any file FFmpeg plays) or named with the reason it is
+left out (``sources.list_clips``); an image or clip that cannot be used (unreadable, too small, no frame at
+``frame_s``) is left out with its reason too, never the end of the folder (``SourceLog``, in dataset.json).
 """
 
 from __future__ import annotations
@@ -30,14 +33,14 @@ from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.stress.camera_motion.options import DIRECTIONS, LETTER_OF
 from vidaudit.suites.stress.camera_motion.prompts import QUESTION
 from vidaudit.suites.stress.camera_motion.scene import render_scene
-from vidaudit.suites.stress.sources import frame_on_screen, is_clip
+from vidaudit.suites.stress.sources import SourceLog, frame_on_screen, is_clip, list_clips, reason_of
 from vidaudit.video.io import VideoWriter, video_ref
-from vidaudit.video.perturb.batch import VIDEO_SUFFIXES
 
 PROBE = "camera_motion"
 SYNTHESES = ("2d", "3d")
 SETTINGS = ("synthesis", "size", "frame_s")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")
+KINDS = f"still images ({', '.join(IMAGE_SUFFIXES)}) or clips (any video FFmpeg plays)"
 
 
 @dataclass(frozen=True)
@@ -148,17 +151,36 @@ def parse_settings(settings: Mapping[str, str]) -> Settings:
     return Settings(SYNTHESES if syn == "both" else (syn,), size, frame_s)
 
 
-def source_images(folder: Path) -> list[Path]:
-    """The images and clips of a user's ``--source`` folder, by name; an error for a missing or empty folder."""
+def source_images(folder: Path, log: SourceLog | None = None) -> list[Path]:
+    """The images and clips of a user's ``--source`` folder, by name (anything else named in ``log`` with its
+    reason); an error for a missing folder or one with neither."""
     folder = Path(folder)
-    kinds = f"still images ({', '.join(IMAGE_SUFFIXES)}) or clips ({', '.join(sorted(VIDEO_SUFFIXES))})"
     if not folder.is_dir():
-        raise ConfigError(f"--source {folder} is not a folder; camera_motion reads a folder of {kinds}")
-    found = sorted(p for p in folder.iterdir() if p.is_file() and (p.suffix.lower() in IMAGE_SUFFIXES or is_clip(p)))
-    if not found:
-        raise DataError(f"--source {folder} holds no images ({', '.join(IMAGE_SUFFIXES)}) or clips "
-                        f"({', '.join(sorted(VIDEO_SUFFIXES))}); add at least one")
-    return found
+        raise ConfigError(f"--source {folder} is not a folder; camera_motion reads a folder of {KINDS}")
+    log = log if log is not None else SourceLog()
+    try:
+        return list_clips(folder, log, images=True, companions=())
+    except DataError:
+        raise DataError(f"--source {folder} holds no images or clips"
+                        + (f" ({log.reasons()})" if log.skipped else "") + f"; add {KINDS}") from None
+
+
+def usable_sources(paths: list[Path], width: int, height: int, frame_s: float | None, log: SourceLog
+                   ) -> list[tuple[Path, np.ndarray, dict[str, Any]]]:
+    """Each image or clip's still (``read_source``); one that cannot give one is named in ``log`` with its reason
+    and left out. A DataError with the reasons when none can."""
+    out = []
+    for p in paths:
+        try:
+            img, params = read_source(p, width, height, frame_s)
+        except DataError as e:
+            log.skip(p.name, reason_of(e, p))
+            continue
+        out.append((p, img, params))
+    if not out:
+        raise DataError(f"--source {paths[0].parent}: no image or clip gives a {width}x{height} still "
+                        f"({log.reasons()}); fix them, or pass a smaller --set size=WxH")
+    return out
 
 
 def read_source(path: Path, width: int, height: int, frame_s: float | None = None
@@ -270,19 +292,24 @@ def render_job(synthesis: str, scene: int, spec: Any, still: str | None, out: st
 def generate(out: Path, preset: str = "smoke", scenes: int | None = None, *, force: bool = False,
              settings: Mapping[str, str] | None = None, source: Path | None = None,
              on_progress: Callable[[int, int], None] | None = None, workers: int | None = 1,
-             pool: PoolFactory | None = None) -> Path:
+             pool: PoolFactory | None = None, log: SourceLog | None = None) -> Path:
     """Write the stills (here: each feeds six videos), then one ``render_job`` per video (see ``run.jobs``)."""
     check_choice("preset", preset, PRESETS)
     pre = PRESETS[preset]
     st = parse_settings(settings or {})
     w, h = st.size or (pre.width, pre.height)
-    sources = source_images(source) if source is not None else None
-    if sources is not None and scenes is not None:
+    log = log if log is not None else SourceLog()
+    listed = source_images(source, log) if source is not None else None
+    if listed is not None and scenes is not None:
         raise ConfigError("--seeds sets the number of procedural scenes; with --source every image is a scene")
-    if st.frame_s is not None and not any(is_clip(p) for p in sources or ()):
+    if st.frame_s is not None and not any(is_clip(p) for p in listed or ()):
         raise ConfigError("--set frame_s picks a frame of a --source clip; the source holds none")
+    if listed is not None and "3d" in st.syntheses:
+        plan_samples(pre, scenes, st.syntheses, w, h, listed)       # the 2D-only refusal, before any file is read
+    used = usable_sources(listed, w, h, st.frame_s, log) if listed is not None else None
+    sources = [p for p, _, _ in used] if used is not None else None
     rows = plan_samples(pre, scenes, st.syntheses, w, h, sources)
-    read = {i: read_source(p, w, h, st.frame_s) for i, p in enumerate(sources)} if sources is not None else {}
+    read = {i: (img, params) for i, (_, img, params) in enumerate(used)} if used is not None else {}
     stills = {i: img for i, (img, _) in read.items()}
     for r in rows:
         if r["scene"] in read:
@@ -320,6 +347,7 @@ def generate(out: Path, preset: str = "smoke", scenes: int | None = None, *, for
                              "width": w, "height": h, "syntheses": list(st.syntheses),
                              "timings": [list(t) for t in pre.timings], "speeds": list(pre.speeds),
                              "speeds_per_side": pre.speeds_per_side, "zooms": [list(z) for z in pre.zooms],
-                             "source": str(source) if source is not None else None, "directions": list(DIRECTIONS)})
+                             "source": str(source) if source is not None else None, "directions": list(DIRECTIONS),
+                             **({} if source is None else {"source_log": log.as_json()})})
     return manifest
 

@@ -46,7 +46,8 @@ class CameraMotionProbe(Probe):
         options.check_settings(SETTINGS, self.name)
         with progress_bar("camera_motion videos") as update:
             return generate(out, options.preset, options.seeds, force=options.force, settings=options.settings,
-                            source=options.source, on_progress=update, workers=options.workers, pool=options.pool)
+                            source=options.source, on_progress=update, workers=options.workers, pool=options.pool,
+                            log=options.source_log())
 
     def check_sample(self, sample: Sample) -> str | None:
         motion = sample.params.get("motion")

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from vidaudit.core.errors import ConfigError, check_choice
+from vidaudit.core.errors import ConfigError, DataError, check_choice
 from vidaudit.core.fileio import write_text_atomic
 from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, VideoRef
@@ -31,7 +31,7 @@ from vidaudit.suites.stress.cross_frame.options import (
     TABLE10,
     letters,
 )
-from vidaudit.suites.stress.sources import import_job
+from vidaudit.suites.stress.sources import SourceLog, import_job, try_import_job
 from vidaudit.video.io import VideoWriter
 
 PROBE = "cross_frame"
@@ -121,7 +121,10 @@ def run_config(out: Path, masks: tuple[dict[str, Any], ...], fps: float | None, 
 
 def generate(out: Path, preset: str, n: int | None, source: Path | None, settings: dict[str, str], *,
              force: bool = False, workers: int | None = 1, pool: PoolFactory | None = None,
-             on_progress: Callable[[int, int], None] | None = None) -> Path:
+             on_progress: Callable[[int, int], None] | None = None, log: SourceLog | None = None) -> Path:
+    """The set's samples and run config. From ``source``: the questions whose video is present (the missing
+    videos counted), each video imported once; a video that does not import is left out with its questions
+    and named in ``log`` with its reason (kept in ``dataset.json``'s ``source_log``)."""
     check_choice("preset", preset, PRESETS)
     pre = PRESETS[preset]
     if n is not None and n < 1:
@@ -141,14 +144,25 @@ def generate(out: Path, preset: str, n: int | None, source: Path | None, setting
         items = load_items(src_dir)
     else:
         kind = "nextqa"
-        items = load_items(Path(source), settings.get("csv"))
+        log = log if log is not None else SourceLog()
+        items = load_items(Path(source), settings.get("csv"), log)
         items = items[:n] if n else items
     (out / "videos").mkdir(parents=True, exist_ok=True)
     first = {it.video: it for it in reversed(items)}  # each video once, from its first item
     videos = list(dict.fromkeys(it.video for it in items))
-    done = run_jobs(import_job, [(str(first[v].video_path), str(out), f"videos/{v}.mp4", force) for v in videos],
+    job = import_job if source is None else try_import_job     # a user's video that does not decode is skipped
+    done = run_jobs(job, [(str(first[v].video_path), str(out), f"videos/{v}.mp4", force) for v in videos],
                     workers=workers, pool=pool, on_progress=on_progress)
-    refs: dict[str, tuple[str, VideoRef]] = {v: (f"videos/{v}.mp4", ref) for v, ref in zip(videos, done, strict=True)}
+    refs: dict[str, tuple[str, VideoRef]] = {}
+    for v, ref in zip(videos, done, strict=True):
+        if isinstance(ref, str):
+            assert log is not None
+            log.skip(first[v].video_path.name, f"{ref} ({sum(it.video == v for it in items)} questions left out)")
+        else:
+            refs[v] = (f"videos/{v}.mp4", ref)
+    items = [it for it in items if it.video in refs]
+    if not items:
+        raise DataError(f"--source {source}: no video of the set imports ({log.reasons() if log else ''})")
     samples: list[Sample] = []
     for it in items:
         rel, ref = refs[it.video]
@@ -161,5 +175,6 @@ def generate(out: Path, preset: str, n: int | None, source: Path | None, setting
     write_text_atomic(out / RUN_CONFIG, yaml.safe_dump(cfg, sort_keys=False))
     write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name, "source": kind,
                              "n_items": len(items), "n_samples": len(samples), "masks": list(pre.masks),
-                             "run_config": RUN_CONFIG, "conditions": cfg["conditions"]})
+                             "run_config": RUN_CONFIG, "conditions": cfg["conditions"],
+                             **({} if log is None else {"source_log": log.as_json()})})
     return manifest

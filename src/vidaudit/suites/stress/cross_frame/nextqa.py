@@ -3,9 +3,13 @@
 ``DIR/<name>.csv`` (UTF-8, a header row) with at least the columns ``video``, ``question``, ``a0`` ...
 ``a4``, ``answer`` (the index 0-4 of the correct option) and ``type`` (NExT-QA's question-type code),
 plus an optional ``qid``; other columns (NExT-QA's ``frame_count``, ``width``, ``height``) are ignored.
-The videos are ``DIR/videos/<video>.mp4`` (or .mkv, .webm, .avi, .mov): NExT-QA's release nests them
-by folder (``map_vid_vidorID.json``); flatten them to that layout first. A small set of a user's own clips
-may keep them beside the CSV instead (used when ``DIR/videos/`` does not exist). ``template`` and
+The videos are ``DIR/videos/<video>.mp4`` (or any container a player plays, ``sources.VIDEO_EXTS``):
+NExT-QA's release nests them by folder (``map_vid_vidorID.json``); flatten them to that layout first. A small
+set of a user's own clips may keep them beside the CSV instead (used when ``DIR/videos/`` does not exist).
+A user often holds only some of the videos: the questions of an absent video are left out and the videos
+missing counted (``SourceLog``: printed, and in ``dataset.json``); none present is a DataError naming where
+they were looked for. A ``video`` that is not a plain file name (absolute, ``..``) is refused for its row,
+never read. ``template`` and
 ``template_args`` (JSON) are vidaudit's own columns, written only by the synthetic source, read by the
 integrating observer's reader.
 
@@ -24,11 +28,12 @@ from typing import Any
 
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import write_text_atomic
+from vidaudit.suites.stress.datasets import find_video
+from vidaudit.suites.stress.sources import VIDEO_EXTS, SourceLog, reason_of
 
 REQUIRED = ("video", "question", "a0", "a1", "a2", "a3", "a4", "answer", "type")
 TEMPORAL_TYPES = ("TN", "TC", "TP")
 OTHER_TYPES = ("CW", "CH", "DC", "DL", "DO")
-VIDEO_EXTS = (".mp4", ".mkv", ".webm", ".avi", ".mov")
 N_OPTIONS = 5
 
 
@@ -82,17 +87,12 @@ def find_csv(source: Path, name: str | None = None) -> Path:
     return found[0]
 
 
-def _video_file(videos: Path, name: str) -> Path | None:
-    for ext in VIDEO_EXTS:
-        p = videos / f"{name}{ext}"
-        if p.is_file():
-            return p
-    return None
-
-
-def load_items(source: Path, csv_name: str | None = None) -> list[Item]:
-    """Every row of the set, checked: a missing column, an answer outside 0-4, an unknown type, an empty
-    question or option, a repeated (video, qid) or a missing video is a ``DataError`` naming the row."""
+def load_items(source: Path, csv_name: str | None = None, log: SourceLog | None = None) -> list[Item]:
+    """Every row of the set whose video is present, checked: a missing column, an answer outside 0-4, an unknown
+    type, an empty question or option or a repeated (video, qid) is a ``DataError`` naming the row. A row
+    whose video is absent is left out (the videos missing are counted in ``log``); a hostile ``video`` name is
+    named in ``log`` with its reason; no video present at all is a ``DataError``."""
+    log = log if log is not None else SourceLog()
     path = find_csv(source, csv_name)
     videos = path.parent / "videos"
     if not videos.is_dir():         # a user's small set: the clips beside the CSV
@@ -109,6 +109,8 @@ def load_items(source: Path, csv_name: str | None = None) -> list[Item]:
                         f"{', '.join(REQUIRED)} (and optionally qid)")
     items: list[Item] = []
     seen: set[str] = set()
+    absent: dict[str, int] = {}         # a missing video -> its questions
+    refused: set[str] = set()
     for n, row in enumerate(reader, start=2):
         where = f"{path.name} line {n}"
         if None in row:
@@ -128,11 +130,16 @@ def load_items(source: Path, csv_name: str | None = None) -> list[Item]:
             raise DataError(f"{where}: unknown question type {vals['type']!r}; NExT-QA's codes are "
                             f"{', '.join(TEMPORAL_TYPES + OTHER_TYPES)}")
         qid = vals.get("qid") or str(n - 1)
-        video_file = _video_file(videos, vals["video"])
+        try:
+            video_file = find_video(videos, (".",), vals["video"], what="video", source=where)
+        except DataError as e:
+            if vals["video"] not in refused:
+                refused.add(vals["video"])
+                log.skip(vals["video"], reason_of(e, videos))
+            continue
         if video_file is None:
-            raise DataError(f"{where}: video {vals['video']!r} not found: expected {videos}/{vals['video']}.mp4 "
-                            f"(or {', '.join(VIDEO_EXTS[1:])}); flatten NExT-QA's folders into videos/ (or keep a "
-                            "small set's clips beside the CSV)")
+            absent[vals["video"]] = absent.get(vals["video"], 0) + 1
+            continue
         args: dict[str, Any] = {}
         if vals.get("template_args"):
             try:
@@ -147,7 +154,16 @@ def load_items(source: Path, csv_name: str | None = None) -> list[Item]:
             raise DataError(f"{where}: video {item.video!r} with qid {qid!r} is listed twice")
         seen.add(item.item_id)
         items.append(item)
+    if absent:
+        log.count("videos_missing", len(absent))
+        log.count("questions_without_video", sum(absent.values()))
+        log.note(f"nextqa: {len(absent)} of {len(absent) + len({it.video for it in items})} videos are missing from "
+                 f"{videos} ({sum(absent.values())} questions left out), e.g. {', '.join(sorted(absent)[:5])}")
     if not items:
+        if absent or refused:
+            raise DataError(f"{path}: none of its {len(absent) + len(refused)} videos was found in {videos} (as "
+                            f"VIDEO{VIDEO_EXTS[0]}, {', '.join(VIDEO_EXTS[1:5])} ...); flatten NExT-QA's folders into "
+                            "videos/ (or keep a small set's clips beside the CSV)")
         raise DataError(f"{path} has a header but no questions")
     return items
 

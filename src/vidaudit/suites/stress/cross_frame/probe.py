@@ -33,7 +33,8 @@ class CrossFrameProbe(Probe):
 
         with progress_bar("cross_frame videos") as update:
             return generate(out, options.preset, options.seeds, options.source, dict(options.settings),
-                            force=options.force, workers=options.workers, pool=options.pool, on_progress=update)
+                            force=options.force, workers=options.workers, pool=options.pool, on_progress=update,
+                            log=options.source_log() if options.source is not None else None)
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params

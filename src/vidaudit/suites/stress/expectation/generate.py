@@ -40,7 +40,7 @@ from vidaudit.suites.stress.procedures import (
     render_sources,
     staging_dir,
 )
-from vidaudit.suites.stress.sources import Clip, ClipSource, import_clips
+from vidaudit.suites.stress.sources import Clip, ClipSource, SourceLog, import_clips
 from vidaudit.video.io import video_ref
 
 PROBE = "expectation"
@@ -193,44 +193,96 @@ def plan_gap(name: str, steps: Sequence[str], index: int) -> tuple[int, list[str
     return missing, options, kinds
 
 
+def _feasible(spec: PerturbationSpec, info: Any, seed: int, second: Any = None) -> str | None:
+    """Why ``spec`` cannot be made from a source of these facts (``None``: it can): the op's own plan, no pixel read."""
+    from vidaudit.video.perturb import plan_for
+
+    try:
+        plan_for(spec, info, seed=seed, second=second)
+    except (ConfigError, DataError) as e:
+        return str(e)
+    return None
+
+
+def _source_name(src: Any) -> str:
+    """How a skip names a source: a user's clip by its file (and window), a synthetic one by its name."""
+    if isinstance(src, ClipSource):
+        window = src.extra.get("window_s")
+        return Path(src.origin).name + (f" [{window[0]:g}-{window[1]:g} s]" if isinstance(window, list) else "")
+    return str(src.name)
+
+
 def build(sources: list[Source], out: Path, *, preset: str, on_progress: Callable[[int, int], None] | None = None,
-          workers: int | None = 1, pool: PoolFactory | None = None) -> list[Sample]:
+          workers: int | None = 1, pool: PoolFactory | None = None, log: SourceLog | None = None) -> list[Sample]:
     """Every sample of every source; the perturbed videos are ``apply_job``s (``run.jobs``), each planned with
-    its seed before any runs, and the samples are built in plan order from the ops' metadata."""
+    its seed before any runs, and the samples are built in plan order from the ops' metadata.
+
+    Every video is planned on its source's facts first (``plan_for``, nothing rendered), so no clip stops the
+    set partway: ``scene_mix`` splices in the next source that is long enough (in order, wrapping round; the
+    next one in a synthetic set always is), and a video that cannot be made from a clip (no partner long
+    enough, too few frames for the op's window) is left out and named in ``log`` with the op's reason."""
+    from vidaudit.video.perturb.source import open_source
+
     if len(sources) < 2:
         raise ConfigError("the expectation probe needs at least two sources (scene mixing splices in another one)")
+    log = log if log is not None else SourceLog()
     (out / "videos").mkdir(parents=True, exist_ok=True)
+    facts = {src.name: open_source(src.video) for src in sources}
     jobs: dict[tuple[str, str], tuple[Any, ...]] = {}      # (source, its video's tag) -> apply_job's arguments
     gaps: dict[str, tuple[Any, ...]] = {}     # source -> plan_gap(...): (missing, options, kinds)
+    partner: dict[str, Any] = {}              # source -> the source scene_mix splices in
+
+    def plan(src: Any, tag: str, spec: PerturbationSpec, seed: int, rel: str, second: Any = None) -> bool:
+        why = _feasible(spec, facts[src.name], seed, facts[second.name] if second is not None else None)
+        if why is not None:
+            log.skip(_source_name(src), f"{tag}: {why}")
+            return False
+        jobs[src.name, tag] = (str(src.video), spec, str(out), rel, seed, str(second.video) if second else None)
+        return True
+
     for si, src in enumerate(sources):
-        other = sources[(si + 1) % len(sources)]
         stem = f"stress-expectation-{src.name}"
-        jobs[src.name, "reverse"] = (str(src.video), PerturbationSpec(name="reverse"), str(out),
-                                     f"videos/{stem}-reverse.mp4", _seed(src.name, "reverse"))
+        plan(src, "reverse", PerturbationSpec(name="reverse"), _seed(src.name, "reverse"),
+             f"videos/{stem}-reverse.mp4")
         if len(src.steps) >= MIN_GAP_STEPS:     # a user's clip without labelled actions has no gap to ask about
-            missing, options, kinds = gaps[src.name] = plan_gap(src.name, src.steps, len(gaps))
+            missing, options, kinds = plan_gap(src.name, src.steps, len(gaps))
             a, b = src.segments[missing]
-            jobs[src.name, "gap"] = (str(src.video), PerturbationSpec(name="temporal_gap", params={
-                "start_s": a, "end_s": b, "label": src.steps[missing]}), str(out), f"videos/{stem}-gap.mp4",
-                _seed(src.name, "gap"))
+            if plan(src, "gap", PerturbationSpec(name="temporal_gap", params={
+                    "start_s": a, "end_s": b, "label": src.steps[missing]}), _seed(src.name, "gap"),
+                    f"videos/{stem}-gap.mp4"):
+                gaps[src.name] = (missing, options, kinds)
         for op in ANOMALIES:
             spec = anomaly_spec(op, src.duration_s, rng_from("stress", "expectation-anomaly", src.name, op))
-            jobs[src.name, f"anomaly-{op}"] = (str(src.video), spec, str(out), f"videos/{stem}-anomaly-{op}.mp4",
-                                  _seed(src.name, op), str(other.video) if op == "scene_mix" else None)
+            rel, seed = f"videos/{stem}-anomaly-{op}.mp4", _seed(src.name, op)
+            if op != "scene_mix":
+                plan(src, f"anomaly-{op}", spec, seed, rel)
+                continue
+            others = [sources[(si + k) % len(sources)] for k in range(1, len(sources))]
+            fit = next((o for o in others if _feasible(spec, facts[src.name], seed, facts[o.name]) is None), None)
+            if fit is None:
+                longest = max(o.duration_s for o in others)
+                log.skip(_source_name(src), f"anomaly-scene_mix: no other clip is long enough to splice in "
+                                            f"{spec.params['duration_s']:g} s (a quarter of this clip's "
+                                            f"{src.duration_s:g} s; the longest other lasts {longest:g} s)")
+                continue
+            if plan(src, f"anomaly-{op}", spec, seed, rel, fit):
+                partner[src.name] = fit
     done = dict(zip(jobs, run_jobs(apply_job, list(jobs.values()), workers=workers, pool=pool,
                                    on_progress=on_progress), strict=True))
     samples: list[Sample] = []
-    for si, src in enumerate(sources):
-        other = sources[(si + 1) % len(sources)]
+    for src in sources:
+        other = partner.get(src.name)
         base = {"procedure": src.procedure, "source_name": src.name, "canonical": list(src.steps), "preset": preset,
                 **({"source_clip": src.origin, **src.extra} if isinstance(src, ClipSource) else {})}
         stem = f"stress-expectation-{src.name}"
         # reversed clips: forward (the source itself) and reverse, MCQ and free description
-        fwd_rel = f"videos/{stem}-forward.mp4"
-        shutil.copyfile(src.video, out / fwd_rel)
-        rev_meta, rev_ref = done[src.name, "reverse"]
-        for direction, ref, spec_id in (("forward", video_ref(out, fwd_rel), None),
-                                        ("reverse", rev_ref, rev_meta.spec_id)):
+        pair: list[tuple[str, VideoRef, str | None]] = []
+        if (src.name, "reverse") in done:      # the direction is asked only beside the reversed video
+            fwd_rel = f"videos/{stem}-forward.mp4"
+            shutil.copyfile(src.video, out / fwd_rel)
+            rev_meta, rev_ref = done[src.name, "reverse"]
+            pair = [("forward", video_ref(out, fwd_rel), None), ("reverse", rev_ref, rev_meta.spec_id)]
+        for direction, ref, spec_id in pair:
             shown = list(src.steps) if direction == "forward" else list(reversed(src.steps))
             letter = LETTERS[P.DIRECTION_OPTIONS.index("forward" if direction == "forward" else "in reverse")]
             common = {**base, "direction": direction, "shown": shown, "perturbation": spec_id}
@@ -257,6 +309,8 @@ def build(sources: list[Source], out: Path, *, preset: str, on_progress: Callabl
                                    P.visible_summary(visible)))
         # anomaly injection: one video per anomaly
         for op in ANOMALIES:
+            if (src.name, f"anomaly-{op}") not in done:
+                continue
             meta, ref = done[src.name, f"anomaly-{op}"]
             desc = descriptor(op, meta.info, meta.width, meta.height,
                               other=_other_text(other) if op == "scene_mix" else None)
@@ -264,7 +318,7 @@ def build(sources: list[Source], out: Path, *, preset: str, on_progress: Callabl
                                    {**base, "anomaly": op, "anomaly_kind": "spatial" if op in SPATIAL else "temporal",
                                     "descriptor": desc, "anomaly_info": meta.info, "shown": list(src.steps),
                                     "options": None, "chance": None, "perturbation": meta.spec_id,
-                                    "mixed_with": other.name if op == "scene_mix" else None},
+                                    "mixed_with": other.name if op == "scene_mix" and other else None},
                                    P.anomaly_prompt(op), desc))
     return samples
 
@@ -278,23 +332,29 @@ def _other_text(other: Any) -> str:
 def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, force: bool = False,
              workers: int | None = 1, pool: PoolFactory | None = None,
              on_progress: Callable[[int, int], None] | None = None,
-             clips: Sequence[Clip] | None = None) -> Path:
+             clips: Sequence[Clip] | None = None, log: SourceLog | None = None) -> Path:
     """The probe's dataset from the synthetic procedures of ``preset``, or from ``clips`` (a user's folder or a
-    dataset loader's clips, imported to constant rate first; ``seeds`` then keeps the first N clips)."""
+    dataset loader's clips, imported to constant rate first; ``seeds`` then keeps the first N clips). What was
+    left out of the clips (by their loader, ``log``, and here) is in ``dataset.json``'s ``source_log``."""
     check_choice("preset", preset, PRESETS)
     pre = PRESETS[preset]
     out = dataset_dir(out)
+    log = log if log is not None else SourceLog()
     if clips is not None:
         clips = list(clips)[:seeds] if seeds is not None else list(clips)
         if len(clips) < 2:
             raise DataError(f"the expectation probe needs at least two clips (scene mixing splices in another one); "
-                            f"got {len(clips)}")
+                            f"got {len(clips)}" + (f" ({log.reasons()})" if log.skipped else ""))
     with staging_dir(out) as staging:
         if clips is None:
             sources: list[Any] = synthetic_sources(pre, staging, seeds, workers=workers, pool=pool)
         else:
-            sources = import_clips(clips, staging, workers=workers, pool=pool)
-        samples = build(sources, staging, preset=pre.name, on_progress=on_progress, workers=workers, pool=pool)
+            sources = import_clips(clips, staging, workers=workers, pool=pool, log=log)
+            if len(sources) < 2:
+                raise DataError(f"the expectation probe needs at least two clips that import (scene mixing splices "
+                                f"in another one); {len(sources)} of {len(clips)} did ({log.reasons()})")
+        samples = build(sources, staging, preset=pre.name, on_progress=on_progress, workers=workers, pool=pool,
+                        log=log)
         guard_replace(out, samples, force=force, key=lambda s: (s.params, s.answer, s.question),
                       command="generate stress")
         publish(staging, out)
@@ -302,5 +362,6 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, forc
     write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name,
                              "source": "synthetic" if clips is None else "clips",
                              "n_samples": len(samples), "n_sources": len(sources), "tasks": list(TASKS),
-                             "anomalies": list(ANOMALIES)})
+                             "anomalies": list(ANOMALIES),
+                             **({} if clips is None else {"source_log": log.as_json()})})
     return manifest

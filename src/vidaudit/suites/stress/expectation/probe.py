@@ -34,16 +34,17 @@ class ExpectationProbe(Probe):
         from vidaudit.suites.stress.expectation.generate import generate
 
         options.check_settings(("dataset",), self.name)
+        log = options.source_log()
         clips = None
         if options.source is not None:
-            clips = clips_from_source(Path(options.source), options.settings.get("dataset"))
+            clips = clips_from_source(Path(options.source), options.settings.get("dataset"), log)
         elif "dataset" in options.settings:
             raise ConfigError("--set dataset=NAME names the format of --source DIR; pass --source")
         from vidaudit.cli_common import progress_bar
 
         with progress_bar("expectation videos") as update:
             return generate(out, options.preset, options.seeds, force=options.force, workers=options.workers,
-                            pool=options.pool, on_progress=update, clips=clips)
+                            pool=options.pool, on_progress=update, clips=clips, log=log)
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params

@@ -9,7 +9,10 @@ The format (docs/stress.md): ``DIR/annotations.csv`` with a header and the colum
 
 Each row becomes one sample; a segment is cut (re-encoded, frames ``floor(start*fps)`` up to but not including
 ``floor(end*fps)``) into ``OUT/videos/``, a whole clip is copied byte for byte. Every problem in the file is
-reported at once, by line, and nothing is written until all rows check out.
+reported at once, by line, and nothing is written until all rows check out; ``clip`` joins ``DIR`` through
+``core.confine.confined`` (an absolute or ``..`` path, or a symlink out of ``DIR``, is such a problem, and
+nothing outside ``DIR`` is read). A clip that is there but does not decode is not the file's fault: its row is
+left out and named with the reason (``SourceLog``: printed, and in ``dataset.json``), never the end of the set.
 """
 
 from __future__ import annotations
@@ -22,12 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vidaudit.core.confine import confined
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import atomic_path
 from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import Sample, Trace, VideoRef
 from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.stress.lane_change.options import LABELS, LETTER_OF, QUESTION
+from vidaudit.suites.stress.sources import SourceLog, reason_of
 from vidaudit.video.io import VideoWriter, iter_constant_rate, iter_frames, probe, video_ref
 
 PROBE = "lane_change"
@@ -74,8 +79,12 @@ def read_annotations(root: Path) -> list[Row]:
             why = []
             if not clip:
                 why.append("no clip")
-            elif not (root / clip).is_file():
-                why.append(f"clip {clip!r} is not a file under {root}")
+            else:
+                try:
+                    if not confined(root, clip, what="clip").is_file():
+                        why.append(f"clip {clip!r} is not a file under {root}")
+                except DataError as e:
+                    why.append(str(e).split("; ", 1)[0])
             if label not in LABELS:
                 why.append(f"label {rec.get('label', '')!r} is not lane_change or no_change")
             try:
@@ -133,16 +142,18 @@ def clip_job(src: str, out: str, rel: str, segment: tuple[float, float] | None, 
 
 def generate(out: Path, source: Path, *, force: bool = False,
              on_progress: Callable[[int, int], None] | None = None, workers: int | None = 1,
-             pool: PoolFactory | None = None) -> Path:
+             pool: PoolFactory | None = None, log: SourceLog | None = None) -> Path:
     root = Path(source)
+    log = log if log is not None else SourceLog()
     rows = read_annotations(root)
     checked: list[tuple[Row, Any]] = []
     errors = []
     for r in rows:
+        path = confined(root, r.clip, what="clip", source=f"{root / ANNOTATIONS} line {r.line}")
         try:
-            info = probe(root / r.clip)
+            info = probe(path)
         except DataError as e:
-            errors.append(f"line {r.line}: {e}")
+            log.skip(r.clip, f"line {r.line}: {reason_of(e, path)}")
             continue
         if r.end_s is not None and r.end_s > info.duration_s + 1e-6:
             errors.append(f"line {r.line}: end_s {r.end_s:g} is past the end of {r.clip} ({info.duration_s:g} s)")
@@ -157,6 +168,8 @@ def generate(out: Path, source: Path, *, force: bool = False,
         checked.append((r, info))
     if errors:
         raise DataError(f"{root / ANNOTATIONS}: " + " | ".join(errors[:8]))
+    if not checked:
+        raise DataError(f"{root / ANNOTATIONS}: no clip it names decodes ({log.reasons()})")
     out = dataset_dir(out)
 
     def sid(i: int, r: Row) -> str:
@@ -171,7 +184,7 @@ def generate(out: Path, source: Path, *, force: bool = False,
                                answer=r.label, video=placeholder) for i, (r, _) in enumerate(checked)],
                   force=force, key=lambda s: (s.params, s.answer), command="generate stress")
     (out / "videos").mkdir(parents=True, exist_ok=True)
-    jobs = [(str(root / r.clip), str(out),
+    jobs = [(str(confined(root, r.clip, what="clip")), str(out),
              f"videos/{sid(i, r)}{'.mp4' if r.start_s is not None else Path(r.clip).suffix.lower()}",
              (r.start_s, r.end_s) if r.start_s is not None and r.end_s is not None else None,
              info.fps, info.width, info.height) for i, (r, info) in enumerate(checked)]
@@ -180,5 +193,6 @@ def generate(out: Path, source: Path, *, force: bool = False,
                       trace=Trace(events=[]), video=ref) for i, ((r, _), ref) in enumerate(zip(checked, refs, strict=True))]
     manifest = write_manifest(out, samples)
     write_dataset_info(out, {"suite": "stress", "probe": PROBE, "source": str(root), "n_samples": len(samples),
-                             "n_lane_change": sum(s.answer == "lane_change" for s in samples)})
+                             "n_lane_change": sum(s.answer == "lane_change" for s in samples),
+                             "source_log": log.as_json()})
     return manifest

@@ -35,7 +35,7 @@ class LaneChangeProbe(Probe):
             raise ConfigError("lane_change takes no --seeds: every row of annotations.csv is one sample")
         with progress_bar("lane_change clips") as update:
             return generate(out, options.source, force=options.force, on_progress=update, workers=options.workers,
-                            pool=options.pool)
+                            pool=options.pool, log=options.source_log())
 
     def check_sample(self, sample: Sample) -> str | None:
         label = sample.params.get("label")

@@ -35,6 +35,7 @@ from vidaudit.suites.stress.procedures import (
     staging_dir,
 )
 from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, QUESTIONS, build_key, prompt_text
+from vidaudit.suites.stress.sources import SourceLog
 
 PROBE = "shortcuts"
 QUERY_OF = {"first": "first", "last": "last", "sequence": "order"}
@@ -69,28 +70,38 @@ MIN_STEPS = 4
 
 
 def folder_sources(folder: Path, staging: Path, dataset: str | None = None, *, workers: int | None = 1,
-                   pool: PoolFactory | None = None) -> tuple[list[Source], list[str]]:
+                   pool: PoolFactory | None = None, log: SourceLog | None = None) -> tuple[list[Source], list[str]]:
     """A plain folder of clips with ``DIR/steps.csv`` (or a paper dataset's layout, ``--set dataset=NAME``, through
     ``datasets.clips_from_source``): the clips with at least ``MIN_STEPS`` labelled actions, each imported
     (upright, constant rate on the player's clock) into ``staging/sources``; their actions in time order are
-    the canonical order. Also the names of the clips left out (fewer actions)."""
+    the canonical order. Also the names of the clips left out (fewer actions); every clip left out (fewer or
+    repeated actions, not importable) is named in ``log`` with its reason."""
     from vidaudit.suites.stress.datasets import clips_from_source
     from vidaudit.suites.stress.sources import STEPS_CSV, import_clips
 
-    clips = clips_from_source(folder, dataset)
-    usable = [c for c in clips if len(c.steps) >= MIN_STEPS]
+    log = log if log is not None else SourceLog()
+    clips = clips_from_source(folder, dataset, log)
+    usable = []
+    for c in clips:
+        labels = [st.label for st in c.steps]
+        if len(c.steps) < MIN_STEPS:
+            log.skip(c.shown_as, f"{len(c.steps)} labelled actions; the shortcuts probe asks about the order of at "
+                                 f"least {MIN_STEPS}")
+        elif len(set(labels)) != len(labels):
+            log.skip(c.shown_as, f"repeats an action label ({', '.join(labels)}); each step must be told apart by "
+                                 "its text")
+        else:
+            usable.append(c)
     if not usable:
         where = (f"in {STEPS_CSV} (columns clip,start_s,end_s,label)" if dataset in (None, "folder")
                  else f"in its {dataset} annotations")
-        raise DataError(f"--source {folder}: no clip has at least {MIN_STEPS} labelled actions {where}; the shortcuts "
-                        "probe asks about the order of labelled steps. Add them, or use a YouCook2-format folder "
-                        "(youcook2_annotations.json)")
-    for c in usable:
-        labels = [st.label for st in c.steps]
-        if len(set(labels)) != len(labels):
-            raise DataError(f"--source {folder}: clip {c.path.name} ({c.name}) repeats an action label "
-                            f"({', '.join(labels)}); each step must be told apart by its text")
-    imported = import_clips(usable, staging, "sources", workers=workers, pool=pool)
+        raise DataError(f"--source {folder}: no clip has at least {MIN_STEPS} labelled actions {where}; the "
+                        "shortcuts probe asks about the order of labelled steps. Add them, or use a YouCook2-format "
+                        "folder (youcook2_annotations.json)")
+    imported = import_clips(usable, staging, "sources", workers=workers, pool=pool, log=log)
+    if len(imported) < 2:
+        raise DataError(f"--source {folder}: the shortcuts probe needs at least two clips with {MIN_STEPS}+ labelled "
+                        f"actions (each one's unrelated video is another); {len(imported)} imported ({log.reasons()})")
     origin = "clips" if dataset in (None, "folder") else str(dataset)
     skipped = [c.path.name if origin == "clips" else c.name for c in clips if len(c.steps) < MIN_STEPS]
     return [Source(c.name, c.video, c.steps, c.segments, origin, c.name) for c in imported], skipped
@@ -168,7 +179,8 @@ def build(sources: list[Source], out: Path, blank_s: tuple[float, ...], *, prese
 
 def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, source: Path | None = None,
              force: bool = False, workers: int | None = 1, pool: PoolFactory | None = None,
-             on_progress: Callable[[int, int], None] | None = None, dataset: str | None = None) -> Path:
+             on_progress: Callable[[int, int], None] | None = None, dataset: str | None = None,
+             log: SourceLog | None = None) -> Path:
     """``source``: a YouCook2-format folder (``youcook2_annotations.json``, or ``dataset="youcook2"``), a plain
     folder of clips with ``steps.csv``, or a paper dataset's layout (``dataset``: charades, ego4d, ...)."""
     check_choice("preset", preset, PRESETS)
@@ -178,16 +190,20 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, sour
     pre = PRESETS[preset]
     out = dataset_dir(out)
     skipped: list[str] = []
+    log = log if log is not None else SourceLog()
     with staging_dir(out) as staging:
         if source is not None:
             from vidaudit.suites.stress.shortcuts.youcook2 import ANNOTATIONS, load_youcook2
 
             if ds == "youcook2" or (ds is None and ((Path(source) / ANNOTATIONS).is_file()
                                                     or not Path(source).is_dir())):
-                sources = load_youcook2(Path(source))
+                sources = load_youcook2(Path(source), log)
                 origin = "youcook2"
+                if len(sources) < 2:
+                    raise DataError(f"--source {source}: the shortcuts probe needs at least two YouCook2 videos (each "
+                                    f"one's unrelated video is another); {len(sources)} usable ({log.reasons()})")
             else:
-                sources, skipped = folder_sources(Path(source), staging, ds, workers=workers, pool=pool)
+                sources, skipped = folder_sources(Path(source), staging, ds, workers=workers, pool=pool, log=log)
                 origin = sources[0].origin
         else:
             sources = synthetic_sources(pre, staging, seeds, workers=workers, pool=pool)
@@ -201,5 +217,5 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, sour
     write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name, "source": origin,
                              "n_samples": len(samples), "n_sources": len(sources), "conditions": list(CONDITIONS),
                              "questions": list(QUESTIONS), "blank_s": list(pre.blank_s),
-                             "skipped_clips": skipped})
+                             "skipped_clips": skipped, **({} if source is None else {"source_log": log.as_json()})})
     return manifest

@@ -39,7 +39,7 @@ class ShortcutsProbe(Probe):
         with progress_bar("shortcuts videos") as update:
             return generate(out, options.preset, options.seeds, source=options.source, force=options.force,
                             workers=options.workers, pool=options.pool, on_progress=update,
-                            dataset=options.settings.get("dataset"))
+                            dataset=options.settings.get("dataset"), log=options.source_log())
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params

@@ -6,45 +6,41 @@ DIR holds ``youcook2_annotations.json`` in YouCook2's own layout::
                                "annotations": [{"id": 0, "segment": [90, 102], "sentence": "spread margarine on bread"},
                                                ...]}}}
 
-and the videos as ``DIR/videos/VIDEO_ID.{mp4,mkv,webm}``. Segments are taken in annotation order (the
-canonical order, which YouCook2 annotates chronologically); a video needs at least 4 segments with
-distinct sentences, in time order and without overlap. Audio is never read (frames only).
+and the videos as ``DIR/videos/VIDEO_ID.EXT`` (any container a player plays, ``sources.VIDEO_EXTS``). Segments
+are taken in annotation order (the canonical order, which YouCook2 annotates chronologically); a video needs
+at least 4 segments with distinct sentences, in time order and without overlap. Audio is never read (frames
+only). The annotations list the whole release and a user holds a subset: a video whose file is absent is
+counted and left out, one with fewer than 4 segments is named with its reason (``SourceLog``), and a
+``VIDEO_ID`` that is not a plain file name (absolute, ``..``) is refused for that entry, never read; none
+left is a DataError.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from vidaudit.core.errors import DataError
+from vidaudit.core.untrusted import read_json_file
+from vidaudit.suites.stress.datasets import MAX_ANNOTATION_BYTES, find_video
 from vidaudit.suites.stress.shortcuts.generate import Source
+from vidaudit.suites.stress.sources import SourceLog, reason_of
 
 ANNOTATIONS = "youcook2_annotations.json"
-VIDEO_EXTS = (".mp4", ".mkv", ".webm")
 MIN_SEGMENTS = 4
 
 
-def _video(root: Path, vid: str) -> Path:
-    for ext in VIDEO_EXTS:
-        p = root / "videos" / f"{vid}{ext}"
-        if p.is_file():
-            return p
-    raise DataError(f"{root / ANNOTATIONS}: video {vid!r} has no file videos/{vid}{{{','.join(VIDEO_EXTS)}}}; add "
-                    "it or remove its entry")
-
-
-def load_youcook2(root: Path) -> list[Source]:
+def load_youcook2(root: Path, log: SourceLog | None = None) -> list[Source]:
+    log = log if log is not None else SourceLog()
     path = root / ANNOTATIONS
     if not path.is_file():
         raise DataError(f"{root} has no {ANNOTATIONS}; the shortcuts probe's --source is a YouCook2-format folder "
                         "(see docs/stress.md)")
-    try:
-        db = json.loads(path.read_text(encoding="utf-8"))["database"]
-    except (ValueError, KeyError, TypeError) as e:
-        raise DataError(f"{path} is not YouCook2 annotations JSON with a 'database' object: {e}") from None
+    data = read_json_file(path, what="YouCook2 annotations", max_bytes=MAX_ANNOTATION_BYTES)
+    db = data.get("database") if isinstance(data, dict) else None
     if not isinstance(db, dict) or not db:
-        raise DataError(f"{path}: 'database' holds no videos")
+        raise DataError(f"{path}: 'database' holds no videos; expected YouCook2's {{\"database\": {{VIDEO_ID: ...}}}}")
     out = []
+    absent = 0
     for vid in sorted(db):
         entry = db[vid]
         anns = entry.get("annotations") if isinstance(entry, dict) else None
@@ -67,7 +63,23 @@ def load_youcook2(root: Path) -> list[Source]:
                                 f"{sentence!r}; each step must be told apart by its text")
             segs.append((start, end))
             steps.append(sentence)
+        try:
+            video = find_video(root, ("videos",), vid, source=f"{path} video {vid!r}")
+        except DataError as e:
+            log.skip(vid, reason_of(e, root))
+            continue
+        if video is None:
+            absent += 1
+            continue
         if len(segs) < MIN_SEGMENTS:
-            raise DataError(f"{path}: video {vid!r} has {len(segs)} segments; the probe needs at least {MIN_SEGMENTS}")
-        out.append(Source(vid, _video(root, vid), tuple(steps), tuple(segs), "youcook2"))
+            log.skip(video.name, f"{len(segs)} annotated segments; the probe needs at least {MIN_SEGMENTS}")
+            continue
+        out.append(Source(vid, video, tuple(steps), tuple(segs), "youcook2"))
+    if absent:
+        log.count("entries_without_video", absent)
+        log.note(f"youcook2: {absent} annotated videos have no file in {root / 'videos'} (skipped)")
+    if not out:
+        raise DataError(f"{path}: no annotated video with at least {MIN_SEGMENTS} segments was found in "
+                        f"{root / 'videos'} (VIDEO_ID.mp4, .mkv, .webm, ...)"
+                        + (f" ({log.reasons()})" if log.skipped else ""))
     return out

@@ -39,7 +39,7 @@ class PairsProbe(Probe):
         bad = [c for c in cats if c not in PAPER_CATEGORIES]
         if bad or not cats:
             raise ConfigError(f"unknown categories {', '.join(bad)}; choose from {', '.join(PAPER_CATEGORIES)}")
-        return generate_pairs_requests(out, options.source, cats, force=options.force)
+        return generate_pairs_requests(out, options.source, cats, force=options.force, log=options.source_log())
 
     def check_sample(self, sample: Sample) -> str | None:
         if sample.params.get("category") not in PAPER_CATEGORIES:
