@@ -131,7 +131,9 @@ def _tbsr_table(cells: dict[str, Any]) -> Table:
                           "TBSR 95% Wilson", "chance", "paper reported", "human ceiling"], rows=rows,
                  caption="Raw and Occ: accuracy over every planned trial (a failed call is wrong). TBSR: items correct "
                          "on both the raw and the masked video / items correct on the raw one, pairing the trials "
-                         "of one item and model. Chance is 1/5 (w/o abstention) or 1/6 (w/ abstention). 'paper "
+                         "of one item and model. Chance is 1/5 (w/o abstention) or 1/6 (w/ abstention: a uniform "
+                         "guess over six options; the abstention option is never the answer, so a constant letter "
+                         "scores up to 1/5 there). 'paper "
                          "reported' is Reveal Fig. 8 / Table 13 on NExT-QA-T for the paper's model of that name (its "
                          "own data, not these).")
 
