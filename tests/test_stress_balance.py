@@ -271,7 +271,8 @@ def test_paper_shortcuts_keys() -> None:
 
 
 @pytest.mark.parametrize("n_sources", range(1, 9))
-@pytest.mark.parametrize("blank_s", [(2.0,), (10.0, 45.0), (5.0, 10.0, 20.0, 30.0, 45.0, 60.0)])
+@pytest.mark.parametrize("blank_s", [(2.0,), (10.0, 45.0), (5.0, 10.0, 20.0, 30.0, 45.0, 60.0),
+                                     tuple(5.0 * (i + 1) for i in range(12))])
 def test_shortcut_keys_for_any_source_count(n_sources: int, blank_s: tuple[float, ...]) -> None:
     """``--seeds``, ``--set blank_s`` and a user's folder change the number of sources and durations: every
     residue of the source count modulo 4 is planned balanced."""
