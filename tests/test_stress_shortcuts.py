@@ -127,6 +127,30 @@ def test_report(run_dir: Path) -> None:
     assert {r.params["probe"] for r in records} == {"shortcuts"}
 
 
+def test_blank_durations_on_request(tmp_path: Path) -> None:
+    """``--set blank_s=5,60``: the paper's shortest and longest blanks (D.6), written as black videos of exactly
+    that length (read back from the files), recorded in dataset.json, keys balanced in each Blank-Avg cell."""
+    from vidaudit.video.io import probe
+
+    r = _cli(tmp_path, "generate", "stress", "--probe", "shortcuts", "--out", str(tmp_path / "data"),
+             "--set", "blank_s=5,60")
+    assert r.returncode == 0, r.stdout + r.stderr
+    samples = load_samples(tmp_path / "data")
+    blank = [s for s in samples if s.params["video_condition"] == "blank"]
+    assert sorted({s.params["blank_s"] for s in blank}) == [5.0, 60.0] and len(blank) == 2 * 2 * 3
+    for s in blank:
+        info = probe(tmp_path / "data" / s.video.path)
+        assert abs(info.n_frames / info.fps - s.params["blank_s"]) < 1e-9, (s.sample_id, info.n_frames, info.fps)
+    for d in (5.0, 60.0):   # Blank-Avg cell: First and Last of the two sources, four different letters
+        assert sorted(s.answer for s in blank if s.params["blank_s"] == d and s.params["question_kind"] != "sequence") \
+            == ["A", "B", "C", "D"]
+    assert json.loads((tmp_path / "data" / "dataset.json").read_text())["blank_s"] == [5.0, 60.0]
+    for bad, why in (("5,x", "not a number"), ("0", "outside"), ("5,5", "given twice"), ("700", "outside")):
+        r = _cli(tmp_path, "generate", "stress", "--probe", "shortcuts", "--out", str(tmp_path / "bad"),
+                 "--set", f"blank_s={bad}")
+        assert r.returncode == 2 and why in r.stdout + r.stderr, (bad, r.stdout + r.stderr)
+
+
 def _youcook2(root: Path, n_videos: int = 2, broken: dict | None = None) -> Path:
     src = root / "yc2"
     (src / "videos").mkdir(parents=True)

@@ -328,7 +328,7 @@ class PlanStream:
                     if rc.perturbations and pin is None:
                         continue
                     sel = self._select(i, s, rc, pin)
-                    if pin is not None and pin.strip_info is not None:
+                    if pin is not None and pin.strip_info is not None and not partial_coverage_allowed(s):
                         refused += coverage_refusals(s, rc, g.model.label, pin, sel)
                     yield g, s, sel, pin
 
@@ -496,6 +496,13 @@ def plan_perturbed(sample: Sample, condition: Condition, suite: Suite, refused: 
     except ConfigError as e:
         refused.append(f"{sample.sample_id} under {condition.id}: {e}")
         return None
+
+
+def partial_coverage_allowed(sample: Sample) -> bool:
+    """Whether the dataset opted in to masked trials that may leave strips unseen (``params.strip_coverage`` =
+    "partial": a generator's explicit setting, e.g. cross_frame's ``--set sampling=paper``, which records the
+    coverage and warns); every other masked trial must show every strip (``coverage_refusals``)."""
+    return sample.params.get("strip_coverage") == "partial"
 
 
 def coverage_refusals(sample: Sample, condition: Condition, model: str, pin: PerturbedInput,

@@ -142,14 +142,75 @@ def place_at(correct: Any, others: Sequence[Any], slot: int, rng: Any | None = N
     """``others`` (in an order drawn by ``rng``, or as given without one) with ``correct`` inserted at ``slot``.
 
     Why: a drawn position leaves a small preset with every answer at one letter, so a constant answerer
-    scores 100% there. Generators pass ``slot = item index mod k`` (the balanced cycle of docs/stress.md,
-    "Balanced answers"), so every letter is the answer within one item of equally often."""
+    scores 100% there. Generators pass a slot from a plan balanced inside every cell their report scores
+    (docs/stress.md, "Balanced answers": a cycle over the items, or ``cyclic_offsets``)."""
     rest = list(others)
     if rng is not None:
         rest = [rest[int(i)] for i in rng.permutation(len(rest))]
     if not 0 <= slot <= len(rest):
         raise ValueError(f"slot {slot} is outside 0..{len(rest)}")
     return rest[:slot] + [correct] + rest[slot:]
+
+
+def cyclic_offsets(n_rows: int, columns: Sequence[Hashable], cells: Iterable[Iterable[Hashable]], k: int,
+                   budget: int = 200_000) -> dict[Hashable, int]:
+    """Offsets that balance a key plan over rows x columns inside every reported cell.
+
+    A probe whose items are rows (sources) x columns (condition, question, ...), every row having every column,
+    puts row ``r``'s item of column ``c`` at slot ``(r + offsets[c]) mod k``. Each column then holds every slot
+    ``n_rows div k`` times, plus once more for the ``b = n_rows mod k`` slots from ``offsets[c]`` on. A cell (a
+    set of columns, over all rows: what a report table scores separately) of m items is balanced, no slot the
+    key of more than ``ceil(m / k)`` of them, when those extra runs cover no slot more than ``ceil(|cell| b / k)``
+    times. The offsets are searched column by column (depth first, each column first trying the slot where the
+    previous column's run ended, which chains runs into one contiguous cycle), pruning any slot that would put a
+    cell over its bound. With ``b = 0`` every plan is balanced and the chain is all zeros. Raises RuntimeError
+    when no plan is found within ``budget`` steps (callers' tests prove their shapes are planned)."""
+    cols = list(columns)
+    if len(set(cols)) != len(cols):
+        raise ValueError("columns repeat")
+    b = n_rows % k
+    groups = [frozenset(c) for c in cells]
+    of_col: dict[Hashable, list[int]] = {c: [] for c in cols}
+    for gi, g in enumerate(groups):
+        for c in g:
+            if c not in of_col:
+                raise ValueError(f"cell names an unknown column {c!r}")
+            of_col[c].append(gi)
+    limit = [-(-len(g) * b // k) for g in groups]
+    cover = [[0] * k for _ in groups]
+    offsets: list[int] = []
+    steps = 0
+
+    def fits(c: Hashable, o: int, add: int) -> bool:
+        ok = True
+        for gi in of_col[c]:
+            for j in range(b):
+                slot = (o + j) % k
+                cover[gi][slot] += add
+                ok = ok and cover[gi][slot] <= limit[gi]
+        return ok
+
+    def search(i: int) -> bool:
+        nonlocal steps
+        if i == len(cols):
+            return True
+        chain = (offsets[-1] + b) % k if offsets else 0
+        for o in [chain] + [x for x in range(k) if x != chain]:
+            steps += 1
+            if steps > budget:
+                raise RuntimeError(f"no balanced key plan found for {n_rows} rows x {len(cols)} columns in "
+                                   f"{len(groups)} cells within {budget} steps")
+            if fits(cols[i], o, 1):
+                offsets.append(o)
+                if search(i + 1):
+                    return True
+                offsets.pop()
+            fits(cols[i], o, -1)
+        return False
+
+    if not search(0):
+        raise RuntimeError(f"no balanced key plan exists for {n_rows} rows x {len(cols)} columns in these cells")
+    return dict(zip(cols, offsets, strict=True))
 
 
 def options_block(options: Sequence[str]) -> str:

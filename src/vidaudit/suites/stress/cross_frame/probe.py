@@ -20,7 +20,8 @@ class CrossFrameProbe(Probe):
     description = ("strip-masked multiple-choice video QA (NExT-QA format or built-in synthetic clips), with and "
                    "without abstention; Raw, Occ and TBSR; chance 1/5 and 1/6")
     presets = ("smoke", "paper", "table10")
-    record_keys = ("probe", "item", "split", "type", "abstention", "source", "template", "preset")
+    record_keys = ("probe", "item", "split", "type", "abstention", "source", "template", "preset", "sampling",
+                   "coverage")
     scorer = "vidaudit.suites.stress.cross_frame.scoring:score_trial"
     reporter = "vidaudit.suites.stress.cross_frame.report:cross_frame_report"
     trial_viewer = "vidaudit.suites.stress.cross_frame.viewer:viewer_trial"
@@ -32,9 +33,19 @@ class CrossFrameProbe(Probe):
         from vidaudit.cli_common import progress_bar
 
         with progress_bar("cross_frame videos") as update:
-            return generate(out, options.preset, options.seeds, options.source, dict(options.settings),
-                            force=options.force, workers=options.workers, pool=options.pool, on_progress=update,
-                            log=options.source_log() if options.source is not None else None)
+            manifest = generate(out, options.preset, options.seeds, options.source, dict(options.settings),
+                                force=options.force, workers=options.workers, pool=options.pool, on_progress=update,
+                                log=options.source_log() if options.source is not None else None)
+        if options.settings.get("sampling", "").strip().lower() == "paper":
+            from vidaudit.cli_common import console
+            from vidaudit.core.manifest import read_dataset_info
+            from vidaudit.suites.stress.cross_frame.generate import COVERAGE_WARNING
+
+            console.print(f"warning: {COVERAGE_WARNING}")
+            for cond, c in read_dataset_info(Path(manifest).parent).get("coverage", {}).items():
+                console.print(f"  {cond}: {100 * c['mean_strips_shown']:.1f}% of strips shown on average; "
+                              f"{c['n_missing_strips']} of {c['n_samples']} samples miss some")
+        return manifest
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params

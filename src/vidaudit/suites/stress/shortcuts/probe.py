@@ -31,15 +31,16 @@ class ShortcutsProbe(Probe):
     trial_viewer = "vidaudit.suites.stress.shortcuts.viewer:viewer_trial"
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
-        from vidaudit.suites.stress.shortcuts.generate import generate
+        from vidaudit.suites.stress.shortcuts.generate import generate, parse_blank_s
 
-        options.check_settings(("dataset",), self.name)
+        options.check_settings(("dataset", "blank_s"), self.name)
+        blank_s = parse_blank_s(options.settings["blank_s"]) if "blank_s" in options.settings else None
         from vidaudit.cli_common import progress_bar
 
         with progress_bar("shortcuts videos") as update:
             return generate(out, options.preset, options.seeds, source=options.source, force=options.force,
                             workers=options.workers, pool=options.pool, on_progress=update,
-                            dataset=options.settings.get("dataset"), log=options.source_log())
+                            dataset=options.settings.get("dataset"), log=options.source_log(), blank_s=blank_s)
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params
