@@ -227,7 +227,7 @@ def test_the_stream_ffmpeg_picks_is_read_and_recorded_and_another_can_be_named(q
 # --------------------------------------------------------------------------- what each path makes of them
 
 
-def _dataset(quirks: dict[str, Quirk], root: Path, names: list[str]) -> None:
+def _dataset(quirks: dict[str, Quirk], root: Path, names: list[str], stream: int | None = None) -> None:
     import shutil
 
     (root / "videos").mkdir(parents=True, exist_ok=True)
@@ -237,21 +237,13 @@ def _dataset(quirks: dict[str, Quirk], root: Path, names: list[str]) -> None:
         samples.append(Sample(sample_id=re.sub(r"\W", "_", name), suite="counting",
                               params={"domain": "real:clip", "n_events": 0, "frequency_hz": None},
                               question="How many times did the object blink?", answer=0,
-                              video=video_ref(root, f"videos/{name}")))
+                              video=video_ref(root, f"videos/{name}", stream)))
     write_manifest(root, samples)
 
 
-def test_a_run_sends_the_frames_ffmpeg_shows(quirks: dict[str, Quirk], tmp_path: Path) -> None:
-    """`vidaudit run` against a local OpenAI-compatible server that keeps every image it is sent."""
+def _sent_images(data: Path, out: Path, condition: str = "frames@7") -> list[list[np.ndarray]]:
+    """Run ``data`` against a local OpenAI-compatible server that keeps every request; each request's images."""
     from httpfake import FakeServer, Recorded, Reply
-
-    data = tmp_path / "data"
-    _dataset(quirks, data, READABLE)
-    manifest = [json.loads(x) for x in (data / "manifest.jsonl").read_text().splitlines()]
-    kinetics = next(r["video"] for r in manifest if r["sample_id"] == "kinetics_sar_mp4")
-    assert (kinetics["sar"], kinetics["stored_size"], kinetics["width"], kinetics["height"]) == \
-        ([64, 51], [340, 256], 426, 256)
-    assert next(r["video"] for r in manifest if r["sample_id"] == "two_streams_mkv")["stream"] == 1
 
     def answer(rec: Recorded) -> Reply:
         return Reply(json={"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": [
@@ -262,20 +254,41 @@ def test_a_run_sends_the_frames_ffmpeg_shows(quirks: dict[str, Quirk], tmp_path:
     with FakeServer() as srv:
         srv.script("POST", "/v1/chat/completions", default=answer)
         r = subprocess.run([sys.executable, "-m", "vidaudit.cli", "run", "counting", "--data", str(data), "--model",
-                            f"openai:fake@{srv.url}/v1", "--condition", "frames@7", "--out", str(tmp_path / "run")],
+                            f"openai:fake@{srv.url}/v1", "--condition", condition, "--out", str(out)],
                            capture_output=True, text=True, timeout=600, env=env)
         assert r.returncode == 0, r.stdout + r.stderr
         sent = srv.requests_to("/v1/chat/completions")
+    return [[cv2.cvtColor(cv2.imdecode(np.frombuffer(base64.b64decode(p["image_url"]["url"].split(",", 1)[1]),
+                                                     np.uint8), cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
+             for p in rec.json()["messages"][-1]["content"] if p["type"] == "image_url"] for rec in sent]
+
+
+def test_a_manifest_naming_another_stream_is_sent_that_stream(quirks: dict[str, Quirk], tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    _dataset(quirks, data, ["two_streams.mkv"], stream=0)
+    assert json.loads((data / "manifest.jsonl").read_text())["video"]["stream"] == 0
+    [images] = _sent_images(data, tmp_path / "run", "frames@4")
+    assert [frame_code(i) for i in images] == [100 + 5 * j for j in range(4)]
+    assert all(i.shape == (48, 64, 3) for i in images)
+
+
+def test_a_run_sends_the_frames_ffmpeg_shows(quirks: dict[str, Quirk], tmp_path: Path) -> None:
+    """`vidaudit run` against a local OpenAI-compatible server that keeps every image it is sent."""
+    data = tmp_path / "data"
+    _dataset(quirks, data, READABLE)
+    manifest = [json.loads(x) for x in (data / "manifest.jsonl").read_text().splitlines()]
+    kinetics = next(r["video"] for r in manifest if r["sample_id"] == "kinetics_sar_mp4")
+    assert (kinetics["sar"], kinetics["stored_size"], kinetics["width"], kinetics["height"]) == \
+        ([64, 51], [340, 256], 426, 256)
+    assert next(r["video"] for r in manifest if r["sample_id"] == "two_streams_mkv")["stream"] == 1
+
+    sent = _sent_images(data, tmp_path / "run")
     assert len(sent) == len(READABLE)
     by_shape: dict[tuple[int, int], list[str]] = {}
     for name in READABLE:
         by_shape.setdefault(quirks[name].shown, []).append(name)
     matched = set()
-    for rec in sent:
-        parts = rec.json()["messages"][-1]["content"]
-        images = [cv2.cvtColor(cv2.imdecode(np.frombuffer(base64.b64decode(p["image_url"]["url"].split(",", 1)[1]),
-                                                          np.uint8), cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
-                  for p in parts if p["type"] == "image_url"]
+    for images in sent:
         candidates = [n for n in by_shape.get((images[0].shape[1], images[0].shape[0]), [])
                       if len(at_fps(probe(quirks[n].path).timeline, 7.0)) == len(images)
                       and [frame_code(i) for i in images] == [quirks[n].on_screen(j / 7) for j in range(len(images))]]
