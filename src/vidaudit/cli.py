@@ -208,6 +208,8 @@ def perturb(
     out: Path = typer.Option(None, "--out", help="Output video (its metadata goes beside it as .json); a folder "
                              "for --batch or a source folder."),
     second: Path = typer.Option(None, "--second", help="A second video (scene_mix, unrelated)."),
+    stream: int = typer.Option(None, "--stream", help="The index of SOURCE's video stream to read, in a file with "
+                               "several (default: the one ffmpeg picks: the largest, a default-marked one first)."),
     list_ops: bool = typer.Option(False, "--list", help="List every op with its parameters and exit."),
     batch: Path = typer.Option(None, "--batch", help="A JSONL file of jobs ({source, op, params, seed, name?, "
                                "second?} per line) rendered into --out (docs/perturbations.md)."),
@@ -228,6 +230,8 @@ def perturb(
 
         if out is None:
             raise ConfigError("a batch needs --out DIR for its videos and batch.jsonl")
+        if stream is not None:
+            raise ConfigError("--stream names one file's stream; a batch reads each video's default stream")
         pool = pool_factory(executor, ray_address)  # a bad --executor or a missing ray extra: before any work
         with progress_bar("perturbing") as update:
             res = batch_command(out, batch=batch, folder=source,
@@ -243,7 +247,7 @@ def perturb(
     if executor != "local" or ray_address is not None or workers != 1:
         raise ConfigError("--executor, --ray-address and --workers are for batches (--batch or a source folder)")
     with console.status(f"perturbing {source.name} ({op})"):
-        res = perturb_command(source, op, list(sets), seed, out, second=second)
+        res = perturb_command(source, op, list(sets), seed, out, second=second, stream=stream)
     for line in summary_lines(res):
         console.print(line, highlight=False, markup=False, soft_wrap=True)  # paths stay whole
 

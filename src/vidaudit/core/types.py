@@ -79,11 +79,13 @@ MAX_SIZE = 1 << 16
 class VideoRef(_Frozen):
     """A video as read back from its encoded file (``path`` relative to the dataset dir), as a player shows it.
 
-    ``width``/``height`` are the displayed size (after ``rotation``, the degrees counter-clockwise a player
-    turns the stored picture). Times are on the player's clock (``core.timeline``): ``start_s`` is the
-    first frame's time and ``frame_times`` lists every frame's time when the rate is not constant. The three
-    are written only when they differ from a constant-rate upright clip starting at 0, so the manifests of
-    such clips (every rendered one) are unchanged.
+    ``width``/``height`` are the displayed size: the stored picture (``stored_size``) with its sample aspect
+    ratio applied (``sar``, width scaled: ``floor(w * sar)``), then turned by ``rotation`` (degrees
+    counter-clockwise). Times are on the player's clock (``core.timeline``): ``start_s`` is the first frame's
+    time and ``frame_times`` lists every frame's time when the rate is not constant. ``stream`` is the index of
+    the video stream the frames come from, in a file with several (None: the one ffmpeg picks, the only one).
+    Each of these is written only when it differs from a constant-rate, upright, square-pixel, single-stream
+    clip starting at 0, so the manifests of such clips (every rendered one) are unchanged.
     """
 
     path: str
@@ -96,6 +98,9 @@ class VideoRef(_Frozen):
     rotation: int = 0
     start_s: float = 0.0
     frame_times: tuple[float, ...] | None = None
+    sar: tuple[int, int] | None = None          # sample aspect ratio (num, den), when pixels are not square
+    stored_size: tuple[int, int] | None = None  # the stored picture's (width, height), when pixels are not square
+    stream: int | None = None                   # the video stream's index, in a file with several
 
     @model_validator(mode="after")
     def _check(self) -> VideoRef:
@@ -122,12 +127,19 @@ class VideoRef(_Frozen):
                 raise ValueError(f"video frame_times has {len(ft)} entries for {self.n_frames} frames")
             if any(not math.isfinite(t) for t in ft) or any(b <= a for a, b in zip(ft, ft[1:])):
                 raise ValueError("video frame_times must be finite and strictly increasing")
+        if self.sar is not None and not (0 < self.sar[0] < 1 << 31 and 0 < self.sar[1] < 1 << 31):
+            raise ValueError(f"video sar must be two positive integers, got {list(self.sar)}")
+        if self.stored_size is not None and not all(0 < v <= MAX_SIZE for v in self.stored_size):
+            raise ValueError(f"video stored_size is out of range: {list(self.stored_size)}")
+        if self.stream is not None and not 0 <= self.stream < 1 << 16:
+            raise ValueError(f"video stream must be a stream index >= 0, got {self.stream}")
         return self
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> dict[str, Any]:
         data = handler(self)
-        for key, default in (("rotation", 0), ("start_s", 0.0), ("frame_times", None)):
+        for key, default in (("rotation", 0), ("start_s", 0.0), ("frame_times", None), ("sar", None),
+                             ("stored_size", None), ("stream", None)):
             if data.get(key, default) == default:
                 data.pop(key, None)
         return data
@@ -348,6 +360,7 @@ class VideoPart:
     source_fps: float
     frame_indices: tuple[int, ...] = ()
     timestamps: tuple[float, ...] = ()
+    stream: int | None = None          # the file's video stream the frames come from (None: the one ffmpeg picks)
 
 
 Part = TextPart | ImagePart | VideoPart

@@ -31,7 +31,8 @@ def observed_frames(request: Request, who: str, *, half: bool = True) -> list[tu
                 raise ModelCallError(ErrorKind.BAD_REQUEST, f"{who}: video part lists no frames")
             try:
                 when = dict(zip(part.frame_indices, part.timestamps, strict=True))
-                frames.extend((i, when[i], f) for i, f in iter_selected(part.path, part.frame_indices, half=half))
+                frames.extend((i, when[i], f) for i, f in iter_selected(part.path, part.frame_indices, half=half,
+                                                                               stream=part.stream))
             except DataError as e:
                 raise ModelCallError(ErrorKind.BAD_REQUEST, str(e)) from e
     return frames

@@ -153,15 +153,18 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES, *,
             pick = sent[::step][:max_frames]
             s = scored.samples[t.sample_id]
             path, sha, meta = scored.data_dir / s.video.path, s.video.sha256, None
+            stream = s.video.stream
             if path not in checked:        # thumbnails must be the frames the model saw: the same bytes
                 check_unchanged(path, s.video, who=s.sample_id)
                 checked.add(path)
             if t.trial_id in perturbed:     # the frames sent are frames of the perturbed video
                 path, sha, meta = perturbed[t.trial_id]
-            key = sha or str(Path(path).resolve())
+                stream = None                # a perturbed video has one stream
+            key = (sha or str(Path(path).resolve())) + ("" if stream is None else f"#{stream}")
             missing = sorted({i for i, _ in pick if (key, i) not in thumbs})
             # decoded on this thread (less CPU than the decoder's threads) and scaled from the planes
-            for i, img in iter_selected(path, missing, threaded=False, width=THUMBNAIL_WIDTH) if missing else ():
+            for i, img in (iter_selected(path, missing, threaded=False, width=THUMBNAIL_WIDTH, stream=stream)
+                           if missing else ()):
                 thumbs[(key, i)] = thumbnail_jpeg_b64(img, width=THUMBNAIL_WIDTH)
             t = attach_thumbnails(t, [(i, ft, thumbs[(key, i)]) for i, ft in pick], max_frames=max_frames)
             if meta is not None and meta.op == "strip_mask":

@@ -593,7 +593,8 @@ class RequestBuilder:
         return p.trial.model.label in self.pixel_free
 
     def video_of(self, p: PlannedTrial) -> tuple[Path, str | None]:
-        """The file the trial's frames come from: the sample's video, or its perturbed video (rendered once)."""
+        """The file the trial's frames come from: the sample's video, or its perturbed video (rendered once; it has
+        one video stream)."""
         path = self.data_dir / p.sample.video.path
         if p.perturbed is None:
             return path, p.sample.video.sha256
@@ -609,16 +610,17 @@ class RequestBuilder:
         parts: list[Part] = []
         pixel_free = p.trial.model.label in self.pixel_free
         path, sha = (None, None) if pixel_free else self.video_of(p)  # a pixel-free model opens no file
+        stream = s.video.stream if p.perturbed is None else None
         if pixel_free:
             pass
         elif cond.presentation is Presentation.NATIVE:
             fps = v.fps if cond.all_frames else float(cond.fps)  # type: ignore[arg-type]
             parts.append(VideoPart(path=str(path), sha256=sha, fps=fps, duration_s=v.duration_s,
                                    n_frames=v.n_frames, source_fps=v.fps, frame_indices=sel.indices,
-                                   timestamps=sel.times))
+                                   timestamps=sel.times, stream=stream))
         else:
             assert path is not None  # only a pixel-free model opens no file
-            images = self.cache.get(path, sha, sel.indices)
+            images = self.cache.get(path, sha, sel.indices, stream)
             for idx, t, img in zip(sel.indices, sel.times, images, strict=True):
                 if cond.timestamps:
                     parts.append(TextPart(f"t={t:.2f}s"))

@@ -1,7 +1,8 @@
 """Is this file the video its manifest describes? Where it lies, its bytes, and the facts a run relies on.
 
 A run sends frames chosen on the manifest's clock (rate, frame count, start, frame times) at the
-manifest's displayed size and rotation, so those facts are read back from the file and compared, not
+manifest's displayed size, rotation and sample aspect ratio, from the manifest's video stream, so those facts
+are read back from the file and compared, not
 only the sha256: a manifest whose facts were edited (or written by a tool that got them wrong) would
 otherwise plan frames the file does not show at those times. A video path must stay inside the dataset
 directory unless the user opts in (a hand-edited ``../../..`` or a symlink out of the folder would
@@ -18,7 +19,7 @@ from vidaudit.core.hashing import sha256_file
 from vidaudit.core.types import VideoRef
 from vidaudit.video.io import VideoInfo, probe
 
-_PROBED: dict[str, VideoInfo] = {}   # sha256 -> facts: the same bytes always probe the same
+_PROBED: dict[tuple[str, int | None], VideoInfo] = {}   # (sha256, stream) -> facts: the same bytes probe the same
 
 
 def resolve_video(data_dir: Path, rel: str, *, allow_external: bool = False, who: str = "") -> Path:
@@ -46,6 +47,15 @@ def facts_problems(info: VideoInfo, ref: VideoRef) -> list[str]:
         out.append(f"displayed size {info.width}x{info.height}, the manifest says {ref.width}x{ref.height}")
     if info.rotation != ref.rotation:
         out.append(f"rotation {info.rotation}, the manifest says {ref.rotation}")
+    sar = (info.sar.numerator, info.sar.denominator)
+    if sar != (ref.sar or (1, 1)):
+        out.append(f"sample aspect ratio {sar[0]}:{sar[1]}, the manifest says "
+                   + ("square pixels" if ref.sar is None else f"{ref.sar[0]}:{ref.sar[1]}"))
+    elif ref.stored_size is not None and tuple(ref.stored_size) != tuple(info.stored_size):
+        out.append(f"stored size {info.stored_size[0]}x{info.stored_size[1]}, the manifest says "
+                   f"{ref.stored_size[0]}x{ref.stored_size[1]}")
+    if info.video_streams > 1 and ref.stream is None:
+        out.append(f"{info.video_streams} video streams, the manifest names none (it records the one read)")
     if not math.isclose(info.start_s, ref.start_s, abs_tol=1e-6):
         out.append(f"first frame at {info.start_s:g} s, the manifest says {ref.start_s:g} s")
     mine, theirs = info.frame_times, ref.frame_times
@@ -58,10 +68,10 @@ def facts_problems(info: VideoInfo, ref: VideoRef) -> list[str]:
     return out
 
 
-def probed(path: Path, sha256: str) -> VideoInfo:
-    hit = _PROBED.get(sha256)
+def probed(path: Path, sha256: str, stream: int | None = None) -> VideoInfo:
+    hit = _PROBED.get((sha256, stream))
     if hit is None:
-        hit = _PROBED[sha256] = probe(path)
+        hit = _PROBED[(sha256, stream)] = probe(path, stream)
     return hit
 
 
@@ -76,7 +86,7 @@ def check_video_file(path: Path, ref: VideoRef, *, who: str, facts: bool = True)
         raise DataError(f"{path} does not match the manifest's sha256 for {who}: the file changed; regenerate it "
                         "or point --data at the matching manifest")
     if facts:
-        problems = facts_problems(probed(path, ref.sha256), ref)
+        problems = facts_problems(probed(path, ref.sha256, ref.stream), ref)
         if problems:
             raise DataError(f"{path} (for {who}) is not the video its manifest describes: {'; '.join(problems)}. "
                             "Regenerate the manifest from the file (vidaudit import / generate), do not edit it "

@@ -141,13 +141,14 @@ def first_frame_on(clock: Timeline, t: float) -> int:
     return i if clock.time_of(i) >= t - 1e-9 else i + 1
 
 
-def check_video(domain: str, path: str | Path, trace: Trace, fps: float, clock: Timeline | None = None) -> list[str]:
+def check_video(domain: str, path: str | Path, trace: Trace, fps: float, clock: Timeline | None = None,
+                stream: int | None = None) -> list[str]:
     """Problems found (empty when the pixels show every event of the trace at its frame, and nothing else).
 
     Every frame is decoded and looked at; a frame byte-identical to the one before it is converted and
     analysed once (``iter_frames_reused``), which gives exactly the detections of converting every frame.
     """
-    frames = iter_frames_reused(path, half=True, threaded=False)
+    frames = iter_frames_reused(path, half=True, threaded=False, stream=stream)
     when = (lambda i: i / fps) if clock is None else clock.time_of
     return pixel_problems(domain, ((i, when(i), f) for i, f in enumerate(frames)), trace, fps, clock)
 
@@ -232,7 +233,7 @@ def check_sample(sample: Sample, root: str | Path, render: Mapping[str, Any] | N
     problems += timing_problems(sample.trace, v.fps, v.n_frames, clock, times)
     if problems:
         return problems  # the pixels' verdict against a trace that is wrong on its face adds nothing
-    return check_video(sample.params["domain"], Path(root) / v.path, sample.trace, v.fps, clock)
+    return check_video(sample.params["domain"], Path(root) / v.path, sample.trace, v.fps, clock, v.stream)
 
 
 def _verify_job(row: dict, root: str, render: dict | None = None) -> tuple[str, list[str]]:
@@ -245,7 +246,7 @@ def _verify_job(row: dict, root: str, render: dict | None = None) -> tuple[str, 
     if sample.video.sha256 and sha256_file(path) != sample.video.sha256:
         return sample.sample_id, [f"sha256 of {path} does not match the manifest (file changed or corrupt)"]
     try:        # the clock the trace's frames were placed on must be the file's (rate, times, start)
-        facts = facts_problems(probe(path), sample.video)
+        facts = facts_problems(probe(path, sample.video.stream), sample.video)
     except DataError as e:
         return sample.sample_id, [str(e)]
     if facts:

@@ -46,11 +46,12 @@ def parse_sets(op_name: str, sets: list[str] | None) -> dict[str, Any]:
 
 
 def perturb_command(source: str | Path, op: str, sets: list[str] | None, seed: int, out: str | Path,
-                    second: str | Path | None = None) -> PerturbResult:
-    """Parse the ``--set`` pairs for ``op`` and apply it: writes ``out`` and ``out`` with ``.json``."""
+                    second: str | Path | None = None, stream: int | None = None) -> PerturbResult:
+    """Parse the ``--set`` pairs for ``op`` and apply it: writes ``out`` and ``out`` with ``.json``. ``stream``: the
+    source's video stream (``--stream``; default: the one a player picks)."""
     params = parse_sets(op, sets)
     return apply(Path(source), PerturbationSpec(name=get_op(op).name, params=params), Path(out), seed=seed,
-                 second_source=Path(second) if second is not None else None)
+                 second_source=Path(second) if second is not None else None, source_stream=stream)
 
 
 def batch_command(out: str | Path, *, batch: str | Path | None = None, folder: str | Path | None = None,

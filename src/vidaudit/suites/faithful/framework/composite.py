@@ -101,7 +101,7 @@ class ObjectCentricAdapter:
     # ------------------------------------------------------------------ stages
 
     def _images(self, video: VideoPart, indices: tuple[int, ...], times: tuple[float, ...]) -> list[Part]:
-        imgs = self.frames.get(video.path, video.sha256, list(indices))
+        imgs = self.frames.get(video.path, video.sha256, list(indices), video.stream)
         parts: list[Part] = []
         for i, t, img in zip(indices, times, imgs, strict=True):
             parts.append(TextPart(f"t={t:.2f}s"))
