@@ -34,7 +34,12 @@ from vidaudit.suites.faithful.framework import memory, retrieval, summarise
 from vidaudit.suites.faithful.framework.aggregator import AggregatorSettings, aggregate
 from vidaudit.suites.faithful.framework.chunks import Chunk, plan_chunks, uniform_frames
 from vidaudit.suites.faithful.framework.query import question_of
-from vidaudit.suites.faithful.framework.schema import InvalidExtraction, extraction_prompt, parse_chunk
+from vidaudit.suites.faithful.framework.schema import (
+    AnswerTooLarge,
+    InvalidExtraction,
+    extraction_prompt,
+    parse_chunk,
+)
 from vidaudit.suites.faithful.framework.spec import FrameworkOptions, parse_spec
 from vidaudit.suites.faithful.framework.vocabulary import synthetic_trajectory, words
 from vidaudit.video.frame_cache import FrameCache
@@ -98,6 +103,12 @@ class ObjectCentricAdapter:
         for a in self._owned:
             await a.aclose()
 
+    def _too_large(self, e: AnswerTooLarge) -> ModelCallError:
+        """The trial's error for an answer past a cap: ``too_large`` (the stage's answer is stored and would be
+        read again the same way, so not retried), naming the option to raise."""
+        return ModelCallError(ErrorKind.TOO_LARGE, f"{self.spec.label}: {e}; nothing of it was used. If answers "
+                              f"really are this large, raise the cap: object-centric:{e.option}=N,...")
+
     # ------------------------------------------------------------------ stages
 
     def _images(self, video: VideoPart, indices: tuple[int, ...], times: tuple[float, ...]) -> list[Part]:
@@ -123,9 +134,11 @@ class ObjectCentricAdapter:
                                 "chunk": [ch.index, ch.t_start, ch.t_end]})
         r = await call("extract", self.extractor, sub)
         try:
-            return ch, r, parse_chunk(r.text, ch.t_start, ch.t_end, schema), None
+            return ch, r, parse_chunk(r.text, ch.t_start, ch.t_end, schema, self.options.caps), None
         except InvalidExtraction as e:
             return ch, r, None, str(e)
+        except AnswerTooLarge as e:
+            raise self._too_large(e) from None
 
     async def run(self, request: Request, call: StageCall) -> Response:
         o = self.options
@@ -225,9 +238,12 @@ class ObjectCentricAdapter:
                                 "video": video.sha256})
         r = await call("summarise", self.answerer, sub)
         try:
-            return summarise.parse_trajectories(r.text, video.duration_s, schema), None
+            return summarise.parse_trajectories(r.text, video.duration_s, schema, self.options.caps,
+                                                chunks=len(done)), None
         except InvalidExtraction as e:
             return [], str(e)
+        except AnswerTooLarge as e:
+            raise self._too_large(e) from None
 
     async def _caption(self, request: Request, video: VideoPart, ch: Chunk, call: StageCall):
         parts = await asyncio.to_thread(self._images, video, ch.frames, ch.times)
