@@ -95,6 +95,11 @@ class HTTPProvider:
             raise missing_extra(f"the {self.spec.provider} provider", extra, module)
         return True
 
+    @property
+    def prices(self) -> Any:
+        """The price table this adapter reports costs with (a run's budget prices a call's worst case with it)."""
+        return getattr(self, "_prices", None)
+
     def capped_transport(self, inner: Any = None) -> Any:
         """An httpx2 transport that refuses bodies over ``max_response_bytes`` (around ``inner``, default one)."""
         from vidaudit.models.http_transport import CappedTransport
