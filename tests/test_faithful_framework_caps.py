@@ -174,3 +174,48 @@ def test_caps_are_read_before_validation_and_raised_caps_admit_the_answer() -> N
     assert len(parse_trajectories(json.dumps({"trajectories": traj}), 12.0, chunks=2)) == 100
     with pytest.raises(AnswerTooLarge, match="max_depth"):
         parse_trajectories("[" * 100_000, 12.0)
+
+
+def test_a_video_past_max_frame_pixels_errors_before_a_frame_is_decoded(data: Path, tmp_path: Path) -> None:
+    """A real run with the cap below the smoke videos' frames: every trial errors too_large and no extract
+    request is ever sent (nothing was decoded to send)."""
+    out = tmp_path / "run"
+    with FakeServer() as srv:
+        srv.script("POST", CHAT, default=Backbone(deep))
+        r = _run(data, out, f"object-centric:{SMALL},max_frame_pixels=1000,openai:bb@{srv.url}/v1")
+        assert not srv.requests_to(CHAT)
+    flat = " ".join(r.output.split())
+    assert r.exit_code == 1 and "api_error (too_large)" in flat and "over max_frame_pixels=1,000" in flat, r.output
+    assert {(s, k) for _, s, k, _ in _latest(out).values()} == {(Status.API_ERROR, ErrorKind.TOO_LARGE)}
+
+
+def test_frame_size_reads_the_header_of_a_large_real_video(tmp_path: Path) -> None:
+    """A 4000x2200 H.264 file written by Debian's ffmpeg: its size as ffprobe reports it, read without decoding,
+    and the composite refuses it at the default cap before any stage call."""
+    import asyncio
+    import subprocess
+
+    from vidaudit.core.types import Request, TextPart, VideoPart
+    from vidaudit.suites.faithful.framework.composite import ObjectCentricAdapter, frame_size
+
+    video = tmp_path / "big.mp4"
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "color=c=red:s=4000x2200:r=2", "-t", "1",
+                    "-c:v", "libx264", "-pix_fmt", "yuv420p", str(video)], check=True)
+    probed = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
+                             "stream=width,height", "-of", "csv=p=0", str(video)], check=True, capture_output=True,
+                            text=True).stdout.strip()
+    assert frame_size(str(video)) == tuple(int(x) for x in probed.split(",")) == (4000, 2200)
+    assert frame_size(str(tmp_path / "missing.mp4")) is None
+
+    adapter = ObjectCentricAdapter(ModelSpec.parse("object-centric:offline"))
+    part = VideoPart(path=str(video), sha256=None, fps=1.0, duration_s=1.0, n_frames=2, source_fps=2.0)
+
+    async def no_call(stage, sub_adapter, sub_request):  # type: ignore[no-untyped-def]
+        raise AssertionError(f"stage {stage} called")
+
+    from vidaudit.models.base import ModelCallError
+
+    with pytest.raises(ModelCallError) as info:
+        asyncio.run(adapter.run(Request(trial_id="t", parts=(part, TextPart("Question: Is it red?"))), no_call))
+    assert info.value.kind is ErrorKind.TOO_LARGE and "4000x2200 (8,800,000 pixels)" in info.value.message
+    assert "max_frame_pixels=8,294,400" in info.value.message and adapter.frames.misses == 0

@@ -47,6 +47,21 @@ from vidaudit.video.frame_cache import FrameCache
 HEADER_TAG = "[object-centric]"
 
 
+def frame_size(path: str) -> tuple[int, int] | None:
+    """A video's frame width and height as its stream's header declares them, without decoding a frame (None
+    when the file cannot be opened: decoding it says why)."""
+    import av
+
+    try:
+        with av.open(str(path)) as c:
+            if not c.streams.video:
+                return None
+            ctx = c.streams.video[0].codec_context
+            return int(ctx.width), int(ctx.height)
+    except (av.error.FFmpegError, OSError):
+        return None
+
+
 def _descriptor(t: dict) -> str:
     a = t["attributes"]
     if not synthetic_trajectory(t):   # open vocabulary: the category (and a number), never free text with commas
@@ -98,6 +113,7 @@ class ObjectCentricAdapter:
         self.capabilities = Capabilities(native_video=True, images=False, concurrency=4,
                                          local=o.offline, synthetic=o.offline)
         self.frames = FrameCache(max_bytes=512 << 20)
+        self._sizes: dict[str, tuple[int, int] | None] = {}
 
     async def aclose(self) -> None:
         for a in self._owned:
@@ -124,6 +140,21 @@ class ObjectCentricAdapter:
         from the samples: ``import strand`` data and open world records say ``open``), else synthetic."""
         return self.options.schema or str(request.metadata.get("schema") or "synthetic")
 
+    async def _check_pixels(self, video: VideoPart) -> None:
+        """``too_large`` before any frame is decoded when the video's frames pass ``max_frame_pixels`` (a chunk
+        decodes ``chunk_frames`` of them at full size at once)."""
+        key = video.sha256 or video.path
+        if key not in self._sizes:
+            self._sizes[key] = await asyncio.to_thread(frame_size, video.path)
+        size = self._sizes[key]
+        cap = self.options.max_frame_pixels
+        if size is not None and size[0] * size[1] > cap:
+            w, h = size
+            raise ModelCallError(ErrorKind.TOO_LARGE, (
+                f"{self.spec.label}: the video's frames are {w}x{h} ({w * h:,} pixels), over max_frame_pixels="
+                f"{cap:,}; no frame was decoded. Downscale the video, or raise the cap: "
+                "object-centric:max_frame_pixels=N,... (a chunk holds chunk_frames frames of 3 bytes a pixel)"))
+
     async def _extract(self, request: Request, video: VideoPart, ch: Chunk, call: StageCall):
         parts = await asyncio.to_thread(self._images, video, ch.frames, ch.times)
         schema = self.schema_for(request)
@@ -146,6 +177,7 @@ class ObjectCentricAdapter:
         if video is None:
             raise ModelCallError(ErrorKind.UNSUPPORTED, f"{self.spec.label} samples its own frames from the video: "
                                  "run it under a native condition (e.g. --condition native@1)")
+        await self._check_pixels(video)
         prompt = next((p.text for p in reversed(request.parts) if isinstance(p, TextPart)), "")
         try:
             question = question_of(prompt)
