@@ -165,6 +165,10 @@ def print_summary(res: Any, console: Console | None = None, *, next_step: bool =
         console.print(design_line(res.design), highlight=False, markup=False)
     for line in failure_lines(res):
         console.print(line, highlight=False, markup=False, soft_wrap=True)  # a message stays copyable
+    if res.summary is not None and res.summary.stop_reason.value == "budget":
+        console.print(f"the budget cap stopped the run; to go on, raise it and resume: vidaudit run --resume "
+                      f"{res.run_dir} --max-cost-usd USD (or --max-tokens N)", highlight=False, markup=False,
+                      soft_wrap=True)
     console.print(f"run: {res.run_dir}  (store: {res.run_dir / 'store.sqlite'}, config: {res.run_dir / 'run.json'})",
                   highlight=False, markup=False, soft_wrap=True)
     if next_step and int(getattr(res, "trials_ok", 0)):

@@ -76,21 +76,47 @@ def _estimate(p: PlannedTrial, caps: Capabilities) -> tuple[int, float | None]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _estimate_of(spec: ModelSpec, local: bool, images: int, width: int, height: int, text_chars: int,
-                 video_seconds: float, video_fps: float) -> tuple[int, float | None]:
-    """A call's estimated tokens and cost from what decides them: computed once per distinct request shape
+def _input_estimate(spec: ModelSpec, images: int, width: int, height: int, text_chars: int,
+                    video_seconds: float, video_fps: float) -> int:
+    """A call's estimated input tokens from what decides them: computed once per distinct request shape
     (a plan has few: its conditions times the sample shapes), not per trial."""
-    from vidaudit.models.pricing import cost_usd, estimate_request_tokens
+    from vidaudit.models.pricing import estimate_request_tokens
 
     provider = spec.provider if spec.provider in ("openai", "gemini", "anthropic") else "open"
     if spec.provider == "openai" and spec.base_url:
         provider = "open"
-    tokens_in = estimate_request_tokens(images, width, height, text_chars, video_seconds=video_seconds,
-                                        video_fps=video_fps, provider=provider)
+    return estimate_request_tokens(images, width, height, text_chars, video_seconds=video_seconds,
+                                   video_fps=video_fps, provider=provider)
+
+
+def _estimate_of(spec: ModelSpec, local: bool, images: int, width: int, height: int, text_chars: int,
+                 video_seconds: float, video_fps: float) -> tuple[int, float | None]:
+    """A call's estimated tokens and cost (the dry run's figures)."""
+    from vidaudit.models.pricing import cost_usd
+
+    tokens_in = _input_estimate(spec, images, width, height, text_chars, video_seconds, video_fps)
     out = spec.settings.max_tokens or UNLIMITED_OUTPUT_ESTIMATE
     usage = Usage(input_tokens=tokens_in, output_tokens=out)
     cost = 0.0 if local else cost_usd(spec, usage)
     return tokens_in + out, cost
+
+
+def _worst_case(p: PlannedTrial, caps: Capabilities, prices: Any = None) -> tuple[int, float | None, int, int]:
+    """What one call can bill at most, ``(tokens, cost, input_tokens, output_tokens)``: the input believed up to
+    ``errors_http.input_bound`` of its estimate, the output up to ``output_bound(max_tokens)``, priced with
+    ``prices`` (the adapter's table; None: the shipped one). The budget reserves it (``run.budget``)."""
+    from vidaudit.models.errors_http import input_bound, output_bound
+    from vidaudit.models.pricing import cost_usd
+
+    if caps.synthetic:
+        return 0, 0.0, 0, 0
+    cond, v, spec = p.trial.condition, p.sample.video, p.trial.model
+    native = cond.presentation is Presentation.NATIVE
+    tokens_in = _input_estimate(spec, 0 if native else len(p.selection), v.width, v.height, len(p.prompt.text) + 100,
+                                v.duration_s if native else 0, effective_fps(p.selection, v.duration_s) if native else 0)
+    top_in, top_out = input_bound(tokens_in), output_bound(spec.settings.max_tokens)
+    cost = 0.0 if caps.local else cost_usd(spec, Usage(input_tokens=top_in, output_tokens=top_out), prices)
+    return top_in + top_out, cost, top_in, top_out
 
 
 def load_suite_samples(suite: Suite, data: Path, limit: int | None) -> list:
@@ -287,18 +313,27 @@ def _execute_locked(data: Path, out: Path, planned: PlanStream | list[PlannedTri
     effective = open_run_config(out, config)
     budget = None
     if max_cost_usd is not None or max_tokens is not None:
+        prices = {label: getattr(a, "prices", None) for label, a in adapters.items()}
         if max_cost_usd is not None:  # a price is the model's: its first trial says whether one is known
             firsts = [next(iter(planned.for_model(m)), None) for m in planned.labels] \
                 if isinstance(planned, PlanStream) else planned
+            firsts = [p for p in firsts if p is not None]
             unknown = sorted({p.trial.model.label for p in firsts
-                              if p is not None and _estimate(p, caps[p.trial.model.label])[1] is None})
+                              if _worst_case(p, caps[p.trial.model.label], prices.get(p.trial.model.label))[1]
+                              is None})
             if unknown:
                 raise ConfigError(f"--max-cost-usd cannot be enforced: no price is known for {', '.join(unknown)}; "
                                   "add it to a prices YAML or use --max-tokens")
+            unbounded = sorted({p.trial.model.label for p in firsts if p.trial.model.settings.max_tokens is None
+                                and not caps[p.trial.model.label].local and not caps[p.trial.model.label].synthetic})
+            if unbounded:
+                raise ConfigError(f"--max-cost-usd cannot be enforced: {', '.join(unbounded)} asks for no max_tokens "
+                                  "(provider defaults), so what a call can bill has no bound; set max_tokens")
 
-        def estimate(p: PlannedTrial) -> tuple[int, float]:
-            tokens, cost = _estimate(p, caps[p.trial.model.label])
-            return tokens, cost or 0.0
+        def estimate(p: PlannedTrial) -> tuple[int, float, int, int]:
+            label = p.trial.model.label
+            tokens, cost, top_in, top_out = _worst_case(p, caps[label], prices.get(label))
+            return tokens, cost or 0.0, top_in, top_out
 
         budget = Budget(max_cost_usd=max_cost_usd, max_tokens=max_tokens, estimate=estimate)
     builder = RequestBuilder(data, perturb_cache=out / PERTURB_CACHE,
