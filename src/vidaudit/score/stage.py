@@ -246,15 +246,15 @@ def score_run(run_dir: str | Path, *, allow_changed: bool = False) -> Path:
 
 
 def score_and_write(run_dir: str | Path, *, allow_changed: bool = False) -> tuple[Path, Scored]:
-    """Score a run and write both files (score/scored_run.py); the stamp is taken before the store is read, so a
-    trial stored meanwhile makes the scored file stale, never silently missing."""
+    """Score a run and write both files together (score/scored_run.py); the stamp is taken before the store is
+    read, so a trial stored meanwhile makes the scored file stale, never silently missing."""
     from vidaudit.score.scored_run import run_stamp, write_scored_run
 
     run_dir = Path(run_dir)
     stamp = run_stamp(run_dir)
     scored = score_store(run_dir, allow_changed=allow_changed)
     write_scored_run(run_dir, scored, stamp=stamp, allow_changed=allow_changed)
-    return write_scores(run_dir / SCORES, scored.records), scored
+    return run_dir / SCORES, scored
 
 
 # --------------------------------------------------------------------------- external responses
