@@ -23,7 +23,7 @@ import pytest
 from vidaudit.audit.datasets import LOCKS_DIR, MARKER, ensure
 from vidaudit.audit.session import PlannedPart, dataset_key, plan_parts
 from vidaudit.core.contract.profile import AuditPart
-from vidaudit.core.errors import ConfigError
+from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.registry import get_suite
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -78,6 +78,7 @@ def _text(r: subprocess.CompletedProcess[str]) -> str:
     return " ".join((r.stdout + r.stderr).split())
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_a_second_audit_waits_for_the_first_and_reuses_its_data(tmp_path: Path) -> None:
     """Both audits start while a third holds the folder's generation lock: both wait, naming it; once it is let go,
@@ -114,6 +115,7 @@ def test_a_second_audit_waits_for_the_first_and_reuses_its_data(tmp_path: Path) 
         _all_right(tmp_path / name)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_two_audits_started_together_both_finish_on_whole_data(tmp_path: Path) -> None:
     root = tmp_path / "shared"
@@ -128,6 +130,7 @@ def test_two_audits_started_together_both_finish_on_whole_data(tmp_path: Path) -
         _all_right(tmp_path / name)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_a_damaged_folder_is_generated_again(tmp_path: Path) -> None:
     root = tmp_path / "shared"
@@ -155,6 +158,7 @@ def _generate_into(part: AuditPart, data: Path):
     return lambda: suite.generate_part(part, data, workers=1)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_a_damaged_folder_in_use_is_refused_and_an_old_marker_is_checked_once(tmp_path: Path) -> None:
     p = _part(tmp_path / "shared")
@@ -207,3 +211,25 @@ def test_the_dataset_key_covers_the_seeds(tmp_path: Path) -> None:
     assert standard["counting"].data_dir != paper["counting"].data_dir
     # parts that are the same dataset at both budgets share it (reuse by content)
     assert standard["camera_motion"].data_dir == paper["camera_motion"].data_dir
+
+
+def test_a_generation_that_ends_without_a_video_is_never_marked_done(smoke_dir: Path, tmp_path: Path) -> None:
+    """What happened when two audits raced: a video gone by the time the generation ended. No marker is written,
+    and the next audit generates the folder anew."""
+    import shutil
+
+    p = _part(tmp_path / "shared")
+    identity = p.part.identity("counting")
+
+    def racing() -> None:   # the counting smoke data, as generated, then one video removed under it
+        shutil.copytree(smoke_dir, p.data_dir, ignore=shutil.ignore_patterns("*.partial.jsonl"))
+        sorted((p.data_dir / "videos").rglob("*.mp4"))[4].unlink()
+
+    with pytest.raises(DataError, match="was generated but is not whole .* is missing"):
+        ensure(p.data_dir, p.key, identity, racing, log=lambda _: None, label="counting")
+    assert not (p.data_dir / MARKER).exists()
+    lines: list[str] = []
+    ensure(p.data_dir, p.key, identity, lambda: shutil.copytree(smoke_dir, p.data_dir), log=lines.append,
+           label="counting")
+    assert "cannot be reused (no finished generation is marked there); generating it again" in lines[0]
+    _assert_whole(p.data_dir)

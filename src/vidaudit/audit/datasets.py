@@ -10,8 +10,9 @@ Several audits may share one data root (``--data-root``), so each dataset folder
   (to generate it again) needs it exclusively and never waits: a damaged folder that another audit is
   running on is refused with a message instead of being pulled from under it.
 
-A folder is done when its marker ``audit-dataset.json`` exists. The marker records the content key and
-what it certifies: every file of the folder with its size and sha256. Before reuse the folder is checked
+A folder is done when its marker ``audit-dataset.json`` exists, written only once the generation finished
+and every video the manifest names is there with its sha256. The marker records the content key and what
+it certifies: every file of the folder with its size and sha256. Before reuse the folder is checked
 against it (every listed file present with its size; ``manifest.jsonl`` and ``dataset.json`` by sha256;
 the run then checks each video's sha256 against the manifest before any call). A folder that fails (files
 deleted, the manifest cut short or edited) is generated again, with a line saying why. A marker written
@@ -128,8 +129,9 @@ def _read_marker(data_dir: Path) -> dict[str, Any] | None:
     return got if isinstance(got, dict) else None
 
 
-def _legacy_problem(data_dir: Path) -> str | None:
-    """A folder certified by an old marker (key only): every video of its manifest there, with its sha256."""
+def whole_problem(data_dir: Path) -> str | None:
+    """Why the folder is not whole (None: it is): every video its manifest names there, with the manifest's sha256.
+    Checked before a marker is written, and once for a folder certified by an old marker (key only)."""
     from vidaudit.core.manifest import load_samples
     from vidaudit.video.facts import resolve_video
 
@@ -155,7 +157,7 @@ def marker_problem(data_dir: Path, key: str, identity: dict[str, Any]) -> str | 
         return f"its marker names another dataset (key {str(marker.get('key'))[:12]})"
     files = marker.get("files")
     if files is None:
-        problem = _legacy_problem(data_dir)
+        problem = whole_problem(data_dir)
         if problem is None:
             write_marker(data_dir, key, identity)  # checked the long way once; the new marker lists the files
         return problem
@@ -206,6 +208,10 @@ def ensure(data_dir: Path, key: str, identity: dict[str, Any], generate: Callabl
                     log(f"data  {label}: {data_dir} cannot be reused ({problem}); generating it again")
                     _remove(data_dir)
                 generate()
+                problem = whole_problem(data_dir)
+                if problem is not None:  # never certified unless whole
+                    raise DataError(f"{data_dir} was generated but is not whole ({problem}); nothing was marked "
+                                    "done: run the audit again (it generates the folder anew)")
                 write_marker(data_dir, key, identity)
                 use.share()  # others may reuse it now; nobody may delete it while this audit runs on it
     except BaseException:

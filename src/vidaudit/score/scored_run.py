@@ -227,16 +227,6 @@ def _header(path: Path, first: bytes, run: str) -> tuple[ScoredRunHeader, dict[s
                         f"{_FIX.format(run=run)}") from None
 
 
-def read_header(path: Path, run: str) -> ScoredRunHeader:
-    """The header line alone, format and version checked (the trial lines are neither read nor checked)."""
-    try:
-        with path.open("rb") as f:
-            first = f.readline()
-    except OSError as e:
-        raise DataError(f"{path} is not a readable scored-run file ({e}); {_FIX.format(run=run)}") from None
-    return _header(path, first, run)[0]
-
-
 def read_checked(run_dir: str | Path, *, data_dir: str | Path | None = None
                  ) -> tuple[ScoredRunHeader, list[ScoredTrial]]:
     """The header and every trial of ``RUN/scored_run.jsonl``, refused (a one-line ``DataError`` naming the fix)

@@ -260,9 +260,11 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
 
 
 def write_scores(path: str | Path, records: Sequence[ScoreRecord]) -> Path:
-    """``scores.jsonl``, one ScoreRecord per line, written atomically."""
-    text = "".join(r.model_dump_json() + "\n" for r in records)
-    write_text_atomic(path, text)
+    """``scores.jsonl``, one ScoreRecord per line, written atomically (for a run, ``score_and_write`` writes it
+    together with ``scored_run.jsonl``)."""
+    from vidaudit.score.scored_run import scores_text
+
+    write_text_atomic(path, scores_text(records))
     return Path(path)
 
 
