@@ -109,12 +109,14 @@ def verify(
     from vidaudit.core.errors import DataError
     from vidaudit.core.manifest import dataset_suite, load_samples, read_dataset_info
     from vidaudit.core.registry import get_suite
+    from vidaudit.video.facts import check_video_paths
 
     info = read_dataset_info(data)
     suite = get_suite(dataset_suite(data, info))
     samples = load_samples(data)
     if not samples:
         raise DataError(f"{data} holds no samples: nothing to verify")
+    check_video_paths(data, samples)  # before any file is opened: a hand-edited path never leads verify outside
     with progress_bar("verifying") as update:
         problems = suite.verify(data, samples, workers=workers, on_progress=update)
     if problems:

@@ -28,7 +28,7 @@ from vidaudit.humanstudy.items import StudyItem, has_statement, performance_item
 from vidaudit.humanstudy.page import render_page
 from vidaudit.humanstudy.paths import STUDIES_DIR
 from vidaudit.humanstudy.present import present_masked, work_dir
-from vidaudit.humanstudy.select import apart_keys, select, select_by_rules
+from vidaudit.humanstudy.select import apart_keys, select, select_by_rules, units_of
 from vidaudit.humanstudy.source import StudySource, open_source
 from vidaudit.humanstudy.subsets import Rule
 from vidaudit.humanstudy.subsets import subset as named_subset
@@ -69,9 +69,15 @@ def build_items(src: StudySource, kind: str) -> list[StudyItem]:
 
 
 def _video_files(src: StudySource, items: list[StudyItem]) -> dict[str, Path]:
+    """Each item's video, confined to the dataset (``video.facts.resolve_video``: a manifest path that leads
+    outside it is refused unless the dataset's own ``dataset.json`` opts in), as the run confines it."""
+    from vidaudit.core.manifest import external_videos_allowed
+    from vidaudit.video.facts import resolve_video
+
+    external = external_videos_allowed(src.data_dir)
     files: dict[str, Path] = {}
     for it in items:
-        path = src.data_dir / it.video_path
+        path = resolve_video(src.data_dir, it.video_path, allow_external=external, who=it.sample_id)
         if not path.is_file():
             raise DataError(f"the video of sample {it.sample_id} is missing: {path}; regenerate the dataset")
         files[it.item_id] = path
@@ -118,11 +124,20 @@ def choose(src: StudySource, items: list[StudyItem], how: Draw, seed: int
     got = how.rules()
     if got is None:
         apart = apart_keys(items, {s.sample_id: s.params for s in src.samples})
+        n = len(units_of(items))
+        notes: list[str] = []
+        if how.sample is not None and how.sample > n:  # never fewer than asked without saying so
+            if not how.allow_shortfall:
+                raise DataError(f"--sample {how.sample} asks for more units than the {n} there are (a masked/raw "
+                                f"pair counts once); pass --sample {n} or less, leave --sample out to show them all, "
+                                "or pass --allow-shortfall to take all of them")
+            notes.append(f"shortfall: --sample {how.sample}: {n} of {how.sample} units (all there are)")
         order = select(items, how.sample, seed, apart)
         clashes = sum(a.item_id in apart and apart.get(a.item_id) == apart.get(b.item_id)
                       for a, b in zip(order, order[1:]))
-        notes = [f"page order: {clashes} claim(s) sit beside their control (too few other items to keep them "
-                 "apart)"] if clashes else []
+        if clashes:
+            notes.append(f"page order: {clashes} claim(s) sit beside their control (too few other items to keep "
+                         "them apart)")
         return order, notes, {}
     rules, label = got
     params = {s.sample_id: s.params for s in src.samples}

@@ -32,6 +32,7 @@ from typing import Any
 
 from vidaudit import __version__
 from vidaudit.core.errors import ConfigError, DataError, VerificationError
+from vidaudit.core.fileio import stage_dir
 from vidaudit.core.manifest import write_dataset_info, write_manifest
 from vidaudit.core.types import Sample
 from vidaudit.interop.common import BridgedData, check_videos, listed, load_data, native_condition, require
@@ -292,10 +293,7 @@ def export_hf(data: str | Path, out: str | Path, *, license: str | None = None, 
     features["video"] = ds.Video(decode=False)
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.partial-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()  # honours the umask (a mkdtemp would be 0700)
+    tmp = stage_dir(out)  # named after this process: a killed export's folder is swept by the next one
     try:
         for s in d.samples:
             target = tmp / dest[s.sample_id]

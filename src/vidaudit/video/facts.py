@@ -12,28 +12,41 @@ otherwise be opened and sent).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from pathlib import Path
 
+from vidaudit.core.confine import escape_problem
 from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import sha256_file
-from vidaudit.core.types import VideoRef
+from vidaudit.core.types import Sample, VideoRef
 from vidaudit.video.io import VideoInfo, probe
 
 _PROBED: dict[tuple[str, int | None], VideoInfo] = {}   # (sha256, stream) -> facts: the same bytes probe the same
 
 
 def resolve_video(data_dir: Path, rel: str, *, allow_external: bool = False, who: str = "") -> Path:
-    """``data_dir / rel``, refused (``DataError``) when it leads outside ``data_dir`` and ``allow_external`` is off."""
+    """``data_dir / rel``, refused (``DataError``) unless ``allow_external`` or it names a file inside ``data_dir``
+    by the rule every loader of a user's file follows (``core.confine``: not absolute, no ``..``, no symlink out)."""
     root = Path(data_dir)
-    path = root / rel
     if allow_external:
-        return path
-    real, top = path.resolve(), root.resolve()
-    if not real.is_relative_to(top):
-        raise DataError(f"{who + ': ' if who else ''}video path {rel!r} leads outside the data directory {top} "
-                        f"(to {real}); move the video into the dataset, or pass --allow-external-videos if you "
-                        "trust this manifest")
-    return path
+        return root / rel
+    problem = escape_problem(root, rel)
+    if problem is not None:
+        raise DataError(f"{who + ': ' if who else ''}video path {rel!r} leads outside the data directory "
+                        f"{root.resolve()}: it {problem}; move the video into the dataset, or pass "
+                        "--allow-external-videos if you trust this manifest")
+    return root / rel
+
+
+def check_video_paths(data_dir: Path, samples: Iterable[Sample]) -> None:
+    """Every sample's video path names a file inside ``data_dir`` (unless the dataset's own ``dataset.json`` opts
+    in to external videos); the first that does not is a ``DataError``."""
+    from vidaudit.core.manifest import external_videos_allowed
+
+    if external_videos_allowed(data_dir):
+        return
+    for s in samples:
+        resolve_video(data_dir, s.video.path, who=s.sample_id)
 
 
 def facts_problems(info: VideoInfo, ref: VideoRef) -> list[str]:
