@@ -70,13 +70,22 @@ def build_items(src: StudySource, kind: str) -> list[StudyItem]:
 
 def _video_files(src: StudySource, items: list[StudyItem]) -> dict[str, Path]:
     """Each item's video, confined to the dataset (``video.facts.resolve_video``: a manifest path that leads
-    outside it is refused unless the dataset's own ``dataset.json`` opts in), as the run confines it."""
+    outside it is refused unless the dataset's own ``dataset.json`` opts in), as the run confines it. An item
+    shown as vidaudit rendered it (``shown_sha256``: a strip-masked copy in the run's perturbation cache, never
+    a path read from a manifest) is taken where it was rendered and checked by its sha256 instead."""
     from vidaudit.core.manifest import external_videos_allowed
     from vidaudit.video.facts import resolve_video
 
     external = external_videos_allowed(src.data_dir)
     files: dict[str, Path] = {}
     for it in items:
+        if it.shown_sha256 is not None:
+            path = Path(it.video_path)
+            if not path.is_file() or sha256_file(path) != it.shown_sha256:
+                raise DataError(f"the rendering shown for sample {it.sample_id} is missing or changed: {path}; "
+                                "export again (it is rendered anew)")
+            files[it.item_id] = path
+            continue
         path = resolve_video(src.data_dir, it.video_path, allow_external=external, who=it.sample_id)
         if not path.is_file():
             raise DataError(f"the video of sample {it.sample_id} is missing: {path}; regenerate the dataset")
