@@ -52,7 +52,7 @@ def test_a_run_against_a_server_that_is_down_says_why_and_exits_1(smoke_dir: Pat
                      r"base_url", out), r.output
     assert "no trial succeeded; 3 failed" in out
     assert f"vidaudit run --resume {run_dir} --retry-errors" in out
-    assert "next: vidaudit report" not in out  # nothing to report
+    assert "next: vidaudit" not in out  # nothing to score or report
     assert KEY not in r.output
 
     # re-running: every trial is out of attempts, nothing is called, and the hint names the flag
@@ -92,7 +92,8 @@ def test_retry_errors_calls_errored_trials_again_once_the_cause_is_fixed(smoke_d
     out = _flat(r.output)
     assert "4 called (4 ok, 0 errored)" in out
     assert "failed, by cause" not in out
-    assert f"next: vidaudit report {run_dir}" in out
+    # `score` first: a scored file from before this session would be stale and `report` alone would refuse it
+    assert f"next: vidaudit score {run_dir} then: vidaudit report {run_dir}" in out
     with RunStore(run_dir, readonly=True) as store:
         assert len(store.ok_trial_ids()) == 4
         assert sum(store.attempt_counts().values()) == 8  # the four failures stay in the store
@@ -110,7 +111,7 @@ def test_some_trials_ok_exits_0_and_still_lists_the_failures(smoke_dir: Path, tm
     assert r.exit_code == 0, r.output
     assert "2 trial(s) ok; 1 failed, by cause of their last attempt:" in out
     assert "1 api_error (bad_request): " in out and "image too small" in out
-    assert "next: vidaudit report" in out
+    assert "next: vidaudit score" in out
 
 
 def test_a_setup_mistake_is_refused_before_any_trial(tmp_path: Path) -> None:

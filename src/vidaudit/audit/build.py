@@ -42,6 +42,21 @@ def _trials_per_model(run_dir: Path, model: str) -> int:
     return sum(1 for r in read_jsonl(path) if r.get("model") == model) if path.is_file() else 0
 
 
+def _unjudged(run_dir: Path, models: Sequence[str]) -> dict[str, int]:
+    """Model -> its trials that need a judge the run did not have (the contract's ``needs_judge``), where any."""
+    from vidaudit.core.contract.records import ScoreRecord
+    from vidaudit.core.fileio import read_jsonl
+    from vidaudit.score.stage import SCORES
+
+    path = run_dir / SCORES
+    out: dict[str, int] = {}
+    if path.is_file():
+        for r in read_jsonl(path):
+            if r.get("model") in models and ScoreRecord.model_validate(r).needs_judge:
+                out[str(r["model"])] = out.get(str(r["model"]), 0) + 1
+    return out
+
+
 def build_profile(out: Path, budget: str, models: Sequence[str], parts: Sequence[Any]) -> Profile:
     """One row per model, a column group per part, the published rows apart; every figure from report.json."""
     rows = {m: ModelRow(model=m) for m in models}
@@ -60,7 +75,8 @@ def build_profile(out: Path, budget: str, models: Sequence[str], parts: Sequence
             trials_per_model=n, ci_half_width=half_width(n), min_detectable_difference=min_detectable_difference(n),
             observer=observer, chance=figs.chance,
             observer_figures=list(figs.by_model.get(observer, [])) if observer else [],
-            human_ceiling=figs.human_ceiling, published_source=figs.published_source, notes=list(figs.notes)))
+            human_ceiling=figs.human_ceiling, published_source=figs.published_source, notes=list(figs.notes),
+            unjudged=_unjudged(p.run_dir, models)))
         merge_published(published, p.part.name, figs.published, figs.published_source)
     return Profile(vidaudit_version=__version__, created_at=now(), budget=budget, models=list(models), parts=infos,
                    rows=list(rows.values()), published=list(published.values()),

@@ -4,6 +4,8 @@ Per part (a suite's dataset, e.g. ``counting`` or ``camera_motion``), each (audi
 accuracy over every planned trial with a Wilson interval (a failed call is wrong), read from the part's
 ``scores.jsonl``; two of them that share (sample, condition) pairs get the paired difference of their
 accuracies with the bootstrap clustered by source video (``score.stats.paired_bootstrap``), as the suites do.
+A trial that needs a judge the audit did not have is in no accuracy and no pair, and is counted beside the
+entry (``unjudged``): the contract's one rule (``core.contract.records.counted``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.audit.profile import load_profile
+from vidaudit.core.contract.records import unjudged_text
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.fileio import read_jsonl
 from vidaudit.score.stats import paired_bootstrap, wilson_interval
@@ -21,15 +24,18 @@ from vidaudit.score.stats import paired_bootstrap, wilson_interval
 N_BOOT = 2000
 
 
-def _outcomes(run_dir: Path, model: str) -> dict[tuple[str, str], tuple[float, str]]:
-    """(sample, condition) -> (1.0 correct / 0.0 otherwise, bootstrap group) for one model of a run."""
+def _outcomes(run_dir: Path, model: str) -> tuple[dict[tuple[str, str], tuple[float, str]], int]:
+    """(sample, condition) -> (1.0 correct / 0.0 otherwise, bootstrap group) for one model of a run, and how many
+    of its trials need a judge (left out of the outcomes, counted apart)."""
+    from vidaudit.core.contract.records import ScoreRecord
     from vidaudit.score.stage import SCORES
 
     path = run_dir / SCORES
     if not path.is_file():
-        return {}
-    return {(r["sample_id"], r["condition"]): (1.0 if r.get("correct") else 0.0, str(r.get("group_id")))
-            for r in read_jsonl(path) if r.get("model") == model}
+        return {}, 0
+    records = [ScoreRecord.model_validate(r) for r in read_jsonl(path) if r.get("model") == model]
+    return ({(r.sample_id, r.condition): (1.0 if r.correct else 0.0, r.group_id) for r in records
+             if not r.needs_judge}, sum(r.needs_judge for r in records))
 
 
 def _labels(sources: Sequence[Path]) -> list[str]:
@@ -50,12 +56,13 @@ def compare_profiles(sources: Sequence[str | Path]) -> dict[str, Any]:
                                                  "paired": [], "_outcomes": {}})
             for row in profile.rows:
                 key = f"{label}:{row.model}"
-                outcomes = _outcomes(root / part.run_dir, row.model)
+                outcomes, unjudged = _outcomes(root / part.run_dir, row.model)
                 k, n = int(sum(v for v, _ in outcomes.values())), len(outcomes)
                 lo, hi = wilson_interval(k, n) if n else (None, None)
                 block["entries"].append({
                     "entry": key, "audit": label, "model": row.model, "budget": profile.budget,
-                    "dataset_key": part.dataset_key, "k": k, "n": n, "accuracy": k / n if n else None,
+                    "dataset_key": part.dataset_key, "k": k, "n": n, "unjudged": unjudged,
+                    "accuracy": k / n if n else None,
                     "ci_low": lo, "ci_high": hi,
                     "figures": [f.model_dump(mode="json") for f in row.figures.get(part.name, [])]})
                 block["_outcomes"][key] = outcomes
@@ -84,8 +91,9 @@ def compare_lines(res: dict[str, Any]) -> list[str]:
         lines.append(f"== {block['part']} ({block['suite']})")
         for e in block["entries"]:
             ci = "" if e["ci_low"] is None else f" [{_pct(e['ci_low'])}, {_pct(e['ci_high'])}]"
+            beside = f"; {unjudged_text(e['unjudged'])}" if e.get("unjudged") else ""
             lines.append(f"  {e['entry']:32s} {_pct(e['accuracy'])}{ci} ({e['k']}/{e['n']} trials, "
-                         f"{e['budget']} budget, data {e['dataset_key'][:12]})")
+                         f"{e['budget']} budget, data {e['dataset_key'][:12]}{beside})")
         for p in block["paired"]:
             if not p.get("n_pairs"):
                 lines.append(f"  {p['b']} - {p['a']}: {p.get('note')}")

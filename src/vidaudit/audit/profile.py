@@ -44,6 +44,8 @@ class PartInfo(BaseModel):
     human_ceiling: Figure | None = None
     published_source: str = ""
     notes: list[str] = Field(default_factory=list)
+    #: model -> answers only a judge can score, in a run without one: in no figure, counted beside them
+    unjudged: dict[str, int] = Field(default_factory=dict)
 
 
 class ModelRow(BaseModel):

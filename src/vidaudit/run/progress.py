@@ -13,6 +13,9 @@ from vidaudit.run.summary import ProgressEvent
 class RichProgress:
     """``with RichProgress() as bar: await run_trials(..., on_progress=bar)``; keeps the last event.
 
+    ``retries`` counts failed attempts (each is tried again while attempts remain); the closing summary says the
+    same number with the same word (``36 ok, 0 errored; retries 5``).
+
     The bar appears with the first event (the executor's ``start``, after every check of the run's
     inputs), so a run refused before any trial prints its error alone, never under an empty bar.
     """
@@ -22,7 +25,7 @@ class RichProgress:
         self.last: ProgressEvent | None = None
         self.stop_message: str | None = None
         self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                  TextColumn("ok {task.fields[ok]} · errors {task.fields[errors]} · "
+                                  TextColumn("ok {task.fields[ok]} · retries {task.fields[errors]} · "
                                              "${task.fields[cost]:.4f} · {task.fields[skipped]} skipped"),
                                   TimeElapsedColumn(), TimeRemainingColumn(),
                                   console=console or Console(stderr=True), transient=False)
@@ -33,7 +36,8 @@ class RichProgress:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self._progress.stop()
+        if self.last is not None:  # never started: stopping would print an empty line above the error
+            self._progress.stop()
 
     def __call__(self, event: ProgressEvent) -> None:
         if self.last is None:

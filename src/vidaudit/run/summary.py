@@ -63,8 +63,10 @@ class RunSummary:
 
     def describe(self) -> str:
         err = sum(self.errored.values())
+        retried = sum(self.failed_attempts.values())
+        failed = f"; retries {retried}" if retried else ""  # failed attempts, as the progress line counts them
         line = (f"{self.planned} planned: {self.skipped_already_ok} already ok, {self.skipped_exhausted} out of "
-                f"attempts, {self.called} called ({self.ok} ok, {err} errored), {self.not_run} not run; "
+                f"attempts, {self.called} called ({self.ok} ok, {err} errored{failed}), {self.not_run} not run; "
                 f"{self.calls} calls, ${self.cost_usd:.4f}, {self.tokens} tokens")
         if self.stopped_early:
             line += f". Stopped ({self.stop_reason.value}): {self.stop_message}"
