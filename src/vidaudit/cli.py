@@ -195,8 +195,10 @@ def run(
             res = execute(**args, on_progress=bar, dispatch=dispatch, allow_external_videos=allow_external_videos,
                           retry_errors=retry_errors)
     except KeyboardInterrupt:
-        console.print(f"interrupted: every stored call is kept; resume with vidaudit run --resume {args['out']}",
-                      highlight=False, markup=False, soft_wrap=True)
+        import shlex
+
+        console.print(f"interrupted: every stored call is kept; resume with vidaudit run --resume "
+                      f"{shlex.quote(str(args['out']))}", highlight=False, markup=False, soft_wrap=True)
         raise typer.Exit(130) from None
     print_summary(res)
     if (res.summary is not None and res.summary.stopped_early) or not res.trials_ok:
@@ -390,9 +392,10 @@ def demo(
     try:
         paths = run_demo(out, workers=workers, console=console)
     except KeyboardInterrupt:
-        console.print(f"interrupted: run the same command again to continue (the data is reused by content and no "
-                      f"stored call is repeated): vidaudit demo --out {out}", highlight=False, markup=False,
-                      soft_wrap=True)
+        import shlex
+
+        console.print(f"interrupted: run the same command again to continue (no stored call is repeated): vidaudit "
+                      f"demo --out {shlex.quote(str(out))}", highlight=False, markup=False, soft_wrap=True)
         raise typer.Exit(130) from None
     console.print(f"[bold green]demo done[/]: open {paths['html']}", soft_wrap=True)
     print_figures(headline_figures(paths["json"]))
