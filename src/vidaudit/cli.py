@@ -251,7 +251,7 @@ def perturb(
         raise ConfigError("--executor, --ray-address and --workers are for batches (--batch or a source folder)")
     with console.status(f"perturbing {source.name} ({op})"):
         res = perturb_command(source, op, list(sets), seed, out, second=second)
-    for line in summary_lines(res):
+    for line in summary_lines(res, source):
         console.print(line, highlight=False, markup=False, soft_wrap=True)  # paths stay whole
 
 
