@@ -266,7 +266,9 @@ def score(run_dir: Path = typer.Argument(..., help="A run directory."), allow_ch
     `report` reads); print accuracy and parse failures (on stdout)."""
     from vidaudit.score.stage import score_run
 
-    print_scores(score_run(run_dir, allow_changed=allow_changed))
+    with console.status("scoring (no model is called)"):  # a large run takes seconds: never silent
+        path = score_run(run_dir, allow_changed=allow_changed)
+    print_scores(path)
 
 
 @app.command()
