@@ -162,3 +162,20 @@ def test_a_full_disk_does_not_claim_unstored_calls_were_stored(smoke_dir: Path, 
         stored = con.execute("select count(*) from attempts").fetchone()[0]
     summary = info.value.summary
     assert summary is not None and stored == summary.calls  # the session counts only what the store holds
+
+
+def test_the_progress_line_and_the_summary_count_failed_attempts_the_same_way(smoke_dir: Path, tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A retried failure is a failed attempt in both places, never an errored trial ("errors 2" beside "0 errored")."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    busy = Reply(status=500, json={"error": {"message": "busy"}})
+    with FakeServer() as srv:
+        srv.script("POST", "/v1/chat/completions", busy, busy, default=_ok_reply())
+        r = runner.invoke(app, ["run", "counting", "--data", str(smoke_dir), "--model", f"openai:m@{srv.url}/v1",
+                                "--condition", "frames@1", "--limit", "3", "--out", str(tmp_path / "run")])
+        assert len(srv.requests) == 5
+    out = _flat(r.output)
+    assert r.exit_code == 0, r.output
+    assert "3 called (3 ok, 0 errored after 2 failed attempts)" in out
+    assert re.search(r"ok 3 · failed attempts 2 ·", out), r.output
+    assert "errors" not in out
