@@ -122,3 +122,44 @@ def test_ctrl_c_prints_how_to_resume_and_exits_130(smoke_dir: Path, tmp_path: Pa
         r = _cli(*shlex.split(resume)[1:])  # the printed command, as a shell would split it
         assert r.returncode == 0, r.stdout + r.stderr
     assert first >= 3 and len(answered) - first == 8 - first  # nothing stored was asked again
+
+
+def test_ctrl_c_in_an_audit_prints_the_command_that_resumes_it(tmp_path: Path) -> None:
+    answered: list[bytes] = []
+    slow = {"on": True}
+
+    def reply(rec: Recorded) -> Reply:
+        if slow["on"] and len(answered) >= 5:
+            return Reply(json=_completion("Yes"), delay_s=60)
+        answered.append(rec.body)
+        return Reply(json=_completion("Yes"))
+
+    out = tmp_path / "A"
+    with FakeServer() as srv:
+        srv.script("POST", CHAT, default=reply)
+        env = {**os.environ, "PYTHONPATH": str(SRC), "OPENAI_API_KEY": "sk-test-mistakes"}
+        proc = subprocess.Popen([sys.executable, "-m", "vidaudit.cli", "audit", "--model", f"openai:m@{srv.url}/v1",
+                                 "--suite", "faithful", "--budget", "smoke", "--out", str(out)], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 300
+            while len(srv.requests) < 6 and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.2)
+            assert len(srv.requests) >= 6, "the audit never reached the server"
+            time.sleep(1.0)
+            proc.send_signal(signal.SIGINT)
+            stdout, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 130 and "Traceback" not in err, err
+        assert stdout == ""  # no figures for an interrupted audit
+        line = next(x for x in err.splitlines() if x.startswith("interrupted:"))
+        command = line.split(": ", 2)[-1]
+        assert shlex.split(command)[:2] == ["vidaudit", "audit"] and "--suite faithful" in command
+        slow["on"] = False
+        first = len(answered)
+        r = _cli(*shlex.split(command)[1:])
+        assert r.returncode == 0, r.stdout + r.stderr
+    assert first >= 5 and len(answered) - first == 60 - first  # 60 planned trials, nothing stored asked again
+    assert "Headline figures" in r.stdout
