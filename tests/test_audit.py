@@ -75,7 +75,8 @@ def test_smoke_audit_profile(smoke_audit: tuple[Path, str, float]) -> None:
     for part in profile.parts:
         assert (out / part.report_html).is_file(), part.report_html
         assert part.trials_per_model > 0
-        assert part.min_detectable_difference == pytest.approx(min_detectable_difference(part.trials_per_model))
+        scored = part.trials_per_model - part.unjudged.get("oracle", 0)  # intervals are over the scored trials
+        assert part.min_detectable_difference == pytest.approx(min_detectable_difference(scored))
         oracle, chance = rows["oracle"].figures[part.name], rows["chance"].figures[part.name]
         assert oracle and chance, part.name
         for f in oracle:  # the oracle is at 100% wherever it is scored (a judged figure with no judge: no value)

@@ -67,16 +67,19 @@ def build_profile(out: Path, budget: str, models: Sequence[str], parts: Sequence
         for m in models:
             rows[m].figures[p.part.name] = list(figs.by_model.get(m, []))
         n = _trials_per_model(p.run_dir, models[0]) if models else 0
+        unjudged = _unjudged(p.run_dir, models)
+        scored = n - (unjudged.get(models[0], 0) if models else 0)  # what the intervals are over
         observer = p.part.observer if p.part.observer not in models else None
         infos.append(PartInfo(
             suite=p.suite.name, name=p.part.name, preset=p.part.preset, seeds=p.part.seeds, dataset_key=p.key,
             data_dir=_rel(p.data_dir, out), run_dir=_rel(p.run_dir, out),
             report_html=_rel(p.run_dir / "report" / "report.html", out), conditions=list(p.conditions),
-            trials_per_model=n, ci_half_width=half_width(n), min_detectable_difference=min_detectable_difference(n),
+            trials_per_model=n, ci_half_width=half_width(scored),
+            min_detectable_difference=min_detectable_difference(scored),
             observer=observer, chance=figs.chance,
             observer_figures=list(figs.by_model.get(observer, [])) if observer else [],
             human_ceiling=figs.human_ceiling, published_source=figs.published_source, notes=list(figs.notes),
-            unjudged=_unjudged(p.run_dir, models)))
+            unjudged=unjudged))
         merge_published(published, p.part.name, figs.published, figs.published_source)
     return Profile(vidaudit_version=__version__, created_at=now(), budget=budget, models=list(models), parts=infos,
                    rows=list(rows.values()), published=list(published.values()),

@@ -127,8 +127,12 @@ def _resolution(p: PartInfo) -> str:
     if not p.trials_per_model:
         return "no trials"
     mdd = p.min_detectable_difference or 0.0
-    return (f"{p.trials_per_model} trials per model; 95% intervals at most ±{100 * (p.ci_half_width or 0):.1f} "
-            f"points; smallest difference resolved ≈ {100 * mdd:.1f} points")
+    unjudged = max(p.unjudged.values(), default=0)
+    scored = f", {p.trials_per_model - unjudged} scored ({unjudged} unjudged, need --judge)" if unjudged else ""
+    if p.ci_half_width is None:
+        return f"{p.trials_per_model} trials per model{scored}; no interval: nothing was scored"
+    return (f"{p.trials_per_model} trials per model{scored}; 95% intervals at most "
+            f"±{100 * (p.ci_half_width or 0):.1f} points; smallest difference resolved ≈ {100 * mdd:.1f} points")
 
 
 def render_markdown(profile: Profile) -> str:
