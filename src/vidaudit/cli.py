@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from vidaudit.cli_common import console, friendly_errors, print_scores, progress_bar, step_progress
+from vidaudit.cli_common import console, friendly_errors, print_figures, print_scores, progress_bar, step_progress
 from vidaudit.cli_help import FlowGroup, tidy_option_types
 
 tidy_option_types()
@@ -192,9 +192,16 @@ def run(
         res = execute(**args, dry_run=True, allow_external_videos=allow_external_videos)
         print_dry_run(res.dry_run)
         return
-    with RichProgress("trials", console=console) as bar:
-        res = execute(**args, on_progress=bar, dispatch=dispatch, allow_external_videos=allow_external_videos,
-                      retry_errors=retry_errors)
+    try:
+        with RichProgress("trials", console=console) as bar:
+            res = execute(**args, on_progress=bar, dispatch=dispatch, allow_external_videos=allow_external_videos,
+                          retry_errors=retry_errors)
+    except KeyboardInterrupt:
+        import shlex
+
+        console.print(f"interrupted: every stored call is kept; resume with vidaudit run --resume "
+                      f"{shlex.quote(str(args['out']))}", highlight=False, markup=False, soft_wrap=True)
+        raise typer.Exit(130) from None
     print_summary(res)
     if (res.summary is not None and res.summary.stopped_early) or not res.trials_ok:
         raise typer.Exit(1)
@@ -250,7 +257,7 @@ def perturb(
         raise ConfigError("--executor, --ray-address and --workers are for batches (--batch or a source folder)")
     with console.status(f"perturbing {source.name} ({op})"):
         res = perturb_command(source, op, list(sets), seed, out, second=second, stream=stream)
-    for line in summary_lines(res):
+    for line in summary_lines(res, source):
         console.print(line, highlight=False, markup=False, soft_wrap=True)  # paths stay whole
 
 
@@ -262,10 +269,12 @@ _ALLOW_CHANGED = typer.Option(False, "--allow-changed",
 @friendly_errors
 def score(run_dir: Path = typer.Argument(..., help="A run directory."), allow_changed: bool = _ALLOW_CHANGED) -> None:
     """Score a run from its store (never calls a model) into RUN/scores.jsonl and RUN/scored_run.jsonl (what
-    `report` reads); print accuracy and parse failures."""
+    `report` reads); print accuracy and parse failures (on stdout)."""
     from vidaudit.score.stage import score_run
 
-    print_scores(score_run(run_dir, allow_changed=allow_changed))
+    with console.status("scoring (no model is called)"):  # a large run takes seconds: never silent
+        path = score_run(run_dir, allow_changed=allow_changed)
+    print_scores(path)
 
 
 @app.command()
@@ -277,13 +286,15 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory."), allow_c
                                        "(fast); png: matplotlib pictures, for papers (slow: ~0.15 s each).")) -> None:
     """Write RUN/report/report.json, report.md and a self-contained report.html from what `vidaudit score` wrote
     (RUN/scored_run.jsonl; a run never scored is scored first)."""
+    from vidaudit.demo import headline_figures
     from vidaudit.report.stage import report_run
 
     with step_progress("report") as progress:
         paths = report_run(run_dir, allow_changed=allow_changed, rescore=rescore, figures=figures,
                            progress=progress)
     for kind, path in paths.items():
-        console.print(f"{kind:5s} {path}")
+        console.print(f"{kind:5s} {path}", highlight=False, markup=False, soft_wrap=True)
+    print_figures(headline_figures(paths["json"]))
 
 
 @app.command()
@@ -323,13 +334,13 @@ def compare(
     from vidaudit.audit.compare import compare_lines, compare_profiles
 
     res = compare_profiles(sources)
-    for line in compare_lines(res):
-        console.print(line, highlight=False, markup=False, soft_wrap=True)
     if out is not None:
         from vidaudit.core.fileio import write_json_atomic
 
         write_json_atomic(out, res)
         console.print(f"json: {out}", highlight=False, markup=False, soft_wrap=True)
+    for line in compare_lines(res):  # the results, on stdout (`> out.txt` keeps them)
+        typer.echo(line)
 
 
 @app.command("judge-agreement")
@@ -384,10 +395,18 @@ def demo(
     workers: int = typer.Option(None, help="Render processes (default: cores)."),
 ) -> None:
     """Generate the smoke grid, run oracle, chance and the ideal observer at native and frames@1, report."""
-    from vidaudit.demo import run_demo
+    from vidaudit.demo import headline_figures, run_demo
 
-    paths = run_demo(out, workers=workers, console=console)
-    console.print(f"[bold green]demo done[/]: open {paths['html']}")
+    try:
+        paths = run_demo(out, workers=workers, console=console)
+    except KeyboardInterrupt:
+        import shlex
+
+        console.print(f"interrupted: run the same command again to continue (no stored call is repeated): vidaudit "
+                      f"demo --out {shlex.quote(str(out))}", highlight=False, markup=False, soft_wrap=True)
+        raise typer.Exit(130) from None
+    console.print(f"[bold green]demo done[/]: open {paths['html']}", soft_wrap=True)
+    print_figures(headline_figures(paths["json"]))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -43,8 +43,28 @@ def run_demo(out: Path, *, suite: str = DEMO_SUITE, workers: int | None = None,
     import json
 
     report = json.loads(paths["json"].read_text(encoding="utf-8"))
-    for note in report.get("notes", []):
-        console.print(f"note: {note}", highlight=False, markup=False)
+    for line in note_lines(report.get("notes", [])):
+        console.print(line, highlight=False, markup=False)
     for kind, p in paths.items():
         console.print(f"{kind:5s} {p}")
     return paths
+
+
+def headline_figures(report_json: Path) -> str:
+    """The report's headline table (report.json ``headline``) as the plain text the demo ends with on stdout."""
+    from vidaudit.core.contract.report import Report
+    from vidaudit.score.terminal import headline_text
+
+    report = Report.model_validate_json(Path(report_json).read_text(encoding="utf-8"))
+    return headline_text(report.headline) if report.headline is not None else "no headline table in the report"
+
+
+def note_lines(notes: list[str]) -> list[str]:
+    """The report's notes as a list: one bullet each, and a note that lists items after " — " (``HEAD — a; b``)
+    with one indented line per item."""
+    lines = ["notes:"] if notes else []
+    for note in notes:
+        head, sep, items = note.partition(" — ")
+        lines.append(f"  - {head}{':' if sep else ''}")
+        lines += [f"      {item}" for item in items.split("; ")] if sep else []
+    return lines

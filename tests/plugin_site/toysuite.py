@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vidaudit.core.contract import AggregateInput, ScoreInput
+from vidaudit.core.contract import AggregateInput, ScoreInput, counted
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import write_dataset_info, write_manifest
 from vidaudit.core.types import Sample, VideoRef
@@ -82,8 +82,8 @@ class ToySuite(Suite):
         sample, text, judgement = trial.sample, trial.text, trial.judgement
         m = _BOXED.search(text or "")
         if m is None and text:
-            if judgement is None:
-                return TrialScore(correct=False, parse=ParseResult(method="not_judged"), metrics={"judge": "none"})
+            if judgement is None:  # no judge in the run: in no figure's denominator, counted beside it
+                return TrialScore.unjudged({"judge": "none"})
             v = read_verdict(judgement, "names_colour")
             if not v.ok:
                 return TrialScore(correct=False, parse=ParseResult(method="judge_unparseable"),
@@ -103,10 +103,10 @@ class ToySuite(Suite):
         acc = {}
         for m in models:
             for c in conds:
-                rs = [r for r in records if r.model == m and r.condition == c]
-                acc[f"{m}|{c}"] = sum(r.correct is True for r in rs) / len(rs) if rs else None
+                acc[f"{m}|{c}"] = counted(r for r in records if r.model == m and r.condition == c).rate
         table = Table(id="toy-accuracy", title="Accuracy", columns=["model", "condition", "accuracy"], key_columns=2,
-                      rows=[[m, c, f"{acc[f'{m}|{c}']:.2f}"] for m in models for c in conds])
+                      rows=[[m, c, "-" if acc[f"{m}|{c}"] is None else f"{acc[f'{m}|{c}']:.2f}"]
+                            for m in models for c in conds])
         fig = GridFigure(id="toy-grid", title="accuracy by model and condition", row_label="model",
                          col_label="condition", rows=models, cols=conds,
                          values=[[acc[f"{m}|{c}"] for c in conds] for m in models])

@@ -5,7 +5,9 @@ accuracy over every planned trial with a Wilson interval (a failed call is wrong
 ``scored_run.jsonl`` through the same check ``report`` makes (``score.scored_run.read_checked``: a file
 edited, cut short or older than its run is refused with the fix, ``vidaudit score RUN``); two of them that
 share (sample, condition) pairs get the paired difference of their accuracies with the bootstrap clustered
-by source video (``score.stats.paired_bootstrap``), as the suites do.
+by source video (``score.stats.paired_bootstrap``), as the suites do. A trial that needs a judge the audit did
+not have is in no accuracy and no pair, and is counted beside the entry (``unjudged``): the contract's one rule
+(``core.contract.records.counted``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.audit.profile import load_profile
+from vidaudit.core.contract.records import unjudged_text
 from vidaudit.core.errors import ConfigError
 from vidaudit.score.stats import paired_bootstrap, wilson_interval
 
@@ -25,18 +28,22 @@ N_BOOT = 2000
 Outcomes = dict[tuple[str, str], tuple[float, str]]
 
 
-def _outcomes(run_dir: Path, data_dir: Path) -> tuple[str, dict[str, Outcomes]]:
-    """The checksum of the run's checked scored file and, per model, (sample, condition) -> (1.0 correct / 0.0
-    otherwise, bootstrap group) (``data_dir``: the part's dataset, where the audit keeps it, for the staleness
-    check)."""
+def _outcomes(run_dir: Path, data_dir: Path) -> tuple[str, dict[str, Outcomes], dict[str, int]]:
+    """The checksum of the run's checked scored file; per model, (sample, condition) -> (1.0 correct / 0.0
+    otherwise, bootstrap group); and per model, how many of its trials need a judge (left out of the outcomes,
+    counted apart). ``data_dir``: the part's dataset, where the audit keeps it, for the staleness check."""
     from vidaudit.score.scored_run import read_checked
 
     header, trials = read_checked(run_dir, data_dir=data_dir)
     out: dict[str, Outcomes] = {}
+    unjudged: dict[str, int] = {}
     for t in trials:
         r = t.record
+        if r.needs_judge:
+            unjudged[r.model] = unjudged.get(r.model, 0) + 1
+            continue
         out.setdefault(r.model, {})[(r.sample_id, r.condition)] = (1.0 if r.correct else 0.0, str(r.group_id))
-    return header.sha256, out
+    return header.sha256, out, unjudged
 
 
 def _labels(sources: Sequence[Path]) -> list[str]:
@@ -55,7 +62,7 @@ def compare_profiles(sources: Sequence[str | Path]) -> dict[str, Any]:
         for part in profile.parts:
             block = parts.setdefault(part.name, {"part": part.name, "suite": part.suite, "entries": [],
                                                  "paired": [], "_outcomes": {}})
-            scored, by_model = _outcomes(root / part.run_dir, root / part.data_dir)
+            scored, by_model, unjudged_of = _outcomes(root / part.run_dir, root / part.data_dir)
             current = part.scored_sha256 == scored  # the profile's figures were read from this very scored file
             if not current:
                 block.setdefault("notes", []).append(
@@ -63,12 +70,13 @@ def compare_profiles(sources: Sequence[str | Path]) -> dict[str, Any]:
                     "wrote profile.json) and are left out; re-run the audit (it resumes) to refresh them")
             for row in profile.rows:
                 key = f"{label}:{row.model}"
-                outcomes = by_model.get(row.model, {})
+                outcomes, unjudged = by_model.get(row.model, {}), unjudged_of.get(row.model, 0)
                 k, n = int(sum(v for v, _ in outcomes.values())), len(outcomes)
                 lo, hi = wilson_interval(k, n) if n else (None, None)
                 block["entries"].append({
                     "entry": key, "audit": label, "model": row.model, "budget": profile.budget,
-                    "dataset_key": part.dataset_key, "k": k, "n": n, "accuracy": k / n if n else None,
+                    "dataset_key": part.dataset_key, "k": k, "n": n, "unjudged": unjudged,
+                    "accuracy": k / n if n else None,
                     "ci_low": lo, "ci_high": hi,
                     "figures": [f.model_dump(mode="json") for f in row.figures.get(part.name, [])] if current
                     else []})
@@ -99,8 +107,9 @@ def compare_lines(res: dict[str, Any]) -> list[str]:
         lines += [f"  note: {n}" for n in block.get("notes", [])]
         for e in block["entries"]:
             ci = "" if e["ci_low"] is None else f" [{_pct(e['ci_low'])}, {_pct(e['ci_high'])}]"
+            beside = f"; {unjudged_text(e['unjudged'])}" if e.get("unjudged") else ""
             lines.append(f"  {e['entry']:32s} {_pct(e['accuracy'])}{ci} ({e['k']}/{e['n']} trials, "
-                         f"{e['budget']} budget, data {e['dataset_key'][:12]})")
+                         f"{e['budget']} budget, data {e['dataset_key'][:12]}{beside})")
         for p in block["paired"]:
             if not p.get("n_pairs"):
                 lines.append(f"  {p['b']} - {p['a']}: {p.get('note')}")

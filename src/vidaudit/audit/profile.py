@@ -47,6 +47,8 @@ class PartInfo(BaseModel):
     #: the checksum (``sha256`` of its header) of the run's scored file the figures were read after; ``compare``
     #: leaves the figures out when the run was scored again since (None: a profile made before this field)
     scored_sha256: str | None = None
+    #: model -> answers only a judge can score, in a run without one: in no figure, counted beside them
+    unjudged: dict[str, int] = Field(default_factory=dict)
 
 
 class ModelRow(BaseModel):

@@ -104,8 +104,11 @@ def ensure_dataset(p: PlannedPart, *, workers: int | None, log: Log,
     from vidaudit.audit.datasets import ensure
 
     def generate() -> None:
+        from vidaudit.core.manifest import load_samples
+
         log(f"data  {p.label}: generating the {p.part.preset} preset into {p.data_dir}")
         p.suite.generate_part(p.part, p.data_dir, workers=workers, on_progress=on_progress)
+        log(f"data  {p.label}: {p.suite.describe_samples(load_samples(p.data_dir))}")
 
     return ensure(p.data_dir, p.key, p.part.identity(p.suite.name), generate, log=log, label=p.label, hold=hold)
 
@@ -168,12 +171,15 @@ def check_cost(rows: Sequence[CostRow], max_cost_usd: float | None) -> None:
 def parse_models(models: Sequence[str]) -> list[ModelSpec]:
     if not models:
         raise ConfigError("no model given; add --model SPEC (e.g. --model oracle)")
+    from vidaudit.core.registry import target
+
     specs: list[ModelSpec] = []
     for m in models:
         try:
             specs.append(ModelSpec.parse(m))
         except ValueError as e:
             raise ConfigError(f"--model {m!r}: {e}") from None
+        target("providers", specs[-1].provider)  # an unknown provider is refused before any data is generated
     labels = [s.label for s in specs]
     dup = next((x for x in labels if labels.count(x) > 1), None)
     if dup:
@@ -185,9 +191,12 @@ def run_audit(models: Sequence[str], *, budget: str, out: str | Path, data_root:
               suites: Sequence[str] | None = None, dry_run: bool = False, max_cost_usd: float | None = None,
               workers: int | None = None, judge: str | None = None, max_attempts: int = 3,
               log: Log = lambda _: None, on_costs: Callable[[list[CostRow]], None] | None = None,
-              progress: Callable[[str], Any] | None = None) -> AuditOutcome:
+              progress: Callable[[str], Any] | None = None, generating: Callable[[str], Any] | None = None,
+              reporting: Callable[[str], Any] | None = None) -> AuditOutcome:
     """Generate (or reuse), estimate, run, report and profile. ``on_costs`` sees the estimate before any call;
-    ``progress(label)`` returns a context manager giving an ``on_progress`` callback (a progress bar)."""
+    ``progress(label)`` returns a context manager giving an ``on_progress`` callback (a progress bar) for a part's
+    trials, ``generating(label)`` one giving ``update(done, total)`` for its data, and ``reporting(label)`` one
+    giving ``update(step, done, total)`` for its scoring and report (each step of an audit shows its progress)."""
     from contextlib import nullcontext
 
     from vidaudit.audit.build import write_profile
@@ -198,13 +207,18 @@ def run_audit(models: Sequence[str], *, budget: str, out: str | Path, data_root:
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; pass a directory for the audit")
     specs = parse_models(models)
-    judge_spec = ModelSpec.parse(judge) if judge else None
+    try:
+        judge_spec = ModelSpec.parse(judge) if judge else None
+    except ValueError as e:
+        raise ConfigError(f"--judge {judge!r}: {e}") from None
     parts = plan_parts(budget, out, data_root=Path(data_root) if data_root else None, suites=suites)
     with ExitStack() as hold:  # every dataset stays locked for use (never deleted by another audit) until the end
         for p in parts:
-            ensure_dataset(p, workers=workers, log=log, hold=hold)
+            with (generating(f"data {p.label}") if generating else nullcontext(None)) as update:
+                ensure_dataset(p, workers=workers, log=log, on_progress=update, hold=hold)
             p.conditions = tuple(p.suite.part_conditions(p.part, p.data_dir))
-        costs = estimate(parts, specs, judge_spec)
+        with (generating("estimating the cost") if generating else nullcontext(None)):
+            costs = estimate(parts, specs, judge_spec)
         if on_costs is not None:
             on_costs(costs)
         outcome = AuditOutcome(out, parts, costs)
@@ -229,7 +243,8 @@ def run_audit(models: Sequence[str], *, budget: str, out: str | Path, data_root:
                 if res.summary.stopped_early:
                     outcome.stopped = f"{p.label}: {res.summary.describe()}"
                     break
-            report_run(p.run_dir, rescore=True)  # the run may have grown since an earlier audit scored it
+            with (reporting(f"report {p.label}") if reporting else nullcontext(None)) as steps:
+                report_run(p.run_dir, rescore=True, progress=steps)  # the run may have grown since it was scored
         if outcome.stopped is None:
             outcome.paths = write_profile(out, budget, [m.label for m in specs], parts)
         return outcome

@@ -121,8 +121,17 @@ def target(kind: str, name: str) -> str:
     if found is None:
         broken = _suite_providers()[1] if kind == "providers" else []
         why = f" (suite packages that could not be imported here: {'; '.join(broken)})" if broken else ""
-        raise ConfigError(f"unknown {kind[:-1]} {name!r}; choose one of: {', '.join(names(kind))}{why}")
+        hint = _model_hint(name) if kind == "providers" else ""
+        raise ConfigError(f"unknown {kind[:-1]} {name!r}{hint}; choose one of: {', '.join(names(kind))}{why}")
     return found
+
+
+def _model_hint(provider: str) -> str:
+    """``--model gpt-4o`` names no provider: say the ``provider:name`` it probably meant."""
+    from vidaudit.core.types import likely_spec
+
+    likely = likely_spec(provider)
+    return f" (a model is provider:name; did you mean {likely}?)" if likely else " (a model is provider:name)"
 
 
 def load(spec: str, what: str) -> Any:

@@ -7,6 +7,7 @@ canonical JSON; ``Request`` carries pixel arrays and is a plain frozen dataclass
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -303,6 +304,24 @@ class GenerationSettings(_Frozen):
         return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
+#: what a base URL starts with: a scheme (``http://``, ``https://``, ...)
+_URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+#: a bare model name's usual provider, by how the name starts (for the hint of a spec without a provider)
+_NAME_PROVIDERS = (("gpt-", "openai"), ("chatgpt", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", "openai"),
+                   ("gemini", "gemini"), ("claude", "anthropic"))
+
+
+def likely_spec(provider: str) -> str | None:
+    """The ``provider:name`` that a spec naming no provider (``--model gpt-4o``: read as provider ``gpt-4o``)
+    probably meant, or None when nothing is likely."""
+    for prefix, name in _NAME_PROVIDERS:
+        if provider.lower().startswith(prefix):
+            return f"{name}:{provider}"
+    if "/" in provider:  # a Hugging Face repo id: local weights, or a vLLM / SGLang server speaking the OpenAI API
+        return f"hf:{provider} (local weights) or openai:{provider}@http://HOST:PORT/v1 (a vLLM or SGLang server)"
+    return None
+
+
 class ModelSpec(_Frozen):
     """``provider:name[@base_url]`` plus generation settings; never holds a secret."""
 
@@ -322,8 +341,17 @@ class ModelSpec(_Frozen):
             rest, base_url = rest.split("@", 1)
         if not provider:
             raise ValueError(f"model spec {spec!r} has no provider; write provider:name, e.g. openai:gpt-4o")
-        return cls(provider=provider, name=rest, base_url=base_url or None,
-                   settings=GenerationSettings(**{k: v for k, v in settings.items() if v is not None}))
+        if base_url and not _URL_SCHEME.match(base_url):  # refused here, not retried as a network failure later
+            scheme = "http" if base_url.startswith(("localhost", "127.", "[::1]", "0.0.0.0")) else "https"
+            raise ValueError(f"the base URL {base_url!r} of model {spec!r} has no scheme; write "
+                             f"{provider}:{rest}@{scheme}://{base_url}")
+        try:
+            return cls(provider=provider, name=rest, base_url=base_url or None,
+                       settings=GenerationSettings(**{k: v for k, v in settings.items() if v is not None}))
+        except ValueError as e:  # a pydantic ValidationError: its first problem, in one line
+            from vidaudit.core.errors import validation_message
+
+            raise ValueError(f"model {spec!r}: {validation_message(e)}") from None
 
     @property
     def label(self) -> str:

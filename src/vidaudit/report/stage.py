@@ -40,14 +40,18 @@ def _revision() -> tuple[str | None, bool | None]:
 
 
 def denominators_note(scored: Scored) -> str:
-    """The rule for errored trials, stated once where a reader looks first."""
+    """The rule for errored trials (and for answers that need a judge), stated once where a reader looks first."""
     n = len(scored.records)
     by = Counter(r.status for r in scored.records if r.status != "ok")
+    unjudged = sum(r.needs_judge for r in scored.records)
+    judge = (f" {unjudged} answers need a judge the run did not have (vidaudit run --judge SPEC): they are in no "
+             "figure's denominator, as a pass or a fail, and each figure counts them beside it.") if unjudged else ""
     if not by:
-        return f"All {n} planned trials completed (status ok); every accuracy is over all of them."
+        every = "every accuracy is over all of them" if not unjudged else f"every accuracy is over the other {n - unjudged}"
+        return f"All {n} planned trials completed (status ok); {every}.{judge}"
     parts = ", ".join(f"{k} {v}" for k, v in sorted(by.items()))
     return (f"{sum(by.values())} of {n} planned trials did not complete ({parts}). Accuracy (EM) counts every "
-            "planned trial, so these count as wrong answers; completion rates are listed beside it.")
+            f"planned trial, so these count as wrong answers; completion rates are listed beside it.{judge}")
 
 
 def design_note(design: dict) -> str:

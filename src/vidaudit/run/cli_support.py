@@ -172,7 +172,10 @@ def print_summary(res: Any, console: Console | None = None, *, next_step: bool =
     console.print(f"run: {res.run_dir}  (store: {res.run_dir / 'store.sqlite'}, config: {res.run_dir / 'run.json'})",
                   highlight=False, markup=False, soft_wrap=True)
     if next_step and int(getattr(res, "trials_ok", 0)):
-        console.print(f"next: vidaudit report {res.run_dir}", highlight=False, markup=False, soft_wrap=True)
+        # `score` first, always: after a session that stored anything, a scored file from before is stale and
+        # `report` alone would refuse it; `score` prints the figures and `report` then reads what it wrote
+        console.print(f"next: vidaudit score {res.run_dir}\nthen: vidaudit report {res.run_dir}", highlight=False,
+                      markup=False, soft_wrap=True)
 
 
 def failure_lines(res: Any) -> list[str]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.core.contract.suite import Prompt, Suite
-from vidaudit.core.errors import ConfigError
+from vidaudit.core.errors import ConfigError, validation_message
 from vidaudit.core.hashing import canonical_json, sha256_json, sha256_text
 from vidaudit.core.manifest import external_videos_allowed
 from vidaudit.core.timeline import Timeline
@@ -109,8 +109,8 @@ def parse_condition(text: str, prompt: str, timestamps: bool = True) -> Conditio
         kw["keyframe_offset_s"] = float(m.group("off"))
     try:
         return Condition(**kw)
-    except ValueError as e:
-        raise ConfigError(f"condition {text!r}: {e}") from e
+    except ValueError as e:  # a pydantic ValidationError too: its first problem, in one line
+        raise ConfigError(f"condition {text!r}: {validation_message(e)}; write {CONDITION_FORMS}") from None
 
 
 @dataclass(frozen=True)

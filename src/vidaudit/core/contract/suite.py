@@ -138,6 +138,32 @@ class Suite:
     def check_samples(self, samples: Sequence[Sample], source: str) -> None:
         """Refuse (a ``DataError`` naming them) samples whose ground truth cannot be trusted, at every load."""
 
+    #: the sample parameter that names a sample's kind in :meth:`describe_samples` ("task": 8 direction, ...)
+    kind_param: str = "task"
+
+    def needs_judge(self, sample: Sample) -> bool:
+        """Whether an answer to ``sample`` goes to a judge (``judge_prompt`` asks one for the oracle's answer)."""
+        if not self.capabilities.judges:
+            return False
+        try:
+            return self.judge_prompt(sample, self.oracle_answer(sample) or "answer") is not None
+        except (ConfigError, NotImplementedError):
+            return True
+
+    def describe_samples(self, samples: Sequence[Sample]) -> str:
+        """What a dataset holds and what each kind needs, in one line for ``generate`` and ``audit``, e.g.
+        ``36 samples: 8 direction, 28 anomaly (need --judge)``; a suite may add what its data lacks."""
+        kinds: dict[str, list[int]] = {}
+        for s in samples:
+            kind = s.params.get(self.kind_param)
+            c = kinds.setdefault(str(kind) if kind is not None else "", [0, 0])
+            c[0] += 1
+            c[1] += self.needs_judge(s)
+        head = f"{len(samples)} sample{'s' if len(samples) != 1 else ''}"
+        parts = [f"{n} {k}".strip() + (" (need --judge)" if j == n else f" ({j} need --judge)" if j else "")
+                 for k, (n, j) in kinds.items() if k or j]
+        return f"{head}: {', '.join(parts)}" if parts else head
+
     def perturbation_problem(self, sample: Sample, spec: PerturbationSpec) -> str | None:
         """Why ``sample``'s ground truth does not survive ``spec`` (a condition's perturbation), or None when it
         does and the trial may run. The default refuses: a suite must declare what its answers survive."""
@@ -348,6 +374,19 @@ class PartedSuite(Suite):
     def judges_any(self, samples: Sequence[Sample]) -> bool:
         """Only parts that declare ``judges`` ever ask a judge."""
         return any(self.part_of(s).capabilities.judges for s in samples)
+
+    def needs_judge(self, sample: Sample) -> bool:
+        return self.part_of(sample).needs_judge(sample)
+
+    def describe_samples(self, samples: Sequence[Sample]) -> str:
+        """Each part's own description, part by part (``expectation: 36 samples: ...``)."""
+        by_part: dict[str, list[Sample]] = {}
+        for s in samples:
+            by_part.setdefault(str(s.params.get(self.part_param)), []).append(s)
+        if len(by_part) == 1:
+            (name, group), = by_part.items()
+            return self.part(name).describe_samples(group)
+        return "; ".join(f"{name}: {self.part(name).describe_samples(group)}" for name, group in by_part.items())
 
     def aggregate(self, inputs: AggregateInput) -> SuiteReport:
         by_part: dict[str, list[ScoreRecord]] = {}

@@ -42,6 +42,7 @@ class CountingSuite(Suite):
                    "(Low-Frequency Trap).")
     paper = "000_2cdda6f6d04db62c"
     default_prompt = "structured_trace"
+    kind_param = "domain"
     viewer = COUNTING_VIEWER
 
     # ------------------------------------------------------------------ CLI

@@ -34,6 +34,7 @@ class FaithfulSuite(Suite):
                    "(faithful accuracy) on synthetic worlds with exact facts or the STRAND release.")
     paper = "002_fcde868126a0377a"
     default_prompt = "yes_no"
+    kind_param = "role"
     viewer = FAITHFUL_VIEWER
 
     # ------------------------------------------------------------------ CLI

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,14 @@ class ExpectationProbe(Probe):
         with progress_bar("expectation videos") as update:
             return generate(out, options.preset, options.seeds, force=options.force, workers=options.workers,
                             pool=options.pool, on_progress=update, clips=clips, log=log)
+
+    def describe_samples(self, samples: Sequence[Sample]) -> str:
+        """The generic line, and what a user's clips lacked: without labelled steps there is no gap task."""
+        text = super().describe_samples(samples)
+        if samples and not any(s.params.get("task") in ("gap_mcq", "gap_summary") for s in samples):
+            text += ("; no temporal-gap task: the clips have no labelled steps (the gap task needs DIR/steps.csv, "
+                     "docs/stress.md)")
+        return text
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params
