@@ -162,8 +162,9 @@ def retrieval_precision_recall(arms: Mapping[tuple[str, str], Mapping[str, Score
             s = samples.get(sid)
             if s is None or s.params.get("role") != "target" or r.status != "ok" or "retrieved" not in r.metrics:
                 continue
-            # the entities its chain facts name (the ball too, for a pass); a count turns on every agent
-            count = s.params.get("question_form") == "count" and s.params.get("scope_names")
+            # the entities its chain facts name (the ball too, for a pass); a count turns on every agent, an
+            # identity on every agent its descriptions may denote (compose.scope)
+            count = s.params.get("question_form") in ("count", "identity") and s.params.get("scope_names")
             gold = s.params["scope_names"] if count else s.params.get("chain_text") or []
             pairs.append((r.metrics["retrieved"], gold_entities(gold)))
         if pairs:
