@@ -264,6 +264,9 @@ def aggregate(records: Sequence[ScoreRecord], samples: Mapping[str, Sample], *,
         "variants": paper_variants(list(metrics)),
         "paired_differences": paired,
         "budget": budgets(usage, {k: len({samples[sid].params.get("video_id") for sid in arm if sid in samples})
+                                  for k, arm in arms.items()},
+                          memory={k: [int(r.metrics["memory_tokens"]) for r in arm.values()
+                                      if r.status == "ok" and "memory_tokens" in (r.metrics or {})]
                                   for k, arm in arms.items()}),
         "not_available": not_available(caps),
         "rules": {"errors": "wrong (every planned trial counts)", "tie_threshold_points": M.TIE_POINTS,
