@@ -6,7 +6,9 @@ one frame; packet order and packet stamps never decide it). Its time is its own 
 of ``core.timeline`` (``i / fps`` only for a constant-rate clip that starts at 0, as rendered videos do), and
 every reader returns it as displayed: non-square pixels made square (``streams.displayed_size``) and a display
 matrix (a phone clip's rotation) applied the way ffmpeg's autorotate applies it, from the video stream ffmpeg
-picks unless another is named (``streams``). Encoding converts RGB to I420 with OpenCV into a reused buffer and
+picks unless another is named (``streams``). A reader that picks frames (``iter_selected``, the perturbation
+reader) seeks over groups of pictures that hold none, only to entry points where that gives the same pictures by
+the same numbers (``video/seek.py``), and decodes on the calling thread (``threads_pay``). Encoding converts RGB to I420 with OpenCV into a reused buffer and
 hands frames to the encoder in a worker thread, so that drawing the next frame overlaps encoding the last
 (libx264 dominates the cost); a run of identical frames is converted once and encoded from one buffer.
 ``iter_frames_reused`` decodes every frame but converts a run of byte-identical decoded frames once (for exact
