@@ -129,8 +129,12 @@ def with_verdict(trial: ViewerTrial, verdict: str | None) -> ViewerTrial:
 
 def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES, *,
                   progress: Progress | None = None) -> list[ViewerTrial]:
-    """The trials the viewer keeps (a selection), with thumbnails of the frames that were sent (each
-    (video, frame) decoded and drawn once, however many trials sent it)."""
+    """The trials the viewer keeps (a selection), with thumbnails of the frames that were sent.
+
+    The frames are the scored file's record of what each trial sent; each video is read once, for every frame the
+    chosen trials show from it, by the seeking reader (``video.io.iter_selected``: it decodes only the groups of
+    pictures that hold one, never the whole video), and each (video, frame) is drawn once, however many trials
+    sent it."""
     from vidaudit.report.viewer import (
         attach_thumbnails,
         select_trials_for_viewer,
@@ -144,32 +148,42 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES, *,
     chosen = select_trials_for_viewer(items)
     if scored.data_dir is None:
         return chosen
-    thumbs: dict[tuple[str, int], str] = {}  # (video, frame) -> JPEG: models and conditions share frames
+    if progress is not None:
+        progress("thumbnails", 0, None)
     perturbed = _perturbed_trials(scored, {t.trial_id for t in chosen})
     checked: set[Path] = set()
-    out = []
-    for n, t in enumerate(chosen):
-        if progress is not None:
-            progress("thumbnails", n, len(chosen))
+    shown: list[tuple[str, list, PerturbMeta | None, list] | None] = []   # per chosen trial: what it shows
+    videos: dict[str, tuple[Path, int | None, set[int]]] = {}     # key -> (file, stream, frames to draw)
+    for t in chosen:
         sent = scored.frames.get(t.trial_id) or []
-        if sent:
-            step = max(1, -(-len(sent) // max_frames))  # thin before decoding: a native trial lists every frame
-            pick = sent[::step][:max_frames]
-            s = scored.samples[t.sample_id]
-            path, sha, meta = scored.data_dir / s.video.path, s.video.sha256, None
-            stream = s.video.stream
-            if path not in checked:        # thumbnails must be the frames the model saw: the same bytes
-                check_unchanged(path, s.video, who=s.sample_id)
-                checked.add(path)
-            if t.trial_id in perturbed:     # the frames sent are frames of the perturbed video
-                path, sha, meta = perturbed[t.trial_id]
-                stream = None                # a perturbed video has one stream
-            key = (sha or str(Path(path).resolve())) + ("" if stream is None else f"#{stream}")
-            missing = sorted({i for i, _ in pick if (key, i) not in thumbs})
-            # decoded on this thread (less CPU than the decoder's threads) and scaled from the planes
-            for i, img in (iter_selected(path, missing, threaded=False, width=THUMBNAIL_WIDTH, stream=stream)
-                           if missing else ()):
-                thumbs[(key, i)] = thumbnail_jpeg_b64(img, width=THUMBNAIL_WIDTH)
+        if not sent:
+            shown.append(None)
+            continue
+        step = max(1, -(-len(sent) // max_frames))  # thin before decoding: a native trial lists every frame
+        pick = sent[::step][:max_frames]
+        s = scored.samples[t.sample_id]
+        path, sha, meta = scored.data_dir / s.video.path, s.video.sha256, None
+        stream = s.video.stream
+        if path not in checked:        # thumbnails must be the frames the model saw: the same bytes
+            check_unchanged(path, s.video, who=s.sample_id)
+            checked.add(path)
+        if t.trial_id in perturbed:     # the frames sent are frames of the perturbed video
+            path, sha, meta = perturbed[t.trial_id]
+            stream = None                # a perturbed video has one stream
+        key = (sha or str(Path(path).resolve())) + ("" if stream is None else f"#{stream}")
+        videos.setdefault(key, (path, stream, set()))[2].update(i for i, _ in pick)
+        shown.append((key, pick, meta, sent))
+    thumbs: dict[tuple[str, int], str] = {}  # (video, frame) -> JPEG: models and conditions share frames
+    for n, (key, (path, stream, frames)) in enumerate(videos.items()):
+        if progress is not None:
+            progress("thumbnails", n, len(videos))
+        # decoded on this thread (less CPU than the decoder's threads) and scaled from the planes
+        for i, img in iter_selected(path, sorted(frames), threaded=False, width=THUMBNAIL_WIDTH, stream=stream):
+            thumbs[(key, i)] = thumbnail_jpeg_b64(img, width=THUMBNAIL_WIDTH)
+    out = []
+    for t, what in zip(chosen, shown, strict=True):
+        if what is not None:
+            key, pick, meta, sent = what
             t = attach_thumbnails(t, [(i, ft, thumbs[(key, i)]) for i, ft in pick], max_frames=max_frames)
             if meta is not None and meta.op == "strip_mask":
                 t = t.model_copy(update={"facts": [*t.facts, *strip_facts(meta, [i for i, _ in sent],
