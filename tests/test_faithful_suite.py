@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from vidaudit.core.contract import ScoreInput
+from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.registry import get_suite
 from vidaudit.core.types import Condition, Presentation, Sample, VideoRef
-from vidaudit.score.records import ScoreRecord
 
 SUITE = get_suite("faithful")
 VIDEO = VideoRef(path="videos/v.mp4", sha256="x", fps=10.0, width=160, height=120, n_frames=100, duration_s=10.0)

@@ -30,7 +30,7 @@ from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.log import read_eval_log, write_eval_log  # noqa: E402
 from inspect_ai.model import ContentImage, ContentVideo, ModelOutput, ModelUsage, get_model  # noqa: E402
 
-from vidaudit.inspect import vidaudit_task  # noqa: E402
+from vidaudit.interop.inspect_ai_tasks import vidaudit_task  # noqa: E402
 
 MODEL = "mockllm/model"
 

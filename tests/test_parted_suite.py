@@ -8,13 +8,13 @@ import pytest
 
 from vidaudit.core.contract import (
     AggregateInput,
-    Capabilities,
     PartedSuite,
     Prompt,
     ScoreInput,
     ScoreRecord,
     Section,
     Suite,
+    SuiteCapabilities,
     SuiteReport,
     TrialScore,
 )
@@ -29,7 +29,7 @@ class _Letter(Suite):
 
     def __init__(self, name: str, judging: bool = False) -> None:
         self.name = name
-        self.capabilities = Capabilities(judges=judging)
+        self.capabilities = SuiteCapabilities(judges=judging)
         self.judge_version = f"{name}-1" if judging else ""
 
     def prompt_names(self):
@@ -71,7 +71,7 @@ class _Letters(PartedSuite):
     part_param = "letter"
     part_noun = "letter"
     parts = {"b": f"{__name__}:B", "a": f"{__name__}:A"}  # report order: b first
-    capabilities = Capabilities(judges=True)
+    capabilities = SuiteCapabilities(judges=True)
 
 
 def _sample(letter: object, sid: str = "s") -> Sample:

@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vidaudit.core.contract import ScoreInput
+from vidaudit.core.contract.records import ParseResult, ScoreRecord
 from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import load_samples
-from vidaudit.score.records import ParseResult, ScoreRecord
 from vidaudit.suites.stress.expectation import prompts as P
 from vidaudit.suites.stress.expectation.generate import ANOMALIES, SPATIAL, anomaly_spec, gap_options, generate
 from vidaudit.suites.stress.expectation.report import aggregate, overall

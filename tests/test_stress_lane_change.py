@@ -14,11 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vidaudit.core.contract import ScoreInput
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import Report
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.types import Sample, VideoRef
-from vidaudit.report.model import Report
-from vidaudit.score.records import ScoreRecord
 from vidaudit.suites.stress import SUITE
 from vidaudit.suites.stress.lane_change.loader import generate, read_annotations
 from vidaudit.suites.stress.lane_change.options import QUESTION, prompt

@@ -12,13 +12,26 @@ from pathlib import Path
 
 import numpy as np
 
-from vidaudit.core.contract import AggregateInput, ScoreInput, counted
+from vidaudit.core.contract import (
+    AggregateInput,
+    GridFigure,
+    ParseResult,
+    Prompt,
+    ScoreInput,
+    Section,
+    Suite,
+    SuiteCapabilities,
+    SuiteReport,
+    Table,
+    TrialScore,
+    ViewerColumn,
+    ViewerSpec,
+    ViewerTrial,
+    counted,
+)
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import write_dataset_info, write_manifest
 from vidaudit.core.types import Sample, VideoRef
-from vidaudit.report.model import GridFigure, Section, SuiteReport, Table, ViewerColumn, ViewerSpec, ViewerTrial
-from vidaudit.score.records import ParseResult, TrialScore
-from vidaudit.suites.base import Capabilities, Prompt, Suite
 from vidaudit.video.io import probe, write_video
 
 COLOURS = {"red": (220, 30, 30), "green": (30, 200, 60), "blue": (40, 60, 230)}
@@ -68,7 +81,7 @@ class ToySuite(Suite):
 
     # A free-text answer (no box) goes to the run's judge (``vidaudit run --judge SPEC``).
     judge_version = "toy-judge-1"
-    capabilities = Capabilities(judges=True)
+    capabilities = SuiteCapabilities(judges=True)
 
     def judge_prompt(self, sample, answer: str) -> Prompt | None:
         if _BOXED.search(answer or ""):

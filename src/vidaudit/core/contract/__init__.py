@@ -2,19 +2,19 @@
 
 This is the public surface for suite authors, in one place:
 
-- the suite protocol (``suite``): :class:`Suite`, its declared :class:`Capabilities`, the inputs of its
+- the suite protocol (``suite``): :class:`Suite`, its declared :class:`SuiteCapabilities`, the inputs of its
   ``score`` and ``aggregate`` (:class:`ScoreInput`, :class:`AggregateInput`), :class:`Prompt`,
   :class:`SuiteInfo`, :data:`ObservedFrame`, and the lookup :func:`get_suite`;
 - what a suite's ``score`` returns and ``scores.jsonl`` holds (``records``): :class:`TrialScore`,
   :class:`ParseResult`, :class:`ScoreRecord`;
 - what a suite's ``aggregate`` and ``viewer_trial`` return and ``report.json`` holds (``report``):
   :class:`SuiteReport`, :class:`Section`, :class:`Table`, :class:`GridFigure`, :class:`LineFigure`,
-  :class:`Series`, :class:`ViewerSpec`, :class:`ViewerColumn`, :class:`ViewerTrial`, :class:`Timeline`,
+  :class:`Series`, :class:`ViewerSpec`, :class:`ViewerColumn`, :class:`ViewerTrial`, :class:`EventTimeline`,
   :class:`TimelineEvent`, :class:`ViewerFrame`, and the whole :class:`Report`;
 - what a suite gives ``vidaudit audit`` (``profile``): :class:`AuditPart`, :class:`ProfileFigure`, :class:`PartFigures`.
 
-The stages (``run``, ``score``, ``report``) and the suites import these from here; the old paths
-(``vidaudit.suites.base``, ``vidaudit.score.records``, ``vidaudit.report.model``) re-export them.
+The stages (``run``, ``score``, ``report``) and the suites import these from here (one path per name: the
+old re-export modules are gone).
 """
 
 from vidaudit.core.contract import profile, records, report, suite

@@ -6,7 +6,7 @@ entry-point group) and call only the methods below; no stage imports a suite's p
 subclasses :class:`Suite`, overrides what it has (the abstract methods at least) and registers one
 instance. Defaults raise a clear error for what a suite does not offer (pixel verification, a pixel
 observer), so a small suite stays small. Optional behaviour that changes how a stage calls the suite
-is declared in its :class:`Capabilities`, never discovered by introspection.
+is declared in its :class:`SuiteCapabilities`, never discovered by introspection.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from vidaudit.core.types import Condition, PerturbationSpec, Sample
 if TYPE_CHECKING:
     import typer
 
-__all__ = ["AggregateInput", "Capabilities", "ObservedFrame", "PartedSuite", "Prompt", "ScoreInput", "Suite",
+__all__ = ["AggregateInput", "ObservedFrame", "PartedSuite", "Prompt", "ScoreInput", "Suite", "SuiteCapabilities",
            "SuiteInfo", "check_suite"]
 
 #: (source frame index, presentation time in seconds, RGB frame) as a pixel observer receives them
@@ -43,7 +43,7 @@ class Prompt:
 
 
 @dataclass(frozen=True)
-class Capabilities:
+class SuiteCapabilities:
     """Optional suite behaviour, declared once: the stages read these flags and call the suite accordingly."""
 
     #: ``judge_prompt`` may ask a judge (``vidaudit run --judge``); ``score`` reads ``ScoreInput.judgement``
@@ -108,7 +108,7 @@ class Suite:
     #: workers, on_progress)`` and ``profile_figures(part, results)`` (imported on first use); "" : no audit part
     audit_module: str = ""
     #: optional behaviour the stages must know about (a judge, per-stage usage for ``aggregate``)
-    capabilities: Capabilities = Capabilities()
+    capabilities: SuiteCapabilities = SuiteCapabilities()
 
     # ------------------------------------------------------------------ identity
 
@@ -207,7 +207,7 @@ class Suite:
     def judge_prompt(self, sample: Sample, answer: str) -> Prompt | None:
         """The prompt a judge model (``vidaudit run --judge SPEC``) gets for this answer; None: no judge needed.
 
-        Only suites whose answers need a judge override this (and declare ``Capabilities(judges=True)``);
+        Only suites whose answers need a judge override this (and declare ``SuiteCapabilities(judges=True)``);
         the verdict reaches ``score`` as ``ScoreInput.judgement``."""
         return None
 
@@ -298,7 +298,7 @@ def check_suite(obj: Any, name: str) -> Suite:
         raise ConfigError(f"suite registered as {name!r} calls itself {obj.name!r}; register it under its name")
     if type(obj).judge_prompt is not Suite.judge_prompt and not obj.capabilities.judges:
         raise ConfigError(f"suite {name!r} defines judge_prompt but does not declare it; set "
-                          "capabilities = Capabilities(judges=True) on the suite class")
+                          "capabilities = SuiteCapabilities(judges=True) on the suite class")
     return obj
 
 
@@ -310,7 +310,7 @@ class PartedSuite(Suite):
     ``parts`` maps a part name to the lazy ``"module:attr"`` of its instance, loaded on first use through the
     registry's loader (``vidaudit.core.registry.load``) and checked like a registered suite, so listing the
     suite (``probes``, the descriptions ``vidaudit suites`` prints) imports no part. A part declares its own
-    capabilities; the whole suite declares the union (``Capabilities(judges=True)`` when a part judges).
+    capabilities; the whole suite declares the union (``SuiteCapabilities(judges=True)`` when a part judges).
     """
 
     #: the sample parameter that names a sample's part

@@ -21,7 +21,7 @@ from vidaudit.suites.counting.viewer import COUNTING_VIEWER
 
 #: the answer range of the paper's grid (N in 0..12): what ``chance`` draws from by default
 CHANCE_RANGE = (0, 12)
-#: TrialScore fields that the ScoreRecord already carries under its own names
+#: CountingScore fields that the ScoreRecord already carries under its own names
 _RECORD_FIELDS = frozenset({"sample_id", "group_id", "domain", "n_events", "frequency_hz", "status", "correct"})
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from vidaudit.core.contract.records import ScoreRecord, TrialScore
 from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.suite import AggregateInput, Capabilities, Prompt, ScoreInput, Suite
+from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput, Suite, SuiteCapabilities
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
 from vidaudit.suites.faithful.viewer import FAITHFUL_VIEWER
@@ -114,7 +114,7 @@ class FaithfulSuite(Suite):
         return out
 
     # the report stage fills AggregateInput.usage with the store's per-stage usage (the budget table reads it)
-    capabilities = Capabilities(needs_usage=True)
+    capabilities = SuiteCapabilities(needs_usage=True)
 
     def aggregate(self, inputs: AggregateInput) -> SuiteReport:
         from vidaudit.suites.faithful.aggregate import aggregate

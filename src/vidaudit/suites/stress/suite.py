@@ -15,7 +15,7 @@ from pathlib import Path
 
 from vidaudit.core.contract.profile import AuditPart
 from vidaudit.core.contract.report import SuiteReport
-from vidaudit.core.contract.suite import AggregateInput, Capabilities, PartedSuite
+from vidaudit.core.contract.suite import AggregateInput, PartedSuite, SuiteCapabilities
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import Sample
 from vidaudit.suites.stress.common import HUMAN_CELLS, human_cells
@@ -61,7 +61,7 @@ class StressSuite(PartedSuite):
     parts = {name: target for name, (target, _) in PARTS.items()}
     probes = {name: text for name, (_, text) in PARTS.items()}
     viewer = STRESS_VIEWER
-    capabilities = Capabilities(judges=True)  # the probes that declare ``judges`` (expectation) ask a judge
+    capabilities = SuiteCapabilities(judges=True)  # the probes that declare ``judges`` (expectation) ask a judge
 
     def probe(self, name: object) -> Probe:
         """The probe called ``name`` (a ConfigError naming the known ones otherwise)."""

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from vidaudit.core.contract.records import TrialScore
-from vidaudit.core.contract.suite import Capabilities, Prompt, ScoreInput
+from vidaudit.core.contract.suite import Prompt, ScoreInput, SuiteCapabilities
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
 from vidaudit.suites.stress.common import LETTERS
@@ -28,7 +28,7 @@ class ExpectationProbe(Probe):
     reporter = "vidaudit.suites.stress.expectation.report:expectation_report"
     trial_viewer = "vidaudit.suites.stress.expectation.viewer:viewer_trial"
     judge_version = P.JUDGE_VERSION
-    capabilities = Capabilities(judges=True)
+    capabilities = SuiteCapabilities(judges=True)
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         from vidaudit.suites.stress.datasets import clips_from_source
