@@ -66,14 +66,14 @@ def test_failed_calls_and_invalid_gold() -> None:
 
 def test_baseline_answers_are_in_the_answer_format() -> None:
     s = _sample("No")
-    assert SUITE.score(ScoreInput(s, SUITE.oracle_answer(s), "ok")).correct is True
-    draws = {SUITE.chance_answer(s, np.random.default_rng(i)) for i in range(20)}
+    assert SUITE.score(ScoreInput(s, SUITE.baselines.oracle_answer(s), "ok")).correct is True
+    draws = {SUITE.baselines.chance_answer(s, np.random.default_rng(i)) for i in range(20)}
     assert draws == {"Answer: Yes", "Answer: No"}
-    assert SUITE.constant_answer(s, "yes") == "Answer: Yes"
+    assert SUITE.baselines.constant_answer(s, "yes") == "Answer: Yes"
     with pytest.raises(ConfigError):
-        SUITE.constant_answer(s, "3")
+        SUITE.baselines.constant_answer(s, "3")
     with pytest.raises(ConfigError):
-        SUITE.chance_answer(s, np.random.default_rng(0), "0-12")
+        SUITE.baselines.chance_answer(s, np.random.default_rng(0), "0-12")
 
 
 def test_record_params_and_viewer() -> None:

@@ -125,12 +125,12 @@ def test_prompt_and_baselines() -> None:
                                          "B. No, the vehicle stays in its lane"]
     for label in ("lane_change", "no_change"):
         s = _sample(label)
-        assert SUITE.score(ScoreInput(s, SUITE.oracle_answer(s), "ok")).correct is True
+        assert SUITE.score(ScoreInput(s, SUITE.baselines.oracle_answer(s), "ok")).correct is True
     s = _sample("lane_change")
-    assert SUITE.score(ScoreInput(s, SUITE.constant_answer(s, "yes"), "ok")).correct is True
-    assert SUITE.score(ScoreInput(s, SUITE.constant_answer(s, "no_change"), "ok")).correct is False
+    assert SUITE.score(ScoreInput(s, SUITE.baselines.constant_answer(s, "yes"), "ok")).correct is True
+    assert SUITE.score(ScoreInput(s, SUITE.baselines.constant_answer(s, "no_change"), "ok")).correct is False
     with pytest.raises(ConfigError, match="constant answer for lane_change"):
-        SUITE.constant_answer(s, "left")
+        SUITE.baselines.constant_answer(s, "left")
     assert SUITE.score(ScoreInput(s, "The vehicle changes lanes", "ok")).metrics["predicted_label"] is None   # strict
 
 

@@ -106,6 +106,7 @@ def verify(
     workers: int = typer.Option(None, help="Parallel processes (default: cores)."),
 ) -> None:
     """Check every video against its ground truth using only decoded pixels; exit 1 on any mismatch."""
+    from vidaudit.core.contract.roles import Verification
     from vidaudit.core.errors import DataError
     from vidaudit.core.manifest import dataset_suite, load_samples, read_dataset_info
     from vidaudit.core.registry import get_suite
@@ -118,7 +119,7 @@ def verify(
         raise DataError(f"{data} holds no samples: nothing to verify")
     check_video_paths(data, samples)  # before any file is opened: a hand-edited path never leads verify outside
     with progress_bar("verifying") as update:
-        problems = suite.verify(data, samples, workers=workers, on_progress=update)
+        problems = Verification.of(suite).verify(data, samples, workers=workers, on_progress=update)
     if problems:
         for sid, ps in sorted(problems.items()):
             console.print(f"[red]MISMATCH[/] {sid}: {'; '.join(ps)}", highlight=False)

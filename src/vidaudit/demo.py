@@ -6,6 +6,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from vidaudit.core.contract.roles import Commands
 from vidaudit.core.types import ModelSpec
 from vidaudit.run.plan import parse_condition
 
@@ -29,7 +30,7 @@ def run_demo(out: Path, *, suite: str = DEMO_SUITE, workers: int | None = None,
     out = Path(out)
     data, run_dir = out / "data", out / "run"
     with progress_bar("rendering the demo data") as update:
-        manifest = s.generate_demo(data, workers=workers, on_progress=update)
+        manifest = Commands.of(s).generate_demo(data, workers=workers, on_progress=update)
     console.print(f"data: {manifest}")
     with RichProgress("trials", console=console) as bar:
         outcome = execute(data, run_dir, [ModelSpec.parse(m) for m in DEMO_MODELS],

@@ -14,6 +14,8 @@ import numpy as np
 
 from vidaudit.core.contract import (
     AggregateInput,
+    Baselines,
+    Commands,
     GridFigure,
     ParseResult,
     Prompt,
@@ -59,12 +61,7 @@ def generate_toy(out: Path, seeds: int = 2) -> Path:
     return out / "manifest.jsonl"
 
 
-class ToySuite(Suite):
-    name = "toy"
-    description = "What colour is the screen? (a plugin suite used by the tests)"
-    default_prompt = "plain"
-    viewer = ViewerSpec(group_label="colour", columns=[ViewerColumn(key="answer", label="answer")])
-
+class ToyCommands(Commands):
     def add_commands(self, generate) -> None:
         import typer
 
@@ -72,6 +69,23 @@ class ToySuite(Suite):
         def _generate(out: Path = typer.Option(..., "--out")) -> None:
             """Render the toy colour videos."""
             typer.echo(f"manifest: {generate_toy(out)}")
+
+
+class ToyBaselines(Baselines):
+    def oracle_answer(self, sample) -> str:
+        return f"The screen is {sample.answer}: \\boxed{{{sample.answer}}}"
+
+    def chance_answer(self, sample, rng, option: str = "") -> str:
+        return f"\\boxed{{{sorted(COLOURS)[int(rng.integers(0, len(COLOURS)))]}}}"
+
+
+class ToySuite(Suite):
+    name = "toy"
+    description = "What colour is the screen? (a plugin suite used by the tests)"
+    default_prompt = "plain"
+    viewer = ViewerSpec(group_label="colour", columns=[ViewerColumn(key="answer", label="answer")])
+    commands = ToyCommands()
+    baselines = ToyBaselines()
 
     def prompt_names(self) -> Sequence[str]:
         return ["plain"]
@@ -131,12 +145,6 @@ class ToySuite(Suite):
         return ViewerTrial(trial_id=record.trial_id, sample_id=record.sample_id, model=record.model,
                            condition=record.condition, group=str(sample.params["colour"]), status=record.status,
                            correct=record.correct, columns={"answer": str(sample.answer)}, raw_text=raw_text or "")
-
-    def oracle_answer(self, sample) -> str:
-        return f"The screen is {sample.answer}: \\boxed{{{sample.answer}}}"
-
-    def chance_answer(self, sample, rng, option: str = "") -> str:
-        return f"\\boxed{{{sorted(COLOURS)[int(rng.integers(0, len(COLOURS)))]}}}"
 
 
 SUITE = ToySuite()

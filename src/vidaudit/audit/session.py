@@ -18,6 +18,7 @@ from typing import Any
 
 from vidaudit.audit.datasets import MARKER
 from vidaudit.core.contract.profile import AuditPart
+from vidaudit.core.contract.roles import Audit
 from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import sha256_json
@@ -82,12 +83,12 @@ def plan_parts(budget: str, out: Path, *, data_root: Path | None = None, suites:
     root = Path(data_root) if data_root is not None else Path(out) / "data"
     planned: list[PlannedPart] = []
     for s in audit_suites(suites):
-        for part in s.audit_parts(budget):
+        for part in s.audit.audit_parts(budget) if s.audit is not None else ():
             key = dataset_key(s, part)
             name = "-".join(x for x in (s.name, part.name if part.name != s.name else "", part.preset) if x)
             planned.append(PlannedPart(s, part, key, root / f"{name}-{key[:12]}", Path(out) / "runs" / part.name))
     if not planned:
-        raise ConfigError("no registered suite declares audit parts (Suite.audit_parts); nothing to audit")
+        raise ConfigError("no registered suite declares audit parts (its audit role); nothing to audit")
     return planned
 
 
@@ -107,7 +108,7 @@ def ensure_dataset(p: PlannedPart, *, workers: int | None, log: Log,
         from vidaudit.core.manifest import load_samples
 
         log(f"data  {p.label}: generating the {p.part.preset} preset into {p.data_dir}")
-        p.suite.generate_part(p.part, p.data_dir, workers=workers, on_progress=on_progress)
+        Audit.of(p.suite).generate_part(p.part, p.data_dir, workers=workers, on_progress=on_progress)
         log(f"data  {p.label}: {p.suite.describe_samples(load_samples(p.data_dir))}")
 
     return ensure(p.data_dir, p.key, p.part.identity(p.suite.name), generate, log=log, label=p.label, hold=hold)
@@ -216,7 +217,7 @@ def run_audit(models: Sequence[str], *, budget: str, out: str | Path, data_root:
         for p in parts:
             with (generating(f"data {p.label}") if generating else nullcontext(None)) as update:
                 ensure_dataset(p, workers=workers, log=log, on_progress=update, hold=hold)
-            p.conditions = tuple(p.suite.part_conditions(p.part, p.data_dir))
+            p.conditions = tuple(Audit.of(p.suite).part_conditions(p.part, p.data_dir))
         with (generating("estimating the cost") if generating else nullcontext(None)):
             costs = estimate(parts, specs, judge_spec)
         if on_costs is not None:

@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from vidaudit.core.contract.roles import Baselines
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Response, VideoPart
 from vidaudit.models.base import Capabilities, ModelCallError
@@ -71,7 +72,7 @@ class IdealObserverAdapter:
         if not frames:
             raise ModelCallError(ErrorKind.BAD_REQUEST, "ideal observer: no frames in the request")
         try:
-            text = self.suite.observe(frames, request.metadata)
+            text = Baselines.of(self.suite).observe(frames, request.metadata)
         except ConfigError as e:
             raise ModelCallError(ErrorKind.UNSUPPORTED, f"ideal observer: {e}") from e
         return Response(text=text, latency_s=time.perf_counter() - t0, finish_reason="stop",

@@ -69,12 +69,12 @@ def build_report(scored: Scored) -> Report:
     from vidaudit.score.human import performance_records
 
     suite = scored.suite
-    # human answers reach the suite's aggregation with the models' (their model_role is "human")
-    records = [*scored.records, *performance_records(scored.human)]
+    # human answers reach the suite's aggregation beside the models' (AggregateInput.human; model_role "human")
+    human = performance_records(scored.human)
     # a suite that reads per-stage usage (``capabilities.needs_usage``) gets the store's summary; every report carries it
     usage = scored.stage_usage if suite.capabilities.needs_usage else {}
     with paused_gc():  # one pass over every record (core/gcpause)
-        sr = suite.aggregate(AggregateInput(records, scored.samples, usage))
+        sr = suite.aggregate(AggregateInput(scored.records, scored.samples, usage, human=human))
     head, dirty = _revision()
     notes = [denominators_note(scored)]
     if scored.changed:

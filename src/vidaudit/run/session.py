@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vidaudit.core.contract.roles import sequential_design
 from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.gcpause import roomy_young_gc
@@ -251,7 +252,7 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
             retry_errors: bool = False) -> RunOutcome:
     """Plan and run (or, with ``dry_run``, only count) every trial into ``out``.
 
-    ``design`` other than ``"full"`` asks the suite for a sequential design (``Suite.sequential_design``) that
+    ``design`` other than ``"full"`` asks the suite for a sequential design (its ``Designs`` role) that
     chooses the trials wave by wave (``vidaudit.run.waves``); ``rule`` is that design's decision rule.
     ``dispatch`` (e.g. ``run.ray_executor.RayDispatch``) swaps the adapters for adapter-shaped proxies
     that call elsewhere while the run lasts; the executor, the store and the audit log stay here.
@@ -278,14 +279,14 @@ def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequ
                                              model_options=model_options, check_files=False, judge=judge,
                                              allow_external_videos=allow_external_videos)
         if design != "full":
-            get_suite(suite).sequential_design(design, rule, list(stream))  # the design's refusals come first
+            sequential_design(get_suite(suite), design, rule, list(stream))  # the design's refusals come first
         return RunOutcome(out, None, dry_run_rows(stream, caps))
     stream, adapters, caps = prepare_stream(data, models, conditions, suite=suite, limit=limit,
                                             model_options=model_options, judge=judge,
                                             allow_external_videos=allow_external_videos)
     # a sequential design chooses among every trial of the plan by id: it holds the plan as a list
     planned: PlanStream | list[PlannedTrial] = stream if design == "full" else list(stream)
-    seq = None if isinstance(planned, PlanStream) else get_suite(suite).sequential_design(design, rule, planned)
+    seq = None if isinstance(planned, PlanStream) else sequential_design(get_suite(suite), design, rule, planned)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
