@@ -132,12 +132,14 @@ def _judge_for(p: PlannedPart, judge: ModelSpec | None) -> ModelSpec | None:
 def estimate(parts: Sequence[PlannedPart], models: Sequence[ModelSpec], judge: ModelSpec | None = None,
              model_options: dict[str, dict[str, Any]] | None = None) -> list[CostRow]:
     """The run stage's dry run of every part (nothing is called): trials, tokens and cost per model and part."""
+    from vidaudit.run.request import RunRequest
     from vidaudit.run.session import execute
 
     rows: list[CostRow] = []
     for p in parts:
-        res = execute(p.data_dir, p.run_dir, list(models), _conditions(p), suite=p.suite.name, dry_run=True,
-                      judge=_judge_for(p, judge), model_options=model_options)
+        request = RunRequest(data=p.data_dir, out=p.run_dir, models=tuple(models), conditions=tuple(_conditions(p)),
+                             suite=p.suite.name, judge=_judge_for(p, judge), model_options=model_options or {})
+        res = execute(request, dry_run=True)
         per: dict[str, CostRow] = {}
         for r in res.dry_run:
             row = per.setdefault(r.model, CostRow(r.model, p.label, 0, 0, 0.0))
@@ -202,6 +204,7 @@ def run_audit(models: Sequence[str], *, budget: str, out: str | Path, data_root:
 
     from vidaudit.audit.build import write_profile
     from vidaudit.report.stage import report_run
+    from vidaudit.run.request import RunRequest
     from vidaudit.run.session import execute
 
     out = Path(out)
@@ -235,9 +238,10 @@ def run_audit(models: Sequence[str], *, budget: str, out: str | Path, data_root:
             left = None if max_cost_usd is None else max(0.0, max_cost_usd - spent)
             log(f"run   {p.label}: {', '.join(m.label for m in run_models)} at {', '.join(p.conditions)} -> {p.run_dir}")
             with (progress(p.label) if progress else nullcontext(None)) as bar:
-                res = execute(p.data_dir, p.run_dir, run_models, _conditions(p), suite=p.suite.name,
-                              max_attempts=max_attempts, max_cost_usd=left, judge=_judge_for(p, judge_spec),
-                              on_progress=bar)
+                request = RunRequest(data=p.data_dir, out=p.run_dir, models=tuple(run_models),
+                                     conditions=tuple(_conditions(p)), suite=p.suite.name, max_attempts=max_attempts,
+                                     max_cost_usd=left, judge=_judge_for(p, judge_spec))
+                res = execute(request, on_progress=bar)
             outcome.summaries[p.label] = res.summary
             if res.summary is not None:
                 spent += res.summary.cost_usd
