@@ -11,6 +11,7 @@ import time
 from collections.abc import Mapping
 
 from vidaudit.core.contract.roles import Baselines
+from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.types import ErrorKind, ModelSpec, Request, Response, Sample
@@ -28,7 +29,7 @@ class _Local:
     needs_suite = True
     role = "model"
 
-    def __init__(self, spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, suite=None,
+    def __init__(self, spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, suite: Suite | None = None,
                  **_: object) -> None:
         if suite is None:
             raise ConfigError(f"{spec.label} needs the run's suite (it answers in the suite's format)")

@@ -13,6 +13,7 @@ import time
 import numpy as np
 
 from vidaudit.core.contract.roles import Baselines
+from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Response, VideoPart
 from vidaudit.models.base import Capabilities, ModelCallError
@@ -45,7 +46,8 @@ class IdealObserverAdapter:
     needs_suite = True
     role = "observer"
 
-    def __init__(self, spec: ModelSpec, *, suite=None, full_size: bool | str = False, **_: object) -> None:
+    def __init__(self, spec: ModelSpec, *, suite: Suite | None = None, full_size: bool | str = False,
+                 **_: object) -> None:
         if suite is None:
             raise ConfigError("the ideal observer needs the run's suite (it runs the suite's pixel observer)")
         self.spec = spec

@@ -4,7 +4,7 @@ runs."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from rich.console import Console
@@ -17,6 +17,9 @@ from vidaudit.core.types import GenerationSettings, ModelSpec
 from vidaudit.run.plan import parse_condition
 from vidaudit.run.request import RunRequest
 from vidaudit.run.runconfig import RunConfig
+
+if TYPE_CHECKING:
+    from vidaudit.run.session import DryRunRow
 
 _CONFIG_KEYS = {"suite", "data", "out", "models", "conditions", "prompts", "timestamps", "max_attempts",
                 "max_cost_usd", "max_tokens", "limit", "provider_defaults", "adapter_options"}
@@ -143,7 +146,7 @@ def _judge_spec(entry: Any, defaults: dict[str, Any]) -> ModelSpec | None:
         raise ConfigError(f"--judge: {err}") from err
 
 
-def print_dry_run(rows: list, console: Console | None = None) -> None:
+def print_dry_run(rows: list[DryRunRow], console: Console | None = None) -> None:
     console = console or Console()
     table = Table(title="dry run: nothing was called")
     for col in ("model", "condition", "trials", "frames", "est. tokens", "est. cost (USD)"):

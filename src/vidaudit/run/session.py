@@ -17,7 +17,7 @@ from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.gcpause import roomy_young_gc
 from vidaudit.core.manifest import dataset_suite, load_samples
 from vidaudit.core.registry import get_suite
-from vidaudit.core.types import Condition, ModelSpec, Presentation, Status, Usage
+from vidaudit.core.types import Condition, ModelSpec, Presentation, Sample, Status, Usage
 from vidaudit.models.base import Capabilities, ModelAdapter, request_options
 from vidaudit.models.factory import make_adapter
 from vidaudit.models.http_base import for_dry_run
@@ -121,7 +121,7 @@ def _worst_case(p: PlannedTrial, caps: Capabilities, prices: Any = None) -> tupl
     return top_in + top_out, cost, top_in, top_out
 
 
-def load_suite_samples(suite: Suite, data: Path, limit: int | None) -> list:
+def load_suite_samples(suite: Suite, data: Path, limit: int | None) -> list[Sample]:
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be a positive number of samples, got {limit}")
     samples = load_samples(data)
@@ -294,7 +294,7 @@ def execute(request: RunRequest | Path | str | None = None, out: Path | str | No
 def _execute_locked(data: Path, out: Path, planned: PlanStream | list[PlannedTrial], adapters: dict[str, ModelAdapter],
                     caps: dict[str, Capabilities], models: Sequence[ModelSpec], conditions: Sequence[Condition], *,
                     suite: str, max_attempts: int, max_cost_usd: float | None, max_tokens: int | None,
-                    limit: int | None, on_progress,
+                    limit: int | None, on_progress: Callable[[ProgressEvent], None] | None,
                     model_options: dict[str, dict[str, Any]] | None = None,
                     judge: ModelSpec | None = None, design: Any = None,
                     dispatch: AdapterDispatch | None = None, retry_errors: bool = False) -> RunOutcome:
