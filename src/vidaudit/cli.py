@@ -7,8 +7,11 @@ stages (``run``, ``score``, ``report``, ``score-responses``, ``verify``) look th
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
+import typer.main
+from typer.core import TyperGroup
 
 from vidaudit.cli_common import console, friendly_errors, print_figures, print_scores, progress_bar, step_progress
 from vidaudit.cli_help import FlowGroup, tidy_option_types
@@ -16,33 +19,72 @@ from vidaudit.cli_help import FlowGroup, tidy_option_types
 tidy_option_types()
 app = typer.Typer(help="Audit video-language models against executable ground truth.", cls=FlowGroup,
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
-generate_app = typer.Typer(help="Generate a suite's samples and videos.", no_args_is_help=True)
+
+
+class SuiteCommands(TyperGroup):
+    """A group whose sub-commands the suites contribute (``generate`` through ``Suite.add_commands``, ``import`` and
+    ``validate`` through ``Suite.add_group_commands``), each suite imported only when its commands are needed:
+    ``vidaudit generate counting`` imports the counting suite alone (a command no suite is named after, such as
+    ``repcount``, imports the suites in order until one adds it), listing the group imports every one (listed in
+    the registry's order, whatever was resolved before), ``vidaudit --help`` none. A suite that cannot add its
+    commands is reported then, with a warning."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._added: dict[str, list[str]] = {}  # suite -> the commands it added here
+
+    def _add_suite(self, name: str) -> None:
+        from vidaudit.core.errors import VidauditError
+        from vidaudit.core.registry import get_suite
+
+        if name in self._added:
+            return
+        self._added[name] = []
+        scratch = {group: typer.Typer() for group in ("generate", *GROUPS)}
+        try:
+            suite = get_suite(name)
+            if self.name == "generate":
+                suite.add_commands(scratch["generate"])
+            else:
+                suite.add_group_commands({group: scratch[group] for group in GROUPS})
+        except (VidauditError, ImportError, AttributeError) as e:  # a broken third-party suite
+            console.print(f"[yellow]warning:[/] suite {name!r} could not add its commands: {e}")
+            return
+        for cmd_name, command in typer.main.get_group(scratch[self.name or ""]).commands.items():
+            if cmd_name not in self.commands:
+                self.commands[cmd_name] = command
+                self._added[name].append(cmd_name)
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        from vidaudit.core.registry import names
+
+        suites = names("suites")
+        for name in suites:
+            self._add_suite(name)
+        return [cmd for name in suites for cmd in self._added[name]]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands:
+            from vidaudit.core.registry import names
+
+            for name in sorted(names("suites"), key=lambda n: n != cmd_name):  # the suite of that name first
+                self._add_suite(name)
+                if cmd_name in self.commands:
+                    break
+        return super().get_command(ctx, cmd_name)
+
+
+generate_app = typer.Typer(help="Generate a suite's samples and videos.", cls=SuiteCommands, no_args_is_help=True)
 app.add_typer(generate_app, name="generate")
 #: groups suites add sub-commands to (see Suite.add_group_commands)
 GROUPS = {
-    "import": typer.Typer(help="Import another benchmark's released data as a suite's samples.", no_args_is_help=True),
+    "import": typer.Typer(help="Import another benchmark's released data as a suite's samples.", cls=SuiteCommands,
+                          no_args_is_help=True),
     "validate": typer.Typer(help="Validate another benchmark's released data without importing it.",
-                            no_args_is_help=True),
+                            cls=SuiteCommands, no_args_is_help=True),
 }
 for _name, _group in GROUPS.items():
     app.add_typer(_group, name=_name)
-
-
-def _add_suite_commands() -> None:
-    """Each registered suite adds its generate sub-command(s); a broken plugin is reported, not fatal."""
-    from vidaudit.core.errors import VidauditError
-    from vidaudit.core.registry import get_suite, names
-
-    for name in names("suites"):
-        try:
-            suite = get_suite(name)
-            suite.add_commands(generate_app)
-            suite.add_group_commands(GROUPS)
-        except (VidauditError, ImportError, AttributeError) as e:  # a broken third-party suite
-            console.print(f"[yellow]warning:[/] suite {name!r} could not add its commands: {e}")
-
-
-_add_suite_commands()
 
 
 def _add_interop_commands() -> None:

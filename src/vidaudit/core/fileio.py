@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from vidaudit.core.errors import DataError
+
 
 def _umask() -> int:
     """The process umask, read without changing it where Linux says it (os.umask would race threads)."""
@@ -36,7 +38,8 @@ def owner_token() -> str:
     return f"{_host()}~{os.getpid()}"
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host still runs (one we may not signal counts as running)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -76,7 +79,7 @@ def sweep_stale_temporaries(final: str | Path) -> list[Path]:
         if owner is None:
             continue
         host, _, pid = owner.rpartition("~")
-        if host == _host() and pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+        if host == _host() and pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
             try:
                 if p.is_dir() and not p.is_symlink():
                     shutil.rmtree(p)
@@ -191,6 +194,25 @@ def replace_together(staged: Sequence[tuple[Path | None, Path]]) -> None:
                 remove_path(tmp)
     for backup, _ in aside:
         remove_path(backup.parent)
+
+
+@contextmanager
+def written_together(what: str, kept: str, fix: str) -> Iterator[list[tuple[Path | None, Path]]]:
+    """Collect ``(temporary, final)`` pairs (``stage_text`` ...) and put them in place together on leaving
+    (:func:`replace_together`). An ``OSError`` while staging or renaming (a full disk, an unwritable folder)
+    removes the temporaries and is a one-line ``DataError``: "could not write WHAT (reason); the KEPT already
+    there are unchanged. Free some space (or fix the folder's permissions) and FIX"."""
+    staged: list[tuple[Path | None, Path]] = []
+    try:
+        yield staged
+        replace_together(staged)
+    except OSError as e:
+        for tmp, _ in staged:
+            if tmp is not None:
+                remove_path(tmp)
+        raise DataError(f"could not write {what} ({e.strerror or e}{f': {e.filename}' if e.filename else ''}); "
+                        f"the {kept} already there are unchanged. Free some space (or fix the folder's "
+                        f"permissions) and {fix}") from e
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:

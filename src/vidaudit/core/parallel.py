@@ -22,6 +22,8 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing.context import BaseContext
 
+from vidaudit.core.fileio import pid_alive
+
 #: how often a worker looks whether its driver still runs, where a pidfd cannot wait on it
 POLL_S = 0.5
 
@@ -29,16 +31,6 @@ POLL_S = 0.5
 def pool_context() -> BaseContext:
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def die_with(driver: int) -> None:
@@ -49,14 +41,14 @@ def die_with(driver: int) -> None:
         fd: int | None = os.pidfd_open(driver)
     except (AttributeError, OSError):  # no pidfd (not Linux 5.3+), or the driver is already gone
         fd = None
-        if not _alive(driver):
+        if not pid_alive(driver):
             os.kill(os.getpid(), signal.SIGKILL)
 
     def wait() -> None:
         if fd is not None:
             select.select([fd], [], [])  # readable once the driver has exited
         else:
-            while _alive(driver) and os.getppid() != 1:
+            while pid_alive(driver) and os.getppid() != 1:
                 time.sleep(POLL_S)
         os.kill(os.getpid(), signal.SIGKILL)
 

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from vidaudit import __version__
 from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.errors import DataError
-from vidaudit.core.fileio import remove_path, replace_together, stage_text
+from vidaudit.core.fileio import stage_text, written_together
 from vidaudit.core.hashing import sha256_file
 
 if TYPE_CHECKING:
@@ -164,19 +164,9 @@ def write_scored_run(run_dir: str | Path, scored: Scored, *, stamp: dict[str, An
     path = run_dir / SCORED_RUN
     texts = ((path, scored_run_text(scored, stamp=stamp, allow_changed=allow_changed)),
              (run_dir / SCORES, scores_text(scored.records)))
-    staged: list[tuple[Path | None, Path]] = []
-    try:
+    with written_together(f"{path} and {SCORES}", "scored files", f"run `vidaudit score {run_dir}` again") as staged:
         for final, text in texts:
             staged.append((stage_text(final, text), final))
-        replace_together(staged)
-    except OSError as e:
-        for tmp, _ in staged:
-            if tmp is not None:
-                remove_path(tmp)
-        raise DataError(f"could not write {path} and {SCORES} ({e.strerror or e}"
-                        f"{f': {e.filename}' if e.filename else ''}); the scored files already there are "
-                        f"unchanged. Free some space (or fix the folder's permissions) and run `vidaudit score "
-                        f"{run_dir}` again") from None
     return path
 
 

@@ -123,17 +123,20 @@ class FaithfulSuite(Suite):
         return out
 
     def score(self, trial: ScoreInput) -> TrialScore:
-        from vidaudit.suites.faithful.framework.retrieval_eval import dropped_of, retrieved_of
+        from vidaudit.suites.faithful.framework.retrieval_eval import dropped_of, memory_of, retrieved_of
         from vidaudit.suites.faithful.scoring import score_answer
 
         text, status = trial.text, trial.status
         out = score_answer(trial.sample, text, status)
         retrieved = retrieved_of(text) if status == "ok" else None
         if retrieved is not None:  # an object-centric reply: what it retrieved, for retrieval precision/recall
-            extra = {"retrieved": retrieved}
+            extra: dict[str, Any] = {"retrieved": retrieved}
             dropped = dropped_of(text)
             if dropped is not None:   # drop_one=on: what G answered without (D.6's intervention)
                 extra["dropped"] = dropped
+            size = memory_of(text)
+            if size is not None:      # the memory's estimated tokens (a token-matched cap is computed from them)
+                extra["memory_tokens"] = size
             out = out.model_copy(update={"metrics": {**out.metrics, **extra}})
         return out
 

@@ -214,10 +214,14 @@ class ObjectCentricAdapter:
             if cut:
                 notes = (*notes, f"memory truncated to {o.memory_tokens} tokens (token-matched budget): "
                                  f"{cut} states dropped")
-        g = await self._answer(request, video, memory.render(chosen, invalid, notes), prompt, call)
+        memory_text = memory.render(chosen, invalid, notes)
+        g = await self._answer(request, video, memory_text, prompt, call)
         stages.append(g)
+        # memory=N: the estimated tokens of the memory G read (0: frames only), what a token-matched cap is
+        # computed from (budget.token_match)
+        sent = memory.tokens_of(memory_text) if o.answer_input != "frames" else 0
         head = (f"{HEADER_TAG} chunks={len(chunks)} invalid_chunks={len(invalid)} trajectories={len(trajs)} "
-                f"retrieved={','.join(_descriptor(t) for t in chosen) or '-'}"
+                f"retrieved={','.join(_descriptor(t) for t in chosen) or '-'} memory={sent}"
                 + (f" dropped={dropped}" if dropped else "") + (f" note={note}" if note else ""))
         return combine_stages(f"{head}\n{g.text}", stages)
 
