@@ -155,7 +155,7 @@ def test_a_damaged_folder_is_generated_again(tmp_path: Path) -> None:
 
 def _generate_into(part: AuditPart, data: Path):
     suite = get_suite("counting")
-    return lambda: suite.generate_part(part, data, workers=1)
+    return lambda: suite.audit.generate_part(part, data, workers=1)
 
 
 @pytest.mark.slow

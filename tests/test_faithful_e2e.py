@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import Report
 from vidaudit.core.manifest import load_samples, read_dataset_info
-from vidaudit.report.model import Report
-from vidaudit.score.records import ScoreRecord
 
 COND = "frames@1/yes_no"
 

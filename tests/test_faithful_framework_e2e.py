@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from vidaudit.report.model import Report
+from vidaudit.core.contract.report import Report
 
 COND = "native@1/yes_no"
 OC = "object-centric:offline"

@@ -383,7 +383,7 @@ def test_statistics_of_the_release_beside_the_paper(tmp_path: Path) -> None:
 def test_keep_as_wrong_counts_an_affected_target_by_its_own_answer(tmp_path: Path) -> None:
     """The report's Yes share under keep-as-wrong is the release's (Yes / (Yes + No) over the answers as
     written), not Yes over every target with the kept-as-wrong ones counted as neither."""
-    from vidaudit.score.records import ScoreRecord
+    from vidaudit.core.contract.records import ScoreRecord
     from vidaudit.suites.faithful.aggregate import aggregate
 
     d = tmp_path / "rel"

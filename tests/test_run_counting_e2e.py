@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 
 from httpfake import FakeServer, Recorded, Reply
 from vidaudit.cli import app
+from vidaudit.core.contract.report import Report
 from vidaudit.core.manifest import load_samples
-from vidaudit.report.model import Report
 from vidaudit.run.store import RunStore
 from vidaudit.score.stage import score_store
 

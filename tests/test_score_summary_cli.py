@@ -9,8 +9,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from vidaudit.cli import app
+from vidaudit.core.contract.records import ParseResult, ScoreRecord
 from vidaudit.core.manifest import load_samples
-from vidaudit.score.records import ParseResult, ScoreRecord
 from vidaudit.score.summary import (
     PARSE_FAILURE_NOTE_RATE,
     parse_failure_notes,

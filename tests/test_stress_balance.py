@@ -170,7 +170,7 @@ def constant_records(name: str, data: Path) -> list[ScoreRecord]:
     out = []
     for s in load_samples(data):
         for v in _values(s):
-            ts = probe.score(ScoreInput(s, probe.constant_answer(s, v), "ok"))
+            ts = probe.score(ScoreInput(s, probe.baselines.constant_answer(s, v), "ok"))
             for cond in conditions:
                 out.append(record(name, s.sample_id, STRESS.record_params(s), v, cond, ts.correct, dict(ts.metrics)))
     return out
@@ -196,7 +196,7 @@ def test_the_oracle_is_right_everywhere_on_smoke(generated) -> None:
     for name in SMOKE_PROBES:
         probe = STRESS.probe(name)
         closed = [s for s in load_samples(generated[name]) if _values(s)]
-        assert closed and all(probe.score(ScoreInput(s, probe.oracle_answer(s), "ok")).correct for s in closed)
+        assert closed and all(probe.score(ScoreInput(s, probe.baselines.oracle_answer(s), "ok")).correct for s in closed)
 
 
 def test_the_smoke_filled_in_gap_option_moves(generated) -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from vidaudit.report.model import Report
-from vidaudit.score.records import ScoreRecord
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import Report
 
 MASK = "strip_mask(S=128,k=4,orientation=vertical,v=24)"
 

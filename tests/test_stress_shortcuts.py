@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import Report
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import load_samples
-from vidaudit.report.model import Report
-from vidaudit.score.records import ScoreRecord
 from vidaudit.suites.stress.procedures import PROCEDURES, render_procedure
 from vidaudit.suites.stress.shortcuts.questions import ABSTAIN, build_key, prompt_text
 from vidaudit.suites.stress.shortcuts.report import aggregate

@@ -148,6 +148,7 @@ def verify(
     workers: int = typer.Option(None, help="Parallel processes (default: cores)."),
 ) -> None:
     """Check every video against its ground truth using only decoded pixels; exit 1 on any mismatch."""
+    from vidaudit.core.contract.roles import Verification
     from vidaudit.core.errors import DataError
     from vidaudit.core.manifest import dataset_suite, load_samples, read_dataset_info
     from vidaudit.core.registry import get_suite
@@ -160,7 +161,7 @@ def verify(
         raise DataError(f"{data} holds no samples: nothing to verify")
     check_video_paths(data, samples)  # before any file is opened: a hand-edited path never leads verify outside
     with progress_bar("verifying") as update:
-        problems = suite.verify(data, samples, workers=workers, on_progress=update)
+        problems = Verification.of(suite).verify(data, samples, workers=workers, on_progress=update)
     if problems:
         for sid, ps in sorted(problems.items()):
             console.print(f"[red]MISMATCH[/] {sid}: {'; '.join(ps)}", highlight=False)
@@ -217,32 +218,32 @@ def run(
     Exit 0 when at least one planned trial is ok (failed ones are listed by cause and stay in every
     denominator), 1 when none is or the run stopped early (quota, credentials, budget), 2 on bad input.
     """
-    from vidaudit.run.cli_support import print_dry_run, print_summary, resolve_run_args
+    from vidaudit.run.cli_support import print_dry_run, print_summary, resolve_run_request
     from vidaudit.run.progress import RichProgress
     from vidaudit.run.ray_executor import dispatch_for
     from vidaudit.run.session import execute
 
     dispatch = dispatch_for(executor, ray_address, ray_replicas)
 
-    args = resolve_run_args(suite=suite, data=data, models=model, conditions=condition, prompts=prompt,
-                            timestamps=not no_timestamps, config=config, out=out, resume=resume,
-                            temperature=temperature, max_output_tokens=max_tokens_out, seed=seed,
-                            max_attempts=max_attempts, max_cost_usd=max_cost_usd, max_tokens=max_tokens, limit=limit,
-                            provider_defaults=provider_defaults, adapter_options=adapter_option, judge=judge,
-                            design=design, rule=rule)
+    request = resolve_run_request(suite=suite, data=data, models=model, conditions=condition, prompts=prompt,
+                                  timestamps=not no_timestamps, config=config, out=out, resume=resume,
+                                  temperature=temperature, max_output_tokens=max_tokens_out, seed=seed,
+                                  max_attempts=max_attempts, max_cost_usd=max_cost_usd, max_tokens=max_tokens,
+                                  limit=limit, provider_defaults=provider_defaults, adapter_options=adapter_option,
+                                  judge=judge, design=design, rule=rule, allow_external_videos=allow_external_videos,
+                                  retry_errors=retry_errors)
     if dry_run:
-        res = execute(**args, dry_run=True, allow_external_videos=allow_external_videos)
+        res = execute(request, dry_run=True)
         print_dry_run(res.dry_run)
         return
     try:
         with RichProgress("trials", console=console) as bar:
-            res = execute(**args, on_progress=bar, dispatch=dispatch, allow_external_videos=allow_external_videos,
-                          retry_errors=retry_errors)
+            res = execute(request, on_progress=bar, dispatch=dispatch)
     except KeyboardInterrupt:
         import shlex
 
         console.print(f"interrupted: every stored call is kept; resume with vidaudit run --resume "
-                      f"{shlex.quote(str(args['out']))}", highlight=False, markup=False, soft_wrap=True)
+                      f"{shlex.quote(str(request.out))}", highlight=False, markup=False, soft_wrap=True)
         raise typer.Exit(130) from None
     print_summary(res)
     if (res.summary is not None and res.summary.stopped_early) or not res.trials_ok:

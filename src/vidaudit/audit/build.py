@@ -18,6 +18,7 @@ from vidaudit.audit.profile import (
     merge_published,
     now,
 )
+from vidaudit.core.contract.roles import Audit
 from vidaudit.core.errors import DataError
 from vidaudit.core.fileio import write_text_atomic
 
@@ -55,7 +56,7 @@ def build_profile(out: Path, budget: str, models: Sequence[str], parts: Sequence
     published: dict[str, ModelRow] = {}
     infos: list[PartInfo] = []
     for p in parts:
-        figs = p.suite.profile_figures(p.part, _report_results(p.run_dir))
+        figs = Audit.of(p.suite).profile_figures(p.part, _report_results(p.run_dir))
         for m in models:
             rows[m].figures[p.part.name] = list(figs.by_model.get(m, []))
         n, scored_sha256, unjudged = _scored(p.run_dir, p.data_dir, models)

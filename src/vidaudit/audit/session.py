@@ -18,6 +18,7 @@ from typing import Any
 
 from vidaudit.audit.datasets import MARKER
 from vidaudit.core.contract.profile import AuditPart
+from vidaudit.core.contract.roles import Audit
 from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import sha256_json
@@ -82,12 +83,12 @@ def plan_parts(budget: str, out: Path, *, data_root: Path | None = None, suites:
     root = Path(data_root) if data_root is not None else Path(out) / "data"
     planned: list[PlannedPart] = []
     for s in audit_suites(suites):
-        for part in s.audit_parts(budget):
+        for part in s.audit.audit_parts(budget) if s.audit is not None else ():
             key = dataset_key(s, part)
             name = "-".join(x for x in (s.name, part.name if part.name != s.name else "", part.preset) if x)
             planned.append(PlannedPart(s, part, key, root / f"{name}-{key[:12]}", Path(out) / "runs" / part.name))
     if not planned:
-        raise ConfigError("no registered suite declares audit parts (Suite.audit_parts); nothing to audit")
+        raise ConfigError("no registered suite declares audit parts (its audit role); nothing to audit")
     return planned
 
 
@@ -107,7 +108,7 @@ def ensure_dataset(p: PlannedPart, *, workers: int | None, log: Log,
         from vidaudit.core.manifest import load_samples
 
         log(f"data  {p.label}: generating the {p.part.preset} preset into {p.data_dir}")
-        p.suite.generate_part(p.part, p.data_dir, workers=workers, on_progress=on_progress)
+        Audit.of(p.suite).generate_part(p.part, p.data_dir, workers=workers, on_progress=on_progress)
         log(f"data  {p.label}: {p.suite.describe_samples(load_samples(p.data_dir))}")
 
     return ensure(p.data_dir, p.key, p.part.identity(p.suite.name), generate, log=log, label=p.label, hold=hold)
@@ -131,12 +132,14 @@ def _judge_for(p: PlannedPart, judge: ModelSpec | None) -> ModelSpec | None:
 def estimate(parts: Sequence[PlannedPart], models: Sequence[ModelSpec], judge: ModelSpec | None = None,
              model_options: dict[str, dict[str, Any]] | None = None) -> list[CostRow]:
     """The run stage's dry run of every part (nothing is called): trials, tokens and cost per model and part."""
+    from vidaudit.run.request import RunRequest
     from vidaudit.run.session import execute
 
     rows: list[CostRow] = []
     for p in parts:
-        res = execute(p.data_dir, p.run_dir, list(models), _conditions(p), suite=p.suite.name, dry_run=True,
-                      judge=_judge_for(p, judge), model_options=model_options)
+        request = RunRequest(data=p.data_dir, out=p.run_dir, models=tuple(models), conditions=tuple(_conditions(p)),
+                             suite=p.suite.name, judge=_judge_for(p, judge), model_options=model_options or {})
+        res = execute(request, dry_run=True)
         per: dict[str, CostRow] = {}
         for r in res.dry_run:
             row = per.setdefault(r.model, CostRow(r.model, p.label, 0, 0, 0.0))
@@ -201,6 +204,7 @@ def run_audit(models: Sequence[str], *, budget: str, out: str | Path, data_root:
 
     from vidaudit.audit.build import write_profile
     from vidaudit.report.stage import report_run
+    from vidaudit.run.request import RunRequest
     from vidaudit.run.session import execute
 
     out = Path(out)
@@ -216,7 +220,7 @@ def run_audit(models: Sequence[str], *, budget: str, out: str | Path, data_root:
         for p in parts:
             with (generating(f"data {p.label}") if generating else nullcontext(None)) as update:
                 ensure_dataset(p, workers=workers, log=log, on_progress=update, hold=hold)
-            p.conditions = tuple(p.suite.part_conditions(p.part, p.data_dir))
+            p.conditions = tuple(Audit.of(p.suite).part_conditions(p.part, p.data_dir))
         with (generating("estimating the cost") if generating else nullcontext(None)):
             costs = estimate(parts, specs, judge_spec)
         if on_costs is not None:
@@ -234,9 +238,10 @@ def run_audit(models: Sequence[str], *, budget: str, out: str | Path, data_root:
             left = None if max_cost_usd is None else max(0.0, max_cost_usd - spent)
             log(f"run   {p.label}: {', '.join(m.label for m in run_models)} at {', '.join(p.conditions)} -> {p.run_dir}")
             with (progress(p.label) if progress else nullcontext(None)) as bar:
-                res = execute(p.data_dir, p.run_dir, run_models, _conditions(p), suite=p.suite.name,
-                              max_attempts=max_attempts, max_cost_usd=left, judge=_judge_for(p, judge_spec),
-                              on_progress=bar)
+                request = RunRequest(data=p.data_dir, out=p.run_dir, models=tuple(run_models),
+                                     conditions=tuple(_conditions(p)), suite=p.suite.name, max_attempts=max_attempts,
+                                     max_cost_usd=left, judge=_judge_for(p, judge_spec))
+                res = execute(request, on_progress=bar)
             outcome.summaries[p.label] = res.summary
             if res.summary is not None:
                 spent += res.summary.cost_usd

@@ -138,7 +138,7 @@ class VideoRef(_Frozen):
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> dict[str, Any]:
-        data = handler(self)
+        data: dict[str, Any] = handler(self)
         for key, default in (("rotation", 0), ("start_s", 0.0), ("frame_times", None), ("sar", None),
                              ("stored_size", None), ("stream", None)):
             if data.get(key, default) == default:

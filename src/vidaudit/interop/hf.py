@@ -31,6 +31,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from vidaudit import __version__
+from vidaudit.core.contract.roles import Verification
 from vidaudit.core.errors import ConfigError, DataError, VerificationError
 from vidaudit.core.fileio import stage_dir
 from vidaudit.core.manifest import write_dataset_info, write_manifest
@@ -168,7 +169,7 @@ def verification_status(data: BridgedData, verify: bool, workers: int | None) ->
         return ("not re-checked at export. `vidaudit generate` checks every rendered video against its trace "
                 "unless run with --no-verify; run `vidaudit verify DIR` (or export with --verify) to check")
     try:
-        problems = data.suite.verify(data.root, data.samples, workers=workers)
+        problems = Verification.of(data.suite).verify(data.root, data.samples, workers=workers)
     except ConfigError as e:
         return f"not available: {e}"
     if problems:

@@ -12,6 +12,8 @@ import time
 
 import numpy as np
 
+from vidaudit.core.contract.roles import Baselines
+from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Response, VideoPart
 from vidaudit.models.base import Capabilities, ModelCallError
@@ -44,7 +46,8 @@ class IdealObserverAdapter:
     needs_suite = True
     role = "observer"
 
-    def __init__(self, spec: ModelSpec, *, suite=None, full_size: bool | str = False, **_: object) -> None:
+    def __init__(self, spec: ModelSpec, *, suite: Suite | None = None, full_size: bool | str = False,
+                 **_: object) -> None:
         if suite is None:
             raise ConfigError("the ideal observer needs the run's suite (it runs the suite's pixel observer)")
         self.spec = spec
@@ -71,7 +74,7 @@ class IdealObserverAdapter:
         if not frames:
             raise ModelCallError(ErrorKind.BAD_REQUEST, "ideal observer: no frames in the request")
         try:
-            text = self.suite.observe(frames, request.metadata)
+            text = Baselines.of(self.suite).observe(frames, request.metadata)
         except ConfigError as e:
             raise ModelCallError(ErrorKind.UNSUPPORTED, f"ideal observer: {e}") from e
         return Response(text=text, latency_s=time.perf_counter() - t0, finish_reason="stop",

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from vidaudit.core.contract.records import ScoreRecord, counted, unjudged_text
-from vidaudit.report.model import Table
+from vidaudit.core.contract.report import Table
 from vidaudit.report.tables import MISSING
 
 #: where a model's role puts its row (and its figures): models under test first, ``chance`` last

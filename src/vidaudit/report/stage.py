@@ -11,11 +11,11 @@ from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vidaudit import __version__
 from vidaudit.core import registry
-from vidaudit.core.contract.report import Report, Section, ViewerTrial
+from vidaudit.core.contract.report import Figure, Report, Section, ViewerTrial
 from vidaudit.core.contract.suite import AggregateInput
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.gcpause import paused_gc
@@ -23,6 +23,7 @@ from vidaudit.report.headline import headline_from_records, role_rank
 from vidaudit.score.summary import parse_failure_notes
 
 if TYPE_CHECKING:
+    from vidaudit.core.types import VideoRef
     from vidaudit.score.stage import Scored
     from vidaudit.video.perturb.engine import PerturbMeta
 
@@ -54,7 +55,7 @@ def denominators_note(scored: Scored) -> str:
             f"planned trial, so these count as wrong answers; completion rates are listed beside it.{judge}")
 
 
-def design_note(design: dict) -> str:
+def design_note(design: dict[str, Any]) -> str:
     """What a sequential design ran and saved, and what that means for the numbers."""
     full, planned = int(design.get("full_grid_trials") or 0), int(design.get("trials_planned") or 0)
     pct = f"{100 * planned / full:.1f}%" if full else "n/a"
@@ -69,12 +70,12 @@ def build_report(scored: Scored) -> Report:
     from vidaudit.score.human import performance_records
 
     suite = scored.suite
-    # human answers reach the suite's aggregation with the models' (their model_role is "human")
-    records = [*scored.records, *performance_records(scored.human)]
+    # human answers reach the suite's aggregation beside the models' (AggregateInput.human; model_role "human")
+    human = performance_records(scored.human)
     # a suite that reads per-stage usage (``capabilities.needs_usage``) gets the store's summary; every report carries it
     usage = scored.stage_usage if suite.capabilities.needs_usage else {}
     with paused_gc():  # one pass over every record (core/gcpause)
-        sr = suite.aggregate(AggregateInput(records, scored.samples, usage))
+        sr = suite.aggregate(AggregateInput(scored.records, scored.samples, usage, human=human))
     head, dirty = _revision()
     notes = [denominators_note(scored)]
     if scored.changed:
@@ -102,7 +103,7 @@ def build_report(scored: Scored) -> Report:
 def references_last(section: Section, roles: dict[str, str]) -> Section:
     """The section with the figures of reference models (oracle, chance, observers, ...) after those of the
     models under test: a figure grouped under a model (``group[0]``) takes that model's role's place."""
-    def rank(fig) -> int:
+    def rank(fig: Figure) -> int:
         return role_rank(roles.get(fig.group[0])) if fig.group and fig.group[0] in roles else 0
 
     if not section.figures:
@@ -116,7 +117,7 @@ def _tool_sections(scored: Scored) -> list[Section]:
     return [s for name in registry.in_order("report_sections") for s in registry.resolve("report_sections", name)(scored)]
 
 
-def _with_human(results: dict, scored: Scored) -> dict:
+def _with_human(results: dict[str, Any], scored: Scored) -> dict[str, Any]:
     return {**results, "human_study": scored.human_study} if scored.human_study is not None else dict(results)
 
 
@@ -152,7 +153,7 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES, *,
         progress("thumbnails", 0, None)
     perturbed = _perturbed_trials(scored, {t.trial_id for t in chosen})
     checked: set[Path] = set()
-    shown: list[tuple[str, list, PerturbMeta | None, list] | None] = []   # per chosen trial: what it shows
+    shown: list[tuple[str, list[tuple[int, float]], PerturbMeta | None, list[tuple[int, float]]] | None] = []   # per chosen trial: what it shows
     videos: dict[str, tuple[Path, int | None, set[int]]] = {}     # key -> (file, stream, frames to draw)
     for t in chosen:
         sent = scored.frames.get(t.trial_id) or []
@@ -192,7 +193,7 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES, *,
     return out
 
 
-def check_unchanged(path: Path, ref, *, who: str) -> None:
+def check_unchanged(path: Path, ref: VideoRef, *, who: str) -> None:
     """The video still has the sha256 the run recorded; a video edited in place since is refused."""
     from vidaudit.core.hashing import sha256_file
 
@@ -224,7 +225,7 @@ def _perturbed_trials(scored: Scored, trial_ids: set[str]) -> dict[str, tuple[Pa
     return out
 
 
-def strip_facts(meta, sent: list[int], shown: list[int | None]) -> list[tuple[str, str]]:
+def strip_facts(meta: PerturbMeta, sent: list[int], shown: list[int | None]) -> list[tuple[str, str]]:
     """Which strips the frames sent made visible: overall coverage, and the set of each thumbnail."""
     sets, n_sets, S = meta.info["sets"], int(meta.info["n_sets"]), int(meta.info["S"])
     set_index = meta.map["set_index"]

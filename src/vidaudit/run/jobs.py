@@ -64,7 +64,7 @@ def iter_completed(fn: Callable[..., Any], jobs: Sequence[tuple[Any, ...]], *, w
         return
     finished = False
     try:
-        futures: dict[Future, int] = {ex.submit(fn, *args): i for i, args in enumerate(jobs)}
+        futures: dict[Future[Any], int] = {ex.submit(fn, *args): i for i, args in enumerate(jobs)}
         for fut in as_completed(futures):
             yield futures[fut], fut.result()
         finished = True

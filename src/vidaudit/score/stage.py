@@ -74,7 +74,7 @@ def record(suite: Suite, sample: Sample, *, trial_id: str, model: str, role: str
            frame_times: Sequence[float] | None = None, judgement: str | None = None) -> ScoreRecord:
     """Score one trial into its record (``judgement``: the judge's verdict, for suites that judge)."""
     ts = suite.score(ScoreInput(sample, text if status == "ok" else None, status, frame_times=frame_times,
-                                judgement=judgement if suite.judges() else None))
+                                judgement=judgement if suite.capabilities.judges else None))
     return ScoreRecord(trial_id=trial_id, sample_id=sample.sample_id, suite=suite.name, model=model, model_role=role,
                        condition=condition, group_id=sample.group_id, status=status,
                        correct=ts.correct if status == "ok" else None, parse=ts.parse if status == "ok" else None,
@@ -202,7 +202,7 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
     roles: dict[str, str] = {}
     changed: list[str] = []
     snapshot = read_snapshot(run_dir)
-    judging = suite.judges()
+    judging = suite.capabilities.judges
     with RunStore(run_dir, readonly=True) as store, paused_gc():  # a record per trial, all kept (core/gcpause)
         rows = list(store.results())
         differ = set(changed_samples(snapshot, samples, (r.sample_id for r, _ in rows))) if snapshot else set()

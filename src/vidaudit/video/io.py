@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 import av
 import cv2
@@ -37,6 +39,9 @@ from vidaudit.core.timeline import Timeline, constant_rate_frames, is_constant
 from vidaudit.core.types import MAX_FPS, MAX_FRAMES
 from vidaudit.video.seek import SEEK_MIN_SKIP, SeekIndex, build_index
 from vidaudit.video.seek import nal_units as _nal_units
+
+if TYPE_CHECKING:
+    from vidaudit.core.types import VideoRef
 from vidaudit.video.streams import (
     HEADER_DURATION_FORMATS,
     best_effort,
@@ -131,7 +136,7 @@ class VideoWriter:
         for packet in self._stream.encode(frame):
             self._mux(packet)
 
-    def _mux(self, packet: av.Packet) -> None:
+    def _mux(self, packet: av.Packet[Any]) -> None:
         if self._on_packet is not None:
             self._on_packet(bytes(packet))
         self._container.mux(packet)
@@ -204,7 +209,8 @@ class VideoWriter:
     def __enter__(self) -> VideoWriter:
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         if exc_type is None:
             self.close()
         else:
@@ -350,7 +356,7 @@ def _by_decoding(c: av.container.InputContainer, s: av.video.stream.VideoStream,
     return _Read(stamps, last_duration or step, first, ends)
 
 
-def _note_end(ends: dict[int, float], pkt: av.Packet) -> None:
+def _note_end(ends: dict[int, float], pkt: av.Packet[Any]) -> None:
     ts = pkt.pts if pkt.pts is not None else pkt.dts
     if ts is not None and pkt.time_base is not None:
         end = float((ts + (pkt.duration or 0)) * pkt.time_base)
@@ -442,7 +448,7 @@ def _first_frame(p: Path, index: int | None = None) -> av.VideoFrame:
     raise DataError(f"cannot decode {p}: no frame decodes; the file is damaged or truncated")
 
 
-def video_ref(root: str | Path, rel: str, stream: int | None = None):
+def video_ref(root: str | Path, rel: str, stream: int | None = None) -> VideoRef:
     """A manifest's ``VideoRef`` for the written file ``root/rel``: its sha256 and the facts ``probe`` reads."""
     from vidaudit.core.hashing import sha256_file
 
@@ -450,7 +456,7 @@ def video_ref(root: str | Path, rel: str, stream: int | None = None):
     return ref_from(probe(path, stream), rel, sha256_file(path))
 
 
-def ref_from(info: VideoInfo, path: str, sha256: str | None):
+def ref_from(info: VideoInfo, path: str, sha256: str | None) -> VideoRef:
     """The ``VideoRef`` of a probed file: every fact a run relies on (clock, orientation, shape, stream included).
 
     The stream is recorded where the file has several video streams, the stored size and SAR where pixels are not
@@ -575,7 +581,7 @@ def threads_pay(width: int, height: int, whole_clip: bool) -> bool:
 
 #: Seek indexes kept per process (``seek_index``; at most 0.9 MB each for an hour at 30 fps).
 CACHED_INDEXES = 32
-_indexes: OrderedDict[tuple, SeekIndex | None] = OrderedDict()
+_indexes: OrderedDict[tuple[str, int, int, int, int, int], SeekIndex | None] = OrderedDict()
 _indexes_lock = threading.Lock()
 
 

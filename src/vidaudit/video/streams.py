@@ -29,7 +29,7 @@ The rules ``video.io`` applies, each ffmpeg's (Debian's ``ffmpeg`` is the player
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 import av
@@ -131,7 +131,8 @@ def _guessed(pts: Sequence[int | None], dts: Sequence[int | None]) -> list[int |
     return out
 
 
-def frame_rate(average: Fraction | None, guessed: Fraction | None, times: Sequence[float], constant_at) -> float:
+def frame_rate(average: Fraction | None, guessed: Fraction | None, times: Sequence[float],
+               constant_at: Callable[[float], bool]) -> float:
     """The clip's rate (see the module docstring). ``constant_at(fps)``: whether every frame time is on that rate's
     grid, in which case the rate is supported whatever its source."""
     n = len(times)

@@ -1,4 +1,4 @@
-"""``vidaudit generate stress --probe NAME``, contributed through ``StressSuite.add_commands``.
+"""``vidaudit generate stress --probe NAME``, contributed through the stress suite's ``Commands`` role.
 
 One command for every probe: the options every probe shares, a ``--source`` for probes that read a
 user's data, and ``--set KEY=VALUE`` for a probe's own settings (each probe checks the keys it takes).

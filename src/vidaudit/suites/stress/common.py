@@ -9,7 +9,7 @@ one is imported; "not measured" otherwise).
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any
 
 from vidaudit.core.contract.records import ParseResult, ScoreRecord, TrialScore
@@ -62,32 +62,39 @@ def accuracy_text(cell: dict[str, Any]) -> str:
     return f"{pct(cell['accuracy'])} ({cell['n_correct']}/{cell['n_planned']})"
 
 
-#: (probe, condition) -> accuracy cell of the imported human answers, and (probe, None) -> pooled over the probe's
-#: conditions; set by StressSuite.aggregate for the duration of one aggregation (see human_cells)
-HUMAN_CELLS: ContextVar[dict[tuple[str, str | None], dict[str, Any]]] = ContextVar("stress_human_cells", default={})
+@dataclass(frozen=True)
+class HumanCeiling:
+    """An imported human study's accuracy on one probe's samples, per condition and pooled over the probe's
+    conditions: what the human-ceiling column of every probe table shows. A probe's ``aggregate`` builds it from
+    the human study's records it is given (``AggregateInput.human``) and passes it to its report."""
+
+    #: condition -> accuracy cell of the human answers, and None -> pooled over the probe's conditions
+    cells: Mapping[str | None, dict[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, probe: str, records: Iterable[ScoreRecord]) -> HumanCeiling:
+        """The cells of the human records (model_role "human") of ``probe``."""
+        rs = [r for r in records if r.model_role == "human" and str(r.params.get("probe")) == probe]
+        cells: dict[str | None, dict[str, Any]] = {
+            k: accuracy_cell(v) for k, v in group_records(rs, lambda r: r.condition).items()}
+        if rs:
+            cells[None] = accuracy_cell(rs)
+        return cls(cells)
+
+    def text(self, condition: str | None = None) -> str:
+        """The human-ceiling cell of a table row: the human accuracy under this condition, else the pooled one (a
+        model's condition such as frames@4 is not one a person saw), else "not measured"."""
+        cell = self.cells.get(condition) or self.cells.get(None)
+        return accuracy_text(cell) if cell else NOT_MEASURED
+
+    def note(self) -> str:
+        """The headline note's words on the human ceiling: the imported study's pooled accuracy, or "not measured"."""
+        text = self.text()
+        return "human ceiling not measured" if text == NOT_MEASURED else f"human ceiling {text} (imported study)"
 
 
-def human_cells(records: Iterable[ScoreRecord]) -> dict[tuple[str, str | None], dict[str, Any]]:
-    """Accuracy cells of human records (model_role "human") per (probe, condition) and per (probe, None)."""
-    rs = [r for r in records if r.model_role == "human"]
-    out = {k: accuracy_cell(v) for k, v in group_records(rs, lambda r: (str(r.params.get("probe")), r.condition)).items()}
-    out.update({(k, None): accuracy_cell(v) for k, v in group_records(rs, lambda r: str(r.params.get("probe"))).items()})
-    return out
-
-
-def human_ceiling_text(probe: str, condition: str | None = None) -> str:
-    """The human-ceiling cell of a table row: the imported human accuracy for this probe and condition, else the
-    probe's pooled human accuracy (a model's condition such as frames@4 is not one a person saw), else "not
-    measured"."""
-    cells = HUMAN_CELLS.get()
-    cell = cells.get((probe, condition)) or cells.get((probe, None))
-    return accuracy_text(cell) if cell else NOT_MEASURED
-
-
-def human_ceiling_note(probe: str) -> str:
-    """The headline note's words on the human ceiling: the imported study's pooled accuracy, or "not measured"."""
-    text = human_ceiling_text(probe)
-    return "human ceiling not measured" if text == NOT_MEASURED else f"human ceiling {text} (imported study)"
+#: no human study imported: every human-ceiling cell reads "not measured"
+NO_HUMANS = HumanCeiling()
 
 
 def probe_report(probe: str, res: dict[str, Any], notes: list[str], *, title: str, lede: str,

@@ -285,7 +285,7 @@ def perturb_batch(jobs: Sequence[BatchJob], out: str | Path, *, workers: int = 1
         elif todo:
             ex = pool() if pool is not None else _local_pool(min(workers, len(todo)))
             try:
-                futures: dict[Future, list[BatchJob]] = {ex.submit(render_job, *a): g
+                futures: dict[Future[Any], list[BatchJob]] = {ex.submit(render_job, *a): g
                                                          for g, a in zip(todo, args, strict=True)}
                 for fut in as_completed(futures):
                     try:

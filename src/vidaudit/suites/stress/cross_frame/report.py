@@ -18,10 +18,10 @@ from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import SuiteReport, Table
 from vidaudit.score.stats import wilson_interval
 from vidaudit.suites.stress.common import (
+    NO_HUMANS,
+    HumanCeiling,
     accuracy_cell,
     accuracy_text,
-    human_ceiling_note,
-    human_ceiling_text,
     pct,
     probe_report,
 )
@@ -156,14 +156,14 @@ def _paper_cell(c: dict[str, Any]) -> str:
     return f"TBSR {tb:g} ({name})"
 
 
-def _tbsr_table(cells: dict[str, Any]) -> Table:
+def _tbsr_table(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
     rows = []
     for c in cells.values():
         tb = "-" if c["tbsr"] is None else f"{pct(c['tbsr'])} ({c['n_both']}/{c['n_raw_correct']})"
         rows.append([c["model"], c["split"], "w/ abs." if c["abstention"] else "w/o abs.", c["mask"],
                      c["raw_condition"], accuracy_text(c["raw"]), accuracy_text(c["occ"]), tb,
                      f"[{pct(c['tbsr_ci_low'])}, {pct(c['tbsr_ci_high'])}]", pct(c["chance"]), _paper_cell(c),
-                     human_ceiling_text("cross_frame", c["masked_condition"])])
+                     ceiling.text(c["masked_condition"])])
     return Table(id="stress-cross-frame-tbsr", title="Cross-frame integration: Raw, Occ and TBSR (%)", key_columns=4,
                  columns=["model", "split", "abstention", "mask", "raw condition", "raw", "occ", "TBSR",
                           "TBSR 95% Wilson", "chance", "paper reported", "human ceiling"], rows=rows,
@@ -176,7 +176,7 @@ def _tbsr_table(cells: dict[str, Any]) -> Table:
                          "own data, not these).")
 
 
-def _table10_table(cells: dict[str, Any]) -> Table | None:
+def _table10_table(cells: dict[str, Any], ceiling: HumanCeiling) -> Table | None:
     rows = []
     for c in cells.values():
         row = table10_row(mask_params(c["mask"]))
@@ -184,7 +184,7 @@ def _table10_table(cells: dict[str, Any]) -> Table | None:
             continue
         n, s, v, o, k, human, models = row
         rows.append([str(n), f"{s}/{v}/{o}/{k}", c["model"], accuracy_text(c["occ"]), f"{human:g}", f"{models:g}",
-                     human_ceiling_text("cross_frame", c["masked_condition"])])
+                     ceiling.text(c["masked_condition"])])
     if not rows:
         return None
     rows.sort(key=lambda r: (int(r[0]), r[2]))
@@ -205,12 +205,12 @@ def _paper_table() -> Table:
                          "The human rows are the paper's study (the human-ceiling column is this run's imported study, if any).")
 
 
-def cross_frame_report(records: Sequence[ScoreRecord]) -> SuiteReport:
+def cross_frame_report(records: Sequence[ScoreRecord], ceiling: HumanCeiling = NO_HUMANS) -> SuiteReport:
     res = aggregate_cross_frame(records)
     cells = res["cells"]
     n_masked = len({c["masked_condition"] for c in cells.values()})
     notes = [f"cross_frame: {n_masked} masked condition(s), {len({c['model'] for c in cells.values()})} model(s); "
-             "chance 20.0% (w/o abstention) / 16.7% (w/ abstention); " + human_ceiling_note("cross_frame")]
+             "chance 20.0% (w/o abstention) / 16.7% (w/ abstention); " + ceiling.note()]
     warn = coverage_notes(records)
     notes += warn
     if warn:
@@ -218,10 +218,10 @@ def cross_frame_report(records: Sequence[ScoreRecord]) -> SuiteReport:
     if not cells and any(r.params.get("probe") == "cross_frame" for r in records):
         notes.append("cross_frame: no masked and raw conditions to pair; run a raw condition and a "
                      "+strip_mask(...) condition (see DIR/cross_frame.yaml)")
-    t10 = _table10_table(cells) if cells else None
+    t10 = _table10_table(cells, ceiling) if cells else None
     return probe_report(
         "cross_frame", res, notes, title="Cross-frame integration (strip masking)",
         lede="Multiple-choice video QA on the raw video and on its strip-masked version (Algorithm 3: every "
              "strip is shown within a few frames, nothing is destroyed, only spread over time). TBSR is the "
              "share of items answered correctly raw that stay correct masked.",
-        tables=lambda: [_tbsr_table(cells), *([t10] if t10 is not None else []), _paper_table()])
+        tables=lambda: [_tbsr_table(cells, ceiling), *([t10] if t10 is not None else []), _paper_table()])
