@@ -21,7 +21,6 @@ from itertools import compress, count, repeat
 from operator import add, and_, ge, le, sub
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from vidaudit.core.errors import ConfigError
 
@@ -59,7 +58,12 @@ DP_MAX_CELLS = 64
 
 
 def _solve_block_lsa(t: Sequence[float], r: Sequence[float], delta: float) -> list[tuple[int, int]]:
-    """Optimal pairs (local indices) of one block, by assignment with a count-dominated cost."""
+    """Optimal pairs (local indices) of one block, by assignment with a count-dominated cost.
+
+    scipy.optimize is imported here, on the first block too large for the DP: it costs ~0.3 s of CPU to import,
+    and most runs (every report of short traces, the demo's) never need it (issue 34's start-up rule)."""
+    from scipy.optimize import linear_sum_assignment  # noqa: PLC0415  (heavy optional import, see above)
+
     tt = np.asarray(t, dtype=float)
     rr = np.asarray(r, dtype=float)
     dev = np.abs(tt[:, None] - rr[None, :])
