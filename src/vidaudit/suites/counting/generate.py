@@ -24,6 +24,7 @@ from typing import Any
 from vidaudit import __version__
 from vidaudit.core.errors import ConfigError, VerificationError
 from vidaudit.core.hashing import seed_from, sha256_file
+from vidaudit.core.jobs import iter_completed
 from vidaudit.core.manifest import (
     MANIFEST,
     dataset_dir,
@@ -34,7 +35,6 @@ from vidaudit.core.manifest import (
 )
 from vidaudit.core.types import Sample
 from vidaudit.core.versions import library_versions
-from vidaudit.run.jobs import iter_completed
 from vidaudit.suites.counting.grid import QUESTIONS, SUITE, GridPoint
 from vidaudit.suites.counting.render import make_scene, planned_video, render, render_checked
 from vidaudit.suites.counting.scene import RenderSettings

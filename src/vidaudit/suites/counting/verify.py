@@ -258,9 +258,9 @@ def verify_dataset(root: str | Path, samples: list[Sample], *, workers: int | No
                    on_progress=None) -> dict[str, list[str]]:
     """Problems per sample id over a generated set (empty dict: every video shows its trace).
 
-    One job per video on the generators' runner (``run.jobs``); a job returns its problems (errors as
+    One job per video on the generators' runner (``core.jobs``); a job returns its problems (errors as
     results), so one bad video never stops the others being checked."""
-    from vidaudit.run.jobs import run_jobs
+    from vidaudit.core.jobs import run_jobs
 
     render = dataset_render(root)
     jobs = [(s.model_dump(mode="json"), str(root), render) for s in samples]

@@ -17,10 +17,10 @@ from typing import Any
 
 from vidaudit import __version__
 from vidaudit.core.errors import ConfigError, VerificationError, check_choice
+from vidaudit.core.jobs import PoolFactory, run_jobs
 from vidaudit.core.manifest import write_dataset_info, write_manifest
 from vidaudit.core.types import Sample
 from vidaudit.core.versions import library_versions
-from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.faithful.build import build_scene
 from vidaudit.suites.faithful.compose import balance
 from vidaudit.suites.faithful.render import render_video

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.run.jobs import PoolFactory, run_jobs
+from vidaudit.core.jobs import PoolFactory, run_jobs
 from vidaudit.video import draw
 from vidaudit.video.io import VideoWriter
 
@@ -174,7 +174,7 @@ def render_sources(n_procedures: int, n_seeds: int, step_s: tuple[float, float],
                    height: int, fps: float, stream: str, workers: int | None = 1,
                    pool: PoolFactory | None = None) -> list[RenderedProcedure]:
     """The first ``n_procedures`` procedures x ``n_seeds`` seeds (``render_source_job`` each, one stream per
-    probe), run as ``run.jobs`` runs them."""
+    probe), run as ``core.jobs`` runs them."""
     (out / "sources").mkdir(parents=True, exist_ok=True)
     jobs = [(proc, seed, step_s, str(out), width, height, fps, stream)
             for proc, seed in planned_sources(n_procedures, n_seeds)]
@@ -183,7 +183,7 @@ def render_sources(n_procedures: int, n_seeds: int, step_s: tuple[float, float],
 
 def apply_job(source: str, spec: Any, out: str, rel: str, seed: int, second_source: str | None = None):
     """One perturbed video: ``video.perturb.apply`` of ``spec`` with ``seed`` into ``out/rel``; returns the op's
-    metadata and the file's ``VideoRef`` (a pure function of its arguments, for ``run.jobs``)."""
+    metadata and the file's ``VideoRef`` (a pure function of its arguments, for ``core.jobs``)."""
     from vidaudit.video.io import video_ref
     from vidaudit.video.perturb import apply
 

@@ -30,8 +30,8 @@ import numpy as np
 
 from vidaudit.core.confine import confined
 from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.jobs import PoolFactory, run_jobs
 from vidaudit.core.types import VideoRef
-from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.video.io import (
     VideoWriter,
     iter_constant_rate,
@@ -351,7 +351,7 @@ def try_import_job(src: str, out: str, rel: str, redo: bool, start_s: float = 0.
 
 def import_clips(clips: Sequence[Clip], out: Path, subdir: str = "sources", *, workers: int | None = 1,
                  pool: PoolFactory | None = None, log: SourceLog | None = None) -> list[ClipSource]:
-    """Import every clip into ``out/subdir/NAME.mp4`` (``try_import_job``s on ``run.jobs``). A clip that does not
+    """Import every clip into ``out/subdir/NAME.mp4`` (``try_import_job``s on ``core.jobs``). A clip that does not
     import, or whose labelled actions end after its copy, is left out and named in ``log`` with the reason."""
     log = log if log is not None else SourceLog()
     jobs = [(str(c.path), str(out), f"{subdir}/{c.name}.mp4", True, c.start_s, c.end_s) for c in clips]

@@ -27,9 +27,9 @@ import cv2
 import numpy as np
 
 from vidaudit.core.errors import ConfigError, DataError, check_choice
+from vidaudit.core.jobs import PoolFactory, run_jobs
 from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, Trace, VideoRef
-from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.stress.camera_motion.options import DIRECTIONS, LETTER_OF
 from vidaudit.suites.stress.camera_motion.prompts import QUESTION
 from vidaudit.suites.stress.camera_motion.scene import render_scene
@@ -293,7 +293,7 @@ def generate(out: Path, preset: str = "smoke", scenes: int | None = None, *, for
              settings: Mapping[str, str] | None = None, source: Path | None = None,
              on_progress: Callable[[int, int], None] | None = None, workers: int | None = 1,
              pool: PoolFactory | None = None, log: SourceLog | None = None) -> Path:
-    """Write the stills (here: each feeds six videos), then one ``render_job`` per video (see ``run.jobs``)."""
+    """Write the stills (here: each feeds six videos), then one ``render_job`` per video (see ``core.jobs``)."""
     check_choice("preset", preset, PRESETS)
     pre = PRESETS[preset]
     st = parse_settings(settings or {})

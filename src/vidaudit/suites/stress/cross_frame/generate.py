@@ -18,9 +18,9 @@ import yaml
 
 from vidaudit.core.errors import ConfigError, DataError, check_choice
 from vidaudit.core.fileio import write_text_atomic
+from vidaudit.core.jobs import PoolFactory, run_jobs
 from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, VideoRef
-from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.stress.cross_frame import synthetic
 from vidaudit.suites.stress.cross_frame.nextqa import Item, load_items, write_csv
 from vidaudit.suites.stress.cross_frame.options import (

@@ -26,9 +26,9 @@ import numpy as np
 
 from vidaudit.core.errors import ConfigError, DataError, check_choice
 from vidaudit.core.hashing import rng_from
+from vidaudit.core.jobs import PoolFactory, run_jobs
 from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, Trace, VideoRef
-from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.stress.common import LETTERS, place_at
 from vidaudit.suites.stress.expectation import prompts as P
 from vidaudit.suites.stress.procedures import (
@@ -214,7 +214,7 @@ def _source_name(src: Any) -> str:
 
 def build(sources: list[Source], out: Path, *, preset: str, on_progress: Callable[[int, int], None] | None = None,
           workers: int | None = 1, pool: PoolFactory | None = None, log: SourceLog | None = None) -> list[Sample]:
-    """Every sample of every source; the perturbed videos are ``apply_job``s (``run.jobs``), each planned with
+    """Every sample of every source; the perturbed videos are ``apply_job``s (``core.jobs``), each planned with
     its seed before any runs, and the samples are built in plan order from the ops' metadata.
 
     Every video is planned on its source's facts first (``plan_for``, nothing rendered), so no clip stops the

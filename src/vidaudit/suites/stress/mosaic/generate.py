@@ -11,9 +11,9 @@ import cv2
 
 from vidaudit.core.errors import ConfigError, check_choice
 from vidaudit.core.fileio import atomic_path
+from vidaudit.core.jobs import PoolFactory, run_jobs
 from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, VideoRef
-from vidaudit.run.jobs import PoolFactory, run_jobs
 from vidaudit.suites.stress.mosaic import scene as sc
 from vidaudit.suites.stress.mosaic.tasks import (
     ARRANGEMENTS,
