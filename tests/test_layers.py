@@ -19,26 +19,18 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "vidaudit"
 #: top-level package (or module) of vidaudit -> its floor; a package imports only from lower floors
 FLOORS: dict[str, int] = {
     "vidaudit": 0,      # the root package: __version__ only
-    "core": 1,          # types, hashing, files, registry, and the contract (suite protocol, records)
+    "core": 1,          # types, hashing, files, registry, the job runner, the console, and the contract
     "video": 2,
     "models": 3,
     "run": 4,
     "score": 5,
     "report": 6,
-    "cli_common": 7,    # CLI helpers (errors, progress bars) for the suites' and tools' commands
-    "cli_help": 7,      # the CLI's help: commands grouped by the flow, option types tidied
     "suites": 8,
-    "mech": 9,
-    "humanstudy": 9,
-    "interop": 9,
-    "audit": 9,         # vidaudit audit / compare: the suites' presets run and profiled through the contract
-    "demo": 10,
-    "inspect": 10,      # the inspect_ai entry module (interop's tasks)
-    "cli": 11,
+    "tools": 9,         # mech, humanstudy, interop, audit: built on the stages and the contract
+    "cli": 10,          # the command line: the app, its help, the demo
 }
 STAGES = ("core", "video", "models", "run", "score", "report")
-ABOVE_THE_STAGES = ("suites", "mech", "humanstudy", "interop", "audit", "cli", "cli_common", "cli_help", "demo",
-                    "inspect")
+ABOVE_THE_STAGES = ("suites", "tools", "cli")
 
 
 def _module_name(path: Path) -> str:
@@ -84,11 +76,11 @@ def _edges() -> dict[tuple[str, str], list[str]]:
 
 def test_the_import_reader_sees_function_level_and_relative_imports(tmp_path: Path) -> None:
     fake = tmp_path / "probe.py"
-    fake.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import vidaudit.mech\n"
+    fake.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import vidaudit.tools.mech\n"
                     "def f():\n    from vidaudit.suites import counting\n    from ..score import stats\n",
                     encoding="utf-8")
     found = sorted(_imported(fake, "vidaudit.run.probe"), key=lambda x: x[1])
-    assert found == [("vidaudit.mech", 3), ("vidaudit.suites", 5), ("vidaudit.score", 6)]
+    assert found == [("vidaudit.tools.mech", 3), ("vidaudit.suites", 5), ("vidaudit.score", 6)]
 
 
 def test_every_top_level_package_has_a_floor() -> None:

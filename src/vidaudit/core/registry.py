@@ -37,8 +37,8 @@ _BUILTIN: dict[str, dict[str, str]] = {
     # stages: each target is ``f(scored) -> list[Section]`` (``vidaudit.score.stage.Scored``), [] when the
     # run has nothing for it. The report stage imports no tool; it looks these up here.
     "report_sections": {
-        "mechanism": "vidaudit.mech.report_section:report_sections",
-        "human-study": "vidaudit.humanstudy.section:report_sections",
+        "mechanism": "vidaudit.tools.mech.report_section:report_sections",
+        "human-study": "vidaudit.tools.humanstudy.section:report_sections",
     },
 }
 

@@ -12,7 +12,7 @@ import typer
 
 
 def register(generate_app: typer.Typer) -> None:
-    from vidaudit.cli_common import console, friendly_errors, parse_list, progress_bar
+    from vidaudit.core.console import console, friendly_errors, parse_list, progress_bar
 
     @generate_app.command("counting")
     @friendly_errors

@@ -11,7 +11,7 @@ import typer
 
 
 def register(generate_app: typer.Typer) -> None:
-    from vidaudit.cli_common import console, friendly_errors, progress_bar
+    from vidaudit.core.console import console, friendly_errors, progress_bar
 
     @generate_app.command("faithful")
     @friendly_errors
@@ -120,7 +120,7 @@ def statistics_lines(stats: dict) -> list[str]:
 
 
 def add_import_strand(import_app: typer.Typer) -> None:
-    from vidaudit.cli_common import console, friendly_errors
+    from vidaudit.core.console import console, friendly_errors
 
     @import_app.command("strand")
     @friendly_errors
@@ -143,7 +143,7 @@ def add_import_strand(import_app: typer.Typer) -> None:
 
 
 def add_validate_strand(validate_app: typer.Typer) -> None:
-    from vidaudit.cli_common import console, friendly_errors
+    from vidaudit.core.console import console, friendly_errors
 
     @validate_app.command("strand")
     @friendly_errors

@@ -28,7 +28,7 @@ def parse_settings(pairs: list[str] | None) -> dict[str, str]:
 
 
 def register(generate_app: typer.Typer) -> None:
-    from vidaudit.cli_common import console, dataset_summary, friendly_errors
+    from vidaudit.core.console import console, friendly_errors
     from vidaudit.suites.stress.suite import PARTS
 
     listing = "; ".join(PARTS)
@@ -52,6 +52,7 @@ def register(generate_app: typer.Typer) -> None:
         ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
     ) -> None:
         """Render a stress probe's stimuli (with exact answers) into a dataset directory."""
+        from vidaudit.core.manifest import load_samples
         from vidaudit.run.ray_pool import pool_factory
         from vidaudit.suites.stress.probe import GenerateOptions
         from vidaudit.suites.stress.suite import SUITE
@@ -66,5 +67,8 @@ def register(generate_app: typer.Typer) -> None:
                                force=force, workers=workers, pool=pool,
                                say=lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True))
         manifest = p.generate(out, opts)
-        console.print(dataset_summary(manifest), highlight=False, markup=False, soft_wrap=True)
+        # what the dataset holds and what each kind of sample needs, e.g. ``36 samples: 8 direction, 28 anomaly
+        # (need --judge)``
+        console.print(SUITE.describe_samples(load_samples(Path(manifest).parent)), highlight=False, markup=False,
+                      soft_wrap=True)
         console.print(f"manifest: {manifest}", highlight=False, markup=False, soft_wrap=True)

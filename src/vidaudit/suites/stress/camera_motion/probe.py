@@ -67,7 +67,7 @@ class CameraMotionProbe(Probe):
     baselines = CameraMotionBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
-        from vidaudit.cli_common import progress_bar
+        from vidaudit.core.console import progress_bar
         from vidaudit.suites.stress.camera_motion.generate import SETTINGS, generate
 
         options.check_settings(SETTINGS, self.name)

@@ -65,14 +65,14 @@ class CrossFrameProbe(Probe):
         from vidaudit.suites.stress.cross_frame.generate import SETTINGS, generate
 
         options.check_settings(SETTINGS, self.name)
-        from vidaudit.cli_common import progress_bar
+        from vidaudit.core.console import progress_bar
 
         with progress_bar("cross_frame videos") as update:
             manifest = generate(out, options.preset, options.seeds, options.source, dict(options.settings),
                                 force=options.force, workers=options.workers, pool=options.pool, on_progress=update,
                                 log=options.source_log() if options.source is not None else None)
         if options.settings.get("sampling", "").strip().lower() == "paper":
-            from vidaudit.cli_common import console
+            from vidaudit.core.console import console
             from vidaudit.core.manifest import read_dataset_info
             from vidaudit.suites.stress.cross_frame.generate import COVERAGE_WARNING
 

@@ -62,7 +62,7 @@ class ExpectationProbe(Probe):
             clips = clips_from_source(Path(options.source), options.settings.get("dataset"), log)
         elif "dataset" in options.settings:
             raise ConfigError("--set dataset=NAME names the format of --source DIR; pass --source")
-        from vidaudit.cli_common import progress_bar
+        from vidaudit.core.console import progress_bar
 
         with progress_bar("expectation videos") as update:
             return generate(out, options.preset, options.seeds, force=options.force, workers=options.workers,

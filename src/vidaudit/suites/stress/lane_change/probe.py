@@ -45,7 +45,7 @@ class LaneChangeProbe(Probe):
     baselines = LaneChangeBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
-        from vidaudit.cli_common import progress_bar
+        from vidaudit.core.console import progress_bar
         from vidaudit.suites.stress.lane_change.loader import generate
 
         options.check_settings((), self.name)

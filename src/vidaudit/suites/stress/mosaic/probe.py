@@ -76,7 +76,7 @@ class MosaicProbe(Probe):
         options.check_settings((), self.name)
         if options.source is not None:
             raise ConfigError("mosaic renders its own stills; --source is not read by it")
-        from vidaudit.cli_common import progress_bar
+        from vidaudit.core.console import progress_bar
 
         with progress_bar("mosaic videos") as update:
             return generate(out, options.preset, options.seeds, force=options.force, workers=options.workers,

@@ -63,7 +63,7 @@ class ShortcutsProbe(Probe):
 
         options.check_settings(("dataset", "blank_s"), self.name)
         blank_s = parse_blank_s(options.settings["blank_s"]) if "blank_s" in options.settings else None
-        from vidaudit.cli_common import progress_bar
+        from vidaudit.core.console import progress_bar
 
         with progress_bar("shortcuts videos") as update:
             return generate(out, options.preset, options.seeds, source=options.source, force=options.force,

@@ -73,7 +73,7 @@ class WireframeProbe(Probe):
         options.check_settings((), self.name)
         if options.source is not None:
             raise ConfigError("wireframe renders its own scenes; --source is not read by it")
-        from vidaudit.cli_common import progress_bar
+        from vidaudit.core.console import progress_bar
 
         with progress_bar("wireframe videos") as update:
             return generate(out, options.preset, options.seeds, force=options.force, workers=options.workers,
