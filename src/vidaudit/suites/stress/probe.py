@@ -18,10 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.contract.roles import Baselines, ObservedFrame
-from vidaudit.core.contract.suite import Suite
-from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.types import PerturbationSpec, Sample
+from vidaudit.sdk import Baselines, ConfigError, DataError, ObservedFrame, PerturbationSpec, Sample, Suite
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from vidaudit.core.contract.profile import ProfileFigure
 from vidaudit.core.errors import DataError
-from vidaudit.report.profile_figures import Figure
 
 PROFILE_SCHEMA_VERSION = 1
 PROFILE_JSON = "profile.json"
@@ -40,8 +40,8 @@ class PartInfo(BaseModel):
     min_detectable_difference: float | None = None
     observer: str | None = None
     chance: dict[str, float] = Field(default_factory=dict)
-    observer_figures: list[Figure] = Field(default_factory=list)
-    human_ceiling: Figure | None = None
+    observer_figures: list[ProfileFigure] = Field(default_factory=list)
+    human_ceiling: ProfileFigure | None = None
     published_source: str = ""
     notes: list[str] = Field(default_factory=list)
     #: the checksum (``sha256`` of its header) of the run's scored file the figures were read after; ``compare``
@@ -59,7 +59,7 @@ class ModelRow(BaseModel):
     model: str
     kind: str = "measured"
     source: str = ""
-    figures: dict[str, list[Figure]] = Field(default_factory=dict)
+    figures: dict[str, list[ProfileFigure]] = Field(default_factory=dict)
 
 
 class Profile(BaseModel):
@@ -97,7 +97,7 @@ def load_profile(path: str | Path) -> tuple[Profile, Path]:
         raise DataError(f"{p}: not a vidaudit profile ({str(e).splitlines()[0]}); re-run `vidaudit audit`") from None
 
 
-def merge_published(rows: dict[str, ModelRow], part: str, published: dict[str, list[Figure]], source: str) -> None:
+def merge_published(rows: dict[str, ModelRow], part: str, published: dict[str, list[ProfileFigure]], source: str) -> None:
     """Add one part's published figures to the published rows (one row per paper model name)."""
     for model, figs in published.items():
         row = rows.setdefault(model, ModelRow(model=model, kind="published", source=source))

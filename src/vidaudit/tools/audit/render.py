@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from jinja2 import Environment
 from markupsafe import Markup
 
+from vidaudit.core.contract.profile import ProfileFigure
 from vidaudit.core.contract.records import unjudged_text
-from vidaudit.report.profile_figures import Figure
 from vidaudit.report.tables import md_escape
 from vidaudit.tools.audit.profile import ModelRow, PartInfo, Profile
 
 
-def fmt_figure(f: Figure | None, *, interval: bool = True) -> str:
+def fmt_figure(f: ProfileFigure | None, *, interval: bool = True) -> str:
     """``100.0% [75.8, 100.0] (12/12)`` for an accuracy, the value for a boundary, ``—`` for none."""
     if f is None or f.value is None:
         return "—" if f is None or not f.note else f"— ({f.note})"
@@ -48,7 +48,7 @@ def figure_names(rows: list[ModelRow], part: PartInfo) -> list[str]:
     return names
 
 
-def _figure(row: ModelRow, part: str, name: str) -> Figure | None:
+def _figure(row: ModelRow, part: str, name: str) -> ProfileFigure | None:
     return next((x for x in row.figures.get(part, []) if x.name == name), None)
 
 
@@ -58,7 +58,7 @@ class BlockRow:
 
     label: str
     kind: str                  # measured | reference | published
-    cells: list[Figure | None | str]
+    cells: list[ProfileFigure | None | str]
     unjudged: int = 0
     note: str = ""
 
@@ -115,7 +115,7 @@ def blocks(profile: Profile) -> list[Block]:
     return out
 
 
-def cell_text(c: Figure | None | str, *, interval: bool = True) -> str:
+def cell_text(c: ProfileFigure | None | str, *, interval: bool = True) -> str:
     return c if isinstance(c, str) else fmt_figure(c, interval=interval)
 
 
@@ -169,7 +169,7 @@ def render_markdown(profile: Profile) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _cell_html(c: Figure | None | str, *, interval: bool = True) -> Markup:
+def _cell_html(c: ProfileFigure | None | str, *, interval: bool = True) -> Markup:
     """A figure's value on one line, its interval and counts on the next (so a column stays narrow)."""
     if isinstance(c, str) or c is None or c.value is None or c.kind != "accuracy" or not interval:
         return Markup("{}").format(cell_text(c, interval=interval))

@@ -25,15 +25,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.confine import confined
-from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.fileio import atomic_path
-from vidaudit.core.jobs import PoolFactory, run_jobs
-from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
-from vidaudit.core.types import Sample, Trace, VideoRef
+from vidaudit.sdk import (
+    ConfigError,
+    DataError,
+    PoolFactory,
+    Sample,
+    Trace,
+    VideoRef,
+    VideoWriter,
+    atomic_path,
+    confined,
+    dataset_dir,
+    guard_replace,
+    iter_constant_rate,
+    iter_frames,
+    probe,
+    run_jobs,
+    video_ref,
+    write_dataset_info,
+    write_manifest,
+)
 from vidaudit.suites.stress.lane_change.options import LABELS, LETTER_OF, QUESTION
 from vidaudit.suites.stress.sources import SourceLog, reason_of
-from vidaudit.video.io import VideoWriter, iter_constant_rate, iter_frames, probe, video_ref
 
 PROBE = "lane_change"
 ANNOTATIONS = "annotations.csv"

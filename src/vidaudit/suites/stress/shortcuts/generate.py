@@ -21,11 +21,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.errors import ConfigError, DataError, check_choice
-from vidaudit.core.hashing import rng_from
-from vidaudit.core.jobs import PoolFactory, run_jobs
-from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
-from vidaudit.core.types import PerturbationSpec, Sample, Trace
+from vidaudit.sdk import (
+    ConfigError,
+    DataError,
+    PerturbationSpec,
+    PoolFactory,
+    Sample,
+    Trace,
+    check_choice,
+    dataset_dir,
+    guard_replace,
+    rng_from,
+    run_jobs,
+    write_dataset_info,
+    write_manifest,
+)
 from vidaudit.suites.stress.common import cyclic_offsets
 from vidaudit.suites.stress.procedures import (
     PROCEDURES,
