@@ -143,7 +143,7 @@ def test_repcount_refuses_a_symlink_out_of_the_video_folder(world: Path) -> None
 
     csv_path = world.parent / "ann.csv"
     csv_path.write_text("type,name,count,L1,L2\nsquat,link/x.mp4,1,0,4\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"ann.csv:2: video name 'link/x.mp4' leads to .*elsewhere"):
+    with pytest.raises(DataError, match=r"ann.csv:2: video name 'link/x.mp4' leads outside the folder \(to .*elsewhere"):
         scan_repcount(csv_path, world)
 
 

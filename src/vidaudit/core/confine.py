@@ -51,7 +51,7 @@ def escape_problem(root: str | Path, name: object) -> str | None:
     except (OSError, ValueError) as e:  # a symlink loop, or a name the OS cannot hold
         return f"cannot be resolved ({e})"
     if real == real_top or not real.is_relative_to(real_top):
-        return f"leads to {real} (a symlink out of the folder counts as outside)"
+        return f"leads outside the folder (to {real}; a symlink out of it counts as outside)"
     return None
 
 
