@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vidaudit.core.contract.report import Table
+from vidaudit.score.stats import wilson_interval
 
 #: what an empty cell shows
 NONE = "—"
@@ -18,8 +19,6 @@ NONE = "—"
 
 def rate_text(k: int | None, n: int | None, *, interval: bool = True) -> str:
     """``100.0% [82.4, 100.0] (18/18)``; an em dash when nothing was counted."""
-    from vidaudit.score.stats import wilson_interval
-
     if not n or k is None:
         return NONE
     text = f"{100 * k / n:.1f}%"

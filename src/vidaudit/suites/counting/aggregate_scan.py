@@ -27,7 +27,7 @@ from itertools import compress, count, repeat
 from operator import and_, eq, is_, itemgetter, truth
 from typing import Any
 
-from vidaudit.core.errors import DataError
+from vidaudit.sdk import DataError
 
 TRACE_KEYS = ("vor", "precision", "recall", "f1", "acr", "rfr")
 #: what a cell is keyed by; the first two are the group

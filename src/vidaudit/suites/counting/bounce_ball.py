@@ -13,8 +13,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from vidaudit.sdk import draw
 from vidaudit.suites.counting.scene import Scene
-from vidaudit.video import draw
 
 _Q = 16  # sub-pixel quantisation of the ball position in visual keys
 

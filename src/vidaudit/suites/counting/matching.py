@@ -22,7 +22,7 @@ from operator import add, and_, ge, le, sub
 
 import numpy as np
 
-from vidaudit.core.errors import ConfigError
+from vidaudit.sdk import ConfigError
 
 #: Absolute slack on the window: a report exactly on the window edge must not be lost to float rounding.
 WINDOW_EPS = 1e-9

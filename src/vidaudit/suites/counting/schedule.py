@@ -16,8 +16,7 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.hashing import rng_from
+from vidaudit.sdk import ConfigError, rng_from
 
 MARGIN_S = Fraction(1, 4)  # static time kept before the lead-in and after the lead-out
 #: decimals of the float event times written to a manifest

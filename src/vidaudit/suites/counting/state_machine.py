@@ -13,9 +13,8 @@ from collections.abc import Hashable
 import cv2
 import numpy as np
 
-from vidaudit.core.hashing import rng_from
+from vidaudit.sdk import draw, rng_from
 from vidaudit.suites.counting.scene import Scene
-from vidaudit.video import draw
 
 LABELS = ("A", "B", "C", "D")
 

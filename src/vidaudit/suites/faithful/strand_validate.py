@@ -36,9 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.fileio import write_json_atomic
-from vidaudit.core.untrusted import read_json_file
+from vidaudit.sdk import ConfigError, DataError, read_json_file, write_json_atomic
 
 KINDS = ("length_mismatch", "non_yes_no", "sub_equals_target", "conflicting_answers", "duplicate_target",
          "sliding_sub_lists")

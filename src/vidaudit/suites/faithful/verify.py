@@ -25,10 +25,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vidaudit.core.types import Sample
+from vidaudit.sdk import Sample, read_frames
 from vidaudit.suites.faithful.simulate import AgentAt, FrameLog, RenderLog
 from vidaudit.suites.faithful.world import WorldRecord
-from vidaudit.video.io import read_frames
 
 TEXT_COLOURS = ((0, 0, 0), (255, 255, 255))
 MIN_FILL = 0.45          # share of a fully visible agent's inner disk in its colour
@@ -235,7 +234,7 @@ def check_video(world: WorldRecord, log: RenderLog, path: str | Path) -> list[st
 def verify_dataset(root: str | Path, samples: Sequence[Sample],
                    on_progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:
     """Problems per sample id: each video is checked once and its problems go to every sample on it."""
-    from vidaudit.core.hashing import sha256_file
+    from vidaudit.sdk import sha256_file
     from vidaudit.suites.faithful.worldfile import read_world_file
 
     root = Path(root)

@@ -18,9 +18,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.confine import confined, name_problem
-from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.untrusted import read_json_file
+from vidaudit.sdk import ConfigError, DataError, confined, name_problem, probe, read_json_file
 from vidaudit.suites.stress.sources import (
     VIDEO_EXTS,
     Clip,
@@ -30,7 +28,6 @@ from vidaudit.suites.stress.sources import (
     reason_of,
     safe_name,
 )
-from vidaudit.video.io import probe
 
 #: Ego4D windows (E.6: clips of 5-15 s): at most this long, at least this long, with at least this many actions
 EGO4D_MAX_S, EGO4D_MIN_S, EGO4D_MIN_STEPS = 15.0, 5.0, 3

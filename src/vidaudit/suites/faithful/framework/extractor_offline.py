@@ -31,8 +31,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Response
-from vidaudit.models.base import Capabilities, ModelCallError
+from vidaudit.sdk import Capabilities, ErrorKind, ImagePart, ModelCallError, ModelSpec, Request, Response
 from vidaudit.suites.faithful.framework.detect import Blob, FrameDetections, detect, small_radius
 from vidaudit.suites.faithful.scene import HALO_GAP, HALO_WIDTH
 

@@ -48,8 +48,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields
 
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import ModelSpec
+from vidaudit.sdk import ConfigError, ModelSpec
 from vidaudit.suites.faithful.framework.schema import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_OBJECTS,

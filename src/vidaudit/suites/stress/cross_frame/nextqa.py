@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.fileio import write_text_atomic
+from vidaudit.sdk import ConfigError, DataError, write_text_atomic
 from vidaudit.suites.stress.datasets import find_video
 from vidaudit.suites.stress.sources import VIDEO_EXTS, SourceLog, reason_of
 

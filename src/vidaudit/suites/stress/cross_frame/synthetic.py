@@ -16,7 +16,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from vidaudit.core.hashing import rng_from
+from vidaudit.sdk import rng_from
 from vidaudit.suites.stress.common import place_at
 
 #: name -> RGB; saturated and far apart in hue so the reader separates them after H.264 and masking

@@ -24,11 +24,24 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.errors import ConfigError, DataError, check_choice
-from vidaudit.core.hashing import rng_from
-from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
-from vidaudit.core.types import PerturbationSpec, Sample, Trace, VideoRef
-from vidaudit.run.jobs import PoolFactory, run_jobs
+from vidaudit.sdk import (
+    ConfigError,
+    DataError,
+    PerturbationSpec,
+    PoolFactory,
+    Sample,
+    Trace,
+    VideoRef,
+    check_choice,
+    dataset_dir,
+    guard_replace,
+    perturb,
+    rng_from,
+    run_jobs,
+    video_ref,
+    write_dataset_info,
+    write_manifest,
+)
 from vidaudit.suites.stress.common import LETTERS, place_at
 from vidaudit.suites.stress.expectation import prompts as P
 from vidaudit.suites.stress.procedures import (
@@ -41,7 +54,6 @@ from vidaudit.suites.stress.procedures import (
     staging_dir,
 )
 from vidaudit.suites.stress.sources import Clip, ClipSource, SourceLog, import_clips
-from vidaudit.video.io import video_ref
 
 PROBE = "expectation"
 TASKS = ("direction", "describe", "gap_mcq", "gap_summary", "anomaly")
@@ -195,10 +207,9 @@ def plan_gap(name: str, steps: Sequence[str], index: int) -> tuple[int, list[str
 
 def _feasible(spec: PerturbationSpec, info: Any, seed: int, second: Any = None) -> str | None:
     """Why ``spec`` cannot be made from a source of these facts (``None``: it can): the op's own plan, no pixel read."""
-    from vidaudit.video.perturb import plan_for
 
     try:
-        plan_for(spec, info, seed=seed, second=second)
+        perturb.plan_for(spec, info, seed=seed, second=second)
     except (ConfigError, DataError) as e:
         return str(e)
     return None
@@ -214,20 +225,19 @@ def _source_name(src: Any) -> str:
 
 def build(sources: list[Source], out: Path, *, preset: str, on_progress: Callable[[int, int], None] | None = None,
           workers: int | None = 1, pool: PoolFactory | None = None, log: SourceLog | None = None) -> list[Sample]:
-    """Every sample of every source; the perturbed videos are ``apply_job``s (``run.jobs``), each planned with
+    """Every sample of every source; the perturbed videos are ``apply_job``s (``core.jobs``), each planned with
     its seed before any runs, and the samples are built in plan order from the ops' metadata.
 
     Every video is planned on its source's facts first (``plan_for``, nothing rendered), so no clip stops the
     set partway: ``scene_mix`` splices in the next source that is long enough (in order, wrapping round; the
     next one in a synthetic set always is), and a video that cannot be made from a clip (no partner long
     enough, too few frames for the op's window) is left out and named in ``log`` with the op's reason."""
-    from vidaudit.video.perturb.source import open_source
 
     if len(sources) < 2:
         raise ConfigError("the expectation probe needs at least two sources (scene mixing splices in another one)")
     log = log if log is not None else SourceLog()
     (out / "videos").mkdir(parents=True, exist_ok=True)
-    facts = {src.name: open_source(src.video) for src in sources}
+    facts = {src.name: perturb.open_source(src.video) for src in sources}
     jobs: dict[tuple[str, str], tuple[Any, ...]] = {}      # (source, its video's tag) -> apply_job's arguments
     gaps: dict[str, tuple[Any, ...]] = {}     # source -> plan_gap(...): (missing, options, kinds)
     partner: dict[str, Any] = {}              # source -> the source scene_mix splices in

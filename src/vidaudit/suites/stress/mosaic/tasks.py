@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from vidaudit.core.hashing import rng_from
+from vidaudit.sdk import rng_from
 from vidaudit.suites.stress.common import LETTERS, boxed_instruction, options_block
 from vidaudit.suites.stress.mosaic.scene import SHAPES, WORDS
 

@@ -19,8 +19,7 @@ from itertools import combinations
 import cv2
 import numpy as np
 
-from vidaudit.core.hashing import rng_from
-from vidaudit.video import draw
+from vidaudit.sdk import draw, rng_from
 
 WIDTH = HEIGHT = 448
 NODE_R = 18
