@@ -10,6 +10,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -126,7 +127,7 @@ class VideoRef(_Frozen):
             ft = self.frame_times
             if len(ft) != self.n_frames:
                 raise ValueError(f"video frame_times has {len(ft)} entries for {self.n_frames} frames")
-            if any(not math.isfinite(t) for t in ft) or any(b <= a for a, b in zip(ft, ft[1:])):
+            if any(not math.isfinite(t) for t in ft) or any(b <= a for a, b in pairwise(ft)):
                 raise ValueError("video frame_times must be finite and strictly increasing")
         if self.sar is not None and not (0 < self.sar[0] < 1 << 31 and 0 < self.sar[1] < 1 << 31):
             raise ValueError(f"video sar must be two positive integers, got {list(self.sar)}")

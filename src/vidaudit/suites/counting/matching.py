@@ -163,8 +163,8 @@ def match_presorted(t_order: Sequence[int], ts: Sequence[float], reported_times:
             firsts = list(map(lo.__getitem__, single))
             total = reduce(add, map(abs, map(sub, map(ts.__getitem__, single), map(rs.__getitem__, firsts))), 0.0)
         if in_order:
-            return _matching_of(tuple(zip(single, firsts)), total, n, m), rs
-        pairs = list(zip(map(t_order.__getitem__, single), map(r_order.__getitem__, firsts)))
+            return _matching_of(tuple(zip(single, firsts, strict=True)), total, n, m), rs
+        pairs = list(zip(map(t_order.__getitem__, single), map(r_order.__getitem__, firsts), strict=True))
         return _matching(pairs, total, n, m), rs
     pairs = []
     total = 0.0
@@ -240,7 +240,7 @@ def _diagonal(n: int) -> tuple[tuple[list[int], list[int]], tuple[tuple[int, int
     if hit is None:
         if len(_DIAGONALS) >= 1024:
             _DIAGONALS.clear()
-        hit = _DIAGONALS[n] = ((list(range(n)), list(range(1, n + 1))), tuple(zip(range(n), range(n))))
+        hit = _DIAGONALS[n] = ((list(range(n)), list(range(1, n + 1))), tuple(zip(range(n), range(n), strict=True)))
     return hit
 
 

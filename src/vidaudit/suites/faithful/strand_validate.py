@@ -50,9 +50,10 @@ MAX_RELEASE_FILE_BYTES = 16 * 1024 * 1024
 #: lists are paired at most SLIDE_MAX_OFFSET positions away from their target
 SLIDE_GAP, SLIDE_MAX_OFFSET = 0.4, 3
 _NAME = re.compile(r"^(?P<num>\d+)(?:_(?P<clip>\d+))?_(?P<source>[A-Za-z0-9_-]{11})$")
-_STOP = frozenset("""a an the did does do is was were are be been in of to and or on at for with this that these those
-he she his her him it its they them their by from as any after before then when while into onto video
-there here who whom which what""".split())
+_STOP = frozenset(["a", "an", "the", "did", "does", "do", "is", "was", "were", "are", "be", "been", "in", "of", "to",
+                   "and", "or", "on", "at", "for", "with", "this", "that", "these", "those", "he", "she", "his",
+                   "her", "him", "it", "its", "they", "them", "their", "by", "from", "as", "any", "after", "before",
+                   "then", "when", "while", "into", "onto", "video", "there", "here", "who", "whom", "which", "what"])
 
 
 @dataclass(frozen=True)

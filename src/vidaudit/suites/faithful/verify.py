@@ -61,7 +61,7 @@ class Palette:
 
 
 def _colour_key(rgb: tuple[int, int, int]) -> str:
-    return "agent_%02x%02x%02x" % tuple(rgb)
+    return f"agent_{rgb[0]:02x}{rgb[1]:02x}{rgb[2]:02x}"
 
 
 @functools.lru_cache(maxsize=4)

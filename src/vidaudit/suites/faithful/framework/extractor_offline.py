@@ -153,7 +153,7 @@ def _ball_states(frames: list[FrameDetections], objs: list[_Obj], times: list[fl
             continue
         bx, by = fd.ball
         best, best_d = None, math.inf
-        for k, o in enumerate(objs):
+        for k in range(len(objs)):
             b = vis[k].get(fi)
             if b is None:
                 continue
@@ -209,7 +209,7 @@ def _collisions(objs: list[_Obj], times: list[float], n: int) -> dict[str, list[
             around = range(max(0, fi - 5), min(n, fi + 6))
             if not all(f in vis[i] and f in vis[j] for f in around):
                 continue
-            def moved(k: int) -> float:
+            def moved(k: int, fi: int = fi) -> float:
                 pts = [(f, b) for f, b in objs[k].seen if fi - 6 <= f <= fi]
                 return math.hypot(pts[-1][1].x - pts[0][1].x, pts[-1][1].y - pts[0][1].y) if pts else 0.0
             s, o = (i, j) if moved(i) >= moved(j) else (j, i)
