@@ -240,7 +240,7 @@ def _fact_problems(record: WorldRecord, known: set[str]) -> list[str]:
         if f.t > record.duration_s + TIME_EPS:
             problems.append(f"fact {f.id} at {f.t} s is after the video's end ({record.duration_s} s)")
         if record.observations:
-            for who in f.participants:
+            for who in sorted(f.participants):  # sorted: the same message order in every process (a set's is not)
                 if who in known and not record.observed_at(who, f.t):
                     problems.append(f"fact {f.id} at {f.t:.3f} s: {who} is not observed then (observed facts only)")
     return problems
