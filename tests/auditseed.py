@@ -15,8 +15,8 @@ from pathlib import Path
 
 def seed_counting_smoke(data_root: Path, smoke_dir: Path) -> Path:
     """The smoke audit's counting folder under ``data_root``: a copy of ``smoke_dir``, certified (its marker written)."""
-    from vidaudit.audit.datasets import ensure
-    from vidaudit.audit.session import plan_parts
+    from vidaudit.tools.audit.datasets import ensure
+    from vidaudit.tools.audit.session import plan_parts
 
     (p,) = plan_parts("smoke", data_root.parent / "unused", data_root=data_root, suites=["counting"])
     lines: list[str] = []

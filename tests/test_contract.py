@@ -33,8 +33,8 @@ def test_the_old_re_export_paths_are_gone() -> None:
     """One path per thing: the modules that only re-exported moved names are removed (issue 33)."""
     import importlib
 
-    for old in ("vidaudit.suites.base", "vidaudit.score.records", "vidaudit.report.model", "vidaudit.humanstudy.kappa",
-                "vidaudit.humanstudy.load", "vidaudit.inspect"):
+    for old in ("vidaudit.suites.base", "vidaudit.score.records", "vidaudit.report.model", "vidaudit.tools.humanstudy.kappa",
+                "vidaudit.tools.humanstudy.load", "vidaudit.inspect"):
         with pytest.raises(ModuleNotFoundError):
             importlib.import_module(old)
 

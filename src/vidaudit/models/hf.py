@@ -186,7 +186,7 @@ class HFAdapter:
             return self._responses(batch, sequences.cpu(), latency)
 
     def place_inputs(self, batch: PreparedBatch) -> Any:
-        """The batch's tensors on the model's device, pixels at the model's dtype (shared with ``vidaudit.mech``)."""
+        """The batch's tensors on the model's device, pixels at the model's dtype (shared with ``vidaudit.tools.mech``)."""
         inputs = batch.inputs.to(self._device)
         if self._dtype != "float32":
             for key in ("pixel_values", "pixel_values_videos"):

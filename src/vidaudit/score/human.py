@@ -1,6 +1,6 @@
 """Reading an imported human study back for the report: its records and its summary, both or neither.
 
-``vidaudit human-study import`` (``vidaudit.humanstudy``) writes these two files into a run directory;
+``vidaudit human-study import`` (``vidaudit.tools.humanstudy``) writes these two files into a run directory;
 the score stage reads them here, so that no stage imports the human-study tool.
 """
 

@@ -52,7 +52,7 @@ class Scored:
     estimated_frames: dict[str, int] = field(default_factory=dict)
     #: per trial id: the judge's verdict text (runs with ``--judge``), shown beside the answer it judged
     judgements: dict[str, str] = field(default_factory=dict)
-    #: an imported human study (``RUN/human_records.jsonl`` / ``human_study.json``), see vidaudit.humanstudy
+    #: an imported human study (``RUN/human_records.jsonl`` / ``human_study.json``), see vidaudit.tools.humanstudy
     human: list[ScoreRecord] = field(default_factory=list)
     human_study: dict[str, Any] | None = None
     #: a sequential design's figures from run.json (``--design``); empty for the full design

@@ -1,6 +1,7 @@
 """The contract every stage and every suite shares, on the ground floor (it imports no stage).
 
-This is the public surface for suite authors, in one place:
+What the stages and the suites share, in one place (a suite imports it through ``vidaudit.sdk``, the front
+door, which re-exports all of it):
 
 - the suite protocol (``suite``): :class:`Suite` (an abstract base: four required methods), its declared
   :class:`SuiteCapabilities`, the inputs of its ``score`` and ``aggregate`` (:class:`ScoreInput`,

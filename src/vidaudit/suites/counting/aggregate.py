@@ -34,9 +34,8 @@ from itertools import chain, compress, repeat
 from operator import and_, itemgetter, ne, not_, truth
 from typing import Any
 
-from vidaudit.core.errors import DataError
-from vidaudit.score.stats import paired_bootstrap
-from vidaudit.score.stats import wilson_interval as _wilson_interval
+from vidaudit.sdk import DataError, paired_bootstrap
+from vidaudit.sdk import wilson_interval as _wilson_interval
 from vidaudit.suites.counting.aggregate_scan import TRACE_KEYS, Scan, require, scan, split
 from vidaudit.suites.counting.boundaries import TAU, count_boundary, format_value, frequency_boundary
 from vidaudit.suites.counting.taxonomy import TAXONOMY_KEYS

@@ -18,16 +18,24 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.hashing import sha256_file
-from vidaudit.core.types import Trace, VideoRef
+from vidaudit.sdk import (
+    ConfigError,
+    NalDigest,
+    Trace,
+    VideoRef,
+    VideoWriter,
+    i420_to_rgb_half,
+    probe,
+    ref_from,
+    sha256_file,
+    stored_nal_digest,
+)
 from vidaudit.suites.counting.blinking import Blinking
 from vidaudit.suites.counting.bounce_ball import BounceBall
 from vidaudit.suites.counting.grid import GridPoint, validate
 from vidaudit.suites.counting.scene import RenderSettings, Scene
 from vidaudit.suites.counting.state_machine import StateMachine
 from vidaudit.suites.counting.verify import pixel_problems
-from vidaudit.video.io import NalDigest, VideoWriter, i420_to_rgb_half, probe, ref_from, stored_nal_digest
 
 SCENES: dict[str, type[Scene]] = {c.domain: c for c in (BounceBall, Blinking, StateMachine)}
 

@@ -30,11 +30,18 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from vidaudit.core.contract.roles import Baselines
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.hashing import rng_from
-from vidaudit.core.types import ErrorKind, ModelSpec, Request, Response, Sample
-from vidaudit.models.base import Capabilities, ModelCallError
+from vidaudit.sdk import (
+    Baselines,
+    Capabilities,
+    ConfigError,
+    ErrorKind,
+    ModelCallError,
+    ModelSpec,
+    Request,
+    Response,
+    Sample,
+    rng_from,
+)
 
 HEADER = ("domain", "N", "F", "accuracy")
 #: probability that a wrong count is below the true one

@@ -12,20 +12,27 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ParseResult, ScoreRecord, TrialScore
-from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.roles import (
+from vidaudit.sdk import (
+    AggregateInput,
     Baselines,
     Commands,
+    Condition,
+    ConfigError,
     Designs,
     ModuleAudit,
     ObservedFrame,
+    ParseResult,
+    Prompt,
+    Sample,
+    ScoreInput,
+    ScoreRecord,
     SequentialDesign,
+    Suite,
+    SuiteReport,
+    TrialScore,
     Verification,
+    ViewerTrial,
 )
-from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput, Suite
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, Sample
 from vidaudit.suites.counting.viewer import COUNTING_VIEWER
 
 #: the answer range of the paper's grid (N in 0..12): what ``chance`` draws from by default
@@ -66,7 +73,7 @@ class CountingVerification(Verification):
 
     def verify(self, data_dir: Path, samples: Sequence[Sample], *, workers: int | None = None,
                on_progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:
-        from vidaudit.core.manifest import read_dataset_info
+        from vidaudit.sdk import read_dataset_info
         from vidaudit.suites.counting.verify import verify_dataset
 
         info = read_dataset_info(data_dir)

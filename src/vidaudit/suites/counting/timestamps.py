@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate, compress, count
 from typing import Any, TypeVar
 
-from vidaudit.score.answers import boxed_spans
+from vidaudit.sdk import boxed_spans
 
 MERGE_S = 0.1
 SLACK_S = 1.0

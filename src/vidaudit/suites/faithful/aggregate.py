@@ -24,10 +24,7 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
-from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.errors import DataError
-from vidaudit.core.hashing import seed_from
-from vidaudit.core.types import Sample
+from vidaudit.sdk import DataError, Sample, ScoreRecord, seed_from
 from vidaudit.suites.faithful import metrics as M
 from vidaudit.suites.faithful.scoring import gold_of, written_of
 

@@ -15,12 +15,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vidaudit import __version__
-from vidaudit.core.errors import ConfigError, VerificationError, check_choice
-from vidaudit.core.manifest import write_dataset_info, write_manifest
-from vidaudit.core.types import Sample
-from vidaudit.core.versions import library_versions
-from vidaudit.run.jobs import PoolFactory, run_jobs
+from vidaudit.sdk import (
+    X264_OPTIONS,
+    ConfigError,
+    PoolFactory,
+    Sample,
+    VerificationError,
+    __version__,
+    check_choice,
+    library_versions,
+    run_jobs,
+    video_ref,
+    write_dataset_info,
+    write_manifest,
+)
 from vidaudit.suites.faithful.build import build_scene
 from vidaudit.suites.faithful.compose import balance
 from vidaudit.suites.faithful.render import render_video
@@ -29,7 +37,6 @@ from vidaudit.suites.faithful.scene import SceneSpec
 from vidaudit.suites.faithful.simulate import GENERATOR
 from vidaudit.suites.faithful.verify import check_video
 from vidaudit.suites.faithful.worldfile import WorldFile, write_world_file
-from vidaudit.video.io import X264_OPTIONS, video_ref
 
 #: preset -> (number of seeds, knobs). ``smoke`` renders in a few seconds on two cores. Both have look-alike
 #: pairs, occlusions and repeated events (an agent lights up or leaves twice) so that identity linking matters

@@ -12,11 +12,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vidaudit.sdk import VideoWriter, draw
 from vidaudit.suites.faithful.choreography import Tracks
 from vidaudit.suites.faithful.scene import BACKGROUND, BALL_RGB, HALO, HALO_GAP, HALO_WIDTH, Agent, SceneSpec, vertices
 from vidaudit.suites.faithful.simulate import z_order
-from vidaudit.video import draw
-from vidaudit.video.io import VideoWriter
 
 
 def _number(img: np.ndarray, agent: Agent, centre: tuple[float, float]) -> None:

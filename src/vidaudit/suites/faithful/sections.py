@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vidaudit.core.contract.report import GridFigure, Section, Table
-from vidaudit.report.tables import MISSING, fmt
+from vidaudit.sdk import MISSING, GridFigure, Section, Table, fmt
 
 ACC_LEDE = ("A_faith (primary) credits a target only when its answer and every one of its sub-questions are right; "
             "it is over all N planned targets, so a model that answers nothing scores 0. A_target is over the same "
@@ -299,7 +298,7 @@ def faithful_sections(results: Mapping[str, Any]) -> list[Section]:
 def faithful_headline(results: Mapping[str, Any]):
     """The report's opening table: A_faith (a target right with every sub-question right) per model and
     condition, with its Wilson interval; references last."""
-    from vidaudit.report.headline import headline_table
+    from vidaudit.sdk import headline_table
 
     detail = results.get("detail") or {}
     counts = {(m, c): (d["a_faith"]["k"], d["a_faith"]["n"]) for m, conds in detail.items() for c, d in conds.items()

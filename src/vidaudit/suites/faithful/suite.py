@@ -9,12 +9,24 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.roles import Baselines, Commands, ModuleAudit, Verification
-from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput, Suite, SuiteCapabilities
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, Sample
+from vidaudit.sdk import (
+    AggregateInput,
+    Baselines,
+    Commands,
+    Condition,
+    ConfigError,
+    ModuleAudit,
+    Prompt,
+    Sample,
+    ScoreInput,
+    ScoreRecord,
+    Suite,
+    SuiteCapabilities,
+    SuiteReport,
+    TrialScore,
+    Verification,
+    ViewerTrial,
+)
 from vidaudit.suites.faithful.viewer import FAITHFUL_VIEWER
 
 #: sample parameters copied into each score record
@@ -55,7 +67,7 @@ class FaithfulVerification(Verification):
 
     def verify(self, data_dir: Path, samples: Sequence[Sample], *, workers: int | None = None,
                on_progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:
-        from vidaudit.core.manifest import read_dataset_info
+        from vidaudit.sdk import read_dataset_info
         from vidaudit.suites.faithful.verify import verify_dataset
 
         info = read_dataset_info(data_dir)

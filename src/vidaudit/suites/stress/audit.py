@@ -12,9 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.contract.profile import AuditPart
-from vidaudit.report.profile_figures import Figure, PartFigures, accuracy, published
-from vidaudit.report.tables import dig
+from vidaudit.sdk import AuditPart, PartFigures, ProfileFigure, accuracy, dig, published
 
 #: probe -> (conditions, pixel observer run beside the models or None); the audit order
 PROBE_PARTS: dict[str, tuple[tuple[str, ...], str | None]] = {
@@ -77,9 +75,9 @@ def _sum(cells: Iterable[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], 
     return out
 
 
-def _figures(counts: Mapping[str, Mapping[str, tuple[int, int]]]) -> dict[str, list[Figure]]:
+def _figures(counts: Mapping[str, Mapping[str, tuple[int, int]]]) -> dict[str, list[ProfileFigure]]:
     """{figure name: {model: (k, n)}} -> {model: [figures]}."""
-    out: dict[str, list[Figure]] = {}
+    out: dict[str, list[ProfileFigure]] = {}
     for name, per_model in counts.items():
         for model, (k, n) in per_model.items():
             out.setdefault(model, []).append(accuracy(name, k, n))
@@ -87,8 +85,8 @@ def _figures(counts: Mapping[str, Mapping[str, tuple[int, int]]]) -> dict[str, l
 
 
 def _published(table: Mapping[str, Any], name: str, pick: Callable[[Any], float | None] = lambda v: v
-               ) -> dict[str, list[Figure]]:
-    out: dict[str, list[Figure]] = {}
+               ) -> dict[str, list[ProfileFigure]]:
+    out: dict[str, list[ProfileFigure]] = {}
     for model, value in (table or {}).items():
         v = pick(value)
         if v is not None:
@@ -96,14 +94,14 @@ def _published(table: Mapping[str, Any], name: str, pick: Callable[[Any], float 
     return out
 
 
-def _human(results: Mapping[str, Any], reported: float | None) -> Figure | None:
+def _human(results: Mapping[str, Any], reported: float | None) -> ProfileFigure | None:
     """The imported human study's accuracy where the report has one, else the paper's reported humans."""
     measured = results.get("human_ceiling")
     if isinstance(measured, Mapping) and measured.get("n_planned"):
         return accuracy("human ceiling", int(measured.get("n_correct") or 0), int(measured["n_planned"]),
                         note="imported human study")
     if isinstance(measured, (int, float)):
-        return Figure(name="human ceiling", value=float(measured), note="imported human study")
+        return ProfileFigure(name="human ceiling", value=float(measured), note="imported human study")
     return None if reported is None else published("human ceiling", reported)
 
 
@@ -123,7 +121,7 @@ def profile_figures(part: AuditPart, results: Mapping[str, Any]) -> PartFigures:
 
 
 Reader = Callable[[Mapping[str, Any], list[Mapping[str, Any]]],
-                  tuple[dict[str, list[Figure]], float | None, Figure | None, dict[str, list[Figure]]]]
+                  tuple[dict[str, list[ProfileFigure]], float | None, ProfileFigure | None, dict[str, list[ProfileFigure]]]]
 
 
 def _camera_motion(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
@@ -136,9 +134,9 @@ def _camera_motion(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
 def _cross_frame(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
     forced = [c for c in cells if not c.get("abstention")]
     by = _figures({"raw": _sum(forced, lambda c: c.get("raw")), "masked": _sum(forced, lambda c: c.get("occ"))})
-    pub: dict[str, list[Figure]] = {}
+    pub: dict[str, list[ProfileFigure]] = {}
     for model, row in (dig(r, "paper_reported", "nextqa_T") or {}).items():
-        figs = [published(n, v) for n, v in zip(("raw", "masked"), row[:2]) if v is not None]
+        figs = [published(n, v) for n, v in zip(("raw", "masked"), row[:2], strict=False) if v is not None]
         if figs:
             pub[str(model)] = figs
     humans = dig(r, "paper_reported", "humans", "T")
@@ -180,9 +178,9 @@ def _sycophancy(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
             _published(dig(r, "paper_reported", "false_claim_rejection") or {}, "false-claim rejection"))
 
 
-def _judged(cells: list[Mapping[str, Any]], *path: str) -> dict[str, list[Figure]]:
+def _judged(cells: list[Mapping[str, Any]], *path: str) -> dict[str, list[ProfileFigure]]:
     """A judged figure per model: k correct of the judged trials (``judged_cell``), no value without a judge."""
-    out: dict[str, list[Figure]] = {}
+    out: dict[str, list[ProfileFigure]] = {}
     for cell in cells:
         block = dig(cell, *path) or {}
         if block.get("n_planned"):

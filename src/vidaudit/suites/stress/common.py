@@ -12,10 +12,17 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vidaudit.core.contract.records import ParseResult, ScoreRecord, TrialScore
-from vidaudit.core.contract.report import Figure, Section, SuiteReport, Table
-from vidaudit.score.answers import parse_option
-from vidaudit.score.stats import wilson_interval
+from vidaudit.sdk import (
+    Figure,
+    ParseResult,
+    ScoreRecord,
+    Section,
+    SuiteReport,
+    Table,
+    TrialScore,
+    parse_option,
+    wilson_interval,
+)
 
 NOT_MEASURED = "not measured"
 
@@ -238,7 +245,7 @@ def mcq_answer_text(letter: str, option: str) -> str:
 
 def last_boxed(text: str | None) -> tuple[str, tuple[int, int]] | None:
     """The content and span of the last outermost ``\\boxed{...}`` of ``text`` (None without one)."""
-    from vidaudit.score.answers import boxed_spans
+    from vidaudit.sdk import boxed_spans
 
     if not isinstance(text, str) or not text:
         return None
@@ -266,8 +273,7 @@ def require_every_frame(sample: Any, condition: Any, probe: str) -> None:
     """Refuse (ConfigError) a condition that would not send every frame of ``sample``'s video exactly
     once, in order: the integration probes split their evidence over exactly those frames, so a sampler
     that drops, repeats or adds one changes the stimulus. ``condition`` None (no plan) is not checked."""
-    from vidaudit.core.errors import ConfigError
-    from vidaudit.run.plan import select_frames
+    from vidaudit.sdk import ConfigError, select_frames
 
     if condition is None:
         return

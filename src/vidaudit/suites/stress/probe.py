@@ -18,10 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.contract.roles import Baselines, ObservedFrame
-from vidaudit.core.contract.suite import Suite
-from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.types import PerturbationSpec, Sample
+from vidaudit.sdk import Baselines, ConfigError, DataError, ObservedFrame, PerturbationSpec, Sample, Suite
 
 
 @dataclass(frozen=True)
@@ -32,7 +29,7 @@ class GenerateOptions:
     annotated driving clips); ``settings`` are the ``--set KEY=VALUE`` pairs, which each probe checks
     against the keys it knows (an unknown key is an error naming the known ones).
 
-    ``workers`` and ``pool`` say where a probe's per-video jobs run (``run.jobs``): serially by default
+    ``workers`` and ``pool`` say where a probe's per-video jobs run (``core.jobs``): serially by default
     (``workers`` 1), on a local process pool of ``workers`` (None: the cores), or on the executor
     ``pool(initializer=...)`` makes (``--executor ray``). The videos are the same bytes whichever way they
     ran; the probe's generator alone writes the manifest and ``dataset.json``.

@@ -13,10 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.core.contract.roles import Commands, ModuleAudit
-from vidaudit.core.contract.suite import PartedSuite, SuiteCapabilities
-from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.types import Sample
+from vidaudit.sdk import Commands, ConfigError, DataError, ModuleAudit, PartedSuite, Sample, SuiteCapabilities
 from vidaudit.suites.stress.probe import Probe
 from vidaudit.suites.stress.viewer import STRESS_VIEWER
 

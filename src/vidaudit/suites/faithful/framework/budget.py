@@ -49,7 +49,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from vidaudit.core.types import ModelSpec
+from vidaudit.sdk import ModelSpec
 
 FRAMES_TOL = 0.10
 TOL = FRAMES_TOL

@@ -26,9 +26,23 @@ from __future__ import annotations
 
 import asyncio
 
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Part, Request, Response, TextPart, VideoPart
-from vidaudit.models.base import Capabilities, ModelAdapter, ModelCallError, StageCall, combine_stages
+from vidaudit.sdk import (
+    Capabilities,
+    ConfigError,
+    ErrorKind,
+    FrameCache,
+    ImagePart,
+    ModelAdapter,
+    ModelCallError,
+    ModelSpec,
+    Part,
+    Request,
+    Response,
+    StageCall,
+    TextPart,
+    VideoPart,
+    combine_stages,
+)
 from vidaudit.suites.faithful.framework import captions as capt
 from vidaudit.suites.faithful.framework import memory, retrieval, summarise
 from vidaudit.suites.faithful.framework.aggregator import AggregatorSettings, aggregate
@@ -42,7 +56,6 @@ from vidaudit.suites.faithful.framework.schema import (
 )
 from vidaudit.suites.faithful.framework.spec import FrameworkOptions, parse_spec
 from vidaudit.suites.faithful.framework.vocabulary import synthetic_trajectory, words
-from vidaudit.video.frame_cache import FrameCache
 
 HEADER_TAG = "[object-centric]"
 
@@ -93,7 +106,7 @@ class ObjectCentricAdapter:
             self.retriever = None
             self._owned = [self.extractor, self.answerer]
         else:
-            from vidaudit.models.factory import make_adapter
+            from vidaudit.sdk import make_adapter
 
             made: dict[str, ModelAdapter] = {}
 

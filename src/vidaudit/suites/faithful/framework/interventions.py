@@ -22,8 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.types import ModelSpec, Sample
+from vidaudit.sdk import ModelSpec, Sample, ScoreRecord
 
 FILTERS = ("model", "lexical")
 

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from vidaudit.models.pricing import CHARS_PER_TOKEN
+from vidaudit.sdk import CHARS_PER_TOKEN
 
 HEADER = "Object trajectories of the video (one JSON object per line; times in seconds; states are [t, kind, predicate, value, object]):"
 

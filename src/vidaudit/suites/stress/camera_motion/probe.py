@@ -8,12 +8,19 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.roles import ObservedFrame
-from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, Sample
+from vidaudit.sdk import (
+    AggregateInput,
+    Condition,
+    ConfigError,
+    ObservedFrame,
+    Prompt,
+    Sample,
+    ScoreInput,
+    ScoreRecord,
+    SuiteReport,
+    TrialScore,
+    ViewerTrial,
+)
 from vidaudit.suites.stress.camera_motion.options import DIRECTION_OF, DIRECTIONS, LETTER_OF, LETTERS
 from vidaudit.suites.stress.camera_motion.report import camera_report
 from vidaudit.suites.stress.camera_motion.scoring import score_trial
@@ -51,7 +58,7 @@ class CameraMotionBaselines(ProbeBaselines):
         return answer_text(_direction(value))
 
     def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        from vidaudit.video.motion import classify_motion
+        from vidaudit.sdk import classify_motion
 
         ordered = sorted(frames, key=lambda f: (f[1], f[0]))
         direction, _ = classify_motion([f for _, _, f in ordered])
@@ -67,7 +74,7 @@ class CameraMotionProbe(Probe):
     baselines = CameraMotionBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
-        from vidaudit.cli_common import progress_bar
+        from vidaudit.sdk import progress_bar
         from vidaudit.suites.stress.camera_motion.generate import SETTINGS, generate
 
         options.check_settings(SETTINGS, self.name)

@@ -8,12 +8,20 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.roles import ObservedFrame
-from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, PerturbationSpec, Sample
+from vidaudit.sdk import (
+    AggregateInput,
+    Condition,
+    ConfigError,
+    ObservedFrame,
+    PerturbationSpec,
+    Prompt,
+    Sample,
+    ScoreInput,
+    ScoreRecord,
+    SuiteReport,
+    TrialScore,
+    ViewerTrial,
+)
 from vidaudit.suites.stress.common import HumanCeiling, mcq_answer_text
 from vidaudit.suites.stress.cross_frame.report import cross_frame_report
 from vidaudit.suites.stress.cross_frame.scoring import score_trial
@@ -65,15 +73,14 @@ class CrossFrameProbe(Probe):
         from vidaudit.suites.stress.cross_frame.generate import SETTINGS, generate
 
         options.check_settings(SETTINGS, self.name)
-        from vidaudit.cli_common import progress_bar
+        from vidaudit.sdk import progress_bar
 
         with progress_bar("cross_frame videos") as update:
             manifest = generate(out, options.preset, options.seeds, options.source, dict(options.settings),
                                 force=options.force, workers=options.workers, pool=options.pool, on_progress=update,
                                 log=options.source_log() if options.source is not None else None)
         if options.settings.get("sampling", "").strip().lower() == "paper":
-            from vidaudit.cli_common import console
-            from vidaudit.core.manifest import read_dataset_info
+            from vidaudit.sdk import console, read_dataset_info
             from vidaudit.suites.stress.cross_frame.generate import COVERAGE_WARNING
 
             console.print(f"warning: {COVERAGE_WARNING}")

@@ -8,11 +8,19 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput, SuiteCapabilities
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, Sample
+from vidaudit.sdk import (
+    AggregateInput,
+    Condition,
+    ConfigError,
+    Prompt,
+    Sample,
+    ScoreInput,
+    ScoreRecord,
+    SuiteCapabilities,
+    SuiteReport,
+    TrialScore,
+    ViewerTrial,
+)
 from vidaudit.suites.stress.common import LETTERS, HumanCeiling
 from vidaudit.suites.stress.expectation import prompts as P
 from vidaudit.suites.stress.expectation.generate import ANOMALIES, JUDGED_TASKS, TASKS
@@ -62,7 +70,7 @@ class ExpectationProbe(Probe):
             clips = clips_from_source(Path(options.source), options.settings.get("dataset"), log)
         elif "dataset" in options.settings:
             raise ConfigError("--set dataset=NAME names the format of --source DIR; pass --source")
-        from vidaudit.cli_common import progress_bar
+        from vidaudit.sdk import progress_bar
 
         with progress_bar("expectation videos") as update:
             return generate(out, options.preset, options.seeds, force=options.force, workers=options.workers,
@@ -85,9 +93,10 @@ class ExpectationProbe(Probe):
             opts = p.get("options")
             if not isinstance(opts, list) or sample.answer not in LETTERS[: len(opts)]:
                 return f"answer {sample.answer!r} is not one of the lettered options"
-        if task in ("gap_mcq", "gap_summary"):
-            if not p.get("missing_action") or p["missing_action"] in (p.get("shown") or []):
-                return "the removed step is missing or still listed as visible"
+        if task in ("gap_mcq", "gap_summary") and (
+            not p.get("missing_action") or p["missing_action"] in (p.get("shown") or [])
+        ):
+            return "the removed step is missing or still listed as visible"
         if task == "gap_mcq" and (p.get("option_kinds") or [None])[LETTERS.index(sample.answer)] != "visible":
             return "the keyed option is not the visible sequence"
         if task == "anomaly" and (p.get("anomaly") not in ANOMALIES or not p.get("descriptor")):

@@ -8,12 +8,19 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.roles import ObservedFrame
-from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, Sample
+from vidaudit.sdk import (
+    AggregateInput,
+    Condition,
+    ConfigError,
+    ObservedFrame,
+    Prompt,
+    Sample,
+    ScoreInput,
+    ScoreRecord,
+    SuiteReport,
+    TrialScore,
+    ViewerTrial,
+)
 from vidaudit.suites.stress.common import LETTERS, HumanCeiling, mcq_answer_text, require_every_frame
 from vidaudit.suites.stress.mosaic.report import mosaic_report
 from vidaudit.suites.stress.mosaic.scene import WORDS
@@ -76,7 +83,7 @@ class MosaicProbe(Probe):
         options.check_settings((), self.name)
         if options.source is not None:
             raise ConfigError("mosaic renders its own stills; --source is not read by it")
-        from vidaudit.cli_common import progress_bar
+        from vidaudit.sdk import progress_bar
 
         with progress_bar("mosaic videos") as update:
             return generate(out, options.preset, options.seeds, force=options.force, workers=options.workers,

@@ -21,11 +21,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.errors import ConfigError, DataError, check_choice
-from vidaudit.core.hashing import rng_from
-from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
-from vidaudit.core.types import PerturbationSpec, Sample, Trace
-from vidaudit.run.jobs import PoolFactory, run_jobs
+from vidaudit.sdk import (
+    ConfigError,
+    DataError,
+    PerturbationSpec,
+    PoolFactory,
+    Sample,
+    Trace,
+    check_choice,
+    dataset_dir,
+    guard_replace,
+    rng_from,
+    run_jobs,
+    write_dataset_info,
+    write_manifest,
+)
 from vidaudit.suites.stress.common import cyclic_offsets
 from vidaudit.suites.stress.procedures import (
     PROCEDURES,
@@ -184,7 +194,7 @@ def build(sources: list[Source], out: Path, blank_s: tuple[float, ...], *, prese
     """Every (source x condition x question) sample; videos written under ``out/videos``.
 
     Planned first (each video once: a blank or unrelated video serves the three questions), then one
-    ``apply_job`` per video (``run.jobs``), then the samples in plan order from the jobs' metadata."""
+    ``apply_job`` per video (``core.jobs``), then the samples in plan order from the jobs' metadata."""
     if len(sources) < 2:
         raise ConfigError("the shortcuts probe needs at least two source videos (each one's unrelated video is "
                           "another source)")

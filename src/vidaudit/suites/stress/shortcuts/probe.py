@@ -8,12 +8,19 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.roles import ObservedFrame
-from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, Sample
+from vidaudit.sdk import (
+    AggregateInput,
+    Condition,
+    ConfigError,
+    ObservedFrame,
+    Prompt,
+    Sample,
+    ScoreInput,
+    ScoreRecord,
+    SuiteReport,
+    TrialScore,
+    ViewerTrial,
+)
 from vidaudit.suites.stress.common import HumanCeiling
 from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
 from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, LETTERS, QUESTIONS
@@ -63,7 +70,7 @@ class ShortcutsProbe(Probe):
 
         options.check_settings(("dataset", "blank_s"), self.name)
         blank_s = parse_blank_s(options.settings["blank_s"]) if "blank_s" in options.settings else None
-        from vidaudit.cli_common import progress_bar
+        from vidaudit.sdk import progress_bar
 
         with progress_bar("shortcuts videos") as update:
             return generate(out, options.preset, options.seeds, source=options.source, force=options.force,

@@ -8,11 +8,21 @@ from pathlib import Path
 
 import numpy as np
 
-from vidaudit.core.contract.records import ParseResult, ScoreRecord, TrialScore
-from vidaudit.core.contract.report import Section, SuiteReport, Table, ViewerTrial
-from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, Sample
+from vidaudit.sdk import (
+    AggregateInput,
+    Condition,
+    ConfigError,
+    ParseResult,
+    Prompt,
+    Sample,
+    ScoreInput,
+    ScoreRecord,
+    Section,
+    SuiteReport,
+    Table,
+    TrialScore,
+    ViewerTrial,
+)
 from vidaudit.suites.stress.common import accuracy_cell, accuracy_text, group_records
 from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
 from vidaudit.suites.stress.sycophancy.categories import PAPER_CATEGORIES
