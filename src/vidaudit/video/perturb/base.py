@@ -22,12 +22,18 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.timeline import Timeline, constant_rate_frames
-from vidaudit.video.perturb.registry import Params
 
 _EPS = 1e-9
+
+
+class Params(BaseModel):
+    """Base of every op's parameter model: frozen, unknown keys refused."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 @dataclass(frozen=True)

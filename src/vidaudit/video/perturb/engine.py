@@ -26,8 +26,8 @@ from vidaudit.core.fileio import owner_token, sweep_stale_temporaries, write_tex
 from vidaudit.core.hashing import canonical_json, rng_from, sha256_file, sha256_json
 from vidaudit.core.types import PerturbationSpec
 from vidaudit.video.io import X264_OPTIONS, VideoWriter, probe
-from vidaudit.video.perturb.base import Op, Plan, SourceInfo, fit_frame
-from vidaudit.video.perturb.registry import Params, params_json, resolve
+from vidaudit.video.perturb.base import Op, Params, Plan, SourceInfo, fit_frame
+from vidaudit.video.perturb.registry import params_json, resolve
 from vidaudit.video.perturb.source import DEFAULT_BUDGET_BYTES, iter_source, open_source
 
 #: Bumped when the engine (reading, encoding, metadata) changes what any op writes; part of every key.
