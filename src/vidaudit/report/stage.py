@@ -24,7 +24,7 @@ from vidaudit.score.summary import parse_failure_notes
 
 if TYPE_CHECKING:
     from vidaudit.core.types import VideoRef
-    from vidaudit.score.stage import Scored
+    from vidaudit.score.scored_run import Scored
     from vidaudit.video.perturb.engine import PerturbMeta
 
 MAX_VIEWER_FRAMES = 24

@@ -6,6 +6,9 @@ frames each trial sent, the judge's verdicts, the settings sent to each model, t
 usage and any imported human study. ``score`` writes all of it here, once; ``report`` reads it back
 instead of re-scoring the store, so each stage reads the previous stage's files.
 
+In memory a scored run is a :class:`Scored` (what ``score`` computed, or what :func:`read_scored_run` read
+back); the score stage fills it, this module writes and reads it.
+
 Line 1 is a :class:`ScoredRunHeader` (``format``, ``version``, provenance and the run-level facts);
 each following line is a :class:`ScoredTrial`. The header carries a stamp of what was scored (the
 store's tables, ``run.json``, the sample snapshot, the human study, the dataset's manifest): a file
@@ -26,21 +29,54 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vidaudit import __version__
 from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import DataError
 from vidaudit.core.fileio import stage_text, written_together
 from vidaudit.core.hashing import sha256_file
-
-if TYPE_CHECKING:
-    from vidaudit.score.stage import Scored
+from vidaudit.core.manifest import MANIFEST, load_samples
+from vidaudit.core.registry import get_suite
+from vidaudit.core.types import Sample
+from vidaudit.run.runconfig import RunConfig
+from vidaudit.run.store import DB_NAME
 
 SCORED_RUN = "scored_run.jsonl"
+SCORES = "scores.jsonl"  # the public export beside it: one ScoreRecord per line
+
+
+@dataclass
+class Scored:
+    """Records and what the report needs beside them (raw text, frames sent, samples, settings)."""
+
+    suite: Suite
+    records: list[ScoreRecord]
+    samples: dict[str, Sample]
+    raw_text: dict[str, str | None] = field(default_factory=dict)
+    frames: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
+    settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    source: dict[str, str] = field(default_factory=dict)
+    data_dir: Path | None = None
+    changed: list[str] = field(default_factory=list)
+    #: per model label: trials whose frames the service sampled itself (the recorded frames are estimates)
+    estimated_frames: dict[str, int] = field(default_factory=dict)
+    #: per trial id: the judge's verdict text (runs with ``--judge``), shown beside the answer it judged
+    judgements: dict[str, str] = field(default_factory=dict)
+    #: an imported human study (``RUN/human_records.jsonl`` / ``human_study.json``), see vidaudit.tools.humanstudy
+    human: list[ScoreRecord] = field(default_factory=list)
+    human_study: dict[str, Any] | None = None
+    #: a sequential design's figures from run.json (``--design``); empty for the full design
+    design: dict[str, Any] = field(default_factory=dict)
+    #: per model label, per condition: calls, frames and tokens per stage (``stage_usage``); empty without a store
+    stage_usage: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
 FORMAT: Literal["vidaudit.scored_run"] = "vidaudit.scored_run"
 #: bump when a line's meaning changes; a reader refuses any other version (2: the header's ``sha256``)
 SCORED_RUN_VERSION = 2
@@ -106,10 +142,6 @@ def _store_stamp(db: Path) -> dict[str, list[int]]:
 def run_stamp(run_dir: str | Path, *, data_dir: str | Path | None = None) -> dict[str, Any]:
     """What a scored run depends on: the store's tables, the run's own files and the dataset's manifest
     (``data_dir``: where the dataset is now, when the caller knows better than ``run.json``, e.g. a moved audit)."""
-    from vidaudit.core.manifest import MANIFEST
-    from vidaudit.run.runconfig import RunConfig
-    from vidaudit.run.store import DB_NAME
-
     run_dir = Path(run_dir)
     data = Path(data_dir) if data_dir is not None else Path(RunConfig.load(run_dir).data_dir)
     manifest = data / MANIFEST if data.is_dir() else data
@@ -158,8 +190,6 @@ def write_scored_run(run_dir: str | Path, scored: Scored, *, stamp: dict[str, An
     """Write ``RUN/scored_run.jsonl`` and ``RUN/scores.jsonl`` together (both or neither: each is staged under a
     temporary name, then both renamed; ``stamp``: :func:`run_stamp`, taken before the store was read). A full
     disk or an unwritable folder is a one-line error and leaves the files already there as they were."""
-    from vidaudit.score.stage import SCORES
-
     run_dir = Path(run_dir)
     path = run_dir / SCORED_RUN
     texts = ((path, scored_run_text(scored, stamp=stamp, allow_changed=allow_changed)),
@@ -255,11 +285,6 @@ def read_checked(run_dir: str | Path, *, data_dir: str | Path | None = None
 
 def read_scored_run(run_dir: str | Path) -> Scored:
     """The scored run as ``score`` wrote it, checked by :func:`read_checked` (whole, unedited, not stale)."""
-    from vidaudit.core.manifest import load_samples
-    from vidaudit.core.registry import get_suite
-    from vidaudit.run.runconfig import RunConfig
-    from vidaudit.score.stage import Scored
-
     run_dir = Path(run_dir)
     path = run_dir / SCORED_RUN
     header, trials = read_checked(run_dir)

@@ -23,17 +23,8 @@ from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import DATASET, MANIFEST, load_samples
 from vidaudit.core.registry import get_suite, missing_extra
 from vidaudit.core.types import Condition, Sample
-from vidaudit.score.stage import (  # noqa: F401
-    STATUSES,
-    ResponseRow,
-    external_trial_id,
-    manifest_suite,
-    read_jsonl_objects,
-    score_rows,
-)
 
 EXTRA = "interop"
-#: statuses a response row may carry (the same as ``responses.jsonl``)
 #: how many unmatched keys an error message lists before it says "and N more"
 MAX_LISTED = 10
 

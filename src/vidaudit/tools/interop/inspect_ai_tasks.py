@@ -27,7 +27,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from vidaudit.tools.interop.common import external_trial_id, require, scalar_metric_names, scalar_metrics
+from vidaudit.score.stage import external_trial_id
+from vidaudit.tools.interop.common import require, scalar_metric_names, scalar_metrics
 
 _ia = require("inspect_ai", "the vidaudit inspect_ai tasks")
 

@@ -26,8 +26,8 @@ from typing import Any
 from vidaudit import __version__
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import write_text_atomic
+from vidaudit.score.stage import ResponseRow
 from vidaudit.tools.interop.common import (
-    ResponseRow,
     check_videos,
     listed,
     load_data,

@@ -58,8 +58,7 @@ def doc_to_target(doc: dict[str, Any]) -> str:
 
 def score_doc(doc: dict[str, Any], text: str) -> Any:
     """The ScoreRecord of one response to one document."""
-    from vidaudit.score.stage import record
-    from vidaudit.tools.interop.common import external_trial_id
+    from vidaudit.score.stage import external_trial_id, record
 
     sample = _samples(doc["manifest"]).get(doc["sample_id"])
     if sample is None:

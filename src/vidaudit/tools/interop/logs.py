@@ -1,6 +1,6 @@
 """``score-responses --from lmms-eval|vlmevalkit|inspect LOG``: other harnesses' logs, scored as responses.
 
-Each reader turns a log into :class:`~vidaudit.tools.interop.common.ResponseRow` s (sample_id, response, model,
+Each reader turns a log into :class:`~vidaudit.score.stage.ResponseRow` s (sample_id, response, model,
 condition, status) and says which suite(s) the log names and which key matched rows to samples. The
 import then refuses, naming what it found:
 
@@ -9,7 +9,7 @@ import then refuses, naming what it found:
 - rows whose key is not a sample id of the manifest (all of them listed, up to ten, and counted);
 - a log with no responses.
 
-Accepted rows are scored by :func:`~vidaudit.tools.interop.common.score_rows`, exactly as ``score-responses
+Accepted rows are scored by :func:`~vidaudit.score.stage.score_rows`, exactly as ``score-responses
 --responses`` scores the same lines (same checks, same trial ids), so a lab re-scores old runs with
 trace metrics without calling a model.
 """
@@ -26,7 +26,8 @@ from vidaudit import __version__
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.types import Sample
-from vidaudit.tools.interop.common import ResponseRow, listed, manifest_suite, require, score_rows
+from vidaudit.score.stage import ResponseRow, manifest_suite, score_rows
+from vidaudit.tools.interop.common import listed, require
 
 HARNESSES = ("lmms-eval", "vlmevalkit", "inspect")
 #: inspect_ai eval-log format versions this vidaudit reads (``EvalLog.version``)
@@ -58,7 +59,7 @@ class ImportedLog:
 
 def read_jsonl_rows(path: Path, harness: str) -> list[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-empty line of a harness's JSONL log (see ``read_jsonl_objects``)."""
-    from vidaudit.score.stage import read_jsonl_objects
+    from vidaudit.core.fileio import read_jsonl_objects
 
     return read_jsonl_objects(Path(path), f"the {harness} log")
 

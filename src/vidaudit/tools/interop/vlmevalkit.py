@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.core.errors import DataError
-from vidaudit.tools.interop.common import ResponseRow, listed, require
+from vidaudit.score.stage import ResponseRow
+from vidaudit.tools.interop.common import listed, require
 
 HARNESS = "vlmevalkit"
 FAIL_MSG = "Failed to obtain answer via API."
