@@ -52,7 +52,7 @@ from vidaudit.report import (
     viewer_payload,
     write_report,
 )
-from vidaudit.report.html import script_json
+from vidaudit.report.embed import script_json
 from vidaudit.report.markdown import markdown_grid, markdown_table
 from vidaudit.report.viewer import MAX_FRAMES_PER_TRIAL, MAX_RAW_TEXT_CHARS, MAX_THUMBNAIL_SIDE
 from vidaudit.suites.counting.aggregate import aggregate, paired_difference

@@ -20,8 +20,9 @@ from vidaudit.core.contract.report import (
     ViewerSpec,
     ViewerTrial,
 )
+from vidaudit.report.embed import script_json
 from vidaudit.report.heatmaps import RenderedFigure, render_figure, render_grid, render_line
-from vidaudit.report.html import render_html, script_json
+from vidaudit.report.html import render_html
 from vidaudit.report.markdown import render_markdown
 from vidaudit.report.viewer import attach_frames, select_trials_for_viewer, thumbnail_jpeg_b64, viewer_payload
 from vidaudit.report.write import make_report, report_json, write_report

@@ -16,7 +16,7 @@ from importlib import resources
 from markupsafe import Markup
 
 from vidaudit import __version__
-from vidaudit.report.html import _csp_hash, script_json
+from vidaudit.report.embed import csp_hash, script_json
 from vidaudit.tools.humanstudy.items import StudyItem
 
 
@@ -35,7 +35,7 @@ def _template():
 
 def content_security_policy(script: str) -> str:
     return ("default-src 'none'; media-src data: 'self' file:; style-src 'unsafe-inline'; "
-            f"script-src {_csp_hash(script)}; base-uri 'none'; form-action 'none'; connect-src 'none'")
+            f"script-src {csp_hash(script)}; base-uri 'none'; form-action 'none'; connect-src 'none'")
 
 
 def render_page(study: str, kind: str, suite: str, items: Sequence[StudyItem], media: Mapping[str, str],
