@@ -1,5 +1,5 @@
-"""What every harness bridge shares: the dataset being bridged, optional libraries, response rows and
-their scoring.
+"""What every harness bridge shares: the dataset being bridged, optional libraries, and what a log reader found
+(``ImportedLog``).
 
 A bridge never imports a suite: it looks the suite up by the name the dataset records
 (``dataset.json``'s ``suite``, else the samples' ``suite``) and calls the Suite protocol only
@@ -12,7 +12,7 @@ import importlib
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -23,6 +23,7 @@ from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import DATASET, MANIFEST, load_samples
 from vidaudit.core.registry import get_suite, missing_extra
 from vidaudit.core.types import Condition, Sample
+from vidaudit.score.stage import ResponseRow
 
 EXTRA = "interop"
 #: how many unmatched keys an error message lists before it says "and N more"
@@ -156,3 +157,22 @@ def scalar_metric_names(suite: Suite, samples: Iterable[Sample], condition: Cond
 # --------------------------------------------------------------------------- rows of responses
 
 
+@dataclass(frozen=True)
+class ImportedLog:
+    """What a reader found in a log."""
+
+    harness: str
+    path: Path
+    rows: list[ResponseRow]
+    suites: set[str]
+    key: str
+    source: dict[str, str] = field(default_factory=dict)
+    #: a name the log gives its dataset, ``SUITE`` or ``SUITE_<variant>`` (VLMEvalKit's ``vidaudit_<named>``)
+    named: str | None = None
+
+    def names_other_suite(self, suite: str) -> list[str]:
+        """The suites the log names that are not ``suite``."""
+        other = sorted(self.suites - {suite})
+        if self.named is not None and not (self.named == suite or self.named.startswith(suite + "_")):
+            other.append(f"{self.named} (its dataset name vidaudit_{self.named})")
+        return other
