@@ -46,8 +46,9 @@ from vidaudit.suites.counting.bounce_ball import BounceBall
 from vidaudit.suites.counting.detector import detect_events
 from vidaudit.suites.counting.generate import DECODE_EVERY, generate
 from vidaudit.suites.counting.grid import DOMAINS, GridPoint, preset
-from vidaudit.suites.counting.render import make_scene, render, render_checked
+from vidaudit.suites.counting.render import render, render_checked
 from vidaudit.suites.counting.scene import RenderSettings, Scene
+from vidaudit.suites.counting.scenes import make_scene
 from vidaudit.suites.counting.state_machine import StateMachine
 from vidaudit.suites.counting.verify import check_video
 from vidaudit.video.io import X264_OPTIONS, VideoWriter, iter_frames, iter_frames_reused, probe

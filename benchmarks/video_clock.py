@@ -30,8 +30,8 @@ from bench_common import modules_at
 from vidaudit.core.timeline import Timeline
 from vidaudit.suites.counting.detector import detect_events
 from vidaudit.suites.counting.grid import GridPoint
-from vidaudit.suites.counting.render import make_scene
 from vidaudit.suites.counting.scene import RenderSettings
+from vidaudit.suites.counting.scenes import make_scene
 from vidaudit.video import io as now_io
 from vidaudit.video import sampling as now_sampling
 

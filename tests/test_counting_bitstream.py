@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from vidaudit.core.errors import ConfigError
 from vidaudit.suites.counting.detector import detect_events
 from vidaudit.suites.counting.grid import COUNTS, DOMAINS, FREQUENCIES, GridPoint
-from vidaudit.suites.counting.render import make_scene, render
+from vidaudit.suites.counting.render import render
 from vidaudit.suites.counting.scene import RenderSettings
+from vidaudit.suites.counting.scenes import make_scene
 from vidaudit.suites.counting.verify import check_video
 from vidaudit.video.io import iter_frames, iter_frames_reused, write_video
 

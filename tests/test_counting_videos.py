@@ -19,9 +19,9 @@ from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import load_samples
 from vidaudit.suites.counting.generate import generate
 from vidaudit.suites.counting.grid import DOMAINS, GridPoint
-from vidaudit.suites.counting.render import make_scene
 from vidaudit.suites.counting.running_count import replay
 from vidaudit.suites.counting.scene import RenderSettings
+from vidaudit.suites.counting.scenes import make_scene
 from vidaudit.suites.counting.verify import check_video
 from vidaudit.video.io import iter_frames, probe, read_frames
 

@@ -35,7 +35,7 @@ def audit_parts(budget: str) -> list[AuditPart]:
 
 def generate_part(part: AuditPart, out: Path, *, workers: int | None = None,
                   on_progress: Callable[[int, int], None] | None = None) -> Path:
-    from vidaudit.suites.counting import grid as g
+    import vidaudit.suites.counting.grid as g
     from vidaudit.suites.counting.generate import generate
 
     points = g.preset(part.preset) if part.seeds is None else g.grid(seeds=range(part.seeds))

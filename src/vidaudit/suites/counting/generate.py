@@ -39,8 +39,9 @@ from vidaudit.sdk import (
     write_manifest,
 )
 from vidaudit.suites.counting.grid import QUESTIONS, SUITE, GridPoint
-from vidaudit.suites.counting.render import make_scene, planned_video, render, render_checked
+from vidaudit.suites.counting.render import planned_video, render, render_checked
 from vidaudit.suites.counting.scene import RenderSettings
+from vidaudit.suites.counting.scenes import make_scene
 from vidaudit.suites.counting.verify import check_video
 
 GENERATOR_VERSION = "counting/1"
