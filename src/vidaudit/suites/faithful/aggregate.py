@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
+import vidaudit.suites.faithful.metrics as M
 from vidaudit.sdk import DataError, Sample, ScoreRecord, seed_from
-from vidaudit.suites.faithful import metrics as M
 from vidaudit.suites.faithful.scoring import gold_of, written_of
 
 REFERENCE_KINDS = {"majority": "majority", "question-only": "question_only", "caption-only": "caption_only"}
