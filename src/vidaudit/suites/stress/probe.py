@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vidaudit.sdk import Baselines, ConfigError, DataError, ObservedFrame, PerturbationSpec, Sample, Suite
+from vidaudit.sdk import Baselines, ConfigError, DataError, ObservedFrame, PartedSuite, PerturbationSpec, Sample, Suite
 
 
 @dataclass(frozen=True)
@@ -109,3 +109,11 @@ class Probe(Suite):
     def record_params(self, sample: Sample) -> dict[str, Any]:
         p = sample.params
         return {k: p[k] for k in self.record_keys if k in p}
+
+
+def probe_of(suite: PartedSuite, name: object) -> Probe:
+    """The stress probe called ``name`` among ``suite``'s parts (a ConfigError naming the known ones otherwise)."""
+    part = suite.part(name)
+    if not isinstance(part, Probe):
+        raise ConfigError(f"stress probe {name!r} is a {type(part).__name__}, not a stress Probe")
+    return part
