@@ -10,7 +10,8 @@ In memory a scored run is a :class:`Scored` (what ``score`` computed, or what :f
 back); the score stage fills it, this module writes and reads it.
 
 Line 1 is a :class:`ScoredRunHeader` (``format``, ``version``, provenance and the run-level facts);
-each following line is a :class:`ScoredTrial`. The header carries a stamp of what was scored (the
+each following line is a :class:`ScoredTrial` (with, on the lines of perturbed trials that sent frames only,
+the :class:`PerturbedVideo` the frames are frames of). The header carries a stamp of what was scored (the
 store's tables, ``run.json``, the sample snapshot, the human study, the dataset's manifest): a file
 whose stamp no longer matches the run is refused, as is a version this vidaudit does not know, each
 with a one-line error naming the fix (``vidaudit score RUN`` or ``vidaudit report --rescore RUN``).
@@ -75,6 +76,8 @@ class Scored:
     design: dict[str, Any] = field(default_factory=dict)
     #: per model label, per condition: calls, frames and tokens per stage (``stage_usage``); empty without a store
     stage_usage: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: per trial id of a perturbed condition with frames sent: the perturbed video those frames are frames of
+    perturbed: dict[str, PerturbedVideo] = field(default_factory=dict)
 
 
 FORMAT: Literal["vidaudit.scored_run"] = "vidaudit.scored_run"
@@ -83,6 +86,17 @@ SCORED_RUN_VERSION = 2
 #: the run's files whose content the scored file depends on (beside the store's tables)
 _STAMPED_FILES = ("run.json", "samples.jsonl", "human_records.jsonl", "human_study.json")
 _STORE_TABLES = ("trials", "attempts", "stage_calls")
+
+
+class PerturbedVideo(BaseModel):
+    """The video a perturbed trial's frames were taken from: its path in the run dir (``RUN/perturbed/``, the
+    content cache; POSIX, relative to the run dir, so a moved run still finds it) and its sha256. The report draws
+    the trial's thumbnails from it, checked against the sha256, and reads its perturbation metadata beside it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str
+    sha256: str
 
 
 class ScoredRunHeader(BaseModel):
@@ -118,6 +132,8 @@ class ScoredTrial(BaseModel):
     raw_text: str | None = None
     frames: list[tuple[int, float]] = []
     judgement: str | None = None
+    #: only on the lines of perturbed trials with frames sent (absent elsewhere, so other lines keep their bytes)
+    perturbed: PerturbedVideo | None = None
 
 
 def _store_stamp(db: Path) -> dict[str, list[int]]:
@@ -175,7 +191,8 @@ def scored_run_text(scored: Scored, *, stamp: dict[str, Any], allow_changed: boo
                              stage_usage=dict(scored.stage_usage), human=list(scored.human),
                              human_study=scored.human_study, sha256="")
     body = "".join(trial_line(r, scored.raw_text.get(r.trial_id), scored.frames.get(r.trial_id, []),
-                              scored.judgements.get(r.trial_id)) + "\n" for r in scored.records)
+                              scored.judgements.get(r.trial_id), scored.perturbed.get(r.trial_id)) + "\n"
+                   for r in scored.records)
     digest = checksum(json.loads(header.model_dump_json()), body.encode("utf-8"))
     return header.model_copy(update={"sha256": digest}).model_dump_json() + "\n" + body
 
@@ -201,11 +218,15 @@ def write_scored_run(run_dir: str | Path, scored: Scored, *, stamp: dict[str, An
 
 
 def trial_line(record: ScoreRecord, raw_text: str | None, frames: list[tuple[int, float]],
-               judgement: str | None) -> str:
+               judgement: str | None, perturbed: PerturbedVideo | None = None) -> str:
     """One trial's line: the record exactly as ``scores.jsonl`` holds it; the text through ``json`` with ASCII
-    escapes, so that any string a model returned (a lone surrogate included) survives the round trip."""
-    return json.dumps({"record": json.loads(record.model_dump_json()), "raw_text": raw_text, "frames": frames,
-                       "judgement": judgement}, separators=(",", ":"))
+    escapes, so that any string a model returned (a lone surrogate included) survives the round trip. The
+    ``perturbed`` key is written only where there is a perturbed video."""
+    line: dict[str, Any] = {"record": json.loads(record.model_dump_json()), "raw_text": raw_text, "frames": frames,
+                            "judgement": judgement}
+    if perturbed is not None:
+        line["perturbed"] = perturbed.model_dump()
+    return json.dumps(line, separators=(",", ":"))
 
 
 def parse_trial_line(line: str | bytes) -> ScoredTrial:
@@ -301,6 +322,8 @@ def read_scored_run(run_dir: str | Path) -> Scored:
         out.frames[tid] = t.frames
         if t.judgement is not None:
             out.judgements[tid] = t.judgement
+        if t.perturbed is not None:
+            out.perturbed[tid] = t.perturbed
     missing = sorted({r.sample_id for r in out.records} - out.samples.keys())
     if missing:
         raise DataError(f"{len(missing)} sample(s) scored in {path} are not in {data_dir} (e.g. {missing[0]}); point "

@@ -28,13 +28,14 @@ from vidaudit.core.gcpause import paused_gc
 from vidaudit.core.hashing import sha256_file, sha256_json
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite, resolve
-from vidaudit.core.types import Sample
+from vidaudit.core.types import PerturbationSpec, Sample
 from vidaudit.models.judged import JUDGE_STAGE
+from vidaudit.run.perturbed import PERTURB_CACHE, plan_chain, render
 from vidaudit.run.runconfig import RunConfig
 from vidaudit.run.snapshot import changed_samples, read_snapshot
 from vidaudit.run.store import RunStore
 from vidaudit.score.human import load_human
-from vidaudit.score.scored_run import SCORES, Scored, run_stamp, scores_text, write_scored_run
+from vidaudit.score.scored_run import SCORES, PerturbedVideo, Scored, run_stamp, scores_text, write_scored_run
 
 
 def model_role(provider: str) -> str:
@@ -158,6 +159,25 @@ def edited_in_place(data_dir: Path, samples: Mapping[str, Sample], ids: set[str]
     return out
 
 
+class PerturbedVideos:
+    """The perturbed video each trial of a perturbed condition was sent frames of, as the run rendered it into its
+    content cache (``RUN/perturbed/``, rebuilt there if it was deleted): what the scored file records, so that the
+    report draws those trials' thumbnails from it without the run's machinery. One lookup per (sample, chain)."""
+
+    def __init__(self, run_dir: Path, data_dir: Path) -> None:
+        self.run_dir, self.data_dir = run_dir, data_dir
+        self._found: dict[str, PerturbedVideo] = {}
+
+    def __call__(self, sample: Sample, chain: tuple[PerturbationSpec, ...]) -> PerturbedVideo:
+        pin = plan_chain(sample, chain)
+        hit = self._found.get(pin.sha256)
+        if hit is None:
+            video, sha, _ = render(self.data_dir / sample.video.path, pin, self.run_dir / PERTURB_CACHE)
+            hit = self._found[pin.sha256] = PerturbedVideo(path=Path(video).relative_to(self.run_dir).as_posix(),
+                                                           sha256=sha)
+        return hit
+
+
 def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
     """Score every trial of a run directory (see the module docstring)."""
     run_dir = Path(run_dir)
@@ -171,6 +191,7 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
     roles: dict[str, str] = {}
     changed: list[str] = []
     snapshot = read_snapshot(run_dir)
+    perturbed = PerturbedVideos(run_dir, Path(rc.data_dir))
     judging = suite.capabilities.judges
     with RunStore(run_dir, readonly=True) as store, paused_gc():  # a record per trial, all kept (core/gcpause)
         rows = list(store.results())
@@ -203,6 +224,8 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
             if resp is not None and resp.frames_estimated:
                 out.estimated_frames[row.model] = out.estimated_frames.get(row.model, 0) + 1
             out.frames[row.trial_id] = list(zip(att.frame_indices, att.frame_times, strict=False)) if att else []
+            if att is not None and att.frame_indices and row.trial.condition.perturbations:
+                out.perturbed[row.trial_id] = perturbed(s, row.trial.condition.perturbations)
             out.settings.setdefault(row.model, {
                 "generation": row.trial.adapter_options.get("sent") or spec.settings.sent()
                 or "provider defaults (nothing sent)",
