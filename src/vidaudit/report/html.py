@@ -19,6 +19,7 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from vidaudit.core.contract.report import Report, Section, ViewerSpec, ViewerTrial
@@ -66,8 +67,6 @@ def content_security_policy(script: str, side_files: bool = False) -> str:
 
 @cache
 def _environment() -> Environment:
-    from jinja2 import Environment, PackageLoader, StrictUndefined
-
     return Environment(loader=PackageLoader("vidaudit.report", "templates"), autoescape=True,
                        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 

@@ -17,6 +17,7 @@ analyses).
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import queue
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import av
 import cv2
@@ -35,13 +36,11 @@ import numpy as np
 
 from vidaudit.core.errors import DataError
 from vidaudit.core.fileio import atomic_path
+from vidaudit.core.hashing import sha256_file
 from vidaudit.core.timeline import Timeline, constant_rate_frames, is_constant
-from vidaudit.core.types import MAX_FPS, MAX_FRAMES
+from vidaudit.core.types import MAX_FPS, MAX_FRAMES, VideoRef
 from vidaudit.video.seek import SEEK_MIN_SKIP, SeekIndex, build_index
 from vidaudit.video.seek import nal_units as _nal_units
-
-if TYPE_CHECKING:
-    from vidaudit.core.types import VideoRef
 from vidaudit.video.streams import (
     HEADER_DURATION_FORMATS,
     best_effort,
@@ -450,8 +449,6 @@ def _first_frame(p: Path, index: int | None = None) -> av.VideoFrame:
 
 def video_ref(root: str | Path, rel: str, stream: int | None = None) -> VideoRef:
     """A manifest's ``VideoRef`` for the written file ``root/rel``: its sha256 and the facts ``probe`` reads."""
-    from vidaudit.core.hashing import sha256_file
-
     path = Path(root) / rel
     return ref_from(probe(path, stream), rel, sha256_file(path))
 
@@ -461,8 +458,6 @@ def ref_from(info: VideoInfo, path: str, sha256: str | None) -> VideoRef:
 
     The stream is recorded where the file has several video streams, the stored size and SAR where pixels are not
     square; an ordinary file's ref has neither, so its manifest line is what it always was."""
-    from vidaudit.core.types import VideoRef
-
     square_px = info.sar == 1
     return VideoRef(path=path, sha256=sha256, fps=info.fps, width=info.width, height=info.height,
                     n_frames=info.n_frames, duration_s=info.duration_s, rotation=info.rotation,
@@ -515,8 +510,6 @@ class NalDigest:
     (``stored_nal_digest``), so a file that differs in any coded byte from its encode is caught without decoding."""
 
     def __init__(self, length_size: int = 0) -> None:
-        import hashlib
-
         self._h = hashlib.sha256()
         self._length_size = length_size
         self.n_packets = 0

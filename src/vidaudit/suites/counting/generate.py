@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import cv2
+
 from vidaudit.sdk import (
     MANIFEST,
     X264_OPTIONS,
@@ -81,8 +83,6 @@ def _sample(point: GridPoint, trace, video) -> Sample:
 
 
 def _worker_init() -> None:
-    import cv2
-
     cv2.setNumThreads(1)
 
 

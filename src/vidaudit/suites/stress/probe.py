@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.sdk import Baselines, ConfigError, DataError, ObservedFrame, PartedSuite, PerturbationSpec, Sample, Suite
+from vidaudit.suites.stress.sources import SourceLog
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,6 @@ class GenerateOptions:
 
     def source_log(self) -> Any:
         """A fresh ``sources.SourceLog`` that prints through ``say``."""
-        from vidaudit.suites.stress.sources import SourceLog
-
         return SourceLog(say=self.say)
 
     def refuse_pool(self, probe: str, why: str) -> None:

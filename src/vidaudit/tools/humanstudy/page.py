@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
 
+from jinja2 import Environment, StrictUndefined
 from markupsafe import Markup
 
 from vidaudit import __version__
@@ -27,8 +28,6 @@ def _static(name: str) -> str:
 
 @cache
 def _template():
-    from jinja2 import Environment, StrictUndefined
-
     env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     return env.from_string(_static("study.html.j2"))
 

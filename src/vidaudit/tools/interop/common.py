@@ -20,10 +20,12 @@ from typing import Any
 from vidaudit.core.contract.roles import Baselines
 from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.manifest import DATASET, MANIFEST, load_samples
+from vidaudit.core.hashing import sha256_file
+from vidaudit.core.manifest import DATASET, MANIFEST, external_videos_allowed, load_samples
 from vidaudit.core.registry import get_suite, missing_extra
 from vidaudit.core.types import Condition, Sample
-from vidaudit.score.stage import ResponseRow
+from vidaudit.score.stage import ResponseRow, record
+from vidaudit.video.facts import resolve_video
 
 EXTRA = "interop"
 #: how many unmatched keys an error message lists before it says "and N more"
@@ -87,10 +89,6 @@ def load_data(data: str | Path) -> BridgedData:
 
 def check_videos(data: BridgedData) -> None:
     """Every video exists with the manifest's sha256 (a bridge never ships a file the trace does not describe)."""
-    from vidaudit.core.hashing import sha256_file
-    from vidaudit.core.manifest import external_videos_allowed
-    from vidaudit.video.facts import resolve_video
-
     external = external_videos_allowed(data.root)
     for s in data.samples:
         src = resolve_video(data.root, s.video.path, allow_external=external, who=s.sample_id)
@@ -133,8 +131,6 @@ def scalar_metrics(metrics: Mapping[str, Any]) -> dict[str, float | None]:
 def scalar_metric_names(suite: Suite, samples: Iterable[Sample], condition: Condition) -> list[str]:
     """The names of a suite's scalar metrics, found by scoring answers offline (the oracle's where the suite
     has one, else an empty answer): every key that is a number for at least one sample."""
-    from vidaudit.score.stage import record
-
     order: dict[str, None] = {}
     numbers: set[str] = set()
     other: set[str] = set()

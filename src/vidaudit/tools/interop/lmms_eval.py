@@ -23,6 +23,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import jinja2
+
 from vidaudit import __version__
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import read_jsonl_objects, write_text_atomic
@@ -59,8 +61,6 @@ class LmmsEvalExport:
 
 
 def _template(name: str) -> Any:
-    import jinja2
-
     text = resources.files("vidaudit.tools.interop").joinpath("templates", name).read_text(encoding="utf-8")
     return jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                               autoescape=False).from_string(text)
