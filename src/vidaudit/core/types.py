@@ -70,7 +70,7 @@ class Trace(_Frozen):
 
 
 #: Bounds past which a manifest's video facts are refused as absurd rather than planned (a hostile
-#: ``n_frames: 1e12`` would otherwise grow memory until the machine gives out); ``video.io`` reads files
+#: ``n_frames: 1e12`` would otherwise grow memory until the machine gives out); ``video.probe`` reads files
 #: against the same bounds.
 MAX_FRAMES = 10_000_000
 MAX_FPS = 1000.0

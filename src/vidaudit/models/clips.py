@@ -18,7 +18,8 @@ from pathlib import Path
 
 from vidaudit.core.types import VideoPart
 from vidaudit.models.provider_content import video_path, video_sha256
-from vidaudit.video.io import read_frames, write_video
+from vidaudit.video.decode import read_frames
+from vidaudit.video.encode import write_video
 
 _MAX_CLIPS = 32
 _cache: OrderedDict[tuple[str, tuple[int, ...], float, int | None], bytes] = OrderedDict()

@@ -17,7 +17,7 @@ from vidaudit.core.errors import VidauditError
 from vidaudit.core.types import ErrorKind, ImagePart, Request, TextPart, VideoPart
 from vidaudit.models.base import ModelCallError
 from vidaudit.models.hf_families import Family
-from vidaudit.video.io import read_frames
+from vidaudit.video.decode import read_frames
 
 
 @dataclass

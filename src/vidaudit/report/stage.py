@@ -32,7 +32,7 @@ from vidaudit.score.human import performance_records
 from vidaudit.score.scored_run import SCORED_RUN, Scored, read_scored_run
 from vidaudit.score.stage import score_and_write, score_responses, write_scores
 from vidaudit.score.summary import parse_failure_notes
-from vidaudit.video.io import iter_selected
+from vidaudit.video.decode import iter_selected
 from vidaudit.video.perturb.engine import PerturbMeta, PerturbResult
 
 MAX_VIEWER_FRAMES = 24
@@ -133,7 +133,7 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES, *,
     """The trials the viewer keeps (a selection), with thumbnails of the frames that were sent.
 
     The frames are the scored file's record of what each trial sent; each video is read once, for every frame the
-    chosen trials show from it, by the seeking reader (``video.io.iter_selected``: it decodes only the groups of
+    chosen trials show from it, by the seeking reader (``video.decode.iter_selected``: it decodes only the groups of
     pictures that hold one, never the whole video), and each (video, frame) is drawn once, however many trials
     sent it."""
     suite = scored.suite

@@ -20,7 +20,7 @@ from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import external_videos_allowed
 from vidaudit.core.types import Sample, VideoRef
-from vidaudit.video.io import VideoInfo, probe
+from vidaudit.video.probe import VideoInfo, probe
 
 _PROBED: dict[tuple[str, int | None], VideoInfo] = {}   # (sha256, stream) -> facts: the same bytes probe the same
 
