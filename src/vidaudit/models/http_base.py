@@ -37,7 +37,6 @@ from vidaudit.core.registry import EXTRAS, missing_extra
 from vidaudit.core.types import ErrorKind, ModelSpec
 from vidaudit.models.base import ModelCallError
 from vidaudit.models.errors_http import classified_call
-from vidaudit.models.http_transport import CappedTransport
 from vidaudit.models.provider_content import resolve_api_key
 
 T = TypeVar("T")
@@ -102,6 +101,10 @@ class HTTPProvider:
 
     def capped_transport(self, inner: Any = None) -> Any:
         """An httpx2 transport that refuses bodies over ``max_response_bytes`` (around ``inner``, default one)."""
+        # here, not at the top: httpx2 comes with the provider SDKs (the extras), and a base install plans and dry-runs
+        # the hosted providers without it (tests/test_missing_extras.py)
+        from vidaudit.models.http_transport import CappedTransport
+
         return CappedTransport(self.max_response_bytes, self._too_large, inner, refused=self._bad_encoding)
 
     def _too_large(self, detail: str) -> ModelCallError:
