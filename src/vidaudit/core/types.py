@@ -10,6 +10,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -106,6 +107,13 @@ class VideoRef(_Frozen):
 
     @model_validator(mode="after")
     def _check(self) -> VideoRef:
+        self._check_bounds()
+        self._check_player_facts()
+        return self
+
+    def _check_bounds(self) -> None:
+        """The facts every manifest carries, within the bounds that keep a hostile manifest from planning
+        absurd work (see ``MAX_FRAMES``)."""
         for name in ("fps", "duration_s", "start_s"):
             v = getattr(self, name)
             if not math.isfinite(v) or v < 0:
@@ -123,11 +131,15 @@ class VideoRef(_Frozen):
                 raise ValueError(f"video fps must be in (0, {MAX_FPS:g}] for a video with frames, got {self.fps}")
             if self.n_frames / self.fps > MAX_DURATION_S:
                 raise ValueError(f"video n_frames {self.n_frames} at {self.fps:g} fps is longer than a week")
+
+    def _check_player_facts(self) -> None:
+        """The optional facts written only for clips that are not constant-rate, square-pixel, single-stream:
+        each must describe something a player could show."""
         if self.frame_times is not None:
             ft = self.frame_times
             if len(ft) != self.n_frames:
                 raise ValueError(f"video frame_times has {len(ft)} entries for {self.n_frames} frames")
-            if any(not math.isfinite(t) for t in ft) or any(b <= a for a, b in zip(ft, ft[1:])):
+            if any(not math.isfinite(t) for t in ft) or any(b <= a for a, b in pairwise(ft)):
                 raise ValueError("video frame_times must be finite and strictly increasing")
         if self.sar is not None and not (0 < self.sar[0] < 1 << 31 and 0 < self.sar[1] < 1 << 31):
             raise ValueError(f"video sar must be two positive integers, got {list(self.sar)}")
@@ -135,7 +147,6 @@ class VideoRef(_Frozen):
             raise ValueError(f"video stored_size is out of range: {list(self.stored_size)}")
         if self.stream is not None and not 0 <= self.stream < 1 << 16:
             raise ValueError(f"video stream must be a stream index >= 0, got {self.stream}")
-        return self
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> dict[str, Any]:

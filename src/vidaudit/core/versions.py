@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import platform
 import subprocess
@@ -20,10 +21,8 @@ def library_versions() -> dict[str, str]:
             out[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             continue
-    try:
+    with contextlib.suppress(Exception):  # pragma: no cover - av is a hard dependency
         out["ffmpeg"] = ".".join(map(str, av.library_versions.get("libavcodec", ())))
-    except Exception:  # pragma: no cover - av is a hard dependency
-        pass
     return out
 
 

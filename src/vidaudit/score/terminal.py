@@ -39,7 +39,7 @@ def text_table(columns: Sequence[str], rows: Sequence[Sequence[str]], *, title: 
     widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
     lines = [title] if title else []
     for j, row in enumerate(cells):
-        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
         if j == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
+from itertools import pairwise
 from pathlib import Path
 
 import av
@@ -99,7 +100,7 @@ def best_effort(pts: Sequence[int | None], dts: Sequence[int | None], step: int)
 
 
 def _increasing(xs: Sequence[int]) -> bool:
-    return all(b > a for a, b in zip(xs, xs[1:]))
+    return all(b > a for a, b in pairwise(xs))
 
 
 def _filled(xs: Sequence[int | None], step: int) -> list[int] | None:

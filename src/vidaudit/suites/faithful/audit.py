@@ -60,5 +60,5 @@ def profile_figures(part: AuditPart, results: Mapping[str, Any]) -> PartFigures:
             by_model.setdefault(model, []).extend(_figure(NAMES[m] + at, d.get(m)) for m in METRICS)
     chance_src = (results.get("references") or {}).get("chance_expectation") or {}
     chance = {NAMES[m]: float(v) for m, v in chance_src.items() if m in NAMES and v is not None}
-    pub = {name: [published(NAMES[m], v) for m, v in zip(METRICS, row)] for name, row in PAPER_TABLE1.items()}
+    pub = {name: [published(NAMES[m], v) for m, v in zip(METRICS, row, strict=True)] for name, row in PAPER_TABLE1.items()}
     return PartFigures(by_model=by_model, chance=chance, published=pub, published_source=SOURCE)

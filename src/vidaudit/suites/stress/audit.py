@@ -135,7 +135,7 @@ def _cross_frame(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
     by = _figures({"raw": _sum(forced, lambda c: c.get("raw")), "masked": _sum(forced, lambda c: c.get("occ"))})
     pub: dict[str, list[ProfileFigure]] = {}
     for model, row in (dig(r, "paper_reported", "nextqa_T") or {}).items():
-        figs = [published(n, v) for n, v in zip(("raw", "masked"), row[:2]) if v is not None]
+        figs = [published(n, v) for n, v in zip(("raw", "masked"), row[:2], strict=False) if v is not None]
         if figs:
             pub[str(model)] = figs
     humans = dig(r, "paper_reported", "humans", "T")

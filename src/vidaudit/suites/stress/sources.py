@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -270,7 +271,7 @@ def read_steps(path: Path, names: Sequence[str]) -> dict[str, tuple[Step, ...]]:
     out = {}
     for clip, items in rows.items():
         items.sort(key=lambda x: x[1].start_s)
-        for (_, s), (line, t) in zip(items, items[1:]):
+        for (_, s), (line, t) in pairwise(items):
             if t.start_s < s.end_s:
                 problems.append(f"line {line}: {clip}'s action {t.label!r} overlaps {s.label!r}")
         out[clip] = tuple(s for _, s in items)

@@ -57,7 +57,7 @@ def compare_profiles(sources: Sequence[str | Path]) -> dict[str, Any]:
     loaded = [load_profile(s) for s in sources]
     labels = _labels([Path(s) for s in sources])
     parts: dict[str, dict[str, Any]] = {}
-    for label, (profile, root) in zip(labels, loaded):
+    for label, (profile, root) in zip(labels, loaded, strict=True):
         for part in profile.parts:
             block = parts.setdefault(part.name, {"part": part.name, "suite": part.suite, "entries": [],
                                                  "paired": [], "_outcomes": {}})

@@ -17,6 +17,7 @@ import mimetypes
 import shutil
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -142,7 +143,7 @@ def choose(src: StudySource, items: list[StudyItem], how: Draw, seed: int
             notes.append(f"shortfall: --sample {how.sample}: {n} of {how.sample} units (all there are)")
         order = select(items, how.sample, seed, apart)
         clashes = sum(a.item_id in apart and apart.get(a.item_id) == apart.get(b.item_id)
-                      for a, b in zip(order, order[1:]))
+                      for a, b in pairwise(order))
         if clashes:
             notes.append(f"page order: {clashes} claim(s) sit beside their control (too few other items to keep "
                          "them apart)")

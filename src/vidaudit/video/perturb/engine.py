@@ -209,10 +209,7 @@ def _frames(op: Op, p: Params, plan: Plan, src: SourceInfo, second: SourceInfo |
 
 
 def _unlink(p: Path) -> None:
-    try:
-        p.unlink()
-    except FileNotFoundError:
-        pass
+    p.unlink(missing_ok=True)
 
 
 def apply(source: Path | str, spec: PerturbationSpec | dict[str, Any], out: Path | str, *, seed: int = 0,

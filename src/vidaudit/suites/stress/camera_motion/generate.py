@@ -238,10 +238,7 @@ def plan_samples(preset: Preset, scenes: int | None = None, syntheses: tuple[str
                  sources: list[Path] | None = None) -> list[dict[str, Any]]:
     """Every sample to render: scene x synthesis x motion, with its sweep point and ids."""
     w, h = width or preset.width, height or preset.height
-    if sources is not None:
-        n = len(sources)
-    else:
-        n = preset.scenes if scenes is None else scenes
+    n = len(sources) if sources is not None else preset.scenes if scenes is None else scenes
     if n < 1:
         raise ConfigError(f"--seeds must be at least 1, got {n}")
     if sources is not None and "3d" in syntheses:

@@ -86,9 +86,10 @@ class ExpectationProbe(Probe):
             opts = p.get("options")
             if not isinstance(opts, list) or sample.answer not in LETTERS[: len(opts)]:
                 return f"answer {sample.answer!r} is not one of the lettered options"
-        if task in ("gap_mcq", "gap_summary"):
-            if not p.get("missing_action") or p["missing_action"] in (p.get("shown") or []):
-                return "the removed step is missing or still listed as visible"
+        if task in ("gap_mcq", "gap_summary") and (
+            not p.get("missing_action") or p["missing_action"] in (p.get("shown") or [])
+        ):
+            return "the removed step is missing or still listed as visible"
         if task == "gap_mcq" and (p.get("option_kinds") or [None])[LETTERS.index(sample.answer)] != "visible":
             return "the keyed option is not the visible sequence"
         if task == "anomaly" and (p.get("anomaly") not in ANOMALIES or not p.get("descriptor")):

@@ -174,10 +174,9 @@ def generate(out: Path, source: Path, *, force: bool = False,
                 math.floor(r.end_s * info.fps + 1e-9) - math.floor(r.start_s * info.fps + 1e-9) < 2:
             errors.append(f"line {r.line}: segment {r.start_s:g}-{r.end_s:g} s of {r.clip} holds fewer than two "
                           "frames")
-        elif info.width % 2 or info.height % 2:
-            if r.start_s is not None:
-                errors.append(f"line {r.line}: {r.clip} is {info.width}x{info.height}; a segment is re-encoded as "
-                              "yuv420p, which needs an even size")
+        elif (info.width % 2 or info.height % 2) and r.start_s is not None:
+            errors.append(f"line {r.line}: {r.clip} is {info.width}x{info.height}; a segment is re-encoded as "
+                          "yuv420p, which needs an even size")
         checked.append((r, info))
     if errors:
         raise DataError(f"{root / ANNOTATIONS}: " + " | ".join(errors[:8]))

@@ -87,7 +87,7 @@ class ObjectsStill:
 
     def render(self) -> np.ndarray:
         img = np.full((HEIGHT, WIDTH, 3), BG, np.uint8)
-        for name, c in zip(self.shapes, self.centres):
+        for name, c in zip(self.shapes, self.centres, strict=True):
             draw_shape(img, name, c, self.colour)
         return img
 
