@@ -128,6 +128,13 @@ def test_the_stages_import_no_suite_tool_or_cli() -> None:
     assert not bad, "a stage looks suites and tools up through the contract or the registry:\n" + "\n".join(bad)
 
 
+def test_the_report_reads_the_scored_file_not_the_run() -> None:
+    """``report/`` imports nothing of ``run/``: what it needs of a run (the frames sent, the perturbed videos, the
+    settings) travels in the scored file ``score`` writes (``score/scored_run.py``)."""
+    bad = [w for (a, b), where in sorted(_edges().items()) if a == "report" and b == "run" for w in where]
+    assert not bad, "report/ reads the run through the scored file:\n" + "\n".join(bad)
+
+
 def test_the_floors_of_the_stages_are_in_order() -> None:
     assert [FLOORS[s] for s in STAGES] == sorted(FLOORS[s] for s in STAGES)
     assert max(FLOORS[s] for s in STAGES) < min(FLOORS[t] for t in ABOVE_THE_STAGES)

@@ -24,7 +24,7 @@ from vidaudit.core.types import Sample, VideoRef
 from vidaudit.suites.stress import SUITE
 from vidaudit.suites.stress.camera_motion.generate import PRESETS, generate, parse_settings, plan_samples
 from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS
-from vidaudit.video.io import iter_selected
+from vidaudit.video.decode import iter_selected
 from vidaudit.video.motion import classify_motion
 from vidaudit.video.synth3d import (
     Z_REF,

@@ -26,7 +26,8 @@ from vidaudit.suites.stress.cross_frame.nextqa import load_items, split_of
 from vidaudit.suites.stress.cross_frame.observer import read_timeline
 from vidaudit.suites.stress.cross_frame.options import ABSTAIN
 from vidaudit.suites.stress.cross_frame.prompts import cross_frame_prompt
-from vidaudit.video.io import VideoWriter, read_frames
+from vidaudit.video.decode import read_frames
+from vidaudit.video.encode import VideoWriter
 from vidaudit.video.perturb import check_strip_coverage
 from vidaudit.video.perturb.integration import separation_problems
 

@@ -23,7 +23,7 @@ from vidaudit.suites.stress import SUITE
 from vidaudit.suites.stress.lane_change.loader import generate, read_annotations
 from vidaudit.suites.stress.lane_change.options import QUESTION, prompt
 from vidaudit.suites.stress.lane_change.report import f1_cell
-from vidaudit.video.io import VideoWriter
+from vidaudit.video.encode import VideoWriter
 
 W, H, FPS = 96, 64, 10.0
 

@@ -34,7 +34,8 @@ from vidaudit.core.contract import (
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import write_dataset_info, write_manifest
 from vidaudit.core.types import Sample, VideoRef
-from vidaudit.video.io import probe, write_video
+from vidaudit.video.encode import write_video
+from vidaudit.video.probe import probe
 
 COLOURS = {"red": (220, 30, 30), "green": (30, 200, 60), "blue": (40, 60, 230)}
 _BOXED = re.compile(r"\\boxed\{([a-z]+)\}")
