@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vidaudit.core.contract import ScoreInput
 from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import Report
+from vidaudit.core.contract.suite import ScoreInput
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.types import Sample, VideoRef
