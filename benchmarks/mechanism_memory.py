@@ -35,7 +35,7 @@ def main() -> None:
     from vidaudit.tools.mech.probe_linear import pooled
     from vidaudit.tools.mech.tiny import build_tiny
     from vidaudit.tools.mech.whitebox import Want, WhiteBox
-    from vidaudit.video.io import write_video
+    from vidaudit.video.encode import write_video
 
     root = Path(tempfile.mkdtemp(prefix="mechbench."))
     model = build_tiny("qwen2_5_vl", root / "tiny")

@@ -163,7 +163,7 @@ def cases(work: Path) -> Iterator[tuple[str, list[Step]]]:
 def road_clips(folder: Path) -> None:
     """Two lane changes and two straight drives (dashed lines scrolling, sliding a lane sideways in a change)
     and their annotations: lane_change's ``--source``, and videos for sycophancy_pairs."""
-    from vidaudit.video.io import VideoWriter
+    from vidaudit.video.encode import VideoWriter
 
     w, h, fps, n = 96, 64, 10.0, 20
     folder.mkdir(parents=True)

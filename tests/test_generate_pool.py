@@ -66,7 +66,7 @@ def factory(procs: ProcessPoolExecutor):
 
 
 def _lane_source(root: Path) -> Path:
-    from vidaudit.video.io import write_video
+    from vidaudit.video.encode import write_video
 
     root.mkdir(parents=True)
     frames = [np.full((48, 64, 3), 20 * i, np.uint8) for i in range(12)]

@@ -128,6 +128,13 @@ def test_the_stages_import_no_suite_tool_or_cli() -> None:
     assert not bad, "a stage looks suites and tools up through the contract or the registry:\n" + "\n".join(bad)
 
 
+def test_the_report_reads_the_scored_file_not_the_run() -> None:
+    """``report/`` imports nothing of ``run/``: what it needs of a run (the frames sent, the perturbed videos, the
+    settings) travels in the scored file ``score`` writes (``score/scored_run.py``)."""
+    bad = [w for (a, b), where in sorted(_edges().items()) if a == "report" and b == "run" for w in where]
+    assert not bad, "report/ reads the run through the scored file:\n" + "\n".join(bad)
+
+
 def test_the_floors_of_the_stages_are_in_order() -> None:
     assert [FLOORS[s] for s in STAGES] == sorted(FLOORS[s] for s in STAGES)
     assert max(FLOORS[s] for s in STAGES) < min(FLOORS[t] for t in ABOVE_THE_STAGES)
@@ -151,15 +158,16 @@ def test_the_front_door_only_re_exports() -> None:
     module it names."""
     import importlib
 
-    import vidaudit.core.contract as contract
     import vidaudit.sdk as sdk
+    from vidaudit.core.contract import profile, records, report, roles, suite
 
     tree = ast.parse((SRC / "sdk.py").read_text(encoding="utf-8"))
     (block,) = [n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"]
     sources = [(a.asname or a.name, n.module) for n in block.body if isinstance(n, ast.ImportFrom) for a in n.names]
     assert all(isinstance(n, ast.ImportFrom) for n in block.body)
     assert len(sdk.__all__) == len(set(sdk.__all__)) and sorted(sdk.__all__) == sorted(name for name, _ in sources)
-    assert set(contract.__all__) <= set(sdk.__all__)  # the whole contract
+    contract = {name for module in (profile, records, report, roles, suite) for name in module.__all__}
+    assert contract <= set(sdk.__all__)  # the whole contract
     for name, module in sources:
         assert module is not None
         home = importlib.import_module(module)

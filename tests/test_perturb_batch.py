@@ -17,9 +17,9 @@ from vidaudit.cli import app
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.parallel import pool_context
-from vidaudit.video.io import probe
 from vidaudit.video.perturb.batch import BATCH, CACHE, PARTIAL, folder_jobs, load_jobs, perturb_batch
 from vidaudit.video.perturb.cache import cache_paths
+from vidaudit.video.probe import probe
 
 W, H = 160, 120
 

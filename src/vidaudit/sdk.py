@@ -126,26 +126,13 @@ if TYPE_CHECKING:  # every name of the front door, where it lives (imported on f
     from vidaudit.score.stage import stage_usage
     from vidaudit.score.stats import paired_bootstrap, wilson_interval, wilson_lower
     from vidaudit.video import draw, perturb, synth3d
+    from vidaudit.video.decode import iter_constant_rate, iter_frames, iter_frames_reused, iter_selected, read_frames
+    from vidaudit.video.display import i420_to_rgb_half
+    from vidaudit.video.encode import X264_OPTIONS, NalDigest, VideoWriter, stored_nal_digest, write_video
     from vidaudit.video.facts import facts_problems
     from vidaudit.video.frame_cache import FrameCache
-    from vidaudit.video.io import (
-        X264_OPTIONS,
-        NalDigest,
-        VideoInfo,
-        VideoWriter,
-        i420_to_rgb_half,
-        iter_constant_rate,
-        iter_frames,
-        iter_frames_reused,
-        iter_selected,
-        probe,
-        read_frames,
-        ref_from,
-        stored_nal_digest,
-        video_ref,
-        write_video,
-    )
     from vidaudit.video.motion import classify_motion
+    from vidaudit.video.probe import VideoInfo, probe, ref_from, video_ref
     from vidaudit.video.sampling import at_fps, every_frame, uniform_count
 
 __all__ = [

@@ -35,7 +35,7 @@ _BUILTIN: dict[str, dict[str, str]] = {
         "vllm": "vidaudit.models.vllm_offline:VLLMOfflineAdapter",
     },
     # Sections the report stage appends after the suite's own, in this order, from the tools built on the
-    # stages: each target is ``f(scored) -> list[Section]`` (``vidaudit.score.stage.Scored``), [] when the
+    # stages: each target is ``f(scored) -> list[Section]`` (``vidaudit.score.scored_run.Scored``), [] when the
     # run has nothing for it. The report stage imports no tool; it looks these up here.
     "report_sections": {
         "mechanism": "vidaudit.tools.mech.report_section:report_sections",

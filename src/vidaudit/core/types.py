@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
+from vidaudit.core.errors import validation_message
 from vidaudit.core.hashing import canonical_json, sha256_json
 from vidaudit.core.timeline import Timeline
 
@@ -70,7 +71,7 @@ class Trace(_Frozen):
 
 
 #: Bounds past which a manifest's video facts are refused as absurd rather than planned (a hostile
-#: ``n_frames: 1e12`` would otherwise grow memory until the machine gives out); ``video.io`` reads files
+#: ``n_frames: 1e12`` would otherwise grow memory until the machine gives out); ``video.probe`` reads files
 #: against the same bounds.
 MAX_FRAMES = 10_000_000
 MAX_FPS = 1000.0
@@ -235,8 +236,6 @@ class Condition(_Frozen):
 
     @model_validator(mode="after")
     def _check(self) -> Condition:
-        import math
-
         if self.fps is not None and not (math.isfinite(self.fps) and self.fps > 0):
             raise ValueError(f"fps must be a positive finite number, got {self.fps}")
         if self.n_frames is not None and self.n_frames < 1:
@@ -292,6 +291,12 @@ class Condition(_Frozen):
 
     def canonical(self) -> str:
         return canonical_json(self.model_dump(mode="json"))
+
+
+def names_perturbations(condition_id: str) -> bool:
+    """Whether a ``Condition.id`` names perturbations: a ``+`` followed by an op's name (a lowercase letter; the
+    rule ``parse_condition`` splits on), never in a presentation (``keyframes+-2s``, ``frames@1e+06``)."""
+    return re.search(r"\+[a-z]", condition_id) is not None
 
 
 # --------------------------------------------------------------------------- models
@@ -360,8 +365,6 @@ class ModelSpec(_Frozen):
             return cls(provider=provider, name=rest, base_url=base_url or None,
                        settings=GenerationSettings(**{k: v for k, v in settings.items() if v is not None}))
         except ValueError as e:  # a pydantic ValidationError: its first problem, in one line
-            from vidaudit.core.errors import validation_message
-
             raise ValueError(f"model {spec!r}: {validation_message(e)}") from None
 
     @property

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import typer
+from pydantic import ValidationError
 
 from vidaudit.core.contract.records import ScoreRecord, unjudged_text
 from vidaudit.core.errors import DataError
@@ -145,8 +146,6 @@ def parse_failure_notes(records: Sequence[ScoreRecord], threshold: float = PARSE
 
 def read_scores(path: str | Path) -> list[ScoreRecord]:
     """``scores.jsonl`` back as records (a DataError naming the line when one does not validate)."""
-    from pydantic import ValidationError
-
     out = []
     with Path(path).open(encoding="utf-8") as f:
         for i, line in enumerate(f, 1):

@@ -9,7 +9,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import vidaudit.suites.counting.grid as g
 from vidaudit.sdk import AuditPart, PartFigures, ProfileFigure, accuracy, published
+from vidaudit.suites.counting.generate import generate
 
 #: frames at 1 fps: the rate the paper gave Gemini (A.3), and a condition every provider can serve
 CONDITIONS = ("frames@1",)
@@ -35,9 +37,6 @@ def audit_parts(budget: str) -> list[AuditPart]:
 
 def generate_part(part: AuditPart, out: Path, *, workers: int | None = None,
                   on_progress: Callable[[int, int], None] | None = None) -> Path:
-    from vidaudit.suites.counting import grid as g
-    from vidaudit.suites.counting.generate import generate
-
     points = g.preset(part.preset) if part.seeds is None else g.grid(seeds=range(part.seeds))
     return generate(points, out, workers=workers, skip_existing=True, on_progress=on_progress).manifest
 

@@ -42,8 +42,8 @@ def register(generate_app: typer.Typer) -> None:
         ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
     ) -> None:
         """Render the counting suite (bounce_ball, blinking, state_machine) with executable traces."""
+        import vidaudit.suites.counting.grid as g
         from vidaudit.sdk import pool_factory
-        from vidaudit.suites.counting import grid as g
         from vidaudit.suites.counting.generate import generate
         from vidaudit.suites.counting.scene import RenderSettings
 

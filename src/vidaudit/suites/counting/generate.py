@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import cv2
+
 from vidaudit.sdk import (
     MANIFEST,
     X264_OPTIONS,
@@ -39,8 +41,9 @@ from vidaudit.sdk import (
     write_manifest,
 )
 from vidaudit.suites.counting.grid import QUESTIONS, SUITE, GridPoint
-from vidaudit.suites.counting.render import make_scene, planned_video, render, render_checked
+from vidaudit.suites.counting.render import planned_video, render, render_checked
 from vidaudit.suites.counting.scene import RenderSettings
+from vidaudit.suites.counting.scenes import make_scene
 from vidaudit.suites.counting.verify import check_video
 
 GENERATOR_VERSION = "counting/1"
@@ -80,8 +83,6 @@ def _sample(point: GridPoint, trace, video) -> Sample:
 
 
 def _worker_init() -> None:
-    import cv2
-
     cv2.setNumThreads(1)
 
 

@@ -62,7 +62,7 @@ def _solve_block_lsa(t: Sequence[float], r: Sequence[float], delta: float) -> li
 
     scipy.optimize is imported here, on the first block too large for the DP: it costs ~0.3 s of CPU to import,
     and most runs (every report of short traces, the demo's) never need it (issue 34's start-up rule)."""
-    from scipy.optimize import linear_sum_assignment  # noqa: PLC0415  (heavy optional import, see above)
+    from scipy.optimize import linear_sum_assignment
 
     tt = np.asarray(t, dtype=float)
     rr = np.asarray(r, dtype=float)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.sdk import AuditPart, PartFigures, ProfileFigure, published
+from vidaudit.suites.faithful.generate import generate, specs_for
 
 #: one frame a second, as the suite's docs run it (docs/faithful.md)
 CONDITIONS = ("frames@1",)
@@ -40,8 +41,6 @@ def audit_parts(budget: str) -> list[AuditPart]:
 
 def generate_part(part: AuditPart, out: Path, *, workers: int | None = None,
                   on_progress: Callable[[int, int], None] | None = None) -> Path:
-    from vidaudit.suites.faithful.generate import generate, specs_for
-
     return generate(specs_for(part.preset, part.seeds), out, workers=workers, on_progress=on_progress).manifest
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import cv2
+
 from vidaudit.sdk import (
     X264_OPTIONS,
     ConfigError,
@@ -31,6 +33,7 @@ from vidaudit.sdk import (
 )
 from vidaudit.suites.faithful.build import build_scene
 from vidaudit.suites.faithful.compose import balance
+from vidaudit.suites.faithful.questions import SubQuestion, Target
 from vidaudit.suites.faithful.render import render_video
 from vidaudit.suites.faithful.samples import SUITE, samples_for
 from vidaudit.suites.faithful.scene import SceneSpec
@@ -73,8 +76,6 @@ def specs_for(preset: str, seeds: int | None = None, **overrides: Any) -> list[S
 
 
 def _job(spec: SceneSpec, out: str, verify: bool) -> tuple[list[dict], list[str], dict]:
-    import cv2
-
     cv2.setNumThreads(1)
     root = Path(out)
     built = build_scene(spec)
@@ -98,8 +99,6 @@ def _job(spec: SceneSpec, out: str, verify: bool) -> tuple[list[dict], list[str]
 
 
 def _pooled_balance(parts: list[dict]) -> dict[str, Any]:
-    from vidaudit.suites.faithful.questions import SubQuestion, Target
-
     targets = [Target(target_id="", video_id="", text="", answer=a, question_form=f, phrasing=ph)
                for p in parts for a, f, ph in p["targets"]]
     subs = [SubQuestion(sub_id="", target_id="", text="", answer=a, probe_type=pt) for p in parts for a, pt in p["subs"]]

@@ -1,4 +1,4 @@
-"""Draw the tracks into frames and encode them (PyAV through ``vidaudit.video.io``).
+"""Draw the tracks into frames and encode them (PyAV through ``vidaudit.video.encode``).
 
 Per frame: the background, then the agents in z-order (small first, so a large agent hides a
 small one behind it), each with its ring when lit and its number in the middle, then the ball on

@@ -25,9 +25,11 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vidaudit.sdk import Sample, read_frames
+from vidaudit.sdk import Sample, read_frames, sha256_file
+from vidaudit.suites.faithful.scene import INRADIUS
 from vidaudit.suites.faithful.simulate import AgentAt, FrameLog, RenderLog
 from vidaudit.suites.faithful.world import Fact, WorldRecord
+from vidaudit.suites.faithful.worldfile import read_world_file
 
 TEXT_COLOURS = ((0, 0, 0), (255, 255, 255))
 MIN_FILL = 0.45          # share of a fully visible agent's inner disk in its colour
@@ -176,8 +178,6 @@ class FrameCheck:
 
 
 def _inradius(shape: str) -> float:
-    from vidaudit.suites.faithful.scene import INRADIUS
-
     return INRADIUS[shape]
 
 
@@ -276,9 +276,6 @@ _CHANGES: dict[str, _ChangeCheck] = {
 def verify_dataset(root: str | Path, samples: Sequence[Sample],
                    on_progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:
     """Problems per sample id: each video is checked once and its problems go to every sample on it."""
-    from vidaudit.sdk import sha256_file
-    from vidaudit.suites.faithful.worldfile import read_world_file
-
     root = Path(root)
     by_video: dict[str, list[Sample]] = {}
     for s in samples:

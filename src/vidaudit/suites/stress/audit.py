@@ -12,7 +12,13 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from vidaudit.sdk import AuditPart, PartFigures, ProfileFigure, accuracy, dig, published
+from vidaudit.suites.stress.camera_motion.options import HUMAN_REPORTED as CAMERA_MOTION_HUMAN
+from vidaudit.suites.stress.probe import GenerateOptions
+from vidaudit.suites.stress.shortcuts.report import HUMAN_REPORTED as SHORTCUTS_HUMAN
+from vidaudit.suites.stress.suite import SUITE
 
 #: probe -> (conditions, pixel observer run beside the models or None); the audit order
 PROBE_PARTS: dict[str, tuple[tuple[str, ...], str | None]] = {
@@ -43,9 +49,6 @@ def audit_parts(budget: str) -> list[AuditPart]:
 
 def generate_part(part: AuditPart, out: Path, *, workers: int | None = None,
                   on_progress: Callable[[int, int], None] | None = None) -> Path:
-    from vidaudit.suites.stress.probe import GenerateOptions
-    from vidaudit.suites.stress.suite import SUITE
-
     return SUITE.probe(part.probe).generate(out, GenerateOptions(preset=part.preset, seeds=part.seeds,
                                                                  workers=workers or 1))
 
@@ -53,8 +56,6 @@ def generate_part(part: AuditPart, out: Path, *, workers: int | None = None,
 def part_conditions(part: AuditPart, data_dir: Path) -> tuple[str, ...]:
     if part.conditions:
         return part.conditions
-    import yaml
-
     config = yaml.safe_load((Path(data_dir) / f"{part.probe}.yaml").read_text(encoding="utf-8")) or {}
     return tuple(str(c) for c in config.get("conditions", []))
 
@@ -125,9 +126,7 @@ Reader = Callable[[Mapping[str, Any], list[Mapping[str, Any]]],
 
 
 def _camera_motion(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
-    from vidaudit.suites.stress.camera_motion.options import HUMAN_REPORTED
-
-    return (_figures({"accuracy": _sum(cells, lambda c: c)}), r.get("chance"), _human(r, HUMAN_REPORTED),
+    return (_figures({"accuracy": _sum(cells, lambda c: c)}), r.get("chance"), _human(r, CAMERA_MOTION_HUMAN),
             _published(r.get("paper_reported") or {}, "accuracy"))
 
 
@@ -163,9 +162,7 @@ def _mosaic(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
 
 
 def _shortcuts(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
-    from vidaudit.suites.stress.shortcuts.report import HUMAN_REPORTED
-
-    human = sum(HUMAN_REPORTED.values()) / len(HUMAN_REPORTED)
+    human = sum(SHORTCUTS_HUMAN.values()) / len(SHORTCUTS_HUMAN)
     pub = _published(r.get("paper_blank_avg") or {}, "blank avg (10 s)", lambda v: (v.get("10") or v.get("10.0") or
                                                                                   [None])[0])
     return _figures({"accuracy": _sum(cells, lambda c: c.get("overall"))}), r.get("chance"), _human(r, human), pub

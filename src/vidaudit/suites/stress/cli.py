@@ -7,8 +7,12 @@ user's data, and ``--set KEY=VALUE`` for a probe's own settings (each probe chec
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
+
+if TYPE_CHECKING:
+    from vidaudit.sdk import PartedSuite
 
 
 def parse_settings(pairs: list[str] | None) -> dict[str, str]:
@@ -27,11 +31,11 @@ def parse_settings(pairs: list[str] | None) -> dict[str, str]:
     return out
 
 
-def register(generate_app: typer.Typer) -> None:
+def register(generate_app: typer.Typer, suite: PartedSuite) -> None:
+    """Add ``generate stress`` to ``generate_app``; ``suite``: the stress suite, whose parts are the probes."""
     from vidaudit.sdk import console, friendly_errors
-    from vidaudit.suites.stress.suite import PARTS
 
-    listing = "; ".join(PARTS)
+    listing = "; ".join(suite.parts)
 
     @generate_app.command("stress")
     @friendly_errors
@@ -53,11 +57,10 @@ def register(generate_app: typer.Typer) -> None:
     ) -> None:
         """Render a stress probe's stimuli (with exact answers) into a dataset directory."""
         from vidaudit.sdk import load_samples, pool_factory
-        from vidaudit.suites.stress.probe import GenerateOptions
-        from vidaudit.suites.stress.suite import SUITE
+        from vidaudit.suites.stress.probe import GenerateOptions, probe_of
 
         pool = pool_factory(executor, ray_address)  # a bad --executor / --ray-address is refused before rendering
-        p = SUITE.probe(probe)
+        p = probe_of(suite, probe)
         if preset not in p.presets:
             from vidaudit.sdk import ConfigError
 
@@ -68,6 +71,6 @@ def register(generate_app: typer.Typer) -> None:
         manifest = p.generate(out, opts)
         # what the dataset holds and what each kind of sample needs, e.g. ``36 samples: 8 direction, 28 anomaly
         # (need --judge)``
-        console.print(SUITE.describe_samples(load_samples(Path(manifest).parent)), highlight=False, markup=False,
+        console.print(suite.describe_samples(load_samples(Path(manifest).parent)), highlight=False, markup=False,
                       soft_wrap=True)
         console.print(f"manifest: {manifest}", highlight=False, markup=False, soft_wrap=True)

@@ -8,11 +8,16 @@ one is imported; "not measured" otherwise).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import cv2
+import numpy as np
+
 from vidaudit.sdk import (
+    ConfigError,
     Figure,
     ParseResult,
     ScoreRecord,
@@ -20,7 +25,9 @@ from vidaudit.sdk import (
     SuiteReport,
     Table,
     TrialScore,
+    boxed_spans,
     parse_option,
+    select_frames,
     wilson_interval,
 )
 
@@ -132,8 +139,6 @@ QWEN2_MATCH: tuple[tuple[str, str], ...] = (
 
 def paper_name(model_label: str, table: Sequence[tuple[str, str]] = PAPER_MATCH) -> str | None:
     """The paper's name for a model label (``table``'s first regex matching the lower-cased label), or None."""
-    import re
-
     low = model_label.lower()
     for pat, name in table:
         if re.search(pat, low):
@@ -245,8 +250,6 @@ def mcq_answer_text(letter: str, option: str) -> str:
 
 def last_boxed(text: str | None) -> tuple[str, tuple[int, int]] | None:
     """The content and span of the last outermost ``\\boxed{...}`` of ``text`` (None without one)."""
-    from vidaudit.sdk import boxed_spans
-
     if not isinstance(text, str) or not text:
         return None
     spans = boxed_spans(text)
@@ -273,8 +276,6 @@ def require_every_frame(sample: Any, condition: Any, probe: str) -> None:
     """Refuse (ConfigError) a condition that would not send every frame of ``sample``'s video exactly
     once, in order: the integration probes split their evidence over exactly those frames, so a sampler
     that drops, repeats or adds one changes the stimulus. ``condition`` None (no plan) is not checked."""
-    from vidaudit.sdk import ConfigError, select_frames
-
     if condition is None:
         return
     n = sample.video.n_frames
@@ -296,9 +297,6 @@ def frame_union(frames: Sequence[Any], width: int, height: int) -> Any:
     The integration probes mask with black, so wherever a frame shows the stimulus its pixel is the
     stimulus and elsewhere it is (near) zero: the maximum over frames is the stimulus wherever any frame
     showed it. Frames decoded at another size (an observer's half-size decode) are resized first."""
-    import cv2
-    import numpy as np
-
     if not frames:
         raise ValueError("no frames to unite")
     out = None

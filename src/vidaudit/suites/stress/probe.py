@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vidaudit.sdk import Baselines, ConfigError, DataError, ObservedFrame, PerturbationSpec, Sample, Suite
+from vidaudit.sdk import Baselines, ConfigError, DataError, ObservedFrame, PartedSuite, PerturbationSpec, Sample, Suite
+from vidaudit.suites.stress.sources import SourceLog
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,6 @@ class GenerateOptions:
 
     def source_log(self) -> Any:
         """A fresh ``sources.SourceLog`` that prints through ``say``."""
-        from vidaudit.suites.stress.sources import SourceLog
-
         return SourceLog(say=self.say)
 
     def refuse_pool(self, probe: str, why: str) -> None:
@@ -109,3 +108,11 @@ class Probe(Suite):
     def record_params(self, sample: Sample) -> dict[str, Any]:
         p = sample.params
         return {k: p[k] for k in self.record_keys if k in p}
+
+
+def probe_of(suite: PartedSuite, name: object) -> Probe:
+    """The stress probe called ``name`` among ``suite``'s parts (a ConfigError naming the known ones otherwise)."""
+    part = suite.part(name)
+    if not isinstance(part, Probe):
+        raise ConfigError(f"stress probe {name!r} is a {type(part).__name__}, not a stress Probe")
+    return part

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.sdk import ConfigError, PoolFactory, VideoWriter, draw, perturb, run_jobs
+from vidaudit.sdk import ConfigError, PoolFactory, VideoWriter, draw, perturb, rng_from, run_jobs, video_ref
 
 #: procedure -> its steps in canonical order (the order a text-only prior predicts)
 PROCEDURES: dict[str, tuple[str, ...]] = {
@@ -148,8 +148,6 @@ def render_source_job(procedure: str, seed: int, step_s: tuple[float, float], ou
                       fps: float, stream: str) -> RenderedProcedure:
     """Procedure ``procedure`` seed ``seed`` in canonical order, each step's length drawn uniformly from
     ``step_s`` by ``rng_from("stress", stream, procedure, seed)``, written to ``OUT/sources/``."""
-    from vidaudit.sdk import rng_from
-
     steps = PROCEDURES[procedure]
     rng = rng_from("stress", stream, procedure, seed)
     durs = [round(float(rng.uniform(*step_s)), 3) for _ in steps]
@@ -181,8 +179,6 @@ def render_sources(n_procedures: int, n_seeds: int, step_s: tuple[float, float],
 def apply_job(source: str, spec: Any, out: str, rel: str, seed: int, second_source: str | None = None):
     """One perturbed video: ``video.perturb.apply`` of ``spec`` with ``seed`` into ``out/rel``; returns the op's
     metadata and the file's ``VideoRef`` (a pure function of its arguments, for ``core.jobs``)."""
-    from vidaudit.sdk import video_ref
-
     res = perturb.apply(source, spec, Path(out) / rel, seed=seed, second_source=second_source)
     return res.meta, video_ref(out, rel)
 

@@ -2,7 +2,7 @@
 
 Any file the reader handles (rotated phone clips, variable rate, a late first frame, odd sizes, VP9 /
 HEVC / AV1 / MPEG-4) is imported once: decoded upright on the player's clock, resampled to a constant
-rate at its nominal fps (``video.io.iter_constant_rate``: frame ``k`` is what a player shows at
+rate at its nominal fps (``video.decode.iter_constant_rate``: frame ``k`` is what a player shows at
 ``k / fps``), cropped to an even size, and re-encoded video-only by vidaudit's writer. Every perturbation
 then runs on that copy, so its frame map (``source_frame``) counts the copy's frames, and the copy's
 frame ``k`` is the original's frame on screen at ``k / fps``.

@@ -12,15 +12,10 @@ from vidaudit import __version__
 from vidaudit.core.contract.roles import Audit
 from vidaudit.core.errors import DataError
 from vidaudit.core.fileio import write_text_atomic
+from vidaudit.score.scored_run import read_checked
 from vidaudit.tools.audit.budgets import half_width, min_detectable_difference
-from vidaudit.tools.audit.profile import (
-    PROFILE_JSON,
-    ModelRow,
-    PartInfo,
-    Profile,
-    merge_published,
-    now,
-)
+from vidaudit.tools.audit.profile import PROFILE_JSON, ModelRow, PartInfo, Profile, merge_published, now
+from vidaudit.tools.audit.render import render_html, render_markdown
 
 PUBLISHED_NOTE = ("published rows are the papers' own numbers on their own data and models, copied from the suites' "
                   "reference tables; they were not measured here and carry no interval")
@@ -38,8 +33,6 @@ def _scored(run_dir: Path, data_dir: Path, models: Sequence[str]) -> tuple[int, 
     """Planned trials of the first of ``models`` in the run (one record per planned trial), the checksum of the
     checked scored file they were counted in, and model -> its trials that need a judge the run did not have (the
     contract's ``needs_judge``), where any."""
-    from vidaudit.score.scored_run import read_checked
-
     header, trials = read_checked(run_dir, data_dir=data_dir)
     first = models[0] if models else ""
     unjudged: dict[str, int] = {}
@@ -89,8 +82,6 @@ def write_profile(out: Path, budget: str, models: Sequence[str], parts: Sequence
 
 
 def write_profile_files(profile: Profile, out: Path) -> dict[str, Path]:
-    from vidaudit.tools.audit.render import render_html, render_markdown
-
     text = json.dumps(profile.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
     md, html = render_markdown(profile), render_html(profile)  # render all before writing any
     paths = {"json": out / PROFILE_JSON, "md": out / "profile.md", "html": out / "profile.html"}

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
+from vidaudit.core.console import print_figures, progress_bar, step_progress
+from vidaudit.run.progress import RichProgress
+from vidaudit.tools.audit.profile import load_profile
+from vidaudit.tools.audit.render import terminal_table
 from vidaudit.tools.audit.session import CostRow, run_audit, total_cost
 
 
@@ -30,9 +35,6 @@ def audit_command(models: Sequence[str], *, budget: str, out: Path, suites: Sequ
                   console: Console) -> int:
     """Run the audit; the exit code: 0 done (or dry run), 1 a run stopped early (resume by re-running), 130
     interrupted (Ctrl-C: the command to resume is printed). The headline figures end on stdout."""
-    from vidaudit.core.console import print_figures, progress_bar, step_progress
-    from vidaudit.run.progress import RichProgress
-
     def log(line: str) -> None:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
 
@@ -58,9 +60,6 @@ def audit_command(models: Sequence[str], *, budget: str, out: Path, suites: Sequ
     for kind, path in res.paths.items():
         log(f"{kind:5s} {path}")
     if "json" in res.paths:
-        from vidaudit.tools.audit.profile import load_profile
-        from vidaudit.tools.audit.render import terminal_table
-
         print_figures(terminal_table(load_profile(res.paths["json"])[0]))
     return 0
 
@@ -68,8 +67,6 @@ def audit_command(models: Sequence[str], *, budget: str, out: Path, suites: Sequ
 def resume_command(models: Sequence[str], *, budget: str, out: Path, suites: Sequence[str], data_root: Path | None,
                    judge: str | None) -> str:
     """The ``vidaudit audit`` command line that continues this audit (quoted for a POSIX shell)."""
-    import shlex
-
     args = ["vidaudit", "audit", *[a for m in models for a in ("--model", m)], "--budget", budget, "--out", str(out)]
     args += [a for s in suites for a in ("--suite", s)]
     args += ["--data-root", str(data_root)] if data_root is not None else []

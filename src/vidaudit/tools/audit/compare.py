@@ -19,6 +19,7 @@ from typing import Any
 
 from vidaudit.core.contract.records import unjudged_text
 from vidaudit.core.errors import ConfigError
+from vidaudit.score.scored_run import read_checked
 from vidaudit.score.stats import paired_bootstrap, wilson_interval
 from vidaudit.tools.audit.profile import load_profile
 
@@ -32,8 +33,6 @@ def _outcomes(run_dir: Path, data_dir: Path) -> tuple[str, dict[str, Outcomes], 
     """The checksum of the run's checked scored file; per model, (sample, condition) -> (1.0 correct / 0.0
     otherwise, bootstrap group); and per model, how many of its trials need a judge (left out of the outcomes,
     counted apart). ``data_dir``: the part's dataset, where the audit keeps it, for the staleness check."""
-    from vidaudit.score.scored_run import read_checked
-
     header, trials = read_checked(run_dir, data_dir=data_dir)
     out: dict[str, Outcomes] = {}
     unjudged: dict[str, int] = {}

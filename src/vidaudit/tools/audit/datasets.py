@@ -36,6 +36,8 @@ from vidaudit import __version__
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import write_json_atomic
 from vidaudit.core.hashing import sha256_file
+from vidaudit.core.manifest import load_samples
+from vidaudit.video.facts import resolve_video
 
 #: written into a dataset dir once its generation finished: the dir is reused only when this matches
 MARKER = "audit-dataset.json"
@@ -132,9 +134,6 @@ def _read_marker(data_dir: Path) -> dict[str, Any] | None:
 def whole_problem(data_dir: Path) -> str | None:
     """Why the folder is not whole (None: it is): every video its manifest names there, with the manifest's sha256.
     Checked before a marker is written, and once for a folder certified by an old marker (key only)."""
-    from vidaudit.core.manifest import load_samples
-    from vidaudit.video.facts import resolve_video
-
     try:
         samples = load_samples(data_dir)
         for s in samples:

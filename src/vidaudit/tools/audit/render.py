@@ -21,6 +21,7 @@ from markupsafe import Markup
 from vidaudit.core.contract.profile import ProfileFigure
 from vidaudit.core.contract.records import unjudged_text
 from vidaudit.report.tables import md_escape
+from vidaudit.score.terminal import text_table, unjudged_cell
 from vidaudit.tools.audit.profile import ModelRow, PartInfo, Profile
 
 
@@ -257,8 +258,6 @@ def render_html(profile: Profile) -> str:
 def terminal_table(profile: Profile) -> str:
     """The profile's measured figures as the plain-text table ``vidaudit audit`` ends with on stdout: a row per
     (part, figure), a column per model; a part whose answers need a judge gets an ``unjudged`` row."""
-    from vidaudit.score.terminal import text_table, unjudged_cell
-
     rows: list[list[str]] = []
     for b in blocks(profile):
         label = b.part.name if b.part.name == b.part.suite else f"{b.part.suite}/{b.part.name}"

@@ -11,7 +11,7 @@ Layout of ``OUT``::
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,8 +21,16 @@ from vidaudit.core.contract.roles import Audit
 from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import sha256_json
+from vidaudit.core.manifest import load_samples
+from vidaudit.core.registry import get_suite, names, target
 from vidaudit.core.types import ModelSpec
-from vidaudit.tools.audit.datasets import MARKER
+from vidaudit.report.stage import report_run
+from vidaudit.run.plan import parse_condition
+from vidaudit.run.request import RunRequest
+from vidaudit.run.session import execute
+from vidaudit.tools.audit.budgets import check_budget
+from vidaudit.tools.audit.build import write_profile
+from vidaudit.tools.audit.datasets import MARKER, ensure
 
 __all__ = ["MARKER", "AuditOutcome", "CostRow", "PlannedPart", "dataset_key", "ensure_dataset", "plan_parts",
            "run_audit"]
@@ -65,8 +73,6 @@ class AuditOutcome:
 
 def audit_suites(only: Sequence[str] | None = None) -> list[Suite]:
     """The registered suites that declare audit parts (``only``: these names, checked)."""
-    from vidaudit.core.registry import get_suite, names
-
     known = names("suites")
     for n in only or ():
         if n not in known:
@@ -77,8 +83,6 @@ def audit_suites(only: Sequence[str] | None = None) -> list[Suite]:
 def plan_parts(budget: str, out: Path, *, data_root: Path | None = None, suites: Sequence[str] | None = None
                ) -> list[PlannedPart]:
     """Every part of every auditing suite at ``budget``, with its dataset dir (by content key) and run dir."""
-    from vidaudit.tools.audit.budgets import check_budget
-
     check_budget(budget)
     root = Path(data_root) if data_root is not None else Path(out) / "data"
     planned: list[PlannedPart] = []
@@ -102,11 +106,7 @@ def ensure_dataset(p: PlannedPart, *, workers: int | None, log: Log,
                    on_progress: Callable[[int, int], None] | None = None, hold: ExitStack | None = None) -> Path:
     """Reuse the part's dataset when its marker certifies it (audit/datasets.py), else (re)generate it, under the
     data root's locks; ``hold`` keeps the folder from being deleted by another audit until it closes."""
-    from vidaudit.tools.audit.datasets import ensure
-
     def generate() -> None:
-        from vidaudit.core.manifest import load_samples
-
         log(f"data  {p.label}: generating the {p.part.preset} preset into {p.data_dir}")
         Audit.of(p.suite).generate_part(p.part, p.data_dir, workers=workers, on_progress=on_progress)
         log(f"data  {p.label}: {p.suite.describe_samples(load_samples(p.data_dir))}")
@@ -115,8 +115,6 @@ def ensure_dataset(p: PlannedPart, *, workers: int | None, log: Log,
 
 
 def _conditions(p: PlannedPart) -> list[Any]:
-    from vidaudit.run.plan import parse_condition
-
     return [parse_condition(c, p.suite.default_prompt) for c in p.conditions]
 
 
@@ -124,17 +122,12 @@ def _judge_for(p: PlannedPart, judge: ModelSpec | None) -> ModelSpec | None:
     """The judge, only for parts whose samples may need one (the run refuses a judge elsewhere)."""
     if judge is None:
         return None
-    from vidaudit.core.manifest import load_samples
-
     return judge if p.suite.judges_any(load_samples(p.data_dir)) else None
 
 
 def estimate(parts: Sequence[PlannedPart], models: Sequence[ModelSpec], judge: ModelSpec | None = None,
              model_options: dict[str, dict[str, Any]] | None = None) -> list[CostRow]:
     """The run stage's dry run of every part (nothing is called): trials, tokens and cost per model and part."""
-    from vidaudit.run.request import RunRequest
-    from vidaudit.run.session import execute
-
     rows: list[CostRow] = []
     for p in parts:
         request = RunRequest(data=p.data_dir, out=p.run_dir, models=tuple(models), conditions=tuple(_conditions(p)),
@@ -174,8 +167,6 @@ def check_cost(rows: Sequence[CostRow], max_cost_usd: float | None) -> None:
 def parse_models(models: Sequence[str]) -> list[ModelSpec]:
     if not models:
         raise ConfigError("no model given; add --model SPEC (e.g. --model oracle)")
-    from vidaudit.core.registry import target
-
     specs: list[ModelSpec] = []
     for m in models:
         try:
@@ -200,13 +191,6 @@ def run_audit(models: Sequence[str], *, budget: str, out: str | Path, data_root:
     ``progress(label)`` returns a context manager giving an ``on_progress`` callback (a progress bar) for a part's
     trials, ``generating(label)`` one giving ``update(done, total)`` for its data, and ``reporting(label)`` one
     giving ``update(step, done, total)`` for its scoring and report (each step of an audit shows its progress)."""
-    from contextlib import nullcontext
-
-    from vidaudit.report.stage import report_run
-    from vidaudit.run.request import RunRequest
-    from vidaudit.run.session import execute
-    from vidaudit.tools.audit.build import write_profile
-
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; pass a directory for the audit")

@@ -25,6 +25,7 @@ from vidaudit import __version__
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import atomic_path, write_json_atomic, write_text_atomic
 from vidaudit.core.hashing import sha256_file
+from vidaudit.core.manifest import external_videos_allowed
 from vidaudit.tools.humanstudy.items import StudyItem, has_statement, performance_item, quality_item, study_id
 from vidaudit.tools.humanstudy.page import render_page
 from vidaudit.tools.humanstudy.paths import STUDIES_DIR
@@ -33,6 +34,7 @@ from vidaudit.tools.humanstudy.select import apart_keys, select, select_by_rules
 from vidaudit.tools.humanstudy.source import StudySource, open_source
 from vidaudit.tools.humanstudy.subsets import Rule
 from vidaudit.tools.humanstudy.subsets import subset as named_subset
+from vidaudit.video.facts import resolve_video
 
 EMBED_MAX_BYTES = 16 << 20
 KINDS = ("performance", "quality")
@@ -74,9 +76,6 @@ def _video_files(src: StudySource, items: list[StudyItem]) -> dict[str, Path]:
     outside it is refused unless the dataset's own ``dataset.json`` opts in), as the run confines it. An item
     shown as vidaudit rendered it (``shown_sha256``: a strip-masked copy in the run's perturbation cache, never
     a path read from a manifest) is taken where it was rendered and checked by its sha256 instead."""
-    from vidaudit.core.manifest import external_videos_allowed
-    from vidaudit.video.facts import resolve_video
-
     external = external_videos_allowed(src.data_dir)
     files: dict[str, Path] = {}
     for it in items:

@@ -20,6 +20,7 @@ from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import write_json_atomic, write_text_atomic
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite
+from vidaudit.run.runconfig import RunConfig
 from vidaudit.tools.humanstudy.answers import StudyManifest, load_manifest, read_sheet, read_sheets
 from vidaudit.tools.humanstudy.judging import judge_for_run
 from vidaudit.tools.humanstudy.paths import HUMAN_RECORDS, HUMAN_STUDY, STUDIES_DIR
@@ -50,8 +51,6 @@ def find_manifest(run_dir: Path, files: list[Path], study: Path | None) -> Study
 
 def import_answers(files: list[str | Path], run_dir: str | Path, *, study: str | Path | None = None,
                    replace: bool = False) -> Imported:
-    from vidaudit.run.runconfig import RunConfig
-
     run_dir = Path(run_dir)
     rc = RunConfig.load(run_dir)
     paths = [Path(f) for f in files]

@@ -23,7 +23,10 @@ from vidaudit.core.contract.suite import ScoreInput, Suite
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.fileio import write_jsonl_atomic
 from vidaudit.core.hashing import sha256_json
+from vidaudit.core.registry import get_suite
 from vidaudit.core.types import ModelSpec, Request, Sample, TextPart
+from vidaudit.models.factory import make_adapter
+from vidaudit.run.runconfig import RunConfig
 
 Judge = Callable[[Suite, Sample, str], TrialScore]
 VERDICTS = "human_judgements.jsonl"
@@ -31,9 +34,6 @@ VERDICTS = "human_judgements.jsonl"
 
 def judge_for_run(run_dir: Path) -> Judge | None:
     """The run's judge of free-text answers; None when the run has none (or its suite judges nothing)."""
-    from vidaudit.core.registry import get_suite
-    from vidaudit.run.runconfig import RunConfig
-
     rc = RunConfig.load(run_dir)
     stored = rc.options.get("judge")
     if not stored or not get_suite(rc.suite).capabilities.judges:
@@ -68,8 +68,6 @@ def judge_for_run(run_dir: Path) -> Judge | None:
 
 
 async def _call(spec: ModelSpec, suite: Suite, sample: Sample, req: Request, options: dict | None):
-    from vidaudit.models.factory import make_adapter
-
     adapter = make_adapter(spec, samples={sample.sample_id: sample}, suite=suite, options=options)
     try:
         return await adapter.generate(req)

@@ -13,10 +13,11 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
 
+from jinja2 import Environment, StrictUndefined
 from markupsafe import Markup
 
 from vidaudit import __version__
-from vidaudit.report.html import _csp_hash, script_json
+from vidaudit.report.embed import csp_hash, script_json
 from vidaudit.tools.humanstudy.items import StudyItem
 
 
@@ -27,15 +28,13 @@ def _static(name: str) -> str:
 
 @cache
 def _template():
-    from jinja2 import Environment, StrictUndefined
-
     env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     return env.from_string(_static("study.html.j2"))
 
 
 def content_security_policy(script: str) -> str:
     return ("default-src 'none'; media-src data: 'self' file:; style-src 'unsafe-inline'; "
-            f"script-src {_csp_hash(script)}; base-uri 'none'; form-action 'none'; connect-src 'none'")
+            f"script-src {csp_hash(script)}; base-uri 'none'; form-action 'none'; connect-src 'none'")
 
 
 def render_page(study: str, kind: str, suite: str, items: Sequence[StudyItem], media: Mapping[str, str],

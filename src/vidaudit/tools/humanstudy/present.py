@@ -15,9 +15,13 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+import yaml
+
 from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import sha256_json
 from vidaudit.core.types import Condition, Sample
+from vidaudit.run.perturbed import PERTURB_CACHE, plan_chain, render
+from vidaudit.run.plan import parse_condition
 from vidaudit.tools.humanstudy.items import StudyItem, performance_item
 from vidaudit.tools.humanstudy.source import StudySource
 
@@ -29,9 +33,6 @@ def source_conditions(src: StudySource) -> list[Condition]:
     """The run's conditions, or those of a run config the generator wrote beside the dataset."""
     if src.conditions:
         return list(src.conditions)
-    import yaml
-
-    from vidaudit.run.plan import parse_condition
 
     out: list[Condition] = []
     for name in RUN_CONFIGS:
@@ -55,8 +56,6 @@ def masked_condition(src: StudySource) -> Condition:
 def present_masked(src: StudySource, items: Sequence[StudyItem], work: Path) -> list[StudyItem]:
     """``items`` as shown under the source's strip_mask condition (rendered into the run's perturbation cache,
     or ``work`` for a dataset dir); the order is kept."""
-    from vidaudit.run.perturbed import PERTURB_CACHE, plan_chain, render
-
     cond = masked_condition(src)
     cache = src.run_dir / PERTURB_CACHE if src.run_dir is not None else work
     samples: dict[str, Sample] = {s.sample_id: s for s in src.samples}

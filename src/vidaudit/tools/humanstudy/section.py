@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from vidaudit.core.contract.report import Section, Table
 
 if TYPE_CHECKING:
-    from vidaudit.score.stage import Scored
+    from vidaudit.score.scored_run import Scored
 
 
 def _pct(x: float | None) -> str:

@@ -10,6 +10,7 @@ from vidaudit.core.errors import DataError
 from vidaudit.core.manifest import dataset_suite, load_samples, read_dataset_info
 from vidaudit.core.registry import get_suite
 from vidaudit.core.types import Condition, Sample
+from vidaudit.run.runconfig import RUN_JSON, RunConfig
 
 
 @dataclass
@@ -25,8 +26,6 @@ class StudySource:
 
 def open_source(path: str | Path) -> StudySource:
     """A run dir (it has ``run.json``: its suite, data and first condition) or a dataset dir."""
-    from vidaudit.run.runconfig import RUN_JSON, RunConfig
-
     path = Path(path)
     if (path / RUN_JSON).is_file():
         rc = RunConfig.load(path)

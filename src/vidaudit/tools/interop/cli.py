@@ -100,7 +100,7 @@ def score_responses_cmd(
 
 def _manifest_suite(samples: Path) -> str:
     from vidaudit.core.manifest import load_samples
-    from vidaudit.tools.interop.common import manifest_suite
+    from vidaudit.score.stage import manifest_suite
 
     return manifest_suite({s.sample_id: s for s in load_samples(samples)}, None, str(samples))
 

@@ -1,5 +1,5 @@
-"""What every harness bridge shares: the dataset being bridged, optional libraries, response rows and
-their scoring.
+"""What every harness bridge shares: the dataset being bridged, optional libraries, and what a log reader found
+(``ImportedLog``).
 
 A bridge never imports a suite: it looks the suite up by the name the dataset records
 (``dataset.json``'s ``suite``, else the samples' ``suite``) and calls the Suite protocol only
@@ -12,7 +12,7 @@ import importlib
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -20,20 +20,14 @@ from typing import Any
 from vidaudit.core.contract.roles import Baselines
 from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.manifest import DATASET, MANIFEST, load_samples
+from vidaudit.core.hashing import sha256_file
+from vidaudit.core.manifest import DATASET, MANIFEST, external_videos_allowed, load_samples
 from vidaudit.core.registry import get_suite, missing_extra
 from vidaudit.core.types import Condition, Sample
-from vidaudit.score.stage import (  # noqa: F401
-    STATUSES,
-    ResponseRow,
-    external_trial_id,
-    manifest_suite,
-    read_jsonl_objects,
-    score_rows,
-)
+from vidaudit.score.stage import ResponseRow, record
+from vidaudit.video.facts import resolve_video
 
 EXTRA = "interop"
-#: statuses a response row may carry (the same as ``responses.jsonl``)
 #: how many unmatched keys an error message lists before it says "and N more"
 MAX_LISTED = 10
 
@@ -95,10 +89,6 @@ def load_data(data: str | Path) -> BridgedData:
 
 def check_videos(data: BridgedData) -> None:
     """Every video exists with the manifest's sha256 (a bridge never ships a file the trace does not describe)."""
-    from vidaudit.core.hashing import sha256_file
-    from vidaudit.core.manifest import external_videos_allowed
-    from vidaudit.video.facts import resolve_video
-
     external = external_videos_allowed(data.root)
     for s in data.samples:
         src = resolve_video(data.root, s.video.path, allow_external=external, who=s.sample_id)
@@ -141,8 +131,6 @@ def scalar_metrics(metrics: Mapping[str, Any]) -> dict[str, float | None]:
 def scalar_metric_names(suite: Suite, samples: Iterable[Sample], condition: Condition) -> list[str]:
     """The names of a suite's scalar metrics, found by scoring answers offline (the oracle's where the suite
     has one, else an empty answer): every key that is a number for at least one sample."""
-    from vidaudit.score.stage import record
-
     order: dict[str, None] = {}
     numbers: set[str] = set()
     other: set[str] = set()
@@ -165,3 +153,22 @@ def scalar_metric_names(suite: Suite, samples: Iterable[Sample], condition: Cond
 # --------------------------------------------------------------------------- rows of responses
 
 
+@dataclass(frozen=True)
+class ImportedLog:
+    """What a reader found in a log."""
+
+    harness: str
+    path: Path
+    rows: list[ResponseRow]
+    suites: set[str]
+    key: str
+    source: dict[str, str] = field(default_factory=dict)
+    #: a name the log gives its dataset, ``SUITE`` or ``SUITE_<variant>`` (VLMEvalKit's ``vidaudit_<named>``)
+    named: str | None = None
+
+    def names_other_suite(self, suite: str) -> list[str]:
+        """The suites the log names that are not ``suite``."""
+        other = sorted(self.suites - {suite})
+        if self.named is not None and not (self.named == suite or self.named.startswith(suite + "_")):
+            other.append(f"{self.named} (its dataset name vidaudit_{self.named})")
+        return other

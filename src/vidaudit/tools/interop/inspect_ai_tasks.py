@@ -27,7 +27,29 @@ import math
 from pathlib import Path
 from typing import Any
 
-from vidaudit.tools.interop.common import external_trial_id, require, scalar_metric_names, scalar_metrics
+from vidaudit import __version__
+from vidaudit.core.errors import ConfigError, VidauditError
+from vidaudit.core.manifest import load_samples
+from vidaudit.core.registry import get_suite, names
+from vidaudit.core.types import ImagePart, ModelSpec, TextPart, Trial
+from vidaudit.models.provider_content import data_url, encode_jpeg
+from vidaudit.run.plan import (
+    PlannedTrial,
+    RequestBuilder,
+    parse_condition,
+    prompt_sha256,
+    select_frames,
+    selection_sha256,
+)
+from vidaudit.score.stage import external_trial_id, record
+from vidaudit.tools.interop.common import (
+    check_videos,
+    load_data,
+    native_condition,
+    require,
+    scalar_metric_names,
+    scalar_metrics,
+)
 
 _ia = require("inspect_ai", "the vidaudit inspect_ai tasks")
 
@@ -57,15 +79,10 @@ def defined_mean() -> Metric:
 
 @functools.lru_cache(maxsize=8)
 def _samples(manifest: str) -> dict[str, Any]:
-    from vidaudit.core.manifest import load_samples
-
     return {s.sample_id: s for s in load_samples(manifest)}
 
 
 def _condition(suite: Any, condition: str, prompt: str | None, timestamps: bool) -> Any:
-    from vidaudit.run.plan import parse_condition
-    from vidaudit.tools.interop.common import native_condition
-
     if condition.strip() == "native":
         cond = native_condition(suite, prompt)
         return cond if timestamps else cond.model_copy(update={"timestamps": False})
@@ -73,8 +90,6 @@ def _condition(suite: Any, condition: str, prompt: str | None, timestamps: bool)
     suite.check_prompt(name)
     cond = parse_condition(condition, name, timestamps)
     if cond.presentation.value == "native":
-        from vidaudit.core.errors import ConfigError
-
         raise ConfigError(f"condition {condition!r}: inspect providers take the video file as it is (condition "
                           "native) or frames (frames@K, frames#K, keyframes); a native rate cannot be asked of them")
     return cond
@@ -82,10 +97,6 @@ def _condition(suite: Any, condition: str, prompt: str | None, timestamps: bool)
 
 def _content(sample: Any, cond: Any, prompt: Any, data_dir: Path) -> tuple[list[Any], list[int], list[float]]:
     """The user content (video or timestamped frames, then the prompt) and the frames sent."""
-    from vidaudit.core.types import ImagePart, ModelSpec, TextPart, Trial
-    from vidaudit.models.provider_content import data_url, encode_jpeg
-    from vidaudit.run.plan import PlannedTrial, RequestBuilder, prompt_sha256, select_frames, selection_sha256
-
     if cond.presentation.value == "native":
         return [ContentVideo(video=str(data_dir / sample.video.path), format="mp4"), ContentText(text=prompt.text)], \
             [], []
@@ -106,9 +117,6 @@ def _content(sample: Any, cond: Any, prompt: Any, data_dir: Path) -> tuple[list[
 def vidaudit_dataset(suite_name: str, data: str | Path, *, prompt: str | None = None, condition: str = "native",
                      timestamps: bool = True) -> tuple[MemoryDataset, Any, list[str]]:
     """The inspect dataset of a vidaudit dataset, its condition and the suite's scalar metric names."""
-    from vidaudit.core.errors import ConfigError
-    from vidaudit.tools.interop.common import check_videos, load_data
-
     d = load_data(data)
     if d.suite.name != suite_name:
         raise ConfigError(f"{data} holds {d.suite.name} samples; run the task vidaudit/{d.suite.name} on it")
@@ -133,9 +141,6 @@ def vidaudit_dataset(suite_name: str, data: str | Path, *, prompt: str | None = 
 @scorer(metrics={"*": [defined_mean()], "correct": [accuracy(), stderr()]})
 def vidaudit_scorer(suite: str, manifest: str, metric_names: list[str]) -> Any:
     """Score each response with the suite's own scorer (see the module docstring)."""
-    from vidaudit.core.registry import get_suite
-    from vidaudit.score.stage import record
-
     s = get_suite(suite)
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -165,8 +170,6 @@ def vidaudit_scorer(suite: str, manifest: str, metric_names: list[str]) -> Any:
 def vidaudit_task(suite: str, data: str | Path, *, prompt: str | None = None, condition: str = "native",
                   timestamps: bool = True) -> Task:
     """The inspect_ai Task of a vidaudit suite over a dataset (see the module docstring)."""
-    from vidaudit import __version__
-
     dataset, cond, names = vidaudit_dataset(suite, data, prompt=prompt, condition=condition, timestamps=timestamps)
     manifest = str(Path(dataset.location or data) / "manifest.jsonl")
     return Task(dataset=dataset, solver=generate(), scorer=vidaudit_scorer(suite, manifest, names),
@@ -187,9 +190,6 @@ def _register(suite_name: str) -> Any:
 
 def register_tasks() -> dict[str, Any]:
     """One inspect task per registered suite (a suite that fails to load is skipped, not fatal)."""
-    from vidaudit.core.errors import VidauditError
-    from vidaudit.core.registry import get_suite, names
-
     out = {}
     for name in names("suites"):
         try:

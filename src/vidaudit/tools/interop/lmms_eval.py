@@ -23,11 +23,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import jinja2
+
 from vidaudit import __version__
 from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.fileio import write_text_atomic
+from vidaudit.core.fileio import read_jsonl_objects, write_text_atomic
+from vidaudit.score.stage import ResponseRow
 from vidaudit.tools.interop.common import (
-    ResponseRow,
+    ImportedLog,
     check_videos,
     listed,
     load_data,
@@ -58,8 +61,6 @@ class LmmsEvalExport:
 
 
 def _template(name: str) -> Any:
-    import jinja2
-
     text = resources.files("vidaudit.tools.interop").joinpath("templates", name).read_text(encoding="utf-8")
     return jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                               autoescape=False).from_string(text)
@@ -201,10 +202,8 @@ def _responses(row: dict[str, Any]) -> list[str | None]:
     return [resp if isinstance(resp, str) or resp is None else str(resp)]
 
 
-def read_lmms_eval_log(path: str | Path, *, model: str | None = None) -> Any:
+def read_lmms_eval_log(path: str | Path, *, model: str | None = None) -> ImportedLog:
     """The response rows of an lmms-eval ``--log_samples`` file (an ``ImportedLog``)."""
-    from vidaudit.tools.interop.logs import ImportedLog, read_jsonl_rows
-
     f = find_samples_file(Path(path))
     results = _results_file(f)
     task = f.name.split("_samples_", 1)[1].removesuffix(".jsonl") if "_samples_" in f.name else ""
@@ -213,7 +212,7 @@ def read_lmms_eval_log(path: str | Path, *, model: str | None = None) -> Any:
     rows: list[ResponseRow] = []
     suites: set[str] = set()
     formats: set[str] = set()
-    for i, row in read_jsonl_rows(f, HARNESS):
+    for i, row in read_jsonl_objects(f, f"the {HARNESS} log"):
         where = f"{f}:{i}"
         if "doc_id" not in row or not ("filtered_resps" in row or "resps" in row):
             raise DataError(f"{where}: not an lmms-eval --log_samples row (keys found: {listed(sorted(row), 8)}); "

@@ -20,6 +20,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from vidaudit.core.errors import DataError
+from vidaudit.core.manifest import load_samples
+from vidaudit.core.registry import get_suite
+from vidaudit.score.stage import external_trial_id, record
+from vidaudit.tools.interop.common import scalar_metrics
 
 #: the version of the row format written into each logged sample (``vidaudit_format``)
 ROW_FORMAT = 1
@@ -29,15 +33,11 @@ RUNTIME_MODEL = "lmms-eval"
 
 @functools.lru_cache(maxsize=8)
 def _samples(manifest: str) -> dict[str, Any]:
-    from vidaudit.core.manifest import load_samples
-
     return {s.sample_id: s for s in load_samples(manifest)}
 
 
 @functools.lru_cache(maxsize=8)
 def _suite(name: str) -> Any:
-    from vidaudit.core.registry import get_suite
-
     return get_suite(name)
 
 
@@ -58,9 +58,6 @@ def doc_to_target(doc: dict[str, Any]) -> str:
 
 def score_doc(doc: dict[str, Any], text: str) -> Any:
     """The ScoreRecord of one response to one document."""
-    from vidaudit.score.stage import record
-    from vidaudit.tools.interop.common import external_trial_id
-
     sample = _samples(doc["manifest"]).get(doc["sample_id"])
     if sample is None:
         raise DataError(f"sample {doc['sample_id']!r} of this lmms-eval task is not in {doc['manifest']}; re-export "
@@ -75,8 +72,6 @@ def score_doc(doc: dict[str, Any], text: str) -> Any:
 
 def process_results(doc: dict[str, Any], results: Sequence[Any], metrics: Sequence[str]) -> dict[str, Any]:
     """lmms-eval's per-document hook: vidaudit's metrics of the (single) response."""
-    from vidaudit.tools.interop.common import scalar_metrics
-
     text = results[0] if results else ""
     if isinstance(text, list | tuple):  # some lmms-eval models wrap each response once more
         text = text[0] if text else ""

@@ -1,6 +1,6 @@
 """``score-responses --from lmms-eval|vlmevalkit|inspect LOG``: other harnesses' logs, scored as responses.
 
-Each reader turns a log into :class:`~vidaudit.tools.interop.common.ResponseRow` s (sample_id, response, model,
+Each reader turns a log into :class:`~vidaudit.score.stage.ResponseRow` s (sample_id, response, model,
 condition, status) and says which suite(s) the log names and which key matched rows to samples. The
 import then refuses, naming what it found:
 
@@ -9,7 +9,7 @@ import then refuses, naming what it found:
 - rows whose key is not a sample id of the manifest (all of them listed, up to ten, and counted);
 - a log with no responses.
 
-Accepted rows are scored by :func:`~vidaudit.tools.interop.common.score_rows`, exactly as ``score-responses
+Accepted rows are scored by :func:`~vidaudit.score.stage.score_rows`, exactly as ``score-responses
 --responses`` scores the same lines (same checks, same trial ids), so a lab re-scores old runs with
 trace metrics without calling a model.
 """
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,41 +25,18 @@ from vidaudit import __version__
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.types import Sample
-from vidaudit.tools.interop.common import ResponseRow, listed, manifest_suite, require, score_rows
+from vidaudit.report.stage import write_scored_report
+from vidaudit.score.scored_run import Scored
+from vidaudit.score.stage import ResponseRow, manifest_suite, score_rows, write_scores
+from vidaudit.tools.interop.common import ImportedLog, listed, require
+from vidaudit.tools.interop.lmms_eval import read_lmms_eval_log
+from vidaudit.tools.interop.vlmevalkit import read_vlmevalkit_predictions
 
 HARNESSES = ("lmms-eval", "vlmevalkit", "inspect")
 #: inspect_ai eval-log format versions this vidaudit reads (``EvalLog.version``)
 KNOWN_INSPECT_VERSIONS = (2,)
 #: the per-sample metadata format vidaudit's inspect tasks write (``metadata["vidaudit"]["format"]``)
 INSPECT_SAMPLE_FORMAT = 1
-
-
-@dataclass(frozen=True)
-class ImportedLog:
-    """What a reader found in a log."""
-
-    harness: str
-    path: Path
-    rows: list[ResponseRow]
-    suites: set[str]
-    key: str
-    source: dict[str, str] = field(default_factory=dict)
-    #: a name the log gives its dataset, ``SUITE`` or ``SUITE_<variant>`` (VLMEvalKit's ``vidaudit_<named>``)
-    named: str | None = None
-
-    def names_other_suite(self, suite: str) -> list[str]:
-        """The suites the log names that are not ``suite``."""
-        other = sorted(self.suites - {suite})
-        if self.named is not None and not (self.named == suite or self.named.startswith(suite + "_")):
-            other.append(f"{self.named} (its dataset name vidaudit_{self.named})")
-        return other
-
-
-def read_jsonl_rows(path: Path, harness: str) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-empty line of a harness's JSONL log (see ``read_jsonl_objects``)."""
-    from vidaudit.score.stage import read_jsonl_objects
-
-    return read_jsonl_objects(Path(path), f"the {harness} log")
 
 
 # --------------------------------------------------------------------------- inspect_ai
@@ -164,12 +140,8 @@ def read_inspect_log(path: str | Path, *, model: str | None = None) -> ImportedL
 def read_log(harness: str, log: str | Path, *, model: str | None = None) -> ImportedLog:
     """Read ``log`` with the reader of ``harness`` (one of :data:`HARNESSES`)."""
     if harness == "lmms-eval":
-        from vidaudit.tools.interop.lmms_eval import read_lmms_eval_log
-
         return read_lmms_eval_log(log, model=model)
     if harness == "vlmevalkit":
-        from vidaudit.tools.interop.vlmevalkit import read_vlmevalkit_predictions
-
         return read_vlmevalkit_predictions(log, model=model)
     if harness == "inspect":
         return read_inspect_log(log, model=model)
@@ -198,8 +170,8 @@ def _manifest_path(samples: str | Path) -> Path:
 
 
 def import_responses(harness: str, log: str | Path, samples: str | Path, *, suite: str | None = None,
-                     dedupe: str | None = None, model: str | None = None) -> Any:
-    """Read, check and score a harness log against a manifest; returns a ``Scored`` (as ``score_responses``)."""
+                     dedupe: str | None = None, model: str | None = None) -> Scored:
+    """Read, check and score a harness log against a manifest (as ``score_responses``)."""
     manifest = _manifest_path(samples)
     by_id = {s.sample_id: s for s in load_samples(manifest)}
     name = manifest_suite(by_id, suite, str(manifest))
@@ -213,9 +185,6 @@ def report_imported(harness: str, log: str | Path, samples: str | Path, out: str
                     report_dir: str | Path | None, *, suite: str | None = None, dedupe: str | None = None,
                     model: str | None = None) -> tuple[Path, dict[str, Path] | None]:
     """``score-responses --from``: scores.jsonl at ``out`` and, with ``report_dir``, the three report files."""
-    from vidaudit.report.stage import write_scored_report
-    from vidaudit.score.stage import write_scores
-
     scored = import_responses(harness, log, samples, suite=suite, dedupe=dedupe, model=model)
     paths = write_scored_report(scored, report_dir) if report_dir is not None else None
     return write_scores(out, scored.records), paths

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.core.errors import DataError
-from vidaudit.tools.interop.common import ResponseRow, listed, require
+from vidaudit.score.stage import ResponseRow
+from vidaudit.tools.interop.common import ImportedLog, listed, require
 
 HARNESS = "vlmevalkit"
 FAIL_MSG = "Failed to obtain answer via API."
@@ -80,10 +81,8 @@ def names_from_path(path: Path) -> tuple[str | None, str | None]:
     return None, None
 
 
-def read_vlmevalkit_predictions(path: str | Path, *, model: str | None = None) -> Any:
+def read_vlmevalkit_predictions(path: str | Path, *, model: str | None = None) -> ImportedLog:
     """The response rows of a VLMEvalKit prediction file (an ``ImportedLog``)."""
-    from vidaudit.tools.interop.logs import ImportedLog
-
     f = Path(path)
     if f.is_dir():
         found = sorted(p for p in f.rglob("*") if p.suffix.lower() in FORMATS and p.is_file())

@@ -18,14 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.core.errors import DataError
+from vidaudit.core.hashing import sha256_file
+from vidaudit.core.manifest import external_videos_allowed, load_samples
 from vidaudit.core.timeline import Timeline
-from vidaudit.core.types import (
-    GenerationSettings,
-    PerturbationSpec,
-    Request,
-    TextPart,
-    VideoPart,
-)
+from vidaudit.core.types import GenerationSettings, PerturbationSpec, Request, TextPart, VideoPart
+from vidaudit.video.facts import resolve_video
+from vidaudit.video.perturb import cached
+from vidaudit.video.sampling import uniform_count
 
 DEFAULT_FRAMES = 8
 
@@ -45,10 +44,6 @@ class Clip:
 
 def load_clips(data: str | Path, *, limit: int | None = None) -> list[Clip]:
     """The dataset's clips (every sample's video), or a DataError naming what is missing."""
-    from vidaudit.core.hashing import sha256_file
-    from vidaudit.core.manifest import external_videos_allowed, load_samples
-    from vidaudit.video.facts import resolve_video
-
     data = Path(data)
     samples = load_samples(data)
     external = external_videos_allowed(data)
@@ -108,8 +103,6 @@ def arrangement_pairs(clips: list[Clip], first: str = "control",
 
 def derived(clip: Clip, op: str, cache_dir: Path, **params: Any) -> Clip:
     """``clip`` under a perturbation op (cached by content); same size, rate and frame count."""
-    from vidaudit.video.perturb import cached
-
     res = cached(clip.path, clip.sha256, PerturbationSpec(name=op, params=params), 0, cache_dir)
     if res.meta.n_frames != clip.n_frames:
         raise DataError(f"{clip.clip_id}: {op} changed the frame count ({clip.n_frames} -> {res.meta.n_frames})")
@@ -120,8 +113,6 @@ def derived(clip: Clip, op: str, cache_dir: Path, **params: Any) -> Clip:
 def request(clip: Clip, prompt: str, frames: int = DEFAULT_FRAMES, *, repeat_first: bool = False,
             trial_id: str | None = None) -> Request:
     """The request a ``native`` trial of ``frames#K`` sends (``repeat_first``: the first frame in every slot)."""
-    from vidaudit.video.sampling import uniform_count
-
     sel = uniform_count(clip.clock or Timeline.constant(clip.n_frames, clip.fps), frames)
     if len(sel) != frames:
         raise DataError(f"{clip.clip_id} has {clip.n_frames} frames, fewer than the {frames} a probe sends; "

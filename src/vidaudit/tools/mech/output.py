@@ -12,7 +12,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.contract.report import LineFigure
+from vidaudit.core.contract.report import LineFigure, Series
 from vidaudit.core.fileio import write_json_atomic, write_text_atomic
 
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
@@ -65,8 +65,6 @@ def write_probe(out_dir: str | Path, name: str, payload: dict[str, Any], figure:
 
 def curve(fig_id: str, title: str, x: Sequence[float], series: Mapping[str, Sequence[float | None]], *, x_label: str = "layer",
           y_label: str, y_min: float | None = None, y_max: float | None = None, caption: str = "") -> LineFigure:
-    from vidaudit.core.contract.report import Series
-
     clean = {k: [None if v is None or v != v else float(v) for v in ys] for k, ys in series.items()}
     return LineFigure(id=fig_id, title=title, caption=caption, x_label=x_label, y_label=y_label,
                       x=[float(v) for v in x], series=[Series(name=k, y=v) for k, v in clean.items()],

@@ -7,6 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.core.errors import ConfigError
+from vidaudit.tools.mech import data as pdata
+from vidaudit.tools.mech import probe_attention, probe_cka, probe_kl, probe_linear, probe_partition
+from vidaudit.tools.mech.layers import parse_layers
+from vidaudit.tools.mech.linear_probe import EPOCHS
+from vidaudit.tools.mech.output import write_probe
+from vidaudit.tools.mech.whitebox import WhiteBox
 
 PROBES = {
     "linear": "linear probes at the encoder, projector and LLM layers (direction or 4-way camera)",
@@ -30,11 +36,6 @@ def run_probe(name: str, model: str, data: str | Path, out: str | Path, *, layer
               task: str | None = None, factor: str = "sycophancy", limit: int | None = None, device: str = "cpu",
               dtype: str = "float32", epochs: int | None = None,
               on_progress: Callable[[int, int], None] | None = None) -> dict[str, Path]:
-    from vidaudit.tools.mech import data as pdata
-    from vidaudit.tools.mech.layers import parse_layers
-    from vidaudit.tools.mech.output import write_probe
-    from vidaudit.tools.mech.whitebox import WhiteBox
-
     if name not in PROBES:
         raise ConfigError(f"unknown probe {name!r}; known: {', '.join(PROBES)}")
     if frames < 2 or frames % 2:
@@ -45,29 +46,18 @@ def run_probe(name: str, model: str, data: str | Path, out: str | Path, *, layer
     wb = WhiteBox(path, device=device, dtype=dtype)
     kw: dict[str, Any] = {"frames": frames, "on_progress": on_progress}
     if name == "linear":
-        from vidaudit.tools.mech import probe_linear
-        from vidaudit.tools.mech.linear_probe import EPOCHS
-
         chosen = task or ("camera" if all("motion" in c.params for c in clips) else "direction")
         if chosen not in probe_linear.CHANCE:
             raise ConfigError(f"--task {chosen!r} is not one of {', '.join(probe_linear.CHANCE)}")
         lay = wb.check_layers(parse_layers(layers, wb.n_layers))
         payload, fig = probe_linear.run(wb, path, clips, out, task=chosen, layers=lay, epochs=epochs or EPOCHS, **kw)
     elif name == "attention":
-        from vidaudit.tools.mech import probe_attention
-
         payload, fig = probe_attention.run(wb, clips, factor=factor, **kw)
     elif name == "kl":
-        from vidaudit.tools.mech import probe_kl
-
         payload, fig = probe_kl.run(wb, clips, out, **kw)
     elif name == "cka":
-        from vidaudit.tools.mech import probe_cka
-
         payload, fig = probe_cka.run(wb, clips, **kw)
     else:
-        from vidaudit.tools.mech import probe_partition
-
         payload, fig = probe_partition.run(wb, clips, **kw)
     payload = {"model": model, "model_version": wb.model_version, "family": wb.family.model_type,
                "data": str(data), **payload}

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from vidaudit.core.contract.report import LineFigure, Section, Table
 
 if TYPE_CHECKING:
-    from vidaudit.score.stage import Scored
+    from vidaudit.score.scored_run import Scored
 
 MECHANISM_DIR = "mechanism"
 

@@ -9,11 +9,14 @@ adapter can be smoke-tested anywhere (``vidaudit tiny-model FAMILY --out DIR``).
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from vidaudit.core.errors import ConfigError
+from vidaudit.core.fileio import stage_dir
+from vidaudit.core.registry import missing_extra
 
 _CORPUS = [
     "How many times does the ball bounce off the wall?",
@@ -304,22 +307,16 @@ def family_key(name: str) -> str:
 
 def build_tiny(family: str, out: str | Path) -> Path:
     """Build the tiny model of ``family`` into ``out`` (a new or empty directory), written whole or not at all."""
-    import shutil
-
     try:
         import torch  # noqa: F401
         import transformers  # noqa: F401
     except ImportError as e:
-        from vidaudit.core.registry import missing_extra
-
         raise missing_extra("tiny-model", "hf", getattr(e, "name", None)) from None
     builder = BUILDERS[family_key(family)]
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ConfigError(f"{out} exists and is not an empty directory; choose a new --out")
     out.parent.mkdir(parents=True, exist_ok=True)
-    from vidaudit.core.fileio import stage_dir
-
     tmp = stage_dir(out)  # named after this process: a killed build's folder is swept by the next one
     try:
         builder(tmp)

@@ -26,6 +26,7 @@ import numpy as np
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import ModelSpec, Request
+from vidaudit.models.hf import HFAdapter
 from vidaudit.tools.mech import capture, window
 from vidaudit.tools.mech.spans import Spans, token_spans, visual_token_ids
 
@@ -64,8 +65,6 @@ class WhiteBox:
     """An ``hf`` model opened for probing; ``view(request, want)`` runs one request."""
 
     def __init__(self, path: str, *, device: str = "cpu", dtype: str = "float32") -> None:
-        from vidaudit.models.hf import HFAdapter
-
         self.adapter = HFAdapter(ModelSpec(provider="hf", name=str(path)), device=device, dtype=dtype)
         self.family = self.adapter.family
         self.model = self.adapter.model

@@ -23,8 +23,8 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.video.perturb.base import Op, Plan, SourceInfo, to_frames
-from vidaudit.video.perturb.registry import Params, register
+from vidaudit.video.perturb.base import Op, Params, Plan, SourceInfo, to_frames
+from vidaudit.video.perturb.registry import register
 
 _SOLVER_TRIES = 200
 

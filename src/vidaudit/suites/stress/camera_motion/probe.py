@@ -20,8 +20,12 @@ from vidaudit.sdk import (
     SuiteReport,
     TrialScore,
     ViewerTrial,
+    classify_motion,
+    progress_bar,
 )
+from vidaudit.suites.stress.camera_motion.generate import SETTINGS, generate
 from vidaudit.suites.stress.camera_motion.options import DIRECTION_OF, DIRECTIONS, LETTER_OF, LETTERS
+from vidaudit.suites.stress.camera_motion.prompts import camera_motion_prompt
 from vidaudit.suites.stress.camera_motion.report import camera_report
 from vidaudit.suites.stress.camera_motion.scoring import score_trial
 from vidaudit.suites.stress.camera_motion.viewer import viewer_trial as viewer_trial_of
@@ -58,8 +62,6 @@ class CameraMotionBaselines(ProbeBaselines):
         return answer_text(_direction(value))
 
     def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        from vidaudit.sdk import classify_motion
-
         ordered = sorted(frames, key=lambda f: (f[1], f[0]))
         direction, _ = classify_motion([f for _, _, f in ordered])
         return answer_text(direction)
@@ -74,9 +76,6 @@ class CameraMotionProbe(Probe):
     baselines = CameraMotionBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
-        from vidaudit.sdk import progress_bar
-        from vidaudit.suites.stress.camera_motion.generate import SETTINGS, generate
-
         options.check_settings(SETTINGS, self.name)
         with progress_bar("camera_motion videos") as update:
             return generate(out, options.preset, options.seeds, force=options.force, settings=options.settings,
@@ -90,8 +89,6 @@ class CameraMotionProbe(Probe):
         return None
 
     def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
-        from vidaudit.suites.stress.camera_motion.prompts import camera_motion_prompt
-
         return Prompt(None, camera_motion_prompt())
 
     def score(self, trial: ScoreInput) -> TrialScore:

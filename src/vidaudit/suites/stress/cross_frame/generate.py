@@ -27,7 +27,10 @@ from vidaudit.sdk import (
     check_choice,
     dataset_dir,
     guard_replace,
+    parse_condition,
+    plan_chain,
     run_jobs,
+    select_frames,
     write_dataset_info,
     write_manifest,
     write_text_atomic,
@@ -145,8 +148,6 @@ def run_config(out: Path, masks: tuple[dict[str, Any], ...], fps: float | None, 
 def strip_coverage(sample: Sample, conditions: list[str]) -> dict[str, float]:
     """Per masked condition (its video part), the share of the S strips that the frames it sends show at least
     once (planned: nothing is rendered)."""
-    from vidaudit.sdk import parse_condition, plan_chain, select_frames
-
     out: dict[str, float] = {}
     for text in conditions:
         cond = parse_condition(text, "mcq")

@@ -21,6 +21,7 @@ are ``S``. Any other code is an error naming the row.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -205,8 +206,6 @@ def write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
     """Rows (``video``, ``qid``, ``question``, ``options``, ``answer``, ``type``, ...) as a NExT-QA CSV."""
     cols = ["video", "qid", "question", *(f"a{i}" for i in range(N_OPTIONS)), "answer", "type", "template",
             "template_args"]
-    import io
-
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
     w.writeheader()

@@ -17,8 +17,10 @@ from vidaudit.sdk import (
     SuiteReport,
     TrialScore,
     ViewerTrial,
+    progress_bar,
 )
 from vidaudit.suites.stress.common import HumanCeiling
+from vidaudit.suites.stress.lane_change.loader import generate
 from vidaudit.suites.stress.lane_change.options import ALIASES, LABELS, answer_text, prompt
 from vidaudit.suites.stress.lane_change.report import lane_report
 from vidaudit.suites.stress.lane_change.scoring import score_trial
@@ -52,9 +54,6 @@ class LaneChangeProbe(Probe):
     baselines = LaneChangeBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
-        from vidaudit.sdk import progress_bar
-        from vidaudit.suites.stress.lane_change.loader import generate
-
         options.check_settings((), self.name)
         if options.source is None:
             raise ConfigError("lane_change reads a user's clips: pass --source DIR holding annotations.csv "

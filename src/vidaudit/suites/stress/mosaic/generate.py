@@ -48,11 +48,8 @@ def spec_of(arrangement: str) -> PerturbationSpec:
 
 def temporal_order(seed: int) -> list[int]:
     """The quadrant order the temporal mosaic of ``seed`` shows (the op's own plan, no file read)."""
-    from pathlib import Path as _P
-
-
-    src = perturb.SourceInfo(path=_P("still.png"), sha256="0" * 64, width=sc.WIDTH, height=sc.HEIGHT, n_frames=1, fps=None,
-                     still=True)
+    src = perturb.SourceInfo(path=Path("still.png"), sha256="0" * 64, width=sc.WIDTH, height=sc.HEIGHT, n_frames=1,
+                             fps=None, still=True)
     return [int(q) for q in perturb.plan_for(spec_of("temporal"), src, seed=seed).map["quadrant"]]
 
 
@@ -86,7 +83,6 @@ def plan_rows(n: int) -> list[dict[str, Any]]:
 
 def render_job(still: str, arrangement: str, seed: int, out: str, rel: str) -> VideoRef:
     """One video: the still under ``arrangement``'s op with ``seed``, written to ``out/rel``."""
-
     perturb.apply(still, spec_of(arrangement), Path(out) / rel, seed=seed)
     return video_ref(out, rel)
 

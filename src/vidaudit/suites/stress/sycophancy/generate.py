@@ -25,6 +25,7 @@ from vidaudit.sdk import (
     VideoRef,
     atomic_path,
     dataset_dir,
+    get_suite,
     guard_replace,
     load_samples,
     read_dataset_info,
@@ -146,8 +147,6 @@ def _export(out: Path, samples: Sequence[Sample]) -> None:
 
 def generate(out: Path, *, preset: str, source: Path | None, demos: Sequence[str] | None, per_category: int,
              force: bool = False, say=print) -> Path:
-    from vidaudit.sdk import get_suite
-
     out = dataset_dir(out)
     if per_category < 1:
         raise ConfigError(f"per_category must be at least 1, got {per_category}")

@@ -22,6 +22,8 @@ from vidaudit.sdk import (
     dataset_dir,
     guard_replace,
     load_samples,
+    probe,
+    ref_from,
     sha256_file,
     write_dataset_info,
     write_manifest,
@@ -48,8 +50,6 @@ def _videos(source: Path, log: SourceLog) -> list[tuple[str, Path, str | None]]:
 
 def generate_pairs_requests(out: Path, source: Path | None, categories: tuple[str, ...] = PAPER_CATEGORIES, *,
                             force: bool = False, log: SourceLog | None = None) -> Path:
-    from vidaudit.sdk import probe, ref_from
-
     if source is None:
         raise ConfigError(f"probe {PROBE} reads a user's videos: pass --source DIR (a folder of video files or a "
                           "dataset dir)")

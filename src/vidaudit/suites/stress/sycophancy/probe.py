@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from rich.console import Console
 
 from vidaudit.sdk import (
     AggregateInput,
@@ -23,6 +24,7 @@ from vidaudit.sdk import (
 from vidaudit.suites.stress.common import HumanCeiling
 from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
 from vidaudit.suites.stress.sycophancy.categories import AGREE, CATEGORIES, DISAGREE, OPTIONS
+from vidaudit.suites.stress.sycophancy.generate import generate
 from vidaudit.suites.stress.sycophancy.prompts import PROMPT_NAMES, eval_prompt
 from vidaudit.suites.stress.sycophancy.report import sycophancy_report
 from vidaudit.suites.stress.sycophancy.scoring import score_trial
@@ -75,10 +77,6 @@ class SycophancyProbe(Probe):
     baselines = SycophancyBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
-        from rich.console import Console
-
-        from vidaudit.suites.stress.sycophancy.generate import generate
-
         options.check_settings(SETTINGS, self.name)
         options.refuse_pool(self.name, "renders no video of its own (it copies its sources' videos; render a "
                                        "counting or faithful --source on Ray first)")
