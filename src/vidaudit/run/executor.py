@@ -108,6 +108,8 @@ class _Batched(Protocol):
 #: attempts per commit group, and the longest an ended attempt waits for its group's commit (seconds)
 GROUP_ROWS = 256
 GROUP_DELAY_S = 0.05
+#: attempts stored between two yields to the event loop when a call did not yield itself
+YIELD_EVERY = 16
 
 
 @dataclass
@@ -121,6 +123,9 @@ class Backlog:
     #: trials with a failed attempt and none ok when counted, and those failing in the session since (their
     #: latest attempts are the run's failure causes; bounded by the failures, not the plan)
     failed: set[str] = field(default_factory=set)
+    #: model labels with a trial that had stored attempts when counted: only their lanes look their trials up
+    #: in the store as they read them (a trial of another label has none, and only its own lane makes one)
+    tried: set[str] = field(default_factory=set)
 
 
 def attempt_limit(max_attempts: int, retry_errors: bool) -> Callable[[int], int]:
@@ -145,16 +150,21 @@ def register_keys(store: RunStore, keys: Iterable[tuple[str, str, Callable[[], T
     limit = attempt_limit(max_attempts, retry_errors)
     out = Backlog()
     it = iter(keys)
+    # a store with no trial yet has none of these (the plan's ids are distinct): nothing to look up
+    fresh = not store.has_trials()
     while chunk := list(itertools.islice(it, LOOKUP_CHUNK)):
         ids = [tid for _, tid, _ in chunk]
-        known = store.registered(ids)
+        known = set() if fresh else store.registered(ids)
         new = [make() for _, tid, make in chunk if tid not in known]
         if new:
             store.register_trials(new)
-        status = store.trial_status(ids)
+        # an attempt needs its trial registered (a foreign key): only the trials known before can have any
+        status = store.trial_status([tid for tid in ids if tid in known]) if known else {}
         for label, tid, _ in chunk:
             st = status.get(tid, _NEVER)
             out.planned += 1
+            if st.attempts:
+                out.tried.add(label)
             if st.ok:
                 out.already_ok += 1
                 continue
@@ -191,6 +201,8 @@ class _Lane:
     composite: bool = False
     source: Iterator[Any] | None = None
     window: int = 0
+    #: look the trials read from ``source`` up in the store (False: none had attempts when registered)
+    lookup: bool = True
 
 
 @dataclass
@@ -239,6 +251,7 @@ class _Executor:
         #: built here rather than in a worker thread
         self.inline = getattr(prepare, "inline", None)
         self._flush_task: asyncio.Future[int] | None = None
+        self._unyielded = 0  # attempts stored since a worker last yielded to the loop
 
     # ------------------------------------------------------------------ events
 
@@ -274,6 +287,10 @@ class _Executor:
             if not chunk:
                 lane.source = None
                 break
+            if not lane.lookup:  # none of this lane's trials had attempts: each is to run, from attempt 1
+                first = self.limit(0)
+                lane.queue.extend(_Item(p, p.id, 0, first) for p in chunk)
+                continue
             status = self.store.trial_status([p.id for p in chunk])
             for p in chunk:
                 st = status.get(p.id, _NEVER)
@@ -339,7 +356,7 @@ class _Executor:
                     request = self.prepare(it.planned)
                 else:
                     request = await asyncio.to_thread(self.prepare, it.planned)
-                if inspect.isawaitable(request):
+                if not isinstance(request, Request) and inspect.isawaitable(request):
                     request = await request
             except Exception as e:
                 self.stop(StopReason.PREPARE_ERROR,
@@ -416,9 +433,13 @@ class _Executor:
             if self.s.fatal is not None and self.s.stop_reason is StopReason.STORE_ERROR:
                 raise self.s.fatal
         else:
-            # yield to the loop once per attempt: an adapter that answers without awaiting (``simulated``)
-            # must not keep the commit task, the ticker and the other lanes from running
-            await asyncio.sleep(0)
+            # yield to the loop every few attempts: an adapter that answers without awaiting (``simulated``)
+            # must not keep the commit task, the ticker and the other lanes from running (once per attempt
+            # cost a loop cycle per trial)
+            self._unyielded += 1
+            if self._unyielded >= YIELD_EVERY:
+                self._unyielded = 0
+                await asyncio.sleep(0)
 
     # ------------------------------------------------------------------ composite models
 
@@ -477,7 +498,8 @@ class _Executor:
 
     async def _process(self, lane: _Lane, items: list[_Item]) -> None:
         while items and not self.s.stopped:
-            await self._wait_gate(lane)
+            if lane.not_before:  # a Retry-After paused this adapter once: wait out what is left of it
+                await self._wait_gate(lane)
             async with lane.semaphore:
                 if self.s.stopped:
                     return
@@ -701,9 +723,9 @@ async def run_backlog(backlog: Backlog, sources: Mapping[str, Iterator[Planned]]
                       retry_policy: RetryPolicy | None = None, clock: Clock | None = None,
                       retry_errors: bool = False) -> RunSummary:
     """``run_trials`` on a registered plan read as it goes: ``sources`` gives each model label its trials in
-    plan order (e.g. ``PlanStream.for_model``), ``backlog`` what ``register_plan`` counted of them. Each
-    lane reads its trials a window ahead of its workers, so the session holds no per-trial state
-    beyond the calls in flight and their windows."""
+    plan order (e.g. ``PlanStream.for_model``), ``backlog`` what ``register_plan`` counted of them (made
+    by it: its ``tried`` says which labels' trials had attempts). Each lane reads its trials a window ahead
+    of its workers, so the session holds no per-trial state beyond the calls in flight and their windows."""
     missing = sorted(label for label, n in backlog.todo.items() if n and label not in adapters)
     if missing:
         raise ConfigError(f"no adapter for model(s) {', '.join(missing)}; pass one per model label "
@@ -726,7 +748,8 @@ async def run_backlog(backlog: Backlog, sources: Mapping[str, Iterator[Planned]]
             sem = semaphores.setdefault(id(adapter), asyncio.Semaphore(caps.concurrency))
             k = min(2 * caps.concurrency, -(-n // caps.batch_size))
             lanes.append(_Lane(label, adapter, deque(), sem, caps.batch_size, composite=is_composite(adapter),
-                               source=sources.get(label), window=max(2 * k * caps.batch_size, 16)))
+                               source=sources.get(label), window=max(2 * k * caps.batch_size, 16),
+                               lookup=label in backlog.tried))
             n_workers.append(k)
     ex.emit("start")
     with store.grouped(GROUP_ROWS, GROUP_DELAY_S):

@@ -351,7 +351,7 @@ class PlanStream:
     def for_model(self, label: str) -> Iterator[PlannedTrial]:
         """One model's trials in plan order (a lane of the executor reads these as it goes)."""
         for trial_id, make, extra in self._walk(label):
-            keyed = make(log=None)  # a lane writes no trial line
+            keyed = make(log=False)  # a lane writes no trial line
             s, sel, prompt, pin = extra
             yield PlannedTrial(keyed.trial, s, sel, prompt, self.suite.request_metadata(s), pin, keyed)
 
@@ -365,13 +365,14 @@ class PlanStream:
     def _walk(self, label: str) -> Iterator[tuple[str, Callable[..., KeyedTrial],
                                                   tuple[Sample, FrameSelection, Prompt, PerturbedInput | None]]]:
         """Each trial of one model: its id (hashed from the group's JSON template), a maker of its
-        ``KeyedTrial`` (``make(log=None)``: without its audit-log JSON), and its sample, frames, prompt and
+        ``KeyedTrial`` (``make(log=False)``: without its audit-log JSON), and its sample, frames, prompt and
         perturbed input."""
         suite = self.suite
         refused: list[str] = []
         for g in self.groups[label]:
             rc, template, spliced, logged = g.condition, None, None, None
             memo = self._memo.get(g.slot)
+            model_label, condition_id = g.model.label, rc.id  # the row labels every trial of the group shares
             for i, s in enumerate(self.samples):
                 pin = None
                 got = memo[i] if memo is not None else None
@@ -405,8 +406,10 @@ class PlanStream:
                     text = spliced(fields)
                 else:
                     text = canonical_json({**template, **fields})
-                log = logged if logged is not None and logged.ok else None
-                yield sha256_text(text), functools.partial(_keyed, g, suite.name, template, fields, text, log=log), \
+                trial_id = sha256_text(text)
+                yield trial_id, functools.partial(_keyed, g, suite.name, template, fields, text, trial_id,
+                                                  (s.sample_id, model_label, condition_id),
+                                                  logged if logged is not None and logged.ok else None), \
                     (s, sel, prompt, pin)
 
     def _kept(self, got: _Input) -> _Input:
@@ -434,17 +437,23 @@ class PlanStream:
         return prompt, prompt_sha256(prompt), sel, input_sha
 
 
-def _given(k: KeyedTrial, log: _TrialJson | None = None) -> KeyedTrial:
+def _given(k: KeyedTrial, log: bool = True) -> KeyedTrial:
     return k
 
 
-def _keyed(g: _Group, suite: str, template: dict[str, Any], fields: dict[str, Any], text: str,
-           log: _TrialJson | None = None) -> KeyedTrial:
-    """A trial of a group after its first, unvalidated: its parts are the validated first trial's (``log``:
-    its audit-log JSON spliced the same way, for the store's trial line)."""
+def _keyed(g: _Group, suite: str, template: dict[str, Any], fields: dict[str, Any], text: str, trial_id: str,
+           head: tuple[str, str, str], splice_log: _TrialJson | None, log: bool = True) -> KeyedTrial:
+    """A trial of a group after its first, unvalidated: its parts are the validated first trial's; its
+    ``Trial`` and data are built when first asked for (registering it needs neither). ``log``: with its audit-log
+    JSON (spliced by ``splice_log``, the store's trial line), which a lane does not need."""
+    return KeyedTrial(None, None, text, trial_id, splice_log(fields) if log and splice_log is not None else None,
+                      head=head, build=functools.partial(_trial_parts, g, suite, template, fields))
+
+
+def _trial_parts(g: _Group, suite: str, template: dict[str, Any], fields: dict[str, Any]
+                 ) -> tuple[Trial, dict[str, Any]]:
     values = {"condition": g.condition, "model": g.model, "suite": suite, "adapter_options": g.options, **fields}
-    return KeyedTrial(_trial_of(values), {**template, **fields}, text, sha256_text(text),
-                      log(fields) if log is not None else None)
+    return _trial_of(values), {**template, **fields}
 
 
 _TRIAL_FIELDS = tuple(Trial.model_fields)
@@ -565,6 +574,11 @@ def check_videos(samples: Sequence[Sample], data_dir: Path, *, allow_external: b
         check_video_file(path, s.video, who=s.sample_id)
 
 
+#: model specs and conditions whose label or id a ``RequestBuilder`` keeps (a plan has few; trials made one by
+#: one may each have their own, and the memo is then emptied when full)
+_ID_MEMO = 256
+
+
 class RequestBuilder:
     """Builds the request of a planned trial: frames decoded exactly, each preceded by its timestamp.
 
@@ -579,11 +593,32 @@ class RequestBuilder:
         #: where perturbed videos are rendered (``RUN/perturbed``); needed only by perturbed conditions
         self.perturb_cache = perturb_cache
         self.pixel_free = frozenset(pixel_free)
+        # (object, its label or id) by the object's id: the object is kept, so its id is not reused
+        self._labels: dict[int, tuple[ModelSpec, str]] = {}
+        self._condition_ids: dict[int, tuple[Condition, str]] = {}
 
     def inline(self, p: PlannedTrial) -> bool:
         """Whether this request is cheap enough to build on the executor's own thread (a pixel-free model's:
         no file is opened), instead of a worker thread."""
-        return p.trial.model.label in self.pixel_free
+        return self._label(p.trial.model) in self.pixel_free
+
+    def _label(self, model: ModelSpec) -> str:
+        """``model.label``, computed once per spec object (a plan's trials share their group's)."""
+        got = self._labels.get(id(model))
+        if got is None or got[0] is not model:
+            if len(self._labels) >= _ID_MEMO:
+                self._labels.clear()
+            got = self._labels[id(model)] = (model, model.label)
+        return got[1]
+
+    def _condition_id(self, cond: Condition) -> str:
+        """``cond.id``, computed once per condition object (a plan's trials share their group's)."""
+        got = self._condition_ids.get(id(cond))
+        if got is None or got[0] is not cond:
+            if len(self._condition_ids) >= _ID_MEMO:
+                self._condition_ids.clear()
+            got = self._condition_ids[id(cond)] = (cond, cond.id)
+        return got[1]
 
     def video_of(self, p: PlannedTrial) -> tuple[Path, str | None]:
         """The file the trial's frames come from: the sample's video, or its perturbed video (rendered once)."""
@@ -600,7 +635,7 @@ class RequestBuilder:
         if len(sel) == 0:
             raise ConfigError(f"{s.sample_id} under {cond.id} would send zero frames")
         parts: list[Part] = []
-        pixel_free = p.trial.model.label in self.pixel_free
+        pixel_free = self._label(p.trial.model) in self.pixel_free
         path, sha = (None, None) if pixel_free else self.video_of(p)  # a pixel-free model opens no file
         if pixel_free:
             pass
@@ -618,7 +653,7 @@ class RequestBuilder:
                 parts.append(ImagePart(image=img, frame_index=idx, t=t))
         parts.append(TextPart(p.prompt.text))
         meta = {**p.metadata, "suite": s.suite, "sample_id": s.sample_id, "duration_s": s.video.duration_s,
-                "condition": cond.id, "sampling": sel.rule}
+                "condition": self._condition_id(cond), "sampling": sel.rule}
         return Request(trial_id=p.id, parts=tuple(parts), system=p.prompt.system, settings=p.trial.model.settings,
                        metadata=meta)
 

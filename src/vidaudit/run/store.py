@@ -57,7 +57,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -181,17 +181,45 @@ def _from_json_col(v: str | bytes) -> Any:
 # --------------------------------------------------------------------------- rows
 
 
-@dataclass(frozen=True, slots=True)
 class KeyedTrial:
     """A trial with its JSON form and id, computed once: the id is the sha256 of exactly the canonical JSON
-    that ``trials.trial_json`` stores, so the plan, the executor and the store never hash a trial twice."""
+    that ``trials.trial_json`` stores, so the plan, the executor and the store never hash a trial twice.
 
-    trial: Trial
-    data: dict[str, Any]
-    json: str
-    id: str
-    #: ``data`` as the audit log's trial line holds it (``audit_log.line_json``), when the plan wrote it already
-    log: str | None = None
+    The plan makes one per trial and registering it needs only its id, its JSON, its log JSON and its row's
+    labels (``head``), so the ``Trial`` and its ``data`` may be given as ``build``, called on first use."""
+
+    __slots__ = ("json", "id", "log", "head", "_trial", "_data", "_build")
+
+    def __init__(self, trial: Trial | None, data: dict[str, Any] | None, json: str, id: str,
+                 log: str | None = None, *, head: tuple[str, str, str] | None = None,
+                 build: Callable[[], tuple[Trial, dict[str, Any]]] | None = None) -> None:
+        if (trial is None or data is None) and build is None:
+            raise ValueError("a KeyedTrial needs its trial and data, or a build() that makes them")
+        self.json = json
+        self.id = id
+        #: ``data`` as the audit log's trial line holds it (``audit_log.line_json``), when the plan wrote it already
+        self.log = log
+        #: (sample id, model label, condition id): the trial's row labels, when the plan has them already
+        self.head = head
+        self._trial, self._data, self._build = trial, data, build
+
+    def _built(self) -> None:
+        assert self._build is not None
+        self._trial, self._data = self._build()
+        self._build = None
+
+    @property
+    def trial(self) -> Trial:
+        if self._trial is None:
+            self._built()
+        return self._trial  # type: ignore[return-value]
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The trial as JSON data (``trial.model_dump(mode="json")``)."""
+        if self._data is None:
+            self._built()
+        return self._data  # type: ignore[return-value]
 
     @classmethod
     def of(cls, trial: Trial) -> KeyedTrial:
@@ -340,6 +368,16 @@ def _stage_from_row(row: sqlite3.Row) -> StageCallRecord:
                            started_at=row["started_at"], ended_at=row["ended_at"])
 
 
+class _SomeStored(Exception):
+    """Some trials of a registration were stored already (rolls its transaction back)."""
+
+
+def _trial_log_line(k: KeyedTrial, created_at: float) -> dict[str, Any] | bytes:
+    """A new trial's log line: spliced from its log JSON when the plan made it, else the generic dict."""
+    fast = trial_line(k.log, k.id, created_at) if k.log is not None else None
+    return fast or {"trial": k.data, "trial_id": k.id, "created_at": created_at}
+
+
 def _trial_line(t: Trial, created_at: float) -> dict[str, Any]:
     return {"trial": t.model_dump(mode="json"), "trial_id": t.id, "created_at": created_at}
 
@@ -355,9 +393,13 @@ def _stage_line(s: StageCallRecord) -> dict[str, Any]:
     return {"stage_call": s.model_dump(mode="json")}
 
 
-def _trial_row(t: Trial, created_at: float, keyed: KeyedTrial | None = None) -> tuple[Any, ...]:
-    k = keyed or KeyedTrial.of(t)
-    return (k.id, _enc(t.sample_id), _enc(t.model.label), _enc(t.condition.id), _enc(k.json), created_at)
+def _trial_row(k: KeyedTrial, created_at: float) -> tuple[Any, ...]:
+    if k.head is not None:
+        sample_id, model, condition = k.head
+    else:
+        t = k.trial
+        sample_id, model, condition = t.sample_id, t.model.label, t.condition.id
+    return (k.id, _enc(sample_id), _enc(model), _enc(condition), _enc(k.json), created_at)
 
 
 def _schema_version(conn: sqlite3.Connection) -> int | None:
@@ -562,7 +604,8 @@ class RunStore:
         """Record trials (idempotent); returns how many were new. New trials get a line in the audit log.
 
         A ``KeyedTrial`` (what the plan makes) is not serialised again. Trials already stored cost one
-        indexed lookup each, so registering a resumed plan in chunks is cheap."""
+        indexed lookup each, so registering a resumed plan in chunks is cheap. The rows go in with one
+        ``executemany``; only when some were already stored are they inserted one by one, to know which."""
         self._require_writable()
         secrets = env_secrets()
         todo = []
@@ -571,18 +614,20 @@ class RunStore:
             if secrets:
                 check_no_secrets(k.data, f"trial {k.id}", secrets=secrets)
             created = time.time()   # per row, as before: trial_rows() lists trials in registration order
-            todo.append((k, created, _trial_row(k.trial, created, k)))
+            todo.append((k, created, _trial_row(k, created)))
         self.flush()  # the log keeps the order records were made in
         with self._lock:
-            new: list[dict[str, Any] | bytes] = []
-            with self._transaction() as c:
-                for k, created, row in todo:
-                    if c.execute(_INSERT_TRIAL, row).rowcount == 1:
-                        fast = trial_line(k.log, k.id, created) if k.log is not None else None
-                        new.append(fast or {"trial": k.data, "trial_id": k.id, "created_at": created})
+            try:
+                with self._transaction() as c:
+                    if c.executemany(_INSERT_TRIAL, [row for _, _, row in todo]).rowcount != len(todo):
+                        raise _SomeStored  # rolled back: insert them one by one to know which are new
+                added = todo
+            except _SomeStored:
+                with self._transaction() as c:
+                    added = [x for x in todo if c.execute(_INSERT_TRIAL, x[2]).rowcount == 1]
             assert self._log is not None
-            self._log.append_many(new)
-        return len(new)
+            self._log.append_many([_trial_log_line(k, created) for k, created, _ in added])
+        return len(added)
 
     # Group commits. By default every ``append`` is its own committed transaction and log fsync. Inside
     # ``grouped(rows, delay_s)`` (the executor's hot path) an ended attempt is validated, redacted and
@@ -773,6 +818,11 @@ class RunStore:
                     was = out.get(a.trial_id, TrialStatus())
                     out[a.trial_id] = TrialStatus(was.attempts + 1, was.ok or a.status is Status.OK)
         return out
+
+    def has_trials(self) -> bool:
+        """Whether any trial is registered."""
+        with self._lock:
+            return self._conn.execute("SELECT 1 FROM trials LIMIT 1").fetchone() is not None
 
     def registered(self, trial_ids: Sequence[str]) -> set[str]:
         """Which of ``trial_ids`` the store has registered (indexed, in chunks)."""
@@ -1082,7 +1132,7 @@ def _write_new_db(db: Path, *, trials: Sequence[tuple[Trial, float]],
         con.executescript(_SCHEMA)
         con.execute("BEGIN IMMEDIATE")
         con.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        con.executemany(_INSERT_TRIAL, [_trial_row(t, ts) for t, ts in trials])
+        con.executemany(_INSERT_TRIAL, [_trial_row(KeyedTrial.of(t), ts) for t, ts in trials])
         con.executemany(_INSERT_STAGE, [_stage_row(s) for s in stage_calls])
         con.executemany(_INSERT_ATTEMPT, [_attempt_row(a, st) for a, st in attempts])
         con.execute("COMMIT")

@@ -28,10 +28,14 @@ import io
 import math
 import time
 from collections.abc import Mapping
+from json.encoder import encode_basestring as _encode_str
 from pathlib import Path
+
+import numpy as np
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import rng_from
+from vidaudit.core.pcg64 import Draws
 from vidaudit.core.types import ErrorKind, ModelSpec, Request, Response, Sample
 from vidaudit.models.base import Capabilities, ModelCallError
 
@@ -43,6 +47,8 @@ _CAPS = Capabilities(native_video=True, images=True, max_images=None, default_na
                      local=True, synthetic=True)
 
 CellKey = tuple[str, int, float]
+#: ``Draws.integers(1, high)`` draws for ``high`` below this (numpy's generator for larger counts)
+_DRAWS_RANGE = 1 << 32
 
 
 def cell_key(domain: str, n: int, f: float) -> CellKey:
@@ -120,13 +126,23 @@ def wrong_count(truth: int, direction: float, size: int) -> int:
     return truth + size
 
 
+def _seed(trial_id: str) -> int:
+    """``seed_from("simulated", trial_id)``: the canonical JSON of ``["simulated", trial_id]`` written out."""
+    text = '["simulated",' + _encode_str(trial_id) + "]"
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
+
+
 def simulated_count(trial_id: str, truth: int, accuracy: float) -> int:
-    """The count the simulated model answers for one trial (see the module docstring for the draws)."""
-    rng = rng_from("simulated", trial_id)
+    """The count the simulated model answers for one trial (see the module docstring for the draws).
+
+    The draws are ``rng_from("simulated", trial_id)``'s, made by ``core.pcg64.Draws`` (the same numbers without
+    building a numpy generator per trial) unless a wrong count's range is past what it draws."""
+    high = max(1, math.ceil(truth / 2)) + 1
+    rng: Draws | np.random.Generator = Draws(_seed(trial_id)) if high < _DRAWS_RANGE else rng_from("simulated", trial_id)
     if float(rng.random()) < accuracy:
         return truth  # the later draws decide nothing (and nothing else reads this generator)
     direction = float(rng.random())
-    size = int(rng.integers(1, max(1, math.ceil(truth / 2)) + 1))
+    size = int(rng.integers(1, high))
     return wrong_count(truth, direction, size)
 
 
