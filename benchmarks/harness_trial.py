@@ -54,8 +54,9 @@ WORKERS = 128
 
 # -- the floor ------------------------------------------------------------------------------------
 
-def floor_child(work: Path, n_models: int) -> dict:
-    """The bare loop in this fresh process (see the module docstring); CPU counted after the imports."""
+def floor_child(work: Path, n_models: int, n_conditions: int = len(SAMPLING)) -> dict:
+    """The bare loop in this fresh process (see the module docstring); CPU counted after the imports.
+    ``n_conditions``: the first that many of the paper's sampling conditions."""
     from vidaudit.run.store import _SCHEMA  # the same tables and indexes (imported before the clock)
 
     run = work / f"floor{n_models}"
@@ -80,7 +81,7 @@ def floor_child(work: Path, n_models: int) -> dict:
     conditions = [{"all_frames": c == "native", "fps": float(c.split("@")[1]) if "@" in c else None,
                    "keyframe_offset_s": 0.1, "n_frames": None, "perturbations": [],
                    "presentation": c.split("@")[0], "prompt": "structured_trace", "timestamps": True}
-                  for c in SAMPLING]
+                  for c in SAMPLING[:n_conditions]]
     options = {"surface_sha256": hashlib.sha256(b"surface").hexdigest()}
     prompt_sha = hashlib.sha256(b"prompt").hexdigest()
 
@@ -169,7 +170,7 @@ def floor_child(work: Path, n_models: int) -> dict:
 
 # -- vidaudit -------------------------------------------------------------------------------------
 
-def vidaudit_child(work: Path, n_models: int) -> dict:
+def vidaudit_child(work: Path, n_models: int, n_conditions: int = len(SAMPLING)) -> dict:
     """``vidaudit.run.session.execute`` in this fresh process, what ``vidaudit run`` does (``run_scale.py
     --scale``'s run stage). A run of 2 samples first, into a dir thrown away, makes the imports vidaudit defers
     to the first run (start-up, not per-trial work: the floor's are made before its clock too)."""
@@ -179,7 +180,7 @@ def vidaudit_child(work: Path, n_models: int) -> dict:
     import vidaudit.run.session as session
     from vidaudit.run.plan import parse_condition
 
-    conds = [parse_condition(c, "structured_trace") for c in SAMPLING]
+    conds = [parse_condition(c, "structured_trace") for c in SAMPLING[:n_conditions]]
     models = _scale_models(work, n_models)
     warm, run = work / f"warm{n_models}", work / f"run{n_models}"
     for d in (warm, run):
@@ -212,11 +213,13 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=2, help="runs of each side per size; the least CPU is kept")
     ap.add_argument("--before", type=Path, default=None, help="a source tree to measure beside this one")
     ap.add_argument("--keep", type=Path, default=None, help="work in this directory (the manifest is kept)")
-    ap.add_argument("--child", nargs=3, metavar=("KIND", "WORK", "N"), help=argparse.SUPPRESS)
+    ap.add_argument("--child", nargs="+", metavar="KIND WORK N [CONDITIONS]", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        kind, work, n = args.child[0], Path(args.child[1]), int(args.child[2])
-        print(json.dumps(floor_child(work, n) if kind == "floor" else vidaudit_child(work, n)))
+        kind, work, n, *c = args.child
+        conditions = int(c[0]) if c else len(SAMPLING)
+        child = floor_child if kind == "floor" else vidaudit_child
+        print(json.dumps(child(Path(work), int(n), conditions)))
         return
     work = args.keep or Path(tempfile.mkdtemp(prefix="vidaudit-harness-trial-"))
     work.mkdir(parents=True, exist_ok=True)

@@ -252,6 +252,7 @@ class _Executor:
         self.inline = getattr(prepare, "inline", None)
         self._flush_task: asyncio.Future[int] | None = None
         self._unyielded = 0  # attempts stored since a worker last yielded to the loop
+        self._room_waiters: deque[asyncio.Future[None]] = deque()  # workers waiting for a commit to end
 
     # ------------------------------------------------------------------ events
 
@@ -267,6 +268,7 @@ class _Executor:
         if self.s.stopped:
             return
         self.s.stop_reason, self.s.stop_message, self.s.fatal = reason, message, fatal
+        self._wake_waiters()  # every worker waiting for room sees the stop
         self.emit("stop", message)
 
     # ------------------------------------------------------------------ workers
@@ -300,15 +302,13 @@ class _Executor:
     async def flush(self) -> None:
         """Commit the store's pending group in a worker thread; a failure stops the run (STORE_ERROR).
 
-        One commit at a time; while it runs, the others append to the next group, and wait for it once
-        that group is twice the group size (so what is pending stays bounded, whatever the model's speed)."""
-        running = self._flush_task
-        if running is not None:
+        One commit at a time; while it runs, the others append to the next group, and wait for room once
+        that group is twice the group size (so what is pending stays bounded, whatever the model's speed).
+        The end of a commit wakes as many waiting workers as the next group has room for, not all of them: a
+        run of many lanes has hundreds waiting, and each woken past the room would only wait again."""
+        if self._flush_task is not None:
             if self.store.pending >= 2 * GROUP_ROWS:
-                try:
-                    await asyncio.shield(running)
-                except Exception:
-                    pass  # the task's owner stops the run
+                await self._wait_for_room()
             return
         if not self.store.pending:
             return
@@ -320,6 +320,23 @@ class _Executor:
             self.stop(StopReason.STORE_ERROR, f"{type(e).__name__}: {e}", fatal=e)
         finally:
             self._flush_task = None
+            self._wake_waiters()
+
+    async def _wait_for_room(self) -> None:
+        """Wait until a commit ends and wakes this worker (see ``flush``); cancelled with the worker."""
+        room = asyncio.get_running_loop().create_future()
+        self._room_waiters.append(room)
+        await room
+
+    def _wake_waiters(self) -> None:
+        """Wake the workers waiting for room: as many as the pending group has room for (at least one, so that a
+        woken worker's next attempt starts the next commit), every one once the run stops."""
+        n = len(self._room_waiters) if self.s.stopped else max(2 * GROUP_ROWS - self.store.pending, 1)
+        while n > 0 and self._room_waiters:
+            room = self._room_waiters.popleft()
+            if not room.done():  # a cancelled worker's is done
+                room.set_result(None)
+                n -= 1
 
     def _lost_group(self) -> None:
         """Count the appended attempts that no commit took (a failed group) as unstored."""
@@ -329,11 +346,14 @@ class _Executor:
             self.s.calls -= lost
 
     async def ticker(self, delay_s: float) -> None:
-        """Commit a pending group at least every ``delay_s`` (real time) while the run lasts."""
+        """Commit a pending group at least every ``delay_s`` (real time) while the run lasts, and wake workers
+        left waiting for room when no commit is running (those woken before may have found their lanes empty)."""
         while True:
             await asyncio.sleep(delay_s)
             if self.store.flush_due():
                 await self.flush()
+            elif self._flush_task is None:
+                self._wake_waiters()
 
     async def worker(self, lane: _Lane) -> None:
         try:
@@ -428,7 +448,8 @@ class _Executor:
             self._lost_group()
             raise
         self.s.calls += 1
-        if self.store.flush_due():
+        # due, and not while a commit runs with room left for this group (flush() would only return)
+        if self.store.flush_due() and (self._flush_task is None or self.store.pending >= 2 * GROUP_ROWS):
             await self.flush()
             if self.s.fatal is not None and self.s.stop_reason is StopReason.STORE_ERROR:
                 raise self.s.fatal

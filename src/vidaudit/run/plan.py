@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring as _encode_str
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from vidaudit.core.contract.suite import Prompt, Suite
 from vidaudit.core.errors import ConfigError
@@ -218,6 +218,9 @@ class _Group:
     #: the resolved condition's index among the plan's distinct ones (models that resolve a condition alike
     #: share it): the key of its per-sample inputs in ``PlanStream``'s memo
     slot: int = 0
+    #: ``model.label`` and ``condition.id``, computed once for every trial of the group
+    label: str = ""
+    condition_id: str = ""
 
 
 #: (sample, resolved condition) inputs a ``PlanStream`` keeps (a prompt and two hashes: about 1 KB each at most,
@@ -270,7 +273,7 @@ class PlanStream:
                                       f"(both {rc.id}); list it once")
                 seen[key] = c.id
                 slot = slots.setdefault(canonical_json(rc.model_dump(mode="json")), len(slots))
-                groups.append(_Group(m, rc, opts, slot))
+                groups.append(_Group(m, rc, opts, slot, m.label, rc.id))
         n = len(self.samples)
         #: per slot, each sample's ``_Input`` once computed (None: not yet); none for perturbed conditions
         self._memo: dict[int, list[_Input | None]] = {}
@@ -343,36 +346,40 @@ class PlanStream:
     def check(self) -> None:
         """``refusals``, then ``check_servable``, from one pass over the inputs, holding none of them."""
         refused: list[str] = []
-        problems = servable_problems(((g.model.label, g.condition, s, sel, pin.video if pin else s.video)
+        problems = servable_problems(((g.label, g.condition, s, sel, pin.video if pin else s.video)
                                       for g, s, sel, pin in self.inputs(refused)), self.caps_by_model)
         _raise_refusals(refused)
         _raise_unservable(problems)
 
     def for_model(self, label: str) -> Iterator[PlannedTrial]:
         """One model's trials in plan order (a lane of the executor reads these as it goes)."""
-        for trial_id, make, extra in self._walk(label):
-            keyed = make(log=False)  # a lane writes no trial line
-            s, sel, prompt, pin = extra
-            yield PlannedTrial(keyed.trial, s, sel, prompt, self.suite.request_metadata(s), pin, keyed)
+        metadata = self.suite.request_metadata
+        for trial_id, made, (s, sel, prompt, pin) in self._walk(label):
+            if isinstance(made, KeyedTrial):
+                keyed = made
+            else:  # a lane writes no trial line: no log JSON, and the trial's data only if asked
+                keyed = KeyedTrial(_trial_of(_trial_values(made)), None, made.text, trial_id, None,
+                                   head=(s.sample_id, made.group.label, made.group.condition_id),
+                                   build=functools.partial(_trial_parts, made))
+            yield PlannedTrial(keyed.trial, s, sel, prompt, metadata(s), pin, keyed)
 
     def keys(self) -> Iterator[tuple[str, str, Callable[[], KeyedTrial]]]:
         """(model label, trial id, its ``KeyedTrial`` on demand) of every trial in plan order: what registering
         the plan needs, without building a ``Trial`` for one the store already has (a resume)."""
         for label in self.groups:
-            for trial_id, make, _ in self._walk(label):
-                yield label, trial_id, make
+            for trial_id, made, _ in self._walk(label):
+                yield label, trial_id, (functools.partial(_given, made) if isinstance(made, KeyedTrial)
+                                        else functools.partial(_keyed, made, trial_id))
 
-    def _walk(self, label: str) -> Iterator[tuple[str, Callable[..., KeyedTrial],
+    def _walk(self, label: str) -> Iterator[tuple[str, KeyedTrial | _Spliced,
                                                   tuple[Sample, FrameSelection, Prompt, PerturbedInput | None]]]:
-        """Each trial of one model: its id (hashed from the group's JSON template), a maker of its
-        ``KeyedTrial`` (``make(log=False)``: without its audit-log JSON), and its sample, frames, prompt and
-        perturbed input."""
+        """Each trial of one model: its id (hashed from the group's JSON template), its ``KeyedTrial`` (the group's
+        first, validated) or what makes one (``_Spliced``), and its sample, frames, prompt and perturbed input."""
         suite = self.suite
         refused: list[str] = []
         for g in self.groups[label]:
             rc, template, spliced, logged = g.condition, None, None, None
             memo = self._memo.get(g.slot)
-            model_label, condition_id = g.model.label, rc.id  # the row labels every trial of the group shares
             for i, s in enumerate(self.samples):
                 pin = None
                 got = memo[i] if memo is not None else None
@@ -395,20 +402,18 @@ class PlanStream:
                         == set(Trial.model_fields) and _trial_of(dict(first.trial)) == first.trial else None
                     spliced = _TrialJson(first.data, first.json) if template is not None else None
                     logged = _TrialJson(first.data, line_json(first.data), line_json) if spliced is not None else None
-                    yield first.id, functools.partial(_given, first), (s, sel, prompt, pin)
+                    yield first.id, first, (s, sel, prompt, pin)
                     continue
                 if template is None:  # a Trial field this template does not know: validate every trial
                     full = KeyedTrial.of(Trial(condition=rc, model=g.model, suite=suite.name,
                                                adapter_options=g.options, **fields))
-                    yield full.id, functools.partial(_given, full), (s, sel, prompt, pin)
+                    yield full.id, full, (s, sel, prompt, pin)
                     continue
                 if spliced is not None and spliced.ok:
                     text = spliced(fields)
                 else:
                     text = canonical_json({**template, **fields})
-                trial_id = sha256_text(text)
-                yield trial_id, functools.partial(_keyed, g, suite.name, template, fields, text, trial_id,
-                                                  (s.sample_id, model_label, condition_id),
+                yield sha256_text(text), _Spliced(g, suite.name, template, fields, text,
                                                   logged if logged is not None and logged.ok else None), \
                     (s, sel, prompt, pin)
 
@@ -437,23 +442,38 @@ class PlanStream:
         return prompt, prompt_sha256(prompt), sel, input_sha
 
 
-def _given(k: KeyedTrial, log: bool = True) -> KeyedTrial:
+class _Spliced(NamedTuple):
+    """A trial of a group after its first, unvalidated: its JSON spliced from the validated first trial's."""
+
+    group: _Group
+    suite: str
+    template: dict[str, Any]
+    fields: dict[str, Any]
+    text: str
+    #: the group's audit-log JSON splicer (None: the store writes the trial line the generic way)
+    log: _TrialJson | None
+
+
+def _given(k: KeyedTrial) -> KeyedTrial:
     return k
 
 
-def _keyed(g: _Group, suite: str, template: dict[str, Any], fields: dict[str, Any], text: str, trial_id: str,
-           head: tuple[str, str, str], splice_log: _TrialJson | None, log: bool = True) -> KeyedTrial:
-    """A trial of a group after its first, unvalidated: its parts are the validated first trial's; its
-    ``Trial`` and data are built when first asked for (registering it needs neither). ``log``: with its audit-log
-    JSON (spliced by ``splice_log``, the store's trial line), which a lane does not need."""
-    return KeyedTrial(None, None, text, trial_id, splice_log(fields) if log and splice_log is not None else None,
-                      head=head, build=functools.partial(_trial_parts, g, suite, template, fields))
+def _keyed(made: _Spliced, trial_id: str) -> KeyedTrial:
+    """The ``KeyedTrial`` of a spliced trial, as registering it needs: its id, JSON, log JSON and row labels; its
+    ``Trial`` and data are built when first asked for."""
+    return KeyedTrial(None, None, made.text, trial_id, made.log(made.fields) if made.log is not None else None,
+                      head=(made.fields["sample_id"], made.group.label, made.group.condition_id),
+                      build=functools.partial(_trial_parts, made))
 
 
-def _trial_parts(g: _Group, suite: str, template: dict[str, Any], fields: dict[str, Any]
-                 ) -> tuple[Trial, dict[str, Any]]:
-    values = {"condition": g.condition, "model": g.model, "suite": suite, "adapter_options": g.options, **fields}
-    return _trial_of(values), {**template, **fields}
+def _trial_values(made: _Spliced) -> dict[str, Any]:
+    g = made.group
+    return {"condition": g.condition, "model": g.model, "suite": made.suite, "adapter_options": g.options,
+            **made.fields}
+
+
+def _trial_parts(made: _Spliced) -> tuple[Trial, dict[str, Any]]:
+    return _trial_of(_trial_values(made)), {**made.template, **made.fields}
 
 
 _TRIAL_FIELDS = tuple(Trial.model_fields)
@@ -531,11 +551,18 @@ def servable_problems(inputs: Iterable[tuple[str, Condition, Sample, FrameSelect
     """What ``check_servable`` refuses, from (model label, condition, sample, selection, video) of each trial."""
     seen: set[tuple[str, str]] = set()
     problems = []
+    ids: dict[int, tuple[Condition, str]] = {}  # each condition object's id, computed once (a plan shares them)
     for label, cond, sample, sel, video in inputs:
         caps = caps_by_model[label]
         n = len(sel)
+        got = ids.get(id(cond))
+        if got is None or got[0] is not cond:
+            got = ids[id(cond)] = (cond, cond.id)
         if n == 0:
             problems.append(f"{sample.sample_id} under {cond.id} would send zero frames")
+        if (label, got[1]) in seen and (cond.presentation is Presentation.NATIVE or not caps.images
+                                        or caps.max_images is None or n <= caps.max_images):
+            continue  # what is checked once per (model, condition) is done, and this sample passes the rest
         if cond.presentation is Presentation.NATIVE:
             if (label, cond.id) not in seen and not caps.native_video:
                 problems.append(f"{label} cannot take native video (condition {cond.id}); use frames@K instead")
