@@ -18,12 +18,20 @@ frame's), so a frame supplied as the same read-only array object as the one befo
 being looked at again: the detections are exactly those of analysing every frame, at a fraction of
 the cost on clips made of runs of identical frames. A writable array is always analysed (a caller
 may refill one buffer in place).
+
+A frame may also be supplied as what changed, (index, time, patch, (x0, y0, x1, y1)): it is the frame
+before it with the box replaced by ``patch`` (``render.render_checked`` knows from the scene's geometry
+where a bouncing ball's frame changed). Every feature is a count or a sum over pixels, so it is updated
+from the box alone: the previous frame's, less what the box held, plus what the patch holds; integers,
+so exactly the values of analysing the whole frame (``tests/test_counting_patches.py``). Patches apply
+to frames analysed at their own size (``analysed_at_full_size``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import cv2
 import numpy as np
@@ -42,6 +50,11 @@ class Detection:
     frame: int         # source frame index
     t: float           # presentation time in seconds
     label: str | None = None
+
+
+def analysed_at_full_size(width: int) -> bool:
+    """Whether frames ``width`` px wide are analysed without downscaling (the patches of a frame apply then)."""
+    return -(-width // ANALYSIS_WIDTH) <= 1
 
 
 def _small(rgb: np.ndarray) -> tuple[np.ndarray, int]:
@@ -85,14 +98,20 @@ class _Ball:
             others = [self.bg] + [first[labels == i].reshape(-1, 3).mean(axis=0) for i in range(1, n) if i != best]
             nearest = min(float(np.linalg.norm(self.colour - o)) for o in others)
             self.tol = max(20.0, 0.3 * nearest)  # per-channel box half-width
+            self.lo = np.clip(self.colour - self.tol, 0, 255).astype(np.uint8)
+            self.hi = np.clip(self.colour + self.tol, 0, 255).astype(np.uint8)
 
-    def centroid(self, img: np.ndarray) -> tuple[float, float] | None:
-        lo = np.clip(self.colour - self.tol, 0, 255).astype(np.uint8)
-        hi = np.clip(self.colour + self.tol, 0, 255).astype(np.uint8)
-        m = cv2.moments(cv2.inRange(img, lo, hi), binaryImage=True)
-        if m["m00"] == 0:
-            return None
-        return m["m10"] / m["m00"], m["m01"] / m["m00"]
+    def moments(self, img: np.ndarray, x0: int = 0, y0: int = 0) -> tuple[int, int, int]:
+        """(pixels, sum of x, sum of y) of the ball's colour in ``img``, whose top-left pixel is (x0, y0):
+        integers, so that a box's can be added to and taken from a whole frame's exactly."""
+        m = cv2.moments(cv2.inRange(img, self.lo, self.hi), binaryImage=True)
+        n = int(m["m00"])
+        return n, int(m["m10"]) + x0 * n, int(m["m01"]) + y0 * n
+
+    @staticmethod
+    def centroid(m: tuple[int, int, int]) -> tuple[float, float] | None:
+        n, sx, sy = m
+        return None if n == 0 else (sx / n, sy / n)
 
 
 def _wall_label(direction: np.ndarray) -> str:
@@ -130,8 +149,10 @@ def _reversals(pos: np.ndarray, positions: list[int], scale: int) -> list[tuple[
     return out
 
 
-def detect_events(domain: str, frames: Iterable[tuple[int, float, np.ndarray]]) -> list[Detection]:
-    """Events visible in ``frames``: (source frame index, time s, RGB array) in presentation order."""
+def detect_events(domain: str, frames: Iterable[tuple[Any, ...]]) -> list[Detection]:
+    """Events visible in ``frames``: (source frame index, time s, RGB array) in presentation order, or (index, time,
+    patch, box) for a frame that is the one before it with ``box`` (x0, y0, x1, y1) replaced by ``patch`` (see
+    the module docstring)."""
     if domain not in ("bounce_ball", "blinking", "state_machine"):
         raise ConfigError(f"the pixel detector knows no domain {domain!r}")
     idx: list[int] = []
@@ -140,9 +161,13 @@ def detect_events(domain: str, frames: Iterable[tuple[int, float, np.ndarray]]) 
     track: list[tuple[float, float]] = []
     first = prev = None
     ball: _Ball | None = None
+    moments = (0, 0, 0)  # the ball's in the previous frame analysed
     n_pixels, scale = 1, 1
     last_rgb: np.ndarray | None = None
-    for frame_index, t, rgb in frames:
+    own = False  # ``prev`` is this function's copy, which patches update in place
+    for frame in frames:
+        frame_index, t = frame[0], frame[1]
+        rgb: np.ndarray = frame[2]
         idx.append(int(frame_index))
         times.append(float(t))
         if rgb is last_rgb and not rgb.flags.writeable:  # the same read-only array: same pixels, same feature
@@ -154,6 +179,28 @@ def detect_events(domain: str, frames: Iterable[tuple[int, float, np.ndarray]]) 
                 track.append(track[-1])
             continue
         last_rgb = rgb
+        if len(frame) > 3:  # a patch of the previous frame
+            if prev is None or scale != 1:
+                raise ValueError("a patch needs a whole frame before it, analysed at its own size")
+            x0, y0, x1, y1 = frame[3]
+            if not own:
+                prev, own = prev.copy(), True
+            before = prev[y0:y1, x0:x1]
+            if domain == "blinking":
+                base = first[y0:y1, x0:x1]  # type: ignore[index]
+                feats.append(feats[-1] - _changed(before, base) + _changed(rgb, base))
+            elif domain == "state_machine":
+                feats.append(_changed(rgb, before))
+            else:
+                if ball and ball.found:
+                    was, got = ball.moments(before, x0, y0), ball.moments(rgb, x0, y0)
+                    moments = (moments[0] - was[0] + got[0], moments[1] - was[1] + got[1], moments[2] - was[2] + got[2])
+                    c = _Ball.centroid(moments)
+                else:
+                    c = None
+                track.append(c if c is not None else (np.nan, np.nan))
+            before[...] = rgb
+            continue
         img, scale = _small(rgb)
         if first is None:
             first, n_pixels = img, img.shape[0] * img.shape[1]
@@ -164,9 +211,13 @@ def detect_events(domain: str, frames: Iterable[tuple[int, float, np.ndarray]]) 
         elif domain == "state_machine":
             feats.append(0 if prev is None else _changed(img, prev))
         else:
-            c = ball.centroid(img) if ball and ball.found else None
+            if ball and ball.found:
+                moments = ball.moments(img)
+                c = _Ball.centroid(moments)
+            else:
+                c = None
             track.append(c if c is not None else (np.nan, np.nan))
-        prev = img
+        prev, own = img, False
     if not idx:
         return []
     min_changed = MIN_CHANGED_FRAC * n_pixels
