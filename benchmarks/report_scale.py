@@ -77,7 +77,7 @@ def build(n_models: int, layout: str, out: Path) -> dict:
     from vidaudit.report.stage import build_report
     from vidaudit.report.viewer import MAX_FRAMES_PER_TRIAL, select_trials_for_viewer
     write_report = _w.write_report
-    from vidaudit.report.model import ViewerFrame
+    from vidaudit.core.contract.report import ViewerFrame
     from vidaudit.score.stage import Scored, record
     from vidaudit.suites.counting.grid import grid
 

@@ -1,164 +1,329 @@
-"""What a fixed simulated run stores, dumped so that two vidaudit trees can be compared byte for byte.
+"""Every stored byte of the three suites in one digest, to compare two versions of vidaudit.
 
-A harness change that is meant to be faster only must leave every stored byte as it was. This script
-makes one fixed run with the vidaudit on ``PYTHONPATH`` and writes a dump of what it stored:
+A refactor that moves no behaviour must leave every file a user keeps the same. This script renders small
+presets of the three suites (counting; each stress probe, lane_change and sycophancy_pairs from sources it
+makes itself; faithful), runs the built-in models (oracle, chance, constant, question-only, the ideal observer
+and camera-flow where the suite has a pixel observer, a constant judge for the judged probe) through
+``vidaudit run``, ``score`` and ``report`` (the command line, called in this process), imports a two-annotator
+human study into seven of the runs (``human-study export`` / ``import``, then score and report again: the human
+rows and the stress human-ceiling columns), and writes one digest file: for every stored file (manifests,
+dataset.json, samples, attempts, scores.jsonl, scored_run.jsonl, human records, report.json and report.md) its
+normalised text, for videos and HTML pages their sha256, and every row of every run store's table.
 
-- every table of ``store.sqlite`` (schema from ``sqlite_master``, then each row in ``rowid`` order, each
-  value as ``repr`` of what SQLite returns: TEXT and BLOB told apart), plus the trials in the order the
-  store lists them (``created_at, trial_id``, what ``trial_rows`` and the report read);
-- every line of the audit log ``attempts.jsonl``, as bytes;
-- ``scores.jsonl`` and ``report/report.json`` as ``vidaudit report`` writes them.
+Run it once per version and diff the two digests:
 
-The only values masked are the clocks, which differ from run to run: ``trials.created_at``,
-``attempts.started_at / ended_at / latency_s`` (their columns, and the same keys in the log, the scores and
-the report, where the report's latency medians and sums ``median_s``, ``sent_s``, ``used_s`` and its own
-``created_at`` are clocks too), each replaced by ``<clock>``; the order of the trials they produce is kept
-and compared. Attempts are compared sorted by (trial id, attempt), in the store and in the log: with
-several models their lanes run at once and the order in which calls end differs from run to run. The
-report's ``git_revision`` and ``git_dirty`` (the tree it ran from) are masked too. The run:
-``--models`` simulated models (distinct surfaces: distinct labels and answers) x the paper's 12 conditions
-(8 presentations with structured_trace, 4 other prompts at native) x a dry-run grid of ``--points``
-(seeds 0..``--seeds``-1), then a resume (which must store nothing), then the report. Same ``--work`` for both
-trees: the surfaces' paths are part of every trial id.
+    PYTHONPATH=src python benchmarks/stored_bytes.py --out /tmp/mine.digest
+    git archive main src | tar -x -C /tmp/base && \\
+        PYTHONPATH=/tmp/base/src python benchmarks/stored_bytes.py --out /tmp/main.digest
+    diff /tmp/main.digest /tmp/mine.digest && echo identical
 
-    PYTHONPATH=/tmp/base/src python benchmarks/stored_bytes.py --work /tmp/sb --dump /tmp/before.txt
-    PYTHONPATH=src python benchmarks/stored_bytes.py --work /tmp/sb --dump /tmp/after.txt
-    python benchmarks/stored_bytes.py --compare /tmp/before.txt /tmp/after.txt
+What the digest leaves out, because it differs between two runs of the same code (listed in ``VOLATILE``):
+
+- wall-clock times: ``created_at`` (run.json, report.json, the store's trials), ``started_at``/``ended_at``
+  (attempts, stage calls), and every measured duration (``latency_s``, the stage-usage latencies
+  ``used_s``/``sent_s``/``median_s``, faithful's budget latencies ``median_s_per_call``/``per_query_s``/
+  ``preprocessing_s_per_video``), with the scored-run header's ``sha256`` (a checksum over those latencies);
+- the order of ``attempts.jsonl``'s lines (written as worker threads finish trials): compared sorted;
+- the source revision: ``git_revision``/``git_dirty`` (two checkouts of two branches);
+- the work folder's absolute path, replaced by ``<WORK>`` wherever it appears (run.json's ``data_dir``,
+  manifests, messages), and the file hashes in the scored-run stamp (of run.json, samples.jsonl,
+  human_study.json and the data manifest, which hold the times and paths above; their normalised text is in
+  the digest itself);
+- report.html's embedded creation time and revision (the same values as report.json's, removed the same way).
+
+Anything else that differs is a changed stored byte. The ``--keep DIR`` option leaves the work folder for a look.
 """
 
 from __future__ import annotations
 
 import argparse
-import difflib
+import functools
 import hashlib
+import json
+import math
 import re
 import shutil
 import sqlite3
 import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
-#: clock values in JSON: when a record was made, and the latencies (each call's, and the report's sums and
-#: medians of them per stage); ``created_at`` is a number in the store and log, a UTC time in the report
-CLOCK_KEYS = ("created_at", "started_at", "ended_at", "latency_s", "median_s", "sent_s", "used_s")
-CLOCK_COLUMNS = {"trials": {"created_at"}, "attempts": {"started_at", "ended_at", "latency_s"},
-                 "stage_calls": {"started_at", "ended_at", "latency_s"}}
-#: a clock in JSON: ``"key": number`` (log lines, scores, the report), whatever the spacing
-_CLOCK_RE = re.compile(rb'("(?:' + b"|".join(k.encode() for k in CLOCK_KEYS) + rb')":\s*)'
-                       rb'(?:-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|"\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-]\d\d:\d\d)")')
-#: tables whose row order is the executor's schedule (the lanes of several models run at once, and which
-#: attempt ends first differs from run to run): their rows are compared sorted by key instead
-UNORDERED = {"attempts": "trial_id, attempt", "stage_calls": "trial_id, stage, attempt"}
-#: what the report says of the tree it ran from, not of the run
-TREE_KEYS = ("git_dirty", "git_revision")
-_TREE_RE = re.compile(rb'("(?:' + b"|".join(k.encode() for k in TREE_KEYS) + rb')":\s*)[^,\n]*')
-DEFAULT_POINTS = ("bounce_ball:0:1,bounce_ball:3:0.5,bounce_ball:12:4,blinking:2:1,blinking:10:2.5,"
-                  "state_machine:1:3,state_machine:6:1.5,state_machine:12:0.5")
+import numpy as np
+
+#: JSON keys whose values are wall-clock times, measured durations or the checkout's revision (see the docstring)
+VOLATILE = frozenset({"created_at", "started_at", "ended_at", "latency_s", "used_s", "sent_s", "median_s",
+                      "median_s_per_call", "per_query_s", "preprocessing_s_per_video", "git_revision", "git_dirty"})
+#: files whose lines are written in the order trials finish (worker threads), compared as sorted lines
+UNORDERED = ("attempts.jsonl",)
+#: store columns left out for the same reasons
+VOLATILE_COLUMNS = frozenset({"created_at", "started_at", "ended_at", "latency_s"})
+#: stored files kept as a sha256 only (binary, or large text whose JSON twin is dumped in full)
+HASHED = (".mp4", ".avi", ".mkv", ".webm", ".png", ".jpg", ".npz", ".npy", ".html")
+
+COUNTING = ["--counts", "1,2", "--frequencies", "1", "--seeds", "1", "--duration", "4", "--width", "320",
+            "--height", "240", "--workers", "1"]
+FAITHFUL = ["--seeds", "1", "--events", "4", "--duration", "10", "--width", "320", "--height", "240",
+            "--workers", "1"]
+BASELINES = ["oracle", "chance", "question-only:oracle"]
+#: a judge that answers every expectation judge prompt with the same JSON verdict (each prompt reads its key)
+JUDGE = 'constant:```json\n{"score": 1.0, "hallucinated_summary": false, "describes_shown_order": true}\n```'
 
 
-def masked(data: bytes) -> bytes:
-    return _TREE_RE.sub(rb"\1<tree>", _CLOCK_RE.sub(rb"\1<clock>", data))
+def _models(*names: str) -> list[str]:
+    return [a for n in names for a in ("--model", n)]
 
 
-def dump_store(db: Path) -> list[str]:
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+def _conditions(*conds: str) -> list[str]:
+    return [a for c in conds for a in ("--condition", c)]
+
+
+#: one step of a case: a ``vidaudit`` command line, or a Python function (writing the annotators' answer sheets)
+Step = list[str] | Callable[[], object]
+
+
+def answer_sheets(manifest: Path) -> list[Path]:
+    """Two annotators' answers to a study page's items: one gives the keyed answer, the other the first option
+    (a free-text item: a short sentence), so that the human-ceiling cells hold a real accuracy."""
+    study = json.loads(manifest.read_text(encoding="utf-8"))
+    sheets = []
+    for who in ("keyed", "first"):
+        answers = {}
+        for item in study["items"]:
+            options = item.get("options") or []
+            if who == "keyed" and item.get("correct"):
+                answers[item["item_id"]] = str(item["correct"])
+            else:
+                answers[item["item_id"]] = str(options[0][0]) if options else "Nothing unusual happens."
+        sheet = manifest.with_name(f"answers-{who}.json")
+        sheet.write_text(json.dumps({"annotator": who, "study": study["study"], "answers": answers}), encoding="utf-8")
+        sheets.append(sheet)
+    return sheets
+
+
+def human_study(folder: Path, run: str, sample: int = 6) -> list[Step]:
+    """Export a study page of ``run``'s trials, import two answer sheets into it, and report it again."""
+    page, manifest = folder / "study.html", folder / "study.json"
+    sheets = [manifest.with_name("answers-keyed.json"), manifest.with_name("answers-first.json")]
+    return [["human-study", "export", run, "--out", str(page), "--sample", str(sample), "--allow-shortfall", "--seed", "1"],
+            functools.partial(answer_sheets, manifest),
+            ["human-study", "import", *map(str, sheets), "--into", run, "--study", str(manifest)],
+            ["score", run], ["report", run]]
+
+
+def cases(work: Path) -> Iterator[tuple[str, list[Step]]]:
+    """(name, the steps that make it), each dataset in ``work/NAME/data`` and its runs in ``work/NAME/run*``."""
+    def at(name: str, *rest: str) -> str:
+        return str(work / name / Path(*rest)) if rest else str(work / name)
+
+    def run(name: str, suite: str, models: Sequence[str], conds: Sequence[str], out: str = "run",
+            data: str = "data", extra: Sequence[str] = ()) -> list[Step]:
+        r = at(name, out)
+        return [["run", suite, "--data", at(name, data), *_models(*models), *_conditions(*conds), *extra,
+                 "--out", r], ["score", r], ["report", r]]
+
+    yield "counting", [["generate", "counting", *COUNTING, "--out", at("counting", "data")],
+                       *run("counting", "counting", [*BASELINES, "constant:2", "ideal-observer"],
+                            ["frames@4", "frames#8"]),
+                       *human_study(work / "counting", at("counting", "run"))]
+    yield "faithful", [["generate", "faithful", *FAITHFUL, "--out", at("faithful", "data")],
+                       *run("faithful", "faithful", [*BASELINES, "constant:Yes", "majority"], ["frames#6"]),
+                       *human_study(work / "faithful", at("faithful", "run"))]
+    probes: dict[str, tuple[list[str], list[str], list[str]]] = {
+        # probe: (generate args, models beyond the baselines, conditions)
+        "camera_motion": (["--seeds", "1"], ["constant:zoom_in", "ideal-observer", "camera-flow"], ["frames@4"]),
+        "cross_frame": (["--seeds", "1"], ["constant:A", "ideal-observer"],
+                        ["frames@6", "frames@24+strip_mask(S=128,k=4,orientation=vertical,v=24)"]),
+        "wireframe": (["--seeds", "1"], ["constant:A", "ideal-observer"], ["frames#4"]),
+        "mosaic": (["--seeds", "1"], ["constant:A", "ideal-observer"], ["frames#4"]),
+        "shortcuts": (["--seeds", "1"], ["constant:A"], ["frames@4"]),
+        "sycophancy": (["--source", at("faithful", "data")], ["constant:AGREE"], ["frames#8"]),
+        "expectation": (["--seeds", "1"], ["constant:A"], ["frames#8"]),
+        "lane_change": (["--source", at("lanes")], ["constant:A"], ["frames@4"]),
+    }
+    for probe, (gen, models, conds) in probes.items():
+        name = f"stress-{probe}"
+        calls = [["generate", "stress", "--probe", probe, *gen, "--out", at(name, "data")],
+                 *run(name, "stress", [*BASELINES, *models], conds)]
+        if probe in ("camera_motion", "cross_frame", "sycophancy", "expectation", "wireframe"):
+            calls += human_study(work / name, at(name, "run"))
+        if probe == "expectation":
+            calls += run(name, "stress", ["oracle", "chance"], conds, out="judged", extra=["--judge", JUDGE])
+        yield name, calls
+    # sycophancy_pairs: a generation step with no ground truth (no oracle); a constant "generator" is scored
+    pair = '{"category": "TR", "original": "a red ball then a blue ball", "modified": "a blue ball then a red ball"}'
+    yield "stress-sycophancy_pairs", [
+        ["generate", "stress", "--probe", "sycophancy_pairs", "--source", at("lanes"), "--out",
+         at("stress-sycophancy_pairs", "data")],
+        *run("stress-sycophancy_pairs", "stress", [f"constant:{pair}", "constant:nothing"], ["frames#4"])]
+
+
+def road_clips(folder: Path) -> None:
+    """Two lane changes and two straight drives (dashed lines scrolling, sliding a lane sideways in a change)
+    and their annotations: lane_change's ``--source``, and videos for sycophancy_pairs."""
+    from vidaudit.video.io import VideoWriter
+
+    w, h, fps, n = 96, 64, 10.0, 20
+    folder.mkdir(parents=True)
+    for i in range(2):
+        for change in (True, False):
+            with VideoWriter(folder / f"{'change' if change else 'straight'}{i}.mp4", fps, w, h) as out:
+                for t in range(n):
+                    img = np.full((h, w, 3), 70 + 10 * i, np.uint8)
+                    a = min(max((t / n - 0.25) / 0.5, 0.0), 1.0) if change else 0.0
+                    offset = 40.0 * (0.5 - 0.5 * math.cos(math.pi * a))
+                    for lane_x in (-52.0, -12.0, 28.0, 68.0, 108.0):
+                        x = int(round(lane_x + offset))
+                        for y0 in range(-16, h, 16):
+                            y = y0 + (t * 3) % 16
+                            img[max(y, 0):max(min(y + 8, h), 0), max(x - 1, 0):max(min(x + 2, w), 0)] = 235
+                    out.write(img)
+    (folder / "annotations.csv").write_text("clip,label,start_s,end_s\n" + "".join(
+        f"change{i}.mp4,lane_change,,\nstraight{i}.mp4,no_change,,\n" for i in range(2)), encoding="utf-8")
+
+
+def call(step: Step) -> None:
+    """One ``vidaudit`` command line, in this process (or a Python step); a failure stops the script with its
+    output."""
+    from typer.testing import CliRunner
+
+    from vidaudit.cli import app
+
+    if callable(step):
+        step()
+        return
+    args = step
+    r = CliRunner().invoke(app, args)
+    if r.exit_code != 0:
+        sys.exit(f"vidaudit {' '.join(args)} exited {r.exit_code}:\n{r.output}\n{r.exception!r}")
+
+
+# ---------------------------------------------------------------------- the digest
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: ("<volatile>" if k in VOLATILE else _scrub(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    return value
+
+
+def _json_text(text: str) -> str:
+    """One JSON document (or JSON line) with its volatile values replaced, keys in their stored order."""
+    doc = _scrub(json.loads(text))
+    stamp = doc.get("stamp") if isinstance(doc, dict) else None
+    if isinstance(stamp, dict) and isinstance(stamp.get("files"), dict):
+        # hashes of files whose normalised text is in the digest (run.json, human_study.json hold times and paths)
+        stamp["files"] = {k: v and "<file>" for k, v in stamp["files"].items()}
+        stamp["data_manifest"] = stamp.get("data_manifest") and "<file>"
+    if isinstance(doc, dict) and doc.get("format") == "vidaudit.scored_run" and "sha256" in doc:
+        doc["sha256"] = "<volatile>"  # the header's checksum covers its latencies and the run.json hash
+    return json.dumps(doc, ensure_ascii=False)
+
+
+def _html_text(text: str) -> str:
+    """report.html without the creation time and revision it shows (what report.json holds as well)."""
+    text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:\+00:00|Z)?", "<time>", text)
+    # the revision line is there only in a git checkout (a `git archive` copy of another version has none)
+    text = re.sub(r"<div><dt>git</dt><dd>.*?</dd></div>", "", text)
+    return re.sub(r"^- \*\*git revision\*\*: .*\n", "", text, flags=re.M)
+
+
+def file_lines(path: Path, rel: str, work: str) -> list[str]:
+    data = path.read_bytes()
+    if path.suffix in HASHED:
+        if path.suffix == ".html":
+            data = _html_text(data.decode("utf-8").replace(work, "<WORK>")).encode("utf-8")
+        return [f"{rel} sha256 {hashlib.sha256(data).hexdigest()}"]
+    text = data.decode("utf-8").replace(work, "<WORK>")
+    if path.suffix == ".json":
+        return [f"{rel}: {_json_text(text)}"]
+    if path.suffix == ".jsonl":
+        docs = [_json_text(line) for line in text.splitlines()]
+        if path.name in UNORDERED:
+            docs.sort()
+        return [f"{rel}:{i}: {doc}" for i, doc in enumerate(docs, 1)]
+    if path.suffix == ".md":
+        text = _html_text(text)
+    return [f"{rel}:{i}: {line}" for i, line in enumerate(text.splitlines(), 1)]
+
+
+def store_lines(path: Path, rel: str, work: str) -> list[str]:
+    """Every row of every table, in primary-key order, volatile columns left out (JSON cells scrubbed too)."""
+    out = []
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        out = ["== schema"]
-        out += [repr(r) for r in con.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name")]
-        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
-        for table in tables:
-            cols = [r[1] for r in con.execute(f"PRAGMA table_info({table})")]
-            clock = CLOCK_COLUMNS.get(table, set())
-            out.append(f"== table {table} ({', '.join(cols)})")
-            order = UNORDERED.get(table, "rowid")
-            for row in con.execute(f"SELECT * FROM {table} ORDER BY {order}"):
-                out.append(repr(tuple("<clock>" if c in clock and v is not None else v
-                                      for c, v in zip(cols, row, strict=True))))
-        out.append("== trials as listed (created_at, trial_id)")
-        out += [r[0] for r in con.execute("SELECT trial_id FROM trials ORDER BY created_at, trial_id")]
-        return out
+        con.execute("PRAGMA query_only = ON")
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        for t in tables:
+            sql = con.execute("SELECT sql FROM sqlite_master WHERE name = ?", (t,)).fetchone()[0]
+            out.append(f"{rel} schema {t}: " + " ".join(str(sql).split()))
+            cols = [r[1] for r in con.execute(f"PRAGMA table_info({t})")]
+            keep = [c for c in cols if c not in VOLATILE_COLUMNS]
+            rows = con.execute(f"SELECT {', '.join(keep)} FROM {t} ORDER BY {', '.join(keep)}").fetchall()
+            for row in rows:
+                cells = []
+                for c, v in zip(keep, row, strict=True):
+                    if isinstance(v, str):
+                        v = v.replace(work, "<WORK>")
+                        if v[:1] in "{[":
+                            try:
+                                v = _json_text(v)
+                            except ValueError:
+                                pass
+                    cells.append(f"{c}={v!r}")
+                out.append(f"{rel} {t}: " + " ".join(cells))
     finally:
         con.close()
+    return out
 
 
-def dump_file(path: Path, *, log: bool = False) -> list[str]:
-    """A file's lines, clocks masked; ``log``: the audit log, whose attempt and stage-call lines are in the
-    order the calls ended (sorted here: see ``UNORDERED``) after its trial lines, kept in plan order."""
-    lines = path.read_bytes().splitlines()
-    out = [f"== file {path.name}: {len(lines)} lines"]
-    if not log:
-        return out + [repr(masked(line)) for line in lines]
-    trials = [line for line in lines if line.startswith(b'{"created_at": ')]
-    return out + [repr(masked(line)) for line in trials] + ["-- attempt and stage-call lines, sorted"] + \
-        sorted(repr(masked(line)) for line in lines if not line.startswith(b'{"created_at": '))
+def digest(work: Path) -> list[str]:
+    lines = []
+    root = str(work)
+    for path in sorted(p for p in work.rglob("*") if p.is_file()):
+        rel = path.relative_to(work).as_posix()
+        if path.name.endswith(("-wal", "-shm", ".lock")) or "/.cache/" in f"/{rel}" or "/cache/" in f"/{rel}":
+            continue
+        lines += store_lines(path, rel, root) if path.suffix == ".sqlite" else file_lines(path, rel, root)
+    return lines
 
 
-def make_run(work: Path, n_models: int, points: str, seeds: int) -> Path:
-    """The fixed run in ``work`` (data made once and kept; the run dir made afresh); returns the run dir."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from adaptive_design import strong, weak, write_csv
-    from bench_common import parse_points
-
-    from vidaudit.core.types import ModelSpec
-    from vidaudit.report.stage import report_run
-    from vidaudit.run.plan import parse_condition
-    from vidaudit.run.session import execute
-    from vidaudit.suites.counting.generate import generate
-    from vidaudit.suites.counting.grid import GridPoint
-
-    data, run = work / "data", work / "run"
-    if not (data / "manifest.jsonl").is_file():
-        pts = [GridPoint(p.domain, p.n_events, p.frequency_hz, s) for p in parse_points(points) for s in range(seeds)]
-        generate(pts, data, dry_run=True)
-    shutil.rmtree(run, ignore_errors=True)
-
-    def blend(w: float):
-        return lambda d, n_, f: round((1 - w) * strong(d, n_, f) + w * weak(d, n_, f), 4)
-
-    models = [ModelSpec.parse(f"simulated:{write_csv(work / f'surface{k}.csv', blend(k / max(1, n_models - 1)))}")
-              for k in range(n_models)]
-    sampling = ("native", "frames@1", "frames@2", "frames@4", "frames@8", "frames@10", "frames@16", "keyframes")
-    conds = ([parse_condition(c, "structured_trace") for c in sampling]
-             + [parse_condition("native", p) for p in ("direct", "multi_turn_verification", "thinking",
-                                                       "role_prompting")])
-    first = execute(data, run, models, conds)
-    again = execute(data, run, models, conds)
-    if again.summary is None or again.summary.calls != 0 or first.summary is None or first.summary.ok == 0:
-        raise SystemExit("the resume made calls, or the run made none: not a fixed run")
-    report_run(run)
-    return run
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--work", type=Path, help="work dir (the same for both trees)")
-    ap.add_argument("--dump", type=Path, help="write the dump here")
-    ap.add_argument("--models", type=int, default=3)
-    ap.add_argument("--points", default=DEFAULT_POINTS, help="domain:N:F items of the dry-run grid")
-    ap.add_argument("--seeds", type=int, default=3, help="seeds per point")
-    ap.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"), help="compare two dumps")
-    args = ap.parse_args()
-    if args.compare:
-        a, b = (p.read_text().splitlines() for p in args.compare)
-        if a == b:
-            print(f"identical: {len(a)} lines ({sum(1 for x in a if not x.startswith('=='))} rows and lines), "
-                  f"sha256 {hashlib.sha256(args.compare[0].read_bytes()).hexdigest()[:16]}")
-            return
-        diff = list(difflib.unified_diff(a, b, str(args.compare[0]), str(args.compare[1]), lineterm="", n=1))
-        print("\n".join(diff[:60]))
-        raise SystemExit(f"DIFFERENT: {sum(1 for x in diff if x.startswith(('+', '-')))} changed lines")
-    if args.work is None or args.dump is None:
-        ap.error("--work and --dump are needed (or --compare BEFORE AFTER)")
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, required=True, help="the digest file to write")
+    ap.add_argument("--keep", type=Path, default=None, help="work in this (new) folder and leave it there")
+    ap.add_argument("--only", default="", help="comma list of case names (counting, faithful, stress-PROBE)")
+    args = ap.parse_args(argv)
     import vidaudit
 
-    run = make_run(args.work, args.models, args.points, args.seeds)
-    lines = [f"# vidaudit from {Path(vidaudit.__file__).parent}", *dump_store(run / "store.sqlite"),
-             *dump_file(run / "attempts.jsonl", log=True), *dump_file(run / "scores.jsonl"),
-             *dump_file(run / "report" / "report.json")]
-    lines[0] = "# stored bytes of the fixed run"  # the tree's path is not part of what is compared
-    args.dump.write_text("\n".join(lines) + "\n")
-    print(f"{args.dump}: {len(lines)} lines, sha256 {hashlib.sha256(args.dump.read_bytes()).hexdigest()[:16]} "
-          f"(vidaudit from {Path(vidaudit.__file__).parent})")
+    work = args.keep if args.keep is not None else Path(tempfile.mkdtemp(prefix="stored_bytes_"))
+    work = work.resolve()
+    work.mkdir(parents=True, exist_ok=args.keep is None)
+    t0 = time.perf_counter()
+    try:
+        road_clips(work / "lanes")
+        only = {s for s in args.only.split(",") if s}
+        for name, calls in cases(work):
+            if only and name not in only and not (name == "faithful" and "stress-sycophancy" in only):
+                continue
+            t = time.perf_counter()
+            for c in calls:
+                call(c)
+            print(f"{name}: {len(calls)} commands in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+        lines = digest(work)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+    text = "\n".join(lines) + "\n"
+    args.out.write_text(text, encoding="utf-8")
+    print(f"vidaudit from {Path(vidaudit.__file__).parent}: {len(lines)} lines, sha256 "
+          f"{hashlib.sha256(text.encode()).hexdigest()} in {time.perf_counter() - t0:.1f} s -> {args.out}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -12,12 +12,14 @@ best of ``--repeats``:
   decode of those frames (``iter_selected``).
 
 The "before" modules are read from git (``--before``, default the commit before the change) and imported
-under another name. Run: ``python benchmarks/video_clock.py [--videos 6] [--repeats 3]``.
+under another name; ``--before ba900cb`` measures issue 31's reader (decoded pictures, SAR, stream choice, the
+cut-off check) against the one before it. Run: ``python benchmarks/video_clock.py [--videos 6] [--repeats 3]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import tempfile
 import time
@@ -52,8 +54,15 @@ def verify(io, point: GridPoint, path: Path, fps: float) -> int:
     return len(detect_events(point.domain, ((i, i / fps, f) for i, f in enumerate(frames))))
 
 
-def prepare_before(io, sampling, path: Path, n: int, fps: float) -> int:
-    sel = sampling.uniform_count(n, fps, 16)
+def old_uniform(sampling, clock: Timeline, k: int):
+    """``frames#K`` with the "before" commit's sampling API: (n, fps, K) before issue 20, (clock, K) after it."""
+    if len(inspect.signature(sampling.uniform_count.__wrapped__).parameters) == 3:
+        return sampling.uniform_count(clock.n_frames, clock.fps, k)
+    return sampling.uniform_count(clock, k)
+
+
+def prepare_before(io, sampling, path: Path, clock: Timeline) -> int:
+    sel = old_uniform(sampling, clock, 16)
     return sum(1 for _ in io.iter_selected(path, sel.indices))
 
 
@@ -91,8 +100,7 @@ def main() -> None:
             assert old_io.probe(path).n_frames == info.n_frames
             clock = info.timeline
             assert verify(old_io, point, path, info.fps) == verify(now_io, point, path, info.fps)
-            assert (old_sampling.uniform_count(info.n_frames, info.fps, 16).indices
-                    == now_sampling.uniform_count(clock, 16).indices)
+            assert old_uniform(old_sampling, clock, 16).indices == now_sampling.uniform_count(clock, 16).indices
             for _ in range(args.repeats):         # interleaved: before, now, before, now ...
                 old_sampling.uniform_count.cache_clear()
                 now_sampling.uniform_count.cache_clear()
@@ -100,8 +108,8 @@ def main() -> None:
                     rows["probe"][j] += cpu(fns) / args.repeats
                 rows["verify"][0] += cpu(lambda: verify(old_io, point, path, info.fps)) / args.repeats
                 rows["verify"][1] += cpu(lambda: verify(now_io, point, path, info.fps)) / args.repeats
-                rows["frames#16 prep"][0] += cpu(lambda: prepare_before(old_io, old_sampling, path, info.n_frames,
-                                                                        info.fps)) / args.repeats
+                rows["frames#16 prep"][0] += cpu(lambda: prepare_before(old_io, old_sampling, path, clock)
+                                                 ) / args.repeats
                 rows["frames#16 prep"][1] += cpu(lambda: prepare_now(path, clock)) / args.repeats
     n = len(paths)
     print(f"{n} counting videos ({settings.duration_s:g} s, {settings.fps:g} fps, {settings.width}x{settings.height}); "

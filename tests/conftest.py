@@ -31,6 +31,10 @@ def _hypothesis_profiles() -> None:
 _hypothesis_profiles()
 
 
+#: names a failing or timed-out test the moment it fails (tests/failnames.py)
+pytest_plugins = ["failnames"]
+
+
 @pytest.fixture(scope="session")
 def smoke_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The counting smoke preset, rendered and verified by the generator itself."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -234,22 +235,45 @@ class Player:
         print(msg)
         pytest.skip(msg)
 
-    def frames(self, path: Path) -> tuple[list[float], list[np.ndarray]]:
-        """(times from the container's start, upright RGB frames) of the first video stream."""
+    def frames(self, path: Path, square: bool = True) -> tuple[list[float], list[np.ndarray]]:
+        """(times from the container's start, displayed RGB frames) of the video stream ffmpeg picks.
+
+        ffmpeg chooses the stream itself (no ``-map``; the choice is read from its stream mapping), decodes with
+        its defaults (autorotate, edit lists; a field pair is one woven frame) and, with ``square``, makes the
+        pixels square the way ``-vf scale=iw*sar:ih`` does. A frame's time is its best-effort timestamp as ffprobe
+        prints it; one it prints none for (the last frames of a decode-order AVI) is one frame after the last."""
+        mapping = subprocess.run([self.ffmpeg, "-v", "info", "-nostats", "-i", str(path), "-frames:v", "1", "-f",
+                                  "null", "-"], capture_output=True, text=True, check=True).stderr
+        found = re.search(r"Stream #0:(\d+)(?:\[0x[0-9a-f]+\])?(?:\(\w+\))? -> #0:0", mapping)
+        if found is None:
+            raise AssertionError(f"ffmpeg maps no video stream of {path}:\n{mapping}")
+        index = int(found.group(1))
         probe = json.loads(subprocess.run(
-            [self.ffprobe, "-v", "error", "-select_streams", "v:0", "-show_frames", "-show_entries",
-             "frame=pts_time,best_effort_timestamp_time,width,height:format=start_time:stream=width,height"
-             ":stream_side_data=rotation", "-of", "json", str(path)],
+            [self.ffprobe, "-v", "error", "-select_streams", str(index), "-show_frames", "-show_entries",
+             "frame=pts_time,best_effort_timestamp_time,width,height:format=start_time"
+             ":stream=width,height,sample_aspect_ratio:stream_side_data=rotation", "-of", "json", str(path)],
             capture_output=True, text=True, check=True).stdout)
         start = float(probe["format"].get("start_time") or 0.0)
-        times = [float(f.get("pts_time", f.get("best_effort_timestamp_time"))) - start for f in probe["frames"]]
+        stamps = [f.get("best_effort_timestamp_time", f.get("pts_time")) for f in probe["frames"]]
+        times: list[float] = []
+        for st in stamps:
+            if st is None:
+                gap = times[-1] - times[-2] if len(times) > 1 else 0.04
+                times.append(times[-1] + gap)
+            else:
+                times.append(float(st) - start)
         w, h = probe["frames"][0]["width"], probe["frames"][0]["height"]
+        sar = Fraction(probe["streams"][0].get("sample_aspect_ratio", "1:1").replace(":", "/"))
+        vf: list[str] = []
+        if square and sar not in (0, 1):
+            w = int(w * sar)
+            vf = ["-vf", "scale=iw*sar:ih"]
         rot = 0
         for sd in probe["streams"][0].get("side_data_list", []):
             rot = int(round(float(sd.get("rotation", 0)))) % 360
         if rot in (90, 270):
             w, h = h, w
-        raw = subprocess.run([self.ffmpeg, "-v", "error", "-i", str(path), "-map", "0:v:0", "-fps_mode", "passthrough",
+        raw = subprocess.run([self.ffmpeg, "-v", "error", "-i", str(path), *vf, "-fps_mode", "passthrough",
                               "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:"], capture_output=True, check=True).stdout
         n = len(raw) // (w * h * 3)
         imgs = [np.frombuffer(raw, np.uint8, w * h * 3, i * w * h * 3).reshape(h, w, 3) for i in range(n)]

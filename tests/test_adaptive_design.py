@@ -362,7 +362,8 @@ def test_bad_design_options_are_refused_before_any_call(tmp_path, grid_data, arg
 
 
 def test_a_suite_without_a_design_refuses_it():
+    from vidaudit.core.contract.roles import sequential_design
     from vidaudit.core.registry import get_suite
 
     with pytest.raises(ConfigError, match="has no 'adaptive' design"):
-        get_suite("stress").sequential_design("adaptive", None, [])
+        sequential_design(get_suite("stress"), "adaptive", None, [])

@@ -1,13 +1,19 @@
 """Every HTTP adapter holds a call to a total deadline and a response to a size cap (``models/http_base``).
 
 Against a real local server: one that trickles its answer a byte every 2 s (no read ever waits long enough
-for the SDK's per-read timeout), and one that answers a 50 MB body, announced or chunked.
+for the SDK's per-read timeout), one that answers a 50 MB body, announced or chunked, and one that answers
+a gzip bomb (300 KB on the wire, 300 MiB decoded) although the client asked for identity encoding.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,6 +35,7 @@ from vidaudit.models.http_base import DEADLINE_FACTOR, DEFAULT_MAX_RESPONSE_BYTE
 
 KEY = "sk-test-limits-0123456789abcdef"
 BIG = 50 * 1024 * 1024
+BOMB_MIB = 300
 
 
 def _request() -> Request:
@@ -154,3 +161,131 @@ def test_a_run_says_what_happened_and_stores_none_of_the_body(smoke_dir: Path, t
     with RunStore(run_dir, readonly=True) as store:
         attempts = [a for row in store.trial_rows() for a in store.attempts(row.trial_id)]
     assert len(attempts) == 2 and all(a.response is None for a in attempts)  # not retried, nothing kept
+
+
+# --------------------------------------------------------------------------- encoded bodies: the cap counts decoded bytes
+
+
+def _compress(pieces, wbits: int) -> bytes:
+    """``pieces`` (an iterable of bytes) compressed as one zlib stream (31: gzip, 15: zlib, -15: raw deflate)."""
+    c = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    return b"".join([*(c.compress(p) for p in pieces), c.flush()])
+
+
+def _gzip_bomb(head: bytes, tail: bytes) -> bytes:
+    """``head + 300 MiB of "a" + tail``, gzip-encoded to about 300 KB (compressed a MiB at a time)."""
+    block = b"a" * (1 << 20)
+    data = _compress([head, *(block for _ in range(BOMB_MIB)), tail], 31)
+    assert len(data) < 1_000_000
+    return data
+
+
+@pytest.fixture(scope="module")
+def bomb() -> bytes:
+    """A JSON body of 300 MiB, gzip-encoded to about 300 KB."""
+    return _gzip_bomb(b'{"x": "', b'"}')
+
+
+@pytest.fixture(scope="module")
+def completion_bomb() -> bytes:
+    """A valid OpenAI chat completion whose answer is 300 MiB long (the issue's case: once stored as "ok")."""
+    head = (b'{"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": [{"index": 0, '
+            b'"finish_reason": "stop", "message": {"role": "assistant", "content": "')
+    return _gzip_bomb(head, b'"}}], "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}}')
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_a_gzip_bomb_is_cut_once_its_decoded_bytes_pass_the_cap(provider: str, keys: None, bomb: bytes) -> None:
+    with FakeServer() as srv:
+        adapter, path, _ = PROVIDERS[provider](srv.url)
+        srv.script("POST", path, Reply(body=bomb, headers={"Content-Encoding": "gzip"}))
+        err = _fails(adapter)
+        sent = srv.requests_to(path)
+    assert err.kind is ErrorKind.TOO_LARGE, err
+    assert "grew past the cap while being read" in err.message
+    assert f"max_response_bytes={DEFAULT_MAX_RESPONSE_BYTES:,}" in err.message
+    assert [r.headers.get("accept-encoding") for r in sent] == ["identity"]  # the SDK's "gzip, deflate" replaced
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+@pytest.mark.parametrize("coding,wbits", [("gzip", (31,)), ("x-gzip", (31,)), ("deflate", (15,)),
+                                          ("deflate", (-15,)), ("gzip, deflate", (31, 15)),
+                                          ("identity, gzip", (31,))])
+def test_an_encoded_answer_within_the_cap_is_decoded_and_read(provider: str, coding: str, wbits: tuple[int, ...],
+                                                               keys: None) -> None:
+    """A server (or proxy) that compresses although identity was asked for still gets its answer read."""
+    with FakeServer() as srv:
+        adapter, path, body = PROVIDERS[provider](srv.url, max_response_bytes=4096)
+        data = json.dumps(body).encode() + b" " * 3000  # 3 kB decoded: under the cap, as is the wire size
+        for w in wbits:
+            data = _compress([data], w)
+        srv.script("POST", path, Reply(body=data, headers={"Content-Encoding": coding}, chunked=True))
+        resp = asyncio.run(_generate(adapter))
+    assert resp.text == "\\boxed{3}"
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_an_answer_that_decodes_past_a_small_cap_is_refused(provider: str, keys: None) -> None:
+    """The same answer as above, padded to 5 kB decoded (1.2 kB on the wire) under a 4,096-byte cap."""
+    with FakeServer() as srv:
+        adapter, path, body = PROVIDERS[provider](srv.url, max_response_bytes=4096)
+        data = _compress([json.dumps(body).encode() + b" " * 5000], 31)
+        assert len(data) < 4096
+        srv.script("POST", path, Reply(body=data, headers={"Content-Encoding": "gzip"}))
+        err = _fails(adapter)
+    assert err.kind is ErrorKind.TOO_LARGE and "max_response_bytes=4,096" in err.message
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+@pytest.mark.parametrize("coding", ["br", "zstd", "gzip, br", "gzip, gzip, gzip, gzip"])
+def test_a_body_in_a_coding_that_cannot_be_counted_is_not_read(provider: str, coding: str, keys: None) -> None:
+    with FakeServer() as srv:
+        adapter, path, body = PROVIDERS[provider](srv.url)
+        srv.script("POST", path, Reply(json=body, headers={"Content-Encoding": coding}))
+        err = _fails(adapter)
+    assert err.kind is ErrorKind.UNSUPPORTED, err
+    assert f"Content-Encoding {coding!r} although identity was asked for" in err.message, err.message
+    assert "nothing of it is stored" in err.message.lower()
+
+
+_PEAK_WRAPPER = (
+    "import atexit, os, runpy, sys\n"
+    "def _hwm():\n"
+    "    line = next(x for x in open('/proc/self/status') if x.startswith('VmHWM:'))\n"
+    "    open(os.environ['VIDAUDIT_TEST_VMHWM'], 'w').write(line)\n"
+    "atexit.register(_hwm)\n"
+    "sys.argv = ['vidaudit', *sys.argv[1:]]\n"
+    "runpy.run_module('vidaudit.cli', run_name='__main__')\n")
+
+
+def test_a_run_against_a_gzip_bomb_stores_nothing_and_stays_small(smoke_dir: Path, tmp_path: Path, keys: None,
+                                                                  completion_bomb: bytes) -> None:
+    """``vidaudit run`` in its own process against a server answering every call with the 300 MiB gzip bomb:
+    each trial errors as too_large, the store stays under 50 MB and the process's peak memory is bounded."""
+    from vidaudit.run.store import RunStore
+
+    run_dir = tmp_path / "run"
+    with FakeServer() as srv:
+        srv.script("POST", "/v1/chat/completions", default=Reply(body=completion_bomb,
+                                                                   headers={"Content-Encoding": "gzip"}))
+        hwm = tmp_path / "vmhwm.txt"
+        env = {**os.environ, "OPENAI_API_KEY": KEY, "VIDAUDIT_TEST_VMHWM": str(hwm)}
+        proc = subprocess.run([sys.executable, "-c", _PEAK_WRAPPER, "run", "counting", "--data", str(smoke_dir),
+                               "--model", f"openai:m@{srv.url}/v1", "--condition", "frames@1", "--limit", "2",
+                               "--out", str(run_dir)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+        output = proc.stdout.decode()
+    # the child's own high-water mark (VmHWM of its address space), read by itself at exit: ru_maxrss from wait4
+    # also counts the parent's, because Linux carries the forking process's peak across exec (a pytest worker of
+    # 1.2 GB made this test fail in a full run)
+    peak_mb = int(hwm.read_text().split()[1]) / 1024  # "VmHWM:  123456 kB"
+    assert proc.returncode == 1, output
+    flat = " ".join(output.split())
+    assert "2 api_error (too_large)" in flat, output
+    assert (run_dir / "store.sqlite").stat().st_size < 50_000_000
+    with RunStore(run_dir, readonly=True) as store:
+        attempts = [a for row in store.trial_rows() for a in store.attempts(row.trial_id)]
+    assert len(attempts) == 2 and all(a.response is None for a in attempts)
+    # measured: 355 MB peak and a 45 KB store with the cap on decoded bytes (the interpreter, the SDK, numpy
+    # and the run's frames); above the old wire-byte cap httpx inflated both answers: "2 ok", 1.86 GB peak, a
+    # 630 MB store
+    assert peak_mb < 600, f"peak RSS {peak_mb:.0f} MB"

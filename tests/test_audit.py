@@ -31,6 +31,11 @@ def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 900) ->
                           timeout=timeout, env=full)
 
 
+#: a judge that needs no weights, key or network: the constant model answering every verdict field a pass (the
+#: expectation probe's judged tasks read ``score``, ``hallucinated_summary`` or ``describes_shown_order``)
+OFFLINE_JUDGE = 'constant:{"score": 1, "hallucinated_summary": false, "describes_shown_order": true}'
+
+
 @pytest.fixture(scope="module")
 def smoke_audit(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, float]:
     out = tmp_path_factory.mktemp("audit") / "A"
@@ -40,7 +45,19 @@ def smoke_audit(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, fl
     seconds = time.monotonic() - t0
     assert r.returncode == 0, r.stdout + r.stderr
     print(f"smoke audit of oracle and chance: {seconds:.0f} s wall, load average {os.getloadavg()[0]:.1f}")
+    (out.parent / "stdout.txt").write_text(r.stdout)
     return out, r.stdout + r.stderr, seconds
+
+
+@pytest.fixture(scope="module")
+def judged_audit(smoke_audit: tuple[Path, str, float]) -> tuple[Path, str]:
+    """The stress suite audited again with an offline judge, on the smoke audit's datasets (reused by content)."""
+    data = smoke_audit[0] / "data"
+    out = smoke_audit[0].parent / "J"
+    r = _cli("audit", "--model", "oracle", "--suite", "stress", "--budget", "smoke", "--out", str(out),
+             "--data-root", str(data), "--judge", OFFLINE_JUDGE)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return out, r.stdout
 
 
 @pytest.mark.slow
@@ -58,12 +75,15 @@ def test_smoke_audit_profile(smoke_audit: tuple[Path, str, float]) -> None:
     for part in profile.parts:
         assert (out / part.report_html).is_file(), part.report_html
         assert part.trials_per_model > 0
-        assert part.min_detectable_difference == pytest.approx(min_detectable_difference(part.trials_per_model))
+        scored = part.trials_per_model - part.unjudged.get("oracle", 0)  # intervals are over the scored trials
+        assert part.min_detectable_difference == pytest.approx(min_detectable_difference(scored))
         oracle, chance = rows["oracle"].figures[part.name], rows["chance"].figures[part.name]
         assert oracle and chance, part.name
-        for f in oracle:  # the oracle is at 100% wherever it is scored
-            if f.kind == "accuracy":
+        for f in oracle:  # the oracle is at 100% wherever it is scored (a judged figure with no judge: no value)
+            if f.kind == "accuracy" and f.note != "needs --judge":
                 assert f.value == 1.0 and (f.n is None or f.k == f.n > 0), (part.name, f)
+            elif f.kind == "accuracy":
+                assert f.value is None and f.n == 0 and part.unjudged["oracle"] > 0, (part.name, f)
         for f in chance:  # chance is within its Wilson interval of the chance level, never the oracle's 100%
             if f.kind == "accuracy" and f.name in part.chance and f.n and f.n >= 8:
                 assert f.ci_low <= part.chance[f.name] + 1e-9 or f.value < 1.0, (part.name, f)
@@ -87,13 +107,13 @@ def test_smoke_audit_profile(smoke_audit: tuple[Path, str, float]) -> None:
 @pytest.mark.timeout(1200)  # the shared smoke audit runs inside the first of these (minutes on 2 busy cores)
 def test_smoke_audit_resumes_and_reuses(smoke_audit: tuple[Path, str, float]) -> None:
     out, _, _ = smoke_audit
-    before = {p.name: p.stat().st_mtime_ns for p in (out / "data").iterdir()}
+    before = {p.name: p.stat().st_mtime_ns for p in (out / "data").iterdir() if p.name != ".locks"}
     r = _cli("audit", "--model", "oracle", "--model", "chance", "--budget", "smoke", "--out", str(out))
     assert r.returncode == 0, r.stdout + r.stderr
     text = r.stdout + r.stderr
     assert text.count("reused") == len(before)  # every dataset reused by its content key
     assert " 0 called" in text and "called (" not in text.replace("0 called (0 ok", "")
-    assert {p.name: p.stat().st_mtime_ns for p in (out / "data").iterdir()} == before
+    assert {p.name: p.stat().st_mtime_ns for p in (out / "data").iterdir() if p.name != ".locks"} == before
 
 
 @pytest.mark.slow
@@ -111,9 +131,38 @@ def test_compare_two_models_paired(smoke_audit: tuple[Path, str, float], tmp_pat
     assert same["estimate"] == 0.0 and same["n_pairs"] == 18  # the same trials in two audits: no difference
 
 
+#: every element's width and right edge against the window, with every folded block opened first
+_WIDER_THAN_THE_WINDOW = """() => {
+  document.querySelectorAll('details').forEach(d => { d.open = true; });
+  const W = document.documentElement.clientWidth, bad = [];
+  for (const el of document.querySelectorAll('body, body *')) {
+    const r = el.getBoundingClientRect();
+    if (r.width > W + 0.5 || r.right > W + 0.5) bad.push(`${el.tagName}.${el.className} ${Math.round(r.width)}px`);
+  }
+  return {W, scroll: document.documentElement.scrollWidth, bad};
+}"""
+
+
+def _profile_page(page, path: Path) -> dict:
+    """What the test reads from a profile page at 1400 x 900: widths, the blocks and their rows."""
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(path.resolve().as_uri())
+    blocks = page.eval_on_selector_all("section.part", """ss => ss.map(s => ({
+      part: s.dataset.part,
+      measured: [...s.querySelectorAll('table.measured tbody tr')].map(r => [r.className, r.dataset.model,
+                  ...[...r.querySelectorAll('td')].slice(1).map(td => td.innerText.replace(/\\s+/g, ' ').trim())]),
+      heads: [...s.querySelectorAll('table.measured thead th')].map(th => th.innerText.trim()),
+      published: [...s.querySelectorAll('details.published tbody tr')].map(r => r.dataset.model),
+      summary: (s.querySelector('details.published summary') || {}).innerText || '',
+      sticky: getComputedStyle(s.querySelector('td.model')).position}))""")
+    return {"blocks": blocks, "width": page.evaluate(_WIDER_THAN_THE_WINDOW)}
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1200)  # the shared smoke audit runs inside the first of these (minutes on 2 busy cores)
-def test_profile_html_in_headless_chromium(smoke_audit: tuple[Path, str, float]) -> None:
+def test_profile_html_in_headless_chromium(smoke_audit: tuple[Path, str, float], tmp_path: Path) -> None:
+    """One block per part, measured models first, published rows folded and named by paper and table, the model
+    column sticky, and no element wider than a 1400 px window (the old page was one table 5,968 px wide)."""
     from test_report_browser import CHROMIUM, LAUNCH_ARGS, _require_browser
 
     _require_browser()
@@ -122,20 +171,148 @@ def test_profile_html_in_headless_chromium(smoke_audit: tuple[Path, str, float])
     out, _, _ = smoke_audit
     html = (out / "profile.html").read_text()
     assert "<script" not in html and "http://" not in html and "https://" not in html
+    # the same profile with many models and long labels: still nothing wider than the window
+    profile = Profile.model_validate(json.loads((out / "profile.json").read_text()))
+    long = "openai:Qwen/Qwen2.5-VL-72B-Instruct-AWQ@http://gpu-node-17.cluster.example:8000/v1-" + "x" * 40
+    rows = [r.model_copy(update={"model": f"{long}-{i}"}) for i in range(6) for r in profile.rows[:1]]
+    wide = profile.model_copy(update={"models": [r.model for r in rows], "rows": rows})
+    from vidaudit.audit.build import write_profile_files
+
+    write_profile_files(wide, tmp_path)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
         page = browser.new_page()
         requests: list[str] = []
         page.on("request", lambda req: requests.append(req.url))
-        page.goto((out / "profile.html").resolve().as_uri())
-        models = page.eval_on_selector_all("#profile tbody tr", "rs => rs.map(r => r.dataset.model)")
-        assert models[:2] == ["oracle", "chance"] and "Gemini 2.5 Pro" in models
-        kinds = page.eval_on_selector_all("#profile tbody tr.published", "rs => rs.length")
-        assert kinds == len(models) - 2
-        links = page.eval_on_selector_all("#profile thead a", "as => as.map(a => a.getAttribute('href'))")
-        assert len(links) >= 9 and all((out / h).is_file() for h in links)
+        seen = _profile_page(page, out / "profile.html")
+        links = page.eval_on_selector_all("section.part h2 a", "as => as.map(a => a.getAttribute('href'))")
+        crowded = _profile_page(page, tmp_path / "profile.html")
         browser.close()
     assert all(u.startswith("file://") for u in requests), requests
+    for what in (seen, crowded):
+        assert what["width"]["bad"] == [] and what["width"]["scroll"] <= what["width"]["W"], what["width"]
+    blocks = {b["part"]: b for b in seen["blocks"]}
+    assert list(blocks) == [p.name for p in profile.parts] and len(links) == len(blocks)
+    assert all((out / h).is_file() for h in links)
+    for b in blocks.values():
+        kinds = [r[0] for r in b["measured"]]
+        assert [r[1] for r in b["measured"]][:2] == ["oracle", "chance"] and kinds[:2] == ["measured", "measured"]
+        assert set(kinds[2:]) <= {"reference"}  # chance level, observer, human ceiling: after the models
+        assert b["sticky"] == "sticky" and b["heads"][0] == "model"
+        assert b["published"], b["part"]  # folded beneath, named by the paper's title and table
+        assert "paper 00" not in b["summary"] and ("Table" in b["summary"] or "Appendix" in b["summary"]), b["summary"]
+    assert "Gemini 2.5 Pro" in blocks["camera_motion"]["published"]
+    assert blocks["camera_motion"]["summary"].startswith("Published: 8 models — Reveal: Stress Tests Reveal Fragile")
+    assert "The Low-Frequency Trap: Video-Language Models Fail" in blocks["counting"]["summary"]
+    # the oracle's figures read 100% in every block (a boundary is a tested value, not a share)
+    for name, b in blocks.items():
+        oracle = next(r for r in b["measured"] if r[1] == "oracle")
+        for head, cell in zip(b["heads"][1:], oracle[2:]):
+            if head == "unjudged":
+                assert cell.endswith("unjudged, need --judge"), (name, cell)
+            elif "boundary" not in head and "F*" not in head and cell != "— (needs --judge)":
+                assert cell.startswith("100.0%"), (name, head, cell)
+
+
+def _table(text: str, first: str) -> list[list[str]]:
+    """The rows of the plain-text table whose header starts with ``first`` (columns split on 2+ spaces)."""
+    import re
+
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(first + " "))
+    header = re.split(r"\s{2,}", lines[start].strip())
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.strip():
+            break
+        rows.append(dict(zip(header, re.split(r"\s{2,}", line.strip()))))
+    return rows
+
+
+def _oracle_everywhere(out: Path, stdout: str, *, judged: bool) -> None:
+    """The oracle reads 100% wherever a figure is printed: the audit's closing table, each part's report headline
+    and ``score`` table, profile.json and ``compare``; answers a judge must score and none did are counted beside
+    the figure, never scored wrong."""
+    profile = Profile.model_validate(json.loads((out / "profile.json").read_text()))
+    rows = _table(stdout, "part")
+    assert rows and {r["part"].split("/")[-1] for r in rows} == {p.name for p in profile.parts}
+    for r in rows:
+        cell = r["oracle"]
+        if r["figure"] == "unjudged":
+            assert not judged and cell.endswith(", need --judge") and int(cell.split(",")[0]) > 0, r
+        elif r["figure"] == "anomaly (judged)" and not judged:
+            assert cell == "— (needs --judge)", r
+        elif "boundary" not in r["figure"] and "F*" not in r["figure"]:
+            assert cell.startswith("100.0%"), r
+    assert any(r["figure"] == "unjudged" for r in rows) is not judged
+    oracle = next(r for r in profile.rows if r.model == "oracle")
+    for part in profile.parts:
+        for f in oracle.figures[part.name]:
+            if f.kind == "accuracy" and f.value is not None:
+                assert f.value == 1.0 and f.k == f.n, (part.name, f)
+        assert bool(part.unjudged.get("oracle")) is (part.name == "expectation" and not judged), part
+        # the part's report opens with the oracle at 1.000, unjudged answers beside it and in no n
+        head = json.loads((out / part.run_dir / "report" / "report.json").read_text())["headline"]
+        for row in head["rows"]:
+            if row[0] == "oracle":
+                for cell in row[2:]:
+                    assert cell.startswith("1.000 ["), (part.name, cell)
+                    assert ("unjudged, need --judge" in cell) is (part.name == "expectation" and not judged)
+        r = _cli("score", str(out / part.run_dir))
+        assert r.returncode == 0, r.stdout + r.stderr
+        scored = {x["model"]: x for x in _table(r.stdout, "model")}
+        assert scored["oracle"]["accuracy [95% CI] (k/n)"].startswith("100.0% ["), (part.name, r.stdout)
+        assert ("unjudged" in scored["oracle"]) is (part.name == "expectation" and not judged), r.stdout
+    r = _cli("compare", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    entries = [line for line in r.stdout.splitlines() if line.strip().startswith(f"{out.name}:oracle ")]
+    assert len(entries) == len(profile.parts) and all(" 100.0% [" in e for e in entries), r.stdout
+    assert sum("unjudged, need --judge" in e for e in entries) == (0 if judged else 1)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)  # the shared smoke audit runs inside the first of these (minutes on 2 busy cores)
+def test_the_oracle_reads_100_percent_wherever_a_figure_is_printed(smoke_audit: tuple[Path, str, float]) -> None:
+    out = smoke_audit[0]
+    _oracle_everywhere(out, (out.parent / "stdout.txt").read_text(), judged=False)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+def test_with_an_offline_judge_the_oracle_reads_100_percent_too(judged_audit: tuple[Path, str]) -> None:
+    out, stdout = judged_audit
+    _oracle_everywhere(out, stdout, judged=True)
+    figs = {f.name: f for f in Profile.model_validate(json.loads((out / "profile.json").read_text())).rows[0]
+            .figures["expectation"]}
+    assert figs["anomaly (judged)"].value == 1.0 and figs["anomaly (judged)"].n == 14
+
+
+@pytest.mark.timeout(600)
+def test_the_probe_outside_the_audit_reads_100_percent_for_the_oracle(tmp_path: Path) -> None:
+    """lane_change (a user's annotated clips) is the one probe with an oracle that no audit runs (sycophancy_pairs
+    is a generation step with no ground truth): generate, run, score and report it; 100% on stdout each time."""
+    from test_stress_lane_change import road_clip
+
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    for i in range(2):
+        road_clip(clips / f"change{i}.mp4", True)
+        road_clip(clips / f"straight{i}.mp4", False)
+    (clips / "annotations.csv").write_text("clip,label,start_s,end_s\n" + "".join(
+        f"change{i}.mp4,lane_change,,\nstraight{i}.mp4,no_change,,\n" for i in range(2)))
+    r = _cli("generate", "stress", "--probe", "lane_change", "--source", str(clips), "--out", str(tmp_path / "d"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "4 samples" in r.stderr  # what was made, said by generate
+    r = _cli("run", "--data", str(tmp_path / "d"), "--model", "oracle", "--condition", "frames@4", "--out",
+             str(tmp_path / "run"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"next: vidaudit score {tmp_path / 'run'}" in r.stderr
+    r = _cli("score", str(tmp_path / "run"))
+    assert r.returncode == 0 and _table(r.stdout, "model")[0]["accuracy [95% CI] (k/n)"].startswith("100.0% [")
+    r = _cli("report", str(tmp_path / "run"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    oracle = next(row for row in _table(r.stdout, "model") if row["model"] == "oracle")
+    assert list(oracle.values())[2].startswith("1.000 [") and list(oracle.values())[2].endswith("(4/4)")
 
 
 def test_profile_escapes_untrusted_text(tmp_path: Path) -> None:

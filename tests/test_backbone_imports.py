@@ -57,8 +57,8 @@ def test_schema_command_prints_the_report_and_record_schemas() -> None:
     from typer.testing import CliRunner
 
     from vidaudit.cli import app
-    from vidaudit.report.model import Report
-    from vidaudit.score.records import ScoreRecord
+    from vidaudit.core.contract.records import ScoreRecord
+    from vidaudit.core.contract.report import Report
 
     runner = CliRunner()
     for what, model in (("report", Report), ("score", ScoreRecord)):

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from vidaudit.report.model import Report
-from vidaudit.score.records import ScoreRecord
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import Report
 
 SITE = Path(__file__).parent / "plugin_site"
 

@@ -33,7 +33,7 @@ def test_top_level_help_groups_commands_by_the_flow() -> None:
         end = positions[i + 1] if i + 1 < len(positions) else len(out)
         for cmd in commands:
             assert re.search(rf"│ {re.escape(cmd)} ", out[positions[i]:end]), (cmd, out)
-    assert out.find("│ demo ") < out.find("│ generate ") < out.find("│ run ") < out.find("│ score ") \
+    assert out.find("│ audit ") < out.find("│ demo ") < out.find("│ generate ") < out.find("│ run ") < out.find("│ score ") \
         < out.find("│ report ") < out.find("│ perturb ")
 
 

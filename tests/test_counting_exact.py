@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from vidaudit.core.contract.records import ParseResult, ScoreRecord
+from vidaudit.core.contract.report import LineFigure, Section, Table
 from vidaudit.core.types import Event, Sample, Trace, VideoRef
-from vidaudit.report.model import LineFigure, Section, Table
-from vidaudit.score.records import ParseResult, ScoreRecord
 from vidaudit.suites.counting.aggregate import aggregate, count_bins, max_count_boundary, paired_difference
 from vidaudit.suites.counting.scoring import score_trial
 from vidaudit.suites.counting.sections_exact import (

@@ -1,5 +1,5 @@
 """A careless or hostile user of the counting suite: overwritten datasets, absurd settings, corrupt manifests,
-traces whose times, frames or answers disagree, and the verifier's one-frame tolerance."""
+traces whose times, frames or answers disagree, and a verifier that checks every frame exactly."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import math
 import os
 import shutil
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,8 @@ from vidaudit.suites.counting.verify import (
     check_answers,
     check_sample,
     check_video,
+    dataset_render,
+    exact_schedule,
     timing_problems,
 )
 from vidaudit.video.io import write_video
@@ -66,36 +69,43 @@ def rewrite(data_dir: Path, sample_id: str, **update) -> None:
     (data_dir / "manifest.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
-# --------------------------------------------------------------------------- the verifier's tolerance
+# --------------------------------------------------------------------------- the verifier is exact
 
 
-def test_detector_tolerance_one_frame_passes_two_fail(data: Path) -> None:
-    """A real rendered video, its trace shifted (times and frames together): +-1 frame is within the
-    verifier's tolerance, +-2 is not. Widening FRAME_TOLERANCE to 2 makes this test fail."""
+def test_pixels_check_the_exact_frame(data: Path) -> None:
+    """A real rendered video, its trace shifted (times and frames together) by one frame: the pixels (a blink's
+    onset, a state change) refuse it, and so does the timing check against the sample's schedule. Before issue
+    32 the verifier allowed +-1 frame here; putting that tolerance back makes this test fail."""
     for s in load_samples(data):
         path, domain = data / s.video.path, s.params["domain"]
         assert check_video(domain, path, s.trace, 30.0) == [], s.sample_id
-        for k in (-1, 1):
-            assert check_video(domain, path, shifted(s.trace, k), 30.0) == [], (s.sample_id, k)
-            assert check_sample(s.model_copy(update={"trace": shifted(s.trace, k)}), data) == [], (s.sample_id, k)
-        for k in (-2, 2):
+        assert check_sample(s, data) == [], s.sample_id
+        for k in (-1, 1, 2):
             problems = check_video(domain, path, shifted(s.trace, k), 30.0)
-            assert problems and "off by more than 1 frame" in problems[0], (s.sample_id, k)
-            assert check_sample(s.model_copy(update={"trace": shifted(s.trace, k)}), data), (s.sample_id, k)
+            assert problems and "events not at their frames" in problems[0], (s.sample_id, k)
+            problems = check_sample(s.model_copy(update={"trace": shifted(s.trace, k)}), data)
+            assert problems and "the sample's schedule puts it at" in problems[0], (s.sample_id, k)
 
 
 def test_frame_must_agree_with_t(data: Path) -> None:
     s = load_samples(data)[0]
-    assert timing_problems(s.trace, 30.0, s.video.n_frames) == []
-    for k in (-1, 1):
-        assert timing_problems(shifted(s.trace, k, move_t=False), 30.0) == []
-    for k in (-2, 2, 30):
-        problems = timing_problems(shifted(s.trace, k, move_t=False), 30.0)
+    times = exact_schedule(s, dataset_render(data))
+    assert times and timing_problems(s.trace, 30.0, s.video.n_frames, times=times) == []
+    for k in (-1, 1, 2, 30):
+        problems = timing_problems(shifted(s.trace, k, move_t=False), 30.0, times=times)
         assert len(problems) == len(s.trace.events)
         assert problems[0].startswith("event 1 ") and f"off by {k:+d}" in problems[0]
-    # the frame whose interval [i/fps, (i+1)/fps) holds t is one before the first frame at or after t: allowed
+    # the frame whose interval [i/fps, (i+1)/fps) holds t is one before the first frame at or after t: refused
     mid = Trace(events=(Event(t=1.01, frame=30, type="blink", count=1),))
-    assert timing_problems(mid, 30.0) == [] and timing_problems(mid, 30.0, n_frames=10)  # outside the video
+    assert "is 31 at 30 fps (off by -1)" in timing_problems(mid, 30.0)[0]
+    late = Trace(events=(Event(t=1.01, frame=31, type="blink", count=1),))
+    assert timing_problems(late, 30.0) == [] and timing_problems(late, 30.0, n_frames=10)  # outside the video
+    # without a schedule, a written t on a frame boundary (to 9 decimals) allows either side of it
+    edge = [Trace(events=(Event(t=6.666666667, frame=f, type="blink", count=1),)) for f in (199, 200, 201, 202)]
+    assert [bool(timing_problems(x, 30.0)) for x in edge] == [True, False, False, True]
+    # with its exact time (a rendered sample's schedule), only the first frame at or after it
+    exact = [Fraction(20, 3)]
+    assert [bool(timing_problems(x, 30.0, times=exact)) for x in edge] == [True, False, True, True]
     nan = Trace(events=(Event(t=math.nan, frame=30, type="blink", count=1),))
     assert "not a finite time" in timing_problems(nan, 30.0)[0]
     assert timing_problems(s.trace, 0.0)
@@ -115,10 +125,10 @@ def test_verify_cli_fails_naming_the_sample(data: Path, tmp_path: Path) -> None:
     out = flat(r.output)
     assert f"MISMATCH {victim.sample_id}: event 2" in out and other.sample_id not in out
     assert "1 of 2 samples fail verification" in out
-    # 2. times and frames moved together by 2 frames: consistent on its face, refused by the pixels
-    rewrite(d, victim.sample_id, trace=shifted(victim.trace, 2).model_dump())
+    # 2. times and frames moved together by 1 frame: consistent on its face, refused by the exact schedule
+    rewrite(d, victim.sample_id, trace=shifted(victim.trace, 1).model_dump())
     r = runner.invoke(app, ["verify", str(d), "--workers", "1"])
-    assert r.exit_code == 1 and f"MISMATCH {victim.sample_id}: events off by more than 1 frame" in flat(r.output)
+    assert r.exit_code == 1 and f"MISMATCH {victim.sample_id}: event 1 says t=" in flat(r.output)
     # 3. an answer that disagrees with the trace
     rewrite(d, victim.sample_id, trace=victim.trace.model_dump(), answer=4)
     r = runner.invoke(app, ["verify", str(d), "--workers", "1"])

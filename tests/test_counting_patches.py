@@ -1,6 +1,7 @@
 """The render-time check's shortcuts change nothing it sees: a bouncing ball's frame is its template outside the
 ball's box, a patch converted from that box holds the bytes of the whole frame's conversion, and the detector
-fed patches finds what it finds in whole frames (``render.drawn_as_decoded``, ``detector.detect_events``)."""
+fed patches finds what it finds in whole frames (``render.drawn_as_decoded``, ``detector.detect_events``), contacts
+to the same sub-frame instants (``detector.contact_times``, what ``verify.pixel_problems`` reads)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vidaudit.suites.counting.bounce_ball import BounceBall
-from vidaudit.suites.counting.detector import detect_events
+from vidaudit.suites.counting.detector import contact_times, detect_events
 from vidaudit.suites.counting.grid import GridPoint
 from vidaudit.suites.counting.render import drawn_as_decoded, make_scene
 from vidaudit.suites.counting.scene import RenderSettings
@@ -93,6 +94,9 @@ def test_patches_find_what_whole_frames_find(point: GridPoint) -> None:
     whole = [(i, i / FULL.fps, _decoded(f, FULL)) for i, f in enumerate(f for f, r in written for _ in range(r))]
     assert detect_events(point.domain, items) == detect_events(point.domain, whole)
     assert detect_events(point.domain, items) or point.n_events == 0
+    if point.domain == "bounce_ball":
+        assert contact_times(items) == contact_times(whole)
+        assert len(contact_times(items)) == point.n_events
 
 
 # ------------------------------------------------------------------ the detector's patches, on any pixels
@@ -126,5 +130,7 @@ def test_a_patch_stream_is_the_whole_frames_stream(domain: str, seed: int,
     whole = [(k, k / 30, f) for k, f in enumerate(frames)]
     kept = [f.copy() for f in frames] + [p[2].copy() for p in patched[1:]]
     assert detect_events(domain, patched) == detect_events(domain, whole)
+    if domain == "bounce_ball":
+        assert contact_times(patched) == contact_times(whole)
     after = frames + [p[2] for p in patched[1:]]
     assert all(np.array_equal(a, b) for a, b in zip(kept, after, strict=True))  # the caller's arrays untouched

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
@@ -38,11 +39,12 @@ def test_trace_invariants(p: g.GridPoint) -> None:
         assert b.frame > a.frame
         if p.domain != "blinking":
             assert b.state_before == a.state_after
-    for e in ev:
-        assert e.frame == first_frame_at(e.t, s.fps)
-        assert e.frame / s.fps >= e.t - 1e-9 and (e.frame - 1) / s.fps < e.t
-        assert e.t - scene.lead_in_s() >= MARGIN_S - 1e-9
-        assert e.t + scene.lead_out_s() <= s.duration_s - MARGIN_S + 1e-9
+    fps = Fraction(str(s.fps))
+    for e, t in zip(ev, scene.schedule.exact, strict=True):
+        assert e.t == round(float(t), 9)
+        assert e.frame == first_frame_at(t, fps) and Fraction(e.frame) / fps >= t > Fraction(e.frame - 1) / fps
+        assert t - scene.lead_in_s() >= MARGIN_S
+        assert t + scene.lead_out_s() <= Fraction(str(s.duration_s)) - MARGIN_S
         assert 0 <= e.frame < s.n_frames
         assert e.state_before != e.state_after
     if p.domain == "bounce_ball" and ev:

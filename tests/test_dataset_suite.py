@@ -51,17 +51,17 @@ def test_vidaudit_run_without_a_suite_runs_the_datasets_own_with_its_default_pro
     """``vidaudit run --data DIR`` (no suite argument): the toy dataset runs the toy suite and its own
     default prompt, not counting's ``structured_trace``."""
     from vidaudit.core.errors import ConfigError
-    from vidaudit.run.cli_support import resolve_run_args
+    from vidaudit.run.cli_support import resolve_run_request
 
     data = tmp_path / "toy"
     generate_toy(data, seeds=1)
     common = {"models": ["oracle"], "conditions": ["frames@1"], "prompts": [], "timestamps": True, "config": None,
               "out": tmp_path / "run", "resume": None, "temperature": None, "max_output_tokens": None, "seed": None,
               "max_attempts": 3, "max_cost_usd": None, "max_tokens": None, "limit": None}
-    args = resolve_run_args(suite=None, data=data, **common)
+    request = resolve_run_request(suite=None, data=data, **common)
     from toysuite import SUITE
 
-    assert args["suite"] == "toy"
-    assert [c.prompt for c in args["conditions"]] == [SUITE.default_prompt]
+    assert request.suite == "toy"
+    assert [c.prompt for c in request.conditions] == [SUITE.default_prompt]
     with pytest.raises(ConfigError, match="no data"):
-        resolve_run_args(suite=None, data=None, **common)
+        resolve_run_request(suite=None, data=None, **common)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from test_faithful_framework_backbone import (
     _images,
     _n_samples,
     _text,
+    completion,
     data,  # noqa: F401 - the module's dataset fixture
 )
 from vidaudit.core.errors import ConfigError
@@ -119,3 +121,82 @@ def test_the_budget_options_parse_and_refuse_bad_values() -> None:
         with pytest.raises(ConfigError):
             parse_spec(ModelSpec.parse(f"object-centric:{bad},openai:gpt-4o"))
     assert budgets(None)["comparisons"] == [] and "calls" in budgets(None)["rule"]
+
+
+def _clip_frames(rec: Recorded) -> int:
+    """Frames of the video clips a request carries (``video_url`` data URLs, decoded with PyAV)."""
+    import base64
+    import io
+
+    import av
+
+    n = 0
+    for m in rec.json()["messages"]:
+        for part in m["content"] if not isinstance(m["content"], str) else []:
+            url = (part.get("video_url") or {}).get("url", "") if part.get("type") == "video_url" else ""
+            if url.startswith("data:"):
+                with av.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))) as c:
+                    n += sum(1 for _ in c.decode(video=0))
+    return n
+
+
+class Crowded(Metered):
+    """The metered backbone (a clip's frames metered like images) whose extraction lists six agents with ten
+    states each: a memory of several hundred tokens, so that a cap on it can bring the framework down to an
+    end-to-end budget."""
+
+    def __call__(self, rec: Recorded) -> Reply:
+        t = _text(rec)
+        if "List every object that moves" not in t:
+            reply = super().__call__(rec)
+            body = dict(reply.json)
+            body["usage"] = {**body["usage"], "prompt_tokens": body["usage"]["prompt_tokens"] + 256 * _clip_frames(rec)}
+            return Reply(json=body)
+        t0, t1 = map(float, re.search(r"from ([\d.]+) s to ([\d.]+) s", t).groups())
+        objs = [{"id": f"o{k}", "category": "agent",
+                 "attributes": {"colour": c, "shape": "circle", "number": k + 1},
+                 "first_seen": t0, "last_seen": t1, "position": {"first": [0.1 * k, 0.5], "last": [0.1 * k, 0.5]},
+                 "states": [{"t": round(t0 + (t1 - t0) * j / 10, 2), "kind": "action", "predicate": "jumps"}
+                            for j in range(10)]}
+                for k, c in enumerate(("red", "blue", "green", "yellow", "purple", "orange"))]
+        body = completion(json.dumps({"objects": objs}))
+        body["usage"] = {"prompt_tokens": 256 * _images(rec) + math.ceil(len(t) / 4), "completion_tokens": 10,
+                         "total_tokens": 0}
+        return Reply(json=body)
+
+
+def test_the_token_matched_budget_is_computed_and_matches_when_run(data: Path, tmp_path: Path) -> None:  # noqa: F811
+    """The report computes K for memory_tokens=K from the run's measured tokens and each answer's memory size;
+    running the spec it names gives the predicted tokens, within the 10% that makes it token-matched."""
+    from vidaudit.core.types import Condition, Presentation
+    from vidaudit.report.stage import report_run
+    from vidaudit.run.session import execute
+
+    cond = Condition(presentation=Presentation.NATIVE, fps=0.34, prompt="yes_no")   # 4 frames end to end
+
+    def run(out: Path, *specs: str) -> dict:
+        res = execute(data, out, [ModelSpec.parse(s, max_tokens=64) for s in specs], [cond], suite="faithful")
+        assert res.summary is not None and not res.summary.stopped_early
+        report_run(out)
+        return json.loads((out / "report" / "report.json").read_text())["results"]["budget"]
+
+    with FakeServer() as srv:
+        srv.script("POST", CHAT, default=Crowded())
+        bb = f"openai:bb@{srv.url}/v1"
+        framework = f"object-centric:chunk_s=6,chunk_frames=2,answer_frames=2,retrieval=all,{bb}"
+        first = run(tmp_path / "run1", framework, bb)
+        comp = next(c for c in first["comparisons"] if c["framework"] == framework)
+        tm = comp["token_match"]
+        sys1 = {s["model"]: s for s in first["systems"]}
+        assert "tokens" not in comp["matched_by"]     # uncapped, the framework reads more than the backbone
+        assert tm["spec"] == framework.replace("object-centric:", f"object-centric:memory_tokens={tm['memory_tokens']},")
+        assert tm["memory_floor"] < tm["memory_tokens"] < tm["memory_size_max"]
+        assert tm["predicted_input_tokens_per_question"] <= sys1[bb]["input_tokens_per_question"]
+        assert tm["spec"] in comp["recipes"]["tokens"]
+        second = run(tmp_path / "run2", tm["spec"], bb)
+    sys2 = {s["model"]: s for s in second["systems"]}
+    got = sys2[tm["spec"]]["input_tokens_per_question"]
+    assert got == pytest.approx(tm["predicted_input_tokens_per_question"], rel=0.02)   # the prediction held
+    comp2 = next(c for c in second["comparisons"] if c["framework"] == tm["spec"])
+    assert "tokens" in comp2["matched_by"], (got, sys2[bb]["input_tokens_per_question"])
+    assert comp2["token_match"]["note"].startswith("no cap") or comp2["token_match"]["memory_tokens"] is not None

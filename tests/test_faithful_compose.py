@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from vidaudit.suites.faithful.build import build_scene
 from vidaudit.suites.faithful.compose import MIN_ORDER_GAP_S, balance
-from vidaudit.suites.faithful.questions import Before, Count, answer_of, claim_holds, order_dependent
+from vidaudit.suites.faithful.questions import Before, Count, Same, answer_of, claim_holds, order_dependent
 from vidaudit.suites.faithful.scene import SceneSpec
 
 SEEDS = range(6)
@@ -57,8 +57,17 @@ def test_each_negative_replaces_exactly_one_fact_by_a_false_one(built) -> None:
             pos, neg = set(map(_key, p.asserted)), set(map(_key, n.asserted))
             assert len(pos - neg) == 1 and len(neg - pos) == 1
             (removed,), (added,) = pos - neg, neg - pos
-            assert removed == _key(w.fact(n.perturbed.fact_id)) and added == _key(n.perturbed.replacement)
-            assert added[0] == removed[0]                       # the same time
+            replaced = _key(w.fact(n.perturbed.fact_id))
+            assert added == _key(n.perturbed.replacement)
+            assert added[0] == replaced[0] and added[2:] == replaced[2:]   # the same event at the same time ...
+            assert added[1] != replaced[1]                                  # ... credited to another agent
+            if n.question_form == "identity":
+                # "the agent that did a also did c": B's fact c at its time credited to A (the positive asserts A's
+                # a and b; the negative A's a and the false c)
+                a, b, c = (w.fact(f) for f in n.chain)
+                assert removed == _key(b) and n.perturbed.fact_id == c.id and added[1] == a.subject
+            else:
+                assert removed == replaced                                  # the positive's own claim
             assert all(claim_holds(c, w) for c in p.asserted)   # the positive asserts recorded facts only
             assert not claim_holds(n.perturbed.replacement, w)  # recorded false at that time
 
@@ -134,10 +143,11 @@ def test_every_sub_question_is_on_its_targets_chain(built) -> None:
 def test_forms_phrasings_and_their_balance(built) -> None:
     import re
     forms = [(t.question_form, t.phrasing) for b in built for t in b.targets]
-    assert {("order", "explicit"), ("order", "implicit"), ("count", None)} <= set(forms)
+    assert {("order", "explicit"), ("order", "implicit"), ("count", None), ("identity", None)} <= set(forms)
     for b in built:
         bal = balance(b.targets, b.subs)
-        for key in ("target_order_explicit", "target_order_implicit", "target_count"):
+        for key in ("target_order_explicit", "target_order_implicit", "target_count", "target_identity",
+                    "sub_identity"):
             assert bal[key]["yes"] == bal[key]["no"]          # every form: one Yes and one No per pair
         for t in b.targets:
             if t.phrasing == "implicit":
@@ -145,6 +155,12 @@ def test_forms_phrasings_and_their_balance(built) -> None:
                 assert " after " not in t.text
             elif t.phrasing == "explicit":
                 assert " before " in t.text
+            elif t.question_form == "identity":
+                ref = r"the (agent|[a-z]+ [a-z]+)"
+                assert re.fullmatch(rf"Is {ref} that .+ the same agent as {ref} that .+\?", t.text)
+                assert isinstance(t.form, Same)
+                subjects = [{f.subject for f in r.denotes(b.sim.world)} for r in (t.form.a, t.form.b)]
+                assert all(len(x) == 1 for x in subjects) and (subjects[0] == subjects[1]) == (t.answer == "Yes")
             else:
                 assert re.fullmatch(r"(Do|Does) exactly [a-z]+ agents? .+\?", t.text)
                 assert isinstance(t.form, Count) and t.form.n >= 1
@@ -167,9 +183,11 @@ def test_any_world_gives_balanced_forms_on_the_chain(seed: int, agents: int, eve
     w = b.sim.world
     bal = balance(b.targets, b.subs)
     assert bal["target"]["yes"] == bal["target"]["no"] and bal["sub"]["yes"] == bal["sub"]["no"]
-    for key in ("target_order_explicit", "target_order_implicit", "target_count", "sub_ordering"):
+    for key in ("target_order_explicit", "target_order_implicit", "target_count", "target_identity", "sub_ordering",
+                "sub_identity"):
         assert bal[key]["yes"] == bal[key]["no"]
-    n_forms = [bal[k]["n"] // 2 for k in ("target_order_explicit", "target_order_implicit", "target_count")]
+    n_forms = [bal[k]["n"] // 2 for k in ("target_order_explicit", "target_order_implicit", "target_count",
+                                          "target_identity")]
     assert sum(n_forms) == len(b.targets) // 2
     for t in b.targets:
         mine = [s for s in b.subs if s.target_id == t.target_id]
@@ -197,3 +215,48 @@ def test_repeats_make_an_agent_do_an_event_twice_and_counts_ask_about_it_first()
     if counts and any(o.repeated for o in opts):
         assert counts[0].form.event in {o.event for o in opts if o.repeated}
     assert "repeats" in spec.knobs() and "repeats" not in SceneSpec(video_id="r", seed=3).knobs()
+
+
+def _identity_invariants(b) -> int:
+    """Every identity target's refs describe one fact each; the positive's two facts are one agent's on the two
+    sides of one of its gaps (occlusion, or exit and re-entry, with its identity link); the negative's third
+    fact is another agent's, its look-alike when the refs name a look. Returns the number of identity pairs."""
+    w = b.sim.world
+    pairs = 0
+    for t in (t for t in b.targets if t.question_form == "identity"):
+        assert isinstance(t.form, Same) and not t.temporally_constrained and t.ordering_pair is None
+        a, bf, c = (w.fact(f) for f in t.chain)
+        assert a.subject == bf.subject != c.subject
+        for ref in (t.form.a, t.form.b):
+            assert len(ref.denotes(w)) == 1, (t.text, ref)
+            assert (ref.colour is None) == (ref.shape is None)
+            if ref.colour is not None:   # a look: the look-alike pair's shared colour and shape, never a number
+                looks = {(w.entity(x).attributes["colour"], w.entity(x).attributes["shape"]) for x in (a.subject, c.subject)}
+                assert looks == {(ref.colour, ref.shape)} and "marked" not in t.text.split(" that ")[0]
+                assert w.entity(a.subject).attributes["number"] != w.entity(c.subject).attributes["number"]
+        linked = {lk.gap for lk in w.identity_links if lk.entity == a.subject}
+        assert any(g.entity == a.subject and g.id in linked and g.t_end is not None
+                   and a.t <= g.t_start + 1e-9 and g.t_end <= bf.t + 1e-9 for g in w.gaps), t.text
+        assert not ((a.predicate, bf.predicate) in (("goes_behind", "emerges_from"), ("exits", "enters"))
+                    and a.object == bf.object), t.text   # a pair whose answer is in the words
+        mine = [s for s in b.subs if s.target_id == t.target_id]
+        assert sorted(s.probe_type for s in mine) == ["identity", "single_fact", "single_fact", "single_fact"]
+        pairs += t.polarity == "positive"
+    return pairs
+
+
+def test_identity_targets_cross_a_gap_and_name_no_number(built) -> None:
+    assert sum(_identity_invariants(b) for b in built) >= 3
+
+
+@given(seed=st.integers(0, 10_000), lookalikes=st.integers(0, 2))
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_any_world_gives_identity_targets_that_cross_a_gap(seed: int, lookalikes: int) -> None:
+    from vidaudit.core.errors import ConfigError
+    spec = SceneSpec(video_id=f"i{seed}", seed=seed, agents=6, events=10, occlusions=2, lookalikes=lookalikes,
+                     duration_s=18.0, width=192, height=144, max_targets=6)
+    try:
+        b = build_scene(spec)
+    except ConfigError:
+        return
+    _identity_invariants(b)

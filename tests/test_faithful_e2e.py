@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import Report
 from vidaudit.core.manifest import load_samples, read_dataset_info
-from vidaudit.report.model import Report
-from vidaudit.score.records import ScoreRecord
 
 COND = "frames@1/yes_no"
 
@@ -48,7 +48,7 @@ def test_generate_writes_a_balanced_verified_dataset(flow: Path) -> None:
     samples = load_samples(flow / "data")
     roles = [s.params["role"] for s in samples]
     assert roles.count("sub") == 4 * roles.count("target") > 0
-    assert {s.params["probe_type"] for s in samples if s.params["role"] == "sub"} == {"single_fact", "ordering"}
+    assert {s.params["probe_type"] for s in samples if s.params["role"] == "sub"} == {"single_fact", "ordering", "identity"}
     for s in samples:
         assert (flow / "data" / s.params["world"]).is_file() and (flow / "data" / s.video.path).is_file()
 

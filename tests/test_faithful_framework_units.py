@@ -189,6 +189,37 @@ def test_every_composed_question_parses_and_answers_right_on_the_gold_record(fai
     assert read(render(trajs, [])) == trajs
 
 
+def test_identity_questions_need_the_memory_to_link_the_sightings(faithful_world) -> None:
+    """The program answerer reads identity from the memory: split every agent's gold trajectory at its gaps (one
+    fragment per observation interval, as with linking off when a gap falls across chunks) and every identity
+    positive is answered No -- its two facts sit on the two sides of a gap -- while the negatives stay No."""
+    world, targets, subs = faithful_world
+    spans = {e.id: sorted((o.t_start, o.t_end) for o in world.observations if o.entity == e.id)
+             or [(0.0, world.duration_s)] for e in world.entities}
+
+    def frag(entity: str, t: float) -> str:   # the fragment of ``entity`` observed nearest ``t``
+        k = min(range(len(spans[entity])), key=lambda i: max(0.0, spans[entity][i][0] - t, t - spans[entity][i][1]))
+        return f"{entity}#{k}"
+    frags = []
+    for e in world.entities:
+        for k, (t0, t1) in enumerate(spans[e.id]):
+            facts = [f for f in world.facts if f.subject == e.id and frag(e.id, f.t) == f"{e.id}#{k}"]
+            # each fragment starts with the state it is first seen in (as an extractor reports it)
+            lit = [f.value for f in world.facts if f.subject == e.id and f.predicate == "state" and f.t < t0 - 1e-6]
+            states = [[t0, "attribute", "state", (lit or ["dark"])[-1], None]] if e.category == "agent" else []
+            states += [[f.t, f.kind, f.predicate, f.value, frag(f.object, f.t) if f.object else None] for f in facts]
+            frags.append({"id": f"{e.id}#{k}", "category": e.category, "attributes": dict(e.attributes),
+                          "states": states})
+    identity = [t for t in targets if t.question_form == "identity"]
+    assert identity
+    for t in identity:
+        assert answer(parse_question(t.text), frags) is False, t.text     # Yes targets are lost, No ones kept
+    # the fragments still carry every event: the single-fact sub-questions of those targets are all answered right
+    for s in subs:
+        if s.probe_type == "single_fact" and s.target_id in {t.target_id for t in identity}:
+            assert answer(parse_question(s.text), frags) == (s.answer == "Yes"), s.text
+
+
 def test_retrieval_precision_recall() -> None:
     text = "[object-centric] chunks=1 invalid_chunks=0 trajectories=3 retrieved=T1=red/circle/3,T2=blue/square/None,T3=item/grey\nAnswer: Yes"
     ret = retrieved_of(text)

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from vidaudit.core.contract import ScoreInput
+from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.registry import get_suite
 from vidaudit.core.types import Condition, Presentation, Sample, VideoRef
-from vidaudit.score.records import ScoreRecord
 
 SUITE = get_suite("faithful")
 VIDEO = VideoRef(path="videos/v.mp4", sha256="x", fps=10.0, width=160, height=120, n_frames=100, duration_s=10.0)
@@ -66,14 +66,14 @@ def test_failed_calls_and_invalid_gold() -> None:
 
 def test_baseline_answers_are_in_the_answer_format() -> None:
     s = _sample("No")
-    assert SUITE.score(ScoreInput(s, SUITE.oracle_answer(s), "ok")).correct is True
-    draws = {SUITE.chance_answer(s, np.random.default_rng(i)) for i in range(20)}
+    assert SUITE.score(ScoreInput(s, SUITE.baselines.oracle_answer(s), "ok")).correct is True
+    draws = {SUITE.baselines.chance_answer(s, np.random.default_rng(i)) for i in range(20)}
     assert draws == {"Answer: Yes", "Answer: No"}
-    assert SUITE.constant_answer(s, "yes") == "Answer: Yes"
+    assert SUITE.baselines.constant_answer(s, "yes") == "Answer: Yes"
     with pytest.raises(ConfigError):
-        SUITE.constant_answer(s, "3")
+        SUITE.baselines.constant_answer(s, "3")
     with pytest.raises(ConfigError):
-        SUITE.chance_answer(s, np.random.default_rng(0), "0-12")
+        SUITE.baselines.chance_answer(s, np.random.default_rng(0), "0-12")
 
 
 def test_record_params_and_viewer() -> None:

@@ -41,7 +41,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _cohen(a: list[str], b: list[str]) -> float:
-    """Cohen's kappa written out here, independently of vidaudit.humanstudy.kappa."""
+    """Cohen's kappa written out here, independently of vidaudit.score.kappa."""
     n = len(a)
     po = sum(x == y for x, y in zip(a, b)) / n
     ca, cb = Counter(a), Counter(b)

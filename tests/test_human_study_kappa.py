@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vidaudit.humanstudy.kappa import agreement, cohen_kappa, fleiss_from_counts, fleiss_kappa, unanimity
+from vidaudit.score.kappa import agreement, cohen_kappa, fleiss_from_counts, fleiss_kappa, unanimity
 
 LABELS = st.sampled_from("ABCD")
 

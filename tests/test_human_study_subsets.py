@@ -8,6 +8,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -210,3 +211,77 @@ def test_reveal_paper_lane_50_balanced(tmp_path: Path) -> None:
     samples = {s.sample_id: s for s in load_samples(tmp_path / "data")}
     labels = Counter(samples[s].params["label"] for s in _manifest_samples(res.manifest))
     assert labels == Counter({"lane_change": 25, "no_change": 25})
+
+
+# --------------------------------------------------------------------------- Reveal's cross-frame and gap subsets
+
+
+@pytest.fixture(scope="module")
+def cross_frame_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The cross_frame smoke set run by the oracle under the generator's own config (raw and masked)."""
+    root = tmp_path_factory.mktemp("subset_cf")
+    _cli("generate", "stress", "--probe", "cross_frame", "--out", root / "data")
+    _cli("run", "stress", "--config", root / "data" / "cross_frame.yaml", "--model", "oracle", "--out", root / "run")
+    return root / "run"
+
+
+def test_reveal_paper_cross_frame_25_masked(cross_frame_run: Path, tmp_path: Path) -> None:
+    """B.6.1: items spread evenly over NExT-QA-T and -S, each with its abstention option, shown strip-masked: the
+    media written are the run's masked renderings (ffmpeg reads them: k = 4 frames per source frame, each showing
+    about v / S of the columns, together every column), and an imported answer sheet fills the TBSR table's
+    human-ceiling column for the masked condition."""
+    from realvideos import Player
+    from vidaudit.humanstudy.importing import import_answers
+
+    data = Path(json.loads((cross_frame_run / "run.json").read_text())["data_dir"])
+    samples = {s.sample_id: s for s in load_samples(data)}
+    masked = next(c for c in json.loads((cross_frame_run / "run.json").read_text())["conditions"]
+                  if "strip_mask" in json.dumps(c))
+    out = _cli("human-study", "export", cross_frame_run, "--out", tmp_path / "p.html", "--subset", "reveal-paper",
+               code=2)
+    assert "split=T: 2 of 13" in out and "split=S: 2 of 12" in out       # smoke: 4 items, the paper's 13 + 12
+    res = export_study(cross_frame_run, tmp_path / "s.html", draw=Draw(subset="reveal-paper", allow_shortfall=True),
+                       media="folder")
+    man = json.loads(res.manifest.read_text())
+    items = man["items"]
+    assert sorted(samples[i["sample_id"]].params["split"] for i in items) == ["S", "S", "T", "T"]
+    assert all(samples[i["sample_id"]].params["abstention"] for i in items)
+    assert all(i["options"][-1][1] == "Cannot determine from the video" for i in items)
+    assert len({i["condition"] for i in items}) == 1 and "strip_mask" in items[0]["condition"]
+    assert any("cross_frame: 4 unit(s) left out (not abstention=True)" in n for n in res.notes)
+    player = Player.required()
+    for it in items:
+        media = tmp_path / "s_media" / f"{it['shown_sha256']}.mp4"
+        assert media.is_file() and it["video_sha256"] == samples[it["sample_id"]].video.sha256
+        _, frames = player.frames(media)
+        src_frames = samples[it["sample_id"]].video.n_frames
+        assert len(frames) == 4 * src_frames
+        lit = [(f.max(axis=2) > 48).any(axis=0) for f in frames]            # columns showing anything
+        assert max(c.mean() for c in lit) < 0.3 and np.logical_or.reduce(lit[:8]).mean() > 0.9
+    sheet = tmp_path / "answers.json"
+    sheet.write_text(json.dumps({"annotator": "a", "study": res.study,
+                                 "answers": {i["item_id"]: i["correct"] for i in items}}))
+    import_answers([sheet], cross_frame_run, study=res.manifest)
+    _cli("report", cross_frame_run)
+    rep = json.loads((cross_frame_run / "report" / "report.json").read_text())
+    table = next(t for s in rep["sections"] if s["id"] == "stress-cross-frame" for t in s["tables"]
+                 if t["id"] == "stress-cross-frame-tbsr")
+    col = table["columns"].index("human ceiling")
+    assert {r[col] for r in table["rows"]} == {"100.0 (4/4)"}, (masked, table["rows"])
+
+
+def test_reveal_paper_100_gapped_videos(tmp_path: Path) -> None:
+    """§4.4 / E.5: gapped videos, each one unit of its MCQ and its summary (drawn whole); the probe's other
+    clips are left out, the smoke set's 2 of 100 a shortfall line."""
+    _cli("generate", "stress", "--probe", "expectation", "--out", tmp_path / "data")
+    samples = {s.sample_id: s for s in load_samples(tmp_path / "data")}
+    out = _cli("human-study", "export", tmp_path / "data", "--out", tmp_path / "p.html", "--subset", "reveal-paper",
+               code=2)
+    assert "family=gap: 2 of 100" in out
+    res = export_study(tmp_path / "data", tmp_path / "s.html", media="folder",
+                       draw=Draw(subset="reveal-paper", allow_shortfall=True))
+    chosen = [samples[s] for s in _manifest_samples(res.manifest)]
+    assert sorted(s.params["task"] for s in chosen) == ["gap_mcq", "gap_mcq", "gap_summary", "gap_summary"]
+    by_source = Counter(s.params["source_name"] for s in chosen)
+    assert set(by_source.values()) == {2}
+    assert any("not family=gap" in n for n in res.notes)

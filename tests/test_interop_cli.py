@@ -106,8 +106,8 @@ def test_missing_extra_is_one_line(module: str, args: list[str], small: Path, tm
     assert not (tmp_path / "hf").exists() and not (tmp_path / "s.jsonl").exists()
 
 
-def test_vidaudit_inspect_without_inspect_ai() -> None:
-    r = run_py("import sys; sys.modules['inspect_ai'] = None\nimport vidaudit.inspect", timeout=60)
+def test_the_inspect_tasks_without_inspect_ai() -> None:
+    r = run_py("import sys; sys.modules['inspect_ai'] = None\nimport vidaudit.interop.inspect_ai_tasks", timeout=60)
     assert r.returncode == 1 and 'pip install "vidaudit[interop]"' in r.stderr, r.stderr
     assert r.stderr.strip().splitlines()[-1].startswith("vidaudit.core.registry.MissingExtraError: the vidaudit "
                                                         "inspect_ai tasks needs an optional dependency")

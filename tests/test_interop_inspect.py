@@ -30,7 +30,7 @@ from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.log import read_eval_log, write_eval_log  # noqa: E402
 from inspect_ai.model import ContentImage, ContentVideo, ModelOutput, ModelUsage, get_model  # noqa: E402
 
-from vidaudit.inspect import vidaudit_task  # noqa: E402
+from vidaudit.interop.inspect_ai_tasks import vidaudit_task  # noqa: E402
 
 MODEL = "mockllm/model"
 
@@ -146,7 +146,7 @@ def test_frames_match_vidaudits_own_run(small: Path, tmp_path: Path) -> None:
     texts = [c.text for c in first.input[-1].content if getattr(c, "text", None)]
     assert texts[:2] == ["t=0.00s", "t=1.00s"]
     assert sum(isinstance(c, ContentImage) for c in first.input[-1].content) == 24
-    model, _ = mock(task, lambda sid: suite.oracle_answer(samples[sid]))
+    model, _ = mock(task, lambda sid: suite.baselines.oracle_answer(samples[sid]))
     scored = import_responses("inspect", run(task, model, tmp_path / "log"), small)
     theirs = {r.sample_id: r for r in scored.records}
     for rec in own.records:

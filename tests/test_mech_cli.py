@@ -15,7 +15,7 @@ pytest.importorskip("torch", reason="hf extra (torch) not installed")
 pytest.importorskip("transformers", reason="hf extra (transformers) not installed")
 
 from vidaudit.cli import app  # noqa: E402
-from vidaudit.report.model import Report  # noqa: E402
+from vidaudit.core.contract.report import Report  # noqa: E402
 
 runner = CliRunner()
 

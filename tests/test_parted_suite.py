@@ -8,18 +8,30 @@ import pytest
 
 from vidaudit.core.contract import (
     AggregateInput,
-    Capabilities,
+    Baselines,
     PartedSuite,
     Prompt,
     ScoreInput,
     ScoreRecord,
     Section,
     Suite,
+    SuiteCapabilities,
     SuiteReport,
     TrialScore,
 )
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import Condition, Presentation, Sample, VideoRef
+
+
+class _LetterBaselines(Baselines):
+    def __init__(self, letter: str) -> None:
+        self.letter = letter
+
+    def oracle_answer(self, sample) -> str:
+        return self.letter
+
+    def chance_answer(self, sample, rng, option: str = "") -> str:
+        return self.letter
 
 
 class _Letter(Suite):
@@ -29,8 +41,9 @@ class _Letter(Suite):
 
     def __init__(self, name: str, judging: bool = False) -> None:
         self.name = name
-        self.capabilities = Capabilities(judges=judging)
+        self.capabilities = SuiteCapabilities(judges=judging)
         self.judge_version = f"{name}-1" if judging else ""
+        self.baselines = _LetterBaselines(name)
 
     def prompt_names(self):
         return ["ask", f"ask-{self.name}"]
@@ -45,15 +58,9 @@ class _Letter(Suite):
         return TrialScore(correct=trial.text == self.name, metrics={"judgement": trial.judgement})
 
     def aggregate(self, inputs: AggregateInput) -> SuiteReport:
-        n = len(inputs.records)
-        return SuiteReport(results={self.name: n}, sections=[Section(id=self.name, title=self.name)],
-                           notes=[f"{self.name}: {n}"])
-
-    def oracle_answer(self, sample) -> str:
-        return self.name
-
-    def chance_answer(self, sample, rng, option: str = "") -> str:
-        return self.name
+        n, h = len(inputs.records), len(inputs.human)
+        return SuiteReport(results={self.name: n, f"{self.name}-human": h},
+                           sections=[Section(id=self.name, title=self.name)], notes=[f"{self.name}: {n}"])
 
 
 class _JudgedLetter(_Letter):
@@ -71,7 +78,7 @@ class _Letters(PartedSuite):
     part_param = "letter"
     part_noun = "letter"
     parts = {"b": f"{__name__}:B", "a": f"{__name__}:A"}  # report order: b first
-    capabilities = Capabilities(judges=True)
+    capabilities = SuiteCapabilities(judges=True)
 
 
 def _sample(letter: object, sid: str = "s") -> Sample:
@@ -79,16 +86,16 @@ def _sample(letter: object, sid: str = "s") -> Sample:
                   video=VideoRef(path="v.mp4", fps=10, width=16, height=16, n_frames=3, duration_s=0.3))
 
 
-def _record(letter: str, i: int) -> ScoreRecord:
+def _record(letter: str, i: int, role: str = "model") -> ScoreRecord:
     return ScoreRecord(trial_id=f"{letter}{i}", sample_id=f"{letter}{i}", suite="letters", model="m",
-                       model_role="model", group_id="g", condition="c", status="ok", correct=True,
+                       model_role=role, group_id="g", condition="c", status="ok", correct=True,
                        params={"letter": letter})
 
 
 def test_hooks_route_to_the_named_part() -> None:
     suite = _Letters()
     a, b = _sample("a"), _sample("b")
-    assert suite.oracle_answer(a) == "a" and suite.chance_answer(b, np.random.default_rng(0)) == "b"
+    assert suite.baselines.oracle_answer(a) == "a" and suite.baselines.chance_answer(b, np.random.default_rng(0)) == "b"
     assert suite.request_metadata(a) == {"letter": "a", "own": "a"}
     cond = Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="ask-b")
     assert suite.render_prompt(b, cond).text == "b: q"
@@ -110,18 +117,28 @@ def test_only_judging_parts_get_a_judgement() -> None:
 def test_aggregate_joins_the_parts_in_order_and_refuses_unknown_ones() -> None:
     suite = _Letters()
     rep = suite.aggregate(AggregateInput([_record("a", 0), _record("b", 0), _record("a", 1)], {}))
-    assert rep.results == {"b": 1, "a": 2}
+    assert rep.results == {"b": 1, "b-human": 0, "a": 2, "a-human": 0}
     assert [s.id for s in rep.sections] == ["b", "a"] and rep.notes == ["b: 1", "a: 2"]
     with pytest.raises(DataError, match=r"unknown letters letters \['c'\]"):
         suite.aggregate(AggregateInput([_record("c", 0)], {}))
 
 
+def test_each_part_gets_the_human_records_of_its_own_samples() -> None:
+    """AggregateInput.human travels to the part its records name; a part the run has no records of is left out
+    with its human records (as a part without records always was)."""
+    suite = _Letters()
+    human = [_record("a", 7, "human"), _record("a", 8, "human"), _record("b", 9, "human"), _record("c", 9, "human")]
+    rep = suite.aggregate(AggregateInput([_record("a", 0)], {}, human=human))
+    assert rep.results == {"a": 1, "a-human": 2}
+    assert AggregateInput([_record("a", 0)], {}, human=human).with_human[1:] == human
+
+
 def test_unknown_or_misregistered_parts_are_refused() -> None:
     suite = _Letters()
     with pytest.raises(ConfigError, match="unknown letters letter 'c'; choose from b, a"):
-        suite.oracle_answer(_sample("c"))
+        suite.baselines.oracle_answer(_sample("c"))
     with pytest.raises(ConfigError, match="unknown letters letter None"):
-        suite.oracle_answer(_sample(None))
+        suite.baselines.oracle_answer(_sample(None))
 
     class Broken(_Letters):
         parts = {"z": f"{__name__}:A", "y": f"{__name__}:NOPE"}

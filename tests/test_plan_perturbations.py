@@ -76,7 +76,7 @@ def test_trial_id_covers_the_perturbation(data: Path) -> None:
 
 
 def test_a_suite_must_declare_its_ground_truth_survives(data: Path) -> None:
-    from vidaudit.suites.base import Suite
+    from vidaudit.core.contract.suite import Suite
 
     class Plain(Suite):
         name = "plain"

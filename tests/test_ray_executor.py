@@ -31,8 +31,9 @@ pytestmark = pytest.mark.xdist_group("ray")  # kept for --dist loadgroup; addopt
 sys.path.insert(0, str(Path(__file__).parent))
 import tiny_models  # noqa: E402
 from vidaudit.core.errors import ConfigError, DataError  # noqa: E402
-from vidaudit.run.cli_support import resolve_run_args  # noqa: E402
+from vidaudit.run.cli_support import resolve_run_request  # noqa: E402
 from vidaudit.run.ray_executor import RayDispatch, RayOptions, dispatch_for  # noqa: E402
+from vidaudit.run.request import RunRequest  # noqa: E402
 from vidaudit.run.session import execute  # noqa: E402
 from vidaudit.run.store import RunStore  # noqa: E402
 
@@ -52,11 +53,11 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tiny_models.build_qwen2_5_vl(tmp_path_factory.mktemp("tiny_ray") / "qwen2_5_vl")
 
 
-def _args(data: Path, out: Path, model: str, **kw) -> dict:
-    return resolve_run_args(suite="counting", data=data, models=[model], conditions=["frames@2"], prompts=[],
-                            timestamps=True, config=None, out=out, resume=None, temperature=0.0,
-                            max_output_tokens=6, seed=None, max_attempts=3, max_cost_usd=None, max_tokens=None,
-                            limit=LIMIT, **kw)
+def _request(data: Path, out: Path, model: str, **kw) -> RunRequest:
+    return resolve_run_request(suite="counting", data=data, models=[model], conditions=["frames@2"], prompts=[],
+                               timestamps=True, config=None, out=out, resume=None, temperature=0.0,
+                               max_output_tokens=6, seed=None, max_attempts=3, max_cost_usd=None, max_tokens=None,
+                               limit=LIMIT, **kw)
 
 
 def _stored(run: Path) -> tuple[dict[str, str], Counter[str], Counter[str]]:
@@ -78,7 +79,7 @@ def _stored(run: Path) -> tuple[dict[str, str], Counter[str], Counter[str]]:
 @pytest.fixture(scope="module")
 def local_run(smoke_dir: Path, model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     run = tmp_path_factory.mktemp("local") / "run"
-    res = execute(**_args(smoke_dir, run, f"hf:{model_dir}"))
+    res = execute(_request(smoke_dir, run, f"hf:{model_dir}"))
     assert res.summary is not None and res.summary.ok == res.summary.planned == LIMIT
     return _stored(run)[0]
 
@@ -96,7 +97,7 @@ def test_a_ray_run_with_a_replica_killed_mid_call_stores_what_a_local_run_stores
             os.kill(pid, signal.SIGKILL)
             killed.append(pid)
 
-    res = execute(**_args(smoke_dir, tmp_path / "run", f"hf:{model_dir}"), dispatch=dispatch,
+    res = execute(_request(smoke_dir, tmp_path / "run", f"hf:{model_dir}"), dispatch=dispatch,
                   on_progress=on_progress)
     assert killed, "no replica was killed"
     assert res.summary is not None and res.summary.ok == LIMIT and res.summary.calls == LIMIT
@@ -153,19 +154,19 @@ def test_a_replica_ray_cannot_restart_stops_the_run_and_a_resume_finishes_it(
             killed.append(proxy.placements[0][0])
             os.kill(killed[0], signal.SIGKILL)
 
-    args = _args(smoke_dir, run, "oracle") | {"limit": limit}
+    request = _request(smoke_dir, run, "oracle").model_copy(update={"limit": limit})
     with pytest.raises(AdapterError, match="RayWorkerLost") as stopped:
-        execute(**args, dispatch=dispatch, on_progress=on_progress)
+        execute(request, dispatch=dispatch, on_progress=on_progress)
     summary = stopped.value.summary
     assert summary is not None and 1 <= summary.ok < limit
     texts, ok, failed = _stored(run)
     assert sum(failed.values()) <= dispatch.proxies["oracle"].local.capabilities.concurrency  # only calls in flight
-    res = execute(**args)  # resumed here, without Ray
+    res = execute(request)  # resumed here, without Ray
     assert res.summary is not None and res.summary.skipped_already_ok == len(texts) and res.summary.ok == limit - len(texts)
     after, ok, _ = _stored(run)
     assert set(ok.values()) == {1} and {k: after[k] for k in texts} == texts  # no stored call repeated
     reference = tmp_path / "local"
-    execute(**_args(smoke_dir, reference, "oracle") | {"limit": limit})
+    execute(_request(smoke_dir, reference, "oracle").model_copy(update={"limit": limit}))
     assert after == _stored(reference)[0]
 
 

@@ -25,9 +25,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import vidaudit.report
+from vidaudit.core.contract.records import ParseResult, ScoreRecord
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import Event, Sample, Trace, VideoRef
 from vidaudit.report import (
+    EventTimeline,
     GridFigure,
     LineFigure,
     Report,
@@ -35,7 +37,6 @@ from vidaudit.report import (
     Series,
     SuiteReport,
     Table,
-    Timeline,
     TimelineEvent,
     ViewerColumn,
     ViewerFrame,
@@ -54,7 +55,6 @@ from vidaudit.report import (
 from vidaudit.report.html import script_json
 from vidaudit.report.markdown import markdown_grid, markdown_table
 from vidaudit.report.viewer import MAX_FRAMES_PER_TRIAL, MAX_RAW_TEXT_CHARS, MAX_THUMBNAIL_SIDE
-from vidaudit.score.records import ParseResult, ScoreRecord
 from vidaudit.suites.counting.aggregate import aggregate, paired_difference
 from vidaudit.suites.counting.scoring import score_trial
 from vidaudit.suites.counting.sections import counting_sections, surface_figure
@@ -504,7 +504,7 @@ def test_bad_inputs_raise_clear_errors(tmp_path, counting_data):
     with pytest.raises(DataError, match="ViewerSpec"):
         write_report(report, [], None, tmp_path)
     assert not list(tmp_path.iterdir())
-    mismatched = trials[0].model_copy(update={"timeline": Timeline(
+    mismatched = trials[0].model_copy(update={"timeline": EventTimeline(
         duration_s=3.0, true_events=[TimelineEvent(t=1.0)], reported_events=[], matches=[(0, 9)])})
     with pytest.raises(DataError, match="does not index"):
         viewer_payload(mismatched)
@@ -714,7 +714,7 @@ def test_report_package_imports_no_suite():
     """No module under src/vidaudit/report imports vidaudit.suites, at the top or inside a function."""
     root = Path(vidaudit.report.__file__).parent
     modules = sorted(root.rglob("*.py"))
-    assert {p.name for p in modules} >= {"__init__.py", "model.py", "write.py", "html.py", "markdown.py",
+    assert {p.name for p in modules} >= {"__init__.py", "write.py", "html.py", "markdown.py",
                                          "heatmaps.py", "viewer.py", "tables.py"}
     offenders = []
     for path in modules:

@@ -23,8 +23,8 @@ from test_report_browser import CHROMIUM, LAUNCH_ARGS, _require_browser
 from test_report_html import MALICIOUS
 from vidaudit.core.errors import DataError
 from vidaudit.report import (
+    EventTimeline,
     Report,
-    Timeline,
     TimelineEvent,
     ViewerColumn,
     ViewerFrame,
@@ -56,7 +56,7 @@ def trial(i: int, n_frames: int = 3, text: str = "") -> ViewerTrial:
         group=("bounce_ball", "blinking")[i % 2], status="ok" if i % 11 else "api_error",
         correct=(i % 4 == 0) if i % 11 else None, columns={"n": i % 7},
         facts=[("answer", str(i % 7))],
-        timeline=Timeline(duration_s=6.0, true_events=events, reported_events=events[:1], matches=[(0, 0)],
+        timeline=EventTimeline(duration_s=6.0, true_events=events, reported_events=events[:1], matches=[(0, 0)],
                           window_s=0.25),
         frames=[ViewerFrame(index=k, t=0.5 * k, jpeg_b64=_thumbs()[k % 4]) for k in range(n_frames)],
         raw_text=text or f"trial {i} says \\boxed{{{i % 7}}}", grid_point=[i % 7])

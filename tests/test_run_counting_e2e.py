@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 
 from httpfake import FakeServer, Recorded, Reply
 from vidaudit.cli import app
+from vidaudit.core.contract.report import Report
 from vidaudit.core.manifest import load_samples
-from vidaudit.report.model import Report
 from vidaudit.run.store import RunStore
 from vidaudit.score.stage import score_store
 
@@ -204,8 +204,19 @@ def test_demo_on_smoke(smoke_dir: Path, tmp_path: Path) -> None:
     _copy_data(smoke_dir, tmp_path / "demo" / "data")
     r = runner.invoke(app, ["demo", "--out", str(tmp_path / "demo"), "--workers", "2"])
     assert r.exit_code == 0, r.output
-    assert "next: vidaudit report" not in r.output  # the demo wrote the report itself
+    assert "next: vidaudit" not in r.output  # the demo scored and wrote the report itself
     assert "demo done: open" in r.output
+    # the headline figures end on stdout (progress and logs on stderr): the report's own headline table
+    head = json.loads((tmp_path / "demo" / "run" / "report" / "report.json").read_text())["headline"]
+    lines = r.stdout.strip().splitlines()
+    assert lines[0] == "Headline" and lines[1].split() == [w for c in head["columns"] for w in c.split()]
+    rows = {line.split()[0]: line for line in lines[3:]}
+    assert set(rows) == {"oracle", "chance", "ideal-observer"}
+    assert rows["oracle"].count("1.000 [0.824, 1.000] (18/18)") == 2
+    assert "Headline" not in r.stderr and "progress" not in r.stdout
+    # the observer's misses are a list, one domain a line, not one run-on note
+    misses = [line for line in r.stderr.splitlines() if line.startswith("      ") and "N=" in line]
+    assert misses and all(line.split(":")[0].strip() in ("blinking", "bounce_ball", "state_machine") for line in misses)
     rep = json.loads((tmp_path / "demo" / "run" / "report" / "report.json").read_text())["results"]
     oracle = [c for c in rep["cells"] if c["model"] == "oracle"]
     assert oracle and all(c["accuracy"] == 1.0 for c in oracle)

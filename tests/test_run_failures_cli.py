@@ -52,7 +52,7 @@ def test_a_run_against_a_server_that_is_down_says_why_and_exits_1(smoke_dir: Pat
                      r"base_url", out), r.output
     assert "no trial succeeded; 3 failed" in out
     assert f"vidaudit run --resume {run_dir} --retry-errors" in out
-    assert "next: vidaudit report" not in out  # nothing to report
+    assert "next: vidaudit" not in out  # nothing to score or report
     assert KEY not in r.output
 
     # re-running: every trial is out of attempts, nothing is called, and the hint names the flag
@@ -92,7 +92,8 @@ def test_retry_errors_calls_errored_trials_again_once_the_cause_is_fixed(smoke_d
     out = _flat(r.output)
     assert "4 called (4 ok, 0 errored)" in out
     assert "failed, by cause" not in out
-    assert f"next: vidaudit report {run_dir}" in out
+    # `score` first: a scored file from before this session would be stale and `report` alone would refuse it
+    assert f"next: vidaudit score {run_dir} then: vidaudit report {run_dir}" in out
     with RunStore(run_dir, readonly=True) as store:
         assert len(store.ok_trial_ids()) == 4
         assert sum(store.attempt_counts().values()) == 8  # the four failures stay in the store
@@ -110,7 +111,7 @@ def test_some_trials_ok_exits_0_and_still_lists_the_failures(smoke_dir: Path, tm
     assert r.exit_code == 0, r.output
     assert "2 trial(s) ok; 1 failed, by cause of their last attempt:" in out
     assert "1 api_error (bad_request): " in out and "image too small" in out
-    assert "next: vidaudit report" in out
+    assert "next: vidaudit score" in out
 
 
 def test_a_setup_mistake_is_refused_before_any_trial(tmp_path: Path) -> None:
@@ -161,3 +162,20 @@ def test_a_full_disk_does_not_claim_unstored_calls_were_stored(smoke_dir: Path, 
         stored = con.execute("select count(*) from attempts").fetchone()[0]
     summary = info.value.summary
     assert summary is not None and stored == summary.calls  # the session counts only what the store holds
+
+
+def test_the_progress_line_and_the_summary_count_failed_attempts_the_same_way(smoke_dir: Path, tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A retried failure is a failed attempt in both places, never an errored trial ("errors 2" beside "0 errored")."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    busy = Reply(status=500, json={"error": {"message": "busy"}})
+    with FakeServer() as srv:
+        srv.script("POST", "/v1/chat/completions", busy, busy, default=_ok_reply())
+        r = runner.invoke(app, ["run", "counting", "--data", str(smoke_dir), "--model", f"openai:m@{srv.url}/v1",
+                                "--condition", "frames@1", "--limit", "3", "--out", str(tmp_path / "run")])
+        assert len(srv.requests) == 5
+    out = _flat(r.output)
+    assert r.exit_code == 0, r.output
+    assert "3 called (3 ok, 0 errored after 2 failed attempts)" in out
+    assert re.search(r"ok 3 · failed attempts 2 ·", out), r.output
+    assert "errors" not in out

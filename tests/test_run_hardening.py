@@ -156,7 +156,7 @@ def test_a_lone_surrogate_from_a_server_is_stored_scored_and_shown(smoke_dir: Pa
     from typer.testing import CliRunner
 
     from vidaudit.cli import app
-    from vidaudit.report.model import Report
+    from vidaudit.core.contract.report import Report
 
     def reply(rec: Recorded) -> Reply:
         body = ('{"id": "c", "object": "chat.completion", "created": 0, "model": "fake", "choices": [{"index": 0, '

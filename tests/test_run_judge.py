@@ -114,8 +114,8 @@ def test_the_judge_is_part_of_the_trial_id(toy: Path) -> None:
 
 def test_a_suite_that_parses_its_answers_refuses_a_judge() -> None:
     # (the stress suite judges since its expectation probe: its parsed probes answer judge_prompt with None)
+    from vidaudit.core.contract.suite import Suite
     from vidaudit.run.session import with_judge
-    from vidaudit.suites.base import Suite
 
     class Parsing(Suite):
         name = "parsing"

@@ -1,11 +1,11 @@
 """The scoring path's fast constructors make the very objects their dataclasses make (issue 13 speed-up), and the
-record the suite's ``score`` keeps (``score_record``, built as a dict without the TrialScore, issue 24) is
+record the suite's ``score`` keeps (``score_record``, built as a dict without the CountingScore, issue 24) is
 ``score_trial(...).to_dict()``, its own containers, with per-sample facts read once per Sample object.
 
-``TrialScore`` (as ``score_trial`` makes it), ``Taxonomy``, ``ReportedEvent`` and ``TimestampReport`` are frozen
+``CountingScore`` (as ``score_trial`` makes it), ``Taxonomy``, ``ReportedEvent`` and ``TimestampReport`` are frozen
 dataclasses; the hot path fills an instance's ``__dict__`` in one step instead of calling the generated ``__init__`` (one
 ``object.__setattr__`` per field). Equality, ``repr``, the field order of ``__dict__`` (which
-``TrialScore.to_dict`` copies) and the record dict must be the same.
+``CountingScore.to_dict`` copies) and the record dict must be the same.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vidaudit.core.types import Event, Sample, Trace, VideoRef
-from vidaudit.suites.counting.scoring import TrialScore, score_record, score_trial, trial_score
+from vidaudit.suites.counting.scoring import CountingScore, score_record, score_trial, trial_score
 from vidaudit.suites.counting.taxonomy import Taxonomy, _taxonomy
 from vidaudit.suites.counting.timestamps import ReportedEvent, TimestampReport, _new_event, _new_report
 
@@ -54,7 +54,7 @@ LEDGERS = st.lists(st.tuples(st.floats(0, 30, allow_nan=False).map(lambda v: rou
 @settings(max_examples=100, deadline=None)
 @given(LEDGERS, st.integers(0, 6), st.sampled_from([0.5, 1.0, 4.0]))
 def test_scored_trial_is_the_dataclass(ledger: str, answer: int, f: float) -> None:
-    """score_trial fills the TrialScore's ``__dict__`` in one step: every field, in field order, as __init__ would."""
+    """score_trial fills the CountingScore's ``__dict__`` in one step: every field, in field order, as __init__ would."""
     events = tuple(Event(t=1.0 + i / f, frame=30 + int(30 * i / f), type="transition", state_before="ABCD"[i],
                          state_after="BCDA"[i], count=i + 1) for i in range(4))
     sample = Sample(sample_id="s", suite="counting", params={"domain": "state_machine", "n_events": 4, "frequency_hz": f},
@@ -62,7 +62,7 @@ def test_scored_trial_is_the_dataclass(ledger: str, answer: int, f: float) -> No
                     video=VideoRef(path="v.mp4", sha256="x", fps=30.0, width=64, height=64, n_frames=720,
                                    duration_s=24.0))
     fast = score_trial(sample, f"{ledger}\nFinal answer: \\boxed{{{answer}}}")
-    slow = TrialScore(**vars(fast))
+    slow = CountingScore(**vars(fast))
     _same(fast, slow)
     assert fast.to_dict() == slow.to_dict()
 
@@ -86,12 +86,12 @@ _TUPLE_FIELDS = ("parse_span", "reported_times", "reported_labels", "matches", "
 def test_score_record_is_the_trial_scores_dict(ledger: str, answer: int, f: float, status: str,
                                                frame_times: list[float] | None, traced: bool) -> None:
     """The record, key order and value types included, is what ``score_trial(...).to_dict()`` gives, on traced and
-    count-only samples, failed calls, and "frame K" mentions; and ``trial_score`` turns it back into the TrialScore."""
+    count-only samples, failed calls, and "frame K" mentions; and ``trial_score`` turns it back into the CountingScore."""
     sample = _sample(f) if traced else _sample(f, n_trace=2)  # a trace that does not list its 4 events: EM only
     text = f"{ledger}\nframe 2 at frame 3\nFinal answer: \\boxed{{{answer}}}"
     rec = score_record(sample, text, status, frame_times=frame_times)
     ts = score_trial(sample, text, status, frame_times=frame_times)
-    assert list(rec) == [fl.name for fl in fields(TrialScore)] and rec == ts.to_dict()
+    assert list(rec) == [fl.name for fl in fields(CountingScore)] and rec == ts.to_dict()
     assert all(isinstance(rec[k], list) or rec[k] is None for k in _TUPLE_FIELDS)
     assert all(type(rec[k]) is type(v) for k, v in ts.to_dict().items())
     _same(trial_score(rec), ts)

@@ -34,7 +34,7 @@ def test_score_responses_with_report(smoke_dir: Path, tmp_path: Path) -> None:
     r = runner.invoke(app, ["score-responses", "--suite", "counting", "--samples", str(smoke_dir / "manifest.jsonl"),
                             "--responses", str(resp), "--out", str(out), "--report", str(tmp_path / "rep")])
     assert r.exit_code == 0, r.output
-    from vidaudit.score.records import ScoreRecord
+    from vidaudit.core.contract.records import ScoreRecord
 
     records = [ScoreRecord.model_validate_json(x) for x in out.read_text().splitlines()]
     rows = [r.flat() for r in records]

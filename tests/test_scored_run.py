@@ -116,7 +116,7 @@ def test_an_unknown_version_is_refused_naming_the_fix(run: Path) -> None:
     path = run / SCORED_RUN
     head, rest = path.read_text(encoding="utf-8").split("\n", 1)
     path.write_text(json.dumps({**json.loads(head), "version": SCORED_RUN_VERSION + 1}) + "\n" + rest)
-    _one_line_error(_cli("report", str(run)), "version 2", "vidaudit score", "--rescore")
+    _one_line_error(_cli("report", str(run)), f"version {SCORED_RUN_VERSION + 1}", "vidaudit score", "--rescore")
     assert _cli("report", str(run), "--rescore").exit_code == 0
     assert ScoredRunHeader.model_validate_json(path.read_text().split("\n", 1)[0]).version == SCORED_RUN_VERSION
 

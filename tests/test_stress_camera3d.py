@@ -304,7 +304,7 @@ def test_chance_is_within_its_binomial_interval_on_the_a3_set() -> None:
                    params=r["params"], video=VideoRef(path="v.mp4", fps=10, width=16, height=16, n_frames=3,
                                                       duration_s=0.3))
         for trial in range(5):
-            answer = SUITE.chance_answer(s, rng_from("chance", s.sample_id, trial))
+            answer = SUITE.baselines.chance_answer(s, rng_from("chance", s.sample_id, trial))
             ok = bool(SUITE.score(ScoreInput(s, answer, "ok")).correct)
             k += ok
             n += 1

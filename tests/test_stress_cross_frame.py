@@ -185,10 +185,10 @@ def test_prompt_snapshot() -> None:
 
 def test_scoring_and_baselines(data: Path) -> None:
     s = next(x for x in load_samples(data) if x.params["abstention"])
-    assert SUITE.score(ScoreInput(s, SUITE.oracle_answer(s), "ok")).correct is True
+    assert SUITE.score(ScoreInput(s, SUITE.baselines.oracle_answer(s), "ok")).correct is True
     wrong = next(letter for letter in s.params["letters"] if letter != s.answer)
     assert SUITE.score(ScoreInput(s, f"\\boxed{{{wrong}}}", "ok")).correct is False
-    abst = SUITE.score(ScoreInput(s, SUITE.constant_answer(s, "abstain"), "ok"))
+    abst = SUITE.score(ScoreInput(s, SUITE.baselines.constant_answer(s, "abstain"), "ok"))
     assert abst.metrics["abstained"] is True and abst.correct is False
     assert SUITE.score(ScoreInput(s, "no letter here", "ok")).parse.value is None
     assert SUITE.score(ScoreInput(s, None, "error")).correct is None
@@ -196,7 +196,7 @@ def test_scoring_and_baselines(data: Path) -> None:
     # F is not an option without abstention
     assert SUITE.score(ScoreInput(forced, "\\boxed{F}", "ok")).parse.value is None
     rng = rng_from("t")
-    hits = [SUITE.score(ScoreInput(s, SUITE.chance_answer(s, rng), "ok")).correct for _ in range(600)]
+    hits = [SUITE.score(ScoreInput(s, SUITE.baselines.chance_answer(s, rng), "ok")).correct for _ in range(600)]
     assert abs(sum(hits) / 600 - 1 / 6) < 0.06
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from vidaudit.report.model import Report
-from vidaudit.score.records import ScoreRecord
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import Report
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vidaudit.core.contract import ScoreInput
+from vidaudit.core.contract.records import ParseResult, ScoreRecord
 from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import load_samples
-from vidaudit.score.records import ParseResult, ScoreRecord
 from vidaudit.suites.stress.expectation import prompts as P
 from vidaudit.suites.stress.expectation.generate import ANOMALIES, SPATIAL, anomaly_spec, gap_options, generate
 from vidaudit.suites.stress.expectation.report import aggregate, overall
@@ -145,7 +145,7 @@ def test_dataset(samples) -> None:
     a, b = gap.params["removed"]["frames"]
     assert gap.video.n_frames == src.n_frames - (b - a)
     assert gap.params["missing_action"] not in gap.params["shown"]
-    assert gap.params["visible_summary"] == P.visible_summary(gap.params["shown"]) == PROBE.oracle_answer(gap)
+    assert gap.params["visible_summary"] == P.visible_summary(gap.params["shown"]) == PROBE.baselines.oracle_answer(gap)
     mcq = by["stress-expectation-omelette-s0-gap-mcq"]
     assert mcq.params["option_kinds"][ord(mcq.answer) - 65] == "visible" and mcq.params["chance"] == 0.25
     rev = by["stress-expectation-omelette-s0-direction-reverse"]
@@ -168,7 +168,7 @@ def test_judge_routing(samples) -> None:
     from vidaudit.suites.stress.suite import SUITE
 
     by, _ = samples
-    assert SUITE.judges() and "expectation:" + P.JUDGE_VERSION in SUITE.judge_version
+    assert SUITE.capabilities.judges and "expectation:" + P.JUDGE_VERSION in SUITE.judge_version
     mcq = by["stress-expectation-omelette-s0-gap-mcq"]
     summary = by["stress-expectation-omelette-s0-gap-summary"]
     assert SUITE.judge_prompt(mcq, "\\boxed{A}") is None

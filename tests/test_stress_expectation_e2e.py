@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from httpfake import FakeServer, Recorded, Reply
-from vidaudit.report.model import Report
-from vidaudit.score.records import ScoreRecord
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import Report
 
 CHAT = "/v1/chat/completions"
 CONSTANT = "constant:Yes, something in this video looks odd."

@@ -152,3 +152,22 @@ def test_one_clip_is_refused(made, tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["generate", "stress", "--probe", "expectation", "--source", str(d),
                                  "--out", str(tmp_path / "o")])
     assert r.exit_code == 2 and "at least two clips" in r.output
+
+
+def test_generate_says_what_it_made_and_what_each_part_needs(made, tmp_path: Path) -> None:
+    """From one's own clips without steps.csv: the line names the counts read back from the manifest, the tasks
+    that need --judge, and the gap task that the clips could not give."""
+    src, _ = made
+    d = tmp_path / "clips"
+    d.mkdir()
+    for name in list(STEPS)[:2]:
+        shutil.copy(src / name, d / name)
+    r = CliRunner().invoke(app, ["generate", "stress", "--probe", "expectation", "--source", str(d),
+                                 "--out", str(tmp_path / "o")])
+    assert r.exit_code == 0, r.output
+    samples = load_samples(tmp_path / "o")
+    tasks = {t: sum(s.params["task"] == t for s in samples) for t in ("direction", "anomaly")}
+    assert set(s.params["task"] for s in samples) == set(tasks)  # no steps: no gap and no description task
+    line = " ".join(r.output.split())
+    assert (f"{len(samples)} samples: {tasks['direction']} direction, {tasks['anomaly']} anomaly (need --judge); "
+            "no temporal-gap task: the clips have no labelled steps (the gap task needs DIR/steps.csv") in line, line

@@ -14,11 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vidaudit.core.contract import ScoreInput
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import Report
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.types import Sample, VideoRef
-from vidaudit.report.model import Report
-from vidaudit.score.records import ScoreRecord
 from vidaudit.suites.stress import SUITE
 from vidaudit.suites.stress.lane_change.loader import generate, read_annotations
 from vidaudit.suites.stress.lane_change.options import QUESTION, prompt
@@ -125,12 +125,12 @@ def test_prompt_and_baselines() -> None:
                                          "B. No, the vehicle stays in its lane"]
     for label in ("lane_change", "no_change"):
         s = _sample(label)
-        assert SUITE.score(ScoreInput(s, SUITE.oracle_answer(s), "ok")).correct is True
+        assert SUITE.score(ScoreInput(s, SUITE.baselines.oracle_answer(s), "ok")).correct is True
     s = _sample("lane_change")
-    assert SUITE.score(ScoreInput(s, SUITE.constant_answer(s, "yes"), "ok")).correct is True
-    assert SUITE.score(ScoreInput(s, SUITE.constant_answer(s, "no_change"), "ok")).correct is False
+    assert SUITE.score(ScoreInput(s, SUITE.baselines.constant_answer(s, "yes"), "ok")).correct is True
+    assert SUITE.score(ScoreInput(s, SUITE.baselines.constant_answer(s, "no_change"), "ok")).correct is False
     with pytest.raises(ConfigError, match="constant answer for lane_change"):
-        SUITE.constant_answer(s, "left")
+        SUITE.baselines.constant_answer(s, "left")
     assert SUITE.score(ScoreInput(s, "The vehicle changes lanes", "ok")).metrics["predicted_label"] is None   # strict
 
 

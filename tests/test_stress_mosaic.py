@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vidaudit.report.model import Report
-from vidaudit.score.records import ScoreRecord
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import Report
 from vidaudit.suites.stress.mosaic import scene as sc
 from vidaudit.suites.stress.mosaic.generate import plan_rows, temporal_order
 from vidaudit.suites.stress.mosaic.scoring import parse_word

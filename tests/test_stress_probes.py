@@ -7,13 +7,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vidaudit.core.contract.suite import PartedSuite, Suite
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.suite import AggregateInput, PartedSuite, Suite, check_suite
 from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.registry import load
 from vidaudit.core.types import Sample, VideoRef
 from vidaudit.suites.stress import SUITE
 from vidaudit.suites.stress.cli import parse_settings
-from vidaudit.suites.stress.probe import GenerateOptions, Probe
+from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
 from vidaudit.suites.stress.suite import PARTS
 
 
@@ -31,8 +31,9 @@ def test_every_listed_probe_loads_and_is_described() -> None:
         assert isinstance(p, Probe) and isinstance(p, Suite) and p.name == name and p.presets and p.prompt_names()
         assert "probe" in p.record_keys
         assert set(p.prompt_names()) <= set(SUITE.prompt_names())
-        for target in (p.scorer, p.reporter, p.trial_viewer):  # the lazy hook targets all load
-            assert not target or callable(load(target, target))
+        # a probe is a whole suite: score and aggregate its own (no lazy hook targets), and its baselines
+        assert check_suite(p, name) is p and isinstance(p.baselines, ProbeBaselines)
+        assert not any(hasattr(p, old) for old in ("scorer", "reporter", "trial_viewer"))
 
 
 def test_unknown_probe_names_the_known_ones() -> None:
@@ -44,7 +45,7 @@ def test_unknown_probe_names_the_known_ones() -> None:
 
 def test_suite_routes_to_the_named_probe() -> None:
     s = _sample("camera_motion", motion="pan_left")
-    assert SUITE.oracle_answer(s) == SUITE.probe("camera_motion").oracle_answer(s)
+    assert SUITE.baselines.oracle_answer(s) == SUITE.probe("camera_motion").baselines.oracle_answer(s)
     assert SUITE.request_metadata(s)["probe"] == "camera_motion"
     assert SUITE.record_params(s) == {"probe": "camera_motion", "motion": "pan_left"}
     with pytest.raises(DataError, match="is not its motion"):
@@ -103,3 +104,34 @@ def test_ideal_observer_full_size_option(tmp_path) -> None:
     assert IdealObserverAdapter(ModelSpec.parse("ideal-observer"), suite=SUITE).request_options() == {}
     with pytest.raises(ConfigError, match="full_size"):
         IdealObserverAdapter(ModelSpec.parse("ideal-observer"), suite=SUITE, full_size="maybe")
+
+
+def _record(i: int, role: str, probe: str = "camera_motion", correct: bool = True,
+            condition: str = "frames@4/mcq") -> ScoreRecord:
+    return ScoreRecord(trial_id=f"t{role}{i}", sample_id=f"s{i}", suite="stress", model=role if role != "human" else
+                       f"human:{i % 2}", model_role=role, group_id="g", condition=condition, status="ok",
+                       correct=correct, params={"probe": probe, "motion": "pan_left", "synthesis": "2d"},
+                       metrics={"predicted": "pan_left"})
+
+
+def test_human_records_reach_the_probe_in_aggregate_input_not_as_model_rows() -> None:
+    """The human study travels in AggregateInput.human: the camera_motion table's human-ceiling column reads it
+    (the condition a person saw is not the model's: the pooled cell), no human row joins the models', and a
+    human record of another probe is not counted; without a study the column reads "not measured"."""
+    models = [_record(i, "oracle") for i in range(3)]
+    human = [_record(10 + i, "human", correct=i < 3, condition="video") for i in range(4)]
+    human.append(_record(20, "human", probe="mosaic", correct=False))
+
+    def summary(inputs: AggregateInput) -> list[list[str]]:
+        rep = SUITE.aggregate(inputs)
+        table = next(t for t in rep.sections[0].tables if t.id == "stress-camera-accuracy")
+        return table.rows
+
+    rows = summary(AggregateInput(models, {}, human=human))
+    assert [r[0] for r in rows] == ["oracle"] and rows[0][-1] == "75.0 (3/4)"
+    assert summary(AggregateInput(models, {}))[0][-1] == "not measured"
+    assert "human ceiling 75.0 (3/4) (imported study)" in " ".join(SUITE.aggregate(
+        AggregateInput(models, {}, human=human)).notes)
+    # the probe itself, given every probe's human records, counts its own
+    direct = SUITE.probe("camera_motion").aggregate(AggregateInput(models, {}, human=human))
+    assert "human ceiling 75.0 (3/4) (imported study)" in " ".join(direct.notes)

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import Report
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import load_samples
-from vidaudit.report.model import Report
-from vidaudit.score.records import ScoreRecord
 from vidaudit.suites.stress.procedures import PROCEDURES, render_procedure
 from vidaudit.suites.stress.shortcuts.questions import ABSTAIN, build_key, prompt_text
 from vidaudit.suites.stress.shortcuts.report import aggregate
@@ -125,6 +125,30 @@ def test_report(run_dir: Path) -> None:
     assert all(row[acc.columns.index("chance")] == "25.0" for row in acc.rows)
     records = [ScoreRecord.model_validate_json(x) for x in (run_dir / "scores.jsonl").read_text().splitlines()]
     assert {r.params["probe"] for r in records} == {"shortcuts"}
+
+
+def test_blank_durations_on_request(tmp_path: Path) -> None:
+    """``--set blank_s=5,60``: the paper's shortest and longest blanks (D.6), written as black videos of exactly
+    that length (read back from the files), recorded in dataset.json, keys balanced in each Blank-Avg cell."""
+    from vidaudit.video.io import probe
+
+    r = _cli(tmp_path, "generate", "stress", "--probe", "shortcuts", "--out", str(tmp_path / "data"),
+             "--set", "blank_s=5,60")
+    assert r.returncode == 0, r.stdout + r.stderr
+    samples = load_samples(tmp_path / "data")
+    blank = [s for s in samples if s.params["video_condition"] == "blank"]
+    assert sorted({s.params["blank_s"] for s in blank}) == [5.0, 60.0] and len(blank) == 2 * 2 * 3
+    for s in blank:
+        info = probe(tmp_path / "data" / s.video.path)
+        assert abs(info.n_frames / info.fps - s.params["blank_s"]) < 1e-9, (s.sample_id, info.n_frames, info.fps)
+    for d in (5.0, 60.0):   # Blank-Avg cell: First and Last of the two sources, four different letters
+        assert sorted(s.answer for s in blank if s.params["blank_s"] == d and s.params["question_kind"] != "sequence") \
+            == ["A", "B", "C", "D"]
+    assert json.loads((tmp_path / "data" / "dataset.json").read_text())["blank_s"] == [5.0, 60.0]
+    for bad, why in (("5,x", "not a number"), ("0", "outside"), ("5,5", "given twice"), ("700", "outside")):
+        r = _cli(tmp_path, "generate", "stress", "--probe", "shortcuts", "--out", str(tmp_path / "bad"),
+                 "--set", f"blank_s={bad}")
+        assert r.returncode == 2 and why in r.stdout + r.stderr, (bad, r.stdout + r.stderr)
 
 
 def _youcook2(root: Path, n_videos: int = 2, broken: dict | None = None) -> Path:

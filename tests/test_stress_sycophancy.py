@@ -93,10 +93,10 @@ def test_pair_samples_are_matched() -> None:
 
 def test_baselines() -> None:
     false, true = _pair_samples()
-    assert PROBE.oracle_answer(false) == "DISAGREE" and PROBE.oracle_answer(true) == "AGREE"
-    draws = {PROBE.chance_answer(false, np.random.default_rng(i)) for i in range(20)}
+    assert PROBE.baselines.oracle_answer(false) == "DISAGREE" and PROBE.baselines.oracle_answer(true) == "AGREE"
+    draws = {PROBE.baselines.chance_answer(false, np.random.default_rng(i)) for i in range(20)}
     assert draws == {"AGREE", "DISAGREE"}
-    assert PROBE.constant_answer(false, "agree") == "AGREE"
+    assert PROBE.baselines.constant_answer(false, "agree") == "AGREE"
 
 
 @given(st.text(max_size=200))

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import Report
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import load_samples
-from vidaudit.report.model import Report
-from vidaudit.score.records import ScoreRecord
 
 MODELS = ("oracle", "chance", "constant:AGREE", "constant:DISAGREE")
 

@@ -99,9 +99,9 @@ def test_a_letter_only_from_an_answer_position(text: str) -> None:
 def test_baseline_answers_parse() -> None:
     for d in DIRECTIONS:
         s = _sample(d)
-        assert SUITE.score(ScoreInput(s, SUITE.oracle_answer(s), "ok")).correct is True
-        assert SUITE.score(ScoreInput(s, SUITE.constant_answer(s, d), "ok")).correct is True
-    assert SUITE.score(ScoreInput(_sample("tilt_up"), SUITE.constant_answer(_sample(), "E"), "ok")).correct is True
+        assert SUITE.score(ScoreInput(s, SUITE.baselines.oracle_answer(s), "ok")).correct is True
+        assert SUITE.score(ScoreInput(s, SUITE.baselines.constant_answer(s, d), "ok")).correct is True
+    assert SUITE.score(ScoreInput(_sample("tilt_up"), SUITE.baselines.constant_answer(_sample(), "E"), "ok")).correct is True
 
 
 def test_chance_is_near_one_sixth() -> None:
@@ -109,7 +109,7 @@ def test_chance_is_near_one_sixth() -> None:
     k = 0
     for i in range(n):
         s = _sample(DIRECTIONS[i % 6])
-        k += bool(SUITE.score(ScoreInput(s, SUITE.chance_answer(s, rng_from("chance", i)), "ok")).correct)
+        k += bool(SUITE.score(ScoreInput(s, SUITE.baselines.chance_answer(s, rng_from("chance", i)), "ok")).correct)
     assert abs(k / n - CHANCE) < 0.02   # ~4 standard errors
 
 

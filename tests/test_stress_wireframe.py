@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.report import Report
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Sample
-from vidaudit.report.model import Report
-from vidaudit.score.records import ScoreRecord
 from vidaudit.suites.stress.wireframe import scene as sc
 from vidaudit.suites.stress.wireframe.generate import build_scene
 from vidaudit.suites.stress.wireframe.probe import PROBE

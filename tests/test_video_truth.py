@@ -219,7 +219,8 @@ def _rewrite(data: Path, edit) -> None:
 @pytest.mark.parametrize("field, value, message", [
     ("fps", 0, "fps must be in"), ("fps", float("nan"), "finite number"), ("n_frames", 10 ** 12, "n_frames must be"),
     ("duration_s", float("inf"), "finite number"), ("rotation", 45, "rotation must be"),
-    ("frame_times", [0.0, 0.1], "frame_times has 2 entries")])
+    ("frame_times", [0.0, 0.1], "frame_times has 2 entries"), ("sar", [0, 1], "sar must be two positive integers"),
+    ("stream", -1, "stream must be a stream index"), ("stored_size", [0, 64], "stored_size is out of range")])
 def test_hostile_manifest_numbers_are_one_line_errors(fixtures: dict[str, Made], tmp_path: Path, field: str,
                                                       value: object, message: str) -> None:
     data = tmp_path / "data"

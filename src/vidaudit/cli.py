@@ -7,42 +7,84 @@ stages (``run``, ``score``, ``report``, ``score-responses``, ``verify``) look th
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
+import typer.main
+from typer.core import TyperGroup
 
-from vidaudit.cli_common import console, friendly_errors, print_scores, progress_bar, step_progress
+from vidaudit.cli_common import console, friendly_errors, print_figures, print_scores, progress_bar, step_progress
 from vidaudit.cli_help import FlowGroup, tidy_option_types
 
 tidy_option_types()
 app = typer.Typer(help="Audit video-language models against executable ground truth.", cls=FlowGroup,
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
-generate_app = typer.Typer(help="Generate a suite's samples and videos.", no_args_is_help=True)
+
+
+class SuiteCommands(TyperGroup):
+    """A group whose sub-commands the suites contribute (``generate`` through ``Suite.add_commands``, ``import`` and
+    ``validate`` through ``Suite.add_group_commands``), each suite imported only when its commands are needed:
+    ``vidaudit generate counting`` imports the counting suite alone (a command no suite is named after, such as
+    ``repcount``, imports the suites in order until one adds it), listing the group imports every one (listed in
+    the registry's order, whatever was resolved before), ``vidaudit --help`` none. A suite that cannot add its
+    commands is reported then, with a warning."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._added: dict[str, list[str]] = {}  # suite -> the commands it added here
+
+    def _add_suite(self, name: str) -> None:
+        from vidaudit.core.errors import VidauditError
+        from vidaudit.core.registry import get_suite
+
+        if name in self._added:
+            return
+        self._added[name] = []
+        scratch = {group: typer.Typer() for group in ("generate", *GROUPS)}
+        try:
+            suite = get_suite(name)
+            if self.name == "generate":
+                suite.add_commands(scratch["generate"])
+            else:
+                suite.add_group_commands({group: scratch[group] for group in GROUPS})
+        except (VidauditError, ImportError, AttributeError) as e:  # a broken third-party suite
+            console.print(f"[yellow]warning:[/] suite {name!r} could not add its commands: {e}")
+            return
+        for cmd_name, command in typer.main.get_group(scratch[self.name or ""]).commands.items():
+            if cmd_name not in self.commands:
+                self.commands[cmd_name] = command
+                self._added[name].append(cmd_name)
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        from vidaudit.core.registry import names
+
+        suites = names("suites")
+        for name in suites:
+            self._add_suite(name)
+        return [cmd for name in suites for cmd in self._added[name]]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands:
+            from vidaudit.core.registry import names
+
+            for name in sorted(names("suites"), key=lambda n: n != cmd_name):  # the suite of that name first
+                self._add_suite(name)
+                if cmd_name in self.commands:
+                    break
+        return super().get_command(ctx, cmd_name)
+
+
+generate_app = typer.Typer(help="Generate a suite's samples and videos.", cls=SuiteCommands, no_args_is_help=True)
 app.add_typer(generate_app, name="generate")
 #: groups suites add sub-commands to (see Suite.add_group_commands)
 GROUPS = {
-    "import": typer.Typer(help="Import another benchmark's released data as a suite's samples.", no_args_is_help=True),
+    "import": typer.Typer(help="Import another benchmark's released data as a suite's samples.", cls=SuiteCommands,
+                          no_args_is_help=True),
     "validate": typer.Typer(help="Validate another benchmark's released data without importing it.",
-                            no_args_is_help=True),
+                            cls=SuiteCommands, no_args_is_help=True),
 }
 for _name, _group in GROUPS.items():
     app.add_typer(_group, name=_name)
-
-
-def _add_suite_commands() -> None:
-    """Each registered suite adds its generate sub-command(s); a broken plugin is reported, not fatal."""
-    from vidaudit.core.errors import VidauditError
-    from vidaudit.core.registry import get_suite, names
-
-    for name in names("suites"):
-        try:
-            suite = get_suite(name)
-            suite.add_commands(generate_app)
-            suite.add_group_commands(GROUPS)
-        except (VidauditError, ImportError, AttributeError) as e:  # a broken third-party suite
-            console.print(f"[yellow]warning:[/] suite {name!r} could not add its commands: {e}")
-
-
-_add_suite_commands()
 
 
 def _add_interop_commands() -> None:
@@ -106,17 +148,20 @@ def verify(
     workers: int = typer.Option(None, help="Parallel processes (default: cores)."),
 ) -> None:
     """Check every video against its ground truth using only decoded pixels; exit 1 on any mismatch."""
+    from vidaudit.core.contract.roles import Verification
     from vidaudit.core.errors import DataError
     from vidaudit.core.manifest import dataset_suite, load_samples, read_dataset_info
     from vidaudit.core.registry import get_suite
+    from vidaudit.video.facts import check_video_paths
 
     info = read_dataset_info(data)
     suite = get_suite(dataset_suite(data, info))
     samples = load_samples(data)
     if not samples:
         raise DataError(f"{data} holds no samples: nothing to verify")
+    check_video_paths(data, samples)  # before any file is opened: a hand-edited path never leads verify outside
     with progress_bar("verifying") as update:
-        problems = suite.verify(data, samples, workers=workers, on_progress=update)
+        problems = Verification.of(suite).verify(data, samples, workers=workers, on_progress=update)
     if problems:
         for sid, ps in sorted(problems.items()):
             console.print(f"[red]MISMATCH[/] {sid}: {'; '.join(ps)}", highlight=False)
@@ -173,26 +218,33 @@ def run(
     Exit 0 when at least one planned trial is ok (failed ones are listed by cause and stay in every
     denominator), 1 when none is or the run stopped early (quota, credentials, budget), 2 on bad input.
     """
-    from vidaudit.run.cli_support import print_dry_run, print_summary, resolve_run_args
+    from vidaudit.run.cli_support import print_dry_run, print_summary, resolve_run_request
     from vidaudit.run.progress import RichProgress
     from vidaudit.run.ray_executor import dispatch_for
     from vidaudit.run.session import execute
 
     dispatch = dispatch_for(executor, ray_address, ray_replicas)
 
-    args = resolve_run_args(suite=suite, data=data, models=model, conditions=condition, prompts=prompt,
-                            timestamps=not no_timestamps, config=config, out=out, resume=resume,
-                            temperature=temperature, max_output_tokens=max_tokens_out, seed=seed,
-                            max_attempts=max_attempts, max_cost_usd=max_cost_usd, max_tokens=max_tokens, limit=limit,
-                            provider_defaults=provider_defaults, adapter_options=adapter_option, judge=judge,
-                            design=design, rule=rule)
+    request = resolve_run_request(suite=suite, data=data, models=model, conditions=condition, prompts=prompt,
+                                  timestamps=not no_timestamps, config=config, out=out, resume=resume,
+                                  temperature=temperature, max_output_tokens=max_tokens_out, seed=seed,
+                                  max_attempts=max_attempts, max_cost_usd=max_cost_usd, max_tokens=max_tokens,
+                                  limit=limit, provider_defaults=provider_defaults, adapter_options=adapter_option,
+                                  judge=judge, design=design, rule=rule, allow_external_videos=allow_external_videos,
+                                  retry_errors=retry_errors)
     if dry_run:
-        res = execute(**args, dry_run=True, allow_external_videos=allow_external_videos)
+        res = execute(request, dry_run=True)
         print_dry_run(res.dry_run)
         return
-    with RichProgress("trials", console=console) as bar:
-        res = execute(**args, on_progress=bar, dispatch=dispatch, allow_external_videos=allow_external_videos,
-                      retry_errors=retry_errors)
+    try:
+        with RichProgress("trials", console=console) as bar:
+            res = execute(request, on_progress=bar, dispatch=dispatch)
+    except KeyboardInterrupt:
+        import shlex
+
+        console.print(f"interrupted: every stored call is kept; resume with vidaudit run --resume "
+                      f"{shlex.quote(str(request.out))}", highlight=False, markup=False, soft_wrap=True)
+        raise typer.Exit(130) from None
     print_summary(res)
     if (res.summary is not None and res.summary.stopped_early) or not res.trials_ok:
         raise typer.Exit(1)
@@ -208,6 +260,8 @@ def perturb(
     out: Path = typer.Option(None, "--out", help="Output video (its metadata goes beside it as .json); a folder "
                              "for --batch or a source folder."),
     second: Path = typer.Option(None, "--second", help="A second video (scene_mix, unrelated)."),
+    stream: int = typer.Option(None, "--stream", help="The index of SOURCE's video stream to read, in a file with "
+                               "several (default: the one ffmpeg picks: the largest, a default-marked one first)."),
     list_ops: bool = typer.Option(False, "--list", help="List every op with its parameters and exit."),
     batch: Path = typer.Option(None, "--batch", help="A JSONL file of jobs ({source, op, params, seed, name?, "
                                "second?} per line) rendered into --out (docs/perturbations.md)."),
@@ -228,6 +282,8 @@ def perturb(
 
         if out is None:
             raise ConfigError("a batch needs --out DIR for its videos and batch.jsonl")
+        if stream is not None:
+            raise ConfigError("--stream names one file's stream; a batch reads each video's default stream")
         pool = pool_factory(executor, ray_address)  # a bad --executor or a missing ray extra: before any work
         with progress_bar("perturbing") as update:
             res = batch_command(out, batch=batch, folder=source,
@@ -243,8 +299,8 @@ def perturb(
     if executor != "local" or ray_address is not None or workers != 1:
         raise ConfigError("--executor, --ray-address and --workers are for batches (--batch or a source folder)")
     with console.status(f"perturbing {source.name} ({op})"):
-        res = perturb_command(source, op, list(sets), seed, out, second=second)
-    for line in summary_lines(res):
+        res = perturb_command(source, op, list(sets), seed, out, second=second, stream=stream)
+    for line in summary_lines(res, source):
         console.print(line, highlight=False, markup=False, soft_wrap=True)  # paths stay whole
 
 
@@ -256,10 +312,12 @@ _ALLOW_CHANGED = typer.Option(False, "--allow-changed",
 @friendly_errors
 def score(run_dir: Path = typer.Argument(..., help="A run directory."), allow_changed: bool = _ALLOW_CHANGED) -> None:
     """Score a run from its store (never calls a model) into RUN/scores.jsonl and RUN/scored_run.jsonl (what
-    `report` reads); print accuracy and parse failures."""
+    `report` reads); print accuracy and parse failures (on stdout)."""
     from vidaudit.score.stage import score_run
 
-    print_scores(score_run(run_dir, allow_changed=allow_changed))
+    with console.status("scoring (no model is called)"):  # a large run takes seconds: never silent
+        path = score_run(run_dir, allow_changed=allow_changed)
+    print_scores(path)
 
 
 @app.command()
@@ -271,13 +329,15 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory."), allow_c
                                        "(fast); png: matplotlib pictures, for papers (slow: ~0.15 s each).")) -> None:
     """Write RUN/report/report.json, report.md and a self-contained report.html from what `vidaudit score` wrote
     (RUN/scored_run.jsonl; a run never scored is scored first)."""
+    from vidaudit.demo import headline_figures
     from vidaudit.report.stage import report_run
 
     with step_progress("report") as progress:
         paths = report_run(run_dir, allow_changed=allow_changed, rescore=rescore, figures=figures,
                            progress=progress)
     for kind, path in paths.items():
-        console.print(f"{kind:5s} {path}")
+        console.print(f"{kind:5s} {path}", highlight=False, markup=False, soft_wrap=True)
+    print_figures(headline_figures(paths["json"]))
 
 
 @app.command()
@@ -317,13 +377,13 @@ def compare(
     from vidaudit.audit.compare import compare_lines, compare_profiles
 
     res = compare_profiles(sources)
-    for line in compare_lines(res):
-        console.print(line, highlight=False, markup=False, soft_wrap=True)
     if out is not None:
         from vidaudit.core.fileio import write_json_atomic
 
         write_json_atomic(out, res)
         console.print(f"json: {out}", highlight=False, markup=False, soft_wrap=True)
+    for line in compare_lines(res):  # the results, on stdout (`> out.txt` keeps them)
+        typer.echo(line)
 
 
 @app.command("judge-agreement")
@@ -378,10 +438,18 @@ def demo(
     workers: int = typer.Option(None, help="Render processes (default: cores)."),
 ) -> None:
     """Generate the smoke grid, run oracle, chance and the ideal observer at native and frames@1, report."""
-    from vidaudit.demo import run_demo
+    from vidaudit.demo import headline_figures, run_demo
 
-    paths = run_demo(out, workers=workers, console=console)
-    console.print(f"[bold green]demo done[/]: open {paths['html']}")
+    try:
+        paths = run_demo(out, workers=workers, console=console)
+    except KeyboardInterrupt:
+        import shlex
+
+        console.print(f"interrupted: run the same command again to continue (no stored call is repeated): vidaudit "
+                      f"demo --out {shlex.quote(str(out))}", highlight=False, markup=False, soft_wrap=True)
+        raise typer.Exit(130) from None
+    console.print(f"[bold green]demo done[/]: open {paths['html']}", soft_wrap=True)
+    print_figures(headline_figures(paths["json"]))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -38,9 +38,23 @@ def escape(text: str) -> str:
     return _e(text)
 
 
+#: the progress display now on screen: a bar opened inside another (a probe's videos inside the audit's data
+#: step) becomes a second line of it, since a terminal holds one live display at a time
+_LIVE: list[Progress] = []
+
+
 @contextmanager
 def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
-    """A rich progress bar; yields ``update(done, total)``."""
+    """A rich progress bar; yields ``update(done, total)``. Until the first update it shows the time elapsed
+    (a step that reports no counts is never silent)."""
+    if _LIVE:
+        prog = _LIVE[-1]
+        task = prog.add_task(description, total=None)
+        try:
+            yield lambda done, total: prog.update(task, completed=done, total=total)
+        finally:
+            prog.stop_task(task)
+        return
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=False) as prog:
         task = prog.add_task(description, total=None)
@@ -48,16 +62,28 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
         def update(done: int, total: int) -> None:
             prog.update(task, completed=done, total=total)
 
-        yield update
+        _LIVE.append(prog)
+        try:
+            yield update
+        finally:
+            _LIVE.pop()
 
 
 def print_scores(path: Any) -> None:
-    """The scores file written, then accuracy and parse failures (count and share) per model and condition."""
-    from vidaudit.score.summary import read_scores, summary_lines
+    """The scores file written, then accuracy and parse failures (count and share) per model and condition, on
+    stdout (``> out.txt`` keeps them; progress and logs go to stderr)."""
+    from vidaudit.score.summary import read_scores, summary_table
+    from vidaudit.score.terminal import text_table
 
-    console.print(f"scores: {path}", highlight=False, markup=False, soft_wrap=True)
-    for line in summary_lines(read_scores(path)):
-        console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
+    columns, rows = summary_table(read_scores(path))
+    typer.echo(f"scores: {path}")
+    typer.echo(text_table(columns, rows))
+
+
+def print_figures(text: str) -> None:
+    """A command's closing figures (a table from ``score.terminal``) on stdout, after a blank line."""
+    typer.echo("")
+    typer.echo(text)
 
 
 @contextmanager
@@ -98,3 +124,16 @@ def parse_list(text: str | None, kind: Callable[[str], Any], name: str) -> list[
         return [kind(x.strip()) for x in text.split(",") if x.strip()]
     except ValueError as e:
         raise ConfigError(f"--{name}: cannot read {text!r} as a comma-separated list ({e})") from e
+
+
+def dataset_summary(data: Any) -> str:
+    """What a generated dataset holds and what each kind of sample needs (``Suite.describe_samples``), e.g.
+    ``36 samples: 8 direction, 28 anomaly (need --judge)``."""
+    from pathlib import Path
+
+    from vidaudit.core.manifest import dataset_suite, load_samples
+    from vidaudit.core.registry import get_suite
+
+    root = Path(data)
+    root = root.parent if root.is_file() else root
+    return get_suite(dataset_suite(root)).describe_samples(load_samples(root))

@@ -13,7 +13,7 @@ from typer.core import TyperGroup
 
 #: (panel, commands) in the order a researcher meets them; anything else goes to the last panel
 FLOW_PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Start here", ("demo", "suites")),
+    ("Start here", ("audit", "demo", "compare", "suites")),
     ("1. Generate data", ("generate", "verify", "import", "validate")),
     ("2. Run models", ("run",)),
     ("3. Score", ("score", "score-responses")),

@@ -12,13 +12,28 @@ from pathlib import Path
 
 import numpy as np
 
-from vidaudit.core.contract import AggregateInput, ScoreInput
+from vidaudit.core.contract import (
+    AggregateInput,
+    Baselines,
+    Commands,
+    GridFigure,
+    ParseResult,
+    Prompt,
+    ScoreInput,
+    Section,
+    Suite,
+    SuiteCapabilities,
+    SuiteReport,
+    Table,
+    TrialScore,
+    ViewerColumn,
+    ViewerSpec,
+    ViewerTrial,
+    counted,
+)
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import write_dataset_info, write_manifest
 from vidaudit.core.types import Sample, VideoRef
-from vidaudit.report.model import GridFigure, Section, SuiteReport, Table, ViewerColumn, ViewerSpec, ViewerTrial
-from vidaudit.score.records import ParseResult, TrialScore
-from vidaudit.suites.base import Capabilities, Prompt, Suite
 from vidaudit.video.io import probe, write_video
 
 COLOURS = {"red": (220, 30, 30), "green": (30, 200, 60), "blue": (40, 60, 230)}
@@ -46,12 +61,7 @@ def generate_toy(out: Path, seeds: int = 2) -> Path:
     return out / "manifest.jsonl"
 
 
-class ToySuite(Suite):
-    name = "toy"
-    description = "What colour is the screen? (a plugin suite used by the tests)"
-    default_prompt = "plain"
-    viewer = ViewerSpec(group_label="colour", columns=[ViewerColumn(key="answer", label="answer")])
-
+class ToyCommands(Commands):
     def add_commands(self, generate) -> None:
         import typer
 
@@ -59,6 +69,23 @@ class ToySuite(Suite):
         def _generate(out: Path = typer.Option(..., "--out")) -> None:
             """Render the toy colour videos."""
             typer.echo(f"manifest: {generate_toy(out)}")
+
+
+class ToyBaselines(Baselines):
+    def oracle_answer(self, sample) -> str:
+        return f"The screen is {sample.answer}: \\boxed{{{sample.answer}}}"
+
+    def chance_answer(self, sample, rng, option: str = "") -> str:
+        return f"\\boxed{{{sorted(COLOURS)[int(rng.integers(0, len(COLOURS)))]}}}"
+
+
+class ToySuite(Suite):
+    name = "toy"
+    description = "What colour is the screen? (a plugin suite used by the tests)"
+    default_prompt = "plain"
+    viewer = ViewerSpec(group_label="colour", columns=[ViewerColumn(key="answer", label="answer")])
+    commands = ToyCommands()
+    baselines = ToyBaselines()
 
     def prompt_names(self) -> Sequence[str]:
         return ["plain"]
@@ -68,7 +95,7 @@ class ToySuite(Suite):
 
     # A free-text answer (no box) goes to the run's judge (``vidaudit run --judge SPEC``).
     judge_version = "toy-judge-1"
-    capabilities = Capabilities(judges=True)
+    capabilities = SuiteCapabilities(judges=True)
 
     def judge_prompt(self, sample, answer: str) -> Prompt | None:
         if _BOXED.search(answer or ""):
@@ -82,8 +109,8 @@ class ToySuite(Suite):
         sample, text, judgement = trial.sample, trial.text, trial.judgement
         m = _BOXED.search(text or "")
         if m is None and text:
-            if judgement is None:
-                return TrialScore(correct=False, parse=ParseResult(method="not_judged"), metrics={"judge": "none"})
+            if judgement is None:  # no judge in the run: in no figure's denominator, counted beside it
+                return TrialScore.unjudged({"judge": "none"})
             v = read_verdict(judgement, "names_colour")
             if not v.ok:
                 return TrialScore(correct=False, parse=ParseResult(method="judge_unparseable"),
@@ -103,10 +130,10 @@ class ToySuite(Suite):
         acc = {}
         for m in models:
             for c in conds:
-                rs = [r for r in records if r.model == m and r.condition == c]
-                acc[f"{m}|{c}"] = sum(r.correct is True for r in rs) / len(rs) if rs else None
+                acc[f"{m}|{c}"] = counted(r for r in records if r.model == m and r.condition == c).rate
         table = Table(id="toy-accuracy", title="Accuracy", columns=["model", "condition", "accuracy"], key_columns=2,
-                      rows=[[m, c, f"{acc[f'{m}|{c}']:.2f}"] for m in models for c in conds])
+                      rows=[[m, c, "-" if acc[f"{m}|{c}"] is None else f"{acc[f'{m}|{c}']:.2f}"]
+                            for m in models for c in conds])
         fig = GridFigure(id="toy-grid", title="accuracy by model and condition", row_label="model",
                          col_label="condition", rows=models, cols=conds,
                          values=[[acc[f"{m}|{c}"] for c in conds] for m in models])
@@ -118,12 +145,6 @@ class ToySuite(Suite):
         return ViewerTrial(trial_id=record.trial_id, sample_id=record.sample_id, model=record.model,
                            condition=record.condition, group=str(sample.params["colour"]), status=record.status,
                            correct=record.correct, columns={"answer": str(sample.answer)}, raw_text=raw_text or "")
-
-    def oracle_answer(self, sample) -> str:
-        return f"The screen is {sample.answer}: \\boxed{{{sample.answer}}}"
-
-    def chance_answer(self, sample, rng, option: str = "") -> str:
-        return f"\\boxed{{{sorted(COLOURS)[int(rng.integers(0, len(COLOURS)))]}}}"
 
 
 SUITE = ToySuite()

@@ -18,6 +18,7 @@ from vidaudit.audit.profile import (
     merge_published,
     now,
 )
+from vidaudit.core.contract.roles import Audit
 from vidaudit.core.errors import DataError
 from vidaudit.core.fileio import write_text_atomic
 
@@ -33,13 +34,20 @@ def _report_results(run_dir: Path) -> dict[str, Any]:
         raise DataError(f"{path} is missing: re-run the audit (it resumes) or `vidaudit report {run_dir}`") from None
 
 
-def _trials_per_model(run_dir: Path, model: str) -> int:
-    """Planned trials of ``model`` in the run, from its scores (one record per planned trial)."""
-    from vidaudit.core.fileio import read_jsonl
-    from vidaudit.score.stage import SCORES
+def _scored(run_dir: Path, data_dir: Path, models: Sequence[str]) -> tuple[int, str, dict[str, int]]:
+    """Planned trials of the first of ``models`` in the run (one record per planned trial), the checksum of the
+    checked scored file they were counted in, and model -> its trials that need a judge the run did not have (the
+    contract's ``needs_judge``), where any."""
+    from vidaudit.score.scored_run import read_checked
 
-    path = run_dir / SCORES
-    return sum(1 for r in read_jsonl(path) if r.get("model") == model) if path.is_file() else 0
+    header, trials = read_checked(run_dir, data_dir=data_dir)
+    first = models[0] if models else ""
+    unjudged: dict[str, int] = {}
+    for t in trials:
+        r = t.record
+        if r.model in models and r.needs_judge:
+            unjudged[r.model] = unjudged.get(r.model, 0) + 1
+    return sum(1 for t in trials if t.record.model == first), header.sha256, unjudged
 
 
 def build_profile(out: Path, budget: str, models: Sequence[str], parts: Sequence[Any]) -> Profile:
@@ -48,19 +56,22 @@ def build_profile(out: Path, budget: str, models: Sequence[str], parts: Sequence
     published: dict[str, ModelRow] = {}
     infos: list[PartInfo] = []
     for p in parts:
-        figs = p.suite.profile_figures(p.part, _report_results(p.run_dir))
+        figs = Audit.of(p.suite).profile_figures(p.part, _report_results(p.run_dir))
         for m in models:
             rows[m].figures[p.part.name] = list(figs.by_model.get(m, []))
-        n = _trials_per_model(p.run_dir, models[0]) if models else 0
+        n, scored_sha256, unjudged = _scored(p.run_dir, p.data_dir, models)
+        scored = n - (unjudged.get(models[0], 0) if models else 0)  # what the intervals are over
         observer = p.part.observer if p.part.observer not in models else None
         infos.append(PartInfo(
             suite=p.suite.name, name=p.part.name, preset=p.part.preset, seeds=p.part.seeds, dataset_key=p.key,
             data_dir=_rel(p.data_dir, out), run_dir=_rel(p.run_dir, out),
             report_html=_rel(p.run_dir / "report" / "report.html", out), conditions=list(p.conditions),
-            trials_per_model=n, ci_half_width=half_width(n), min_detectable_difference=min_detectable_difference(n),
+            trials_per_model=n, ci_half_width=half_width(scored),
+            min_detectable_difference=min_detectable_difference(scored),
             observer=observer, chance=figs.chance,
             observer_figures=list(figs.by_model.get(observer, [])) if observer else [],
-            human_ceiling=figs.human_ceiling, published_source=figs.published_source, notes=list(figs.notes)))
+            human_ceiling=figs.human_ceiling, published_source=figs.published_source, notes=list(figs.notes),
+            scored_sha256=scored_sha256, unjudged=unjudged))
         merge_published(published, p.part.name, figs.published, figs.published_source)
     return Profile(vidaudit_version=__version__, created_at=now(), budget=budget, models=list(models), parts=infos,
                    rows=list(rows.values()), published=list(published.values()),

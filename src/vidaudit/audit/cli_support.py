@@ -28,16 +28,24 @@ def print_costs(rows: Sequence[CostRow], console: Console) -> None:
 def audit_command(models: Sequence[str], *, budget: str, out: Path, suites: Sequence[str], data_root: Path | None,
                   dry_run: bool, max_cost_usd: float | None, judge: str | None, workers: int | None,
                   console: Console) -> int:
-    """Run the audit; the exit code: 0 done (or dry run), 1 a run stopped early (resume by re-running)."""
+    """Run the audit; the exit code: 0 done (or dry run), 1 a run stopped early (resume by re-running), 130
+    interrupted (Ctrl-C: the command to resume is printed). The headline figures end on stdout."""
+    from vidaudit.cli_common import print_figures, progress_bar, step_progress
     from vidaudit.run.progress import RichProgress
 
     def log(line: str) -> None:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
 
-    res = run_audit(models, budget=budget, out=out, data_root=data_root, suites=suites or None, dry_run=dry_run,
-                    max_cost_usd=max_cost_usd, workers=workers, judge=judge, log=log,
-                    on_costs=lambda rows: print_costs(rows, console),
-                    progress=lambda label: RichProgress(f"trials {label}", console=console))
+    try:
+        res = run_audit(models, budget=budget, out=out, data_root=data_root, suites=suites or None,
+                        dry_run=dry_run, max_cost_usd=max_cost_usd, workers=workers, judge=judge, log=log,
+                        on_costs=lambda rows: print_costs(rows, console),
+                        progress=lambda label: RichProgress(f"trials {label}", console=console),
+                        generating=progress_bar, reporting=step_progress)
+    except KeyboardInterrupt:
+        log("interrupted: every stored call is kept; resume with the same command (nothing stored is asked again): "
+            + resume_command(models, budget=budget, out=out, suites=suites, data_root=data_root, judge=judge))
+        return 130
     if dry_run:
         log("dry run: nothing was called")
         return 0
@@ -49,4 +57,21 @@ def audit_command(models: Sequence[str], *, budget: str, out: Path, suites: Sequ
         return 1
     for kind, path in res.paths.items():
         log(f"{kind:5s} {path}")
+    if "json" in res.paths:
+        from vidaudit.audit.profile import load_profile
+        from vidaudit.audit.render import terminal_table
+
+        print_figures(terminal_table(load_profile(res.paths["json"])[0]))
     return 0
+
+
+def resume_command(models: Sequence[str], *, budget: str, out: Path, suites: Sequence[str], data_root: Path | None,
+                   judge: str | None) -> str:
+    """The ``vidaudit audit`` command line that continues this audit (quoted for a POSIX shell)."""
+    import shlex
+
+    args = ["vidaudit", "audit", *[a for m in models for a in ("--model", m)], "--budget", budget, "--out", str(out)]
+    args += [a for s in suites for a in ("--suite", s)]
+    args += ["--data-root", str(data_root)] if data_root is not None else []
+    args += ["--judge", judge] if judge else []
+    return shlex.join(args)

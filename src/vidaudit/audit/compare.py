@@ -2,8 +2,12 @@
 
 Per part (a suite's dataset, e.g. ``counting`` or ``camera_motion``), each (audit, model) gets its per-trial
 accuracy over every planned trial with a Wilson interval (a failed call is wrong), read from the part's
-``scores.jsonl``; two of them that share (sample, condition) pairs get the paired difference of their
-accuracies with the bootstrap clustered by source video (``score.stats.paired_bootstrap``), as the suites do.
+``scored_run.jsonl`` through the same check ``report`` makes (``score.scored_run.read_checked``: a file
+edited, cut short or older than its run is refused with the fix, ``vidaudit score RUN``); two of them that
+share (sample, condition) pairs get the paired difference of their accuracies with the bootstrap clustered
+by source video (``score.stats.paired_bootstrap``), as the suites do. A trial that needs a judge the audit did
+not have is in no accuracy and no pair, and is counted beside the entry (``unjudged``): the contract's one rule
+(``core.contract.records.counted``).
 """
 
 from __future__ import annotations
@@ -14,22 +18,32 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.audit.profile import load_profile
+from vidaudit.core.contract.records import unjudged_text
 from vidaudit.core.errors import ConfigError
-from vidaudit.core.fileio import read_jsonl
 from vidaudit.score.stats import paired_bootstrap, wilson_interval
 
 N_BOOT = 2000
 
 
-def _outcomes(run_dir: Path, model: str) -> dict[tuple[str, str], tuple[float, str]]:
-    """(sample, condition) -> (1.0 correct / 0.0 otherwise, bootstrap group) for one model of a run."""
-    from vidaudit.score.stage import SCORES
+Outcomes = dict[tuple[str, str], tuple[float, str]]
 
-    path = run_dir / SCORES
-    if not path.is_file():
-        return {}
-    return {(r["sample_id"], r["condition"]): (1.0 if r.get("correct") else 0.0, str(r.get("group_id")))
-            for r in read_jsonl(path) if r.get("model") == model}
+
+def _outcomes(run_dir: Path, data_dir: Path) -> tuple[str, dict[str, Outcomes], dict[str, int]]:
+    """The checksum of the run's checked scored file; per model, (sample, condition) -> (1.0 correct / 0.0
+    otherwise, bootstrap group); and per model, how many of its trials need a judge (left out of the outcomes,
+    counted apart). ``data_dir``: the part's dataset, where the audit keeps it, for the staleness check."""
+    from vidaudit.score.scored_run import read_checked
+
+    header, trials = read_checked(run_dir, data_dir=data_dir)
+    out: dict[str, Outcomes] = {}
+    unjudged: dict[str, int] = {}
+    for t in trials:
+        r = t.record
+        if r.needs_judge:
+            unjudged[r.model] = unjudged.get(r.model, 0) + 1
+            continue
+        out.setdefault(r.model, {})[(r.sample_id, r.condition)] = (1.0 if r.correct else 0.0, str(r.group_id))
+    return header.sha256, out, unjudged
 
 
 def _labels(sources: Sequence[Path]) -> list[str]:
@@ -48,16 +62,24 @@ def compare_profiles(sources: Sequence[str | Path]) -> dict[str, Any]:
         for part in profile.parts:
             block = parts.setdefault(part.name, {"part": part.name, "suite": part.suite, "entries": [],
                                                  "paired": [], "_outcomes": {}})
+            scored, by_model, unjudged_of = _outcomes(root / part.run_dir, root / part.data_dir)
+            current = part.scored_sha256 == scored  # the profile's figures were read from this very scored file
+            if not current:
+                block.setdefault("notes", []).append(
+                    f"{label}: the profile's figures are older than the run's scores (scored again since the audit "
+                    "wrote profile.json) and are left out; re-run the audit (it resumes) to refresh them")
             for row in profile.rows:
                 key = f"{label}:{row.model}"
-                outcomes = _outcomes(root / part.run_dir, row.model)
+                outcomes, unjudged = by_model.get(row.model, {}), unjudged_of.get(row.model, 0)
                 k, n = int(sum(v for v, _ in outcomes.values())), len(outcomes)
                 lo, hi = wilson_interval(k, n) if n else (None, None)
                 block["entries"].append({
                     "entry": key, "audit": label, "model": row.model, "budget": profile.budget,
-                    "dataset_key": part.dataset_key, "k": k, "n": n, "accuracy": k / n if n else None,
+                    "dataset_key": part.dataset_key, "k": k, "n": n, "unjudged": unjudged,
+                    "accuracy": k / n if n else None,
                     "ci_low": lo, "ci_high": hi,
-                    "figures": [f.model_dump(mode="json") for f in row.figures.get(part.name, [])]})
+                    "figures": [f.model_dump(mode="json") for f in row.figures.get(part.name, [])] if current
+                    else []})
                 block["_outcomes"][key] = outcomes
     if sum(len(b["entries"]) for b in parts.values()) < 2 and len(parts) <= 1:
         raise ConfigError("vidaudit compare needs two models: pass two audits, or an audit of several models")
@@ -82,10 +104,12 @@ def compare_lines(res: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     for block in res["parts"]:
         lines.append(f"== {block['part']} ({block['suite']})")
+        lines += [f"  note: {n}" for n in block.get("notes", [])]
         for e in block["entries"]:
             ci = "" if e["ci_low"] is None else f" [{_pct(e['ci_low'])}, {_pct(e['ci_high'])}]"
+            beside = f"; {unjudged_text(e['unjudged'])}" if e.get("unjudged") else ""
             lines.append(f"  {e['entry']:32s} {_pct(e['accuracy'])}{ci} ({e['k']}/{e['n']} trials, "
-                         f"{e['budget']} budget, data {e['dataset_key'][:12]})")
+                         f"{e['budget']} budget, data {e['dataset_key'][:12]}{beside})")
         for p in block["paired"]:
             if not p.get("n_pairs"):
                 lines.append(f"  {p['b']} - {p['a']}: {p.get('note')}")

@@ -44,6 +44,11 @@ class PartInfo(BaseModel):
     human_ceiling: Figure | None = None
     published_source: str = ""
     notes: list[str] = Field(default_factory=list)
+    #: the checksum (``sha256`` of its header) of the run's scored file the figures were read after; ``compare``
+    #: leaves the figures out when the run was scored again since (None: a profile made before this field)
+    scored_sha256: str | None = None
+    #: model -> answers only a judge can score, in a run without one: in no figure, counted beside them
+    unjudged: dict[str, int] = Field(default_factory=dict)
 
 
 class ModelRow(BaseModel):

@@ -10,22 +10,22 @@ Layout of ``OUT``::
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vidaudit import __version__
+from vidaudit.audit.datasets import MARKER
 from vidaudit.core.contract.profile import AuditPart
+from vidaudit.core.contract.roles import Audit
 from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError
-from vidaudit.core.fileio import write_json_atomic
 from vidaudit.core.hashing import sha256_json
 from vidaudit.core.types import ModelSpec
 
-#: written into a dataset dir once its generation finished: the dir is reused only when this matches
-MARKER = "audit-dataset.json"
+__all__ = ["MARKER", "AuditOutcome", "CostRow", "PlannedPart", "dataset_key", "ensure_dataset", "plan_parts",
+           "run_audit"]
 
 Log = Callable[[str], None]
 
@@ -83,34 +83,35 @@ def plan_parts(budget: str, out: Path, *, data_root: Path | None = None, suites:
     root = Path(data_root) if data_root is not None else Path(out) / "data"
     planned: list[PlannedPart] = []
     for s in audit_suites(suites):
-        for part in s.audit_parts(budget):
-            key = sha256_json(part.identity(s.name))
+        for part in s.audit.audit_parts(budget) if s.audit is not None else ():
+            key = dataset_key(s, part)
             name = "-".join(x for x in (s.name, part.name if part.name != s.name else "", part.preset) if x)
             planned.append(PlannedPart(s, part, key, root / f"{name}-{key[:12]}", Path(out) / "runs" / part.name))
     if not planned:
-        raise ConfigError("no registered suite declares audit parts (Suite.audit_parts); nothing to audit")
+        raise ConfigError("no registered suite declares audit parts (its audit role); nothing to audit")
     return planned
 
 
-def ensure_dataset(p: PlannedPart, *, workers: int | None, log: Log,
-                   on_progress: Callable[[int, int], None] | None = None) -> Path:
-    """Reuse the part's dataset when its marker names the same content key, else (re)generate it."""
-    import json
+def dataset_key(suite: Suite, part: AuditPart) -> str:
+    """A part's content key: the sha256 of its identity (suite, probe, preset and seeds), so that two budgets that
+    differ only in their seeds never share a folder."""
+    return sha256_json(part.identity(suite.name))
 
-    marker = p.data_dir / MARKER
-    if marker.is_file():
-        try:
-            if json.loads(marker.read_text(encoding="utf-8")).get("key") == p.key:
-                log(f"data  {p.label}: reused {p.data_dir}")
-                return p.data_dir
-        except (OSError, ValueError):
-            pass
-    if p.data_dir.exists():  # an unfinished generation of this very content key: start it again
-        shutil.rmtree(p.data_dir)
-    log(f"data  {p.label}: generating the {p.part.preset} preset into {p.data_dir}")
-    p.suite.generate_part(p.part, p.data_dir, workers=workers, on_progress=on_progress)
-    write_json_atomic(marker, {"key": p.key, "identity": p.part.identity(p.suite.name), "vidaudit": __version__})
-    return p.data_dir
+
+def ensure_dataset(p: PlannedPart, *, workers: int | None, log: Log,
+                   on_progress: Callable[[int, int], None] | None = None, hold: ExitStack | None = None) -> Path:
+    """Reuse the part's dataset when its marker certifies it (audit/datasets.py), else (re)generate it, under the
+    data root's locks; ``hold`` keeps the folder from being deleted by another audit until it closes."""
+    from vidaudit.audit.datasets import ensure
+
+    def generate() -> None:
+        from vidaudit.core.manifest import load_samples
+
+        log(f"data  {p.label}: generating the {p.part.preset} preset into {p.data_dir}")
+        Audit.of(p.suite).generate_part(p.part, p.data_dir, workers=workers, on_progress=on_progress)
+        log(f"data  {p.label}: {p.suite.describe_samples(load_samples(p.data_dir))}")
+
+    return ensure(p.data_dir, p.key, p.part.identity(p.suite.name), generate, log=log, label=p.label, hold=hold)
 
 
 def _conditions(p: PlannedPart) -> list[Any]:
@@ -131,12 +132,14 @@ def _judge_for(p: PlannedPart, judge: ModelSpec | None) -> ModelSpec | None:
 def estimate(parts: Sequence[PlannedPart], models: Sequence[ModelSpec], judge: ModelSpec | None = None,
              model_options: dict[str, dict[str, Any]] | None = None) -> list[CostRow]:
     """The run stage's dry run of every part (nothing is called): trials, tokens and cost per model and part."""
+    from vidaudit.run.request import RunRequest
     from vidaudit.run.session import execute
 
     rows: list[CostRow] = []
     for p in parts:
-        res = execute(p.data_dir, p.run_dir, list(models), _conditions(p), suite=p.suite.name, dry_run=True,
-                      judge=_judge_for(p, judge), model_options=model_options)
+        request = RunRequest(data=p.data_dir, out=p.run_dir, models=tuple(models), conditions=tuple(_conditions(p)),
+                             suite=p.suite.name, judge=_judge_for(p, judge), model_options=model_options or {})
+        res = execute(request, dry_run=True)
         per: dict[str, CostRow] = {}
         for r in res.dry_run:
             row = per.setdefault(r.model, CostRow(r.model, p.label, 0, 0, 0.0))
@@ -171,12 +174,15 @@ def check_cost(rows: Sequence[CostRow], max_cost_usd: float | None) -> None:
 def parse_models(models: Sequence[str]) -> list[ModelSpec]:
     if not models:
         raise ConfigError("no model given; add --model SPEC (e.g. --model oracle)")
+    from vidaudit.core.registry import target
+
     specs: list[ModelSpec] = []
     for m in models:
         try:
             specs.append(ModelSpec.parse(m))
         except ValueError as e:
             raise ConfigError(f"--model {m!r}: {e}") from None
+        target("providers", specs[-1].provider)  # an unknown provider is refused before any data is generated
     labels = [s.label for s in specs]
     dup = next((x for x in labels if labels.count(x) > 1), None)
     if dup:
@@ -188,50 +194,62 @@ def run_audit(models: Sequence[str], *, budget: str, out: str | Path, data_root:
               suites: Sequence[str] | None = None, dry_run: bool = False, max_cost_usd: float | None = None,
               workers: int | None = None, judge: str | None = None, max_attempts: int = 3,
               log: Log = lambda _: None, on_costs: Callable[[list[CostRow]], None] | None = None,
-              progress: Callable[[str], Any] | None = None) -> AuditOutcome:
+              progress: Callable[[str], Any] | None = None, generating: Callable[[str], Any] | None = None,
+              reporting: Callable[[str], Any] | None = None) -> AuditOutcome:
     """Generate (or reuse), estimate, run, report and profile. ``on_costs`` sees the estimate before any call;
-    ``progress(label)`` returns a context manager giving an ``on_progress`` callback (a progress bar)."""
+    ``progress(label)`` returns a context manager giving an ``on_progress`` callback (a progress bar) for a part's
+    trials, ``generating(label)`` one giving ``update(done, total)`` for its data, and ``reporting(label)`` one
+    giving ``update(step, done, total)`` for its scoring and report (each step of an audit shows its progress)."""
     from contextlib import nullcontext
 
     from vidaudit.audit.build import write_profile
     from vidaudit.report.stage import report_run
+    from vidaudit.run.request import RunRequest
     from vidaudit.run.session import execute
 
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; pass a directory for the audit")
     specs = parse_models(models)
-    judge_spec = ModelSpec.parse(judge) if judge else None
+    try:
+        judge_spec = ModelSpec.parse(judge) if judge else None
+    except ValueError as e:
+        raise ConfigError(f"--judge {judge!r}: {e}") from None
     parts = plan_parts(budget, out, data_root=Path(data_root) if data_root else None, suites=suites)
-    for p in parts:
-        ensure_dataset(p, workers=workers, log=log)
-        p.conditions = tuple(p.suite.part_conditions(p.part, p.data_dir))
-    costs = estimate(parts, specs, judge_spec)
-    if on_costs is not None:
-        on_costs(costs)
-    outcome = AuditOutcome(out, parts, costs)
-    if dry_run:
-        outcome.stopped = "dry run: nothing was called"
+    with ExitStack() as hold:  # every dataset stays locked for use (never deleted by another audit) until the end
+        for p in parts:
+            with (generating(f"data {p.label}") if generating else nullcontext(None)) as update:
+                ensure_dataset(p, workers=workers, log=log, on_progress=update, hold=hold)
+            p.conditions = tuple(Audit.of(p.suite).part_conditions(p.part, p.data_dir))
+        with (generating("estimating the cost") if generating else nullcontext(None)):
+            costs = estimate(parts, specs, judge_spec)
+        if on_costs is not None:
+            on_costs(costs)
+        outcome = AuditOutcome(out, parts, costs)
+        if dry_run:
+            outcome.stopped = "dry run: nothing was called"
+            return outcome
+        check_cost(costs, max_cost_usd)
+        spent = 0.0
+        for p in parts:
+            run_models = list(specs)
+            if p.part.observer and p.part.observer not in {m.label for m in specs}:
+                run_models.append(ModelSpec.parse(p.part.observer))
+            left = None if max_cost_usd is None else max(0.0, max_cost_usd - spent)
+            log(f"run   {p.label}: {', '.join(m.label for m in run_models)} at {', '.join(p.conditions)} -> {p.run_dir}")
+            with (progress(p.label) if progress else nullcontext(None)) as bar:
+                request = RunRequest(data=p.data_dir, out=p.run_dir, models=tuple(run_models),
+                                     conditions=tuple(_conditions(p)), suite=p.suite.name, max_attempts=max_attempts,
+                                     max_cost_usd=left, judge=_judge_for(p, judge_spec))
+                res = execute(request, on_progress=bar)
+            outcome.summaries[p.label] = res.summary
+            if res.summary is not None:
+                spent += res.summary.cost_usd
+                if res.summary.stopped_early:
+                    outcome.stopped = f"{p.label}: {res.summary.describe()}"
+                    break
+            with (reporting(f"report {p.label}") if reporting else nullcontext(None)) as steps:
+                report_run(p.run_dir, rescore=True, progress=steps)  # the run may have grown since it was scored
+        if outcome.stopped is None:
+            outcome.paths = write_profile(out, budget, [m.label for m in specs], parts)
         return outcome
-    check_cost(costs, max_cost_usd)
-    spent = 0.0
-    for p in parts:
-        run_models = list(specs)
-        if p.part.observer and p.part.observer not in {m.label for m in specs}:
-            run_models.append(ModelSpec.parse(p.part.observer))
-        left = None if max_cost_usd is None else max(0.0, max_cost_usd - spent)
-        log(f"run   {p.label}: {', '.join(m.label for m in run_models)} at {', '.join(p.conditions)} -> {p.run_dir}")
-        with (progress(p.label) if progress else nullcontext(None)) as bar:
-            res = execute(p.data_dir, p.run_dir, run_models, _conditions(p), suite=p.suite.name,
-                          max_attempts=max_attempts, max_cost_usd=left, judge=_judge_for(p, judge_spec),
-                          on_progress=bar)
-        outcome.summaries[p.label] = res.summary
-        if res.summary is not None:
-            spent += res.summary.cost_usd
-            if res.summary.stopped_early:
-                outcome.stopped = f"{p.label}: {res.summary.describe()}"
-                break
-        report_run(p.run_dir, rescore=True)  # the run may have grown since an earlier audit scored it
-    if outcome.stopped is None:
-        outcome.paths = write_profile(out, budget, [m.label for m in specs], parts)
-    return outcome

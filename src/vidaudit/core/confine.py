@@ -38,6 +38,23 @@ def name_problem(name: object) -> str | None:
     return None
 
 
+def escape_problem(root: str | Path, name: object) -> str | None:
+    """Why ``root / name`` is not a place inside ``root`` (None: it is), read from the text and then from the
+    file system (symlinks followed): the one rule :func:`confined` and ``video.facts.resolve_video`` share."""
+    problem = name_problem(name)
+    if problem is not None:
+        return problem
+    assert isinstance(name, str)
+    top = Path(root)
+    try:
+        real, real_top = Path(os.path.realpath(top / name)), Path(os.path.realpath(top))
+    except (OSError, ValueError) as e:  # a symlink loop, or a name the OS cannot hold
+        return f"cannot be resolved ({e})"
+    if real == real_top or not real.is_relative_to(real_top):
+        return f"leads outside the folder (to {real}; a symlink out of it counts as outside)"
+    return None
+
+
 def confined(root: str | Path, name: object, *, what: str = "name", source: str = "") -> Path:
     """``root / name``, refused unless it names a place inside ``root`` (symlinks followed, ``root`` included).
 
@@ -46,18 +63,8 @@ def confined(root: str | Path, name: object, *, what: str = "name", source: str 
     that links or copies writes where the user expects.
     """
     where = f"{source}: " if source else ""
-    problem = name_problem(name)
+    problem = escape_problem(root, name)
     if problem is not None:
-        raise DataError(f"{where}{what} {name!r} {problem}; a {what} must be a plain relative path inside "
-                        f"{root} (fix or drop that entry)")
-    assert isinstance(name, str)
-    top = Path(root)
-    path = top / name
-    try:
-        real, real_top = Path(os.path.realpath(path)), Path(os.path.realpath(top))
-    except (OSError, ValueError) as e:  # a symlink loop, or a name the OS cannot hold
-        raise DataError(f"{where}{what} {name!r} cannot be resolved inside {root} ({e})") from e
-    if real == real_top or not real.is_relative_to(real_top):
-        raise DataError(f"{where}{what} {name!r} leads outside {root} (to {real}); a {what} must name a file "
-                        f"inside {root} (a symlink out of the folder counts as outside)")
-    return path
+        raise DataError(f"{where}{what} {name!r} {problem}; a {what} must be a plain relative path naming a file "
+                        f"inside {root} (fix or drop that entry)")
+    return Path(root) / str(name)

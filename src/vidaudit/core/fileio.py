@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from vidaudit.core.errors import DataError
+
 
 def _umask() -> int:
     """The process umask, read without changing it where Linux says it (os.umask would race threads)."""
@@ -36,7 +38,8 @@ def owner_token() -> str:
     return f"{_host()}~{os.getpid()}"
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host still runs (one we may not signal counts as running)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -46,30 +49,58 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _temporary_owner(name: str, final_name: str) -> str | None:
+    """The ``HOST~PID`` that wrote ``name`` if it is a temporary of ``final_name``: ``.FINAL.HOST~PID.*``, or a
+    temporary of such a temporary (``..FINAL.HOST~PID.*``: a writer that stages its output under a temporary name
+    through another atomic writer, as the perturbation engine does through ``VideoWriter``)."""
+    for depth in (1, 2):
+        prefix = "." * depth + final_name + "."
+        if name.startswith(prefix):
+            owner = name[len(prefix):].split(".", 1)[0]
+            return owner if "~" in owner else None
+    return None
+
+
 def sweep_stale_temporaries(final: str | Path) -> list[Path]:
-    """Remove the temporaries of ``final`` that a killed writer left behind (``.NAME.HOST~PID.*``).
+    """Remove the temporaries of ``final`` that a killed writer left behind (``.NAME.HOST~PID.*``, files or
+    folders, and temporaries of those, ``..NAME.HOST~PID.*``).
 
     Only those of a process of this host that no longer runs: a writer still at work (another worker, a
     parallel run) keeps its file. Returns what was removed.
     """
     final = Path(final)
-    prefix = f".{final.name}."
     removed: list[Path] = []
     try:
         siblings = list(final.parent.iterdir())
     except OSError:
         return removed
     for p in siblings:
-        if not p.name.startswith(prefix):
+        owner = _temporary_owner(p.name, final.name)
+        if owner is None:
             continue
-        host, sep, pid = p.name[len(prefix):].split(".", 1)[0].rpartition("~")
-        if sep and host == _host() and pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+        host, _, pid = owner.rpartition("~")
+        if host == _host() and pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
             try:
-                p.unlink()
+                if p.is_dir() and not p.is_symlink():
+                    shutil.rmtree(p)
+                else:
+                    p.unlink()
                 removed.append(p)
             except OSError:
                 pass
     return removed
+
+
+def stage_dir(final: str | Path) -> Path:
+    """A new empty folder beside ``final`` (``.NAME.HOST~PID.XXXX.tmp``, umask honoured) to fill and then rename
+    onto ``final`` (or hand to :func:`replace_together`); a killed writer's leftovers of ``final`` are swept
+    first, and the next writer of ``final`` sweeps this one if the process dies before the rename."""
+    final = Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    sweep_stale_temporaries(final)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.{owner_token()}.", suffix=".tmp", dir=final.parent))
+    os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700
+    return tmp
 
 
 @contextmanager
@@ -143,7 +174,8 @@ def replace_together(staged: Sequence[tuple[Path | None, Path]]) -> None:
     try:
         for tmp, final in staged:
             if final.exists() or final.is_symlink():
-                backup = Path(tempfile.mkdtemp(prefix=f".{final.name}.old-", dir=final.parent)) / final.name
+                backup = Path(tempfile.mkdtemp(prefix=f".{final.name}.{owner_token()}.", suffix=".old",
+                                               dir=final.parent)) / final.name
                 os.replace(final, backup)
                 aside.append((backup, final))
             if tmp is not None:
@@ -162,6 +194,25 @@ def replace_together(staged: Sequence[tuple[Path | None, Path]]) -> None:
                 remove_path(tmp)
     for backup, _ in aside:
         remove_path(backup.parent)
+
+
+@contextmanager
+def written_together(what: str, kept: str, fix: str) -> Iterator[list[tuple[Path | None, Path]]]:
+    """Collect ``(temporary, final)`` pairs (``stage_text`` ...) and put them in place together on leaving
+    (:func:`replace_together`). An ``OSError`` while staging or renaming (a full disk, an unwritable folder)
+    removes the temporaries and is a one-line ``DataError``: "could not write WHAT (reason); the KEPT already
+    there are unchanged. Free some space (or fix the folder's permissions) and FIX"."""
+    staged: list[tuple[Path | None, Path]] = []
+    try:
+        yield staged
+        replace_together(staged)
+    except OSError as e:
+        for tmp, _ in staged:
+            if tmp is not None:
+                remove_path(tmp)
+        raise DataError(f"could not write {what} ({e.strerror or e}{f': {e.filename}' if e.filename else ''}); "
+                        f"the {kept} already there are unchanged. Free some space (or fix the folder's "
+                        f"permissions) and {fix}") from e
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:

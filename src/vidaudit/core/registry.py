@@ -7,8 +7,11 @@ Third-party packages add entries through the ``vidaudit.<kind>`` entry-point gro
 
 from __future__ import annotations
 
+import ast
 import importlib
+import importlib.util
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vidaudit.core.errors import ConfigError
@@ -75,25 +78,61 @@ def _suite_packages() -> list[str]:
     return [m.name for m in pkgutil.iter_modules(pkg.__path__) if m.ispkg]
 
 
+def _literal_providers(package: str) -> dict[str, str] | None:
+    """A suite package's ``PROVIDERS`` read from its ``__init__.py`` without running it, when the file names it
+    once, in one top-level assignment of a literal dict of strings (so listing the models, ``run --help``,
+    imports no suite); None when only running the module can say (then the package is imported)."""
+    spec = importlib.util.find_spec(package)
+    origin = spec.origin if spec is not None else None
+    if not origin or not origin.endswith(".py"):
+        return None
+    try:
+        tree = ast.parse(Path(origin).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    assigned = [n for n in tree.body if isinstance(n, ast.Assign) and len(n.targets) == 1
+                and isinstance(n.targets[0], ast.Name) and n.targets[0].id == "PROVIDERS"]
+    for node in ast.walk(tree):  # any other mention (a read, an import, ``global``, a star import) needs the import
+        if (isinstance(node, ast.Name) and node.id == "PROVIDERS" and not any(node is n.targets[0] for n in assigned)
+                or isinstance(node, ast.alias) and (node.asname or node.name) in ("PROVIDERS", "*")
+                or isinstance(node, (ast.Global, ast.Nonlocal)) and "PROVIDERS" in node.names):
+            return None
+    if len(assigned) != 1:
+        return {} if not assigned else None
+    try:
+        value = ast.literal_eval(assigned[0].value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        return None
+    return value
+
+
 def _suite_providers() -> tuple[dict[str, str], list[str]]:
     """The providers the built-in suite packages declare (``PROVIDERS``), in package order, and the packages
-    that could not be imported here (their models are not listed; ``get_suite`` reports why when used)."""
+    that could not be imported here (their models are not listed; ``get_suite`` reports why when used). A
+    literal declaration is read from the package's source, so that naming the models imports no suite; any
+    other by importing the package."""
     out: dict[str, str] = {}
     broken: list[str] = []
     for name in _suite_packages():
-        try:
-            mod = importlib.import_module(f"{_SUITES_PACKAGE}.{name}")
-        except Exception as e:  # noqa: BLE001 - e.g. a missing optional dependency: list the others
-            broken.append(f"{name} ({type(e).__name__}: {e})")
-            continue
-        for provider, value in getattr(mod, "PROVIDERS", {}).items():
+        package = f"{_SUITES_PACKAGE}.{name}"
+        declared = _literal_providers(package)
+        if declared is None:
+            try:
+                declared = dict(getattr(importlib.import_module(package), "PROVIDERS", {}))
+            except Exception as e:  # noqa: BLE001 - e.g. a missing optional dependency: list the others
+                broken.append(f"{name} ({type(e).__name__}: {e})")
+                continue
+        for provider, value in declared.items():
             out.setdefault(provider, value)
     return out, broken
 
 
 def _builtin(kind: str, name: str | None = None) -> dict[str, str]:
-    """Built-in targets of ``kind``; with ``name`` for providers, the suites are imported only when the
-    shared table lacks it (resolving ``openai`` imports no suite)."""
+    """Built-in targets of ``kind``; with ``name`` for providers, the suite packages' ``PROVIDERS`` are read only
+    when the shared table lacks it (and imported only where not a literal: resolving ``openai`` or listing the
+    models imports no suite)."""
     if kind == "suites":
         return {m: f"{_SUITES_PACKAGE}.{m}:SUITE" for m in _suite_packages()}
     table = _BUILTIN.get(kind, {})
@@ -121,8 +160,17 @@ def target(kind: str, name: str) -> str:
     if found is None:
         broken = _suite_providers()[1] if kind == "providers" else []
         why = f" (suite packages that could not be imported here: {'; '.join(broken)})" if broken else ""
-        raise ConfigError(f"unknown {kind[:-1]} {name!r}; choose one of: {', '.join(names(kind))}{why}")
+        hint = _model_hint(name) if kind == "providers" else ""
+        raise ConfigError(f"unknown {kind[:-1]} {name!r}{hint}; choose one of: {', '.join(names(kind))}{why}")
     return found
+
+
+def _model_hint(provider: str) -> str:
+    """``--model gpt-4o`` names no provider: say the ``provider:name`` it probably meant."""
+    from vidaudit.core.types import likely_spec
+
+    likely = likely_spec(provider)
+    return f" (a model is provider:name; did you mean {likely}?)" if likely else " (a model is provider:name)"
 
 
 def load(spec: str, what: str) -> Any:

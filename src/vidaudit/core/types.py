@@ -7,6 +7,7 @@ canonical JSON; ``Request`` carries pixel arrays and is a plain frozen dataclass
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -79,11 +80,13 @@ MAX_SIZE = 1 << 16
 class VideoRef(_Frozen):
     """A video as read back from its encoded file (``path`` relative to the dataset dir), as a player shows it.
 
-    ``width``/``height`` are the displayed size (after ``rotation``, the degrees counter-clockwise a player
-    turns the stored picture). Times are on the player's clock (``core.timeline``): ``start_s`` is the
-    first frame's time and ``frame_times`` lists every frame's time when the rate is not constant. The three
-    are written only when they differ from a constant-rate upright clip starting at 0, so the manifests of
-    such clips (every rendered one) are unchanged.
+    ``width``/``height`` are the displayed size: the stored picture (``stored_size``) with its sample aspect
+    ratio applied (``sar``, width scaled: ``floor(w * sar)``), then turned by ``rotation`` (degrees
+    counter-clockwise). Times are on the player's clock (``core.timeline``): ``start_s`` is the first frame's
+    time and ``frame_times`` lists every frame's time when the rate is not constant. ``stream`` is the index of
+    the video stream the frames come from, in a file with several (None: the one ffmpeg picks, the only one).
+    Each of these is written only when it differs from a constant-rate, upright, square-pixel, single-stream
+    clip starting at 0, so the manifests of such clips (every rendered one) are unchanged.
     """
 
     path: str
@@ -96,6 +99,9 @@ class VideoRef(_Frozen):
     rotation: int = 0
     start_s: float = 0.0
     frame_times: tuple[float, ...] | None = None
+    sar: tuple[int, int] | None = None          # sample aspect ratio (num, den), when pixels are not square
+    stored_size: tuple[int, int] | None = None  # the stored picture's (width, height), when pixels are not square
+    stream: int | None = None                   # the video stream's index, in a file with several
 
     @model_validator(mode="after")
     def _check(self) -> VideoRef:
@@ -122,12 +128,19 @@ class VideoRef(_Frozen):
                 raise ValueError(f"video frame_times has {len(ft)} entries for {self.n_frames} frames")
             if any(not math.isfinite(t) for t in ft) or any(b <= a for a, b in zip(ft, ft[1:])):
                 raise ValueError("video frame_times must be finite and strictly increasing")
+        if self.sar is not None and not (0 < self.sar[0] < 1 << 31 and 0 < self.sar[1] < 1 << 31):
+            raise ValueError(f"video sar must be two positive integers, got {list(self.sar)}")
+        if self.stored_size is not None and not all(0 < v <= MAX_SIZE for v in self.stored_size):
+            raise ValueError(f"video stored_size is out of range: {list(self.stored_size)}")
+        if self.stream is not None and not 0 <= self.stream < 1 << 16:
+            raise ValueError(f"video stream must be a stream index >= 0, got {self.stream}")
         return self
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> dict[str, Any]:
-        data = handler(self)
-        for key, default in (("rotation", 0), ("start_s", 0.0), ("frame_times", None)):
+        data: dict[str, Any] = handler(self)
+        for key, default in (("rotation", 0), ("start_s", 0.0), ("frame_times", None), ("sar", None),
+                             ("stored_size", None), ("stream", None)):
             if data.get(key, default) == default:
                 data.pop(key, None)
         return data
@@ -291,6 +304,24 @@ class GenerationSettings(_Frozen):
         return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
+#: what a base URL starts with: a scheme (``http://``, ``https://``, ...)
+_URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+#: a bare model name's usual provider, by how the name starts (for the hint of a spec without a provider)
+_NAME_PROVIDERS = (("gpt-", "openai"), ("chatgpt", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", "openai"),
+                   ("gemini", "gemini"), ("claude", "anthropic"))
+
+
+def likely_spec(provider: str) -> str | None:
+    """The ``provider:name`` that a spec naming no provider (``--model gpt-4o``: read as provider ``gpt-4o``)
+    probably meant, or None when nothing is likely."""
+    for prefix, name in _NAME_PROVIDERS:
+        if provider.lower().startswith(prefix):
+            return f"{name}:{provider}"
+    if "/" in provider:  # a Hugging Face repo id: local weights, or a vLLM / SGLang server speaking the OpenAI API
+        return f"hf:{provider} (local weights) or openai:{provider}@http://HOST:PORT/v1 (a vLLM or SGLang server)"
+    return None
+
+
 class ModelSpec(_Frozen):
     """``provider:name[@base_url]`` plus generation settings; never holds a secret."""
 
@@ -310,8 +341,17 @@ class ModelSpec(_Frozen):
             rest, base_url = rest.split("@", 1)
         if not provider:
             raise ValueError(f"model spec {spec!r} has no provider; write provider:name, e.g. openai:gpt-4o")
-        return cls(provider=provider, name=rest, base_url=base_url or None,
-                   settings=GenerationSettings(**{k: v for k, v in settings.items() if v is not None}))
+        if base_url and not _URL_SCHEME.match(base_url):  # refused here, not retried as a network failure later
+            scheme = "http" if base_url.startswith(("localhost", "127.", "[::1]", "0.0.0.0")) else "https"
+            raise ValueError(f"the base URL {base_url!r} of model {spec!r} has no scheme; write "
+                             f"{provider}:{rest}@{scheme}://{base_url}")
+        try:
+            return cls(provider=provider, name=rest, base_url=base_url or None,
+                       settings=GenerationSettings(**{k: v for k, v in settings.items() if v is not None}))
+        except ValueError as e:  # a pydantic ValidationError: its first problem, in one line
+            from vidaudit.core.errors import validation_message
+
+            raise ValueError(f"model {spec!r}: {validation_message(e)}") from None
 
     @property
     def label(self) -> str:
@@ -348,6 +388,7 @@ class VideoPart:
     source_fps: float
     frame_indices: tuple[int, ...] = ()
     timestamps: tuple[float, ...] = ()
+    stream: int | None = None          # the file's video stream the frames come from (None: the one ffmpeg picks)
 
 
 Part = TextPart | ImagePart | VideoPart

@@ -31,9 +31,9 @@ def register(app: typer.Typer) -> None:
         subset: str = typer.Option(None, "--subset", help="A paper's named subset: reveal-paper (100 sycophancy pairs "
                                                          "per category, 50 camera clips over six motions, 50 lane "
                                                          "clips balanced)."),
-        allow_shortfall: bool = typer.Option(False, "--allow-shortfall", help="A stratum with too few units gives "
-                                                                              "what it has (printed) instead of an "
-                                                                              "error."),
+        allow_shortfall: bool = typer.Option(False, "--allow-shortfall", help="A stratum (or --sample K) with too "
+                                                                              "few units gives what it has (printed) "
+                                                                              "instead of an error."),
         seed: int = typer.Option(0, "--seed", help="Seed of the selection and the page order."),
         kind: str = typer.Option("performance", "--kind", help="performance (the model's question) or quality "
                                                               "(does the statement describe something absent?)."),

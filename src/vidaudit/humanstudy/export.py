@@ -27,7 +27,8 @@ from vidaudit.core.hashing import sha256_file
 from vidaudit.humanstudy.items import StudyItem, has_statement, performance_item, quality_item, study_id
 from vidaudit.humanstudy.page import render_page
 from vidaudit.humanstudy.paths import STUDIES_DIR
-from vidaudit.humanstudy.select import select, select_by_rules
+from vidaudit.humanstudy.present import present_masked, work_dir
+from vidaudit.humanstudy.select import apart_keys, select, select_by_rules, units_of
 from vidaudit.humanstudy.source import StudySource, open_source
 from vidaudit.humanstudy.subsets import Rule
 from vidaudit.humanstudy.subsets import subset as named_subset
@@ -68,9 +69,24 @@ def build_items(src: StudySource, kind: str) -> list[StudyItem]:
 
 
 def _video_files(src: StudySource, items: list[StudyItem]) -> dict[str, Path]:
+    """Each item's video, confined to the dataset (``video.facts.resolve_video``: a manifest path that leads
+    outside it is refused unless the dataset's own ``dataset.json`` opts in), as the run confines it. An item
+    shown as vidaudit rendered it (``shown_sha256``: a strip-masked copy in the run's perturbation cache, never
+    a path read from a manifest) is taken where it was rendered and checked by its sha256 instead."""
+    from vidaudit.core.manifest import external_videos_allowed
+    from vidaudit.video.facts import resolve_video
+
+    external = external_videos_allowed(src.data_dir)
     files: dict[str, Path] = {}
     for it in items:
-        path = src.data_dir / it.video_path
+        if it.shown_sha256 is not None:
+            path = Path(it.video_path)
+            if not path.is_file() or sha256_file(path) != it.shown_sha256:
+                raise DataError(f"the rendering shown for sample {it.sample_id} is missing or changed: {path}; "
+                                "export again (it is rendered anew)")
+            files[it.item_id] = path
+            continue
+        path = resolve_video(src.data_dir, it.video_path, allow_external=external, who=it.sample_id)
         if not path.is_file():
             raise DataError(f"the video of sample {it.sample_id} is missing: {path}; regenerate the dataset")
         files[it.item_id] = path
@@ -116,7 +132,22 @@ def choose(src: StudySource, items: list[StudyItem], how: Draw, seed: int
     """The items in page order, the draw's lines (shortfalls, left out) and its counts per stratum."""
     got = how.rules()
     if got is None:
-        return select(items, how.sample, seed), [], {}
+        apart = apart_keys(items, {s.sample_id: s.params for s in src.samples})
+        n = len(units_of(items))
+        notes: list[str] = []
+        if how.sample is not None and how.sample > n:  # never fewer than asked without saying so
+            if not how.allow_shortfall:
+                raise DataError(f"--sample {how.sample} asks for more units than the {n} there are (a masked/raw "
+                                f"pair counts once); pass --sample {n} or less, leave --sample out to show them all, "
+                                "or pass --allow-shortfall to take all of them")
+            notes.append(f"shortfall: --sample {how.sample}: {n} of {how.sample} units (all there are)")
+        order = select(items, how.sample, seed, apart)
+        clashes = sum(a.item_id in apart and apart.get(a.item_id) == apart.get(b.item_id)
+                      for a, b in zip(order, order[1:]))
+        if clashes:
+            notes.append(f"page order: {clashes} claim(s) sit beside their control (too few other items to keep "
+                         "them apart)")
+        return order, notes, {}
     rules, label = got
     params = {s.sample_id: s.params for s in src.samples}
     chosen, drawn = select_by_rules(items, rules, params, seed, allow_shortfall=how.allow_shortfall, label=label)
@@ -139,6 +170,24 @@ def export_study(source: str | Path, out: str | Path, *, sample: int | None = No
     items, notes, counts = choose(src, build_items(src, kind), how, seed)
     if not items:
         raise DataError(f"{source}: no samples to put in a study")
+    with work_dir() as work:
+        items = presented(src, items, how, Path(work))
+        return _write(out, kind, src, items, how, seed, media, notes, counts)
+
+
+def presented(src: StudySource, items: list[StudyItem], how: Draw, work: Path) -> list[StudyItem]:
+    """The items of a rule that shows its probe's clips another way (``Rule.present``), shown so."""
+    got = how.rules()
+    present = {r.probe: r.present for r in got[0] if r.present} if got is not None else {}
+    masked = [it for it in items if present.get(it.probe) == "masked" and it.kind != "quality"]
+    if not masked:
+        return items
+    shown = dict(zip((it.item_id for it in masked), present_masked(src, masked, work), strict=True))
+    return [shown.get(it.item_id, it) for it in items]
+
+
+def _write(out: Path, kind: str, src: StudySource, items: list[StudyItem], how: Draw, seed: int, media: str,
+           notes: list[str], counts: dict[str, dict[str, int]]) -> Exported:
     files = _video_files(src, items)
     total = sum(p.stat().st_size for p in set(files.values()))
     mode = ("embed" if total <= EMBED_MAX_BYTES else "folder") if media == "auto" else media
@@ -152,7 +201,7 @@ def export_study(source: str | Path, out: str | Path, *, sample: int | None = No
         if mode == "embed":
             srcs[it.item_id] = f"data:{mime};base64," + base64.b64encode(path.read_bytes()).decode("ascii")
         else:
-            name = f"{it.video_sha256 or sha256_file(path)}{path.suffix}"
+            name = f"{it.shown_sha256 or it.video_sha256 or sha256_file(path)}{path.suffix}"
             copies[media_dir / name] = path
             srcs[it.item_id] = f"{media_dir.name}/{name}"
     html = render_page(sid, kind, src.suite.name, items, srcs)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vidaudit.core.confine import confined
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import write_json_atomic, write_text_atomic
 from vidaudit.core.manifest import load_samples
@@ -39,7 +40,8 @@ def find_manifest(run_dir: Path, files: list[Path], study: Path | None) -> Study
     if not files:
         raise DataError("no answers files given")
     sid, _ = read_sheet(files[0])
-    path = run_dir / STUDIES_DIR / f"{sid}.json"
+    # the study id comes from the answers file: a name, never a path out of RUN/human_studies
+    path = confined(run_dir / STUDIES_DIR, f"{sid}.json", what="study id", source=str(files[0]))
     if not path.is_file():
         raise DataError(f"{files[0]} is for study {sid}, which run {run_dir} does not hold ({path} is missing); "
                         "pass --study PATH, the study.json written beside the study page")

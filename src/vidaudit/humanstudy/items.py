@@ -49,6 +49,9 @@ class StudyItem(BaseModel):
     video_path: str
     pair: str | None = None
     phase: int | None = None
+    #: sha256 of the video shown when it is not the sample's own (a condition's perturbed rendering, whose
+    #: path is ``video_path``); the sample's own stays ``video_sha256``, which import checks
+    shown_sha256: str | None = None
     correct: str | None = None
 
     def public(self) -> dict[str, Any]:

@@ -36,7 +36,7 @@ def judge_for_run(run_dir: Path) -> Judge | None:
 
     rc = RunConfig.load(run_dir)
     stored = rc.options.get("judge")
-    if not stored or not get_suite(rc.suite).judges():
+    if not stored or not get_suite(rc.suite).capabilities.judges:
         return None
     spec = ModelSpec.model_validate(stored)
     path = Path(run_dir) / VERDICTS

@@ -47,7 +47,7 @@ def _score_choice(suite: Suite, sample: Sample, letter: str) -> TrialScore:
 def _score_text(suite: Suite, sample: Sample, text: str, judge: Judge | None) -> TrialScore | None:
     if judge is not None:
         return judge(suite, sample, text)
-    if suite.judges() and suite.judge_prompt(sample, text) is not None:
+    if suite.capabilities.judges and suite.judge_prompt(sample, text) is not None:
         return None  # the suite would send this answer to a judge, and the run has none
     ts = suite.score(ScoreInput(sample, text, "ok"))
     return ts if ts.parse is not None and ts.parse.ok and ts.correct is not None else None

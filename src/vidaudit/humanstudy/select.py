@@ -6,7 +6,9 @@ grouped into strata by (probe, condition) (a pair's condition is ``paired``); ea
 with its own generator (seeded by the sha256 of the study seed and the stratum), and units are then
 taken round-robin over the strata in sorted order until K are taken: equal allocation, where a stratum
 that runs out leaves its share to the others. The page order is a second seeded shuffle of the chosen
-units, so clips of one answer never come in a run; within a pair the masked item is always shown first.
+units, so clips of one answer never come in a run; within a pair the masked item is always shown first;
+a sycophancy claim and its control (one unit, or two items sharing ``params.pair_id``) never sit side by
+side (``page_order``).
 ``select_by_rules`` draws by the samples' own params instead (``--stratify``, ``--subset``: ``subsets.py``).
 """
 
@@ -54,8 +56,10 @@ def stratum(unit: Unit) -> tuple[str, str]:
     return (unit[0].probe, "paired" if unit[0].pair is not None else unit[0].condition)
 
 
-def select(items: Sequence[StudyItem], k: int | None, seed: int) -> list[StudyItem]:
-    """The chosen items in page order (see the module docstring); ``k`` None keeps every unit."""
+def select(items: Sequence[StudyItem], k: int | None, seed: int, apart: Mapping[str, str] | None = None
+           ) -> list[StudyItem]:
+    """The chosen items in page order (see the module docstring); ``k`` None keeps every unit. ``apart``: item
+    id -> a key whose items never sit side by side (``page_order``)."""
     units = units_of(items)
     if k is not None and k < 1:
         raise ConfigError(f"--sample must be at least 1, got {k}")
@@ -73,18 +77,77 @@ def select(items: Sequence[StudyItem], k: int | None, seed: int) -> list[StudyIt
         for q in queues:
             if q and len(chosen) < limit:
                 chosen.append(q.pop(0))
-    return page_order(chosen, seed)
+    return page_order(chosen, seed, apart)
 
 
-def page_order(chosen: Sequence[Unit], seed: int) -> list[StudyItem]:
-    """A seeded shuffle of the chosen units; a masked/raw pair stays together (masked first), the items of any
-    other unit (a sycophancy pair: a false claim and its true control) are shuffled apart, so one never
-    announces the other."""
-    shown: list[Unit] = []
-    for u in chosen:
-        shown.extend([u] if u[0].pair is not None else [[it] for it in u])
-    order = _rng(seed, "page-order").permutation(len(shown))
-    return [it for i in order for it in shown[i]]
+def page_order(chosen: Sequence[Unit], seed: int, apart: Mapping[str, str] | None = None) -> list[StudyItem]:
+    """The chosen units in a seeded order where items that would announce each other never sit side by side.
+
+    A masked/raw pair stays together (masked first). The items of any other unit (a ``--unit`` draw, e.g. a
+    sycophancy false claim and its true control) are split into blocks of one, as are the items sharing an
+    ``apart`` key (item id -> key: the default draw passes the samples' ``params.pair_id``); blocks of one unit
+    or key are kept apart (``arrange_apart``). See ``page_order_clashes`` for a page where that cannot be done."""
+    return [it for block in _blocks_in_order(chosen, seed, apart)[0] for it in block]
+
+
+def page_order_clashes(chosen: Sequence[Unit], seed: int, apart: Mapping[str, str] | None = None) -> int:
+    """How many neighbouring items of ``page_order`` belong together: 0 unless one unit (or key) holds more than
+    half the page's blocks, when no order can keep them all apart."""
+    return _blocks_in_order(chosen, seed, apart)[1]
+
+
+def _blocks_in_order(chosen: Sequence[Unit], seed: int, apart: Mapping[str, str] | None
+                     ) -> tuple[list[Unit], int]:
+    blocks: list[tuple[str | None, Unit]] = []
+    for n, u in enumerate(chosen):
+        if u[0].pair is not None:
+            blocks.append((None, u))
+        elif len(u) > 1:
+            blocks.extend((f"unit:{n}", [it]) for it in u)
+        else:
+            key = (apart or {}).get(u[0].item_id)
+            blocks.append((None if key is None else f"key:{key}", u))
+    return arrange_apart(blocks, _rng(seed, "page-order"))
+
+
+def arrange_apart(blocks: Sequence[tuple[str | None, Unit]], rng: np.random.Generator) -> tuple[list[Unit], int]:
+    """The blocks in a random order (``rng``) with no two neighbours of one group (group None: a group of its
+    own), and the number of neighbouring pairs that share a group (0 whenever that is possible: no group holds
+    more than half the blocks, rounded up).
+
+    Greedy over a shuffled order: each place takes the first remaining block whose group differs from the one
+    before and after which the rest can still be arranged (R blocks left, the one before of group L: no group
+    holds more than ceil(R / 2) of them, and L no more than floor(R / 2)); when none can (one group holds too
+    many), a block of the largest other group, so the clashes are the fewest possible."""
+    order = [blocks[int(i)] for i in rng.permutation(len(blocks))]
+    groups = [g if g is not None else f"own:{i}" for i, (g, _) in enumerate(order)]
+    left: dict[str, int] = {}
+    for g in groups:
+        left[g] = left.get(g, 0) + 1
+    remaining = list(range(len(order)))
+    out: list[Unit] = []
+    last: str | None = None
+    clashes = 0
+
+    def can_follow(g: str, r: int) -> bool:
+        """After placing a block of ``g``, can the other ``r`` blocks still be arranged apart?"""
+        top = max((c - (h == g) for h, c in left.items()), default=0)
+        return top <= (r + 1) // 2 and left[g] - 1 <= r // 2
+
+    while remaining:
+        r = len(remaining) - 1
+        pick = next((j for j, i in enumerate(remaining) if groups[i] != last and can_follow(groups[i], r)), None)
+        if pick is None:        # no order keeps them all apart: spend the largest group first, where allowed
+            most = max((c, g) for g, c in left.items() if g != last)[1] if set(left) - {last} else None
+            pick = next((j for j, i in enumerate(remaining) if groups[i] == most), 0)
+        i = remaining.pop(pick)
+        clashes += groups[i] == last
+        out.append(order[i][1])
+        last = groups[i]
+        left[last] -= 1
+        if not left[last]:
+            del left[last]
+    return out, clashes
 
 
 def select_by_rules(items: Sequence[StudyItem], rules: Sequence[Rule], params: Mapping[str, Mapping[str, Any]],
@@ -92,4 +155,15 @@ def select_by_rules(items: Sequence[StudyItem], rules: Sequence[Rule], params: M
                     ) -> tuple[list[StudyItem], Drawn]:
     """The items a stratified draw (``subsets.draw``) chooses, in page order, and the draw's counts and lines."""
     drawn = draw(rules, units_of(items), params, seed, allow_shortfall=allow_shortfall, label=label)
-    return page_order(drawn.units, seed), drawn
+    apart = apart_keys(items, params)
+    clashes = page_order_clashes(drawn.units, seed, apart)
+    if clashes:
+        drawn.left_out.append(f"page order: {clashes} pair(s) of items of one unit sit side by side (a unit holds "
+                              "more than half the page; no order keeps them apart)")
+    return page_order(drawn.units, seed, apart), drawn
+
+
+def apart_keys(items: Sequence[StudyItem], params: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Item id -> its sample's ``params.pair_id`` (a sycophancy claim and its control), for items that have one."""
+    return {it.item_id: str(params[it.sample_id]["pair_id"]) for it in items
+            if params.get(it.sample_id, {}).get("pair_id") is not None}

@@ -19,6 +19,8 @@ class StudySource:
     data_dir: Path
     condition: Condition          # the prompt the model was asked is rendered under this condition
     run_dir: Path | None = None
+    #: every condition of the run (a dataset dir: none)
+    conditions: tuple[Condition, ...] = ()
 
 
 def open_source(path: str | Path) -> StudySource:
@@ -33,7 +35,7 @@ def open_source(path: str | Path) -> StudySource:
         samples = load_samples(data)
         suite.check_samples(samples, str(data))
         cond = rc.conditions[0] if rc.conditions else Condition(prompt=suite.default_prompt)
-        return StudySource(suite, samples, data, cond, run_dir=path)
+        return StudySource(suite, samples, data, cond, run_dir=path, conditions=tuple(rc.conditions))
     if not path.is_dir():
         raise DataError(f"{path} is neither a run dir (with run.json) nor a dataset dir (with manifest.jsonl)")
     info = read_dataset_info(path)

@@ -42,6 +42,10 @@ class Rule:
     unit: str | None = None
     #: the strata the rule asks for, in order (a missing one is a shortfall; units of any other are left out)
     strata: tuple[tuple[str, ...], ...] | None = None
+    #: (params key, value) pairs an item must match to be drawn at all (the others are left out, counted)
+    where: tuple[tuple[str, str], ...] = ()
+    #: how the drawn items are shown: None as generated; "masked" under the source's strip_mask condition
+    present: str | None = None
     why: str = ""
 
     def __post_init__(self) -> None:
@@ -58,7 +62,9 @@ class Rule:
         who = f"{self.probe}: " if self.probe else ""
         size = f"{self.total} unit(s) spread evenly" if self.total is not None else f"{self.per_stratum} per stratum"
         unit = f", a unit = the items sharing params.{self.unit}" if self.unit else ""
-        return f"{who}{size} over {', '.join(self.stratify)}{unit}"
+        where = "".join(f", {k}={v} only" for k, v in self.where)
+        shown = f", shown {self.present}" if self.present else ""
+        return f"{who}{size} over {', '.join(self.stratify)}{where}{unit}{shown}"
 
 
 @dataclass(frozen=True)
@@ -80,7 +86,14 @@ SUBSETS: dict[str, Subset] = {
              why="A.6: 50 clips, uniform over the six motions"),
         Rule(("label",), total=50, probe="lane_change", strata=(("lane_change",), ("no_change",)),
              why="A.6: 50 clips, balanced"),
-    ), "Reveal (paper 003) §3.8 / A.6 / C.2; /work/shared/papers/reveal-checklist.md §0"),
+        Rule(("split",), total=25, probe="cross_frame", where=(("abstention", "True"),), strata=(("T",), ("S",)),
+             present="masked",
+             why="B.6.1: 25 occluded video-QA pairs drawn uniformly from NExT-QA's temporal and spatial categories, "
+                 "with a 'Cannot answer' option"),
+        Rule(("family",), total=100, probe="expectation", where=(("family", "gap"),), unit="source_name",
+             strata=(("gap",),),
+             why="§4.4 / E.5: 100 gapped videos, each asked the MCQ and the summary"),
+    ), "Reveal (paper 003) §3.8 / §4.4 / A.6 / B.6.1 / C.2 / E.5; /work/shared/papers/reveal-checklist.md §0"),
 }
 
 
@@ -162,6 +175,12 @@ def draw(rules: Sequence[Rule], units: Sequence[Unit], params: Mapping[str, Mapp
         if not mine and rule.probe is not None:
             out.left_out.append(f"{rule.probe}: no item in this source; its rule ({rule.describe()}) draws nothing")
             continue
+        if rule.where:
+            keep = [u for u in mine if all(_value(i, params[i.sample_id], k) == v for i in u for k, v in rule.where)]
+            if len(keep) < len(mine):
+                out.left_out.append(f"{rule.probe or 'all'}: {len(mine) - len(keep)} unit(s) left out (not "
+                                    f"{', '.join(f'{k}={v}' for k, v in rule.where)})")
+            mine = keep
         mine = group_units(mine, params, rule.unit)
         by: dict[tuple[str, ...], list[Unit]] = {}
         for u in mine:

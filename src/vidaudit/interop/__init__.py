@@ -3,7 +3,7 @@
 - :mod:`vidaudit.interop.hf`: ``vidaudit export hf`` (a suite's dataset as a Hugging Face dataset);
 - :mod:`vidaudit.interop.lmms_eval`: ``vidaudit export lmms-eval`` (a task directory whose
   ``process_results`` is vidaudit's scorer) and the reader of lmms-eval's ``--log_samples``;
-- :mod:`vidaudit.interop.inspect_ai_tasks` (also :mod:`vidaudit.inspect`): inspect_ai tasks
+- :mod:`vidaudit.interop.inspect_ai_tasks` (the ``inspect_ai`` entry point's module): inspect_ai tasks
   ``vidaudit/<suite>`` with vidaudit's prompts and scorer;
 - :mod:`vidaudit.interop.vlmevalkit`: the reader of VLMEvalKit's prediction files;
 - :mod:`vidaudit.interop.logs`: ``score-responses --from lmms-eval|vlmevalkit|inspect LOG``;

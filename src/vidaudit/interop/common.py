@@ -17,6 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from vidaudit.core.contract.roles import Baselines
 from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import DATASET, MANIFEST, load_samples
@@ -147,7 +148,7 @@ def scalar_metric_names(suite: Suite, samples: Iterable[Sample], condition: Cond
     other: set[str] = set()
     for s in samples:
         try:
-            text = suite.oracle_answer(s)
+            text = Baselines.of(suite).oracle_answer(s)
         except ConfigError:
             text = ""
         rec = record(suite, s, trial_id="probe", model="probe", role="model", condition=condition.id, status="ok",

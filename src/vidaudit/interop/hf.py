@@ -31,7 +31,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from vidaudit import __version__
+from vidaudit.core.contract.roles import Verification
 from vidaudit.core.errors import ConfigError, DataError, VerificationError
+from vidaudit.core.fileio import stage_dir
 from vidaudit.core.manifest import write_dataset_info, write_manifest
 from vidaudit.core.types import Sample
 from vidaudit.interop.common import BridgedData, check_videos, listed, load_data, native_condition, require
@@ -167,7 +169,7 @@ def verification_status(data: BridgedData, verify: bool, workers: int | None) ->
         return ("not re-checked at export. `vidaudit generate` checks every rendered video against its trace "
                 "unless run with --no-verify; run `vidaudit verify DIR` (or export with --verify) to check")
     try:
-        problems = data.suite.verify(data.root, data.samples, workers=workers)
+        problems = Verification.of(data.suite).verify(data.root, data.samples, workers=workers)
     except ConfigError as e:
         return f"not available: {e}"
     if problems:
@@ -292,10 +294,7 @@ def export_hf(data: str | Path, out: str | Path, *, license: str | None = None, 
     features["video"] = ds.Video(decode=False)
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.partial-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()  # honours the umask (a mkdtemp would be 0700)
+    tmp = stage_dir(out)  # named after this process: a killed export's folder is swept by the next one
     try:
         for s in d.samples:
             target = tmp / dest[s.sample_id]

@@ -46,16 +46,18 @@ class Clip:
 def load_clips(data: str | Path, *, limit: int | None = None) -> list[Clip]:
     """The dataset's clips (every sample's video), or a DataError naming what is missing."""
     from vidaudit.core.hashing import sha256_file
-    from vidaudit.core.manifest import load_samples
+    from vidaudit.core.manifest import external_videos_allowed, load_samples
+    from vidaudit.video.facts import resolve_video
 
     data = Path(data)
     samples = load_samples(data)
+    external = external_videos_allowed(data)
     if not samples:
         raise DataError(f"{data} holds no samples; make probe data with e.g. "
                         "`vidaudit generate stress --probe camera_motion --out DIR`")
     clips = []
     for s in samples[:limit]:
-        path = data / s.video.path
+        path = resolve_video(data, s.video.path, allow_external=external, who=s.sample_id)  # never a path out
         if not path.is_file():
             raise DataError(f"{s.sample_id}: video {path} is missing; regenerate the dataset")
         clips.append(Clip(s.sample_id, path, s.video.sha256 or sha256_file(path), s.video.fps, s.video.n_frames,

@@ -305,7 +305,6 @@ def family_key(name: str) -> str:
 def build_tiny(family: str, out: str | Path) -> Path:
     """Build the tiny model of ``family`` into ``out`` (a new or empty directory), written whole or not at all."""
     import shutil
-    import tempfile
 
     try:
         import torch  # noqa: F401
@@ -319,7 +318,9 @@ def build_tiny(family: str, out: str | Path) -> Path:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ConfigError(f"{out} exists and is not an empty directory; choose a new --out")
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    from vidaudit.core.fileio import stage_dir
+
+    tmp = stage_dir(out)  # named after this process: a killed build's folder is swept by the next one
     try:
         builder(tmp)
         if out.exists():

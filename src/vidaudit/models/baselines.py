@@ -1,6 +1,6 @@
 """Baselines that need no weights or keys: the oracle (pipeline self-check), chance and constant.
 
-The oracle and chance answer in the suite's own answer format (the suite supplies the text), and the
+The oracle and chance answer in the suite's own answer format (its ``Baselines`` role supplies the text), and the
 constant answers its text verbatim, so that the same parser and scorer judge them as any VLM. The oracle and chance read the sample named in the request's public
 metadata; chance draws from a generator seeded by the trial id.
 """
@@ -10,6 +10,8 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
+from vidaudit.core.contract.roles import Baselines
+from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.types import ErrorKind, ModelSpec, Request, Response, Sample
@@ -27,7 +29,7 @@ class _Local:
     needs_suite = True
     role = "model"
 
-    def __init__(self, spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, suite=None,
+    def __init__(self, spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, suite: Suite | None = None,
                  **_: object) -> None:
         if suite is None:
             raise ConfigError(f"{spec.label} needs the run's suite (it answers in the suite's format)")
@@ -56,7 +58,7 @@ class OracleAdapter(_Local):
 
     async def generate(self, request: Request) -> Response:
         t0 = time.perf_counter()
-        return self._respond(self.suite.oracle_answer(self._sample(request)), t0)
+        return self._respond(Baselines.of(self.suite).oracle_answer(self._sample(request)), t0)
 
 
 class ChanceAdapter(_Local):
@@ -68,12 +70,12 @@ class ChanceAdapter(_Local):
         super().__init__(spec, **kw)  # type: ignore[arg-type]
         probe = next(iter(self.samples.values()), None)
         if probe is not None:  # an option the suite cannot read fails now, not mid-run
-            self.suite.chance_answer(probe, rng_from("chance-probe"), spec.name)
+            Baselines.of(self.suite).chance_answer(probe, rng_from("chance-probe"), spec.name)
 
     async def generate(self, request: Request) -> Response:
         t0 = time.perf_counter()
         rng = rng_from("chance", request.trial_id)
-        return self._respond(self.suite.chance_answer(self._sample(request), rng, self.spec.name), t0)
+        return self._respond(Baselines.of(self.suite).chance_answer(self._sample(request), rng, self.spec.name), t0)
 
 
 class ConstantAdapter(_Local):

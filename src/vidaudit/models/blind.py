@@ -17,10 +17,12 @@ blind-references table (with the faithful suite's own ``majority``, ``suites/fai
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 
+from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import ModelSpec, Request, Response, TextPart
+from vidaudit.core.types import ModelSpec, Request, Response, Sample, TextPart
 from vidaudit.models.base import StageCall, combine_stages, request_options
 
 _TIMESTAMP = re.compile(r"^t=\d+(\.\d+)?s$")
@@ -53,7 +55,8 @@ class QuestionOnlyAdapter:
     needs_suite = True
     role = "reference"
 
-    def __init__(self, spec: ModelSpec, *, samples=None, suite=None, **options: object) -> None:
+    def __init__(self, spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, suite: Suite | None = None,
+                 **options: object) -> None:
         from vidaudit.models.factory import make_adapter
 
         self.spec = spec
@@ -78,7 +81,8 @@ class CaptionOnlyAdapter:
     needs_suite = True
     role = "reference"
 
-    def __init__(self, spec: ModelSpec, *, samples=None, suite=None, **_: object) -> None:
+    def __init__(self, spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, suite: Suite | None = None,
+                 **_: object) -> None:
         from vidaudit.models.factory import make_adapter
 
         self.spec = spec

@@ -20,7 +20,7 @@ from vidaudit.core.types import VideoPart
 from vidaudit.models.provider_content import video_path, video_sha256
 
 _MAX_CLIPS = 32
-_cache: OrderedDict[tuple[str, tuple[int, ...], float], bytes] = OrderedDict()
+_cache: OrderedDict[tuple[str, tuple[int, ...], float, int | None], bytes] = OrderedDict()
 _lock = threading.Lock()
 
 
@@ -30,12 +30,12 @@ def selected_clip(part: VideoPart) -> bytes:
 
     if not part.frame_indices:
         raise ValueError("a clip needs the selected frame indices (VideoPart.frame_indices)")
-    key = (video_sha256(part), tuple(part.frame_indices), float(part.fps))
+    key = (video_sha256(part), tuple(part.frame_indices), float(part.fps), part.stream)
     with _lock:
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
-    frames = read_frames(video_path(part), list(part.frame_indices))
+    frames = read_frames(video_path(part), list(part.frame_indices), stream=part.stream)
     h, w = frames.shape[1] - frames.shape[1] % 2, frames.shape[2] - frames.shape[2] % 2  # yuv420p: even sizes
     with tempfile.TemporaryDirectory(prefix="vidaudit-clip-") as d:
         out = Path(d) / "clip.mp4"

@@ -272,6 +272,22 @@ def output_bound(max_tokens: int | None) -> int:
     return min(MAX_CALL_TOKENS, 2 * int(max_tokens) + 64)
 
 
+#: what ``input_bound`` adds to twice a request's estimated input: chat templates, per-message and per-image
+#: framing tokens, and tokenizers that split timestamps and JSON finer than four characters a token
+INPUT_SLACK_TOKENS = 256
+
+
+def input_bound(estimate_tokens: int) -> int:
+    """The most input tokens believed for a request whose input ``models.pricing`` estimates at ``estimate_tokens``.
+
+    The estimates follow each provider's documented image and video rules and about four characters a token
+    for text; twice that plus ``INPUT_SLACK_TOKENS`` is far above what a real provider counts, so a larger
+    count is a server's error or lie. ``run.budget`` reserves this (with ``output_bound``) as a call's worst
+    case before sending it, and believes no more of what the call reports.
+    """
+    return min(MAX_CALL_TOKENS, 2 * max(0, int(estimate_tokens)) + INPUT_SLACK_TOKENS)
+
+
 class UsageReader:
     """Read a server's token counts as untrusted; ``clamped`` names each field that had to be changed."""
 

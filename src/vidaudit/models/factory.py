@@ -20,7 +20,8 @@ def make_adapter(spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None
     if getattr(cls, "needs_suite", False):
         kwargs["suite"] = suite
     try:
-        return cls(spec, **kwargs)
+        adapter: ModelAdapter = cls(spec, **kwargs)
+        return adapter
     except TypeError as e:
         from vidaudit.core.errors import ConfigError
 

@@ -36,7 +36,7 @@ def decode_video(part: VideoPart) -> np.ndarray:
     """Exactly the frames ``part.frame_indices`` of ``part.path`` as (k, H, W, 3) uint8 RGB."""
     from vidaudit.video.io import read_frames
 
-    return read_frames(part.path, list(part.frame_indices))
+    return read_frames(part.path, list(part.frame_indices), stream=part.stream)
 
 
 def video_metadata(part: VideoPart, frames: np.ndarray) -> dict[str, Any]:

@@ -7,9 +7,13 @@ with a body of any size. So every call of these adapters runs under two limits, 
 - ``deadline_s``: the whole call, from sending the request to the last byte of the answer (default:
   ``DEADLINE_FACTOR`` x the adapter's ``timeout_s``). Past it the call is cancelled and the attempt is a
   ``timeout`` (retried, as any timeout).
-- ``max_response_bytes``: the bytes read of one response body (default ``DEFAULT_MAX_RESPONSE_BYTES``).
-  A body announced larger (``Content-Length``) is not read at all, one that grows larger is not read
-  further; either way nothing of it is stored and the attempt is ``too_large`` (not retried).
+- ``max_response_bytes``: the bytes of one response body the SDK will hold, counted *decoded*
+  (default ``DEFAULT_MAX_RESPONSE_BYTES``). A body announced larger (``Content-Length``) is not read at
+  all, one that grows larger is not read further; either way nothing of it is stored and the attempt is
+  ``too_large`` (not retried). Every request asks for ``Accept-Encoding: identity``; a gzip or deflate body
+  sent anyway is decoded by the transport itself, piece by piece, so a 300 KB gzip bomb stops at the cap
+  like any other body, and a body in a coding the transport cannot count (``br``, ``zstd``, unknown) is not
+  read (``unsupported``, not retried; ``http_transport``).
 
 The cap lives in the HTTP transport the adapter hands its SDK (``capped_transport``), below the SDK's
 own reading, so it holds for every request the SDK makes (uploads and polls included); the deadline
@@ -91,17 +95,27 @@ class HTTPProvider:
             raise missing_extra(f"the {self.spec.provider} provider", extra, module)
         return True
 
+    @property
+    def prices(self) -> Any:
+        """The price table this adapter reports costs with (a run's budget prices a call's worst case with it)."""
+        return getattr(self, "_prices", None)
+
     def capped_transport(self, inner: Any = None) -> Any:
         """An httpx2 transport that refuses bodies over ``max_response_bytes`` (around ``inner``, default one)."""
         from vidaudit.models.http_transport import CappedTransport
 
-        return CappedTransport(self.max_response_bytes, self._too_large, inner)
+        return CappedTransport(self.max_response_bytes, self._too_large, inner, refused=self._bad_encoding)
 
     def _too_large(self, detail: str) -> ModelCallError:
         return ModelCallError(ErrorKind.TOO_LARGE, (
             f"{self.spec.label} sent a response body over max_response_bytes={self.max_response_bytes:,} "
             f"({detail}); it was not read further and nothing of it is stored. Raise the adapter option "
             f"{self.spec.provider}.max_response_bytes if answers are really this large"))
+
+    def _bad_encoding(self, detail: str) -> ModelCallError:
+        return ModelCallError(ErrorKind.UNSUPPORTED, (
+            f"{self.spec.label} sent a response body in {detail}. Nothing of it is stored; point the adapter "
+            "at a server (or proxy) that honours Accept-Encoding: identity, or sends gzip"))
 
     def _past_deadline(self) -> ModelCallError:
         return ModelCallError(ErrorKind.TIMEOUT, (

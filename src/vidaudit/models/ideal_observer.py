@@ -12,6 +12,8 @@ import time
 
 import numpy as np
 
+from vidaudit.core.contract.roles import Baselines
+from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Response, VideoPart
 from vidaudit.models.base import Capabilities, ModelCallError
@@ -31,7 +33,8 @@ def observed_frames(request: Request, who: str, *, half: bool = True) -> list[tu
                 raise ModelCallError(ErrorKind.BAD_REQUEST, f"{who}: video part lists no frames")
             try:
                 when = dict(zip(part.frame_indices, part.timestamps, strict=True))
-                frames.extend((i, when[i], f) for i, f in iter_selected(part.path, part.frame_indices, half=half))
+                frames.extend((i, when[i], f) for i, f in iter_selected(part.path, part.frame_indices, half=half,
+                                                                               stream=part.stream))
             except DataError as e:
                 raise ModelCallError(ErrorKind.BAD_REQUEST, str(e)) from e
     return frames
@@ -43,7 +46,8 @@ class IdealObserverAdapter:
     needs_suite = True
     role = "observer"
 
-    def __init__(self, spec: ModelSpec, *, suite=None, full_size: bool | str = False, **_: object) -> None:
+    def __init__(self, spec: ModelSpec, *, suite: Suite | None = None, full_size: bool | str = False,
+                 **_: object) -> None:
         if suite is None:
             raise ConfigError("the ideal observer needs the run's suite (it runs the suite's pixel observer)")
         self.spec = spec
@@ -70,7 +74,7 @@ class IdealObserverAdapter:
         if not frames:
             raise ModelCallError(ErrorKind.BAD_REQUEST, "ideal observer: no frames in the request")
         try:
-            text = self.suite.observe(frames, request.metadata)
+            text = Baselines.of(self.suite).observe(frames, request.metadata)
         except ConfigError as e:
             raise ModelCallError(ErrorKind.UNSUPPORTED, f"ideal observer: {e}") from e
         return Response(text=text, latency_s=time.perf_counter() - t0, finish_reason="stop",

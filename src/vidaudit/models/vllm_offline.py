@@ -47,7 +47,7 @@ def effective_fps(meta: dict[str, Any]) -> float:
     idx, fps = meta["frames_indices"], float(meta["fps"])
     if len(idx) < 2:
         return fps
-    return fps * (len(idx) - 1) / (idx[-1] - idx[0])
+    return float(fps * (len(idx) - 1) / (idx[-1] - idx[0]))
 
 
 def engine_input(processor: Any, family: Family, request: Request) -> dict[str, Any]:

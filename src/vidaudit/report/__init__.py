@@ -6,6 +6,7 @@ knows a suite, and no module here imports ``vidaudit.suites``.
 """
 
 from vidaudit.core.contract.report import (
+    EventTimeline,
     GridFigure,
     LineFigure,
     Report,
@@ -13,7 +14,6 @@ from vidaudit.core.contract.report import (
     Series,
     SuiteReport,
     Table,
-    Timeline,
     TimelineEvent,
     ViewerColumn,
     ViewerFrame,
@@ -35,7 +35,7 @@ __all__ = [
     "Series",
     "SuiteReport",
     "Table",
-    "Timeline",
+    "EventTimeline",
     "TimelineEvent",
     "ViewerColumn",
     "ViewerFrame",

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Sequence
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
@@ -29,6 +29,9 @@ from vidaudit.report.headline import role_rank
 from vidaudit.report.heatmaps import RenderedFigure, figure_heading, render_figure
 from vidaudit.report.svg import SvgFigure, svg_figure
 from vidaudit.report.viewer_files import VIEWER_DIR, ViewerData, viewer_data
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "/": "\\/",
                  "\u2028": "\\u2028", "\u2029": "\\u2029"}
@@ -80,7 +83,7 @@ def content_security_policy(script: str, side_files: bool = False) -> str:
 
 
 @cache
-def _environment():
+def _environment() -> Environment:
     from jinja2 import Environment, PackageLoader, StrictUndefined
 
     return Environment(loader=PackageLoader("vidaudit.report", "templates"), autoescape=True,
@@ -183,7 +186,7 @@ def render_html(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpe
     total = sum(len(s.figures) for s in report.sections)
     done = [0]
 
-    def draw(fig):  # one figure, counted for the progress display
+    def draw(fig: Any) -> RenderedFigure | SvgFigure:  # one figure, counted for the progress display
         if progress is not None:
             progress("figures", done[0], total)
         done[0] += 1
@@ -194,7 +197,7 @@ def render_html(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpe
     if data is None:
         data = viewer_data(trials, viewer, inline_max_bytes=float("inf"))
     js = _static("viewer.js")
-    return _environment().get_template("report.html.j2").render(
+    page: str = _environment().get_template("report.html.j2").render(
         csp=content_security_policy(js, side_files=data.chunked),
         css=Markup(_static("report.css")),
         js=Markup(js),
@@ -210,3 +213,4 @@ def render_html(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpe
         n_chunks=len(data.chunks),
         n_trials_total=n_trials_total,
     )
+    return page

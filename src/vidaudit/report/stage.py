@@ -11,11 +11,11 @@ from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vidaudit import __version__
 from vidaudit.core import registry
-from vidaudit.core.contract.report import Report, Section, ViewerTrial
+from vidaudit.core.contract.report import Figure, Report, Section, ViewerTrial
 from vidaudit.core.contract.suite import AggregateInput
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.gcpause import paused_gc
@@ -23,6 +23,7 @@ from vidaudit.report.headline import headline_from_records, role_rank
 from vidaudit.score.summary import parse_failure_notes
 
 if TYPE_CHECKING:
+    from vidaudit.core.types import VideoRef
     from vidaudit.score.stage import Scored
     from vidaudit.video.perturb.engine import PerturbMeta
 
@@ -40,17 +41,21 @@ def _revision() -> tuple[str | None, bool | None]:
 
 
 def denominators_note(scored: Scored) -> str:
-    """The rule for errored trials, stated once where a reader looks first."""
+    """The rule for errored trials (and for answers that need a judge), stated once where a reader looks first."""
     n = len(scored.records)
     by = Counter(r.status for r in scored.records if r.status != "ok")
+    unjudged = sum(r.needs_judge for r in scored.records)
+    judge = (f" {unjudged} answers need a judge the run did not have (vidaudit run --judge SPEC): they are in no "
+             "figure's denominator, as a pass or a fail, and each figure counts them beside it.") if unjudged else ""
     if not by:
-        return f"All {n} planned trials completed (status ok); every accuracy is over all of them."
+        every = "every accuracy is over all of them" if not unjudged else f"every accuracy is over the other {n - unjudged}"
+        return f"All {n} planned trials completed (status ok); {every}.{judge}"
     parts = ", ".join(f"{k} {v}" for k, v in sorted(by.items()))
     return (f"{sum(by.values())} of {n} planned trials did not complete ({parts}). Accuracy (EM) counts every "
-            "planned trial, so these count as wrong answers; completion rates are listed beside it.")
+            f"planned trial, so these count as wrong answers; completion rates are listed beside it.{judge}")
 
 
-def design_note(design: dict) -> str:
+def design_note(design: dict[str, Any]) -> str:
     """What a sequential design ran and saved, and what that means for the numbers."""
     full, planned = int(design.get("full_grid_trials") or 0), int(design.get("trials_planned") or 0)
     pct = f"{100 * planned / full:.1f}%" if full else "n/a"
@@ -65,12 +70,12 @@ def build_report(scored: Scored) -> Report:
     from vidaudit.score.human import performance_records
 
     suite = scored.suite
-    # human answers reach the suite's aggregation with the models' (their model_role is "human")
-    records = [*scored.records, *performance_records(scored.human)]
+    # human answers reach the suite's aggregation beside the models' (AggregateInput.human; model_role "human")
+    human = performance_records(scored.human)
     # a suite that reads per-stage usage (``capabilities.needs_usage``) gets the store's summary; every report carries it
     usage = scored.stage_usage if suite.capabilities.needs_usage else {}
     with paused_gc():  # one pass over every record (core/gcpause)
-        sr = suite.aggregate(AggregateInput(records, scored.samples, usage))
+        sr = suite.aggregate(AggregateInput(scored.records, scored.samples, usage, human=human))
     head, dirty = _revision()
     notes = [denominators_note(scored)]
     if scored.changed:
@@ -98,7 +103,7 @@ def build_report(scored: Scored) -> Report:
 def references_last(section: Section, roles: dict[str, str]) -> Section:
     """The section with the figures of reference models (oracle, chance, observers, ...) after those of the
     models under test: a figure grouped under a model (``group[0]``) takes that model's role's place."""
-    def rank(fig) -> int:
+    def rank(fig: Figure) -> int:
         return role_rank(roles.get(fig.group[0])) if fig.group and fig.group[0] in roles else 0
 
     if not section.figures:
@@ -112,7 +117,7 @@ def _tool_sections(scored: Scored) -> list[Section]:
     return [s for name in registry.in_order("report_sections") for s in registry.resolve("report_sections", name)(scored)]
 
 
-def _with_human(results: dict, scored: Scored) -> dict:
+def _with_human(results: dict[str, Any], scored: Scored) -> dict[str, Any]:
     return {**results, "human_study": scored.human_study} if scored.human_study is not None else dict(results)
 
 
@@ -125,8 +130,12 @@ def with_verdict(trial: ViewerTrial, verdict: str | None) -> ViewerTrial:
 
 def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES, *,
                   progress: Progress | None = None) -> list[ViewerTrial]:
-    """The trials the viewer keeps (a selection), with thumbnails of the frames that were sent (each
-    (video, frame) decoded and drawn once, however many trials sent it)."""
+    """The trials the viewer keeps (a selection), with thumbnails of the frames that were sent.
+
+    The frames are the scored file's record of what each trial sent; each video is read once, for every frame the
+    chosen trials show from it, by the seeking reader (``video.io.iter_selected``: it decodes only the groups of
+    pictures that hold one, never the whole video), and each (video, frame) is drawn once, however many trials
+    sent it."""
     from vidaudit.report.viewer import (
         attach_thumbnails,
         select_trials_for_viewer,
@@ -140,29 +149,42 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES, *,
     chosen = select_trials_for_viewer(items)
     if scored.data_dir is None:
         return chosen
-    thumbs: dict[tuple[str, int], str] = {}  # (video, frame) -> JPEG: models and conditions share frames
+    if progress is not None:
+        progress("thumbnails", 0, None)
     perturbed = _perturbed_trials(scored, {t.trial_id for t in chosen})
     checked: set[Path] = set()
-    out = []
-    for n, t in enumerate(chosen):
-        if progress is not None:
-            progress("thumbnails", n, len(chosen))
+    shown: list[tuple[str, list[tuple[int, float]], PerturbMeta | None, list[tuple[int, float]]] | None] = []   # per chosen trial: what it shows
+    videos: dict[str, tuple[Path, int | None, set[int]]] = {}     # key -> (file, stream, frames to draw)
+    for t in chosen:
         sent = scored.frames.get(t.trial_id) or []
-        if sent:
-            step = max(1, -(-len(sent) // max_frames))  # thin before decoding: a native trial lists every frame
-            pick = sent[::step][:max_frames]
-            s = scored.samples[t.sample_id]
-            path, sha, meta = scored.data_dir / s.video.path, s.video.sha256, None
-            if path not in checked:        # thumbnails must be the frames the model saw: the same bytes
-                check_unchanged(path, s.video, who=s.sample_id)
-                checked.add(path)
-            if t.trial_id in perturbed:     # the frames sent are frames of the perturbed video
-                path, sha, meta = perturbed[t.trial_id]
-            key = sha or str(Path(path).resolve())
-            missing = sorted({i for i, _ in pick if (key, i) not in thumbs})
-            # decoded on this thread (less CPU than the decoder's threads) and scaled from the planes
-            for i, img in iter_selected(path, missing, threaded=False, width=THUMBNAIL_WIDTH) if missing else ():
-                thumbs[(key, i)] = thumbnail_jpeg_b64(img, width=THUMBNAIL_WIDTH)
+        if not sent:
+            shown.append(None)
+            continue
+        step = max(1, -(-len(sent) // max_frames))  # thin before decoding: a native trial lists every frame
+        pick = sent[::step][:max_frames]
+        s = scored.samples[t.sample_id]
+        path, sha, meta = scored.data_dir / s.video.path, s.video.sha256, None
+        stream = s.video.stream
+        if path not in checked:        # thumbnails must be the frames the model saw: the same bytes
+            check_unchanged(path, s.video, who=s.sample_id)
+            checked.add(path)
+        if t.trial_id in perturbed:     # the frames sent are frames of the perturbed video
+            path, sha, meta = perturbed[t.trial_id]
+            stream = None                # a perturbed video has one stream
+        key = (sha or str(Path(path).resolve())) + ("" if stream is None else f"#{stream}")
+        videos.setdefault(key, (path, stream, set()))[2].update(i for i, _ in pick)
+        shown.append((key, pick, meta, sent))
+    thumbs: dict[tuple[str, int], str] = {}  # (video, frame) -> JPEG: models and conditions share frames
+    for n, (key, (path, stream, frames)) in enumerate(videos.items()):
+        if progress is not None:
+            progress("thumbnails", n, len(videos))
+        # decoded on this thread (less CPU than the decoder's threads) and scaled from the planes
+        for i, img in iter_selected(path, sorted(frames), threaded=False, width=THUMBNAIL_WIDTH, stream=stream):
+            thumbs[(key, i)] = thumbnail_jpeg_b64(img, width=THUMBNAIL_WIDTH)
+    out = []
+    for t, what in zip(chosen, shown, strict=True):
+        if what is not None:
+            key, pick, meta, sent = what
             t = attach_thumbnails(t, [(i, ft, thumbs[(key, i)]) for i, ft in pick], max_frames=max_frames)
             if meta is not None and meta.op == "strip_mask":
                 t = t.model_copy(update={"facts": [*t.facts, *strip_facts(meta, [i for i, _ in sent],
@@ -171,7 +193,7 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES, *,
     return out
 
 
-def check_unchanged(path: Path, ref, *, who: str) -> None:
+def check_unchanged(path: Path, ref: VideoRef, *, who: str) -> None:
     """The video still has the sha256 the run recorded; a video edited in place since is refused."""
     from vidaudit.core.hashing import sha256_file
 
@@ -203,7 +225,7 @@ def _perturbed_trials(scored: Scored, trial_ids: set[str]) -> dict[str, tuple[Pa
     return out
 
 
-def strip_facts(meta, sent: list[int], shown: list[int | None]) -> list[tuple[str, str]]:
+def strip_facts(meta: PerturbMeta, sent: list[int], shown: list[int | None]) -> list[tuple[str, str]]:
     """Which strips the frames sent made visible: overall coverage, and the set of each thumbnail."""
     sets, n_sets, S = meta.info["sets"], int(meta.info["n_sets"]), int(meta.info["S"])
     set_index = meta.map["set_index"]

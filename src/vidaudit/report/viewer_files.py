@@ -22,7 +22,6 @@ import hashlib
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +31,7 @@ from markupsafe import Markup
 
 from vidaudit.core.contract.report import ViewerSpec, ViewerTrial
 from vidaudit.core.errors import DataError
-from vidaudit.core.fileio import replace_together
+from vidaudit.core.fileio import replace_together, stage_dir
 from vidaudit.report.viewer import viewer_payload
 
 #: above this many bytes of trial JSON the details leave the page (5.3 MB held ~108 trials)
@@ -166,14 +165,13 @@ def stage_viewer_dir(out_dir: Path, data: ViewerData) -> Path | None:
     files), for :func:`vidaudit.core.fileio.replace_together` to put in place with the other report files."""
     if not data.chunked:
         return None
-    tmp = Path(tempfile.mkdtemp(prefix=f".{VIEWER_DIR}.tmp-", dir=out_dir))
+    tmp = stage_dir(out_dir / VIEWER_DIR)  # named after this process: a killed report's folder is swept next time
     try:
         for n, text in enumerate(data.chunks):
             with open(tmp / chunk_name(n), "w", encoding="utf-8") as f:
                 f.write(text)
                 f.flush()
                 os.fsync(f.fileno())
-        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; the files are as readable as the page
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -192,9 +190,3 @@ def write_viewer_dir(out_dir: Path, data: ViewerData) -> Path | None:
     tmp = stage_viewer_dir(out_dir, data)
     replace_together([(tmp, folder)])
     return folder if tmp is not None else None
-
-
-def _umask() -> int:
-    from vidaudit.core.fileio import _umask as umask
-
-    return umask()

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from vidaudit import __version__
 from vidaudit.core.contract.report import Report, SuiteReport, ViewerSpec, ViewerTrial
 from vidaudit.core.errors import DataError
-from vidaudit.core.fileio import remove_path, replace_together, stage_text
+from vidaudit.core.fileio import stage_text, written_together
 from vidaudit.core.versions import git_revision
 from vidaudit.report.html import render_html
 from vidaudit.report.markdown import render_markdown
@@ -133,22 +133,13 @@ def write_report(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSp
         progress("writing", 0, None)
     markdown = displayable(render_markdown(report))
     paths = {"json": out_dir / "report.json", "md": out_dir / "report.md", "html": out_dir / "report.html"}
-    staged: list[tuple[Path | None, Path]] = []
-    try:  # every file on disk under a temporary name first, then all renamed together (or none)
+    # every file on disk under a temporary name first, then all renamed together (or none)
+    with written_together(f"the report into {out_dir}", "report files", "run the report again") as staged:
         out_dir.mkdir(parents=True, exist_ok=True)
         staged += [(stage_text(paths["json"], json_text), paths["json"]),
                    (stage_text(paths["md"], markdown), paths["md"])]
         staged.append((stage_viewer_dir(out_dir, data), out_dir / VIEWER_DIR))  # before the page that reads it
         staged.append((stage_text(paths["html"], html), paths["html"]))
-        replace_together(staged)
-    except OSError as e:
-        for tmp, _ in staged:
-            if tmp is not None:
-                remove_path(tmp)
-        raise DataError(f"could not write the report into {out_dir} ({e.strerror or e}"
-                        f"{f': {e.filename}' if e.filename else ''}); the report files already there are "
-                        "unchanged. Free some space (or fix the folder's permissions) and run the report "
-                        "again") from e
     if data.chunked:
         paths["viewer"] = out_dir / VIEWER_DIR
     return paths

@@ -4,6 +4,15 @@ A call may start only if ``spent + reserved + estimate(next) <= limit`` for ever
 estimate is reserved while the call runs and replaced by the actual usage when it ends. Spent starts
 from what the run store already holds, so a resumed run does not get a fresh allowance.
 
+The estimate a run reserves (``run.session``) is a call's *worst case*, a ``Reservation`` that names
+its bound: at most ``errors_http.input_bound(estimated input)`` input tokens and
+``errors_http.output_bound(max_tokens)`` output tokens, priced with the adapter's own price table. A
+call is believed to bill no more than that: a response reporting more is clamped to the bound and
+flagged like any clamped usage (``bounded``), and ``charge`` never spends more than was reserved. So
+the spend can reach the limit but never pass it, however many calls are in flight and whatever in-range
+counts a server reports (``tests/test_budget_bound.py``). An estimate without a bound (a plain
+``(tokens, cost)``) is reserved as it is and its call is charged what it reports.
+
 Tokens are ``input_tokens + output_tokens`` as adapters report them (reasoning tokens are counted
 inside output tokens, as the OpenAI API reports them). When an ok call reports no cost, its estimate
 stands as the cost spent: the tracker never assumes a call was free.
@@ -25,7 +34,7 @@ from typing import Any
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Response
 
-Estimate = Callable[[Any], tuple[int, float]]
+Estimate = Callable[[Any], tuple[int, float] | tuple[int, float, int, int]]
 _EPS = 1e-9
 
 
@@ -53,8 +62,17 @@ class Budget:
 
 @dataclass(frozen=True)
 class Reservation:
+    """Tokens and cost reserved for a call (or a batch); ``input_tokens`` / ``output_tokens``, when set, are
+    the bound the tokens add up to: what the call is believed to bill at most (``bounded``)."""
+
     tokens: int
     cost_usd: float
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+    @property
+    def is_bound(self) -> bool:
+        return self.input_tokens is not None and self.output_tokens is not None
 
 
 def _tokens(value: object) -> int:
@@ -83,12 +101,40 @@ def usage_untrusted(response: Response) -> bool:
     return usage_was_clamped(response.finish_reason)
 
 
+def bounded(response: Response, bound: Reservation) -> Response:
+    """``response`` with its usage believed only up to ``bound`` (a worst-case ``Reservation``): input and output
+    tokens above it are clamped to it and flagged in the finish reason (``errors_http.flag_finish``, as the
+    adapters flag what they clamp), and the cost is at most the bound's. Unchanged when within it, or when
+    ``bound`` states no bound."""
+    if not bound.is_bound:
+        return response
+    from vidaudit.models.errors_http import flag_finish, split_finish
+
+    assert bound.input_tokens is not None and bound.output_tokens is not None
+    u = response.usage
+    fields = [name for name, value, top in (("input_tokens", u.input_tokens, bound.input_tokens),
+                                            ("output_tokens", u.output_tokens, bound.output_tokens)) if value > top]
+    cost = response.cost_usd
+    over_cost = cost is not None and math.isfinite(cost) and cost > bound.cost_usd + _EPS
+    if not fields and not over_cost and (cost is None or math.isfinite(cost)):
+        return response
+    inp, out = min(u.input_tokens, bound.input_tokens), min(u.output_tokens, bound.output_tokens)
+    usage = u.model_copy(update={"input_tokens": inp, "output_tokens": out,
+                                 "reasoning_tokens": min(u.reasoning_tokens, out), "cached_tokens": min(u.cached_tokens, inp)})
+    finish, already = split_finish(response.finish_reason)
+    names = already + [f for f in fields or ["cost_usd"] if f not in already]
+    return response.model_copy(update={"usage": usage, "finish_reason": flag_finish(finish, names),
+                                       "cost_usd": None if cost is None else min(cost, bound.cost_usd)})
+
+
 def charge(response: Response, estimate: Reservation) -> Reservation:
     """What one ok call costs the budget.
 
     Tokens: the reported usage; when the adapter clamped it, or the server reported none at all, the
     larger of that and the call's estimate (a server that answers "-1000 tokens" or nothing must not
     make calls free). Cost: the reported cost, or the estimate when none is reported; never negative.
+    When the estimate is a bound (``Reservation.is_bound``), never more than it: a call is believed to
+    bill at most its worst case, which is what was reserved for it.
     """
     tokens = response_tokens(response)
     untrusted = usage_untrusted(response)
@@ -97,6 +143,8 @@ def charge(response: Response, estimate: Reservation) -> Reservation:
     cost = _cost(response.cost_usd) if response.cost_usd is not None else _cost(estimate.cost_usd)
     if untrusted:
         cost = max(cost, _cost(estimate.cost_usd))
+    if estimate.is_bound:
+        tokens, cost = min(tokens, _tokens(estimate.tokens)), min(cost, _cost(estimate.cost_usd))
     return Reservation(tokens, cost)
 
 
@@ -111,12 +159,17 @@ class BudgetTracker:
         self.reserved_cost_usd = 0.0
 
     def estimate(self, planned: Any) -> Reservation:
+        """The budget's estimate of one call: ``(tokens, cost)``, or a bound ``(tokens, cost, input, output)``
+        (its worst case: ``input + output == tokens`` and ``cost`` their price)."""
         if self.budget.estimate is None:
             return Reservation(0, 0.0)
-        tokens, cost = self.budget.estimate(planned)
-        if not (tokens >= 0 and cost >= 0):  # also refuses NaN
-            raise ConfigError(f"estimate() returned ({tokens}, {cost}); estimates must be numbers >= 0")
-        return Reservation(int(tokens), float(cost))
+        got = tuple(self.budget.estimate(planned))
+        tokens, cost = got[0], got[1]
+        if not (tokens >= 0 and cost >= 0) or len(got) not in (2, 4) or not all(x >= 0 for x in got[2:]):
+            raise ConfigError(f"estimate() returned {got}; estimates must be (tokens, cost) or (tokens, cost, "
+                              "input_tokens, output_tokens), numbers >= 0")
+        bound = (int(got[2]), int(got[3])) if len(got) == 4 else (None, None)
+        return Reservation(int(tokens), float(cost), *bound)
 
     def fits(self, tokens: int, cost_usd: float) -> bool:
         b = self.budget
@@ -130,6 +183,8 @@ class BudgetTracker:
     def reserve(self, estimates: list[Reservation]) -> Reservation | None:
         """Reserve the sum of ``estimates`` if it fits under every limit, else None (reserve nothing)."""
         total = Reservation(sum(e.tokens for e in estimates), sum(e.cost_usd for e in estimates))
+        if len(estimates) == 1:
+            total = estimates[0]
         if not self.fits(total.tokens, total.cost_usd):
             return None
         self.reserved_tokens += total.tokens
@@ -158,4 +213,19 @@ class BudgetTracker:
             parts.append(f"${self.spent_cost_usd:.4f} of ${b.max_cost_usd:.4f} spent")
         if b.max_tokens is not None:
             parts.append(f"{self.spent_tokens} of {b.max_tokens} tokens spent")
+        return "; ".join(parts)
+
+    def why_not(self, next_call: Reservation) -> str:
+        """Why ``next_call`` may not start: its worst case against what is spent and reserved, limit by limit."""
+        b = self.budget
+        parts = []
+        if b.max_cost_usd is not None:
+            parts.append(f"could bill ${next_call.cost_usd:.4f}, and ${self.spent_cost_usd:.4f} spent + "
+                         f"${self.reserved_cost_usd:.4f} reserved by calls in flight leave "
+                         f"${max(0.0, b.max_cost_usd - self.spent_cost_usd - self.reserved_cost_usd):.4f} "
+                         f"of the ${b.max_cost_usd:.4f} cap")
+        if b.max_tokens is not None:
+            parts.append(f"could bill {next_call.tokens:,} tokens, and {self.spent_tokens:,} spent + "
+                         f"{self.reserved_tokens:,} reserved leave "
+                         f"{max(0, b.max_tokens - self.spent_tokens - self.reserved_tokens):,} of {b.max_tokens:,}")
         return "; ".join(parts)

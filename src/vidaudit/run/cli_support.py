@@ -1,9 +1,10 @@
-"""Turn CLI flags, a run config YAML or an existing run dir into ``session.execute`` arguments."""
+"""Turn CLI flags, a run config YAML or an existing run dir into the ``RunRequest`` that ``session.execute``
+runs."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from rich.console import Console
@@ -14,7 +15,11 @@ from vidaudit.core.manifest import dataset_suite
 from vidaudit.core.registry import get_suite
 from vidaudit.core.types import GenerationSettings, ModelSpec
 from vidaudit.run.plan import parse_condition
+from vidaudit.run.request import RunRequest
 from vidaudit.run.runconfig import RunConfig
+
+if TYPE_CHECKING:
+    from vidaudit.run.session import DryRunRow
 
 _CONFIG_KEYS = {"suite", "data", "out", "models", "conditions", "prompts", "timestamps", "max_attempts",
                 "max_cost_usd", "max_tokens", "limit", "provider_defaults", "adapter_options"}
@@ -63,24 +68,26 @@ def load_config(path: Path) -> dict[str, Any]:
     return raw
 
 
-def resolve_run_args(*, suite: str | None, data: Path | None, models: list[str], conditions: list[str],
-                     prompts: list[str], timestamps: bool, config: Path | None, out: Path | None, resume: Path | None,
-                     temperature: float | None, max_output_tokens: int | None, seed: int | None, max_attempts: int,
-                     max_cost_usd: float | None, max_tokens: int | None, limit: int | None,
-                     provider_defaults: bool = False, adapter_options: list[str] | None = None,
-                     judge: str | None = None, design: str | None = None,
-                     rule: str | None = None) -> dict[str, Any]:
+def resolve_run_request(*, suite: str | None, data: Path | None, models: list[str], conditions: list[str],
+                        prompts: list[str], timestamps: bool, config: Path | None, out: Path | None,
+                        resume: Path | None, temperature: float | None, max_output_tokens: int | None,
+                        seed: int | None, max_attempts: int, max_cost_usd: float | None, max_tokens: int | None,
+                        limit: int | None, provider_defaults: bool = False, adapter_options: list[str] | None = None,
+                        judge: str | None = None, design: str | None = None, rule: str | None = None,
+                        allow_external_videos: bool = False, retry_errors: bool = False) -> RunRequest:
+    """The run the flags, the ``--config`` YAML or the ``--resume`` dir's run.json ask for, built once."""
     if resume is not None:
         rc = RunConfig.load(resume)
         stored_judge = rc.options.get("judge")
-        return {"design": design or rc.options.get("design", "full"), "rule": rule or rc.options.get("rule"),
-                "suite": rc.suite, "data": Path(rc.data_dir), "out": Path(resume), "models": list(rc.models),
-                "model_options": {k: dict(v) for k, v in rc.model_options.items()},
-                "conditions": list(rc.conditions), "max_attempts": max(max_attempts, rc.max_attempts),
-                "max_cost_usd": max_cost_usd if max_cost_usd is not None else rc.budget.max_cost_usd,
-                "max_tokens": max_tokens if max_tokens is not None else rc.budget.max_tokens,
-                "limit": rc.options.get("limit"),
-                "judge": ModelSpec.model_validate(stored_judge) if stored_judge else None}
+        return RunRequest.build(
+            design=design or rc.options.get("design", "full"), rule=rule or rc.options.get("rule"),
+            suite=rc.suite, data=Path(rc.data_dir), out=Path(resume), models=list(rc.models),
+            model_options={k: dict(v) for k, v in rc.model_options.items()},
+            conditions=list(rc.conditions), max_attempts=max(max_attempts, rc.max_attempts),
+            max_cost_usd=max_cost_usd if max_cost_usd is not None else rc.budget.max_cost_usd,
+            max_tokens=max_tokens if max_tokens is not None else rc.budget.max_tokens,
+            limit=rc.options.get("limit"), judge=ModelSpec.model_validate(stored_judge) if stored_judge else None,
+            allow_external_videos=allow_external_videos, retry_errors=retry_errors)
     cfg = load_config(config) if config else {}
     data = data or (Path(cfg["data"]) if "data" in cfg else None)
     suite = cfg.get("suite", suite)
@@ -120,14 +127,13 @@ def resolve_run_args(*, suite: str | None, data: Path | None, models: list[str],
     if len(set(conds)) != len(conds):
         raise ConfigError("a condition is listed twice")
     options = parse_adapter_options(list(cfg.get("adapter_options", [])) + list(adapter_options or []))
-    return {"design": design or "full", "rule": rule,
-            "suite": suite, "data": Path(data), "out": Path(out), "models": specs, "conditions": conds,
-            "model_options": options,
-            "max_attempts": int(cfg.get("max_attempts", max_attempts)),
-            "max_cost_usd": max_cost_usd if max_cost_usd is not None else cfg.get("max_cost_usd"),
-            "max_tokens": max_tokens if max_tokens is not None else cfg.get("max_tokens"),
-            "limit": limit if limit is not None else cfg.get("limit"),
-            "judge": _judge_spec(judge or cfg.get("judge"), defaults)}
+    return RunRequest.build(
+        design=design or "full", rule=rule, suite=suite, data=Path(data), out=Path(out), models=specs,
+        conditions=conds, model_options=options, max_attempts=int(cfg.get("max_attempts", max_attempts)),
+        max_cost_usd=max_cost_usd if max_cost_usd is not None else cfg.get("max_cost_usd"),
+        max_tokens=max_tokens if max_tokens is not None else cfg.get("max_tokens"),
+        limit=limit if limit is not None else cfg.get("limit"), judge=_judge_spec(judge or cfg.get("judge"), defaults),
+        allow_external_videos=allow_external_videos, retry_errors=retry_errors)
 
 
 def _judge_spec(entry: Any, defaults: dict[str, Any]) -> ModelSpec | None:
@@ -140,7 +146,7 @@ def _judge_spec(entry: Any, defaults: dict[str, Any]) -> ModelSpec | None:
         raise ConfigError(f"--judge: {err}") from err
 
 
-def print_dry_run(rows: list, console: Console | None = None) -> None:
+def print_dry_run(rows: list[DryRunRow], console: Console | None = None) -> None:
     console = console or Console()
     table = Table(title="dry run: nothing was called")
     for col in ("model", "condition", "trials", "frames", "est. tokens", "est. cost (USD)"):
@@ -165,10 +171,17 @@ def print_summary(res: Any, console: Console | None = None, *, next_step: bool =
         console.print(design_line(res.design), highlight=False, markup=False)
     for line in failure_lines(res):
         console.print(line, highlight=False, markup=False, soft_wrap=True)  # a message stays copyable
+    if res.summary is not None and res.summary.stop_reason.value == "budget":
+        console.print(f"the budget cap stopped the run; to go on, raise it and resume: vidaudit run --resume "
+                      f"{res.run_dir} --max-cost-usd USD (or --max-tokens N)", highlight=False, markup=False,
+                      soft_wrap=True)
     console.print(f"run: {res.run_dir}  (store: {res.run_dir / 'store.sqlite'}, config: {res.run_dir / 'run.json'})",
                   highlight=False, markup=False, soft_wrap=True)
     if next_step and int(getattr(res, "trials_ok", 0)):
-        console.print(f"next: vidaudit report {res.run_dir}", highlight=False, markup=False, soft_wrap=True)
+        # `score` first, always: after a session that stored anything, a scored file from before is stale and
+        # `report` alone would refuse it; `score` prints the figures and `report` then reads what it wrote
+        console.print(f"next: vidaudit score {res.run_dir}\nthen: vidaudit report {res.run_dir}", highlight=False,
+                      markup=False, soft_wrap=True)
 
 
 def failure_lines(res: Any) -> list[str]:

@@ -54,7 +54,7 @@ from typing import Any, Protocol, cast
 from vidaudit.core.errors import ConfigError, VidauditError
 from vidaudit.core.types import Attempt, ErrorKind, Request, Response, Status, Trial
 from vidaudit.models.base import AnyAdapter, CompositeAdapter, ModelAdapter, ModelCallError, is_composite
-from vidaudit.run.budget import Budget, BudgetTracker, Reservation, response_tokens
+from vidaudit.run.budget import Budget, BudgetTracker, Reservation, bounded, response_tokens
 from vidaudit.run.retry import STOPS_RUN, Clock, Decision, RetryPolicy, SystemClock, status_for
 from vidaudit.run.stage_calls import StageContext, StageInterrupted, StageRef, StageRunner
 from vidaudit.run.store import LOOKUP_CHUNK, KeyedTrial, RunStore, TrialStatus
@@ -404,15 +404,19 @@ class _Executor:
             res = self.tracker.reserve(estimates[:k])
             if res is not None:
                 if k < len(items):
-                    self._budget_stop()
+                    self._budget_stop(estimates[k])
                 return items[:k], res
-        self._budget_stop()
+        self._budget_stop(estimates[0])
         return [], None
 
-    def _budget_stop(self) -> None:
-        self.stop(StopReason.BUDGET, f"the next call would exceed the budget ({self.tracker.describe()}, "
-                                     f"{self.tracker.reserved_cost_usd:.4f} USD reserved by calls in flight); "
-                                     f"raise the limit and resume to continue")
+    def _budget_stop(self, next_call: Reservation | None = None) -> None:
+        if next_call is not None:
+            why = f"the budget stopped the run before a call that could cross it: the next call " \
+                  f"{self.tracker.why_not(next_call)}"
+        else:
+            why = f"the budget is spent ({self.tracker.describe()}, {self.tracker.reserved_cost_usd:.4f} USD " \
+                  "reserved by calls in flight): no new stage call was started"
+        self.stop(StopReason.BUDGET, why)
 
     async def _call(self, lane: _Lane, items: list[_Item], ctx: StageContext | None
                     ) -> tuple[list[Response] | None, BaseException | None, float, float]:
@@ -538,7 +542,9 @@ class _Executor:
                 # settle the budget and decide a stop before another call can start (no await here);
                 # a failure that was still paid for (a truncated answer) spends what it cost
                 paid = getattr(error, "response", None) if error is not None and len(items) == 1 else None
-                self._settle(items, res, responses if paid is None else [paid], ctx)
+                believed = self._settle(items, res, responses if paid is None else [paid], ctx)
+                if paid is None and responses is not None and ctx is None:
+                    responses = believed  # usage past the reserved worst case is clamped and flagged
                 if ctx is not None:
                     self.s.stage_hits += ctx.hits
                     if ctx.store_error is not None:  # a stage call could not be stored: stop (STORE_ERROR)
@@ -556,8 +562,10 @@ class _Executor:
             items = await self._store_failure(lane, items, error, started, ended, ctx)
 
     def _settle(self, items: list[_Item], reservation: Reservation, responses: list[Response] | None,
-                ctx: StageContext | None = None) -> None:
-        """Replace the call's reservation by what it actually spent (its estimate when no cost is reported).
+                ctx: StageContext | None = None) -> list[Response]:
+        """Replace the call's reservation by what it actually spent (its estimate when no cost is reported);
+        the responses as they are believed (``budget.bounded``: usage past a call's reserved worst case is
+        clamped to it and flagged), which are what is stored.
 
         A composite's stages were spent as each ended; what is left is its reservation, and charging
         the shortfall up to its estimate if a stage reported no cost.
@@ -568,12 +576,18 @@ class _Executor:
                 shortfall = max(0.0, reservation.cost_usd - ctx.spent_cost_usd)
                 self.tracker.spend(0, shortfall)
                 self.s.cost_usd += shortfall
-            return
+            return list(responses or [])
+        believed = []
         for it, resp in zip(items, responses or [], strict=False):
-            # untrusted usage (clamped, or none reported) costs at least the call's estimate
-            spent = self.tracker.settle(resp, self.tracker.estimate(it.planned))
+            # untrusted usage (clamped, or none reported) costs at least the call's estimate, and no call
+            # more than its worst case when the estimate is one
+            estimate = self.tracker.estimate(it.planned)
+            resp = bounded(resp, estimate)
+            spent = self.tracker.settle(resp, estimate)
             self.s.tokens += spent.tokens
             self.s.cost_usd += spent.cost_usd
+            believed.append(resp)
+        return believed
 
     def _react(self, lane: _Lane, error: BaseException) -> None:
         """Pause the adapter for a Retry-After; stop the run on QUOTA, AUTH or an unclassified exception."""
@@ -785,6 +799,8 @@ async def run_backlog(backlog: Backlog, sources: Mapping[str, Iterator[Planned]]
             ticker.cancel()
         await ex.flush()  # the last group, before the summary says what was stored
     backlog.failed |= state.failed_ids
+    if state.stop_reason is StopReason.BUDGET:  # what the calls that were in flight at the stop spent, too
+        state.stop_message = f"{state.stop_message}; at the end: {tracker.describe()}"
     summary = RunSummary(planned=backlog.planned, skipped_already_ok=backlog.already_ok,
                          skipped_exhausted=backlog.exhausted,
                          called=state.called, calls=state.calls, ok=state.ok, errored=dict(state.errored),

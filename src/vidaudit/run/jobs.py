@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, Future, as_completed
 from typing import Any
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.core.parallel import pool_context
+from vidaudit.core.parallel import worker_pool
 
 #: the factory of ``--executor``: ``pool(initializer=...)`` -> an Executor the jobs are submitted to
 PoolFactory = Callable[..., Executor]
@@ -43,7 +43,7 @@ def _executor(n_jobs: int, workers: int | None, pool: PoolFactory | None,
     n = worker_count(workers, n_jobs)
     if n == 1:
         return None
-    return ProcessPoolExecutor(n, mp_context=pool_context(), initializer=initializer)
+    return worker_pool(n, initializer)  # its workers die with this process (core/parallel.py)
 
 
 def iter_completed(fn: Callable[..., Any], jobs: Sequence[tuple[Any, ...]], *, workers: int | None = None,
@@ -64,7 +64,7 @@ def iter_completed(fn: Callable[..., Any], jobs: Sequence[tuple[Any, ...]], *, w
         return
     finished = False
     try:
-        futures: dict[Future, int] = {ex.submit(fn, *args): i for i, args in enumerate(jobs)}
+        futures: dict[Future[Any], int] = {ex.submit(fn, *args): i for i, args in enumerate(jobs)}
         for fut in as_completed(futures):
             yield futures[fut], fut.result()
         finished = True

@@ -40,6 +40,7 @@ class PerturbedInput:
     sha256: str                             # the chain's identity: source, canonical specs, seed, op versions
     last_op: str
     strip_info: dict[str, Any] | None = None   # the strip_mask plan's info + set_index when it is the last op
+    source_stream: int | None = None           # the source's video stream, in a file with several
 
     def coverage_meta(self) -> dict[str, Any]:
         assert self.strip_info is not None
@@ -96,7 +97,8 @@ def _plan_chain_uncached(video: VideoRef, sha: str, specs: tuple[PerturbationSpe
         src = SourceInfo(path=src.path, sha256=f"step{i}", width=plan.width, height=plan.height,
                          n_frames=plan.n_frames, fps=plan.fps)
     assert plan is not None
-    ident = sha256_json({"source_sha256": sha, "seed": seed,
+    named = {} if video.stream is None else {"source_stream": video.stream}
+    ident = sha256_json({"source_sha256": sha, "seed": seed, **named,
                          "chain": [{"spec": s.model_dump(mode="json"), "op_version": get_op(s.name).version}
                                    for s in canon], "engine": _engine_version()})
     strip = None
@@ -105,7 +107,7 @@ def _plan_chain_uncached(video: VideoRef, sha: str, specs: tuple[PerturbationSpe
     out = VideoRef(path="", sha256=None, fps=plan.fps, width=plan.width, height=plan.height, n_frames=plan.n_frames,
                    duration_s=round(plan.n_frames / plan.fps, 6))
     return PerturbedInput(specs=canon, seed=seed, source_sha256=sha, video=out, sha256=ident,
-                          last_op=canon[-1].name, strip_info=strip)
+                          last_op=canon[-1].name, strip_info=strip, source_stream=video.stream)
 
 
 def _engine_version() -> int:
@@ -118,7 +120,8 @@ def render(source: Path, pinput: PerturbedInput, cache_dir: Path) -> tuple[Path,
     """The perturbed video (path, sha256, its PerturbMeta), built once into ``cache_dir``."""
     from vidaudit.video.perturb import cached_chain
 
-    res = cached_chain(source, pinput.source_sha256, list(pinput.specs), pinput.seed, cache_dir)[-1]
+    res = cached_chain(source, pinput.source_sha256, list(pinput.specs), pinput.seed, cache_dir,
+                       pinput.source_stream)[-1]
     if res.meta.n_frames != pinput.video.n_frames:
         raise DataError(f"the perturbed video {res.video} has {res.meta.n_frames} frames but the plan expected "
                         f"{pinput.video.n_frames}; delete {cache_dir} and run again")
@@ -129,12 +132,12 @@ def is_cached(pinput: PerturbedInput, cache_dir: Path) -> bool:
     """Whether every step of the chain is already a complete entry of ``cache_dir`` (nothing to render)."""
     from vidaudit.video.perturb import cache_key, lookup
 
-    sha = pinput.source_sha256
+    sha, stream = pinput.source_sha256, pinput.source_stream
     for spec in pinput.specs:
-        hit = lookup(cache_dir, cache_key(sha, spec, pinput.seed))
+        hit = lookup(cache_dir, cache_key(sha, spec, pinput.seed, source_stream=stream))
         if hit is None:
             return False
-        sha = hit.sha256
+        sha, stream = hit.sha256, None
     return True
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from vidaudit.core.contract.suite import Prompt, Suite
-from vidaudit.core.errors import ConfigError
+from vidaudit.core.errors import ConfigError, validation_message
 from vidaudit.core.hashing import canonical_json, sha256_json, sha256_text
 from vidaudit.core.manifest import external_videos_allowed
 from vidaudit.core.timeline import Timeline
@@ -109,8 +109,8 @@ def parse_condition(text: str, prompt: str, timestamps: bool = True) -> Conditio
         kw["keyframe_offset_s"] = float(m.group("off"))
     try:
         return Condition(**kw)
-    except ValueError as e:
-        raise ConfigError(f"condition {text!r}: {e}") from e
+    except ValueError as e:  # a pydantic ValidationError too: its first problem, in one line
+        raise ConfigError(f"condition {text!r}: {validation_message(e)}; write {CONDITION_FORMS}") from None
 
 
 @dataclass(frozen=True)
@@ -331,7 +331,7 @@ class PlanStream:
                     if rc.perturbations and pin is None:
                         continue
                     sel = self._select(i, s, rc, pin)
-                    if pin is not None and pin.strip_info is not None:
+                    if pin is not None and pin.strip_info is not None and not partial_coverage_allowed(s):
                         refused += coverage_refusals(s, rc, g.model.label, pin, sel)
                     yield g, s, sel, pin
 
@@ -527,6 +527,13 @@ def plan_perturbed(sample: Sample, condition: Condition, suite: Suite, refused: 
         return None
 
 
+def partial_coverage_allowed(sample: Sample) -> bool:
+    """Whether the dataset opted in to masked trials that may leave strips unseen (``params.strip_coverage`` =
+    "partial": a generator's explicit setting, e.g. cross_frame's ``--set sampling=paper``, which records the
+    coverage and warns); every other masked trial must show every strip (``coverage_refusals``)."""
+    return sample.params.get("strip_coverage") == "partial"
+
+
 def coverage_refusals(sample: Sample, condition: Condition, model: str, pin: PerturbedInput,
                       sel: FrameSelection) -> list[str]:
     """``check_strip_coverage`` on the output frames this model will be sent, as refusal lines."""
@@ -648,7 +655,8 @@ class RequestBuilder:
         return got[1]
 
     def video_of(self, p: PlannedTrial) -> tuple[Path, str | None]:
-        """The file the trial's frames come from: the sample's video, or its perturbed video (rendered once)."""
+        """The file the trial's frames come from: the sample's video, or its perturbed video (rendered once; it has
+        one video stream)."""
         path = self.data_dir / p.sample.video.path
         if p.perturbed is None:
             return path, p.sample.video.sha256
@@ -664,16 +672,17 @@ class RequestBuilder:
         parts: list[Part] = []
         pixel_free = self._label(p.trial.model) in self.pixel_free
         path, sha = (None, None) if pixel_free else self.video_of(p)  # a pixel-free model opens no file
+        stream = s.video.stream if p.perturbed is None else None
         if pixel_free:
             pass
         elif cond.presentation is Presentation.NATIVE:
             fps = v.fps if cond.all_frames else float(cond.fps)  # type: ignore[arg-type]
             parts.append(VideoPart(path=str(path), sha256=sha, fps=fps, duration_s=v.duration_s,
                                    n_frames=v.n_frames, source_fps=v.fps, frame_indices=sel.indices,
-                                   timestamps=sel.times))
+                                   timestamps=sel.times, stream=stream))
         else:
             assert path is not None  # only a pixel-free model opens no file
-            images = self.cache.get(path, sha, sel.indices)
+            images = self.cache.get(path, sha, sel.indices, stream)
             for idx, t, img in zip(sel.indices, sel.times, images, strict=True):
                 if cond.timestamps:
                     parts.append(TextPart(f"t={t:.2f}s"))

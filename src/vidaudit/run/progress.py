@@ -13,6 +13,10 @@ from vidaudit.run.summary import ProgressEvent
 class RichProgress:
     """``with RichProgress() as bar: await run_trials(..., on_progress=bar)``; keeps the last event.
 
+    ``failed attempts`` counts attempts that failed (each tried again while its trial has attempts left); the
+    closing summary says the same number in the same words (``36 called (36 ok, 0 errored after 5 failed
+    attempts)``), so a retried failure is never read as an errored trial.
+
     The bar appears with the first event (the executor's ``start``, after every check of the run's
     inputs), so a run refused before any trial prints its error alone, never under an empty bar.
     """
@@ -22,7 +26,7 @@ class RichProgress:
         self.last: ProgressEvent | None = None
         self.stop_message: str | None = None
         self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                  TextColumn("ok {task.fields[ok]} · errors {task.fields[errors]} · "
+                                  TextColumn("ok {task.fields[ok]} · failed attempts {task.fields[errors]} · "
                                              "${task.fields[cost]:.4f} · {task.fields[skipped]} skipped"),
                                   TimeElapsedColumn(), TimeRemainingColumn(),
                                   console=console or Console(stderr=True), transient=False)
@@ -33,7 +37,8 @@ class RichProgress:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self._progress.stop()
+        if self.last is not None:  # never started: stopping would print an empty line above the error
+            self._progress.stop()
 
     def __call__(self, event: ProgressEvent) -> None:
         if self.last is None:

@@ -218,10 +218,12 @@ class RayReplicas:
         return request_options(self.local)
 
     async def generate(self, request: Request) -> Response:
-        return await self._call("generate", request)
+        response: Response = await self._call("generate", request)
+        return response
 
     async def generate_batch(self, requests: list[Request]) -> list[Response]:
-        return await self._call("generate_batch", list(requests))
+        responses: list[Response] = await self._call("generate_batch", list(requests))
+        return responses
 
     async def _call(self, method: str, arg: Any) -> Any:
         import ray

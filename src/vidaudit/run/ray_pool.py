@@ -33,8 +33,9 @@ class RayTaskPool(Executor):
         self._task = self._ray.remote(num_cpus=num_cpus, max_retries=2)(_run_with_init)
         self._init = initializer
 
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
-        return self._task.remote(self._init, fn, *args, **kwargs).future()
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = self._task.remote(self._init, fn, *args, **kwargs).future()
+        return future
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         if self._connected and self._ray.is_initialized():

@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vidaudit.core.contract.roles import sequential_design
 from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.gcpause import roomy_young_gc
 from vidaudit.core.manifest import dataset_suite, load_samples
 from vidaudit.core.registry import get_suite
-from vidaudit.core.types import Condition, ModelSpec, Presentation, Status, Usage
+from vidaudit.core.types import Condition, ModelSpec, Presentation, Sample, Status, Usage
 from vidaudit.models.base import Capabilities, ModelAdapter, request_options
 from vidaudit.models.factory import make_adapter
 from vidaudit.models.http_base import for_dry_run
@@ -24,10 +25,11 @@ from vidaudit.run.budget import Budget
 from vidaudit.run.lock import RunLock
 from vidaudit.run.perturbed import PERTURB_CACHE
 from vidaudit.run.plan import PlannedTrial, PlanStream, RequestBuilder, check_videos, effective_fps
+from vidaudit.run.request import RunRequest
 from vidaudit.run.runconfig import BudgetConfig, RunConfig, open_run_config
 from vidaudit.run.snapshot import update_snapshot
 from vidaudit.run.store import RunStore
-from vidaudit.run.summary import FailureCause, RunSummary, failure_causes
+from vidaudit.run.summary import FailureCause, ProgressEvent, RunSummary, failure_causes
 
 #: ``dispatch(adapters, suite=NAME, samples=BY_ID, model_options=...)``: an async context manager giving
 #: the adapters the executor calls (same labels, specs, capabilities and request options); one with a
@@ -76,24 +78,50 @@ def _estimate(p: PlannedTrial, caps: Capabilities) -> tuple[int, float | None]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _estimate_of(spec: ModelSpec, local: bool, images: int, width: int, height: int, text_chars: int,
-                 video_seconds: float, video_fps: float) -> tuple[int, float | None]:
-    """A call's estimated tokens and cost from what decides them: computed once per distinct request shape
+def _input_estimate(spec: ModelSpec, images: int, width: int, height: int, text_chars: int,
+                    video_seconds: float, video_fps: float) -> int:
+    """A call's estimated input tokens from what decides them: computed once per distinct request shape
     (a plan has few: its conditions times the sample shapes), not per trial."""
-    from vidaudit.models.pricing import cost_usd, estimate_request_tokens
+    from vidaudit.models.pricing import estimate_request_tokens
 
     provider = spec.provider if spec.provider in ("openai", "gemini", "anthropic") else "open"
     if spec.provider == "openai" and spec.base_url:
         provider = "open"
-    tokens_in = estimate_request_tokens(images, width, height, text_chars, video_seconds=video_seconds,
-                                        video_fps=video_fps, provider=provider)
+    return estimate_request_tokens(images, width, height, text_chars, video_seconds=video_seconds,
+                                   video_fps=video_fps, provider=provider)
+
+
+def _estimate_of(spec: ModelSpec, local: bool, images: int, width: int, height: int, text_chars: int,
+                 video_seconds: float, video_fps: float) -> tuple[int, float | None]:
+    """A call's estimated tokens and cost (the dry run's figures)."""
+    from vidaudit.models.pricing import cost_usd
+
+    tokens_in = _input_estimate(spec, images, width, height, text_chars, video_seconds, video_fps)
     out = spec.settings.max_tokens or UNLIMITED_OUTPUT_ESTIMATE
     usage = Usage(input_tokens=tokens_in, output_tokens=out)
     cost = 0.0 if local else cost_usd(spec, usage)
     return tokens_in + out, cost
 
 
-def load_suite_samples(suite: Suite, data: Path, limit: int | None) -> list:
+def _worst_case(p: PlannedTrial, caps: Capabilities, prices: Any = None) -> tuple[int, float | None, int, int]:
+    """What one call can bill at most, ``(tokens, cost, input_tokens, output_tokens)``: the input believed up to
+    ``errors_http.input_bound`` of its estimate, the output up to ``output_bound(max_tokens)``, priced with
+    ``prices`` (the adapter's table; None: the shipped one). The budget reserves it (``run.budget``)."""
+    from vidaudit.models.errors_http import input_bound, output_bound
+    from vidaudit.models.pricing import cost_usd
+
+    if caps.synthetic:
+        return 0, 0.0, 0, 0
+    cond, v, spec = p.trial.condition, p.sample.video, p.trial.model
+    native = cond.presentation is Presentation.NATIVE
+    tokens_in = _input_estimate(spec, 0 if native else len(p.selection), v.width, v.height, len(p.prompt.text) + 100,
+                                v.duration_s if native else 0, effective_fps(p.selection, v.duration_s) if native else 0)
+    top_in, top_out = input_bound(tokens_in), output_bound(spec.settings.max_tokens)
+    cost = 0.0 if caps.local else cost_usd(spec, Usage(input_tokens=top_in, output_tokens=top_out), prices)
+    return top_in + top_out, cost, top_in, top_out
+
+
+def load_suite_samples(suite: Suite, data: Path, limit: int | None) -> list[Sample]:
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be a positive number of samples, got {limit}")
     samples = load_samples(data)
@@ -216,65 +244,57 @@ def _stream_rows(stream: PlanStream, caps: dict[str, Any]) -> list[DryRunRow]:
     return list(rows.values())
 
 
-def execute(data: Path, out: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *,
-            suite: str | None = None, max_attempts: int = 3, max_cost_usd: float | None = None,
-            max_tokens: int | None = None, dry_run: bool = False, limit: int | None = None, on_progress=None,
-            model_options: dict[str, dict[str, Any]] | None = None, judge: ModelSpec | None = None,
-            design: str = "full", rule: str | None = None,
-            dispatch: AdapterDispatch | None = None, allow_external_videos: bool = False,
-            retry_errors: bool = False) -> RunOutcome:
-    """Plan and run (or, with ``dry_run``, only count) every trial into ``out``.
+def execute(request: RunRequest | Path | str | None = None, out: Path | str | None = None,
+            models: Sequence[ModelSpec] | None = None, conditions: Sequence[Condition] | None = None, *,
+            dry_run: bool = False, on_progress: Callable[[ProgressEvent], None] | None = None,
+            dispatch: AdapterDispatch | None = None, **fields: Any) -> RunOutcome:
+    """Plan and run (or, with ``dry_run``, only count) every trial of ``request`` into its ``out``.
 
-    ``design`` other than ``"full"`` asks the suite for a sequential design (``Suite.sequential_design``) that
-    chooses the trials wave by wave (``vidaudit.run.waves``); ``rule`` is that design's decision rule.
+    ``request`` is a :class:`~vidaudit.run.request.RunRequest` (what the CLI, a run config, ``--resume`` and
+    ``vidaudit audit`` build); the keyword form ``execute(data, out, models, conditions, suite=..., ...)`` (or
+    ``data=...``) builds it from its fields. A ``design`` other than ``"full"`` asks the suite for a sequential design (its ``Designs``
+    role) that chooses the trials wave by wave (``vidaudit.run.waves``); ``rule`` is that design's decision rule.
     ``dispatch`` (e.g. ``run.ray_executor.RayDispatch``) swaps the adapters for adapter-shaped proxies
     that call elsewhere while the run lasts; the executor, the store and the audit log stay here.
-    ``allow_external_videos`` lets sample videos lie outside ``data`` (see ``run.plan.check_videos``).
-    ``retry_errors`` gives every trial not yet ok a new round of ``max_attempts`` attempts.
     """
-    data, out = Path(data), Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file; pass a directory for the run")
-    if not isinstance(max_attempts, int) or max_attempts < 1:
-        raise ConfigError(f"--max-attempts must be an integer >= 1, got {max_attempts!r}")
-    for name, value in (("--max-cost-usd", max_cost_usd), ("--max-tokens", max_tokens)):
-        if value is not None and not (value >= 0 and value != float("inf")):
-            raise ConfigError(f"{name} must be a finite number >= 0, got {value}")
-    if design == "full" and rule is not None:
-        raise ConfigError(f"--rule {rule} belongs to a sequential design; add --design adaptive or drop --rule")
-    if design != "full" and retry_errors:
-        raise ConfigError(f"--retry-errors works with the full design; the {design} design counts a trial out of "
-                          "attempts as wrong. Raise --max-attempts and resume instead")
-    suite = suite or dataset_suite(data)  # None: the dataset's own suite
+    if not isinstance(request, RunRequest):  # the keyword form: data given first or as ``data=``
+        data = fields.pop("data") if request is None and "data" in fields else request
+        request = RunRequest.build(data=data, out=out, models=models, conditions=conditions, **fields)
+    elif out is not None or models is not None or conditions is not None or fields:
+        raise TypeError("execute(request) takes the RunRequest alone; change it with request.model_copy(update=...)")
+    data, out_dir, models, conditions = request.data, request.out, request.models, request.conditions
+    design, rule, judge = request.design, request.rule, request.judge
+    suite = request.suite or dataset_suite(data)  # None: the dataset's own suite
     if dry_run:  # adapters that call nothing: no SDK, no API key, no client (models/http_base.py)
         with for_dry_run():
-            stream, _, caps = prepare_stream(data, models, conditions, suite=suite, limit=limit,
-                                             model_options=model_options, check_files=False, judge=judge,
-                                             allow_external_videos=allow_external_videos)
+            stream, _, caps = prepare_stream(data, models, conditions, suite=suite, limit=request.limit,
+                                             model_options=request.model_options, check_files=False, judge=judge,
+                                             allow_external_videos=request.allow_external_videos)
         if design != "full":
-            get_suite(suite).sequential_design(design, rule, list(stream))  # the design's refusals come first
-        return RunOutcome(out, None, dry_run_rows(stream, caps))
-    stream, adapters, caps = prepare_stream(data, models, conditions, suite=suite, limit=limit,
-                                            model_options=model_options, judge=judge,
-                                            allow_external_videos=allow_external_videos)
+            sequential_design(get_suite(suite), design, rule, list(stream))  # the design's refusals come first
+        return RunOutcome(out_dir, None, dry_run_rows(stream, caps))
+    stream, adapters, caps = prepare_stream(data, models, conditions, suite=suite, limit=request.limit,
+                                            model_options=request.model_options, judge=judge,
+                                            allow_external_videos=request.allow_external_videos)
     # a sequential design chooses among every trial of the plan by id: it holds the plan as a list
     planned: PlanStream | list[PlannedTrial] = stream if design == "full" else list(stream)
-    seq = None if isinstance(planned, PlanStream) else get_suite(suite).sequential_design(design, rule, planned)
+    seq = None if isinstance(planned, PlanStream) else sequential_design(get_suite(suite), design, rule, planned)
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise ConfigError(f"cannot create the run dir {out}: {e.strerror}; pass a writable --out") from None
-    with RunLock(out):
-        return _execute_locked(data, out, planned, adapters, caps, models, conditions, suite=suite,
-                               max_attempts=max_attempts, max_cost_usd=max_cost_usd, max_tokens=max_tokens,
-                               limit=limit, on_progress=on_progress, model_options=model_options, judge=judge,
-                               design=seq, dispatch=dispatch, retry_errors=retry_errors)
+        raise ConfigError(f"cannot create the run dir {out_dir}: {e.strerror}; pass a writable --out") from None
+    with RunLock(out_dir):
+        return _execute_locked(data, out_dir, planned, adapters, caps, models, conditions, suite=suite,
+                               max_attempts=request.max_attempts, max_cost_usd=request.max_cost_usd,
+                               max_tokens=request.max_tokens, limit=request.limit, on_progress=on_progress,
+                               model_options=request.model_options, judge=judge, design=seq, dispatch=dispatch,
+                               retry_errors=request.retry_errors)
 
 
 def _execute_locked(data: Path, out: Path, planned: PlanStream | list[PlannedTrial], adapters: dict[str, ModelAdapter],
                     caps: dict[str, Capabilities], models: Sequence[ModelSpec], conditions: Sequence[Condition], *,
                     suite: str, max_attempts: int, max_cost_usd: float | None, max_tokens: int | None,
-                    limit: int | None, on_progress,
+                    limit: int | None, on_progress: Callable[[ProgressEvent], None] | None,
                     model_options: dict[str, dict[str, Any]] | None = None,
                     judge: ModelSpec | None = None, design: Any = None,
                     dispatch: AdapterDispatch | None = None, retry_errors: bool = False) -> RunOutcome:
@@ -287,18 +307,27 @@ def _execute_locked(data: Path, out: Path, planned: PlanStream | list[PlannedTri
     effective = open_run_config(out, config)
     budget = None
     if max_cost_usd is not None or max_tokens is not None:
+        prices = {label: getattr(a, "prices", None) for label, a in adapters.items()}
         if max_cost_usd is not None:  # a price is the model's: its first trial says whether one is known
             firsts = [next(iter(planned.for_model(m)), None) for m in planned.labels] \
                 if isinstance(planned, PlanStream) else planned
+            firsts = [p for p in firsts if p is not None]
             unknown = sorted({p.trial.model.label for p in firsts
-                              if p is not None and _estimate(p, caps[p.trial.model.label])[1] is None})
+                              if _worst_case(p, caps[p.trial.model.label], prices.get(p.trial.model.label))[1]
+                              is None})
             if unknown:
                 raise ConfigError(f"--max-cost-usd cannot be enforced: no price is known for {', '.join(unknown)}; "
                                   "add it to a prices YAML or use --max-tokens")
+            unbounded = sorted({p.trial.model.label for p in firsts if p.trial.model.settings.max_tokens is None
+                                and not caps[p.trial.model.label].local and not caps[p.trial.model.label].synthetic})
+            if unbounded:
+                raise ConfigError(f"--max-cost-usd cannot be enforced: {', '.join(unbounded)} asks for no max_tokens "
+                                  "(provider defaults), so what a call can bill has no bound; set max_tokens")
 
-        def estimate(p: PlannedTrial) -> tuple[int, float]:
-            tokens, cost = _estimate(p, caps[p.trial.model.label])
-            return tokens, cost or 0.0
+        def estimate(p: PlannedTrial) -> tuple[int, float, int, int]:
+            label = p.trial.model.label
+            tokens, cost, top_in, top_out = _worst_case(p, caps[label], prices.get(label))
+            return tokens, cost or 0.0, top_in, top_out
 
         budget = Budget(max_cost_usd=max_cost_usd, max_tokens=max_tokens, estimate=estimate)
     builder = RequestBuilder(data, perturb_cache=out / PERTURB_CACHE,

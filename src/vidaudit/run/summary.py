@@ -63,8 +63,12 @@ class RunSummary:
 
     def describe(self) -> str:
         err = sum(self.errored.values())
+        failed_attempts = sum(self.failed_attempts.values())
+        # the progress line's "failed attempts" count, said the same way: attempts that failed (each retried while
+        # the trial had attempts left), beside the trials that ended errored
+        failed = f" after {failed_attempts} failed attempt{'s' if failed_attempts != 1 else ''}" if failed_attempts else ""
         line = (f"{self.planned} planned: {self.skipped_already_ok} already ok, {self.skipped_exhausted} out of "
-                f"attempts, {self.called} called ({self.ok} ok, {err} errored), {self.not_run} not run; "
+                f"attempts, {self.called} called ({self.ok} ok, {err} errored{failed}), {self.not_run} not run; "
                 f"{self.calls} calls, ${self.cost_usd:.4f}, {self.tokens} tokens")
         if self.stopped_early:
             line += f". Stopped ({self.stop_reason.value}): {self.stop_message}"

@@ -1,7 +1,7 @@
 """Sequential designs: run a plan in waves, asking the suite's design which trials to run next.
 
-``vidaudit run SUITE --design NAME`` hands the full plan to ``suite.sequential_design(NAME, rule,
-planned)``. The loop here is generic and small: it reads every trial's outcome from the store (an ok
+``vidaudit run SUITE --design NAME`` hands the full plan to the suite's ``Designs`` role
+(``designs.sequential_design(NAME, rule, planned)``). The loop here is generic and small: it reads every trial's outcome from the store (an ok
 attempt scored by the suite: correct or not; a trial out of attempts: not correct), asks the design
 for the next wave (trial ids of the plan), runs that wave with ``run_trials`` into the same store, and
 stops when the design returns nothing, or when a wave stops early (budget, quota, ...). Only the
@@ -25,7 +25,7 @@ from vidaudit.run.summary import ProgressEvent, RunSummary
 
 
 class WaveDesign(Protocol):
-    """What ``Suite.sequential_design`` returns."""
+    """What ``Designs.sequential_design`` returns (the contract's ``SequentialDesign``)."""
 
     def next_wave(self, outcomes: Mapping[str, bool]) -> Sequence[str]:
         """Trial ids to run next given {trial id: correct} of every trial with a final outcome; empty: done."""

@@ -11,12 +11,21 @@ each following line is a :class:`ScoredTrial`. The header carries a stamp of wha
 store's tables, ``run.json``, the sample snapshot, the human study, the dataset's manifest): a file
 whose stamp no longer matches the run is refused, as is a version this vidaudit does not know, each
 with a one-line error naming the fix (``vidaudit score RUN`` or ``vidaudit report --rescore RUN``).
+
+The header's ``sha256`` is a checksum over the header's other fields (their canonical JSON, ASCII-escaped,
+keys sorted) and the bytes of every trial line after it, so a file edited after ``score`` wrote it (a
+``correct`` flipped, a model relabelled, trials removed with the header's count edited to match, a
+header-only file) is refused like a stale one. It is an integrity check, not a signature: it catches
+accidents, partial copies and hand edits, and says which file to regenerate. Every reader of the file
+(``report``, ``compare``, the audit's profile) goes through :func:`read_checked`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -25,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from vidaudit import __version__
 from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.errors import DataError
-from vidaudit.core.fileio import write_text_atomic
+from vidaudit.core.fileio import stage_text, written_together
 from vidaudit.core.hashing import sha256_file
 
 if TYPE_CHECKING:
@@ -33,8 +42,8 @@ if TYPE_CHECKING:
 
 SCORED_RUN = "scored_run.jsonl"
 FORMAT: Literal["vidaudit.scored_run"] = "vidaudit.scored_run"
-#: bump when a line's meaning changes; a reader refuses any other version
-SCORED_RUN_VERSION = 1
+#: bump when a line's meaning changes; a reader refuses any other version (2: the header's ``sha256``)
+SCORED_RUN_VERSION = 2
 #: the run's files whose content the scored file depends on (beside the store's tables)
 _STAMPED_FILES = ("run.json", "samples.jsonl", "human_records.jsonl", "human_study.json")
 _STORE_TABLES = ("trials", "attempts", "stage_calls")
@@ -60,6 +69,8 @@ class ScoredRunHeader(BaseModel):
     stage_usage: dict[str, dict[str, Any]] = {}
     human: list[ScoreRecord] = []
     human_study: dict[str, Any] | None = None
+    #: the checksum of the header's other fields and every trial line (see :func:`checksum`)
+    sha256: str
 
 
 class ScoredTrial(BaseModel):
@@ -92,33 +103,70 @@ def _store_stamp(db: Path) -> dict[str, list[int]]:
     return out
 
 
-def run_stamp(run_dir: str | Path) -> dict[str, Any]:
-    """What a scored run depends on: the store's tables, the run's own files and the dataset's manifest."""
+def run_stamp(run_dir: str | Path, *, data_dir: str | Path | None = None) -> dict[str, Any]:
+    """What a scored run depends on: the store's tables, the run's own files and the dataset's manifest
+    (``data_dir``: where the dataset is now, when the caller knows better than ``run.json``, e.g. a moved audit)."""
     from vidaudit.core.manifest import MANIFEST
     from vidaudit.run.runconfig import RunConfig
     from vidaudit.run.store import DB_NAME
 
     run_dir = Path(run_dir)
-    data = Path(RunConfig.load(run_dir).data_dir)
+    data = Path(data_dir) if data_dir is not None else Path(RunConfig.load(run_dir).data_dir)
     manifest = data / MANIFEST if data.is_dir() else data
     files = {name: sha256_file(run_dir / name) if (run_dir / name).is_file() else None for name in _STAMPED_FILES}
     return {"store": _store_stamp(run_dir / DB_NAME) if (run_dir / DB_NAME).is_file() else {}, "files": files,
             "data_manifest": sha256_file(manifest) if manifest.is_file() else None}
 
 
-def write_scored_run(run_dir: str | Path, scored: Scored, *, stamp: dict[str, Any],
-                     allow_changed: bool = False) -> Path:
-    """Write ``RUN/scored_run.jsonl`` atomically (``stamp``: :func:`run_stamp`, taken before the store was read)."""
+def _checksum_of(head: dict[str, Any]) -> Any:
+    """A sha256 object fed the header's fields but ``sha256`` (canonical JSON, ASCII) and a line break; the trial
+    lines' bytes follow. The header is hashed from its parsed fields, so the reader needs no byte-exact copy."""
+    fields = {k: v for k, v in head.items() if k != "sha256"}
+    h = hashlib.sha256(json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii"))
+    h.update(b"\n")
+    return h
+
+
+def checksum(head: dict[str, Any], body: bytes) -> str:
+    """The header's ``sha256``: over ``head`` (the header line's JSON object; its own ``sha256`` left out) and
+    ``body``, the bytes of every trial line after the header, line breaks included."""
+    h = _checksum_of(head)
+    h.update(body)
+    return str(h.hexdigest())
+
+
+def scored_run_text(scored: Scored, *, stamp: dict[str, Any], allow_changed: bool = False) -> str:
+    """The whole file: the header (with the checksum of what follows) and one line per trial."""
     header = ScoredRunHeader(suite=scored.suite.name, n_trials=len(scored.records), allow_changed=allow_changed,
                              stamp=stamp, changed=list(scored.changed), settings=dict(scored.settings),
                              estimated_frames=dict(scored.estimated_frames), design=dict(scored.design),
                              stage_usage=dict(scored.stage_usage), human=list(scored.human),
-                             human_study=scored.human_study)
-    lines = [header.model_dump_json()]
-    lines += [trial_line(r, scored.raw_text.get(r.trial_id), scored.frames.get(r.trial_id, []),
-                         scored.judgements.get(r.trial_id)) for r in scored.records]
-    path = Path(run_dir) / SCORED_RUN
-    write_text_atomic(path, "\n".join(lines) + "\n")
+                             human_study=scored.human_study, sha256="")
+    body = "".join(trial_line(r, scored.raw_text.get(r.trial_id), scored.frames.get(r.trial_id, []),
+                              scored.judgements.get(r.trial_id)) + "\n" for r in scored.records)
+    digest = checksum(json.loads(header.model_dump_json()), body.encode("utf-8"))
+    return header.model_copy(update={"sha256": digest}).model_dump_json() + "\n" + body
+
+
+def scores_text(records: Sequence[ScoreRecord]) -> str:
+    """``scores.jsonl``: one ScoreRecord per line, as ``model_dump_json`` writes it."""
+    return "".join(r.model_dump_json() + "\n" for r in records)
+
+
+def write_scored_run(run_dir: str | Path, scored: Scored, *, stamp: dict[str, Any],
+                     allow_changed: bool = False) -> Path:
+    """Write ``RUN/scored_run.jsonl`` and ``RUN/scores.jsonl`` together (both or neither: each is staged under a
+    temporary name, then both renamed; ``stamp``: :func:`run_stamp`, taken before the store was read). A full
+    disk or an unwritable folder is a one-line error and leaves the files already there as they were."""
+    from vidaudit.score.stage import SCORES
+
+    run_dir = Path(run_dir)
+    path = run_dir / SCORED_RUN
+    texts = ((path, scored_run_text(scored, stamp=stamp, allow_changed=allow_changed)),
+             (run_dir / SCORES, scores_text(scored.records)))
+    with written_together(f"{path} and {SCORES}", "scored files", f"run `vidaudit score {run_dir}` again") as staged:
+        for final, text in texts:
+            staged.append((stage_text(final, text), final))
     return path
 
 
@@ -130,7 +178,7 @@ def trial_line(record: ScoreRecord, raw_text: str | None, frames: list[tuple[int
                        "judgement": judgement}, separators=(",", ":"))
 
 
-def parse_trial_line(line: str) -> ScoredTrial:
+def parse_trial_line(line: str | bytes) -> ScoredTrial:
     """The inverse of :func:`trial_line` (ValueError or ValidationError on a line that is not one)."""
     return ScoredTrial.model_validate(json.loads(line))
 
@@ -151,13 +199,11 @@ def _stale_reason(old: dict[str, Any], now: dict[str, Any]) -> str | None:
     return None
 
 
-def read_header(path: Path, run: str) -> ScoredRunHeader:
-    """The header line, its format and version checked before anything else is read."""
+def _header(path: Path, first: bytes, run: str) -> tuple[ScoredRunHeader, dict[str, Any]]:
+    """The header line (typed, and as parsed), its format and version checked before anything else is read."""
     try:
-        with path.open("rb") as f:
-            first = f.readline()
         head = json.loads(first)
-    except (OSError, ValueError) as e:
+    except ValueError as e:
         raise DataError(f"{path} is not a readable scored-run file ({e}); {_FIX.format(run=run)}") from None
     if not isinstance(head, dict) or head.get("format") != FORMAT:
         raise DataError(f"{path} is not a vidaudit scored-run file; {_FIX.format(run=run)}")
@@ -165,14 +211,50 @@ def read_header(path: Path, run: str) -> ScoredRunHeader:
         raise DataError(f"{path} is a scored-run file of version {head.get('version')!r}, and this vidaudit "
                         f"({__version__}) reads version {SCORED_RUN_VERSION}; {_FIX.format(run=run)}")
     try:
-        return ScoredRunHeader.model_validate(head)
+        return ScoredRunHeader.model_validate(head), head
     except ValidationError as e:
         raise DataError(f"{path}:1: not a scored-run header ({e.errors()[0]['msg']}); "
                         f"{_FIX.format(run=run)}") from None
 
 
+def read_checked(run_dir: str | Path, *, data_dir: str | Path | None = None
+                 ) -> tuple[ScoredRunHeader, list[ScoredTrial]]:
+    """The header and every trial of ``RUN/scored_run.jsonl``, refused (a one-line ``DataError`` naming the fix)
+    when the file is missing, of another version, not whole (fewer or more trials than its header says), does not
+    match its checksum (edited, cut short or damaged since ``score`` wrote it) or is older than the run.
+    ``data_dir``: see :func:`run_stamp`."""
+    run_dir = Path(run_dir)
+    path = run_dir / SCORED_RUN
+    fix = _FIX.format(run=run_dir)
+    if not path.is_file():
+        raise DataError(f"no {SCORED_RUN} in {run_dir}: the run was not scored yet; {fix}")
+    trials: list[ScoredTrial] = []
+    try:
+        with path.open("rb") as f:
+            header, head = _header(path, f.readline(), str(run_dir))
+            h = _checksum_of(head)
+            for i, line in enumerate(f, start=2):
+                h.update(line)
+                try:
+                    trials.append(parse_trial_line(line))
+                except (ValueError, ValidationError) as e:
+                    raise DataError(f"{path}:{i}: not a scored trial ({e}); {fix}") from None
+    except OSError as e:
+        raise DataError(f"{path} is not a readable scored-run file ({e}); {fix}") from None
+    if len(trials) != header.n_trials:
+        raise DataError(f"{path} holds {len(trials)} trials, its header says {header.n_trials} (a truncated "
+                        f"file); {fix}")
+    if h.hexdigest() != header.sha256:
+        raise DataError(f"{path} does not match its checksum: it was edited, cut short or damaged after `vidaudit "
+                        f"score` wrote it; {fix}")
+    reason = _stale_reason(header.stamp, run_stamp(run_dir, data_dir=data_dir))
+    if reason is not None:
+        raise DataError(f"{path} is older than the run ({reason}); {fix}")
+    return header, trials
+
+
 def read_scored_run(run_dir: str | Path) -> Scored:
-    """The scored run as ``score`` wrote it, refused when missing, of another version or older than the run."""
+    """The scored run as ``score`` wrote it, checked by :func:`read_checked` (whole, unedited, not stale)."""
     from vidaudit.core.manifest import load_samples
     from vidaudit.core.registry import get_suite
     from vidaudit.run.runconfig import RunConfig
@@ -180,34 +262,20 @@ def read_scored_run(run_dir: str | Path) -> Scored:
 
     run_dir = Path(run_dir)
     path = run_dir / SCORED_RUN
-    if not path.is_file():
-        raise DataError(f"no {SCORED_RUN} in {run_dir}: the run was not scored yet; {_FIX.format(run=run_dir)}")
-    header = read_header(path, str(run_dir))
-    reason = _stale_reason(header.stamp, run_stamp(run_dir))
-    if reason is not None:
-        raise DataError(f"{path} is older than the run ({reason}); {_FIX.format(run=run_dir)}")
+    header, trials = read_checked(run_dir)
     data_dir = Path(RunConfig.load(run_dir).data_dir)
     out = Scored(suite=get_suite(header.suite), records=[], samples={s.sample_id: s for s in load_samples(data_dir)},
                  source={"run_dir": str(run_dir)}, data_dir=data_dir, changed=list(header.changed),
                  settings=dict(header.settings), estimated_frames=dict(header.estimated_frames),
                  design=dict(header.design), stage_usage=dict(header.stage_usage), human=list(header.human),
                  human_study=header.human_study)
-    with path.open(encoding="utf-8") as f:
-        next(f)
-        for i, line in enumerate(f, start=2):
-            try:
-                t = parse_trial_line(line)
-            except (ValueError, ValidationError) as e:
-                raise DataError(f"{path}:{i}: not a scored trial ({e}); {_FIX.format(run=run_dir)}") from None
-            tid = t.record.trial_id
-            out.records.append(t.record)
-            out.raw_text[tid] = t.raw_text
-            out.frames[tid] = t.frames
-            if t.judgement is not None:
-                out.judgements[tid] = t.judgement
-    if len(out.records) != header.n_trials:
-        raise DataError(f"{path} holds {len(out.records)} trials, its header says {header.n_trials} (a truncated "
-                        f"file); {_FIX.format(run=run_dir)}")
+    for t in trials:
+        tid = t.record.trial_id
+        out.records.append(t.record)
+        out.raw_text[tid] = t.raw_text
+        out.frames[tid] = t.frames
+        if t.judgement is not None:
+            out.judgements[tid] = t.judgement
     missing = sorted({r.sample_id for r in out.records} - out.samples.keys())
     if missing:
         raise DataError(f"{len(missing)} sample(s) scored in {path} are not in {data_dir} (e.g. {missing[0]}); point "

@@ -7,7 +7,8 @@ never-attempted ones included (status ``api_error`` / ``refused`` / ``timeout`` 
 
 A stored trial is scored only against the sample it ran on: when the dataset now holds a different
 video, question, answer or trace than the run's snapshot (``RUN/samples.jsonl``; for runs without
-one, the video sha256 each trial recorded), the stage refuses, naming the samples, unless
+one, the video sha256 each trial recorded), or a video file edited in place (its bytes no longer have the
+manifest's sha256), the stage refuses, naming the samples, unless
 ``allow_changed`` scores them against the current data (they are then named in the report).
 """
 
@@ -73,7 +74,7 @@ def record(suite: Suite, sample: Sample, *, trial_id: str, model: str, role: str
            frame_times: Sequence[float] | None = None, judgement: str | None = None) -> ScoreRecord:
     """Score one trial into its record (``judgement``: the judge's verdict, for suites that judge)."""
     ts = suite.score(ScoreInput(sample, text if status == "ok" else None, status, frame_times=frame_times,
-                                judgement=judgement if suite.judges() else None))
+                                judgement=judgement if suite.capabilities.judges else None))
     return ScoreRecord(trial_id=trial_id, sample_id=sample.sample_id, suite=suite.name, model=model, model_role=role,
                        condition=condition, group_id=sample.group_id, status=status,
                        correct=ts.correct if status == "ok" else None, parse=ts.parse if status == "ok" else None,
@@ -168,6 +169,23 @@ def stage_usage(store: Any, rows: Sequence[tuple[Any, Any]]) -> dict[str, dict[s
     return out
 
 
+def edited_in_place(data_dir: Path, samples: Mapping[str, Sample], ids: set[str]) -> list[str]:
+    """Samples (of ``ids``) whose video file no longer has the manifest's sha256: edited in place after the run,
+    the manifest untouched (the run checked every file before sending it). A missing file is left to the
+    stages that read the video (the report's thumbnails); only regular files are read."""
+    from vidaudit.core.hashing import sha256_file
+
+    out = []
+    for sid in sorted(ids):
+        s = samples.get(sid)
+        if s is None or s.video.sha256 is None:
+            continue
+        path = data_dir / s.video.path
+        if path.is_file() and sha256_file(path) != s.video.sha256:
+            out.append(sid)
+    return out
+
+
 def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
     """Score every trial of a run directory (see the module docstring)."""
     from vidaudit.run.runconfig import RunConfig
@@ -184,10 +202,12 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
     roles: dict[str, str] = {}
     changed: list[str] = []
     snapshot = read_snapshot(run_dir)
-    judging = suite.judges()
+    judging = suite.capabilities.judges
     with RunStore(run_dir, readonly=True) as store, paused_gc():  # a record per trial, all kept (core/gcpause)
         rows = list(store.results())
         differ = set(changed_samples(snapshot, samples, (r.sample_id for r, _ in rows))) if snapshot else set()
+        edited = edited_in_place(Path(rc.data_dir), samples, {r.sample_id for r, _ in rows})
+        differ |= set(edited)
         for row, att in rows:
             s = samples.get(row.sample_id)
             if s is None:
@@ -220,6 +240,12 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
                 "adapter_options": dict(row.trial.adapter_options)})
         out.stage_usage = stage_usage(store, [(r, a) for r, a in rows if r.sample_id in samples
                                               and (r.sample_id not in differ or allow_changed)])
+    if edited and not allow_changed:
+        first = samples[edited[0]]
+        raise DataError(f"{len(edited)} video file(s) of run {run_dir} changed since the run: their sha256 is not the "
+                        f"manifest's, so they were edited in place (e.g. {Path(rc.data_dir) / first.video.path}, "
+                        f"sample {first.sample_id}). Restore the original files, or pass --allow-changed to score "
+                        "the current data anyway (those trials are named in the report)")
     if changed and not allow_changed:
         uniq = sorted(set(changed))
         raise DataError(f"{len(uniq)} sample(s) of run {run_dir} changed in {rc.data_dir} since their trials ran "
@@ -234,9 +260,11 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
 
 
 def write_scores(path: str | Path, records: Sequence[ScoreRecord]) -> Path:
-    """``scores.jsonl``, one ScoreRecord per line, written atomically."""
-    text = "".join(r.model_dump_json() + "\n" for r in records)
-    write_text_atomic(path, text)
+    """``scores.jsonl``, one ScoreRecord per line, written atomically (for a run, ``score_and_write`` writes it
+    together with ``scored_run.jsonl``)."""
+    from vidaudit.score.scored_run import scores_text
+
+    write_text_atomic(path, scores_text(records))
     return Path(path)
 
 
@@ -246,15 +274,15 @@ def score_run(run_dir: str | Path, *, allow_changed: bool = False) -> Path:
 
 
 def score_and_write(run_dir: str | Path, *, allow_changed: bool = False) -> tuple[Path, Scored]:
-    """Score a run and write both files (score/scored_run.py); the stamp is taken before the store is read, so a
-    trial stored meanwhile makes the scored file stale, never silently missing."""
+    """Score a run and write both files together (score/scored_run.py); the stamp is taken before the store is
+    read, so a trial stored meanwhile makes the scored file stale, never silently missing."""
     from vidaudit.score.scored_run import run_stamp, write_scored_run
 
     run_dir = Path(run_dir)
     stamp = run_stamp(run_dir)
     scored = score_store(run_dir, allow_changed=allow_changed)
     write_scored_run(run_dir, scored, stamp=stamp, allow_changed=allow_changed)
-    return write_scores(run_dir / SCORES, scored.records), scored
+    return run_dir / SCORES, scored
 
 
 # --------------------------------------------------------------------------- external responses

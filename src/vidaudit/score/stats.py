@@ -15,7 +15,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import norm
 
 from vidaudit.core.errors import ConfigError
 
@@ -26,6 +25,8 @@ def _z(confidence: float) -> float:
     and scipy's ppf costs tens of microseconds a call)."""
     if not 0.0 < confidence < 1.0:
         raise ConfigError(f"confidence must be between 0 and 1 (e.g. 0.95), got {confidence!r}")
+    from scipy.stats import norm  # here, not at the top: scipy.stats costs ~1 s of CPU to import (issue 34)
+
     return float(norm.ppf(0.5 + confidence / 2.0))
 
 

@@ -6,7 +6,9 @@ parser that cannot read most answers ("Answer: 5" where the suite asks for ``\\b
 accuracy that measures the answer format, and a reader must see that first.
 
 Accuracy here is the plain one every suite starts from: correct answers over planned trials (an errored
-or unparseable trial counts as wrong). A suite's own headline (e.g. faithful's A_faith) is in the report.
+or unparseable trial counts as wrong), by the contract's one rule (``core.contract.records.counted``): a trial
+that needs a judge the run did not have is in no denominator and is counted beside the figure. A suite's own
+headline (e.g. faithful's A_faith) is in the report.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from vidaudit.core.contract.records import ScoreRecord, unjudged_text
 from vidaudit.core.errors import DataError
-from vidaudit.score.records import ScoreRecord
 
 #: a model and condition whose answers are unparseable at least this often (of those answered) get a note
 PARSE_FAILURE_NOTE_RATE = 0.20
@@ -37,23 +39,36 @@ class Tally:
     answered: int = 0      # status ok
     correct: int = 0
     unparseable: int = 0
+    unjudged: int = 0      # answered, but only a judge can score them and the run had none: in no denominator
 
     def add(self, r: ScoreRecord) -> None:
         self.planned += 1
         self.answered += r.status == "ok"
         self.correct += r.correct is True
         self.unparseable += is_parse_failure(r)
+        self.unjudged += r.needs_judge
+
+    @property
+    def counted(self) -> int:
+        """The accuracy's denominator: planned trials less those that need a judge."""
+        return self.planned - self.unjudged
 
     @property
     def parse_failure_rate(self) -> float | None:
         return self.unparseable / self.answered if self.answered else None
 
-    def line(self) -> str:
-        acc = f"{100 * self.correct / self.planned:.1f}%" if self.planned else "n/a"
+    def unparseable_text(self) -> str:
         rate = self.parse_failure_rate
         share = f" ({100 * rate:.0f}%)" if rate is not None else ""
-        return (f"accuracy {acc} ({self.correct} of {self.planned} planned), {self.unparseable} of {self.answered} "
-                f"answers unparseable{share}")
+        return f"{self.unparseable} of {self.answered}{share}"
+
+    def line(self) -> str:
+        acc = f"{100 * self.correct / self.counted:.1f}%" if self.counted else "n/a"
+        of = (f"{self.correct} of {self.planned} planned" if not self.unjudged else
+              f"{self.correct} of {self.counted} scored; {unjudged_text(self.unjudged)}")
+        rate = self.parse_failure_rate
+        share = f" ({100 * rate:.0f}%)" if rate is not None else ""
+        return f"accuracy {acc} ({of}), {self.unparseable} of {self.answered} answers unparseable{share}"
 
 
 def tallies(records: Iterable[ScoreRecord]) -> list[Tally]:
@@ -79,6 +94,30 @@ def summary_lines(records: Sequence[ScoreRecord]) -> list[str]:
                 total.add(r)
         lines.append(f"all: {total.line()}")
     return lines
+
+
+def summary_table(records: Sequence[ScoreRecord]) -> tuple[list[str], list[list[str]]]:
+    """The same figures as :func:`summary_lines`, as a table (columns, rows) for the terminal: one row per model
+    and condition, then ``all``; the ``unjudged`` column only where a trial needs a judge."""
+    from vidaudit.score.terminal import rate_text, unjudged_cell
+
+    groups = tallies(records)
+    shown = groups[:MAX_LINES]
+    if len(groups) != 1:
+        total = Tally("all", "all")
+        for r in records:
+            if r.model_role != "human":
+                total.add(r)
+        shown.append(total)
+    judged = any(t.unjudged for t in shown)
+    columns = ["model", "condition", "accuracy [95% CI] (k/n)", *(["unjudged"] if judged else []),
+               "answers unparseable"]
+    rows = [[t.model, t.condition, rate_text(t.correct, t.counted), *([unjudged_cell(t.unjudged)] if judged else []),
+             t.unparseable_text()] for t in shown]
+    if len(groups) > MAX_LINES:
+        rows.insert(MAX_LINES, [f"... and {len(groups) - MAX_LINES} more model/condition pairs (all in scores.jsonl)",
+                                *[""] * (len(columns) - 1)])
+    return columns, rows
 
 
 def parse_failure_notes(records: Sequence[ScoreRecord], threshold: float = PARSE_FAILURE_NOTE_RATE) -> list[str]:

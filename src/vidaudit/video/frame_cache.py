@@ -1,4 +1,4 @@
-"""A bounded in-memory cache of decoded frames keyed by (video sha256, frame index).
+"""A bounded in-memory cache of decoded frames keyed by (video sha256, video stream, frame index).
 
 Keys are content, never paths: two manifests pointing at the same bytes share entries.
 """
@@ -18,17 +18,21 @@ from vidaudit.video.io import iter_selected
 class FrameCache:
     def __init__(self, max_bytes: int = 1 << 30) -> None:
         self.max_bytes = max_bytes
-        self._data: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
+        self._data: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()   # ((content, stream), i)
         self._bytes = 0
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
-    def get(self, path: str | Path, sha256: str | None, indices: Sequence[int]) -> list[np.ndarray]:
-        """Frames at ``indices`` (in that order), decoding only the missing ones in one pass.
+    def get(self, path: str | Path, sha256: str | None, indices: Sequence[int],
+            stream: int | None = None) -> list[np.ndarray]:
+        """Frames at ``indices`` (in that order) of the video stream ``stream`` (None: the one a player picks),
+        decoding only the missing ones in one pass.
 
         The frames already cached are taken (referenced) under the same lock that decides what is missing, so
         another thread's eviction between the lookup and the decode cannot take one away from this call."""
         key = sha256 or str(Path(path).resolve())
+        if stream is not None:
+            key = f"{key}#{stream}"
         with self._lock:
             have: dict[int, np.ndarray] = {}
             for i in indices:
@@ -39,7 +43,7 @@ class FrameCache:
             missing = sorted({i for i in indices if i not in have})
             self.hits += len(indices) - len(missing)
             self.misses += len(missing)
-        fresh = dict(iter_selected(path, missing)) if missing else {}
+        fresh = dict(iter_selected(path, missing, stream=stream)) if missing else {}
         with self._lock:
             for i, f in fresh.items():
                 f.setflags(write=False)

@@ -73,13 +73,20 @@ def every_frame(clock: Timeline) -> FrameSelection:
     return FrameSelection(tuple(range(n)), tuple(round(clock.time_of(i), 6) for i in range(n)), "every frame")
 
 
+#: Event times are written to 9 decimals, so an event's true time may lie up to half a unit of the last
+#: decimal after its written ``t``: a written time that short of a frame boundary is on it (as ``TABLE_SLACK``
+#: for frame tables). Without it, 200/30 s written as 6.666666666 s would pick the frame before the boundary.
+EVENT_SLACK = 5e-10
+
+
 def around_events(event_times: Sequence[float], event_frames: Sequence[int], clock: Timeline,
                   offset_s: float = 0.1) -> FrameSelection:
     """The oracle keyframes: for each event, frames at t_i - offset, the event's first frame, t_i + offset.
 
-    The centre frame is the event's own first frame (the frame on screen at t_i may precede the
-    event when t_i falls between frames). With no events (N = 0) the rule is three frames at 25%,
-    50% and 75% of the clip, so a trial never goes out with zero frames.
+    The centre frame is the event's own first frame, ``event_frames`` (the trace's, derived from the event's
+    exact time; the frame on screen at t_i may precede the event when t_i falls between frames). The other
+    two are on screen at t_i -+ offset, read with ``EVENT_SLACK``. With no events (N = 0) the rule is three
+    frames at 25%, 50% and 75% of the clip, so a trial never goes out with zero frames.
     """
     n_frames = clock.n_frames
     picks: dict[int, float] = {}
@@ -90,9 +97,9 @@ def around_events(event_times: Sequence[float], event_frames: Sequence[int], clo
         rule = "keyframes: no events, frames at 25/50/75% of the clip"
     else:
         for t, f in zip(event_times, event_frames, strict=True):
-            for tt, idx in ((t - offset_s, clock.on_screen(t - offset_s)),
+            for tt, idx in ((t - offset_s, clock.on_screen(t - offset_s + EVENT_SLACK)),
                             (t, min(max(f, 0), n_frames - 1)),
-                            (t + offset_s, clock.on_screen(t + offset_s))):
+                            (t + offset_s, clock.on_screen(t + offset_s + EVENT_SLACK))):
                 picks.setdefault(idx, round(max(tt, 0.0), 6))
         rule = f"keyframes: t_i - {offset_s:g}, event frame, t_i + {offset_s:g}"
     order = sorted(picks)

@@ -195,7 +195,7 @@ class Camera3DSpec:
         """The zoom curve of ``camera_2d``'s zoom_in: 1 at alpha = 0, toward zoom_max."""
         if self.zoom_curve == "linear":
             return 1.0 + (self.zoom_max - 1.0) * alpha
-        return self.zoom_max ** alpha
+        return float(self.zoom_max ** alpha)
 
     def pose(self, alpha: float) -> tuple[tuple[float, float, float], float, float]:
         """(camera position p, yaw, pitch) at ``alpha``."""

@@ -1,6 +1,6 @@
 """What a suite gives ``vidaudit audit``: the datasets it runs at a budget, and its headline figures.
 
-Typed on the ground floor so that a suite can return them (``Suite.audit_parts``, ``Suite.profile_figures``)
+Typed on the ground floor so that a suite can return them (its ``Audit`` role: ``audit_parts``, ``profile_figures``)
 and the audit tool can render them without knowing any suite: an accuracy with its Wilson interval and its
 k / n, or an operating boundary (a tested value, or ``"<1"`` when even the first fails).
 """

@@ -2,21 +2,31 @@
 
 Every line carries the identifiers (trial, sample, model, condition), the trial's status and
 ``correct`` whatever the suite; the suite's own per-trial numbers travel in ``metrics`` and the
-sample parameters it aggregates over in ``params``. ``correct`` is None exactly when the trial was
-not scored (its status is not ``ok``): aggregates that use every planned trial count it as wrong.
+sample parameters it aggregates over in ``params``. ``correct`` is None when the trial was not scored:
+
+- its status is not ``ok`` (the call failed): aggregates over every planned trial count it as wrong;
+- it *needs a judge* (``needs_judge``): the answer came back, but only a judge can score it and the run had
+  none (``vidaudit run --judge SPEC``); the suite says so with :meth:`TrialScore.unjudged`. Such a trial is in
+  no figure's denominator, as a pass or a fail, and is counted beside every figure instead, the same way in
+  the terminal, the report, the profile and ``compare`` (:func:`counted` is that one rule).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
-    "SCORE_SCHEMA_VERSION", "ParseResult", "ScoreRecord", "TrialScore",
+    "NEEDS_JUDGE", "SCORE_SCHEMA_VERSION", "ParseResult", "ScoreRecord", "Counted", "TrialScore", "counted",
+    "unjudged_text",
 ]
 
 SCORE_SCHEMA_VERSION = 1
+#: the parse method of an answer only a judge can score, in a run that had no judge (``correct`` None)
+NEEDS_JUDGE = "not_judged"
 
 
 class ParseResult(BaseModel):
@@ -41,6 +51,11 @@ class TrialScore(BaseModel):
     correct: bool | None
     parse: ParseResult | None = None
     metrics: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def unjudged(cls, metrics: dict[str, Any] | None = None) -> TrialScore:
+        """An answer only a judge can score, in a run without one: not scored, counted apart (``NEEDS_JUDGE``)."""
+        return cls(correct=None, parse=ParseResult(method=NEEDS_JUDGE), metrics=dict(metrics or {}))
 
 
 class ScoreRecord(BaseModel):
@@ -68,6 +83,12 @@ class ScoreRecord(BaseModel):
     def scored(self) -> bool:
         return self.status == "ok"
 
+    @property
+    def needs_judge(self) -> bool:
+        """Answered, but only a judge can score it and the run had none: in no denominator, counted apart."""
+        return (self.status == "ok" and self.correct is None and self.parse is not None
+                and self.parse.method == NEEDS_JUDGE)
+
     def flat(self) -> dict[str, Any]:
         """One flat dict (params, then metrics, then the record's own fields) for suites that aggregate dicts."""
         out: dict[str, Any] = {**self.params, **self.metrics}
@@ -81,3 +102,38 @@ class ScoreRecord(BaseModel):
         else:
             out.setdefault("parse_method", None)
         return out
+
+
+@dataclass(frozen=True)
+class Counted:
+    """What a figure counts, by the one rule: ``k`` correct of ``n`` (every planned trial a scorer could score;
+    a failed call is wrong), and ``unjudged`` trials left out because they need a judge the run did not have."""
+
+    k: int = 0
+    n: int = 0
+    unjudged: int = 0
+
+    @property
+    def rate(self) -> float | None:
+        return self.k / self.n if self.n else None
+
+    def __add__(self, other: Counted) -> Counted:
+        return Counted(k=self.k + other.k, n=self.n + other.n, unjudged=self.unjudged + other.unjudged)
+
+
+def counted(records: Iterable[ScoreRecord]) -> Counted:
+    """The one rule for what a figure counts (terminal, report, profile, ``compare``): planned trials, a failed
+    call counted wrong, a trial that needs a judge the run did not have left out and counted apart."""
+    k = n = unjudged = 0
+    for r in records:
+        if r.needs_judge:
+            unjudged += 1
+            continue
+        n += 1
+        k += r.correct is True
+    return Counted(k=k, n=n, unjudged=unjudged)
+
+
+def unjudged_text(unjudged: int) -> str:
+    """What stands beside a figure that left trials out: ``28 unjudged, need --judge`` ('' for none)."""
+    return f"{unjudged} unjudged, need --judge" if unjudged else ""

@@ -14,8 +14,8 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
-    "REPORT_SCHEMA_VERSION", "Figure", "GridFigure", "LineFigure", "Report", "Section", "Series",
-    "SuiteReport", "Table", "Timeline", "TimelineEvent", "ViewerColumn", "ViewerFrame", "ViewerSpec",
+    "REPORT_SCHEMA_VERSION", "EventTimeline", "Figure", "GridFigure", "LineFigure", "Report", "Section", "Series",
+    "SuiteReport", "Table", "TimelineEvent", "ViewerColumn", "ViewerFrame", "ViewerSpec",
     "ViewerTrial",
 ]
 
@@ -183,7 +183,7 @@ class TimelineEvent(_Strict):
     label: str | None = None
 
 
-class Timeline(_Strict):
+class EventTimeline(_Strict):
     """True and reported events on one time axis, with the matching between them (indices)."""
 
     duration_s: float | None
@@ -211,7 +211,7 @@ class ViewerTrial(_Strict):
     correct: bool | None = None
     columns: dict[str, str | int | float | bool | None] = Field(default_factory=dict)
     facts: list[tuple[str, str]] = Field(default_factory=list)
-    timeline: Timeline | None = None
+    timeline: EventTimeline | None = None
     frames: list[ViewerFrame] = Field(default_factory=list)
     raw_text: str = ""
     #: where the trial sits on the suite's design (e.g. [N, F]): the viewer's selection spreads over it

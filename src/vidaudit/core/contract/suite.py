@@ -2,36 +2,44 @@
 
 The stages (``run``, ``score``, ``report``, ``score-responses``, ``verify``) look a suite up by name
 through the registry (``vidaudit.core.registry``; third-party suites through the ``vidaudit.suites``
-entry-point group) and call only the methods below; no stage imports a suite's package. A suite
-subclasses :class:`Suite`, overrides what it has (the abstract methods at least) and registers one
-instance. Defaults raise a clear error for what a suite does not offer (pixel verification, a pixel
-observer), so a small suite stays small. Optional behaviour that changes how a stage calls the suite
-is declared in its :class:`Capabilities`, never discovered by introspection.
+entry-point group) and call only the members below; no stage imports a suite's package.
+
+A suite subclasses :class:`Suite`, an abstract base: it implements the four abstract methods
+(``prompt_names``, ``render_prompt``, ``score``, ``aggregate``) and registers one instance. The lookup refuses
+a suite that leaves one out, with one line (mypy refuses it where it is instantiated); Python's ``ABCMeta`` is
+not used, because its ``TypeError`` would come from inside the plugin's module at import, as a traceback. What
+not every suite offers is a role, a small object the suite declares (``core/contract/roles.py``: baselines,
+verification, designs, audit, commands), and optional behaviour that changes how a stage calls the suite is
+declared in its :class:`SuiteCapabilities`; neither is discovered by introspection.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from vidaudit.core.contract.profile import AuditPart, PartFigures
 from vidaudit.core.contract.records import ScoreRecord, TrialScore
 from vidaudit.core.contract.report import SuiteReport, ViewerSpec, ViewerTrial
+from vidaudit.core.contract.roles import (
+    ROLES,
+    Audit,
+    Baselines,
+    Commands,
+    Designs,
+    ObservedFrame,
+    Verification,
+)
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import Condition, PerturbationSpec, Sample
 
 if TYPE_CHECKING:
+    import numpy as np
     import typer
 
-__all__ = ["AggregateInput", "Capabilities", "ObservedFrame", "PartedSuite", "Prompt", "ScoreInput", "Suite",
-           "SuiteInfo", "check_suite"]
-
-#: (source frame index, presentation time in seconds, RGB frame) as a pixel observer receives them
-ObservedFrame = tuple[int, float, np.ndarray]
+__all__ = ["AggregateInput", "PartedSuite", "Prompt", "ScoreInput", "Suite", "SuiteCapabilities", "SuiteInfo",
+           "check_suite"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +51,7 @@ class Prompt:
 
 
 @dataclass(frozen=True)
-class Capabilities:
+class SuiteCapabilities:
     """Optional suite behaviour, declared once: the stages read these flags and call the suite accordingly."""
 
     #: ``judge_prompt`` may ask a judge (``vidaudit run --judge``); ``score`` reads ``ScoreInput.judgement``
@@ -75,12 +83,20 @@ class AggregateInput:
     """What ``Suite.aggregate`` reads, in one object: every planned trial's record with the samples, and what
     the stages hold beside them."""
 
-    #: one record per planned trial; an imported human study's answers are among them (``model_role`` "human")
+    #: one record per planned trial of the run
     records: Sequence[ScoreRecord]
     samples: Mapping[str, Sample]
     #: per model and condition, calls/frames/tokens per stage from the store; filled for a suite that declares
     #: ``capabilities.needs_usage`` (empty otherwise)
     usage: Mapping[str, Any] = field(default_factory=dict)
+    #: an imported human study's answers, scored by the suite like a model's (``model_role`` "human"; their model is
+    #: the annotator), apart from ``records``: a suite lists them as rows (``with_human``) or as a ceiling (stress)
+    human: Sequence[ScoreRecord] = ()
+
+    @property
+    def with_human(self) -> list[ScoreRecord]:
+        """The run's records followed by the human study's: people as rows beside the models."""
+        return [*self.records, *self.human]
 
 
 @dataclass(frozen=True)
@@ -93,7 +109,10 @@ class SuiteInfo:
 
 
 class Suite:
-    """Base class of every suite. Subclasses set the class attributes and the abstract methods."""
+    """Base class of every suite: the identity below, the four abstract methods, and the roles it declares.
+
+    The optional hooks have defaults a small suite keeps: no ground-truth check, no request metadata, every
+    sample parameter in the records, no judge, the generic viewer row, and no perturbation allowed."""
 
     name: str = ""
     description: str = ""
@@ -104,36 +123,62 @@ class Suite:
     probes: Mapping[str, str] = {}
     #: how the trace viewer lists this suite's trials
     viewer: ViewerSpec = ViewerSpec()
-    #: the module holding the suite's audit functions ``audit_parts(budget)``, ``generate_part(part, out, *,
-    #: workers, on_progress)`` and ``profile_figures(part, results)`` (imported on first use); "" : no audit part
-    audit_module: str = ""
     #: optional behaviour the stages must know about (a judge, per-stage usage for ``aggregate``)
-    capabilities: Capabilities = Capabilities()
+    capabilities: SuiteCapabilities = SuiteCapabilities()
+    #: the sample parameter that names a sample's kind in :meth:`describe_samples` ("task": 8 direction, ...)
+    kind_param: str = "task"
+    #: the version of the suite's judge prompts: part of every judged trial's id
+    judge_version: str = ""
 
-    # ------------------------------------------------------------------ identity
+    # ------------------------------------------------------------------ roles (core/contract/roles.py)
+
+    baselines: Baselines | None = None
+    verification: Verification | None = None
+    designs: Designs | None = None
+    audit: Audit | None = None
+    commands: Commands | None = None
 
     @property
     def info(self) -> SuiteInfo:
         return SuiteInfo(self.name, self.description, self.paper)
 
-    # ------------------------------------------------------------------ CLI
+    # ------------------------------------------------------------------ the four abstract methods
 
-    def add_commands(self, generate: typer.Typer) -> None:
-        """Contribute this suite's ``vidaudit generate ...`` sub-command(s)."""
+    @abstractmethod
+    def prompt_names(self) -> Sequence[str]:
+        """The prompts this suite renders (``default_prompt`` among them)."""
 
-    def add_group_commands(self, groups: Mapping[str, typer.Typer]) -> None:
-        """Contribute sub-commands to the CLI's other groups (``import``, ``validate``): e.g. a loader
-        for another benchmark's released data, ``vidaudit import NAME``."""
+    @abstractmethod
+    def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
+        """The exact text the model receives for ``sample`` under ``condition`` (hashed into the trial id)."""
 
-    def generate_demo(self, out: Path, *, workers: int | None = None,
-                      on_progress: Callable[[int, int], None] | None = None) -> Path:
-        """Write a small verified dataset into ``out`` for ``vidaudit demo``; return its manifest."""
-        raise ConfigError(f"the {self.name} suite has no demo data")
+    @abstractmethod
+    def score(self, trial: ScoreInput) -> TrialScore:
+        """Score one response (``trial.text`` is None when the call failed; ``trial.status`` says how).
 
-    def verify(self, data_dir: Path, samples: Sequence[Sample], *, workers: int | None = None,
-               on_progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:
-        """Problems per sample id found by checking videos against their ground truth ({} = all verified)."""
-        raise ConfigError(f"the {self.name} suite has no pixel verification")
+        A suite that judges (``capabilities.judges``) reads ``trial.judgement``: the judge's verdict text for
+        this answer, or None where the run had no judge (the suite then scores what it can and says so)."""
+
+    @abstractmethod
+    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
+        """Every number of the report (``results``) and what a reader sees (``sections``, ``notes``).
+
+        ``inputs.usage`` holds the store's per-stage usage for a suite that declares ``capabilities.needs_usage``."""
+
+    # ------------------------------------------------------------------ optional hooks
+
+    def check_prompt(self, name: str) -> None:
+        if name not in self.prompt_names():
+            raise ConfigError(f"unknown prompt {name!r} for the {self.name} suite; choose from "
+                              f"{', '.join(self.prompt_names())}")
+
+    def request_metadata(self, sample: Sample) -> dict[str, Any]:
+        """Public facts about the sample that local baselines may read (never the answer)."""
+        return {}
+
+    def record_params(self, sample: Sample) -> dict[str, Any]:
+        """Sample parameters copied into each score record (what aggregates group by)."""
+        return dict(sample.params)
 
     def check_samples(self, samples: Sequence[Sample], source: str) -> None:
         """Refuse (a ``DataError`` naming them) samples whose ground truth cannot be trusted, at every load."""
@@ -144,60 +189,39 @@ class Suite:
         return (f"the {self.name} suite does not define its ground truth under {spec.name}; drop the perturbation "
                 "from the condition (a suite declares the perturbations it supports with perturbation_problem)")
 
-    # ------------------------------------------------------------------ prompts
-
-    def prompt_names(self) -> Sequence[str]:
-        raise NotImplementedError
-
-    def check_prompt(self, name: str) -> None:
-        if name not in self.prompt_names():
-            raise ConfigError(f"unknown prompt {name!r} for the {self.name} suite; choose from "
-                              f"{', '.join(self.prompt_names())}")
-
-    def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
-        """The exact text the model receives for ``sample`` under ``condition`` (hashed into the trial id)."""
-        raise NotImplementedError
-
-    def request_metadata(self, sample: Sample) -> dict[str, Any]:
-        """Public facts about the sample that local baselines may read (never the answer)."""
-        return {}
-
-    # ------------------------------------------------------------------ scoring
-
-    def record_params(self, sample: Sample) -> dict[str, Any]:
-        """Sample parameters copied into each score record (what aggregates group by)."""
-        return dict(sample.params)
-
-    def score(self, trial: ScoreInput) -> TrialScore:
-        """Score one response (``trial.text`` is None when the call failed; ``trial.status`` says how).
-
-        A suite that judges (``capabilities.judges``) reads ``trial.judgement``: the judge's verdict text for
-        this answer, or None where the run had no judge (the suite then scores what it can and says so)."""
-        raise NotImplementedError
-
-    #: the version of the suite's judge prompts: part of every judged trial's id
-    judge_version: str = ""
-
     def judge_prompt(self, sample: Sample, answer: str) -> Prompt | None:
         """The prompt a judge model (``vidaudit run --judge SPEC``) gets for this answer; None: no judge needed.
 
-        Only suites whose answers need a judge override this (and declare ``Capabilities(judges=True)``);
+        Only suites whose answers need a judge override this (and declare ``SuiteCapabilities(judges=True)``);
         the verdict reaches ``score`` as ``ScoreInput.judgement``."""
         return None
 
-    def judges(self) -> bool:
-        """Whether this suite ever asks a judge (declared in ``capabilities``)."""
-        return self.capabilities.judges
+    def needs_judge(self, sample: Sample) -> bool:
+        """Whether an answer to ``sample`` goes to a judge (``judge_prompt`` asks one for the oracle's answer)."""
+        if not self.capabilities.judges:
+            return False
+        try:
+            return self.judge_prompt(sample, Baselines.of(self).oracle_answer(sample) or "answer") is not None
+        except (ConfigError, NotImplementedError):
+            return True
 
     def judges_any(self, samples: Sequence[Sample]) -> bool:
         """Whether any of these samples may need a judge (``--judge`` is refused otherwise)."""
-        return self.judges()
+        return self.capabilities.judges
 
-    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
-        """Every number of the report (``results``) and what a reader sees (``sections``, ``notes``).
-
-        ``inputs.usage`` holds the store's per-stage usage for a suite that declares ``capabilities.needs_usage``."""
-        raise NotImplementedError
+    def describe_samples(self, samples: Sequence[Sample]) -> str:
+        """What a dataset holds and what each kind needs, in one line for ``generate`` and ``audit``, e.g.
+        ``36 samples: 8 direction, 28 anomaly (need --judge)``; a suite may add what its data lacks."""
+        kinds: dict[str, list[int]] = {}
+        for s in samples:
+            kind = s.params.get(self.kind_param)
+            c = kinds.setdefault(str(kind) if kind is not None else "", [0, 0])
+            c[0] += 1
+            c[1] += self.needs_judge(s)
+        head = f"{len(samples)} sample{'s' if len(samples) != 1 else ''}"
+        parts = [f"{n} {k}".strip() + (" (need --judge)" if j == n else f" ({j} need --judge)" if j else "")
+                 for k, (n, j) in kinds.items() if k or j]
+        return f"{head}: {', '.join(parts)}" if parts else head
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
         """How the trace viewer shows one trial (frames are attached by the report stage)."""
@@ -205,86 +229,69 @@ class Suite:
                            condition=record.condition, status=record.status, correct=record.correct,
                            raw_text=raw_text or "")
 
-    # ------------------------------------------------------------------ designs
+    # ------------------------------------------------------------------ the command line (``commands`` role)
 
-    def sequential_design(self, name: str, rule: str | None, planned: Sequence[Any]) -> Any:
-        """A sequential design for ``vidaudit run --design NAME [--rule RULE]``: an object with
-        ``next_wave(outcomes)`` and ``info()`` (``vidaudit.run.waves.WaveDesign``) over the full plan."""
-        raise ConfigError(f"the {self.name} suite has no {name!r} design; drop --design to run every planned trial")
+    def add_commands(self, generate: typer.Typer) -> None:
+        """Contribute this suite's ``vidaudit generate ...`` sub-command(s) (its ``commands`` role's)."""
+        if self.commands is not None:
+            self.commands.add_commands(generate)
 
-    # ------------------------------------------------------------------ baselines
+    def add_group_commands(self, groups: Mapping[str, typer.Typer]) -> None:
+        """Contribute sub-commands to the CLI's other groups (``import``, ``validate``; its ``commands`` role's)."""
+        if self.commands is not None:
+            self.commands.add_group_commands(groups)
 
-    def oracle_answer(self, sample: Sample) -> str:
-        """The answer text of a model that knows the ground truth, in the suite's answer format."""
-        raise ConfigError(f"the {self.name} suite defines no oracle answer")
 
-    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        """A uniformly random answer from the sample's answer space (``option``: e.g. ``chance:0-12``)."""
-        raise ConfigError(f"the {self.name} suite defines no chance answer space")
+def _abstract(obj: object) -> list[str]:
+    """The abstract methods ``obj``'s class leaves unimplemented, in definition order of its bases."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    names = dict.fromkeys(n for base in reversed(cls.__mro__) for n, v in vars(base).items()
+                          if getattr(v, "__isabstractmethod__", False))
+    return [n for n in names if getattr(getattr(cls, n, None), "__isabstractmethod__", False)]
 
-    def constant_answer(self, sample: Sample, value: str) -> str:
-        """The suite's answer text for one value of its answer space (a pixel observer formats its reading
-        through this; ``constant:TEXT`` itself answers TEXT verbatim)."""
-        raise ConfigError(f"the {self.name} suite defines no answer format for a value")
 
-    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        """An ideal observer's answer from exactly the frames sent (pixels only, never the answer)."""
-        raise ConfigError(f"the {self.name} suite has no pixel observer")
-
-    # ------------------------------------------------------------------ audit (``vidaudit audit``)
-
-    def _audit(self, hook: str) -> Any:
-        """The function ``hook`` of the suite's declared audit module (imported on first use)."""
-        from vidaudit.core.registry import load
-
-        return load(f"{self.audit_module}:{hook}", f"suite {self.name!r}'s audit hook {hook}")
-
-    def audit_parts(self, budget: str) -> Sequence[AuditPart]:
-        """The datasets an audit at ``budget`` (smoke, standard, paper) runs; () leaves the suite out."""
-        return self._audit("audit_parts")(budget) if self.audit_module else ()
-
-    def generate_part(self, part: AuditPart, out: Path, *, workers: int | None = None,
-                      on_progress: Callable[[int, int], None] | None = None) -> Path:
-        """Generate ``part``'s preset into ``out`` (pixel-checked as its generate command does); the manifest."""
-        if not self.audit_module:
-            raise ConfigError(f"the {self.name} suite has no audit datasets")
-        return self._audit("generate_part")(part, out, workers=workers, on_progress=on_progress)
-
-    def part_conditions(self, part: AuditPart, data_dir: Path) -> tuple[str, ...]:
-        """The conditions ``part`` runs at (a generator may write them beside its data; default: the part's)."""
-        return part.conditions
-
-    def profile_figures(self, part: AuditPart, results: Mapping[str, Any]) -> PartFigures:
-        """The headline figures of ``part`` per model, read from a run's ``report.json`` ``results``, with
-        the chance level, human ceiling and the papers' published numbers the report holds."""
-        if not self.audit_module:
-            raise ConfigError(f"the {self.name} suite has no profile figures")
-        return self._audit("profile_figures")(part, results)
+def _listed(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def check_suite(obj: Any, name: str) -> Suite:
-    """The registered object, checked to be a Suite instance named ``name``."""
+    """The registered object, checked to be a whole Suite instance named ``name``: its abstract methods and
+    those of every role it declares implemented, each role of its kind, a judge declared where it judges."""
     if isinstance(obj, type) and issubclass(obj, Suite):
         obj = obj()
     if not isinstance(obj, Suite):
         raise ConfigError(f"suite {name!r} is registered as {type(obj).__name__}, not a vidaudit Suite instance")
+    missing = _abstract(obj)
+    if missing:
+        raise ConfigError(f"suite {name!r} ({type(obj).__name__}) does not implement {_listed(missing)}; a Suite "
+                          f"implements {_listed(_abstract(Suite))} (docs/design.md, The Suite protocol)")
+    for role in ROLES:
+        found = getattr(obj, role.attr, None)
+        if found is None:
+            continue
+        if not isinstance(found, role):
+            raise ConfigError(f"suite {name!r} declares {role.attr} = {type(found).__name__}, not a "
+                              f"vidaudit.core.contract.{role.__name__}")
+        if _abstract(found):
+            raise ConfigError(f"suite {name!r}'s {role.attr} ({type(found).__name__}) does not implement "
+                              f"{_listed(_abstract(found))}")
     if obj.name != name:
         raise ConfigError(f"suite registered as {name!r} calls itself {obj.name!r}; register it under its name")
     if type(obj).judge_prompt is not Suite.judge_prompt and not obj.capabilities.judges:
         raise ConfigError(f"suite {name!r} defines judge_prompt but does not declare it; set "
-                          "capabilities = Capabilities(judges=True) on the suite class")
+                          "capabilities = SuiteCapabilities(judges=True) on the suite class")
     return obj
 
 
 class PartedSuite(Suite):
     """A suite made of parts, each part itself a :class:`Suite` (the stress suite's probes are its parts).
 
-    A sample names its part in ``sample.params[part_param]``; every per-sample hook routes to that part, and
-    ``aggregate`` gives each part its own records and joins the parts' reports in the order of ``parts``.
-    ``parts`` maps a part name to the lazy ``"module:attr"`` of its instance, loaded on first use through the
-    registry's loader (``vidaudit.core.registry.load``) and checked like a registered suite, so listing the
-    suite (``probes``, the descriptions ``vidaudit suites`` prints) imports no part. A part declares its own
-    capabilities; the whole suite declares the union (``Capabilities(judges=True)`` when a part judges).
+    A sample names its part in ``sample.params[part_param]``; every per-sample hook, and the baselines, route to
+    that part, and ``aggregate`` gives each part its own records and joins the parts' reports in the order of
+    ``parts``. ``parts`` maps a part name to the lazy ``"module:attr"`` of its instance, loaded on first use
+    through the registry's loader (``vidaudit.core.registry.load``) and checked like a registered suite, so
+    listing the suite (``probes``, the descriptions ``vidaudit suites`` prints) imports no part. A part declares its
+    own capabilities; the whole suite declares the union (``SuiteCapabilities(judges=True)`` when a part judges).
     """
 
     #: the sample parameter that names a sample's part
@@ -293,6 +300,9 @@ class PartedSuite(Suite):
     part_noun: str = "part"
     #: part name -> ``"module:attr"`` of its Suite instance, in report order
     parts: Mapping[str, str] = {}
+
+    def __init__(self) -> None:
+        self.baselines: Baselines | None = _PartBaselines(self)
 
     def part(self, name: object) -> Suite:
         """The part called ``name``; a ConfigError naming the known parts otherwise."""
@@ -349,15 +359,33 @@ class PartedSuite(Suite):
         """Only parts that declare ``judges`` ever ask a judge."""
         return any(self.part_of(s).capabilities.judges for s in samples)
 
+    def needs_judge(self, sample: Sample) -> bool:
+        return self.part_of(sample).needs_judge(sample)
+
+    def describe_samples(self, samples: Sequence[Sample]) -> str:
+        """Each part's own description, part by part (``expectation: 36 samples: ...``)."""
+        by_part: dict[str, list[Sample]] = {}
+        for s in samples:
+            by_part.setdefault(str(s.params.get(self.part_param)), []).append(s)
+        if len(by_part) == 1:
+            (name, group), = by_part.items()
+            return self.part(name).describe_samples(group)
+        return "; ".join(f"{name}: {self.part(name).describe_samples(group)}" for name, group in by_part.items())
+
     def aggregate(self, inputs: AggregateInput) -> SuiteReport:
+        """The parts' reports in the order of ``parts``, each over its own records and the human study's records of
+        its samples (a part the run has no records of is left out, with its human records)."""
         by_part: dict[str, list[ScoreRecord]] = {}
         for r in inputs.records:
             by_part.setdefault(str(r.params.get(self.part_param)), []).append(r)
+        human: dict[str, list[ScoreRecord]] = {}
+        for r in inputs.human:
+            human.setdefault(str(r.params.get(self.part_param)), []).append(r)
         out = SuiteReport()
         for name in self.parts:
             if name not in by_part:
                 continue
-            part = self.part(name).aggregate(replace(inputs, records=by_part.pop(name)))
+            part = self.part(name).aggregate(replace(inputs, records=by_part.pop(name), human=human.get(name, [])))
             out.results.update(part.results)
             out.sections.extend(part.sections)
             out.notes.extend(part.notes)
@@ -369,14 +397,28 @@ class PartedSuite(Suite):
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
         return self.part_of(sample).viewer_trial(record, sample, raw_text)
 
+
+class _PartBaselines(Baselines):
+    """A parted suite's baselines: each answer is the baselines of the part the sample (or, for the pixel observer,
+    the request's metadata) names; a part without baselines refuses, named."""
+
+    def __init__(self, suite: PartedSuite) -> None:
+        self.suite = suite
+        self.suite_name = suite.name
+
+    def _of(self, part: Suite) -> Baselines:
+        if part.baselines is None:
+            raise ConfigError(f"{self.suite.part_noun} {part.name} has no {Baselines.offers}")
+        return part.baselines
+
     def oracle_answer(self, sample: Sample) -> str:
-        return self.part_of(sample).oracle_answer(sample)
+        return self._of(self.suite.part_of(sample)).oracle_answer(sample)
 
     def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        return self.part_of(sample).chance_answer(sample, rng, option)
+        return self._of(self.suite.part_of(sample)).chance_answer(sample, rng, option)
 
     def constant_answer(self, sample: Sample, value: str) -> str:
-        return self.part_of(sample).constant_answer(sample, value)
+        return self._of(self.suite.part_of(sample)).constant_answer(sample, value)
 
     def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        return self.part(metadata.get(self.part_param)).observe(frames, metadata)
+        return self._of(self.suite.part(metadata.get(self.suite.part_param))).observe(frames, metadata)

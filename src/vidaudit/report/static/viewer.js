@@ -36,6 +36,17 @@
     if (text !== undefined && text !== null) { e.textContent = String(text); }
     return e;
   }
+  // A list cell whose text may wrap between the parts of a label (after / : @ # _ = + , and a "." not before a
+  // digit: "expectation:|anomaly", "frames#8/|mcq", "not_|judged"), never inside a word or a number: <wbr>
+  // elements, so a copied label has no extra character.
+  function cell(cls, text) {
+    var e = el("td", cls);
+    String(text).split(/(?<=[\/:@#_=+,])(?=\S)|(?<=\.)(?=[^\d\s])/).forEach(function (part, i) {
+      if (i) { e.appendChild(document.createElement("wbr")); }
+      e.appendChild(document.createTextNode(part));
+    });
+    return e;
+  }
   function sv(tag, attrs, cls) {
     var e = document.createElementNS(SVGNS, tag);
     Object.keys(attrs).forEach(function (k) { e.setAttribute(k, String(attrs[k])); });
@@ -89,10 +100,10 @@
       var tr = el("tr", "trial-row " + o);
       tr.dataset.trialId = t.trial_id;
       tr.tabIndex = 0;
-      [t.model, t.condition, t.group].forEach(function (v) { tr.appendChild(el("td", null, show(v))); });
+      [t.model, t.condition, t.group].forEach(function (v) { tr.appendChild(cell(null, show(v))); });
       spec.columns.forEach(function (c) {
         var v = t.columns ? t.columns[c.key] : null;
-        tr.appendChild(el("td", c.numeric ? "num" : null, show(v)));
+        tr.appendChild(cell(c.numeric ? "num" : null, show(v)));
       });
       tr.appendChild(el("td", "mark " + o, o === "correct" ? "✓" : (o === "error" ? "!" : "✗")));
       if (t.trial_id === selectedId) { tr.classList.add("selected"); }

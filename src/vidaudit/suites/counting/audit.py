@@ -17,7 +17,8 @@ CONDITIONS = ("frames@1",)
 #: budget -> (preset, seeds per cell; None: the preset's)
 BUDGETS: dict[str, tuple[str, int | None]] = {"smoke": ("smoke", None), "standard": ("paper", 1),
                                                "paper": ("paper", None)}
-SOURCE = "Low-Frequency Trap (paper 000), Table 2: EM is the mean of the three domains' EM (730 trials each)"
+SOURCE = ("The Low-Frequency Trap: Video-Language Models Fail at Simple Event Bookkeeping, Table 2 (EM is the mean "
+          "of the three domains' EM, 730 trials each)")
 #: Table 2: model -> (input, bounce EM, blink EM, state EM, maximum count boundary)
 PAPER_TABLE2: dict[str, tuple[str, float, float, float, int]] = {
     "Gemini 3.6 Flash": ("1 FPS", 19.6, 6.4, 37.1, 12),

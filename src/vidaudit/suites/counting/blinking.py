@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable
+from fractions import Fraction
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from vidaudit.suites.counting.scene import Scene
 from vidaudit.suites.counting.schedule import first_frame_at
 from vidaudit.video import draw
 
-PULSE_FRACTION = 0.3
+PULSE_FRACTION = Fraction(3, 10)
 MIN_PULSE_FRAMES = 2
 SHAPES = ("circle", "square", "diamond", "triangle", "hexagon")
 
@@ -25,10 +26,10 @@ class Blinking(Scene):
     domain = "blinking"
     event_type = "blink"
 
-    def pulse_s(self) -> float:
-        return max(PULSE_FRACTION / self.f, MIN_PULSE_FRAMES / self.settings.fps)
+    def pulse_s(self) -> Fraction:
+        return max(PULSE_FRACTION / self.f_exact, MIN_PULSE_FRAMES / self.fps_exact)
 
-    def lead_out_s(self) -> float:
+    def lead_out_s(self) -> Fraction:
         return self.pulse_s()
 
     def setup(self) -> None:
@@ -38,10 +39,8 @@ class Blinking(Scene):
         self.size = float(rng.uniform(50.0, 90.0))
         self.centre = (s.width / 2.0 + float(rng.uniform(-150, 150)), s.height / 2.0 + float(rng.uniform(-60, 60)))
         self.dim = tuple(int(round(0.25 * c + 0.75 * b)) for b, c in zip(self.bg, self.colour, strict=True))
-        fps = s.fps
-        pulse_frames = max(MIN_PULSE_FRAMES, first_frame_at(PULSE_FRACTION / self.f, fps))
-        self.on_frames = {j for t in self.schedule.times
-                          for j in range(first_frame_at(t, fps), first_frame_at(t, fps) + pulse_frames)}
+        pulse_frames = max(MIN_PULSE_FRAMES, first_frame_at(PULSE_FRACTION / self.f_exact, self.fps_exact))
+        self.on_frames = {j for onset in self.schedule.frames for j in range(onset, onset + pulse_frames)}
         self.frames = {False: self._render(False), True: self._render(True)}
 
     def _points(self) -> np.ndarray:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable
+from fractions import Fraction
 
 import numpy as np
 
@@ -24,11 +25,11 @@ class BounceBall(Scene):
     domain = "bounce_ball"
     event_type = "contact"
 
-    def lead_in_s(self) -> float:
-        return 1.0 / (4.0 * self.f)
+    def lead_in_s(self) -> Fraction:
+        return 1 / (4 * self.f_exact)
 
-    def lead_out_s(self) -> float:
-        return 1.0 / (4.0 * self.f)
+    def lead_out_s(self) -> Fraction:
+        return 1 / (4 * self.f_exact)
 
     def setup(self) -> None:
         s, rng = self.settings, self.rng

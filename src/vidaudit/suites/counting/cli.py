@@ -1,6 +1,6 @@
 """The counting suite's CLI sub-commands: ``vidaudit generate counting`` and ``vidaudit generate repcount``.
 
-Contributed to the CLI through the suite (``CountingSuite.add_commands``), so ``cli.py`` never names
+Contributed to the CLI through the suite (its ``Commands`` role, ``CountingCommands``), so ``cli.py`` never names
 a suite.
 """
 

@@ -149,19 +149,115 @@ def _reversals(pos: np.ndarray, positions: list[int], scale: int) -> list[tuple[
     return out
 
 
+def _axis_positions(pos: np.ndarray) -> np.ndarray:
+    """The tracked centroids projected on their principal axis (the axis ``_reversals`` reads)."""
+    ok = ~np.isnan(pos[:, 0])
+    centre = pos[ok].mean(axis=0)
+    axis = np.linalg.eigh(np.cov((pos[ok] - centre).T))[1][:, -1]
+    return (pos - centre) @ axis
+
+
+@dataclass(frozen=True)
+class Contact:
+    """A bounce-ball contact read from pixels: the extremum frame (``Detection``'s) and, when both neighbours
+    move, the contact instant in frames (``at``: 200.0 is frame 200's own time) from the V the ball traces."""
+
+    position: int               # index into the supplied frame sequence of the extremum frame
+    frame: int
+    at: float | None            # contact time in source-frame units; None when a neighbour is at rest
+
+
+def contact_times(frames: Iterable[tuple[Any, ...]]) -> list[Contact]:
+    """Bounce-ball contacts with their sub-frame instants, for every frame of a clip supplied in order.
+
+    The ball moves at one speed v (px per frame) towards a wall and away from it, so its distance from the
+    wall is ``v |t - t_c|``: with the frames just before and after the extremum frame k (both moving),
+    ``t_c = k + (d[k-1] - d[k+1]) / (2 v)``, v the median step of the moving frames. No frame need show the
+    contact: the instant is read to a few hundredths of a frame, where the extremum is only the nearest
+    frame (one early for a contact in the second half of a frame interval). A neighbour at rest (a lead-in or
+    lead-out shorter than 1.5 frames: fps below 6 F) gives ``at`` None. ``frames`` as ``detect_events`` takes them
+    (patches included)."""
+    idx, _, pos, scale = _ball_track(frames)
+    found = _reversals(pos, list(range(len(idx))), scale)
+    if not found:
+        return []
+    s = _axis_positions(pos)
+    steps = np.abs(np.diff(s))
+    eps = MOVE_EPS_PX / scale
+    moving = steps[steps > eps]
+    v = float(np.median(moving)) if moving.size else 0.0
+    out = []
+    for k, _ in found:
+        at = None
+        if v > 0 and 2 <= k <= len(s) - 3 and steps[k - 2] > eps and steps[k + 1] > eps:
+            towards_low = 2 * s[k] < s[k - 1] + s[k + 1]        # the wall lies at low s: distance grows with s
+            d_before, d_after = (s[k - 1], s[k + 1]) if towards_low else (-s[k - 1], -s[k + 1])
+            at = idx[k] + float(d_before - d_after) / (2 * v)
+        out.append(Contact(position=k, frame=idx[k], at=at))
+    return out
+
+
+def _ball_track(frames: Iterable[tuple[Any, ...]]) -> tuple[list[int], list[float], np.ndarray, int]:
+    """(source frame indices, times, the ball's centroid per frame (NaN where not found), the analysis scale) of a
+    bouncing ball's frames, supplied as ``detect_events`` takes them (patches included)."""
+    idx: list[int] = []
+    times: list[float] = []
+    track: list[tuple[float, float]] = []
+    ball: _Ball | None = None
+    prev: np.ndarray | None = None
+    moments = (0, 0, 0)  # the ball's in the previous frame analysed
+    scale = 1
+    last_rgb: np.ndarray | None = None
+    own = False  # ``prev`` is this function's copy, which patches update in place
+    for frame in frames:
+        rgb: np.ndarray = frame[2]
+        idx.append(int(frame[0]))
+        times.append(float(frame[1]))
+        if rgb is last_rgb and not rgb.flags.writeable:  # the same read-only array: same pixels, same centroid
+            track.append(track[-1])
+            continue
+        last_rgb = rgb
+        if len(frame) > 3:  # a patch of the previous frame
+            if prev is None or scale != 1:
+                raise ValueError("a patch needs a whole frame before it, analysed at its own size")
+            x0, y0, x1, y1 = frame[3]
+            if not own:
+                prev, own = prev.copy(), True
+            before = prev[y0:y1, x0:x1]
+            c = None
+            if ball is not None and ball.found:
+                was, got = ball.moments(before, x0, y0), ball.moments(rgb, x0, y0)
+                moments = (moments[0] - was[0] + got[0], moments[1] - was[1] + got[1], moments[2] - was[2] + got[2])
+                c = _Ball.centroid(moments)
+            track.append(c if c is not None else (np.nan, np.nan))
+            before[...] = rgb
+            continue
+        img, scale = _small(rgb)
+        if ball is None:
+            ball = _Ball(img)
+        c = None
+        if ball.found:
+            moments = ball.moments(img)
+            c = _Ball.centroid(moments)
+        track.append(c if c is not None else (np.nan, np.nan))
+        prev, own = img, False
+    return idx, times, np.array(track, dtype=np.float64).reshape(-1, 2), scale
+
+
 def detect_events(domain: str, frames: Iterable[tuple[Any, ...]]) -> list[Detection]:
     """Events visible in ``frames``: (source frame index, time s, RGB array) in presentation order, or (index, time,
     patch, box) for a frame that is the one before it with ``box`` (x0, y0, x1, y1) replaced by ``patch`` (see
     the module docstring)."""
     if domain not in ("bounce_ball", "blinking", "state_machine"):
         raise ConfigError(f"the pixel detector knows no domain {domain!r}")
-    idx: list[int] = []
-    times: list[float] = []
+    if domain == "bounce_ball":
+        idx, times, pos, scale = _ball_track(frames)
+        return [Detection(position=k, frame=idx[k], t=times[k], label=lab)
+                for k, lab in _reversals(pos, list(range(len(idx))), scale)]
+    idx = []
+    times = []
     feats: list[float] = []
-    track: list[tuple[float, float]] = []
     first = prev = None
-    ball: _Ball | None = None
-    moments = (0, 0, 0)  # the ball's in the previous frame analysed
     n_pixels, scale = 1, 1
     last_rgb: np.ndarray | None = None
     own = False  # ``prev`` is this function's copy, which patches update in place
@@ -171,12 +267,7 @@ def detect_events(domain: str, frames: Iterable[tuple[Any, ...]]) -> list[Detect
         idx.append(int(frame_index))
         times.append(float(t))
         if rgb is last_rgb and not rgb.flags.writeable:  # the same read-only array: same pixels, same feature
-            if domain == "blinking":
-                feats.append(feats[-1])
-            elif domain == "state_machine":
-                feats.append(0)  # it differs from the previous frame in no pixel
-            else:
-                track.append(track[-1])
+            feats.append(feats[-1] if domain == "blinking" else 0)  # a state: no pixel differs from the frame before
             continue
         last_rgb = rgb
         if len(frame) > 3:  # a patch of the previous frame
@@ -189,42 +280,23 @@ def detect_events(domain: str, frames: Iterable[tuple[Any, ...]]) -> list[Detect
             if domain == "blinking":
                 base = first[y0:y1, x0:x1]  # type: ignore[index]
                 feats.append(feats[-1] - _changed(before, base) + _changed(rgb, base))
-            elif domain == "state_machine":
-                feats.append(_changed(rgb, before))
             else:
-                if ball and ball.found:
-                    was, got = ball.moments(before, x0, y0), ball.moments(rgb, x0, y0)
-                    moments = (moments[0] - was[0] + got[0], moments[1] - was[1] + got[1], moments[2] - was[2] + got[2])
-                    c = _Ball.centroid(moments)
-                else:
-                    c = None
-                track.append(c if c is not None else (np.nan, np.nan))
+                feats.append(_changed(rgb, before))
             before[...] = rgb
             continue
         img, scale = _small(rgb)
         if first is None:
             first, n_pixels = img, img.shape[0] * img.shape[1]
-            if domain == "bounce_ball":
-                ball = _Ball(img)
         if domain == "blinking":
             feats.append(_changed(img, first))
-        elif domain == "state_machine":
-            feats.append(0 if prev is None else _changed(img, prev))
         else:
-            if ball and ball.found:
-                moments = ball.moments(img)
-                c = _Ball.centroid(moments)
-            else:
-                c = None
-            track.append(c if c is not None else (np.nan, np.nan))
+            feats.append(0 if prev is None else _changed(img, prev))
         prev, own = img, False
     if not idx:
         return []
     min_changed = MIN_CHANGED_FRAC * n_pixels
     events: list[tuple[int, str | None]] = []
-    if domain == "bounce_ball":
-        events = [(k, lab) for k, lab in _reversals(np.array(track, dtype=np.float64), list(range(len(idx))), scale)]
-    elif domain == "state_machine":
+    if domain == "state_machine":
         events = [(k, None) for k, c in enumerate(feats) if c > min_changed]
     else:
         on = np.array(feats) > max(min_changed, 0.5 * max(feats))

@@ -2,8 +2,8 @@
 
 ``render_checked`` also proves what it wrote without decoding the file: the pixel detector reads the
 frames handed to the encoder (each run of identical frames converted once, exactly as the encoder
-receives it, then to the half-size RGB a decoded frame becomes) and must find every event of the
-trace at its frame; and the file's stored H.264 packets (demuxed, not decoded) must be, NAL unit for
+receives it, then to the half-size RGB a decoded frame becomes) and must show every event of the
+trace at its frame (``verify.pixel_problems``); and the file's stored H.264 packets (demuxed, not decoded) must be, NAL unit for
 NAL unit, what the encoder emitted. What it cannot prove, that libx264's lossy coding kept every
 event visible, is checked by decoding a deterministic sample of videos at generate time
 (``generate.decoded_at_generate``) and every video under ``vidaudit verify`` (docs/counting.md).
@@ -24,11 +24,11 @@ from vidaudit.core.hashing import sha256_file
 from vidaudit.core.types import Trace, VideoRef
 from vidaudit.suites.counting.blinking import Blinking
 from vidaudit.suites.counting.bounce_ball import BounceBall
-from vidaudit.suites.counting.detector import analysed_at_full_size, detect_events
+from vidaudit.suites.counting.detector import analysed_at_full_size
 from vidaudit.suites.counting.grid import GridPoint, validate
 from vidaudit.suites.counting.scene import RenderSettings, Scene
 from vidaudit.suites.counting.state_machine import StateMachine
-from vidaudit.suites.counting.verify import detection_problems
+from vidaudit.suites.counting.verify import pixel_problems
 from vidaudit.video.io import NalDigest, VideoWriter, i420_to_rgb_half, probe, ref_from, stored_nal_digest
 
 SCENES: dict[str, type[Scene]] = {c.domain: c for c in (BounceBall, Blinking, StateMachine)}
@@ -114,9 +114,9 @@ def render_checked(point: GridPoint, settings: RenderSettings, out: Path, rel_pa
     scene = make_scene(point, settings)
     emitted = NalDigest()
     with VideoWriter(out, settings.fps, settings.width, settings.height, on_packet=emitted.update) as writer:
-        found = detect_events(point.domain, drawn_as_decoded(scene, writer.write))
-    trace = scene.trace()
-    problems = [f"in the frames drawn: {p}" for p in detection_problems(found, trace)]
+        trace = scene.trace()
+        problems = [f"in the frames drawn: {p}"
+                    for p in pixel_problems(point.domain, drawn_as_decoded(scene, writer.write), trace, settings.fps)]
     stored, n_stored = stored_nal_digest(out)
     if stored != emitted.hexdigest() or n_stored != emitted.n_packets:
         problems.append(f"the file's {n_stored} stored packets are not the {emitted.n_packets} the encoder emitted "

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit import __version__
+from vidaudit.core.confine import confined
 from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import write_dataset_info, write_manifest
@@ -320,11 +321,12 @@ def scan_repcount(csv_path: str | Path, video_dir: str | Path, *, question: str 
             if item.name in seen:
                 raise DataError(f"{source}:{item.line}: video {item.name!r} is already annotated on line "
                                 f"{seen[item.name]}; keep one row per video")
+            # a name inside the folder (no symlink out; not '.'), checked before anything is derived from it
+            video = confined(vdir, item.name, what="video name", source=f"{source}:{item.line}")
             sid = sample_id(item.name, split_name)
             if sid in ids:
                 raise DataError(f"{source}:{item.line}: video {item.name!r} gets sample id {sid!r}, the same as "
                                 f"line {ids[sid]}; rename one of the files")
-            video = vdir / item.name
             if not video.is_file():
                 raise DataError(f"{source}:{item.line}: video {item.name!r} not found in {vdir}; "
                                 "download it there or remove the row")

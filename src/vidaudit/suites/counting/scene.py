@@ -10,6 +10,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -18,7 +19,7 @@ from vidaudit.core.hashing import rng_from
 from vidaudit.core.types import Trace
 from vidaudit.suites.counting.grid import GridPoint
 from vidaudit.suites.counting.running_count import counting_event, counting_trace
-from vidaudit.suites.counting.schedule import Schedule, make_schedule
+from vidaudit.suites.counting.schedule import Schedule, exact, make_schedule
 
 #: Upper limits that keep a typo (``--fps 30000``) from rendering for days; far above any design's needs.
 MAX_DURATION_S = 3600.0
@@ -62,18 +63,21 @@ class Scene(ABC):
         self.point = point
         self.settings = settings
         self.f = point.frequency_hz
+        self.f_exact = exact(point.frequency_hz)
+        self.fps_exact = exact(settings.fps)
         self.schedule: Schedule = make_schedule(
-            point.identity, point.n_events, self.f, lead_in_s=self.lead_in_s(), lead_out_s=self.lead_out_s(),
-            duration_s=settings.duration_s, fps=settings.fps)
+            point.identity, point.n_events, self.f_exact, lead_in_s=self.lead_in_s(), lead_out_s=self.lead_out_s(),
+            duration_s=settings.duration_s, fps=self.fps_exact)
         self.rng = rng_from(point.identity, "appearance")
         self.setup()
 
     # -- what a subclass defines
-    def lead_in_s(self) -> float:
-        return 0.0
+    def lead_in_s(self) -> Fraction:
+        """Motion shown before the first event (exact: it places the schedule, and so every event frame)."""
+        return Fraction(0)
 
-    def lead_out_s(self) -> float:
-        return 0.0
+    def lead_out_s(self) -> Fraction:
+        return Fraction(0)
 
     @abstractmethod
     def setup(self) -> None:

@@ -100,7 +100,7 @@ def tolerance_key(delta: float | str) -> str:
 
 
 @dataclass(frozen=True)
-class TrialScore:
+class CountingScore:
     """Everything scoring knows about one trial; ``to_dict`` is the JSON record aggregates read.
 
     ``tolerance`` (its rows included) may be shared by the trials with the same counts: read it, or copy it
@@ -299,7 +299,7 @@ def _sample_facts(sample: Sample) -> _SampleFacts:
 
 
 def score_trial(sample: Sample, text: str | None, status: str = "ok", *,
-                frame_times: Sequence[float] | None = None) -> TrialScore:
+                frame_times: Sequence[float] | None = None) -> CountingScore:
     """Score one response to one counting sample (see the module docstring).
 
     ``frame_times``: presentation times (s) of the frames the model was sent, in the order sent,
@@ -308,8 +308,8 @@ def score_trial(sample: Sample, text: str | None, status: str = "ok", *,
     return trial_score(score_record(sample, text, status, frame_times=frame_times))
 
 
-def trial_score(record: dict[str, Any]) -> TrialScore:
-    """The :class:`TrialScore` whose ``to_dict()`` is ``record`` (a :func:`score_record`)."""
+def trial_score(record: dict[str, Any]) -> CountingScore:
+    """The :class:`CountingScore` whose ``to_dict()`` is ``record`` (a :func:`score_record`)."""
     d = record.copy()
     d["taxonomy"] = record["taxonomy"].copy() if record["taxonomy"] is not None else None
     d["tolerance"] = {k: v.copy() for k, v in record["tolerance"].items()}
@@ -318,7 +318,7 @@ def trial_score(record: dict[str, Any]) -> TrialScore:
     d["reported_labels"] = tuple(record["reported_labels"])
     d["matches"] = tuple(map(tuple, record["matches"]))
     d["displaced_pairs"] = tuple(map(tuple, record["displaced_pairs"]))
-    ts = _new_object(TrialScore)
+    ts = _new_object(CountingScore)
     _set_attr(ts, "__dict__", d)
     return ts
 
@@ -326,17 +326,17 @@ def trial_score(record: dict[str, Any]) -> TrialScore:
 def score_record(sample: Sample, text: str | None, status: str = "ok", *,
                  frame_times: Sequence[float] | None = None) -> dict[str, Any]:
     """``score_trial(sample, text, status, frame_times=frame_times).to_dict()``, the record the score stage keeps
-    and aggregates read, built as that dict (a fresh one, sharing nothing) without the TrialScore in between."""
+    and aggregates read, built as that dict (a fresh one, sharing nothing) without the CountingScore in between."""
     (_, sample_id, group_id, n, domain, f, traced, dom, delta, duration_s, patterns, true_t, true_l, t_order,
      true_sorted, edges) = _sample_facts(sample)
     status = str(status)
     if status != "ok":
-        return TrialScore(sample_id, group_id, domain, n, f, status, scored=False).to_dict()
+        return CountingScore(sample_id, group_id, domain, n, f, status, scored=False).to_dict()
     parsed = parse_count(text)
     y_hat = parsed.value
     correct = y_hat == n
     if not traced:
-        return TrialScore(sample_id, group_id, domain, n, f, status, scored=True, predicted_count=y_hat,
+        return CountingScore(sample_id, group_id, domain, n, f, status, scored=True, predicted_count=y_hat,
                           parse_method=parsed.method, parse_span=parsed.span, correct=correct).to_dict()
 
     ft = [float(x) for x in frame_times] if frame_times is not None else None
@@ -355,7 +355,7 @@ def score_record(sample: Sample, text: str | None, status: str = "ok", *,
     tolerance = _tolerance(n, m, _window_counts(true_sorted, rep_t, delta, k_delta, rep_sorted or None, edges,
                                                 is_diagonal(matching)), correct)
     span = parsed.span
-    # every TrialScore field, in order, as to_dict gives it (tax comes fresh from taxonomy_counts). The containers
+    # every CountingScore field, in order, as to_dict gives it (tax comes fresh from taxonomy_counts). The containers
     # are made after the dict, one after another, as to_dict made them: the cyclic collector walks a record's
     # objects in the order they were made, and a record whose lists were made along the way (rep_t by the
     # extractor) cost half as much again to collect (0.26 s against 0.17 s over the benchmark's 38,000)

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from vidaudit.core.contract.roles import Baselines
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.pcg64 import Draws
@@ -177,7 +178,7 @@ class SimulatedAdapter:
         self._cells: dict[str, tuple[int, float]] = {}
         probe = next(iter(self.samples.values()), None)
         if probe is not None:  # a suite without a constant-answer format fails now, not mid-run
-            self.suite.constant_answer(probe, "0")
+            Baselines.of(self.suite).constant_answer(probe, "0")
 
     def request_options(self) -> dict[str, object]:
         return {"surface_sha256": self._sha256}
@@ -196,5 +197,5 @@ class SimulatedAdapter:
             cell = self._cells[sid] = (int(sample.answer), self.surface[sample_cell(sample)])  # type: ignore[index]
         truth, accuracy = cell
         k = simulated_count(request.trial_id, truth, accuracy)
-        return Response(text=self.suite.constant_answer(sample, str(k)), latency_s=time.perf_counter() - t0,
+        return Response(text=Baselines.of(self.suite).constant_answer(sample, str(k)), latency_s=time.perf_counter() - t0,
                         finish_reason="stop", model_version=self.spec.label, cost_usd=0.0)

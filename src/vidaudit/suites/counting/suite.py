@@ -1,4 +1,4 @@
-"""The counting suite behind the ``Suite`` protocol: what the generic stages call.
+"""The counting suite behind the ``Suite`` protocol: what the generic stages call, and the roles it declares.
 
 Everything here delegates to the suite's own modules (prompts, scoring, aggregate, detector, ledger);
 this file only maps them onto the protocol.
@@ -14,14 +14,23 @@ import numpy as np
 
 from vidaudit.core.contract.records import ParseResult, ScoreRecord, TrialScore
 from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.suite import AggregateInput, ObservedFrame, Prompt, ScoreInput, Suite
+from vidaudit.core.contract.roles import (
+    Baselines,
+    Commands,
+    Designs,
+    ModuleAudit,
+    ObservedFrame,
+    SequentialDesign,
+    Verification,
+)
+from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput, Suite
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
 from vidaudit.suites.counting.viewer import COUNTING_VIEWER
 
 #: the answer range of the paper's grid (N in 0..12): what ``chance`` draws from by default
 CHANCE_RANGE = (0, 12)
-#: TrialScore fields that the ScoreRecord already carries under its own names
+#: CountingScore fields that the ScoreRecord already carries under its own names
 _RECORD_FIELDS = frozenset({"sample_id", "group_id", "domain", "n_events", "frequency_hz", "status", "correct"})
 
 
@@ -35,18 +44,10 @@ def _int_answer(value: str, what: str) -> int:
     return k
 
 
-class CountingSuite(Suite):
-    name = "counting"
-    audit_module = "vidaudit.suites.counting.audit"
-    description = ("Count wall contacts, blinks and state transitions over an N x F grid with executable traces "
-                   "(Low-Frequency Trap).")
-    paper = "000_2cdda6f6d04db62c"
-    default_prompt = "structured_trace"
-    viewer = COUNTING_VIEWER
+class CountingCommands(Commands):
+    """``vidaudit generate counting`` (and ``generate repcount``), and the demo's smoke grid."""
 
-    # ------------------------------------------------------------------ CLI
-
-    def add_commands(self, generate) -> None:
+    def add_commands(self, generate: Any) -> None:
         from vidaudit.suites.counting.cli import register
 
         register(generate)
@@ -59,7 +60,9 @@ class CountingSuite(Suite):
         res = generate(preset("smoke"), out, workers=workers, skip_existing=True, on_progress=on_progress)
         return res.manifest
 
-    # ------------------------------------------------------------------ audit
+
+class CountingVerification(Verification):
+    """Every rendered video's events checked against its trace from decoded pixels."""
 
     def verify(self, data_dir: Path, samples: Sequence[Sample], *, workers: int | None = None,
                on_progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:
@@ -73,6 +76,67 @@ class CountingSuite(Suite):
         if info.get("dry_run"):
             raise ConfigError(f"{data_dir} is a dry run: it has no videos to verify")
         return verify_dataset(data_dir, list(samples), workers=workers, on_progress=on_progress)
+
+
+class CountingDesigns(Designs):
+    """``--design adaptive``: the adaptive search for the operating boundary (docs/adaptive.md)."""
+
+    def sequential_design(self, name: str, rule: str | None, planned: Sequence[Any]) -> SequentialDesign:
+        if name != "adaptive":
+            raise ConfigError(f"unknown design {name!r} for the counting suite; choose full or adaptive")
+        from vidaudit.suites.counting.adaptive import AdaptiveDesign
+
+        return AdaptiveDesign(planned, rule or "point")
+
+
+class CountingBaselines(Baselines):
+    """The oracle's ledger from the trace, chance over 0..12 (or ``chance:LO-HI``), ``\\boxed{K}`` for a value, and
+    the pixel observer's ledger from the events it detects."""
+
+    def oracle_answer(self, sample: Sample) -> str:
+        from vidaudit.suites.counting.ledger import ledger_text
+
+        events = [(e.t, e.state_after) for e in sample.trace.events]
+        return ledger_text(sample.params.get("domain"), events, int(sample.answer))
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        lo, hi = CHANCE_RANGE
+        if option:
+            a, _, b = option.partition("-")
+            lo, hi = _int_answer(a, "chance's low end"), _int_answer(b or a, "chance's high end")
+            if lo > hi:
+                raise ConfigError(f"chance range {lo}-{hi} is empty; write chance:LOW-HIGH, e.g. chance:0-12")
+        return f"\\boxed{{{int(rng.integers(lo, hi + 1))}}}"
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        return f"\\boxed{{{_int_answer(value, 'constant')}}}"
+
+    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
+        from vidaudit.suites.counting.detector import detect_events
+        from vidaudit.suites.counting.ledger import ledger_text
+
+        domain = metadata.get("domain")
+        if not domain:
+            raise ConfigError("the request carries no domain metadata")
+        found = detect_events(domain, frames)
+        return ledger_text(domain, [(d.t, d.label) for d in found])
+
+
+class CountingSuite(Suite):
+    name = "counting"
+    description = ("Count wall contacts, blinks and state transitions over an N x F grid with executable traces "
+                   "(Low-Frequency Trap).")
+    paper = "000_2cdda6f6d04db62c"
+    default_prompt = "structured_trace"
+    kind_param = "domain"
+    viewer = COUNTING_VIEWER
+    baselines = CountingBaselines()
+    verification = CountingVerification()
+    designs = CountingDesigns()
+    audit = ModuleAudit("vidaudit.suites.counting.audit")
+    commands = CountingCommands()
+
+    # ------------------------------------------------------------------ ground truth
 
     def check_samples(self, samples: Sequence[Sample], source: str) -> None:
         from vidaudit.suites.counting.verify import check_answers
@@ -122,48 +186,9 @@ class CountingSuite(Suite):
     def aggregate(self, inputs: AggregateInput) -> SuiteReport:
         from vidaudit.suites.counting.report import counting_report
 
-        return counting_report(inputs.records)
+        return counting_report(inputs.with_human)  # an imported human study: one more row per annotator
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
         from vidaudit.suites.counting.viewer import viewer_trial
 
         return viewer_trial(record, sample, raw_text)
-
-    # ------------------------------------------------------------------ designs
-
-    def sequential_design(self, name: str, rule: str | None, planned: Sequence[Any]) -> Any:
-        if name != "adaptive":
-            raise ConfigError(f"unknown design {name!r} for the counting suite; choose full or adaptive")
-        from vidaudit.suites.counting.adaptive import AdaptiveDesign
-
-        return AdaptiveDesign(planned, rule or "point")
-
-    # ------------------------------------------------------------------ baselines
-
-    def oracle_answer(self, sample: Sample) -> str:
-        from vidaudit.suites.counting.ledger import ledger_text
-
-        events = [(e.t, e.state_after) for e in sample.trace.events]
-        return ledger_text(sample.params.get("domain"), events, int(sample.answer))
-
-    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        lo, hi = CHANCE_RANGE
-        if option:
-            a, _, b = option.partition("-")
-            lo, hi = _int_answer(a, "chance's low end"), _int_answer(b or a, "chance's high end")
-            if lo > hi:
-                raise ConfigError(f"chance range {lo}-{hi} is empty; write chance:LOW-HIGH, e.g. chance:0-12")
-        return f"\\boxed{{{int(rng.integers(lo, hi + 1))}}}"
-
-    def constant_answer(self, sample: Sample, value: str) -> str:
-        return f"\\boxed{{{_int_answer(value, 'constant')}}}"
-
-    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        from vidaudit.suites.counting.detector import detect_events
-        from vidaudit.suites.counting.ledger import ledger_text
-
-        domain = metadata.get("domain")
-        if not domain:
-            raise ConfigError("the request carries no domain metadata")
-        found = detect_events(domain, frames)
-        return ledger_text(domain, [(d.t, d.label) for d in found])

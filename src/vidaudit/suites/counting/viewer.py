@@ -1,7 +1,7 @@
 """How the trace viewer shows a counting trial: N, F, the predicted count, F1 and the event timeline.
 
 The numbers come from the score record (``record.metrics`` holds what
-:meth:`vidaudit.suites.counting.scoring.TrialScore.to_dict` produced, ``record.params`` the grid
+:meth:`vidaudit.suites.counting.scoring.CountingScore.to_dict` produced, ``record.params`` the grid
 point); the true events come from the sample's trace. Frames are attached by the report stage.
 """
 
@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.contract.report import Timeline, TimelineEvent, ViewerColumn, ViewerSpec, ViewerTrial
+from vidaudit.core.contract.report import EventTimeline, TimelineEvent, ViewerColumn, ViewerSpec, ViewerTrial
 from vidaudit.core.errors import DataError
 from vidaudit.core.types import Sample
 from vidaudit.report.tables import fmt
@@ -51,7 +51,7 @@ def _true_label(event: Any) -> str:
     return label
 
 
-def _timeline(record: ScoreRecord, sample: Sample, metrics: dict[str, Any]) -> Timeline:
+def _timeline(record: ScoreRecord, sample: Sample, metrics: dict[str, Any]) -> EventTimeline:
     true_events = [TimelineEvent(t=_finite(e.t), label=_true_label(e)) for e in sample.trace.events]
     times = list(metrics.get("reported_times") or [])
     labels = list(metrics.get("reported_labels") or [])
@@ -65,7 +65,7 @@ def _timeline(record: ScoreRecord, sample: Sample, metrics: dict[str, Any]) -> T
             raise DataError(f"trial {record.trial_id}: match {pair!r} does not index its true and reported events; "
                             "re-score the run (matches are [true_idx, reported_idx] pairs)")
         matches.append((pair[0], pair[1]))
-    return Timeline(duration_s=_finite(sample.video.duration_s), true_events=true_events, reported_events=reported,
+    return EventTimeline(duration_s=_finite(sample.video.duration_s), true_events=true_events, reported_events=reported,
                     matches=matches, window_s=_finite(metrics.get("delta_s")))
 
 

@@ -162,8 +162,9 @@ def retrieval_precision_recall(arms: Mapping[tuple[str, str], Mapping[str, Score
             s = samples.get(sid)
             if s is None or s.params.get("role") != "target" or r.status != "ok" or "retrieved" not in r.metrics:
                 continue
-            # the entities its chain facts name (the ball too, for a pass); a count turns on every agent
-            count = s.params.get("question_form") == "count" and s.params.get("scope_names")
+            # the entities its chain facts name (the ball too, for a pass); a count turns on every agent, an
+            # identity on every agent its descriptions may denote (compose.scope)
+            count = s.params.get("question_form") in ("count", "identity") and s.params.get("scope_names")
             gold = s.params["scope_names"] if count else s.params.get("chain_text") or []
             pairs.append((r.metrics["retrieved"], gold_entities(gold)))
         if pairs:
@@ -263,6 +264,9 @@ def aggregate(records: Sequence[ScoreRecord], samples: Mapping[str, Sample], *,
         "variants": paper_variants(list(metrics)),
         "paired_differences": paired,
         "budget": budgets(usage, {k: len({samples[sid].params.get("video_id") for sid in arm if sid in samples})
+                                  for k, arm in arms.items()},
+                          memory={k: [int(r.metrics["memory_tokens"]) for r in arm.values()
+                                      if r.status == "ok" and "memory_tokens" in (r.metrics or {})]
                                   for k, arm in arms.items()}),
         "not_available": not_available(caps),
         "rules": {"errors": "wrong (every planned trial counts)", "tie_threshold_points": M.TIE_POINTS,

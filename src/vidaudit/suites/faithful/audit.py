@@ -19,7 +19,8 @@ BUDGETS: dict[str, tuple[str, int | None]] = {"smoke": ("smoke", None), "standar
                                                "paper": ("standard", 40)}
 METRICS = ("a_faith", "a_target", "a_sub", "a_cons")
 NAMES = {"a_faith": "A_faith", "a_target": "A_target", "a_sub": "A_sub", "a_cons": "A_cons"}
-SOURCE = "STRAND (paper 002), Table 1 (on the STRAND release, not on these synthetic worlds)"
+SOURCE = ("STRAND: Benchmarking and Improving Object-Centric Spatio-Temporal Monitoring in Video LLMs, Table 1 (on "
+          "the STRAND release, not on these synthetic worlds)")
 #: STRAND Table 1 (%): model -> (A_faith, A_target, A_sub, A_cons)
 PAPER_TABLE1: dict[str, tuple[float, float, float, float]] = {
     "Ours (Gemini-3-Flash)": (59.4, 77.1, 76.3, 81.3), "Ours (Qwen3-VL-235B)": (54.2, 74.0, 72.6, 78.1),

@@ -52,8 +52,8 @@ def register(generate_app: typer.Typer) -> None:
         b = res.balance
         console.print(f"{res.n_videos} videos, {b['target']['n']} targets, {b['sub']['n']} sub-questions in "
                       f"{res.seconds:.1f} s" + (" (pixel-checked)" if verify else ""))
-        for level in ("target", "sub", "sub_single_fact", "sub_ordering", "target_order_explicit",
-                      "target_order_implicit", "target_count"):
+        for level in ("target", "sub", "sub_single_fact", "sub_ordering", "sub_identity", "target_order_explicit",
+                      "target_order_implicit", "target_count", "target_identity"):
             x = b[level]
             share = "—" if x["yes_share"] is None else f"{100 * x['yes_share']:.1f}%"
             console.print(f"  {level:21s} Yes {x['yes']:4d}  No {x['no']:4d}  Yes share {share}")

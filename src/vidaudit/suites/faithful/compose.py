@@ -1,8 +1,10 @@
-"""The composer: order-dependent and count targets, their atomic sub-questions and a minimal negative for each.
+"""The composer: order-dependent, count and identity targets, their atomic sub-questions and a minimal
+negative for each.
 
-Target pairs are dealt over ``FORM_SLOTS`` (order said, order implied, count; see ``compose`` and
-docs/faithful.md). Every sub-question is on its target's chain (H.8): it names only the chain's
-participants (a count: the agents it counts). The order targets:
+Target pairs are dealt over ``FORM_SLOTS`` (order said, order implied, count, identity; see ``compose``
+and docs/faithful.md). Every sub-question is on its target's chain (H.8): it names only the chain's
+participants (a count: the agents it counts). Identity targets are described at ``identity_options``.
+The order targets:
 
 It works on the symbolic record only (like the paper's generator, it never sees pixels). The unit
 is a *triple* of facts, each matching its pattern exactly once in the world:
@@ -45,6 +47,7 @@ import numpy as np
 from vidaudit.suites.faithful.phrasing import NUMBER_WORDS, text_of
 from vidaudit.suites.faithful.questions import (
     NO,
+    PROBE_TYPES,
     YES,
     Before,
     Claim,
@@ -53,12 +56,14 @@ from vidaudit.suites.faithful.questions import (
     Exists,
     Pattern,
     Perturbation,
+    Ref,
+    Same,
     SubQuestion,
     Target,
     answer_of,
     claim_holds,
 )
-from vidaudit.suites.faithful.world import Fact, WorldRecord
+from vidaudit.suites.faithful.world import TIME_EPS, Fact, WorldRecord
 
 MIN_ORDER_GAP_S = 0.5
 #: an anchor event serves at most this many triples
@@ -164,7 +169,7 @@ def select_triples(world: WorldRecord, n_pairs: int, rng: np.random.Generator) -
     return sorted(chosen, key=lambda t: (t.x.t, t.b.t, t.y.t))
 
 
-def _check(form: Exists | Before | Count, world: WorldRecord, expected: str, what: str) -> str:
+def _check(form: Exists | Before | Count | Same, world: WorldRecord, expected: str, what: str) -> str:
     got = answer_of(form, world)
     if got != expected:
         raise AssertionError(f"composer bug: {what} evaluates to {got}, meant {expected}")
@@ -249,6 +254,139 @@ def _count_pair(world: WorldRecord, opt: CountOption, ids: tuple[str, str],
     return out_t, out_s
 
 
+# --------------------------------------------------------------------------- identity
+
+
+@dataclass(frozen=True)
+class IdentityOption:
+    """Two sightings of one agent A across one of its gaps, and a sighting of another agent B.
+
+    ``a``: a fact of A at or before the gap's start; ``b``: a fact of A at or after its end (the gap is an
+    occlusion, or an exit until re-entry); ``c``: a fact of B. ``look``: the colour and shape A and B share
+    when B is A's look-alike (the refs then say "the red circle that ..."; the number is what tells them
+    apart), None when the refs say "the agent that ...". Each of the three refs describes exactly one fact of
+    the world, so "Is <ref a> the same agent as <ref b>?" is Yes and "... as <ref c>?" is No. ``a`` and ``b``
+    are never a going-behind and coming-out (or a leaving and entering) pair: their answer would be in the words."""
+    a: Fact
+    b: Fact
+    c: Fact
+    gap: str
+    look: tuple[str, str] | None
+
+    def ref(self, f: Fact) -> Ref:
+        colour, shape = self.look or (None, None)
+        return Ref(event=EventKind.of(f), colour=colour, shape=shape)
+
+
+def _look(world: WorldRecord, agent: str) -> tuple[str, str]:
+    at = world.entity(agent).attributes
+    return (str(at.get("colour")), str(at.get("shape")))
+
+
+def identity_options(world: WorldRecord) -> list[IdentityOption]:
+    """Every identity option of the world (see ``IdentityOption``), look-alike ones first, then in fact order.
+
+    A is an agent with a gap that ends (occlusion or exit and re-entry: its identity link is what the target
+    turns on). With a look-alike B (same colour and shape; registered), the refs name the shared look and B's
+    fact is ``c``; without (or besides), the refs name no look and ``c`` is any other agent's fact. A ref is
+    usable when it describes exactly one fact of the world (so its subject is determined by the record)."""
+    agents = set(_agents(world))
+    out: list[IdentityOption] = []
+    for g in sorted(world.gaps, key=lambda g: (g.t_start, g.id)):
+        if g.t_end is None or g.entity not in agents:
+            continue
+        a_id = g.entity
+        mine = world.trajectory(a_id)
+        before = [f for f in mine if f.t <= g.t_start + TIME_EPS]
+        after = [f for f in mine if f.t >= g.t_end - TIME_EPS]
+        twins = [e for e in sorted(agents) if e != a_id and _look(world, e) == _look(world, a_id)]
+        modes: list[tuple[tuple[str, str] | None, list[str]]] = []
+        if twins:
+            modes.append((_look(world, a_id), twins))
+        modes.append((None, sorted(agents - {a_id})))
+        for look, others in modes:
+            def usable(f: Fact, look: tuple[str, str] | None = look) -> bool:
+                colour, shape = look or (None, None)
+                return Ref(event=EventKind.of(f), colour=colour, shape=shape).denotes(world) == [f]
+            cs = [f for f in world.facts if f.subject in others and usable(f)]
+            for fa in (f for f in before if usable(f)):
+                for fb in (f for f in after if usable(f) and f.id != fa.id and not _partners(fa, f)):
+                    out += [IdentityOption(fa, fb, fc, g.id, look) for fc in cs]
+    return out
+
+
+def _partners(f: Fact, g: Fact) -> bool:
+    """Two events that always come as a pair by one agent in these worlds (going behind an agent and coming out
+    from behind it, leaving the scene and entering it): "is the one that went behind X the one that came out?"
+    would be Yes from the words alone, so such a pair is never the positive's."""
+    return (f.predicate, g.predicate) in (("goes_behind", "emerges_from"), ("exits", "enters")) \
+        and f.object == g.object
+
+
+def select_identities(world: WorldRecord, n: int, rng: np.random.Generator) -> list[IdentityOption]:
+    """Up to ``n`` identity options drawn at random, look-alike ones first, each gap and each fact of A at most
+    once (so no target question is asked twice)."""
+    opts = identity_options(world)
+    order = [int(i) for i in rng.permutation(len(opts))]
+    chosen: list[IdentityOption] = []
+    used: set[str] = set()
+    for i in sorted(order, key=lambda i: (opts[i].look is None, order.index(i))):
+        o = opts[i]
+        keys = {o.gap, o.a.id, o.b.id}
+        if len(chosen) == n or keys & used:
+            continue
+        chosen.append(o)
+        used |= keys
+    return chosen
+
+
+def _identity_pair(world: WorldRecord, opt: IdentityOption, ids: tuple[str, str]
+                   ) -> tuple[list[Target], list[SubQuestion]]:
+    """"Is <A's sighting before the gap> the same agent as <A's sighting after it>?" (Yes) and its negative
+    "... as <B's sighting>?" (No): B's fact at its time credited to A, the one false claim. Both have chain
+    [a, b, c] and four sub-questions (2 Yes, 2 No) probing every chain fact:
+
+    positive: "Does A <b>?" (Yes), "Does B <a>?" (No), "Does B <c>?" (Yes), and the identity probe
+    "Is <ref b> the same agent as <ref c>?" (No: after the gap, the look-alikes are told apart);
+    negative: "Does A <a>?" (Yes), "Does A <c>?" (No: the false claim itself), "Does B <b>?" (No), and the
+    identity probe "Is <ref a> the same agent as <ref b>?" (Yes: the positive, as the paper's negative has its
+    positive's fact among its sub-questions)."""
+    a, b, c = opt.a, opt.b, opt.c
+    who_a, who_b = a.subject, c.subject
+    ra, rb, rc = opt.ref(a), opt.ref(b), opt.ref(c)
+    chain = [a.id, b.id, c.id]
+    replacement = Claim(t=c.t, subject=who_a, kind=c.kind, predicate=c.predicate, object=c.object, value=c.value)
+    if claim_holds(replacement, world):
+        raise AssertionError("composer bug: the identity negative's replacement claim holds in the world")
+
+    def swap(f: Fact, subject: str) -> Exists:
+        return Exists(pattern=EventKind.of(f).by(subject))
+    plans: tuple[tuple[str, Same, str, list[tuple[Exists | Same, str, list[str], str]]], ...] = (
+        (ids[0], Same(a=ra, b=rb), YES,
+         [(Exists(pattern=Pattern.of(b)), YES, [b.id], "single_fact"), (swap(a, who_b), NO, [a.id], "single_fact"),
+          (Exists(pattern=Pattern.of(c)), YES, [c.id], "single_fact"), (Same(a=rb, b=rc), NO, [b.id, c.id], "identity")]),
+        (ids[1], Same(a=ra, b=rc), NO,
+         [(Exists(pattern=Pattern.of(a)), YES, [a.id], "single_fact"), (swap(c, who_a), NO, [c.id], "single_fact"),
+          (swap(b, who_b), NO, [b.id], "single_fact"), (Same(a=ra, b=rb), YES, [a.id, b.id], "identity")]))
+    targets, subs = [], []
+    for tid, form, expected, items in plans:
+        neg = expected == NO
+        mine = []
+        for j, (sform, sexp, fact_ids, probe) in enumerate(items, 1):
+            text = text_of(sform, world)
+            mine.append(SubQuestion(sub_id=f"{tid}-s{j}", target_id=tid, text=text, answer=_check(sform, world, sexp, text),
+                                    probe_type=probe, fact_ids=fact_ids, form=sform))
+        text = text_of(form, world)
+        targets.append(Target(target_id=tid, video_id=world.video_id, text=text, answer=_check(form, world, expected, text),
+                              chain=chain, temporally_constrained=False, ordering_pair=None,
+                              polarity="negative" if neg else "positive", negative_of=ids[0] if neg else None,
+                              perturbed=Perturbation(fact_id=c.id, replacement=replacement) if neg else None,
+                              asserted=[Claim.of(a), replacement if neg else Claim.of(b)], form=form,
+                              sub_ids=[x.sub_id for x in mine], question_form="identity"))
+        subs += mine
+    return targets, subs
+
+
 def _subs(world: WorldRecord, target_id: str, t: Triple, queried: Fact, other: Fact, probe: tuple[Pattern, list[str]],
           yes_pair: bool) -> list[SubQuestion]:
     px, py, pb = Pattern.of(t.x), Pattern.of(t.y), Pattern.of(t.b)
@@ -277,37 +415,57 @@ def _subs(world: WorldRecord, target_id: str, t: Triple, queried: Fact, other: F
 
 def scope(target: Target, world: WorldRecord) -> list[str]:
     """The entities a target turns on (H.8; the gold set of retrieval, D.6): the participants of its chain
-    facts, and for a count every agent (each agent's doing or not doing the event changes the count)."""
+    facts; for a count every agent (each agent's doing or not doing the event changes the count); for an
+    identity also every agent its descriptions may denote (the agents of the look it names, every agent for "the
+    agent that ..."): who did the event is the question."""
     if target.question_form == "count":
         return sorted(_agents(world))
-    return sorted({p for f in target.chain for p in world.fact(f).participants})
+    out = {p for f in target.chain for p in world.fact(f).participants}
+    if isinstance(target.form, Same):
+        for r in (target.form.a, target.form.b):
+            out |= {e for e in _agents(world) if r.colour is None or _look(world, e) == (r.colour, r.shape)}
+    return sorted(out)
 
 
-#: the target forms, dealt round-robin over a video's triples from a random start (so each form gets Yes and No
-#: targets in equal numbers and the forms differ by at most one pair per video): order with the order said
-#: ("before"), order implied ("Has X already ... when ...?"), count
-FORM_SLOTS: tuple[tuple[str, str | None], ...] = (("order", "explicit"), ("order", "implicit"), ("count", None))
+#: the target forms, dealt round-robin over a video's pairs from a random start (so each form gets Yes and No
+#: targets in equal numbers and the forms differ by at most one pair per video): the order of two events, a
+#: count, an identity. Order pairs alternate, from a random start, between the order said ("before": explicit)
+#: and implied ("Has X already ... when ...?": implicit)
+FORMS: tuple[str, ...] = ("order", "count", "identity")
+PHRASINGS: tuple[str, ...] = ("explicit", "implicit")
+#: every (form, phrasing) the balance reports
+FORM_SLOTS: tuple[tuple[str, str | None], ...] = (("order", "explicit"), ("order", "implicit"), ("count", None),
+                                                  ("identity", None))
 
 
 def compose(world: WorldRecord, max_targets: int, rng: np.random.Generator) -> tuple[list[Target], list[SubQuestion]]:
     """Targets (a positive and its negative per pair, at most ``max_targets`` in all) and their sub-questions:
     the pairs' forms dealt from ``FORM_SLOTS`` from a random start; a count slot takes a count option (those
-    where a doer repeats the event first: where identity linking matters), else becomes an explicit order pair."""
+    where a doer repeats the event first: where identity linking matters), an identity slot an identity option
+    (look-alikes first), else either becomes an explicit order pair."""
     n_pairs = max(1, max_targets // 2)
-    start = int(rng.integers(len(FORM_SLOTS)))
-    slots = [FORM_SLOTS[(start + i) % len(FORM_SLOTS)] for i in range(n_pairs)]
+    start, p_start = int(rng.integers(len(FORMS))), int(rng.integers(len(PHRASINGS)))
+    forms = [FORMS[(start + i) % len(FORMS)] for i in range(n_pairs)]
+    slots = [(f, PHRASINGS[(p_start + forms[:i].count("order")) % len(PHRASINGS)] if f == "order" else None)
+             for i, f in enumerate(forms)]
     opts = count_options(world)
     order = [int(i) for i in rng.permutation(len(opts))]
     opts = [opts[i] for i in sorted(order, key=lambda i: (not opts[i].repeated, order.index(i)))]
     n_count = min(len(opts), sum(f == "count" for f, _ in slots))
+    ids = select_identities(world, sum(f == "identity" for f, _ in slots), rng)
     order_slots = [(f, p) for f, p in slots if f == "order"]
-    order_slots += [("order", "explicit")] * (n_pairs - n_count - len(order_slots))   # unfilled count slots
+    order_slots += [("order", "explicit")] * (n_pairs - n_count - len(ids) - len(order_slots))   # unfilled slots
     triples = select_triples(world, len(order_slots), rng)
     targets: list[Target] = []
     subs: list[SubQuestion] = []
     k = 0
     for opt in opts[:n_count]:
         pair = _count_pair(world, opt, (f"t{k + 1:02d}", f"t{k + 2:02d}"), rng)
+        targets += pair[0]
+        subs += pair[1]
+        k += 2
+    for iopt in ids:
+        pair = _identity_pair(world, iopt, (f"t{k + 1:02d}", f"t{k + 2:02d}"))
         targets += pair[0]
         subs += pair[1]
         k += 2
@@ -358,7 +516,7 @@ def balance(targets: list[Target], subs: list[SubQuestion]) -> dict:
         return {"n": n, "yes": n_yes, "no": n_no, "other": n - n_yes - n_no,
                 "yes_share": n_yes / n if n else None}
     out = {"target": block([t.answer for t in targets]), "sub": block([s.answer for s in subs])}
-    for p in ("single_fact", "ordering"):
+    for p in PROBE_TYPES:
         out[f"sub_{p}"] = block([s.answer for s in subs if s.probe_type == p])
     for form, phrasing in FORM_SLOTS:
         key = f"target_{form}" + (f"_{phrasing}" if phrasing else "")

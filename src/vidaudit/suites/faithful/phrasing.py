@@ -1,5 +1,7 @@
 """English for patterns and forms: "Does the red circle marked 3 light up before the blue square marked 5 does?",
-"Has the red circle marked 3 already lit up when the ball ...?" (implicit order), "Do exactly two agents light up?"
+"Has the red circle marked 3 already lit up when the ball ...?" (implicit order), "Do exactly two agents light up?",
+"Is the red circle that goes behind the blue hexagon marked 5 the same agent as the red circle that lights up?"
+(identity: agents described by what they do, and by their shared look when they are look-alikes)
 
 Every predicate the simulator logs has a base form (after "Does X ...") and a third-person form
 (after "before X ..."). Entities are named by their record's ``name``, which spells out colour,
@@ -8,7 +10,7 @@ shape and number, so that look-alikes are told apart by their numbers.
 
 from __future__ import annotations
 
-from vidaudit.suites.faithful.questions import Before, Count, EventKind, Exists, Pattern
+from vidaudit.suites.faithful.questions import Before, Count, EventKind, Exists, Pattern, Ref, Same
 from vidaudit.suites.faithful.world import WorldRecord
 
 #: (kind, predicate, value) -> (base form, third person); "{o}" is the object's name
@@ -81,11 +83,26 @@ def count_text(event: EventKind, n: int, world: WorldRecord) -> str:
     return f"{'Does' if n == 1 else 'Do'} exactly {NUMBER_WORDS[n]} {noun} {verb(event, world)}?"
 
 
-def text_of(form: Exists | Before | Count, world: WorldRecord, after: bool = False, implicit: bool = False) -> str:
+def ref_text(r: Ref, world: WorldRecord) -> str:
+    """ "the agent that <does e>", or with a look "the red circle that <does e>" (never a number)."""
+    if (r.colour is None) != (r.shape is None):
+        raise ValueError("a ref names both colour and shape, or neither")
+    who = "the agent" if r.colour is None else f"the {r.colour} {r.shape}"
+    return f"{who} that {verb(r.event, world, third=True)}"
+
+
+def same_text(form: Same, world: WorldRecord) -> str:
+    return f"Is {ref_text(form.a, world)} the same agent as {ref_text(form.b, world)}?"
+
+
+def text_of(form: Exists | Before | Count | Same, world: WorldRecord, after: bool = False,
+            implicit: bool = False) -> str:
     """The question of a form; ``after`` phrases ``before(a, b)`` as "Does <b> after <a>?", ``implicit`` as
     "Has <a> already ... when <b>?"."""
     if isinstance(form, Exists):
         return exists_text(form.pattern, world)
+    if isinstance(form, Same):
+        return same_text(form, world)
     if isinstance(form, Count):
         return count_text(form.event, form.n, world)
     if implicit:

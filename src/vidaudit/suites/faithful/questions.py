@@ -2,13 +2,18 @@
 
 A question's answer is not written by hand: it is the value of its ``form`` on the world record
 (``evaluate``), so a composed item is executable ground truth, and the same form can later be
-evaluated on a record an extractor predicted. Three forms exist:
+evaluated on a record an extractor predicted. Four forms exist:
 
 - ``exists(p)``: some fact matches pattern ``p`` ("Does the red circle marked 3 light up?");
 - ``before(a, b)``: some fact matching ``a`` happens strictly before some fact matching ``b``.
   The composer only uses patterns that match exactly one fact of the world, so "before" is the
   order of two events, unambiguous;
-- ``count(e, n)``: exactly n distinct entities do event e ("Do exactly two agents light up?").
+- ``count(e, n)``: exactly n distinct entities do event e ("Do exactly two agents light up?");
+- ``same(a, b)``: one entity does the event ``a`` describes and the one ``b`` describes (identity: "Is the
+  red circle that goes behind the blue hexagon marked 5 the same agent as the red circle that lights up?").
+  A ``Ref`` describes an agent by an event it does and, for look-alikes, by the look they share (colour
+  and shape, never the number that tells them apart); the composer only uses refs that describe exactly
+  one fact of the world, so the answer is whether those two facts have one subject.
 
 ``Target`` holds the paper's fields (§4.2, H.9): its chain of fact ids, ``temporally_constrained``,
 the ordering pair (the two facts whose order decides the answer, earlier first), polarity, and for
@@ -27,8 +32,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from vidaudit.suites.faithful.world import TIME_EPS, Fact, FactKind, WorldRecord
 
 YES, NO = "Yes", "No"
-ProbeType = Literal["single_fact", "ordering"]
-PROBE_TYPES: tuple[str, ...] = ("single_fact", "ordering")
+ProbeType = Literal["single_fact", "ordering", "identity"]
+#: single_fact and ordering are the paper's split (§6.2); identity (two sightings, one agent?) is vidaudit's
+PROBE_TYPES: tuple[str, ...] = ("single_fact", "ordering", "identity")
 Polarity = Literal["positive", "negative"]
 
 
@@ -107,11 +113,36 @@ class Count(_Strict):
     n: int = Field(ge=0)
 
 
-AnyForm = Exists | Before | Count
+class Ref(_Strict):
+    """An agent described by an event it does, not by its name: "the agent that leaves the scene", or with the
+    look of a look-alike pair ("the red circle that lights up": colour and shape, never the number)."""
+
+    event: EventKind
+    colour: str | None = None
+    shape: str | None = None
+
+    def denotes(self, world: WorldRecord) -> list[Fact]:
+        """The facts this describes: the event, done by an agent with the look (when one is given)."""
+        agents = {e.id: e for e in world.entities if e.category == "agent"}
+        return [f for f in world.facts if f.subject in agents and self.event.matches(f)
+                and all(v is None or agents[f.subject].attributes.get(k) == v
+                        for k, v in (("colour", self.colour), ("shape", self.shape)))]
+
+
+class Same(_Strict):
+    """``same(a, b)``: one agent does both events (identity across a gap: "is it the same agent?")."""
+
+    op: Literal["same"] = "same"
+    a: Ref
+    b: Ref
+
+
+AnyForm = Exists | Before | Count | Same
 Form = Annotated[AnyForm, Field(discriminator="op")]
-#: the paper's question forms (§4.2: order, count, identity, attribution, existence); the composer makes
-#: order and count targets (see compose.py) and uses attribution and existence as sub-questions
-QuestionForm = Literal["order", "count", "identity", "attribution", "existence"]
+#: the target forms vidaudit composes (compose.py; the paper names no list of forms): the order of two events,
+#: a count, the identity of two sightings. Sub-questions are single facts (existence, attribution), orders
+#: and identities (``ProbeType``)
+QuestionForm = Literal["order", "count", "identity"]
 Phrasing = Literal["explicit", "implicit"]
 
 
@@ -175,6 +206,8 @@ def evaluate(form: AnyForm, world: WorldRecord) -> bool:
         return bool(matching(form.pattern, facts))
     if isinstance(form, Count):
         return len({f.subject for f in facts if form.event.matches(f)}) == form.n
+    if isinstance(form, Same):
+        return bool({f.subject for f in form.a.denotes(world)} & {f.subject for f in form.b.denotes(world)})
     a, b = matching(form.a, facts), matching(form.b, facts)
     return any(fa.t < fb.t - TIME_EPS for fa in a for fb in b)
 

@@ -91,11 +91,12 @@ def probe_table(results: Mapping[str, Any]) -> Table:
     for m, c, d in _systems(results):
         split = d.get("sub_by_probe")
         if isinstance(split, Mapping):
-            rows.append([m, c, _rate(split.get("single_fact")), _rate(split.get("ordering"))])
+            rows.append([m, c, _rate(split.get("single_fact")), _rate(split.get("ordering")),
+                         _rate(split.get("identity"))])
         else:
-            rows.append([m, c, str(split), str(split)])
+            rows.append([m, c, str(split), str(split), str(split)])
     return Table(id="faithful-probe", title="Sub-question accuracy by probe type (%)", key_columns=2,
-                 columns=["model", "condition", "single fact", "ordering"], rows=rows)
+                 columns=["model", "condition", "single fact", "ordering", "identity"], rows=rows)
 
 
 def balance_tables(results: Mapping[str, Any]) -> list[Table]:

@@ -12,10 +12,13 @@ Findings, each naming the file, the target index and the kind:
 - ``conflicting_answers``: one per question text that carries both Yes and No in one video, at target
   or sub level (every target where the text occurs is affected);
 - ``duplicate_target``: a target text repeated in one file (the later copies are affected);
-- ``sliding_sub_lists``: a run of at least two consecutive targets whose content words overlap another
-  target's sub-question list (at the same offset; Dice coefficient) clearly more than their own, where that list also
-  fits them clearly better than it fits its own target (a list that fits its own target is that
-  target's, however much a neighbour shares with it).
+- ``sliding_sub_lists``: a run of at least two consecutive targets that the best one-to-one, order-keeping
+  alignment of the file's targets with its sub-question lists pairs with lists other than their own
+  position's (a slide: lists inserted or dropped part-way, as in the release's ``sample_0071``). The alignment
+  maximises the summed overlap of each target with its list (Dice coefficient of content words) minus
+  ``SLIDE_GAP`` for every list or target it leaves unpaired, within ``SLIDE_MAX_OFFSET`` positions; the
+  diagonal wins ties. A list that fits its own target is kept for it, so nested targets (a target that is a
+  sub-question of the one before) are not a slide.
 
 A policy decides what is kept: ``drop-target`` (drop affected targets; the default),
 ``drop-file`` (drop every file with a finding), ``keep-as-wrong`` (keep every target; affected ones
@@ -27,6 +30,7 @@ release cuts some sources into several clips), or the file with ``cluster_by="fi
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,9 +47,10 @@ CLUSTER_BY = ("source", "file")
 VALIDATION = "validation.json"
 #: a release file is a few KB (one video's questions); anything near this cap is not one
 MAX_RELEASE_FILE_BYTES = 16 * 1024 * 1024
-#: a sub-question list at offset k "belongs" to target i when its overlap (Dice of content words) is at least
-#: SLIDE_MIN, beats target i's own list by SLIDE_MARGIN, and beats the list's overlap with its own target
-SLIDE_MARGIN, SLIDE_MIN, SLIDE_MAX_OFFSET = 0.25, 0.4, 3
+#: the slide detector's alignment: leaving a list or a target unpaired costs SLIDE_GAP (in Dice units: a slide is
+#: found when the lists it pairs fit their targets better, summed over the run, than the gaps that make it cost);
+#: lists are paired at most SLIDE_MAX_OFFSET positions away from their target
+SLIDE_GAP, SLIDE_MAX_OFFSET = 0.4, 3
 _NAME = re.compile(r"^(?P<num>\d+)(?:_(?P<clip>\d+))?_(?P<source>[A-Za-z0-9_-]{11})$")
 _STOP = frozenset("""a an the did does do is was were are be been in of to and or on at for with this that these those
 he she his her him it its they them their by from as any after before then when while into onto video
@@ -179,36 +184,88 @@ def _lists(path: Path, data: Any) -> tuple[str, list, list, list, list]:
     return (str(name) if name else path.stem + ".mp4"), out[0], out[1], out[2], out[3]
 
 
-def _sliding(file: str, qs: list, subq: list) -> list[Finding]:
+def _dice(a: frozenset[str], b: frozenset[str], weight: dict[str, float] | None = None) -> float:
+    """Dice coefficient of two word sets, each word weighted (1 without weights)."""
+    if not a or not b:
+        return 0.0
+    w = weight or {}
+    return 2 * sum(w.get(x, 1.0) for x in a & b) / (sum(w.get(x, 1.0) for x in a) + sum(w.get(x, 1.0) for x in b))
+
+
+def _weights(lists: list[frozenset[str]]) -> dict[str, float]:
+    """Inverse document frequency over the file's lists, log(1 + N / df): a word every list repeats ("shootout",
+    "goalkeeper") tells lists apart less than a shooter's number."""
+    df: dict[str, int] = {}
+    for words_ in lists:
+        for x in words_:
+            df[x] = df.get(x, 0) + 1
+    return {x: math.log(1 + len(lists) / d) for x, d in df.items()}
+
+
+def align(qs: list, subq: list) -> dict[int, int | None]:
+    """The best one-to-one, order-keeping alignment of targets with sub-question lists: target index -> list
+    index (None: left without a list). Score: the summed Dice of each target's content words with its list's,
+    minus ``SLIDE_GAP`` per unpaired target or list; pairs at most ``SLIDE_MAX_OFFSET`` apart; ties go to the
+    diagonal. A file whose two lengths differ by more than ``SLIDE_MAX_OFFSET`` is paired by position (its
+    length mismatch already affects every target)."""
+    n, m = len(qs), len(subq)
+    if abs(n - m) > SLIDE_MAX_OFFSET:
+        return {i: (i if i < m else None) for i in range(n)}
     own = [words(q) for q in qs]
-    lists = [frozenset().union(*(words(s) for s in sl)) if sl else frozenset() for sl in subq]
+    lists = [frozenset().union(*(words(x) for x in sl)) if sl else frozenset() for sl in subq]
+    weight = _weights(lists)
+    lo, hi = min(0, m - n) - SLIDE_MAX_OFFSET, max(0, m - n) + SLIDE_MAX_OFFSET   # the band of j - i the path may use
+    neg = float("-inf")
+    best: dict[tuple[int, int], tuple[float, int, tuple[int, int] | None, bool]] = {(0, 0): (0.0, 0, None, False)}
+    for i in range(n + 1):
+        for j in range(max(0, i + lo), min(m, i + hi) + 1):
+            here = best.get((i, j))
+            if here is None:
+                continue
+            score, diag, _, _ = here
+            moves = []
+            if i < n and j < m and abs(i - j) <= SLIDE_MAX_OFFSET:
+                moves.append(((i + 1, j + 1), score + _dice(own[i], lists[j], weight), diag + (i == j), True))
+            if i < n:
+                moves.append(((i + 1, j), score - SLIDE_GAP, diag, False))
+            if j < m:
+                moves.append(((i, j + 1), score - SLIDE_GAP, diag, False))
+            for to, sc, dg, paired in moves:
+                if not lo <= to[1] - to[0] <= hi:
+                    continue
+                old = best.get(to, (neg, -1, None, False))
+                if sc > old[0] + 1e-12 or (abs(sc - old[0]) <= 1e-12 and dg > old[1]):
+                    best[to] = (sc, dg, (i, j), paired)
+    out: dict[int, int | None] = dict.fromkeys(range(n))
+    at: tuple[int, int] | None = (n, m)
+    while at is not None and at != (0, 0):
+        _, _, prev, paired = best[at]
+        if paired and prev is not None:
+            out[prev[0]] = prev[1]
+        at = prev
+    return out
 
-    def score(i: int, j: int) -> float:
-        # Dice: a long list that merely contains target i's words (a list of a target that nests i) scores less
-        # than a list about i alone
-        ok = own[i] and 0 <= j < len(lists) and lists[j]
-        return 2 * len(own[i] & lists[j]) / (len(own[i]) + len(lists[j])) if ok else 0.0
 
-    def claims(i: int, k: int, s: float, mine: float) -> bool:
-        # the list at i + k fits target i clearly better than target i's own list does, and better than it fits
-        # its own target i + k (a list past the last target has none): a list that fits its own target best is
-        # that target's, however many words a neighbour shares with it
-        j = i + k
-        theirs = score(j, j) if 0 <= j < len(qs) else 0.0
-        return s >= SLIDE_MIN and s >= mine + SLIDE_MARGIN and s > theirs
-    best: dict[int, tuple[int, float, float]] = {}
-    for i in range(len(qs)):
-        mine = score(i, i)
-        cands = [(score(i, i + k), k) for k in range(-SLIDE_MAX_OFFSET, SLIDE_MAX_OFFSET + 1) if k]
-        s, k = max(cands, default=(0.0, 0))
-        if claims(i, k, s, mine):
-            best[i] = (k, s, mine)
+def _sliding(file: str, qs: list, subq: list) -> list[Finding]:
+    """Targets the alignment (``align``) pairs with another position's list, or leaves without one while a list
+    sits at their position, in runs of at least two: what zipping the lists would mis-pair."""
+    pairing = align(qs, subq)
+    off = {i: (j - i if j is not None else None) for i, j in pairing.items() if j != i and (j is not None or i < len(subq))}
+    lists = [frozenset().union(*(words(x) for x in sl)) if sl else frozenset() for sl in subq]
+    weight = _weights(lists)
     out = []
-    for i, (k, s, mine) in sorted(best.items()):
-        if any(best.get(j, (None,))[0] == k for j in (i - 1, i + 1)):   # a run of >= 2 at one offset
-            out.append(Finding(file, i, "sliding_sub_lists",
-                               f"questions[{i}] overlaps sub-questions[{i + k}] by {s:.0%} (Dice of content words) but its "
-                               f"own list by {mine:.0%} (offset {k:+d}), and questions[{i + k}] fits that list less"))
+    for i in sorted(off):
+        if i - 1 not in off and i + 1 not in off:   # a run of >= 2
+            continue
+        own, j = words(qs[i]), pairing[i]
+        mine = _dice(own, lists[i], weight) if i < len(lists) else 0.0
+        if j is None:
+            detail = (f"questions[{i}] is left without a sub-question list by the best alignment of the file's targets "
+                      f"and lists (its own position's list overlaps it by {mine:.0%}, weighted Dice of content words)")
+        else:
+            detail = (f"questions[{i}] aligns with sub-questions[{j}] (offset {j - i:+d}; weighted Dice of content words "
+                      f"{_dice(own, lists[j], weight):.0%}), not with its own position's list ({mine:.0%})")
+        out.append(Finding(file, i, "sliding_sub_lists", detail))
     return out
 
 

@@ -1,8 +1,9 @@
-"""The faithful suite (STRAND) behind the ``Suite`` protocol; every hook delegates to the suite's modules."""
+"""The faithful suite (STRAND) behind the ``Suite`` protocol, and its roles; every hook delegates to the suite's
+modules."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,8 @@ import numpy as np
 
 from vidaudit.core.contract.records import ScoreRecord, TrialScore
 from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.suite import AggregateInput, Capabilities, Prompt, ScoreInput, Suite
+from vidaudit.core.contract.roles import Baselines, Commands, ModuleAudit, Verification
+from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput, Suite, SuiteCapabilities
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
 from vidaudit.suites.faithful.viewer import FAITHFUL_VIEWER
@@ -27,23 +29,15 @@ def _yes_no(value: str, what: str) -> str:
     return "Yes" if v == "yes" else "No"
 
 
-class FaithfulSuite(Suite):
-    name = "faithful"
-    audit_module = "vidaudit.suites.faithful.audit"
-    description = ("Targets about the order of two events with their atomic sub-questions, scored jointly "
-                   "(faithful accuracy) on synthetic worlds with exact facts or the STRAND release.")
-    paper = "002_fcde868126a0377a"
-    default_prompt = "yes_no"
-    viewer = FAITHFUL_VIEWER
+class FaithfulCommands(Commands):
+    """``vidaudit generate faithful``, ``import strand`` and ``validate strand``, and the demo's smoke worlds."""
 
-    # ------------------------------------------------------------------ CLI
-
-    def add_commands(self, generate) -> None:
+    def add_commands(self, generate: Any) -> None:
         from vidaudit.suites.faithful.cli import register
 
         register(generate)
 
-    def add_group_commands(self, groups) -> None:
+    def add_group_commands(self, groups: Mapping[str, Any]) -> None:
         from vidaudit.suites.faithful.cli import add_import_strand, add_validate_strand
 
         add_import_strand(groups["import"])
@@ -55,7 +49,9 @@ class FaithfulSuite(Suite):
 
         return generate(specs_for("smoke"), out, workers=workers, on_progress=on_progress).manifest
 
-    # ------------------------------------------------------------------ audit
+
+class FaithfulVerification(Verification):
+    """Every rendered world's facts checked against its videos' pixels (``vidaudit generate faithful`` data)."""
 
     def verify(self, data_dir: Path, samples: Sequence[Sample], *, workers: int | None = None,
                on_progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:
@@ -67,6 +63,35 @@ class FaithfulSuite(Suite):
             raise ConfigError(f"{data_dir} has no world records to check pixels against (an imported STRAND "
                               "release); pixel verification applies to `vidaudit generate faithful` data")
         return verify_dataset(data_dir, samples, on_progress=on_progress)
+
+
+class FaithfulBaselines(Baselines):
+    """``Answer: Yes`` / ``Answer: No``: the gold answer, a fair coin, or the value named."""
+
+    def oracle_answer(self, sample: Sample) -> str:
+        return f"Answer: {sample.answer}"
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        if option:
+            raise ConfigError(f"chance for the faithful suite is uniform Yes/No and takes no option, got {option!r}")
+        return f"Answer: {'Yes' if rng.integers(2) else 'No'}"
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        return f"Answer: {_yes_no(value, 'constant')}"
+
+
+class FaithfulSuite(Suite):
+    name = "faithful"
+    description = ("Targets about the order of two events with their atomic sub-questions, scored jointly "
+                   "(faithful accuracy) on synthetic worlds with exact facts or the STRAND release.")
+    paper = "002_fcde868126a0377a"
+    default_prompt = "yes_no"
+    kind_param = "role"
+    viewer = FAITHFUL_VIEWER
+    baselines = FaithfulBaselines()
+    verification = FaithfulVerification()
+    audit = ModuleAudit("vidaudit.suites.faithful.audit")
+    commands = FaithfulCommands()
 
     # ------------------------------------------------------------------ prompts
 
@@ -98,22 +123,25 @@ class FaithfulSuite(Suite):
         return out
 
     def score(self, trial: ScoreInput) -> TrialScore:
-        from vidaudit.suites.faithful.framework.retrieval_eval import dropped_of, retrieved_of
+        from vidaudit.suites.faithful.framework.retrieval_eval import dropped_of, memory_of, retrieved_of
         from vidaudit.suites.faithful.scoring import score_answer
 
         text, status = trial.text, trial.status
         out = score_answer(trial.sample, text, status)
         retrieved = retrieved_of(text) if status == "ok" else None
         if retrieved is not None:  # an object-centric reply: what it retrieved, for retrieval precision/recall
-            extra = {"retrieved": retrieved}
+            extra: dict[str, Any] = {"retrieved": retrieved}
             dropped = dropped_of(text)
             if dropped is not None:   # drop_one=on: what G answered without (D.6's intervention)
                 extra["dropped"] = dropped
+            size = memory_of(text)
+            if size is not None:      # the memory's estimated tokens (a token-matched cap is computed from them)
+                extra["memory_tokens"] = size
             out = out.model_copy(update={"metrics": {**out.metrics, **extra}})
         return out
 
     # the report stage fills AggregateInput.usage with the store's per-stage usage (the budget table reads it)
-    capabilities = Capabilities(needs_usage=True)
+    capabilities = SuiteCapabilities(needs_usage=True)
 
     def aggregate(self, inputs: AggregateInput) -> SuiteReport:
         from vidaudit.suites.faithful.aggregate import aggregate
@@ -123,7 +151,8 @@ class FaithfulSuite(Suite):
             headline_notes,
         )
 
-        results = aggregate(inputs.records, inputs.samples, usage=inputs.usage)
+        # an imported human study: one more row per annotator
+        results = aggregate(inputs.with_human, inputs.samples, usage=inputs.usage)
         return SuiteReport(results=results, sections=faithful_sections(results), notes=headline_notes(results),
                            headline=faithful_headline(results))
 
@@ -131,16 +160,3 @@ class FaithfulSuite(Suite):
         from vidaudit.suites.faithful.viewer import viewer_trial
 
         return viewer_trial(record, sample, raw_text)
-
-    # ------------------------------------------------------------------ baselines
-
-    def oracle_answer(self, sample: Sample) -> str:
-        return f"Answer: {sample.answer}"
-
-    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        if option:
-            raise ConfigError(f"chance for the faithful suite is uniform Yes/No and takes no option, got {option!r}")
-        return f"Answer: {'Yes' if rng.integers(2) else 'No'}"
-
-    def constant_answer(self, sample: Sample, value: str) -> str:
-        return f"Answer: {_yes_no(value, 'constant')}"

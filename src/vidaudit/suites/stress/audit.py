@@ -28,7 +28,13 @@ PROBE_PARTS: dict[str, tuple[tuple[str, ...], str | None]] = {
 }
 #: budget -> each probe's preset (standard and paper: the probes' paper presets, the sizes the paper ran)
 BUDGET_PRESETS = {"smoke": "smoke", "standard": "paper", "paper": "paper"}
-SOURCE = "Reveal (paper 003)"
+PAPER = "Reveal: Stress Tests Reveal Fragile Temporal and Visual Grounding in Video-Language Models"
+#: probe -> where in the paper its published numbers are (the profile names the paper and the table)
+SOURCES = {"camera_motion": "Appendix A.4 (6-way accuracy on its own clips)",
+           "cross_frame": "Table 13 (NExT-QA-T, raw and strip-masked)",
+           "wireframe": "Table 18 (connectivity, correct of 5 per arrangement)", "mosaic": "Table 12",
+           "shortcuts": "Table 22 (Blank-Avg at 10 s)", "sycophancy": "Table 4 (false-claim rejection)",
+           "expectation": "§5.5 and Appendix E.4 (temporal gap MCQ)"}
 
 
 def audit_parts(budget: str) -> list[AuditPart]:
@@ -112,7 +118,8 @@ def profile_figures(part: AuditPart, results: Mapping[str, Any]) -> PartFigures:
         chance_by = {n: float(v) for n, v in chance.items() if v is not None}
     else:
         chance_by = {n: float(chance) for n in names} if chance is not None else {}
-    return PartFigures(by_model=by_model, chance=chance_by, human_ceiling=human, published=pub, published_source=SOURCE)
+    return PartFigures(by_model=by_model, chance=chance_by, human_ceiling=human, published=pub,
+                       published_source=f"{PAPER}, {SOURCES[probe]}")
 
 
 Reader = Callable[[Mapping[str, Any], list[Mapping[str, Any]]],
@@ -173,9 +180,26 @@ def _sycophancy(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
             _published(dig(r, "paper_reported", "false_claim_rejection") or {}, "false-claim rejection"))
 
 
+def _judged(cells: list[Mapping[str, Any]], *path: str) -> dict[str, list[Figure]]:
+    """A judged figure per model: k correct of the judged trials (``judged_cell``), no value without a judge."""
+    out: dict[str, list[Figure]] = {}
+    for cell in cells:
+        block = dig(cell, *path) or {}
+        if block.get("n_planned"):
+            model = str(cell["model"])
+            k, n = int(block.get("n_correct") or 0), int(block.get("n_judgeable") or 0)
+            prev = next((f for f in out.get(model, [])), None)
+            if prev is not None:  # several conditions: pooled
+                k, n = k + int(prev.k or 0), n + int(prev.n or 0)
+            out[model] = [accuracy("anomaly (judged)", k, n, note="" if n else "needs --judge")]
+    return out
+
+
 def _expectation(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
     by = _figures({"gap MCQ": _sum(cells, lambda c: dig(c, "gap", "mcq")),
                    "direction": _sum(cells, lambda c: dig(c, "reversed", "direction", "all"))})
+    for model, figs in _judged(cells, "anomaly", "all").items():
+        by.setdefault(model, []).extend(figs)
     pub = _published(r.get("paper_gap") or {}, "gap MCQ", lambda v: v.get("mcq"))
     chance = {"gap MCQ": dig(r, "chance", "gap_mcq"), "direction": dig(r, "chance", "direction")}
     return by, chance, _human(r, dig(r, "human_gap_reported", "mcq")), pub

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from vidaudit.core.contract.roles import Baselines
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import ErrorKind, ModelSpec, Request, Response, Sample
 from vidaudit.models.base import Capabilities, ModelCallError
@@ -56,7 +57,7 @@ class CameraFlowAdapter:
         if sid is None or sid not in self.samples:
             raise ModelCallError(ErrorKind.BAD_REQUEST, f"camera-flow: unknown sample {sid!r}")
         try:
-            text = self.suite.constant_answer(self.samples[sid], direction)
+            text = Baselines.of(self.suite).constant_answer(self.samples[sid], direction)
         except ConfigError as e:
             raise ModelCallError(ErrorKind.UNSUPPORTED, f"camera-flow: {e}") from e
         return Response(text=text, latency_s=time.perf_counter() - t0, finish_reason="stop",

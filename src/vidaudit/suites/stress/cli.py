@@ -1,4 +1,4 @@
-"""``vidaudit generate stress --probe NAME``, contributed through ``StressSuite.add_commands``.
+"""``vidaudit generate stress --probe NAME``, contributed through the stress suite's ``Commands`` role.
 
 One command for every probe: the options every probe shares, a ``--source`` for probes that read a
 user's data, and ``--set KEY=VALUE`` for a probe's own settings (each probe checks the keys it takes).
@@ -28,7 +28,7 @@ def parse_settings(pairs: list[str] | None) -> dict[str, str]:
 
 
 def register(generate_app: typer.Typer) -> None:
-    from vidaudit.cli_common import console, friendly_errors
+    from vidaudit.cli_common import console, dataset_summary, friendly_errors
     from vidaudit.suites.stress.suite import PARTS
 
     listing = "; ".join(PARTS)
@@ -66,4 +66,5 @@ def register(generate_app: typer.Typer) -> None:
                                force=force, workers=workers, pool=pool,
                                say=lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True))
         manifest = p.generate(out, opts)
-        console.print(f"manifest: {manifest}")
+        console.print(dataset_summary(manifest), highlight=False, markup=False, soft_wrap=True)
+        console.print(f"manifest: {manifest}", highlight=False, markup=False, soft_wrap=True)

@@ -9,7 +9,7 @@ one is imported; "not measured" otherwise).
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any
 
 from vidaudit.core.contract.records import ParseResult, ScoreRecord, TrialScore
@@ -62,32 +62,39 @@ def accuracy_text(cell: dict[str, Any]) -> str:
     return f"{pct(cell['accuracy'])} ({cell['n_correct']}/{cell['n_planned']})"
 
 
-#: (probe, condition) -> accuracy cell of the imported human answers, and (probe, None) -> pooled over the probe's
-#: conditions; set by StressSuite.aggregate for the duration of one aggregation (see human_cells)
-HUMAN_CELLS: ContextVar[dict[tuple[str, str | None], dict[str, Any]]] = ContextVar("stress_human_cells", default={})
+@dataclass(frozen=True)
+class HumanCeiling:
+    """An imported human study's accuracy on one probe's samples, per condition and pooled over the probe's
+    conditions: what the human-ceiling column of every probe table shows. A probe's ``aggregate`` builds it from
+    the human study's records it is given (``AggregateInput.human``) and passes it to its report."""
+
+    #: condition -> accuracy cell of the human answers, and None -> pooled over the probe's conditions
+    cells: Mapping[str | None, dict[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, probe: str, records: Iterable[ScoreRecord]) -> HumanCeiling:
+        """The cells of the human records (model_role "human") of ``probe``."""
+        rs = [r for r in records if r.model_role == "human" and str(r.params.get("probe")) == probe]
+        cells: dict[str | None, dict[str, Any]] = {
+            k: accuracy_cell(v) for k, v in group_records(rs, lambda r: r.condition).items()}
+        if rs:
+            cells[None] = accuracy_cell(rs)
+        return cls(cells)
+
+    def text(self, condition: str | None = None) -> str:
+        """The human-ceiling cell of a table row: the human accuracy under this condition, else the pooled one (a
+        model's condition such as frames@4 is not one a person saw), else "not measured"."""
+        cell = self.cells.get(condition) or self.cells.get(None)
+        return accuracy_text(cell) if cell else NOT_MEASURED
+
+    def note(self) -> str:
+        """The headline note's words on the human ceiling: the imported study's pooled accuracy, or "not measured"."""
+        text = self.text()
+        return "human ceiling not measured" if text == NOT_MEASURED else f"human ceiling {text} (imported study)"
 
 
-def human_cells(records: Iterable[ScoreRecord]) -> dict[tuple[str, str | None], dict[str, Any]]:
-    """Accuracy cells of human records (model_role "human") per (probe, condition) and per (probe, None)."""
-    rs = [r for r in records if r.model_role == "human"]
-    out = {k: accuracy_cell(v) for k, v in group_records(rs, lambda r: (str(r.params.get("probe")), r.condition)).items()}
-    out.update({(k, None): accuracy_cell(v) for k, v in group_records(rs, lambda r: str(r.params.get("probe"))).items()})
-    return out
-
-
-def human_ceiling_text(probe: str, condition: str | None = None) -> str:
-    """The human-ceiling cell of a table row: the imported human accuracy for this probe and condition, else the
-    probe's pooled human accuracy (a model's condition such as frames@4 is not one a person saw), else "not
-    measured"."""
-    cells = HUMAN_CELLS.get()
-    cell = cells.get((probe, condition)) or cells.get((probe, None))
-    return accuracy_text(cell) if cell else NOT_MEASURED
-
-
-def human_ceiling_note(probe: str) -> str:
-    """The headline note's words on the human ceiling: the imported study's pooled accuracy, or "not measured"."""
-    text = human_ceiling_text(probe)
-    return "human ceiling not measured" if text == NOT_MEASURED else f"human ceiling {text} (imported study)"
+#: no human study imported: every human-ceiling cell reads "not measured"
+NO_HUMANS = HumanCeiling()
 
 
 def probe_report(probe: str, res: dict[str, Any], notes: list[str], *, title: str, lede: str,
@@ -142,14 +149,75 @@ def place_at(correct: Any, others: Sequence[Any], slot: int, rng: Any | None = N
     """``others`` (in an order drawn by ``rng``, or as given without one) with ``correct`` inserted at ``slot``.
 
     Why: a drawn position leaves a small preset with every answer at one letter, so a constant answerer
-    scores 100% there. Generators pass ``slot = item index mod k`` (the balanced cycle of docs/stress.md,
-    "Balanced answers"), so every letter is the answer within one item of equally often."""
+    scores 100% there. Generators pass a slot from a plan balanced inside every cell their report scores
+    (docs/stress.md, "Balanced answers": a cycle over the items, or ``cyclic_offsets``)."""
     rest = list(others)
     if rng is not None:
         rest = [rest[int(i)] for i in rng.permutation(len(rest))]
     if not 0 <= slot <= len(rest):
         raise ValueError(f"slot {slot} is outside 0..{len(rest)}")
     return rest[:slot] + [correct] + rest[slot:]
+
+
+def cyclic_offsets(n_rows: int, columns: Sequence[Hashable], cells: Iterable[Iterable[Hashable]], k: int,
+                   budget: int = 200_000) -> dict[Hashable, int]:
+    """Offsets that balance a key plan over rows x columns inside every reported cell.
+
+    A probe whose items are rows (sources) x columns (condition, question, ...), every row having every column,
+    puts row ``r``'s item of column ``c`` at slot ``(r + offsets[c]) mod k``. Each column then holds every slot
+    ``n_rows div k`` times, plus once more for the ``b = n_rows mod k`` slots from ``offsets[c]`` on. A cell (a
+    set of columns, over all rows: what a report table scores separately) of m items is balanced, no slot the
+    key of more than ``ceil(m / k)`` of them, when those extra runs cover no slot more than ``ceil(|cell| b / k)``
+    times. The offsets are searched column by column (depth first, each column first trying the slot where the
+    previous column's run ended, which chains runs into one contiguous cycle), pruning any slot that would put a
+    cell over its bound. With ``b = 0`` every plan is balanced and the chain is all zeros. Raises RuntimeError
+    when no plan is found within ``budget`` steps (callers' tests prove their shapes are planned)."""
+    cols = list(columns)
+    if len(set(cols)) != len(cols):
+        raise ValueError("columns repeat")
+    b = n_rows % k
+    groups = [frozenset(c) for c in cells]
+    of_col: dict[Hashable, list[int]] = {c: [] for c in cols}
+    for gi, g in enumerate(groups):
+        for c in g:
+            if c not in of_col:
+                raise ValueError(f"cell names an unknown column {c!r}")
+            of_col[c].append(gi)
+    limit = [-(-len(g) * b // k) for g in groups]
+    cover = [[0] * k for _ in groups]
+    offsets: list[int] = []
+    steps = 0
+
+    def fits(c: Hashable, o: int, add: int) -> bool:
+        ok = True
+        for gi in of_col[c]:
+            for j in range(b):
+                slot = (o + j) % k
+                cover[gi][slot] += add
+                ok = ok and cover[gi][slot] <= limit[gi]
+        return ok
+
+    def search(i: int) -> bool:
+        nonlocal steps
+        if i == len(cols):
+            return True
+        chain = (offsets[-1] + b) % k if offsets else 0
+        for o in [chain] + [x for x in range(k) if x != chain]:
+            steps += 1
+            if steps > budget:
+                raise RuntimeError(f"no balanced key plan found for {n_rows} rows x {len(cols)} columns in "
+                                   f"{len(groups)} cells within {budget} steps")
+            if fits(cols[i], o, 1):
+                offsets.append(o)
+                if search(i + 1):
+                    return True
+                offsets.pop()
+            fits(cols[i], o, -1)
+        return False
+
+    if not search(0):
+        raise RuntimeError(f"no balanced key plan exists for {n_rows} rows x {len(cols)} columns in these cells")
+    return dict(zip(cols, offsets, strict=True))
 
 
 def options_block(options: Sequence[str]) -> str:

@@ -4,7 +4,10 @@ The Reveal probes share nothing but the pipeline: each renders its own stimuli, 
 scores its own answer format and reports its own tables. A probe is a ``Probe`` (a ``Suite`` with a
 generator) in its own sub-package of ``vidaudit.suites.stress``, listed in ``StressSuite.parts``; the
 contract's ``PartedSuite`` routes every hook to the probe a sample names (``sample.params["probe"]``).
-A dataset holds the samples of one probe (one ``generate`` call); a run may mix datasets of several probes.
+Like any suite, a probe implements ``score`` and ``aggregate`` itself (its ``aggregate`` reads the human study's
+records of its own samples from ``AggregateInput.human``: the human-ceiling columns) and declares its baselines
+(a ``ProbeBaselines``). A dataset holds the samples of one probe (one ``generate`` call); a run may mix datasets of
+several probes.
 """
 
 from __future__ import annotations
@@ -15,13 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.suite import AggregateInput, ObservedFrame, ScoreInput, Suite
+from vidaudit.core.contract.roles import Baselines, ObservedFrame
+from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.registry import load
 from vidaudit.core.types import PerturbationSpec, Sample
 
 
@@ -67,6 +66,16 @@ class GenerateOptions:
             raise ConfigError(f"probe {probe} has no setting {', '.join(unknown)}{hint}")
 
 
+class ProbeBaselines(Baselines):
+    """A probe's baselines: the oracle and chance answers it must give, and its refusals of what it has not."""
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        raise ConfigError(f"probe {self.suite_name} has no constant answer")
+
+    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
+        raise ConfigError(f"probe {self.suite_name} has no pixel observer: no classical reader exists for it")
+
+
 class Probe(Suite):
     """A stress probe: a Suite whose samples one ``generate`` call writes; what it does not offer is refused.
 
@@ -80,17 +89,6 @@ class Probe(Suite):
     prompts: tuple[str, ...] = ("mcq",)
     #: sample parameters copied into every score record
     record_keys: tuple[str, ...] = ("probe",)
-    #: the probe's own functions as lazy ``"module:attr"`` targets (loaded like the probe itself, on first use):
-    #: ``scorer(sample, text, status) -> TrialScore``, ``reporter(records) -> SuiteReport``,
-    #: ``trial_viewer(record, sample, raw_text) -> ViewerTrial``; a probe with more to pass overrides the hook
-    scorer: str = ""
-    reporter: str = ""
-    trial_viewer: str = ""
-
-    def _target(self, spec: str, hook: str) -> Any:
-        if not spec:
-            raise NotImplementedError(f"probe {self.name} defines no {hook}")
-        return load(spec, f"probe {self.name}'s {hook}")
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         """Render (or load) the probe's samples into ``out``; returns the manifest path."""
@@ -114,26 +112,3 @@ class Probe(Suite):
     def record_params(self, sample: Sample) -> dict[str, Any]:
         p = sample.params
         return {k: p[k] for k in self.record_keys if k in p}
-
-    def score(self, trial: ScoreInput) -> TrialScore:
-        return self._target(self.scorer, "scorer")(trial.sample, trial.text, trial.status)
-
-    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
-        return self._target(self.reporter, "reporter")(inputs.records)
-
-    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
-        if not self.trial_viewer:
-            return super().viewer_trial(record, sample, raw_text)
-        return self._target(self.trial_viewer, "trial_viewer")(record, sample, raw_text)
-
-    def oracle_answer(self, sample: Sample) -> str:
-        raise ConfigError(f"probe {self.name} has no oracle answer")
-
-    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        raise ConfigError(f"probe {self.name} has no chance answer")
-
-    def constant_answer(self, sample: Sample, value: str) -> str:
-        raise ConfigError(f"probe {self.name} has no constant answer")
-
-    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        raise ConfigError(f"probe {self.name} has no pixel observer: no classical reader exists for it")

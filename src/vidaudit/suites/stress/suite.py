@@ -3,22 +3,20 @@
 The probes live in sub-packages (``camera_motion/``, ...); this module lists them by lazy ``"module:attr"``
 target and description (``PARTS``) and adds only what is the suite's own: the generate command, the audit
 parts, one ground-truth error over every probe's samples, and the human-ceiling columns. The contract's
-``PartedSuite`` routes every other hook to the probe a sample names. The report's results are keyed by
+``PartedSuite`` routes every other hook to the probe a sample names, and gives each probe its own records and
+the human study's records of its samples (``AggregateInput.human``). The report's results are keyed by
 probe name; its sections are the probes' sections in the order of ``PARTS``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
-from pathlib import Path
+from typing import Any
 
-from vidaudit.core.contract.profile import AuditPart
-from vidaudit.core.contract.report import SuiteReport
-from vidaudit.core.contract.suite import AggregateInput, Capabilities, PartedSuite
+from vidaudit.core.contract.roles import Commands, ModuleAudit
+from vidaudit.core.contract.suite import PartedSuite, SuiteCapabilities
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import Sample
-from vidaudit.suites.stress.common import HUMAN_CELLS, human_cells
 from vidaudit.suites.stress.probe import Probe
 from vidaudit.suites.stress.viewer import STRESS_VIEWER
 
@@ -49,9 +47,17 @@ PARTS: dict[str, tuple[str, str]] = {
 }
 
 
+class StressCommands(Commands):
+    """``vidaudit generate stress --probe NAME``."""
+
+    def add_commands(self, generate: Any) -> None:
+        from vidaudit.suites.stress.cli import register
+
+        register(generate)
+
+
 class StressSuite(PartedSuite):
     name = "stress"
-    audit_module = "vidaudit.suites.stress.audit"
     description = ("Reveal stress probes: each opposes a shortcut answer to the visually correct one, with exact "
                    "synthetic ground truth (select one with --probe).")
     paper = "003_26ec3fd4175dfa64"
@@ -61,7 +67,9 @@ class StressSuite(PartedSuite):
     parts = {name: target for name, (target, _) in PARTS.items()}
     probes = {name: text for name, (_, text) in PARTS.items()}
     viewer = STRESS_VIEWER
-    capabilities = Capabilities(judges=True)  # the probes that declare ``judges`` (expectation) ask a judge
+    capabilities = SuiteCapabilities(judges=True)  # the probes that declare ``judges`` (expectation) ask a judge
+    audit = ModuleAudit("vidaudit.suites.stress.audit")
+    commands = StressCommands()
 
     def probe(self, name: object) -> Probe:
         """The probe called ``name`` (a ConfigError naming the known ones otherwise)."""
@@ -69,18 +77,6 @@ class StressSuite(PartedSuite):
         if not isinstance(part, Probe):
             raise ConfigError(f"stress probe {name!r} is a {type(part).__name__}, not a stress Probe")
         return part
-
-    def add_commands(self, generate) -> None:
-        from vidaudit.suites.stress.cli import register
-
-        register(generate)
-
-    # ------------------------------------------------------------------ audit
-
-    def part_conditions(self, part: AuditPart, data_dir: Path) -> tuple[str, ...]:
-        from vidaudit.suites.stress.audit import part_conditions
-
-        return part_conditions(part, data_dir)
 
     def check_samples(self, samples: Sequence[Sample], source: str) -> None:
         bad = []
@@ -93,14 +89,6 @@ class StressSuite(PartedSuite):
                 bad.append(f"{s.sample_id}: {why}")
         if bad:
             raise DataError(f"{source}: {len(bad)} stress samples cannot be trusted: " + "; ".join(bad[:5]))
-
-    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
-        # human-study records fill the human-ceiling columns only; the probes' model rows never see them
-        token = HUMAN_CELLS.set(human_cells(inputs.records))
-        try:
-            return super().aggregate(replace(inputs, records=[r for r in inputs.records if r.model_role != "human"]))
-        finally:
-            HUMAN_CELLS.reset(token)
 
 
 SUITE = StressSuite()

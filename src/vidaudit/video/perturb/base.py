@@ -51,17 +51,21 @@ class SourceInfo:
     frame_map: tuple[int, ...] | None = None   # op frame -> source frame (player's order), when converted
     clock: Timeline | None = None              # the source's own clock, when converted
     n_source_frames: int | None = None         # frames in the file, when converted
+    stream: int | None = None                  # the video stream read, when it was named or the file has several
+    shape: dict[str, Any] = field(default_factory=dict, hash=False)   # stream / sar / stored_size, where not the default
 
     @classmethod
     def of_video(cls, path: Path, sha256: str, width: int, height: int, clock: Timeline,
-                 crop: tuple[int, int] = (0, 0)) -> SourceInfo:
+                 crop: tuple[int, int] = (0, 0), stream: int | None = None,
+                 shape: dict[str, Any] | None = None) -> SourceInfo:
         """A video known by its displayed size and its clock (converted if it is not constant-rate from 0)."""
         if clock.plain:
             return cls(path=path, sha256=sha256, width=width, height=height, n_frames=clock.n_frames,
-                       fps=clock.fps, crop=crop)
+                       fps=clock.fps, crop=crop, stream=stream, shape=dict(shape or {}))
         fmap = constant_rate_frames(clock, clock.fps)
         return cls(path=path, sha256=sha256, width=width, height=height, n_frames=len(fmap), fps=clock.fps, crop=crop,
-                   frame_map=fmap, clock=clock, n_source_frames=clock.n_frames)
+                   frame_map=fmap, clock=clock, n_source_frames=clock.n_frames, stream=stream,
+                   shape=dict(shape or {}))
 
     @property
     def file_frames(self) -> int:
@@ -74,7 +78,7 @@ class SourceInfo:
 
     def summary(self) -> dict[str, Any]:
         out: dict[str, Any] = {"width": self.width, "height": self.height, "n_frames": self.n_frames, "fps": self.fps,
-               "duration_s": self.duration_s, "still": self.still, "crop_px": list(self.crop)}
+               "duration_s": self.duration_s, "still": self.still, "crop_px": list(self.crop), **self.shape}
         if self.frame_map is not None and self.clock is not None:
             out["converted_to_constant_rate"] = {
                 "source_frames": self.file_frames, "source_start_s": self.clock.start_s,

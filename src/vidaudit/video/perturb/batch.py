@@ -23,7 +23,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, Future, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -285,7 +285,7 @@ def perturb_batch(jobs: Sequence[BatchJob], out: str | Path, *, workers: int = 1
         elif todo:
             ex = pool() if pool is not None else _local_pool(min(workers, len(todo)))
             try:
-                futures: dict[Future, list[BatchJob]] = {ex.submit(render_job, *a): g
+                futures: dict[Future[Any], list[BatchJob]] = {ex.submit(render_job, *a): g
                                                          for g, a in zip(todo, args, strict=True)}
                 for fut in as_completed(futures):
                     try:
@@ -306,9 +306,9 @@ def perturb_batch(jobs: Sequence[BatchJob], out: str | Path, *, workers: int = 1
 
 
 def _local_pool(n: int) -> Executor:
-    from vidaudit.core.parallel import pool_context
+    from vidaudit.core.parallel import worker_pool
 
-    return ProcessPoolExecutor(n, mp_context=pool_context())
+    return worker_pool(n)  # its workers die with this process
 
 
 def summary_lines(res: BatchResult) -> list[str]:

@@ -50,14 +50,14 @@ def complete_entry(mp4: Path, js: Path, key: str, *, verify: bool = False) -> Pe
 
 def cached(source: str | Path, source_sha256: str, spec: PerturbationSpec | dict[str, Any], seed: int,
            cache_dir: str | Path, *, second_source: str | Path | None = None, second_sha256: str | None = None,
-           verify: bool = False) -> PerturbResult:
+           verify: bool = False, source_stream: int | None = None) -> PerturbResult:
     """The perturbed video for (source content, spec, seed), built once into ``cache_dir``.
 
     ``source_sha256`` is the caller's record of the source's content (e.g. ``Sample.video.sha256``); on a
     miss it is checked against the file's bytes, and a mismatch is a ``DataError`` (nothing is cached)."""
     if second_source is not None and second_sha256 is None:
         second_sha256 = sha256_file(second_source)
-    key = cache_key(source_sha256, spec, seed, second_sha256)
+    key = cache_key(source_sha256, spec, seed, second_sha256, source_stream)
     hit = lookup(cache_dir, key, verify=verify)
     if hit is not None:
         return hit
@@ -67,7 +67,7 @@ def cached(source: str | Path, source_sha256: str, spec: PerturbationSpec | dict
         raise DataError(f"{source}: its sha256 is {actual[:12]}..., not the {source_sha256[:12]}... it was "
                         "recorded with; the video changed since it was listed - regenerate it or fix the manifest")
     res = apply(source, spec, mp4, seed=seed, second_source=second_source, source_sha256=actual,
-                second_sha256=second_sha256)
+                second_sha256=second_sha256, source_stream=source_stream)
     if res.meta.cache_key != key:     # pragma: no cover - apply and cache_key share one definition
         _unlink(mp4)
         _unlink(js)
@@ -76,14 +76,15 @@ def cached(source: str | Path, source_sha256: str, spec: PerturbationSpec | dict
 
 
 def cached_chain(source: str | Path, source_sha256: str, specs: Sequence[PerturbationSpec], seed: int,
-                 cache_dir: str | Path) -> list[PerturbResult]:
+                 cache_dir: str | Path, source_stream: int | None = None) -> list[PerturbResult]:
     """A condition's ``perturbations``, applied in order: each step's output (by its sha256) is the next
     step's source, so every intermediate video is cached too. Every step gets the same ``seed`` (each op
-    draws from its own stream). Ops that need a second video cannot be chained this way."""
+    draws from its own stream). Ops that need a second video cannot be chained this way. ``source_stream``:
+    the source's video stream (the outputs have one)."""
     out: list[PerturbResult] = []
-    path, sha = Path(source), source_sha256
+    path, sha, stream = Path(source), source_sha256, source_stream
     for spec in specs:
-        res = cached(path, sha, spec, seed, cache_dir)
+        res = cached(path, sha, spec, seed, cache_dir, source_stream=stream)
         out.append(res)
-        path, sha = res.video, res.sha256
+        path, sha, stream = res.video, res.sha256, None
     return out

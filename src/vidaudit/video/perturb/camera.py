@@ -121,7 +121,7 @@ class Camera2D(Op, name="camera_2d", kind="camera", params=Camera2DParams,
         sx, sy = state["dx"][i] % w, state["dy"][i] % h
         if sx == 0 and sy == 0:
             return src
-        out = state["buf"]
+        out: np.ndarray = state["buf"]
         if sx:     # out[:, x] = src[:, (x - sx) mod w]
             out[:, sx:] = src[:, :w - sx]
             out[:, :sx] = src[:, w - sx:]

@@ -17,6 +17,7 @@ from typing import Any
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import PerturbationSpec
+from vidaudit.video.io import X264_OPTIONS
 from vidaudit.video.perturb.batch import BatchResult
 from vidaudit.video.perturb.engine import PerturbResult, apply
 from vidaudit.video.perturb.registry import describe_params, get_op, is_text_field, op_names
@@ -46,11 +47,12 @@ def parse_sets(op_name: str, sets: list[str] | None) -> dict[str, Any]:
 
 
 def perturb_command(source: str | Path, op: str, sets: list[str] | None, seed: int, out: str | Path,
-                    second: str | Path | None = None) -> PerturbResult:
-    """Parse the ``--set`` pairs for ``op`` and apply it: writes ``out`` and ``out`` with ``.json``."""
+                    second: str | Path | None = None, stream: int | None = None) -> PerturbResult:
+    """Parse the ``--set`` pairs for ``op`` and apply it: writes ``out`` and ``out`` with ``.json``. ``stream``: the
+    source's video stream (``--stream``; default: the one a player picks)."""
     params = parse_sets(op, sets)
     return apply(Path(source), PerturbationSpec(name=get_op(op).name, params=params), Path(out), seed=seed,
-                 second_source=Path(second) if second is not None else None)
+                 second_source=Path(second) if second is not None else None, source_stream=stream)
 
 
 def batch_command(out: str | Path, *, batch: str | Path | None = None, folder: str | Path | None = None,
@@ -77,11 +79,17 @@ def batch_command(out: str | Path, *, batch: str | Path | None = None, folder: s
     return perturb_batch(jobs, out, workers=workers, pool=pool, on_progress=on_progress)
 
 
-def summary_lines(res: PerturbResult) -> list[str]:
-    """What the CLI prints after a run."""
+def summary_lines(res: PerturbResult, source: Path | None = None) -> list[str]:
+    """What the CLI prints after a run; with ``source``, the output's size against it and why it is larger."""
     m = res.meta
-    return [f"{m.op}: {m.n_frames} frames at {m.fps:g} fps ({m.duration_s:g} s, {m.width}x{m.height}) -> {res.video}",
-            f"metadata: {res.meta_path} (params {json.dumps(m.params, sort_keys=True)}, seed {m.seed})"]
+    lines = [f"{m.op}: {m.n_frames} frames at {m.fps:g} fps ({m.duration_s:g} s, {m.width}x{m.height}) -> {res.video}",
+             f"metadata: {res.meta_path} (params {json.dumps(m.params, sort_keys=True)}, seed {m.seed})"]
+    if source is not None and Path(source).is_file() and Path(source).stat().st_size:
+        ratio = m.size_bytes / Path(source).stat().st_size
+        lines.append(f"size: {m.size_bytes / 1e6:.2f} MB, {ratio:.1f}x the source: encoded near-lossless (H.264 at a "
+                     f"constant quantiser, qp {X264_OPTIONS['qp']}) so the perturbation adds no compression artefacts "
+                     "of its own (docs/perturbations.md, 'Quality and size')")
+    return lines
 
 
 def ops_help() -> str:

@@ -104,11 +104,14 @@ def _check_seed(seed: int) -> int:
 
 
 def cache_key(source_sha256: str, spec: PerturbationSpec | dict[str, Any], seed: int,
-              second_sha256: str | None = None) -> str:
+              second_sha256: str | None = None, source_stream: int | None = None) -> str:
     """sha256 of (source sha256, canonical spec JSON, seed, op version, engine version, x264 settings,
-    second video's sha256): every input that changes the output bytes, and nothing else."""
+    second video's sha256, and the source's video stream when one is named): every input that changes the
+    output bytes, and nothing else."""
     op, p = resolve(spec)
+    named = {} if source_stream is None else {"source_stream": int(source_stream)}
     return sha256_json({
+        **named,
         "source_sha256": source_sha256,
         "spec": canonical_json({"name": op.name, "params": params_json(p)}),
         "seed": _check_seed(seed),
@@ -120,12 +123,12 @@ def cache_key(source_sha256: str, spec: PerturbationSpec | dict[str, Any], seed:
 
 
 def _inputs(op: Op, source: str | Path, second_source: str | Path | None, source_sha256: str | None = None,
-            second_sha256: str | None = None) -> tuple[SourceInfo, SourceInfo | None]:
+            second_sha256: str | None = None, source_stream: int | None = None) -> tuple[SourceInfo, SourceInfo | None]:
     if op.needs_second and second_source is None:
         raise ConfigError(f"{op.name} needs a second video (second_source= / --second PATH)")
     if not op.needs_second and second_source is not None:
         raise ConfigError(f"{op.name} takes no second video; drop --second")
-    src = open_source(source, source_sha256)
+    src = open_source(source, source_sha256, source_stream)
     if src.still and not op.accepts_still:
         raise ConfigError(f"{op.name} needs a video; {src.path.name} is a still image "
                           "(camera_2d, mosaic and mosaic_spatial take stills)")
@@ -213,22 +216,24 @@ def _unlink(p: Path) -> None:
 
 def apply(source: Path | str, spec: PerturbationSpec | dict[str, Any], out: Path | str, *, seed: int = 0,
           second_source: Path | str | None = None, budget_bytes: int = DEFAULT_BUDGET_BYTES,
-          source_sha256: str | None = None, second_sha256: str | None = None) -> PerturbResult:
+          source_sha256: str | None = None, second_sha256: str | None = None,
+          source_stream: int | None = None) -> PerturbResult:
     """Apply ``spec`` to ``source`` with ``seed``; write ``out`` (.mp4) and its ``.json`` atomically.
 
     ``ConfigError``: unknown op or parameter, a value out of the op's range, a parameter that cannot hold
     for this source. ``DataError``: a source that is missing or does not decode. ``budget_bytes`` bounds
     the decoded frames held at once. ``source_sha256`` (when known) skips hashing the source again.
+    ``source_stream``: the source's video stream to read (default: the one a player picks).
     """
     op, p = resolve(spec)
     seed = _check_seed(seed)
     out = Path(out)
     if out.suffix.lower() != ".mp4":
         raise ConfigError(f"the output must be an .mp4 path, got {out}")
-    src, second = _inputs(op, source, second_source, source_sha256, second_sha256)
+    src, second = _inputs(op, source, second_source, source_sha256, second_sha256, source_stream)
     plan = _plan(op, p, src, second, seed)
     key = cache_key(src.sha256, PerturbationSpec(name=op.name, params=params_json(p)), seed,
-                    second.sha256 if second else None)
+                    second.sha256 if second else None, source_stream)
     meta_path = out.with_suffix(".json")
     out.parent.mkdir(parents=True, exist_ok=True)
     sweep_stale_temporaries(out)          # a killed earlier render of this output leaves no partial behind

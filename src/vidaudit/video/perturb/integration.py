@@ -356,4 +356,5 @@ class MosaicSpatial(Op, name="mosaic_spatial", kind="integration", params=Mosaic
                 masked[by0:by1, bx0:bx1] = src[by0:by1, bx0:bx1]
                 out[y0:y1, x0:x1] = cv2.resize(masked, (x1 - x0, y1 - y0), interpolation=cv2.INTER_AREA)
             state["done"] = out
-        return state["done"]
+        done: np.ndarray = state["done"]
+        return done

@@ -1,7 +1,10 @@
 """Reading a source: its facts, and its frames in any planned order without holding the clip.
 
-:class:`PlannedReader` is given the whole request order up front (the op's map). It decodes forward,
-seeks to the keyframe before a frame when that is cheaper than decoding on, and keeps a decoded frame
+:class:`PlannedReader` is given the whole request order up front (the op's map). It reads through the one
+reader every path uses (``video.io.Decoder``: frame ``i`` is the ``i``-th decoded picture, displayed, from
+the stream a player picks): it decodes forward, seeks to the keyframe before a frame when that is cheaper than
+decoding on, where the file's packets index its frames (elsewhere it goes back by decoding again from the
+start), and keeps a decoded frame
 only while it will be asked for again, evicting the frame whose next use is furthest away (Belady's
 rule, optimal for a known order) when the byte budget is full. A reversal decodes each group of
 pictures once and holds one of them; ``k`` repeats of a frame hold that frame alone.
@@ -13,18 +16,16 @@ page faults per 720 frames at 854x480, 70% more CPU than the decode itself.
 
 from __future__ import annotations
 
-import bisect
 import heapq
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-import av
 import cv2
 import numpy as np
 
 from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import sha256_file
-from vidaudit.video.io import probe, to_rgb
+from vidaudit.video.io import Decoder, probe
 from vidaudit.video.perturb.base import SourceInfo
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff"})
@@ -59,9 +60,10 @@ def read_still(path: str | Path) -> np.ndarray:
     return out
 
 
-def open_source(path: str | Path, sha256: str | None = None) -> SourceInfo:
-    """Facts of a video (read back by decoding its packets) or a still image; ``DataError`` if it does not
-    decode. ``sha256`` is computed from the bytes unless given."""
+def open_source(path: str | Path, sha256: str | None = None, stream: int | None = None) -> SourceInfo:
+    """Facts of a video (``probe``: its frames, clock and displayed size) or a still image; ``DataError`` if it
+    does not decode. ``sha256`` is computed from the bytes unless given; ``stream``: the video stream to read
+    (default: the one a player picks)."""
     p = Path(path)
     if not p.is_file():
         raise DataError(f"source not found: {p}")
@@ -75,11 +77,18 @@ def open_source(path: str | Path, sha256: str | None = None) -> SourceInfo:
         full = raw.shape
         return SourceInfo(path=p, sha256=digest, width=w, height=h, n_frames=1, fps=None, still=True,
                           crop=(full[1] - w, full[0] - h))
-    info = probe(p)          # a file that is not a usable video is a DataError naming it
+    info = probe(p, stream)  # a file that is not a usable video is a DataError naming it
     w, h, crop = _even_crop(info.width, info.height)
     if w < 2 or h < 2:
         raise DataError(f"{p} is {info.width}x{info.height}: too small to encode")
-    return SourceInfo.of_video(p, digest, w, h, info.timeline, crop)
+    shape: dict[str, object] = {}
+    if info.video_streams > 1:
+        shape["stream"] = info.stream
+    if info.sar != 1:
+        shape.update(sar=[info.sar.numerator, info.sar.denominator], stored_size=list(info.stored_size))
+    return SourceInfo.of_video(p, digest, w, h, info.timeline, crop,
+                               stream=info.stream if stream is not None or info.video_streams > 1 else None,
+                               shape=shape)
 
 
 class PlannedReader:
@@ -94,7 +103,7 @@ class PlannedReader:
         frame_bytes = max(1, src.width * src.height * 3)
         self.capacity = max(2, budget_bytes // frame_bytes)
         self.decoded = 0      # frames decoded (a measure of the cost; tests read it)
-        self.seeks = 0
+        self.seeks = 0        # times the reader went back (a seek or a fresh start)
         self.peak_held = 0
         self.allocated = 0    # RGB buffers made (the rest are recycled)
         self._uses: dict[int, list[int]] = {}
@@ -103,92 +112,19 @@ class PlannedReader:
         self._ptr: dict[int, int] = {i: 0 for i in self._uses}
         self._cache: dict[int, tuple[int, np.ndarray]] = {}
         self._heap: list[tuple[int, int]] = []       # (-next_use, frame): the furthest next use on top
-        self._container: av.container.InputContainer | None = None
-        self._stream: av.video.stream.VideoStream | None = None
-        self._gen: Iterator[av.VideoFrame] | None = None
-        self._cur: int | None = None                  # index of the last frame the decoder produced
-        self._pts: list[int] = []
-        self._index_of: dict[int, int] = {}
-        self._keyframes: list[int] = [0]
-        self._seekable = False
+        self._dec: Decoder | None = None
         self._pool: list[np.ndarray] = []             # free RGB buffers of the decoded size
         self._current: np.ndarray | None = None       # the frame handed out last (not free until the next step)
         self._owned: set[int] = set()                 # ids of the buffers this reader made (only they are pooled)
 
-    # ------------------------------------------------------------------ index and decoding
-
-    def _build_index(self) -> None:
-        with av.open(str(self.src.path)) as c:
-            s = c.streams.video[0]
-            pts, keys = [], []
-            for pkt in c.demux(s):
-                if pkt.size and not pkt.is_discard:      # frames an edit list cuts never decode
-                    pts.append(pkt.pts)
-                    keys.append(bool(pkt.is_keyframe))
-        if len(pts) != self.src.file_frames:
-            raise DataError(f"{self.src.path}: {len(pts)} packets but {self.src.file_frames} frames; the file changed?")
-        known = [p for p in pts if p is not None]
-        if len(known) != len(pts) or len(set(known)) != len(known):
-            self._seekable = False            # no usable timestamps: decode from the start when going back
-            return
-        order = sorted(range(len(known)), key=lambda j: known[j])
-        self._pts = [known[j] for j in order]
-        self._index_of = {p: i for i, p in enumerate(self._pts)}
-        self._keyframes = sorted(self._index_of[known[j]] for j in range(len(known)) if keys[j]) or [0]
-        if self._keyframes[0] != 0:
-            self._keyframes.insert(0, 0)
-        self._seekable = True
-
-    def _open(self) -> None:
-        if self._container is not None:
-            self._container.close()
-        try:
-            self._container = av.open(str(self.src.path))
-        except av.error.FFmpegError as e:
-            raise DataError(f"cannot decode {self.src.path}: {e}") from e
-        self._stream = self._container.streams.video[0]
-        self._stream.thread_type = "AUTO"
-        self._gen = self._container.decode(self._stream)
-        self._cur = None
-
-    def _keyframe_before(self, i: int) -> int:
-        return self._keyframes[bisect.bisect_right(self._keyframes, i) - 1]
-
-    def _position_for(self, i: int) -> None:
-        """Make the next decoded frame one at or before ``i``, as cheaply as possible."""
-        kf = self._keyframe_before(i) if self._seekable else 0
-        if self._gen is not None and self._cur is not None and self._cur < i and self._cur + 1 >= kf:
-            return                                    # decoding on is no dearer than seeking
-        if self._gen is not None and self._cur is None and kf == 0:
-            return                                    # freshly opened at the start
-        if not self._seekable or kf == 0:
-            self._open()
-        else:
-            if self._container is None:
-                self._open()
-            assert self._container is not None and self._stream is not None
-            self._container.seek(self._pts[kf], stream=self._stream, backward=True, any_frame=False)
-            self._gen = self._container.decode(self._stream)
-            self._cur = None
-        self.seeks += 1
+    # ------------------------------------------------------------------ decoding
 
     def _next(self) -> tuple[int, np.ndarray]:
-        assert self._gen is not None
-        try:
-            frame = next(self._gen)
-        except StopIteration:
-            raise DataError(f"{self.src.path}: ran out of frames at {self._cur}; the file is truncated") from None
-        except av.error.FFmpegError as e:
-            raise DataError(f"cannot decode {self.src.path}: {e}") from e
-        if self._seekable:
-            j = self._index_of.get(frame.pts)  # type: ignore[arg-type]
-            if j is None:
-                raise DataError(f"{self.src.path}: decoded a frame with unknown timestamp {frame.pts}")
-        else:
-            j = 0 if self._cur is None else self._cur + 1
-        self._cur = j
+        assert self._dec is not None
+        j, frame = self._dec.next()
         self.decoded += 1
-        if frame.format.name == "yuv420p" and self.src.crop == (0, 0) and not frame.rotation:
+        if (frame.format.name == "yuv420p" and self.src.crop == (0, 0) and not frame.rotation
+                and self._dec.sar == 1):
             if self._pool:
                 rgb = self._pool.pop()
             else:
@@ -198,7 +134,7 @@ class PlannedReader:
             rgb.setflags(write=True)
             cv2.cvtColor(frame.to_ndarray(format="yuv420p"), cv2.COLOR_YUV2RGB_I420, dst=rgb)  # = io.to_rgb
         else:
-            rgb = to_rgb(frame)
+            rgb = self._dec.rgb(frame)
             if self.src.crop != (0, 0):
                 rgb = np.ascontiguousarray(rgb[:self.src.height, :self.src.width])
         rgb.setflags(write=False)
@@ -238,16 +174,18 @@ class PlannedReader:
         hit = self._cache.pop(i, None)
         if hit is not None:
             return hit[1]
-        self._position_for(i)
+        assert self._dec is not None
+        self._dec.position_for(i)
         restarted = False
         while True:
             j, f = self._next()
             if j == i:
                 return f
             if j > i:
-                if restarted:
+                if restarted:                    # pragma: no cover - numbering from the start reaches every frame
                     raise DataError(f"{self.src.path}: frame {i} cannot be decoded (got {j})")
-                self._open()                     # a seek landed past the frame: start over from the top
+                self._release(f)
+                self._dec.position_for(0)        # a seek landed past the frame: start over from the top
                 restarted = True
                 continue
             nxt = self._next_use(j, pos) if j not in self._cache else None   # already held: keep that copy
@@ -259,7 +197,8 @@ class PlannedReader:
     def __iter__(self) -> Iterator[np.ndarray]:
         if not self.order:
             return
-        self._build_index()
+        self._dec = Decoder(self.src.path, self.src.stream)
+        self._dec.index(self.src.file_frames)    # seeking (back, or over groups of pictures no frame is asked from)
         try:
             prev_i = -1
             for pos, i in enumerate(self.order):
@@ -279,10 +218,10 @@ class PlannedReader:
             self.close()
 
     def close(self) -> None:
-        if self._container is not None:
-            self._container.close()
-            self._container = None
-        self._gen = None
+        if self._dec is not None:
+            self.seeks += self._dec.seeks
+            self._dec.close()
+            self._dec = None
         self._cache.clear()
         self._heap.clear()
         self._pool.clear()

@@ -235,7 +235,8 @@ class Blank(Op, name="blank", kind="spatial", params=BlankParams,
         return img
 
     def frame(self, i: int, src: np.ndarray | None, state: Any) -> np.ndarray:
-        return state
+        img: np.ndarray = state
+        return img
 
 
 class NoiseVideoParams(Params):
@@ -257,10 +258,13 @@ class NoiseVideo(Op, name="noise_video", kind="spatial", params=NoiseVideoParams
 
     def frame(self, i: int, src: np.ndarray | None, state: Any) -> np.ndarray:
         r: np.random.Generator = state["rng"]
+        out: np.ndarray
         if state["kind"] == "uniform":
-            return r.integers(0, 256, state["shape"], dtype=np.uint8)
+            out = r.integers(0, 256, state["shape"], dtype=np.uint8)
+            return out
         g = r.standard_normal(state["shape"], dtype=np.float32) * state["sigma"] + np.float32(128)
-        return np.clip(np.rint(g), 0, 255).astype(np.uint8)
+        out = np.clip(np.rint(g), 0, 255).astype(np.uint8)
+        return out
 
 
 # --------------------------------------------------------------------------- unrelated

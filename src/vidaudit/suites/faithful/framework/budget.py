@@ -30,15 +30,22 @@ count against it; *used* would count the extraction once per question.
   Recipe: the framework's single pass, ``object-centric:chunks=1,chunk_frames=64,retrieval=all,...``
   (one extraction over the whole video per video, no R call: (1 + Q) / Q calls per question, within
   10% of one call from Q = 10 questions per video on);
-- *tokens*: input tokens per question, H.12 (its total per video / Q). Recipe: cap G's memory,
-  ``memory_tokens=K`` (``memory.truncate``), lowering K by the excess (``tokens_over`` per question);
-  when the framework's frames alone exceed the end-to-end tokens, lower ``chunk_frames`` / ``answer_frames``.
+- *tokens*: input tokens per question, H.12 (its total per video / Q). Computed, not a recipe
+  (``token_match``): the cap K on G's memory (``memory_tokens=K``, ``memory.truncate``) that brings the
+  framework's measured input tokens per question down to the end-to-end system's, from the run's own
+  figures -- the measured H.12 tokens and each question's memory size (its reply header's ``memory=N``,
+  estimated tokens): a question whose memory exceeds K loses the excess (to the truncation floor, the
+  header and its note), one estimated token for one input token. The comparison names the spec to run
+  (``object-centric:memory_tokens=K,...``) and the tokens it predicts; when even the floor leaves the
+  framework above the end-to-end system, how many of G's frames to drop instead.
 
 ``budget_matched`` (kept from before: frames-matched) stays the frames rule.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,6 +53,8 @@ from vidaudit.core.types import ModelSpec
 
 FRAMES_TOL = 0.10
 TOL = FRAMES_TOL
+#: a capped memory keeps at least its header and the note saying what was cut (memory.truncate)
+MEMORY_FLOOR_NOTE = "memory truncated to 100000 tokens (token-matched budget): 10000 states dropped"
 #: the budgets a comparison can be matched by, and the per-question figure each compares
 MATCH_KEYS = {"frames": "frames_used_per_question", "calls": "calls_per_question",
               "tokens": "input_tokens_per_question"}
@@ -59,22 +68,77 @@ RULE = (f"an end-to-end system of the framework's backbone (same model label) is
         f"frames (frames used per question), calls or tokens (H.12: once-per-video stages once, per-query stages per "
         f"question, divided by the questions) when that figure is within {TOL:.0%} of the framework's. Recipes: frames, the backbone under "
         "frames#K (K = chunks x chunk_frames + answer_frames); calls, the framework's single pass "
-        "(chunks=1,chunk_frames=64,retrieval=all); tokens, memory_tokens=K on the framework (lower K by the "
-        "excess).")
+        "(chunks=1,chunk_frames=64,retrieval=all); tokens, memory_tokens=K on the framework, K computed from the "
+        "run's measured tokens and each question's memory size (token_match).")
 
 
 def _ratio(e: Mapping[str, Any], f: Mapping[str, Any], key: str) -> float | None:
     return e[key] / f[key] if f[key] else None
 
 
-def recipes(f: Mapping[str, Any], e: Mapping[str, Any]) -> dict[str, str]:
-    """How to make each budget match for one comparison (framework ``f``, end-to-end ``e``)."""
+def with_option(model: str, key: str, value: int) -> str:
+    """The framework label with ``key=value`` set (replaced when the label has it, else first among the options)."""
+    if re.search(rf"(?<=[:,]){re.escape(key)}=[^,]*", model):
+        return re.sub(rf"(?<=[:,]){re.escape(key)}=[^,]*", f"{key}={value}", model, count=1)
+    return model.replace("object-centric:", f"object-centric:{key}={value},", 1)
+
+
+def token_match(model: str, f: Mapping[str, Any], e: Mapping[str, Any], sizes: list[int] | None) -> dict[str, Any]:
+    """The token-matched budget, computed: the largest cap K on G's memory whose predicted H.12 input tokens per
+    question are at most the end-to-end system's (``sizes``: each answered question's memory, estimated tokens).
+
+    Predicted tokens at K = measured - (sum over questions of max(0, size - max(K, floor))) / questions, the floor
+    being the header and the note a cut memory keeps: one estimated memory token is taken for one input token
+    (the cap's own unit; a tokenizer that counts otherwise shows in the next run's ``matched_by``)."""
+    from vidaudit.suites.faithful.framework.memory import render, tokens_of
+
+    now, target = float(f["input_tokens_per_question"]), float(e["input_tokens_per_question"])
+    n = max(1, int(f.get("n_questions") or 0))
+    out: dict[str, Any] = {"end_to_end_input_tokens_per_question": target, "input_tokens_per_question": now,
+                           "memory_tokens": None, "spec": None, "predicted_input_tokens_per_question": None}
+    if now <= target:
+        return {**out, "note": f"no cap: the framework already spends {target - now:.0f} fewer input tokens per "
+                               "question than the end-to-end system"}
+    if not sizes:
+        return {**out, "note": "not computed: the framework's replies do not say their memory size (memory=N in "
+                               "the header, since issue 32); rerun the framework"}
+    floor = tokens_of(render([], [], (MEMORY_FLOOR_NOTE,)))
+
+    def predicted(k: int) -> float:
+        return now - sum(max(0, m - max(k, floor)) for m in sizes) / n
+    out["memory_size_max"] = max(sizes)
+    out["memory_floor"] = floor
+    if predicted(floor) > target:
+        per_frame = e.get("input_tokens_per_frame") or TOKENS_PER_FRAME_H12
+        drop = math.ceil((predicted(floor) - target) / per_frame)
+        return {**out, "memory_tokens": floor, "predicted_input_tokens_per_question": predicted(floor),
+                "answer_frames_to_drop": drop,
+                "note": f"the memory cannot absorb it: at the floor ({floor} tokens) the framework still spends "
+                        f"{predicted(floor) - target:.0f} more input tokens per question; lower answer_frames by "
+                        f"{drop} (about {per_frame:.0f} tokens a frame, the end-to-end system's) or chunk_frames"}
+    lo, hi = floor, max(sizes)   # predicted(lo) <= target < predicted(hi + 1) = now
+    while lo < hi:               # the largest K whose prediction fits
+        mid = (lo + hi + 1) // 2
+        if predicted(mid) <= target:
+            lo = mid
+        else:
+            hi = mid - 1
+    return {**out, "memory_tokens": lo, "spec": with_option(model, "memory_tokens", lo),
+            "predicted_input_tokens_per_question": predicted(lo),
+            "note": f"computed from {len(sizes)} answers' memory sizes (largest {max(sizes)} tokens)"}
+
+
+def recipes(f: Mapping[str, Any], e: Mapping[str, Any], match: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """How to make each budget match for one comparison (framework ``f``, end-to-end ``e``; ``match``: the
+    computed token match)."""
     k = round(f["frames_used_per_question"])
-    over = f["input_tokens_per_question"] - e["input_tokens_per_question"]
-    tokens = (f"memory_tokens=K on the framework, K lowered by {over:.0f} tokens per question from what G's memory "
-              "takes now" if over > 0 else
-              f"the framework spends {-over:.0f} fewer input tokens per question: raise answer_frames or chunk_frames, "
-              "or cap the end-to-end frames")
+    m = match or {}
+    if m.get("spec"):
+        tokens = (f"{m['spec']} (memory_tokens={m['memory_tokens']} computed: predicted "
+                  f"{m['predicted_input_tokens_per_question']:.0f} input tokens per question against "
+                  f"{m['end_to_end_input_tokens_per_question']:.0f} end to end)")
+    else:
+        tokens = str(m.get("note") or "not computed")
     return {"frames": f"the end-to-end system under frames#{k}" if k >= 1 else "not available (no frames used)",
             "calls": "the framework's single pass: object-centric:chunks=1,chunk_frames=64,retrieval=all,<backbone> "
                      "(1 + Q calls per video)",
@@ -98,7 +162,7 @@ def latency_split(latency: Mapping[str, Mapping[str, Any]], n: int, n_videos: in
     """H.12's latency split from the store's per-call latencies: one-off preprocessing (the once-per-video stages'
     distinct calls, summed, per video) and per query (the per-query stages' uses, summed, per question), and per
     stage the median of its distinct calls. Wall-clock of single calls as the store recorded them (one run, the
-    run's concurrency), not the paper's medians of 10 runs."""
+    run's concurrency); the paper's medians over N runs are ``framework.latency``'s."""
     pre = sum(float(v.get("sent_s") or 0.0) for st, v in latency.items() if st in PER_VIDEO_STAGES)
     per_q = sum(float(v.get("used_s") or 0.0) for st, v in latency.items() if st not in PER_VIDEO_STAGES)
     return {"preprocessing_s_per_video": pre / n_videos if n_videos else None,
@@ -147,9 +211,11 @@ def system_budget(block: Mapping[str, Any], n_videos: int | None = None) -> dict
 
 
 def budgets(usage: Mapping[str, Mapping[str, Any]] | None,
-            n_videos: Mapping[tuple[str, str], int] | None = None) -> dict[str, Any]:
+            n_videos: Mapping[tuple[str, str], int] | None = None,
+            memory: Mapping[tuple[str, str], list[int]] | None = None) -> dict[str, Any]:
     """``results["budget"]``: every system's budget and the framework / end-to-end comparisons (``n_videos``:
-    per (model, condition), the videos its questions are about, for the latency per video)."""
+    per (model, condition), the videos its questions are about, for the latency per video; ``memory``: per
+    (model, condition), each answered question's memory size, for the computed token match)."""
     if not usage:
         return {"systems": [], "comparisons": [], "rule": RULE,
                 "note": "not available: no run store (per-stage usage is read from a run's stage calls)"}
@@ -178,6 +244,8 @@ def budgets(usage: Mapping[str, Mapping[str, Any]] | None,
                 "calls_h12_ratio": spent["calls"], "input_tokens_h12_ratio": spent["tokens"],
                 "matched_by": matched, "tokens_over": f["input_tokens_per_question"] - e["input_tokens_per_question"],
                 "budget_matched": ratio is not None and abs(ratio - 1) <= FRAMES_TOL,
-                "matching_condition": f"frames#{k}" if k >= 1 else None, "recipes": recipes(f, e)})
+                "matching_condition": f"frames#{k}" if k >= 1 else None,
+                "token_match": (tm := token_match(f["model"], f, e, (memory or {}).get((f["model"], f["condition"])))),
+                "recipes": recipes(f, e, tm)})
     return {"systems": systems, "comparisons": comparisons, "rule": RULE, "frames_tolerance": FRAMES_TOL,
             "tolerance": TOL, "match_keys": dict(MATCH_KEYS)}

@@ -34,12 +34,32 @@ from vidaudit.suites.faithful.framework import memory, retrieval, summarise
 from vidaudit.suites.faithful.framework.aggregator import AggregatorSettings, aggregate
 from vidaudit.suites.faithful.framework.chunks import Chunk, plan_chunks, uniform_frames
 from vidaudit.suites.faithful.framework.query import question_of
-from vidaudit.suites.faithful.framework.schema import InvalidExtraction, extraction_prompt, parse_chunk
+from vidaudit.suites.faithful.framework.schema import (
+    AnswerTooLarge,
+    InvalidExtraction,
+    extraction_prompt,
+    parse_chunk,
+)
 from vidaudit.suites.faithful.framework.spec import FrameworkOptions, parse_spec
 from vidaudit.suites.faithful.framework.vocabulary import synthetic_trajectory, words
 from vidaudit.video.frame_cache import FrameCache
 
 HEADER_TAG = "[object-centric]"
+
+
+def frame_size(path: str) -> tuple[int, int] | None:
+    """A video's frame width and height as its stream's header declares them, without decoding a frame (None
+    when the file cannot be opened: decoding it says why)."""
+    import av
+
+    try:
+        with av.open(str(path)) as c:
+            if not c.streams.video:
+                return None
+            ctx = c.streams.video[0].codec_context
+            return int(ctx.width), int(ctx.height)
+    except (av.error.FFmpegError, OSError):
+        return None
 
 
 def _descriptor(t: dict) -> str:
@@ -93,15 +113,22 @@ class ObjectCentricAdapter:
         self.capabilities = Capabilities(native_video=True, images=False, concurrency=4,
                                          local=o.offline, synthetic=o.offline)
         self.frames = FrameCache(max_bytes=512 << 20)
+        self._sizes: dict[str, tuple[int, int] | None] = {}
 
     async def aclose(self) -> None:
         for a in self._owned:
             await a.aclose()
 
+    def _too_large(self, e: AnswerTooLarge) -> ModelCallError:
+        """The trial's error for an answer past a cap: ``too_large`` (the stage's answer is stored and would be
+        read again the same way, so not retried), naming the option to raise."""
+        return ModelCallError(ErrorKind.TOO_LARGE, f"{self.spec.label}: {e}; nothing of it was used. If answers "
+                              f"really are this large, raise the cap: object-centric:{e.option}=N,...")
+
     # ------------------------------------------------------------------ stages
 
     def _images(self, video: VideoPart, indices: tuple[int, ...], times: tuple[float, ...]) -> list[Part]:
-        imgs = self.frames.get(video.path, video.sha256, list(indices))
+        imgs = self.frames.get(video.path, video.sha256, list(indices), video.stream)
         parts: list[Part] = []
         for i, t, img in zip(indices, times, imgs, strict=True):
             parts.append(TextPart(f"t={t:.2f}s"))
@@ -113,6 +140,21 @@ class ObjectCentricAdapter:
         from the samples: ``import strand`` data and open world records say ``open``), else synthetic."""
         return self.options.schema or str(request.metadata.get("schema") or "synthetic")
 
+    async def _check_pixels(self, video: VideoPart) -> None:
+        """``too_large`` before any frame is decoded when the video's frames pass ``max_frame_pixels`` (a chunk
+        decodes ``chunk_frames`` of them at full size at once)."""
+        key = video.sha256 or video.path
+        if key not in self._sizes:
+            self._sizes[key] = await asyncio.to_thread(frame_size, video.path)
+        size = self._sizes[key]
+        cap = self.options.max_frame_pixels
+        if size is not None and size[0] * size[1] > cap:
+            w, h = size
+            raise ModelCallError(ErrorKind.TOO_LARGE, (
+                f"{self.spec.label}: the video's frames are {w}x{h} ({w * h:,} pixels), over max_frame_pixels="
+                f"{cap:,}; no frame was decoded. Downscale the video, or raise the cap: "
+                "object-centric:max_frame_pixels=N,... (a chunk holds chunk_frames frames of 3 bytes a pixel)"))
+
     async def _extract(self, request: Request, video: VideoPart, ch: Chunk, call: StageCall):
         parts = await asyncio.to_thread(self._images, video, ch.frames, ch.times)
         schema = self.schema_for(request)
@@ -123,9 +165,11 @@ class ObjectCentricAdapter:
                                 "chunk": [ch.index, ch.t_start, ch.t_end]})
         r = await call("extract", self.extractor, sub)
         try:
-            return ch, r, parse_chunk(r.text, ch.t_start, ch.t_end, schema), None
+            return ch, r, parse_chunk(r.text, ch.t_start, ch.t_end, schema, self.options.caps), None
         except InvalidExtraction as e:
             return ch, r, None, str(e)
+        except AnswerTooLarge as e:
+            raise self._too_large(e) from None
 
     async def run(self, request: Request, call: StageCall) -> Response:
         o = self.options
@@ -133,6 +177,7 @@ class ObjectCentricAdapter:
         if video is None:
             raise ModelCallError(ErrorKind.UNSUPPORTED, f"{self.spec.label} samples its own frames from the video: "
                                  "run it under a native condition (e.g. --condition native@1)")
+        await self._check_pixels(video)
         prompt = next((p.text for p in reversed(request.parts) if isinstance(p, TextPart)), "")
         try:
             question = question_of(prompt)
@@ -169,10 +214,14 @@ class ObjectCentricAdapter:
             if cut:
                 notes = (*notes, f"memory truncated to {o.memory_tokens} tokens (token-matched budget): "
                                  f"{cut} states dropped")
-        g = await self._answer(request, video, memory.render(chosen, invalid, notes), prompt, call)
+        memory_text = memory.render(chosen, invalid, notes)
+        g = await self._answer(request, video, memory_text, prompt, call)
         stages.append(g)
+        # memory=N: the estimated tokens of the memory G read (0: frames only), what a token-matched cap is
+        # computed from (budget.token_match)
+        sent = memory.tokens_of(memory_text) if o.answer_input != "frames" else 0
         head = (f"{HEADER_TAG} chunks={len(chunks)} invalid_chunks={len(invalid)} trajectories={len(trajs)} "
-                f"retrieved={','.join(_descriptor(t) for t in chosen) or '-'}"
+                f"retrieved={','.join(_descriptor(t) for t in chosen) or '-'} memory={sent}"
                 + (f" dropped={dropped}" if dropped else "") + (f" note={note}" if note else ""))
         return combine_stages(f"{head}\n{g.text}", stages)
 
@@ -225,9 +274,12 @@ class ObjectCentricAdapter:
                                 "video": video.sha256})
         r = await call("summarise", self.answerer, sub)
         try:
-            return summarise.parse_trajectories(r.text, video.duration_s, schema), None
+            return summarise.parse_trajectories(r.text, video.duration_s, schema, self.options.caps,
+                                                chunks=len(done)), None
         except InvalidExtraction as e:
             return [], str(e)
+        except AnswerTooLarge as e:
+            raise self._too_large(e) from None
 
     async def _caption(self, request: Request, video: VideoPart, ch: Chunk, call: StageCall):
         parts = await asyncio.to_thread(self._images, video, ch.frames, ch.times)

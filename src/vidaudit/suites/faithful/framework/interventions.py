@@ -85,7 +85,7 @@ def _is_gold(dropped: list[dict], sample: Sample) -> bool:
     from vidaudit.suites.faithful.framework.query import denotes
     from vidaudit.suites.faithful.framework.retrieval_eval import gold_entities
 
-    count = sample.params.get("question_form") == "count" and sample.params.get("scope_names")
+    count = sample.params.get("question_form") in ("count", "identity") and sample.params.get("scope_names")
     gold = gold_entities(sample.params["scope_names"] if count else sample.params.get("chain_text") or [])
     return any(denotes(g, t) for g in gold for t in dropped)
 

@@ -67,7 +67,7 @@ class _MemoCall:
 def _request(data: Path, s: Sample) -> Request:
     v = s.video
     video = VideoPart(path=str(data / v.path), sha256=v.sha256, fps=1.0, duration_s=v.duration_s, n_frames=v.n_frames,
-                      source_fps=v.fps)
+                      source_fps=v.fps, stream=v.stream)
     return Request(trial_id=s.sample_id, parts=(video, TextPart(f"Question: {s.question}\nAnswer Yes or No.")))
 
 

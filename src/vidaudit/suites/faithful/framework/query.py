@@ -2,7 +2,8 @@
 
 The composer's questions come from a grammar (``suites/faithful/phrasing.py``): "Does N V?",
 "Does N V before|after M does?", "Does N V before|after M V3?", "Has N already V-ed when M V3?"
-(implicit order) and "Do exactly K agents V?" (count), with N, M names ("the red circle marked 3",
+(implicit order), "Do exactly K agents V?" (count) and "Is R that V3 the same agent as R' that V3'?"
+(identity; R is "the agent" or a look, "the red circle"), with N, M names ("the red circle marked 3",
 "the ball") and V a base form of ``phrasing.VERBS``. ``parse_question`` inverts it from
 the text alone -- what the model is sent -- never from a sample's fields. ``answer`` evaluates the
 query the way ``questions.evaluate`` does on a record, over a trajectory memory instead:
@@ -14,7 +15,10 @@ query the way ``questions.evaluate`` does on a record, over a trajectory memory 
   trajectory the object's name denotes);
 - ``exists``: some event matches; ``before(a, b)``: an a-event strictly precedes a b-event;
   ``count``: exactly K agent trajectories do the event (one per agent only when identities are linked:
-  with linking off an agent's fragments are counted apart).
+  with linking off an agent's fragments are counted apart); ``same``: one agent trajectory (with the look,
+  when one is said) does both events. Identity is the memory's: two sightings are one agent when one
+  trajectory holds both, as the aggregator linked them; the answerer does not re-link fragments by their
+  attributes (that is the aggregator's step, the one ``linking=off`` turns off).
 With no trajectory the answer is No (nothing is known to have happened).
 """
 
@@ -28,6 +32,8 @@ from vidaudit.suites.faithful.world import TIME_EPS
 
 NAME = r"the (?:[a-z]+ [a-z]+ marked \d+|ball)"
 _NAME_PARTS = re.compile(r"the ([a-z]+) ([a-z]+) marked (\d+)")
+#: an identity question's description of an agent: "the agent", or a look without a number ("the red circle")
+REF = r"the (?:agent|[a-z]+ [a-z]+)"
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,16 @@ class Name:
     shape: str | None = None
     number: int | None = None
     item: bool = False
+
+    @classmethod
+    def parse_ref(cls, text: str) -> Name:
+        """ "the agent" (any agent) or "the red circle" (that look, any number)."""
+        if text == "the agent":
+            return cls()
+        m = re.fullmatch(r"the ([a-z]+) ([a-z]+)", text)
+        if m is None:
+            raise ValueError(f"not an agent description: {text!r}")
+        return cls(colour=m.group(1), shape=m.group(2))
 
     @classmethod
     def parse(cls, text: str) -> Name:
@@ -58,7 +74,7 @@ class EventQ:
 
 @dataclass(frozen=True)
 class Query:
-    op: str                      # "exists" | "before" | "count"
+    op: str                      # "exists" | "before" | "count" | "same"
     a: EventQ
     b: EventQ | None = None
     n: int | None = None         # for "count": the number asked about
@@ -93,8 +109,34 @@ def _third_event(subject: str, rest: str) -> EventQ | None:
     return None
 
 
+def _ref_event(ref: str, rest: str) -> EventQ | None:
+    for key, rx in _THIRD:
+        m = re.fullmatch(rx, rest)
+        if m is not None:
+            kind, predicate, value = key
+            obj = m.groupdict().get("o")
+            o = Name(item=True) if predicate == "receives" else (Name.parse(obj) if obj else None)
+            return EventQ(Name.parse_ref(ref), kind, predicate, value, o)
+    return None
+
+
+def _same(q: str) -> Query | None:
+    """ "Is R that V3 the same agent as R' that V3'?" (identity)."""
+    m = re.fullmatch(rf"Is (?P<r>{REF}) that (?P<rest>.+) the same agent as (?P<r2>{REF}) that (?P<rest2>.+)\?", q)
+    if m is None:
+        return None
+    a, b = _ref_event(m.group("r"), m.group("rest")), _ref_event(m.group("r2"), m.group("rest2"))
+    if a is None or b is None:
+        raise ValueError(f"no verb of the grammar in {q!r}")
+    return Query("same", a, b)
+
+
 def _special(q: str) -> Query | None:
-    """The implicit order ("Has N already V-ed when M V3?") and count ("Do exactly K agents V?") forms."""
+    """The implicit order ("Has N already V-ed when M V3?"), count ("Do exactly K agents V?") and identity
+    ("Is R that V3 the same agent as R' that V3'?") forms."""
+    same = _same(q)
+    if same is not None:
+        return same
     m = re.fullmatch(rf"Has (?P<s>{NAME}) already (?P<rest>.+) when (?P<s2>{NAME}) (?P<rest2>.+)\?", q)
     if m is not None:
         for key, rx in _PARTICIPLE:
@@ -195,9 +237,16 @@ def event_times(e: EventQ, trajs: list[dict], subjects: list[dict] | None = None
     return out
 
 
+def doers(e: EventQ, trajs: list[dict]) -> set[str]:
+    """The agent trajectories that do ``e`` (one per agent only when identities are linked)."""
+    return {t["id"] for t in trajs if t["category"] == "agent" and event_times(e, trajs, subjects=[t])}
+
+
 def answer(q: Query, trajs: list[dict]) -> bool:
     if q.op == "count":   # the trajectories that do it: one per agent when identities are linked
-        return sum(1 for t in trajs if t["category"] == "agent" and event_times(q.a, trajs, subjects=[t])) == q.n
+        return len(doers(q.a, trajs)) == q.n
+    if q.op == "same":    # one trajectory does both: the memory's identity
+        return q.b is not None and bool(doers(q.a, trajs) & doers(q.b, trajs))
     a = event_times(q.a, trajs)
     if q.op == "exists":
         return bool(a)

@@ -2,8 +2,10 @@
 
 - ``lexical`` (no model call; costed as zero calls): a trajectory is retrieved when the question
   contains its colour and shape words and, when it has a read number, that number (the ball: the
-  word "ball"); a count question ("Do exactly two agents ...?") retrieves every agent. The unit is the
-  trajectory (§5.3), not the state triplet.
+  word "ball"); a count question ("Do exactly two agents ...?") retrieves every agent; an identity question
+  ("Is the red circle that ... the same agent as ...?") every agent of the look it names (every agent for
+  "the agent that ..."), since it describes agents by what they do, not by their numbers, beside what it
+  names. The unit is the trajectory (§5.3), not the state triplet.
 - open vocabulary (a trajectory that is not a synthetic agent or item: real videos): the question names
   one of its attribute values (a number as "#24", free text by every content stem), a dataset name that
   agrees with it (the vocabulary's ``names``), or its category ("the dog") when it names no attribute of
@@ -27,20 +29,28 @@ from vidaudit.suites.faithful.framework.vocabulary import stem, synthetic_trajec
 WORD = re.compile(r"[a-z0-9]+")
 
 
-#: a count question quantifies over every agent ("Do exactly two agents light up?")
+#: a count question quantifies over every agent ("Do exactly two agents light up?"), an identity question over
+#: the agents its descriptions may denote ("Is the red circle that ... the same agent as the red circle that ...?")
 _COUNT = re.compile(r"^(?:do|does) exactly [a-z]+ agents? ")
+_SAME = re.compile(r"^is the (?:agent|[a-z]+ [a-z]+) that .+ the same agent as the (?:agent|[a-z]+ [a-z]+) that ")
+_LOOK = re.compile(r"(?:^is|the same agent as) the ([a-z]+) ([a-z]+) that ")
 
 
 def lexical(question: str, trajs: list[dict], vocabulary: dict | None = None) -> list[str]:
     words = set(WORD.findall(question.lower()))
     opened = {t["id"] for t in trajs if not synthetic_trajectory(t)}
     keep = set(_lexical_open(question, [t for t in trajs if t["id"] in opened], vocabulary)) if opened else set()
-    if _COUNT.match(question.strip().lower()):   # every agent, and the ball when the question names it
+    low = question.strip().lower()
+    if _COUNT.match(low):   # every agent, and the ball when the question names it
         return [t["id"] for t in trajs if t["category"] == "agent" or "ball" in words or t["id"] in keep]
+    same = _SAME.match(low)
+    looks = {(m.group(1), m.group(2)) for m in _LOOK.finditer(low)} if same else set()
     out = []
     for t in trajs:
         at = t["attributes"]
-        if t["id"] in opened:
+        if same and t["category"] == "agent" and ("the agent that" in low or (at.get("colour"), at.get("shape")) in looks):
+            hit = True   # an agent the question's descriptions may denote
+        elif t["id"] in opened:
             hit = t["id"] in keep
         elif t["category"] == "item":
             hit = "ball" in words

@@ -22,6 +22,13 @@ _DESC = re.compile(r"^(T\d+)=(?:item/(\w+)|(\w+)/(\w+|None)/(\w+|None))$")
 
 
 _DROPPED = re.compile(r"^\[object-centric\] .*? dropped=(\S+)", re.M)
+_MEMORY = re.compile(r"^\[object-centric\] .*? memory=(\d+)", re.M)
+
+
+def memory_of(text: str | None) -> int | None:
+    """The estimated tokens of the memory G read, as a framework reply's header says (None: not said)."""
+    m = _MEMORY.search(text or "")
+    return None if m is None else int(m.group(1))
 
 
 def retrieved_of(text: str | None) -> list[dict] | None:

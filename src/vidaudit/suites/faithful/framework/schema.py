@@ -20,13 +20,22 @@ no boxes). Output that is not this (not JSON, a wrong field, a time outside the 
 an unknown id) is *invalid*: ``parse_chunk`` raises ``InvalidExtraction`` with the reason, and the
 framework records the chunk as invalid -- an outcome shown to the answerer and counted, never an
 empty list.
+
+An answer is also read within caps (``AnswerCaps``; spec options ``max_depth``, ``max_objects``,
+``max_records``): JSON nested deeper than ``max_depth`` (which ``json.loads`` would otherwise answer with a
+``RecursionError`` past a thousand levels), more than ``max_objects`` objects, or more than ``max_records``
+objects and states together is ``AnswerTooLarge``, counted before anything is validated. That is not an
+outcome of the model's extraction but a limit of what the framework will process (the aggregator's work
+grows with the square of the objects of nearby chunks: one chunk of 20,000 objects took minutes), so the
+framework errors the trial with it (``too_large``, not retried) and the run goes on.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -126,17 +135,87 @@ class InvalidExtraction(ValueError):
     """An extractor's output that does not follow the schema (the reason is the message)."""
 
 
+class AnswerTooLarge(ValueError):
+    """A model's answer over one of the ``AnswerCaps``; ``option`` names the cap (a spec option)."""
+
+    def __init__(self, message: str, option: str) -> None:
+        super().__init__(message)
+        self.option = option
+
+
+#: no answer of the schema nests deeper than 5 levels (objects, an object, its position, first, x)
+DEFAULT_MAX_DEPTH = 32
+#: the synthetic worlds have a dozen objects, a crowded real scene a few dozen in one chunk
+DEFAULT_MAX_OBJECTS = 64
+#: objects and their states in one chunk's answer (64 objects with 15 states each)
+DEFAULT_MAX_RECORDS = 1024
+
+
+@dataclass(frozen=True)
+class AnswerCaps:
+    """What one model answer the framework parses may hold (spec options of the same names)."""
+
+    max_depth: int = DEFAULT_MAX_DEPTH
+    max_objects: int = DEFAULT_MAX_OBJECTS
+    max_records: int = DEFAULT_MAX_RECORDS
+
+
+def _deeper_than(value: Any, max_depth: int) -> bool:
+    """Whether ``value`` nests lists and objects more than ``max_depth`` levels (walked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, dict | list):
+            if depth > max_depth:
+                return True
+            stack.extend((x, depth + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return False
+
+
+def load_answer(raw: str, caps: AnswerCaps, what: str, key: str, noun: str, scale: int = 1) -> Any:
+    """``json.loads(raw)`` within ``caps``: ``AnswerTooLarge`` when it nests deeper than ``max_depth`` or its list
+    ``key`` holds too many entries (``check_counts``; counted first, which is cheap), ``JSONDecodeError`` when
+    it is not JSON."""
+    too_deep = AnswerTooLarge(f"{what} nests JSON deeper than max_depth={caps.max_depth} levels", "max_depth")
+    try:
+        data = json.loads(raw)
+    except RecursionError:
+        raise too_deep from None
+    if isinstance(data, dict):
+        check_counts(data.get(key), caps, what, noun, scale)
+    if _deeper_than(data, caps.max_depth):
+        raise too_deep
+    return data
+
+
+def check_counts(items: object, caps: AnswerCaps, what: str, noun: str, scale: int = 1) -> None:
+    """``AnswerTooLarge`` when the list ``items`` holds more than ``scale * max_objects`` entries, or they and
+    their ``states`` more than ``scale * max_records`` (``scale``: the chunks a summarise reply covers)."""
+    if not isinstance(items, list):
+        return  # not the schema: validation says so
+    per = "" if scale == 1 else f" x {scale} chunks"
+    if len(items) > scale * caps.max_objects:
+        raise AnswerTooLarge(f"{what} lists more than max_objects={caps.max_objects}{per} {noun}", "max_objects")
+    records = len(items) + sum(len(x["states"]) for x in items
+                               if isinstance(x, dict) and isinstance(x.get("states"), list))
+    if records > scale * caps.max_records:
+        raise AnswerTooLarge(f"{what} holds more than max_records={caps.max_records}{per} {noun} and states",
+                             "max_records")
+
+
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
-def parse_chunk(text: str, t_start: float, t_end: float, schema: str = "synthetic"
+def parse_chunk(text: str, t_start: float, t_end: float, schema: str = "synthetic", caps: AnswerCaps | None = None
                 ) -> ChunkExtraction | OpenChunkExtraction:
-    """The validated extraction of chunk [t_start, t_end) under ``schema`` (``SCHEMAS``), or
-    ``InvalidExtraction`` naming what is wrong."""
+    """The validated extraction of chunk [t_start, t_end) under ``schema`` (``SCHEMAS``), ``InvalidExtraction``
+    naming what is wrong, or ``AnswerTooLarge`` naming the cap it passes (``caps``, default ``AnswerCaps()``)."""
+    caps = caps or AnswerCaps()
     m = _FENCE.search(text)
     raw = m.group(1) if m else text
+    what = "an extract answer"
     try:
-        data = json.loads(raw)
+        data = load_answer(raw, caps, what, "objects", "objects")
     except json.JSONDecodeError as e:
         raise InvalidExtraction(f"not JSON ({e.msg} at char {e.pos})") from None
     try:

@@ -25,6 +25,15 @@ Options come first, comma-separated, each ``key=value`` (a backbone never starts
 | ``variant`` | | the paper's names (Table 7): ``A`` (structured states, the default), ``B`` (``states=prose,retrieval=all``: prose extractor, no R), ``C`` (``states=prose,retrieval=model``: prose extractor + prose R); an option that contradicts it is refused |
 | ``schema`` | the dataset's | ``synthetic`` or ``open`` (STRAND's open vocabulary: free categories, attributes, predicates; ``framework.schema``); unset: what the dataset says (``framework.vocabulary``), else synthetic |
 | ``extract``, ``retrieve``, ``answer`` | the backbone | that stage's own model spec (E, R, G; summarise runs on G's) |
+| ``max_depth`` | 32 | the deepest JSON nesting of an extract or summarise answer read |
+| ``max_objects`` | 64 | the most objects one chunk's extract answer may list (summarise: trajectories, x its chunks) |
+| ``max_records`` | 1024 | the most objects and states together in one chunk's extract answer (summarise: x its chunks) |
+| ``max_frame_pixels`` | 8294400 | the most pixels (width x height) of a video frame the framework decodes (3840 x 2160) |
+
+An answer past ``max_depth``, ``max_objects`` or ``max_records`` errors its trial (``too_large``, not
+retried; ``framework.schema.AnswerCaps``); the run goes on with the other trials. So does a video whose
+frames are larger than ``max_frame_pixels`` (read from the stream's header, before any frame is decoded:
+a chunk decodes ``chunk_frames`` of them at full size, 60 x 25 MB at the cap).
 
 ``aggregator=summarise`` and ``states=captions`` need a model: with the offline backbone they are refused
 (no deterministic stand-in). ``states=captions`` has no trajectories, so it refuses the options that act on
@@ -41,6 +50,12 @@ from dataclasses import dataclass, fields
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import ModelSpec
+from vidaudit.suites.faithful.framework.schema import (
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_OBJECTS,
+    DEFAULT_MAX_RECORDS,
+    AnswerCaps,
+)
 
 _OPT = re.compile(r"([a-z_]+)=([^,]*),")
 STAGE_KEYS = ("extract", "retrieve", "answer")
@@ -80,6 +95,16 @@ class FrameworkOptions:
     extract: str = ""
     retrieve: str = ""
     answer: str = ""
+    #: caps on what one extract (or summarise) answer may hold (``schema.AnswerCaps``)
+    max_depth: int = DEFAULT_MAX_DEPTH
+    max_objects: int = DEFAULT_MAX_OBJECTS
+    max_records: int = DEFAULT_MAX_RECORDS
+    #: the largest video frame (width x height) decoded: 4K UHD
+    max_frame_pixels: int = 3840 * 2160
+
+    @property
+    def caps(self) -> AnswerCaps:
+        return AnswerCaps(max_depth=self.max_depth, max_objects=self.max_objects, max_records=self.max_records)
 
     @property
     def offline(self) -> bool:
@@ -159,6 +184,8 @@ def parse_spec(spec: ModelSpec) -> FrameworkOptions:
             or not 0 <= opts.tau < 1 or opts.chunks < 0 or opts.memory_tokens < 0:
         raise ConfigError(f"{spec.label}: chunk_s and dt_max must be > 0, chunk_frames >= 1, answer_frames >= 0, "
                           "chunks >= 0, memory_tokens >= 0, 0 <= tau < 1")
+    if min(opts.max_depth, opts.max_objects, opts.max_records, opts.max_frame_pixels) < 1:
+        raise ConfigError(f"{spec.label}: max_depth, max_objects, max_records and max_frame_pixels must be >= 1")
     if not opts.retrieval:
         opts = FrameworkOptions(**{**opts.__dict__, "retrieval": "lexical" if opts.offline else "model"})
     for key, value in (("aggregator", "summarise"), ("states", "captions"), ("states", "prose")):

@@ -7,7 +7,9 @@ so it is identical across a video's questions and stored once per video. The rep
 trajectory memory the answerer reads -- ``{"trajectories": [{"id", "category", "attributes", "seen",
 "states"}]}``, states as ``[t, kind, predicate, value, object trajectory id or null]`` -- and is
 validated against that schema (``TrajectoryMemory``): a reply that is not is *invalid*, an outcome
-(the answerer is told, the header counts it), never an empty memory.
+(the answerer is told, the header counts it), never an empty memory. It is read within the same caps
+as an extract answer (``schema.AnswerCaps``), its counts scaled by the chunks it merges: past one it is
+``AnswerTooLarge`` and the trial errors.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from vidaudit.suites.faithful.framework.schema import (
+    AnswerCaps,
     Attributes,
     ChunkExtraction,
     InvalidExtraction,
     OpenChunkExtraction,
     OpenValue,
+    load_answer,
 )
 
 SUMMARISE_VERSION = 1
@@ -65,13 +69,17 @@ class OpenTrajectoryMemory(_Strict):
     trajectories: list[OpenTrajectoryJSON]
 
 
-def parse_trajectories(text: str, duration_s: float, schema: str = "synthetic") -> list[dict]:
+def parse_trajectories(text: str, duration_s: float, schema: str = "synthetic", caps: AnswerCaps | None = None,
+                       chunks: int = 1) -> list[dict]:
     """The validated trajectories of a summarise reply (in ``schema``'s vocabulary), as the aggregator's
-    ``as_json`` dicts, or ``InvalidExtraction`` naming what is wrong."""
+    ``as_json`` dicts, ``InvalidExtraction`` naming what is wrong, or ``AnswerTooLarge`` past ``caps``
+    (their counts times ``chunks``, the chunks merged)."""
+    caps = caps or AnswerCaps()
     m = _FENCE.search(text or "")
     raw = m.group(1) if m else (text or "")
+    what = "the summarise reply"
     try:
-        data = json.loads(raw)
+        data = load_answer(raw, caps, what, "trajectories", "trajectories", scale=max(1, chunks))
     except json.JSONDecodeError as e:
         raise InvalidExtraction(f"not JSON ({e.msg} at char {e.pos})") from None
     try:

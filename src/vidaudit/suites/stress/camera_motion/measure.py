@@ -40,7 +40,8 @@ def measure(data: Path, selections: Sequence[str]) -> dict[tuple[str, str], tupl
     for s in load_samples(data):
         for sel in selections:
             idx, half = selection_indices(sel, s.video.timeline)
-            frames = [f for _, f in iter_selected(data / s.video.path, sorted(set(idx)), half=half)]
+            frames = [f for _, f in iter_selected(data / s.video.path, sorted(set(idx)), half=half,
+                                                  stream=s.video.stream)]
             got, ev = classify_motion(frames)
             cell = out[(str(s.params.get("synthesis")), sel)]
             cell[0] += got == s.answer

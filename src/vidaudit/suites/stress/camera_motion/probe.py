@@ -8,11 +8,18 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.suite import ObservedFrame, Prompt
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import SuiteReport, ViewerTrial
+from vidaudit.core.contract.roles import ObservedFrame
+from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
 from vidaudit.suites.stress.camera_motion.options import DIRECTION_OF, DIRECTIONS, LETTER_OF, LETTERS
-from vidaudit.suites.stress.probe import GenerateOptions, Probe
+from vidaudit.suites.stress.camera_motion.report import camera_report
+from vidaudit.suites.stress.camera_motion.scoring import score_trial
+from vidaudit.suites.stress.camera_motion.viewer import viewer_trial as viewer_trial_of
+from vidaudit.suites.stress.common import HumanCeiling
+from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
 
 
 def answer_text(direction: str) -> str:
@@ -29,15 +36,35 @@ def _direction(value: str) -> str:
                       f"{', '.join(LETTERS)}; got {value!r}")
 
 
+class CameraMotionBaselines(ProbeBaselines):
+    """The camera_motion probe's baseline answers."""
+
+    def oracle_answer(self, sample: Sample) -> str:
+        return answer_text(str(sample.answer))
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        if option:
+            raise ConfigError("chance for camera_motion takes no option (it draws uniformly over the six motions)")
+        return answer_text(DIRECTIONS[int(rng.integers(0, len(DIRECTIONS)))])
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        return answer_text(_direction(value))
+
+    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
+        from vidaudit.video.motion import classify_motion
+
+        ordered = sorted(frames, key=lambda f: (f[1], f[0]))
+        direction, _ = classify_motion([f for _, _, f in ordered])
+        return answer_text(direction)
+
+
 class CameraMotionProbe(Probe):
     name = "camera_motion"
     description = "6-way camera motion (zoom in/out, pan left/right, tilt up/down) on moved stills; chance 1/6"
     presets = ("smoke", "paper")
     record_keys = ("probe", "motion", "synthesis", "scene", "preset", "duration_s", "fps", "speed_px_s", "zoom_max",
                    "zoom_curve")
-    scorer = "vidaudit.suites.stress.camera_motion.scoring:score_trial"
-    reporter = "vidaudit.suites.stress.camera_motion.report:camera_report"
-    trial_viewer = "vidaudit.suites.stress.camera_motion.viewer:viewer_trial"
+    baselines = CameraMotionBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         from vidaudit.cli_common import progress_bar
@@ -60,23 +87,14 @@ class CameraMotionProbe(Probe):
 
         return Prompt(None, camera_motion_prompt())
 
-    def oracle_answer(self, sample: Sample) -> str:
-        return answer_text(str(sample.answer))
+    def score(self, trial: ScoreInput) -> TrialScore:
+        return score_trial(trial.sample, trial.text, trial.status)
 
-    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        if option:
-            raise ConfigError("chance for camera_motion takes no option (it draws uniformly over the six motions)")
-        return answer_text(DIRECTIONS[int(rng.integers(0, len(DIRECTIONS)))])
+    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
+        return camera_report(inputs.records, HumanCeiling.of(self.name, inputs.human))
 
-    def constant_answer(self, sample: Sample, value: str) -> str:
-        return answer_text(_direction(value))
-
-    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        from vidaudit.video.motion import classify_motion
-
-        ordered = sorted(frames, key=lambda f: (f[1], f[0]))
-        direction, _ = classify_motion([f for _, _, f in ordered])
-        return answer_text(direction)
+    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
+        return viewer_trial_of(record, sample, raw_text)
 
 
 PROBE = CameraMotionProbe()

@@ -9,10 +9,10 @@ from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import GridFigure, SuiteReport, Table
 from vidaudit.suites.stress.camera_motion.aggregate import PREDICTED_COLUMNS, aggregate_camera
 from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS, HUMAN_REPORTED, PAPER_REPORTED
-from vidaudit.suites.stress.common import human_ceiling_note, human_ceiling_text, pct, probe_report
+from vidaudit.suites.stress.common import NO_HUMANS, HumanCeiling, pct, probe_report
 
 
-def _summary_table(cells: dict[str, Any]) -> Table:
+def _summary_table(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
     rows = []
     for c in cells.values():
         paper = PAPER_REPORTED.get(c["paper_name"]) if c["paper_name"] else None
@@ -20,7 +20,7 @@ def _summary_table(cells: dict[str, Any]) -> Table:
                      f"{c['n_scored']}/{c['n_planned']}", pct(c["accuracy"]),
                      f"[{pct(c['ci_low'])}, {pct(c['ci_high'])}]", pct(CHANCE),
                      "-" if paper is None else f"{paper:.1f} ({c['paper_name']})",
-                     human_ceiling_text("camera_motion", c["condition"])])
+                     ceiling.text(c["condition"])])
     return Table(id="stress-camera-accuracy", title="Camera motion: 6-way accuracy (%)", key_columns=2,
                  columns=["model", "condition", "role", "planned", "completed", "accuracy", "95% Wilson",
                           "chance", "paper reported", "human ceiling"], rows=rows,
@@ -39,13 +39,13 @@ def _direction_table(cells: dict[str, Any]) -> Table:
                  key_columns=2, columns=["model", "condition", *DIRECTIONS], rows=rows)
 
 
-def _synthesis_table(cells: dict[str, Any]) -> Table:
+def _synthesis_table(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
     rows = []
     for c in cells.values():
         for syn, sc in c["per_synthesis"].items():
             rows.append([c["model"], c["condition"], syn, f"{pct(sc['accuracy'])} ({sc['n_correct']}/{sc['n_planned']})",
                          f"[{pct(sc['ci_low'])}, {pct(sc['ci_high'])}]", pct(CHANCE),
-                         human_ceiling_text("camera_motion", c["condition"])])
+                         ceiling.text(c["condition"])])
     return Table(id="stress-camera-synthesis", title="Camera motion: accuracy per synthesis (%)", key_columns=3,
                  columns=["model", "condition", "synthesis", "accuracy", "95% Wilson", "chance", "human ceiling"],
                  rows=rows, caption="2d: stills moved by camera_2d (Algorithm 1); 3d: sprite scenes filmed by a "
@@ -75,15 +75,15 @@ def _paper_table() -> Table:
                          "clips, uniform over the six motions (the human-ceiling column is this run's imported study, if any).")
 
 
-def camera_report(records: Sequence[ScoreRecord]) -> SuiteReport:
+def camera_report(records: Sequence[ScoreRecord], ceiling: HumanCeiling = NO_HUMANS) -> SuiteReport:
     res = aggregate_camera(records)
     cells = res["cells"]
     notes = [f"camera_motion: {len(cells)} model x condition cells; chance {100 * CHANCE:.1f}%; "
-             + human_ceiling_note("camera_motion")]
+             + ceiling.note()]
     return probe_report(
         "camera_motion", res, notes, title="Camera motion",
         lede="Six-way camera motion on still scenes moved by camera_2d and on 3D sprite scenes filmed by a "
              "moving pinhole camera (physical direction names: pan_left = the content moves right). Chance "
              "is 1/6.",
         figures=lambda: [_confusion(c, i) for i, c in enumerate(cells.values())],
-        tables=lambda: [_summary_table(cells), _direction_table(cells), _synthesis_table(cells), _paper_table()])
+        tables=lambda: [_summary_table(cells, ceiling), _direction_table(cells), _synthesis_table(cells, ceiling), _paper_table()])

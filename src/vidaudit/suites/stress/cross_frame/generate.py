@@ -35,8 +35,16 @@ from vidaudit.suites.stress.sources import SourceLog, import_job, try_import_job
 from vidaudit.video.io import VideoWriter
 
 PROBE = "cross_frame"
-SETTINGS = ("csv", "sample_fps")
+SETTINGS = ("csv", "sample_fps", "sampling")
 RUN_CONFIG = "cross_frame.yaml"
+#: ``--set sampling=paper``: Reveal's frame selections for Fig. 8 / Table 13 (§4.2: the open models were sent 64
+#: frames, GPT-5-nano 75, Gemini the video at 24 fps), raw and masked, which may leave strips unseen
+PAPER_SELECTIONS = ("frames#64", "frames#75", "frames@24")
+SAMPLINGS = ("every", "paper")
+COVERAGE_WARNING = ("sampling=paper (Reveal Fig. 8 / Table 13: frames#64, frames#75, frames@24) sends masked trials frames "
+                    "that may leave some strips unseen: a model cannot integrate a strip it is not sent, so Occ and "
+                    "TBSR measure the sampling as well as the integration (the default conditions send every masked "
+                    "frame)")
 
 
 @dataclass(frozen=True)
@@ -109,14 +117,38 @@ def item_samples(it: Item, rel: str, video: VideoRef, preset: str, source_kind: 
     return out
 
 
-def run_config(out: Path, masks: tuple[dict[str, Any], ...], fps: float | None, sample_fps: float) -> dict[str, Any]:
-    """Raw plus one masked condition per mask; every frame when all videos share ``fps``."""
-    if fps is not None:
-        raw, rate = f"frames@{fps:g}", (lambda k: f"frames@{fps * k:g}")
+def run_config(out: Path, masks: tuple[dict[str, Any], ...], fps: float | None, sample_fps: float,
+               sampling: str = "every") -> dict[str, Any]:
+    """Raw plus one masked condition per mask; every frame when all videos share ``fps``. ``sampling="paper"``:
+    the same under each of ``PAPER_SELECTIONS`` instead."""
+    if sampling == "paper":
+        conds = [c for sel in PAPER_SELECTIONS for c in [sel] + [f"{sel}+{mask_spec(m).id}" for m in masks]]
     else:
-        raw, rate = f"frames@{sample_fps:g}", (lambda k: f"frames@{sample_fps:g}")
-    conds = [raw] + [f"{rate(int(m['k']))}+{mask_spec(m).id}" for m in masks]
+        if fps is not None:
+            raw, rate = f"frames@{fps:g}", (lambda k: f"frames@{fps * k:g}")
+        else:
+            raw, rate = f"frames@{sample_fps:g}", (lambda k: f"frames@{sample_fps:g}")
+        conds = [raw] + [f"{rate(int(m['k']))}+{mask_spec(m).id}" for m in masks]
     return {"suite": "stress", "data": str(out.resolve()), "prompts": ["mcq"], "conditions": conds}
+
+
+def strip_coverage(sample: Sample, conditions: list[str]) -> dict[str, float]:
+    """Per masked condition (its video part), the share of the S strips that the frames it sends show at least
+    once (planned: nothing is rendered)."""
+    from vidaudit.run.perturbed import plan_chain
+    from vidaudit.run.plan import parse_condition, select_frames
+
+    out: dict[str, float] = {}
+    for text in conditions:
+        cond = parse_condition(text, "mcq")
+        if not cond.perturbations:
+            continue
+        pin = plan_chain(sample, cond.perturbations)
+        assert pin.strip_info is not None
+        sets, where = pin.strip_info["sets"], pin.strip_info["set_index"]
+        seen = {j for i in select_frames(sample, cond, pin.video).indices for j in sets[where[i]]}
+        out[text] = round(len(seen) / int(pin.strip_info["S"]), 6)
+    return out
 
 
 def generate(out: Path, preset: str, n: int | None, source: Path | None, settings: dict[str, str], *,
@@ -135,6 +167,11 @@ def generate(out: Path, preset: str, n: int | None, source: Path | None, setting
         raise ConfigError(f"--set sample_fps={settings['sample_fps']!r} is not a number") from None
     if not sample_fps > 0:
         raise ConfigError("--set sample_fps must be positive")
+    sampling = settings.get("sampling", "every").strip().lower()
+    check_choice("--set sampling", sampling, SAMPLINGS)
+    if sampling == "paper" and "sample_fps" in settings:
+        raise ConfigError("--set sampling=paper sends frames#64, frames#75 and frames@24 (Reveal §4.2); drop --set "
+                          "sample_fps")
     out = dataset_dir(out)
     if source is None:
         if "csv" in settings:
@@ -167,14 +204,32 @@ def generate(out: Path, preset: str, n: int | None, source: Path | None, setting
     for it in items:
         rel, ref = refs[it.video]
         samples.extend(item_samples(it, rel, ref, pre.name, kind))
+    fps_set = {r.fps for _, r in refs.values()}
+    cfg = run_config(out, pre.masks, fps_set.pop() if len(fps_set) == 1 else None, sample_fps, sampling)
+    extra: dict[str, Any] = {}
+    if sampling == "paper":
+        samples = [s.model_copy(update={"params": {**s.params, "sampling": "paper", "strip_coverage": "partial",
+                                                   "coverage": strip_coverage(s, cfg["conditions"])}})
+                   for s in samples]
+        extra = {"sampling": "paper", "coverage_warning": COVERAGE_WARNING,
+                 "coverage": coverage_summary(samples, cfg["conditions"])}
     guard_replace(out, samples, force=force, key=lambda s: (s.params, s.answer, s.video.sha256),
                   command="generate stress")
-    fps_set = {r.fps for _, r in refs.values()}
-    cfg = run_config(out, pre.masks, fps_set.pop() if len(fps_set) == 1 else None, sample_fps)
     manifest = write_manifest(out, samples)
     write_text_atomic(out / RUN_CONFIG, yaml.safe_dump(cfg, sort_keys=False))
     write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name, "source": kind,
                              "n_items": len(items), "n_samples": len(samples), "masks": list(pre.masks),
-                             "run_config": RUN_CONFIG, "conditions": cfg["conditions"],
+                             "run_config": RUN_CONFIG, "conditions": cfg["conditions"], **extra,
                              **({} if log is None else {"source_log": log.as_json()})})
     return manifest
+
+
+def coverage_summary(samples: list[Sample], conditions: list[str]) -> dict[str, dict[str, Any]]:
+    """Per masked condition: the mean share of strips shown, and how many videos are sent too few to show all."""
+    out = {}
+    for c in conditions:
+        vals = [s.params["coverage"][c] for s in samples if c in s.params.get("coverage", {})]
+        if vals:
+            out[c] = {"mean_strips_shown": round(sum(vals) / len(vals), 6), "n_samples": len(vals),
+                      "n_missing_strips": sum(v < 1 for v in vals)}
+    return out

@@ -8,11 +8,48 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.suite import ObservedFrame, Prompt
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import SuiteReport, ViewerTrial
+from vidaudit.core.contract.roles import ObservedFrame
+from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, PerturbationSpec, Sample
-from vidaudit.suites.stress.common import mcq_answer_text
-from vidaudit.suites.stress.probe import GenerateOptions, Probe
+from vidaudit.suites.stress.common import HumanCeiling, mcq_answer_text
+from vidaudit.suites.stress.cross_frame.report import cross_frame_report
+from vidaudit.suites.stress.cross_frame.scoring import score_trial
+from vidaudit.suites.stress.cross_frame.viewer import viewer_trial as viewer_trial_of
+from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
+
+
+class CrossFrameBaselines(ProbeBaselines):
+    """The cross_frame probe's baseline answers."""
+
+    def oracle_answer(self, sample: Sample) -> str:
+        return mcq_answer_text(str(sample.answer), str(sample.params["answer_text"]))
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        if option:
+            raise ConfigError("chance for cross_frame takes no option (it draws uniformly over the sample's options)")
+        lets, opts = sample.params["letters"], sample.params["options"]
+        i = int(rng.integers(0, len(lets)))
+        return mcq_answer_text(lets[i], opts[i])
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        lets, opts = list(sample.params["letters"]), list(sample.params["options"])
+        v = value.strip().upper()
+        if v == "ABSTAIN":
+            if not sample.params.get("abstention"):
+                return "Cannot determine from the video."    # no such option here: unparsed, so wrong
+            v = lets[-1]
+        if v not in lets:
+            raise ConfigError(f"constant answer for cross_frame is a letter {', '.join(lets)} or 'abstain'; "
+                              f"got {value!r}")
+        return mcq_answer_text(v, opts[lets.index(v)])
+
+    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
+        from vidaudit.suites.stress.cross_frame.observer import observe
+
+        return observe(frames, metadata)
 
 
 class CrossFrameProbe(Probe):
@@ -20,10 +57,9 @@ class CrossFrameProbe(Probe):
     description = ("strip-masked multiple-choice video QA (NExT-QA format or built-in synthetic clips), with and "
                    "without abstention; Raw, Occ and TBSR; chance 1/5 and 1/6")
     presets = ("smoke", "paper", "table10")
-    record_keys = ("probe", "item", "split", "type", "abstention", "source", "template", "preset")
-    scorer = "vidaudit.suites.stress.cross_frame.scoring:score_trial"
-    reporter = "vidaudit.suites.stress.cross_frame.report:cross_frame_report"
-    trial_viewer = "vidaudit.suites.stress.cross_frame.viewer:viewer_trial"
+    record_keys = ("probe", "item", "split", "type", "abstention", "source", "template", "preset", "sampling",
+                   "coverage")
+    baselines = CrossFrameBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         from vidaudit.suites.stress.cross_frame.generate import SETTINGS, generate
@@ -32,9 +68,19 @@ class CrossFrameProbe(Probe):
         from vidaudit.cli_common import progress_bar
 
         with progress_bar("cross_frame videos") as update:
-            return generate(out, options.preset, options.seeds, options.source, dict(options.settings),
-                            force=options.force, workers=options.workers, pool=options.pool, on_progress=update,
-                            log=options.source_log() if options.source is not None else None)
+            manifest = generate(out, options.preset, options.seeds, options.source, dict(options.settings),
+                                force=options.force, workers=options.workers, pool=options.pool, on_progress=update,
+                                log=options.source_log() if options.source is not None else None)
+        if options.settings.get("sampling", "").strip().lower() == "paper":
+            from vidaudit.cli_common import console
+            from vidaudit.core.manifest import read_dataset_info
+            from vidaudit.suites.stress.cross_frame.generate import COVERAGE_WARNING
+
+            console.print(f"warning: {COVERAGE_WARNING}")
+            for cond, c in read_dataset_info(Path(manifest).parent).get("coverage", {}).items():
+                console.print(f"  {cond}: {100 * c['mean_strips_shown']:.1f}% of strips shown on average; "
+                              f"{c['n_missing_strips']} of {c['n_samples']} samples miss some")
+        return manifest
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params
@@ -63,32 +109,14 @@ class CrossFrameProbe(Probe):
         return {"source": p.get("source"), "template": p.get("template"),
                 "template_args": p.get("template_args") or {}, "options": list(p.get("options") or [])}
 
-    def oracle_answer(self, sample: Sample) -> str:
-        return mcq_answer_text(str(sample.answer), str(sample.params["answer_text"]))
+    def score(self, trial: ScoreInput) -> TrialScore:
+        return score_trial(trial.sample, trial.text, trial.status)
 
-    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        if option:
-            raise ConfigError("chance for cross_frame takes no option (it draws uniformly over the sample's options)")
-        lets, opts = sample.params["letters"], sample.params["options"]
-        i = int(rng.integers(0, len(lets)))
-        return mcq_answer_text(lets[i], opts[i])
+    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
+        return cross_frame_report(inputs.records, HumanCeiling.of(self.name, inputs.human))
 
-    def constant_answer(self, sample: Sample, value: str) -> str:
-        lets, opts = list(sample.params["letters"]), list(sample.params["options"])
-        v = value.strip().upper()
-        if v == "ABSTAIN":
-            if not sample.params.get("abstention"):
-                return "Cannot determine from the video."    # no such option here: unparsed, so wrong
-            v = lets[-1]
-        if v not in lets:
-            raise ConfigError(f"constant answer for cross_frame is a letter {', '.join(lets)} or 'abstain'; "
-                              f"got {value!r}")
-        return mcq_answer_text(v, opts[lets.index(v)])
-
-    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        from vidaudit.suites.stress.cross_frame.observer import observe
-
-        return observe(frames, metadata)
+    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
+        return viewer_trial_of(record, sample, raw_text)
 
 
 PROBE = CrossFrameProbe()

@@ -1,7 +1,8 @@
 """Raw, Occ and TBSR per model, split, abstention and mask, from trials paired by item.
 
 A trial is *masked* when its condition's video part has a ``strip_mask`` perturbation, *raw* when it has
-none. Each masked condition is paired with every raw condition of the same model and prompt; an item's
+none. Each masked condition is paired with the raw conditions of the same model and prompt (those of its own
+frame selection when the run has one: ``raw_partners``); an item's
 raw and masked trials are those of its sample (same abstention). Raw and Occ are accuracies over the
 planned trials (a failed call is wrong, Wilson intervals); TBSR = items correct on both / items correct
 raw (Reveal's numbers fit this reading, not B.6.2's "/ N": reveal-checklist.md section 7.1).
@@ -17,10 +18,10 @@ from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import SuiteReport, Table
 from vidaudit.score.stats import wilson_interval
 from vidaudit.suites.stress.common import (
+    NO_HUMANS,
+    HumanCeiling,
     accuracy_cell,
     accuracy_text,
-    human_ceiling_note,
-    human_ceiling_text,
     pct,
     probe_report,
 )
@@ -74,6 +75,43 @@ def tbsr_cell(raw: Sequence[ScoreRecord], occ: Sequence[ScoreRecord]) -> dict[st
             "tbsr_ci_low": lo if base else None, "tbsr_ci_high": hi if base else None}
 
 
+def selection_of(cond: str) -> str:
+    """The frame selection of a condition (``frames#64`` of ``frames#64+strip_mask(...)/mcq``)."""
+    return split_condition(cond)[0].split("+")[0]
+
+
+def raw_partners(masked: str, raws: Sequence[str]) -> list[str]:
+    """The raw conditions a masked one is paired with: those of the same prompt, and of the same frame selection
+    when there is one (``--set sampling=paper`` runs frames#64 and frames@24 raw and masked: each pairs with its
+    own); otherwise every one (the default config's raw frames@R and masked frames@(k R) both send every frame)."""
+    same_prompt = [c for c in raws if split_condition(c)[1] == split_condition(masked)[1]]
+    same_selection = [c for c in same_prompt if selection_of(c) == selection_of(masked)]
+    return same_selection or same_prompt
+
+
+def coverage_notes(records: Sequence[ScoreRecord]) -> list[str]:
+    """The coverage warning of masked trials a dataset let leave strips unseen (``--set sampling=paper``), per
+    masked condition: the mean share of strips the frames sent show, and how many trials miss some."""
+    by: dict[str, list[float]] = {}
+    for r in records:
+        if r.params.get("probe") != "cross_frame" or r.params.get("sampling") != "paper" or not mask_of(r.condition):
+            continue
+        cov = (r.params.get("coverage") or {}).get(split_condition(r.condition)[0])
+        if cov is not None:
+            by.setdefault(split_condition(r.condition)[0], []).append(float(cov))
+    notes = []
+    for cond, vals in sorted(by.items()):
+        head = f"cross_frame: paper sampling (Reveal Fig. 8 / Table 13, --set sampling=paper): under {cond}"
+        missing = sum(v < 1 for v in vals)
+        if not missing:
+            notes.append(f"{head} the frames sent show every strip in all {len(vals)} masked trials")
+            continue
+        notes.append(f"{head} WARNING: the frames sent show {100 * sum(vals) / len(vals):.1f}% of the strips on "
+                     f"average and {missing} of {len(vals)} masked trials miss some; a model cannot integrate a "
+                     "strip it is not sent, so Occ and TBSR there measure the sampling too")
+    return notes
+
+
 def aggregate_cross_frame(records: Sequence[ScoreRecord]) -> dict[str, Any]:
     recs = [r for r in records if r.params.get("probe") == "cross_frame"]
     cells: dict[str, Any] = {}
@@ -83,7 +121,7 @@ def aggregate_cross_frame(records: Sequence[ScoreRecord]) -> dict[str, Any]:
     for model in sorted({r.model for r in recs}):
         mine = [r for r in recs if r.model == model]
         for mc in masked:
-            for rc in (c for c in raws if split_condition(c)[1] == split_condition(mc)[1]):
+            for rc in raw_partners(mc, raws):
                 for abstention in (True, False):
                     for split in ("T", "S", "all"):
                         def pick(c: str) -> list[ScoreRecord]:
@@ -118,25 +156,27 @@ def _paper_cell(c: dict[str, Any]) -> str:
     return f"TBSR {tb:g} ({name})"
 
 
-def _tbsr_table(cells: dict[str, Any]) -> Table:
+def _tbsr_table(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
     rows = []
     for c in cells.values():
         tb = "-" if c["tbsr"] is None else f"{pct(c['tbsr'])} ({c['n_both']}/{c['n_raw_correct']})"
         rows.append([c["model"], c["split"], "w/ abs." if c["abstention"] else "w/o abs.", c["mask"],
                      c["raw_condition"], accuracy_text(c["raw"]), accuracy_text(c["occ"]), tb,
                      f"[{pct(c['tbsr_ci_low'])}, {pct(c['tbsr_ci_high'])}]", pct(c["chance"]), _paper_cell(c),
-                     human_ceiling_text("cross_frame", c["masked_condition"])])
+                     ceiling.text(c["masked_condition"])])
     return Table(id="stress-cross-frame-tbsr", title="Cross-frame integration: Raw, Occ and TBSR (%)", key_columns=4,
                  columns=["model", "split", "abstention", "mask", "raw condition", "raw", "occ", "TBSR",
                           "TBSR 95% Wilson", "chance", "paper reported", "human ceiling"], rows=rows,
                  caption="Raw and Occ: accuracy over every planned trial (a failed call is wrong). TBSR: items correct "
                          "on both the raw and the masked video / items correct on the raw one, pairing the trials "
-                         "of one item and model. Chance is 1/5 (w/o abstention) or 1/6 (w/ abstention). 'paper "
+                         "of one item and model. Chance is 1/5 (w/o abstention) or 1/6 (w/ abstention: a uniform "
+                         "guess over six options; the abstention option is never the answer, so a constant letter "
+                         "scores up to 1/5 there). 'paper "
                          "reported' is Reveal Fig. 8 / Table 13 on NExT-QA-T for the paper's model of that name (its "
                          "own data, not these).")
 
 
-def _table10_table(cells: dict[str, Any]) -> Table | None:
+def _table10_table(cells: dict[str, Any], ceiling: HumanCeiling) -> Table | None:
     rows = []
     for c in cells.values():
         row = table10_row(mask_params(c["mask"]))
@@ -144,7 +184,7 @@ def _table10_table(cells: dict[str, Any]) -> Table | None:
             continue
         n, s, v, o, k, human, models = row
         rows.append([str(n), f"{s}/{v}/{o}/{k}", c["model"], accuracy_text(c["occ"]), f"{human:g}", f"{models:g}",
-                     human_ceiling_text("cross_frame", c["masked_condition"])])
+                     ceiling.text(c["masked_condition"])])
     if not rows:
         return None
     rows.sort(key=lambda r: (int(r[0]), r[2]))
@@ -165,19 +205,23 @@ def _paper_table() -> Table:
                          "The human rows are the paper's study (the human-ceiling column is this run's imported study, if any).")
 
 
-def cross_frame_report(records: Sequence[ScoreRecord]) -> SuiteReport:
+def cross_frame_report(records: Sequence[ScoreRecord], ceiling: HumanCeiling = NO_HUMANS) -> SuiteReport:
     res = aggregate_cross_frame(records)
     cells = res["cells"]
     n_masked = len({c["masked_condition"] for c in cells.values()})
     notes = [f"cross_frame: {n_masked} masked condition(s), {len({c['model'] for c in cells.values()})} model(s); "
-             "chance 20.0% (w/o abstention) / 16.7% (w/ abstention); " + human_ceiling_note("cross_frame")]
+             "chance 20.0% (w/o abstention) / 16.7% (w/ abstention); " + ceiling.note()]
+    warn = coverage_notes(records)
+    notes += warn
+    if warn:
+        res["coverage_warnings"] = warn
     if not cells and any(r.params.get("probe") == "cross_frame" for r in records):
         notes.append("cross_frame: no masked and raw conditions to pair; run a raw condition and a "
                      "+strip_mask(...) condition (see DIR/cross_frame.yaml)")
-    t10 = _table10_table(cells) if cells else None
+    t10 = _table10_table(cells, ceiling) if cells else None
     return probe_report(
         "cross_frame", res, notes, title="Cross-frame integration (strip masking)",
         lede="Multiple-choice video QA on the raw video and on its strip-masked version (Algorithm 3: every "
              "strip is shown within a few frames, nothing is destroyed, only spread over time). TBSR is the "
              "share of items answered correctly raw that stay correct masked.",
-        tables=lambda: [_tbsr_table(cells), *([t10] if t10 is not None else []), _paper_table()])
+        tables=lambda: [_tbsr_table(cells, ceiling), *([t10] if t10 is not None else []), _paper_table()])

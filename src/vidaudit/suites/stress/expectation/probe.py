@@ -2,19 +2,42 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import TrialScore
-from vidaudit.core.contract.suite import Capabilities, Prompt, ScoreInput
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import SuiteReport, ViewerTrial
+from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput, SuiteCapabilities
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.suites.stress.common import LETTERS
+from vidaudit.suites.stress.common import LETTERS, HumanCeiling
 from vidaudit.suites.stress.expectation import prompts as P
 from vidaudit.suites.stress.expectation.generate import ANOMALIES, JUDGED_TASKS, TASKS
-from vidaudit.suites.stress.probe import GenerateOptions, Probe
+from vidaudit.suites.stress.expectation.report import expectation_report
+from vidaudit.suites.stress.expectation.viewer import viewer_trial as viewer_trial_of
+from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
+
+
+class ExpectationBaselines(ProbeBaselines):
+    """The expectation probe's baseline answers."""
+
+    def oracle_answer(self, sample: Sample) -> str:
+        from vidaudit.suites.stress.expectation.answers import oracle_answer
+
+        return oracle_answer(sample)
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        from vidaudit.suites.stress.expectation.answers import chance_answer
+
+        return chance_answer(sample, rng, option)
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        from vidaudit.suites.stress.expectation.answers import constant_answer
+
+        return constant_answer(sample, value)
 
 
 class ExpectationProbe(Probe):
@@ -24,10 +47,9 @@ class ExpectationProbe(Probe):
     presets = ("smoke", "paper")
     record_keys = ("probe", "task", "family", "procedure", "source_name", "direction", "anomaly", "anomaly_kind",
                    "preset")
-    reporter = "vidaudit.suites.stress.expectation.report:expectation_report"
-    trial_viewer = "vidaudit.suites.stress.expectation.viewer:viewer_trial"
     judge_version = P.JUDGE_VERSION
-    capabilities = Capabilities(judges=True)
+    capabilities = SuiteCapabilities(judges=True)
+    baselines = ExpectationBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         from vidaudit.suites.stress.datasets import clips_from_source
@@ -45,6 +67,14 @@ class ExpectationProbe(Probe):
         with progress_bar("expectation videos") as update:
             return generate(out, options.preset, options.seeds, force=options.force, workers=options.workers,
                             pool=options.pool, on_progress=update, clips=clips, log=log)
+
+    def describe_samples(self, samples: Sequence[Sample]) -> str:
+        """The generic line, and what a user's clips lacked: without labelled steps there is no gap task."""
+        text = super().describe_samples(samples)
+        if samples and not any(s.params.get("task") in ("gap_mcq", "gap_summary") for s in samples):
+            text += ("; no temporal-gap task: the clips have no labelled steps (the gap task needs DIR/steps.csv, "
+                     "docs/stress.md)")
+        return text
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params
@@ -100,20 +130,11 @@ class ExpectationProbe(Probe):
 
         return score_trial(trial.sample, trial.text, trial.status, trial.judgement)
 
-    def oracle_answer(self, sample: Sample) -> str:
-        from vidaudit.suites.stress.expectation.answers import oracle_answer
+    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
+        return expectation_report(inputs.records, HumanCeiling.of(self.name, inputs.human))
 
-        return oracle_answer(sample)
-
-    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        from vidaudit.suites.stress.expectation.answers import chance_answer
-
-        return chance_answer(sample, rng, option)
-
-    def constant_answer(self, sample: Sample, value: str) -> str:
-        from vidaudit.suites.stress.expectation.answers import constant_answer
-
-        return constant_answer(sample, value)
+    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
+        return viewer_trial_of(record, sample, raw_text)
 
 
 PROBE = ExpectationProbe()

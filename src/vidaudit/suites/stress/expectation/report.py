@@ -17,13 +17,14 @@ from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import SuiteReport, Table
 from vidaudit.score.stats import wilson_interval
 from vidaudit.suites.stress.common import (
+    NO_HUMANS,
     PAPER_MATCH,
     QWEN2_MATCH,
+    HumanCeiling,
     accuracy_cell,
     accuracy_text,
     by_model_condition,
     group_records,
-    human_ceiling_text,
     interval_text,
     paper_name,
     pct,
@@ -138,11 +139,11 @@ def _anomaly_paper(name: str | None) -> str:
     return "{:.0f} / {:.0f} / {:.0f} (humans)".format(*HUMAN_ANOMALY)
 
 
-def _tables(res: dict[str, Any]) -> list[Table]:
+def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
     an_rows, op_rows, gap_rows, rev_rows = [], [], [], []
     for c in res["cells"].values():
         m, cond, a = c["model"], c["condition"], c["anomaly"]
-        human = human_ceiling_text(PROBE, cond)
+        human = ceiling.text(cond)
         if a["all"]["n_planned"]:
             an_rows.append([m, cond, judged_text(a["spatial"]), judged_text(a["temporal"]), _acc(a["overall"]),
                             judge_counts_text(a["all"]), f"{a['layout_ok']}/{a['all']['n_planned']}",
@@ -214,7 +215,7 @@ def _tables(res: dict[str, Any]) -> list[Table]:
     return tables
 
 
-def expectation_report(records: Sequence[ScoreRecord]) -> SuiteReport:
+def expectation_report(records: Sequence[ScoreRecord], ceiling: HumanCeiling = NO_HUMANS) -> SuiteReport:
     res = aggregate(records)
     notes = [f"expectation: {len(res['cells'])} model x condition cells; judge prompts {JUDGE_VERSION}; anomaly "
              "Spatial, Temporal and Overall shown together"]
@@ -227,7 +228,7 @@ def expectation_report(records: Sequence[ScoreRecord]) -> SuiteReport:
         PROBE, res, notes, title="Temporal expectation bias (anomalies, temporal gap, reversed clips)",
         lede="Videos whose events defy the usual course: anomalies injected, a step removed, the clip played "
              "backwards. A model that reports what should happen rather than what is shown fails here.",
-        tables=lambda: _tables(res))
+        tables=lambda: _tables(res, ceiling))
 
 
 __all__ = ["aggregate", "expectation_report", "judged_cell", "overall", "SPATIAL", "TEMPORAL"]

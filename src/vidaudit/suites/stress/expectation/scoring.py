@@ -3,7 +3,8 @@
 A judged task is scored only from the judge's verdict (``vidaudit run --judge SPEC``), read strictly by
 ``vidaudit.score.judge.read_verdict``:
 
-- no judge in the run: ``correct`` is None and the parse method ``not_judged`` (counted, never scored);
+- no judge in the run: ``TrialScore.unjudged`` (``correct`` None, the parse method ``NEEDS_JUDGE``: counted
+  beside every figure, never scored);
 - a verdict that is not the JSON the prompt asks for: ``judge_unparseable``, counted and wrong (never a pass);
 - an empty answer is wrong without a judge call (``empty``).
 
@@ -73,9 +74,8 @@ def score_trial(sample: Sample, text: str | None, status: str, judgement: str | 
         metrics["layout_ok"] = follows_layout(text)
     if not text.strip():
         return TrialScore(correct=False, parse=ParseResult(method="empty"), metrics={**metrics, "judge": "empty"})
-    if judgement is None:
-        return TrialScore(correct=None, parse=ParseResult(method="not_judged"),
-                          metrics={**metrics, "judge": "not_judged"})
+    if judgement is None:  # the contract's "needs a judge": in no figure's denominator, counted beside it
+        return TrialScore.unjudged({**metrics, "judge": "not_judged"})
     field, kind = VERDICT[task]
     v = read_verdict(judgement, field, kind=kind)
     if not v.ok:

@@ -6,13 +6,35 @@ from pathlib import Path
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.contract.report import ViewerTrial
-from vidaudit.core.contract.suite import Prompt
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import SuiteReport, ViewerTrial
+from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
+from vidaudit.suites.stress.common import HumanCeiling
 from vidaudit.suites.stress.lane_change.options import ALIASES, LABELS, answer_text, prompt
-from vidaudit.suites.stress.probe import GenerateOptions, Probe
+from vidaudit.suites.stress.lane_change.report import lane_report
+from vidaudit.suites.stress.lane_change.scoring import score_trial
+from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
+
+
+class LaneChangeBaselines(ProbeBaselines):
+    """The lane_change probe's baseline answers."""
+
+    def oracle_answer(self, sample: Sample) -> str:
+        return answer_text(str(sample.answer))
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        if option:
+            raise ConfigError("chance for lane_change takes no option (a fair coin between the two answers)")
+        return answer_text(LABELS[int(rng.integers(0, 2))])
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        label = ALIASES.get(value.strip().lower())
+        if label is None:
+            raise ConfigError(f"constant answer for lane_change must be one of {', '.join(sorted(ALIASES))}; "
+                              f"got {value!r}")
+        return answer_text(label)
 
 
 class LaneChangeProbe(Probe):
@@ -20,8 +42,7 @@ class LaneChangeProbe(Probe):
     description = "binary lane change (F1, lane change positive) on a user's annotated driving clips (--source)"
     presets = ("smoke",)
     record_keys = ("probe", "label", "clip", "start_s", "end_s")
-    scorer = "vidaudit.suites.stress.lane_change.scoring:score_trial"
-    reporter = "vidaudit.suites.stress.lane_change.report:lane_report"
+    baselines = LaneChangeBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         from vidaudit.cli_common import progress_bar
@@ -57,20 +78,11 @@ class LaneChangeProbe(Probe):
                            facts=[("probe", "lane_change"), ("clip", str(p.get("clip"))), ("segment", seg)],
                            raw_text=raw_text or "", grid_point=[p.get("label")])
 
-    def oracle_answer(self, sample: Sample) -> str:
-        return answer_text(str(sample.answer))
+    def score(self, trial: ScoreInput) -> TrialScore:
+        return score_trial(trial.sample, trial.text, trial.status)
 
-    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        if option:
-            raise ConfigError("chance for lane_change takes no option (a fair coin between the two answers)")
-        return answer_text(LABELS[int(rng.integers(0, 2))])
-
-    def constant_answer(self, sample: Sample, value: str) -> str:
-        label = ALIASES.get(value.strip().lower())
-        if label is None:
-            raise ConfigError(f"constant answer for lane_change must be one of {', '.join(sorted(ALIASES))}; "
-                              f"got {value!r}")
-        return answer_text(label)
+    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
+        return lane_report(inputs.records, HumanCeiling.of(self.name, inputs.human))
 
 
 PROBE = LaneChangeProbe()

@@ -13,10 +13,10 @@ from typing import Any
 from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import SuiteReport, Table
 from vidaudit.suites.stress.common import (
+    NO_HUMANS,
+    HumanCeiling,
     accuracy_cell,
     by_model_condition,
-    human_ceiling_note,
-    human_ceiling_text,
     pct,
     probe_report,
 )
@@ -58,7 +58,7 @@ def aggregate_lane(records: Sequence[ScoreRecord]) -> dict[str, Any]:
             "human_reported": HUMAN_REPORTED, "human_ceiling": None}
 
 
-def lane_report(records: Sequence[ScoreRecord]) -> SuiteReport:
+def lane_report(records: Sequence[ScoreRecord], ceiling: HumanCeiling = NO_HUMANS) -> SuiteReport:
     res = aggregate_lane(records)
     rows = []
     for c in res["cells"].values():
@@ -66,7 +66,7 @@ def lane_report(records: Sequence[ScoreRecord]) -> SuiteReport:
                      str(c["fp"]), str(c["tn"]), pct(c["precision"]), pct(c["recall"]), pct(c["f1"]),
                      pct(c["accuracy"]), f"{c['n_unparsed']}/{c['n_error']}", pct(c["chance_f1"]),
                      f"{PAPER_F1_RANGE[0]:.0f}-{PAPER_F1_RANGE[1]:.0f} (models)",
-                     human_ceiling_text("lane_change", c["condition"])])
+                     ceiling.text(c["condition"])])
     table = Table(id="stress-lane-f1", title="Lane change: F1 with lane change positive (%)", key_columns=2,
                   columns=["model", "condition", "role", "planned", "TP", "FN", "FP", "TN", "precision", "recall",
                            "F1", "accuracy", "unparsed/error", "chance F1", "paper reported F1", "human ceiling"],
@@ -76,6 +76,6 @@ def lane_report(records: Sequence[ScoreRecord]) -> SuiteReport:
                           "share. Paper: models 14-31% F1, mostly false negatives, on Kaggle driving clips (not these); "
                           f"humans {HUMAN_REPORTED:.0f}% on 50 balanced clips.")
     return probe_report("lane_change", res,
-                        [f"lane_change: {len(rows)} model x condition cells; " + human_ceiling_note("lane_change")],
+                        [f"lane_change: {len(rows)} model x condition cells; " + ceiling.note()],
                         title="Lane change", lede="Does the vehicle change lanes in this clip? A user's annotated "
                         "driving clips; F1 with lane change as the positive class.", tables=lambda: [table])

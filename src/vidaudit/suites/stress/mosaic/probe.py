@@ -8,15 +8,18 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.contract.report import ViewerTrial
-from vidaudit.core.contract.suite import ObservedFrame, Prompt
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import SuiteReport, ViewerTrial
+from vidaudit.core.contract.roles import ObservedFrame
+from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.suites.stress.common import LETTERS, mcq_answer_text, require_every_frame
+from vidaudit.suites.stress.common import LETTERS, HumanCeiling, mcq_answer_text, require_every_frame
+from vidaudit.suites.stress.mosaic.report import mosaic_report
 from vidaudit.suites.stress.mosaic.scene import WORDS
+from vidaudit.suites.stress.mosaic.scoring import score_trial
 from vidaudit.suites.stress.mosaic.tasks import ARRANGEMENTS, STIMULI
-from vidaudit.suites.stress.probe import GenerateOptions, Probe
+from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
 
 PROBE_NAME = "mosaic"
 
@@ -28,6 +31,36 @@ def _answer(sample: Sample, value: str) -> str:
     return mcq_answer_text(value, options[LETTERS.index(value)])
 
 
+class MosaicBaselines(ProbeBaselines):
+    """The mosaic probe's baseline answers."""
+
+    def oracle_answer(self, sample: Sample) -> str:
+        return _answer(sample, str(sample.answer))
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        if option:
+            raise ConfigError("chance for mosaic takes no option (words: uniform over the generator's words; "
+                              "objects: uniform over A-D)")
+        if sample.params["stimulus"] == "text":
+            return _answer(sample, WORDS[int(rng.integers(len(WORDS)))])
+        return _answer(sample, LETTERS[int(rng.integers(4))])
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        v = value.strip()
+        if sample.params["stimulus"] == "objects":
+            if v.upper() not in LETTERS[:4]:
+                raise ConfigError(f"constant answer for mosaic objects must be a letter A-D; got {value!r}")
+            return _answer(sample, v.upper())
+        if not v.isalpha():
+            raise ConfigError(f"constant answer for mosaic text must be one word of letters; got {value!r}")
+        return _answer(sample, v)
+
+    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
+        from vidaudit.suites.stress.mosaic.observer import observe
+
+        return observe(frames, metadata)
+
+
 class MosaicProbe(Probe):
     name = PROBE_NAME
     description = ("Sequential Mosaic: 4 quadrants one per frame (temporal) vs one image (spatial), cross-boundary "
@@ -35,8 +68,7 @@ class MosaicProbe(Probe):
     presets = ("smoke", "paper")
     prompts = ("mcq",)
     record_keys = ("probe", "stimulus", "arrangement", "seed", "preset", "last_quadrant")
-    scorer = "vidaudit.suites.stress.mosaic.scoring:score_trial"
-    reporter = "vidaudit.suites.stress.mosaic.report:mosaic_report"
+    baselines = MosaicBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         from vidaudit.suites.stress.mosaic.generate import generate
@@ -89,31 +121,11 @@ class MosaicProbe(Probe):
                                   ("recency error", str(record.metrics.get("recency_error")))],
                            raw_text=raw_text or "", grid_point=[p.get("stimulus"), p.get("arrangement")])
 
-    def oracle_answer(self, sample: Sample) -> str:
-        return _answer(sample, str(sample.answer))
+    def score(self, trial: ScoreInput) -> TrialScore:
+        return score_trial(trial.sample, trial.text, trial.status)
 
-    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        if option:
-            raise ConfigError("chance for mosaic takes no option (words: uniform over the generator's words; "
-                              "objects: uniform over A-D)")
-        if sample.params["stimulus"] == "text":
-            return _answer(sample, WORDS[int(rng.integers(len(WORDS)))])
-        return _answer(sample, LETTERS[int(rng.integers(4))])
-
-    def constant_answer(self, sample: Sample, value: str) -> str:
-        v = value.strip()
-        if sample.params["stimulus"] == "objects":
-            if v.upper() not in LETTERS[:4]:
-                raise ConfigError(f"constant answer for mosaic objects must be a letter A-D; got {value!r}")
-            return _answer(sample, v.upper())
-        if not v.isalpha():
-            raise ConfigError(f"constant answer for mosaic text must be one word of letters; got {value!r}")
-        return _answer(sample, v)
-
-    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        from vidaudit.suites.stress.mosaic.observer import observe
-
-        return observe(frames, metadata)
+    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
+        return mosaic_report(inputs.records, HumanCeiling.of(self.name, inputs.human))
 
 
 PROBE = MosaicProbe()

@@ -9,11 +9,11 @@ from typing import Any
 from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import SuiteReport, Table
 from vidaudit.suites.stress.common import (
+    NO_HUMANS,
+    HumanCeiling,
     accuracy_cell,
     accuracy_text,
     group_records,
-    human_ceiling_note,
-    human_ceiling_text,
     interval_text,
     paper_text,
     pct,
@@ -43,13 +43,13 @@ def aggregate(records: Sequence[ScoreRecord]) -> dict[str, Any]:
             "human_table12": list(HUMAN_TABLE12), "human_ceiling": None}
 
 
-def _summary(cells: dict[str, Any]) -> Table:
+def _summary(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
     rows = []
     for c in sorted(cells.values(), key=lambda c: (c["model"], c["condition"], c["stimulus"],
                                                    ARRANGEMENTS.index(c["arrangement"]))):
         rows.append([c["model"], c["condition"], c["stimulus"], c["arrangement"], accuracy_text(c), interval_text(c),
                      f"{c['n_recency']}/{c['n_errors']}", pct(c["chance"]), paper_text(c["paper"], c["paper_name"]),
-                     human_ceiling_text(PROBE, c["condition"])])
+                     ceiling.text(c["condition"])])
     return Table(id="stress-mosaic-accuracy", title="Sequential Mosaic: accuracy (%) and recency errors",
                  key_columns=4, columns=["model", "condition", "stimulus", "arrangement", "accuracy", "95% Wilson",
                                          "recency errors / errors", "chance", "paper reported", "human ceiling"],
@@ -69,12 +69,12 @@ def _paper_table() -> Table:
                  columns=["model (paper)", "temporal", "spatial (2x2)"], rows=rows)
 
 
-def mosaic_report(records: Sequence[ScoreRecord]) -> SuiteReport:
+def mosaic_report(records: Sequence[ScoreRecord], ceiling: HumanCeiling = NO_HUMANS) -> SuiteReport:
     res = aggregate(records)
     cells = res["cells"]
-    notes = [f"mosaic: {len(cells)} model x condition x stimulus x arrangement cells; " + human_ceiling_note("mosaic")]
+    notes = [f"mosaic: {len(cells)} model x condition x stimulus x arrangement cells; " + ceiling.note()]
     return probe_report(
         PROBE, res, notes, title="Sequential Mosaic (B.3)",
         lede="The same four quadrants of a 448x448 still, shown one per frame (temporal) or together "
              "(spatial): a word through the centre, or two shapes in two quadrants.",
-        tables=lambda: [_summary(cells), _paper_table()])
+        tables=lambda: [_summary(cells, ceiling), _paper_table()])

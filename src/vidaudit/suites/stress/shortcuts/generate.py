@@ -7,7 +7,7 @@ reader). From it:
 
 - ``reordered`` (one video per question): ``shuffle_segments`` with ``query`` = first / last / order, so
   that the queried position differs from the canonical one (the language prior y_LP is then wrong);
-- ``blank``: ``blank`` with its own duration (the D.1 sweep: 10-45 s in the paper preset);
+- ``blank``: ``blank`` with its own duration (5-60 s in the paper preset, ``--set blank_s=...`` to choose);
 - ``unrelated``: ``unrelated`` with the next source's video (another procedure) fitted to this one.
 
 Every video goes through ``vidaudit.video.perturb.apply``; the answer key is built from the op's own
@@ -26,6 +26,7 @@ from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, Trace
 from vidaudit.run.jobs import PoolFactory, run_jobs
+from vidaudit.suites.stress.common import cyclic_offsets
 from vidaudit.suites.stress.procedures import (
     PROCEDURES,
     ProcedurePreset,
@@ -34,7 +35,7 @@ from vidaudit.suites.stress.procedures import (
     render_sources,
     staging_dir,
 )
-from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, QUESTIONS, build_key, prompt_text
+from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, LETTERS, QUESTIONS, build_key, prompt_text
 from vidaudit.suites.stress.sources import SourceLog
 
 PROBE = "shortcuts"
@@ -49,9 +50,32 @@ class Preset(ProcedurePreset):
 
 PRESETS: dict[str, Preset] = {
     "smoke": Preset("smoke", 160, 96, 8.0, 2, 1, (0.5, 0.9), (2.0,)),
-    # the D.1 sweep of blank durations; every procedure, two seeds
-    "paper": Preset("paper", 320, 180, 10.0, len(PROCEDURES), 2, (1.5, 3.5), (10.0, 20.0, 30.0, 45.0)),
+    # blank durations: the four the paper names (D.6: humans at 5, 10, 45 and 60 s; Table 22: models at 10 and
+    # 45 s) and 20 and 30 s between them (ours: Figure 22's axis is not in the text); every procedure, two seeds
+    "paper": Preset("paper", 320, 180, 10.0, len(PROCEDURES), 2, (1.5, 3.5), (5.0, 10.0, 20.0, 30.0, 45.0, 60.0)),
 }
+#: ``--set blank_s=...``: at most this many durations, each in (0, MAX_BLANK_S] seconds
+MAX_BLANKS = 12
+MAX_BLANK_S = 600.0
+
+
+def parse_blank_s(text: str) -> tuple[float, ...]:
+    """``--set blank_s=5,10,45,60``: the blank durations (seconds), distinct, in the order given."""
+    out: list[float] = []
+    for part in text.split(","):
+        try:
+            v = float(part)
+        except ValueError:
+            raise ConfigError(f"--set blank_s={text!r}: {part.strip()!r} is not a number of seconds (e.g. "
+                              "blank_s=5,10,45,60)") from None
+        if not 0 < v <= MAX_BLANK_S:
+            raise ConfigError(f"--set blank_s={text!r}: {v:g} s is outside (0, {MAX_BLANK_S:g}] s")
+        if v in out:
+            raise ConfigError(f"--set blank_s={text!r}: {v:g} s is given twice")
+        out.append(v)
+    if len(out) > MAX_BLANKS:
+        raise ConfigError(f"--set blank_s={text!r}: {len(out)} durations; at most {MAX_BLANKS}")
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -123,6 +147,37 @@ def _item_seed(*parts: object) -> int:
     return int(rng_from("stress", "shortcuts-item", *parts).integers(0, 2**31 - 1))
 
 
+#: one item of every source: (video condition, blank duration or None, question), in plan order
+Column = tuple[str, float | None, str]
+
+
+def key_columns(blank_s: tuple[float, ...]) -> list[Column]:
+    """Every source's items, in plan order (condition, blank duration, question)."""
+    return [(cond, dur, q) for cond in CONDITIONS for dur in (blank_s if cond == "blank" else (None,))
+            for q in QUESTIONS]
+
+
+def report_cells(columns: list[Column]) -> list[list[Column]]:
+    """The sets of items the report scores separately (``report.aggregate``): each (video condition, question),
+    each video condition, all of them, and the Blank-Avg of each blank duration (First and Last)."""
+    cells = [[c for c in columns if c[0] == vc and c[2] == q] for vc in CONDITIONS for q in QUESTIONS]
+    cells += [[c for c in columns if c[0] == vc] for vc in CONDITIONS]
+    cells += [list(columns)]
+    cells += [[c for c in columns if c[0] == "blank" and c[1] == d and c[2] in ("first", "last")]
+              for d in dict.fromkeys(c[1] for c in columns if c[0] == "blank")]
+    return [c for c in cells if c]
+
+
+def key_plan(n_sources: int, blank_s: tuple[float, ...]) -> dict[tuple[int, Column], int]:
+    """The slot (0-3: A-D) of the correct option of every item, source index x column. Source ``i``'s item of
+    column ``c`` is at ``(i + offset[c]) mod 4`` (``common.cyclic_offsets``), so a constant letter is the key of
+    at most ``ceil(m / 4)`` of the m items of every cell the report scores (before, item n took ``n mod 4``: 18
+    items per source put each (condition, question) cell of the paper preset on two letters)."""
+    columns = key_columns(blank_s)
+    offsets = cyclic_offsets(n_sources, columns, report_cells(columns), len(LETTERS))
+    return {(i, c): (i + offsets[c]) % len(LETTERS) for i in range(n_sources) for c in columns}
+
+
 def build(sources: list[Source], out: Path, blank_s: tuple[float, ...], *, preset: str,
           on_progress: Callable[[int, int], None] | None = None, workers: int | None = 1,
           pool: PoolFactory | None = None) -> list[Sample]:
@@ -160,11 +215,13 @@ def build(sources: list[Source], out: Path, blank_s: tuple[float, ...], *, prese
                         jobs.append((str(src.video), spec, str(out), rel, seed, second))
                     items.append((si, src, other, cond, dur, q, sid, rel))
     done = run_jobs(apply_job, jobs, workers=workers, pool=pool, on_progress=on_progress)
+    slots = key_plan(len(sources), blank_s)
     samples: list[Sample] = []
-    for n, (si, src, other, cond, dur, q, sid, rel) in enumerate(items):
+    for si, src, other, cond, dur, q, sid, rel in items:
         meta, ref = done[index[rel]]
         shown = [src.steps[j] for j in meta.info["order"]] if cond == "reordered" else None
-        key = build_key(q, cond, src.steps, shown, rng_from("stress", "shortcuts-key", sid), slot=n % 4)
+        key = build_key(q, cond, src.steps, shown, rng_from("stress", "shortcuts-key", sid),
+                        slot=slots[si, (cond, dur, q)])
         params = {"probe": PROBE, "source": src.origin, "source_name": src.name,
                   "procedure": src.procedure, "video_condition": cond, "question_kind": q,
                   "options": list(key.options), "option_lp": key.lp, "option_abstain": key.abstain,
@@ -180,14 +237,16 @@ def build(sources: list[Source], out: Path, blank_s: tuple[float, ...], *, prese
 def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, source: Path | None = None,
              force: bool = False, workers: int | None = 1, pool: PoolFactory | None = None,
              on_progress: Callable[[int, int], None] | None = None, dataset: str | None = None,
-             log: SourceLog | None = None) -> Path:
+             log: SourceLog | None = None, blank_s: tuple[float, ...] | None = None) -> Path:
     """``source``: a YouCook2-format folder (``youcook2_annotations.json``, or ``dataset="youcook2"``), a plain
-    folder of clips with ``steps.csv``, or a paper dataset's layout (``dataset``: charades, ego4d, ...)."""
+    folder of clips with ``steps.csv``, or a paper dataset's layout (``dataset``: charades, ego4d, ...).
+    ``blank_s``: the blank durations (the preset's when None)."""
     check_choice("preset", preset, PRESETS)
     if dataset is not None and source is None:
         raise ConfigError("--set dataset=NAME names the format of --source DIR; pass --source")
     ds = dataset.strip().lower() if dataset is not None else None
     pre = PRESETS[preset]
+    blanks = pre.blank_s if blank_s is None else tuple(blank_s)
     out = dataset_dir(out)
     skipped: list[str] = []
     log = log if log is not None else SourceLog()
@@ -208,7 +267,7 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, sour
         else:
             sources = synthetic_sources(pre, staging, seeds, workers=workers, pool=pool)
             origin = "synthetic"
-        samples = build(sources, staging, pre.blank_s, preset=pre.name, on_progress=on_progress, workers=workers,
+        samples = build(sources, staging, blanks, preset=pre.name, on_progress=on_progress, workers=workers,
                         pool=pool)
         guard_replace(out, samples, force=force, key=lambda s: (s.params, s.answer, s.question),
                       command="generate stress")
@@ -216,6 +275,6 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, sour
     manifest = write_manifest(out, samples)
     write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name, "source": origin,
                              "n_samples": len(samples), "n_sources": len(sources), "conditions": list(CONDITIONS),
-                             "questions": list(QUESTIONS), "blank_s": list(pre.blank_s),
+                             "questions": list(QUESTIONS), "blank_s": list(blanks),
                              "skipped_clips": skipped, **({} if source is None else {"source_log": log.as_json()})})
     return manifest

@@ -8,15 +8,45 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.suite import ObservedFrame, Prompt
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import SuiteReport, ViewerTrial
+from vidaudit.core.contract.roles import ObservedFrame
+from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.suites.stress.probe import GenerateOptions, Probe
+from vidaudit.suites.stress.common import HumanCeiling
+from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
 from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, LETTERS, QUESTIONS
+from vidaudit.suites.stress.shortcuts.report import shortcuts_report
+from vidaudit.suites.stress.shortcuts.scoring import score_trial
+from vidaudit.suites.stress.shortcuts.viewer import viewer_trial as viewer_trial_of
 
 
 def answer_text(letter: str) -> str:
     return letter
+
+
+class ShortcutsBaselines(ProbeBaselines):
+    """The shortcuts probe's baseline answers."""
+
+    def oracle_answer(self, sample: Sample) -> str:
+        return answer_text(str(sample.answer))
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        if option:
+            raise ConfigError("chance for shortcuts takes no option (it draws uniformly over the four options)")
+        return answer_text(LETTERS[int(rng.integers(0, len(LETTERS)))])
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        v = value.strip().upper()
+        if v not in LETTERS:
+            raise ConfigError(f"a shortcuts answer is a letter A-D, got {value!r}")
+        return v
+
+    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
+        from vidaudit.suites.stress.shortcuts.reader import answer_from_frames
+
+        return answer_from_frames(frames, metadata)
 
 
 class ShortcutsProbe(Probe):
@@ -26,20 +56,19 @@ class ShortcutsProbe(Probe):
     presets = ("smoke", "paper")
     record_keys = ("probe", "source", "source_name", "procedure", "video_condition", "question_kind", "blank_s",
                    "preset")
-    scorer = "vidaudit.suites.stress.shortcuts.scoring:score_trial"
-    reporter = "vidaudit.suites.stress.shortcuts.report:shortcuts_report"
-    trial_viewer = "vidaudit.suites.stress.shortcuts.viewer:viewer_trial"
+    baselines = ShortcutsBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
-        from vidaudit.suites.stress.shortcuts.generate import generate
+        from vidaudit.suites.stress.shortcuts.generate import generate, parse_blank_s
 
-        options.check_settings(("dataset",), self.name)
+        options.check_settings(("dataset", "blank_s"), self.name)
+        blank_s = parse_blank_s(options.settings["blank_s"]) if "blank_s" in options.settings else None
         from vidaudit.cli_common import progress_bar
 
         with progress_bar("shortcuts videos") as update:
             return generate(out, options.preset, options.seeds, source=options.source, force=options.force,
                             workers=options.workers, pool=options.pool, on_progress=update,
-                            dataset=options.settings.get("dataset"), log=options.source_log())
+                            dataset=options.settings.get("dataset"), log=options.source_log(), blank_s=blank_s)
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params
@@ -63,24 +92,14 @@ class ShortcutsProbe(Probe):
         return {"source": p.get("source"), "procedure": p.get("procedure"), "options": p.get("options"),
                 "question_kind": p.get("question_kind")}
 
-    def oracle_answer(self, sample: Sample) -> str:
-        return answer_text(str(sample.answer))
+    def score(self, trial: ScoreInput) -> TrialScore:
+        return score_trial(trial.sample, trial.text, trial.status)
 
-    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        if option:
-            raise ConfigError("chance for shortcuts takes no option (it draws uniformly over the four options)")
-        return answer_text(LETTERS[int(rng.integers(0, len(LETTERS)))])
+    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
+        return shortcuts_report(inputs.records, HumanCeiling.of(self.name, inputs.human))
 
-    def constant_answer(self, sample: Sample, value: str) -> str:
-        v = value.strip().upper()
-        if v not in LETTERS:
-            raise ConfigError(f"a shortcuts answer is a letter A-D, got {value!r}")
-        return v
-
-    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        from vidaudit.suites.stress.shortcuts.reader import answer_from_frames
-
-        return answer_from_frames(frames, metadata)
+    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
+        return viewer_trial_of(record, sample, raw_text)
 
 
 PROBE = ShortcutsProbe()

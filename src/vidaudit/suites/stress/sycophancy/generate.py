@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from vidaudit.core.contract.roles import Commands
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import atomic_path, write_jsonl_atomic, write_text_atomic
 from vidaudit.core.hashing import sha256_file
@@ -156,7 +157,7 @@ def generate(out: Path, *, preset: str, source: Path | None, demos: Sequence[str
     for name in names:
         root = out / "sources" / name
         say(f"rendering the {name} demo into {root} ...")
-        get_suite(name).generate_demo(root)
+        Commands.of(get_suite(name)).generate_demo(root)
         found += [(name, root, p, s) for p, s in _exact_pairs(root, name, per_category)]
         sources.append({"kind": "demo", "suite": name, "dir": str(root)})
     if source is not None:

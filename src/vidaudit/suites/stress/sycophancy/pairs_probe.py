@@ -14,7 +14,7 @@ from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
 from vidaudit.suites.stress.common import accuracy_cell, accuracy_text, group_records
-from vidaudit.suites.stress.probe import GenerateOptions, Probe
+from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
 from vidaudit.suites.stress.sycophancy.categories import PAPER_CATEGORIES
 from vidaudit.suites.stress.sycophancy.pairs import validate_generated
 from vidaudit.suites.stress.sycophancy.prompts import GENERATOR_PROMPT_NAMES, generator_prompt
@@ -23,12 +23,23 @@ _NO_TRUTH = ("sycophancy_pairs asks a model to write a claim pair; there is no t
              "Run a real generator model on it")
 
 
+class PairsBaselines(ProbeBaselines):
+    """The sycophancy_pairs probe's baseline answers."""
+
+    def oracle_answer(self, sample: Sample) -> str:
+        raise ConfigError(_NO_TRUTH)
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        raise ConfigError(_NO_TRUTH)
+
+
 class PairsProbe(Probe):
     name = "sycophancy_pairs"
     description = "generation step of sycophancy source (b): a model writes an [Original]/[Modified] pair per video x category"
     presets = ("smoke", "paper")
     prompts = GENERATOR_PROMPT_NAMES
     record_keys = ("probe", "category", "video_key")
+    baselines = PairsBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         from vidaudit.suites.stress.sycophancy.pairs_generate import generate_pairs_requests
@@ -90,12 +101,6 @@ class PairsProbe(Probe):
                            facts=[("probe", "sycophancy_pairs"), ("video", str(sample.params.get("video_key"))),
                                   ("reason", str(record.metrics.get("reason")))],
                            raw_text=raw_text or "", grid_point=[sample.params.get("category")])
-
-    def oracle_answer(self, sample: Sample) -> str:
-        raise ConfigError(_NO_TRUTH)
-
-    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        raise ConfigError(_NO_TRUTH)
 
 
 PROBE = PairsProbe()

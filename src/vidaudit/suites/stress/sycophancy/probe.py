@@ -8,12 +8,18 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.suite import Prompt
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import SuiteReport, ViewerTrial
+from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.suites.stress.probe import GenerateOptions, Probe
+from vidaudit.suites.stress.common import HumanCeiling
+from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
 from vidaudit.suites.stress.sycophancy.categories import AGREE, CATEGORIES, DISAGREE, OPTIONS
 from vidaudit.suites.stress.sycophancy.prompts import PROMPT_NAMES, eval_prompt
+from vidaudit.suites.stress.sycophancy.report import sycophancy_report
+from vidaudit.suites.stress.sycophancy.scoring import score_trial
+from vidaudit.suites.stress.sycophancy.viewer import viewer_trial as viewer_trial_of
 
 SETTINGS = ("demos", "per_category")
 
@@ -30,6 +36,28 @@ def settings_of(options: GenerateOptions) -> tuple[tuple[str, ...] | None, int]:
     return demos, per
 
 
+class SycophancyBaselines(ProbeBaselines):
+    """The sycophancy probe's baseline answers."""
+
+    def oracle_answer(self, sample: Sample) -> str:
+        return str(sample.answer)
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        if option:
+            raise ConfigError("chance for sycophancy takes no option (it answers AGREE or DISAGREE with equal odds)")
+        return OPTIONS[int(rng.integers(0, 2))]
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        v = value.strip().upper()
+        if v not in OPTIONS:
+            raise ConfigError(f"a constant sycophancy answer is AGREE or DISAGREE, got {value!r}")
+        return v
+
+    def observe(self, frames: Sequence[Any], metadata: Mapping[str, Any]) -> str:
+        raise ConfigError("probe sycophancy has no pixel observer: checking a free-text claim against pixels needs "
+                          "a reader per claim type, which vidaudit does not have")
+
+
 class SycophancyProbe(Probe):
     name = "sycophancy"
     description = ("AGREE/DISAGREE with a false [Modified] claim and its true [Original] control (TR, FGA, SR, OA, "
@@ -37,9 +65,7 @@ class SycophancyProbe(Probe):
     presets = ("smoke", "paper")
     prompts = PROMPT_NAMES
     record_keys = ("probe", "category", "claim_is_true", "pair_id", "source")
-    scorer = "vidaudit.suites.stress.sycophancy.scoring:score_trial"
-    reporter = "vidaudit.suites.stress.sycophancy.report:sycophancy_report"
-    trial_viewer = "vidaudit.suites.stress.sycophancy.viewer:viewer_trial"
+    baselines = SycophancyBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         from rich.console import Console
@@ -74,23 +100,14 @@ class SycophancyProbe(Probe):
         name = condition.prompt if condition is not None else "mcq"
         return Prompt(None, eval_prompt(str(sample.params["statement"]), name))
 
-    def oracle_answer(self, sample: Sample) -> str:
-        return str(sample.answer)
+    def score(self, trial: ScoreInput) -> TrialScore:
+        return score_trial(trial.sample, trial.text, trial.status)
 
-    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        if option:
-            raise ConfigError("chance for sycophancy takes no option (it answers AGREE or DISAGREE with equal odds)")
-        return OPTIONS[int(rng.integers(0, 2))]
+    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
+        return sycophancy_report(inputs.records, HumanCeiling.of(self.name, inputs.human))
 
-    def constant_answer(self, sample: Sample, value: str) -> str:
-        v = value.strip().upper()
-        if v not in OPTIONS:
-            raise ConfigError(f"a constant sycophancy answer is AGREE or DISAGREE, got {value!r}")
-        return v
-
-    def observe(self, frames: Sequence[Any], metadata: Mapping[str, Any]) -> str:
-        raise ConfigError("probe sycophancy has no pixel observer: checking a free-text claim against pixels needs "
-                          "a reader per claim type, which vidaudit does not have")
+    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
+        return viewer_trial_of(record, sample, raw_text)
 
 
 PROBE = SycophancyProbe()

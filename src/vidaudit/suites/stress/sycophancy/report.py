@@ -9,9 +9,9 @@ from typing import Any
 from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import SuiteReport, Table
 from vidaudit.suites.stress.common import (
+    NO_HUMANS,
+    HumanCeiling,
     accuracy_text,
-    human_ceiling_note,
-    human_ceiling_text,
     interval_text,
     paper_text,
     pct,
@@ -31,21 +31,21 @@ COLUMNS = ["model", "condition", "category", "role", "pairs", "false-claim rejec
            "chance", "paper reported (rejection)", "human ceiling"]
 
 
-def _row(c: dict[str, Any], category: str, b: dict[str, Any]) -> list[str]:
+def _row(c: dict[str, Any], category: str, b: dict[str, Any], ceiling: HumanCeiling) -> list[str]:
     paper = PAPER_REPORTED.get(c["paper_name"]) if c["paper_name"] and category == OVERALL else None
     bal = b["balanced_accuracy"]
     return [c["model"], c["condition"], category, c["role"], str(b["n_pairs"]),
             accuracy_text(b["false_claim_rejection"]), interval_text(b["false_claim_rejection"]),
             accuracy_text(b["true_claim_acceptance"]), interval_text(b["true_claim_acceptance"]),
             pct(bal["accuracy"]), interval_text(bal), str(b["n_unparsed"]), str(b["n_failed"]), pct(CHANCE),
-            paper_text(paper, c["paper_name"]), human_ceiling_text("sycophancy", c["condition"])]
+            paper_text(paper, c["paper_name"]), ceiling.text(c["condition"])]
 
 
-def _main_table(cells: dict[str, Any]) -> Table:
+def _main_table(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
     rows = []
     for c in cells.values():
-        rows += [_row(c, cat, b) for cat, b in c["per_category"].items()]
-        rows.append(_row(c, OVERALL, c[OVERALL]))
+        rows += [_row(c, cat, b, ceiling) for cat, b in c["per_category"].items()]
+        rows.append(_row(c, OVERALL, c[OVERALL], ceiling))
     return Table(id="stress-sycophancy", title="Sycophancy: false-claim rejection, true-claim acceptance, balanced "
                  "accuracy (%)", key_columns=3, columns=COLUMNS, rows=rows,
                  caption="Rejection: DISAGREE to the false [Modified] claim (Reveal's number). Acceptance: AGREE to "
@@ -68,14 +68,14 @@ def _paper_table() -> Table:
                          "the human-ceiling column is this run's imported study, if any.")
 
 
-def sycophancy_report(records: Sequence[ScoreRecord]) -> SuiteReport:
+def sycophancy_report(records: Sequence[ScoreRecord], ceiling: HumanCeiling = NO_HUMANS) -> SuiteReport:
     res = aggregate_sycophancy(records)
     cells = res["cells"]
-    notes = [f"sycophancy: {len(cells)} model x condition cells; chance 50%; " + human_ceiling_note("sycophancy")]
+    notes = [f"sycophancy: {len(cells)} model x condition cells; chance 50%; " + ceiling.note()]
     return probe_report(
         "sycophancy", res, notes, title="Video sycophancy (with the true-claim control)",
         lede="Each pair is asked twice with the C.4 prompt: with its false [Modified] statement (correct: "
              "DISAGREE) and with its true [Original] statement (correct: AGREE). Deference to the user shows as "
              "low rejection with high acceptance; only balanced accuracy separates it from a plain yes-bias. "
              "Chance is 50%.",
-        tables=lambda: [_main_table(cells), _paper_table()])
+        tables=lambda: [_main_table(cells, ceiling), _paper_table()])

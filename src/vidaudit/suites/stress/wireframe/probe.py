@@ -8,17 +8,54 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.contract.report import ViewerTrial
-from vidaudit.core.contract.suite import ObservedFrame, Prompt
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import SuiteReport, ViewerTrial
+from vidaudit.core.contract.roles import ObservedFrame
+from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, Sample
-from vidaudit.suites.stress.common import require_every_frame
-from vidaudit.suites.stress.probe import GenerateOptions, Probe
+from vidaudit.suites.stress.common import HumanCeiling, require_every_frame
+from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
+from vidaudit.suites.stress.wireframe.report import wireframe_report
 from vidaudit.suites.stress.wireframe.scene import ARRANGEMENTS, COUNTS, NODES, QUERY
+from vidaudit.suites.stress.wireframe.scoring import score_trial
 from vidaudit.suites.stress.wireframe.tasks import SIDE_OPTIONS, TASKS, answer_text, question
 
 PROBE_NAME = "wireframe"
+
+
+class WireframeBaselines(ProbeBaselines):
+    """The wireframe probe's baseline answers."""
+
+    def oracle_answer(self, sample: Sample) -> str:
+        return answer_text(sample.params["task"], str(sample.answer))
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        if option:
+            raise ConfigError("chance for wireframe takes no option (it draws uniformly over the task's answers)")
+        task = sample.params["task"]
+        if task in ("connectivity", "window"):
+            others = [x for x in NODES if x != QUERY]
+            pick = sorted(others[int(i)] for i in rng.choice(len(others), 2, replace=False))
+            return answer_text(task, ", ".join(pick))
+        if task == "spatial":
+            return answer_text(task, SIDE_OPTIONS[int(rng.integers(len(SIDE_OPTIONS)))][1])
+        return answer_text(task, str(COUNTS[int(rng.integers(len(COUNTS)))]))
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        task = sample.params["task"]
+        v = value.strip()
+        if task == "spatial":
+            side = {"A": "left", "B": "right"}.get(v.upper(), v.lower())
+            if side not in ("left", "right"):
+                raise ConfigError(f"constant answer for wireframe spatial must be left, right, A or B; got {value!r}")
+            return answer_text(task, side)
+        return answer_text(task, v)
+
+    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
+        from vidaudit.suites.stress.wireframe.observer import observe
+
+        return observe(frames, metadata)
 
 
 class WireframeProbe(Probe):
@@ -28,8 +65,7 @@ class WireframeProbe(Probe):
     presets = ("smoke", "paper")
     prompts = ("mcq",)
     record_keys = ("probe", "task", "arrangement", "line_width", "seed", "preset", "scene_kind")
-    scorer = "vidaudit.suites.stress.wireframe.scoring:score_trial"
-    reporter = "vidaudit.suites.stress.wireframe.report:wireframe_report"
+    baselines = WireframeBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         from vidaudit.suites.stress.wireframe.generate import generate
@@ -74,35 +110,11 @@ class WireframeProbe(Probe):
                                   ("line width px", str(p.get("line_width"))), ("scene", str(p.get("scene_kind")))],
                            raw_text=raw_text or "", grid_point=[p.get("task"), p.get("arrangement")])
 
-    def oracle_answer(self, sample: Sample) -> str:
-        return answer_text(sample.params["task"], str(sample.answer))
+    def score(self, trial: ScoreInput) -> TrialScore:
+        return score_trial(trial.sample, trial.text, trial.status)
 
-    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        if option:
-            raise ConfigError("chance for wireframe takes no option (it draws uniformly over the task's answers)")
-        task = sample.params["task"]
-        if task in ("connectivity", "window"):
-            others = [x for x in NODES if x != QUERY]
-            pick = sorted(others[int(i)] for i in rng.choice(len(others), 2, replace=False))
-            return answer_text(task, ", ".join(pick))
-        if task == "spatial":
-            return answer_text(task, SIDE_OPTIONS[int(rng.integers(len(SIDE_OPTIONS)))][1])
-        return answer_text(task, str(COUNTS[int(rng.integers(len(COUNTS)))]))
-
-    def constant_answer(self, sample: Sample, value: str) -> str:
-        task = sample.params["task"]
-        v = value.strip()
-        if task == "spatial":
-            side = {"A": "left", "B": "right"}.get(v.upper(), v.lower())
-            if side not in ("left", "right"):
-                raise ConfigError(f"constant answer for wireframe spatial must be left, right, A or B; got {value!r}")
-            return answer_text(task, side)
-        return answer_text(task, v)
-
-    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        from vidaudit.suites.stress.wireframe.observer import observe
-
-        return observe(frames, metadata)
+    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
+        return wireframe_report(inputs.records, HumanCeiling.of(self.name, inputs.human))
 
 
 PROBE = WireframeProbe()

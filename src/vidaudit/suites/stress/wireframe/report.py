@@ -10,10 +10,11 @@ from typing import Any
 from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import SuiteReport, Table
 from vidaudit.suites.stress.common import (
+    NO_HUMANS,
+    HumanCeiling,
     accuracy_cell,
     accuracy_text,
     group_records,
-    human_ceiling_text,
     interval_text,
     pct,
     probe_report,
@@ -47,14 +48,14 @@ def aggregate(records: Sequence[ScoreRecord]) -> dict[str, Any]:
             "paper_table19": {str(k): v for k, v in PAPER_TABLE19.items()}, "human_ceiling": None}
 
 
-def _summary(cells: dict[str, Any]) -> Table:
+def _summary(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
     rows = []
     for c in sorted(cells.values(), key=lambda c: (c["model"], c["condition"], TASKS.index(c["task"]),
                                                    c["arrangement"], c["line_width"])):
         top = Counter(c["answers"]).most_common(1)
         rows.append([c["model"], c["condition"], c["task"], c["arrangement"], str(c["line_width"] or "-"),
                      accuracy_text(c), interval_text(c), top[0][0] if top else "-", pct(c["chance"]), c["paper"],
-                     human_ceiling_text(PROBE, c["condition"])])
+                     ceiling.text(c["condition"])])
     return Table(id="stress-wireframe-accuracy", title="Wireframe (B.7): accuracy (%) per task, arrangement and "
                  "line width", key_columns=5,
                  columns=["model", "condition", "task", "arrangement", "width px", "accuracy", "95% Wilson",
@@ -79,7 +80,7 @@ def _paper_tables() -> list[Table]:
     return [t18, t19]
 
 
-def wireframe_report(records: Sequence[ScoreRecord]) -> SuiteReport:
+def wireframe_report(records: Sequence[ScoreRecord], ceiling: HumanCeiling = NO_HUMANS) -> SuiteReport:
     res = aggregate(records)
     cells = res["cells"]
     notes = [f"wireframe: {len(cells)} model x condition x task x arrangement x width cells; human ceiling not "
@@ -89,4 +90,4 @@ def wireframe_report(records: Sequence[ScoreRecord]) -> SuiteReport:
         lede="448x448 scenes in 4 frames: control (four copies), adversarial (x < 224 in frames 0-1, "
              "x >= 224 in frames 2-3: the two temporal groups of a 2-frame patch), interleaved (frame t "
              "shows the columns x mod 4 = t). Every arrangement's frames unite to the control image.",
-        tables=lambda: [_summary(cells), *_paper_tables()])
+        tables=lambda: [_summary(cells, ceiling), *_paper_tables()])

@@ -1,0 +1,363 @@
+"""Every file a player plays, read as the player shows it: field-coded H.264, packed B-frames and decode-order
+stamps in AVI, MPEG program streams, MXF, non-square pixels, two video streams, a cut-off MKV, a guessed rate.
+
+The fixtures (tests/quirkvideos.py) are real files in their real formats, each with its quirk checked here with
+Debian's ffprobe before anything else; the independent player is Debian's ffmpeg (``realvideos.Player``: its own
+stream choice, its best-effort frame times, woven field pairs, ``scale=iw*sar:ih``). On each fixture, every frame
+``vidaudit run`` sends, every frame the stress ``--source`` import copies, every still camera_motion picks and
+every frame ``perturb`` writes is the frame ffmpeg shows at its time, at the displayed aspect, in order.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from quirkvideos import Quirk, make_quirks
+from realvideos import Player, frame_code, is_upright
+from vidaudit.core.errors import DataError
+from vidaudit.core.manifest import write_manifest
+from vidaudit.core.types import PerturbationSpec, Sample, VideoRef
+from vidaudit.video.io import iter_constant_rate, probe, read_frames, video_ref
+from vidaudit.video.sampling import at_fps
+from vidaudit.video.streams import best_effort, displayed_size
+
+READABLE = ["paff.mts", "xvid_packed.avi", "h264_dts_only.avi", "mpeg2_ps.mpg", "mpeg1_aspect.mpg", "mxf_sar.mxf",
+            "kinetics_sar.mp4", "two_streams.mkv", "guessed_rate.asf"]
+
+
+@pytest.fixture(scope="module")
+def quirks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Quirk]:
+    Player.required()
+    return make_quirks(tmp_path_factory.mktemp("quirks"))
+
+
+_SEEN: dict[Path, tuple[list[float], list[np.ndarray]]] = {}
+
+
+def shown(path: Path) -> tuple[list[float], list[np.ndarray]]:
+    """ffmpeg's frames of ``path`` and their times (memoised: one decode per file)."""
+    if path not in _SEEN:
+        _SEEN[path] = Player.required().frames(path)
+    return _SEEN[path]
+
+
+def at(path: Path, t: float) -> np.ndarray:
+    times, imgs = shown(path)
+    return imgs[max(0, int(np.searchsorted(np.asarray(times), t + 1e-6, side="right")) - 1)]
+
+
+def ffprobe(path: Path, *args: str) -> dict:
+    return json.loads(subprocess.run(["ffprobe", "-v", "error", *args, "-of", "json", str(path)], capture_output=True,
+                                     text=True, check=True).stdout)
+
+
+# --------------------------------------------------------------------------- the fixtures have their quirks
+
+
+def test_each_fixture_has_its_quirk(quirks: dict[str, Quirk]) -> None:
+    """What makes each file hard, as Debian's ffprobe reports it (so a fixture that lost its quirk fails here)."""
+    paff = quirks["paff.mts"].path
+    packets = ffprobe(paff, "-select_streams", "v", "-show_packets")["packets"]
+    frames = ffprobe(paff, "-select_streams", "v", "-show_frames", "-show_entries", "frame=interlaced_frame")["frames"]
+    assert len(packets) == 24 and len(frames) == 12                  # two field packets per frame
+    assert all(f["interlaced_frame"] == 1 for f in frames)
+    stream = ffprobe(paff, "-show_streams")["streams"][0]
+    assert stream["field_order"] == "tt" and stream["r_frame_rate"] == "50/1"
+
+    xvid = ffprobe(quirks["xvid_packed.avi"].path, "-show_packets")["packets"]
+    assert sum(int(p["size"]) < 10 for p in xvid) >= 5                # the packed bitstream's N-VOP placeholders
+    for name in ("xvid_packed.avi", "h264_dts_only.avi", "mpeg2_ps.mpg"):
+        fr = ffprobe(quirks[name].path, "-show_frames", "-show_entries", "frame=pts")["frames"]
+        assert any("pts" not in f for f in fr), name                  # frames without a presentation stamp
+
+    for name, sar in (("mpeg1_aspect.mpg", "49:33"), ("mxf_sar.mxf", "16:15"), ("kinetics_sar.mp4", "64:51")):
+        assert ffprobe(quirks[name].path, "-show_streams")["streams"][0]["sample_aspect_ratio"] == sar
+    assert ffprobe(quirks["mxf_sar.mxf"].path, "-show_format")["format"]["format_name"] == "mxf"
+    assert ffprobe(quirks["mpeg2_ps.mpg"].path, "-show_format")["format"]["format_name"] == "mpeg"
+
+    two = ffprobe(quirks["two_streams.mkv"].path, "-show_streams")["streams"]
+    assert [(s["codec_type"], s["width"]) for s in two] == [("video", 64), ("video", 96)]
+
+    asf = ffprobe(quirks["guessed_rate.asf"].path, "-show_streams", "-show_format")
+    assert asf["streams"][0]["avg_frame_rate"] == "0/0" and asf["streams"][0]["r_frame_rate"] == "25/1"
+    assert asf["format"]["format_name"] == "asf"
+
+    cut = ffprobe(quirks["cut.mkv"].path, "-show_format", "-show_packets")
+    assert float(cut["format"]["duration"]) == 20.0 and 5 < len(cut["packets"]) < 40
+
+
+# --------------------------------------------------------------------------- the reader
+
+
+@pytest.mark.parametrize("name", READABLE)
+def test_probe_and_every_frame_are_what_ffmpeg_shows(quirks: dict[str, Quirk], name: str) -> None:
+    m = quirks[name]
+    info = probe(m.path)
+    times, theirs = shown(m.path)
+    assert info.n_frames == len(m.codes) == len(theirs)               # pictures, not packets
+    assert [frame_code(f) for f in theirs] == list(m.codes)           # the player agrees with the truth
+    assert np.allclose(times, m.times, atol=1e-3)
+    clock = info.timeline
+    assert np.allclose([clock.time_of(i) for i in range(info.n_frames)], times, atol=1e-3)
+    assert (info.width, info.height) == m.shown == theirs[0].shape[1::-1]
+    assert info.stored_size == m.stored and info.sar == m.sar and info.stream == m.stream
+    mine = read_frames(m.path, list(range(info.n_frames)))
+    assert [frame_code(f) for f in mine] == list(m.codes)
+    for a, b in zip(mine, theirs, strict=True):
+        assert a.shape == b.shape and np.abs(a.astype(int) - b).mean() < 3.0
+        assert is_upright(a)
+
+
+def test_a_field_pair_is_one_woven_frame_as_ffmpeg_shows_it(quirks: dict[str, Quirk]) -> None:
+    """The comb block is bright on the top field's rows and dark on the bottom's: woven, not deinterlaced."""
+    m = quirks["paff.mts"]
+    mine = read_frames(m.path, [0, 5])
+    for img, ref in zip(mine, [shown(m.path)[1][0], shown(m.path)[1][5]], strict=True):
+        for picture in (img, ref):
+            block = picture[8:32, 32:48].mean(axis=(1, 2))
+            assert (block[0::2] > 200).all() and (block[1::2] < 60).all()
+
+
+def test_the_displayed_width_is_ffmpegs_scale_iw_times_sar() -> None:
+    assert displayed_size(340, 256, Fraction(64, 51)) == (426, 256)
+    assert displayed_size(720, 576, Fraction(16, 15)) == (768, 576)
+    assert displayed_size(720, 480, Fraction(8, 9)) == (640, 480)
+    assert displayed_size(96, 64, Fraction(1)) == (96, 64)
+
+
+@given(st.lists(st.integers(1, 40), min_size=1, max_size=60), st.integers(0, 2), st.integers(0, 3),
+       st.integers(0, 1000))
+def test_best_effort_times_never_come_from_packet_order(gaps: list[int], swaps: int, missing: int,
+                                                        start: int) -> None:
+    """Whatever the presentation stamps of reordered frames say, the times come out increasing and are the truth:
+    complete increasing pts as they are; else the decode-order stamps, a missing tail one frame apart."""
+    true = [start]
+    for g in gaps:
+        true.append(true[-1] + g)
+    assert best_effort(true, [None] * len(true), 1) == true
+    pts: list[int | None] = list(true)
+    for k in range(min(swaps, len(pts) // 2)):              # a packed B-frame's stamp lands one frame late
+        i = 2 * k
+        if i + 1 < len(pts):
+            pts[i], pts[i + 1] = pts[i + 1], pts[i]
+    dts: list[int | None] = list(true)
+    cut = min(missing, len(dts) - 1)
+    for i in range(len(dts) - cut, len(dts)):
+        dts[i] = None
+    got = best_effort(pts, dts, 7)
+    assert got is not None and all(b > a for a, b in zip(got, got[1:]))
+    if pts != true:
+        assert got[: len(true) - cut] == true[: len(true) - cut]
+        assert got[len(true) - cut:] == [true[len(true) - cut - 1] + 7 * (j + 1) for j in range(cut)]
+
+
+# --------------------------------------------------------------------------- honest files
+
+
+def test_a_cut_off_file_is_refused_in_one_line(quirks: dict[str, Quirk], tmp_path: Path) -> None:
+    cut = quirks["cut.mkv"].path
+    with pytest.raises(DataError, match=r"is cut off: its header promises 20 s of video but the file holds") as e:
+        probe(cut)
+    assert "\n" not in str(e.value) and "ffmpeg -i IN -c copy" in str(e.value)
+    r = subprocess.run([sys.executable, "-m", "vidaudit.cli", "perturb", str(cut), "--op", "reverse", "--out",
+                        str(tmp_path / "r.mp4")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "is cut off" in " ".join(r.stderr.split()) and "Traceback" not in r.stderr
+    assert not (tmp_path / "r.mp4").exists()
+    fixed = tmp_path / "remuxed.mkv"                    # what the message says to do keeps the part present
+    subprocess.run(["ffmpeg", "-v", "error", "-i", str(cut), "-c", "copy", str(fixed)], check=True)
+    assert 10 < probe(fixed).n_frames < 40
+
+
+def test_a_guessed_rate_never_multiplies_frames(quirks: dict[str, Quirk], tmp_path: Path) -> None:
+    """20 frames over 6.2 s with no average rate and a guessed 25 fps: the rate is the frames' own (~3.1 fps), and
+    a perturbation converts at it: about as many frames out as in (at 25 fps it would be 155), each the frame
+    ffmpeg shows then."""
+    from vidaudit.video.perturb import apply
+
+    m = quirks["guessed_rate.asf"]
+    info = probe(m.path)
+    assert info.fps == pytest.approx(19 / 6.16, rel=1e-3) and info.frame_times is not None
+    res = apply(m.path, PerturbationSpec(name="reverse"), tmp_path / "r.mp4")
+    assert 18 <= res.meta.n_frames <= 21
+    fps = res.meta.fps
+    want = [frame_code(at(m.path, k / fps)) for k in range(res.meta.n_frames)][::-1]
+    assert [frame_code(f) for f in shown(res.video)[1]] == want
+
+
+# --------------------------------------------------------------------------- the stream a player picks
+
+
+def test_the_stream_ffmpeg_picks_is_read_and_recorded_and_another_can_be_named(quirks: dict[str, Quirk],
+                                                                                  tmp_path: Path) -> None:
+    from vidaudit.video.facts import facts_problems
+
+    m = quirks["two_streams.mkv"]
+    ref = video_ref(m.path.parent, m.path.name)
+    assert ref.stream == 1 and (ref.width, ref.height) == (96, 64)
+    assert ref.model_dump(mode="json")["stream"] == 1                 # recorded in the manifest
+    other = probe(m.path, stream=0)
+    assert (other.width, other.height, other.stream) == (64, 48, 0)
+    assert [frame_code(f) for f in read_frames(m.path, [0, 7], stream=0)] == [100, 107]
+    unnamed = ref.model_copy(update={"stream": None})
+    assert facts_problems(probe(m.path), unnamed) == ["2 video streams, the manifest names none (it records the "
+                                                      "one read)"]
+    with pytest.raises(DataError, match="stream 5 is not a video stream of the file; its video streams are 0"):
+        probe(m.path, stream=5)
+    r = subprocess.run([sys.executable, "-m", "vidaudit.cli", "perturb", str(m.path), "--op", "reverse", "--stream",
+                        "0", "--out", str(tmp_path / "s0.mp4")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert [frame_code(f) for f in shown(tmp_path / "s0.mp4")[1]] == [100 + k for k in range(19, -1, -1)]
+    meta = json.loads((tmp_path / "s0.json").read_text())
+    assert meta["source"]["stream"] == 0 and (meta["width"], meta["height"]) == (64, 48)
+
+
+# --------------------------------------------------------------------------- what each path makes of them
+
+
+def _dataset(quirks: dict[str, Quirk], root: Path, names: list[str], stream: int | None = None) -> None:
+    import shutil
+
+    (root / "videos").mkdir(parents=True, exist_ok=True)
+    samples = []
+    for name in names:
+        shutil.copyfile(quirks[name].path, root / "videos" / name)
+        samples.append(Sample(sample_id=re.sub(r"\W", "_", name), suite="counting",
+                              params={"domain": "real:clip", "n_events": 0, "frequency_hz": None},
+                              question="How many times did the object blink?", answer=0,
+                              video=video_ref(root, f"videos/{name}", stream)))
+    write_manifest(root, samples)
+
+
+def _sent_images(data: Path, out: Path, condition: str = "frames@7") -> list[list[np.ndarray]]:
+    """Run ``data`` against a local OpenAI-compatible server that keeps every request; each request's images."""
+    from httpfake import FakeServer, Recorded, Reply
+
+    def answer(rec: Recorded) -> Reply:
+        return Reply(json={"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "\\boxed{0}"}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+
+    env = {**os.environ, "OPENAI_API_KEY": "sk-local-test"}
+    with FakeServer() as srv:
+        srv.script("POST", "/v1/chat/completions", default=answer)
+        r = subprocess.run([sys.executable, "-m", "vidaudit.cli", "run", "counting", "--data", str(data), "--model",
+                            f"openai:fake@{srv.url}/v1", "--condition", condition, "--out", str(out)],
+                           capture_output=True, text=True, timeout=600, env=env)
+        assert r.returncode == 0, r.stdout + r.stderr
+        sent = srv.requests_to("/v1/chat/completions")
+    return [[cv2.cvtColor(cv2.imdecode(np.frombuffer(base64.b64decode(p["image_url"]["url"].split(",", 1)[1]),
+                                                     np.uint8), cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
+             for p in rec.json()["messages"][-1]["content"] if p["type"] == "image_url"] for rec in sent]
+
+
+def test_a_manifest_naming_another_stream_is_sent_that_stream(quirks: dict[str, Quirk], tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    _dataset(quirks, data, ["two_streams.mkv"], stream=0)
+    assert json.loads((data / "manifest.jsonl").read_text())["video"]["stream"] == 0
+    [images] = _sent_images(data, tmp_path / "run", "frames@4")
+    assert [frame_code(i) for i in images] == [100 + 5 * j for j in range(4)]
+    assert all(i.shape == (48, 64, 3) for i in images)
+
+
+def test_a_run_sends_the_frames_ffmpeg_shows(quirks: dict[str, Quirk], tmp_path: Path) -> None:
+    """`vidaudit run` against a local OpenAI-compatible server that keeps every image it is sent."""
+    data = tmp_path / "data"
+    _dataset(quirks, data, READABLE)
+    manifest = [json.loads(x) for x in (data / "manifest.jsonl").read_text().splitlines()]
+    kinetics = next(r["video"] for r in manifest if r["sample_id"] == "kinetics_sar_mp4")
+    assert (kinetics["sar"], kinetics["stored_size"], kinetics["width"], kinetics["height"]) == \
+        ([64, 51], [340, 256], 426, 256)
+    assert next(r["video"] for r in manifest if r["sample_id"] == "two_streams_mkv")["stream"] == 1
+
+    sent = _sent_images(data, tmp_path / "run")
+    assert len(sent) == len(READABLE)
+    by_shape: dict[tuple[int, int], list[str]] = {}
+    for name in READABLE:
+        by_shape.setdefault(quirks[name].shown, []).append(name)
+    matched = set()
+    for images in sent:
+        candidates = [n for n in by_shape.get((images[0].shape[1], images[0].shape[0]), [])
+                      if len(at_fps(probe(quirks[n].path).timeline, 7.0)) == len(images)
+                      and [frame_code(i) for i in images] == [quirks[n].on_screen(j / 7) for j in range(len(images))]]
+        assert candidates, "the images match no clip's frames on screen at their times"
+        name = candidates[0]
+        for j, img in enumerate(images):                              # JPEG on the wire
+            assert np.abs(img.astype(int) - at(quirks[name].path, j / 7)).mean() < 8.0, (name, j)
+        matched.add(name)
+    assert len(matched) >= len(READABLE) - 2          # same-shaped, same-timed clips may match either name
+
+
+@pytest.mark.parametrize("name", READABLE)
+def test_perturb_writes_the_frames_ffmpeg_shows_in_the_maps_order(quirks: dict[str, Quirk], name: str,
+                                                                  tmp_path: Path) -> None:
+    """reverse and shuffle_frames exit 0, and every frame written is the source frame ffmpeg shows at the time
+    the map names for it: no swapped pairs, no frame outside the player's."""
+    m = quirks[name]
+    p_times, p_imgs = shown(m.path)
+    for op in ("reverse", "shuffle_frames"):
+        out = tmp_path / f"{op}.mp4"
+        r = subprocess.run([sys.executable, "-m", "vidaudit.cli", "perturb", str(m.path), "--op", op, "--out",
+                            str(out)], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+        meta = json.loads(out.with_suffix(".json").read_text())
+        w, h = m.shown[0] - m.shown[0] % 2, m.shown[1] - m.shown[1] % 2
+        assert (meta["width"], meta["height"]) == (w, h)
+        written = shown(out)[1]
+        sf = meta["map"]["source_frame"]
+        assert len(written) == meta["n_frames"] == len(sf)
+        assert [frame_code(f) for f in written] == [m.codes[i] for i in sf]
+        times = meta["map"].get("source_time_s") or [k / meta["fps"] for k in sf]
+        for f, i, t in zip(written, sf, times, strict=True):
+            ref = at(m.path, t)
+            assert frame_code(ref) == m.codes[i] and p_times[i] <= t + 1e-6
+            assert np.abs(f.astype(int) - ref[:h, :w]).mean() < 4.0
+        if op == "reverse":
+            fps = meta["fps"]
+            assert [frame_code(f) for f in written] == [m.on_screen(k / fps) for k in range(len(sf))][::-1]
+            assert all(b <= a for a, b in zip(sf, sf[1:]))               # no swapped pair
+
+
+@pytest.mark.parametrize("name", READABLE)
+def test_the_source_import_and_the_still_are_the_frames_ffmpeg_shows(quirks: dict[str, Quirk], name: str,
+                                                                     tmp_path: Path) -> None:
+    """The stress ``--source`` import (``import_clips``) copies frame k as the frame on screen at k / fps; camera_motion
+    takes the still on screen at the middle of the clip."""
+    from vidaudit.suites.stress.sources import Clip, frame_on_screen, import_clips
+
+    m = quirks[name]
+    [src] = import_clips([Clip(m.path, "clip")], tmp_path)
+    copy = shown(src.video)[1]
+    fps = src.fps
+    assert src.duration_s == pytest.approx(len(copy) / fps, abs=1e-6)
+    w, h = m.shown[0] - m.shown[0] % 2, m.shown[1] - m.shown[1] % 2
+    for k, f in enumerate(copy):
+        ref = at(m.path, k / fps)
+        assert frame_code(f) == frame_code(ref) and f.shape == (h, w, 3)
+        assert np.abs(f.astype(int) - ref[:h, :w]).mean() < 4.0
+    assert [frame_code(f) for f in iter_constant_rate(m.path)] == [frame_code(f) for f in copy]
+    still = frame_on_screen(m.path)
+    ref = at(m.path, still.t_s)
+    assert still.image.shape == ref.shape and np.abs(still.image.astype(int) - ref).mean() < 3.0
+    assert frame_code(still.image) == m.on_screen(still.t_s)
+
+
+def test_square_pixel_single_stream_refs_write_no_new_keys(quirks: dict[str, Quirk]) -> None:
+    """Only a file that needs them records sar / stored_size / stream: every other manifest line is unchanged."""
+    plain = video_ref(quirks["paff.mts"].path.parent, "paff.mts").model_dump(mode="json")
+    assert not {"sar", "stored_size", "stream"} & set(plain)
+    sar = video_ref(quirks["mxf_sar.mxf"].path.parent, "mxf_sar.mxf")
+    assert (sar.sar, sar.stored_size, sar.width, sar.height) == ((16, 15), (720, 576), 768, 576)
+    assert VideoRef.model_validate(sar.model_dump(mode="json")) == sar
