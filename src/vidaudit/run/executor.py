@@ -108,7 +108,9 @@ class _Batched(Protocol):
 #: attempts per commit group, and the longest an ended attempt waits for its group's commit (seconds)
 GROUP_ROWS = 256
 GROUP_DELAY_S = 0.05
-#: attempts stored between two yields to the event loop when a call did not yield itself
+#: attempts a synthetic model's lane stores between two yields to the event loop (its calls answer without
+#: awaiting; a model's lane yields after every attempt, which lets a worker waiting for the lane's semaphore
+#: start its call before this one's bookkeeping, at the cost of a loop cycle a slow call does not notice)
 YIELD_EVERY = 16
 
 
@@ -203,6 +205,8 @@ class _Lane:
     window: int = 0
     #: look the trials read from ``source`` up in the store (False: none had attempts when registered)
     lookup: bool = True
+    #: attempts stored between two yields to the loop (``YIELD_EVERY`` for a synthetic model, else 1)
+    yield_every: int = 1
 
 
 @dataclass
@@ -442,8 +446,9 @@ class _Executor:
         except Exception as e:
             return None, e, started, self.clock.now()
 
-    async def _store(self, attempt: Attempt, ctx: StageContext | None = None) -> None:
-        """Append to the store's commit group (``RunStore.grouped``); commit the group when it is due."""
+    async def _store(self, attempt: Attempt, ctx: StageContext | None = None, yield_every: int = 1) -> None:
+        """Append to the store's commit group (``RunStore.grouped``); commit the group when it is due, else
+        yield to the loop once in ``yield_every`` attempts (``_Lane.yield_every``)."""
         stages: list[StageRef] | None = list(ctx.refs) if ctx is not None else None
         try:
             self.store.append(attempt, stages=stages)
@@ -458,11 +463,11 @@ class _Executor:
             if self.s.fatal is not None and self.s.stop_reason is StopReason.STORE_ERROR:
                 raise self.s.fatal
         else:
-            # yield to the loop every few attempts: an adapter that answers without awaiting (``simulated``)
-            # must not keep the commit task, the ticker and the other lanes from running (once per attempt
-            # cost a loop cycle per trial)
+            # an adapter that answers without awaiting (``simulated``) must not keep the commit task, the
+            # ticker and the other lanes from running; yielding after each of its attempts cost a loop cycle per
+            # trial, so its lane yields every few (``YIELD_EVERY``)
             self._unyielded += 1
-            if self._unyielded >= YIELD_EVERY:
+            if self._unyielded >= yield_every:
                 self._unyielded = 0
                 await asyncio.sleep(0)
 
@@ -557,7 +562,7 @@ class _Executor:
                     self._react(lane, error)
             if error is None:
                 assert responses is not None
-                await self._store_ok(items, responses, started, ended, ctx)
+                await self._store_ok(lane, items, responses, started, ended, ctx)
                 return
             items = await self._store_failure(lane, items, error, started, ended, ctx)
 
@@ -602,8 +607,8 @@ class _Executor:
             self.stop(reason, f"{lane.label} answered {error.kind.value}: {error.message}. No new calls were "
                               f"made; {fix}, then resume with the same command")
 
-    async def _store_ok(self, items: list[_Item], responses: list[Response], started: float, ended: float,
-                        ctx: StageContext | None = None) -> None:
+    async def _store_ok(self, lane: _Lane, items: list[_Item], responses: list[Response], started: float,
+                        ended: float, ctx: StageContext | None = None) -> None:
         for it, resp in zip(items, responses, strict=True):
             assert it.request is not None
             idx, ts = it.request.sent_frames()
@@ -614,7 +619,7 @@ class _Executor:
             it.attempts += 1
             await self._store(Attempt(trial_id=it.trial_id, attempt=it.attempts, status=Status.OK, response=resp,
                                       frame_indices=tuple(idx), frame_times=tuple(ts),
-                                      started_at=started, ended_at=ended), ctx)
+                                      started_at=started, ended_at=ended), ctx, lane.yield_every)
             it.finished = True
             self.s.ok += 1
             self.s.done += 1
@@ -784,7 +789,7 @@ async def run_backlog(backlog: Backlog, sources: Mapping[str, Iterator[Planned]]
             k = min(2 * caps.concurrency, -(-n // caps.batch_size))
             lanes.append(_Lane(label, adapter, deque(), sem, caps.batch_size, composite=is_composite(adapter),
                                source=sources.get(label), window=max(2 * k * caps.batch_size, 16),
-                               lookup=label in backlog.tried))
+                               lookup=label in backlog.tried, yield_every=YIELD_EVERY if caps.synthetic else 1))
             n_workers.append(k)
     ex.emit("start")
     with store.grouped(GROUP_ROWS, GROUP_DELAY_S):
