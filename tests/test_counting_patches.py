@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vidaudit.suites.counting.bounce_ball import BounceBall
-from vidaudit.suites.counting.detector import contact_times, detect_events
+from vidaudit.suites.counting.detector import _background, _foreground, contact_times, detect_events
 from vidaudit.suites.counting.grid import GridPoint
 from vidaudit.suites.counting.render import drawn_as_decoded, make_scene
 from vidaudit.suites.counting.scene import RenderSettings
@@ -62,7 +62,7 @@ def _decoded(frame: np.ndarray, s: RenderSettings) -> np.ndarray:
 
 def _stream(point: GridPoint, s: RenderSettings) -> tuple[list[tuple], list[tuple[np.ndarray, int]]]:
     written: list[tuple[np.ndarray, int]] = []
-    items = list(drawn_as_decoded(make_scene(point, s), lambda f, r: written.append((f.copy(), r))))
+    items = list(drawn_as_decoded(make_scene(point, s), lambda f, r, box: written.append((f.copy(), r))))
     return items, written
 
 
@@ -134,3 +134,29 @@ def test_a_patch_stream_is_the_whole_frames_stream(domain: str, seed: int,
         assert contact_times(patched) == contact_times(whole)
     after = frames + [p[2] for p in patched[1:]]
     assert all(np.array_equal(a, b) for a, b in zip(kept, after, strict=True))  # the caller's arrays untouched
+
+
+def _ball_reference(first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The background colour and foreground mask of ``detector._Ball`` written plainly in numpy (its rule)."""
+    q = (first // 32).reshape(-1, 3)
+    codes, counts = np.unique(q[:, 0] * 64 + q[:, 1] * 8 + q[:, 2], return_counts=True)
+    bg = first.reshape(-1, 3)[(q[:, 0] * 64 + q[:, 1] * 8 + q[:, 2]) == codes[np.argmax(counts)]].mean(axis=0)
+    fg = (np.abs(first.astype(np.int16) - bg.astype(np.int16)).max(axis=2) > 40).astype(np.uint8)
+    return bg, fg
+
+
+@settings(max_examples=120, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), noise=st.integers(0, 60), discs=st.integers(0, 3))
+def test_the_ball_finder_reads_the_background_as_numpy_states_it(seed: int, noise: int, discs: int) -> None:
+    """``_Ball``'s background colour (cv2 sums) and foreground (cv2 differences) are the numpy rule's, bit for bit,
+    on a flat background with noise and discs (so the ball it finds, its colour and tolerance are too)."""
+    rng = np.random.default_rng(seed)
+    h, w = int(rng.integers(20, 60)), int(rng.integers(20, 80))
+    base = rng.integers(0, 256, 3)
+    img = np.clip(base + rng.integers(-noise, noise + 1, (h, w, 3)), 0, 255).astype(np.uint8)
+    for _ in range(discs):
+        cv2.circle(img, (int(rng.integers(0, w)), int(rng.integers(0, h))), int(rng.integers(2, 9)),
+                   tuple(int(c) for c in rng.integers(0, 256, 3)), -1, cv2.LINE_AA)
+    bg, fg = _ball_reference(img)
+    assert np.array_equal(_background(img), bg) and _background(img).dtype == bg.dtype
+    assert np.array_equal(_foreground(img, bg), fg) and _foreground(img, bg).dtype == fg.dtype

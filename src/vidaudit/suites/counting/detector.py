@@ -70,16 +70,30 @@ def _changed(a: np.ndarray, b: np.ndarray) -> int:
     return cv2.countNonZero(cv2.threshold(cv2.max(cv2.max(r, g), bl), DIFF_LEVEL, 255, cv2.THRESH_BINARY)[1])
 
 
+def _background(rgb: np.ndarray) -> np.ndarray:
+    """The mean colour (float64) of the pixels whose colour quantised to 3 bits per channel is the most common (the
+    least such code on a tie; the code's arithmetic wraps at 8 bits): exact integer sums per channel, divided as
+    numpy's ``mean`` divides (``tests/test_counting_patches.py`` holds it to the plain numpy statement)."""
+    q = (rgb // 32).reshape(-1, 3)
+    keys = q[:, 0] * 64 + q[:, 1] * 8 + q[:, 2]
+    mask = (keys == np.argmax(np.bincount(keys))).view(np.uint8).reshape(rgb.shape[:2])
+    sums = [int(cv2.sumElems(cv2.bitwise_and(c, c, mask=mask))[0]) for c in cv2.split(rgb)]
+    return np.array(sums, np.float64) / cv2.countNonZero(mask)
+
+
+def _foreground(rgb: np.ndarray, bg: np.ndarray) -> np.ndarray:
+    """1 where a pixel is off ``bg`` (truncated to integers) by more than DIFF_LEVEL in some channel, else 0 (uint8)."""
+    b = bg.astype(np.uint8)
+    r, g, bl = cv2.split(cv2.absdiff(rgb, (int(b[0]), int(b[1]), int(b[2]), 0)))  # type: ignore[call-overload]
+    return cv2.threshold(cv2.max(cv2.max(r, g), bl), DIFF_LEVEL, 1, cv2.THRESH_BINARY)[1]
+
+
 class _Ball:
     """Finds the ball in the first frame, then tracks its centroid by colour."""
 
     def __init__(self, first: np.ndarray) -> None:
-        q = (first // 32).reshape(-1, 3)
-        codes, counts = np.unique(q[:, 0] * 64 + q[:, 1] * 8 + q[:, 2], return_counts=True)
-        code = codes[np.argmax(counts)]
-        bg_mask = (q[:, 0] * 64 + q[:, 1] * 8 + q[:, 2]) == code
-        self.bg = first.reshape(-1, 3)[bg_mask].mean(axis=0)
-        fg = (np.abs(first.astype(np.int16) - self.bg.astype(np.int16)).max(axis=2) > DIFF_LEVEL).astype(np.uint8)
+        self.bg = _background(first)
+        fg = _foreground(first, self.bg)
         n, labels, stats, _ = cv2.connectedComponentsWithStats(fg, connectivity=8)
         best, best_score = None, np.inf
         for i in range(1, n):

@@ -55,9 +55,11 @@ def planned_video(point: GridPoint, settings: RenderSettings, rel_path: str) -> 
 def render(point: GridPoint, settings: RenderSettings, out: Path, rel_path: str) -> tuple[Trace, VideoRef]:
     """Render to ``out`` (atomically) and return the trace and the video as read back from the file."""
     scene = make_scene(point, settings)
+    key_before: Hashable = None
     with VideoWriter(out, settings.fps, settings.width, settings.height) as w:
-        for _, frame, repeat in scene.keyed_runs(reuse=True):  # the writer is done with a frame when write returns
-            w.write(frame, repeat)
+        for i, (key, frame, repeat) in enumerate(scene.keyed_runs(reuse=True)):  # the writer is done with a frame
+            w.write(frame, repeat, scene.changed_box(key_before, key) if i else None)  # when write returns
+            key_before = key
     info = probe(out)
     return scene.trace(), ref_from(info, rel_path, sha256_file(out))
 
@@ -71,8 +73,10 @@ class Rendered:
     problems: tuple[str, ...]
 
 
-def drawn_as_decoded(scene: Scene, write: Callable[[np.ndarray, int], None]) -> Iterator[tuple[Any, ...]]:
-    """Every run of ``scene`` handed to ``write`` (the encoder), and each of its frames to the detector as a decoder
+def drawn_as_decoded(scene: Scene, write: Callable[[np.ndarray, int, tuple[int, int, int, int] | None], None]
+                     ) -> Iterator[tuple[Any, ...]]:
+    """Every run of ``scene`` handed to ``write`` (the encoder's ``VideoWriter.write``, with the box that changed from
+    the run before, if the scene knows it), and each of its frames to the detector as a decoder
     would see it: I420 exactly as ``VideoWriter`` converts it, then half-size RGB (``i420_to_rgb_half``), one
     read-only array per run. Where the scene says what changed from the run before (``Scene.changed_box``), only
     that box is converted and handed over as a patch: the conversions are local (a 2x2 block at most), so the
@@ -85,10 +89,10 @@ def drawn_as_decoded(scene: Scene, write: Callable[[np.ndarray, int], None]) -> 
     key_before: Hashable = None
     halves: dict[Hashable, np.ndarray] = {}  # by visual key (equal keys, equal frames): few, for scenes that
     for key, frame, repeat in scene.keyed_runs(reuse=True):  # redraw some (blinking, state machine)
-        write(frame, repeat)
-        box = scene.changed_box(key_before, key) if i and patches else None
+        box = scene.changed_box(key_before, key) if i else None
+        write(frame, repeat, box)
         item: tuple[Any, ...]
-        if box is not None:
+        if box is not None and patches:
             x0, y0, x1, y1 = box
             patch = i420_to_rgb_half(cv2.cvtColor(frame[y0:y1, x0:x1], cv2.COLOR_RGB2YUV_I420), x1 - x0, y1 - y0)
             patch.flags.writeable = False

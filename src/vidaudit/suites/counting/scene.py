@@ -28,6 +28,9 @@ MAX_FPS = 240.0
 #: (1.2 MB at 854x480), and holding many made every new one land in fresh memory, which cost a bouncing ball
 #: clip more in page faults than drawing it (blinking and state machine scenes keep their own few frames)
 FRAME_CACHE = 8
+#: the same for a scene that draws into buffers used again (``keyed_runs(reuse=True)``): a moving ball's key seldom
+#: comes back, and each buffer's first drawing copies a whole template into fresh memory
+DRAWN_CACHE = 2
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,7 @@ class Scene(ABC):
         (a renderer), not one that keeps them. Fresh memory for every frame cost more in page faults than drawing."""
         fps, n = self.settings.fps, self.settings.n_frames
         into = reuse and type(self).draw_into is not Scene.draw_into
+        keep = DRAWN_CACHE if into else FRAME_CACHE
         cache: dict[Hashable, np.ndarray] = {}
         spare: list[tuple[Hashable, np.ndarray]] = []  # frames dropped from the cache, to draw into again (``into``)
         run_key, run_len = None, 0
@@ -138,7 +142,7 @@ class Scene(ABC):
             if run_len:
                 yield run_key, cache[run_key], run_len
             if key not in cache:
-                if len(cache) >= FRAME_CACHE:
+                if len(cache) >= keep:
                     if into:
                         spare.extend(cache.items())
                     cache.clear()
@@ -156,5 +160,6 @@ class Scene(ABC):
 
     def blank(self, colour: tuple[int, int, int]) -> np.ndarray:
         img = np.empty((self.settings.height, self.settings.width, 3), np.uint8)
-        img[:, :] = colour
+        img[0] = colour
+        img[1:] = img[0]  # row by row: broadcasting the colour to every pixel at once is 50x slower
         return img
