@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vidaudit.core.hashing import rng_from, seed_from
-from vidaudit.core.pcg64 import Draws, seed_state
+from vidaudit.core.pcg64 import Draws, _seed_state_loops, seed_state
 from vidaudit.suites.counting import simulated
 from vidaudit.suites.counting.simulated import simulated_count, wrong_count
 
@@ -42,9 +42,14 @@ def test_the_seeded_state_is_numpys(seed: int) -> None:
     assert (ours._state, ours._inc) == (state["state"], state["inc"])
     u = [int(x) for x in np.random.SeedSequence(seed).generate_state(4, np.uint64)]
     assert seed_state(seed) == ((u[0] << 64) | u[1], (u[2] << 64) | u[3])  # PCG64 takes u[0] as the high half
+    assert _seed_state_loops(seed) == seed_state(seed)  # the loops the unrolled code is generated from
 
 
 def test_out_of_range_is_refused() -> None:
+    for bad in (-1, 2**64):
+        for f in (seed_state, _seed_state_loops):
+            with pytest.raises(ValueError, match="seed must be in"):
+                f(bad)
     with pytest.raises(ValueError):
         Draws(2**64)
     with pytest.raises(ValueError):

@@ -17,6 +17,9 @@ through several Python-level layers. ``Draws`` does the same arithmetic directly
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, cast
+
 _M32 = 0xFFFFFFFF
 _M64 = (1 << 64) - 1
 _M128 = (1 << 128) - 1
@@ -53,8 +56,8 @@ _CROSS = tuple((src, dst, *_A[4 + k]) for k, (src, dst) in
 _OUT = tuple((i % 4, *c) for i, c in enumerate(_hash_consts(_INIT_B, _MULT_B, 8)))
 
 
-def seed_state(seed: int) -> tuple[int, int]:
-    """``SeedSequence(seed).generate_state(4, uint64)`` as PCG64 takes it: (initial state, stream), 128 bits each."""
+def _seed_state_loops(seed: int) -> tuple[int, int]:
+    """``seed_state`` as numpy's loops read (the reference the unrolled ``seed_state`` is generated from)."""
     if not 0 <= seed <= _M64:
         raise ValueError(f"seed must be in [0, 2**64), got {seed}")
     p0 = _hashmix(seed & _M32, _A[0])
@@ -71,6 +74,39 @@ def seed_state(seed: int) -> tuple[int, int]:
         w.append(v ^ (v >> 16))
     # uint32 words viewed as little-endian uint64s; PCG64 takes seed[0] as the high half of its 128-bit state
     return ((w[0] | w[1] << 32) << 64) | w[2] | w[3] << 32, ((w[4] | w[5] << 32) << 64) | w[6] | w[7] << 32
+
+
+def _unrolled_source() -> str:
+    """``_seed_state_loops`` written out as straight-line code on locals, its constants inlined (a seed per trial:
+    the loops' indexing and tuple unpacking were an eighth of its cost)."""
+    lines = ["def seed_state(seed):",
+             "    if not 0 <= seed <= 0xFFFFFFFFFFFFFFFF:",
+             "        raise ValueError(f'seed must be in [0, 2**64), got {seed}')",
+             f"    h = (((seed & 0xFFFFFFFF) ^ {_A[0][0]}) * {_A[0][1]}) & 0xFFFFFFFF",
+             "    p0 = h ^ (h >> 16)",
+             f"    h = (((seed >> 32) ^ {_A[1][0]}) * {_A[1][1]}) & 0xFFFFFFFF",
+             "    p1 = h ^ (h >> 16)",
+             f"    p2 = {_POOL_2}",
+             f"    p3 = {_POOL_3}"]
+    for src, dst, x, y in _CROSS:
+        lines += [f"    h = ((p{src} ^ {x}) * {y}) & 0xFFFFFFFF",
+                  f"    r = ({_MIX_MULT_L} * p{dst} - {_MIX_MULT_R} * (h ^ (h >> 16))) & 0xFFFFFFFF",
+                  f"    p{dst} = r ^ (r >> 16)"]
+    for k, (i, x, y) in enumerate(_OUT):
+        lines += [f"    v = ((p{i} ^ {x}) * {y}) & 0xFFFFFFFF", f"    w{k} = v ^ (v >> 16)"]
+    lines.append("    return ((w0 | w1 << 32) << 64) | w2 | w3 << 32, ((w4 | w5 << 32) << 64) | w6 | w7 << 32")
+    return "\n".join(lines) + "\n"
+
+
+def _compiled() -> Callable[[int], tuple[int, int]]:
+    space: dict[str, Any] = {}
+    exec(compile(_unrolled_source(), "<vidaudit.core.pcg64 seed_state>", "exec"), space)  # noqa: S102
+    return cast(Callable[[int], tuple[int, int]], space["seed_state"])
+
+
+#: ``SeedSequence(seed).generate_state(4, uint64)`` as PCG64 takes it: (initial state, stream), 128 bits each
+#: (``_seed_state_loops`` unrolled; ``tests/test_pcg64.py`` checks both against numpy)
+seed_state = _compiled()
 
 
 class Draws:
