@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 from vidaudit.core.errors import ConfigError, VidauditError
-from vidaudit.core.types import Attempt, ErrorKind, Request, Response, Status, Trial
+from vidaudit.core.types import Attempt, ErrorKind, Request, Response, Status, Trial, unvalidated
 from vidaudit.models.base import AnyAdapter, CompositeAdapter, ModelAdapter, ModelCallError, is_composite
 from vidaudit.run.budget import Budget, BudgetTracker, Reservation, bounded, response_tokens
 from vidaudit.run.retry import STOPS_RUN, Clock, Decision, RetryPolicy, SystemClock, status_for
@@ -97,6 +97,29 @@ class _Item:
     called: bool = False
     finished: bool = False
     last_status: str | None = None
+    #: the budget's estimate of its call, made when the call was reserved (``_reserve``) and settled with it
+    estimate: Reservation | None = None
+
+
+#: the fields an ok attempt sets (``_ok_attempt``); None when ``Attempt``'s fields are not the ones it knows
+_OK_GIVEN: frozenset[str] | None = frozenset(
+    {"trial_id", "attempt", "status", "response", "frame_indices", "frame_times", "started_at", "ended_at"}) \
+    if tuple(Attempt.model_fields) == ("trial_id", "attempt", "status", "error_kind", "error_message", "response",
+                                       "frame_indices", "frame_times", "started_at", "ended_at") else None
+
+
+def _ok_attempt(trial_id: str, attempt: int, response: Response, idx: list[int], ts: list[float], started: float,
+                ended: float) -> Attempt:
+    """``Attempt(status=OK, ...)``, built without validating when every value is already its field's exact type (what
+    validation returns unchanged: ``tests/test_run_executor.py`` compares the two); otherwise validated."""
+    if (_OK_GIVEN is not None and type(trial_id) is str and type(attempt) is int and type(response) is Response
+            and type(started) is float and type(ended) is float and all(type(i) is int for i in idx)
+            and all(type(t) is float for t in ts)):
+        return unvalidated(Attempt, {"trial_id": trial_id, "attempt": attempt, "status": Status.OK, "error_kind": None,
+                                     "error_message": None, "response": response, "frame_indices": tuple(idx),
+                                     "frame_times": tuple(ts), "started_at": started, "ended_at": ended}, _OK_GIVEN)
+    return Attempt(trial_id=trial_id, attempt=attempt, status=Status.OK, response=response, frame_indices=tuple(idx),
+                   frame_times=tuple(ts), started_at=started, ended_at=ended)
 
 
 class _Batched(Protocol):
@@ -403,7 +426,10 @@ class _Executor:
 
     def _reserve(self, items: list[_Item]) -> tuple[list[_Item], Reservation | None]:
         """The longest prefix of ``items`` whose estimates fit the budget; stops the run if not all fit."""
-        estimates = [self.tracker.estimate(it.planned) for it in items]
+        estimates = []
+        for it in items:
+            it.estimate = self.tracker.estimate(it.planned)
+            estimates.append(it.estimate)
         for k in range(len(items), 0, -1):
             res = self.tracker.reserve(estimates[:k])
             if res is not None:
@@ -586,7 +612,7 @@ class _Executor:
         for it, resp in zip(items, responses or [], strict=False):
             # untrusted usage (clamped, or none reported) costs at least the call's estimate, and no call
             # more than its worst case when the estimate is one
-            estimate = self.tracker.estimate(it.planned)
+            estimate = it.estimate if it.estimate is not None else self.tracker.estimate(it.planned)
             resp = bounded(resp, estimate)
             spent = self.tracker.settle(resp, estimate)
             self.s.tokens += spent.tokens
@@ -617,9 +643,7 @@ class _Executor:
                 idx = list(resp.frames_sent)
                 ts = [by_index[i] for i in idx] if all(i in by_index for i in idx) else []  # [] = times unknown
             it.attempts += 1
-            await self._store(Attempt(trial_id=it.trial_id, attempt=it.attempts, status=Status.OK, response=resp,
-                                      frame_indices=tuple(idx), frame_times=tuple(ts),
-                                      started_at=started, ended_at=ended), ctx, lane.yield_every)
+            await self._store(_ok_attempt(it.trial_id, it.attempts, resp, idx, ts, started, ended), ctx, lane.yield_every)
             it.finished = True
             self.s.ok += 1
             self.s.done += 1
@@ -786,7 +810,11 @@ async def run_backlog(backlog: Backlog, sources: Mapping[str, Iterator[Planned]]
         if n:
             caps = adapter.capabilities
             sem = semaphores.setdefault(id(adapter), asyncio.Semaphore(caps.concurrency))
-            k = min(2 * caps.concurrency, -(-n // caps.batch_size))
+            # twice the concurrency, so that workers build requests (in threads) while others call; a lane whose
+            # requests are built on the loop (``inline_model``) has nothing to overlap, and a worker more than
+            # the semaphore lets in would only queue on it, one suspension per trial
+            inline = getattr(prepare, "inline_model", None)
+            k = min((1 if inline is not None and inline(label) else 2) * caps.concurrency, -(-n // caps.batch_size))
             lanes.append(_Lane(label, adapter, deque(), sem, caps.batch_size, composite=is_composite(adapter),
                                source=sources.get(label), window=max(2 * k * caps.batch_size, 16),
                                lookup=label in backlog.tried, yield_every=YIELD_EVERY if caps.synthetic else 1))

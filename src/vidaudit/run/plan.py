@@ -13,9 +13,10 @@ import functools
 import math
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from json.encoder import encode_basestring as _encode_str
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from vidaudit.core.contract.suite import Prompt, Suite
@@ -204,6 +205,9 @@ class _TrialJson:
         return "".join(out)
 
 
+#: ``prompt_sha256`` covers every field of a ``Prompt``: equal hashes, equal prompts
+_PROMPT_IS_ITS_SHA = tuple(f.name for f in fields(Prompt)) == ("system", "text")
+
 #: the Trial fields that differ between the trials of one (model, condition): the rest is dumped once
 _PER_TRIAL = frozenset({"sample_id", "video_sha256", "prompt_sha256", "input_sha256"})
 
@@ -256,6 +260,8 @@ class PlanStream:
         self.suite = suite
         self._clocks = [x.video.timeline for x in self.samples]  # each pass selects frames on every clock
         self._keyframes: dict[tuple[int, float], FrameSelection] = {}  # per sample: few frames, asked per model
+        self._sizes: dict[int, list[int]] = {}  # per slot: each sample's selection size (``check``)
+        self._metadata: dict[str, tuple[Sample, Mapping[str, Any]]] = {}  # per sample id (``_request_metadata``)
         self.caps_by_model = caps_by_model
         self.groups: dict[str, list[_Group]] = {}
         seen: dict[str, str] = {}
@@ -282,7 +288,7 @@ class PlanStream:
                 if not g.condition.perturbations and g.slot not in self._memo \
                         and (len(self._memo) + 1) * n <= INPUT_MEMO_LIMIT:
                     self._memo[g.slot] = [None] * n
-        self._prompts: dict[Prompt, Prompt] = {}  # equal prompts held once
+        self._prompts: dict[Any, Prompt] = {}  # equal prompts held once, by their sha256
         self._kept_selections: set[int] = set()   # ids of the selections the memo holds (alive while it does)
         self._kept_frames = 0
         by_id: dict[str, list[Sample]] = {}
@@ -325,15 +331,42 @@ class PlanStream:
         refused = [] if refused is None else refused
         for groups in self.groups.values():
             for g in groups:
+                yield from self._group_inputs(g, refused)
+
+    def _group_inputs(self, g: _Group, refused: list[str]
+                      ) -> Iterator[tuple[_Group, Sample, FrameSelection, PerturbedInput | None]]:
+        rc = g.condition
+        for i, s in enumerate(self.samples):
+            pin = plan_perturbed(s, rc, self.suite, refused) if rc.perturbations else None
+            if rc.perturbations and pin is None:
+                continue
+            sel = self._select(i, s, rc, pin)
+            if pin is not None and pin.strip_info is not None and not partial_coverage_allowed(s):
+                refused += coverage_refusals(s, rc, g.model.label, pin, sel)
+            yield g, s, sel, pin
+
+    def _to_check(self, refused: list[str]) -> Iterator[tuple[str, Condition, Sample, FrameSelection, VideoRef]]:
+        """What ``servable_problems`` reads of each trial, less the trials that cannot add a problem: after a
+        (model, condition)'s first trial, what is checked once is done and a trial adds one only if it sends no
+        frame, or more images than its model takes. A resolved condition's selection sizes are counted once for
+        every model that shares it (``_sizes``); perturbed inputs are all read."""
+        for label, groups in self.groups.items():
+            caps = self.caps_by_model[label]
+            limit = caps.max_images if caps.images else None
+            for g in groups:
                 rc = g.condition
-                for i, s in enumerate(self.samples):
-                    pin = plan_perturbed(s, rc, self.suite, refused) if rc.perturbations else None
-                    if rc.perturbations and pin is None:
-                        continue
-                    sel = self._select(i, s, rc, pin)
-                    if pin is not None and pin.strip_info is not None and not partial_coverage_allowed(s):
-                        refused += coverage_refusals(s, rc, g.model.label, pin, sel)
-                    yield g, s, sel, pin
+                if rc.perturbations:
+                    for _, s, sel, pin in self._group_inputs(g, refused):
+                        yield label, rc, s, sel, pin.video if pin else s.video
+                    continue
+                sizes = self._sizes.get(g.slot)
+                if sizes is None:
+                    sizes = self._sizes[g.slot] = [len(self._select(i, s, rc, None))
+                                                   for i, s in enumerate(self.samples)]
+                native = rc.presentation is Presentation.NATIVE
+                for i, (s, n) in enumerate(zip(self.samples, sizes, strict=True)):
+                    if i == 0 or n == 0 or (not native and limit is not None and n > limit):
+                        yield label, rc, s, self._select(i, s, rc, None), s.video
 
     def refusals(self) -> None:
         """Raise, before any call, on the perturbed inputs the suite refuses (all of them named)."""
@@ -346,14 +379,13 @@ class PlanStream:
     def check(self) -> None:
         """``refusals``, then ``check_servable``, from one pass over the inputs, holding none of them."""
         refused: list[str] = []
-        problems = servable_problems(((g.label, g.condition, s, sel, pin.video if pin else s.video)
-                                      for g, s, sel, pin in self.inputs(refused)), self.caps_by_model)
+        problems = servable_problems(self._to_check(refused), self.caps_by_model)
         _raise_refusals(refused)
         _raise_unservable(problems)
 
     def for_model(self, label: str) -> Iterator[PlannedTrial]:
         """One model's trials in plan order (a lane of the executor reads these as it goes)."""
-        metadata = self.suite.request_metadata
+        metadata = self._request_metadata
         for trial_id, made, (s, sel, prompt, pin) in self._walk(label):
             if isinstance(made, KeyedTrial):
                 keyed = made
@@ -362,6 +394,14 @@ class PlanStream:
                                    head=(s.sample_id, made.group.label, made.group.condition_id),
                                    build=functools.partial(_trial_parts, made))
             yield PlannedTrial(keyed.trial, s, sel, prompt, metadata(s), pin, keyed)
+
+    def _request_metadata(self, s: Sample) -> Mapping[str, Any]:
+        """The suite's request metadata of sample ``s``, made once per sample and shared, read-only, by its trials
+        (``RequestBuilder`` copies it into each request); for a sample of another plan, made afresh."""
+        got = self._metadata.get(s.sample_id)
+        if got is None or got[0] is not s:
+            got = self._metadata[s.sample_id] = (s, MappingProxyType(self.suite.request_metadata(s)))
+        return got[1]
 
     def keys(self) -> Iterator[tuple[str, str, Callable[[], KeyedTrial]]]:
         """(model label, trial id, its ``KeyedTrial`` on demand) of every trial in plan order: what registering
@@ -433,13 +473,14 @@ class PlanStream:
         """The prompt, frames and their hashes of sample ``i`` under ``rc`` (perturbed by ``pin``, if given);
         ``keep``: the result goes into the memo (its prompt is then held once however many samples share it)."""
         prompt = self.suite.render_prompt(s, rc)
-        if keep:
-            prompt = self._prompts.setdefault(prompt, prompt)
+        prompt_sha = prompt_sha256(prompt)
+        if keep:  # by its sha256 (of its system and text, all a Prompt holds): not hashing the text again
+            prompt = self._prompts.setdefault(prompt_sha if _PROMPT_IS_ITS_SHA else prompt, prompt)
         sel = self._select(i, s, rc, pin)
         input_sha = selection_sha256(sel)
         if pin is not None:
             input_sha = sha256_json({"selection": input_sha, "perturbed": pin.sha256})
-        return prompt, prompt_sha256(prompt), sel, input_sha
+        return prompt, prompt_sha, sel, input_sha
 
 
 class _Spliced(NamedTuple):
@@ -635,6 +676,10 @@ class RequestBuilder:
         """Whether this request is cheap enough to build on the executor's own thread (a pixel-free model's:
         no file is opened), instead of a worker thread."""
         return self._label(p.trial.model) in self.pixel_free
+
+    def inline_model(self, label: str) -> bool:
+        """Whether every request of model ``label`` is built on the executor's own thread (``inline``)."""
+        return label in self.pixel_free
 
     def _label(self, model: ModelSpec) -> str:
         """``model.label``, computed once per spec object (a plan's trials share their group's)."""

@@ -306,9 +306,24 @@ class Recovery:
                     or self.reappended_stage_calls or self.rebuilt)
 
 
+#: the last ``Usage`` stored and its JSON (as ``log_lines._usage``: responses that report none share one)
+_last_usage: tuple[Usage | None, str] = (None, "")
+
+
+def _usage_json(u: Usage) -> str:
+    global _last_usage
+    last = _last_usage
+    if u is last[0]:
+        return last[1]
+    text = u.model_dump_json()
+    _last_usage = (u, text)
+    return text
+
+
 def _response_cols(r: Response | None) -> tuple[Any, ...]:
-    return (_enc(r.text) if r else None, r.usage.model_dump_json() if r else None, r.cost_usd if r else None,
-            r.latency_s if r else None, _enc(r.finish_reason) if r else None, _enc(r.model_version) if r else None)
+    if r is None:
+        return None, None, None, None, None, None
+    return (_enc(r.text), _usage_json(r.usage), r.cost_usd, r.latency_s, _enc(r.finish_reason), _enc(r.model_version))
 
 
 def _response_extra(r: Response | None) -> str | None:

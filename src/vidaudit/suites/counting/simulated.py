@@ -37,7 +37,7 @@ from vidaudit.core.contract.roles import Baselines
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.pcg64 import Draws
-from vidaudit.core.types import ErrorKind, ModelSpec, Request, Response, Sample
+from vidaudit.core.types import ErrorKind, ModelSpec, Request, Response, Sample, Usage, unvalidated
 from vidaudit.models.base import Capabilities, ModelCallError
 
 HEADER = ("domain", "N", "F", "accuracy")
@@ -46,6 +46,25 @@ UNDERCOUNT_P = 0.75
 
 _CAPS = Capabilities(native_video=True, images=True, max_images=None, default_native_fps=None, concurrency=64,
                      local=True, synthetic=True)
+
+#: every answer's usage: none (one immutable value for all, rather than a default built per response)
+_NO_USAGE = Usage()
+
+_GIVEN = frozenset({"text", "usage", "latency_s", "finish_reason", "model_version", "cost_usd"})
+_KNOWN = tuple(Response.model_fields) == ("text", "usage", "latency_s", "finish_reason", "model_version", "cost_usd",
+                                         "frames_sent", "frames_estimated")
+
+
+def _response(text: str, latency_s: float, label: str) -> Response:
+    """The answer's ``Response`` (no usage, no cost, finished), unvalidated when its values are of their fields' exact
+    types (validation would return them as they are: ``tests/test_simulated_model.py`` compares the two)."""
+    if _KNOWN and type(text) is str and type(latency_s) is float and type(label) is str:
+        return unvalidated(Response, {"text": text, "usage": _NO_USAGE, "latency_s": latency_s, "finish_reason": "stop",
+                                      "model_version": label, "cost_usd": 0.0, "frames_sent": None,
+                                      "frames_estimated": False}, _GIVEN)
+    return Response(text=text, usage=_NO_USAGE, latency_s=latency_s, finish_reason="stop", model_version=label,
+                    cost_usd=0.0)
+
 
 CellKey = tuple[str, int, float]
 #: ``Draws.integers(1, high)`` draws for ``high`` below this (numpy's generator for larger counts)
@@ -176,6 +195,7 @@ class SimulatedAdapter:
                               "add a row domain,N,F,accuracy for each (N = 0 controls at F = 1.0)")
         #: each sample's (true count, cell accuracy), looked up on its first trial rather than on every one
         self._cells: dict[str, tuple[int, float]] = {}
+        self._label = spec.label
         probe = next(iter(self.samples.values()), None)
         if probe is not None:  # a suite without a constant-answer format fails now, not mid-run
             Baselines.of(self.suite).constant_answer(probe, "0")
@@ -197,5 +217,4 @@ class SimulatedAdapter:
             cell = self._cells[sid] = (int(sample.answer), self.surface[sample_cell(sample)])  # type: ignore[index]
         truth, accuracy = cell
         k = simulated_count(request.trial_id, truth, accuracy)
-        return Response(text=Baselines.of(self.suite).constant_answer(sample, str(k)), latency_s=time.perf_counter() - t0,
-                        finish_reason="stop", model_version=self.spec.label, cost_usd=0.0)
+        return _response(Baselines.of(self.suite).constant_answer(sample, str(k)), time.perf_counter() - t0, self._label)
