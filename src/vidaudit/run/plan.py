@@ -164,9 +164,22 @@ def select_frames(sample: Sample, condition: Condition, video: VideoRef | None =
 _every_frame = functools.lru_cache(maxsize=1024)(every_frame)
 
 
-@functools.lru_cache(maxsize=4096)
+#: ``selection_sha256`` by selection object (kept, so its id is not reused): a plan's trials share their selections
+#: (``at_fps`` and the stream's memos hand out one object), and a cache by value hashed a whole selection's frame
+#: tuples on every look-up
+_SELECTION_SHA: dict[int, tuple[FrameSelection, str]] = {}
+SELECTION_SHA_MEMO = 4096
+
+
 def selection_sha256(selection: FrameSelection) -> str:
-    return sha256_json({"indices": list(selection.indices), "times": list(selection.times), "rule": selection.rule})
+    got = _SELECTION_SHA.get(id(selection))
+    if got is not None and got[0] is selection:
+        return got[1]
+    sha = sha256_json({"indices": list(selection.indices), "times": list(selection.times), "rule": selection.rule})
+    if len(_SELECTION_SHA) >= SELECTION_SHA_MEMO:
+        _SELECTION_SHA.clear()
+    _SELECTION_SHA[id(selection)] = (selection, sha)
+    return sha
 
 
 def _json_str(v: str | None) -> str:
@@ -195,14 +208,13 @@ class _TrialJson:
             self.parts.append(head)
             self.keys.append(k)
         self.parts.append(rest)
+        self._format: str | None = None  # the parts as a format string, the per-trial strings its fields
         self.ok = all(isinstance(data[k], str | None) for k in _PER_TRIAL) and self(data) == text
 
     def __call__(self, fields: Mapping[str, Any]) -> str:
-        out = [self.parts[0]]
-        for k, part in zip(self.keys, self.parts[1:], strict=True):
-            out.append(_json_str(fields[k]))
-            out.append(part)
-        return "".join(out)
+        if self._format is None:
+            self._format = "{}".join(p.replace("{", "{{").replace("}", "}}") for p in self.parts)
+        return self._format.format(*["null" if (v := fields[k]) is None else _encode_str(v) for k in self.keys])
 
 
 #: ``prompt_sha256`` covers every field of a ``Prompt``: equal hashes, equal prompts
