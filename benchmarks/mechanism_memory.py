@@ -30,12 +30,12 @@ def main() -> None:
     ap.add_argument("--clips", type=int, default=24)
     ap.add_argument("--size", type=int, default=64)
     args = ap.parse_args()
-    from vidaudit.mech import data as pdata
-    from vidaudit.mech.featcache import FeatureCache
-    from vidaudit.mech.probe_linear import pooled
-    from vidaudit.mech.tiny import build_tiny
-    from vidaudit.mech.whitebox import Want, WhiteBox
-    from vidaudit.video.io import write_video
+    from vidaudit.tools.mech import data as pdata
+    from vidaudit.tools.mech.featcache import FeatureCache
+    from vidaudit.tools.mech.probe_linear import pooled
+    from vidaudit.tools.mech.tiny import build_tiny
+    from vidaudit.tools.mech.whitebox import Want, WhiteBox
+    from vidaudit.video.encode import write_video
 
     root = Path(tempfile.mkdtemp(prefix="mechbench."))
     model = build_tiny("qwen2_5_vl", root / "tiny")

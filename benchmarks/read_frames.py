@@ -45,7 +45,9 @@ import av
 import numpy as np
 from bench_common import REPO, modules_at
 
-from vidaudit.video import io as now_io
+from vidaudit.video.decode import iter_selected
+from vidaudit.video.display import to_rgb
+from vidaudit.video.probe import probe
 from vidaudit.video.sampling import uniform_count
 
 sys.path.insert(0, str(REPO / "tests"))
@@ -59,13 +61,13 @@ class Ask:
 
     def __init__(self, path: Path, times: list[float]) -> None:
         self.path, self.times = path, times
-        info = now_io.probe(path)
+        info = probe(path)
         self.clock = info.timeline
         self.indices = [self.clock.on_screen(t) for t in times]
 
 
 def vidaudit_now(ask: Ask) -> list[np.ndarray]:
-    got = dict(now_io.iter_selected(ask.path, ask.indices))
+    got = dict(iter_selected(ask.path, ask.indices))
     return [got[i] for i in ask.indices]
 
 
@@ -90,7 +92,7 @@ def reference(ask: Ask) -> list[np.ndarray]:
             c.seek(pts[i], stream=s, backward=True)
             for f in c.decode(s):
                 if f.pts == pts[i]:
-                    out[i] = now_io.to_rgb(f)
+                    out[i] = to_rgb(f)
                     break
     return [out[i] for i in ask.indices]
 
@@ -192,7 +194,7 @@ def player_frames(path: Path, numbers: list[int]) -> dict[int, np.ndarray]:
     """Debian's ffmpeg's frames with these numbers (presentation order), RGB."""
     want = sorted(set(numbers))
     expr = "+".join(f"eq(n\\,{n})" for n in want)
-    info = now_io.probe(path)
+    info = probe(path)
     raw = subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-vf", f"select='{expr}'", "-fps_mode",
                           "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:"], capture_output=True,
                          check=True).stdout
@@ -210,7 +212,7 @@ def right(img: np.ndarray, i: int, theirs: dict[int, np.ndarray]) -> bool:
 
 def part1(work: Path, repeats: int, io_before) -> None:
     clip = make_clip(work)
-    info = now_io.probe(clip)
+    info = probe(clip)
     print(f"\n1. {clip.name}: {info.n_frames} frames {info.width}x{info.height}; load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; CPU s best of {repeats}")
     readers: dict[str, Callable[[Ask], list[np.ndarray]] | str] = {
@@ -267,7 +269,7 @@ def part2(work: Path, repeats: int) -> None:
                                                                    **peers()}
     asks = []
     for _name, (path, codes, times, size) in fx.items():
-        end = now_io.probe(path).duration_s
+        end = probe(path).duration_s
         ts = [(j + 0.5) * end / 8 for j in range(8)]
         truth = [codes[max(0, int(np.searchsorted(np.asarray(times), t + 5e-7, side="right")) - 1)] for t in ts]
         asks.append((Ask(path, ts), truth, size))
@@ -313,10 +315,10 @@ def part3(work: Path, repeats: int, io_before) -> None:
     print(f"\n3. short clips, vidaudit now vs {BEFORE}; CPU s best of {repeats}, the three alternating (the run "
           "path's defaults: now the calling thread, before FFmpeg's threads; and both on the calling thread)")
     for name, path in clips.items():
-        clock = now_io.probe(path).timeline
+        clock = probe(path).timeline
         for k in (8, 32, 120):
             idx = list(uniform_count(clock, k).indices)
-            cases = {"now": lambda: list(now_io.iter_selected(path, idx)),
+            cases = {"now": lambda: list(iter_selected(path, idx)),
                      "before": lambda: list(io_before.iter_selected(path, idx)),
                      "before 1": lambda: list(io_before.iter_selected(path, idx, threaded=False))}
             runs: dict[str, list[float]] = {c: [] for c in cases}

@@ -53,11 +53,14 @@ from vidaudit.suites.counting.bounce_ball import BounceBall
 from vidaudit.suites.counting.detector import detect_events
 from vidaudit.suites.counting.generate import DECODE_EVERY, generate
 from vidaudit.suites.counting.grid import DOMAINS, GridPoint, preset
-from vidaudit.suites.counting.render import make_scene, render, render_checked
+from vidaudit.suites.counting.render import render, render_checked
 from vidaudit.suites.counting.scene import RenderSettings, Scene
+from vidaudit.suites.counting.scenes import make_scene
 from vidaudit.suites.counting.state_machine import StateMachine
 from vidaudit.suites.counting.verify import check_video
-from vidaudit.video.io import X264_OPTIONS, VideoWriter, iter_frames, iter_frames_reused, probe
+from vidaudit.video.decode import iter_frames, iter_frames_reused
+from vidaudit.video.encode import X264_OPTIONS, VideoWriter
+from vidaudit.video.probe import probe
 
 PAPER_VIDEOS = len(preset("paper"))
 DEFAULT_POINTS = ("bounce_ball:12:4,bounce_ball:0:1,bounce_ball:3:0.5,"

@@ -78,7 +78,8 @@ def build(n_models: int, layout: str, out: Path) -> dict:
     from vidaudit.report.viewer import MAX_FRAMES_PER_TRIAL, select_trials_for_viewer
     write_report = _w.write_report
     from vidaudit.core.contract.report import ViewerFrame
-    from vidaudit.score.stage import Scored, record
+    from vidaudit.score.scored_run import Scored
+    from vidaudit.score.stage import record
     from vidaudit.suites.counting.grid import grid
 
     suite = get_suite("counting")

@@ -163,7 +163,7 @@ def cases(work: Path) -> Iterator[tuple[str, list[Step]]]:
 def road_clips(folder: Path) -> None:
     """Two lane changes and two straight drives (dashed lines scrolling, sliding a lane sideways in a change)
     and their annotations: lane_change's ``--source``, and videos for sycophancy_pairs."""
-    from vidaudit.video.io import VideoWriter
+    from vidaudit.video.encode import VideoWriter
 
     w, h, fps, n = 96, 64, 10.0, 20
     folder.mkdir(parents=True)
@@ -232,13 +232,21 @@ def _html_text(text: str) -> str:
     return re.sub(r"^- \*\*git revision\*\*: .*\n", "", text, flags=re.M)
 
 
+def _unwork(text: str, work: str) -> str:
+    """``text`` with the work folder's path, as written and as report.md escapes it (a ``_`` in the random
+    folder name may become ``\\_``), replaced by ``<WORK>``."""
+    from vidaudit.report.tables import md_escape
+
+    return text.replace(work, "<WORK>").replace(md_escape(work), "<WORK>")
+
+
 def file_lines(path: Path, rel: str, work: str) -> list[str]:
     data = path.read_bytes()
     if path.suffix in HASHED:
         if path.suffix == ".html":
-            data = _html_text(data.decode("utf-8").replace(work, "<WORK>")).encode("utf-8")
+            data = _html_text(_unwork(data.decode("utf-8"), work)).encode("utf-8")
         return [f"{rel} sha256 {hashlib.sha256(data).hexdigest()}"]
-    text = data.decode("utf-8").replace(work, "<WORK>")
+    text = _unwork(data.decode("utf-8"), work)
     if path.suffix == ".json":
         return [f"{rel}: {_json_text(text)}"]
     if path.suffix == ".jsonl":

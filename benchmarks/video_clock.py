@@ -24,15 +24,17 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from bench_common import modules_at
 
 from vidaudit.core.timeline import Timeline
 from vidaudit.suites.counting.detector import detect_events
 from vidaudit.suites.counting.grid import GridPoint
-from vidaudit.suites.counting.render import make_scene
 from vidaudit.suites.counting.scene import RenderSettings
-from vidaudit.video import io as now_io
+from vidaudit.suites.counting.scenes import make_scene
+from vidaudit.video import decode, encode
+from vidaudit.video import probe as video_probe
 from vidaudit.video import sampling as now_sampling
 
 BEFORE = "aa989c3"
@@ -43,13 +45,14 @@ POINTS = [GridPoint("bounce_ball", 12, 4.0, 0), GridPoint("blinking", 6, 1.0, 1)
 def render(point: GridPoint, path: Path, settings: RenderSettings) -> float:
     t0 = time.process_time()
     scene = make_scene(point, settings)
-    with now_io.VideoWriter(path, settings.fps, settings.width, settings.height) as w:
+    with encode.VideoWriter(path, settings.fps, settings.width, settings.height) as w:
         for frame, repeat in scene.frame_runs():
             w.write(frame, repeat)
     return time.process_time() - t0
 
 
-def verify(io, point: GridPoint, path: Path, fps: float) -> int:
+def verify(io: Any, point: GridPoint, path: Path, fps: float) -> int:
+    """``io``: the before commit's ``video.io``, or this checkout's reader (``video.decode``)."""
     frames = io.iter_frames_reused(path, half=True, threaded=False)
     return len(detect_events(point.domain, ((i, i / fps, f) for i, f in enumerate(frames))))
 
@@ -68,7 +71,7 @@ def prepare_before(io, sampling, path: Path, clock: Timeline) -> int:
 
 def prepare_now(path: Path, clock: Timeline) -> int:
     sel = now_sampling.uniform_count(clock, 16)
-    return sum(1 for _ in now_io.iter_selected(path, sel.indices))
+    return sum(1 for _ in decode.iter_selected(path, sel.indices))
 
 
 def cpu(fn) -> float:
@@ -95,19 +98,19 @@ def main() -> None:
             render_s += render(point, path, settings)
             paths.append((point, path))
         for point, path in paths:
-            info = now_io.probe(path)
+            info = video_probe.probe(path)
             assert info.frame_times is None and info.rotation == 0, "a rendered clip is constant-rate and upright"
             assert old_io.probe(path).n_frames == info.n_frames
             clock = info.timeline
-            assert verify(old_io, point, path, info.fps) == verify(now_io, point, path, info.fps)
+            assert verify(old_io, point, path, info.fps) == verify(decode, point, path, info.fps)
             assert old_uniform(old_sampling, clock, 16).indices == now_sampling.uniform_count(clock, 16).indices
             for _ in range(args.repeats):         # interleaved: before, now, before, now ...
                 old_sampling.uniform_count.cache_clear()
                 now_sampling.uniform_count.cache_clear()
-                for j, fns in enumerate(((lambda: old_io.probe(path)), (lambda: now_io.probe(path)))):
+                for j, fns in enumerate(((lambda: old_io.probe(path)), (lambda: video_probe.probe(path)))):
                     rows["probe"][j] += cpu(fns) / args.repeats
                 rows["verify"][0] += cpu(lambda: verify(old_io, point, path, info.fps)) / args.repeats
-                rows["verify"][1] += cpu(lambda: verify(now_io, point, path, info.fps)) / args.repeats
+                rows["verify"][1] += cpu(lambda: verify(decode, point, path, info.fps)) / args.repeats
                 rows["frames#16 prep"][0] += cpu(lambda: prepare_before(old_io, old_sampling, path, clock)
                                                  ) / args.repeats
                 rows["frames#16 prep"][1] += cpu(lambda: prepare_now(path, clock)) / args.repeats

@@ -7,6 +7,7 @@ under ``src/vidaudit`` names the suite (no stage needed an edit)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -67,3 +68,19 @@ def test_the_walkthrough_suite_runs_every_stage_unchanged(tmp_path: Path) -> Non
     # no stage, registry table or shared layer knows the suite: it lives only in the temporary package
     named = subprocess.run(["grep", "-rlw", "shade", str(ROOT / "src" / "vidaudit")], capture_output=True, text=True)
     assert named.stdout == ""
+
+
+def test_the_walkthrough_imports_only_the_front_door_and_passes_strict_mypy(tmp_path: Path) -> None:
+    """The page's suite reaches vidaudit through ``vidaudit.sdk`` alone, and is fully typed: ``mypy --strict`` on
+    it (vidaudit's own modules followed silently, for their types) finds nothing."""
+    code, _ = _walkthrough()
+    imported = [n.module if isinstance(n, ast.ImportFrom) else a.name for n in ast.walk(ast.parse(code))
+                if isinstance(n, ast.Import | ast.ImportFrom) for a in getattr(n, "names", [])]
+    assert {m for m in imported if m and m.split(".")[0] == "vidaudit"} == {"vidaudit.sdk"}
+    site = tmp_path / "site"
+    _plugin(site)
+    env = {**os.environ, "MYPYPATH": str(ROOT / "src")}
+    r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-incremental",
+                        "--config-file", os.devnull, "shade/suite.py"], cwd=site, env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0 and "Success: no issues found in 1 source file" in r.stdout, r.stdout + r.stderr

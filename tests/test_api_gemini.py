@@ -98,7 +98,7 @@ async def call(a: GeminiAdapter, *requests: Request) -> list:
 
 
 def write_mp4(path: Path) -> Path:
-    from vidaudit.video.io import write_video
+    from vidaudit.video.encode import write_video
 
     write_video(path, (frame(i) for i in range(5)), fps=10, width=32, height=32)
     return path

@@ -18,15 +18,7 @@ from hypothesis import strategies as st
 
 from httpfake import FakeServer, Reply
 from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import (
-    ErrorKind,
-    GenerationSettings,
-    ImagePart,
-    ModelSpec,
-    Request,
-    TextPart,
-    VideoPart,
-)
+from vidaudit.core.types import ErrorKind, GenerationSettings, ImagePart, ModelSpec, Request, TextPart, VideoPart
 from vidaudit.models import errors_http as eh
 from vidaudit.models.base import ModelAdapter, ModelCallError
 from vidaudit.models.openai_compat import OpenAIAdapter
@@ -99,7 +91,7 @@ async def call(adapter: OpenAIAdapter, request: Request):
 
 
 def write_mp4(path: Path, n: int = 6) -> Path:
-    from vidaudit.video.io import write_video
+    from vidaudit.video.encode import write_video
 
     write_video(path, (frame(i) for i in range(n)), fps=12, width=32, height=32)
     return path
@@ -433,7 +425,7 @@ def test_length_with_empty_text_is_truncated_not_an_answer(srv: FakeServer, env)
 
 
 def colour_mp4(path: Path, n: int, fps: float) -> Path:
-    from vidaudit.video.io import write_video
+    from vidaudit.video.encode import write_video
 
     def f(i: int) -> np.ndarray:
         img = np.zeros((32, 32, 3), np.uint8)
@@ -454,7 +446,8 @@ class VLLMQwen:
         self.family, self.num_frames, self.seen = family, num_frames, []
 
     def __call__(self, rec) -> Reply:
-        from vidaudit.video.io import iter_frames, probe
+        from vidaudit.video.decode import iter_frames
+        from vidaudit.video.probe import probe
 
         body = rec.json()
         kw = body.get("mm_processor_kwargs") or {}

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from httpfake import FakeServer, Recorded, Reply
-from vidaudit.audit.budgets import min_detectable_difference
-from vidaudit.audit.profile import Profile
+from vidaudit.tools.audit.budgets import min_detectable_difference
+from vidaudit.tools.audit.profile import Profile
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -176,7 +176,7 @@ def test_profile_html_in_headless_chromium(smoke_audit: tuple[Path, str, float],
     long = "openai:Qwen/Qwen2.5-VL-72B-Instruct-AWQ@http://gpu-node-17.cluster.example:8000/v1-" + "x" * 40
     rows = [r.model_copy(update={"model": f"{long}-{i}"}) for i in range(6) for r in profile.rows[:1]]
     wide = profile.model_copy(update={"models": [r.model for r in rows], "rows": rows})
-    from vidaudit.audit.build import write_profile_files
+    from vidaudit.tools.audit.build import write_profile_files
 
     write_profile_files(wide, tmp_path)
     with sync_playwright() as pw:
@@ -316,9 +316,9 @@ def test_the_probe_outside_the_audit_reads_100_percent_for_the_oracle(tmp_path: 
 
 
 def test_profile_escapes_untrusted_text(tmp_path: Path) -> None:
-    from vidaudit.audit.build import write_profile_files
-    from vidaudit.audit.profile import ModelRow, PartInfo
     from vidaudit.report.profile_figures import accuracy
+    from vidaudit.tools.audit.build import write_profile_files
+    from vidaudit.tools.audit.profile import ModelRow, PartInfo
 
     evil = "<img src=x onerror=alert(1)>|**x**"
     part = PartInfo(suite="counting", name="counting", preset="smoke", dataset_key="k" * 64, data_dir="d",

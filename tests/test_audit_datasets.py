@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from vidaudit.audit.datasets import LOCKS_DIR, MARKER, ensure
-from vidaudit.audit.session import PlannedPart, dataset_key, plan_parts
 from vidaudit.core.contract.profile import AuditPart
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.registry import get_suite
+from vidaudit.tools.audit.datasets import LOCKS_DIR, MARKER, ensure
+from vidaudit.tools.audit.session import PlannedPart, dataset_key, plan_parts
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from vidaudit.cli import app
-from vidaudit.cli_help import FLOW_PANELS
+from vidaudit.cli.help import FLOW_PANELS
 from vidaudit.core.registry import names
 
 runner = CliRunner()

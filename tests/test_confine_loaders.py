@@ -97,9 +97,9 @@ def test_verify_refuses_a_video_path_outside_before_opening_anything(smoke_dir: 
 
 @pytest.mark.parametrize("path", OUT_PATHS)
 def test_the_loaders_of_a_manifest_refuse_a_video_path_outside(smoke_dir: Path, tmp_path: Path, path: str) -> None:
-    from vidaudit.humanstudy.export import export_study
-    from vidaudit.interop.common import check_videos, load_data
-    from vidaudit.mech.data import load_clips
+    from vidaudit.tools.humanstudy.export import export_study
+    from vidaudit.tools.interop.common import check_videos, load_data
+    from vidaudit.tools.mech.data import load_clips
 
     data = _hostile_dataset(smoke_dir, tmp_path, path)
     before = _tree(tmp_path, skip=tmp_path / "study")
@@ -152,7 +152,7 @@ def test_repcount_refuses_a_symlink_out_of_the_video_folder(world: Path) -> None
 
 @pytest.mark.parametrize("study", ["../../evil", "/EVIL", "a/../../../evil", "x\x00y"])
 def test_an_answers_file_names_a_study_never_a_path(tmp_path: Path, study: str) -> None:
-    from vidaudit.humanstudy.importing import find_manifest
+    from vidaudit.tools.humanstudy.importing import find_manifest
 
     run = tmp_path / "run"
     (run / "human_studies").mkdir(parents=True)

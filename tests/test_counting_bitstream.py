@@ -15,10 +15,12 @@ from hypothesis import strategies as st
 from vidaudit.core.errors import ConfigError
 from vidaudit.suites.counting.detector import detect_events
 from vidaudit.suites.counting.grid import COUNTS, DOMAINS, FREQUENCIES, GridPoint
-from vidaudit.suites.counting.render import make_scene, render
+from vidaudit.suites.counting.render import render
 from vidaudit.suites.counting.scene import RenderSettings
+from vidaudit.suites.counting.scenes import make_scene
 from vidaudit.suites.counting.verify import check_video
-from vidaudit.video.io import iter_frames, iter_frames_reused, write_video
+from vidaudit.video.decode import iter_frames, iter_frames_reused
+from vidaudit.video.encode import write_video
 
 TINY = RenderSettings(duration_s=3.0, width=320, height=240)  # 90 frames: two keyframes (g=60)
 #: sha256 of render(GridPoint(domain, 2, 2.0, 0), TINY), written by the renderer before its speed work

@@ -30,7 +30,7 @@ from vidaudit.suites.counting.verify import (
     exact_schedule,
     timing_problems,
 )
-from vidaudit.video.io import write_video
+from vidaudit.video.encode import write_video
 
 runner = CliRunner()
 SMALL = RenderSettings(duration_s=6.0)

@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 from vidaudit.suites.counting.bounce_ball import BounceBall
 from vidaudit.suites.counting.detector import _background, _foreground, contact_times, detect_events
 from vidaudit.suites.counting.grid import GridPoint
-from vidaudit.suites.counting.render import drawn_as_decoded, make_scene
+from vidaudit.suites.counting.render import drawn_as_decoded
 from vidaudit.suites.counting.scene import RenderSettings
-from vidaudit.video.io import i420_to_rgb_half
+from vidaudit.suites.counting.scenes import make_scene
+from vidaudit.video.display import i420_to_rgb_half
 
 SMALL = RenderSettings(duration_s=6.0, fps=30.0, width=320, height=240)
 FULL = RenderSettings()

@@ -23,7 +23,7 @@ from vidaudit.suites.counting import render as rnd
 from vidaudit.suites.counting.grid import DOMAINS, GridPoint, grid
 from vidaudit.suites.counting.scene import RenderSettings
 from vidaudit.suites.counting.verify import verify_dataset
-from vidaudit.video.io import NalDigest, VideoWriter, stored_nal_digest
+from vidaudit.video.encode import NalDigest, VideoWriter, stored_nal_digest
 
 TINY = RenderSettings(duration_s=3.0, width=320, height=240)  # 90 frames, as test_counting_bitstream's
 POINTS = [GridPoint(d, 2, 2.0, 0) for d in DOMAINS]

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.suites.counting import grid as g
-from vidaudit.suites.counting.render import make_scene
 from vidaudit.suites.counting.running_count import replay
 from vidaudit.suites.counting.scene import RenderSettings
+from vidaudit.suites.counting.scenes import make_scene
 from vidaudit.suites.counting.schedule import MARGIN_S, first_frame_at
 
 points = st.builds(

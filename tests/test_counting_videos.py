@@ -19,11 +19,12 @@ from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import load_samples
 from vidaudit.suites.counting.generate import generate
 from vidaudit.suites.counting.grid import DOMAINS, GridPoint
-from vidaudit.suites.counting.render import make_scene
 from vidaudit.suites.counting.running_count import replay
 from vidaudit.suites.counting.scene import RenderSettings
+from vidaudit.suites.counting.scenes import make_scene
 from vidaudit.suites.counting.verify import check_video
-from vidaudit.video.io import iter_frames, probe, read_frames
+from vidaudit.video.decode import iter_frames, read_frames
+from vidaudit.video.probe import probe
 
 runner = CliRunner()
 
@@ -173,7 +174,9 @@ def test_written_frames_read_back_at_any_even_size(tmp_path: Path, width: int, h
     """A height of 2 mod 4 (160x90) once came out 88 rows high and garbled; every even size must round-trip."""
     import cv2
 
-    from vidaudit.video.io import probe, read_frames, write_video
+    from vidaudit.video.decode import read_frames
+    from vidaudit.video.encode import write_video
+    from vidaudit.video.probe import probe
 
     rng = np.random.default_rng(3)
     frames = [cv2.GaussianBlur(rng.integers(0, 255, (height, width, 3)).astype(np.uint8), (9, 9), 3)

@@ -24,7 +24,8 @@ from vidaudit.suites.faithful.framework.memory import read
 from vidaudit.suites.faithful.framework.offline_eval import _MemoCall
 from vidaudit.suites.faithful.framework.schema import InvalidExtraction, parse_chunk
 from vidaudit.suites.faithful.framework.spec import parse_spec
-from vidaudit.video.io import probe, write_video
+from vidaudit.video.encode import write_video
+from vidaudit.video.probe import probe
 
 CHAT = "/v1/chat/completions"
 QUESTION = "Does the player in the white jersey with number 24 dribble before passing to the player in blue?"

@@ -18,7 +18,7 @@ from vidaudit.core.manifest import load_samples, read_dataset_info
 from vidaudit.suites.faithful.cli import register_extra_commands
 from vidaudit.suites.faithful.strand_import import import_strand
 from vidaudit.suites.faithful.strand_validate import KINDS, source_of, validate_strand
-from vidaudit.video.io import write_video
+from vidaudit.video.encode import write_video
 
 GOOD = {"video_name": "0001_aaaaaaaaaaa.mp4",
         "questions": ["Does the man in red pass the ball before the goal?", "Does the keeper save the second shot?"],

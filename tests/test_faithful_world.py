@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 from pydantic import ValidationError
 
@@ -128,3 +132,27 @@ def test_simulated_worlds_are_valid_and_deterministic(seed: int) -> None:
     assert occ and all(g.cause for g in occ)
     assert all(any(lk.gap == g.id for lk in w.identity_links) for g in w.gaps if g.t_end is not None)
     assert all(f.t == f.frame / spec.fps for f in w.facts)
+
+
+def test_a_broken_record_says_its_problems_in_the_same_order_in_every_process() -> None:
+    """Two participants of one fact unobserved at its time: the two lines come in one order whatever the
+    process's string hashing (a fact's participants are a set; the message order once followed it)."""
+    code = (
+        "from pydantic import ValidationError\n"
+        "import sys; sys.path.insert(0, 'tests')\n"
+        "from test_faithful_world import A, B, _world\n"
+        "from vidaudit.suites.faithful.world import Observation\n"
+        "try:\n"
+        "    _world(observations=[Observation(entity=A.id, t_start=2.5, t_end=4.9),\n"
+        "                         Observation(entity=B.id, t_start=2.5, t_end=4.9)])\n"
+        "except ValidationError as e:\n"
+        "    print('|'.join(line for line in str(e).splitlines() if 'not observed then' in line))\n"
+    )
+    seen = set()
+    for seed in ("0", "1", "2", "3", "4", "5"):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed},
+                             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        assert "not observed then" in out.stdout, out.stdout + out.stderr
+        seen.add(out.stdout)
+    assert len(seen) == 1, seen

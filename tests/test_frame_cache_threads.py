@@ -9,8 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
+from vidaudit.video.decode import iter_selected
+from vidaudit.video.encode import write_video
 from vidaudit.video.frame_cache import FrameCache
-from vidaudit.video.io import iter_selected, write_video
 
 
 def test_concurrent_gets_under_constant_eviction(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
-"""Generators' per-video jobs through ``run.jobs``: the same manifest and the same video bytes whichever way the
+"""Generators' per-video jobs through ``core.jobs``: the same manifest and the same video bytes whichever way the
 jobs ran (serially in this process, or on an executor a ``pool(initializer=...)`` factory makes).
 
-The pool here is a real local process pool (forkserver, as ``run.jobs`` starts its own): every job and its
+The pool here is a real local process pool (forkserver, as ``core.jobs`` starts its own): every job and its
 arguments and result cross a process boundary by pickle, as they do to a Ray task, and the jobs complete in
 whatever order the two processes finish them. One pool serves the module (its processes keep their imports),
 handed out through a factory whose executor ignores ``shutdown``.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
@@ -24,8 +25,8 @@ from typer.testing import CliRunner
 
 from vidaudit.cli import app
 from vidaudit.core.errors import ConfigError
+from vidaudit.core.jobs import iter_completed, run_jobs, worker_count
 from vidaudit.core.parallel import pool_context
-from vidaudit.run.jobs import iter_completed, run_jobs, worker_count
 from vidaudit.suites.stress.probe import GenerateOptions
 from vidaudit.suites.stress.suite import SUITE as STRESS
 
@@ -65,7 +66,7 @@ def factory(procs: ProcessPoolExecutor):
 
 
 def _lane_source(root: Path) -> Path:
-    from vidaudit.video.io import write_video
+    from vidaudit.video.encode import write_video
 
     root.mkdir(parents=True)
     frames = [np.full((48, 64, 3), 20 * i, np.uint8) for i in range(12)]
@@ -192,3 +193,30 @@ def test_cli_generate_stress_workers_gives_the_serial_bytes(tmp_path: Path) -> N
     r = runner.invoke(app, [*args, "--out", str(tmp_path / "b"), "--workers", "2"])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "a" / "manifest.jsonl").read_bytes() == (tmp_path / "b" / "manifest.jsonl").read_bytes()
+
+
+def test_a_lost_job_gives_its_stand_in_and_the_others_go_on() -> None:
+    for way in ({"pool": _threads}, {"workers": 1}):
+        got = dict(iter_completed(_fail_on, [(x, 3) for x in range(6)], lost=lambda e: f"lost: {e}", **way))
+        assert got == {0: 0, 1: 1, 2: 2, 3: "lost: job 3 failed", 4: 4, 5: 5}, way
+
+
+def test_stopping_the_iteration_cancels_the_queued_jobs_and_returns_at_once() -> None:
+    gate, running, started = threading.Event(), threading.Event(), []
+    pool = ThreadPoolExecutor(1)
+
+    def job(x: int) -> int:
+        started.append(x)
+        if x > 0:
+            running.set()
+            gate.wait(timeout=30)
+        return x
+
+    completed = iter_completed(job, [(x,) for x in range(5)], pool=lambda initializer=None: pool)
+    assert next(completed) == (0, 0) and running.wait(timeout=30)
+    t0 = time.monotonic()
+    completed.close()                      # job 1 still waits on the gate: close does not wait for it
+    assert time.monotonic() - t0 < 5 and not gate.is_set()
+    gate.set()
+    pool.shutdown(wait=True)
+    assert started == [0, 1]               # jobs 2-4 were cancelled before they started

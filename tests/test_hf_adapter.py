@@ -29,7 +29,7 @@ from vidaudit.models.base import ModelAdapter, ModelCallError  # noqa: E402
 from vidaudit.models.hf import HFAdapter  # noqa: E402
 from vidaudit.models.hf_families import FAMILIES  # noqa: E402
 from vidaudit.models.hf_inputs import build_messages, decode_video  # noqa: E402
-from vidaudit.video.io import write_video  # noqa: E402
+from vidaudit.video.encode import write_video  # noqa: E402
 
 FPS, N_FRAMES, SIZE = 10.0, 20, 64
 INDICES = (0, 5, 10, 15)

@@ -15,12 +15,12 @@ from typer.testing import CliRunner
 from vidaudit.cli import app
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples, write_manifest
-from vidaudit.humanstudy.answers import AnswerSheet, StudyManifest
-from vidaudit.humanstudy.export import export_study
-from vidaudit.humanstudy.importing import import_answers
-from vidaudit.humanstudy.items import StudyItem, performance_item, split_options
-from vidaudit.humanstudy.scoring import score_sheets
-from vidaudit.humanstudy.select import select, stratum, units_of
+from vidaudit.tools.humanstudy.answers import AnswerSheet, StudyManifest
+from vidaudit.tools.humanstudy.export import export_study
+from vidaudit.tools.humanstudy.importing import import_answers
+from vidaudit.tools.humanstudy.items import StudyItem, performance_item, split_options
+from vidaudit.tools.humanstudy.scoring import score_sheets
+from vidaudit.tools.humanstudy.select import select, stratum, units_of
 
 
 def _cli(*args: object) -> str:

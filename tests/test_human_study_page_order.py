@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 from test_human_study import oracle_run
 from vidaudit.core.manifest import load_samples
-from vidaudit.humanstudy.export import Draw, export_study
-from vidaudit.humanstudy.items import StudyItem
-from vidaudit.humanstudy.select import arrange_apart, page_order
+from vidaudit.tools.humanstudy.export import Draw, export_study
+from vidaudit.tools.humanstudy.items import StudyItem
+from vidaudit.tools.humanstudy.select import arrange_apart, page_order
 
 SECTION = re.compile(r'<section class="item" data-item-id="([^"]+)"')
 

@@ -18,10 +18,10 @@ from test_human_study import oracle_run
 from vidaudit.cli import app
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples
-from vidaudit.humanstudy.export import Draw, export_study
-from vidaudit.humanstudy.items import StudyItem
-from vidaudit.humanstudy.select import select_by_rules
-from vidaudit.humanstudy.subsets import SUBSETS, Rule
+from vidaudit.tools.humanstudy.export import Draw, export_study
+from vidaudit.tools.humanstudy.items import StudyItem
+from vidaudit.tools.humanstudy.select import select_by_rules
+from vidaudit.tools.humanstudy.subsets import SUBSETS, Rule
 
 
 def _cli(*args: object, code: int = 0) -> str:
@@ -231,7 +231,7 @@ def test_reveal_paper_cross_frame_25_masked(cross_frame_run: Path, tmp_path: Pat
     about v / S of the columns, together every column), and an imported answer sheet fills the TBSR table's
     human-ceiling column for the masked condition."""
     from realvideos import Player
-    from vidaudit.humanstudy.importing import import_answers
+    from vidaudit.tools.humanstudy.importing import import_answers
 
     data = Path(json.loads((cross_frame_run / "run.json").read_text())["data_dir"])
     samples = {s.sample_id: s for s in load_samples(data)}

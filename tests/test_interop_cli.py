@@ -11,11 +11,11 @@ from typer.testing import CliRunner
 
 from test_interop_support import canned_answer, run_py, small_dataset
 from vidaudit.core.manifest import load_samples
-from vidaudit.interop.cli import register
+from vidaudit.tools.interop.cli import register
 
 runner = CliRunner()
 _WITHOUT = ("import sys; sys.modules[{mod!r}] = None\n"
-            "from vidaudit.cli import app\nfrom vidaudit.interop.cli import register\nregister(app)\n"
+            "from vidaudit.cli import app\nfrom vidaudit.tools.interop.cli import register\nregister(app)\n"
             "app({args!r})")
 
 
@@ -107,7 +107,7 @@ def test_missing_extra_is_one_line(module: str, args: list[str], small: Path, tm
 
 
 def test_the_inspect_tasks_without_inspect_ai() -> None:
-    r = run_py("import sys; sys.modules['inspect_ai'] = None\nimport vidaudit.interop.inspect_ai_tasks", timeout=60)
+    r = run_py("import sys; sys.modules['inspect_ai'] = None\nimport vidaudit.tools.interop.inspect_ai_tasks", timeout=60)
     assert r.returncode == 1 and 'pip install "vidaudit[interop]"' in r.stderr, r.stderr
     assert r.stderr.strip().splitlines()[-1].startswith("vidaudit.core.registry.MissingExtraError: the vidaudit "
                                                         "inspect_ai tasks needs an optional dependency")

@@ -14,7 +14,7 @@ from vidaudit.core.manifest import load_samples, read_dataset_info, write_datase
 
 datasets = pytest.importorskip("datasets", reason="the interop extra is not installed: pip install 'vidaudit[interop]'")
 
-from vidaudit.interop.hf import export_hf  # noqa: E402
+from vidaudit.tools.interop.hf import export_hf  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -115,8 +115,8 @@ def test_any_suite_exports(tmp_path: Path) -> None:
     """A plugin suite (the tests' toy suite, string answers, no trace) exports for the Hub and for lmms-eval."""
     from test_interop_support import plugin_env, run_py
 
-    code = (f"from pathlib import Path\nfrom toysuite import generate_toy\nfrom vidaudit.interop.hf import export_hf\n"
-            f"from vidaudit.interop.lmms_eval import export_lmms_eval\nroot = Path({str(tmp_path)!r})\n"
+    code = (f"from pathlib import Path\nfrom toysuite import generate_toy\nfrom vidaudit.tools.interop.hf import export_hf\n"
+            f"from vidaudit.tools.interop.lmms_eval import export_lmms_eval\nroot = Path({str(tmp_path)!r})\n"
             "generate_toy(root / 'toy')\nexport_hf(root / 'toy', root / 'hf')\n"
             "print(export_lmms_eval(root / 'toy', root / 'task').metrics)")
     r = run_py(code, env=plugin_env())

@@ -21,7 +21,7 @@ from test_interop_support import canned_answer, comparable, plugin_env, run_py, 
 from vidaudit.core.errors import DataError
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite
-from vidaudit.interop.logs import import_responses
+from vidaudit.tools.interop.logs import import_responses
 
 inspect_ai = pytest.importorskip("inspect_ai", reason="the interop extra is not installed (pip install "
                                  "'vidaudit[interop]')")
@@ -30,7 +30,7 @@ from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.log import read_eval_log, write_eval_log  # noqa: E402
 from inspect_ai.model import ContentImage, ContentVideo, ModelOutput, ModelUsage, get_model  # noqa: E402
 
-from vidaudit.interop.inspect_ai_tasks import vidaudit_task  # noqa: E402
+from vidaudit.tools.interop.inspect_ai_tasks import vidaudit_task  # noqa: E402
 
 MODEL = "mockllm/model"
 

@@ -20,9 +20,9 @@ import pytest
 from test_interop_support import canned_answer, comparable, small_dataset
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples
-from vidaudit.interop.lmms_eval import export_lmms_eval, model_label
-from vidaudit.interop.logs import import_responses
 from vidaudit.score.stage import score_responses
+from vidaudit.tools.interop.lmms_eval import export_lmms_eval, model_label
+from vidaudit.tools.interop.logs import import_responses
 
 _MISSING = [m for m in ("lmms_eval", "torch", "transformers", "accelerate", "datasets")
             if importlib.util.find_spec(m) is None]
@@ -154,7 +154,7 @@ def test_round_trip_with_the_dummy_mock(taskdir: Path, small: Path, tmp_path: Pa
     import typer
     from typer.testing import CliRunner
 
-    from vidaudit.interop.cli import register
+    from vidaudit.tools.interop.cli import register
 
     app = typer.Typer()
     register(app)

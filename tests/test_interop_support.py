@@ -15,8 +15,8 @@ import pytest
 from vidaudit.core.errors import DataError
 from vidaudit.core.manifest import load_samples, read_dataset_info, write_dataset_info, write_manifest
 from vidaudit.core.types import Sample
-from vidaudit.interop.common import ResponseRow, scalar_metric_names, score_rows
-from vidaudit.score.stage import score_responses
+from vidaudit.score.stage import ResponseRow, score_responses, score_rows
+from vidaudit.tools.interop.common import scalar_metric_names
 
 PLUGIN_SITE = Path(__file__).parent / "plugin_site"
 #: one sample per count of the smoke grid's bounce_ball domain, plus a blinking one: 5 videos

@@ -13,8 +13,8 @@ import pytest
 from test_interop_support import canned_answer, comparable, small_dataset
 from vidaudit.core.errors import DataError
 from vidaudit.core.manifest import load_samples
-from vidaudit.interop.logs import import_responses
-from vidaudit.interop.vlmevalkit import FAIL_MSG, names_from_path
+from vidaudit.tools.interop.logs import import_responses
+from vidaudit.tools.interop.vlmevalkit import FAIL_MSG, names_from_path
 
 pd = pytest.importorskip("pandas", reason="the interop extra is not installed (pip install 'vidaudit[interop]')")
 

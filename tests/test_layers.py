@@ -19,26 +19,19 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "vidaudit"
 #: top-level package (or module) of vidaudit -> its floor; a package imports only from lower floors
 FLOORS: dict[str, int] = {
     "vidaudit": 0,      # the root package: __version__ only
-    "core": 1,          # types, hashing, files, registry, and the contract (suite protocol, records)
+    "core": 1,          # types, hashing, files, registry, the job runner, the console, and the contract
     "video": 2,
     "models": 3,
     "run": 4,
     "score": 5,
     "report": 6,
-    "cli_common": 7,    # CLI helpers (errors, progress bars) for the suites' and tools' commands
-    "cli_help": 7,      # the CLI's help: commands grouped by the flow, option types tidied
+    "sdk": 7,           # the front door for suite authors: re-exports what a suite needs from the stages
     "suites": 8,
-    "mech": 9,
-    "humanstudy": 9,
-    "interop": 9,
-    "audit": 9,         # vidaudit audit / compare: the suites' presets run and profiled through the contract
-    "demo": 10,
-    "inspect": 10,      # the inspect_ai entry module (interop's tasks)
-    "cli": 11,
+    "tools": 9,         # mech, humanstudy, interop, audit: built on the stages and the contract
+    "cli": 10,          # the command line: the app, its help, the demo
 }
 STAGES = ("core", "video", "models", "run", "score", "report")
-ABOVE_THE_STAGES = ("suites", "mech", "humanstudy", "interop", "audit", "cli", "cli_common", "cli_help", "demo",
-                    "inspect")
+ABOVE_THE_STAGES = ("sdk", "suites", "tools", "cli")
 
 
 def _module_name(path: Path) -> str:
@@ -84,11 +77,11 @@ def _edges() -> dict[tuple[str, str], list[str]]:
 
 def test_the_import_reader_sees_function_level_and_relative_imports(tmp_path: Path) -> None:
     fake = tmp_path / "probe.py"
-    fake.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import vidaudit.mech\n"
+    fake.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import vidaudit.tools.mech\n"
                     "def f():\n    from vidaudit.suites import counting\n    from ..score import stats\n",
                     encoding="utf-8")
     found = sorted(_imported(fake, "vidaudit.run.probe"), key=lambda x: x[1])
-    assert found == [("vidaudit.mech", 3), ("vidaudit.suites", 5), ("vidaudit.score", 6)]
+    assert found == [("vidaudit.tools.mech", 3), ("vidaudit.suites", 5), ("vidaudit.score", 6)]
 
 
 def test_every_top_level_package_has_a_floor() -> None:
@@ -135,6 +128,48 @@ def test_the_stages_import_no_suite_tool_or_cli() -> None:
     assert not bad, "a stage looks suites and tools up through the contract or the registry:\n" + "\n".join(bad)
 
 
+def test_the_report_reads_the_scored_file_not_the_run() -> None:
+    """``report/`` imports nothing of ``run/``: what it needs of a run (the frames sent, the perturbed videos, the
+    settings) travels in the scored file ``score`` writes (``score/scored_run.py``)."""
+    bad = [w for (a, b), where in sorted(_edges().items()) if a == "report" and b == "run" for w in where]
+    assert not bad, "report/ reads the run through the scored file:\n" + "\n".join(bad)
+
+
 def test_the_floors_of_the_stages_are_in_order() -> None:
     assert [FLOORS[s] for s in STAGES] == sorted(FLOORS[s] for s in STAGES)
     assert max(FLOORS[s] for s in STAGES) < min(FLOORS[t] for t in ABOVE_THE_STAGES)
+
+
+def test_a_suite_imports_vidaudit_only_through_the_front_door() -> None:
+    """A module of ``suites/NAME/`` imports ``vidaudit.sdk`` and its own package, nothing else of vidaudit."""
+    bad = []
+    for path in sorted((SRC / "suites").rglob("*.py")):
+        module = _module_name(path)
+        own = ".".join(module.split(".")[:3])  # vidaudit.suites.NAME
+        bad += [f"{module}:{line} imports {target}" for target, line in _imported(path)
+                if target != "vidaudit.sdk" and target != own and not target.startswith(own + ".")
+                and module != "vidaudit.suites"]
+    assert not bad, "a suite imports vidaudit through vidaudit.sdk (or add the name it needs there):\n" + "\n".join(bad)
+
+
+def test_the_front_door_only_re_exports() -> None:
+    """``vidaudit.sdk`` defines nothing of its own: ``__all__`` is exactly the names its ``TYPE_CHECKING`` block
+    imports (each once; the whole contract among them), and each resolves, lazily, to the very object of the
+    module it names."""
+    import importlib
+
+    import vidaudit.sdk as sdk
+    from vidaudit.core.contract import profile, records, report, roles, suite
+
+    tree = ast.parse((SRC / "sdk.py").read_text(encoding="utf-8"))
+    (block,) = [n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"]
+    sources = [(a.asname or a.name, n.module) for n in block.body if isinstance(n, ast.ImportFrom) for a in n.names]
+    assert all(isinstance(n, ast.ImportFrom) for n in block.body)
+    assert len(sdk.__all__) == len(set(sdk.__all__)) and sorted(sdk.__all__) == sorted(name for name, _ in sources)
+    contract = {name for module in (profile, records, report, roles, suite) for name in module.__all__}
+    assert contract <= set(sdk.__all__)  # the whole contract
+    for name, module in sources:
+        assert module is not None
+        home = importlib.import_module(module)
+        expected = getattr(home, name, None) or importlib.import_module(f"{module}.{name}")
+        assert getattr(sdk, name) is expected, name

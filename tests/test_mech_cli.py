@@ -138,9 +138,9 @@ def test_bad_input_is_named(root):
 
 
 def test_cka_of_identical_conditions_is_one_at_every_layer(root):
-    from vidaudit.mech import data as pdata
-    from vidaudit.mech.probe_cka import pair_cka
-    from vidaudit.mech.whitebox import WhiteBox
+    from vidaudit.tools.mech import data as pdata
+    from vidaudit.tools.mech.probe_cka import pair_cka
+    from vidaudit.tools.mech.whitebox import WhiteBox
 
     wb = WhiteBox(str(root / "tiny"))
     control = pdata.load_clips(root / "wf", limit=1)[0]
@@ -152,9 +152,9 @@ def test_cka_of_identical_conditions_is_one_at_every_layer(root):
 def test_conv3d_slices_are_read_from_the_models_weights(root):
     import torch
 
-    from vidaudit.mech import data as pdata
-    from vidaudit.mech import probe_partition
-    from vidaudit.mech.whitebox import WhiteBox
+    from vidaudit.tools.mech import data as pdata
+    from vidaudit.tools.mech import probe_partition
+    from vidaudit.tools.mech.whitebox import WhiteBox
 
     wb = WhiteBox(str(root / "tiny"))
     clips = pdata.load_clips(root / "wf", limit=1)

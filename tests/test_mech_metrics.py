@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 pytest.importorskip("torch", reason="hf extra (torch) not installed")
 
 from vidaudit.core.errors import DataError  # noqa: E402
-from vidaudit.mech.layers import default_layers  # noqa: E402
-from vidaudit.mech.linear_probe import grouped_split, probe_stage  # noqa: E402
-from vidaudit.mech.metrics import kl_divergence, linear_cka  # noqa: E402
+from vidaudit.tools.mech.layers import default_layers  # noqa: E402
+from vidaudit.tools.mech.linear_probe import grouped_split, probe_stage  # noqa: E402
+from vidaudit.tools.mech.metrics import kl_divergence, linear_cka  # noqa: E402
 
 
 def _logsoftmax(z: np.ndarray) -> np.ndarray:

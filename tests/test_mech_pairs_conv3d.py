@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vidaudit.core.errors import DataError
-from vidaudit.mech.data import Clip, arrangement_pairs, scene_key
-from vidaudit.mech.probe_partition import conv3d_stats
+from vidaudit.tools.mech.data import Clip, arrangement_pairs, scene_key
+from vidaudit.tools.mech.probe_partition import conv3d_stats
 
 ARRS = ("control", "adversarial", "interleaved")
 

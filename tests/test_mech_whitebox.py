@@ -18,10 +18,10 @@ pytest.importorskip("transformers", reason="hf extra (transformers) not installe
 
 from vidaudit.core.errors import ConfigError  # noqa: E402
 from vidaudit.core.types import GenerationSettings, Request, TextPart, VideoPart  # noqa: E402
-from vidaudit.mech import window  # noqa: E402
-from vidaudit.mech.tiny import build_tiny  # noqa: E402
-from vidaudit.mech.whitebox import Want, WhiteBox  # noqa: E402
-from vidaudit.video.io import write_video  # noqa: E402
+from vidaudit.tools.mech import window  # noqa: E402
+from vidaudit.tools.mech.tiny import build_tiny  # noqa: E402
+from vidaudit.tools.mech.whitebox import Want, WhiteBox  # noqa: E402
+from vidaudit.video.encode import write_video  # noqa: E402
 
 PROMPT = "Describe what is happening in this video."
 

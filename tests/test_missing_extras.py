@@ -34,8 +34,9 @@ def test_missing_sdk_names_its_extra(provider: str, module: str, extra: str, smo
 
 
 def test_a_dry_run_needs_no_sdk_and_no_key(smoke_dir: Path, tmp_path: Path) -> None:
-    """`run --dry-run` calls nothing, so it plans every hosted provider with neither its SDK nor its key."""
-    code = ("import sys; [sys.modules.__setitem__(m, None) for m in ('openai', 'google.genai', 'anthropic')]; "
+    """`run --dry-run` calls nothing, so it plans every hosted provider with neither its SDK nor its key (nor httpx2,
+    the HTTP client those SDKs bring: a base install has none of them)."""
+    code = ("import sys; [sys.modules.__setitem__(m, None) for m in ('openai', 'google.genai', 'anthropic', 'httpx2')]; "
             "from vidaudit.cli import app; app()")
     env = {k: v for k, v in os.environ.items()
            if k not in ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "ANTHROPIC_API_KEY")}

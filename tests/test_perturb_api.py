@@ -11,7 +11,6 @@ from test_perturb_fixtures import make_dot_still, make_video
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.types import PerturbationSpec
-from vidaudit.video.io import probe
 from vidaudit.video.perturb import (
     PerturbResult,
     apply,
@@ -27,6 +26,7 @@ from vidaudit.video.perturb import (
     summary_lines,
 )
 from vidaudit.video.perturb.cache import cache_paths
+from vidaudit.video.probe import probe
 
 #: Small parameters for every registered op on the 24-frame, 12 fps, 64x48 test video.
 EVERY_OP = {
@@ -245,7 +245,7 @@ def test_vidaudit_perturb_command(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from vidaudit.cli import app
-    from vidaudit.video.io import write_video
+    from vidaudit.video.encode import write_video
 
     src = tmp_path / "src.mp4"
     frames = [np.full((48, 64, 3), 10 * i, np.uint8) for i in range(12)]

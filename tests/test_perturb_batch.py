@@ -4,7 +4,9 @@ the same bytes and rows with 1 or 2 workers, resumed from the outputs, a failing
 from __future__ import annotations
 
 import json
+import os
 import shutil
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -14,9 +16,10 @@ from test_perturb_fixtures import make_video
 from vidaudit.cli import app
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import sha256_file
-from vidaudit.video.io import probe
+from vidaudit.core.parallel import pool_context
 from vidaudit.video.perturb.batch import BATCH, CACHE, PARTIAL, folder_jobs, load_jobs, perturb_batch
 from vidaudit.video.perturb.cache import cache_paths
+from vidaudit.video.probe import probe
 
 W, H = 160, 120
 
@@ -159,6 +162,37 @@ def test_a_failing_job_is_reported_by_line_and_the_others_finish(tmp_path: Path)
     assert [r["error"] is None for r in rows] == [True, False, True, True]
     assert rows[1]["video"] is None and not (tmp_path / "out" / "b_shuf.mp4").exists()
     assert all((tmp_path / "out" / r["video"]).is_file() for r in rows if r["video"])
+
+
+def _dies_on(name: str, fn, *args):
+    """Runs in the pool's worker: the process dies (no exception, no result) when the job renders ``name``."""
+    if Path(args[0]).name == name:
+        os._exit(3)
+    return fn(*args)
+
+
+class _Dying(Executor):
+    """A real one-process pool whose worker dies on b.mp4's job: every job not finished by then is lost."""
+
+    def __init__(self) -> None:
+        self._pool = ProcessPoolExecutor(1, mp_context=pool_context())
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        return self._pool.submit(_dies_on, "b.mp4", fn, *args)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
+def test_a_lost_worker_fails_its_jobs_by_line_and_the_batch_still_writes_its_rows(tmp_path: Path) -> None:
+    jobs = load_jobs(make_jobs(tmp_path))
+    res = perturb_batch(jobs, tmp_path / "out", pool=lambda initializer=None: _Dying())
+    rows = [json.loads(x) for x in (tmp_path / "out" / BATCH).read_text().splitlines()]
+    assert len(rows) == 4 and 2 in [line for line, _ in res.failed]
+    assert all("BrokenProcessPool" in err for _, err in res.failed)
+    assert rows[0]["error"] is None and (tmp_path / "out" / rows[0]["video"]).is_file()  # a.mp4 ran first
+    assert rows[1]["error"] is not None and rows[1]["video"] is None
+    assert not (tmp_path / "out" / PARTIAL).exists()
 
 
 def test_folder_shorthand_is_one_job_per_video(batch: tuple[Path, Path], tmp_path: Path,

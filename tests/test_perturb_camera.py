@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from test_perturb_fixtures import bright_centroid, decoded_ids, info, make_dot_still, make_video
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import PerturbationSpec
-from vidaudit.video.io import iter_frames
+from vidaudit.video.decode import iter_frames
 from vidaudit.video.perturb import apply, plan_for
 
 

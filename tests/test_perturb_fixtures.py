@@ -12,7 +12,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vidaudit.video.io import VideoWriter, iter_frames
+from vidaudit.video.decode import iter_frames
+from vidaudit.video.encode import VideoWriter
 
 W, H = 64, 48
 MAX_ID = 37

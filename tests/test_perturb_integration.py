@@ -15,7 +15,7 @@ from test_perturb_fixtures import frame_pixels, info, make_video
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.timeline import Timeline
 from vidaudit.core.types import PerturbationSpec
-from vidaudit.video.io import iter_frames
+from vidaudit.video.decode import iter_frames
 from vidaudit.video.perturb import apply, check_strip_coverage, plan_for, preview
 from vidaudit.video.perturb.integration import delta_bound, separation_problems
 from vidaudit.video.sampling import at_fps, every_frame, uniform_count

@@ -11,8 +11,9 @@ import pytest
 from test_perturb_fixtures import decoded_ids, info, is_second, make_video
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import PerturbationSpec
-from vidaudit.video.io import iter_frames, probe
+from vidaudit.video.decode import iter_frames
 from vidaudit.video.perturb import apply, plan_for
+from vidaudit.video.probe import probe
 
 #: H.264's deblocking filter and 2x2 chroma carry an edit 3-4 px past its edge (measured); the band of this
 #: width around a region is not checked.
@@ -69,7 +70,7 @@ def test_spatial_ops_touch_only_the_recorded_frames_and_region(src: Path, source
 
 def _coloured(tmp_path: Path) -> Path:
     """A test video with a saturated left half, so that a hue rotation shows."""
-    from vidaudit.video.io import VideoWriter
+    from vidaudit.video.encode import VideoWriter
 
     path = tmp_path / "col.mp4"
     with VideoWriter(path, 12.0, 64, 48) as w:

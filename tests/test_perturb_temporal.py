@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 from test_perturb_fixtures import decoded_ids, frame_pixels, info, is_second, make_video
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import PerturbationSpec
-from vidaudit.video.io import VideoWriter, iter_frames, probe
+from vidaudit.video.decode import iter_frames
+from vidaudit.video.encode import VideoWriter
 from vidaudit.video.perturb import apply, plan_for
 from vidaudit.video.perturb.source import PlannedReader, open_source
+from vidaudit.video.probe import probe
 
 FAST = settings(max_examples=40, deadline=None)
 

@@ -19,7 +19,7 @@ from vidaudit.core.types import Condition, ImagePart, ModelSpec, Presentation, T
 from vidaudit.models.base import Capabilities
 from vidaudit.models.provider_content import encode_jpeg
 from vidaudit.run.plan import RequestBuilder, parse_condition, plan, select_frames
-from vidaudit.video.io import read_frames
+from vidaudit.video.decode import read_frames
 from vidaudit.video.sampling import uniform_count
 
 SUITE = get_suite("counting")

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite
-from vidaudit.core.types import ModelSpec, PerturbationSpec
+from vidaudit.core.types import ModelSpec, PerturbationSpec, names_perturbations
 from vidaudit.models.base import Capabilities
 from vidaudit.run.plan import RequestBuilder, parse_condition, plan
 from vidaudit.suites.stress.cross_frame.generate import generate
@@ -50,6 +50,35 @@ def test_condition_ids_parse_back(S: int, v: int, k: int, o: str, d: int | None,
         return
     assert cond.perturbations == (spec,)
     assert parse_condition(cond.video_id, "mcq") == cond
+
+
+_PRESENTATIONS = st.one_of(
+    st.just({"presentation": "native"}), st.just({"presentation": "native", "all_frames": True}),
+    st.floats(1e-3, 1e7, allow_nan=False).map(lambda f: {"presentation": "native", "fps": f}),
+    st.floats(1e-3, 1e7, allow_nan=False).map(lambda f: {"presentation": "frames", "fps": f}),
+    st.integers(1, 10_000).map(lambda n: {"presentation": "frames", "n_frames": n}),
+    st.floats(1e-3, 1e6, allow_nan=False).map(lambda f: {"presentation": "keyframes", "keyframe_offset_s": f}))
+_SPECS = st.builds(PerturbationSpec, name=st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True),
+                   params=st.dictionaries(st.sampled_from(["S", "k", "v", "duration_s", "orientation"]),
+                                          st.one_of(st.integers(-5, 500), st.floats(0.01, 1e6, allow_nan=False),
+                                                    st.sampled_from(["vertical", "x+y", "a/b"]))))
+
+
+@settings(max_examples=300, deadline=None)
+@given(presentation=_PRESENTATIONS, specs=st.lists(_SPECS, max_size=3), prompt=st.sampled_from(["mcq", "default"]),
+       timestamps=st.booleans())
+def test_a_condition_id_names_perturbations_exactly_when_it_has_them(presentation: dict, specs: list,
+                                                                      prompt: str, timestamps: bool) -> None:
+    """What the report checks a scored trial against (``names_perturbations``) on ids ``Condition.id`` writes:
+    presentations with a ``+`` in them (``keyframes+-2s``, ``frames@1e+06``) name none."""
+    from vidaudit.core.types import Condition
+
+    try:
+        cond = Condition(**presentation, perturbations=tuple(specs), prompt=prompt, timestamps=timestamps)
+    except ValueError:
+        return  # a presentation the condition itself refuses
+    assert names_perturbations(cond.id) is bool(cond.perturbations), cond.id
+    assert names_perturbations(cond.video_id) is bool(cond.perturbations), cond.video_id
 
 
 def test_unknown_op_or_parameter_is_refused_at_parse() -> None:

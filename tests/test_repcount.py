@@ -30,7 +30,9 @@ from vidaudit.suites.counting.repcount import (
 )
 from vidaudit.suites.counting.running_count import replay
 from vidaudit.suites.counting.scoring import score_trial
-from vidaudit.video.io import probe, read_frames, write_video
+from vidaudit.video.decode import read_frames
+from vidaudit.video.encode import write_video
+from vidaudit.video.probe import probe
 
 FPS, SIZE, SQUARE, LEAD, TAIL = 10, 64, 12, 3, 2
 LEFT, RIGHT = 4, SIZE - 4 - SQUARE

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from test_report_html import MALICIOUS, counting_report, generic_report, make_records, make_results, make_trials
-from vidaudit.report import write_report
 from vidaudit.report.heatmaps import _fmt_value
+from vidaudit.report.write import write_report
 from vidaudit.suites.counting.viewer import COUNTING_VIEWER
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -24,11 +24,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import vidaudit.report
+import vidaudit.report.html
 from vidaudit.core.contract.records import ParseResult, ScoreRecord
-from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.types import Event, Sample, Trace, VideoRef
-from vidaudit.report import (
+from vidaudit.core.contract.report import (
     EventTimeline,
     GridFigure,
     LineFigure,
@@ -42,19 +40,22 @@ from vidaudit.report import (
     ViewerFrame,
     ViewerSpec,
     ViewerTrial,
+)
+from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.types import Event, Sample, Trace, VideoRef
+from vidaudit.report.embed import script_json
+from vidaudit.report.heatmaps import render_grid, render_line
+from vidaudit.report.markdown import markdown_grid, markdown_table, render_markdown
+from vidaudit.report.viewer import (
+    MAX_FRAMES_PER_TRIAL,
+    MAX_RAW_TEXT_CHARS,
+    MAX_THUMBNAIL_SIDE,
     attach_frames,
-    make_report,
-    render_grid,
-    render_line,
-    render_markdown,
     select_trials_for_viewer,
     thumbnail_jpeg_b64,
     viewer_payload,
-    write_report,
 )
-from vidaudit.report.html import script_json
-from vidaudit.report.markdown import markdown_grid, markdown_table
-from vidaudit.report.viewer import MAX_FRAMES_PER_TRIAL, MAX_RAW_TEXT_CHARS, MAX_THUMBNAIL_SIDE
+from vidaudit.report.write import make_report, write_report
 from vidaudit.suites.counting.aggregate import aggregate, paired_difference
 from vidaudit.suites.counting.scoring import score_trial
 from vidaudit.suites.counting.sections import counting_sections, surface_figure
@@ -712,7 +713,7 @@ def test_counting_report_with_dollar_model_names(tmp_path):
 
 def test_report_package_imports_no_suite():
     """No module under src/vidaudit/report imports vidaudit.suites, at the top or inside a function."""
-    root = Path(vidaudit.report.__file__).parent
+    root = Path(vidaudit.report.html.__file__).parent
     modules = sorted(root.rglob("*.py"))
     assert {p.name for p in modules} >= {"__init__.py", "write.py", "html.py", "markdown.py",
                                          "heatmaps.py", "viewer.py", "tables.py"}

@@ -21,8 +21,7 @@ from hypothesis import strategies as st
 
 from test_report_browser import CHROMIUM, LAUNCH_ARGS, _require_browser
 from test_report_html import MALICIOUS
-from vidaudit.core.errors import DataError
-from vidaudit.report import (
+from vidaudit.core.contract.report import (
     EventTimeline,
     Report,
     TimelineEvent,
@@ -30,11 +29,11 @@ from vidaudit.report import (
     ViewerFrame,
     ViewerSpec,
     ViewerTrial,
-    thumbnail_jpeg_b64,
-    viewer_payload,
-    write_report,
 )
+from vidaudit.core.errors import DataError
+from vidaudit.report.viewer import thumbnail_jpeg_b64, viewer_payload
 from vidaudit.report.viewer_files import CALLBACK, VIEWER_DIR, resolve_thumbnails, viewer_data
+from vidaudit.report.write import write_report
 
 SPEC = ViewerSpec(group_label="domain", columns=[ViewerColumn(key="n", label="N", numeric=True)])
 _THUMBS: list[str] = []

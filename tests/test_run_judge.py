@@ -138,7 +138,7 @@ def test_judge_refused_on_stress_data_whose_probes_parse_their_answers(tmp_path:
 def test_free_text_human_answers_go_through_the_runs_judge_once(toy: Path) -> None:
     from vidaudit.core.manifest import load_samples
     from vidaudit.core.registry import get_suite
-    from vidaudit.humanstudy.judging import judge_for_run
+    from vidaudit.tools.humanstudy.judging import judge_for_run
 
     with FakeServer() as srv:
         srv.script("POST", CHAT, default=Reply(json=completion('{"names_colour": true}')))

@@ -34,10 +34,10 @@ with open(sys.argv[1], "w", encoding="utf-8") as f:
 #: every vidaudit module `vidaudit --help` imports: the CLI and the registry, never a suite, stage or the contract.
 #: A new entry here means a heavier start-up for every command: keep the import inside the function that needs it.
 HELP_MODULES = frozenset({
-    "vidaudit", "vidaudit.cli", "vidaudit.cli_common", "vidaudit.cli_help",
-    "vidaudit.core", "vidaudit.core.errors", "vidaudit.core.registry",
-    "vidaudit.humanstudy", "vidaudit.humanstudy.cli", "vidaudit.interop", "vidaudit.interop.cli",
-    "vidaudit.mech", "vidaudit.mech.cli",
+    "vidaudit", "vidaudit.cli", "vidaudit.cli.help",
+    "vidaudit.core", "vidaudit.core.console", "vidaudit.core.errors", "vidaudit.core.registry", "vidaudit.core.targets",
+    "vidaudit.tools", "vidaudit.tools.humanstudy", "vidaudit.tools.humanstudy.cli", "vidaudit.tools.interop",
+    "vidaudit.tools.interop.cli", "vidaudit.tools.mech", "vidaudit.tools.mech.cli",
     "vidaudit.suites",  # the package the built-in suites are listed from (an empty __init__)
 })
 #: the heavy dependencies (and extras) no command's start-up needs

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom
 
-from vidaudit.core.contract import ScoreInput
+from vidaudit.core.contract.suite import ScoreInput
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import load_samples
@@ -24,7 +24,7 @@ from vidaudit.core.types import Sample, VideoRef
 from vidaudit.suites.stress import SUITE
 from vidaudit.suites.stress.camera_motion.generate import PRESETS, generate, parse_settings, plan_samples
 from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS
-from vidaudit.video.io import iter_selected
+from vidaudit.video.decode import iter_selected
 from vidaudit.video.motion import classify_motion
 from vidaudit.video.synth3d import (
     Z_REF,

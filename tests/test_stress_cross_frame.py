@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vidaudit.core.contract import ScoreInput
+from vidaudit.core.contract.suite import ScoreInput
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.hashing import rng_from, sha256_file
 from vidaudit.core.manifest import load_samples
@@ -26,7 +26,8 @@ from vidaudit.suites.stress.cross_frame.nextqa import load_items, split_of
 from vidaudit.suites.stress.cross_frame.observer import read_timeline
 from vidaudit.suites.stress.cross_frame.options import ABSTAIN
 from vidaudit.suites.stress.cross_frame.prompts import cross_frame_prompt
-from vidaudit.video.io import VideoWriter, read_frames
+from vidaudit.video.decode import read_frames
+from vidaudit.video.encode import VideoWriter
 from vidaudit.video.perturb import check_strip_coverage
 from vidaudit.video.perturb.integration import separation_problems
 

@@ -142,3 +142,80 @@ def test_the_paper_sampling_runs_on_request_with_its_coverage_warning(tmp_path: 
     whole = res["cells"][f"ideal-observer|frames@24/mcq|frames@24+{MASK}/mcq|abs|all"]
     assert lossy["raw"]["accuracy"] == whole["raw"]["accuracy"] == whole["occ"]["accuracy"] == 1.0
     assert lossy["occ"]["accuracy"] < 1.0                   # strips not sent cannot be integrated
+
+
+def _scored_lines(run: Path) -> tuple[dict, list[dict]]:
+    import json
+
+    head, *lines = (run / "scored_run.jsonl").read_text(encoding="utf-8").splitlines()
+    return json.loads(head), [json.loads(x) for x in lines]
+
+
+def test_the_scored_file_records_the_perturbed_video_each_masked_trial_was_sent(root: Path) -> None:
+    """The scored file is the report's hand-off: a masked trial's line names the masked video its frames are frames
+    of (in the run's cache, with its sha256, hashed here independently); an unmasked trial's line has no such key."""
+    import hashlib
+
+    _, lines = _scored_lines(root / "run")
+    masked = [x for x in lines if "+strip_mask" in x["record"]["condition"]]
+    plain = [x for x in lines if "+strip_mask" not in x["record"]["condition"]]
+    assert masked and plain and all("perturbed" not in x for x in plain)
+    cached = {p.relative_to(root / "run").as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+              for p in (root / "run" / "perturbed").rglob("*.mp4")}
+    assert all(x["frames"] for x in masked)
+    assert {x["perturbed"]["path"] for x in masked} == set(cached)    # one masked video per clip, each named
+    assert all(cached[x["perturbed"]["path"]] == x["perturbed"]["sha256"] for x in masked)
+
+
+def _copy_run(root: Path, to: Path) -> Path:
+    import shutil
+
+    shutil.copytree(root / "run", to / "run", ignore=shutil.ignore_patterns("report"))
+    return to / "run"
+
+
+def test_the_report_refuses_a_missing_or_edited_perturbed_video_and_rescore_renders_it_again(
+        root: Path, tmp_path: Path) -> None:
+    import shutil
+
+    run = _copy_run(root, tmp_path)
+    before = {p.relative_to(run): p.read_bytes() for p in sorted((run / "perturbed").rglob("*")) if p.is_file()}
+    shutil.rmtree(run / "perturbed")
+    r = _cli(tmp_path, "report", str(run))
+    assert r.returncode == 2 and "is missing" in r.stderr and "--rescore" in r.stderr, r.stdout + r.stderr
+    r = _cli(tmp_path, "report", "--rescore", str(run))    # scoring renders the masked videos again: same bytes
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert {p.relative_to(run): p.read_bytes() for p in sorted((run / "perturbed").rglob("*")) if p.is_file()} == before
+    html = (run / "report" / "report.html").read_text()
+    assert re.search(r"128 of 128 strips over the \d+ frames sent", html)
+    video = next((run / "perturbed").rglob("*.mp4"))
+    with video.open("r+b") as f:                             # an edit in place, size kept
+        f.seek(video.stat().st_size // 2)
+        byte = f.read(1)
+        f.seek(-1, 1)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    r = _cli(tmp_path, "report", str(run))
+    assert r.returncode == 2 and "changed since the run scored it" in r.stderr, r.stdout + r.stderr
+
+
+def test_a_scored_file_without_the_perturbed_videos_is_refused_not_drawn_from_the_source(
+        root: Path, tmp_path: Path) -> None:
+    """A scored file written before it recorded perturbed videos (the same lines without the key, its checksum made
+    whole again, computed here as the format says) would show the source video's frames for masked trials: the
+    report refuses it and names the fix."""
+    import hashlib
+    import json
+
+    run = _copy_run(root, tmp_path)
+    head, lines = _scored_lines(run)
+    for x in lines:
+        x.pop("perturbed", None)
+    body = "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines).encode("utf-8")
+    fields = {k: v for k, v in head.items() if k != "sha256"}
+    h = hashlib.sha256(json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii"))
+    h.update(b"\n" + body)
+    head["sha256"] = h.hexdigest()
+    (run / "scored_run.jsonl").write_bytes(json.dumps(head).encode("utf-8") + b"\n" + body)
+    r = _cli(tmp_path, "report", str(run))
+    assert r.returncode == 2 and "scored by an older vidaudit" in r.stderr, r.stdout + r.stderr
+    assert "vidaudit score" in r.stderr and not (run / "report").exists()

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vidaudit.core.contract import ScoreInput
 from vidaudit.core.contract.records import ParseResult, ScoreRecord
+from vidaudit.core.contract.suite import ScoreInput
 from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import load_samples
@@ -136,7 +136,7 @@ def samples(tmp_path_factory: pytest.TempPathFactory):
 
 def test_dataset(samples) -> None:
     from vidaudit.suites.stress.expectation.probe import PROBE
-    from vidaudit.video.io import probe
+    from vidaudit.video.probe import probe
 
     by, out = samples
     assert len(by) == 2 * 13 and all(PROBE.check_sample(s) is None for s in by.values())
@@ -157,7 +157,7 @@ def test_dataset(samples) -> None:
         assert f"{rng['t'][0]:.2f}-{rng['t'][1]:.2f} s" in s.params["descriptor"]
         assert s.question == P.anomaly_prompt(op)
     # a perturbed forward clip is the source itself: the reverse video shows its frames backwards
-    from vidaudit.video.io import iter_frames
+    from vidaudit.video.decode import iter_frames
 
     f = list(iter_frames(out / rev.video.path))
     g = list(iter_frames(out / by["stress-expectation-omelette-s0-direction-forward"].video.path))

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vidaudit.core.contract import ScoreInput
 from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import Report
+from vidaudit.core.contract.suite import ScoreInput
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.types import Sample, VideoRef
@@ -23,7 +23,7 @@ from vidaudit.suites.stress import SUITE
 from vidaudit.suites.stress.lane_change.loader import generate, read_annotations
 from vidaudit.suites.stress.lane_change.options import QUESTION, prompt
 from vidaudit.suites.stress.lane_change.report import f1_cell
-from vidaudit.video.io import VideoWriter
+from vidaudit.video.encode import VideoWriter
 
 W, H, FPS = 96, 64, 10.0
 

@@ -25,7 +25,7 @@ def test_temporal_quadrants_tile_the_still(tmp_path: Path) -> None:
     import cv2
 
     from vidaudit.suites.stress.mosaic.generate import spec_of
-    from vidaudit.video.io import read_frames
+    from vidaudit.video.decode import read_frames
     from vidaudit.video.perturb import apply
 
     img = sc.text_still(3).render()

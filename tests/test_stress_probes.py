@@ -90,7 +90,7 @@ def test_ideal_observer_full_size_option(tmp_path) -> None:
 
     from vidaudit.core.types import ModelSpec, Request, VideoPart
     from vidaudit.models.ideal_observer import IdealObserverAdapter, observed_frames
-    from vidaudit.video.io import write_video
+    from vidaudit.video.encode import write_video
 
     path = tmp_path / "v.mp4"
     write_video(path, [np.full((32, 48, 3), 40 * i, np.uint8) for i in range(3)], 3.0, 48, 32)

@@ -130,7 +130,7 @@ def test_report(run_dir: Path) -> None:
 def test_blank_durations_on_request(tmp_path: Path) -> None:
     """``--set blank_s=5,60``: the paper's shortest and longest blanks (D.6), written as black videos of exactly
     that length (read back from the files), recorded in dataset.json, keys balanced in each Blank-Avg cell."""
-    from vidaudit.video.io import probe
+    from vidaudit.video.probe import probe
 
     r = _cli(tmp_path, "generate", "stress", "--probe", "shortcuts", "--out", str(tmp_path / "data"),
              "--set", "blank_s=5,60")

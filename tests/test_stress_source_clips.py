@@ -18,7 +18,7 @@ from vidaudit.core.manifest import load_samples
 from vidaudit.suites.stress.camera_motion.generate import fit_image
 from vidaudit.suites.stress.camera_motion.generate import generate as generate_camera
 from vidaudit.suites.stress.sources import frame_on_screen
-from vidaudit.video.io import probe
+from vidaudit.video.probe import probe
 
 
 @pytest.fixture(scope="module")

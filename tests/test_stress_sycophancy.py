@@ -257,7 +257,7 @@ def test_a_counting_dataset_dir_as_source(tmp_path) -> None:
     from vidaudit.core.hashing import sha256_file
     from vidaudit.core.manifest import load_samples, write_dataset_info, write_manifest
     from vidaudit.suites.stress.sycophancy.generate import generate
-    from vidaudit.video.io import write_video
+    from vidaudit.video.encode import write_video
 
     src = tmp_path / "counting"
     (src / "videos").mkdir(parents=True)

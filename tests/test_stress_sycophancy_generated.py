@@ -18,7 +18,7 @@ from httpfake import FakeServer, Reply
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.types import Condition, ModelSpec, Presentation
 from vidaudit.run.session import execute
-from vidaudit.video.io import write_video
+from vidaudit.video.encode import write_video
 
 CHAT = "/v1/chat/completions"
 

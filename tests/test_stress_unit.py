@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vidaudit.core.contract import ScoreInput
+from vidaudit.core.contract.suite import ScoreInput
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.types import Sample, VideoRef
@@ -20,7 +20,7 @@ from vidaudit.suites.stress import SUITE
 from vidaudit.suites.stress.camera_motion.generate import PRESETS, camera_spec, generate, plan_samples
 from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS, LETTERS
 from vidaudit.suites.stress.camera_motion.prompts import camera_motion_prompt
-from vidaudit.video.io import iter_selected
+from vidaudit.video.decode import iter_selected
 from vidaudit.video.motion import classify_motion
 from vidaudit.video.perturb import apply
 

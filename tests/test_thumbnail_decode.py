@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 from vidaudit.report.viewer import thumbnail_jpeg_b64
-from vidaudit.video.io import iter_selected, to_rgb_width, write_video
+from vidaudit.video.decode import iter_selected
+from vidaudit.video.display import to_rgb_width
+from vidaudit.video.encode import write_video
 
 
 def _clip(path: Path, w: int, h: int, n: int = 90) -> Path:

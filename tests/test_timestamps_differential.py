@@ -19,7 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vidaudit.suites.counting.scoring import LABEL_PATTERNS
-from vidaudit.suites.counting.timestamps import _ATOM, _SPLIT, extract_timestamps, reported
+from vidaudit.suites.counting.timestamp_lexicon import ATOM
+from vidaudit.suites.counting.timestamp_scan import _SPLIT
+from vidaudit.suites.counting.timestamps import extract_timestamps, reported
 
 #: the last commit of the previous extractor (before the issue-13 rewrite)
 ORACLE_COMMIT = "6f014f5"
@@ -125,7 +127,7 @@ def test_what_scoring_reads_is_the_report(text: str, patterns: tuple, frame_time
 @settings(max_examples=300, deadline=None)
 @given(TEXT)
 def test_the_one_pass_split_finds_every_number(text: str) -> None:
-    """The scan's split keeps exactly the numbers ``_ATOM`` finds, whole, between the gaps."""
+    """The scan's split keeps exactly the numbers ``ATOM`` finds, whole, between the gaps."""
     parts = _SPLIT.split(text)
     assert "".join(parts) == text
     spans, at = [], 0
@@ -133,14 +135,14 @@ def test_the_one_pass_split_finds_every_number(text: str) -> None:
         if i % 2:
             spans.append((at, at + len(part)))
         at += len(part)
-    assert spans == [m.span() for m in _ATOM.finditer(text)]
+    assert spans == [m.span() for m in ATOM.finditer(text)]
 
 
 @settings(max_examples=300, deadline=None)
 @given(TEXT)
 def test_numbers_are_found_where_they_were(oracle: types.ModuleType, text: str) -> None:
     """The digit-led number pattern matches exactly the spans the look-ahead-led one did."""
-    assert [m.span() for m in _ATOM.finditer(text)] == [m.span() for m in oracle._ATOM.finditer(text)]
+    assert [m.span() for m in ATOM.finditer(text)] == [m.span() for m in oracle._ATOM.finditer(text)]
 
 
 def test_the_ledger_examples_of_the_docstring(oracle: types.ModuleType) -> None:

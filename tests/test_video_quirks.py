@@ -30,7 +30,8 @@ from realvideos import Player, frame_code, is_upright
 from vidaudit.core.errors import DataError
 from vidaudit.core.manifest import write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, VideoRef
-from vidaudit.video.io import iter_constant_rate, probe, read_frames, video_ref
+from vidaudit.video.decode import iter_constant_rate, read_frames
+from vidaudit.video.probe import probe, video_ref
 from vidaudit.video.sampling import at_fps
 from vidaudit.video.streams import best_effort, displayed_size
 

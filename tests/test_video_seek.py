@@ -1,6 +1,6 @@
 """The seeking reader returns exactly what decoding from the start returns, which is exactly what ffmpeg decodes.
 
-``io.Decoder`` may jump to a keyframe (``video/seek.py``) to skip groups of pictures that hold no frame asked for.
+``decode.Decoder`` may jump to a keyframe (``video/seek.py``) to skip groups of pictures that hold no frame asked for.
 On every real-file fixture (tests/realvideos.py, tests/quirkvideos.py and tests/seekvideos.py: rotated, VFR, edit
 lists, B-frames, open GOPs, interlaced fields, packed-B AVI, DTS-only AVI, MPEG-PS, MXF, SAR, two streams, no
 Cues) random sets of frames read by the seeking reader are compared, byte for byte, with the frames decoded from
@@ -25,9 +25,11 @@ from quirkvideos import Quirk, make_quirks, pipe_encode
 from realvideos import Player, frame_code, frame_image, make_all
 from seekvideos import make_seekable
 from vidaudit.core.errors import DataError
-from vidaudit.video import io
-from vidaudit.video.io import Decoder, iter_frames, iter_selected, probe, seek_index, to_rgb
+from vidaudit.video import decode
+from vidaudit.video.decode import Decoder, iter_frames, iter_selected, seek_index
+from vidaudit.video.display import to_rgb
 from vidaudit.video.perturb.source import PlannedReader, open_source
+from vidaudit.video.probe import probe
 from vidaudit.video.seek import SEEK_MIN_SKIP, SeekIndex
 
 #: fixture -> the frame numbers of its clean entry points (None: no index, decoded forward)
@@ -217,7 +219,7 @@ def test_no_seek_into_an_open_gop_or_a_container_without_entry_points(files: dic
 
 
 def _with_index(monkeypatch: pytest.MonkeyPatch, index: SeekIndex) -> None:
-    monkeypatch.setattr(io, "seek_index", lambda path, stream: index)
+    monkeypatch.setattr(decode, "seek_index", lambda path, stream: index)
 
 
 def test_a_seek_that_lands_on_another_frame_than_the_index_says_falls_back(files: dict[str, Quirk],
@@ -307,7 +309,7 @@ def test_picking_frames_decodes_on_the_calling_thread(tmp_path: Path) -> None:
     assert max(seen) == before
     frames = iter_frames(path)
     next(frames)
-    assert _threads() > before                                  # io.threads_pay: a whole clip of 720p pictures
+    assert _threads() > before                                  # decode.threads_pay: a whole clip of 720p pictures
     frames.close()
     small = tmp_path / "small.mp4"
     pipe_encode(small, [frame_image(k, 320, 240) for k in range(12)], 24, ["-c:v", "libx264", "-pix_fmt", "yuv420p"])

@@ -29,7 +29,9 @@ from vidaudit.core.fileio import atomic_path, owner_token, sweep_stale_temporari
 from vidaudit.core.manifest import load_samples, write_manifest
 from vidaudit.core.timeline import TABLE_SLACK, Timeline
 from vidaudit.core.types import Sample, VideoRef
-from vidaudit.video.io import VideoWriter, probe, read_frames, video_ref
+from vidaudit.video.decode import read_frames
+from vidaudit.video.encode import VideoWriter
+from vidaudit.video.probe import probe, video_ref
 from vidaudit.video.sampling import at_fps, every_frame, uniform_count
 
 VFR = {"vfr_two_rates.mp4", "phone_vfr_rot180.mp4", "skipped_frame.avi"}
@@ -359,7 +361,7 @@ def test_rendered_manifests_are_unchanged_by_the_new_facts(tmp_path: Path) -> No
 
 def test_importers_re_encode_a_user_clip_on_the_players_clock(fixtures: dict[str, Made]) -> None:
     """What the stress importers (cross_frame's import_video, lane_change's cut) re-encode a user's clip from."""
-    from vidaudit.video.io import iter_constant_rate
+    from vidaudit.video.decode import iter_constant_rate
 
     for name in ("vfr_two_rates.mp4", "phone_vfr_rot180.mp4", "late_start.mp4", "skipped_frame.avi"):
         m = fixtures[name]

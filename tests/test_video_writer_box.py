@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vidaudit.core.hashing import sha256_file
-from vidaudit.video.io import VideoWriter, _convert_box, iter_frames_reused
+from vidaudit.video.decode import iter_frames_reused
+from vidaudit.video.encode import VideoWriter, _convert_box
 
 sizes = st.tuples(st.integers(1, 24).map(lambda k: 2 * k), st.integers(1, 20).map(lambda k: 2 * k))
 

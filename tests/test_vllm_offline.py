@@ -32,7 +32,7 @@ from vidaudit.models.factory import make_adapter  # noqa: E402
 from vidaudit.models.hf_families import FAMILIES  # noqa: E402
 from vidaudit.models.hf_inputs import _seconds_per_grid, decode_video, prepare_batch, video_metadata  # noqa: E402
 from vidaudit.models.vllm_offline import effective_fps, engine_input, response_from, sampling_kwargs  # noqa: E402
-from vidaudit.video.io import write_video  # noqa: E402
+from vidaudit.video.encode import write_video  # noqa: E402
 
 FPS, N_FRAMES, SIZE = 10.0, 20, 64
 HAVE_VLLM = importlib.util.find_spec("vllm") is not None

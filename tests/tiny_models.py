@@ -1,7 +1,7 @@
-"""Tiny random-weight models for the tests: the builders live in ``vidaudit.mech.tiny`` (also behind
+"""Tiny random-weight models for the tests: the builders live in ``vidaudit.tools.mech.tiny`` (also behind
 ``vidaudit tiny-model FAMILY --out DIR``); the names the tests import stay here."""
 
-from vidaudit.mech.tiny import (  # noqa: F401
+from vidaudit.tools.mech.tiny import (  # noqa: F401
                                 LLAVA_CHAT_TEMPLATE,
                                 LLAVA_SPECIALS,
                                 QWEN_CHAT_TEMPLATE,

@@ -155,10 +155,7 @@ def remove_path(path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
     else:
-        try:
-            path.unlink()
-        except FileNotFoundError:
-            pass
+        path.unlink(missing_ok=True)
 
 
 def replace_together(staged: Sequence[tuple[Path | None, Path]]) -> None:
@@ -239,7 +236,32 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
             try:
                 rows.append(json.loads(line))
             except json.JSONDecodeError as e:
-                from vidaudit.core.errors import DataError
-
                 raise DataError(f"{path}:{lineno}: not valid JSON ({e.msg}); fix or remove that line") from e
+    return rows
+
+
+def read_jsonl_objects(path: Path, what: str) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-empty line of a JSONL file; anything else is a DataError naming it."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise DataError(f"cannot read {what} {path}: {e}") from e
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        lineno = data[:e.start].count(b"\n") + 1
+        raise DataError(f"{path}:{lineno}: not UTF-8 text ({e.reason}); save {what} as UTF-8 JSONL") from None
+    rows = []
+    for i, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise DataError(f"{path}:{i}: not valid JSON ({e.msg}); fix or remove that line") from e
+        except RecursionError:
+            raise DataError(f"{path}:{i}: JSON nested too deeply to read; fix or remove that line") from None
+        if not isinstance(row, dict):
+            raise DataError(f"{path}:{i}: a line of {what} is a JSON object, got {type(row).__name__}")
+        rows.append((i, row))
     return rows

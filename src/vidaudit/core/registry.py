@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vidaudit.core.errors import ConfigError
+from vidaudit.core.targets import load
 
 if TYPE_CHECKING:
     from vidaudit.core.contract.suite import Suite
@@ -34,11 +35,11 @@ _BUILTIN: dict[str, dict[str, str]] = {
         "vllm": "vidaudit.models.vllm_offline:VLLMOfflineAdapter",
     },
     # Sections the report stage appends after the suite's own, in this order, from the tools built on the
-    # stages: each target is ``f(scored) -> list[Section]`` (``vidaudit.score.stage.Scored``), [] when the
+    # stages: each target is ``f(scored) -> list[Section]`` (``vidaudit.score.scored_run.Scored``), [] when the
     # run has nothing for it. The report stage imports no tool; it looks these up here.
     "report_sections": {
-        "mechanism": "vidaudit.mech.report_section:report_sections",
-        "human-study": "vidaudit.humanstudy.section:report_sections",
+        "mechanism": "vidaudit.tools.mech.report_section:report_sections",
+        "human-study": "vidaudit.tools.humanstudy.section:report_sections",
     },
 }
 
@@ -171,16 +172,6 @@ def _model_hint(provider: str) -> str:
 
     likely = likely_spec(provider)
     return f" (a model is provider:name; did you mean {likely}?)" if likely else " (a model is provider:name)"
-
-
-def load(spec: str, what: str) -> Any:
-    """The object a lazy ``"module:attr"`` target names, imported now; ``what`` names it in the error."""
-    module, _, attr = spec.partition(":")
-    mod = importlib.import_module(module)
-    try:
-        return getattr(mod, attr)
-    except AttributeError as e:
-        raise ConfigError(f"{what} points to {module}:{attr}, which does not exist") from e
 
 
 def resolve(kind: str, name: str) -> Any:

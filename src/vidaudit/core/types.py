@@ -10,11 +10,13 @@ import math
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
+from itertools import pairwise
 from typing import Any, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
+from vidaudit.core.errors import validation_message
 from vidaudit.core.hashing import canonical_json, sha256_json
 from vidaudit.core.timeline import Timeline
 
@@ -85,7 +87,7 @@ class Trace(_Frozen):
 
 
 #: Bounds past which a manifest's video facts are refused as absurd rather than planned (a hostile
-#: ``n_frames: 1e12`` would otherwise grow memory until the machine gives out); ``video.io`` reads files
+#: ``n_frames: 1e12`` would otherwise grow memory until the machine gives out); ``video.probe`` reads files
 #: against the same bounds.
 MAX_FRAMES = 10_000_000
 MAX_FPS = 1000.0
@@ -121,6 +123,13 @@ class VideoRef(_Frozen):
 
     @model_validator(mode="after")
     def _check(self) -> VideoRef:
+        self._check_bounds()
+        self._check_player_facts()
+        return self
+
+    def _check_bounds(self) -> None:
+        """The facts every manifest carries, within the bounds that keep a hostile manifest from planning
+        absurd work (see ``MAX_FRAMES``)."""
         for name in ("fps", "duration_s", "start_s"):
             v = getattr(self, name)
             if not math.isfinite(v) or v < 0:
@@ -138,11 +147,15 @@ class VideoRef(_Frozen):
                 raise ValueError(f"video fps must be in (0, {MAX_FPS:g}] for a video with frames, got {self.fps}")
             if self.n_frames / self.fps > MAX_DURATION_S:
                 raise ValueError(f"video n_frames {self.n_frames} at {self.fps:g} fps is longer than a week")
+
+    def _check_player_facts(self) -> None:
+        """The optional facts written only for clips that are not constant-rate, square-pixel, single-stream:
+        each must describe something a player could show."""
         if self.frame_times is not None:
             ft = self.frame_times
             if len(ft) != self.n_frames:
                 raise ValueError(f"video frame_times has {len(ft)} entries for {self.n_frames} frames")
-            if any(not math.isfinite(t) for t in ft) or any(b <= a for a, b in zip(ft, ft[1:])):
+            if any(not math.isfinite(t) for t in ft) or any(b <= a for a, b in pairwise(ft)):
                 raise ValueError("video frame_times must be finite and strictly increasing")
         if self.sar is not None and not (0 < self.sar[0] < 1 << 31 and 0 < self.sar[1] < 1 << 31):
             raise ValueError(f"video sar must be two positive integers, got {list(self.sar)}")
@@ -150,7 +163,6 @@ class VideoRef(_Frozen):
             raise ValueError(f"video stored_size is out of range: {list(self.stored_size)}")
         if self.stream is not None and not 0 <= self.stream < 1 << 16:
             raise ValueError(f"video stream must be a stream index >= 0, got {self.stream}")
-        return self
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> dict[str, Any]:
@@ -240,8 +252,6 @@ class Condition(_Frozen):
 
     @model_validator(mode="after")
     def _check(self) -> Condition:
-        import math
-
         if self.fps is not None and not (math.isfinite(self.fps) and self.fps > 0):
             raise ValueError(f"fps must be a positive finite number, got {self.fps}")
         if self.n_frames is not None and self.n_frames < 1:
@@ -297,6 +307,12 @@ class Condition(_Frozen):
 
     def canonical(self) -> str:
         return canonical_json(self.model_dump(mode="json"))
+
+
+def names_perturbations(condition_id: str) -> bool:
+    """Whether a ``Condition.id`` names perturbations: a ``+`` followed by an op's name (a lowercase letter; the
+    rule ``parse_condition`` splits on), never in a presentation (``keyframes+-2s``, ``frames@1e+06``)."""
+    return re.search(r"\+[a-z]", condition_id) is not None
 
 
 # --------------------------------------------------------------------------- models
@@ -365,8 +381,6 @@ class ModelSpec(_Frozen):
             return cls(provider=provider, name=rest, base_url=base_url or None,
                        settings=GenerationSettings(**{k: v for k, v in settings.items() if v is not None}))
         except ValueError as e:  # a pydantic ValidationError: its first problem, in one line
-            from vidaudit.core.errors import validation_message
-
             raise ValueError(f"model {spec!r}: {validation_message(e)}") from None
 
     @property

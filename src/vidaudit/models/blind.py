@@ -24,6 +24,7 @@ from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import ModelSpec, Request, Response, Sample, TextPart
 from vidaudit.models.base import StageCall, combine_stages, request_options
+from vidaudit.models.factory import make_adapter
 
 _TIMESTAMP = re.compile(r"^t=\d+(\.\d+)?s$")
 _PREAMBLE = re.compile(r"^The images above are frames of one video[^\n]*\n", re.M)
@@ -57,8 +58,6 @@ class QuestionOnlyAdapter:
 
     def __init__(self, spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, suite: Suite | None = None,
                  **options: object) -> None:
-        from vidaudit.models.factory import make_adapter
-
         self.spec = spec
         self.inner = make_adapter(_inner_spec(spec, "question-only"), samples=samples, suite=suite, options=options)
         self.capabilities = replace(self.inner.capabilities, native_video=True, max_images=None)
@@ -83,8 +82,6 @@ class CaptionOnlyAdapter:
 
     def __init__(self, spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, suite: Suite | None = None,
                  **_: object) -> None:
-        from vidaudit.models.factory import make_adapter
-
         self.spec = spec
         m = re.match(r"captioner=([^,]+),(.+)$", spec.name + (f"@{spec.base_url}" if spec.base_url else ""))
         answerer = _inner_spec(spec, "caption-only") if m is None else \

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from vidaudit.core.types import VideoPart
 from vidaudit.models.provider_content import video_path, video_sha256
+from vidaudit.video.decode import read_frames
+from vidaudit.video.encode import write_video
 
 _MAX_CLIPS = 32
 _cache: OrderedDict[tuple[str, tuple[int, ...], float, int | None], bytes] = OrderedDict()
@@ -26,8 +28,6 @@ _lock = threading.Lock()
 
 def selected_clip(part: VideoPart) -> bytes:
     """MP4 bytes holding exactly ``part.frame_indices`` at ``part.fps`` (memoised by content)."""
-    from vidaudit.video.io import read_frames, write_video
-
     if not part.frame_indices:
         raise ValueError("a clip needs the selected frame indices (VideoPart.frame_indices)")
     key = (video_sha256(part), tuple(part.frame_indices), float(part.fps), part.stream)

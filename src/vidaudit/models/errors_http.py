@@ -33,6 +33,7 @@ import pydantic
 
 from vidaudit.core.types import ErrorKind, Response, Usage
 from vidaudit.models.base import ModelCallError
+from vidaudit.models.provider_content import Stopwatch
 
 T = TypeVar("T")
 
@@ -221,8 +222,6 @@ _HINTS = {
 async def classified_call(call: Callable[[], Awaitable[T]],
                           classify: Callable[[Exception], ModelCallError | None]) -> tuple[T, float]:
     """Await ``call()``, timing it; provider failures leave classified, anything else (a bug) as raised."""
-    from vidaudit.models.provider_content import Stopwatch
-
     clock = Stopwatch()
     try:
         with clock.running():

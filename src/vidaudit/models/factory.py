@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from vidaudit.core.errors import ConfigError
 from vidaudit.core.registry import resolve
 from vidaudit.core.types import ModelSpec, Sample
 from vidaudit.models.base import ModelAdapter
@@ -23,7 +24,5 @@ def make_adapter(spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None
         adapter: ModelAdapter = cls(spec, **kwargs)
         return adapter
     except TypeError as e:
-        from vidaudit.core.errors import ConfigError
-
         raise ConfigError(f"cannot build {spec.label}: {e}; check the adapter options given for "
                           f"{spec.provider!r}") from e

@@ -17,6 +17,7 @@ from typing import Any
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import seed_from
+from vidaudit.core.registry import missing_extra
 from vidaudit.core.types import ErrorKind, GenerationSettings, ModelSpec, Request, Response, Usage
 from vidaudit.models.base import Capabilities, ModelCallError
 from vidaudit.models.hf_families import Family, family_for
@@ -32,8 +33,6 @@ def _import_torch() -> Any:
         import torch
         import transformers  # noqa: F401
     except ImportError as e:
-        from vidaudit.core.registry import missing_extra
-
         raise missing_extra("the hf provider", "hf", getattr(e, "name", None)) from None
     return torch
 
@@ -84,6 +83,7 @@ class HFAdapter:
                                          local=True)
         revision = getattr(config, "_commit_hash", None) or options.get("revision") or "local"
         import transformers
+
         self.model_version = (f"{config.model_type}:{Path(spec.name).name}@{revision}; "
                               f"transformers {transformers.__version__}; {dtype}; frames=exact")
         self._model: Any = None
@@ -186,7 +186,7 @@ class HFAdapter:
             return self._responses(batch, sequences.cpu(), latency)
 
     def place_inputs(self, batch: PreparedBatch) -> Any:
-        """The batch's tensors on the model's device, pixels at the model's dtype (shared with ``vidaudit.mech``)."""
+        """The batch's tensors on the model's device, pixels at the model's dtype (shared with ``vidaudit.tools.mech``)."""
         inputs = batch.inputs.to(self._device)
         if self._dtype != "float32":
             for key in ("pixel_values", "pixel_values_videos"):

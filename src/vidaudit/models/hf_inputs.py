@@ -17,6 +17,7 @@ from vidaudit.core.errors import VidauditError
 from vidaudit.core.types import ErrorKind, ImagePart, Request, TextPart, VideoPart
 from vidaudit.models.base import ModelCallError
 from vidaudit.models.hf_families import Family
+from vidaudit.video.decode import read_frames
 
 
 @dataclass
@@ -34,8 +35,6 @@ def _bad(request: Request, message: str) -> ModelCallError:
 
 def decode_video(part: VideoPart) -> np.ndarray:
     """Exactly the frames ``part.frame_indices`` of ``part.path`` as (k, H, W, 3) uint8 RGB."""
-    from vidaudit.video.io import read_frames
-
     return read_frames(part.path, list(part.frame_indices), stream=part.stream)
 
 

@@ -33,8 +33,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 from vidaudit.core.errors import ConfigError
+from vidaudit.core.registry import EXTRAS, missing_extra
 from vidaudit.core.types import ErrorKind, ModelSpec
 from vidaudit.models.base import ModelCallError
+from vidaudit.models.errors_http import classified_call
+from vidaudit.models.provider_content import resolve_api_key
 
 T = TypeVar("T")
 
@@ -80,8 +83,6 @@ class HTTPProvider:
 
     def _api_key(self, env_names: tuple[str, ...], *, required: bool) -> str:
         """The API key from the environment; a dry run needs none (a placeholder that is never sent)."""
-        from vidaudit.models.provider_content import resolve_api_key
-
         return resolve_api_key(env_names, provider=self.spec.provider, required=required and not _DRY_RUN.get())
 
     def _needs_client(self, sdk: object | None, module: str) -> bool:
@@ -89,8 +90,6 @@ class HTTPProvider:
         if _DRY_RUN.get():
             return False
         if sdk is None:
-            from vidaudit.core.registry import EXTRAS, missing_extra
-
             extra = EXTRAS.get(self.spec.provider, (self.spec.provider, ()))[0]
             raise missing_extra(f"the {self.spec.provider} provider", extra, module)
         return True
@@ -102,6 +101,8 @@ class HTTPProvider:
 
     def capped_transport(self, inner: Any = None) -> Any:
         """An httpx2 transport that refuses bodies over ``max_response_bytes`` (around ``inner``, default one)."""
+        # here, not at the top: httpx2 comes with the provider SDKs (the extras), and a base install plans and dry-runs
+        # the hosted providers without it (tests/test_missing_extras.py)
         from vidaudit.models.http_transport import CappedTransport
 
         return CappedTransport(self.max_response_bytes, self._too_large, inner, refused=self._bad_encoding)
@@ -138,7 +139,5 @@ class HTTPProvider:
     async def call(self, fn: Callable[[], Awaitable[T]],
                    classify: Callable[[Exception], ModelCallError | None]) -> tuple[T, float]:
         """``errors_http.classified_call`` under the deadline: ``(result, seconds)`` or a ``ModelCallError``."""
-        from vidaudit.models.errors_http import classified_call
-
         async with self.deadline():
             return await classified_call(fn, classify)

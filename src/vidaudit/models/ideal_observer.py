@@ -17,7 +17,7 @@ from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Response, VideoPart
 from vidaudit.models.base import Capabilities, ModelCallError
-from vidaudit.video.io import iter_selected
+from vidaudit.video.decode import iter_selected
 
 
 def observed_frames(request: Request, who: str, *, half: bool = True) -> list[tuple[int, float, np.ndarray]]:

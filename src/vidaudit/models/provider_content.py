@@ -68,7 +68,7 @@ def encode_jpeg(image: np.ndarray, quality: int = DEFAULT_JPEG_QUALITY) -> bytes
         shape = getattr(image, "shape", None)
         dtype = getattr(image, "dtype", type(image).__name__)
         raise DataError(f"an ImagePart must hold an (H, W, 3) uint8 RGB array, got shape {shape} dtype {dtype}; "
-                        "decode frames with vidaudit.video.io.read_frames")
+                        "decode frames with vidaudit.video.decode.read_frames")
     quality = check_jpeg_quality(quality)
     cacheable = not image.flags.writeable  # frames from FrameCache are read-only: same object, same bytes
     if cacheable and (hit := _JPEG_MEMO.get(id(image), quality)) is not None:

@@ -19,11 +19,13 @@ import asyncio
 import importlib.util
 import threading
 import time
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import seed_from
+from vidaudit.core.registry import missing_extra
 from vidaudit.core.types import ErrorKind, GenerationSettings, ModelSpec, Request, Response, Usage
 from vidaudit.models.base import Capabilities, ModelCallError
 from vidaudit.models.hf_families import Family, family_for
@@ -37,8 +39,6 @@ ENGINE_OPTIONS = ("tensor_parallel_size", "gpu_memory_utilization", "max_model_l
 
 def _need(module: str) -> None:
     if importlib.util.find_spec(module) is None:
-        from vidaudit.core.registry import missing_extra
-
         raise missing_extra("the vllm provider", "vllm", module)
 
 
@@ -127,8 +127,6 @@ class VLLMOfflineAdapter:
         self._dtype = dtype
         self._max_images = max_images
         self._options = dict(options)
-        from importlib.metadata import version
-
         revision = getattr(config, "_commit_hash", None) or options.get("revision") or "local"
         self.model_version = (f"{config.model_type}:{Path(spec.name).name}@{revision}; vllm {version('vllm')}; "
                               f"{dtype}; frames=exact")

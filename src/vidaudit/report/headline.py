@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from vidaudit.core.contract.records import ScoreRecord, counted, unjudged_text
 from vidaudit.core.contract.report import Table
 from vidaudit.report.tables import MISSING
+from vidaudit.score.stats import wilson_interval
 
 #: where a model's role puts its row (and its figures): models under test first, ``chance`` last
 ROLE_ORDER = ("model", "human", "observer", "reference", "constant", "oracle", "chance")
@@ -34,8 +35,6 @@ def ordered_models(models: Sequence[str], roles: Mapping[str, str]) -> list[str]
 
 def rate_cell(k: int | None, n: int | None, digits: int = 3) -> str:
     """``0.833 [0.436, 0.970] (5/6)``: the rate, its Wilson 95% interval and its counts; an em dash when n is 0."""
-    from vidaudit.score.stats import wilson_interval
-
     if not n or k is None:
         return MISSING
     lo, hi = wilson_interval(int(k), int(n))

@@ -12,8 +12,6 @@ the side files it inserts) backs this up should any of it ever fail.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -21,10 +19,12 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from vidaudit.core.contract.report import Report, Section, ViewerSpec, ViewerTrial
 from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.report.embed import csp_hash
 from vidaudit.report.headline import role_rank
 from vidaudit.report.heatmaps import RenderedFigure, figure_heading, render_figure
 from vidaudit.report.svg import SvgFigure, svg_figure
@@ -33,10 +33,6 @@ from vidaudit.report.viewer_files import VIEWER_DIR, ViewerData, viewer_data
 if TYPE_CHECKING:
     from jinja2 import Environment
 
-_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "/": "\\/",
-                 "\u2028": "\\u2028", "\u2029": "\\u2029"}
-#: "/" first: its escape is the only one that holds one of these characters (no later pass touches it)
-_JSON_ORDER = ("/", "<", ">", "&", "\u2028", "\u2029")
 #: element ids the page itself uses; a section can never take one of them
 _RESERVED_IDS = frozenset({"headline", "notes", "viewer", "run"})
 #: how the page draws its figures (``vidaudit report --figures``)
@@ -53,22 +49,9 @@ def headline_roles(report: Report) -> dict[str, str]:
     return {row[0]: row[1] for row in h.rows}
 
 
-def script_json(obj: Any) -> Markup:
-    """JSON that is safe between ``<script type="application/json">`` tags: no '<', '>', '&' or '/' survives."""
-    text = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    for ch in _JSON_ORDER:  # str.replace is a C pass per character; "/" first: no escape holds another's
-        if ch in text:
-            text = text.replace(ch, _JSON_ESCAPES[ch])
-    return Markup(text)
-
-
 @cache
 def _static(name: str) -> str:
     return resources.files("vidaudit.report").joinpath("static", name).read_text(encoding="utf-8")
-
-
-def _csp_hash(text: str) -> str:
-    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
 
 def content_security_policy(script: str, side_files: bool = False) -> str:
@@ -77,15 +60,13 @@ def content_security_policy(script: str, side_files: bool = False) -> str:
     ``side_files``: the viewer's trial details are in ``viewer/NNN.js``; ``'strict-dynamic'``
     lets the scripts that our hashed script inserts run (a file:// page cannot fetch), nothing else.
     """
-    scripts = _csp_hash(script) + (" 'strict-dynamic'" if side_files else "")
+    scripts = csp_hash(script) + (" 'strict-dynamic'" if side_files else "")
     return ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
             f"script-src {scripts}; base-uri 'none'; form-action 'none'")
 
 
 @cache
 def _environment() -> Environment:
-    from jinja2 import Environment, PackageLoader, StrictUndefined
-
     return Environment(loader=PackageLoader("vidaudit.report", "templates"), autoescape=True,
                        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 

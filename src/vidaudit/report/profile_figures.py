@@ -3,23 +3,20 @@ a paper's published number. The figure types are part of the contract (``core.co
 
 from __future__ import annotations
 
-from vidaudit.core.contract.profile import PartFigures, ProfileFigure
+from vidaudit.core.contract.profile import ProfileFigure
 from vidaudit.score.stats import wilson_interval
 
-__all__ = ["Figure", "PartFigures", "accuracy", "published"]
-
-#: the profile's figure type under its short name (the report's own ``Figure`` is a grid or line chart)
-Figure = ProfileFigure
+__all__ = ["accuracy", "published"]
 
 
-def accuracy(name: str, k: int, n: int, note: str = "") -> Figure:
+def accuracy(name: str, k: int, n: int, note: str = "") -> ProfileFigure:
     """k of n correct with its 95% Wilson interval (n = 0: no value, never a made-up 0)."""
     if n <= 0:
-        return Figure(name=name, k=0, n=0, note=note or "no trial")
+        return ProfileFigure(name=name, k=0, n=0, note=note or "no trial")
     lo, hi = wilson_interval(k, n)
-    return Figure(name=name, value=k / n, ci_low=lo, ci_high=hi, k=k, n=n, note=note)
+    return ProfileFigure(name=name, value=k / n, ci_low=lo, ci_high=hi, k=k, n=n, note=note)
 
 
-def published(name: str, percent: float | None) -> Figure:
+def published(name: str, percent: float | None) -> ProfileFigure:
     """A paper's reported percentage as a share (no interval: the papers print none)."""
-    return Figure(name=name, value=None if percent is None else percent / 100.0, note="published")
+    return ProfileFigure(name=name, value=None if percent is None else percent / 100.0, note="published")

@@ -11,33 +11,35 @@ from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from vidaudit import __version__
 from vidaudit.core import registry
+from vidaudit.core.confine import confined
+from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import Figure, Report, Section, ViewerTrial
 from vidaudit.core.contract.suite import AggregateInput
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.gcpause import paused_gc
+from vidaudit.core.hashing import sha256_file
+from vidaudit.core.types import VideoRef, names_perturbations
+from vidaudit.core.versions import source_revision
 from vidaudit.report.headline import headline_from_records, role_rank
+from vidaudit.report.html import figure_drawer
+from vidaudit.report.viewer import attach_thumbnails, select_trials_for_viewer, thumbnail_jpeg_b64
+from vidaudit.report.write import write_report
+from vidaudit.score.human import performance_records
+from vidaudit.score.scored_run import SCORED_RUN, Scored, read_scored_run
+from vidaudit.score.stage import score_and_write, score_responses, write_scores
 from vidaudit.score.summary import parse_failure_notes
-
-if TYPE_CHECKING:
-    from vidaudit.core.types import VideoRef
-    from vidaudit.score.stage import Scored
-    from vidaudit.video.perturb.engine import PerturbMeta
+from vidaudit.video.decode import iter_selected
+from vidaudit.video.perturb.engine import PerturbMeta, PerturbResult
 
 MAX_VIEWER_FRAMES = 24
 #: the viewer's thumbnails, in pixels wide
 THUMBNAIL_WIDTH = 160
 #: ``progress(step, done, total)``: what the report stage is doing, for a progress display (total None: unknown)
 Progress = Callable[[str, int, "int | None"], None]
-
-
-def _revision() -> tuple[str | None, bool | None]:
-    from vidaudit.run.runconfig import source_revision
-
-    return source_revision()
 
 
 def denominators_note(scored: Scored) -> str:
@@ -67,8 +69,6 @@ def design_note(design: dict[str, Any]) -> str:
 
 def build_report(scored: Scored) -> Report:
     """Aggregate through the suite and wrap the result with its provenance."""
-    from vidaudit.score.human import performance_records
-
     suite = scored.suite
     # human answers reach the suite's aggregation beside the models' (AggregateInput.human; model_role "human")
     human = performance_records(scored.human)
@@ -76,7 +76,7 @@ def build_report(scored: Scored) -> Report:
     usage = scored.stage_usage if suite.capabilities.needs_usage else {}
     with paused_gc():  # one pass over every record (core/gcpause)
         sr = suite.aggregate(AggregateInput(scored.records, scored.samples, usage, human=human))
-    head, dirty = _revision()
+    head, dirty = source_revision()
     notes = [denominators_note(scored)]
     if scored.changed:
         notes.append(f"{len(scored.changed)} sample(s) changed since their trials ran and were scored against the "
@@ -133,16 +133,9 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES, *,
     """The trials the viewer keeps (a selection), with thumbnails of the frames that were sent.
 
     The frames are the scored file's record of what each trial sent; each video is read once, for every frame the
-    chosen trials show from it, by the seeking reader (``video.io.iter_selected``: it decodes only the groups of
+    chosen trials show from it, by the seeking reader (``video.decode.iter_selected``: it decodes only the groups of
     pictures that hold one, never the whole video), and each (video, frame) is drawn once, however many trials
     sent it."""
-    from vidaudit.report.viewer import (
-        attach_thumbnails,
-        select_trials_for_viewer,
-        thumbnail_jpeg_b64,
-    )
-    from vidaudit.video.io import iter_selected
-
     suite = scored.suite
     items = [with_verdict(suite.viewer_trial(r, scored.samples[r.sample_id], scored.raw_text.get(r.trial_id)),
                           scored.judgements.get(r.trial_id)) for r in scored.records]
@@ -151,7 +144,7 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES, *,
         return chosen
     if progress is not None:
         progress("thumbnails", 0, None)
-    perturbed = _perturbed_trials(scored, {t.trial_id for t in chosen})
+    records = {r.trial_id: r for r in scored.records}
     checked: set[Path] = set()
     shown: list[tuple[str, list[tuple[int, float]], PerturbMeta | None, list[tuple[int, float]]] | None] = []   # per chosen trial: what it shows
     videos: dict[str, tuple[Path, int | None, set[int]]] = {}     # key -> (file, stream, frames to draw)
@@ -168,8 +161,9 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES, *,
         if path not in checked:        # thumbnails must be the frames the model saw: the same bytes
             check_unchanged(path, s.video, who=s.sample_id)
             checked.add(path)
-        if t.trial_id in perturbed:     # the frames sent are frames of the perturbed video
-            path, sha, meta = perturbed[t.trial_id]
+        pert = perturbed_video(scored, records[t.trial_id])
+        if pert is not None:            # the frames sent are frames of the perturbed video
+            path, sha, meta = pert
             stream = None                # a perturbed video has one stream
         key = (sha or str(Path(path).resolve())) + ("" if stream is None else f"#{stream}")
         videos.setdefault(key, (path, stream, set()))[2].update(i for i, _ in pick)
@@ -195,8 +189,6 @@ def viewer_trials(scored: Scored, max_frames: int = MAX_VIEWER_FRAMES, *,
 
 def check_unchanged(path: Path, ref: VideoRef, *, who: str) -> None:
     """The video still has the sha256 the run recorded; a video edited in place since is refused."""
-    from vidaudit.core.hashing import sha256_file
-
     if ref.sha256 is None or not path.is_file():
         raise DataError(f"{path} (the video of {who}) is missing; the report shows the frames the model was sent, "
                         "so restore the dataset the run used (or pass a run whose data is there)")
@@ -206,23 +198,32 @@ def check_unchanged(path: Path, ref: VideoRef, *, who: str) -> None:
                         "the models again on the new one")
 
 
-def _perturbed_trials(scored: Scored, trial_ids: set[str]) -> dict[str, tuple[Path, str, PerturbMeta]]:
-    """Trial id -> (perturbed video, sha256, PerturbMeta) for the chosen trials of a perturbed condition,
-    read back from the run's content cache (rebuilt there if it was deleted)."""
+def perturbed_video(scored: Scored, record: ScoreRecord) -> tuple[Path, str, PerturbMeta] | None:
+    """The perturbed video a trial's frames were taken from (path, sha256, its perturbation metadata), as the
+    scored file records it; None for a trial of an unperturbed condition. The video must still have the recorded
+    sha256 (the frames drawn are the frames the model saw), and its metadata is read from the content cache's
+    entry beside it. A run-scored trial whose condition names perturbations but has no record (a file scored by an
+    older vidaudit) is refused, never drawn from the source video."""
+    found = scored.perturbed.get(record.trial_id)
     run_dir = scored.source.get("run_dir")
-    if not run_dir or scored.data_dir is None:
-        return {}
-    from vidaudit.run.perturbed import PERTURB_CACHE, plan_chain, render
-    from vidaudit.run.store import RunStore
-
-    out: dict[str, tuple[Path, str, PerturbMeta]] = {}
-    with RunStore(run_dir, readonly=True) as store:
-        rows = [r for r in store.trial_rows() if r.trial_id in trial_ids and r.trial.condition.perturbations]
-    for r in rows:
-        s = scored.samples[r.sample_id]
-        pin = plan_chain(s, r.trial.condition.perturbations)
-        out[r.trial_id] = render(scored.data_dir / s.video.path, pin, Path(run_dir) / PERTURB_CACHE)
-    return out
+    if found is None:
+        if run_dir and names_perturbations(record.condition):
+            raise DataError(f"{run_dir}/{SCORED_RUN} does not record the perturbed video of trial {record.trial_id} "
+                            f"({record.condition}): it was scored by an older vidaudit; run `vidaudit score "
+                            f"{run_dir}` (or `vidaudit report --rescore {run_dir}`)")
+        return None
+    if not run_dir:
+        raise DataError(f"trial {record.trial_id} records a perturbed video but the scored run names no run dir")
+    path = confined(Path(run_dir), found.path, what="perturbed video", source=f"{run_dir}/{SCORED_RUN}")
+    if not path.is_file() or sha256_file(path) != found.sha256:
+        why = "is missing" if not path.is_file() else "changed since the run scored it (its sha256 differs)"
+        raise DataError(f"{path} (the perturbed video trial {record.trial_id} was sent frames of) {why}; run "
+                        f"`vidaudit report --rescore {run_dir}` to render it again from the source video")
+    meta = PerturbResult.load(path.with_suffix(".json")).meta
+    if meta.sha256 != found.sha256:
+        raise DataError(f"{path.with_suffix('.json')} describes another video than {path}; run `vidaudit report "
+                        f"--rescore {run_dir}` to render it again")
+    return path, found.sha256, meta
 
 
 def strip_facts(meta: PerturbMeta, sent: list[int], shown: list[int | None]) -> list[tuple[str, str]]:
@@ -242,9 +243,6 @@ def strip_facts(meta: PerturbMeta, sent: list[int], shown: list[int | None]) -> 
 
 def write_scored_report(scored: Scored, out_dir: str | Path, *, figures: str = "svg",
                         progress: Progress | None = None) -> dict[str, Path]:
-    from vidaudit.report.html import figure_drawer
-    from vidaudit.report.write import write_report
-
     figure_drawer(figures)  # a wrong --figures is refused before any work
 
     if progress is not None:
@@ -260,9 +258,6 @@ def scored_for_report(run_dir: str | Path, *, rescore: bool = False, allow_chang
     """What ``score`` wrote (``RUN/scored_run.jsonl``). ``rescore`` scores the store again first (and rewrites
     the scored files); so does a run that was never scored. A scored file that is stale or of another version
     is refused with the fix; ``allow_changed`` is a scoring option, so it asks for a scoring step."""
-    from vidaudit.score.scored_run import SCORED_RUN, read_scored_run
-    from vidaudit.score.stage import score_and_write
-
     run_dir = Path(run_dir)
     if rescore or not (run_dir / SCORED_RUN).is_file():
         if progress is not None:
@@ -285,8 +280,6 @@ def report_run(run_dir: str | Path, *, allow_changed: bool = False, rescore: boo
     ``progress(step, done, total)`` is told each step as it goes ("reading scores" or "scoring",
     "aggregating", "thumbnails", "figures", "writing"; ``total`` None when unknown), for a progress display.
     """
-    from vidaudit.report.html import figure_drawer
-
     figure_drawer(figures)  # a wrong --figures is refused before any work
     run_dir = Path(run_dir)
     scored = scored_for_report(run_dir, rescore=rescore, allow_changed=allow_changed, progress=progress)
@@ -296,8 +289,6 @@ def report_run(run_dir: str | Path, *, allow_changed: bool = False, rescore: boo
 def report_responses(samples: str | Path, responses: str | Path, out: str | Path, report_dir: str | Path | None, *,
                      suite: str | None = None, dedupe: str | None = None) -> tuple[Path, dict[str, Path] | None]:
     """``score-responses``: scores.jsonl at ``out`` and, with ``report_dir``, the three report files."""
-    from vidaudit.score.stage import score_responses, write_scores
-
     scored = score_responses(samples, responses, suite=suite, dedupe=dedupe)
     # the report renders fully before any file is written, so a failure leaves nothing half-made
     paths = write_scored_report(scored, report_dir) if report_dir is not None else None

@@ -65,7 +65,7 @@ def viridis(t: float) -> tuple[int, int, int]:
 
 
 def _hex(rgb: tuple[int, int, int]) -> str:
-    return "#%02x%02x%02x" % rgb
+    return f"#{rgb[0]:02x}{rgb[1]:02x}{rgb[2]:02x}"
 
 
 def _light(rgb: tuple[int, int, int]) -> bool:

@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import cv2
 import numpy as np
 
 from vidaudit.core.contract.report import ViewerFrame, ViewerTrial
@@ -33,8 +34,6 @@ def thumbnail_jpeg_b64(rgb: np.ndarray, width: int = 160, quality: int = 80) -> 
     The aspect ratio is kept; a frame so tall that its thumbnail would exceed
     ``MAX_THUMBNAIL_SIDE`` pixels is scaled to that height instead (JPEG caps sides at 65,500).
     """
-    import cv2
-
     if not isinstance(rgb, np.ndarray) or rgb.ndim != 3 or rgb.shape[2] != 3 or rgb.dtype != np.uint8:
         got = f"{rgb.dtype} array of shape {rgb.shape}" if isinstance(rgb, np.ndarray) else type(rgb).__name__
         raise DataError(f"thumbnail needs an (H, W, 3) uint8 RGB frame, got {got}; pass a frame from read_frames")

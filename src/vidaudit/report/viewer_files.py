@@ -32,6 +32,7 @@ from markupsafe import Markup
 from vidaudit.core.contract.report import ViewerSpec, ViewerTrial
 from vidaudit.core.errors import DataError
 from vidaudit.core.fileio import replace_together, stage_dir
+from vidaudit.report.embed import script_json
 from vidaudit.report.viewer import viewer_payload
 
 #: above this many bytes of trial JSON the details leave the page (5.3 MB held ~108 trials)
@@ -45,12 +46,6 @@ INDEX_KEYS = ("trial_id", "sample_id", "model", "condition", "group", "status", 
 #: the global function a side file calls (the page's script defines it)
 CALLBACK = "vidauditViewerChunk"
 _CHUNK_NAME = re.compile(r"^\d{3,}\.js$")
-
-
-def _script_json(obj: Any) -> str:
-    from vidaudit.report.html import script_json
-
-    return str(script_json(obj))
 
 
 def chunk_name(n: int) -> str:
@@ -102,20 +97,20 @@ def viewer_data(trials: Sequence[ViewerTrial], viewer: ViewerSpec, *, inline_max
         raise DataError(f"render_html needs the suite's ViewerSpec, got {type(viewer).__name__}")
     if chunk_bytes < 1:
         raise DataError(f"chunk_bytes must be >= 1, got {chunk_bytes}")
-    spec = _script_json(viewer.model_dump(mode="json"))
+    spec = str(script_json(viewer.model_dump(mode="json")))
     payloads = [viewer_payload(t) for t in trials]
     pooled, thumbs = pool_thumbnails(payloads)
     try:
-        pooled_texts = [_script_json(p) for p in pooled]
+        pooled_texts = [str(script_json(p)) for p in pooled]
     except ValueError as e:
         raise DataError(f"trials hold a value JSON cannot carry ({e}); use None for missing numbers") from e
-    thumbs_text = _script_json(thumbs)
+    thumbs_text = str(script_json(thumbs))
     if sum(len(t) for t in pooled_texts) + len(thumbs_text) <= inline_max_bytes:
         # json.dumps({"spec": ..., "trials": [...], "thumbs": [...]}) with compact separators
         return ViewerData(Markup('{"spec":' + spec + ',"trials":[' + ",".join(pooled_texts) + '],"thumbs":'
                                  + thumbs_text + "}"), len(pooled_texts))
     del pooled, pooled_texts, thumbs_text
-    texts = [_script_json(p) for p in payloads]
+    texts = [str(script_json(p)) for p in payloads]
     groups: list[list[int]] = [[]]
     size = 0
     for i, text in enumerate(texts):
@@ -131,14 +126,14 @@ def viewer_data(trials: Sequence[ViewerTrial], viewer: ViewerSpec, *, inline_max
             entry["chunk"] = n
             index.append(entry)
     del payloads
-    index_text = _script_json(index)
+    index_text = str(script_json(index))
     token = hashlib.sha256((spec + index_text).encode("utf-8")).hexdigest()[:16]
     chunks = []
     for n, members in enumerate(groups):
         chunks.append(f'{CALLBACK}("{token}",{n},[' + ",".join(texts[i] for i in members) + "]);\n")
         for i in members:
             texts[i] = ""  # each trial's text lives in one place at a time: the peak stays ~1x the viewer
-    meta = _script_json({"dir": VIEWER_DIR, "count": len(chunks), "token": token})
+    meta = str(script_json({"dir": VIEWER_DIR, "count": len(chunks), "token": token}))
     return ViewerData(Markup('{"spec":' + spec + ',"trials":' + index_text + ',"chunks":' + meta + "}"),
                       len(texts), chunks=chunks, token=token)
 

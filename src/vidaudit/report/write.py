@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -26,7 +25,7 @@ from vidaudit import __version__
 from vidaudit.core.contract.report import Report, SuiteReport, ViewerSpec, ViewerTrial
 from vidaudit.core.errors import DataError
 from vidaudit.core.fileio import stage_text, written_together
-from vidaudit.core.versions import git_revision
+from vidaudit.core.versions import source_revision
 from vidaudit.report.html import render_html
 from vidaudit.report.markdown import render_markdown
 from vidaudit.report.viewer_files import (
@@ -39,26 +38,14 @@ from vidaudit.report.viewer_files import (
 )
 
 
-def _git_dirty() -> bool | None:
-    """Whether the checkout this code runs from has uncommitted changes to tracked files (None: not a checkout)."""
-    here = Path(__file__).resolve().parent
-    try:
-        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
-                             capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return bool(out.stdout.strip()) if out.returncode == 0 else None
-
-
 def make_report(suite: str, suite_report: SuiteReport, *, models: Sequence[str] = (),
                 conditions: Sequence[str] = (), settings: Mapping[str, Mapping[str, Any]] | None = None,
                 source: Mapping[str, str] | None = None, n_records: int = 0,
                 created_at: str | None = None) -> Report:
     """A Report from a suite's aggregation plus the provenance the report stage knows."""
-    revision = git_revision()
+    revision, dirty = source_revision()
     return Report(
-        suite=suite, vidaudit_version=__version__, git_revision=revision,
-        git_dirty=_git_dirty() if revision else None,
+        suite=suite, vidaudit_version=__version__, git_revision=revision, git_dirty=dirty,
         created_at=created_at or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         source=dict(source or {}), models=list(models), conditions=list(conditions),
         settings={str(k): dict(v) for k, v in (settings or {}).items()}, n_records=n_records,

@@ -14,7 +14,6 @@ may change between sessions (they govern calls, not what a trial is).
 from __future__ import annotations
 
 import importlib.metadata
-import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import write_json_atomic
 from vidaudit.core.types import Condition, ModelSpec
-from vidaudit.core.versions import library_versions
+from vidaudit.core.versions import library_versions, source_revision
 from vidaudit.run.secrets import check_no_secrets
 
 RUN_JSON = "run.json"
@@ -41,30 +40,6 @@ def vidaudit_version() -> str | None:
         return importlib.metadata.version("vidaudit")
     except importlib.metadata.PackageNotFoundError:
         return None
-
-
-def _git(args: list[str], cwd: Path) -> str | None:
-    try:
-        out = subprocess.run(["git", *args], check=False, cwd=cwd, capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() if out.returncode == 0 else None
-
-
-def source_revision() -> tuple[str | None, bool | None]:
-    """(HEAD, dirty) of the git checkout vidaudit's own sources are tracked in, else (None, None).
-
-    Checking that the package's files are tracked avoids reporting the revision of an unrelated
-    repository that merely contains an installed copy (e.g. a virtualenv inside a user's project).
-    """
-    pkg = Path(__file__).resolve().parent.parent
-    if _git(["ls-files", "--error-unmatch", "--", "__init__.py"], pkg) is None:
-        return None, None
-    head = _git(["rev-parse", "HEAD"], pkg)
-    if not head:
-        return None, None
-    status = _git(["status", "--porcelain", "--untracked-files=no", "--", "."], pkg)
-    return head, (bool(status) if status is not None else None)
 
 
 def collect_versions() -> dict[str, str]:

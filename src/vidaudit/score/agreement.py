@@ -34,6 +34,7 @@ from typing import Any
 
 from vidaudit.core.errors import DataError
 from vidaudit.score.kappa import cohen_kappa
+from vidaudit.score.stage import score_store
 
 UNPARSEABLE = "unparseable"
 Key = tuple[str, str, str]
@@ -68,8 +69,6 @@ class RunLabels:
 
 def run_labels(run_dir: str | Path, *, by: str | None = None) -> RunLabels:
     """The judge's labels of every judged trial of a run (scored afresh from its store; no model is called)."""
-    from vidaudit.score.stage import score_store
-
     scored = score_store(run_dir)
     out = RunLabels(source=str(run_dir))
     for r in scored.records:

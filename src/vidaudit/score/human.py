@@ -1,6 +1,6 @@
 """Reading an imported human study back for the report: its records and its summary, both or neither.
 
-``vidaudit human-study import`` (``vidaudit.humanstudy``) writes these two files into a run directory;
+``vidaudit human-study import`` (``vidaudit.tools.humanstudy``) writes these two files into a run directory;
 the score stage reads them here, so that no stage imports the human-study tool.
 """
 
@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.errors import DataError
+from vidaudit.core.fileio import read_jsonl_objects
 
 HUMAN_RECORDS = "human_records.jsonl"   # ScoreRecords of the human answers
 HUMAN_STUDY = "human_study.json"        # the summary: accuracy, kappa, unanimity
@@ -21,8 +22,6 @@ HUMAN_STUDY = "human_study.json"        # the summary: accuracy, kappa, unanimit
 
 def load_human(run_dir: str | Path) -> tuple[list[ScoreRecord], dict[str, Any] | None]:
     """``(records, summary)`` of ``RUN/human_records.jsonl`` and ``RUN/human_study.json``; ``([], None)`` if absent."""
-    from vidaudit.score.stage import read_jsonl_objects
-
     run_dir = Path(run_dir)
     rec_path, sum_path = run_dir / HUMAN_RECORDS, run_dir / HUMAN_STUDY
     if not rec_path.is_file() and not sum_path.is_file():

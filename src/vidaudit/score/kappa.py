@@ -64,9 +64,6 @@ def agreement(rows: Sequence[Sequence[Hashable]]) -> dict[str, object]:
     m = len(rows[0]) if rows else 0
     if m < 2:
         return {"method": None, "kappa": None, "n_items": len(rows), "n_annotators": m, "unanimity": None}
-    if m == 2:
-        kappa = cohen_kappa([r[0] for r in rows], [r[1] for r in rows])
-    else:
-        kappa = fleiss_kappa(rows)
+    kappa = cohen_kappa([r[0] for r in rows], [r[1] for r in rows]) if m == 2 else fleiss_kappa(rows)
     return {"method": "cohen" if m == 2 else "fleiss", "kappa": kappa, "n_items": len(rows), "n_annotators": m,
             "unanimity": unanimity(rows)}

@@ -6,8 +6,12 @@ frames each trial sent, the judge's verdicts, the settings sent to each model, t
 usage and any imported human study. ``score`` writes all of it here, once; ``report`` reads it back
 instead of re-scoring the store, so each stage reads the previous stage's files.
 
+In memory a scored run is a :class:`Scored` (what ``score`` computed, or what :func:`read_scored_run` read
+back); the score stage fills it, this module writes and reads it.
+
 Line 1 is a :class:`ScoredRunHeader` (``format``, ``version``, provenance and the run-level facts);
-each following line is a :class:`ScoredTrial`. The header carries a stamp of what was scored (the
+each following line is a :class:`ScoredTrial` (with, on the lines of perturbed trials that sent frames only,
+the :class:`PerturbedVideo` the frames are frames of). The header carries a stamp of what was scored (the
 store's tables, ``run.json``, the sample snapshot, the human study, the dataset's manifest): a file
 whose stamp no longer matches the run is refused, as is a version this vidaudit does not know, each
 with a one-line error naming the fix (``vidaudit score RUN`` or ``vidaudit report --rescore RUN``).
@@ -26,27 +30,73 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vidaudit import __version__
 from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import DataError
 from vidaudit.core.fileio import stage_text, written_together
 from vidaudit.core.hashing import sha256_file
-
-if TYPE_CHECKING:
-    from vidaudit.score.stage import Scored
+from vidaudit.core.manifest import MANIFEST, load_samples
+from vidaudit.core.registry import get_suite
+from vidaudit.core.types import Sample
+from vidaudit.run.runconfig import RunConfig
+from vidaudit.run.store import DB_NAME
 
 SCORED_RUN = "scored_run.jsonl"
+SCORES = "scores.jsonl"  # the public export beside it: one ScoreRecord per line
+
+
+@dataclass
+class Scored:
+    """Records and what the report needs beside them (raw text, frames sent, samples, settings)."""
+
+    suite: Suite
+    records: list[ScoreRecord]
+    samples: dict[str, Sample]
+    raw_text: dict[str, str | None] = field(default_factory=dict)
+    frames: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
+    settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    source: dict[str, str] = field(default_factory=dict)
+    data_dir: Path | None = None
+    changed: list[str] = field(default_factory=list)
+    #: per model label: trials whose frames the service sampled itself (the recorded frames are estimates)
+    estimated_frames: dict[str, int] = field(default_factory=dict)
+    #: per trial id: the judge's verdict text (runs with ``--judge``), shown beside the answer it judged
+    judgements: dict[str, str] = field(default_factory=dict)
+    #: an imported human study (``RUN/human_records.jsonl`` / ``human_study.json``), see vidaudit.tools.humanstudy
+    human: list[ScoreRecord] = field(default_factory=list)
+    human_study: dict[str, Any] | None = None
+    #: a sequential design's figures from run.json (``--design``); empty for the full design
+    design: dict[str, Any] = field(default_factory=dict)
+    #: per model label, per condition: calls, frames and tokens per stage (``stage_usage``); empty without a store
+    stage_usage: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: per trial id of a perturbed condition with frames sent: the perturbed video those frames are frames of
+    perturbed: dict[str, PerturbedVideo] = field(default_factory=dict)
+
+
 FORMAT: Literal["vidaudit.scored_run"] = "vidaudit.scored_run"
 #: bump when a line's meaning changes; a reader refuses any other version (2: the header's ``sha256``)
 SCORED_RUN_VERSION = 2
 #: the run's files whose content the scored file depends on (beside the store's tables)
 _STAMPED_FILES = ("run.json", "samples.jsonl", "human_records.jsonl", "human_study.json")
 _STORE_TABLES = ("trials", "attempts", "stage_calls")
+
+
+class PerturbedVideo(BaseModel):
+    """The video a perturbed trial's frames were taken from: its path in the run dir (``RUN/perturbed/``, the
+    content cache; POSIX, relative to the run dir, so a moved run still finds it) and its sha256. The report draws
+    the trial's thumbnails from it, checked against the sha256, and reads its perturbation metadata beside it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str
+    sha256: str
 
 
 class ScoredRunHeader(BaseModel):
@@ -82,6 +132,8 @@ class ScoredTrial(BaseModel):
     raw_text: str | None = None
     frames: list[tuple[int, float]] = []
     judgement: str | None = None
+    #: only on the lines of perturbed trials with frames sent (absent elsewhere, so other lines keep their bytes)
+    perturbed: PerturbedVideo | None = None
 
 
 def _store_stamp(db: Path) -> dict[str, list[int]]:
@@ -106,10 +158,6 @@ def _store_stamp(db: Path) -> dict[str, list[int]]:
 def run_stamp(run_dir: str | Path, *, data_dir: str | Path | None = None) -> dict[str, Any]:
     """What a scored run depends on: the store's tables, the run's own files and the dataset's manifest
     (``data_dir``: where the dataset is now, when the caller knows better than ``run.json``, e.g. a moved audit)."""
-    from vidaudit.core.manifest import MANIFEST
-    from vidaudit.run.runconfig import RunConfig
-    from vidaudit.run.store import DB_NAME
-
     run_dir = Path(run_dir)
     data = Path(data_dir) if data_dir is not None else Path(RunConfig.load(run_dir).data_dir)
     manifest = data / MANIFEST if data.is_dir() else data
@@ -143,7 +191,8 @@ def scored_run_text(scored: Scored, *, stamp: dict[str, Any], allow_changed: boo
                              stage_usage=dict(scored.stage_usage), human=list(scored.human),
                              human_study=scored.human_study, sha256="")
     body = "".join(trial_line(r, scored.raw_text.get(r.trial_id), scored.frames.get(r.trial_id, []),
-                              scored.judgements.get(r.trial_id)) + "\n" for r in scored.records)
+                              scored.judgements.get(r.trial_id), scored.perturbed.get(r.trial_id)) + "\n"
+                   for r in scored.records)
     digest = checksum(json.loads(header.model_dump_json()), body.encode("utf-8"))
     return header.model_copy(update={"sha256": digest}).model_dump_json() + "\n" + body
 
@@ -158,8 +207,6 @@ def write_scored_run(run_dir: str | Path, scored: Scored, *, stamp: dict[str, An
     """Write ``RUN/scored_run.jsonl`` and ``RUN/scores.jsonl`` together (both or neither: each is staged under a
     temporary name, then both renamed; ``stamp``: :func:`run_stamp`, taken before the store was read). A full
     disk or an unwritable folder is a one-line error and leaves the files already there as they were."""
-    from vidaudit.score.stage import SCORES
-
     run_dir = Path(run_dir)
     path = run_dir / SCORED_RUN
     texts = ((path, scored_run_text(scored, stamp=stamp, allow_changed=allow_changed)),
@@ -171,11 +218,15 @@ def write_scored_run(run_dir: str | Path, scored: Scored, *, stamp: dict[str, An
 
 
 def trial_line(record: ScoreRecord, raw_text: str | None, frames: list[tuple[int, float]],
-               judgement: str | None) -> str:
+               judgement: str | None, perturbed: PerturbedVideo | None = None) -> str:
     """One trial's line: the record exactly as ``scores.jsonl`` holds it; the text through ``json`` with ASCII
-    escapes, so that any string a model returned (a lone surrogate included) survives the round trip."""
-    return json.dumps({"record": json.loads(record.model_dump_json()), "raw_text": raw_text, "frames": frames,
-                       "judgement": judgement}, separators=(",", ":"))
+    escapes, so that any string a model returned (a lone surrogate included) survives the round trip. The
+    ``perturbed`` key is written only where there is a perturbed video."""
+    line: dict[str, Any] = {"record": json.loads(record.model_dump_json()), "raw_text": raw_text, "frames": frames,
+                            "judgement": judgement}
+    if perturbed is not None:
+        line["perturbed"] = perturbed.model_dump()
+    return json.dumps(line, separators=(",", ":"))
 
 
 def parse_trial_line(line: str | bytes) -> ScoredTrial:
@@ -255,11 +306,6 @@ def read_checked(run_dir: str | Path, *, data_dir: str | Path | None = None
 
 def read_scored_run(run_dir: str | Path) -> Scored:
     """The scored run as ``score`` wrote it, checked by :func:`read_checked` (whole, unedited, not stale)."""
-    from vidaudit.core.manifest import load_samples
-    from vidaudit.core.registry import get_suite
-    from vidaudit.run.runconfig import RunConfig
-    from vidaudit.score.stage import Scored
-
     run_dir = Path(run_dir)
     path = run_dir / SCORED_RUN
     header, trials = read_checked(run_dir)
@@ -276,6 +322,8 @@ def read_scored_run(run_dir: str | Path) -> Scored:
         out.frames[tid] = t.frames
         if t.judgement is not None:
             out.judgements[tid] = t.judgement
+        if t.perturbed is not None:
+            out.perturbed[tid] = t.perturbed
     missing = sorted({r.sample_id for r in out.records} - out.samples.keys())
     if missing:
         raise DataError(f"{len(missing)} sample(s) scored in {path} are not in {data_dir} (e.g. {missing[0]}); point "

@@ -14,51 +14,28 @@ manifest's sha256), the stage refuses, naming the samples, unless
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.suite import ScoreInput, Suite
 from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.fileio import write_text_atomic
+from vidaudit.core.fileio import read_jsonl_objects, write_text_atomic
 from vidaudit.core.gcpause import paused_gc
-from vidaudit.core.hashing import sha256_json
+from vidaudit.core.hashing import sha256_file, sha256_json
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite, resolve
-from vidaudit.core.types import Sample
+from vidaudit.core.types import PerturbationSpec, Sample
+from vidaudit.models.judged import JUDGE_STAGE
+from vidaudit.run.perturbed import PERTURB_CACHE, plan_chain, render
+from vidaudit.run.runconfig import RunConfig
 from vidaudit.run.snapshot import changed_samples, read_snapshot
-
-SCORES = "scores.jsonl"
-
-
-@dataclass
-class Scored:
-    """Records and what the report needs beside them (raw text, frames sent, samples, settings)."""
-
-    suite: Suite
-    records: list[ScoreRecord]
-    samples: dict[str, Sample]
-    raw_text: dict[str, str | None] = field(default_factory=dict)
-    frames: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
-    settings: dict[str, dict[str, Any]] = field(default_factory=dict)
-    source: dict[str, str] = field(default_factory=dict)
-    data_dir: Path | None = None
-    changed: list[str] = field(default_factory=list)
-    #: per model label: trials whose frames the service sampled itself (the recorded frames are estimates)
-    estimated_frames: dict[str, int] = field(default_factory=dict)
-    #: per trial id: the judge's verdict text (runs with ``--judge``), shown beside the answer it judged
-    judgements: dict[str, str] = field(default_factory=dict)
-    #: an imported human study (``RUN/human_records.jsonl`` / ``human_study.json``), see vidaudit.humanstudy
-    human: list[ScoreRecord] = field(default_factory=list)
-    human_study: dict[str, Any] | None = None
-    #: a sequential design's figures from run.json (``--design``); empty for the full design
-    design: dict[str, Any] = field(default_factory=dict)
-    #: per model label, per condition: calls, frames and tokens per stage (``stage_usage``); empty without a store
-    stage_usage: dict[str, dict[str, Any]] = field(default_factory=dict)
+from vidaudit.run.store import RunStore
+from vidaudit.score.human import load_human
+from vidaudit.score.scored_run import SCORES, PerturbedVideo, Scored, run_stamp, scores_text, write_scored_run
 
 
 def model_role(provider: str) -> str:
@@ -84,8 +61,6 @@ def record(suite: Suite, sample: Sample, *, trial_id: str, model: str, role: str
 
 def judge_verdict(store: Any, att: Any) -> str | None:
     """The judge's stored verdict text for an ok attempt of a judged trial (None: not judged)."""
-    from vidaudit.models.judged import JUDGE_STAGE
-
     for ref in store.attempt_stages(att.trial_id, att.attempt) or []:
         if ref.stage == JUDGE_STAGE:
             call = store.ok_stage_call(ref.call_key)
@@ -173,8 +148,6 @@ def edited_in_place(data_dir: Path, samples: Mapping[str, Sample], ids: set[str]
     """Samples (of ``ids``) whose video file no longer has the manifest's sha256: edited in place after the run,
     the manifest untouched (the run checked every file before sending it). A missing file is left to the
     stages that read the video (the report's thumbnails); only regular files are read."""
-    from vidaudit.core.hashing import sha256_file
-
     out = []
     for sid in sorted(ids):
         s = samples.get(sid)
@@ -186,11 +159,27 @@ def edited_in_place(data_dir: Path, samples: Mapping[str, Sample], ids: set[str]
     return out
 
 
+class PerturbedVideos:
+    """The perturbed video each trial of a perturbed condition was sent frames of, as the run rendered it into its
+    content cache (``RUN/perturbed/``, rebuilt there if it was deleted): what the scored file records, so that the
+    report draws those trials' thumbnails from it without the run's machinery. One lookup per (sample, chain)."""
+
+    def __init__(self, run_dir: Path, data_dir: Path) -> None:
+        self.run_dir, self.data_dir = run_dir, data_dir
+        self._found: dict[str, PerturbedVideo] = {}
+
+    def __call__(self, sample: Sample, chain: tuple[PerturbationSpec, ...]) -> PerturbedVideo:
+        pin = plan_chain(sample, chain)
+        hit = self._found.get(pin.sha256)
+        if hit is None:
+            video, sha, _ = render(self.data_dir / sample.video.path, pin, self.run_dir / PERTURB_CACHE)
+            hit = self._found[pin.sha256] = PerturbedVideo(path=Path(video).relative_to(self.run_dir).as_posix(),
+                                                           sha256=sha)
+        return hit
+
+
 def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
     """Score every trial of a run directory (see the module docstring)."""
-    from vidaudit.run.runconfig import RunConfig
-    from vidaudit.run.store import RunStore
-
     run_dir = Path(run_dir)
     rc = RunConfig.load(run_dir)
     suite = get_suite(rc.suite)
@@ -202,6 +191,7 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
     roles: dict[str, str] = {}
     changed: list[str] = []
     snapshot = read_snapshot(run_dir)
+    perturbed = PerturbedVideos(run_dir, Path(rc.data_dir))
     judging = suite.capabilities.judges
     with RunStore(run_dir, readonly=True) as store, paused_gc():  # a record per trial, all kept (core/gcpause)
         rows = list(store.results())
@@ -234,6 +224,8 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
             if resp is not None and resp.frames_estimated:
                 out.estimated_frames[row.model] = out.estimated_frames.get(row.model, 0) + 1
             out.frames[row.trial_id] = list(zip(att.frame_indices, att.frame_times, strict=False)) if att else []
+            if att is not None and att.frame_indices and row.trial.condition.perturbations:
+                out.perturbed[row.trial_id] = perturbed(s, row.trial.condition.perturbations)
             out.settings.setdefault(row.model, {
                 "generation": row.trial.adapter_options.get("sent") or spec.settings.sent()
                 or "provider defaults (nothing sent)",
@@ -253,8 +245,6 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
                         "regenerated or edited. Point the run at its original data, or pass --allow-changed to "
                         "score the current data anyway (those trials are named in the report)")
     out.changed = sorted(set(changed))
-    from vidaudit.score.human import load_human
-
     out.human, out.human_study = load_human(run_dir)
     return out
 
@@ -262,8 +252,6 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
 def write_scores(path: str | Path, records: Sequence[ScoreRecord]) -> Path:
     """``scores.jsonl``, one ScoreRecord per line, written atomically (for a run, ``score_and_write`` writes it
     together with ``scored_run.jsonl``)."""
-    from vidaudit.score.scored_run import scores_text
-
     write_text_atomic(path, scores_text(records))
     return Path(path)
 
@@ -276,8 +264,6 @@ def score_run(run_dir: str | Path, *, allow_changed: bool = False) -> Path:
 def score_and_write(run_dir: str | Path, *, allow_changed: bool = False) -> tuple[Path, Scored]:
     """Score a run and write both files together (score/scored_run.py); the stamp is taken before the store is
     read, so a trial stored meanwhile makes the scored file stale, never silently missing."""
-    from vidaudit.score.scored_run import run_stamp, write_scored_run
-
     run_dir = Path(run_dir)
     stamp = run_stamp(run_dir)
     scored = score_store(run_dir, allow_changed=allow_changed)
@@ -328,33 +314,6 @@ def manifest_suite(samples: Mapping[str, Sample], suite: str | None, where: str)
         raise ConfigError(f"--suite {suite} does not match the manifest {where}, whose samples are {names[0]!r} "
                           "samples")
     return names[0]
-
-
-def read_jsonl_objects(path: Path, what: str) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-empty line of a JSONL file; anything else is a DataError naming it."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as e:
-        raise DataError(f"cannot read {what} {path}: {e}") from e
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        lineno = data[:e.start].count(b"\n") + 1
-        raise DataError(f"{path}:{lineno}: not UTF-8 text ({e.reason}); save {what} as UTF-8 JSONL") from None
-    rows = []
-    for i, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DataError(f"{path}:{i}: not valid JSON ({e.msg}); fix or remove that line") from e
-        except RecursionError:
-            raise DataError(f"{path}:{i}: JSON nested too deeply to read; fix or remove that line") from None
-        if not isinstance(row, dict):
-            raise DataError(f"{path}:{i}: a line of {what} is a JSON object, got {type(row).__name__}")
-        rows.append((i, row))
-    return rows
 
 
 def score_rows(samples: Mapping[str, Sample], rows: Sequence[ResponseRow], *, suite: str | None = None,

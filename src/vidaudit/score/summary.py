@@ -17,8 +17,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import typer
+from pydantic import ValidationError
+
 from vidaudit.core.contract.records import ScoreRecord, unjudged_text
 from vidaudit.core.errors import DataError
+from vidaudit.score.terminal import rate_text, text_table, unjudged_cell
 
 #: a model and condition whose answers are unparseable at least this often (of those answered) get a note
 PARSE_FAILURE_NOTE_RATE = 0.20
@@ -99,8 +103,6 @@ def summary_lines(records: Sequence[ScoreRecord]) -> list[str]:
 def summary_table(records: Sequence[ScoreRecord]) -> tuple[list[str], list[list[str]]]:
     """The same figures as :func:`summary_lines`, as a table (columns, rows) for the terminal: one row per model
     and condition, then ``all``; the ``unjudged`` column only where a trial needs a judge."""
-    from vidaudit.score.terminal import rate_text, unjudged_cell
-
     groups = tallies(records)
     shown = groups[:MAX_LINES]
     if len(groups) != 1:
@@ -120,6 +122,15 @@ def summary_table(records: Sequence[ScoreRecord]) -> tuple[list[str], list[list[
     return columns, rows
 
 
+def print_scores(path: Path) -> None:
+    """The scores file written, then accuracy and parse failures (count and share) per model and condition, on
+    stdout (``> out.txt`` keeps them; progress and logs go to stderr): what ``vidaudit score`` and
+    ``score-responses`` end with."""
+    columns, rows = summary_table(read_scores(path))
+    typer.echo(f"scores: {path}")
+    typer.echo(text_table(columns, rows))
+
+
 def parse_failure_notes(records: Sequence[ScoreRecord], threshold: float = PARSE_FAILURE_NOTE_RATE) -> list[str]:
     """A report note for each model and condition whose answers are unparseable at ``threshold`` or more."""
     notes = []
@@ -135,8 +146,6 @@ def parse_failure_notes(records: Sequence[ScoreRecord], threshold: float = PARSE
 
 def read_scores(path: str | Path) -> list[ScoreRecord]:
     """``scores.jsonl`` back as records (a DataError naming the line when one does not validate)."""
-    from pydantic import ValidationError
-
     out = []
     with Path(path).open(encoding="utf-8") as f:
         for i, line in enumerate(f, 1):

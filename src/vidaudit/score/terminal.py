@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vidaudit.core.contract.report import Table
+from vidaudit.score.stats import wilson_interval
 
 #: what an empty cell shows
 NONE = "—"
@@ -18,8 +19,6 @@ NONE = "—"
 
 def rate_text(k: int | None, n: int | None, *, interval: bool = True) -> str:
     """``100.0% [82.4, 100.0] (18/18)``; an em dash when nothing was counted."""
-    from vidaudit.score.stats import wilson_interval
-
     if not n or k is None:
         return NONE
     text = f"{100 * k / n:.1f}%"
@@ -40,7 +39,7 @@ def text_table(columns: Sequence[str], rows: Sequence[Sequence[str]], *, title: 
     widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
     lines = [title] if title else []
     for j, row in enumerate(cells):
-        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
         if j == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)

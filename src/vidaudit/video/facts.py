@@ -18,8 +18,9 @@ from pathlib import Path
 from vidaudit.core.confine import escape_problem
 from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import sha256_file
+from vidaudit.core.manifest import external_videos_allowed
 from vidaudit.core.types import Sample, VideoRef
-from vidaudit.video.io import VideoInfo, probe
+from vidaudit.video.probe import VideoInfo, probe
 
 _PROBED: dict[tuple[str, int | None], VideoInfo] = {}   # (sha256, stream) -> facts: the same bytes probe the same
 
@@ -41,8 +42,6 @@ def resolve_video(data_dir: Path, rel: str, *, allow_external: bool = False, who
 def check_video_paths(data_dir: Path, samples: Iterable[Sample]) -> None:
     """Every sample's video path names a file inside ``data_dir`` (unless the dataset's own ``dataset.json`` opts
     in to external videos); the first that does not is a ``DataError``."""
-    from vidaudit.core.manifest import external_videos_allowed
-
     if external_videos_allowed(data_dir):
         return
     for s in samples:

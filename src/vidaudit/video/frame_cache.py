@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vidaudit.video.io import iter_selected
+from vidaudit.video.decode import iter_selected
 
 
 class FrameCache:

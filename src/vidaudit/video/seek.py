@@ -1,6 +1,6 @@
 """Where a reader can enter a stream by seeking and still return exactly the frames decoding from the start returns.
 
-``io.Decoder`` numbers frames by decoding from the start; it may jump ahead (or back) to a keyframe only where a
+``decode.Decoder`` numbers frames by decoding from the start; it may jump ahead (or back) to a keyframe only where a
 seek provably gives the same pictures, by the same numbers. A :class:`SeekIndex` is read from the stream's packets
 (demuxed, never decoded) and holds the frames' stamps in presentation order (frame ``i`` has ``pts[i]``) and the
 **clean entry points**: keyframes after which decoding reproduces every later frame. A keyframe is one when
@@ -15,7 +15,7 @@ seek provably gives the same pictures, by the same numbers. A :class:`SeekIndex`
   I-pictures, intra-only codecs) reset what later frames may reference.
 
 Everywhere else (AVI, MPEG-TS/PS, MXF, ASF, FLV, field-coded streams, a stream without stamps) there is no index
-and readers decode forward. The decoder checks the index while it reads (``io.Decoder.next``): after a seek the
+and readers decode forward. The decoder checks the index while it reads (``decode.Decoder.next``): after a seek the
 first picture must be a keyframe at an entry point and each later one must carry the next frame's stamp, and
 decoding from the start must meet the stamps in order; one disagreement marks the index unusable (for every reader
 of the file in this process) and the reader goes back to decoding from the start.

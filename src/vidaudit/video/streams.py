@@ -1,6 +1,6 @@
 """What a player makes of a file's streams and stamps: which video stream, how many frames, when, at what shape.
 
-The rules ``video.io`` applies, each ffmpeg's (Debian's ``ffmpeg`` is the player the tests compare with):
+The rules every reader applies (``video.probe``, ``video.decode``), each ffmpeg's (Debian's ``ffmpeg`` is the player the tests compare with):
 
 - **The stream**: with several video streams, ffmpeg's own pick when nothing is mapped: the largest
   ``width * height``, plus 5,000,000 for a stream marked default; cover art (an attached picture) only when
@@ -31,8 +31,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
+from itertools import pairwise
+from pathlib import Path
 
 import av
+
+from vidaudit.core.errors import DataError
 
 #: ``AV_FIELD_PROGRESSIVE``: the parser found frame pictures only.
 PROGRESSIVE = 1
@@ -96,7 +100,7 @@ def best_effort(pts: Sequence[int | None], dts: Sequence[int | None], step: int)
 
 
 def _increasing(xs: Sequence[int]) -> bool:
-    return all(b > a for a, b in zip(xs, xs[1:]))
+    return all(b > a for a, b in pairwise(xs))
 
 
 def _filled(xs: Sequence[int | None], step: int) -> list[int] | None:
@@ -154,3 +158,33 @@ def cut_off(promised_s: float | None, present_s: float) -> bool:
     if promised_s is None or not math.isfinite(promised_s) or promised_s <= 0:
         return False
     return promised_s - present_s > max(CUT_OFF_SLACK_S, 0.05 * promised_s)
+
+
+def open_video(path: str | Path) -> av.container.InputContainer:
+    """The file opened for reading; a missing or unreadable file is a ``DataError`` saying what to give instead."""
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"video not found: {p}; regenerate it or fix the manifest's video.path")
+    try:
+        return av.open(str(p))
+    except av.error.FFmpegError as e:  # e.g. a text file or a truncated download: say what, not FFmpeg's errno
+        reason = (getattr(e, "strerror", None) or str(e)).rstrip(".").lower()
+        raise DataError(f"cannot decode {p}: not a readable video ({reason}); give a video file FFmpeg can "
+                        "decode (e.g. an MP4, WebM, MKV, AVI or MOV), or, if vidaudit wrote it, delete it and "
+                        "generate it again") from e
+
+
+def video_stream(c: av.container.InputContainer, p: str | Path,
+                  index: int | None = None) -> av.video.stream.VideoStream:
+    """The video stream a player shows (``streams.best_stream``), or the one at ``index``."""
+    if not c.streams.video:
+        kinds: list[str] = sorted({str(s.type) for s in c.streams}) or ["no streams"]
+        raise DataError(f"cannot decode {p}: not a readable video, it has no video stream (only {', '.join(kinds)}); "
+                        "give a video file (e.g. an MP4) or a still image")
+    if index is None:
+        return best_stream(c.streams.video)
+    for s in c.streams.video:
+        if s.index == index:
+            return s
+    have = ", ".join(f"{s.index} ({s.codec_context.width}x{s.codec_context.height})" for s in c.streams.video)
+    raise DataError(f"{p}: stream {index} is not a video stream of the file; its video streams are {have}")

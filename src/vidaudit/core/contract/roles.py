@@ -12,6 +12,7 @@ its kind, its abstract methods implemented), as it checks the suite's own.
 
 from __future__ import annotations
 
+import importlib
 from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -165,8 +166,6 @@ class ModuleAudit(Audit):
         self.module = module
 
     def _hook(self, name: str) -> Any:
-        import importlib
-
         return getattr(importlib.import_module(self.module), name, None)
 
     def _require(self, name: str) -> Any:

@@ -32,6 +32,7 @@ from vidaudit.core.contract.roles import (
     Verification,
 )
 from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.targets import load
 from vidaudit.core.types import Condition, PerturbationSpec, Sample
 
 if TYPE_CHECKING:
@@ -271,7 +272,7 @@ def check_suite(obj: Any, name: str) -> Suite:
             continue
         if not isinstance(found, role):
             raise ConfigError(f"suite {name!r} declares {role.attr} = {type(found).__name__}, not a "
-                              f"vidaudit.core.contract.{role.__name__}")
+                              f"vidaudit.sdk.{role.__name__}")
         if _abstract(found):
             raise ConfigError(f"suite {name!r}'s {role.attr} ({type(found).__name__}) does not implement "
                               f"{_listed(_abstract(found))}")
@@ -289,7 +290,7 @@ class PartedSuite(Suite):
     A sample names its part in ``sample.params[part_param]``; every per-sample hook, and the baselines, route to
     that part, and ``aggregate`` gives each part its own records and joins the parts' reports in the order of
     ``parts``. ``parts`` maps a part name to the lazy ``"module:attr"`` of its instance, loaded on first use
-    through the registry's loader (``vidaudit.core.registry.load``) and checked like a registered suite, so
+    through the registry's loader (``vidaudit.core.targets.load``) and checked like a registered suite, so
     listing the suite (``probes``, the descriptions ``vidaudit suites`` prints) imports no part. A part declares its
     own capabilities; the whole suite declares the union (``SuiteCapabilities(judges=True)`` when a part judges).
     """
@@ -310,8 +311,6 @@ class PartedSuite(Suite):
             raise ConfigError(f"unknown {self.name} {self.part_noun} {name!r}; choose from {', '.join(self.parts)}")
         loaded: dict[str, Suite] = self.__dict__.setdefault("_loaded_parts", {})
         if name not in loaded:
-            from vidaudit.core.registry import load
-
             loaded[name] = check_suite(load(self.parts[name], f"{self.name} {self.part_noun} {name!r}"), name)
         return loaded[name]
 

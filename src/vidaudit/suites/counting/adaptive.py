@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vidaudit.core.errors import ConfigError
+from vidaudit.sdk import ConfigError
 from vidaudit.suites.counting.boundaries import TAU, prefix_boundary
 
 #: the names ``--rule`` accepts, mapped to the rule names of ``vidaudit.suites.counting.boundaries``

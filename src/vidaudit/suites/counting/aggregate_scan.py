@@ -27,7 +27,7 @@ from itertools import compress, count, repeat
 from operator import and_, eq, is_, itemgetter, truth
 from typing import Any
 
-from vidaudit.core.errors import DataError
+from vidaudit.sdk import DataError
 
 TRACE_KEYS = ("vor", "precision", "recall", "f1", "acr", "rfr")
 #: what a cell is keyed by; the first two are the group
@@ -159,7 +159,7 @@ def scan(records: Sequence[dict[str, Any]]) -> Scan:
     at_first = list(map(first.setdefault, keys, count()))
     cell_keys = list(first)
     n_cells = len(cell_keys)
-    cid = list(map(dict(zip(first.values(), range(n_cells))).__getitem__, at_first))
+    cid = list(map(dict(zip(first.values(), range(n_cells), strict=True)).__getitem__, at_first))
     groups: list[Group] = []
     group_of: dict[tuple[Any, Any], int] = {}
     cell_group: list[int] = []
@@ -180,7 +180,7 @@ def scan(records: Sequence[dict[str, Any]]) -> Scan:
     order = _stable_order(list(map(cell_group.__getitem__, cid)))  # each group's records together
     if order is not None:
         rows, cid, keys = _take(rows, order), _take(cid, order), _take(keys, order)
-    column: dict[str, Sequence[Any]] = dict(zip(FIELDS, zip(*rows), strict=True)) if rows else \
+    column: dict[str, Sequence[Any]] = dict(zip(FIELDS, zip(*rows, strict=True), strict=True)) if rows else \
         dict.fromkeys(FIELDS, ())
     del rows
     ok = list(map(eq, column["status"], repeat("ok")))

@@ -9,8 +9,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.contract.profile import AuditPart
-from vidaudit.report.profile_figures import Figure, PartFigures, accuracy, published
+import vidaudit.suites.counting.grid as g
+from vidaudit.sdk import AuditPart, PartFigures, ProfileFigure, accuracy, published
+from vidaudit.suites.counting.generate import generate
 
 #: frames at 1 fps: the rate the paper gave Gemini (A.3), and a condition every provider can serve
 CONDITIONS = ("frames@1",)
@@ -36,9 +37,6 @@ def audit_parts(budget: str) -> list[AuditPart]:
 
 def generate_part(part: AuditPart, out: Path, *, workers: int | None = None,
                   on_progress: Callable[[int, int], None] | None = None) -> Path:
-    from vidaudit.suites.counting import grid as g
-    from vidaudit.suites.counting.generate import generate
-
     points = g.preset(part.preset) if part.seeds is None else g.grid(seeds=range(part.seeds))
     return generate(points, out, workers=workers, skip_existing=True, on_progress=on_progress).manifest
 
@@ -59,17 +57,17 @@ def profile_figures(part: AuditPart, results: Mapping[str, Any]) -> PartFigures:
         k, n = counts.get(key, (0, 0))
         counts[key] = (k + int(cell.get("correct") or 0), n + int(cell.get("n") or 0))
     conditions = {c for _, c in counts}
-    by_model: dict[str, list[Figure]] = {}
+    by_model: dict[str, list[ProfileFigure]] = {}
     for (model, cond), (k, n) in sorted(counts.items()):
         at = f" @ {cond}" if len(conditions) > 1 else ""
         boundary = (((results.get("max_count_boundary") or {}).get(model) or {}).get(cond) or {}).get("all") or {}
         freq = ((results.get("frequency_boundary") or {}).get(model) or {}).get(cond) or {}
         by_model.setdefault(model, []).extend([
             accuracy(f"exact match{at}", k, n),
-            Figure(name=f"max count boundary{at}", kind="boundary", value=boundary.get("value")),
-            Figure(name=f"F*(N=1){at}", kind="boundary", value=_weakest(d.get("1") for d in freq.values()),
+            ProfileFigure(name=f"max count boundary{at}", kind="boundary", value=boundary.get("value")),
+            ProfileFigure(name=f"F*(N=1){at}", kind="boundary", value=_weakest(d.get("1") for d in freq.values()),
                    note="Hz, weakest domain")])
-    pub = {name: [published("exact match", (b + lt + s) / 3), Figure(name="max count boundary", kind="boundary",
+    pub = {name: [published("exact match", (b + lt + s) / 3), ProfileFigure(name="max count boundary", kind="boundary",
                                                                      value=cb, note=f"published; {inp}")]
            for name, (inp, b, lt, s, cb) in PAPER_TABLE2.items()}
     return PartFigures(by_model=by_model, published=pub, published_source=SOURCE,

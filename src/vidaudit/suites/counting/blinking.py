@@ -13,9 +13,9 @@ from fractions import Fraction
 
 import numpy as np
 
+from vidaudit.sdk import draw
 from vidaudit.suites.counting.scene import Scene
 from vidaudit.suites.counting.schedule import first_frame_at
-from vidaudit.video import draw
 
 PULSE_FRACTION = Fraction(3, 10)
 MIN_PULSE_FRAMES = 2

@@ -10,11 +10,12 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable
 from fractions import Fraction
+from itertools import pairwise
 
 import numpy as np
 
+from vidaudit.sdk import draw
 from vidaudit.suites.counting.scene import Scene
-from vidaudit.video import draw
 
 _Q = 16  # sub-pixel quantisation of the ball position in visual keys
 #: pixels around the ball's radius that its box adds (the antialiased rim is within 1 px)
@@ -105,7 +106,7 @@ class BounceBall(Scene):
         """The state is the last wall touched (None before the first contact)."""
         walls: list[str | None] = [self.wall_names[0] if self._contact_s(k) == 0.0 else self.wall_names[1]
                                    for k in range(self.point.n_events)]
-        return list(zip([None] + walls[:-1], walls))
+        return list(pairwise([None, *walls]))
 
     def visual_key(self, t: float) -> Hashable:
         return int(round(self.position(t) * _Q))

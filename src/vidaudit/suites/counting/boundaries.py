@@ -17,8 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from vidaudit.core.errors import ConfigError
-from vidaudit.score.stats import wilson_lower
+from vidaudit.sdk import ConfigError, wilson_lower
 
 TAU = 0.80
 RULES = ("point", "wilson_lower")

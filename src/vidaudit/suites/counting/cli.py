@@ -12,7 +12,7 @@ import typer
 
 
 def register(generate_app: typer.Typer) -> None:
-    from vidaudit.cli_common import console, friendly_errors, parse_list, progress_bar
+    from vidaudit.sdk import console, friendly_errors, parse_list, progress_bar
 
     @generate_app.command("counting")
     @friendly_errors
@@ -42,8 +42,8 @@ def register(generate_app: typer.Typer) -> None:
         ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
     ) -> None:
         """Render the counting suite (bounce_ball, blinking, state_machine) with executable traces."""
-        from vidaudit.run.ray_pool import pool_factory
-        from vidaudit.suites.counting import grid as g
+        import vidaudit.suites.counting.grid as g
+        from vidaudit.sdk import pool_factory
         from vidaudit.suites.counting.generate import generate
         from vidaudit.suites.counting.scene import RenderSettings
 
@@ -77,7 +77,7 @@ def register(generate_app: typer.Typer) -> None:
                                    "differ (runs planned on it will no longer match)."),
     ) -> None:
         """Turn a real repetition-counting dataset into counting samples (one event per repetition start)."""
-        from vidaudit.core.manifest import MANIFEST, dataset_dir, guard_replace
+        from vidaudit.sdk import MANIFEST, dataset_dir, guard_replace
         from vidaudit.suites.counting.repcount import scan_repcount, write_repcount_dataset
 
         dataset_dir(out)

@@ -36,7 +36,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from vidaudit.core.errors import ConfigError
+from vidaudit.sdk import ConfigError
 
 ANALYSIS_WIDTH = 480     # frames wider than this are downscaled by an integer factor first
 DIFF_LEVEL = 40          # a pixel "changed" when a channel moves by more than this

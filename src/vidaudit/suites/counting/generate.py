@@ -21,25 +21,30 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from vidaudit import __version__
-from vidaudit.core.errors import ConfigError, VerificationError
-from vidaudit.core.hashing import seed_from, sha256_file
-from vidaudit.core.manifest import (
+import cv2
+
+from vidaudit.sdk import (
     MANIFEST,
+    X264_OPTIONS,
+    ConfigError,
+    Sample,
+    VerificationError,
+    __version__,
     dataset_dir,
     existing_samples,
     guard_replace,
+    iter_completed,
+    library_versions,
+    seed_from,
+    sha256_file,
     write_dataset_info,
     write_manifest,
 )
-from vidaudit.core.types import Sample
-from vidaudit.core.versions import library_versions
-from vidaudit.run.jobs import iter_completed
 from vidaudit.suites.counting.grid import QUESTIONS, SUITE, GridPoint
-from vidaudit.suites.counting.render import make_scene, planned_video, render, render_checked
+from vidaudit.suites.counting.render import planned_video, render, render_checked
 from vidaudit.suites.counting.scene import RenderSettings
+from vidaudit.suites.counting.scenes import make_scene
 from vidaudit.suites.counting.verify import check_video
-from vidaudit.video.io import X264_OPTIONS
 
 GENERATOR_VERSION = "counting/1"
 PARTIAL = "manifest.partial.jsonl"
@@ -78,8 +83,6 @@ def _sample(point: GridPoint, trace, video) -> Sample:
 
 
 def _worker_init() -> None:
-    import cv2
-
     cv2.setNumThreads(1)
 
 

@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from vidaudit.core.errors import ConfigError
+from vidaudit.sdk import ConfigError
 
 SUITE = "counting"
 DOMAINS: tuple[str, ...] = ("bounce_ball", "blinking", "state_machine")

@@ -21,9 +21,8 @@ from itertools import compress, count, repeat
 from operator import add, and_, ge, le, sub
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
-from vidaudit.core.errors import ConfigError
+from vidaudit.sdk import ConfigError
 
 #: Absolute slack on the window: a report exactly on the window edge must not be lost to float rounding.
 WINDOW_EPS = 1e-9
@@ -59,7 +58,12 @@ DP_MAX_CELLS = 64
 
 
 def _solve_block_lsa(t: Sequence[float], r: Sequence[float], delta: float) -> list[tuple[int, int]]:
-    """Optimal pairs (local indices) of one block, by assignment with a count-dominated cost."""
+    """Optimal pairs (local indices) of one block, by assignment with a count-dominated cost.
+
+    scipy.optimize is imported here, on the first block too large for the DP: it costs ~0.3 s of CPU to import,
+    and most runs (every report of short traces, the demo's) never need it (issue 34's start-up rule)."""
+    from scipy.optimize import linear_sum_assignment
+
     tt = np.asarray(t, dtype=float)
     rr = np.asarray(r, dtype=float)
     dev = np.abs(tt[:, None] - rr[None, :])
@@ -159,8 +163,8 @@ def match_presorted(t_order: Sequence[int], ts: Sequence[float], reported_times:
             firsts = list(map(lo.__getitem__, single))
             total = reduce(add, map(abs, map(sub, map(ts.__getitem__, single), map(rs.__getitem__, firsts))), 0.0)
         if in_order:
-            return _matching_of(tuple(zip(single, firsts)), total, n, m), rs
-        pairs = list(zip(map(t_order.__getitem__, single), map(r_order.__getitem__, firsts)))
+            return _matching_of(tuple(zip(single, firsts, strict=True)), total, n, m), rs
+        pairs = list(zip(map(t_order.__getitem__, single), map(r_order.__getitem__, firsts), strict=True))
         return _matching(pairs, total, n, m), rs
     pairs = []
     total = 0.0
@@ -236,7 +240,7 @@ def _diagonal(n: int) -> tuple[tuple[list[int], list[int]], tuple[tuple[int, int
     if hit is None:
         if len(_DIAGONALS) >= 1024:
             _DIAGONALS.clear()
-        hit = _DIAGONALS[n] = ((list(range(n)), list(range(1, n + 1))), tuple(zip(range(n), range(n))))
+        hit = _DIAGONALS[n] = ((list(range(n)), list(range(1, n + 1))), tuple(zip(range(n), range(n), strict=True)))
     return hit
 
 

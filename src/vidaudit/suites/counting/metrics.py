@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from vidaudit.core.errors import ConfigError
+from vidaudit.sdk import ConfigError
 
 F1_FAITHFUL = 0.80
 

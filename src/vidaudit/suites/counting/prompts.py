@@ -18,8 +18,7 @@ FPS]``, C.4 ``[ORACLE EVIDENCE AVAILABLE: ...]``), whatever the prompt.
 
 from __future__ import annotations
 
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, Presentation, Sample
+from vidaudit.sdk import Condition, ConfigError, Presentation, Sample
 
 _TRACE = ("Observe the video carefully and provide a step-by-step reasoning trace tracking every event, its "
           "timestamp (in seconds), and the running count. Format your response as follows: 1. Step-by-Step "

@@ -19,31 +19,26 @@ from typing import Any
 import cv2
 import numpy as np
 
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.hashing import sha256_file
-from vidaudit.core.types import Trace, VideoRef
-from vidaudit.suites.counting.blinking import Blinking
-from vidaudit.suites.counting.bounce_ball import BounceBall
+from vidaudit.sdk import (
+    NalDigest,
+    Trace,
+    VideoRef,
+    VideoWriter,
+    i420_to_rgb_half,
+    probe,
+    ref_from,
+    sha256_file,
+    stored_nal_digest,
+)
 from vidaudit.suites.counting.detector import analysed_at_full_size
-from vidaudit.suites.counting.grid import GridPoint, validate
+from vidaudit.suites.counting.grid import GridPoint
 from vidaudit.suites.counting.scene import RenderSettings, Scene
-from vidaudit.suites.counting.state_machine import StateMachine
+from vidaudit.suites.counting.scenes import make_scene
 from vidaudit.suites.counting.verify import pixel_problems
-from vidaudit.video.io import NalDigest, VideoWriter, i420_to_rgb_half, probe, ref_from, stored_nal_digest
 
-SCENES: dict[str, type[Scene]] = {c.domain: c for c in (BounceBall, Blinking, StateMachine)}
 #: visual keys whose half-size RGB frame ``render_checked`` keeps (blinking has two, a state machine its states; a
 #: bouncing ball's frames go to the detector as patches)
 HALF_MEMO = 16
-
-
-def make_scene(point: GridPoint, settings: RenderSettings = RenderSettings()) -> Scene:
-    validate(point.domain, point.n_events, point.frequency_hz, point.seed)
-    if settings.fps <= 0 or settings.duration_s <= 0:
-        raise ConfigError(f"fps and duration must be positive, got fps={settings.fps}, duration={settings.duration_s}")
-    if settings.width % 2 or settings.height % 2 or settings.width < 320 or settings.height < 240:
-        raise ConfigError(f"frame size must be even and at least 320x240, got {settings.width}x{settings.height}")
-    return SCENES[point.domain](point, settings)
 
 
 def planned_video(point: GridPoint, settings: RenderSettings, rel_path: str) -> VideoRef:

@@ -29,17 +29,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vidaudit import __version__
-from vidaudit.core.confine import confined
-from vidaudit.core.errors import DataError
-from vidaudit.core.hashing import sha256_file
-from vidaudit.core.manifest import write_dataset_info, write_manifest
-from vidaudit.core.types import Sample
-from vidaudit.core.versions import library_versions
+from vidaudit.sdk import (
+    DataError,
+    Sample,
+    VideoInfo,
+    __version__,
+    confined,
+    library_versions,
+    probe,
+    ref_from,
+    sha256_file,
+    write_dataset_info,
+    write_manifest,
+)
 from vidaudit.suites.counting.grid import SUITE
 from vidaudit.suites.counting.prompts import REAL_TEMPLATES
 from vidaudit.suites.counting.running_count import counting_event, counting_trace
-from vidaudit.video.io import VideoInfo, probe, ref_from
 
 SOURCE = "repcount"
 LOADER_VERSION = "repcount/1"

@@ -9,10 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.contract.report import SuiteReport
-from vidaudit.core.errors import DataError
-from vidaudit.report.headline import headline_from_records
+from vidaudit.sdk import DataError, ScoreRecord, SuiteReport, headline_from_records
 from vidaudit.suites.counting.aggregate import aggregate, paired_difference
 from vidaudit.suites.counting.sections import counting_sections
 

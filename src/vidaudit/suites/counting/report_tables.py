@@ -11,9 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from vidaudit.core.contract.report import Table
-from vidaudit.core.errors import DataError
-from vidaudit.report.tables import MISSING, flatten_table, fmt, numeric_key
+from vidaudit.sdk import MISSING, DataError, Table, flatten_table, fmt, numeric_key
 
 TRACE_METRICS: tuple[tuple[str, str], ...] = (
     ("em", "EM"),

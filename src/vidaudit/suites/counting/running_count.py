@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from vidaudit.core.types import Event, Trace
+from vidaudit.sdk import Event, Trace
 
 #: the extra field of an ``Event`` that holds its running count
 COUNT = "count"

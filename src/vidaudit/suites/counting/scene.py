@@ -14,9 +14,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.hashing import rng_from
-from vidaudit.core.types import Trace
+from vidaudit.sdk import ConfigError, Trace, rng_from
 from vidaudit.suites.counting.grid import GridPoint
 from vidaudit.suites.counting.running_count import counting_event, counting_trace
 from vidaudit.suites.counting.schedule import Schedule, exact, make_schedule

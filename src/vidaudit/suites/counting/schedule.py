@@ -16,8 +16,7 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.hashing import rng_from
+from vidaudit.sdk import ConfigError, rng_from
 
 MARGIN_S = Fraction(1, 4)  # static time kept before the lead-in and after the lead-out
 #: decimals of the float event times written to a manifest
@@ -82,8 +81,5 @@ def make_schedule(identity: dict, n: int, f: float | Fraction, *, lead_in_s: Fra
     # events follow 1/F. The draw is a float (the seed's stream); everything after it is exact.
     rng = rng_from(identity, "schedule")
     drawn = float(lo) + float(rng.random()) * float(hi - lo)
-    if hi - lo >= 1 / rq:
-        start = min(max(Fraction(math.ceil(drawn * float(rq))) / rq, lo), hi)
-    else:
-        start = lo
+    start = min(max(Fraction(math.ceil(drawn * float(rq))) / rq, lo), hi) if hi - lo >= 1 / rq else lo
     return Schedule(tuple(start + i / fq for i in range(n)), lead_in, lead_out, dq, rq)

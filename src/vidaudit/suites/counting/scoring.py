@@ -27,9 +27,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from vidaudit.core.errors import DataError
-from vidaudit.core.types import Sample
-from vidaudit.score.answers import parse_count
+from vidaudit.sdk import DataError, Sample, parse_count
 from vidaudit.suites.counting.boundaries import format_value
 from vidaudit.suites.counting.matching import (
     WINDOW_EPS,

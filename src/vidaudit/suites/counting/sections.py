@@ -12,10 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from vidaudit.core.contract.report import GridFigure, Section
-from vidaudit.core.errors import DataError
-from vidaudit.report.tables import dig
-from vidaudit.suites.counting import report_tables as rt
+import vidaudit.suites.counting.report_tables as rt
+from vidaudit.sdk import DataError, GridFigure, Section, dig
 from vidaudit.suites.counting.report_tables import NO_FREQUENCY, format_frequency, group_cells
 from vidaudit.suites.counting.sections_exact import exact_sections
 

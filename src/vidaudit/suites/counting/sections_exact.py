@@ -13,8 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from vidaudit.core.contract.report import LineFigure, Section, Series, Table
-from vidaudit.core.errors import ConfigError
+from vidaudit.sdk import ConfigError, LineFigure, Section, Series, Table
 from vidaudit.suites.counting.aggregate import PAPER_REGIONS, REGIONS
 from vidaudit.suites.counting.boundaries import TAU
 from vidaudit.suites.counting.grid import DOMAINS

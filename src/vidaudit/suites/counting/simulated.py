@@ -33,12 +33,21 @@ from pathlib import Path
 
 import numpy as np
 
-from vidaudit.core.contract.roles import Baselines
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.hashing import rng_from
-from vidaudit.core.pcg64 import Draws
-from vidaudit.core.types import ErrorKind, ModelSpec, Request, Response, Sample, Usage, unvalidated
-from vidaudit.models.base import Capabilities, ModelCallError
+from vidaudit.sdk import (
+    Baselines,
+    Capabilities,
+    ConfigError,
+    Draws,
+    ErrorKind,
+    ModelCallError,
+    ModelSpec,
+    Request,
+    Response,
+    Sample,
+    Usage,
+    rng_from,
+    unvalidated,
+)
 
 HEADER = ("domain", "N", "F", "accuracy")
 #: probability that a wrong count is below the true one

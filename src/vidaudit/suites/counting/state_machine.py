@@ -9,13 +9,13 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Hashable
+from itertools import pairwise
 
 import cv2
 import numpy as np
 
-from vidaudit.core.hashing import rng_from
+from vidaudit.sdk import draw, rng_from
 from vidaudit.suites.counting.scene import Scene
-from vidaudit.video import draw
 
 LABELS = ("A", "B", "C", "D")
 
@@ -49,7 +49,7 @@ class StateMachine(Scene):
 
     def transitions(self) -> list[tuple[str | None, str | None]]:
         labels = [LABELS[s] for s in self.sequence]
-        return list(zip(labels[:-1], labels[1:]))
+        return list(pairwise(labels))
 
     def visual_key(self, t: float) -> Hashable:
         # events take effect on the first frame at or after t_i (frame times are j / fps)

@@ -12,21 +12,34 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ParseResult, ScoreRecord, TrialScore
-from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.roles import (
+from vidaudit.sdk import (
+    AggregateInput,
     Baselines,
     Commands,
+    Condition,
+    ConfigError,
     Designs,
     ModuleAudit,
     ObservedFrame,
+    ParseResult,
+    Prompt,
+    Sample,
+    ScoreInput,
+    ScoreRecord,
     SequentialDesign,
+    Suite,
+    SuiteReport,
+    TrialScore,
     Verification,
+    ViewerTrial,
+    read_dataset_info,
 )
-from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput, Suite
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, Sample
-from vidaudit.suites.counting.viewer import COUNTING_VIEWER
+from vidaudit.suites.counting.adaptive import AdaptiveDesign
+from vidaudit.suites.counting.cli import register
+from vidaudit.suites.counting.grid import preset
+from vidaudit.suites.counting.ledger import ledger_text
+from vidaudit.suites.counting.prompts import PROMPT_NAMES, render_prompt
+from vidaudit.suites.counting.viewer import COUNTING_VIEWER, viewer_trial
 
 #: the answer range of the paper's grid (N in 0..12): what ``chance`` draws from by default
 CHANCE_RANGE = (0, 12)
@@ -48,14 +61,11 @@ class CountingCommands(Commands):
     """``vidaudit generate counting`` (and ``generate repcount``), and the demo's smoke grid."""
 
     def add_commands(self, generate: Any) -> None:
-        from vidaudit.suites.counting.cli import register
-
         register(generate)
 
     def generate_demo(self, out: Path, *, workers: int | None = None,
                       on_progress: Callable[[int, int], None] | None = None) -> Path:
         from vidaudit.suites.counting.generate import generate
-        from vidaudit.suites.counting.grid import preset
 
         res = generate(preset("smoke"), out, workers=workers, skip_existing=True, on_progress=on_progress)
         return res.manifest
@@ -66,7 +76,6 @@ class CountingVerification(Verification):
 
     def verify(self, data_dir: Path, samples: Sequence[Sample], *, workers: int | None = None,
                on_progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:
-        from vidaudit.core.manifest import read_dataset_info
         from vidaudit.suites.counting.verify import verify_dataset
 
         info = read_dataset_info(data_dir)
@@ -84,8 +93,6 @@ class CountingDesigns(Designs):
     def sequential_design(self, name: str, rule: str | None, planned: Sequence[Any]) -> SequentialDesign:
         if name != "adaptive":
             raise ConfigError(f"unknown design {name!r} for the counting suite; choose full or adaptive")
-        from vidaudit.suites.counting.adaptive import AdaptiveDesign
-
         return AdaptiveDesign(planned, rule or "point")
 
 
@@ -94,8 +101,6 @@ class CountingBaselines(Baselines):
     the pixel observer's ledger from the events it detects."""
 
     def oracle_answer(self, sample: Sample) -> str:
-        from vidaudit.suites.counting.ledger import ledger_text
-
         events = [(e.t, e.state_after) for e in sample.trace.events]
         return ledger_text(sample.params.get("domain"), events, int(sample.answer))
 
@@ -113,7 +118,6 @@ class CountingBaselines(Baselines):
 
     def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
         from vidaudit.suites.counting.detector import detect_events
-        from vidaudit.suites.counting.ledger import ledger_text
 
         domain = metadata.get("domain")
         if not domain:
@@ -146,13 +150,9 @@ class CountingSuite(Suite):
     # ------------------------------------------------------------------ prompts
 
     def prompt_names(self) -> Sequence[str]:
-        from vidaudit.suites.counting.prompts import PROMPT_NAMES
-
         return list(PROMPT_NAMES)
 
     def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
-        from vidaudit.suites.counting.prompts import render_prompt
-
         system, text = render_prompt(sample, condition)
         return Prompt(system, text)
 
@@ -189,6 +189,4 @@ class CountingSuite(Suite):
         return counting_report(inputs.with_human)  # an imported human study: one more row per annotator
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
-        from vidaudit.suites.counting.viewer import viewer_trial
-
         return viewer_trial(record, sample, raw_text)

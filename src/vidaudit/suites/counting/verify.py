@@ -23,15 +23,25 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.timeline import Timeline
-from vidaudit.core.types import Sample, Trace
+from vidaudit.sdk import (
+    ConfigError,
+    DataError,
+    Sample,
+    Timeline,
+    Trace,
+    facts_problems,
+    iter_frames_reused,
+    probe,
+    read_dataset_info,
+    run_jobs,
+    sha256_file,
+)
 from vidaudit.suites.counting.detector import Detection, contact_times, detect_events
-from vidaudit.suites.counting.grid import DOMAINS
+from vidaudit.suites.counting.grid import DOMAINS, GridPoint
 from vidaudit.suites.counting.running_count import ledger_problems, replay
+from vidaudit.suites.counting.scene import RenderSettings
+from vidaudit.suites.counting.scenes import make_scene
 from vidaudit.suites.counting.schedule import TIME_DECIMALS, exact, first_frame_at
-from vidaudit.video.facts import facts_problems
-from vidaudit.video.io import iter_frames_reused, probe
 
 #: how far (in frames) a contact read from the pixels may lie from the trace's time; the reading is good to a
 #: few hundredths of a frame on decoded H.264 (docs/counting.md, "Verification")
@@ -85,10 +95,6 @@ def exact_schedule(sample: Sample, render: Mapping[str, Any] | None) -> list[Fra
     (``dataset.json["render"]``), or None (not a rendered sample, or no settings to rebuild it from)."""
     if not is_synthetic(sample) or not render:
         return None
-    from vidaudit.suites.counting.grid import GridPoint
-    from vidaudit.suites.counting.render import make_scene
-    from vidaudit.suites.counting.scene import RenderSettings
-
     p = sample.params
     point = GridPoint(str(p["domain"]), int(p["n_events"]), float(p["frequency_hz"]), int(p["seed"]))
     settings = RenderSettings(**{k: render[k] for k in ("duration_s", "fps", "width", "height") if k in render})
@@ -201,8 +207,6 @@ def detection_problems(found: Sequence[Detection], trace: Trace) -> list[str]:
 
 def dataset_render(root: str | Path) -> dict[str, Any] | None:
     """The render settings a dataset was generated with (``dataset.json["render"]``), or None."""
-    from vidaudit.core.manifest import read_dataset_info
-
     try:
         render = read_dataset_info(Path(root)).get("render")
     except (OSError, ValueError, DataError):
@@ -236,8 +240,6 @@ def check_sample(sample: Sample, root: str | Path, render: Mapping[str, Any] | N
 
 
 def _verify_job(row: dict, root: str, render: dict | None = None) -> tuple[str, list[str]]:
-    from vidaudit.core.hashing import sha256_file
-
     sample = Sample.model_validate(row)
     path = Path(root) / sample.video.path
     if not path.is_file():
@@ -257,10 +259,8 @@ def verify_dataset(root: str | Path, samples: list[Sample], *, workers: int | No
                    on_progress=None) -> dict[str, list[str]]:
     """Problems per sample id over a generated set (empty dict: every video shows its trace).
 
-    One job per video on the generators' runner (``run.jobs``); a job returns its problems (errors as
+    One job per video on the generators' runner (``core.jobs``); a job returns its problems (errors as
     results), so one bad video never stops the others being checked."""
-    from vidaudit.run.jobs import run_jobs
-
     render = dataset_render(root)
     jobs = [(s.model_dump(mode="json"), str(root), render) for s in samples]
     results = run_jobs(_verify_job, jobs, workers=workers, on_progress=on_progress)

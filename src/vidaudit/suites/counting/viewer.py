@@ -10,11 +10,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.contract.report import EventTimeline, TimelineEvent, ViewerColumn, ViewerSpec, ViewerTrial
-from vidaudit.core.errors import DataError
-from vidaudit.core.types import Sample
-from vidaudit.report.tables import fmt
+from vidaudit.sdk import (
+    DataError,
+    EventTimeline,
+    Sample,
+    ScoreRecord,
+    TimelineEvent,
+    ViewerColumn,
+    ViewerSpec,
+    ViewerTrial,
+    fmt,
+)
 
 #: correct counts whose trace F1 is below this are accidental correctness (paper F.6): shown first
 ACCIDENTAL_F1 = 0.8

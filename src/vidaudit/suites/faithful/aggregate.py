@@ -24,11 +24,12 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
-from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.errors import DataError
-from vidaudit.core.hashing import seed_from
-from vidaudit.core.types import Sample
-from vidaudit.suites.faithful import metrics as M
+import vidaudit.suites.faithful.metrics as M
+from vidaudit.sdk import DataError, Sample, ScoreRecord, seed_from
+from vidaudit.suites.faithful.framework.budget import budgets
+from vidaudit.suites.faithful.framework.interventions import clutter_failures, drop_one_gold, options_of
+from vidaudit.suites.faithful.framework.retrieval_eval import gold_entities, summarise
+from vidaudit.suites.faithful.framework.spec import VARIANT_TITLES, variant_of
 from vidaudit.suites.faithful.scoring import gold_of, written_of
 
 REFERENCE_KINDS = {"majority": "majority", "question-only": "question_only", "caption-only": "caption_only"}
@@ -153,8 +154,6 @@ def retrieval_precision_recall(arms: Mapping[tuple[str, str], Mapping[str, Score
                                samples: Mapping[str, Sample]) -> dict[str, dict[str, Any]]:
     """Per object-centric system: retrieval precision/recall of its target trials against the gold chains
     (``framework.retrieval_eval``); systems whose replies carry no retrieval header are absent."""
-    from vidaudit.suites.faithful.framework.retrieval_eval import gold_entities, summarise
-
     out: dict[str, dict[str, Any]] = {}
     for (model, cond), arm in sorted(arms.items()):
         pairs = []
@@ -174,9 +173,6 @@ def retrieval_precision_recall(arms: Mapping[tuple[str, str], Mapping[str, Score
 
 def paper_variants(models: Sequence[str]) -> dict[str, str]:
     """Each framework model's name in the paper (Table 7's variants A, B, C), however its spec was written."""
-    from vidaudit.suites.faithful.framework.interventions import options_of
-    from vidaudit.suites.faithful.framework.spec import VARIANT_TITLES, variant_of
-
     out = {}
     for m in sorted(models):
         o = options_of(m)
@@ -201,8 +197,6 @@ def aggregate(records: Sequence[ScoreRecord], samples: Mapping[str, Sample], *,
               n_boot: int = M.N_BOOT_PAIRED, usage: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The faithful suite's report.json numbers (see the module docstring); ``usage``: the run store's
     per-stage usage, for the budget table (``framework.budget``)."""
-    from vidaudit.suites.faithful.framework.budget import budgets
-
     arms: dict[tuple[str, str], dict[str, ScoreRecord]] = defaultdict(dict)
     roles: dict[str, str] = {}
     for r in records:
@@ -236,8 +230,6 @@ def aggregate(records: Sequence[ScoreRecord], samples: Mapping[str, Sample], *,
             for (model, cond) in sorted(outs_by)
             if (kind := reference_kind(model, cond, roles.get(model, "model"))) is not None]
     retrieval = retrieval_precision_recall(arms, samples) if caps["facts"] else {}
-    from vidaudit.suites.faithful.framework.interventions import clutter_failures, drop_one_gold
-
     interventions = {"clutter": clutter_failures(arms, samples),
                      "drop_one_gold": drop_one_gold(arms, samples, caps["facts"])}
     systems = sorted(outs_by)

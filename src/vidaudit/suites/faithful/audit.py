@@ -8,8 +8,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.contract.profile import AuditPart
-from vidaudit.report.profile_figures import Figure, PartFigures, published
+from vidaudit.sdk import AuditPart, PartFigures, ProfileFigure, published
+from vidaudit.suites.faithful.generate import generate, specs_for
 
 #: one frame a second, as the suite's docs run it (docs/faithful.md)
 CONDITIONS = ("frames@1",)
@@ -41,26 +41,24 @@ def audit_parts(budget: str) -> list[AuditPart]:
 
 def generate_part(part: AuditPart, out: Path, *, workers: int | None = None,
                   on_progress: Callable[[int, int], None] | None = None) -> Path:
-    from vidaudit.suites.faithful.generate import generate, specs_for
-
     return generate(specs_for(part.preset, part.seeds), out, workers=workers, on_progress=on_progress).manifest
 
 
-def _figure(name: str, m: Mapping[str, Any] | None) -> Figure:
+def _figure(name: str, m: Mapping[str, Any] | None) -> ProfileFigure:
     m = m or {}
-    return Figure(name=name, value=m.get("value"), ci_low=m.get("ci_low"), ci_high=m.get("ci_high"),
+    return ProfileFigure(name=name, value=m.get("value"), ci_low=m.get("ci_low"), ci_high=m.get("ci_high"),
                   k=m.get("k"), n=m.get("n"), note="" if "k" in m else "conditional on correct targets")
 
 
 def profile_figures(part: AuditPart, results: Mapping[str, Any]) -> PartFigures:
     detail: Mapping[str, Any] = results.get("detail") or {}
     conditions = {c for per in detail.values() for c in per}
-    by_model: dict[str, list[Figure]] = {}
+    by_model: dict[str, list[ProfileFigure]] = {}
     for model, per in sorted(detail.items()):
         for cond, d in sorted(per.items()):
             at = f" @ {cond}" if len(conditions) > 1 else ""
             by_model.setdefault(model, []).extend(_figure(NAMES[m] + at, d.get(m)) for m in METRICS)
     chance_src = (results.get("references") or {}).get("chance_expectation") or {}
     chance = {NAMES[m]: float(v) for m, v in chance_src.items() if m in NAMES and v is not None}
-    pub = {name: [published(NAMES[m], v) for m, v in zip(METRICS, row)] for name, row in PAPER_TABLE1.items()}
+    pub = {name: [published(NAMES[m], v) for m, v in zip(METRICS, row, strict=True)] for name, row in PAPER_TABLE1.items()}
     return PartFigures(by_model=by_model, chance=chance, published=pub, published_source=SOURCE)

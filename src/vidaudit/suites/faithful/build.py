@@ -11,8 +11,7 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.hashing import rng_from
+from vidaudit.sdk import ConfigError, rng_from
 from vidaudit.suites.faithful.choreography import DrawFailed, layout
 from vidaudit.suites.faithful.compose import compose
 from vidaudit.suites.faithful.questions import SubQuestion, Target

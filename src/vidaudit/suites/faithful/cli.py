@@ -11,7 +11,7 @@ import typer
 
 
 def register(generate_app: typer.Typer) -> None:
-    from vidaudit.cli_common import console, friendly_errors, progress_bar
+    from vidaudit.sdk import console, friendly_errors, progress_bar
 
     @generate_app.command("faithful")
     @friendly_errors
@@ -41,7 +41,7 @@ def register(generate_app: typer.Typer) -> None:
         ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
     ) -> None:
         """Render synthetic worlds with exact facts and compose order-dependent targets with sub-questions."""
-        from vidaudit.run.ray_pool import pool_factory
+        from vidaudit.sdk import pool_factory
         from vidaudit.suites.faithful.generate import generate, specs_for
 
         pool = pool_factory(executor, ray_address)  # a bad --executor / --ray-address is refused before rendering
@@ -120,7 +120,7 @@ def statistics_lines(stats: dict) -> list[str]:
 
 
 def add_import_strand(import_app: typer.Typer) -> None:
-    from vidaudit.cli_common import console, friendly_errors
+    from vidaudit.sdk import console, friendly_errors
 
     @import_app.command("strand")
     @friendly_errors
@@ -143,7 +143,7 @@ def add_import_strand(import_app: typer.Typer) -> None:
 
 
 def add_validate_strand(validate_app: typer.Typer) -> None:
-    from vidaudit.cli_common import console, friendly_errors
+    from vidaudit.sdk import console, friendly_errors
 
     @validate_app.command("strand")
     @friendly_errors

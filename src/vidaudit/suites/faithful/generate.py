@@ -15,21 +15,31 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vidaudit import __version__
-from vidaudit.core.errors import ConfigError, VerificationError, check_choice
-from vidaudit.core.manifest import write_dataset_info, write_manifest
-from vidaudit.core.types import Sample
-from vidaudit.core.versions import library_versions
-from vidaudit.run.jobs import PoolFactory, run_jobs
+import cv2
+
+from vidaudit.sdk import (
+    X264_OPTIONS,
+    ConfigError,
+    PoolFactory,
+    Sample,
+    VerificationError,
+    __version__,
+    check_choice,
+    library_versions,
+    run_jobs,
+    video_ref,
+    write_dataset_info,
+    write_manifest,
+)
 from vidaudit.suites.faithful.build import build_scene
 from vidaudit.suites.faithful.compose import balance
+from vidaudit.suites.faithful.questions import SubQuestion, Target
 from vidaudit.suites.faithful.render import render_video
 from vidaudit.suites.faithful.samples import SUITE, samples_for
 from vidaudit.suites.faithful.scene import SceneSpec
 from vidaudit.suites.faithful.simulate import GENERATOR
 from vidaudit.suites.faithful.verify import check_video
 from vidaudit.suites.faithful.worldfile import WorldFile, write_world_file
-from vidaudit.video.io import X264_OPTIONS, video_ref
 
 #: preset -> (number of seeds, knobs). ``smoke`` renders in a few seconds on two cores. Both have look-alike
 #: pairs, occlusions and repeated events (an agent lights up or leaves twice) so that identity linking matters
@@ -66,8 +76,6 @@ def specs_for(preset: str, seeds: int | None = None, **overrides: Any) -> list[S
 
 
 def _job(spec: SceneSpec, out: str, verify: bool) -> tuple[list[dict], list[str], dict]:
-    import cv2
-
     cv2.setNumThreads(1)
     root = Path(out)
     built = build_scene(spec)
@@ -91,8 +99,6 @@ def _job(spec: SceneSpec, out: str, verify: bool) -> tuple[list[dict], list[str]
 
 
 def _pooled_balance(parts: list[dict]) -> dict[str, Any]:
-    from vidaudit.suites.faithful.questions import SubQuestion, Target
-
     targets = [Target(target_id="", video_id="", text="", answer=a, question_form=f, phrasing=ph)
                for p in parts for a, f, ph in p["targets"]]
     subs = [SubQuestion(sub_id="", target_id="", text="", answer=a, probe_type=pt) for p in parts for a, pt in p["subs"]]

@@ -12,9 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import ErrorKind, ModelSpec, Request, Response, Sample
-from vidaudit.models.base import Capabilities, ModelCallError
+from vidaudit.sdk import Capabilities, ConfigError, ErrorKind, ModelCallError, ModelSpec, Request, Response, Sample
 
 
 class MajorityAdapter:

@@ -28,8 +28,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vidaudit.core.hashing import seed_from
-from vidaudit.score.stats import paired_bootstrap, wilson_interval
+from vidaudit.sdk import paired_bootstrap, seed_from, wilson_interval
 
 YES, NO = "Yes", "No"
 #: differences smaller than this (in accuracy points) are reported as ties (paper H.10)

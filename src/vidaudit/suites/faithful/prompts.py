@@ -14,8 +14,7 @@ when the condition sends them), since many questions turn on the order of two ev
 
 from __future__ import annotations
 
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, Presentation, Sample
+from vidaudit.sdk import Condition, ConfigError, Presentation, Sample
 
 ANSWER_FORMAT = ("Answer with Yes or No. You may explain briefly first; end your reply with a final line of the "
                  "form \"Answer: Yes\" or \"Answer: No\".")

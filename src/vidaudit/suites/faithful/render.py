@@ -1,4 +1,4 @@
-"""Draw the tracks into frames and encode them (PyAV through ``vidaudit.video.io``).
+"""Draw the tracks into frames and encode them (PyAV through ``vidaudit.video.encode``).
 
 Per frame: the background, then the agents in z-order (small first, so a large agent hides a
 small one behind it), each with its ring when lit and its number in the middle, then the ball on
@@ -12,11 +12,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vidaudit.sdk import VideoWriter, draw
 from vidaudit.suites.faithful.choreography import Tracks
 from vidaudit.suites.faithful.scene import BACKGROUND, BALL_RGB, HALO, HALO_GAP, HALO_WIDTH, Agent, SceneSpec, vertices
 from vidaudit.suites.faithful.simulate import z_order
-from vidaudit.video import draw
-from vidaudit.video.io import VideoWriter
 
 
 def _number(img: np.ndarray, agent: Agent, centre: tuple[float, float]) -> None:

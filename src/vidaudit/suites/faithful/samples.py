@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vidaudit.core.types import Sample, VideoRef
+from vidaudit.sdk import Sample, VideoRef
 from vidaudit.suites.faithful.compose import scope
 from vidaudit.suites.faithful.framework.vocabulary import schema_of_record, vocabulary_of_record
 from vidaudit.suites.faithful.phrasing import clause

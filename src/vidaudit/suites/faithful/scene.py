@@ -14,8 +14,7 @@ from itertools import combinations
 
 import numpy as np
 
-from vidaudit.core.errors import ConfigError
-from vidaudit.video.draw import contrast_ratio
+from vidaudit.sdk import ConfigError, draw
 
 #: agent colours, named so that questions can say them (RGB)
 COLOURS: dict[str, tuple[int, int, int]] = {
@@ -135,7 +134,7 @@ class Agent:
     @property
     def text_rgb(self) -> tuple[int, int, int]:
         black, white = (0, 0, 0), (255, 255, 255)
-        return black if contrast_ratio(self.rgb, black) >= contrast_ratio(self.rgb, white) else white
+        return black if draw.contrast_ratio(self.rgb, black) >= draw.contrast_ratio(self.rgb, white) else white
 
 
 #: inradius / circumradius of each shape

@@ -8,9 +8,7 @@ the response, and says so in its metrics (``gold_valid`` False).
 
 from __future__ import annotations
 
-from vidaudit.core.contract.records import ParseResult, TrialScore
-from vidaudit.core.types import Sample
-from vidaudit.score.answers import parse_yes_no
+from vidaudit.sdk import ParseResult, Sample, TrialScore, parse_yes_no
 
 YES, NO = "Yes", "No"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vidaudit.core.contract.report import GridFigure, Section, Table
-from vidaudit.report.tables import MISSING, fmt
+from vidaudit.sdk import MISSING, GridFigure, Section, Table, fmt, headline_table
+from vidaudit.suites.faithful.framework.budget import STAGE_NAMES
 
 ACC_LEDE = ("A_faith (primary) credits a target only when its answer and every one of its sub-questions are right; "
             "it is over all N planned targets, so a model that answers nothing scores 0. A_target is over the same "
@@ -246,8 +246,6 @@ def budget_tables(results: Mapping[str, Any]) -> list[Table]:
                       _n(s["output_tokens_spent_per_question"])] for s in systems],
                caption=b.get("note") or "per question; used = with cache hits, spent = distinct calls / questions, "
                                          "H.12 = once-per-video stages once, per-query stages per question")
-    from vidaudit.suites.faithful.framework.budget import STAGE_NAMES
-
     t2 = Table(id="faithful-stage-usage", title="Per-stage accounting", key_columns=3,
                columns=["model", "condition", "stage", "calls spent", "uses", "frames sent", "frames used / question",
                         "input tokens sent", "output tokens sent"],
@@ -299,8 +297,6 @@ def faithful_sections(results: Mapping[str, Any]) -> list[Section]:
 def faithful_headline(results: Mapping[str, Any]):
     """The report's opening table: A_faith (a target right with every sub-question right) per model and
     condition, with its Wilson interval; references last."""
-    from vidaudit.report.headline import headline_table
-
     detail = results.get("detail") or {}
     counts = {(m, c): (d["a_faith"]["k"], d["a_faith"]["n"]) for m, conds in detail.items() for c, d in conds.items()
               if isinstance(d.get("a_faith"), Mapping)}

@@ -20,12 +20,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vidaudit import __version__
-from vidaudit.core.confine import confined
-from vidaudit.core.errors import DataError
-from vidaudit.core.hashing import sha256_file
-from vidaudit.core.manifest import write_dataset_info, write_manifest
-from vidaudit.core.types import Sample, VideoRef
+from vidaudit.sdk import (
+    DataError,
+    Sample,
+    VideoRef,
+    __version__,
+    confined,
+    probe,
+    ref_from,
+    sha256_file,
+    write_dataset_info,
+    write_manifest,
+)
 from vidaudit.suites.faithful.samples import SUITE
 from vidaudit.suites.faithful.strand_validate import (
     VALIDATION,
@@ -34,7 +40,6 @@ from vidaudit.suites.faithful.strand_validate import (
     validate_strand,
     write_validation,
 )
-from vidaudit.video.io import probe, ref_from
 
 CAPABILITIES = {"facts": False, "probe_types": False, "domains": False, "world_records": False}
 SOURCE = "strand-release"

@@ -36,9 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.fileio import write_json_atomic
-from vidaudit.core.untrusted import read_json_file
+from vidaudit.sdk import ConfigError, DataError, read_json_file, write_json_atomic
 
 KINDS = ("length_mismatch", "non_yes_no", "sub_equals_target", "conflicting_answers", "duplicate_target",
          "sliding_sub_lists")
@@ -52,9 +50,10 @@ MAX_RELEASE_FILE_BYTES = 16 * 1024 * 1024
 #: lists are paired at most SLIDE_MAX_OFFSET positions away from their target
 SLIDE_GAP, SLIDE_MAX_OFFSET = 0.4, 3
 _NAME = re.compile(r"^(?P<num>\d+)(?:_(?P<clip>\d+))?_(?P<source>[A-Za-z0-9_-]{11})$")
-_STOP = frozenset("""a an the did does do is was were are be been in of to and or on at for with this that these those
-he she his her him it its they them their by from as any after before then when while into onto video
-there here who whom which what""".split())
+_STOP = frozenset(["a", "an", "the", "did", "does", "do", "is", "was", "were", "are", "be", "been", "in", "of", "to",
+                   "and", "or", "on", "at", "for", "with", "this", "that", "these", "those", "he", "she", "his",
+                   "her", "him", "it", "its", "they", "them", "their", "by", "from", "as", "any", "after", "before",
+                   "then", "when", "while", "into", "onto", "video", "there", "here", "who", "whom", "which", "what"])
 
 
 @dataclass(frozen=True)
@@ -278,87 +277,125 @@ def validate_file(path: Path, cluster_by: str = "source") -> tuple[list[ReleaseT
     except DataError as e:
         raise DataError(f"{e}; fix or remove it") from e
     video_name, qs, ans, subq, suba = _lists(path, data)
-    file = path.name
     source = source_of(video_name)
     cluster = path.stem if cluster_by == "file" or source is None else source
-    findings: list[Finding] = []
-    normalised: list[dict[str, Any]] = []
-    affected: dict[int, set[str]] = {i: set() for i in range(len(qs))}
+    check = _FileCheck(path.name, video_name, cluster, {i: set() for i in range(len(qs))})
+    check.lengths(qs, ans, subq, suba)
+    targets = [check.target(i, q, ans, subq, suba) for i, q in enumerate(qs)]
+    check.conflicts(targets)
+    check.duplicates(targets)
+    check.slides(targets, subq)
+    for t in targets:
+        t.invalid = check.affected[t.index]
+    return targets, check.findings, check.normalised, source is not None
 
-    def answer(raw: Any, where: str, index: int, sub_index: int | None = None) -> tuple[str, bool]:
+
+@dataclass
+class _FileCheck:
+    """What validating one release file collects, one finding kind per method: the findings in the order they
+    are found, the answers that normalisation changed, and the kinds of the findings that affect each target."""
+
+    file: str
+    video_name: str
+    cluster: str
+    affected: dict[int, set[str]]
+    findings: list[Finding] = field(default_factory=list)
+    normalised: list[dict[str, Any]] = field(default_factory=list)
+
+    def answer(self, raw: Any, where: str, index: int, sub_index: int | None = None) -> tuple[str, bool]:
+        """(the answer, whether it is Yes/No): a non_yes_no finding when it is not, a logged normalisation
+        when case or spaces had to change."""
         value, text = normalise_answer(raw)
         if value is None:
-            findings.append(Finding(file, index, "non_yes_no", f"{where} = {text!r}" + (" (NA)" if
-                                    isinstance(raw, str) and raw.strip().upper() == "NA" else "")))
+            self.findings.append(Finding(self.file, index, "non_yes_no", f"{where} = {text!r}" + (" (NA)" if
+                                         isinstance(raw, str) and raw.strip().upper() == "NA" else "")))
             return text, False
         if raw != value:
-            normalised.append({"file": file, "index": index, "sub_index": sub_index, "from": raw, "to": value})
+            self.normalised.append({"file": self.file, "index": index, "sub_index": sub_index, "from": raw,
+                                    "to": value})
         return value, True
 
-    lengths = [len(qs), len(ans), len(subq), len(suba)]
-    if len(set(lengths)) > 1:
-        findings.append(Finding(file, min(lengths), "length_mismatch",
-                                f"questions {lengths[0]}, answers {lengths[1]}, sub-questions {lengths[2]}, "
-                                f"sub-answers {lengths[3]}: the lists cannot be aligned"))
-        for i in affected:
-            affected[i].add("length_mismatch")
-    targets: list[ReleaseTarget] = []
-    for i, q in enumerate(qs):
+    def lengths(self, qs: list, ans: list, subq: list, suba: list) -> None:
+        """The four target-level lists differ in length: no target's alignment can be trusted."""
+        lengths = [len(qs), len(ans), len(subq), len(suba)]
+        if len(set(lengths)) > 1:
+            self.findings.append(Finding(self.file, min(lengths), "length_mismatch",
+                                         f"questions {lengths[0]}, answers {lengths[1]}, sub-questions {lengths[2]}, "
+                                         f"sub-answers {lengths[3]}: the lists cannot be aligned"))
+            for i in self.affected:
+                self.affected[i].add("length_mismatch")
+
+    def target(self, i: int, q: Any, ans: list, subq: list, suba: list) -> ReleaseTarget:
+        """Target ``i`` read with its answer and sub-questions, and the findings within it."""
         if i < len(ans):
-            a, ok = answer(ans[i], f"answers[{i}]", i)
+            a, ok = self.answer(ans[i], f"answers[{i}]", i)
         else:
             a, ok = "", False
         sq = subq[i] if i < len(subq) else []
         sa = suba[i] if i < len(suba) else []
         if (i < len(subq)) != (i < len(suba)) or len(sq) != len(sa):
-            findings.append(Finding(file, i, "length_mismatch",
-                                    f"sub-questions[{i}] has {len(sq)} items, sub-answers[{i}] {len(sa)}"))
-            affected[i].add("length_mismatch")
+            self.findings.append(Finding(self.file, i, "length_mismatch",
+                                         f"sub-questions[{i}] has {len(sq)} items, sub-answers[{i}] {len(sa)}"))
+            self.affected[i].add("length_mismatch")
+        subs = self._subs(i, q, sq, sa)
+        if not ok and i < len(ans):
+            self.affected[i].add("non_yes_no")
+        return ReleaseTarget(self.file, i, self.video_name, self.cluster, str(q), a, ok, subs)
+
+    def _subs(self, i: int, q: Any, sq: list, sa: list) -> list[ReleaseSub]:
+        """Target ``i``'s sub-questions paired by position with their answers (a sub is valid only when both
+        lists have it and are as long as each other); a sub that repeats the target is a finding."""
         subs = []
         for j in range(max(len(sq), len(sa))):
             text = str(sq[j]) if j < len(sq) else ""
             if j < len(sa):
-                sub_a, sub_ok = answer(sa[j], f"sub-answers[{i}][{j}]", i, j)
+                sub_a, sub_ok = self.answer(sa[j], f"sub-answers[{i}][{j}]", i, j)
             else:
                 sub_a, sub_ok = "", False
             subs.append(ReleaseSub(text, sub_a, sub_ok and j < len(sq) and len(sq) == len(sa)))
             if not sub_ok:
-                affected[i].add("non_yes_no")
+                self.affected[i].add("non_yes_no")
             if j < len(sq) and norm_text(text) == norm_text(q):
-                findings.append(Finding(file, i, "sub_equals_target", f"sub-questions[{i}][{j}] repeats the target"))
-                affected[i].add("sub_equals_target")
-        if not ok and i < len(ans):
-            affected[i].add("non_yes_no")
-        targets.append(ReleaseTarget(file, i, video_name, cluster, str(q), a, ok, subs))
-    # one video, one answer per question text
-    seen: dict[str, list[tuple[int, str, str]]] = {}
-    for t in targets:
-        if t.valid:
-            seen.setdefault(norm_text(t.text), []).append((t.index, f"questions[{t.index}]", t.answer))
-        for j, s in enumerate(t.subs):
-            if s.valid:
-                seen.setdefault(norm_text(s.text), []).append((t.index, f"sub-questions[{t.index}][{j}]", s.answer))
-    for _text, places in seen.items():
-        if len({a for _, _, a in places}) > 1:
-            findings.append(Finding(file, places[0][0], "conflicting_answers",
-                                    ", ".join(f"{w} = {a}" for _, w, a in places)))
-            for i, _, _ in places:
-                affected[i].add("conflicting_answers")
-    first: dict[str, int] = {}
-    for t in targets:
-        key = norm_text(t.text)
-        if key in first:
-            findings.append(Finding(file, t.index, "duplicate_target", f"same text as questions[{first[key]}]"))
-            affected[t.index].add("duplicate_target")
-        else:
-            first[key] = t.index
-    for f in _sliding(file, [t.text for t in targets], [list(map(str, x)) for x in subq]):
-        findings.append(f)
-        if f.index is not None:  # a sliding finding always names its target
-            affected[f.index].add("sliding_sub_lists")
-    for t in targets:
-        t.invalid = affected[t.index]
-    return targets, findings, normalised, source is not None
+                self.findings.append(Finding(self.file, i, "sub_equals_target",
+                                             f"sub-questions[{i}][{j}] repeats the target"))
+                self.affected[i].add("sub_equals_target")
+        return subs
+
+    def conflicts(self, targets: list[ReleaseTarget]) -> None:
+        """One video, one answer per question text, at target and sub level alike."""
+        seen: dict[str, list[tuple[int, str, str]]] = {}
+        for t in targets:
+            if t.valid:
+                seen.setdefault(norm_text(t.text), []).append((t.index, f"questions[{t.index}]", t.answer))
+            for j, s in enumerate(t.subs):
+                if s.valid:
+                    seen.setdefault(norm_text(s.text), []).append((t.index, f"sub-questions[{t.index}][{j}]",
+                                                                   s.answer))
+        for _text, places in seen.items():
+            if len({a for _, _, a in places}) > 1:
+                self.findings.append(Finding(self.file, places[0][0], "conflicting_answers",
+                                             ", ".join(f"{w} = {a}" for _, w, a in places)))
+                for i, _, _ in places:
+                    self.affected[i].add("conflicting_answers")
+
+    def duplicates(self, targets: list[ReleaseTarget]) -> None:
+        """A target text repeated in the file: the later copies are affected."""
+        first: dict[str, int] = {}
+        for t in targets:
+            key = norm_text(t.text)
+            if key in first:
+                self.findings.append(Finding(self.file, t.index, "duplicate_target",
+                                             f"same text as questions[{first[key]}]"))
+                self.affected[t.index].add("duplicate_target")
+            else:
+                first[key] = t.index
+
+    def slides(self, targets: list[ReleaseTarget], subq: list) -> None:
+        """Runs of targets paired with another position's sub-question list (``_sliding``)."""
+        for f in _sliding(self.file, [t.text for t in targets], [list(map(str, x)) for x in subq]):
+            self.findings.append(f)
+            if f.index is not None:  # a sliding finding always names its target
+                self.affected[f.index].add("sliding_sub_lists")
 
 
 def release_files(directory: str | Path) -> list[Path]:

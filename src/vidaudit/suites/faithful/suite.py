@@ -9,13 +9,29 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.roles import Baselines, Commands, ModuleAudit, Verification
-from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput, Suite, SuiteCapabilities
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, Sample
-from vidaudit.suites.faithful.viewer import FAITHFUL_VIEWER
+from vidaudit.sdk import (
+    AggregateInput,
+    Baselines,
+    Commands,
+    Condition,
+    ConfigError,
+    ModuleAudit,
+    Prompt,
+    Sample,
+    ScoreInput,
+    ScoreRecord,
+    Suite,
+    SuiteCapabilities,
+    SuiteReport,
+    TrialScore,
+    Verification,
+    ViewerTrial,
+    read_dataset_info,
+)
+from vidaudit.suites.faithful.cli import add_import_strand, add_validate_strand, register
+from vidaudit.suites.faithful.prompts import PROMPT_NAMES, render_prompt
+from vidaudit.suites.faithful.scoring import score_answer
+from vidaudit.suites.faithful.viewer import FAITHFUL_VIEWER, viewer_trial
 
 #: sample parameters copied into each score record
 RECORD_PARAMS = ("role", "target_id", "target_sample_id", "probe_type", "polarity", "video_id", "source_video_id",
@@ -33,13 +49,9 @@ class FaithfulCommands(Commands):
     """``vidaudit generate faithful``, ``import strand`` and ``validate strand``, and the demo's smoke worlds."""
 
     def add_commands(self, generate: Any) -> None:
-        from vidaudit.suites.faithful.cli import register
-
         register(generate)
 
     def add_group_commands(self, groups: Mapping[str, Any]) -> None:
-        from vidaudit.suites.faithful.cli import add_import_strand, add_validate_strand
-
         add_import_strand(groups["import"])
         add_validate_strand(groups["validate"])
 
@@ -55,7 +67,6 @@ class FaithfulVerification(Verification):
 
     def verify(self, data_dir: Path, samples: Sequence[Sample], *, workers: int | None = None,
                on_progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:
-        from vidaudit.core.manifest import read_dataset_info
         from vidaudit.suites.faithful.verify import verify_dataset
 
         info = read_dataset_info(data_dir)
@@ -96,13 +107,9 @@ class FaithfulSuite(Suite):
     # ------------------------------------------------------------------ prompts
 
     def prompt_names(self) -> Sequence[str]:
-        from vidaudit.suites.faithful.prompts import PROMPT_NAMES
-
         return list(PROMPT_NAMES)
 
     def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
-        from vidaudit.suites.faithful.prompts import render_prompt
-
         return Prompt(*render_prompt(sample, condition))
 
     def request_metadata(self, sample: Sample) -> dict[str, Any]:
@@ -124,7 +131,6 @@ class FaithfulSuite(Suite):
 
     def score(self, trial: ScoreInput) -> TrialScore:
         from vidaudit.suites.faithful.framework.retrieval_eval import dropped_of, memory_of, retrieved_of
-        from vidaudit.suites.faithful.scoring import score_answer
 
         text, status = trial.text, trial.status
         out = score_answer(trial.sample, text, status)
@@ -157,6 +163,4 @@ class FaithfulSuite(Suite):
                            headline=faithful_headline(results))
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
-        from vidaudit.suites.faithful.viewer import viewer_trial
-
         return viewer_trial(record, sample, raw_text)

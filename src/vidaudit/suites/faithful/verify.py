@@ -25,10 +25,11 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vidaudit.core.types import Sample
+from vidaudit.sdk import Sample, read_frames, sha256_file
+from vidaudit.suites.faithful.scene import INRADIUS
 from vidaudit.suites.faithful.simulate import AgentAt, FrameLog, RenderLog
-from vidaudit.suites.faithful.world import WorldRecord
-from vidaudit.video.io import read_frames
+from vidaudit.suites.faithful.world import Fact, WorldRecord
+from vidaudit.suites.faithful.worldfile import read_world_file
 
 TEXT_COLOURS = ((0, 0, 0), (255, 255, 255))
 MIN_FILL = 0.45          # share of a fully visible agent's inner disk in its colour
@@ -62,7 +63,7 @@ class Palette:
 
 
 def _colour_key(rgb: tuple[int, int, int]) -> str:
-    return "agent_%02x%02x%02x" % tuple(rgb)
+    return f"agent_{rgb[0]:02x}{rgb[1]:02x}{rgb[2]:02x}"
 
 
 @functools.lru_cache(maxsize=4)
@@ -177,8 +178,6 @@ class FrameCheck:
 
 
 def _inradius(shape: str) -> float:
-    from vidaudit.suites.faithful.scene import INRADIUS
-
     return INRADIUS[shape]
 
 
@@ -205,39 +204,78 @@ def check_video(world: WorldRecord, log: RenderLog, path: str | Path) -> list[st
         if fact.frame is None or fact.frame == 0:
             continue
         now, before = checks[fact.frame], checks[fact.frame - 1]
-        what = f"fact {fact.id} ({fact.subject} {fact.predicate} {fact.object or fact.value or ''}) at frame {fact.frame}"
-        s = fact.subject
-        if fact.predicate == "state":
-            want = fact.value == "lit"
-            if now.at.agents[s].lit != want or before.at.agents[s].lit == want:
-                problems.append(f"{what}: the log does not show the toggle")
-        elif fact.predicate in ("goes_behind", "exits"):
-            if before.present(s) < 3 or now.at.agents[s].vis not in ("hidden", "offscreen") or now.stray(s) > MAX_STRAY:
-                problems.append(f"{what}: the agent does not vanish at that frame")
-        elif fact.predicate in ("emerges_from", "enters"):
-            if now.present(s) < 3 or before.at.agents[s].vis not in ("hidden", "offscreen") \
-                    or before.stray(s) > MAX_STRAY:
-                problems.append(f"{what}: the agent does not appear at that frame")
-        elif fact.predicate == "passes_to":
-            if before.ball_at(*_attach(log, before.at, s)) < 0.5 or now.ball_at(*_attach(log, now.at, s)) > 0.2:
-                problems.append(f"{what}: the ball does not leave the passer's hand at that frame")
-        elif fact.predicate == "receives":
-            if now.ball_at(*_attach(log, now.at, s)) < 0.5 or before.ball_at(*_attach(log, before.at, s)) > 0.2:
-                problems.append(f"{what}: the ball does not reach the receiver at that frame")
-        elif fact.predicate == "collides_with":
-            if fact.object is None:
-                problems.append(f"{what}: the collision names no other shape")
-            elif now.separation(s, fact.object) > TOUCH_PX or before.separation(s, fact.object) <= TOUCH_PX:
-                problems.append(f"{what}: the shapes do not meet at that frame")
+        change = _CHANGES.get(fact.predicate)
+        problem = change(log, fact, now, before) if change else None
+        if problem:
+            what = (f"fact {fact.id} ({fact.subject} {fact.predicate} {fact.object or fact.value or ''}) "
+                    f"at frame {fact.frame}")
+            problems.append(f"{what}: {problem}")
     return problems
+
+
+#: what a fact's change looks like between the frame before it and its own: one check per kind of change, each
+#: returning the problem (None when the pixels and the log show the change)
+_ChangeCheck = Callable[[RenderLog, Fact, FrameCheck, FrameCheck], str | None]
+
+
+def _toggle_shown(log: RenderLog, fact: Fact, now: FrameCheck, before: FrameCheck) -> str | None:
+    """A state fact: the log lights (or darkens) the ring at the fact's frame and not before."""
+    s, want = fact.subject, fact.value == "lit"
+    if now.at.agents[s].lit != want or before.at.agents[s].lit == want:
+        return "the log does not show the toggle"
+    return None
+
+
+def _vanishes(log: RenderLog, fact: Fact, now: FrameCheck, before: FrameCheck) -> str | None:
+    """goes_behind / exits: the agent shows the frame before and is hidden or gone, with no stray pixel, at the
+    fact's frame."""
+    s = fact.subject
+    if before.present(s) < 3 or now.at.agents[s].vis not in ("hidden", "offscreen") or now.stray(s) > MAX_STRAY:
+        return "the agent does not vanish at that frame"
+    return None
+
+
+def _appears(log: RenderLog, fact: Fact, now: FrameCheck, before: FrameCheck) -> str | None:
+    """emerges_from / enters: the agent is hidden or gone the frame before and shows at the fact's frame."""
+    s = fact.subject
+    if now.present(s) < 3 or before.at.agents[s].vis not in ("hidden", "offscreen") or before.stray(s) > MAX_STRAY:
+        return "the agent does not appear at that frame"
+    return None
+
+
+def _leaves_hand(log: RenderLog, fact: Fact, now: FrameCheck, before: FrameCheck) -> str | None:
+    """passes_to: the ball is in the passer's hand the frame before and out of it at the fact's frame."""
+    s = fact.subject
+    if before.ball_at(*_attach(log, before.at, s)) < 0.5 or now.ball_at(*_attach(log, now.at, s)) > 0.2:
+        return "the ball does not leave the passer's hand at that frame"
+    return None
+
+
+def _reaches_hand(log: RenderLog, fact: Fact, now: FrameCheck, before: FrameCheck) -> str | None:
+    """receives: the ball is in the receiver's hand at the fact's frame and was not the frame before."""
+    s = fact.subject
+    if now.ball_at(*_attach(log, now.at, s)) < 0.5 or before.ball_at(*_attach(log, before.at, s)) > 0.2:
+        return "the ball does not reach the receiver at that frame"
+    return None
+
+
+def _meets(log: RenderLog, fact: Fact, now: FrameCheck, before: FrameCheck) -> str | None:
+    """collides_with: two shapes apart the frame before touch at the fact's frame."""
+    if fact.object is None:
+        return "the collision names no other shape"
+    if now.separation(fact.subject, fact.object) > TOUCH_PX or before.separation(fact.subject, fact.object) <= TOUCH_PX:
+        return "the shapes do not meet at that frame"
+    return None
+
+
+_CHANGES: dict[str, _ChangeCheck] = {
+    "state": _toggle_shown, "goes_behind": _vanishes, "exits": _vanishes, "emerges_from": _appears,
+    "enters": _appears, "passes_to": _leaves_hand, "receives": _reaches_hand, "collides_with": _meets}
 
 
 def verify_dataset(root: str | Path, samples: Sequence[Sample],
                    on_progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:
     """Problems per sample id: each video is checked once and its problems go to every sample on it."""
-    from vidaudit.core.hashing import sha256_file
-    from vidaudit.suites.faithful.worldfile import read_world_file
-
     root = Path(root)
     by_video: dict[str, list[Sample]] = {}
     for s in samples:

@@ -7,10 +7,7 @@ sample's params, so the viewer needs no other file.
 
 from __future__ import annotations
 
-from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.contract.report import ViewerColumn, ViewerSpec, ViewerTrial
-from vidaudit.core.errors import DataError
-from vidaudit.core.types import Sample
+from vidaudit.sdk import DataError, Sample, ScoreRecord, ViewerColumn, ViewerSpec, ViewerTrial
 
 FAITHFUL_VIEWER = ViewerSpec(
     group_label="role",

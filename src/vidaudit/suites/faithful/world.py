@@ -196,21 +196,43 @@ def _intervals(record: WorldRecord) -> dict[str, list[Observation]]:
 
 
 def record_problems(record: WorldRecord) -> list[str]:
-    """Every rule of the module docstring that ``record`` breaks (empty: a valid record)."""
+    """Every rule of the module docstring that ``record`` breaks (empty: a valid record), one rule family at a
+    time in a fixed order, so the first problems a refused record names are always the same."""
+    known = {e.id for e in record.entities}
+    intervals = _intervals(record)
+    return [*_id_problems(record), *_observation_problems(record, known), *_fact_problems(record, known),
+            *_registration_problems(record, intervals), *_gap_problems(record, known),
+            *_gap_cover_problems(record, intervals), *_link_problems(record, known),
+            *_timestamp_problems(record)]
+
+
+def _id_problems(record: WorldRecord) -> list[str]:
+    """Entities and facts are named by unique ids (every other rule looks them up by id)."""
     problems: list[str] = []
     ids = [e.id for e in record.entities]
-    known = set(ids)
-    if len(known) != len(ids):
+    if len(set(ids)) != len(ids):
         problems.append("entity ids are not unique")
     fids = [f.id for f in record.facts]
     if len(set(fids)) != len(fids):
         problems.append("fact ids are not unique")
-    intervals = _intervals(record)
+    return problems
+
+
+def _observation_problems(record: WorldRecord, known: set[str]) -> list[str]:
+    """An observation interval is of a registered entity and inside the video."""
+    problems: list[str] = []
     for o in record.observations:
         if o.entity not in known:
             problems.append(f"observation of unregistered entity {o.entity!r}")
         if o.t_end > record.duration_s + TIME_EPS:
             problems.append(f"observation of {o.entity} ends at {o.t_end} after the video ({record.duration_s} s)")
+    return problems
+
+
+def _fact_problems(record: WorldRecord, known: set[str]) -> list[str]:
+    """A fact names registered entities, happens inside the video and, where the record has observations, only
+    while each of its participants is observed (observed facts only)."""
+    problems: list[str] = []
     for f in record.facts:
         for role, who in (("subject", f.subject), ("object", f.object)):
             if who is not None and who not in known:
@@ -218,10 +240,16 @@ def record_problems(record: WorldRecord) -> list[str]:
         if f.t > record.duration_s + TIME_EPS:
             problems.append(f"fact {f.id} at {f.t} s is after the video's end ({record.duration_s} s)")
         if record.observations:
-            for who in f.participants:
+            for who in sorted(f.participants):  # sorted: the same message order in every process (a set's is not)
                 if who in known and not record.observed_at(who, f.t):
                     problems.append(f"fact {f.id} at {f.t:.3f} s: {who} is not observed then (observed facts only)")
-    # registration: re-identifiable and dynamic
+    return problems
+
+
+def _registration_problems(record: WorldRecord, intervals: dict[str, list[Observation]]) -> list[str]:
+    """Registration: an entity is dynamic (takes part in a fact) and re-identifiable (observed over at least
+    ``REID_MIN_SEPARATION_S``)."""
+    problems: list[str] = []
     in_facts = {p for f in record.facts for p in f.participants}
     for e in record.entities:
         if e.id not in in_facts:
@@ -234,8 +262,13 @@ def record_problems(record: WorldRecord) -> list[str]:
                                 f"times {REID_MIN_SEPARATION_S:g} s apart")
         elif record.observations:
             problems.append(f"entity {e.id} has no observation interval")
-    # gaps between observation intervals, identity links across the gaps that end
-    gaps_by_entity: dict[str, list[Gap]] = {}
+    return problems
+
+
+def _gap_problems(record: WorldRecord, known: set[str]) -> list[str]:
+    """Each gap is well formed: a unique id, registered entity and cause, an occluder for an occlusion, and an
+    end (when it ends) after its start."""
+    problems: list[str] = []
     gap_ids = [g.id for g in record.gaps]
     if len(set(gap_ids)) != len(gap_ids):
         problems.append("gap ids are not unique")
@@ -248,6 +281,14 @@ def record_problems(record: WorldRecord) -> list[str]:
             problems.append(f"gap {g.id}: an occlusion names its occluder (cause)")
         if g.t_end is not None and g.t_end < g.t_start:
             problems.append(f"gap {g.id} ends before it starts")
+    return problems
+
+
+def _gap_cover_problems(record: WorldRecord, intervals: dict[str, list[Observation]]) -> list[str]:
+    """Every unobserved interval between two of an entity's observations is explained by exactly one gap."""
+    problems: list[str] = []
+    gaps_by_entity: dict[str, list[Gap]] = {}
+    for g in record.gaps:
         gaps_by_entity.setdefault(g.entity, []).append(g)
     for entity, obs in intervals.items():
         for a, b in zip(obs, obs[1:], strict=False):
@@ -257,6 +298,13 @@ def record_problems(record: WorldRecord) -> list[str]:
             if len(inside) != 1:
                 problems.append(f"{entity}: the unobserved interval {a.t_end:.3f}-{b.t_start:.3f} s needs exactly "
                                 f"one gap, found {len(inside)}")
+    return problems
+
+
+def _link_problems(record: WorldRecord, known: set[str]) -> list[str]:
+    """Identity links name one of their entity's gaps and cite its attributes as evidence; a gap that ends is
+    bound by a link (without evidence the two segments are two entities)."""
+    problems: list[str] = []
     links = {(lk.entity, lk.gap) for lk in record.identity_links}
     gap_by_id = {g.id: g for g in record.gaps}
     for lk in record.identity_links:
@@ -271,6 +319,12 @@ def record_problems(record: WorldRecord) -> list[str]:
         if g.t_end is not None and (g.entity, g.id) not in links:
             problems.append(f"gap {g.id} of {g.entity} ends (it is seen again) but no identity link with evidence "
                             "binds the two segments; without evidence they are two entities")
+    return problems
+
+
+def _timestamp_problems(record: WorldRecord) -> list[str]:
+    """key_timestamps holds every fact's time, and lists each time once, in order."""
+    problems: list[str] = []
     times = set(record.key_timestamps)
     missing_t = sorted({f.t for f in record.facts} - times)
     if missing_t:

@@ -12,9 +12,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from vidaudit.core.errors import DataError
-from vidaudit.core.fileio import write_text_atomic
-from vidaudit.core.hashing import canonical_json, sha256_file, sha256_text
+from vidaudit.sdk import DataError, canonical_json, sha256_file, sha256_text, write_text_atomic
 from vidaudit.suites.faithful.questions import SubQuestion, Target
 from vidaudit.suites.faithful.simulate import RenderLog
 from vidaudit.suites.faithful.world import WorldRecord

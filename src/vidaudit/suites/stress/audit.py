@@ -12,9 +12,13 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.contract.profile import AuditPart
-from vidaudit.report.profile_figures import Figure, PartFigures, accuracy, published
-from vidaudit.report.tables import dig
+import yaml
+
+from vidaudit.sdk import AuditPart, PartFigures, ProfileFigure, accuracy, dig, published
+from vidaudit.suites.stress.camera_motion.options import HUMAN_REPORTED as CAMERA_MOTION_HUMAN
+from vidaudit.suites.stress.probe import GenerateOptions
+from vidaudit.suites.stress.shortcuts.report import HUMAN_REPORTED as SHORTCUTS_HUMAN
+from vidaudit.suites.stress.suite import SUITE
 
 #: probe -> (conditions, pixel observer run beside the models or None); the audit order
 PROBE_PARTS: dict[str, tuple[tuple[str, ...], str | None]] = {
@@ -45,9 +49,6 @@ def audit_parts(budget: str) -> list[AuditPart]:
 
 def generate_part(part: AuditPart, out: Path, *, workers: int | None = None,
                   on_progress: Callable[[int, int], None] | None = None) -> Path:
-    from vidaudit.suites.stress.probe import GenerateOptions
-    from vidaudit.suites.stress.suite import SUITE
-
     return SUITE.probe(part.probe).generate(out, GenerateOptions(preset=part.preset, seeds=part.seeds,
                                                                  workers=workers or 1))
 
@@ -55,8 +56,6 @@ def generate_part(part: AuditPart, out: Path, *, workers: int | None = None,
 def part_conditions(part: AuditPart, data_dir: Path) -> tuple[str, ...]:
     if part.conditions:
         return part.conditions
-    import yaml
-
     config = yaml.safe_load((Path(data_dir) / f"{part.probe}.yaml").read_text(encoding="utf-8")) or {}
     return tuple(str(c) for c in config.get("conditions", []))
 
@@ -77,9 +76,9 @@ def _sum(cells: Iterable[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], 
     return out
 
 
-def _figures(counts: Mapping[str, Mapping[str, tuple[int, int]]]) -> dict[str, list[Figure]]:
+def _figures(counts: Mapping[str, Mapping[str, tuple[int, int]]]) -> dict[str, list[ProfileFigure]]:
     """{figure name: {model: (k, n)}} -> {model: [figures]}."""
-    out: dict[str, list[Figure]] = {}
+    out: dict[str, list[ProfileFigure]] = {}
     for name, per_model in counts.items():
         for model, (k, n) in per_model.items():
             out.setdefault(model, []).append(accuracy(name, k, n))
@@ -87,8 +86,8 @@ def _figures(counts: Mapping[str, Mapping[str, tuple[int, int]]]) -> dict[str, l
 
 
 def _published(table: Mapping[str, Any], name: str, pick: Callable[[Any], float | None] = lambda v: v
-               ) -> dict[str, list[Figure]]:
-    out: dict[str, list[Figure]] = {}
+               ) -> dict[str, list[ProfileFigure]]:
+    out: dict[str, list[ProfileFigure]] = {}
     for model, value in (table or {}).items():
         v = pick(value)
         if v is not None:
@@ -96,14 +95,14 @@ def _published(table: Mapping[str, Any], name: str, pick: Callable[[Any], float 
     return out
 
 
-def _human(results: Mapping[str, Any], reported: float | None) -> Figure | None:
+def _human(results: Mapping[str, Any], reported: float | None) -> ProfileFigure | None:
     """The imported human study's accuracy where the report has one, else the paper's reported humans."""
     measured = results.get("human_ceiling")
     if isinstance(measured, Mapping) and measured.get("n_planned"):
         return accuracy("human ceiling", int(measured.get("n_correct") or 0), int(measured["n_planned"]),
                         note="imported human study")
     if isinstance(measured, (int, float)):
-        return Figure(name="human ceiling", value=float(measured), note="imported human study")
+        return ProfileFigure(name="human ceiling", value=float(measured), note="imported human study")
     return None if reported is None else published("human ceiling", reported)
 
 
@@ -123,22 +122,20 @@ def profile_figures(part: AuditPart, results: Mapping[str, Any]) -> PartFigures:
 
 
 Reader = Callable[[Mapping[str, Any], list[Mapping[str, Any]]],
-                  tuple[dict[str, list[Figure]], float | None, Figure | None, dict[str, list[Figure]]]]
+                  tuple[dict[str, list[ProfileFigure]], float | None, ProfileFigure | None, dict[str, list[ProfileFigure]]]]
 
 
 def _camera_motion(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
-    from vidaudit.suites.stress.camera_motion.options import HUMAN_REPORTED
-
-    return (_figures({"accuracy": _sum(cells, lambda c: c)}), r.get("chance"), _human(r, HUMAN_REPORTED),
+    return (_figures({"accuracy": _sum(cells, lambda c: c)}), r.get("chance"), _human(r, CAMERA_MOTION_HUMAN),
             _published(r.get("paper_reported") or {}, "accuracy"))
 
 
 def _cross_frame(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
     forced = [c for c in cells if not c.get("abstention")]
     by = _figures({"raw": _sum(forced, lambda c: c.get("raw")), "masked": _sum(forced, lambda c: c.get("occ"))})
-    pub: dict[str, list[Figure]] = {}
+    pub: dict[str, list[ProfileFigure]] = {}
     for model, row in (dig(r, "paper_reported", "nextqa_T") or {}).items():
-        figs = [published(n, v) for n, v in zip(("raw", "masked"), row[:2]) if v is not None]
+        figs = [published(n, v) for n, v in zip(("raw", "masked"), row[:2], strict=False) if v is not None]
         if figs:
             pub[str(model)] = figs
     humans = dig(r, "paper_reported", "humans", "T")
@@ -165,9 +162,7 @@ def _mosaic(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
 
 
 def _shortcuts(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
-    from vidaudit.suites.stress.shortcuts.report import HUMAN_REPORTED
-
-    human = sum(HUMAN_REPORTED.values()) / len(HUMAN_REPORTED)
+    human = sum(SHORTCUTS_HUMAN.values()) / len(SHORTCUTS_HUMAN)
     pub = _published(r.get("paper_blank_avg") or {}, "blank avg (10 s)", lambda v: (v.get("10") or v.get("10.0") or
                                                                                   [None])[0])
     return _figures({"accuracy": _sum(cells, lambda c: c.get("overall"))}), r.get("chance"), _human(r, human), pub
@@ -180,9 +175,9 @@ def _sycophancy(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
             _published(dig(r, "paper_reported", "false_claim_rejection") or {}, "false-claim rejection"))
 
 
-def _judged(cells: list[Mapping[str, Any]], *path: str) -> dict[str, list[Figure]]:
+def _judged(cells: list[Mapping[str, Any]], *path: str) -> dict[str, list[ProfileFigure]]:
     """A judged figure per model: k correct of the judged trials (``judged_cell``), no value without a judge."""
-    out: dict[str, list[Figure]] = {}
+    out: dict[str, list[ProfileFigure]] = {}
     for cell in cells:
         block = dig(cell, *path) or {}
         if block.get("n_planned"):

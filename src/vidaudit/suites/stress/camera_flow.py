@@ -13,12 +13,19 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from vidaudit.core.contract.roles import Baselines
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import ErrorKind, ModelSpec, Request, Response, Sample
-from vidaudit.models.base import Capabilities, ModelCallError
-from vidaudit.models.ideal_observer import observed_frames
-from vidaudit.video.motion import classify_motion
+from vidaudit.sdk import (
+    Baselines,
+    Capabilities,
+    ConfigError,
+    ErrorKind,
+    ModelCallError,
+    ModelSpec,
+    Request,
+    Response,
+    Sample,
+    classify_motion,
+    observed_frames,
+)
 
 
 class CameraFlowAdapter:

@@ -7,13 +7,17 @@ user's data, and ``--set KEY=VALUE`` for a probe's own settings (each probe chec
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
+
+if TYPE_CHECKING:
+    from vidaudit.sdk import PartedSuite
 
 
 def parse_settings(pairs: list[str] | None) -> dict[str, str]:
     """``["k=v", ...]`` -> ``{"k": "v"}``; a pair without ``=`` or a repeated key is an error naming it."""
-    from vidaudit.core.errors import ConfigError
+    from vidaudit.sdk import ConfigError
 
     out: dict[str, str] = {}
     for pair in pairs or []:
@@ -27,11 +31,11 @@ def parse_settings(pairs: list[str] | None) -> dict[str, str]:
     return out
 
 
-def register(generate_app: typer.Typer) -> None:
-    from vidaudit.cli_common import console, dataset_summary, friendly_errors
-    from vidaudit.suites.stress.suite import PARTS
+def register(generate_app: typer.Typer, suite: PartedSuite) -> None:
+    """Add ``generate stress`` to ``generate_app``; ``suite``: the stress suite, whose parts are the probes."""
+    from vidaudit.sdk import console, friendly_errors
 
-    listing = "; ".join(PARTS)
+    listing = "; ".join(suite.parts)
 
     @generate_app.command("stress")
     @friendly_errors
@@ -52,19 +56,21 @@ def register(generate_app: typer.Typer) -> None:
         ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
     ) -> None:
         """Render a stress probe's stimuli (with exact answers) into a dataset directory."""
-        from vidaudit.run.ray_pool import pool_factory
-        from vidaudit.suites.stress.probe import GenerateOptions
-        from vidaudit.suites.stress.suite import SUITE
+        from vidaudit.sdk import load_samples, pool_factory
+        from vidaudit.suites.stress.probe import GenerateOptions, probe_of
 
         pool = pool_factory(executor, ray_address)  # a bad --executor / --ray-address is refused before rendering
-        p = SUITE.probe(probe)
+        p = probe_of(suite, probe)
         if preset not in p.presets:
-            from vidaudit.core.errors import ConfigError
+            from vidaudit.sdk import ConfigError
 
             raise ConfigError(f"probe {probe} has no preset {preset!r}; choose from {', '.join(p.presets)}")
         opts = GenerateOptions(preset=preset, seeds=seeds, source=source, settings=parse_settings(settings),
                                force=force, workers=workers, pool=pool,
                                say=lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True))
         manifest = p.generate(out, opts)
-        console.print(dataset_summary(manifest), highlight=False, markup=False, soft_wrap=True)
+        # what the dataset holds and what each kind of sample needs, e.g. ``36 samples: 8 direction, 28 anomaly
+        # (need --judge)``
+        console.print(suite.describe_samples(load_samples(Path(manifest).parent)), highlight=False, markup=False,
+                      soft_wrap=True)
         console.print(f"manifest: {manifest}", highlight=False, markup=False, soft_wrap=True)

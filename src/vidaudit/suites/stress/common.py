@@ -8,14 +8,28 @@ one is imported; "not measured" otherwise).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vidaudit.core.contract.records import ParseResult, ScoreRecord, TrialScore
-from vidaudit.core.contract.report import Figure, Section, SuiteReport, Table
-from vidaudit.score.answers import parse_option
-from vidaudit.score.stats import wilson_interval
+import cv2
+import numpy as np
+
+from vidaudit.sdk import (
+    ConfigError,
+    Figure,
+    ParseResult,
+    ScoreRecord,
+    Section,
+    SuiteReport,
+    Table,
+    TrialScore,
+    boxed_spans,
+    parse_option,
+    select_frames,
+    wilson_interval,
+)
 
 NOT_MEASURED = "not measured"
 
@@ -125,8 +139,6 @@ QWEN2_MATCH: tuple[tuple[str, str], ...] = (
 
 def paper_name(model_label: str, table: Sequence[tuple[str, str]] = PAPER_MATCH) -> str | None:
     """The paper's name for a model label (``table``'s first regex matching the lower-cased label), or None."""
-    import re
-
     low = model_label.lower()
     for pat, name in table:
         if re.search(pat, low):
@@ -238,8 +250,6 @@ def mcq_answer_text(letter: str, option: str) -> str:
 
 def last_boxed(text: str | None) -> tuple[str, tuple[int, int]] | None:
     """The content and span of the last outermost ``\\boxed{...}`` of ``text`` (None without one)."""
-    from vidaudit.score.answers import boxed_spans
-
     if not isinstance(text, str) or not text:
         return None
     spans = boxed_spans(text)
@@ -266,9 +276,6 @@ def require_every_frame(sample: Any, condition: Any, probe: str) -> None:
     """Refuse (ConfigError) a condition that would not send every frame of ``sample``'s video exactly
     once, in order: the integration probes split their evidence over exactly those frames, so a sampler
     that drops, repeats or adds one changes the stimulus. ``condition`` None (no plan) is not checked."""
-    from vidaudit.core.errors import ConfigError
-    from vidaudit.run.plan import select_frames
-
     if condition is None:
         return
     n = sample.video.n_frames
@@ -290,9 +297,6 @@ def frame_union(frames: Sequence[Any], width: int, height: int) -> Any:
     The integration probes mask with black, so wherever a frame shows the stimulus its pixel is the
     stimulus and elsewhere it is (near) zero: the maximum over frames is the stimulus wherever any frame
     showed it. Frames decoded at another size (an observer's half-size decode) are resized first."""
-    import cv2
-    import numpy as np
-
     if not frames:
         raise ValueError("no frames to unite")
     out = None

@@ -18,9 +18,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.confine import confined, name_problem
-from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.untrusted import read_json_file
+from vidaudit.sdk import ConfigError, DataError, confined, name_problem, probe, read_json_file
 from vidaudit.suites.stress.sources import (
     VIDEO_EXTS,
     Clip,
@@ -30,7 +28,6 @@ from vidaudit.suites.stress.sources import (
     reason_of,
     safe_name,
 )
-from vidaudit.video.io import probe
 
 #: Ego4D windows (E.6: clips of 5-15 s): at most this long, at least this long, with at least this many actions
 EGO4D_MAX_S, EGO4D_MIN_S, EGO4D_MIN_STEPS = 15.0, 5.0, 3
@@ -190,75 +187,114 @@ def charades(root: Path, log: SourceLog | None = None) -> list[Clip]:
     classes = charades_classes(cls_path)
     clips: list[Clip] = []
     seen: set[str] = set()
-    rows = no_id = clamped_rows = 0
-    clamped, past_length, after_video, inverted = 0, 0, [], []
+    tally = _CharadesTally()
     for path in csvs:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            reader = csv.DictReader(f)
-            missing = [c for c in ("id", "actions") if c not in (reader.fieldnames or ())]
-            if missing:
-                raise DataError(f"{path}: no column {', '.join(missing)} (Charades' columns: "
-                                f"{', '.join(CHARADES_COLUMNS)})")
-            line = reader.line_num + 1
-            for r in reader:
-                where, line = f"{path} line {line}", reader.line_num + 1   # a quoted field may span lines
-                rows += 1
-                vid = (r["id"] or "").strip()
-                if not vid:
-                    no_id += 1
-                    continue
-                video = _video(log, root, CHARADES_DIRS, vid, where)
-                if video is None:
-                    continue
-                if vid in seen:
-                    log.skip(vid, f"{where}: listed a second time")
-                    continue
-                seen.add(vid)
-                actions = charades_actions(r["actions"], classes, where)
-                try:
-                    duration = probe(video).duration_s
-                except DataError as e:
-                    log.skip(video.name, reason_of(e, video))
-                    continue
-                length = _float_or_none(r.get("length"))
-                steps, n_clamped = [], 0
-                for label, a, b in actions:
-                    name = f"{vid} {label!r} {a:.2f}-{b:.2f} s"
-                    if b <= a:
-                        inverted.append(name)
-                        continue
-                    past_length += length is not None and b > length + 1e-6
-                    if max(a, 0.0) >= duration - 1e-6:
-                        after_video.append(f"{name} (the video lasts {duration:g} s)")
-                        continue
-                    if b > duration + 1e-6 or a < 0:
-                        n_clamped += 1
-                    steps.append(Step(max(a, 0.0), min(b, duration), label))
-                clamped += n_clamped
-                clamped_rows += n_clamped > 0
-                desc = (r.get("descriptions") or r.get("script") or "").strip()
-                clips.append(Clip(video, safe_name(vid), desc, chain(steps),
-                                  {"dataset": "charades", "dataset_id": vid, "scene": r.get("scene") or "",
-                                   "length_s": length, "video_s": duration, "actions_clamped": n_clamped,
-                                   "actions": [[s.label, s.start_s, s.end_s] for s in steps]}))
-    log.count("rows", rows)
-    for key, n in (("rows_without_id", no_id), ("actions_past_length", past_length), ("actions_clamped", clamped),
-                   ("actions_after_video", len(after_video)), ("actions_inverted", len(inverted))):
-        if n:
-            log.count(key, n)
-    log.note(f"charades: {rows} rows in {', '.join(p.name for p in csvs)}; {len(clips)} with a video used")
-    if no_id:
-        log.note(f"charades: {no_id} rows have no id (skipped)")
-    _absent(log, "charades", root, CHARADES_DIRS)
-    if clamped or past_length:
-        log.note(f"charades: {past_length} actions end after their row's length; {clamped} actions in {clamped_rows} "
-                 "videos end after the video's real duration (probed) and are clamped to its end")
-    if after_video:
-        log.note(f"charades: {len(after_video)} actions start after their video ends (dropped): {_listed(after_video)}")
-    if inverted:
-        log.note(f"charades: {len(inverted)} actions end before they start, or last nothing (dropped): "
-                 f"{_listed(inverted)}")
+        for where, r in _charades_rows(path):
+            tally.rows += 1
+            clip = _charades_clip(root, log, tally, seen, classes, where, r)
+            if clip is not None:
+                clips.append(clip)
+    tally.report(log, root, csvs, len(clips))
     return _none_found(clips, root, CHARADES_DIRS, log)
+
+
+def _charades_rows(path: Path) -> Iterable[tuple[str, dict[str, Any]]]:
+    """(where, row) for each row of one Charades CSV: ``PATH line N``, the line the row starts on (a quoted
+    field may span lines); a file without the ``id`` or ``actions`` column is refused."""
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        reader = csv.DictReader(f)
+        missing = [c for c in ("id", "actions") if c not in (reader.fieldnames or ())]
+        if missing:
+            raise DataError(f"{path}: no column {', '.join(missing)} (Charades' columns: "
+                            f"{', '.join(CHARADES_COLUMNS)})")
+        line = reader.line_num + 1
+        for r in reader:
+            where, line = f"{path} line {line}", reader.line_num + 1
+            yield where, r
+
+
+def _charades_clip(root: Path, log: SourceLog, tally: _CharadesTally, seen: set[str], classes: dict[str, str],
+                   where: str, r: dict[str, Any]) -> Clip | None:
+    """One CSV row as a clip; None for a row left out (no id, no video, listed twice, a video that does not
+    decode), counted in ``tally`` or named in ``log``."""
+    vid = (r["id"] or "").strip()
+    if not vid:
+        tally.no_id += 1
+        return None
+    video = _video(log, root, CHARADES_DIRS, vid, where)
+    if video is None:
+        return None
+    if vid in seen:
+        log.skip(vid, f"{where}: listed a second time")
+        return None
+    seen.add(vid)
+    actions = charades_actions(r["actions"], classes, where)
+    try:
+        duration = probe(video).duration_s
+    except DataError as e:
+        log.skip(video.name, reason_of(e, video))
+        return None
+    length = _float_or_none(r.get("length"))
+    steps, n_clamped = tally.steps(vid, actions, duration, length)
+    desc = (r.get("descriptions") or r.get("script") or "").strip()
+    return Clip(video, safe_name(vid), desc, chain(steps),
+                {"dataset": "charades", "dataset_id": vid, "scene": r.get("scene") or "",
+                 "length_s": length, "video_s": duration, "actions_clamped": n_clamped,
+                 "actions": [[s.label, s.start_s, s.end_s] for s in steps]})
+
+
+class _CharadesTally:
+    """What the Charades loader counts and names as it reads the release's quirky rows, said once at the end
+    (``report``) so the user sees how much of the release was clamped or dropped and why."""
+
+    def __init__(self) -> None:
+        self.rows = self.no_id = self.clamped_rows = self.clamped = self.past_length = 0
+        self.after_video: list[str] = []
+        self.inverted: list[str] = []
+
+    def steps(self, vid: str, actions: list[tuple[str, float, float]], duration: float,
+              length: float | None) -> tuple[list[Step], int]:
+        """(the row's actions held to the video's real duration, how many were clamped): an inverted or empty
+        action and one that starts after the video are dropped and named."""
+        steps, n_clamped = [], 0
+        for label, a, b in actions:
+            name = f"{vid} {label!r} {a:.2f}-{b:.2f} s"
+            if b <= a:
+                self.inverted.append(name)
+                continue
+            self.past_length += length is not None and b > length + 1e-6
+            if max(a, 0.0) >= duration - 1e-6:
+                self.after_video.append(f"{name} (the video lasts {duration:g} s)")
+                continue
+            if b > duration + 1e-6 or a < 0:
+                n_clamped += 1
+            steps.append(Step(max(a, 0.0), min(b, duration), label))
+        self.clamped += n_clamped
+        self.clamped_rows += n_clamped > 0
+        return steps, n_clamped
+
+    def report(self, log: SourceLog, root: Path, csvs: list[Path], n_clips: int) -> None:
+        """The counts and notes in ``log`` (with the videos absent, ``_absent``)."""
+        log.count("rows", self.rows)
+        for key, n in (("rows_without_id", self.no_id), ("actions_past_length", self.past_length),
+                       ("actions_clamped", self.clamped), ("actions_after_video", len(self.after_video)),
+                       ("actions_inverted", len(self.inverted))):
+            if n:
+                log.count(key, n)
+        log.note(f"charades: {self.rows} rows in {', '.join(p.name for p in csvs)}; {n_clips} with a video used")
+        if self.no_id:
+            log.note(f"charades: {self.no_id} rows have no id (skipped)")
+        _absent(log, "charades", root, CHARADES_DIRS)
+        if self.clamped or self.past_length:
+            log.note(f"charades: {self.past_length} actions end after their row's length; {self.clamped} actions in "
+                     f"{self.clamped_rows} videos end after the video's real duration (probed) and are clamped to its "
+                     "end")
+        if self.after_video:
+            log.note(f"charades: {len(self.after_video)} actions start after their video ends (dropped): "
+                     f"{_listed(self.after_video)}")
+        if self.inverted:
+            log.note(f"charades: {len(self.inverted)} actions end before they start, or last nothing (dropped): "
+                     f"{_listed(self.inverted)}")
 
 
 # --------------------------------------------------------------------------- Something-Something v2

@@ -18,10 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.contract.roles import Baselines, ObservedFrame
-from vidaudit.core.contract.suite import Suite
-from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.types import PerturbationSpec, Sample
+from vidaudit.sdk import Baselines, ConfigError, DataError, ObservedFrame, PartedSuite, PerturbationSpec, Sample, Suite
+from vidaudit.suites.stress.sources import SourceLog
 
 
 @dataclass(frozen=True)
@@ -32,7 +30,7 @@ class GenerateOptions:
     annotated driving clips); ``settings`` are the ``--set KEY=VALUE`` pairs, which each probe checks
     against the keys it knows (an unknown key is an error naming the known ones).
 
-    ``workers`` and ``pool`` say where a probe's per-video jobs run (``run.jobs``): serially by default
+    ``workers`` and ``pool`` say where a probe's per-video jobs run (``core.jobs``): serially by default
     (``workers`` 1), on a local process pool of ``workers`` (None: the cores), or on the executor
     ``pool(initializer=...)`` makes (``--executor ray``). The videos are the same bytes whichever way they
     ran; the probe's generator alone writes the manifest and ``dataset.json``.
@@ -50,8 +48,6 @@ class GenerateOptions:
 
     def source_log(self) -> Any:
         """A fresh ``sources.SourceLog`` that prints through ``say``."""
-        from vidaudit.suites.stress.sources import SourceLog
-
         return SourceLog(say=self.say)
 
     def refuse_pool(self, probe: str, why: str) -> None:
@@ -112,3 +108,11 @@ class Probe(Suite):
     def record_params(self, sample: Sample) -> dict[str, Any]:
         p = sample.params
         return {k: p[k] for k in self.record_keys if k in p}
+
+
+def probe_of(suite: PartedSuite, name: object) -> Probe:
+    """The stress probe called ``name`` among ``suite``'s parts (a ConfigError naming the known ones otherwise)."""
+    part = suite.part(name)
+    if not isinstance(part, Probe):
+        raise ConfigError(f"stress probe {name!r} is a {type(part).__name__}, not a stress Probe")
+    return part

@@ -19,10 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.errors import ConfigError
-from vidaudit.run.jobs import PoolFactory, run_jobs
-from vidaudit.video import draw
-from vidaudit.video.io import VideoWriter
+from vidaudit.sdk import ConfigError, PoolFactory, VideoWriter, draw, perturb, rng_from, run_jobs, video_ref
 
 #: procedure -> its steps in canonical order (the order a text-only prior predicts)
 PROCEDURES: dict[str, tuple[str, ...]] = {
@@ -151,8 +148,6 @@ def render_source_job(procedure: str, seed: int, step_s: tuple[float, float], ou
                       fps: float, stream: str) -> RenderedProcedure:
     """Procedure ``procedure`` seed ``seed`` in canonical order, each step's length drawn uniformly from
     ``step_s`` by ``rng_from("stress", stream, procedure, seed)``, written to ``OUT/sources/``."""
-    from vidaudit.core.hashing import rng_from
-
     steps = PROCEDURES[procedure]
     rng = rng_from("stress", stream, procedure, seed)
     durs = [round(float(rng.uniform(*step_s)), 3) for _ in steps]
@@ -174,7 +169,7 @@ def render_sources(n_procedures: int, n_seeds: int, step_s: tuple[float, float],
                    height: int, fps: float, stream: str, workers: int | None = 1,
                    pool: PoolFactory | None = None) -> list[RenderedProcedure]:
     """The first ``n_procedures`` procedures x ``n_seeds`` seeds (``render_source_job`` each, one stream per
-    probe), run as ``run.jobs`` runs them."""
+    probe), run as ``core.jobs`` runs them."""
     (out / "sources").mkdir(parents=True, exist_ok=True)
     jobs = [(proc, seed, step_s, str(out), width, height, fps, stream)
             for proc, seed in planned_sources(n_procedures, n_seeds)]
@@ -183,11 +178,8 @@ def render_sources(n_procedures: int, n_seeds: int, step_s: tuple[float, float],
 
 def apply_job(source: str, spec: Any, out: str, rel: str, seed: int, second_source: str | None = None):
     """One perturbed video: ``video.perturb.apply`` of ``spec`` with ``seed`` into ``out/rel``; returns the op's
-    metadata and the file's ``VideoRef`` (a pure function of its arguments, for ``run.jobs``)."""
-    from vidaudit.video.io import video_ref
-    from vidaudit.video.perturb import apply
-
-    res = apply(source, spec, Path(out) / rel, seed=seed, second_source=second_source)
+    metadata and the file's ``VideoRef`` (a pure function of its arguments, for ``core.jobs``)."""
+    res = perturb.apply(source, spec, Path(out) / rel, seed=seed, second_source=second_source)
     return res.meta, video_ref(out, rel)
 
 

@@ -2,7 +2,7 @@
 
 Any file the reader handles (rotated phone clips, variable rate, a late first frame, odd sizes, VP9 /
 HEVC / AV1 / MPEG-4) is imported once: decoded upright on the player's clock, resampled to a constant
-rate at its nominal fps (``video.io.iter_constant_rate``: frame ``k`` is what a player shows at
+rate at its nominal fps (``video.decode.iter_constant_rate``: frame ``k`` is what a player shows at
 ``k / fps``), cropped to an even size, and re-encoded video-only by vidaudit's writer. Every perturbation
 then runs on that copy, so its frame map (``source_frame``) counts the copy's frames, and the copy's
 frame ``k`` is the original's frame on screen at ``k / fps``.
@@ -23,24 +23,27 @@ from __future__ import annotations
 import csv
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from vidaudit.core.confine import confined
-from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.types import VideoRef
-from vidaudit.run.jobs import PoolFactory, run_jobs
-from vidaudit.video.io import (
+from vidaudit.sdk import (
+    ConfigError,
+    DataError,
+    PoolFactory,
+    VideoRef,
     VideoWriter,
+    confined,
     iter_constant_rate,
     iter_frames,
+    perturb,
     probe,
     read_frames,
+    run_jobs,
     video_ref,
 )
-from vidaudit.video.perturb.source import IMAGE_SUFFIXES
 
 STEPS_CSV = "steps.csv"
 STEPS_COLUMNS = ("clip", "start_s", "end_s", "label")
@@ -162,7 +165,7 @@ def clip_problem(path: Path) -> str | None:
     """Why ``path`` is not a clip (``None``: it is): a still image (by its suffix: FFmpeg reads one as a
     one-frame video), a file FFmpeg reads no video stream from, one frame only. ``probe`` decides, so every
     container FFmpeg plays is a clip whatever its suffix."""
-    if path.suffix.lower() in IMAGE_SUFFIXES:
+    if path.suffix.lower() in perturb.IMAGE_SUFFIXES:
         return "a still image, not a clip"
     try:
         info = probe(path)
@@ -195,7 +198,7 @@ def list_clips(folder: Path, log: SourceLog | None = None, *, images: bool = Fal
             log.skip(name, "a folder: clips are read from the --source folder itself, not its subfolders")
         elif not path.is_file():
             log.skip(name, "not a regular file")
-        elif images and path.suffix.lower() in IMAGE_SUFFIXES:
+        elif images and path.suffix.lower() in perturb.IMAGE_SUFFIXES:
             files.append(path)
         elif (why := clip_problem(path)) is not None:
             log.skip(name, why)
@@ -210,7 +213,7 @@ def list_clips(folder: Path, log: SourceLog | None = None, *, images: bool = Fal
 
 def is_clip(path: Path) -> bool:
     """A file that is not a still image (by suffix): what camera_motion reads a frame of."""
-    return path.suffix.lower() not in IMAGE_SUFFIXES
+    return path.suffix.lower() not in perturb.IMAGE_SUFFIXES
 
 
 @dataclass(frozen=True)
@@ -268,7 +271,7 @@ def read_steps(path: Path, names: Sequence[str]) -> dict[str, tuple[Step, ...]]:
     out = {}
     for clip, items in rows.items():
         items.sort(key=lambda x: x[1].start_s)
-        for (_, s), (line, t) in zip(items, items[1:]):
+        for (_, s), (line, t) in pairwise(items):
             if t.start_s < s.end_s:
                 problems.append(f"line {line}: {clip}'s action {t.label!r} overlaps {s.label!r}")
         out[clip] = tuple(s for _, s in items)
@@ -351,7 +354,7 @@ def try_import_job(src: str, out: str, rel: str, redo: bool, start_s: float = 0.
 
 def import_clips(clips: Sequence[Clip], out: Path, subdir: str = "sources", *, workers: int | None = 1,
                  pool: PoolFactory | None = None, log: SourceLog | None = None) -> list[ClipSource]:
-    """Import every clip into ``out/subdir/NAME.mp4`` (``try_import_job``s on ``run.jobs``). A clip that does not
+    """Import every clip into ``out/subdir/NAME.mp4`` (``try_import_job``s on ``core.jobs``). A clip that does not
     import, or whose labelled actions end after its copy, is left out and named in ``log`` with the reason."""
     log = log if log is not None else SourceLog()
     jobs = [(str(c.path), str(out), f"{subdir}/{c.name}.mp4", True, c.start_s, c.end_s) for c in clips]

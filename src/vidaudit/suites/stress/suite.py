@@ -13,11 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.core.contract.roles import Commands, ModuleAudit
-from vidaudit.core.contract.suite import PartedSuite, SuiteCapabilities
-from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.types import Sample
-from vidaudit.suites.stress.probe import Probe
+from vidaudit.sdk import Commands, ConfigError, DataError, ModuleAudit, PartedSuite, Sample, SuiteCapabilities
+from vidaudit.suites.stress.cli import register
+from vidaudit.suites.stress.probe import Probe, probe_of
 from vidaudit.suites.stress.viewer import STRESS_VIEWER
 
 #: probe name -> (``"module:attr"`` of its ``Probe`` instance, what ``vidaudit suites`` lists for it);
@@ -51,9 +49,7 @@ class StressCommands(Commands):
     """``vidaudit generate stress --probe NAME``."""
 
     def add_commands(self, generate: Any) -> None:
-        from vidaudit.suites.stress.cli import register
-
-        register(generate)
+        register(generate, SUITE)
 
 
 class StressSuite(PartedSuite):
@@ -73,10 +69,7 @@ class StressSuite(PartedSuite):
 
     def probe(self, name: object) -> Probe:
         """The probe called ``name`` (a ConfigError naming the known ones otherwise)."""
-        part = self.part(name)
-        if not isinstance(part, Probe):
-            raise ConfigError(f"stress probe {name!r} is a {type(part).__name__}, not a stress Probe")
-        return part
+        return probe_of(self, name)
 
     def check_samples(self, samples: Sequence[Sample], source: str) -> None:
         bad = []

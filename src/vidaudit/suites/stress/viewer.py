@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vidaudit.core.contract.report import ViewerColumn, ViewerSpec
+from vidaudit.sdk import ViewerColumn, ViewerSpec
 
 STRESS_VIEWER = ViewerSpec(group_label="probe", columns=[ViewerColumn(key="answer", label="true answer"),
                                                          ViewerColumn(key="predicted", label="predicted"),

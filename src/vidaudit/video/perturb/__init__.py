@@ -13,6 +13,7 @@ frame-by-frame map). See ``docs/perturbations.md`` for every op.
 
 from vidaudit.video.perturb.base import Plan, SourceInfo
 from vidaudit.video.perturb.cache import cache_paths, cached, cached_chain, lookup
+from vidaudit.video.perturb.camera import CONTENT_MOTION
 from vidaudit.video.perturb.cli import ops_help, parse_sets, perturb_command, summary_lines
 from vidaudit.video.perturb.engine import (
                                            ENGINE_VERSION,
@@ -24,12 +25,13 @@ from vidaudit.video.perturb.engine import (
                                            plan_for,
                                            preview,
 )
-from vidaudit.video.perturb.integration import check_strip_coverage
+from vidaudit.video.perturb.integration import check_strip_coverage, quadrant_boxes
 from vidaudit.video.perturb.registry import canonical_spec, describe_params, get_op, op_names, resolve
+from vidaudit.video.perturb.source import IMAGE_SUFFIXES, open_source
 
 __all__ = [
-    "ENGINE_VERSION", "PerturbMeta", "PerturbResult", "Plan", "SourceInfo", "apply", "cache_key", "cache_paths",
-    "cached",
-    "cached_chain", "canonical_spec", "check_strip_coverage", "describe_params", "get_op", "lookup", "meta_json",
-    "op_names", "ops_help", "parse_sets", "plan_for", "perturb_command", "preview", "resolve", "summary_lines",
+    "CONTENT_MOTION", "ENGINE_VERSION", "IMAGE_SUFFIXES", "PerturbMeta", "PerturbResult", "Plan", "SourceInfo", "apply",
+    "cache_key", "cache_paths", "cached", "cached_chain", "canonical_spec", "check_strip_coverage", "describe_params",
+    "get_op", "lookup", "meta_json", "op_names", "open_source", "ops_help", "parse_sets", "plan_for",
+    "perturb_command", "preview", "quadrant_boxes", "resolve", "summary_lines",
 ]

@@ -21,13 +21,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+import cv2
 import numpy as np
+from pydantic import BaseModel, ConfigDict
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.timeline import Timeline, constant_rate_frames
-from vidaudit.video.perturb.registry import Params
 
 _EPS = 1e-9
+
+
+class Params(BaseModel):
+    """Base of every op's parameter model: frozen, unknown keys refused."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 @dataclass(frozen=True)
@@ -256,8 +263,6 @@ def region_px(op: str, region: tuple[float, float, float, float] | None, width: 
 
 def fit_frame(frame: np.ndarray, width: int, height: int) -> np.ndarray:
     """Scale to cover ``width`` x ``height`` keeping the aspect ratio, then crop the centre."""
-    import cv2
-
     h, w = frame.shape[:2]
     if (w, h) == (width, height):
         return frame

@@ -23,7 +23,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future, as_completed
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from typing import Any
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import owner_token, sweep_stale_temporaries, write_jsonl_atomic, write_text_atomic
 from vidaudit.core.hashing import sha256_file
+from vidaudit.core.jobs import PoolFactory, iter_completed
 from vidaudit.core.types import PerturbationSpec
 from vidaudit.video.perturb.cache import cached, complete_entry, lookup
 from vidaudit.video.perturb.engine import PerturbResult, _unlink, cache_key, preview
@@ -232,7 +233,7 @@ def place(entry: PerturbResult, out: Path, name: str) -> PerturbResult:
 
 
 def perturb_batch(jobs: Sequence[BatchJob], out: str | Path, *, workers: int = 1,
-                  pool: Callable[..., Executor] | None = None, cache_dir: str | Path | None = None,
+                  pool: PoolFactory | None = None, cache_dir: str | Path | None = None,
                   on_progress: Callable[[int, int], None] | None = None) -> BatchResult:
     """Render ``jobs`` (from ``load_jobs`` / ``folder_jobs``) into ``out``; see the module docstring.
 
@@ -279,24 +280,10 @@ def perturb_batch(jobs: Sequence[BatchJob], out: str | Path, *, workers: int = 1
         todo = list(groups.values())
         args = [(str(g[0].source), g[0].source_sha256, g[0].spec.model_dump(mode="json"), g[0].seed, str(cache),
                  str(g[0].second) if g[0].second else None, g[0].second_sha256) for g in todo]
-        if pool is None and min(workers, len(todo)) <= 1:
-            for g, a in zip(todo, args, strict=True):
-                record(g, render_job(*a))
-        elif todo:
-            ex = pool() if pool is not None else _local_pool(min(workers, len(todo)))
-            try:
-                futures: dict[Future[Any], list[BatchJob]] = {ex.submit(render_job, *a): g
-                                                         for g, a in zip(todo, args, strict=True)}
-                for fut in as_completed(futures):
-                    try:
-                        got = fut.result()
-                    except Exception as e:  # the worker itself was lost (Ray gave up, a process died)
-                        got = {"ok": False, "error": f"{type(e).__name__}: {e}"}
-                    record(futures[fut], got)
-            except BaseException:  # interrupted: stop at once; what was placed is reused by the next run
-                ex.shutdown(wait=False, cancel_futures=True)
-                raise
-            ex.shutdown()
+        # closing: an interrupt stops the pool at once; what was placed is reused by the next run
+        with closing(iter_completed(render_job, args, workers=workers, pool=pool, lost=_lost)) as completed:
+            for i, got in completed:
+                record(todo[i], got)
     res.rows = [rows[j.line] for j in jobs]
     res.failed.sort()
     write_jsonl_atomic(res.manifest, res.rows)
@@ -305,10 +292,9 @@ def perturb_batch(jobs: Sequence[BatchJob], out: str | Path, *, workers: int = 1
     return res
 
 
-def _local_pool(n: int) -> Executor:
-    from vidaudit.core.parallel import worker_pool
-
-    return worker_pool(n)  # its workers die with this process
+def _lost(error: Exception) -> dict[str, Any]:
+    """The row of a job whose worker itself was lost (Ray gave up, a process died): the other jobs go on."""
+    return {"ok": False, "error": f"{type(error).__name__}: {error}"}
 
 
 def summary_lines(res: BatchResult) -> list[str]:

@@ -25,8 +25,8 @@ import numpy as np
 from pydantic import Field
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.video.perturb.base import Op, Plan, SourceInfo, to_frames
-from vidaudit.video.perturb.registry import Params, register
+from vidaudit.video.perturb.base import Op, Params, Plan, SourceInfo, to_frames
+from vidaudit.video.perturb.registry import register
 
 Motion = Literal["pan_left", "pan_right", "tilt_up", "tilt_down", "zoom_in", "zoom_out"]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import PerturbationSpec
-from vidaudit.video.io import X264_OPTIONS
+from vidaudit.video.encode import X264_OPTIONS
 from vidaudit.video.perturb.batch import BatchResult
 from vidaudit.video.perturb.engine import PerturbResult, apply
 from vidaudit.video.perturb.registry import describe_params, get_op, is_text_field, op_names

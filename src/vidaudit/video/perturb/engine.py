@@ -1,7 +1,7 @@
 """``apply``: run one op on a source, streaming, and write ``DST.mp4`` + ``DST.json`` atomically.
 
 The frames are read in the order the op's map asks for (see ``source.PlannedReader``), transformed one
-at a time and handed to :class:`~vidaudit.video.io.VideoWriter` (H.264, yuv420p, ``X264_OPTIONS``).
+at a time and handed to :class:`~vidaudit.video.encode.VideoWriter` (H.264, yuv420p, ``X264_OPTIONS``).
 Both files are written under temporary names; the mp4 is renamed into place first and the JSON last,
 so a JSON beside an mp4 always describes it, and an error leaves neither (an older JSON of the same
 name is removed before the new mp4 replaces its video). The frame count, rate and duration in the
@@ -25,10 +25,11 @@ from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import owner_token, sweep_stale_temporaries, write_text_atomic
 from vidaudit.core.hashing import canonical_json, rng_from, sha256_file, sha256_json
 from vidaudit.core.types import PerturbationSpec
-from vidaudit.video.io import X264_OPTIONS, VideoWriter, probe
-from vidaudit.video.perturb.base import Op, Plan, SourceInfo, fit_frame
-from vidaudit.video.perturb.registry import Params, params_json, resolve
+from vidaudit.video.encode import X264_OPTIONS, VideoWriter
+from vidaudit.video.perturb.base import Op, Params, Plan, SourceInfo, fit_frame
+from vidaudit.video.perturb.registry import params_json, resolve
 from vidaudit.video.perturb.source import DEFAULT_BUDGET_BYTES, iter_source, open_source
+from vidaudit.video.probe import probe
 
 #: Bumped when the engine (reading, encoding, metadata) changes what any op writes; part of every key.
 ENGINE_VERSION = 1
@@ -208,10 +209,7 @@ def _frames(op: Op, p: Params, plan: Plan, src: SourceInfo, second: SourceInfo |
 
 
 def _unlink(p: Path) -> None:
-    try:
-        p.unlink()
-    except FileNotFoundError:
-        pass
+    p.unlink(missing_ok=True)
 
 
 def apply(source: Path | str, spec: PerturbationSpec | dict[str, Any], out: Path | str, *, seed: int = 0,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import pairwise
 from typing import Any, Literal
 
 import cv2
@@ -22,8 +23,8 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.video.perturb.base import Op, Plan, SourceInfo, to_frames
-from vidaudit.video.perturb.registry import Params, register
+from vidaudit.video.perturb.base import Op, Params, Plan, SourceInfo, to_frames
+from vidaudit.video.perturb.registry import register
 
 _SOLVER_TRIES = 200
 
@@ -73,11 +74,11 @@ def _solve(S: int, v: int, delta: int, rng: np.random.Generator) -> list[int] | 
                     slack.append(s)
             if dead or not allowed:
                 break
-            tight = [c for c, s in zip(allowed, slack) if s == 0]
+            tight = [c for c, s in zip(allowed, slack, strict=True) if s == 0]
             if tight:
                 c = tight[int(rng.integers(len(tight)))]
             else:
-                w = np.array([rem[c] / (1.0 + s) for c, s in zip(allowed, slack)])
+                w = np.array([rem[c] / (1.0 + s) for c, s in zip(allowed, slack, strict=True)])
                 c = allowed[int(rng.choice(len(allowed), p=w / w.sum()))]
             assign[j], rem[c], last[c] = c, rem[c] - 1, j
         else:
@@ -111,7 +112,7 @@ def separation_problems(sets: Sequence[Sequence[int]], delta: int) -> list[str]:
     out = []
     for c, st in enumerate(sets):
         s = sorted(st)
-        gaps = [b - a for a, b in zip(s, s[1:])]
+        gaps = [b - a for a, b in pairwise(s)]
         if gaps and min(gaps) < delta:
             out.append(f"set {c} has strips {min(gaps)} apart, closer than delta={delta}")
     return out
@@ -143,7 +144,7 @@ class StripMask(Op, name="strip_mask", kind="integration", params=StripMaskParam
         if src.still or src.fps is None:
             raise ConfigError(f"{self.name} needs a video; {src.path.name} is a still image")
         length = src.width if p.orientation == "vertical" else src.height
-        if p.S > length:
+        if length < p.S:
             raise ConfigError(f"{self.name}: S={p.S} strips do not fit in the {length} px "
                               f"{'width' if p.orientation == 'vertical' else 'height'}; S must be in [2, {length}]")
         delta, sets = coverage_sets(p.S, p.v, p.delta, rng)
@@ -229,7 +230,7 @@ def check_strip_coverage(meta: Any, sent_indices: Iterable[int]) -> list[str]:
     shown = sorted({set_index[i] for i in frames})
     missing = sorted(set(range(S)) - {j for c in shown for j in sets[c]})
     if missing:
-        diffs = {b - a for a, b in zip(frames, frames[1:])}
+        diffs = {b - a for a, b in pairwise(frames)}
         why = ""
         if len(diffs) == 1:
             s = diffs.pop()

@@ -10,15 +10,13 @@ from __future__ import annotations
 import importlib
 import types
 import typing
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import PerturbationSpec
-
-if TYPE_CHECKING:
-    from vidaudit.video.perturb.base import Op
+from vidaudit.video.perturb.base import Op, Params
 
 #: Modules that define the built-in ops (imported on first lookup, so importing the registry is cheap).
 _BUILTIN_MODULES = (
@@ -30,12 +28,6 @@ _BUILTIN_MODULES = (
 
 _OPS: dict[str, Op] = {}
 _loaded = False
-
-
-class Params(BaseModel):
-    """Base of every op's parameter model: frozen, unknown keys refused."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 def register(cls: type[Op]) -> type[Op]:

@@ -1,7 +1,7 @@
 """Reading a source: its facts, and its frames in any planned order without holding the clip.
 
 :class:`PlannedReader` is given the whole request order up front (the op's map). It reads through the one
-reader every path uses (``video.io.Decoder``: frame ``i`` is the ``i``-th decoded picture, displayed, from
+reader every path uses (``video.decode.Decoder``: frame ``i`` is the ``i``-th decoded picture, displayed, from
 the stream a player picks): it decodes forward, seeks to the keyframe before a frame when that is cheaper than
 decoding on, where the file's packets index its frames (elsewhere it goes back by decoding again from the
 start), and keeps a decoded frame
@@ -25,8 +25,9 @@ import numpy as np
 
 from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import sha256_file
-from vidaudit.video.io import Decoder, probe
+from vidaudit.video.decode import Decoder
 from vidaudit.video.perturb.base import SourceInfo
+from vidaudit.video.probe import probe
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff"})
 

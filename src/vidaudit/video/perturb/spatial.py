@@ -14,8 +14,8 @@ from pydantic import Field
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.video import draw
-from vidaudit.video.perturb.base import Op, Plan, SourceInfo, need_video, region_px, span, to_frames, window
-from vidaudit.video.perturb.registry import Params, register
+from vidaudit.video.perturb.base import Op, Params, Plan, SourceInfo, need_video, region_px, span, to_frames, window
+from vidaudit.video.perturb.registry import register
 from vidaudit.video.sampling import frame_on_screen
 
 Region = tuple[float, float, float, float]

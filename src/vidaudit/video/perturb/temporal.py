@@ -13,8 +13,19 @@ import numpy as np
 from pydantic import Field
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.video.perturb.base import Op, Plan, SourceInfo, frame_range, need_video, span, t_of, to_frames, window
-from vidaudit.video.perturb.registry import Params, register
+from vidaudit.video.perturb.base import (
+    Op,
+    Params,
+    Plan,
+    SourceInfo,
+    frame_range,
+    need_video,
+    span,
+    t_of,
+    to_frames,
+    window,
+)
+from vidaudit.video.perturb.registry import register
 from vidaudit.video.sampling import frame_on_screen
 
 _MAX_DRAWS = 10_000

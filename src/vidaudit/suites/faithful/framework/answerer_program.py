@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import time
 
-from vidaudit.core.types import ModelSpec, Request, Response, TextPart
-from vidaudit.models.base import Capabilities
+from vidaudit.sdk import Capabilities, ModelSpec, Request, Response, TextPart
 from vidaudit.suites.faithful.framework.memory import read
 from vidaudit.suites.faithful.framework.query import answer, event_times, parse_question, question_of
 from vidaudit.suites.faithful.framework.query_open import answer_open, parse_open

@@ -49,7 +49,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from vidaudit.core.types import ModelSpec
+from vidaudit.sdk import ModelSpec
+from vidaudit.suites.faithful.framework.memory import render, tokens_of
+from vidaudit.suites.faithful.framework.spec import parse_spec
 
 FRAMES_TOL = 0.10
 TOL = FRAMES_TOL
@@ -90,8 +92,6 @@ def token_match(model: str, f: Mapping[str, Any], e: Mapping[str, Any], sizes: l
     Predicted tokens at K = measured - (sum over questions of max(0, size - max(K, floor))) / questions, the floor
     being the header and the note a cut memory keeps: one estimated memory token is taken for one input token
     (the cap's own unit; a tokenizer that counts otherwise shows in the next run's ``matched_by``)."""
-    from vidaudit.suites.faithful.framework.memory import render, tokens_of
-
     now, target = float(f["input_tokens_per_question"]), float(e["input_tokens_per_question"])
     n = max(1, int(f.get("n_questions") or 0))
     out: dict[str, Any] = {"end_to_end_input_tokens_per_question": target, "input_tokens_per_question": now,
@@ -149,8 +149,6 @@ def backbone_label(model: str) -> str | None:
     """The backbone model label of an ``object-centric:...`` model (None: not a framework, or offline)."""
     if not model.startswith("object-centric:"):
         return None
-    from vidaudit.suites.faithful.framework.spec import parse_spec
-
     try:
         opts = parse_spec(ModelSpec.parse(model))
     except Exception:  # noqa: BLE001 - a label this version cannot parse is simply not compared

@@ -20,6 +20,7 @@ import re
 
 import numpy as np
 
+from vidaudit.suites.faithful.framework.vocabulary import stems
 from vidaudit.suites.faithful.scene import COLOURS, SHAPES
 
 CAPTIONS_VERSION = 1
@@ -58,8 +59,6 @@ def lexical(question: str, captions: list[dict]) -> list[str]:
     videos: "Does #1 block the keeper?") retrieves the captions sharing a content stem with it."""
     want = entity_words(question)
     if not want:
-        from vidaudit.suites.faithful.framework.vocabulary import stems
-
         asked = stems(question)
         return [c["id"] for c in captions if asked & stems(c["text"])]
     return [c["id"] for c in captions if want & set(WORD.findall(c["text"].lower()))]

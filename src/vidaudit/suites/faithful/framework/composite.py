@@ -26,23 +26,36 @@ from __future__ import annotations
 
 import asyncio
 
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Part, Request, Response, TextPart, VideoPart
-from vidaudit.models.base import Capabilities, ModelAdapter, ModelCallError, StageCall, combine_stages
+import av
+
+from vidaudit.sdk import (
+    Capabilities,
+    ConfigError,
+    ErrorKind,
+    FrameCache,
+    ImagePart,
+    ModelAdapter,
+    ModelCallError,
+    ModelSpec,
+    Part,
+    Request,
+    Response,
+    StageCall,
+    TextPart,
+    VideoPart,
+    combine_stages,
+    make_adapter,
+)
 from vidaudit.suites.faithful.framework import captions as capt
 from vidaudit.suites.faithful.framework import memory, retrieval, summarise
 from vidaudit.suites.faithful.framework.aggregator import AggregatorSettings, aggregate
+from vidaudit.suites.faithful.framework.answerer_program import ProgramAnswerer
 from vidaudit.suites.faithful.framework.chunks import Chunk, plan_chunks, uniform_frames
+from vidaudit.suites.faithful.framework.extractor_offline import OfflineExtractor
 from vidaudit.suites.faithful.framework.query import question_of
-from vidaudit.suites.faithful.framework.schema import (
-    AnswerTooLarge,
-    InvalidExtraction,
-    extraction_prompt,
-    parse_chunk,
-)
+from vidaudit.suites.faithful.framework.schema import AnswerTooLarge, InvalidExtraction, extraction_prompt, parse_chunk
 from vidaudit.suites.faithful.framework.spec import FrameworkOptions, parse_spec
 from vidaudit.suites.faithful.framework.vocabulary import synthetic_trajectory, words
-from vidaudit.video.frame_cache import FrameCache
 
 HEADER_TAG = "[object-centric]"
 
@@ -50,8 +63,6 @@ HEADER_TAG = "[object-centric]"
 def frame_size(path: str) -> tuple[int, int] | None:
     """A video's frame width and height as its stream's header declares them, without decoding a frame (None
     when the file cannot be opened: decoding it says why)."""
-    import av
-
     try:
         with av.open(str(path)) as c:
             if not c.streams.video:
@@ -85,16 +96,11 @@ class ObjectCentricAdapter:
         self.answerer: ModelAdapter
         self._owned: list[ModelAdapter]
         if o.offline:
-            from vidaudit.suites.faithful.framework.answerer_program import ProgramAnswerer
-            from vidaudit.suites.faithful.framework.extractor_offline import OfflineExtractor
-
             self.extractor = OfflineExtractor(ModelSpec(provider="object-centric", name="offline-extractor"))
             self.answerer = ProgramAnswerer(ModelSpec(provider="object-centric", name="program-answerer"))
             self.retriever = None
             self._owned = [self.extractor, self.answerer]
         else:
-            from vidaudit.models.factory import make_adapter
-
             made: dict[str, ModelAdapter] = {}
 
             def adapter_for(stage: str):

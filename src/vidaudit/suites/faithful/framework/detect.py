@@ -18,6 +18,7 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
+from vidaudit.sdk import draw
 from vidaudit.suites.faithful.scene import (
     BACKGROUND,
     BALL_RGB,
@@ -30,8 +31,6 @@ from vidaudit.suites.faithful.scene import (
     SHAPES,
     vertices,
 )
-from vidaudit.video import draw
-from vidaudit.video.draw import contrast_ratio
 
 #: palette order: background, ring white, ball grey, black text, then the agent colours
 NAMES: tuple[str, ...] = ("background", "white", "ball", "black", *COLOURS)
@@ -150,7 +149,7 @@ def _classify(img: np.ndarray, colour: str, cx: float, cy: float, radius: float)
 def _text_rgb(colour: str) -> tuple[int, int, int]:
     rgb = COLOURS[colour]
     black, white = (0, 0, 0), (255, 255, 255)
-    return black if contrast_ratio(rgb, black) >= contrast_ratio(rgb, white) else white
+    return black if draw.contrast_ratio(rgb, black) >= draw.contrast_ratio(rgb, white) else white
 
 
 DIGIT_BLUR = 0.8

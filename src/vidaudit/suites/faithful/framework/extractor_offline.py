@@ -29,10 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
-from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Response
-from vidaudit.models.base import Capabilities, ModelCallError
+from vidaudit.sdk import Capabilities, ErrorKind, ImagePart, ModelCallError, ModelSpec, Request, Response
 from vidaudit.suites.faithful.framework.detect import Blob, FrameDetections, detect, small_radius
 from vidaudit.suites.faithful.scene import HALO_GAP, HALO_WIDTH
 
@@ -72,6 +70,8 @@ def _conflicts(o: _Obj, b: Blob, continuing: bool) -> bool:
 
 
 def _track(frames: list[FrameDetections], r_small: float) -> list[_Obj]:
+    from scipy.optimize import linear_sum_assignment  # here: ~0.3 s of CPU to import
+
     objs: list[_Obj] = []
     for fi, fd in enumerate(frames):
         by_colour: dict[str, list[Blob]] = {}
@@ -147,6 +147,13 @@ def _lit_states(o: _Obj, times: list[float]) -> list[dict]:
 def _ball_states(frames: list[FrameDetections], objs: list[_Obj], times: list[float], r_ball: float,
                  ball_id: str) -> dict[str, list[dict]]:
     """passes_to / receives from the sequence of ball holders (None while it flies)."""
+    holders = _ball_holders(frames, objs, r_ball)
+    _drop_brief_holds(holders)
+    return _handovers(holders, objs, times, ball_id)
+
+
+def _ball_holders(frames: list[FrameDetections], objs: list[_Obj], r_ball: float) -> list[tuple[int, int | None]]:
+    """(frame, the object within reach of the ball and nearest it, or None) for every frame that shows the ball."""
     vis = [_visible_at(o) for o in objs]
     holders: list[tuple[int, int | None]] = []
     for fi, fd in enumerate(frames):
@@ -154,7 +161,7 @@ def _ball_states(frames: list[FrameDetections], objs: list[_Obj], times: list[fl
             continue
         bx, by = fd.ball
         best, best_d = None, math.inf
-        for k, o in enumerate(objs):
+        for k in range(len(objs)):
             b = vis[k].get(fi)
             if b is None:
                 continue
@@ -163,7 +170,12 @@ def _ball_states(frames: list[FrameDetections], objs: list[_Obj], times: list[fl
             if d <= reach and d < best_d:
                 best, best_d = k, d
         holders.append((fi, best))
-    # a hold is the ball beside an agent for at least three sightings in a row (a flight passes others by)
+    return holders
+
+
+def _drop_brief_holds(holders: list[tuple[int, int | None]]) -> None:
+    """A hold is the ball beside an agent for at least three sightings in a row (a flight passes others by): a
+    shorter run, unless at either end of the sightings, becomes flight (None), in place."""
     runs: list[list[int]] = []
     for k, (_, h) in enumerate(holders):
         if runs and holders[runs[-1][-1]][1] == h:
@@ -174,6 +186,12 @@ def _ball_states(frames: list[FrameDetections], objs: list[_Obj], times: list[fl
         if len(run) < 3 and run[0] != 0 and run[-1] != len(holders) - 1:
             for k in run:
                 holders[k] = (holders[k][0], None)
+
+
+def _handovers(holders: list[tuple[int, int | None]], objs: list[_Obj], times: list[float],
+               ball_id: str) -> dict[str, list[dict]]:
+    """passes_to at the release (the first flight sighting after a hold) and receives at the catch, each time
+    the holder changes."""
     out: dict[str, list[dict]] = {}
     prev_holder, released_at = None, None
     for fi, h in holders:
@@ -210,7 +228,7 @@ def _collisions(objs: list[_Obj], times: list[float], n: int) -> dict[str, list[
             around = range(max(0, fi - 5), min(n, fi + 6))
             if not all(f in vis[i] and f in vis[j] for f in around):
                 continue
-            def moved(k: int) -> float:
+            def moved(k: int, fi: int = fi) -> float:
                 pts = [(f, b) for f, b in objs[k].seen if fi - 6 <= f <= fi]
                 return math.hypot(pts[-1][1].x - pts[0][1].x, pts[-1][1].y - pts[0][1].y) if pts else 0.0
             s, o = (i, j) if moved(i) >= moved(j) else (j, i)
@@ -218,6 +236,77 @@ def _collisions(objs: list[_Obj], times: list[float], n: int) -> dict[str, list[
                                                     "value": None, "object": objs[o].oid})
         in_contact = now
     return out
+
+
+def _appearance(b: Blob, objs: list[_Obj], fi: int, o: _Obj, t: float, w: int, h: int) -> dict | None:
+    """How ``o``, out of view before frame ``fi``, comes into view there: ``enters`` at the frame edge, or
+    ``emerges_from`` a large object it is over (None: neither)."""
+    over = _over_large(b, objs, fi, o)
+    if _near_edge(b, w, h):
+        return {"t": t, "kind": "action", "predicate": "enters", "value": None, "object": None}
+    if over is not None:
+        return {"t": t, "kind": "relation", "predicate": "emerges_from", "value": None, "object": over.oid}
+    return None
+
+
+def _disappearance(b: Blob, objs: list[_Obj], fi: int, o: _Obj, t: float, w: int, h: int) -> dict | None:
+    """How ``o``, last seen as ``b`` at frame ``fi``, leaves view at time ``t``: ``exits`` at the frame edge, or
+    ``goes_behind`` a large object it is over (None: neither)."""
+    if _near_edge(b, w, h):
+        return {"t": t, "kind": "action", "predicate": "exits", "value": None, "object": None}
+    over = _over_large(b, objs, fi, o)
+    if over is not None:
+        return {"t": t, "kind": "relation", "predicate": "goes_behind", "value": None, "object": over.oid}
+    return None
+
+
+def _visibility_states(o: _Obj, objs: list[_Obj], times: list[float], w: int, h: int, n: int) -> list[dict]:
+    """The states the gaps in ``o``'s sightings make: how it first comes into view (when not at the chunk's
+    start), and at every gap how it leaves view and how it comes back."""
+    out: list[dict] = []
+    first_f, first_b = o.seen[0]
+    if first_f > 0:
+        came = _appearance(first_b, objs, first_f, o, times[first_f], w, h)
+        if came is not None:
+            out.append(came)
+    fs = [f for f, _ in o.seen]
+    for k in range(len(fs)):
+        f = fs[k]
+        nxt = fs[k + 1] if k + 1 < len(fs) else None
+        if nxt == f + 1 or (nxt is None and f == n - 1):
+            continue
+        went = _disappearance(dict(o.seen)[f], objs, f, o, times[f + 1], w, h)
+        if went is not None:
+            out.append(went)
+        if nxt is not None:
+            back = _appearance(dict(o.seen)[nxt], objs, nxt, o, times[nxt], w, h)
+            if back is not None:
+                out.append(back)
+    return out
+
+
+def _object_json(o: _Obj, times: list[float], w: int, h: int) -> dict[str, Any]:
+    """An agent in the schema's JSON (its states filled in later): majority attributes, first and last sighting."""
+    f0, b0 = o.seen[0]
+    f1, b1 = o.seen[-1]
+    return {"id": o.oid, "category": "agent",
+            "attributes": {"colour": o.colour, "shape": o.known("shape"), "size": o.known("size"),
+                           "number": o.known("number")},
+            "first_seen": times[f0], "last_seen": times[f1],
+            "position": {"first": [round(b0.x / w, 3), round(b0.y / h, 3)],
+                         "last": [round(b1.x / w, 3), round(b1.y / h, 3)]},
+            "states": []}
+
+
+def _ball_json(ball_id: str, ball_frames: list[tuple[int, tuple[float, float]]], times: list[float], w: int,
+               h: int) -> dict[str, Any]:
+    """The ball in the schema's JSON: an item with no states of its own (passes and catches are its holders')."""
+    (f0, p0), (f1, p1) = ball_frames[0], ball_frames[-1]
+    return {"id": ball_id, "category": "item",
+            "attributes": {"colour": "grey", "shape": None, "size": None, "number": None},
+            "first_seen": times[f0], "last_seen": times[f1],
+            "position": {"first": [round(p0[0] / w, 3), round(p0[1] / h, 3)],
+                         "last": [round(p1[0] / w, 3), round(p1[1] / h, 3)]}, "states": []}
 
 
 def extract_chunk(images: list[np.ndarray], times: list[float]) -> dict:
@@ -233,68 +322,18 @@ def extract_chunk(images: list[np.ndarray], times: list[float]) -> dict:
     n = len(frames)
     states: dict[str, list[dict]] = {o.oid: _lit_states(o, times) for o in objs}
     for o in objs:
-        first_f, first_b = o.seen[0]
-        if first_f > 0:
-            over = _over_large(first_b, objs, first_f, o)
-            if _near_edge(first_b, w, h):
-                states[o.oid].append({"t": times[first_f], "kind": "action", "predicate": "enters", "value": None,
-                                      "object": None})
-            elif over is not None:
-                states[o.oid].append({"t": times[first_f], "kind": "relation", "predicate": "emerges_from",
-                                      "value": None, "object": over.oid})
-        fs = [f for f, _ in o.seen]
-        for k in range(len(fs)):
-            f = fs[k]
-            nxt = fs[k + 1] if k + 1 < len(fs) else None
-            if nxt == f + 1 or (nxt is None and f == n - 1):
-                continue
-            b = dict(o.seen)[f]
-            gone = f + 1
-            if _near_edge(b, w, h):
-                states[o.oid].append({"t": times[gone], "kind": "action", "predicate": "exits", "value": None,
-                                      "object": None})
-            else:
-                over = _over_large(b, objs, f, o)
-                if over is not None:
-                    states[o.oid].append({"t": times[gone], "kind": "relation", "predicate": "goes_behind",
-                                          "value": None, "object": over.oid})
-            if nxt is not None:
-                nb = dict(o.seen)[nxt]
-                over = _over_large(nb, objs, nxt, o)
-                if _near_edge(nb, w, h):
-                    states[o.oid].append({"t": times[nxt], "kind": "action", "predicate": "enters", "value": None,
-                                          "object": None})
-                elif over is not None:
-                    states[o.oid].append({"t": times[nxt], "kind": "relation", "predicate": "emerges_from",
-                                          "value": None, "object": over.oid})
-    for extra in (_collisions(objs, times, n),):
-        for oid, ss in extra.items():
-            states[oid].extend(ss)
-    out_objs: list[dict[str, Any]] = []
-    for o in objs:
-        f0, b0 = o.seen[0]
-        f1, b1 = o.seen[-1]
-        out_objs.append({"id": o.oid, "category": "agent",
-                         "attributes": {"colour": o.colour, "shape": o.known("shape"), "size": o.known("size"),
-                                        "number": o.known("number")},
-                         "first_seen": times[f0], "last_seen": times[f1],
-                         "position": {"first": [round(b0.x / w, 3), round(b0.y / h, 3)],
-                                      "last": [round(b1.x / w, 3), round(b1.y / h, 3)]},
-                         "states": []})
+        states[o.oid].extend(_visibility_states(o, objs, times, w, h, n))
+    for oid, ss in _collisions(objs, times, n).items():
+        states[oid].extend(ss)
+    out_objs = [_object_json(o, times, w, h) for o in objs]
     ball_frames = [(fi, fd.ball) for fi, fd in enumerate(frames) if fd.ball is not None]
     ball_id = f"o{len(objs) + 1}"
-    ball_states = _ball_states(frames, objs, times, max(2.5, 0.35 * r_small), ball_id)
-    for oid, ss in ball_states.items():
+    for oid, ss in _ball_states(frames, objs, times, max(2.5, 0.35 * r_small), ball_id).items():
         states[oid].extend(ss)
     for d in out_objs:
         d["states"] = sorted(states[d["id"]], key=lambda s: (s["t"], s["predicate"]))
     if ball_frames:
-        (f0, p0), (f1, p1) = ball_frames[0], ball_frames[-1]
-        out_objs.append({"id": ball_id, "category": "item",
-                         "attributes": {"colour": "grey", "shape": None, "size": None, "number": None},
-                         "first_seen": times[f0], "last_seen": times[f1],
-                         "position": {"first": [round(p0[0] / w, 3), round(p0[1] / h, 3)],
-                                      "last": [round(p1[0] / w, 3), round(p1[1] / h, 3)]}, "states": []})
+        out_objs.append(_ball_json(ball_id, ball_frames, times, w, h))
     return {"objects": out_objs}
 
 

@@ -22,16 +22,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.types import ModelSpec, Sample
+from vidaudit.sdk import ModelSpec, Sample, ScoreRecord
+from vidaudit.suites.faithful.framework.query import denotes
+from vidaudit.suites.faithful.framework.retrieval_eval import gold_entities
+from vidaudit.suites.faithful.framework.spec import parse_spec
 
 FILTERS = ("model", "lexical")
 
 
 def options_of(model: str):
     """The framework options of an ``object-centric:...`` label (None: not one, or not parseable here)."""
-    from vidaudit.suites.faithful.framework.spec import parse_spec
-
     if not model.startswith("object-centric:"):
         return None
     try:
@@ -82,9 +82,6 @@ def clutter_failures(arms: Mapping[tuple[str, str], Mapping[str, ScoreRecord]],
 
 
 def _is_gold(dropped: list[dict], sample: Sample) -> bool:
-    from vidaudit.suites.faithful.framework.query import denotes
-    from vidaudit.suites.faithful.framework.retrieval_eval import gold_entities
-
     count = sample.params.get("question_form") in ("count", "identity") and sample.params.get("scope_names")
     gold = gold_entities(sample.params["scope_names"] if count else sample.params.get("chain_text") or [])
     return any(denotes(g, t) for g in gold for t in dropped)

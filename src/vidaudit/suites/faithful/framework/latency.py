@@ -17,17 +17,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.errors import ConfigError
+from vidaudit.sdk import ConfigError, RunConfig, RunStore, load_samples, stage_usage
+from vidaudit.suites.faithful.framework.budget import latency_split
 
 
 def run_latency(run_dir: str | Path) -> dict[tuple[str, str], dict[str, Any]]:
     """One run's latency split per (model, condition), from its store (``budget.latency_split``)."""
-    from vidaudit.core.manifest import load_samples
-    from vidaudit.run.runconfig import RunConfig
-    from vidaudit.run.store import RunStore
-    from vidaudit.score.stage import stage_usage
-    from vidaudit.suites.faithful.framework.budget import latency_split
-
     run_dir = Path(run_dir)
     video = {s.sample_id: s.video.path for s in load_samples(RunConfig.load(run_dir).data_dir)}
     with RunStore(run_dir, readonly=True) as store:

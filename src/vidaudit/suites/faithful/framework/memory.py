@@ -20,7 +20,8 @@ import math
 
 import numpy as np
 
-from vidaudit.models.pricing import CHARS_PER_TOKEN
+from vidaudit.sdk import CHARS_PER_TOKEN
+from vidaudit.suites.faithful.framework.vocabulary import stems, words
 
 HEADER = "Object trajectories of the video (one JSON object per line; times in seconds; states are [t, kind, predicate, value, object]):"
 
@@ -71,8 +72,6 @@ def truncate(trajs: list[dict], invalid: list[tuple[int, float, float, str]], no
     ``max_tokens`` estimated tokens (``max_tokens`` 0: no cap, nothing dropped)."""
     if max_tokens <= 0 or tokens_of(render(trajs, invalid, notes)) <= max_tokens:
         return trajs, 0
-    from vidaudit.suites.faithful.framework.vocabulary import stems, words
-
     asked = stems(question)
 
     def uses(s: list) -> bool:

@@ -15,9 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from vidaudit.core.manifest import load_samples
-from vidaudit.core.types import ModelSpec, Request, Response, Sample, TextPart, VideoPart
-from vidaudit.models.base import ModelAdapter
+from vidaudit.sdk import ModelAdapter, ModelSpec, Request, Response, Sample, TextPart, VideoPart, load_samples
 from vidaudit.suites.faithful.framework.composite import ObjectCentricAdapter
 
 _ANSWER = re.compile(r"Answer:\s*(Yes|No)\b", re.I)

@@ -93,11 +93,7 @@ ANY_AGENT = Name()
 
 def _event(subject: str, key: tuple, obj: str | None) -> EventQ:
     kind, predicate, value = key
-    o: Name | None
-    if predicate == "receives":
-        o = Name(item=True)
-    else:
-        o = Name.parse(obj) if obj else None
+    o: Name | None = Name(item=True) if predicate == "receives" else Name.parse(obj) if obj else None
     return EventQ(Name.parse(subject), kind, predicate, value, o)
 
 

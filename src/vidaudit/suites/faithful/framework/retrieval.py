@@ -24,6 +24,7 @@ import re
 
 import numpy as np
 
+from vidaudit.suites.faithful.framework.query_open import ANY_COUNT, mentions
 from vidaudit.suites.faithful.framework.vocabulary import stem, synthetic_trajectory
 
 WORD = re.compile(r"[a-z0-9]+")
@@ -66,8 +67,6 @@ def _lexical_open(question: str, trajs: list[dict], vocabulary: dict | None) -> 
     """Open-vocabulary trajectories a question names: one of its attribute values ("#24", "white jersey"),
     a dataset name that agrees with it, or its category word ("the dog") when the question names no
     attribute of any trajectory of that category; a count ("exactly K <noun>s") keeps the category."""
-    from vidaudit.suites.faithful.framework.query_open import ANY_COUNT, mentions
-
     low = question.strip().lower()
     ws = set(WORD.findall(low))
     st = {stem(w) for w in ws}

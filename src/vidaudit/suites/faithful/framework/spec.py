@@ -48,8 +48,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields
 
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import ModelSpec
+from vidaudit.sdk import ConfigError, ModelSpec
 from vidaudit.suites.faithful.framework.schema import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_OBJECTS,
@@ -145,6 +144,30 @@ def variant_of(opts: FrameworkOptions) -> str | None:
 
 
 def parse_spec(spec: ModelSpec) -> FrameworkOptions:
+    """The options of an ``object-centric:`` spec, each parsed and checked, then checked together (see the
+    module docstring); the first problem found is refused with one line naming the fix."""
+    backbone, given = _split_options(spec)
+    if "variant" in given:
+        given = _expand_variant(spec.label, given)
+    known = {f.name: f.type for f in fields(FrameworkOptions) if f.name != "backbone"}
+    values: dict[str, object] = {"backbone": backbone}
+    for k, v in given.items():
+        if k not in known:
+            raise ConfigError(f"{spec.label}: unknown option {k!r}; options are {', '.join(known)}")
+        values[k] = _PARSERS.get(k, _number_option)(spec.label, k, v, known[k])
+    opts = FrameworkOptions(**values)  # type: ignore[arg-type]
+    _check_ranges(spec.label, opts)
+    if not opts.retrieval:
+        opts = FrameworkOptions(**{**opts.__dict__, "retrieval": "lexical" if opts.offline else "model"})
+    _refuse_model_only_options(spec.label, opts)
+    _refuse_trajectory_options(spec.label, opts)
+    _refuse_offline_misfits(spec.label, opts)
+    return opts
+
+
+def _split_options(spec: ModelSpec) -> tuple[str, dict[str, str]]:
+    """(the backbone, the ``key=value`` options written before it): options come first, and a backbone never
+    starts with ``key=``."""
     rest = spec.name + (f"@{spec.base_url}" if spec.base_url else "")
     given: dict[str, str] = {}
     while (m := _OPT.match(rest)) is not None:
@@ -153,60 +176,79 @@ def parse_spec(spec: ModelSpec) -> FrameworkOptions:
     if not rest:
         raise ConfigError(f"{spec.label}: no backbone; write object-centric:offline or object-centric:PROVIDER:MODEL "
                           "(options first, e.g. object-centric:linking=off,offline)")
-    if "variant" in given:
-        given = _expand_variant(spec.label, given)
-    known = {f.name: f.type for f in fields(FrameworkOptions) if f.name != "backbone"}
-    values: dict[str, object] = {"backbone": rest}
-    for k, v in given.items():
-        if k not in known:
-            raise ConfigError(f"{spec.label}: unknown option {k!r}; options are {', '.join(known)}")
-        if k in STAGE_KEYS:
-            if not v or v == "offline" or v.startswith("object-centric:"):
-                raise ConfigError(f"{spec.label}: {k}= takes a model spec (e.g. {k}=openai:gpt-4o), got {v!r}")
-            try:
-                ModelSpec.parse(v)
-            except (ConfigError, ValueError) as e:
-                raise ConfigError(f"{spec.label}: {k}={v!r} is not a model spec ({e})") from None
-            values[k] = v
-            continue
-        if k in CHOICES:
-            if v not in CHOICES[k]:
-                raise ConfigError(f"{spec.label}: {k} must be one of {', '.join(CHOICES[k])}, got {v!r}")
-            values[k] = v
-            continue
-        try:
-            num = float(v) if known[k] in (float, "float") else int(v)
-        except ValueError:
-            raise ConfigError(f"{spec.label}: {k} must be a number, got {v!r}") from None
-        values[k] = num
-    opts = FrameworkOptions(**values)  # type: ignore[arg-type]
+    return rest, given
+
+
+def _stage_option(label: str, key: str, value: str, _type: object) -> object:
+    """``extract=``, ``retrieve=``, ``answer=``: a model spec that parses (not the offline backbone, nor the
+    framework itself)."""
+    if not value or value == "offline" or value.startswith("object-centric:"):
+        raise ConfigError(f"{label}: {key}= takes a model spec (e.g. {key}=openai:gpt-4o), got {value!r}")
+    try:
+        ModelSpec.parse(value)
+    except (ConfigError, ValueError) as e:
+        raise ConfigError(f"{label}: {key}={value!r} is not a model spec ({e})") from None
+    return value
+
+
+def _choice_option(label: str, key: str, value: str, _type: object) -> object:
+    """An option with a fixed set of values (``CHOICES``)."""
+    if value not in CHOICES[key]:
+        raise ConfigError(f"{label}: {key} must be one of {', '.join(CHOICES[key])}, got {value!r}")
+    return value
+
+
+def _number_option(label: str, key: str, value: str, type_: object) -> object:
+    """Every other option: a number, float or int as the field is declared."""
+    try:
+        return float(value) if type_ in (float, "float") else int(value)
+    except ValueError:
+        raise ConfigError(f"{label}: {key} must be a number, got {value!r}") from None
+
+
+#: how each option's text is read (options not listed are numbers: ``_number_option``)
+_PARSERS = {**dict.fromkeys(STAGE_KEYS, _stage_option), **dict.fromkeys(CHOICES, _choice_option)}
+
+
+def _check_ranges(label: str, opts: FrameworkOptions) -> None:
+    """The numeric options within the ranges that make a run (positive lengths, a confidence below 1, caps)."""
     if opts.chunk_s <= 0 or opts.chunk_frames < 1 or opts.answer_frames < 0 or opts.dt_max <= 0 \
             or not 0 <= opts.tau < 1 or opts.chunks < 0 or opts.memory_tokens < 0:
-        raise ConfigError(f"{spec.label}: chunk_s and dt_max must be > 0, chunk_frames >= 1, answer_frames >= 0, "
+        raise ConfigError(f"{label}: chunk_s and dt_max must be > 0, chunk_frames >= 1, answer_frames >= 0, "
                           "chunks >= 0, memory_tokens >= 0, 0 <= tau < 1")
     if min(opts.max_depth, opts.max_objects, opts.max_records, opts.max_frame_pixels) < 1:
-        raise ConfigError(f"{spec.label}: max_depth, max_objects, max_records and max_frame_pixels must be >= 1")
-    if not opts.retrieval:
-        opts = FrameworkOptions(**{**opts.__dict__, "retrieval": "lexical" if opts.offline else "model"})
+        raise ConfigError(f"{label}: max_depth, max_objects, max_records and max_frame_pixels must be >= 1")
+
+
+def _refuse_model_only_options(label: str, opts: FrameworkOptions) -> None:
+    """Summarising, captions and prose need a model: the offline backbone has no deterministic stand-in."""
     for key, value in (("aggregator", "summarise"), ("states", "captions"), ("states", "prose")):
         if opts.offline and getattr(opts, key) == value:
-            raise ConfigError(f"{spec.label}: {key}={value} needs a model, and the offline backbone has none; "
+            raise ConfigError(f"{label}: {key}={value} needs a model, and the offline backbone has none; "
                               f"use a model backbone, e.g. object-centric:{key}={value},openai:gpt-4o")
+
+
+def _refuse_trajectory_options(label: str, opts: FrameworkOptions) -> None:
+    """Captions and prose make no trajectories, so the options that act on trajectories do not apply."""
     if opts.states in ("captions", "prose"):
         clash = [f"{k}={getattr(opts, k)}" for k, d in (("aggregator", "deterministic"), ("order", "time"),
                                                          ("linking", "on"), ("matching", "bipartite"),
                                                          ("drop_one", "off"), ("memory_tokens", 0))
                  if getattr(opts, k) != d]
         if clash:
-            raise ConfigError(f"{spec.label}: states={opts.states} has no trajectories, so {', '.join(clash)} does not "
+            raise ConfigError(f"{label}: states={opts.states} has no trajectories, so {', '.join(clash)} does not "
                               "apply; drop it")
+
+
+def _refuse_offline_misfits(label: str, opts: FrameworkOptions) -> None:
+    """The offline backbone reads only the synthetic scenes and runs no model: no open schema, no stage models,
+    no model retrieval."""
     if opts.offline and opts.schema == "open":
-        raise ConfigError(f"{spec.label}: schema=open needs a model extractor; the offline one reads only the "
+        raise ConfigError(f"{label}: schema=open needs a model extractor; the offline one reads only the "
                           "synthetic scenes (use a model backbone, e.g. object-centric:schema=open,openai:gpt-4o)")
     staged = [k for k in STAGE_KEYS if getattr(opts, k)]
     if opts.offline and staged:
-        raise ConfigError(f"{spec.label}: {', '.join(k + '=' for k in staged)} give a stage its own model, and the "
+        raise ConfigError(f"{label}: {', '.join(k + '=' for k in staged)} give a stage its own model, and the "
                           "offline backbone runs no model; use a model backbone (the default for the other stages)")
     if opts.offline and opts.retrieval == "model":
-        raise ConfigError(f"{spec.label}: the offline backbone has no model to retrieve with; use retrieval=lexical")
-    return opts
+        raise ConfigError(f"{label}: the offline backbone has no model to retrieve with; use retrieval=lexical")

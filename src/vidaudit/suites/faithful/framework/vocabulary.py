@@ -24,8 +24,9 @@ SYNTHETIC_CATEGORIES = frozenset({"agent", "item"})
 SYNTHETIC_ATTRIBUTES = frozenset({"colour", "shape", "size", "number"})
 WORD = re.compile(r"[a-z0-9]+")
 #: words that never identify an entity or an event on their own
-STOP = frozenset("a an the of in on at to with and or by for from is are was were be been does do did has have "
-                 "had who that which this it its his her their there one any some".split())
+STOP = frozenset(["a", "an", "the", "of", "in", "on", "at", "to", "with", "and", "or", "by", "for", "from", "is",
+                  "are", "was", "were", "be", "been", "does", "do", "did", "has", "have", "had", "who", "that",
+                  "which", "this", "it", "its", "his", "her", "their", "there", "one", "any", "some"])
 
 
 #: irregular forms a light stemmer cannot see (plural nouns, past tenses), mapped to their base

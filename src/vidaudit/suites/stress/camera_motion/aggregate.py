@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.sdk import ScoreRecord
 from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS, PAPER_REPORTED, paper_name
 from vidaudit.suites.stress.common import accuracy_cell as _cell
 

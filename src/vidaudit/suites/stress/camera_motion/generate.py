@@ -26,15 +26,29 @@ from typing import Any
 import cv2
 import numpy as np
 
-from vidaudit.core.errors import ConfigError, DataError, check_choice
-from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
-from vidaudit.core.types import PerturbationSpec, Sample, Trace, VideoRef
-from vidaudit.run.jobs import PoolFactory, run_jobs
+from vidaudit.sdk import (
+    ConfigError,
+    DataError,
+    PerturbationSpec,
+    PoolFactory,
+    Sample,
+    Trace,
+    VideoRef,
+    VideoWriter,
+    check_choice,
+    dataset_dir,
+    guard_replace,
+    perturb,
+    run_jobs,
+    synth3d,
+    video_ref,
+    write_dataset_info,
+    write_manifest,
+)
 from vidaudit.suites.stress.camera_motion.options import DIRECTIONS, LETTER_OF
 from vidaudit.suites.stress.camera_motion.prompts import QUESTION
 from vidaudit.suites.stress.camera_motion.scene import render_scene
 from vidaudit.suites.stress.sources import SourceLog, frame_on_screen, is_clip, list_clips, reason_of
-from vidaudit.video.io import VideoWriter, video_ref
 
 PROBE = "camera_motion"
 SYNTHESES = ("2d", "3d")
@@ -108,9 +122,8 @@ def spec_2d(motion: str, pt: Point) -> PerturbationSpec:
 
 
 def spec_3d(motion: str, pt: Point, width: int, height: int):
-    from vidaudit.video.synth3d import Camera3DSpec
 
-    return Camera3DSpec(motion=motion, width=width, height=height, duration_s=pt.duration_s,  # type: ignore[arg-type]
+    return synth3d.Camera3DSpec(motion=motion, width=width, height=height, duration_s=pt.duration_s,  # type: ignore[arg-type]
                         fps=pt.fps, speed_px_s=pt.speed(motion), zoom_max=pt.zoom_max,
                         zoom_curve=pt.zoom_curve)  # type: ignore[arg-type]
 
@@ -225,10 +238,7 @@ def plan_samples(preset: Preset, scenes: int | None = None, syntheses: tuple[str
                  sources: list[Path] | None = None) -> list[dict[str, Any]]:
     """Every sample to render: scene x synthesis x motion, with its sweep point and ids."""
     w, h = width or preset.width, height or preset.height
-    if sources is not None:
-        n = len(sources)
-    else:
-        n = preset.scenes if scenes is None else scenes
+    n = len(sources) if sources is not None else preset.scenes if scenes is None else scenes
     if n < 1:
         raise ConfigError(f"--seeds must be at least 1, got {n}")
     if sources is not None and "3d" in syntheses:
@@ -257,16 +267,14 @@ def plan_samples(preset: Preset, scenes: int | None = None, syntheses: tuple[str
 
 
 def _render_3d(world, spec, path: Path) -> dict[str, Any]:
-    from vidaudit.video.synth3d import render_frames
 
     with VideoWriter(path, spec.fps, spec.width, spec.height) as wr:
-        for frame in render_frames(world, spec):
+        for frame in synth3d.render_frames(world, spec):
             wr.write(frame)
     n = spec.n_frames
     p, yaw, pitch = spec.pose((n - 1) / n)
-    from vidaudit.video.perturb.camera import CONTENT_MOTION
 
-    return {"content_motion": CONTENT_MOTION[spec.motion], "final_yaw_deg": round(math.degrees(yaw), 6),
+    return {"content_motion": perturb.CONTENT_MOTION[spec.motion], "final_yaw_deg": round(math.degrees(yaw), 6),
             "final_pitch_deg": round(math.degrees(pitch), 6), "final_camera_z": round(p[2], 6)}
 
 
@@ -274,18 +282,16 @@ def render_job(synthesis: str, scene: int, spec: Any, still: str | None, out: st
                rel: str) -> tuple[dict[str, Any], VideoRef]:
     """One video (a pure function of its arguments): the still moved by ``spec`` (2d, seeded by the scene),
     or scene ``scene``'s 3D world filmed by ``spec``; returns the measured params and the written file."""
-    from vidaudit.video.perturb import apply
-    from vidaudit.video.synth3d import make_world
 
     if synthesis == "2d":
         if still is None:
             raise ValueError("a 2d camera_motion job needs the path of its still")
-        res = apply(still, spec, Path(out) / rel, seed=int(scene))
+        res = perturb.apply(still, spec, Path(out) / rel, seed=int(scene))
         m = res.meta.map
         extra = {"content_motion": res.meta.info["content_motion"], "final_dx": m["dx"][-1],
                  "final_dy": m["dy"][-1], "final_zoom": m["zoom"][-1]}
     else:
-        extra = _render_3d(make_world(scene), spec, Path(out) / rel)
+        extra = _render_3d(synth3d.make_world(scene), spec, Path(out) / rel)
     return extra, video_ref(out, rel)
 
 
@@ -293,7 +299,7 @@ def generate(out: Path, preset: str = "smoke", scenes: int | None = None, *, for
              settings: Mapping[str, str] | None = None, source: Path | None = None,
              on_progress: Callable[[int, int], None] | None = None, workers: int | None = 1,
              pool: PoolFactory | None = None, log: SourceLog | None = None) -> Path:
-    """Write the stills (here: each feeds six videos), then one ``render_job`` per video (see ``run.jobs``)."""
+    """Write the stills (here: each feeds six videos), then one ``render_job`` per video (see ``core.jobs``)."""
     check_choice("preset", preset, PRESETS)
     pre = PRESETS[preset]
     st = parse_settings(settings or {})

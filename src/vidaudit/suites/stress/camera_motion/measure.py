@@ -13,11 +13,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from vidaudit.core.manifest import load_samples
-from vidaudit.core.timeline import Timeline
-from vidaudit.video.io import iter_selected
-from vidaudit.video.motion import classify_motion
-from vidaudit.video.sampling import at_fps, every_frame, uniform_count
+from vidaudit.sdk import Timeline, at_fps, classify_motion, every_frame, iter_selected, load_samples, uniform_count
 
 
 def selection_indices(selection: str, clock: Timeline) -> tuple[list[int], bool]:

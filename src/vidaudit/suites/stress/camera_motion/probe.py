@@ -8,13 +8,24 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.roles import ObservedFrame
-from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, Sample
+from vidaudit.sdk import (
+    AggregateInput,
+    Condition,
+    ConfigError,
+    ObservedFrame,
+    Prompt,
+    Sample,
+    ScoreInput,
+    ScoreRecord,
+    SuiteReport,
+    TrialScore,
+    ViewerTrial,
+    classify_motion,
+    progress_bar,
+)
+from vidaudit.suites.stress.camera_motion.generate import SETTINGS, generate
 from vidaudit.suites.stress.camera_motion.options import DIRECTION_OF, DIRECTIONS, LETTER_OF, LETTERS
+from vidaudit.suites.stress.camera_motion.prompts import camera_motion_prompt
 from vidaudit.suites.stress.camera_motion.report import camera_report
 from vidaudit.suites.stress.camera_motion.scoring import score_trial
 from vidaudit.suites.stress.camera_motion.viewer import viewer_trial as viewer_trial_of
@@ -51,8 +62,6 @@ class CameraMotionBaselines(ProbeBaselines):
         return answer_text(_direction(value))
 
     def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        from vidaudit.video.motion import classify_motion
-
         ordered = sorted(frames, key=lambda f: (f[1], f[0]))
         direction, _ = classify_motion([f for _, _, f in ordered])
         return answer_text(direction)
@@ -67,9 +76,6 @@ class CameraMotionProbe(Probe):
     baselines = CameraMotionBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
-        from vidaudit.cli_common import progress_bar
-        from vidaudit.suites.stress.camera_motion.generate import SETTINGS, generate
-
         options.check_settings(SETTINGS, self.name)
         with progress_bar("camera_motion videos") as update:
             return generate(out, options.preset, options.seeds, force=options.force, settings=options.settings,
@@ -83,8 +89,6 @@ class CameraMotionProbe(Probe):
         return None
 
     def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
-        from vidaudit.suites.stress.camera_motion.prompts import camera_motion_prompt
-
         return Prompt(None, camera_motion_prompt())
 
     def score(self, trial: ScoreInput) -> TrialScore:

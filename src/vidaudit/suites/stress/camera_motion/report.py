@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.contract.report import GridFigure, SuiteReport, Table
+from vidaudit.sdk import GridFigure, ScoreRecord, SuiteReport, Table
 from vidaudit.suites.stress.camera_motion.aggregate import PREDICTED_COLUMNS, aggregate_camera
 from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS, HUMAN_REPORTED, PAPER_REPORTED
 from vidaudit.suites.stress.common import NO_HUMANS, HumanCeiling, pct, probe_report

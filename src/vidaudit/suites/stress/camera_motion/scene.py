@@ -9,7 +9,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from vidaudit.core.hashing import rng_from
+from vidaudit.sdk import rng_from
 
 
 def render_scene(seed: int, width: int, height: int) -> np.ndarray:

@@ -16,11 +16,25 @@ from typing import Any
 
 import yaml
 
-from vidaudit.core.errors import ConfigError, DataError, check_choice
-from vidaudit.core.fileio import write_text_atomic
-from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
-from vidaudit.core.types import PerturbationSpec, Sample, VideoRef
-from vidaudit.run.jobs import PoolFactory, run_jobs
+from vidaudit.sdk import (
+    ConfigError,
+    DataError,
+    PerturbationSpec,
+    PoolFactory,
+    Sample,
+    VideoRef,
+    VideoWriter,
+    check_choice,
+    dataset_dir,
+    guard_replace,
+    parse_condition,
+    plan_chain,
+    run_jobs,
+    select_frames,
+    write_dataset_info,
+    write_manifest,
+    write_text_atomic,
+)
 from vidaudit.suites.stress.cross_frame import synthetic
 from vidaudit.suites.stress.cross_frame.nextqa import Item, load_items, write_csv
 from vidaudit.suites.stress.cross_frame.options import (
@@ -32,7 +46,6 @@ from vidaudit.suites.stress.cross_frame.options import (
     letters,
 )
 from vidaudit.suites.stress.sources import SourceLog, import_job, try_import_job
-from vidaudit.video.io import VideoWriter
 
 PROBE = "cross_frame"
 SETTINGS = ("csv", "sample_fps", "sampling")
@@ -135,9 +148,6 @@ def run_config(out: Path, masks: tuple[dict[str, Any], ...], fps: float | None, 
 def strip_coverage(sample: Sample, conditions: list[str]) -> dict[str, float]:
     """Per masked condition (its video part), the share of the S strips that the frames it sends show at least
     once (planned: nothing is rendered)."""
-    from vidaudit.run.perturbed import plan_chain
-    from vidaudit.run.plan import parse_condition, select_frames
-
     out: dict[str, float] = {}
     for text in conditions:
         cond = parse_condition(text, "mcq")

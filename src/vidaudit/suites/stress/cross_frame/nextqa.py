@@ -21,13 +21,13 @@ are ``S``. Any other code is an error naming the row.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.fileio import write_text_atomic
+from vidaudit.sdk import ConfigError, DataError, write_text_atomic
 from vidaudit.suites.stress.datasets import find_video
 from vidaudit.suites.stress.sources import VIDEO_EXTS, SourceLog, reason_of
 
@@ -97,55 +97,19 @@ def load_items(source: Path, csv_name: str | None = None, log: SourceLog | None 
     videos = path.parent / "videos"
     if not videos.is_dir():         # a user's small set: the clips beside the CSV
         videos = path.parent
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        raise DataError(f"cannot read {path}: {e}; the question CSV must be UTF-8 text") from None
-    reader = csv.DictReader(text.splitlines())
-    header = reader.fieldnames or []
-    missing = [c for c in REQUIRED if c not in header]
-    if missing:
-        raise DataError(f"{path}: missing column(s) {', '.join(missing)}; a NExT-QA-format CSV has "
-                        f"{', '.join(REQUIRED)} (and optionally qid)")
+    header, reader = _rows(path)
     items: list[Item] = []
     seen: set[str] = set()
     absent: dict[str, int] = {}         # a missing video -> its questions
     refused: set[str] = set()
     for n, row in enumerate(reader, start=2):
         where = f"{path.name} line {n}"
-        if None in row:
-            raise DataError(f"{where}: more fields than the header has columns; quote fields that hold commas")
-        vals = {k: (row.get(k) or "").strip() for k in header}
-        empty = [c for c in ("video", "question", *(f"a{i}" for i in range(N_OPTIONS))) if not vals[c]]
-        if empty:
-            raise DataError(f"{where}: empty {', '.join(empty)}; every row needs a video, a question and five options")
-        try:
-            answer = int(vals["answer"])
-        except ValueError:
-            raise DataError(f"{where}: answer {vals['answer']!r} is not an option index; write 0-4") from None
-        if not 0 <= answer < N_OPTIONS:
-            raise DataError(f"{where}: answer index {answer} is out of range; it must be 0-4 (a0..a4)")
-        split = split_of(vals["type"])
-        if split is None:
-            raise DataError(f"{where}: unknown question type {vals['type']!r}; NExT-QA's codes are "
-                            f"{', '.join(TEMPORAL_TYPES + OTHER_TYPES)}")
+        vals, answer, split = _checked_values(where, row, header)
         qid = vals.get("qid") or str(n - 1)
-        try:
-            video_file = find_video(videos, (".",), vals["video"], what="video", source=where)
-        except DataError as e:
-            if vals["video"] not in refused:
-                refused.add(vals["video"])
-                log.skip(vals["video"], reason_of(e, videos))
-            continue
+        video_file = _row_video(log, videos, where, vals["video"], absent, refused)
         if video_file is None:
-            absent[vals["video"]] = absent.get(vals["video"], 0) + 1
             continue
-        args: dict[str, Any] = {}
-        if vals.get("template_args"):
-            try:
-                args = json.loads(vals["template_args"])
-            except json.JSONDecodeError as e:
-                raise DataError(f"{where}: template_args is not JSON ({e.msg})") from None
+        args = _template_args(where, vals)
         item = Item(line=n, qid=qid, video=vals["video"], video_path=video_file, question=vals["question"],
                     options=tuple(vals[f"a{i}"] for i in range(N_OPTIONS)), answer=answer,
                     type=vals["type"].upper(), split=split, template=vals.get("template") or None,
@@ -154,6 +118,77 @@ def load_items(source: Path, csv_name: str | None = None, log: SourceLog | None 
             raise DataError(f"{where}: video {item.video!r} with qid {qid!r} is listed twice")
         seen.add(item.item_id)
         items.append(item)
+    _say_missing(log, path, videos, items, absent, refused)
+    return items
+
+
+def _rows(path: Path) -> tuple[list[str], csv.DictReader]:
+    """(the header, a reader of the rows) of a question CSV that is UTF-8 text with every required column."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        raise DataError(f"cannot read {path}: {e}; the question CSV must be UTF-8 text") from None
+    reader = csv.DictReader(text.splitlines())
+    header = list(reader.fieldnames or [])
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        raise DataError(f"{path}: missing column(s) {', '.join(missing)}; a NExT-QA-format CSV has "
+                        f"{', '.join(REQUIRED)} (and optionally qid)")
+    return header, reader
+
+
+def _checked_values(where: str, row: dict[str | None, Any], header: list[str]) -> tuple[dict[str, str], int, str]:
+    """(the row's stripped values, its answer index, its split): a row with extra fields, an empty video, question
+    or option, an answer that is not 0-4 or an unknown type is refused, naming the row."""
+    if None in row:
+        raise DataError(f"{where}: more fields than the header has columns; quote fields that hold commas")
+    vals = {k: (row.get(k) or "").strip() for k in header}
+    empty = [c for c in ("video", "question", *(f"a{i}" for i in range(N_OPTIONS))) if not vals[c]]
+    if empty:
+        raise DataError(f"{where}: empty {', '.join(empty)}; every row needs a video, a question and five options")
+    try:
+        answer = int(vals["answer"])
+    except ValueError:
+        raise DataError(f"{where}: answer {vals['answer']!r} is not an option index; write 0-4") from None
+    if not 0 <= answer < N_OPTIONS:
+        raise DataError(f"{where}: answer index {answer} is out of range; it must be 0-4 (a0..a4)")
+    split = split_of(vals["type"])
+    if split is None:
+        raise DataError(f"{where}: unknown question type {vals['type']!r}; NExT-QA's codes are "
+                        f"{', '.join(TEMPORAL_TYPES + OTHER_TYPES)}")
+    return vals, answer, split
+
+
+def _row_video(log: SourceLog, videos: Path, where: str, video: str, absent: dict[str, int],
+               refused: set[str]) -> Path | None:
+    """The row's video file; None when it is absent (its questions counted in ``absent``) or its name is hostile
+    (named once in ``log``, and remembered in ``refused``)."""
+    try:
+        video_file = find_video(videos, (".",), video, what="video", source=where)
+    except DataError as e:
+        if video not in refused:
+            refused.add(video)
+            log.skip(video, reason_of(e, videos))
+        return None
+    if video_file is None:
+        absent[video] = absent.get(video, 0) + 1
+    return video_file
+
+
+def _template_args(where: str, vals: dict[str, str]) -> Any:
+    """The synthetic source's ``template_args`` column, parsed (an empty dict when the row has none)."""
+    args: Any = {}
+    if vals.get("template_args"):
+        try:
+            args = json.loads(vals["template_args"])
+        except json.JSONDecodeError as e:
+            raise DataError(f"{where}: template_args is not JSON ({e.msg})") from None
+    return args
+
+
+def _say_missing(log: SourceLog, path: Path, videos: Path, items: list[Item], absent: dict[str, int],
+                 refused: set[str]) -> None:
+    """Count and say the videos missing; refuse a set none of whose videos (or questions) is there."""
     if absent:
         log.count("videos_missing", len(absent))
         log.count("questions_without_video", sum(absent.values()))
@@ -165,15 +200,12 @@ def load_items(source: Path, csv_name: str | None = None, log: SourceLog | None 
                             f"VIDEO{VIDEO_EXTS[0]}, {', '.join(VIDEO_EXTS[1:5])} ...); flatten NExT-QA's folders into "
                             "videos/ (or keep a small set's clips beside the CSV)")
         raise DataError(f"{path} has a header but no questions")
-    return items
 
 
 def write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
     """Rows (``video``, ``qid``, ``question``, ``options``, ``answer``, ``type``, ...) as a NExT-QA CSV."""
     cols = ["video", "qid", "question", *(f"a{i}" for i in range(N_OPTIONS)), "answer", "type", "template",
             "template_args"]
-    import io
-
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
     w.writeheader()

@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.errors import ConfigError
+from vidaudit.sdk import ConfigError
+from vidaudit.suites.stress.common import LETTERS, mcq_answer_text
 from vidaudit.suites.stress.cross_frame import synthetic
 from vidaudit.suites.stress.cross_frame.options import ABSTAIN
 
@@ -105,8 +106,6 @@ def answer_template(template: str, args: Mapping[str, Any], timeline: Sequence[s
 
 
 def observe(frames: Sequence[tuple[int, float, np.ndarray]], metadata: Mapping[str, Any]) -> str:
-    from vidaudit.suites.stress.common import LETTERS, mcq_answer_text
-
     template = metadata.get("template")
     if metadata.get("source") != "synthetic" or not template:
         raise ConfigError("the integrating observer has no reader for real NExT-QA questions (it reads only the "

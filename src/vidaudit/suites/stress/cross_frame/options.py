@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from vidaudit.suites.stress.common import LETTERS
@@ -36,8 +37,6 @@ def letters(abstention: bool) -> tuple[str, ...]:
 
 
 def paper_name(model_label: str) -> str | None:
-    import re
-
     low = model_label.lower()
     return next((name for pat, name in PAPER_MATCH if re.search(pat, low)), None)
 

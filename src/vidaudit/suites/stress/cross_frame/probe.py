@@ -8,13 +8,27 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.roles import ObservedFrame
-from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, PerturbationSpec, Sample
+from vidaudit.sdk import (
+    AggregateInput,
+    Condition,
+    ConfigError,
+    ObservedFrame,
+    PerturbationSpec,
+    Prompt,
+    Sample,
+    ScoreInput,
+    ScoreRecord,
+    SuiteReport,
+    TrialScore,
+    ViewerTrial,
+    console,
+    progress_bar,
+    read_dataset_info,
+)
 from vidaudit.suites.stress.common import HumanCeiling, mcq_answer_text
+from vidaudit.suites.stress.cross_frame.generate import COVERAGE_WARNING, SETTINGS, generate
+from vidaudit.suites.stress.cross_frame.observer import observe
+from vidaudit.suites.stress.cross_frame.prompts import cross_frame_prompt
 from vidaudit.suites.stress.cross_frame.report import cross_frame_report
 from vidaudit.suites.stress.cross_frame.scoring import score_trial
 from vidaudit.suites.stress.cross_frame.viewer import viewer_trial as viewer_trial_of
@@ -47,8 +61,6 @@ class CrossFrameBaselines(ProbeBaselines):
         return mcq_answer_text(v, opts[lets.index(v)])
 
     def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        from vidaudit.suites.stress.cross_frame.observer import observe
-
         return observe(frames, metadata)
 
 
@@ -62,20 +74,12 @@ class CrossFrameProbe(Probe):
     baselines = CrossFrameBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
-        from vidaudit.suites.stress.cross_frame.generate import SETTINGS, generate
-
         options.check_settings(SETTINGS, self.name)
-        from vidaudit.cli_common import progress_bar
-
         with progress_bar("cross_frame videos") as update:
             manifest = generate(out, options.preset, options.seeds, options.source, dict(options.settings),
                                 force=options.force, workers=options.workers, pool=options.pool, on_progress=update,
                                 log=options.source_log() if options.source is not None else None)
         if options.settings.get("sampling", "").strip().lower() == "paper":
-            from vidaudit.cli_common import console
-            from vidaudit.core.manifest import read_dataset_info
-            from vidaudit.suites.stress.cross_frame.generate import COVERAGE_WARNING
-
             console.print(f"warning: {COVERAGE_WARNING}")
             for cond, c in read_dataset_info(Path(manifest).parent).get("coverage", {}).items():
                 console.print(f"  {cond}: {100 * c['mean_strips_shown']:.1f}% of strips shown on average; "
@@ -100,8 +104,6 @@ class CrossFrameProbe(Probe):
                 "question asks about")
 
     def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
-        from vidaudit.suites.stress.cross_frame.prompts import cross_frame_prompt
-
         return Prompt(None, cross_frame_prompt(sample.question, sample.params["options"]))
 
     def request_metadata(self, sample: Sample) -> dict[str, Any]:

@@ -14,9 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.contract.report import SuiteReport, Table
-from vidaudit.score.stats import wilson_interval
+from vidaudit.sdk import ScoreRecord, SuiteReport, Table, wilson_interval
 from vidaudit.suites.stress.common import (
     NO_HUMANS,
     HumanCeiling,
@@ -124,7 +122,8 @@ def aggregate_cross_frame(records: Sequence[ScoreRecord]) -> dict[str, Any]:
             for rc in raw_partners(mc, raws):
                 for abstention in (True, False):
                     for split in ("T", "S", "all"):
-                        def pick(c: str) -> list[ScoreRecord]:
+                        def pick(c: str, mine: list[ScoreRecord] = mine, abstention: bool = abstention,
+                                 split: str = split) -> list[ScoreRecord]:
                             return [r for r in mine if r.condition == c and bool(r.params.get("abstention")) == abstention
                                     and (split == "all" or r.params.get("split") == split)]
                         raw, occ = pick(rc), pick(mc)

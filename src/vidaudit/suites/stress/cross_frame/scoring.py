@@ -3,9 +3,7 @@ with abstention): a boxed letter, "answer: X" or a leading "X."; never the last 
 
 from __future__ import annotations
 
-from vidaudit.core.contract.records import ParseResult, TrialScore
-from vidaudit.core.types import Sample
-from vidaudit.score.answers import parse_option
+from vidaudit.sdk import ParseResult, Sample, TrialScore, parse_option
 
 
 def score_trial(sample: Sample, text: str | None, status: str) -> TrialScore:

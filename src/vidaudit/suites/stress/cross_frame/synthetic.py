@@ -16,7 +16,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from vidaudit.core.hashing import rng_from
+from vidaudit.sdk import rng_from
 from vidaudit.suites.stress.common import place_at
 
 #: name -> RGB; saturated and far apart in hue so the reader separates them after H.264 and masking
@@ -98,7 +98,7 @@ def make_clip(index: int, hold: int, seed: int = 0) -> Clip:
     shapes = rng.permutation(len(SHAPES))[:n]
     colours = rng.permutation(len(PALETTE))[:n]
     names = list(PALETTE)
-    return Clip(tuple(Segment(names[int(c)], SHAPES[int(s)]) for s, c in zip(shapes, colours)), hold)
+    return Clip(tuple(Segment(names[int(c)], SHAPES[int(s)]) for s, c in zip(shapes, colours, strict=True)), hold)
 
 
 def _objects_distractors(answer: Segment, clip: Clip, rng: np.random.Generator) -> list[str]:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.contract.report import ViewerTrial
-from vidaudit.core.types import Sample
+from vidaudit.sdk import Sample, ScoreRecord, ViewerTrial
 from vidaudit.suites.stress.common import options_block
 from vidaudit.suites.stress.cross_frame.report import mask_of
 

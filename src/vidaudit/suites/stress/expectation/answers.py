@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Sample
+from vidaudit.sdk import ConfigError, Sample
 from vidaudit.suites.stress.common import LETTERS, mcq_answer_text
 from vidaudit.suites.stress.expectation import prompts as P
 from vidaudit.suites.stress.expectation.scoring import MCQ_TASKS

@@ -24,11 +24,24 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.errors import ConfigError, DataError, check_choice
-from vidaudit.core.hashing import rng_from
-from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
-from vidaudit.core.types import PerturbationSpec, Sample, Trace, VideoRef
-from vidaudit.run.jobs import PoolFactory, run_jobs
+from vidaudit.sdk import (
+    ConfigError,
+    DataError,
+    PerturbationSpec,
+    PoolFactory,
+    Sample,
+    Trace,
+    VideoRef,
+    check_choice,
+    dataset_dir,
+    guard_replace,
+    perturb,
+    rng_from,
+    run_jobs,
+    video_ref,
+    write_dataset_info,
+    write_manifest,
+)
 from vidaudit.suites.stress.common import LETTERS, place_at
 from vidaudit.suites.stress.expectation import prompts as P
 from vidaudit.suites.stress.procedures import (
@@ -41,7 +54,6 @@ from vidaudit.suites.stress.procedures import (
     staging_dir,
 )
 from vidaudit.suites.stress.sources import Clip, ClipSource, SourceLog, import_clips
-from vidaudit.video.io import video_ref
 
 PROBE = "expectation"
 TASKS = ("direction", "describe", "gap_mcq", "gap_summary", "anomaly")
@@ -195,10 +207,9 @@ def plan_gap(name: str, steps: Sequence[str], index: int) -> tuple[int, list[str
 
 def _feasible(spec: PerturbationSpec, info: Any, seed: int, second: Any = None) -> str | None:
     """Why ``spec`` cannot be made from a source of these facts (``None``: it can): the op's own plan, no pixel read."""
-    from vidaudit.video.perturb import plan_for
 
     try:
-        plan_for(spec, info, seed=seed, second=second)
+        perturb.plan_for(spec, info, seed=seed, second=second)
     except (ConfigError, DataError) as e:
         return str(e)
     return None
@@ -214,112 +225,157 @@ def _source_name(src: Any) -> str:
 
 def build(sources: list[Source], out: Path, *, preset: str, on_progress: Callable[[int, int], None] | None = None,
           workers: int | None = 1, pool: PoolFactory | None = None, log: SourceLog | None = None) -> list[Sample]:
-    """Every sample of every source; the perturbed videos are ``apply_job``s (``run.jobs``), each planned with
+    """Every sample of every source; the perturbed videos are ``apply_job``s (``core.jobs``), each planned with
     its seed before any runs, and the samples are built in plan order from the ops' metadata.
 
     Every video is planned on its source's facts first (``plan_for``, nothing rendered), so no clip stops the
     set partway: ``scene_mix`` splices in the next source that is long enough (in order, wrapping round; the
     next one in a synthetic set always is), and a video that cannot be made from a clip (no partner long
     enough, too few frames for the op's window) is left out and named in ``log`` with the op's reason."""
-    from vidaudit.video.perturb.source import open_source
 
     if len(sources) < 2:
         raise ConfigError("the expectation probe needs at least two sources (scene mixing splices in another one)")
     log = log if log is not None else SourceLog()
     (out / "videos").mkdir(parents=True, exist_ok=True)
-    facts = {src.name: open_source(src.video) for src in sources}
-    jobs: dict[tuple[str, str], tuple[Any, ...]] = {}      # (source, its video's tag) -> apply_job's arguments
-    gaps: dict[str, tuple[Any, ...]] = {}     # source -> plan_gap(...): (missing, options, kinds)
-    partner: dict[str, Any] = {}              # source -> the source scene_mix splices in
-
-    def plan(src: Any, tag: str, spec: PerturbationSpec, seed: int, rel: str, second: Any = None) -> bool:
-        why = _feasible(spec, facts[src.name], seed, facts[second.name] if second is not None else None)
-        if why is not None:
-            log.skip(_source_name(src), f"{tag}: {why}")
-            return False
-        jobs[src.name, tag] = (str(src.video), spec, str(out), rel, seed, str(second.video) if second else None)
-        return True
-
+    planner = _Planner(out, log, sources)
     for si, src in enumerate(sources):
-        stem = f"stress-expectation-{src.name}"
-        plan(src, "reverse", PerturbationSpec(name="reverse"), _seed(src.name, "reverse"),
-             f"videos/{stem}-reverse.mp4")
-        if len(src.steps) >= MIN_GAP_STEPS:     # a user's clip without labelled actions has no gap to ask about
-            missing, options, kinds = plan_gap(src.name, src.steps, len(gaps))
-            a, b = src.segments[missing]
-            if plan(src, "gap", PerturbationSpec(name="temporal_gap", params={
-                    "start_s": a, "end_s": b, "label": src.steps[missing]}), _seed(src.name, "gap"),
-                    f"videos/{stem}-gap.mp4"):
-                gaps[src.name] = (missing, options, kinds)
-        for op in ANOMALIES:
-            spec = anomaly_spec(op, src.duration_s, rng_from("stress", "expectation-anomaly", src.name, op))
-            rel, seed = f"videos/{stem}-anomaly-{op}.mp4", _seed(src.name, op)
-            if op != "scene_mix":
-                plan(src, f"anomaly-{op}", spec, seed, rel)
-                continue
-            others = [sources[(si + k) % len(sources)] for k in range(1, len(sources))]
-            fit = next((o for o in others if _feasible(spec, facts[src.name], seed, facts[o.name]) is None), None)
-            if fit is None:
-                longest = max(o.duration_s for o in others)
-                log.skip(_source_name(src), f"anomaly-scene_mix: no other clip is long enough to splice in "
-                                            f"{spec.params['duration_s']:g} s (a quarter of this clip's "
-                                            f"{src.duration_s:g} s; the longest other lasts {longest:g} s)")
-                continue
-            if plan(src, f"anomaly-{op}", spec, seed, rel, fit):
-                partner[src.name] = fit
-    done = dict(zip(jobs, run_jobs(apply_job, list(jobs.values()), workers=workers, pool=pool,
-                                   on_progress=on_progress), strict=True))
+        planner.plan_source(si, src, sources)
+    done = dict(zip(planner.jobs, run_jobs(apply_job, list(planner.jobs.values()), workers=workers, pool=pool,
+                                           on_progress=on_progress), strict=True))
     samples: list[Sample] = []
     for src in sources:
-        other = partner.get(src.name)
         base = {"procedure": src.procedure, "source_name": src.name, "canonical": list(src.steps), "preset": preset,
                 **({"source_clip": src.origin, **src.extra} if isinstance(src, ClipSource) else {})}
         stem = f"stress-expectation-{src.name}"
-        # reversed clips: forward (the source itself) and reverse, MCQ and free description
-        pair: list[tuple[str, VideoRef, str | None]] = []
-        if (src.name, "reverse") in done:      # the direction is asked only beside the reversed video
-            fwd_rel = f"videos/{stem}-forward.mp4"
-            shutil.copyfile(src.video, out / fwd_rel)
-            rev_meta, rev_ref = done[src.name, "reverse"]
-            pair = [("forward", video_ref(out, fwd_rel), None), ("reverse", rev_ref, rev_meta.spec_id)]
-        for direction, ref, spec_id in pair:
-            shown = list(src.steps) if direction == "forward" else list(reversed(src.steps))
-            letter = LETTERS[P.DIRECTION_OPTIONS.index("forward" if direction == "forward" else "in reverse")]
-            common = {**base, "direction": direction, "shown": shown, "perturbation": spec_id}
-            samples.append(_sample(f"{stem}-direction-{direction}", ref, "direction",
-                                   {**common, "options": list(P.DIRECTION_OPTIONS), "chance": 0.5},
-                                   P.direction_prompt(), letter))
-            if src.steps:       # the direction judge reads the steps in the order shown
-                samples.append(_sample(f"{stem}-describe-{direction}", ref, "describe",
-                                       {**common, "options": None, "chance": None}, P.describe_prompt(),
-                                       P.sequence_text(shown)))
-        # temporal gap: one middle step removed
-        if src.name in gaps:
-            missing, options, kinds = gaps[src.name]
-            gap, gap_ref = done[src.name, "gap"]
-            visible = [s for i, s in enumerate(src.steps) if i != missing]
-            gcommon = {**base, "shown": visible, "missing_action": gap.info["label"],
-                       "missing_index": missing, "removed": gap.info["removed"],
-                       "visible_summary": P.visible_summary(visible), "perturbation": gap.spec_id}
-            samples.append(_sample(f"{stem}-gap-mcq", gap_ref, "gap_mcq",
-                                   {**gcommon, "options": options, "option_kinds": kinds, "chance": 0.25},
-                                   P.gap_mcq_prompt(options), LETTERS[kinds.index("visible")]))
-            samples.append(_sample(f"{stem}-gap-summary", gap_ref, "gap_summary",
-                                   {**gcommon, "options": None, "chance": None}, P.GAP_SUMMARY_PROMPT,
-                                   P.visible_summary(visible)))
-        # anomaly injection: one video per anomaly
+        samples += _direction_samples(src, out, stem, base, done)
+        if src.name in planner.gaps:
+            samples += _gap_samples(src, stem, base, done, planner.gaps[src.name])
+        samples += _anomaly_samples(src, stem, base, done, planner.partner.get(src.name))
+    return samples
+
+
+class _Planner:
+    """The perturbed videos of a set, planned on the sources' facts before any is made: ``jobs`` (in plan order,
+    (source, its video's tag) -> ``apply_job``'s arguments), the gap each source asks about and the source each
+    ``scene_mix`` splices in; a video that cannot be made is named in ``log`` and left out."""
+
+    def __init__(self, out: Path, log: SourceLog, sources: Sequence[Source | ClipSource]) -> None:
+        self.out, self.log = out, log
+        self.facts = {src.name: perturb.open_source(src.video) for src in sources}
+        self.jobs: dict[tuple[str, str], tuple[Any, ...]] = {}
+        self.gaps: dict[str, tuple[int, list[str], list[str]]] = {}   # source -> plan_gap(...)
+        self.partner: dict[str, Source | ClipSource] = {}             # source -> the source scene_mix splices in
+
+    def plan(self, src: Source | ClipSource, tag: str, spec: PerturbationSpec, seed: int, rel: str,
+             second: Source | ClipSource | None = None) -> bool:
+        """Plan one video (True), or name in the log why it cannot be made from this source (False)."""
+        why = _feasible(spec, self.facts[src.name], seed, self.facts[second.name] if second is not None else None)
+        if why is not None:
+            self.log.skip(_source_name(src), f"{tag}: {why}")
+            return False
+        self.jobs[src.name, tag] = (str(src.video), spec, str(self.out), rel, seed,
+                                    str(second.video) if second else None)
+        return True
+
+    def plan_source(self, si: int, src: Source | ClipSource, sources: Sequence[Source | ClipSource]) -> None:
+        """The videos of source ``si``, in order: reversed, the gap (when it has enough labelled steps), each
+        anomaly."""
+        stem = f"stress-expectation-{src.name}"
+        self.plan(src, "reverse", PerturbationSpec(name="reverse"), _seed(src.name, "reverse"),
+                  f"videos/{stem}-reverse.mp4")
+        if len(src.steps) >= MIN_GAP_STEPS:     # a user's clip without labelled actions has no gap to ask about
+            self._plan_gap(src, stem)
         for op in ANOMALIES:
-            if (src.name, f"anomaly-{op}") not in done:
-                continue
-            meta, ref = done[src.name, f"anomaly-{op}"]
-            desc = descriptor(op, meta.info, meta.width, meta.height,
-                              other=_other_text(other) if op == "scene_mix" else None)
-            samples.append(_sample(f"{stem}-anomaly-{op}", ref, "anomaly",
-                                   {**base, "anomaly": op, "anomaly_kind": "spatial" if op in SPATIAL else "temporal",
-                                    "descriptor": desc, "anomaly_info": meta.info, "shown": list(src.steps),
-                                    "options": None, "chance": None, "perturbation": meta.spec_id,
-                                    "mixed_with": other.name if op == "scene_mix" and other else None},
-                                   P.anomaly_prompt(op), desc))
+            self._plan_anomaly(si, src, sources, op, stem)
+
+    def _plan_gap(self, src: Source | ClipSource, stem: str) -> None:
+        """The temporal gap: one middle step removed (drawn by ``plan_gap``, indexed by the gaps planned so far)."""
+        missing, options, kinds = plan_gap(src.name, src.steps, len(self.gaps))
+        a, b = src.segments[missing]
+        if self.plan(src, "gap", PerturbationSpec(name="temporal_gap", params={
+                "start_s": a, "end_s": b, "label": src.steps[missing]}), _seed(src.name, "gap"),
+                f"videos/{stem}-gap.mp4"):
+            self.gaps[src.name] = (missing, options, kinds)
+
+    def _plan_anomaly(self, si: int, src: Source | ClipSource, sources: Sequence[Source | ClipSource], op: str,
+                      stem: str) -> None:
+        """One anomaly video; ``scene_mix`` splices in the next other source long enough (wrapping round)."""
+        spec = anomaly_spec(op, src.duration_s, rng_from("stress", "expectation-anomaly", src.name, op))
+        rel, seed = f"videos/{stem}-anomaly-{op}.mp4", _seed(src.name, op)
+        if op != "scene_mix":
+            self.plan(src, f"anomaly-{op}", spec, seed, rel)
+            return
+        others = [sources[(si + k) % len(sources)] for k in range(1, len(sources))]
+        fit = next((o for o in others if _feasible(spec, self.facts[src.name], seed, self.facts[o.name]) is None),
+                   None)
+        if fit is None:
+            longest = max(o.duration_s for o in others)
+            self.log.skip(_source_name(src), f"anomaly-scene_mix: no other clip is long enough to splice in "
+                                             f"{spec.params['duration_s']:g} s (a quarter of this clip's "
+                                             f"{src.duration_s:g} s; the longest other lasts {longest:g} s)")
+            return
+        if self.plan(src, f"anomaly-{op}", spec, seed, rel, fit):
+            self.partner[src.name] = fit
+
+
+def _direction_samples(src: Source | ClipSource, out: Path, stem: str, base: dict[str, Any],
+                       done: dict[tuple[str, str], Any]) -> list[Sample]:
+    """Reversed clips: forward (a copy of the source) and reverse, each asked the direction MCQ and, when the
+    source has steps, the free description; asked only when the reversed video was made."""
+    pair: list[tuple[str, VideoRef, str | None]] = []
+    if (src.name, "reverse") in done:      # the direction is asked only beside the reversed video
+        fwd_rel = f"videos/{stem}-forward.mp4"
+        shutil.copyfile(src.video, out / fwd_rel)
+        rev_meta, rev_ref = done[src.name, "reverse"]
+        pair = [("forward", video_ref(out, fwd_rel), None), ("reverse", rev_ref, rev_meta.spec_id)]
+    samples: list[Sample] = []
+    for direction, ref, spec_id in pair:
+        shown = list(src.steps) if direction == "forward" else list(reversed(src.steps))
+        letter = LETTERS[P.DIRECTION_OPTIONS.index("forward" if direction == "forward" else "in reverse")]
+        common = {**base, "direction": direction, "shown": shown, "perturbation": spec_id}
+        samples.append(_sample(f"{stem}-direction-{direction}", ref, "direction",
+                               {**common, "options": list(P.DIRECTION_OPTIONS), "chance": 0.5},
+                               P.direction_prompt(), letter))
+        if src.steps:       # the direction judge reads the steps in the order shown
+            samples.append(_sample(f"{stem}-describe-{direction}", ref, "describe",
+                                   {**common, "options": None, "chance": None}, P.describe_prompt(),
+                                   P.sequence_text(shown)))
+    return samples
+
+
+def _gap_samples(src: Source | ClipSource, stem: str, base: dict[str, Any], done: dict[tuple[str, str], Any],
+                 gap_plan: tuple[int, list[str], list[str]]) -> list[Sample]:
+    """Temporal gap: one middle step removed, asked as the 4-way MCQ and the one-sentence summary."""
+    missing, options, kinds = gap_plan
+    gap, gap_ref = done[src.name, "gap"]
+    visible = [s for i, s in enumerate(src.steps) if i != missing]
+    gcommon = {**base, "shown": visible, "missing_action": gap.info["label"],
+               "missing_index": missing, "removed": gap.info["removed"],
+               "visible_summary": P.visible_summary(visible), "perturbation": gap.spec_id}
+    return [_sample(f"{stem}-gap-mcq", gap_ref, "gap_mcq",
+                    {**gcommon, "options": options, "option_kinds": kinds, "chance": 0.25},
+                    P.gap_mcq_prompt(options), LETTERS[kinds.index("visible")]),
+            _sample(f"{stem}-gap-summary", gap_ref, "gap_summary",
+                    {**gcommon, "options": None, "chance": None}, P.GAP_SUMMARY_PROMPT,
+                    P.visible_summary(visible))]
+
+
+def _anomaly_samples(src: Source | ClipSource, stem: str, base: dict[str, Any], done: dict[tuple[str, str], Any],
+                     other: Source | ClipSource | None) -> list[Sample]:
+    """Anomaly injection: one video per anomaly that was made, its descriptor from the op's own metadata."""
+    samples: list[Sample] = []
+    for op in ANOMALIES:
+        if (src.name, f"anomaly-{op}") not in done:
+            continue
+        meta, ref = done[src.name, f"anomaly-{op}"]
+        desc = descriptor(op, meta.info, meta.width, meta.height,
+                          other=_other_text(other) if op == "scene_mix" else None)
+        samples.append(_sample(f"{stem}-anomaly-{op}", ref, "anomaly",
+                               {**base, "anomaly": op, "anomaly_kind": "spatial" if op in SPATIAL else "temporal",
+                                "descriptor": desc, "anomaly_info": meta.info, "shown": list(src.steps),
+                                "options": None, "chance": None, "perturbation": meta.spec_id,
+                                "mixed_with": other.name if op == "scene_mix" and other else None},
+                               P.anomaly_prompt(op), desc))
     return samples
 
 

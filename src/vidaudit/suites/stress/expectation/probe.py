@@ -8,15 +8,27 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput, SuiteCapabilities
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, Sample
+from vidaudit.sdk import (
+    AggregateInput,
+    Condition,
+    ConfigError,
+    Prompt,
+    Sample,
+    ScoreInput,
+    ScoreRecord,
+    SuiteCapabilities,
+    SuiteReport,
+    TrialScore,
+    ViewerTrial,
+    progress_bar,
+)
 from vidaudit.suites.stress.common import LETTERS, HumanCeiling
+from vidaudit.suites.stress.datasets import clips_from_source
 from vidaudit.suites.stress.expectation import prompts as P
-from vidaudit.suites.stress.expectation.generate import ANOMALIES, JUDGED_TASKS, TASKS
+from vidaudit.suites.stress.expectation.answers import chance_answer, constant_answer, oracle_answer
+from vidaudit.suites.stress.expectation.generate import ANOMALIES, JUDGED_TASKS, TASKS, generate
 from vidaudit.suites.stress.expectation.report import expectation_report
+from vidaudit.suites.stress.expectation.scoring import score_trial
 from vidaudit.suites.stress.expectation.viewer import viewer_trial as viewer_trial_of
 from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
 
@@ -25,18 +37,12 @@ class ExpectationBaselines(ProbeBaselines):
     """The expectation probe's baseline answers."""
 
     def oracle_answer(self, sample: Sample) -> str:
-        from vidaudit.suites.stress.expectation.answers import oracle_answer
-
         return oracle_answer(sample)
 
     def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        from vidaudit.suites.stress.expectation.answers import chance_answer
-
         return chance_answer(sample, rng, option)
 
     def constant_answer(self, sample: Sample, value: str) -> str:
-        from vidaudit.suites.stress.expectation.answers import constant_answer
-
         return constant_answer(sample, value)
 
 
@@ -52,9 +58,6 @@ class ExpectationProbe(Probe):
     baselines = ExpectationBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
-        from vidaudit.suites.stress.datasets import clips_from_source
-        from vidaudit.suites.stress.expectation.generate import generate
-
         options.check_settings(("dataset",), self.name)
         log = options.source_log()
         clips = None
@@ -62,8 +65,6 @@ class ExpectationProbe(Probe):
             clips = clips_from_source(Path(options.source), options.settings.get("dataset"), log)
         elif "dataset" in options.settings:
             raise ConfigError("--set dataset=NAME names the format of --source DIR; pass --source")
-        from vidaudit.cli_common import progress_bar
-
         with progress_bar("expectation videos") as update:
             return generate(out, options.preset, options.seeds, force=options.force, workers=options.workers,
                             pool=options.pool, on_progress=update, clips=clips, log=log)
@@ -85,9 +86,10 @@ class ExpectationProbe(Probe):
             opts = p.get("options")
             if not isinstance(opts, list) or sample.answer not in LETTERS[: len(opts)]:
                 return f"answer {sample.answer!r} is not one of the lettered options"
-        if task in ("gap_mcq", "gap_summary"):
-            if not p.get("missing_action") or p["missing_action"] in (p.get("shown") or []):
-                return "the removed step is missing or still listed as visible"
+        if task in ("gap_mcq", "gap_summary") and (
+            not p.get("missing_action") or p["missing_action"] in (p.get("shown") or [])
+        ):
+            return "the removed step is missing or still listed as visible"
         if task == "gap_mcq" and (p.get("option_kinds") or [None])[LETTERS.index(sample.answer)] != "visible":
             return "the keyed option is not the visible sequence"
         if task == "anomaly" and (p.get("anomaly") not in ANOMALIES or not p.get("descriptor")):
@@ -126,8 +128,6 @@ class ExpectationProbe(Probe):
         return Prompt(None, P.anomaly_judge_prompt(p["anomaly"], p["descriptor"], answer))
 
     def score(self, trial: ScoreInput) -> TrialScore:
-        from vidaudit.suites.stress.expectation.scoring import score_trial
-
         return score_trial(trial.sample, trial.text, trial.status, trial.judgement)
 
     def aggregate(self, inputs: AggregateInput) -> SuiteReport:

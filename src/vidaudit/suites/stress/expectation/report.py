@@ -13,9 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.contract.report import SuiteReport, Table
-from vidaudit.score.stats import wilson_interval
+from vidaudit.sdk import ScoreRecord, SuiteReport, Table, wilson_interval
 from vidaudit.suites.stress.common import (
     NO_HUMANS,
     PAPER_MATCH,

@@ -18,10 +18,7 @@ from __future__ import annotations
 
 import re
 
-from vidaudit.core.contract.records import ParseResult, TrialScore
-from vidaudit.core.types import Sample
-from vidaudit.score.answers import parse_option
-from vidaudit.score.judge import read_verdict
+from vidaudit.sdk import ParseResult, Sample, TrialScore, parse_option, read_verdict
 from vidaudit.suites.stress.common import LETTERS
 
 MCQ_TASKS = ("direction", "gap_mcq")

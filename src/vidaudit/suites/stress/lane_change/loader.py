@@ -25,15 +25,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.confine import confined
-from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.fileio import atomic_path
-from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
-from vidaudit.core.types import Sample, Trace, VideoRef
-from vidaudit.run.jobs import PoolFactory, run_jobs
+from vidaudit.sdk import (
+    ConfigError,
+    DataError,
+    PoolFactory,
+    Sample,
+    Trace,
+    VideoRef,
+    VideoWriter,
+    atomic_path,
+    confined,
+    dataset_dir,
+    guard_replace,
+    iter_constant_rate,
+    iter_frames,
+    probe,
+    run_jobs,
+    video_ref,
+    write_dataset_info,
+    write_manifest,
+)
 from vidaudit.suites.stress.lane_change.options import LABELS, LETTER_OF, QUESTION
 from vidaudit.suites.stress.sources import SourceLog, reason_of
-from vidaudit.video.io import VideoWriter, iter_constant_rate, iter_frames, probe, video_ref
 
 PROBE = "lane_change"
 ANNOTATIONS = "annotations.csv"
@@ -131,7 +144,7 @@ def _cut(src: Path, dst: Path, start_s: float, end_s: float, fps: float, width: 
 def clip_job(src: str, out: str, rel: str, segment: tuple[float, float] | None, fps: float, width: int,
              height: int) -> VideoRef:
     """One sample's video: ``segment`` of ``src`` cut (re-encoded) into ``out/rel``, or the whole clip copied byte
-    for byte; its ``VideoRef`` (a pure function of its arguments, for ``run.jobs``)."""
+    for byte; its ``VideoRef`` (a pure function of its arguments, for ``core.jobs``)."""
     if segment is not None:
         _cut(Path(src), Path(out) / rel, segment[0], segment[1], fps, width, height)
     else:
@@ -161,10 +174,9 @@ def generate(out: Path, source: Path, *, force: bool = False,
                 math.floor(r.end_s * info.fps + 1e-9) - math.floor(r.start_s * info.fps + 1e-9) < 2:
             errors.append(f"line {r.line}: segment {r.start_s:g}-{r.end_s:g} s of {r.clip} holds fewer than two "
                           "frames")
-        elif info.width % 2 or info.height % 2:
-            if r.start_s is not None:
-                errors.append(f"line {r.line}: {r.clip} is {info.width}x{info.height}; a segment is re-encoded as "
-                              "yuv420p, which needs an even size")
+        elif (info.width % 2 or info.height % 2) and r.start_s is not None:
+            errors.append(f"line {r.line}: {r.clip} is {info.width}x{info.height}; a segment is re-encoded as "
+                          "yuv420p, which needs an even size")
         checked.append((r, info))
     if errors:
         raise DataError(f"{root / ANNOTATIONS}: " + " | ".join(errors[:8]))

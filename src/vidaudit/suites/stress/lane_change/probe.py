@@ -6,12 +6,21 @@ from pathlib import Path
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, Sample
+from vidaudit.sdk import (
+    AggregateInput,
+    Condition,
+    ConfigError,
+    Prompt,
+    Sample,
+    ScoreInput,
+    ScoreRecord,
+    SuiteReport,
+    TrialScore,
+    ViewerTrial,
+    progress_bar,
+)
 from vidaudit.suites.stress.common import HumanCeiling
+from vidaudit.suites.stress.lane_change.loader import generate
 from vidaudit.suites.stress.lane_change.options import ALIASES, LABELS, answer_text, prompt
 from vidaudit.suites.stress.lane_change.report import lane_report
 from vidaudit.suites.stress.lane_change.scoring import score_trial
@@ -45,9 +54,6 @@ class LaneChangeProbe(Probe):
     baselines = LaneChangeBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
-        from vidaudit.cli_common import progress_bar
-        from vidaudit.suites.stress.lane_change.loader import generate
-
         options.check_settings((), self.name)
         if options.source is None:
             raise ConfigError("lane_change reads a user's clips: pass --source DIR holding annotations.csv "

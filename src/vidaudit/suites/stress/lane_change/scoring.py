@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from vidaudit.core.contract.records import TrialScore
-from vidaudit.core.types import Sample
+from vidaudit.sdk import Sample, TrialScore
 from vidaudit.suites.stress.common import score_option
 from vidaudit.suites.stress.lane_change.options import LABEL_OF, LETTERS
 

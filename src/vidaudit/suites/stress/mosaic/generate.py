@@ -9,11 +9,22 @@ from typing import Any
 
 import cv2
 
-from vidaudit.core.errors import ConfigError, check_choice
-from vidaudit.core.fileio import atomic_path
-from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
-from vidaudit.core.types import PerturbationSpec, Sample, VideoRef
-from vidaudit.run.jobs import PoolFactory, run_jobs
+from vidaudit.sdk import (
+    ConfigError,
+    PerturbationSpec,
+    PoolFactory,
+    Sample,
+    VideoRef,
+    atomic_path,
+    check_choice,
+    dataset_dir,
+    guard_replace,
+    perturb,
+    run_jobs,
+    video_ref,
+    write_dataset_info,
+    write_manifest,
+)
 from vidaudit.suites.stress.mosaic import scene as sc
 from vidaudit.suites.stress.mosaic.tasks import (
     ARRANGEMENTS,
@@ -23,7 +34,6 @@ from vidaudit.suites.stress.mosaic.tasks import (
     objects_prompt,
     text_recency,
 )
-from vidaudit.video.io import video_ref
 
 PROBE = "mosaic"
 PRESETS: dict[str, int] = {"smoke": 2, "paper": 24}
@@ -38,13 +48,9 @@ def spec_of(arrangement: str) -> PerturbationSpec:
 
 def temporal_order(seed: int) -> list[int]:
     """The quadrant order the temporal mosaic of ``seed`` shows (the op's own plan, no file read)."""
-    from pathlib import Path as _P
-
-    from vidaudit.video.perturb import SourceInfo, plan_for
-
-    src = SourceInfo(path=_P("still.png"), sha256="0" * 64, width=sc.WIDTH, height=sc.HEIGHT, n_frames=1, fps=None,
-                     still=True)
-    return [int(q) for q in plan_for(spec_of("temporal"), src, seed=seed).map["quadrant"]]
+    src = perturb.SourceInfo(path=Path("still.png"), sha256="0" * 64, width=sc.WIDTH, height=sc.HEIGHT, n_frames=1,
+                             fps=None, still=True)
+    return [int(q) for q in perturb.plan_for(spec_of("temporal"), src, seed=seed).map["quadrant"]]
 
 
 def plan_rows(n: int) -> list[dict[str, Any]]:
@@ -77,9 +83,7 @@ def plan_rows(n: int) -> list[dict[str, Any]]:
 
 def render_job(still: str, arrangement: str, seed: int, out: str, rel: str) -> VideoRef:
     """One video: the still under ``arrangement``'s op with ``seed``, written to ``out/rel``."""
-    from vidaudit.video.perturb import apply
-
-    apply(still, spec_of(arrangement), Path(out) / rel, seed=seed)
+    perturb.apply(still, spec_of(arrangement), Path(out) / rel, seed=seed)
     return video_ref(out, rel)
 
 

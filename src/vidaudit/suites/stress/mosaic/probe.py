@@ -8,13 +8,23 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.roles import ObservedFrame
-from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, Sample
+from vidaudit.sdk import (
+    AggregateInput,
+    Condition,
+    ConfigError,
+    ObservedFrame,
+    Prompt,
+    Sample,
+    ScoreInput,
+    ScoreRecord,
+    SuiteReport,
+    TrialScore,
+    ViewerTrial,
+    progress_bar,
+)
 from vidaudit.suites.stress.common import LETTERS, HumanCeiling, mcq_answer_text, require_every_frame
+from vidaudit.suites.stress.mosaic.generate import generate
+from vidaudit.suites.stress.mosaic.observer import observe
 from vidaudit.suites.stress.mosaic.report import mosaic_report
 from vidaudit.suites.stress.mosaic.scene import WORDS
 from vidaudit.suites.stress.mosaic.scoring import score_trial
@@ -56,8 +66,6 @@ class MosaicBaselines(ProbeBaselines):
         return _answer(sample, v)
 
     def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        from vidaudit.suites.stress.mosaic.observer import observe
-
         return observe(frames, metadata)
 
 
@@ -71,13 +79,9 @@ class MosaicProbe(Probe):
     baselines = MosaicBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
-        from vidaudit.suites.stress.mosaic.generate import generate
-
         options.check_settings((), self.name)
         if options.source is not None:
             raise ConfigError("mosaic renders its own stills; --source is not read by it")
-        from vidaudit.cli_common import progress_bar
-
         with progress_bar("mosaic videos") as update:
             return generate(out, options.preset, options.seeds, force=options.force, workers=options.workers,
                             pool=options.pool, on_progress=update)

@@ -13,9 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vidaudit.core.hashing import rng_from
-from vidaudit.video import draw
-from vidaudit.video.perturb.integration import quadrant_boxes
+from vidaudit.sdk import draw, perturb, rng_from
 
 WIDTH = HEIGHT = 448
 BG = (240, 240, 236)
@@ -89,7 +87,7 @@ class ObjectsStill:
 
     def render(self) -> np.ndarray:
         img = np.full((HEIGHT, WIDTH, 3), BG, np.uint8)
-        for name, c in zip(self.shapes, self.centres):
+        for name, c in zip(self.shapes, self.centres, strict=True):
             draw_shape(img, name, c, self.colour)
         return img
 
@@ -104,7 +102,7 @@ def objects_still(seed: int, order: list[int]) -> ObjectsStill:
     rng = rng_from("stress", "mosaic", "objects", int(seed))
     i, j = (int(v) for v in rng.choice(len(SHAPES), 2, replace=False))
     quads = (order[int(rng.integers(3))], order[3])
-    boxes = quadrant_boxes(WIDTH, HEIGHT)
+    boxes = perturb.quadrant_boxes(WIDTH, HEIGHT)
     centres = []
     for q in quads:
         x0, y0, x1, y1 = boxes[q]

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import re
 
-from vidaudit.core.contract.records import ParseResult, TrialScore
-from vidaudit.core.types import Sample
-from vidaudit.score.answers import parse_option
+from vidaudit.sdk import ParseResult, Sample, TrialScore, parse_option
 from vidaudit.suites.stress.common import LETTERS, last_boxed
 
 _WORD = re.compile(r"[A-Za-z]+")

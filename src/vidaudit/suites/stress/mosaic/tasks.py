@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from vidaudit.core.hashing import rng_from
+from vidaudit.sdk import rng_from
 from vidaudit.suites.stress.common import LETTERS, boxed_instruction, options_block
 from vidaudit.suites.stress.mosaic.scene import SHAPES, WORDS
 
@@ -56,7 +56,7 @@ def object_options(seed: int, earlier: str, last: str) -> tuple[list[str], dict[
     rest = [rest[int(i)] for i in rng.permutation(3)]
     slots = ["correct" if i == seed % 4 else rest.pop() for i in range(4)]
     letters = LETTERS[:4]
-    return [texts[k] for k in slots], dict(zip(letters, slots)), letters[seed % 4]
+    return [texts[k] for k in slots], dict(zip(letters, slots, strict=True)), letters[seed % 4]
 
 
 def objects_prompt(options: list[str]) -> str:
@@ -67,4 +67,4 @@ def text_recency(word: str, columns: list[tuple[int, int]], last_quadrant: int, 
     """What the last frame shows of the word: its letters whose pen-advance centre lies on the side (left
     for quadrants 0 and 2, right for 1 and 3) of the quadrant shown last."""
     right = last_quadrant in (1, 3)
-    return "".join(ch for ch, (a, b) in zip(word, columns) if ((a + b) / 2 >= width / 2) == right)
+    return "".join(ch for ch, (a, b) in zip(word, columns, strict=True) if ((a + b) / 2 >= width / 2) == right)

@@ -21,12 +21,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.errors import ConfigError, DataError, check_choice
-from vidaudit.core.hashing import rng_from
-from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
-from vidaudit.core.types import PerturbationSpec, Sample, Trace
-from vidaudit.run.jobs import PoolFactory, run_jobs
+from vidaudit.sdk import (
+    ConfigError,
+    DataError,
+    PerturbationSpec,
+    PoolFactory,
+    Sample,
+    Trace,
+    check_choice,
+    dataset_dir,
+    guard_replace,
+    rng_from,
+    run_jobs,
+    write_dataset_info,
+    write_manifest,
+)
 from vidaudit.suites.stress.common import cyclic_offsets
+from vidaudit.suites.stress.datasets import clips_from_source
 from vidaudit.suites.stress.procedures import (
     PROCEDURES,
     ProcedurePreset,
@@ -35,8 +46,10 @@ from vidaudit.suites.stress.procedures import (
     render_sources,
     staging_dir,
 )
+from vidaudit.suites.stress.shortcuts.procedure import Source
 from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, LETTERS, QUESTIONS, build_key, prompt_text
-from vidaudit.suites.stress.sources import SourceLog
+from vidaudit.suites.stress.shortcuts.youcook2 import ANNOTATIONS, load_youcook2
+from vidaudit.suites.stress.sources import STEPS_CSV, SourceLog, import_clips
 
 PROBE = "shortcuts"
 QUERY_OF = {"first": "first", "last": "last", "sequence": "order"}
@@ -78,18 +91,6 @@ def parse_blank_s(text: str) -> tuple[float, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True)
-class Source:
-    """A procedure video with its annotated segments (canonical order)."""
-
-    name: str
-    video: Path
-    steps: tuple[str, ...]
-    segments: tuple[tuple[float, float], ...]
-    origin: str      # synthetic | youcook2 | clips
-    procedure: str | None = None
-
-
 MIN_STEPS = 4
 
 
@@ -100,9 +101,6 @@ def folder_sources(folder: Path, staging: Path, dataset: str | None = None, *, w
     (upright, constant rate on the player's clock) into ``staging/sources``; their actions in time order are
     the canonical order. Also the names of the clips left out (fewer actions); every clip left out (fewer or
     repeated actions, not importable) is named in ``log`` with its reason."""
-    from vidaudit.suites.stress.datasets import clips_from_source
-    from vidaudit.suites.stress.sources import STEPS_CSV, import_clips
-
     log = log if log is not None else SourceLog()
     clips = clips_from_source(folder, dataset, log)
     usable = []
@@ -184,7 +182,7 @@ def build(sources: list[Source], out: Path, blank_s: tuple[float, ...], *, prese
     """Every (source x condition x question) sample; videos written under ``out/videos``.
 
     Planned first (each video once: a blank or unrelated video serves the three questions), then one
-    ``apply_job`` per video (``run.jobs``), then the samples in plan order from the jobs' metadata."""
+    ``apply_job`` per video (``core.jobs``), then the samples in plan order from the jobs' metadata."""
     if len(sources) < 2:
         raise ConfigError("the shortcuts probe needs at least two source videos (each one's unrelated video is "
                           "another source)")
@@ -252,8 +250,6 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, sour
     log = log if log is not None else SourceLog()
     with staging_dir(out) as staging:
         if source is not None:
-            from vidaudit.suites.stress.shortcuts.youcook2 import ANNOTATIONS, load_youcook2
-
             if ds == "youcook2" or (ds is None and ((Path(source) / ANNOTATIONS).is_file()
                                                     or not Path(source).is_dir())):
                 sources = load_youcook2(Path(source), log)

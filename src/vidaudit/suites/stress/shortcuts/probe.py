@@ -8,15 +8,25 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.roles import ObservedFrame
-from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, Sample
+from vidaudit.sdk import (
+    AggregateInput,
+    Condition,
+    ConfigError,
+    ObservedFrame,
+    Prompt,
+    Sample,
+    ScoreInput,
+    ScoreRecord,
+    SuiteReport,
+    TrialScore,
+    ViewerTrial,
+    progress_bar,
+)
 from vidaudit.suites.stress.common import HumanCeiling
 from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
-from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, LETTERS, QUESTIONS
+from vidaudit.suites.stress.shortcuts.generate import generate, parse_blank_s
+from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, LETTERS, QUESTIONS, prompt_text
+from vidaudit.suites.stress.shortcuts.reader import answer_from_frames
 from vidaudit.suites.stress.shortcuts.report import shortcuts_report
 from vidaudit.suites.stress.shortcuts.scoring import score_trial
 from vidaudit.suites.stress.shortcuts.viewer import viewer_trial as viewer_trial_of
@@ -44,8 +54,6 @@ class ShortcutsBaselines(ProbeBaselines):
         return v
 
     def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        from vidaudit.suites.stress.shortcuts.reader import answer_from_frames
-
         return answer_from_frames(frames, metadata)
 
 
@@ -59,12 +67,8 @@ class ShortcutsProbe(Probe):
     baselines = ShortcutsBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
-        from vidaudit.suites.stress.shortcuts.generate import generate, parse_blank_s
-
         options.check_settings(("dataset", "blank_s"), self.name)
         blank_s = parse_blank_s(options.settings["blank_s"]) if "blank_s" in options.settings else None
-        from vidaudit.cli_common import progress_bar
-
         with progress_bar("shortcuts videos") as update:
             return generate(out, options.preset, options.seeds, source=options.source, force=options.force,
                             workers=options.workers, pool=options.pool, on_progress=update,
@@ -82,8 +86,6 @@ class ShortcutsProbe(Probe):
         return None
 
     def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
-        from vidaudit.suites.stress.shortcuts.questions import prompt_text
-
         p = sample.params
         return Prompt(None, prompt_text(str(p["question_kind"]), p["options"]))
 

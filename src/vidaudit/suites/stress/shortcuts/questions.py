@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vidaudit.core.errors import ConfigError
+from vidaudit.sdk import ConfigError
 from vidaudit.suites.stress.common import place_at
 
 QUESTIONS = ("first", "last", "sequence")

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.errors import ConfigError
+from vidaudit.sdk import ConfigError
 from vidaudit.suites.stress.procedures import step_frame, steps_of
 from vidaudit.suites.stress.shortcuts.questions import ABSTAIN, LETTERS, sequence_text
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.contract.report import SuiteReport, Table
+from vidaudit.sdk import ScoreRecord, SuiteReport, Table
 from vidaudit.suites.stress.common import (
     NO_HUMANS,
     HumanCeiling,

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from vidaudit.core.contract.records import ParseResult, TrialScore
-from vidaudit.core.types import Sample
-from vidaudit.score.answers import parse_option
+from vidaudit.sdk import ParseResult, Sample, TrialScore, parse_option
 from vidaudit.suites.stress.shortcuts.questions import LETTERS
 
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.core.contract.report import ViewerTrial
-from vidaudit.core.types import Sample
+from vidaudit.sdk import Sample, ScoreRecord, ViewerTrial
 
 
 def viewer_trial(record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vidaudit.core.errors import DataError
-from vidaudit.core.untrusted import read_json_file
+from vidaudit.sdk import DataError, read_json_file
 from vidaudit.suites.stress.datasets import MAX_ANNOTATION_BYTES, find_video
-from vidaudit.suites.stress.shortcuts.generate import Source
+from vidaudit.suites.stress.shortcuts.procedure import Source
 from vidaudit.suites.stress.sources import SourceLog, reason_of
 
 ANNOTATIONS = "youcook2_annotations.json"

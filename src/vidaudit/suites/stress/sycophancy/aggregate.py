@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.core.contract.records import ScoreRecord
-from vidaudit.score.stats import wilson_interval
+from vidaudit.sdk import ScoreRecord, wilson_interval
 from vidaudit.suites.stress.common import accuracy_cell
 from vidaudit.suites.stress.sycophancy.categories import (
     AGREE,

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vidaudit.core.hashing import rng_from
-from vidaudit.core.types import Sample
+from vidaudit.sdk import Sample, rng_from
 from vidaudit.suites.stress.sycophancy.from_faithful import times_text
 from vidaudit.suites.stress.sycophancy.pairs import Pair
 

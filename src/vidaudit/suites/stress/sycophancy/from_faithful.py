@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.hashing import rng_from
+from vidaudit.sdk import rng_from
 from vidaudit.suites.stress.sycophancy.pairs import Pair
 
 MIN_GAP_S = 0.5

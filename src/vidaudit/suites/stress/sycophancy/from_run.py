@@ -7,9 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.errors import DataError
-from vidaudit.core.manifest import load_samples
-from vidaudit.core.types import Sample
+from vidaudit.sdk import DataError, RunConfig, RunStore, Sample, load_samples
 from vidaudit.suites.stress.sycophancy.pairs import Pair, validate_generated
 
 PAIRS_PROBE = "sycophancy_pairs"
@@ -39,9 +37,6 @@ def is_run_dir(path: Path) -> bool:
 
 def read_generated(run_dir: Path) -> Generated:
     """Every generation trial of ``run_dir``: a valid pair, or a drop naming the trial, sample and reason."""
-    from vidaudit.run.runconfig import RunConfig
-    from vidaudit.run.store import RunStore
-
     rc = RunConfig.load(run_dir)
     data_dir = Path(rc.data_dir)
     samples = {s.sample_id: s for s in load_samples(data_dir)}

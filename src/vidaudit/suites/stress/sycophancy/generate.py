@@ -17,19 +17,24 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.contract.roles import Commands
-from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.fileio import atomic_path, write_jsonl_atomic, write_text_atomic
-from vidaudit.core.hashing import sha256_file
-from vidaudit.core.manifest import (
+from vidaudit.sdk import (
+    Commands,
+    ConfigError,
+    DataError,
+    Sample,
+    VideoRef,
+    atomic_path,
     dataset_dir,
+    get_suite,
     guard_replace,
     load_samples,
     read_dataset_info,
+    sha256_file,
     write_dataset_info,
+    write_jsonl_atomic,
     write_manifest,
+    write_text_atomic,
 )
-from vidaudit.core.types import Sample, VideoRef
 from vidaudit.suites.stress.sycophancy.categories import AGREE, CATEGORIES, CHANCE, DISAGREE, OPTIONS
 from vidaudit.suites.stress.sycophancy.from_counting import counting_pairs
 from vidaudit.suites.stress.sycophancy.from_faithful import world_pairs
@@ -142,8 +147,6 @@ def _export(out: Path, samples: Sequence[Sample]) -> None:
 
 def generate(out: Path, *, preset: str, source: Path | None, demos: Sequence[str] | None, per_category: int,
              force: bool = False, say=print) -> Path:
-    from vidaudit.core.registry import get_suite
-
     out = dataset_dir(out)
     if per_category < 1:
         raise ConfigError(f"per_category must be at least 1, got {per_category}")

@@ -12,19 +12,22 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from vidaudit.core.confine import confined
-from vidaudit.core.errors import ConfigError, DataError
-from vidaudit.core.fileio import atomic_path
-from vidaudit.core.hashing import sha256_file
-from vidaudit.core.manifest import (
+from vidaudit.sdk import (
     MANIFEST,
+    ConfigError,
+    DataError,
+    Sample,
+    atomic_path,
+    confined,
     dataset_dir,
     guard_replace,
     load_samples,
+    probe,
+    ref_from,
+    sha256_file,
     write_dataset_info,
     write_manifest,
 )
-from vidaudit.core.types import Sample
 from vidaudit.suites.stress.sources import SourceLog, list_clips, reason_of
 from vidaudit.suites.stress.sycophancy.categories import PAPER_CATEGORIES
 from vidaudit.suites.stress.sycophancy.prompts import generator_prompt
@@ -47,8 +50,6 @@ def _videos(source: Path, log: SourceLog) -> list[tuple[str, Path, str | None]]:
 
 def generate_pairs_requests(out: Path, source: Path | None, categories: tuple[str, ...] = PAPER_CATEGORIES, *,
                             force: bool = False, log: SourceLog | None = None) -> Path:
-    from vidaudit.video.io import probe, ref_from
-
     if source is None:
         raise ConfigError(f"probe {PROBE} reads a user's videos: pass --source DIR (a folder of video files or a "
                           "dataset dir)")

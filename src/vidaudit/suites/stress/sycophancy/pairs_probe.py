@@ -8,15 +8,26 @@ from pathlib import Path
 
 import numpy as np
 
-from vidaudit.core.contract.records import ParseResult, ScoreRecord, TrialScore
-from vidaudit.core.contract.report import Section, SuiteReport, Table, ViewerTrial
-from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, Sample
+from vidaudit.sdk import (
+    AggregateInput,
+    Condition,
+    ConfigError,
+    ParseResult,
+    Prompt,
+    Sample,
+    ScoreInput,
+    ScoreRecord,
+    Section,
+    SuiteReport,
+    Table,
+    TrialScore,
+    ViewerTrial,
+)
 from vidaudit.suites.stress.common import accuracy_cell, accuracy_text, group_records
 from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
 from vidaudit.suites.stress.sycophancy.categories import PAPER_CATEGORIES
 from vidaudit.suites.stress.sycophancy.pairs import validate_generated
+from vidaudit.suites.stress.sycophancy.pairs_generate import generate_pairs_requests
 from vidaudit.suites.stress.sycophancy.prompts import GENERATOR_PROMPT_NAMES, generator_prompt
 
 _NO_TRUTH = ("sycophancy_pairs asks a model to write a claim pair; there is no true pair for a baseline to give. "
@@ -42,8 +53,6 @@ class PairsProbe(Probe):
     baselines = PairsBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
-        from vidaudit.suites.stress.sycophancy.pairs_generate import generate_pairs_requests
-
         options.check_settings(("categories",), self.name)
         options.refuse_pool(self.name, "renders no video (it copies the --source videos and writes requests)")
         cats = tuple(c.strip().upper() for c in options.settings.get("categories", ",".join(PAPER_CATEGORIES)).split(","))

@@ -7,15 +7,24 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from rich.console import Console
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, Sample
+from vidaudit.sdk import (
+    AggregateInput,
+    Condition,
+    ConfigError,
+    Prompt,
+    Sample,
+    ScoreInput,
+    ScoreRecord,
+    SuiteReport,
+    TrialScore,
+    ViewerTrial,
+)
 from vidaudit.suites.stress.common import HumanCeiling
 from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
 from vidaudit.suites.stress.sycophancy.categories import AGREE, CATEGORIES, DISAGREE, OPTIONS
+from vidaudit.suites.stress.sycophancy.generate import generate
 from vidaudit.suites.stress.sycophancy.prompts import PROMPT_NAMES, eval_prompt
 from vidaudit.suites.stress.sycophancy.report import sycophancy_report
 from vidaudit.suites.stress.sycophancy.scoring import score_trial
@@ -68,10 +77,6 @@ class SycophancyProbe(Probe):
     baselines = SycophancyBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
-        from rich.console import Console
-
-        from vidaudit.suites.stress.sycophancy.generate import generate
-
         options.check_settings(SETTINGS, self.name)
         options.refuse_pool(self.name, "renders no video of its own (it copies its sources' videos; render a "
                                        "counting or faithful --source on Ray first)")

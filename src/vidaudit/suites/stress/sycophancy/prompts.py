@@ -4,7 +4,7 @@ were lost) and is pinned by tests/test_stress_sycophancy.py."""
 
 from __future__ import annotations
 
-from vidaudit.core.errors import ConfigError
+from vidaudit.sdk import ConfigError
 
 #: prompt name -> template; ``mcq`` is the stress suite's default prompt name, here the C.4 evaluation prompt
 EVAL_TEMPLATES: dict[str, str] = {

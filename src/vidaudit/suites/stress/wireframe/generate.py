@@ -8,14 +8,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.errors import ConfigError, check_choice
-from vidaudit.core.hashing import rng_from
-from vidaudit.core.manifest import dataset_dir, guard_replace, write_dataset_info, write_manifest
-from vidaudit.core.types import Sample, VideoRef
-from vidaudit.run.jobs import PoolFactory, run_jobs
+from vidaudit.sdk import (
+    ConfigError,
+    PoolFactory,
+    Sample,
+    VideoRef,
+    check_choice,
+    dataset_dir,
+    guard_replace,
+    rng_from,
+    run_jobs,
+    video_ref,
+    write_dataset_info,
+    write_manifest,
+    write_video,
+)
 from vidaudit.suites.stress.wireframe import scene as sc
 from vidaudit.suites.stress.wireframe.tasks import TASKS, question
-from vidaudit.video.io import video_ref, write_video
 
 PROBE = "wireframe"
 FPS = 2.0

@@ -8,14 +8,24 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.core.contract.records import ScoreRecord, TrialScore
-from vidaudit.core.contract.report import SuiteReport, ViewerTrial
-from vidaudit.core.contract.roles import ObservedFrame
-from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput
-from vidaudit.core.errors import ConfigError
-from vidaudit.core.types import Condition, Sample
+from vidaudit.sdk import (
+    AggregateInput,
+    Condition,
+    ConfigError,
+    ObservedFrame,
+    Prompt,
+    Sample,
+    ScoreInput,
+    ScoreRecord,
+    SuiteReport,
+    TrialScore,
+    ViewerTrial,
+    progress_bar,
+)
 from vidaudit.suites.stress.common import HumanCeiling, require_every_frame
 from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
+from vidaudit.suites.stress.wireframe.generate import generate
+from vidaudit.suites.stress.wireframe.observer import observe
 from vidaudit.suites.stress.wireframe.report import wireframe_report
 from vidaudit.suites.stress.wireframe.scene import ARRANGEMENTS, COUNTS, NODES, QUERY
 from vidaudit.suites.stress.wireframe.scoring import score_trial
@@ -53,8 +63,6 @@ class WireframeBaselines(ProbeBaselines):
         return answer_text(task, v)
 
     def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        from vidaudit.suites.stress.wireframe.observer import observe
-
         return observe(frames, metadata)
 
 
@@ -68,13 +76,9 @@ class WireframeProbe(Probe):
     baselines = WireframeBaselines()
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
-        from vidaudit.suites.stress.wireframe.generate import generate
-
         options.check_settings((), self.name)
         if options.source is not None:
             raise ConfigError("wireframe renders its own scenes; --source is not read by it")
-        from vidaudit.cli_common import progress_bar
-
         with progress_bar("wireframe videos") as update:
             return generate(out, options.preset, options.seeds, force=options.force, workers=options.workers,
                             pool=options.pool, on_progress=update)

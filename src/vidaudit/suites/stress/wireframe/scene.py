@@ -19,8 +19,7 @@ from itertools import combinations
 import cv2
 import numpy as np
 
-from vidaudit.core.hashing import rng_from
-from vidaudit.video import draw
+from vidaudit.sdk import draw, rng_from
 
 WIDTH = HEIGHT = 448
 NODE_R = 18
@@ -130,7 +129,7 @@ def _star(rng: np.random.Generator, hub: str, leaves: tuple[str, str], hub_x: tu
     if ys is None or bends is None:
         return nodes, []
     wires = []
-    for leaf, y, by in zip(leaves, ys, bends):
+    for leaf, y, by in zip(leaves, ys, bends, strict=True):
         nodes[leaf] = (float(rng.uniform(*leaf_x)), y)
         wires.append(Wire(hub, leaf, (nodes[hub], (cut, by), nodes[leaf])))
     return nodes, wires

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 
-from vidaudit.core.contract.records import ParseResult, TrialScore
-from vidaudit.core.types import Sample
-from vidaudit.score.answers import parse_count, parse_option
+from vidaudit.sdk import ParseResult, Sample, TrialScore, parse_count, parse_option
 from vidaudit.suites.stress.common import last_boxed
 from vidaudit.suites.stress.wireframe.scene import NODES
 from vidaudit.suites.stress.wireframe.tasks import SIDE_OPTIONS

@@ -1,0 +1,5 @@
+"""``python -m vidaudit.cli``: the ``vidaudit`` command."""
+
+from vidaudit.cli import app
+
+app()
