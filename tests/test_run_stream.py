@@ -276,3 +276,30 @@ def test_a_writer_finds_what_the_log_lacks_at_its_end_or_in_its_middle(tmp_path:
     with RunStore(tmp_path) as store:
         assert store.recovery.clean
     assert sorted(k[0] for k in read_audit_log(log).keys) == sorted(t.id for t in trials)
+
+
+# --------------------------------------------------------------------------- the plan's servability check
+
+
+def test_the_plan_check_finds_what_reading_every_trial_finds(smoke_dir: Path) -> None:
+    """``PlanStream.check`` reads only the trials that can add a problem (each (model, condition)'s first, those that
+    send no frame or more images than the model takes), selection sizes counted once per resolved condition: the
+    same problems, in the same order, as ``servable_problems`` over every trial, for models that take few images,
+    none, or no native video, sharing conditions."""
+    from vidaudit.models.base import Capabilities
+    from vidaudit.run.plan import servable_problems
+
+    samples = load_samples(smoke_dir)
+    caps = {"constant:a": Capabilities(native_video=False, images=True, max_images=3),
+            "constant:b": Capabilities(native_video=True, images=False),
+            "constant:c": Capabilities(native_video=True, images=True, max_images=None),
+            "constant:d": Capabilities(native_video=True, images=True, max_images=16)}
+    models = [ModelSpec.parse(m) for m in caps]
+    conds = [parse_condition(c, "structured_trace") for c in ("native@1", "frames@1", "frames@8", "keyframes",
+                                                              "frames#4", "native@all")]
+    stream = PlanStream(samples, conds, models, suite=get_suite("counting"), caps_by_model=caps)
+    every = servable_problems(((g.label, g.condition, s, sel, pin.video if pin else s.video)
+                               for g, s, sel, pin in stream.inputs()), caps)
+    assert len(every) > len(caps)  # once-per-group problems and per-sample ones (a max of 3 images)
+    assert servable_problems(stream._to_check([]), caps) == every
+    assert servable_problems(stream._to_check([]), caps) == every  # again, from the counted sizes
