@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.sdk import ScoreRecord, SuiteReport, Table, wilson_interval
+from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table, wilson_interval
 from vidaudit.suites.stress.common import (
-    NO_HUMANS,
     PAPER_MATCH,
     QWEN2_MATCH,
     HumanCeiling,
@@ -213,7 +212,8 @@ def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
     return tables
 
 
-def expectation_report(records: Sequence[ScoreRecord], ceiling: HumanCeiling = NO_HUMANS) -> SuiteReport:
+def expectation_report(inputs: AggregateInput) -> SuiteReport:
+    records, ceiling = inputs.records, HumanCeiling.of(PROBE, inputs.human)
     res = aggregate(records)
     notes = [f"expectation: {len(res['cells'])} model x condition cells; judge prompts {JUDGE_VERSION}; anomaly "
              "Spatial, Temporal and Overall shown together"]

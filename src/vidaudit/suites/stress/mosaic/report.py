@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.sdk import ScoreRecord, SuiteReport, Table
+from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table
 from vidaudit.suites.stress.common import (
-    NO_HUMANS,
     HumanCeiling,
     accuracy_cell,
     accuracy_text,
@@ -68,7 +67,8 @@ def _paper_table() -> Table:
                  columns=["model (paper)", "temporal", "spatial (2x2)"], rows=rows)
 
 
-def mosaic_report(records: Sequence[ScoreRecord], ceiling: HumanCeiling = NO_HUMANS) -> SuiteReport:
+def mosaic_report(inputs: AggregateInput) -> SuiteReport:
+    records, ceiling = inputs.records, HumanCeiling.of(PROBE, inputs.human)
     res = aggregate(records)
     cells = res["cells"]
     notes = [f"mosaic: {len(cells)} model x condition x stimulus x arrangement cells; " + ceiling.note()]

@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.sdk import ScoreRecord, SuiteReport, Table
+from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table
 from vidaudit.suites.stress.common import (
-    NO_HUMANS,
     HumanCeiling,
     accuracy_cell,
     accuracy_text,
@@ -116,7 +115,8 @@ def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
     ]
 
 
-def shortcuts_report(records: Sequence[ScoreRecord], ceiling: HumanCeiling = NO_HUMANS) -> SuiteReport:
+def shortcuts_report(inputs: AggregateInput) -> SuiteReport:
+    records, ceiling = inputs.records, HumanCeiling.of("shortcuts", inputs.human)
     res = aggregate(records)
     notes = [f"shortcuts: {len(res['cells'])} model x condition cells; chance 25.0%; CLP beside every accuracy"]
     return probe_report(

@@ -29,6 +29,7 @@ from vidaudit.suites.stress.sycophancy.categories import PAPER_CATEGORIES
 from vidaudit.suites.stress.sycophancy.pairs import validate_generated
 from vidaudit.suites.stress.sycophancy.pairs_generate import generate_pairs_requests
 from vidaudit.suites.stress.sycophancy.prompts import GENERATOR_PROMPT_NAMES, generator_prompt
+from vidaudit.suites.stress.viewer import probe_trial
 
 _NO_TRUTH = ("sycophancy_pairs asks a model to write a claim pair; there is no true pair for a baseline to give. "
              "Run a real generator model on it")
@@ -102,14 +103,11 @@ class PairsProbe(Probe):
                            notes=[f"sycophancy_pairs: {len(rows)} generator x condition cells"])
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
-        return ViewerTrial(trial_id=record.trial_id, sample_id=record.sample_id, model=record.model,
-                           condition=record.condition, group=f"sycophancy_pairs: {sample.params.get('category')}",
-                           status=record.status, correct=record.correct,
-                           columns={"answer": "a valid pair", "predicted": "valid" if record.correct else "dropped",
-                                    "parse": record.parse.method if record.parse else None},
-                           facts=[("probe", "sycophancy_pairs"), ("video", str(sample.params.get("video_key"))),
+        return probe_trial(self.name, record, sample, raw_text, kind=sample.params.get("category"),
+                           answer="a valid pair", predicted="valid" if record.correct else "dropped",
+                           facts=[("video", str(sample.params.get("video_key"))),
                                   ("reason", str(record.metrics.get("reason")))],
-                           raw_text=raw_text or "", grid_point=[sample.params.get("category")])
+                           grid_point=[sample.params.get("category")])
 
 
 PROBE = PairsProbe()

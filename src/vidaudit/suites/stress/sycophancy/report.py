@@ -3,12 +3,10 @@ model x condition x category, and the paper's reported values."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.sdk import ScoreRecord, SuiteReport, Table
+from vidaudit.sdk import AggregateInput, SuiteReport, Table
 from vidaudit.suites.stress.common import (
-    NO_HUMANS,
     HumanCeiling,
     accuracy_text,
     interval_text,
@@ -67,7 +65,8 @@ def _paper_table() -> Table:
                          "the human-ceiling column is this run's imported study, if any.")
 
 
-def sycophancy_report(records: Sequence[ScoreRecord], ceiling: HumanCeiling = NO_HUMANS) -> SuiteReport:
+def sycophancy_report(inputs: AggregateInput) -> SuiteReport:
+    records, ceiling = inputs.records, HumanCeiling.of("sycophancy", inputs.human)
     res = aggregate_sycophancy(records)
     cells = res["cells"]
     notes = [f"sycophancy: {len(cells)} model x condition cells; chance 50%; " + ceiling.note()]

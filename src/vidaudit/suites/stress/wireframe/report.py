@@ -7,9 +7,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.sdk import ScoreRecord, SuiteReport, Table
+from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table
 from vidaudit.suites.stress.common import (
-    NO_HUMANS,
     HumanCeiling,
     accuracy_cell,
     accuracy_text,
@@ -79,7 +78,8 @@ def _paper_tables() -> list[Table]:
     return [t18, t19]
 
 
-def wireframe_report(records: Sequence[ScoreRecord], ceiling: HumanCeiling = NO_HUMANS) -> SuiteReport:
+def wireframe_report(inputs: AggregateInput) -> SuiteReport:
+    records, ceiling = inputs.records, HumanCeiling.of(PROBE, inputs.human)
     res = aggregate(records)
     cells = res["cells"]
     notes = [f"wireframe: {len(cells)} model x condition x task x arrangement x width cells; human ceiling not "
