@@ -6,6 +6,7 @@ and in ``info`` the affected range (frames and seconds) and ``region_px`` = [x0,
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import Any, Literal
 
 import cv2
@@ -43,10 +44,31 @@ def _windowed_plan(op: str, src: SourceInfo, start_s: float | None, duration_s: 
 
 
 class _Windowed(Op):
+    """A spatial op over a time window and a region: ``paint`` redraws the region of each affected frame from the
+    state ``prepare`` returns, which ``_state`` completes with the window's bookkeeping (its box and frames)."""
+
     kind = "spatial"
 
     def _box(self, p: Any, src: SourceInfo) -> tuple[int, int, int, int]:
         return region_px(self.name, p.region, src.width, src.height)
+
+    @staticmethod
+    def _state(plan: Plan, **state: Any) -> dict[str, Any]:
+        """``state`` with the planned region (``box``) and which frames it affects (``affected``)."""
+        return {**state, "box": plan.info["region_px"], "affected": plan.map["affected"]}
+
+    @abstractmethod
+    def paint(self, roi: np.ndarray, state: Any) -> np.ndarray:
+        """The new pixels of an affected frame's region ``roi`` (a view of a copy of the source frame)."""
+
+    def frame(self, i: int, src: np.ndarray | None, state: Any) -> np.ndarray:
+        assert src is not None
+        if not state["affected"][i]:
+            return src
+        x0, y0, x1, y1 = state["box"]
+        out = src.copy()
+        out[y0:y1, x0:x1] = self.paint(out[y0:y1, x0:x1], state)
+        return out
 
 
 # --------------------------------------------------------------------------- colour_shift
@@ -76,18 +98,12 @@ class ColourShift(_Windowed, name="colour_shift", params=ColourShiftParams,
         steps = int(round(p.hue_deg / 2)) % 180
         lut = np.arange(256, dtype=np.int32)
         lut[:180] = (lut[:180] + steps) % 180
-        return {"lut": lut.astype(np.uint8), "box": plan.info["region_px"], "affected": plan.map["affected"]}
+        return self._state(plan, lut=lut.astype(np.uint8))
 
-    def frame(self, i: int, src: np.ndarray | None, state: Any) -> np.ndarray:
-        assert src is not None
-        if not state["affected"][i]:
-            return src
-        x0, y0, x1, y1 = state["box"]
-        out = src.copy()
-        hsv = cv2.cvtColor(np.ascontiguousarray(out[y0:y1, x0:x1]), cv2.COLOR_RGB2HSV)
+    def paint(self, roi: np.ndarray, state: Any) -> np.ndarray:
+        hsv = cv2.cvtColor(np.ascontiguousarray(roi), cv2.COLOR_RGB2HSV)
         hsv[..., 0] = state["lut"][hsv[..., 0]]
-        out[y0:y1, x0:x1] = cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB)
-        return out
+        return cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB)
 
 
 # --------------------------------------------------------------------------- noise
@@ -108,19 +124,12 @@ class Noise(_Windowed, name="noise", params=NoiseParams,
         return _windowed_plan(self.name, src, p.start_s, p.duration_s, rng, self._box(p, src), sigma=p.sigma)
 
     def prepare(self, p: NoiseParams, plan: Plan, src: SourceInfo, rng: np.random.Generator) -> Any:
-        return {"rng": rng, "sigma": np.float32(p.sigma), "box": plan.info["region_px"],
-                "affected": plan.map["affected"]}
+        return self._state(plan, rng=rng, sigma=np.float32(p.sigma))
 
-    def frame(self, i: int, src: np.ndarray | None, state: Any) -> np.ndarray:
-        assert src is not None
-        if not state["affected"][i]:
-            return src
-        x0, y0, x1, y1 = state["box"]
-        out = src.copy()
-        roi = out[y0:y1, x0:x1].astype(np.float32)
-        roi += state["rng"].standard_normal(roi.shape, dtype=np.float32) * state["sigma"]
-        out[y0:y1, x0:x1] = np.clip(np.rint(roi), 0, 255).astype(np.uint8)
-        return out
+    def paint(self, roi: np.ndarray, state: Any) -> np.ndarray:
+        noisy = roi.astype(np.float32)
+        noisy += state["rng"].standard_normal(noisy.shape, dtype=np.float32) * state["sigma"]
+        return np.clip(np.rint(noisy), 0, 255).astype(np.uint8)
 
 
 # --------------------------------------------------------------------------- insert_object
@@ -182,16 +191,11 @@ class InsertObject(_Windowed, name="insert_object", params=InsertObjectParams,
     def prepare(self, p: InsertObjectParams, plan: Plan, src: SourceInfo, rng: np.random.Generator) -> Any:
         alpha = _sprite_alpha(p.shape, plan.info["side_px"])[..., None]
         colour = np.asarray(plan.info["colour"], np.float32)
-        return {"alpha": alpha, "ink": alpha * colour, "box": plan.info["region_px"], "affected": plan.map["affected"]}
+        return self._state(plan, alpha=alpha, ink=alpha * colour)
 
-    def frame(self, i: int, src: np.ndarray | None, state: Any) -> np.ndarray:
-        assert src is not None
-        if not state["affected"][i]:
-            return src
-        x0, y0, x1, y1 = state["box"]
-        out = src.copy()
-        roi = out[y0:y1, x0:x1].astype(np.float32)
-        out[y0:y1, x0:x1] = np.clip(np.rint(roi * (1 - state["alpha"]) + state["ink"]), 0, 255).astype(np.uint8)
+    def paint(self, roi: np.ndarray, state: Any) -> np.ndarray:
+        drawn = roi.astype(np.float32) * (1 - state["alpha"]) + state["ink"]
+        out: np.ndarray = np.clip(np.rint(drawn), 0, 255).astype(np.uint8)
         return out
 
 
