@@ -16,7 +16,7 @@ samples of one probe (one ``generate`` call); a run may mix datasets of several 
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,9 +33,30 @@ from vidaudit.sdk import (
     PerturbationSpec,
     Sample,
     Suite,
+    VideoRef,
+    guard_replace,
     progress_bar,
+    write_dataset_info,
+    write_manifest,
 )
 from vidaudit.suites.stress.sources import SourceLog
+
+
+def guard_planned(out: Path, planned: Iterable[tuple[str, dict[str, Any], Any]], *, force: bool) -> None:
+    """Before anything is rendered, refuse (``guard_replace``) to replace the dataset in ``out`` with one whose
+    samples differ: ``planned`` gives each planned sample's id, params and answer (its video is not made yet)."""
+    not_yet = VideoRef(path="", fps=1.0, width=1, height=1, n_frames=0, duration_s=0)
+    guard_replace(out, [Sample(sample_id=sid, suite="stress", params=params, question="", answer=answer,
+                               video=not_yet) for sid, params, answer in planned],
+                  force=force, key=lambda s: (s.params, s.answer), command="generate stress")
+
+
+def write_dataset(out: Path, samples: Sequence[Sample], probe: str, **info: Any) -> Path:
+    """The last step of a probe's generator: the manifest of ``samples`` and ``dataset.json`` (the suite and the
+    probe, then ``info``); returns the manifest path."""
+    manifest = write_manifest(out, samples)
+    write_dataset_info(out, {"suite": "stress", "probe": probe, **info})
+    return manifest
 
 
 @dataclass(frozen=True)
