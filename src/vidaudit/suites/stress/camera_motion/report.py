@@ -74,8 +74,8 @@ def _paper_table() -> Table:
 
 
 def camera_report(inputs: AggregateInput) -> SuiteReport:
-    records, ceiling = inputs.records, HumanCeiling.of("camera_motion", inputs.human)
-    res = aggregate_camera(records)
+    ceiling = HumanCeiling.of("camera_motion", inputs.human)
+    res = aggregate_camera(inputs.records)
     cells = res["cells"]
     notes = [f"camera_motion: {len(cells)} model x condition cells; chance {100 * CHANCE:.1f}%; "
              + ceiling.note()]

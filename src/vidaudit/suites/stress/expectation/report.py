@@ -213,8 +213,8 @@ def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
 
 
 def expectation_report(inputs: AggregateInput) -> SuiteReport:
-    records, ceiling = inputs.records, HumanCeiling.of(PROBE, inputs.human)
-    res = aggregate(records)
+    ceiling = HumanCeiling.of(PROBE, inputs.human)
+    res = aggregate(inputs.records)
     notes = [f"expectation: {len(res['cells'])} model x condition cells; judge prompts {JUDGE_VERSION}; anomaly "
              "Spatial, Temporal and Overall shown together"]
     not_judged = sum(c["anomaly"]["all"]["not_judged"] + c["gap"]["summary"]["not_judged"]

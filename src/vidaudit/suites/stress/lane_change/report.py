@@ -57,8 +57,8 @@ def aggregate_lane(records: Sequence[ScoreRecord]) -> dict[str, Any]:
 
 
 def lane_report(inputs: AggregateInput) -> SuiteReport:
-    records, ceiling = inputs.records, HumanCeiling.of("lane_change", inputs.human)
-    res = aggregate_lane(records)
+    ceiling = HumanCeiling.of("lane_change", inputs.human)
+    res = aggregate_lane(inputs.records)
     rows = []
     for c in res["cells"].values():
         rows.append([c["model"], c["condition"], c["role"], str(c["n_planned"]), str(c["tp"]), str(c["fn"]),

@@ -68,8 +68,8 @@ def _paper_table() -> Table:
 
 
 def mosaic_report(inputs: AggregateInput) -> SuiteReport:
-    records, ceiling = inputs.records, HumanCeiling.of(PROBE, inputs.human)
-    res = aggregate(records)
+    ceiling = HumanCeiling.of(PROBE, inputs.human)
+    res = aggregate(inputs.records)
     cells = res["cells"]
     notes = [f"mosaic: {len(cells)} model x condition x stimulus x arrangement cells; " + ceiling.note()]
     return probe_report(

@@ -116,8 +116,8 @@ def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
 
 
 def shortcuts_report(inputs: AggregateInput) -> SuiteReport:
-    records, ceiling = inputs.records, HumanCeiling.of("shortcuts", inputs.human)
-    res = aggregate(records)
+    ceiling = HumanCeiling.of("shortcuts", inputs.human)
+    res = aggregate(inputs.records)
     notes = [f"shortcuts: {len(res['cells'])} model x condition cells; chance 25.0%; CLP beside every accuracy"]
     return probe_report(
         "shortcuts", res, notes, title="Language shortcuts (reordered, blank, unrelated)",

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from vidaudit.sdk import AggregateInput, SuiteReport, Table
+from vidaudit.sdk import AggregateInput, Section, SuiteReport, Table
 from vidaudit.suites.stress.common import (
     HumanCeiling,
+    accuracy_cell,
     accuracy_text,
+    by_model_condition,
     interval_text,
     paper_text,
     pct,
@@ -19,6 +21,7 @@ from vidaudit.suites.stress.sycophancy.categories import (
     CATEGORY_NAMES,
     CHANCE,
     HUMAN_REPORTED,
+    PAPER_CATEGORIES,
     PAPER_REPORTED,
     PAPER_REPORTED_QWEN_SET,
 )
@@ -66,8 +69,8 @@ def _paper_table() -> Table:
 
 
 def sycophancy_report(inputs: AggregateInput) -> SuiteReport:
-    records, ceiling = inputs.records, HumanCeiling.of("sycophancy", inputs.human)
-    res = aggregate_sycophancy(records)
+    ceiling = HumanCeiling.of("sycophancy", inputs.human)
+    res = aggregate_sycophancy(inputs.records)
     cells = res["cells"]
     notes = [f"sycophancy: {len(cells)} model x condition cells; chance 50%; " + ceiling.note()]
     return probe_report(
@@ -77,3 +80,29 @@ def sycophancy_report(inputs: AggregateInput) -> SuiteReport:
              "low rejection with high acceptance; only balanced accuracy separates it from a plain yes-bias. "
              "Chance is 50%.",
         tables=lambda: [_main_table(cells, ceiling), _paper_table()])
+
+
+def pairs_report(inputs: AggregateInput) -> SuiteReport:
+    """The sycophancy_pairs part: the share of valid pairs per generator x condition and category, and why the
+    others were dropped."""
+    rows, results = [], {}
+    for (model, cond), rs in by_model_condition(inputs.records).items():
+        per = {c: [r for r in rs if r.params.get("category") == c] for c in PAPER_CATEGORIES}
+        reasons: dict[str, int] = {}
+        for r in rs:
+            if r.metrics.get("reason"):
+                key = str(r.metrics["reason"]).split(":")[0].split(" (")[0]
+                reasons[key] = reasons.get(key, 0) + 1
+        cells = {c: accuracy_cell(v) for c, v in per.items()}
+        total = accuracy_cell(rs)
+        results[f"{model}|{cond}"] = {"model": model, "condition": cond, "valid": total, "per_category": cells,
+                                      "dropped_by_reason": reasons}
+        rows.append([model, cond, *(accuracy_text(cells[c]) for c in PAPER_CATEGORIES), accuracy_text(total),
+                     "; ".join(f"{k} {v}" for k, v in sorted(reasons.items())) or "-"])
+    table = Table(id="stress-sycophancy-pairs", title="Sycophancy pair generation: valid pairs (%)", key_columns=2,
+                  columns=["generator", "condition", *PAPER_CATEGORIES, "all", "dropped by reason"], rows=rows,
+                  caption="A pair is valid when the answer is one JSON object with exactly the four C.4 fields, the "
+                          "asked category, and a minimal change (docs/stress.md); a failed call is not valid.")
+    sec = Section(id="stress-sycophancy-pairs", title="Sycophancy pair generation", tables=[table])
+    return SuiteReport(results={"sycophancy_pairs": results}, sections=[sec],
+                       notes=[f"sycophancy_pairs: {len(rows)} generator x condition cells"])

@@ -1,4 +1,5 @@
-"""One sycophancy trial in the trace viewer: the claim, whether it is true, and the answer read."""
+"""One sycophancy trial in the trace viewer: the claim, whether it is true, and the answer read; one
+sycophancy_pairs trial: the generated pair, valid or dropped and why."""
 
 from __future__ import annotations
 
@@ -16,3 +17,11 @@ def viewer_trial(record: ScoreRecord, sample: Sample, raw_text: str | None) -> V
                               ("change", str(p.get("modification_description"))),
                               ("source", str(p.get("source"))), ("pair", str(p.get("pair_id")))],
                        grid_point=[p.get("category"), kind])
+
+
+def pairs_viewer_trial(record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
+    return probe_trial("sycophancy_pairs", record, sample, raw_text, kind=sample.params.get("category"),
+                       answer="a valid pair", predicted="valid" if record.correct else "dropped",
+                       facts=[("video", str(sample.params.get("video_key"))),
+                              ("reason", str(record.metrics.get("reason")))],
+                       grid_point=[sample.params.get("category")])

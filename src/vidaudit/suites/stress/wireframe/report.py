@@ -79,8 +79,8 @@ def _paper_tables() -> list[Table]:
 
 
 def wireframe_report(inputs: AggregateInput) -> SuiteReport:
-    records, ceiling = inputs.records, HumanCeiling.of(PROBE, inputs.human)
-    res = aggregate(records)
+    ceiling = HumanCeiling.of(PROBE, inputs.human)
+    res = aggregate(inputs.records)
     cells = res["cells"]
     notes = [f"wireframe: {len(cells)} model x condition x task x arrangement x width cells; human ceiling not "
              "measured"]
