@@ -77,6 +77,11 @@ def accuracy_text(cell: dict[str, Any]) -> str:
     return f"{pct(cell['accuracy'])} ({cell['n_correct']}/{cell['n_planned']})"
 
 
+def with_interval(cell: dict[str, Any]) -> list[str]:
+    """Two table columns: the cell's accuracy (``accuracy_text``) and its 95% Wilson interval."""
+    return [accuracy_text(cell), interval_text(cell)]
+
+
 @dataclass(frozen=True)
 class HumanCeiling:
     """An imported human study's accuracy on one probe's samples, per condition and pooled over the probe's

@@ -19,13 +19,13 @@ from vidaudit.suites.stress.common import (
     QWEN2_MATCH,
     HumanCeiling,
     accuracy_cell,
-    accuracy_text,
     by_model_condition,
     group_records,
     interval_text,
     paper_name,
     pct,
     probe_report,
+    with_interval,
 )
 from vidaudit.suites.stress.expectation.generate import ANOMALIES, SPATIAL, TEMPORAL
 from vidaudit.suites.stress.expectation.prompts import JUDGE_VERSION
@@ -156,7 +156,7 @@ def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
         g = c["gap"]
         paper = PAPER_GAP.get(c["paper_name"] or "")
         if g["mcq"]["n_planned"]:
-            gap_rows.append([m, cond, "MCQ (4-way)", accuracy_text(g["mcq"]), interval_text(g["mcq"]),
+            gap_rows.append([m, cond, "MCQ (4-way)", *with_interval(g["mcq"]),
                              f"{g['mcq']['filled']} of {g['mcq']['errors']} errors picked the filled-in sequence",
                              pct(CHANCE["gap_mcq"]),
                              f"{paper[0]:.0f} ({c['paper_name']})" if paper else f"{HUMAN_GAP[0]:.0f} (humans)", human])
@@ -169,7 +169,7 @@ def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
         for d in CLIPS:
             x = r["direction"][d]
             if x["n_planned"]:
-                rev_rows.append([m, cond, "forward or reverse (MCQ)", d, accuracy_text(x), interval_text(x),
+                rev_rows.append([m, cond, "forward or reverse (MCQ)", d, *with_interval(x),
                                  "-", pct(CHANCE["direction"]), "- (not reported)", human])
         for d in CLIPS:
             x = r["describe"][d]

@@ -10,12 +10,11 @@ from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table
 from vidaudit.suites.stress.common import (
     HumanCeiling,
     accuracy_cell,
-    accuracy_text,
     group_records,
-    interval_text,
     paper_text,
     pct,
     probe_report,
+    with_interval,
 )
 from vidaudit.suites.stress.mosaic.tasks import ARRANGEMENTS, CHANCE, HUMAN_TABLE12, PAPER_TABLE12, paper_name
 
@@ -45,7 +44,7 @@ def _summary(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
     rows = []
     for c in sorted(cells.values(), key=lambda c: (c["model"], c["condition"], c["stimulus"],
                                                    ARRANGEMENTS.index(c["arrangement"]))):
-        rows.append([c["model"], c["condition"], c["stimulus"], c["arrangement"], accuracy_text(c), interval_text(c),
+        rows.append([c["model"], c["condition"], c["stimulus"], c["arrangement"], *with_interval(c),
                      f"{c['n_recency']}/{c['n_errors']}", pct(c["chance"]), paper_text(c["paper"], c["paper_name"]),
                      ceiling.text(c["condition"])])
     return Table(id="stress-mosaic-accuracy", title="Sequential Mosaic: accuracy (%) and recency errors",

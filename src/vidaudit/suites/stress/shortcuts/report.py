@@ -18,10 +18,10 @@ from vidaudit.suites.stress.common import (
     accuracy_text,
     by_model_condition,
     group_records,
-    interval_text,
     paper_name,
     pct,
     probe_report,
+    with_interval,
 )
 from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, QUESTIONS
 
@@ -83,7 +83,7 @@ def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
                 x = c["cells"].get(f"{vc}|{q}")
                 if x is None:
                     continue
-                rows.append([c["model"], c["condition"], vc, q, accuracy_text(x), interval_text(x), _clp_text(x),
+                rows.append([c["model"], c["condition"], vc, q, *with_interval(x), _clp_text(x),
                              pct(CHANCE), f"{HUMAN_REPORTED[vc]:.1f} (humans)",
                              ceiling.text(c["condition"])])
         clp_rows.append([c["model"], c["condition"], c["role"], accuracy_text(c["overall"]),

@@ -15,6 +15,7 @@ from vidaudit.suites.stress.common import (
     paper_text,
     pct,
     probe_report,
+    with_interval,
 )
 from vidaudit.suites.stress.sycophancy.aggregate import OVERALL, aggregate_sycophancy
 from vidaudit.suites.stress.sycophancy.categories import (
@@ -35,8 +36,8 @@ def _row(c: dict[str, Any], category: str, b: dict[str, Any], ceiling: HumanCeil
     paper = PAPER_REPORTED.get(c["paper_name"]) if c["paper_name"] and category == OVERALL else None
     bal = b["balanced_accuracy"]
     return [c["model"], c["condition"], category, c["role"], str(b["n_pairs"]),
-            accuracy_text(b["false_claim_rejection"]), interval_text(b["false_claim_rejection"]),
-            accuracy_text(b["true_claim_acceptance"]), interval_text(b["true_claim_acceptance"]),
+            *with_interval(b["false_claim_rejection"]),
+            *with_interval(b["true_claim_acceptance"]),
             pct(bal["accuracy"]), interval_text(bal), str(b["n_unparsed"]), str(b["n_failed"]), pct(CHANCE),
             paper_text(paper, c["paper_name"]), ceiling.text(c["condition"])]
 

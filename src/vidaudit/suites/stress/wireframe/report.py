@@ -11,11 +11,10 @@ from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table
 from vidaudit.suites.stress.common import (
     HumanCeiling,
     accuracy_cell,
-    accuracy_text,
     group_records,
-    interval_text,
     pct,
     probe_report,
+    with_interval,
 )
 from vidaudit.suites.stress.wireframe.tasks import CHANCE, PAPER_MODEL, PAPER_TABLE18, PAPER_TABLE19, TASKS
 
@@ -52,7 +51,7 @@ def _summary(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
                                                    c["arrangement"], c["line_width"])):
         top = Counter(c["answers"]).most_common(1)
         rows.append([c["model"], c["condition"], c["task"], c["arrangement"], str(c["line_width"] or "-"),
-                     accuracy_text(c), interval_text(c), top[0][0] if top else "-", pct(c["chance"]), c["paper"],
+                     *with_interval(c), top[0][0] if top else "-", pct(c["chance"]), c["paper"],
                      ceiling.text(c["condition"])])
     return Table(id="stress-wireframe-accuracy", title="Wireframe (B.7): accuracy (%) per task, arrangement and "
                  "line width", key_columns=5,
