@@ -20,6 +20,8 @@ from vidaudit.video.perturb.registry import register
 from vidaudit.video.sampling import frame_on_screen
 
 Region = tuple[float, float, float, float]
+#: a region in pixels: [x0, y0, x1, y1), exclusive
+Box = tuple[int, int, int, int]
 
 def _start() -> Any:
     return Field(None, ge=0, description="start of the affected range (s); null: drawn from the seed")
@@ -34,7 +36,7 @@ def _region() -> Any:
 
 
 def _windowed_plan(op: str, src: SourceInfo, start_s: float | None, duration_s: float | None,
-                   rng: np.random.Generator, box: tuple[int, int, int, int], **info: Any) -> Plan:
+                   rng: np.random.Generator, box: Box, **info: Any) -> Plan:
     fps = need_video(op, src)
     a, b = window(op, src, start_s, duration_s, rng)
     n = src.n_frames
@@ -44,13 +46,24 @@ def _windowed_plan(op: str, src: SourceInfo, start_s: float | None, duration_s: 
 
 
 class _Windowed(Op):
-    """A spatial op over a time window and a region: ``paint`` redraws the region of each affected frame from the
-    state ``prepare`` returns, which ``_state`` completes with the window's bookkeeping (its box and frames)."""
+    """A spatial op over a time window and a region. ``plan`` draws the window (``start_s``, ``duration_s``) once
+    ``place`` has picked the region and said what the op records beside it; ``paint`` redraws the region of each
+    affected frame from the state ``prepare`` returns, which ``_state`` completes with the window's bookkeeping."""
 
     kind = "spatial"
 
-    def _box(self, p: Any, src: SourceInfo) -> tuple[int, int, int, int]:
-        return region_px(self.name, p.region, src.width, src.height)
+    def place(self, p: Any, src: SourceInfo, rng: np.random.Generator) -> tuple[Box, dict[str, Any]]:
+        """The region the op changes (here ``p.region`` of the frame) and what it records beside it (``info``)."""
+        info = self.info(p)
+        return region_px(self.name, p.region, src.width, src.height), info
+
+    def info(self, p: Any) -> dict[str, Any]:
+        """What the op records in its plan beside the region and the window (checked before either)."""
+        return {}
+
+    def plan(self, p: Any, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
+        box, info = self.place(p, src, rng)
+        return _windowed_plan(self.name, src, p.start_s, p.duration_s, rng, box, **info)
 
     @staticmethod
     def _state(plan: Plan, **state: Any) -> dict[str, Any]:
@@ -85,14 +98,12 @@ class ColourShiftParams(Params):
 class ColourShift(_Windowed, name="colour_shift", params=ColourShiftParams,
                   summary="rotate the hue of a region over a time window"):
 
-    def plan(self, p: ColourShiftParams, src: SourceInfo, rng: np.random.Generator,
-             second: SourceInfo | None) -> Plan:
+    def info(self, p: ColourShiftParams) -> dict[str, Any]:
         steps = int(round(p.hue_deg / 2)) % 180
         if steps == 0:
             raise ConfigError(f"{self.name}: hue_deg={p.hue_deg:g} is no rotation; hue_deg must be in [-180, 180] "
                               "and at least 1 degree away from 0")
-        return _windowed_plan(self.name, src, p.start_s, p.duration_s, rng, self._box(p, src),
-                              hue_shift_deg=steps * 2 if steps <= 90 else steps * 2 - 360)
+        return {"hue_shift_deg": steps * 2 if steps <= 90 else steps * 2 - 360}
 
     def prepare(self, p: ColourShiftParams, plan: Plan, src: SourceInfo, rng: np.random.Generator) -> Any:
         steps = int(round(p.hue_deg / 2)) % 180
@@ -120,8 +131,8 @@ class NoiseParams(Params):
 class Noise(_Windowed, name="noise", params=NoiseParams,
             summary="add Gaussian noise to a region over a time window (fresh noise every frame)"):
 
-    def plan(self, p: NoiseParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
-        return _windowed_plan(self.name, src, p.start_s, p.duration_s, rng, self._box(p, src), sigma=p.sigma)
+    def info(self, p: NoiseParams) -> dict[str, Any]:
+        return {"sigma": p.sigma}
 
     def prepare(self, p: NoiseParams, plan: Plan, src: SourceInfo, rng: np.random.Generator) -> Any:
         return self._state(plan, rng=rng, sigma=np.float32(p.sigma))
@@ -164,8 +175,8 @@ class InsertObjectParams(Params):
 class InsertObject(_Windowed, name="insert_object", params=InsertObjectParams,
                    summary="draw a sprite in a region of the frame over a time window"):
 
-    def plan(self, p: InsertObjectParams, src: SourceInfo, rng: np.random.Generator,
-             second: SourceInfo | None) -> Plan:
+    def place(self, p: InsertObjectParams, src: SourceInfo, rng: np.random.Generator) -> tuple[Box, dict[str, Any]]:
+        """A sprite's box, at ``centre`` or drawn fully inside the frame, and its shape, colour and side."""
         w, h = src.width, src.height
         side = max(2, int(round(p.size * min(w, h))))
         if p.colour is not None and not all(0 <= c <= 255 for c in p.colour):
@@ -184,9 +195,7 @@ class InsertObject(_Windowed, name="insert_object", params=InsertObjectParams,
                                   f"{w}x{h} frame; move centre inward or lower size")
         colour = list(p.colour) if p.colour is not None else \
             list(draw.FOREGROUNDS[int(rng.integers(len(draw.FOREGROUNDS)))])
-        box = (x0, y0, x0 + side, y0 + side)
-        return _windowed_plan(self.name, src, p.start_s, p.duration_s, rng, box, shape=p.shape, colour=colour,
-                              side_px=side)
+        return (x0, y0, x0 + side, y0 + side), {"shape": p.shape, "colour": colour, "side_px": side}
 
     def prepare(self, p: InsertObjectParams, plan: Plan, src: SourceInfo, rng: np.random.Generator) -> Any:
         alpha = _sprite_alpha(p.shape, plan.info["side_px"])[..., None]
