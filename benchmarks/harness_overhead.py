@@ -23,6 +23,8 @@ baseline / current is printed (``--no-baseline`` skips them):
    in ``models.provider_content`` bypassed: the code before it).
 
 When a goal is missed (or with ``--profile``) the top cProfile entries of that measurement are printed.
+A whole run's harness CPU per trial, beside the bare asyncio + SQLite floor that stores it as durably, is
+``harness_trial.py``'s (and beside inspect_ai and lmms-eval, ``harness_peers.py``'s).
 No model is called: the adapters only build requests, and their API keys are dummies set in this
 process's environment under a benchmark-only variable name (a real key in the environment is never read).
 

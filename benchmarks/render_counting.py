@@ -22,6 +22,13 @@ machine may be shared, and the minimum is the least disturbed figure):
   converted and analysed once (``iter_frames_reused``, what ``check_video`` does now).
 
     python benchmarks/render_counting.py [--repeats 2] [--gen-sample 12] [--workers 2] [--no-manim]
+
+``--encoder-ratio`` measures only issue 34's figure: per point of ``--ratio-points`` (every domain, slow balls
+included), the CPU of ``render`` and ``render_checked`` against libx264 alone on the same frames (converted to
+I420 beforehand) and against the ``VideoWriter`` on the runs drawn beforehand, the four interleaved, and
+asserts that all but the first write the same file.
+
+    python benchmarks/render_counting.py --encoder-ratio [--repeats 5]
 """
 
 from __future__ import annotations
@@ -63,6 +70,10 @@ GOAL_MANIM_OVER_OURS = 1.8
 GOAL_PAPER_MINUTES = 20.0
 AIM_PAPER_CPU_MINUTES = 14.0  # the CPU projection's margin under the 20 min wall goal
 GOAL_PAPER_CPU_MINUTES = 10.0  # issue 24: the preset at the encode floor, <= 10 min on 2 cores
+GOAL_CHECKED_OVER_X264 = 1.1  # issue 34: render (what generate runs) at the encoder's floor, per domain
+#: the points of the encoder-ratio table: every domain, fast and slow balls (a slow ball draws the most frames)
+RATIO_POINTS = ("bounce_ball:12:4,bounce_ball:3:0.5,bounce_ball:1:0.5,bounce_ball:0:1,blinking:12:4,blinking:3:0.5,"
+                "state_machine:12:4,state_machine:3:0.5")
 
 
 # -- drawing ---------------------------------------------------------------------------------------
@@ -337,6 +348,71 @@ def cpu_per_video(points: list[GridPoint], settings: RenderSettings, tmp: Path) 
     return CpuPerVideo(r / n, v / n, c / n)
 
 
+# -- CPU against the encoder (issue 34) -------------------------------------------------------------
+
+@dataclass
+class EncoderRatio:
+    label: str
+    runs: int
+    x264_s: float      # libx264 + mux alone, on the frames already converted to I420 (one frame object each)
+    writer_s: float    # VideoWriter on the runs already drawn: its RGB->I420 once per run, libx264, mux
+    render_s: float    # render(): draw, the writer, probe and sha256 of the file
+    checked_s: float   # render_checked(): render() and the render-time check, what generate runs
+
+
+def encoder_ratios(points: list[GridPoint], settings: RenderSettings, repeats: int, tmp: Path) -> list[EncoderRatio]:
+    """CPU seconds (this process, every thread; OpenCV on one thread as in generate's workers) of each way to make
+    the same file, the best of ``repeats``, the four interleaved so that they see the same load."""
+    import cv2
+
+    threads = cv2.getNumThreads()
+    cv2.setNumThreads(1)
+    out = []
+    try:
+        for p in points:
+            runs = [(f.copy(), r) for f, r in make_scene(p, settings).frame_runs()]
+            yuv = [cv2.cvtColor(f, cv2.COLOR_RGB2YUV_I420) for f, r in runs for _ in range(r)]
+
+            def writer() -> None:
+                with VideoWriter(tmp / "w.mp4", settings.fps, settings.width, settings.height) as w:
+                    for f, r in runs:
+                        w.write(f, r)
+
+            jobs: dict[str, Callable[[], object]] = {
+                "x264": lambda: x264_alone(yuv, settings, tmp / "x.mp4"), "writer": writer,
+                "render": lambda: render(p, settings, tmp / "r.mp4", "r.mp4"),
+                "checked": lambda: render_checked(p, settings, tmp / "c.mp4", "c.mp4")}
+            best = dict.fromkeys(jobs, float("inf"))
+            for _ in range(repeats):
+                for name, job in jobs.items():
+                    c0 = time.process_time()
+                    job()
+                    best[name] = min(best[name], time.process_time() - c0)
+            if not (sha256_file(tmp / "r.mp4") == sha256_file(tmp / "c.mp4") == sha256_file(tmp / "w.mp4")):
+                raise RuntimeError(f"{p.sample_id}: render, render_checked and the writer wrote different files")
+            out.append(EncoderRatio(f"{p.domain} N={p.n_events} F={p.frequency_hz:g}", len(runs), best["x264"],
+                                    best["writer"], best["render"], best["checked"]))
+    finally:
+        cv2.setNumThreads(threads)
+    return out
+
+
+def print_encoder_ratios(rows: list[EncoderRatio], repeats: int) -> None:
+    head = (f"{'CPU s, best of ' + str(repeats):<26}{'runs':>5}{'x264':>8}{'writer':>8}{'render':>8}{'checked':>8}"
+            f"{'rnd/x264':>9}{'chk/x264':>9}{'rnd/wrt':>8}{'chk/wrt':>8}")
+    print("\n" + head + "\n" + "-" * len(head))
+    for r in rows:
+        print(f"{r.label:<26}{r.runs:>5}{r.x264_s:>8.3f}{r.writer_s:>8.3f}{r.render_s:>8.3f}{r.checked_s:>8.3f}"
+              f"{r.render_s / r.x264_s:>8.2f}x{r.checked_s / r.x264_s:>8.2f}x{r.render_s / r.writer_s:>7.2f}x"
+              f"{r.checked_s / r.writer_s:>7.2f}x")
+    worst = max(r.checked_s / r.x264_s for r in rows)
+    print(f"(x264: libx264 + mux on the frames converted to I420 beforehand; writer: VideoWriter on the runs drawn "
+          f"beforehand, its conversion once per run included; checked: render_checked, what generate runs)\n"
+          f"render_checked / libx264 on the same frames: worst {worst:.2f}x (goal <= {GOAL_CHECKED_OVER_X264}x: "
+          f"{verdict(worst <= GOAL_CHECKED_OVER_X264)}); render / libx264: worst "
+          f"{max(r.render_s / r.x264_s for r in rows):.2f}x")
+
+
 # -- report ----------------------------------------------------------------------------------------
 
 @dataclass
@@ -399,6 +475,10 @@ def main() -> None:
     ap.add_argument("--no-manim", action="store_true", help="skip the Manim comparison")
     ap.add_argument("--no-breakdown", action="store_true", help="skip the per-stage CPU breakdown")
     ap.add_argument("--manim-repeats", type=int, default=None, help="repetitions for Manim (default: --repeats)")
+    ap.add_argument("--encoder-ratio", action="store_true",
+                    help="only the CPU of render and render_checked against libx264 on the same frames, per point "
+                    "of --ratio-points (issue 34)")
+    ap.add_argument("--ratio-points", default=RATIO_POINTS, help="domain:N:F items for --encoder-ratio")
     args = ap.parse_args()
     if args.repeats < 1 or args.workers < 1 or args.gen_sample < 0:
         raise SystemExit("--repeats and --workers must be >= 1 and --gen-sample >= 0")
@@ -419,6 +499,13 @@ def main() -> None:
     print(f"clip: {settings.width}x{settings.height} @ {settings.fps:g} fps, {settings.duration_s:g} s "
           f"({settings.n_frames} frames); best of {args.repeats} per measurement, repetitions interleaved; "
           f"load average at start {os.getloadavg()[0]:.2f}\n")
+
+    if args.encoder_ratio:
+        with tempfile.TemporaryDirectory(prefix="vidaudit-bench-") as tmp_name:
+            print_encoder_ratios(encoder_ratios(parse_points(args.ratio_points), settings, args.repeats,
+                                                Path(tmp_name)), args.repeats)
+        print(f"\nload average at end: {os.getloadavg()[0]:.2f} (1 min)")
+        return
 
     with tempfile.TemporaryDirectory(prefix="vidaudit-bench-") as tmp_name:
         tmp = Path(tmp_name)

@@ -17,11 +17,13 @@ container's start; the frame at ``t`` is the last one whose time is at or before
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -218,6 +220,13 @@ def make_unusable(d: Path) -> dict[str, Path]:
     return out
 
 
+#: what ffmpeg showed for a file's bytes: (sha256, suffix, square) -> (times, frames); the same bytes give the same
+#: frames, so a file many tests (or one test, frame by frame) ask about is decoded once per process. The frames are
+#: read-only arrays (``np.frombuffer``) and each caller gets its own lists. Kept up to _READ_CAP bytes of pixels.
+_READ: OrderedDict[tuple[str, str, bool], tuple[list[float], list[np.ndarray]]] = OrderedDict()
+_READ_CAP = 256 << 20
+
+
 class Player:
     """ffmpeg as a player: every frame it shows (upright, edit lists applied) and when, on its clock."""
 
@@ -236,6 +245,18 @@ class Player:
         pytest.skip(msg)
 
     def frames(self, path: Path, square: bool = True) -> tuple[list[float], list[np.ndarray]]:
+        """(times from the container's start, displayed RGB frames) of the video stream ffmpeg picks (:meth:`read`),
+        read once per file content (``_READ``)."""
+        key = (hashlib.sha256(Path(path).read_bytes()).hexdigest(), Path(path).suffix.lower(), square)
+        got = _READ.get(key)
+        if got is None:
+            got = _READ[key] = self.read(path, square)
+            while len(_READ) > 1 and sum(f.nbytes for _, fs in _READ.values() for f in fs) > _READ_CAP:
+                _READ.popitem(last=False)
+        _READ.move_to_end(key)
+        return list(got[0]), list(got[1])
+
+    def read(self, path: Path, square: bool = True) -> tuple[list[float], list[np.ndarray]]:
         """(times from the container's start, displayed RGB frames) of the video stream ffmpeg picks.
 
         ffmpeg chooses the stream itself (no ``-map``; the choice is read from its stream mapping), decodes with

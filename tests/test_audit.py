@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from auditseed import seed_counting_smoke
+from clirun import invoke
 from httpfake import FakeServer, Recorded, Reply
 from vidaudit.tools.audit.budgets import min_detectable_difference
 from vidaudit.tools.audit.profile import Profile
@@ -31,14 +33,24 @@ def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 900) ->
                           timeout=timeout, env=full)
 
 
+def _in_process(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The same command through the CLI's own entry point in this process (tests/clirun.py): the ~20 reads of an
+    audit's figures need no fresh interpreter each (the audits themselves, their resume and the refusals run as
+    real processes)."""
+    return invoke(*args, env={"COLUMNS": "200", **(env or {})})
+
+
 #: a judge that needs no weights, key or network: the constant model answering every verdict field a pass (the
 #: expectation probe's judged tasks read ``score``, ``hallucinated_summary`` or ``describes_shown_order``)
 OFFLINE_JUDGE = 'constant:{"score": 1, "hallucinated_summary": false, "describes_shown_order": true}'
 
 
 @pytest.fixture(scope="module")
-def smoke_audit(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, float]:
+def smoke_audit(smoke_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, float]:
+    """The smoke audit of oracle and chance, every suite; its counting folder is the session's smoke set, certified
+    (tests/auditseed.py): reused, not rendered again (the audit renders the other parts' data)."""
     out = tmp_path_factory.mktemp("audit") / "A"
+    seed_counting_smoke(out / "data", smoke_dir)
     t0 = time.monotonic()
     r = _cli("audit", "--model", "oracle", "--model", "chance", "--budget", "smoke", "--out", str(out),
              "--workers", "2")
@@ -120,7 +132,7 @@ def test_smoke_audit_resumes_and_reuses(smoke_audit: tuple[Path, str, float]) ->
 @pytest.mark.timeout(1200)  # the shared smoke audit runs inside the first of these (minutes on 2 busy cores)
 def test_compare_two_models_paired(smoke_audit: tuple[Path, str, float], tmp_path: Path) -> None:
     out, _, _ = smoke_audit
-    r = _cli("compare", str(out), str(out / "profile.json"), "--out", str(tmp_path / "cmp.json"))
+    r = _in_process("compare", str(out), str(out / "profile.json"), "--out", str(tmp_path / "cmp.json"))
     assert r.returncode == 0, r.stdout + r.stderr
     res = json.loads((tmp_path / "cmp.json").read_text())
     counting = next(b for b in res["parts"] if b["part"] == "counting")
@@ -258,12 +270,12 @@ def _oracle_everywhere(out: Path, stdout: str, *, judged: bool) -> None:
                 for cell in row[2:]:
                     assert cell.startswith("1.000 ["), (part.name, cell)
                     assert ("unjudged, need --judge" in cell) is (part.name == "expectation" and not judged)
-        r = _cli("score", str(out / part.run_dir))
+        r = _in_process("score", str(out / part.run_dir))
         assert r.returncode == 0, r.stdout + r.stderr
         scored = {x["model"]: x for x in _table(r.stdout, "model")}
         assert scored["oracle"]["accuracy [95% CI] (k/n)"].startswith("100.0% ["), (part.name, r.stdout)
         assert ("unjudged" in scored["oracle"]) is (part.name == "expectation" and not judged), r.stdout
-    r = _cli("compare", str(out))
+    r = _in_process("compare", str(out))
     assert r.returncode == 0, r.stdout + r.stderr
     entries = [line for line in r.stdout.splitlines() if line.strip().startswith(f"{out.name}:oracle ")]
     assert len(entries) == len(profile.parts) and all(" 100.0% [" in e for e in entries), r.stdout
@@ -300,16 +312,16 @@ def test_the_probe_outside_the_audit_reads_100_percent_for_the_oracle(tmp_path: 
         road_clip(clips / f"straight{i}.mp4", False)
     (clips / "annotations.csv").write_text("clip,label,start_s,end_s\n" + "".join(
         f"change{i}.mp4,lane_change,,\nstraight{i}.mp4,no_change,,\n" for i in range(2)))
-    r = _cli("generate", "stress", "--probe", "lane_change", "--source", str(clips), "--out", str(tmp_path / "d"))
+    r = _in_process("generate", "stress", "--probe", "lane_change", "--source", str(clips), "--out", str(tmp_path / "d"))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "4 samples" in r.stderr  # what was made, said by generate
-    r = _cli("run", "--data", str(tmp_path / "d"), "--model", "oracle", "--condition", "frames@4", "--out",
+    r = _in_process("run", "--data", str(tmp_path / "d"), "--model", "oracle", "--condition", "frames@4", "--out",
              str(tmp_path / "run"))
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"next: vidaudit score {tmp_path / 'run'}" in r.stderr
-    r = _cli("score", str(tmp_path / "run"))
+    r = _in_process("score", str(tmp_path / "run"))
     assert r.returncode == 0 and _table(r.stdout, "model")[0]["accuracy [95% CI] (k/n)"].startswith("100.0% [")
-    r = _cli("report", str(tmp_path / "run"))
+    r = _in_process("report", str(tmp_path / "run"))
     assert r.returncode == 0, r.stdout + r.stderr
     oracle = next(row for row in _table(r.stdout, "model") if row["model"] == "oracle")
     assert list(oracle.values())[2].startswith("1.000 [") and list(oracle.values())[2].endswith("(4/4)")
@@ -365,16 +377,16 @@ def _completion(text: str) -> dict:
 def test_dry_run_openai_spec_calls_nothing(tmp_path: Path) -> None:
     with FakeServer() as srv:
         spec = f"openai:Qwen/Qwen2.5-VL-7B@{srv.url}/v1"
-        r = _cli("audit", "--model", spec, "--suite", "faithful", "--budget", "smoke", "--out", str(tmp_path / "A"),
-                 "--dry-run", env={"OPENAI_API_KEY": "sk-test"})
+        r = _in_process("audit", "--model", spec, "--suite", "faithful", "--budget", "smoke", "--out",
+                        str(tmp_path / "A"), "--dry-run", env={"OPENAI_API_KEY": "sk-test"})
         assert r.returncode == 0, r.stdout + r.stderr
         assert srv.requests == []
     text = r.stdout + r.stderr
     assert "estimated cost per model and suite" in text and "faithful" in text and "60" in text
     assert "dry run: nothing was called" in text
     assert not (tmp_path / "A" / "runs").exists() and not (tmp_path / "A" / "profile.json").exists()
-    r = _cli("audit", "--model", "openai:gpt-4o", "--suite", "faithful", "--budget", "smoke", "--out",
-             str(tmp_path / "A"), "--max-cost-usd", "0.0001", env={"OPENAI_API_KEY": "sk-test"})
+    r = _in_process("audit", "--model", "openai:gpt-4o", "--suite", "faithful", "--budget", "smoke", "--out",
+                    str(tmp_path / "A"), "--max-cost-usd", "0.0001", env={"OPENAI_API_KEY": "sk-test"})
     assert r.returncode == 2 and "over --max-cost-usd" in r.stdout + r.stderr
 
 

@@ -5,6 +5,11 @@ what it made, and the folder they both run on is whole. A folder damaged after i
 deleted, the manifest cut short) is generated again, or refused when another audit runs on it; a marker from
 before markers listed files is checked the long way once. The content key covers the seeds: a paper audit never
 reuses a standard audit's one-seed counting set. Everything is the counting smoke preset (18 videos).
+
+Rendering the set is what costs here, so it is rendered only where rendering is what is checked: the two
+concurrency tests and each regeneration ``vidaudit audit`` performs. A folder that only has to be there, certified
+(tests/auditseed.py), and the regenerations of the in-process ``ensure`` test are the session's smoke set
+(``smoke_dir``: the 18 videos the counting part renders, byte for byte), copied in by the generator given to ``ensure``.
 """
 
 from __future__ import annotations
@@ -13,13 +18,16 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from auditseed import seed_counting_smoke
 from vidaudit.core.contract.profile import AuditPart
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.registry import get_suite
@@ -132,10 +140,12 @@ def test_two_audits_started_together_both_finish_on_whole_data(tmp_path: Path) -
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-def test_a_damaged_folder_is_generated_again(tmp_path: Path) -> None:
+def test_a_damaged_folder_is_generated_again(smoke_dir: Path, tmp_path: Path) -> None:
+    """A certified folder (as an audit leaves it; the tests above make one through the CLI) damaged two ways: each
+    time ``vidaudit audit`` says why it cannot reuse it, renders it again and runs all 18 trials on it."""
     root = tmp_path / "shared"
-    data = _part(root).data_dir
-    assert _audit(tmp_path / "A", root).returncode == 0
+    data = seed_counting_smoke(root, smoke_dir)
+    assert data == _part(root).data_dir
     _assert_whole(data)
     victim = sorted((data / "videos").rglob("*.mp4"))[3]
     victim.unlink()
@@ -153,29 +163,30 @@ def test_a_damaged_folder_is_generated_again(tmp_path: Path) -> None:
     _all_right(tmp_path / "C")  # 18 trials, not 3
 
 
-def _generate_into(part: AuditPart, data: Path):
-    suite = get_suite("counting")
-    return lambda: suite.audit.generate_part(part, data, workers=1)
+def _copied(smoke_dir: Path, data: Path) -> Callable[[], object]:
+    """A generator for ``ensure`` that makes the folder by copying the session's smoke set (what the counting
+    part's generator renders, byte for byte): ``copytree`` fails if ``ensure`` left the damaged folder in place."""
+    return lambda: shutil.copytree(smoke_dir, data)
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(900)
-def test_a_damaged_folder_in_use_is_refused_and_an_old_marker_is_checked_once(tmp_path: Path) -> None:
+def test_a_damaged_folder_in_use_is_refused_and_an_old_marker_is_checked_once(smoke_dir: Path, tmp_path: Path) -> None:
+    """``ensure``'s decisions on one folder, in process; each generation it asks for is a copy of the smoke set
+    (``_copied``), so what is checked is what ``ensure`` decides and that what it certifies is whole."""
     p = _part(tmp_path / "shared")
     identity = p.part.identity("counting")
     lines: list[str] = []
-    ensure(p.data_dir, p.key, identity, _generate_into(p.part, p.data_dir), log=lines.append, label="counting")
+    ensure(p.data_dir, p.key, identity, _copied(smoke_dir, p.data_dir), log=lines.append, label="counting")
     _assert_whole(p.data_dir)
     # a marker written before markers listed files: checked the long way (every video's sha256), then rewritten
     (p.data_dir / MARKER).write_text(json.dumps({"key": p.key, "identity": identity, "vidaudit": "0.0.9"}))
-    ensure(p.data_dir, p.key, identity, _generate_into(p.part, p.data_dir), log=lines.append, label="counting")
+    ensure(p.data_dir, p.key, identity, _copied(smoke_dir, p.data_dir), log=lines.append, label="counting")
     assert lines[-1] == f"data  counting: reused {p.data_dir}"
     _assert_whole(p.data_dir)
     # an old marker over a video edited in place: generated again
     video = sorted((p.data_dir / "videos").rglob("*.mp4"))[0]
     video.write_bytes(video.read_bytes()[:-10] + b"0123456789")
     (p.data_dir / MARKER).write_text(json.dumps({"key": p.key, "identity": identity, "vidaudit": "0.0.9"}))
-    ensure(p.data_dir, p.key, identity, _generate_into(p.part, p.data_dir), log=lines.append, label="counting")
+    ensure(p.data_dir, p.key, identity, _copied(smoke_dir, p.data_dir), log=lines.append, label="counting")
     assert any("does not match the manifest's sha256); generating it again" in x for x in lines)
     _assert_whole(p.data_dir)
     # damaged while another audit runs on it: refused, the folder left as it is
@@ -186,12 +197,12 @@ def test_a_damaged_folder_in_use_is_refused_and_an_old_marker_is_checked_once(tm
     fcntl.flock(fd, fcntl.LOCK_SH)
     try:
         with pytest.raises(ConfigError, match="another audit is running on it"):
-            ensure(p.data_dir, p.key, identity, _generate_into(p.part, p.data_dir), log=lines.append,
+            ensure(p.data_dir, p.key, identity, _copied(smoke_dir, p.data_dir), log=lines.append,
                    label="counting")
         assert sorted(x.name for x in p.data_dir.rglob("*")) == before
     finally:
         os.close(fd)
-    ensure(p.data_dir, p.key, identity, _generate_into(p.part, p.data_dir), log=lines.append, label="counting")
+    ensure(p.data_dir, p.key, identity, _copied(smoke_dir, p.data_dir), log=lines.append, label="counting")
     _assert_whole(p.data_dir)
 
 
@@ -216,8 +227,6 @@ def test_the_dataset_key_covers_the_seeds(tmp_path: Path) -> None:
 def test_a_generation_that_ends_without_a_video_is_never_marked_done(smoke_dir: Path, tmp_path: Path) -> None:
     """What happened when two audits raced: a video gone by the time the generation ended. No marker is written,
     and the next audit generates the folder anew."""
-    import shutil
-
     p = _part(tmp_path / "shared")
     identity = p.part.identity("counting")
 

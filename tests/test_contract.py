@@ -9,21 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from vidaudit.core import contract, registry
-from vidaudit.core.contract import (
-    Audit,
-    Baselines,
-    Commands,
-    ModuleAudit,
-    Prompt,
-    Suite,
-    SuiteCapabilities,
-    SuiteReport,
-    TrialScore,
-    Verification,
-    check_suite,
-)
+from vidaudit import sdk
+from vidaudit.core import registry
 from vidaudit.core.contract.profile import AuditPart
+from vidaudit.core.contract.records import TrialScore
+from vidaudit.core.contract.report import SuiteReport
+from vidaudit.core.contract.roles import Audit, Baselines, Commands, ModuleAudit, Verification
+from vidaudit.core.contract.suite import Prompt, Suite, SuiteCapabilities, check_suite
 from vidaudit.core.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,9 +32,10 @@ def test_the_old_re_export_paths_are_gone() -> None:
 
 
 def test_every_public_name_is_exported() -> None:
-    assert sorted(contract.__all__) == sorted(set(contract.__all__))
-    for name in contract.__all__:
-        assert getattr(contract, name) is not None
+    """The front door lists each name once, and each is there."""
+    assert sorted(sdk.__all__) == sorted(set(sdk.__all__))
+    for name in sdk.__all__:
+        assert getattr(sdk, name) is not None
 
 
 class _Whole(Suite):
@@ -99,7 +92,7 @@ def test_declared_roles_are_checked_at_lookup_and_a_missing_one_is_refused_by_na
                                           r"chance_answer$"):
         check_suite(Half(), "whole")
     with pytest.raises(ConfigError, match="declares verification = HalfBaselines, not a "
-                                          "vidaudit.core.contract.Verification"):
+                                          "vidaudit.sdk.Verification"):
         check_suite(Wrong(), "whole")
     for role, lacks in ((Baselines, "baseline answers"), (Verification, "pixel verification"),
                         (Audit, "audit datasets"), (Commands, "commands")):
@@ -130,7 +123,8 @@ def test_a_module_audit_imports_its_module_on_first_use() -> None:
 
 
 _BROKEN = """
-from vidaudit.core.contract import Prompt, Suite, SuiteReport
+from vidaudit.core.contract.report import SuiteReport
+from vidaudit.core.contract.suite import Prompt, Suite
 
 
 class Broken(Suite):

@@ -311,3 +311,24 @@ def test_sample_with_nan_time_is_refused_by_verify(data: Path, tmp_path: Path) -
     assert isinstance(load_samples(d)[0], Sample)
     r = runner.invoke(app, ["verify", str(d), "--workers", "1"])
     assert r.exit_code == 1 and "not a finite time" in flat(r.output), r.output
+
+
+def test_the_fast_manifest_reader_gives_the_json_readers_samples_and_errors(data: Path, tmp_path: Path) -> None:
+    """``load_samples`` validates lines from their bytes (pydantic's parser), else reads the file as before: the same
+    samples (a lone surrogate, which only ``json`` reads, included), and the first JSON error before any sample's."""
+    import json as _json
+
+    from vidaudit.core.types import Sample as _Sample
+
+    d = copy_dataset(data, tmp_path / "d")
+    lines = (d / "manifest.jsonl").read_bytes().splitlines()
+    by_json = [_Sample.model_validate(_json.loads(x)) for x in lines]
+    got = load_samples(d)
+    assert got == by_json and [s.model_dump_json() for s in got] == [s.model_dump_json() for s in by_json]
+    row = _json.loads(lines[0])
+    row["params"]["note"] = "\ud800"  # a lone surrogate: json writes it as \ud800 and reads it back
+    (d / "manifest.jsonl").write_bytes(_json.dumps(row).encode() + b"\n" + lines[1] + b"\n")
+    assert load_samples(d)[0].params["note"] == "\ud800"
+    (d / "manifest.jsonl").write_bytes(lines[0] + b"\n" + b'{"sample_id": 5}\n' + b"{not json\n")
+    with pytest.raises(DataError, match=r"manifest.jsonl:3: not valid JSON"):
+        load_samples(d)

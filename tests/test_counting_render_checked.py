@@ -90,8 +90,8 @@ def _frozen_encode(monkeypatch: pytest.MonkeyPatch) -> None:
     real = VideoWriter.write
     first: dict[int, np.ndarray] = {}
 
-    def write(self: VideoWriter, rgb: np.ndarray, repeat: int = 1) -> None:
-        real(self, first.setdefault(id(self), rgb.copy()), repeat)
+    def write(self: VideoWriter, rgb: np.ndarray, repeat: int = 1, box: tuple[int, int, int, int] | None = None) -> None:
+        real(self, first.setdefault(id(self), rgb.copy()), repeat)  # whole: the first frame, whatever changed
 
     monkeypatch.setattr(VideoWriter, "write", write)
 

@@ -4,13 +4,12 @@ score-responses, verify and resume; the report validates as ``Report`` and its n
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from clirun import invoke
 from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import Report
 from vidaudit.core.manifest import load_samples, read_dataset_info
@@ -19,8 +18,8 @@ COND = "frames@1/yes_no"
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=cwd, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=300)
+    """``vidaudit ARGS`` in ``cwd``, through the CLI's entry point in this process (tests/clirun.py)."""
+    return invoke(*args, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

@@ -1,17 +1,17 @@
 """The object-centric framework end to end, offline, through the CLI: smoke worlds -> run the offline framework,
 its shuffled-order and linking-off ablations and the blind references -> report (A_faith far above every blind
-reference; shuffling the trajectories' time order brings ordering probes near chance; retrieval scored)."""
+reference; shuffling the trajectories' time order brings ordering probes near chance; retrieval scored). The CLI
+runs through its entry point in the test process (tests/clirun.py)."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from clirun import invoke
 from vidaudit.core.contract.report import Report
 
 COND = "native@1/yes_no"
@@ -21,8 +21,8 @@ NOLINK = "object-centric:chunk_s=3,linking=off,offline"
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=cwd, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=600)
+    """``vidaudit ARGS`` in ``cwd``, through the CLI's entry point in this process (tests/clirun.py)."""
+    return invoke(*args, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

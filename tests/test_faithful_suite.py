@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vidaudit.core.contract import ScoreInput
 from vidaudit.core.contract.records import ScoreRecord
+from vidaudit.core.contract.suite import ScoreInput
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.registry import get_suite
 from vidaudit.core.types import Condition, Presentation, Sample, VideoRef

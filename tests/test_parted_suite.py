@@ -6,19 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vidaudit.core.contract import (
-    AggregateInput,
-    Baselines,
-    PartedSuite,
-    Prompt,
-    ScoreInput,
-    ScoreRecord,
-    Section,
-    Suite,
-    SuiteCapabilities,
-    SuiteReport,
-    TrialScore,
-)
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import Section, SuiteReport
+from vidaudit.core.contract.roles import Baselines
+from vidaudit.core.contract.suite import AggregateInput, PartedSuite, Prompt, ScoreInput, Suite, SuiteCapabilities
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.types import Condition, Presentation, Sample, VideoRef
 

@@ -29,13 +29,26 @@ SECRET = "sk-test-DO-NOT-LEAK-0123456789abcdef"
 
 
 @pytest.fixture(scope="module")
-def builtin_run(smoke_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("run") / "r"
-    r = runner.invoke(app, ["run", "counting", "--data", str(smoke_dir), "--model", "oracle", "--model", "chance",
-                            "--model", "ideal-observer", "--condition", "native", "--condition", "frames@1",
-                            "--out", str(out)])
+def demo(smoke_dir: Path, tmp_path_factory: pytest.TempPathFactory):
+    """`vidaudit demo` end to end (videos reused from the session's smoke set to save CI time): its run is the run
+    of oracle, chance and ideal-observer at native and frames@1 that the other tests read (``builtin_run``), so
+    that run is made once."""
+    out = tmp_path_factory.mktemp("demo") / "demo"
+    _copy_data(smoke_dir, out / "data")
+    r = runner.invoke(app, ["demo", "--out", str(out), "--workers", "2"])
     assert r.exit_code == 0, r.output
-    return out
+    return out, r, json.loads((out / "run" / "report" / "report.json").read_text())  # before a test reports again
+
+
+@pytest.fixture(scope="module")
+def builtin_run(demo) -> Path:
+    """The demo's run: oracle, chance and ideal-observer at native and frames@1 on the 18 smoke videos, called,
+    scored and reported (what ``vidaudit run counting --model oracle --model chance --model ideal-observer
+    --condition native --condition frames@1`` runs; the run CLI's own parsing is tested below and in test_run_*)."""
+    out, _, _ = demo
+    config = json.loads((out / "run" / "run.json").read_text())
+    assert config["suite"] == "counting", config
+    return out / "run"
 
 
 def records_from_store(run_dir: Path) -> tuple[list[dict], dict[str, dict], dict]:
@@ -199,15 +212,13 @@ def test_sigkill_mid_run_then_resume(smoke_dir: Path, tmp_path: Path) -> None:
     assert SECRET not in out1 + res.stdout + res.stderr
 
 
-def test_demo_on_smoke(smoke_dir: Path, tmp_path: Path) -> None:
-    """`vidaudit demo` end to end (videos reused from the session's smoke set to save CI time)."""
-    _copy_data(smoke_dir, tmp_path / "demo" / "data")
-    r = runner.invoke(app, ["demo", "--out", str(tmp_path / "demo"), "--workers", "2"])
-    assert r.exit_code == 0, r.output
+def test_demo_on_smoke(demo) -> None:
+    """`vidaudit demo` end to end (the ``demo`` fixture): what it prints and the report it wrote."""
+    _, r, report = demo
     assert "next: vidaudit" not in r.output  # the demo scored and wrote the report itself
     assert "demo done: open" in r.output
     # the headline figures end on stdout (progress and logs on stderr): the report's own headline table
-    head = json.loads((tmp_path / "demo" / "run" / "report" / "report.json").read_text())["headline"]
+    head = report["headline"]
     lines = r.stdout.strip().splitlines()
     assert lines[0] == "Headline" and lines[1].split() == [w for c in head["columns"] for w in c.split()]
     rows = {line.split()[0]: line for line in lines[3:]}
@@ -217,7 +228,7 @@ def test_demo_on_smoke(smoke_dir: Path, tmp_path: Path) -> None:
     # the observer's misses are a list, one domain a line, not one run-on note
     misses = [line for line in r.stderr.splitlines() if line.startswith("      ") and "N=" in line]
     assert misses and all(line.split(":")[0].strip() in ("blinking", "bounce_ball", "state_machine") for line in misses)
-    rep = json.loads((tmp_path / "demo" / "run" / "report" / "report.json").read_text())["results"]
+    rep = report["results"]
     oracle = [c for c in rep["cells"] if c["model"] == "oracle"]
     assert oracle and all(c["accuracy"] == 1.0 for c in oracle)
     io_native = [c for c in rep["cells"] if c["model"] == "ideal-observer" and c["condition"].startswith("native")]

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 
 from vidaudit.core.errors import ConfigError
@@ -396,3 +398,31 @@ def test_rich_progress_consumes_events(tmp_path: Path) -> None:
     assert (bar.last.total, bar.last.done, bar.last.ok, bar.last.errors) == (5, 5, 4, 1)
     assert s.describe().startswith("5 planned")
     assert "counting" in buf.getvalue()
+
+
+# ---------------------------------------------------------------- an ok attempt built without validation
+
+
+_FLOATS = st.floats(allow_nan=False) | st.integers(-10, 10) | st.just(float("inf"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(trial_id=st.text(max_size=8), attempt=st.integers(1, 5) | st.booleans(),
+       idx=st.lists(st.integers(0, 10**6) | st.booleans(), max_size=4), ts=st.lists(_FLOATS, max_size=4),
+       started=_FLOATS, ended=_FLOATS)
+def test_an_ok_attempt_built_unvalidated_is_the_validated_one(trial_id: str, attempt: int, idx: list, ts: list,
+                                                              started: float, ended: float) -> None:
+    """``executor._ok_attempt`` skips validation only where it would change nothing: the same fields, values and
+    types (ints stay ints, floats floats: what the store's JSON writes), dump and fields set as ``Attempt(...)``."""
+    from vidaudit.core.types import Attempt, Response, Status
+    from vidaudit.run.executor import _ok_attempt
+
+    resp = Response(text="\\boxed{3}", latency_s=0.5, finish_reason="stop", cost_usd=0.0)
+    got = _ok_attempt(trial_id, attempt, resp, list(idx), list(ts), started, ended)
+    want = Attempt(trial_id=trial_id, attempt=attempt, status=Status.OK, response=resp, frame_indices=tuple(idx),
+                   frame_times=tuple(ts), started_at=started, ended_at=ended)
+    assert got == want and got.model_fields_set == want.model_fields_set
+    assert got.model_dump_json() == want.model_dump_json()
+    assert [type(v) for v in got.__dict__.values()] == [type(v) for v in want.__dict__.values()]
+    assert [type(v) for v in got.frame_indices + got.frame_times] == \
+        [type(v) for v in want.frame_indices + want.frame_times]

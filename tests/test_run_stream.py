@@ -169,9 +169,9 @@ def test_a_commit_group_is_stored_when_full_or_late_and_a_bad_attempt_spares_the
 
 @pytest.fixture(scope="module")
 def dry_grid(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
-    """A dry-run manifest (700 samples, no video files) and four simulated models' surfaces."""
+    """A dry-run manifest (350 samples, no video files) and four simulated models' surfaces."""
     out = tmp_path_factory.mktemp("dry")
-    generate(grid(["blinking"], counts=(0, 1, 2, 3), frequencies=(0.5, 2.0), seeds=range(100)), out / "data",
+    generate(grid(["blinking"], counts=(0, 1, 2, 3), frequencies=(0.5, 2.0), seeds=range(50)), out / "data",
              dry_run=True)
     surfaces = []
     for name, acc in (("a", 0.6), ("b", 0.3), ("c", 0.8), ("d", 0.1)):
@@ -198,7 +198,7 @@ def _store_attempts(run: Path) -> dict[tuple[str, int], tuple]:
 
 def test_sigkill_mid_run_loses_no_stored_answer_and_the_resume_completes_once_each(
         dry_grid: tuple[Path, list[Path]], tmp_path: Path) -> None:
-    """A real `vidaudit run` (4 simulated models x 8 conditions x 700 samples = 22,400 trials, committed in
+    """A real `vidaudit run` (4 simulated models x 8 conditions x 350 samples = 11,200 trials, committed in
     groups) is SIGKILLed once its audit log holds 300 attempts: every attempt the store or the log holds
     then is there, unchanged, after the resume, and the resumed run ends with exactly one ok attempt per
     trial (none lost, none repeated)."""
@@ -225,7 +225,7 @@ def test_sigkill_mid_run_loses_no_stored_answer_and_the_resume_completes_once_ea
     assert proc.poll() is None, "the run ended before it could be killed; make it larger"
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=60)
-    total = 4 * 8 * 700
+    total = 4 * 8 * 350
     in_log = _log_attempts(run)
     in_store = _store_attempts(run)
     assert 300 <= len(in_log) < total, "killed after the last attempt was stored (a loaded machine?)"
@@ -276,3 +276,30 @@ def test_a_writer_finds_what_the_log_lacks_at_its_end_or_in_its_middle(tmp_path:
     with RunStore(tmp_path) as store:
         assert store.recovery.clean
     assert sorted(k[0] for k in read_audit_log(log).keys) == sorted(t.id for t in trials)
+
+
+# --------------------------------------------------------------------------- the plan's servability check
+
+
+def test_the_plan_check_finds_what_reading_every_trial_finds(smoke_dir: Path) -> None:
+    """``PlanStream.check`` reads only the trials that can add a problem (each (model, condition)'s first, those that
+    send no frame or more images than the model takes), selection sizes counted once per resolved condition: the
+    same problems, in the same order, as ``servable_problems`` over every trial, for models that take few images,
+    none, or no native video, sharing conditions."""
+    from vidaudit.models.base import Capabilities
+    from vidaudit.run.plan import servable_problems
+
+    samples = load_samples(smoke_dir)
+    caps = {"constant:a": Capabilities(native_video=False, images=True, max_images=3),
+            "constant:b": Capabilities(native_video=True, images=False),
+            "constant:c": Capabilities(native_video=True, images=True, max_images=None),
+            "constant:d": Capabilities(native_video=True, images=True, max_images=16)}
+    models = [ModelSpec.parse(m) for m in caps]
+    conds = [parse_condition(c, "structured_trace") for c in ("native@1", "frames@1", "frames@8", "keyframes",
+                                                              "frames#4", "native@all")]
+    stream = PlanStream(samples, conds, models, suite=get_suite("counting"), caps_by_model=caps)
+    every = servable_problems(((g.label, g.condition, s, sel, pin.video if pin else s.video)
+                               for g, s, sel, pin in stream.inputs()), caps)
+    assert len(every) > len(caps)  # once-per-group problems and per-sample ones (a max of 3 images)
+    assert servable_problems(stream._to_check([]), caps) == every
+    assert servable_problems(stream._to_check([]), caps) == every  # again, from the counted sizes

@@ -1,12 +1,12 @@
 """Every reader of a derived file checks it (issue 36, items 3, 4 and 8): ``report`` and ``compare`` refuse a
 scored file that was edited, cut short or is older than its run, naming the fix (``vidaudit score RUN``).
 
-A real counting smoke audit (oracle and chance, a real store) is made once; each test copies it, damages
-``scored_run.jsonl`` the way a hand edit or a partial copy would, and runs ``vidaudit report`` and ``vidaudit
-compare`` through the CLI. The ``--retry-errors`` scenario runs a real audit against a local OpenAI-compatible
-server that fails every call, retries the errors with the server answering "3", and checks that ``compare`` shows
-what the manifest's answers say (the samples whose answer is 3), not the stale figure. A full disk while ``score``
-writes is a real tmpfs filled to the brim (skipped where mounting is not allowed).
+A real counting smoke audit (oracle and chance, a real store; its data the session's smoke set) is made once; each
+test copies it, damages ``scored_run.jsonl`` the way a hand edit or a partial copy would, and runs ``vidaudit
+report`` and ``vidaudit compare`` through the CLI. The ``--retry-errors`` scenario runs a real audit against a local
+OpenAI-compatible server that fails every call, retries the errors with the server answering "3", and checks that
+``compare`` shows what the manifest's answers say (the samples whose answer is 3), not the stale figure. A full disk
+while ``score`` writes is a real tmpfs filled to the brim (skipped where mounting is not allowed).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from auditseed import seed_counting_smoke
 from httpfake import FakeServer, Recorded, Reply
 from vidaudit.cli import app
 from vidaudit.core.errors import DataError
@@ -45,8 +46,11 @@ def _proc(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None
 
 
 @pytest.fixture(scope="module")
-def audited(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def audited(smoke_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The counting smoke audit of oracle and chance, on the session's smoke set (tests/auditseed.py: reused by its
+    content key, not rendered again)."""
     out = tmp_path_factory.mktemp("checks") / "A"
+    seed_counting_smoke(out / "data", smoke_dir)
     r = _proc("audit", "--model", "oracle", "--model", "chance", "--suite", "counting", "--budget", "smoke", "--out",
               str(out), "--workers", "2")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -166,15 +170,17 @@ def _completion(text: str) -> dict:
 
 
 @pytest.mark.timeout(900)
-def test_compare_after_retry_errors_shows_the_true_figure(tmp_path: Path) -> None:
+def test_compare_after_retry_errors_shows_the_true_figure(smoke_dir: Path, tmp_path: Path) -> None:
     """The run's own advice (``--retry-errors``) changes the store after the audit scored it: compare refuses the
-    stale file with the fix, and once re-scored shows what the answers are worth (read from the manifest)."""
+    stale file with the fix, and once re-scored shows what the answers are worth (read from the manifest). The
+    audit's data is the session's smoke set (tests/auditseed.py)."""
     answering = {"on": False}
 
     def reply(rec: Recorded) -> Reply:
         return Reply(json=_completion("3")) if answering["on"] else Reply(status=400, json={"error": {"message": "no"}})
 
     out = tmp_path / "A"
+    seed_counting_smoke(out / "data", smoke_dir)
     env = {"OPENAI_API_KEY": "sk-test"}
     with FakeServer() as srv:
         srv.script("POST", "/v1/chat/completions", default=reply)

@@ -186,3 +186,18 @@ def test_models_that_read_pixels_still_need_the_videos(tmp_path, dry_data):
     res = runner.invoke(app, ["run", "counting", "--data", str(dry_data), "--model", "oracle", "--condition",
                               "native", "--out", str(tmp_path / "run")])
     assert res.exit_code == 2 and "is missing" in res.output
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=st.text(max_size=12), latency=st.floats(allow_nan=False) | st.integers(0, 3), label=st.text(max_size=8))
+def test_a_response_built_unvalidated_is_the_validated_one(text: str, latency: float, label: str) -> None:
+    """The simulated model's ``Response`` skips validation only where it would change nothing."""
+    from vidaudit.core.types import Response
+    from vidaudit.suites.counting.simulated import _NO_USAGE, _response
+
+    got = _response(text, latency, label)
+    want = Response(text=text, usage=_NO_USAGE, latency_s=latency, finish_reason="stop", model_version=label,
+                    cost_usd=0.0)
+    assert got == want and got.model_fields_set == want.model_fields_set
+    assert got.model_dump_json() == want.model_dump_json()
+    assert [type(v) for v in got.__dict__.values()] == [type(v) for v in want.__dict__.values()]

@@ -1,6 +1,7 @@
 """generate stress --probe cross_frame -> run (oracle, chance, ideal-observer; the raw condition and a
-+strip_mask condition, from the dataset's run config) -> score -> report, through the CLI; resume calls
-nothing again, and a sampler that hides strips is refused before any call."""
++strip_mask condition, from the dataset's run config) -> score -> report, through the CLI (its entry point in the
+test process, tests/clirun.py); resume calls nothing again, and a sampler that hides strips is refused before any
+call (a real process: its exit code)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from clirun import invoke
 from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import Report
 
@@ -19,6 +21,12 @@ MASK = "strip_mask(S=128,k=4,orientation=vertical,v=24)"
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``vidaudit ARGS`` in ``root``, through the CLI's entry point in this process (tests/clirun.py)."""
+    return invoke(*args, cwd=root)
+
+
+def _proc(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``vidaudit ARGS`` in ``root`` as a real process (the refusal's exit code)."""
     return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True,
                           text=True, timeout=300)
 
@@ -69,7 +77,7 @@ def test_report(root: Path) -> None:
 
 
 def test_a_sampler_that_hides_strips_is_refused(root: Path) -> None:
-    r = _cli(root, "run", "stress", "--data", str(root / "data"), "--model", "oracle", "--prompt", "mcq",
+    r = _proc(root, "run", "stress", "--data", str(root / "data"), "--model", "oracle", "--prompt", "mcq",
              "--condition", f"frames@12+{MASK}", "--out", str(root / "bad"))
     assert r.returncode != 0
     out = r.stdout + r.stderr
@@ -95,7 +103,7 @@ def test_the_paper_sampling_runs_on_request_with_its_coverage_warning(tmp_path: 
     from vidaudit.run.plan import parse_condition
 
     r = _cli(tmp_path, "generate", "stress", "--probe", "cross_frame", "--out", str(tmp_path / "data"), "--set",
-             "sampling=paper")
+             "sampling=paper", "--seeds", "2")  # 4 clips, as the module's run: the same 81.2%, 2 of them missing strips
     assert r.returncode == 0, r.stdout + r.stderr
     out = " ".join((r.stdout + r.stderr).split())
     assert "warning: sampling=paper" in out and f"frames#64+{MASK}: 81.2% of strips shown on average" in out

@@ -1,5 +1,6 @@
 """generate stress (2D and 3D) -> run (oracle, chance, camera-flow, ideal-observer; frames@4) -> score ->
-report, through the CLI (camera-flow is a built-in provider)."""
+report, through the CLI (its entry point in the test process, tests/clirun.py; the refusal of an unknown probe as a
+real process; camera-flow is a built-in provider)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,18 @@ from pathlib import Path
 
 import pytest
 
+from clirun import invoke
 from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import Report
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``vidaudit ARGS`` in ``root``, through the CLI's entry point in this process (tests/clirun.py)."""
+    return invoke(*args, cwd=root)
+
+
+def _proc(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``vidaudit ARGS`` in ``root`` as a real process (a refusal's exit code)."""
     return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True,
                           text=True, timeout=300)
 
@@ -36,7 +44,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_unknown_probe_is_refused(tmp_path: Path) -> None:
-    r = _cli(tmp_path, "generate", "stress", "--probe", "no_such_probe", "--out", str(tmp_path / "d"))
+    r = _proc(tmp_path, "generate", "stress", "--probe", "no_such_probe", "--out", str(tmp_path / "d"))
     assert r.returncode != 0 and "camera_motion" in r.stdout + r.stderr
 
 

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vidaudit.core.contract import AggregateInput, ScoreInput
 from vidaudit.core.contract.records import ParseResult, ScoreRecord
+from vidaudit.core.contract.suite import AggregateInput, ScoreInput
 from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import load_samples

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from clirun import invoke
 from httpfake import FakeServer, Recorded, Reply
 from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import Report
@@ -25,6 +26,13 @@ MODELS = ("oracle", "chance", CONSTANT)
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``vidaudit ARGS`` in ``root`` with the judge's key, through the CLI's entry point in this process
+    (tests/clirun.py)."""
+    return invoke(*args, cwd=root, env={"OPENAI_API_KEY": "sk-test-judge"})
+
+
+def _proc(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The same as a real process (a refusal's exit code)."""
     env = {**os.environ, "OPENAI_API_KEY": "sk-test-judge"}
     return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True, text=True,
                           timeout=600, env=env)
@@ -238,7 +246,7 @@ def test_judge_agreement_refuses_bad_labels(runs, tmp_path: Path) -> None:
     la = _labels(root / "run_a")
     path = tmp_path / "labels.json"
     path.write_text(json.dumps({"no-such-sample": "true"}))
-    r = _cli(root, "judge-agreement", str(root / "run_a"), str(path), "--out", str(tmp_path / "x.json"))
+    r = _proc(root, "judge-agreement", str(root / "run_a"), str(path), "--out", str(tmp_path / "x.json"))
     assert r.returncode != 0 and "no trial is labelled by both" in r.stdout + r.stderr
     assert not (tmp_path / "x.json").exists()
     path.write_text(json.dumps({"|".join(k): 7 for k in la if la[k][1] == "gap_summary"}))

@@ -13,9 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vidaudit.core.contract import ScoreInput
+from clirun import invoke
 from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import Report
+from vidaudit.core.contract.suite import ScoreInput
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.types import Sample, VideoRef
@@ -63,6 +64,12 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``vidaudit ARGS`` in ``root``, through the CLI's entry point in this process (tests/clirun.py)."""
+    return invoke(*args, cwd=root)
+
+
+def _proc(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``vidaudit ARGS`` in ``root`` as a real process (a refusal's exit code)."""
     return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True,
                           text=True, timeout=300)
 
@@ -157,7 +164,7 @@ def test_f1_counts(trials: list[tuple[bool, str]]) -> None:
 
 
 def test_cli_end_to_end(source: Path, tmp_path: Path) -> None:
-    r = _cli(tmp_path, "generate", "stress", "--probe", "lane_change", "--out", str(tmp_path / "data"))
+    r = _proc(tmp_path, "generate", "stress", "--probe", "lane_change", "--out", str(tmp_path / "data"))
     assert r.returncode != 0 and "--source" in r.stdout + r.stderr
     r = _cli(tmp_path, "generate", "stress", "--probe", "lane_change", "--source", str(source),
              "--out", str(tmp_path / "data"))

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from clirun import invoke
 from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import Report
 from vidaudit.suites.stress.mosaic import scene as sc
@@ -92,8 +93,14 @@ def test_word_parser(word: str, lower: bool) -> None:
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True, text=True,
-                          timeout=300)
+    """``vidaudit ARGS`` in ``root``, through the CLI's entry point in this process (tests/clirun.py)."""
+    return invoke(*args, cwd=root)
+
+
+def _proc(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``vidaudit ARGS`` in ``root`` as a real process (a refusal's exit code)."""
+    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True,
+                          text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -123,8 +130,8 @@ def test_e2e_records(run_dir: Path) -> None:
 
 
 def test_e2e_refuses_a_resampling_condition(run_dir: Path) -> None:
-    r = _cli(run_dir.parent, "run", "stress", "--data", str(run_dir.parent / "data"), "--model", "oracle",
-             "--condition", "frames@2", "--out", str(run_dir.parent / "run2"))
+    r = _proc(run_dir.parent, "run", "stress", "--data", str(run_dir.parent / "data"), "--model", "oracle",
+              "--condition", "frames@2", "--out", str(run_dir.parent / "run2"))
     assert r.returncode != 0 and "exactly its 4 frames" in " ".join((r.stdout + r.stderr).split())
 
 

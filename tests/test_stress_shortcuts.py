@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from clirun import invoke
 from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import Report
 from vidaudit.core.errors import ConfigError, DataError
@@ -31,6 +32,12 @@ Answer with just the letter."""
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``vidaudit ARGS`` in ``root``, through the CLI's entry point in this process (tests/clirun.py)."""
+    return invoke(*args, cwd=root)
+
+
+def _proc(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``vidaudit ARGS`` in ``root`` as a real process (a refusal's exit code)."""
     return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True,
                           text=True, timeout=300)
 
@@ -146,8 +153,8 @@ def test_blank_durations_on_request(tmp_path: Path) -> None:
             == ["A", "B", "C", "D"]
     assert json.loads((tmp_path / "data" / "dataset.json").read_text())["blank_s"] == [5.0, 60.0]
     for bad, why in (("5,x", "not a number"), ("0", "outside"), ("5,5", "given twice"), ("700", "outside")):
-        r = _cli(tmp_path, "generate", "stress", "--probe", "shortcuts", "--out", str(tmp_path / "bad"),
-                 "--set", f"blank_s={bad}")
+        r = _proc(tmp_path, "generate", "stress", "--probe", "shortcuts", "--out", str(tmp_path / "bad"),
+                  "--set", f"blank_s={bad}")
         assert r.returncode == 2 and why in r.stdout + r.stderr, (bad, r.stdout + r.stderr)
 
 

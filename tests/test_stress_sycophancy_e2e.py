@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from clirun import invoke
 from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import Report
 from vidaudit.core.hashing import sha256_file
@@ -20,6 +21,12 @@ MODELS = ("oracle", "chance", "constant:AGREE", "constant:DISAGREE")
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``vidaudit ARGS`` in ``root``, through the CLI's entry point in this process (tests/clirun.py)."""
+    return invoke(*args, cwd=root)
+
+
+def _proc(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``vidaudit ARGS`` in ``root`` as a real process (a refusal's exit code)."""
     return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True,
                           text=True, timeout=300)
 
@@ -99,10 +106,10 @@ def test_report(root: Path) -> None:
 
 
 def test_bad_settings_are_refused(tmp_path: Path) -> None:
-    r = _cli(tmp_path, "generate", "stress", "--probe", "sycophancy", "--out", str(tmp_path / "d"), "--set", "x=1")
+    r = _proc(tmp_path, "generate", "stress", "--probe", "sycophancy", "--out", str(tmp_path / "d"), "--set", "x=1")
     assert r.returncode != 0 and "per_category" in r.stdout + r.stderr
-    r = _cli(tmp_path, "generate", "stress", "--probe", "sycophancy", "--out", str(tmp_path / "d"),
-             "--set", "demos=repcount")
+    r = _proc(tmp_path, "generate", "stress", "--probe", "sycophancy", "--out", str(tmp_path / "d"),
+              "--set", "demos=repcount")
     assert r.returncode != 0 and "faithful" in r.stdout + r.stderr
     assert not (tmp_path / "d" / "manifest.jsonl").exists()
 

@@ -14,6 +14,7 @@ import cv2
 import numpy as np
 import pytest
 
+from clirun import invoke
 from httpfake import FakeServer, Reply
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.types import Condition, ModelSpec, Presentation
@@ -64,8 +65,14 @@ def _videos(root: Path) -> Path:
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True, text=True,
-                          timeout=300)
+    """``vidaudit ARGS`` in ``root``, through the CLI's entry point in this process (tests/clirun.py)."""
+    return invoke(*args, cwd=root)
+
+
+def _proc(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``vidaudit ARGS`` in ``root`` as a real process (a refusal's exit code)."""
+    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True,
+                          text=True, timeout=300)
 
 
 def _reply(req) -> Reply:
@@ -149,6 +156,6 @@ def test_the_generation_run_reports_validity(generated: dict) -> None:
 
 def test_baselines_refuse_the_generation_probe(generated: dict) -> None:
     root = generated["root"]
-    r = _cli(root, "run", "stress", "--data", str(root / "gen"), "--model", "oracle", "--condition", "frames#2",
+    r = _proc(root, "run", "stress", "--data", str(root / "gen"), "--model", "oracle", "--condition", "frames#2",
              "--out", str(root / "oracle-run"))
     assert r.returncode != 0 and "no true pair" in r.stdout + r.stderr

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vidaudit.core.contract import ScoreInput
+from vidaudit.core.contract.suite import ScoreInput
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.types import Sample, VideoRef

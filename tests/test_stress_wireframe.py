@@ -4,7 +4,6 @@ end (generate -> run with oracle, chance, ideal-observer at frames#4 -> score ->
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from clirun import invoke
 from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.report import Report
 from vidaudit.core.errors import ConfigError
@@ -98,8 +98,8 @@ def test_conditions_that_resample_are_refused(cond: str) -> None:
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True, text=True,
-                          timeout=300)
+    """``vidaudit ARGS`` in ``root``, through the CLI's entry point in this process (tests/clirun.py)."""
+    return invoke(*args, cwd=root)
 
 
 @pytest.fixture(scope="module")

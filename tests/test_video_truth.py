@@ -23,6 +23,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from clirun import invoke
 from realvideos import Made, Player, frame_code, is_upright, make_all, make_unusable, write_video
 from vidaudit.core.errors import DataError
 from vidaudit.core.fileio import atomic_path, owner_token, sweep_stale_temporaries
@@ -207,9 +208,10 @@ def _dataset(fixtures: dict[str, Made], root: Path, names: list[str]) -> list[Sa
 
 def _run(data: Path, out: Path, *extra: str, model: str = "oracle", condition: str = "frames@4",
          env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "vidaudit.cli", "run", "counting", "--data", str(data), "--model",
-                           model, "--condition", condition, "--out", str(out), *extra],
-                          capture_output=True, text=True, timeout=300, env=env)
+    """``vidaudit run counting`` through the CLI's entry point in this process (tests/clirun.py; ``env`` is added
+    to the environment); the unusable files' refusals above run ``vidaudit perturb`` as real processes."""
+    return invoke("run", "counting", "--data", str(data), "--model", model, "--condition", condition, "--out",
+                  str(out), *extra, env=env)
 
 
 def _rewrite(data: Path, edit) -> None:
@@ -298,7 +300,7 @@ def test_a_run_sends_what_a_player_shows(fixtures: dict[str, Made], player: Play
             {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "\\boxed{0}"}}],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
 
-    env = {**os.environ, "OPENAI_API_KEY": "sk-local-test"}
+    env = {"OPENAI_API_KEY": "sk-local-test"}
     with FakeServer() as srv:
         srv.script("POST", "/v1/chat/completions", default=answer)
         r = _run(data, tmp_path / "run", model=f"openai:fake@{srv.url}/v1", condition="frames@7", env=env)
@@ -339,8 +341,7 @@ def test_report_refuses_a_video_changed_since_the_run(fixtures: dict[str, Made],
     assert _run(data, run).returncode == 0
     edited = data / "videos" / "rot90.mp4"
     edited.write_bytes(fixtures["rot270.mp4"].path.read_bytes())          # edited in place, same name
-    r = subprocess.run([sys.executable, "-m", "vidaudit.cli", "report", str(run)], capture_output=True, text=True,
-                       timeout=300)
+    r = invoke("report", str(run))
     assert r.returncode == 2, r.stdout + r.stderr
     assert "changed since the run" in " ".join(r.stderr.split()) and "Traceback" not in r.stderr
 

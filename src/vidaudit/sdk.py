@@ -88,6 +88,7 @@ if TYPE_CHECKING:  # every name of the front door, where it lives (imported on f
         write_dataset_info,
         write_manifest,
     )
+    from vidaudit.core.pcg64 import Draws
     from vidaudit.core.registry import get_suite
     from vidaudit.core.timeline import Timeline
     from vidaudit.core.types import (
@@ -104,8 +105,10 @@ if TYPE_CHECKING:  # every name of the front door, where it lives (imported on f
         Sample,
         TextPart,
         Trace,
+        Usage,
         VideoPart,
         VideoRef,
+        unvalidated,
     )
     from vidaudit.core.untrusted import read_json_file
     from vidaudit.core.versions import library_versions
@@ -151,11 +154,11 @@ __all__ = [
     "AuditPart", "PartFigures", "ProfileFigure", "accuracy", "published",
     # records: samples, their videos and ground truth, conditions, requests and responses
     "Condition", "ErrorKind", "Event", "ImagePart", "ModelSpec", "Part", "PerturbationSpec", "Presentation",
-    "Request", "Response", "Sample", "TextPart", "Trace", "VideoPart", "VideoRef",
+    "Request", "Response", "Sample", "TextPart", "Trace", "Usage", "VideoPart", "VideoRef", "unvalidated",
     # errors: a one-line message and exit 2
     "ConfigError", "DataError", "VerificationError", "VidauditError", "check_choice",
     # datasets: manifests, dataset.json, atomic files, untrusted input, hashes and seeds
-    "MANIFEST", "atomic_path", "canonical_json", "confined", "dataset_dir", "existing_samples", "guard_replace",
+    "Draws", "MANIFEST", "atomic_path", "canonical_json", "confined", "dataset_dir", "existing_samples", "guard_replace",
     "library_versions", "load_samples", "name_problem", "read_dataset_info", "read_json_file", "rng_from",
     "seed_from", "sha256_file", "sha256_text", "write_dataset_info", "write_json_atomic", "write_jsonl_atomic",
     "write_manifest", "write_text_atomic",

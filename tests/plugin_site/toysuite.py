@@ -12,25 +12,18 @@ from pathlib import Path
 
 import numpy as np
 
-from vidaudit.core.contract import (
-    AggregateInput,
-    Baselines,
-    Commands,
+from vidaudit.core.contract.records import ParseResult, TrialScore, counted
+from vidaudit.core.contract.report import (
     GridFigure,
-    ParseResult,
-    Prompt,
-    ScoreInput,
     Section,
-    Suite,
-    SuiteCapabilities,
     SuiteReport,
     Table,
-    TrialScore,
     ViewerColumn,
     ViewerSpec,
     ViewerTrial,
-    counted,
 )
+from vidaudit.core.contract.roles import Baselines, Commands
+from vidaudit.core.contract.suite import AggregateInput, Prompt, ScoreInput, Suite, SuiteCapabilities
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import write_dataset_info, write_manifest
 from vidaudit.core.types import Sample, VideoRef

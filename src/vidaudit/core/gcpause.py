@@ -29,7 +29,7 @@ def paused_gc() -> Iterator[None]:
 
 
 #: allocations between two collections of the youngest generation inside ``roomy_young_gc`` (Python's default: 700)
-YOUNG_THRESHOLD = 10_000
+YOUNG_THRESHOLD = 100_000
 
 
 @contextmanager
@@ -40,7 +40,10 @@ def roomy_young_gc(young: int = YOUNG_THRESHOLD) -> Iterator[None]:
     the lanes' read-ahead windows: with 700 they outlive two young collections and are promoted to the oldest
     generation, which every full collection then walks again, with the samples and everything imported (a
     tenth of a simulated run's CPU, benchmarks/README.md "Streamed runs"). With a larger young generation
-    most die young. Cycles are still collected; the thresholds are restored after, errors included."""
+    most die young. Every model's lane holds its own window, so what a run keeps alive grows with the models run
+    at once: 15 simulated models (their windows and 128 workers each) outlived a young generation of 10,000 and
+    spent a tenth of their CPU in the collector again, 100,000 holds them (benchmarks/README.md, "Harness CPU
+    per trial"). Cycles are still collected; the thresholds are restored after, errors included."""
     before = gc.get_threshold()
     gc.set_threshold(max(young, before[0]), *before[1:])
     try:

@@ -1,7 +1,9 @@
 """Stable content hashes and seeds.
 
 Every random choice in vidaudit is drawn from ``numpy.random.default_rng`` seeded by a sha256 of
-the thing's identity, never from Python's ``hash()`` (salted per process) or an unseeded draw.
+the thing's identity, never from Python's ``hash()`` (salted per process) or an unseeded draw
+(``core.pcg64`` makes the first draws of such a generator in pure Python, where building one per draw is
+the cost).
 """
 
 from __future__ import annotations

@@ -35,48 +35,62 @@ def write_manifest(root: str | Path, samples: Iterable[Sample]) -> Path:
     return path
 
 
-def _rows(manifest: Path) -> list[tuple[int, Any]]:
-    """(line number, JSON value) of every non-blank line; a line that is not UTF-8 or not JSON is a DataError."""
+def _read(manifest: Path) -> bytes:
     try:
-        data = manifest.read_bytes()
+        return manifest.read_bytes()
     except OSError as e:
         raise DataError(f"cannot read {manifest}: {e.strerror}") from None
-    rows = []
-    for i, raw in enumerate(data.split(b"\n"), 1):
-        if not raw.strip():
-            continue
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise DataError(f"{manifest}:{i}: not UTF-8 text ({e.reason} at byte {e.start}); the manifest is "
-                            "corrupt: regenerate it, or remove that line") from None
-        try:
-            rows.append((i, json.loads(line)))
-        except json.JSONDecodeError as e:
-            raise DataError(f"{manifest}:{i}: not valid JSON ({e.msg}); fix or remove that line") from None
-        except RecursionError:
-            raise DataError(f"{manifest}:{i}: JSON nested too deeply to be a sample; fix or remove that line") from None
-    return rows
+
+
+def _row(manifest: Path, i: int, raw: bytes) -> Any:
+    """The JSON value of line ``i``; a line that is not UTF-8 or not JSON is a DataError."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DataError(f"{manifest}:{i}: not UTF-8 text ({e.reason} at byte {e.start}); the manifest is "
+                        "corrupt: regenerate it, or remove that line") from None
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as e:
+        raise DataError(f"{manifest}:{i}: not valid JSON ({e.msg}); fix or remove that line") from None
+    except RecursionError:
+        raise DataError(f"{manifest}:{i}: JSON nested too deeply to be a sample; fix or remove that line") from None
+
+
+def _rows(manifest: Path) -> list[tuple[int, Any]]:
+    """(line number, JSON value) of every non-blank line; a line that is not UTF-8 or not JSON is a DataError."""
+    return [(i, _row(manifest, i, raw)) for i, raw in enumerate(_read(manifest).split(b"\n"), 1) if raw.strip()]
+
+
+def _sample(manifest: Path, i: int, row: Any) -> Sample:
+    if not isinstance(row, dict):
+        raise DataError(f"{manifest}:{i}: a manifest line is a JSON object (one sample), got {type(row).__name__}")
+    try:
+        return Sample.model_validate(row)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(map(str, first["loc"])) or "the sample"
+        raise DataError(f"{manifest}:{i}: not a valid sample: {first['msg']} at {where}") from None
+    except RecursionError:
+        raise DataError(f"{manifest}:{i}: a sample nested too deeply to read") from None
 
 
 def load_samples(path: str | Path) -> list[Sample]:
-    """Samples from a dataset dir or a manifest file; every line is validated (any bytes give a DataError)."""
+    """Samples from a dataset dir or a manifest file; every line is validated (any bytes give a DataError).
+
+    Lines are first validated from their bytes by pydantic's own JSON parser (``model_validate_json``: about twice
+    as fast as ``json.loads`` then ``model_validate``, and the same samples: it reads JSON as ``json`` does, floats
+    rounded alike, the last of a repeated key); if it refuses a line (a lone surrogate, which ``json`` reads, or
+    any bad line), the whole file takes the ``json`` path (every line read as JSON, then validated), whose samples
+    or first error stand."""
     p = Path(path)
     manifest = p / MANIFEST if p.is_dir() else p
     if not manifest.is_file():
         raise DataError(f"no manifest at {manifest}; generate one with `vidaudit generate counting --out DIR`")
-    samples = []
-    for i, row in _rows(manifest):
-        if not isinstance(row, dict):
-            raise DataError(f"{manifest}:{i}: a manifest line is a JSON object (one sample), got {type(row).__name__}")
-        try:
-            samples.append(Sample.model_validate(row))
-        except ValidationError as e:
-            first = e.errors()[0]
-            where = ".".join(map(str, first["loc"])) or "the sample"
-            raise DataError(f"{manifest}:{i}: not a valid sample: {first['msg']} at {where}") from None
-        except RecursionError:
-            raise DataError(f"{manifest}:{i}: a sample nested too deeply to read") from None
+    try:
+        samples = [Sample.model_validate_json(raw) for raw in _read(manifest).split(b"\n") if raw.strip()]
+    except (ValueError, RecursionError):  # a ValidationError is a ValueError: the json path, its result or error
+        samples = [_sample(manifest, i, row) for i, row in _rows(manifest)]
     seen: set[str] = set()
     for s in samples:
         if s.sample_id in seen:

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from itertools import pairwise
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
@@ -23,6 +23,22 @@ from vidaudit.core.timeline import Timeline
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def unvalidated(cls: type[_M], values: dict[str, Any], given: frozenset[str]) -> _M:
+    """``cls(**{k: values[k] for k in given})`` without validating, for a hot path whose values are each already of
+    its field's exact type (``str``, ``int``, ``float``, an instance of the field's model...), which validation
+    returns as they are: the caller checks the types, and falls back to ``cls(...)`` when unsure. ``values`` sets
+    every field (the defaults of those not ``given``); ``given`` is what ``model_fields_set`` reports."""
+    m = object.__new__(cls)
+    object.__setattr__(m, "__dict__", values)
+    object.__setattr__(m, "__pydantic_fields_set__", set(given))
+    object.__setattr__(m, "__pydantic_extra__", None)
+    object.__setattr__(m, "__pydantic_private__", None)
+    return m
 
 
 # --------------------------------------------------------------------------- ground truth

@@ -75,6 +75,12 @@ class Reservation:
         return self.input_tokens is not None and self.output_tokens is not None
 
 
+#: the estimate of a call when the budget has no estimate function (shared: a ``Reservation`` is immutable)
+_NOTHING = Reservation(0, 0.0)
+#: ``models.errors_http.usage_was_clamped``, imported on first use (the module is not needed to import this one)
+_clamped: Callable[[str | None], bool] | None = None
+
+
 def _tokens(value: object) -> int:
     """A token amount to spend: an int >= 0 (anything else spends nothing; never gives back)."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
@@ -96,9 +102,12 @@ def response_tokens(response: Response | None) -> int:
 
 def usage_untrusted(response: Response) -> bool:
     """Whether the adapter had to clamp the usage the server reported (see ``errors_http.flag_finish``)."""
-    from vidaudit.models.errors_http import usage_was_clamped
+    global _clamped
+    if _clamped is None:
+        from vidaudit.models.errors_http import usage_was_clamped
 
-    return usage_was_clamped(response.finish_reason)
+        _clamped = usage_was_clamped
+    return _clamped(response.finish_reason)
 
 
 def bounded(response: Response, bound: Reservation) -> Response:
@@ -162,7 +171,7 @@ class BudgetTracker:
         """The budget's estimate of one call: ``(tokens, cost)``, or a bound ``(tokens, cost, input, output)``
         (its worst case: ``input + output == tokens`` and ``cost`` their price)."""
         if self.budget.estimate is None:
-            return Reservation(0, 0.0)
+            return _NOTHING
         got = tuple(self.budget.estimate(planned))
         tokens, cost = got[0], got[1]
         if not (tokens >= 0 and cost >= 0) or len(got) not in (2, 4) or not all(x >= 0 for x in got[2:]):
@@ -182,9 +191,8 @@ class BudgetTracker:
 
     def reserve(self, estimates: list[Reservation]) -> Reservation | None:
         """Reserve the sum of ``estimates`` if it fits under every limit, else None (reserve nothing)."""
-        total = Reservation(sum(e.tokens for e in estimates), sum(e.cost_usd for e in estimates))
-        if len(estimates) == 1:
-            total = estimates[0]
+        total = estimates[0] if len(estimates) == 1 else \
+            Reservation(sum(e.tokens for e in estimates), sum(e.cost_usd for e in estimates))
         if not self.fits(total.tokens, total.cost_usd):
             return None
         self.reserved_tokens += total.tokens
@@ -203,7 +211,8 @@ class BudgetTracker:
     def settle(self, response: Response, estimate: Reservation) -> Reservation:
         """Spend what ``charge`` says one ok call costs, and return it."""
         c = charge(response, estimate)
-        self.spend(c.tokens, c.cost_usd)
+        self.spent_tokens += c.tokens  # what ``spend`` adds: ``charge``'s amounts are counts >= 0 already
+        self.spent_cost_usd += c.cost_usd
         return c
 
     def describe(self) -> str:

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 from vidaudit.core.errors import ConfigError, VidauditError
-from vidaudit.core.types import Attempt, ErrorKind, Request, Response, Status, Trial
+from vidaudit.core.types import Attempt, ErrorKind, Request, Response, Status, Trial, unvalidated
 from vidaudit.models.base import AnyAdapter, CompositeAdapter, ModelAdapter, ModelCallError, is_composite
 from vidaudit.run.budget import Budget, BudgetTracker, Reservation, bounded, response_tokens
 from vidaudit.run.retry import STOPS_RUN, Clock, Decision, RetryPolicy, SystemClock, status_for
@@ -97,6 +97,29 @@ class _Item:
     called: bool = False
     finished: bool = False
     last_status: str | None = None
+    #: the budget's estimate of its call, made when the call was reserved (``_reserve``) and settled with it
+    estimate: Reservation | None = None
+
+
+#: the fields an ok attempt sets (``_ok_attempt``); None when ``Attempt``'s fields are not the ones it knows
+_OK_GIVEN: frozenset[str] | None = frozenset(
+    {"trial_id", "attempt", "status", "response", "frame_indices", "frame_times", "started_at", "ended_at"}) \
+    if tuple(Attempt.model_fields) == ("trial_id", "attempt", "status", "error_kind", "error_message", "response",
+                                       "frame_indices", "frame_times", "started_at", "ended_at") else None
+
+
+def _ok_attempt(trial_id: str, attempt: int, response: Response, idx: list[int], ts: list[float], started: float,
+                ended: float) -> Attempt:
+    """``Attempt(status=OK, ...)``, built without validating when every value is already its field's exact type (what
+    validation returns unchanged: ``tests/test_run_executor.py`` compares the two); otherwise validated."""
+    if (_OK_GIVEN is not None and type(trial_id) is str and type(attempt) is int and type(response) is Response
+            and type(started) is float and type(ended) is float and all(type(i) is int for i in idx)
+            and all(type(t) is float for t in ts)):
+        return unvalidated(Attempt, {"trial_id": trial_id, "attempt": attempt, "status": Status.OK, "error_kind": None,
+                                     "error_message": None, "response": response, "frame_indices": tuple(idx),
+                                     "frame_times": tuple(ts), "started_at": started, "ended_at": ended}, _OK_GIVEN)
+    return Attempt(trial_id=trial_id, attempt=attempt, status=Status.OK, response=response, frame_indices=tuple(idx),
+                   frame_times=tuple(ts), started_at=started, ended_at=ended)
 
 
 class _Batched(Protocol):
@@ -108,6 +131,10 @@ class _Batched(Protocol):
 #: attempts per commit group, and the longest an ended attempt waits for its group's commit (seconds)
 GROUP_ROWS = 256
 GROUP_DELAY_S = 0.05
+#: attempts a synthetic model's lane stores between two yields to the event loop (its calls answer without
+#: awaiting; a model's lane yields after every attempt, which lets a worker waiting for the lane's semaphore
+#: start its call before this one's bookkeeping, at the cost of a loop cycle a slow call does not notice)
+YIELD_EVERY = 16
 
 
 @dataclass
@@ -121,6 +148,9 @@ class Backlog:
     #: trials with a failed attempt and none ok when counted, and those failing in the session since (their
     #: latest attempts are the run's failure causes; bounded by the failures, not the plan)
     failed: set[str] = field(default_factory=set)
+    #: model labels with a trial that had stored attempts when counted: only their lanes look their trials up
+    #: in the store as they read them (a trial of another label has none, and only its own lane makes one)
+    tried: set[str] = field(default_factory=set)
 
 
 def attempt_limit(max_attempts: int, retry_errors: bool) -> Callable[[int], int]:
@@ -145,16 +175,21 @@ def register_keys(store: RunStore, keys: Iterable[tuple[str, str, Callable[[], T
     limit = attempt_limit(max_attempts, retry_errors)
     out = Backlog()
     it = iter(keys)
+    # a store with no trial yet has none of these (the plan's ids are distinct): nothing to look up
+    fresh = not store.has_trials()
     while chunk := list(itertools.islice(it, LOOKUP_CHUNK)):
         ids = [tid for _, tid, _ in chunk]
-        known = store.registered(ids)
+        known = set() if fresh else store.registered(ids)
         new = [make() for _, tid, make in chunk if tid not in known]
         if new:
             store.register_trials(new)
-        status = store.trial_status(ids)
+        # an attempt needs its trial registered (a foreign key): only the trials known before can have any
+        status = store.trial_status([tid for tid in ids if tid in known]) if known else {}
         for label, tid, _ in chunk:
             st = status.get(tid, _NEVER)
             out.planned += 1
+            if st.attempts:
+                out.tried.add(label)
             if st.ok:
                 out.already_ok += 1
                 continue
@@ -191,6 +226,10 @@ class _Lane:
     composite: bool = False
     source: Iterator[Any] | None = None
     window: int = 0
+    #: look the trials read from ``source`` up in the store (False: none had attempts when registered)
+    lookup: bool = True
+    #: attempts stored between two yields to the loop (``YIELD_EVERY`` for a synthetic model, else 1)
+    yield_every: int = 1
 
 
 @dataclass
@@ -239,6 +278,8 @@ class _Executor:
         #: built here rather than in a worker thread
         self.inline = getattr(prepare, "inline", None)
         self._flush_task: asyncio.Future[int] | None = None
+        self._unyielded = 0  # attempts stored since a worker last yielded to the loop
+        self._room_waiters: deque[asyncio.Future[None]] = deque()  # workers waiting for a commit to end
 
     # ------------------------------------------------------------------ events
 
@@ -254,6 +295,7 @@ class _Executor:
         if self.s.stopped:
             return
         self.s.stop_reason, self.s.stop_message, self.s.fatal = reason, message, fatal
+        self._wake_waiters()  # every worker waiting for room sees the stop
         self.emit("stop", message)
 
     # ------------------------------------------------------------------ workers
@@ -274,6 +316,10 @@ class _Executor:
             if not chunk:
                 lane.source = None
                 break
+            if not lane.lookup:  # none of this lane's trials had attempts: each is to run, from attempt 1
+                first = self.limit(0)
+                lane.queue.extend(_Item(p, p.id, 0, first) for p in chunk)
+                continue
             status = self.store.trial_status([p.id for p in chunk])
             for p in chunk:
                 st = status.get(p.id, _NEVER)
@@ -283,15 +329,13 @@ class _Executor:
     async def flush(self) -> None:
         """Commit the store's pending group in a worker thread; a failure stops the run (STORE_ERROR).
 
-        One commit at a time; while it runs, the others append to the next group, and wait for it once
-        that group is twice the group size (so what is pending stays bounded, whatever the model's speed)."""
-        running = self._flush_task
-        if running is not None:
+        One commit at a time; while it runs, the others append to the next group, and wait for room once
+        that group is twice the group size (so what is pending stays bounded, whatever the model's speed).
+        The end of a commit wakes as many waiting workers as the next group has room for, not all of them: a
+        run of many lanes has hundreds waiting, and each woken past the room would only wait again."""
+        if self._flush_task is not None:
             if self.store.pending >= 2 * GROUP_ROWS:
-                try:
-                    await asyncio.shield(running)
-                except Exception:
-                    pass  # the task's owner stops the run
+                await self._wait_for_room()
             return
         if not self.store.pending:
             return
@@ -303,6 +347,23 @@ class _Executor:
             self.stop(StopReason.STORE_ERROR, f"{type(e).__name__}: {e}", fatal=e)
         finally:
             self._flush_task = None
+            self._wake_waiters()
+
+    async def _wait_for_room(self) -> None:
+        """Wait until a commit ends and wakes this worker (see ``flush``); cancelled with the worker."""
+        room = asyncio.get_running_loop().create_future()
+        self._room_waiters.append(room)
+        await room
+
+    def _wake_waiters(self) -> None:
+        """Wake the workers waiting for room: as many as the pending group has room for (at least one, so that a
+        woken worker's next attempt starts the next commit), every one once the run stops."""
+        n = len(self._room_waiters) if self.s.stopped else max(2 * GROUP_ROWS - self.store.pending, 1)
+        while n > 0 and self._room_waiters:
+            room = self._room_waiters.popleft()
+            if not room.done():  # a cancelled worker's is done
+                room.set_result(None)
+                n -= 1
 
     def _lost_group(self) -> None:
         """Count the appended attempts that no commit took (a failed group) as unstored."""
@@ -312,11 +373,14 @@ class _Executor:
             self.s.calls -= lost
 
     async def ticker(self, delay_s: float) -> None:
-        """Commit a pending group at least every ``delay_s`` (real time) while the run lasts."""
+        """Commit a pending group at least every ``delay_s`` (real time) while the run lasts, and wake workers
+        left waiting for room when no commit is running (those woken before may have found their lanes empty)."""
         while True:
             await asyncio.sleep(delay_s)
             if self.store.flush_due():
                 await self.flush()
+            elif self._flush_task is None:
+                self._wake_waiters()
 
     async def worker(self, lane: _Lane) -> None:
         try:
@@ -339,7 +403,7 @@ class _Executor:
                     request = self.prepare(it.planned)
                 else:
                     request = await asyncio.to_thread(self.prepare, it.planned)
-                if inspect.isawaitable(request):
+                if not isinstance(request, Request) and inspect.isawaitable(request):
                     request = await request
             except Exception as e:
                 self.stop(StopReason.PREPARE_ERROR,
@@ -362,7 +426,10 @@ class _Executor:
 
     def _reserve(self, items: list[_Item]) -> tuple[list[_Item], Reservation | None]:
         """The longest prefix of ``items`` whose estimates fit the budget; stops the run if not all fit."""
-        estimates = [self.tracker.estimate(it.planned) for it in items]
+        estimates = []
+        for it in items:
+            it.estimate = self.tracker.estimate(it.planned)
+            estimates.append(it.estimate)
         for k in range(len(items), 0, -1):
             res = self.tracker.reserve(estimates[:k])
             if res is not None:
@@ -405,8 +472,9 @@ class _Executor:
         except Exception as e:
             return None, e, started, self.clock.now()
 
-    async def _store(self, attempt: Attempt, ctx: StageContext | None = None) -> None:
-        """Append to the store's commit group (``RunStore.grouped``); commit the group when it is due."""
+    async def _store(self, attempt: Attempt, ctx: StageContext | None = None, yield_every: int = 1) -> None:
+        """Append to the store's commit group (``RunStore.grouped``); commit the group when it is due, else
+        yield to the loop once in ``yield_every`` attempts (``_Lane.yield_every``)."""
         stages: list[StageRef] | None = list(ctx.refs) if ctx is not None else None
         try:
             self.store.append(attempt, stages=stages)
@@ -415,14 +483,19 @@ class _Executor:
             self._lost_group()
             raise
         self.s.calls += 1
-        if self.store.flush_due():
+        # due, and not while a commit runs with room left for this group (flush() would only return)
+        if self.store.flush_due() and (self._flush_task is None or self.store.pending >= 2 * GROUP_ROWS):
             await self.flush()
             if self.s.fatal is not None and self.s.stop_reason is StopReason.STORE_ERROR:
                 raise self.s.fatal
         else:
-            # yield to the loop once per attempt: an adapter that answers without awaiting (``simulated``)
-            # must not keep the commit task, the ticker and the other lanes from running
-            await asyncio.sleep(0)
+            # an adapter that answers without awaiting (``simulated``) must not keep the commit task, the
+            # ticker and the other lanes from running; yielding after each of its attempts cost a loop cycle per
+            # trial, so its lane yields every few (``YIELD_EVERY``)
+            self._unyielded += 1
+            if self._unyielded >= yield_every:
+                self._unyielded = 0
+                await asyncio.sleep(0)
 
     # ------------------------------------------------------------------ composite models
 
@@ -481,7 +554,8 @@ class _Executor:
 
     async def _process(self, lane: _Lane, items: list[_Item]) -> None:
         while items and not self.s.stopped:
-            await self._wait_gate(lane)
+            if lane.not_before:  # a Retry-After paused this adapter once: wait out what is left of it
+                await self._wait_gate(lane)
             async with lane.semaphore:
                 if self.s.stopped:
                     return
@@ -514,7 +588,7 @@ class _Executor:
                     self._react(lane, error)
             if error is None:
                 assert responses is not None
-                await self._store_ok(items, responses, started, ended, ctx)
+                await self._store_ok(lane, items, responses, started, ended, ctx)
                 return
             items = await self._store_failure(lane, items, error, started, ended, ctx)
 
@@ -538,7 +612,7 @@ class _Executor:
         for it, resp in zip(items, responses or [], strict=False):
             # untrusted usage (clamped, or none reported) costs at least the call's estimate, and no call
             # more than its worst case when the estimate is one
-            estimate = self.tracker.estimate(it.planned)
+            estimate = it.estimate if it.estimate is not None else self.tracker.estimate(it.planned)
             resp = bounded(resp, estimate)
             spent = self.tracker.settle(resp, estimate)
             self.s.tokens += spent.tokens
@@ -559,8 +633,8 @@ class _Executor:
             self.stop(reason, f"{lane.label} answered {error.kind.value}: {error.message}. No new calls were "
                               f"made; {fix}, then resume with the same command")
 
-    async def _store_ok(self, items: list[_Item], responses: list[Response], started: float, ended: float,
-                        ctx: StageContext | None = None) -> None:
+    async def _store_ok(self, lane: _Lane, items: list[_Item], responses: list[Response], started: float,
+                        ended: float, ctx: StageContext | None = None) -> None:
         for it, resp in zip(items, responses, strict=True):
             assert it.request is not None
             idx, ts = it.request.sent_frames()
@@ -569,9 +643,7 @@ class _Executor:
                 idx = list(resp.frames_sent)
                 ts = [by_index[i] for i in idx] if all(i in by_index for i in idx) else []  # [] = times unknown
             it.attempts += 1
-            await self._store(Attempt(trial_id=it.trial_id, attempt=it.attempts, status=Status.OK, response=resp,
-                                      frame_indices=tuple(idx), frame_times=tuple(ts),
-                                      started_at=started, ended_at=ended), ctx)
+            await self._store(_ok_attempt(it.trial_id, it.attempts, resp, idx, ts, started, ended), ctx, lane.yield_every)
             it.finished = True
             self.s.ok += 1
             self.s.done += 1
@@ -715,9 +787,9 @@ async def run_backlog(backlog: Backlog, sources: Mapping[str, Iterator[Planned]]
                       retry_policy: RetryPolicy | None = None, clock: Clock | None = None,
                       retry_errors: bool = False) -> RunSummary:
     """``run_trials`` on a registered plan read as it goes: ``sources`` gives each model label its trials in
-    plan order (e.g. ``PlanStream.for_model``), ``backlog`` what ``register_plan`` counted of them. Each
-    lane reads its trials a window ahead of its workers, so the session holds no per-trial state
-    beyond the calls in flight and their windows."""
+    plan order (e.g. ``PlanStream.for_model``), ``backlog`` what ``register_plan`` counted of them (made
+    by it: its ``tried`` says which labels' trials had attempts). Each lane reads its trials a window ahead
+    of its workers, so the session holds no per-trial state beyond the calls in flight and their windows."""
     missing = sorted(label for label, n in backlog.todo.items() if n and label not in adapters)
     if missing:
         raise ConfigError(f"no adapter for model(s) {', '.join(missing)}; pass one per model label "
@@ -738,9 +810,14 @@ async def run_backlog(backlog: Backlog, sources: Mapping[str, Iterator[Planned]]
         if n:
             caps = adapter.capabilities
             sem = semaphores.setdefault(id(adapter), asyncio.Semaphore(caps.concurrency))
-            k = min(2 * caps.concurrency, -(-n // caps.batch_size))
+            # twice the concurrency, so that workers build requests (in threads) while others call; a lane whose
+            # requests are built on the loop (``inline_model``) has nothing to overlap, and a worker more than
+            # the semaphore lets in would only queue on it, one suspension per trial
+            inline = getattr(prepare, "inline_model", None)
+            k = min((1 if inline is not None and inline(label) else 2) * caps.concurrency, -(-n // caps.batch_size))
             lanes.append(_Lane(label, adapter, deque(), sem, caps.batch_size, composite=is_composite(adapter),
-                               source=sources.get(label), window=max(2 * k * caps.batch_size, 16)))
+                               source=sources.get(label), window=max(2 * k * caps.batch_size, 16),
+                               lookup=label in backlog.tried, yield_every=YIELD_EVERY if caps.synthetic else 1))
             n_workers.append(k)
     ex.emit("start")
     with store.grouped(GROUP_ROWS, GROUP_DELAY_S):

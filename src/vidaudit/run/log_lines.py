@@ -70,9 +70,20 @@ def num_list(vs: Any) -> str:
     return "[" + ", ".join([_num(v) for v in vs]) + "]"
 
 
+#: the last ``Usage`` written and its text: a model that reports none hands every response the same one (frozen,
+#: and held here, so an equal identity is the same object)
+_last_usage: tuple[Usage | None, str] = (None, "")
+
+
 def _usage(u: Usage) -> str:
-    return (f'{{"cached_tokens": {_num(u.cached_tokens)}, "input_tokens": {_num(u.input_tokens)}, '
+    global _last_usage
+    last = _last_usage
+    if u is last[0]:
+        return last[1]
+    text = (f'{{"cached_tokens": {_num(u.cached_tokens)}, "input_tokens": {_num(u.input_tokens)}, '
             f'"output_tokens": {_num(u.output_tokens)}, "reasoning_tokens": {_num(u.reasoning_tokens)}}}')
+    _last_usage = (u, text)
+    return text
 
 
 def _response(r: Response) -> str:

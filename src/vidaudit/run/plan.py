@@ -13,10 +13,11 @@ import functools
 import math
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from json.encoder import encode_basestring as _encode_str
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from vidaudit.core.contract.suite import Prompt, Suite
 from vidaudit.core.errors import ConfigError, validation_message
@@ -163,9 +164,22 @@ def select_frames(sample: Sample, condition: Condition, video: VideoRef | None =
 _every_frame = functools.lru_cache(maxsize=1024)(every_frame)
 
 
-@functools.lru_cache(maxsize=4096)
+#: ``selection_sha256`` by selection object (kept, so its id is not reused): a plan's trials share their selections
+#: (``at_fps`` and the stream's memos hand out one object), and a cache by value hashed a whole selection's frame
+#: tuples on every look-up
+_SELECTION_SHA: dict[int, tuple[FrameSelection, str]] = {}
+SELECTION_SHA_MEMO = 4096
+
+
 def selection_sha256(selection: FrameSelection) -> str:
-    return sha256_json({"indices": list(selection.indices), "times": list(selection.times), "rule": selection.rule})
+    got = _SELECTION_SHA.get(id(selection))
+    if got is not None and got[0] is selection:
+        return got[1]
+    sha = sha256_json({"indices": list(selection.indices), "times": list(selection.times), "rule": selection.rule})
+    if len(_SELECTION_SHA) >= SELECTION_SHA_MEMO:
+        _SELECTION_SHA.clear()
+    _SELECTION_SHA[id(selection)] = (selection, sha)
+    return sha
 
 
 def _json_str(v: str | None) -> str:
@@ -194,15 +208,17 @@ class _TrialJson:
             self.parts.append(head)
             self.keys.append(k)
         self.parts.append(rest)
+        self._format: str | None = None  # the parts as a format string, the per-trial strings its fields
         self.ok = all(isinstance(data[k], str | None) for k in _PER_TRIAL) and self(data) == text
 
     def __call__(self, fields: Mapping[str, Any]) -> str:
-        out = [self.parts[0]]
-        for k, part in zip(self.keys, self.parts[1:], strict=True):
-            out.append(_json_str(fields[k]))
-            out.append(part)
-        return "".join(out)
+        if self._format is None:
+            self._format = "{}".join(p.replace("{", "{{").replace("}", "}}") for p in self.parts)
+        return self._format.format(*["null" if (v := fields[k]) is None else _encode_str(v) for k in self.keys])
 
+
+#: ``prompt_sha256`` covers every field of a ``Prompt``: equal hashes, equal prompts
+_PROMPT_IS_ITS_SHA = tuple(f.name for f in fields(Prompt)) == ("system", "text")
 
 #: the Trial fields that differ between the trials of one (model, condition): the rest is dumped once
 _PER_TRIAL = frozenset({"sample_id", "video_sha256", "prompt_sha256", "input_sha256"})
@@ -218,6 +234,9 @@ class _Group:
     #: the resolved condition's index among the plan's distinct ones (models that resolve a condition alike
     #: share it): the key of its per-sample inputs in ``PlanStream``'s memo
     slot: int = 0
+    #: ``model.label`` and ``condition.id``, computed once for every trial of the group
+    label: str = ""
+    condition_id: str = ""
 
 
 #: (sample, resolved condition) inputs a ``PlanStream`` keeps (a prompt and two hashes: about 1 KB each at most,
@@ -253,6 +272,8 @@ class PlanStream:
         self.suite = suite
         self._clocks = [x.video.timeline for x in self.samples]  # each pass selects frames on every clock
         self._keyframes: dict[tuple[int, float], FrameSelection] = {}  # per sample: few frames, asked per model
+        self._sizes: dict[int, list[int]] = {}  # per slot: each sample's selection size (``check``)
+        self._metadata: dict[str, tuple[Sample, Mapping[str, Any]]] = {}  # per sample id (``_request_metadata``)
         self.caps_by_model = caps_by_model
         self.groups: dict[str, list[_Group]] = {}
         seen: dict[str, str] = {}
@@ -270,7 +291,7 @@ class PlanStream:
                                       f"(both {rc.id}); list it once")
                 seen[key] = c.id
                 slot = slots.setdefault(canonical_json(rc.model_dump(mode="json")), len(slots))
-                groups.append(_Group(m, rc, opts, slot))
+                groups.append(_Group(m, rc, opts, slot, m.label, rc.id))
         n = len(self.samples)
         #: per slot, each sample's ``_Input`` once computed (None: not yet); none for perturbed conditions
         self._memo: dict[int, list[_Input | None]] = {}
@@ -279,7 +300,7 @@ class PlanStream:
                 if not g.condition.perturbations and g.slot not in self._memo \
                         and (len(self._memo) + 1) * n <= INPUT_MEMO_LIMIT:
                     self._memo[g.slot] = [None] * n
-        self._prompts: dict[Prompt, Prompt] = {}  # equal prompts held once
+        self._prompts: dict[Any, Prompt] = {}  # equal prompts held once, by their sha256
         self._kept_selections: set[int] = set()   # ids of the selections the memo holds (alive while it does)
         self._kept_frames = 0
         by_id: dict[str, list[Sample]] = {}
@@ -322,15 +343,42 @@ class PlanStream:
         refused = [] if refused is None else refused
         for groups in self.groups.values():
             for g in groups:
+                yield from self._group_inputs(g, refused)
+
+    def _group_inputs(self, g: _Group, refused: list[str]
+                      ) -> Iterator[tuple[_Group, Sample, FrameSelection, PerturbedInput | None]]:
+        rc = g.condition
+        for i, s in enumerate(self.samples):
+            pin = plan_perturbed(s, rc, self.suite, refused) if rc.perturbations else None
+            if rc.perturbations and pin is None:
+                continue
+            sel = self._select(i, s, rc, pin)
+            if pin is not None and pin.strip_info is not None and not partial_coverage_allowed(s):
+                refused += coverage_refusals(s, rc, g.model.label, pin, sel)
+            yield g, s, sel, pin
+
+    def _to_check(self, refused: list[str]) -> Iterator[tuple[str, Condition, Sample, FrameSelection, VideoRef]]:
+        """What ``servable_problems`` reads of each trial, less the trials that cannot add a problem: after a
+        (model, condition)'s first trial, what is checked once is done and a trial adds one only if it sends no
+        frame, or more images than its model takes. A resolved condition's selection sizes are counted once for
+        every model that shares it (``_sizes``); perturbed inputs are all read."""
+        for label, groups in self.groups.items():
+            caps = self.caps_by_model[label]
+            limit = caps.max_images if caps.images else None
+            for g in groups:
                 rc = g.condition
-                for i, s in enumerate(self.samples):
-                    pin = plan_perturbed(s, rc, self.suite, refused) if rc.perturbations else None
-                    if rc.perturbations and pin is None:
-                        continue
-                    sel = self._select(i, s, rc, pin)
-                    if pin is not None and pin.strip_info is not None and not partial_coverage_allowed(s):
-                        refused += coverage_refusals(s, rc, g.model.label, pin, sel)
-                    yield g, s, sel, pin
+                if rc.perturbations:
+                    for _, s, sel, pin in self._group_inputs(g, refused):
+                        yield label, rc, s, sel, pin.video if pin else s.video
+                    continue
+                sizes = self._sizes.get(g.slot)
+                if sizes is None:
+                    sizes = self._sizes[g.slot] = [len(self._select(i, s, rc, None))
+                                                   for i, s in enumerate(self.samples)]
+                native = rc.presentation is Presentation.NATIVE
+                for i, (s, n) in enumerate(zip(self.samples, sizes, strict=True)):
+                    if i == 0 or n == 0 or (not native and limit is not None and n > limit):
+                        yield label, rc, s, self._select(i, s, rc, None), s.video
 
     def refusals(self) -> None:
         """Raise, before any call, on the perturbed inputs the suite refuses (all of them named)."""
@@ -343,30 +391,42 @@ class PlanStream:
     def check(self) -> None:
         """``refusals``, then ``check_servable``, from one pass over the inputs, holding none of them."""
         refused: list[str] = []
-        problems = servable_problems(((g.model.label, g.condition, s, sel, pin.video if pin else s.video)
-                                      for g, s, sel, pin in self.inputs(refused)), self.caps_by_model)
+        problems = servable_problems(self._to_check(refused), self.caps_by_model)
         _raise_refusals(refused)
         _raise_unservable(problems)
 
     def for_model(self, label: str) -> Iterator[PlannedTrial]:
         """One model's trials in plan order (a lane of the executor reads these as it goes)."""
-        for trial_id, make, extra in self._walk(label):
-            keyed = make(log=None)  # a lane writes no trial line
-            s, sel, prompt, pin = extra
-            yield PlannedTrial(keyed.trial, s, sel, prompt, self.suite.request_metadata(s), pin, keyed)
+        metadata = self._request_metadata
+        for trial_id, made, (s, sel, prompt, pin) in self._walk(label):
+            if isinstance(made, KeyedTrial):
+                keyed = made
+            else:  # a lane writes no trial line: no log JSON, and the trial's data only if asked
+                keyed = KeyedTrial(_trial_of(_trial_values(made)), None, made.text, trial_id, None,
+                                   head=(s.sample_id, made.group.label, made.group.condition_id),
+                                   build=functools.partial(_trial_parts, made))
+            yield PlannedTrial(keyed.trial, s, sel, prompt, metadata(s), pin, keyed)
+
+    def _request_metadata(self, s: Sample) -> Mapping[str, Any]:
+        """The suite's request metadata of sample ``s``, made once per sample and shared, read-only, by its trials
+        (``RequestBuilder`` copies it into each request); for a sample of another plan, made afresh."""
+        got = self._metadata.get(s.sample_id)
+        if got is None or got[0] is not s:
+            got = self._metadata[s.sample_id] = (s, MappingProxyType(self.suite.request_metadata(s)))
+        return got[1]
 
     def keys(self) -> Iterator[tuple[str, str, Callable[[], KeyedTrial]]]:
         """(model label, trial id, its ``KeyedTrial`` on demand) of every trial in plan order: what registering
         the plan needs, without building a ``Trial`` for one the store already has (a resume)."""
         for label in self.groups:
-            for trial_id, make, _ in self._walk(label):
-                yield label, trial_id, make
+            for trial_id, made, _ in self._walk(label):
+                yield label, trial_id, (functools.partial(_given, made) if isinstance(made, KeyedTrial)
+                                        else functools.partial(_keyed, made, trial_id))
 
-    def _walk(self, label: str) -> Iterator[tuple[str, Callable[..., KeyedTrial],
+    def _walk(self, label: str) -> Iterator[tuple[str, KeyedTrial | _Spliced,
                                                   tuple[Sample, FrameSelection, Prompt, PerturbedInput | None]]]:
-        """Each trial of one model: its id (hashed from the group's JSON template), a maker of its
-        ``KeyedTrial`` (``make(log=None)``: without its audit-log JSON), and its sample, frames, prompt and
-        perturbed input."""
+        """Each trial of one model: its id (hashed from the group's JSON template), its ``KeyedTrial`` (the group's
+        first, validated) or what makes one (``_Spliced``), and its sample, frames, prompt and perturbed input."""
         suite = self.suite
         refused: list[str] = []
         for g in self.groups[label]:
@@ -394,19 +454,19 @@ class PlanStream:
                         == set(Trial.model_fields) and _trial_of(dict(first.trial)) == first.trial else None
                     spliced = _TrialJson(first.data, first.json) if template is not None else None
                     logged = _TrialJson(first.data, line_json(first.data), line_json) if spliced is not None else None
-                    yield first.id, functools.partial(_given, first), (s, sel, prompt, pin)
+                    yield first.id, first, (s, sel, prompt, pin)
                     continue
                 if template is None:  # a Trial field this template does not know: validate every trial
                     full = KeyedTrial.of(Trial(condition=rc, model=g.model, suite=suite.name,
                                                adapter_options=g.options, **fields))
-                    yield full.id, functools.partial(_given, full), (s, sel, prompt, pin)
+                    yield full.id, full, (s, sel, prompt, pin)
                     continue
                 if spliced is not None and spliced.ok:
                     text = spliced(fields)
                 else:
                     text = canonical_json({**template, **fields})
-                log = logged if logged is not None and logged.ok else None
-                yield sha256_text(text), functools.partial(_keyed, g, suite.name, template, fields, text, log=log), \
+                yield sha256_text(text), _Spliced(g, suite.name, template, fields, text,
+                                                  logged if logged is not None and logged.ok else None), \
                     (s, sel, prompt, pin)
 
     def _kept(self, got: _Input) -> _Input:
@@ -425,26 +485,48 @@ class PlanStream:
         """The prompt, frames and their hashes of sample ``i`` under ``rc`` (perturbed by ``pin``, if given);
         ``keep``: the result goes into the memo (its prompt is then held once however many samples share it)."""
         prompt = self.suite.render_prompt(s, rc)
-        if keep:
-            prompt = self._prompts.setdefault(prompt, prompt)
+        prompt_sha = prompt_sha256(prompt)
+        if keep:  # by its sha256 (of its system and text, all a Prompt holds): not hashing the text again
+            prompt = self._prompts.setdefault(prompt_sha if _PROMPT_IS_ITS_SHA else prompt, prompt)
         sel = self._select(i, s, rc, pin)
         input_sha = selection_sha256(sel)
         if pin is not None:
             input_sha = sha256_json({"selection": input_sha, "perturbed": pin.sha256})
-        return prompt, prompt_sha256(prompt), sel, input_sha
+        return prompt, prompt_sha, sel, input_sha
 
 
-def _given(k: KeyedTrial, log: _TrialJson | None = None) -> KeyedTrial:
+class _Spliced(NamedTuple):
+    """A trial of a group after its first, unvalidated: its JSON spliced from the validated first trial's."""
+
+    group: _Group
+    suite: str
+    template: dict[str, Any]
+    fields: dict[str, Any]
+    text: str
+    #: the group's audit-log JSON splicer (None: the store writes the trial line the generic way)
+    log: _TrialJson | None
+
+
+def _given(k: KeyedTrial) -> KeyedTrial:
     return k
 
 
-def _keyed(g: _Group, suite: str, template: dict[str, Any], fields: dict[str, Any], text: str,
-           log: _TrialJson | None = None) -> KeyedTrial:
-    """A trial of a group after its first, unvalidated: its parts are the validated first trial's (``log``:
-    its audit-log JSON spliced the same way, for the store's trial line)."""
-    values = {"condition": g.condition, "model": g.model, "suite": suite, "adapter_options": g.options, **fields}
-    return KeyedTrial(_trial_of(values), {**template, **fields}, text, sha256_text(text),
-                      log(fields) if log is not None else None)
+def _keyed(made: _Spliced, trial_id: str) -> KeyedTrial:
+    """The ``KeyedTrial`` of a spliced trial, as registering it needs: its id, JSON, log JSON and row labels; its
+    ``Trial`` and data are built when first asked for."""
+    return KeyedTrial(None, None, made.text, trial_id, made.log(made.fields) if made.log is not None else None,
+                      head=(made.fields["sample_id"], made.group.label, made.group.condition_id),
+                      build=functools.partial(_trial_parts, made))
+
+
+def _trial_values(made: _Spliced) -> dict[str, Any]:
+    g = made.group
+    return {"condition": g.condition, "model": g.model, "suite": made.suite, "adapter_options": g.options,
+            **made.fields}
+
+
+def _trial_parts(made: _Spliced) -> tuple[Trial, dict[str, Any]]:
+    return _trial_of(_trial_values(made)), {**made.template, **made.fields}
 
 
 _TRIAL_FIELDS = tuple(Trial.model_fields)
@@ -529,11 +611,18 @@ def servable_problems(inputs: Iterable[tuple[str, Condition, Sample, FrameSelect
     """What ``check_servable`` refuses, from (model label, condition, sample, selection, video) of each trial."""
     seen: set[tuple[str, str]] = set()
     problems = []
+    ids: dict[int, tuple[Condition, str]] = {}  # each condition object's id, computed once (a plan shares them)
     for label, cond, sample, sel, video in inputs:
         caps = caps_by_model[label]
         n = len(sel)
+        got = ids.get(id(cond))
+        if got is None or got[0] is not cond:
+            got = ids[id(cond)] = (cond, cond.id)
         if n == 0:
             problems.append(f"{sample.sample_id} under {cond.id} would send zero frames")
+        if (label, got[1]) in seen and (cond.presentation is Presentation.NATIVE or not caps.images
+                                        or caps.max_images is None or n <= caps.max_images):
+            continue  # what is checked once per (model, condition) is done, and this sample passes the rest
         if cond.presentation is Presentation.NATIVE:
             if (label, cond.id) not in seen and not caps.native_video:
                 problems.append(f"{label} cannot take native video (condition {cond.id}); use frames@K instead")
@@ -572,6 +661,11 @@ def check_videos(samples: Sequence[Sample], data_dir: Path, *, allow_external: b
         check_video_file(path, s.video, who=s.sample_id)
 
 
+#: model specs and conditions whose label or id a ``RequestBuilder`` keeps (a plan has few; trials made one by
+#: one may each have their own, and the memo is then emptied when full)
+_ID_MEMO = 256
+
+
 class RequestBuilder:
     """Builds the request of a planned trial: frames decoded exactly, each preceded by its timestamp.
 
@@ -586,11 +680,36 @@ class RequestBuilder:
         #: where perturbed videos are rendered (``RUN/perturbed``); needed only by perturbed conditions
         self.perturb_cache = perturb_cache
         self.pixel_free = frozenset(pixel_free)
+        # (object, its label or id) by the object's id: the object is kept, so its id is not reused
+        self._labels: dict[int, tuple[ModelSpec, str]] = {}
+        self._condition_ids: dict[int, tuple[Condition, str]] = {}
 
     def inline(self, p: PlannedTrial) -> bool:
         """Whether this request is cheap enough to build on the executor's own thread (a pixel-free model's:
         no file is opened), instead of a worker thread."""
-        return p.trial.model.label in self.pixel_free
+        return self._label(p.trial.model) in self.pixel_free
+
+    def inline_model(self, label: str) -> bool:
+        """Whether every request of model ``label`` is built on the executor's own thread (``inline``)."""
+        return label in self.pixel_free
+
+    def _label(self, model: ModelSpec) -> str:
+        """``model.label``, computed once per spec object (a plan's trials share their group's)."""
+        got = self._labels.get(id(model))
+        if got is None or got[0] is not model:
+            if len(self._labels) >= _ID_MEMO:
+                self._labels.clear()
+            got = self._labels[id(model)] = (model, model.label)
+        return got[1]
+
+    def _condition_id(self, cond: Condition) -> str:
+        """``cond.id``, computed once per condition object (a plan's trials share their group's)."""
+        got = self._condition_ids.get(id(cond))
+        if got is None or got[0] is not cond:
+            if len(self._condition_ids) >= _ID_MEMO:
+                self._condition_ids.clear()
+            got = self._condition_ids[id(cond)] = (cond, cond.id)
+        return got[1]
 
     def video_of(self, p: PlannedTrial) -> tuple[Path, str | None]:
         """The file the trial's frames come from: the sample's video, or its perturbed video (rendered once; it has
@@ -608,7 +727,7 @@ class RequestBuilder:
         if len(sel) == 0:
             raise ConfigError(f"{s.sample_id} under {cond.id} would send zero frames")
         parts: list[Part] = []
-        pixel_free = p.trial.model.label in self.pixel_free
+        pixel_free = self._label(p.trial.model) in self.pixel_free
         path, sha = (None, None) if pixel_free else self.video_of(p)  # a pixel-free model opens no file
         stream = s.video.stream if p.perturbed is None else None
         if pixel_free:
@@ -627,7 +746,7 @@ class RequestBuilder:
                 parts.append(ImagePart(image=img, frame_index=idx, t=t))
         parts.append(TextPart(p.prompt.text))
         meta = {**p.metadata, "suite": s.suite, "sample_id": s.sample_id, "duration_s": s.video.duration_s,
-                "condition": cond.id, "sampling": sel.rule}
+                "condition": self._condition_id(cond), "sampling": sel.rule}
         return Request(trial_id=p.id, parts=tuple(parts), system=p.prompt.system, settings=p.trial.model.settings,
                        metadata=meta)
 

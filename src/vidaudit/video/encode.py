@@ -43,6 +43,36 @@ def _fps_fraction(fps: float) -> Fraction:
     return f
 
 
+def _even_box(box: tuple[int, int, int, int], w: int, h: int) -> bool:
+    x0, y0, x1, y1 = box
+    return 0 <= x0 < x1 <= w and 0 <= y0 < y1 <= h and not (x0 % 2 or y0 % 2 or x1 % 2 or y1 % 2)
+
+
+def _union(boxes: list[tuple[int, int, int, int] | None]) -> tuple[int, int, int, int] | None:
+    """The box holding every one of ``boxes`` (None if one is None: a whole frame changed)."""
+    if not boxes or None in boxes:
+        return None
+    x0, y0, x1, y1 = boxes[0]  # type: ignore[misc]
+    for b in boxes[1:]:
+        assert b is not None
+        x0, y0, x1, y1 = min(x0, b[0]), min(y0, b[1]), max(x1, b[2]), max(y1, b[3])
+    return x0, y0, x1, y1
+
+
+def _convert_box(rgb: np.ndarray, yuv: np.ndarray, box: tuple[int, int, int, int], w: int, h: int) -> None:
+    """Write the I420 of ``rgb``'s even-aligned ``box`` into ``yuv``, a whole frame's I420 (the Y plane, then U and
+    V at half size, as ``cv2.COLOR_RGB2YUV_I420`` lays them out)."""
+    x0, y0, x1, y1 = box
+    bw, bh = x1 - x0, y1 - y0
+    part = cv2.cvtColor(rgb[y0:y1, x0:x1], cv2.COLOR_RGB2YUV_I420).reshape(-1)
+    yuv[y0:y1, x0:x1] = part[:bw * bh].reshape(bh, bw)
+    chroma, part_chroma = yuv[h:].reshape(-1), part[bw * bh:]
+    q, bq = (w // 2) * (h // 2), (bw // 2) * (bh // 2)
+    for k in range(2):  # U, then V
+        plane = chroma[k * q:(k + 1) * q].reshape(h // 2, w // 2)
+        plane[y0 // 2:y1 // 2, x0 // 2:x1 // 2] = part_chroma[k * bq:(k + 1) * bq].reshape(bh // 2, bw // 2)
+
+
 class VideoWriter:
     """Write RGB frames to an MP4 (H.264, yuv420p) under a temporary name, renamed on close."""
 
@@ -69,7 +99,12 @@ class VideoWriter:
         self._free: queue.Queue[np.ndarray] = queue.Queue()
         for b in self._bufs:
             self._free.put(b)
-        self._todo: queue.Queue[tuple[np.ndarray, int, bool] | None] = queue.Queue()
+        self._todo: queue.Queue[tuple[np.ndarray, int, int] | None] = queue.Queue()
+        #: ``write(box=)``: the number of the write each buffer holds (by ``id``), and the boxes of the recent
+        #: writes (None: a whole frame), the last ``len(self._bufs)`` of them
+        self._holds: dict[int, int] = {}
+        self._writes = 0
+        self._boxes: list[tuple[int, int, int, int] | None] = []
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._encode_loop, daemon=True) if threaded else None
         if self._thread:
@@ -91,22 +126,29 @@ class VideoWriter:
 
     def _encode_loop(self) -> None:
         while (item := self._todo.get()) is not None:
-            yuv, pts, last_use = item
+            yuv, pts, repeat = item
             try:
                 if self._error is None:
-                    self._encode(yuv, pts)
+                    for k in range(repeat):
+                        self._encode(yuv, pts + k)
             except BaseException as e:  # surfaced to the caller in write()/close()
                 self._error = e
             finally:
-                if last_use:
-                    self._free.put(yuv)
+                self._free.put(yuv)
 
-    def write(self, rgb: np.ndarray, repeat: int = 1) -> None:
+    def write(self, rgb: np.ndarray, repeat: int = 1, box: tuple[int, int, int, int] | None = None) -> None:
         """Append ``rgb`` (H, W, 3 uint8) ``repeat`` times.
 
         It is converted to I420 once, and that one buffer is handed to the encoder for every repeat
         (the encoder copies each frame's pixels before ``encode`` returns, and nothing writes the
         buffer until its last repeat is encoded), so a run costs no copies.
+
+        ``box`` (x0, y0, x1, y1), even-aligned: ``rgb`` is the frame written before it outside the box (a bouncing
+        ball's frame is its template outside the ball: ``render``). The buffer handed to the encoder holds the I420
+        of a frame written a few writes before (the encoder hands buffers back in turn), so only the union of the
+        boxes of the writes since is converted, from ``rgb``: RGB -> I420 reads each 2x2 block alone, so an
+        even-aligned box holds exactly the whole frame's conversion there (``tests/test_video_writer_box.py``).
+        A box not even-aligned, a write without one among them, or a buffer not written yet: the whole frame.
         """
         if self._error is not None:
             raise self._error
@@ -115,15 +157,29 @@ class VideoWriter:
         if repeat < 1:
             return
         yuv = self._free.get()
-        cv2.cvtColor(rgb, cv2.COLOR_RGB2YUV_I420, dst=yuv)
-        for k in range(repeat):
-            if self._thread:
-                self._todo.put((yuv, self._n, k == repeat - 1))
-            else:
-                self._encode(yuv, self._n)
+        if box is not None and not _even_box(box, self._w, self._h):
+            box = None
+        self._boxes.append(box)
+        if len(self._boxes) > len(self._bufs) + 1:
+            del self._boxes[0]
+        # the buffer holds the frame of an earlier write: what changed since is the union of the boxes of the
+        # writes after it, converted from this frame (which is the whole frame); else the whole frame
+        since = len(self._boxes) - (self._writes - self._holds.get(id(yuv), -len(self._boxes) - 1))
+        union = _union(self._boxes[since:]) if since >= 0 else None
+        if union is None:
+            cv2.cvtColor(rgb, cv2.COLOR_RGB2YUV_I420, dst=yuv)
+        else:
+            _convert_box(rgb, yuv, union, self._w, self._h)
+        self._holds[id(yuv)] = self._writes
+        self._writes += 1
+        if self._thread:
+            self._todo.put((yuv, self._n, repeat))
+            self._n += repeat
+            return
+        for _ in range(repeat):
+            self._encode(yuv, self._n)
             self._n += 1
-        if not self._thread:
-            self._free.put(yuv)
+        self._free.put(yuv)
 
     def close(self) -> None:
         if self._thread:

@@ -1,7 +1,8 @@
 """The contract every stage and every suite shares, on the ground floor (it imports no stage).
 
-What the stages and the suites share, in one place (a suite imports it through ``vidaudit.sdk``, the front
-door, which re-exports all of it):
+What the stages and the suites share, in five modules (a suite imports it through ``vidaudit.sdk``, the front
+door, which re-exports all of it; a stage imports each name from the module that defines it, this package
+re-exports nothing):
 
 - the suite protocol (``suite``): :class:`Suite` (an abstract base: four required methods), its declared
   :class:`SuiteCapabilities`, the inputs of its ``score`` and ``aggregate`` (:class:`ScoreInput`,
@@ -18,16 +19,6 @@ door, which re-exports all of it):
   :class:`TimelineEvent`, :class:`ViewerFrame`, and the whole :class:`Report`;
 - what a suite gives ``vidaudit audit`` (``profile``): :class:`AuditPart`, :class:`ProfileFigure`, :class:`PartFigures`.
 
-The stages (``run``, ``score``, ``report``) and the suites import these from here (one path per name: the
-old re-export modules are gone).
+One path per name: the stages (``run``, ``score``, ``report``) import from the five modules, the suites from
+``vidaudit.sdk``.
 """
-
-from vidaudit.core.contract import profile, records, report, roles, suite
-from vidaudit.core.contract.profile import *  # noqa: F403 - the names listed above, one __all__ per module
-from vidaudit.core.contract.records import *  # noqa: F403
-from vidaudit.core.contract.report import *  # noqa: F403
-from vidaudit.core.contract.roles import *  # noqa: F403
-from vidaudit.core.contract.suite import *  # noqa: F403
-from vidaudit.core.registry import get_suite
-
-__all__ = [*profile.__all__, *records.__all__, *report.__all__, *roles.__all__, *suite.__all__, "get_suite"]

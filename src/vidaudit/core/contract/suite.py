@@ -272,7 +272,7 @@ def check_suite(obj: Any, name: str) -> Suite:
             continue
         if not isinstance(found, role):
             raise ConfigError(f"suite {name!r} declares {role.attr} = {type(found).__name__}, not a "
-                              f"vidaudit.core.contract.{role.__name__}")
+                              f"vidaudit.sdk.{role.__name__}")
         if _abstract(found):
             raise ConfigError(f"suite {name!r}'s {role.attr} ({type(found).__name__}) does not implement "
                               f"{_listed(_abstract(found))}")

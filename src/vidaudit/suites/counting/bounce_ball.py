@@ -18,6 +18,8 @@ from vidaudit.sdk import draw
 from vidaudit.suites.counting.scene import Scene
 
 _Q = 16  # sub-pixel quantisation of the ball position in visual keys
+#: pixels around the ball's radius that its box adds (the antialiased rim is within 1 px)
+BALL_BOX_MARGIN = 3.0
 
 
 class BounceBall(Scene):
@@ -49,6 +51,12 @@ class BounceBall(Scene):
         self.template = self.blank(self.bg)
         for w in self._walls():
             draw.polygon(self.template, w, self.wall_colour)
+        # the ball centre at s = 0 and the axis, as floats: ``_ball_centre`` adds s times the axis to the start,
+        # the same IEEE operations as the arrays' (so the same pixels), without numpy's per-call cost
+        start = self.centre - (self.gap / 2.0 - self.radius) * self.u
+        self._start = (float(start[0]), float(start[1]))
+        self._axis = (float(self.u[0]), float(self.u[1]))
+        self._boxes: dict[Hashable, tuple[int, int, int, int]] = {}  # ``ball_box`` by key: a run asks for 3
 
     def _walls(self) -> list[np.ndarray]:
         perp = np.array([-self.u[1], self.u[0]])
@@ -103,9 +111,39 @@ class BounceBall(Scene):
     def visual_key(self, t: float) -> Hashable:
         return int(round(self.position(t) * _Q))
 
-    def draw(self, key: Hashable) -> np.ndarray:
-        img = self.template.copy()
+    def _ball_centre(self, key: Hashable) -> tuple[float, float]:
         s = int(key) / _Q  # type: ignore[call-overload]
-        p = self.centre - (self.gap / 2.0 - self.radius) * self.u + s * self.u
-        draw.circle(img, (float(p[0]), float(p[1])), self.radius, self.ball_colour)
-        return img
+        return self._start[0] + s * self._axis[0], self._start[1] + s * self._axis[1]
+
+    def draw(self, key: Hashable) -> np.ndarray:
+        return self.draw_into(key, np.empty_like(self.template))
+
+    def draw_into(self, key: Hashable, out: np.ndarray, drawn: Hashable = None) -> np.ndarray:
+        if drawn is None:
+            np.copyto(out, self.template)
+        else:  # ``out`` is the frame of ``drawn``: the template outside that ball's box
+            x0, y0, x1, y1 = self.ball_box(drawn)
+            out[y0:y1, x0:x1] = self.template[y0:y1, x0:x1]
+        draw.circle(out, self._ball_centre(key), self.radius, self.ball_colour)
+        return out
+
+    def ball_box(self, key: Hashable) -> tuple[int, int, int, int]:
+        """The even-aligned box outside which the frame of ``key`` is the template: the ball's bounding square,
+        its antialiased rim and a margin (``draw.circle`` writes within radius + 1 px of the centre)."""
+        got = self._boxes.get(key)
+        if got is not None:
+            return got
+        cx, cy = self._ball_centre(key)
+        r = self.radius + BALL_BOX_MARGIN
+        w, h = self.settings.width, self.settings.height
+        x0, y0 = max(0, math.floor(cx - r)), max(0, math.floor(cy - r))
+        x1, y1 = min(w, math.ceil(cx + r) + 1), min(h, math.ceil(cy + r) + 1)
+        box = x0 - x0 % 2, y0 - y0 % 2, min(w, x1 + x1 % 2), min(h, y1 + y1 % 2)
+        if len(self._boxes) >= 64:
+            self._boxes.clear()
+        self._boxes[key] = box
+        return box
+
+    def changed_box(self, before: Hashable, key: Hashable) -> tuple[int, int, int, int] | None:
+        a, b = self.ball_box(before), self.ball_box(key)
+        return min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])

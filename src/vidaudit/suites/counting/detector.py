@@ -18,12 +18,20 @@ frame's), so a frame supplied as the same read-only array object as the one befo
 being looked at again: the detections are exactly those of analysing every frame, at a fraction of
 the cost on clips made of runs of identical frames. A writable array is always analysed (a caller
 may refill one buffer in place).
+
+A frame may also be supplied as what changed, (index, time, patch, (x0, y0, x1, y1)): it is the frame
+before it with the box replaced by ``patch`` (``render.render_checked`` knows from the scene's geometry
+where a bouncing ball's frame changed). Every feature is a count or a sum over pixels, so it is updated
+from the box alone: the previous frame's, less what the box held, plus what the patch holds; integers,
+so exactly the values of analysing the whole frame (``tests/test_counting_patches.py``). Patches apply
+to frames analysed at their own size (``analysed_at_full_size``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import cv2
 import numpy as np
@@ -44,6 +52,11 @@ class Detection:
     label: str | None = None
 
 
+def analysed_at_full_size(width: int) -> bool:
+    """Whether frames ``width`` px wide are analysed without downscaling (the patches of a frame apply then)."""
+    return -(-width // ANALYSIS_WIDTH) <= 1
+
+
 def _small(rgb: np.ndarray) -> tuple[np.ndarray, int]:
     h, w = rgb.shape[:2]
     k = max(1, -(-w // ANALYSIS_WIDTH))
@@ -57,16 +70,30 @@ def _changed(a: np.ndarray, b: np.ndarray) -> int:
     return cv2.countNonZero(cv2.threshold(cv2.max(cv2.max(r, g), bl), DIFF_LEVEL, 255, cv2.THRESH_BINARY)[1])
 
 
+def _background(rgb: np.ndarray) -> np.ndarray:
+    """The mean colour (float64) of the pixels whose colour quantised to 3 bits per channel is the most common (the
+    least such code on a tie; the code's arithmetic wraps at 8 bits): exact integer sums per channel, divided as
+    numpy's ``mean`` divides (``tests/test_counting_patches.py`` holds it to the plain numpy statement)."""
+    q = (rgb // 32).reshape(-1, 3)
+    keys = q[:, 0] * 64 + q[:, 1] * 8 + q[:, 2]
+    mask = (keys == np.argmax(np.bincount(keys))).view(np.uint8).reshape(rgb.shape[:2])
+    sums = [int(cv2.sumElems(cv2.bitwise_and(c, c, mask=mask))[0]) for c in cv2.split(rgb)]
+    return np.array(sums, np.float64) / cv2.countNonZero(mask)
+
+
+def _foreground(rgb: np.ndarray, bg: np.ndarray) -> np.ndarray:
+    """1 where a pixel is off ``bg`` (truncated to integers) by more than DIFF_LEVEL in some channel, else 0 (uint8)."""
+    b = bg.astype(np.uint8)
+    r, g, bl = cv2.split(cv2.absdiff(rgb, (int(b[0]), int(b[1]), int(b[2]), 0)))  # type: ignore[call-overload]
+    return cv2.threshold(cv2.max(cv2.max(r, g), bl), DIFF_LEVEL, 1, cv2.THRESH_BINARY)[1]
+
+
 class _Ball:
     """Finds the ball in the first frame, then tracks its centroid by colour."""
 
     def __init__(self, first: np.ndarray) -> None:
-        q = (first // 32).reshape(-1, 3)
-        codes, counts = np.unique(q[:, 0] * 64 + q[:, 1] * 8 + q[:, 2], return_counts=True)
-        code = codes[np.argmax(counts)]
-        bg_mask = (q[:, 0] * 64 + q[:, 1] * 8 + q[:, 2]) == code
-        self.bg = first.reshape(-1, 3)[bg_mask].mean(axis=0)
-        fg = (np.abs(first.astype(np.int16) - self.bg.astype(np.int16)).max(axis=2) > DIFF_LEVEL).astype(np.uint8)
+        self.bg = _background(first)
+        fg = _foreground(first, self.bg)
         n, labels, stats, _ = cv2.connectedComponentsWithStats(fg, connectivity=8)
         best, best_score = None, np.inf
         for i in range(1, n):
@@ -85,14 +112,20 @@ class _Ball:
             others = [self.bg] + [first[labels == i].reshape(-1, 3).mean(axis=0) for i in range(1, n) if i != best]
             nearest = min(float(np.linalg.norm(self.colour - o)) for o in others)
             self.tol = max(20.0, 0.3 * nearest)  # per-channel box half-width
+            self.lo = np.clip(self.colour - self.tol, 0, 255).astype(np.uint8)
+            self.hi = np.clip(self.colour + self.tol, 0, 255).astype(np.uint8)
 
-    def centroid(self, img: np.ndarray) -> tuple[float, float] | None:
-        lo = np.clip(self.colour - self.tol, 0, 255).astype(np.uint8)
-        hi = np.clip(self.colour + self.tol, 0, 255).astype(np.uint8)
-        m = cv2.moments(cv2.inRange(img, lo, hi), binaryImage=True)
-        if m["m00"] == 0:
-            return None
-        return m["m10"] / m["m00"], m["m01"] / m["m00"]
+    def moments(self, img: np.ndarray, x0: int = 0, y0: int = 0) -> tuple[int, int, int]:
+        """(pixels, sum of x, sum of y) of the ball's colour in ``img``, whose top-left pixel is (x0, y0):
+        integers, so that a box's can be added to and taken from a whole frame's exactly."""
+        m = cv2.moments(cv2.inRange(img, self.lo, self.hi), binaryImage=True)
+        n = int(m["m00"])
+        return n, int(m["m10"]) + x0 * n, int(m["m01"]) + y0 * n
+
+    @staticmethod
+    def centroid(m: tuple[int, int, int]) -> tuple[float, float] | None:
+        n, sx, sy = m
+        return None if n == 0 else (sx / n, sy / n)
 
 
 def _wall_label(direction: np.ndarray) -> str:
@@ -148,7 +181,7 @@ class Contact:
     at: float | None            # contact time in source-frame units; None when a neighbour is at rest
 
 
-def contact_times(frames: Iterable[tuple[int, float, np.ndarray]]) -> list[Contact]:
+def contact_times(frames: Iterable[tuple[Any, ...]]) -> list[Contact]:
     """Bounce-ball contacts with their sub-frame instants, for every frame of a clip supplied in order.
 
     The ball moves at one speed v (px per frame) towards a wall and away from it, so its distance from the
@@ -156,24 +189,9 @@ def contact_times(frames: Iterable[tuple[int, float, np.ndarray]]) -> list[Conta
     ``t_c = k + (d[k-1] - d[k+1]) / (2 v)``, v the median step of the moving frames. No frame need show the
     contact: the instant is read to a few hundredths of a frame, where the extremum is only the nearest
     frame (one early for a contact in the second half of a frame interval). A neighbour at rest (a lead-in or
-    lead-out shorter than 1.5 frames: fps below 6 F) gives ``at`` None."""
-    idx: list[int] = []
-    track: list[tuple[float, float]] = []
-    ball: _Ball | None = None
-    scale = 1
-    last_rgb: np.ndarray | None = None
-    for frame_index, _t, rgb in frames:
-        idx.append(int(frame_index))
-        if rgb is last_rgb and not rgb.flags.writeable:
-            track.append(track[-1])
-            continue
-        last_rgb = rgb
-        img, scale = _small(rgb)
-        if ball is None:
-            ball = _Ball(img)
-        c = ball.centroid(img) if ball.found else None
-        track.append(c if c is not None else (np.nan, np.nan))
-    pos = np.array(track, dtype=np.float64).reshape(-1, 2)
+    lead-out shorter than 1.5 frames: fps below 6 F) gives ``at`` None. ``frames`` as ``detect_events`` takes them
+    (patches included)."""
+    idx, _, pos, scale = _ball_track(frames)
     found = _reversals(pos, list(range(len(idx))), scale)
     if not found:
         return []
@@ -193,50 +211,106 @@ def contact_times(frames: Iterable[tuple[int, float, np.ndarray]]) -> list[Conta
     return out
 
 
-def detect_events(domain: str, frames: Iterable[tuple[int, float, np.ndarray]]) -> list[Detection]:
-    """Events visible in ``frames``: (source frame index, time s, RGB array) in presentation order."""
-    if domain not in ("bounce_ball", "blinking", "state_machine"):
-        raise ConfigError(f"the pixel detector knows no domain {domain!r}")
+def _ball_track(frames: Iterable[tuple[Any, ...]]) -> tuple[list[int], list[float], np.ndarray, int]:
+    """(source frame indices, times, the ball's centroid per frame (NaN where not found), the analysis scale) of a
+    bouncing ball's frames, supplied as ``detect_events`` takes them (patches included)."""
     idx: list[int] = []
     times: list[float] = []
-    feats: list[float] = []
     track: list[tuple[float, float]] = []
-    first = prev = None
     ball: _Ball | None = None
+    prev: np.ndarray | None = None
+    moments = (0, 0, 0)  # the ball's in the previous frame analysed
+    scale = 1
+    last_rgb: np.ndarray | None = None
+    own = False  # ``prev`` is this function's copy, which patches update in place
+    for frame in frames:
+        rgb: np.ndarray = frame[2]
+        idx.append(int(frame[0]))
+        times.append(float(frame[1]))
+        if rgb is last_rgb and not rgb.flags.writeable:  # the same read-only array: same pixels, same centroid
+            track.append(track[-1])
+            continue
+        last_rgb = rgb
+        if len(frame) > 3:  # a patch of the previous frame
+            if prev is None or scale != 1:
+                raise ValueError("a patch needs a whole frame before it, analysed at its own size")
+            x0, y0, x1, y1 = frame[3]
+            if not own:
+                prev, own = prev.copy(), True
+            before = prev[y0:y1, x0:x1]
+            c = None
+            if ball is not None and ball.found:
+                was, got = ball.moments(before, x0, y0), ball.moments(rgb, x0, y0)
+                moments = (moments[0] - was[0] + got[0], moments[1] - was[1] + got[1], moments[2] - was[2] + got[2])
+                c = _Ball.centroid(moments)
+            track.append(c if c is not None else (np.nan, np.nan))
+            before[...] = rgb
+            continue
+        img, scale = _small(rgb)
+        if ball is None:
+            ball = _Ball(img)
+        c = None
+        if ball.found:
+            moments = ball.moments(img)
+            c = _Ball.centroid(moments)
+        track.append(c if c is not None else (np.nan, np.nan))
+        prev, own = img, False
+    return idx, times, np.array(track, dtype=np.float64).reshape(-1, 2), scale
+
+
+def detect_events(domain: str, frames: Iterable[tuple[Any, ...]]) -> list[Detection]:
+    """Events visible in ``frames``: (source frame index, time s, RGB array) in presentation order, or (index, time,
+    patch, box) for a frame that is the one before it with ``box`` (x0, y0, x1, y1) replaced by ``patch`` (see
+    the module docstring)."""
+    if domain not in ("bounce_ball", "blinking", "state_machine"):
+        raise ConfigError(f"the pixel detector knows no domain {domain!r}")
+    if domain == "bounce_ball":
+        idx, times, pos, scale = _ball_track(frames)
+        return [Detection(position=k, frame=idx[k], t=times[k], label=lab)
+                for k, lab in _reversals(pos, list(range(len(idx))), scale)]
+    idx = []
+    times = []
+    feats: list[float] = []
+    first = prev = None
     n_pixels, scale = 1, 1
     last_rgb: np.ndarray | None = None
-    for frame_index, t, rgb in frames:
+    own = False  # ``prev`` is this function's copy, which patches update in place
+    for frame in frames:
+        frame_index, t = frame[0], frame[1]
+        rgb: np.ndarray = frame[2]
         idx.append(int(frame_index))
         times.append(float(t))
         if rgb is last_rgb and not rgb.flags.writeable:  # the same read-only array: same pixels, same feature
-            if domain == "blinking":
-                feats.append(feats[-1])
-            elif domain == "state_machine":
-                feats.append(0)  # it differs from the previous frame in no pixel
-            else:
-                track.append(track[-1])
+            feats.append(feats[-1] if domain == "blinking" else 0)  # a state: no pixel differs from the frame before
             continue
         last_rgb = rgb
+        if len(frame) > 3:  # a patch of the previous frame
+            if prev is None or scale != 1:
+                raise ValueError("a patch needs a whole frame before it, analysed at its own size")
+            x0, y0, x1, y1 = frame[3]
+            if not own:
+                prev, own = prev.copy(), True
+            before = prev[y0:y1, x0:x1]
+            if domain == "blinking":
+                base = first[y0:y1, x0:x1]  # type: ignore[index]
+                feats.append(feats[-1] - _changed(before, base) + _changed(rgb, base))
+            else:
+                feats.append(_changed(rgb, before))
+            before[...] = rgb
+            continue
         img, scale = _small(rgb)
         if first is None:
             first, n_pixels = img, img.shape[0] * img.shape[1]
-            if domain == "bounce_ball":
-                ball = _Ball(img)
         if domain == "blinking":
             feats.append(_changed(img, first))
-        elif domain == "state_machine":
-            feats.append(0 if prev is None else _changed(img, prev))
         else:
-            c = ball.centroid(img) if ball and ball.found else None
-            track.append(c if c is not None else (np.nan, np.nan))
-        prev = img
+            feats.append(0 if prev is None else _changed(img, prev))
+        prev, own = img, False
     if not idx:
         return []
     min_changed = MIN_CHANGED_FRAC * n_pixels
     events: list[tuple[int, str | None]] = []
-    if domain == "bounce_ball":
-        events = [(k, lab) for k, lab in _reversals(np.array(track, dtype=np.float64), list(range(len(idx))), scale)]
-    elif domain == "state_machine":
+    if domain == "state_machine":
         events = [(k, None) for k, c in enumerate(feats) if c > min_changed]
     else:
         on = np.array(feats) > max(min_changed, 0.5 * max(feats))

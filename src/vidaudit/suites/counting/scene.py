@@ -22,6 +22,13 @@ from vidaudit.suites.counting.schedule import Schedule, exact, make_schedule
 #: Upper limits that keep a typo (``--fps 30000``) from rendering for days; far above any design's needs.
 MAX_DURATION_S = 3600.0
 MAX_FPS = 240.0
+#: distinct frames ``keyed_runs`` keeps to hand out again when their key comes back. Few: each is a full frame
+#: (1.2 MB at 854x480), and holding many made every new one land in fresh memory, which cost a bouncing ball
+#: clip more in page faults than drawing it (blinking and state machine scenes keep their own few frames)
+FRAME_CACHE = 8
+#: the same for a scene that draws into buffers used again (``keyed_runs(reuse=True)``): a moving ball's key seldom
+#: comes back, and each buffer's first drawing copies a whole template into fresh memory
+DRAWN_CACHE = 2
 
 
 @dataclass(frozen=True)
@@ -95,10 +102,35 @@ class Scene(ABC):
                               for i, (t, frame, (before, after)) in enumerate(
                                   zip(self.schedule.times, self.schedule.frames, self.transitions(), strict=True)))
 
+    def changed_box(self, before: Hashable, key: Hashable) -> tuple[int, int, int, int] | None:
+        """A box (x0, y0, x1, y1), even-aligned, outside which the frames of visual keys ``before`` and ``key`` are
+        identical (None: they may differ anywhere). A renderer that analyses what it draws needs to look at
+        this box only (``render.render_checked``); ``tests/test_counting_videos.py`` checks every key's frame
+        against the box a scene gives."""
+        return None
+
+    def draw_into(self, key: Hashable, out: np.ndarray, drawn: Hashable = None) -> np.ndarray | None:
+        """The frame of ``key`` drawn into ``out`` (a frame-sized array), for a scene that draws every frame afresh;
+        ``drawn``: the key whose frame ``out`` holds (None: anything). None: this scene hands out arrays of its own
+        (``draw``)."""
+        return None
+
     def frame_runs(self) -> Iterator[tuple[np.ndarray, int]]:
         """(frame, repeat) for consecutive identical frames, covering every frame of the clip."""
+        for _, frame, repeat in self.keyed_runs():
+            yield frame, repeat
+
+    def keyed_runs(self, reuse: bool = False) -> Iterator[tuple[Hashable, np.ndarray, int]]:
+        """``frame_runs`` with each run's visual key: (key, frame, repeat).
+
+        ``reuse``: a scene that draws every frame afresh (``draw_into``) draws into a few buffers used again, so a
+        frame is valid only until the next run is asked for: for a consumer that is done with each frame by then
+        (a renderer), not one that keeps them. Fresh memory for every frame cost more in page faults than drawing."""
         fps, n = self.settings.fps, self.settings.n_frames
+        into = reuse and type(self).draw_into is not Scene.draw_into
+        keep = DRAWN_CACHE if into else FRAME_CACHE
         cache: dict[Hashable, np.ndarray] = {}
+        spare: list[tuple[Hashable, np.ndarray]] = []  # frames dropped from the cache, to draw into again (``into``)
         run_key, run_len = None, 0
         for j in range(n):
             key = self.visual_key(j / fps)
@@ -106,16 +138,26 @@ class Scene(ABC):
                 run_len += 1
                 continue
             if run_len:
-                yield cache[run_key], run_len
+                yield run_key, cache[run_key], run_len
             if key not in cache:
-                if len(cache) > 64:
+                if len(cache) >= keep:
+                    if into:
+                        spare.extend(cache.items())
                     cache.clear()
-                cache[key] = self.draw(key)
+                if into:
+                    drawn, out = spare.pop() if spare else \
+                        (None, np.empty((self.settings.height, self.settings.width, 3), np.uint8))
+                    frame = self.draw_into(key, out, drawn)
+                    assert frame is out, "draw_into draws into the array it is given"
+                else:
+                    frame = self.draw(key)
+                cache[key] = frame
             run_key, run_len = key, 1
         if run_len:
-            yield cache[run_key], run_len
+            yield run_key, cache[run_key], run_len
 
     def blank(self, colour: tuple[int, int, int]) -> np.ndarray:
         img = np.empty((self.settings.height, self.settings.width, 3), np.uint8)
-        img[:, :] = colour
+        img[0] = colour
+        img[1:] = img[0]  # row by row: broadcasting the colour to every pixel at once is 50x slower
         return img

@@ -28,18 +28,24 @@ import io
 import math
 import time
 from collections.abc import Mapping
+from json.encoder import encode_basestring as _encode_str
 from pathlib import Path
+
+import numpy as np
 
 from vidaudit.sdk import (
     Baselines,
     Capabilities,
     ConfigError,
+    Draws,
     ModelSpec,
     Request,
     Response,
     Sample,
     SampleAnswerer,
+    Usage,
     rng_from,
+    unvalidated,
 )
 
 HEADER = ("domain", "N", "F", "accuracy")
@@ -49,7 +55,28 @@ UNDERCOUNT_P = 0.75
 _CAPS = Capabilities(native_video=True, images=True, max_images=None, default_native_fps=None, concurrency=64,
                      local=True, synthetic=True)
 
+#: every answer's usage: none (one immutable value for all, rather than a default built per response)
+_NO_USAGE = Usage()
+
+_GIVEN = frozenset({"text", "usage", "latency_s", "finish_reason", "model_version", "cost_usd"})
+_KNOWN = tuple(Response.model_fields) == ("text", "usage", "latency_s", "finish_reason", "model_version", "cost_usd",
+                                         "frames_sent", "frames_estimated")
+
+
+def _response(text: str, latency_s: float, label: str) -> Response:
+    """The answer's ``Response`` (no usage, no cost, finished), unvalidated when its values are of their fields' exact
+    types (validation would return them as they are: ``tests/test_simulated_model.py`` compares the two)."""
+    if _KNOWN and type(text) is str and type(latency_s) is float and type(label) is str:
+        return unvalidated(Response, {"text": text, "usage": _NO_USAGE, "latency_s": latency_s, "finish_reason": "stop",
+                                      "model_version": label, "cost_usd": 0.0, "frames_sent": None,
+                                      "frames_estimated": False}, _GIVEN)
+    return Response(text=text, usage=_NO_USAGE, latency_s=latency_s, finish_reason="stop", model_version=label,
+                    cost_usd=0.0)
+
+
 CellKey = tuple[str, int, float]
+#: ``Draws.integers(1, high)`` draws for ``high`` below this (numpy's generator for larger counts)
+_DRAWS_RANGE = 1 << 32
 
 
 def cell_key(domain: str, n: int, f: float) -> CellKey:
@@ -127,13 +154,23 @@ def wrong_count(truth: int, direction: float, size: int) -> int:
     return truth + size
 
 
+def _seed(trial_id: str) -> int:
+    """``seed_from("simulated", trial_id)``: the canonical JSON of ``["simulated", trial_id]`` written out."""
+    text = '["simulated",' + _encode_str(trial_id) + "]"
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
+
+
 def simulated_count(trial_id: str, truth: int, accuracy: float) -> int:
-    """The count the simulated model answers for one trial (see the module docstring for the draws)."""
-    rng = rng_from("simulated", trial_id)
+    """The count the simulated model answers for one trial (see the module docstring for the draws).
+
+    The draws are ``rng_from("simulated", trial_id)``'s, made by ``core.pcg64.Draws`` (the same numbers without
+    building a numpy generator per trial) unless a wrong count's range is past what it draws."""
+    high = max(1, math.ceil(truth / 2)) + 1
+    rng: Draws | np.random.Generator = Draws(_seed(trial_id)) if high < _DRAWS_RANGE else rng_from("simulated", trial_id)
     if float(rng.random()) < accuracy:
         return truth  # the later draws decide nothing (and nothing else reads this generator)
     direction = float(rng.random())
-    size = int(rng.integers(1, max(1, math.ceil(truth / 2)) + 1))
+    size = int(rng.integers(1, high))
     return wrong_count(truth, direction, size)
 
 
@@ -159,6 +196,7 @@ class SimulatedAdapter(SampleAnswerer):
                               "add a row domain,N,F,accuracy for each (N = 0 controls at F = 1.0)")
         #: each sample's (true count, cell accuracy), looked up on its first trial rather than on every one
         self._cells: dict[str, tuple[int, float]] = {}
+        self._label = spec.label
         probe = next(iter(self.samples.values()), None)
         if probe is not None:  # a suite without a constant-answer format fails now, not mid-run
             Baselines.of(self.suite).constant_answer(probe, "0")
@@ -169,10 +207,10 @@ class SimulatedAdapter(SampleAnswerer):
     async def generate(self, request: Request) -> Response:
         t0 = time.perf_counter()
         sample = self.sample(request)
-        sid = str(request.metadata["sample_id"])
+        sid = request.metadata["sample_id"]
         cell = self._cells.get(sid)
         if cell is None:
             cell = self._cells[sid] = (int(sample.answer), self.surface[sample_cell(sample)])
         truth, accuracy = cell
         k = simulated_count(request.trial_id, truth, accuracy)
-        return self.respond(Baselines.of(self.suite).constant_answer(sample, str(k)), t0)
+        return _response(Baselines.of(self.suite).constant_answer(sample, str(k)), time.perf_counter() - t0, self._label)

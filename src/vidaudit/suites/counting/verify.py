@@ -23,8 +23,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from vidaudit.sdk import (
     ConfigError,
     DataError,
@@ -159,9 +157,10 @@ def check_video(domain: str, path: str | Path, trace: Trace, fps: float, clock: 
     return pixel_problems(domain, ((i, when(i), f) for i, f in enumerate(frames)), trace, fps, clock)
 
 
-def pixel_problems(domain: str, frames: Iterable[tuple[int, float, np.ndarray]], trace: Trace, fps: float,
+def pixel_problems(domain: str, frames: Iterable[tuple[Any, ...]], trace: Trace, fps: float,
                    clock: Timeline | None = None) -> list[str]:
-    """Problems of what every frame of a clip (supplied in order) shows against the trace: blinks and state
+    """Problems of what every frame of a clip (supplied in order, as ``detector.detect_events`` takes them, patches
+    included) shows against the trace: blinks and state
     changes at exactly their frames; contacts at the trace's times to ``CONTACT_TOLERANCE`` frames (a contact
     whose neighbour frame is at rest, ``Contact.at`` None, to its extremum frame +-1), and a contact's frame
     must be the first at or after the instant the pixels show (to the same tolerance)."""
