@@ -149,6 +149,8 @@ class Probe(Suite):
     a per-sample ground-truth check (the stress suite collects every probe's refusals into one error),
     the prompt names it answers (``prompts``) and the sample parameters its score records keep."""
 
+    #: the ``--set`` keys its generator takes (any other is refused, naming these)
+    settings: tuple[str, ...] = ()
     presets: tuple[str, ...] = ("smoke",)
     default_prompt = "mcq"
     #: the prompt names this probe answers
@@ -157,7 +159,13 @@ class Probe(Suite):
     record_keys: tuple[str, ...] = ("probe",)
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
-        """Render (or load) the probe's samples into ``out``; returns the manifest path."""
+        """Render (or load) the probe's samples into ``out``; returns the manifest path. The ``--set`` keys are
+        checked against ``settings`` before anything else, then ``build`` does the probe's work."""
+        options.check_settings(self.settings, self.name)
+        return self.build(out, options)
+
+    def build(self, out: Path, options: GenerateOptions) -> Path:
+        """The probe's generator, given options whose settings it takes."""
         raise ConfigError(f"probe {self.name} has no generator")
 
     def check_sample(self, sample: Sample) -> str | None:
@@ -193,8 +201,7 @@ class RenderingProbe(Probe):
                pool: Callable[..., Executor] | None, on_progress: Callable[[int, int], None] | None) -> Path:
         """Render the preset's videos into ``out``; returns the manifest path."""
 
-    def generate(self, out: Path, options: GenerateOptions) -> Path:
-        options.check_settings((), self.name)
+    def build(self, out: Path, options: GenerateOptions) -> Path:
         if options.source is not None:
             raise ConfigError(f"{self.name} renders its own {self.renders}; --source is not read by it")
         with progress_bar(f"{self.name} videos") as update:

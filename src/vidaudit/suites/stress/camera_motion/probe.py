@@ -48,13 +48,13 @@ class CameraMotionBaselines(ChoiceBaselines):
 class CameraMotionProbe(Probe):
     name = "camera_motion"
     description = "6-way camera motion (zoom in/out, pan left/right, tilt up/down) on moved stills; chance 1/6"
+    settings = SETTINGS
     presets = ("smoke", "paper")
     record_keys = ("probe", "motion", "synthesis", "scene", "preset", "duration_s", "fps", "speed_px_s", "zoom_max",
                    "zoom_curve")
     baselines = CameraMotionBaselines()
 
-    def generate(self, out: Path, options: GenerateOptions) -> Path:
-        options.check_settings(SETTINGS, self.name)
+    def build(self, out: Path, options: GenerateOptions) -> Path:
         with progress_bar("camera_motion videos") as update:
             return generate(out, options.preset, options.seeds, force=options.force, settings=options.settings,
                             source=options.source, on_progress=update, workers=options.workers, pool=options.pool,

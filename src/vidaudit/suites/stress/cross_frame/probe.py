@@ -58,13 +58,13 @@ class CrossFrameProbe(Probe):
     name = "cross_frame"
     description = ("strip-masked multiple-choice video QA (NExT-QA format or built-in synthetic clips), with and "
                    "without abstention; Raw, Occ and TBSR; chance 1/5 and 1/6")
+    settings = SETTINGS
     presets = ("smoke", "paper", "table10")
     record_keys = ("probe", "item", "split", "type", "abstention", "source", "template", "preset", "sampling",
                    "coverage")
     baselines = CrossFrameBaselines()
 
-    def generate(self, out: Path, options: GenerateOptions) -> Path:
-        options.check_settings(SETTINGS, self.name)
+    def build(self, out: Path, options: GenerateOptions) -> Path:
         with progress_bar("cross_frame videos") as update:
             manifest = generate(out, options.preset, options.seeds, options.source, dict(options.settings),
                                 force=options.force, workers=options.workers, pool=options.pool, on_progress=update,

@@ -30,6 +30,7 @@ class ExpectationProbe(Probe):
     name = "expectation"
     description = ("temporal expectation bias: anomaly detection (Spatial / Temporal / Overall, judged), temporal "
                    "gap (4-way MCQ and judged summary), reversed clips (forward/reverse and judged description)")
+    settings = ("dataset",)
     presets = ("smoke", "paper")
     record_keys = ("probe", "task", "family", "procedure", "source_name", "direction", "anomaly", "anomaly_kind",
                    "preset")
@@ -37,8 +38,7 @@ class ExpectationProbe(Probe):
     capabilities = SuiteCapabilities(judges=True)
     baselines = ExpectationBaselines()
 
-    def generate(self, out: Path, options: GenerateOptions) -> Path:
-        options.check_settings(("dataset",), self.name)
+    def build(self, out: Path, options: GenerateOptions) -> Path:
         log = options.source_log()
         clips = None
         if options.source is not None:

@@ -36,8 +36,7 @@ class LaneChangeProbe(Probe):
     record_keys = ("probe", "label", "clip", "start_s", "end_s")
     baselines = LaneChangeBaselines()
 
-    def generate(self, out: Path, options: GenerateOptions) -> Path:
-        options.check_settings((), self.name)
+    def build(self, out: Path, options: GenerateOptions) -> Path:
         if options.source is None:
             raise ConfigError("lane_change reads a user's clips: pass --source DIR holding annotations.csv "
                               "(clip,label[,start_s,end_s]; see docs/stress.md)")

@@ -29,13 +29,13 @@ class ShortcutsProbe(Probe):
     name = "shortcuts"
     description = ("language shortcuts: First / Last / Sequence on reordered, blank and unrelated procedure videos; "
                    "accuracy with the Cumulative Language Prior; chance 1/4")
+    settings = ("dataset", "blank_s")
     presets = ("smoke", "paper")
     record_keys = ("probe", "source", "source_name", "procedure", "video_condition", "question_kind", "blank_s",
                    "preset")
     baselines = ShortcutsBaselines()
 
-    def generate(self, out: Path, options: GenerateOptions) -> Path:
-        options.check_settings(("dataset", "blank_s"), self.name)
+    def build(self, out: Path, options: GenerateOptions) -> Path:
         blank_s = parse_blank_s(options.settings["blank_s"]) if "blank_s" in options.settings else None
         with progress_bar("shortcuts videos") as update:
             return generate(out, options.preset, options.seeds, source=options.source, force=options.force,

@@ -34,13 +34,13 @@ class PairsBaselines(ProbeBaselines):
 class PairsProbe(Probe):
     name = "sycophancy_pairs"
     description = "generation step of sycophancy source (b): a model writes an [Original]/[Modified] pair per video x category"
+    settings = ("categories",)
     presets = ("smoke", "paper")
     prompts = GENERATOR_PROMPT_NAMES
     record_keys = ("probe", "category", "video_key")
     baselines = PairsBaselines()
 
-    def generate(self, out: Path, options: GenerateOptions) -> Path:
-        options.check_settings(("categories",), self.name)
+    def build(self, out: Path, options: GenerateOptions) -> Path:
         options.refuse_pool(self.name, "renders no video (it copies the --source videos and writes requests)")
         cats = tuple(c.strip().upper() for c in options.settings.get("categories", ",".join(PAPER_CATEGORIES)).split(","))
         bad = [c for c in cats if c not in PAPER_CATEGORIES]

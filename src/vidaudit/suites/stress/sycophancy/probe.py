@@ -48,13 +48,13 @@ class SycophancyProbe(Probe):
     name = "sycophancy"
     description = ("AGREE/DISAGREE with a false [Modified] claim and its true [Original] control (TR, FGA, SR, OA, "
                    "COUNT); rejection, acceptance, balanced accuracy; chance 1/2")
+    settings = SETTINGS
     presets = ("smoke", "paper")
     prompts = PROMPT_NAMES
     record_keys = ("probe", "category", "claim_is_true", "pair_id", "source")
     baselines = SycophancyBaselines()
 
-    def generate(self, out: Path, options: GenerateOptions) -> Path:
-        options.check_settings(SETTINGS, self.name)
+    def build(self, out: Path, options: GenerateOptions) -> Path:
         options.refuse_pool(self.name, "renders no video of its own (it copies its sources' videos; render a "
                                        "counting or faithful --source on Ray first)")
         demos, per = settings_of(options)
