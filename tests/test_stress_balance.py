@@ -40,8 +40,8 @@ from vidaudit.suites.stress.camera_motion.generate import plan_samples
 from vidaudit.suites.stress.camera_motion.options import DIRECTIONS
 from vidaudit.suites.stress.common import LETTERS
 from vidaudit.suites.stress.cross_frame.generate import PRESETS as CF_PRESETS
-from vidaudit.suites.stress.cross_frame.generate import synthetic_rows
 from vidaudit.suites.stress.cross_frame.nextqa import split_of
+from vidaudit.suites.stress.cross_frame.synthetic import synthetic_rows
 from vidaudit.suites.stress.expectation.generate import PRESETS as EXP_PRESETS
 from vidaudit.suites.stress.expectation.generate import plan_gap
 from vidaudit.suites.stress.expectation.prompts import DIRECTION_OPTIONS
@@ -284,7 +284,7 @@ def test_cross_frame_keys_for_any_item_count(n_items: int) -> None:
     """``--seeds N`` sets the synthetic item count: item i's answer is at ``i mod 5`` and the templates alternate
     splits (T at even i, S at odd i), so each split cycles through A-E every 5 of its items and the T and S splits
     and both together stay balanced for every N."""
-    rows = synthetic_rows(CF_PRESETS["smoke"], n_items)
+    rows = synthetic_rows(n_items, CF_PRESETS["smoke"].hold)
     recs = []
     for i, r in enumerate(rows):
         for abstention in (False, True):

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vidaudit.core.contract.records import ParseResult, ScoreRecord
-from vidaudit.core.contract.suite import ScoreInput
+from vidaudit.core.contract.suite import AggregateInput, ScoreInput
 from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import load_samples
@@ -187,7 +187,7 @@ def test_verdict_scoring(samples) -> None:
     describe = by["stress-expectation-omelette-s0-describe-reverse"]
 
     def sc(s, v, text="an answer"):
-        return score_trial(s, text, "ok", v)
+        return score_trial(ScoreInput(s, text, "ok", judgement=v))
 
     assert sc(summary, '{"hallucinated_summary": false}').correct is True
     assert sc(summary, '{"hallucinated_summary": "true", "explanation": "x"}').correct is False
@@ -200,8 +200,8 @@ def test_verdict_scoring(samples) -> None:
     assert sc(anomaly, '{"score": 0.7}').parse.method == "judge_unparseable"
     assert sc(anomaly, '{"score": 1.0} and {"score": 0.0}').parse.method == "judge_unparseable"
     assert sc(describe, '{"describes_shown_order": true}').correct is True
-    assert score_trial(summary, "", "ok", '{"hallucinated_summary": false}').correct is False
-    assert score_trial(summary, None, "api_error", None).correct is None
+    assert score_trial(ScoreInput(summary, "", "ok", judgement='{"hallucinated_summary": false}')).correct is False
+    assert score_trial(ScoreInput(summary, None, "api_error")).correct is None
 
 
 @given(st.text(max_size=200))
@@ -211,7 +211,7 @@ def test_scoring_never_raises_on_any_verdict(verdict: str) -> None:
 
     s = Sample(sample_id="s", suite="stress", params={"probe": "expectation", "task": "anomaly"}, question="q",
                answer="d", video=VideoRef(path="v.mp4", fps=8.0, width=16, height=16, n_frames=8, duration_s=1.0))
-    ts = score_trial(s, "1. a\n2. b\n3. c", "ok", verdict)
+    ts = score_trial(ScoreInput(s, "1. a\n2. b\n3. c", "ok", judgement=verdict))
     assert ts.correct in (True, False) and ts.parse.method in ("judged", "judge_unparseable")
 
 
@@ -245,7 +245,7 @@ def test_overall_table_row() -> None:
     from vidaudit.suites.stress.expectation.report import expectation_report
 
     recs = [_rec(i, op, i % 2 == 0) for i, op in enumerate(ANOMALIES)]
-    rep = expectation_report(recs)
+    rep = expectation_report(AggregateInput(recs, {}))
     row = next(t for t in rep.sections[0].tables if t.id == "stress-expectation-anomaly").rows[0]
     # spatial: ops 0 and 2 of 3 correct; temporal: ops 4 and 6 of 4 correct
     assert row[2:5] == ["66.7 (2/3)", "50.0 (2/4)", "58.3"]

@@ -15,8 +15,8 @@ import pytest
 from realvideos import Made, Player, frame_code, is_upright, make_all
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples
-from vidaudit.suites.stress.camera_motion.generate import fit_image
 from vidaudit.suites.stress.camera_motion.generate import generate as generate_camera
+from vidaudit.suites.stress.camera_motion.stills import fit_image
 from vidaudit.suites.stress.sources import frame_on_screen
 from vidaudit.video.probe import probe
 

@@ -113,6 +113,7 @@ if TYPE_CHECKING:  # every name of the front door, where it lives (imported on f
     from vidaudit.core.untrusted import read_json_file
     from vidaudit.core.versions import library_versions
     from vidaudit.models.base import Capabilities, ModelAdapter, ModelCallError, StageCall, combine_stages
+    from vidaudit.models.baselines import SampleAnswerer
     from vidaudit.models.factory import make_adapter
     from vidaudit.models.ideal_observer import observed_frames
     from vidaudit.models.pricing import CHARS_PER_TOKEN
@@ -170,8 +171,8 @@ __all__ = [
     "iter_frames_reused", "iter_selected", "perturb", "probe", "read_frames", "ref_from", "stored_nal_digest",
     "synth3d", "uniform_count", "video_ref", "write_video",
     # models a suite builds its own on (references, observers, composites)
-    "CHARS_PER_TOKEN", "Capabilities", "ModelAdapter", "ModelCallError", "StageCall", "combine_stages",
-    "make_adapter", "observed_frames",
+    "CHARS_PER_TOKEN", "Capabilities", "ModelAdapter", "ModelCallError", "SampleAnswerer", "StageCall",
+    "combine_stages", "make_adapter", "observed_frames",
     # a run: its conditions and frames, perturbed inputs, and what a suite reads back from a run it generates from
     "RunConfig", "RunStore", "parse_condition", "plan_chain", "select_frames", "stage_usage",
     # answers and statistics

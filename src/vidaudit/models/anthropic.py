@@ -17,8 +17,6 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import pydantic
-
 try:  # optional until a call is made: a dry run plans without the SDK (see http_base)
     import anthropic
     from anthropic import AsyncAnthropic
@@ -31,7 +29,7 @@ from vidaudit.models import errors_http as eh
 from vidaudit.models.base import Capabilities, ModelCallError
 from vidaudit.models.http_base import DEFAULT_MAX_RESPONSE_BYTES, HTTPProvider
 from vidaudit.models.params import FamilyParams, ParamTable, load_params
-from vidaudit.models.pricing import PriceTable, cost_usd, load_prices
+from vidaudit.models.pricing import PriceTable, load_prices
 from vidaudit.models.provider_content import (
     DEFAULT_JPEG_QUALITY,
     b64,
@@ -163,14 +161,8 @@ class AnthropicAdapter(HTTPProvider):
             raise eh.malformed_error(name, f"empty content (stop_reason {stop})", self._secrets)
         reader = eh.UsageReader()
         usage = _usage(getattr(message, "usage", None), reader, max_tokens)
-        try:
-            resp = Response(text=text, usage=usage, latency_s=latency_s,
-                            finish_reason=eh.flag_finish(stop, reader.clamped),
-                            model_version=eh.text_field(getattr(message, "model", None)),
-                            cost_usd=cost_usd(self.spec, usage, self._prices))
-        except pydantic.ValidationError as e:  # pragma: no cover - every field is checked above
-            raise eh.malformed_error(name, f"{type(e).__name__}: {e}", self._secrets) from None
-        return eh.check_truncated(name, resp, stop, LENGTH_FINISH)
+        return self._answer(text, usage, reader, latency_s, stop, LENGTH_FINISH,
+                            model_version=eh.text_field(getattr(message, "model", None)))
 
     async def aclose(self) -> None:
         if self._client is not None:

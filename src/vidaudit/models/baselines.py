@@ -21,13 +21,17 @@ _LOCAL = Capabilities(native_video=True, images=True, max_images=None, default_n
                       local=True, synthetic=True)
 
 
-class _Local:
-    """A baseline: answers in the suite's format for the request's sample."""
+class SampleAnswerer:
+    """A local model that answers the request's sample in the suite's own format: the baselines below, and the
+    reference models suites build on it (counting's ``simulated``, stress's ``camera-flow``). ``sample`` finds the
+    sample the request's public metadata names; ``respond`` is the answer, free and instant, stamped with
+    ``version`` (None: the spec's label)."""
 
     capabilities = _LOCAL
     needs_samples = True
     needs_suite = True
     role = "model"
+    version: str | None = None
 
     def __init__(self, spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, suite: Suite | None = None,
                  **_: object) -> None:
@@ -40,28 +44,29 @@ class _Local:
     async def aclose(self) -> None:
         return None
 
-    def _sample(self, request: Request) -> Sample:
+    def sample(self, request: Request) -> Sample:
         sid = request.metadata.get("sample_id")
         if sid is None or sid not in self.samples:
             raise ModelCallError(ErrorKind.BAD_REQUEST, f"{self.spec.label}: unknown sample {sid!r}")
         return self.samples[sid]
 
-    def _respond(self, text: str, t0: float) -> Response:
+    def respond(self, text: str, t0: float) -> Response:
+        """The answer ``text``, timed from ``t0`` (``time.perf_counter()`` when the call began)."""
         return Response(text=text, latency_s=time.perf_counter() - t0, finish_reason="stop",
-                        model_version=self.spec.label, cost_usd=0.0)
+                        model_version=self.version or self.spec.label, cost_usd=0.0)
 
 
-class OracleAdapter(_Local):
+class OracleAdapter(SampleAnswerer):
     """Answers from the ground truth: 100% by construction; a failure means the pipeline is broken."""
 
     role = "oracle"
 
     async def generate(self, request: Request) -> Response:
         t0 = time.perf_counter()
-        return self._respond(Baselines.of(self.suite).oracle_answer(self._sample(request)), t0)
+        return self.respond(Baselines.of(self.suite).oracle_answer(self.sample(request)), t0)
 
 
-class ChanceAdapter(_Local):
+class ChanceAdapter(SampleAnswerer):
     """A uniform draw from the suite's answer space (``chance:OPTION`` narrows it, e.g. ``chance:0-12``)."""
 
     role = "chance"
@@ -75,10 +80,10 @@ class ChanceAdapter(_Local):
     async def generate(self, request: Request) -> Response:
         t0 = time.perf_counter()
         rng = rng_from("chance", request.trial_id)
-        return self._respond(Baselines.of(self.suite).chance_answer(self._sample(request), rng, self.spec.name), t0)
+        return self.respond(Baselines.of(self.suite).chance_answer(self.sample(request), rng, self.spec.name), t0)
 
 
-class ConstantAdapter(_Local):
+class ConstantAdapter(SampleAnswerer):
     """Always the same text (``constant:TEXT``), answered verbatim: ``constant:3``, ``constant:AGREE``.
 
     Verbatim, so the suite's own parser decides what TEXT means, exactly as it would for a model that
@@ -95,5 +100,5 @@ class ConstantAdapter(_Local):
 
     async def generate(self, request: Request) -> Response:
         t0 = time.perf_counter()
-        self._sample(request)
-        return self._respond(self.spec.name, t0)
+        self.sample(request)
+        return self.respond(self.spec.name, t0)

@@ -38,8 +38,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pydantic
-
 try:  # optional until a call is made: a dry run plans without the SDK (see http_base)
     import httpx2
     from google import genai
@@ -56,7 +54,7 @@ from vidaudit.models.base import Capabilities, ModelCallError
 from vidaudit.models.gemini_files import DEFAULT_TTL_S, CachedFile, FileCache, default_cache_path
 from vidaudit.models.http_base import DEFAULT_MAX_RESPONSE_BYTES, HTTPProvider
 from vidaudit.models.params import FamilyParams, ParamTable, load_params
-from vidaudit.models.pricing import PriceTable, cost_usd, load_prices
+from vidaudit.models.pricing import PriceTable, load_prices
 from vidaudit.models.provider_content import (
     DEFAULT_JPEG_QUALITY,
     Stopwatch,
@@ -390,15 +388,9 @@ class GeminiAdapter(HTTPProvider):
             raise eh.malformed_error(name, f"candidate without content (finish_reason {finish})", self._secrets)
         reader = eh.UsageReader()
         usage = _usage(getattr(resp, "usage_metadata", None), reader, max_tokens)
-        try:
-            out = Response(text=text, usage=usage, latency_s=latency_s,
-                           finish_reason=eh.flag_finish(finish, reader.clamped),
-                           model_version=eh.text_field(getattr(resp, "model_version", None)),
-                           cost_usd=cost_usd(self.spec, usage, self._prices),
-                           frames_estimated=bool(request.videos))  # Gemini samples the video itself
-        except pydantic.ValidationError as e:  # pragma: no cover - the SDK validated every field
-            raise eh.malformed_error(name, f"{type(e).__name__}: {e}", self._secrets) from None
-        return eh.check_truncated(name, out, finish, ("MAX_TOKENS",))
+        return self._answer(text, usage, reader, latency_s, finish, ("MAX_TOKENS",),
+                            model_version=eh.text_field(getattr(resp, "model_version", None)),
+                            frames_estimated=bool(request.videos))  # Gemini samples the video itself
 
     async def aclose(self) -> None:
         if self._client is not None:

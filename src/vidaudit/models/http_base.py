@@ -29,14 +29,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from typing import Any, TypeVar
+
+import pydantic
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.registry import EXTRAS, missing_extra
-from vidaudit.core.types import ErrorKind, ModelSpec
+from vidaudit.core.types import ErrorKind, ModelSpec, Response, Usage
+from vidaudit.models import errors_http as eh
 from vidaudit.models.base import ModelCallError
 from vidaudit.models.errors_http import classified_call
+from vidaudit.models.pricing import cost_usd
 from vidaudit.models.provider_content import resolve_api_key
 
 T = TypeVar("T")
@@ -65,6 +69,8 @@ class HTTPProvider:
     and make each model call through ``call`` (or inside ``deadline()``)."""
 
     spec: ModelSpec
+    #: what every message this adapter raises is redacted of (its API key)
+    _secrets: tuple[str | None, ...] = ()
     timeout_s: float
     deadline_s: float
     max_response_bytes: int
@@ -98,6 +104,20 @@ class HTTPProvider:
     def prices(self) -> Any:
         """The price table this adapter reports costs with (a run's budget prices a call's worst case with it)."""
         return getattr(self, "_prices", None)
+
+    def _answer(self, text: str, usage: Usage, reader: eh.UsageReader, latency_s: float, finish: str | None,
+                length_finish: Iterable[str], model_version: str | None, **extra: Any) -> Response:
+        """The Response of an answer whose every field the adapter read as untrusted: priced from ``usage``, the
+        usage fields ``reader`` had to clamp noted in the finish reason, and a TRUNCATED error where the output
+        budget ran out before any text (``length_finish``: the provider's finish reasons that say so)."""
+        name = self.spec.label
+        try:
+            resp = Response(text=text, usage=usage, latency_s=latency_s,
+                            finish_reason=eh.flag_finish(finish, reader.clamped), model_version=model_version,
+                            cost_usd=cost_usd(self.spec, usage, self.prices), **extra)
+        except pydantic.ValidationError as e:  # pragma: no cover - every field is checked before
+            raise eh.malformed_error(name, f"{type(e).__name__}: {e}", self._secrets) from None
+        return eh.check_truncated(name, resp, finish, length_finish)
 
     def capped_transport(self, inner: Any = None) -> Any:
         """An httpx2 transport that refuses bodies over ``max_response_bytes`` (around ``inner``, default one)."""

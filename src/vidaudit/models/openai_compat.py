@@ -25,8 +25,6 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import pydantic
-
 try:  # optional until a call is made: a dry run plans without the SDK (see http_base)
     import openai
     from openai import AsyncOpenAI
@@ -40,7 +38,7 @@ from vidaudit.models.base import Capabilities, ModelCallError
 from vidaudit.models.clips import selected_clip
 from vidaudit.models.http_base import DEFAULT_MAX_RESPONSE_BYTES, HTTPProvider
 from vidaudit.models.params import FamilyParams, ParamTable, load_params
-from vidaudit.models.pricing import PriceTable, cost_usd, is_local_endpoint, load_prices
+from vidaudit.models.pricing import PriceTable, is_local_endpoint, load_prices
 from vidaudit.models.provider_content import (
     DEFAULT_JPEG_QUALITY,
     base64_size,
@@ -244,14 +242,8 @@ class OpenAIAdapter(HTTPProvider):
             raise eh.malformed_error(name, f"choice 0 has no text content ({_preview(completion)})", self._secrets)
         reader = eh.UsageReader()
         usage = _usage(getattr(completion, "usage", None), reader, max_tokens)
-        try:
-            resp = Response(text=text, usage=usage, latency_s=latency_s,
-                            finish_reason=eh.flag_finish(finish, reader.clamped),
-                            model_version=eh.text_field(getattr(completion, "model", None)) or None,
-                            cost_usd=cost_usd(self.spec, usage, self._prices))
-        except pydantic.ValidationError as e:  # pragma: no cover - every field is checked above
-            raise eh.malformed_error(name, f"{type(e).__name__}: {e}", self._secrets) from None
-        return eh.check_truncated(name, resp, finish, LENGTH_FINISH)
+        return self._answer(text, usage, reader, latency_s, finish, LENGTH_FINISH,
+                            model_version=eh.text_field(getattr(completion, "model", None)) or None)
 
     async def aclose(self) -> None:
         if self._client is not None:

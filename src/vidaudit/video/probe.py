@@ -7,6 +7,7 @@ applied, then rotation); a file cut off before its header's duration is refused 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -81,10 +82,7 @@ def _by_packets(c: av.container.InputContainer, s: av.video.stream.VideoStream, 
     durations: dict[int, int] = {}
     ends: dict[int, float] = {}
     try:
-        for pkt in c.demux():
-            if pkt.stream_index != s.index:
-                _note_end(ends, pkt)
-                continue
+        for pkt in _video_packets(c, s, ends):
             if not pkt.size or pkt.is_discard:
                 continue
             ts = pkt.pts if pkt.pts is not None else pkt.dts
@@ -111,10 +109,7 @@ def _by_decoding(c: av.container.InputContainer, s: av.video.stream.VideoStream,
     first: av.VideoFrame | None = None
     ends: dict[int, float] = {}
     try:
-        for pkt in c.demux():
-            if pkt.stream_index != s.index:
-                _note_end(ends, pkt)
-                continue
+        for pkt in _video_packets(c, s, ends):
             for f in pkt.decode():
                 assert isinstance(f, av.VideoFrame)
                 if first is None:
@@ -136,6 +131,17 @@ def _by_decoding(c: av.container.InputContainer, s: av.video.stream.VideoStream,
         raise DataError(f"{p}: two frames share a presentation time (or the frames' stamps go back); re-encode it "
                         "(e.g. ffmpeg -i IN OUT.mp4)")
     return _Read(stamps, last_duration or step, first, ends)
+
+
+def _video_packets(c: av.container.InputContainer, s: av.video.stream.VideoStream,
+                   ends: dict[int, float]) -> Iterator[av.Packet[Any]]:
+    """The packets of the video stream ``s`` in file order; every other stream's packets only note in ``ends``
+    where that stream ends."""
+    for pkt in c.demux():
+        if pkt.stream_index != s.index:
+            _note_end(ends, pkt)
+            continue
+        yield pkt
 
 
 def _note_end(ends: dict[int, float], pkt: av.Packet[Any]) -> None:

@@ -211,6 +211,19 @@ def contact_times(frames: Iterable[tuple[Any, ...]]) -> list[Contact]:
     return out
 
 
+def _patch_view(frame: tuple[Any, ...], prev: np.ndarray | None, own: bool, scale: int
+                ) -> tuple[np.ndarray, tuple[int, int, int, int], np.ndarray]:
+    """Where a patch frame (index, time, patch, box) goes: the previous frame analysed (``prev``, copied unless it
+    is already the caller's own copy, ``own``), the patch's box, and the view of that box in it, which the caller
+    overwrites with the patch once it has read what was there."""
+    if prev is None or scale != 1:
+        raise ValueError("a patch needs a whole frame before it, analysed at its own size")
+    x0, y0, x1, y1 = frame[3]
+    if not own:
+        prev = prev.copy()
+    return prev, (x0, y0, x1, y1), prev[y0:y1, x0:x1]
+
+
 def _ball_track(frames: Iterable[tuple[Any, ...]]) -> tuple[list[int], list[float], np.ndarray, int]:
     """(source frame indices, times, the ball's centroid per frame (NaN where not found), the analysis scale) of a
     bouncing ball's frames, supplied as ``detect_events`` takes them (patches included)."""
@@ -232,12 +245,8 @@ def _ball_track(frames: Iterable[tuple[Any, ...]]) -> tuple[list[int], list[floa
             continue
         last_rgb = rgb
         if len(frame) > 3:  # a patch of the previous frame
-            if prev is None or scale != 1:
-                raise ValueError("a patch needs a whole frame before it, analysed at its own size")
-            x0, y0, x1, y1 = frame[3]
-            if not own:
-                prev, own = prev.copy(), True
-            before = prev[y0:y1, x0:x1]
+            prev, (x0, y0, _, _), before = _patch_view(frame, prev, own, scale)
+            own = True
             c = None
             if ball is not None and ball.found:
                 was, got = ball.moments(before, x0, y0), ball.moments(rgb, x0, y0)
@@ -285,12 +294,8 @@ def detect_events(domain: str, frames: Iterable[tuple[Any, ...]]) -> list[Detect
             continue
         last_rgb = rgb
         if len(frame) > 3:  # a patch of the previous frame
-            if prev is None or scale != 1:
-                raise ValueError("a patch needs a whole frame before it, analysed at its own size")
-            x0, y0, x1, y1 = frame[3]
-            if not own:
-                prev, own = prev.copy(), True
-            before = prev[y0:y1, x0:x1]
+            prev, (x0, y0, x1, y1), before = _patch_view(frame, prev, own, scale)
+            own = True
             if domain == "blinking":
                 base = first[y0:y1, x0:x1]  # type: ignore[index]
                 feats.append(feats[-1] - _changed(before, base) + _changed(rgb, base))

@@ -114,13 +114,6 @@ def surfaces_summary_table(results: Mapping[str, Any]) -> Table:
                          "trials are counted apart).")
 
 
-def count_bins_table(results: Mapping[str, Any]) -> Table:
-    return flatten_table("count_bins", "Accuracy by true-count bin", results.get("count_bins"),
-                         ["model", "condition", "count bin"],
-                         "Exact-match accuracy by the true count N (bins 1-2, 3-4, ...), pooled over domains and "
-                         "frequencies, with its 95% Wilson interval: the view that transfers to real videos.")
-
-
 def boundary_table(results: Mapping[str, Any], kind: str) -> Table:
     """Both rules of one boundary kind ("count" or "frequency") in one table, the rule named on each row."""
     if kind not in ("count", "frequency"):
@@ -204,20 +197,6 @@ def regions_table(results: Mapping[str, Any]) -> Table:
                  caption="The same metrics over named regions of the N x F grid (e.g. low count, high frequency).")
 
 
-def taxonomy_table(results: Mapping[str, Any]) -> Table:
-    return flatten_table("taxonomy", "Error taxonomy", results.get("taxonomy"), ["model", "condition", "domain"],
-                         "Event-level outcome counts over positive-count trials with a trace (matched, missed, "
-                         "hallucinated, displaced, misidentified) and trial-level flags (wrong accumulation, "
-                         "accidental correctness); 'all' pools the domains.")
-
-
-def tolerance_table(results: Mapping[str, Any]) -> Table:
-    return flatten_table("tolerance", "Matching tolerance", results.get("tolerance"),
-                         ["model", "condition", "window (s)"],
-                         "Trace metrics when reported events are matched within fixed windows (1.0, 0.5, 0.25 s) "
-                         "and within the rate-relative window 1/(2F).")
-
-
 def paired_differences_table(results: Mapping[str, Any]) -> Table:
     """EM(b) - EM(a) on shared samples, with its bootstrap interval clustered by source video."""
     rows = []
@@ -280,10 +259,29 @@ def errors_table(results: Mapping[str, Any]) -> Table:
                          "an unparseable answer is wrong and stays in accuracy.")
 
 
-def usage_table(results: Mapping[str, Any]) -> Table:
-    return flatten_table("usage", "Usage and cost", results.get("usage"), ["model", "condition"],
-                         "Tokens and cost (USD) summed over trials; n_cost_unknown counts trials whose price is "
-                         "not known.")
+#: the tables that show one key of ``results`` flattened as the aggregate nests it: key -> (title, the names of
+#: the nesting levels, caption)
+FLAT_TABLES: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "count_bins": ("Accuracy by true-count bin", ("model", "condition", "count bin"),
+                   "Exact-match accuracy by the true count N (bins 1-2, 3-4, ...), pooled over domains and "
+                   "frequencies, with its 95% Wilson interval: the view that transfers to real videos."),
+    "taxonomy": ("Error taxonomy", ("model", "condition", "domain"),
+                 "Event-level outcome counts over positive-count trials with a trace (matched, missed, "
+                 "hallucinated, displaced, misidentified) and trial-level flags (wrong accumulation, "
+                 "accidental correctness); 'all' pools the domains."),
+    "tolerance": ("Matching tolerance", ("model", "condition", "window (s)"),
+                  "Trace metrics when reported events are matched within fixed windows (1.0, 0.5, 0.25 s) "
+                  "and within the rate-relative window 1/(2F)."),
+    "usage": ("Usage and cost", ("model", "condition"),
+              "Tokens and cost (USD) summed over trials; n_cost_unknown counts trials whose price is "
+              "not known."),
+}
+
+
+def flat_table(results: Mapping[str, Any], key: str) -> Table:
+    """``results[key]`` flattened under its title, level names and caption (``FLAT_TABLES``)."""
+    title, levels, caption = FLAT_TABLES[key]
+    return flatten_table(key, title, results.get(key), list(levels), caption)
 
 
 def other_results_tables(results: Mapping[str, Any], known: Sequence[str] = ()) -> list[Table]:

@@ -121,12 +121,12 @@ def counting_sections(results: dict[str, Any]) -> list[Section]:
     """The counting report, in reading order (see the module docstring)."""
     if not isinstance(results, Mapping):
         raise DataError(f"counting_sections needs the dict aggregate(records) returns, got {type(results).__name__}")
-    trace_tables = [rt.trace_metrics_table(results), rt.taxonomy_table(results)]
-    trace_tables += [t for t in (rt.tolerance_table(results),) if t.rows]
+    trace_tables = [rt.trace_metrics_table(results), rt.flat_table(results, "taxonomy")]
+    trace_tables += [t for t in (rt.flat_table(results, "tolerance"),) if t.rows]
     sections = [
         Section(id="surfaces", title="Capability surfaces", lede=SURFACES_LEDE, figures=surface_figures(results),
                 tables=[rt.surfaces_summary_table(results)]
-                + [t for t in (rt.count_bins_table(results),) if t.rows]),
+                + [t for t in (rt.flat_table(results, "count_bins"),) if t.rows]),
         Section(id="boundaries", title="Operating boundaries", lede=BOUNDARIES_LEDE,
                 tables=[rt.boundary_table(results, "count"), rt.boundary_table(results, "frequency")]),
         *exact_sections(results),
@@ -134,7 +134,7 @@ def counting_sections(results: dict[str, Any]) -> list[Section]:
         Section(id="paired", title="Paired differences", lede=PAIRED_LEDE,
                 tables=[rt.paired_differences_table(results)]),
         Section(id="errors", title="Errors, parse failures and usage", lede=ERRORS_LEDE,
-                tables=[rt.errors_table(results), rt.usage_table(results)]),
+                tables=[rt.errors_table(results), rt.flat_table(results, "usage")]),
     ]
     other = rt.other_results_tables(results, known=EXACT_KEYS)
     if other:

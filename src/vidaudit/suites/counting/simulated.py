@@ -38,12 +38,11 @@ from vidaudit.sdk import (
     Capabilities,
     ConfigError,
     Draws,
-    ErrorKind,
-    ModelCallError,
     ModelSpec,
     Request,
     Response,
     Sample,
+    SampleAnswerer,
     Usage,
     rng_from,
     unvalidated,
@@ -175,25 +174,18 @@ def simulated_count(trial_id: str, truth: int, accuracy: float) -> int:
     return wrong_count(truth, direction, size)
 
 
-class SimulatedAdapter:
+class SimulatedAdapter(SampleAnswerer):
     """Answers each trial correctly with its cell's accuracy from the CSV (``simulated:PATH``)."""
 
     capabilities = _CAPS
-    needs_samples = True
-    needs_suite = True
     #: reads no pixels: runs on a dry-run manifest and is sent the prompt only
     needs_video = False
-    role = "model"
 
     def __init__(self, spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, suite=None,
                  **_: object) -> None:
-        if suite is None:
-            raise ConfigError(f"{spec.label} needs the run's suite (it answers in the suite's format)")
+        super().__init__(spec, samples=samples, suite=suite)
         if not spec.name:
             raise ConfigError("simulated needs a surface CSV: simulated:PATH (header domain,N,F,accuracy)")
-        self.spec = spec
-        self.suite = suite
-        self.samples = dict(samples or {})
         path = Path(spec.name)
         self.surface = read_surface(path)
         self._sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -212,18 +204,13 @@ class SimulatedAdapter:
     def request_options(self) -> dict[str, object]:
         return {"surface_sha256": self._sha256}
 
-    async def aclose(self) -> None:
-        return None
-
     async def generate(self, request: Request) -> Response:
         t0 = time.perf_counter()
-        sid = request.metadata.get("sample_id")
-        sample = self.samples.get(sid)  # type: ignore[arg-type]
-        if sample is None:
-            raise ModelCallError(ErrorKind.BAD_REQUEST, f"{self.spec.label}: unknown sample {sid!r}")
-        cell = self._cells.get(sid)  # type: ignore[arg-type]
+        sample = self.sample(request)
+        sid = request.metadata["sample_id"]
+        cell = self._cells.get(sid)
         if cell is None:
-            cell = self._cells[sid] = (int(sample.answer), self.surface[sample_cell(sample)])  # type: ignore[index]
+            cell = self._cells[sid] = (int(sample.answer), self.surface[sample_cell(sample)])
         truth, accuracy = cell
         k = simulated_count(request.trial_id, truth, accuracy)
         return _response(Baselines.of(self.suite).constant_answer(sample, str(k)), time.perf_counter() - t0, self._label)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
 
 import numpy as np
 
@@ -19,34 +18,21 @@ from vidaudit.sdk import (
     ConfigError,
     ErrorKind,
     ModelCallError,
-    ModelSpec,
     Request,
     Response,
-    Sample,
+    SampleAnswerer,
     classify_motion,
     observed_frames,
 )
 
 
-class CameraFlowAdapter:
+class CameraFlowAdapter(SampleAnswerer):
     """The ``camera-flow`` provider: role ``observer``; answers in the suite's format via ``constant_answer``."""
 
     capabilities = Capabilities(native_video=True, images=True, default_native_fps=None, concurrency=2, local=True,
                                 synthetic=True)
-    needs_suite = True
-    needs_samples = True
     role = "observer"
-
-    def __init__(self, spec: ModelSpec, *, suite=None, samples: Mapping[str, Sample] | None = None,
-                 **_: object) -> None:
-        if suite is None:
-            raise ConfigError("camera-flow needs the run's suite (it answers in the suite's format)")
-        self.spec = spec
-        self.suite = suite
-        self.samples = samples or {}
-
-    async def aclose(self) -> None:
-        return None
+    version = "camera-flow"
 
     async def generate(self, request: Request) -> Response:
         return await asyncio.to_thread(self._answer, request)
@@ -60,12 +46,9 @@ class CameraFlowAdapter:
         if len(frames) < 2:
             raise ModelCallError(ErrorKind.BAD_REQUEST, "camera-flow: fewer than two frames in the request")
         direction, _ = classify_motion([f for _, _, f in frames])
-        sid = request.metadata.get("sample_id")
-        if sid is None or sid not in self.samples:
-            raise ModelCallError(ErrorKind.BAD_REQUEST, f"camera-flow: unknown sample {sid!r}")
+        sample = self.sample(request)
         try:
-            text = Baselines.of(self.suite).constant_answer(self.samples[sid], direction)
+            text = Baselines.of(self.suite).constant_answer(sample, direction)
         except ConfigError as e:
             raise ModelCallError(ErrorKind.UNSUPPORTED, f"camera-flow: {e}") from e
-        return Response(text=text, latency_s=time.perf_counter() - t0, finish_reason="stop",
-                        model_version="camera-flow", cost_usd=0.0)
+        return self.respond(text, t0)

@@ -1,7 +1,7 @@
 """``vidaudit generate stress --probe NAME``, contributed through the stress suite's ``Commands`` role.
 
 One command for every probe: the options every probe shares, a ``--source`` for probes that read a
-user's data, and ``--set KEY=VALUE`` for a probe's own settings (each probe checks the keys it takes).
+user's data, and ``--set KEY=VALUE`` for a probe's own settings (checked against the ``settings`` it declares).
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from vidaudit.sdk import (
     ConfigError,
     Figure,
     ParseResult,
+    ScoreInput,
     ScoreRecord,
     Section,
     SuiteReport,
@@ -76,6 +77,11 @@ def accuracy_text(cell: dict[str, Any]) -> str:
     return f"{pct(cell['accuracy'])} ({cell['n_correct']}/{cell['n_planned']})"
 
 
+def with_interval(cell: dict[str, Any]) -> list[str]:
+    """Two table columns: the cell's accuracy (``accuracy_text``) and its 95% Wilson interval."""
+    return [accuracy_text(cell), interval_text(cell)]
+
+
 @dataclass(frozen=True)
 class HumanCeiling:
     """An imported human study's accuracy on one probe's samples, per condition and pooled over the probe's
@@ -105,10 +111,6 @@ class HumanCeiling:
         """The headline note's words on the human ceiling: the imported study's pooled accuracy, or "not measured"."""
         text = self.text()
         return "human ceiling not measured" if text == NOT_MEASURED else f"human ceiling {text} (imported study)"
-
-
-#: no human study imported: every human-ceiling cell reads "not measured"
-NO_HUMANS = HumanCeiling()
 
 
 def probe_report(probe: str, res: dict[str, Any], notes: list[str], *, title: str, lede: str,
@@ -259,15 +261,15 @@ def last_boxed(text: str | None) -> tuple[str, tuple[int, int]] | None:
     return content, (start, end)
 
 
-def score_option(sample: Any, text: str | None, status: str, letters: Sequence[str],
-                 value_of: Mapping[str, str], metric: str) -> TrialScore:
+def score_option(trial: ScoreInput, letters: Sequence[str], value_of: Mapping[str, str], metric: str) -> TrialScore:
     """Score a lettered answer with the strict option parser (never "the last letter anywhere"): correct when
     the letter's value (``value_of``) is the sample's answer; the value is kept as ``metrics[metric]``."""
-    if status != "ok" or text is None:
+    text = trial.text
+    if trial.status != "ok" or text is None:
         return TrialScore(correct=None)
     parsed = parse_option(text, letters)
     predicted = value_of.get(parsed.value) if parsed.ok else None
-    return TrialScore(correct=predicted == sample.answer,
+    return TrialScore(correct=predicted == trial.sample.answer,
                       parse=ParseResult(value=parsed.value, method=parsed.method, span=parsed.span),
                       metrics={metric: predicted})
 

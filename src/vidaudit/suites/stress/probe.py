@@ -4,22 +4,59 @@ The Reveal probes share nothing but the pipeline: each renders its own stimuli, 
 scores its own answer format and reports its own tables. A probe is a ``Probe`` (a ``Suite`` with a
 generator) in its own sub-package of ``vidaudit.suites.stress``, listed in ``StressSuite.parts``; the
 contract's ``PartedSuite`` routes every hook to the probe a sample names (``sample.params["probe"]``).
-Like any suite, a probe implements ``score`` and ``aggregate`` itself (its ``aggregate`` reads the human study's
-records of its own samples from ``AggregateInput.human``: the human-ceiling columns) and declares its baselines
-(a ``ProbeBaselines``). A dataset holds the samples of one probe (one ``generate`` call); a run may mix datasets of
-several probes.
+Like any suite, a probe implements ``score`` and ``aggregate`` itself: most bind the functions of their
+``scoring`` and ``report`` modules, which take the contract's ``ScoreInput`` and ``AggregateInput``
+(``score = staticmethod(score_trial)``; a report reads the human study's records of its own samples from
+``AggregateInput.human``: the human-ceiling columns). A probe declares its baselines (a ``ProbeBaselines``; a
+``ChoiceBaselines`` where every answer is one of a fixed set), and a probe that renders all its stimuli from a
+preset is a ``RenderingProbe``; ``viewer.probe_trial`` builds its rows in the trace viewer. A dataset holds the
+samples of one probe (one ``generate`` call); a run may mix datasets of several probes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from abc import abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vidaudit.sdk import Baselines, ConfigError, DataError, ObservedFrame, PartedSuite, PerturbationSpec, Sample, Suite
+import numpy as np
+
+from vidaudit.sdk import (
+    Baselines,
+    ConfigError,
+    DataError,
+    ObservedFrame,
+    PartedSuite,
+    PerturbationSpec,
+    Sample,
+    Suite,
+    VideoRef,
+    guard_replace,
+    progress_bar,
+    write_dataset_info,
+    write_manifest,
+)
 from vidaudit.suites.stress.sources import SourceLog
+
+
+def guard_planned(out: Path, planned: Iterable[tuple[str, dict[str, Any], Any]], *, force: bool) -> None:
+    """Before anything is rendered, refuse (``guard_replace``) to replace the dataset in ``out`` with one whose
+    samples differ: ``planned`` gives each planned sample's id, params and answer (its video is not made yet)."""
+    not_yet = VideoRef(path="", fps=1.0, width=1, height=1, n_frames=0, duration_s=0)
+    guard_replace(out, [Sample(sample_id=sid, suite="stress", params=params, question="", answer=answer,
+                               video=not_yet) for sid, params, answer in planned],
+                  force=force, key=lambda s: (s.params, s.answer), command="generate stress")
+
+
+def write_dataset(out: Path, samples: Sequence[Sample], probe: str, **info: Any) -> Path:
+    """The last step of a probe's generator: the manifest of ``samples`` and ``dataset.json`` (the suite and the
+    probe, then ``info``); returns the manifest path."""
+    manifest = write_manifest(out, samples)
+    write_dataset_info(out, {"suite": "stress", "probe": probe, **info})
+    return manifest
 
 
 @dataclass(frozen=True)
@@ -68,8 +105,41 @@ class ProbeBaselines(Baselines):
     def constant_answer(self, sample: Sample, value: str) -> str:
         raise ConfigError(f"probe {self.suite_name} has no constant answer")
 
+    def refuse_option(self, option: str, rule: str) -> None:
+        """Chance takes no option on this probe: a ConfigError saying what it draws (``rule``) when given one."""
+        if option:
+            raise ConfigError(f"chance for {self.suite_name} takes no option ({rule})")
+
     def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
         raise ConfigError(f"probe {self.suite_name} has no pixel observer: no classical reader exists for it")
+
+
+class ChoiceBaselines(ProbeBaselines):
+    """The baselines of a probe whose every answer is one of a fixed set (``choices``): the oracle gives the key
+    and chance draws a choice uniformly, each in the probe's answer text (``answer_text``; the bare choice unless a
+    probe words it); ``chance_rule`` says what chance draws, in the refusal of an option it does not take."""
+
+    choices: tuple[str, ...] = ()
+    chance_rule: str = ""
+    #: the refusal of a constant outside ``choices`` (a constant is read upper-cased), before ", got VALUE"
+    constant_rule: str = ""
+
+    @staticmethod
+    def answer_text(choice: str, /) -> str:
+        return choice
+
+    def constant_answer(self, sample: Sample, value: str) -> str:
+        v = value.strip().upper()
+        if v not in self.choices:
+            raise ConfigError(f"{self.constant_rule}, got {value!r}")
+        return self.answer_text(v)
+
+    def oracle_answer(self, sample: Sample) -> str:
+        return self.answer_text(str(sample.answer))
+
+    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
+        self.refuse_option(option, self.chance_rule)
+        return self.answer_text(self.choices[int(rng.integers(0, len(self.choices)))])
 
 
 class Probe(Suite):
@@ -79,6 +149,8 @@ class Probe(Suite):
     a per-sample ground-truth check (the stress suite collects every probe's refusals into one error),
     the prompt names it answers (``prompts``) and the sample parameters its score records keep."""
 
+    #: the ``--set`` keys its generator takes (any other is refused, naming these)
+    settings: tuple[str, ...] = ()
     presets: tuple[str, ...] = ("smoke",)
     default_prompt = "mcq"
     #: the prompt names this probe answers
@@ -87,7 +159,13 @@ class Probe(Suite):
     record_keys: tuple[str, ...] = ("probe",)
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
-        """Render (or load) the probe's samples into ``out``; returns the manifest path."""
+        """Render (or load) the probe's samples into ``out``; returns the manifest path. The ``--set`` keys are
+        checked against ``settings`` before anything else, then ``build`` does the probe's work."""
+        options.check_settings(self.settings, self.name)
+        return self.build(out, options)
+
+    def build(self, out: Path, options: GenerateOptions) -> Path:
+        """The probe's generator, given options whose settings it takes."""
         raise ConfigError(f"probe {self.name} has no generator")
 
     def check_sample(self, sample: Sample) -> str | None:
@@ -108,6 +186,27 @@ class Probe(Suite):
     def record_params(self, sample: Sample) -> dict[str, Any]:
         p = sample.params
         return {k: p[k] for k in self.record_keys if k in p}
+
+
+class RenderingProbe(Probe):
+    """A probe that renders every stimulus itself from its preset and seeds: it reads no ``--source`` and takes no
+    ``--set``; its generator is ``render``, run under a progress bar."""
+
+    #: what it renders, named in the refusal of --source ("stills")
+    renders: str = "stimuli"
+
+    @staticmethod
+    @abstractmethod
+    def render(out: Path, preset: str, seeds: int | None, *, force: bool, workers: int | None,
+               pool: Callable[..., Executor] | None, on_progress: Callable[[int, int], None] | None) -> Path:
+        """Render the preset's videos into ``out``; returns the manifest path."""
+
+    def build(self, out: Path, options: GenerateOptions) -> Path:
+        if options.source is not None:
+            raise ConfigError(f"{self.name} renders its own {self.renders}; --source is not read by it")
+        with progress_bar(f"{self.name} videos") as update:
+            return self.render(out, options.preset, options.seeds, force=options.force, workers=options.workers,
+                               pool=options.pool, on_progress=update)
 
 
 def probe_of(suite: PartedSuite, name: object) -> Probe:

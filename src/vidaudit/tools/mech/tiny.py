@@ -100,18 +100,10 @@ def build_qwen2_5_vl(out: Path) -> Path:
         Qwen2VLVideoProcessor,
     )
 
-    tok, ids = _qwen_tokens()
-    patch, merge, tpatch = QWEN_PATCH
-    config = Qwen2_5_VLConfig(
-        text_config=_qwen_text(tok, ids, bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"]),
-        vision_config=dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, patch_size=patch,
-                           spatial_merge_size=merge, temporal_patch_size=tpatch, out_hidden_size=32,
-                           window_size=32, fullatt_block_indexes=[1], tokens_per_second=2),
-        **_qwen_vision_tokens(ids),
-    )
-    _seed()
-    model = Qwen2_5_VLForConditionalGeneration(config).eval()
-    return _save_qwen(out, model, tok, Qwen2_5_VLProcessor, Qwen2VLVideoProcessor)
+    return _build_qwen(out, Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration, Qwen2_5_VLProcessor,
+                       Qwen2VLVideoProcessor, generation_ids=False,
+                       vision=dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=32,
+                                   window_size=32, fullatt_block_indexes=[1], tokens_per_second=2))
 
 
 def build_smolvlm(out: Path) -> Path:
@@ -151,27 +143,12 @@ def build_smolvlm(out: Path) -> Path:
 
 def build_qwen3_vl(out: Path) -> Path:
     """Qwen3-VL with a 1-layer vision tower (patch 8, merge 2, one deepstack layer) and a 2-layer text model."""
-    from transformers import (
-        Qwen3VLConfig,
-        Qwen3VLForConditionalGeneration,
-        Qwen3VLProcessor,
-        Qwen3VLVideoProcessor,
-    )
+    from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration, Qwen3VLProcessor, Qwen3VLVideoProcessor
 
-    tok, ids = _qwen_tokens()
-    patch, merge, tpatch = QWEN_PATCH
-    config = Qwen3VLConfig(
-        text_config=_qwen_text(tok, ids, head_dim=16, rope={"mrope_interleaved": True}),
-        vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, patch_size=patch,
-                           spatial_merge_size=merge, temporal_patch_size=tpatch, out_hidden_size=32,
-                           num_position_embeddings=64, deepstack_visual_indexes=[0]),
-        **_qwen_vision_tokens(ids),
-    )
-    _seed()
-    model = Qwen3VLForConditionalGeneration(config).eval()
-    model.generation_config.eos_token_id = ids["<|im_end|>"]
-    model.generation_config.pad_token_id = ids["<|endoftext|>"]
-    return _save_qwen(out, model, tok, Qwen3VLProcessor, Qwen3VLVideoProcessor)
+    return _build_qwen(out, Qwen3VLConfig, Qwen3VLForConditionalGeneration, Qwen3VLProcessor, Qwen3VLVideoProcessor,
+                       text=dict(head_dim=16, rope={"mrope_interleaved": True}),
+                       vision=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=32,
+                                   num_position_embeddings=64, deepstack_visual_indexes=[0]))
 
 
 def build_llava_onevision(out: Path) -> Path:
@@ -217,26 +194,10 @@ def build_llava_onevision(out: Path) -> Path:
 def build_qwen2_vl(out: Path) -> Path:
     """Qwen2-VL with a 2-block vision tower (patch 8, merge 2; attention per temporal group) and a 2-layer
     text model."""
-    from transformers import (
-        Qwen2VLConfig,
-        Qwen2VLForConditionalGeneration,
-        Qwen2VLProcessor,
-        Qwen2VLVideoProcessor,
-    )
+    from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLProcessor, Qwen2VLVideoProcessor
 
-    tok, ids = _qwen_tokens()
-    patch, merge, tpatch = QWEN_PATCH
-    config = Qwen2VLConfig(
-        text_config=_qwen_text(tok, ids, bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"]),
-        vision_config=dict(depth=2, embed_dim=32, hidden_size=32, mlp_ratio=2, num_heads=2, patch_size=patch,
-                           spatial_merge_size=merge, temporal_patch_size=tpatch),
-        **_qwen_vision_tokens(ids),
-    )
-    _seed()
-    model = Qwen2VLForConditionalGeneration(config).eval()
-    model.generation_config.eos_token_id = ids["<|im_end|>"]
-    model.generation_config.pad_token_id = ids["<|endoftext|>"]
-    return _save_qwen(out, model, tok, Qwen2VLProcessor, Qwen2VLVideoProcessor)
+    return _build_qwen(out, Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLProcessor, Qwen2VLVideoProcessor,
+                       vision=dict(depth=2, embed_dim=32, hidden_size=32, mlp_ratio=2, num_heads=2))
 
 
 #: a tiny Qwen-VL's (patch, spatial merge, temporal patch)
@@ -262,6 +223,29 @@ def _qwen_vision_tokens(ids: dict[str, int]) -> dict[str, Any]:
     """The image, video and vision-span token ids every Qwen-VL config takes."""
     return {"image_token_id": ids["<|image_pad|>"], "video_token_id": ids["<|video_pad|>"],
             "vision_start_token_id": ids["<|vision_start|>"], "vision_end_token_id": ids["<|vision_end|>"]}
+
+
+def _build_qwen(out: Path, config_cls: Any, model_cls: Any, processor_cls: Any, video_processor_cls: Any, *,
+                vision: dict[str, Any], text: dict[str, Any] | None = None, generation_ids: bool = True) -> Path:
+    """A tiny Qwen-VL of the family whose classes are given: the shared tokenizer, a 2-layer text model (``text``:
+    the family's own keys; by default its bos and eos ids), the family's ``vision`` tower at ``QWEN_PATCH``, random
+    weights from seed 0 (the generation config's eos and pad ids set where ``generation_ids``), saved with its
+    processor."""
+    tok, ids = _qwen_tokens()
+    patch, merge, tpatch = QWEN_PATCH
+    if text is None:
+        text = dict(bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"])
+    config = config_cls(
+        text_config=_qwen_text(tok, ids, **text),
+        vision_config=dict(vision, patch_size=patch, spatial_merge_size=merge, temporal_patch_size=tpatch),
+        **_qwen_vision_tokens(ids),
+    )
+    _seed()
+    model = model_cls(config).eval()
+    if generation_ids:
+        model.generation_config.eos_token_id = ids["<|im_end|>"]
+        model.generation_config.pad_token_id = ids["<|endoftext|>"]
+    return _save_qwen(out, model, tok, processor_cls, video_processor_cls)
 
 
 def _save_qwen(out: Path, model: Any, tok: Any, processor_cls: Any, video_processor_cls: Any) -> Path:

@@ -6,6 +6,7 @@ and in ``info`` the affected range (frames and seconds) and ``region_px`` = [x0,
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import Any, Literal
 
 import cv2
@@ -19,6 +20,8 @@ from vidaudit.video.perturb.registry import register
 from vidaudit.video.sampling import frame_on_screen
 
 Region = tuple[float, float, float, float]
+#: a region in pixels: [x0, y0, x1, y1), exclusive
+Box = tuple[int, int, int, int]
 
 def _start() -> Any:
     return Field(None, ge=0, description="start of the affected range (s); null: drawn from the seed")
@@ -33,7 +36,7 @@ def _region() -> Any:
 
 
 def _windowed_plan(op: str, src: SourceInfo, start_s: float | None, duration_s: float | None,
-                   rng: np.random.Generator, box: tuple[int, int, int, int], **info: Any) -> Plan:
+                   rng: np.random.Generator, box: Box, **info: Any) -> Plan:
     fps = need_video(op, src)
     a, b = window(op, src, start_s, duration_s, rng)
     n = src.n_frames
@@ -43,10 +46,42 @@ def _windowed_plan(op: str, src: SourceInfo, start_s: float | None, duration_s: 
 
 
 class _Windowed(Op):
+    """A spatial op over a time window and a region. ``plan`` draws the window (``start_s``, ``duration_s``) once
+    ``place`` has picked the region and said what the op records beside it; ``paint`` redraws the region of each
+    affected frame from the state ``prepare`` returns, which ``_state`` completes with the window's bookkeeping."""
+
     kind = "spatial"
 
-    def _box(self, p: Any, src: SourceInfo) -> tuple[int, int, int, int]:
-        return region_px(self.name, p.region, src.width, src.height)
+    def place(self, p: Any, src: SourceInfo, rng: np.random.Generator) -> tuple[Box, dict[str, Any]]:
+        """The region the op changes (here ``p.region`` of the frame) and what it records beside it (``info``)."""
+        info = self.info(p)
+        return region_px(self.name, p.region, src.width, src.height), info
+
+    def info(self, p: Any) -> dict[str, Any]:
+        """What the op records in its plan beside the region and the window (checked before either)."""
+        return {}
+
+    def plan(self, p: Any, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
+        box, info = self.place(p, src, rng)
+        return _windowed_plan(self.name, src, p.start_s, p.duration_s, rng, box, **info)
+
+    @staticmethod
+    def _state(plan: Plan, **state: Any) -> dict[str, Any]:
+        """``state`` with the planned region (``box``) and which frames it affects (``affected``)."""
+        return {**state, "box": plan.info["region_px"], "affected": plan.map["affected"]}
+
+    @abstractmethod
+    def paint(self, roi: np.ndarray, state: Any) -> np.ndarray:
+        """The new pixels of an affected frame's region ``roi`` (a view of a copy of the source frame)."""
+
+    def frame(self, i: int, src: np.ndarray | None, state: Any) -> np.ndarray:
+        assert src is not None
+        if not state["affected"][i]:
+            return src
+        x0, y0, x1, y1 = state["box"]
+        out = src.copy()
+        out[y0:y1, x0:x1] = self.paint(out[y0:y1, x0:x1], state)
+        return out
 
 
 # --------------------------------------------------------------------------- colour_shift
@@ -63,31 +98,23 @@ class ColourShiftParams(Params):
 class ColourShift(_Windowed, name="colour_shift", params=ColourShiftParams,
                   summary="rotate the hue of a region over a time window"):
 
-    def plan(self, p: ColourShiftParams, src: SourceInfo, rng: np.random.Generator,
-             second: SourceInfo | None) -> Plan:
+    def info(self, p: ColourShiftParams) -> dict[str, Any]:
         steps = int(round(p.hue_deg / 2)) % 180
         if steps == 0:
             raise ConfigError(f"{self.name}: hue_deg={p.hue_deg:g} is no rotation; hue_deg must be in [-180, 180] "
                               "and at least 1 degree away from 0")
-        return _windowed_plan(self.name, src, p.start_s, p.duration_s, rng, self._box(p, src),
-                              hue_shift_deg=steps * 2 if steps <= 90 else steps * 2 - 360)
+        return {"hue_shift_deg": steps * 2 if steps <= 90 else steps * 2 - 360}
 
     def prepare(self, p: ColourShiftParams, plan: Plan, src: SourceInfo, rng: np.random.Generator) -> Any:
         steps = int(round(p.hue_deg / 2)) % 180
         lut = np.arange(256, dtype=np.int32)
         lut[:180] = (lut[:180] + steps) % 180
-        return {"lut": lut.astype(np.uint8), "box": plan.info["region_px"], "affected": plan.map["affected"]}
+        return self._state(plan, lut=lut.astype(np.uint8))
 
-    def frame(self, i: int, src: np.ndarray | None, state: Any) -> np.ndarray:
-        assert src is not None
-        if not state["affected"][i]:
-            return src
-        x0, y0, x1, y1 = state["box"]
-        out = src.copy()
-        hsv = cv2.cvtColor(np.ascontiguousarray(out[y0:y1, x0:x1]), cv2.COLOR_RGB2HSV)
+    def paint(self, roi: np.ndarray, state: Any) -> np.ndarray:
+        hsv = cv2.cvtColor(np.ascontiguousarray(roi), cv2.COLOR_RGB2HSV)
         hsv[..., 0] = state["lut"][hsv[..., 0]]
-        out[y0:y1, x0:x1] = cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB)
-        return out
+        return cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB)
 
 
 # --------------------------------------------------------------------------- noise
@@ -104,23 +131,16 @@ class NoiseParams(Params):
 class Noise(_Windowed, name="noise", params=NoiseParams,
             summary="add Gaussian noise to a region over a time window (fresh noise every frame)"):
 
-    def plan(self, p: NoiseParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
-        return _windowed_plan(self.name, src, p.start_s, p.duration_s, rng, self._box(p, src), sigma=p.sigma)
+    def info(self, p: NoiseParams) -> dict[str, Any]:
+        return {"sigma": p.sigma}
 
     def prepare(self, p: NoiseParams, plan: Plan, src: SourceInfo, rng: np.random.Generator) -> Any:
-        return {"rng": rng, "sigma": np.float32(p.sigma), "box": plan.info["region_px"],
-                "affected": plan.map["affected"]}
+        return self._state(plan, rng=rng, sigma=np.float32(p.sigma))
 
-    def frame(self, i: int, src: np.ndarray | None, state: Any) -> np.ndarray:
-        assert src is not None
-        if not state["affected"][i]:
-            return src
-        x0, y0, x1, y1 = state["box"]
-        out = src.copy()
-        roi = out[y0:y1, x0:x1].astype(np.float32)
-        roi += state["rng"].standard_normal(roi.shape, dtype=np.float32) * state["sigma"]
-        out[y0:y1, x0:x1] = np.clip(np.rint(roi), 0, 255).astype(np.uint8)
-        return out
+    def paint(self, roi: np.ndarray, state: Any) -> np.ndarray:
+        noisy = roi.astype(np.float32)
+        noisy += state["rng"].standard_normal(noisy.shape, dtype=np.float32) * state["sigma"]
+        return np.clip(np.rint(noisy), 0, 255).astype(np.uint8)
 
 
 # --------------------------------------------------------------------------- insert_object
@@ -155,8 +175,8 @@ class InsertObjectParams(Params):
 class InsertObject(_Windowed, name="insert_object", params=InsertObjectParams,
                    summary="draw a sprite in a region of the frame over a time window"):
 
-    def plan(self, p: InsertObjectParams, src: SourceInfo, rng: np.random.Generator,
-             second: SourceInfo | None) -> Plan:
+    def place(self, p: InsertObjectParams, src: SourceInfo, rng: np.random.Generator) -> tuple[Box, dict[str, Any]]:
+        """A sprite's box, at ``centre`` or drawn fully inside the frame, and its shape, colour and side."""
         w, h = src.width, src.height
         side = max(2, int(round(p.size * min(w, h))))
         if p.colour is not None and not all(0 <= c <= 255 for c in p.colour):
@@ -175,23 +195,16 @@ class InsertObject(_Windowed, name="insert_object", params=InsertObjectParams,
                                   f"{w}x{h} frame; move centre inward or lower size")
         colour = list(p.colour) if p.colour is not None else \
             list(draw.FOREGROUNDS[int(rng.integers(len(draw.FOREGROUNDS)))])
-        box = (x0, y0, x0 + side, y0 + side)
-        return _windowed_plan(self.name, src, p.start_s, p.duration_s, rng, box, shape=p.shape, colour=colour,
-                              side_px=side)
+        return (x0, y0, x0 + side, y0 + side), {"shape": p.shape, "colour": colour, "side_px": side}
 
     def prepare(self, p: InsertObjectParams, plan: Plan, src: SourceInfo, rng: np.random.Generator) -> Any:
         alpha = _sprite_alpha(p.shape, plan.info["side_px"])[..., None]
         colour = np.asarray(plan.info["colour"], np.float32)
-        return {"alpha": alpha, "ink": alpha * colour, "box": plan.info["region_px"], "affected": plan.map["affected"]}
+        return self._state(plan, alpha=alpha, ink=alpha * colour)
 
-    def frame(self, i: int, src: np.ndarray | None, state: Any) -> np.ndarray:
-        assert src is not None
-        if not state["affected"][i]:
-            return src
-        x0, y0, x1, y1 = state["box"]
-        out = src.copy()
-        roi = out[y0:y1, x0:x1].astype(np.float32)
-        out[y0:y1, x0:x1] = np.clip(np.rint(roi * (1 - state["alpha"]) + state["ink"]), 0, 255).astype(np.uint8)
+    def paint(self, roi: np.ndarray, state: Any) -> np.ndarray:
+        drawn = roi.astype(np.float32) * (1 - state["alpha"]) + state["ink"]
+        out: np.ndarray = np.clip(np.rint(drawn), 0, 255).astype(np.uint8)
         return out
 
 

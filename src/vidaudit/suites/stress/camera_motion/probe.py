@@ -6,35 +6,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from vidaudit.sdk import (
-    AggregateInput,
-    Condition,
-    ConfigError,
-    ObservedFrame,
-    Prompt,
-    Sample,
-    ScoreInput,
-    ScoreRecord,
-    SuiteReport,
-    TrialScore,
-    ViewerTrial,
-    classify_motion,
-    progress_bar,
-)
+from vidaudit.sdk import Condition, ConfigError, ObservedFrame, Prompt, Sample, classify_motion, progress_bar
 from vidaudit.suites.stress.camera_motion.generate import SETTINGS, generate
 from vidaudit.suites.stress.camera_motion.options import DIRECTION_OF, DIRECTIONS, LETTER_OF, LETTERS
 from vidaudit.suites.stress.camera_motion.prompts import camera_motion_prompt
 from vidaudit.suites.stress.camera_motion.report import camera_report
 from vidaudit.suites.stress.camera_motion.scoring import score_trial
 from vidaudit.suites.stress.camera_motion.viewer import viewer_trial as viewer_trial_of
-from vidaudit.suites.stress.common import HumanCeiling
-from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
-
-
-def answer_text(direction: str) -> str:
-    return f"The camera motion is {direction.replace('_', ' ')}: \\boxed{{{LETTER_OF[direction]}}}"
+from vidaudit.suites.stress.probe import ChoiceBaselines, GenerateOptions, Probe
 
 
 def _direction(value: str) -> str:
@@ -47,36 +26,35 @@ def _direction(value: str) -> str:
                       f"{', '.join(LETTERS)}; got {value!r}")
 
 
-class CameraMotionBaselines(ProbeBaselines):
+class CameraMotionBaselines(ChoiceBaselines):
     """The camera_motion probe's baseline answers."""
 
-    def oracle_answer(self, sample: Sample) -> str:
-        return answer_text(str(sample.answer))
+    choices = DIRECTIONS
+    chance_rule = "it draws uniformly over the six motions"
 
-    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        if option:
-            raise ConfigError("chance for camera_motion takes no option (it draws uniformly over the six motions)")
-        return answer_text(DIRECTIONS[int(rng.integers(0, len(DIRECTIONS)))])
+    @staticmethod
+    def answer_text(choice: str) -> str:
+        return f"The camera motion is {choice.replace('_', ' ')}: \\boxed{{{LETTER_OF[choice]}}}"
 
     def constant_answer(self, sample: Sample, value: str) -> str:
-        return answer_text(_direction(value))
+        return self.answer_text(_direction(value))
 
     def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
         ordered = sorted(frames, key=lambda f: (f[1], f[0]))
         direction, _ = classify_motion([f for _, _, f in ordered])
-        return answer_text(direction)
+        return self.answer_text(direction)
 
 
 class CameraMotionProbe(Probe):
     name = "camera_motion"
     description = "6-way camera motion (zoom in/out, pan left/right, tilt up/down) on moved stills; chance 1/6"
+    settings = SETTINGS
     presets = ("smoke", "paper")
     record_keys = ("probe", "motion", "synthesis", "scene", "preset", "duration_s", "fps", "speed_px_s", "zoom_max",
                    "zoom_curve")
     baselines = CameraMotionBaselines()
 
-    def generate(self, out: Path, options: GenerateOptions) -> Path:
-        options.check_settings(SETTINGS, self.name)
+    def build(self, out: Path, options: GenerateOptions) -> Path:
         with progress_bar("camera_motion videos") as update:
             return generate(out, options.preset, options.seeds, force=options.force, settings=options.settings,
                             source=options.source, on_progress=update, workers=options.workers, pool=options.pool,
@@ -91,14 +69,9 @@ class CameraMotionProbe(Probe):
     def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
         return Prompt(None, camera_motion_prompt())
 
-    def score(self, trial: ScoreInput) -> TrialScore:
-        return score_trial(trial.sample, trial.text, trial.status)
-
-    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
-        return camera_report(inputs.records, HumanCeiling.of(self.name, inputs.human))
-
-    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
-        return viewer_trial_of(record, sample, raw_text)
+    score = staticmethod(score_trial)
+    aggregate = staticmethod(camera_report)
+    viewer_trial = staticmethod(viewer_trial_of)
 
 
 PROBE = CameraMotionProbe()

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.sdk import GridFigure, ScoreRecord, SuiteReport, Table
+from vidaudit.sdk import AggregateInput, GridFigure, SuiteReport, Table
 from vidaudit.suites.stress.camera_motion.aggregate import PREDICTED_COLUMNS, aggregate_camera
 from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS, HUMAN_REPORTED, PAPER_REPORTED
-from vidaudit.suites.stress.common import NO_HUMANS, HumanCeiling, pct, probe_report
+from vidaudit.suites.stress.common import HumanCeiling, pct, probe_report
 
 
 def _summary_table(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
@@ -74,8 +73,9 @@ def _paper_table() -> Table:
                          "clips, uniform over the six motions (the human-ceiling column is this run's imported study, if any).")
 
 
-def camera_report(records: Sequence[ScoreRecord], ceiling: HumanCeiling = NO_HUMANS) -> SuiteReport:
-    res = aggregate_camera(records)
+def camera_report(inputs: AggregateInput) -> SuiteReport:
+    ceiling = HumanCeiling.of("camera_motion", inputs.human)
+    res = aggregate_camera(inputs.records)
     cells = res["cells"]
     notes = [f"camera_motion: {len(cells)} model x condition cells; chance {100 * CHANCE:.1f}%; "
              + ceiling.note()]

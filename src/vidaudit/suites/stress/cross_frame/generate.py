@@ -19,35 +19,21 @@ import yaml
 from vidaudit.sdk import (
     ConfigError,
     DataError,
-    PerturbationSpec,
     PoolFactory,
-    Sample,
     VideoRef,
-    VideoWriter,
     check_choice,
     dataset_dir,
     guard_replace,
-    parse_condition,
-    plan_chain,
     run_jobs,
-    select_frames,
-    write_dataset_info,
-    write_manifest,
     write_text_atomic,
 )
-from vidaudit.suites.stress.cross_frame import synthetic
-from vidaudit.suites.stress.cross_frame.nextqa import Item, load_items, write_csv
-from vidaudit.suites.stress.cross_frame.options import (
-    ABSTAIN,
-    CHANCE_ABSTAIN,
-    CHANCE_FORCED,
-    DEFAULT_MASK,
-    TABLE10,
-    letters,
-)
+from vidaudit.suites.stress.cross_frame.nextqa import load_items
+from vidaudit.suites.stress.cross_frame.options import DEFAULT_MASK, TABLE10, mask_spec
+from vidaudit.suites.stress.cross_frame.samples import PROBE, coverage_summary, item_samples, strip_coverage
+from vidaudit.suites.stress.cross_frame.synthetic import write_synthetic
+from vidaudit.suites.stress.probe import write_dataset
 from vidaudit.suites.stress.sources import SourceLog, import_job, try_import_job
 
-PROBE = "cross_frame"
 SETTINGS = ("csv", "sample_fps", "sampling")
 RUN_CONFIG = "cross_frame.yaml"
 #: ``--set sampling=paper``: Reveal's frame selections for Fig. 8 / Table 13 (§4.2: the open models were sent 64
@@ -80,56 +66,6 @@ PRESETS: dict[str, Preset] = {
 }
 
 
-def mask_spec(mask: dict[str, Any]) -> PerturbationSpec:
-    return PerturbationSpec(name="strip_mask", params=dict(mask))
-
-
-def synthetic_clip_job(index: int, hold: int, fps: float, width: int, height: int, path: str) -> None:
-    """Encode synthetic clip ``index`` to ``path`` (a pure function of its arguments)."""
-    clip = synthetic.make_clip(index, hold)
-    with VideoWriter(path, fps, width, height) as w:
-        for f in clip.frames(width, height):
-            w.write(f)
-
-
-TEMPLATE_ORDER = ("after", "colour_of", "before", "count")
-
-
-def synthetic_rows(preset: Preset, n_items: int) -> list[dict[str, Any]]:
-    """The synthetic set's NExT-QA rows (no video written): one clip per item, templates cycling after /
-    colour_of / before / count so both splits are filled, the correct option at ``item mod 5``."""
-    return [{"video": f"synth{i:03d}", "qid": "0",
-             **synthetic.make_question(i, TEMPLATE_ORDER[i % len(TEMPLATE_ORDER)], synthetic.make_clip(i, preset.hold))}
-            for i in range(n_items)]
-
-
-def write_synthetic(root: Path, preset: Preset, n_items: int, *, workers: int | None = 1,
-                    pool: PoolFactory | None = None) -> Path:
-    """The synthetic set in NExT-QA format under ``root`` (``questions.csv`` + ``videos/``, ``synthetic_rows``);
-    a clip already there is kept."""
-    (root / "videos").mkdir(parents=True, exist_ok=True)
-    jobs = [(i, preset.hold, preset.fps, preset.width, preset.height, str(root / "videos" / f"synth{i:03d}.mp4"))
-            for i in range(n_items) if not (root / "videos" / f"synth{i:03d}.mp4").is_file()]
-    run_jobs(synthetic_clip_job, jobs, workers=workers, pool=pool)
-    return write_csv(root / "questions.csv", synthetic_rows(preset, n_items))
-
-
-def item_samples(it: Item, rel: str, video: VideoRef, preset: str, source_kind: str) -> list[Sample]:
-    out = []
-    for abstention in (False, True):
-        opts = list(it.options) + ([ABSTAIN] if abstention else [])
-        lets = letters(abstention)
-        params = {"probe": PROBE, "item": it.item_id, "video_name": it.video, "qid": it.qid, "split": it.split,
-                  "type": it.type, "abstention": abstention, "options": opts, "letters": list(lets),
-                  "chance": CHANCE_ABSTAIN if abstention else CHANCE_FORCED, "answer_text": it.options[it.answer],
-                  "source": source_kind, "template": it.template, "template_args": dict(it.template_args),
-                  "preset": preset, "line": it.line}
-        sid = f"stress-{PROBE}-{it.item_id}-{'abs' if abstention else 'forced'}"
-        out.append(Sample(sample_id=sid, suite="stress", params=params, question=it.question,
-                          answer=lets[it.answer], video=video))
-    return out
-
-
 def run_config(out: Path, masks: tuple[dict[str, Any], ...], fps: float | None, sample_fps: float,
                sampling: str = "every") -> dict[str, Any]:
     """Raw plus one masked condition per mask; every frame when all videos share ``fps``. ``sampling="paper"``:
@@ -143,22 +79,6 @@ def run_config(out: Path, masks: tuple[dict[str, Any], ...], fps: float | None, 
             raw, rate = f"frames@{sample_fps:g}", (lambda k: f"frames@{sample_fps:g}")
         conds = [raw] + [f"{rate(int(m['k']))}+{mask_spec(m).id}" for m in masks]
     return {"suite": "stress", "data": str(out.resolve()), "prompts": ["mcq"], "conditions": conds}
-
-
-def strip_coverage(sample: Sample, conditions: list[str]) -> dict[str, float]:
-    """Per masked condition (its video part), the share of the S strips that the frames it sends show at least
-    once (planned: nothing is rendered)."""
-    out: dict[str, float] = {}
-    for text in conditions:
-        cond = parse_condition(text, "mcq")
-        if not cond.perturbations:
-            continue
-        pin = plan_chain(sample, cond.perturbations)
-        assert pin.strip_info is not None
-        sets, where = pin.strip_info["sets"], pin.strip_info["set_index"]
-        seen = {j for i in select_frames(sample, cond, pin.video).indices for j in sets[where[i]]}
-        out[text] = round(len(seen) / int(pin.strip_info["S"]), 6)
-    return out
 
 
 def generate(out: Path, preset: str, n: int | None, source: Path | None, settings: dict[str, str], *,
@@ -187,7 +107,8 @@ def generate(out: Path, preset: str, n: int | None, source: Path | None, setting
         if "csv" in settings:
             raise ConfigError("--set csv names the CSV of a --source set; the synthetic source has one")
         src_dir, kind = out / "source", "synthetic"
-        write_synthetic(src_dir, pre, n or pre.items, workers=workers, pool=pool)
+        write_synthetic(src_dir, n or pre.items, hold=pre.hold, fps=pre.fps, width=pre.width, height=pre.height,
+                        workers=workers, pool=pool)
         items = load_items(src_dir)
     else:
         kind = "nextqa"
@@ -210,10 +131,7 @@ def generate(out: Path, preset: str, n: int | None, source: Path | None, setting
     items = [it for it in items if it.video in refs]
     if not items:
         raise DataError(f"--source {source}: no video of the set imports ({log.reasons() if log else ''})")
-    samples: list[Sample] = []
-    for it in items:
-        rel, ref = refs[it.video]
-        samples.extend(item_samples(it, rel, ref, pre.name, kind))
+    samples = [s for it in items for s in item_samples(it, *refs[it.video], pre.name, kind)]
     fps_set = {r.fps for _, r in refs.values()}
     cfg = run_config(out, pre.masks, fps_set.pop() if len(fps_set) == 1 else None, sample_fps, sampling)
     extra: dict[str, Any] = {}
@@ -225,21 +143,7 @@ def generate(out: Path, preset: str, n: int | None, source: Path | None, setting
                  "coverage": coverage_summary(samples, cfg["conditions"])}
     guard_replace(out, samples, force=force, key=lambda s: (s.params, s.answer, s.video.sha256),
                   command="generate stress")
-    manifest = write_manifest(out, samples)
     write_text_atomic(out / RUN_CONFIG, yaml.safe_dump(cfg, sort_keys=False))
-    write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name, "source": kind,
-                             "n_items": len(items), "n_samples": len(samples), "masks": list(pre.masks),
-                             "run_config": RUN_CONFIG, "conditions": cfg["conditions"], **extra,
-                             **({} if log is None else {"source_log": log.as_json()})})
-    return manifest
-
-
-def coverage_summary(samples: list[Sample], conditions: list[str]) -> dict[str, dict[str, Any]]:
-    """Per masked condition: the mean share of strips shown, and how many videos are sent too few to show all."""
-    out = {}
-    for c in conditions:
-        vals = [s.params["coverage"][c] for s in samples if c in s.params.get("coverage", {})]
-        if vals:
-            out[c] = {"mean_strips_shown": round(sum(vals) / len(vals), 6), "n_samples": len(vals),
-                      "n_missing_strips": sum(v < 1 for v in vals)}
-    return out
+    return write_dataset(out, samples, PROBE, preset=pre.name, source=kind, n_items=len(items),
+                         n_samples=len(samples), masks=list(pre.masks), run_config=RUN_CONFIG,
+                         conditions=cfg["conditions"], **extra, **({} if log is None else {"source_log": log.as_json()}))

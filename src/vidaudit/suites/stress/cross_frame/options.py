@@ -1,10 +1,11 @@
-"""The cross-frame answer space, the paper's numbers and the mask configurations (Table 10)."""
+"""The cross-frame answer space, the paper's numbers and the mask configurations (Table 10) with their specs."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from vidaudit.sdk import PerturbationSpec
 from vidaudit.suites.stress.common import LETTERS
 
 ABSTAIN = "Cannot determine from the video"   # Reveal B.4, verbatim
@@ -49,3 +50,7 @@ def mask_key(params: dict[str, Any]) -> tuple[int, int, str, int]:
 def table10_row(params: dict[str, Any]) -> tuple[int, int, int, str, int, float, float] | None:
     key = mask_key(params)
     return next((r for r in TABLE10 if (r[1], r[2], r[3], r[4]) == key), None)
+
+
+def mask_spec(mask: dict[str, Any]) -> PerturbationSpec:
+    return PerturbationSpec(name="strip_mask", params=dict(mask))

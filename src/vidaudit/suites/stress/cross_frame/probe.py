@@ -2,32 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from vidaudit.sdk import (
-    AggregateInput,
     Condition,
     ConfigError,
-    ObservedFrame,
     PerturbationSpec,
     Prompt,
     Sample,
-    ScoreInput,
-    ScoreRecord,
-    SuiteReport,
-    TrialScore,
-    ViewerTrial,
     console,
     progress_bar,
     read_dataset_info,
 )
-from vidaudit.suites.stress.common import HumanCeiling, mcq_answer_text
+from vidaudit.suites.stress.common import mcq_answer_text
 from vidaudit.suites.stress.cross_frame.generate import COVERAGE_WARNING, SETTINGS, generate
-from vidaudit.suites.stress.cross_frame.observer import observe
+from vidaudit.suites.stress.cross_frame.observer import observe as observer
 from vidaudit.suites.stress.cross_frame.prompts import cross_frame_prompt
 from vidaudit.suites.stress.cross_frame.report import cross_frame_report
 from vidaudit.suites.stress.cross_frame.scoring import score_trial
@@ -42,8 +34,7 @@ class CrossFrameBaselines(ProbeBaselines):
         return mcq_answer_text(str(sample.answer), str(sample.params["answer_text"]))
 
     def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        if option:
-            raise ConfigError("chance for cross_frame takes no option (it draws uniformly over the sample's options)")
+        self.refuse_option(option, "it draws uniformly over the sample's options")
         lets, opts = sample.params["letters"], sample.params["options"]
         i = int(rng.integers(0, len(lets)))
         return mcq_answer_text(lets[i], opts[i])
@@ -60,21 +51,20 @@ class CrossFrameBaselines(ProbeBaselines):
                               f"got {value!r}")
         return mcq_answer_text(v, opts[lets.index(v)])
 
-    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        return observe(frames, metadata)
+    observe = staticmethod(observer)
 
 
 class CrossFrameProbe(Probe):
     name = "cross_frame"
     description = ("strip-masked multiple-choice video QA (NExT-QA format or built-in synthetic clips), with and "
                    "without abstention; Raw, Occ and TBSR; chance 1/5 and 1/6")
+    settings = SETTINGS
     presets = ("smoke", "paper", "table10")
     record_keys = ("probe", "item", "split", "type", "abstention", "source", "template", "preset", "sampling",
                    "coverage")
     baselines = CrossFrameBaselines()
 
-    def generate(self, out: Path, options: GenerateOptions) -> Path:
-        options.check_settings(SETTINGS, self.name)
+    def build(self, out: Path, options: GenerateOptions) -> Path:
         with progress_bar("cross_frame videos") as update:
             manifest = generate(out, options.preset, options.seeds, options.source, dict(options.settings),
                                 force=options.force, workers=options.workers, pool=options.pool, on_progress=update,
@@ -111,14 +101,9 @@ class CrossFrameProbe(Probe):
         return {"source": p.get("source"), "template": p.get("template"),
                 "template_args": p.get("template_args") or {}, "options": list(p.get("options") or [])}
 
-    def score(self, trial: ScoreInput) -> TrialScore:
-        return score_trial(trial.sample, trial.text, trial.status)
-
-    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
-        return cross_frame_report(inputs.records, HumanCeiling.of(self.name, inputs.human))
-
-    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
-        return viewer_trial_of(record, sample, raw_text)
+    score = staticmethod(score_trial)
+    aggregate = staticmethod(cross_frame_report)
+    viewer_trial = staticmethod(viewer_trial_of)
 
 
 PROBE = CrossFrameProbe()

@@ -14,9 +14,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.sdk import ScoreRecord, SuiteReport, Table, wilson_interval
+from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table, wilson_interval
 from vidaudit.suites.stress.common import (
-    NO_HUMANS,
     HumanCeiling,
     accuracy_cell,
     accuracy_text,
@@ -204,7 +203,8 @@ def _paper_table() -> Table:
                          "The human rows are the paper's study (the human-ceiling column is this run's imported study, if any).")
 
 
-def cross_frame_report(records: Sequence[ScoreRecord], ceiling: HumanCeiling = NO_HUMANS) -> SuiteReport:
+def cross_frame_report(inputs: AggregateInput) -> SuiteReport:
+    records, ceiling = inputs.records, HumanCeiling.of("cross_frame", inputs.human)
     res = aggregate_cross_frame(records)
     cells = res["cells"]
     n_masked = len({c["masked_condition"] for c in cells.values()})

@@ -3,11 +3,12 @@ with abstention): a boxed letter, "answer: X" or a leading "X."; never the last 
 
 from __future__ import annotations
 
-from vidaudit.sdk import ParseResult, Sample, TrialScore, parse_option
+from vidaudit.sdk import ParseResult, ScoreInput, TrialScore, parse_option
 
 
-def score_trial(sample: Sample, text: str | None, status: str) -> TrialScore:
-    if status != "ok" or text is None:
+def score_trial(trial: ScoreInput) -> TrialScore:
+    sample, text = trial.sample, trial.text
+    if trial.status != "ok" or text is None:
         return TrialScore(correct=None)
     lets = list(sample.params["letters"])
     parsed = parse_option(text, lets)

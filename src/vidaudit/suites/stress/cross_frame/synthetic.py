@@ -11,13 +11,15 @@ masks) comes from this module, so the reader matches the generator's templates e
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
 
-from vidaudit.sdk import rng_from
+from vidaudit.sdk import PoolFactory, VideoWriter, rng_from, run_jobs
 from vidaudit.suites.stress.common import place_at
+from vidaudit.suites.stress.cross_frame.nextqa import write_csv
 
 #: name -> RGB; saturated and far apart in hue so the reader separates them after H.264 and masking
 PALETTE: dict[str, tuple[int, int, int]] = {
@@ -139,3 +141,37 @@ def make_question(index: int, template: str, clip: Clip, seed: int = 0) -> dict[
     options = place_at(correct, wrong, index % 5, rng)
     return {"question": q, "options": options, "answer": options.index(correct), "type": TEMPLATES[template],
             "template": template, "template_args": args}
+
+
+# --------------------------------------------------------------------------- the set on disk
+
+
+def synthetic_clip_job(index: int, hold: int, fps: float, width: int, height: int, path: str) -> None:
+    """Encode synthetic clip ``index`` to ``path`` (a pure function of its arguments)."""
+    clip = make_clip(index, hold)
+    with VideoWriter(path, fps, width, height) as w:
+        for f in clip.frames(width, height):
+            w.write(f)
+
+
+TEMPLATE_ORDER = ("after", "colour_of", "before", "count")
+
+
+def synthetic_rows(n_items: int, hold: int) -> list[dict[str, Any]]:
+    """The synthetic set's NExT-QA rows (no video written): one clip per item (``hold`` frames a segment),
+    templates cycling after / colour_of / before / count so both splits are filled, the correct option at
+    ``item mod 5``."""
+    return [{"video": f"synth{i:03d}", "qid": "0",
+             **make_question(i, TEMPLATE_ORDER[i % len(TEMPLATE_ORDER)], make_clip(i, hold))}
+            for i in range(n_items)]
+
+
+def write_synthetic(root: Path, n_items: int, *, hold: int, fps: float, width: int, height: int,
+                    workers: int | None = 1, pool: PoolFactory | None = None) -> Path:
+    """The synthetic set in NExT-QA format under ``root`` (``questions.csv`` + ``videos/``, ``synthetic_rows``);
+    a clip already there is kept."""
+    (root / "videos").mkdir(parents=True, exist_ok=True)
+    jobs = [(i, hold, fps, width, height, str(root / "videos" / f"synth{i:03d}.mp4"))
+            for i in range(n_items) if not (root / "videos" / f"synth{i:03d}.mp4").is_file()]
+    run_jobs(synthetic_clip_job, jobs, workers=workers, pool=pool)
+    return write_csv(root / "questions.csv", synthetic_rows(n_items, hold))

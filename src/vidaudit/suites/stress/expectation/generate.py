@@ -30,7 +30,6 @@ from vidaudit.sdk import (
     PerturbationSpec,
     PoolFactory,
     Sample,
-    Trace,
     VideoRef,
     check_choice,
     dataset_dir,
@@ -39,11 +38,10 @@ from vidaudit.sdk import (
     rng_from,
     run_jobs,
     video_ref,
-    write_dataset_info,
-    write_manifest,
 )
 from vidaudit.suites.stress.common import LETTERS, place_at
 from vidaudit.suites.stress.expectation import prompts as P
+from vidaudit.suites.stress.probe import write_dataset
 from vidaudit.suites.stress.procedures import (
     PROCEDURES,
     ProcedurePreset,
@@ -192,7 +190,7 @@ def descriptor(op: str, info: dict[str, Any], width: int, height: int, other: st
 
 def _sample(sid: str, video: VideoRef, task: str, params: dict[str, Any], question: str, answer: Any) -> Sample:
     p = {"probe": PROBE, "task": task, "family": FAMILY[task], **params}
-    return Sample(sample_id=sid, suite="stress", params=p, question=question, answer=answer, trace=Trace(events=[]),
+    return Sample(sample_id=sid, suite="stress", params=p, question=question, answer=answer,
                   video=video)
 
 
@@ -414,10 +412,6 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, forc
         guard_replace(out, samples, force=force, key=lambda s: (s.params, s.answer, s.question),
                       command="generate stress")
         publish(staging, out)
-    manifest = write_manifest(out, samples)
-    write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name,
-                             "source": "synthetic" if clips is None else "clips",
-                             "n_samples": len(samples), "n_sources": len(sources), "tasks": list(TASKS),
-                             "anomalies": list(ANOMALIES),
-                             **({} if clips is None else {"source_log": log.as_json()})})
-    return manifest
+    return write_dataset(out, samples, PROBE, preset=pre.name, source="synthetic" if clips is None else "clips",
+                         n_samples=len(samples), n_sources=len(sources), tasks=list(TASKS), anomalies=list(ANOMALIES),
+                         **({} if clips is None else {"source_log": log.as_json()}))

@@ -6,26 +6,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from vidaudit.sdk import (
-    AggregateInput,
-    Condition,
-    ConfigError,
-    Prompt,
-    Sample,
-    ScoreInput,
-    ScoreRecord,
-    SuiteCapabilities,
-    SuiteReport,
-    TrialScore,
-    ViewerTrial,
-    progress_bar,
-)
-from vidaudit.suites.stress.common import LETTERS, HumanCeiling
+from vidaudit.sdk import Condition, ConfigError, Prompt, Sample, SuiteCapabilities, progress_bar
+from vidaudit.suites.stress.common import LETTERS
 from vidaudit.suites.stress.datasets import clips_from_source
+from vidaudit.suites.stress.expectation import answers
 from vidaudit.suites.stress.expectation import prompts as P
-from vidaudit.suites.stress.expectation.answers import chance_answer, constant_answer, oracle_answer
 from vidaudit.suites.stress.expectation.generate import ANOMALIES, JUDGED_TASKS, TASKS, generate
 from vidaudit.suites.stress.expectation.report import expectation_report
 from vidaudit.suites.stress.expectation.scoring import score_trial
@@ -36,20 +21,16 @@ from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
 class ExpectationBaselines(ProbeBaselines):
     """The expectation probe's baseline answers."""
 
-    def oracle_answer(self, sample: Sample) -> str:
-        return oracle_answer(sample)
-
-    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        return chance_answer(sample, rng, option)
-
-    def constant_answer(self, sample: Sample, value: str) -> str:
-        return constant_answer(sample, value)
+    oracle_answer = staticmethod(answers.oracle_answer)
+    chance_answer = staticmethod(answers.chance_answer)
+    constant_answer = staticmethod(answers.constant_answer)
 
 
 class ExpectationProbe(Probe):
     name = "expectation"
     description = ("temporal expectation bias: anomaly detection (Spatial / Temporal / Overall, judged), temporal "
                    "gap (4-way MCQ and judged summary), reversed clips (forward/reverse and judged description)")
+    settings = ("dataset",)
     presets = ("smoke", "paper")
     record_keys = ("probe", "task", "family", "procedure", "source_name", "direction", "anomaly", "anomaly_kind",
                    "preset")
@@ -57,8 +38,7 @@ class ExpectationProbe(Probe):
     capabilities = SuiteCapabilities(judges=True)
     baselines = ExpectationBaselines()
 
-    def generate(self, out: Path, options: GenerateOptions) -> Path:
-        options.check_settings(("dataset",), self.name)
+    def build(self, out: Path, options: GenerateOptions) -> Path:
         log = options.source_log()
         clips = None
         if options.source is not None:
@@ -127,14 +107,9 @@ class ExpectationProbe(Probe):
                                                          answer))
         return Prompt(None, P.anomaly_judge_prompt(p["anomaly"], p["descriptor"], answer))
 
-    def score(self, trial: ScoreInput) -> TrialScore:
-        return score_trial(trial.sample, trial.text, trial.status, trial.judgement)
-
-    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
-        return expectation_report(inputs.records, HumanCeiling.of(self.name, inputs.human))
-
-    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
-        return viewer_trial_of(record, sample, raw_text)
+    score = staticmethod(score_trial)
+    aggregate = staticmethod(expectation_report)
+    viewer_trial = staticmethod(viewer_trial_of)
 
 
 PROBE = ExpectationProbe()

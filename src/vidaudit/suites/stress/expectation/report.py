@@ -13,20 +13,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.sdk import ScoreRecord, SuiteReport, Table, wilson_interval
+from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table, wilson_interval
 from vidaudit.suites.stress.common import (
-    NO_HUMANS,
     PAPER_MATCH,
     QWEN2_MATCH,
     HumanCeiling,
     accuracy_cell,
-    accuracy_text,
     by_model_condition,
     group_records,
     interval_text,
     paper_name,
     pct,
     probe_report,
+    with_interval,
 )
 from vidaudit.suites.stress.expectation.generate import ANOMALIES, SPATIAL, TEMPORAL
 from vidaudit.suites.stress.expectation.prompts import JUDGE_VERSION
@@ -157,7 +156,7 @@ def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
         g = c["gap"]
         paper = PAPER_GAP.get(c["paper_name"] or "")
         if g["mcq"]["n_planned"]:
-            gap_rows.append([m, cond, "MCQ (4-way)", accuracy_text(g["mcq"]), interval_text(g["mcq"]),
+            gap_rows.append([m, cond, "MCQ (4-way)", *with_interval(g["mcq"]),
                              f"{g['mcq']['filled']} of {g['mcq']['errors']} errors picked the filled-in sequence",
                              pct(CHANCE["gap_mcq"]),
                              f"{paper[0]:.0f} ({c['paper_name']})" if paper else f"{HUMAN_GAP[0]:.0f} (humans)", human])
@@ -170,7 +169,7 @@ def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
         for d in CLIPS:
             x = r["direction"][d]
             if x["n_planned"]:
-                rev_rows.append([m, cond, "forward or reverse (MCQ)", d, accuracy_text(x), interval_text(x),
+                rev_rows.append([m, cond, "forward or reverse (MCQ)", d, *with_interval(x),
                                  "-", pct(CHANCE["direction"]), "- (not reported)", human])
         for d in CLIPS:
             x = r["describe"][d]
@@ -213,8 +212,9 @@ def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
     return tables
 
 
-def expectation_report(records: Sequence[ScoreRecord], ceiling: HumanCeiling = NO_HUMANS) -> SuiteReport:
-    res = aggregate(records)
+def expectation_report(inputs: AggregateInput) -> SuiteReport:
+    ceiling = HumanCeiling.of(PROBE, inputs.human)
+    res = aggregate(inputs.records)
     notes = [f"expectation: {len(res['cells'])} model x condition cells; judge prompts {JUDGE_VERSION}; anomaly "
              "Spatial, Temporal and Overall shown together"]
     not_judged = sum(c["anomaly"]["all"]["not_judged"] + c["gap"]["summary"]["not_judged"]

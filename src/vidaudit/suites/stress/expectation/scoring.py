@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from vidaudit.sdk import ParseResult, Sample, TrialScore, parse_option, read_verdict
+from vidaudit.sdk import ParseResult, Sample, ScoreInput, TrialScore, parse_option, read_verdict
 from vidaudit.suites.stress.common import LETTERS
 
 MCQ_TASKS = ("direction", "gap_mcq")
@@ -53,8 +53,9 @@ def correct_of(task: str, value: object) -> bool:
     return float(value) >= 0.5  # type: ignore[arg-type]
 
 
-def score_trial(sample: Sample, text: str | None, status: str, judgement: str | None = None) -> TrialScore:
-    if status != "ok" or text is None:
+def score_trial(trial: ScoreInput) -> TrialScore:
+    sample, text, judgement = trial.sample, trial.text, trial.judgement
+    if trial.status != "ok" or text is None:
         return TrialScore(correct=None)
     task = str(sample.params.get("task"))
     if task in MCQ_TASKS:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from vidaudit.sdk import Sample, ScoreRecord, ViewerTrial
 from vidaudit.suites.stress.common import LETTERS
+from vidaudit.suites.stress.viewer import probe_trial
 
 
 def viewer_trial(record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
@@ -16,7 +17,7 @@ def viewer_trial(record: ScoreRecord, sample: Sample, raw_text: str | None) -> V
         return str(letter)
 
     task = str(p.get("task"))
-    facts = [("probe", "expectation"), ("task", task), ("procedure", str(p.get("procedure"))),
+    facts = [("task", task), ("procedure", str(p.get("procedure"))),
              ("shown order", " > ".join(p.get("shown") or [])), ("perturbation", str(p.get("perturbation")))]
     if p.get("direction"):
         facts.append(("clip", str(p["direction"])))
@@ -30,9 +31,6 @@ def viewer_trial(record: ScoreRecord, sample: Sample, raw_text: str | None) -> V
         facts.append(("judge", str(record.metrics["judge"])
                       + (f": {record.metrics['judge_why']}" if record.metrics.get("judge_why") else "")))
     predicted = named(record.metrics.get("picked")) if opts else str(record.metrics.get("verdict", "-"))
-    return ViewerTrial(trial_id=record.trial_id, sample_id=record.sample_id, model=record.model,
-                       condition=record.condition, group=f"expectation: {task}", status=record.status,
-                       correct=record.correct,
-                       columns={"answer": named(sample.answer) if opts else str(sample.answer),
-                                "predicted": predicted, "parse": record.parse.method if record.parse else None},
-                       facts=facts, raw_text=raw_text or "", grid_point=[task, p.get("anomaly") or p.get("direction")])
+    return probe_trial("expectation", record, sample, raw_text, kind=task, predicted=predicted, facts=facts,
+                       answer=named(sample.answer) if opts else None,
+                       grid_point=[task, p.get("anomaly") or p.get("direction")])

@@ -30,22 +30,19 @@ from vidaudit.sdk import (
     DataError,
     PoolFactory,
     Sample,
-    Trace,
     VideoRef,
     VideoWriter,
     atomic_path,
     confined,
     dataset_dir,
-    guard_replace,
     iter_constant_rate,
     iter_frames,
     probe,
     run_jobs,
     video_ref,
-    write_dataset_info,
-    write_manifest,
 )
 from vidaudit.suites.stress.lane_change.options import LABELS, LETTER_OF, QUESTION
+from vidaudit.suites.stress.probe import guard_planned, write_dataset
 from vidaudit.suites.stress.sources import SourceLog, reason_of
 
 PROBE = "lane_change"
@@ -191,10 +188,7 @@ def generate(out: Path, source: Path, *, force: bool = False,
         return {"probe": PROBE, "label": r.label, "option": LETTER_OF[r.label], "clip": r.clip,
                 "start_s": r.start_s, "end_s": r.end_s, "source_line": r.line}
 
-    placeholder = VideoRef(path="", fps=1.0, width=2, height=2, n_frames=0, duration_s=0)
-    guard_replace(out, [Sample(sample_id=sid(i, r), suite="stress", params=params(r), question=QUESTION,
-                               answer=r.label, video=placeholder) for i, (r, _) in enumerate(checked)],
-                  force=force, key=lambda s: (s.params, s.answer), command="generate stress")
+    guard_planned(out, [(sid(i, r), params(r), r.label) for i, (r, _) in enumerate(checked)], force=force)
     (out / "videos").mkdir(parents=True, exist_ok=True)
     jobs = [(str(confined(root, r.clip, what="clip")), str(out),
              f"videos/{sid(i, r)}{'.mp4' if r.start_s is not None else Path(r.clip).suffix.lower()}",
@@ -202,9 +196,6 @@ def generate(out: Path, source: Path, *, force: bool = False,
              info.fps, info.width, info.height) for i, (r, info) in enumerate(checked)]
     refs = run_jobs(clip_job, jobs, workers=workers, pool=pool, on_progress=on_progress)
     samples = [Sample(sample_id=sid(i, r), suite="stress", params=params(r), question=QUESTION, answer=r.label,
-                      trace=Trace(events=[]), video=ref) for i, ((r, _), ref) in enumerate(zip(checked, refs, strict=True))]
-    manifest = write_manifest(out, samples)
-    write_dataset_info(out, {"suite": "stress", "probe": PROBE, "source": str(root), "n_samples": len(samples),
-                             "n_lane_change": sum(s.answer == "lane_change" for s in samples),
-                             "source_log": log.as_json()})
-    return manifest
+                      video=ref) for i, ((r, _), ref) in enumerate(zip(checked, refs, strict=True))]
+    return write_dataset(out, samples, PROBE, source=str(root), n_samples=len(samples),
+                         n_lane_change=sum(s.answer == "lane_change" for s in samples), source_log=log.as_json())

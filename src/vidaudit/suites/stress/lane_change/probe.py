@@ -4,46 +4,29 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
-from vidaudit.sdk import (
-    AggregateInput,
-    Condition,
-    ConfigError,
-    Prompt,
-    Sample,
-    ScoreInput,
-    ScoreRecord,
-    SuiteReport,
-    TrialScore,
-    ViewerTrial,
-    progress_bar,
-)
-from vidaudit.suites.stress.common import HumanCeiling
+from vidaudit.sdk import Condition, ConfigError, Prompt, Sample, ScoreRecord, ViewerTrial, progress_bar
 from vidaudit.suites.stress.lane_change.loader import generate
-from vidaudit.suites.stress.lane_change.options import ALIASES, LABELS, answer_text, prompt
+from vidaudit.suites.stress.lane_change.options import ALIASES, LABELS, prompt
+from vidaudit.suites.stress.lane_change.options import answer_text as label_text
 from vidaudit.suites.stress.lane_change.report import lane_report
 from vidaudit.suites.stress.lane_change.scoring import score_trial
-from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
+from vidaudit.suites.stress.probe import ChoiceBaselines, GenerateOptions, Probe
+from vidaudit.suites.stress.viewer import probe_trial
 
 
-class LaneChangeBaselines(ProbeBaselines):
+class LaneChangeBaselines(ChoiceBaselines):
     """The lane_change probe's baseline answers."""
 
-    def oracle_answer(self, sample: Sample) -> str:
-        return answer_text(str(sample.answer))
-
-    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        if option:
-            raise ConfigError("chance for lane_change takes no option (a fair coin between the two answers)")
-        return answer_text(LABELS[int(rng.integers(0, 2))])
+    choices = LABELS
+    chance_rule = "a fair coin between the two answers"
+    answer_text = staticmethod(label_text)
 
     def constant_answer(self, sample: Sample, value: str) -> str:
         label = ALIASES.get(value.strip().lower())
         if label is None:
             raise ConfigError(f"constant answer for lane_change must be one of {', '.join(sorted(ALIASES))}; "
                               f"got {value!r}")
-        return answer_text(label)
+        return self.answer_text(label)
 
 
 class LaneChangeProbe(Probe):
@@ -53,8 +36,7 @@ class LaneChangeProbe(Probe):
     record_keys = ("probe", "label", "clip", "start_s", "end_s")
     baselines = LaneChangeBaselines()
 
-    def generate(self, out: Path, options: GenerateOptions) -> Path:
-        options.check_settings((), self.name)
+    def build(self, out: Path, options: GenerateOptions) -> Path:
         if options.source is None:
             raise ConfigError("lane_change reads a user's clips: pass --source DIR holding annotations.csv "
                               "(clip,label[,start_s,end_s]; see docs/stress.md)")
@@ -76,19 +58,12 @@ class LaneChangeProbe(Probe):
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
         p = sample.params
         seg = "whole clip" if p.get("start_s") is None else f"{p.get('start_s')}-{p.get('end_s')} s"
-        return ViewerTrial(trial_id=record.trial_id, sample_id=record.sample_id, model=record.model,
-                           condition=record.condition, group=f"lane_change: {p.get('label')}", status=record.status,
-                           correct=record.correct,
-                           columns={"answer": str(sample.answer), "predicted": record.metrics.get("predicted_label"),
-                                    "parse": record.parse.method if record.parse else None},
-                           facts=[("probe", "lane_change"), ("clip", str(p.get("clip"))), ("segment", seg)],
-                           raw_text=raw_text or "", grid_point=[p.get("label")])
+        return probe_trial(self.name, record, sample, raw_text, kind=p.get("label"),
+                           predicted=record.metrics.get("predicted_label"),
+                           facts=[("clip", str(p.get("clip"))), ("segment", seg)], grid_point=[p.get("label")])
 
-    def score(self, trial: ScoreInput) -> TrialScore:
-        return score_trial(trial.sample, trial.text, trial.status)
-
-    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
-        return lane_report(inputs.records, HumanCeiling.of(self.name, inputs.human))
+    score = staticmethod(score_trial)
+    aggregate = staticmethod(lane_report)
 
 
 PROBE = LaneChangeProbe()

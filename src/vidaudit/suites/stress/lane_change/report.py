@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.sdk import ScoreRecord, SuiteReport, Table
+from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table
 from vidaudit.suites.stress.common import (
-    NO_HUMANS,
     HumanCeiling,
     accuracy_cell,
     by_model_condition,
@@ -57,8 +56,9 @@ def aggregate_lane(records: Sequence[ScoreRecord]) -> dict[str, Any]:
             "human_reported": HUMAN_REPORTED, "human_ceiling": None}
 
 
-def lane_report(records: Sequence[ScoreRecord], ceiling: HumanCeiling = NO_HUMANS) -> SuiteReport:
-    res = aggregate_lane(records)
+def lane_report(inputs: AggregateInput) -> SuiteReport:
+    ceiling = HumanCeiling.of("lane_change", inputs.human)
+    res = aggregate_lane(inputs.records)
     rows = []
     for c in res["cells"].values():
         rows.append([c["model"], c["condition"], c["role"], str(c["n_planned"]), str(c["tp"]), str(c["fn"]),

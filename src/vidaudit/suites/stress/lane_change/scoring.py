@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from vidaudit.sdk import Sample, TrialScore
+from vidaudit.sdk import ScoreInput, TrialScore
 from vidaudit.suites.stress.common import score_option
 from vidaudit.suites.stress.lane_change.options import LABEL_OF, LETTERS
 
 
-def score_trial(sample: Sample, text: str | None, status: str) -> TrialScore:
-    return score_option(sample, text, status, LETTERS, LABEL_OF, "predicted_label")
+def score_trial(trial: ScoreInput) -> TrialScore:
+    return score_option(trial, LETTERS, LABEL_OF, "predicted_label")

@@ -18,12 +18,9 @@ from vidaudit.sdk import (
     atomic_path,
     check_choice,
     dataset_dir,
-    guard_replace,
     perturb,
     run_jobs,
     video_ref,
-    write_dataset_info,
-    write_manifest,
 )
 from vidaudit.suites.stress.mosaic import scene as sc
 from vidaudit.suites.stress.mosaic.tasks import (
@@ -34,6 +31,7 @@ from vidaudit.suites.stress.mosaic.tasks import (
     objects_prompt,
     text_recency,
 )
+from vidaudit.suites.stress.probe import guard_planned, write_dataset
 
 PROBE = "mosaic"
 PRESETS: dict[str, int] = {"smoke": 2, "paper": 24}
@@ -94,10 +92,7 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, forc
     check_choice("preset", preset, PRESETS)
     rows = plan_rows(PRESETS[preset] if seeds is None else seeds)
     out = dataset_dir(out)
-    placeholder = VideoRef(path="", fps=1.0, width=sc.WIDTH, height=sc.HEIGHT, n_frames=0, duration_s=0)
-    guard_replace(out, [Sample(sample_id=r["sample_id"], suite="stress", params=r["params"] | {"preset": preset},
-                               question=r["question"], answer=r["answer"], video=placeholder) for r in rows],
-                  force=force, key=lambda s: (s.params, s.answer), command="generate stress")
+    guard_planned(out, [(r["sample_id"], r["params"] | {"preset": preset}, r["answer"]) for r in rows], force=force)
     (out / "videos").mkdir(parents=True, exist_ok=True)
     (out / "stills").mkdir(exist_ok=True)
     jobs = []
@@ -110,8 +105,5 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, forc
     refs = run_jobs(render_job, jobs, workers=workers, pool=pool, on_progress=on_progress)
     samples = [Sample(sample_id=r["sample_id"], suite="stress", params=r["params"] | {"preset": preset},
                       question=r["question"], answer=r["answer"], video=ref) for r, ref in zip(rows, refs, strict=True)]
-    manifest = write_manifest(out, samples)
-    write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": preset, "n_samples": len(samples),
-                             "width": sc.WIDTH, "height": sc.HEIGHT, "stimuli": list(STIMULI),
-                             "arrangements": list(ARRANGEMENTS)})
-    return manifest
+    return write_dataset(out, samples, PROBE, preset=preset, n_samples=len(samples), width=sc.WIDTH, height=sc.HEIGHT,
+                         stimuli=list(STIMULI), arrangements=list(ARRANGEMENTS))

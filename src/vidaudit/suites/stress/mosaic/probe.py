@@ -2,34 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from vidaudit.sdk import (
-    AggregateInput,
-    Condition,
-    ConfigError,
-    ObservedFrame,
-    Prompt,
-    Sample,
-    ScoreInput,
-    ScoreRecord,
-    SuiteReport,
-    TrialScore,
-    ViewerTrial,
-    progress_bar,
-)
-from vidaudit.suites.stress.common import LETTERS, HumanCeiling, mcq_answer_text, require_every_frame
+from vidaudit.sdk import Condition, ConfigError, Prompt, Sample, ScoreRecord, ViewerTrial
+from vidaudit.suites.stress.common import LETTERS, mcq_answer_text, require_every_frame
 from vidaudit.suites.stress.mosaic.generate import generate
-from vidaudit.suites.stress.mosaic.observer import observe
+from vidaudit.suites.stress.mosaic.observer import observe as observer
 from vidaudit.suites.stress.mosaic.report import mosaic_report
 from vidaudit.suites.stress.mosaic.scene import WORDS
 from vidaudit.suites.stress.mosaic.scoring import score_trial
 from vidaudit.suites.stress.mosaic.tasks import ARRANGEMENTS, STIMULI
-from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
+from vidaudit.suites.stress.probe import ProbeBaselines, RenderingProbe
+from vidaudit.suites.stress.viewer import probe_trial
 
 PROBE_NAME = "mosaic"
 
@@ -48,9 +34,7 @@ class MosaicBaselines(ProbeBaselines):
         return _answer(sample, str(sample.answer))
 
     def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        if option:
-            raise ConfigError("chance for mosaic takes no option (words: uniform over the generator's words; "
-                              "objects: uniform over A-D)")
+        self.refuse_option(option, "words: uniform over the generator's words; objects: uniform over A-D")
         if sample.params["stimulus"] == "text":
             return _answer(sample, WORDS[int(rng.integers(len(WORDS)))])
         return _answer(sample, LETTERS[int(rng.integers(4))])
@@ -65,26 +49,19 @@ class MosaicBaselines(ProbeBaselines):
             raise ConfigError(f"constant answer for mosaic text must be one word of letters; got {value!r}")
         return _answer(sample, v)
 
-    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        return observe(frames, metadata)
+    observe = staticmethod(observer)
 
 
-class MosaicProbe(Probe):
+class MosaicProbe(RenderingProbe):
     name = PROBE_NAME
     description = ("Sequential Mosaic: 4 quadrants one per frame (temporal) vs one image (spatial), cross-boundary "
                    "text and two-shape scenes, with recency errors")
     presets = ("smoke", "paper")
     prompts = ("mcq",)
     record_keys = ("probe", "stimulus", "arrangement", "seed", "preset", "last_quadrant")
+    renders = "stills"
+    render = staticmethod(generate)
     baselines = MosaicBaselines()
-
-    def generate(self, out: Path, options: GenerateOptions) -> Path:
-        options.check_settings((), self.name)
-        if options.source is not None:
-            raise ConfigError("mosaic renders its own stills; --source is not read by it")
-        with progress_bar("mosaic videos") as update:
-            return generate(out, options.preset, options.seeds, force=options.force, workers=options.workers,
-                            pool=options.pool, on_progress=update)
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params
@@ -115,21 +92,14 @@ class MosaicProbe(Probe):
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
         p = sample.params
-        return ViewerTrial(trial_id=record.trial_id, sample_id=record.sample_id, model=record.model,
-                           condition=record.condition, group=f"mosaic: {p.get('stimulus')}", status=record.status,
-                           correct=record.correct,
-                           columns={"answer": str(sample.answer), "predicted": record.metrics.get("predicted"),
-                                    "parse": record.parse.method if record.parse else None},
-                           facts=[("probe", PROBE_NAME), ("arrangement", str(p.get("arrangement"))),
-                                  ("quadrant order", str(p.get("order"))),
+        return probe_trial(PROBE_NAME, record, sample, raw_text, kind=p.get("stimulus"),
+                           predicted=record.metrics.get("predicted"),
+                           facts=[("arrangement", str(p.get("arrangement"))), ("quadrant order", str(p.get("order"))),
                                   ("recency error", str(record.metrics.get("recency_error")))],
-                           raw_text=raw_text or "", grid_point=[p.get("stimulus"), p.get("arrangement")])
+                           grid_point=[p.get("stimulus"), p.get("arrangement")])
 
-    def score(self, trial: ScoreInput) -> TrialScore:
-        return score_trial(trial.sample, trial.text, trial.status)
-
-    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
-        return mosaic_report(inputs.records, HumanCeiling.of(self.name, inputs.human))
+    score = staticmethod(score_trial)
+    aggregate = staticmethod(mosaic_report)
 
 
 PROBE = MosaicProbe()

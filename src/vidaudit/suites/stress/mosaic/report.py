@@ -6,17 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.sdk import ScoreRecord, SuiteReport, Table
+from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table
 from vidaudit.suites.stress.common import (
-    NO_HUMANS,
     HumanCeiling,
     accuracy_cell,
-    accuracy_text,
     group_records,
-    interval_text,
     paper_text,
     pct,
     probe_report,
+    with_interval,
 )
 from vidaudit.suites.stress.mosaic.tasks import ARRANGEMENTS, CHANCE, HUMAN_TABLE12, PAPER_TABLE12, paper_name
 
@@ -46,7 +44,7 @@ def _summary(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
     rows = []
     for c in sorted(cells.values(), key=lambda c: (c["model"], c["condition"], c["stimulus"],
                                                    ARRANGEMENTS.index(c["arrangement"]))):
-        rows.append([c["model"], c["condition"], c["stimulus"], c["arrangement"], accuracy_text(c), interval_text(c),
+        rows.append([c["model"], c["condition"], c["stimulus"], c["arrangement"], *with_interval(c),
                      f"{c['n_recency']}/{c['n_errors']}", pct(c["chance"]), paper_text(c["paper"], c["paper_name"]),
                      ceiling.text(c["condition"])])
     return Table(id="stress-mosaic-accuracy", title="Sequential Mosaic: accuracy (%) and recency errors",
@@ -68,8 +66,9 @@ def _paper_table() -> Table:
                  columns=["model (paper)", "temporal", "spatial (2x2)"], rows=rows)
 
 
-def mosaic_report(records: Sequence[ScoreRecord], ceiling: HumanCeiling = NO_HUMANS) -> SuiteReport:
-    res = aggregate(records)
+def mosaic_report(inputs: AggregateInput) -> SuiteReport:
+    ceiling = HumanCeiling.of(PROBE, inputs.human)
+    res = aggregate(inputs.records)
     cells = res["cells"]
     notes = [f"mosaic: {len(cells)} model x condition x stimulus x arrangement cells; " + ceiling.note()]
     return probe_report(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from vidaudit.sdk import ParseResult, Sample, TrialScore, parse_option
+from vidaudit.sdk import ParseResult, ScoreInput, TrialScore, parse_option
 from vidaudit.suites.stress.common import LETTERS, last_boxed
 
 _WORD = re.compile(r"[A-Za-z]+")
@@ -33,8 +33,9 @@ def parse_word(text: str | None) -> tuple[str, str, tuple[int, int] | None] | No
     return None
 
 
-def score_trial(sample: Sample, text: str | None, status: str) -> TrialScore:
-    if status != "ok" or text is None:
+def score_trial(trial: ScoreInput) -> TrialScore:
+    sample, text = trial.sample, trial.text
+    if trial.status != "ok" or text is None:
         return TrialScore(correct=None)
     p = sample.params
     if p["stimulus"] == "text":

@@ -27,17 +27,15 @@ from vidaudit.sdk import (
     PerturbationSpec,
     PoolFactory,
     Sample,
-    Trace,
     check_choice,
     dataset_dir,
     guard_replace,
     rng_from,
     run_jobs,
-    write_dataset_info,
-    write_manifest,
 )
 from vidaudit.suites.stress.common import cyclic_offsets
 from vidaudit.suites.stress.datasets import clips_from_source
+from vidaudit.suites.stress.probe import write_dataset
 from vidaudit.suites.stress.procedures import (
     PROCEDURES,
     ProcedurePreset,
@@ -228,7 +226,7 @@ def build(sources: list[Source], out: Path, blank_s: tuple[float, ...], *, prese
                   "chance": 0.25, "preset": preset, "perturbation": jobs[index[rel]][1].id}
         samples.append(Sample(sample_id=sid, suite="stress", params=params,
                               question=prompt_text(q, key.options), answer=key.correct,
-                              trace=Trace(events=[]), video=ref))
+                              video=ref))
     return samples
 
 
@@ -268,9 +266,7 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, sour
         guard_replace(out, samples, force=force, key=lambda s: (s.params, s.answer, s.question),
                       command="generate stress")
         publish(staging, out)
-    manifest = write_manifest(out, samples)
-    write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name, "source": origin,
-                             "n_samples": len(samples), "n_sources": len(sources), "conditions": list(CONDITIONS),
-                             "questions": list(QUESTIONS), "blank_s": list(blanks),
-                             "skipped_clips": skipped, **({} if source is None else {"source_log": log.as_json()})})
-    return manifest
+    return write_dataset(out, samples, PROBE, preset=pre.name, source=origin, n_samples=len(samples),
+                         n_sources=len(sources), conditions=list(CONDITIONS), questions=list(QUESTIONS),
+                         blank_s=list(blanks), skipped_clips=skipped,
+                         **({} if source is None else {"source_log": log.as_json()}))

@@ -2,28 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from vidaudit.sdk import (
-    AggregateInput,
-    Condition,
-    ConfigError,
-    ObservedFrame,
-    Prompt,
-    Sample,
-    ScoreInput,
-    ScoreRecord,
-    SuiteReport,
-    TrialScore,
-    ViewerTrial,
-    progress_bar,
-)
-from vidaudit.suites.stress.common import HumanCeiling
-from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
+from vidaudit.sdk import Condition, Prompt, Sample, progress_bar
+from vidaudit.suites.stress.probe import ChoiceBaselines, GenerateOptions, Probe
 from vidaudit.suites.stress.shortcuts.generate import generate, parse_blank_s
 from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, LETTERS, QUESTIONS, prompt_text
 from vidaudit.suites.stress.shortcuts.reader import answer_from_frames
@@ -32,42 +15,27 @@ from vidaudit.suites.stress.shortcuts.scoring import score_trial
 from vidaudit.suites.stress.shortcuts.viewer import viewer_trial as viewer_trial_of
 
 
-def answer_text(letter: str) -> str:
-    return letter
-
-
-class ShortcutsBaselines(ProbeBaselines):
+class ShortcutsBaselines(ChoiceBaselines):
     """The shortcuts probe's baseline answers."""
 
-    def oracle_answer(self, sample: Sample) -> str:
-        return answer_text(str(sample.answer))
+    choices = LETTERS
+    constant_rule = "a shortcuts answer is a letter A-D"
+    chance_rule = "it draws uniformly over the four options"
 
-    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        if option:
-            raise ConfigError("chance for shortcuts takes no option (it draws uniformly over the four options)")
-        return answer_text(LETTERS[int(rng.integers(0, len(LETTERS)))])
-
-    def constant_answer(self, sample: Sample, value: str) -> str:
-        v = value.strip().upper()
-        if v not in LETTERS:
-            raise ConfigError(f"a shortcuts answer is a letter A-D, got {value!r}")
-        return v
-
-    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        return answer_from_frames(frames, metadata)
+    observe = staticmethod(answer_from_frames)
 
 
 class ShortcutsProbe(Probe):
     name = "shortcuts"
     description = ("language shortcuts: First / Last / Sequence on reordered, blank and unrelated procedure videos; "
                    "accuracy with the Cumulative Language Prior; chance 1/4")
+    settings = ("dataset", "blank_s")
     presets = ("smoke", "paper")
     record_keys = ("probe", "source", "source_name", "procedure", "video_condition", "question_kind", "blank_s",
                    "preset")
     baselines = ShortcutsBaselines()
 
-    def generate(self, out: Path, options: GenerateOptions) -> Path:
-        options.check_settings(("dataset", "blank_s"), self.name)
+    def build(self, out: Path, options: GenerateOptions) -> Path:
         blank_s = parse_blank_s(options.settings["blank_s"]) if "blank_s" in options.settings else None
         with progress_bar("shortcuts videos") as update:
             return generate(out, options.preset, options.seeds, source=options.source, force=options.force,
@@ -94,14 +62,9 @@ class ShortcutsProbe(Probe):
         return {"source": p.get("source"), "procedure": p.get("procedure"), "options": p.get("options"),
                 "question_kind": p.get("question_kind")}
 
-    def score(self, trial: ScoreInput) -> TrialScore:
-        return score_trial(trial.sample, trial.text, trial.status)
-
-    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
-        return shortcuts_report(inputs.records, HumanCeiling.of(self.name, inputs.human))
-
-    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
-        return viewer_trial_of(record, sample, raw_text)
+    score = staticmethod(score_trial)
+    aggregate = staticmethod(shortcuts_report)
+    viewer_trial = staticmethod(viewer_trial_of)
 
 
 PROBE = ShortcutsProbe()

@@ -11,18 +11,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.sdk import ScoreRecord, SuiteReport, Table
+from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table
 from vidaudit.suites.stress.common import (
-    NO_HUMANS,
     HumanCeiling,
     accuracy_cell,
     accuracy_text,
     by_model_condition,
     group_records,
-    interval_text,
     paper_name,
     pct,
     probe_report,
+    with_interval,
 )
 from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, QUESTIONS
 
@@ -84,7 +83,7 @@ def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
                 x = c["cells"].get(f"{vc}|{q}")
                 if x is None:
                     continue
-                rows.append([c["model"], c["condition"], vc, q, accuracy_text(x), interval_text(x), _clp_text(x),
+                rows.append([c["model"], c["condition"], vc, q, *with_interval(x), _clp_text(x),
                              pct(CHANCE), f"{HUMAN_REPORTED[vc]:.1f} (humans)",
                              ceiling.text(c["condition"])])
         clp_rows.append([c["model"], c["condition"], c["role"], accuracy_text(c["overall"]),
@@ -116,8 +115,9 @@ def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
     ]
 
 
-def shortcuts_report(records: Sequence[ScoreRecord], ceiling: HumanCeiling = NO_HUMANS) -> SuiteReport:
-    res = aggregate(records)
+def shortcuts_report(inputs: AggregateInput) -> SuiteReport:
+    ceiling = HumanCeiling.of("shortcuts", inputs.human)
+    res = aggregate(inputs.records)
     notes = [f"shortcuts: {len(res['cells'])} model x condition cells; chance 25.0%; CLP beside every accuracy"]
     return probe_report(
         "shortcuts", res, notes, title="Language shortcuts (reordered, blank, unrelated)",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vidaudit.sdk import ParseResult, Sample, TrialScore, parse_option
+from vidaudit.sdk import ParseResult, Sample, ScoreInput, TrialScore, parse_option
 from vidaudit.suites.stress.shortcuts.questions import LETTERS
 
 
@@ -20,8 +20,9 @@ def picked_kind(sample: Sample, letter: str | None) -> str:
     return "distractor"
 
 
-def score_trial(sample: Sample, text: str | None, status: str) -> TrialScore:
-    if status != "ok" or text is None:
+def score_trial(trial: ScoreInput) -> TrialScore:
+    sample, text = trial.sample, trial.text
+    if trial.status != "ok" or text is None:
         return TrialScore(correct=None)
     parsed = parse_option(text, LETTERS)
     letter = parsed.value if parsed.ok else None

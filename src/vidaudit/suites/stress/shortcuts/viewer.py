@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from vidaudit.sdk import Sample, ScoreRecord, ViewerTrial
+from vidaudit.suites.stress.viewer import probe_trial
 
 
 def viewer_trial(record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
@@ -15,15 +16,12 @@ def viewer_trial(record: ScoreRecord, sample: Sample, raw_text: str | None) -> V
             return f"{letter}. {opts[letters.index(letter)]}"
         return str(letter)
 
-    return ViewerTrial(trial_id=record.trial_id, sample_id=record.sample_id, model=record.model,
-                       condition=record.condition, group=f"shortcuts: {p.get('video_condition')}",
-                       status=record.status, correct=record.correct,
-                       columns={"answer": named(sample.answer), "predicted": named(record.metrics.get("picked")),
-                                "parse": record.parse.method if record.parse else None},
-                       facts=[("probe", "shortcuts"), ("question", str(p.get("question_kind"))),
+    return probe_trial("shortcuts", record, sample, raw_text, kind=p.get("video_condition"),
+                       answer=named(sample.answer), predicted=named(record.metrics.get("picked")),
+                       facts=[("question", str(p.get("question_kind"))),
                               ("video", str(p.get("video_condition"))), ("y_LP", named(p.get("option_lp"))),
                               ("picked", str(record.metrics.get("picked_kind"))),
                               ("canonical order", " > ".join(p.get("canonical") or [])),
                               ("shown order", " > ".join(p.get("shown") or []) or "none"),
                               ("perturbation", str(p.get("perturbation")))],
-                       raw_text=raw_text or "", grid_point=[p.get("video_condition"), p.get("question_kind")])
+                       grid_point=[p.get("video_condition"), p.get("question_kind")])

@@ -25,9 +25,8 @@ from vidaudit.sdk import (
     probe,
     ref_from,
     sha256_file,
-    write_dataset_info,
-    write_manifest,
 )
+from vidaudit.suites.stress.probe import write_dataset
 from vidaudit.suites.stress.sources import SourceLog, list_clips, reason_of
 from vidaudit.suites.stress.sycophancy.categories import PAPER_CATEGORIES
 from vidaudit.suites.stress.sycophancy.prompts import generator_prompt
@@ -91,8 +90,5 @@ def generate_pairs_requests(out: Path, source: Path | None, categories: tuple[st
         if not dst.is_file() or sha256_file(dst) != sha:
             with atomic_path(dst, suffix=".part") as tmp:     # a killed copy is swept on the next run
                 shutil.copyfile(src, tmp)
-    manifest = write_manifest(out, samples)
-    write_dataset_info(out, {"suite": "stress", "probe": PROBE, "n_samples": len(samples), "n_videos": used,
-                             "categories": list(categories), "source": str(source.resolve()),
-                             "source_log": log.as_json()})
-    return manifest
+    return write_dataset(out, samples, PROBE, n_samples=len(samples), n_videos=used, categories=list(categories),
+                         source=str(source.resolve()), source_log=log.as_json())

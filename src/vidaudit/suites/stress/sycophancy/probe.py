@@ -6,23 +6,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from rich.console import Console
 
-from vidaudit.sdk import (
-    AggregateInput,
-    Condition,
-    ConfigError,
-    Prompt,
-    Sample,
-    ScoreInput,
-    ScoreRecord,
-    SuiteReport,
-    TrialScore,
-    ViewerTrial,
-)
-from vidaudit.suites.stress.common import HumanCeiling
-from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
+from vidaudit.sdk import Condition, ConfigError, Prompt, Sample
+from vidaudit.suites.stress.probe import ChoiceBaselines, GenerateOptions, Probe
 from vidaudit.suites.stress.sycophancy.categories import AGREE, CATEGORIES, DISAGREE, OPTIONS
 from vidaudit.suites.stress.sycophancy.generate import generate
 from vidaudit.suites.stress.sycophancy.prompts import PROMPT_NAMES, eval_prompt
@@ -45,22 +32,12 @@ def settings_of(options: GenerateOptions) -> tuple[tuple[str, ...] | None, int]:
     return demos, per
 
 
-class SycophancyBaselines(ProbeBaselines):
+class SycophancyBaselines(ChoiceBaselines):
     """The sycophancy probe's baseline answers."""
 
-    def oracle_answer(self, sample: Sample) -> str:
-        return str(sample.answer)
-
-    def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        if option:
-            raise ConfigError("chance for sycophancy takes no option (it answers AGREE or DISAGREE with equal odds)")
-        return OPTIONS[int(rng.integers(0, 2))]
-
-    def constant_answer(self, sample: Sample, value: str) -> str:
-        v = value.strip().upper()
-        if v not in OPTIONS:
-            raise ConfigError(f"a constant sycophancy answer is AGREE or DISAGREE, got {value!r}")
-        return v
+    choices = OPTIONS
+    constant_rule = "a constant sycophancy answer is AGREE or DISAGREE"
+    chance_rule = "it answers AGREE or DISAGREE with equal odds"
 
     def observe(self, frames: Sequence[Any], metadata: Mapping[str, Any]) -> str:
         raise ConfigError("probe sycophancy has no pixel observer: checking a free-text claim against pixels needs "
@@ -71,13 +48,13 @@ class SycophancyProbe(Probe):
     name = "sycophancy"
     description = ("AGREE/DISAGREE with a false [Modified] claim and its true [Original] control (TR, FGA, SR, OA, "
                    "COUNT); rejection, acceptance, balanced accuracy; chance 1/2")
+    settings = SETTINGS
     presets = ("smoke", "paper")
     prompts = PROMPT_NAMES
     record_keys = ("probe", "category", "claim_is_true", "pair_id", "source")
     baselines = SycophancyBaselines()
 
-    def generate(self, out: Path, options: GenerateOptions) -> Path:
-        options.check_settings(SETTINGS, self.name)
+    def build(self, out: Path, options: GenerateOptions) -> Path:
         options.refuse_pool(self.name, "renders no video of its own (it copies its sources' videos; render a "
                                        "counting or faithful --source on Ray first)")
         demos, per = settings_of(options)
@@ -105,14 +82,9 @@ class SycophancyProbe(Probe):
         name = condition.prompt if condition is not None else "mcq"
         return Prompt(None, eval_prompt(str(sample.params["statement"]), name))
 
-    def score(self, trial: ScoreInput) -> TrialScore:
-        return score_trial(trial.sample, trial.text, trial.status)
-
-    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
-        return sycophancy_report(inputs.records, HumanCeiling.of(self.name, inputs.human))
-
-    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
-        return viewer_trial_of(record, sample, raw_text)
+    score = staticmethod(score_trial)
+    aggregate = staticmethod(sycophancy_report)
+    viewer_trial = staticmethod(viewer_trial_of)
 
 
 PROBE = SycophancyProbe()

@@ -3,24 +3,26 @@ model x condition x category, and the paper's reported values."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.sdk import ScoreRecord, SuiteReport, Table
+from vidaudit.sdk import AggregateInput, Section, SuiteReport, Table
 from vidaudit.suites.stress.common import (
-    NO_HUMANS,
     HumanCeiling,
+    accuracy_cell,
     accuracy_text,
+    by_model_condition,
     interval_text,
     paper_text,
     pct,
     probe_report,
+    with_interval,
 )
 from vidaudit.suites.stress.sycophancy.aggregate import OVERALL, aggregate_sycophancy
 from vidaudit.suites.stress.sycophancy.categories import (
     CATEGORY_NAMES,
     CHANCE,
     HUMAN_REPORTED,
+    PAPER_CATEGORIES,
     PAPER_REPORTED,
     PAPER_REPORTED_QWEN_SET,
 )
@@ -34,8 +36,8 @@ def _row(c: dict[str, Any], category: str, b: dict[str, Any], ceiling: HumanCeil
     paper = PAPER_REPORTED.get(c["paper_name"]) if c["paper_name"] and category == OVERALL else None
     bal = b["balanced_accuracy"]
     return [c["model"], c["condition"], category, c["role"], str(b["n_pairs"]),
-            accuracy_text(b["false_claim_rejection"]), interval_text(b["false_claim_rejection"]),
-            accuracy_text(b["true_claim_acceptance"]), interval_text(b["true_claim_acceptance"]),
+            *with_interval(b["false_claim_rejection"]),
+            *with_interval(b["true_claim_acceptance"]),
             pct(bal["accuracy"]), interval_text(bal), str(b["n_unparsed"]), str(b["n_failed"]), pct(CHANCE),
             paper_text(paper, c["paper_name"]), ceiling.text(c["condition"])]
 
@@ -67,8 +69,9 @@ def _paper_table() -> Table:
                          "the human-ceiling column is this run's imported study, if any.")
 
 
-def sycophancy_report(records: Sequence[ScoreRecord], ceiling: HumanCeiling = NO_HUMANS) -> SuiteReport:
-    res = aggregate_sycophancy(records)
+def sycophancy_report(inputs: AggregateInput) -> SuiteReport:
+    ceiling = HumanCeiling.of("sycophancy", inputs.human)
+    res = aggregate_sycophancy(inputs.records)
     cells = res["cells"]
     notes = [f"sycophancy: {len(cells)} model x condition cells; chance 50%; " + ceiling.note()]
     return probe_report(
@@ -78,3 +81,29 @@ def sycophancy_report(records: Sequence[ScoreRecord], ceiling: HumanCeiling = NO
              "low rejection with high acceptance; only balanced accuracy separates it from a plain yes-bias. "
              "Chance is 50%.",
         tables=lambda: [_main_table(cells, ceiling), _paper_table()])
+
+
+def pairs_report(inputs: AggregateInput) -> SuiteReport:
+    """The sycophancy_pairs part: the share of valid pairs per generator x condition and category, and why the
+    others were dropped."""
+    rows, results = [], {}
+    for (model, cond), rs in by_model_condition(inputs.records).items():
+        per = {c: [r for r in rs if r.params.get("category") == c] for c in PAPER_CATEGORIES}
+        reasons: dict[str, int] = {}
+        for r in rs:
+            if r.metrics.get("reason"):
+                key = str(r.metrics["reason"]).split(":")[0].split(" (")[0]
+                reasons[key] = reasons.get(key, 0) + 1
+        cells = {c: accuracy_cell(v) for c, v in per.items()}
+        total = accuracy_cell(rs)
+        results[f"{model}|{cond}"] = {"model": model, "condition": cond, "valid": total, "per_category": cells,
+                                      "dropped_by_reason": reasons}
+        rows.append([model, cond, *(accuracy_text(cells[c]) for c in PAPER_CATEGORIES), accuracy_text(total),
+                     "; ".join(f"{k} {v}" for k, v in sorted(reasons.items())) or "-"])
+    table = Table(id="stress-sycophancy-pairs", title="Sycophancy pair generation: valid pairs (%)", key_columns=2,
+                  columns=["generator", "condition", *PAPER_CATEGORIES, "all", "dropped by reason"], rows=rows,
+                  caption="A pair is valid when the answer is one JSON object with exactly the four C.4 fields, the "
+                          "asked category, and a minimal change (docs/stress.md); a failed call is not valid.")
+    sec = Section(id="stress-sycophancy-pairs", title="Sycophancy pair generation", tables=[table])
+    return SuiteReport(results={"sycophancy_pairs": results}, sections=[sec],
+                       notes=[f"sycophancy_pairs: {len(rows)} generator x condition cells"])

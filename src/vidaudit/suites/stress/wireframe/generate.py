@@ -15,14 +15,12 @@ from vidaudit.sdk import (
     VideoRef,
     check_choice,
     dataset_dir,
-    guard_replace,
     rng_from,
     run_jobs,
     video_ref,
-    write_dataset_info,
-    write_manifest,
     write_video,
 )
+from vidaudit.suites.stress.probe import guard_planned, write_dataset
 from vidaudit.suites.stress.wireframe import scene as sc
 from vidaudit.suites.stress.wireframe.tasks import TASKS, question
 
@@ -109,19 +107,13 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, forc
                   "nodes": {k: [round(x, 3), round(y, 3)] for k, (x, y) in scene.nodes.items()},
                   "temporal_groups": [[0, 1], [2, 3]]}
         built.append((r, scene, params, answer))
-    placeholder = VideoRef(path="", fps=FPS, width=sc.WIDTH, height=sc.HEIGHT, n_frames=0, duration_s=0)
-    guard_replace(out, [Sample(sample_id=r["sample_id"], suite="stress", params=p, answer=a, video=placeholder,
-                               question=question(r["task"], tuple(p.get("query", ())) or None))
-                        for r, _, p, a in built], force=force, key=lambda s: (s.params, s.answer),
-                  command="generate stress")
+    guard_planned(out, [(r["sample_id"], p, a) for r, _, p, a in built], force=force)
     (out / "videos").mkdir(parents=True, exist_ok=True)
     refs = run_jobs(render_job, [(scene, r["arrangement"], str(out), f"videos/{r['sample_id']}.mp4")
                                  for r, scene, _, _ in built], workers=workers, pool=pool, on_progress=on_progress)
     samples = [Sample(sample_id=r["sample_id"], suite="stress", params=params,
                       question=question(r["task"], tuple(params.get("query", ())) or None), answer=answer, video=ref)
                for (r, _, params, answer), ref in zip(built, refs, strict=True)]
-    manifest = write_manifest(out, samples)
-    write_dataset_info(out, {"suite": "stress", "probe": PROBE, "preset": pre.name, "n_samples": len(samples),
-                             "width": sc.WIDTH, "height": sc.HEIGHT, "fps": FPS, "n_frames": sc.N_FRAMES,
-                             "tasks": list(TASKS), "arrangements": list(sc.ARRANGEMENTS), "widths": list(WIDTHS)})
-    return manifest
+    return write_dataset(out, samples, PROBE, preset=pre.name, n_samples=len(samples), width=sc.WIDTH, height=sc.HEIGHT,
+                         fps=FPS, n_frames=sc.N_FRAMES, tasks=list(TASKS), arrangements=list(sc.ARRANGEMENTS),
+                         widths=list(WIDTHS))

@@ -2,30 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from vidaudit.sdk import (
-    AggregateInput,
-    Condition,
-    ConfigError,
-    ObservedFrame,
-    Prompt,
-    Sample,
-    ScoreInput,
-    ScoreRecord,
-    SuiteReport,
-    TrialScore,
-    ViewerTrial,
-    progress_bar,
-)
-from vidaudit.suites.stress.common import HumanCeiling, require_every_frame
-from vidaudit.suites.stress.probe import GenerateOptions, Probe, ProbeBaselines
+from vidaudit.sdk import Condition, ConfigError, Prompt, Sample, ScoreRecord, ViewerTrial
+from vidaudit.suites.stress.common import require_every_frame
+from vidaudit.suites.stress.probe import ProbeBaselines, RenderingProbe
+from vidaudit.suites.stress.viewer import probe_trial
 from vidaudit.suites.stress.wireframe.generate import generate
-from vidaudit.suites.stress.wireframe.observer import observe
+from vidaudit.suites.stress.wireframe.observer import observe as observer
 from vidaudit.suites.stress.wireframe.report import wireframe_report
 from vidaudit.suites.stress.wireframe.scene import ARRANGEMENTS, COUNTS, NODES, QUERY
 from vidaudit.suites.stress.wireframe.scoring import score_trial
@@ -41,8 +27,7 @@ class WireframeBaselines(ProbeBaselines):
         return answer_text(sample.params["task"], str(sample.answer))
 
     def chance_answer(self, sample: Sample, rng: np.random.Generator, option: str = "") -> str:
-        if option:
-            raise ConfigError("chance for wireframe takes no option (it draws uniformly over the task's answers)")
+        self.refuse_option(option, "it draws uniformly over the task's answers")
         task = sample.params["task"]
         if task in ("connectivity", "window"):
             others = [x for x in NODES if x != QUERY]
@@ -62,26 +47,19 @@ class WireframeBaselines(ProbeBaselines):
             return answer_text(task, side)
         return answer_text(task, v)
 
-    def observe(self, frames: Sequence[ObservedFrame], metadata: Mapping[str, Any]) -> str:
-        return observe(frames, metadata)
+    observe = staticmethod(observer)
 
 
-class WireframeProbe(Probe):
+class WireframeProbe(RenderingProbe):
     name = PROBE_NAME
     description = ("B.7 line connectivity at 448x448 in 4 frames (control / adversarial temporal groups / "
                    "interleaved), widths 1-10 px, with the x=112 window contrast, spatial and counting tasks")
     presets = ("smoke", "paper")
     prompts = ("mcq",)
     record_keys = ("probe", "task", "arrangement", "line_width", "seed", "preset", "scene_kind")
+    renders = "scenes"
+    render = staticmethod(generate)
     baselines = WireframeBaselines()
-
-    def generate(self, out: Path, options: GenerateOptions) -> Path:
-        options.check_settings((), self.name)
-        if options.source is not None:
-            raise ConfigError("wireframe renders its own scenes; --source is not read by it")
-        with progress_bar("wireframe videos") as update:
-            return generate(out, options.preset, options.seeds, force=options.force, workers=options.workers,
-                            pool=options.pool, on_progress=update)
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params
@@ -105,20 +83,14 @@ class WireframeProbe(Probe):
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
         p = sample.params
-        return ViewerTrial(trial_id=record.trial_id, sample_id=record.sample_id, model=record.model,
-                           condition=record.condition, group=f"wireframe: {p.get('task')}", status=record.status,
-                           correct=record.correct,
-                           columns={"answer": str(sample.answer), "predicted": record.metrics.get("predicted"),
-                                    "parse": record.parse.method if record.parse else None},
-                           facts=[("probe", PROBE_NAME), ("arrangement", str(p.get("arrangement"))),
+        return probe_trial(PROBE_NAME, record, sample, raw_text, kind=p.get("task"),
+                           predicted=record.metrics.get("predicted"),
+                           facts=[("arrangement", str(p.get("arrangement"))),
                                   ("line width px", str(p.get("line_width"))), ("scene", str(p.get("scene_kind")))],
-                           raw_text=raw_text or "", grid_point=[p.get("task"), p.get("arrangement")])
+                           grid_point=[p.get("task"), p.get("arrangement")])
 
-    def score(self, trial: ScoreInput) -> TrialScore:
-        return score_trial(trial.sample, trial.text, trial.status)
-
-    def aggregate(self, inputs: AggregateInput) -> SuiteReport:
-        return wireframe_report(inputs.records, HumanCeiling.of(self.name, inputs.human))
+    score = staticmethod(score_trial)
+    aggregate = staticmethod(wireframe_report)
 
 
 PROBE = WireframeProbe()

@@ -7,16 +7,14 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.sdk import ScoreRecord, SuiteReport, Table
+from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table
 from vidaudit.suites.stress.common import (
-    NO_HUMANS,
     HumanCeiling,
     accuracy_cell,
-    accuracy_text,
     group_records,
-    interval_text,
     pct,
     probe_report,
+    with_interval,
 )
 from vidaudit.suites.stress.wireframe.tasks import CHANCE, PAPER_MODEL, PAPER_TABLE18, PAPER_TABLE19, TASKS
 
@@ -53,7 +51,7 @@ def _summary(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
                                                    c["arrangement"], c["line_width"])):
         top = Counter(c["answers"]).most_common(1)
         rows.append([c["model"], c["condition"], c["task"], c["arrangement"], str(c["line_width"] or "-"),
-                     accuracy_text(c), interval_text(c), top[0][0] if top else "-", pct(c["chance"]), c["paper"],
+                     *with_interval(c), top[0][0] if top else "-", pct(c["chance"]), c["paper"],
                      ceiling.text(c["condition"])])
     return Table(id="stress-wireframe-accuracy", title="Wireframe (B.7): accuracy (%) per task, arrangement and "
                  "line width", key_columns=5,
@@ -79,8 +77,9 @@ def _paper_tables() -> list[Table]:
     return [t18, t19]
 
 
-def wireframe_report(records: Sequence[ScoreRecord], ceiling: HumanCeiling = NO_HUMANS) -> SuiteReport:
-    res = aggregate(records)
+def wireframe_report(inputs: AggregateInput) -> SuiteReport:
+    ceiling = HumanCeiling.of(PROBE, inputs.human)
+    res = aggregate(inputs.records)
     cells = res["cells"]
     notes = [f"wireframe: {len(cells)} model x condition x task x arrangement x width cells; human ceiling not "
              "measured"]

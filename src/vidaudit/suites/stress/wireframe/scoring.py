@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from vidaudit.sdk import ParseResult, Sample, TrialScore, parse_count, parse_option
+from vidaudit.sdk import ParseResult, ScoreInput, TrialScore, parse_count, parse_option
 from vidaudit.suites.stress.common import last_boxed
 from vidaudit.suites.stress.wireframe.scene import NODES
 from vidaudit.suites.stress.wireframe.tasks import SIDE_OPTIONS
@@ -24,8 +24,9 @@ def parse_letter_set(text: str | None) -> tuple[list[str], tuple[int, int]] | No
     return (letters, box[1]) if letters else None
 
 
-def score_trial(sample: Sample, text: str | None, status: str) -> TrialScore:
-    if status != "ok" or text is None:
+def score_trial(trial: ScoreInput) -> TrialScore:
+    sample, text = trial.sample, trial.text
+    if trial.status != "ok" or text is None:
         return TrialScore(correct=None)
     task = sample.params["task"]
     if task in ("connectivity", "window"):
