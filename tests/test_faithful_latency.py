@@ -33,7 +33,9 @@ def test_latency_is_the_median_over_runs(data: Path, tmp_path: Path) -> None:  #
         srv.script("POST", CHAT, default=slow)
         bb = f"openai:bb@{srv.url}/v1"
         framework = f"object-centric:{SMALL},{bb}"
-        for k, delay in enumerate((0.02, 0.12, 0.06)):   # the middle figure comes from the third run
+        # the middle figure comes from the third run; the delays lie far apart so that a loaded machine's own
+        # slowness (tenths of a second at load 10 on 2 cores) cannot reorder the runs
+        for k, delay in enumerate((0.02, 0.6, 0.25)):
             slow.delay = delay
             out = tmp_path / f"run-{k}"
             res = execute(data, out, [ModelSpec.parse(s, max_tokens=64) for s in (framework, bb)], [NATIVE],
@@ -53,7 +55,7 @@ def test_latency_is_the_median_over_runs(data: Path, tmp_path: Path) -> None:  #
         assert per_query[0] < per_query[2] < per_query[1]
         for stage, fig in s["median_s_per_call"].items():
             assert fig["median"] == sorted(e[key]["median_s_per_call"][stage] for e in each)[1]
-            assert fig["median"] >= 0.06                             # every call waited at least the delay
+            assert fig["median"] >= 0.25                             # every call waited at least the delay
     pre = systems[framework]["preprocessing_s_per_video"]
     assert pre is not None and pre["q1"] <= pre["median"] <= pre["q3"]
     assert systems[bb]["preprocessing_s_per_video"]["median"] == 0.0   # end to end: nothing built per video
