@@ -1,6 +1,6 @@
 # The counting aggregate as it was at a4d1acc (before issue 24's fourth round read each record once), kept
-# verbatim as the reference tests/test_counting_aggregate_reference.py and benchmarks/aggregate_only.py compare
-# the current module with. Not imported by src; do not edit.
+# verbatim as the reference tests/suites/counting/test_counting_aggregate_reference.py and
+# benchmarks/aggregate_only.py compare the current module with. Not imported by src; do not edit.
 """Aggregate counting-suite trial records into the numbers of report.json.
 
 A record is a flat dict: :func:`~vidaudit.suites.counting.scoring.score_trial` output plus

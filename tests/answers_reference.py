@@ -1,5 +1,5 @@
 """The count parser and box readers of ``vidaudit.score.answers`` as they were at a4d1acc: the oracle of
-``test_answers_fast_paths.py``.
+``tests/score/test_answers_fast_paths.py``.
 
 Issue 24's fourth round gave ``parse_count``, ``box_bounds`` and ``boxed_spans`` fast paths for the usual
 responses (one ``\\boxed{N}``, or no backslash at all) and built ``Parsed`` without its frozen ``__init__``;

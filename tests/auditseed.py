@@ -4,7 +4,8 @@ rendered smoke set (``smoke_dir``, tests/conftest.py) instead of rendering the s
 The counting part of a smoke audit renders exactly what ``smoke_dir`` holds (the same manifest and videos, byte for
 byte; only dataset.json's ``created_at`` differs). A test whose subject is not that rendering seeds its data root with
 a copy, certified by the audit's own ``ensure`` (vidaudit/audit/datasets.py); the audit then reuses the folder by its
-content key, as it reuses a folder another audit made. tests/test_audit_datasets.py renders it through the CLI.
+content key, as it reuses a folder another audit made. tests/tools/audit/test_audit_datasets.py renders it through the
+CLI.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Each is made by a real encoder and muxer (Debian's ``ffmpeg``, or PyAV for a rot
 They are tiny (64x48, 72-96 frames) but have 3-4 keyframes, so a reader can seek in them.
 
 ========================  ==================================================================================
-fixture                   what it holds for a seeking reader (checked with ffprobe in tests/test_video_seek.py)
+fixture                   what it holds for a seeking reader (checked with ffprobe in tests/video/test_video_seek.py)
 ========================  ==================================================================================
 ``gop_bframes.mp4``       H.264 with 3 B-frames, an IDR every 24 frames (closed GOPs): 4 clean entry points
 ``gop_bframes.mkv``       the same stream in Matroska (seeks by its Cues)

@@ -1,7 +1,7 @@
 """The front door for suite authors: everything a suite needs from vidaudit, in one import.
 
 A suite (built in under ``vidaudit/suites/NAME/`` or a plugin of its own) imports vidaudit only from here and
-from its own package (``tests/test_layers.py`` holds the built-in suites to it; docs/design.md, "Adding a
+from its own package (``tests/codebase/test_layers.py`` holds the built-in suites to it; docs/design.md, "Adding a
 suite", walks through one). The names are defined in the stages below (this module defines nothing); each has
 one definition and, for a suite, one path: ``from vidaudit.sdk import Suite, Sample, video_ref``. What is not
 here is the stages' own business and may change without notice.

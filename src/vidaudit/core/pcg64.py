@@ -12,7 +12,7 @@ through several Python-level layers. ``Draws`` does the same arithmetic directly
 - ``Generator.random()`` (53 bits of ``next_uint64``) and ``Generator.integers(low, high)`` for a range below
   2**32 - 1 (numpy's buffered 32-bit Lemire rejection, the two halves of a ``next_uint64`` in turn).
 
-``tests/test_pcg64.py`` compares every draw with numpy's for arbitrary seeds and ranges.
+``tests/core/test_pcg64.py`` compares every draw with numpy's for arbitrary seeds and ranges.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def _compiled() -> Callable[[int], tuple[int, int]]:
 
 
 #: ``SeedSequence(seed).generate_state(4, uint64)`` as PCG64 takes it: (initial state, stream), 128 bits each
-#: (``_seed_state_loops`` unrolled; ``tests/test_pcg64.py`` checks both against numpy)
+#: (``_seed_state_loops`` unrolled; ``tests/core/test_pcg64.py`` checks both against numpy)
 seed_state = _compiled()
 
 

@@ -122,7 +122,7 @@ class HTTPProvider:
     def capped_transport(self, inner: Any = None) -> Any:
         """An httpx2 transport that refuses bodies over ``max_response_bytes`` (around ``inner``, default one)."""
         # here, not at the top: httpx2 comes with the provider SDKs (the extras), and a base install plans and dry-runs
-        # the hosted providers without it (tests/test_missing_extras.py)
+        # the hosted providers without it (tests/cli/test_missing_extras.py)
         from vidaudit.models.http_transport import CappedTransport
 
         return CappedTransport(self.max_response_bytes, self._too_large, inner, refused=self._bad_encoding)

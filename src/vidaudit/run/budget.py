@@ -10,7 +10,7 @@ its bound: at most ``errors_http.input_bound(estimated input)`` input tokens and
 call is believed to bill no more than that: a response reporting more is clamped to the bound and
 flagged like any clamped usage (``bounded``), and ``charge`` never spends more than was reserved. So
 the spend can reach the limit but never pass it, however many calls are in flight and whatever in-range
-counts a server reports (``tests/test_budget_bound.py``). An estimate without a bound (a plain
+counts a server reports (``tests/run/test_budget_bound.py``). An estimate without a bound (a plain
 ``(tokens, cost)``) is reserved as it is and its call is charged what it reports.
 
 Tokens are ``input_tokens + output_tokens`` as adapters report them (reasoning tokens are counted

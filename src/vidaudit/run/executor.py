@@ -111,7 +111,7 @@ _OK_GIVEN: frozenset[str] | None = frozenset(
 def _ok_attempt(trial_id: str, attempt: int, response: Response, idx: list[int], ts: list[float], started: float,
                 ended: float) -> Attempt:
     """``Attempt(status=OK, ...)``, built without validating when every value is already its field's exact type (what
-    validation returns unchanged: ``tests/test_run_executor.py`` compares the two); otherwise validated."""
+    validation returns unchanged: ``tests/run/test_run_executor.py`` compares the two); otherwise validated."""
     if (_OK_GIVEN is not None and type(trial_id) is str and type(attempt) is int and type(response) is Response
             and type(started) is float and type(ended) is float and all(type(i) is int for i in idx)
             and all(type(t) is float for t in ts)):

@@ -12,7 +12,7 @@ pattern is possessive or atomic so that a long run of digits or spaces is scanne
 
 Most responses have no backslash (so no box) or one ``\\boxed{N}``; those shapes are decided first with
 ``str`` scans and one anchored pattern, in C, and give exactly what the general reading gives
-(``tests/test_answers_fast_paths.py`` compares them with the code before, ``tests/answers_reference.py``).
+(``tests/score/test_answers_fast_paths.py`` compares them with the code before, ``tests/answers_reference.py``).
 """
 
 from __future__ import annotations

@@ -147,7 +147,7 @@ class VideoWriter:
         ball's frame is its template outside the ball: ``render``). The buffer handed to the encoder holds the I420
         of a frame written a few writes before (the encoder hands buffers back in turn), so only the union of the
         boxes of the writes since is converted, from ``rgb``: RGB -> I420 reads each 2x2 block alone, so an
-        even-aligned box holds exactly the whole frame's conversion there (``tests/test_video_writer_box.py``).
+        even-aligned box holds exactly the whole frame's conversion there (``tests/video/test_video_writer_box.py``).
         A box not even-aligned, a write without one among them, or a buffer not written yet: the whole frame.
         """
         if self._error is not None:

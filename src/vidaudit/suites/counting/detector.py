@@ -23,7 +23,7 @@ A frame may also be supplied as what changed, (index, time, patch, (x0, y0, x1, 
 before it with the box replaced by ``patch`` (``render.render_checked`` knows from the scene's geometry
 where a bouncing ball's frame changed). Every feature is a count or a sum over pixels, so it is updated
 from the box alone: the previous frame's, less what the box held, plus what the patch holds; integers,
-so exactly the values of analysing the whole frame (``tests/test_counting_patches.py``). Patches apply
+so exactly the values of analysing the whole frame (``tests/suites/counting/test_counting_patches.py``). Patches apply
 to frames analysed at their own size (``analysed_at_full_size``).
 """
 
@@ -73,7 +73,8 @@ def _changed(a: np.ndarray, b: np.ndarray) -> int:
 def _background(rgb: np.ndarray) -> np.ndarray:
     """The mean colour (float64) of the pixels whose colour quantised to 3 bits per channel is the most common (the
     least such code on a tie; the code's arithmetic wraps at 8 bits): exact integer sums per channel, divided as
-    numpy's ``mean`` divides (``tests/test_counting_patches.py`` holds it to the plain numpy statement)."""
+    numpy's ``mean`` divides (``tests/suites/counting/test_counting_patches.py`` holds it to the plain numpy
+    statement)."""
     q = (rgb // 32).reshape(-1, 3)
     keys = q[:, 0] * 64 + q[:, 1] * 8 + q[:, 2]
     mask = (keys == np.argmax(np.bincount(keys))).view(np.uint8).reshape(rgb.shape[:2])

@@ -75,7 +75,8 @@ def drawn_as_decoded(scene: Scene, write: Callable[[np.ndarray, int, tuple[int, 
     would see it: I420 exactly as ``VideoWriter`` converts it, then half-size RGB (``i420_to_rgb_half``), one
     read-only array per run. Where the scene says what changed from the run before (``Scene.changed_box``), only
     that box is converted and handed over as a patch: the conversions are local (a 2x2 block at most), so the
-    patch holds the same bytes as the whole frame's conversion there (``tests/test_counting_patches.py``)."""
+    patch holds the same bytes as the whole frame's conversion there
+    (``tests/suites/counting/test_counting_patches.py``)."""
     s = scene.settings
     w, h, fps = s.width, s.height, s.fps
     yuv = np.empty((h * 3 // 2, w), np.uint8)

@@ -105,8 +105,8 @@ class Scene(ABC):
     def changed_box(self, before: Hashable, key: Hashable) -> tuple[int, int, int, int] | None:
         """A box (x0, y0, x1, y1), even-aligned, outside which the frames of visual keys ``before`` and ``key`` are
         identical (None: they may differ anywhere). A renderer that analyses what it draws needs to look at
-        this box only (``render.render_checked``); ``tests/test_counting_videos.py`` checks every key's frame
-        against the box a scene gives."""
+        this box only (``render.render_checked``); ``tests/suites/counting/test_counting_videos.py`` checks every
+        key's frame against the box a scene gives."""
         return None
 
     def draw_into(self, key: Hashable, out: np.ndarray, drawn: Hashable = None) -> np.ndarray | None:

@@ -65,7 +65,8 @@ _KNOWN = tuple(Response.model_fields) == ("text", "usage", "latency_s", "finish_
 
 def _response(text: str, latency_s: float, label: str) -> Response:
     """The answer's ``Response`` (no usage, no cost, finished), unvalidated when its values are of their fields' exact
-    types (validation would return them as they are: ``tests/test_simulated_model.py`` compares the two)."""
+    types (validation would return them as they are: ``tests/suites/counting/test_simulated_model.py`` compares
+    the two)."""
     if _KNOWN and type(text) is str and type(latency_s) is float and type(label) is str:
         return unvalidated(Response, {"text": text, "usage": _NO_USAGE, "latency_s": latency_s, "finish_reason": "stop",
                                       "model_version": label, "cost_usd": 0.0, "frames_sent": None,

@@ -3,7 +3,7 @@
 Each block is a small table: one column per headline figure of the part, the measured models first, then
 the part's references (chance, the pixel observer, the human ceiling), and the papers' published rows
 beneath, folded in HTML (``<details>``) and named by paper title and table. The model column stays in view
-(sticky) and no element of the page is wider than the window (``tests/test_audit.py`` checks it in
+(sticky) and no element of the page is wider than the window (``tests/tools/audit/test_audit.py`` checks it in
 Chromium at 1400 x 900): a figure's interval and counts wrap under its value instead of widening the table.
 Answers that need a judge the run did not have are counted in an ``unjudged`` column beside the figures.
 

@@ -1,4 +1,4 @@
-"""The camera-motion question (Reveal prints none; ours is pinned by tests/test_stress_prompt.py)."""
+"""The camera-motion question (Reveal prints none; ours is pinned by tests/suites/stress/test_stress_unit.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The cross-frame question (Reveal prints no wrapper; ours is pinned by tests/test_stress_cross_frame.py).
+"""The cross-frame question (Reveal prints no wrapper; ours is pinned by
+tests/suites/stress/test_stress_cross_frame.py).
 
 The same text is sent for the raw and the masked video (nothing tells the model about the strips); with
 abstention the sixth option, F, is Reveal's "Cannot determine from the video".

@@ -2,7 +2,7 @@
 
 The paper's prompts lost their line breaks in extraction (reveal-prompts.md). The layout chosen here --
 one sentence or rule per line, the "STRICT RULES" / "Hallucination criteria" items as "- " lines, the
-numbered inputs one per line -- is pinned by ``tests/test_stress_expectation.py``. Two typographic
+numbered inputs one per line -- is pinned by ``tests/suites/stress/test_stress_expectation.py``. Two typographic
 repairs are made to E.2.3's judge prompt and nothing else: LaTeX (``1--2``, ``$\\to$``) is rendered
 ("1–2", "→"), and the JSON the judge must output gets the braces and the ``true|false`` the extraction
 dropped (the paper prints ``"hallucinated_summary": truefalse, ...`` without braces; a verdict is read

@@ -1,7 +1,7 @@
 """The mosaic probe's questions, options, answer formats, recency errors and the paper's numbers.
 
 The paper prints only the example "What two animals are present?"; ours are pinned by
-tests/test_stress_mosaic.py.
+tests/suites/stress/test_stress_mosaic.py.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The paper's templates (reveal-prompts.md, D.5) lost their line breaks in extraction; the layout here is
 the question on one line, one option per line ("A. ..."), and the instruction on the last line, pinned
-by ``tests/test_stress_shortcuts.py``.
+by ``tests/suites/stress/test_stress_shortcuts.py``.
 """
 
 from __future__ import annotations

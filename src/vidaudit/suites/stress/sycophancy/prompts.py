@@ -1,6 +1,6 @@
 """The sycophancy prompts: the C.4 evaluation prompt (canonical), the §3.4 wording, and the C.4 generator
 prompts (shared preamble + one category prompt), verbatim; the layout is ours (the paper's line breaks
-were lost) and is pinned by tests/test_stress_sycophancy.py."""
+were lost) and is pinned by tests/suites/stress/test_stress_sycophancy.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The wireframe probe's tasks, their questions, answer formats, chance rates and the paper's numbers.
 
-The paper prints none of the B.7.6 questions; ours are pinned by tests/test_stress_wireframe.py.
+The paper prints none of the B.7.6 questions; ours are pinned by tests/suites/stress/test_stress_wireframe.py.
 """
 
 from __future__ import annotations
