@@ -173,3 +173,31 @@ def test_the_front_door_only_re_exports() -> None:
         home = importlib.import_module(module)
         expected = getattr(home, name, None) or importlib.import_module(f"{module}.{name}")
         assert getattr(sdk, name) is expected, name
+
+
+def test_tests_mirror_the_package_and_share_only_through_helpers() -> None:
+    """tests/ mirrors src/vidaudit/: every test module sits in a folder named after a package (or codebase/), its
+    basename is unique (the default import mode needs it), and it imports another test module only from its own
+    folder; what two folders share is a helper module at tests/ (browser.py, laneclips.py, ...)."""
+    tests = SRC.parents[1] / "tests"
+    helpers = {p.stem for p in tests.glob("*.py")}
+    modules = sorted(tests.rglob("test_*.py"))
+    by_stem: dict[str, list[Path]] = defaultdict(list)
+    for path in modules:
+        by_stem[path.stem].append(path)
+    assert not [paths for paths in by_stem.values() if len(paths) > 1]
+    problems = []
+    for path in modules:
+        folder = path.parent.relative_to(tests)
+        if folder.parts[0] != "codebase" and not (SRC / folder).is_dir():
+            problems.append(f"{path.relative_to(tests)}: no package src/vidaudit/{folder}")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            for name in names:
+                top = name.split(".")[0]
+                if top in by_stem and by_stem[top][0].parent != path.parent:
+                    problems.append(f"{path.relative_to(tests)} imports {top} from another folder")
+                if top not in by_stem and top not in helpers and top.startswith("test_"):
+                    problems.append(f"{path.relative_to(tests)} imports a missing test module {top}")
+    assert problems == []

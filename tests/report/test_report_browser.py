@@ -14,31 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from browser import CHROMIUM, LAUNCH_ARGS, require_browser
 from test_report_html import MALICIOUS, counting_report, generic_report, make_records, make_results, make_trials
 from vidaudit.report.heatmaps import _fmt_value
 from vidaudit.report.write import write_report
 from vidaudit.suites.counting.viewer import COUNTING_VIEWER
-
-CHROMIUM = Path("/usr/bin/chromium")
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-               "--disable-sync", "--no-first-run"]
-
-
-def _require_browser() -> None:
-    if os.environ.get("VIDAUDIT_SKIP_BROWSER") == "1":
-        reason = "VIDAUDIT_SKIP_BROWSER=1: the browser test of report.html is skipped on request"
-        print(reason)
-        pytest.skip(reason)
-    if not CHROMIUM.is_file() and not os.environ.get("CI"):
-        pytest.skip(f"{CHROMIUM} not found (outside CI): `apt-get install -y chromium` to run the browser test")
-    if not CHROMIUM.is_file():
-        pytest.fail(f"{CHROMIUM} not found: install it with `apt-get update && apt-get install -y chromium` "
-                    "(CI does), or set VIDAUDIT_SKIP_BROWSER=1 to skip this test", pytrace=False)
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        pytest.fail("Playwright for Python is missing: `pip install playwright` (the dev extra); do not run "
-                    "`playwright install`, the test drives /usr/bin/chromium", pytrace=False)
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +30,7 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_report_in_headless_chromium(tmp_path: Path, shots: Path) -> None:
-    _require_browser()
+    require_browser()
     from playwright.sync_api import sync_playwright
 
     records, _ = make_records()

@@ -205,9 +205,9 @@ def test_no_script_fires_from_any_report_format_in_chromium(hostile_reports: dic
                                                             tmp_path: Path) -> None:
     """report.md rendered with raw HTML on (no CSP: the worst viewer) and report.html, in headless Chromium:
     no dialog, no page error, no request leaves file://."""
-    from test_report_browser import CHROMIUM, LAUNCH_ARGS, _require_browser
+    from browser import CHROMIUM, LAUNCH_ARGS, require_browser
 
-    _require_browser()
+    require_browser()
     from playwright.sync_api import sync_playwright
 
     pages = []

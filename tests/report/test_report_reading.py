@@ -98,9 +98,9 @@ def _wilson_low(k: int, n: int) -> float:
 
 
 def test_page_is_short_collapsible_and_hides_no_column(reported: tuple[Path, str], tmp_path: Path) -> None:
-    from test_report_browser import CHROMIUM, LAUNCH_ARGS, _require_browser
+    from browser import CHROMIUM, LAUNCH_ARGS, require_browser
 
-    _require_browser()
+    require_browser()
     from playwright.sync_api import sync_playwright
 
     folder, _ = reported

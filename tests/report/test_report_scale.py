@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from test_report_browser import CHROMIUM, LAUNCH_ARGS, _require_browser
+from browser import CHROMIUM, LAUNCH_ARGS, require_browser
 from test_report_html import MALICIOUS
 from vidaudit.core.contract.report import (
     EventTimeline,
@@ -142,7 +142,7 @@ def test_side_files_replaced_whole_removed_when_not_needed_and_never_clobbered(t
 
 
 def test_many_trials_in_headless_chromium(tmp_path: Path) -> None:
-    _require_browser()
+    require_browser()
     from playwright.sync_api import sync_playwright
 
     trials = [trial(i, n_frames=4, text=f"{MALICIOUS}\n<script>window.__pwned = 1</script> reply {i}")

@@ -34,9 +34,9 @@ _SPLIT_WORDS = """() => {
 
 
 def test_the_trial_list_never_breaks_a_word(smoke_dir: Path, tmp_path: Path) -> None:
-    from test_report_browser import CHROMIUM, LAUNCH_ARGS, _require_browser
+    from browser import CHROMIUM, LAUNCH_ARGS, require_browser
 
-    _require_browser()
+    require_browser()
     from playwright.sync_api import sync_playwright
 
     samples = load_samples(smoke_dir)[:6]

@@ -175,9 +175,9 @@ def _profile_page(page, path: Path) -> dict:
 def test_profile_html_in_headless_chromium(smoke_audit: tuple[Path, str, float], tmp_path: Path) -> None:
     """One block per part, measured models first, published rows folded and named by paper and table, the model
     column sticky, and no element wider than a 1400 px window (the old page was one table 5,968 px wide)."""
-    from test_report_browser import CHROMIUM, LAUNCH_ARGS, _require_browser
+    from browser import CHROMIUM, LAUNCH_ARGS, require_browser
 
-    _require_browser()
+    require_browser()
     from playwright.sync_api import sync_playwright
 
     out, _, _ = smoke_audit
@@ -303,7 +303,7 @@ def test_with_an_offline_judge_the_oracle_reads_100_percent_too(judged_audit: tu
 def test_the_probe_outside_the_audit_reads_100_percent_for_the_oracle(tmp_path: Path) -> None:
     """lane_change (a user's annotated clips) is the one probe with an oracle that no audit runs (sycophancy_pairs
     is a generation step with no ground truth): generate, run, score and report it; 100% on stdout each time."""
-    from test_stress_lane_change import road_clip
+    from laneclips import road_clip
 
     clips = tmp_path / "clips"
     clips.mkdir()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from test_report_browser import CHROMIUM, LAUNCH_ARGS, _require_browser
+from browser import CHROMIUM, LAUNCH_ARGS, require_browser
 from vidaudit.cli import app
 
 
@@ -94,7 +94,7 @@ def _answer_and_download(page, annotator: str, answers: dict[str, str], dest: Pa
 
 
 def test_round_trip_in_chromium(run_dir: Path, tmp_path: Path) -> None:
-    _require_browser()
+    require_browser()
     from playwright.sync_api import sync_playwright
 
     page_path = tmp_path / "study" / "study.html"
@@ -180,7 +180,7 @@ def test_round_trip_in_chromium(run_dir: Path, tmp_path: Path) -> None:
 def test_two_phase_page(run_dir: Path, tmp_path: Path) -> None:
     """Samples sharing params.study_pair: the masked (phase 1) item first; phase 2 opens only after phase 1 is
     answered and locked."""
-    _require_browser()
+    require_browser()
     from playwright.sync_api import sync_playwright
 
     from vidaudit.core.manifest import load_samples, write_manifest

@@ -198,7 +198,7 @@ def test_sycophancy_pairs_are_drawn_whole(sycophancy_run: Path, tmp_path: Path) 
 
 
 def test_reveal_paper_lane_50_balanced(tmp_path: Path) -> None:
-    from test_stress_lane_change import road_clip
+    from laneclips import road_clip
 
     src = tmp_path / "clips"
     src.mkdir()
