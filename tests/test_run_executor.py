@@ -42,7 +42,8 @@ from vidaudit.models.base import Capabilities, ModelCallError
 from vidaudit.run.budget import Budget
 from vidaudit.run.executor import AdapterError, PrepareError, run_trials
 from vidaudit.run.progress import RichProgress
-from vidaudit.run.store import RunStore
+from vidaudit.run.store.reader import StoreReader
+from vidaudit.run.store.writer import RunStore
 from vidaudit.run.summary import ProgressEvent, StopReason
 
 # --------------------------------------------------------------------------- test adapters
@@ -182,7 +183,7 @@ def test_any_text_a_model_returns_is_stored_and_nothing_else_is_lost(tmp_path: P
     with RunStore(tmp_path) as store:
         s = run(planned, {"test:scripted": adapter}, store)
         assert s.ok == 12 and s.stop_reason is StopReason.COMPLETED
-    with RunStore(tmp_path, readonly=True) as store:
+    with StoreReader(tmp_path) as store:
         for tid, text in odd.items():
             a = store.latest(tid)
             assert a is not None and a.response is not None and a.response.text == text

@@ -56,8 +56,10 @@ from vidaudit.core.types import Attempt, ErrorKind, Request, Response, Status, T
 from vidaudit.models.base import AnyAdapter, CompositeAdapter, ModelAdapter, ModelCallError, is_composite
 from vidaudit.run.budget import Budget, BudgetTracker, Reservation, bounded, response_tokens
 from vidaudit.run.retry import STOPS_RUN, Clock, Decision, RetryPolicy, SystemClock, status_for
-from vidaudit.run.stage_calls import StageContext, StageInterrupted, StageRef, StageRunner
-from vidaudit.run.store import LOOKUP_CHUNK, KeyedTrial, RunStore, TrialStatus
+from vidaudit.run.stage_calls import StageContext, StageInterrupted, StageRunner
+from vidaudit.run.store.reader import LOOKUP_CHUNK
+from vidaudit.run.store.records import KeyedTrial, StageRef, TrialStatus
+from vidaudit.run.store.writer import RunStore
 from vidaudit.run.summary import ProgressEvent, RunSummary, StopReason
 
 

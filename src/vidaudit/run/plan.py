@@ -41,7 +41,7 @@ from vidaudit.core.types import (
 from vidaudit.models.base import Capabilities, native_fps_problem
 from vidaudit.run.audit_log import line_json
 from vidaudit.run.perturbed import PerturbedInput, plan_chain, render
-from vidaudit.run.store import KeyedTrial
+from vidaudit.run.store.records import KeyedTrial
 from vidaudit.video.facts import check_video_file, resolve_video
 from vidaudit.video.frame_cache import FrameCache
 from vidaudit.video.sampling import FrameSelection, around_events, at_fps, every_frame, uniform_count

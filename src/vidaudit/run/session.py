@@ -28,7 +28,7 @@ from vidaudit.run.plan import PlannedTrial, PlanStream, RequestBuilder, check_vi
 from vidaudit.run.request import RunRequest
 from vidaudit.run.runconfig import BudgetConfig, RunConfig, open_run_config
 from vidaudit.run.snapshot import update_snapshot
-from vidaudit.run.store import RunStore
+from vidaudit.run.store.writer import RunStore
 from vidaudit.run.summary import FailureCause, ProgressEvent, RunSummary, failure_causes
 
 #: ``dispatch(adapters, suite=NAME, samples=BY_ID, model_options=...)``: an async context manager giving
