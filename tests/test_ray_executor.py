@@ -32,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 import tiny_models  # noqa: E402
 from vidaudit.core.errors import ConfigError, DataError  # noqa: E402
 from vidaudit.run.cli_support import resolve_run_request  # noqa: E402
-from vidaudit.run.ray_executor import RayDispatch, RayOptions, dispatch_for  # noqa: E402
+from vidaudit.run.ray_cluster import RayOptions  # noqa: E402
+from vidaudit.run.ray_executor import RayDispatch, dispatch_for  # noqa: E402
 from vidaudit.run.request import RunRequest  # noqa: E402
 from vidaudit.run.session import execute  # noqa: E402
 from vidaudit.run.store.reader import StoreReader  # noqa: E402
