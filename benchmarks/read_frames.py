@@ -398,11 +398,11 @@ def main() -> None:
     tmp = None if args.work else tempfile.TemporaryDirectory()
     work = args.work or Path(tmp.name)  # type: ignore[union-attr]
     work.mkdir(parents=True, exist_ok=True)
+    parts = set(args.parts.split(","))
     io_before = None
-    if args.before != "none":
+    if args.before != "none" and parts & {"1", "3"}:  # part 4 runs the command line of a whole checkout instead
         io_before = modules_at(args.before, ["vidaudit.video.streams", "vidaudit.video.io"],
                                "_vidaudit_before")["vidaudit.video.io"]
-    parts = set(args.parts.split(","))
     if "1" in parts:
         part1(work, args.repeats, io_before)
     if "2" in parts:

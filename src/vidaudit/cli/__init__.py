@@ -330,7 +330,7 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory."), allow_c
                                        "(fast); png: matplotlib pictures, for papers (slow: ~0.15 s each).")) -> None:
     """Write RUN/report/report.json, report.md and a self-contained report.html from what `vidaudit score` wrote
     (RUN/scored_run.jsonl; a run never scored is scored first)."""
-    from vidaudit.cli.demo import headline_figures
+    from vidaudit.report.headline import headline_figures
     from vidaudit.report.stage import report_run
 
     with step_progress("report") as progress:
@@ -439,7 +439,8 @@ def demo(
     workers: int = typer.Option(None, help="Render processes (default: cores)."),
 ) -> None:
     """Generate the smoke grid, run oracle, chance and the ideal observer at native and frames@1, report."""
-    from vidaudit.cli.demo import headline_figures, run_demo
+    from vidaudit.cli.demo import run_demo
+    from vidaudit.report.headline import headline_figures
 
     try:
         paths = run_demo(out, workers=workers, console=console)

@@ -53,15 +53,6 @@ def run_demo(out: Path, *, suite: str = DEMO_SUITE, workers: int | None = None,
     return paths
 
 
-def headline_figures(report_json: Path) -> str:
-    """The report's headline table (report.json ``headline``) as the plain text the demo ends with on stdout."""
-    from vidaudit.core.contract.report import Report
-    from vidaudit.score.terminal import headline_text
-
-    report = Report.model_validate_json(Path(report_json).read_text(encoding="utf-8"))
-    return headline_text(report.headline) if report.headline is not None else "no headline table in the report"
-
-
 def note_lines(notes: list[str]) -> list[str]:
     """The report's notes as a list: one bullet each, and a note that lists items after " — " (``HEAD — a; b``)
     with one indented line per item."""

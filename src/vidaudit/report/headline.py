@@ -13,11 +13,13 @@ test first. Intervals are Wilson's, as everywhere else in vidaudit.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from vidaudit.core.contract.records import ScoreRecord, counted, unjudged_text
-from vidaudit.core.contract.report import Table
+from vidaudit.core.contract.report import Report, Table
 from vidaudit.report.tables import MISSING
 from vidaudit.score.stats import wilson_interval
+from vidaudit.score.terminal import headline_text
 
 #: where a model's role puts its row (and its figures): models under test first, ``chance`` last
 ROLE_ORDER = ("model", "human", "observer", "reference", "constant", "oracle", "chance")
@@ -80,3 +82,10 @@ def headline_from_records(figure: str, records: Sequence[ScoreRecord], note: str
     tallies = {key: counted(rs) for key, rs in groups.items()}
     return headline_table(figure, {key: (t.k, t.n) for key, t in tallies.items()}, roles, note=note,
                           unjudged={key: t.unjudged for key, t in tallies.items() if t.unjudged})
+
+
+def headline_figures(report_json: Path) -> str:
+    """The report's headline table (report.json ``headline``) as the plain text `report` and `demo` end with on
+    stdout (read back from the file written, so what is printed is what was stored)."""
+    report = Report.model_validate_json(Path(report_json).read_text(encoding="utf-8"))
+    return headline_text(report.headline) if report.headline is not None else "no headline table in the report"
