@@ -46,7 +46,7 @@ HERE = Path(__file__).resolve().parent
 SAMPLING = ("native", "frames@1", "frames@2", "frames@4", "frames@8", "frames@10", "frames@16", "keyframes")
 GOAL_RATIO = 2.0
 GOAL_FLAT = 1.10
-#: the floor's commit group and registration chunk: vidaudit's (executor.GROUP_ROWS, store.reader.LOOKUP_CHUNK)
+#: the floor's commit group and registration chunk: vidaudit's (attempt_loop.GROUP_ROWS, store.reader.LOOKUP_CHUNK)
 GROUP_ROWS = 256
 CHUNK = 500
 WORKERS = 128

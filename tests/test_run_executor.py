@@ -413,10 +413,10 @@ _FLOATS = st.floats(allow_nan=False) | st.integers(-10, 10) | st.just(float("inf
        started=_FLOATS, ended=_FLOATS)
 def test_an_ok_attempt_built_unvalidated_is_the_validated_one(trial_id: str, attempt: int, idx: list, ts: list,
                                                               started: float, ended: float) -> None:
-    """``executor._ok_attempt`` skips validation only where it would change nothing: the same fields, values and
+    """``attempt_loop._ok_attempt`` skips validation only where it would change nothing: the same fields, values and
     types (ints stay ints, floats floats: what the store's JSON writes), dump and fields set as ``Attempt(...)``."""
     from vidaudit.core.types import Attempt, Response, Status
-    from vidaudit.run.executor import _ok_attempt
+    from vidaudit.run.attempt_loop import _ok_attempt
 
     resp = Response(text="\\boxed{3}", latency_s=0.5, finish_reason="stop", cost_usd=0.0)
     got = _ok_attempt(trial_id, attempt, resp, list(idx), list(ts), started, ended)

@@ -334,7 +334,8 @@ def _execute_locked(data: Path, out: Path, planned: PlanStream | list[PlannedTri
                              pixel_free=[m.label for m in models if not reads_video(m)])
 
     async def go() -> tuple[RunSummary, dict[str, Any] | None, tuple[int, list[FailureCause]]]:
-        from vidaudit.run.executor import Backlog, register_keys, run_backlog
+        from vidaudit.run.backlog import Backlog, register_keys
+        from vidaudit.run.executor import run_backlog
         from vidaudit.run.waves import run_waves
 
         try:
