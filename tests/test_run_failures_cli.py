@@ -143,7 +143,8 @@ def test_a_full_disk_does_not_claim_unstored_calls_were_stored(smoke_dir: Path, 
 
     from vidaudit.core.types import ModelSpec
     from vidaudit.run.executor import RunAborted, run_trials
-    from vidaudit.run.plan import RequestBuilder, parse_condition
+    from vidaudit.run.plan import parse_condition
+    from vidaudit.run.request_builder import RequestBuilder
     from vidaudit.run.session import prepare_run
 
     planned, adapters, _ = prepare_run(smoke_dir, [ModelSpec.parse("oracle")],

@@ -32,7 +32,8 @@ from vidaudit.core.types import Attempt, ModelSpec, Status
 from vidaudit.models.base import request_options
 from vidaudit.run.audit_log import read_audit_log
 from vidaudit.run.executor import run_trials
-from vidaudit.run.plan import PlanStream, RequestBuilder, parse_condition, plan
+from vidaudit.run.plan import PlanStream, parse_condition, plan
+from vidaudit.run.request_builder import RequestBuilder
 from vidaudit.run.session import execute, prepare_run
 from vidaudit.run.store.reader import StoreReader
 from vidaudit.run.store.schema import DB_NAME
@@ -289,7 +290,7 @@ def test_the_plan_check_finds_what_reading_every_trial_finds(smoke_dir: Path) ->
     same problems, in the same order, as ``servable_problems`` over every trial, for models that take few images,
     none, or no native video, sharing conditions."""
     from vidaudit.models.base import Capabilities
-    from vidaudit.run.plan import servable_problems
+    from vidaudit.run.servable import servable_problems
 
     samples = load_samples(smoke_dir)
     caps = {"constant:a": Capabilities(native_video=False, images=True, max_images=3),

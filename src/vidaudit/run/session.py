@@ -24,9 +24,11 @@ from vidaudit.models.http_base import for_dry_run
 from vidaudit.run.budget import Budget
 from vidaudit.run.lock import RunLock
 from vidaudit.run.perturbed import PERTURB_CACHE
-from vidaudit.run.plan import PlannedTrial, PlanStream, RequestBuilder, check_videos, effective_fps
+from vidaudit.run.plan import PlannedTrial, PlanStream
 from vidaudit.run.request import RunRequest
+from vidaudit.run.request_builder import RequestBuilder, effective_fps
 from vidaudit.run.runconfig import BudgetConfig, RunConfig, open_run_config
+from vidaudit.run.servable import check_videos
 from vidaudit.run.snapshot import update_snapshot
 from vidaudit.run.store.writer import RunStore
 from vidaudit.run.summary import FailureCause, ProgressEvent, RunSummary, failure_causes
