@@ -459,10 +459,7 @@ class PlanStream:
                                                adapter_options=g.options, **fields))
                     yield full.id, full, (s, sel, prompt, pin)
                     continue
-                if spliced is not None and spliced.ok:
-                    text = spliced(fields)
-                else:
-                    text = canonical_json({**template, **fields})
+                text = spliced(fields) if spliced is not None and spliced.ok else canonical_json({**template, **fields})
                 yield sha256_text(text), _Spliced(g, suite.name, template, fields, text,
                                                   logged if logged is not None and logged.ok else None), \
                     (s, sel, prompt, pin)

@@ -31,6 +31,7 @@ driver takes its actors with it (they are owned by the driver) and loses at most
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import os
 from collections.abc import AsyncIterator, Mapping
@@ -209,10 +210,8 @@ class RayReplicas:
         import ray
 
         for h in self.handles:
-            try:
+            with contextlib.suppress(ray.exceptions.RayError):  # a replica that is gone has nothing left to close
                 await h.aclose.remote()
-            except ray.exceptions.RayError:
-                pass  # a replica that is gone has nothing left to close
 
 
 # --------------------------------------------------------------------------- connecting and dispatching

@@ -228,7 +228,7 @@ def dry_run_rows(planned: Iterable[PlannedTrial] | PlanStream, caps: dict[str, A
 
 def _stream_rows(stream: PlanStream, caps: dict[str, Any]) -> list[DryRunRow]:
     rows: dict[tuple[str, str], DryRunRow] = {}
-    for g, s, sel, pin in stream.inputs():
+    for g, s, sel, _pin in stream.inputs():
         key = (g.label, g.condition_id)
         row = rows.get(key) or rows.setdefault(key, DryRunRow(*key))
         row.trials += 1
