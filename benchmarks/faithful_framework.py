@@ -38,7 +38,7 @@ def main() -> None:
     from vidaudit.core.types import ModelSpec
     from vidaudit.run.plan import parse_condition
     from vidaudit.run.session import execute
-    from vidaudit.run.store import RunStore
+    from vidaudit.run.store.reader import StoreReader
     from vidaudit.suites.faithful.generate import generate, specs_for
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -53,7 +53,7 @@ def main() -> None:
         c0, w0 = time.process_time(), time.perf_counter()
         execute(data, Path(tmp) / "run", [spec], [parse_condition("native@1", prompt="yes_no")], suite="faithful")
         cpu, wall = time.process_time() - c0, time.perf_counter() - w0
-        with RunStore(Path(tmp) / "run", readonly=True) as store:
+        with StoreReader(Path(tmp) / "run") as store:
             calls = store.stage_calls()
         per: dict[str, dict[str, float]] = {}
         for c in calls:

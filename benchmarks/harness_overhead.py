@@ -57,7 +57,8 @@ from vidaudit.core.registry import get_suite
 from vidaudit.core.types import Condition, ModelSpec
 from vidaudit.models.base import Capabilities
 from vidaudit.models.openai_compat import OpenAIAdapter
-from vidaudit.run.plan import PlannedTrial, RequestBuilder, parse_condition, plan
+from vidaudit.run.plan import PlannedTrial, parse_condition, plan
+from vidaudit.run.request_builder import RequestBuilder
 from vidaudit.run.session import dry_run_rows, prepare_stream
 from vidaudit.suites.counting.generate import generate
 from vidaudit.suites.counting.grid import GridPoint, preset

@@ -16,7 +16,7 @@ imports, so start-up is not in it. The machine may be loaded: CPU time, not wall
   write per chunk, a log line per trial); then per model 128 asyncio workers (vidaudit's, for a concurrency
   of 64) await an instant ``async def model(prompt)``, and each attempt's row and JSON log line are
   committed in groups of 256 (one transaction, one log write and fsync per group). The same SQLite schema
-  (``vidaudit.run.store``'s tables and indexes: random-key indexes on the trial id), WAL with
+  (``vidaudit.run.store.schema``'s tables and indexes: random-key indexes on the trial id), WAL with
   ``synchronous=FULL``.
 
 Goal (issue 34): vidaudit <= 2x the floor, and vidaudit's CPU per trial flat within 10% from 17,520 to
@@ -46,7 +46,7 @@ HERE = Path(__file__).resolve().parent
 SAMPLING = ("native", "frames@1", "frames@2", "frames@4", "frames@8", "frames@10", "frames@16", "keyframes")
 GOAL_RATIO = 2.0
 GOAL_FLAT = 1.10
-#: the floor's commit group and registration chunk: vidaudit's (executor.GROUP_ROWS, store.LOOKUP_CHUNK)
+#: the floor's commit group and registration chunk: vidaudit's (attempt_loop.GROUP_ROWS, store.reader.LOOKUP_CHUNK)
 GROUP_ROWS = 256
 CHUNK = 500
 WORKERS = 128
@@ -57,7 +57,7 @@ WORKERS = 128
 def floor_child(work: Path, n_models: int, n_conditions: int = len(SAMPLING)) -> dict:
     """The bare loop in this fresh process (see the module docstring); CPU counted after the imports.
     ``n_conditions``: the first that many of the paper's sampling conditions."""
-    from vidaudit.run.store import _SCHEMA  # the same tables and indexes (imported before the clock)
+    from vidaudit.run.store.schema import SCHEMA  # the same tables and indexes (imported before the clock)
 
     run = work / f"floor{n_models}"
     shutil.rmtree(run, ignore_errors=True)
@@ -68,7 +68,7 @@ def floor_child(work: Path, n_models: int, n_conditions: int = len(SAMPLING)) ->
     conn = sqlite3.connect(run / "store.sqlite", isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=FULL")
-    conn.executescript(_SCHEMA)
+    conn.executescript(SCHEMA)
     log = os.open(run / "attempts.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
     def write_log(lines: list[str]) -> None:

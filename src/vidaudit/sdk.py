@@ -124,7 +124,7 @@ if TYPE_CHECKING:  # every name of the front door, where it lives (imported on f
     from vidaudit.run.plan import parse_condition, select_frames
     from vidaudit.run.ray_pool import pool_factory
     from vidaudit.run.runconfig import RunConfig
-    from vidaudit.run.store import RunStore
+    from vidaudit.run.store.reader import StoreReader
     from vidaudit.score.answers import boxed_spans, parse_agree, parse_count, parse_option, parse_yes_no
     from vidaudit.score.judge import read_verdict
     from vidaudit.score.stage import stage_usage
@@ -174,7 +174,7 @@ __all__ = [
     "CHARS_PER_TOKEN", "Capabilities", "ModelAdapter", "ModelCallError", "SampleAnswerer", "StageCall",
     "combine_stages", "make_adapter", "observed_frames",
     # a run: its conditions and frames, perturbed inputs, and what a suite reads back from a run it generates from
-    "RunConfig", "RunStore", "parse_condition", "plan_chain", "select_frames", "stage_usage",
+    "RunConfig", "StoreReader", "parse_condition", "plan_chain", "select_frames", "stage_usage",
     # answers and statistics
     "boxed_spans", "paired_bootstrap", "parse_agree", "parse_count", "parse_option", "parse_yes_no", "read_verdict",
     "wilson_interval", "wilson_lower",

@@ -94,20 +94,20 @@ def test_wrong_suite_for_the_data_is_refused(toy_run: Path) -> None:
 
 def test_a_composite_model_from_a_plugin_runs_through_the_cli(toy_run: Path) -> None:
     """Each stage is a stored call; a resumed run repeats none; the final answer is scored."""
-    from vidaudit.run.store import RunStore
+    from vidaudit.run.store.reader import StoreReader
 
     run = toy_run / "composite"
     args = ("run", "toy", "--data", str(toy_run / "data"), "--model", "toy-judge", "--condition", "frames@2",
             "--out", str(run))
     r = _cli(*args, cwd=toy_run)
     assert r.returncode == 0, r.stdout + r.stderr
-    with RunStore(run, readonly=True) as store:
+    with StoreReader(run) as store:
         calls = store.stage_calls()
         assert sorted({c.stage for c in calls}) == ["answer", "judge"] and len(calls) == 12
         before = len(calls)
     r = _cli(*args, cwd=toy_run)
     assert r.returncode == 0, r.stdout + r.stderr
-    with RunStore(run, readonly=True) as store:
+    with StoreReader(run) as store:
         assert len(store.stage_calls()) == before
     r = _cli("score", str(run), cwd=toy_run)
     assert r.returncode == 0, r.stdout + r.stderr

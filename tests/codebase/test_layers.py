@@ -135,6 +135,17 @@ def test_the_report_reads_the_scored_file_not_the_run() -> None:
     assert not bad, "report/ reads the run through the scored file:\n" + "\n".join(bad)
 
 
+def test_score_and_the_suites_only_read_the_run_store() -> None:
+    """Scoring reads a run; only ``run/`` writes one: above ``run/``, the store is imported through its reader
+    (``run/store/reader.py``) alone, never its writer, its log sync or its schema."""
+    above = ("score", "report", *ABOVE_THE_STAGES[:-1])  # the command line opens the writer to run
+    bad = [f"{_module_name(path)}:{line} imports {target}" for path in sorted(SRC.rglob("*.py"))
+           if _top(_module_name(path)) in above
+           for target, line in _imported(path)
+           if target.startswith("vidaudit.run.store") and target != "vidaudit.run.store.reader"]
+    assert not bad, "read a run store through vidaudit.run.store.reader:\n" + "\n".join(bad)
+
+
 def test_the_floors_of_the_stages_are_in_order() -> None:
     assert [FLOORS[s] for s in STAGES] == sorted(FLOORS[s] for s in STAGES)
     assert max(FLOORS[s] for s in STAGES) < min(FLOORS[t] for t in ABOVE_THE_STAGES)

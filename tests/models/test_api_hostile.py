@@ -333,7 +333,7 @@ def _lying_run(tmp_path, usage: tuple[str, str]):
     from vidaudit.core.types import Condition, ImagePart, Trial
     from vidaudit.run.budget import Budget
     from vidaudit.run.executor import run_trials
-    from vidaudit.run.store import RunStore
+    from vidaudit.run.store.writer import RunStore
 
     @dataclass(frozen=True)
     class Planned:

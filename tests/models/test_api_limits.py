@@ -146,7 +146,7 @@ def test_defaults_and_bad_values(provider: str, keys: None) -> None:
 
 def test_a_run_says_what_happened_and_stores_none_of_the_body(smoke_dir: Path, tmp_path: Path, keys: None) -> None:
     from vidaudit.cli import app
-    from vidaudit.run.store import RunStore
+    from vidaudit.run.store.reader import StoreReader
 
     run_dir = tmp_path / "run"
     with FakeServer() as srv:
@@ -158,7 +158,7 @@ def test_a_run_says_what_happened_and_stores_none_of_the_body(smoke_dir: Path, t
     flat = " ".join(r.output.split())
     assert "2 api_error (too_large): openai:m@" in flat and "max_response_bytes=1,000,000" in flat, r.output
     assert (run_dir / "store.sqlite").stat().st_size < 1_000_000
-    with RunStore(run_dir, readonly=True) as store:
+    with StoreReader(run_dir) as store:
         attempts = [a for row in store.trial_rows() for a in store.attempts(row.trial_id)]
     assert len(attempts) == 2 and all(a.response is None for a in attempts)  # not retried, nothing kept
 
@@ -262,7 +262,7 @@ def test_a_run_against_a_gzip_bomb_stores_nothing_and_stays_small(smoke_dir: Pat
                                                                   completion_bomb: bytes) -> None:
     """``vidaudit run`` in its own process against a server answering every call with the 300 MiB gzip bomb:
     each trial errors as too_large, the store stays under 50 MB and the process's peak memory is bounded."""
-    from vidaudit.run.store import RunStore
+    from vidaudit.run.store.reader import StoreReader
 
     run_dir = tmp_path / "run"
     with FakeServer() as srv:
@@ -282,7 +282,7 @@ def test_a_run_against_a_gzip_bomb_stores_nothing_and_stays_small(smoke_dir: Pat
     flat = " ".join(output.split())
     assert "2 api_error (too_large)" in flat, output
     assert (run_dir / "store.sqlite").stat().st_size < 50_000_000
-    with RunStore(run_dir, readonly=True) as store:
+    with StoreReader(run_dir) as store:
         attempts = [a for row in store.trial_rows() for a in store.attempts(row.trial_id)]
     assert len(attempts) == 2 and all(a.response is None for a in attempts)
     # measured: 355 MB peak and a 45 KB store with the cap on decoded bytes (the interpreter, the SDK, numpy

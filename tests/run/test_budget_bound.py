@@ -24,7 +24,7 @@ from httpfake import FakeServer, Recorded, Reply
 from vidaudit.core.types import Response
 from vidaudit.models.errors_http import MAX_CALL_TOKENS, output_bound, split_finish
 from vidaudit.run.budget import BudgetTracker, Reservation, bounded, charge
-from vidaudit.run.store import RunStore
+from vidaudit.run.store.reader import StoreReader
 
 MODEL = "gemini:gemini-2.5-pro"   # $1.25 / M input, $10 / M output in the shipped prices
 
@@ -68,7 +68,7 @@ def _run(smoke_dir: Path, out: Path, url: str, cap: float):  # type: ignore[no-u
 
 def _stored(out: Path) -> tuple[float, int, list[Response]]:
     """(cost stored, attempts stored, their responses) as the run store holds them."""
-    with RunStore(out, readonly=True) as store:
+    with StoreReader(out) as store:
         attempts = [a for row in store.trial_rows() for a in store.attempts(row.trial_id)]
     responses = [a.response for a in attempts if a.response is not None]
     return sum(r.cost_usd or 0.0 for r in responses), len(attempts), responses

@@ -18,7 +18,8 @@ from vidaudit.core.timeline import Timeline
 from vidaudit.core.types import Condition, ImagePart, ModelSpec, Presentation, TextPart, VideoPart
 from vidaudit.models.base import Capabilities
 from vidaudit.models.provider_content import encode_jpeg
-from vidaudit.run.plan import RequestBuilder, parse_condition, plan, select_frames
+from vidaudit.run.plan import parse_condition, plan, select_frames
+from vidaudit.run.request_builder import RequestBuilder
 from vidaudit.video.decode import read_frames
 from vidaudit.video.sampling import uniform_count
 

@@ -15,7 +15,8 @@ from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite
 from vidaudit.core.types import ModelSpec, PerturbationSpec, names_perturbations
 from vidaudit.models.base import Capabilities
-from vidaudit.run.plan import RequestBuilder, parse_condition, plan
+from vidaudit.run.plan import parse_condition, plan
+from vidaudit.run.request_builder import RequestBuilder
 from vidaudit.suites.stress.cross_frame.generate import generate
 
 CAPS = Capabilities(native_video=True, images=True, default_native_fps=None, local=True, synthetic=True)

@@ -32,10 +32,11 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 import tiny_models  # noqa: E402
 from vidaudit.core.errors import ConfigError, DataError  # noqa: E402
 from vidaudit.run.cli_support import resolve_run_request  # noqa: E402
-from vidaudit.run.ray_executor import RayDispatch, RayOptions, dispatch_for  # noqa: E402
+from vidaudit.run.ray_cluster import RayOptions  # noqa: E402
+from vidaudit.run.ray_executor import RayDispatch, dispatch_for  # noqa: E402
 from vidaudit.run.request import RunRequest  # noqa: E402
 from vidaudit.run.session import execute  # noqa: E402
-from vidaudit.run.store import RunStore  # noqa: E402
+from vidaudit.run.store.reader import StoreReader  # noqa: E402
 
 SITE = str(Path(__file__).resolve().parents[1] / "plugin_site")  # the toy suite
 CHAT = "/v1/chat/completions"
@@ -65,7 +66,7 @@ def _stored(run: Path) -> tuple[dict[str, str], Counter[str], Counter[str]]:
     texts: dict[str, str] = {}
     ok: Counter[str] = Counter()
     failed: Counter[str] = Counter()
-    with RunStore(run, readonly=True) as store:
+    with StoreReader(run) as store:
         for row in store.trial_rows():
             for a in store.attempts(row.trial_id):
                 if a.status.value == "ok":
@@ -194,7 +195,7 @@ def test_a_judged_run_keeps_its_stage_calls_on_the_driver_and_its_model_on_ray(
                           [Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="plain")], suite="toy",
                           judge=judge, dispatch=dispatch)
             assert res.summary is not None and not res.summary.stopped_early
-            with RunStore(tmp_path / name, readonly=True) as store:
+            with StoreReader(tmp_path / name) as store:
                 runs[name] = sorted((c.trial_id, c.stage, c.call_key, c.response.text) for c in store.stage_calls())
             if dispatch is not None:
                 assert list(dispatch.placements) == ["constant:the screen looks red"]  # the judge stays here

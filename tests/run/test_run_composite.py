@@ -59,7 +59,8 @@ from vidaudit.run.budget import Budget
 from vidaudit.run.executor import AdapterError, run_trials
 from vidaudit.run.retry import RetryPolicy
 from vidaudit.run.stage_calls import call_key, request_fingerprint
-from vidaudit.run.store import RunStore
+from vidaudit.run.store.reader import StoreReader
+from vidaudit.run.store.writer import RunStore
 from vidaudit.run.summary import StopReason
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -465,7 +466,8 @@ from vidaudit.models.base import Capabilities, combine_stages
 from vidaudit.models.openai_compat import OpenAIAdapter
 from vidaudit.run.executor import run_trials
 from vidaudit.run.retry import RetryPolicy
-from vidaudit.run.store import RunStore
+from vidaudit.run.store.writer import RunStore
+from vidaudit.run.store.reader import StoreReader
 
 run_dir, url = sys.argv[1], sys.argv[2]
 
@@ -546,7 +548,7 @@ def test_sigkill_mid_composite_then_resume_repeats_no_stored_stage_call(tmp_path
         os.killpg(proc.pid, signal.SIGKILL)
         out1 = proc.communicate()[0].decode()
         assert mid_composite, "the run should have been killed between a trial's answer and its judge\n" + out1
-        with RunStore(run_dir, readonly=True) as store:
+        with StoreReader(run_dir) as store:
             done = {(c.trial_id, c.stage): c for c in store.stage_calls() if c.status is Status.OK}
             ok_before = store.ok_trial_ids()
             attempts_before = sum(store.attempt_counts().values())

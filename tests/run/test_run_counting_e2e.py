@@ -21,7 +21,7 @@ from httpfake import FakeServer, Recorded, Reply
 from vidaudit.cli import app
 from vidaudit.core.contract.report import Report
 from vidaudit.core.manifest import load_samples
-from vidaudit.run.store import RunStore
+from vidaudit.run.store.reader import StoreReader
 from vidaudit.score.stage import score_store
 
 runner = CliRunner()
@@ -76,12 +76,12 @@ def test_oracle_and_ideal_observer(builtin_run: Path) -> None:
 
 
 def test_rerun_resumes_without_calls_and_score_rescores(builtin_run: Path, smoke_dir: Path) -> None:
-    with RunStore(builtin_run, readonly=True) as store:
+    with StoreReader(builtin_run) as store:
         before = store.summary().attempts
     r = runner.invoke(app, ["run", "--resume", str(builtin_run)])
     assert r.exit_code == 0, r.output
     assert "108 already ok" in " ".join(r.output.split())
-    with RunStore(builtin_run, readonly=True) as store:
+    with StoreReader(builtin_run) as store:
         assert store.summary().attempts == before
     r = runner.invoke(app, ["score", str(builtin_run)])
     assert r.exit_code == 0, r.output
@@ -188,7 +188,7 @@ def test_sigkill_mid_run_then_resume(smoke_dir: Path, tmp_path: Path) -> None:
             time.sleep(0.05)
         os.killpg(proc.pid, signal.SIGKILL)
         out1 = proc.communicate()[0].decode()
-        with RunStore(run_dir, readonly=True) as store:
+        with StoreReader(run_dir) as store:
             stored_ok = len(store.ok_trial_ids())
         assert 4 <= stored_ok < 18, stored_ok
         first_bodies = [hashlib.sha256(r.body).hexdigest() for r in srv.requests]
@@ -199,7 +199,7 @@ def test_sigkill_mid_run_then_resume(smoke_dir: Path, tmp_path: Path) -> None:
     assert len(second) == 18 - stored_ok, "a stored trial was called again"
     assert len(set(second)) == len(second)
     assert len(set(first_bodies) - set(second)) >= stored_ok
-    with RunStore(run_dir, readonly=True) as store:
+    with StoreReader(run_dir) as store:
         assert len(store.ok_trial_ids()) == 18
         per_trial = {}
         for row, att in store.results():
@@ -248,7 +248,7 @@ def test_a_run_from_before_the_backbone_is_reported_but_not_resumed(builtin_run:
     assert r.exit_code == 2, r.output
     text = " ".join(r.output.split())
     assert "older vidaudit" in text and "vidaudit report RUN" in text and "new run dir" in text
-    with RunStore(old, readonly=True) as store:
+    with StoreReader(old) as store:
         before = store.summary().attempts
     assert before == 108
     r = runner.invoke(app, ["score", str(old)])

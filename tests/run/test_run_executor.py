@@ -42,7 +42,8 @@ from vidaudit.models.base import Capabilities, ModelCallError
 from vidaudit.run.budget import Budget
 from vidaudit.run.executor import AdapterError, PrepareError, run_trials
 from vidaudit.run.progress import RichProgress
-from vidaudit.run.store import RunStore
+from vidaudit.run.store.reader import StoreReader
+from vidaudit.run.store.writer import RunStore
 from vidaudit.run.summary import ProgressEvent, StopReason
 
 # --------------------------------------------------------------------------- test adapters
@@ -182,7 +183,7 @@ def test_any_text_a_model_returns_is_stored_and_nothing_else_is_lost(tmp_path: P
     with RunStore(tmp_path) as store:
         s = run(planned, {"test:scripted": adapter}, store)
         assert s.ok == 12 and s.stop_reason is StopReason.COMPLETED
-    with RunStore(tmp_path, readonly=True) as store:
+    with StoreReader(tmp_path) as store:
         for tid, text in odd.items():
             a = store.latest(tid)
             assert a is not None and a.response is not None and a.response.text == text
@@ -412,10 +413,10 @@ _FLOATS = st.floats(allow_nan=False) | st.integers(-10, 10) | st.just(float("inf
        started=_FLOATS, ended=_FLOATS)
 def test_an_ok_attempt_built_unvalidated_is_the_validated_one(trial_id: str, attempt: int, idx: list, ts: list,
                                                               started: float, ended: float) -> None:
-    """``executor._ok_attempt`` skips validation only where it would change nothing: the same fields, values and
+    """``attempt_loop._ok_attempt`` skips validation only where it would change nothing: the same fields, values and
     types (ints stay ints, floats floats: what the store's JSON writes), dump and fields set as ``Attempt(...)``."""
     from vidaudit.core.types import Attempt, Response, Status
-    from vidaudit.run.executor import _ok_attempt
+    from vidaudit.run.attempt_loop import _ok_attempt
 
     resp = Response(text="\\boxed{3}", latency_s=0.5, finish_reason="stop", cost_usd=0.0)
     got = _ok_attempt(trial_id, attempt, resp, list(idx), list(ts), started, ended)

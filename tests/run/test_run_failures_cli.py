@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 
 from httpfake import FakeServer, Reply
 from vidaudit.cli import app
-from vidaudit.run.store import RunStore
+from vidaudit.run.store.reader import StoreReader
+from vidaudit.run.store.writer import RunStore
 
 runner = CliRunner()
 KEY = "sk-test-firsthour-0123456789abcdef"
@@ -94,7 +95,7 @@ def test_retry_errors_calls_errored_trials_again_once_the_cause_is_fixed(smoke_d
     assert "failed, by cause" not in out
     # `score` first: a scored file from before this session would be stale and `report` alone would refuse it
     assert f"next: vidaudit score {run_dir} then: vidaudit report {run_dir}" in out
-    with RunStore(run_dir, readonly=True) as store:
+    with StoreReader(run_dir) as store:
         assert len(store.ok_trial_ids()) == 4
         assert sum(store.attempt_counts().values()) == 8  # the four failures stay in the store
 
@@ -142,7 +143,8 @@ def test_a_full_disk_does_not_claim_unstored_calls_were_stored(smoke_dir: Path, 
 
     from vidaudit.core.types import ModelSpec
     from vidaudit.run.executor import RunAborted, run_trials
-    from vidaudit.run.plan import RequestBuilder, parse_condition
+    from vidaudit.run.plan import parse_condition
+    from vidaudit.run.request_builder import RequestBuilder
     from vidaudit.run.session import prepare_run
 
     planned, adapters, _ = prepare_run(smoke_dir, [ModelSpec.parse("oracle")],

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from httpfake import FakeServer, Recorded, Reply
-from vidaudit.run.store import RunStore
+from vidaudit.run.store.reader import StoreReader
 
 SECRET = "sk-test-ECHOED-0123456789abcdef"
 
@@ -36,7 +36,7 @@ def test_a_model_that_echoes_the_key_is_redacted_and_the_run_finishes(smoke_dir:
         srv.script("POST", "/v1/chat/completions", default=_echo)
         r = subprocess.run(_cmd(smoke_dir, srv.url, run, 3), env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
-    with RunStore(run, readonly=True) as store:
+    with StoreReader(run) as store:
         assert len(store.ok_trial_ids()) == 3
         texts = [a.response.text for _, a in store.results() if a and a.response]
     assert texts and all("[REDACTED:OPENAI_API_KEY]" in t for t in texts)
@@ -66,7 +66,7 @@ def test_a_second_run_on_the_same_dir_refuses_before_any_call(smoke_dir: Path, t
         out = first.communicate(timeout=120)[0].decode()
         assert first.returncode == 0, out
         assert len(srv.requests) == 6  # every call is the first run's, once each
-    with RunStore(run, readonly=True) as store:
+    with StoreReader(run) as store:
         assert len(store.ok_trial_ids()) == 6 and sum(store.attempt_counts().values()) == 6
 
 
@@ -170,7 +170,7 @@ def test_a_lone_surrogate_from_a_server_is_stored_scored_and_shown(smoke_dir: Pa
         srv.script("POST", "/v1/chat/completions", default=reply)
         r = subprocess.run(_cmd(smoke_dir, srv.url, run, 2), env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
-    with RunStore(run, readonly=True) as store:
+    with StoreReader(run) as store:
         texts = [a.response.text for _, a in store.results() if a and a.response]
     assert texts == ["odd \ud800 t=1.0s \\boxed{1}"] * 2
     res = CliRunner().invoke(app, ["report", str(run)])
@@ -198,7 +198,7 @@ def test_adapter_options_from_the_command_line_are_recorded_and_resumed(smoke_di
         r = runner.invoke(app, [*base, "--adapter-option", "openai.jpeg_quality=70"], env=env)
         assert r.exit_code == 0, r.output
         assert json.loads((run / "run.json").read_text())["model_options"] == {"openai": {"jpeg_quality": 70}}
-        with RunStore(run, readonly=True) as store:
+        with StoreReader(run) as store:
             (row,) = store.trial_rows()
         assert row.trial.adapter_options["jpeg_quality"] == 70
         n = len(srv.requests)

@@ -13,7 +13,7 @@ from httpfake import FakeServer, Reply
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, ModelSpec, Presentation
 from vidaudit.run.session import execute
-from vidaudit.run.store import RunStore
+from vidaudit.run.store.reader import StoreReader
 from vidaudit.score.stage import score_store
 
 SITE = Path(__file__).parents[1] / "plugin_site"
@@ -58,7 +58,7 @@ def test_free_text_answers_are_judged_and_stored(toy: Path) -> None:
                    for s in sent)
         assert all(s["messages"][0] == {"role": "system", "content": "You grade answers."} for s in sent)
 
-        with RunStore(toy / "run", readonly=True) as store:
+        with StoreReader(toy / "run") as store:
             stages = store.stage_calls()
         assert sorted({s.stage for s in stages}) == ["answer", "judge"]
         assert sum(s.stage == "judge" for s in stages) == 3
@@ -92,7 +92,7 @@ def test_a_failed_judge_call_is_retried_and_the_answer_is_not_repeated(toy: Path
         assert res.summary is not None and not res.summary.stopped_early
         scored = score_store(toy / "run")
         assert all(r.status == "ok" and r.correct for r in scored.records)
-        with RunStore(toy / "run", readonly=True) as store:
+        with StoreReader(toy / "run") as store:
             stages = store.stage_calls()
         answers = [s for s in stages if s.stage == "answer"]
         assert len(answers) == 3  # one answer per sample, reused by the retried attempt
@@ -107,7 +107,7 @@ def test_the_judge_is_part_of_the_trial_id(toy: Path) -> None:
                 [Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="plain")], suite="toy")
     ids = []
     for d in ("a", "b"):
-        with RunStore(toy / d, readonly=True) as store:
+        with StoreReader(toy / d) as store:
             ids.append({r.trial_id for r in store.trial_rows()})
     assert ids[0] and ids[0].isdisjoint(ids[1])
 

@@ -13,7 +13,7 @@ from vidaudit.core.types import Attempt, Condition, ErrorKind, ModelSpec, Respon
 from vidaudit.run import log_lines
 from vidaudit.run.audit_log import encode_line, line_json
 from vidaudit.run.plan import _PER_TRIAL, _TrialJson
-from vidaudit.run.store import KeyedTrial, _attempt_line, _attempt_row
+from vidaudit.run.store.records import KeyedTrial, attempt_row, log_attempt
 
 texts = st.one_of(st.none(), st.text(max_size=30), st.sampled_from(["\\boxed{3}", "\ud800", "a\udcffb", "\x00\n\"\\",
                                                                       "\u00e9\u4e2d\U0001f600", "\ud83d\ude00"]))
@@ -34,7 +34,7 @@ attempts = st.builds(Attempt, trial_id=st.text(max_size=70), attempt=st.integers
 
 def _generic(a: Attempt) -> bytes | None:
     try:
-        return encode_line(_attempt_line(a, None))
+        return encode_line(log_attempt(a, None))
     except ValueError:  # a non-finite float: the generic line refuses it (allow_nan=False)
         return None
 
@@ -51,7 +51,7 @@ def test_an_attempt_line_is_the_generic_line_or_left_to_it(a: Attempt) -> None:
 
 def _has_surrogate(a: Attempt) -> bool:
     try:
-        json.dumps(_attempt_line(a, None), ensure_ascii=False).encode("utf-8")
+        json.dumps(log_attempt(a, None), ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         return True
     return False
@@ -65,7 +65,7 @@ def test_the_frame_columns_are_json_dumps_of_the_lists(a: Attempt) -> None:
         if got is not None:
             assert got == json.dumps(list(vs))
     try:
-        row = _attempt_row(a)
+        row = attempt_row(a)
     except ValueError:
         return
     assert row[11] == json.dumps(list(a.frame_indices)) and row[12] == json.dumps(list(a.frame_times))
@@ -75,7 +75,7 @@ def test_a_plain_ok_attempt_takes_the_fast_path() -> None:
     a = Attempt(trial_id="t" * 64, attempt=1, status=Status.OK, response=Response(text="\\boxed{3}", latency_s=1.5e-5,
                 finish_reason="stop", model_version="simulated:x.csv", cost_usd=0.0), started_at=1.5, ended_at=2.0)
     assert log_lines.ENABLED
-    assert log_lines.attempt_line(a) == encode_line(_attempt_line(a, None))
+    assert log_lines.attempt_line(a) == encode_line(log_attempt(a, None))
 
 
 @settings(max_examples=200, deadline=None)

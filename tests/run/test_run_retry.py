@@ -22,7 +22,7 @@ from vidaudit.core.types import Condition, ErrorKind, ModelSpec, Request, Respon
 from vidaudit.models.base import Capabilities, ModelCallError
 from vidaudit.run.executor import run_trials
 from vidaudit.run.retry import Decision, RetryPolicy, status_for
-from vidaudit.run.store import RunStore
+from vidaudit.run.store.writer import RunStore
 
 EXPECTED = {
     ErrorKind.RATE_LIMIT: Decision.RETRY, ErrorKind.TRANSIENT: Decision.RETRY, ErrorKind.TIMEOUT: Decision.RETRY,

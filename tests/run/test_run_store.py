@@ -45,8 +45,10 @@ from vidaudit.core.types import (
 from vidaudit.run.audit_log import read_audit_log
 from vidaudit.run.runconfig import BudgetConfig, RunConfig, open_run_config
 from vidaudit.run.secrets import SecretLeakError, env_secrets
-from vidaudit.run.stage_calls import StageCallRecord, StageRef
-from vidaudit.run.store import RunStore
+from vidaudit.run.store.reader import StoreReader
+from vidaudit.run.store.records import StageCallRecord, StageRef
+from vidaudit.run.store.sync import rebuild_from_log
+from vidaudit.run.store.writer import RunStore
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -134,16 +136,17 @@ def test_readonly_reader_sees_commits_while_writer_is_open(tmp_path: Path) -> No
     t = make_trial(1)
     writer = RunStore(tmp_path)
     writer.register_trials([t])
-    reader = RunStore(tmp_path, readonly=True)
+    reader = StoreReader(tmp_path)
     assert reader.attempt_counts() == {}
     writer.append(ok_attempt(t))
     assert reader.ok_trial_ids() == {t.id}
-    with pytest.raises(DataError, match="read-only"):
-        reader.append(ok_attempt(t, 2))
+    assert not hasattr(reader, "append") and not hasattr(reader, "register_trials")  # a reader has no writes
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):  # and its connection cannot write either
+        reader._conn.execute("INSERT INTO meta(key, value) VALUES ('x', 'y')")
     reader.close()
     writer.close()
     with pytest.raises(DataError, match="no run store"):
-        RunStore(tmp_path / "missing", readonly=True)
+        StoreReader(tmp_path / "missing")
 
 
 def test_not_a_store_is_a_clear_error(tmp_path: Path) -> None:
@@ -181,7 +184,7 @@ def test_any_attempt_round_trips_exactly(a: Attempt) -> None:
         with RunStore(d) as store:
             store.register_trials([t])
             store.append(a)
-        with RunStore(d, readonly=True) as store:
+        with StoreReader(d) as store:
             assert store.latest(t.id) == a
         assert Attempt.model_validate(read_audit_log(Path(d) / "attempts.jsonl").of_kind("attempt")[0]["attempt"]) == a
 
@@ -207,7 +210,7 @@ def test_any_text_is_stored_losslessly_and_other_attempts_survive(tmp_path: Path
             want[t.id] = a
         e = err_attempt(trials[0], 2, message="body: \ud800\x00 " + NASTY[2])
         store.append(e)
-    with RunStore(tmp_path, readonly=True) as store:
+    with StoreReader(tmp_path) as store:
         for t in trials:
             assert store.attempts(t.id)[0] == want[t.id]
         assert store.latest(trials[0].id) == e
@@ -272,7 +275,7 @@ def test_stage_calls_are_numbered_found_by_key_and_counted_once(tmp_path: Path) 
         composite = ok_attempt(t, 2).model_copy(update={"response": Response(
             text="3", usage=Usage(input_tokens=100, output_tokens=10), cost_usd=0.004)})
         store.append(composite, stages=refs)
-    with RunStore(tmp_path, readonly=True) as store:
+    with StoreReader(tmp_path) as store:
         assert store.stage_calls(t.id) == [a, f, j]
         assert store.ok_stage_call("k2") == j and store.ok_stage_call("k1") == a
         assert store.ok_stage_call("nope") is None
@@ -338,7 +341,7 @@ def make_v1_store(run_dir: Path) -> tuple[list[Trial], list[Attempt]]:
 def test_schema_1_store_opens_read_only_and_refuses_writing(tmp_path: Path) -> None:
     trials, attempts = make_v1_store(tmp_path)
     before = (tmp_path / "store.sqlite").read_bytes()
-    with RunStore(tmp_path, readonly=True) as store:
+    with StoreReader(tmp_path) as store:
         assert store.schema_version == 1
         assert [r.trial for r in store.trial_rows()] == trials
         best = {row.trial_id: a for row, a in store.results()}
@@ -412,7 +415,7 @@ def test_a_lost_database_is_rebuilt_from_the_log_exactly(tmp_path: Path) -> None
     log_before = (tmp_path / "attempts.jsonl").read_bytes()
     _lose_database(tmp_path)
     with pytest.raises(DataError, match="rebuild"):
-        RunStore(tmp_path, readonly=True)                 # a reader never writes, but says how
+        StoreReader(tmp_path)                 # a reader never writes, but says how
     with RunStore(tmp_path) as store:                     # a writer never starts fresh beside a log
         rebuilt = store.recovery.rebuilt
         assert rebuilt is not None and (rebuilt.trials, rebuilt.attempts, rebuilt.stage_calls) == (4, 3, 1)
@@ -422,7 +425,7 @@ def test_a_lost_database_is_rebuilt_from_the_log_exactly(tmp_path: Path) -> None
     with RunStore(tmp_path) as store:
         assert store.recovery.clean
     with pytest.raises(DataError, match="exists"):
-        RunStore.rebuild_from_log(tmp_path)
+        rebuild_from_log(tmp_path)
 
 
 def test_rebuild_ignores_a_torn_tail_and_stale_wal(tmp_path: Path) -> None:
@@ -435,7 +438,7 @@ def test_rebuild_ignores_a_torn_tail_and_stale_wal(tmp_path: Path) -> None:
     (tmp_path / "store.sqlite-wal").write_bytes(b"stale wal of the lost database")
     with open(tmp_path / "attempts.jsonl", "ab") as f:
         f.write(b'{"attempt": {"trial_')
-    report = RunStore.rebuild_from_log(tmp_path)
+    report = rebuild_from_log(tmp_path)
     assert (report.trials, report.attempts, report.torn_tail_bytes) == (3, 3, 20)
     assert report.moved_aside and not (tmp_path / "store.sqlite-wal").exists()
     with RunStore(tmp_path) as store:
@@ -449,8 +452,9 @@ def test_rebuild_ignores_a_torn_tail_and_stale_wal(tmp_path: Path) -> None:
 _WRITER = r"""
 import sys
 from vidaudit.core.types import *
-from vidaudit.run.stage_calls import StageCallRecord, StageRef
-from vidaudit.run.store import RunStore
+from vidaudit.run.store.records import StageCallRecord, StageRef
+from vidaudit.run.store.writer import RunStore
+from vidaudit.run.store.reader import StoreReader
 store = RunStore(sys.argv[1])
 for i in range(100000):
     t = Trial(sample_id=f"s{i}", video_sha256=None, condition=Condition(prompt="structured_trace"),
@@ -479,7 +483,7 @@ def test_sigkill_mid_run_keeps_every_committed_attempt(tmp_path: Path) -> None:
     committed += [line.strip() for line in proc.stdout if line.endswith("\n")]  # reported before the kill
 
     log_before = read_audit_log(tmp_path / "attempts.jsonl")  # tolerant read: must not raise
-    with RunStore(tmp_path, readonly=True) as reader:
+    with StoreReader(tmp_path) as reader:
         assert reader.integrity_check() == "ok"
         stored = reader.ok_trial_ids()
     assert set(committed) <= stored                   # every reported commit survived

@@ -32,9 +32,12 @@ from vidaudit.core.types import Attempt, ModelSpec, Status
 from vidaudit.models.base import request_options
 from vidaudit.run.audit_log import read_audit_log
 from vidaudit.run.executor import run_trials
-from vidaudit.run.plan import PlanStream, RequestBuilder, parse_condition, plan
+from vidaudit.run.plan import PlanStream, parse_condition, plan
+from vidaudit.run.request_builder import RequestBuilder
 from vidaudit.run.session import execute, prepare_run
-from vidaudit.run.store import DB_NAME, RunStore
+from vidaudit.run.store.reader import StoreReader
+from vidaudit.run.store.schema import DB_NAME
+from vidaudit.run.store.writer import RunStore
 from vidaudit.suites.counting.generate import generate
 from vidaudit.suites.counting.grid import grid
 
@@ -144,13 +147,13 @@ def test_a_commit_group_is_stored_when_full_or_late_and_a_bad_attempt_spares_the
             store.append(_attempt(trials[0].id))
             store.append(_attempt(trials[1].id))
             assert store.pending == 2 and not store.flush_due()
-            with RunStore(tmp_path, readonly=True) as reader:  # not committed yet: no reader sees it
+            with StoreReader(tmp_path) as reader:  # not committed yet: no reader sees it
                 assert reader.attempt_counts() == {}
             assert store.trial_status([trials[0].id])[trials[0].id].ok  # the writer counts its pending group
             store.append(_attempt(trials[2].id))
             assert store.flush_due()
             assert store.flush() == 3 and store.pending == 0
-            with RunStore(tmp_path, readonly=True) as reader:
+            with StoreReader(tmp_path) as reader:
                 assert set(reader.ok_trial_ids()) == {t.id for t in trials[:3]}
         with store.grouped(100, 0.0):
             store.append(_attempt(trials[3].id))
@@ -241,7 +244,7 @@ def test_sigkill_mid_run_loses_no_stored_answer_and_the_resume_completes_once_ea
         per_trial.setdefault(tid, []).append(row[0])
     assert len(per_trial) == total
     assert all(statuses == ["ok"] for statuses in per_trial.values())  # one attempt each: none repeated
-    with RunStore(run, readonly=True) as store:
+    with StoreReader(run) as store:
         assert len(store.trial_rows()) == len(per_trial) and store.integrity_check() == "ok"
 
 
@@ -287,7 +290,7 @@ def test_the_plan_check_finds_what_reading_every_trial_finds(smoke_dir: Path) ->
     same problems, in the same order, as ``servable_problems`` over every trial, for models that take few images,
     none, or no native video, sharing conditions."""
     from vidaudit.models.base import Capabilities
-    from vidaudit.run.plan import servable_problems
+    from vidaudit.run.servable import servable_problems
 
     samples = load_samples(smoke_dir)
     caps = {"constant:a": Capabilities(native_video=False, images=True, max_images=3),

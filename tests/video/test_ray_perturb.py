@@ -22,7 +22,7 @@ from vidaudit.run.plan import parse_condition  # noqa: E402
 from vidaudit.run.ray_executor import RayDispatch  # noqa: E402
 from vidaudit.run.ray_pool import pool_factory  # noqa: E402
 from vidaudit.run.session import execute  # noqa: E402
-from vidaudit.run.store import RunStore  # noqa: E402
+from vidaudit.run.store.reader import StoreReader  # noqa: E402
 from vidaudit.video.perturb.batch import load_jobs, perturb_batch  # noqa: E402
 
 MASK = "frames@24+strip_mask(S=128,k=4,orientation=vertical,v=24)"
@@ -38,7 +38,7 @@ def test_a_batch_on_ray_writes_the_local_files_and_rows(ray_cluster: dict, tmp_p
 
 
 def _stored(run: Path) -> dict[str, str]:
-    with RunStore(run, readonly=True) as store:
+    with StoreReader(run) as store:
         return {a.trial_id: a.response.text for row in store.trial_rows() for a in store.attempts(row.trial_id)}
 
 

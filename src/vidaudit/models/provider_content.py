@@ -1,5 +1,5 @@
 """A request's content as a provider receives it: the one walk over ``Request.parts`` that every API adapter
-shares (not to be confused with ``run.plan.RequestBuilder``, which makes the ``Request`` from a planned trial).
+shares (not to be confused with ``run.request_builder.RequestBuilder``, which makes the ``Request`` from a planned trial).
 
 Adapters differ only in how a text, an image or a video becomes a provider part, so each supplies a
 small ``PartEncoder`` and this module does the rest: parts in order (timestamp lines are already

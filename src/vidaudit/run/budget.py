@@ -184,10 +184,9 @@ class BudgetTracker:
         b = self.budget
         if b.max_tokens is not None and self.spent_tokens + self.reserved_tokens + tokens > b.max_tokens:
             return False
-        if b.max_cost_usd is not None and \
-                self.spent_cost_usd + self.reserved_cost_usd + cost_usd > b.max_cost_usd + _EPS:
-            return False
-        return True
+        over_cost = b.max_cost_usd is not None and \
+            self.spent_cost_usd + self.reserved_cost_usd + cost_usd > b.max_cost_usd + _EPS
+        return not over_cost
 
     def reserve(self, estimates: list[Reservation]) -> Reservation | None:
         """Reserve the sum of ``estimates`` if it fits under every limit, else None (reserve nothing)."""

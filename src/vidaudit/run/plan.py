@@ -10,40 +10,38 @@ sent); adapters never resample.
 from __future__ import annotations
 
 import functools
-import math
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from json.encoder import encode_basestring as _encode_str
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from vidaudit.core.contract.suite import Prompt, Suite
 from vidaudit.core.errors import ConfigError, validation_message
 from vidaudit.core.hashing import canonical_json, sha256_json, sha256_text
-from vidaudit.core.manifest import external_videos_allowed
 from vidaudit.core.timeline import Timeline
 from vidaudit.core.types import (
     Condition,
-    ImagePart,
     ModelSpec,
-    Part,
     PerturbationSpec,
     Presentation,
-    Request,
     Sample,
-    TextPart,
     Trial,
-    VideoPart,
     VideoRef,
 )
-from vidaudit.models.base import Capabilities, native_fps_problem
+from vidaudit.models.base import Capabilities
 from vidaudit.run.audit_log import line_json
-from vidaudit.run.perturbed import PerturbedInput, plan_chain, render
-from vidaudit.run.store import KeyedTrial
-from vidaudit.video.facts import check_video_file, resolve_video
-from vidaudit.video.frame_cache import FrameCache
+from vidaudit.run.perturbed import PerturbedInput
+from vidaudit.run.servable import (
+    coverage_refusals,
+    partial_coverage_allowed,
+    plan_perturbed,
+    raise_refusals,
+    raise_unservable,
+    servable_problems,
+)
+from vidaudit.run.store.records import KeyedTrial
 from vidaudit.video.sampling import FrameSelection, around_events, at_fps, every_frame, uniform_count
 
 _NUM = r"\d+(?:\.\d+)?"
@@ -386,14 +384,14 @@ class PlanStream:
         if any(g.condition.perturbations for groups in self.groups.values() for g in groups):
             for _ in self.inputs(refused):
                 pass
-        _raise_refusals(refused)
+        raise_refusals(refused)
 
     def check(self) -> None:
         """``refusals``, then ``check_servable``, from one pass over the inputs, holding none of them."""
         refused: list[str] = []
         problems = servable_problems(self._to_check(refused), self.caps_by_model)
-        _raise_refusals(refused)
-        _raise_unservable(problems)
+        raise_refusals(refused)
+        raise_unservable(problems)
 
     def for_model(self, label: str) -> Iterator[PlannedTrial]:
         """One model's trials in plan order (a lane of the executor reads these as it goes)."""
@@ -461,10 +459,7 @@ class PlanStream:
                                                adapter_options=g.options, **fields))
                     yield full.id, full, (s, sel, prompt, pin)
                     continue
-                if spliced is not None and spliced.ok:
-                    text = spliced(fields)
-                else:
-                    text = canonical_json({**template, **fields})
+                text = spliced(fields) if spliced is not None and spliced.ok else canonical_json({**template, **fields})
                 yield sha256_text(text), _Spliced(g, suite.name, template, fields, text,
                                                   logged if logged is not None and logged.ok else None), \
                     (s, sel, prompt, pin)
@@ -543,14 +538,6 @@ def _trial_of(values: dict[str, Any]) -> Trial:
     return t
 
 
-def _raise_refusals(refused: list[str]) -> None:
-    if refused:
-        uniq = list(dict.fromkeys(refused))
-        more = f"\n  ... and {len(uniq) - 10} more" if len(uniq) > 10 else ""
-        raise ConfigError(f"{len(uniq)} perturbed trial(s) are refused before any call:\n  "
-                          + "\n  ".join(uniq[:10]) + more)
-
-
 def plan(samples: Sequence[Sample], conditions: Sequence[Condition], models: Sequence[ModelSpec], *, suite: Suite,
          caps_by_model: Mapping[str, Capabilities],
          options_by_model: Mapping[str, Mapping[str, Any]] | None = None) -> list[PlannedTrial]:
@@ -565,192 +552,7 @@ def plan(samples: Sequence[Sample], conditions: Sequence[Condition], models: Seq
     return out
 
 
-def plan_perturbed(sample: Sample, condition: Condition, suite: Suite, refused: list[str]) -> PerturbedInput | None:
-    """The chain of ``condition`` on ``sample``, or None with the reason appended to ``refused``: the suite
-    must say that the sample's ground truth survives every op (``Suite.perturbation_problem``)."""
-    for spec in condition.perturbations:
-        why = suite.perturbation_problem(sample, spec)
-        if why:
-            refused.append(f"{sample.sample_id} under {condition.id}: {why}")
-            return None
-    try:
-        return plan_chain(sample, condition.perturbations)
-    except ConfigError as e:
-        refused.append(f"{sample.sample_id} under {condition.id}: {e}")
-        return None
-
-
-def partial_coverage_allowed(sample: Sample) -> bool:
-    """Whether the dataset opted in to masked trials that may leave strips unseen (``params.strip_coverage`` =
-    "partial": a generator's explicit setting, e.g. cross_frame's ``--set sampling=paper``, which records the
-    coverage and warns); every other masked trial must show every strip (``coverage_refusals``)."""
-    return sample.params.get("strip_coverage") == "partial"
-
-
-def coverage_refusals(sample: Sample, condition: Condition, model: str, pin: PerturbedInput,
-                      sel: FrameSelection) -> list[str]:
-    """``check_strip_coverage`` on the output frames this model will be sent, as refusal lines."""
-    from vidaudit.video.perturb import check_strip_coverage
-
-    problems = check_strip_coverage(pin.coverage_meta(), sel.indices)
-    if not problems:
-        return []
-    return [f"{sample.sample_id} under {condition.id} for {model}: {'; '.join(problems)}. Send every masked "
-            f"frame (frames@{pin.video.fps:g} or native@all) or a rate whose stride shares no factor with the "
-            f"{pin.strip_info['n_sets']} coverage sets"]  # type: ignore[index]
-
-
 def check_servable(planned: Iterable[PlannedTrial], caps_by_model: Mapping[str, Capabilities]) -> None:
     """Refuse, before any call, a condition a model cannot serve (native video, image count, zero frames)."""
-    _raise_unservable(servable_problems(((p.trial.model.label, p.trial.condition, p.sample, p.selection, p.video)
+    raise_unservable(servable_problems(((p.trial.model.label, p.trial.condition, p.sample, p.selection, p.video)
                                          for p in planned), caps_by_model))
-
-
-def servable_problems(inputs: Iterable[tuple[str, Condition, Sample, FrameSelection, VideoRef]],
-                      caps_by_model: Mapping[str, Capabilities]) -> list[str]:
-    """What ``check_servable`` refuses, from (model label, condition, sample, selection, video) of each trial."""
-    seen: set[tuple[str, str]] = set()
-    problems = []
-    ids: dict[int, tuple[Condition, str]] = {}  # each condition object's id, computed once (a plan shares them)
-    for label, cond, sample, sel, video in inputs:
-        caps = caps_by_model[label]
-        n = len(sel)
-        got = ids.get(id(cond))
-        if got is None or got[0] is not cond:
-            got = ids[id(cond)] = (cond, cond.id)
-        if n == 0:
-            problems.append(f"{sample.sample_id} under {cond.id} would send zero frames")
-        if (label, got[1]) in seen and (cond.presentation is Presentation.NATIVE or not caps.images
-                                        or caps.max_images is None or n <= caps.max_images):
-            continue  # what is checked once per (model, condition) is done, and this sample passes the rest
-        if cond.presentation is Presentation.NATIVE:
-            if (label, cond.id) not in seen and not caps.native_video:
-                problems.append(f"{label} cannot take native video (condition {cond.id}); use frames@K instead")
-            fps = video.fps if cond.all_frames else float(cond.fps or 0.0)
-            if (label, cond.id) not in seen and (msg := native_fps_problem(caps, fps, label, cond.id)):
-                problems.append(msg)
-        elif not caps.images:
-            if (label, cond.id) not in seen:
-                problems.append(f"{label} takes the video itself, not frames as images (condition {cond.id}); "
-                                "use a native condition, e.g. --condition native@1")
-        elif caps.max_images is not None and n > caps.max_images:
-            problems.append(f"{label} takes at most {caps.max_images} images per request but {cond.id} sends "
-                            f"{n} for {sample.sample_id}; lower K or use native video")
-        seen.add((label, cond.id))
-    return problems
-
-
-def _raise_unservable(problems: list[str]) -> None:
-    if problems:
-        uniq = list(dict.fromkeys(problems))
-        if len(uniq) == 1:
-            raise ConfigError(f"the plan has trials a model cannot serve: {uniq[0]}")
-        raise ConfigError("the plan has trials these models cannot serve:\n  " + "\n  ".join(uniq[:10]))
-
-
-def check_videos(samples: Sequence[Sample], data_dir: Path, *, allow_external: bool | None = None) -> None:
-    """Before any paid call: every video lies inside the dataset (unless allowed), has the manifest's sha256, and
-    shows what the manifest says (rate, frame count and times, displayed size, rotation), read from the file.
-
-    ``allow_external`` None: as the dataset's ``dataset.json`` says (``"external_videos": true``, written by
-    importers that leave the videos where they are)."""
-    if allow_external is None:
-        allow_external = external_videos_allowed(data_dir)
-    for s in samples:
-        path = resolve_video(data_dir, s.video.path, allow_external=allow_external, who=s.sample_id)
-        check_video_file(path, s.video, who=s.sample_id)
-
-
-#: model specs and conditions whose label or id a ``RequestBuilder`` keeps (a plan has few; trials made one by
-#: one may each have their own, and the memo is then emptied when full)
-_ID_MEMO = 256
-
-
-class RequestBuilder:
-    """Builds the request of a planned trial: frames decoded exactly, each preceded by its timestamp.
-
-    Models labelled in ``pixel_free`` (adapters with ``needs_video = False``, e.g. ``simulated``) are
-    sent the prompt only: no file is opened, so they run on a dry-run manifest.
-    """
-
-    def __init__(self, data_dir: Path, cache: FrameCache | None = None, perturb_cache: Path | None = None,
-                 pixel_free: Collection[str] = ()):
-        self.data_dir = Path(data_dir)
-        self.cache = cache or FrameCache()
-        #: where perturbed videos are rendered (``RUN/perturbed``); needed only by perturbed conditions
-        self.perturb_cache = perturb_cache
-        self.pixel_free = frozenset(pixel_free)
-        # (object, its label or id) by the object's id: the object is kept, so its id is not reused
-        self._labels: dict[int, tuple[ModelSpec, str]] = {}
-        self._condition_ids: dict[int, tuple[Condition, str]] = {}
-
-    def inline(self, p: PlannedTrial) -> bool:
-        """Whether this request is cheap enough to build on the executor's own thread (a pixel-free model's:
-        no file is opened), instead of a worker thread."""
-        return self._label(p.trial.model) in self.pixel_free
-
-    def inline_model(self, label: str) -> bool:
-        """Whether every request of model ``label`` is built on the executor's own thread (``inline``)."""
-        return label in self.pixel_free
-
-    def _label(self, model: ModelSpec) -> str:
-        """``model.label``, computed once per spec object (a plan's trials share their group's)."""
-        got = self._labels.get(id(model))
-        if got is None or got[0] is not model:
-            if len(self._labels) >= _ID_MEMO:
-                self._labels.clear()
-            got = self._labels[id(model)] = (model, model.label)
-        return got[1]
-
-    def _condition_id(self, cond: Condition) -> str:
-        """``cond.id``, computed once per condition object (a plan's trials share their group's)."""
-        got = self._condition_ids.get(id(cond))
-        if got is None or got[0] is not cond:
-            if len(self._condition_ids) >= _ID_MEMO:
-                self._condition_ids.clear()
-            got = self._condition_ids[id(cond)] = (cond, cond.id)
-        return got[1]
-
-    def video_of(self, p: PlannedTrial) -> tuple[Path, str | None]:
-        """The file the trial's frames come from: the sample's video, or its perturbed video (rendered once; it has
-        one video stream)."""
-        path = self.data_dir / p.sample.video.path
-        if p.perturbed is None:
-            return path, p.sample.video.sha256
-        if self.perturb_cache is None:
-            raise ConfigError("a perturbed condition needs a cache dir for its videos (RequestBuilder(perturb_cache=))")
-        out, sha, _ = render(path, p.perturbed, self.perturb_cache)
-        return out, sha
-
-    def __call__(self, p: PlannedTrial) -> Request:
-        s, cond, sel, v = p.sample, p.trial.condition, p.selection, p.video
-        if len(sel) == 0:
-            raise ConfigError(f"{s.sample_id} under {cond.id} would send zero frames")
-        parts: list[Part] = []
-        pixel_free = self._label(p.trial.model) in self.pixel_free
-        path, sha = (None, None) if pixel_free else self.video_of(p)  # a pixel-free model opens no file
-        stream = s.video.stream if p.perturbed is None else None
-        if pixel_free:
-            pass
-        elif cond.presentation is Presentation.NATIVE:
-            fps = v.fps if cond.all_frames else float(cond.fps)  # type: ignore[arg-type]
-            parts.append(VideoPart(path=str(path), sha256=sha, fps=fps, duration_s=v.duration_s,
-                                   n_frames=v.n_frames, source_fps=v.fps, frame_indices=sel.indices,
-                                   timestamps=sel.times, stream=stream))
-        else:
-            assert path is not None  # only a pixel-free model opens no file
-            images = self.cache.get(path, sha, sel.indices, stream)
-            for idx, t, img in zip(sel.indices, sel.times, images, strict=True):
-                if cond.timestamps:
-                    parts.append(TextPart(f"t={t:.2f}s"))
-                parts.append(ImagePart(image=img, frame_index=idx, t=t))
-        parts.append(TextPart(p.prompt.text))
-        meta = {**p.metadata, "suite": s.suite, "sample_id": s.sample_id, "duration_s": s.video.duration_s,
-                "condition": self._condition_id(cond), "sampling": sel.rule}
-        return Request(trial_id=p.id, parts=tuple(parts), system=p.prompt.system, settings=p.trial.model.settings,
-                       metadata=meta)
-
-
-def effective_fps(selection: FrameSelection, duration_s: float) -> float:
-    """Frames per second a selection amounts to over a clip (for token estimates)."""
-    return len(selection) / duration_s if duration_s > 0 and math.isfinite(duration_s) else 0.0

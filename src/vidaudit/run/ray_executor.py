@@ -31,16 +31,23 @@ driver takes its actors with it (they are owned by the driver) and loses at most
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from vidaudit import __version__
 from vidaudit.core.errors import ConfigError
+from vidaudit.core.registry import get_suite
 from vidaudit.core.types import ErrorKind, ModelSpec, Request, Response
 from vidaudit.models.base import ModelCallError, is_composite, request_options, role_of
+from vidaudit.models.factory import make_adapter
+from vidaudit.run.perturbed import prerender
+from vidaudit.run.ray_cluster import RayOptions, connect, import_ray, wants_ray
+from vidaudit.run.ray_pool import RayTaskPool
 
 #: providers that are network clients: they stay on the driver, whatever their ``capabilities.local``
 NETWORK_PROVIDERS = frozenset({"openai", "gemini", "anthropic"})
@@ -50,45 +57,6 @@ GPU_PROVIDERS = frozenset({"vllm"})
 
 class RayWorkerLost(RuntimeError):
     """Ray could not bring a replica back (restarts spent, node gone): the run stops; resume it."""
-
-
-def import_ray() -> Any:
-    """``ray``, or the one-line ``MissingExtraError`` naming ``pip install "vidaudit[ray]"``."""
-    try:
-        import ray
-    except ImportError as e:
-        from vidaudit.core.registry import missing_extra
-
-        raise missing_extra("--executor ray", "ray", getattr(e, "name", None) or "ray") from None
-    return ray
-
-
-@dataclass(frozen=True)
-class RayOptions:
-    """Where and how the replicas run; every field has a CLI option or a documented default."""
-
-    #: a running cluster (``ray start --head`` prints it; ``auto`` finds the local one); None starts one here
-    address: str | None = None
-    #: actors per local model; each serves ``capabilities.concurrency`` calls at once
-    replicas: int = 1
-    #: CPUs each replica holds
-    num_cpus: float = 1.0
-    #: GPUs each replica holds; None: 1 for vLLM and for ``hf`` with a CUDA device, else 0
-    num_gpus: float | None = None
-    #: custom resources each replica holds (pin replicas to labelled nodes)
-    resources: Mapping[str, float] = field(default_factory=dict)
-    #: restarts of a killed replica before its calls fail with ``RayWorkerLost``
-    max_restarts: int = 2
-    #: passed to ``ray.init`` when this process connects (e.g. ``{"py_modules": [...]}``)
-    runtime_env: Mapping[str, Any] | None = None
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.replicas, int) or self.replicas < 1:
-            raise ConfigError(f"--ray-replicas must be an integer >= 1, got {self.replicas!r}")
-        if self.num_cpus < 0 or (self.num_gpus is not None and self.num_gpus < 0):
-            raise ConfigError("Ray replicas cannot ask for a negative number of CPUs or GPUs")
-        if not isinstance(self.max_restarts, int) or self.max_restarts < 0:
-            raise ConfigError(f"max_restarts must be an integer >= 0, got {self.max_restarts!r}")
 
 
 def gpus_for(spec: ModelSpec, options: Mapping[str, Any] | None, asked: float | None) -> float:
@@ -103,9 +71,7 @@ def gpus_for(spec: ModelSpec, options: Mapping[str, Any] | None, asked: float | 
 
 def identity(adapter: Any) -> dict[str, Any]:
     """What must match between the driver's adapter and a replica's for their trials to be the same."""
-    import vidaudit
-
-    return {"vidaudit": vidaudit.__version__, "spec": adapter.spec.model_dump(mode="json"),
+    return {"vidaudit": __version__, "spec": adapter.spec.model_dump(mode="json"),
             "capabilities": asdict(adapter.capabilities), "request_options": request_options(adapter),
             "role": role_of(adapter)}
 
@@ -160,9 +126,6 @@ class Replica:
         self.problem: str | None = None
         self.adapter: Any = None
         try:
-            from vidaudit.core.registry import get_suite
-            from vidaudit.models.factory import make_adapter
-
             self.adapter = make_adapter(spec, samples=samples, suite=get_suite(suite) if suite else None,
                                         options=options)
             got = identity(self.adapter)
@@ -247,32 +210,11 @@ class RayReplicas:
         import ray
 
         for h in self.handles:
-            try:
+            with contextlib.suppress(ray.exceptions.RayError):  # a replica that is gone has nothing left to close
                 await h.aclose.remote()
-            except ray.exceptions.RayError:
-                pass  # a replica that is gone has nothing left to close
 
 
 # --------------------------------------------------------------------------- connecting and dispatching
-
-
-def connect(options: RayOptions) -> bool:
-    """Join (or start) the cluster unless this process already has; True if this call connected."""
-    ray = import_ray()
-    if ray.is_initialized():
-        return False
-    kwargs: dict[str, Any] = {"log_to_driver": False}
-    if options.runtime_env:
-        kwargs["runtime_env"] = dict(options.runtime_env)
-    if options.address is None:  # a fresh cluster in this process, never one found lying around
-        kwargs["include_dashboard"] = False
-    try:
-        ray.init(address=options.address or "local", **kwargs)
-    except (ConnectionError, RuntimeError, ValueError) as e:
-        where = f"the Ray cluster at {options.address}" if options.address else "a local Ray cluster"
-        raise ConfigError(f"cannot connect to {where}: {e}; start the head node with `ray start --head` and "
-                          "pass the address it prints as --ray-address") from None
-    return True
 
 
 class RayDispatch:
@@ -293,9 +235,6 @@ class RayDispatch:
         ``RUN/perturbed/`` (on a real cluster the run dir is on shared storage), checked before any trial."""
         if builder.perturb_cache is None or not any(p.perturbed is not None for p in planned):
             return
-        from vidaudit.run.perturbed import prerender
-        from vidaudit.run.ray_pool import RayTaskPool
-
         pool = RayTaskPool(self.options.address)  # joins the connected cluster and leaves it up
         try:
             self.prerendered = prerender(planned, builder.data_dir, builder.perturb_cache, pool, builder.pixel_free)
@@ -377,22 +316,6 @@ def _swap(adapter: Any, proxies: Mapping[int, RayReplicas]) -> Any:
     for k, v in swapped.items():
         setattr(twin, k, v)
     return twin
-
-
-EXECUTORS = ("local", "ray")
-
-
-def wants_ray(executor: str, address: str | None = None) -> bool:
-    """Every command's ``--executor local|ray [--ray-address ADDR]``, checked: True for ray, whose extra is then
-    imported, so that a missing one is reported before anything is planned or rendered."""
-    if executor not in EXECUTORS:
-        raise ConfigError(f"--executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
-    if executor == "local":
-        if address is not None:
-            raise ConfigError("--ray-address needs --executor ray")
-        return False
-    import_ray()
-    return True
 
 
 def dispatch_for(executor: str, address: str | None = None, replicas: int = 1) -> RayDispatch | None:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any
 
-from vidaudit.run.ray_executor import RayOptions, connect, import_ray, wants_ray
+from vidaudit.run.ray_cluster import RayOptions, connect, import_ray, wants_ray
 
 
 def _run_with_init(init: Callable[[], None] | None, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -46,7 +46,7 @@ class RunRequest(BaseModel):
     #: ``full`` (every trial) or the name of a suite's sequential design, with its decision rule
     design: str = "full"
     rule: str | None = None
-    #: open sample videos that lie outside ``data`` (``run.plan.check_videos``)
+    #: open sample videos that lie outside ``data`` (``run.servable.check_videos``)
     allow_external_videos: bool = False
     #: give every trial not yet ok a new round of ``max_attempts`` attempts
     retry_errors: bool = False

@@ -24,11 +24,13 @@ from vidaudit.models.http_base import for_dry_run
 from vidaudit.run.budget import Budget
 from vidaudit.run.lock import RunLock
 from vidaudit.run.perturbed import PERTURB_CACHE
-from vidaudit.run.plan import PlannedTrial, PlanStream, RequestBuilder, check_videos, effective_fps
+from vidaudit.run.plan import PlannedTrial, PlanStream
 from vidaudit.run.request import RunRequest
+from vidaudit.run.request_builder import RequestBuilder, effective_fps
 from vidaudit.run.runconfig import BudgetConfig, RunConfig, open_run_config
+from vidaudit.run.servable import check_videos
 from vidaudit.run.snapshot import update_snapshot
-from vidaudit.run.store import RunStore
+from vidaudit.run.store.writer import RunStore
 from vidaudit.run.summary import FailureCause, ProgressEvent, RunSummary, failure_causes
 
 #: ``dispatch(adapters, suite=NAME, samples=BY_ID, model_options=...)``: an async context manager giving
@@ -226,7 +228,7 @@ def dry_run_rows(planned: Iterable[PlannedTrial] | PlanStream, caps: dict[str, A
 
 def _stream_rows(stream: PlanStream, caps: dict[str, Any]) -> list[DryRunRow]:
     rows: dict[tuple[str, str], DryRunRow] = {}
-    for g, s, sel, pin in stream.inputs():
+    for g, s, sel, _pin in stream.inputs():
         key = (g.label, g.condition_id)
         row = rows.get(key) or rows.setdefault(key, DryRunRow(*key))
         row.trials += 1
@@ -334,7 +336,8 @@ def _execute_locked(data: Path, out: Path, planned: PlanStream | list[PlannedTri
                              pixel_free=[m.label for m in models if not reads_video(m)])
 
     async def go() -> tuple[RunSummary, dict[str, Any] | None, tuple[int, list[FailureCause]]]:
-        from vidaudit.run.executor import Backlog, register_keys, run_backlog
+        from vidaudit.run.backlog import Backlog, register_keys
+        from vidaudit.run.executor import run_backlog
         from vidaudit.run.waves import run_waves
 
         try:

@@ -36,53 +36,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
-from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Response, Status, TextPart, VideoPart
+from vidaudit.core.types import ImagePart, ModelSpec, Request, Response, Status, TextPart, VideoPart
 from vidaudit.models.base import ModelCallError, StageCall, StageInterrupted, is_composite
 from vidaudit.run.retry import Clock, status_for
+from vidaudit.run.store.records import StageCallRecord, StageRef
 
 if TYPE_CHECKING:
-    from vidaudit.run.store import RunStore
+    from vidaudit.run.store.writer import RunStore
 
-__all__ = ["StageCallRecord", "StageContext", "StageInterrupted", "StageRef", "StageRunner", "call_key",
-           "request_fingerprint"]
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class StageRef(_Frozen):
-    """One stage of a composite's trial attempt: which stored call answered it, and whether it was a hit."""
-
-    stage: str
-    call_key: str
-    status: Status
-    cached: bool
-
-
-class StageCallRecord(_Frozen):
-    """One stored call of a composite model's stage.
-
-    ``attempt`` numbers the calls of one (trial, stage) from 1 (0: not yet numbered; the store numbers
-    it when it is appended); ``trial_attempt`` is the number of the trial attempt it was made for.
-    ``request`` is the fingerprint the key was computed from (text verbatim, pixels by hash).
-    """
-
-    trial_id: str
-    stage: str
-    attempt: int = Field(default=0, ge=0)
-    trial_attempt: int = Field(ge=1)
-    call_key: str
-    model: ModelSpec
-    request: dict[str, Any]
-    status: Status
-    error_kind: ErrorKind | None = None
-    error_message: str | None = None
-    response: Response | None = None
-    started_at: float
-    ended_at: float
+__all__ = ["StageContext", "StageInterrupted", "StageRunner", "call_key", "request_fingerprint"]
 
 
 # --------------------------------------------------------------------------- content keys

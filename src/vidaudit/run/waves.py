@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from vidaudit.core.contract.suite import ScoreInput
 from vidaudit.core.types import Status
 from vidaudit.run.budget import Budget
-from vidaudit.run.store import RunStore
+from vidaudit.run.store.writer import RunStore
 from vidaudit.run.summary import ProgressEvent, RunSummary
 
 

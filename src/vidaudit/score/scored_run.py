@@ -46,7 +46,7 @@ from vidaudit.core.manifest import MANIFEST, load_samples
 from vidaudit.core.registry import get_suite
 from vidaudit.core.types import Sample
 from vidaudit.run.runconfig import RunConfig
-from vidaudit.run.store import DB_NAME
+from vidaudit.run.store.reader import store_file
 
 SCORED_RUN = "scored_run.jsonl"
 SCORES = "scores.jsonl"  # the public export beside it: one ScoreRecord per line
@@ -162,7 +162,8 @@ def run_stamp(run_dir: str | Path, *, data_dir: str | Path | None = None) -> dic
     data = Path(data_dir) if data_dir is not None else Path(RunConfig.load(run_dir).data_dir)
     manifest = data / MANIFEST if data.is_dir() else data
     files = {name: sha256_file(run_dir / name) if (run_dir / name).is_file() else None for name in _STAMPED_FILES}
-    return {"store": _store_stamp(run_dir / DB_NAME) if (run_dir / DB_NAME).is_file() else {}, "files": files,
+    db = store_file(run_dir)
+    return {"store": _store_stamp(db) if db.is_file() else {}, "files": files,
             "data_manifest": sha256_file(manifest) if manifest.is_file() else None}
 
 

@@ -33,7 +33,7 @@ from vidaudit.models.judged import JUDGE_STAGE
 from vidaudit.run.perturbed import PERTURB_CACHE, plan_chain, render
 from vidaudit.run.runconfig import RunConfig
 from vidaudit.run.snapshot import changed_samples, read_snapshot
-from vidaudit.run.store import RunStore
+from vidaudit.run.store.reader import StoreReader
 from vidaudit.score.human import load_human
 from vidaudit.score.scored_run import SCORES, PerturbedVideo, Scored, run_stamp, scores_text, write_scored_run
 
@@ -193,7 +193,7 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
     snapshot = read_snapshot(run_dir)
     perturbed = PerturbedVideos(run_dir, Path(rc.data_dir))
     judging = suite.capabilities.judges
-    with RunStore(run_dir, readonly=True) as store, paused_gc():  # a record per trial, all kept (core/gcpause)
+    with StoreReader(run_dir) as store, paused_gc():  # a record per trial, all kept (core/gcpause)
         rows = list(store.results())
         differ = set(changed_samples(snapshot, samples, (r.sample_id for r, _ in rows))) if snapshot else set()
         edited = edited_in_place(Path(rc.data_dir), samples, {r.sample_id for r, _ in rows})

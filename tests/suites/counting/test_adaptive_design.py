@@ -284,7 +284,7 @@ def test_real_runs_full_grid_against_adaptive(tmp_path, grid_data, surface):
 
 def test_interrupted_adaptive_run_resumes_to_the_same_result(tmp_path, grid_data):
     from vidaudit.run.executor import RunAborted
-    from vidaudit.run.store import RunStore
+    from vidaudit.run.store.reader import StoreReader
 
     csv_path = _surface_csv(tmp_path / "s.csv", strong)
     run_cli(grid_data, csv_path, tmp_path / "whole", "--design", "adaptive")
@@ -301,13 +301,13 @@ def test_interrupted_adaptive_run_resumes_to_the_same_result(tmp_path, grid_data
         execute(grid_data, tmp_path / "cut", [ModelSpec.parse(f"simulated:{csv_path}")],
                 [parse_condition("native", "structured_trace")],
                 design="adaptive", on_progress=crash)
-    with RunStore(tmp_path / "cut", readonly=True) as store:
+    with StoreReader(tmp_path / "cut") as store:
         assert 0 < store.summary().attempts < 120
     res = runner.invoke(app, ["run", "--resume", str(tmp_path / "cut")])
     assert res.exit_code == 0, res.output
     ids = []
     for name in ("whole", "cut"):
-        with RunStore(tmp_path / name, readonly=True) as store:
+        with StoreReader(tmp_path / name) as store:
             ids.append({r.trial_id for r in store.trial_rows()})
     assert ids[0] == ids[1]
     assert results_of(tmp_path / "cut")["count_boundary"] == results_of(tmp_path / "whole")["count_boundary"]

@@ -149,7 +149,7 @@ def test_runs_on_a_dry_run_manifest_and_is_scored_normally(tmp_path, dry_data):
 
 
 def test_resume_and_rerun_give_the_same_answers(tmp_path, dry_data):
-    from vidaudit.run.store import RunStore
+    from vidaudit.run.store.reader import StoreReader
 
     surface = write_surface(tmp_path / "s.csv", full_rows(lambda n, f: 0.55))
     for name in ("a", "b"):
@@ -157,20 +157,20 @@ def test_resume_and_rerun_give_the_same_answers(tmp_path, dry_data):
     assert _run(dry_data, surface, tmp_path / "a").exit_code == 0  # resume: nothing to call
     texts = []
     for name in ("a", "b"):
-        with RunStore(tmp_path / name, readonly=True) as store:
+        with StoreReader(tmp_path / name) as store:
             texts.append({row.trial_id: att.response.text for row, att in store.results()})
             assert store.summary().attempts == 140
     assert texts[0] == texts[1] and len(set(texts[0].values())) > 3
 
 
 def test_editing_the_surface_makes_new_trials(tmp_path, dry_data):
-    from vidaudit.run.store import RunStore
+    from vidaudit.run.store.reader import StoreReader
 
     surface = write_surface(tmp_path / "s.csv", full_rows(lambda n, f: 0.55))
     assert _run(dry_data, surface, tmp_path / "run").exit_code == 0
     write_surface(surface, full_rows(lambda n, f: 0.9))
     assert _run(dry_data, surface, tmp_path / "run").exit_code == 0
-    with RunStore(tmp_path / "run", readonly=True) as store:
+    with StoreReader(tmp_path / "run") as store:
         assert store.summary().trials == 280  # the old answers are not reused for the new surface
 
 

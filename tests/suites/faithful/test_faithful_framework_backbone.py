@@ -15,7 +15,7 @@ from httpfake import FakeServer, Recorded, Reply
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, ModelSpec, Presentation
 from vidaudit.run.session import execute
-from vidaudit.run.store import RunStore
+from vidaudit.run.store.reader import StoreReader
 from vidaudit.score.stage import score_store
 
 CHAT = "/v1/chat/completions"
@@ -103,7 +103,7 @@ def test_caption_only_captions_each_video_once_and_reuses_it(data: Path, tmp_pat
         assert len(caps) == 1 and _images(caps[0]) == 2  # one video: one caption, with the condition's frames
         assert len(answers) == n
         assert all(_images(r) == 0 and "a red circle and a blue square" in _text(r) for r in answers)
-        with RunStore(tmp_path / "run", readonly=True) as store:
+        with StoreReader(tmp_path / "run") as store:
             stages = store.stage_calls()
         assert sum(s.stage == "caption" for s in stages) == 1 and sum(s.stage == "answer" for s in stages) == n
         scored = score_store(tmp_path / "run")
@@ -231,7 +231,7 @@ def test_each_stage_can_run_on_its_own_model(data: Path, tmp_path: Path) -> None
         assert len(by_model["ex"]) == 2 and all("List every object" in _text(r) for r in by_model["ex"])
         assert all("JSON list of the ids" in _text(r) for r in by_model["rt"])
         assert len(by_model["an"]) == n_questions and all("Question:" in _text(r) for r in by_model["an"])
-    with RunStore(tmp_path / "run", readonly=True) as store:
+    with StoreReader(tmp_path / "run") as store:
         stages = {(s.stage, s.model.name) for s in store.stage_calls()}
     assert stages == {("extract", "ex"), ("retrieve", "rt"), ("answer", "an")}   # each stored under its own model
     # a stage model partly given falls back to the backbone for the others

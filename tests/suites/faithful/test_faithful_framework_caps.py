@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from httpfake import FakeServer, Recorded, Reply
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import ErrorKind, ModelSpec, Status
-from vidaudit.run.store import RunStore
+from vidaudit.run.store.reader import StoreReader
 from vidaudit.suites.faithful.framework.schema import AnswerCaps, AnswerTooLarge, parse_chunk
 from vidaudit.suites.faithful.framework.spec import parse_spec
 from vidaudit.suites.faithful.framework.summarise import parse_trajectories
@@ -104,7 +104,7 @@ def _latest(out: Path) -> dict[str, tuple[str, Status, ErrorKind | None, str | N
     samples = {json.loads(line)["sample_id"]: json.loads(line)["video"]["path"]
                for line in (Path(json.loads((out / "run.json").read_text())["data_dir"]) / "manifest.jsonl")
                .read_text().splitlines() if line.strip()}
-    with RunStore(out, readonly=True) as store:
+    with StoreReader(out) as store:
         rows = store.trial_rows()
         last = {r.trial_id: store.attempts(r.trial_id)[-1] for r in rows}
         return {r.trial_id: (samples[r.sample_id], last[r.trial_id].status, last[r.trial_id].error_kind,
@@ -133,7 +133,7 @@ def test_a_hostile_extract_answer_errors_its_video_and_the_run_goes_on(data: Pat
                                                           [(Status.OK, None)]], by_video
         messages = {m for _, s, _, m in trials.values() if s is Status.API_ERROR}
         assert len(messages) == 1 and f"object-centric:{option.split('=')[0]}=N" in messages.pop()
-        with RunStore(out, readonly=True) as store:
+        with StoreReader(out) as store:
             assert all(len(store.attempts(t)) == 1 for t in trials)  # too_large: not retried
 
         from vidaudit.cli import app

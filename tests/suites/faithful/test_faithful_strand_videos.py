@@ -17,7 +17,7 @@ import pytest
 
 from test_faithful_framework_e2e import _cli
 from vidaudit.core.manifest import load_samples
-from vidaudit.run.store import RunStore
+from vidaudit.run.store.reader import StoreReader
 
 MODEL = "object-centric:chunk_s=4,offline"
 COND = "native@1/yes_no"
@@ -76,7 +76,7 @@ def test_the_imported_benchmark_scores_what_the_generated_one_does(runs: tuple[P
 def test_the_imported_data_ran_the_open_schema(runs: tuple[Path, Path, int]) -> None:
     run, gen, _ = runs
     for path, version in ((run, "open-1"), (gen, 1)):
-        with RunStore(path, readonly=True) as store:
+        with StoreReader(path) as store:
             extracts = [c for c in store.stage_calls() if c.stage == "extract"]
         assert extracts and {c.request["metadata"]["schema_version"] for c in extracts} == {version}
     md = (run / "report" / "report.md").read_text()

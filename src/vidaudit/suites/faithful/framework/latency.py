@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vidaudit.sdk import ConfigError, RunConfig, RunStore, load_samples, stage_usage
+from vidaudit.sdk import ConfigError, RunConfig, StoreReader, load_samples, stage_usage
 from vidaudit.suites.faithful.framework.budget import latency_split
 
 
@@ -25,7 +25,7 @@ def run_latency(run_dir: str | Path) -> dict[tuple[str, str], dict[str, Any]]:
     """One run's latency split per (model, condition), from its store (``budget.latency_split``)."""
     run_dir = Path(run_dir)
     video = {s.sample_id: s.video.path for s in load_samples(RunConfig.load(run_dir).data_dir)}
-    with RunStore(run_dir, readonly=True) as store:
+    with StoreReader(run_dir) as store:
         rows = list(store.results())
         usage = stage_usage(store, rows)
     videos: dict[tuple[str, str], set[str]] = {}

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vidaudit.sdk import DataError, RunConfig, RunStore, Sample, load_samples
+from vidaudit.sdk import DataError, RunConfig, Sample, StoreReader, load_samples
 from vidaudit.suites.stress.sycophancy.pairs import Pair, validate_generated
 
 PAIRS_PROBE = "sycophancy_pairs"
@@ -47,7 +47,7 @@ def read_generated(run_dir: Path) -> Generated:
                         "generator on them")
     specs = {m.label: m for m in rc.models}
     out = Generated(data_dir=data_dir)
-    with RunStore(run_dir, readonly=True) as store:
+    with StoreReader(run_dir) as store:
         rows = sorted(store.results(), key=lambda ra: (ra[0].sample_id, ra[0].model, ra[0].condition_id))
         for row, attempt in rows:
             sample = samples.get(row.sample_id)

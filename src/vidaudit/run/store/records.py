@@ -1,0 +1,273 @@
+"""What the run store holds, as Python records, and each record as its row and its audit-log line.
+
+The records: a trial with its id computed once (``KeyedTrial``), a stored trial (``TrialRow``), what is
+stored of a trial (``TrialStatus``), and a composite model's stage calls (``StageCallRecord``, and the
+``StageRef`` an attempt lists for each stage it used). The codecs turn each into the row the writer inserts
+and back (text losslessly: see ``enc``), and into the line the audit log holds; the writer, the reader and
+the log sync (``store/writer.py``, ``store/reader.py``, ``store/sync.py``) share them, so a row rebuilt
+from the log is the row the writer wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from vidaudit.core.hashing import canonical_json, sha256_text
+from vidaudit.core.types import Attempt, ErrorKind, ModelSpec, Response, Status, Trial, Usage
+from vidaudit.run.log_lines import frames_json, trial_line
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class StageRef(_Frozen):
+    """One stage of a composite's trial attempt: which stored call answered it, and whether it was a hit."""
+
+    stage: str
+    call_key: str
+    status: Status
+    cached: bool
+
+
+class StageCallRecord(_Frozen):
+    """One stored call of a composite model's stage.
+
+    ``attempt`` numbers the calls of one (trial, stage) from 1 (0: not yet numbered; the store numbers
+    it when it is appended); ``trial_attempt`` is the number of the trial attempt it was made for.
+    ``request`` is the fingerprint the key was computed from (text verbatim, pixels by hash).
+    """
+
+    trial_id: str
+    stage: str
+    attempt: int = Field(default=0, ge=0)
+    trial_attempt: int = Field(ge=1)
+    call_key: str
+    model: ModelSpec
+    request: dict[str, Any]
+    status: Status
+    error_kind: ErrorKind | None = None
+    error_message: str | None = None
+    response: Response | None = None
+    started_at: float
+    ended_at: float
+
+
+# --------------------------------------------------------------------------- lossless text
+
+
+def enc(s: str | None) -> str | bytes | None:
+    """A str as SQLite can hold it losslessly: itself, or (lone surrogates) a BLOB of its WTF-8 bytes."""
+    if s is None or s.isascii():
+        return s
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "surrogatepass")
+    return s
+
+
+def dec(v: str | bytes | None) -> str | None:
+    """The inverse of ``enc``."""
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "surrogatepass")
+    return v
+
+
+def json_col(obj: Any) -> str | bytes:
+    return enc(canonical_json(obj))  # type: ignore[return-value]
+
+
+def from_json_col(v: str | bytes) -> Any:
+    return json.loads(dec(v))  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- rows
+
+
+class KeyedTrial:
+    """A trial with its JSON form and id, computed once: the id is the sha256 of exactly the canonical JSON
+    that ``trials.trial_json`` stores, so the plan, the executor and the store never hash a trial twice.
+
+    The plan makes one per trial and registering it needs only its id, its JSON, its log JSON and its row's
+    labels (``head``), so the ``Trial`` and its ``data`` may be given as ``build``, called on first use."""
+
+    __slots__ = ("json", "id", "log", "head", "_trial", "_data", "_build")
+
+    def __init__(self, trial: Trial | None, data: dict[str, Any] | None, json: str, id: str,
+                 log: str | None = None, *, head: tuple[str, str, str] | None = None,
+                 build: Callable[[], tuple[Trial, dict[str, Any]]] | None = None) -> None:
+        if (trial is None or data is None) and build is None:
+            raise ValueError("a KeyedTrial needs its trial and data, or a build() that makes them")
+        self.json = json
+        self.id = id
+        #: ``data`` as the audit log's trial line holds it (``audit_log.line_json``), when the plan wrote it already
+        self.log = log
+        #: (sample id, model label, condition id): the trial's row labels, when the plan has them already
+        self.head = head
+        self._trial, self._data, self._build = trial, data, build
+
+    def _built(self) -> None:
+        assert self._build is not None
+        self._trial, self._data = self._build()
+        self._build = None
+
+    @property
+    def trial(self) -> Trial:
+        if self._trial is None:
+            self._built()
+        return self._trial  # type: ignore[return-value]
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The trial as JSON data (``trial.model_dump(mode="json")``)."""
+        if self._data is None:
+            self._built()
+        return self._data  # type: ignore[return-value]
+
+    @classmethod
+    def of(cls, trial: Trial) -> KeyedTrial:
+        data = trial.model_dump(mode="json")
+        text = canonical_json(data)
+        return cls(trial, data, text, sha256_text(text))
+
+
+@dataclass(frozen=True, slots=True)
+class TrialStatus:
+    """What the store holds of one trial: its attempts and whether one is ok."""
+
+    attempts: int = 0
+    ok: bool = False
+
+
+@dataclass(frozen=True)
+class TrialRow:
+    trial_id: str
+    sample_id: str
+    model: str
+    condition_id: str
+    trial: Trial
+    created_at: float
+
+
+#: the last ``Usage`` stored and its JSON (as ``log_lines._usage``: responses that report none share one)
+_last_usage: tuple[Usage | None, str] = (None, "")
+
+
+def _usage_json(u: Usage) -> str:
+    global _last_usage
+    last = _last_usage
+    if u is last[0]:
+        return last[1]
+    text = u.model_dump_json()
+    _last_usage = (u, text)
+    return text
+
+
+def _response_cols(r: Response | None) -> tuple[Any, ...]:
+    if r is None:
+        return None, None, None, None, None, None
+    return (enc(r.text), _usage_json(r.usage), r.cost_usd, r.latency_s, enc(r.finish_reason), enc(r.model_version))
+
+
+def _response_extra(r: Response | None) -> str | None:
+    """What a Response carries beyond its columns: the frames the service used, and whether they are estimates."""
+    if r is None or (r.frames_sent is None and not r.frames_estimated):
+        return None
+    return json.dumps({"frames_sent": list(r.frames_sent) if r.frames_sent is not None else None,
+                       "frames_estimated": r.frames_estimated})
+
+
+def _response_from(row: sqlite3.Row) -> Response | None:
+    if row["text"] is None:
+        return None
+    extra = json.loads(row["response_extra"]) if row["response_extra"] else {}
+    sent = extra.get("frames_sent")
+    return Response(text=dec(row["text"]), usage=Usage.model_validate_json(row["usage_json"] or "{}"),
+                    latency_s=row["latency_s"] or 0.0, finish_reason=dec(row["finish_reason"]),
+                    model_version=dec(row["model_version"]), cost_usd=row["cost_usd"],
+                    frames_sent=tuple(sent) if sent is not None else None,
+                    frames_estimated=bool(extra.get("frames_estimated", False)))
+
+
+def _stages_json(stages: Sequence[StageRef] | None) -> str | bytes | None:
+    return None if stages is None else json_col([s.model_dump(mode="json") for s in stages])
+
+
+def attempt_row(a: Attempt, stages: Sequence[StageRef] | None = None) -> tuple[Any, ...]:
+    return (a.trial_id, a.attempt, a.status.value, a.error_kind.value if a.error_kind else None,
+            enc(a.error_message), *_response_cols(a.response),
+            frames_json(a.frame_indices) or json.dumps(list(a.frame_indices)),
+            frames_json(a.frame_times) or json.dumps(list(a.frame_times)), a.started_at, a.ended_at,
+            _stages_json(stages), _response_extra(a.response))
+
+
+def attempt_from_row(row: sqlite3.Row) -> Attempt:
+    return Attempt(trial_id=row["trial_id"], attempt=row["attempt"], status=Status(row["status"]),
+                   error_kind=ErrorKind(row["error_kind"]) if row["error_kind"] else None,
+                   error_message=dec(row["error_message"]), response=_response_from(row),
+                   frame_indices=tuple(json.loads(row["frame_indices"])),
+                   frame_times=tuple(json.loads(row["frame_times"])),
+                   started_at=row["started_at"], ended_at=row["ended_at"])
+
+
+def stages_from_row(row: sqlite3.Row) -> list[StageRef] | None:
+    v = row["stages_json"]
+    return None if v is None else [StageRef.model_validate(s) for s in from_json_col(v)]
+
+
+def stage_row(s: StageCallRecord) -> tuple[Any, ...]:
+    return (s.trial_id, enc(s.stage), s.attempt, s.trial_attempt, enc(s.call_key),
+            json_col(s.model.model_dump(mode="json")),
+            json_col(s.request), s.status.value, s.error_kind.value if s.error_kind else None, enc(s.error_message),
+            *_response_cols(s.response), s.started_at, s.ended_at, _response_extra(s.response))
+
+
+def stage_from_row(row: sqlite3.Row) -> StageCallRecord:
+    return StageCallRecord(trial_id=row["trial_id"], stage=dec(row["stage"]), attempt=row["attempt"],
+                           trial_attempt=row["trial_attempt"], call_key=dec(row["call_key"]),
+                           model=ModelSpec.model_validate(from_json_col(row["model_json"])),
+                           request=from_json_col(row["request_json"]), status=Status(row["status"]),
+                           error_kind=ErrorKind(row["error_kind"]) if row["error_kind"] else None,
+                           error_message=dec(row["error_message"]), response=_response_from(row),
+                           started_at=row["started_at"], ended_at=row["ended_at"])
+
+
+# --------------------------------------------------------------------------- log lines
+
+
+def log_keyed_trial(k: KeyedTrial, created_at: float) -> dict[str, Any] | bytes:
+    """A new trial's log line: spliced from its log JSON when the plan made it, else the generic dict."""
+    fast = trial_line(k.log, k.id, created_at) if k.log is not None else None
+    return fast or {"trial": k.data, "trial_id": k.id, "created_at": created_at}
+
+
+def log_trial(t: Trial, created_at: float) -> dict[str, Any]:
+    return {"trial": t.model_dump(mode="json"), "trial_id": t.id, "created_at": created_at}
+
+
+def log_attempt(a: Attempt, stages: Sequence[StageRef] | None) -> dict[str, Any]:
+    line: dict[str, Any] = {"attempt": a.model_dump(mode="json")}
+    if stages is not None:
+        line["stages"] = [s.model_dump(mode="json") for s in stages]
+    return line
+
+
+def log_stage_call(s: StageCallRecord) -> dict[str, Any]:
+    return {"stage_call": s.model_dump(mode="json")}
+
+
+def trial_row(k: KeyedTrial, created_at: float) -> tuple[Any, ...]:
+    if k.head is not None:
+        sample_id, model, condition = k.head
+    else:
+        t = k.trial
+        sample_id, model, condition = t.sample_id, t.model.label, t.condition.id
+    return (k.id, enc(sample_id), enc(model), enc(condition), enc(k.json), created_at)
+
