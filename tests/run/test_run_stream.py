@@ -28,7 +28,7 @@ from vidaudit.cli import app
 from vidaudit.core.hashing import canonical_json, sha256_json
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite
-from vidaudit.core.types import Attempt, ModelSpec, Status
+from vidaudit.core.types import Attempt, ModelSpec, Sample, Status
 from vidaudit.models.base import request_options
 from vidaudit.run.audit_log import read_audit_log
 from vidaudit.run.executor import run_trials
@@ -293,6 +293,13 @@ def test_the_plan_check_finds_what_reading_every_trial_finds(smoke_dir: Path) ->
     from vidaudit.run.servable import servable_problems
 
     samples = load_samples(smoke_dir)
+    # and samples on other clocks, a 10 s clip first (frames@1 sends 10 <= 16 images, and 40 > 16 of a 40 s clip):
+    # sizes are counted once per clock, and a clip's must not be another's (the check would skip the long clip)
+    for k, (sid, n) in enumerate((("short", 300), ("long", 1200), ("short-again", 300))):
+        row = samples[1].model_dump(mode="json")
+        row["sample_id"] = f"{row['sample_id']}-{sid}"
+        row["video"].update(n_frames=n, duration_s=n / row["video"]["fps"])
+        samples.insert(0 if k == 0 else len(samples), Sample.model_validate(row))
     caps = {"constant:a": Capabilities(native_video=False, images=True, max_images=3),
             "constant:b": Capabilities(native_video=True, images=False),
             "constant:c": Capabilities(native_video=True, images=True, max_images=None),
@@ -304,5 +311,8 @@ def test_the_plan_check_finds_what_reading_every_trial_finds(smoke_dir: Path) ->
     every = servable_problems(((g.label, g.condition, s, sel, pin.video if pin else s.video)
                                for g, s, sel, pin in stream.inputs()), caps)
     assert len(every) > len(caps)  # once-per-group problems and per-sample ones (a max of 3 images)
+    over_16 = [p for p in every if p.startswith("constant:d takes at most 16") and " frames@1/" in p]
+    assert any(p.endswith("-long; lower K or use native video") for p in over_16)
+    assert over_16 and not any("-short" in p for p in over_16)
     assert servable_problems(stream._to_check([]), caps) == every
     assert servable_problems(stream._to_check([]), caps) == every  # again, from the counted sizes

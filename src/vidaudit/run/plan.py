@@ -371,12 +371,26 @@ class PlanStream:
                     continue
                 sizes = self._sizes.get(g.slot)
                 if sizes is None:
-                    sizes = self._sizes[g.slot] = [len(self._select(i, s, rc, None))
-                                                   for i, s in enumerate(self.samples)]
+                    sizes = self._sizes[g.slot] = self._slot_sizes(rc)
                 native = rc.presentation is Presentation.NATIVE
                 for i, (s, n) in enumerate(zip(self.samples, sizes, strict=True)):
                     if i == 0 or n == 0 or (not native and limit is not None and n > limit):
                         yield label, rc, s, self._select(i, s, rc, None), s.video
+
+    def _slot_sizes(self, rc: Condition) -> list[int]:
+        """Each sample's selection size under the unperturbed condition ``rc``. Frames at a rate or count and
+        native frames depend on the video's clock alone: counted once per distinct clock (a dataset has few),
+        not per sample; keyframes follow each sample's trace (selected per sample, kept for the plan's walk)."""
+        if rc.presentation is Presentation.KEYFRAMES:
+            return [len(self._select(i, s, rc, None)) for i, s in enumerate(self.samples)]
+        by_clock: dict[Timeline, int] = {}
+        out = []
+        for i, (s, clock) in enumerate(zip(self.samples, self._clocks, strict=True)):
+            n = by_clock.get(clock)
+            if n is None:
+                n = by_clock[clock] = len(self._select(i, s, rc, None))
+            out.append(n)
+        return out
 
     def refusals(self) -> None:
         """Raise, before any call, on the perturbed inputs the suite refuses (all of them named)."""
