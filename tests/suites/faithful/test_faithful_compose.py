@@ -201,7 +201,7 @@ def test_any_world_gives_balanced_forms_on_the_chain(seed: int, agents: int, eve
 def test_repeats_make_an_agent_do_an_event_twice_and_counts_ask_about_it_first() -> None:
     from collections import Counter
 
-    from vidaudit.suites.faithful.compose import count_options
+    from vidaudit.suites.faithful.compose_count import count_options
 
     spec = SceneSpec(video_id="r", seed=3, agents=6, events=10, occlusions=2, lookalikes=2, repeats=2,
                      duration_s=16.0, width=192, height=144, max_targets=6)
