@@ -25,6 +25,7 @@ import numpy as np
 
 from vidaudit.core.errors import DataError
 from vidaudit.core.fileio import atomic_path
+from vidaudit.video.probe import VideoInfo, probe
 from vidaudit.video.seek import nal_units as _nal_units
 from vidaudit.video.streams import open_video, video_stream
 
@@ -258,14 +259,19 @@ class NalDigest:
         return self._h.hexdigest()
 
 
+def _stored_digest(s: av.video.stream.VideoStream) -> NalDigest:
+    """An empty ``NalDigest`` for the packets of stream ``s`` as its file stores them."""
+    extra = bytes(s.codec_context.extradata or b"")
+    # an avcC record (MP4) starts with version 1 and gives the size of each NAL's length field
+    return NalDigest((extra[4] & 3) + 1 if len(extra) > 4 and extra[0] == 1 else 0)
+
+
 def stored_nal_digest(path: str | Path) -> tuple[str, int]:
     """(``NalDigest`` of the first video stream's stored packets, their number), demuxed, never decoded; a file
     that cannot be demuxed is a ``DataError``."""
     with open_video(path) as c:
         s = video_stream(c, path)
-        extra = bytes(s.codec_context.extradata or b"")
-        # an avcC record (MP4) starts with version 1 and gives the size of each NAL's length field
-        digest = NalDigest((extra[4] & 3) + 1 if len(extra) > 4 and extra[0] == 1 else 0)
+        digest = _stored_digest(s)
         try:
             for packet in c.demux(s):
                 if packet.size:
@@ -273,3 +279,17 @@ def stored_nal_digest(path: str | Path) -> tuple[str, int]:
         except av.error.FFmpegError as e:
             raise DataError(f"cannot read {path}: {e.strerror or e}; the file is damaged or truncated") from e
     return digest.hexdigest(), digest.n_packets
+
+
+def probe_stored(path: str | Path) -> tuple[VideoInfo, str, int]:
+    """(``probe(path)``, then ``stored_nal_digest(path)``'s two values) from one pass over the file's packets: what a
+    renderer reads back from what it wrote (``counting.render.render_checked``). Where ``probe`` keeps the frames
+    before a damaged tail, the digest covers those packets only (so it differs from the encoder's)."""
+    digests: list[NalDigest] = []
+
+    def start(s: av.video.stream.VideoStream) -> Callable[[bytes], None]:
+        digests.append(_stored_digest(s))
+        return digests[-1].update
+
+    info = probe(path, packets=start)
+    return info, digests[0].hexdigest(), digests[0].n_packets
