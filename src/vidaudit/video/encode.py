@@ -108,6 +108,7 @@ class VideoWriter:
         self._holds: dict[int, int] = {}
         self._writes = 0
         self._boxes: list[tuple[int, int, int, int] | None] = []
+        self._last: np.ndarray | None = None  # the buffer of the last write
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._encode_loop, daemon=True) if threaded else None
         if self._thread:
@@ -161,7 +162,8 @@ class VideoWriter:
         of a frame written a few writes before (the encoder hands buffers back in turn), so only the union of the
         boxes of the writes since is converted, from ``rgb``: RGB -> I420 reads each 2x2 block alone, so an
         even-aligned box holds exactly the whole frame's conversion there (``tests/test_video_writer_box.py``).
-        A box not even-aligned, a write without one among them, or a buffer not written yet: the whole frame.
+        A buffer not written yet is first given a copy of the last write's. A box not even-aligned, or a write
+        without one among them: the whole frame.
         """
         if self._error is not None:
             raise self._error
@@ -175,6 +177,11 @@ class VideoWriter:
         self._boxes.append(box)
         if len(self._boxes) > len(self._bufs) + 1:
             del self._boxes[0]
+        if box is not None and id(yuv) not in self._holds and self._last is not None:
+            # a buffer not written yet takes a copy of the last write's I420 (a memory copy, a quarter of a whole
+            # conversion's cost); nothing writes that buffer meanwhile (the encoder only reads it)
+            np.copyto(yuv, self._last)
+            self._holds[id(yuv)] = self._writes - 1
         # the buffer holds the frame of an earlier write: what changed since is the union of the boxes of the
         # writes after it, converted from this frame (which is the whole frame); else the whole frame
         since = len(self._boxes) - (self._writes - self._holds.get(id(yuv), -len(self._boxes) - 1))
@@ -185,6 +192,7 @@ class VideoWriter:
             _convert_box(rgb, yuv, union, self._w, self._h)
         self._holds[id(yuv)] = self._writes
         self._writes += 1
+        self._last = yuv
         if self._thread:
             self._todo.put((yuv, self._n, repeat))
             self._n += repeat
