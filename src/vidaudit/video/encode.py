@@ -10,6 +10,7 @@ what the file stores, NAL unit for NAL unit, without decoding.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import queue
 import threading
@@ -225,10 +226,8 @@ class VideoWriter:
             self._container.close()
         finally:
             err = RuntimeError("aborted")
-            try:
+            with contextlib.suppress(RuntimeError):  # the temporary is removed; the abort is no error
                 self._ctx.__exit__(RuntimeError, err, None)
-            except RuntimeError:
-                pass
 
     def __enter__(self) -> VideoWriter:
         return self
