@@ -25,10 +25,13 @@ machine may be shared, and the minimum is the least disturbed figure):
 
 ``--encoder-ratio`` measures only issue 34's figure: per point of ``--ratio-points`` (every domain, slow balls
 included), the CPU of ``render`` and ``render_checked`` against libx264 alone on the same frames (converted to
-I420 beforehand) and against the ``VideoWriter`` on the runs drawn beforehand, the four interleaved, and
-asserts that all but the first write the same file.
+I420 beforehand; once with a PyAV frame made per frame, once with one per distinct frame, the tighter floor)
+and against the ``VideoWriter`` on the runs drawn beforehand, all interleaved, and asserts that all but the
+libx264 loops write the same file. ``--before REV`` adds ``render_checked`` of git revision REV (its ``src``
+exported with ``git archive``, run in a child process that takes its turn in the same interleaved loop) and
+asserts that it writes the same file, byte for byte.
 
-    python benchmarks/render_counting.py --encoder-ratio [--repeats 5]
+    python benchmarks/render_counting.py --encoder-ratio [--repeats 5] [--before REV]
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ import importlib.util
 import os
 import platform
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -45,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from bench_common import best_of, parse_points
+from bench_common import REPO, best_of, parse_points
 
 from vidaudit.core.hashing import rng_from, sha256_file
 from vidaudit.suites.counting.blinking import Blinking
@@ -145,15 +150,22 @@ class Breakdown:
         return self.cvt_runs_s + self.x264_s + self.reused_s + self.detect_reused_s
 
 
-def x264_alone(yuv: list[np.ndarray], settings: RenderSettings, out: Path) -> None:
+def x264_alone(yuv: list[np.ndarray], settings: RenderSettings, out: Path, wrap_once: bool = False) -> None:
+    """libx264 + mux on frames converted to I420 beforehand; ``wrap_once``: one PyAV frame per distinct array
+    (a run's repeats are one array in ``yuv``), else one per frame (``from_numpy_buffer`` costs ~11 us)."""
     import av
 
+    frames: dict[int, av.VideoFrame] = {}
     with av.open(str(out), mode="w", format="mp4") as c:
         st = c.add_stream("libx264", rate=int(settings.fps))
         st.width, st.height, st.pix_fmt = settings.width, settings.height, "yuv420p"
         st.options = dict(X264_OPTIONS)
         for i, y in enumerate(yuv):
-            frame = av.VideoFrame.from_numpy_buffer(y, format="yuv420p")
+            frame = frames.get(id(y)) if wrap_once else None
+            if frame is None:
+                frame = av.VideoFrame.from_numpy_buffer(y, format="yuv420p")
+                if wrap_once:
+                    frames[id(y)] = frame
             frame.pts = i
             for packet in st.encode(frame):
                 c.mux(packet)
@@ -355,14 +367,71 @@ class EncoderRatio:
     label: str
     runs: int
     x264_s: float      # libx264 + mux alone, on the frames already converted to I420 (one frame object each)
+    x264_once_s: float  # the same, one frame object per distinct frame (a run's repeats share one): the tighter floor
     writer_s: float    # VideoWriter on the runs already drawn: its RGB->I420 once per run, libx264, mux
     render_s: float    # render(): draw, the writer, probe and sha256 of the file
     checked_s: float   # render_checked(): render() and the render-time check, what generate runs
+    before_s: float | None = None  # render_checked() of the ``--before`` revision, in its child process
 
 
-def encoder_ratios(points: list[GridPoint], settings: RenderSettings, repeats: int, tmp: Path) -> list[EncoderRatio]:
+#: the child process that renders with another revision's code (on its PYTHONPATH): a line "domain n f out" in, a
+#: line "cpu_seconds sha256" out, the CPU of ``render_checked`` alone (the child's own process time)
+BEFORE_CHILD = """
+import sys, time
+from pathlib import Path
+import cv2
+from vidaudit.core.hashing import sha256_file
+from vidaudit.suites.counting.grid import GridPoint
+from vidaudit.suites.counting.render import render_checked
+from vidaudit.suites.counting.scene import RenderSettings
+cv2.setNumThreads(1)
+settings = RenderSettings()
+for line in sys.stdin:
+    domain, n, f, out = line.split()
+    c0 = time.process_time()
+    render_checked(GridPoint(domain, int(n), float(f), 0), settings, Path(out), "c.mp4")
+    print(time.process_time() - c0, sha256_file(out), flush=True)
+"""
+
+
+class Before:
+    """``render_checked`` of git revision ``rev`` in a child process (its ``src`` exported with ``git archive``)."""
+
+    def __init__(self, rev: str, tmp: Path) -> None:
+        root = tmp / "before"
+        root.mkdir()
+        try:
+            archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "src"], capture_output=True, check=True)
+        except (OSError, subprocess.CalledProcessError) as e:
+            raise SystemExit(f"cannot export {rev} with git archive ({e}); run from a clone that has {rev}") from e
+        subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+        self.rev = rev
+        self.child = subprocess.Popen([sys.executable, "-c", BEFORE_CHILD], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, text=True, cwd=tmp,
+                                      env={**os.environ, "PYTHONPATH": str(root / "src")})
+
+    def render_checked(self, p: GridPoint, out: Path) -> tuple[float, str]:
+        """(CPU seconds, the file's sha256)."""
+        assert self.child.stdin is not None and self.child.stdout is not None
+        self.child.stdin.write(f"{p.domain} {p.n_events} {p.frequency_hz!r} {out}\n")
+        self.child.stdin.flush()
+        line = self.child.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the child rendering with {self.rev} ended (see its error above)")
+        cpu, sha = line.split()
+        return float(cpu), sha
+
+    def close(self) -> None:
+        assert self.child.stdin is not None
+        self.child.stdin.close()
+        self.child.wait()
+
+
+def encoder_ratios(points: list[GridPoint], settings: RenderSettings, repeats: int, tmp: Path,
+                   before: Before | None = None) -> list[EncoderRatio]:
     """CPU seconds (this process, every thread; OpenCV on one thread as in generate's workers) of each way to make
-    the same file, the best of ``repeats``, the four interleaved so that they see the same load."""
+    the same file, the best of ``repeats``, interleaved so that they see the same load (``before``: the other
+    revision's ``render_checked``, in its child, takes its turn in the same loop)."""
     import cv2
 
     threads = cv2.getNumThreads()
@@ -371,7 +440,7 @@ def encoder_ratios(points: list[GridPoint], settings: RenderSettings, repeats: i
     try:
         for p in points:
             runs = [(f.copy(), r) for f, r in make_scene(p, settings).frame_runs()]
-            yuv = [cv2.cvtColor(f, cv2.COLOR_RGB2YUV_I420) for f, r in runs for _ in range(r)]
+            yuv = [y for f, r in runs for y in [cv2.cvtColor(f, cv2.COLOR_RGB2YUV_I420)] * r]  # a run: one array
 
             def writer() -> None:
                 with VideoWriter(tmp / "w.mp4", settings.fps, settings.width, settings.height) as w:
@@ -379,38 +448,57 @@ def encoder_ratios(points: list[GridPoint], settings: RenderSettings, repeats: i
                         w.write(f, r)
 
             jobs: dict[str, Callable[[], object]] = {
-                "x264": lambda: x264_alone(yuv, settings, tmp / "x.mp4"), "writer": writer,
+                "x264": lambda: x264_alone(yuv, settings, tmp / "x.mp4"),
+                "x264_once": lambda: x264_alone(yuv, settings, tmp / "x1.mp4", wrap_once=True), "writer": writer,
                 "render": lambda: render(p, settings, tmp / "r.mp4", "r.mp4"),
                 "checked": lambda: render_checked(p, settings, tmp / "c.mp4", "c.mp4")}
-            best = dict.fromkeys(jobs, float("inf"))
+            best = dict.fromkeys([*jobs, "before"], float("inf"))
+            before_sha = None
             for _ in range(repeats):
                 for name, job in jobs.items():
                     c0 = time.process_time()
                     job()
                     best[name] = min(best[name], time.process_time() - c0)
+                if before is not None:
+                    cpu, before_sha = before.render_checked(p, tmp / "b.mp4")
+                    best["before"] = min(best["before"], cpu)
             if not (sha256_file(tmp / "r.mp4") == sha256_file(tmp / "c.mp4") == sha256_file(tmp / "w.mp4")):
                 raise RuntimeError(f"{p.sample_id}: render, render_checked and the writer wrote different files")
+            if before is not None and before_sha != sha256_file(tmp / "c.mp4"):
+                raise RuntimeError(f"{p.sample_id}: render_checked of {before.rev} wrote another file than this tree's")
             out.append(EncoderRatio(f"{p.domain} N={p.n_events} F={p.frequency_hz:g}", len(runs), best["x264"],
-                                    best["writer"], best["render"], best["checked"]))
+                                    best["x264_once"], best["writer"], best["render"], best["checked"],
+                                    best["before"] if before is not None else None))
     finally:
         cv2.setNumThreads(threads)
     return out
 
 
-def print_encoder_ratios(rows: list[EncoderRatio], repeats: int) -> None:
-    head = (f"{'CPU s, best of ' + str(repeats):<26}{'runs':>5}{'x264':>8}{'writer':>8}{'render':>8}{'checked':>8}"
-            f"{'rnd/x264':>9}{'chk/x264':>9}{'rnd/wrt':>8}{'chk/wrt':>8}")
+def print_encoder_ratios(rows: list[EncoderRatio], repeats: int, before: str | None = None) -> None:
+    bef = before is not None
+    head = (f"{'CPU s, best of ' + str(repeats):<26}{'runs':>5}{'x264':>7}{'x264/1':>7}{'writer':>7}{'render':>7}"
+            f"{'checked':>8}" + (f"{'before':>7}" if bef else "") + f"{'chk/x264':>9}{'chk/x1':>7}"
+            + (f"{'bef/x264':>9}{'bef/x1':>7}" if bef else "") + f"{'rnd/x264':>9}")
     print("\n" + head + "\n" + "-" * len(head))
     for r in rows:
-        print(f"{r.label:<26}{r.runs:>5}{r.x264_s:>8.3f}{r.writer_s:>8.3f}{r.render_s:>8.3f}{r.checked_s:>8.3f}"
-              f"{r.render_s / r.x264_s:>8.2f}x{r.checked_s / r.x264_s:>8.2f}x{r.render_s / r.writer_s:>7.2f}x"
-              f"{r.checked_s / r.writer_s:>7.2f}x")
+        line = (f"{r.label:<26}{r.runs:>5}{r.x264_s:>7.3f}{r.x264_once_s:>7.3f}{r.writer_s:>7.3f}{r.render_s:>7.3f}"
+                f"{r.checked_s:>8.3f}")
+        if r.before_s is not None:
+            line += f"{r.before_s:>7.3f}"
+        line += f"{r.checked_s / r.x264_s:>8.2f}x{r.checked_s / r.x264_once_s:>6.2f}x"
+        if r.before_s is not None:
+            line += f"{r.before_s / r.x264_s:>8.2f}x{r.before_s / r.x264_once_s:>6.2f}x"
+        print(line + f"{r.render_s / r.x264_s:>8.2f}x")
     worst = max(r.checked_s / r.x264_s for r in rows)
-    print(f"(x264: libx264 + mux on the frames converted to I420 beforehand; writer: VideoWriter on the runs drawn "
-          f"beforehand, its conversion once per run included; checked: render_checked, what generate runs)\n"
-          f"render_checked / libx264 on the same frames: worst {worst:.2f}x (goal <= {GOAL_CHECKED_OVER_X264}x: "
-          f"{verdict(worst <= GOAL_CHECKED_OVER_X264)}); render / libx264: worst "
-          f"{max(r.render_s / r.x264_s for r in rows):.2f}x")
+    worst1 = max(r.checked_s / r.x264_once_s for r in rows)
+    print("(x264: libx264 + mux on the frames converted to I420 beforehand, a PyAV frame made per frame; x264/1: the "
+          "same, one PyAV frame per distinct frame; writer: VideoWriter on the runs drawn beforehand, its conversion "
+          "once per run included; checked: render_checked, what generate runs"
+          + (f"; before: render_checked at {before}, same file asserted" if bef else "") + ")\n"
+          f"render_checked / libx264 on the same frames: worst {worst:.2f}x, against x264/1 {worst1:.2f}x (goal <= "
+          f"{GOAL_CHECKED_OVER_X264}x: {verdict(worst <= GOAL_CHECKED_OVER_X264)}, against x264/1 "
+          f"{verdict(worst1 <= GOAL_CHECKED_OVER_X264)})" + (
+              f"; before ({before}): worst {max(r.before_s / r.x264_s for r in rows if r.before_s):.2f}x" if bef else ""))
 
 
 # -- report ----------------------------------------------------------------------------------------
@@ -479,6 +567,8 @@ def main() -> None:
                     help="only the CPU of render and render_checked against libx264 on the same frames, per point "
                     "of --ratio-points (issue 34)")
     ap.add_argument("--ratio-points", default=RATIO_POINTS, help="domain:N:F items for --encoder-ratio")
+    ap.add_argument("--before", default=None, help="with --encoder-ratio: a git revision whose render_checked runs "
+                    "beside this tree's, in the same interleaved loop (same file asserted)")
     args = ap.parse_args()
     if args.repeats < 1 or args.workers < 1 or args.gen_sample < 0:
         raise SystemExit("--repeats and --workers must be >= 1 and --gen-sample >= 0")
@@ -502,8 +592,13 @@ def main() -> None:
 
     if args.encoder_ratio:
         with tempfile.TemporaryDirectory(prefix="vidaudit-bench-") as tmp_name:
-            print_encoder_ratios(encoder_ratios(parse_points(args.ratio_points), settings, args.repeats,
-                                                Path(tmp_name)), args.repeats)
+            before = Before(args.before, Path(tmp_name)) if args.before else None
+            try:
+                rows = encoder_ratios(parse_points(args.ratio_points), settings, args.repeats, Path(tmp_name), before)
+            finally:
+                if before is not None:
+                    before.close()
+            print_encoder_ratios(rows, args.repeats, args.before)
         print(f"\nload average at end: {os.getloadavg()[0]:.2f} (1 min)")
         return
 

@@ -132,7 +132,14 @@ if TYPE_CHECKING:  # every name of the front door, where it lives (imported on f
     from vidaudit.video import draw, perturb, synth3d
     from vidaudit.video.decode import iter_constant_rate, iter_frames, iter_frames_reused, iter_selected, read_frames
     from vidaudit.video.display import i420_to_rgb_half
-    from vidaudit.video.encode import X264_OPTIONS, NalDigest, VideoWriter, stored_nal_digest, write_video
+    from vidaudit.video.encode import (
+        X264_OPTIONS,
+        NalDigest,
+        VideoWriter,
+        probe_stored,
+        stored_nal_digest,
+        write_video,
+    )
     from vidaudit.video.facts import facts_problems
     from vidaudit.video.frame_cache import FrameCache
     from vidaudit.video.motion import classify_motion
@@ -168,7 +175,8 @@ __all__ = [
     # video: reading, writing, the player's clock, frame sampling, drawing, motion, perturbations, 3-D scenes
     "FrameCache", "NalDigest", "Timeline", "VideoInfo", "VideoWriter", "X264_OPTIONS", "at_fps", "classify_motion",
     "draw", "every_frame", "facts_problems", "i420_to_rgb_half", "iter_constant_rate", "iter_frames",
-    "iter_frames_reused", "iter_selected", "perturb", "probe", "read_frames", "ref_from", "stored_nal_digest",
+    "iter_frames_reused", "iter_selected", "perturb", "probe", "probe_stored", "read_frames", "ref_from",
+    "stored_nal_digest",
     "synth3d", "uniform_count", "video_ref", "write_video",
     # models a suite builds its own on (references, observers, composites)
     "CHARS_PER_TOKEN", "Capabilities", "ModelAdapter", "ModelCallError", "SampleAnswerer", "StageCall",

@@ -2,13 +2,15 @@
 
 ``VideoWriter`` converts RGB to I420 with OpenCV into a reused buffer and hands frames to the encoder in a worker
 thread, so that drawing the next frame overlaps encoding the last (libx264 dominates the cost); a run of identical
-frames is converted once and encoded from one buffer. The x264 settings (``X264_OPTIONS``) are part of a rendered
-dataset's identity. ``NalDigest`` / ``stored_nal_digest`` compare what the encoder emitted with what the file
-stores, NAL unit for NAL unit, without decoding.
+frames is converted once and encoded from one buffer, through the PyAV frame that wraps that buffer (made once per
+buffer, not per frame: wrapping costs ~11 us, 8 ms a 720-frame clip). The x264 settings (``X264_OPTIONS``) are
+part of a rendered dataset's identity. ``NalDigest`` / ``stored_nal_digest`` compare what the encoder emitted with
+what the file stores, NAL unit for NAL unit, without decoding.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import queue
 import threading
@@ -24,6 +26,7 @@ import numpy as np
 
 from vidaudit.core.errors import DataError
 from vidaudit.core.fileio import atomic_path
+from vidaudit.video.probe import VideoInfo, probe
 from vidaudit.video.seek import nal_units as _nal_units
 from vidaudit.video.streams import open_video, video_stream
 
@@ -96,6 +99,7 @@ class VideoWriter:
         self._n = 0
         self._on_packet = on_packet
         self._bufs = [np.empty((height * 3 // 2, width), np.uint8) for _ in range(4)]
+        self._frames: dict[int, av.VideoFrame] = {}  # ``_frame_of``: the frame wrapping each buffer, by ``id``
         self._free: queue.Queue[np.ndarray] = queue.Queue()
         for b in self._bufs:
             self._free.put(b)
@@ -105,19 +109,31 @@ class VideoWriter:
         self._holds: dict[int, int] = {}
         self._writes = 0
         self._boxes: list[tuple[int, int, int, int] | None] = []
+        self._last: np.ndarray | None = None  # the buffer of the last write
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._encode_loop, daemon=True) if threaded else None
         if self._thread:
             self._thread.start()
 
-    def _encode(self, yuv: np.ndarray, pts: int) -> None:
-        # from_numpy_buffer (no copy) misreads the height of an I420 buffer whose height is 2 mod 4 (160x90
-        # came out 88 rows high, garbled); such sizes take the copying constructor
-        frame = av.VideoFrame.from_numpy_buffer(yuv, format="yuv420p") if self._h % 4 == 0 \
-            else av.VideoFrame.from_ndarray(yuv, format="yuv420p")
-        frame.pts = pts
-        for packet in self._stream.encode(frame):
-            self._mux(packet)
+    def _frame_of(self, yuv: np.ndarray) -> av.VideoFrame:
+        """The encoder's frame for buffer ``yuv``: one per buffer, made once (wrapping a buffer costs ~11 us, as much
+        as a small box's conversion), since it points at the buffer's memory and so shows what the buffer holds.
+        ``from_numpy_buffer`` (no copy) misreads the height of an I420 buffer whose height is 2 mod 4 (160x90 came
+        out 88 rows high, garbled); such sizes take the copying constructor, once per write."""
+        if self._h % 4:
+            return av.VideoFrame.from_ndarray(yuv, format="yuv420p")
+        frame = self._frames.get(id(yuv))
+        if frame is None:
+            frame = self._frames[id(yuv)] = av.VideoFrame.from_numpy_buffer(yuv, format="yuv420p")
+        return frame
+
+    def _encode(self, frame: av.VideoFrame, pts: int, repeat: int) -> None:
+        """Encode ``frame`` ``repeat`` times from ``pts`` on (the encoder copies its pixels on each ``encode``, and
+        libavcodec never writes the frame it is given, so one frame serves a run)."""
+        for k in range(repeat):
+            frame.pts = pts + k
+            for packet in self._stream.encode(frame):
+                self._mux(packet)
 
     def _mux(self, packet: av.Packet[Any]) -> None:
         if self._on_packet is not None:
@@ -129,8 +145,7 @@ class VideoWriter:
             yuv, pts, repeat = item
             try:
                 if self._error is None:
-                    for k in range(repeat):
-                        self._encode(yuv, pts + k)
+                    self._encode(self._frame_of(yuv), pts, repeat)
             except BaseException as e:  # surfaced to the caller in write()/close()
                 self._error = e
             finally:
@@ -148,7 +163,8 @@ class VideoWriter:
         of a frame written a few writes before (the encoder hands buffers back in turn), so only the union of the
         boxes of the writes since is converted, from ``rgb``: RGB -> I420 reads each 2x2 block alone, so an
         even-aligned box holds exactly the whole frame's conversion there (``tests/video/test_video_writer_box.py``).
-        A box not even-aligned, a write without one among them, or a buffer not written yet: the whole frame.
+        A buffer not written yet is first given a copy of the last write's. A box not even-aligned, or a write
+        without one among them: the whole frame.
         """
         if self._error is not None:
             raise self._error
@@ -162,6 +178,11 @@ class VideoWriter:
         self._boxes.append(box)
         if len(self._boxes) > len(self._bufs) + 1:
             del self._boxes[0]
+        if box is not None and id(yuv) not in self._holds and self._last is not None:
+            # a buffer not written yet takes a copy of the last write's I420 (a memory copy, a quarter of a whole
+            # conversion's cost); nothing writes that buffer meanwhile (the encoder only reads it)
+            np.copyto(yuv, self._last)
+            self._holds[id(yuv)] = self._writes - 1
         # the buffer holds the frame of an earlier write: what changed since is the union of the boxes of the
         # writes after it, converted from this frame (which is the whole frame); else the whole frame
         since = len(self._boxes) - (self._writes - self._holds.get(id(yuv), -len(self._boxes) - 1))
@@ -172,13 +193,13 @@ class VideoWriter:
             _convert_box(rgb, yuv, union, self._w, self._h)
         self._holds[id(yuv)] = self._writes
         self._writes += 1
+        self._last = yuv
         if self._thread:
             self._todo.put((yuv, self._n, repeat))
             self._n += repeat
             return
-        for _ in range(repeat):
-            self._encode(yuv, self._n)
-            self._n += 1
+        self._encode(self._frame_of(yuv), self._n, repeat)
+        self._n += repeat
         self._free.put(yuv)
 
     def close(self) -> None:
@@ -205,10 +226,8 @@ class VideoWriter:
             self._container.close()
         finally:
             err = RuntimeError("aborted")
-            try:
+            with contextlib.suppress(RuntimeError):  # the temporary is removed; the abort is no error
                 self._ctx.__exit__(RuntimeError, err, None)
-            except RuntimeError:
-                pass
 
     def __enter__(self) -> VideoWriter:
         return self
@@ -247,14 +266,19 @@ class NalDigest:
         return self._h.hexdigest()
 
 
+def _stored_digest(s: av.video.stream.VideoStream) -> NalDigest:
+    """An empty ``NalDigest`` for the packets of stream ``s`` as its file stores them."""
+    extra = bytes(s.codec_context.extradata or b"")
+    # an avcC record (MP4) starts with version 1 and gives the size of each NAL's length field
+    return NalDigest((extra[4] & 3) + 1 if len(extra) > 4 and extra[0] == 1 else 0)
+
+
 def stored_nal_digest(path: str | Path) -> tuple[str, int]:
     """(``NalDigest`` of the first video stream's stored packets, their number), demuxed, never decoded; a file
     that cannot be demuxed is a ``DataError``."""
     with open_video(path) as c:
         s = video_stream(c, path)
-        extra = bytes(s.codec_context.extradata or b"")
-        # an avcC record (MP4) starts with version 1 and gives the size of each NAL's length field
-        digest = NalDigest((extra[4] & 3) + 1 if len(extra) > 4 and extra[0] == 1 else 0)
+        digest = _stored_digest(s)
         try:
             for packet in c.demux(s):
                 if packet.size:
@@ -262,3 +286,17 @@ def stored_nal_digest(path: str | Path) -> tuple[str, int]:
         except av.error.FFmpegError as e:
             raise DataError(f"cannot read {path}: {e.strerror or e}; the file is damaged or truncated") from e
     return digest.hexdigest(), digest.n_packets
+
+
+def probe_stored(path: str | Path) -> tuple[VideoInfo, str, int]:
+    """(``probe(path)``, then ``stored_nal_digest(path)``'s two values) from one pass over the file's packets: what a
+    renderer reads back from what it wrote (``counting.render.render_checked``). Where ``probe`` keeps the frames
+    before a damaged tail, the digest covers those packets only (so it differs from the encoder's)."""
+    digests: list[NalDigest] = []
+
+    def start(s: av.video.stream.VideoStream) -> Callable[[bytes], None]:
+        digests.append(_stored_digest(s))
+        return digests[-1].update
+
+    info = probe(path, packets=start)
+    return info, digests[0].hexdigest(), digests[0].n_packets

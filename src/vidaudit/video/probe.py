@@ -7,7 +7,7 @@ applied, then rotation); a file cut off before its header's duration is refused 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -76,13 +76,21 @@ class _Read:
     ends: dict[int, float]          # stream index -> end of its last packet (seconds)
 
 
-def _by_packets(c: av.container.InputContainer, s: av.video.stream.VideoStream, p: Path) -> _Read:
+#: ``probe(packets=)``: given the video stream read, a function called with each of its packets' bytes (those with
+#: any), in stored order, during the pass ``probe`` makes anyway
+PacketFeed = Callable[[av.video.stream.VideoStream], Callable[[bytes], None]]
+
+
+def _by_packets(c: av.container.InputContainer, s: av.video.stream.VideoStream, p: Path,
+                feed: Callable[[bytes], None] | None = None) -> _Read:
     """Frames from the video packets' presentation stamps (where packets are frames: ``packets_are_frames``)."""
     stamps: list[int] = []
     durations: dict[int, int] = {}
     ends: dict[int, float] = {}
     try:
         for pkt in _video_packets(c, s, ends):
+            if feed is not None and pkt.size:
+                feed(bytes(pkt))
             if not pkt.size or pkt.is_discard:
                 continue
             ts = pkt.pts if pkt.pts is not None else pkt.dts
@@ -100,7 +108,8 @@ def _by_packets(c: av.container.InputContainer, s: av.video.stream.VideoStream, 
     return _Read(stamps, durations.get(stamps[-1], 0) if stamps else 0, None, ends)
 
 
-def _by_decoding(c: av.container.InputContainer, s: av.video.stream.VideoStream, p: Path) -> _Read:
+def _by_decoding(c: av.container.InputContainer, s: av.video.stream.VideoStream, p: Path,
+                 feed: Callable[[bytes], None] | None = None) -> _Read:
     """Frames as the decoder returns them (field pairs woven into one, packed B-frames unpacked), each timed by the
     whole stream's best-effort rule (``streams.best_effort``)."""
     pts: list[int | None] = []
@@ -110,6 +119,8 @@ def _by_decoding(c: av.container.InputContainer, s: av.video.stream.VideoStream,
     ends: dict[int, float] = {}
     try:
         for pkt in _video_packets(c, s, ends):
+            if feed is not None and pkt.size:
+                feed(bytes(pkt))
             for f in pkt.decode():
                 assert isinstance(f, av.VideoFrame)
                 if first is None:
@@ -152,10 +163,12 @@ def _note_end(ends: dict[int, float], pkt: av.Packet[Any]) -> None:
             ends[pkt.stream_index] = end
 
 
-def probe(path: str | Path, stream: int | None = None) -> VideoInfo:
+def probe(path: str | Path, stream: int | None = None, packets: PacketFeed | None = None) -> VideoInfo:
     """A video's facts as a player shows it: its frames (decoded pictures), their times, its displayed shape.
 
-    ``stream``: the index of the video stream to read (default: the one ffmpeg picks). Where packets are frames
+    ``stream``: the index of the video stream to read (default: the one ffmpeg picks). ``packets``: handed the
+    stream, it returns a function that sees every packet of it (``PacketFeed``; ``encode.probe_stored`` digests
+    them: one pass over the file, not two). Where packets are frames
     (``streams.packets_are_frames``: MP4, MOV, MKV, WebM, progressive) they are read without decoding; elsewhere
     the stream is decoded and timed by its best-effort stamps (``streams.best_effort``). The rate is the stream's
     average where the frames support it (``streams.frame_rate``); the clip is constant-rate only if every stamp
@@ -168,7 +181,8 @@ def probe(path: str | Path, stream: int | None = None) -> VideoInfo:
         tb = s.time_base
         if tb is None or tb <= 0:
             raise DataError(f"{p}: the video stream has no time base; re-encode it (e.g. ffmpeg -i IN OUT.mp4)")
-        read = _by_packets(c, s, p) if packets_are_frames(c, s) else _by_decoding(c, s, p)
+        feed = packets(s) if packets is not None else None
+        read = _by_packets(c, s, p, feed) if packets_are_frames(c, s) else _by_decoding(c, s, p, feed)
         stamps = read.stamps
         if not stamps:
             raise DataError(f"{p} has a video stream with no frames; give a file with at least one frame")

@@ -23,7 +23,8 @@ from vidaudit.suites.counting import render as rnd
 from vidaudit.suites.counting.grid import DOMAINS, GridPoint, grid
 from vidaudit.suites.counting.scene import RenderSettings
 from vidaudit.suites.counting.verify import verify_dataset
-from vidaudit.video.encode import NalDigest, VideoWriter, stored_nal_digest
+from vidaudit.video.encode import NalDigest, VideoWriter, probe_stored, stored_nal_digest
+from vidaudit.video.probe import VideoInfo, probe
 
 TINY = RenderSettings(duration_s=3.0, width=320, height=240)  # 90 frames, as test_counting_bitstream's
 POINTS = [GridPoint(d, 2, 2.0, 0) for d in DOMAINS]
@@ -46,6 +47,7 @@ def test_packet_digest_is_the_same_emitted_and_stored_and_moves_with_one_byte(tm
         for i in range(40):
             w.write(np.full((240, 320, 3), i * 5, np.uint8), 1 + i % 3)
     assert stored_nal_digest(tmp_path / "v.mp4") == (emitted.hexdigest(), emitted.n_packets)
+    assert probe_stored(tmp_path / "v.mp4") == (probe(tmp_path / "v.mp4"), emitted.hexdigest(), emitted.n_packets)
     other = NalDigest()
     for p in (b"\x00\x00\x00\x01\x65\x88\x84", b"\x00\x00\x01\x41\x9a"):
         other.update(p)
@@ -69,13 +71,13 @@ def _flip_coded_byte(path: Path) -> None:
 
 def test_a_file_changed_after_the_encoder_wrote_it_is_caught_without_decoding(tmp_path: Path,
                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    real = rnd.stored_nal_digest
+    real = rnd.probe_stored
 
-    def tampered(path: Path) -> tuple[str, int]:
+    def tampered(path: Path) -> tuple[VideoInfo, str, int]:
         _flip_coded_byte(Path(path))
         return real(path)
 
-    monkeypatch.setattr(rnd, "stored_nal_digest", tampered)
+    monkeypatch.setattr(rnd, "probe_stored", tampered)
     r = rnd.render_checked(POINTS[0], TINY, tmp_path / "v.mp4", "v.mp4")
     assert any("stored packets are not" in p for p in r.problems), r.problems
     # and at generate time, with no video sampled for a decode: refused, no manifest
@@ -171,3 +173,20 @@ def test_nal_digest_reads_annex_b_and_length_prefixed_packets_alike(packets: lis
     last = packets[-1][0]
     moved.update(b"".join(len(n).to_bytes(4, "big") + n for n in [*last[:-1], last[-1] + b"\x01"]))
     assert moved.hexdigest() != avcc.hexdigest()
+
+
+@pytest.mark.parametrize("name,args", [
+    ("av.mp4", ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "aac", "-shortest"]),  # audio between
+    ("v.mkv", []),
+    ("v.ts", []),  # packets are not frames there: probe decodes, and still sees every packet
+])
+def test_probe_stored_is_probe_and_the_stored_digest_in_one_pass(tmp_path: Path, name: str, args: list[str]) -> None:
+    """On ffmpeg-written files: the video stream's packets only (not the audio's), whichever way probe reads."""
+    import subprocess
+
+    from quirkvideos import ffmpeg
+
+    path = tmp_path / name
+    subprocess.run([ffmpeg(), "-v", "error", "-f", "lavfi", "-i", "testsrc=size=96x64:rate=10:duration=2", *args,
+                    "-c:v", "libx264", "-g", "7", str(path)], check=True)
+    assert probe_stored(path) == (probe(path), *stored_nal_digest(path))

@@ -21,11 +21,11 @@ def _taxonomy_totals(taxonomies: list[Any], read: bool, true_events: list[int], 
     """One domain's Table 8 row from its traced trials' columns (those with a taxonomy); ``read``: the
     taxonomies are their TAXONOMY_KEYS values already (every one had them all)."""
     if read:  # int(v or 0) of each value (every key is there: tax.get(k, 0) is the value)
-        tot = {k: int_sum(col) for k, col in zip(TAXONOMY_KEYS, zip(*taxonomies), strict=True)}
+        tot = {k: int_sum(col) for k, col in zip(TAXONOMY_KEYS, zip(*taxonomies, strict=True), strict=True)}
     else:
         try:  # column sums in C; int() of each value as the loop reads it (None, or a missing key: the loop)
-            tot = {k: int_total(col) for k, col in zip(TAXONOMY_KEYS, zip(*map(_TAXONOMY_GET, taxonomies)),
-                                                   strict=True)}
+            columns = zip(*map(_TAXONOMY_GET, taxonomies), strict=True)
+            tot = {k: int_total(col) for k, col in zip(TAXONOMY_KEYS, columns, strict=True)}
         except (KeyError, TypeError, ValueError):  # (no record at all: the loop's zeros)
             tot = _taxonomy_sums(taxonomies)
     tot.update(true_events=sum(true_events), reported_events=int_sum(reported), videos=len(taxonomies),
@@ -104,7 +104,7 @@ def tolerance_of(s: Scan) -> dict:
         tols = tolerances[group.t_start:group.t_stop]
         for k, rows in _windows(tols):
             try:
-                metrics: list[Any] = list(zip(*map(_TOLERANCE_GET, rows))) or [()] * len(TOLERANCE_METRICS)
+                metrics: list[Any] = list(zip(*map(_TOLERANCE_GET, rows), strict=True)) or [()] * len(TOLERANCE_METRICS)
             except KeyError:  # a row without every metric (not score_trial's): read each with .get
                 metrics = [[x.get(m) for x in rows] for m in TOLERANCE_METRICS]
             out[model][cond][k] = {"em": em["em"], "n": n, "completion": n_ok / n, "vor": vor,
@@ -124,7 +124,7 @@ def _windows(tols: list[Any]) -> list[tuple[str, list[Any]]]:
             if sum(map(len, tols)) == len(keys) * len(tols):  # then each has them all, and no other
                 if len(keys) == 1:
                     return [(keys[0], list(map(itemgetter(keys[0]), tols)))]
-                return list(zip(keys, map(list, zip(*map(itemgetter(*keys), tols))), strict=True))
+                return list(zip(keys, map(list, zip(*map(itemgetter(*keys), tols), strict=True)), strict=True))
         except (KeyError, TypeError):  # a record without one of them (then another has one more), or None
             pass
     if None in tols or {} in tols:  # (r.get("tolerance") or {}: the same when every record has rows)
@@ -170,9 +170,9 @@ def _token_sums(usages: Sequence[Any]) -> dict[str, int]:
         try:
             if sum(map(len, usages)) == len(names) * len(usages):  # then each has them all, and no other
                 rows = list(map(itemgetter(*names), usages))
-                values = list(zip(*rows)) if len(names) > 1 else [rows]
+                values = list(zip(*rows, strict=True)) if len(names) > 1 else [rows]
                 if all(set(map(type, col)) == {int} for col in values):
-                    return dict(sorted(zip(names, map(sum, values))))
+                    return dict(sorted(zip(names, map(sum, values), strict=True)))
         except (KeyError, TypeError):  # one without one of them (then another has one more), or not a dict
             pass
     totals: dict[str, int] = defaultdict(int)

@@ -42,7 +42,7 @@ from vidaudit.sdk import (
 )
 from vidaudit.suites.counting.grid import QUESTIONS, SUITE, GridPoint
 from vidaudit.suites.counting.render import planned_video, render, render_checked
-from vidaudit.suites.counting.scene import RenderSettings
+from vidaudit.suites.counting.scene import DEFAULT_SETTINGS, RenderSettings
 from vidaudit.suites.counting.scenes import make_scene
 from vidaudit.suites.counting.verify import check_video
 
@@ -163,7 +163,7 @@ def check_out_dir(out: Path, planned: Sequence[Sample], *, dry_run: bool, force:
                               "pass --force")
 
 
-def generate(points: Sequence[GridPoint], out: str | Path, settings: RenderSettings = RenderSettings(), *,
+def generate(points: Sequence[GridPoint], out: str | Path, settings: RenderSettings = DEFAULT_SETTINGS, *,
              workers: int | None = None, dry_run: bool = False, skip_existing: bool = False,
              verify: bool = True, decode_every: int = DECODE_EVERY, force: bool = False,
              on_progress: Callable[[int, int], None] | None = None,

@@ -26,9 +26,9 @@ from vidaudit.sdk import (
     VideoWriter,
     i420_to_rgb_half,
     probe,
+    probe_stored,
     ref_from,
     sha256_file,
-    stored_nal_digest,
 )
 from vidaudit.suites.counting.detector import analysed_at_full_size
 from vidaudit.suites.counting.grid import GridPoint
@@ -117,9 +117,8 @@ def render_checked(point: GridPoint, settings: RenderSettings, out: Path, rel_pa
         trace = scene.trace()
         problems = [f"in the frames drawn: {p}"
                     for p in pixel_problems(point.domain, drawn_as_decoded(scene, writer.write), trace, settings.fps)]
-    stored, n_stored = stored_nal_digest(out)
+    info, stored, n_stored = probe_stored(out)  # one pass over the file for both
     if stored != emitted.hexdigest() or n_stored != emitted.n_packets:
         problems.append(f"the file's {n_stored} stored packets are not the {emitted.n_packets} the encoder emitted "
                         "(written wrong or changed since); render it again")
-    info = probe(out)
     return Rendered(trace, ref_from(info, rel_path, sha256_file(out)), tuple(problems))

@@ -56,11 +56,15 @@ class RenderSettings:
         return int(round(self.duration_s * self.fps))
 
 
+#: the settings a scene, ``make_scene`` and ``generate`` take when given none (frozen: one instance serves all)
+DEFAULT_SETTINGS = RenderSettings()
+
+
 class Scene(ABC):
     domain: str
     event_type: str
 
-    def __init__(self, point: GridPoint, settings: RenderSettings = RenderSettings()) -> None:
+    def __init__(self, point: GridPoint, settings: RenderSettings = DEFAULT_SETTINGS) -> None:
         self.point = point
         self.settings = settings
         self.f = point.frequency_hz

@@ -9,13 +9,13 @@ from vidaudit.sdk import ConfigError
 from vidaudit.suites.counting.blinking import Blinking
 from vidaudit.suites.counting.bounce_ball import BounceBall
 from vidaudit.suites.counting.grid import GridPoint, validate
-from vidaudit.suites.counting.scene import RenderSettings, Scene
+from vidaudit.suites.counting.scene import DEFAULT_SETTINGS, RenderSettings, Scene
 from vidaudit.suites.counting.state_machine import StateMachine
 
 SCENES: dict[str, type[Scene]] = {c.domain: c for c in (BounceBall, Blinking, StateMachine)}
 
 
-def make_scene(point: GridPoint, settings: RenderSettings = RenderSettings()) -> Scene:
+def make_scene(point: GridPoint, settings: RenderSettings = DEFAULT_SETTINGS) -> Scene:
     """The scene that renders ``point`` (a ConfigError for a point off the grid or settings no video can have)."""
     validate(point.domain, point.n_events, point.frequency_hz, point.seed)
     if settings.fps <= 0 or settings.duration_s <= 0:

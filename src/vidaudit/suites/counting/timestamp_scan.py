@@ -115,6 +115,69 @@ def _atom_kind(s: str) -> int:
     return CLOCK_KIND if ":" in s else UNIT_KIND if s[-1] > "9" else BARE
 
 
+def _candidates(codes: list[int], explicit: list[bool], n: int, cue0: bool) -> list[int]:
+    """The numbers that may be times, in order: explicit ones (a clock or a unit), cued ones, range starts."""
+    found: list[int] = list(compress(count(), explicit))
+    more: list[int] = []  # the candidates that are not explicit (a ledger's times usually are: nothing to merge)
+    for j in compress(count(), map(_CANDIDATE_BITS.__getitem__, codes)):
+        if 0 < j < n:
+            c = codes[j]
+            if c & _CUED_BIT and not explicit[j]:
+                more.append(j)
+            if c & _RANGE_BIT and not explicit[j - 1]:
+                more.append(j - 1)
+    if cue0 and not explicit[0]:  # no number before the first: its context is the text's head, as it is
+        more.append(0)
+    return sorted(set(found).union(more)) if more else found
+
+
+def _hidden(pos: list[int], masked: Sequence[tuple[int, int]]) -> set[int]:
+    """The numbers that start inside one of the ``masked`` spans."""
+    hidden: set[int] = set()
+    if masked:
+        starts = pos[0::2]
+        for m_start, m_end in masked:
+            hidden.update(range(bisect.bisect_left(starts, m_start), bisect.bisect_left(starts, m_end)))
+    return hidden
+
+
+def _negative_before(text: str, pos: list[int], hidden: set[int], k: int) -> bool:
+    """Whether number k reads as negative where the number before it is masked (or there is none): the context
+    the rules see runs back to the last number outside the masks, if any."""
+    start = pos[2 * k]
+    p = k - 1
+    while p >= 0 and p in hidden:
+        p -= 1
+    lo = pos[2 * p + 1] - 1 if p >= 0 and pos[2 * p + 1] - 1 > start - CONTEXT_CHARS else start - CONTEXT_CHARS
+    return NEG_REV.match(text[lo if lo > 0 else 0:start][::-1]) is not None
+
+
+def _unusual(text: str, k: int, gaps: list[str], atoms: list[str], pos: list[int], codes: list[int],
+             hidden: set[int], cue0: bool, chosen: list[tuple[int, int, float, int | None]]) -> bool:
+    """Candidate k where its context is not just the gaps around it (the first number, a range word after it, or a
+    masked number before it): the time it gives, if any, appended to ``chosen``; whether it opens a range with the
+    next number."""
+    values = _VALUES
+    c, after = codes[k], codes[k + 1]
+    s = atoms[k]
+    start, end = pos[2 * k], pos[2 * k + 1]
+    kind = _atom_kind(s)
+    cue = not kind and bool(cue0 if k == 0 else c & _CUED_BIT)
+    is_range = False
+    if after & _RANGE_BIT and k + 1 not in hidden:
+        nxt = atoms[k + 1]
+        sep = gaps[k + 1]
+        nstart = pos[2 * k + 2]
+        is_range = (values[s] <= values[nxt]
+                    and opens_range(text, (start, end, kind, cue, end), (nstart, pos[2 * k + 3], _atom_kind(nxt),
+                                                                       False, nstart), sep, sep_core(sep)))
+    if is_range or kind or cue:
+        negative = bool(c & _NEG_BIT) if k and k - 1 not in hidden else _negative_before(text, pos, hidden, k)
+        if not (negative or after & _AFTER_BIT):
+            chosen.append((start, end, values[s], None))
+    return is_range
+
+
 def scan_times(text: str, masked: Sequence[tuple[int, int]]) -> list[tuple[int, int, float, int | None]] | None:
     """The times ``extract_timestamps`` chooses without frame times, in order, as (start, end, time, None);
     None when the text has no number outside ``masked``. The same rules, read per gap (see above)."""
@@ -125,71 +188,33 @@ def scan_times(text: str, masked: Sequence[tuple[int, int]]) -> list[tuple[int, 
     gaps = parts[0::2]
     atoms = parts[1::2]
     codes = list(map(_GAP_CODES.__getitem__, gaps))
-    # candidates: explicit numbers (a clock or a unit), cued ones, range starts
     explicit = list(map(_EXPLICIT.__getitem__, atoms))
-    found: list[int] = list(compress(count(), explicit))
-    more: list[int] = []  # the candidates that are not explicit (a ledger's times usually are: nothing to merge)
-    for j in compress(count(), map(_CANDIDATE_BITS.__getitem__, codes)):
-        if 0 < j < n:
-            c = codes[j]
-            if c & _CUED_BIT and not explicit[j]:
-                more.append(j)
-            if c & _RANGE_BIT and not explicit[j - 1]:
-                more.append(j - 1)
     head, tail = _ENDS[gaps[0]], _ENDS[gaps[n]]
     cue0 = bool(head & _CUED_BIT)  # no number before the first: its context is the text's head, as it is
-    if cue0 and not explicit[0]:
-        more.append(0)
-    if more:
-        found = sorted(set(found).union(more))
+    found = _candidates(codes, explicit, n, cue0)
     # the tail (after the last number) separates nothing, and nothing follows its "not a time" word
     codes[n] = tail & _AFTER_BIT
     pos = list(accumulate(map(len, parts)))  # pos[2k]: start of number k, pos[2k + 1]: its end
-    hidden: set[int] = set()
-    if masked:
-        starts = pos[0::2]
-        for m_start, m_end in masked:
-            hidden.update(range(bisect.bisect_left(starts, m_start), bisect.bisect_left(starts, m_end)))
-        if len(hidden) == n:
-            return None
+    hidden = _hidden(pos, masked)
+    if len(hidden) == n:
+        return None
+    return _choose(text, found, gaps, atoms, pos, codes, hidden, cue0)
+
+
+def _choose(text: str, found: list[int], gaps: list[str], atoms: list[str], pos: list[int], codes: list[int],
+            hidden: set[int], cue0: bool) -> list[tuple[int, int, float, int | None]]:
+    """The candidates ``found`` that are times, in order (the second number of a range is not one)."""
     chosen: list[tuple[int, int, float, int | None]] = []
-    if not found:
-        return chosen
     values = _VALUES
     skip = -1
     for k in found:
         if k == skip or k in hidden:
             continue
-        c = codes[k]
         after = codes[k + 1]
         if k and not after & _RANGE_BIT and k - 1 not in hidden:  # the usual time: no range, context in the gaps
-            if not (c & _NEG_BIT or after & _AFTER_BIT):
+            if not (codes[k] & _NEG_BIT | after & _AFTER_BIT):  # neither a minus before it nor "not a time" after
                 chosen.append((pos[2 * k], pos[2 * k + 1], values[atoms[k]], None))
             continue
-        s = atoms[k]
-        start, end = pos[2 * k], pos[2 * k + 1]
-        kind = _atom_kind(s)
-        cue = not kind and bool(cue0 if k == 0 else c & _CUED_BIT)
-        is_range = False
-        if after & _RANGE_BIT and k + 1 not in hidden:
-            nxt = atoms[k + 1]
-            sep = gaps[k + 1]
-            nstart = pos[2 * k + 2]
-            is_range = (values[s] <= values[nxt]
-                        and opens_range(text, (start, end, kind, cue, end), (nstart, pos[2 * k + 3], _atom_kind(nxt),
-                                                                           False, nstart), sep, sep_core(sep)))
-        if is_range or kind or cue:
-            if k and k - 1 not in hidden:
-                negative = bool(c & _NEG_BIT)
-            else:  # the previous number the rules see is the last one outside the masks, if any
-                p = k - 1
-                while p >= 0 and p in hidden:
-                    p -= 1
-                lo = pos[2 * p + 1] - 1 if p >= 0 and pos[2 * p + 1] - 1 > start - CONTEXT_CHARS \
-                    else start - CONTEXT_CHARS
-                negative = NEG_REV.match(text[lo if lo > 0 else 0:start][::-1]) is not None
-            if not (negative or after & _AFTER_BIT):
-                chosen.append((start, end, values[s], None))
-        if is_range:
-            skip = k + 1
+        if _unusual(text, k, gaps, atoms, pos, codes, hidden, cue0, chosen):
+            skip = k + 1  # it opened a range: the next number is its end, not a time of its own
     return chosen
