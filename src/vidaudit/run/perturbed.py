@@ -76,8 +76,9 @@ _PLANS: dict[tuple[Any, ...], PerturbedInput] = {}
 
 def _plan_chain_uncached(video: VideoRef, sha: str, specs: tuple[PerturbationSpec, ...], seed: int,
                 who: str) -> PerturbedInput:
-    from vidaudit.video.perturb import canonical_spec, get_op, plan_for
     from vidaudit.video.perturb.base import SourceInfo
+    from vidaudit.video.perturb.engine import plan_for
+    from vidaudit.video.perturb.registry import canonical_spec, get_op
 
     w, h = video.width - video.width % 2, video.height - video.height % 2
     src = SourceInfo.of_video(Path(video.path), sha, w, h, video.timeline)
@@ -111,14 +112,14 @@ def _plan_chain_uncached(video: VideoRef, sha: str, specs: tuple[PerturbationSpe
 
 
 def _engine_version() -> int:
-    from vidaudit.video.perturb import ENGINE_VERSION
+    from vidaudit.video.perturb.engine import ENGINE_VERSION
 
     return ENGINE_VERSION
 
 
 def render(source: Path, pinput: PerturbedInput, cache_dir: Path) -> tuple[Path, str, Any]:
     """The perturbed video (path, sha256, its PerturbMeta), built once into ``cache_dir``."""
-    from vidaudit.video.perturb import cached_chain
+    from vidaudit.video.perturb.cache import cached_chain
 
     res = cached_chain(source, pinput.source_sha256, list(pinput.specs), pinput.seed, cache_dir,
                        pinput.source_stream)[-1]
@@ -130,7 +131,8 @@ def render(source: Path, pinput: PerturbedInput, cache_dir: Path) -> tuple[Path,
 
 def is_cached(pinput: PerturbedInput, cache_dir: Path) -> bool:
     """Whether every step of the chain is already a complete entry of ``cache_dir`` (nothing to render)."""
-    from vidaudit.video.perturb import cache_key, lookup
+    from vidaudit.video.perturb.cache import lookup
+    from vidaudit.video.perturb.engine import cache_key
 
     sha, stream = pinput.source_sha256, pinput.source_stream
     for spec in pinput.specs:

@@ -69,7 +69,7 @@ def _perturbation_value(raw: str) -> Any:
 def parse_perturbation(text: str) -> PerturbationSpec:
     """``OP`` or ``OP(KEY=VALUE,...)`` (the form ``PerturbationSpec.id`` writes), checked against the op's
     parameters; the spec keeps the parameters as written (defaults are filled in where it is hashed)."""
-    from vidaudit.video.perturb import resolve
+    from vidaudit.video.perturb.registry import resolve
 
     m = _PERTURBATION.match(text.strip())
     if not m:
