@@ -33,8 +33,7 @@ from vidaudit.core.hashing import rng_from
 from vidaudit.core.types import PerturbationSpec
 from vidaudit.video.decode import iter_frames
 from vidaudit.video.encode import VideoWriter
-from vidaudit.video.perturb import apply
-from vidaudit.video.perturb.engine import _frames, _inputs, _plan
+from vidaudit.video.perturb.engine import _frames, _inputs, _plan, apply
 from vidaudit.video.perturb.registry import resolve
 
 W, H, FPS, N = 854, 480, 30.0, 720

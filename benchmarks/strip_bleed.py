@@ -9,8 +9,7 @@ from vidaudit.suites.stress.cross_frame import synthetic
 from vidaudit.suites.stress.cross_frame.options import TABLE10
 from vidaudit.suites.stress.cross_frame.synthetic import synthetic_clip_job
 from vidaudit.video.decode import iter_frames
-from vidaudit.video.perturb import apply
-from vidaudit.video.perturb.engine import _frames, _inputs, _plan, resolve
+from vidaudit.video.perturb.engine import _frames, _inputs, _plan, apply, resolve
 from vidaudit.video.perturb.source import DEFAULT_BUDGET_BYTES
 
 d = Path(tempfile.mkdtemp())

@@ -129,7 +129,7 @@ if TYPE_CHECKING:  # every name of the front door, where it lives (imported on f
     from vidaudit.score.judge import read_verdict
     from vidaudit.score.stage import stage_usage
     from vidaudit.score.stats import paired_bootstrap, wilson_interval, wilson_lower
-    from vidaudit.video import draw, perturb, synth3d
+    from vidaudit.video import draw, synth3d
     from vidaudit.video.decode import iter_constant_rate, iter_frames, iter_frames_reused, iter_selected, read_frames
     from vidaudit.video.display import i420_to_rgb_half
     from vidaudit.video.encode import (
@@ -143,6 +143,13 @@ if TYPE_CHECKING:  # every name of the front door, where it lives (imported on f
     from vidaudit.video.facts import facts_problems
     from vidaudit.video.frame_cache import FrameCache
     from vidaudit.video.motion import classify_motion
+    from vidaudit.video.perturb.base import SourceInfo as PerturbSourceInfo
+    from vidaudit.video.perturb.camera import CONTENT_MOTION as CAMERA_CONTENT_MOTION
+    from vidaudit.video.perturb.engine import apply as apply_perturbation
+    from vidaudit.video.perturb.engine import plan_for as plan_perturbation
+    from vidaudit.video.perturb.integration import quadrant_boxes
+    from vidaudit.video.perturb.source import IMAGE_SUFFIXES as STILL_IMAGE_SUFFIXES
+    from vidaudit.video.perturb.source import open_source as open_perturb_source
     from vidaudit.video.probe import VideoInfo, probe, ref_from, video_ref
     from vidaudit.video.sampling import at_fps, every_frame, uniform_count
 
@@ -172,12 +179,14 @@ __all__ = [
     # per-video jobs (serial, local processes, Ray) and the terminal (progress bars, one-line errors)
     "PoolFactory", "console", "friendly_errors", "iter_completed", "parse_list", "pool_factory", "progress_bar",
     "run_jobs",
-    # video: reading, writing, the player's clock, frame sampling, drawing, motion, perturbations, 3-D scenes
+    # video: reading, writing, the player's clock, frame sampling, drawing, motion, 3-D scenes
     "FrameCache", "NalDigest", "Timeline", "VideoInfo", "VideoWriter", "X264_OPTIONS", "at_fps", "classify_motion",
     "draw", "every_frame", "facts_problems", "i420_to_rgb_half", "iter_constant_rate", "iter_frames",
-    "iter_frames_reused", "iter_selected", "perturb", "probe", "probe_stored", "read_frames", "ref_from",
-    "stored_nal_digest",
+    "iter_frames_reused", "iter_selected", "probe", "probe_stored", "read_frames", "ref_from", "stored_nal_digest",
     "synth3d", "uniform_count", "video_ref", "write_video",
+    # perturbations (video.perturb): render one, plan one from a source's facts, the sources they read
+    "CAMERA_CONTENT_MOTION", "PerturbSourceInfo", "STILL_IMAGE_SUFFIXES", "apply_perturbation", "open_perturb_source",
+    "plan_perturbation", "quadrant_boxes",
     # models a suite builds its own on (references, observers, composites)
     "CHARS_PER_TOKEN", "Capabilities", "ModelAdapter", "ModelCallError", "SampleAnswerer", "StageCall",
     "combine_stages", "make_adapter", "observed_frames",
@@ -191,11 +200,13 @@ __all__ = [
 ]
 
 
-def _sources() -> dict[str, str]:
-    """Each name of ``__all__`` -> the module it is imported from, read from this file's ``TYPE_CHECKING`` block."""
+def _sources() -> dict[str, tuple[str, str]]:
+    """Each name of ``__all__`` -> the module it is imported from and its name there (``import x as name``: a
+    name that says what it is in this flat namespace), read from this file's ``TYPE_CHECKING`` block."""
     tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
     block = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
-    return {a.asname or a.name: n.module or "" for n in block.body if isinstance(n, ast.ImportFrom) for a in n.names}
+    return {a.asname or a.name: (n.module or "", a.name)
+            for n in block.body if isinstance(n, ast.ImportFrom) for a in n.names}
 
 
 _SOURCES = _sources()
@@ -203,11 +214,12 @@ _SOURCES = _sources()
 
 def __getattr__(name: str) -> Any:
     """``name`` from the module it lives in (a submodule such as ``draw`` imported as one), kept here after."""
-    source = _SOURCES.get(name)
-    if source is None:
+    found = _SOURCES.get(name)
+    if found is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    source, defined = found
     module = importlib.import_module(source)
-    value = getattr(module, name) if hasattr(module, name) else importlib.import_module(f"{source}.{name}")
+    value = getattr(module, defined) if hasattr(module, defined) else importlib.import_module(f"{source}.{defined}")
     globals()[name] = value
     return value
 

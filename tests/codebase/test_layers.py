@@ -174,15 +174,16 @@ def test_the_front_door_only_re_exports() -> None:
 
     tree = ast.parse((SRC / "sdk.py").read_text(encoding="utf-8"))
     (block,) = [n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"]
-    sources = [(a.asname or a.name, n.module) for n in block.body if isinstance(n, ast.ImportFrom) for a in n.names]
+    sources = [(a.asname or a.name, n.module, a.name) for n in block.body if isinstance(n, ast.ImportFrom)
+               for a in n.names]
     assert all(isinstance(n, ast.ImportFrom) for n in block.body)
-    assert len(sdk.__all__) == len(set(sdk.__all__)) and sorted(sdk.__all__) == sorted(name for name, _ in sources)
+    assert len(sdk.__all__) == len(set(sdk.__all__)) and sorted(sdk.__all__) == sorted(name for name, _, _ in sources)
     contract = {name for module in (profile, records, report, roles, suite) for name in module.__all__}
     assert contract <= set(sdk.__all__)  # the whole contract
-    for name, module in sources:
+    for name, module, defined in sources:  # `import x as name`: the front door's name for the module's `x`
         assert module is not None
         home = importlib.import_module(module)
-        expected = getattr(home, name, None) or importlib.import_module(f"{module}.{name}")
+        expected = getattr(home, defined, None) or importlib.import_module(f"{module}.{defined}")
         assert getattr(sdk, name) is expected, name
 
 

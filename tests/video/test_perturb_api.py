@@ -11,21 +11,10 @@ from test_perturb_fixtures import make_dot_still, make_video
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.types import PerturbationSpec
-from vidaudit.video.perturb import (
-    PerturbResult,
-    apply,
-    cache_key,
-    cached,
-    cached_chain,
-    canonical_spec,
-    get_op,
-    op_names,
-    parse_sets,
-    perturb_command,
-    preview,
-    summary_lines,
-)
-from vidaudit.video.perturb.cache import cache_paths
+from vidaudit.video.perturb.cache import cache_paths, cached, cached_chain
+from vidaudit.video.perturb.cli import parse_sets, perturb_command, summary_lines
+from vidaudit.video.perturb.engine import PerturbResult, apply, cache_key, preview
+from vidaudit.video.perturb.registry import canonical_spec, get_op, op_names
 from vidaudit.video.probe import probe
 
 #: Small parameters for every registered op on the 24-frame, 12 fps, 64x48 test video.

@@ -15,7 +15,7 @@ from test_perturb_fixtures import bright_centroid, decoded_ids, info, make_dot_s
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import PerturbationSpec
 from vidaudit.video.decode import iter_frames
-from vidaudit.video.perturb import apply, plan_for
+from vidaudit.video.perturb.engine import apply, plan_for
 
 
 def cam(**params: object) -> PerturbationSpec:

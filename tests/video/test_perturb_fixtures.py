@@ -81,7 +81,7 @@ def test_frame_ids_survive_the_codec(tmp_path: Path) -> None:
 
 def info(n: int = 720, fps: float = 30.0, w: int = 854, h: int = 480, still: bool = False):
     """Facts of a source that exists only on paper (for plan-level tests: no file is read)."""
-    from vidaudit.video.perturb import SourceInfo
+    from vidaudit.video.perturb.base import SourceInfo
 
     return SourceInfo(path=Path("paper.png" if still else "paper.mp4"), sha256="0" * 64, width=w, height=h,
                       n_frames=1 if still else n, fps=None if still else fps, still=still)

@@ -16,8 +16,8 @@ from vidaudit.core.errors import ConfigError
 from vidaudit.core.timeline import Timeline
 from vidaudit.core.types import PerturbationSpec
 from vidaudit.video.decode import iter_frames
-from vidaudit.video.perturb import apply, check_strip_coverage, plan_for, preview
-from vidaudit.video.perturb.integration import delta_bound, separation_problems
+from vidaudit.video.perturb.engine import apply, plan_for, preview
+from vidaudit.video.perturb.integration import check_strip_coverage, delta_bound, separation_problems
 from vidaudit.video.sampling import at_fps, every_frame, uniform_count
 
 FAST = settings(max_examples=30, deadline=None)

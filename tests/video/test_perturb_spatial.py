@@ -12,7 +12,7 @@ from test_perturb_fixtures import decoded_ids, info, is_second, make_video
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import PerturbationSpec
 from vidaudit.video.decode import iter_frames
-from vidaudit.video.perturb import apply, plan_for
+from vidaudit.video.perturb.engine import apply, plan_for
 from vidaudit.video.probe import probe
 
 #: H.264's deblocking filter and 2x2 chroma carry an edit 3-4 px past its edge (measured); the band of this

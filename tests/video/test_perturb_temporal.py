@@ -14,7 +14,7 @@ from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import PerturbationSpec
 from vidaudit.video.decode import iter_frames
 from vidaudit.video.encode import VideoWriter
-from vidaudit.video.perturb import apply, plan_for
+from vidaudit.video.perturb.engine import apply, plan_for
 from vidaudit.video.perturb.source import PlannedReader, open_source
 from vidaudit.video.probe import probe
 

@@ -186,7 +186,7 @@ def test_a_guessed_rate_never_multiplies_frames(quirks: dict[str, Quirk], tmp_pa
     """20 frames over 6.2 s with no average rate and a guessed 25 fps: the rate is the frames' own (~3.1 fps), and
     a perturbation converts at it: about as many frames out as in (at 25 fps it would be 155), each the frame
     ffmpeg shows then."""
-    from vidaudit.video.perturb import apply
+    from vidaudit.video.perturb.engine import apply
 
     m = quirks["guessed_rate.asf"]
     info = probe(m.path)

@@ -133,7 +133,7 @@ def test_a_constant_clock_agrees_with_its_table(n: int, fps: float, t: float) ->
 
 def test_perturbing_a_rotated_vfr_clip_keeps_what_the_player_shows(fixtures: dict[str, Made], tmp_path: Path) -> None:
     from vidaudit.core.types import PerturbationSpec
-    from vidaudit.video.perturb import apply
+    from vidaudit.video.perturb.engine import apply
 
     for name in ("phone_vfr_rot180.mp4", "vfr_two_rates.mp4", "late_start.mp4", "rot90.mp4"):
         m = fixtures[name]
@@ -178,7 +178,7 @@ def test_unusable_files_are_one_line_data_errors(unusable: dict[str, Path], kind
 
 def test_one_frame_an_hour_is_read_and_perturbed(unusable: dict[str, Path], tmp_path: Path) -> None:
     from vidaudit.core.types import PerturbationSpec
-    from vidaudit.video.perturb import apply
+    from vidaudit.video.perturb.engine import apply
 
     info = probe(unusable["one_frame_an_hour"])
     assert info.n_frames == 3 and math.isclose(info.fps, 1 / 3600, rel_tol=1e-6)

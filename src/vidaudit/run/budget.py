@@ -33,6 +33,7 @@ from typing import Any
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Response
+from vidaudit.models.errors_http import flag_finish, split_finish, usage_was_clamped
 
 Estimate = Callable[[Any], tuple[int, float] | tuple[int, float, int, int]]
 _EPS = 1e-9
@@ -77,8 +78,6 @@ class Reservation:
 
 #: the estimate of a call when the budget has no estimate function (shared: a ``Reservation`` is immutable)
 _NOTHING = Reservation(0, 0.0)
-#: ``models.errors_http.usage_was_clamped``, imported on first use (the module is not needed to import this one)
-_clamped: Callable[[str | None], bool] | None = None
 
 
 def _tokens(value: object) -> int:
@@ -102,12 +101,7 @@ def response_tokens(response: Response | None) -> int:
 
 def usage_untrusted(response: Response) -> bool:
     """Whether the adapter had to clamp the usage the server reported (see ``errors_http.flag_finish``)."""
-    global _clamped
-    if _clamped is None:
-        from vidaudit.models.errors_http import usage_was_clamped
-
-        _clamped = usage_was_clamped
-    return _clamped(response.finish_reason)
+    return usage_was_clamped(response.finish_reason)
 
 
 def bounded(response: Response, bound: Reservation) -> Response:
@@ -117,8 +111,6 @@ def bounded(response: Response, bound: Reservation) -> Response:
     ``bound`` states no bound."""
     if not bound.is_bound:
         return response
-    from vidaudit.models.errors_http import flag_finish, split_finish
-
     assert bound.input_tokens is not None and bound.output_tokens is not None
     u = response.usage
     fields = [name for name, value, top in (("input_tokens", u.input_tokens, bound.input_tokens),

@@ -15,8 +15,9 @@ tasks, before any trial is dispatched) into the same cache; the driver then chec
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,10 @@ from typing import Any
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.hashing import seed_from, sha256_json
 from vidaudit.core.types import PerturbationSpec, Sample, VideoRef
+from vidaudit.video.perturb.base import SourceInfo
+from vidaudit.video.perturb.cache import cached_chain, lookup
+from vidaudit.video.perturb.engine import ENGINE_VERSION, cache_key, plan_for
+from vidaudit.video.perturb.registry import canonical_spec, get_op
 
 #: the cache of perturbed videos, relative to the run dir
 PERTURB_CACHE = "perturbed"
@@ -76,9 +81,6 @@ _PLANS: dict[tuple[Any, ...], PerturbedInput] = {}
 
 def _plan_chain_uncached(video: VideoRef, sha: str, specs: tuple[PerturbationSpec, ...], seed: int,
                 who: str) -> PerturbedInput:
-    from vidaudit.video.perturb import canonical_spec, get_op, plan_for
-    from vidaudit.video.perturb.base import SourceInfo
-
     w, h = video.width - video.width % 2, video.height - video.height % 2
     src = SourceInfo.of_video(Path(video.path), sha, w, h, video.timeline)
     canon = tuple(canonical_spec(s) for s in specs)
@@ -100,7 +102,7 @@ def _plan_chain_uncached(video: VideoRef, sha: str, specs: tuple[PerturbationSpe
     named = {} if video.stream is None else {"source_stream": video.stream}
     ident = sha256_json({"source_sha256": sha, "seed": seed, **named,
                          "chain": [{"spec": s.model_dump(mode="json"), "op_version": get_op(s.name).version}
-                                   for s in canon], "engine": _engine_version()})
+                                   for s in canon], "engine": ENGINE_VERSION})
     strip = None
     if canon[-1].name == "strip_mask":
         strip = {**plan.info, "set_index": list(plan.map["set_index"])}
@@ -110,16 +112,8 @@ def _plan_chain_uncached(video: VideoRef, sha: str, specs: tuple[PerturbationSpe
                           last_op=canon[-1].name, strip_info=strip, source_stream=video.stream)
 
 
-def _engine_version() -> int:
-    from vidaudit.video.perturb import ENGINE_VERSION
-
-    return ENGINE_VERSION
-
-
 def render(source: Path, pinput: PerturbedInput, cache_dir: Path) -> tuple[Path, str, Any]:
     """The perturbed video (path, sha256, its PerturbMeta), built once into ``cache_dir``."""
-    from vidaudit.video.perturb import cached_chain
-
     res = cached_chain(source, pinput.source_sha256, list(pinput.specs), pinput.seed, cache_dir,
                        pinput.source_stream)[-1]
     if res.meta.n_frames != pinput.video.n_frames:
@@ -130,8 +124,6 @@ def render(source: Path, pinput: PerturbedInput, cache_dir: Path) -> tuple[Path,
 
 def is_cached(pinput: PerturbedInput, cache_dir: Path) -> bool:
     """Whether every step of the chain is already a complete entry of ``cache_dir`` (nothing to render)."""
-    from vidaudit.video.perturb import cache_key, lookup
-
     sha, stream = pinput.source_sha256, pinput.source_stream
     for spec in pinput.specs:
         hit = lookup(cache_dir, cache_key(sha, spec, pinput.seed, source_stream=stream))
@@ -143,8 +135,6 @@ def is_cached(pinput: PerturbedInput, cache_dir: Path) -> bool:
 
 def render_task(source: str, pinput: PerturbedInput, cache_dir: str) -> dict[str, Any]:
     """``render`` in a worker (a Ray task under ``--executor ray``); errors come back as data."""
-    import os
-
     try:
         was_cached = is_cached(pinput, Path(cache_dir))
         _, sha, _ = render(Path(source), pinput, Path(cache_dir))
@@ -158,8 +148,6 @@ def prerender(planned: Sequence[Any], data_dir: Path, cache_dir: Path, pool: Exe
     """Render every perturbed video ``planned`` needs as ``pool`` tasks into ``cache_dir``, then check each
     here with ``render`` (a cache hit that compares the frame count with the plan), so that the trials
     dispatched afterwards only read. Models in ``pixel_free`` need no video. Returns the tasks' reports."""
-    from concurrent.futures import as_completed
-
     chains: dict[str, tuple[Path, PerturbedInput]] = {}
     for p in planned:
         if p.perturbed is not None and p.trial.model.label not in pixel_free:

@@ -17,6 +17,8 @@ from json.encoder import encode_basestring as _encode_str
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+import yaml
+
 from vidaudit.core.contract.suite import Prompt, Suite
 from vidaudit.core.errors import ConfigError, validation_message
 from vidaudit.core.hashing import canonical_json, sha256_json, sha256_text
@@ -42,6 +44,7 @@ from vidaudit.run.servable import (
     servable_problems,
 )
 from vidaudit.run.store.records import KeyedTrial
+from vidaudit.video.perturb.registry import resolve
 from vidaudit.video.sampling import FrameSelection, around_events, at_fps, every_frame, uniform_count
 
 _NUM = r"\d+(?:\.\d+)?"
@@ -53,8 +56,6 @@ _PERTURBATION = re.compile(r"^(?P<name>[a-z][a-z0-9_]*)(?:\((?P<args>[^()]*)\))?
 
 
 def _perturbation_value(raw: str) -> Any:
-    import yaml
-
     if raw in ("None", "null"):
         return None
     if raw in ("True", "False"):
@@ -69,8 +70,6 @@ def _perturbation_value(raw: str) -> Any:
 def parse_perturbation(text: str) -> PerturbationSpec:
     """``OP`` or ``OP(KEY=VALUE,...)`` (the form ``PerturbationSpec.id`` writes), checked against the op's
     parameters; the spec keeps the parameters as written (defaults are filled in where it is hashed)."""
-    from vidaudit.video.perturb import resolve
-
     m = _PERTURBATION.match(text.strip())
     if not m:
         raise ConfigError(f"cannot read perturbation {text!r}; write OP or OP(KEY=VALUE,...), e.g. "

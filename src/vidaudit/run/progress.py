@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import TracebackType
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from vidaudit.run.summary import ProgressEvent
@@ -48,10 +49,4 @@ class RichProgress:
                               errors=event.errors, cost=event.cost_usd, skipped=event.skipped)
         if event.kind == "stop" and event.message:
             self.stop_message = event.message
-            self._progress.console.print(f"[bold yellow]stopping:[/] {_escape(event.message)}")
-
-
-def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)
+            self._progress.console.print(f"[bold yellow]stopping:[/] {escape(event.message)}")

@@ -20,7 +20,7 @@ from vidaudit.core.types import Condition, Presentation, Sample, VideoRef
 from vidaudit.models.base import Capabilities, native_fps_problem
 from vidaudit.run.perturbed import PerturbedInput, plan_chain
 from vidaudit.video.facts import check_video_file, resolve_video
-from vidaudit.video.perturb import check_strip_coverage
+from vidaudit.video.perturb.integration import check_strip_coverage
 from vidaudit.video.sampling import FrameSelection
 
 

@@ -16,12 +16,17 @@ from vidaudit.core.contract.suite import Suite
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.gcpause import roomy_young_gc
 from vidaudit.core.manifest import dataset_suite, load_samples
-from vidaudit.core.registry import get_suite
+from vidaudit.core.registry import get_suite, resolve
 from vidaudit.core.types import Condition, ModelSpec, Presentation, Sample, Status, Usage
 from vidaudit.models.base import Capabilities, ModelAdapter, request_options
+from vidaudit.models.errors_http import input_bound, output_bound
 from vidaudit.models.factory import make_adapter
 from vidaudit.models.http_base import for_dry_run
+from vidaudit.models.judged import JudgedAdapter
+from vidaudit.models.pricing import cost_usd, estimate_request_tokens
+from vidaudit.run.backlog import Backlog, register_keys
 from vidaudit.run.budget import Budget
+from vidaudit.run.executor import run_backlog
 from vidaudit.run.lock import RunLock
 from vidaudit.run.perturbed import PERTURB_CACHE
 from vidaudit.run.plan import PlannedTrial, PlanStream
@@ -32,6 +37,7 @@ from vidaudit.run.servable import check_videos
 from vidaudit.run.snapshot import update_snapshot
 from vidaudit.run.store.writer import RunStore
 from vidaudit.run.summary import FailureCause, ProgressEvent, RunSummary, failure_causes
+from vidaudit.run.waves import run_waves
 
 #: ``dispatch(adapters, suite=NAME, samples=BY_ID, model_options=...)``: an async context manager giving
 #: the adapters the executor calls (same labels, specs, capabilities and request options); one with a
@@ -84,8 +90,6 @@ def _input_estimate(spec: ModelSpec, images: int, width: int, height: int, text_
                     video_seconds: float, video_fps: float) -> int:
     """A call's estimated input tokens from what decides them: computed once per distinct request shape
     (a plan has few: its conditions times the sample shapes), not per trial."""
-    from vidaudit.models.pricing import estimate_request_tokens
-
     provider = spec.provider if spec.provider in ("openai", "gemini", "anthropic") else "open"
     if spec.provider == "openai" and spec.base_url:
         provider = "open"
@@ -96,8 +100,6 @@ def _input_estimate(spec: ModelSpec, images: int, width: int, height: int, text_
 def _estimate_of(spec: ModelSpec, local: bool, images: int, width: int, height: int, text_chars: int,
                  video_seconds: float, video_fps: float) -> tuple[int, float | None]:
     """A call's estimated tokens and cost (the dry run's figures)."""
-    from vidaudit.models.pricing import cost_usd
-
     tokens_in = _input_estimate(spec, images, width, height, text_chars, video_seconds, video_fps)
     out = spec.settings.max_tokens or UNLIMITED_OUTPUT_ESTIMATE
     usage = Usage(input_tokens=tokens_in, output_tokens=out)
@@ -109,9 +111,6 @@ def _worst_case(p: PlannedTrial, caps: Capabilities, prices: Any = None) -> tupl
     """What one call can bill at most, ``(tokens, cost, input_tokens, output_tokens)``: the input believed up to
     ``errors_http.input_bound`` of its estimate, the output up to ``output_bound(max_tokens)``, priced with
     ``prices`` (the adapter's table; None: the shipped one). The budget reserves it (``run.budget``)."""
-    from vidaudit.models.errors_http import input_bound, output_bound
-    from vidaudit.models.pricing import cost_usd
-
     if caps.synthetic:
         return 0, 0.0, 0, 0
     cond, v, spec = p.trial.condition, p.sample.video, p.trial.model
@@ -140,8 +139,6 @@ def load_suite_samples(suite: Suite, data: Path, limit: int | None) -> list[Samp
 
 def reads_video(spec: ModelSpec) -> bool:
     """False for providers that declare ``needs_video = False`` (``simulated``): no video file is checked or read."""
-    from vidaudit.core.registry import resolve
-
     return bool(getattr(resolve("providers", spec.provider), "needs_video", True))
 
 
@@ -191,8 +188,6 @@ def prepare_stream(data: Path, models: Sequence[ModelSpec], conditions: Sequence
 def with_judge(adapters: dict[str, Any], judge: ModelSpec, *, suite: Suite, samples: dict[str, Any],
                model_options: dict[str, dict[str, Any]] | None) -> dict[str, Any]:
     """Every model wrapped so that the suite's judge prompt goes to ``judge`` after each answer."""
-    from vidaudit.models.judged import JudgedAdapter
-
     if not suite.judges_any(list(samples.values())):
         raise ConfigError(f"the {suite.name} suite asks no judge for these samples (their answers are parsed); "
                           "drop --judge")
@@ -336,10 +331,6 @@ def _execute_locked(data: Path, out: Path, planned: PlanStream | list[PlannedTri
                              pixel_free=[m.label for m in models if not reads_video(m)])
 
     async def go() -> tuple[RunSummary, dict[str, Any] | None, tuple[int, list[FailureCause]]]:
-        from vidaudit.run.backlog import Backlog, register_keys
-        from vidaudit.run.executor import run_backlog
-        from vidaudit.run.waves import run_waves
-
         try:
             with RunStore(out) as store:
                 backlog = Backlog()

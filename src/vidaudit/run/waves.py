@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from vidaudit.core.contract.suite import ScoreInput
 from vidaudit.core.types import Status
 from vidaudit.run.budget import Budget
+from vidaudit.run.executor import run_trials
 from vidaudit.run.store.writer import RunStore
 from vidaudit.run.summary import ProgressEvent, RunSummary
 
@@ -96,8 +97,6 @@ async def run_waves(planned: Sequence[Any], design: WaveDesign, adapters: Mappin
     """Run ``design``'s waves to the end (see the module docstring); returns the session's summary and the
     design's figures: its ``info()`` plus ``waves`` (this session), ``trials_planned`` (registered in the
     store), ``trials_run`` (with an attempt) and ``fraction_of_full_grid``."""
-    from vidaudit.run.executor import run_trials
-
     by_id = {p.id: p for p in planned}
     outcomes = known_outcomes(store, by_id, list(by_id), suite=suite, max_attempts=max_attempts)
     parts: list[RunSummary] = []

@@ -28,8 +28,7 @@ from vidaudit.suites.stress.cross_frame.options import ABSTAIN
 from vidaudit.suites.stress.cross_frame.prompts import cross_frame_prompt
 from vidaudit.video.decode import read_frames
 from vidaudit.video.encode import VideoWriter
-from vidaudit.video.perturb import check_strip_coverage
-from vidaudit.video.perturb.integration import separation_problems
+from vidaudit.video.perturb.integration import check_strip_coverage, separation_problems
 
 HEADER = ["video", "frame_count", "width", "height", "question", "answer", "qid", "type", "a0", "a1", "a2", "a3", "a4"]
 PROMPT_SNAPSHOT = """\

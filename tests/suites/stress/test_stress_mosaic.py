@@ -27,7 +27,7 @@ def test_temporal_quadrants_tile_the_still(tmp_path: Path) -> None:
 
     from vidaudit.suites.stress.mosaic.generate import spec_of
     from vidaudit.video.decode import read_frames
-    from vidaudit.video.perturb import apply
+    from vidaudit.video.perturb.engine import apply
 
     img = sc.text_still(3).render()
     still = tmp_path / "s.png"
@@ -38,7 +38,8 @@ def test_temporal_quadrants_tile_the_still(tmp_path: Path) -> None:
     union = np.maximum.reduce(list(frames))
     assert np.abs(union.astype(int) - img).mean() < 1.0           # encoded: the codec's error only
     # exactly, on the op's own pixels: each frame shows one quadrant, and they tile the still
-    from vidaudit.video.perturb import get_op, plan_for, resolve
+    from vidaudit.video.perturb.engine import plan_for
+    from vidaudit.video.perturb.registry import get_op, resolve
     from vidaudit.video.perturb.source import open_source
 
     op, p = resolve(spec_of("temporal"))

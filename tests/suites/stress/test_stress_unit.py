@@ -22,7 +22,7 @@ from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS, LET
 from vidaudit.suites.stress.camera_motion.prompts import camera_motion_prompt
 from vidaudit.video.decode import iter_selected
 from vidaudit.video.motion import classify_motion
-from vidaudit.video.perturb import apply
+from vidaudit.video.perturb.engine import apply
 
 PROMPT_SNAPSHOT = """\
 The camera performs exactly one motion during this video. Which camera motion is it?

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.sdk import ConfigError, PoolFactory, VideoWriter, draw, perturb, rng_from, run_jobs, video_ref
+from vidaudit.sdk import ConfigError, PoolFactory, VideoWriter, apply_perturbation, draw, rng_from, run_jobs, video_ref
 
 #: procedure -> its steps in canonical order (the order a text-only prior predicts)
 PROCEDURES: dict[str, tuple[str, ...]] = {
@@ -179,7 +179,7 @@ def render_sources(n_procedures: int, n_seeds: int, step_s: tuple[float, float],
 def apply_job(source: str, spec: Any, out: str, rel: str, seed: int, second_source: str | None = None):
     """One perturbed video: ``video.perturb.apply`` of ``spec`` with ``seed`` into ``out/rel``; returns the op's
     metadata and the file's ``VideoRef`` (a pure function of its arguments, for ``core.jobs``)."""
-    res = perturb.apply(source, spec, Path(out) / rel, seed=seed, second_source=second_source)
+    res = apply_perturbation(source, spec, Path(out) / rel, seed=seed, second_source=second_source)
     return res.meta, video_ref(out, rel)
 
 

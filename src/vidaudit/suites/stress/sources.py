@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from vidaudit.sdk import (
+    STILL_IMAGE_SUFFIXES,
     ConfigError,
     DataError,
     PoolFactory,
@@ -38,7 +39,6 @@ from vidaudit.sdk import (
     confined,
     iter_constant_rate,
     iter_frames,
-    perturb,
     probe,
     read_frames,
     run_jobs,
@@ -165,7 +165,7 @@ def clip_problem(path: Path) -> str | None:
     """Why ``path`` is not a clip (``None``: it is): a still image (by its suffix: FFmpeg reads one as a
     one-frame video), a file FFmpeg reads no video stream from, one frame only. ``probe`` decides, so every
     container FFmpeg plays is a clip whatever its suffix."""
-    if path.suffix.lower() in perturb.IMAGE_SUFFIXES:
+    if path.suffix.lower() in STILL_IMAGE_SUFFIXES:
         return "a still image, not a clip"
     try:
         info = probe(path)
@@ -198,7 +198,7 @@ def list_clips(folder: Path, log: SourceLog | None = None, *, images: bool = Fal
             log.skip(name, "a folder: clips are read from the --source folder itself, not its subfolders")
         elif not path.is_file():
             log.skip(name, "not a regular file")
-        elif images and path.suffix.lower() in perturb.IMAGE_SUFFIXES:
+        elif images and path.suffix.lower() in STILL_IMAGE_SUFFIXES:
             files.append(path)
         elif (why := clip_problem(path)) is not None:
             log.skip(name, why)
@@ -213,7 +213,7 @@ def list_clips(folder: Path, log: SourceLog | None = None, *, images: bool = Fal
 
 def is_clip(path: Path) -> bool:
     """A file that is not a still image (by suffix): what camera_motion reads a frame of."""
-    return path.suffix.lower() not in perturb.IMAGE_SUFFIXES
+    return path.suffix.lower() not in STILL_IMAGE_SUFFIXES
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,10 @@ from vidaudit.core.fileio import write_json_atomic, write_text_atomic
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite
 from vidaudit.run.runconfig import RunConfig
+from vidaudit.score.human import HUMAN_RECORDS, HUMAN_STUDY
 from vidaudit.tools.humanstudy.answers import StudyManifest, load_manifest, read_sheet, read_sheets
 from vidaudit.tools.humanstudy.judging import judge_for_run
-from vidaudit.tools.humanstudy.paths import HUMAN_RECORDS, HUMAN_STUDY, STUDIES_DIR
+from vidaudit.tools.humanstudy.paths import STUDIES_DIR
 from vidaudit.tools.humanstudy.scoring import score_sheets
 from vidaudit.tools.humanstudy.summary import summarize
 

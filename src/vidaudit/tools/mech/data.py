@@ -23,7 +23,7 @@ from vidaudit.core.manifest import external_videos_allowed, load_samples
 from vidaudit.core.timeline import Timeline
 from vidaudit.core.types import GenerationSettings, PerturbationSpec, Request, TextPart, VideoPart
 from vidaudit.video.facts import resolve_video
-from vidaudit.video.perturb import cached
+from vidaudit.video.perturb.cache import cached
 from vidaudit.video.sampling import uniform_count
 
 DEFAULT_FRAMES = 8

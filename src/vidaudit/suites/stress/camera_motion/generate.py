@@ -22,15 +22,16 @@ from typing import Any
 import cv2
 
 from vidaudit.sdk import (
+    CAMERA_CONTENT_MOTION,
     ConfigError,
     PerturbationSpec,
     PoolFactory,
     Sample,
     VideoRef,
     VideoWriter,
+    apply_perturbation,
     check_choice,
     dataset_dir,
-    perturb,
     run_jobs,
     synth3d,
     video_ref,
@@ -198,7 +199,7 @@ def _render_3d(world, spec, path: Path) -> dict[str, Any]:
     n = spec.n_frames
     p, yaw, pitch = spec.pose((n - 1) / n)
 
-    return {"content_motion": perturb.CONTENT_MOTION[spec.motion], "final_yaw_deg": round(math.degrees(yaw), 6),
+    return {"content_motion": CAMERA_CONTENT_MOTION[spec.motion], "final_yaw_deg": round(math.degrees(yaw), 6),
             "final_pitch_deg": round(math.degrees(pitch), 6), "final_camera_z": round(p[2], 6)}
 
 
@@ -210,7 +211,7 @@ def render_job(synthesis: str, scene: int, spec: Any, still: str | None, out: st
     if synthesis == "2d":
         if still is None:
             raise ValueError("a 2d camera_motion job needs the path of its still")
-        res = perturb.apply(still, spec, Path(out) / rel, seed=int(scene))
+        res = apply_perturbation(still, spec, Path(out) / rel, seed=int(scene))
         m = res.meta.map
         extra = {"content_motion": res.meta.info["content_motion"], "final_dx": m["dx"][-1],
                  "final_dy": m["dy"][-1], "final_zoom": m["zoom"][-1]}

@@ -1,7 +1,7 @@
 """``vidaudit generate stress --probe expectation``: reversed clips, temporal gaps and injected anomalies.
 
 Every source is a synthetic procedure (``suites/stress/procedures.py``) rendered in its canonical order,
-five labelled steps of drawn lengths. From each source, through ``vidaudit.video.perturb.apply``:
+five labelled steps of drawn lengths. From each source, through ``apply_perturbation`` (``vidaudit.video.perturb.engine.apply``):
 
 - ``reversed`` family: the source itself (``forward``) and the ``reverse`` op's copy (``reverse``), each
   asked the forward/reverse MCQ (``direction``) and the E.2.2 Q1 free description (``describe``);
@@ -34,7 +34,8 @@ from vidaudit.sdk import (
     check_choice,
     dataset_dir,
     guard_replace,
-    perturb,
+    open_perturb_source,
+    plan_perturbation,
     rng_from,
     run_jobs,
     video_ref,
@@ -207,7 +208,7 @@ def _feasible(spec: PerturbationSpec, info: Any, seed: int, second: Any = None) 
     """Why ``spec`` cannot be made from a source of these facts (``None``: it can): the op's own plan, no pixel read."""
 
     try:
-        perturb.plan_for(spec, info, seed=seed, second=second)
+        plan_perturbation(spec, info, seed=seed, second=second)
     except (ConfigError, DataError) as e:
         return str(e)
     return None
@@ -259,7 +260,7 @@ class _Planner:
 
     def __init__(self, out: Path, log: SourceLog, sources: Sequence[Source | ClipSource]) -> None:
         self.out, self.log = out, log
-        self.facts = {src.name: perturb.open_source(src.video) for src in sources}
+        self.facts = {src.name: open_perturb_source(src.video) for src in sources}
         self.jobs: dict[tuple[str, str], tuple[Any, ...]] = {}
         self.gaps: dict[str, tuple[int, list[str], list[str]]] = {}   # source -> plan_gap(...)
         self.partner: dict[str, Source | ClipSource] = {}             # source -> the source scene_mix splices in

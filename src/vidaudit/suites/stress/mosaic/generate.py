@@ -12,13 +12,15 @@ import cv2
 from vidaudit.sdk import (
     ConfigError,
     PerturbationSpec,
+    PerturbSourceInfo,
     PoolFactory,
     Sample,
     VideoRef,
+    apply_perturbation,
     atomic_path,
     check_choice,
     dataset_dir,
-    perturb,
+    plan_perturbation,
     run_jobs,
     video_ref,
 )
@@ -46,9 +48,9 @@ def spec_of(arrangement: str) -> PerturbationSpec:
 
 def temporal_order(seed: int) -> list[int]:
     """The quadrant order the temporal mosaic of ``seed`` shows (the op's own plan, no file read)."""
-    src = perturb.SourceInfo(path=Path("still.png"), sha256="0" * 64, width=sc.WIDTH, height=sc.HEIGHT, n_frames=1,
+    src = PerturbSourceInfo(path=Path("still.png"), sha256="0" * 64, width=sc.WIDTH, height=sc.HEIGHT, n_frames=1,
                              fps=None, still=True)
-    return [int(q) for q in perturb.plan_for(spec_of("temporal"), src, seed=seed).map["quadrant"]]
+    return [int(q) for q in plan_perturbation(spec_of("temporal"), src, seed=seed).map["quadrant"]]
 
 
 def plan_rows(n: int) -> list[dict[str, Any]]:
@@ -81,7 +83,7 @@ def plan_rows(n: int) -> list[dict[str, Any]]:
 
 def render_job(still: str, arrangement: str, seed: int, out: str, rel: str) -> VideoRef:
     """One video: the still under ``arrangement``'s op with ``seed``, written to ``out/rel``."""
-    perturb.apply(still, spec_of(arrangement), Path(out) / rel, seed=seed)
+    apply_perturbation(still, spec_of(arrangement), Path(out) / rel, seed=seed)
     return video_ref(out, rel)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from vidaudit.sdk import draw, perturb
+from vidaudit.sdk import draw, quadrant_boxes
 from vidaudit.suites.stress.common import LETTERS, frame_union, mcq_answer_text
 from vidaudit.suites.stress.mosaic import scene as sc
 
@@ -29,7 +29,7 @@ _SHORTLIST = 6     # letters judged with a look-ahead (by their own IoU first)
 def reassemble_tiled(img: np.ndarray) -> np.ndarray:
     h, w = img.shape[:2]
     out = np.zeros_like(img)
-    for x0, y0, x1, y1 in perturb.quadrant_boxes(w, h):
+    for x0, y0, x1, y1 in quadrant_boxes(w, h):
         cell = cv2.resize(img[y0:y1, x0:x1], (w, h), interpolation=cv2.INTER_LINEAR)
         out[y0:y1, x0:x1] = cell[y0:y1, x0:x1]
     return out

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vidaudit.sdk import draw, perturb, rng_from
+from vidaudit.sdk import draw, quadrant_boxes, rng_from
 
 WIDTH = HEIGHT = 448
 BG = (240, 240, 236)
@@ -102,7 +102,7 @@ def objects_still(seed: int, order: list[int]) -> ObjectsStill:
     rng = rng_from("stress", "mosaic", "objects", int(seed))
     i, j = (int(v) for v in rng.choice(len(SHAPES), 2, replace=False))
     quads = (order[int(rng.integers(3))], order[3])
-    boxes = perturb.quadrant_boxes(WIDTH, HEIGHT)
+    boxes = quadrant_boxes(WIDTH, HEIGHT)
     centres = []
     for q in quads:
         x0, y0, x1, y1 = boxes[q]

@@ -10,7 +10,7 @@ reader). From it:
 - ``blank``: ``blank`` with its own duration (5-60 s in the paper preset, ``--set blank_s=...`` to choose);
 - ``unrelated``: ``unrelated`` with the next source's video (another procedure) fitted to this one.
 
-Every video goes through ``vidaudit.video.perturb.apply``; the answer key is built from the op's own
+Every video goes through ``apply_perturbation`` (``vidaudit.video.perturb.engine.apply``); the answer key is built from the op's own
 metadata (the permutation it applied), never re-derived.
 """
 
