@@ -16,6 +16,26 @@ import pytest
 from httpfake import FakeServer, Recorded, Reply
 
 SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def _foreground() -> None:
+    """In the child before exec: Ctrl-C as an interactive shell hands it to a foreground command (default
+    disposition, not blocked). A pytest worker that ran other tests first may pass on an ignored or blocked SIGINT,
+    which a child keeps across exec; Python then never raises KeyboardInterrupt and the run goes on to its end."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _exit_after_sigint(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    try:
+        return proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"no exit within 60 s of SIGINT ({_sigint_state()}); stderr so far: {e.stderr!r}")
+
+
+def _sigint_state() -> str:
+    """This process's SIGINT disposition and mask, for a failure's message."""
+    return f"parent SIGINT handler {signal.getsignal(signal.SIGINT)!r}, blocked {signal.pthread_sigmask(signal.SIG_BLOCK, [])}"
 CHAT = "/v1/chat/completions"
 
 
@@ -101,7 +121,7 @@ def test_ctrl_c_prints_how_to_resume_and_exits_130(smoke_dir: Path, tmp_path: Pa
         proc = subprocess.Popen([sys.executable, "-m", "vidaudit.cli", "run", "counting", "--data", str(smoke_dir),
                                  "--model", f"openai:m@{srv.url}/v1", "--condition", "frames@1", "--limit", "8",
                                  "--out", str(run_dir)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+                                text=True, preexec_fn=_foreground)
         try:
             deadline = time.monotonic() + 120
             while len(srv.requests) < 4 and time.monotonic() < deadline and proc.poll() is None:
@@ -109,7 +129,7 @@ def test_ctrl_c_prints_how_to_resume_and_exits_130(smoke_dir: Path, tmp_path: Pa
             assert len(srv.requests) >= 4, "the run never reached the server"
             time.sleep(1.0)  # let the answered calls be stored
             proc.send_signal(signal.SIGINT)
-            _, err = proc.communicate(timeout=60)
+            _, err = _exit_after_sigint(proc)
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -140,7 +160,7 @@ def test_ctrl_c_in_an_audit_prints_the_command_that_resumes_it(tmp_path: Path) -
         env = {**os.environ, "PYTHONPATH": str(SRC), "OPENAI_API_KEY": "sk-test-mistakes"}
         proc = subprocess.Popen([sys.executable, "-m", "vidaudit.cli", "audit", "--model", f"openai:m@{srv.url}/v1",
                                  "--suite", "faithful", "--budget", "smoke", "--out", str(out)], env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_foreground)
         try:
             deadline = time.monotonic() + 300
             while len(srv.requests) < 6 and time.monotonic() < deadline and proc.poll() is None:
@@ -148,7 +168,7 @@ def test_ctrl_c_in_an_audit_prints_the_command_that_resumes_it(tmp_path: Path) -
             assert len(srv.requests) >= 6, "the audit never reached the server"
             time.sleep(1.0)
             proc.send_signal(signal.SIGINT)
-            stdout, err = proc.communicate(timeout=60)
+            stdout, err = _exit_after_sigint(proc)
         finally:
             if proc.poll() is None:
                 proc.kill()
