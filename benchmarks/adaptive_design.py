@@ -68,8 +68,10 @@ def ceiling(d: str, n: int, f: float) -> float:
 
 
 SURFACES: dict[str, Surface] = {"strong": strong, "weak": weak, "island": island, "ceiling": ceiling}
-BOUNDARIES = {"point": ("count_boundary", "frequency_boundary", "max_count_boundary"),
-              "wilson_lower": ("count_boundary_wilson", "frequency_boundary_wilson", "max_count_boundary_wilson")}
+BOUNDARIES = {
+    "point": ("count_boundary", "frequency_boundary", "max_count_boundary"),
+    "wilson_lower": ("count_boundary_wilson", "frequency_boundary_wilson", "max_count_boundary_wilson"),
+}
 
 
 def write_csv(path: Path, acc: Surface) -> Path:
@@ -95,15 +97,23 @@ def compare(data: Path, work: Path, name: str, acc: Surface, rule: str) -> tuple
     execute(data, work / f"{name}-{rule}-full", [spec], cond)
     t_full = time.perf_counter() - t0
     t0 = time.perf_counter()
-    out = execute(data, work / f"{name}-{rule}-adaptive", [spec], cond, design="adaptive",
-                  rule="point" if rule == "point" else "wilson")
+    out = execute(
+        data,
+        work / f"{name}-{rule}-adaptive",
+        [spec],
+        cond,
+        design="adaptive",
+        rule="point" if rule == "point" else "wilson",
+    )
     t_adaptive = time.perf_counter() - t0
     full, adaptive = results(work / f"{name}-{rule}-full"), results(work / f"{name}-{rule}-adaptive")
     same = all(full[k] == adaptive[k] for k in BOUNDARIES[rule])
     nf, na = full["n_records"], adaptive["n_records"]
-    print(f"  {name:8s} full grid {nf:5d} trials ({t_full:5.1f} s)   adaptive {na:5d} trials in "
-          f"{out.design['waves']:3d} waves ({t_adaptive:5.1f} s)   ratio {na / nf:6.1%}   same boundaries: {same}",
-          flush=True)
+    print(
+        f"  {name:8s} full grid {nf:5d} trials ({t_full:5.1f} s)   adaptive {na:5d} trials in "
+        f"{out.design['waves']:3d} waves ({t_adaptive:5.1f} s)   ratio {na / nf:6.1%}   same boundaries: {same}",
+        flush=True,
+    )
     if not same:
         raise SystemExit(f"boundaries differ for {name} under {rule}: a bug")
     return nf, na
@@ -126,11 +136,13 @@ def main() -> None:
         print("1. paper grid (2,190 trials per model), point rule (8 of 10), simulated: surfaces")
         totals = [compare(work / "paper", work, s, SURFACES[s], "point") for s in names]
         nf, na = sum(t[0] for t in totals), sum(t[1] for t in totals)
-        print(f"  all      full grid {nf:5d} trials              adaptive {na:5d} trials"
-              f"{'':28s}ratio {na / nf:6.1%}")
+        print(f"  all      full grid {nf:5d} trials              adaptive {na:5d} trials{'':28s}ratio {na / nf:6.1%}")
         if not args.no_wilson:
-            generate(grid(counts=(0, 1, 2, 3, 4, 6), frequencies=(0.5, 1.0, 2.0, 3.0), seeds=range(20)),
-                     work / "wilson", dry_run=True)
+            generate(
+                grid(counts=(0, 1, 2, 3, 4, 6), frequencies=(0.5, 1.0, 2.0, 3.0), seeds=range(20)),
+                work / "wilson",
+                dry_run=True,
+            )
             print("2. 3 domains x N 1-6 x F 0.5-3 x 20 seeds (1,260 trials), Wilson rule (lower bound >= 0.8)")
             for s in names:
                 compare(work / "wilson", work, s, SURFACES[s], "wilson_lower")

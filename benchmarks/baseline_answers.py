@@ -16,9 +16,28 @@ from typing import Any
 UNPARSEABLE = "unparseable"
 
 NUMBER_WORDS: dict[str, int] = {
-    "zero": 0, "none": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
-    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
+    "zero": 0,
+    "none": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
 }
 _WORD_ALT = "|".join(sorted(NUMBER_WORDS, key=len, reverse=True))
 _INT = r"[0-9]+(?:\.0+)?(?![0-9.]*[0-9])"  # "4" or "4.0", never the "4" of "4.5"
@@ -74,7 +93,7 @@ def boxed_spans(text: str) -> list[tuple[int, int, str]]:
         brace = m.end() - 1
         if brace in close_of:
             end = close_of[brace] + 1
-            out.append((m.start(), end, text[m.end():end - 1]))
+            out.append((m.start(), end, text[m.end() : end - 1]))
     return out
 
 
@@ -91,7 +110,9 @@ _INT_RE = re.compile(rf"(?<![0-9.\-])({_INT})")
 _WORD_RE = re.compile(rf"\b({_WORD_ALT})\b", re.IGNORECASE)
 _FINAL_RE = re.compile(
     r"\bfinal\s+(?:answer|count|total|tally)\b[^0-9a-zA-Z\n]{0,12}?(?:\s*(?:is|was|=|:|of)\s*)?[\s*_`$\\(\[{:]*"
-    rf"({_INT}|{_WORD_ALT})\b", re.IGNORECASE)
+    rf"({_INT}|{_WORD_ALT})\b",
+    re.IGNORECASE,
+)
 _BARE_RE = re.compile(rf"^[\s*_`$(\[]*({_INT}|{_WORD_ALT})[\s*_`$)\].!]*$", re.IGNORECASE)
 
 
@@ -166,8 +187,11 @@ def parse_yes_no(text: str | None) -> Parsed:
         word = re.sub(r"[^a-z]", "", _unwrap_latex(content).lower())
         if word in _YES:
             return Parsed(_YES[word], "boxed", (start, end))
-    answers = [m for m in _YN_ANSWER_RE.finditer(text)
-               if not re.match(r"\s*(?:or|/)\s*(?:yes|no)\b", text[m.end(1):], re.IGNORECASE)]
+    answers = [
+        m
+        for m in _YN_ANSWER_RE.finditer(text)
+        if not re.match(r"\s*(?:or|/)\s*(?:yes|no)\b", text[m.end(1) :], re.IGNORECASE)
+    ]
     if answers:
         m = answers[-1]
         return Parsed(_YES[m.group(1).lower()], "answer", (m.start(1), m.end(1)))
@@ -196,8 +220,10 @@ def parse_option(text: str | None, options: Sequence[str] = ("A", "B", "C", "D")
         token = re.sub(r"[\s().:\[\]]", "", _unwrap_latex(content)).upper()
         if token in by_key:
             return Parsed(by_key[token], "boxed", (start, end))
-    ans_re = re.compile(_ANSWER_CUE + r"(?:option\s+)?[\s*_`\"']*(?:\(\s*(" + alt + r")\s*\)|(?-i:(" + alt + r"))(?![\w]))",
-                        re.IGNORECASE)
+    ans_re = re.compile(
+        _ANSWER_CUE + r"(?:option\s+)?[\s*_`\"']*(?:\(\s*(" + alt + r")\s*\)|(?-i:(" + alt + r"))(?![\w]))",
+        re.IGNORECASE,
+    )
     answers = list(ans_re.finditer(text))
     if answers:
         m = answers[-1]

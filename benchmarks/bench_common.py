@@ -51,12 +51,14 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _show(rev: str, path: str) -> str:
-    return subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:{path}"], check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(REPO), "show", f"{rev}:{path}"], check=True, capture_output=True, text=True
+    ).stdout
 
 
-def modules_at(rev: str, names: Sequence[str], package: str,
-               moved: Mapping[str, str] | None = None) -> dict[str, types.ModuleType]:
+def modules_at(
+    rev: str, names: Sequence[str], package: str, moved: Mapping[str, str] | None = None
+) -> dict[str, types.ModuleType]:
     """The modules ``names`` as of git revision ``rev``, imported as ``package.*`` (where they import each
     other, they get each other's old copies): a side-by-side "before" in the same process. ``moved``: a
     module's name -> the name it had before a move, read from there at revisions older than the move."""
@@ -73,13 +75,14 @@ def modules_at(rev: str, names: Sequence[str], package: str,
                 path = "src/" + moved[name].replace(".", "/") + ".py"
                 src = _show(rev, path)
         except (OSError, subprocess.CalledProcessError) as e:
-            raise SystemExit(f"cannot read {path} at {rev} with git ({e}); run from a clone that has {rev}, "
-                             "or pass --before none") from e
+            raise SystemExit(
+                f"cannot read {path} at {rev} with git ({e}); run from a clone that has {rev}, or pass --before none"
+            ) from e
         for other in names:
-            src = src.replace(other, package + other[len("vidaudit"):])
+            src = src.replace(other, package + other[len("vidaudit") :])
             if other in moved:
-                src = src.replace(moved[other], package + other[len("vidaudit"):])
-        new = package + name[len("vidaudit"):]
+                src = src.replace(moved[other], package + other[len("vidaudit") :])
+        new = package + name[len("vidaudit") :]
         parts = new.split(".")
         for k in range(1, len(parts)):  # parent packages, empty
             pkg = ".".join(parts[:k])

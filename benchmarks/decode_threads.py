@@ -41,9 +41,28 @@ def make(dst: Path, codec: str, size: str, frames: int) -> Path:
     ext, args = CODECS[codec]
     out = dst / f"{codec}-{size}.{ext}"
     if not out.is_file():
-        subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"testsrc2=size={size}:rate=30",
-                        "-frames:v", str(frames), *args, "-g", "60", "-pix_fmt", "yuv420p", str(out)],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [
+                "ffmpeg",
+                "-v",
+                "error",
+                "-y",
+                "-f",
+                "lavfi",
+                "-i",
+                f"testsrc2=size={size}:rate=30",
+                "-frames:v",
+                str(frames),
+                *args,
+                "-g",
+                "60",
+                "-pix_fmt",
+                "yuv420p",
+                str(out),
+            ],
+            check=True,
+            capture_output=True,
+        )
     return out
 
 
@@ -56,7 +75,7 @@ def decode(path: Path, threaded: bool, short: bool) -> int:
             s.thread_count = 1
         n = 0
         if short:
-            c.seek(int(2 / s.time_base), stream=s, backward=True)   # the keyframe at 2 s
+            c.seek(int(2 / s.time_base), stream=s, backward=True)  # the keyframe at 2 s
         for _ in c.decode(s):
             n += 1
             if short and n == SHORT:
@@ -87,10 +106,14 @@ def main() -> None:
     tmp = None if args.keep else tempfile.TemporaryDirectory()
     dst = args.keep or Path(tmp.name)  # type: ignore[union-attr]
     dst.mkdir(parents=True, exist_ok=True)
-    print(f"decode, single thread vs FFmpeg's threads (AUTO, {os.cpu_count()} CPUs); best of {args.repeats}; "
-          f"load average {os.getloadavg()[0]:.1f}; {args.frames} frames long, {SHORT} after a seek short")
-    print(f"{'codec':6} {'size':>9} {'case':5} {'1t CPU ms':>9} {'mt CPU ms':>9} {'CPU x':>6} "
-          f"{'1t wall ms':>10} {'mt wall ms':>10} {'wall x':>6} {'ms/frame 1t':>11}")
+    print(
+        f"decode, single thread vs FFmpeg's threads (AUTO, {os.cpu_count()} CPUs); best of {args.repeats}; "
+        f"load average {os.getloadavg()[0]:.1f}; {args.frames} frames long, {SHORT} after a seek short"
+    )
+    print(
+        f"{'codec':6} {'size':>9} {'case':5} {'1t CPU ms':>9} {'mt CPU ms':>9} {'CPU x':>6} "
+        f"{'1t wall ms':>10} {'mt wall ms':>10} {'wall x':>6} {'ms/frame 1t':>11}"
+    )
     for codec in args.codecs.split(","):
         for size in args.sizes.split(","):
             clip = make(dst, codec, size, args.frames)
@@ -98,13 +121,15 @@ def main() -> None:
                 n = decode(clip, False, short)
                 one: list[tuple[float, float]] = []
                 many: list[tuple[float, float]] = []
-                for _ in range(args.repeats):   # alternate, so both meet the same load
+                for _ in range(args.repeats):  # alternate, so both meet the same load
                     one.append(measure(lambda: decode(clip, False, short), 1))
                     many.append(measure(lambda: decode(clip, True, short), 1))
                 c1, w1 = min(c for c, _ in one), min(w for _, w in one)
                 cm, wm = min(c for c, _ in many), min(w for _, w in many)
-                print(f"{codec:6} {size:>9} {case:5} {1000 * c1:9.1f} {1000 * cm:9.1f} {cm / c1:6.2f} "
-                      f"{1000 * w1:10.1f} {1000 * wm:10.1f} {wm / w1:6.2f} {1000 * c1 / n:11.2f}")
+                print(
+                    f"{codec:6} {size:>9} {case:5} {1000 * c1:9.1f} {1000 * cm:9.1f} {cm / c1:6.2f} "
+                    f"{1000 * w1:10.1f} {1000 * wm:10.1f} {wm / w1:6.2f} {1000 * c1 / n:11.2f}"
+                )
     if tmp is not None:
         tmp.cleanup()
 

@@ -64,15 +64,19 @@ def main() -> None:
             d["text_chars"] += sum(len(p.get("text", "")) for p in parts)
             d["seconds"] += c.ended_at - c.started_at
     print(f"machine: {os.cpu_count()} CPUs (shared); load average at start {os.getloadavg()[0]:.1f}")
-    print(f"1. one world of {args.duration:g} s, {q} questions (targets and sub-questions); rendered in {render_s:.1f} s")
+    print(
+        f"1. one world of {args.duration:g} s, {q} questions (targets and sub-questions); rendered in {render_s:.1f} s"
+    )
     print(f"   run: {wall:.1f} s wall, {cpu:.1f} s CPU of this process (the executor runs stages in threads)")
     print(f"   {'stage':8} {'calls made':>10} {'frames':>7} {'nominal tokens':>15} {'stage wall s':>14}")
     for stage, d in per.items():
         tok = d["frames"] * TOKENS_PER_FRAME + d["text_chars"] / 4
         print(f"   {stage:8} {d['calls']:10.0f} {d['frames']:7.0f} {tok:15,.0f} {d['seconds']:14.2f}")
-    print(f"   store hits: every trial after the first of the video reuses the {per['extract']['calls']:.0f} "
-          f"extraction calls; answer calls made {per['answer']['calls']:.0f} for {q} questions "
-          "(identical sub-questions share one)")
+    print(
+        f"   store hits: every trial after the first of the video reuses the {per['extract']['calls']:.0f} "
+        f"extraction calls; answer calls made {per['answer']['calls']:.0f} for {q} questions "
+        "(identical sub-questions share one)"
+    )
     ex, an = per["extract"], per["answer"]
     m = math.ceil(args.paper_duration / 15.0)
     pq = args.paper_q
@@ -82,13 +86,19 @@ def main() -> None:
     tok_chunk = fr_chunk * TOKENS_PER_FRAME + ex["text_chars"] / ex["calls"] / 4
     tok_answer = 64 * TOKENS_PER_FRAME + an["text_chars"] / an["calls"] / 4
     print(f"2. extrapolated to the paper's scale: {args.paper_duration:g} s, Q = {pq:g} (M = {m} chunks of 15 s)")
-    print(f"   calls: model backbone M + 2Q = {m + 2 * pq:.1f}; offline (lexical R) M + Q = {m + pq:.1f}; "
-          f"end-to-end Q = {pq:g}; ratio {(m + 2 * pq) / pq:.2f}x")
+    print(
+        f"   calls: model backbone M + 2Q = {m + 2 * pq:.1f}; offline (lexical R) M + Q = {m + pq:.1f}; "
+        f"end-to-end Q = {pq:g}; ratio {(m + 2 * pq) / pq:.2f}x"
+    )
     print(f"   frames: M x {fr_chunk:.0f} + Q x 64 = {m * fr_chunk + pq * 64:,.0f} vs end-to-end {pq * 64:,.0f}")
-    print(f"   nominal input tokens: {m * tok_chunk + pq * tok_answer:,.0f} vs end-to-end {pq * 64 * TOKENS_PER_FRAME:,.0f}"
-          " (R's prompt not counted offline)")
-    print(f"   offline stage seconds (wall time of the stage calls, under this load): extraction {m * sec_chunk:.1f} s once per video ({sec_chunk:.2f} s per chunk, "
-          f"this video's chunks have {fr_chunk:.0f} frames at 320x240), answering {pq * sec_answer:.2f} s")
+    print(
+        f"   nominal input tokens: {m * tok_chunk + pq * tok_answer:,.0f} vs end-to-end {pq * 64 * TOKENS_PER_FRAME:,.0f}"
+        " (R's prompt not counted offline)"
+    )
+    print(
+        f"   offline stage seconds (wall time of the stage calls, under this load): extraction {m * sec_chunk:.1f} s once per video ({sec_chunk:.2f} s per chunk, "
+        f"this video's chunks have {fr_chunk:.0f} frames at 320x240), answering {pq * sec_answer:.2f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -40,14 +40,15 @@ def main() -> None:
     from vidaudit.suites.faithful.framework.latency import latency_over_runs
 
     models = [ModelSpec.parse(m) for m in args.model]
-    cond = parse_condition(args.condition, "yes_no")   # the suite's default prompt
+    cond = parse_condition(args.condition, "yes_no")  # the suite's default prompt
     options = parse_adapter_options(args.adapter_option)
     dirs = []
     for k in range(args.runs):
         out = args.out / f"run-{k:02d}"
         if out.exists():
-            raise SystemExit(f"{out} exists: a run directory is timed once (its store caches every call); "
-                             "choose another --out")
+            raise SystemExit(
+                f"{out} exists: a run directory is timed once (its store caches every call); choose another --out"
+            )
         t0 = time.perf_counter()
         execute(args.data, out, models, [cond], suite="faithful", limit=args.limit, model_options=options)
         print(f"run {k + 1}/{args.runs}: {time.perf_counter() - t0:.1f} s")
@@ -57,13 +58,17 @@ def main() -> None:
     print(f"\nmedians over {res['n_runs']} runs [q1, q3] (IQR / median)")
     for s in res["systems"]:
         print(f"{s['model']} / {s['condition']}")
-        for name, fig in (("preprocessing s per video", s["preprocessing_s_per_video"]),
-                          ("per query s", s["per_query_s"]),
-                          *((f"  {st} s per call", f) for st, f in s["median_s_per_call"].items())):
+        for name, fig in (
+            ("preprocessing s per video", s["preprocessing_s_per_video"]),
+            ("per query s", s["per_query_s"]),
+            *((f"  {st} s per call", f) for st, f in s["median_s_per_call"].items()),
+        ):
             if fig is not None:
                 iqr = fig["iqr_over_median"]
-                print(f"  {name:28} {fig['median']:.3f} [{fig['q1']:.3f}, {fig['q3']:.3f}]"
-                      + (f" ({iqr:.0%})" if iqr is not None else ""))
+                print(
+                    f"  {name:28} {fig['median']:.3f} [{fig['q1']:.3f}, {fig['q3']:.3f}]"
+                    + (f" ({iqr:.0%})" if iqr is not None else "")
+                )
 
 
 if __name__ == "__main__":

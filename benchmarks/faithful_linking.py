@@ -39,14 +39,26 @@ def main() -> None:
     from vidaudit.suites.faithful.generate import generate, specs_for
 
     chunks = [float(c) for c in args.chunks.split(",") if c.strip()]
-    arms = {c: (f"object-centric:chunk_s={c:g},offline", f"object-centric:chunk_s={c:g},linking=off,offline")
-            for c in chunks}
+    arms = {
+        c: (f"object-centric:chunk_s={c:g},offline", f"object-centric:chunk_s={c:g},linking=off,offline")
+        for c in chunks
+    }
     print(f"machine: {os.cpu_count()} CPUs (shared); load average at start {os.getloadavg()[0]:.1f}")
-    specs = specs_for(args.preset or "smoke", seeds=args.seeds, lookalikes=args.lookalikes, occlusions=args.occlusions,
-                      repeats=args.repeats, agents=args.agents, events=args.events, duration_s=args.duration)
+    specs = specs_for(
+        args.preset or "smoke",
+        seeds=args.seeds,
+        lookalikes=args.lookalikes,
+        occlusions=args.occlusions,
+        repeats=args.repeats,
+        agents=args.agents,
+        events=args.events,
+        duration_s=args.duration,
+    )
     k = specs[0]
-    print(f"worlds: {len(specs)} x ({k.agents} agents, {k.events} events, {k.occlusions} occlusions, {k.lookalikes} "
-          f"look-alike pairs, {k.repeats} repeats, {k.duration_s:g} s, {k.width}x{k.height})")
+    print(
+        f"worlds: {len(specs)} x ({k.agents} agents, {k.events} events, {k.occlusions} occlusions, {k.lookalikes} "
+        f"look-alike pairs, {k.repeats} repeats, {k.duration_s:g} s, {k.width}x{k.height})"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         data = Path(tmp) / "worlds"
@@ -62,12 +74,19 @@ def main() -> None:
         forms = sorted({o.form or "-" for o in shared})
         for form in ["all", *forms]:
             mine = [o for o in shared if form == "all" or (o.form or "-") == form]
-            boot = paired_bootstrap([float(pairs[o.target].faithful) for o in mine], [float(o.faithful) for o in mine],
-                                    [o.cluster for o in mine], n_boot=10_000, seed=0)
+            boot = paired_bootstrap(
+                [float(pairs[o.target].faithful) for o in mine],
+                [float(o.faithful) for o in mine],
+                [o.cluster for o in mine],
+                n_boot=10_000,
+                seed=0,
+            )
             fa = sum(o.faithful for o in mine) / len(mine)
             fb = sum(pairs[o.target].faithful for o in mine) / len(mine)
-            print(f"{form:16} {len(mine):7d} {fa:10.1%} {fb:11.1%} {100 * boot.estimate:+8.1f}p  "
-                  f"[{100 * boot.ci_low:+.1f}, {100 * boot.ci_high:+.1f}] ({boot.n_groups} videos)")
+            print(
+                f"{form:16} {len(mine):7d} {fa:10.1%} {fb:11.1%} {100 * boot.estimate:+8.1f}p  "
+                f"[{100 * boot.ci_low:+.1f}, {100 * boot.ci_high:+.1f}] ({boot.n_groups} videos)"
+            )
         print(f"A_target on {a.a_target:.1%}, off {b.a_target:.1%}")
     print(f"\n{seconds:.1f} s")
 

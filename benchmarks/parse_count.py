@@ -44,6 +44,7 @@ def pass_of(mod: types.ModuleType) -> Callable[[list[str]], None]:
             parse_count(t)
             if "box" in t:
                 boxed_spans(t)
+
     return run
 
 
@@ -64,7 +65,7 @@ def main() -> None:
     best = dict.fromkeys(impls, (float("inf"), 0.0))
     print(f"load average at start {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for r in range(args.repeats):
-        for name, fn in (impls.items() if r % 2 == 0 else reversed(impls.items())):  # neither always goes first
+        for name, fn in impls.items() if r % 2 == 0 else reversed(impls.items()):  # neither always goes first
             gc.collect()
             c0 = time.process_time()
             with paused_gc():
@@ -77,11 +78,15 @@ def main() -> None:
     same = outputs(before, items) == outputs(answers, items)  # the modules' Parsed are different classes
     print(f"CPU ms over {len(items)} responses, best of {args.repeats}:    pass     gc  total")
     for name, (run, coll) in best.items():
-        print(f"  {name:8s} {'':33s} {run * 1e3:6.1f} {coll * 1e3:6.1f} {(run + coll) * 1e3:6.1f}"
-              f"  ({(run + coll) / len(items) * 1e6:.2f} us per response)")
+        print(
+            f"  {name:8s} {'':33s} {run * 1e3:6.1f} {coll * 1e3:6.1f} {(run + coll) * 1e3:6.1f}"
+            f"  ({(run + coll) / len(items) * 1e6:.2f} us per response)"
+        )
     ratio = sum(best["before"]) / sum(best["current"])
-    print(f"ratio before / current {ratio:.2f}x; identical: {same}; load average at end "
-          f"{' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(
+        f"ratio before / current {ratio:.2f}x; identical: {same}; load average at end "
+        f"{' / '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
     if not same:
         raise SystemExit(1)
 

@@ -58,15 +58,14 @@ def make_clip(path: Path) -> None:
     with VideoWriter(path, FPS, W, H) as w:
         for t in range(N):
             ox, oy = (t * 2) % W, (t // 2) % H
-            bg = (0.6 * tex[oy:oy + H, ox:ox + W].astype(np.float32) + 0.4 * grad).astype(np.uint8)
+            bg = (0.6 * tex[oy : oy + H, ox : ox + W].astype(np.float32) + 0.4 * grad).astype(np.uint8)
             for j in range(8):
                 x, y = (pos[j] + vel[j] * t) % (W, H)
-                cv2.circle(bg, (int(x * 16), int(y * 16)), 16 * 30, tuple(int(c) for c in cols[j]), -1,
-                           cv2.LINE_AA, 4)
+                cv2.circle(bg, (int(x * 16), int(y * 16)), 16 * 30, tuple(int(c) for c in cols[j]), -1, cv2.LINE_AA, 4)
             w.write(bg)
 
 
-Timing = tuple[float, float]   # (wall s, process CPU s)
+Timing = tuple[float, float]  # (wall s, process CPU s)
 
 
 def timed(fn: Callable[[], object]) -> Timing:
@@ -78,6 +77,7 @@ def timed(fn: Callable[[], object]) -> Timing:
 def time_decode(src: Path) -> Timing:
     def run() -> None:
         assert sum(1 for _ in iter_frames(src)) == N
+
     return timed(run)
 
 
@@ -92,12 +92,12 @@ def time_encode_op_output(src: Path, spec: PerturbationSpec, out: Path) -> Timin
     done = 0
     try:
         while done < plan.n_frames:
-            chunk = [f.copy() for _, f in zip(range(CHUNK), frames)]   # op buffers are reused: copy
+            chunk = [f.copy() for _, f in zip(range(CHUNK), frames)]  # op buffers are reused: copy
             done += len(chunk)
             w0, c0 = time.perf_counter(), time.process_time()
             for f in chunk:
                 w.write(f)
-            while w._free.qsize() < len(w._bufs):                       # drained: every frame encoded
+            while w._free.qsize() < len(w._bufs):  # drained: every frame encoded
                 time.sleep(0.0002)
             wall, cpu = wall + time.perf_counter() - w0, cpu + time.process_time() - c0
         w0, c0 = time.perf_counter(), time.process_time()
@@ -129,14 +129,17 @@ def main() -> None:
         src = tmp / "clip.mp4"
         t0 = time.perf_counter()
         make_clip(src)
-        print(f"clip: {N} frames {W}x{H} @ {FPS:g} fps, {src.stat().st_size / 1e6:.1f} MB, made in "
-              f"{time.perf_counter() - t0:.1f} s; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+        print(
+            f"clip: {N} frames {W}x{H} @ {FPS:g} fps, {src.stat().st_size / 1e6:.1f} MB, made in "
+            f"{time.perf_counter() - t0:.1f} s; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+        )
         times: dict[str, list[Timing]] = {}
         n_out: dict[str, int] = {}
 
         def run_op(name: str) -> Timing:
             def run() -> None:
                 n_out[name] = apply(src, OPS[name], tmp / "op.mp4").meta.n_frames
+
             return timed(run)
 
         for _ in range(args.repeats):
@@ -146,8 +149,10 @@ def main() -> None:
                 best(times, f"enc {name}", lambda name=name: time_encode_op_output(src, OPS[name], tmp / "enc.mp4"))
         dec, dec_cpu = low(times, "decode")
         print(f"\ndecode alone (720 frames to RGB): {dec:.2f} s wall, {dec_cpu:.2f} s CPU\n")
-        print(f"{'op':24s} {'frames out':>10s} {'op s':>7s} {'decode s':>8s} {'encode s':>8s} {'floor s':>7s} "
-              f"{'out f/s':>8s} {'ratio':>6s} {'op CPU':>7s} {'floor CPU':>9s} {'CPU ratio':>9s}")
+        print(
+            f"{'op':24s} {'frames out':>10s} {'op s':>7s} {'decode s':>8s} {'encode s':>8s} {'floor s':>7s} "
+            f"{'out f/s':>8s} {'ratio':>6s} {'op CPU':>7s} {'floor CPU':>9s} {'CPU ratio':>9s}"
+        )
         print("-" * 116)
         worst = worst_cpu = 0.0
         for name in names:
@@ -155,11 +160,15 @@ def main() -> None:
             floor, floor_cpu = dec + enc_s, dec_cpu + enc_cpu
             ratio, ratio_cpu = op_s / floor, op_cpu / floor_cpu
             worst, worst_cpu = max(worst, ratio), max(worst_cpu, ratio_cpu)
-            print(f"{name:24s} {n_out[name]:10d} {op_s:7.2f} {dec:8.2f} {enc_s:8.2f} {floor:7.2f} "
-                  f"{n_out[name] / op_s:8.0f} {ratio:5.2f}x {op_cpu:7.2f} {floor_cpu:9.2f} {ratio_cpu:8.2f}x")
-        print(f"\nworst op / (decode + encode): {worst:.2f}x wall, {worst_cpu:.2f}x CPU "
-              f"(goal <= 1.3x: {'met' if worst <= 1.3 else 'NOT met'} in wall time); best of {args.repeats}; "
-              f"load average now {os.getloadavg()[0]:.1f}")
+            print(
+                f"{name:24s} {n_out[name]:10d} {op_s:7.2f} {dec:8.2f} {enc_s:8.2f} {floor:7.2f} "
+                f"{n_out[name] / op_s:8.0f} {ratio:5.2f}x {op_cpu:7.2f} {floor_cpu:9.2f} {ratio_cpu:8.2f}x"
+            )
+        print(
+            f"\nworst op / (decode + encode): {worst:.2f}x wall, {worst_cpu:.2f}x CPU "
+            f"(goal <= 1.3x: {'met' if worst <= 1.3 else 'NOT met'} in wall time); best of {args.repeats}; "
+            f"load average now {os.getloadavg()[0]:.1f}"
+        )
 
 
 if __name__ == "__main__":

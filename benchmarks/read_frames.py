@@ -56,6 +56,7 @@ BEFORE = "cebb2ed"
 
 # --------------------------------------------------------------------------- readers: each (path, times) -> frames
 
+
 class Ask:
     """What a reader is asked: the stated times, and the frames on the player's clock (vidaudit's probe)."""
 
@@ -75,6 +76,7 @@ def vidaudit_before(io_before) -> Callable[[Ask], list[np.ndarray]]:
     def read(ask: Ask) -> list[np.ndarray]:
         got = dict(io_before.iter_selected(ask.path, ask.indices))
         return [got[i] for i in ask.indices]
+
     return read
 
 
@@ -123,8 +125,25 @@ def opencv_reader(ask: Ask) -> list[np.ndarray]:
 def ffmpeg_ss(ask: Ask) -> list[np.ndarray]:
     out = []
     for t in ask.times:
-        ppm = subprocess.run(["ffmpeg", "-v", "error", "-ss", f"{t:.6f}", "-i", str(ask.path), "-frames:v", "1",
-                              "-f", "image2pipe", "-c:v", "ppm", "pipe:"], capture_output=True).stdout
+        ppm = subprocess.run(
+            [
+                "ffmpeg",
+                "-v",
+                "error",
+                "-ss",
+                f"{t:.6f}",
+                "-i",
+                str(ask.path),
+                "-frames:v",
+                "1",
+                "-f",
+                "image2pipe",
+                "-c:v",
+                "ppm",
+                "pipe:",
+            ],
+            capture_output=True,
+        ).stdout
         m = re.match(rb"P6\s+(\d+)\s+(\d+)\s+255\s", ppm)
         if m is None:
             out.append(np.zeros((1, 1, 3), np.uint8))
@@ -152,9 +171,11 @@ def lmms_eval_loop(ask: Ask) -> list[np.ndarray]:
 def peers() -> dict[str, Callable[[Ask], list[np.ndarray]] | str]:
     """The peers, or why one is skipped."""
     out: dict[str, Callable[[Ask], list[np.ndarray]] | str] = {}
-    for name, module, fn, hint in (("decord", "decord", decord_reader, "pip install decord==0.6.0"),
-                                   ("OpenCV", "cv2", opencv_reader, "pip install opencv-python-headless"),
-                                   ("lmms-eval PyAV loop", "lmms_eval", lmms_eval_loop, "pip install lmms-eval")):
+    for name, module, fn, hint in (
+        ("decord", "decord", decord_reader, "pip install decord==0.6.0"),
+        ("OpenCV", "cv2", opencv_reader, "pip install opencv-python-headless"),
+        ("lmms-eval PyAV loop", "lmms_eval", lmms_eval_loop, "pip install lmms-eval"),
+    ):
         try:
             __import__(module)
             out[name] = fn
@@ -179,13 +200,33 @@ def best(repeats: int, fn: Callable[[], object]) -> tuple[float, object]:
 
 # --------------------------------------------------------------------------- part 1: the long clip
 
+
 def make_clip(work: Path) -> Path:
     clip = work / "clip720_120s_g250.mp4"
     if not clip.is_file():
         print(f"making {clip.name} (120 s, 1280x720, libx264 -g 250; a few minutes on a loaded machine)", flush=True)
-        subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30:duration=120",
-                        "-c:v", "libx264", "-g", "250", "-pix_fmt", "yuv420p", "-x264-params", "log-level=error",
-                        str(clip) + ".part.mp4"], check=True)
+        subprocess.run(
+            [
+                "ffmpeg",
+                "-v",
+                "error",
+                "-y",
+                "-f",
+                "lavfi",
+                "-i",
+                "testsrc2=size=1280x720:rate=30:duration=120",
+                "-c:v",
+                "libx264",
+                "-g",
+                "250",
+                "-pix_fmt",
+                "yuv420p",
+                "-x264-params",
+                "log-level=error",
+                str(clip) + ".part.mp4",
+            ],
+            check=True,
+        )
         os.replace(str(clip) + ".part.mp4", clip)
     return clip
 
@@ -195,12 +236,30 @@ def player_frames(path: Path, numbers: list[int]) -> dict[int, np.ndarray]:
     want = sorted(set(numbers))
     expr = "+".join(f"eq(n\\,{n})" for n in want)
     info = probe(path)
-    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-vf", f"select='{expr}'", "-fps_mode",
-                          "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:"], capture_output=True,
-                         check=True).stdout
+    raw = subprocess.run(
+        [
+            "ffmpeg",
+            "-v",
+            "error",
+            "-i",
+            str(path),
+            "-vf",
+            f"select='{expr}'",
+            "-fps_mode",
+            "passthrough",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgb24",
+            "pipe:",
+        ],
+        capture_output=True,
+        check=True,
+    ).stdout
     size = info.width * info.height * 3
-    return {n: np.frombuffer(raw, np.uint8, size, k * size).reshape(info.height, info.width, 3)
-            for k, n in enumerate(want)}
+    return {
+        n: np.frombuffer(raw, np.uint8, size, k * size).reshape(info.height, info.width, 3) for k, n in enumerate(want)
+    }
 
 
 def right(img: np.ndarray, i: int, theirs: dict[int, np.ndarray]) -> bool:
@@ -213,12 +272,16 @@ def right(img: np.ndarray, i: int, theirs: dict[int, np.ndarray]) -> bool:
 def part1(work: Path, repeats: int, io_before) -> None:
     clip = make_clip(work)
     info = probe(clip)
-    print(f"\n1. {clip.name}: {info.n_frames} frames {info.width}x{info.height}; load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; CPU s best of {repeats}")
+    print(
+        f"\n1. {clip.name}: {info.n_frames} frames {info.width}x{info.height}; load average "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; CPU s best of {repeats}"
+    )
     readers: dict[str, Callable[[Ask], list[np.ndarray]] | str] = {
         "vidaudit (seeking reader)": vidaudit_now,
         f"vidaudit before ({BEFORE}, from the start)": vidaudit_before(io_before) if io_before else "--before none",
-        "exact seek + decode forward (reference)": reference, **peers()}
+        "exact seek + decode forward (reference)": reference,
+        **peers(),
+    }
     for k in (8, 32):
         sel = uniform_count(info.timeline, k)
         ask = Ask(clip, list(sel.times))
@@ -246,6 +309,7 @@ def part1(work: Path, repeats: int, io_before) -> None:
 
 # --------------------------------------------------------------------------- part 2: the fixtures
 
+
 def fixtures(work: Path) -> dict[str, tuple[Path, tuple[int, ...], tuple[float, ...], tuple[int, int]]]:
     from quirkvideos import make_quirks
     from realvideos import make_all
@@ -265,8 +329,7 @@ def part2(work: Path, repeats: int) -> None:
     from realvideos import frame_code, is_upright
 
     fx = fixtures(work / "fixtures")
-    readers: dict[str, Callable[[Ask], list[np.ndarray]] | str] = {"vidaudit (seeking reader)": vidaudit_now,
-                                                                   **peers()}
+    readers: dict[str, Callable[[Ask], list[np.ndarray]] | str] = {"vidaudit (seeking reader)": vidaudit_now, **peers()}
     asks = []
     for _name, (path, codes, times, size) in fx.items():
         end = probe(path).duration_s
@@ -283,12 +346,14 @@ def part2(work: Path, repeats: int) -> None:
         for ask, truth, size in asks:
             try:
                 c, got = best(repeats, lambda fn=fn, ask=ask: fn(ask))
-            except Exception as e:   # a peer that cannot read a file gets none of its frames right
+            except Exception as e:  # a peer that cannot read a file gets none of its frames right
                 c, got = 0.0, [np.zeros((1, 1, 3), np.uint8)] * len(truth)
                 wrong.append(f"{ask.path.name} ({type(e).__name__})")
             cpu += c
-            good = [g.shape[1::-1] == size and is_upright(g) and frame_code(g) == want
-                    for g, want in zip(got, truth, strict=True)]  # type: ignore[call-overload]
+            good = [
+                g.shape[1::-1] == size and is_upright(g) and frame_code(g) == want
+                for g, want in zip(got, truth, strict=True)
+            ]  # type: ignore[call-overload]
             ok += sum(good)
             if not all(good) and not any(w.startswith(ask.path.name) for w in wrong):
                 wrong.append(f"{ask.path.name} {sum(good)}/{len(good)}")
@@ -297,40 +362,70 @@ def part2(work: Path, repeats: int) -> None:
 
 # --------------------------------------------------------------------------- part 3: short clips
 
+
 def part3(work: Path, repeats: int, io_before) -> None:
     if io_before is None:
         print("\n3. skipped: --before none")
         return
     clips = {}
-    for name, size, secs, args in (("854x480 24 s, keyframe every 60 (rendered-like)", "854x480", 24,
-                                    ["-preset", "ultrafast", "-qp", "18", "-bf", "0", "-g", "60"]),
-                                   ("320x240 10 s, one keyframe", "320x240", 10, [])):
+    for name, size, secs, args in (
+        (
+            "854x480 24 s, keyframe every 60 (rendered-like)",
+            "854x480",
+            24,
+            ["-preset", "ultrafast", "-qp", "18", "-bf", "0", "-g", "60"],
+        ),
+        ("320x240 10 s, one keyframe", "320x240", 10, []),
+    ):
         path = work / f"short-{size}-{secs}.mp4"
         if not path.is_file():
-            subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"testsrc2=size={size}:rate=30:"
-                            f"duration={secs}", "-c:v", "libx264", *args, "-pix_fmt", "yuv420p", str(path)],
-                           check=True)
+            subprocess.run(
+                [
+                    "ffmpeg",
+                    "-v",
+                    "error",
+                    "-y",
+                    "-f",
+                    "lavfi",
+                    "-i",
+                    f"testsrc2=size={size}:rate=30:duration={secs}",
+                    "-c:v",
+                    "libx264",
+                    *args,
+                    "-pix_fmt",
+                    "yuv420p",
+                    str(path),
+                ],
+                check=True,
+            )
         clips[name] = path
-    repeats = max(repeats, 7)   # cases of 50-500 ms: more runs, alternating, to see past the load
-    print(f"\n3. short clips, vidaudit now vs {BEFORE}; CPU s best of {repeats}, the three alternating (the run "
-          "path's defaults: now the calling thread, before FFmpeg's threads; and both on the calling thread)")
+    repeats = max(repeats, 7)  # cases of 50-500 ms: more runs, alternating, to see past the load
+    print(
+        f"\n3. short clips, vidaudit now vs {BEFORE}; CPU s best of {repeats}, the three alternating (the run "
+        "path's defaults: now the calling thread, before FFmpeg's threads; and both on the calling thread)"
+    )
     for name, path in clips.items():
         clock = probe(path).timeline
         for k in (8, 32, 120):
             idx = list(uniform_count(clock, k).indices)
-            cases = {"now": lambda: list(iter_selected(path, idx)),
-                     "before": lambda: list(io_before.iter_selected(path, idx)),
-                     "before 1": lambda: list(io_before.iter_selected(path, idx, threaded=False))}
+            cases = {
+                "now": lambda: list(iter_selected(path, idx)),
+                "before": lambda: list(io_before.iter_selected(path, idx)),
+                "before 1": lambda: list(io_before.iter_selected(path, idx, threaded=False)),
+            }
             runs: dict[str, list[float]] = {c: [] for c in cases}
             for _ in range(repeats):
                 for c, fn in cases.items():
                     runs[c].append(cpu_of(fn)[0])
             now, old, old1 = (min(runs[c]) for c in cases)
-            print(f"   {name:48} K={k:3d}: now {now:5.2f}  before {old:5.2f} ({now / old:4.2f}x)  "
-                  f"before 1 thread {old1:5.2f} ({now / old1:4.2f}x)")
+            print(
+                f"   {name:48} K={k:3d}: now {now:5.2f}  before {old:5.2f} ({now / old:4.2f}x)  "
+                f"before 1 thread {old1:5.2f} ({now / old1:4.2f}x)"
+            )
 
 
 # --------------------------------------------------------------------------- part 4: the demo's report
+
 
 def part4(work: Path, repeats: int, demo: Path | None, before: str) -> None:
     """``vidaudit report`` on a demo run (``vidaudit demo --out out/demo``), the sources at ``before`` against this
@@ -364,15 +459,23 @@ def part4(work: Path, repeats: int, demo: Path | None, before: str) -> None:
     for _ in range(repeats):
         for name, src in srcs.items():
             env = {**os.environ, "PYTHONPATH": str(src)}
-            proc = subprocess.Popen([sys.executable, "-m", "vidaudit.cli", "report", str(runs[name])], env=env,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "vidaudit.cli", "report", str(runs[name])],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
             _, status, ru = os.wait4(proc.pid, 0)
             if status != 0:
-                raise SystemExit(f"report with {name} failed: {proc.stderr.read().decode()[-500:] if proc.stderr else ''}")
+                raise SystemExit(
+                    f"report with {name} failed: {proc.stderr.read().decode()[-500:] if proc.stderr else ''}"
+                )
             cpu[name].append(ru.ru_utime + ru.ru_stime)
             loads.append(os.getloadavg()[0])
-    print(f"\n4. vidaudit report on {demo}, {repeats} runs each, alternating; load average {min(loads):.1f}-"
-          f"{max(loads):.1f}")
+    print(
+        f"\n4. vidaudit report on {demo}, {repeats} runs each, alternating; load average {min(loads):.1f}-"
+        f"{max(loads):.1f}"
+    )
     for name, xs in cpu.items():
         print(f"   {name:10} CPU s: min {min(xs):.2f}, median {sorted(xs)[len(xs) // 2]:.2f}")
 
@@ -401,8 +504,9 @@ def main() -> None:
     parts = set(args.parts.split(","))
     io_before = None
     if args.before != "none" and parts & {"1", "3"}:  # part 4 runs the command line of a whole checkout instead
-        io_before = modules_at(args.before, ["vidaudit.video.streams", "vidaudit.video.io"],
-                               "_vidaudit_before")["vidaudit.video.io"]
+        io_before = modules_at(args.before, ["vidaudit.video.streams", "vidaudit.video.io"], "_vidaudit_before")[
+            "vidaudit.video.io"
+        ]
     if "1" in parts:
         part1(work, args.repeats, io_before)
     if "2" in parts:

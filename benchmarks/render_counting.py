@@ -68,8 +68,9 @@ from vidaudit.video.encode import X264_OPTIONS, VideoWriter
 from vidaudit.video.probe import probe
 
 PAPER_VIDEOS = len(preset("paper"))
-DEFAULT_POINTS = ("bounce_ball:12:4,bounce_ball:0:1,bounce_ball:3:0.5,"
-                  "blinking:12:4,blinking:0:1,state_machine:12:4,state_machine:0:1")
+DEFAULT_POINTS = (
+    "bounce_ball:12:4,bounce_ball:0:1,bounce_ball:3:0.5,blinking:12:4,blinking:0:1,state_machine:12:4,state_machine:0:1"
+)
 GOAL_RENDER_OVER_ENCODE = 1.3
 GOAL_MANIM_OVER_OURS = 1.8
 GOAL_PAPER_MINUTES = 20.0
@@ -77,11 +78,14 @@ AIM_PAPER_CPU_MINUTES = 14.0  # the CPU projection's margin under the 20 min wal
 GOAL_PAPER_CPU_MINUTES = 10.0  # issue 24: the preset at the encode floor, <= 10 min on 2 cores
 GOAL_CHECKED_OVER_X264 = 1.1  # issue 34: render (what generate runs) at the encoder's floor, per domain
 #: the points of the encoder-ratio table: every domain, fast and slow balls (a slow ball draws the most frames)
-RATIO_POINTS = ("bounce_ball:12:4,bounce_ball:3:0.5,bounce_ball:1:0.5,bounce_ball:0:1,blinking:12:4,blinking:3:0.5,"
-                "state_machine:12:4,state_machine:3:0.5")
+RATIO_POINTS = (
+    "bounce_ball:12:4,bounce_ball:3:0.5,bounce_ball:1:0.5,bounce_ball:0:1,blinking:12:4,blinking:3:0.5,"
+    "state_machine:12:4,state_machine:3:0.5"
+)
 
 
 # -- drawing ---------------------------------------------------------------------------------------
+
 
 def draw_runs(point: GridPoint, settings: RenderSettings) -> tuple[int, int]:
     """(frames covered, distinct runs) for a freshly built scene: what ``render`` draws."""
@@ -112,6 +116,7 @@ def draw_naive(point: GridPoint, settings: RenderSettings) -> int:
 
 # -- encoding --------------------------------------------------------------------------------------
 
+
 def predrawn_frames(point: GridPoint, settings: RenderSettings) -> list[np.ndarray]:
     """Every frame of the clip, drawn before timing (repeats share one array)."""
     return [frame for frame, repeat in make_scene(point, settings).frame_runs() for _ in range(repeat)]
@@ -130,15 +135,16 @@ def read_back(path: Path) -> None:
 
 # -- where a generate job's CPU time goes -----------------------------------------------------------
 
+
 @dataclass
 class Breakdown:
     label: str
     cvt_frames_s: float  # RGB -> I420 once per frame, as VideoWriter.write does for each repeat
-    cvt_runs_s: float    # ... once per run of identical frames (a possible speed-up)
-    x264_s: float        # libx264 + mux alone on pre-converted I420 frames
-    decode_s: float      # decode to half-size RGB, every frame converted (iter_frames(half=True): before)
-    reused_s: float      # decode, one conversion per run of identical decoded frames (iter_frames_reused: now)
-    detect_s: float      # the pixel detector, every frame analysed (before)
+    cvt_runs_s: float  # ... once per run of identical frames (a possible speed-up)
+    x264_s: float  # libx264 + mux alone on pre-converted I420 frames
+    decode_s: float  # decode to half-size RGB, every frame converted (iter_frames(half=True): before)
+    reused_s: float  # decode, one conversion per run of identical decoded frames (iter_frames_reused: now)
+    detect_s: float  # the pixel detector, every frame analysed (before)
     detect_reused_s: float  # the pixel detector on iter_frames_reused's frames: a repeat reuses its feature (now)
 
     @property
@@ -193,20 +199,32 @@ def breakdown(point: GridPoint, settings: RenderSettings, repeats: int, tmp: Pat
     def detect_on(name: str, frames: list[np.ndarray]) -> Callable[[], None]:
         def job() -> None:
             found[name] = detect_events(point.domain, ((i, i / settings.fps, f) for i, f in enumerate(frames)))
+
         return job
 
-    every, runs_of = list(iter_frames(video, half=True, threaded=False)), \
-        list(iter_frames_reused(video, half=True, threaded=False))
+    every, runs_of = (
+        list(iter_frames(video, half=True, threaded=False)),
+        list(iter_frames_reused(video, half=True, threaded=False)),
+    )
     detect = best_of(repeats, detect_on("every", every))
     del every
     detect_reused = best_of(repeats, detect_on("reused", runs_of))
     if found["every"] != found["reused"]:
         raise RuntimeError(f"{point}: the reused-frame detections differ from the every-frame ones")
-    return Breakdown(f"{point.domain} N={point.n_events} F={point.frequency_hz:g}", cvt_frames, cvt_runs, x264,
-                     decode, reused, detect, detect_reused)
+    return Breakdown(
+        f"{point.domain} N={point.n_events} F={point.frequency_hz:g}",
+        cvt_frames,
+        cvt_runs,
+        x264,
+        decode,
+        reused,
+        detect,
+        detect_reused,
+    )
 
 
 # -- Manim -----------------------------------------------------------------------------------------
+
 
 def manim_status() -> str | None:
     """None when Manim CE can be imported, else why not."""
@@ -244,21 +262,41 @@ def render_manim(point: GridPoint, settings: RenderSettings, media_dir: Path) ->
     class BounceBallManim(manim.Scene):
         def construct(self) -> None:
             for wall in model._walls():
-                self.add(manim.Polygon(*[to_scene(float(x), float(y)) for x, y in wall],
-                                       fill_color=hexcol(model.wall_colour), fill_opacity=1.0, stroke_width=0))
+                self.add(
+                    manim.Polygon(
+                        *[to_scene(float(x), float(y)) for x, y in wall],
+                        fill_color=hexcol(model.wall_colour),
+                        fill_opacity=1.0,
+                        stroke_width=0,
+                    )
+                )
             clock = manim.ValueTracker(0.0)
-            ball = manim.Circle(radius=model.radius * unit, fill_color=hexcol(model.ball_colour),
-                                fill_opacity=1.0, stroke_width=0).move_to(ball_xy(0.0))
+            ball = manim.Circle(
+                radius=model.radius * unit, fill_color=hexcol(model.ball_colour), fill_opacity=1.0, stroke_width=0
+            ).move_to(ball_xy(0.0))
             ball.add_updater(lambda m: m.move_to(ball_xy(clock.get_value())))
             self.add(ball)
-            self.play(clock.animate.set_value(settings.duration_s), run_time=settings.duration_s,
-                      rate_func=manim.linear)
+            self.play(
+                clock.animate.set_value(settings.duration_s), run_time=settings.duration_s, rate_func=manim.linear
+            )
 
     name = f"manim_{point.domain}_N{point.n_events}_F{point.frequency_hz:g}"
-    cfg = {"pixel_width": w, "pixel_height": h, "frame_rate": settings.fps, "frame_height": frame_h,
-           "frame_width": frame_w, "background_color": hexcol(model.bg), "media_dir": str(media_dir),
-           "output_file": name, "disable_caching": True, "verbosity": "ERROR", "progress_bar": "none",
-           "format": "mp4", "write_to_movie": True, "preview": False}
+    cfg = {
+        "pixel_width": w,
+        "pixel_height": h,
+        "frame_rate": settings.fps,
+        "frame_height": frame_h,
+        "frame_width": frame_w,
+        "background_color": hexcol(model.bg),
+        "media_dir": str(media_dir),
+        "output_file": name,
+        "disable_caching": True,
+        "verbosity": "ERROR",
+        "progress_bar": "none",
+        "format": "mp4",
+        "write_to_movie": True,
+        "preview": False,
+    }
     with manim.tempconfig(cfg):
         scene = BounceBallManim()
         scene.render()
@@ -266,6 +304,7 @@ def render_manim(point: GridPoint, settings: RenderSettings, media_dir: Path) ->
 
 
 # -- the paper preset ------------------------------------------------------------------------------
+
 
 def generate_sample(k: int) -> list[GridPoint]:
     """``k`` points of the paper preset, equally many per domain, drawn with a fixed seed."""
@@ -319,9 +358,9 @@ def time_generate(points: list[GridPoint], workers: int, repeats: int, tmp: Path
 class CpuPerVideo:
     """Mean CPU seconds per video (all threads of this process, OpenCV on one thread as in generate's workers)."""
 
-    render: float           # render() alone
-    decode_verify: float    # check_video: a full decode through the detector (generate's verification before)
-    checked: float          # render_checked(): render plus the render-time check
+    render: float  # render() alone
+    decode_verify: float  # check_video: a full decode through the detector (generate's verification before)
+    checked: float  # render_checked(): render plus the render-time check
 
     @property
     def before(self) -> float:
@@ -362,15 +401,16 @@ def cpu_per_video(points: list[GridPoint], settings: RenderSettings, tmp: Path) 
 
 # -- CPU against the encoder (issue 34) -------------------------------------------------------------
 
+
 @dataclass
 class EncoderRatio:
     label: str
     runs: int
-    x264_s: float      # libx264 + mux alone, on the frames already converted to I420 (one frame object each)
+    x264_s: float  # libx264 + mux alone, on the frames already converted to I420 (one frame object each)
     x264_once_s: float  # the same, one frame object per distinct frame (a run's repeats share one): the tighter floor
-    writer_s: float    # VideoWriter on the runs already drawn: its RGB->I420 once per run, libx264, mux
-    render_s: float    # render(): draw, the writer, probe and sha256 of the file
-    checked_s: float   # render_checked(): render() and the render-time check, what generate runs
+    writer_s: float  # VideoWriter on the runs already drawn: its RGB->I420 once per run, libx264, mux
+    render_s: float  # render(): draw, the writer, probe and sha256 of the file
+    checked_s: float  # render_checked(): render() and the render-time check, what generate runs
     before_s: float | None = None  # render_checked() of the ``--before`` revision, in its child process
 
 
@@ -406,9 +446,14 @@ class Before:
             raise SystemExit(f"cannot export {rev} with git archive ({e}); run from a clone that has {rev}") from e
         subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
         self.rev = rev
-        self.child = subprocess.Popen([sys.executable, "-c", BEFORE_CHILD], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, text=True, cwd=tmp,
-                                      env={**os.environ, "PYTHONPATH": str(root / "src")})
+        self.child = subprocess.Popen(
+            [sys.executable, "-c", BEFORE_CHILD],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=tmp,
+            env={**os.environ, "PYTHONPATH": str(root / "src")},
+        )
 
     def render_checked(self, p: GridPoint, out: Path) -> tuple[float, str]:
         """(CPU seconds, the file's sha256)."""
@@ -427,8 +472,9 @@ class Before:
         self.child.wait()
 
 
-def encoder_ratios(points: list[GridPoint], settings: RenderSettings, repeats: int, tmp: Path,
-                   before: Before | None = None) -> list[EncoderRatio]:
+def encoder_ratios(
+    points: list[GridPoint], settings: RenderSettings, repeats: int, tmp: Path, before: Before | None = None
+) -> list[EncoderRatio]:
     """CPU seconds (this process, every thread; OpenCV on one thread as in generate's workers) of each way to make
     the same file, the best of ``repeats``, interleaved so that they see the same load (``before``: the other
     revision's ``render_checked``, in its child, takes its turn in the same loop)."""
@@ -449,9 +495,11 @@ def encoder_ratios(points: list[GridPoint], settings: RenderSettings, repeats: i
 
             jobs: dict[str, Callable[[], object]] = {
                 "x264": lambda: x264_alone(yuv, settings, tmp / "x.mp4"),
-                "x264_once": lambda: x264_alone(yuv, settings, tmp / "x1.mp4", wrap_once=True), "writer": writer,
+                "x264_once": lambda: x264_alone(yuv, settings, tmp / "x1.mp4", wrap_once=True),
+                "writer": writer,
                 "render": lambda: render(p, settings, tmp / "r.mp4", "r.mp4"),
-                "checked": lambda: render_checked(p, settings, tmp / "c.mp4", "c.mp4")}
+                "checked": lambda: render_checked(p, settings, tmp / "c.mp4", "c.mp4"),
+            }
             best = dict.fromkeys([*jobs, "before"], float("inf"))
             before_sha = None
             for _ in range(repeats):
@@ -466,9 +514,18 @@ def encoder_ratios(points: list[GridPoint], settings: RenderSettings, repeats: i
                 raise RuntimeError(f"{p.sample_id}: render, render_checked and the writer wrote different files")
             if before is not None and before_sha != sha256_file(tmp / "c.mp4"):
                 raise RuntimeError(f"{p.sample_id}: render_checked of {before.rev} wrote another file than this tree's")
-            out.append(EncoderRatio(f"{p.domain} N={p.n_events} F={p.frequency_hz:g}", len(runs), best["x264"],
-                                    best["x264_once"], best["writer"], best["render"], best["checked"],
-                                    best["before"] if before is not None else None))
+            out.append(
+                EncoderRatio(
+                    f"{p.domain} N={p.n_events} F={p.frequency_hz:g}",
+                    len(runs),
+                    best["x264"],
+                    best["x264_once"],
+                    best["writer"],
+                    best["render"],
+                    best["checked"],
+                    best["before"] if before is not None else None,
+                )
+            )
     finally:
         cv2.setNumThreads(threads)
     return out
@@ -476,13 +533,20 @@ def encoder_ratios(points: list[GridPoint], settings: RenderSettings, repeats: i
 
 def print_encoder_ratios(rows: list[EncoderRatio], repeats: int, before: str | None = None) -> None:
     bef = before is not None
-    head = (f"{'CPU s, best of ' + str(repeats):<26}{'runs':>5}{'x264':>7}{'x264/1':>7}{'writer':>7}{'render':>7}"
-            f"{'checked':>8}" + (f"{'before':>7}" if bef else "") + f"{'chk/x264':>9}{'chk/x1':>7}"
-            + (f"{'bef/x264':>9}{'bef/x1':>7}" if bef else "") + f"{'rnd/x264':>9}")
+    head = (
+        f"{'CPU s, best of ' + str(repeats):<26}{'runs':>5}{'x264':>7}{'x264/1':>7}{'writer':>7}{'render':>7}"
+        f"{'checked':>8}"
+        + (f"{'before':>7}" if bef else "")
+        + f"{'chk/x264':>9}{'chk/x1':>7}"
+        + (f"{'bef/x264':>9}{'bef/x1':>7}" if bef else "")
+        + f"{'rnd/x264':>9}"
+    )
     print("\n" + head + "\n" + "-" * len(head))
     for r in rows:
-        line = (f"{r.label:<26}{r.runs:>5}{r.x264_s:>7.3f}{r.x264_once_s:>7.3f}{r.writer_s:>7.3f}{r.render_s:>7.3f}"
-                f"{r.checked_s:>8.3f}")
+        line = (
+            f"{r.label:<26}{r.runs:>5}{r.x264_s:>7.3f}{r.x264_once_s:>7.3f}{r.writer_s:>7.3f}{r.render_s:>7.3f}"
+            f"{r.checked_s:>8.3f}"
+        )
         if r.before_s is not None:
             line += f"{r.before_s:>7.3f}"
         line += f"{r.checked_s / r.x264_s:>8.2f}x{r.checked_s / r.x264_once_s:>6.2f}x"
@@ -491,17 +555,21 @@ def print_encoder_ratios(rows: list[EncoderRatio], repeats: int, before: str | N
         print(line + f"{r.render_s / r.x264_s:>8.2f}x")
     worst = max(r.checked_s / r.x264_s for r in rows)
     worst1 = max(r.checked_s / r.x264_once_s for r in rows)
-    print("(x264: libx264 + mux on the frames converted to I420 beforehand, a PyAV frame made per frame; x264/1: the "
-          "same, one PyAV frame per distinct frame; writer: VideoWriter on the runs drawn beforehand, its conversion "
-          "once per run included; checked: render_checked, what generate runs"
-          + (f"; before: render_checked at {before}, same file asserted" if bef else "") + ")\n"
-          f"render_checked / libx264 on the same frames: worst {worst:.2f}x, against x264/1 {worst1:.2f}x (goal <= "
-          f"{GOAL_CHECKED_OVER_X264}x: {verdict(worst <= GOAL_CHECKED_OVER_X264)}, against x264/1 "
-          f"{verdict(worst1 <= GOAL_CHECKED_OVER_X264)})" + (
-              f"; before ({before}): worst {max(r.before_s / r.x264_s for r in rows if r.before_s):.2f}x" if bef else ""))
+    print(
+        "(x264: libx264 + mux on the frames converted to I420 beforehand, a PyAV frame made per frame; x264/1: the "
+        "same, one PyAV frame per distinct frame; writer: VideoWriter on the runs drawn beforehand, its conversion "
+        "once per run included; checked: render_checked, what generate runs"
+        + (f"; before: render_checked at {before}, same file asserted" if bef else "")
+        + ")\n"
+        f"render_checked / libx264 on the same frames: worst {worst:.2f}x, against x264/1 {worst1:.2f}x (goal <= "
+        f"{GOAL_CHECKED_OVER_X264}x: {verdict(worst <= GOAL_CHECKED_OVER_X264)}, against x264/1 "
+        f"{verdict(worst1 <= GOAL_CHECKED_OVER_X264)})"
+        + (f"; before ({before}): worst {max(r.before_s / r.x264_s for r in rows if r.before_s):.2f}x" if bef else "")
+    )
 
 
 # -- report ----------------------------------------------------------------------------------------
+
 
 @dataclass
 class Row:
@@ -522,9 +590,12 @@ def measure_point(p: GridPoint, settings: RenderSettings, repeats: int, manim_re
     video = tmp / "render.mp4"
     pre = predrawn_frames(p, settings)
     jobs: dict[str, Callable[[], object]] = {
-        "runs": lambda: draw_runs(p, settings), "naive": lambda: draw_naive(p, settings),
-        "render": lambda: render(p, settings, video, "render.mp4"), "read": lambda: read_back(video),
-        "enc": lambda: encode_only(pre, settings, tmp / "encode.mp4")}
+        "runs": lambda: draw_runs(p, settings),
+        "naive": lambda: draw_naive(p, settings),
+        "render": lambda: render(p, settings, video, "render.mp4"),
+        "read": lambda: read_back(video),
+        "enc": lambda: encode_only(pre, settings, tmp / "encode.mp4"),
+    }
     if manim_repeats and p.domain == "bounce_ball":
         jobs["manim"] = lambda: render_manim(p, settings, tmp / "manim")
     best = dict.fromkeys(jobs, float("inf"))
@@ -535,8 +606,17 @@ def measure_point(p: GridPoint, settings: RenderSettings, repeats: int, manim_re
     shutil.rmtree(tmp / "manim", ignore_errors=True)
     t_runs, t_naive, t_render, t_read, t_enc = (best[k] for k in ("runs", "naive", "render", "read", "enc"))
     t_manim = best.get("manim")
-    return Row(f"{p.domain} N={p.n_events} F={p.frequency_hz:g}", frames, runs, t_runs, t_naive, t_render, t_enc,
-               t_read, t_manim)
+    return Row(
+        f"{p.domain} N={p.n_events} F={p.frequency_hz:g}",
+        frames,
+        runs,
+        t_runs,
+        t_naive,
+        t_render,
+        t_enc,
+        t_read,
+        t_manim,
+    )
 
 
 def cpu_model() -> str:
@@ -557,18 +637,26 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--points", default=DEFAULT_POINTS, help="domain:N:F items, comma-separated (seed 0)")
     ap.add_argument("--repeats", type=int, default=2, help="repetitions per measurement; the best is kept")
-    ap.add_argument("--gen-sample", type=int, default=12, help="paper-preset points for the generate estimate "
-                    "(0: skip)")
+    ap.add_argument(
+        "--gen-sample", type=int, default=12, help="paper-preset points for the generate estimate (0: skip)"
+    )
     ap.add_argument("--workers", type=int, default=2, help="worker processes for the generate estimate")
     ap.add_argument("--no-manim", action="store_true", help="skip the Manim comparison")
     ap.add_argument("--no-breakdown", action="store_true", help="skip the per-stage CPU breakdown")
     ap.add_argument("--manim-repeats", type=int, default=None, help="repetitions for Manim (default: --repeats)")
-    ap.add_argument("--encoder-ratio", action="store_true",
-                    help="only the CPU of render and render_checked against libx264 on the same frames, per point "
-                    "of --ratio-points (issue 34)")
+    ap.add_argument(
+        "--encoder-ratio",
+        action="store_true",
+        help="only the CPU of render and render_checked against libx264 on the same frames, per point "
+        "of --ratio-points (issue 34)",
+    )
     ap.add_argument("--ratio-points", default=RATIO_POINTS, help="domain:N:F items for --encoder-ratio")
-    ap.add_argument("--before", default=None, help="with --encoder-ratio: a git revision whose render_checked runs "
-                    "beside this tree's, in the same interleaved loop (same file asserted)")
+    ap.add_argument(
+        "--before",
+        default=None,
+        help="with --encoder-ratio: a git revision whose render_checked runs "
+        "beside this tree's, in the same interleaved loop (same file asserted)",
+    )
     args = ap.parse_args()
     if args.repeats < 1 or args.workers < 1 or args.gen_sample < 0:
         raise SystemExit("--repeats and --workers must be >= 1 and --gen-sample >= 0")
@@ -583,12 +671,17 @@ def main() -> None:
     manim_ver = "-"
     if manim_why is None:
         import manim
+
         manim_ver = manim.__version__
-    print(f"machine: {os.cpu_count()} CPUs ({cpu_model()}), Python {platform.python_version()}, "
-          f"PyAV {av.__version__}, OpenCV {cv2.__version__}, Manim {manim_ver}")
-    print(f"clip: {settings.width}x{settings.height} @ {settings.fps:g} fps, {settings.duration_s:g} s "
-          f"({settings.n_frames} frames); best of {args.repeats} per measurement, repetitions interleaved; "
-          f"load average at start {os.getloadavg()[0]:.2f}\n")
+    print(
+        f"machine: {os.cpu_count()} CPUs ({cpu_model()}), Python {platform.python_version()}, "
+        f"PyAV {av.__version__}, OpenCV {cv2.__version__}, Manim {manim_ver}"
+    )
+    print(
+        f"clip: {settings.width}x{settings.height} @ {settings.fps:g} fps, {settings.duration_s:g} s "
+        f"({settings.n_frames} frames); best of {args.repeats} per measurement, repetitions interleaved; "
+        f"load average at start {os.getloadavg()[0]:.2f}\n"
+    )
 
     if args.encoder_ratio:
         with tempfile.TemporaryDirectory(prefix="vidaudit-bench-") as tmp_name:
@@ -604,30 +697,41 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="vidaudit-bench-") as tmp_name:
         tmp = Path(tmp_name)
-        rows = [measure_point(p, settings, args.repeats, manim_repeats if manim_why is None else 0, tmp)
-                for p in points]
+        rows = [
+            measure_point(p, settings, args.repeats, manim_repeats if manim_why is None else 0, tmp) for p in points
+        ]
 
-        head = (f"{'scene':<26}{'runs':>5}{'draw f/s':>11}{'naive f/s':>11}{'render s':>10}{'videos/s':>9}"
-                f"{'enc-only s':>11}{'readback s':>11}{'rnd/enc':>8}{'manim s':>9}{'manim/us':>9}")
+        head = (
+            f"{'scene':<26}{'runs':>5}{'draw f/s':>11}{'naive f/s':>11}{'render s':>10}{'videos/s':>9}"
+            f"{'enc-only s':>11}{'readback s':>11}{'rnd/enc':>8}{'manim s':>9}{'manim/us':>9}"
+        )
         print(head)
         print("-" * len(head))
         for r in rows:
             m = f"{r.manim_s:9.2f}{r.manim_s / r.render_s:8.1f}x" if r.manim_s is not None else f"{'-':>9}{'-':>9}"
-            print(f"{r.label:<26}{r.runs:>5}{r.frames / r.draw_runs_s:>11.0f}{r.frames / r.draw_naive_s:>11.0f}"
-                  f"{r.render_s:>10.3f}{1 / r.render_s:>9.2f}{r.encode_s:>11.3f}{r.readback_s:>11.3f}"
-                  f"{r.render_s / r.encode_s:>7.2f}x" + m)
+            print(
+                f"{r.label:<26}{r.runs:>5}{r.frames / r.draw_runs_s:>11.0f}{r.frames / r.draw_naive_s:>11.0f}"
+                f"{r.render_s:>10.3f}{1 / r.render_s:>9.2f}{r.encode_s:>11.3f}{r.readback_s:>11.3f}"
+                f"{r.render_s / r.encode_s:>7.2f}x" + m
+            )
 
         ratio = [r.render_s / r.encode_s for r in rows]
-        print(f"\nfull render / encoder-only: worst {max(ratio):.2f}x, mean {sum(ratio) / len(ratio):.2f}x "
-              f"(goal <= {GOAL_RENDER_OVER_ENCODE}x: {verdict(max(ratio) <= GOAL_RENDER_OVER_ENCODE)})")
+        print(
+            f"\nfull render / encoder-only: worst {max(ratio):.2f}x, mean {sum(ratio) / len(ratio):.2f}x "
+            f"(goal <= {GOAL_RENDER_OVER_ENCODE}x: {verdict(max(ratio) <= GOAL_RENDER_OVER_ENCODE)})"
+        )
         run_speedup = [r.draw_naive_s / r.draw_runs_s for r in rows]
-        print(f"run-length drawing over naive per-frame drawing: {min(run_speedup):.0f}x to "
-              f"{max(run_speedup):.0f}x faster")
+        print(
+            f"run-length drawing over naive per-frame drawing: {min(run_speedup):.0f}x to "
+            f"{max(run_speedup):.0f}x faster"
+        )
         manim_rows = [r for r in rows if r.manim_s is not None]
         if manim_rows:
             mr = [r.manim_s / r.render_s for r in manim_rows]
-            print(f"Manim / ours (bounce_ball): worst {min(mr):.1f}x, mean {sum(mr) / len(mr):.1f}x "
-                  f"(goal >= {GOAL_MANIM_OVER_OURS}x: {verdict(min(mr) >= GOAL_MANIM_OVER_OURS)})")
+            print(
+                f"Manim / ours (bounce_ball): worst {min(mr):.1f}x, mean {sum(mr) / len(mr):.1f}x "
+                f"(goal >= {GOAL_MANIM_OVER_OURS}x: {verdict(min(mr) >= GOAL_MANIM_OVER_OURS)})"
+            )
         else:
             why = manim_why or "no bounce_ball point was given in --points"
             print(f"Manim was not measured: {why}")
@@ -635,31 +739,43 @@ def main() -> None:
         if args.gen_sample:
             sample = generate_sample(args.gen_sample)
             startup = pool_startup_s(args.workers, args.repeats)
-            print(f"\npaper preset ({PAPER_VIDEOS} videos), projected from generate() on {len(sample)} stratified "
-                  f"points with {args.workers} workers; pool start-up ({startup:.2f} s, measured alone) is "
-                  f"counted once:")
+            print(
+                f"\npaper preset ({PAPER_VIDEOS} videos), projected from generate() on {len(sample)} stratified "
+                f"points with {args.workers} workers; pool start-up ({startup:.2f} s, measured alone) is "
+                f"counted once:"
+            )
             best = time_generate(sample, args.workers, args.repeats, tmp)
             for verify in (True, False):
                 t = best[verify]
                 per = max(t - startup, 0.0) / len(sample)
                 minutes = (per * PAPER_VIDEOS + startup) / 60
-                goal = f" (goal < {GOAL_PAPER_MINUTES:g} min: {verdict(minutes < GOAL_PAPER_MINUTES)})" if verify else ""
-                print(f"  wall, verify={verify!s:<5}  {t:6.2f} s for {len(sample)} -> {per:.3f} s/video "
-                      f"-> {minutes:.1f} min{goal}")
+                goal = (
+                    f" (goal < {GOAL_PAPER_MINUTES:g} min: {verdict(minutes < GOAL_PAPER_MINUTES)})" if verify else ""
+                )
+                print(
+                    f"  wall, verify={verify!s:<5}  {t:6.2f} s for {len(sample)} -> {per:.3f} s/video "
+                    f"-> {minutes:.1f} min{goal}"
+                )
             cpu = cpu_per_video(sample, settings, tmp)
 
             def minutes_of(per_video: float) -> float:
                 return per_video / args.workers * PAPER_VIDEOS / 60
 
             goal = GOAL_PAPER_CPU_MINUTES
-            print(f"  CPU,  verify=False          render {cpu.render:.3f} CPU s/video over {args.workers} workers "
-                  f"-> {minutes_of(cpu.render):.1f} min (the encode floor)")
-            print(f"  CPU,  before (full decode)  render {cpu.render:.3f} + decode-verify {cpu.decode_verify:.3f} = "
-                  f"{cpu.before:.3f} CPU s/video -> {minutes_of(cpu.before):.1f} min")
-            print(f"  CPU,  now (checked at render, 1 in {DECODE_EVERY} decoded)  render_checked {cpu.checked:.3f} + "
-                  f"decode-verify {cpu.decode_verify:.3f} / {DECODE_EVERY} = {cpu.now:.3f} CPU s/video -> "
-                  f"{minutes_of(cpu.now):.1f} min (goal <= {goal:g} min: {verdict(minutes_of(cpu.now) <= goal)}); "
-                  f"verification {cpu.before - cpu.render:.3f} -> {cpu.now - cpu.render:.3f} CPU s/video")
+            print(
+                f"  CPU,  verify=False          render {cpu.render:.3f} CPU s/video over {args.workers} workers "
+                f"-> {minutes_of(cpu.render):.1f} min (the encode floor)"
+            )
+            print(
+                f"  CPU,  before (full decode)  render {cpu.render:.3f} + decode-verify {cpu.decode_verify:.3f} = "
+                f"{cpu.before:.3f} CPU s/video -> {minutes_of(cpu.before):.1f} min"
+            )
+            print(
+                f"  CPU,  now (checked at render, 1 in {DECODE_EVERY} decoded)  render_checked {cpu.checked:.3f} + "
+                f"decode-verify {cpu.decode_verify:.3f} / {DECODE_EVERY} = {cpu.now:.3f} CPU s/video -> "
+                f"{minutes_of(cpu.now):.1f} min (goal <= {goal:g} min: {verdict(minutes_of(cpu.now) <= goal)}); "
+                f"verification {cpu.before - cpu.render:.3f} -> {cpu.now - cpu.render:.3f} CPU s/video"
+            )
 
         if not args.no_breakdown:
             threads = cv2.getNumThreads()
@@ -668,17 +784,23 @@ def main() -> None:
                 parts = [breakdown(p, settings, args.repeats, tmp) for p in points]
             finally:
                 cv2.setNumThreads(threads)
-            head = (f"{'one verified job, 1 thread':<26}{'RGB>I420':>9}{'per run':>9}{'x264':>8}{'decode':>8}"
-                    f"{'reused':>8}{'detect':>8}{'reused':>8}{'before':>8}{'now':>7}{'ratio':>7}")
+            head = (
+                f"{'one verified job, 1 thread':<26}{'RGB>I420':>9}{'per run':>9}{'x264':>8}{'decode':>8}"
+                f"{'reused':>8}{'detect':>8}{'reused':>8}{'before':>8}{'now':>7}{'ratio':>7}"
+            )
             print("\n" + head + "\n" + "-" * len(head))
             for b in parts:
-                print(f"{b.label:<26}{b.cvt_frames_s:>9.3f}{b.cvt_runs_s:>9.3f}{b.x264_s:>8.3f}{b.decode_s:>8.3f}"
-                      f"{b.reused_s:>8.3f}{b.detect_s:>8.3f}{b.detect_reused_s:>8.3f}{b.before_s:>8.2f}"
-                      f"{b.now_s:>7.2f}{b.before_s / b.now_s:>6.2f}x")
-            print("(single-threaded wall seconds per video; 'per run': RGB>I420 once per run of identical frames, as "
-                  "VideoWriter does; decode/detect: every frame converted/analysed, 'reused': once per run of "
-                  "byte-identical decoded frames, as check_video does now; before/now: per run + x264 + decode + "
-                  "detect; the detections of both ways are checked equal)")
+                print(
+                    f"{b.label:<26}{b.cvt_frames_s:>9.3f}{b.cvt_runs_s:>9.3f}{b.x264_s:>8.3f}{b.decode_s:>8.3f}"
+                    f"{b.reused_s:>8.3f}{b.detect_s:>8.3f}{b.detect_reused_s:>8.3f}{b.before_s:>8.2f}"
+                    f"{b.now_s:>7.2f}{b.before_s / b.now_s:>6.2f}x"
+                )
+            print(
+                "(single-threaded wall seconds per video; 'per run': RGB>I420 once per run of identical frames, as "
+                "VideoWriter does; decode/detect: every frame converted/analysed, 'reused': once per run of "
+                "byte-identical decoded frames, as check_video does now; before/now: per run + x264 + decode + "
+                "detect; the detections of both ways are checked equal)"
+            )
     print(f"\nload average at end: {os.getloadavg()[0]:.2f} (1 min)")
 
 

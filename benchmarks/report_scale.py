@@ -43,8 +43,20 @@ from pathlib import Path
 
 from bench_common import vm_hwm_mib
 
-CONDITIONS = ["native", "frames@1", "frames@2", "frames@4", "frames@8", "frames@10", "frames@16", "keyframes",
-              "native+prompt:direct", "native+prompt:cot", "native+prompt:ledger_free", "native+prompt:brief"]
+CONDITIONS = [
+    "native",
+    "frames@1",
+    "frames@2",
+    "frames@4",
+    "frames@8",
+    "frames@10",
+    "frames@16",
+    "keyframes",
+    "native+prompt:direct",
+    "native+prompt:cot",
+    "native+prompt:ledger_free",
+    "native+prompt:brief",
+]
 MODELS = ["bench-model-a", "bench-model-b"]
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -76,6 +88,7 @@ def build(n_models: int, layout: str, out: Path) -> dict:
     from vidaudit.report import write as _w
     from vidaudit.report.stage import build_report
     from vidaudit.report.viewer import MAX_FRAMES_PER_TRIAL, select_trials_for_viewer
+
     write_report = _w.write_report
     from vidaudit.core.contract.report import ViewerFrame
     from vidaudit.score.scored_run import Scored
@@ -93,9 +106,20 @@ def build(n_models: int, layout: str, out: Path) -> dict:
                 text = make_response(s, mi * len(CONDITIONS) + ci)
                 tid = f"{model}|{cond}|{s.sample_id}"
                 raw[tid] = text
-                records.append(record(suite, s, trial_id=tid, model=model, role="model", condition=cond,
-                                      status="ok", text=text, usage={"input_tokens": 1000, "output_tokens": 200},
-                                      cost_usd=0.001))
+                records.append(
+                    record(
+                        suite,
+                        s,
+                        trial_id=tid,
+                        model=model,
+                        role="model",
+                        condition=cond,
+                        status="ok",
+                        text=text,
+                        usage={"input_tokens": 1000, "output_tokens": 200},
+                        cost_usd=0.001,
+                    )
+                )
     times["score"] = time.perf_counter() - t0
     scored = Scored(suite=suite, records=records, samples=samples, raw_text=raw, source={"run_dir": "bench"})
     t0 = time.perf_counter()
@@ -109,9 +133,12 @@ def build(n_models: int, layout: str, out: Path) -> dict:
     trials = []
     for k, t in enumerate(chosen):
         dur = samples[t.sample_id].video.duration_s
-        frames = [ViewerFrame(index=i * 30, t=i * dur / MAX_FRAMES_PER_TRIAL,
-                              jpeg_b64=(pool[(k * 7 + i) % len(pool)] + " ")[:-1])  # a new string, as made per trial
-                  for i in range(MAX_FRAMES_PER_TRIAL)]
+        frames = [
+            ViewerFrame(
+                index=i * 30, t=i * dur / MAX_FRAMES_PER_TRIAL, jpeg_b64=(pool[(k * 7 + i) % len(pool)] + " ")[:-1]
+            )  # a new string, as made per trial
+            for i in range(MAX_FRAMES_PER_TRIAL)
+        ]
         trials.append(t.model_copy(update={"frames": frames}))
     times["viewer trials"] = time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -119,11 +146,20 @@ def build(n_models: int, layout: str, out: Path) -> dict:
     paths = write_report(report, trials, suite.viewer, out, n_trials_total=len(records), **kw)
     times["write"] = time.perf_counter() - t0
     side = sorted(paths["viewer"].iterdir()) if "viewer" in paths else []
-    return {"trials": len(records), "kept": len(trials), "times": times, "hwm_mib": vm_hwm_mib(),
-            "html_bytes": paths["html"].stat().st_size, "json_bytes": paths["json"].stat().st_size,
-            "side_files": len(side), "side_bytes": sum(p.stat().st_size for p in side),
-            "largest_side": max((p.stat().st_size for p in side), default=0),
-            "html": str(paths["html"]), "last_trial": trials[-1].trial_id, "first_trial": trials[0].trial_id}
+    return {
+        "trials": len(records),
+        "kept": len(trials),
+        "times": times,
+        "hwm_mib": vm_hwm_mib(),
+        "html_bytes": paths["html"].stat().st_size,
+        "json_bytes": paths["json"].stat().st_size,
+        "side_files": len(side),
+        "side_bytes": sum(p.stat().st_size for p in side),
+        "largest_side": max((p.stat().st_size for p in side), default=0),
+        "html": str(paths["html"]),
+        "last_trial": trials[-1].trial_id,
+        "first_trial": trials[0].trial_id,
+    }
 
 
 def browse(html: Path, first: str, last: str) -> dict:
@@ -132,8 +168,9 @@ def browse(html: Path, first: str, last: str) -> dict:
 
     errors: list[str] = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM),
-                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+        )
         try:
             page = browser.new_page(viewport={"width": 1440, "height": 1000})
             page.on("pageerror", lambda e: errors.append(str(e)))
@@ -189,25 +226,29 @@ def demo_before_after(run: Path, before: str, repeats: int, root: Path) -> None:
     env_new = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     cli = [sys.executable, "-m", "vidaudit.cli"]
     score_cpu, score_wall = _child_cpu([*cli, "score", str(runs["after"])], env_new, REPO)
-    cases = {f"before ({before}): report (scores the store, PNG figures)": ([*cli, "report", str(runs["before"])],
-                                                                            env_old),
-             "after: report (reads scored_run.jsonl, SVG figures)": ([*cli, "report", str(runs["after"])], env_new),
-             "after: report --rescore": ([*cli, "report", str(runs["after"]), "--rescore"], env_new),
-             "after: report --figures png": ([*cli, "report", str(runs["after"]), "--figures", "png"], env_new)}
+    cases = {
+        f"before ({before}): report (scores the store, PNG figures)": ([*cli, "report", str(runs["before"])], env_old),
+        "after: report (reads scored_run.jsonl, SVG figures)": ([*cli, "report", str(runs["after"])], env_new),
+        "after: report --rescore": ([*cli, "report", str(runs["after"]), "--rescore"], env_new),
+        "after: report --figures png": ([*cli, "report", str(runs["after"]), "--figures", "png"], env_new),
+    }
     got: dict[str, list[tuple[float, float]]] = {k: [] for k in cases}
     loads = [os.getloadavg()[0]]
     for _ in range(repeats):
         for name, (cmd, env) in cases.items():
             got[name].append(_child_cpu(cmd, env, REPO))
             loads.append(os.getloadavg()[0])
-    print(f"demo report, {repeats} runs each, alternating; load average (1 min) {min(loads):.1f}-{max(loads):.1f} "
-          f"on {os.cpu_count()} CPUs")
+    print(
+        f"demo report, {repeats} runs each, alternating; load average (1 min) {min(loads):.1f}-{max(loads):.1f} "
+        f"on {os.cpu_count()} CPUs"
+    )
     print(f"{'':62} {'CPU s (median, min)':>20} {'wall s (median)':>16}")
     print(f"{'after: vidaudit score (once, beside the report)':62} {score_cpu:>13.2f} {'':>6} {score_wall:>16.2f}")
     for name, xs in got.items():
         cpu = [c for c, _ in xs]
-        print(f"{name:62} {statistics.median(cpu):>13.2f} {min(cpu):>6.2f} "
-              f"{statistics.median(w for _, w in xs):>16.2f}")
+        print(
+            f"{name:62} {statistics.median(cpu):>13.2f} {min(cpu):>6.2f} {statistics.median(w for _, w in xs):>16.2f}"
+        )
     b = statistics.median(c for c, _ in got[next(iter(cases))])
     a = statistics.median(c for c, _ in got["after: report (reads scored_run.jsonl, SVG figures)"])
     print(f"report CPU before / after: {b:.2f} / {a:.2f} s ({b / a:.1f}x); goal < 6 s: {'met' if a < 6 else 'NOT met'}")
@@ -233,8 +274,10 @@ def main() -> None:
     layouts = args.layouts.split(",")
     if not set(layouts) <= {"inline", "chunked"} or not all(1 <= m <= len(MODELS) for m in models):
         raise SystemExit("--layouts takes inline and/or chunked; --models takes 1 and/or 2")
-    print(f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()}, Chromium {CHROMIUM}; "
-          f"load average at start {' / '.join(f'{x:.1f}' for x in os.getloadavg())} (1/5/15 min)")
+    print(
+        f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()}, Chromium {CHROMIUM}; "
+        f"load average at start {' / '.join(f'{x:.1f}' for x in os.getloadavg())} (1/5/15 min)"
+    )
     root = args.keep or Path(tempfile.mkdtemp(prefix="report-scale-"))
     if args.demo:
         demo_before_after(args.demo.resolve(), args.before, args.repeats, root)
@@ -244,8 +287,12 @@ def main() -> None:
     for m in models:
         for layout in layouts:
             out = root / f"{m}model-{layout}"
-            proc = subprocess.run([sys.executable, __file__, "--child", str(m), layout, str(out)],
-                                  capture_output=True, text=True, env=os.environ)
+            proc = subprocess.run(
+                [sys.executable, __file__, "--child", str(m), layout, str(out)],
+                capture_output=True,
+                text=True,
+                env=os.environ,
+            )
             if proc.returncode:
                 raise SystemExit(f"build {m} model(s) {layout} failed:\n{proc.stderr[-3000:]}")
             res = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -253,32 +300,43 @@ def main() -> None:
                 res.update(browse(Path(res["html"]), res["first_trial"], res["last_trial"]))
             rows.append((m, layout, res))
             t = res["times"]
-            print(f"{m} model(s), {layout:<7}: {res['trials']} trials, {res['kept']} in the viewer; "
-                  f"score {t['score']:.1f} s, report {t['aggregate']:.1f} s, viewer trials "
-                  f"{t['viewer trials']:.1f} s, write {t['write']:.1f} s; peak RSS {res['hwm_mib']:.0f} MiB; "
-                  f"html {res['html_bytes'] / 1e6:.1f} MB; TTI {res.get('tti_s', float('nan')):.2f} s; "
-                  f"load {os.getloadavg()[0]:.1f}", flush=True)
+            print(
+                f"{m} model(s), {layout:<7}: {res['trials']} trials, {res['kept']} in the viewer; "
+                f"score {t['score']:.1f} s, report {t['aggregate']:.1f} s, viewer trials "
+                f"{t['viewer trials']:.1f} s, write {t['write']:.1f} s; peak RSS {res['hwm_mib']:.0f} MiB; "
+                f"html {res['html_bytes'] / 1e6:.1f} MB; TTI {res.get('tti_s', float('nan')):.2f} s; "
+                f"load {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
     print()
-    print(f"{'trials':>7} {'layout':<8} {'html MB':>8} {'side files':>10} {'side MB':>8} {'json MB':>8} "
-          f"{'TTI s':>7} {'open last s':>11} {'rows':>5} {'thumbs':>6} {'peak RSS MiB':>12} {'write s':>7}")
+    print(
+        f"{'trials':>7} {'layout':<8} {'html MB':>8} {'side files':>10} {'side MB':>8} {'json MB':>8} "
+        f"{'TTI s':>7} {'open last s':>11} {'rows':>5} {'thumbs':>6} {'peak RSS MiB':>12} {'write s':>7}"
+    )
     for m, layout, r in rows:
-        print(f"{r['trials']:>7} {layout:<8} {r['html_bytes'] / 1e6:8.1f} {r['side_files']:>10} "
-              f"{r['side_bytes'] / 1e6:8.1f} {r['json_bytes'] / 1e6:8.1f} {r.get('tti_s', float('nan')):7.2f} "
-              f"{r.get('open_last_s', float('nan')):11.2f} {r.get('rows', 0):>5} {r.get('thumbs', 0):>6} "
-              f"{r['hwm_mib']:12.0f} {r['times']['write']:7.1f}")
+        print(
+            f"{r['trials']:>7} {layout:<8} {r['html_bytes'] / 1e6:8.1f} {r['side_files']:>10} "
+            f"{r['side_bytes'] / 1e6:8.1f} {r['json_bytes'] / 1e6:8.1f} {r.get('tti_s', float('nan')):7.2f} "
+            f"{r.get('open_last_s', float('nan')):11.2f} {r.get('rows', 0):>5} {r.get('thumbs', 0):>6} "
+            f"{r['hwm_mib']:12.0f} {r['times']['write']:7.1f}"
+        )
         if r.get("errors") or r.get("status"):
             print(f"        page errors: {r.get('errors')} status: {r.get('status')!r}")
     by = {(m, lay): r for m, lay, r in rows}
     for m in models:
         a, b = by.get((m, "inline")), by.get((m, "chunked"))
         if a and b and "tti_s" in a and "tti_s" in b:
-            print(f"{m} model(s): page size inline / chunked {a['html_bytes'] / b['html_bytes']:.1f}x, "
-                  f"time to interactive {a['tti_s'] / b['tti_s']:.1f}x, peak RSS {a['hwm_mib'] / b['hwm_mib']:.2f}x")
+            print(
+                f"{m} model(s): page size inline / chunked {a['html_bytes'] / b['html_bytes']:.1f}x, "
+                f"time to interactive {a['tti_s'] / b['tti_s']:.1f}x, peak RSS {a['hwm_mib'] / b['hwm_mib']:.2f}x"
+            )
     for m, layout, r in rows:
         if layout == "chunked":
             ok = r["html_bytes"] < 25e6 and r.get("tti_s", 0) < 5 and r["hwm_mib"] < 2048
-            print(f"goal at {r['trials']} trials (html < 25 MB, interactive < 5 s, peak RSS < 2 GB): "
-                  f"{'met' if ok else 'NOT met'}")
+            print(
+                f"goal at {r['trials']} trials (html < 25 MB, interactive < 5 s, peak RSS < 2 GB): "
+                f"{'met' if ok else 'NOT met'}"
+            )
     print(f"load average at end: {os.getloadavg()[0]:.2f} (1 min); reports in {root}")
 
 

@@ -55,8 +55,9 @@ GOAL_MIB = 2048
 def _conditions() -> list:
     from vidaudit.run.plan import parse_condition
 
-    return ([parse_condition(c, "structured_trace") for c in SAMPLING]
-            + [parse_condition("native", p) for p in OTHER_PROMPTS])
+    return [parse_condition(c, "structured_trace") for c in SAMPLING] + [
+        parse_condition("native", p) for p in OTHER_PROMPTS
+    ]
 
 
 def _models(work: Path, n: int) -> list:
@@ -70,8 +71,13 @@ def _models(work: Path, n: int) -> list:
     return [ModelSpec.parse(f"simulated:{write_csv(work / f'{name}.csv', fn)}") for name, fn in surfaces[:n]]
 
 
-SCALE_GOALS = {"hwm_mib": 600, "cpu_ms_per_trial": 0.35, "growth_kb_per_trial": 0.5, "resume_ms_per_trial": 0.05,
-               "dry_cpu_s": 1.0}
+SCALE_GOALS = {
+    "hwm_mib": 600,
+    "cpu_ms_per_trial": 0.35,
+    "growth_kb_per_trial": 0.5,
+    "resume_ms_per_trial": 0.05,
+    "dry_cpu_s": 1.0,
+}
 
 
 def _scale_models(work: Path, n: int) -> list:
@@ -83,8 +89,7 @@ def _scale_models(work: Path, n: int) -> list:
     def blend(w: float):
         return lambda d, n_, f: round((1 - w) * strong(d, n_, f) + w * weak(d, n_, f), 4)
 
-    return [ModelSpec.parse(f"simulated:{write_csv(work / f'surface{k:02d}.csv', blend(k / 14))}")
-            for k in range(n)]
+    return [ModelSpec.parse(f"simulated:{write_csv(work / f'surface{k:02d}.csv', blend(k / 14))}") for k in range(n)]
 
 
 def scale_child(stage: str, work: Path, n_models: int) -> dict:
@@ -100,12 +105,16 @@ def scale_child(stage: str, work: Path, n_models: int) -> dict:
         session.execute(work / "data", work / "dry", spec, conds, dry_run=True, limit=2)  # warm: lazy imports
         c0 = time.process_time()
         res = session.execute(work / "data", work / "dry", spec, conds, dry_run=True)
-        return {"cpu_s": time.process_time() - c0, "trials": sum(r.trials for r in res.dry_run),
-                "hwm_mib": vm_hwm_mib()}
+        return {
+            "cpu_s": time.process_time() - c0,
+            "trials": sum(r.trials for r in res.dry_run),
+            "hwm_mib": vm_hwm_mib(),
+        }
     models = _scale_models(work, n_models)
     run = work / f"run{n_models}"
     import vidaudit.suites.counting.simulated  # noqa: F401  (imports, before the clock starts)
     import vidaudit.suites.counting.suite  # noqa: F401
+
     t0, c0 = time.perf_counter(), time.process_time()
     session.execute(work / "data", run, models, conds)
     out = {"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "hwm_mib": vm_hwm_mib()}
@@ -118,9 +127,11 @@ def store_counts(run: Path) -> dict:
 
     con = sqlite3.connect(f"file:{run / 'store.sqlite'}?mode=ro", uri=True)
     try:
-        return {"trials": con.execute("select count(*) from trials").fetchone()[0],
-                "attempts": con.execute("select count(*) from attempts").fetchone()[0],
-                "ok": con.execute("select count(distinct trial_id) from attempts where status = 'ok'").fetchone()[0]}
+        return {
+            "trials": con.execute("select count(*) from trials").fetchone()[0],
+            "attempts": con.execute("select count(*) from attempts").fetchone()[0],
+            "ok": con.execute("select count(distinct trial_id) from attempts where status = 'ok'").fetchone()[0],
+        }
     finally:
         con.close()
 
@@ -149,27 +160,41 @@ def scale_main(work: Path, sizes: list[int], before: Path | None) -> None:
             figures[(name, n)] = {"run": run, "resume": resume}
             shutil.rmtree(work / f"run{n}", ignore_errors=True)
             t = run["trials"]
-            print(f"  {name:<6} {t:>7} trials: run CPU {run['cpu_s']:7.1f} s ({1e3 * run['cpu_s'] / t:.3f} ms/trial), "
-                  f"wall {run['wall_s']:7.1f} s, peak RSS {run['hwm_mib']:6.0f} MiB; resume CPU {resume['cpu_s']:6.2f} s "
-                  f"({1e3 * resume['cpu_s'] / t:.4f} ms/trial), peak {resume['hwm_mib']:6.0f} MiB, stored nothing new",
-                  flush=True)
+            print(
+                f"  {name:<6} {t:>7} trials: run CPU {run['cpu_s']:7.1f} s ({1e3 * run['cpu_s'] / t:.3f} ms/trial), "
+                f"wall {run['wall_s']:7.1f} s, peak RSS {run['hwm_mib']:6.0f} MiB; resume CPU {resume['cpu_s']:6.2f} s "
+                f"({1e3 * resume['cpu_s'] / t:.4f} ms/trial), peak {resume['hwm_mib']:6.0f} MiB, stored nothing new",
+                flush=True,
+            )
         dry = _spawn(["--scale-child", "dry", str(work), "1"], src)
         figures[(name, 0)] = {"dry": dry}
-        print(f"  {name:<6} dry-run plan of {dry['trials']} trials: {dry['cpu_s']:.2f} s CPU beyond start-up", flush=True)
+        print(
+            f"  {name:<6} dry-run plan of {dry['trials']} trials: {dry['cpu_s']:.2f} s CPU beyond start-up", flush=True
+        )
     after = {n: figures[("after", n)] for n in sizes}
     small, large = after[sizes[0]]["run"], after[sizes[-1]]["run"]
     peak = max(max(f["run"]["hwm_mib"], f["resume"]["hwm_mib"]) for f in after.values())
     # the goals are stated at the largest size (per-sample work, e.g. loading 2,190 samples, is spread thinner)
     cpu = large["cpu_s"] / large["trials"] * 1e3
-    growth = ((large["hwm_mib"] - small["hwm_mib"]) * 1024 / (large["trials"] - small["trials"])
-              if large["trials"] > small["trials"] else float("nan"))
+    growth = (
+        (large["hwm_mib"] - small["hwm_mib"]) * 1024 / (large["trials"] - small["trials"])
+        if large["trials"] > small["trials"]
+        else float("nan")
+    )
     resume = after[sizes[-1]]["resume"]["cpu_s"] / large["trials"] * 1e3
     dry_cpu = figures[("after", 0)]["dry"]["cpu_s"]
-    got = {"hwm_mib": peak, "cpu_ms_per_trial": cpu, "growth_kb_per_trial": growth, "resume_ms_per_trial": resume,
-           "dry_cpu_s": dry_cpu}
+    got = {
+        "hwm_mib": peak,
+        "cpu_ms_per_trial": cpu,
+        "growth_kb_per_trial": growth,
+        "resume_ms_per_trial": resume,
+        "dry_cpu_s": dry_cpu,
+    }
     print("goals (after):")
     for key, goal in SCALE_GOALS.items():
-        print(f"  {key:<22} {got[key]:9.3f}  goal < {goal:g}: {'met' if got[key] < goal or (key == 'cpu_ms_per_trial' and got[key] <= goal) else 'NOT met'}")
+        print(
+            f"  {key:<22} {got[key]:9.3f}  goal < {goal:g}: {'met' if got[key] < goal or (key == 'cpu_ms_per_trial' and got[key] <= goal) else 'NOT met'}"
+        )
 
 
 def child(stage: str, work: Path, n_models: int) -> dict:
@@ -212,8 +237,11 @@ def main() -> None:
         return
     work = args.keep or Path(tempfile.mkdtemp(prefix="vidaudit-run-scale-"))
     work.mkdir(parents=True, exist_ok=True)
-    print(f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()}; load average at start "
-          f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())} (1/5/15 min); work dir {work}", flush=True)
+    print(
+        f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()}; load average at start "
+        f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())} (1/5/15 min); work dir {work}",
+        flush=True,
+    )
     from vidaudit.suites.counting.generate import generate
     from vidaudit.suites.counting.grid import preset
 
@@ -227,24 +255,38 @@ def main() -> None:
         return
     rows = []
     for stage in ("run", "resume", "report"):
-        proc = subprocess.run([sys.executable, __file__, "--models", str(args.models), "--child", stage, str(work)],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, __file__, "--models", str(args.models), "--child", stage, str(work)],
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode != 0:
             raise SystemExit(f"stage {stage} failed:\n{proc.stderr[-4000:]}")
         res = json.loads(proc.stdout.strip().splitlines()[-1])
         rows.append((stage, res))
-        extra = (f"{res['trials']} trials, {res['attempts']} attempts, {res['ok']} ok, store {res['store_mb']:.1f} MB"
-                 if "trials" in res
-                 else ", ".join(f"{k} {v:.1f} MB" for k, v in res.items() if isinstance(v, float) and k not in ("wall_s", "cpu_s", "hwm_mib")))
-        print(f"  {stage:<7} wall {res['wall_s']:7.1f} s  CPU {res['cpu_s']:7.1f} s  peak RSS {res['hwm_mib']:7.0f} MiB"
-              f"  ({extra})", flush=True)
+        extra = (
+            f"{res['trials']} trials, {res['attempts']} attempts, {res['ok']} ok, store {res['store_mb']:.1f} MB"
+            if "trials" in res
+            else ", ".join(
+                f"{k} {v:.1f} MB"
+                for k, v in res.items()
+                if isinstance(v, float) and k not in ("wall_s", "cpu_s", "hwm_mib")
+            )
+        )
+        print(
+            f"  {stage:<7} wall {res['wall_s']:7.1f} s  CPU {res['cpu_s']:7.1f} s  peak RSS {res['hwm_mib']:7.0f} MiB"
+            f"  ({extra})",
+            flush=True,
+        )
     by = dict(rows)
     if by["resume"]["attempts"] != by["run"]["attempts"] or by["run"]["ok"] != by["run"]["trials"]:
         raise SystemExit("the resume stored new attempts, or the run left trials without an ok attempt: a bug")
     peak = max(r["hwm_mib"] for _, r in rows)
     trials = rows[0][1]["trials"]
-    print(f"goal at {trials} trials (the run and its report each under 2 GB resident): "
-          f"{'met' if peak < GOAL_MIB else 'NOT met'} (highest peak {peak:.0f} MiB)")
+    print(
+        f"goal at {trials} trials (the run and its report each under 2 GB resident): "
+        f"{'met' if peak < GOAL_MIB else 'NOT met'} (highest peak {peak:.0f} MiB)"
+    )
     print(f"load average at end: {os.getloadavg()[0]:.2f} (1 min); run dir {work / 'run'}")
 
 

@@ -78,13 +78,27 @@ def make_sample(domain: str, n: int, f: float, seed: int) -> Sample:
             before, after, etype = None, walls[i % 2], "contact"
         else:
             before, after, etype = "off", "on", "blink"
-        events.append(Event(t=t, frame=int(np.ceil(t * FPS)), type=etype, state_before=before, state_after=after,
-                            count=i + 1))
-    video = VideoRef(path=f"videos/{domain}/{n}-{f}-{seed}.mp4", sha256=f"{domain}{n}{f}{seed}", fps=FPS,
-                     width=640, height=480, n_frames=int(DURATION * FPS), duration_s=DURATION)
-    return Sample(sample_id=f"counting-{domain}-N{n:02d}-F{f:.1f}-s{seed:02d}", suite="counting",
-                  params={"domain": domain, "n_events": n, "frequency_hz": f, "seed": seed},
-                  question=QUESTIONS[domain], answer=n, trace=Trace(events=tuple(events)), video=video)
+        events.append(
+            Event(t=t, frame=int(np.ceil(t * FPS)), type=etype, state_before=before, state_after=after, count=i + 1)
+        )
+    video = VideoRef(
+        path=f"videos/{domain}/{n}-{f}-{seed}.mp4",
+        sha256=f"{domain}{n}{f}{seed}",
+        fps=FPS,
+        width=640,
+        height=480,
+        n_frames=int(DURATION * FPS),
+        duration_s=DURATION,
+    )
+    return Sample(
+        sample_id=f"counting-{domain}-N{n:02d}-F{f:.1f}-s{seed:02d}",
+        suite="counting",
+        params={"domain": domain, "n_events": n, "frequency_hz": f, "seed": seed},
+        question=QUESTIONS[domain],
+        answer=n,
+        trace=Trace(events=tuple(events)),
+        video=video,
+    )
 
 
 def _fmt_time(t: float, style: int) -> str:
@@ -97,8 +111,10 @@ def _fmt_time(t: float, style: int) -> str:
 
 def make_response(sample: Sample, k: int) -> str:
     rng = rng_from("bench-response", sample.sample_id, k)
-    kind = rng.choice(["faithful", "jitter", "miss", "extra", "tally", "direct", "unparseable"],
-                      p=[0.3, 0.2, 0.15, 0.1, 0.1, 0.1, 0.05])
+    kind = rng.choice(
+        ["faithful", "jitter", "miss", "extra", "tally", "direct", "unparseable"],
+        p=[0.3, 0.2, 0.15, 0.1, 0.1, 0.1, 0.05],
+    )
     if kind == "unparseable":
         return "I cannot determine the number of events from this video."
     n = int(sample.answer)
@@ -121,8 +137,11 @@ def make_response(sample: Sample, k: int) -> str:
     style = int(rng.integers(3))
     lines = ["1. Step-by-Step Event Ledger"]
     for i, (t, lab) in enumerate(zip(times, labels, strict=False), 1):
-        what = {"state_machine": f"transition -> {lab}", "bounce_ball": f"ball hits the {lab} wall",
-                "blinking": "object turns on"}[str(sample.params["domain"])]
+        what = {
+            "state_machine": f"transition -> {lab}",
+            "bounce_ball": f"ball hits the {lab} wall",
+            "blinking": "object turns on",
+        }[str(sample.params["domain"])]
         lines.append(f"- Event {i}: {_fmt_time(max(t, 0.0), style)}, {what}, running count {i}")
     final = len(times) + (int(rng.integers(1, 3)) if kind == "tally" else 0)
     lines.append(f"2. Final Answer: \\boxed{{{final}}}")
@@ -132,13 +151,21 @@ def make_response(sample: Sample, k: int) -> str:
 #: the code as issue 24 found it (this branch's first commit: issue 21's move of the counting-only scoring
 #: modules, no behaviour change), and the modules scoring runs (in import order)
 BEFORE_COMMIT = "187a46b"
-CHANGED = ("vidaudit.score.answers", "vidaudit.suites.counting.metrics", "vidaudit.suites.counting.timestamps",
-           "vidaudit.suites.counting.matching", "vidaudit.suites.counting.boundaries",
-           "vidaudit.suites.counting.taxonomy", "vidaudit.suites.counting.scoring",
-           "vidaudit.suites.counting.aggregate")
+CHANGED = (
+    "vidaudit.score.answers",
+    "vidaudit.suites.counting.metrics",
+    "vidaudit.suites.counting.timestamps",
+    "vidaudit.suites.counting.matching",
+    "vidaudit.suites.counting.boundaries",
+    "vidaudit.suites.counting.taxonomy",
+    "vidaudit.suites.counting.scoring",
+    "vidaudit.suites.counting.aggregate",
+)
 #: where the modules issue 21 moved lived before (so that older revisions, e.g. dbb7a78, still load)
-MOVED = {f"vidaudit.suites.counting.{m}": f"vidaudit.score.{m}"
-         for m in ("timestamps", "matching", "metrics", "taxonomy", "boundaries")}
+MOVED = {
+    f"vidaudit.suites.counting.{m}": f"vidaudit.score.{m}"
+    for m in ("timestamps", "matching", "metrics", "taxonomy", "boundaries")
+}
 BEFORE_PKG = "_vidaudit_before"
 
 
@@ -193,16 +220,18 @@ def record_function(mod: types.ModuleType) -> Callable[[Sample, str], dict]:
     return score_record
 
 
-def score_all(jobs: list[tuple[Sample, int]], texts: list[str],
-              score_record: Callable[[Sample, str], dict] | None = None) -> list[dict]:
+def score_all(
+    jobs: list[tuple[Sample, int]], texts: list[str], score_record: Callable[[Sample, str], dict] | None = None
+) -> list[dict]:
     """Every trial's record (``score_record``, default this tree's), with the keys the stage adds."""
     if score_record is None:
         from vidaudit.suites.counting.scoring import score_record
     records = []
     for (s, k), text in zip(jobs, texts, strict=True):
         rec = score_record(s, text)
-        rec.update(model="bench", condition=f"c{k % 17}", usage={"input_tokens": 1000, "output_tokens": 200},
-                   cost_usd=0.001)
+        rec.update(
+            model="bench", condition=f"c{k % 17}", usage={"input_tokens": 1000, "output_tokens": 200}, cost_usd=0.001
+        )
         records.append(rec)
     return records
 
@@ -213,9 +242,21 @@ def scores_jsonl(jobs: list[tuple[Sample, int]], texts: list[str]) -> bytes:
     from vidaudit.score.stage import record, write_scores
 
     suite = get_suite("counting")
-    recs = [record(suite, s, trial_id=f"t{i}", model="bench", role="model", condition=f"c{k % 17}", status="ok",
-                   text=text, usage={"input_tokens": 1000, "output_tokens": 200}, cost_usd=0.001)
-            for i, ((s, k), text) in enumerate(zip(jobs, texts, strict=True))]
+    recs = [
+        record(
+            suite,
+            s,
+            trial_id=f"t{i}",
+            model="bench",
+            role="model",
+            condition=f"c{k % 17}",
+            status="ok",
+            text=text,
+            usage={"input_tokens": 1000, "output_tokens": 200},
+            cost_usd=0.001,
+        )
+        for i, ((s, k), text) in enumerate(zip(jobs, texts, strict=True))
+    ]
     with tempfile.TemporaryDirectory() as tmp:
         return write_scores(Path(tmp) / "scores.jsonl", recs).read_bytes()
 
@@ -252,22 +293,28 @@ def breakdown(jobs: list[tuple[Sample, int]], texts: list[str], scale_to: int, r
         return best * scale_to / len(jobs)
 
     def extract_all() -> list:
-        return [extract_timestamps(t, s.video.duration_s, label_patterns=sc.LABEL_PATTERNS.get(str(s.params["domain"]), ()))
-                for (s, _), t in zip(jobs, texts, strict=True)]
+        return [
+            extract_timestamps(t, s.video.duration_s, label_patterns=sc.LABEL_PATTERNS.get(str(s.params["domain"]), ()))
+            for (s, _), t in zip(jobs, texts, strict=True)
+        ]
 
     full = cpu(lambda: [sc.score_record(s, t) for (s, _), t in zip(jobs, texts, strict=True)])
     parse = cpu(lambda: [parse_count(t) for t in texts])
     extract = cpu(extract_all)
-    pairs = [([e.t for e in s.trace.events], r.times, sc.rate_relative_delta(float(s.params["frequency_hz"])))
-             for (s, _), r in zip(jobs, extract_all(), strict=True)]
+    pairs = [
+        ([e.t for e in s.trace.events], r.times, sc.rate_relative_delta(float(s.params["frequency_hz"])))
+        for (s, _), r in zip(jobs, extract_all(), strict=True)
+    ]
     ks = [match_times(a, b, d).k for a, b, d in pairs]
     at_delta = cpu(lambda: [match_times(a, b, d) for a, b, d in pairs])
     fixed = cpu(lambda: [sc._window_counts(sorted(a), b, d, k) for (a, b, d), k in zip(pairs, ks, strict=True)])
     rest = full - parse - extract - at_delta - fixed
-    print(f"   where the CPU time goes now (timed over {len(jobs)} responses, best of {repeats}, scaled to {scale_to}): "
-          f"score_trial + to_dict {full:.2f} s = timestamps {extract:.2f} + parse_count {parse:.2f} + matching at "
-          f"delta(F) {at_delta:.2f} + fixed windows {fixed:.2f} + the rest (taxonomy, metrics, labels, record) "
-          f"{rest:.2f}")
+    print(
+        f"   where the CPU time goes now (timed over {len(jobs)} responses, best of {repeats}, scaled to {scale_to}): "
+        f"score_trial + to_dict {full:.2f} s = timestamps {extract:.2f} + parse_count {parse:.2f} + matching at "
+        f"delta(F) {at_delta:.2f} + fixed windows {fixed:.2f} + the rest (taxonomy, metrics, labels, record) "
+        f"{rest:.2f}"
+    )
 
 
 def main() -> None:
@@ -280,8 +327,10 @@ def main() -> None:
     args = ap.parse_args()
     if args.trials < 1 or args.repeats < 1 or args.adversarial_kb < 0:
         raise SystemExit("--trials and --repeats must be >= 1, --adversarial-kb >= 0")
-    print(f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()}; load average at start "
-          f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())} (1/5/15 min)")
+    print(
+        f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()}; load average at start "
+        f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())} (1/5/15 min)"
+    )
     samples = [make_sample(p.domain, p.n_events, p.frequency_hz, p.seed) for p in grid()]
     jobs = [(samples[i % len(samples)], i // len(samples)) for i in range(args.trials)]
     texts = [make_response(s, k) for s, k in jobs]
@@ -291,7 +340,10 @@ def main() -> None:
     impls: dict[str, tuple[types.ModuleType, Callable]] = {}
     if args.before != "none":
         before = load_before(args.before)
-        impls["before"] = (before["vidaudit.suites.counting.scoring"], before["vidaudit.suites.counting.aggregate"].aggregate)
+        impls["before"] = (
+            before["vidaudit.suites.counting.scoring"],
+            before["vidaudit.suites.counting.aggregate"].aggregate,
+        )
     impls["current"] = (current_scoring, aggregate)
     # (score_trial, aggregate, gc) CPU seconds of the repetition with the least total, per implementation
     best: dict[str, tuple[float, float, float]] = {}
@@ -331,33 +383,41 @@ def main() -> None:
             gc.disable()
     records, report = results["current"]
     em = sum(bool(r["correct"]) for r in records) / len(records)
-    print(f"1. trials: {len(records)} over {len(samples)} samples (EM {em:.3f}, {len(report['cells'])} cells); "
-          f"CPU seconds, passes under the stages' collector pause, final collection timed, best total of {args.repeats}")
+    print(
+        f"1. trials: {len(records)} over {len(samples)} samples (EM {em:.3f}, {len(report['cells'])} cells); "
+        f"CPU seconds, passes under the stages' collector pause, final collection timed, best total of {args.repeats}"
+    )
     print(f"   {'':<18}{'score_trial':>12}{'aggregate':>11}{'gc':>7}{'total':>8}")
     for name in impls:
         sc_cpu, agg_cpu, gc_cpu = best[name]
         total = sc_cpu + agg_cpu + gc_cpu
         label = f"before ({args.before})" if name == "before" else name
-        print(f"   {label:<18}{sc_cpu:>12.2f}{agg_cpu:>11.2f}{gc_cpu:>7.2f}{total:>8.2f}  "
-              f"({len(records) / total:,.0f} trials/s of CPU; goal < {GOAL_S:g} s: "
-              f"{'met' if total < GOAL_S else 'NOT met'})")
+        print(
+            f"   {label:<18}{sc_cpu:>12.2f}{agg_cpu:>11.2f}{gc_cpu:>7.2f}{total:>8.2f}  "
+            f"({len(records) / total:,.0f} trials/s of CPU; goal < {GOAL_S:g} s: "
+            f"{'met' if total < GOAL_S else 'NOT met'})"
+        )
     if "before" in impls:
         b, c = sum(best["before"]), sum(best["current"])
-        print(f"   ratio before / current: score_trial {best['before'][0] / best['current'][0]:.2f}x, "
-              f"aggregate {best['before'][1] / best['current'][1]:.2f}x, total {b / c:.2f}x")
+        print(
+            f"   ratio before / current: score_trial {best['before'][0] / best['current'][0]:.2f}x, "
+            f"aggregate {best['before'][1] / best['current'][1]:.2f}x, total {b / c:.2f}x"
+        )
         same_records = results["before"][0] == records
         same_report = results["before"][1] == report
         with scoring_module(impls["before"][0]):
             jsonl_before = scores_jsonl(jobs, texts)
         jsonl_now = scores_jsonl(jobs, texts)
         same_jsonl = jsonl_before == jsonl_now
-        print(f"   identical: record dicts {same_records}, report {same_report}, scores.jsonl bytes {same_jsonl} "
-              f"({len(jsonl_now) / 2**20:.1f} MiB, sha256 {hashlib.sha256(jsonl_now).hexdigest()[:16]})")
+        print(
+            f"   identical: record dicts {same_records}, report {same_report}, scores.jsonl bytes {same_jsonl} "
+            f"({len(jsonl_now) / 2**20:.1f} MiB, sha256 {hashlib.sha256(jsonl_now).hexdigest()[:16]})"
+        )
         if not (same_records and same_report and same_jsonl):
             raise SystemExit("before and current scored the workload differently; the timing does not compare")
 
     if args.breakdown:
-        breakdown(jobs[:args.breakdown], texts[:args.breakdown], len(jobs))
+        breakdown(jobs[: args.breakdown], texts[: args.breakdown], len(jobs))
 
     if args.adversarial_kb:
         depth = args.adversarial_kb * 1000 // 8
@@ -375,8 +435,10 @@ def main() -> None:
                 box_bounds.cache_clear()
                 peak = peak_of(lambda: score_trial(sample, text))
             figures[name] = (wall, peak, ts.predicted_count)  # type: ignore[attr-defined]
-        print(f"\n2. one response of {len(text) / 1000:.0f} KB: \\boxed{{ nested {depth} deep around an x "
-              "(no answer, so every box is tried)")
+        print(
+            f"\n2. one response of {len(text) / 1000:.0f} KB: \\boxed{{ nested {depth} deep around an x "
+            "(no answer, so every box is tried)"
+        )
         for name, (wall, peak, value) in figures.items():
             read = "unparseable" if value is None else value
             print(f"   {name:<8} parsers: {wall * 1e3:9.1f} ms, peak {peak / 2**20:8.1f} MiB ({read})")

@@ -58,13 +58,18 @@ def imported(args: list[str], env: dict[str, str], cwd: Path) -> dict[str, objec
     """What one run of ``vidaudit ARGS`` imported."""
     with tempfile.NamedTemporaryFile(suffix=".json", dir=cwd, delete=False) as f:
         path = Path(f.name)
-    subprocess.run([sys.executable, "-c", LIST_MODULES, str(path), *args], env=env, cwd=cwd, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, "-c", LIST_MODULES, str(path), *args], env=env, cwd=cwd, check=True, capture_output=True
+    )
     modules = json.loads(path.read_text(encoding="utf-8"))
     path.unlink()
     suites = sorted({m.split(".")[2] for m in modules if m.startswith("vidaudit.suites.")} - {"base"})
-    return {"all": len(modules), "vidaudit": sum(m == "vidaudit" or m.startswith("vidaudit.") for m in modules),
-            "suites": ",".join(suites) or "-", "scipy": "scipy" in modules}
+    return {
+        "all": len(modules),
+        "vidaudit": sum(m == "vidaudit" or m.startswith("vidaudit.") for m in modules),
+        "suites": ",".join(suites) or "-",
+        "scipy": "scipy" in modules,
+    }
 
 
 def main() -> None:
@@ -72,31 +77,78 @@ def main() -> None:
     ap.add_argument("--before", default=BEFORE, help="the git revision to compare with")
     ap.add_argument("--repeats", type=int, default=7)
     a = ap.parse_args()
-    rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                         text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "src"], capture_output=True,
-                           text=True).stdout.strip()
-    print(f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()}; before {a.before}, after {rev}"
-          f"{' + uncommitted changes' if dirty else ''}; load average at start "
-          + " / ".join(f"{x:.1f}" for x in os.getloadavg()))
+    rev = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "-C", str(REPO), "status", "--porcelain", "src"], capture_output=True, text=True
+    ).stdout.strip()
+    print(
+        f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()}; before {a.before}, after {rev}"
+        f"{' + uncommitted changes' if dirty else ''}; load average at start "
+        + " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    )
     with tempfile.TemporaryDirectory(prefix="vidaudit-startup-") as tmp:
         root = Path(tmp)
         archive = subprocess.run(["git", "-C", str(REPO), "archive", a.before, "src"], capture_output=True, check=True)
         (root / "before").mkdir()
         subprocess.run(["tar", "-x", "-C", str(root / "before")], input=archive.stdout, check=True)
-        envs = {f"before ({a.before})": {**os.environ, "PYTHONPATH": str(root / "before" / "src")},
-                "after": {**os.environ, "PYTHONPATH": str(REPO / "src")}}
+        envs = {
+            f"before ({a.before})": {**os.environ, "PYTHONPATH": str(root / "before" / "src")},
+            "after": {**os.environ, "PYTHONPATH": str(REPO / "src")},
+        }
         data = root / "data"
-        subprocess.run([sys.executable, "-c", RUN_CLI, "generate", "counting", "--out", str(data), "--domains",
-                        "blinking", "--counts", "2", "--frequencies", "1", "--seeds", "1", "--duration", "4",
-                        "--fps", "10", "--width", "320", "--height", "240", "--workers", "1"],
-                       env=envs["after"], cwd=root, check=True, capture_output=True)
-        commands = {"vidaudit --help": ["--help"],
-                    "vidaudit generate counting --help": ["generate", "counting", "--help"],
-                    "vidaudit run counting --dry-run (1 video)": ["run", "counting", "--data", str(data), "--model",
-                                                                  "oracle", "--condition", "frames@2", "--dry-run",
-                                                                  "--out", str(root / "run")],
-                    "vidaudit verify DATA (1 counting video)": ["verify", str(data), "--workers", "1"]}
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                RUN_CLI,
+                "generate",
+                "counting",
+                "--out",
+                str(data),
+                "--domains",
+                "blinking",
+                "--counts",
+                "2",
+                "--frequencies",
+                "1",
+                "--seeds",
+                "1",
+                "--duration",
+                "4",
+                "--fps",
+                "10",
+                "--width",
+                "320",
+                "--height",
+                "240",
+                "--workers",
+                "1",
+            ],
+            env=envs["after"],
+            cwd=root,
+            check=True,
+            capture_output=True,
+        )
+        commands = {
+            "vidaudit --help": ["--help"],
+            "vidaudit generate counting --help": ["generate", "counting", "--help"],
+            "vidaudit run counting --dry-run (1 video)": [
+                "run",
+                "counting",
+                "--data",
+                str(data),
+                "--model",
+                "oracle",
+                "--condition",
+                "frames@2",
+                "--dry-run",
+                "--out",
+                str(root / "run"),
+            ],
+            "vidaudit verify DATA (1 counting video)": ["verify", str(data), "--workers", "1"],
+        }
         cpu: dict[tuple[str, str], list[float]] = {(c, s): [] for c in commands for s in envs}
         bare: list[float] = []
         for _ in range(a.repeats):
@@ -106,18 +158,25 @@ def main() -> None:
                     cpu[c, s].append(child_cpu([sys.executable, "-c", RUN_CLI, *args], env, root))
         loads = os.getloadavg()
         print(f"CPU = user + system of the child, best / median of {a.repeats}, the trees alternating\n")
-        print(f"{'command':44s} {'tree':18s} {'CPU best':>9s} {'median':>8s} {'ratio':>6s} {'modules':>8s} "
-              f"{'vidaudit':>8s}  {'scipy':5s} suites imported")
+        print(
+            f"{'command':44s} {'tree':18s} {'CPU best':>9s} {'median':>8s} {'ratio':>6s} {'modules':>8s} "
+            f"{'vidaudit':>8s}  {'scipy':5s} suites imported"
+        )
         for c, args in commands.items():
             base = min(cpu[c, next(iter(envs))])
             for s, env in envs.items():
                 got = imported(args, env, root)
                 best, med = min(cpu[c, s]), statistics.median(cpu[c, s])
-                print(f"{c:44s} {s:18s} {best:8.2f}s {med:7.2f}s {base / best:5.1f}x {got['all']:8d} "
-                      f"{got['vidaudit']:8d}  {'yes' if got['scipy'] else 'no':5s} {got['suites']}")
+                print(
+                    f"{c:44s} {s:18s} {best:8.2f}s {med:7.2f}s {base / best:5.1f}x {got['all']:8d} "
+                    f"{got['vidaudit']:8d}  {'yes' if got['scipy'] else 'no':5s} {got['suites']}"
+                )
         print(f"{'floor: python -c pass':44s} {'':18s} {min(bare):8.2f}s {statistics.median(bare):7.2f}s")
-        print("\nload average at the end " + " / ".join(f"{x:.1f}" for x in loads)
-              + f"; ratio: before's best CPU / this tree's ({time.strftime('%Y-%m-%d')})")
+        print(
+            "\nload average at the end "
+            + " / ".join(f"{x:.1f}" for x in loads)
+            + f"; ratio: before's best CPU / this tree's ({time.strftime('%Y-%m-%d')})"
+        )
 
 
 if __name__ == "__main__":

@@ -54,8 +54,22 @@ from typing import Any
 import numpy as np
 
 #: JSON keys whose values are wall-clock times, measured durations or the checkout's revision (see the docstring)
-VOLATILE = frozenset({"created_at", "started_at", "ended_at", "latency_s", "used_s", "sent_s", "median_s",
-                      "median_s_per_call", "per_query_s", "preprocessing_s_per_video", "git_revision", "git_dirty"})
+VOLATILE = frozenset(
+    {
+        "created_at",
+        "started_at",
+        "ended_at",
+        "latency_s",
+        "used_s",
+        "sent_s",
+        "median_s",
+        "median_s_per_call",
+        "per_query_s",
+        "preprocessing_s_per_video",
+        "git_revision",
+        "git_dirty",
+    }
+)
 #: files whose lines are written in the order trials finish (worker threads), compared as sorted lines
 UNORDERED = ("attempts.jsonl",)
 #: store columns left out for the same reasons
@@ -63,10 +77,23 @@ VOLATILE_COLUMNS = frozenset({"created_at", "started_at", "ended_at", "latency_s
 #: stored files kept as a sha256 only (binary, or large text whose JSON twin is dumped in full)
 HASHED = (".mp4", ".avi", ".mkv", ".webm", ".png", ".jpg", ".npz", ".npy", ".html")
 
-COUNTING = ["--counts", "1,2", "--frequencies", "1", "--seeds", "1", "--duration", "4", "--width", "320",
-            "--height", "240", "--workers", "1"]
-FAITHFUL = ["--seeds", "1", "--events", "4", "--duration", "10", "--width", "320", "--height", "240",
-            "--workers", "1"]
+COUNTING = [
+    "--counts",
+    "1,2",
+    "--frequencies",
+    "1",
+    "--seeds",
+    "1",
+    "--duration",
+    "4",
+    "--width",
+    "320",
+    "--height",
+    "240",
+    "--workers",
+    "1",
+]
+FAITHFUL = ["--seeds", "1", "--events", "4", "--duration", "10", "--width", "320", "--height", "240", "--workers", "1"]
 BASELINES = ["oracle", "chance", "question-only:oracle"]
 #: a judge that answers every expectation judge prompt with the same JSON verdict (each prompt reads its key)
 JUDGE = 'constant:```json\n{"score": 1.0, "hallucinated_summary": false, "describes_shown_order": true}\n```'
@@ -107,35 +134,61 @@ def human_study(folder: Path, run: str, sample: int = 6) -> list[Step]:
     """Export a study page of ``run``'s trials, import two answer sheets into it, and report it again."""
     page, manifest = folder / "study.html", folder / "study.json"
     sheets = [manifest.with_name("answers-keyed.json"), manifest.with_name("answers-first.json")]
-    return [["human-study", "export", run, "--out", str(page), "--sample", str(sample), "--allow-shortfall", "--seed", "1"],
-            functools.partial(answer_sheets, manifest),
-            ["human-study", "import", *map(str, sheets), "--into", run, "--study", str(manifest)],
-            ["score", run], ["report", run]]
+    return [
+        ["human-study", "export", run, "--out", str(page), "--sample", str(sample), "--allow-shortfall", "--seed", "1"],
+        functools.partial(answer_sheets, manifest),
+        ["human-study", "import", *map(str, sheets), "--into", run, "--study", str(manifest)],
+        ["score", run],
+        ["report", run],
+    ]
 
 
 def cases(work: Path) -> Iterator[tuple[str, list[Step]]]:
     """(name, the steps that make it), each dataset in ``work/NAME/data`` and its runs in ``work/NAME/run*``."""
+
     def at(name: str, *rest: str) -> str:
         return str(work / name / Path(*rest)) if rest else str(work / name)
 
-    def run(name: str, suite: str, models: Sequence[str], conds: Sequence[str], out: str = "run",
-            data: str = "data", extra: Sequence[str] = ()) -> list[Step]:
+    def run(
+        name: str,
+        suite: str,
+        models: Sequence[str],
+        conds: Sequence[str],
+        out: str = "run",
+        data: str = "data",
+        extra: Sequence[str] = (),
+    ) -> list[Step]:
         r = at(name, out)
-        return [["run", suite, "--data", at(name, data), *_models(*models), *_conditions(*conds), *extra,
-                 "--out", r], ["score", r], ["report", r]]
+        return [
+            ["run", suite, "--data", at(name, data), *_models(*models), *_conditions(*conds), *extra, "--out", r],
+            ["score", r],
+            ["report", r],
+        ]
 
-    yield "counting", [["generate", "counting", *COUNTING, "--out", at("counting", "data")],
-                       *run("counting", "counting", [*BASELINES, "constant:2", "ideal-observer"],
-                            ["frames@4", "frames#8"]),
-                       *human_study(work / "counting", at("counting", "run"))]
-    yield "faithful", [["generate", "faithful", *FAITHFUL, "--out", at("faithful", "data")],
-                       *run("faithful", "faithful", [*BASELINES, "constant:Yes", "majority"], ["frames#6"]),
-                       *human_study(work / "faithful", at("faithful", "run"))]
+    yield (
+        "counting",
+        [
+            ["generate", "counting", *COUNTING, "--out", at("counting", "data")],
+            *run("counting", "counting", [*BASELINES, "constant:2", "ideal-observer"], ["frames@4", "frames#8"]),
+            *human_study(work / "counting", at("counting", "run")),
+        ],
+    )
+    yield (
+        "faithful",
+        [
+            ["generate", "faithful", *FAITHFUL, "--out", at("faithful", "data")],
+            *run("faithful", "faithful", [*BASELINES, "constant:Yes", "majority"], ["frames#6"]),
+            *human_study(work / "faithful", at("faithful", "run")),
+        ],
+    )
     probes: dict[str, tuple[list[str], list[str], list[str]]] = {
         # probe: (generate args, models beyond the baselines, conditions)
         "camera_motion": (["--seeds", "1"], ["constant:zoom_in", "ideal-observer", "camera-flow"], ["frames@4"]),
-        "cross_frame": (["--seeds", "1"], ["constant:A", "ideal-observer"],
-                        ["frames@6", "frames@24+strip_mask(S=128,k=4,orientation=vertical,v=24)"]),
+        "cross_frame": (
+            ["--seeds", "1"],
+            ["constant:A", "ideal-observer"],
+            ["frames@6", "frames@24+strip_mask(S=128,k=4,orientation=vertical,v=24)"],
+        ),
         "wireframe": (["--seeds", "1"], ["constant:A", "ideal-observer"], ["frames#4"]),
         "mosaic": (["--seeds", "1"], ["constant:A", "ideal-observer"], ["frames#4"]),
         "shortcuts": (["--seeds", "1"], ["constant:A"], ["frames@4"]),
@@ -145,8 +198,10 @@ def cases(work: Path) -> Iterator[tuple[str, list[Step]]]:
     }
     for probe, (gen, models, conds) in probes.items():
         name = f"stress-{probe}"
-        calls = [["generate", "stress", "--probe", probe, *gen, "--out", at(name, "data")],
-                 *run(name, "stress", [*BASELINES, *models], conds)]
+        calls = [
+            ["generate", "stress", "--probe", probe, *gen, "--out", at(name, "data")],
+            *run(name, "stress", [*BASELINES, *models], conds),
+        ]
         if probe in ("camera_motion", "cross_frame", "sycophancy", "expectation", "wireframe"):
             calls += human_study(work / name, at(name, "run"))
         if probe == "expectation":
@@ -154,10 +209,22 @@ def cases(work: Path) -> Iterator[tuple[str, list[Step]]]:
         yield name, calls
     # sycophancy_pairs: a generation step with no ground truth (no oracle); a constant "generator" is scored
     pair = '{"category": "TR", "original": "a red ball then a blue ball", "modified": "a blue ball then a red ball"}'
-    yield "stress-sycophancy_pairs", [
-        ["generate", "stress", "--probe", "sycophancy_pairs", "--source", at("lanes"), "--out",
-         at("stress-sycophancy_pairs", "data")],
-        *run("stress-sycophancy_pairs", "stress", [f"constant:{pair}", "constant:nothing"], ["frames#4"])]
+    yield (
+        "stress-sycophancy_pairs",
+        [
+            [
+                "generate",
+                "stress",
+                "--probe",
+                "sycophancy_pairs",
+                "--source",
+                at("lanes"),
+                "--out",
+                at("stress-sycophancy_pairs", "data"),
+            ],
+            *run("stress-sycophancy_pairs", "stress", [f"constant:{pair}", "constant:nothing"], ["frames#4"]),
+        ],
+    )
 
 
 def road_clips(folder: Path) -> None:
@@ -178,10 +245,13 @@ def road_clips(folder: Path) -> None:
                         x = int(round(lane_x + offset))
                         for y0 in range(-16, h, 16):
                             y = y0 + (t * 3) % 16
-                            img[max(y, 0):max(min(y + 8, h), 0), max(x - 1, 0):max(min(x + 2, w), 0)] = 235
+                            img[max(y, 0) : max(min(y + 8, h), 0), max(x - 1, 0) : max(min(x + 2, w), 0)] = 235
                     out.write(img)
-    (folder / "annotations.csv").write_text("clip,label,start_s,end_s\n" + "".join(
-        f"change{i}.mp4,lane_change,,\nstraight{i}.mp4,no_change,,\n" for i in range(2)), encoding="utf-8")
+    (folder / "annotations.csv").write_text(
+        "clip,label,start_s,end_s\n"
+        + "".join(f"change{i}.mp4,lane_change,,\nstraight{i}.mp4,no_change,,\n" for i in range(2)),
+        encoding="utf-8",
+    )
 
 
 def call(step: Step) -> None:
@@ -328,8 +398,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
     text = "\n".join(lines) + "\n"
     args.out.write_text(text, encoding="utf-8")
-    print(f"vidaudit from {Path(vidaudit.__file__).parent}: {len(lines)} lines, sha256 "
-          f"{hashlib.sha256(text.encode()).hexdigest()} in {time.perf_counter() - t0:.1f} s -> {args.out}")
+    print(
+        f"vidaudit from {Path(vidaudit.__file__).parent}: {len(lines)} lines, sha256 "
+        f"{hashlib.sha256(text.encode()).hexdigest()} in {time.perf_counter() - t0:.1f} s -> {args.out}"
+    )
     return 0
 
 

@@ -1,5 +1,6 @@
 """Thin-strip colour bleed at 320x192 (docs/stress.md, cross_frame): each Table 10 mask on 4 synthetic clips, the
 exact (unencoded) strip-masked frames against the H.264 file decoded back. Run: `python benchmarks/strip_bleed.py`."""
+
 import tempfile
 from pathlib import Path
 
@@ -16,7 +17,9 @@ d = Path(tempfile.mkdtemp())
 W, H = 320, 192
 for i in range(4):
     synthetic_clip_job(i, 6, 6.0, W, H, str(d / f"c{i}.mp4"))
-print("config | strip px | masked px lit (>48) | visible px mean |err| | visible off >40 | shape px mean |err| | shape px nearest palette colour wrong")
+print(
+    "config | strip px | masked px lit (>48) | visible px mean |err| | visible off >40 | shape px mean |err| | shape px nearest palette colour wrong"
+)
 PAL = np.array(list(synthetic.PALETTE.values()), int)
 for n, S, v, o, k, *_ in TABLE10:
     spec = {"name": "strip_mask", "params": {"S": S, "v": v, "k": k, "orientation": o}}
@@ -42,9 +45,12 @@ for n, S, v, o, k, *_ in TABLE10:
         serr += float(e.mean(axis=3)[shape].sum())
         ns += int(shape.sum())
         ex, de = exact[shape].astype(int), dec[shape]
+
         def near(a: np.ndarray) -> np.ndarray:
             return np.argmin(((a[:, None, :] - PAL[None]) ** 2).sum(-1), axis=1)
 
         swrong += int((near(ex) != near(de)).sum())
     strip = (W if o == "vertical" else H) / S
-    print(f"{S}/{v}/{o}/{k} | {strip:.2f} | {100*lit/nm:.1f}% | {err/nv:.1f} | {100*far/nv:.1f}% | {serr/ns:.1f} | {100*swrong/ns:.1f}%")
+    print(
+        f"{S}/{v}/{o}/{k} | {strip:.2f} | {100 * lit / nm:.1f}% | {err / nv:.1f} | {100 * far / nv:.1f}% | {serr / ns:.1f} | {100 * swrong / ns:.1f}%"
+    )

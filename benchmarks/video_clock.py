@@ -38,8 +38,14 @@ from vidaudit.video import probe as video_probe
 from vidaudit.video import sampling as now_sampling
 
 BEFORE = "aa989c3"
-POINTS = [GridPoint("bounce_ball", 12, 4.0, 0), GridPoint("blinking", 6, 1.0, 1), GridPoint("state_machine", 3, 0.5, 2),
-          GridPoint("bounce_ball", 1, 2.0, 3), GridPoint("blinking", 12, 4.0, 4), GridPoint("state_machine", 10, 2.5, 5)]
+POINTS = [
+    GridPoint("bounce_ball", 12, 4.0, 0),
+    GridPoint("blinking", 6, 1.0, 1),
+    GridPoint("state_machine", 3, 0.5, 2),
+    GridPoint("bounce_ball", 1, 2.0, 3),
+    GridPoint("blinking", 12, 4.0, 4),
+    GridPoint("state_machine", 10, 2.5, 5),
+]
 
 
 def render(point: GridPoint, path: Path, settings: RenderSettings) -> float:
@@ -93,7 +99,7 @@ def main() -> None:
     render_s = 0.0
     with tempfile.TemporaryDirectory() as d:
         paths = []
-        for k, point in enumerate(POINTS[:args.videos]):
+        for k, point in enumerate(POINTS[: args.videos]):
             path = Path(d) / f"v{k}.mp4"
             render_s += render(point, path, settings)
             paths.append((point, path))
@@ -104,28 +110,33 @@ def main() -> None:
             clock = info.timeline
             assert verify(old_io, point, path, info.fps) == verify(decode, point, path, info.fps)
             assert old_uniform(old_sampling, clock, 16).indices == now_sampling.uniform_count(clock, 16).indices
-            for _ in range(args.repeats):         # interleaved: before, now, before, now ...
+            for _ in range(args.repeats):  # interleaved: before, now, before, now ...
                 old_sampling.uniform_count.cache_clear()
                 now_sampling.uniform_count.cache_clear()
                 for j, fns in enumerate(((lambda: old_io.probe(path)), (lambda: video_probe.probe(path)))):
                     rows["probe"][j] += cpu(fns) / args.repeats
                 rows["verify"][0] += cpu(lambda: verify(old_io, point, path, info.fps)) / args.repeats
                 rows["verify"][1] += cpu(lambda: verify(decode, point, path, info.fps)) / args.repeats
-                rows["frames#16 prep"][0] += cpu(lambda: prepare_before(old_io, old_sampling, path, clock)
-                                                 ) / args.repeats
+                rows["frames#16 prep"][0] += (
+                    cpu(lambda: prepare_before(old_io, old_sampling, path, clock)) / args.repeats
+                )
                 rows["frames#16 prep"][1] += cpu(lambda: prepare_now(path, clock)) / args.repeats
     n = len(paths)
-    print(f"{n} counting videos ({settings.duration_s:g} s, {settings.fps:g} fps, {settings.width}x{settings.height}); "
-          f"CPU seconds per video, mean of {args.repeats} interleaved repeats; before = {args.before}; "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"{n} counting videos ({settings.duration_s:g} s, {settings.fps:g} fps, {settings.width}x{settings.height}); "
+        f"CPU seconds per video, mean of {args.repeats} interleaved repeats; before = {args.before}; "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     print(f"{'path':<28}{'before':>10}{'now':>10}{'now/before':>12}")
     for name, (b, a) in rows.items():
         print(f"{name:<28}{b / n:>10.4f}{a / n:>10.4f}{a / b:>12.3f}")
     r = render_s / n
     pb, pa = rows["probe"][0] / n, rows["probe"][1] / n
     vb, va = rows["verify"][0] / n, rows["verify"][1] / n
-    print(f"{'render + probe + verify':<28}{r + pb + vb:>10.4f}{r + pa + va:>10.4f}{(r + pa + va) / (r + pb + vb):>12.3f}"
-          f"   (render {r:.3f} s, unchanged)")
+    print(
+        f"{'render + probe + verify':<28}{r + pb + vb:>10.4f}{r + pa + va:>10.4f}{(r + pa + va) / (r + pb + vb):>12.3f}"
+        f"   (render {r:.3f} s, unchanged)"
+    )
     print("goal: every ratio of a whole path within 1.05")
 
 

@@ -50,8 +50,15 @@ TRACE_KEYS = ("vor", "precision", "recall", "f1", "acr", "rfr")
 LOW_COUNT_MAX, HIGH_COUNT_MIN = 3, 5
 LOW_FREQ_MAX, HIGH_FREQ_MIN = 2.0, 2.5
 COUNT_BINS: tuple[tuple[str, int, float], ...] = (
-    ("1-2", 1, 2), ("3-4", 3, 4), ("5-6", 5, 6), ("7-8", 7, 8), ("9-10", 9, 10), ("11-15", 11, 15),
-    ("16-20", 16, 20), ("21-30", 21, 30), (">30", 31, float("inf")),
+    ("1-2", 1, 2),
+    ("3-4", 3, 4),
+    ("5-6", 5, 6),
+    ("7-8", 7, 8),
+    ("9-10", 9, 10),
+    ("11-15", 11, 15),
+    ("16-20", 16, 20),
+    ("21-30", 21, 30),
+    (">30", 31, float("inf")),
 )
 #: Table 1 Part B's four regions ("Part B uses N <= 3, N >= 5, F <= 2.0, and F >= 2.5 Hz"), in the
 #: paper's row order, then the marginal regions. A predicate takes (N, F); the N = 0 controls
@@ -68,8 +75,10 @@ REGIONS: dict[str, Callable[[int, float], bool]] = {
     "high_frequency": lambda n, f: f >= HIGH_FREQ_MIN,
 }
 PAPER_REGIONS: dict[str, str] = {
-    "low_count_low_frequency": "LCLF", "high_count_low_frequency": "HCLF",
-    "low_count_high_frequency": "LCHF", "high_count_high_frequency": "HCHF",
+    "low_count_low_frequency": "LCLF",
+    "high_count_low_frequency": "HCLF",
+    "low_count_high_frequency": "LCHF",
+    "high_count_high_frequency": "HCHF",
 }
 
 
@@ -78,8 +87,10 @@ PAPER_REGIONS: dict[str, str] = {
 
 def _key(r: dict[str, Any], name: str) -> Any:
     if name not in r:
-        raise DataError(f"trial record for sample {r.get('sample_id', '?')!r} lacks {name!r}; "
-                        "records must be score_trial output plus model, condition, domain, n_events, frequency_hz")
+        raise DataError(
+            f"trial record for sample {r.get('sample_id', '?')!r} lacks {name!r}; "
+            "records must be score_trial output plus model, condition, domain, n_events, frequency_hz"
+        )
     return r[name]
 
 
@@ -155,10 +166,18 @@ def _em_block_of(facts: Sequence[_Facts]) -> dict[str, Any]:
             if values is not None:
                 traced.append(values)
     n = len(facts)
-    block: dict[str, Any] = {"n": n, "n_ok": n_ok, "completion": n_ok / n if facts else None, "correct": right,
-                             **_em_counts(right, n), "n_em_positive": n_positive, "n_controls": n - n_positive,
-                             **_em_counts(right_positive, n_positive, "em_positive"),
-                             "em_ok": (right / n_ok) if n_ok else None, "n_positive": len(traced)}
+    block: dict[str, Any] = {
+        "n": n,
+        "n_ok": n_ok,
+        "completion": n_ok / n if facts else None,
+        "correct": right,
+        **_em_counts(right, n),
+        "n_em_positive": n_positive,
+        "n_controls": n - n_positive,
+        **_em_counts(right_positive, n_positive, "em_positive"),
+        "em_ok": (right / n_ok) if n_ok else None,
+        "n_positive": len(traced),
+    }
     columns: list[Any] = list(zip(*traced)) or [()] * len(TRACE_KEYS)  # each metric's values, in record order
     for name, column in zip(TRACE_KEYS, columns, strict=True):
         block[name] = _mean(column)
@@ -190,17 +209,31 @@ def _cells(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Accuracy per model x condition x domain x (N, F): correct over planned trials."""
     cells = []
     grouped = _by(records, "model", "condition", "domain", "n_events", "frequency_hz")
-    order = sorted(grouped, key=lambda g: (str(g[0]), str(g[1]), str(g[2]), int(g[3]),
-                                           -1.0 if g[4] is None else float(g[4])))
+    order = sorted(
+        grouped, key=lambda g: (str(g[0]), str(g[1]), str(g[2]), int(g[3]), -1.0 if g[4] is None else float(g[4]))
+    )
     for model, cond, dom, n, f in order:
         rs = grouped[(model, cond, dom, n, f)]
         n_ok = sum(_ok(r) for r in rs)
         k = sum(_right(r) for r in rs)
         lo, hi = wilson_interval(k, len(rs))
-        cells.append({"model": model, "condition": cond, "domain": dom, "n_events": int(n),
-                      "frequency_hz": float(f) if f is not None else None, "n": len(rs), "n_ok": n_ok,
-                      "n_errored": len(rs) - n_ok, "completion": n_ok / len(rs), "correct": k,
-                      "accuracy": k / len(rs), "ci_low": lo, "ci_high": hi})
+        cells.append(
+            {
+                "model": model,
+                "condition": cond,
+                "domain": dom,
+                "n_events": int(n),
+                "frequency_hz": float(f) if f is not None else None,
+                "n": len(rs),
+                "n_ok": n_ok,
+                "n_errored": len(rs) - n_ok,
+                "completion": n_ok / len(rs),
+                "correct": k,
+                "accuracy": k / len(rs),
+                "ci_low": lo,
+                "ci_high": hi,
+            }
+        )
     return cells
 
 
@@ -225,9 +258,16 @@ def _boundaries(cells: Sequence[dict[str, Any]], rule: str) -> tuple[dict, dict]
 
 def _larger(a: Any, b: Any) -> bool:
     """Whether boundary ``a`` beats ``b``: a tested count beats a below-range marker ("<1"), which beats None."""
+
     def rank(v: Any) -> tuple[int, float]:
-        return ((2, float(v)) if isinstance(v, (int, float)) and not isinstance(v, bool)
-                else (1, 0.0) if isinstance(v, str) else (0, 0.0))
+        return (
+            (2, float(v))
+            if isinstance(v, (int, float)) and not isinstance(v, bool)
+            else (1, 0.0)
+            if isinstance(v, str)
+            else (0, 0.0)
+        )
+
     return rank(a) > rank(b)
 
 
@@ -279,9 +319,17 @@ def per_n(cells: Sequence[dict[str, Any]]) -> dict:
         n_ok = sum(c["n_ok"] for c in cs)
         lo, hi = wilson_interval(k, planned)
         out[model][cond][str(dom)][str(n)] = {
-            "accuracy": sum(c["accuracy"] for c in cs) / len(cs), "n_frequencies": len(cs),
-            "frequencies_hz": sorted(c["frequency_hz"] for c in cs), "n": planned, "n_ok": n_ok,
-            "completion": n_ok / planned, "correct": k, "pooled_accuracy": k / planned, "ci_low": lo, "ci_high": hi}
+            "accuracy": sum(c["accuracy"] for c in cs) / len(cs),
+            "n_frequencies": len(cs),
+            "frequencies_hz": sorted(c["frequency_hz"] for c in cs),
+            "n": planned,
+            "n_ok": n_ok,
+            "completion": n_ok / planned,
+            "correct": k,
+            "pooled_accuracy": k / planned,
+            "ci_low": lo,
+            "ci_high": hi,
+        }
     return _plain(out)
 
 
@@ -339,8 +387,10 @@ def _regions(groups: dict[tuple, list[dict[str, Any]]], facts: dict[tuple, list[
 
 def _taxonomy_totals(sel: Sequence[dict[str, Any]], n_not_scored: int) -> dict[str, int]:
     try:  # column sums in C; int() of each value as the loop reads it (None, or a missing key: the loop)
-        tot = {k: sum(map(int, col)) for k, col in
-               zip(TAXONOMY_KEYS, zip(*map(_TAXONOMY_GET, map(itemgetter("taxonomy"), sel))), strict=True)}
+        tot = {
+            k: sum(map(int, col))
+            for k, col in zip(TAXONOMY_KEYS, zip(*map(_TAXONOMY_GET, map(itemgetter("taxonomy"), sel))), strict=True)
+        }
     except (KeyError, TypeError, ValueError):  # (no record at all: the loop's zeros)
         tot = _taxonomy_sums(sel)
     true_events = reported = rfr = acr = 0
@@ -349,8 +399,14 @@ def _taxonomy_totals(sel: Sequence[dict[str, Any]], n_not_scored: int) -> dict[s
         reported += int(r.get("n_reported") or 0)
         rfr += bool(r.get("rfr"))
         acr += bool(r.get("acr"))
-    tot.update(true_events=true_events, reported_events=reported, videos=len(sel), videos_not_scored=n_not_scored,
-               rfr_videos=rfr, acr_videos=acr)
+    tot.update(
+        true_events=true_events,
+        reported_events=reported,
+        videos=len(sel),
+        videos_not_scored=n_not_scored,
+        rfr_videos=rfr,
+        acr_videos=acr,
+    )
     return tot
 
 
@@ -374,10 +430,15 @@ def _taxonomy(groups: dict[tuple, list[dict[str, Any]]], facts: dict[tuple, list
         fs = facts[(model, cond)]
         traced = list(compress(rs, map(is_not, map(_TRACED, fs), repeat(None))))  # ok, positive, traced
         pos = list(compress(traced, map(_TAXONOMY_OF, traced)))  # those with a taxonomy
-        unscored = [r for r in compress(rs, map(not_, map(_OK, fs)))  # not ok, positive, on the grid
-                    if int(r["n_events"]) > 0 and r.get("frequency_hz") is not None]
-        per_domain = [(str(d), _taxonomy_totals(drs, sum(1 for r in unscored if r["domain"] == d)))
-                      for (d,), drs in sorted(_by(pos, "domain").items(), key=lambda kv: str(kv[0]))]
+        unscored = [
+            r
+            for r in compress(rs, map(not_, map(_OK, fs)))  # not ok, positive, on the grid
+            if int(r["n_events"]) > 0 and r.get("frequency_hz") is not None
+        ]
+        per_domain = [
+            (str(d), _taxonomy_totals(drs, sum(1 for r in unscored if r["domain"] == d)))
+            for (d,), drs in sorted(_by(pos, "domain").items(), key=lambda kv: str(kv[0]))
+        ]
         total = dict.fromkeys((*TAXONOMY_KEYS, "true_events", "reported_events", "videos"), 0)
         total.update(videos_not_scored=len(unscored), rfr_videos=0, acr_videos=0)
         for _, tot in per_domain:
@@ -415,17 +476,25 @@ def _tolerance(groups: dict[tuple, list[dict[str, Any]]], facts: dict[tuple, lis
                 columns: list[Any] = list(zip(*map(_TOLERANCE_GET, rows))) or [()] * len(_TOLERANCE_METRICS)
             except KeyError:  # a row without every metric (not score_trial's): read each with .get
                 columns = [[x.get(m) for x in rows] for m in _TOLERANCE_METRICS]
-            out[model][cond][k] = {"em": em["em"], "n": len(rs), "completion": n_ok / len(rs), "vor": vor,
-                                   "n_positive": len(rows),
-                                   **{m: _mean(col) for m, col in zip(_TOLERANCE_METRICS, columns, strict=True)}}
+            out[model][cond][k] = {
+                "em": em["em"],
+                "n": len(rs),
+                "completion": n_ok / len(rs),
+                "vor": vor,
+                "n_positive": len(rows),
+                **{m: _mean(col) for m, col in zip(_TOLERANCE_METRICS, columns, strict=True)},
+            }
     return _plain(out)
 
 
 _TOLERANCE_METRICS = ("precision", "recall", "f1", "acr", "rfr")
 _TOLERANCE_GET = itemgetter(*_TOLERANCE_METRICS)
 _OK, _RIGHT, _TRACED = itemgetter(0), itemgetter(2), itemgetter(4)  # of a record's _Facts
-_VOR, _TOLERANCE_OF, _TAXONOMY_OF = methodcaller("get", "vor"), methodcaller("get", "tolerance"), \
-    methodcaller("get", "taxonomy")
+_VOR, _TOLERANCE_OF, _TAXONOMY_OF = (
+    methodcaller("get", "vor"),
+    methodcaller("get", "tolerance"),
+    methodcaller("get", "taxonomy"),
+)
 
 
 def _errors(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
@@ -437,13 +506,18 @@ def _errors(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
             if not _ok(r):
                 by_status[str(r.get("status"))] += 1
         unparse = sum(r.get("parse_method") == "unparseable" for r in ok)
-        out[model][cond] = {"n_trials": len(rs), "n_ok": len(ok), "n_errored": dict(sorted(by_status.items())),
-                            "completion": len(ok) / len(rs) if rs else None,
-                            "error_rate": (len(rs) - len(ok)) / len(rs) if rs else None,
-                            "n_unparseable": unparse, "parse_failure_rate": unparse / len(ok) if ok else None,
-                            "n_dropped_timestamps": int(sum(int(r.get("n_dropped_timestamps") or 0) for r in ok)),
-                            "n_frame_mentions": int(sum(int(r.get("n_frame_mentions") or 0) for r in ok)),
-                            "n_frame_out_of_range": int(sum(int(r.get("n_frame_out_of_range") or 0) for r in ok))}
+        out[model][cond] = {
+            "n_trials": len(rs),
+            "n_ok": len(ok),
+            "n_errored": dict(sorted(by_status.items())),
+            "completion": len(ok) / len(rs) if rs else None,
+            "error_rate": (len(rs) - len(ok)) / len(rs) if rs else None,
+            "n_unparseable": unparse,
+            "parse_failure_rate": unparse / len(ok) if ok else None,
+            "n_dropped_timestamps": int(sum(int(r.get("n_dropped_timestamps") or 0) for r in ok)),
+            "n_frame_mentions": int(sum(int(r.get("n_frame_mentions") or 0) for r in ok)),
+            "n_frame_out_of_range": int(sum(int(r.get("n_frame_out_of_range") or 0) for r in ok)),
+        }
     return _plain(out)
 
 
@@ -461,8 +535,12 @@ def _usage(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
                 unknown += 1
             else:
                 cost += float(c)
-        out[model][cond] = {**dict(sorted(tokens.items())), "cost_usd": cost, "n_cost_unknown": unknown,
-                            "n_trials": len(rs)}
+        out[model][cond] = {
+            **dict(sorted(tokens.items())),
+            "cost_usd": cost,
+            "n_cost_unknown": unknown,
+            "n_trials": len(rs),
+        }
     return _plain(out)
 
 
@@ -485,10 +563,16 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
         "frequency_boundary_wilson": fbw,
         "max_count_boundary": max_count_boundary(cb),
         "max_count_boundary_wilson": max_count_boundary(cbw),
-        "boundary_rules": {"count_boundary": "point", "frequency_boundary": "point",
-                           "count_boundary_wilson": "wilson_lower", "frequency_boundary_wilson": "wilson_lower",
-                           "max_count_boundary": "point", "max_count_boundary_wilson": "wilson_lower",
-                           "tau": TAU, "errors": "wrong"},
+        "boundary_rules": {
+            "count_boundary": "point",
+            "frequency_boundary": "point",
+            "count_boundary_wilson": "wilson_lower",
+            "frequency_boundary_wilson": "wilson_lower",
+            "max_count_boundary": "point",
+            "max_count_boundary_wilson": "wilson_lower",
+            "tau": TAU,
+            "errors": "wrong",
+        },
         "per_n": per_n(cells),
         "trace_metrics": _trace_metrics(groups, facts),
         "regions": _regions(groups, facts),
@@ -500,8 +584,9 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def paired_difference(records: list[dict[str, Any]], a: tuple[str, str], b: tuple[str, str], *,
-                      n_boot: int = 10_000, seed: int = 0) -> dict[str, Any]:
+def paired_difference(
+    records: list[dict[str, Any]], a: tuple[str, str], b: tuple[str, str], *, n_boot: int = 10_000, seed: int = 0
+) -> dict[str, Any]:
     """EM(b) - EM(a) over samples planned in both arms (a failed trial is wrong), bootstrapped by source video."""
     arms: list[dict[str, dict[str, Any]]] = []
     for model, cond in (a, b):
@@ -510,8 +595,9 @@ def paired_difference(records: list[dict[str, Any]], a: tuple[str, str], b: tupl
             if r.get("model") == model and r.get("condition") == cond:
                 sid = _key(r, "sample_id")
                 if sid in arm:
-                    raise DataError(f"sample {sid!r} is scored twice for {model} / {cond}; "
-                                    "deduplicate the records before pairing")
+                    raise DataError(
+                        f"sample {sid!r} is scored twice for {model} / {cond}; deduplicate the records before pairing"
+                    )
                 arm[sid] = r
         arms.append(arm)
     shared = sorted(set(arms[0]) & set(arms[1]))
@@ -521,10 +607,16 @@ def paired_difference(records: list[dict[str, Any]], a: tuple[str, str], b: tupl
     xb = [float(_right(arms[1][s])) for s in shared]
     groups = [arms[0][s].get("group_id") or s for s in shared]
     res = paired_bootstrap(xa, xb, groups, n_boot=n_boot, seed=seed)
-    return {"a": list(a), "b": list(b), "difference": "em_b - em_a", **res.to_dict(),
-            "n_only_a": len(set(arms[0]) - set(shared)), "n_only_b": len(set(arms[1]) - set(shared)),
-            "n_not_ok_a": sum(not _ok(arms[0][s]) for s in shared),
-            "n_not_ok_b": sum(not _ok(arms[1][s]) for s in shared)}
+    return {
+        "a": list(a),
+        "b": list(b),
+        "difference": "em_b - em_a",
+        **res.to_dict(),
+        "n_only_a": len(set(arms[0]) - set(shared)),
+        "n_only_b": len(set(arms[1]) - set(shared)),
+        "n_not_ok_a": sum(not _ok(arms[0][s]) for s in shared),
+        "n_not_ok_b": sum(not _ok(arms[1][s]) for s in shared),
+    }
 
 
 def count_bin(n: int) -> str | None:
@@ -552,6 +644,13 @@ def count_bins(records: list[dict[str, Any]]) -> dict[str, Any]:
                 k = sum(_right(r) for r in xs)
                 n_ok = sum(_ok(r) for r in xs)
                 lo, hi = wilson_interval(k, len(xs))
-                out[model][cond][label] = {"n": len(xs), "n_ok": n_ok, "completion": n_ok / len(xs), "correct": k,
-                                           "accuracy": k / len(xs), "ci_low": lo, "ci_high": hi}
+                out[model][cond][label] = {
+                    "n": len(xs),
+                    "n_ok": n_ok,
+                    "completion": n_ok / len(xs),
+                    "correct": k,
+                    "accuracy": k / len(xs),
+                    "ci_low": lo,
+                    "ci_high": hi,
+                }
     return _plain(out)

@@ -63,7 +63,7 @@ def boxed_spans(text: str) -> list[tuple[int, int, str]]:
     last_end = -1
     for start, content_start, end in box_bounds(text):
         if start >= last_end:
-            out.append((start, end, text[content_start:end - 1]))
+            out.append((start, end, text[content_start : end - 1]))
             last_end = end
     return out
 
@@ -75,7 +75,7 @@ def _readable_boxes(text: str) -> Iterator[tuple[int, int, str]]:
     """
     for start, cs, end in reversed(box_bounds(text)):
         if end - 1 - cs <= MAX_BOX_CHARS:
-            yield start, end, text[cs:end - 1]
+            yield start, end, text[cs : end - 1]
 
 
 def _unwrap_latex(content: str) -> str:
@@ -91,7 +91,9 @@ _INT_RE = re.compile(rf"(?<![0-9.\-])({_INT})")
 _WORD_RE = re.compile(rf"\b({_WORD_ALT})\b", re.IGNORECASE)
 _FINAL_RE = re.compile(
     r"\bfinal\s++(?:answer|count|total|tally)\b[^0-9a-zA-Z\n]{0,12}?(?:\s*+(?:is|was|=|:|of)\s*+)?[\s*_`$\\(\[{:]*+"
-    rf"({_INT}|{_WORD_ALT})\b", re.IGNORECASE)
+    rf"({_INT}|{_WORD_ALT})\b",
+    re.IGNORECASE,
+)
 _BARE_RE = re.compile(rf"^[\s*_`$(\[]*+({_INT}|{_WORD_ALT})[\s*_`$)\].!]*+$", re.IGNORECASE)
 
 

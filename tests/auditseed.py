@@ -21,7 +21,13 @@ def seed_counting_smoke(data_root: Path, smoke_dir: Path) -> Path:
 
     (p,) = plan_parts("smoke", data_root.parent / "unused", data_root=data_root, suites=["counting"])
     lines: list[str] = []
-    ensure(p.data_dir, p.key, p.part.identity(p.suite.name), lambda: shutil.copytree(smoke_dir, p.data_dir),
-           log=lines.append, label=p.label)
+    ensure(
+        p.data_dir,
+        p.key,
+        p.part.identity(p.suite.name),
+        lambda: shutil.copytree(smoke_dir, p.data_dir),
+        log=lines.append,
+        label=p.label,
+    )
     assert not any("reused" in x for x in lines), lines  # made here, not found
     return p.data_dir

@@ -17,8 +17,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 
-def invoke(*args: object, cwd: Path | None = None, env: Mapping[str, str] | None = None
-           ) -> subprocess.CompletedProcess[str]:
+def invoke(
+    *args: object, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run ``vidaudit ARGS`` in this process (in ``cwd``, with ``env`` added to the environment for the call)."""
     from typer.testing import CliRunner
 

@@ -63,9 +63,21 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory):
     address = ray.get_runtime_context().gcs_address
     ray_cli = str(Path(sys.executable).parent / "ray")
     log = tmp_path_factory.mktemp("ray_worker") / "ray_start.log"
-    worker = subprocess.Popen([ray_cli, "start", f"--address={address}", "--num-cpus=2",
-                               '--resources={"worker_node": 4}', "--block", "--disable-usage-stats"],
-                              env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
+    worker = subprocess.Popen(
+        [
+            ray_cli,
+            "start",
+            f"--address={address}",
+            "--num-cpus=2",
+            '--resources={"worker_node": 4}',
+            "--block",
+            "--disable-usage-stats",
+        ],
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 90
     while sum(n["Alive"] for n in ray.nodes()) < 2:
         if time.monotonic() > deadline or worker.poll() is not None:

@@ -27,5 +27,7 @@ class _FailNames:
         text = str(getattr(report, "longrepr", "") or "")
         timed_out = "Timeout (>" in text or "Timeout >" in text
         reporter.write("\n")  # after the progress character of this test
-        reporter.write_line(f"FAILED {report.nodeid} ({report.when}, {report.duration:.1f} s"
-                            f"{', timed out' if timed_out else ''})", red=True)
+        reporter.write_line(
+            f"FAILED {report.nodeid} ({report.when}, {report.duration:.1f} s{', timed out' if timed_out else ''})",
+            red=True,
+        )

@@ -93,8 +93,11 @@ class FakeServer:
 
     def requests_to(self, path_prefix: str, method: str | None = None) -> list[Recorded]:
         with self._lock:
-            return [r for r in self.requests
-                    if r.path.startswith(path_prefix) and (method is None or r.method == method.upper())]
+            return [
+                r
+                for r in self.requests
+                if r.path.startswith(path_prefix) and (method is None or r.method == method.upper())
+            ]
 
     def clear(self) -> None:
         with self._lock:
@@ -105,8 +108,9 @@ class FakeServer:
     def _next_reply(self, rec: Recorded) -> Reply:
         with self._lock:
             self.requests.append(rec)
-            keys = [k for k in set(self._scripts) | set(self._defaults)
-                    if k[0] == rec.method and rec.path.startswith(k[1])]
+            keys = [
+                k for k in set(self._scripts) | set(self._defaults) if k[0] == rec.method and rec.path.startswith(k[1])
+            ]
             if not keys:
                 return Reply(status=599, json={"error": f"no route for {rec.method} {rec.path}"})
             key = max(keys, key=lambda k: len(k[1]))
@@ -150,9 +154,13 @@ class FakeServer:
 
             def _handle(self) -> None:
                 parts = urlsplit(self.path)
-                rec = Recorded(method=self.command, path=parts.path, query=parts.query,
-                               headers={k.lower(): v for k, v in self.headers.items()},
-                               body=self._read_body())
+                rec = Recorded(
+                    method=self.command,
+                    path=parts.path,
+                    query=parts.query,
+                    headers={k.lower(): v for k, v in self.headers.items()},
+                    body=self._read_body(),
+                )
                 reply = server._next_reply(rec)
                 if reply.delay_s and server._stopping.wait(reply.delay_s):
                     return
@@ -169,14 +177,14 @@ class FakeServer:
                     self.end_headers()
                     if reply.trickle_s:
                         for i in range(len(data)):
-                            self.wfile.write(data[i:i + 1])
+                            self.wfile.write(data[i : i + 1])
                             self.wfile.flush()
                             if server._stopping.wait(reply.trickle_s):
                                 return
                     elif reply.chunked:
                         step = 1 << 20
                         for i in range(0, len(data), step):
-                            piece = data[i:i + step]
+                            piece = data[i : i + step]
                             self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                         self.wfile.write(b"0\r\n\r\n")
                     else:
@@ -189,8 +197,7 @@ class FakeServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         return self
 

@@ -26,6 +26,6 @@ def road_clip(path: Path, change: bool, seconds: float = 2.0) -> Path:
                 x = int(round(lane_x + offset))
                 for y0 in range(-16, H, 16):
                     y = y0 + (t * 3) % 16
-                    img[max(y, 0):max(min(y + 8, H), 0), max(x - 1, 0):max(min(x + 2, W), 0)] = 235
+                    img[max(y, 0) : max(min(y + 8, H), 0), max(x - 1, 0) : max(min(x + 2, W), 0)] = 235
             w.write(img)
     return path

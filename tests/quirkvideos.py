@@ -53,11 +53,11 @@ class Quirk:
 
     path: Path
     codes: tuple[int, ...]
-    times: tuple[float, ...]                  # seconds from the container's presentation start
-    stored: tuple[int, int]                   # stored (width, height)
-    shown: tuple[int, int]                    # displayed (width, height): SAR applied
+    times: tuple[float, ...]  # seconds from the container's presentation start
+    stored: tuple[int, int]  # stored (width, height)
+    shown: tuple[int, int]  # displayed (width, height): SAR applied
     sar: Fraction = Fraction(1)
-    stream: int = 0                           # the index of the stream a player picks
+    stream: int = 0  # the index of the stream a player picks
     notes: dict[str, object] = field(default_factory=dict)
 
     def on_screen(self, t: float) -> int:
@@ -72,14 +72,33 @@ def ffmpeg() -> str:
     return exe
 
 
-def pipe_encode(path: Path, frames: Sequence[np.ndarray], fps: float | str, args: Sequence[str],
-                pre: Sequence[str] = ()) -> None:
+def pipe_encode(
+    path: Path, frames: Sequence[np.ndarray], fps: float | str, args: Sequence[str], pre: Sequence[str] = ()
+) -> None:
     """Encode RGB frames with Debian's ffmpeg (``args``: codec and muxer options)."""
     h, w = frames[0].shape[:2]
-    cmd = [ffmpeg(), "-v", "error", "-y", *pre, "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{w}x{h}", "-r", str(fps),
-           "-i", "pipe:", *args, str(path)]
-    subprocess.run(cmd, input=b"".join(np.ascontiguousarray(f).tobytes() for f in frames), check=True,
-                   capture_output=True)
+    cmd = [
+        ffmpeg(),
+        "-v",
+        "error",
+        "-y",
+        *pre,
+        "-f",
+        "rawvideo",
+        "-pix_fmt",
+        "rgb24",
+        "-s",
+        f"{w}x{h}",
+        "-r",
+        str(fps),
+        "-i",
+        "pipe:",
+        *args,
+        str(path),
+    ]
+    subprocess.run(
+        cmd, input=b"".join(np.ascontiguousarray(f).tobytes() for f in frames), check=True, capture_output=True
+    )
 
 
 # --------------------------------------------------------------------------- field-coded H.264 (PAFF)
@@ -133,39 +152,39 @@ def paff_h264(frames: Sequence[np.ndarray], fps: int) -> bytes:
     h, w = frames[0].shape[:2]
     assert w % 16 == 0 and h % 32 == 0
     b = _Bits()
-    b.u(8, 77), b.u(8, 0), b.u(8, 30), b.ue(0)           # Main profile, level 3, sps 0
-    b.ue(0), b.ue(0), b.ue(4), b.ue(1), b.u(1, 0)         # frame_num 4 bits, poc type 0 (8 bits), 1 ref
-    b.ue(w // 16 - 1), b.ue(h // 32 - 1)                  # height in map units: field macroblock rows
-    b.u(1, 0), b.u(1, 0), b.u(1, 1), b.u(1, 0)            # frame_mbs_only 0, mbaff 0, direct_8x8 1, no crop
-    b.u(1, 1), b.u(4, 0)                                  # VUI: no aspect/overscan/signal/chroma-loc
-    b.u(1, 1), b.u(32, 1), b.u(32, 2 * fps), b.u(1, 1)    # timing: 2 * fps ticks a second, fixed
+    b.u(8, 77), b.u(8, 0), b.u(8, 30), b.ue(0)  # Main profile, level 3, sps 0
+    b.ue(0), b.ue(0), b.ue(4), b.ue(1), b.u(1, 0)  # frame_num 4 bits, poc type 0 (8 bits), 1 ref
+    b.ue(w // 16 - 1), b.ue(h // 32 - 1)  # height in map units: field macroblock rows
+    b.u(1, 0), b.u(1, 0), b.u(1, 1), b.u(1, 0)  # frame_mbs_only 0, mbaff 0, direct_8x8 1, no crop
+    b.u(1, 1), b.u(4, 0)  # VUI: no aspect/overscan/signal/chroma-loc
+    b.u(1, 1), b.u(32, 1), b.u(32, 2 * fps), b.u(1, 1)  # timing: 2 * fps ticks a second, fixed
     b.u(4, 0)
     b.trailing()
     out = bytearray(_nal(3, 7, b.tobytes()))
     b = _Bits()
     b.ue(0), b.ue(0), b.u(1, 0), b.u(1, 0), b.ue(0), b.ue(0), b.ue(0), b.u(1, 0), b.u(2, 0)
-    b.se(0), b.se(0), b.se(0), b.u(1, 1), b.u(1, 0), b.u(1, 0)   # deblocking control present
+    b.se(0), b.se(0), b.se(0), b.u(1, 1), b.u(1, 0), b.u(1, 0)  # deblocking control present
     b.trailing()
     out += _nal(3, 8, b.tobytes())
     for k, rgb in enumerate(frames):
         yuv = cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2YUV_I420)
-        y, u, v = yuv[:h], yuv[h:h + h // 4].reshape(h // 2, w // 2), yuv[h + h // 4:].reshape(h // 2, w // 2)
+        y, u, v = yuv[:h], yuv[h : h + h // 4].reshape(h // 2, w // 2), yuv[h + h // 4 :].reshape(h // 2, w // 2)
         for bottom in (0, 1):
             idr = k == 0 and bottom == 0
             fy, fu, fv = y[bottom::2], u[bottom::2], v[bottom::2]
             b = _Bits()
-            b.ue(0), b.ue(7), b.ue(0), b.u(4, k % 16), b.u(1, 1), b.u(1, bottom)   # I slice, a field
+            b.ue(0), b.ue(7), b.ue(0), b.u(4, k % 16), b.u(1, 1), b.u(1, bottom)  # I slice, a field
             if idr:
                 b.ue(0)
-            b.u(8, (4 * k + bottom) % 256)                                         # pic_order_cnt_lsb
-            b.u(2, 0) if idr else b.u(1, 0)                                        # ref pic marking
-            b.se(0), b.ue(1)                                                       # qp delta, no deblocking
+            b.u(8, (4 * k + bottom) % 256)  # pic_order_cnt_lsb
+            b.u(2, 0) if idr else b.u(1, 0)  # ref pic marking
+            b.se(0), b.ue(1)  # qp delta, no deblocking
             for my in range(fy.shape[0] // 16):
                 for mx in range(w // 16):
-                    b.ue(25)                                                       # I_PCM
+                    b.ue(25)  # I_PCM
                     b.align()
                     for plane, s in ((fy, 16), (fu, 8), (fv, 8)):
-                        b.raw(np.clip(plane[my * s:(my + 1) * s, mx * s:(mx + 1) * s], 1, 255).tobytes())
+                        b.raw(np.clip(plane[my * s : (my + 1) * s, mx * s : (mx + 1) * s], 1, 255).tobytes())
             b.trailing()
             out += _nal(3, 5 if idr else 1, b.tobytes())
     return bytes(out)
@@ -177,8 +196,10 @@ def mux_fields(annexb: Path, dst: Path, fps: int, start_s: float = 1.0) -> int:
     tb = Fraction(1, 90000)
     step = 90000 // (2 * fps)
     n = 0
-    with av.open(str(annexb), format="h264") as src, \
-            av.open(str(dst), "w", format="mpegts", options={"mpegts_m2ts_mode": "1"}) as out:
+    with (
+        av.open(str(annexb), format="h264") as src,
+        av.open(str(dst), "w", format="mpegts", options={"mpegts_m2ts_mode": "1"}) as out,
+    ):
         st = out.add_stream_from_template(src.streams.video[0])
         st.time_base = tb
         for p in src.demux(src.streams.video[0]):
@@ -195,18 +216,27 @@ def comb(img: np.ndarray) -> np.ndarray:
     """The picture with a block whose even rows are bright and odd rows dark: the two fields differ there."""
     out = img.copy()
     h, w = out.shape[:2]
-    out[h // 8: h // 2: 2, w // 2: w // 2 + w // 4] = 240
-    out[h // 8 + 1: h // 2: 2, w // 2: w // 2 + w // 4] = 20
+    out[h // 8 : h // 2 : 2, w // 2 : w // 2 + w // 4] = 240
+    out[h // 8 + 1 : h // 2 : 2, w // 2 : w // 2 + w // 4] = 20
     return out
 
 
 # --------------------------------------------------------------------------- the fixtures
 
 
-def _cfr(path: Path, n: int, fps: float, stored: tuple[int, int], shown: tuple[int, int] | None = None,
-         sar: Fraction = Fraction(1), start: float = 0.0, **notes: object) -> Quirk:
-    return Quirk(path, tuple(range(n)), tuple(start + k / fps for k in range(n)), stored, shown or stored, sar,
-                 notes=dict(notes))
+def _cfr(
+    path: Path,
+    n: int,
+    fps: float,
+    stored: tuple[int, int],
+    shown: tuple[int, int] | None = None,
+    sar: Fraction = Fraction(1),
+    start: float = 0.0,
+    **notes: object,
+) -> Quirk:
+    return Quirk(
+        path, tuple(range(n)), tuple(start + k / fps for k in range(n)), stored, shown or stored, sar, notes=dict(notes)
+    )
 
 
 def _anamorphic(k: int, stored: tuple[int, int], shown: tuple[int, int]) -> np.ndarray:
@@ -233,45 +263,82 @@ def make_quirks(d: Path) -> dict[str, Quirk]:
     out["xvid_packed.avi"] = _cfr(d / "xvid_packed.avi", 28, 25, (64, 48), start=0.12)
 
     # H.264 with B-frames in AVI: no pts
-    pipe_encode(d / "h264_dts_only.avi", frames, 25, ["-c:v", "libx264", "-bf", "2", "-g", "12", "-pix_fmt",
-                                                      "yuv420p", "-x264-params", "log-level=error"])
+    pipe_encode(
+        d / "h264_dts_only.avi",
+        frames,
+        25,
+        ["-c:v", "libx264", "-bf", "2", "-g", "12", "-pix_fmt", "yuv420p", "-x264-params", "log-level=error"],
+    )
     # decode-order stamps: the decoder's two-frame delay puts frame 0 at 2 / 25 s on ffmpeg's clock
     out["h264_dts_only.avi"] = _cfr(d / "h264_dts_only.avi", 30, 25, (64, 48), start=0.08)
 
     # MPEG-2 with B-frames in a program stream
-    pipe_encode(d / "mpeg2_ps.mpg", frames, 25, ["-c:v", "mpeg2video", "-bf", "2", "-g", "12", "-q:v", "3",
-                                                 "-f", "vob"])
+    pipe_encode(
+        d / "mpeg2_ps.mpg", frames, 25, ["-c:v", "mpeg2video", "-bf", "2", "-g", "12", "-q:v", "3", "-f", "vob"]
+    )
     out["mpeg2_ps.mpg"] = _cfr(d / "mpeg2_ps.mpg", 30, 25, (64, 48))
 
     # MPEG-1 352x288 asked for 16:9: the encoder writes the nearest MPEG-1 pel aspect code, which ffprobe reads as
     # SAR 49:33: shown 522x288
     shown = (522, 288)
-    pipe_encode(d / "mpeg1_aspect.mpg", [_anamorphic(k, (352, 288), shown) for k in range(10)], 25,
-                ["-c:v", "mpeg1video", "-aspect", "16:9", "-q:v", "4", "-f", "mpeg"])
+    pipe_encode(
+        d / "mpeg1_aspect.mpg",
+        [_anamorphic(k, (352, 288), shown) for k in range(10)],
+        25,
+        ["-c:v", "mpeg1video", "-aspect", "16:9", "-q:v", "4", "-f", "mpeg"],
+    )
     out["mpeg1_aspect.mpg"] = _cfr(d / "mpeg1_aspect.mpg", 10, 25, (352, 288), shown, Fraction(49, 33))
 
     # MPEG-2 720x576 4:3 (SAR 16:15) in MXF
     shown = (768, 576)
-    pipe_encode(d / "mxf_sar.mxf", [_anamorphic(k, (720, 576), shown) for k in range(8)], 25,
-                ["-c:v", "mpeg2video", "-aspect", "4:3", "-q:v", "4", "-g", "4", "-f", "mxf"])
+    pipe_encode(
+        d / "mxf_sar.mxf",
+        [_anamorphic(k, (720, 576), shown) for k in range(8)],
+        25,
+        ["-c:v", "mpeg2video", "-aspect", "4:3", "-q:v", "4", "-g", "4", "-f", "mxf"],
+    )
     out["mxf_sar.mxf"] = _cfr(d / "mxf_sar.mxf", 8, 25, (720, 576), shown, Fraction(16, 15))
 
     # Kinetics-style anamorphic H.264: 340x256 stored, SAR 64:51
     shown = (426, 256)
-    pipe_encode(d / "kinetics_sar.mp4", [_anamorphic(k, (340, 256), shown) for k in range(15)], 30,
-                ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-vf", "setsar=64/51", "-x264-params", "log-level=error"])
+    pipe_encode(
+        d / "kinetics_sar.mp4",
+        [_anamorphic(k, (340, 256), shown) for k in range(15)],
+        30,
+        ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-vf", "setsar=64/51", "-x264-params", "log-level=error"],
+    )
     out["kinetics_sar.mp4"] = _cfr(d / "kinetics_sar.mp4", 15, 30, (340, 256), shown, Fraction(64, 51))
 
     # two video streams: a 64x48 first (codes 100 + k) and a 96x64 second (codes k)
     a, b = d / "_a.mp4", d / "_b.mp4"
     pipe_encode(a, [frame_image(100 + k, 64, 48) for k in range(20)], 20, ["-c:v", "libx264", "-pix_fmt", "yuv420p"])
     pipe_encode(b, [frame_image(k, 96, 64) for k in range(20)], 20, ["-c:v", "libx264", "-pix_fmt", "yuv420p"])
-    subprocess.run([ffmpeg(), "-v", "error", "-y", "-i", str(a), "-i", str(b), "-map", "0:v", "-map", "1:v", "-c",
-                    "copy", str(d / "two_streams.mkv")], check=True, capture_output=True)
+    subprocess.run(
+        [
+            ffmpeg(),
+            "-v",
+            "error",
+            "-y",
+            "-i",
+            str(a),
+            "-i",
+            str(b),
+            "-map",
+            "0:v",
+            "-map",
+            "1:v",
+            "-c",
+            "copy",
+            str(d / "two_streams.mkv"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     a.unlink()
     b.unlink()
-    out["two_streams.mkv"] = Quirk(d / "two_streams.mkv", tuple(range(20)), tuple(k / 20 for k in range(20)),
-                                   (96, 64), (96, 64), stream=1)
+    out["two_streams.mkv"] = Quirk(
+        d / "two_streams.mkv", tuple(range(20)), tuple(k / 20 for k in range(20)), (96, 64), (96, 64), stream=1
+    )
 
     # an MKV cut off after a tenth of its bytes (its header still says 20 s); noise keeps every frame a few kB
     full = d / "_full.mkv"
@@ -299,8 +366,28 @@ def make_quirks(d: Path) -> dict[str, Quirk]:
         gap = (ticks[k + 1] - ticks[k]) * 0.04 if k + 1 < 20 else 0.16
         lines.append(f"file '{png.name}'\nduration {gap:.2f}\n")
     (d / "_frames.txt").write_text("".join(lines))
-    subprocess.run([ffmpeg(), "-v", "error", "-y", "-f", "concat", "-i", "_frames.txt", "-c:v", "wmv2", "-q:v", "3",
-                    "-fps_mode", "vfr", "guessed_rate.asf"], check=True, capture_output=True, cwd=d)
+    subprocess.run(
+        [
+            ffmpeg(),
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "concat",
+            "-i",
+            "_frames.txt",
+            "-c:v",
+            "wmv2",
+            "-q:v",
+            "3",
+            "-fps_mode",
+            "vfr",
+            "guessed_rate.asf",
+        ],
+        check=True,
+        capture_output=True,
+        cwd=d,
+    )
     for p in d.glob("_f*"):
         p.unlink()
     out["guessed_rate.asf"] = Quirk(d / "guessed_rate.asf", tuple(range(20)), tuple(times), (64, 48), (64, 48))

@@ -35,7 +35,7 @@ import av
 import numpy as np
 import pytest
 
-W, H = 96, 64   # displayed size of the fixtures (before any rotation of the stored picture)
+W, H = 96, 64  # displayed size of the fixtures (before any rotation of the stored picture)
 BITS = 8
 
 
@@ -46,7 +46,7 @@ def frame_image(k: int, w: int = W, h: int = H) -> np.ndarray:
     bw = w // BITS
     for b in range(BITS):
         if (k >> b) & 1:
-            d[h - max(h // 5, 4):, b * bw:(b + 1) * bw] = 230
+            d[h - max(h // 5, 4) :, b * bw : (b + 1) * bw] = 230
     return d
 
 
@@ -60,8 +60,8 @@ def frame_code(img: np.ndarray) -> int:
 
 def is_upright(img: np.ndarray) -> bool:
     h, w = img.shape[:2]
-    tl = img[h // 8: h // 3, w // 24: w // 4].mean()
-    tr = img[h // 8: h // 3, -w // 4: -w // 24].mean()
+    tl = img[h // 8 : h // 3, w // 24 : w // 4].mean()
+    tr = img[h // 8 : h // 3, -w // 4 : -w // 24].mean()
     return tl > 180 and tr < 100
 
 
@@ -71,9 +71,9 @@ class Made:
 
     path: Path
     codes: tuple[int, ...]
-    times: tuple[float, ...]     # seconds from the container's presentation start
+    times: tuple[float, ...]  # seconds from the container's presentation start
     rotation: int = 0
-    size: tuple[int, int] = (W, H)   # displayed (width, height)
+    size: tuple[int, int] = (W, H)  # displayed (width, height)
 
     def on_screen(self, t: float) -> int:
         """The code a player shows at ``t`` (logged times are to the microsecond: half of one is slack)."""
@@ -95,10 +95,20 @@ def scheduling_kept() -> Iterator[None]:
             os.sched_setscheduler(0, policy, param)
 
 
-def _write_video(path: Path, pts: list[int], time_base: Fraction, *, codec: str = "libx264",
-                 rate: Fraction | int = 30, rotation: int = 0, size: tuple[int, int] = (W, H),
-                 pix_fmt: str = "yuv420p", options: dict[str, str] | None = None, audio_s: float = 0.0,
-                 fmt: str | None = None) -> None:
+def _write_video(
+    path: Path,
+    pts: list[int],
+    time_base: Fraction,
+    *,
+    codec: str = "libx264",
+    rate: Fraction | int = 30,
+    rotation: int = 0,
+    size: tuple[int, int] = (W, H),
+    pix_fmt: str = "yuv420p",
+    options: dict[str, str] | None = None,
+    audio_s: float = 0.0,
+    fmt: str | None = None,
+) -> None:
     """Encode frames 0..len(pts)-1 at the given stamps (``time_base`` units); audio of ``audio_s`` s from 0."""
     w, h = size
     c = av.open(str(path), "w", format=fmt)
@@ -149,8 +159,9 @@ def make_all(d: Path) -> dict[str, Made]:
 
     def cfr(name: str, n: int, fps: int = 30, start: int = 0, **kw) -> None:
         write_video(d / name, [start + i for i in range(n)], Fraction(1, fps), rate=fps, **kw)
-        out[name] = Made(d / name, tuple(range(n)), tuple((start + i) / fps for i in range(n)),
-                         kw.get("rotation", 0), _shown(kw))
+        out[name] = Made(
+            d / name, tuple(range(n)), tuple((start + i) / fps for i in range(n)), kw.get("rotation", 0), _shown(kw)
+        )
 
     for rot in (90, 180, 270):
         cfr(f"rot{rot}.mp4", 30, rotation=rot)
@@ -161,8 +172,9 @@ def make_all(d: Path) -> dict[str, Made]:
     # a phone's jittery VFR with a display matrix: 180 degrees (moviepy's fire2.mp4 is like this)
     jitter = [0, 2900, 6100, 9000, 12100, 14900, 18000, 21200, 23900, 27000, 30100, 33000, 36000, 39100, 41900]
     write_video(d / "phone_vfr_rot180.mp4", jitter, Fraction(1, 90000), rotation=180)
-    out["phone_vfr_rot180.mp4"] = Made(d / "phone_vfr_rot180.mp4", tuple(range(15)),
-                                       tuple(p / 90000 for p in jitter), 180)
+    out["phone_vfr_rot180.mp4"] = Made(
+        d / "phone_vfr_rot180.mp4", tuple(range(15)), tuple(p / 90000 for p in jitter), 180
+    )
     # MPEG-4 Part 2 in AVI with one skipped frame (frame slot 4 never written)
     skip = [0, 1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12]
     write_video(d / "skipped_frame.avi", skip, Fraction(1, 10), codec="mpeg4", rate=10)
@@ -196,7 +208,7 @@ def make_unusable(d: Path) -> dict[str, Path]:
     mux_silence(c, c.add_stream("aac", rate=8000), 8)
     c.close()
     out["audio_only"] = audio
-    zero = d / "zero_frames.mp4"     # a video track with no samples beside an audio track
+    zero = d / "zero_frames.mp4"  # a video track with no samples beside an audio track
     c = av.open(str(zero), "w", format="mp4")
     v = c.add_stream("libx264", rate=30)
     v.width, v.height, v.pix_fmt = 64, 48, "yuv420p"
@@ -263,17 +275,37 @@ class Player:
         its defaults (autorotate, edit lists; a field pair is one woven frame) and, with ``square``, makes the
         pixels square the way ``-vf scale=iw*sar:ih`` does. A frame's time is its best-effort timestamp as ffprobe
         prints it; one it prints none for (the last frames of a decode-order AVI) is one frame after the last."""
-        mapping = subprocess.run([self.ffmpeg, "-v", "info", "-nostats", "-i", str(path), "-frames:v", "1", "-f",
-                                  "null", "-"], capture_output=True, text=True, check=True).stderr
+        mapping = subprocess.run(
+            [self.ffmpeg, "-v", "info", "-nostats", "-i", str(path), "-frames:v", "1", "-f", "null", "-"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stderr
         found = re.search(r"Stream #0:(\d+)(?:\[0x[0-9a-f]+\])?(?:\(\w+\))? -> #0:0", mapping)
         if found is None:
             raise AssertionError(f"ffmpeg maps no video stream of {path}:\n{mapping}")
         index = int(found.group(1))
-        probe = json.loads(subprocess.run(
-            [self.ffprobe, "-v", "error", "-select_streams", str(index), "-show_frames", "-show_entries",
-             "frame=pts_time,best_effort_timestamp_time,width,height:format=start_time"
-             ":stream=width,height,sample_aspect_ratio:stream_side_data=rotation", "-of", "json", str(path)],
-            capture_output=True, text=True, check=True).stdout)
+        probe = json.loads(
+            subprocess.run(
+                [
+                    self.ffprobe,
+                    "-v",
+                    "error",
+                    "-select_streams",
+                    str(index),
+                    "-show_frames",
+                    "-show_entries",
+                    "frame=pts_time,best_effort_timestamp_time,width,height:format=start_time"
+                    ":stream=width,height,sample_aspect_ratio:stream_side_data=rotation",
+                    "-of",
+                    "json",
+                    str(path),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )
         start = float(probe["format"].get("start_time") or 0.0)
         stamps = [f.get("best_effort_timestamp_time", f.get("pts_time")) for f in probe["frames"]]
         times: list[float] = []
@@ -294,8 +326,25 @@ class Player:
             rot = int(round(float(sd.get("rotation", 0)))) % 360
         if rot in (90, 270):
             w, h = h, w
-        raw = subprocess.run([self.ffmpeg, "-v", "error", "-i", str(path), *vf, "-fps_mode", "passthrough",
-                              "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:"], capture_output=True, check=True).stdout
+        raw = subprocess.run(
+            [
+                self.ffmpeg,
+                "-v",
+                "error",
+                "-i",
+                str(path),
+                *vf,
+                "-fps_mode",
+                "passthrough",
+                "-f",
+                "rawvideo",
+                "-pix_fmt",
+                "rgb24",
+                "pipe:",
+            ],
+            capture_output=True,
+            check=True,
+        ).stdout
         n = len(raw) // (w * h * 3)
         imgs = [np.frombuffer(raw, np.uint8, w * h * 3, i * w * h * 3).reshape(h, w, 3) for i in range(n)]
         if n != len(times):
@@ -304,6 +353,6 @@ class Player:
         return [times[i] for i in order], [imgs[i] for i in order]
 
     def at(self, path: Path, t: float) -> np.ndarray:
-        times, imgs = self.frames(path)     # ffprobe prints times to the microsecond: that much slack
+        times, imgs = self.frames(path)  # ffprobe prints times to the microsecond: that much slack
         i = max(0, int(np.searchsorted(np.asarray(times), t + 1e-6, side="right")) - 1)
         return imgs[i]

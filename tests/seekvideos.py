@@ -46,8 +46,22 @@ def _cfr(path: Path, n: int, fps: float = FPS, first: int = 0, start: float = 0.
     return Quirk(path, tuple(range(first, first + n)), tuple(start + k / fps for k in range(n)), (W, H), (W, H))
 
 
-X264 = ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-bf", "3", "-g", "24", "-keyint_min", "24", "-sc_threshold", "0",
-        "-x264-params", "log-level=error"]
+X264 = [
+    "-c:v",
+    "libx264",
+    "-pix_fmt",
+    "yuv420p",
+    "-bf",
+    "3",
+    "-g",
+    "24",
+    "-keyint_min",
+    "24",
+    "-sc_threshold",
+    "0",
+    "-x264-params",
+    "log-level=error",
+]
 
 
 def make_seekable(d: Path) -> dict[str, Quirk]:
@@ -57,37 +71,95 @@ def make_seekable(d: Path) -> dict[str, Quirk]:
 
     pipe_encode(d / "gop_bframes.mp4", frames, FPS, X264)
     out["gop_bframes.mp4"] = _cfr(d / "gop_bframes.mp4", 96)
-    subprocess.run([ffmpeg(), "-v", "error", "-y", "-i", str(d / "gop_bframes.mp4"), "-c", "copy",
-                    str(d / "gop_bframes.mkv")], check=True, capture_output=True)
+    subprocess.run(
+        [ffmpeg(), "-v", "error", "-y", "-i", str(d / "gop_bframes.mp4"), "-c", "copy", str(d / "gop_bframes.mkv")],
+        check=True,
+        capture_output=True,
+    )
     out["gop_bframes.mkv"] = _cfr(d / "gop_bframes.mkv", 96)
-    with open(d / "gop_nocues.mkv", "wb") as f:          # a pipe is not seekable: the muxer writes no Cues
-        subprocess.run([ffmpeg(), "-v", "error", "-i", str(d / "gop_bframes.mp4"), "-c", "copy", "-f", "matroska",
-                        "pipe:"], check=True, stdout=f, stderr=subprocess.PIPE)
+    with open(d / "gop_nocues.mkv", "wb") as f:  # a pipe is not seekable: the muxer writes no Cues
+        subprocess.run(
+            [ffmpeg(), "-v", "error", "-i", str(d / "gop_bframes.mp4"), "-c", "copy", "-f", "matroska", "pipe:"],
+            check=True,
+            stdout=f,
+            stderr=subprocess.PIPE,
+        )
     out["gop_nocues.mkv"] = _cfr(d / "gop_nocues.mkv", 96)
 
     pipe_encode(d / "open_gop.mp4", frames, FPS, [*X264[:-1], "log-level=error:open-gop=1"])
     out["open_gop.mp4"] = _cfr(d / "open_gop.mp4", 96)
-    pipe_encode(d / "hevc_cra.mp4", frames, FPS, ["-c:v", "libx265", "-pix_fmt", "yuv420p", "-x265-params",
-                                                  "log-level=error:keyint=24:min-keyint=24:scenecut=0:bframes=3"])
+    pipe_encode(
+        d / "hevc_cra.mp4",
+        frames,
+        FPS,
+        [
+            "-c:v",
+            "libx265",
+            "-pix_fmt",
+            "yuv420p",
+            "-x265-params",
+            "log-level=error:keyint=24:min-keyint=24:scenecut=0:bframes=3",
+        ],
+    )
     out["hevc_cra.mp4"] = _cfr(d / "hevc_cra.mp4", 96)
-    pipe_encode(d / "intra_refresh.mp4", frames, FPS, ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-bf", "0",
-                                                       "-x264-params", "log-level=error:intra-refresh=1:keyint=24"])
+    pipe_encode(
+        d / "intra_refresh.mp4",
+        frames,
+        FPS,
+        [
+            "-c:v",
+            "libx264",
+            "-pix_fmt",
+            "yuv420p",
+            "-bf",
+            "0",
+            "-x264-params",
+            "log-level=error:intra-refresh=1:keyint=24",
+        ],
+    )
     out["intra_refresh.mp4"] = _cfr(d / "intra_refresh.mp4", 96)
-    pipe_encode(d / "vp9_gop.webm", frames[:72], FPS, ["-c:v", "libvpx-vp9", "-pix_fmt", "yuv420p", "-g", "24",
-                                                       "-deadline", "realtime", "-cpu-used", "8"])
-    out["vp9_gop.webm"] = Quirk(d / "vp9_gop.webm", tuple(range(72)),
-                                tuple(round(k * 1000 / FPS) / 1000 for k in range(72)), (W, H), (W, H))
+    pipe_encode(
+        d / "vp9_gop.webm",
+        frames[:72],
+        FPS,
+        ["-c:v", "libvpx-vp9", "-pix_fmt", "yuv420p", "-g", "24", "-deadline", "realtime", "-cpu-used", "8"],
+    )
+    out["vp9_gop.webm"] = Quirk(
+        d / "vp9_gop.webm", tuple(range(72)), tuple(round(k * 1000 / FPS) / 1000 for k in range(72)), (W, H), (W, H)
+    )
 
     # cut at 0.5 s by stream copy: ffmpeg keeps the group the cut falls in and writes an edit list that starts at
     # frame 12; the player's clock starts at the cut
-    subprocess.run([ffmpeg(), "-v", "error", "-y", "-ss", "0.5", "-i", str(d / "gop_bframes.mp4"), "-c", "copy",
-                    str(d / "editlist_gop.mp4")], check=True, capture_output=True)
+    subprocess.run(
+        [
+            ffmpeg(),
+            "-v",
+            "error",
+            "-y",
+            "-ss",
+            "0.5",
+            "-i",
+            str(d / "gop_bframes.mp4"),
+            "-c",
+            "copy",
+            str(d / "editlist_gop.mp4"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     out["editlist_gop.mp4"] = _cfr(d / "editlist_gop.mp4", 84, first=12)
 
     # rotated 90 degrees, two rates (30 fps then 10 fps), a keyframe every 12 frames
     pts = [i * 3000 for i in range(36)] + [108000 + i * 9000 for i in range(12)]
-    write_video(d / "rot90_vfr_gop.mp4", pts, Fraction(1, 90000), rotation=90, size=(W, H),
-                options={"g": "12", "bf": "2", "sc_threshold": "0"})
-    out["rot90_vfr_gop.mp4"] = Quirk(d / "rot90_vfr_gop.mp4", tuple(range(48)), tuple(p / 90000 for p in pts),
-                                     (H, W), (W, H))
+    write_video(
+        d / "rot90_vfr_gop.mp4",
+        pts,
+        Fraction(1, 90000),
+        rotation=90,
+        size=(W, H),
+        options={"g": "12", "bf": "2", "sc_threshold": "0"},
+    )
+    out["rot90_vfr_gop.mp4"] = Quirk(
+        d / "rot90_vfr_gop.mp4", tuple(range(48)), tuple(p / 90000 for p in pts), (H, W), (W, H)
+    )
     return out

@@ -32,9 +32,16 @@ def test_top_level_help_groups_commands_by_the_flow() -> None:
     for i, (_, commands) in enumerate(FLOW_PANELS):
         end = positions[i + 1] if i + 1 < len(positions) else len(out)
         for cmd in commands:
-            assert re.search(rf"│ {re.escape(cmd)} ", out[positions[i]:end]), (cmd, out)
-    assert out.find("│ audit ") < out.find("│ demo ") < out.find("│ generate ") < out.find("│ run ") < out.find("│ score ") \
-        < out.find("│ report ") < out.find("│ perturb ")
+            assert re.search(rf"│ {re.escape(cmd)} ", out[positions[i] : end]), (cmd, out)
+    assert (
+        out.find("│ audit ")
+        < out.find("│ demo ")
+        < out.find("│ generate ")
+        < out.find("│ run ")
+        < out.find("│ score ")
+        < out.find("│ report ")
+        < out.find("│ perturb ")
+    )
 
 
 def test_options_show_no_python_types_and_model_help_lists_providers() -> None:

@@ -36,13 +36,21 @@ def _exit_after_sigint(proc: subprocess.Popen[str]) -> tuple[str, str]:
 def _sigint_state() -> str:
     """This process's SIGINT disposition and mask, for a failure's message."""
     return f"parent SIGINT handler {signal.getsignal(signal.SIGINT)!r}, blocked {signal.pthread_sigmask(signal.SIG_BLOCK, [])}"
+
+
 CHAT = "/v1/chat/completions"
 
 
 def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": "200", "OPENAI_API_KEY": "sk-test-mistakes"}
-    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], capture_output=True, text=True, check=False,
-                          timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "vidaudit.cli", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+        env=env,
+    )
 
 
 def _one_line_error(r: subprocess.CompletedProcess[str]) -> str:
@@ -55,19 +63,39 @@ def _one_line_error(r: subprocess.CompletedProcess[str]) -> str:
 
 
 def _completion(text: str) -> dict:
-    return {"id": "c", "object": "chat.completion", "created": 1, "model": "m",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105}}
+    return {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105},
+    }
 
 
-@pytest.mark.parametrize("condition, says", [
-    ("frames@0", "fps must be a positive finite number, got 0.0"),
-    ("frames#0", "frames#K needs K >= 1, got 0"),
-    ("native@x", "cannot read condition 'native@x'"),
-])
+@pytest.mark.parametrize(
+    "condition, says",
+    [
+        ("frames@0", "fps must be a positive finite number, got 0.0"),
+        ("frames#0", "frames#K needs K >= 1, got 0"),
+        ("native@x", "cannot read condition 'native@x'"),
+    ],
+)
 def test_a_malformed_condition_is_one_plain_line(smoke_dir: Path, tmp_path: Path, condition: str, says: str) -> None:
-    line = _one_line_error(_cli("run", "counting", "--data", str(smoke_dir), "--model", "oracle", "--condition",
-                                condition, "--out", str(tmp_path / "run")))
+    line = _one_line_error(
+        _cli(
+            "run",
+            "counting",
+            "--data",
+            str(smoke_dir),
+            "--model",
+            "oracle",
+            "--condition",
+            condition,
+            "--out",
+            str(tmp_path / "run"),
+        )
+    )
     assert says in line and "pydantic" not in line and "http" not in line and "input_value" not in line, line
     assert "frames@K" in line  # and how to write one
     assert not (tmp_path / "run").exists()
@@ -79,24 +107,56 @@ def test_a_base_url_without_a_scheme_is_refused_before_any_call(smoke_dir: Path,
         bare = srv.url.split("://", 1)[1]  # 127.0.0.1:PORT: a server is there, and nothing may reach it
         for flag in ("--model", "--judge"):
             extra = ["--model", "oracle"] if flag == "--judge" else []
-            line = _one_line_error(_cli("run", "counting", "--data", str(smoke_dir), *extra, flag,
-                                        f"openai:m@{bare}/v1", "--condition", "frames@1", "--out",
-                                        str(tmp_path / "run")))
+            line = _one_line_error(
+                _cli(
+                    "run",
+                    "counting",
+                    "--data",
+                    str(smoke_dir),
+                    *extra,
+                    flag,
+                    f"openai:m@{bare}/v1",
+                    "--condition",
+                    "frames@1",
+                    "--out",
+                    str(tmp_path / "run"),
+                )
+            )
             assert f"has no scheme; write openai:m@http://{bare}/v1" in line, line
-        line = _one_line_error(_cli("audit", "--model", f"openai:m@{bare}/v1", "--budget", "smoke", "--out",
-                                    str(tmp_path / "A")))
+        line = _one_line_error(
+            _cli("audit", "--model", f"openai:m@{bare}/v1", "--budget", "smoke", "--out", str(tmp_path / "A"))
+        )
         assert "has no scheme" in line
         assert srv.requests == []
     assert not (tmp_path / "run").exists() and not (tmp_path / "A" / "data").exists()
 
 
-@pytest.mark.parametrize("model, meant", [("gpt-4o", "openai:gpt-4o"), ("gemini-2.5-flash", "gemini:gemini-2.5-flash"),
-                                          ("claude-sonnet-4", "anthropic:claude-sonnet-4"),
-                                          ("Qwen/Qwen2.5-VL-7B-Instruct", "hf:Qwen/Qwen2.5-VL-7B-Instruct")])
-def test_a_model_without_a_provider_names_the_one_it_probably_meant(smoke_dir: Path, tmp_path: Path, model: str,
-                                                                     meant: str) -> None:
-    line = _one_line_error(_cli("run", "counting", "--data", str(smoke_dir), "--model", model, "--condition",
-                                "frames@1", "--out", str(tmp_path / "run")))
+@pytest.mark.parametrize(
+    "model, meant",
+    [
+        ("gpt-4o", "openai:gpt-4o"),
+        ("gemini-2.5-flash", "gemini:gemini-2.5-flash"),
+        ("claude-sonnet-4", "anthropic:claude-sonnet-4"),
+        ("Qwen/Qwen2.5-VL-7B-Instruct", "hf:Qwen/Qwen2.5-VL-7B-Instruct"),
+    ],
+)
+def test_a_model_without_a_provider_names_the_one_it_probably_meant(
+    smoke_dir: Path, tmp_path: Path, model: str, meant: str
+) -> None:
+    line = _one_line_error(
+        _cli(
+            "run",
+            "counting",
+            "--data",
+            str(smoke_dir),
+            "--model",
+            model,
+            "--condition",
+            "frames@1",
+            "--out",
+            str(tmp_path / "run"),
+        )
+    )
     assert f"unknown provider {model!r}" in line and f"did you mean {meant}" in line, line
     # the audit refuses it before generating any data
     line = _one_line_error(_cli("audit", "--model", model, "--budget", "smoke", "--out", str(tmp_path / "A")))
@@ -118,10 +178,30 @@ def test_ctrl_c_prints_how_to_resume_and_exits_130(smoke_dir: Path, tmp_path: Pa
     with FakeServer() as srv:
         srv.script("POST", CHAT, default=reply)
         env = {**os.environ, "PYTHONPATH": str(SRC), "OPENAI_API_KEY": "sk-test-mistakes"}
-        proc = subprocess.Popen([sys.executable, "-m", "vidaudit.cli", "run", "counting", "--data", str(smoke_dir),
-                                 "--model", f"openai:m@{srv.url}/v1", "--condition", "frames@1", "--limit", "8",
-                                 "--out", str(run_dir)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, preexec_fn=_foreground)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "vidaudit.cli",
+                "run",
+                "counting",
+                "--data",
+                str(smoke_dir),
+                "--model",
+                f"openai:m@{srv.url}/v1",
+                "--condition",
+                "frames@1",
+                "--limit",
+                "8",
+                "--out",
+                str(run_dir),
+            ],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=_foreground,
+        )
         try:
             deadline = time.monotonic() + 120
             while len(srv.requests) < 4 and time.monotonic() < deadline and proc.poll() is None:
@@ -158,9 +238,27 @@ def test_ctrl_c_in_an_audit_prints_the_command_that_resumes_it(tmp_path: Path) -
     with FakeServer() as srv:
         srv.script("POST", CHAT, default=reply)
         env = {**os.environ, "PYTHONPATH": str(SRC), "OPENAI_API_KEY": "sk-test-mistakes"}
-        proc = subprocess.Popen([sys.executable, "-m", "vidaudit.cli", "audit", "--model", f"openai:m@{srv.url}/v1",
-                                 "--suite", "faithful", "--budget", "smoke", "--out", str(out)], env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_foreground)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "vidaudit.cli",
+                "audit",
+                "--model",
+                f"openai:m@{srv.url}/v1",
+                "--suite",
+                "faithful",
+                "--budget",
+                "smoke",
+                "--out",
+                str(out),
+            ],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=_foreground,
+        )
         try:
             deadline = time.monotonic() + 300
             while len(srv.requests) < 6 and time.monotonic() < deadline and proc.poll() is None:

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _walkthrough() -> tuple[str, str]:
     """The page's suite module and its entry-point line, as the page shows them."""
     text = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
-    section = text[text.index("## Adding a suite"):text.index("## Built-in suites")]
+    section = text[text.index("## Adding a suite") : text.index("## Built-in suites")]
     code = re.search(r"```python\n# shade/suite.py\n(.*?)```", section, re.S)
     entry = re.search(r'```toml\n\[project.entry-points."vidaudit.suites"\]\n(shade = .*?)\n```', section, re.S)
     assert code is not None and entry is not None, "the walkthrough's code blocks are missing from docs/design.md"
@@ -42,8 +42,9 @@ def _plugin(site: Path) -> None:
 
 def _cli(cwd: Path, site: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(site)])}
-    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "vidaudit.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_the_walkthrough_suite_runs_every_stage_unchanged(tmp_path: Path) -> None:
@@ -51,10 +52,25 @@ def test_the_walkthrough_suite_runs_every_stage_unchanged(tmp_path: Path) -> Non
     _plugin(site)
     r = _cli(tmp_path, site, "suites")
     assert r.returncode == 0 and "shade" in r.stdout, r.stdout + r.stderr
-    steps = [("generate", "shade", "--out", "data"),
-             ("run", "shade", "--data", "data", "--model", "oracle", "--model", "chance", "--condition", "frames@4",
-              "--out", "run"),
-             ("score", "run"), ("report", "run")]
+    steps = [
+        ("generate", "shade", "--out", "data"),
+        (
+            "run",
+            "shade",
+            "--data",
+            "data",
+            "--model",
+            "oracle",
+            "--model",
+            "chance",
+            "--condition",
+            "frames@4",
+            "--out",
+            "run",
+        ),
+        ("score", "run"),
+        ("report", "run"),
+    ]
     for step in steps:
         r = _cli(tmp_path, site, *step)
         assert r.returncode == 0, f"{step[0]}: {r.stdout}{r.stderr}"
@@ -74,13 +90,32 @@ def test_the_walkthrough_imports_only_the_front_door_and_passes_strict_mypy(tmp_
     """The page's suite reaches vidaudit through ``vidaudit.sdk`` alone, and is fully typed: ``mypy --strict`` on
     it (vidaudit's own modules followed silently, for their types) finds nothing."""
     code, _ = _walkthrough()
-    imported = [n.module if isinstance(n, ast.ImportFrom) else a.name for n in ast.walk(ast.parse(code))
-                if isinstance(n, ast.Import | ast.ImportFrom) for a in getattr(n, "names", [])]
+    imported = [
+        n.module if isinstance(n, ast.ImportFrom) else a.name
+        for n in ast.walk(ast.parse(code))
+        if isinstance(n, ast.Import | ast.ImportFrom)
+        for a in getattr(n, "names", [])
+    ]
     assert {m for m in imported if m and m.split(".")[0] == "vidaudit"} == {"vidaudit.sdk"}
     site = tmp_path / "site"
     _plugin(site)
     env = {**os.environ, "MYPYPATH": str(ROOT / "src")}
-    r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-incremental",
-                        "--config-file", os.devnull, "shade/suite.py"], cwd=site, env=env, capture_output=True,
-                       text=True, timeout=600)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--follow-imports=silent",
+            "--no-incremental",
+            "--config-file",
+            os.devnull,
+            "shade/suite.py",
+        ],
+        cwd=site,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0 and "Success: no issues found in 1 source file" in r.stdout, r.stdout + r.stderr

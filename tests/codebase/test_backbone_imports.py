@@ -32,22 +32,33 @@ def test_no_module_outside_a_suite_imports_it() -> None:
         for name in SUITES:
             if rel.parts[:2] == ("suites", name):
                 continue
-            hits = {m for m in _imports(path) if m == f"vidaudit.suites.{name}" or m.startswith(f"vidaudit.suites.{name}.")}
+            hits = {
+                m for m in _imports(path) if m == f"vidaudit.suites.{name}" or m.startswith(f"vidaudit.suites.{name}.")
+            }
             bad += [f"{rel}: {m}" for m in sorted(hits)]
     assert not bad, "stages must look suites up by name:\n" + "\n".join(bad)
 
 
 def test_no_source_file_names_a_suite_package() -> None:
     """The issue's check: `grep -rn "suites.counting" src/vidaudit | grep -v "^src/vidaudit/suites/"` is empty."""
-    bad = [str(p.relative_to(SRC)) for p in SRC.rglob("*") if p.is_file() and p.suffix in (".py", ".j2", ".js", ".yaml")
-           and p.relative_to(SRC).parts[0] != "suites"
-           and any(f"suites.{name}" in p.read_text(encoding="utf-8") for name in SUITES)]
+    bad = [
+        str(p.relative_to(SRC))
+        for p in SRC.rglob("*")
+        if p.is_file()
+        and p.suffix in (".py", ".j2", ".js", ".yaml")
+        and p.relative_to(SRC).parts[0] != "suites"
+        and any(f"suites.{name}" in p.read_text(encoding="utf-8") for name in SUITES)
+    ]
     assert not bad, bad
 
 
 def test_report_package_knows_no_suite() -> None:
-    bad = [f"{p.relative_to(SRC)}: {m}" for p in (SRC / "report").rglob("*.py") for m in _imports(p)
-           if m.startswith("vidaudit.suites")]
+    bad = [
+        f"{p.relative_to(SRC)}: {m}"
+        for p in (SRC / "report").rglob("*.py")
+        for m in _imports(p)
+        if m.startswith("vidaudit.suites")
+    ]
     assert not bad, bad
 
 

@@ -19,8 +19,9 @@ SITE = Path(__file__).parents[1] / "plugin_site"
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SITE), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=240)
+    return subprocess.run(
+        [sys.executable, "-m", "vidaudit.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=240
+    )
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +29,23 @@ def toy_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("toy")
     r = _cli("generate", "toy", "--out", str(root / "data"), cwd=root)
     assert r.returncode == 0, r.stdout + r.stderr
-    r = _cli("run", "toy", "--data", str(root / "data"), "--model", "oracle", "--model", "chance",
-             "--condition", "frames@2", "--condition", "native", "--out", str(root / "run"), cwd=root)
+    r = _cli(
+        "run",
+        "toy",
+        "--data",
+        str(root / "data"),
+        "--model",
+        "oracle",
+        "--model",
+        "chance",
+        "--condition",
+        "frames@2",
+        "--condition",
+        "native",
+        "--out",
+        str(root / "run"),
+        cwd=root,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     return root
 
@@ -77,8 +93,20 @@ def test_score_responses_with_the_plugin(toy_run: Path) -> None:
     sid = json.loads(manifest.read_text().splitlines()[0])["sample_id"]
     resp = toy_run / "resp.jsonl"
     resp.write_text(json.dumps({"sample_id": sid, "response": "\\boxed{red}", "model": "m"}) + "\n")
-    r = _cli("score-responses", "--suite", "toy", "--samples", str(manifest), "--responses", str(resp),
-             "--out", str(toy_run / "s.jsonl"), "--report", str(toy_run / "rep"), cwd=toy_run)
+    r = _cli(
+        "score-responses",
+        "--suite",
+        "toy",
+        "--samples",
+        str(manifest),
+        "--responses",
+        str(resp),
+        "--out",
+        str(toy_run / "s.jsonl"),
+        "--report",
+        str(toy_run / "rep"),
+        cwd=toy_run,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     row = ScoreRecord.model_validate_json((toy_run / "s.jsonl").read_text())
     assert row.correct is True and row.suite == "toy"
@@ -86,8 +114,19 @@ def test_score_responses_with_the_plugin(toy_run: Path) -> None:
 
 
 def test_wrong_suite_for_the_data_is_refused(toy_run: Path) -> None:
-    r = _cli("run", "counting", "--data", str(toy_run / "data"), "--model", "oracle", "--condition", "frames@1",
-             "--out", str(toy_run / "wrong"), cwd=toy_run)
+    r = _cli(
+        "run",
+        "counting",
+        "--data",
+        str(toy_run / "data"),
+        "--model",
+        "oracle",
+        "--condition",
+        "frames@1",
+        "--out",
+        str(toy_run / "wrong"),
+        cwd=toy_run,
+    )
     assert r.returncode == 2
     assert "vidaudit run toy" in " ".join(r.stderr.split())
 
@@ -97,8 +136,18 @@ def test_a_composite_model_from_a_plugin_runs_through_the_cli(toy_run: Path) -> 
     from vidaudit.run.store.reader import StoreReader
 
     run = toy_run / "composite"
-    args = ("run", "toy", "--data", str(toy_run / "data"), "--model", "toy-judge", "--condition", "frames@2",
-            "--out", str(run))
+    args = (
+        "run",
+        "toy",
+        "--data",
+        str(toy_run / "data"),
+        "--model",
+        "toy-judge",
+        "--condition",
+        "frames@2",
+        "--out",
+        str(run),
+    )
     r = _cli(*args, cwd=toy_run)
     assert r.returncode == 0, r.stdout + r.stderr
     with StoreReader(run) as store:

@@ -19,13 +19,38 @@ def test_a_failing_and_a_timed_out_test_are_named_as_they_fail(tmp_path: Path, w
         "import time\n"
         "def test_fails():\n    assert 1 == 2\n"
         "def test_hangs():\n    time.sleep(30)\n"
-        "def test_passes():\n    pass\n")
+        "def test_passes():\n    pass\n"
+    )
     (tmp_path / "tail.txt").write_text("")
     env = {**os.environ, "PYTHONPATH": str(TESTS)}
-    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "failnames", "-p", "no:cacheprovider", "-q",
-                        "-n", workers, "--timeout", "3", "--durations", "3", "-o", "addopts=", "--rootdir",
-                        str(tmp_path), str(tmp_path / "test_sample.py")],
-                       capture_output=True, text=True, timeout=240, env=env, cwd=tmp_path)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "failnames",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-n",
+            workers,
+            "--timeout",
+            "3",
+            "--durations",
+            "3",
+            "-o",
+            "addopts=",
+            "--rootdir",
+            str(tmp_path),
+            str(tmp_path / "test_sample.py"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+        cwd=tmp_path,
+    )
     out = r.stdout
     assert r.returncode == 1, out + r.stderr
     lines = out.splitlines()

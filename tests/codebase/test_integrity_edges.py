@@ -54,16 +54,16 @@ def test_score_refuses_a_video_edited_in_place_after_the_run(data: Path, tmp_pat
     run = tmp_path / "run"
     _run(data, run)
     samples = load_samples(data)
-    a, b = samples[0], samples[1]   # the same size, rate and length: b's bytes pass for a's file
-    (data / a.video.path).write_bytes((data / b.video.path).read_bytes())   # the manifest is left as it was
+    a, b = samples[0], samples[1]  # the same size, rate and length: b's bytes pass for a's file
+    (data / a.video.path).write_bytes((data / b.video.path).read_bytes())  # the manifest is left as it was
     code, out = _cli("score", run)
     assert code == 2, out
     assert "changed since the run" in out and a.sample_id in out and "--allow-changed" in out
     assert not (run / "scores.jsonl").exists()
-    code, out = _cli("score", run, "--allow-changed")   # scored on request, the sample named as changed
+    code, out = _cli("score", run, "--allow-changed")  # scored on request, the sample named as changed
     assert code == 0, out
     assert read_checked(run)[0].changed == [a.sample_id]
-    code, out = _cli("report", run)   # its thumbnails would not be the frames the model saw
+    code, out = _cli("report", run)  # its thumbnails would not be the frames the model saw
     assert code == 2 and "changed since the run" in out, out
 
 
@@ -75,8 +75,9 @@ def test_human_study_sample_above_the_pool_says_so(data: Path, tmp_path: Path) -
     code, out = _cli("human-study", "export", data, "--out", tmp_path / "s.html", "--sample", n + 5)
     assert code == 2 and f"--sample {n + 5} asks for more units than the {n} there are" in out, out
     assert not (tmp_path / "s.html").exists()
-    code, out = _cli("human-study", "export", data, "--out", tmp_path / "s.html", "--sample", n + 5,
-                     "--allow-shortfall")
+    code, out = _cli(
+        "human-study", "export", data, "--out", tmp_path / "s.html", "--sample", n + 5, "--allow-shortfall"
+    )
     assert code == 0 and f"shortfall: --sample {n + 5}: {n} of {n + 5} units" in out, out
     assert f"{n} item(s)" in out
     code, out = _cli("human-study", "export", data, "--out", tmp_path / "t.html", "--sample", n)
@@ -145,8 +146,12 @@ def test_the_bootstrap_resamples_whole_source_videos() -> None:
 
 
 MD = MarkdownIt("commonmark", {"html": True}).enable("table")
-DEFINITIONS = ["[ref]: http://127.0.0.1:9/ref", "[ref]:http://127.0.0.1:9/ref", '[ref]: <http://127.0.0.1:9/x> "t"',
-               "[x] [ref]: http://127.0.0.1:9/ref"]
+DEFINITIONS = [
+    "[ref]: http://127.0.0.1:9/ref",
+    "[ref]:http://127.0.0.1:9/ref",
+    '[ref]: <http://127.0.0.1:9/x> "t"',
+    "[x] [ref]: http://127.0.0.1:9/ref",
+]
 
 
 def _tokens(tokens) -> list:
@@ -162,8 +167,11 @@ def test_user_text_cannot_define_a_link_in_report_md(hostile: str) -> None:
     """Where report.md puts user text at the start of a block (a paragraph, a list item, the settings list's
     ``- LABEL: (defaults)``), a ``[ref]: URL`` must stay text: else a later ``[ref]`` anywhere in the file becomes
     a link to the URL."""
-    for doc in (f"{md_escape(hostile)}\n\n[ref]", f"- {md_escape(hostile)}\n\n[ref]",
-                f"- **settings sent**:\n  - {md_escape(hostile, label=True)}: (defaults)\n\n[ref]"):
+    for doc in (
+        f"{md_escape(hostile)}\n\n[ref]",
+        f"- {md_escape(hostile)}\n\n[ref]",
+        f"- **settings sent**:\n  - {md_escape(hostile, label=True)}: (defaults)\n\n[ref]",
+    ):
         env: dict = {}
         tokens = MD.parse(doc, env)
         assert not env.get("references"), (hostile, doc)

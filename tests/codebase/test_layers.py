@@ -18,17 +18,17 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "vidaudit"
 
 #: top-level package (or module) of vidaudit -> its floor; a package imports only from lower floors
 FLOORS: dict[str, int] = {
-    "vidaudit": 0,      # the root package: __version__ only
-    "core": 1,          # types, hashing, files, registry, the job runner, the console, and the contract
+    "vidaudit": 0,  # the root package: __version__ only
+    "core": 1,  # types, hashing, files, registry, the job runner, the console, and the contract
     "video": 2,
     "models": 3,
     "run": 4,
     "score": 5,
     "report": 6,
-    "sdk": 7,           # the front door for suite authors: re-exports what a suite needs from the stages
+    "sdk": 7,  # the front door for suite authors: re-exports what a suite needs from the stages
     "suites": 8,
-    "tools": 9,         # mech, humanstudy, interop, audit: built on the stages and the contract
-    "cli": 10,          # the command line: the app, its help, the demo
+    "tools": 9,  # mech, humanstudy, interop, audit: built on the stages and the contract
+    "cli": 10,  # the command line: the app, its help, the demo
 }
 STAGES = ("core", "video", "models", "run", "score", "report")
 ABOVE_THE_STAGES = ("sdk", "suites", "tools", "cli")
@@ -77,9 +77,11 @@ def _edges() -> dict[tuple[str, str], list[str]]:
 
 def test_the_import_reader_sees_function_level_and_relative_imports(tmp_path: Path) -> None:
     fake = tmp_path / "probe.py"
-    fake.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import vidaudit.tools.mech\n"
-                    "def f():\n    from vidaudit.suites import counting\n    from ..score import stats\n",
-                    encoding="utf-8")
+    fake.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import vidaudit.tools.mech\n"
+        "def f():\n    from vidaudit.suites import counting\n    from ..score import stats\n",
+        encoding="utf-8",
+    )
     found = sorted(_imported(fake, "vidaudit.run.probe"), key=lambda x: x[1])
     assert found == [("vidaudit.tools.mech", 3), ("vidaudit.suites", 5), ("vidaudit.score", 6)]
 
@@ -104,7 +106,7 @@ def test_no_package_cycle() -> None:
         state[node] = 1
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                cycles.append([*stack[stack.index(nxt):], node, nxt] if nxt in stack else [node, nxt])
+                cycles.append([*stack[stack.index(nxt) :], node, nxt] if nxt in stack else [node, nxt])
             elif nxt not in state:
                 visit(nxt, [*stack, node])
         state[node] = 2
@@ -116,10 +118,12 @@ def test_no_package_cycle() -> None:
 
 
 def test_every_import_points_to_a_lower_floor() -> None:
-    bad = [f"{a} (floor {FLOORS[a]}) -> {b} (floor {FLOORS[b]}): {where[0]}" + (f" (+{len(where) - 1} more)"
-                                                                               if len(where) > 1 else "")
-           for (a, b), where in sorted(_edges().items())
-           if a in FLOORS and b in FLOORS and not FLOORS[b] < FLOORS[a]]
+    bad = [
+        f"{a} (floor {FLOORS[a]}) -> {b} (floor {FLOORS[b]}): {where[0]}"
+        + (f" (+{len(where) - 1} more)" if len(where) > 1 else "")
+        for (a, b), where in sorted(_edges().items())
+        if a in FLOORS and b in FLOORS and not FLOORS[b] < FLOORS[a]
+    ]
     assert not bad, "imports that reach up or sideways:\n" + "\n".join(bad)
 
 
@@ -139,10 +143,13 @@ def test_score_and_the_suites_only_read_the_run_store() -> None:
     """Scoring reads a run; only ``run/`` writes one: above ``run/``, the store is imported through its reader
     (``run/store/reader.py``) alone, never its writer, its log sync or its schema."""
     above = ("score", "report", *ABOVE_THE_STAGES[:-1])  # the command line opens the writer to run
-    bad = [f"{_module_name(path)}:{line} imports {target}" for path in sorted(SRC.rglob("*.py"))
-           if _top(_module_name(path)) in above
-           for target, line in _imported(path)
-           if target.startswith("vidaudit.run.store") and target != "vidaudit.run.store.reader"]
+    bad = [
+        f"{_module_name(path)}:{line} imports {target}"
+        for path in sorted(SRC.rglob("*.py"))
+        if _top(_module_name(path)) in above
+        for target, line in _imported(path)
+        if target.startswith("vidaudit.run.store") and target != "vidaudit.run.store.reader"
+    ]
     assert not bad, "read a run store through vidaudit.run.store.reader:\n" + "\n".join(bad)
 
 
@@ -157,9 +164,14 @@ def test_a_suite_imports_vidaudit_only_through_the_front_door() -> None:
     for path in sorted((SRC / "suites").rglob("*.py")):
         module = _module_name(path)
         own = ".".join(module.split(".")[:3])  # vidaudit.suites.NAME
-        bad += [f"{module}:{line} imports {target}" for target, line in _imported(path)
-                if target != "vidaudit.sdk" and target != own and not target.startswith(own + ".")
-                and module != "vidaudit.suites"]
+        bad += [
+            f"{module}:{line} imports {target}"
+            for target, line in _imported(path)
+            if target != "vidaudit.sdk"
+            and target != own
+            and not target.startswith(own + ".")
+            and module != "vidaudit.suites"
+        ]
     assert not bad, "a suite imports vidaudit through vidaudit.sdk (or add the name it needs there):\n" + "\n".join(bad)
 
 
@@ -174,8 +186,9 @@ def test_the_front_door_only_re_exports() -> None:
 
     tree = ast.parse((SRC / "sdk.py").read_text(encoding="utf-8"))
     (block,) = [n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"]
-    sources = [(a.asname or a.name, n.module, a.name) for n in block.body if isinstance(n, ast.ImportFrom)
-               for a in n.names]
+    sources = [
+        (a.asname or a.name, n.module, a.name) for n in block.body if isinstance(n, ast.ImportFrom) for a in n.names
+    ]
     assert all(isinstance(n, ast.ImportFrom) for n in block.body)
     assert len(sdk.__all__) == len(set(sdk.__all__)) and sorted(sdk.__all__) == sorted(name for name, _, _ in sources)
     contract = {name for module in (profile, records, report, roles, suite) for name in module.__all__}
@@ -204,8 +217,13 @@ def test_tests_mirror_the_package_and_share_only_through_helpers() -> None:
         if folder.parts[0] != "codebase" and not (SRC / folder).is_dir():
             problems.append(f"{path.relative_to(tests)}: no package src/vidaudit/{folder}")
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )
             for name in names:
                 top = name.split(".")[0]
                 if top in by_stem and by_stem[top][0].parent != path.parent:

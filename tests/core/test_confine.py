@@ -28,10 +28,27 @@ from vidaudit.suites.faithful.strand_import import import_strand
 from vidaudit.suites.faithful.strand_validate import validate_strand
 
 # no real system path here: a regression (or a mutant run) of the importer test would delete it
-HOSTILE = ["/nonexistent-vidaudit/x.mp4", "//nonexistent-vidaudit/x.mp4", "../outside.mp4", "a/../../outside.mp4", "..", ".", "a/..", "",
-           " ", "a\x00b.mp4", "a\nb.mp4", "a\rb.mp4", "x" * (MAX_NAME_CHARS + 1), "C:\\Windows\\x.mp4",
-           "\\\\server\\share\\x.mp4", "..\\outside.mp4", "link/escaped.mp4", "link",
-           "ok/\ud800.mp4"]
+HOSTILE = [
+    "/nonexistent-vidaudit/x.mp4",
+    "//nonexistent-vidaudit/x.mp4",
+    "../outside.mp4",
+    "a/../../outside.mp4",
+    "..",
+    ".",
+    "a/..",
+    "",
+    " ",
+    "a\x00b.mp4",
+    "a\nb.mp4",
+    "a\rb.mp4",
+    "x" * (MAX_NAME_CHARS + 1),
+    "C:\\Windows\\x.mp4",
+    "\\\\server\\share\\x.mp4",
+    "..\\outside.mp4",
+    "link/escaped.mp4",
+    "link",
+    "ok/\ud800.mp4",
+]
 
 
 def _tree(root: Path, skip: Path | None = None) -> dict[str, str]:
@@ -84,13 +101,17 @@ def test_absolute_names_of_real_files_are_refused(world: Path) -> None:
 
 def test_plain_names_pass_unchanged(world: Path) -> None:
     assert confined(world, "ok/a.mp4") == world / "ok" / "a.mp4"
-    assert confined(world, "new/b.mp4") == world / "new" / "b.mp4"   # not there yet: still inside
+    assert confined(world, "new/b.mp4") == world / "new" / "b.mp4"  # not there yet: still inside
     assert confined(world, "./ok/a.mp4") == world / "./ok/a.mp4"
 
 
 _pieces = st.sampled_from(["..", ".", "", "/", "\\", "link", "loop", "ok", "a.mp4", "\x00", "\n", "~", "C:"])
-_names = st.one_of(st.sampled_from(HOSTILE), st.text(max_size=40),
-                   st.lists(_pieces, max_size=6).map("/".join), st.lists(_pieces, max_size=6).map("".join))
+_names = st.one_of(
+    st.sampled_from(HOSTILE),
+    st.text(max_size=40),
+    st.lists(_pieces, max_size=6).map("/".join),
+    st.lists(_pieces, max_size=6).map("".join),
+)
 
 
 @settings(max_examples=400, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -109,8 +130,13 @@ def test_whatever_the_name_the_path_stays_inside(world: Path, name: str) -> None
 
 def _release(rel: Path, video_name: str) -> None:
     rel.mkdir(parents=True, exist_ok=True)
-    obj = {"video_name": video_name, "questions": ["Did the person open the door?"], "answers": ["Yes"],
-           "sub-questions": [["Is there a door?", "Is there a person?"]], "sub-answers": [["Yes", "Yes"]]}
+    obj = {
+        "video_name": video_name,
+        "questions": ["Did the person open the door?"],
+        "answers": ["Yes"],
+        "sub-questions": [["Is there a door?", "Is there a person?"]],
+        "sub-answers": [["Yes", "Yes"]],
+    }
     (rel / "sample_0001.json").write_text(json.dumps(obj), encoding="utf-8")
 
 
@@ -128,11 +154,11 @@ def test_the_importer_changes_nothing_outside_out(tmp_path: Path, name: str) -> 
     (videos / "clip.mp4").write_bytes(b"not a video")
     (videos / "link").symlink_to(base)
     if name.startswith(("/", "\\")) or os.path.isabs(name):
-        name = str(base / "sentinel.mp4")   # an absolute name aims at this test's own sentinel, never the system
+        name = str(base / "sentinel.mp4")  # an absolute name aims at this test's own sentinel, never the system
     try:
         _release(rel, name)
     except (UnicodeEncodeError, ValueError):
-        return   # a name json cannot write is no release
+        return  # a name json cannot write is no release
     before = _tree(base, skip=out)
     try:
         import_strand(rel, out, videos=videos)
@@ -148,9 +174,25 @@ def test_cli_refuses_a_release_naming_a_file_outside(tmp_path: Path) -> None:
     for name in (str(victim), "../victim.txt"):
         _release(tmp_path / "release", name)
         before = _tree(tmp_path, skip=tmp_path / "out")
-        r = subprocess.run([sys.executable, "-m", "vidaudit.cli", "import", "strand", "--dir",
-                            str(tmp_path / "release"), "--videos", str(tmp_path / "clips"), "--out",
-                            str(tmp_path / "out")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "vidaudit.cli",
+                "import",
+                "strand",
+                "--dir",
+                str(tmp_path / "release"),
+                "--videos",
+                str(tmp_path / "clips"),
+                "--out",
+                str(tmp_path / "out"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=tmp_path,
+        )
         assert r.returncode == 2, r.stdout + r.stderr
         assert "Traceback" not in r.stderr and "video_name" in r.stderr
         assert victim.read_text() == "keep me"
@@ -178,7 +220,7 @@ def test_release_files_beyond_the_caps_are_refused(tmp_path: Path) -> None:
         validate_strand(rel)
     (rel / "endless.json").unlink()
     os.mkfifo(rel / "fifo.json")
-    with pytest.raises(DataError, match="not a regular file"):   # opened without blocking: no hang
+    with pytest.raises(DataError, match="not a regular file"):  # opened without blocking: no hang
         validate_strand(rel)
 
 

@@ -69,7 +69,7 @@ def _hostile_dataset(smoke_dir: Path, base: Path, path: str) -> Path:
     data = base / "data"
     shutil.copytree(smoke_dir, data, ignore=shutil.ignore_patterns("*.partial.jsonl"))
     first = json.loads((data / "manifest.jsonl").read_text().splitlines()[0])
-    shutil.copyfile(data / first["video"]["path"], base / "sentinel.mp4")   # a real video, outside the data
+    shutil.copyfile(data / first["video"]["path"], base / "sentinel.mp4")  # a real video, outside the data
     (base / "outside").mkdir()
     shutil.copyfile(data / first["video"]["path"], base / "outside" / "x.mp4")
     (data / "videos" / "out").symlink_to(base / "outside")
@@ -85,11 +85,17 @@ OUT_PATHS = ["../sentinel.mp4", "/SENTINEL", "videos/out/x.mp4"]
 
 
 @pytest.mark.parametrize("path", OUT_PATHS)
-def test_verify_refuses_a_video_path_outside_before_opening_anything(smoke_dir: Path, tmp_path: Path,
-                                                                     path: str) -> None:
+def test_verify_refuses_a_video_path_outside_before_opening_anything(
+    smoke_dir: Path, tmp_path: Path, path: str
+) -> None:
     data = _hostile_dataset(smoke_dir, tmp_path, path)
-    r = subprocess.run([sys.executable, "-m", "vidaudit.cli", "verify", str(data)], capture_output=True, text=True,
-                       timeout=600, env={**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": "300"})
+    r = subprocess.run(
+        [sys.executable, "-m", "vidaudit.cli", "verify", str(data)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": "300"},
+    )
     assert r.returncode == 2, r.stdout + r.stderr
     text = " ".join((r.stdout + r.stderr).split())
     assert "Traceback" not in text and "leads outside the data directory" in text and "verified" not in text
@@ -106,11 +112,11 @@ def test_the_loaders_of_a_manifest_refuse_a_video_path_outside(smoke_dir: Path, 
     with pytest.raises(DataError, match="leads outside the data directory"):
         load_clips(data)
     with pytest.raises(DataError, match="leads outside the data directory"):
-        check_videos(load_data(data))   # what the hf, lmms-eval and inspect bridges call first
+        check_videos(load_data(data))  # what the hf, lmms-eval and inspect bridges call first
     with pytest.raises(DataError, match="leads outside the data directory"):
         export_study(data, tmp_path / "study" / "page.html", kind="performance", media="folder")
     assert _tree(tmp_path, skip=tmp_path / "study") == before
-    assert not list((tmp_path / "study").rglob("*.mp4"))   # the outside video was never copied into the study
+    assert not list((tmp_path / "study").rglob("*.mp4"))  # the outside video was never copied into the study
 
 
 # --------------------------------------------------------------------------- a RepCount CSV's video names
@@ -121,11 +127,11 @@ def test_the_loaders_of_a_manifest_refuse_a_video_path_outside(smoke_dir: Path, 
 def test_repcount_names_never_reach_outside_the_video_folder(world: Path, name: str) -> None:
     from vidaudit.suites.counting.repcount import scan_repcount
 
-    vdir = world   # holds videos/a.mp4 and link -> a folder outside
+    vdir = world  # holds videos/a.mp4 and link -> a folder outside
     if name.startswith(("/", "\\")) or os.path.isabs(name):
         name = str(world.parent / "sentinel.mp4")
-    if any(c in name for c in ",\"\r\n\x00"):
-        return   # not a CSV cell a row can hold as one name
+    if any(c in name for c in ',"\r\n\x00'):
+        return  # not a CSV cell a row can hold as one name
     csv_path = world.parent / "ann.csv"
     csv_path.write_text(f"type,name,count,L1,L2\nsquat,{name},1,0,4\n", encoding="utf-8", errors="surrogatepass")
     before = _tree(world.parent)
@@ -143,7 +149,9 @@ def test_repcount_refuses_a_symlink_out_of_the_video_folder(world: Path) -> None
 
     csv_path = world.parent / "ann.csv"
     csv_path.write_text("type,name,count,L1,L2\nsquat,link/x.mp4,1,0,4\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"ann.csv:2: video name 'link/x.mp4' leads outside the folder \(to .*elsewhere"):
+    with pytest.raises(
+        DataError, match=r"ann.csv:2: video name 'link/x.mp4' leads outside the folder \(to .*elsewhere"
+    ):
         scan_repcount(csv_path, world)
 
 
@@ -156,7 +164,7 @@ def test_an_answers_file_names_a_study_never_a_path(tmp_path: Path, study: str) 
 
     run = tmp_path / "run"
     (run / "human_studies").mkdir(parents=True)
-    evil = tmp_path / "evil.json"   # a study manifest outside the run: never to be read
+    evil = tmp_path / "evil.json"  # a study manifest outside the run: never to be read
     evil.write_text(json.dumps({"study": "evil", "items": []}))
     study = str(tmp_path / "evil") if study == "/EVIL" else study
     answers = tmp_path / "answers.json"

@@ -25,8 +25,14 @@ def test_the_old_re_export_paths_are_gone() -> None:
     """One path per thing: the modules that only re-exported moved names are removed (issue 33)."""
     import importlib
 
-    for old in ("vidaudit.suites.base", "vidaudit.score.records", "vidaudit.report.model", "vidaudit.tools.humanstudy.kappa",
-                "vidaudit.tools.humanstudy.load", "vidaudit.inspect"):
+    for old in (
+        "vidaudit.suites.base",
+        "vidaudit.score.records",
+        "vidaudit.report.model",
+        "vidaudit.tools.humanstudy.kappa",
+        "vidaudit.tools.humanstudy.load",
+        "vidaudit.inspect",
+    ):
         with pytest.raises(ModuleNotFoundError):
             importlib.import_module(old)
 
@@ -71,10 +77,12 @@ def test_a_suite_missing_a_required_method_is_refused_at_lookup_in_one_line() ->
     assert check_suite(_Whole(), "whole").name == "whole"
     with pytest.raises(ConfigError) as e:
         check_suite(NoScore(), "whole")
-    assert str(e.value) == ("suite 'whole' (NoScore) does not implement score and aggregate; a Suite implements "
-                            "prompt_names, render_prompt, score and aggregate (docs/design.md, The Suite protocol)")
+    assert str(e.value) == (
+        "suite 'whole' (NoScore) does not implement score and aggregate; a Suite implements "
+        "prompt_names, render_prompt, score and aggregate (docs/design.md, The Suite protocol)"
+    )
     with pytest.raises(ConfigError, match="does not implement prompt_names, render_prompt, score and aggregate"):
-        check_suite(Suite, "bare")                  # a registered class is checked before it is made
+        check_suite(Suite, "bare")  # a registered class is checked before it is made
 
 
 def test_declared_roles_are_checked_at_lookup_and_a_missing_one_is_refused_by_name() -> None:
@@ -88,14 +96,20 @@ def test_declared_roles_are_checked_at_lookup_and_a_missing_one_is_refused_by_na
     class Wrong(_Whole):
         verification = HalfBaselines()
 
-    with pytest.raises(ConfigError, match=r"^suite 'whole'\'s baselines \(HalfBaselines\) does not implement "
-                                          r"chance_answer$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^suite 'whole'\'s baselines \(HalfBaselines\) does not implement "
+        r"chance_answer$",
+    ):
         check_suite(Half(), "whole")
-    with pytest.raises(ConfigError, match="declares verification = HalfBaselines, not a "
-                                          "vidaudit.sdk.Verification"):
+    with pytest.raises(ConfigError, match="declares verification = HalfBaselines, not a vidaudit.sdk.Verification"):
         check_suite(Wrong(), "whole")
-    for role, lacks in ((Baselines, "baseline answers"), (Verification, "pixel verification"),
-                        (Audit, "audit datasets"), (Commands, "commands")):
+    for role, lacks in (
+        (Baselines, "baseline answers"),
+        (Verification, "pixel verification"),
+        (Audit, "audit datasets"),
+        (Commands, "commands"),
+    ):
         with pytest.raises(ConfigError, match=f"^the whole suite has no {lacks}"):
             role.of(_Whole())
 
@@ -156,12 +170,22 @@ def test_a_plugin_suite_missing_score_is_refused_by_the_cli_in_one_line(tmp_path
     (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-suite\nVersion: 0.1\n", encoding="utf-8")
     (meta / "entry_points.txt").write_text("[vidaudit.suites]\nbroken = broken_suite:SUITE\n", encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(site)])}
-    want = ("error: suite 'broken' (Broken) does not implement score; a Suite implements prompt_names, "
-            "render_prompt, score and aggregate (docs/design.md, The Suite protocol)")
-    for args in (["suites"], ["run", "broken", "--data", str(tmp_path / "data"), "--model", "oracle", "--out",
-                              str(tmp_path / "run")]):
-        r = subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=tmp_path, env=env, capture_output=True,
-                           text=True, timeout=300)
+    want = (
+        "error: suite 'broken' (Broken) does not implement score; a Suite implements prompt_names, "
+        "render_prompt, score and aggregate (docs/design.md, The Suite protocol)"
+    )
+    for args in (
+        ["suites"],
+        ["run", "broken", "--data", str(tmp_path / "data"), "--model", "oracle", "--out", str(tmp_path / "run")],
+    ):
+        r = subprocess.run(
+            [sys.executable, "-m", "vidaudit.cli", *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         # (the command line's start may also warn that the suite could not add its generate command)
         errors = [x for x in (r.stdout + r.stderr).splitlines() if x.startswith("error")]
         assert r.returncode == 2 and errors == [want], r.stdout + r.stderr

@@ -19,9 +19,9 @@ def test_the_suite_comes_from_dataset_json_else_from_the_samples(tmp_path: Path)
     data = tmp_path / "toy"
     generate_toy(data, seeds=1)
     assert dataset_suite(data) == "toy"
-    assert dataset_suite(data, {"suite": "named"}) == "named"      # dataset.json, already read, wins
+    assert dataset_suite(data, {"suite": "named"}) == "named"  # dataset.json, already read, wins
     (data / "dataset.json").unlink()
-    assert dataset_suite(data) == "toy"                            # no dataset.json: the samples' one suite
+    assert dataset_suite(data) == "toy"  # no dataset.json: the samples' one suite
 
 
 def test_a_dataset_mixing_suites_is_refused(tmp_path: Path) -> None:
@@ -55,9 +55,22 @@ def test_vidaudit_run_without_a_suite_runs_the_datasets_own_with_its_default_pro
 
     data = tmp_path / "toy"
     generate_toy(data, seeds=1)
-    common = {"models": ["oracle"], "conditions": ["frames@1"], "prompts": [], "timestamps": True, "config": None,
-              "out": tmp_path / "run", "resume": None, "temperature": None, "max_output_tokens": None, "seed": None,
-              "max_attempts": 3, "max_cost_usd": None, "max_tokens": None, "limit": None}
+    common = {
+        "models": ["oracle"],
+        "conditions": ["frames@1"],
+        "prompts": [],
+        "timestamps": True,
+        "config": None,
+        "out": tmp_path / "run",
+        "resume": None,
+        "temperature": None,
+        "max_output_tokens": None,
+        "seed": None,
+        "max_attempts": 3,
+        "max_cost_usd": None,
+        "max_tokens": None,
+        "limit": None,
+    }
     request = resolve_run_request(suite=None, data=data, **common)
     from toysuite import SUITE
 

@@ -43,8 +43,10 @@ def test_score_and_report_leave_the_collector_on(smoke_dir) -> None:
     from vidaudit.score.stage import ResponseRow, score_rows
 
     samples = {s.sample_id: s for s in load_samples(smoke_dir)}
-    rows = [ResponseRow(sample_id=sid, model="m", condition="c", response=f"\\boxed{{{s.answer}}}", status="ok")
-            for sid, s in samples.items()]
+    rows = [
+        ResponseRow(sample_id=sid, model="m", condition="c", response=f"\\boxed{{{s.answer}}}", status="ok")
+        for sid, s in samples.items()
+    ]
     assert gc.isenabled()
     scored = score_rows(samples, rows, suite="counting")
     report = build_report(scored)

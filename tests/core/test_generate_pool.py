@@ -89,8 +89,7 @@ CASES: dict[str, dict[str, Any]] = {
 
 
 def _videos(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*.mp4"))}
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*.mp4"))}
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -102,7 +101,7 @@ def test_stress_probe_on_a_pool_writes_the_serial_bytes(name: str, tmp_path: Pat
     serial = probe.generate(tmp_path / "serial", GenerateOptions(**opts))
     pooled = probe.generate(tmp_path / "pooled", GenerateOptions(**opts, pool=factory))
     assert factory.calls, "no job went to the pool"
-    assert pooled.read_bytes() == serial.read_bytes()          # same samples, same sha256, same order
+    assert pooled.read_bytes() == serial.read_bytes()  # same samples, same sha256, same order
     videos = _videos(tmp_path / "pooled")
     assert videos == _videos(tmp_path / "serial") and videos
     assert not (tmp_path / "pooled" / ".staging").exists()
@@ -117,8 +116,9 @@ def test_faithful_on_a_pool_writes_the_serial_bytes(tmp_path: Path, factory) -> 
     assert factory.calls == ["_job", "_job"]
     assert b.manifest.read_bytes() == a.manifest.read_bytes()
     assert _videos(tmp_path / "pooled") == _videos(tmp_path / "serial")
-    assert {p.name: p.read_bytes() for p in (tmp_path / "pooled" / "worlds").iterdir()} == \
-        {p.name: p.read_bytes() for p in (tmp_path / "serial" / "worlds").iterdir()}
+    assert {p.name: p.read_bytes() for p in (tmp_path / "pooled" / "worlds").iterdir()} == {
+        p.name: p.read_bytes() for p in (tmp_path / "serial" / "worlds").iterdir()
+    }
 
 
 @pytest.mark.parametrize("name", ["sycophancy", "sycophancy_pairs"])
@@ -166,7 +166,7 @@ def test_a_failed_job_is_raised_in_the_driver_and_the_initializer_runs_only_in_w
     assert seen and all(name != threading.main_thread().name for name in seen)
     seen.clear()
     assert run_jobs(_fail_on, [(x, -1) for x in range(3)], workers=1, initializer=init) == [0, 1, 2]
-    assert seen == []                     # serially: no worker, no initializer
+    assert seen == []  # serially: no worker, no initializer
     made: list[int] = []
     assert run_jobs(_square, [], pool=lambda initializer=None: made.append(1)) == [] and not made
     assert worker_count(None, 0) == 1 and worker_count(8, 3) == 3
@@ -215,8 +215,8 @@ def test_stopping_the_iteration_cancels_the_queued_jobs_and_returns_at_once() ->
     completed = iter_completed(job, [(x,) for x in range(5)], pool=lambda initializer=None: pool)
     assert next(completed) == (0, 0) and running.wait(timeout=30)
     t0 = time.monotonic()
-    completed.close()                      # job 1 still waits on the gate: close does not wait for it
+    completed.close()  # job 1 still waits on the gate: close does not wait for it
     assert time.monotonic() - t0 < 5 and not gate.is_set()
     gate.set()
     pool.shutdown(wait=True)
-    assert started == [0, 1]               # jobs 2-4 were cancelled before they started
+    assert started == [0, 1]  # jobs 2-4 were cancelled before they started

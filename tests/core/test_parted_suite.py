@@ -50,8 +50,11 @@ class _Letter(Suite):
 
     def aggregate(self, inputs: AggregateInput) -> SuiteReport:
         n, h = len(inputs.records), len(inputs.human)
-        return SuiteReport(results={self.name: n, f"{self.name}-human": h},
-                           sections=[Section(id=self.name, title=self.name)], notes=[f"{self.name}: {n}"])
+        return SuiteReport(
+            results={self.name: n, f"{self.name}-human": h},
+            sections=[Section(id=self.name, title=self.name)],
+            notes=[f"{self.name}: {n}"],
+        )
 
 
 class _JudgedLetter(_Letter):
@@ -73,14 +76,29 @@ class _Letters(PartedSuite):
 
 
 def _sample(letter: object, sid: str = "s") -> Sample:
-    return Sample(sample_id=sid, suite="letters", question="q", answer="x", params={"letter": letter},
-                  video=VideoRef(path="v.mp4", fps=10, width=16, height=16, n_frames=3, duration_s=0.3))
+    return Sample(
+        sample_id=sid,
+        suite="letters",
+        question="q",
+        answer="x",
+        params={"letter": letter},
+        video=VideoRef(path="v.mp4", fps=10, width=16, height=16, n_frames=3, duration_s=0.3),
+    )
 
 
 def _record(letter: str, i: int, role: str = "model") -> ScoreRecord:
-    return ScoreRecord(trial_id=f"{letter}{i}", sample_id=f"{letter}{i}", suite="letters", model="m",
-                       model_role=role, group_id="g", condition="c", status="ok", correct=True,
-                       params={"letter": letter})
+    return ScoreRecord(
+        trial_id=f"{letter}{i}",
+        sample_id=f"{letter}{i}",
+        suite="letters",
+        model="m",
+        model_role=role,
+        group_id="g",
+        condition="c",
+        status="ok",
+        correct=True,
+        params={"letter": letter},
+    )
 
 
 def test_hooks_route_to_the_named_part() -> None:

@@ -17,8 +17,11 @@ from vidaudit.suites.counting.simulated import simulated_count, wrong_count
 
 seeds = st.one_of(st.integers(0, 2**64 - 1), st.sampled_from([0, 1, 2**32 - 1, 2**32, 2**63, 2**64 - 1]))
 #: exclusive upper bounds past low: 1 (nothing drawn), small, and spans where Lemire's rejection is likely
-spans = st.one_of(st.integers(1, 64), st.integers(1, 2**32 - 1),
-                  st.sampled_from([2, 3, 2**31 + 1, 3_000_000_000, 2**32 - 2, 2**32 - 1]))
+spans = st.one_of(
+    st.integers(1, 64),
+    st.integers(1, 2**32 - 1),
+    st.sampled_from([2, 3, 2**31 + 1, 3_000_000_000, 2**32 - 2, 2**32 - 1]),
+)
 ops = st.lists(st.one_of(st.just(None), st.tuples(st.integers(-1000, 1000), spans)), min_size=1, max_size=8)
 
 
@@ -71,9 +74,11 @@ def numpy_count(trial_id: str, truth: int, accuracy: float) -> int:
 
 
 @settings(max_examples=500, deadline=None)
-@given(trial_id=st.one_of(st.text(max_size=70), st.text("0123456789abcdef", min_size=64, max_size=64)),
-       truth=st.one_of(st.integers(0, 20), st.integers(0, 10**6), st.sampled_from([2**33 - 2, 2**33, 2**40])),
-       accuracy=st.one_of(st.floats(0, 1), st.sampled_from([0.0, 0.15, 1.0])))
+@given(
+    trial_id=st.one_of(st.text(max_size=70), st.text("0123456789abcdef", min_size=64, max_size=64)),
+    truth=st.one_of(st.integers(0, 20), st.integers(0, 10**6), st.sampled_from([2**33 - 2, 2**33, 2**40])),
+    accuracy=st.one_of(st.floats(0, 1), st.sampled_from([0.0, 0.15, 1.0])),
+)
 def test_the_simulated_model_answers_as_before(trial_id: str, truth: int, accuracy: float) -> None:
     assert simulated._seed(trial_id) == seed_from("simulated", trial_id)
     assert simulated_count(trial_id, truth, accuracy) == numpy_count(trial_id, truth, accuracy)

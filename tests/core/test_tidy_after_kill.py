@@ -24,20 +24,28 @@ ENV = {**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": "200"}
 
 
 def _dead_pid() -> int:
-    return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                              text=True, check=True).stdout)
+    return int(
+        subprocess.run(
+            [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+        ).stdout
+    )
 
 
 def test_every_kind_of_temporary_of_a_dead_writer_is_swept(tmp_path: Path) -> None:
     final = tmp_path / "x.mp4"
     host = owner_token().rpartition("~")[0]
     dead, live = _dead_pid(), os.getppid()
-    stale = [tmp_path / f".x.mp4.{host}~{dead}.ab12.tmp.mp4",                              # atomic_path's
-             tmp_path / f"..x.mp4.{host}~{dead}.cd34.tmp.mp4.{host}~{dead}.ef56.part.mp4",  # a temporary's own
-             tmp_path / f".x.mp4.{host}~{dead}.gh78.tmp"]                                   # stage_dir's (a folder)
-    kept = [tmp_path / f".x.mp4.{host}~{live}.ij90.tmp.mp4",            # a writer still running
-            tmp_path / f".x.mp4.otherhost~{dead}.kl12.tmp.mp4",         # another machine's (shared disk)
-            tmp_path / ".x.mp4.notes", tmp_path / "..x.mp4.readme"]     # not a temporary at all
+    stale = [
+        tmp_path / f".x.mp4.{host}~{dead}.ab12.tmp.mp4",  # atomic_path's
+        tmp_path / f"..x.mp4.{host}~{dead}.cd34.tmp.mp4.{host}~{dead}.ef56.part.mp4",  # a temporary's own
+        tmp_path / f".x.mp4.{host}~{dead}.gh78.tmp",
+    ]  # stage_dir's (a folder)
+    kept = [
+        tmp_path / f".x.mp4.{host}~{live}.ij90.tmp.mp4",  # a writer still running
+        tmp_path / f".x.mp4.otherhost~{dead}.kl12.tmp.mp4",  # another machine's (shared disk)
+        tmp_path / ".x.mp4.notes",
+        tmp_path / "..x.mp4.readme",
+    ]  # not a temporary at all
     for p in stale[:2] + kept:
         p.write_bytes(b"x")
     stale[2].mkdir()
@@ -46,17 +54,36 @@ def test_every_kind_of_temporary_of_a_dead_writer_is_swept(tmp_path: Path) -> No
     assert all(p.exists() for p in kept) and not any(p.exists() for p in stale)
     made = stage_dir(final)
     assert made.is_dir() and made.name.startswith(f".x.mp4.{owner_token()}.") and made.name.endswith(".tmp")
-    assert sweep_stale_temporaries(final) == []   # this process is alive: its folder stays
+    assert sweep_stale_temporaries(final) == []  # this process is alive: its folder stays
 
 
 @pytest.mark.timeout(600)
 def test_a_killed_perturb_leaves_nothing_the_next_run_keeps(tmp_path: Path) -> None:
     src, out = tmp_path / "src.mp4", tmp_path / "out"
-    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=640x360:rate=30", "-t", "4",
-                    "-pix_fmt", "yuv420p", "-c:v", "libx264", str(src)], check=True, timeout=120)
+    subprocess.run(
+        [
+            "ffmpeg",
+            "-v",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc=size=640x360:rate=30",
+            "-t",
+            "4",
+            "-pix_fmt",
+            "yuv420p",
+            "-c:v",
+            "libx264",
+            str(src),
+        ],
+        check=True,
+        timeout=120,
+    )
     args = [sys.executable, "-m", "vidaudit.cli", "perturb", str(src), "--op", "blank", "--out", str(out / "x.mp4")]
-    proc = subprocess.Popen([*args, "--set", "duration_s=900"], env=ENV, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [*args, "--set", "duration_s=900"], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and proc.poll() is None:
@@ -69,7 +96,7 @@ def test_a_killed_perturb_leaves_nothing_the_next_run_keeps(tmp_path: Path) -> N
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     left = sorted(p.name for p in out.iterdir())
-    assert left and all(n.startswith("..x.mp4.") for n in left), left   # what the kill leaves
+    assert left and all(n.startswith("..x.mp4.") for n in left), left  # what the kill leaves
     r = subprocess.run([*args, "--set", "duration_s=1"], env=ENV, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert sorted(p.name for p in out.iterdir()) == ["x.json", "x.mp4"]
@@ -85,7 +112,7 @@ def _group(pgid: int) -> dict[int, tuple[int, str]]:
             stat = (d / "stat").read_text()
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2:].split()   # state ppid pgrp ...
+        fields = stat[stat.rindex(")") + 2 :].split()  # state ppid pgrp ...
         if int(fields[2]) == pgid:
             out[int(d.name)] = (int(fields[1]), fields[0])
     return out
@@ -98,9 +125,25 @@ def _videos(out: Path) -> list[str]:
 @pytest.mark.timeout(600)
 def test_generate_workers_die_with_their_driver(tmp_path: Path) -> None:
     out = tmp_path / "data"
-    proc = subprocess.Popen([sys.executable, "-m", "vidaudit.cli", "generate", "counting", "--preset", "smoke",
-                             "--out", str(out), "--workers", "2"], env=ENV, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "vidaudit.cli",
+            "generate",
+            "counting",
+            "--preset",
+            "smoke",
+            "--out",
+            str(out),
+            "--workers",
+            "2",
+        ],
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     pgid = proc.pid
     try:
         deadline = time.monotonic() + 300
@@ -113,15 +156,15 @@ def test_generate_workers_die_with_their_driver(tmp_path: Path) -> None:
                 break
             time.sleep(0.2)
         assert len(workers) >= 2 and proc.poll() is None, "the pool never started"
-        os.kill(proc.pid, signal.SIGKILL)   # the driver only, as an OOM killer or `kill -9 PID` would
+        os.kill(proc.pid, signal.SIGKILL)  # the driver only, as an OOM killer or `kill -9 PID` would
         proc.wait()
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and [p for p, (_, st) in _group(pgid).items() if st != "Z"]:
             time.sleep(0.2)
-        assert not [p for p, (_, st) in _group(pgid).items() if st != "Z"], _group(pgid)   # workers, forkserver
-        assert len(_videos(out)) < 18   # they stopped where they were, never finishing the queued videos
+        assert not [p for p, (_, st) in _group(pgid).items() if st != "Z"], _group(pgid)  # workers, forkserver
+        assert len(_videos(out)) < 18  # they stopped where they were, never finishing the queued videos
     finally:
-        for pid in _group(pgid):   # only the processes this test started (its own session)
+        for pid in _group(pgid):  # only the processes this test started (its own session)
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:

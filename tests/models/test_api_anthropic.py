@@ -32,15 +32,30 @@ def frames_request(n: int, **settings) -> Request:
     for i in range(n):
         parts += [TextPart(f"t={i * 0.5:.2f}s"), ImagePart(frame(i), i * 12, i * 0.5)]
     parts.append(TextPart("How many state changes?"))
-    return Request(trial_id="t", parts=tuple(parts), system="Report a ledger.",
-                   settings=GenerationSettings(**({"max_tokens": 777, "temperature": 0.0, "seed": 9} | settings)))
+    return Request(
+        trial_id="t",
+        parts=tuple(parts),
+        system="Report a ledger.",
+        settings=GenerationSettings(**({"max_tokens": 777, "temperature": 0.0, "seed": 9} | settings)),
+    )
 
 
 def ok_message(text: str = "\\boxed{4}", **over) -> dict:
-    body = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
-            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": 900, "output_tokens": 30, "cache_read_input_tokens": 100,
-                      "cache_creation_input_tokens": 0}}
+    body = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5-20250929",
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": 900,
+            "output_tokens": 30,
+            "cache_read_input_tokens": 100,
+            "cache_creation_input_tokens": 0,
+        },
+    }
     body.update(over)
     return body
 
@@ -89,7 +104,11 @@ def test_payload_usage_and_cost(srv: FakeServer, env) -> None:
     assert msg["role"] == "user"
     assert [b["type"] for b in msg["content"]] == ["text", "image"] * 3 + ["text"]
     assert [b["text"] for b in msg["content"] if b["type"] == "text"] == [
-        "t=0.00s", "t=0.50s", "t=1.00s", "How many state changes?"]
+        "t=0.00s",
+        "t=0.50s",
+        "t=1.00s",
+        "How many state changes?",
+    ]
     for i, b in enumerate(b for b in msg["content"] if b["type"] == "image"):
         assert b["source"]["type"] == "base64" and b["source"]["media_type"] == "image/jpeg"
         img = cv2.imdecode(np.frombuffer(base64.b64decode(b["source"]["data"]), np.uint8), cv2.IMREAD_COLOR)
@@ -106,9 +125,13 @@ def claude(rec) -> Reply:
     """Newer Claude models: 400 when temperature and top_p come together."""
     body = rec.json()
     if "temperature" in body and "top_p" in body:
-        return Reply(status=400, json=err_body("invalid_request_error",
-                                               "`temperature` and `top_p` cannot both be specified for this model. "
-                                               "Please use only one."))
+        return Reply(
+            status=400,
+            json=err_body(
+                "invalid_request_error",
+                "`temperature` and `top_p` cannot both be specified for this model. Please use only one.",
+            ),
+        )
     return Reply(json=ok_message())
 
 
@@ -136,8 +159,15 @@ def test_one_sampling_param_for_newer_models_and_what_was_sent_is_recorded(srv: 
 
 
 def test_max_tokens_with_no_text_is_truncated(srv: FakeServer, env) -> None:
-    srv.script("POST", MESSAGES, Reply(json=ok_message(content=[{"type": "thinking", "thinking": "...",
-                                                                  "signature": "s"}], stop_reason="max_tokens")))
+    srv.script(
+        "POST",
+        MESSAGES,
+        Reply(
+            json=ok_message(
+                content=[{"type": "thinking", "thinking": "...", "signature": "s"}], stop_reason="max_tokens"
+            )
+        ),
+    )
     with pytest.raises(ModelCallError) as err:
         asyncio.run(call(adapter(srv), frames_request(1)))
     assert err.value.kind is ErrorKind.TRUNCATED and err.value.response.usage.output_tokens == 30
@@ -165,18 +195,39 @@ def err_body(kind: str, message: str) -> dict:
 
 
 FAULTS = [
-    ("429-retry-after", Reply(status=429, json=err_body("rate_limit_error", "Number of request tokens has exceeded "
-                                                        "your per-minute rate limit"), headers={"retry-after": "11"}),
-     ErrorKind.RATE_LIMIT, 11.0),
-    ("400-credit", Reply(status=400, json=err_body("invalid_request_error", "Your credit balance is too low to access "
-                                                   "the Anthropic API.")), ErrorKind.QUOTA, None),
+    (
+        "429-retry-after",
+        Reply(
+            status=429,
+            json=err_body("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"),
+            headers={"retry-after": "11"},
+        ),
+        ErrorKind.RATE_LIMIT,
+        11.0,
+    ),
+    (
+        "400-credit",
+        Reply(
+            status=400,
+            json=err_body("invalid_request_error", "Your credit balance is too low to access the Anthropic API."),
+        ),
+        ErrorKind.QUOTA,
+        None,
+    ),
     ("500", Reply(status=500, json=err_body("api_error", "Internal server error")), ErrorKind.TRANSIENT, None),
     ("529", Reply(status=529, json=err_body("overloaded_error", "Overloaded")), ErrorKind.TRANSIENT, None),
-    ("400-too-many-images", Reply(status=400, json=err_body("invalid_request_error",
-                                                            "messages: Too many images in request (max 100)")),
-     ErrorKind.BAD_REQUEST, None),
-    ("413", Reply(status=413, json=err_body("request_too_large", "Request exceeds the maximum size")),
-     ErrorKind.BAD_REQUEST, None),
+    (
+        "400-too-many-images",
+        Reply(status=400, json=err_body("invalid_request_error", "messages: Too many images in request (max 100)")),
+        ErrorKind.BAD_REQUEST,
+        None,
+    ),
+    (
+        "413",
+        Reply(status=413, json=err_body("request_too_large", "Request exceeds the maximum size")),
+        ErrorKind.BAD_REQUEST,
+        None,
+    ),
     ("401", Reply(status=401, json=err_body("authentication_error", "invalid x-api-key")), ErrorKind.AUTH, None),
     ("malformed-json", Reply(body='{"content": [{"type": "text", '), ErrorKind.MALFORMED, None),
     ("no-content", Reply(json={"id": "msg_1", "type": "message"}), ErrorKind.MALFORMED, None),
@@ -185,8 +236,9 @@ FAULTS = [
 
 
 @pytest.mark.parametrize(("reply", "kind", "retry_after"), [f[1:] for f in FAULTS], ids=[f[0] for f in FAULTS])
-def test_faults_after_exactly_one_call(srv: FakeServer, env, reply: Reply, kind: ErrorKind,
-                                       retry_after: float | None) -> None:
+def test_faults_after_exactly_one_call(
+    srv: FakeServer, env, reply: Reply, kind: ErrorKind, retry_after: float | None
+) -> None:
     srv.script("POST", MESSAGES, reply, default=Reply(json=ok_message()))
     with pytest.raises(ModelCallError) as err:
         asyncio.run(call(adapter(srv), frames_request(1)))

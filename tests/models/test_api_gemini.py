@@ -45,11 +45,20 @@ def frame(i: int) -> np.ndarray:
 
 def ok_body(text: str = "\\boxed{2}", **over) -> dict:
     body = {
-        "candidates": [{"content": {"role": "model", "parts": [{"text": "thinking...", "thought": True},
-                                                               {"text": text}]},
-                        "finishReason": "STOP", "index": 0}],
-        "usageMetadata": {"promptTokenCount": 2000, "candidatesTokenCount": 40, "thoughtsTokenCount": 100,
-                          "cachedContentTokenCount": 500, "totalTokenCount": 2140},
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": [{"text": "thinking...", "thought": True}, {"text": text}]},
+                "finishReason": "STOP",
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {
+            "promptTokenCount": 2000,
+            "candidatesTokenCount": 40,
+            "thoughtsTokenCount": 100,
+            "cachedContentTokenCount": 500,
+            "totalTokenCount": 2140,
+        },
         "modelVersion": "gemini-2.5-flash-001",
     }
     body.update(over)
@@ -57,14 +66,25 @@ def ok_body(text: str = "\\boxed{2}", **over) -> dict:
 
 
 def file_json(state: str, name: str = "files/abc123") -> dict:
-    return {"name": name, "uri": f"https://example.invalid/v1beta/{name}", "mimeType": "video/mp4",
-            "sizeBytes": "1000", "state": state, "expirationTime": "2999-01-01T00:00:00Z"}
+    return {
+        "name": name,
+        "uri": f"https://example.invalid/v1beta/{name}",
+        "mimeType": "video/mp4",
+        "sizeBytes": "1000",
+        "state": state,
+        "expirationTime": "2999-01-01T00:00:00Z",
+    }
 
 
 @pytest.fixture
 def env(monkeypatch: pytest.MonkeyPatch):
-    for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT",
-                 "GOOGLE_GEMINI_BASE_URL"):
+    for name in (
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_GEMINI_BASE_URL",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
     return monkeypatch
@@ -79,8 +99,9 @@ def srv():
 def script_upload(srv: FakeServer, *states: str) -> None:
     """The resumable-upload handshake, then one files.get per extra state."""
     srv.script("POST", START_UPLOAD, Reply(json={}, headers={"x-goog-upload-url": f"{srv.url}{UPLOAD_SESSION}1"}))
-    srv.script("POST", UPLOAD_SESSION, Reply(json={"file": file_json(states[0])},
-                                             headers={"X-Goog-Upload-Status": "final"}))
+    srv.script(
+        "POST", UPLOAD_SESSION, Reply(json={"file": file_json(states[0])}, headers={"X-Goog-Upload-Status": "final"})
+    )
     for s in states[1:]:
         srv.script("GET", FILES, Reply(json=file_json(s)))
 
@@ -106,8 +127,12 @@ def write_mp4(path: Path) -> Path:
 
 def video_request(mp4: Path, fps: float = 1.0) -> Request:
     v = VideoPart(path=str(mp4), sha256=None, fps=fps, duration_s=0.5, n_frames=5, source_fps=10)
-    return Request(trial_id="t", parts=(v, TextPart("How many blinks?")), system="Answer in \\boxed{}.",
-                   settings=GenerationSettings(temperature=0.0, max_tokens=512, seed=3))
+    return Request(
+        trial_id="t",
+        parts=(v, TextPart("How many blinks?")),
+        system="Answer in \\boxed{}.",
+        settings=GenerationSettings(temperature=0.0, max_tokens=512, seed=3),
+    )
 
 
 # --------------------------------------------------------------------------- payloads
@@ -115,8 +140,13 @@ def video_request(mp4: Path, fps: float = 1.0) -> Request:
 
 def test_frames_inline_jpeg_system_and_usage(srv: FakeServer, env, tmp_path: Path) -> None:
     srv.script("POST", GEN, Reply(json=ok_body()))
-    parts = (TextPart("t=0.00s"), ImagePart(frame(0), 0, 0.0), TextPart("t=0.50s"), ImagePart(frame(1), 15, 0.5),
-             TextPart("Count."))
+    parts = (
+        TextPart("t=0.00s"),
+        ImagePart(frame(0), 0, 0.0),
+        TextPart("t=0.50s"),
+        ImagePart(frame(1), 15, 0.5),
+        TextPart("Count."),
+    )
     req = Request(trial_id="t", parts=parts, system="Be exact.", settings=GenerationSettings(max_tokens=99, seed=5))
     a = adapter(srv, tmp_path)
     assert a.capabilities.native_video and a.capabilities.default_native_fps == 1.0
@@ -208,41 +238,85 @@ def test_expired_cache_entry_is_not_used(tmp_path: Path) -> None:
 
 
 def quota_body(quota_id: str, retry: str | None) -> dict:
-    details: list = [{"@type": "type.googleapis.com/google.rpc.QuotaFailure",
-                      "violations": [{"quotaId": quota_id}]}]
+    details: list = [{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{"quotaId": quota_id}]}]
     if retry:
         details.append({"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": retry})
-    return {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "details": details,
-                      "message": "You exceeded your current quota, please check your plan and billing details."}}
+    return {
+        "error": {
+            "code": 429,
+            "status": "RESOURCE_EXHAUSTED",
+            "details": details,
+            "message": "You exceeded your current quota, please check your plan and billing details.",
+        }
+    }
 
 
 FAULTS = [
-    ("429-retry-after", Reply(status=429, json=quota_body("GenerateRequestsPerMinutePerProjectPerModel", None),
-                              headers={"Retry-After": "5"}), ErrorKind.RATE_LIMIT, 5.0),
-    ("429-retryinfo", Reply(status=429, json=quota_body("GenerateRequestsPerMinutePerProjectPerModel", "13s")),
-     ErrorKind.RATE_LIMIT, 13.0),
-    ("429-daily-quota", Reply(status=429, json=quota_body("GenerateRequestsPerDayPerProjectPerModel", None)),
-     ErrorKind.QUOTA, None),
-    ("500", Reply(status=500, json={"error": {"code": 500, "status": "INTERNAL", "message": "boom"}}),
-     ErrorKind.TRANSIENT, None),
-    ("503", Reply(status=503, json={"error": {"code": 503, "status": "UNAVAILABLE", "message": "overloaded"}}),
-     ErrorKind.TRANSIENT, None),
-    ("400", Reply(status=400, json={"error": {"code": 400, "status": "INVALID_ARGUMENT",
-                                              "message": "Too many images in the request"}}),
-     ErrorKind.BAD_REQUEST, None),
-    ("403", Reply(status=403, json={"error": {"code": 403, "status": "PERMISSION_DENIED", "message": "no"}}),
-     ErrorKind.AUTH, None),
+    (
+        "429-retry-after",
+        Reply(
+            status=429,
+            json=quota_body("GenerateRequestsPerMinutePerProjectPerModel", None),
+            headers={"Retry-After": "5"},
+        ),
+        ErrorKind.RATE_LIMIT,
+        5.0,
+    ),
+    (
+        "429-retryinfo",
+        Reply(status=429, json=quota_body("GenerateRequestsPerMinutePerProjectPerModel", "13s")),
+        ErrorKind.RATE_LIMIT,
+        13.0,
+    ),
+    (
+        "429-daily-quota",
+        Reply(status=429, json=quota_body("GenerateRequestsPerDayPerProjectPerModel", None)),
+        ErrorKind.QUOTA,
+        None,
+    ),
+    (
+        "500",
+        Reply(status=500, json={"error": {"code": 500, "status": "INTERNAL", "message": "boom"}}),
+        ErrorKind.TRANSIENT,
+        None,
+    ),
+    (
+        "503",
+        Reply(status=503, json={"error": {"code": 503, "status": "UNAVAILABLE", "message": "overloaded"}}),
+        ErrorKind.TRANSIENT,
+        None,
+    ),
+    (
+        "400",
+        Reply(
+            status=400,
+            json={"error": {"code": 400, "status": "INVALID_ARGUMENT", "message": "Too many images in the request"}},
+        ),
+        ErrorKind.BAD_REQUEST,
+        None,
+    ),
+    (
+        "403",
+        Reply(status=403, json={"error": {"code": 403, "status": "PERMISSION_DENIED", "message": "no"}}),
+        ErrorKind.AUTH,
+        None,
+    ),
     ("malformed-json", Reply(body='{"candidates": [ '), ErrorKind.MALFORMED, None),
     ("no-candidates", Reply(json={"usageMetadata": {"promptTokenCount": 3}}), ErrorKind.MALFORMED, None),
     ("blocked-prompt", Reply(json={"promptFeedback": {"blockReason": "SAFETY"}}), ErrorKind.REFUSED, None),
-    ("safety-finish", Reply(json=ok_body(candidates=[{"finishReason": "SAFETY", "index": 0}])),
-     ErrorKind.REFUSED, None),
+    (
+        "safety-finish",
+        Reply(json=ok_body(candidates=[{"finishReason": "SAFETY", "index": 0}])),
+        ErrorKind.REFUSED,
+        None,
+    ),
 ]
 
 
 @pytest.mark.parametrize(("reply", "kind", "retry_after"), [f[1:] for f in FAULTS], ids=[f[0] for f in FAULTS])
-def test_faults_after_exactly_one_call(srv: FakeServer, env, tmp_path: Path, reply: Reply, kind: ErrorKind,
-                                       retry_after: float | None) -> None:
+def test_faults_after_exactly_one_call(
+    srv: FakeServer, env, tmp_path: Path, reply: Reply, kind: ErrorKind, retry_after: float | None
+) -> None:
     srv.script("POST", GEN, reply, default=Reply(json=ok_body()))
     req = Request(trial_id="t", parts=(TextPart("t=0.00s"), ImagePart(frame(0), 0, 0.0), TextPart("q")))
     with pytest.raises(ModelCallError) as err:
@@ -263,8 +337,13 @@ def test_timeout_after_one_call(srv: FakeServer, env, tmp_path: Path) -> None:
 def test_stale_upload_is_dropped_on_404(srv: FakeServer, env, tmp_path: Path) -> None:
     mp4 = write_mp4(tmp_path / "clip.mp4")
     script_upload(srv, "ACTIVE")
-    srv.script("POST", GEN, Reply(status=404, json={"error": {"code": 404, "status": "NOT_FOUND",
-                                                              "message": "File files/abc123 not found"}}))
+    srv.script(
+        "POST",
+        GEN,
+        Reply(
+            status=404, json={"error": {"code": 404, "status": "NOT_FOUND", "message": "File files/abc123 not found"}}
+        ),
+    )
     with pytest.raises(ModelCallError):
         asyncio.run(call(adapter(srv, tmp_path), video_request(mp4)))
     data = json.loads((tmp_path / "files.json").read_text())
@@ -284,15 +363,28 @@ def test_missing_key_and_key_never_leaks(srv: FakeServer, env, tmp_path: Path) -
     env.setenv("GOOGLE_API_KEY", KEY)
 
     def echo(rec: Recorded) -> Reply:
-        return Reply(status=400, json={"error": {"code": 400, "status": "INVALID_ARGUMENT",
-                                                 "message": f"API key not valid: {rec.headers['x-goog-api-key']}"}})
+        return Reply(
+            status=400,
+            json={
+                "error": {
+                    "code": 400,
+                    "status": "INVALID_ARGUMENT",
+                    "message": f"API key not valid: {rec.headers['x-goog-api-key']}",
+                }
+            },
+        )
 
     srv.script("POST", GEN, echo)
     a = adapter(srv, tmp_path)
     with pytest.raises(ModelCallError) as err:
         asyncio.run(call(a, Request(trial_id="t", parts=(TextPart("q"),))))
-    for text in (str(err.value), repr(err.value), str(a), repr(a), (tmp_path / "files.json").read_text()
-                 if (tmp_path / "files.json").exists() else ""):
+    for text in (
+        str(err.value),
+        repr(err.value),
+        str(a),
+        repr(a),
+        (tmp_path / "files.json").read_text() if (tmp_path / "files.json").exists() else "",
+    ):
         assert KEY not in text
 
 
@@ -323,13 +415,25 @@ class GeminiFiles:
             if "fileData" in part:
                 name = part["fileData"]["fileUri"].split("/v1beta/", 1)[1]
                 if name not in self.live:
-                    return Reply(status=403, json={"error": {"code": 403, "status": "PERMISSION_DENIED", "message":
-                                 f"You do not have permission to access the File {name.split('/')[1]} or it may "
-                                 "not exist."}})
+                    return Reply(
+                        status=403,
+                        json={
+                            "error": {
+                                "code": 403,
+                                "status": "PERMISSION_DENIED",
+                                "message": f"You do not have permission to access the File {name.split('/')[1]} or it may "
+                                "not exist.",
+                            }
+                        },
+                    )
                 fps = part.get("videoMetadata", {}).get("fps", 1.0)
                 if not 0 < fps <= 24:
-                    return Reply(status=400, json={"error": {"code": 400, "status": "INVALID_ARGUMENT",
-                                                             "message": "fps must be in (0, 24]"}})
+                    return Reply(
+                        status=400,
+                        json={
+                            "error": {"code": 400, "status": "INVALID_ARGUMENT", "message": "fps must be in (0, 24]"}
+                        },
+                    )
         return Reply(json=ok_body())
 
 
@@ -338,8 +442,12 @@ def test_missing_file_403_reuploads_once_and_succeeds(srv: FakeServer, env, tmp_
     svc = GeminiFiles(srv)
     a = adapter(srv, tmp_path)
     # a cache entry for a file the service deleted (or another key uploaded)
-    a.files.put(sha256_file(mp4), CachedFile("files/gone", "https://example.invalid/v1beta/files/gone", "video/mp4",
-                                             expires_at=time.time() + 86400))
+    a.files.put(
+        sha256_file(mp4),
+        CachedFile(
+            "files/gone", "https://example.invalid/v1beta/files/gone", "video/mp4", expires_at=time.time() + 86400
+        ),
+    )
     (resp,) = asyncio.run(call(a, video_request(mp4)))
     assert resp.text == "\\boxed{2}"
     assert len(srv.requests_to(GEN)) == 2 and len(srv.requests_to(START_UPLOAD)) == 1
@@ -349,8 +457,10 @@ def test_missing_file_403_reuploads_once_and_succeeds(srv: FakeServer, env, tmp_
 def test_missing_file_twice_is_bad_request_not_auth(srv: FakeServer, env, tmp_path: Path) -> None:
     mp4 = write_mp4(tmp_path / "clip.mp4")
     svc = GeminiFiles(srv)
-    svc.finish = lambda rec: Reply(json={"file": file_json("ACTIVE", "files/vanishes")},  # never becomes live
-                                   headers={"X-Goog-Upload-Status": "final"})
+    svc.finish = lambda rec: Reply(
+        json={"file": file_json("ACTIVE", "files/vanishes")},  # never becomes live
+        headers={"X-Goog-Upload-Status": "final"},
+    )
     srv.script("POST", UPLOAD_SESSION, default=svc.finish)
     with pytest.raises(ModelCallError) as err:
         asyncio.run(call(adapter(srv, tmp_path), video_request(mp4)))
@@ -359,8 +469,20 @@ def test_missing_file_twice_is_bad_request_not_auth(srv: FakeServer, env, tmp_pa
 
 
 def test_a_real_permission_403_stays_auth(srv: FakeServer, env, tmp_path: Path) -> None:
-    srv.script("POST", GEN, Reply(status=403, json={"error": {"code": 403, "status": "PERMISSION_DENIED",
-                                                              "message": "Method doesn't allow unregistered callers"}}))
+    srv.script(
+        "POST",
+        GEN,
+        Reply(
+            status=403,
+            json={
+                "error": {
+                    "code": 403,
+                    "status": "PERMISSION_DENIED",
+                    "message": "Method doesn't allow unregistered callers",
+                }
+            },
+        ),
+    )
     with pytest.raises(ModelCallError) as err:
         asyncio.run(call(adapter(srv, tmp_path), Request(trial_id="t", parts=(TextPart("q"),))))
     assert err.value.kind is ErrorKind.AUTH and len(srv.requests) == 1
@@ -387,8 +509,12 @@ def test_upload_chunk_failure_is_not_retried_inside_the_sdk(srv: FakeServer, env
     mp4 = write_mp4(tmp_path / "clip.mp4")
     srv.script("POST", START_UPLOAD, Reply(json={}, headers={"x-goog-upload-url": f"{srv.url}{UPLOAD_SESSION}1"}))
     # a 503 without X-Goog-Upload-Status: the SDK's own loop would sleep 1 s and send the chunk again
-    srv.script("POST", UPLOAD_SESSION, Reply(status=503, json={"error": {"code": 503, "message": "busy"}}),
-               default=Reply(json={"file": file_json("ACTIVE")}, headers={"X-Goog-Upload-Status": "final"}))
+    srv.script(
+        "POST",
+        UPLOAD_SESSION,
+        Reply(status=503, json={"error": {"code": 503, "message": "busy"}}),
+        default=Reply(json={"file": file_json("ACTIVE")}, headers={"X-Goog-Upload-Status": "final"}),
+    )
     start = time.perf_counter()
     with pytest.raises(ModelCallError) as err:
         asyncio.run(call(adapter(srv, tmp_path), video_request(mp4)))
@@ -410,8 +536,9 @@ def test_aiohttp_connection_errors_are_transient(env, tmp_path: Path) -> None:
     assert err is not None and err.kind is ErrorKind.TIMEOUT
 
 
-def test_thinking_budget_static_extraction_part_resolution_and_estimated_frames(srv: FakeServer, env,
-                                                                               tmp_path: Path) -> None:
+def test_thinking_budget_static_extraction_part_resolution_and_estimated_frames(
+    srv: FakeServer, env, tmp_path: Path
+) -> None:
     mp4 = write_mp4(tmp_path / "clip.mp4")
     GeminiFiles(srv)
     a = adapter(srv, tmp_path, part_media_resolution="MEDIA_RESOLUTION_LOW")
@@ -432,10 +559,22 @@ def test_thinking_budget_static_extraction_part_resolution_and_estimated_frames(
 
 
 def test_max_tokens_spent_thinking_is_truncated(srv: FakeServer, env, tmp_path: Path) -> None:
-    srv.script("POST", GEN, Reply(json=ok_body(
-        candidates=[{"content": {"role": "model", "parts": [{"text": "let me count...", "thought": True}]},
-                     "finishReason": "MAX_TOKENS", "index": 0}],
-        usageMetadata={"promptTokenCount": 2000, "candidatesTokenCount": 0, "thoughtsTokenCount": 512})))
+    srv.script(
+        "POST",
+        GEN,
+        Reply(
+            json=ok_body(
+                candidates=[
+                    {
+                        "content": {"role": "model", "parts": [{"text": "let me count...", "thought": True}]},
+                        "finishReason": "MAX_TOKENS",
+                        "index": 0,
+                    }
+                ],
+                usageMetadata={"promptTokenCount": 2000, "candidatesTokenCount": 0, "thoughtsTokenCount": 512},
+            )
+        ),
+    )
     req = Request(trial_id="t", parts=(TextPart("q"),), settings=GenerationSettings(max_tokens=512))
     with pytest.raises(ModelCallError) as err:
         asyncio.run(call(adapter(srv, tmp_path), req))

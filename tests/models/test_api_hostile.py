@@ -45,38 +45,62 @@ class Provider:
 
 
 def _openai_body(text: str, usage: str) -> str:
-    return ('{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,'
-            '"finish_reason":"stop","message":{"role":"assistant","content":%s}}],"usage":%s}' % (text, usage))
+    return (
+        '{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,'
+        '"finish_reason":"stop","message":{"role":"assistant","content":%s}}],"usage":%s}' % (text, usage)
+    )
 
 
 def _anthropic_body(text: str, usage: str) -> str:
-    return ('{"id":"m","type":"message","role":"assistant","model":"c","content":[{"type":"text","text":%s}],'
-            '"stop_reason":"end_turn","usage":%s}' % (text, usage))
+    return (
+        '{"id":"m","type":"message","role":"assistant","model":"c","content":[{"type":"text","text":%s}],'
+        '"stop_reason":"end_turn","usage":%s}' % (text, usage)
+    )
 
 
 def _gemini_body(text: str, usage: str) -> str:
-    return ('{"candidates":[{"content":{"role":"model","parts":[{"text":%s}]},"finishReason":"STOP"}],'
-            '"usageMetadata":%s}' % (text, usage))
+    return (
+        '{"candidates":[{"content":{"role":"model","parts":[{"text":%s}]},"finishReason":"STOP"}],'
+        '"usageMetadata":%s}' % (text, usage)
+    )
 
 
 PROVIDERS = {
-    "openai": Provider("openai", "/v1/chat/completions",
-                       lambda url: OpenAIAdapter(ModelSpec.parse(f"openai:m@{url}/v1")), _openai_body,
-                       lambda i, o: '{"prompt_tokens": %s, "completion_tokens": %s}' % (i, o)),
-    "anthropic": Provider("anthropic", "/v1/messages",
-                          lambda url: AnthropicAdapter(ModelSpec.parse("anthropic:claude-test"), base_url=url),
-                          _anthropic_body, lambda i, o: '{"input_tokens": %s, "output_tokens": %s}' % (i, o)),
-    "gemini": Provider("gemini", "/v1beta/models/g:generateContent",
-                       lambda url: GeminiAdapter(ModelSpec.parse("gemini:g"), base_url=url, use_disk_cache=False),
-                       _gemini_body, lambda i, o: '{"promptTokenCount": %s, "candidatesTokenCount": %s}' % (i, o)),
+    "openai": Provider(
+        "openai",
+        "/v1/chat/completions",
+        lambda url: OpenAIAdapter(ModelSpec.parse(f"openai:m@{url}/v1")),
+        _openai_body,
+        lambda i, o: '{"prompt_tokens": %s, "completion_tokens": %s}' % (i, o),
+    ),
+    "anthropic": Provider(
+        "anthropic",
+        "/v1/messages",
+        lambda url: AnthropicAdapter(ModelSpec.parse("anthropic:claude-test"), base_url=url),
+        _anthropic_body,
+        lambda i, o: '{"input_tokens": %s, "output_tokens": %s}' % (i, o),
+    ),
+    "gemini": Provider(
+        "gemini",
+        "/v1beta/models/g:generateContent",
+        lambda url: GeminiAdapter(ModelSpec.parse("gemini:g"), base_url=url, use_disk_cache=False),
+        _gemini_body,
+        lambda i, o: '{"promptTokenCount": %s, "candidatesTokenCount": %s}' % (i, o),
+    ),
 }
 NAMES = sorted(PROVIDERS)
 
 
 @pytest.fixture
 def env(monkeypatch: pytest.MonkeyPatch):
-    for name in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "GOOGLE_GENAI_USE_VERTEXAI",
-                 "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL"):
+    for name in (
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_AUTH_TOKEN",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "GOOGLE_API_KEY",
+        "GOOGLE_GEMINI_BASE_URL",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789")
     monkeypatch.setenv("GEMINI_API_KEY", "AIza-test-0123456789")
@@ -155,15 +179,19 @@ def test_deeply_nested_braces_in_the_text_are_kept(srv: FakeServer, env, name: s
 
 
 @pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("raw_in, raw_out, want_in, want_out, flagged", [
-    ("-1000", "-5", 0, 0, ["input_tokens", "output_tokens"]),
-    ("99999999999999999999999", "1", eh.MAX_CALL_TOKENS, 1, ["input_tokens"]),
-    ("12", str(MAX_TOKENS * 50), 12, BOUND, ["output_tokens"]),
-    ("12", str(MAX_TOKENS), 12, MAX_TOKENS, []),  # at the limit asked: believed
-    ("null", "null", 0, 0, []),  # absent: nothing to flag
-])
-def test_usage_is_clamped_and_flagged(srv: FakeServer, env, name: str, raw_in: str, raw_out: str, want_in: int,
-                                      want_out: int, flagged: list[str]) -> None:
+@pytest.mark.parametrize(
+    "raw_in, raw_out, want_in, want_out, flagged",
+    [
+        ("-1000", "-5", 0, 0, ["input_tokens", "output_tokens"]),
+        ("99999999999999999999999", "1", eh.MAX_CALL_TOKENS, 1, ["input_tokens"]),
+        ("12", str(MAX_TOKENS * 50), 12, BOUND, ["output_tokens"]),
+        ("12", str(MAX_TOKENS), 12, MAX_TOKENS, []),  # at the limit asked: believed
+        ("null", "null", 0, 0, []),  # absent: nothing to flag
+    ],
+)
+def test_usage_is_clamped_and_flagged(
+    srv: FakeServer, env, name: str, raw_in: str, raw_out: str, want_in: int, want_out: int, flagged: list[str]
+) -> None:
     p = PROVIDERS[name]
     resp = call(srv, p, ok(p, usage=(raw_in, raw_out)))
     assert (resp.usage.input_tokens, resp.usage.output_tokens) == (want_in, want_out)
@@ -199,7 +227,7 @@ def test_negative_usage_never_gives_budget_back(srv: FakeServer, env) -> None:
     c = tracker.settle(resp, est)
     assert c.tokens == 1200  # flagged usage costs at least the estimate
     assert tracker.spent_tokens == 1700 and tracker.spent_cost_usd >= 0.5
-    tracker.spend(-10**9, -5.0)
+    tracker.spend(-(10**9), -5.0)
     tracker.spend(0, float("nan"))
     assert tracker.spent_tokens == 1700 and tracker.spent_cost_usd == pytest.approx(0.51)
     assert BudgetTracker(None, spent_tokens=-50, spent_cost_usd=-1.0).spent_tokens == 0
@@ -216,20 +244,29 @@ def test_charge_trusts_unflagged_usage() -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("reply, kind", [
-    (Reply(status=502, body="<html><body><h1>502 Bad Gateway</h1></body></html>", content_type="text/html"),
-     ErrorKind.TRANSIENT),
-    (Reply(status=200, body="<html><body>login required</body></html>", content_type="text/html"),
-     ErrorKind.MALFORMED),
-    (Reply(status=200, body=b""), ErrorKind.MALFORMED),
-    (Reply(status=500, body=b""), ErrorKind.TRANSIENT),
-    (Reply(status=500, body=b'{"error": "\xff\xfe broken"}'), ErrorKind.TRANSIENT),
-    (Reply(status=400, body="[" * 100_000), ErrorKind.BAD_REQUEST),
-    (Reply(status=200, body="null"), ErrorKind.MALFORMED),
-    (Reply(status=200, body='"just a string"'), ErrorKind.MALFORMED),
-], ids=["html-502", "html-200", "empty-200", "empty-500", "bad-utf8-500", "deep-400", "null", "string"])
-def test_error_pages_and_empty_bodies_are_classified(srv: FakeServer, env, name: str, reply: Reply,
-                                                     kind: ErrorKind) -> None:
+@pytest.mark.parametrize(
+    "reply, kind",
+    [
+        (
+            Reply(status=502, body="<html><body><h1>502 Bad Gateway</h1></body></html>", content_type="text/html"),
+            ErrorKind.TRANSIENT,
+        ),
+        (
+            Reply(status=200, body="<html><body>login required</body></html>", content_type="text/html"),
+            ErrorKind.MALFORMED,
+        ),
+        (Reply(status=200, body=b""), ErrorKind.MALFORMED),
+        (Reply(status=500, body=b""), ErrorKind.TRANSIENT),
+        (Reply(status=500, body=b'{"error": "\xff\xfe broken"}'), ErrorKind.TRANSIENT),
+        (Reply(status=400, body="[" * 100_000), ErrorKind.BAD_REQUEST),
+        (Reply(status=200, body="null"), ErrorKind.MALFORMED),
+        (Reply(status=200, body='"just a string"'), ErrorKind.MALFORMED),
+    ],
+    ids=["html-502", "html-200", "empty-200", "empty-500", "bad-utf8-500", "deep-400", "null", "string"],
+)
+def test_error_pages_and_empty_bodies_are_classified(
+    srv: FakeServer, env, name: str, reply: Reply, kind: ErrorKind
+) -> None:
     with pytest.raises(ModelCallError) as err:
         call(srv, PROVIDERS[name], reply)
     assert err.value.kind is kind, str(err.value)
@@ -238,28 +275,46 @@ def test_error_pages_and_empty_bodies_are_classified(srv: FakeServer, env, name:
 
 # --------------------------------------------------------------------------- any JSON at all
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats() | st.text(max_size=20),
-                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-                    max_leaves=12)
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
 
 
 def _slots(name: str, text: Any, usage: Any, finish: Any, extra: Any) -> Any:
     if name == "openai":
-        return {"id": "x", "object": "chat.completion", "created": 1, "model": extra,
-                "choices": [{"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": text}}],
-                "usage": usage}
+        return {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 1,
+            "model": extra,
+            "choices": [{"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": text}}],
+            "usage": usage,
+        }
     if name == "anthropic":
-        return {"id": "m", "type": "message", "role": "assistant", "model": extra, "stop_reason": finish,
-                "content": [{"type": "text", "text": text}], "usage": usage}
-    return {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": finish}],
-            "usageMetadata": usage, "modelVersion": extra}
+        return {
+            "id": "m",
+            "type": "message",
+            "role": "assistant",
+            "model": extra,
+            "stop_reason": finish,
+            "content": [{"type": "text", "text": text}],
+            "usage": usage,
+        }
+    return {
+        "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": finish}],
+        "usageMetadata": usage,
+        "modelVersion": extra,
+    }
 
 
 @pytest.mark.parametrize("name", NAMES)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=JSON, usage=JSON, finish=JSON, extra=JSON, whole=st.booleans())
-def test_any_json_body_is_a_response_or_classified(srv: FakeServer, env, name: str, text: Any, usage: Any,
-                                                   finish: Any, extra: Any, whole: bool) -> None:
+def test_any_json_body_is_a_response_or_classified(
+    srv: FakeServer, env, name: str, text: Any, usage: Any, finish: Any, extra: Any, whole: bool
+) -> None:
     body = text if whole else _slots(name, text, usage, finish, extra)
     try:
         payload = json.dumps(body)
@@ -270,8 +325,9 @@ def test_any_json_body_is_a_response_or_classified(srv: FakeServer, env, name: s
     except ModelCallError:
         return
     u = resp.usage
-    assert all(0 <= v <= eh.MAX_CALL_TOKENS for v in (u.input_tokens, u.output_tokens, u.cached_tokens,
-                                                      u.reasoning_tokens))
+    assert all(
+        0 <= v <= eh.MAX_CALL_TOKENS for v in (u.input_tokens, u.output_tokens, u.cached_tokens, u.reasoning_tokens)
+    )
     assert u.output_tokens <= BOUND and u.reasoning_tokens <= u.output_tokens and u.cached_tokens <= u.input_tokens
     assert isinstance(resp.text, str)
     assert resp.cost_usd is None or (math.isfinite(resp.cost_usd) and resp.cost_usd >= 0)
@@ -287,8 +343,9 @@ def test_usage_reader_always_lands_in_range(value: Any) -> None:
     n = r.count("input_tokens", value)
     assert isinstance(n, int) and 0 <= n <= eh.MAX_CALL_TOKENS
     plain = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= eh.MAX_CALL_TOKENS
-    assert (r.clamped == []) == (value is None or plain or (isinstance(value, float) and value.is_integer()
-                                                          and 0 <= value <= eh.MAX_CALL_TOKENS))
+    assert (r.clamped == []) == (
+        value is None or plain or (isinstance(value, float) and value.is_integer() and 0 <= value <= eh.MAX_CALL_TOKENS)
+    )
     if plain:
         assert n == value
 
@@ -313,15 +370,24 @@ def test_self_hosted_endpoints_estimate_tokens_not_zero(env, condition: str) -> 
     from vidaudit.run.plan import parse_condition, plan
     from vidaudit.run.session import _estimate
 
-    sample = Sample(sample_id="s", suite="counting",
-                    params={"domain": "blinking", "n_events": 1, "frequency_hz": 1.0, "seed": 0},
-                    question="How many?", answer=1, trace=Trace(events=(Event(t=1.0, frame=30, type="blink", count=1),)),
-                    video=VideoRef(path="v.mp4", sha256="0" * 64, fps=30, width=854, height=480, n_frames=720,
-                                   duration_s=24.0))
+    sample = Sample(
+        sample_id="s",
+        suite="counting",
+        params={"domain": "blinking", "n_events": 1, "frequency_hz": 1.0, "seed": 0},
+        question="How many?",
+        answer=1,
+        trace=Trace(events=(Event(t=1.0, frame=30, type="blink", count=1),)),
+        video=VideoRef(path="v.mp4", sha256="0" * 64, fps=30, width=854, height=480, n_frames=720, duration_s=24.0),
+    )
     spec = ModelSpec.parse("openai:qwen@http://127.0.0.1:8000/v1", max_tokens=256)
     adapter = OpenAIAdapter(spec)
-    (planned,) = plan([sample], [parse_condition(condition, "structured_trace")], [spec], suite=get_suite("counting"),
-                      caps_by_model={spec.label: adapter.capabilities})
+    (planned,) = plan(
+        [sample],
+        [parse_condition(condition, "structured_trace")],
+        [spec],
+        suite=get_suite("counting"),
+        caps_by_model={spec.label: adapter.capabilities},
+    )
     tokens, cost = _estimate(planned, adapter.capabilities)
     assert adapter.capabilities.local and cost == 0.0
     assert tokens > 256 + 100  # the image or video tokens, the prompt and the answer, not 0
@@ -351,17 +417,26 @@ def _lying_run(tmp_path, usage: tuple[str, str]):
         spec = ModelSpec.parse(f"openai:m@{s.url}/v1")
         adapter = OpenAIAdapter(spec, concurrency=1)
         cond = Condition(prompt="structured_trace")
-        planned = [Planned(Trial(sample_id=f"s{i:02d}", video_sha256=None, condition=cond, model=spec))
-                   for i in range(20)]
+        planned = [
+            Planned(Trial(sample_id=f"s{i:02d}", video_sha256=None, condition=cond, model=spec)) for i in range(20)
+        ]
 
         def prepare(pl: Planned) -> Request:
-            return Request(trial_id=pl.id, parts=(ImagePart(np.zeros((8, 8, 3), np.uint8), 0, 0.0), TextPart("q")),
-                           settings=GenerationSettings(max_tokens=MAX_TOKENS))
+            return Request(
+                trial_id=pl.id,
+                parts=(ImagePart(np.zeros((8, 8, 3), np.uint8), 0, 0.0), TextPart("q")),
+                settings=GenerationSettings(max_tokens=MAX_TOKENS),
+            )
 
         async def go(store: RunStore):  # type: ignore[no-untyped-def]
             try:
-                return await run_trials(planned, {spec.label: adapter}, store, prepare,  # type: ignore[arg-type]
-                                        budget=Budget(max_tokens=3_000, estimate=lambda _: (1_000, 0.0)))
+                return await run_trials(
+                    planned,
+                    {spec.label: adapter},
+                    store,
+                    prepare,  # type: ignore[arg-type]
+                    budget=Budget(max_tokens=3_000, estimate=lambda _: (1_000, 0.0)),
+                )
             finally:
                 await adapter.aclose()
 

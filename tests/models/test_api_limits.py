@@ -40,36 +40,61 @@ BOMB_MIB = 300
 
 def _request() -> Request:
     img = np.zeros((16, 16, 3), np.uint8)
-    return Request(trial_id="t1", parts=(TextPart("t=0.00s"), ImagePart(img, frame_index=0, t=0.0),
-                                         TextPart("How many?")),
-                   settings=GenerationSettings(temperature=0.0, max_tokens=64))
+    return Request(
+        trial_id="t1",
+        parts=(TextPart("t=0.00s"), ImagePart(img, frame_index=0, t=0.0), TextPart("How many?")),
+        settings=GenerationSettings(temperature=0.0, max_tokens=64),
+    )
 
 
 def _openai(url: str, **opts):
     from vidaudit.models.openai_compat import OpenAIAdapter
 
-    return OpenAIAdapter(ModelSpec.parse(f"openai:m@{url}/v1"), **opts), "/v1/chat/completions", {
-        "id": "c", "object": "chat.completion", "created": 0, "model": "m",
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "\\boxed{3}"}}],
-        "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}}
+    return (
+        OpenAIAdapter(ModelSpec.parse(f"openai:m@{url}/v1"), **opts),
+        "/v1/chat/completions",
+        {
+            "id": "c",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "\\boxed{3}"}}
+            ],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8},
+        },
+    )
 
 
 def _anthropic(url: str, **opts):
     from vidaudit.models.anthropic import AnthropicAdapter
 
-    return AnthropicAdapter(ModelSpec.parse("anthropic:claude-test"), base_url=url, **opts), "/v1/messages", {
-        "id": "msg", "type": "message", "role": "assistant", "model": "claude-test",
-        "content": [{"type": "text", "text": "\\boxed{3}"}], "stop_reason": "end_turn",
-        "usage": {"input_tokens": 5, "output_tokens": 3}}
+    return (
+        AnthropicAdapter(ModelSpec.parse("anthropic:claude-test"), base_url=url, **opts),
+        "/v1/messages",
+        {
+            "id": "msg",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-test",
+            "content": [{"type": "text", "text": "\\boxed{3}"}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 5, "output_tokens": 3},
+        },
+    )
 
 
 def _gemini(url: str, **opts):
     from vidaudit.models.gemini import GeminiAdapter
 
-    return GeminiAdapter(ModelSpec.parse("gemini:gemini-2.5-flash"), base_url=url, use_disk_cache=False,
-                         **opts), "/v1beta/models/gemini-2.5-flash:generateContent", {
-        "candidates": [{"content": {"role": "model", "parts": [{"text": "\\boxed{3}"}]}, "finishReason": "STOP"}],
-        "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 3}}
+    return (
+        GeminiAdapter(ModelSpec.parse("gemini:gemini-2.5-flash"), base_url=url, use_disk_cache=False, **opts),
+        "/v1beta/models/gemini-2.5-flash:generateContent",
+        {
+            "candidates": [{"content": {"role": "model", "parts": [{"text": "\\boxed{3}"}]}, "finishReason": "STOP"}],
+            "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 3},
+        },
+    )
 
 
 PROVIDERS: dict[str, Callable] = {"openai": _openai, "anthropic": _anthropic, "gemini": _gemini}
@@ -151,9 +176,25 @@ def test_a_run_says_what_happened_and_stores_none_of_the_body(smoke_dir: Path, t
     run_dir = tmp_path / "run"
     with FakeServer() as srv:
         srv.script("POST", "/v1/chat/completions", default=Reply(body=b"x" * (4 << 20), chunked=True))
-        r = CliRunner().invoke(app, ["run", "counting", "--data", str(smoke_dir), "--model",
-                                     f"openai:m@{srv.url}/v1", "--condition", "frames@1", "--limit", "2",
-                                     "--adapter-option", "openai.max_response_bytes=1000000", "--out", str(run_dir)])
+        r = CliRunner().invoke(
+            app,
+            [
+                "run",
+                "counting",
+                "--data",
+                str(smoke_dir),
+                "--model",
+                f"openai:m@{srv.url}/v1",
+                "--condition",
+                "frames@1",
+                "--limit",
+                "2",
+                "--adapter-option",
+                "openai.max_response_bytes=1000000",
+                "--out",
+                str(run_dir),
+            ],
+        )
     assert r.exit_code == 1, r.output
     flat = " ".join(r.output.split())
     assert "2 api_error (too_large): openai:m@" in flat and "max_response_bytes=1,000,000" in flat, r.output
@@ -189,8 +230,10 @@ def bomb() -> bytes:
 @pytest.fixture(scope="module")
 def completion_bomb() -> bytes:
     """A valid OpenAI chat completion whose answer is 300 MiB long (the issue's case: once stored as "ok")."""
-    head = (b'{"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": [{"index": 0, '
-            b'"finish_reason": "stop", "message": {"role": "assistant", "content": "')
+    head = (
+        b'{"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": [{"index": 0, '
+        b'"finish_reason": "stop", "message": {"role": "assistant", "content": "'
+    )
     return _gzip_bomb(head, b'"}}], "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}}')
 
 
@@ -208,11 +251,20 @@ def test_a_gzip_bomb_is_cut_once_its_decoded_bytes_pass_the_cap(provider: str, k
 
 
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
-@pytest.mark.parametrize("coding,wbits", [("gzip", (31,)), ("x-gzip", (31,)), ("deflate", (15,)),
-                                          ("deflate", (-15,)), ("gzip, deflate", (31, 15)),
-                                          ("identity, gzip", (31,))])
-def test_an_encoded_answer_within_the_cap_is_decoded_and_read(provider: str, coding: str, wbits: tuple[int, ...],
-                                                               keys: None) -> None:
+@pytest.mark.parametrize(
+    "coding,wbits",
+    [
+        ("gzip", (31,)),
+        ("x-gzip", (31,)),
+        ("deflate", (15,)),
+        ("deflate", (-15,)),
+        ("gzip, deflate", (31, 15)),
+        ("identity, gzip", (31,)),
+    ],
+)
+def test_an_encoded_answer_within_the_cap_is_decoded_and_read(
+    provider: str, coding: str, wbits: tuple[int, ...], keys: None
+) -> None:
     """A server (or proxy) that compresses although identity was asked for still gets its answer read."""
     with FakeServer() as srv:
         adapter, path, body = PROVIDERS[provider](srv.url, max_response_bytes=4096)
@@ -255,24 +307,46 @@ _PEAK_WRAPPER = (
     "    open(os.environ['VIDAUDIT_TEST_VMHWM'], 'w').write(line)\n"
     "atexit.register(_hwm)\n"
     "sys.argv = ['vidaudit', *sys.argv[1:]]\n"
-    "runpy.run_module('vidaudit.cli', run_name='__main__')\n")
+    "runpy.run_module('vidaudit.cli', run_name='__main__')\n"
+)
 
 
-def test_a_run_against_a_gzip_bomb_stores_nothing_and_stays_small(smoke_dir: Path, tmp_path: Path, keys: None,
-                                                                  completion_bomb: bytes) -> None:
+def test_a_run_against_a_gzip_bomb_stores_nothing_and_stays_small(
+    smoke_dir: Path, tmp_path: Path, keys: None, completion_bomb: bytes
+) -> None:
     """``vidaudit run`` in its own process against a server answering every call with the 300 MiB gzip bomb:
     each trial errors as too_large, the store stays under 50 MB and the process's peak memory is bounded."""
     from vidaudit.run.store.reader import StoreReader
 
     run_dir = tmp_path / "run"
     with FakeServer() as srv:
-        srv.script("POST", "/v1/chat/completions", default=Reply(body=completion_bomb,
-                                                                   headers={"Content-Encoding": "gzip"}))
+        srv.script(
+            "POST", "/v1/chat/completions", default=Reply(body=completion_bomb, headers={"Content-Encoding": "gzip"})
+        )
         hwm = tmp_path / "vmhwm.txt"
         env = {**os.environ, "OPENAI_API_KEY": KEY, "VIDAUDIT_TEST_VMHWM": str(hwm)}
-        proc = subprocess.run([sys.executable, "-c", _PEAK_WRAPPER, "run", "counting", "--data", str(smoke_dir),
-                               "--model", f"openai:m@{srv.url}/v1", "--condition", "frames@1", "--limit", "2",
-                               "--out", str(run_dir)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                _PEAK_WRAPPER,
+                "run",
+                "counting",
+                "--data",
+                str(smoke_dir),
+                "--model",
+                f"openai:m@{srv.url}/v1",
+                "--condition",
+                "frames@1",
+                "--limit",
+                "2",
+                "--out",
+                str(run_dir),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
         output = proc.stdout.decode()
     # the child's own high-water mark (VmHWM of its address space), read by itself at exit: ru_maxrss from wait4
     # also counts the parent's, because Linux carries the forking process's peak across exec (a pytest worker of

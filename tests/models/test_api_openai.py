@@ -35,25 +35,38 @@ def frame(i: int, size: int = 32) -> np.ndarray:
     return img
 
 
-def frames_request(n: int = 3, *, system: str | None = "You count events.", max_tokens: int = 321,
-                   seed: int | None = 7) -> Request:
+def frames_request(
+    n: int = 3, *, system: str | None = "You count events.", max_tokens: int = 321, seed: int | None = 7
+) -> Request:
     parts: list = []
     for i in range(n):
         t = i * 0.25
         parts += [TextPart(f"t={t:.2f}s"), ImagePart(frame(i), frame_index=i * 6, t=t)]
     parts.append(TextPart("How many times does the ball hit a wall?"))
-    return Request(trial_id="trial-1", parts=tuple(parts), system=system,
-                   settings=GenerationSettings(temperature=0.0, max_tokens=max_tokens, seed=seed, top_p=0.9))
+    return Request(
+        trial_id="trial-1",
+        parts=tuple(parts),
+        system=system,
+        settings=GenerationSettings(temperature=0.0, max_tokens=max_tokens, seed=seed, top_p=0.9),
+    )
 
 
 def ok_completion(text: str = "\\boxed{3}", **over) -> dict:
     body = {
-        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4o-2024-08-06",
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": text, "refusal": None}}],
-        "usage": {"prompt_tokens": 1200, "completion_tokens": 50, "total_tokens": 1250,
-                  "completion_tokens_details": {"reasoning_tokens": 20},
-                  "prompt_tokens_details": {"cached_tokens": 200}},
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "gpt-4o-2024-08-06",
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text, "refusal": None}}
+        ],
+        "usage": {
+            "prompt_tokens": 1200,
+            "completion_tokens": 50,
+            "total_tokens": 1250,
+            "completion_tokens_details": {"reasoning_tokens": 20},
+            "prompt_tokens_details": {"cached_tokens": 200},
+        },
     }
     body.update(over)
     return body
@@ -119,7 +132,11 @@ def test_hosted_frames_payload_usage_and_cost(srv: FakeServer, env) -> None:
     kinds = [p["type"] for p in user["content"]]
     assert kinds == ["text", "image_url"] * 3 + ["text"]
     assert [p["text"] for p in user["content"] if p["type"] == "text"] == [
-        "t=0.00s", "t=0.25s", "t=0.50s", "How many times does the ball hit a wall?"]
+        "t=0.00s",
+        "t=0.25s",
+        "t=0.50s",
+        "How many times does the ball hit a wall?",
+    ]
     for i, p in enumerate(p for p in user["content"] if p["type"] == "image_url"):
         prefix, data = p["image_url"]["url"].split(",", 1)
         assert prefix == "data:image/jpeg;base64"
@@ -140,13 +157,15 @@ def test_hosted_frames_payload_usage_and_cost(srv: FakeServer, env) -> None:
 def test_open_server_video_url_fps_and_placeholder_key(srv: FakeServer, env, tmp_path: Path) -> None:
     mp4 = write_mp4(tmp_path / "clip.mp4")
     srv.script("POST", CHAT, Reply(json=ok_completion(model="Qwen/Qwen2.5-VL-7B-Instruct")))
-    adapter = OpenAIAdapter(ModelSpec.parse(f"openai:Qwen/Qwen2.5-VL-7B-Instruct@{srv.url}/v1", max_tokens=64),
-                            video_route="file")
+    adapter = OpenAIAdapter(
+        ModelSpec.parse(f"openai:Qwen/Qwen2.5-VL-7B-Instruct@{srv.url}/v1", max_tokens=64), video_route="file"
+    )
     caps = adapter.capabilities
     assert caps.native_video and caps.default_native_fps == 2.0 and caps.local
     video = VideoPart(path=str(mp4), sha256=None, fps=4.0, duration_s=0.5, n_frames=6, source_fps=12)
-    req = Request(trial_id="t", parts=(video, TextPart("Count the events.")),
-                  settings=GenerationSettings(max_tokens=64))
+    req = Request(
+        trial_id="t", parts=(video, TextPart("Count the events.")), settings=GenerationSettings(max_tokens=64)
+    )
     resp = run(call(adapter, req))
 
     body = srv.requests[0].json()
@@ -174,8 +193,7 @@ def test_open_server_local_path_when_allowed(srv: FakeServer, env, tmp_path: Pat
 
 def test_hosted_refuses_native_video_and_too_many_images_without_calling(srv: FakeServer, env, tmp_path) -> None:
     adapter = hosted(srv, env, max_images=2)
-    video = VideoPart(path=str(tmp_path / "x.mp4"), sha256="0" * 64, fps=1.0, duration_s=1, n_frames=1,
-                      source_fps=1)
+    video = VideoPart(path=str(tmp_path / "x.mp4"), sha256="0" * 64, fps=1.0, duration_s=1, n_frames=1, source_fps=1)
     with pytest.raises(ModelCallError) as e1:
         run(adapter.generate(Request(trial_id="t", parts=(video, TextPart("q")))))
     with pytest.raises(ModelCallError) as e2:
@@ -198,41 +216,104 @@ def test_missing_key_for_hosted_is_a_config_error(env) -> None:
 HTTP_DATE_IN_30S = "__date__"
 
 FAULTS = [
-    ("429-retry-after", Reply(status=429, json={"error": {"message": "Rate limit reached", "type": "requests",
-                                                          "code": "rate_limit_exceeded"}},
-                              headers={"Retry-After": "7"}), ErrorKind.RATE_LIMIT, 7.0),
-    ("429-http-date", Reply(status=429, json={"error": {"message": "slow down"}},
-                            headers={"Retry-After": HTTP_DATE_IN_30S}), ErrorKind.RATE_LIMIT, 30.0),
-    ("429-quota", Reply(status=429, json={"error": {
-        "message": "You exceeded your current quota, please check your plan and billing details.",
-        "type": "insufficient_quota", "code": "insufficient_quota"}}), ErrorKind.QUOTA, None),
+    (
+        "429-retry-after",
+        Reply(
+            status=429,
+            json={"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}},
+            headers={"Retry-After": "7"},
+        ),
+        ErrorKind.RATE_LIMIT,
+        7.0,
+    ),
+    (
+        "429-http-date",
+        Reply(status=429, json={"error": {"message": "slow down"}}, headers={"Retry-After": HTTP_DATE_IN_30S}),
+        ErrorKind.RATE_LIMIT,
+        30.0,
+    ),
+    (
+        "429-quota",
+        Reply(
+            status=429,
+            json={
+                "error": {
+                    "message": "You exceeded your current quota, please check your plan and billing details.",
+                    "type": "insufficient_quota",
+                    "code": "insufficient_quota",
+                }
+            },
+        ),
+        ErrorKind.QUOTA,
+        None,
+    ),
     ("500", Reply(status=500, json={"error": {"message": "server error"}}), ErrorKind.TRANSIENT, None),
-    ("503-retry-after", Reply(status=503, json={"error": {"message": "busy"}}, headers={"Retry-After": "2"}),
-     ErrorKind.TRANSIENT, 2.0),
+    (
+        "503-retry-after",
+        Reply(status=503, json={"error": {"message": "busy"}}, headers={"Retry-After": "2"}),
+        ErrorKind.TRANSIENT,
+        2.0,
+    ),
     ("529", Reply(status=529, json={"error": {"message": "overloaded"}}), ErrorKind.TRANSIENT, None),
     ("408", Reply(status=408, json={"error": {"message": "request timeout"}}), ErrorKind.TRANSIENT, None),
-    ("400-too-many-images", Reply(status=400, json={"error": {
-        "message": "Too many images in request: 51, maximum allowed: 50", "type": "invalid_request_error"}}),
-     ErrorKind.BAD_REQUEST, None),
+    (
+        "400-too-many-images",
+        Reply(
+            status=400,
+            json={
+                "error": {
+                    "message": "Too many images in request: 51, maximum allowed: 50",
+                    "type": "invalid_request_error",
+                }
+            },
+        ),
+        ErrorKind.BAD_REQUEST,
+        None,
+    ),
     ("413", Reply(status=413, json={"error": {"message": "payload too large"}}), ErrorKind.BAD_REQUEST, None),
     ("403", Reply(status=403, json={"error": {"message": "forbidden"}}), ErrorKind.AUTH, None),
     ("malformed-json", Reply(body='{"choices": [ {"message": '), ErrorKind.MALFORMED, None),
     ("json-without-fields", Reply(json={"object": "chat.completion"}), ErrorKind.MALFORMED, None),
     ("html-200", Reply(body="<html>gateway</html>", content_type="text/html"), ErrorKind.MALFORMED, None),
-    ("content-filter", Reply(json=ok_completion(choices=[{"index": 0, "finish_reason": "content_filter",
-                                                          "message": {"role": "assistant", "content": None}}])),
-     ErrorKind.REFUSED, None),
-    ("refusal-field", Reply(json=ok_completion(choices=[{"index": 0, "finish_reason": "stop", "message": {
-        "role": "assistant", "content": None, "refusal": "I can't help with that."}}])), ErrorKind.REFUSED, None),
+    (
+        "content-filter",
+        Reply(
+            json=ok_completion(
+                choices=[
+                    {"index": 0, "finish_reason": "content_filter", "message": {"role": "assistant", "content": None}}
+                ]
+            )
+        ),
+        ErrorKind.REFUSED,
+        None,
+    ),
+    (
+        "refusal-field",
+        Reply(
+            json=ok_completion(
+                choices=[
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": None, "refusal": "I can't help with that."},
+                    }
+                ]
+            )
+        ),
+        ErrorKind.REFUSED,
+        None,
+    ),
 ]
 
 
 @pytest.mark.parametrize(("reply", "kind", "retry_after"), [f[1:] for f in FAULTS], ids=[f[0] for f in FAULTS])
-def test_faults_are_classified_after_exactly_one_call(srv: FakeServer, env, reply: Reply, kind: ErrorKind,
-                                                      retry_after: float | None) -> None:
+def test_faults_are_classified_after_exactly_one_call(
+    srv: FakeServer, env, reply: Reply, kind: ErrorKind, retry_after: float | None
+) -> None:
     if reply.headers.get("Retry-After") == HTTP_DATE_IN_30S:
-        reply = dataclasses.replace(reply, headers={"Retry-After": email.utils.formatdate(time.time() + 30,
-                                                                                           usegmt=True)})
+        reply = dataclasses.replace(
+            reply, headers={"Retry-After": email.utils.formatdate(time.time() + 30, usegmt=True)}
+        )
     srv.script("POST", CHAT, reply, default=Reply(json=ok_completion()))
     with pytest.raises(ModelCallError) as err:
         run(call(hosted(srv, env), frames_request(1)))
@@ -264,9 +345,19 @@ def test_connection_refused_is_transient(env) -> None:
 
 
 def test_key_never_leaks_into_errors_or_repr(srv: FakeServer, env) -> None:
-    srv.script("POST", CHAT, Reply(status=401, json={"error": {
-        "message": f"Incorrect API key provided: {KEY}. You can find your API key at ...",
-        "code": "invalid_api_key"}}))
+    srv.script(
+        "POST",
+        CHAT,
+        Reply(
+            status=401,
+            json={
+                "error": {
+                    "message": f"Incorrect API key provided: {KEY}. You can find your API key at ...",
+                    "code": "invalid_api_key",
+                }
+            },
+        ),
+    )
     adapter = hosted(srv, env)
     with pytest.raises(ModelCallError) as err:
         run(call(adapter, frames_request(1)))
@@ -280,9 +371,16 @@ def test_key_never_leaks_into_errors_or_repr(srv: FakeServer, env) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.one_of(st.text(max_size=12).map(TextPart),
-                          st.integers(0, 255).map(lambda v: ImagePart(np.full((8, 8, 3), v, np.uint8), 0, 0.0))),
-                min_size=1, max_size=12))
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=12).map(TextPart),
+            st.integers(0, 255).map(lambda v: ImagePart(np.full((8, 8, 3), v, np.uint8), 0, 0.0)),
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
 def test_builder_keeps_every_part_in_order(parts: list) -> None:
     class Kinds:
         def text(self, text):
@@ -334,10 +432,12 @@ def test_every_error_status_gets_a_kind(status: int, body: str) -> None:
 
 
 def test_gemini_style_429s() -> None:
-    per_minute = ('{"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "You exceeded your current '
-                  'quota, please check your plan and billing details.", "details": [{"quotaId": '
-                  '"GenerateRequestsPerMinutePerProjectPerModel"}, {"@type": "type.googleapis.com/google.rpc.'
-                  'RetryInfo", "retryDelay": "21s"}]}}')
+    per_minute = (
+        '{"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "You exceeded your current '
+        'quota, please check your plan and billing details.", "details": [{"quotaId": '
+        '"GenerateRequestsPerMinutePerProjectPerModel"}, {"@type": "type.googleapis.com/google.rpc.'
+        'RetryInfo", "retryDelay": "21s"}]}}'
+    )
     err = eh.error_from_status("gemini", 429, per_minute, {})
     assert err.kind is ErrorKind.RATE_LIMIT and err.retry_after == 21.0
     per_day = per_minute.replace("PerMinute", "PerDay")
@@ -359,10 +459,22 @@ def reasoning_server(rec) -> Reply:
     body = rec.json()
     for name in ("temperature", "top_p", "max_tokens"):
         if name in body:
-            hint = "Use 'max_completion_tokens' instead." if name == "max_tokens" else "Only the default (1) value is supported."
-            return Reply(status=400, json={"error": {
-                "message": f"Unsupported parameter: '{name}' is not supported with this model. {hint}",
-                "type": "invalid_request_error", "param": name, "code": "unsupported_parameter"}})
+            hint = (
+                "Use 'max_completion_tokens' instead."
+                if name == "max_tokens"
+                else "Only the default (1) value is supported."
+            )
+            return Reply(
+                status=400,
+                json={
+                    "error": {
+                        "message": f"Unsupported parameter: '{name}' is not supported with this model. {hint}",
+                        "type": "invalid_request_error",
+                        "param": name,
+                        "code": "unsupported_parameter",
+                    }
+                },
+            )
     return Reply(json=ok_completion(model="gpt-5-2025-08-07"))
 
 
@@ -394,19 +506,39 @@ def test_unsupported_parameter_400_names_the_params_file(srv: FakeServer, env, t
         run(call(adapter, frames_request(1)))
     assert err.value.kind is ErrorKind.BAD_REQUEST and "params.yaml" in err.value.message
     table = tmp_path / "params.yaml"
-    table.write_text('version: 1\nfamilies:\n  "openai:my-reasoner*": {family: reasoning, accepts: [seed, max_tokens],'
-                     ' token_param: max_completion_tokens, reasoning: true}\n')
-    resp = run(call(OpenAIAdapter(ModelSpec.parse(f"openai:my-reasoner@{srv.url}/v1"), params=table),
-                    frames_request(1)))
+    table.write_text(
+        'version: 1\nfamilies:\n  "openai:my-reasoner*": {family: reasoning, accepts: [seed, max_tokens],'
+        " token_param: max_completion_tokens, reasoning: true}\n"
+    )
+    resp = run(
+        call(OpenAIAdapter(ModelSpec.parse(f"openai:my-reasoner@{srv.url}/v1"), params=table), frames_request(1))
+    )
     assert resp.text == "\\boxed{3}"
 
 
 def test_length_with_empty_text_is_truncated_not_an_answer(srv: FakeServer, env) -> None:
-    srv.script("POST", CHAT, Reply(json=ok_completion(
-        model="o4-mini", choices=[{"index": 0, "finish_reason": "length",
-                                   "message": {"role": "assistant", "content": "", "refusal": None}}],
-        usage={"prompt_tokens": 900, "completion_tokens": 321, "total_tokens": 1221,
-               "completion_tokens_details": {"reasoning_tokens": 321}})))
+    srv.script(
+        "POST",
+        CHAT,
+        Reply(
+            json=ok_completion(
+                model="o4-mini",
+                choices=[
+                    {
+                        "index": 0,
+                        "finish_reason": "length",
+                        "message": {"role": "assistant", "content": "", "refusal": None},
+                    }
+                ],
+                usage={
+                    "prompt_tokens": 900,
+                    "completion_tokens": 321,
+                    "total_tokens": 1221,
+                    "completion_tokens_details": {"reasoning_tokens": 321},
+                },
+            )
+        ),
+    )
     with pytest.raises(ModelCallError) as err:
         run(call(hosted(srv, env), frames_request(1)))
     e = err.value
@@ -414,10 +546,24 @@ def test_length_with_empty_text_is_truncated_not_an_answer(srv: FakeServer, env)
     assert e.response is not None and e.response.usage.output_tokens == 321 and e.response.cost_usd > 0
     from vidaudit.core.types import Status
     from vidaudit.run.retry import Decision, RetryPolicy, status_for
+
     assert status_for(e.kind) is Status.TRUNCATED and RetryPolicy().decide(e.kind) is Decision.GIVE_UP
     # text cut by the limit is still an answer: the suite's parser decides
-    srv.script("POST", CHAT, Reply(json=ok_completion(choices=[{"index": 0, "finish_reason": "length", "message": {
-        "role": "assistant", "content": "The count is \\boxed{3} because", "refusal": None}}])))
+    srv.script(
+        "POST",
+        CHAT,
+        Reply(
+            json=ok_completion(
+                choices=[
+                    {
+                        "index": 0,
+                        "finish_reason": "length",
+                        "message": {"role": "assistant", "content": "The count is \\boxed{3} because", "refusal": None},
+                    }
+                ]
+            )
+        ),
+    )
     assert run(call(hosted(srv, env), frames_request(1))).finish_reason == "length"
 
 
@@ -430,7 +576,7 @@ def colour_mp4(path: Path, n: int, fps: float) -> Path:
     def f(i: int) -> np.ndarray:
         img = np.zeros((32, 32, 3), np.uint8)
         for b in range(8):  # the frame's index in binary, 4-pixel stripes: readable after a lossy encode
-            img[:, 4 * b: 4 * b + 4] = 255 * ((i >> b) & 1)
+            img[:, 4 * b : 4 * b + 4] = 255 * ((i >> b) & 1)
         return img
 
     write_video(path, (f(i) for i in range(n)), fps=fps, width=32, height=32)
@@ -456,25 +602,32 @@ class VLLMQwen:
         clip.write_bytes(base64.b64decode(url.split(",", 1)[1]))
         info = probe(clip)
         frames = list(iter_frames(clip))
-        keep = frames if self.num_frames < 0 or len(frames) <= self.num_frames else \
-            [frames[int(i)] for i in np.linspace(0, len(frames) - 1, self.num_frames).round()]
+        keep = (
+            frames
+            if self.num_frames < 0 or len(frames) <= self.num_frames
+            else [frames[int(i)] for i in np.linspace(0, len(frames) - 1, self.num_frames).round()]
+        )
         if self.family == "qwen2.5" and "fps" in kw:
             return Reply(status=400, json={"error": {"message": "Qwen2.5-VL: fps given but no video metadata"}})
         if self.family == "qwen3" and kw.get("do_sample_frames", True):
             want = max(1, int(info.n_frames / info.fps * float(kw.get("fps", 2))))
             idx = np.linspace(0, info.n_frames - 1, want).round().astype(int)
             if idx.max() >= len(keep):
-                return Reply(status=500, json={"error": {"message": f"index {idx.max()} is out of bounds for axis "
-                                                                    f"0 with size {len(keep)}"}})
+                return Reply(
+                    status=500,
+                    json={"error": {"message": f"index {idx.max()} is out of bounds for axis 0 with size {len(keep)}"}},
+                )
             keep = [keep[i] for i in idx]
-        self.seen = [sum(int(k[:, 4 * b: 4 * b + 4].mean() > 127) << b for b in range(8)) for k in keep]
+        self.seen = [sum(int(k[:, 4 * b : 4 * b + 4].mean() > 127) << b for b in range(8)) for k in keep]
         return Reply(json=ok_completion(text=f"\\boxed{{{len(keep)}}}"))
 
 
-@pytest.mark.parametrize("model,family", [("Qwen/Qwen3-VL-8B-Instruct", "qwen3"),
-                                          ("Qwen/Qwen2.5-VL-7B-Instruct", "qwen2.5")])
-def test_vllm_qwen_sees_exactly_the_selected_frames(srv: FakeServer, env, tmp_path: Path, model: str,
-                                                    family: str) -> None:
+@pytest.mark.parametrize(
+    "model,family", [("Qwen/Qwen3-VL-8B-Instruct", "qwen3"), ("Qwen/Qwen2.5-VL-7B-Instruct", "qwen2.5")]
+)
+def test_vllm_qwen_sees_exactly_the_selected_frames(
+    srv: FakeServer, env, tmp_path: Path, model: str, family: str
+) -> None:
     from vidaudit.core.timeline import Timeline
     from vidaudit.video.sampling import at_fps
 
@@ -482,8 +635,16 @@ def test_vllm_qwen_sees_exactly_the_selected_frames(srv: FakeServer, env, tmp_pa
     sel = at_fps(Timeline.constant(64, 32.0), 4.0)
     server = VLLMQwen(family)
     srv.script("POST", CHAT, default=server)
-    video = VideoPart(path=str(mp4), sha256=None, fps=4.0, duration_s=2.0, n_frames=64, source_fps=32.0,
-                      frame_indices=sel.indices, timestamps=sel.times)
+    video = VideoPart(
+        path=str(mp4),
+        sha256=None,
+        fps=4.0,
+        duration_s=2.0,
+        n_frames=64,
+        source_fps=32.0,
+        frame_indices=sel.indices,
+        timestamps=sel.times,
+    )
     req = Request(trial_id="t", parts=(video, TextPart("Count.")))
 
     # what vidaudit sent before: the whole file with do_sample_frames forced on
@@ -507,8 +668,16 @@ def test_clip_longer_than_the_server_keeps_is_refused(srv: FakeServer, env, tmp_
 
     mp4 = colour_mp4(tmp_path / "v.mp4", n=64, fps=32.0)
     sel = at_fps(Timeline.constant(64, 32.0), 20.0)  # 40 frames > 32
-    video = VideoPart(path=str(mp4), sha256=None, fps=20.0, duration_s=2.0, n_frames=64, source_fps=32.0,
-                      frame_indices=sel.indices, timestamps=sel.times)
+    video = VideoPart(
+        path=str(mp4),
+        sha256=None,
+        fps=20.0,
+        duration_s=2.0,
+        n_frames=64,
+        source_fps=32.0,
+        frame_indices=sel.indices,
+        timestamps=sel.times,
+    )
     req = Request(trial_id="t", parts=(video, TextPart("Count.")))
     with pytest.raises(ModelCallError) as err:
         run(call(OpenAIAdapter(ModelSpec.parse(f"openai:Qwen/Qwen3-VL-8B@{srv.url}/v1")), req))

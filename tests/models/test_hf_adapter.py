@@ -37,14 +37,19 @@ MAX_TOKENS = 6
 
 
 #: CPU and float32 on CI; a GPU check sets VIDAUDIT_TEST_DEVICE=cuda VIDAUDIT_TEST_DTYPE=bfloat16.
-DEVICE_KW = {"device": os.environ.get("VIDAUDIT_TEST_DEVICE", "cpu"),
-             "dtype": os.environ.get("VIDAUDIT_TEST_DTYPE", "float32")}
+DEVICE_KW = {
+    "device": os.environ.get("VIDAUDIT_TEST_DEVICE", "cpu"),
+    "dtype": os.environ.get("VIDAUDIT_TEST_DTYPE", "float32"),
+}
+
 
 @pytest.fixture(scope="session")
 def model_dirs(tmp_path_factory):
     root = tmp_path_factory.mktemp("tiny_hf")
-    return {"qwen2_5_vl": tiny_models.build_qwen2_5_vl(root / "qwen2_5_vl"),
-            "smolvlm": tiny_models.build_smolvlm(root / "smolvlm")}
+    return {
+        "qwen2_5_vl": tiny_models.build_qwen2_5_vl(root / "qwen2_5_vl"),
+        "smolvlm": tiny_models.build_smolvlm(root / "smolvlm"),
+    }
 
 
 @pytest.fixture(scope="session")
@@ -58,16 +63,18 @@ def video_path(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def adapters(model_dirs):
-    return {k: HFAdapter(ModelSpec(provider="hf", name=str(p)), batch_size=2, **DEVICE_KW)
-            for k, p in model_dirs.items()}
+    return {
+        k: HFAdapter(ModelSpec(provider="hf", name=str(p)), batch_size=2, **DEVICE_KW) for k, p in model_dirs.items()
+    }
 
 
 def _settings(**kw) -> GenerationSettings:
     return GenerationSettings(**{"temperature": 0.0, "max_tokens": MAX_TOKENS, **kw})
 
 
-def frames_request(trial_id: str = "frames", k: int = 3, prompt: str = "How many times does the ball bounce?",
-                   **kw) -> Request:
+def frames_request(
+    trial_id: str = "frames", k: int = 3, prompt: str = "How many times does the ball bounce?", **kw
+) -> Request:
     rng = np.random.default_rng(len(trial_id))
     parts: list = []
     for j in range(k):
@@ -79,8 +86,16 @@ def frames_request(trial_id: str = "frames", k: int = 3, prompt: str = "How many
 
 
 def native_request(video_path, trial_id: str = "native", indices=INDICES) -> Request:
-    part = VideoPart(path=str(video_path), sha256=None, fps=2.0, duration_s=N_FRAMES / FPS, n_frames=N_FRAMES,
-                     source_fps=FPS, frame_indices=tuple(indices), timestamps=tuple(i / FPS for i in indices))
+    part = VideoPart(
+        path=str(video_path),
+        sha256=None,
+        fps=2.0,
+        duration_s=N_FRAMES / FPS,
+        n_frames=N_FRAMES,
+        source_fps=FPS,
+        frame_indices=tuple(indices),
+        timestamps=tuple(i / FPS for i in indices),
+    )
     return Request(trial_id=trial_id, parts=(part, TextPart("Count the events.")), settings=_settings())
 
 
@@ -131,8 +146,9 @@ def test_qwen_native_video_keeps_exactly_the_listed_frames(adapters, video_path)
     tp = ad.processor.video_processor.temporal_patch_size
     # 4 frames, temporal patch 2 -> a temporal grid of 2 (a resampled video would differ)
     assert batch.inputs["video_grid_thw"].tolist() == [[len(INDICES) // tp, SIZE // 8, SIZE // 8]]
-    assert count(batch.inputs["input_ids"][0], ad.processor.video_token_id) == \
-        len(INDICES) // tp * qwen_tokens_per_frame(ad)
+    assert count(batch.inputs["input_ids"][0], ad.processor.video_token_id) == len(
+        INDICES
+    ) // tp * qwen_tokens_per_frame(ad)
     # one temporal patch spans 2 frames 0.5 s apart
     assert batch.inputs["second_per_grid_ts"].tolist() == pytest.approx([tp * 5 / FPS])
     resp = asyncio.run(ad.generate(req))
@@ -210,8 +226,7 @@ def test_smolvlm_native_video_uses_the_true_timestamps(adapters, video_path):
     ad = adapters["smolvlm"]
     req = native_request(video_path)
     batch = ad.prepare([req])
-    assert count(batch.inputs["input_ids"][0], ad.processor.image_token_id) == \
-        len(INDICES) * smol_tokens_per_frame(ad)
+    assert count(batch.inputs["input_ids"][0], ad.processor.image_token_id) == len(INDICES) * smol_tokens_per_frame(ad)
     assert batch.inputs["pixel_values"].shape[:2] == (1, len(INDICES))
     # frames 0, 5, 10, 15 at 10 fps are at 0.0, 0.5, 1.0, 1.5 s (SmolVLM prints whole seconds)
     assert batch.prompts[0].count("<video>") == 1  # the processor expands it into timestamped frames
@@ -234,8 +249,12 @@ def test_smolvlm_batch_of_two(adapters, video_path):
 def test_smolvlm_mixed_requests_batch_like_single_ones(adapters, video_path):
     """Images with videos, or videos of different lengths, must not share a processor call."""
     ad = adapters["smolvlm"]
-    reqs = [frames_request("f", k=2), native_request(video_path, "n4"),
-            native_request(video_path, "n3", indices=(0, 3, 6)), frames_request("g", k=3)]
+    reqs = [
+        frames_request("f", k=2),
+        native_request(video_path, "n4"),
+        native_request(video_path, "n3", indices=(0, 3, 6)),
+        frames_request("g", k=3),
+    ]
     single = [int(ad.prepare([r]).inputs["attention_mask"].sum()) for r in reqs]
     out = asyncio.run(ad.generate_batch(reqs))
     assert [r.usage.input_tokens for r in out] == single
@@ -294,11 +313,20 @@ def test_out_of_memory_is_classified(adapters):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.one_of(st.text(alphabet="abc t=.0123456789s", min_size=1, max_size=12),
-                          st.integers(0, 1000)), min_size=1, max_size=8))
+@given(
+    st.lists(
+        st.one_of(st.text(alphabet="abc t=.0123456789s", min_size=1, max_size=12), st.integers(0, 1000)),
+        min_size=1,
+        max_size=8,
+    )
+)
 def test_messages_keep_part_order(items):
-    parts = tuple(TextPart(x) if isinstance(x, str)
-                  else ImagePart(np.full((4, 4, 3), x % 256, np.uint8), frame_index=x, t=x / FPS) for x in items)
+    parts = tuple(
+        TextPart(x)
+        if isinstance(x, str)
+        else ImagePart(np.full((4, 4, 3), x % 256, np.uint8), frame_index=x, t=x / FPS)
+        for x in items
+    )
     req = Request(trial_id="p", parts=parts)
     messages, images, videos, _ = build_messages(req, FAMILIES["qwen2_5_vl"], ["<|image_pad|>"])
     content = messages[-1]["content"]
@@ -314,8 +342,10 @@ def test_messages_keep_part_order(items):
 @pytest.fixture(scope="module")
 def more_adapters(tmp_path_factory):
     root = tmp_path_factory.mktemp("tiny_hf_more")
-    built = {"qwen3_vl": tiny_models.build_qwen3_vl(root / "qwen3_vl"),
-             "llava_onevision": tiny_models.build_llava_onevision(root / "llava_onevision")}
+    built = {
+        "qwen3_vl": tiny_models.build_qwen3_vl(root / "qwen3_vl"),
+        "llava_onevision": tiny_models.build_llava_onevision(root / "llava_onevision"),
+    }
     return {k: HFAdapter(ModelSpec(provider="hf", name=str(p)), batch_size=2, **DEVICE_KW) for k, p in built.items()}
 
 

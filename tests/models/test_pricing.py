@@ -43,7 +43,8 @@ def test_cost_formula_unknown_and_local() -> None:
     usage = Usage(input_tokens=1_000_000, output_tokens=100_000, cached_tokens=200_000, reasoning_tokens=50_000)
     # gemini-2.5-flash estimate: 0.30 in, 0.075 cached, 2.50 out
     assert cost_usd(ModelSpec.parse("gemini:gemini-2.5-flash"), usage) == pytest.approx(
-        0.8 * 0.30 + 0.2 * 0.075 + 0.1 * 2.50)
+        0.8 * 0.30 + 0.2 * 0.075 + 0.1 * 2.50
+    )
     assert cost_usd(ModelSpec.parse("anthropic:claude-unknown-9"), usage) is None
     assert cost_usd(ModelSpec.parse("hf:Qwen/Qwen2.5-VL-7B-Instruct"), usage) is None  # hf reports its own 0
     assert cost_usd(ModelSpec.parse("openai:qwen@http://127.0.0.1:8000/v1"), usage) == 0.0
@@ -52,8 +53,10 @@ def test_cost_formula_unknown_and_local() -> None:
 
 def test_user_override(tmp_path: Path) -> None:
     p = tmp_path / "prices.yaml"
-    p.write_text('models:\n  "openai:gpt-4o": {input: 1.0, output: 2.0, estimate: false, as_of: "2030-01-01"}\n'
-                 '  "anthropic:claude-new*": {input: 5, output: 25}\n')
+    p.write_text(
+        'models:\n  "openai:gpt-4o": {input: 1.0, output: 2.0, estimate: false, as_of: "2030-01-01"}\n'
+        '  "anthropic:claude-new*": {input: 5, output: 25}\n'
+    )
     table = load_prices(p)
     assert table.lookup(ModelSpec.parse("openai:gpt-4o")).input == 1.0
     assert table.lookup(ModelSpec.parse("anthropic:claude-new-1")).output == 25
@@ -63,13 +66,16 @@ def test_user_override(tmp_path: Path) -> None:
     assert cost_usd(ModelSpec.parse("anthropic:claude-new-1"), usage, table) == pytest.approx(5.0)
 
 
-@pytest.mark.parametrize("text, match", [
-    ("models:\n  gpt-4o: {input: 1, output: 2}\n", "provider:name"),
-    ('models:\n  "openai:x": {input: -1, output: 2}\n', "input"),
-    ('models:\n  "openai:x": {input: 1, output: 2, colour: red}\n', "colour"),
-    ("nothing: here\n", "models"),
-    ("models: [unclosed\n", "YAML"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("models:\n  gpt-4o: {input: 1, output: 2}\n", "provider:name"),
+        ('models:\n  "openai:x": {input: -1, output: 2}\n', "input"),
+        ('models:\n  "openai:x": {input: 1, output: 2, colour: red}\n', "colour"),
+        ("nothing: here\n", "models"),
+        ("models: [unclosed\n", "YAML"),
+    ],
+)
 def test_bad_price_files_explain_themselves(tmp_path: Path, text: str, match: str) -> None:
     p = tmp_path / "bad.yaml"
     p.write_text(text)
@@ -104,16 +110,28 @@ def test_token_rules_of_thumb() -> None:
         estimate_request_tokens(1, 32, 32, 0, provider="mystery")
 
 
-@given(st.sampled_from(["openai", "gemini", "anthropic", "open"]), st.integers(0, 200), st.integers(1, 4096),
-       st.integers(1, 4096), st.integers(0, 5000))
+@given(
+    st.sampled_from(["openai", "gemini", "anthropic", "open"]),
+    st.integers(0, 200),
+    st.integers(1, 4096),
+    st.integers(1, 4096),
+    st.integers(0, 5000),
+)
 def test_estimates_grow_with_images(provider: str, n: int, w: int, h: int, chars: int) -> None:
     a = estimate_request_tokens(n, w, h, chars, provider=provider)
     b = estimate_request_tokens(n + 1, w, h, chars, provider=provider)
     assert 0 <= a < b
 
 
-@pytest.mark.parametrize("url, local", [("http://127.0.0.1:8000/v1", True), ("http://localhost:1/v1", True),
-                                        ("http://10.0.0.5/v1", True), ("https://api.together.xyz/v1", False),
-                                        (None, False)])
+@pytest.mark.parametrize(
+    "url, local",
+    [
+        ("http://127.0.0.1:8000/v1", True),
+        ("http://localhost:1/v1", True),
+        ("http://10.0.0.5/v1", True),
+        ("https://api.together.xyz/v1", False),
+        (None, False),
+    ],
+)
 def test_local_endpoints(url: str | None, local: bool) -> None:
     assert is_local_endpoint(url) is local

@@ -64,15 +64,30 @@ def frames_request(k: int = 3) -> Request:
         parts.append(TextPart(f"t={j * 0.5:.2f}s"))
         parts.append(ImagePart(rng.integers(0, 256, (SIZE, SIZE, 3), dtype=np.uint8), frame_index=5 * j, t=j * 0.5))
     parts.append(TextPart("How many times does the ball bounce?"))
-    return Request(trial_id="frames", parts=tuple(parts), system="Count carefully.",
-                   settings=GenerationSettings(temperature=0.0, max_tokens=6))
+    return Request(
+        trial_id="frames",
+        parts=tuple(parts),
+        system="Count carefully.",
+        settings=GenerationSettings(temperature=0.0, max_tokens=6),
+    )
 
 
 def native_request(path: Path, indices=(0, 5, 10, 15)) -> Request:
-    part = VideoPart(path=str(path), sha256=None, fps=2.0, duration_s=N_FRAMES / FPS, n_frames=N_FRAMES,
-                     source_fps=FPS, frame_indices=tuple(indices), timestamps=tuple(i / FPS for i in indices))
-    return Request(trial_id="native", parts=(part, TextPart("How many times does the light blink?")),
-                   settings=GenerationSettings(temperature=0.0, max_tokens=6))
+    part = VideoPart(
+        path=str(path),
+        sha256=None,
+        fps=2.0,
+        duration_s=N_FRAMES / FPS,
+        n_frames=N_FRAMES,
+        source_fps=FPS,
+        frame_indices=tuple(indices),
+        timestamps=tuple(i / FPS for i in indices),
+    )
+    return Request(
+        trial_id="native",
+        parts=(part, TextPart("How many times does the light blink?")),
+        settings=GenerationSettings(temperature=0.0, max_tokens=6),
+    )
 
 
 def run_processor(processor, item: dict):
@@ -128,8 +143,13 @@ def test_families_without_fps_timing_get_no_fps(processor, video_path) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(start=st.integers(0, 500), step=st.integers(1, 40), n=st.integers(1, 32),
-       fps=st.floats(1.0, 120.0, allow_nan=False), tp=st.sampled_from([1, 2, 4]))
+@given(
+    start=st.integers(0, 500),
+    step=st.integers(1, 40),
+    n=st.integers(1, 32),
+    fps=st.floats(1.0, 120.0, allow_nan=False),
+    tp=st.sampled_from([1, 2, 4]),
+)
 def test_effective_fps_is_the_rate_of_the_frames_sent(start: int, step: int, n: int, fps: float, tp: int) -> None:
     meta = {"frames_indices": [start + step * i for i in range(n)], "fps": fps}
     rate = effective_fps(meta)
@@ -137,8 +157,12 @@ def test_effective_fps_is_the_rate_of_the_frames_sent(start: int, step: int, n: 
     assert tp / rate == pytest.approx(_seconds_per_grid([meta], tp)[0])
 
 
-@given(seed=st.one_of(st.none(), st.integers(0, 2**40)), temperature=st.one_of(st.none(), st.floats(0, 2)),
-       max_tokens=st.one_of(st.none(), st.integers(1, 4096)), trial=st.text(min_size=1, max_size=20))
+@given(
+    seed=st.one_of(st.none(), st.integers(0, 2**40)),
+    temperature=st.one_of(st.none(), st.floats(0, 2)),
+    max_tokens=st.one_of(st.none(), st.integers(1, 4096)),
+    trial=st.text(min_size=1, max_size=20),
+)
 def test_sampling_is_always_seeded_and_greedy_at_zero(seed, temperature, max_tokens, trial) -> None:
     s = GenerationSettings(seed=seed, temperature=temperature, max_tokens=max_tokens, top_p=0.9)
     kw = sampling_kwargs(s, trial)
@@ -156,8 +180,13 @@ def test_seeds_differ_between_trials() -> None:
 
 def test_response_keeps_usage_and_finish_reason() -> None:
     r = response_from("\\boxed{3}", 120, 7, "stop", 0.5, "qwen2_5_vl:x@local; vllm 0.11; auto; frames=exact")
-    assert (r.text, r.usage.input_tokens, r.usage.output_tokens, r.finish_reason, r.cost_usd) == \
-        ("\\boxed{3}", 120, 7, "stop", 0.0)
+    assert (r.text, r.usage.input_tokens, r.usage.output_tokens, r.finish_reason, r.cost_usd) == (
+        "\\boxed{3}",
+        120,
+        7,
+        "stop",
+        0.0,
+    )
 
 
 @pytest.mark.skipif(HAVE_VLLM, reason="vllm is installed here: the missing-extra message cannot be shown")
@@ -172,15 +201,22 @@ def test_bad_options_are_config_errors(model_dir: Path) -> None:
         make_adapter(ModelSpec.parse(f"vllm:{model_dir}"), options={"warp": 9})
 
 
-GPU_REASON = ("vllm is not installed" if not HAVE_VLLM else
-              "no GPU: vLLM's engine needs one" if not torch.cuda.is_available() else "")
+GPU_REASON = (
+    "vllm is not installed"
+    if not HAVE_VLLM
+    else "no GPU: vLLM's engine needs one"
+    if not torch.cuda.is_available()
+    else ""
+)
 
 
 @pytest.mark.skipif(bool(GPU_REASON), reason=GPU_REASON or "runs")
 def test_the_engine_answers_and_counts_the_hf_adapters_prompt_tokens(model_dir: Path, processor, video_path) -> None:
     os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
-    ad = make_adapter(ModelSpec.parse(f"vllm:{model_dir}"), options={"gpu_memory_utilization": 0.2,
-                                                                     "max_model_len": 4096, "enforce_eager": True})
+    ad = make_adapter(
+        ModelSpec.parse(f"vllm:{model_dir}"),
+        options={"gpu_memory_utilization": 0.2, "max_model_len": 4096, "enforce_eager": True},
+    )
     reqs = [frames_request(), native_request(video_path)]
     try:
         responses = asyncio.run(ad.generate_batch(reqs))

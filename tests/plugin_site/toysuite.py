@@ -45,11 +45,24 @@ def generate_toy(out: Path, seeds: int = 2) -> Path:
             (out / "videos").mkdir(exist_ok=True)
             write_video(out / rel, [frame] * 20, 10.0, 96, 64)
             info = probe(out / rel)
-            samples.append(Sample(sample_id=f"toy-{name}-{seed}", suite="toy", params={"colour": name, "seed": seed},
-                                  question="What colour is the screen?", answer=name,
-                                  video=VideoRef(path=rel, sha256=sha256_file(out / rel), fps=info.fps,
-                                                 width=info.width, height=info.height, n_frames=info.n_frames,
-                                                 duration_s=info.duration_s)))
+            samples.append(
+                Sample(
+                    sample_id=f"toy-{name}-{seed}",
+                    suite="toy",
+                    params={"colour": name, "seed": seed},
+                    question="What colour is the screen?",
+                    answer=name,
+                    video=VideoRef(
+                        path=rel,
+                        sha256=sha256_file(out / rel),
+                        fps=info.fps,
+                        width=info.width,
+                        height=info.height,
+                        n_frames=info.n_frames,
+                        duration_s=info.duration_s,
+                    ),
+                )
+            )
     write_manifest(out, samples)
     write_dataset_info(out, {"suite": "toy", "n_samples": len(samples)})
     return out / "manifest.jsonl"
@@ -94,8 +107,11 @@ class ToySuite(Suite):
     def judge_prompt(self, sample, answer: str) -> Prompt | None:
         if _BOXED.search(answer or ""):
             return None
-        return Prompt("You grade answers.", f"The screen in the video is {sample.answer}. Does this answer say so? "
-                                            f"Answer: {answer!r}. Reply with JSON only: {{\"names_colour\": true|false}}")
+        return Prompt(
+            "You grade answers.",
+            f"The screen in the video is {sample.answer}. Does this answer say so? "
+            f'Answer: {answer!r}. Reply with JSON only: {{"names_colour": true|false}}',
+        )
 
     def score(self, trial: ScoreInput) -> TrialScore:
         from vidaudit.score.judge import read_verdict
@@ -107,15 +123,19 @@ class ToySuite(Suite):
                 return TrialScore.unjudged({"judge": "none"})
             v = read_verdict(judgement, "names_colour")
             if not v.ok:
-                return TrialScore(correct=False, parse=ParseResult(method="judge_unparseable"),
-                                  metrics={"judge": "unparseable"})
-            return TrialScore(correct=bool(v.value), parse=ParseResult(value=str(v.value), method="judged"),
-                              metrics={"judge": "ok"})
+                return TrialScore(
+                    correct=False, parse=ParseResult(method="judge_unparseable"), metrics={"judge": "unparseable"}
+                )
+            return TrialScore(
+                correct=bool(v.value), parse=ParseResult(value=str(v.value), method="judged"), metrics={"judge": "ok"}
+            )
         if m is None:
             return TrialScore(correct=False, parse=ParseResult(method="unparseable"))
-        return TrialScore(correct=m.group(1) == sample.answer, parse=ParseResult(value=m.group(1), method="boxed",
-                                                                                   span=m.span()),
-                          metrics={"said": m.group(1)})
+        return TrialScore(
+            correct=m.group(1) == sample.answer,
+            parse=ParseResult(value=m.group(1), method="boxed", span=m.span()),
+            metrics={"said": m.group(1)},
+        )
 
     def aggregate(self, inputs: AggregateInput) -> SuiteReport:
         records = inputs.records
@@ -125,20 +145,40 @@ class ToySuite(Suite):
         for m in models:
             for c in conds:
                 acc[f"{m}|{c}"] = counted(r for r in records if r.model == m and r.condition == c).rate
-        table = Table(id="toy-accuracy", title="Accuracy", columns=["model", "condition", "accuracy"], key_columns=2,
-                      rows=[[m, c, "-" if acc[f"{m}|{c}"] is None else f"{acc[f'{m}|{c}']:.2f}"]
-                            for m in models for c in conds])
-        fig = GridFigure(id="toy-grid", title="accuracy by model and condition", row_label="model",
-                         col_label="condition", rows=models, cols=conds,
-                         values=[[acc[f"{m}|{c}"] for c in conds] for m in models])
-        return SuiteReport(results={"accuracy": acc},
-                           sections=[Section(id="toy", title="Toy accuracy", figures=[fig], tables=[table])],
-                           notes=["toy suite: three colours"])
+        table = Table(
+            id="toy-accuracy",
+            title="Accuracy",
+            columns=["model", "condition", "accuracy"],
+            key_columns=2,
+            rows=[[m, c, "-" if acc[f"{m}|{c}"] is None else f"{acc[f'{m}|{c}']:.2f}"] for m in models for c in conds],
+        )
+        fig = GridFigure(
+            id="toy-grid",
+            title="accuracy by model and condition",
+            row_label="model",
+            col_label="condition",
+            rows=models,
+            cols=conds,
+            values=[[acc[f"{m}|{c}"] for c in conds] for m in models],
+        )
+        return SuiteReport(
+            results={"accuracy": acc},
+            sections=[Section(id="toy", title="Toy accuracy", figures=[fig], tables=[table])],
+            notes=["toy suite: three colours"],
+        )
 
     def viewer_trial(self, record, sample, raw_text) -> ViewerTrial:
-        return ViewerTrial(trial_id=record.trial_id, sample_id=record.sample_id, model=record.model,
-                           condition=record.condition, group=str(sample.params["colour"]), status=record.status,
-                           correct=record.correct, columns={"answer": str(sample.answer)}, raw_text=raw_text or "")
+        return ViewerTrial(
+            trial_id=record.trial_id,
+            sample_id=record.sample_id,
+            model=record.model,
+            condition=record.condition,
+            group=str(sample.params["colour"]),
+            status=record.status,
+            correct=record.correct,
+            columns={"answer": str(sample.answer)},
+            raw_text=raw_text or "",
+        )
 
 
 SUITE = ToySuite()

@@ -71,7 +71,8 @@ def test_report_in_headless_chromium(tmp_path: Path, shots: Path) -> None:
 
             # Heatmaps: one per model x condition x domain, every image decoded by the browser.
             sizes = page.eval_on_selector_all(
-                "figure.figure-grid img", "imgs => imgs.map(i => [i.complete, i.naturalWidth, i.naturalHeight])")
+                "figure.figure-grid img", "imgs => imgs.map(i => [i.complete, i.naturalWidth, i.naturalHeight])"
+            )
             assert len(sizes) == n_heatmaps
             assert all(done and w > 0 and h > 0 for done, w, h in sizes), sizes
             page.screenshot(path=str(shots / "report_top.png"))
@@ -90,7 +91,15 @@ def test_report_in_headless_chromium(tmp_path: Path, shots: Path) -> None:
             assert page.locator("#trial-rows tr").count() == 1
             page.select_option("#f-group", "")
             assert page.locator("#trial-table thead th").all_inner_texts() == [
-                "model", "condition", "domain", "N", "F (Hz)", "predicted", "F1", "ok"]
+                "model",
+                "condition",
+                "domain",
+                "N",
+                "F (Hz)",
+                "predicted",
+                "F1",
+                "ok",
+            ]
             page.click('#trial-rows tr[data-trial-id="t-faithful"]')
             assert page.get_attribute("#detail-body", "data-trial-id") == "t-faithful"
             assert page.locator("#timeline .match-line").count() == 3
@@ -105,8 +114,9 @@ def test_report_in_headless_chromium(tmp_path: Path, shots: Path) -> None:
             assert page.locator("#timeline .ev-rep").count() == len(tl.reported_events)
             assert page.locator("#timeline .match-line").count() == len(tl.matches) > 0
             assert page.locator("#timeline .ev-true.missed").count() == len(tl.true_events) - len(tl.matches)
-            assert page.locator("#timeline .ev-rep.unmatched").count() == (
-                len(tl.reported_events) - len(tl.matches)) > 0
+            assert (
+                page.locator("#timeline .ev-rep.unmatched").count() == (len(tl.reported_events) - len(tl.matches)) > 0
+            )
             assert page.locator("#timeline .window").count() == len(tl.true_events)
             assert page.locator("#timeline .frame-tick").count() == len(inject.frames)
             facts = page.locator("#detail-facts dt").all_inner_texts()
@@ -138,11 +148,18 @@ def test_report_in_headless_chromium(tmp_path: Path, shots: Path) -> None:
 
             # A report no suite made: its figures load, its viewer lists its own columns, no timeline.
             page.goto(g_url, wait_until="load")
-            sizes = page.eval_on_selector_all("figure.figure img",
-                                              "imgs => imgs.map(i => [i.complete, i.naturalWidth])")
+            sizes = page.eval_on_selector_all(
+                "figure.figure img", "imgs => imgs.map(i => [i.complete, i.naturalWidth])"
+            )
             assert len(sizes) == 2 and all(done and w > 0 for done, w in sizes), sizes
             assert page.locator("#trial-table thead th").all_inner_texts() == [
-                "model", "condition", "probe", "score", "verdict", "ok"]
+                "model",
+                "condition",
+                "probe",
+                "score",
+                "verdict",
+                "ok",
+            ]
             assert page.locator("#trial-rows tr").count() == len(g_trials)
             page.select_option("#f-group", "y")
             assert page.locator("#trial-rows tr").count() == 3
@@ -160,9 +177,11 @@ def test_report_in_headless_chromium(tmp_path: Path, shots: Path) -> None:
             page.goto(svg_url.resolve().as_uri(), wait_until="load")
             assert page.locator("figure.figure img").count() == 0
             grids = page.eval_on_selector_all(
-                "figure.figure-grid svg", "ss => ss.map(s => { const b = s.getBoundingClientRect(); return "
+                "figure.figure-grid svg",
+                "ss => ss.map(s => { const b = s.getBoundingClientRect(); return "
                 "[b.width, b.height, [...s.querySelectorAll('g.cell text.v')].map(t => t.textContent), "
-                "s.closest('figure').dataset.figureId]; })")
+                "s.closest('figure').dataset.figureId]; })",
+            )
             assert len(grids) == n_heatmaps
             figs = {f.id: f for sec in report.sections for f in sec.figures}
             for w, h, texts, fid in grids:
@@ -172,8 +191,10 @@ def test_report_in_headless_chromium(tmp_path: Path, shots: Path) -> None:
             first = page.locator("figure.figure-grid svg g.cell").first
             assert first.locator("title").text_content().count(" · ") >= 1  # the cell's tooltip names it
             page.locator("#sec-surfaces").screenshot(path=str(shots / "report_surfaces_svg.png"))
-            lines = page.eval_on_selector_all("figure.figure-line svg", "ss => ss.map(s => [s.getBoundingClientRect()"
-                                              ".width, s.querySelectorAll('polyline').length])")
+            lines = page.eval_on_selector_all(
+                "figure.figure-line svg",
+                "ss => ss.map(s => [s.getBoundingClientRect().width, s.querySelectorAll('polyline').length])",
+            )
             assert lines and all(w > 150 and n > 0 for w, n in lines), lines
             page.goto(g_svg_url, wait_until="load")
             assert page.locator("figure.figure svg").count() == 2

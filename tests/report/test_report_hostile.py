@@ -28,8 +28,23 @@ from vidaudit.report.tables import md_escape
 #: raw HTML on: what a renderer that passes HTML through would do with report.md
 MD = MarkdownIt("commonmark", {"html": True}).enable("table").enable("strikethrough")
 #: markup that user text must never produce
-FORBIDDEN = {"html_inline", "html_block", "link_open", "image", "code_inline", "s_open", "em_open", "strong_open",
-             "code_block", "fence", "heading_open", "bullet_list_open", "ordered_list_open", "blockquote_open", "hr"}
+FORBIDDEN = {
+    "html_inline",
+    "html_block",
+    "link_open",
+    "image",
+    "code_inline",
+    "s_open",
+    "em_open",
+    "strong_open",
+    "code_block",
+    "fence",
+    "heading_open",
+    "bullet_list_open",
+    "ordered_list_open",
+    "blockquote_open",
+    "hr",
+}
 
 HOSTILE = [
     "<script>alert('model')</script>",
@@ -78,9 +93,30 @@ def _flat(s: str) -> str:
     return " ".join(s.split())
 
 
-_PIECES = st.sampled_from(list("<>&[]()!*_`~|\\#-+=.:;/ \"'aZ09é\n\t{}?@$") + [
-    "1.", "2)", "***", "---", "___", "===", "    ", "&lt;", "&#60;", "http://x", "<b>", "</b>", "<!--", "-->",
-    "<a@b.c>", "[^1]", "<script>", "onerror=", "javascript:"])
+_PIECES = st.sampled_from(
+    list("<>&[]()!*_`~|\\#-+=.:;/ \"'aZ09é\n\t{}?@$")
+    + [
+        "1.",
+        "2)",
+        "***",
+        "---",
+        "___",
+        "===",
+        "    ",
+        "&lt;",
+        "&#60;",
+        "http://x",
+        "<b>",
+        "</b>",
+        "<!--",
+        "-->",
+        "<a@b.c>",
+        "[^1]",
+        "<script>",
+        "onerror=",
+        "javascript:",
+    ]
+)
 
 
 @given(st.lists(_PIECES, max_size=30).map("".join))
@@ -91,8 +127,11 @@ def test_md_escape_reads_back_exactly_and_makes_no_markup(text: str) -> None:
     want = _flat(text)
     for where in ("{}", "- {}", "### {}", "| a | b |\n| --- | --- |\n| {} | x |"):
         doc = where.format(escaped)
-        made = _types(MD.parse(doc)) - ({"bullet_list_open"} if where.startswith("-") else set()) \
+        made = (
+            _types(MD.parse(doc))
+            - ({"bullet_list_open"} if where.startswith("-") else set())
             - ({"heading_open"} if where.startswith("#") else set())
+        )
         assert not made & FORBIDDEN, (where, text, escaped)
         got = _text(MD.render(doc))
         if where.startswith("|"):
@@ -107,8 +146,18 @@ def test_md_escape_reads_back_exactly_and_makes_no_markup(text: str) -> None:
 
 def test_md_escape_keeps_plain_labels_readable() -> None:
     """Characters that cannot start markup stay as they are, so report.md reads well as text too."""
-    for plain in ("bounce_ball", "native@all/structured_trace", "N*(F) — N* by F (Hz)", '{"k": [1, 2]}', "<1",
-                  "a < b > c", "-0.05", "12.5", "A & B", "50% $5"):
+    for plain in (
+        "bounce_ball",
+        "native@all/structured_trace",
+        "N*(F) — N* by F (Hz)",
+        '{"k": [1, 2]}',
+        "<1",
+        "a < b > c",
+        "-0.05",
+        "12.5",
+        "A & B",
+        "50% $5",
+    ):
         assert md_escape(plain) == plain
 
 
@@ -128,8 +177,18 @@ def _check_markdown(md_path: Path, expected: list[str]) -> str:
     md = md_path.read_text(encoding="utf-8")
     tokens = MD.parse(md)
     made = _types(tokens)
-    assert not made & {"html_inline", "html_block", "link_open", "image", "code_inline", "s_open", "code_block",
-                       "fence", "blockquote_open", "hr"}, made
+    assert not made & {
+        "html_inline",
+        "html_block",
+        "link_open",
+        "image",
+        "code_inline",
+        "s_open",
+        "code_block",
+        "fence",
+        "blockquote_open",
+        "hr",
+    }, made
     html = MD.render(md)
     assert "<script" not in html and "<img" not in html and "<svg" not in html and "<a " not in html
     text = _text(html)
@@ -151,7 +210,7 @@ def _split_row(row: str) -> list[str]:
     while i < len(body) - 1:
         ch = body[i]
         if ch == "\\" and i + 1 < len(body) - 1:
-            cur += body[i:i + 2]
+            cur += body[i : i + 2]
             i += 2
             continue
         if ch == "|":
@@ -170,21 +229,49 @@ def hostile_reports(smoke_dir: Path, tmp_path_factory: pytest.TempPathFactory) -
     study answered by annotators with hostile ids, and its report."""
     root = tmp_path_factory.mktemp("hostile")
     samples = load_samples(smoke_dir)[:3]
-    lines = [{"sample_id": samples[i % 3].sample_id, "response": f"{h} \\boxed{{1}}", "model": h,
-              "condition": f"c {h}"} for i, h in enumerate(HOSTILE)]
+    lines = [
+        {"sample_id": samples[i % 3].sample_id, "response": f"{h} \\boxed{{1}}", "model": h, "condition": f"c {h}"}
+        for i, h in enumerate(HOSTILE)
+    ]
     (root / "responses.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
-    _cli("score-responses", "--suite", "counting", "--samples", smoke_dir, "--responses", root / "responses.jsonl",
-         "--out", root / "scores.jsonl", "--report", root / "responses-report")
+    _cli(
+        "score-responses",
+        "--suite",
+        "counting",
+        "--samples",
+        smoke_dir,
+        "--responses",
+        root / "responses.jsonl",
+        "--out",
+        root / "scores.jsonl",
+        "--report",
+        root / "responses-report",
+    )
 
     run = root / "run"
-    _cli("run", "counting", "--data", smoke_dir, "--model", "oracle", "--model", f"constant:{HOSTILE[1]}",
-         "--condition", "frames@1", "--limit", "4", "--out", run)
+    _cli(
+        "run",
+        "counting",
+        "--data",
+        smoke_dir,
+        "--model",
+        "oracle",
+        "--model",
+        f"constant:{HOSTILE[1]}",
+        "--condition",
+        "frames@1",
+        "--limit",
+        "4",
+        "--out",
+        run,
+    )
     _cli("human-study", "export", run, "--out", root / "study.html", "--sample", "4")
     manifest = json.loads((root / "study.json").read_text())
     for n, annotator in enumerate((HOSTILE[0], HOSTILE[2] + " " + HOSTILE[5])):
         answers = {it["item_id"]: f"\\boxed{{{it['correct']}}}" for it in manifest["items"]}
-        (root / f"answers{n}.json").write_text(json.dumps({"annotator": annotator, "study": manifest["study"],
-                                                           "answers": answers}))
+        (root / f"answers{n}.json").write_text(
+            json.dumps({"annotator": annotator, "study": manifest["study"], "answers": answers})
+        )
     _cli("human-study", "import", root / "answers0.json", root / "answers1.json", "--into", run)
     _cli("report", run)
     return {"responses": root / "responses-report", "run": run / "report"}
@@ -197,12 +284,10 @@ def test_hostile_labels_in_report_md_stay_text(hostile_reports: dict[str, Path])
 def test_hostile_model_and_annotator_ids_in_report_md_stay_text(hostile_reports: dict[str, Path]) -> None:
     md = (hostile_reports["run"] / "report.md").read_text(encoding="utf-8")
     assert "## Human study" in md
-    _check_markdown(hostile_reports["run"] / "report.md",
-                    [HOSTILE[1], HOSTILE[0], HOSTILE[2] + " " + HOSTILE[5]])
+    _check_markdown(hostile_reports["run"] / "report.md", [HOSTILE[1], HOSTILE[0], HOSTILE[2] + " " + HOSTILE[5]])
 
 
-def test_no_script_fires_from_any_report_format_in_chromium(hostile_reports: dict[str, Path],
-                                                            tmp_path: Path) -> None:
+def test_no_script_fires_from_any_report_format_in_chromium(hostile_reports: dict[str, Path], tmp_path: Path) -> None:
     """report.md rendered with raw HTML on (no CSP: the worst viewer) and report.html, in headless Chromium:
     no dialog, no page error, no request leaves file://."""
     from browser import CHROMIUM, LAUNCH_ARGS, require_browser
@@ -213,9 +298,12 @@ def test_no_script_fires_from_any_report_format_in_chromium(hostile_reports: dic
     pages = []
     for name, folder in hostile_reports.items():
         md_page = tmp_path / f"{name}-md.html"
-        md_page.write_text("<!DOCTYPE html><meta charset='utf-8'><body>"
-                           + MD.render((folder / "report.md").read_text(encoding="utf-8")) + "</body>",
-                           encoding="utf-8")
+        md_page.write_text(
+            "<!DOCTYPE html><meta charset='utf-8'><body>"
+            + MD.render((folder / "report.md").read_text(encoding="utf-8"))
+            + "</body>",
+            encoding="utf-8",
+        )
         pages += [md_page, folder / "report.html"]
     dialogs: list[str] = []
     outside: list[str] = []

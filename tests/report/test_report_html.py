@@ -68,10 +68,14 @@ COUNTS = [0, 1, 2, 3, 4, 6]
 FREQS = [0.5, 1.0, 2.0, 4.0]
 SEEDS = 4
 MALICIOUS = "<script>alert(1)</script><img src=x onerror=alert(2)>"
-INJECTED = ("I counted 3.</pre><script>window.__pwned = 1</script>"
-            "<img src=x onerror=\"window.__pwned2 = 1\"><b>bold?</b> \\boxed{3}")
-NOTES = ["cells where frames@1 cannot show the events: bounce_ball F>=2.0 Hz",
-         "τ = 0.80; Wilson boundaries use the 95% lower bound"]
+INJECTED = (
+    "I counted 3.</pre><script>window.__pwned = 1</script>"
+    '<img src=x onerror="window.__pwned2 = 1"><b>bold?</b> \\boxed{3}'
+)
+NOTES = [
+    "cells where frames@1 cannot show the events: bounce_ball F>=2.0 Hz",
+    "τ = 0.80; Wilson boundaries use the 95% lower bound",
+]
 #: labels that would crash matplotlib's mathtext (or be typeset) if it parsed them
 DOLLAR_LABELS = ["a$b$c", "$\\notacommand{x}$", "cost $5 | $6", "50% $\\frac{1}{0}$"]
 
@@ -82,13 +86,26 @@ DOLLAR_LABELS = ["a$b$c", "$\\notacommand{x}$", "cost $5 | $6", "50% $\\frac{1}{
 def sample(domain: str, n: int, f: float, seed: int) -> Sample:
     times = [2.0 + i / f for i in range(n)]
     after = {"bounce_ball": lambda i: ("left", "right")[i % 2], "state_machine": lambda i: "ABCD"[(i + 1) % 4]}
-    events = tuple(Event(t=t, frame=int(t * 30), type="e", state_after=after[domain](i), count=i + 1)
-                   for i, t in enumerate(times))
-    return Sample(sample_id=f"{domain}-N{n}-F{f}-s{seed}", suite="counting",
-                  params={"domain": domain, "n_events": n, "frequency_hz": f, "seed": seed}, question="?",
-                  answer=n, trace=Trace(events=events),
-                  video=VideoRef(path="v.mp4", sha256=f"vid-{domain}-{n}-{f}-{seed}", fps=30.0, width=8, height=8,
-                                 n_frames=720, duration_s=max(12.0, 4.0 + n / f)))
+    events = tuple(
+        Event(t=t, frame=int(t * 30), type="e", state_after=after[domain](i), count=i + 1) for i, t in enumerate(times)
+    )
+    return Sample(
+        sample_id=f"{domain}-N{n}-F{f}-s{seed}",
+        suite="counting",
+        params={"domain": domain, "n_events": n, "frequency_hz": f, "seed": seed},
+        question="?",
+        answer=n,
+        trace=Trace(events=events),
+        video=VideoRef(
+            path="v.mp4",
+            sha256=f"vid-{domain}-{n}-{f}-{seed}",
+            fps=30.0,
+            width=8,
+            height=8,
+            n_frames=720,
+            duration_s=max(12.0, 4.0 + n / f),
+        ),
+    )
 
 
 def ledger(s: Sample, count: int | None = None, shift: float = 0.0) -> str:
@@ -96,16 +113,27 @@ def ledger(s: Sample, count: int | None = None, shift: float = 0.0) -> str:
     return "\n".join(lines + [f"Final answer: \\boxed{{{len(lines) if count is None else count}}}"])
 
 
-def score_record(s: Sample, text: str | None, model: str, condition: str, status: str = "ok",
-                 trial_id: str | None = None) -> ScoreRecord:
+def score_record(
+    s: Sample, text: str | None, model: str, condition: str, status: str = "ok", trial_id: str | None = None
+) -> ScoreRecord:
     """A ScoreRecord as the score stage writes it: counting's TrialScore.to_dict() in ``metrics``."""
     ts = score_trial(s, text if status == "ok" else None, status)
     parse = ParseResult(value=ts.predicted_count, method=ts.parse_method, span=ts.parse_span) if ts.scored else None
-    return ScoreRecord(trial_id=trial_id or f"{model}|{condition}|{s.sample_id}", sample_id=s.sample_id,
-                       suite="counting", model=model, condition=condition, group_id=s.group_id, status=status,
-                       correct=ts.correct if ts.scored else None, parse=parse, params=dict(s.params),
-                       metrics=ts.to_dict(), usage={"input_tokens": 1200, "output_tokens": 80},
-                       cost_usd=0.002 if status == "ok" else None)
+    return ScoreRecord(
+        trial_id=trial_id or f"{model}|{condition}|{s.sample_id}",
+        sample_id=s.sample_id,
+        suite="counting",
+        model=model,
+        condition=condition,
+        group_id=s.group_id,
+        status=status,
+        correct=ts.correct if ts.scored else None,
+        parse=parse,
+        params=dict(s.params),
+        metrics=ts.to_dict(),
+        usage={"input_tokens": 1200, "output_tokens": 80},
+        cost_usd=0.002 if status == "ok" else None,
+    )
 
 
 def make_records(seed: int = 7, models: list[str] = MODELS) -> tuple[list[ScoreRecord], dict[str, Sample]]:
@@ -144,11 +172,16 @@ def make_results(records: list[ScoreRecord]) -> dict:
 
 def counting_report(records: list[ScoreRecord], results: dict) -> Report:
     models = sorted({r.model for r in records})
-    return make_report("counting", SuiteReport(results=results, sections=counting_sections(results), notes=NOTES),
-                       models=models, conditions=sorted({r.condition for r in records}),
-                       settings={m: {"temperature": 0.0, "max_tokens": 2048, "fps": None} for m in models},
-                       source={"run_dir": "runs/2026-08-06-lft"}, n_records=len(records),
-                       created_at="2026-08-06T12:00:00Z")
+    return make_report(
+        "counting",
+        SuiteReport(results=results, sections=counting_sections(results), notes=NOTES),
+        models=models,
+        conditions=sorted({r.condition for r in records}),
+        settings={m: {"temperature": 0.0, "max_tokens": 2048, "fps": None} for m in models},
+        source={"run_dir": "runs/2026-08-06-lft"},
+        n_records=len(records),
+        created_at="2026-08-06T12:00:00Z",
+    )
 
 
 def _frame(t: float, width: int = 320, height: int = 180) -> np.ndarray:
@@ -166,7 +199,7 @@ def _frames(n: int) -> list[tuple[int, float, np.ndarray]]:
 def make_trials() -> list[ViewerTrial]:
     """Four trials through counting's viewer_trial: injected text, a faithful trace, no events, an API error."""
     s_inject = sample("bounce_ball", 4, 1.0, 90)
-    inject_text = (INJECTED + "\n" + MALICIOUS + "\nEvents at 2.10s, 3.10s, 4.10s and 9.40s.")
+    inject_text = INJECTED + "\n" + MALICIOUS + "\nEvents at 2.10s, 3.10s, 4.10s and 9.40s."
     s_faith = sample("bounce_ball", 3, 0.5, 91)
     s_qwen = sample("state_machine", 2, 2.0, 92)
     s_err = sample("bounce_ball", 4, 1.0, 93)
@@ -194,8 +227,9 @@ def counting_data() -> tuple[list[ScoreRecord], dict[str, Sample], dict]:
 def written(tmp_path_factory: pytest.TempPathFactory, counting_data) -> tuple[Report, dict[str, Path], str]:
     records, _, results = counting_data
     report = counting_report(records, results)
-    paths = write_report(report, make_trials(), COUNTING_VIEWER, tmp_path_factory.mktemp("report"),
-                         n_trials_total=1460, figures="png")  # the papers' export; the default page: written_svg
+    paths = write_report(
+        report, make_trials(), COUNTING_VIEWER, tmp_path_factory.mktemp("report"), n_trials_total=1460, figures="png"
+    )  # the papers' export; the default page: written_svg
     return report, paths, paths["html"].read_text(encoding="utf-8")
 
 
@@ -204,8 +238,9 @@ def written_svg(tmp_path_factory: pytest.TempPathFactory, counting_data) -> tupl
     """The same report with the default figures: inline SVG drawn from the numbers."""
     records, _, results = counting_data
     report = counting_report(records, results)
-    paths = write_report(report, make_trials(), COUNTING_VIEWER, tmp_path_factory.mktemp("report-svg"),
-                         n_trials_total=1460)
+    paths = write_report(
+        report, make_trials(), COUNTING_VIEWER, tmp_path_factory.mktemp("report-svg"), n_trials_total=1460
+    )
     return report, paths, paths["html"].read_text(encoding="utf-8")
 
 
@@ -213,34 +248,82 @@ def written_svg(tmp_path_factory: pytest.TempPathFactory, counting_data) -> tupl
 
 
 def generic_report() -> tuple[Report, list[ViewerTrial], ViewerSpec]:
-    grid = GridFigure(id="g1", title="probe $x$ accuracy", group=["model a$b$c", "cond $\\alpha$"],
-                      row_label="depth $d$", col_label="width | w", rows=["shallow", "deep"],
-                      cols=["narrow", "$wide$", "a|b"], values=[[0.9, None, 0.1], [0.5, 0.25, 1.0]],
-                      annotations=[["9/10", "", "1/10"], ["5/10", "1/4", "$4/4$"]],
-                      outlined=[[True, False, False], [False, False, True]], value_label="rate $r$")
-    line = LineFigure(id="l1", title="drift over time", group=["model a$b$c"], x_label="step $t$",
-                      y_label="score", x=[1, 2, 4], y_min=0.0, y_max=1.0,
-                      series=[Series(name="arm $A$", y=[0.2, 0.4, None], low=[0.1, 0.3, None], high=[0.3, 0.5, None]),
-                              Series(name="arm B", y=[0.8, 0.7, 0.6])])
-    table = Table(id="t1", title="Probe table", columns=["probe", "score"], rows=[["x|y", "0.5"], ["$z$", "—"]],
-                  key_columns=1, caption="A table with awkward cells.")
-    report = Report(suite="stress", vidaudit_version="0.1.0", created_at="2026-08-07T00:00:00Z",
-                    models=["model a$b$c"], conditions=["cond $\\alpha$"],
-                    settings={"model a$b$c": {"temperature": 0.7, "extra": {"k": [1, 2]}}},
-                    notes=["a headline note <b>not bold</b>"],
-                    sections=[Section(id="probes", title="Probe results", lede="What the probes found.",
-                                      figures=[grid, line], tables=[table], notes=["section note"]),
-                              Section(id="empty", title="Nothing here", tables=[
-                                  Table(id="t2", title="Empty", columns=["a"])])],
-                    results={"score": 0.5, "by_probe": {"x": 1}})
-    spec = ViewerSpec(group_label="probe", columns=[ViewerColumn(key="score", label="score", numeric=True),
-                                                    ViewerColumn(key="verdict", label="verdict")])
-    trials = [ViewerTrial(trial_id=f"g-{i}", sample_id=f"s{i}", model="model a$b$c", condition="cond $\\alpha$",
-                          group=("x", "y")[i % 2], status="ok" if i < 5 else "timeout",
-                          correct=(i % 3 == 0) if i < 5 else None, columns={"score": i / 7, "verdict": f"v{i}"},
-                          facts=[("question", f"q{i} <i>?</i>")], raw_text=f"answer {i} {MALICIOUS}",
-                          grid_point=[i % 2])
-              for i in range(6)]
+    grid = GridFigure(
+        id="g1",
+        title="probe $x$ accuracy",
+        group=["model a$b$c", "cond $\\alpha$"],
+        row_label="depth $d$",
+        col_label="width | w",
+        rows=["shallow", "deep"],
+        cols=["narrow", "$wide$", "a|b"],
+        values=[[0.9, None, 0.1], [0.5, 0.25, 1.0]],
+        annotations=[["9/10", "", "1/10"], ["5/10", "1/4", "$4/4$"]],
+        outlined=[[True, False, False], [False, False, True]],
+        value_label="rate $r$",
+    )
+    line = LineFigure(
+        id="l1",
+        title="drift over time",
+        group=["model a$b$c"],
+        x_label="step $t$",
+        y_label="score",
+        x=[1, 2, 4],
+        y_min=0.0,
+        y_max=1.0,
+        series=[
+            Series(name="arm $A$", y=[0.2, 0.4, None], low=[0.1, 0.3, None], high=[0.3, 0.5, None]),
+            Series(name="arm B", y=[0.8, 0.7, 0.6]),
+        ],
+    )
+    table = Table(
+        id="t1",
+        title="Probe table",
+        columns=["probe", "score"],
+        rows=[["x|y", "0.5"], ["$z$", "—"]],
+        key_columns=1,
+        caption="A table with awkward cells.",
+    )
+    report = Report(
+        suite="stress",
+        vidaudit_version="0.1.0",
+        created_at="2026-08-07T00:00:00Z",
+        models=["model a$b$c"],
+        conditions=["cond $\\alpha$"],
+        settings={"model a$b$c": {"temperature": 0.7, "extra": {"k": [1, 2]}}},
+        notes=["a headline note <b>not bold</b>"],
+        sections=[
+            Section(
+                id="probes",
+                title="Probe results",
+                lede="What the probes found.",
+                figures=[grid, line],
+                tables=[table],
+                notes=["section note"],
+            ),
+            Section(id="empty", title="Nothing here", tables=[Table(id="t2", title="Empty", columns=["a"])]),
+        ],
+        results={"score": 0.5, "by_probe": {"x": 1}},
+    )
+    spec = ViewerSpec(
+        group_label="probe",
+        columns=[ViewerColumn(key="score", label="score", numeric=True), ViewerColumn(key="verdict", label="verdict")],
+    )
+    trials = [
+        ViewerTrial(
+            trial_id=f"g-{i}",
+            sample_id=f"s{i}",
+            model="model a$b$c",
+            condition="cond $\\alpha$",
+            group=("x", "y")[i % 2],
+            status="ok" if i < 5 else "timeout",
+            correct=(i % 3 == 0) if i < 5 else None,
+            columns={"score": i / 7, "verdict": f"v{i}"},
+            facts=[("question", f"q{i} <i>?</i>")],
+            raw_text=f"answer {i} {MALICIOUS}",
+            grid_point=[i % 2],
+        )
+        for i in range(6)
+    ]
     return report, trials, spec
 
 
@@ -307,8 +390,11 @@ def _svg_cells(svg: str) -> dict[tuple[int, int], tuple[str, str | None, str]]:
     for g in root.iter("g"):
         if g.get("class") == "cell":
             texts = {t.get("class"): "".join(t.itertext()) for t in g.iter("text")}
-            out[(int(g.get("data-row")), int(g.get("data-col")))] = (texts.get("v", ""), texts.get("note"),
-                                                                    g.find("title").text)
+            out[(int(g.get("data-row")), int(g.get("data-col")))] = (
+                texts.get("v", ""),
+                texts.get("note"),
+                g.find("title").text,
+            )
     return out
 
 
@@ -318,8 +404,12 @@ def test_each_heatmap_is_an_svg_carrying_its_numbers(written_svg):
     from vidaudit.report.heatmaps import _fmt_value
 
     report, _, html = written_svg
-    figures = re.findall(r'<figure class="figure figure-grid" id="([^"]+)" data-figure-id="([^"]+)" '
-                         r'data-group="[^"]+">\s*(<svg class="figure-svg figure-svg-grid".*?</svg>)', html, re.S)
+    figures = re.findall(
+        r'<figure class="figure figure-grid" id="([^"]+)" data-figure-id="([^"]+)" '
+        r'data-group="[^"]+">\s*(<svg class="figure-svg figure-svg-grid".*?</svg>)',
+        html,
+        re.S,
+    )
     combos = {(c["model"], c["condition"], c["domain"]) for c in report.results["cells"]}
     assert len(figures) == len(combos) == len(MODELS) * len(CONDITIONS) * len(DOMAINS)
     by_id = {f.id: f for sec in report.sections for f in sec.figures}
@@ -330,8 +420,13 @@ def test_each_heatmap_is_an_svg_carrying_its_numbers(written_svg):
         assert "Heatmap of exact-match accuracy for" in html_lib.unescape(re.search(r'aria-label="([^"]+)"', svg)[1])
         for (r, c), (value, note, tip) in cells.items():
             v = fig.values[r][c]
-            assert value == ("" if v is None and not (fig.annotations and fig.annotations[r][c])
-                             else "—" if v is None else _fmt_value(v))
+            assert value == (
+                ""
+                if v is None and not (fig.annotations and fig.annotations[r][c])
+                else "—"
+                if v is None
+                else _fmt_value(v)
+            )
             if fig.annotations and fig.annotations[r][c]:
                 assert note == fig.annotations[r][c][:12] or note.endswith("…")
             assert tip.startswith(f"{fig.rows[r]} · {fig.cols[c]}: ")
@@ -367,9 +462,12 @@ def test_untrusted_model_text_is_never_markup(written):
 
 def test_one_surface_per_model_condition_domain(written):
     report, _, html = written
-    figures = re.findall(r'<figure class="figure figure-grid" id="([^"]+)" data-figure-id="([^"]+)" '
-                         r'data-group="([^"]+)">\s*<img class="figure-img" src="data:image/png;base64,([^"]+)" '
-                         r'alt="([^"]+)"', html)
+    figures = re.findall(
+        r'<figure class="figure figure-grid" id="([^"]+)" data-figure-id="([^"]+)" '
+        r'data-group="([^"]+)">\s*<img class="figure-img" src="data:image/png;base64,([^"]+)" '
+        r'alt="([^"]+)"',
+        html,
+    )
     combos = {(c["model"], c["condition"], c["domain"]) for c in report.results["cells"]}
     assert len(figures) == len(combos) == len(MODELS) * len(CONDITIONS) * len(DOMAINS)
     assert {html_lib.unescape(f[1]) for f in figures} == {f"surface:{m}:{c}:{d}" for m, c, d in combos}
@@ -379,44 +477,77 @@ def test_one_surface_per_model_condition_domain(written):
         assert png is not None and png.shape[0] > 150 and png.shape[1] > 250
         assert "Heatmap of exact-match accuracy for" in alt
     # grouped under a heading per model, then per condition
-    surfaces = html[html.index('<section id="sec-surfaces"'):html.index('<section id="sec-boundaries"')]
+    surfaces = html[html.index('<section id="sec-surfaces"') : html.index('<section id="sec-boundaries"')]
     for model in MODELS:
         assert surfaces.count(f'<h3 class="group level-0">{model}</h3>') == 1
     assert surfaces.count(f'<h4 class="group level-1">{CONDITIONS[0]}</h4>') == len(MODELS)
     nav = re.search(r"<nav>(.*?)</nav>", html, re.S).group(1)
     assert [html_lib.unescape(t) for t in re.findall(r">([^<]+)</a>", nav)] == [
-        "Notes", "Capability surfaces", "Operating boundaries", "Accuracy per event count", "Maximum count boundary",
-        "Operating regions", "Trace metrics", "Paired differences",
-        "Errors, parse failures and usage", "Trace viewer"]
+        "Notes",
+        "Capability surfaces",
+        "Operating boundaries",
+        "Accuracy per event count",
+        "Maximum count boundary",
+        "Operating regions",
+        "Trace metrics",
+        "Paired differences",
+        "Errors, parse failures and usage",
+        "Trace viewer",
+    ]
 
 
 def test_markdown_has_header_sections_and_both_boundaries(written):
     report, paths, _ = written
     md = paths["md"].read_text(encoding="utf-8")
     assert md == render_markdown(report)
-    for line in ("- **suite**: counting", "- **created at**: 2026-08-06T12:00:00Z", "- **vidaudit version**: 0.1.0",
-                 f"- **git revision**: {report.git_revision}", "- **run dir**: runs/2026-08-06-lft",
-                 f"- **models**: {', '.join(MODELS)}", "- **settings sent**:",
-                 f"  - {MODELS[0]}: fps=null, max_tokens=2048, temperature=0.0"):
+    for line in (
+        "- **suite**: counting",
+        "- **created at**: 2026-08-06T12:00:00Z",
+        "- **vidaudit version**: 0.1.0",
+        f"- **git revision**: {report.git_revision}",
+        "- **run dir**: runs/2026-08-06-lft",
+        f"- **models**: {', '.join(MODELS)}",
+        "- **settings sent**:",
+        f"  - {MODELS[0]}: fps=null, max_tokens=2048, temperature=0.0",
+    ):
         assert line in md, line
     assert md.index("## Notes") < md.index(NOTES[0]) < md.index("## Capability surfaces")
-    order = [md.index(f"## {t}\n") for t in ("Capability surfaces", "Operating boundaries", "Trace metrics",
-                                              "Paired differences", "Errors, parse failures and usage")]
+    order = [
+        md.index(f"## {t}\n")
+        for t in (
+            "Capability surfaces",
+            "Operating boundaries",
+            "Trace metrics",
+            "Paired differences",
+            "Errors, parse failures and usage",
+        )
+    ]
     assert order == sorted(order)
     assert "### Count boundary N*(F)" in md and "### Frequency boundary F*(N)" in md
     count_section = md.split("### Count boundary")[1].split("### Frequency boundary")[0]
     for model, condition, domain in itertools.product(MODELS, CONDITIONS, DOMAINS):
         for rule in ("point", "Wilson"):
             assert f"| {model} | {condition} | {domain} | {rule} |" in count_section
-    row = next(line for line in count_section.splitlines()
-               if line.startswith(f"| {MODELS[0]} | {CONDITIONS[0]} | {DOMAINS[0]} | point |"))
+    row = next(
+        line
+        for line in count_section.splitlines()
+        if line.startswith(f"| {MODELS[0]} | {CONDITIONS[0]} | {DOMAINS[0]} | point |")
+    )
     expected = report.results["count_boundary"][MODELS[0]][CONDITIONS[0]][DOMAINS[0]]
     values = [v.strip() for v in row.strip("|").split("|")][4:]
-    assert values == [f"{v:g}" if isinstance(v, float) else str(v) for v in (expected[k] for k in
-                                                                              ["0.5", "1.0", "2.0", "4.0"])]
+    assert values == [
+        f"{v:g}" if isinstance(v, float) else str(v) for v in (expected[k] for k in ["0.5", "1.0", "2.0", "4.0"])
+    ]
     assert "| F=0.5 | F=1 | F=2 | F=4 |" in count_section
-    for heading in ("## Trace metrics", "## Errors, parse failures and usage", "## Notes", "### Usage and cost",
-                    "### Paired differences", "### Error taxonomy", "### Trace evaluation across N x F regions"):
+    for heading in (
+        "## Trace metrics",
+        "## Errors, parse failures and usage",
+        "## Notes",
+        "### Usage and cost",
+        "### Paired differences",
+        "### Error taxonomy",
+        "### Trace evaluation across N x F regions",
+    ):
         assert heading in md, heading
     assert f"| {MODELS[0]} | {CONDITIONS[0]} | macro |" in md
     assert f"| {MODELS[0]} / {CONDITIONS[0]} | {MODELS[0]} / {CONDITIONS[1]} |" in md  # a paired difference
@@ -452,8 +583,7 @@ def test_counting_sections_tolerate_keys_they_do_not_know(counting_data):
     _, _, results = counting_data
     extra = json.loads(json.dumps(results))
     m, c = MODELS[0], CONDITIONS[0]
-    extra["regions"][m][c]["mid_count_new"] = {"bounce_ball": {"em": 0.5, "n": 4, "brand_new": [1, 2]},
-                                               "macro": None}
+    extra["regions"][m][c]["mid_count_new"] = {"bounce_ball": {"em": 0.5, "n": 4, "brand_new": [1, 2]}, "macro": None}
     extra["brand_new_view"] = {m: {c: {"3": {"em": 0.25, "n": 8}}}}
     extra["trace_metrics"][m][c]["macro"]["new_metric"] = 1.0
     sections = counting_sections(extra)
@@ -463,8 +593,16 @@ def test_counting_sections_tolerate_keys_they_do_not_know(counting_data):
     other = by_id["other"].tables
     assert [t.id for t in other] == ["other_brand_new_view"] and other[0].rows == [[m, c, "3", "0.250", "8"]]
     minimal = counting_sections({"cells": []})
-    assert [s.id for s in minimal] == ["surfaces", "boundaries", "per-n", "max-count-boundary", "regions", "trace",
-                                       "paired", "errors"]
+    assert [s.id for s in minimal] == [
+        "surfaces",
+        "boundaries",
+        "per-n",
+        "max-count-boundary",
+        "regions",
+        "trace",
+        "paired",
+        "errors",
+    ]
     with pytest.raises(DataError, match="cells"):
         counting_sections({})
 
@@ -505,8 +643,13 @@ def test_bad_inputs_raise_clear_errors(tmp_path, counting_data):
     with pytest.raises(DataError, match="ViewerSpec"):
         write_report(report, [], None, tmp_path)
     assert not list(tmp_path.iterdir())
-    mismatched = trials[0].model_copy(update={"timeline": EventTimeline(
-        duration_s=3.0, true_events=[TimelineEvent(t=1.0)], reported_events=[], matches=[(0, 9)])})
+    mismatched = trials[0].model_copy(
+        update={
+            "timeline": EventTimeline(
+                duration_s=3.0, true_events=[TimelineEvent(t=1.0)], reported_events=[], matches=[(0, 9)]
+            )
+        }
+    )
     with pytest.raises(DataError, match="does not index"):
         viewer_payload(mismatched)
     png = base64.b64encode(b"\x89PNG not a jpeg").decode()
@@ -519,9 +662,19 @@ def test_bad_inputs_raise_clear_errors(tmp_path, counting_data):
 
 
 def test_viewer_payload_caps_frames_and_text_and_keeps_order():
-    trial = attach_frames(ViewerTrial(trial_id="many", sample_id="s", model="m", condition="c", status="ok",
-                                      raw_text="x" * (MAX_RAW_TEXT_CHARS + 50)),
-                          _frames(60), max_frames=60, width=32)
+    trial = attach_frames(
+        ViewerTrial(
+            trial_id="many",
+            sample_id="s",
+            model="m",
+            condition="c",
+            status="ok",
+            raw_text="x" * (MAX_RAW_TEXT_CHARS + 50),
+        ),
+        _frames(60),
+        max_frames=60,
+        width=32,
+    )
     assert len(trial.frames) == 60
     rec = viewer_payload(trial)
     assert len(rec["frames"]) == MAX_FRAMES_PER_TRIAL
@@ -555,9 +708,13 @@ def test_thumbnail_is_rgb_not_bgr():
     assert r > 200 and b < 60 and g < 60
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
-                    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=8), c, max_size=4),
-                    max_leaves=20))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(),
+        lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=8), c, max_size=4),
+        max_leaves=20,
+    )
+)
 @settings(max_examples=200, deadline=None)
 def test_script_json_round_trips_and_cannot_close_the_script(obj):
     text = str(script_json(obj))
@@ -572,9 +729,14 @@ def _md_cells(line: str) -> list[str]:
     return re.split(r"(?<!\\)\|", line.replace("\\\\", "\0"))
 
 
-@given(st.integers(1, 5).flatmap(lambda k: st.tuples(
-    st.lists(_cell_text, min_size=k, max_size=k),
-    st.lists(st.lists(_cell_text, min_size=k, max_size=k), max_size=4))))
+@given(
+    st.integers(1, 5).flatmap(
+        lambda k: st.tuples(
+            st.lists(_cell_text, min_size=k, max_size=k),
+            st.lists(st.lists(_cell_text, min_size=k, max_size=k), max_size=4),
+        )
+    )
+)
 @settings(max_examples=150, deadline=None)
 def test_markdown_table_keeps_its_columns(table_data):
     columns, rows = table_data
@@ -589,13 +751,17 @@ def test_markdown_table_keeps_its_columns(table_data):
 @settings(max_examples=60, deadline=None)
 def test_markdown_grid_keeps_its_columns(n_rows, n_cols, data):
     labels = st.lists(_cell_text, min_size=n_cols, max_size=n_cols)
-    fig = GridFigure(id="g", title=data.draw(_cell_text), row_label=data.draw(_cell_text),
-                     col_label=data.draw(_cell_text), rows=data.draw(st.lists(_cell_text, min_size=n_rows,
-                                                                              max_size=n_rows)),
-                     cols=data.draw(labels),
-                     values=[[data.draw(st.none() | st.floats(0, 1)) for _ in range(n_cols)] for _ in range(n_rows)],
-                     annotations=[data.draw(labels) for _ in range(n_rows)],
-                     outlined=[[data.draw(st.booleans()) for _ in range(n_cols)] for _ in range(n_rows)])
+    fig = GridFigure(
+        id="g",
+        title=data.draw(_cell_text),
+        row_label=data.draw(_cell_text),
+        col_label=data.draw(_cell_text),
+        rows=data.draw(st.lists(_cell_text, min_size=n_rows, max_size=n_rows)),
+        cols=data.draw(labels),
+        values=[[data.draw(st.none() | st.floats(0, 1)) for _ in range(n_cols)] for _ in range(n_rows)],
+        annotations=[data.draw(labels) for _ in range(n_rows)],
+        outlined=[[data.draw(st.booleans()) for _ in range(n_cols)] for _ in range(n_rows)],
+    )
     lines = [ln for ln in markdown_grid(fig).splitlines() if ln.startswith("| ")]
     assert len(lines) == 2 + n_rows
     for line in lines:
@@ -606,15 +772,30 @@ def test_markdown_grid_keeps_its_columns(n_rows, n_cols, data):
 
 
 def _pool(spec: list[tuple[int, int, int, bool, bool]]) -> list[ViewerTrial]:
-    return [ViewerTrial(trial_id=f"{i:05d}", sample_id=f"s{i}", model=MODELS[m], condition=CONDITIONS[c],
-                        group="blinking", status="ok", correct=correct, grid_point=[n, 1.0],
-                        preferred=correct and preferred)
-            for i, (m, c, n, correct, preferred) in enumerate(spec)]
+    return [
+        ViewerTrial(
+            trial_id=f"{i:05d}",
+            sample_id=f"s{i}",
+            model=MODELS[m],
+            condition=CONDITIONS[c],
+            group="blinking",
+            status="ok",
+            correct=correct,
+            grid_point=[n, 1.0],
+            preferred=correct and preferred,
+        )
+        for i, (m, c, n, correct, preferred) in enumerate(spec)
+    ]
 
 
-@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1), st.integers(0, 5), st.booleans(), st.booleans()),
-                max_size=80),
-       st.integers(0, 5), st.integers(0, 12), st.randoms(use_true_random=False))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 1), st.integers(0, 1), st.integers(0, 5), st.booleans(), st.booleans()), max_size=80
+    ),
+    st.integers(0, 5),
+    st.integers(0, 12),
+    st.randoms(use_true_random=False),
+)
 @settings(max_examples=120, deadline=None)
 def test_select_trials_caps_per_cell_and_is_deterministic(spec, per_cell, cap, rnd: random.Random):
     pool = _pool(spec)
@@ -633,14 +814,26 @@ def test_select_trials_caps_per_cell_and_is_deterministic(spec, per_cell, cap, r
         assert sum(t.preferred for t in kept_g if t.correct) == min(per_cell, len(preferred))
     shuffled = list(pool)
     rnd.shuffle(shuffled)
-    assert [t.trial_id for t in select_trials_for_viewer(shuffled, per_cell=per_cell,
-                                                         max_incorrect_per_cell=cap)] == ids
+    assert [
+        t.trial_id for t in select_trials_for_viewer(shuffled, per_cell=per_cell, max_incorrect_per_cell=cap)
+    ] == ids
 
 
 def test_select_trials_spreads_over_the_grid_and_counts_errors_as_incorrect():
-    pool = [ViewerTrial(trial_id=f"{n}-{i}", sample_id="s", model="m", condition="c", group="d",
-                        status="ok" if i % 2 else "api_error", correct=False if i % 2 else None,
-                        grid_point=[n, 1.0]) for n in range(1, 6) for i in range(10)]
+    pool = [
+        ViewerTrial(
+            trial_id=f"{n}-{i}",
+            sample_id="s",
+            model="m",
+            condition="c",
+            group="d",
+            status="ok" if i % 2 else "api_error",
+            correct=False if i % 2 else None,
+            grid_point=[n, 1.0],
+        )
+        for n in range(1, 6)
+        for i in range(10)
+    ]
     kept = select_trials_for_viewer(pool, per_cell=0, max_incorrect_per_cell=5)
     assert sorted(t.grid_point[0] for t in kept) == [1, 2, 3, 4, 5]
     kept = select_trials_for_viewer(pool, per_cell=0, max_incorrect_per_cell=100)
@@ -659,8 +852,11 @@ def test_a_report_no_suite_made(tmp_path):
     paths = write_report(report, trials, spec, tmp_path, figures="png")
     assert Report.model_validate_json(paths["json"].read_text(encoding="utf-8")) == report
     html = paths["html"].read_text(encoding="utf-8")
-    imgs = re.findall(r'<figure class="figure figure-(grid|line)"[^>]*>\s*<img class="figure-img" '
-                      r'src="data:image/png;base64,([^"]+)"', html)
+    imgs = re.findall(
+        r'<figure class="figure figure-(grid|line)"[^>]*>\s*<img class="figure-img" '
+        r'src="data:image/png;base64,([^"]+)"',
+        html,
+    )
     assert [k for k, _ in imgs] == ["grid", "line"]
     for _, b64 in imgs:
         assert cv2.imdecode(np.frombuffer(base64.b64decode(b64), np.uint8), cv2.IMREAD_COLOR) is not None
@@ -690,14 +886,28 @@ def test_dollar_labels_render_literally():
 
     with pytest.raises(ValueError):  # what would happen if a label reached mathtext
         MathTextParser("agg").parse(DOLLAR_LABELS[1], dpi=72)
-    grid = GridFigure(id="d", title=DOLLAR_LABELS[1], group=DOLLAR_LABELS[:2], row_label=DOLLAR_LABELS[3],
-                      col_label=DOLLAR_LABELS[1], rows=DOLLAR_LABELS[:2], cols=DOLLAR_LABELS,
-                      values=[[0.1, 0.2, None, 0.4], [1.0, 0.0, 0.5, None]],
-                      annotations=[DOLLAR_LABELS, DOLLAR_LABELS], value_label=DOLLAR_LABELS[1])
+    grid = GridFigure(
+        id="d",
+        title=DOLLAR_LABELS[1],
+        group=DOLLAR_LABELS[:2],
+        row_label=DOLLAR_LABELS[3],
+        col_label=DOLLAR_LABELS[1],
+        rows=DOLLAR_LABELS[:2],
+        cols=DOLLAR_LABELS,
+        values=[[0.1, 0.2, None, 0.4], [1.0, 0.0, 0.5, None]],
+        annotations=[DOLLAR_LABELS, DOLLAR_LABELS],
+        value_label=DOLLAR_LABELS[1],
+    )
     png, alt = render_grid(grid)
     assert base64.b64decode(png)[:4] == b"\x89PNG" and DOLLAR_LABELS[1] in alt
-    line = LineFigure(id="l", title=DOLLAR_LABELS[1], x_label=DOLLAR_LABELS[1], y_label=DOLLAR_LABELS[3],
-                      x=[0, 1], series=[Series(name=lab, y=[0.1, 0.2]) for lab in DOLLAR_LABELS])
+    line = LineFigure(
+        id="l",
+        title=DOLLAR_LABELS[1],
+        x_label=DOLLAR_LABELS[1],
+        y_label=DOLLAR_LABELS[3],
+        x=[0, 1],
+        series=[Series(name=lab, y=[0.1, 0.2]) for lab in DOLLAR_LABELS],
+    )
     png, alt = render_line(line)
     assert base64.b64decode(png)[:4] == b"\x89PNG" and DOLLAR_LABELS[0] in alt
 
@@ -715,8 +925,15 @@ def test_report_package_imports_no_suite():
     """No module under src/vidaudit/report imports vidaudit.suites, at the top or inside a function."""
     root = Path(vidaudit.report.html.__file__).parent
     modules = sorted(root.rglob("*.py"))
-    assert {p.name for p in modules} >= {"__init__.py", "write.py", "html.py", "markdown.py",
-                                         "heatmaps.py", "viewer.py", "tables.py"}
+    assert {p.name for p in modules} >= {
+        "__init__.py",
+        "write.py",
+        "html.py",
+        "markdown.py",
+        "heatmaps.py",
+        "viewer.py",
+        "tables.py",
+    }
     offenders = []
     for path in modules:
         package = ".".join(("vidaudit", "report", *path.relative_to(root).with_suffix("").parts[:-1]))
@@ -732,6 +949,9 @@ def test_report_package_imports_no_suite():
                 names = [base] + [f"{base}.{a.name}" for a in node.names]
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
                 names = [node.value]  # importlib.import_module("vidaudit.suites...") and the like
-            offenders += [f"{path.name}:{node.lineno}: {n}" for n in names
-                          if n == "vidaudit.suites" or n.startswith("vidaudit.suites.")]
+            offenders += [
+                f"{path.name}:{node.lineno}: {n}"
+                for n in names
+                if n == "vidaudit.suites" or n.startswith("vidaudit.suites.")
+            ]
     assert offenders == []

@@ -25,13 +25,32 @@ CELL = re.compile(r"^\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] \(\d+/\d+\)$")
 @pytest.fixture(scope="module")
 def reported(smoke_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     root = tmp_path_factory.mktemp("reading")
-    cells = {(s.params["domain"], int(s.params["n_events"]), float(s.params["frequency_hz"] or 1.0))
-             for s in load_samples(smoke_dir)}
+    cells = {
+        (s.params["domain"], int(s.params["n_events"]), float(s.params["frequency_hz"] or 1.0))
+        for s in load_samples(smoke_dir)
+    }
     surface = root / "surface.csv"
     surface.write_text("domain,N,F,accuracy\n" + "".join(f"{d},{n},{f},0.5\n" for d, n, f in sorted(cells)))
     runner = CliRunner()
-    r = runner.invoke(app, ["run", "counting", "--data", str(smoke_dir), "--model", "oracle", "--model", "chance",
-                            "--model", f"simulated:{surface}", "--condition", "frames@1", "--out", str(root / "run")])
+    r = runner.invoke(
+        app,
+        [
+            "run",
+            "counting",
+            "--data",
+            str(smoke_dir),
+            "--model",
+            "oracle",
+            "--model",
+            "chance",
+            "--model",
+            f"simulated:{surface}",
+            "--condition",
+            "frames@1",
+            "--out",
+            str(root / "run"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     r = runner.invoke(app, ["report", str(root / "run"), "--figures", "png"])  # the papers' export; SVG below
     assert r.exit_code == 0, r.output
@@ -88,7 +107,8 @@ def test_headline_row_per_model_references_last(reported: tuple[Path, str]) -> N
         if groups:
             assert groups[0] == simulated
             assert max(i for i, g in enumerate(groups) if g == simulated) < min(
-                i for i, g in enumerate(groups) if g in ("oracle", "chance")), s["id"]
+                i for i, g in enumerate(groups) if g in ("oracle", "chance")
+            ), s["id"]
 
 
 def _wilson_low(k: int, n: int) -> float:
@@ -117,19 +137,24 @@ def test_page_is_short_collapsible_and_hides_no_column(reported: tuple[Path, str
             ids = page.eval_on_selector_all("main > section", "s => s.map(x => x.id)")
             assert ids[:2] == ["headline", "notes"]
             # every scroll box fits its content: no column is hidden behind a horizontal scroll
-            wide = page.eval_on_selector_all(".scroll", "es => es.filter(e => e.scrollWidth > e.clientWidth + 1)"
-                                                        ".map(e => (e.closest('[id]') || {}).id)")
+            wide = page.eval_on_selector_all(
+                ".scroll",
+                "es => es.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => (e.closest('[id]') || {}).id)",
+            )
             assert wide == []
             sections = page.eval_on_selector_all("details.section", "d => d.map(x => x.open)")
             assert sections and all(sections)
-            groups = dict(page.eval_on_selector_all(
-                "details.model-group", "d => d.map(x => [x.querySelector('summary h3').textContent, x.open])"))
+            groups = dict(
+                page.eval_on_selector_all(
+                    "details.model-group", "d => d.map(x => [x.querySelector('summary h3').textContent, x.open])"
+                )
+            )
             simulated = next(k for k in groups if k.startswith("simulated:"))
             assert groups[simulated] is True and groups["oracle"] is False and groups["chance"] is False
             height = page.evaluate("document.documentElement.scrollHeight")
             page.click("details.section > summary")  # a section folds away
             assert page.evaluate("document.documentElement.scrollHeight") < height
-            page.click("#trial-rows tr")            # the viewer's thumbnails come back from the shared pool
+            page.click("#trial-rows tr")  # the viewer's thumbnails come back from the shared pool
             page.wait_for_timeout(200)
             widths = page.eval_on_selector_all("#frame-strip img", "i => i.map(x => x.naturalWidth)")
             assert widths and all(w > 0 for w in widths)

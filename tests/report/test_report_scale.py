@@ -43,7 +43,7 @@ def _thumbs() -> list[str]:
     if not _THUMBS:
         for i in range(4):
             img = np.full((90, 160, 3), 40 * i, np.uint8)
-            img[30:60, 20 + 30 * i:50 + 30 * i] = (250, 60, 60)
+            img[30:60, 20 + 30 * i : 50 + 30 * i] = (250, 60, 60)
             _THUMBS.append(thumbnail_jpeg_b64(img, width=64))
     return _THUMBS
 
@@ -51,14 +51,22 @@ def _thumbs() -> list[str]:
 def trial(i: int, n_frames: int = 3, text: str = "") -> ViewerTrial:
     events = [TimelineEvent(t=1.0 + k, label=f"e{k}") for k in range(1 + i % 3)]
     return ViewerTrial(
-        trial_id=f"t{i:04d}", sample_id=f"s{i}", model=("m-a", "m-b")[i % 2], condition=f"c{i % 3}",
-        group=("bounce_ball", "blinking")[i % 2], status="ok" if i % 11 else "api_error",
-        correct=(i % 4 == 0) if i % 11 else None, columns={"n": i % 7},
+        trial_id=f"t{i:04d}",
+        sample_id=f"s{i}",
+        model=("m-a", "m-b")[i % 2],
+        condition=f"c{i % 3}",
+        group=("bounce_ball", "blinking")[i % 2],
+        status="ok" if i % 11 else "api_error",
+        correct=(i % 4 == 0) if i % 11 else None,
+        columns={"n": i % 7},
         facts=[("answer", str(i % 7))],
-        timeline=EventTimeline(duration_s=6.0, true_events=events, reported_events=events[:1], matches=[(0, 0)],
-                          window_s=0.25),
+        timeline=EventTimeline(
+            duration_s=6.0, true_events=events, reported_events=events[:1], matches=[(0, 0)], window_s=0.25
+        ),
         frames=[ViewerFrame(index=k, t=0.5 * k, jpeg_b64=_thumbs()[k % 4]) for k in range(n_frames)],
-        raw_text=text or f"trial {i} says \\boxed{{{i % 7}}}", grid_point=[i % 7])
+        raw_text=text or f"trial {i} says \\boxed{{{i % 7}}}",
+        grid_point=[i % 7],
+    )
 
 
 def report() -> Report:
@@ -89,13 +97,18 @@ def test_split_keeps_every_trial_once_in_order(frames, chunk_bytes):
         assert not set("<>&") & set(text)
         full += items
         index_chunks += [n] * len(items)
-        assert n == len(data.chunks) - 1 or sum(len(json.dumps(t, separators=(",", ":"))) for t in items) \
-            <= chunk_bytes or len(items) == 1, "a side file exceeds its size only to hold one big trial"
+        assert (
+            n == len(data.chunks) - 1
+            or sum(len(json.dumps(t, separators=(",", ":"))) for t in items) <= chunk_bytes
+            or len(items) == 1
+        ), "a side file exceeds its size only to hold one big trial"
     assert full == [json.loads(json.dumps(viewer_payload(t))) for t in trials]
     assert [t["chunk"] for t in page["trials"]] == index_chunks
     assert [t["trial_id"] for t in page["trials"]] == [t.trial_id for t in trials]
-    assert all(set(t) == {"trial_id", "sample_id", "model", "condition", "group", "status", "correct", "columns",
-                          "chunk"} for t in page["trials"])
+    assert all(
+        set(t) == {"trial_id", "sample_id", "model", "condition", "group", "status", "correct", "columns", "chunk"}
+        for t in page["trials"]
+    )
 
 
 def test_small_viewers_stay_in_the_page(tmp_path):
@@ -104,7 +117,9 @@ def test_small_viewers_stay_in_the_page(tmp_path):
     assert not inline.chunked and inline.token is None
     page = json.loads(str(inline.data_json))  # each distinct thumbnail once; the page's script puts them back
     assert resolve_thumbnails(page) == [json.loads(json.dumps(viewer_payload(t))) for t in trials]
-    assert len(page["thumbs"]) == len({f.jpeg_b64 for t in trials for f in t.frames}) < sum(len(t.frames) for t in trials)
+    assert (
+        len(page["thumbs"]) == len({f.jpeg_b64 for t in trials for f in t.frames}) < sum(len(t.frames) for t in trials)
+    )
     paths = write_report(report(), trials, SPEC, tmp_path)
     assert set(paths) == {"json", "md", "html"} and not (tmp_path / VIEWER_DIR).exists()
     assert "strict-dynamic" not in paths["html"].read_text(encoding="utf-8")
@@ -118,7 +133,11 @@ def test_side_files_replaced_whole_removed_when_not_needed_and_never_clobbered(t
     first = sorted(p.name for p in folder.iterdir())
     assert first == [f"{n:03d}.js" for n in range(len(first))] and len(first) > 5
     html = html_lib.unescape(paths["html"].read_text(encoding="utf-8"))
-    assert "script-src 'sha256-" in html and "'strict-dynamic';" in html and f"{len(first)} files in <code>viewer/</code>" in html
+    assert (
+        "script-src 'sha256-" in html
+        and "'strict-dynamic';" in html
+        and f"{len(first)} files in <code>viewer/</code>" in html
+    )
     assert MALICIOUS not in html and "alert(1)" not in html and _thumbs()[0][:60] not in html
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "no temporary file or folder is left"
     # a smaller report into the same folder: fewer side files, none left over from the first
@@ -145,10 +164,12 @@ def test_many_trials_in_headless_chromium(tmp_path: Path) -> None:
     require_browser()
     from playwright.sync_api import sync_playwright
 
-    trials = [trial(i, n_frames=4, text=f"{MALICIOUS}\n<script>window.__pwned = 1</script> reply {i}")
-              for i in range(600)]
-    paths = write_report(report(), trials, SPEC, tmp_path / "big", n_trials_total=26280,
-                         inline_max_bytes=0, chunk_bytes=40_000)
+    trials = [
+        trial(i, n_frames=4, text=f"{MALICIOUS}\n<script>window.__pwned = 1</script> reply {i}") for i in range(600)
+    ]
+    paths = write_report(
+        report(), trials, SPEC, tmp_path / "big", n_trials_total=26280, inline_max_bytes=0, chunk_bytes=40_000
+    )
     n_files = len(list(paths["viewer"].iterdir()))
     assert n_files >= 10
     other = write_report(report(), trials[:300], SPEC, tmp_path / "other", inline_max_bytes=0, chunk_bytes=40_000)
@@ -191,13 +212,18 @@ def test_many_trials_in_headless_chromium(tmp_path: Path) -> None:
             assert all(u.startswith(("file:", "data:")) for u in requested)
 
             # a side file from another report is refused; a missing one is named
-            chunk_of = {t["trial_id"]: t["chunk"] for t in json.loads(re.search(
-                r'id="trials-data">(.*?)</script>', paths["html"].read_text("utf-8"), re.S).group(1))["trials"]}
+            chunk_of = {
+                t["trial_id"]: t["chunk"]
+                for t in json.loads(
+                    re.search(r'id="trials-data">(.*?)</script>', paths["html"].read_text("utf-8"), re.S).group(1)
+                )["trials"]
+            }
             n_missing = chunk_of[missing.trial_id]
             stale = next(t for t in trials if chunk_of[t.trial_id] == n_missing - 1)
             (paths["viewer"] / f"{n_missing:03d}.js").unlink()
             (paths["viewer"] / f"{n_missing - 1:03d}.js").write_text(
-                (other["viewer"] / f"{n_missing - 1:03d}.js").read_text("utf-8"), "utf-8")
+                (other["viewer"] / f"{n_missing - 1:03d}.js").read_text("utf-8"), "utf-8"
+            )
             page.click(f'#trial-rows tr[data-trial-id="{missing.trial_id}"]')
             page.wait_for_selector(f'#detail-body[data-trial-id="{missing.trial_id}"]', state="attached")
             assert f"could not read viewer/{n_missing:03d}.js" in page.inner_text("#detail-status")

@@ -26,12 +26,19 @@ def grids(draw) -> GridFigure:
     cols = draw(st.lists(LABEL, min_size=0, max_size=7))
     values = [[draw(VALUE) for _ in cols] for _ in rows]
     notes = draw(st.booleans())
-    return GridFigure(id="g", title=draw(LABEL), group=draw(st.lists(LABEL, max_size=2)), row_label=draw(LABEL),
-                      col_label=draw(LABEL), rows=rows, cols=cols, values=values,
-                      annotations=[[draw(st.sampled_from(["", "3/4", "<b>&"])) for _ in cols] for _ in rows]
-                      if notes else None,
-                      outlined=[[draw(st.booleans()) for _ in cols] for _ in rows] if draw(st.booleans()) else None,
-                      value_label=draw(LABEL))
+    return GridFigure(
+        id="g",
+        title=draw(LABEL),
+        group=draw(st.lists(LABEL, max_size=2)),
+        row_label=draw(LABEL),
+        col_label=draw(LABEL),
+        rows=rows,
+        cols=cols,
+        values=values,
+        annotations=[[draw(st.sampled_from(["", "3/4", "<b>&"])) for _ in cols] for _ in rows] if notes else None,
+        outlined=[[draw(st.booleans()) for _ in cols] for _ in rows] if draw(st.booleans()) else None,
+        value_label=draw(LABEL),
+    )
 
 
 def _cells(svg: str) -> list[ET.Element]:
@@ -57,12 +64,13 @@ def test_any_grid_is_well_formed_svg_with_every_value_as_text(fig: GridFigure) -
         outlined = [x for x in g.iter("rect") if x.get("class") == "outlined"]
         assert len(outlined) == (1 if fig.outlined and fig.outlined[r][c] else 0)
     labels = ["".join(t.itertext()) for t in ET.fromstring(drawn.svg).iter("text") if t.get("class") == "row-label"]
-    assert [x.rstrip("…") for x in labels] == [r[:len(x.rstrip("…"))] for r, x in zip(fig.rows, labels, strict=True)]
+    assert [x.rstrip("…") for x in labels] == [r[: len(x.rstrip("…"))] for r, x in zip(fig.rows, labels, strict=True)]
 
 
 def test_rows_are_drawn_bottom_to_top_and_colours_follow_the_value() -> None:
-    fig = GridFigure(id="g", title="t", row_label="N", col_label="F", rows=["0", "1"], cols=["a"],
-                     values=[[0.0], [1.0]])
+    fig = GridFigure(
+        id="g", title="t", row_label="N", col_label="F", rows=["0", "1"], cols=["a"], values=[[0.0], [1.0]]
+    )
     cells = {int(g.get("data-row")): g for g in _cells(svg_grid(fig).svg)}
     y0, y1 = (float(cells[r].find("rect").get("y")) for r in (0, 1))
     assert y1 < y0  # row 1 above row 0, as in the PNG (origin lower)
@@ -93,8 +101,14 @@ def test_nice_ticks_are_round_and_inside(lo: float, width: float, n: int) -> Non
 def test_any_line_figure_is_well_formed(ys: list[float | None], data) -> None:
     x = [float(i) for i in range(len(ys))]
     band = data.draw(st.booleans())
-    series = [Series(name=data.draw(LABEL), y=ys, low=[None if v is None else v - 0.1 for v in ys] if band else None,
-                     high=[None if v is None else v + 0.1 for v in ys] if band else None)]
+    series = [
+        Series(
+            name=data.draw(LABEL),
+            y=ys,
+            low=[None if v is None else v - 0.1 for v in ys] if band else None,
+            high=[None if v is None else v + 0.1 for v in ys] if band else None,
+        )
+    ]
     fig = LineFigure(id="l", title="t", x_label=data.draw(LABEL), y_label="y", x=x, series=series)
     root = ET.fromstring(svg_line(fig).svg)
     runs = sum(1 for i, v in enumerate(ys) if v is not None and (i == 0 or ys[i - 1] is None))
@@ -109,9 +123,16 @@ def test_an_empty_line_figure_says_so() -> None:
 
 
 def test_svg_costs_nothing_beside_png() -> None:
-    fig = GridFigure(id="g", title="t", row_label="N", col_label="F", rows=[str(i) for i in range(12)],
-                     cols=[str(j) for j in range(8)], values=[[(i * j % 10) / 10 for j in range(8)] for i in range(12)],
-                     annotations=[[f"{i}/{j + 1}" for j in range(8)] for i in range(12)])
+    fig = GridFigure(
+        id="g",
+        title="t",
+        row_label="N",
+        col_label="F",
+        rows=[str(i) for i in range(12)],
+        cols=[str(j) for j in range(8)],
+        values=[[(i * j % 10) / 10 for j in range(8)] for i in range(12)],
+        annotations=[[f"{i}/{j + 1}" for j in range(8)] for i in range(12)],
+    )
     render_grid(fig)  # matplotlib imported and warm
     t = time.process_time()
     render_grid(fig)

@@ -21,7 +21,7 @@ def _clip(path: Path, w: int, h: int, n: int = 90) -> Path:
     frames = []
     for i in range(n):  # each frame distinct: a coloured bar that moves, and the index in the background
         f = np.full((h, w, 3), (20 + i, 60, 200 - i), np.uint8)
-        f[:, (i * 3) % (w - 8):(i * 3) % (w - 8) + 8] = (240, 200, 30)
+        f[:, (i * 3) % (w - 8) : (i * 3) % (w - 8) + 8] = (240, 200, 30)
         frames.append(f)
     write_video(path, frames, fps=30.0, width=w, height=h)
     return path
@@ -49,8 +49,10 @@ def test_thumbnails_scaled_from_the_planes_match_the_full_frame_path(clip: Path)
     for i in want:
         assert small[i].shape == (90, 160, 3)
         # what the viewer shows: the JPEG (4:2:0, so its colour is at half resolution either way)
-        a, b = (cv2.imdecode(np.frombuffer(base64.b64decode(thumbnail_jpeg_b64(x)), np.uint8), cv2.IMREAD_COLOR)
-                for x in (small[i], full[i]))
+        a, b = (
+            cv2.imdecode(np.frombuffer(base64.b64decode(thumbnail_jpeg_b64(x)), np.uint8), cv2.IMREAD_COLOR)
+            for x in (small[i], full[i])
+        )
         diff = np.abs(a.astype(int) - b.astype(int))
         assert a.shape == b.shape and diff.mean() < 2.0 and np.percentile(diff, 95) <= 12, (i, diff.mean())
 

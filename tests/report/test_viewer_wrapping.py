@@ -41,13 +41,29 @@ def test_the_trial_list_never_breaks_a_word(smoke_dir: Path, tmp_path: Path) -> 
 
     samples = load_samples(smoke_dir)[:6]
     model = "openai:Qwen/Qwen2.5-VL-7B-Instruct@http://localhost:8000/v1"
-    lines = [{"sample_id": s.sample_id, "response": "I think it is 2.", "model": m, "condition": "frames@1/structured_trace"}
-             for s in samples for m in (model, "chance")]
+    lines = [
+        {"sample_id": s.sample_id, "response": "I think it is 2.", "model": m, "condition": "frames@1/structured_trace"}
+        for s in samples
+        for m in (model, "chance")
+    ]
     resp = tmp_path / "responses.jsonl"
     resp.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    r = CliRunner().invoke(app, ["score-responses", "--suite", "counting", "--samples", str(smoke_dir / "manifest.jsonl"),
-                                 "--responses", str(resp), "--out", str(tmp_path / "scores.jsonl"), "--report",
-                                 str(tmp_path / "rep")])
+    r = CliRunner().invoke(
+        app,
+        [
+            "score-responses",
+            "--suite",
+            "counting",
+            "--samples",
+            str(smoke_dir / "manifest.jsonl"),
+            "--responses",
+            str(resp),
+            "--out",
+            str(tmp_path / "scores.jsonl"),
+            "--report",
+            str(tmp_path / "rep"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)

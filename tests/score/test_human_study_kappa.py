@@ -20,20 +20,30 @@ def test_cohen_textbook() -> None:
 
 def test_fleiss_textbook() -> None:
     # Fleiss (1971) as tabulated on Wikipedia: 10 items, 14 raters, 5 categories; P=0.378, Pe=0.213, kappa=0.210
-    table = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-             [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]
+    table = [
+        [0, 0, 0, 0, 14],
+        [0, 2, 6, 4, 2],
+        [0, 0, 3, 5, 6],
+        [0, 3, 9, 2, 0],
+        [2, 2, 8, 1, 1],
+        [7, 7, 0, 0, 0],
+        [3, 2, 6, 3, 0],
+        [2, 5, 3, 2, 2],
+        [6, 5, 2, 1, 0],
+        [0, 2, 2, 3, 7],
+    ]
     assert fleiss_from_counts(table) == pytest.approx(0.20993, abs=5e-5)
 
 
 def test_undefined_and_errors() -> None:
-    assert cohen_kappa(["A", "A"], ["A", "A"]) is None          # one label throughout: chance agreement is 1
+    assert cohen_kappa(["A", "A"], ["A", "A"]) is None  # one label throughout: chance agreement is 1
     assert fleiss_kappa([["A", "A", "A"]]) is None
     assert cohen_kappa([], []) is None and unanimity([]) is None
     with pytest.raises(ValueError):
         cohen_kappa(["A"], ["A", "B"])
     with pytest.raises(ValueError):
         fleiss_kappa([["A", "B"], ["A"]])
-    assert agreement([["A"], ["B"]])["kappa"] is None          # one annotator: no agreement to measure
+    assert agreement([["A"], ["B"]])["kappa"] is None  # one annotator: no agreement to measure
 
 
 @given(st.lists(LABELS, min_size=2, max_size=40))
@@ -56,14 +66,13 @@ def test_cohen_symmetric_and_bounded(pairs: list[tuple[str, str]]) -> None:
 
 
 @settings(max_examples=60)
-@given(st.integers(2, 5).flatmap(lambda m: st.lists(st.lists(LABELS, min_size=m, max_size=m), min_size=1,
-                                                    max_size=30)))
+@given(st.integers(2, 5).flatmap(lambda m: st.lists(st.lists(LABELS, min_size=m, max_size=m), min_size=1, max_size=30)))
 def test_fleiss_bounded_and_order_free(rows: list[list[str]]) -> None:
     k = fleiss_kappa(rows)
     if k is None:
         return
     m = len(rows[0])
-    assert -1.0 / (m - 1) - 1e-9 <= k <= 1.0 + 1e-9         # Fleiss' lower bound is -1/(m-1)
+    assert -1.0 / (m - 1) - 1e-9 <= k <= 1.0 + 1e-9  # Fleiss' lower bound is -1/(m-1)
     assert fleiss_kappa([list(reversed(r)) for r in reversed(rows)]) == pytest.approx(k)
     u = unanimity(rows)
     assert u is not None and 0.0 <= u <= 1.0

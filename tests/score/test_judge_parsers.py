@@ -38,8 +38,11 @@ def test_an_agree_inside_a_sentence_never_decides(before: list[str], word: str) 
     assert not parse_agree(" ".join([*before, word])).ok
 
 
-@given(st.sampled_from(["AGREE", "DISAGREE"]), st.sampled_from(["", ".", "!", " - the video shows it"]),
-       st.sampled_from(["", "I ", "**", "Answer: ", "\\boxed{"]))
+@given(
+    st.sampled_from(["AGREE", "DISAGREE"]),
+    st.sampled_from(["", ".", "!", " - the video shows it"]),
+    st.sampled_from(["", "I ", "**", "Answer: ", "\\boxed{"]),
+)
 def test_agree_in_answer_positions(word: str, tail: str, head: str) -> None:
     close = "}" if head.startswith("\\boxed") else ""
     text = head + word + close + tail
@@ -52,8 +55,7 @@ def test_agree_refuses_non_answers() -> None:
         assert not parse_agree(t).ok, t
 
 
-@given(st.booleans(), PROSE.filter(lambda s: "{" not in s), PROSE.filter(lambda s: "{" not in s),
-       st.booleans())
+@given(st.booleans(), PROSE.filter(lambda s: "{" not in s), PROSE.filter(lambda s: "{" not in s), st.booleans())
 def test_verdict_in_prose_or_fence(value: bool, before: str, after: str, fenced: bool) -> None:
     obj = json.dumps({"hallucinated_summary": value, "explanation": "x"})
     body = f"```json\n{obj}\n```" if fenced else obj
@@ -68,11 +70,13 @@ def test_score_verdicts(x: object) -> None:
 
 
 def test_unparseable_verdicts_say_why() -> None:
-    cases = {"The summary is fine.": "no JSON object",
-             '{"hallucinated_summary": "maybe"}': "is not true or false",
-             '{"other": true}': "no JSON object",
-             '{"hallucinated_summary": true} then {"hallucinated_summary": false}': "both ways",
-             '{"score": 0.7}': "is not"}
+    cases = {
+        "The summary is fine.": "no JSON object",
+        '{"hallucinated_summary": "maybe"}': "is not true or false",
+        '{"other": true}': "no JSON object",
+        '{"hallucinated_summary": true} then {"hallucinated_summary": false}': "both ways",
+        '{"score": 0.7}': "is not",
+    }
     for text, why in cases.items():
         kind = "score" if "score" in text else "bool"
         field = "score" if kind == "score" else "hallucinated_summary"

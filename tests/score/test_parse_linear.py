@@ -33,13 +33,19 @@ PATTERNS = LABEL_PATTERNS["state_machine"]
 
 
 def sample() -> Sample:
-    events = tuple(Event(t=2.0 + i, frame=60 + 30 * i, type="transition", state_before="A", state_after="B",
-                         count=i + 1) for i in range(3))
-    return Sample(sample_id="s0", suite="counting",
-                  params={"domain": "state_machine", "n_events": 3, "frequency_hz": 1.0, "seed": 0},
-                  question="How many transitions?", answer=3, trace=Trace(events=events),
-                  video=VideoRef(path="v.mp4", sha256="0" * 64, fps=30.0, width=854, height=480, n_frames=720,
-                                 duration_s=24.0))
+    events = tuple(
+        Event(t=2.0 + i, frame=60 + 30 * i, type="transition", state_before="A", state_after="B", count=i + 1)
+        for i in range(3)
+    )
+    return Sample(
+        sample_id="s0",
+        suite="counting",
+        params={"domain": "state_machine", "n_events": 3, "frequency_hz": 1.0, "seed": 0},
+        question="How many transitions?",
+        answer=3,
+        trace=Trace(events=events),
+        video=VideoRef(path="v.mp4", sha256="0" * 64, fps=30.0, width=854, height=480, n_frames=720, duration_s=24.0),
+    )
 
 
 SAMPLE = sample()
@@ -54,12 +60,64 @@ PARSERS: dict[str, Callable[[str], object]] = {
 
 # --------------------------------------------------------------------------- 1. fuzz
 
-ATOMS = st.sampled_from([
-    "\\boxed{", "\\fbox{", "}", "{", "\\{", "\\}", "\\text{", "final answer", "Final count", " is ", ": ", "=",
-    "answer", "yes", "no", " or ", "(", ")", "B", "a", ".", "4", "4.0", "4.5", "12", "-", "twelve", " ", "\n", "*",
-    "$", "t=", "t = ", "at ", "time:", "@", "~", "s", " sec", "0:05", "1:02.5", "0:00:05", "between ", " and ",
-    " to ", "Event ", "count ", "every ", "state A -> C", "left wall", "turns on", "\ud800", "\x00", "\u2013",
-])
+ATOMS = st.sampled_from(
+    [
+        "\\boxed{",
+        "\\fbox{",
+        "}",
+        "{",
+        "\\{",
+        "\\}",
+        "\\text{",
+        "final answer",
+        "Final count",
+        " is ",
+        ": ",
+        "=",
+        "answer",
+        "yes",
+        "no",
+        " or ",
+        "(",
+        ")",
+        "B",
+        "a",
+        ".",
+        "4",
+        "4.0",
+        "4.5",
+        "12",
+        "-",
+        "twelve",
+        " ",
+        "\n",
+        "*",
+        "$",
+        "t=",
+        "t = ",
+        "at ",
+        "time:",
+        "@",
+        "~",
+        "s",
+        " sec",
+        "0:05",
+        "1:02.5",
+        "0:00:05",
+        "between ",
+        " and ",
+        " to ",
+        "Event ",
+        "count ",
+        "every ",
+        "state A -> C",
+        "left wall",
+        "turns on",
+        "\ud800",
+        "\x00",
+        "\u2013",
+    ]
+)
 TEXT = st.one_of(st.text(max_size=200), st.lists(ATOMS, max_size=60).map("".join))
 
 
@@ -90,7 +148,9 @@ def test_boxes_nest_and_spans_cover_the_same_text(text: str) -> None:
     assert all(a[1] <= b[0] for a, b in zip(outer, outer[1:], strict=False))  # outermost boxes never overlap
     covered = {i for s, _, e in bounds for i in range(s, e)}
     assert covered == {i for s, e, _ in outer for i in range(s, e)}
-    assert all(text[s:e].endswith("}") and content == text[s:e][text[s:e].index("{") + 1:-1] for s, e, content in outer)
+    assert all(
+        text[s:e].endswith("}") and content == text[s:e][text[s:e].index("{") + 1 : -1] for s, e, content in outer
+    )
 
 
 def test_a_box_too_long_to_be_an_answer_is_not_read() -> None:
@@ -100,14 +160,26 @@ def test_a_box_too_long_to_be_an_answer_is_not_read() -> None:
     assert parse_count("\\boxed{" * 5000 + "4" + "}" * 5000).value == 4  # the innermost box is short
 
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXT,
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=3),
-                    max_leaves=8)
-ROW = st.fixed_dictionaries({"sample_id": st.sampled_from(["s0", "s0", "nope"]) | JSON},
-                            optional={"response": TEXT | JSON, "status": st.sampled_from(["ok", "refused", "x"]) | JSON,
-                                      "model": st.text(max_size=5) | JSON, "condition": st.text(max_size=5)})
-LINE = st.one_of(ROW.map(lambda r: json.dumps(r).encode()), JSON.map(lambda v: json.dumps(v).encode()),
-                 st.binary(max_size=80), TEXT.map(lambda t: t.encode("utf-8", "surrogatepass")))
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=3),
+    max_leaves=8,
+)
+ROW = st.fixed_dictionaries(
+    {"sample_id": st.sampled_from(["s0", "s0", "nope"]) | JSON},
+    optional={
+        "response": TEXT | JSON,
+        "status": st.sampled_from(["ok", "refused", "x"]) | JSON,
+        "model": st.text(max_size=5) | JSON,
+        "condition": st.text(max_size=5),
+    },
+)
+LINE = st.one_of(
+    ROW.map(lambda r: json.dumps(r).encode()),
+    JSON.map(lambda v: json.dumps(v).encode()),
+    st.binary(max_size=80),
+    TEXT.map(lambda t: t.encode("utf-8", "surrogatepass")),
+)
 
 
 @pytest.fixture(scope="module")
@@ -118,8 +190,9 @@ def manifest(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(LINE, max_size=6), st.sampled_from([None, "first", "last"]))
-def test_score_responses_takes_any_file(manifest: Path, tmp_path_factory: pytest.TempPathFactory,
-                                        lines: list[bytes], dedupe: str | None) -> None:
+def test_score_responses_takes_any_file(
+    manifest: Path, tmp_path_factory: pytest.TempPathFactory, lines: list[bytes], dedupe: str | None
+) -> None:
     path = tmp_path_factory.mktemp("resp") / "responses.jsonl"
     path.write_bytes(b"\n".join(line.replace(b"\n", b" ") for line in lines) + b"\n")
     try:
@@ -198,9 +271,11 @@ def test_time_and_memory_grow_linearly(parser: str, adversary: str, size: int) -
     m_small, m_large = _peak(fn, small), _peak(fn, large)
     t_ratio = t_large / max(t_small, TIME_FLOOR_S)
     m_ratio = m_large / max(m_small, MEM_FLOOR_B)
-    detail = (f"{parser} on {adversary}: {len(small)} -> {len(large)} chars (x{growth:.1f}); time "
-              f"{t_small * 1e3:.2f} -> {t_large * 1e3:.2f} ms (x{t_ratio:.1f}); peak memory {m_small / 1e3:.0f} -> "
-              f"{m_large / 1e3:.0f} KB (x{m_ratio:.1f})")
+    detail = (
+        f"{parser} on {adversary}: {len(small)} -> {len(large)} chars (x{growth:.1f}); time "
+        f"{t_small * 1e3:.2f} -> {t_large * 1e3:.2f} ms (x{t_ratio:.1f}); peak memory {m_small / 1e3:.0f} -> "
+        f"{m_large / 1e3:.0f} KB (x{m_ratio:.1f})"
+    )
     # a loaded machine can triple one timing; a quadratic parser is also slow in absolute terms here,
     # so the time check fails only when the ratio is off AND the large input took long
     assert t_ratio <= SLACK * growth or t_large <= ABS_TIME_PER_CHAR_S * len(large), detail
@@ -209,8 +284,9 @@ def test_time_and_memory_grow_linearly(parser: str, adversary: str, size: int) -
     assert t_large < 10.0, detail
 
 
-@pytest.mark.parametrize("adversary", ["nested_boxed", "digit_run", "t_cues", "unclosed_braces",
-                                       "spaces_then_bare_number"])
+@pytest.mark.parametrize(
+    "adversary", ["nested_boxed", "digit_run", "t_cues", "unclosed_braces", "spaces_then_bare_number"]
+)
 def test_score_responses_grows_linearly(manifest: Path, tmp_path: Path, adversary: str) -> None:
     size = BASE_SIZE
 

@@ -18,20 +18,23 @@ FAST = settings(max_examples=150, deadline=None)
 # --------------------------------------------------------------------------- counts
 
 
-@pytest.mark.parametrize("text, value, method", [
-    (r"Ledger... so the answer is \boxed{\text{4}}", 4, "boxed"),
-    (r"\boxed{\textbf{\text{11}}}", 11, "boxed"),
-    (r"\boxed{{7}}", 7, "boxed"),
-    (r"first \boxed{3}, corrected: \boxed{5 contacts}", 5, "boxed"),
-    (r"\boxed{six}", 6, "boxed"),
-    (r"\boxed{4.0}", 4, "boxed"),
-    (r"Final answer: 9 \boxed{N}", 9, "final_answer"),
-    ("The final answer is 7.", 7, "final_answer"),
-    ("Final Answer: **twelve**", 12, "final_answer"),
-    ("final count = 3", 3, "final_answer"),
-    ("  12\n", 12, "bare"),
-    ("Four.", 4, "word"),
-])
+@pytest.mark.parametrize(
+    "text, value, method",
+    [
+        (r"Ledger... so the answer is \boxed{\text{4}}", 4, "boxed"),
+        (r"\boxed{\textbf{\text{11}}}", 11, "boxed"),
+        (r"\boxed{{7}}", 7, "boxed"),
+        (r"first \boxed{3}, corrected: \boxed{5 contacts}", 5, "boxed"),
+        (r"\boxed{six}", 6, "boxed"),
+        (r"\boxed{4.0}", 4, "boxed"),
+        (r"Final answer: 9 \boxed{N}", 9, "final_answer"),
+        ("The final answer is 7.", 7, "final_answer"),
+        ("Final Answer: **twelve**", 12, "final_answer"),
+        ("final count = 3", 3, "final_answer"),
+        ("  12\n", 12, "bare"),
+        ("Four.", 4, "word"),
+    ],
+)
 def test_count_forms(text: str, value: int, method: str) -> None:
     p = parse_count(text)
     assert (p.value, p.method) == (value, method)
@@ -39,11 +42,20 @@ def test_count_forms(text: str, value: int, method: str) -> None:
     assert 0 <= s < e <= len(text)
 
 
-@pytest.mark.parametrize("text", [
-    "I see 3 contacts and then 4 more",   # numbers in prose are not an answer
-    r"\boxed{3-4}", r"\boxed{4.5}", r"\boxed{-2}", r"\boxed{3 or 4}",
-    r"\boxed{4", "", "The ball bounced several times.", "twenty-one",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I see 3 contacts and then 4 more",  # numbers in prose are not an answer
+        r"\boxed{3-4}",
+        r"\boxed{4.5}",
+        r"\boxed{-2}",
+        r"\boxed{3 or 4}",
+        r"\boxed{4",
+        "",
+        "The ball bounced several times.",
+        "twenty-one",
+    ],
+)
 def test_count_unparseable(text: str) -> None:
     p = parse_count(text)
     assert p.method == "unparseable" and p.value is None and p.span is None
@@ -52,7 +64,7 @@ def test_count_unparseable(text: str) -> None:
 def test_boxed_span_covers_nested_braces() -> None:
     text = r"x \boxed{\text{4}} y"
     p = parse_count(text)
-    assert text[p.span[0]:p.span[1]] == r"\boxed{\text{4}}"
+    assert text[p.span[0] : p.span[1]] == r"\boxed{\text{4}}"
     assert boxed_spans(r"\boxed{a{b}c} \boxed{d") == [(0, 13, "a{b}c")]
 
 
@@ -72,12 +84,14 @@ def test_boxed_integer_round_trip(n: int, prose: str) -> None:
     text = f"{prose} \\boxed{{\\text{{{n}}}}}"
     p = parse_count(text)
     assert (p.value, p.method) == (n, "boxed")
-    assert text[p.span[0]:p.span[1]].startswith(r"\boxed")
+    assert text[p.span[0] : p.span[1]].startswith(r"\boxed")
 
 
 @FAST
-@given(st.sampled_from(sorted(NUMBER_WORDS)), st.sampled_from(["Final answer: {}", "The final answer is {}.",
-                                                                "{}", r"\boxed{{{}}}"]))
+@given(
+    st.sampled_from(sorted(NUMBER_WORDS)),
+    st.sampled_from(["Final answer: {}", "The final answer is {}.", "{}", r"\boxed{{{}}}"]),
+)
 def test_number_words(word: str, template: str) -> None:
     p = parse_count(template.format(word.capitalize()))
     assert p.value == NUMBER_WORDS[word]
@@ -86,31 +100,44 @@ def test_number_words(word: str, template: str) -> None:
 # --------------------------------------------------------------------------- yes / no and options
 
 
-@pytest.mark.parametrize("text, value, method", [
-    ("Yes, the ball touches the wall.", True, "leading"),
-    ("No.", False, "leading"),
-    (r"Reasoning... \boxed{No}", False, "boxed"),
-    ("There is no doubt here. Answer: yes", True, "answer"),
-    ("Final answer is **no**", False, "answer"),
-])
+@pytest.mark.parametrize(
+    "text, value, method",
+    [
+        ("Yes, the ball touches the wall.", True, "leading"),
+        ("No.", False, "leading"),
+        (r"Reasoning... \boxed{No}", False, "boxed"),
+        ("There is no doubt here. Answer: yes", True, "answer"),
+        ("Final answer is **no**", False, "answer"),
+    ],
+)
 def test_yes_no(text: str, value: bool, method: str) -> None:
     p = parse_yes_no(text)
     assert (p.value, p.method) == (value, method)
 
 
-@pytest.mark.parametrize("text", [
-    "There is no ball, so I would say yes maybe",  # yes/no in prose only: not an answer position
-    "The answer: yes or no? hard to tell",
-    "Yes or no: unclear",
-    "I cannot tell.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "There is no ball, so I would say yes maybe",  # yes/no in prose only: not an answer position
+        "The answer: yes or no? hard to tell",
+        "Yes or no: unclear",
+        "I cannot tell.",
+    ],
+)
 def test_yes_no_refuses_prose(text: str) -> None:
     assert parse_yes_no(text).method == "unparseable"
 
 
-@pytest.mark.parametrize("text, value", [
-    ("(B) the red one", "B"), ("C. blue", "C"), (r"\boxed{D}", "D"), ("Answer: (c)", "C"), ("The answer is B", "B"),
-])
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("(B) the red one", "B"),
+        ("C. blue", "C"),
+        (r"\boxed{D}", "D"),
+        ("Answer: (c)", "C"),
+        ("The answer is B", "B"),
+    ],
+)
 def test_option(text: str, value: str) -> None:
     assert parse_option(text).value == value
 
@@ -128,17 +155,20 @@ def _times(text: str, duration: float = 24.0, domain: str | None = None) -> list
     return extract_timestamps(text, duration, label_patterns=pats).times
 
 
-@pytest.mark.parametrize("text, times", [
-    ("1. 0:05.5 contact\n2. 1:02 contact", [5.5, 62.0]),
-    ("at 3.2, t=4.75, time: 6, frame at 7.5", [3.2, 4.75, 6.0, 7.5]),
-    ("3.5s 4 sec 6.25 seconds", [3.5, 4.0, 6.25]),
-    ("a blink from 3s to 4s, one 1.5-2.0s, one between 7 and 8 seconds, one 0:10-0:11", [3.0, 1.5, 7.0, 10.0]),
-    ("Event 3 - 5.0s (count: 4)", [5.0]),
-    (r"Event 1, Event 2, count: 4, running count 5, \boxed{5}", []),
-    ("every 1 second, 2 seconds apart, the clip is 24 seconds long, it lasts for 3 seconds", []),
-    ("Frame 12 (t = 6.0 s)", [6.0]),
-    ("0:00:05 and 00:01:02.5", [5.0, 62.5]),
-])
+@pytest.mark.parametrize(
+    "text, times",
+    [
+        ("1. 0:05.5 contact\n2. 1:02 contact", [5.5, 62.0]),
+        ("at 3.2, t=4.75, time: 6, frame at 7.5", [3.2, 4.75, 6.0, 7.5]),
+        ("3.5s 4 sec 6.25 seconds", [3.5, 4.0, 6.25]),
+        ("a blink from 3s to 4s, one 1.5-2.0s, one between 7 and 8 seconds, one 0:10-0:11", [3.0, 1.5, 7.0, 10.0]),
+        ("Event 3 - 5.0s (count: 4)", [5.0]),
+        (r"Event 1, Event 2, count: 4, running count 5, \boxed{5}", []),
+        ("every 1 second, 2 seconds apart, the clip is 24 seconds long, it lasts for 3 seconds", []),
+        ("Frame 12 (t = 6.0 s)", [6.0]),
+        ("0:00:05 and 00:01:02.5", [5.0, 62.5]),
+    ],
+)
 def test_timestamp_forms(text: str, times: list[float]) -> None:
     assert _times(text, duration=100.0) == pytest.approx(times)
 
@@ -158,15 +188,19 @@ def test_labels_from_ledger_lines() -> None:
     r = extract_timestamps(text, 24.0, label_patterns=LABEL_PATTERNS["bounce_ball"])
     assert [x.lower() for x in r.labels] == ["left", "right", "top"]
     for e in r.events:
-        assert re.fullmatch(r"[0-9:. atseconds]+", text[e.span[0]:e.span[1]])
+        assert re.fullmatch(r"[0-9:. atseconds]+", text[e.span[0] : e.span[1]])
 
 
 @FAST
-@given(st.lists(st.floats(0.0, 23.9, allow_nan=False).map(lambda x: round(x, 2)), max_size=12),
-       st.sampled_from(["{m}:{s:05.2f}", "t={t:.2f}s", "at {t:.2f} seconds", "{t:.2f}s"]))
+@given(
+    st.lists(st.floats(0.0, 23.9, allow_nan=False).map(lambda x: round(x, 2)), max_size=12),
+    st.sampled_from(["{m}:{s:05.2f}", "t={t:.2f}s", "at {t:.2f} seconds", "{t:.2f}s"]),
+)
 def test_ledger_round_trip(times: list[float], fmt: str) -> None:
-    lines = [f"Event {i + 1}: " + fmt.format(m=int(t // 60), s=t % 60, t=t) + f" (count {i + 1})"
-             for i, t in enumerate(times)]
+    lines = [
+        f"Event {i + 1}: " + fmt.format(m=int(t // 60), s=t % 60, t=t) + f" (count {i + 1})"
+        for i, t in enumerate(times)
+    ]
     text = "\n".join(lines) + f"\nFinal answer: \\boxed{{{len(times)}}}"
     r = extract_timestamps(text, 24.0)
     kept: list[float] = []

@@ -31,8 +31,22 @@ def test_score_responses_with_report(smoke_dir: Path, tmp_path: Path) -> None:
     resp = tmp_path / "responses.jsonl"
     resp.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     out = tmp_path / "scores.jsonl"
-    r = runner.invoke(app, ["score-responses", "--suite", "counting", "--samples", str(smoke_dir / "manifest.jsonl"),
-                            "--responses", str(resp), "--out", str(out), "--report", str(tmp_path / "rep")])
+    r = runner.invoke(
+        app,
+        [
+            "score-responses",
+            "--suite",
+            "counting",
+            "--samples",
+            str(smoke_dir / "manifest.jsonl"),
+            "--responses",
+            str(resp),
+            "--out",
+            str(out),
+            "--report",
+            str(tmp_path / "rep"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     from vidaudit.core.contract.records import ScoreRecord
 
@@ -41,8 +55,22 @@ def test_score_responses_with_report(smoke_dir: Path, tmp_path: Path) -> None:
     assert len(rows) == 4
     for key in ("trial_id", "sample_id", "model", "condition", "status", "correct"):  # every suite's line
         assert key in json.loads(out.read_text().splitlines()[0])
-    for key in ("sample_id", "predicted_count", "parse_method", "reported_times", "n_reported", "n_matched",
-                "precision", "recall", "f1", "vor", "correct", "acr", "rfr", "taxonomy"):
+    for key in (
+        "sample_id",
+        "predicted_count",
+        "parse_method",
+        "reported_times",
+        "n_reported",
+        "n_matched",
+        "precision",
+        "recall",
+        "f1",
+        "vor",
+        "correct",
+        "acr",
+        "rfr",
+        "taxonomy",
+    ):
         assert key in rows[0]
     a, b, c, d = rows
     assert (a["correct"], a["n_matched"], a["f1"], a["acr"]) == (True, 3, 1.0, False)
@@ -58,8 +86,10 @@ def test_score_responses_with_report(smoke_dir: Path, tmp_path: Path) -> None:
 def test_score_responses_unknown_sample(smoke_dir: Path, tmp_path: Path) -> None:
     resp = tmp_path / "r.jsonl"
     resp.write_text(json.dumps({"sample_id": "nope", "response": "\\boxed{1}"}) + "\n")
-    r = runner.invoke(app, ["score-responses", "--samples", str(smoke_dir), "--responses", str(resp),
-                            "--out", str(tmp_path / "s.jsonl")])
+    r = runner.invoke(
+        app,
+        ["score-responses", "--samples", str(smoke_dir), "--responses", str(resp), "--out", str(tmp_path / "s.jsonl")],
+    )
     assert r.exit_code == 2
     assert "'nope' is not in" in " ".join(r.output.split())
     assert not (tmp_path / "s.jsonl").exists()
@@ -75,14 +105,30 @@ def _write(tmp_path: Path, lines: list[object], raw: bytes | None = None) -> Pat
 
 
 def _score(smoke_dir: Path, tmp_path: Path, resp: Path, *extra: str):
-    return runner.invoke(app, ["score-responses", "--samples", str(smoke_dir), "--responses", str(resp),
-                               "--out", str(tmp_path / "s.jsonl"), *extra])
+    return runner.invoke(
+        app,
+        [
+            "score-responses",
+            "--samples",
+            str(smoke_dir),
+            "--responses",
+            str(resp),
+            "--out",
+            str(tmp_path / "s.jsonl"),
+            *extra,
+        ],
+    )
 
 
 def test_duplicate_lines_are_an_error_unless_deduped(smoke_dir: Path, tmp_path: Path) -> None:
     sid = load_samples(smoke_dir)[1].sample_id
-    resp = _write(tmp_path, [{"sample_id": sid, "response": "\\boxed{1}", "model": "m"},
-                             {"sample_id": sid, "response": "\\boxed{2}", "model": "m"}])
+    resp = _write(
+        tmp_path,
+        [
+            {"sample_id": sid, "response": "\\boxed{1}", "model": "m"},
+            {"sample_id": sid, "response": "\\boxed{2}", "model": "m"},
+        ],
+    )
     r = _score(smoke_dir, tmp_path, resp)
     text = " ".join(r.output.split())
     assert r.exit_code == 2 and "are both for sample" in text and "--dedupe first|last" in text, r.output
@@ -97,7 +143,7 @@ def test_duplicate_lines_are_an_error_unless_deduped(smoke_dir: Path, tmp_path: 
 def test_bad_response_lines_exit_2_and_write_nothing(smoke_dir: Path, tmp_path: Path) -> None:
     sid = load_samples(smoke_dir)[1].sample_id
     cases = {
-        "array": (None, b'[1, 2]\n', "JSON object"),
+        "array": (None, b"[1, 2]\n", "JSON object"),
         "not utf-8": (None, b'{"sample_id": "x", "response": "\xff"}\n', "not UTF-8"),
         "non-string": ([{"sample_id": sid, "response": 3}], None, "must be a string"),
         "bad status": ([{"sample_id": sid, "response": None, "status": "exploded"}], None, "is not one of"),

@@ -35,14 +35,24 @@ runner = CliRunner()
 
 def _cli(*args: str) -> tuple[int, str]:
     r = runner.invoke(app, list(args), env={"COLUMNS": "300"})
-    return r.exit_code, r.output + ("" if r.exception is None or isinstance(r.exception, SystemExit)
-                                    else f"\n{type(r.exception).__name__}: {r.exception}")
+    return r.exit_code, r.output + (
+        ""
+        if r.exception is None or isinstance(r.exception, SystemExit)
+        else f"\n{type(r.exception).__name__}: {r.exception}"
+    )
 
 
 def _proc(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     full = {**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": "300", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], capture_output=True, text=True, check=False,
-                          timeout=900, env=full, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "vidaudit.cli", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+        env=full,
+        cwd=cwd,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +61,21 @@ def audited(smoke_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     content key, not rendered again)."""
     out = tmp_path_factory.mktemp("checks") / "A"
     seed_counting_smoke(out / "data", smoke_dir)
-    r = _proc("audit", "--model", "oracle", "--model", "chance", "--suite", "counting", "--budget", "smoke", "--out",
-              str(out), "--workers", "2")
+    r = _proc(
+        "audit",
+        "--model",
+        "oracle",
+        "--model",
+        "chance",
+        "--suite",
+        "counting",
+        "--budget",
+        "smoke",
+        "--out",
+        str(out),
+        "--workers",
+        "2",
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     return out
 
@@ -107,19 +130,27 @@ DAMAGE: dict[str, Callable[[Path], None]] = {
     "a relabelled model": lambda p: _edit_trials(p, _relabel),
     # chance's trials dropped and the header's count edited to match
     "trials removed, count edited": lambda p: _edit_trials(
-        p, lambda t: None if t["record"]["model"] == "chance" else t, count=True),
+        p, lambda t: None if t["record"]["model"] == "chance" else t, count=True
+    ),
     # every trial dropped, the header saying 0
     "a header-only file": lambda p: _edit_trials(p, lambda t: None, count=True),
     # the last trial lost (a partial copy), the header untouched
     "a truncated file": lambda p: _write(p, _lines(p)[:-1]),
     # a file written by the vidaudit before checksums (version 1, no sha256)
-    "an old version-1 file": lambda p: _write(p, [json.dumps({k: v for k, v in json.loads(_lines(p)[0]).items()
-                                                              if k != "sha256"} | {"version": 1})] + _lines(p)[1:]),
+    "an old version-1 file": lambda p: _write(
+        p,
+        [json.dumps({k: v for k, v in json.loads(_lines(p)[0]).items() if k != "sha256"} | {"version": 1})]
+        + _lines(p)[1:],
+    ),
 }
-WHY = {"an edited correct": "does not match its checksum", "a relabelled model": "does not match its checksum",
-       "trials removed, count edited": "does not match its checksum",
-       "a header-only file": "does not match its checksum", "a truncated file": "truncated",
-       "an old version-1 file": "version 1"}
+WHY = {
+    "an edited correct": "does not match its checksum",
+    "a relabelled model": "does not match its checksum",
+    "trials removed, count edited": "does not match its checksum",
+    "a header-only file": "does not match its checksum",
+    "a truncated file": "truncated",
+    "an old version-1 file": "version 1",
+}
 
 
 def _refused(code: int, output: str, why: str, run: Path) -> None:
@@ -164,9 +195,14 @@ def test_a_stale_scored_file_is_refused_by_report_and_compare(audit: Path) -> No
 
 
 def _completion(text: str) -> dict:
-    return {"id": "c", "object": "chat.completion", "created": 1, "model": "m",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105}}
+    return {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105},
+    }
 
 
 @pytest.mark.timeout(900)
@@ -185,8 +221,20 @@ def test_compare_after_retry_errors_shows_the_true_figure(smoke_dir: Path, tmp_p
     with FakeServer() as srv:
         srv.script("POST", "/v1/chat/completions", default=reply)
         spec = f"openai:m@{srv.url}/v1"
-        r = _proc("audit", "--model", "oracle", "--model", spec, "--suite", "counting", "--budget", "smoke", "--out",
-                  str(out), env=env)
+        r = _proc(
+            "audit",
+            "--model",
+            "oracle",
+            "--model",
+            spec,
+            "--suite",
+            "counting",
+            "--budget",
+            "smoke",
+            "--out",
+            str(out),
+            env=env,
+        )
         assert r.returncode == 0, r.stdout + r.stderr
         assert _counting_entries(out)[spec] == (0, 18)  # every call failed: wrong, and counted
         answering["on"] = True

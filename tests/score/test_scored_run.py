@@ -41,8 +41,20 @@ def _cli(*args: str):
 @pytest.fixture(scope="module")
 def scored_run(smoke_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("scored")
-    r = _cli("run", "counting", "--data", str(smoke_dir), "--model", "oracle", "--model", "chance",
-             "--condition", "frames@1", "--out", str(root / "run"))
+    r = _cli(
+        "run",
+        "counting",
+        "--data",
+        str(smoke_dir),
+        "--model",
+        "oracle",
+        "--model",
+        "chance",
+        "--condition",
+        "frames@1",
+        "--out",
+        str(root / "run"),
+    )
     assert r.exit_code == 0, r.output
     r = _cli("score", str(root / "run"))
     assert r.exit_code == 0, r.output
@@ -83,8 +95,12 @@ def test_score_writes_a_typed_versioned_file_with_every_trial(scored_run: Path) 
 def test_the_file_reads_back_as_the_store_scores(scored_run: Path) -> None:
     got, fresh = read_scored_run(scored_run), score_stage.score_store(scored_run)
     assert got.records == fresh.records and got.raw_text == fresh.raw_text and got.frames == fresh.frames
-    assert (got.settings, got.stage_usage, got.design, got.changed) == (fresh.settings, fresh.stage_usage,
-                                                                         fresh.design, fresh.changed)
+    assert (got.settings, got.stage_usage, got.design, got.changed) == (
+        fresh.settings,
+        fresh.stage_usage,
+        fresh.design,
+        fresh.changed,
+    )
     assert got.samples == fresh.samples and got.suite.name == fresh.suite.name
 
 
@@ -126,18 +142,31 @@ def test_not_a_scored_run_file_and_a_truncated_one_are_refused(run: Path) -> Non
     text = path.read_text(encoding="utf-8")
     path.write_text(text.rsplit("\n", 2)[0] + "\n")  # the last trial lost
     _one_line_error(_cli("report", str(run)), "truncated", "vidaudit score")
-    path.write_text("{\"format\": \"something else\"}\n")
+    path.write_text('{"format": "something else"}\n')
     _one_line_error(_cli("report", str(run)), "not a vidaudit scored-run file", "--rescore")
     path.write_bytes(b"\xff\xfe not json")
     _one_line_error(_cli("report", str(run)), "not a readable scored-run file")
 
 
 def test_a_file_older_than_the_store_is_refused_until_rescored(run: Path, smoke_dir: Path) -> None:
-    r = _cli("run", "counting", "--data", str(smoke_dir), "--model", "oracle", "--model", "chance",
-             "--condition", "frames@1", "--condition", "frames@2", "--out", str(run))
+    r = _cli(
+        "run",
+        "counting",
+        "--data",
+        str(smoke_dir),
+        "--model",
+        "oracle",
+        "--model",
+        "chance",
+        "--condition",
+        "frames@1",
+        "--condition",
+        "frames@2",
+        "--out",
+        str(run),
+    )
     assert r.exit_code == 0, r.output
-    _one_line_error(_cli("report", str(run)), "older than the run", "were stored since", "vidaudit score",
-                    "--rescore")
+    _one_line_error(_cli("report", str(run)), "older than the run", "were stored since", "vidaudit score", "--rescore")
     r = _cli("report", str(run), "--rescore")
     assert r.exit_code == 0, r.output
     report = json.loads((run / "report" / "report.json").read_text())
@@ -166,12 +195,26 @@ _TEXT = st.text(st.characters(exclude_categories=()), max_size=40)
 _PLAIN = st.text(max_size=20)
 
 
-@given(raw=st.none() | _TEXT, judgement=st.none() | _TEXT,
-       frames=st.lists(st.tuples(st.integers(0, 10**6), st.floats(0, 1e5, allow_nan=False)), max_size=5),
-       metric=st.floats(-1e9, 1e9, allow_nan=False) | st.integers(-(2**40), 2**40) | _PLAIN, param=_PLAIN)
+@given(
+    raw=st.none() | _TEXT,
+    judgement=st.none() | _TEXT,
+    frames=st.lists(st.tuples(st.integers(0, 10**6), st.floats(0, 1e5, allow_nan=False)), max_size=5),
+    metric=st.floats(-1e9, 1e9, allow_nan=False) | st.integers(-(2**40), 2**40) | _PLAIN,
+    param=_PLAIN,
+)
 def test_a_trial_line_round_trips_any_text(raw, judgement, frames, metric, param) -> None:
-    rec = ScoreRecord(trial_id="t", sample_id="s", suite="counting", model="m", condition="c", group_id="g",
-                      status="ok", correct=True, metrics={"x": metric}, params={"p": param})
+    rec = ScoreRecord(
+        trial_id="t",
+        sample_id="s",
+        suite="counting",
+        model="m",
+        condition="c",
+        group_id="g",
+        status="ok",
+        correct=True,
+        metrics={"x": metric},
+        params={"p": param},
+    )
     got = parse_trial_line(trial_line(rec, raw, frames, judgement))
     assert got.record == ScoreRecord.model_validate_json(rec.model_dump_json())
     assert (got.raw_text, got.frames, got.judgement) == (raw, [tuple(f) for f in frames], judgement)

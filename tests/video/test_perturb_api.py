@@ -19,12 +19,23 @@ from vidaudit.video.probe import probe
 
 #: Small parameters for every registered op on the 24-frame, 12 fps, 64x48 test video.
 EVERY_OP = {
-    "reverse": {}, "shuffle_frames": {}, "shuffle_segments": {"segments": [[0, 0.5], [0.5, 1.25], [1.5, 2.0]]},
-    "cut": {"duration_s": 0.5}, "temporal_gap": {"start_s": 0.5, "end_s": 1.0, "label": "pours"},
-    "scene_mix": {"duration_s": 0.5}, "speed": {"factor": 0.5},
-    "colour_shift": {"duration_s": 1.0}, "noise": {"duration_s": 1.0}, "insert_object": {"duration_s": 1.0},
-    "blank": {"duration_s": 1.5}, "noise_video": {"duration_s": 0.5}, "unrelated": {},
-    "strip_mask": {"S": 16, "v": 3}, "mosaic": {}, "mosaic_spatial": {}, "camera_2d": {"motion": "tilt_up"},
+    "reverse": {},
+    "shuffle_frames": {},
+    "shuffle_segments": {"segments": [[0, 0.5], [0.5, 1.25], [1.5, 2.0]]},
+    "cut": {"duration_s": 0.5},
+    "temporal_gap": {"start_s": 0.5, "end_s": 1.0, "label": "pours"},
+    "scene_mix": {"duration_s": 0.5},
+    "speed": {"factor": 0.5},
+    "colour_shift": {"duration_s": 1.0},
+    "noise": {"duration_s": 1.0},
+    "insert_object": {"duration_s": 1.0},
+    "blank": {"duration_s": 1.5},
+    "noise_video": {"duration_s": 0.5},
+    "unrelated": {},
+    "strip_mask": {"S": 16, "v": 3},
+    "mosaic": {},
+    "mosaic_spatial": {},
+    "camera_2d": {"motion": "tilt_up"},
 }
 
 
@@ -43,25 +54,36 @@ def test_the_table_covers_every_registered_op() -> None:
 def test_every_op_describes_its_output_frame_by_frame(name: str, videos: tuple[Path, Path], tmp_path: Path) -> None:
     src, second = videos
     op = get_op(name)
-    r = apply(src, PerturbationSpec(name=name, params=EVERY_OP[name]), tmp_path / "out.mp4", seed=7,
-              second_source=second if op.needs_second else None)
+    r = apply(
+        src,
+        PerturbationSpec(name=name, params=EVERY_OP[name]),
+        tmp_path / "out.mp4",
+        seed=7,
+        second_source=second if op.needs_second else None,
+    )
     back = probe(r.video)
     m = r.meta
-    assert (m.n_frames, m.fps, m.width, m.height, m.duration_s) == \
-        (back.n_frames, back.fps, back.width, back.height, back.duration_s)
-    assert m.map["source_frame"] and all(len(col) == back.n_frames for col in m.map.values()), \
-        {k: len(v) for k, v in m.map.items()}
+    assert (m.n_frames, m.fps, m.width, m.height, m.duration_s) == (
+        back.n_frames,
+        back.fps,
+        back.width,
+        back.height,
+        back.duration_s,
+    )
+    assert m.map["source_frame"] and all(len(col) == back.n_frames for col in m.map.values()), {
+        k: len(v) for k, v in m.map.items()
+    }
     on_disk = json.loads(r.meta_path.read_text())
     assert r.meta_path == tmp_path / "out.json"
     for key in ("op", "params", "seed", "source_sha256", "fps", "n_frames", "map"):
         assert key in on_disk
     assert on_disk["op"] == name and on_disk["seed"] == 7 and on_disk["source_sha256"] == sha256_file(src)
-    assert set(on_disk["params"]) == set(op.Params.model_fields)          # defaults filled in
+    assert set(on_disk["params"]) == set(op.Params.model_fields)  # defaults filled in
     assert on_disk["sha256"] == sha256_file(r.video) and on_disk["size_bytes"] == r.video.stat().st_size
     assert PerturbResult.load(r.meta_path).meta == r.meta
     if op.needs_second:
         assert on_disk["second_sha256"] == sha256_file(second)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json", "out.mp4"]   # no temporary left behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json", "out.mp4"]  # no temporary left behind
 
 
 # --------------------------------------------------------------------------- errors
@@ -71,8 +93,10 @@ def test_bad_specs_fail_with_the_allowed_values(videos: tuple[Path, Path], tmp_p
     src, second = videos
     cases = [
         (PerturbationSpec(name="wobble"), "unknown perturbation 'wobble'; known: blank, camera_2d"),
-        (PerturbationSpec(name="reverse", params={"speed": 2}), "reverse has no parameter 'speed'; its parameters: "
-                                                                 "start_s, end_s"),
+        (
+            PerturbationSpec(name="reverse", params={"speed": 2}),
+            "reverse has no parameter 'speed'; its parameters: start_s, end_s",
+        ),
         (PerturbationSpec(name="strip_mask", params={"k": 0}), r"k must be an integer in \[1, 64\]"),
         (PerturbationSpec(name="speed", params={"factor": 20}), r"factor must be a number in \[0.125, 8\]"),
         (PerturbationSpec(name="camera_2d", params={"motion": "dolly"}), "motion must be one of pan_left, pan_right"),
@@ -110,8 +134,9 @@ def test_sources_that_do_not_decode_are_data_errors(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.png", "junk.mp4"]
 
 
-def test_a_failure_mid_render_leaves_nothing_half_written(videos: tuple[Path, Path], tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failure_mid_render_leaves_nothing_half_written(
+    videos: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     src, _ = videos
     out = tmp_path / "o.mp4"
     good = apply(src, PerturbationSpec(name="reverse"), out)
@@ -129,7 +154,7 @@ def test_a_failure_mid_render_leaves_nothing_half_written(videos: tuple[Path, Pa
     monkeypatch.setattr(type(op), "frame", boom)
     with pytest.raises(RuntimeError, match="disk on fire"):
         apply(src, PerturbationSpec(name="shuffle_frames"), out)
-    assert (out.read_bytes(), good.meta_path.read_text()) == before          # the old pair is untouched
+    assert (out.read_bytes(), good.meta_path.read_text()) == before  # the old pair is untouched
     assert sorted(p.name for p in tmp_path.iterdir()) == ["o.json", "o.mp4"]
     with pytest.raises(RuntimeError):
         apply(src, PerturbationSpec(name="shuffle_frames"), tmp_path / "fresh.mp4")
@@ -142,45 +167,63 @@ def test_a_failure_mid_render_leaves_nothing_half_written(videos: tuple[Path, Pa
 def test_cache_is_keyed_by_content_and_canonical_spec(videos: tuple[Path, Path], tmp_path: Path) -> None:
     src, second = videos
     sha = sha256_file(src)
-    bare, full = PerturbationSpec(name="strip_mask", params={"S": 16, "v": 3}), \
-        PerturbationSpec(name="strip_mask", params={"S": 16, "v": 3, "k": 4, "orientation": "vertical", "delta": None})
+    bare, full = (
+        PerturbationSpec(name="strip_mask", params={"S": 16, "v": 3}),
+        PerturbationSpec(name="strip_mask", params={"S": 16, "v": 3, "k": 4, "orientation": "vertical", "delta": None}),
+    )
     assert canonical_spec(bare) == canonical_spec(full)
     assert canonical_spec(bare).id == "strip_mask(S=16,delta=None,k=4,orientation=vertical,v=3)"
     assert cache_key(sha, bare, 0) == cache_key(sha, full, 0)
-    assert len({cache_key(sha, bare, 0), cache_key(sha, bare, 1), cache_key("f" * 64, bare, 0),
-                cache_key(sha, PerturbationSpec(name="strip_mask", params={"S": 16, "v": 4}), 0)}) == 4
+    assert (
+        len(
+            {
+                cache_key(sha, bare, 0),
+                cache_key(sha, bare, 1),
+                cache_key("f" * 64, bare, 0),
+                cache_key(sha, PerturbationSpec(name="strip_mask", params={"S": 16, "v": 4}), 0),
+            }
+        )
+        == 4
+    )
     speed = {"factor": 2}
-    assert cache_key(sha, PerturbationSpec(name="speed", params=speed), 0) == \
-        cache_key(sha, PerturbationSpec(name="speed", params={"factor": 2.0}), 0)   # 2 and 2.0 are one value
+    assert cache_key(sha, PerturbationSpec(name="speed", params=speed), 0) == cache_key(
+        sha, PerturbationSpec(name="speed", params={"factor": 2.0}), 0
+    )  # 2 and 2.0 are one value
 
     cache = tmp_path / "cache"
     r1 = cached(src, sha, bare, 0, cache)
     assert (r1.video, r1.meta_path) == cache_paths(cache, r1.meta.cache_key)
     stamp = r1.video.stat().st_mtime_ns
     r2 = cached(src, sha, full, 0, cache)
-    assert r2.video == r1.video and r2.video.stat().st_mtime_ns == stamp and r2.meta == r1.meta   # a hit
+    assert r2.video == r1.video and r2.video.stat().st_mtime_ns == stamp and r2.meta == r1.meta  # a hit
     r1.meta_path.write_text("{ torn")
-    r3 = cached(src, sha, bare, 0, cache)                                    # a torn entry is rebuilt
-    assert r3.sha256 == r1.sha256                                            # the same bytes (deterministic)
+    r3 = cached(src, sha, bare, 0, cache)  # a torn entry is rebuilt
+    assert r3.sha256 == r1.sha256  # the same bytes (deterministic)
     with pytest.raises(DataError, match="the video changed"):
         cached(src, "e" * 64, bare, 0, cache)
-    assert not any(p.exists() for p in cache_paths(cache, cache_key("e" * 64, bare, 0)))    # nothing cached
+    assert not any(p.exists() for p in cache_paths(cache, cache_key("e" * 64, bare, 0)))  # nothing cached
     data = bytearray(r3.video.read_bytes())
     data[-10] ^= 0xFF
-    r3.video.write_bytes(bytes(data))                                        # same size, other bytes
-    trusted = cached(src, sha, bare, 0, cache)                               # unverified: trusted by its size
+    r3.video.write_bytes(bytes(data))  # same size, other bytes
+    trusted = cached(src, sha, bare, 0, cache)  # unverified: trusted by its size
     assert trusted.video == r3.video and sha256_file(trusted.video) != trusted.sha256
-    fixed = cached(src, sha, bare, 0, cache, verify=True)                    # verified: rebuilt
+    fixed = cached(src, sha, bare, 0, cache, verify=True)  # verified: rebuilt
     assert sha256_file(fixed.video) == fixed.sha256 == r1.sha256
-    mixed = cached(src, sha, PerturbationSpec(name="scene_mix", params={"duration_s": 0.5}), 0, cache,
-                   second_source=second)
+    mixed = cached(
+        src, sha, PerturbationSpec(name="scene_mix", params={"duration_s": 0.5}), 0, cache, second_source=second
+    )
     assert mixed.meta.second_sha256 == sha256_file(second)
 
 
 def test_a_chain_feeds_each_output_to_the_next(videos: tuple[Path, Path], tmp_path: Path) -> None:
     src, _ = videos
-    steps = cached_chain(src, sha256_file(src), [PerturbationSpec(name="reverse"), PerturbationSpec(name="reverse")],
-                         0, tmp_path / "cache")
+    steps = cached_chain(
+        src,
+        sha256_file(src),
+        [PerturbationSpec(name="reverse"), PerturbationSpec(name="reverse")],
+        0,
+        tmp_path / "cache",
+    )
     assert steps[1].meta.source_sha256 == steps[0].sha256
     m0, m1 = steps[0].meta.map["source_frame"], steps[1].meta.map["source_frame"]
     assert [m0[j] for j in m1] == list(range(24))
@@ -191,10 +234,17 @@ def test_a_chain_feeds_each_output_to_the_next(videos: tuple[Path, Path], tmp_pa
 
 def test_perturb_command_types_values_from_the_schema(videos: tuple[Path, Path], tmp_path: Path) -> None:
     src, second = videos
-    assert parse_sets("strip_mask", ["S=16", "v=3", "orientation=horizontal", "delta=null"]) == \
-        {"S": 16, "v": 3, "orientation": "horizontal", "delta": None}
-    assert parse_sets("temporal_gap", ["label=123", "start_s=0.5", "end_s=1"]) == \
-        {"label": "123", "start_s": 0.5, "end_s": 1}                      # text stays text
+    assert parse_sets("strip_mask", ["S=16", "v=3", "orientation=horizontal", "delta=null"]) == {
+        "S": 16,
+        "v": 3,
+        "orientation": "horizontal",
+        "delta": None,
+    }
+    assert parse_sets("temporal_gap", ["label=123", "start_s=0.5", "end_s=1"]) == {
+        "label": "123",
+        "start_s": 0.5,
+        "end_s": 1,
+    }  # text stays text
     assert parse_sets("noise", ["region=[0,0,0.5,0.5]"]) == {"region": [0, 0, 0.5, 0.5]}
     assert parse_sets("unrelated", ["loop=false"]) == {"loop": False}
     with pytest.raises(ConfigError, match="write KEY=VALUE"):
@@ -208,7 +258,7 @@ def test_perturb_command_types_values_from_the_schema(videos: tuple[Path, Path],
     r = perturb_command(src, "strip_mask", ["S=16", "v=3", "k=2"], 3, tmp_path / "dst.mp4")
     on_disk = json.loads((tmp_path / "dst.json").read_text())
     assert on_disk["params"] == {"S": 16, "v": 3, "k": 2, "orientation": "vertical", "delta": None}
-    assert on_disk["info"]["delta"] >= 1                                  # the value the null stood for
+    assert on_disk["info"]["delta"] >= 1  # the value the null stood for
     assert on_disk["seed"] == 3 and on_disk["n_frames"] == 48 == len(on_disk["map"]["visible_strips"])
     assert on_disk["fps"] == 24.0 and on_disk["source_sha256"] == sha256_file(src)
     assert "strip_mask: 48 frames at 24 fps" in summary_lines(r)[0]
@@ -221,8 +271,12 @@ def test_preview_equals_what_apply_records(videos: tuple[Path, Path], tmp_path: 
     sp = PerturbationSpec(name="cut", params={"duration_s": 0.5})
     pv = preview(src, sp, seed=11)
     r = apply(src, sp, tmp_path / "c.mp4", seed=11)
-    assert (pv["map"], pv["info"], pv["n_frames"], pv["params"]) == (r.meta.map, r.meta.info, r.meta.n_frames,
-                                                                      r.meta.params)
+    assert (pv["map"], pv["info"], pv["n_frames"], pv["params"]) == (
+        r.meta.map,
+        r.meta.info,
+        r.meta.n_frames,
+        r.meta.params,
+    )
     assert not list(tmp_path.glob("*.part*"))
 
 

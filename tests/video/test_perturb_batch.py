@@ -31,10 +31,12 @@ def make_jobs(root: Path) -> Path:
     make_video(src / "a.mp4", n=12, fps=10.0, w=W, h=H)
     make_video(src / "b.mp4", n=15, fps=10.0, w=W, h=H, second=True)
     make_video(src / "c.mp4", n=10, fps=10.0, w=W, h=H)
-    jobs = [{"source": "src/a.mp4", "op": "reverse", "seed": 0},
-            {"source": "src/b.mp4", "op": "shuffle_frames", "params": {"start_s": 0.2}, "seed": 7, "name": "b_shuf"},
-            {"source": str(src / "c.mp4"), "op": "noise", "params": {"sigma": 10, "duration_s": None}, "seed": 3},
-            {"source": "src/a.mp4", "op": "reverse", "params": {"start_s": 0.0}, "seed": 0, "name": "a_again"}]
+    jobs = [
+        {"source": "src/a.mp4", "op": "reverse", "seed": 0},
+        {"source": "src/b.mp4", "op": "shuffle_frames", "params": {"start_s": 0.2}, "seed": 7, "name": "b_shuf"},
+        {"source": str(src / "c.mp4"), "op": "noise", "params": {"sigma": 10, "duration_s": None}, "seed": 3},
+        {"source": "src/a.mp4", "op": "reverse", "params": {"start_s": 0.0}, "seed": 0, "name": "a_again"},
+    ]
     path = root / "jobs.jsonl"
     path.write_text("\n".join(json.dumps(j) for j in jobs) + "\n\n", encoding="utf-8")
     return path
@@ -66,9 +68,9 @@ def test_rows_describe_the_outputs_and_identical_jobs_render_once(batch: tuple[P
         assert r["sha256"] == sha256_file(mp4) == meta["sha256"] and r["error"] is None
         assert r["n_frames"] == probe(mp4).n_frames == meta["n_frames"]
         assert r["source_sha256"] == sha256_file(r["source"]) and r["cache_key"] == meta["cache_key"]
-    assert rows[1]["params"] == {"start_s": 0.2, "end_s": None} and rows[1]["seed"] == 7   # defaults filled in
+    assert rows[1]["params"] == {"start_s": 0.2, "end_s": None} and rows[1]["seed"] == 7  # defaults filled in
     assert rows[0]["cache_key"] == rows[3]["cache_key"] and rows[0]["sha256"] == rows[3]["sha256"]
-    assert len(list((out / CACHE).rglob("*.mp4"))) == 3                                   # one entry per content
+    assert len(list((out / CACHE).rglob("*.mp4"))) == 3  # one entry per content
     assert rows[0]["n_frames"] == 12 and rows[2]["n_frames"] == 10
 
 
@@ -81,8 +83,21 @@ def test_two_workers_write_the_same_bytes_and_rows(batch: tuple[Path, Path], tmp
 
 def test_single_video_form_writes_the_same_files(batch: tuple[Path, Path], tmp_path: Path) -> None:
     jobs, one = batch
-    r = CliRunner().invoke(app, ["perturb", str(jobs.parent / "src/b.mp4"), "--op", "shuffle_frames", "--set",
-                                 "start_s=0.2", "--seed", "7", "--out", str(tmp_path / "x.mp4")])
+    r = CliRunner().invoke(
+        app,
+        [
+            "perturb",
+            str(jobs.parent / "src/b.mp4"),
+            "--op",
+            "shuffle_frames",
+            "--set",
+            "start_s=0.2",
+            "--seed",
+            "7",
+            "--out",
+            str(tmp_path / "x.mp4"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert (tmp_path / "x.mp4").read_bytes() == (one / "b_shuf.mp4").read_bytes()
     assert (tmp_path / "x.json").read_bytes() == (one / "b_shuf.json").read_bytes()
@@ -93,19 +108,19 @@ def test_resume_reuses_outputs_whose_content_key_matches(batch: tuple[Path, Path
     out = tmp_path / "again"
     shutil.copytree(one, out)
     before = outputs(out)
-    (out / "b_shuf.mp4").unlink()                        # a lost output, its cache entry kept: placed again
+    (out / "b_shuf.mp4").unlink()  # a lost output, its cache entry kept: placed again
     res = perturb_batch(load_jobs(jobs), out)
     assert (res.rendered, res.cached, res.reused) == (0, 1, 3)
     row_b = json.loads((out / BATCH).read_text().splitlines()[1])
     mp4, _ = cache_paths(out / CACHE, row_b["cache_key"])
-    (out / "c-noise.json").write_text("{}")             # unreadable metadata, and a lost cache entry too
+    (out / "c-noise.json").write_text("{}")  # unreadable metadata, and a lost cache entry too
     c_key = json.loads((out / BATCH).read_text().splitlines()[2])["cache_key"]
     for p in cache_paths(out / CACHE, c_key):
         p.unlink()
     res = perturb_batch(load_jobs(jobs), out)
     assert (res.rendered, res.cached, res.reused) == (1, 0, 3)
     assert outputs(out) == before and mp4.is_file()
-    (out / "a-reverse.json").write_text((out / "b_shuf.json").read_text())   # another job's output: not reused
+    (out / "a-reverse.json").write_text((out / "b_shuf.json").read_text())  # another job's output: not reused
     res = perturb_batch(load_jobs(jobs), out)
     assert (res.reused, res.cached) == (3, 1) and outputs(out) == before
 
@@ -123,20 +138,23 @@ def test_cli_batch_prints_where_the_outputs_are(batch: tuple[Path, Path], tmp_pa
 def test_every_bad_line_is_listed_and_nothing_is_written(batch: tuple[Path, Path], tmp_path: Path) -> None:
     jobs, _ = batch
     src = jobs.parent / "src"
-    lines = [json.dumps({"source": str(src / "a.mp4"), "op": "reverse"}),            # 1 fine
-             "{not json",                                                             # 2
-             json.dumps({"source": str(src / "a.mp4"), "op": "melt"}),               # 3 unknown op
-             json.dumps({"source": str(src / "a.mp4"), "op": "noise", "params": {"sigma": 999}}),   # 4 range
-             json.dumps({"source": str(src / "a.mp4"), "op": "cut", "params": {"duration_s": 5}}),  # 5 too long
-             json.dumps({"source": str(src / "gone.mp4"), "op": "reverse", "name": "g"}),           # 6 missing
-             json.dumps({"source": str(src / "b.mp4"), "op": "reverse", "name": "a-reverse"}),      # 7 same name
-             json.dumps({"source": str(src / "a.mp4"), "op": "reverse", "seed": "1", "name": "s"}),  # 8 seed
-             json.dumps({"source": str(src / "a.mp4"), "op": "reverse", "colour": 1, "name": "k"}),  # 9 key
-             json.dumps({"source": str(src / "a.mp4"), "op": "reverse", "second": str(src / "b.mp4"),
-                         "name": "t"}),                                                            # 10 second
-             json.dumps({"source": str(src / "a.mp4"), "op": "scene_mix", "name": "m"}),            # 11 needs one
-             json.dumps({"source": str(src / "a.mp4"), "op": "reverse", "name": "../x"}),           # 12 name
-             json.dumps(["a.mp4"])]                                                                  # 13 array
+    lines = [
+        json.dumps({"source": str(src / "a.mp4"), "op": "reverse"}),  # 1 fine
+        "{not json",  # 2
+        json.dumps({"source": str(src / "a.mp4"), "op": "melt"}),  # 3 unknown op
+        json.dumps({"source": str(src / "a.mp4"), "op": "noise", "params": {"sigma": 999}}),  # 4 range
+        json.dumps({"source": str(src / "a.mp4"), "op": "cut", "params": {"duration_s": 5}}),  # 5 too long
+        json.dumps({"source": str(src / "gone.mp4"), "op": "reverse", "name": "g"}),  # 6 missing
+        json.dumps({"source": str(src / "b.mp4"), "op": "reverse", "name": "a-reverse"}),  # 7 same name
+        json.dumps({"source": str(src / "a.mp4"), "op": "reverse", "seed": "1", "name": "s"}),  # 8 seed
+        json.dumps({"source": str(src / "a.mp4"), "op": "reverse", "colour": 1, "name": "k"}),  # 9 key
+        json.dumps(
+            {"source": str(src / "a.mp4"), "op": "reverse", "second": str(src / "b.mp4"), "name": "t"}
+        ),  # 10 second
+        json.dumps({"source": str(src / "a.mp4"), "op": "scene_mix", "name": "m"}),  # 11 needs one
+        json.dumps({"source": str(src / "a.mp4"), "op": "reverse", "name": "../x"}),  # 12 name
+        json.dumps(["a.mp4"]),
+    ]  # 13 array
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join(lines) + "\n")
     with pytest.raises(ConfigError) as e:
@@ -155,7 +173,7 @@ def test_every_bad_line_is_listed_and_nothing_is_written(batch: tuple[Path, Path
 
 def test_a_failing_job_is_reported_by_line_and_the_others_finish(tmp_path: Path) -> None:
     jobs = load_jobs(make_jobs(tmp_path))
-    make_video(tmp_path / "src" / "b.mp4", n=15, fps=10.0, w=W, h=H)   # changed after it was validated
+    make_video(tmp_path / "src" / "b.mp4", n=15, fps=10.0, w=W, h=H)  # changed after it was validated
     res = perturb_batch(jobs, tmp_path / "out", workers=2)
     assert [line for line, _ in res.failed] == [2] and "sha256" in res.failed[0][1]
     rows = [json.loads(x) for x in (tmp_path / "out" / BATCH).read_text().splitlines()]
@@ -195,25 +213,28 @@ def test_a_lost_worker_fails_its_jobs_by_line_and_the_batch_still_writes_its_row
     assert not (tmp_path / "out" / PARTIAL).exists()
 
 
-def test_folder_shorthand_is_one_job_per_video(batch: tuple[Path, Path], tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_folder_shorthand_is_one_job_per_video(
+    batch: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     jobs, one = batch
     src = jobs.parent / "src"
     (src / "notes.txt").write_text("not a video")
-    monkeypatch.chdir(jobs.parent)                       # a relative folder
+    monkeypatch.chdir(jobs.parent)  # a relative folder
     r = CliRunner().invoke(app, ["perturb", "src", "--op", "reverse", "--out", str(tmp_path / "f")])
     assert r.exit_code == 0, r.output
     rows = [json.loads(x) for x in (tmp_path / "f" / BATCH).read_text().splitlines()]
     assert [r["name"] for r in rows] == ["a-reverse", "b-reverse", "c-reverse"]
     assert (tmp_path / "f" / "a-reverse.mp4").read_bytes() == (one / "a-reverse.mp4").read_bytes()
     assert [j.name for j in folder_jobs(src, "noise", {"duration_s": None}, 1)] == ["a-noise", "b-noise", "c-noise"]
-    r = CliRunner().invoke(app, ["perturb", str(src), "--op", "noise", "--set", "sigma=999", "--out",
-                                 str(tmp_path / "g")])
+    r = CliRunner().invoke(
+        app, ["perturb", str(src), "--op", "noise", "--set", "sigma=999", "--out", str(tmp_path / "g")]
+    )
     assert r.exit_code != 0 and not (tmp_path / "g").exists() and "a.mp4: noise:" in r.output
     r = CliRunner().invoke(app, ["perturb", str(src), "--op", "reverse", "--out", str(src)])
     assert r.exit_code != 0 and "source folder" in r.output
-    r = CliRunner().invoke(app, ["perturb", str(src / "a.mp4"), "--op", "reverse", "--out", str(tmp_path / "x.mp4"),
-                                 "--workers", "2"])
+    r = CliRunner().invoke(
+        app, ["perturb", str(src / "a.mp4"), "--op", "reverse", "--out", str(tmp_path / "x.mp4"), "--workers", "2"]
+    )
     assert r.exit_code != 0 and "for batches" in r.output
 
 
@@ -222,8 +243,23 @@ def test_executor_ray_without_ray_names_its_extra(batch: tuple[Path, Path], tmp_
     import sys
 
     block = "import sys; sys.modules['ray'] = None; from vidaudit.cli import app; app()"
-    r = subprocess.run([sys.executable, "-c", block, "perturb", "--batch", str(batch[0]), "--out", str(tmp_path / "o"),
-                        "--executor", "ray"], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            block,
+            "perturb",
+            "--batch",
+            str(batch[0]),
+            "--out",
+            str(tmp_path / "o"),
+            "--executor",
+            "ray",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     out = r.stdout + r.stderr
     assert r.returncode == 2 and 'pip install "vidaudit[ray]"' in " ".join(out.split()), out
     assert "Traceback" not in out and not (tmp_path / "o").exists()

@@ -31,24 +31,28 @@ def _track(path: Path) -> list[tuple[float, float]]:
     return [bright_centroid(f) for f in iter_frames(path)]
 
 
-@pytest.mark.parametrize("motion, axis, sign", [("pan_left", 0, +1), ("pan_right", 0, -1),
-                                                ("tilt_up", 1, +1), ("tilt_down", 1, -1)])
-def test_pan_and_tilt_move_the_content_the_physical_way(dot: Path, tmp_path: Path, motion: str, axis: int,
-                                                        sign: int) -> None:
+@pytest.mark.parametrize(
+    "motion, axis, sign", [("pan_left", 0, +1), ("pan_right", 0, -1), ("tilt_up", 1, +1), ("tilt_down", 1, -1)]
+)
+def test_pan_and_tilt_move_the_content_the_physical_way(
+    dot: Path, tmp_path: Path, motion: str, axis: int, sign: int
+) -> None:
     """pan_left: the camera turns left, so the dot moves right; tilt_up: the dot moves down (rows grow down)."""
     r = apply(dot, cam(motion=motion, speed_px_s=20, duration_s=1.0, fps=10), tmp_path / "c.mp4")
     track = _track(r.video)
     steps = [b[axis] - a[axis] for a, b in zip(track, track[1:])]
     assert all(sign * s > 0 for s in steps), (motion, steps)
-    assert abs(sum(steps) - sign * 18) < 1.0                        # 20 px/s over 0.9 s
+    assert abs(sum(steps) - sign * 18) < 1.0  # 20 px/s over 0.9 s
     col = "dx" if axis == 0 else "dy"
-    assert r.meta.map[col] == [sign * 2 * t for t in range(10)] and r.meta.info["content_motion"] == \
-        {"pan_left": "right", "pan_right": "left", "tilt_up": "down", "tilt_down": "up"}[motion]
+    assert (
+        r.meta.map[col] == [sign * 2 * t for t in range(10)]
+        and r.meta.info["content_motion"]
+        == {"pan_left": "right", "pan_right": "left", "tilt_up": "down", "tilt_down": "up"}[motion]
+    )
 
 
 @pytest.mark.parametrize("motion, grows", [("zoom_in", True), ("zoom_out", False)])
-def test_zoom_moves_content_away_from_or_toward_the_centre(dot: Path, tmp_path: Path, motion: str,
-                                                           grows: bool) -> None:
+def test_zoom_moves_content_away_from_or_toward_the_centre(dot: Path, tmp_path: Path, motion: str, grows: bool) -> None:
     r = apply(dot, cam(motion=motion, duration_s=1.0, fps=10, zoom_max=2.0), tmp_path / "z.mp4")
     cx, cy = 48, 32
     dist = [math.hypot(x - cx, y - cy) for x, y in _track(r.video)]
@@ -57,25 +61,32 @@ def test_zoom_moves_content_away_from_or_toward_the_centre(dot: Path, tmp_path: 
     z = r.meta.map["zoom"]
     assert z[0] == (1.0 if grows else 2.0) and all((b > a) == grows for a, b in zip(z, z[1:]))
     area = [(f.mean(axis=2) > 128).sum() for f in iter_frames(r.video)]
-    assert (area[-1] > area[0]) == grows                            # the dot itself grows under zoom_in
+    assert (area[-1] > area[0]) == grows  # the dot itself grows under zoom_in
 
 
 @settings(max_examples=25, deadline=None)
-@given(motion=st.sampled_from(["zoom_in", "zoom_out"]), zmax=st.floats(1.05, 4.0), n=st.integers(2, 300),
-       curve=st.sampled_from(["linear", "exponential"]))
+@given(
+    motion=st.sampled_from(["zoom_in", "zoom_out"]),
+    zmax=st.floats(1.05, 4.0),
+    n=st.integers(2, 300),
+    curve=st.sampled_from(["linear", "exponential"]),
+)
 def test_zoom_follows_alpha_t_over_n(motion: str, zmax: float, n: int, curve: str) -> None:
     p = plan_for(cam(motion=motion, zoom_max=zmax, zoom_curve=curve, duration_s=n / 30), info(still=True))
     assert p.n_frames == n
     for t, z in enumerate(p.map["zoom"]):
-        a = t / n                                                   # alpha never reaches 1
-        want = (1 + (zmax - 1) * a if curve == "linear" else zmax ** a) if motion == "zoom_in" else \
-            (zmax - (zmax - 1) * a if curve == "linear" else zmax ** (1 - a))
+        a = t / n  # alpha never reaches 1
+        want = (
+            (1 + (zmax - 1) * a if curve == "linear" else zmax**a)
+            if motion == "zoom_in"
+            else (zmax - (zmax - 1) * a if curve == "linear" else zmax ** (1 - a))
+        )
         assert abs(z - want) < 1e-6
 
 
 def test_paper_zoom_is_one_plus_half_alpha() -> None:
     p = plan_for(cam(motion="zoom_in"), info(still=True))
-    assert p.n_frames == 240 and p.fps == 30.0                      # Algorithm 1: T = 8 s at 30 fps
+    assert p.n_frames == 240 and p.fps == 30.0  # Algorithm 1: T = 8 s at 30 fps
     assert p.map["zoom"][120] == 1.25 and abs(p.map["zoom"][-1] - (1 + 0.5 * 239 / 240)) < 1e-9
 
 
@@ -90,10 +101,10 @@ def test_a_pan_by_the_full_width_returns_the_source(tmp_path: Path) -> None:
         r = apply(png, cam(motion=motion, speed_px_s=size * 4, duration_s=1.0, fps=16), tmp_path / f"{motion}.mp4")
         frames = list(iter_frames(r.video))
         col = r.meta.map["dx" if motion.startswith("pan") else "dy"]
-        assert abs(col[4]) == size                                   # 4 frames at 4 widths per second
-        codec = np.abs(frames[0].astype(int) - img).mean()          # frame 0 is the source, encoded once
-        assert np.abs(frames[4].astype(int) - img).mean() < codec + 0.5, motion   # back where it started
-        assert np.abs(frames[2].astype(int) - img).mean() > 20       # and really moved on the way
+        assert abs(col[4]) == size  # 4 frames at 4 widths per second
+        codec = np.abs(frames[0].astype(int) - img).mean()  # frame 0 is the source, encoded once
+        assert np.abs(frames[4].astype(int) - img).mean() < codec + 0.5, motion  # back where it started
+        assert np.abs(frames[2].astype(int) - img).mean() > 20  # and really moved on the way
 
 
 def test_camera_over_every_frame_of_a_video(tmp_path: Path) -> None:
@@ -115,12 +126,12 @@ def test_algorithm_1_as_printed_has_tilt_backwards_and_we_do_not(dot: Path, tmp_
     img = cv2.cvtColor(cv2.imread(str(dot)), cv2.COLOR_BGR2RGB)
     h = img.shape[0]
     canvas = np.concatenate([img, img], axis=0)
-    printed_up = [canvas[(2 * t) % h:(2 * t) % h + h] for t in range(10)]        # s = 20 px/s at 10 fps
+    printed_up = [canvas[(2 * t) % h : (2 * t) % h + h] for t in range(10)]  # s = 20 px/s at 10 fps
     ys_printed = [bright_centroid(f)[1] for f in printed_up]
-    assert ys_printed[-1] < ys_printed[0]                                         # content up: physically tilt down
+    assert ys_printed[-1] < ys_printed[0]  # content up: physically tilt down
     ours = apply(dot, cam(motion="tilt_up", speed_px_s=20, duration_s=1.0, fps=10), tmp_path / "up.mp4")
     ys_ours = [y for _, y in _track(ours.video)]
     assert ys_ours[-1] > ys_ours[0]
     down = apply(dot, cam(motion="tilt_down", speed_px_s=20, duration_s=1.0, fps=10), tmp_path / "down.mp4")
-    for f, g in zip(iter_frames(down.video), printed_up):                         # = the paper's printed "up"
+    for f, g in zip(iter_frames(down.video), printed_up):  # = the paper's printed "up"
         assert abs(bright_centroid(f)[1] - bright_centroid(g)[1]) < 0.5

@@ -23,12 +23,12 @@ def frame_pixels(i: int, w: int = W, h: int = H, second: bool = False) -> np.nda
     img = np.empty((h, w, 3), np.uint8)
     img[:, : w // 2] = 20 + 6 * i
     if second:
-        img[:, w // 2:] = (30, 60, 220)
+        img[:, w // 2 :] = (30, 60, 220)
     else:
         x = np.arange(w - w // 2)
         y = np.arange(h)[:, None]
         tex = (96 + 60 * np.sin((x[None, :] + 2 * i) / 3.0) * np.cos(y / 4.0)).astype(np.uint8)
-        img[:, w // 2:] = tex[..., None]
+        img[:, w // 2 :] = tex[..., None]
     return img
 
 
@@ -42,13 +42,13 @@ def make_video(path: Path, n: int = 24, fps: float = 12.0, w: int = W, h: int = 
 
 def frame_id(frame: np.ndarray) -> int:
     h, w = frame.shape[:2]
-    level = float(frame[h // 4: 3 * h // 4, w // 8: 3 * w // 8].mean())
+    level = float(frame[h // 4 : 3 * h // 4, w // 8 : 3 * w // 8].mean())
     return int(round((level - 20) / 6))
 
 
 def is_second(frame: np.ndarray) -> bool:
     h, w = frame.shape[:2]
-    right = frame[:, w // 2 + 2:].reshape(-1, 3).mean(axis=0)
+    right = frame[:, w // 2 + 2 :].reshape(-1, 3).mean(axis=0)
     return bool(right[2] > right[0] + 80)
 
 
@@ -83,5 +83,12 @@ def info(n: int = 720, fps: float = 30.0, w: int = 854, h: int = 480, still: boo
     """Facts of a source that exists only on paper (for plan-level tests: no file is read)."""
     from vidaudit.video.perturb.base import SourceInfo
 
-    return SourceInfo(path=Path("paper.png" if still else "paper.mp4"), sha256="0" * 64, width=w, height=h,
-                      n_frames=1 if still else n, fps=None if still else fps, still=still)
+    return SourceInfo(
+        path=Path("paper.png" if still else "paper.mp4"),
+        sha256="0" * 64,
+        width=w,
+        height=h,
+        n_frames=1 if still else n,
+        fps=None if still else fps,
+        still=still,
+    )

@@ -43,14 +43,27 @@ def _changed(out: Path, ref: np.ndarray, thresh: float = 6.0) -> tuple[list[bool
     return frames, where
 
 
-@pytest.mark.parametrize("name, params", [
-    ("colour_shift", {"start_s": 0.5, "duration_s": 1.0, "region": [0.0, 0.0, 0.5, 1.0], "hue_deg": 120}),
-    ("noise", {"start_s": 0.25, "duration_s": 0.75, "region": [0.0, 0.25, 0.5, 0.75], "sigma": 40}),
-    ("insert_object", {"start_s": 1.0, "duration_s": 0.5, "centre": [0.25, 0.5], "size": 0.5,
-                       "colour": [250, 20, 20], "shape": "square"}),
-])
-def test_spatial_ops_touch_only_the_recorded_frames_and_region(src: Path, source_frames: np.ndarray,
-                                                               tmp_path: Path, name: str, params: dict) -> None:
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("colour_shift", {"start_s": 0.5, "duration_s": 1.0, "region": [0.0, 0.0, 0.5, 1.0], "hue_deg": 120}),
+        ("noise", {"start_s": 0.25, "duration_s": 0.75, "region": [0.0, 0.25, 0.5, 0.75], "sigma": 40}),
+        (
+            "insert_object",
+            {
+                "start_s": 1.0,
+                "duration_s": 0.5,
+                "centre": [0.25, 0.5],
+                "size": 0.5,
+                "colour": [250, 20, 20],
+                "shape": "square",
+            },
+        ),
+    ],
+)
+def test_spatial_ops_touch_only_the_recorded_frames_and_region(
+    src: Path, source_frames: np.ndarray, tmp_path: Path, name: str, params: dict
+) -> None:
     # a grey source has no hue: colour_shift runs on a video with a saturated left half
     r = apply(src if name != "colour_shift" else _coloured(tmp_path), spec(name, **params), tmp_path / "o.mp4", seed=4)
     ref = source_frames if name != "colour_shift" else np.stack(list(iter_frames(tmp_path / "col.mp4"))).astype(int)
@@ -62,9 +75,9 @@ def test_spatial_ops_touch_only_the_recorded_frames_and_region(src: Path, source
     assert frames == r.meta.map["affected"], name
     x0, y0, x1, y1 = r.meta.info["region_px"]
     m = BLEED_PX
-    inside = where[y0 + m:y1 - m, x0 + m:x1 - m]
+    inside = where[y0 + m : y1 - m, x0 + m : x1 - m]
     outside = where.copy()
-    outside[max(y0 - m, 0):y1 + m, max(x0 - m, 0):x1 + m] = 0
+    outside[max(y0 - m, 0) : y1 + m, max(x0 - m, 0) : x1 + m] = 0
     assert inside.mean() > 0.5 and outside.max() < 0.05, (name, inside.mean(), outside.max())
 
 
@@ -92,8 +105,8 @@ def test_blank_and_noise_video_keep_size_and_their_stated_duration(src: Path, tm
         if name == "blank":
             assert frames.max() <= 2
         else:
-            assert 100 < frames.mean() < 156 and frames.std() > 50            # uniform 0..255
-            assert not np.array_equal(frames[0], frames[1])                    # fresh noise each frame
+            assert 100 < frames.mean() < 156 and frames.std() > 50  # uniform 0..255
+            assert not np.array_equal(frames[0], frames[1])  # fresh noise each frame
     g = apply(src, spec("noise_video", kind="gaussian", sigma=20), tmp_path / "g.mp4")
     assert 15 < np.stack(list(iter_frames(g.video))).std() < 25
 
@@ -106,7 +119,7 @@ def test_noise_keeps_size_and_duration(src: Path, tmp_path: Path) -> None:
 
 
 def test_unrelated_replaces_every_frame_by_the_second_video(src: Path, tmp_path: Path) -> None:
-    other = make_video(tmp_path / "other.mp4", n=10, fps=10.0, w=80, h=40, second=True)   # other size, rate, shorter
+    other = make_video(tmp_path / "other.mp4", n=10, fps=10.0, w=80, h=40, second=True)  # other size, rate, shorter
     r = apply(src, spec("unrelated"), tmp_path / "u.mp4", second_source=other)
     assert r.meta.n_frames == 24 and r.meta.fps == 12.0 and (r.meta.width, r.meta.height) == (64, 48)
     assert r.meta.map["source_video"] == ["second"] * 24 and r.meta.info["looped"] is True
@@ -122,7 +135,7 @@ def test_random_windows_come_from_the_seed(tmp_path: Path) -> None:
     b = plan_for(spec("insert_object"), info(n=90), seed=1).info
     c = plan_for(spec("insert_object"), info(n=90), seed=2).info
     assert a == b and a != c
-    assert a["affected"]["frames"][1] - a["affected"]["frames"][0] == 60     # 2 s at 30 fps
+    assert a["affected"]["frames"][1] - a["affected"]["frames"][0] == 60  # 2 s at 30 fps
     x0, y0, x1, y1 = a["region_px"]
     assert 0 <= x0 < x1 <= 854 and 0 <= y0 < y1 <= 480 and x1 - x0 == 96 == round(0.2 * 480)
 
@@ -140,4 +153,4 @@ def test_out_of_range_windows_name_the_allowed_range() -> None:
 
 def test_frame_ids_survive_spatial_edits(src: Path, tmp_path: Path) -> None:
     r = apply(src, spec("noise", region=[0.5, 0.0, 1.0, 1.0], duration_s=1.0), tmp_path / "ids.mp4")
-    assert decoded_ids(r.video) == list(range(24))        # the left half (the id) is untouched
+    assert decoded_ids(r.video) == list(range(24))  # the left half (the id) is untouched

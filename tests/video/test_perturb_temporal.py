@@ -76,7 +76,7 @@ def test_a_frame_shuffle_map_inverts_it(n: int, seed: int, a: int) -> None:
     for i, s in enumerate(m):
         inverse[s] = i
     assert [m[inverse[s]] for s in range(n)] == list(range(n))
-    assert m[:a] == list(range(a))            # frames before the range stay put
+    assert m[:a] == list(range(a))  # frames before the range stay put
     assert p.info["shuffled"]["frames"] == [a, n]
 
 
@@ -90,28 +90,36 @@ def test_a_decoded_shuffle_is_undone_by_its_map(src: Path, tmp_path: Path) -> No
     assert [int(round((f[12:36, 8:24].mean() - 20) / 6)) for f in restored] == list(range(24))
     again = apply(src, spec("shuffle_frames"), tmp_path / "s2.mp4", seed=3)
     other = apply(src, spec("shuffle_frames"), tmp_path / "s3.mp4", seed=4)
-    assert again.meta.map == r.meta.map and again.sha256 == r.sha256          # a pure function of the seed
+    assert again.meta.map == r.meta.map and again.sha256 == r.sha256  # a pure function of the seed
     assert other.meta.map != r.meta.map
 
 
 segments_strategy = st.lists(st.integers(1, 30), min_size=2, max_size=8).flatmap(
-    lambda lens: st.tuples(st.just(lens), st.lists(st.integers(0, 5), min_size=len(lens) + 1,
-                                                   max_size=len(lens) + 1)))
+    lambda lens: st.tuples(st.just(lens), st.lists(st.integers(0, 5), min_size=len(lens) + 1, max_size=len(lens) + 1))
+)
 
 
 @FAST
-@given(layout=segments_strategy, query=st.sampled_from(["order", "first", "last", "every"]),
-       gaps=st.sampled_from(["keep", "drop"]), seed=st.integers(0, 2**32))
-def test_segment_shuffle_moves_the_queried_position(layout: tuple[list[int], list[int]], query: str, gaps: str,
-                                                    seed: int) -> None:
+@given(
+    layout=segments_strategy,
+    query=st.sampled_from(["order", "first", "last", "every"]),
+    gaps=st.sampled_from(["keep", "drop"]),
+    seed=st.integers(0, 2**32),
+)
+def test_segment_shuffle_moves_the_queried_position(
+    layout: tuple[list[int], list[int]], query: str, gaps: str, seed: int
+) -> None:
     lens, pads = layout
     segs, t = [], pads[0]
     for L, pad in zip(lens, pads[1:]):
         segs.append((t, t + L))
         t += L + pad
     n = t
-    p = plan_for(spec("shuffle_segments", segments=[[a / 10, b / 10] for a, b in segs], query=query, gaps=gaps),
-                 info(n=n, fps=10.0), seed=seed)
+    p = plan_for(
+        spec("shuffle_segments", segments=[[a / 10, b / 10] for a, b in segs], query=query, gaps=gaps),
+        info(n=n, fps=10.0),
+        seed=seed,
+    )
     order = p.info["order"]
     m = len(segs)
     assert sorted(order) == list(range(m)) and order != list(range(m))
@@ -123,18 +131,22 @@ def test_segment_shuffle_moves_the_queried_position(layout: tuple[list[int], lis
         assert all(order[j] != j for j in range(m))
     sf, seg = p.map["source_frame"], p.map["segment"]
     if gaps == "keep":
-        assert sorted(sf) == list(range(n))                      # a permutation of every frame
+        assert sorted(sf) == list(range(n))  # a permutation of every frame
     else:
         assert sorted(sf) == sorted(i for a, b in segs for i in range(a, b))
-    for out in p.info["segments_out"]:                          # each output slot is one whole source segment
+    for out in p.info["segments_out"]:  # each output slot is one whole source segment
         a, b = out["frames"]
         sa, sb = segs[out["source_segment"]]
         assert sf[a:b] == list(range(sa, sb)) and set(seg[a:b]) == {out["source_segment"]}
 
 
 def test_segment_shuffle_decodes_in_the_new_order(src: Path, tmp_path: Path) -> None:
-    r = apply(src, spec("shuffle_segments", segments=[[0, 0.5], [0.5, 1.25], [1.5, 2.0]], query="first"),
-              tmp_path / "seg.mp4", seed=0)
+    r = apply(
+        src,
+        spec("shuffle_segments", segments=[[0, 0.5], [0.5, 1.25], [1.5, 2.0]], query="first"),
+        tmp_path / "seg.mp4",
+        seed=0,
+    )
     assert decoded_ids(r.video) == r.meta.map["source_frame"]
     assert r.meta.info["first_segment"] != 0
 
@@ -158,8 +170,12 @@ def test_cut_and_gap_remove_exactly_the_named_range(src: Path, tmp_path: Path) -
 
 
 def test_scene_mix_records_which_video_each_frame_comes_from(src: Path, second: Path, tmp_path: Path) -> None:
-    r = apply(src, spec("scene_mix", start_s=0.5, duration_s=0.5, second_start_s=0.3), tmp_path / "mix.mp4",
-              second_source=second)
+    r = apply(
+        src,
+        spec("scene_mix", start_s=0.5, duration_s=0.5, second_start_s=0.3),
+        tmp_path / "mix.mp4",
+        second_source=second,
+    )
     vid, sf = r.meta.map["source_video"], r.meta.map["source_frame"]
     assert vid == ["source"] * 6 + ["second"] * 6 + ["source"] * 12
     assert sf[6:12] == [int((0.3 + j / 12) * 10) for j in range(6)] == [3, 3, 4, 5, 6, 7]  # 10 fps in, 12 fps out
@@ -167,8 +183,9 @@ def test_scene_mix_records_which_video_each_frame_comes_from(src: Path, second: 
     assert [is_second(f) for f in frames] == [v == "second" for v in vid]
     assert decoded_ids(r.video) == sf
     assert r.meta.second_sha256 and r.meta.info["mixed"] == {"frames": [6, 12], "t": [0.5, 1.0]}
-    ins = apply(src, spec("scene_mix", start_s=0.5, duration_s=0.5, mode="insert"), tmp_path / "ins.mp4",
-                second_source=second)
+    ins = apply(
+        src, spec("scene_mix", start_s=0.5, duration_s=0.5, mode="insert"), tmp_path / "ins.mp4", second_source=second
+    )
     assert ins.meta.n_frames == 30 and ins.meta.map["source_frame"][:6] == list(range(6))
     with pytest.raises(ConfigError, match="second_start_s must be in"):
         apply(src, spec("scene_mix", duration_s=1.0, second_start_s=1.5), tmp_path / "bad.mp4", second_source=second)
@@ -188,8 +205,13 @@ def test_speed_map_is_monotone_and_spans_the_clip(n: int, factor: float) -> None
 
 def test_reader_reverses_with_one_decode_per_frame_and_a_bounded_window(tmp_path: Path) -> None:
     path = make_video(tmp_path / "long.mp4", n=38, fps=10.0)
-    with VideoWriter(tmp_path / "gop.mp4", 10.0, 64, 48, options={"preset": "ultrafast", "qp": "18", "threads": "1",
-                                                                     "bframes": "0", "g": "8"}) as w:
+    with VideoWriter(
+        tmp_path / "gop.mp4",
+        10.0,
+        64,
+        48,
+        options={"preset": "ultrafast", "qp": "18", "threads": "1", "bframes": "0", "g": "8"},
+    ) as w:
         for i in range(38):
             w.write(frame_pixels(i))
     for p in (path, tmp_path / "gop.mp4"):
@@ -197,10 +219,10 @@ def test_reader_reverses_with_one_decode_per_frame_and_a_bounded_window(tmp_path
         r = PlannedReader(s, list(range(37, -1, -1)))
         got = [int(round((f[12:36, 8:24].mean() - 20) / 6)) for f in r]
         assert got == list(range(37, -1, -1))
-        assert r.decoded <= 38 + 8, r.decoded                   # each frame about once, not once per request
+        assert r.decoded <= 38 + 8, r.decoded  # each frame about once, not once per request
     small = PlannedReader(open_source(tmp_path / "gop.mp4"), list(range(37, -1, -1)), budget_bytes=64 * 48 * 3 * 4)
     assert [int(round((f[12:36, 8:24].mean() - 20) / 6)) for f in small] == list(range(37, -1, -1))
-    assert small.peak_held <= 4                                   # the budget holds, at the cost of re-decoding
+    assert small.peak_held <= 4  # the budget holds, at the cost of re-decoding
     rep = PlannedReader(open_source(path), [i // 4 for i in range(38 * 4)])
     assert sum(1 for _ in rep) == 152 and rep.decoded == 38 and rep.peak_held == 1
 
@@ -209,16 +231,17 @@ def test_reader_reverses_with_one_decode_per_frame_and_a_bounded_window(tmp_path
 @given(order=st.lists(st.integers(0, 37), min_size=1, max_size=120), budget=st.integers(2, 12))
 def test_recycled_buffers_never_hand_out_a_stale_frame(gop_video: Path, order: list[int], budget: int) -> None:
     r = PlannedReader(open_source(gop_video), order, budget_bytes=64 * 48 * 3 * budget)
-    got = [int(round((f[12:36, 8:24].mean() - 20) / 6)) for f in r]     # read each frame when it is handed out
+    got = [int(round((f[12:36, 8:24].mean() - 20) / 6)) for f in r]  # read each frame when it is handed out
     assert got == order
-    assert r.peak_held <= budget and r.allocated <= budget + 2           # buffers are reused, not made per frame
+    assert r.peak_held <= budget and r.allocated <= budget + 2  # buffers are reused, not made per frame
 
 
 @pytest.fixture(scope="module")
 def gop_video(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("gop") / "gop8.mp4"
-    with VideoWriter(path, 10.0, 64, 48, options={"preset": "ultrafast", "qp": "18", "threads": "1", "bframes": "0",
-                                                  "g": "8"}) as w:
+    with VideoWriter(
+        path, 10.0, 64, 48, options={"preset": "ultrafast", "qp": "18", "threads": "1", "bframes": "0", "g": "8"}
+    ) as w:
         for i in range(38):
             w.write(frame_pixels(i))
     return path
@@ -244,7 +267,7 @@ def test_odd_sized_non_420_sources_are_cropped_and_read_correctly(tmp_path: Path
     assert (s.width, s.height, s.crop) == (66, 48, (0, 1))
     r = PlannedReader(s, list(range(19, -1, -1)) * 2, budget_bytes=66 * 48 * 3 * 3)
     assert [int(round((f[12:36, 8:24].mean() - 20) / 6)) for f in r] == list(range(19, -1, -1)) * 2
-    assert r._pool == [] and r.allocated == 0                       # nothing pooled from the generic path
+    assert r._pool == [] and r.allocated == 0  # nothing pooled from the generic path
     out = apply(path, spec("reverse"), tmp_path / "rev.mp4")
     assert (out.meta.width, out.meta.height) == (66, 48) and out.meta.source["crop_px"] == [0, 1]
     assert decoded_ids(out.video) == list(range(19, -1, -1))

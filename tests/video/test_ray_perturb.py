@@ -47,7 +47,8 @@ def _cache(run: Path) -> dict[str, bytes]:
 
 
 def test_a_ray_run_renders_its_perturbed_videos_as_tasks_and_stores_the_local_run(
-        ray_cluster: dict, tmp_path: Path) -> None:
+    ray_cluster: dict, tmp_path: Path
+) -> None:
     from vidaudit.suites.stress.cross_frame.generate import generate
 
     data = tmp_path / "data"
@@ -57,16 +58,16 @@ def test_a_ray_run_renders_its_perturbed_videos_as_tasks_and_stores_the_local_ru
     dispatch = RayDispatch()
     remote = execute(data, tmp_path / "ray", **args, dispatch=dispatch)
     assert remote.summary.ok == local.summary.ok == local.summary.planned > 0
-    assert _stored(tmp_path / "ray") == _stored(tmp_path / "local")       # same trial ids, same responses
-    assert _cache(tmp_path / "ray") == _cache(tmp_path / "local")         # the same perturbed bytes
+    assert _stored(tmp_path / "ray") == _stored(tmp_path / "local")  # same trial ids, same responses
+    assert _cache(tmp_path / "ray") == _cache(tmp_path / "local")  # the same perturbed bytes
     reports = dispatch.prerendered
     assert reports and all(r["ok"] and r["rendered"] and r["pid"] != os.getpid() for r in reports)
     assert len(reports) == len(list((tmp_path / "ray" / "perturbed").rglob("*.mp4")))  # one task per video
     again = RayDispatch()
-    execute(data, tmp_path / "ray", **args, dispatch=again)              # a resume: every entry found cached
+    execute(data, tmp_path / "ray", **args, dispatch=again)  # a resume: every entry found cached
     assert again.prerendered and not any(r["rendered"] for r in again.prerendered)
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "perturbed").write_text("a file where the cache should be")
     with pytest.raises(DataError, match="could not be rendered"):
         execute(data, tmp_path / "broken", **args, dispatch=RayDispatch())
-    assert _stored(tmp_path / "broken") == {}                              # no trial was dispatched
+    assert _stored(tmp_path / "broken") == {}  # no trial was dispatched

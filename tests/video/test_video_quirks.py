@@ -35,8 +35,17 @@ from vidaudit.video.probe import probe, video_ref
 from vidaudit.video.sampling import at_fps
 from vidaudit.video.streams import best_effort, displayed_size
 
-READABLE = ["paff.mts", "xvid_packed.avi", "h264_dts_only.avi", "mpeg2_ps.mpg", "mpeg1_aspect.mpg", "mxf_sar.mxf",
-            "kinetics_sar.mp4", "two_streams.mkv", "guessed_rate.asf"]
+READABLE = [
+    "paff.mts",
+    "xvid_packed.avi",
+    "h264_dts_only.avi",
+    "mpeg2_ps.mpg",
+    "mpeg1_aspect.mpg",
+    "mxf_sar.mxf",
+    "kinetics_sar.mp4",
+    "two_streams.mkv",
+    "guessed_rate.asf",
+]
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +70,11 @@ def at(path: Path, t: float) -> np.ndarray:
 
 
 def ffprobe(path: Path, *args: str) -> dict:
-    return json.loads(subprocess.run(["ffprobe", "-v", "error", *args, "-of", "json", str(path)], capture_output=True,
-                                     text=True, check=True).stdout)
+    return json.loads(
+        subprocess.run(
+            ["ffprobe", "-v", "error", *args, "-of", "json", str(path)], capture_output=True, text=True, check=True
+        ).stdout
+    )
 
 
 # --------------------------------------------------------------------------- the fixtures have their quirks
@@ -73,16 +85,16 @@ def test_each_fixture_has_its_quirk(quirks: dict[str, Quirk]) -> None:
     paff = quirks["paff.mts"].path
     packets = ffprobe(paff, "-select_streams", "v", "-show_packets")["packets"]
     frames = ffprobe(paff, "-select_streams", "v", "-show_frames", "-show_entries", "frame=interlaced_frame")["frames"]
-    assert len(packets) == 24 and len(frames) == 12                  # two field packets per frame
+    assert len(packets) == 24 and len(frames) == 12  # two field packets per frame
     assert all(f["interlaced_frame"] == 1 for f in frames)
     stream = ffprobe(paff, "-show_streams")["streams"][0]
     assert stream["field_order"] == "tt" and stream["r_frame_rate"] == "50/1"
 
     xvid = ffprobe(quirks["xvid_packed.avi"].path, "-show_packets")["packets"]
-    assert sum(int(p["size"]) < 10 for p in xvid) >= 5                # the packed bitstream's N-VOP placeholders
+    assert sum(int(p["size"]) < 10 for p in xvid) >= 5  # the packed bitstream's N-VOP placeholders
     for name in ("xvid_packed.avi", "h264_dts_only.avi", "mpeg2_ps.mpg"):
         fr = ffprobe(quirks[name].path, "-show_frames", "-show_entries", "frame=pts")["frames"]
-        assert any("pts" not in f for f in fr), name                  # frames without a presentation stamp
+        assert any("pts" not in f for f in fr), name  # frames without a presentation stamp
 
     for name, sar in (("mpeg1_aspect.mpg", "49:33"), ("mxf_sar.mxf", "16:15"), ("kinetics_sar.mp4", "64:51")):
         assert ffprobe(quirks[name].path, "-show_streams")["streams"][0]["sample_aspect_ratio"] == sar
@@ -108,8 +120,8 @@ def test_probe_and_every_frame_are_what_ffmpeg_shows(quirks: dict[str, Quirk], n
     m = quirks[name]
     info = probe(m.path)
     times, theirs = shown(m.path)
-    assert info.n_frames == len(m.codes) == len(theirs)               # pictures, not packets
-    assert [frame_code(f) for f in theirs] == list(m.codes)           # the player agrees with the truth
+    assert info.n_frames == len(m.codes) == len(theirs)  # pictures, not packets
+    assert [frame_code(f) for f in theirs] == list(m.codes)  # the player agrees with the truth
     assert np.allclose(times, m.times, atol=1e-3)
     clock = info.timeline
     assert np.allclose([clock.time_of(i) for i in range(info.n_frames)], times, atol=1e-3)
@@ -139,10 +151,10 @@ def test_the_displayed_width_is_ffmpegs_scale_iw_times_sar() -> None:
     assert displayed_size(96, 64, Fraction(1)) == (96, 64)
 
 
-@given(st.lists(st.integers(1, 40), min_size=1, max_size=60), st.integers(0, 2), st.integers(0, 3),
-       st.integers(0, 1000))
-def test_best_effort_times_never_come_from_packet_order(gaps: list[int], swaps: int, missing: int,
-                                                        start: int) -> None:
+@given(
+    st.lists(st.integers(1, 40), min_size=1, max_size=60), st.integers(0, 2), st.integers(0, 3), st.integers(0, 1000)
+)
+def test_best_effort_times_never_come_from_packet_order(gaps: list[int], swaps: int, missing: int, start: int) -> None:
     """Whatever the presentation stamps of reordered frames say, the times come out increasing and are the truth:
     complete increasing pts as they are; else the decode-order stamps, a missing tail one frame apart."""
     true = [start]
@@ -150,7 +162,7 @@ def test_best_effort_times_never_come_from_packet_order(gaps: list[int], swaps: 
         true.append(true[-1] + g)
     assert best_effort(true, [None] * len(true), 1) == true
     pts: list[int | None] = list(true)
-    for k in range(min(swaps, len(pts) // 2)):              # a packed B-frame's stamp lands one frame late
+    for k in range(min(swaps, len(pts) // 2)):  # a packed B-frame's stamp lands one frame late
         i = 2 * k
         if i + 1 < len(pts):
             pts[i], pts[i + 1] = pts[i + 1], pts[i]
@@ -162,7 +174,7 @@ def test_best_effort_times_never_come_from_packet_order(gaps: list[int], swaps: 
     assert got is not None and all(b > a for a, b in zip(got, got[1:]))
     if pts != true:
         assert got[: len(true) - cut] == true[: len(true) - cut]
-        assert got[len(true) - cut:] == [true[len(true) - cut - 1] + 7 * (j + 1) for j in range(cut)]
+        assert got[len(true) - cut :] == [true[len(true) - cut - 1] + 7 * (j + 1) for j in range(cut)]
 
 
 # --------------------------------------------------------------------------- honest files
@@ -173,11 +185,25 @@ def test_a_cut_off_file_is_refused_in_one_line(quirks: dict[str, Quirk], tmp_pat
     with pytest.raises(DataError, match=r"is cut off: its header promises 20 s of video but the file holds") as e:
         probe(cut)
     assert "\n" not in str(e.value) and "ffmpeg -i IN -c copy" in str(e.value)
-    r = subprocess.run([sys.executable, "-m", "vidaudit.cli", "perturb", str(cut), "--op", "reverse", "--out",
-                        str(tmp_path / "r.mp4")], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "vidaudit.cli",
+            "perturb",
+            str(cut),
+            "--op",
+            "reverse",
+            "--out",
+            str(tmp_path / "r.mp4"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2 and "is cut off" in " ".join(r.stderr.split()) and "Traceback" not in r.stderr
     assert not (tmp_path / "r.mp4").exists()
-    fixed = tmp_path / "remuxed.mkv"                    # what the message says to do keeps the part present
+    fixed = tmp_path / "remuxed.mkv"  # what the message says to do keeps the part present
     subprocess.run(["ffmpeg", "-v", "error", "-i", str(cut), "-c", "copy", str(fixed)], check=True)
     assert 10 < probe(fixed).n_frames < 40
 
@@ -201,24 +227,42 @@ def test_a_guessed_rate_never_multiplies_frames(quirks: dict[str, Quirk], tmp_pa
 # --------------------------------------------------------------------------- the stream a player picks
 
 
-def test_the_stream_ffmpeg_picks_is_read_and_recorded_and_another_can_be_named(quirks: dict[str, Quirk],
-                                                                                  tmp_path: Path) -> None:
+def test_the_stream_ffmpeg_picks_is_read_and_recorded_and_another_can_be_named(
+    quirks: dict[str, Quirk], tmp_path: Path
+) -> None:
     from vidaudit.video.facts import facts_problems
 
     m = quirks["two_streams.mkv"]
     ref = video_ref(m.path.parent, m.path.name)
     assert ref.stream == 1 and (ref.width, ref.height) == (96, 64)
-    assert ref.model_dump(mode="json")["stream"] == 1                 # recorded in the manifest
+    assert ref.model_dump(mode="json")["stream"] == 1  # recorded in the manifest
     other = probe(m.path, stream=0)
     assert (other.width, other.height, other.stream) == (64, 48, 0)
     assert [frame_code(f) for f in read_frames(m.path, [0, 7], stream=0)] == [100, 107]
     unnamed = ref.model_copy(update={"stream": None})
-    assert facts_problems(probe(m.path), unnamed) == ["2 video streams, the manifest names none (it records the "
-                                                      "one read)"]
+    assert facts_problems(probe(m.path), unnamed) == [
+        "2 video streams, the manifest names none (it records the one read)"
+    ]
     with pytest.raises(DataError, match="stream 5 is not a video stream of the file; its video streams are 0"):
         probe(m.path, stream=5)
-    r = subprocess.run([sys.executable, "-m", "vidaudit.cli", "perturb", str(m.path), "--op", "reverse", "--stream",
-                        "0", "--out", str(tmp_path / "s0.mp4")], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "vidaudit.cli",
+            "perturb",
+            str(m.path),
+            "--op",
+            "reverse",
+            "--stream",
+            "0",
+            "--out",
+            str(tmp_path / "s0.mp4"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert [frame_code(f) for f in shown(tmp_path / "s0.mp4")[1]] == [100 + k for k in range(19, -1, -1)]
     meta = json.loads((tmp_path / "s0.json").read_text())
@@ -235,10 +279,16 @@ def _dataset(quirks: dict[str, Quirk], root: Path, names: list[str], stream: int
     samples = []
     for name in names:
         shutil.copyfile(quirks[name].path, root / "videos" / name)
-        samples.append(Sample(sample_id=re.sub(r"\W", "_", name), suite="counting",
-                              params={"domain": "real:clip", "n_events": 0, "frequency_hz": None},
-                              question="How many times did the object blink?", answer=0,
-                              video=video_ref(root, f"videos/{name}", stream)))
+        samples.append(
+            Sample(
+                sample_id=re.sub(r"\W", "_", name),
+                suite="counting",
+                params={"domain": "real:clip", "n_events": 0, "frequency_hz": None},
+                question="How many times did the object blink?",
+                answer=0,
+                video=video_ref(root, f"videos/{name}", stream),
+            )
+        )
     write_manifest(root, samples)
 
 
@@ -247,21 +297,58 @@ def _sent_images(data: Path, out: Path, condition: str = "frames@7") -> list[lis
     from httpfake import FakeServer, Recorded, Reply
 
     def answer(rec: Recorded) -> Reply:
-        return Reply(json={"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": [
-            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "\\boxed{0}"}}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+        return Reply(
+            json={
+                "id": "c",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "m",
+                "choices": [
+                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "\\boxed{0}"}}
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+        )
 
     env = {**os.environ, "OPENAI_API_KEY": "sk-local-test"}
     with FakeServer() as srv:
         srv.script("POST", "/v1/chat/completions", default=answer)
-        r = subprocess.run([sys.executable, "-m", "vidaudit.cli", "run", "counting", "--data", str(data), "--model",
-                            f"openai:fake@{srv.url}/v1", "--condition", condition, "--out", str(out)],
-                           capture_output=True, text=True, timeout=600, env=env)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "vidaudit.cli",
+                "run",
+                "counting",
+                "--data",
+                str(data),
+                "--model",
+                f"openai:fake@{srv.url}/v1",
+                "--condition",
+                condition,
+                "--out",
+                str(out),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=env,
+        )
         assert r.returncode == 0, r.stdout + r.stderr
         sent = srv.requests_to("/v1/chat/completions")
-    return [[cv2.cvtColor(cv2.imdecode(np.frombuffer(base64.b64decode(p["image_url"]["url"].split(",", 1)[1]),
-                                                     np.uint8), cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
-             for p in rec.json()["messages"][-1]["content"] if p["type"] == "image_url"] for rec in sent]
+    return [
+        [
+            cv2.cvtColor(
+                cv2.imdecode(
+                    np.frombuffer(base64.b64decode(p["image_url"]["url"].split(",", 1)[1]), np.uint8), cv2.IMREAD_COLOR
+                ),
+                cv2.COLOR_BGR2RGB,
+            )
+            for p in rec.json()["messages"][-1]["content"]
+            if p["type"] == "image_url"
+        ]
+        for rec in sent
+    ]
 
 
 def test_a_manifest_naming_another_stream_is_sent_that_stream(quirks: dict[str, Quirk], tmp_path: Path) -> None:
@@ -279,8 +366,12 @@ def test_a_run_sends_the_frames_ffmpeg_shows(quirks: dict[str, Quirk], tmp_path:
     _dataset(quirks, data, READABLE)
     manifest = [json.loads(x) for x in (data / "manifest.jsonl").read_text().splitlines()]
     kinetics = next(r["video"] for r in manifest if r["sample_id"] == "kinetics_sar_mp4")
-    assert (kinetics["sar"], kinetics["stored_size"], kinetics["width"], kinetics["height"]) == \
-        ([64, 51], [340, 256], 426, 256)
+    assert (kinetics["sar"], kinetics["stored_size"], kinetics["width"], kinetics["height"]) == (
+        [64, 51],
+        [340, 256],
+        426,
+        256,
+    )
     assert next(r["video"] for r in manifest if r["sample_id"] == "two_streams_mkv")["stream"] == 1
 
     sent = _sent_images(data, tmp_path / "run")
@@ -290,28 +381,36 @@ def test_a_run_sends_the_frames_ffmpeg_shows(quirks: dict[str, Quirk], tmp_path:
         by_shape.setdefault(quirks[name].shown, []).append(name)
     matched = set()
     for images in sent:
-        candidates = [n for n in by_shape.get((images[0].shape[1], images[0].shape[0]), [])
-                      if len(at_fps(probe(quirks[n].path).timeline, 7.0)) == len(images)
-                      and [frame_code(i) for i in images] == [quirks[n].on_screen(j / 7) for j in range(len(images))]]
+        candidates = [
+            n
+            for n in by_shape.get((images[0].shape[1], images[0].shape[0]), [])
+            if len(at_fps(probe(quirks[n].path).timeline, 7.0)) == len(images)
+            and [frame_code(i) for i in images] == [quirks[n].on_screen(j / 7) for j in range(len(images))]
+        ]
         assert candidates, "the images match no clip's frames on screen at their times"
         name = candidates[0]
-        for j, img in enumerate(images):                              # JPEG on the wire
+        for j, img in enumerate(images):  # JPEG on the wire
             assert np.abs(img.astype(int) - at(quirks[name].path, j / 7)).mean() < 8.0, (name, j)
         matched.add(name)
-    assert len(matched) >= len(READABLE) - 2          # same-shaped, same-timed clips may match either name
+    assert len(matched) >= len(READABLE) - 2  # same-shaped, same-timed clips may match either name
 
 
 @pytest.mark.parametrize("name", READABLE)
-def test_perturb_writes_the_frames_ffmpeg_shows_in_the_maps_order(quirks: dict[str, Quirk], name: str,
-                                                                  tmp_path: Path) -> None:
+def test_perturb_writes_the_frames_ffmpeg_shows_in_the_maps_order(
+    quirks: dict[str, Quirk], name: str, tmp_path: Path
+) -> None:
     """reverse and shuffle_frames exit 0, and every frame written is the source frame ffmpeg shows at the time
     the map names for it: no swapped pairs, no frame outside the player's."""
     m = quirks[name]
     p_times, p_imgs = shown(m.path)
     for op in ("reverse", "shuffle_frames"):
         out = tmp_path / f"{op}.mp4"
-        r = subprocess.run([sys.executable, "-m", "vidaudit.cli", "perturb", str(m.path), "--op", op, "--out",
-                            str(out)], capture_output=True, text=True, timeout=300)
+        r = subprocess.run(
+            [sys.executable, "-m", "vidaudit.cli", "perturb", str(m.path), "--op", op, "--out", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert r.returncode == 0, r.stdout + r.stderr
         meta = json.loads(out.with_suffix(".json").read_text())
         w, h = m.shown[0] - m.shown[0] % 2, m.shown[1] - m.shown[1] % 2
@@ -328,12 +427,13 @@ def test_perturb_writes_the_frames_ffmpeg_shows_in_the_maps_order(quirks: dict[s
         if op == "reverse":
             fps = meta["fps"]
             assert [frame_code(f) for f in written] == [m.on_screen(k / fps) for k in range(len(sf))][::-1]
-            assert all(b <= a for a, b in zip(sf, sf[1:]))               # no swapped pair
+            assert all(b <= a for a, b in zip(sf, sf[1:]))  # no swapped pair
 
 
 @pytest.mark.parametrize("name", READABLE)
-def test_the_source_import_and_the_still_are_the_frames_ffmpeg_shows(quirks: dict[str, Quirk], name: str,
-                                                                     tmp_path: Path) -> None:
+def test_the_source_import_and_the_still_are_the_frames_ffmpeg_shows(
+    quirks: dict[str, Quirk], name: str, tmp_path: Path
+) -> None:
     """The stress ``--source`` import (``import_clips``) copies frame k as the frame on screen at k / fps; camera_motion
     takes the still on screen at the middle of the clip."""
     from vidaudit.suites.stress.sources import Clip, frame_on_screen, import_clips

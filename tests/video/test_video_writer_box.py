@@ -19,8 +19,9 @@ sizes = st.tuples(st.integers(1, 24).map(lambda k: 2 * k), st.integers(1, 20).ma
 
 @settings(max_examples=200, deadline=None)
 @given(size=sizes, seed=st.integers(0, 2**32 - 1), data=st.data())
-def test_a_box_converted_alone_is_the_whole_frames_conversion(size: tuple[int, int], seed: int,
-                                                               data: st.DataObject) -> None:
+def test_a_box_converted_alone_is_the_whole_frames_conversion(
+    size: tuple[int, int], seed: int, data: st.DataObject
+) -> None:
     w, h = size
     rng = np.random.default_rng(seed)
     before = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
@@ -47,13 +48,21 @@ def _frames(w: int, h: int, n: int) -> list[tuple[np.ndarray, int, tuple[int, in
         cv2.circle(frame, (cx, cy), 9, (250, 40, 30), -1, cv2.LINE_AA)
         box = (cx - 12, cy - 12, cx + 12, cy + 12)
         if prev_box is not None and i % 5 != 3:
-            union = (min(box[0], prev_box[0]), min(box[1], prev_box[1]), max(box[2], prev_box[2]),
-                     max(box[3], prev_box[3]))
+            union = (
+                min(box[0], prev_box[0]),
+                min(box[1], prev_box[1]),
+                max(box[2], prev_box[2]),
+                max(box[3], prev_box[3]),
+            )
             if i % 7 == 0:  # odd-aligned: converted whole
                 union = (union[0] | 1, union[1], union[2], union[3])
             else:
-                union = (union[0] - union[0] % 2, union[1] - union[1] % 2, union[2] + union[2] % 2,
-                         union[3] + union[3] % 2)
+                union = (
+                    union[0] - union[0] % 2,
+                    union[1] - union[1] % 2,
+                    union[2] + union[2] % 2,
+                    union[3] + union[3] % 2,
+                )
             out.append((frame, 1 + i % 3, union))
         else:
             out.append((frame, 1 + i % 3, None))

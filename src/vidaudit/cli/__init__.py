@@ -17,8 +17,13 @@ from vidaudit.cli.help import FlowGroup, tidy_option_types
 from vidaudit.core.console import console, friendly_errors, print_figures, progress_bar, step_progress
 
 tidy_option_types()
-app = typer.Typer(help="Audit video-language models against executable ground truth.", cls=FlowGroup,
-                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+app = typer.Typer(
+    help="Audit video-language models against executable ground truth.",
+    cls=FlowGroup,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
 
 
 class SuiteCommands(TyperGroup):
@@ -78,10 +83,12 @@ generate_app = typer.Typer(help="Generate a suite's samples and videos.", cls=Su
 app.add_typer(generate_app, name="generate")
 #: groups suites add sub-commands to (see Suite.add_group_commands)
 GROUPS = {
-    "import": typer.Typer(help="Import another benchmark's released data as a suite's samples.", cls=SuiteCommands,
-                          no_args_is_help=True),
-    "validate": typer.Typer(help="Validate another benchmark's released data without importing it.",
-                            cls=SuiteCommands, no_args_is_help=True),
+    "import": typer.Typer(
+        help="Import another benchmark's released data as a suite's samples.", cls=SuiteCommands, no_args_is_help=True
+    ),
+    "validate": typer.Typer(
+        help="Validate another benchmark's released data without importing it.", cls=SuiteCommands, no_args_is_help=True
+    ),
 }
 for _name, _group in GROUPS.items():
     app.add_typer(_group, name=_name)
@@ -121,8 +128,11 @@ def _model_help() -> str:
     """``--model``'s help, naming every registered provider (plugins included)."""
     from vidaudit.core.registry import names
 
-    return ("provider:name\\[@base_url]; repeat for several. Providers: " + ", ".join(names("providers"))
-            + " (docs/running-models.md).")
+    return (
+        "provider:name\\[@base_url]; repeat for several. Providers: "
+        + ", ".join(names("providers"))
+        + " (docs/running-models.md)."
+    )
 
 
 MODEL_HELP = _model_help()
@@ -167,8 +177,10 @@ def verify(
             console.print(f"[red]MISMATCH[/] {sid}: {'; '.join(ps)}", highlight=False)
         console.print(f"[bold red]{len(problems)} of {len(samples)} samples fail verification[/]")
         raise typer.Exit(1)
-    console.print(f"[green]all {len(samples)} samples verified[/]: the pixels show every sample's ground truth "
-                  f"({suite.name} checks, see its docs page)")
+    console.print(
+        f"[green]all {len(samples)} samples verified[/]: the pixels show every sample's ground truth "
+        f"({suite.name} checks, see its docs page)"
+    )
 
 
 @app.command()
@@ -177,9 +189,12 @@ def run(
     suite: str = typer.Argument(None, help="The suite (see `vidaudit suites`; default: the one the dataset names)."),
     data: Path = typer.Option(None, "--data", help="Dataset dir written by `vidaudit generate`."),
     model: list[str] = typer.Option([], "--model", help=MODEL_HELP),
-    condition: list[str] = typer.Option([], "--condition",
-                                        help="native, native@K, native@all, frames@K, frames#K or keyframes, optionally "
-                                             "+OP(KEY=VALUE,...) perturbations, e.g. frames@24+strip_mask; repeat."),
+    condition: list[str] = typer.Option(
+        [],
+        "--condition",
+        help="native, native@K, native@all, frames@K, frames#K or keyframes, optionally "
+        "+OP(KEY=VALUE,...) perturbations, e.g. frames@24+strip_mask; repeat.",
+    ),
     prompt: list[str] = typer.Option([], "--prompt", help="Prompt template(s); default: the suite's."),
     no_timestamps: bool = typer.Option(False, "--no-timestamps", help="Send frames without t=...s (paper setup)."),
     config: Path = typer.Option(None, "--config", help="A run config YAML (models, conditions, prompts, ...)."),
@@ -188,30 +203,51 @@ def run(
     temperature: float = typer.Option(None, help="Generation temperature (default 0)."),
     max_tokens_out: int = typer.Option(None, "--max-output-tokens", help="Max tokens per answer (default 2048)."),
     seed: int = typer.Option(None, help="Generation seed where supported."),
-    provider_defaults: bool = typer.Option(False, "--provider-defaults",
-                                           help="Send no temperature or token limit (the providers' defaults)."),
-    adapter_option: list[str] = typer.Option([], "--adapter-option",
-                                             help="PROVIDER.KEY=VALUE adapter option, e.g. gemini.thinking_budget=0 or "
-                                                  "openai.image_detail=high; repeat."),
+    provider_defaults: bool = typer.Option(
+        False, "--provider-defaults", help="Send no temperature or token limit (the providers' defaults)."
+    ),
+    adapter_option: list[str] = typer.Option(
+        [],
+        "--adapter-option",
+        help="PROVIDER.KEY=VALUE adapter option, e.g. gemini.thinking_budget=0 or openai.image_detail=high; repeat.",
+    ),
     max_attempts: int = typer.Option(3, help="Attempts per trial, counting earlier sessions."),
     max_cost_usd: float = typer.Option(None, help="Stop before the run would exceed this cost."),
     max_tokens: int = typer.Option(None, help="Stop before the run would exceed this many tokens."),
     limit: int = typer.Option(None, help="Only the first N samples."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print trials, frames, estimated tokens/cost; call nothing."),
-    judge: str = typer.Option(None, "--judge", help="A model (provider:name) that judges answers the suite cannot "
-                              "parse (free descriptions, summaries); its calls are stored like any other."),
-    design: str = typer.Option(None, "--design", help="full (default: every trial) or a suite's sequential design "
-                                                      "(counting: adaptive, the same boundaries with fewer trials)."),
+    judge: str = typer.Option(
+        None,
+        "--judge",
+        help="A model (provider:name) that judges answers the suite cannot "
+        "parse (free descriptions, summaries); its calls are stored like any other.",
+    ),
+    design: str = typer.Option(
+        None,
+        "--design",
+        help="full (default: every trial) or a suite's sequential design "
+        "(counting: adaptive, the same boundaries with fewer trials).",
+    ),
     rule: str = typer.Option(None, "--rule", help="The sequential design's decision rule (counting: point or wilson)."),
-    executor: str = typer.Option("local", "--executor", help="local, or ray: local models run as Ray actors, "
-                                 "this process keeps the store (docs/scale-out.md)."),
+    executor: str = typer.Option(
+        "local",
+        "--executor",
+        help="local, or ray: local models run as Ray actors, this process keeps the store (docs/scale-out.md).",
+    ),
     ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
     ray_replicas: int = typer.Option(1, "--ray-replicas", help="Ray actors per local model."),
-    allow_external_videos: bool = typer.Option(False, "--allow-external-videos",
-                                               help="Open sample videos that lie outside --data (absolute paths, "
-                                                    "../, symlinks out); off: such a manifest is refused."),
-    retry_errors: bool = typer.Option(False, "--retry-errors", help="Give every trial not yet ok --max-attempts "
-                                      "more attempts, even one out of attempts (after fixing what failed)."),
+    allow_external_videos: bool = typer.Option(
+        False,
+        "--allow-external-videos",
+        help="Open sample videos that lie outside --data (absolute paths, "
+        "../, symlinks out); off: such a manifest is refused.",
+    ),
+    retry_errors: bool = typer.Option(
+        False,
+        "--retry-errors",
+        help="Give every trial not yet ok --max-attempts "
+        "more attempts, even one out of attempts (after fixing what failed).",
+    ),
 ) -> None:
     """Run models over a generated suite; every attempt is stored, re-running resumes.
 
@@ -225,13 +261,31 @@ def run(
 
     dispatch = dispatch_for(executor, ray_address, ray_replicas)
 
-    request = resolve_run_request(suite=suite, data=data, models=model, conditions=condition, prompts=prompt,
-                                  timestamps=not no_timestamps, config=config, out=out, resume=resume,
-                                  temperature=temperature, max_output_tokens=max_tokens_out, seed=seed,
-                                  max_attempts=max_attempts, max_cost_usd=max_cost_usd, max_tokens=max_tokens,
-                                  limit=limit, provider_defaults=provider_defaults, adapter_options=adapter_option,
-                                  judge=judge, design=design, rule=rule, allow_external_videos=allow_external_videos,
-                                  retry_errors=retry_errors)
+    request = resolve_run_request(
+        suite=suite,
+        data=data,
+        models=model,
+        conditions=condition,
+        prompts=prompt,
+        timestamps=not no_timestamps,
+        config=config,
+        out=out,
+        resume=resume,
+        temperature=temperature,
+        max_output_tokens=max_tokens_out,
+        seed=seed,
+        max_attempts=max_attempts,
+        max_cost_usd=max_cost_usd,
+        max_tokens=max_tokens,
+        limit=limit,
+        provider_defaults=provider_defaults,
+        adapter_options=adapter_option,
+        judge=judge,
+        design=design,
+        rule=rule,
+        allow_external_videos=allow_external_videos,
+        retry_errors=retry_errors,
+    )
     if dry_run:
         res = execute(request, dry_run=True)
         print_dry_run(res.dry_run)
@@ -242,8 +296,13 @@ def run(
     except KeyboardInterrupt:
         import shlex
 
-        console.print(f"interrupted: every stored call is kept; resume with vidaudit run --resume "
-                      f"{shlex.quote(str(request.out))}", highlight=False, markup=False, soft_wrap=True)
+        console.print(
+            f"interrupted: every stored call is kept; resume with vidaudit run --resume "
+            f"{shlex.quote(str(request.out))}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
         raise typer.Exit(130) from None
     print_summary(res)
     if (res.summary is not None and res.summary.stopped_early) or not res.trials_ok:
@@ -257,14 +316,25 @@ def perturb(
     op: str = typer.Option(None, "--op", help="The perturbation (see --list)."),
     sets: list[str] = typer.Option([], "--set", help="KEY=VALUE parameter of the op; repeat."),
     seed: int = typer.Option(0, "--seed", help="Seed of the op's random choices."),
-    out: Path = typer.Option(None, "--out", help="Output video (its metadata goes beside it as .json); a folder "
-                             "for --batch or a source folder."),
+    out: Path = typer.Option(
+        None,
+        "--out",
+        help="Output video (its metadata goes beside it as .json); a folder for --batch or a source folder.",
+    ),
     second: Path = typer.Option(None, "--second", help="A second video (scene_mix, unrelated)."),
-    stream: int = typer.Option(None, "--stream", help="The index of SOURCE's video stream to read, in a file with "
-                               "several (default: the one ffmpeg picks: the largest, a default-marked one first)."),
+    stream: int = typer.Option(
+        None,
+        "--stream",
+        help="The index of SOURCE's video stream to read, in a file with "
+        "several (default: the one ffmpeg picks: the largest, a default-marked one first).",
+    ),
     list_ops: bool = typer.Option(False, "--list", help="List every op with its parameters and exit."),
-    batch: Path = typer.Option(None, "--batch", help="A JSONL file of jobs ({source, op, params, seed, name?, "
-                               "second?} per line) rendered into --out (docs/perturbations.md)."),
+    batch: Path = typer.Option(
+        None,
+        "--batch",
+        help="A JSONL file of jobs ({source, op, params, seed, name?, "
+        "second?} per line) rendered into --out (docs/perturbations.md).",
+    ),
     workers: int = typer.Option(1, "--workers", help="Local render processes for a batch (1: in this process)."),
     executor: str = typer.Option("local", "--executor", help="local, or ray: each batch job is a Ray task."),
     ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
@@ -286,9 +356,18 @@ def perturb(
             raise ConfigError("--stream names one file's stream; a batch reads each video's default stream")
         pool = pool_factory(executor, ray_address)  # a bad --executor or a missing ray extra: before any work
         with progress_bar("perturbing") as update:
-            res = batch_command(out, batch=batch, folder=source,
-                                op=op, sets=list(sets), seed=seed, second=second, workers=workers,
-                                pool=pool, on_progress=update)
+            res = batch_command(
+                out,
+                batch=batch,
+                folder=source,
+                op=op,
+                sets=list(sets),
+                seed=seed,
+                second=second,
+                workers=workers,
+                pool=pool,
+                on_progress=update,
+            )
         for line in batch_lines(res):
             console.print(line, highlight=False, markup=False, soft_wrap=True)  # paths stay whole
         if res.failed:
@@ -304,8 +383,9 @@ def perturb(
         console.print(line, highlight=False, markup=False, soft_wrap=True)  # paths stay whole
 
 
-_ALLOW_CHANGED = typer.Option(False, "--allow-changed",
-                              help="Score trials whose video changed since they ran against the current data.")
+_ALLOW_CHANGED = typer.Option(
+    False, "--allow-changed", help="Score trials whose video changed since they ran against the current data."
+)
 
 
 @app.command()
@@ -323,19 +403,28 @@ def score(run_dir: Path = typer.Argument(..., help="A run directory."), allow_ch
 
 @app.command()
 @friendly_errors
-def report(run_dir: Path = typer.Argument(..., help="A run directory."), allow_changed: bool = _ALLOW_CHANGED,
-           rescore: bool = typer.Option(False, "--rescore", help="Score the store again first (as `vidaudit score` "
-                                        "does) instead of reading RUN/scored_run.jsonl."),
-           figures: str = typer.Option("svg", "--figures", help="svg: figures drawn in the page from the numbers "
-                                       "(fast); png: matplotlib pictures, for papers (slow: ~0.15 s each).")) -> None:
+def report(
+    run_dir: Path = typer.Argument(..., help="A run directory."),
+    allow_changed: bool = _ALLOW_CHANGED,
+    rescore: bool = typer.Option(
+        False,
+        "--rescore",
+        help="Score the store again first (as `vidaudit score` does) instead of reading RUN/scored_run.jsonl.",
+    ),
+    figures: str = typer.Option(
+        "svg",
+        "--figures",
+        help="svg: figures drawn in the page from the numbers "
+        "(fast); png: matplotlib pictures, for papers (slow: ~0.15 s each).",
+    ),
+) -> None:
     """Write RUN/report/report.json, report.md and a self-contained report.html from what `vidaudit score` wrote
     (RUN/scored_run.jsonl; a run never scored is scored first)."""
     from vidaudit.report.headline import headline_figures
     from vidaudit.report.stage import report_run
 
     with step_progress("report") as progress:
-        paths = report_run(run_dir, allow_changed=allow_changed, rescore=rescore, figures=figures,
-                           progress=progress)
+        paths = report_run(run_dir, allow_changed=allow_changed, rescore=rescore, figures=figures, progress=progress)
     for kind, path in paths.items():
         console.print(f"{kind:5s} {path}", highlight=False, markup=False, soft_wrap=True)
     print_figures(headline_figures(paths["json"]))
@@ -345,33 +434,57 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory."), allow_c
 @friendly_errors
 def audit(
     model: list[str] = typer.Option([], "--model", help="provider:name[@base_url]; repeat for several."),
-    budget: str = typer.Option("smoke", "--budget", help="smoke, standard or paper (docs/audit.md: trials per "
-                               "model and suite, and what each budget's intervals resolve)."),
+    budget: str = typer.Option(
+        "smoke",
+        "--budget",
+        help="smoke, standard or paper (docs/audit.md: trials per "
+        "model and suite, and what each budget's intervals resolve).",
+    ),
     out: Path = typer.Option(..., "--out", help="The audit dir: data/, runs/PART/, profile.json/.md/.html."),
     suite: list[str] = typer.Option([], "--suite", help="Only these suites (default: every suite that audits)."),
-    data_root: Path = typer.Option(None, "--data-root", help="Where generated datasets live, reused by content "
-                                   "across audits (default: OUT/data)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Generate the data, print the plan and its estimated "
-                                 "cost per model and suite; call nothing."),
-    max_cost_usd: float = typer.Option(None, "--max-cost-usd", help="Stop before any call when the estimate is "
-                                       "over this (and cap the runs' spending at it)."),
-    judge: str = typer.Option(None, "--judge", help="A judge model for the parts whose answers need one "
-                              "(stress expectation's free text)."),
+    data_root: Path = typer.Option(
+        None, "--data-root", help="Where generated datasets live, reused by content across audits (default: OUT/data)."
+    ),
+    dry_run: bool = typer.Option(
+        False,
+        "--dry-run",
+        help="Generate the data, print the plan and its estimated cost per model and suite; call nothing.",
+    ),
+    max_cost_usd: float = typer.Option(
+        None,
+        "--max-cost-usd",
+        help="Stop before any call when the estimate is over this (and cap the runs' spending at it).",
+    ),
+    judge: str = typer.Option(
+        None, "--judge", help="A judge model for the parts whose answers need one (stress expectation's free text)."
+    ),
     workers: int = typer.Option(None, help="Render processes (default: cores)."),
 ) -> None:
     """Run every suite at a budget on your models and write one profile beside the papers' published numbers."""
     from vidaudit.tools.audit.cli_support import audit_command
 
-    raise typer.Exit(audit_command(model, budget=budget, out=out, suites=suite, data_root=data_root,
-                                   dry_run=dry_run, max_cost_usd=max_cost_usd, judge=judge, workers=workers,
-                                   console=console))
+    raise typer.Exit(
+        audit_command(
+            model,
+            budget=budget,
+            out=out,
+            suites=suite,
+            data_root=data_root,
+            dry_run=dry_run,
+            max_cost_usd=max_cost_usd,
+            judge=judge,
+            workers=workers,
+            console=console,
+        )
+    )
 
 
 @app.command()
 @friendly_errors
 def compare(
-    sources: list[Path] = typer.Argument(..., help="Audit dirs or their profile.json (two or more, or one "
-                                         "audit with several models)."),
+    sources: list[Path] = typer.Argument(
+        ..., help="Audit dirs or their profile.json (two or more, or one audit with several models)."
+    ),
     out: Path = typer.Option(None, "--out", help="Also write the comparison as JSON here."),
 ) -> None:
     """Models from different audits side by side, with paired differences where they share samples."""
@@ -391,8 +504,11 @@ def compare(
 @friendly_errors
 def judge_agreement(
     a: Path = typer.Argument(..., help="A run directory made with --judge."),
-    b: Path = typer.Argument(..., help="Another judged run over the same answers, or a labels file (JSON {item: "
-                             "label} or CSV item,label; see docs/running-models.md)."),
+    b: Path = typer.Argument(
+        ...,
+        help="Another judged run over the same answers, or a labels file (JSON {item: "
+        "label} or CSV item,label; see docs/running-models.md).",
+    ),
     by: str = typer.Option(None, "--by", help="Split by a record parameter, e.g. task."),
     out: Path = typer.Option(None, "--out", help="Also write the numbers as JSON here."),
 ) -> None:
@@ -414,8 +530,11 @@ def judge_agreement(
 
 @app.command()
 @friendly_errors
-def schema(what: str = typer.Argument("report", help="report (report.json), score (a scores.jsonl line) or "
-                                                   "profile (an audit's profile.json).")) -> None:
+def schema(
+    what: str = typer.Argument(
+        "report", help="report (report.json), score (a scores.jsonl line) or profile (an audit's profile.json)."
+    ),
+) -> None:
     """Print the JSON Schema of report.json, of a scores.jsonl line or of an audit's profile.json."""
     import json
 
@@ -447,9 +566,13 @@ def demo(
     except KeyboardInterrupt:
         import shlex
 
-        console.print(f"interrupted: run the same command again to continue (no stored call is repeated): vidaudit "
-                      f"demo --out {shlex.quote(str(out))}", highlight=False, markup=False, soft_wrap=True)
+        console.print(
+            f"interrupted: run the same command again to continue (no stored call is repeated): vidaudit "
+            f"demo --out {shlex.quote(str(out))}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
         raise typer.Exit(130) from None
     console.print(f"[bold green]demo done[/]: open {paths['html']}", soft_wrap=True)
     print_figures(headline_figures(paths["json"]))
-

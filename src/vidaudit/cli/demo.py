@@ -15,8 +15,9 @@ DEMO_MODELS = ("oracle", "chance", "ideal-observer")
 DEMO_CONDITIONS = ("native", "frames@1")
 
 
-def run_demo(out: Path, *, suite: str = DEMO_SUITE, workers: int | None = None,
-             console: Console | None = None) -> dict[str, Path]:
+def run_demo(
+    out: Path, *, suite: str = DEMO_SUITE, workers: int | None = None, console: Console | None = None
+) -> dict[str, Path]:
     from vidaudit.core.console import progress_bar
     from vidaudit.core.registry import get_suite
     from vidaudit.report.stage import report_run
@@ -34,9 +35,13 @@ def run_demo(out: Path, *, suite: str = DEMO_SUITE, workers: int | None = None,
         manifest = Commands.of(s).generate_demo(data, workers=workers, on_progress=update)
     console.print(f"data: {manifest}")
     with RichProgress("trials", console=console) as bar:
-        request = RunRequest(data=data, out=run_dir, models=tuple(ModelSpec.parse(m) for m in DEMO_MODELS),
-                             conditions=tuple(parse_condition(c, s.default_prompt) for c in DEMO_CONDITIONS),
-                             suite=suite)
+        request = RunRequest(
+            data=data,
+            out=run_dir,
+            models=tuple(ModelSpec.parse(m) for m in DEMO_MODELS),
+            conditions=tuple(parse_condition(c, s.default_prompt) for c in DEMO_CONDITIONS),
+            suite=suite,
+        )
         outcome = execute(request, on_progress=bar)
     print_summary(outcome, console, next_step=False)  # the demo writes the report itself
     with console.status("scoring"):

@@ -65,6 +65,8 @@ def confined(root: str | Path, name: object, *, what: str = "name", source: str 
     where = f"{source}: " if source else ""
     problem = escape_problem(root, name)
     if problem is not None:
-        raise DataError(f"{where}{what} {name!r} {problem}; a {what} must be a plain relative path naming a file "
-                        f"inside {root} (fix or drop that entry)")
+        raise DataError(
+            f"{where}{what} {name!r} {problem}; a {what} must be a plain relative path naming a file "
+            f"inside {root} (fix or drop that entry)"
+        )
     return Path(root) / str(name)

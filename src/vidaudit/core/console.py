@@ -56,8 +56,15 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
         finally:
             prog.stop_task(task)
         return
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=False) as prog:
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    ) as prog:
         task = prog.add_task(description, total=None)
 
         def update(done: int, total: int) -> None:
@@ -83,8 +90,14 @@ def step_progress(description: str) -> Iterator[Callable[[str, int, int | None],
     thumbnails 9.8 s · figures 7.9 s``, so a log (no terminal, no live bar) says it too."""
     spent: dict[str, float] = {}
     state: dict[str, Any] = {"step": "", "since": time.monotonic()}
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, transient=True) as prog:
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as prog:
         task = prog.add_task(description, total=None)
 
         def update(step: str, done: int, total: int | None) -> None:
@@ -101,8 +114,9 @@ def step_progress(description: str) -> Iterator[Callable[[str, int, int | None],
             if state["step"]:
                 spent[state["step"]] = spent.get(state["step"], 0.0) + time.monotonic() - state["since"]
     if spent:
-        console.print(f"{description}: " + " · ".join(f"{k} {v:.1f} s" for k, v in spent.items()), highlight=False,
-                      soft_wrap=True)
+        console.print(
+            f"{description}: " + " · ".join(f"{k} {v:.1f} s" for k, v in spent.items()), highlight=False, soft_wrap=True
+        )
 
 
 def parse_list(text: str | None, kind: Callable[[str], Any], name: str) -> list[Any] | None:

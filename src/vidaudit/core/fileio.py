@@ -56,7 +56,7 @@ def _temporary_owner(name: str, final_name: str) -> str | None:
     for depth in (1, 2):
         prefix = "." * depth + final_name + "."
         if name.startswith(prefix):
-            owner = name[len(prefix):].split(".", 1)[0]
+            owner = name[len(prefix) :].split(".", 1)[0]
             return owner if "~" in owner else None
     return None
 
@@ -113,8 +113,9 @@ def atomic_path(final: str | Path, suffix: str | None = None) -> Iterator[Path]:
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
     sweep_stale_temporaries(final)
-    fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.{owner_token()}.", suffix=suffix or f".tmp{final.suffix}",
-                               dir=final.parent)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{final.name}.{owner_token()}.", suffix=suffix or f".tmp{final.suffix}", dir=final.parent
+    )
     os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a dataset or report must honour the umask
     os.close(fd)
     tmp_path = Path(tmp)
@@ -133,8 +134,7 @@ def stage_text(final: str | Path, text: str) -> Path:
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
     sweep_stale_temporaries(final)
-    fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.{owner_token()}.", suffix=f".tmp{final.suffix}",
-                               dir=final.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.{owner_token()}.", suffix=f".tmp{final.suffix}", dir=final.parent)
     try:
         os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -166,13 +166,15 @@ def replace_together(staged: Sequence[tuple[Path | None, Path]]) -> None:
     paths are taken away and the old ones moved back, so a reader finds the old set or the new set,
     never a mix. The temporaries are removed whatever happens.
     """
-    aside: list[tuple[Path, Path]] = []   # (backup, final)
+    aside: list[tuple[Path, Path]] = []  # (backup, final)
     placed: list[Path] = []
     try:
         for tmp, final in staged:
             if final.exists() or final.is_symlink():
-                backup = Path(tempfile.mkdtemp(prefix=f".{final.name}.{owner_token()}.", suffix=".old",
-                                               dir=final.parent)) / final.name
+                backup = (
+                    Path(tempfile.mkdtemp(prefix=f".{final.name}.{owner_token()}.", suffix=".old", dir=final.parent))
+                    / final.name
+                )
                 os.replace(final, backup)
                 aside.append((backup, final))
             if tmp is not None:
@@ -207,9 +209,11 @@ def written_together(what: str, kept: str, fix: str) -> Iterator[list[tuple[Path
         for tmp, _ in staged:
             if tmp is not None:
                 remove_path(tmp)
-        raise DataError(f"could not write {what} ({e.strerror or e}{f': {e.filename}' if e.filename else ''}); "
-                        f"the {kept} already there are unchanged. Free some space (or fix the folder's "
-                        f"permissions) and {fix}") from e
+        raise DataError(
+            f"could not write {what} ({e.strerror or e}{f': {e.filename}' if e.filename else ''}); "
+            f"the {kept} already there are unchanged. Free some space (or fix the folder's "
+            f"permissions) and {fix}"
+        ) from e
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
@@ -249,7 +253,7 @@ def read_jsonl_objects(path: Path, what: str) -> list[tuple[int, dict[str, Any]]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        lineno = data[:e.start].count(b"\n") + 1
+        lineno = data[: e.start].count(b"\n") + 1
         raise DataError(f"{path}:{lineno}: not UTF-8 text ({e.reason}); save {what} as UTF-8 JSONL") from None
     rows = []
     for i, line in enumerate(text.splitlines(), 1):

@@ -39,8 +39,9 @@ def worker_count(workers: int | None, n_jobs: int) -> int:
     return max(1, min(workers or os.cpu_count() or 1, n_jobs or 1))
 
 
-def _executor(n_jobs: int, workers: int | None, pool: PoolFactory | None,
-              initializer: Callable[[], None] | None) -> Executor | None:
+def _executor(
+    n_jobs: int, workers: int | None, pool: PoolFactory | None, initializer: Callable[[], None] | None
+) -> Executor | None:
     if pool is not None:
         return pool(initializer=initializer)
     n = worker_count(workers, n_jobs)
@@ -49,9 +50,15 @@ def _executor(n_jobs: int, workers: int | None, pool: PoolFactory | None,
     return worker_pool(n, initializer)
 
 
-def iter_completed(fn: Callable[..., Any], jobs: Sequence[tuple[Any, ...]], *, workers: int | None = None,
-                   pool: PoolFactory | None = None, initializer: Callable[[], None] | None = None,
-                   lost: Callable[[Exception], Any] | None = None) -> Generator[tuple[int, Any], None, None]:
+def iter_completed(
+    fn: Callable[..., Any],
+    jobs: Sequence[tuple[Any, ...]],
+    *,
+    workers: int | None = None,
+    pool: PoolFactory | None = None,
+    initializer: Callable[[], None] | None = None,
+    lost: Callable[[Exception], Any] | None = None,
+) -> Generator[tuple[int, Any], None, None]:
     """``(index, fn(*jobs[index]))`` of every job as it completes (in order when run serially).
 
     A job that raised (or whose worker was lost: a process died, Ray gave up) gives ``lost(error)`` as its
@@ -94,17 +101,24 @@ def _result(fn: Callable[..., Any], args: tuple[Any, ...], lost: Callable[[Excep
         return lost(e)
 
 
-def run_jobs(fn: Callable[..., Any], jobs: Sequence[tuple[Any, ...]], *, workers: int | None = None,
-             pool: PoolFactory | None = None, initializer: Callable[[], None] | None = None,
-             on_progress: Callable[[int, int], None] | None = None) -> list[Any]:
+def run_jobs(
+    fn: Callable[..., Any],
+    jobs: Sequence[tuple[Any, ...]],
+    *,
+    workers: int | None = None,
+    pool: PoolFactory | None = None,
+    initializer: Callable[[], None] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> list[Any]:
     """``[fn(*args) for args in jobs]``, run as ``iter_completed`` runs them; ``on_progress(done, total)``
     after each job ends (and once with 0 before the first)."""
     jobs = list(jobs)
     results: list[Any] = [None] * len(jobs)
     if on_progress:
         on_progress(0, len(jobs))
-    for done, (i, res) in enumerate(iter_completed(fn, jobs, workers=workers, pool=pool, initializer=initializer),
-                                    start=1):
+    for done, (i, res) in enumerate(
+        iter_completed(fn, jobs, workers=workers, pool=pool, initializer=initializer), start=1
+    ):
         results[i] = res
         if on_progress:
             on_progress(done, len(jobs))

@@ -47,8 +47,10 @@ def _row(manifest: Path, i: int, raw: bytes) -> Any:
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise DataError(f"{manifest}:{i}: not UTF-8 text ({e.reason} at byte {e.start}); the manifest is "
-                        "corrupt: regenerate it, or remove that line") from None
+        raise DataError(
+            f"{manifest}:{i}: not UTF-8 text ({e.reason} at byte {e.start}); the manifest is "
+            "corrupt: regenerate it, or remove that line"
+        ) from None
     try:
         return json.loads(line)
     except json.JSONDecodeError as e:
@@ -106,8 +108,14 @@ def existing_samples(root: str | Path) -> list[Sample] | None:
     return load_samples(root) or None
 
 
-def guard_replace(root: str | Path, new: Sequence[Sample], *, force: bool,
-                  key: Callable[[Sample], Any] = lambda s: s, command: str = "generate") -> None:
+def guard_replace(
+    root: str | Path,
+    new: Sequence[Sample],
+    *,
+    force: bool,
+    key: Callable[[Sample], Any] = lambda s: s,
+    command: str = "generate",
+) -> None:
     """Refuse to replace the non-empty manifest in ``root`` with different samples, unless ``force``.
 
     A run depends on the samples of the dataset it was planned on (ids, traces, answers, videos), so
@@ -121,8 +129,10 @@ def guard_replace(root: str | Path, new: Sequence[Sample], *, force: bool,
     try:
         old = existing_samples(root)
     except DataError as e:
-        raise ConfigError(f"{root} holds a manifest that cannot be read ({e}); {command} will not replace it "
-                          "without --force. Pass --force, or choose another --out") from None
+        raise ConfigError(
+            f"{root} holds a manifest that cannot be read ({e}); {command} will not replace it "
+            "without --force. Pass --force, or choose another --out"
+        ) from None
     if old is None:
         return
     before = {s.sample_id: key(s) for s in old}
@@ -133,13 +143,18 @@ def guard_replace(root: str | Path, new: Sequence[Sample], *, force: bool,
     if not (removed or added or changed):
         return
     parts = []
-    for what, ids in (("removed", removed), ("added", added), ("changed (trace, answer, params or video "
-                                                               "settings)", changed)):
+    for what, ids in (
+        ("removed", removed),
+        ("added", added),
+        ("changed (trace, answer, params or video settings)", changed),
+    ):
         if ids:
             parts.append(f"{len(ids)} {what}, e.g. {', '.join(ids[:3])}")
-    raise ConfigError(f"{root} already holds a dataset of {len(before)} samples, and this {command} would replace it "
-                      f"with different ones: {'; '.join(parts)}. Runs planned on it would no longer find their "
-                      "samples or videos. Write to a new --out, or pass --force to replace it")
+    raise ConfigError(
+        f"{root} already holds a dataset of {len(before)} samples, and this {command} would replace it "
+        f"with different ones: {'; '.join(parts)}. Runs planned on it would no longer find their "
+        "samples or videos. Write to a new --out, or pass --force to replace it"
+    )
 
 
 def write_dataset_info(root: str | Path, info: dict[str, Any]) -> Path:
@@ -157,8 +172,9 @@ def read_dataset_info(root: str | Path) -> dict[str, Any]:
     except UnicodeDecodeError as e:
         raise DataError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start}); regenerate the dataset") from None
     except (json.JSONDecodeError, RecursionError) as e:
-        raise DataError(f"{path}: not valid JSON ({getattr(e, 'msg', 'nested too deeply')}); regenerate the "
-                        "dataset") from None
+        raise DataError(
+            f"{path}: not valid JSON ({getattr(e, 'msg', 'nested too deeply')}); regenerate the dataset"
+        ) from None
     if not isinstance(info, dict):
         raise DataError(f"{path}: dataset.json holds a JSON object, got {type(info).__name__}; regenerate the dataset")
     return info
@@ -173,8 +189,10 @@ def dataset_suite(root: str | Path, info: dict[str, Any] | None = None) -> str:
         return str(info["suite"])
     names = sorted({s.suite for s in load_samples(root)})
     if len(names) != 1:
-        raise DataError(f"{root} holds samples of {len(names)} suites ({', '.join(names) or 'none'}); a dataset "
-                        "holds one suite's samples: name the suite (e.g. vidaudit run SUITE --data DIR)")
+        raise DataError(
+            f"{root} holds samples of {len(names)} suites ({', '.join(names) or 'none'}); a dataset "
+            "holds one suite's samples: name the suite (e.g. vidaudit run SUITE --data DIR)"
+        )
     return names[0]
 
 

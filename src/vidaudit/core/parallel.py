@@ -63,5 +63,6 @@ def _start_worker(driver: int, initializer: Callable[[], None] | None) -> None:
 
 def worker_pool(n: int, initializer: Callable[[], None] | None = None) -> ProcessPoolExecutor:
     """A local pool of ``n`` processes (:func:`pool_context`) whose workers die with this process."""
-    return ProcessPoolExecutor(n, mp_context=pool_context(),
-                               initializer=functools.partial(_start_worker, os.getpid(), initializer))
+    return ProcessPoolExecutor(
+        n, mp_context=pool_context(), initializer=functools.partial(_start_worker, os.getpid(), initializer)
+    )

@@ -46,12 +46,13 @@ def _hashmix(value: int, consts: tuple[int, int]) -> int:
     return v ^ (v >> 16)
 
 
-_A = _hash_consts(_INIT_A, _MULT_A, 16)      # mix_entropy: one per pool word, then 12 cross mixes
+_A = _hash_consts(_INIT_A, _MULT_A, 16)  # mix_entropy: one per pool word, then 12 cross mixes
 #: the two pool words a seed below 2**64 leaves at zero, mixed already
 _POOL_2, _POOL_3 = _hashmix(0, _A[2]), _hashmix(0, _A[3])
 #: (source word, destination word, xor, multiplier) of mix_entropy's 12 cross mixes, in order
-_CROSS = tuple((src, dst, *_A[4 + k]) for k, (src, dst) in
-               enumerate((s, d) for s in range(4) for d in range(4) if s != d))
+_CROSS = tuple(
+    (src, dst, *_A[4 + k]) for k, (src, dst) in enumerate((s, d) for s in range(4) for d in range(4) if s != d)
+)
 #: (pool word, xor, multiplier) of generate_state's 8 output words (4 uint64)
 _OUT = tuple((i % 4, *c) for i, c in enumerate(_hash_consts(_INIT_B, _MULT_B, 8)))
 
@@ -79,19 +80,23 @@ def _seed_state_loops(seed: int) -> tuple[int, int]:
 def _unrolled_source() -> str:
     """``_seed_state_loops`` written out as straight-line code on locals, its constants inlined (a seed per trial:
     the loops' indexing and tuple unpacking were an eighth of its cost)."""
-    lines = ["def seed_state(seed):",
-             "    if not 0 <= seed <= 0xFFFFFFFFFFFFFFFF:",
-             "        raise ValueError(f'seed must be in [0, 2**64), got {seed}')",
-             f"    h = (((seed & 0xFFFFFFFF) ^ {_A[0][0]}) * {_A[0][1]}) & 0xFFFFFFFF",
-             "    p0 = h ^ (h >> 16)",
-             f"    h = (((seed >> 32) ^ {_A[1][0]}) * {_A[1][1]}) & 0xFFFFFFFF",
-             "    p1 = h ^ (h >> 16)",
-             f"    p2 = {_POOL_2}",
-             f"    p3 = {_POOL_3}"]
+    lines = [
+        "def seed_state(seed):",
+        "    if not 0 <= seed <= 0xFFFFFFFFFFFFFFFF:",
+        "        raise ValueError(f'seed must be in [0, 2**64), got {seed}')",
+        f"    h = (((seed & 0xFFFFFFFF) ^ {_A[0][0]}) * {_A[0][1]}) & 0xFFFFFFFF",
+        "    p0 = h ^ (h >> 16)",
+        f"    h = (((seed >> 32) ^ {_A[1][0]}) * {_A[1][1]}) & 0xFFFFFFFF",
+        "    p1 = h ^ (h >> 16)",
+        f"    p2 = {_POOL_2}",
+        f"    p3 = {_POOL_3}",
+    ]
     for src, dst, x, y in _CROSS:
-        lines += [f"    h = ((p{src} ^ {x}) * {y}) & 0xFFFFFFFF",
-                  f"    r = ({_MIX_MULT_L} * p{dst} - {_MIX_MULT_R} * (h ^ (h >> 16))) & 0xFFFFFFFF",
-                  f"    p{dst} = r ^ (r >> 16)"]
+        lines += [
+            f"    h = ((p{src} ^ {x}) * {y}) & 0xFFFFFFFF",
+            f"    r = ({_MIX_MULT_L} * p{dst} - {_MIX_MULT_R} * (h ^ (h >> 16))) & 0xFFFFFFFF",
+            f"    p{dst} = r ^ (r >> 16)",
+        ]
     for k, (i, x, y) in enumerate(_OUT):
         lines += [f"    v = ((p{i} ^ {x}) * {y}) & 0xFFFFFFFF", f"    w{k} = v ^ (v >> 16)"]
     lines.append("    return ((w0 | w1 << 32) << 64) | w2 | w3 << 32, ((w4 | w5 << 32) << 64) | w6 | w7 << 32")

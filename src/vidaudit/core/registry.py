@@ -64,8 +64,9 @@ class MissingExtraError(ConfigError):
 
 def missing_extra(what: str, extra: str, module: str | None = None) -> MissingExtraError:
     lib = f" ({module} is not installed)" if module else ""
-    return MissingExtraError(f"{what} needs an optional dependency{lib}; install it with: "
-                             f'pip install "vidaudit[{extra}]"')
+    return MissingExtraError(
+        f'{what} needs an optional dependency{lib}; install it with: pip install "vidaudit[{extra}]"'
+    )
 
 
 def _entry_point_targets(kind: str) -> dict[str, str]:
@@ -91,12 +92,24 @@ def _literal_providers(package: str) -> dict[str, str] | None:
         tree = ast.parse(Path(origin).read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError):
         return None
-    assigned = [n for n in tree.body if isinstance(n, ast.Assign) and len(n.targets) == 1
-                and isinstance(n.targets[0], ast.Name) and n.targets[0].id == "PROVIDERS"]
+    assigned = [
+        n
+        for n in tree.body
+        if isinstance(n, ast.Assign)
+        and len(n.targets) == 1
+        and isinstance(n.targets[0], ast.Name)
+        and n.targets[0].id == "PROVIDERS"
+    ]
     for node in ast.walk(tree):  # any other mention (a read, an import, ``global``, a star import) needs the import
-        if (isinstance(node, ast.Name) and node.id == "PROVIDERS" and not any(node is n.targets[0] for n in assigned)
-                or isinstance(node, ast.alias) and (node.asname or node.name) in ("PROVIDERS", "*")
-                or isinstance(node, (ast.Global, ast.Nonlocal)) and "PROVIDERS" in node.names):
+        if (
+            isinstance(node, ast.Name)
+            and node.id == "PROVIDERS"
+            and not any(node is n.targets[0] for n in assigned)
+            or isinstance(node, ast.alias)
+            and (node.asname or node.name) in ("PROVIDERS", "*")
+            or isinstance(node, (ast.Global, ast.Nonlocal))
+            and "PROVIDERS" in node.names
+        ):
             return None
     if len(assigned) != 1:
         return {} if not assigned else None

@@ -31,10 +31,10 @@ class Timeline:
     """The frames of one video on its presentation clock (see the module docstring)."""
 
     n_frames: int
-    fps: float                                  # exact rate (constant) or the average (variable)
-    start_s: float = 0.0                        # the first frame's time
-    times: tuple[float, ...] | None = None      # each frame's time; None: start_s + i / fps
-    end_s: float | None = None                  # when the last frame leaves the screen (None: arithmetic)
+    fps: float  # exact rate (constant) or the average (variable)
+    start_s: float = 0.0  # the first frame's time
+    times: tuple[float, ...] | None = None  # each frame's time; None: start_s + i / fps
+    end_s: float | None = None  # when the last frame leaves the screen (None: arithmetic)
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -55,8 +55,9 @@ class Timeline:
         return cls(n_frames=n_frames, fps=fps, start_s=start_s)
 
     @classmethod
-    def of_facts(cls, n_frames: int, fps: float, start_s: float, frame_times: tuple[float, ...] | None,
-                 duration_s: float) -> Timeline:
+    def of_facts(
+        cls, n_frames: int, fps: float, start_s: float, frame_times: tuple[float, ...] | None, duration_s: float
+    ) -> Timeline:
         """The clock a video's recorded facts describe (a ``VideoRef`` or a probe): a table of times ends at the
         recorded duration, a constant rate ends where its arithmetic does."""
         return cls(n_frames, fps, start_s, frame_times, duration_s if frame_times is not None else None)
@@ -101,8 +102,9 @@ def is_constant(times: Sequence[float], fps: float, tol: float = 1e-9) -> bool:
     return all(abs(t - (t0 + i / fps)) <= tol for i, t in enumerate(times))
 
 
-def constant_rate_frames(clock: Timeline, fps: float, start_s: float = 0.0, end_s: float | None = None
-                         ) -> tuple[int, ...]:
+def constant_rate_frames(
+    clock: Timeline, fps: float, start_s: float = 0.0, end_s: float | None = None
+) -> tuple[int, ...]:
     """The frames a constant-rate copy at ``fps`` shows: frame ``k`` is the one on screen at ``start_s + k / fps``,
     for every ``k`` with that time before ``end_s`` (default: the clip's end). How a variable-rate or late-
     starting clip becomes constant-rate without moving any frame in time by more than one output frame."""

@@ -117,9 +117,9 @@ class VideoRef(_Frozen):
     rotation: int = 0
     start_s: float = 0.0
     frame_times: tuple[float, ...] | None = None
-    sar: tuple[int, int] | None = None          # sample aspect ratio (num, den), when pixels are not square
+    sar: tuple[int, int] | None = None  # sample aspect ratio (num, den), when pixels are not square
     stored_size: tuple[int, int] | None = None  # the stored picture's (width, height), when pixels are not square
-    stream: int | None = None                   # the video stream's index, in a file with several
+    stream: int | None = None  # the video stream's index, in a file with several
 
     @model_validator(mode="after")
     def _check(self) -> VideoRef:
@@ -142,7 +142,7 @@ class VideoRef(_Frozen):
             raise ValueError(f"video duration_s {self.duration_s} is longer than a week")
         if self.rotation not in (0, 90, 180, 270):
             raise ValueError(f"video rotation must be 0, 90, 180 or 270, got {self.rotation}")
-        if self.n_frames > 0:     # a real video (placeholders of not-yet-rendered samples have none)
+        if self.n_frames > 0:  # a real video (placeholders of not-yet-rendered samples have none)
             if not 0 < self.fps <= MAX_FPS:
                 raise ValueError(f"video fps must be in (0, {MAX_FPS:g}] for a video with frames, got {self.fps}")
             if self.n_frames / self.fps > MAX_DURATION_S:
@@ -167,8 +167,14 @@ class VideoRef(_Frozen):
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        for key, default in (("rotation", 0), ("start_s", 0.0), ("frame_times", None), ("sar", None),
-                             ("stored_size", None), ("stream", None)):
+        for key, default in (
+            ("rotation", 0),
+            ("start_s", 0.0),
+            ("frame_times", None),
+            ("sar", None),
+            ("stored_size", None),
+            ("stream", None),
+        ):
             if data.get(key, default) == default:
                 data.pop(key, None)
         return data
@@ -214,7 +220,7 @@ class PerturbationSpec(_Frozen):
     name: str = Field(min_length=1, pattern=r"^[a-z][a-z0-9_]*$")
     params: dict[str, Any] = Field(default_factory=dict)
 
-    def __hash__(self) -> int:   # params is a dict: hash the canonical JSON, so Conditions stay hashable
+    def __hash__(self) -> int:  # params is a dict: hash the canonical JSON, so Conditions stay hashable
         return hash(canonical_json(self.model_dump(mode="json")))
 
     @property
@@ -286,8 +292,11 @@ class Condition(_Frozen):
     def video_id(self) -> str:
         p = self.presentation
         if p is Presentation.KEYFRAMES:
-            base = "keyframes" if self.keyframe_offset_s == DEFAULT_KEYFRAME_OFFSET_S \
+            base = (
+                "keyframes"
+                if self.keyframe_offset_s == DEFAULT_KEYFRAME_OFFSET_S
                 else f"keyframes+-{self.keyframe_offset_s:g}s"
+            )
         elif p is Presentation.FRAMES:
             base = f"frames@{self.fps:g}" if self.fps is not None else f"frames#{self.n_frames}"
         elif self.all_frames:
@@ -339,8 +348,15 @@ class GenerationSettings(_Frozen):
 #: what a base URL starts with: a scheme (``http://``, ``https://``, ...)
 _URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 #: a bare model name's usual provider, by how the name starts (for the hint of a spec without a provider)
-_NAME_PROVIDERS = (("gpt-", "openai"), ("chatgpt", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", "openai"),
-                   ("gemini", "gemini"), ("claude", "anthropic"))
+_NAME_PROVIDERS = (
+    ("gpt-", "openai"),
+    ("chatgpt", "openai"),
+    ("o1", "openai"),
+    ("o3", "openai"),
+    ("o4", "openai"),
+    ("gemini", "gemini"),
+    ("claude", "anthropic"),
+)
 
 
 def likely_spec(provider: str) -> str | None:
@@ -375,11 +391,17 @@ class ModelSpec(_Frozen):
             raise ValueError(f"model spec {spec!r} has no provider; write provider:name, e.g. openai:gpt-4o")
         if base_url and not _URL_SCHEME.match(base_url):  # refused here, not retried as a network failure later
             scheme = "http" if base_url.startswith(("localhost", "127.", "[::1]", "0.0.0.0")) else "https"
-            raise ValueError(f"the base URL {base_url!r} of model {spec!r} has no scheme; write "
-                             f"{provider}:{rest}@{scheme}://{base_url}")
+            raise ValueError(
+                f"the base URL {base_url!r} of model {spec!r} has no scheme; write "
+                f"{provider}:{rest}@{scheme}://{base_url}"
+            )
         try:
-            return cls(provider=provider, name=rest, base_url=base_url or None,
-                       settings=GenerationSettings(**{k: v for k, v in settings.items() if v is not None}))
+            return cls(
+                provider=provider,
+                name=rest,
+                base_url=base_url or None,
+                settings=GenerationSettings(**{k: v for k, v in settings.items() if v is not None}),
+            )
         except ValueError as e:  # a pydantic ValidationError: its first problem, in one line
             raise ValueError(f"model {spec!r}: {validation_message(e)}") from None
 
@@ -418,7 +440,7 @@ class VideoPart:
     source_fps: float
     frame_indices: tuple[int, ...] = ()
     timestamps: tuple[float, ...] = ()
-    stream: int | None = None          # the file's video stream the frames come from (None: the one ffmpeg picks)
+    stream: int | None = None  # the file's video stream the frames come from (None: the one ffmpeg picks)
 
 
 Part = TextPart | ImagePart | VideoPart
@@ -487,17 +509,17 @@ class Response(_Frozen):
 class ErrorKind(StrEnum):
     """How an attempt failed; decides retry and the stored status."""
 
-    RATE_LIMIT = "rate_limit"      # 429: retry after Retry-After
-    QUOTA = "quota"                # 429 quota exhausted: stop the run
-    TRANSIENT = "transient"        # connection, 408/409/5xx/529: retry with backoff
-    TIMEOUT = "timeout"            # request timed out: retry
-    BAD_REQUEST = "bad_request"    # 400/404/413/422: never retried
-    AUTH = "auth"                  # 401/403: never retried, stops the run
-    REFUSED = "refused"            # safety/content refusal
-    MALFORMED = "malformed"        # unparseable provider payload: retry
-    UNSUPPORTED = "unsupported"    # condition the adapter cannot serve
-    TRUNCATED = "truncated"        # the output budget ran out (often on thinking) before any answer: not retried
-    TOO_LARGE = "too_large"        # the response body passed the adapter's max_response_bytes: not read, not retried
+    RATE_LIMIT = "rate_limit"  # 429: retry after Retry-After
+    QUOTA = "quota"  # 429 quota exhausted: stop the run
+    TRANSIENT = "transient"  # connection, 408/409/5xx/529: retry with backoff
+    TIMEOUT = "timeout"  # request timed out: retry
+    BAD_REQUEST = "bad_request"  # 400/404/413/422: never retried
+    AUTH = "auth"  # 401/403: never retried, stops the run
+    REFUSED = "refused"  # safety/content refusal
+    MALFORMED = "malformed"  # unparseable provider payload: retry
+    UNSUPPORTED = "unsupported"  # condition the adapter cannot serve
+    TRUNCATED = "truncated"  # the output budget ran out (often on thinking) before any answer: not retried
+    TOO_LARGE = "too_large"  # the response body passed the adapter's max_response_bytes: not read, not retried
 
 
 class Status(StrEnum):
@@ -505,7 +527,7 @@ class Status(StrEnum):
     API_ERROR = "api_error"
     REFUSED = "refused"
     TIMEOUT = "timeout"
-    TRUNCATED = "truncated"   # the model used its whole output budget and gave no answer text
+    TRUNCATED = "truncated"  # the model used its whole output budget and gave no answer text
 
 
 class Trial(_Frozen):
@@ -544,4 +566,3 @@ class Attempt(_Frozen):
     frame_times: tuple[float, ...] = ()
     started_at: float
     ended_at: float
-

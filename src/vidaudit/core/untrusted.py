@@ -74,8 +74,9 @@ def read_regular_bytes(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES, 
         if not stat.S_ISREG(st.st_mode):
             raise DataError(f"{what} {p} is not a regular file (a FIFO, device or folder); point at the real file")
         if st.st_size > max_bytes:
-            raise DataError(f"{what} {p} is {st.st_size:,} bytes, over the {max_bytes:,}-byte cap; is it the right "
-                            "file?")
+            raise DataError(
+                f"{what} {p} is {st.st_size:,} bytes, over the {max_bytes:,}-byte cap; is it the right file?"
+            )
         chunks, total = [], 0
         while True:
             chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
@@ -90,8 +91,9 @@ def read_regular_bytes(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES, 
         os.close(fd)
 
 
-def read_json_file(path: str | Path, *, what: str = "file", max_bytes: int = DEFAULT_MAX_BYTES,
-                   max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+def read_json_file(
+    path: str | Path, *, what: str = "file", max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int = DEFAULT_MAX_DEPTH
+) -> Any:
     """The JSON value of a regular UTF-8 file within the caps, else a ``DataError`` naming the file."""
     raw = read_regular_bytes(path, max_bytes=max_bytes, what=what)
     try:

@@ -10,8 +10,18 @@ from pathlib import Path
 
 import av
 
-_LIBS = ("numpy", "av", "opencv-python-headless", "pydantic", "scipy", "openai", "google-genai",
-         "anthropic", "transformers", "torch")
+_LIBS = (
+    "numpy",
+    "av",
+    "opencv-python-headless",
+    "pydantic",
+    "scipy",
+    "openai",
+    "google-genai",
+    "anthropic",
+    "transformers",
+    "torch",
+)
 
 
 def library_versions() -> dict[str, str]:

@@ -63,13 +63,23 @@ class _MessagesEncoder:
 class AnthropicAdapter(HTTPProvider):
     """``anthropic:MODEL``; ``base_url`` (option or ``@base_url``) for a proxy or a test server."""
 
-    def __init__(self, spec: ModelSpec, *, timeout_s: float = 300.0, api_key_env: str | None = None,
-                 base_url: str | None = None, jpeg_quality: int = DEFAULT_JPEG_QUALITY,
-                 max_images: int = MAX_IMAGES, max_request_bytes: int = MAX_REQUEST_BYTES,
-                 send_sampling_params: bool = True, concurrency: int | None = None,
-                 prices: str | Path | PriceTable | None = None,
-                 params: str | Path | ParamTable | None = None, deadline_s: float | None = None,
-                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
+    def __init__(
+        self,
+        spec: ModelSpec,
+        *,
+        timeout_s: float = 300.0,
+        api_key_env: str | None = None,
+        base_url: str | None = None,
+        jpeg_quality: int = DEFAULT_JPEG_QUALITY,
+        max_images: int = MAX_IMAGES,
+        max_request_bytes: int = MAX_REQUEST_BYTES,
+        send_sampling_params: bool = True,
+        concurrency: int | None = None,
+        prices: str | Path | PriceTable | None = None,
+        params: str | Path | ParamTable | None = None,
+        deadline_s: float | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> None:
         if spec.provider != PROVIDER:
             raise ConfigError(f"AnthropicAdapter got a {spec.provider!r} spec; use anthropic:MODEL")
         if not spec.name:
@@ -83,20 +93,34 @@ class AnthropicAdapter(HTTPProvider):
         env = (api_key_env,) if api_key_env else ("ANTHROPIC_API_KEY",)
         key = self._api_key(env, required=True)
         self._secrets = (key,)
-        self.capabilities = Capabilities(native_video=False, images=True, max_images=max_images,
-                                         max_request_bytes=max_request_bytes, default_native_fps=None,
-                                         concurrency=concurrency or 4)
+        self.capabilities = Capabilities(
+            native_video=False,
+            images=True,
+            max_images=max_images,
+            max_request_bytes=max_request_bytes,
+            default_native_fps=None,
+            concurrency=concurrency or 4,
+        )
         self._client: Any = None
         if self._needs_client(anthropic, "anthropic"):
             self._client = AsyncAnthropic(
-                api_key=key, base_url=base_url or spec.base_url, timeout=self.timeout_s, max_retries=0,
-                http_client=anthropic.DefaultAsyncHttpxClient(transport=self.capped_transport()))
+                api_key=key,
+                base_url=base_url or spec.base_url,
+                timeout=self.timeout_s,
+                max_retries=0,
+                http_client=anthropic.DefaultAsyncHttpxClient(transport=self.capped_transport()),
+            )
 
     def request_options(self) -> dict[str, object]:
         """Options that change the request bytes (in the trial id)."""
         sent, not_sent = self._wire(self.spec.settings)
-        return {"jpeg_quality": self.jpeg_quality, "send_sampling_params": self.send_sampling_params,
-                "family": self.family.pattern, "sent": sent, "not_sent": not_sent}
+        return {
+            "jpeg_quality": self.jpeg_quality,
+            "send_sampling_params": self.send_sampling_params,
+            "family": self.family.pattern,
+            "sent": sent,
+            "not_sent": not_sent,
+        }
 
     def _wire(self, settings: GenerationSettings) -> tuple[dict[str, Any], list[str]]:
         """What goes on the wire for these settings: the family's accepted ones (one of temperature and
@@ -117,8 +141,11 @@ class AnthropicAdapter(HTTPProvider):
         built = build_content(request, _MessagesEncoder(), jpeg_quality=self.jpeg_quality)
         check_size(base64_size(built.image_bytes) + built.text_chars, self.capabilities, self.spec.label)
         sent, _ = self._wire(request.settings)
-        kwargs: dict[str, Any] = {"model": self.spec.name, "max_tokens": sent.pop("max_tokens"),
-                                  "messages": [{"role": "user", "content": built.parts}]}
+        kwargs: dict[str, Any] = {
+            "model": self.spec.name,
+            "max_tokens": sent.pop("max_tokens"),
+            "messages": [{"role": "user", "content": built.parts}],
+        }
         if request.system:
             kwargs["system"] = request.system
         if sent:  # temperature or top_p: not arguments of the anthropic 2.x SDK
@@ -161,8 +188,15 @@ class AnthropicAdapter(HTTPProvider):
             raise eh.malformed_error(name, f"empty content (stop_reason {stop})", self._secrets)
         reader = eh.UsageReader()
         usage = _usage(getattr(message, "usage", None), reader, max_tokens)
-        return self._answer(text, usage, reader, latency_s, stop, LENGTH_FINISH,
-                            model_version=eh.text_field(getattr(message, "model", None)))
+        return self._answer(
+            text,
+            usage,
+            reader,
+            latency_s,
+            stop,
+            LENGTH_FINISH,
+            model_version=eh.text_field(getattr(message, "model", None)),
+        )
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -176,6 +210,9 @@ def _usage(u: Any, reader: eh.UsageReader, max_tokens: int | None) -> Usage:
         return Usage()
     cache_read = reader.count("cached_tokens", getattr(u, "cache_read_input_tokens", None))
     cache_write = reader.count("input_tokens", getattr(u, "cache_creation_input_tokens", None))
-    return reader.usage(input_tokens=reader.count("input_tokens", getattr(u, "input_tokens", None)) + cache_read
-                        + cache_write, output_tokens=reader.count("output_tokens", getattr(u, "output_tokens", None)),
-                        cached_tokens=cache_read, max_tokens=max_tokens)
+    return reader.usage(
+        input_tokens=reader.count("input_tokens", getattr(u, "input_tokens", None)) + cache_read + cache_write,
+        output_tokens=reader.count("output_tokens", getattr(u, "output_tokens", None)),
+        cached_tokens=cache_read,
+        max_tokens=max_tokens,
+    )

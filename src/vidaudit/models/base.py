@@ -30,7 +30,7 @@ class Capabilities:
     max_native_fps: float | None = None
     concurrency: int = 4
     batch_size: int = 1
-    local: bool = False   # no network, no cost
+    local: bool = False  # no network, no cost
     synthetic: bool = False  # answers without a model (baselines): no tokens to estimate or budget
 
 
@@ -44,15 +44,24 @@ def native_fps_problem(caps: Capabilities, fps: float, label: str, condition_id:
     if limit is None or 0 < fps <= limit:
         return None
     where = f" (condition {condition_id})" if condition_id else ""
-    return (f"{label} samples native video at most at {limit:g} fps, but {fps:g} fps is asked{where}; "
-            f"use native@K with K <= {limit:g}, or frames@K to send the frames as images")
+    return (
+        f"{label} samples native video at most at {limit:g} fps, but {fps:g} fps is asked{where}; "
+        f"use native@K with K <= {limit:g}, or frames@K to send the frames as images"
+    )
 
 
 class ModelCallError(Exception):
     """A classified failure of one call; ``message`` must never contain a secret."""
 
-    def __init__(self, kind: ErrorKind, message: str, *, status_code: int | None = None,
-                 retry_after: float | None = None, response: Response | None = None) -> None:
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+        response: Response | None = None,
+    ) -> None:
         super().__init__(f"{kind.value}: {message}")
         self.kind = kind
         self.message = message
@@ -139,9 +148,15 @@ def is_composite(adapter: object) -> bool:
     return getattr(adapter, "composite", False) is True and callable(getattr(adapter, "run", None))
 
 
-def combine_stages(text: str, stages: Sequence[Response], *, finish_reason: str | None = None,
-                   model_version: str | None = None, cost_usd: float | None | Literal["sum"] = "sum",
-                   latency_s: float | None = None) -> Response:
+def combine_stages(
+    text: str,
+    stages: Sequence[Response],
+    *,
+    finish_reason: str | None = None,
+    model_version: str | None = None,
+    cost_usd: float | None | Literal["sum"] = "sum",
+    latency_s: float | None = None,
+) -> Response:
     """A composite's final response: usage = sum of the stages' usage, cost = sum of their costs.
 
     The summed cost is None (unknown) if any stage reported none. ``latency_s`` defaults to the sum
@@ -158,6 +173,11 @@ def combine_stages(text: str, stages: Sequence[Response], *, finish_reason: str 
     if last is not None:
         finish_reason = last.finish_reason if finish_reason is None else finish_reason
         model_version = last.model_version if model_version is None else model_version
-    return Response(text=text, usage=usage,
-                    latency_s=sum(r.latency_s for r in stages) if latency_s is None else latency_s,
-                    finish_reason=finish_reason, model_version=model_version, cost_usd=cost_usd)
+    return Response(
+        text=text,
+        usage=usage,
+        latency_s=sum(r.latency_s for r in stages) if latency_s is None else latency_s,
+        finish_reason=finish_reason,
+        model_version=model_version,
+        cost_usd=cost_usd,
+    )

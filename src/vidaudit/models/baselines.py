@@ -17,8 +17,9 @@ from vidaudit.core.hashing import rng_from
 from vidaudit.core.types import ErrorKind, ModelSpec, Request, Response, Sample
 from vidaudit.models.base import Capabilities, ModelCallError
 
-_LOCAL = Capabilities(native_video=True, images=True, max_images=None, default_native_fps=None, concurrency=8,
-                      local=True, synthetic=True)
+_LOCAL = Capabilities(
+    native_video=True, images=True, max_images=None, default_native_fps=None, concurrency=8, local=True, synthetic=True
+)
 
 
 class SampleAnswerer:
@@ -33,8 +34,9 @@ class SampleAnswerer:
     role = "model"
     version: str | None = None
 
-    def __init__(self, spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, suite: Suite | None = None,
-                 **_: object) -> None:
+    def __init__(
+        self, spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, suite: Suite | None = None, **_: object
+    ) -> None:
         if suite is None:
             raise ConfigError(f"{spec.label} needs the run's suite (it answers in the suite's format)")
         self.spec = spec
@@ -52,8 +54,13 @@ class SampleAnswerer:
 
     def respond(self, text: str, t0: float) -> Response:
         """The answer ``text``, timed from ``t0`` (``time.perf_counter()`` when the call began)."""
-        return Response(text=text, latency_s=time.perf_counter() - t0, finish_reason="stop",
-                        model_version=self.version or self.spec.label, cost_usd=0.0)
+        return Response(
+            text=text,
+            latency_s=time.perf_counter() - t0,
+            finish_reason="stop",
+            model_version=self.version or self.spec.label,
+            cost_usd=0.0,
+        )
 
 
 class OracleAdapter(SampleAnswerer):

@@ -28,8 +28,10 @@ from vidaudit.models.factory import make_adapter
 
 _TIMESTAMP = re.compile(r"^t=\d+(\.\d+)?s$")
 _PREAMBLE = re.compile(r"^The images above are frames of one video[^\n]*\n", re.M)
-CAPTION_PROMPT = ("Describe this video in detail: every object you see (colour, shape, any number or label on "
-                  "it), where it is, and everything that happens, in the order it happens, with times.")
+CAPTION_PROMPT = (
+    "Describe this video in detail: every object you see (colour, shape, any number or label on "
+    "it), where it is, and everything that happens, in the order it happens, with times."
+)
 
 
 def _inner_spec(spec: ModelSpec, what: str) -> ModelSpec:
@@ -44,8 +46,11 @@ def _inner_spec(spec: ModelSpec, what: str) -> ModelSpec:
 
 def text_only(request: Request) -> Request:
     """The request without its visual parts (and the text that only describes them)."""
-    parts = tuple(TextPart(_PREAMBLE.sub("", p.text)) for p in request.parts
-                  if isinstance(p, TextPart) and not _TIMESTAMP.match(p.text.strip()))
+    parts = tuple(
+        TextPart(_PREAMBLE.sub("", p.text))
+        for p in request.parts
+        if isinstance(p, TextPart) and not _TIMESTAMP.match(p.text.strip())
+    )
     return replace(request, parts=tuple(p for p in parts if p.text))
 
 
@@ -56,8 +61,14 @@ class QuestionOnlyAdapter:
     needs_suite = True
     role = "reference"
 
-    def __init__(self, spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, suite: Suite | None = None,
-                 **options: object) -> None:
+    def __init__(
+        self,
+        spec: ModelSpec,
+        *,
+        samples: Mapping[str, Sample] | None = None,
+        suite: Suite | None = None,
+        **options: object,
+    ) -> None:
         self.spec = spec
         self.inner = make_adapter(_inner_spec(spec, "question-only"), samples=samples, suite=suite, options=options)
         self.capabilities = replace(self.inner.capabilities, native_video=True, max_images=None)
@@ -80,17 +91,25 @@ class CaptionOnlyAdapter:
     needs_suite = True
     role = "reference"
 
-    def __init__(self, spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, suite: Suite | None = None,
-                 **_: object) -> None:
+    def __init__(
+        self, spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, suite: Suite | None = None, **_: object
+    ) -> None:
         self.spec = spec
         m = re.match(r"captioner=([^,]+),(.+)$", spec.name + (f"@{spec.base_url}" if spec.base_url else ""))
-        answerer = _inner_spec(spec, "caption-only") if m is None else \
-            _inner_spec(ModelSpec.parse(f"x:{m.group(2)}", **spec.settings.model_dump()), "caption-only")
-        captioner = answerer if m is None else \
-            _inner_spec(ModelSpec.parse(f"x:{m.group(1)}", **spec.settings.model_dump()), "caption-only")
+        answerer = (
+            _inner_spec(spec, "caption-only")
+            if m is None
+            else _inner_spec(ModelSpec.parse(f"x:{m.group(2)}", **spec.settings.model_dump()), "caption-only")
+        )
+        captioner = (
+            answerer
+            if m is None
+            else _inner_spec(ModelSpec.parse(f"x:{m.group(1)}", **spec.settings.model_dump()), "caption-only")
+        )
         self.answerer = make_adapter(answerer, samples=samples, suite=suite)
-        self.captioner = self.answerer if captioner == answerer else make_adapter(captioner, samples=samples,
-                                                                                    suite=suite)
+        self.captioner = (
+            self.answerer if captioner == answerer else make_adapter(captioner, samples=samples, suite=suite)
+        )
         self.capabilities = replace(self.captioner.capabilities, batch_size=1)
 
     async def aclose(self) -> None:
@@ -100,11 +119,16 @@ class CaptionOnlyAdapter:
 
     async def run(self, request: Request, call: StageCall) -> Response:
         visual = tuple(p for p in request.parts if not isinstance(p, TextPart) or _TIMESTAMP.match(p.text.strip()))
-        cap_req = Request(trial_id=request.trial_id, parts=(*visual, TextPart(CAPTION_PROMPT)),
-                          settings=request.settings, metadata={"stage": "caption"})
+        cap_req = Request(
+            trial_id=request.trial_id,
+            parts=(*visual, TextPart(CAPTION_PROMPT)),
+            settings=request.settings,
+            metadata={"stage": "caption"},
+        )
         cap = await call("caption", self.captioner, cap_req)
         question = text_only(request)
-        ans_req = replace(question, parts=(TextPart(f"A description of the video:\n{cap.text.strip()}\n"),
-                                           *question.parts))
+        ans_req = replace(
+            question, parts=(TextPart(f"A description of the video:\n{cap.text.strip()}\n"), *question.parts)
+        )
         ans = await call("answer", self.answerer, ans_req)
         return combine_stages(ans.text, [cap, ans])

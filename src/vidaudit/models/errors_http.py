@@ -42,12 +42,16 @@ REDACTED = "[REDACTED]"
 
 #: Evidence that retrying cannot help until someone pays or waits a day.
 _HARD_QUOTA = re.compile(
-    r"insufficient_quota|billing_hard_limit|credit balance is too low|PerDay|per day", re.IGNORECASE)
+    r"insufficient_quota|billing_hard_limit|credit balance is too low|PerDay|per day", re.IGNORECASE
+)
 #: Evidence of a short window (per minute / per second) that a wait will clear.
 _SOFT_LIMIT = re.compile(r"PerMinute|PerSecond|per minute|per second|rate limit", re.IGNORECASE)
 _QUOTA_WORD = re.compile(r"quota", re.IGNORECASE)
-_PARAM_REJECTED = re.compile(r"unsupported (?:parameter|value)|unknown parameter|cannot both be specified|"
-                             r"not supported with this model", re.IGNORECASE)
+_PARAM_REJECTED = re.compile(
+    r"unsupported (?:parameter|value)|unknown parameter|cannot both be specified|"
+    r"not supported with this model",
+    re.IGNORECASE,
+)
 _RETRY_DELAY = re.compile(r'"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"')
 
 
@@ -121,8 +125,9 @@ def kind_for_status(status: int, body_text: str = "", retry_after: float | None 
     if status == 429:
         if retry_after is not None or _SOFT_LIMIT.search(body_text):
             return ErrorKind.RATE_LIMIT
-        if ("RESOURCE_EXHAUSTED" in body_text or "exceeded your current" in body_text) \
-                and _QUOTA_WORD.search(body_text):
+        if ("RESOURCE_EXHAUSTED" in body_text or "exceeded your current" in body_text) and _QUOTA_WORD.search(
+            body_text
+        ):
             return ErrorKind.QUOTA
         return ErrorKind.RATE_LIMIT
     if status in (401, 403):
@@ -134,30 +139,41 @@ def kind_for_status(status: int, body_text: str = "", retry_after: float | None 
     return ErrorKind.MALFORMED  # a non-error status reported as a failure: the payload was not usable
 
 
-def error_from_status(provider: str, status: int, body: Any, headers: Mapping[str, str] | None,
-                      secrets: Iterable[str | None] = ()) -> ModelCallError:
+def error_from_status(
+    provider: str, status: int, body: Any, headers: Mapping[str, str] | None, secrets: Iterable[str | None] = ()
+) -> ModelCallError:
     """Build the classified error for an HTTP failure; the message names the provider, status and body."""
     text = body_to_text(body)
     retry_after = retry_after_from(headers, text) if status == 429 or status >= 500 else None
     kind = kind_for_status(status, text, retry_after)
     hint = _HINTS.get(kind, "")
     if kind is ErrorKind.BAD_REQUEST and _PARAM_REJECTED.search(text):
-        hint = (" (the model rejects a parameter vidaudit sent: give its family in a params file, see "
-                "vidaudit/models/params.yaml)")
+        hint = (
+            " (the model rejects a parameter vidaudit sent: give its family in a params file, see "
+            "vidaudit/models/params.yaml)"
+        )
     message = redact(f"{provider} answered HTTP {status}: {text or '(empty body)'}{hint}", secrets)
-    return ModelCallError(kind, message, status_code=status,
-                          retry_after=retry_after if kind in (ErrorKind.RATE_LIMIT, ErrorKind.TRANSIENT) else None)
+    return ModelCallError(
+        kind,
+        message,
+        status_code=status,
+        retry_after=retry_after if kind in (ErrorKind.RATE_LIMIT, ErrorKind.TRANSIENT) else None,
+    )
 
 
 def timeout_error(provider: str, timeout_s: float | None) -> ModelCallError:
     limit = f" after {timeout_s:g} s" if timeout_s else ""
-    return ModelCallError(ErrorKind.TIMEOUT, f"{provider} did not answer{limit}; raise the adapter's "
-                          "timeout_s option if long videos need more time")
+    return ModelCallError(
+        ErrorKind.TIMEOUT,
+        f"{provider} did not answer{limit}; raise the adapter's timeout_s option if long videos need more time",
+    )
 
 
 def connection_error(provider: str, exc: BaseException, secrets: Iterable[str | None] = ()) -> ModelCallError:
-    return ModelCallError(ErrorKind.TRANSIENT, redact(
-        f"{provider}: connection failed ({type(exc).__name__}: {exc}); check the network or base_url", secrets))
+    return ModelCallError(
+        ErrorKind.TRANSIENT,
+        redact(f"{provider}: connection failed ({type(exc).__name__}: {exc}); check the network or base_url", secrets),
+    )
 
 
 def malformed_error(provider: str, detail: str, secrets: Iterable[str | None] = ()) -> ModelCallError:
@@ -197,7 +213,9 @@ def refused_error(provider: str, detail: str, secrets: Iterable[str | None] = ()
     return ModelCallError(ErrorKind.REFUSED, redact(f"{provider} refused the request: {detail}", secrets))
 
 
-def check_truncated(provider: str, response: Response, raw_finish: str | None, length_reasons: Iterable[str]) -> Response:
+def check_truncated(
+    provider: str, response: Response, raw_finish: str | None, length_reasons: Iterable[str]
+) -> Response:
     """``response`` unless the output budget ran out before any answer text: then a TRUNCATED error that
     carries the (paid) response, so it is counted as its own outcome, never scored as a wrong answer.
 
@@ -205,9 +223,11 @@ def check_truncated(provider: str, response: Response, raw_finish: str | None, l
     limit or lower the thinking budget.
     """
     if raw_finish in set(length_reasons) and not response.text.strip():
-        detail = (f"finish_reason {raw_finish} with no answer text after {response.usage.output_tokens} output "
-                  f"tokens ({response.usage.reasoning_tokens} of them reasoning); raise --max-output-tokens or "
-                  "lower the thinking budget")
+        detail = (
+            f"finish_reason {raw_finish} with no answer text after {response.usage.output_tokens} output "
+            f"tokens ({response.usage.reasoning_tokens} of them reasoning); raise --max-output-tokens or "
+            "lower the thinking budget"
+        )
         raise ModelCallError(ErrorKind.TRUNCATED, f"{provider}: {detail}", response=response)
     return response
 
@@ -215,12 +235,12 @@ def check_truncated(provider: str, response: Response, raw_finish: str | None, l
 _HINTS = {
     ErrorKind.AUTH: " (check the API key in the environment variable the adapter names)",
     ErrorKind.QUOTA: " (quota or credit exhausted: the run stops; raise the limit or wait for it to reset)",
-
 }
 
 
-async def classified_call(call: Callable[[], Awaitable[T]],
-                          classify: Callable[[Exception], ModelCallError | None]) -> tuple[T, float]:
+async def classified_call(
+    call: Callable[[], Awaitable[T]], classify: Callable[[Exception], ModelCallError | None]
+) -> tuple[T, float]:
     """Await ``call()``, timing it; provider failures leave classified, anything else (a bug) as raised."""
     clock = Stopwatch()
     try:
@@ -331,8 +351,15 @@ class UsageReader:
             return MAX_CALL_TOKENS
         return value
 
-    def usage(self, *, input_tokens: int, output_tokens: int, reasoning_tokens: int = 0, cached_tokens: int = 0,
-              max_tokens: int | None = None) -> Usage:
+    def usage(
+        self,
+        *,
+        input_tokens: int,
+        output_tokens: int,
+        reasoning_tokens: int = 0,
+        cached_tokens: int = 0,
+        max_tokens: int | None = None,
+    ) -> Usage:
         """The ``Usage`` of counts read with ``count`` (and summed by the adapter), with the cross-field limits:
         totals at most ``MAX_CALL_TOKENS``, output at most ``output_bound(max_tokens)``, reasoning at most
         output, cached at most input."""
@@ -349,8 +376,12 @@ class UsageReader:
         if cached_tokens > input_tokens:
             self._flag("cached_tokens")
             cached_tokens = input_tokens
-        return Usage(input_tokens=input_tokens, output_tokens=output_tokens, reasoning_tokens=reasoning_tokens,
-                     cached_tokens=cached_tokens)
+        return Usage(
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            reasoning_tokens=reasoning_tokens,
+            cached_tokens=cached_tokens,
+        )
 
 
 def flag_finish(finish: str | None, clamped: Iterable[str]) -> str | None:

@@ -11,8 +11,13 @@ from vidaudit.core.types import ModelSpec, Sample
 from vidaudit.models.base import ModelAdapter
 
 
-def make_adapter(spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, suite: Any = None,
-                 options: Mapping[str, Any] | None = None) -> ModelAdapter:
+def make_adapter(
+    spec: ModelSpec,
+    *,
+    samples: Mapping[str, Sample] | None = None,
+    suite: Any = None,
+    options: Mapping[str, Any] | None = None,
+) -> ModelAdapter:
     """``samples`` and ``suite`` reach only adapters that declare ``needs_samples`` / ``needs_suite``."""
     cls = resolve("providers", spec.provider)
     kwargs = dict(options or {})
@@ -24,5 +29,6 @@ def make_adapter(spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None
         adapter: ModelAdapter = cls(spec, **kwargs)
         return adapter
     except TypeError as e:
-        raise ConfigError(f"cannot build {spec.label}: {e}; check the adapter options given for "
-                          f"{spec.provider!r}") from e
+        raise ConfigError(
+            f"cannot build {spec.label}: {e}; check the adapter options given for {spec.provider!r}"
+        ) from e

@@ -82,28 +82,44 @@ _BODIES: contextvars.ContextVar[list[int]] = contextvars.ContextVar("vidaudit_ge
 #: refused before the run (``Capabilities.max_native_fps``), never sent.
 MAX_NATIVE_FPS = 24.0
 #: What the service says for an uploaded file it does not have (any more, or for this key).
-_MISSING_FILE = re.compile(r"permission to access the File|may not exist|\bfiles?/\S+ (?:was |is )?not found|"
-                           r"File \S+ (?:was |is )?not found", re.IGNORECASE)
+_MISSING_FILE = re.compile(
+    r"permission to access the File|may not exist|\bfiles?/\S+ (?:was |is )?not found|"
+    r"File \S+ (?:was |is )?not found",
+    re.IGNORECASE,
+)
 try:  # the SDK switches to aiohttp for some transports when it is installed
     import aiohttp as _aiohttp
 
     _AIOHTTP_TIMEOUT: tuple[type[BaseException], ...] = (_aiohttp.ServerTimeoutError,)
-    _AIOHTTP_TRANSIENT: tuple[type[BaseException], ...] = (_aiohttp.ClientConnectionError,
-                                                           _aiohttp.ClientPayloadError)
+    _AIOHTTP_TRANSIENT: tuple[type[BaseException], ...] = (_aiohttp.ClientConnectionError, _aiohttp.ClientPayloadError)
 except ImportError:  # pragma: no cover - depends on the environment
     _AIOHTTP_TIMEOUT = ()
     _AIOHTTP_TRANSIENT = ()
-_REFUSAL_FINISH = frozenset({"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION",
-                             "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "MODEL_ARMOR"})
+_REFUSAL_FINISH = frozenset(
+    {
+        "SAFETY",
+        "PROHIBITED_CONTENT",
+        "BLOCKLIST",
+        "SPII",
+        "RECITATION",
+        "IMAGE_SAFETY",
+        "IMAGE_PROHIBITED_CONTENT",
+        "MODEL_ARMOR",
+    }
+)
 
 
 class _GeminiEncoder:
-    def __init__(self, videos: dict[str, CachedFile], media_processing: str | None = None,
-                 part_resolution: str | None = None) -> None:
+    def __init__(
+        self, videos: dict[str, CachedFile], media_processing: str | None = None, part_resolution: str | None = None
+    ) -> None:
         self.videos = videos  # VideoPart.path -> uploaded file
         self.media_processing = types.MediaProcessing(media_processing) if media_processing else None
-        self.resolution = types.PartMediaResolution(level=types.PartMediaResolutionLevel(part_resolution)) \
-            if part_resolution else None
+        self.resolution = (
+            types.PartMediaResolution(level=types.PartMediaResolutionLevel(part_resolution))
+            if part_resolution
+            else None
+        )
 
     def text(self, text: str) -> types.Part:
         return types.Part(text=text)
@@ -113,24 +129,40 @@ class _GeminiEncoder:
 
     def video(self, part: VideoPart) -> types.Part:
         f = self.videos[part.path]
-        return types.Part(file_data=types.FileData(file_uri=f.uri, mime_type=f.mime_type),
-                          video_metadata=types.VideoMetadata(fps=part.fps), media_processing=self.media_processing,
-                          media_resolution=self.resolution)
+        return types.Part(
+            file_data=types.FileData(file_uri=f.uri, mime_type=f.mime_type),
+            video_metadata=types.VideoMetadata(fps=part.fps),
+            media_processing=self.media_processing,
+            media_resolution=self.resolution,
+        )
 
 
 class GeminiAdapter(HTTPProvider):
     """``gemini:MODEL``; ``base_url`` (option or ``@base_url``) points the SDK elsewhere, e.g. a test server."""
 
-    def __init__(self, spec: ModelSpec, *, timeout_s: float = 300.0, api_key_env: str | None = None,
-                 base_url: str | None = None, jpeg_quality: int = DEFAULT_JPEG_QUALITY,
-                 file_cache: str | Path | None = None, use_disk_cache: bool = True,
-                 poll_interval_s: float = 2.0, upload_timeout_s: float = 600.0,
-                 media_resolution: str | None = None, api_version: str = DEFAULT_API_VERSION,
-                 concurrency: int | None = None,
-                 prices: str | Path | PriceTable | None = None, params: str | Path | ParamTable | None = None,
-                 thinking_budget: int | None | str = "family", media_processing: str | None = "STATIC",
-                 part_media_resolution: str | None = None, deadline_s: float | None = None,
-                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
+    def __init__(
+        self,
+        spec: ModelSpec,
+        *,
+        timeout_s: float = 300.0,
+        api_key_env: str | None = None,
+        base_url: str | None = None,
+        jpeg_quality: int = DEFAULT_JPEG_QUALITY,
+        file_cache: str | Path | None = None,
+        use_disk_cache: bool = True,
+        poll_interval_s: float = 2.0,
+        upload_timeout_s: float = 600.0,
+        media_resolution: str | None = None,
+        api_version: str = DEFAULT_API_VERSION,
+        concurrency: int | None = None,
+        prices: str | Path | PriceTable | None = None,
+        params: str | Path | ParamTable | None = None,
+        thinking_budget: int | None | str = "family",
+        media_processing: str | None = "STATIC",
+        part_media_resolution: str | None = None,
+        deadline_s: float | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> None:
         if spec.provider != PROVIDER:
             raise ConfigError(f"GeminiAdapter got a {spec.provider!r} spec; use gemini:MODEL")
         if not spec.name:
@@ -142,9 +174,11 @@ class GeminiAdapter(HTTPProvider):
         self.poll_interval_s = float(poll_interval_s)
         self.upload_timeout_s = float(upload_timeout_s)
         self.jpeg_quality = check_jpeg_quality(jpeg_quality)
-        for name, value, enum in (("media_resolution", media_resolution, "MediaResolution"),
-                                  ("media_processing", media_processing, "MediaProcessing"),
-                                  ("part_media_resolution", part_media_resolution, "PartMediaResolutionLevel")):
+        for name, value, enum in (
+            ("media_resolution", media_resolution, "MediaResolution"),
+            ("media_processing", media_processing, "MediaProcessing"),
+            ("part_media_resolution", part_media_resolution, "PartMediaResolutionLevel"),
+        ):
             allowed = [m.value for m in getattr(types, enum)] if types is not None else None  # None: no SDK (dry run)
             if value is not None and allowed is not None and value not in allowed:
                 raise ConfigError(f"{name} must be one of {allowed}, got {value!r}")
@@ -155,17 +189,24 @@ class GeminiAdapter(HTTPProvider):
         if thinking_budget == "family":
             thinking_budget = self.family.thinking_budget
         if thinking_budget is not None and (not isinstance(thinking_budget, int) or thinking_budget < -1):
-            raise ConfigError(f"thinking_budget must be an integer >= -1 (0 off, -1 automatic), got {thinking_budget!r}")
+            raise ConfigError(
+                f"thinking_budget must be an integer >= -1 (0 off, -1 automatic), got {thinking_budget!r}"
+            )
         self.thinking_budget: int | None = thinking_budget
         self._prices = prices if isinstance(prices, PriceTable) else load_prices(prices)
         env = (api_key_env,) if api_key_env else ("GEMINI_API_KEY", "GOOGLE_API_KEY")
         key = self._api_key(env, required=True)
         self._secrets = (key,)
         self.base_url = base_url or spec.base_url
-        self.capabilities = Capabilities(native_video=True, images=True, max_images=MAX_IMAGES,
-                                         max_request_bytes=MAX_INLINE_BYTES,
-                                         default_native_fps=DEFAULT_NATIVE_FPS, max_native_fps=MAX_NATIVE_FPS,
-                                         concurrency=concurrency or 8)
+        self.capabilities = Capabilities(
+            native_video=True,
+            images=True,
+            max_images=MAX_IMAGES,
+            max_request_bytes=MAX_INLINE_BYTES,
+            default_native_fps=DEFAULT_NATIVE_FPS,
+            max_native_fps=MAX_NATIVE_FPS,
+            concurrency=concurrency or 8,
+        )
         namespace = f"{self.base_url or DEFAULT_BASE_URL}#{sha256_text(key)[:12]}"
         cache_path = Path(file_cache) if file_cache else (default_cache_path() if use_disk_cache else None)
         self.files = FileCache(cache_path, namespace)
@@ -174,12 +215,17 @@ class GeminiAdapter(HTTPProvider):
         if not self._needs_client(genai, "google.genai"):
             return
         http_options = types.HttpOptions(
-            base_url=self.base_url, api_version=api_version, timeout=max(1, int(self.timeout_s * 1000)),
+            base_url=self.base_url,
+            api_version=api_version,
+            timeout=max(1, int(self.timeout_s * 1000)),
             retry_options=types.HttpRetryOptions(attempts=1),
             # an explicit httpx transport keeps the SDK on httpx even where aiohttp is installed (it would
             # switch transports silently, bypassing the body check and classifying errors differently)
-            async_client_args={"event_hooks": {"response": [self._check_body]},
-                               "transport": self.capped_transport(httpx2.AsyncHTTPTransport())})
+            async_client_args={
+                "event_hooks": {"response": [self._check_body]},
+                "transport": self.capped_transport(httpx2.AsyncHTTPTransport()),
+            },
+        )
         self._client = genai.Client(api_key=key, http_options=http_options)
 
     async def _check_body(self, response: httpx2.Response) -> None:
@@ -199,25 +245,35 @@ class GeminiAdapter(HTTPProvider):
         if "upload" in command and not response.headers.get("x-goog-upload-status"):
             # the SDK would retry this chunk itself (MAX_RETRY_COUNT times); the executor decides instead
             if ok:
-                raise eh.malformed_error(self.spec.label, "an upload chunk was answered without "
-                                         "X-Goog-Upload-Status", self._secrets)
-            raise eh.error_from_status(self.spec.label, response.status_code,
-                                       response.content.decode("utf-8", "replace"), response.headers,
-                                       self._secrets)
+                raise eh.malformed_error(
+                    self.spec.label, "an upload chunk was answered without X-Goog-Upload-Status", self._secrets
+                )
+            raise eh.error_from_status(
+                self.spec.label,
+                response.status_code,
+                response.content.decode("utf-8", "replace"),
+                response.headers,
+                self._secrets,
+            )
         try:
             text = response.content.decode("utf-8")
         except UnicodeDecodeError as e:
             if ok:
                 raise eh.malformed_error(self.spec.label, f"the body is not UTF-8 text ({e})", self._secrets) from None
-            raise eh.error_from_status(self.spec.label, response.status_code,
-                                       response.content.decode("utf-8", "replace"), response.headers,
-                                       self._secrets) from None
+            raise eh.error_from_status(
+                self.spec.label,
+                response.status_code,
+                response.content.decode("utf-8", "replace"),
+                response.headers,
+                self._secrets,
+            ) from None
         if not ok and text.strip():
             try:
                 json.loads(text)
             except RecursionError:
-                raise eh.error_from_status(self.spec.label, response.status_code, text, response.headers,
-                                           self._secrets) from None
+                raise eh.error_from_status(
+                    self.spec.label, response.status_code, text, response.headers, self._secrets
+                ) from None
             except ValueError:
                 pass  # not JSON: the SDK reports the text
 
@@ -235,8 +291,11 @@ class GeminiAdapter(HTTPProvider):
         except Exception as e:
             err = self._classify(e)
             if err is None and seen and 200 <= seen[-1] < 300:
-                err = eh.malformed_error(self.spec.label, f"the SDK could not read the body "
-                                         f"({type(e).__name__}: {eh._preview(e)})", self._secrets)
+                err = eh.malformed_error(
+                    self.spec.label,
+                    f"the SDK could not read the body ({type(e).__name__}: {eh._preview(e)})",
+                    self._secrets,
+                )
             if err is None:
                 raise
             raise err from None
@@ -248,9 +307,15 @@ class GeminiAdapter(HTTPProvider):
         sent, not_sent = self.family.wire_settings(self.spec.settings)
         if self.thinking_budget is not None:
             sent["thinking_budget"] = self.thinking_budget
-        return {"jpeg_quality": self.jpeg_quality, "media_resolution": self.media_resolution,
-                "media_processing": self.media_processing, "part_media_resolution": self.part_media_resolution,
-                "family": self.family.pattern, "sent": sent, "not_sent": not_sent}
+        return {
+            "jpeg_quality": self.jpeg_quality,
+            "media_resolution": self.media_resolution,
+            "media_processing": self.media_processing,
+            "part_media_resolution": self.part_media_resolution,
+            "family": self.family.pattern,
+            "sent": sent,
+            "not_sent": not_sent,
+        }
 
     def __repr__(self) -> str:
         return f"GeminiAdapter({self.spec.label!r})"
@@ -268,7 +333,8 @@ class GeminiAdapter(HTTPProvider):
             path = video_path(part)
             with self._reading():
                 f = await self._client.aio.files.upload(
-                    file=str(path), config=types.UploadFileConfig(mime_type="video/mp4", display_name=sha[:32]))
+                    file=str(path), config=types.UploadFileConfig(mime_type="video/mp4", display_name=sha[:32])
+                )
                 f = await self._wait_active(f)
             expires = f.expiration_time.timestamp() if f.expiration_time else time.time() + DEFAULT_TTL_S
             if not f.name or not f.uri:
@@ -285,11 +351,19 @@ class GeminiAdapter(HTTPProvider):
                 return f
             if state == "FAILED":
                 detail = f.error.message if f.error is not None else "no detail"
-                raise ModelCallError(ErrorKind.BAD_REQUEST, eh.redact(
-                    f"{self.spec.label}: the Files API could not process the video {f.name}: {detail}", self._secrets))
+                raise ModelCallError(
+                    ErrorKind.BAD_REQUEST,
+                    eh.redact(
+                        f"{self.spec.label}: the Files API could not process the video {f.name}: {detail}",
+                        self._secrets,
+                    ),
+                )
             if time.monotonic() >= deadline:
-                raise ModelCallError(ErrorKind.TIMEOUT, f"{self.spec.label}: uploaded video {f.name} still {state} "
-                                     f"after {self.upload_timeout_s:g} s; raise upload_timeout_s")
+                raise ModelCallError(
+                    ErrorKind.TIMEOUT,
+                    f"{self.spec.label}: uploaded video {f.name} still {state} "
+                    f"after {self.upload_timeout_s:g} s; raise upload_timeout_s",
+                )
             await asyncio.sleep(self.poll_interval_s)
             if not f.name:
                 raise eh.malformed_error(self.spec.label, "uploaded file has no name to poll", self._secrets)
@@ -297,19 +371,26 @@ class GeminiAdapter(HTTPProvider):
 
     # ------------------------------------------------------------------ request
 
-    def build(self, request: Request, uploaded: dict[str, CachedFile]) -> tuple[list[types.Content],
-                                                                                types.GenerateContentConfig]:
+    def build(
+        self, request: Request, uploaded: dict[str, CachedFile]
+    ) -> tuple[list[types.Content], types.GenerateContentConfig]:
         """The ``contents`` and ``config`` of ``generate_content`` for this request."""
         encoder = _GeminiEncoder(uploaded, self.media_processing, self.part_media_resolution)
         built = build_content(request, encoder, jpeg_quality=self.jpeg_quality)
         check_size(built.image_bytes + built.text_chars, self.capabilities, self.spec.label)
         sent, _ = self.family.wire_settings(request.settings)
-        thinking = types.ThinkingConfig(thinking_budget=self.thinking_budget) if self.thinking_budget is not None \
-            else None
+        thinking = (
+            types.ThinkingConfig(thinking_budget=self.thinking_budget) if self.thinking_budget is not None else None
+        )
         config = types.GenerateContentConfig(
-            system_instruction=request.system or None, temperature=sent.get("temperature"), top_p=sent.get("top_p"),
-            seed=sent.get("seed"), max_output_tokens=sent.get(self.family.token_param), thinking_config=thinking,
-            media_resolution=types.MediaResolution(self.media_resolution) if self.media_resolution else None)
+            system_instruction=request.system or None,
+            temperature=sent.get("temperature"),
+            top_p=sent.get("top_p"),
+            seed=sent.get("seed"),
+            max_output_tokens=sent.get(self.family.token_param),
+            thinking_config=thinking,
+            media_resolution=types.MediaResolution(self.media_resolution) if self.media_resolution else None,
+        )
         return [types.Content(role="user", parts=built.parts)], config
 
     async def _upload_all(self, request: Request) -> dict[str, CachedFile]:
@@ -325,7 +406,8 @@ class GeminiAdapter(HTTPProvider):
         async with self.deadline():
             with self._reading(), clock.running():
                 resp = await self._client.aio.models.generate_content(
-                    model=self.spec.name, contents=contents, config=config)
+                    model=self.spec.name, contents=contents, config=config
+                )
         return self._response(resp, clock.seconds, request=request)
 
     async def generate(self, request: Request) -> Response:
@@ -348,8 +430,11 @@ class GeminiAdapter(HTTPProvider):
             if not is_missing_file(err):
                 raise
             await self._drop_uploads(request)
-            raise ModelCallError(ErrorKind.BAD_REQUEST, f"{err.message} (again after uploading the video anew; "
-                                 "the file is not readable with this key)", status_code=err.status_code) from None
+            raise ModelCallError(
+                ErrorKind.BAD_REQUEST,
+                f"{err.message} (again after uploading the video anew; the file is not readable with this key)",
+                status_code=err.status_code,
+            ) from None
 
     def _classify(self, e: Exception) -> ModelCallError | None:
         name = self.spec.label
@@ -388,9 +473,16 @@ class GeminiAdapter(HTTPProvider):
             raise eh.malformed_error(name, f"candidate without content (finish_reason {finish})", self._secrets)
         reader = eh.UsageReader()
         usage = _usage(getattr(resp, "usage_metadata", None), reader, max_tokens)
-        return self._answer(text, usage, reader, latency_s, finish, ("MAX_TOKENS",),
-                            model_version=eh.text_field(getattr(resp, "model_version", None)),
-                            frames_estimated=bool(request.videos))  # Gemini samples the video itself
+        return self._answer(
+            text,
+            usage,
+            reader,
+            latency_s,
+            finish,
+            ("MAX_TOKENS",),
+            model_version=eh.text_field(getattr(resp, "model_version", None)),
+            frames_estimated=bool(request.videos),
+        )  # Gemini samples the video itself
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -408,8 +500,10 @@ def _usage(u: Any, reader: eh.UsageReader, max_tokens: int | None) -> Usage:
     if u is None:
         return Usage()
     thoughts = reader.count("reasoning_tokens", getattr(u, "thoughts_token_count", None))
-    return reader.usage(input_tokens=reader.count("input_tokens", getattr(u, "prompt_token_count", None)),
-                        output_tokens=reader.count("output_tokens", getattr(u, "candidates_token_count", None))
-                        + thoughts, reasoning_tokens=thoughts,
-                        cached_tokens=reader.count("cached_tokens", getattr(u, "cached_content_token_count", None)),
-                        max_tokens=max_tokens)
+    return reader.usage(
+        input_tokens=reader.count("input_tokens", getattr(u, "prompt_token_count", None)),
+        output_tokens=reader.count("output_tokens", getattr(u, "candidates_token_count", None)) + thoughts,
+        reasoning_tokens=thoughts,
+        cached_tokens=reader.count("cached_tokens", getattr(u, "cached_content_token_count", None)),
+        max_tokens=max_tokens,
+    )

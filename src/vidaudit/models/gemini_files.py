@@ -53,8 +53,11 @@ class FileCache:
             return {}
         try:
             raw = json.loads(self.path.read_text(encoding="utf-8"))
-            return {ns: {sha: CachedFile(**entry) for sha, entry in entries.items()}
-                    for ns, entries in raw.items() if isinstance(entries, dict)}
+            return {
+                ns: {sha: CachedFile(**entry) for sha, entry in entries.items()}
+                for ns, entries in raw.items()
+                if isinstance(entries, dict)
+            }
         except (OSError, ValueError, TypeError):
             return {}  # a corrupt cache only costs a re-upload
 
@@ -67,8 +70,9 @@ class FileCache:
         data[self.namespace] = {sha: f for sha, f in mine.items() if f.expires_at > now}
         if not data[self.namespace]:
             data.pop(self.namespace)
-        write_json_atomic(self.path, {ns: {sha: asdict(f) for sha, f in entries.items()}
-                                      for ns, entries in data.items()})
+        write_json_atomic(
+            self.path, {ns: {sha: asdict(f) for sha, f in entries.items()} for ns, entries in data.items()}
+        )
 
     def get(self, sha256: str, now: float | None = None) -> CachedFile | None:
         with self._lock:
@@ -92,5 +96,6 @@ class FileCache:
             if self.path is not None:
                 data = self._read_disk()
                 data.get(self.namespace, {}).pop(sha256, None)
-                write_json_atomic(self.path, {ns: {sha: asdict(f) for sha, f in entries.items()}
-                                              for ns, entries in data.items()})
+                write_json_atomic(
+                    self.path, {ns: {sha: asdict(f) for sha, f in entries.items()} for ns, entries in data.items()}
+                )

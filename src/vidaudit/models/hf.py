@@ -49,8 +49,9 @@ def _is_oom(err: BaseException) -> bool:
 class HFAdapter:
     """A local transformers VLM behind the ``ModelAdapter`` protocol, with real batched generation."""
 
-    def __init__(self, spec: ModelSpec, *, device: str = "cpu", dtype: str = "float32",
-                 batch_size: int = 1, **options: Any) -> None:
+    def __init__(
+        self, spec: ModelSpec, *, device: str = "cpu", dtype: str = "float32", batch_size: int = 1, **options: Any
+    ) -> None:
         torch = _import_torch()
         from transformers import AutoConfig
 
@@ -75,17 +76,26 @@ class HFAdapter:
         try:
             config = AutoConfig.from_pretrained(spec.name, **self._hub_options())
         except (OSError, ValueError) as e:
-            raise ConfigError(f"cannot load the config of hf model {spec.name!r}: {e}; pass a local model "
-                              "directory or a hub id that is in the local cache") from e
+            raise ConfigError(
+                f"cannot load the config of hf model {spec.name!r}: {e}; pass a local model "
+                "directory or a hub id that is in the local cache"
+            ) from e
         self.family: Family = family_for(config.model_type, spec.name)
-        self.capabilities = Capabilities(native_video=self.family.video, images=True,
-                                         default_native_fps=2.0, concurrency=1, batch_size=batch_size,
-                                         local=True)
+        self.capabilities = Capabilities(
+            native_video=self.family.video,
+            images=True,
+            default_native_fps=2.0,
+            concurrency=1,
+            batch_size=batch_size,
+            local=True,
+        )
         revision = getattr(config, "_commit_hash", None) or options.get("revision") or "local"
         import transformers
 
-        self.model_version = (f"{config.model_type}:{Path(spec.name).name}@{revision}; "
-                              f"transformers {transformers.__version__}; {dtype}; frames=exact")
+        self.model_version = (
+            f"{config.model_type}:{Path(spec.name).name}@{revision}; "
+            f"transformers {transformers.__version__}; {dtype}; frames=exact"
+        )
         self._model: Any = None
         self._processor: Any = None
         self._lock = threading.Lock()
@@ -150,7 +160,7 @@ class HFAdapter:
         bs = self.capabilities.batch_size
         for idx in groups.values():
             for k in range(0, len(idx), bs):
-                chunk = idx[k:k + bs]
+                chunk = idx[k : k + bs]
                 responses = await asyncio.to_thread(self._run_batch, [requests[i] for i in chunk])
                 for i, resp in zip(chunk, responses, strict=True):
                     out[i] = resp
@@ -229,11 +239,18 @@ class HFAdapter:
         out = []
         for row, n_in in zip(sequences[:, prompt_len:].tolist(), input_tokens, strict=True):
             stop = next((j for j, t in enumerate(row) if t in eos), None)
-            kept = row if stop is None else row[:stop + 1]
+            kept = row if stop is None else row[: stop + 1]
             text = self._processor.tokenizer.decode(kept, skip_special_tokens=True)
-            out.append(Response(text=text, usage=Usage(input_tokens=int(n_in), output_tokens=len(kept)),
-                                latency_s=latency, finish_reason="length" if stop is None else "stop",
-                                model_version=self.model_version, cost_usd=0.0))
+            out.append(
+                Response(
+                    text=text,
+                    usage=Usage(input_tokens=int(n_in), output_tokens=len(kept)),
+                    latency_s=latency,
+                    finish_reason="length" if stop is None else "stop",
+                    model_version=self.model_version,
+                    cost_usd=0.0,
+                )
+            )
         return out
 
     def _oom_error(self, err: BaseException, n: int) -> ModelCallError:
@@ -242,10 +259,16 @@ class HFAdapter:
         if self._device.type == "cuda":
             torch.cuda.empty_cache()
         if n > 1:
-            return ModelCallError(ErrorKind.TRANSIENT, f"out of memory on {self._device} for a batch of {n}; "
-                                  f"retrying alone may fit, or lower batch_size: {err}")
-        return ModelCallError(ErrorKind.BAD_REQUEST, f"out of memory on {self._device} for a single request; "
-                              f"send fewer or smaller frames, or use a larger device: {err}")
+            return ModelCallError(
+                ErrorKind.TRANSIENT,
+                f"out of memory on {self._device} for a batch of {n}; "
+                f"retrying alone may fit, or lower batch_size: {err}",
+            )
+        return ModelCallError(
+            ErrorKind.BAD_REQUEST,
+            f"out of memory on {self._device} for a single request; "
+            f"send fewer or smaller frames, or use a larger device: {err}",
+        )
 
     async def aclose(self) -> None:
         """Drop the model and free device memory (waits for a running batch, off the event loop)."""

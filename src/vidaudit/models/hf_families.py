@@ -24,14 +24,17 @@ class Family:
     seconds_per_grid: bool = False
 
 
-FAMILIES: dict[str, Family] = {f.model_type: f for f in (
-    Family("qwen2_vl", "Qwen2-VL"),
-    Family("qwen2_5_vl", "Qwen2.5-VL", seconds_per_grid=True),
-    Family("qwen3_vl", "Qwen3-VL"),
-    Family("smolvlm", "SmolVLM2", nested_images=True),
-    Family("idefics3", "Idefics3", video=False, nested_images=True),
-    Family("llava_onevision", "LLaVA-OneVision"),
-)}
+FAMILIES: dict[str, Family] = {
+    f.model_type: f
+    for f in (
+        Family("qwen2_vl", "Qwen2-VL"),
+        Family("qwen2_5_vl", "Qwen2.5-VL", seconds_per_grid=True),
+        Family("qwen3_vl", "Qwen3-VL"),
+        Family("smolvlm", "SmolVLM2", nested_images=True),
+        Family("idefics3", "Idefics3", video=False, nested_images=True),
+        Family("llava_onevision", "LLaVA-OneVision"),
+    )
+}
 
 
 def family_for(model_type: str, name: str) -> Family:
@@ -39,12 +42,16 @@ def family_for(model_type: str, name: str) -> Family:
     fam = FAMILIES.get(model_type)
     if fam is None:
         supported = ", ".join(f"{k} ({v.label})" for k, v in FAMILIES.items())
-        raise ConfigError(f"hf model {name!r} has model_type {model_type!r}, which the hf adapter does not "
-                          f"support; supported model types: {supported}")
+        raise ConfigError(
+            f"hf model {name!r} has model_type {model_type!r}, which the hf adapter does not "
+            f"support; supported model types: {supported}"
+        )
     if fam.model_type == "qwen3_vl":
         try:
             from transformers import Qwen3VLForConditionalGeneration  # noqa: F401
         except ImportError as e:
-            raise ConfigError(f"hf model {name!r} is Qwen3-VL, which the installed transformers lacks; "
-                              "upgrade it: pip install -U transformers") from e
+            raise ConfigError(
+                f"hf model {name!r} is Qwen3-VL, which the installed transformers lacks; "
+                "upgrade it: pip install -U transformers"
+            ) from e
     return fam

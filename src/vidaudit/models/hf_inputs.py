@@ -24,9 +24,9 @@ from vidaudit.video.decode import read_frames
 class PreparedBatch:
     """The processor's tensors for a batch, and the prompt strings they came from (for audit)."""
 
-    inputs: Any                  # transformers.BatchFeature
+    inputs: Any  # transformers.BatchFeature
     prompts: list[str]
-    n_frames: list[int]          # visual frames per request (images + decoded video frames)
+    n_frames: list[int]  # visual frames per request (images + decoded video frames)
 
 
 def _bad(request: Request, message: str) -> ModelCallError:
@@ -40,20 +40,32 @@ def decode_video(part: VideoPart) -> np.ndarray:
 
 def video_metadata(part: VideoPart, frames: np.ndarray) -> dict[str, Any]:
     """What the processor needs to place the frames in time without resampling them."""
-    return {"total_num_frames": int(part.n_frames), "fps": float(part.source_fps),
-            "duration": float(part.duration_s), "frames_indices": [int(i) for i in part.frame_indices],
-            "height": int(frames.shape[1]), "width": int(frames.shape[2]), "video_backend": "pyav"}
+    return {
+        "total_num_frames": int(part.n_frames),
+        "fps": float(part.source_fps),
+        "duration": float(part.duration_s),
+        "frames_indices": [int(i) for i in part.frame_indices],
+        "height": int(frames.shape[1]),
+        "width": int(frames.shape[2]),
+        "video_backend": "pyav",
+    }
 
 
 def _check_text(request: Request, text: str, placeholders: list[str]) -> None:
     for token in placeholders:
         if token and token in text:
-            raise _bad(request, f"text part contains the processor's placeholder {token!r}, which would be "
-                                "expanded as a visual token; remove it from the prompt")
+            raise _bad(
+                request,
+                f"text part contains the processor's placeholder {token!r}, which would be "
+                "expanded as a visual token; remove it from the prompt",
+            )
 
 
-def build_messages(request: Request, family: Family, placeholders: list[str],
-                   ) -> tuple[list[dict[str, Any]], list[np.ndarray], list[np.ndarray], list[dict[str, Any]]]:
+def build_messages(
+    request: Request,
+    family: Family,
+    placeholders: list[str],
+) -> tuple[list[dict[str, Any]], list[np.ndarray], list[np.ndarray], list[dict[str, Any]]]:
     """Chat messages plus the request's images, videos and video metadata, all in part order."""
     content: list[dict[str, Any]] = []
     images: list[np.ndarray] = []
@@ -66,17 +78,24 @@ def build_messages(request: Request, family: Family, placeholders: list[str],
         elif isinstance(part, ImagePart):
             img = np.asarray(part.image)
             if img.ndim != 3 or img.shape[2] != 3 or img.dtype != np.uint8:
-                raise _bad(request, f"image part for frame {part.frame_index} has shape {img.shape} and dtype "
-                                    f"{img.dtype}; expected (H, W, 3) uint8 RGB")
+                raise _bad(
+                    request,
+                    f"image part for frame {part.frame_index} has shape {img.shape} and dtype "
+                    f"{img.dtype}; expected (H, W, 3) uint8 RGB",
+                )
             content.append({"type": "image"})
             images.append(img)
         elif isinstance(part, VideoPart):
             if not family.video:
-                raise ModelCallError(ErrorKind.UNSUPPORTED,
-                                     f"{family.label} takes no native video; use a frames@K condition")
+                raise ModelCallError(
+                    ErrorKind.UNSUPPORTED, f"{family.label} takes no native video; use a frames@K condition"
+                )
             if not part.frame_indices:
-                raise _bad(request, f"video part {part.path} lists no frame_indices; the hf adapter never "
-                                    "resamples, so resolve the frame sampling before the request")
+                raise _bad(
+                    request,
+                    f"video part {part.path} lists no frame_indices; the hf adapter never "
+                    "resamples, so resolve the frame sampling before the request",
+                )
             try:
                 frames = decode_video(part)
             except (VidauditError, ValueError) as e:

@@ -81,8 +81,10 @@ class HTTPProvider:
             if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0):
                 raise ConfigError(f"{self.spec.provider}.{name} must be a positive number of seconds, got {value!r}")
         if isinstance(max_response_bytes, bool) or not isinstance(max_response_bytes, int) or max_response_bytes < 1:
-            raise ConfigError(f"{self.spec.provider}.max_response_bytes must be a positive number of bytes, "
-                              f"got {max_response_bytes!r}")
+            raise ConfigError(
+                f"{self.spec.provider}.max_response_bytes must be a positive number of bytes, "
+                f"got {max_response_bytes!r}"
+            )
         self.timeout_s = float(timeout_s)
         self.deadline_s = float(deadline_s) if deadline_s is not None else DEADLINE_FACTOR * self.timeout_s
         self.max_response_bytes = max_response_bytes
@@ -105,16 +107,31 @@ class HTTPProvider:
         """The price table this adapter reports costs with (a run's budget prices a call's worst case with it)."""
         return getattr(self, "_prices", None)
 
-    def _answer(self, text: str, usage: Usage, reader: eh.UsageReader, latency_s: float, finish: str | None,
-                length_finish: Iterable[str], model_version: str | None, **extra: Any) -> Response:
+    def _answer(
+        self,
+        text: str,
+        usage: Usage,
+        reader: eh.UsageReader,
+        latency_s: float,
+        finish: str | None,
+        length_finish: Iterable[str],
+        model_version: str | None,
+        **extra: Any,
+    ) -> Response:
         """The Response of an answer whose every field the adapter read as untrusted: priced from ``usage``, the
         usage fields ``reader`` had to clamp noted in the finish reason, and a TRUNCATED error where the output
         budget ran out before any text (``length_finish``: the provider's finish reasons that say so)."""
         name = self.spec.label
         try:
-            resp = Response(text=text, usage=usage, latency_s=latency_s,
-                            finish_reason=eh.flag_finish(finish, reader.clamped), model_version=model_version,
-                            cost_usd=cost_usd(self.spec, usage, self.prices), **extra)
+            resp = Response(
+                text=text,
+                usage=usage,
+                latency_s=latency_s,
+                finish_reason=eh.flag_finish(finish, reader.clamped),
+                model_version=model_version,
+                cost_usd=cost_usd(self.spec, usage, self.prices),
+                **extra,
+            )
         except pydantic.ValidationError as e:  # pragma: no cover - every field is checked before
             raise eh.malformed_error(name, f"{type(e).__name__}: {e}", self._secrets) from None
         return eh.check_truncated(name, resp, finish, length_finish)
@@ -128,21 +145,33 @@ class HTTPProvider:
         return CappedTransport(self.max_response_bytes, self._too_large, inner, refused=self._bad_encoding)
 
     def _too_large(self, detail: str) -> ModelCallError:
-        return ModelCallError(ErrorKind.TOO_LARGE, (
-            f"{self.spec.label} sent a response body over max_response_bytes={self.max_response_bytes:,} "
-            f"({detail}); it was not read further and nothing of it is stored. Raise the adapter option "
-            f"{self.spec.provider}.max_response_bytes if answers are really this large"))
+        return ModelCallError(
+            ErrorKind.TOO_LARGE,
+            (
+                f"{self.spec.label} sent a response body over max_response_bytes={self.max_response_bytes:,} "
+                f"({detail}); it was not read further and nothing of it is stored. Raise the adapter option "
+                f"{self.spec.provider}.max_response_bytes if answers are really this large"
+            ),
+        )
 
     def _bad_encoding(self, detail: str) -> ModelCallError:
-        return ModelCallError(ErrorKind.UNSUPPORTED, (
-            f"{self.spec.label} sent a response body in {detail}. Nothing of it is stored; point the adapter "
-            "at a server (or proxy) that honours Accept-Encoding: identity, or sends gzip"))
+        return ModelCallError(
+            ErrorKind.UNSUPPORTED,
+            (
+                f"{self.spec.label} sent a response body in {detail}. Nothing of it is stored; point the adapter "
+                "at a server (or proxy) that honours Accept-Encoding: identity, or sends gzip"
+            ),
+        )
 
     def _past_deadline(self) -> ModelCallError:
-        return ModelCallError(ErrorKind.TIMEOUT, (
-            f"{self.spec.label} did not finish within deadline_s={self.deadline_s:g} s for the whole call "
-            f"(timeout_s={self.timeout_s:g} s bounds each wait); raise the adapter option "
-            f"{self.spec.provider}.deadline_s if long answers need more time"))
+        return ModelCallError(
+            ErrorKind.TIMEOUT,
+            (
+                f"{self.spec.label} did not finish within deadline_s={self.deadline_s:g} s for the whole call "
+                f"(timeout_s={self.timeout_s:g} s bounds each wait); raise the adapter option "
+                f"{self.spec.provider}.deadline_s if long answers need more time"
+            ),
+        )
 
     @contextlib.asynccontextmanager
     async def deadline(self) -> AsyncIterator[None]:
@@ -156,8 +185,9 @@ class HTTPProvider:
                 raise self._past_deadline() from None
             raise
 
-    async def call(self, fn: Callable[[], Awaitable[T]],
-                   classify: Callable[[Exception], ModelCallError | None]) -> tuple[T, float]:
+    async def call(
+        self, fn: Callable[[], Awaitable[T]], classify: Callable[[Exception], ModelCallError | None]
+    ) -> tuple[T, float]:
         """``errors_http.classified_call`` under the deadline: ``(result, seconds)`` or a ``ModelCallError``."""
         async with self.deadline():
             return await classified_call(fn, classify)

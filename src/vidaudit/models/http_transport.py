@@ -122,9 +122,13 @@ class CappedTransport(httpx2.AsyncBaseTransport):
     """Wraps a transport; a body announced or grown (decoded) over ``limit`` bytes raises ``too_large(detail)``,
     one in a coding that cannot be counted raises ``refused(detail)`` unread."""
 
-    def __init__(self, limit: int, too_large: Callable[[str], Exception],
-                 inner: httpx2.AsyncBaseTransport | None = None,
-                 refused: Callable[[str], Exception] | None = None) -> None:
+    def __init__(
+        self,
+        limit: int,
+        too_large: Callable[[str], Exception],
+        inner: httpx2.AsyncBaseTransport | None = None,
+        refused: Callable[[str], Exception] | None = None,
+    ) -> None:
         self.limit = limit
         self.too_large = too_large
         self.refused = refused or too_large
@@ -143,8 +147,10 @@ class CappedTransport(httpx2.AsyncBaseTransport):
         if codings:
             if len(codings) > MAX_CODINGS or any(c not in _GZIP + _DEFLATE for c in codings):
                 await response.aclose()
-                raise self.refused(f"Content-Encoding {', '.join(codings)[:80]!r} although identity was asked "
-                                   "for; its decoded size cannot be counted, so it was not read")
+                raise self.refused(
+                    f"Content-Encoding {', '.join(codings)[:80]!r} although identity was asked "
+                    "for; its decoded size cannot be counted, so it was not read"
+                )
             stream = _DecodedStream(stream, codings)
             for name in ("content-encoding", "content-length"):  # what is handed up is the decoded body
                 if name in response.headers:

@@ -33,21 +33,25 @@ def observed_frames(request: Request, who: str, *, half: bool = True) -> list[tu
                 raise ModelCallError(ErrorKind.BAD_REQUEST, f"{who}: video part lists no frames")
             try:
                 when = dict(zip(part.frame_indices, part.timestamps, strict=True))
-                frames.extend((i, when[i], f) for i, f in iter_selected(part.path, part.frame_indices, half=half,
-                                                                               stream=part.stream))
+                frames.extend(
+                    (i, when[i], f)
+                    for i, f in iter_selected(part.path, part.frame_indices, half=half, stream=part.stream)
+                )
             except DataError as e:
                 raise ModelCallError(ErrorKind.BAD_REQUEST, str(e)) from e
     return frames
 
 
 class IdealObserverAdapter:
-    capabilities = Capabilities(native_video=True, images=True, default_native_fps=None, concurrency=2, local=True,
-                                synthetic=True)
+    capabilities = Capabilities(
+        native_video=True, images=True, default_native_fps=None, concurrency=2, local=True, synthetic=True
+    )
     needs_suite = True
     role = "observer"
 
-    def __init__(self, spec: ModelSpec, *, suite: Suite | None = None, full_size: bool | str = False,
-                 **_: object) -> None:
+    def __init__(
+        self, spec: ModelSpec, *, suite: Suite | None = None, full_size: bool | str = False, **_: object
+    ) -> None:
         if suite is None:
             raise ConfigError("the ideal observer needs the run's suite (it runs the suite's pixel observer)")
         self.spec = spec
@@ -77,5 +81,10 @@ class IdealObserverAdapter:
             text = Baselines.of(self.suite).observe(frames, request.metadata)
         except ConfigError as e:
             raise ModelCallError(ErrorKind.UNSUPPORTED, f"ideal observer: {e}") from e
-        return Response(text=text, latency_s=time.perf_counter() - t0, finish_reason="stop",
-                        model_version="pixel-observer", cost_usd=0.0)
+        return Response(
+            text=text,
+            latency_s=time.perf_counter() - t0,
+            finish_reason="stop",
+            model_version="pixel-observer",
+            cost_usd=0.0,
+        )

@@ -35,8 +35,10 @@ class JudgedAdapter:
 
     def __init__(self, inner: Any, judge: Any, *, suite: Suite, samples: Mapping[str, Sample]) -> None:
         if is_composite(inner):
-            raise ConfigError(f"--judge cannot wrap the composite model {inner.spec.label}: its stages already "
-                              "call plain adapters; judge its answers with a separate run")
+            raise ConfigError(
+                f"--judge cannot wrap the composite model {inner.spec.label}: its stages already "
+                "call plain adapters; judge its answers with a separate run"
+            )
         if is_composite(judge):
             raise ConfigError(f"the judge {judge.spec.label} is a composite model; a judge must be a plain model")
         self.inner = inner
@@ -48,9 +50,14 @@ class JudgedAdapter:
         self.role = getattr(inner, "role", "model")
 
     def request_options(self) -> dict[str, object]:
-        return {**request_options(self.inner),
-                "judge": {"spec": self.judge.spec.model_dump(mode="json"), "options": request_options(self.judge),
-                          "prompt_version": self.suite.judge_version}}
+        return {
+            **request_options(self.inner),
+            "judge": {
+                "spec": self.judge.spec.model_dump(mode="json"),
+                "options": request_options(self.judge),
+                "prompt_version": self.suite.judge_version,
+            },
+        }
 
     def _sample(self, request: Request) -> Sample:
         sid = request.metadata.get("sample_id")
@@ -63,12 +70,17 @@ class JudgedAdapter:
         prompt = self.suite.judge_prompt(self._sample(request), answer.text)
         if prompt is None:
             return answer
-        jreq = Request(trial_id=request.trial_id, parts=(TextPart(prompt.text),), system=prompt.system,
-                       settings=self.judge.spec.settings, metadata={"sample_id": request.metadata.get("sample_id"),
-                                                                    "judging": True})
+        jreq = Request(
+            trial_id=request.trial_id,
+            parts=(TextPart(prompt.text),),
+            system=prompt.system,
+            settings=self.judge.spec.settings,
+            metadata={"sample_id": request.metadata.get("sample_id"), "judging": True},
+        )
         verdict = await call(JUDGE_STAGE, self.judge, jreq)
-        out = combine_stages(answer.text, [answer, verdict], finish_reason=answer.finish_reason,
-                             model_version=answer.model_version)
+        out = combine_stages(
+            answer.text, [answer, verdict], finish_reason=answer.finish_reason, model_version=answer.model_version
+        )
         return out.model_copy(update={"frames_sent": answer.frames_sent, "frames_estimated": answer.frames_estimated})
 
     async def aclose(self) -> None:

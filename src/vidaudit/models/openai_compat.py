@@ -99,18 +99,32 @@ class _ChatEncoder:
 class OpenAIAdapter(HTTPProvider):
     """``openai:MODEL`` (hosted) or ``openai:MODEL@http://host:port/v1`` (vLLM, SGLang, ...)."""
 
-    def __init__(self, spec: ModelSpec, *, timeout_s: float = 120.0, api_key_env: str | None = None,
-                 jpeg_quality: int = DEFAULT_JPEG_QUALITY, image_detail: str | None = None,
-                 allow_local_paths: bool = False, fps_extra_body: str | None = "mm_processor_kwargs",
-                 max_images: int | None = None, max_request_bytes: int | None = None,
-                 concurrency: int | None = None, prices: str | Path | PriceTable | None = None,
-                 params: str | Path | ParamTable | None = None, video_route: str | None = None,
-                 server_num_frames: int | None = VLLM_DEFAULT_NUM_FRAMES, deadline_s: float | None = None,
-                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
+    def __init__(
+        self,
+        spec: ModelSpec,
+        *,
+        timeout_s: float = 120.0,
+        api_key_env: str | None = None,
+        jpeg_quality: int = DEFAULT_JPEG_QUALITY,
+        image_detail: str | None = None,
+        allow_local_paths: bool = False,
+        fps_extra_body: str | None = "mm_processor_kwargs",
+        max_images: int | None = None,
+        max_request_bytes: int | None = None,
+        concurrency: int | None = None,
+        prices: str | Path | PriceTable | None = None,
+        params: str | Path | ParamTable | None = None,
+        video_route: str | None = None,
+        server_num_frames: int | None = VLLM_DEFAULT_NUM_FRAMES,
+        deadline_s: float | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> None:
         if spec.provider != PROVIDER:
             raise ConfigError(f"OpenAIAdapter got a {spec.provider!r} spec; use openai:MODEL[@base_url]")
         if not spec.name:
-            raise ConfigError("openai needs a model name: openai:gpt-4o or openai:Qwen/Qwen2.5-VL-7B@http://host:8000/v1")
+            raise ConfigError(
+                "openai needs a model name: openai:gpt-4o or openai:Qwen/Qwen2.5-VL-7B@http://host:8000/v1"
+            )
         self.spec = spec
         self._set_limits(timeout_s, deadline_s, max_response_bytes)
         if image_detail not in (None, "low", "high", "auto"):
@@ -136,7 +150,8 @@ class OpenAIAdapter(HTTPProvider):
             native_video=not self.hosted,
             images=True,
             max_images=max_images if max_images is not None else (HOSTED_MAX_IMAGES if self.hosted else None),
-            max_request_bytes=max_request_bytes if max_request_bytes is not None
+            max_request_bytes=max_request_bytes
+            if max_request_bytes is not None
             else (HOSTED_MAX_REQUEST_BYTES if self.hosted else None),
             default_native_fps=None if self.hosted else OPEN_DEFAULT_FPS,
             concurrency=concurrency or (8 if self.hosted else 16),
@@ -144,16 +159,26 @@ class OpenAIAdapter(HTTPProvider):
         )
         self._client: Any = None
         if self._needs_client(openai, "openai"):
-            self._client = AsyncOpenAI(api_key=key, base_url=spec.base_url, timeout=self.timeout_s, max_retries=0,
-                                       http_client=openai.DefaultAsyncHttpxClient(transport=self.capped_transport()))
+            self._client = AsyncOpenAI(
+                api_key=key,
+                base_url=spec.base_url,
+                timeout=self.timeout_s,
+                max_retries=0,
+                http_client=openai.DefaultAsyncHttpxClient(transport=self.capped_transport()),
+            )
 
     def request_options(self) -> dict[str, object]:
         """Options that change the request bytes or what the server does with them (in the trial id)."""
         sent, not_sent = self.family.wire_settings(self.spec.settings)
         opts: dict[str, object] = {
-            "jpeg_quality": self.jpeg_quality, "image_detail": self.image_detail,
+            "jpeg_quality": self.jpeg_quality,
+            "image_detail": self.image_detail,
             "video_route": self.video_route if not self.allow_local_paths else "file_path",
-            "fps_extra_body": self.fps_extra_body, "family": self.family.pattern, "sent": sent, "not_sent": not_sent}
+            "fps_extra_body": self.fps_extra_body,
+            "family": self.family.pattern,
+            "sent": sent,
+            "not_sent": not_sent,
+        }
         if not self.hosted:
             opts["video_kwargs"] = self._video_kwargs(None)
         return opts
@@ -174,19 +199,29 @@ class OpenAIAdapter(HTTPProvider):
         check_request(request, self.capabilities, self.spec.label)
         fps = {p.fps for p in request.videos}
         if len(fps) > 1:
-            raise ModelCallError(ErrorKind.BAD_REQUEST, f"{self.spec.label}: videos at different fps {sorted(fps)} "
-                                 "in one request; the server takes one sampling rate per request")
+            raise ModelCallError(
+                ErrorKind.BAD_REQUEST,
+                f"{self.spec.label}: videos at different fps {sorted(fps)} "
+                "in one request; the server takes one sampling rate per request",
+            )
         if self.video_route == "clip" and self.server_num_frames is not None:
             for v in request.videos:
                 if len(v.frame_indices) > self.server_num_frames:
-                    raise ModelCallError(ErrorKind.UNSUPPORTED, (
-                        f"{self.spec.label}: the clip has {len(v.frame_indices)} frames but the server keeps "
-                        f"{self.server_num_frames} (vLLM's default); start it with --media-io-kwargs "
-                        "'{\"video\": {\"num_frames\": -1}}' and pass server_num_frames=-1, or lower the fps"))
+                    raise ModelCallError(
+                        ErrorKind.UNSUPPORTED,
+                        (
+                            f"{self.spec.label}: the clip has {len(v.frame_indices)} frames but the server keeps "
+                            f"{self.server_num_frames} (vLLM's default); start it with --media-io-kwargs "
+                            '\'{"video": {"num_frames": -1}}\' and pass server_num_frames=-1, or lower the fps'
+                        ),
+                    )
         encoder = _ChatEncoder(self.image_detail, self.allow_local_paths, self.video_route)
         built = build_content(request, encoder, jpeg_quality=self.jpeg_quality)
-        check_size(base64_size(built.image_bytes) + base64_size(encoder.video_bytes) + built.text_chars,
-                   self.capabilities, self.spec.label)
+        check_size(
+            base64_size(built.image_bytes) + base64_size(encoder.video_bytes) + built.text_chars,
+            self.capabilities,
+            self.spec.label,
+        )
         messages: list[dict[str, Any]] = []
         if request.system:
             messages.append({"role": "system", "content": request.system})
@@ -242,8 +277,15 @@ class OpenAIAdapter(HTTPProvider):
             raise eh.malformed_error(name, f"choice 0 has no text content ({_preview(completion)})", self._secrets)
         reader = eh.UsageReader()
         usage = _usage(getattr(completion, "usage", None), reader, max_tokens)
-        return self._answer(text, usage, reader, latency_s, finish, LENGTH_FINISH,
-                            model_version=eh.text_field(getattr(completion, "model", None)) or None)
+        return self._answer(
+            text,
+            usage,
+            reader,
+            latency_s,
+            finish,
+            LENGTH_FINISH,
+            model_version=eh.text_field(getattr(completion, "model", None)) or None,
+        )
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -256,11 +298,13 @@ def _usage(u: Any, reader: eh.UsageReader, max_tokens: int | None) -> Usage:
         return Usage()
     details = getattr(u, "completion_tokens_details", None)
     prompt_details = getattr(u, "prompt_tokens_details", None)
-    return reader.usage(input_tokens=reader.count("input_tokens", getattr(u, "prompt_tokens", None)),
-                        output_tokens=reader.count("output_tokens", getattr(u, "completion_tokens", None)),
-                        reasoning_tokens=reader.count("reasoning_tokens", getattr(details, "reasoning_tokens", None)),
-                        cached_tokens=reader.count("cached_tokens", getattr(prompt_details, "cached_tokens", None)),
-                        max_tokens=max_tokens)
+    return reader.usage(
+        input_tokens=reader.count("input_tokens", getattr(u, "prompt_tokens", None)),
+        output_tokens=reader.count("output_tokens", getattr(u, "completion_tokens", None)),
+        reasoning_tokens=reader.count("reasoning_tokens", getattr(details, "reasoning_tokens", None)),
+        cached_tokens=reader.count("cached_tokens", getattr(prompt_details, "cached_tokens", None)),
+        max_tokens=max_tokens,
+    )
 
 
 def _body(e: Any) -> Any:

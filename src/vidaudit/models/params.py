@@ -39,7 +39,7 @@ class FamilyParams(BaseModel):
     thinking_budget: int | None = Field(default=None, ge=-1)
     video: dict[str, Any] = Field(default_factory=dict)
     source: str | None = None
-    pattern: str = ""   # the key that matched (filled by lookup)
+    pattern: str = ""  # the key that matched (filled by lookup)
 
     def wire_settings(self, settings: GenerationSettings) -> tuple[dict[str, Any], list[str]]:
         """(settings sent, by their wire name) and (settings asked for but not sent, with why)."""
@@ -73,8 +73,10 @@ class ParamTable:
             return self.families[key].model_copy(update={"pattern": key})
         patterns = [k for k in self.families if "*" in k and fnmatch.fnmatchcase(key, k)]
         if not patterns:
-            raise ConfigError(f"the parameter table has no entry for {key} and no '{spec.provider}:*' default; "
-                              "add one to your params file")
+            raise ConfigError(
+                f"the parameter table has no entry for {key} and no '{spec.provider}:*' default; "
+                "add one to your params file"
+            )
         best = max(patterns, key=len)
         return self.families[best].model_copy(update={"pattern": best})
 
@@ -84,8 +86,10 @@ class ParamTable:
 
 def _parse(raw: Any, where: str) -> ParamTable:
     if not isinstance(raw, dict) or not isinstance(raw.get("families"), dict):
-        raise ConfigError(f"{where}: a params file needs a top-level 'families:' mapping of 'provider:name' -> "
-                          "{family, accepts, token_param, ...}; see vidaudit/models/params.yaml")
+        raise ConfigError(
+            f"{where}: a params file needs a top-level 'families:' mapping of 'provider:name' -> "
+            "{family, accepts, token_param, ...}; see vidaudit/models/params.yaml"
+        )
     out: dict[str, FamilyParams] = {}
     for key, entry in raw["families"].items():
         if not isinstance(key, str) or ":" not in key:

@@ -44,8 +44,9 @@ class Price(BaseModel):
     def cost(self, usage: Usage) -> float:
         cached = min(usage.cached_tokens, usage.input_tokens)
         cached_price = self.input if self.cached_input is None else self.cached_input
-        return ((usage.input_tokens - cached) * self.input + cached * cached_price
-                + usage.output_tokens * self.output) / 1e6
+        return (
+            (usage.input_tokens - cached) * self.input + cached * cached_price + usage.output_tokens * self.output
+        ) / 1e6
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,10 @@ class PriceTable:
 
 def _parse(raw: Any, where: str) -> PriceTable:
     if not isinstance(raw, dict) or not isinstance(raw.get("models"), dict):
-        raise ConfigError(f"{where}: a price file needs a top-level 'models:' mapping of "
-                          "'provider:name' -> {input, output, cached_input}; see vidaudit/models/prices.yaml")
+        raise ConfigError(
+            f"{where}: a price file needs a top-level 'models:' mapping of "
+            "'provider:name' -> {input, output, cached_input}; see vidaudit/models/prices.yaml"
+        )
     prices: dict[str, Price] = {}
     for key, entry in raw["models"].items():
         if not isinstance(key, str) or ":" not in key:
@@ -78,8 +81,9 @@ def _parse(raw: Any, where: str) -> PriceTable:
         except ValidationError as e:
             first = e.errors()[0]
             loc = ".".join(str(x) for x in first["loc"]) or "entry"
-            raise ConfigError(f"{where}: price {key!r}: {loc}: {first['msg']} (prices are USD per million "
-                              "tokens, >= 0)") from e
+            raise ConfigError(
+                f"{where}: price {key!r}: {loc}: {first['msg']} (prices are USD per million tokens, >= 0)"
+            ) from e
     return PriceTable(prices)
 
 
@@ -175,12 +179,27 @@ def _open_image(w: int, h: int) -> int:
     return max(4, math.ceil(w / OPEN_PATCH) * math.ceil(h / OPEN_PATCH))
 
 
-_PROVIDER_ALIASES = {"openai": "openai", "gemini": "gemini", "anthropic": "anthropic",
-                     "open": "open", "openai-compat": "open", "vllm": "open", "sglang": "open", "hf": "open"}
+_PROVIDER_ALIASES = {
+    "openai": "openai",
+    "gemini": "gemini",
+    "anthropic": "anthropic",
+    "open": "open",
+    "openai-compat": "open",
+    "vllm": "open",
+    "sglang": "open",
+    "hf": "open",
+}
 
 
-def estimate_request_tokens(n_images: int, width: int, height: int, text_chars: int,
-                            video_seconds: float = 0.0, video_fps: float = 0.0, provider: str = "openai") -> int:
+def estimate_request_tokens(
+    n_images: int,
+    width: int,
+    height: int,
+    text_chars: int,
+    video_seconds: float = 0.0,
+    video_fps: float = 0.0,
+    provider: str = "openai",
+) -> int:
     """Rough input tokens of a request, for budgets and for refusing a condition before it runs.
 
     Rules of thumb (provider docs): Gemini ~258 per frame or small image; OpenAI 85 + 170 per 512 px
@@ -193,8 +212,13 @@ def estimate_request_tokens(n_images: int, width: int, height: int, text_chars: 
         raise ConfigError(f"no token rule for provider {provider!r}; use one of {sorted(_PROVIDER_ALIASES)}")
     if min(n_images, width, height, text_chars) < 0 or video_seconds < 0 or video_fps < 0:
         raise ConfigError("token estimate inputs must be >= 0")
-    per_image = {"openai": _openai_image, "gemini": _gemini_image, "anthropic": _anthropic_image,
-                 "open": _open_image}[kind](width, height) if width and height else 0
+    per_image = (
+        {"openai": _openai_image, "gemini": _gemini_image, "anthropic": _anthropic_image, "open": _open_image}[kind](
+            width, height
+        )
+        if width and height
+        else 0
+    )
     n_frames = math.ceil(video_seconds * video_fps - 1e-9) if video_seconds and video_fps else 0
     if kind == "gemini":
         video = n_frames * GEMINI_TOKENS_PER_FRAME

@@ -67,8 +67,10 @@ def encode_jpeg(image: np.ndarray, quality: int = DEFAULT_JPEG_QUALITY) -> bytes
     if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] != 3:
         shape = getattr(image, "shape", None)
         dtype = getattr(image, "dtype", type(image).__name__)
-        raise DataError(f"an ImagePart must hold an (H, W, 3) uint8 RGB array, got shape {shape} dtype {dtype}; "
-                        "decode frames with vidaudit.video.decode.read_frames")
+        raise DataError(
+            f"an ImagePart must hold an (H, W, 3) uint8 RGB array, got shape {shape} dtype {dtype}; "
+            "decode frames with vidaudit.video.decode.read_frames"
+        )
     quality = check_jpeg_quality(quality)
     cacheable = not image.flags.writeable  # frames from FrameCache are read-only: same object, same bytes
     if cacheable and (hit := _JPEG_MEMO.get(id(image), quality)) is not None:
@@ -148,16 +150,22 @@ def video_sha256(part: VideoPart) -> str:
 def check_request(request: Request, caps: Capabilities, provider: str) -> None:
     """Refuse, before any upload or call, what this adapter cannot serve (UNSUPPORTED) or an empty request."""
     if not request.parts:
-        raise ModelCallError(ErrorKind.BAD_REQUEST, f"{provider}: the request has no parts; a trial must send "
-                             "at least its question text")
+        raise ModelCallError(
+            ErrorKind.BAD_REQUEST, f"{provider}: the request has no parts; a trial must send at least its question text"
+        )
     n_videos = sum(isinstance(p, VideoPart) for p in request.parts)
     if n_videos and not caps.native_video:
-        raise ModelCallError(ErrorKind.UNSUPPORTED, f"{provider} takes no native video input here; use a frames@K "
-                             "or keyframes condition for this model")
+        raise ModelCallError(
+            ErrorKind.UNSUPPORTED,
+            f"{provider} takes no native video input here; use a frames@K or keyframes condition for this model",
+        )
     n_images = sum(isinstance(p, ImagePart) for p in request.parts)
     if caps.max_images is not None and n_images > caps.max_images:
-        raise ModelCallError(ErrorKind.UNSUPPORTED, f"{provider}: {n_images} images exceed the limit of "
-                             f"{caps.max_images} per request; lower the condition's fps or use keyframes")
+        raise ModelCallError(
+            ErrorKind.UNSUPPORTED,
+            f"{provider}: {n_images} images exceed the limit of "
+            f"{caps.max_images} per request; lower the condition's fps or use keyframes",
+        )
     if n_images and not caps.images:
         raise ModelCallError(ErrorKind.UNSUPPORTED, f"{provider} takes no image input")
 
@@ -172,13 +180,17 @@ def check_native_fps(request: Request, caps: Capabilities, provider: str) -> Non
 
 def check_size(n_bytes: int, caps: Capabilities, provider: str) -> None:
     if caps.max_request_bytes is not None and n_bytes > caps.max_request_bytes:
-        raise ModelCallError(ErrorKind.UNSUPPORTED, f"{provider}: the request would be about {n_bytes / 1e6:.1f} MB, "
-                             f"over the limit of {caps.max_request_bytes / 1e6:.1f} MB; lower the fps, the frame "
-                             "size or jpeg_quality")
+        raise ModelCallError(
+            ErrorKind.UNSUPPORTED,
+            f"{provider}: the request would be about {n_bytes / 1e6:.1f} MB, "
+            f"over the limit of {caps.max_request_bytes / 1e6:.1f} MB; lower the fps, the frame "
+            "size or jpeg_quality",
+        )
 
 
-def build_content(request: Request, encoder: PartEncoder[T], *,
-                  jpeg_quality: int = DEFAULT_JPEG_QUALITY) -> BuiltContent[T]:
+def build_content(
+    request: Request, encoder: PartEncoder[T], *, jpeg_quality: int = DEFAULT_JPEG_QUALITY
+) -> BuiltContent[T]:
     """Encode every part in order; no part is dropped, merged or reordered."""
     out: list[T] = []
     n_images = n_videos = image_bytes = text_chars = 0
@@ -218,8 +230,7 @@ class Stopwatch:
             self.seconds = time.perf_counter() - start
 
 
-def resolve_api_key(env_names: tuple[str, ...], *, provider: str, required: bool,
-                    placeholder: str = "EMPTY") -> str:
+def resolve_api_key(env_names: tuple[str, ...], *, provider: str, required: bool, placeholder: str = "EMPTY") -> str:
     """The first non-empty key among ``env_names``; a ConfigError naming them when a hosted API needs one.
 
     The value is returned to be handed straight to the SDK client; callers must not store it on the adapter.
@@ -230,6 +241,8 @@ def resolve_api_key(env_names: tuple[str, ...], *, provider: str, required: bool
             return value
     if required:
         names = " or ".join(env_names)
-        raise ConfigError(f"{provider} needs an API key: set the environment variable {names} "
-                          "(or pass api_key_env=NAME to read another variable)")
+        raise ConfigError(
+            f"{provider} needs an API key: set the environment variable {names} "
+            "(or pass api_key_env=NAME to read another variable)"
+        )
     return placeholder

@@ -33,8 +33,15 @@ from vidaudit.models.hf_inputs import build_messages
 
 DTYPES = ("auto", "bfloat16", "float16", "float32")
 #: keyword options passed through to ``vllm.LLM`` (engine arguments that do not change the answer's inputs)
-ENGINE_OPTIONS = ("tensor_parallel_size", "gpu_memory_utilization", "max_model_len", "max_num_seqs",
-                  "revision", "download_dir", "enforce_eager")
+ENGINE_OPTIONS = (
+    "tensor_parallel_size",
+    "gpu_memory_utilization",
+    "max_model_len",
+    "max_num_seqs",
+    "revision",
+    "download_dir",
+    "enforce_eager",
+)
 
 
 def _need(module: str) -> None:
@@ -79,8 +86,9 @@ def engine_input(processor: Any, family: Family, request: Request) -> dict[str, 
 
 def sampling_kwargs(settings: GenerationSettings, trial_id: str) -> dict[str, Any]:
     """``vllm.SamplingParams`` keywords for one request: greedy at temperature 0, always seeded."""
-    kw: dict[str, Any] = {"seed": int(settings.seed if settings.seed is not None
-                                      else seed_from("vllm", [trial_id])) % (2**63)}
+    kw: dict[str, Any] = {
+        "seed": int(settings.seed if settings.seed is not None else seed_from("vllm", [trial_id])) % (2**63)
+    }
     if settings.max_tokens is not None:
         kw["max_tokens"] = int(settings.max_tokens)
     if settings.temperature is not None:
@@ -90,18 +98,26 @@ def sampling_kwargs(settings: GenerationSettings, trial_id: str) -> dict[str, An
     return kw
 
 
-def response_from(text: str, prompt_tokens: int, output_tokens: int, finish_reason: str | None, latency: float,
-                  model_version: str) -> Response:
+def response_from(
+    text: str, prompt_tokens: int, output_tokens: int, finish_reason: str | None, latency: float, model_version: str
+) -> Response:
     """A vidaudit ``Response`` from one vLLM completion (``stop`` / ``length`` kept as vLLM says)."""
-    return Response(text=text, usage=Usage(input_tokens=int(prompt_tokens), output_tokens=int(output_tokens)),
-                    latency_s=latency, finish_reason=finish_reason, model_version=model_version, cost_usd=0.0)
+    return Response(
+        text=text,
+        usage=Usage(input_tokens=int(prompt_tokens), output_tokens=int(output_tokens)),
+        latency_s=latency,
+        finish_reason=finish_reason,
+        model_version=model_version,
+        cost_usd=0.0,
+    )
 
 
 class VLLMOfflineAdapter:
     """A local VLM in vLLM's offline engine behind the ``ModelAdapter`` protocol, batched."""
 
-    def __init__(self, spec: ModelSpec, *, dtype: str = "auto", batch_size: int = 8, max_images: int = 64,
-                 **options: Any) -> None:
+    def __init__(
+        self, spec: ModelSpec, *, dtype: str = "auto", batch_size: int = 8, max_images: int = 64, **options: Any
+    ) -> None:
         _need("transformers")
         _need("vllm")
         from transformers import AutoConfig
@@ -118,18 +134,28 @@ class VLLMOfflineAdapter:
         try:
             config = AutoConfig.from_pretrained(spec.name, revision=options.get("revision"))
         except (OSError, ValueError) as e:
-            raise ConfigError(f"cannot load the config of vllm model {spec.name!r}: {e}; pass a local model "
-                              "directory or a hub id that is in the local cache") from e
+            raise ConfigError(
+                f"cannot load the config of vllm model {spec.name!r}: {e}; pass a local model "
+                "directory or a hub id that is in the local cache"
+            ) from e
         self.spec = spec
         self.family: Family = family_for(config.model_type, spec.name)
-        self.capabilities = Capabilities(native_video=self.family.video, images=True, max_images=max_images,
-                                         default_native_fps=2.0, concurrency=1, batch_size=batch_size, local=True)
+        self.capabilities = Capabilities(
+            native_video=self.family.video,
+            images=True,
+            max_images=max_images,
+            default_native_fps=2.0,
+            concurrency=1,
+            batch_size=batch_size,
+            local=True,
+        )
         self._dtype = dtype
         self._max_images = max_images
         self._options = dict(options)
         revision = getattr(config, "_commit_hash", None) or options.get("revision") or "local"
-        self.model_version = (f"{config.model_type}:{Path(spec.name).name}@{revision}; vllm {version('vllm')}; "
-                              f"{dtype}; frames=exact")
+        self.model_version = (
+            f"{config.model_type}:{Path(spec.name).name}@{revision}; vllm {version('vllm')}; {dtype}; frames=exact"
+        )
         self._llm: Any = None
         self._processor: Any = None
         self._lock = threading.Lock()
@@ -145,8 +171,12 @@ class VLLMOfflineAdapter:
         from vllm import LLM
 
         self._processor = AutoProcessor.from_pretrained(self.spec.name, revision=self._options.get("revision"))
-        self._llm = LLM(model=self.spec.name, dtype=self._dtype,
-                        limit_mm_per_prompt={"image": self._max_images, "video": 1}, **self._options)
+        self._llm = LLM(
+            model=self.spec.name,
+            dtype=self._dtype,
+            limit_mm_per_prompt={"image": self._max_images, "video": 1},
+            **self._options,
+        )
 
     async def generate(self, request: Request) -> Response:
         (response,) = await self.generate_batch([request])
@@ -172,8 +202,16 @@ class VLLMOfflineAdapter:
         out = []
         for o in outputs:
             c = o.outputs[0]
-            out.append(response_from(c.text, len(o.prompt_token_ids or ()), len(c.token_ids), c.finish_reason,
-                                     latency, self.model_version))
+            out.append(
+                response_from(
+                    c.text,
+                    len(o.prompt_token_ids or ()),
+                    len(c.token_ids),
+                    c.finish_reason,
+                    latency,
+                    self.model_version,
+                )
+            )
         return out
 
     async def aclose(self) -> None:

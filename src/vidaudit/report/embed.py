@@ -11,8 +11,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "/": "\\/",
-                 "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "/": "\\/", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 #: "/" first: its escape is the only one that holds one of these characters (no later pass touches it)
 _JSON_ORDER = ("/", "<", ">", "&", "\u2028", "\u2029")
 

@@ -49,23 +49,45 @@ def _cell(k: int, n: int, unjudged: int) -> str:
     return f"{text}; {unjudged_text(unjudged)}" if unjudged else text
 
 
-def headline_table(figure: str, counts: Mapping[tuple[str, str], tuple[int, int]], roles: Mapping[str, str],
-                   *, note: str = "", unjudged: Mapping[tuple[str, str], int] | None = None) -> Table:
+def headline_table(
+    figure: str,
+    counts: Mapping[tuple[str, str], tuple[int, int]],
+    roles: Mapping[str, str],
+    *,
+    note: str = "",
+    unjudged: Mapping[tuple[str, str], int] | None = None,
+) -> Table:
     """One row per model, one column per condition: ``figure`` as ``rate [95% CI] (k/n)`` from ``counts``
     ((model, condition) -> (k, n)); models in run order with references last. ``unjudged``: (model,
     condition) -> trials left out of n because they need a judge, said in the cell beside the figure."""
     unjudged = unjudged or {}
     models = ordered_models([m for m, _ in counts], roles)
     conditions = list(dict.fromkeys(c for _, c in counts))
-    rows = [[m, roles.get(m, "model"), *(_cell(*counts[(m, c)], unjudged.get((m, c), 0)) if (m, c) in counts
-                                         else MISSING for c in conditions)] for m in models]
+    rows = [
+        [
+            m,
+            roles.get(m, "model"),
+            *(_cell(*counts[(m, c)], unjudged.get((m, c), 0)) if (m, c) in counts else MISSING for c in conditions),
+        ]
+        for m in models
+    ]
     if any(unjudged.values()):
-        note = (f"{note} Answers only a judge can score, in a run without one (vidaudit run --judge SPEC), are in "
-                "no denominator: each cell counts them beside its figure.").strip()
-    caption = (f"{figure} per model and condition, with its Wilson 95% interval and k/n; references "
-               f"(oracle, chance, observers, constant answers) after the models under test. {note}").strip()
-    return Table(id="headline", title="Headline", columns=["model", "role", *conditions], rows=rows,
-                 caption=caption, key_columns=2)
+        note = (
+            f"{note} Answers only a judge can score, in a run without one (vidaudit run --judge SPEC), are in "
+            "no denominator: each cell counts them beside its figure."
+        ).strip()
+    caption = (
+        f"{figure} per model and condition, with its Wilson 95% interval and k/n; references "
+        f"(oracle, chance, observers, constant answers) after the models under test. {note}"
+    ).strip()
+    return Table(
+        id="headline",
+        title="Headline",
+        columns=["model", "role", *conditions],
+        rows=rows,
+        caption=caption,
+        key_columns=2,
+    )
 
 
 def headline_from_records(figure: str, records: Sequence[ScoreRecord], note: str = "") -> Table | None:
@@ -80,8 +102,13 @@ def headline_from_records(figure: str, records: Sequence[ScoreRecord], note: str
     if not groups:
         return None
     tallies = {key: counted(rs) for key, rs in groups.items()}
-    return headline_table(figure, {key: (t.k, t.n) for key, t in tallies.items()}, roles, note=note,
-                          unjudged={key: t.unjudged for key, t in tallies.items() if t.unjudged})
+    return headline_table(
+        figure,
+        {key: (t.k, t.n) for key, t in tallies.items()},
+        roles,
+        note=note,
+        unjudged={key: t.unjudged for key, t in tallies.items() if t.unjudged},
+    )
 
 
 def headline_figures(report_json: Path) -> str:

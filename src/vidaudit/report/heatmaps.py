@@ -28,7 +28,7 @@ from vidaudit.core.contract.report import GridFigure, LineFigure
 
 _LITERAL: dict[str, Any] = {"parse_math": False, "usetex": False}
 _DPI = 110
-_CHAR_IN = 0.062          # rough width of one 8 pt character, for fixed margins
+_CHAR_IN = 0.062  # rough width of one 8 pt character, for fixed margins
 #: a label longer than this is shortened with an ellipsis (the page and the alt text carry the full text)
 ROW_LABEL_CHARS = 40
 COL_LABEL_CHARS = 40
@@ -94,8 +94,9 @@ def render_grid(fig: GridFigure) -> RenderedFigure:
     from matplotlib.patches import Rectangle
 
     n_rows, n_cols = len(fig.rows), len(fig.cols)
-    values = np.array([[np.nan if v is None else float(v) for v in row] for row in fig.values],
-                      dtype=float).reshape(n_rows, n_cols)
+    values = np.array([[np.nan if v is None else float(v) for v in row] for row in fig.values], dtype=float).reshape(
+        n_rows, n_cols
+    )
     values[~np.isfinite(values)] = np.nan
 
     row_names = [_shorten(r, ROW_LABEL_CHARS) for r in fig.rows]
@@ -143,10 +144,20 @@ def render_grid(fig: GridFigure) -> RenderedFigure:
             colour = "#111111" if np.isnan(v) or _luminance(cmap(norm(v))) > 0.5 else "#ffffff"
             cell_text = "—" if np.isnan(v) else _fmt_value(v)
             if note:
-                ax.text(c, r + 0.13, cell_text, ha="center", va="center", fontsize=8, color=colour, weight="bold",
-                        **_LITERAL)
-                ax.text(c, r - 0.2, _shorten(note, 12), ha="center", va="center", fontsize=6.5, color=colour,
-                        **_LITERAL)
+                ax.text(
+                    c,
+                    r + 0.13,
+                    cell_text,
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color=colour,
+                    weight="bold",
+                    **_LITERAL,
+                )
+                ax.text(
+                    c, r - 0.2, _shorten(note, 12), ha="center", va="center", fontsize=6.5, color=colour, **_LITERAL
+                )
             else:
                 ax.text(c, r, cell_text, ha="center", va="center", fontsize=8, color=colour, weight="bold", **_LITERAL)
     if fig.outlined:
@@ -155,8 +166,9 @@ def render_grid(fig: GridFigure) -> RenderedFigure:
                 if fig.outlined[r][c]:
                     # add_artist, not add_patch: the limits are the image's, and add_patch's limit update
                     # walks the transform tree (tens of ms per patch once the cells carry text)
-                    ax.add_artist(Rectangle((c - 0.47, r - 0.47), 0.94, 0.94, fill=False, edgecolor="#111111",
-                                            linewidth=1.4))
+                    ax.add_artist(
+                        Rectangle((c - 0.47, r - 0.47), 0.94, 0.94, fill=False, edgecolor="#111111", linewidth=1.4)
+                    )
     colourbar = figure.colorbar(image, cax=cax)
     colourbar.ax.tick_params(labelsize=7)
     colourbar.set_label(fig.value_label, fontsize=7.5, **_LITERAL)
@@ -171,8 +183,10 @@ def grid_alt_text(fig: GridFigure, values: np.ndarray | None = None) -> str:
     mean = f"{float(finite.mean()):.2f}" if finite.size else "n/a"
     rows = f"{fig.rows[0]}–{fig.rows[-1]}" if fig.rows else "none"
     cols = f"{fig.cols[0]}–{fig.cols[-1]}" if fig.cols else "none"
-    return (f"Heatmap of {fig.value_label} for {figure_heading(fig)}: {fig.row_label} {rows} (rows) by "
-            f"{fig.col_label} {cols} (columns), {finite.size} cells with data, mean {mean}.")
+    return (
+        f"Heatmap of {fig.value_label} for {figure_heading(fig)}: {fig.row_label} {rows} (rows) by "
+        f"{fig.col_label} {cols} (columns), {finite.size} cells with data, mean {mean}."
+    )
 
 
 def _series_array(vals: list[float | None] | None, n: int) -> np.ndarray:
@@ -203,8 +217,9 @@ def render_line(fig: LineFigure) -> RenderedFigure:
             lo, hi = _series_array(s.low, len(x)), _series_array(s.high, len(x))
             ok = np.isfinite(lo) & np.isfinite(hi)
             if ok.any():
-                ax.fill_between(x, np.where(ok, lo, np.nan), np.where(ok, hi, np.nan), color=colour, alpha=0.15,
-                                linewidth=0)
+                ax.fill_between(
+                    x, np.where(ok, lo, np.nan), np.where(ok, hi, np.nan), color=colour, alpha=0.15, linewidth=0
+                )
         ax.plot(x, y, marker="o", markersize=3.5, linewidth=1.6, color=colour, label=_shorten(s.name, LEGEND_CHARS))
     if fig.y_min is not None or fig.y_max is not None:
         ax.set_ylim(fig.y_min, fig.y_max)
@@ -222,8 +237,17 @@ def render_line(fig: LineFigure) -> RenderedFigure:
             t.set_parse_math(False)
             t.set_usetex(False)
     else:
-        ax.text(0.5, 0.5, "no series", transform=ax.transAxes, ha="center", va="center", fontsize=8,
-                color="#555555", **_LITERAL)
+        ax.text(
+            0.5,
+            0.5,
+            "no series",
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            fontsize=8,
+            color="#555555",
+            **_LITERAL,
+        )
     return RenderedFigure(_png(figure), line_alt_text(fig))
 
 
@@ -235,8 +259,12 @@ def line_alt_text(fig: LineFigure) -> str:
         parts.append(f"{s.name}: {min(ys):.2f}–{max(ys):.2f}" if ys else f"{s.name}: no values")
     more = f" and {len(fig.series) - 8} more" if len(fig.series) > 8 else ""
     xs = f"{min(fig.x):g}–{max(fig.x):g}" if fig.x else "none"
-    return (f"Line chart of {fig.y_label} against {fig.x_label} ({xs}) for {figure_heading(fig)}: "
-            + ("; ".join(parts) if parts else "no series") + more + ".")
+    return (
+        f"Line chart of {fig.y_label} against {fig.x_label} ({xs}) for {figure_heading(fig)}: "
+        + ("; ".join(parts) if parts else "no series")
+        + more
+        + "."
+    )
 
 
 def by_kind(fig: GridFigure | LineFigure, grid: Callable[[GridFigure], T], line: Callable[[LineFigure], T]) -> T:

@@ -61,14 +61,21 @@ def content_security_policy(script: str, side_files: bool = False) -> str:
     lets the scripts that our hashed script inserts run (a file:// page cannot fetch), nothing else.
     """
     scripts = csp_hash(script) + (" 'strict-dynamic'" if side_files else "")
-    return ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
-            f"script-src {scripts}; base-uri 'none'; form-action 'none'")
+    return (
+        "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+        f"script-src {scripts}; base-uri 'none'; form-action 'none'"
+    )
 
 
 @cache
 def _environment() -> Environment:
-    return Environment(loader=PackageLoader("vidaudit.report", "templates"), autoescape=True,
-                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    return Environment(
+        loader=PackageLoader("vidaudit.report", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
 
 
 class _Ids:
@@ -90,13 +97,16 @@ class _Ids:
 def figure_drawer(figures: str) -> Callable[[Any], RenderedFigure | SvgFigure]:
     """How the page draws its figures: ``svg`` (inline, from the numbers; the default) or ``png`` (matplotlib)."""
     if figures not in FIGURE_FORMATS:
-        raise ConfigError(f"--figures {figures!r}: choose one of {', '.join(FIGURE_FORMATS)} (svg: drawn in the page "
-                          "from the numbers; png: matplotlib pictures, for papers)")
+        raise ConfigError(
+            f"--figures {figures!r}: choose one of {', '.join(FIGURE_FORMATS)} (svg: drawn in the page "
+            "from the numbers; png: matplotlib pictures, for papers)"
+        )
     return svg_figure if figures == "svg" else render_figure
 
 
-def _section_context(section: Section, ids: _Ids, drawn_figure: Callable[[Any], Any] | None = None,
-                     roles: dict[str, str] | None = None) -> dict[str, Any]:
+def _section_context(
+    section: Section, ids: _Ids, drawn_figure: Callable[[Any], Any] | None = None, roles: dict[str, str] | None = None
+) -> dict[str, Any]:
     """A section as the template reads it: figures drawn and grouped under headings by ``figure.group``."""
     draw = drawn_figure or svg_figure
     sid = ids("sec", section.id)
@@ -112,14 +122,29 @@ def _section_context(section: Section, ids: _Ids, drawn_figure: Callable[[Any], 
             blocks.append({"headings": headings, "group": list(fig.group), "figures": []})
             previous = list(fig.group)
         drawn = draw(fig)
-        blocks[-1]["figures"].append({"id": ids("fig", section.id, fig.id), "figure_id": fig.id, "kind": fig.kind,
-                                      "title": fig.title, "heading": figure_heading(fig), "caption": fig.caption,
-                                      "group": " · ".join(fig.group), "alt": drawn.alt,
-                                      "png_b64": getattr(drawn, "png_b64", None),
-                                      "svg": Markup(drawn.svg) if isinstance(drawn, SvgFigure) else None})
+        blocks[-1]["figures"].append(
+            {
+                "id": ids("fig", section.id, fig.id),
+                "figure_id": fig.id,
+                "kind": fig.kind,
+                "title": fig.title,
+                "heading": figure_heading(fig),
+                "caption": fig.caption,
+                "group": " · ".join(fig.group),
+                "alt": drawn.alt,
+                "png_b64": getattr(drawn, "png_b64", None),
+                "svg": Markup(drawn.svg) if isinstance(drawn, SvgFigure) else None,
+            }
+        )
     tables = [{"id": ids("table", section.id, t.id), "table": t} for t in section.tables]
-    return {"id": sid, "title": section.title, "lede": section.lede, "groups": _outer_groups(blocks, roles or {}),
-            "tables": tables, "notes": section.notes}
+    return {
+        "id": sid,
+        "title": section.title,
+        "lede": section.lede,
+        "groups": _outer_groups(blocks, roles or {}),
+        "tables": tables,
+        "notes": section.notes,
+    }
 
 
 def _outer_groups(blocks: list[dict[str, Any]], roles: dict[str, str]) -> list[dict[str, Any]]:
@@ -140,15 +165,24 @@ def _outer_groups(blocks: list[dict[str, Any]], roles: dict[str, str]) -> list[d
 def _settings_rows(report: Report) -> list[tuple[str, str]]:
     rows = []
     for model, settings in report.settings.items():
-        parts = [f"{k}={v if isinstance(v, str) else json.dumps(v, sort_keys=True, ensure_ascii=False, default=str)}"
-                 for k, v in sorted(settings.items())]
+        parts = [
+            f"{k}={v if isinstance(v, str) else json.dumps(v, sort_keys=True, ensure_ascii=False, default=str)}"
+            for k, v in sorted(settings.items())
+        ]
         rows.append((model, ", ".join(parts) or "(defaults)"))
     return rows
 
 
-def render_html(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpec,
-                n_trials_total: int | None = None, *, data: ViewerData | None = None, figures: str = "svg",
-                progress: Callable[[str, int, int | None], None] | None = None) -> str:
+def render_html(
+    report: Report,
+    trials: Sequence[ViewerTrial],
+    viewer: ViewerSpec,
+    n_trials_total: int | None = None,
+    *,
+    data: ViewerData | None = None,
+    figures: str = "svg",
+    progress: Callable[[str, int, int | None], None] | None = None,
+) -> str:
     """The report page as one string. ``trials`` are those to show (see select_trials_for_viewer).
 
     ``figures``: ``svg`` draws each figure in the page from its numbers (:mod:`vidaudit.report.svg`);
@@ -158,8 +192,10 @@ def render_html(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpe
     writes its side files); without it every trial is inline, however many there are.
     """
     if not isinstance(report, Report):
-        raise DataError(f"render_html needs a Report, got {type(report).__name__}; "
-                        "build one with Report(...) or Report.model_validate(...)")
+        raise DataError(
+            f"render_html needs a Report, got {type(report).__name__}; "
+            "build one with Report(...) or Report.model_validate(...)"
+        )
     if not isinstance(viewer, ViewerSpec):
         raise DataError(f"render_html needs the suite's ViewerSpec, got {type(viewer).__name__}")
     render = figure_drawer(figures)
@@ -178,20 +214,24 @@ def render_html(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpe
     if data is None:
         data = viewer_data(trials, viewer, inline_max_bytes=float("inf"))
     js = _static("viewer.js")
-    page: str = _environment().get_template("report.html.j2").render(
-        csp=content_security_policy(js, side_files=data.chunked),
-        css=Markup(_static("report.css")),
-        js=Markup(js),
-        report=report,
-        headline_id="headline" if report.headline is not None else None,
-        long_table_rows=LONG_TABLE_ROWS,
-        settings=_settings_rows(report),
-        sections=sections,
-        viewer=viewer,
-        trials_json=data.data_json,
-        n_trials=data.n_trials,
-        viewer_dir=VIEWER_DIR if data.chunked else None,
-        n_chunks=len(data.chunks),
-        n_trials_total=n_trials_total,
+    page: str = (
+        _environment()
+        .get_template("report.html.j2")
+        .render(
+            csp=content_security_policy(js, side_files=data.chunked),
+            css=Markup(_static("report.css")),
+            js=Markup(js),
+            report=report,
+            headline_id="headline" if report.headline is not None else None,
+            long_table_rows=LONG_TABLE_ROWS,
+            settings=_settings_rows(report),
+            sections=sections,
+            viewer=viewer,
+            trials_json=data.data_json,
+            n_trials=data.n_trials,
+            viewer_dir=VIEWER_DIR if data.chunked else None,
+            n_chunks=len(data.chunks),
+            n_trials_total=n_trials_total,
+        )
     )
     return page

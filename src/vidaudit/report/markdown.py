@@ -63,8 +63,11 @@ def markdown_grid(fig: GridFigure, level: int = 3) -> str:
                 text = f"**{text}**"
             cells.append(text)
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", f"_Values: {md_escape(fig.value_label)}; an empty cell has no data."
-              + (" Bold cells are outlined in the figure._" if any_outlined else "_")]
+    lines += [
+        "",
+        f"_Values: {md_escape(fig.value_label)}; an empty cell has no data."
+        + (" Bold cells are outlined in the figure._" if any_outlined else "_"),
+    ]
     return "\n".join(lines + [""])
 
 
@@ -85,8 +88,11 @@ def markdown_line(fig: LineFigure, level: int = 3) -> str:
                 text += f" [{_value(s.low[i], 3)}, {_value(s.high[i], 3)}]"
             cells.append(text)
         lines.append("| " + " | ".join(cells) + " |")  # numbers and our own brackets: nothing to escape
-    lines += ["", f"_y: {md_escape(fig.y_label)}" + ("; [low, high] is the series' interval._"
-                                                   if any(s.low is not None for s in fig.series) else "._")]
+    lines += [
+        "",
+        f"_y: {md_escape(fig.y_label)}"
+        + ("; [low, high] is the series' interval._" if any(s.low is not None for s in fig.series) else "._"),
+    ]
     return "\n".join(lines + [""])
 
 
@@ -96,9 +102,11 @@ def _setting(value: Any) -> str:
 
 def header_lines(report: Report) -> list[str]:
     """The provenance bullets shared by the top of report.md."""
-    out = [f"- **suite**: {md_escape(report.suite)}",
-           f"- **created at**: {md_escape(report.created_at)}",
-           f"- **vidaudit version**: {md_escape(report.vidaudit_version)}"]
+    out = [
+        f"- **suite**: {md_escape(report.suite)}",
+        f"- **created at**: {md_escape(report.created_at)}",
+        f"- **vidaudit version**: {md_escape(report.vidaudit_version)}",
+    ]
     if report.git_revision:
         dirty = " (uncommitted changes)" if report.git_dirty else ""
         out.append(f"- **git revision**: {md_escape(report.git_revision)}{dirty}")
@@ -138,8 +146,10 @@ def markdown_section(section: Section) -> str:
 def render_markdown(report: Report) -> str:
     """The whole report.md: header, the headline table (one row per model), notes, then every section."""
     if not isinstance(report, Report):
-        raise DataError(f"render_markdown needs a Report, got {type(report).__name__}; "
-                        "build one with Report(...) or Report.model_validate(...)")
+        raise DataError(
+            f"render_markdown needs a Report, got {type(report).__name__}; "
+            "build one with Report(...) or Report.model_validate(...)"
+        )
     out = [f"# vidaudit report — {md_escape(report.suite)}", "", *header_lines(report), ""]
     if report.headline is not None:
         out.append(markdown_table(report.headline, level=2))
@@ -149,4 +159,3 @@ def render_markdown(report: Report) -> str:
     for section in report.sections:
         out.append(markdown_section(section))
     return "\n".join(out).rstrip() + "\n"
-

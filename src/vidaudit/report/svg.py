@@ -34,13 +34,44 @@ from vidaudit.report.heatmaps import (
 )
 
 #: matplotlib's viridis at 33 evenly spaced points; colours between them are interpolated linearly
-_VIRIDIS = ("440154", "470d60", "48186a", "482374", "472d7b", "453781", "424086", "3e4989", "3b528b", "375b8d",
-            "33638d", "2f6b8e", "2c728e", "297a8e", "26828e", "23898e", "21918c", "1f988b", "1fa088", "22a785",
-            "28ae80", "32b67a", "3fbc73", "4ec36b", "5ec962", "70cf57", "84d44b", "98d83e", "addc30", "c2df23",
-            "d8e219", "ece51b", "fde725")
-_RGB = tuple(tuple(int(h[i:i + 2], 16) for i in (0, 2, 4)) for h in _VIRIDIS)
+_VIRIDIS = (
+    "440154",
+    "470d60",
+    "48186a",
+    "482374",
+    "472d7b",
+    "453781",
+    "424086",
+    "3e4989",
+    "3b528b",
+    "375b8d",
+    "33638d",
+    "2f6b8e",
+    "2c728e",
+    "297a8e",
+    "26828e",
+    "23898e",
+    "21918c",
+    "1f988b",
+    "1fa088",
+    "22a785",
+    "28ae80",
+    "32b67a",
+    "3fbc73",
+    "4ec36b",
+    "5ec962",
+    "70cf57",
+    "84d44b",
+    "98d83e",
+    "addc30",
+    "c2df23",
+    "d8e219",
+    "ece51b",
+    "fde725",
+)
+_RGB = tuple(tuple(int(h[i : i + 2], 16) for i in (0, 2, 4)) for h in _VIRIDIS)
 _FONT = 'font-family="system-ui, -apple-system, Segoe UI, Roboto, Helvetica, Arial, sans-serif"'
-_CHAR_PX = 6.4      # rough width of one 11 px character, for margins
+_CHAR_PX = 6.4  # rough width of one 11 px character, for margins
 _NO_DATA = "#e8e8e8"
 
 
@@ -97,11 +128,22 @@ def _tick_label(v: float) -> str:
     return f"{v:.10g}" if abs(v) >= 1e-12 else "0"
 
 
-def _text(x: float, y: float, text: str, *, size: float = 11, anchor: str = "middle", fill: str = "#111111",
-          weight: str | None = None, extra: str = "") -> str:
+def _text(
+    x: float,
+    y: float,
+    text: str,
+    *,
+    size: float = 11,
+    anchor: str = "middle",
+    fill: str = "#111111",
+    weight: str | None = None,
+    extra: str = "",
+) -> str:
     w = f' font-weight="{weight}"' if weight else ""
-    return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" fill="{fill}"{w}{extra}>'
-            f"{_e(text)}</text>")
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" fill="{fill}"{w}{extra}>'
+        f"{_e(text)}</text>"
+    )
 
 
 def svg_grid(fig: GridFigure) -> SvgFigure:
@@ -122,12 +164,14 @@ def svg_grid(fig: GridFigure) -> SvgFigure:
     gw, gh = cell_w * max(n_cols, 1), cell_h * max(n_rows, 1)
     width, height = left + gw + right, top + gh + bottom
     span = (fig.vmax - fig.vmin) or 1.0
-    parts = [f'<svg class="figure-svg figure-svg-grid" width="{width:.0f}" '
-             f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" role="img" aria-label="{_e(grid_alt_text(fig))}" '
-             f'{_FONT} data-rows="{n_rows}" data-cols="{n_cols}">',
-             f'<rect x="{left:.1f}" y="{top:.1f}" width="{gw:.1f}" height="{gh:.1f}" fill="{_NO_DATA}"/>']
+    parts = [
+        f'<svg class="figure-svg figure-svg-grid" width="{width:.0f}" '
+        f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" role="img" aria-label="{_e(grid_alt_text(fig))}" '
+        f'{_FONT} data-rows="{n_rows}" data-cols="{n_cols}">',
+        f'<rect x="{left:.1f}" y="{top:.1f}" width="{gw:.1f}" height="{gh:.1f}" fill="{_NO_DATA}"/>',
+    ]
     for r in range(n_rows):
-        y = top + (n_rows - 1 - r) * cell_h          # row 0 at the bottom
+        y = top + (n_rows - 1 - r) * cell_h  # row 0 at the bottom
         for c in range(n_cols):
             x = left + c * cell_w
             v = _finite(fig.values[r][c])
@@ -137,38 +181,51 @@ def svg_grid(fig: GridFigure) -> SvgFigure:
             tip = f"{fig.rows[r]} · {fig.cols[c]}: {shown}" + (f" ({note})" if note else "")
             cell = [f'<g class="cell" data-row="{r}" data-col="{c}"><title>{_e(tip)}</title>']
             if rgb is not None:
-                cell.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{cell_w:.1f}" height="{cell_h:.1f}" '
-                            f'fill="{_hex(rgb)}"/>')
+                cell.append(
+                    f'<rect x="{x:.1f}" y="{y:.1f}" width="{cell_w:.1f}" height="{cell_h:.1f}" fill="{_hex(rgb)}"/>'
+                )
             if v is not None or note:
                 ink = "#111111" if rgb is None or _light(rgb) else "#ffffff"
                 cx = x + cell_w / 2
                 if note:
                     cell.append(_text(cx, y + cell_h / 2 - 2, shown, fill=ink, weight="bold", extra=' class="v"'))
-                    cell.append(_text(cx, y + cell_h / 2 + 11, _shorten(note, 12), size=9, fill=ink,
-                                      extra=' class="note"'))
+                    cell.append(
+                        _text(cx, y + cell_h / 2 + 11, _shorten(note, 12), size=9, fill=ink, extra=' class="note"')
+                    )
                 else:
                     cell.append(_text(cx, y + cell_h / 2 + 4, shown, fill=ink, weight="bold", extra=' class="v"'))
             if fig.outlined and fig.outlined[r][c]:
-                cell.append(f'<rect x="{x + 2:.1f}" y="{y + 2:.1f}" width="{cell_w - 4:.1f}" height="{cell_h - 4:.1f}" '
-                            'fill="none" stroke="#111111" stroke-width="1.6" class="outlined"/>')
+                cell.append(
+                    f'<rect x="{x + 2:.1f}" y="{y + 2:.1f}" width="{cell_w - 4:.1f}" height="{cell_h - 4:.1f}" '
+                    'fill="none" stroke="#111111" stroke-width="1.6" class="outlined"/>'
+                )
             cell.append("</g>")
             parts.append("".join(cell))
     if not n_rows or not n_cols:
         parts.append(_text(left + gw / 2, top + gh / 2 + 4, "no cells", fill="#555555"))
     for r, name in enumerate(row_names):
-        parts.append(_text(left - 6, top + (n_rows - 1 - r) * cell_h + cell_h / 2 + 4, name, anchor="end",
-                           extra=' class="row-label"'))
+        parts.append(
+            _text(
+                left - 6,
+                top + (n_rows - 1 - r) * cell_h + cell_h / 2 + 4,
+                name,
+                anchor="end",
+                extra=' class="row-label"',
+            )
+        )
     for c, name in enumerate(col_names):
         x, y = left + c * cell_w + cell_w / 2, top + gh + 14
         if slanted:
-            parts.append(_text(x, y, name, anchor="end", extra=f' transform="rotate(-35 {x:.1f} {y:.1f})" '
-                                                                'class="col-label"'))
+            parts.append(
+                _text(x, y, name, anchor="end", extra=f' transform="rotate(-35 {x:.1f} {y:.1f})" class="col-label"')
+            )
         else:
             parts.append(_text(x, y, name, extra=' class="col-label"'))
     parts.append(_text(left + gw / 2, height - 6, fig.col_label, size=11.5, extra=' class="axis-label"'))
     yl = top + gh / 2
-    parts.append(_text(12, yl, fig.row_label, size=11.5, extra=f' transform="rotate(-90 12 {yl:.1f})" '
-                                                                 'class="axis-label"'))
+    parts.append(
+        _text(12, yl, fig.row_label, size=11.5, extra=f' transform="rotate(-90 12 {yl:.1f})" class="axis-label"')
+    )
     parts.append(_colour_bar(left + gw + 14, top, gh, fig))
     parts.append("</svg>")
     return SvgFigure("".join(parts), grid_alt_text(fig))
@@ -177,11 +234,16 @@ def svg_grid(fig: GridFigure) -> SvgFigure:
 def _colour_bar(x: float, y: float, h: float, fig: GridFigure) -> str:
     """A vertical bar of viridis bands (no gradient element: ids would have to be unique in the page)."""
     n = 32
-    bands = "".join(f'<rect x="{x:.1f}" y="{y + h - (i + 1) * h / n:.2f}" width="12" height="{h / n + 0.3:.2f}" '
-                    f'fill="{_hex(viridis((i + 0.5) / n))}"/>' for i in range(n))
+    bands = "".join(
+        f'<rect x="{x:.1f}" y="{y + h - (i + 1) * h / n:.2f}" width="12" height="{h / n + 0.3:.2f}" '
+        f'fill="{_hex(viridis((i + 0.5) / n))}"/>'
+        for i in range(n)
+    )
     span = (fig.vmax - fig.vmin) or 1.0
-    ticks = "".join(_text(x + 16, y + h - (t - fig.vmin) / span * h + 4, _tick_label(t), size=9.5, anchor="start")
-                    for t in nice_ticks(fig.vmin, fig.vmax, 4))
+    ticks = "".join(
+        _text(x + 16, y + h - (t - fig.vmin) / span * h + 4, _tick_label(t), size=9.5, anchor="start")
+        for t in nice_ticks(fig.vmin, fig.vmax, 4)
+    )
     ly = y + h / 2
     label = _text(x + 66, ly, fig.value_label, size=10.5, extra=f' transform="rotate(-90 {x + 66:.1f} {ly:.1f})"')
     return f'<g class="colour-bar">{bands}{ticks}{label}</g>'
@@ -227,9 +289,11 @@ def svg_line(fig: LineFigure) -> SvgFigure:
     def pt(xv: float | None, yv: float | None) -> str | None:
         return None if xv is None or yv is None else f"{px(xv):.1f},{py(yv):.1f}"
 
-    parts = [f'<svg class="figure-svg figure-svg-line" width="{width:.0f}" '
-             f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" role="img" aria-label="{_e(line_alt_text(fig))}" '
-             f'{_FONT} data-series="{len(fig.series)}">']
+    parts = [
+        f'<svg class="figure-svg figure-svg-line" width="{width:.0f}" '
+        f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" role="img" aria-label="{_e(line_alt_text(fig))}" '
+        f'{_FONT} data-series="{len(fig.series)}">'
+    ]
     for t in nice_ticks(y0, y1):
         parts.append(f'<line x1="{left:.1f}" x2="{left + pw:.1f}" y1="{py(t):.1f}" y2="{py(t):.1f}" stroke="#e3e7ed"/>')
         parts.append(_text(left - 6, py(t) + 3.5, _tick_label(t), size=9.5, anchor="end"))
@@ -253,11 +317,15 @@ def svg_line(fig: LineFigure) -> SvgFigure:
         for p, xv, yv in zip(line, xs, ys, strict=True):
             if p is not None and xv is not None and yv is not None:
                 cx, cy = p.split(",")
-                g.append(f'<circle cx="{cx}" cy="{cy}" r="2.8" fill="{colour}">'
-                         f"<title>{_e(s.name)}: {_e(_tick_label(xv))}, {yv:.3f}</title></circle>")
+                g.append(
+                    f'<circle cx="{cx}" cy="{cy}" r="2.8" fill="{colour}">'
+                    f"<title>{_e(s.name)}: {_e(_tick_label(xv))}, {yv:.3f}</title></circle>"
+                )
         ly = top + 8 + i * 16
-        g.append(f'<line x1="{left + pw + 12:.1f}" x2="{left + pw + 30:.1f}" y1="{ly:.1f}" y2="{ly:.1f}" '
-                 f'stroke="{colour}" stroke-width="2"/>')
+        g.append(
+            f'<line x1="{left + pw + 12:.1f}" x2="{left + pw + 30:.1f}" y1="{ly:.1f}" y2="{ly:.1f}" '
+            f'stroke="{colour}" stroke-width="2"/>'
+        )
         g.append(_text(left + pw + 34, ly + 3.5, _shorten(s.name, LEGEND_CHARS), size=10, anchor="start"))
         g.append("</g>")
         parts.append("".join(g))
@@ -265,8 +333,9 @@ def svg_line(fig: LineFigure) -> SvgFigure:
         parts.append(_text(left + pw / 2, top + ph / 2, "no series", fill="#555555"))
     parts.append(_text(left + pw / 2, height - 6, fig.x_label, size=11.5, extra=' class="axis-label"'))
     yl = top + ph / 2
-    parts.append(_text(12, yl, fig.y_label, size=11.5, extra=f' transform="rotate(-90 12 {yl:.1f})" '
-                                                               'class="axis-label"'))
+    parts.append(
+        _text(12, yl, fig.y_label, size=11.5, extra=f' transform="rotate(-90 12 {yl:.1f})" class="axis-label"')
+    )
     parts.append("</svg>")
     return SvgFigure("".join(parts), line_alt_text(fig))
 

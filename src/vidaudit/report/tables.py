@@ -140,12 +140,16 @@ def _is_scalar_list(value: Any) -> bool:
 
 def _is_record(value: Any) -> bool:
     """A mapping whose values are all scalars (or lists of scalars, shown joined)."""
-    return isinstance(value, Mapping) and bool(value) and all(
-        not isinstance(v, (Mapping, list, tuple)) or _is_scalar_list(v) for v in value.values())
+    return (
+        isinstance(value, Mapping)
+        and bool(value)
+        and all(not isinstance(v, (Mapping, list, tuple)) or _is_scalar_list(v) for v in value.values())
+    )
 
 
-def flatten_table(id: str, title: str, obj: Any, level_names: Sequence[str], caption: str = "",
-                  digits: int = 3) -> Table:
+def flatten_table(
+    id: str, title: str, obj: Any, level_names: Sequence[str], caption: str = "", digits: int = 3
+) -> Table:
     """A table for nested mappings/lists whose exact shape another module owns.
 
     Walks mappings until it reaches a record (a mapping of scalars) or a scalar; the keys on the
@@ -178,6 +182,7 @@ def flatten_table(id: str, title: str, obj: Any, level_names: Sequence[str], cap
     rows = []
     for path, rec in records:
         by_name = {str(k): v for k, v in rec.items()}
-        rows.append(path + [""] * (depth - len(path))
-                    + [fmt(by_name[c], digits) if c in by_name else "" for c in value_cols])
+        rows.append(
+            path + [""] * (depth - len(path)) + [fmt(by_name[c], digits) if c in by_name else "" for c in value_cols]
+        )
     return Table(id=id, title=title, columns=keys + value_cols, rows=rows, caption=caption, key_columns=depth)

@@ -64,20 +64,26 @@ def _even_subset(items: list[Any], k: int) -> list[Any]:
     return [items[i] for i in dict.fromkeys(idx.tolist())]
 
 
-def attach_frames(trial: ViewerTrial, frames: Sequence[tuple[int | None, float | None, np.ndarray]],
-                  max_frames: int = MAX_FRAMES_PER_TRIAL, width: int = 160) -> ViewerTrial:
+def attach_frames(
+    trial: ViewerTrial,
+    frames: Sequence[tuple[int | None, float | None, np.ndarray]],
+    max_frames: int = MAX_FRAMES_PER_TRIAL,
+    width: int = 160,
+) -> ViewerTrial:
     """A copy of ``trial`` with thumbnails of ``frames`` ((source index, time, RGB) as sent), evenly subset first."""
     kept = _even_subset(list(frames), max_frames)
     return attach_thumbnails(trial, [(i, t, thumbnail_jpeg_b64(rgb, width)) for i, t, rgb in kept], max_frames)
 
 
-def attach_thumbnails(trial: ViewerTrial, thumbs: Sequence[tuple[int | None, float | None, str]],
-                      max_frames: int = MAX_FRAMES_PER_TRIAL) -> ViewerTrial:
+def attach_thumbnails(
+    trial: ViewerTrial, thumbs: Sequence[tuple[int | None, float | None, str]], max_frames: int = MAX_FRAMES_PER_TRIAL
+) -> ViewerTrial:
     """A copy of ``trial`` with ready thumbnails ((source index, time, JPEG base64)), evenly subset first:
     the report stage makes each (video, frame) thumbnail once and shares it between the trials that sent it."""
     kept = _even_subset(list(thumbs), max_frames)
-    return trial.model_copy(update={"frames": [ViewerFrame(index=i, t=_finite_or_none(t), jpeg_b64=b64)
-                                               for i, t, b64 in kept]})
+    return trial.model_copy(
+        update={"frames": [ViewerFrame(index=i, t=_finite_or_none(t), jpeg_b64=b64) for i, t, b64 in kept]}
+    )
 
 
 # --------------------------------------------------------------------------- selection
@@ -113,8 +119,9 @@ def _spread(trials: list[ViewerTrial], k: int) -> list[ViewerTrial]:
     return out
 
 
-def select_trials_for_viewer(trials: Sequence[ViewerTrial], per_cell: int = 4,
-                             max_incorrect_per_cell: int = 40) -> list[ViewerTrial]:
+def select_trials_for_viewer(
+    trials: Sequence[ViewerTrial], per_cell: int = 4, max_incorrect_per_cell: int = 40
+) -> list[ViewerTrial]:
     """Keep the report small: per model x condition x group, incorrect trials up to a cap plus a few correct.
 
     Incorrect includes errored and unparseable trials (``correct`` not True), spread over
@@ -127,8 +134,9 @@ def select_trials_for_viewer(trials: Sequence[ViewerTrial], per_cell: int = 4,
     seen: set[str] = set()
     for i, t in enumerate(trials):
         if not isinstance(t, ViewerTrial):
-            raise DataError(f"trials[{i}] is a {type(t).__name__}, not a ViewerTrial; build it with the "
-                            "suite's viewer_trial")
+            raise DataError(
+                f"trials[{i}] is a {type(t).__name__}, not a ViewerTrial; build it with the suite's viewer_trial"
+            )
         if t.trial_id in seen:
             raise DataError(f"trial {t.trial_id} appears twice; each trial must be listed once")
         seen.add(t.trial_id)
@@ -166,8 +174,7 @@ def _scalar(v: Any) -> str | int | float | bool | None:
 
 def _check_jpeg(trial_id: str, b64: str) -> None:
     if not isinstance(b64, str) or not b64 or not _B64.match(b64):
-        raise DataError(f"trial {trial_id}: a frame's jpeg_b64 is not base64; build thumbnails with "
-                        "thumbnail_jpeg_b64")
+        raise DataError(f"trial {trial_id}: a frame's jpeg_b64 is not base64; build thumbnails with thumbnail_jpeg_b64")
     try:
         head = base64.b64decode(b64[:8] + "=" * (-len(b64[:8]) % 4))
     except binascii.Error as e:  # pragma: no cover - the regex above already filters
@@ -195,13 +202,19 @@ def viewer_payload(trial: ViewerTrial) -> dict[str, Any]:
         for pair in tl.matches:
             i, j = pair
             if not (0 <= i < len(true_events) and 0 <= j < len(reported)):
-                raise DataError(f"trial {tid}: match {list(pair)!r} does not index its true and reported events; "
-                                "matches are (true_idx, reported_idx) pairs")
+                raise DataError(
+                    f"trial {tid}: match {list(pair)!r} does not index its true and reported events; "
+                    "matches are (true_idx, reported_idx) pairs"
+                )
             matches.append([i, j])
         window = _finite_or_none(tl.window_s)
-        timeline = {"duration_s": _finite_or_none(tl.duration_s), "true_events": true_events,
-                    "reported_events": reported, "matches": matches,
-                    "window_s": window if window is not None and window > 0 else None}
+        timeline = {
+            "duration_s": _finite_or_none(tl.duration_s),
+            "true_events": true_events,
+            "reported_events": reported,
+            "matches": matches,
+            "window_s": window if window is not None and window > 0 else None,
+        }
     raw = trial.raw_text
     truncated = len(raw) > MAX_RAW_TEXT_CHARS
     return {

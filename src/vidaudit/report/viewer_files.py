@@ -74,8 +74,9 @@ def pool_thumbnails(payloads: Sequence[dict[str, Any]]) -> tuple[list[dict[str, 
     index: dict[str, int] = {}
     out = []
     for p in payloads:
-        frames = [{"index": f["index"], "t": f["t"], "jpeg": index.setdefault(f["jpeg_b64"], len(index))}
-                  for f in p["frames"]]
+        frames = [
+            {"index": f["index"], "t": f["t"], "jpeg": index.setdefault(f["jpeg_b64"], len(index))} for f in p["frames"]
+        ]
         out.append({**p, "frames": frames})
     return out, list(index)
 
@@ -86,12 +87,19 @@ def resolve_thumbnails(page: dict[str, Any]) -> list[dict[str, Any]]:
     thumbs = page.get("thumbs")
     if thumbs is None:
         return list(page["trials"])
-    return [{**t, "frames": [{"index": f["index"], "t": f["t"], "jpeg_b64": thumbs[f["jpeg"]]}
-                             for f in t["frames"]]} for t in page["trials"]]
+    return [
+        {**t, "frames": [{"index": f["index"], "t": f["t"], "jpeg_b64": thumbs[f["jpeg"]]} for f in t["frames"]]}
+        for t in page["trials"]
+    ]
 
 
-def viewer_data(trials: Sequence[ViewerTrial], viewer: ViewerSpec, *, inline_max_bytes: float = INLINE_MAX_BYTES,
-                chunk_bytes: int = CHUNK_BYTES) -> ViewerData:
+def viewer_data(
+    trials: Sequence[ViewerTrial],
+    viewer: ViewerSpec,
+    *,
+    inline_max_bytes: float = INLINE_MAX_BYTES,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> ViewerData:
     """The viewer's data for ``trials`` in list order: inline if it fits ``inline_max_bytes``, else chunked."""
     if not isinstance(viewer, ViewerSpec):
         raise DataError(f"render_html needs the suite's ViewerSpec, got {type(viewer).__name__}")
@@ -107,8 +115,10 @@ def viewer_data(trials: Sequence[ViewerTrial], viewer: ViewerSpec, *, inline_max
     thumbs_text = str(script_json(thumbs))
     if sum(len(t) for t in pooled_texts) + len(thumbs_text) <= inline_max_bytes:
         # json.dumps({"spec": ..., "trials": [...], "thumbs": [...]}) with compact separators
-        return ViewerData(Markup('{"spec":' + spec + ',"trials":[' + ",".join(pooled_texts) + '],"thumbs":'
-                                 + thumbs_text + "}"), len(pooled_texts))
+        return ViewerData(
+            Markup('{"spec":' + spec + ',"trials":[' + ",".join(pooled_texts) + '],"thumbs":' + thumbs_text + "}"),
+            len(pooled_texts),
+        )
     del pooled, pooled_texts, thumbs_text
     texts = [str(script_json(p)) for p in payloads]
     groups: list[list[int]] = [[]]
@@ -134,18 +144,25 @@ def viewer_data(trials: Sequence[ViewerTrial], viewer: ViewerSpec, *, inline_max
         for i in members:
             texts[i] = ""  # each trial's text lives in one place at a time: the peak stays ~1x the viewer
     meta = str(script_json({"dir": VIEWER_DIR, "count": len(chunks), "token": token}))
-    return ViewerData(Markup('{"spec":' + spec + ',"trials":' + index_text + ',"chunks":' + meta + "}"),
-                      len(texts), chunks=chunks, token=token)
+    return ViewerData(
+        Markup('{"spec":' + spec + ',"trials":' + index_text + ',"chunks":' + meta + "}"),
+        len(texts),
+        chunks=chunks,
+        token=token,
+    )
 
 
 def _check_ours(folder: Path) -> None:
     if not folder.is_dir():
-        raise DataError(f"{folder} exists and is not a folder; the report writes its trace viewer's files there, "
-                        "move it away")
+        raise DataError(
+            f"{folder} exists and is not a folder; the report writes its trace viewer's files there, move it away"
+        )
     strangers = [p.name for p in folder.iterdir() if not (p.is_file() and _CHUNK_NAME.match(p.name))]
     if strangers:
-        raise DataError(f"{folder} holds files the report did not write ({', '.join(sorted(strangers)[:5])}); "
-                        "move them away or write the report to another folder")
+        raise DataError(
+            f"{folder} holds files the report did not write ({', '.join(sorted(strangers)[:5])}); "
+            "move them away or write the report to another folder"
+        )
 
 
 def check_viewer_dir(out_dir: Path) -> None:

@@ -38,18 +38,33 @@ from vidaudit.report.viewer_files import (
 )
 
 
-def make_report(suite: str, suite_report: SuiteReport, *, models: Sequence[str] = (),
-                conditions: Sequence[str] = (), settings: Mapping[str, Mapping[str, Any]] | None = None,
-                source: Mapping[str, str] | None = None, n_records: int = 0,
-                created_at: str | None = None) -> Report:
+def make_report(
+    suite: str,
+    suite_report: SuiteReport,
+    *,
+    models: Sequence[str] = (),
+    conditions: Sequence[str] = (),
+    settings: Mapping[str, Mapping[str, Any]] | None = None,
+    source: Mapping[str, str] | None = None,
+    n_records: int = 0,
+    created_at: str | None = None,
+) -> Report:
     """A Report from a suite's aggregation plus the provenance the report stage knows."""
     revision, dirty = source_revision()
     return Report(
-        suite=suite, vidaudit_version=__version__, git_revision=revision, git_dirty=dirty,
+        suite=suite,
+        vidaudit_version=__version__,
+        git_revision=revision,
+        git_dirty=dirty,
         created_at=created_at or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        source=dict(source or {}), models=list(models), conditions=list(conditions),
-        settings={str(k): dict(v) for k, v in (settings or {}).items()}, n_records=n_records,
-        notes=list(suite_report.notes), sections=list(suite_report.sections), results=dict(suite_report.results),
+        source=dict(source or {}),
+        models=list(models),
+        conditions=list(conditions),
+        settings={str(k): dict(v) for k, v in (settings or {}).items()},
+        n_records=n_records,
+        notes=list(suite_report.notes),
+        sections=list(suite_report.sections),
+        results=dict(suite_report.results),
     )
 
 
@@ -70,8 +85,10 @@ def _check_json_safe(value: Any, where: str = "report") -> None:
 def report_json(report: Report) -> str:
     """The text of report.json: the validated Report as strict JSON (no NaN), keys sorted."""
     if not isinstance(report, Report):
-        raise DataError(f"a report must be a Report (vidaudit.core.contract.report), got {type(report).__name__}; "
-                        "build one with make_report or Report.model_validate")
+        raise DataError(
+            f"a report must be a Report (vidaudit.core.contract.report), got {type(report).__name__}; "
+            "build one with make_report or Report.model_validate"
+        )
     data = report.model_dump(mode="python")
     _check_json_safe(data)
     try:
@@ -95,10 +112,18 @@ def displayable(text: str) -> str:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
-def write_report(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSpec, out_dir: Path,
-                 n_trials_total: int | None = None, *, inline_max_bytes: float = INLINE_MAX_BYTES,
-                 chunk_bytes: int = CHUNK_BYTES, figures: str = "svg",
-                 progress: Callable[[str, int, int | None], None] | None = None) -> dict[str, Path]:
+def write_report(
+    report: Report,
+    trials: Sequence[ViewerTrial],
+    viewer: ViewerSpec,
+    out_dir: Path,
+    n_trials_total: int | None = None,
+    *,
+    inline_max_bytes: float = INLINE_MAX_BYTES,
+    chunk_bytes: int = CHUNK_BYTES,
+    figures: str = "svg",
+    progress: Callable[[str, int, int | None], None] | None = None,
+) -> dict[str, Path]:
     """Write the three report files into ``out_dir`` and return their paths keyed "json", "md", "html".
 
     ``trials`` are the trials the viewer shows (pass the output of select_trials_for_viewer, and
@@ -114,8 +139,11 @@ def write_report(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSp
     json_text = displayable(report_json(report))
     data = viewer_data(trials, viewer, inline_max_bytes=inline_max_bytes, chunk_bytes=chunk_bytes)
     data.chunks = [displayable(c) for c in data.chunks]
-    html = displayable(render_html(report, trials, viewer, n_trials_total=n_trials_total, data=data,
-                                   figures=figures, progress=progress))
+    html = displayable(
+        render_html(
+            report, trials, viewer, n_trials_total=n_trials_total, data=data, figures=figures, progress=progress
+        )
+    )
     if progress is not None:
         progress("writing", 0, None)
     markdown = displayable(render_markdown(report))
@@ -123,8 +151,10 @@ def write_report(report: Report, trials: Sequence[ViewerTrial], viewer: ViewerSp
     # every file on disk under a temporary name first, then all renamed together (or none)
     with written_together(f"the report into {out_dir}", "report files", "run the report again") as staged:
         out_dir.mkdir(parents=True, exist_ok=True)
-        staged += [(stage_text(paths["json"], json_text), paths["json"]),
-                   (stage_text(paths["md"], markdown), paths["md"])]
+        staged += [
+            (stage_text(paths["json"], json_text), paths["json"]),
+            (stage_text(paths["md"], markdown), paths["md"]),
+        ]
         staged.append((stage_viewer_dir(out_dir, data), out_dir / VIEWER_DIR))  # before the page that reads it
         staged.append((stage_text(paths["html"], html), paths["html"]))
     if data.chunked:

@@ -82,14 +82,18 @@ def run_labels(run_dir: str | Path, *, by: str | None = None) -> RunLabels:
             continue
         key = (r.sample_id, r.model, r.condition)
         if key in out.labels:
-            raise DataError(f"{run_dir}: two judged trials of sample {r.sample_id}, model {r.model}, condition "
-                            f"{r.condition}; judge-agreement needs one per (sample, model, condition)")
+            raise DataError(
+                f"{run_dir}: two judged trials of sample {r.sample_id}, model {r.model}, condition "
+                f"{r.condition}; judge-agreement needs one per (sample, model, condition)"
+            )
         out.labels[key] = label
         out.answers[key] = scored.raw_text.get(r.trial_id)
         out.groups[key] = str(r.params.get(by)) if by else "all"
     if not out.labels:
-        raise DataError(f"{run_dir} has no judged trials ({dict(out.unlabelled) or 'no trials'}); run it with "
-                        "--judge SPEC on a suite that judges")
+        raise DataError(
+            f"{run_dir} has no judged trials ({dict(out.unlabelled) or 'no trials'}); run it with "
+            "--judge SPEC on a suite that judges"
+        )
     return out
 
 
@@ -118,12 +122,13 @@ def read_human_labels(path: str | Path) -> dict[str, str]:
         try:
             obj = json.loads(text)
         except ValueError as e:
-            raise DataError(f"{path} is not JSON ({e}); a labels file is {{ITEM: LABEL}} or a CSV with "
-                            "'item,label'") from None
+            raise DataError(
+                f"{path} is not JSON ({e}); a labels file is {{ITEM: LABEL}} or a CSV with 'item,label'"
+            ) from None
         if isinstance(obj, dict) and isinstance(obj.get("labels"), dict):
             obj = obj["labels"]
         if not isinstance(obj, dict):
-            raise DataError(f"{path}: a labels file is a JSON object {{ITEM: LABEL}} (or {{\"labels\": {{...}}}})")
+            raise DataError(f'{path}: a labels file is a JSON object {{ITEM: LABEL}} (or {{"labels": {{...}}}})')
         raw = obj
     out = {}
     for item, label in raw.items():
@@ -150,9 +155,11 @@ def human_as_run(run: RunLabels, human: dict[str, str], source: str) -> tuple[Ru
         else:
             keys = by_sample.get(item, [])
             if len(keys) > 1:
-                raise DataError(f"{source}: item {item!r} names sample {item} of which {run.source} has "
-                                f"{len(keys)} judged trials; write it as SAMPLE_ID|MODEL|CONDITION "
-                                f"(e.g. {'|'.join(keys[0])})")
+                raise DataError(
+                    f"{source}: item {item!r} names sample {item} of which {run.source} has "
+                    f"{len(keys)} judged trials; write it as SAMPLE_ID|MODEL|CONDITION "
+                    f"(e.g. {'|'.join(keys[0])})"
+                )
         if not keys:
             unknown.append(item)
             continue
@@ -164,22 +171,30 @@ def human_as_run(run: RunLabels, human: dict[str, str], source: str) -> tuple[Ru
     return out, unknown
 
 
-def compare_labels(pairs: list[tuple[str, str]], a_name: str = "A", b_name: str = "B", group: str = "all"
-                   ) -> dict[str, Any]:
+def compare_labels(
+    pairs: list[tuple[str, str]], a_name: str = "A", b_name: str = "B", group: str = "all"
+) -> dict[str, Any]:
     """Kappa, observed agreement and the confusion matrix of (A label, B label) pairs; disjoint label sets refused."""
     la, lb = [p[0] for p in pairs], [p[1] for p in pairs]
     sa, sb = set(la), set(lb)
     if not sa & sb:
-        raise DataError(f"the label sets of {a_name} and {b_name} share no label{'' if group == 'all' else ' in ' + group}"
-                        f": {sorted(sa)} against {sorted(sb)}; they do not answer the same question (compare "
-                        "judges of the same verdict field)")
+        raise DataError(
+            f"the label sets of {a_name} and {b_name} share no label{'' if group == 'all' else ' in ' + group}"
+            f": {sorted(sa)} against {sorted(sb)}; they do not answer the same question (compare "
+            "judges of the same verdict field)"
+        )
     labels = sorted(sa | sb)
     confusion = {x: {y: 0 for y in labels} for x in labels}
     for x, y in pairs:
         confusion[x][y] += 1
     n = len(pairs)
-    return {"n": n, "labels": labels, "kappa": cohen_kappa(la, lb),
-            "observed_agreement": sum(x == y for x, y in pairs) / n, "confusion": confusion}
+    return {
+        "n": n,
+        "labels": labels,
+        "kappa": cohen_kappa(la, lb),
+        "observed_agreement": sum(x == y for x, y in pairs) / n,
+        "confusion": confusion,
+    }
 
 
 def judge_agreement(a: str | Path, b: str | Path, *, by: str | None = None) -> dict[str, Any]:
@@ -202,17 +217,26 @@ def judge_agreement(a: str | Path, b: str | Path, *, by: str | None = None) -> d
     matched = [k for k in shared if k not in set(differ)]
     if not matched:
         why = f" ({len(differ)} matched trials have different answers)" if differ else ""
-        raise DataError(f"no trial is labelled by both {a} ({len(ra.labels)} judged, e.g. {'|'.join(next(iter(ra.labels)))}) "
-                        f"and {b} ({len(rb.labels)} labelled){why}; trials are matched by sample, model and "
-                        "condition" + (", labels by SAMPLE_ID or SAMPLE_ID|MODEL|CONDITION" if kind == "labels" else ""))
+        raise DataError(
+            f"no trial is labelled by both {a} ({len(ra.labels)} judged, e.g. {'|'.join(next(iter(ra.labels)))}) "
+            f"and {b} ({len(rb.labels)} labelled){why}; trials are matched by sample, model and "
+            "condition" + (", labels by SAMPLE_ID or SAMPLE_ID|MODEL|CONDITION" if kind == "labels" else "")
+        )
     groups: dict[str, list[tuple[str, str]]] = {}
     for k in matched:
         groups.setdefault(ra.groups[k], []).append((ra.labels[k], rb.labels[k]))
     result: dict[str, Any] = {
-        "a": str(a), "b": str(b), "b_kind": kind, "by": by,
-        "matched": len(matched), "only_in_a": len(set(ra.labels) - set(rb.labels)),
-        "only_in_b": len(set(rb.labels) - set(ra.labels)) + len(unknown), "unknown_items": unknown[:20],
-        "answers_differ": len(differ), "unlabelled_a": dict(ra.unlabelled), "unlabelled_b": dict(rb.unlabelled),
+        "a": str(a),
+        "b": str(b),
+        "b_kind": kind,
+        "by": by,
+        "matched": len(matched),
+        "only_in_a": len(set(ra.labels) - set(rb.labels)),
+        "only_in_b": len(set(rb.labels) - set(ra.labels)) + len(unknown),
+        "unknown_items": unknown[:20],
+        "answers_differ": len(differ),
+        "unlabelled_a": dict(ra.unlabelled),
+        "unlabelled_b": dict(rb.unlabelled),
         "groups": {g: compare_labels(ps, str(a), str(b), g) for g, ps in sorted(groups.items())},
         "items": [{"item": "|".join(k), "a": ra.labels[k], "b": rb.labels[k]} for k in matched],
     }
@@ -234,18 +258,24 @@ def matrix_lines(cmp: dict[str, Any]) -> list[str]:
     labels = cmp["labels"]
     width = max(12, *(len(x) + 2 for x in labels))
     head = "A \\ B".ljust(width) + "".join(x.rjust(width) for x in labels)
-    return [head] + [x.ljust(width) + "".join(str(cmp["confusion"][x][y]).rjust(width) for y in labels)
-                     for x in labels]
+    return [head] + [x.ljust(width) + "".join(str(cmp["confusion"][x][y]).rjust(width) for y in labels) for x in labels]
 
 
 def agreement_lines(res: dict[str, Any]) -> list[str]:
-    lines = [f"A: {res['a']}", f"B: {res['b']} ({'a judged run' if res['b_kind'] == 'runs' else 'labels file'})",
-             f"matched {res['matched']}; only in A {res['only_in_a']}; only in B {res['only_in_b']}; "
-             f"answers differ (left out) {res['answers_differ']}"]
+    lines = [
+        f"A: {res['a']}",
+        f"B: {res['b']} ({'a judged run' if res['b_kind'] == 'runs' else 'labels file'})",
+        f"matched {res['matched']}; only in A {res['only_in_a']}; only in B {res['only_in_b']}; "
+        f"answers differ (left out) {res['answers_differ']}",
+    ]
     for name, cmp in res["groups"].items():
         title = "all" if name == "all" and not res["by"] else f"{res['by']} = {name}"
-        lines += ["", f"[{title}] n = {cmp['n']}, Cohen's kappa = {_kappa(cmp['kappa'])}, observed agreement = "
-                      f"{100 * cmp['observed_agreement']:.1f}%", *matrix_lines(cmp)]
+        lines += [
+            "",
+            f"[{title}] n = {cmp['n']}, Cohen's kappa = {_kappa(cmp['kappa'])}, observed agreement = "
+            f"{100 * cmp['observed_agreement']:.1f}%",
+            *matrix_lines(cmp),
+        ]
     if res["by"]:
         o = res["overall"]
         lines += ["", f"[overall] n = {o['n']}, Cohen's kappa = {_kappa(o['kappa'])}"]

@@ -26,9 +26,28 @@ from typing import Any
 UNPARSEABLE = "unparseable"
 
 NUMBER_WORDS: dict[str, int] = {
-    "zero": 0, "none": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
-    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
+    "zero": 0,
+    "none": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
 }
 _WORD_ALT = "|".join(sorted(NUMBER_WORDS, key=len, reverse=True))
 # "4" or "4.0", never the "4" of "4.5"; atomic: every shorter reading fails the look-ahead anyway, and
@@ -119,12 +138,12 @@ def boxed_spans(text: str) -> list[tuple[int, int, str]]:
     """
     last, first, close = _last_box
     if last is text:  # parse_count just read this text's one box
-        return [(first, close + 1, text[first + 7:close])]
+        return [(first, close + 1, text[first + 7 : close])]
     out: list[tuple[int, int, str]] = []
     last_end = -1
     for start, content_start, end in box_bounds(text):
         if start >= last_end:
-            out.append((start, end, text[content_start:end - 1]))
+            out.append((start, end, text[content_start : end - 1]))
             last_end = end
     return out
 
@@ -153,7 +172,7 @@ def _readable_boxes(text: str) -> Iterator[tuple[int, int, str]]:
     """
     for start, cs, end in reversed(box_bounds(text)):
         if end - 1 - cs <= MAX_BOX_CHARS:
-            yield start, end, text[cs:end - 1]
+            yield start, end, text[cs : end - 1]
 
 
 def _unwrap_latex(content: str) -> str:
@@ -169,7 +188,9 @@ _INT_RE = re.compile(rf"(?<![0-9.\-])({_INT})")
 _WORD_RE = re.compile(rf"\b({_WORD_ALT})\b", re.IGNORECASE)
 _FINAL_RE = re.compile(
     r"\bfinal\s++(?:answer|count|total|tally)\b[^0-9a-zA-Z\n]{0,12}?(?:\s*+(?:is|was|=|:|of)\s*+)?[\s*_`$\\(\[{:]*+"
-    rf"({_INT}|{_WORD_ALT})\b", re.IGNORECASE)
+    rf"({_INT}|{_WORD_ALT})\b",
+    re.IGNORECASE,
+)
 _BARE_RE = re.compile(rf"^[\s*_`$(\[]*+({_INT}|{_WORD_ALT})[\s*_`$)\].!]*+$", re.IGNORECASE)
 
 
@@ -242,8 +263,7 @@ def parse_count(text: str | None) -> Parsed:
     if bare:
         v = _read_count(bare.group(1))
         if v is not None:
-            return _parsed(v, "word" if bare.group(1).lower() in NUMBER_WORDS else "bare",
-                           (bare.start(1), bare.end(1)))
+            return _parsed(v, "word" if bare.group(1).lower() in NUMBER_WORDS else "bare", (bare.start(1), bare.end(1)))
     return NOT_PARSED
 
 
@@ -282,8 +302,9 @@ def parse_yes_no(text: str | None) -> Parsed:
 
 _AGREE_WORD = r"(?:dis)?agree"
 _AG_ANSWER_RE = re.compile(_ANSWER_CUE + r"[\s*_`\"'(\[]*+(" + _AGREE_WORD + r")\b", re.IGNORECASE)
-_AG_LEAD_RE = re.compile(r"^[\s*_`\"'(\[]*+(?:i\s++)?(" + _AGREE_WORD + r")\b(?!\s*+(?:or|/)\s*+(?:dis)?agree\b)",
-                         re.IGNORECASE)
+_AG_LEAD_RE = re.compile(
+    r"^[\s*_`\"'(\[]*+(?:i\s++)?(" + _AGREE_WORD + r")\b(?!\s*+(?:or|/)\s*+(?:dis)?agree\b)", re.IGNORECASE
+)
 _AG_OR_RE = re.compile(r"\s*+(?:or|/)\s*+(?:dis)?agree\b", re.IGNORECASE)
 
 
@@ -329,8 +350,10 @@ def parse_option(text: str | None, options: Sequence[str] = ("A", "B", "C", "D")
         token = re.sub(r"[\s().:\[\]]", "", _unwrap_latex(content)).upper()
         if token in by_key:
             return Parsed(by_key[token], "boxed", (start, end))
-    ans_re = re.compile(_ANSWER_CUE + r"(?:option\s++)?[\s*_`\"']*+(?:\(\s*+(" + alt + r")\s*+\)|(?-i:(" + alt
-                        + r"))(?![\w]))", re.IGNORECASE)
+    ans_re = re.compile(
+        _ANSWER_CUE + r"(?:option\s++)?[\s*_`\"']*+(?:\(\s*+(" + alt + r")\s*+\)|(?-i:(" + alt + r"))(?![\w]))",
+        re.IGNORECASE,
+    )
     answers = list(ans_re.finditer(text))
     if answers:
         m = answers[-1]

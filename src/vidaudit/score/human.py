@@ -16,8 +16,8 @@ from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.errors import DataError
 from vidaudit.core.fileio import read_jsonl_objects
 
-HUMAN_RECORDS = "human_records.jsonl"   # ScoreRecords of the human answers
-HUMAN_STUDY = "human_study.json"        # the summary: accuracy, kappa, unanimity
+HUMAN_RECORDS = "human_records.jsonl"  # ScoreRecords of the human answers
+HUMAN_STUDY = "human_study.json"  # the summary: accuracy, kappa, unanimity
 
 
 def load_human(run_dir: str | Path) -> tuple[list[ScoreRecord], dict[str, Any] | None]:
@@ -27,8 +27,9 @@ def load_human(run_dir: str | Path) -> tuple[list[ScoreRecord], dict[str, Any] |
     if not rec_path.is_file() and not sum_path.is_file():
         return [], None
     if not (rec_path.is_file() and sum_path.is_file()):
-        raise DataError(f"run {run_dir} has only one of {HUMAN_RECORDS} and {HUMAN_STUDY}; run "
-                        "`vidaudit human-study import` again")
+        raise DataError(
+            f"run {run_dir} has only one of {HUMAN_RECORDS} and {HUMAN_STUDY}; run `vidaudit human-study import` again"
+        )
     records = []
     for i, row in read_jsonl_objects(rec_path, "the human records"):
         try:

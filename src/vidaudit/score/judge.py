@@ -73,8 +73,9 @@ def _score(v: Any, allowed: Sequence[float]) -> float | None:
     return None
 
 
-def read_verdict(text: str | None, field: str, *, kind: str = "bool",
-                 allowed: Sequence[float] = (0.0, 0.5, 1.0)) -> Verdict:
+def read_verdict(
+    text: str | None, field: str, *, kind: str = "bool", allowed: Sequence[float] = (0.0, 0.5, 1.0)
+) -> Verdict:
     """The judge's ``field`` from its JSON: ``kind`` "bool" (true/false) or "score" (one of ``allowed``)."""
     if not isinstance(text, str) or not text.strip():
         return Verdict(False, why="empty verdict")

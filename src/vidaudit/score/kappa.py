@@ -65,5 +65,10 @@ def agreement(rows: Sequence[Sequence[Hashable]]) -> dict[str, object]:
     if m < 2:
         return {"method": None, "kappa": None, "n_items": len(rows), "n_annotators": m, "unanimity": None}
     kappa = cohen_kappa([r[0] for r in rows], [r[1] for r in rows]) if m == 2 else fleiss_kappa(rows)
-    return {"method": "cohen" if m == 2 else "fleiss", "kappa": kappa, "n_items": len(rows), "n_annotators": m,
-            "unanimity": unanimity(rows)}
+    return {
+        "method": "cohen" if m == 2 else "fleiss",
+        "kappa": kappa,
+        "n_items": len(rows),
+        "n_annotators": m,
+        "unanimity": unanimity(rows),
+    }

@@ -163,8 +163,11 @@ def run_stamp(run_dir: str | Path, *, data_dir: str | Path | None = None) -> dic
     manifest = data / MANIFEST if data.is_dir() else data
     files = {name: sha256_file(run_dir / name) if (run_dir / name).is_file() else None for name in _STAMPED_FILES}
     db = store_file(run_dir)
-    return {"store": _store_stamp(db) if db.is_file() else {}, "files": files,
-            "data_manifest": sha256_file(manifest) if manifest.is_file() else None}
+    return {
+        "store": _store_stamp(db) if db.is_file() else {},
+        "files": files,
+        "data_manifest": sha256_file(manifest) if manifest.is_file() else None,
+    }
 
 
 def _checksum_of(head: dict[str, Any]) -> Any:
@@ -186,14 +189,31 @@ def checksum(head: dict[str, Any], body: bytes) -> str:
 
 def scored_run_text(scored: Scored, *, stamp: dict[str, Any], allow_changed: bool = False) -> str:
     """The whole file: the header (with the checksum of what follows) and one line per trial."""
-    header = ScoredRunHeader(suite=scored.suite.name, n_trials=len(scored.records), allow_changed=allow_changed,
-                             stamp=stamp, changed=list(scored.changed), settings=dict(scored.settings),
-                             estimated_frames=dict(scored.estimated_frames), design=dict(scored.design),
-                             stage_usage=dict(scored.stage_usage), human=list(scored.human),
-                             human_study=scored.human_study, sha256="")
-    body = "".join(trial_line(r, scored.raw_text.get(r.trial_id), scored.frames.get(r.trial_id, []),
-                              scored.judgements.get(r.trial_id), scored.perturbed.get(r.trial_id)) + "\n"
-                   for r in scored.records)
+    header = ScoredRunHeader(
+        suite=scored.suite.name,
+        n_trials=len(scored.records),
+        allow_changed=allow_changed,
+        stamp=stamp,
+        changed=list(scored.changed),
+        settings=dict(scored.settings),
+        estimated_frames=dict(scored.estimated_frames),
+        design=dict(scored.design),
+        stage_usage=dict(scored.stage_usage),
+        human=list(scored.human),
+        human_study=scored.human_study,
+        sha256="",
+    )
+    body = "".join(
+        trial_line(
+            r,
+            scored.raw_text.get(r.trial_id),
+            scored.frames.get(r.trial_id, []),
+            scored.judgements.get(r.trial_id),
+            scored.perturbed.get(r.trial_id),
+        )
+        + "\n"
+        for r in scored.records
+    )
     digest = checksum(json.loads(header.model_dump_json()), body.encode("utf-8"))
     return header.model_copy(update={"sha256": digest}).model_dump_json() + "\n" + body
 
@@ -203,28 +223,40 @@ def scores_text(records: Sequence[ScoreRecord]) -> str:
     return "".join(r.model_dump_json() + "\n" for r in records)
 
 
-def write_scored_run(run_dir: str | Path, scored: Scored, *, stamp: dict[str, Any],
-                     allow_changed: bool = False) -> Path:
+def write_scored_run(
+    run_dir: str | Path, scored: Scored, *, stamp: dict[str, Any], allow_changed: bool = False
+) -> Path:
     """Write ``RUN/scored_run.jsonl`` and ``RUN/scores.jsonl`` together (both or neither: each is staged under a
     temporary name, then both renamed; ``stamp``: :func:`run_stamp`, taken before the store was read). A full
     disk or an unwritable folder is a one-line error and leaves the files already there as they were."""
     run_dir = Path(run_dir)
     path = run_dir / SCORED_RUN
-    texts = ((path, scored_run_text(scored, stamp=stamp, allow_changed=allow_changed)),
-             (run_dir / SCORES, scores_text(scored.records)))
+    texts = (
+        (path, scored_run_text(scored, stamp=stamp, allow_changed=allow_changed)),
+        (run_dir / SCORES, scores_text(scored.records)),
+    )
     with written_together(f"{path} and {SCORES}", "scored files", f"run `vidaudit score {run_dir}` again") as staged:
         for final, text in texts:
             staged.append((stage_text(final, text), final))
     return path
 
 
-def trial_line(record: ScoreRecord, raw_text: str | None, frames: list[tuple[int, float]],
-               judgement: str | None, perturbed: PerturbedVideo | None = None) -> str:
+def trial_line(
+    record: ScoreRecord,
+    raw_text: str | None,
+    frames: list[tuple[int, float]],
+    judgement: str | None,
+    perturbed: PerturbedVideo | None = None,
+) -> str:
     """One trial's line: the record exactly as ``scores.jsonl`` holds it; the text through ``json`` with ASCII
     escapes, so that any string a model returned (a lone surrogate included) survives the round trip. The
     ``perturbed`` key is written only where there is a perturbed video."""
-    line: dict[str, Any] = {"record": json.loads(record.model_dump_json()), "raw_text": raw_text, "frames": frames,
-                            "judgement": judgement}
+    line: dict[str, Any] = {
+        "record": json.loads(record.model_dump_json()),
+        "raw_text": raw_text,
+        "frames": frames,
+        "judgement": judgement,
+    }
     if perturbed is not None:
         line["perturbed"] = perturbed.model_dump()
     return json.dumps(line, separators=(",", ":"))
@@ -260,17 +292,19 @@ def _header(path: Path, first: bytes, run: str) -> tuple[ScoredRunHeader, dict[s
     if not isinstance(head, dict) or head.get("format") != FORMAT:
         raise DataError(f"{path} is not a vidaudit scored-run file; {_FIX.format(run=run)}")
     if head.get("version") != SCORED_RUN_VERSION:
-        raise DataError(f"{path} is a scored-run file of version {head.get('version')!r}, and this vidaudit "
-                        f"({__version__}) reads version {SCORED_RUN_VERSION}; {_FIX.format(run=run)}")
+        raise DataError(
+            f"{path} is a scored-run file of version {head.get('version')!r}, and this vidaudit "
+            f"({__version__}) reads version {SCORED_RUN_VERSION}; {_FIX.format(run=run)}"
+        )
     try:
         return ScoredRunHeader.model_validate(head), head
     except ValidationError as e:
-        raise DataError(f"{path}:1: not a scored-run header ({e.errors()[0]['msg']}); "
-                        f"{_FIX.format(run=run)}") from None
+        raise DataError(f"{path}:1: not a scored-run header ({e.errors()[0]['msg']}); {_FIX.format(run=run)}") from None
 
 
-def read_checked(run_dir: str | Path, *, data_dir: str | Path | None = None
-                 ) -> tuple[ScoredRunHeader, list[ScoredTrial]]:
+def read_checked(
+    run_dir: str | Path, *, data_dir: str | Path | None = None
+) -> tuple[ScoredRunHeader, list[ScoredTrial]]:
     """The header and every trial of ``RUN/scored_run.jsonl``, refused (a one-line ``DataError`` naming the fix)
     when the file is missing, of another version, not whole (fewer or more trials than its header says), does not
     match its checksum (edited, cut short or damaged since ``score`` wrote it) or is older than the run.
@@ -294,11 +328,14 @@ def read_checked(run_dir: str | Path, *, data_dir: str | Path | None = None
     except OSError as e:
         raise DataError(f"{path} is not a readable scored-run file ({e}); {fix}") from None
     if len(trials) != header.n_trials:
-        raise DataError(f"{path} holds {len(trials)} trials, its header says {header.n_trials} (a truncated "
-                        f"file); {fix}")
+        raise DataError(
+            f"{path} holds {len(trials)} trials, its header says {header.n_trials} (a truncated file); {fix}"
+        )
     if h.hexdigest() != header.sha256:
-        raise DataError(f"{path} does not match its checksum: it was edited, cut short or damaged after `vidaudit "
-                        f"score` wrote it; {fix}")
+        raise DataError(
+            f"{path} does not match its checksum: it was edited, cut short or damaged after `vidaudit "
+            f"score` wrote it; {fix}"
+        )
     reason = _stale_reason(header.stamp, run_stamp(run_dir, data_dir=data_dir))
     if reason is not None:
         raise DataError(f"{path} is older than the run ({reason}); {fix}")
@@ -311,11 +348,20 @@ def read_scored_run(run_dir: str | Path) -> Scored:
     path = run_dir / SCORED_RUN
     header, trials = read_checked(run_dir)
     data_dir = Path(RunConfig.load(run_dir).data_dir)
-    out = Scored(suite=get_suite(header.suite), records=[], samples={s.sample_id: s for s in load_samples(data_dir)},
-                 source={"run_dir": str(run_dir)}, data_dir=data_dir, changed=list(header.changed),
-                 settings=dict(header.settings), estimated_frames=dict(header.estimated_frames),
-                 design=dict(header.design), stage_usage=dict(header.stage_usage), human=list(header.human),
-                 human_study=header.human_study)
+    out = Scored(
+        suite=get_suite(header.suite),
+        records=[],
+        samples={s.sample_id: s for s in load_samples(data_dir)},
+        source={"run_dir": str(run_dir)},
+        data_dir=data_dir,
+        changed=list(header.changed),
+        settings=dict(header.settings),
+        estimated_frames=dict(header.estimated_frames),
+        design=dict(header.design),
+        stage_usage=dict(header.stage_usage),
+        human=list(header.human),
+        human_study=header.human_study,
+    )
     for t in trials:
         tid = t.record.trial_id
         out.records.append(t.record)
@@ -327,6 +373,8 @@ def read_scored_run(run_dir: str | Path) -> Scored:
             out.perturbed[tid] = t.perturbed
     missing = sorted({r.sample_id for r in out.records} - out.samples.keys())
     if missing:
-        raise DataError(f"{len(missing)} sample(s) scored in {path} are not in {data_dir} (e.g. {missing[0]}); point "
-                        f"the run at its dataset, or {_FIX.format(run=run_dir)}")
+        raise DataError(
+            f"{len(missing)} sample(s) scored in {path} are not in {data_dir} (e.g. {missing[0]}); point "
+            f"the run at its dataset, or {_FIX.format(run=run_dir)}"
+        )
     return out

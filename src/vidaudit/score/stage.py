@@ -46,17 +46,47 @@ def model_role(provider: str) -> str:
         return "model"  # unknown or not installed here: a model as far as the report is concerned
 
 
-def record(suite: Suite, sample: Sample, *, trial_id: str, model: str, role: str, condition: str, status: str,
-           text: str | None, usage: Mapping[str, int] | None = None, cost_usd: float | None = None,
-           frame_times: Sequence[float] | None = None, judgement: str | None = None) -> ScoreRecord:
+def record(
+    suite: Suite,
+    sample: Sample,
+    *,
+    trial_id: str,
+    model: str,
+    role: str,
+    condition: str,
+    status: str,
+    text: str | None,
+    usage: Mapping[str, int] | None = None,
+    cost_usd: float | None = None,
+    frame_times: Sequence[float] | None = None,
+    judgement: str | None = None,
+) -> ScoreRecord:
     """Score one trial into its record (``judgement``: the judge's verdict, for suites that judge)."""
-    ts = suite.score(ScoreInput(sample, text if status == "ok" else None, status, frame_times=frame_times,
-                                judgement=judgement if suite.capabilities.judges else None))
-    return ScoreRecord(trial_id=trial_id, sample_id=sample.sample_id, suite=suite.name, model=model, model_role=role,
-                       condition=condition, group_id=sample.group_id, status=status,
-                       correct=ts.correct if status == "ok" else None, parse=ts.parse if status == "ok" else None,
-                       params=suite.record_params(sample), metrics=ts.metrics if status == "ok" else {},
-                       usage=dict(usage or {}), cost_usd=cost_usd)
+    ts = suite.score(
+        ScoreInput(
+            sample,
+            text if status == "ok" else None,
+            status,
+            frame_times=frame_times,
+            judgement=judgement if suite.capabilities.judges else None,
+        )
+    )
+    return ScoreRecord(
+        trial_id=trial_id,
+        sample_id=sample.sample_id,
+        suite=suite.name,
+        model=model,
+        model_role=role,
+        condition=condition,
+        group_id=sample.group_id,
+        status=status,
+        correct=ts.correct if status == "ok" else None,
+        parse=ts.parse if status == "ok" else None,
+        params=suite.record_params(sample),
+        metrics=ts.metrics if status == "ok" else {},
+        usage=dict(usage or {}),
+        cost_usd=cost_usd,
+    )
 
 
 def judge_verdict(store: Any, att: Any) -> str | None:
@@ -69,14 +99,24 @@ def judge_verdict(store: Any, att: Any) -> str | None:
 
 
 DIRECT = "direct"
-_USAGE_KEYS = ("uses", "calls", "frames_used", "frames_sent", "input_tokens_used", "output_tokens_used",
-               "input_tokens_sent", "output_tokens_sent")
+_USAGE_KEYS = (
+    "uses",
+    "calls",
+    "frames_used",
+    "frames_sent",
+    "input_tokens_used",
+    "output_tokens_used",
+    "input_tokens_sent",
+    "output_tokens_sent",
+)
 
 
 def _frames_in(fingerprint: Mapping[str, Any]) -> int:
     """Frames a stored sub-request carried: its images, plus the frames of any video part."""
-    return sum(1 if "image" in p else len(p.get("frame_indices") or []) if "video" in p else 0
-               for p in fingerprint.get("parts") or [])
+    return sum(
+        1 if "image" in p else len(p.get("frame_indices") or []) if "video" in p else 0
+        for p in fingerprint.get("parts") or []
+    )
 
 
 def _add_latency(block: dict[str, Any], new: bool, seconds: float | None) -> None:
@@ -133,8 +173,9 @@ def stage_usage(store: Any, rows: Sequence[tuple[Any, Any]]) -> dict[str, dict[s
                 continue
             block = sys_["stages"].setdefault(ref.stage, dict.fromkeys(_USAGE_KEYS, 0))
             key = (row.model, row.condition_id, ref.stage)
-            _add_latency(lat.setdefault(ref.stage, {}), ref.call_key not in seen.get(key, set()),
-                         call.response.latency_s)
+            _add_latency(
+                lat.setdefault(ref.stage, {}), ref.call_key not in seen.get(key, set()), call.response.latency_s
+            )
             _add_use(block, ref.call_key, seen.setdefault(key, set()), _frames_in(call.request), call.response.usage)
     for conds in out.values():
         for sys_ in conds.values():
@@ -173,8 +214,9 @@ class PerturbedVideos:
         hit = self._found.get(pin.sha256)
         if hit is None:
             video, sha, _ = render(self.data_dir / sample.video.path, pin, self.run_dir / PERTURB_CACHE)
-            hit = self._found[pin.sha256] = PerturbedVideo(path=Path(video).relative_to(self.run_dir).as_posix(),
-                                                           sha256=sha)
+            hit = self._found[pin.sha256] = PerturbedVideo(
+                path=Path(video).relative_to(self.run_dir).as_posix(), sha256=sha
+            )
         return hit
 
 
@@ -186,8 +228,14 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
     loaded = load_samples(rc.data_dir)
     suite.check_samples(loaded, rc.data_dir)
     samples = {s.sample_id: s for s in loaded}
-    out = Scored(suite=suite, records=[], samples=samples, source={"run_dir": str(run_dir)},
-                 data_dir=Path(rc.data_dir), design=dict(rc.design))
+    out = Scored(
+        suite=suite,
+        records=[],
+        samples=samples,
+        source={"run_dir": str(run_dir)},
+        data_dir=Path(rc.data_dir),
+        design=dict(rc.design),
+    )
     roles: dict[str, str] = {}
     changed: list[str] = []
     snapshot = read_snapshot(run_dir)
@@ -201,10 +249,15 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
         for row, att in rows:
             s = samples.get(row.sample_id)
             if s is None:
-                raise DataError(f"run {run_dir} has a trial for {row.sample_id!r}, which {rc.data_dir} lacks; point "
-                                "the run at its dataset or regenerate the missing samples")
-            if row.sample_id in differ or (row.trial.video_sha256 is not None and s.video.sha256 is not None
-                                           and row.trial.video_sha256 != s.video.sha256):
+                raise DataError(
+                    f"run {run_dir} has a trial for {row.sample_id!r}, which {rc.data_dir} lacks; point "
+                    "the run at its dataset or regenerate the missing samples"
+                )
+            if row.sample_id in differ or (
+                row.trial.video_sha256 is not None
+                and s.video.sha256 is not None
+                and row.trial.video_sha256 != s.video.sha256
+            ):
                 changed.append(row.sample_id)
                 if not allow_changed:
                     continue
@@ -215,35 +268,56 @@ def score_store(run_dir: str | Path, *, allow_changed: bool = False) -> Scored:
             verdict = judge_verdict(store, att) if judging and att is not None and status == "ok" else None
             if verdict is not None:
                 out.judgements[row.trial_id] = verdict
-            out.records.append(record(suite, s, trial_id=row.trial_id, model=row.model, role=role,
-                                      condition=row.condition_id, status=status, text=resp.text if resp else None,
-                                      usage=resp.usage.model_dump() if resp else None,
-                                      cost_usd=resp.cost_usd if resp else None,
-                                      frame_times=list(att.frame_times) if att else None, judgement=verdict))
+            out.records.append(
+                record(
+                    suite,
+                    s,
+                    trial_id=row.trial_id,
+                    model=row.model,
+                    role=role,
+                    condition=row.condition_id,
+                    status=status,
+                    text=resp.text if resp else None,
+                    usage=resp.usage.model_dump() if resp else None,
+                    cost_usd=resp.cost_usd if resp else None,
+                    frame_times=list(att.frame_times) if att else None,
+                    judgement=verdict,
+                )
+            )
             out.raw_text[row.trial_id] = resp.text if resp else (att.error_message if att else None)
             if resp is not None and resp.frames_estimated:
                 out.estimated_frames[row.model] = out.estimated_frames.get(row.model, 0) + 1
             out.frames[row.trial_id] = list(zip(att.frame_indices, att.frame_times, strict=False)) if att else []
             if att is not None and att.frame_indices and row.trial.condition.perturbations:
                 out.perturbed[row.trial_id] = perturbed(s, row.trial.condition.perturbations)
-            out.settings.setdefault(row.model, {
-                "generation": row.trial.adapter_options.get("sent") or spec.settings.sent()
-                or "provider defaults (nothing sent)",
-                "adapter_options": dict(row.trial.adapter_options)})
-        out.stage_usage = stage_usage(store, [(r, a) for r, a in rows if r.sample_id in samples
-                                              and (r.sample_id not in differ or allow_changed)])
+            out.settings.setdefault(
+                row.model,
+                {
+                    "generation": row.trial.adapter_options.get("sent")
+                    or spec.settings.sent()
+                    or "provider defaults (nothing sent)",
+                    "adapter_options": dict(row.trial.adapter_options),
+                },
+            )
+        out.stage_usage = stage_usage(
+            store, [(r, a) for r, a in rows if r.sample_id in samples and (r.sample_id not in differ or allow_changed)]
+        )
     if edited and not allow_changed:
         first = samples[edited[0]]
-        raise DataError(f"{len(edited)} video file(s) of run {run_dir} changed since the run: their sha256 is not the "
-                        f"manifest's, so they were edited in place (e.g. {Path(rc.data_dir) / first.video.path}, "
-                        f"sample {first.sample_id}). Restore the original files, or pass --allow-changed to score "
-                        "the current data anyway (those trials are named in the report)")
+        raise DataError(
+            f"{len(edited)} video file(s) of run {run_dir} changed since the run: their sha256 is not the "
+            f"manifest's, so they were edited in place (e.g. {Path(rc.data_dir) / first.video.path}, "
+            f"sample {first.sample_id}). Restore the original files, or pass --allow-changed to score "
+            "the current data anyway (those trials are named in the report)"
+        )
     if changed and not allow_changed:
         uniq = sorted(set(changed))
-        raise DataError(f"{len(uniq)} sample(s) of run {run_dir} changed in {rc.data_dir} since their trials ran "
-                        f"(video, question, answer or trace; e.g. {', '.join(uniq[:5])}): the dataset was "
-                        "regenerated or edited. Point the run at its original data, or pass --allow-changed to "
-                        "score the current data anyway (those trials are named in the report)")
+        raise DataError(
+            f"{len(uniq)} sample(s) of run {run_dir} changed in {rc.data_dir} since their trials ran "
+            f"(video, question, answer or trace; e.g. {', '.join(uniq[:5])}): the dataset was "
+            "regenerated or edited. Point the run at its original data, or pass --allow-changed to "
+            "score the current data anyway (those trials are named in the report)"
+        )
     out.changed = sorted(set(changed))
     out.human, out.human_study = load_human(run_dir)
     return out
@@ -294,8 +368,13 @@ class ResponseRow:
 
     def as_json(self) -> dict[str, Any]:
         """The ``responses.jsonl`` line of this row."""
-        return {"sample_id": self.sample_id, "response": self.response, "model": self.model,
-                "condition": self.condition, "status": self.status}
+        return {
+            "sample_id": self.sample_id,
+            "response": self.response,
+            "model": self.model,
+            "condition": self.condition,
+            "status": self.status,
+        }
 
 
 def external_trial_id(sample_id: str, model: str, condition: str) -> str:
@@ -311,14 +390,22 @@ def manifest_suite(samples: Mapping[str, Sample], suite: str | None, where: str)
     if len(names) > 1:
         raise DataError(f"{where} mixes samples of several suites ({', '.join(names)}); score one suite at a time")
     if suite is not None and suite != names[0]:
-        raise ConfigError(f"--suite {suite} does not match the manifest {where}, whose samples are {names[0]!r} "
-                          "samples")
+        raise ConfigError(
+            f"--suite {suite} does not match the manifest {where}, whose samples are {names[0]!r} samples"
+        )
     return names[0]
 
 
-def score_rows(samples: Mapping[str, Sample], rows: Sequence[ResponseRow], *, suite: str | None = None,
-               dedupe: str | None = None, source: Mapping[str, str] | None = None,
-               data_dir: Path | None = None, manifest: str = "the manifest") -> Scored:
+def score_rows(
+    samples: Mapping[str, Sample],
+    rows: Sequence[ResponseRow],
+    *,
+    suite: str | None = None,
+    dedupe: str | None = None,
+    source: Mapping[str, str] | None = None,
+    data_dir: Path | None = None,
+    manifest: str = "the manifest",
+) -> Scored:
     """Score responses made elsewhere. Each row must name a known sample, carry a string (or null for a failed
     call), a known status, and text when ok; two rows for one (sample, model, condition) are an error unless
     ``dedupe`` says which to keep (``first`` or ``last``). Frame times, where a row has them, reach the suite's
@@ -333,17 +420,20 @@ def score_rows(samples: Mapping[str, Sample], rows: Sequence[ResponseRow], *, su
         if not isinstance(row.sample_id, str) or row.sample_id not in samples:
             raise DataError(f"{where}: sample_id {row.sample_id!r} is not in {manifest}")
         if row.response is not None and not isinstance(row.response, str):
-            raise DataError(f"{where}: response must be a string (or null for a failed call), got "
-                            f"{type(row.response).__name__}")
+            raise DataError(
+                f"{where}: response must be a string (or null for a failed call), got {type(row.response).__name__}"
+            )
         if not isinstance(row.status, str) or row.status not in STATUSES:
             raise DataError(f"{where}: status {row.status!r} is not one of {', '.join(STATUSES)}")
         if row.status == "ok" and row.response is None:
             raise DataError(f"{where}: status ok needs a response string")
         key = (row.sample_id, row.model, row.condition)
         if key in chosen and dedupe is None:
-            raise DataError(f"{chosen[key].where or row.sample_id} and {where} are both for sample "
-                            f"{row.sample_id!r}, model {row.model!r}, condition {row.condition!r}; remove one, or "
-                            "pass --dedupe first|last")
+            raise DataError(
+                f"{chosen[key].where or row.sample_id} and {where} are both for sample "
+                f"{row.sample_id!r}, model {row.model!r}, condition {row.condition!r}; remove one, or "
+                "pass --dedupe first|last"
+            )
         if key not in chosen or dedupe == "last":
             chosen[key] = row
     out = Scored(suite=s, records=[], samples=dict(samples), source=dict(source or {}), data_dir=data_dir)
@@ -352,20 +442,32 @@ def score_rows(samples: Mapping[str, Sample], rows: Sequence[ResponseRow], *, su
     return out
 
 
-def _score_chosen(out: Scored, s: Suite, samples: Mapping[str, Sample],
-                  chosen: Mapping[tuple[str, str, str], ResponseRow]) -> None:
+def _score_chosen(
+    out: Scored, s: Suite, samples: Mapping[str, Sample], chosen: Mapping[tuple[str, str, str], ResponseRow]
+) -> None:
     for (sid, model, condition), row in chosen.items():
         tid = external_trial_id(sid, model, condition)
-        out.records.append(record(s, samples[sid], trial_id=tid, model=model, role="model", condition=condition,
-                                  status=row.status, text=row.response,
-                                  frame_times=list(row.frame_times) if row.frame_times else None))
+        out.records.append(
+            record(
+                s,
+                samples[sid],
+                trial_id=tid,
+                model=model,
+                role="model",
+                condition=condition,
+                status=row.status,
+                text=row.response,
+                frame_times=list(row.frame_times) if row.frame_times else None,
+            )
+        )
         out.raw_text[tid] = row.response
         if row.frame_indices and row.frame_times:
             out.frames[tid] = list(zip(row.frame_indices, row.frame_times, strict=False))
 
 
-def score_responses(samples_path: str | Path, responses_path: str | Path, *, suite: str | None = None,
-                    dedupe: str | None = None) -> Scored:
+def score_responses(
+    samples_path: str | Path, responses_path: str | Path, *, suite: str | None = None, dedupe: str | None = None
+) -> Scored:
     """Score a ``responses.jsonl`` (sample_id, response (string or null), optional model, condition, status).
 
     ``suite``: None scores with the manifest's own suite; a name is checked against it."""
@@ -375,9 +477,16 @@ def score_responses(samples_path: str | Path, responses_path: str | Path, *, sui
     for i, line in read_jsonl_objects(responses_path, "the responses"):
         text = line.get("response")
         status = line.get("status") or ("ok" if text is not None else "api_error")
-        rows.append(ResponseRow(sample_id=line.get("sample_id"), response=text,  # type: ignore[arg-type]
-                                model=str(line.get("model") or "external"),
-                                condition=str(line.get("condition") or "external"), status=status,
-                                where=f"{responses_path}:{i}"))
-    return score_rows(samples, rows, suite=suite, dedupe=dedupe, source={"responses": str(responses_path)},
-                      manifest=str(samples_path))
+        rows.append(
+            ResponseRow(
+                sample_id=line.get("sample_id"),  # type: ignore[arg-type]
+                response=text,
+                model=str(line.get("model") or "external"),
+                condition=str(line.get("condition") or "external"),
+                status=status,
+                where=f"{responses_path}:{i}",
+            )
+        )
+    return score_rows(
+        samples, rows, suite=suite, dedupe=dedupe, source={"responses": str(responses_path)}, manifest=str(samples_path)
+    )

@@ -73,8 +73,15 @@ class BootstrapResult:
         return asdict(self)
 
 
-def paired_bootstrap(a: Sequence[float], b: Sequence[float], groups: Sequence[Hashable], *, n_boot: int = 10_000,
-                     seed: int = 0, confidence: float = 0.95) -> BootstrapResult:
+def paired_bootstrap(
+    a: Sequence[float],
+    b: Sequence[float],
+    groups: Sequence[Hashable],
+    *,
+    n_boot: int = 10_000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> BootstrapResult:
     """Bootstrap of mean(b - a) resampling whole groups with replacement (seeded, reproducible).
 
     ``a[i]``, ``b[i]`` are the outcomes (e.g. exact match 0/1) of the same sample under two
@@ -82,8 +89,10 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], groups: Sequence[Ha
     have the same length: nothing is silently truncated.
     """
     if not (len(a) == len(b) == len(groups)):
-        raise ConfigError(f"paired bootstrap needs equally long inputs, got a={len(a)}, b={len(b)}, "
-                          f"groups={len(groups)}; pair the trials by sample before calling it")
+        raise ConfigError(
+            f"paired bootstrap needs equally long inputs, got a={len(a)}, b={len(b)}, "
+            f"groups={len(groups)}; pair the trials by sample before calling it"
+        )
     if len(a) == 0:
         raise ConfigError("paired bootstrap got no paired samples; the two arms share no scored sample")
     if n_boot < 1:
@@ -106,5 +115,6 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], groups: Sequence[Ha
         stats[s:e] = diff_sum[idx].sum(axis=1) / size[idx].sum(axis=1)
     alpha = (1.0 - confidence) / 2.0
     lo, hi = np.quantile(stats, [alpha, 1.0 - alpha])
-    return BootstrapResult(est, float(lo), float(hi), float(xa.mean()), float(xb.mean()), len(xa), n_groups,
-                           n_boot, seed, confidence)
+    return BootstrapResult(
+        est, float(lo), float(hi), float(xa.mean()), float(xb.mean()), len(xa), n_groups, n_boot, seed, confidence
+    )

@@ -40,10 +40,10 @@ class Tally:
     model: str
     condition: str
     planned: int = 0
-    answered: int = 0      # status ok
+    answered: int = 0  # status ok
     correct: int = 0
     unparseable: int = 0
-    unjudged: int = 0      # answered, but only a judge can score them and the run had none: in no denominator
+    unjudged: int = 0  # answered, but only a judge can score them and the run had none: in no denominator
 
     def add(self, r: ScoreRecord) -> None:
         self.planned += 1
@@ -68,8 +68,11 @@ class Tally:
 
     def line(self) -> str:
         acc = f"{100 * self.correct / self.counted:.1f}%" if self.counted else "n/a"
-        of = (f"{self.correct} of {self.planned} planned" if not self.unjudged else
-              f"{self.correct} of {self.counted} scored; {unjudged_text(self.unjudged)}")
+        of = (
+            f"{self.correct} of {self.planned} planned"
+            if not self.unjudged
+            else f"{self.correct} of {self.counted} scored; {unjudged_text(self.unjudged)}"
+        )
         rate = self.parse_failure_rate
         share = f" ({100 * rate:.0f}%)" if rate is not None else ""
         return f"accuracy {acc} ({of}), {self.unparseable} of {self.answered} answers unparseable{share}"
@@ -112,13 +115,31 @@ def summary_table(records: Sequence[ScoreRecord]) -> tuple[list[str], list[list[
                 total.add(r)
         shown.append(total)
     judged = any(t.unjudged for t in shown)
-    columns = ["model", "condition", "accuracy [95% CI] (k/n)", *(["unjudged"] if judged else []),
-               "answers unparseable"]
-    rows = [[t.model, t.condition, rate_text(t.correct, t.counted), *([unjudged_cell(t.unjudged)] if judged else []),
-             t.unparseable_text()] for t in shown]
+    columns = [
+        "model",
+        "condition",
+        "accuracy [95% CI] (k/n)",
+        *(["unjudged"] if judged else []),
+        "answers unparseable",
+    ]
+    rows = [
+        [
+            t.model,
+            t.condition,
+            rate_text(t.correct, t.counted),
+            *([unjudged_cell(t.unjudged)] if judged else []),
+            t.unparseable_text(),
+        ]
+        for t in shown
+    ]
     if len(groups) > MAX_LINES:
-        rows.insert(MAX_LINES, [f"... and {len(groups) - MAX_LINES} more model/condition pairs (all in scores.jsonl)",
-                                *[""] * (len(columns) - 1)])
+        rows.insert(
+            MAX_LINES,
+            [
+                f"... and {len(groups) - MAX_LINES} more model/condition pairs (all in scores.jsonl)",
+                *[""] * (len(columns) - 1),
+            ],
+        )
     return columns, rows
 
 
@@ -137,10 +158,12 @@ def parse_failure_notes(records: Sequence[ScoreRecord], threshold: float = PARSE
     for t in tallies(records):
         rate = t.parse_failure_rate
         if rate is not None and t.unparseable and rate >= threshold:
-            notes.append(f"{t.model} under {t.condition}: {t.unparseable} of {t.answered} answers "
-                         f"({100 * rate:.0f}%) were unparseable under the suite's strict answer rule and count as "
-                         "wrong; the accuracy measures the answer format as much as the model (check the prompt's "
-                         "format, docs/scoring.md)")
+            notes.append(
+                f"{t.model} under {t.condition}: {t.unparseable} of {t.answered} answers "
+                f"({100 * rate:.0f}%) were unparseable under the suite's strict answer rule and count as "
+                "wrong; the accuracy measures the answer format as much as the model (check the prompt's "
+                "format, docs/scoring.md)"
+            )
     return notes
 
 

@@ -92,13 +92,14 @@ class Decoder:
     the index is only a faster way to the same pictures.
     """
 
-    def __init__(self, path: str | Path, stream: int | None = None, threaded: bool | None = None,
-                 whole_clip: bool = False) -> None:
+    def __init__(
+        self, path: str | Path, stream: int | None = None, threaded: bool | None = None, whole_clip: bool = False
+    ) -> None:
         """``threaded``: decode with FFmpeg's threads (True), on the calling thread (False), or as ``threads_pay``
         rules for the stored picture size (None; ``whole_clip``: the reader decodes the whole clip forward)."""
         self.path = Path(path)
-        self.seeks = 0                                # times the reader jumped (a seek) or started again
-        self.decoded = 0                              # pictures decoded (what reading cost; tests read it)
+        self.seeks = 0  # times the reader jumped (a seek) or started again
+        self.decoded = 0  # pictures decoded (what reading cost; tests read it)
         self._container = open_video(self.path)
         try:
             s = video_stream(self._container, self.path, stream)
@@ -150,18 +151,18 @@ class Decoder:
         if self.threaded:
             self._stream.thread_type = "AUTO"
         else:
-            self._stream.thread_count = 1    # no thread pool at all (FFmpeg's default starts slice threads)
+            self._stream.thread_count = 1  # no thread pool at all (FFmpeg's default starts slice threads)
         self._gen = self._container.decode(self._stream)
-        self.cur: int | None = None          # the number of the last picture returned
-        self._next_at = 0                    # the number the next picture has (counted) or should have (stamped)
-        self._by_stamp = False               # after a seek: pictures are named by their stamps, and checked
-        self._landing = False                # the next picture is the first after a seek
+        self.cur: int | None = None  # the number of the last picture returned
+        self._next_at = 0  # the number the next picture has (counted) or should have (stamped)
+        self._by_stamp = False  # after a seek: pictures are named by their stamps, and checked
+        self._landing = False  # the next picture is the first after a seek
 
     def _seek(self, k: int) -> None:
         assert self._index is not None
         try:
             self._container.seek(self._index.pts[k], stream=self._stream, backward=True, any_frame=False)
-        except av.error.FFmpegError:         # a container the demuxer cannot seek in: decode from the start
+        except av.error.FFmpegError:  # a container the demuxer cannot seek in: decode from the start
             self._distrust()
             self._start()
             return
@@ -199,8 +200,10 @@ class Decoder:
 
     def _ended(self) -> VideoEnded:
         after = "before its first frame" if self.cur is None else f"after frame {self.cur}"
-        return VideoEnded(f"{self.path}: the video ends {after}, earlier than its facts say; it changed since it was "
-                          "read (regenerate the manifest), or it is damaged")
+        return VideoEnded(
+            f"{self.path}: the video ends {after}, earlier than its facts say; it changed since it was "
+            "read (regenerate the manifest), or it is damaged"
+        )
 
     def _stamped(self, frame: av.VideoFrame | None) -> int | None:
         """The number of a picture decoded after a seek, by its stamp, if it is the picture the index says comes
@@ -227,7 +230,7 @@ class Decoder:
             frame = self._pull()
             if self._by_stamp:
                 j = self._stamped(frame)
-                if j is None:                # not where the index said: start again, counting
+                if j is None:  # not where the index said: start again, counting
                     self._distrust()
                     self.seeks += 1
                     self._start()
@@ -238,7 +241,7 @@ class Decoder:
                 j = self._next_at
                 idx = self._index
                 if idx is not None and (j >= idx.n_frames or frame.pts != idx.pts[j]):
-                    self._distrust()         # the stamps do not name the pictures: never seek on them
+                    self._distrust()  # the stamps do not name the pictures: never seek on them
             assert frame is not None
             self.cur, self._next_at = j, j + 1
             return j, frame
@@ -250,7 +253,7 @@ class Decoder:
             j, f = self.next()
             if j == i:
                 return f
-            if j > i:                        # pragma: no cover - position_for and the checks make it impossible
+            if j > i:  # pragma: no cover - position_for and the checks make it impossible
                 raise AssertionError(f"{self.path}: decoding went past frame {i} (got {j})")
 
     def __iter__(self) -> Iterator[tuple[int, av.VideoFrame]]:
@@ -272,8 +275,9 @@ class Decoder:
         self.close()
 
 
-def iter_frames(path: str | Path, half: bool = False, threaded: bool | None = None,
-                stream: int | None = None) -> Iterator[np.ndarray]:
+def iter_frames(
+    path: str | Path, half: bool = False, threaded: bool | None = None, stream: int | None = None
+) -> Iterator[np.ndarray]:
     """Every frame in presentation order as displayed RGB uint8 (``half``: at half resolution, for analysis).
 
     ``threaded``: None decodes with FFmpeg's threads where they pay (``threads_pay``: pictures of 720p and
@@ -285,8 +289,9 @@ def iter_frames(path: str | Path, half: bool = False, threaded: bool | None = No
             yield convert(frame)
 
 
-def iter_frames_reused(path: str | Path, half: bool = False, threaded: bool | None = None,
-                       stream: int | None = None) -> Iterator[np.ndarray]:
+def iter_frames_reused(
+    path: str | Path, half: bool = False, threaded: bool | None = None, stream: int | None = None
+) -> Iterator[np.ndarray]:
     """``iter_frames``, but a frame whose decoded planes are byte-identical to the previous frame's is
     yielded as the previous frame's array, the same object (converted once; read-only).
 
@@ -307,8 +312,9 @@ def iter_frames_reused(path: str | Path, half: bool = False, threaded: bool | No
             yield last
 
 
-def iter_constant_rate(path: str | Path, start_s: float = 0.0, end_s: float | None = None,
-                       stream: int | None = None) -> Iterator[np.ndarray]:
+def iter_constant_rate(
+    path: str | Path, start_s: float = 0.0, end_s: float | None = None, stream: int | None = None
+) -> Iterator[np.ndarray]:
     """The clip as a constant-rate sequence at its rate (``probe``'s fps) from ``start_s`` to ``end_s`` on the
     player's clock: frame ``k`` is the frame on screen at ``start_s + k / fps`` (a variable-rate clip's frames are
     repeated or skipped, never moved in time), displayed. What an importer re-encodes a user's clip from."""
@@ -332,8 +338,14 @@ def read_frames(path: str | Path, indices: Sequence[int], stream: int | None = N
     return np.stack([got[int(i)] for i in indices])
 
 
-def iter_selected(path: str | Path, indices: Sequence[int], half: bool = False, threaded: bool | None = None,
-                  width: int | None = None, stream: int | None = None) -> Iterator[tuple[int, np.ndarray]]:
+def iter_selected(
+    path: str | Path,
+    indices: Sequence[int],
+    half: bool = False,
+    threaded: bool | None = None,
+    width: int | None = None,
+    stream: int | None = None,
+) -> Iterator[tuple[int, np.ndarray]]:
     """(index, displayed RGB) for the sorted, distinct ``indices``, streaming (no whole-clip buffer).
 
     Index ``i`` is the ``i``-th frame a player shows (``Decoder``). Where the stream has clean entry points it
@@ -346,15 +358,18 @@ def iter_selected(path: str | Path, indices: Sequence[int], half: bool = False, 
     if want[0] < 0:
         raise ValueError(f"negative frame index {want[0]}")
     with Decoder(path, stream, threaded) as d:
+
         def convert(frame: av.VideoFrame) -> np.ndarray:
             return d.rgb_width(frame, width) if width is not None else d.rgb_half(frame) if half else d.rgb(frame)
 
-        if want[-1] > SEEK_MIN_SKIP:         # else no seek can skip anything: no index needed
+        if want[-1] > SEEK_MIN_SKIP:  # else no seek can skip anything: no index needed
             d.index()
         for j, i in enumerate(want):
             try:
                 frame = d.frame(i)
             except VideoEnded:
-                raise DataError(f"{path}: frames {want[j:j + 5]} do not exist (the video has fewer frames than its "
-                                "manifest says; was it replaced? regenerate the manifest)") from None
+                raise DataError(
+                    f"{path}: frames {want[j : j + 5]} do not exist (the video has fewer frames than its "
+                    "manifest says; was it replaced? regenerate the manifest)"
+                ) from None
             yield i, convert(frame)

@@ -82,12 +82,24 @@ def to_rgb_width(frame: av.VideoFrame, width: int, sar: Fraction = Fraction(1)) 
     no shrink) the frame comes back whole from ``to_rgb``, for the caller to scale."""
     w, h = frame.width, frame.height
     height = max(1, round(h * width / w))
-    if (frame.format.name != "yuv420p" or _rotation(frame) or sar != 1 or width >= w or w % 2 or h % 2
-            or width % 2 or height % 2):
+    if (
+        frame.format.name != "yuv420p"
+        or _rotation(frame)
+        or sar != 1
+        or width >= w
+        or w % 2
+        or h % 2
+        or width % 2
+        or height % 2
+    ):
         return to_rgb(frame, sar)
     # the planes are scaled where the decoder left them (rows with their padding), not copied out first
-    y, u, v = (np.frombuffer(memoryview(p), np.uint8, p.height * p.line_size).reshape(p.height, p.line_size)
-               [:, :p.width] for p in frame.planes)
-    small = [cv2.resize(y, (width, height), interpolation=cv2.INTER_AREA).ravel(),
-             *(cv2.resize(c, (width // 2, height // 2), interpolation=cv2.INTER_AREA).ravel() for c in (u, v))]
+    y, u, v = (
+        np.frombuffer(memoryview(p), np.uint8, p.height * p.line_size).reshape(p.height, p.line_size)[:, : p.width]
+        for p in frame.planes
+    )
+    small = [
+        cv2.resize(y, (width, height), interpolation=cv2.INTER_AREA).ravel(),
+        *(cv2.resize(c, (width // 2, height // 2), interpolation=cv2.INTER_AREA).ravel() for c in (u, v)),
+    ]
     return cv2.cvtColor(np.concatenate(small).reshape(height * 3 // 2, width), cv2.COLOR_YUV2RGB_I420)

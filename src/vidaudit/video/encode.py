@@ -41,7 +41,7 @@ X264_OPTIONS = {"preset": "ultrafast", "qp": "18", "threads": "1", "bframes": "0
 
 def _fps_fraction(fps: float) -> Fraction:
     f = Fraction(fps).limit_denominator(1001)
-    if f <= 0 or abs(float(f) - fps) > 1e-6 * fps:   # e.g. one frame an hour: 1/3600 is not x/1001
+    if f <= 0 or abs(float(f) - fps) > 1e-6 * fps:  # e.g. one frame an hour: 1/3600 is not x/1001
         f = Fraction(fps).limit_denominator(1 << 24)
     return f
 
@@ -68,20 +68,27 @@ def _convert_box(rgb: np.ndarray, yuv: np.ndarray, box: tuple[int, int, int, int
     x0, y0, x1, y1 = box
     bw, bh = x1 - x0, y1 - y0
     part = cv2.cvtColor(rgb[y0:y1, x0:x1], cv2.COLOR_RGB2YUV_I420).reshape(-1)
-    yuv[y0:y1, x0:x1] = part[:bw * bh].reshape(bh, bw)
-    chroma, part_chroma = yuv[h:].reshape(-1), part[bw * bh:]
+    yuv[y0:y1, x0:x1] = part[: bw * bh].reshape(bh, bw)
+    chroma, part_chroma = yuv[h:].reshape(-1), part[bw * bh :]
     q, bq = (w // 2) * (h // 2), (bw // 2) * (bh // 2)
     for k in range(2):  # U, then V
-        plane = chroma[k * q:(k + 1) * q].reshape(h // 2, w // 2)
-        plane[y0 // 2:y1 // 2, x0 // 2:x1 // 2] = part_chroma[k * bq:(k + 1) * bq].reshape(bh // 2, bw // 2)
+        plane = chroma[k * q : (k + 1) * q].reshape(h // 2, w // 2)
+        plane[y0 // 2 : y1 // 2, x0 // 2 : x1 // 2] = part_chroma[k * bq : (k + 1) * bq].reshape(bh // 2, bw // 2)
 
 
 class VideoWriter:
     """Write RGB frames to an MP4 (H.264, yuv420p) under a temporary name, renamed on close."""
 
-    def __init__(self, path: str | Path, fps: float, width: int, height: int,
-                 options: dict[str, str] | None = None, threaded: bool = True,
-                 on_packet: Callable[[bytes], None] | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        fps: float,
+        width: int,
+        height: int,
+        options: dict[str, str] | None = None,
+        threaded: bool = True,
+        on_packet: Callable[[bytes], None] | None = None,
+    ) -> None:
         """``on_packet``: called with each encoded packet's bytes, in mux order, before it is muxed (from the
         encoder thread): what the encoder produced, for a writer that must prove what it wrote (``NalDigest``)."""
         if width % 2 or height % 2:
@@ -232,8 +239,9 @@ class VideoWriter:
     def __enter__(self) -> VideoWriter:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if exc_type is None:
             self.close()
         else:

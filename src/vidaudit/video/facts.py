@@ -22,7 +22,7 @@ from vidaudit.core.manifest import external_videos_allowed
 from vidaudit.core.types import Sample, VideoRef
 from vidaudit.video.probe import VideoInfo, probe
 
-_PROBED: dict[tuple[str, int | None], VideoInfo] = {}   # (sha256, stream) -> facts: the same bytes probe the same
+_PROBED: dict[tuple[str, int | None], VideoInfo] = {}  # (sha256, stream) -> facts: the same bytes probe the same
 
 
 def resolve_video(data_dir: Path, rel: str, *, allow_external: bool = False, who: str = "") -> Path:
@@ -33,9 +33,11 @@ def resolve_video(data_dir: Path, rel: str, *, allow_external: bool = False, who
         return root / rel
     problem = escape_problem(root, rel)
     if problem is not None:
-        raise DataError(f"{who + ': ' if who else ''}video path {rel!r} leads outside the data directory "
-                        f"{root.resolve()}: it {problem}; move the video into the dataset, or pass "
-                        "--allow-external-videos if you trust this manifest")
+        raise DataError(
+            f"{who + ': ' if who else ''}video path {rel!r} leads outside the data directory "
+            f"{root.resolve()}: it {problem}; move the video into the dataset, or pass "
+            "--allow-external-videos if you trust this manifest"
+        )
     return root / rel
 
 
@@ -61,11 +63,15 @@ def facts_problems(info: VideoInfo, ref: VideoRef) -> list[str]:
         out.append(f"rotation {info.rotation}, the manifest says {ref.rotation}")
     sar = (info.sar.numerator, info.sar.denominator)
     if sar != (ref.sar or (1, 1)):
-        out.append(f"sample aspect ratio {sar[0]}:{sar[1]}, the manifest says "
-                   + ("square pixels" if ref.sar is None else f"{ref.sar[0]}:{ref.sar[1]}"))
+        out.append(
+            f"sample aspect ratio {sar[0]}:{sar[1]}, the manifest says "
+            + ("square pixels" if ref.sar is None else f"{ref.sar[0]}:{ref.sar[1]}")
+        )
     elif ref.stored_size is not None and tuple(ref.stored_size) != tuple(info.stored_size):
-        out.append(f"stored size {info.stored_size[0]}x{info.stored_size[1]}, the manifest says "
-                   f"{ref.stored_size[0]}x{ref.stored_size[1]}")
+        out.append(
+            f"stored size {info.stored_size[0]}x{info.stored_size[1]}, the manifest says "
+            f"{ref.stored_size[0]}x{ref.stored_size[1]}"
+        )
     if info.video_streams > 1 and ref.stream is None:
         out.append(f"{info.video_streams} video streams, the manifest names none (it records the one read)")
     if not math.isclose(info.start_s, ref.start_s, abs_tol=1e-6):
@@ -90,16 +96,21 @@ def probed(path: Path, sha256: str, stream: int | None = None) -> VideoInfo:
 def check_video_file(path: Path, ref: VideoRef, *, who: str, facts: bool = True) -> None:
     """The file at ``path`` has ``ref``'s sha256 and (``facts``) shows what ``ref`` says; else a DataError."""
     if not path.is_file():
-        raise DataError(f"video for {who} is missing: {path}; regenerate the data (vidaudit generate ... "
-                        "--skip-existing)")
+        raise DataError(
+            f"video for {who} is missing: {path}; regenerate the data (vidaudit generate ... --skip-existing)"
+        )
     if ref.sha256 is None:
         raise DataError(f"{who} has no video sha256 (a dry-run manifest?); generate the videos first")
     if sha256_file(path) != ref.sha256:
-        raise DataError(f"{path} does not match the manifest's sha256 for {who}: the file changed; regenerate it "
-                        "or point --data at the matching manifest")
+        raise DataError(
+            f"{path} does not match the manifest's sha256 for {who}: the file changed; regenerate it "
+            "or point --data at the matching manifest"
+        )
     if facts:
         problems = facts_problems(probed(path, ref.sha256, ref.stream), ref)
         if problems:
-            raise DataError(f"{path} (for {who}) is not the video its manifest describes: {'; '.join(problems)}. "
-                            "Regenerate the manifest from the file (vidaudit import / generate), do not edit it "
-                            "by hand")
+            raise DataError(
+                f"{path} (for {who}) is not the video its manifest describes: {'; '.join(problems)}. "
+                "Regenerate the manifest from the file (vidaudit import / generate), do not edit it "
+                "by hand"
+            )

@@ -18,13 +18,14 @@ from vidaudit.video.decode import iter_selected
 class FrameCache:
     def __init__(self, max_bytes: int = 1 << 30) -> None:
         self.max_bytes = max_bytes
-        self._data: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()   # ((content, stream), i)
+        self._data: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()  # ((content, stream), i)
         self._bytes = 0
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
-    def get(self, path: str | Path, sha256: str | None, indices: Sequence[int],
-            stream: int | None = None) -> list[np.ndarray]:
+    def get(
+        self, path: str | Path, sha256: str | None, indices: Sequence[int], stream: int | None = None
+    ) -> list[np.ndarray]:
         """Frames at ``indices`` (in that order) of the video stream ``stream`` (None: the one a player picks),
         decoding only the missing ones in one pass.
 

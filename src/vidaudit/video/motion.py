@@ -43,8 +43,11 @@ def _gray(frame: np.ndarray) -> np.ndarray:
     h, w = g.shape
     f = SIDE / max(h, w)
     if f != 1.0:
-        g = cv2.resize(g, (max(int(round(w * f)), 8), max(int(round(h * f)), 8)),
-                       interpolation=cv2.INTER_AREA if f < 1.0 else cv2.INTER_LINEAR)
+        g = cv2.resize(
+            g,
+            (max(int(round(w * f)), 8), max(int(round(h * f)), 8)),
+            interpolation=cv2.INTER_AREA if f < 1.0 else cv2.INTER_LINEAR,
+        )
     return g
 
 
@@ -54,16 +57,17 @@ def _phase_shift(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     return float(dx), float(dy)
 
 
-def _track(a: np.ndarray, b: np.ndarray, pts: np.ndarray, guess: tuple[float, float]
-           ) -> tuple[np.ndarray, np.ndarray]:
+def _track(a: np.ndarray, b: np.ndarray, pts: np.ndarray, guess: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
     """Corners ``pts`` of ``a`` found in ``b`` (pyramidal Lucas-Kanade from ``pts + guess``), kept only
     where tracking back lands within half a pixel of the start."""
     criteria = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 30, 0.01)
     init = (pts + np.asarray(guess, np.float32)).astype(np.float32)
-    fwd, st, _ = cv2.calcOpticalFlowPyrLK(a, b, pts, init.copy(), flags=cv2.OPTFLOW_USE_INITIAL_FLOW,
-                                          winSize=(15, 15), maxLevel=3, criteria=criteria)
-    back, st2, _ = cv2.calcOpticalFlowPyrLK(b, a, fwd, pts.copy(), flags=cv2.OPTFLOW_USE_INITIAL_FLOW,
-                                            winSize=(15, 15), maxLevel=3, criteria=criteria)
+    fwd, st, _ = cv2.calcOpticalFlowPyrLK(
+        a, b, pts, init.copy(), flags=cv2.OPTFLOW_USE_INITIAL_FLOW, winSize=(15, 15), maxLevel=3, criteria=criteria
+    )
+    back, st2, _ = cv2.calcOpticalFlowPyrLK(
+        b, a, fwd, pts.copy(), flags=cv2.OPTFLOW_USE_INITIAL_FLOW, winSize=(15, 15), maxLevel=3, criteria=criteria
+    )
     ok = (st.ravel() == 1) & (st2.ravel() == 1) & (np.linalg.norm((back - pts).reshape(-1, 2), axis=1) < 0.5)
     return pts.reshape(-1, 2)[ok], fwd.reshape(-1, 2)[ok]
 
@@ -84,15 +88,22 @@ def pair_motion(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
         pts = pts.astype(np.float32)
         for g in dict.fromkeys([guess, (0.0, 0.0)]):
             if best is not None and len(best[0]) * 2 >= len(pts):
-                break      # the phase guess already tracked most corners: no second start needed
+                break  # the phase guess already tracked most corners: no second start needed
             p0, p1 = _track(a, b, pts, g)
             far = np.linalg.norm(p0 - centre, axis=1) > 0.15 * min(w, h)
             if best is None or far.sum() > len(best[0]):
                 best = (p0[far], p1[far])
     if best is None or len(best[0]) < _MIN_TRACKS:
         shift = math.hypot(*guess)
-        return {"scale": 1.0, "dx": guess[0], "dy": guess[1], "radius": 0.25 * (w + h) / 2.0, "res_shift": 0.0,
-                "res_radial": shift, "tracks": 0.0}
+        return {
+            "scale": 1.0,
+            "dx": guess[0],
+            "dy": guess[1],
+            "radius": 0.25 * (w + h) / 2.0,
+            "res_shift": 0.0,
+            "res_radial": shift,
+            "tracks": 0.0,
+        }
     p0, p1 = best
     d = p1 - p0
     x0, x1 = p0 - centre, p1 - centre
@@ -101,10 +112,15 @@ def pair_motion(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
     unit = x0 / r0[:, None]
     across = np.abs(d[:, 0] * unit[:, 1] - d[:, 1] * unit[:, 0])
     ratio = np.linalg.norm(x1, axis=1) / r0
-    return {"scale": float(np.exp(np.median(np.log(np.maximum(ratio, 1e-3))))), "dx": float(t[0]),
-            "dy": float(t[1]), "radius": float(np.median(r0)),
-            "res_shift": float(np.median(np.linalg.norm(d - t, axis=1))), "res_radial": float(np.median(across)),
-            "tracks": float(len(p0))}
+    return {
+        "scale": float(np.exp(np.median(np.log(np.maximum(ratio, 1e-3))))),
+        "dx": float(t[0]),
+        "dy": float(t[1]),
+        "radius": float(np.median(r0)),
+        "res_shift": float(np.median(np.linalg.norm(d - t, axis=1))),
+        "res_radial": float(np.median(across)),
+        "tracks": float(len(p0)),
+    }
 
 
 def _magnitude(m: dict[str, float]) -> float:
@@ -115,8 +131,10 @@ def _pairs(n: int, gap: int, most: int) -> list[tuple[int, int]]:
     starts = n - gap
     if starts <= most:
         return [(i, i + gap) for i in range(starts)]
-    return [(int(round(j * (starts - 1) / (most - 1))), int(round(j * (starts - 1) / (most - 1))) + gap)
-            for j in range(most)]
+    return [
+        (int(round(j * (starts - 1) / (most - 1))), int(round(j * (starts - 1) / (most - 1))) + gap)
+        for j in range(most)
+    ]
 
 
 def choose_gap(grey: Sequence[np.ndarray]) -> int:
@@ -159,8 +177,15 @@ def classify_motion(frames: Sequence[np.ndarray]) -> tuple[str, dict[str, float]
         logs += math.log(m["scale"])
         res_shift += m["res_shift"]
         res_radial += m["res_radial"]
-    ev = {"tx": tx, "ty": ty, "log_scale": logs, "res_shift": res_shift, "res_radial": res_radial,
-          "vote": vote, "gap": float(gap)}
+    ev = {
+        "tx": tx,
+        "ty": ty,
+        "log_scale": logs,
+        "res_shift": res_shift,
+        "res_radial": res_radial,
+        "vote": vote,
+        "gap": float(gap),
+    }
     if vote > 0:
         return ("zoom_in" if logs > 0 else "zoom_out"), ev
     if abs(tx) >= abs(ty):

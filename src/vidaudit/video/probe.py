@@ -41,17 +41,17 @@ class VideoInfo:
     """A video's facts as a player shows it: displayed size (square pixels, upright), presentation clock, stream."""
 
     fps: float
-    width: int                                  # displayed: SAR applied, then rotation
+    width: int  # displayed: SAR applied, then rotation
     height: int
     n_frames: int
     duration_s: float
-    rotation: int = 0                           # degrees counter-clockwise a player turns the stored picture
-    start_s: float = 0.0                        # the first frame's time from the presentation start
+    rotation: int = 0  # degrees counter-clockwise a player turns the stored picture
+    start_s: float = 0.0  # the first frame's time from the presentation start
     frame_times: tuple[float, ...] | None = None  # each frame's time, when the rate is not constant
-    stream: int = 0                             # the index of the video stream read
-    video_streams: int = 1                      # how many video streams the file has
-    sar: Fraction = Fraction(1)                 # sample aspect ratio of the stored picture
-    stored_size: tuple[int, int] = (0, 0)       # the decoded picture's (width, height), before SAR and rotation
+    stream: int = 0  # the index of the video stream read
+    video_streams: int = 1  # how many video streams the file has
+    sar: Fraction = Fraction(1)  # sample aspect ratio of the stored picture
+    stored_size: tuple[int, int] = (0, 0)  # the decoded picture's (width, height), before SAR and rotation
 
     @property
     def timeline(self) -> Timeline:
@@ -73,7 +73,7 @@ class _Read:
     stamps: list[int]
     last_duration: int
     first: av.VideoFrame | None
-    ends: dict[int, float]          # stream index -> end of its last packet (seconds)
+    ends: dict[int, float]  # stream index -> end of its last packet (seconds)
 
 
 #: ``probe(packets=)``: given the video stream read, a function called with each of its packets' bytes (those with
@@ -81,8 +81,9 @@ class _Read:
 PacketFeed = Callable[[av.video.stream.VideoStream], Callable[[bytes], None]]
 
 
-def _by_packets(c: av.container.InputContainer, s: av.video.stream.VideoStream, p: Path,
-                feed: Callable[[bytes], None] | None = None) -> _Read:
+def _by_packets(
+    c: av.container.InputContainer, s: av.video.stream.VideoStream, p: Path, feed: Callable[[bytes], None] | None = None
+) -> _Read:
     """Frames from the video packets' presentation stamps (where packets are frames: ``packets_are_frames``)."""
     stamps: list[int] = []
     durations: dict[int, int] = {}
@@ -108,8 +109,9 @@ def _by_packets(c: av.container.InputContainer, s: av.video.stream.VideoStream, 
     return _Read(stamps, durations.get(stamps[-1], 0) if stamps else 0, None, ends)
 
 
-def _by_decoding(c: av.container.InputContainer, s: av.video.stream.VideoStream, p: Path,
-                 feed: Callable[[bytes], None] | None = None) -> _Read:
+def _by_decoding(
+    c: av.container.InputContainer, s: av.video.stream.VideoStream, p: Path, feed: Callable[[bytes], None] | None = None
+) -> _Read:
     """Frames as the decoder returns them (field pairs woven into one, packed B-frames unpacked), each timed by the
     whole stream's best-effort rule (``streams.best_effort``)."""
     pts: list[int | None] = []
@@ -139,13 +141,16 @@ def _by_decoding(c: av.container.InputContainer, s: av.video.stream.VideoStream,
     step = last_duration or (round(1 / (rate * tb)) if rate and tb else 1)
     stamps = best_effort(pts, dts, step)
     if stamps is None:
-        raise DataError(f"{p}: two frames share a presentation time (or the frames' stamps go back); re-encode it "
-                        "(e.g. ffmpeg -i IN OUT.mp4)")
+        raise DataError(
+            f"{p}: two frames share a presentation time (or the frames' stamps go back); re-encode it "
+            "(e.g. ffmpeg -i IN OUT.mp4)"
+        )
     return _Read(stamps, last_duration or step, first, ends)
 
 
-def _video_packets(c: av.container.InputContainer, s: av.video.stream.VideoStream,
-                   ends: dict[int, float]) -> Iterator[av.Packet[Any]]:
+def _video_packets(
+    c: av.container.InputContainer, s: av.video.stream.VideoStream, ends: dict[int, float]
+) -> Iterator[av.Packet[Any]]:
     """The packets of the video stream ``s`` in file order; every other stream's packets only note in ``ends``
     where that stream ends."""
     for pkt in c.demux():
@@ -196,8 +201,10 @@ def probe(path: str | Path, stream: int | None = None, packets: PacketFeed | Non
         n = len(times)
         fps = frame_rate(s.average_rate, s.guessed_rate, times, lambda r: is_constant(times, r))
         if not (math.isfinite(fps) and 0 < fps <= MAX_FPS):
-            raise DataError(f"{p}: frame rate {fps:g} is not usable (must be in (0, {MAX_FPS:g}]); re-encode it "
-                            "at a constant rate (e.g. ffmpeg -i IN -r 30 OUT.mp4)")
+            raise DataError(
+                f"{p}: frame rate {fps:g} is not usable (must be in (0, {MAX_FPS:g}]); re-encode it "
+                "at a constant rate (e.g. ffmpeg -i IN -r 30 OUT.mp4)"
+            )
         sar = stream_sar(s)
         w, h = displayed_size(first.width, first.height, sar)
         if rotation in (90, 270):
@@ -211,15 +218,32 @@ def probe(path: str | Path, stream: int | None = None, packets: PacketFeed | Non
             step = float(read.last_duration * tb) if read.last_duration else (times[-1] - times[0]) / max(n - 1, 1)
             start, duration = round(times[0], 6), round(times[-1] + step, 6)
             frame_times = tuple(round(t, 6) for t in times)
-        info = VideoInfo(fps=fps, width=w, height=h, n_frames=n, duration_s=duration, rotation=rotation, start_s=start,
-                         frame_times=frame_times, stream=s.index, video_streams=len(c.streams.video), sar=sar,
-                         stored_size=(first.width, first.height))
+        info = VideoInfo(
+            fps=fps,
+            width=w,
+            height=h,
+            n_frames=n,
+            duration_s=duration,
+            rotation=rotation,
+            start_s=start,
+            frame_times=frame_times,
+            stream=s.index,
+            video_streams=len(c.streams.video),
+            sar=sar,
+            stored_size=(first.width, first.height),
+        )
         _refuse_cut_off(c, s, p, float(stamps[0] * tb), info.duration_s + origin, read.ends)
     return info
 
 
-def _refuse_cut_off(c: av.container.InputContainer, s: av.video.stream.VideoStream, p: Path, first_s: float,
-                    end_s: float, ends: dict[int, float]) -> None:
+def _refuse_cut_off(
+    c: av.container.InputContainer,
+    s: av.video.stream.VideoStream,
+    p: Path,
+    first_s: float,
+    end_s: float,
+    ends: dict[int, float],
+) -> None:
     """A ``DataError`` when the file holds less than its header promises (``streams.cut_off``): the video stream's own
     duration where the header gives one, else the container's against the end of its latest stream (only in a
     container whose header states a duration: ``streams.HEADER_DURATION_FORMATS``)."""
@@ -235,9 +259,11 @@ def _refuse_cut_off(c: av.container.InputContainer, s: av.video.stream.VideoStre
     else:
         return
     if cut_off(promised, present):
-        raise DataError(f"{p} is cut off: its header promises {promised:.3g} s of video but the file holds "
-                        f"{max(present, 0):.3g} s (an interrupted download or copy?); fetch it again, or keep the "
-                        "part present by remuxing it (ffmpeg -i IN -c copy OUT.mkv)")
+        raise DataError(
+            f"{p} is cut off: its header promises {promised:.3g} s of video but the file holds "
+            f"{max(present, 0):.3g} s (an interrupted download or copy?); fetch it again, or keep the "
+            "part present by remuxing it (ffmpeg -i IN -c copy OUT.mkv)"
+        )
 
 
 def _first_frame(p: Path, index: int | None = None) -> av.VideoFrame:
@@ -263,9 +289,18 @@ def ref_from(info: VideoInfo, path: str, sha256: str | None) -> VideoRef:
     The stream is recorded where the file has several video streams, the stored size and SAR where pixels are not
     square; an ordinary file's ref has neither, so its manifest line is what it always was."""
     square_px = info.sar == 1
-    return VideoRef(path=path, sha256=sha256, fps=info.fps, width=info.width, height=info.height,
-                    n_frames=info.n_frames, duration_s=info.duration_s, rotation=info.rotation,
-                    start_s=info.start_s, frame_times=info.frame_times,
-                    sar=None if square_px else (info.sar.numerator, info.sar.denominator),
-                    stored_size=None if square_px else info.stored_size,
-                    stream=info.stream if info.video_streams > 1 else None)
+    return VideoRef(
+        path=path,
+        sha256=sha256,
+        fps=info.fps,
+        width=info.width,
+        height=info.height,
+        n_frames=info.n_frames,
+        duration_s=info.duration_s,
+        rotation=info.rotation,
+        start_s=info.start_s,
+        frame_times=info.frame_times,
+        sar=None if square_px else (info.sar.numerator, info.sar.denominator),
+        stored_size=None if square_px else info.stored_size,
+        stream=info.stream if info.video_streams > 1 else None,
+    )

@@ -23,7 +23,7 @@ from vidaudit.core.timeline import Timeline
 @dataclass(frozen=True)
 class FrameSelection:
     indices: tuple[int, ...]
-    times: tuple[float, ...]   # presentation times (seconds) on the video's clock
+    times: tuple[float, ...]  # presentation times (seconds) on the video's clock
     rule: str
 
     def __post_init__(self) -> None:
@@ -79,8 +79,9 @@ def every_frame(clock: Timeline) -> FrameSelection:
 EVENT_SLACK = 5e-10
 
 
-def around_events(event_times: Sequence[float], event_frames: Sequence[int], clock: Timeline,
-                  offset_s: float = 0.1) -> FrameSelection:
+def around_events(
+    event_times: Sequence[float], event_frames: Sequence[int], clock: Timeline, offset_s: float = 0.1
+) -> FrameSelection:
     """The oracle keyframes: for each event, frames at t_i - offset, the event's first frame, t_i + offset.
 
     The centre frame is the event's own first frame, ``event_frames`` (the trace's, derived from the event's
@@ -97,9 +98,11 @@ def around_events(event_times: Sequence[float], event_frames: Sequence[int], clo
         rule = "keyframes: no events, frames at 25/50/75% of the clip"
     else:
         for t, f in zip(event_times, event_frames, strict=True):
-            for tt, idx in ((t - offset_s, clock.on_screen(t - offset_s + EVENT_SLACK)),
-                            (t, min(max(f, 0), n_frames - 1)),
-                            (t + offset_s, clock.on_screen(t + offset_s + EVENT_SLACK))):
+            for tt, idx in (
+                (t - offset_s, clock.on_screen(t - offset_s + EVENT_SLACK)),
+                (t, min(max(f, 0), n_frames - 1)),
+                (t + offset_s, clock.on_screen(t + offset_s + EVENT_SLACK)),
+            ):
                 picks.setdefault(idx, round(max(tt, 0.0), 6))
         rule = f"keyframes: t_i - {offset_s:g}, event frame, t_i + {offset_s:g}"
     order = sorted(picks)

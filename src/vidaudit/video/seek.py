@@ -51,9 +51,9 @@ _HEVC_IRAP = range(16, 24)
 class SeekIndex:
     """A stream's frames by stamp and its clean entry points (see the module docstring)."""
 
-    pts: Sequence[int]                   # frame i's presentation stamp (time-base units), ascending
-    points: Sequence[int]                # frame numbers of the clean entry points, ascending; 0 (the start) first
-    usable: bool = field(default=True)   # False once a decoder disagreed with it: nobody seeks on it again
+    pts: Sequence[int]  # frame i's presentation stamp (time-base units), ascending
+    points: Sequence[int]  # frame numbers of the clean entry points, ascending; 0 (the start) first
+    usable: bool = field(default=True)  # False once a decoder disagreed with it: nobody seeks on it again
 
     @property
     def n_frames(self) -> int:
@@ -91,8 +91,8 @@ def nal_units(data: bytes, length_size: int = 0) -> list[bytes]:
         return [n.rstrip(b"\x00") for n in data.split(b"\x00\x00\x01")[1:]]
     out, i = [], 0
     while i + length_size <= len(data):
-        size = int.from_bytes(data[i:i + length_size], "big")
-        out.append(data[i + length_size:i + length_size + size])
+        size = int.from_bytes(data[i : i + length_size], "big")
+        out.append(data[i + length_size : i + length_size + size])
         i += length_size + size
     if i != len(data):
         out.append(data[i:])  # a malformed tail: kept, so that it changes a digest
@@ -126,17 +126,20 @@ def build_index(c: av.container.InputContainer, s: av.video.stream.VideoStream) 
         return None
     codec = s.codec_context.name
     length_size = _length_size(codec, bytes(s.codec_context.extradata or b""))
-    stamps: list[int] = []          # every packet's pts, in stored (decode) order
-    shown: list[bool] = []          # not cut by an edit list
-    fresh: list[bool] = []          # a keyframe whose bitstream starts afresh
+    stamps: list[int] = []  # every packet's pts, in stored (decode) order
+    shown: list[bool] = []  # not cut by an edit list
+    fresh: list[bool] = []  # a keyframe whose bitstream starts afresh
     try:
         for pkt in c.demux(s):
             if not pkt.size:
                 continue
             if pkt.pts is None:
                 return None
-            fresh.append(bool(pkt.is_keyframe) and not pkt.is_discard
-                         and (codec not in ("h264", "hevc") or starts_afresh(bytes(pkt), codec, length_size)))
+            fresh.append(
+                bool(pkt.is_keyframe)
+                and not pkt.is_discard
+                and (codec not in ("h264", "hevc") or starts_afresh(bytes(pkt), codec, length_size))
+            )
             stamps.append(pkt.pts)
             shown.append(not pkt.is_discard)
     except av.error.FFmpegError:
@@ -145,9 +148,9 @@ def build_index(c: av.container.InputContainer, s: av.video.stream.VideoStream) 
     if not frames or len(set(frames)) != len(frames):
         return None
     if any(p >= frames[0] for p, v in zip(stamps, shown, strict=True) if not v):
-        return None                 # a cut frame among the shown ones: an edit list this index does not model
+        return None  # a cut frame among the shown ones: an edit list this index does not model
     n = len(stamps)
-    later_min = [0] * n             # the smallest stamp stored after each packet (None past the last)
+    later_min = [0] * n  # the smallest stamp stored after each packet (None past the last)
     low: int | None = None
     for k in range(n - 1, -1, -1):
         later_min[k] = low if low is not None else stamps[k] + 1
@@ -158,4 +161,4 @@ def build_index(c: av.container.InputContainer, s: av.video.stream.VideoStream) 
         if fresh[k] and (earlier_max is None or earlier_max < p) and later_min[k] > p:
             points.add(bisect.bisect_left(frames, p))
         earlier_max = p if earlier_max is None else max(earlier_max, p)
-    return SeekIndex(array("q", frames), tuple(sorted(points)))   # 8 bytes a frame: an hour at 30 fps is 0.9 MB
+    return SeekIndex(array("q", frames), tuple(sorted(points)))  # 8 bytes a frame: an hour at 30 fps is 0.9 MB

@@ -91,8 +91,8 @@ def best_effort(pts: Sequence[int | None], dts: Sequence[int | None], step: int)
     """Each decoded frame's time (time-base units), ffmpeg's best effort decided for the whole stream (see the module
     docstring): presentation stamps if complete and increasing, else decode stamps with a missing tail filled in at
     ``step`` per frame, else ffmpeg's per-frame guess (``guess_correct_pts``); None if no rule gives increasing times."""
-    if pts and all(p is not None for p in pts) and _increasing(pts):    # type: ignore[arg-type]
-        return list(pts)                                                # type: ignore[arg-type]
+    if pts and all(p is not None for p in pts) and _increasing(pts):  # type: ignore[arg-type]
+        return list(pts)  # type: ignore[arg-type]
     for times in (_filled(dts, step), _filled(_guessed(pts, dts), step)):
         if times is not None and _increasing(times):
             return times
@@ -135,8 +135,9 @@ def _guessed(pts: Sequence[int | None], dts: Sequence[int | None]) -> list[int |
     return out
 
 
-def frame_rate(average: Fraction | None, guessed: Fraction | None, times: Sequence[float],
-               constant_at: Callable[[float], bool]) -> float:
+def frame_rate(
+    average: Fraction | None, guessed: Fraction | None, times: Sequence[float], constant_at: Callable[[float], bool]
+) -> float:
     """The clip's rate (see the module docstring). ``constant_at(fps)``: whether every frame time is on that rate's
     grid, in which case the rate is supported whatever its source."""
     n = len(times)
@@ -169,18 +170,23 @@ def open_video(path: str | Path) -> av.container.InputContainer:
         return av.open(str(p))
     except av.error.FFmpegError as e:  # e.g. a text file or a truncated download: say what, not FFmpeg's errno
         reason = (getattr(e, "strerror", None) or str(e)).rstrip(".").lower()
-        raise DataError(f"cannot decode {p}: not a readable video ({reason}); give a video file FFmpeg can "
-                        "decode (e.g. an MP4, WebM, MKV, AVI or MOV), or, if vidaudit wrote it, delete it and "
-                        "generate it again") from e
+        raise DataError(
+            f"cannot decode {p}: not a readable video ({reason}); give a video file FFmpeg can "
+            "decode (e.g. an MP4, WebM, MKV, AVI or MOV), or, if vidaudit wrote it, delete it and "
+            "generate it again"
+        ) from e
 
 
-def video_stream(c: av.container.InputContainer, p: str | Path,
-                  index: int | None = None) -> av.video.stream.VideoStream:
+def video_stream(
+    c: av.container.InputContainer, p: str | Path, index: int | None = None
+) -> av.video.stream.VideoStream:
     """The video stream a player shows (``streams.best_stream``), or the one at ``index``."""
     if not c.streams.video:
         kinds: list[str] = sorted({str(s.type) for s in c.streams}) or ["no streams"]
-        raise DataError(f"cannot decode {p}: not a readable video, it has no video stream (only {', '.join(kinds)}); "
-                        "give a video file (e.g. an MP4) or a still image")
+        raise DataError(
+            f"cannot decode {p}: not a readable video, it has no video stream (only {', '.join(kinds)}); "
+            "give a video file (e.g. an MP4) or a still image"
+        )
     if index is None:
         return best_stream(c.streams.video)
     for s in c.streams.video:

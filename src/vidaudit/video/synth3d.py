@@ -56,8 +56,8 @@ TEXTURE_SIDE = 64
 @dataclass(frozen=True)
 class Sprite:
     position: tuple[float, float, float]
-    size: tuple[float, float]      # world width and height
-    texture: int                   # index into World.textures
+    size: tuple[float, float]  # world width and height
+    texture: int  # index into World.textures
 
 
 @dataclass(frozen=True)
@@ -70,8 +70,10 @@ class World:
     @functools.cached_property
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """Positions (n, 3) and world sizes (n, 2), built once rather than per frame."""
-        return (np.array([s.position for s in self.sprites], np.float64).reshape(-1, 3),
-                np.array([s.size for s in self.sprites], np.float64).reshape(-1, 2))
+        return (
+            np.array([s.position for s in self.sprites], np.float64).reshape(-1, 3),
+            np.array([s.size for s in self.sprites], np.float64).reshape(-1, 2),
+        )
 
 
 def focal_length(width: int, fov_deg: float = FOV_DEG) -> float:
@@ -128,7 +130,7 @@ def _texture(rng: np.random.Generator, side: int = TEXTURE_SIDE) -> np.ndarray:
         cv2.circle(mask, (big // 2, big // 2), big // 2 - m, 255, -1)
         cv2.circle(mask, (big // 2, big // 2), big // 5, 0, -1)
     edge = cv2.morphologyEx(mask, cv2.MORPH_GRADIENT, np.ones((5, 5), np.uint8))
-    rgb[edge > 0] = (rgb[edge > 0] // 3)
+    rgb[edge > 0] = rgb[edge > 0] // 3
     rgba = np.dstack([rgb, mask])
     return cv2.resize(rgba, (side, side), interpolation=cv2.INTER_AREA)
 
@@ -147,9 +149,14 @@ def make_world(seed: int, n_sprites: int = N_SPRITES) -> World:
     ang = np.radians(rng.uniform(*ANGLE_RANGE_DEG, n_sprites))
     aspect = rng.uniform(0.7, 1.4, n_sprites)
     tex = rng.integers(0, N_TEXTURES, n_sprites)
-    sprites = tuple(Sprite(position=tuple(float(v) for v in dirs[i] * depth[i]),  # type: ignore[arg-type]
-                           size=(float(ang[i] * depth[i] * aspect[i]), float(ang[i] * depth[i] / aspect[i])),
-                           texture=int(tex[i])) for i in range(n_sprites))
+    sprites = tuple(
+        Sprite(
+            position=tuple(float(v) for v in dirs[i] * depth[i]),  # type: ignore[arg-type]
+            size=(float(ang[i] * depth[i] * aspect[i]), float(ang[i] * depth[i] / aspect[i])),
+            texture=int(tex[i]),
+        )
+        for i in range(n_sprites)
+    )
     bg = tuple(int(v) for v in rng.integers(20, 90, 3))
     return World(sprites=sprites, textures=textures, background=bg)  # type: ignore[arg-type]
 
@@ -195,14 +202,14 @@ class Camera3DSpec:
         """The zoom curve of ``camera_2d``'s zoom_in: 1 at alpha = 0, toward zoom_max."""
         if self.zoom_curve == "linear":
             return 1.0 + (self.zoom_max - 1.0) * alpha
-        return float(self.zoom_max ** alpha)
+        return float(self.zoom_max**alpha)
 
     def pose(self, alpha: float) -> tuple[tuple[float, float, float], float, float]:
         """(camera position p, yaw, pitch) at ``alpha``."""
         m = self.motion
-        if m == "zoom_in":     # a sprite at Z_REF appears growth(alpha) times larger
+        if m == "zoom_in":  # a sprite at Z_REF appears growth(alpha) times larger
             return (0.0, 0.0, Z_REF * (1.0 - 1.0 / self.growth(alpha))), 0.0, 0.0
-        if m == "zoom_out":    # ... 1 / growth(alpha) times as large
+        if m == "zoom_out":  # ... 1 / growth(alpha) times as large
             return (0.0, 0.0, -Z_REF * (self.growth(alpha) - 1.0)), 0.0, 0.0
         a = alpha * self.theta_max
         if m == "pan_left":
@@ -214,10 +221,14 @@ class Camera3DSpec:
         return (0.0, 0.0, 0.0), 0.0, a
 
     def info(self) -> dict[str, float | str]:
-        return {"fov_deg": self.fov_deg, "focal_px": round(self.focal, 6), "z_near": Z_NEAR, "z_ref": Z_REF,
-                "theta_max_deg": round(math.degrees(self.theta_max), 6) if self.motion.startswith(("pan", "tilt"))
-                else 0.0,
-                "d_max": round(abs(self.pose(1.0)[0][2]), 6) if self.motion.startswith("zoom") else 0.0}
+        return {
+            "fov_deg": self.fov_deg,
+            "focal_px": round(self.focal, 6),
+            "z_near": Z_NEAR,
+            "z_ref": Z_REF,
+            "theta_max_deg": round(math.degrees(self.theta_max), 6) if self.motion.startswith(("pan", "tilt")) else 0.0,
+            "d_max": round(abs(self.pose(1.0)[0][2]), 6) if self.motion.startswith("zoom") else 0.0,
+        }
 
 
 def render_frame(world: World, spec: Camera3DSpec, alpha: float, out: np.ndarray | None = None) -> np.ndarray:
@@ -235,7 +246,7 @@ def render_frame(world: World, spec: Camera3DSpec, alpha: float, out: np.ndarray
     sw, sh = s * size[:, 0], s * size[:, 1]
     keep &= (u + sw / 2 > 0) & (u - sw / 2 < w) & (v + sh / 2 > 0) & (v - sh / 2 < h) & (sw >= 0.5) & (sh >= 0.5)
     idx = np.nonzero(keep)[0]
-    for i in idx[np.argsort(-r[idx, 2], kind="stable")]:               # painter's algorithm: far to near
+    for i in idx[np.argsort(-r[idx, 2], kind="stable")]:  # painter's algorithm: far to near
         x0, y0 = u[i] - sw[i] / 2, v[i] - sh[i] / 2
         rx0, ry0 = max(int(math.floor(x0)), 0), max(int(math.floor(y0)), 0)
         rx1, ry1 = min(int(math.ceil(x0 + sw[i])), w), min(int(math.ceil(y0 + sh[i])), h)
@@ -245,8 +256,14 @@ def render_frame(world: World, spec: Camera3DSpec, alpha: float, out: np.ndarray
         tex = next((t for t in reversed(mips) if t.shape[1] >= min(sw[i], sh[i])), mips[0])
         kx, ky = sw[i] / tex.shape[1], sh[i] / tex.shape[0]
         m = np.array([[kx, 0, x0 - rx0 + 0.5 * kx - 0.5], [0, ky, y0 - ry0 + 0.5 * ky - 0.5]], np.float32)
-        patch = cv2.warpAffine(tex, m, (rx1 - rx0, ry1 - ry0), flags=cv2.INTER_LINEAR,
-                               borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0, 0))
+        patch = cv2.warpAffine(
+            tex,
+            m,
+            (rx1 - rx0, ry1 - ry0),
+            flags=cv2.INTER_LINEAR,
+            borderMode=cv2.BORDER_CONSTANT,
+            borderValue=(0, 0, 0, 0),
+        )
         a = patch[..., 3:4].astype(np.float32) * (1.0 / 255.0)
         roi = img[ry0:ry1, rx0:rx1]
         roi[:] = (roi * (1.0 - a) + patch[..., :3] * a + 0.5).astype(np.uint8)

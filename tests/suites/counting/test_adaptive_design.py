@@ -40,8 +40,10 @@ from vidaudit.suites.counting.simulated import simulated_count
 
 runner = CliRunner()
 RULES = ("point", "wilson_lower")
-BOUNDARY_KEYS = {"point": ("count_boundary", "frequency_boundary", "max_count_boundary"),
-                 "wilson_lower": ("count_boundary_wilson", "frequency_boundary_wilson", "max_count_boundary_wilson")}
+BOUNDARY_KEYS = {
+    "point": ("count_boundary", "frequency_boundary", "max_count_boundary"),
+    "wilson_lower": ("count_boundary_wilson", "frequency_boundary_wilson", "max_count_boundary_wilson"),
+}
 
 
 # --------------------------------------------------------------------------- one cell
@@ -119,24 +121,39 @@ def _surface_csv(path: Path, acc) -> Path:
 def planned10(tmp_path_factory):
     """The planned trials of a 2-domain, 5 x 4, 10-seed dry grid (with its N = 0 controls)."""
     root = tmp_path_factory.mktemp("mem10")
-    generate(grid(["bounce_ball", "state_machine"], counts=(0, 1, 2, 3, 4, 6), frequencies=(0.5, 1.0, 2.0, 3.0),
-                  seeds=range(10)), root / "data", dry_run=True)
+    generate(
+        grid(
+            ["bounce_ball", "state_machine"],
+            counts=(0, 1, 2, 3, 4, 6),
+            frequencies=(0.5, 1.0, 2.0, 3.0),
+            seeds=range(10),
+        ),
+        root / "data",
+        dry_run=True,
+    )
     csv_path = _surface_csv(root / "s.csv", lambda d, n, f: 0.5)
-    planned, _, _ = prepare_run(root / "data", [ModelSpec.parse(f"simulated:{csv_path}")],
-                                [parse_condition("native", "structured_trace")],
-                                check_files=False)
+    planned, _, _ = prepare_run(
+        root / "data",
+        [ModelSpec.parse(f"simulated:{csv_path}")],
+        [parse_condition("native", "structured_trace")],
+        check_files=False,
+    )
     return planned
 
 
 @pytest.fixture(scope="module")
 def planned20(tmp_path_factory):
     root = tmp_path_factory.mktemp("mem20")
-    generate(grid(["blinking"], counts=(1, 2, 3), frequencies=(0.5, 1.0, 2.0), seeds=range(20)), root / "data",
-             dry_run=True)
+    generate(
+        grid(["blinking"], counts=(1, 2, 3), frequencies=(0.5, 1.0, 2.0), seeds=range(20)), root / "data", dry_run=True
+    )
     csv_path = _surface_csv(root / "s.csv", lambda d, n, f: 0.5)
-    planned, _, _ = prepare_run(root / "data", [ModelSpec.parse(f"simulated:{csv_path}")],
-                                [parse_condition("native", "structured_trace")],
-                                check_files=False)
+    planned, _, _ = prepare_run(
+        root / "data",
+        [ModelSpec.parse(f"simulated:{csv_path}")],
+        [parse_condition("native", "structured_trace")],
+        check_files=False,
+    )
     return planned
 
 
@@ -149,16 +166,27 @@ def drive(design: AdaptiveDesign, outcome: dict[str, bool], cut=None) -> dict[st
         if not wave:
             return known
         assert len(set(wave)) == len(wave) and not set(wave) & set(known)
-        for t in wave[:cut(len(wave)) if cut else None]:
+        for t in wave[: cut(len(wave)) if cut else None]:
             known[t] = outcome[t]
     raise AssertionError("the design did not finish")
 
 
 def records(planned, outcome: dict[str, bool], only=None) -> list[dict]:
-    return [{"model": p.trial.model.label, "condition": p.trial.condition.id, "sample_id": p.sample.sample_id,
-             "trial_id": p.id, "domain": p.sample.params["domain"], "n_events": p.sample.params["n_events"],
-             "frequency_hz": p.sample.params["frequency_hz"], "status": "ok", "correct": outcome[p.id]}
-            for p in planned if only is None or p.id in only]
+    return [
+        {
+            "model": p.trial.model.label,
+            "condition": p.trial.condition.id,
+            "sample_id": p.sample.sample_id,
+            "trial_id": p.id,
+            "domain": p.sample.params["domain"],
+            "n_events": p.sample.params["n_events"],
+            "frequency_hz": p.sample.params["frequency_hz"],
+            "status": "ok",
+            "correct": outcome[p.id],
+        }
+        for p in planned
+        if only is None or p.id in only
+    ]
 
 
 def assert_same_boundaries(planned, outcome, rule, cut=None) -> dict[str, bool]:
@@ -246,14 +274,33 @@ def island(d, n, f):  # reliable only at N = 1, F = 0.5 and on a non-monotone is
 @pytest.fixture(scope="module")
 def grid_data(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("grid") / "data"
-    generate(grid(["bounce_ball", "state_machine"], counts=(0, 1, 2, 4, 6), frequencies=(0.5, 1.0, 2.0, 3.0),
-                  seeds=range(10)), out, dry_run=True)
+    generate(
+        grid(
+            ["bounce_ball", "state_machine"], counts=(0, 1, 2, 4, 6), frequencies=(0.5, 1.0, 2.0, 3.0), seeds=range(10)
+        ),
+        out,
+        dry_run=True,
+    )
     return out
 
 
 def run_cli(data: Path, surface: Path, out: Path, *extra: str):
-    res = runner.invoke(app, ["run", "counting", "--data", str(data), "--model", f"simulated:{surface}",
-                              "--condition", "native", "--out", str(out), *extra])
+    res = runner.invoke(
+        app,
+        [
+            "run",
+            "counting",
+            "--data",
+            str(data),
+            "--model",
+            f"simulated:{surface}",
+            "--condition",
+            "native",
+            "--out",
+            str(out),
+            *extra,
+        ],
+    )
     assert res.exit_code == 0, res.output
     return res
 
@@ -277,8 +324,10 @@ def test_real_runs_full_grid_against_adaptive(tmp_path, grid_data, surface):
     figures = json.loads((tmp_path / "adaptive" / "run.json").read_text())["design"]
     assert figures["full_grid_trials"] == full["n_records"] == 340
     assert figures["trials_planned"] == figures["trials_run"] == adaptive["n_records"]
-    print(f"{surface.__name__}: {adaptive['n_records']} of {full['n_records']} trials "
-          f"({adaptive['n_records'] / full['n_records']:.0%})")
+    print(
+        f"{surface.__name__}: {adaptive['n_records']} of {full['n_records']} trials "
+        f"({adaptive['n_records'] / full['n_records']:.0%})"
+    )
     assert adaptive["n_records"] < 0.6 * full["n_records"]
 
 
@@ -298,9 +347,14 @@ def test_interrupted_adaptive_run_resumes_to_the_same_result(tmp_path, grid_data
             raise RuntimeError("killed")
 
     with pytest.raises(RunAborted):
-        execute(grid_data, tmp_path / "cut", [ModelSpec.parse(f"simulated:{csv_path}")],
-                [parse_condition("native", "structured_trace")],
-                design="adaptive", on_progress=crash)
+        execute(
+            grid_data,
+            tmp_path / "cut",
+            [ModelSpec.parse(f"simulated:{csv_path}")],
+            [parse_condition("native", "structured_trace")],
+            design="adaptive",
+            on_progress=crash,
+        )
     with StoreReader(tmp_path / "cut") as store:
         assert 0 < store.summary().attempts < 120
     res = runner.invoke(app, ["run", "--resume", str(tmp_path / "cut")])
@@ -312,8 +366,21 @@ def test_interrupted_adaptive_run_resumes_to_the_same_result(tmp_path, grid_data
     assert ids[0] == ids[1]
     assert results_of(tmp_path / "cut")["count_boundary"] == results_of(tmp_path / "whole")["count_boundary"]
     # a resume asked with the full design is refused: the run is an adaptive one
-    res = runner.invoke(app, ["run", "counting", "--data", str(grid_data), "--model", f"simulated:{csv_path}",
-                              "--condition", "native", "--out", str(tmp_path / "cut")])
+    res = runner.invoke(
+        app,
+        [
+            "run",
+            "counting",
+            "--data",
+            str(grid_data),
+            "--model",
+            f"simulated:{csv_path}",
+            "--condition",
+            "native",
+            "--out",
+            str(tmp_path / "cut"),
+        ],
+    )
     assert res.exit_code == 2 and "different config" in res.output
 
 
@@ -336,27 +403,45 @@ def test_report_states_the_budget_saved(tmp_path, grid_data):
 def test_wilson_design_through_the_cli(tmp_path):
     data = tmp_path / "data"
     generate(grid(["blinking"], counts=(1, 2, 4), frequencies=(0.5, 2.0), seeds=range(20)), data, dry_run=True)
-    csv_path = _surface_csv(tmp_path / "s.csv", lambda d, n, f: 1.0 if n <= 2 and f == 0.5 else 0.97 if n == 1
-                            else 0.5)
+    csv_path = _surface_csv(tmp_path / "s.csv", lambda d, n, f: 1.0 if n <= 2 and f == 0.5 else 0.97 if n == 1 else 0.5)
     run_cli(data, csv_path, tmp_path / "full")
     run_cli(data, csv_path, tmp_path / "seq", "--design", "adaptive", "--rule", "wilson")
     full, seq = results_of(tmp_path / "full"), results_of(tmp_path / "seq")
     for key in BOUNDARY_KEYS["wilson_lower"]:
         assert seq[key] == full[key], key
-    assert full["count_boundary_wilson"]["simulated:" + str(csv_path)]["native@all/structured_trace"]["blinking"][
-        "0.5"] == 2  # the rule is met somewhere, so the test means something
+    assert (
+        full["count_boundary_wilson"]["simulated:" + str(csv_path)]["native@all/structured_trace"]["blinking"]["0.5"]
+        == 2
+    )  # the rule is met somewhere, so the test means something
     assert seq["n_records"] < full["n_records"]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--rule", "point"], "add --design adaptive"),
-    (["--design", "adaptive", "--rule", "wilson"], "needs at least 16 seeds"),
-    (["--design", "bandit"], "unknown design 'bandit'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--rule", "point"], "add --design adaptive"),
+        (["--design", "adaptive", "--rule", "wilson"], "needs at least 16 seeds"),
+        (["--design", "bandit"], "unknown design 'bandit'"),
+    ],
+)
 def test_bad_design_options_are_refused_before_any_call(tmp_path, grid_data, args, message):
     csv_path = _surface_csv(tmp_path / "s.csv", weak)
-    res = runner.invoke(app, ["run", "counting", "--data", str(grid_data), "--model", f"simulated:{csv_path}",
-                              "--condition", "native", "--out", str(tmp_path / "run"), *args])
+    res = runner.invoke(
+        app,
+        [
+            "run",
+            "counting",
+            "--data",
+            str(grid_data),
+            "--model",
+            f"simulated:{csv_path}",
+            "--condition",
+            "native",
+            "--out",
+            str(tmp_path / "run"),
+            *args,
+        ],
+    )
     assert res.exit_code == 2 and message in " ".join(res.output.split()), res.output
     assert not (tmp_path / "run").exists()
 

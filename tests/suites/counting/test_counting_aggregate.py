@@ -16,15 +16,31 @@ WALLS = ("left", "right")
 
 def sample(domain: str, n: int, f: float, seed: int) -> Sample:
     times = [2.0 + i / f for i in range(n)]
-    after = {"bounce_ball": lambda i: WALLS[i % 2], "blinking": lambda i: "on",
-             "state_machine": lambda i: "ABCD"[(i + 1) % 4]}[domain]
-    events = tuple(Event(t=t, frame=int(t * 30), type="e", state_after=after(i), count=i + 1)
-                   for i, t in enumerate(times))
-    return Sample(sample_id=f"{domain}-N{n}-F{f}-s{seed}", suite="counting",
-                  params={"domain": domain, "n_events": n, "frequency_hz": f, "seed": seed}, question="?",
-                  answer=n, trace=Trace(events=events),
-                  video=VideoRef(path="v.mp4", sha256=f"vid-{domain}-{n}-{f}-{seed}", fps=30.0, width=8, height=8,
-                                 n_frames=720, duration_s=24.0))
+    after = {
+        "bounce_ball": lambda i: WALLS[i % 2],
+        "blinking": lambda i: "on",
+        "state_machine": lambda i: "ABCD"[(i + 1) % 4],
+    }[domain]
+    events = tuple(
+        Event(t=t, frame=int(t * 30), type="e", state_after=after(i), count=i + 1) for i, t in enumerate(times)
+    )
+    return Sample(
+        sample_id=f"{domain}-N{n}-F{f}-s{seed}",
+        suite="counting",
+        params={"domain": domain, "n_events": n, "frequency_hz": f, "seed": seed},
+        question="?",
+        answer=n,
+        trace=Trace(events=events),
+        video=VideoRef(
+            path="v.mp4",
+            sha256=f"vid-{domain}-{n}-{f}-{seed}",
+            fps=30.0,
+            width=8,
+            height=8,
+            n_frames=720,
+            duration_s=24.0,
+        ),
+    )
 
 
 def ledger(s: Sample, count: int | None = None, shift: float = 0.0) -> str:
@@ -34,9 +50,16 @@ def ledger(s: Sample, count: int | None = None, shift: float = 0.0) -> str:
 
 def record(s: Sample, text: str | None, model: str, cond: str, status: str = "ok") -> dict:
     r = score_trial(s, text, status).to_dict()
-    r.update(model=model, condition=cond, domain=s.params["domain"], n_events=s.params["n_events"],
-             frequency_hz=s.params["frequency_hz"], status=status,
-             usage={"input_tokens": 100, "output_tokens": 10}, cost_usd=0.01 if status == "ok" else None)
+    r.update(
+        model=model,
+        condition=cond,
+        domain=s.params["domain"],
+        n_events=s.params["n_events"],
+        frequency_hz=s.params["frequency_hz"],
+        status=status,
+        usage={"input_tokens": 100, "output_tokens": 10},
+        cost_usd=0.01 if status == "ok" else None,
+    )
     return r
 
 
@@ -56,8 +79,11 @@ def records() -> list[dict]:
         s0 = sample("blinking", 0, 1.0, seed)
         out.append(record(s0, "No blinks. \\boxed{0}" if seed < 9 else "I am not sure.", "m", "base"))
         s1 = sample("blinking", 1, 1.0, seed)
-        out.append(record(s1, None, "m", "base", status="api_error" if seed < 2 else "ok")
-                   if seed < 2 else record(s1, ledger(s1, shift=0.3), "m", "base"))
+        out.append(
+            record(s1, None, "m", "base", status="api_error" if seed < 2 else "ok")
+            if seed < 2
+            else record(s1, ledger(s1, shift=0.3), "m", "base")
+        )
     return out
 
 
@@ -132,8 +158,18 @@ def test_paired_difference(records: list[dict]) -> None:
 
 
 def test_count_bins() -> None:
-    assert [count_bin(n) for n in (0, 1, 2, 3, 11, 15, 16, 30, 31, 200)] == \
-        [None, "1-2", "1-2", "3-4", "11-15", "11-15", "16-20", "21-30", ">30", ">30"]
+    assert [count_bin(n) for n in (0, 1, 2, 3, 11, 15, 16, 30, 31, 200)] == [
+        None,
+        "1-2",
+        "1-2",
+        "3-4",
+        "11-15",
+        "11-15",
+        "16-20",
+        "21-30",
+        ">30",
+        ">30",
+    ]
     recs = []
     for i, n in enumerate([1, 2, 2, 7, 35]):
         s = sample("blinking", 0, 1.0, i).model_copy(update={"answer": n, "sample_id": f"real-{i}"})

@@ -28,9 +28,11 @@ ROW = st.fixed_dictionaries({}, optional={m: METRIC for m in ("precision", "reca
 TAXONOMY = st.fixed_dictionaries({}, optional={k: st.none() | st.integers(0, 9) for k in TAXONOMY_KEYS})
 TAXONOMY_FULL = st.fixed_dictionaries({k: st.integers(0, 9) for k in TAXONOMY_KEYS})
 COUNT = st.none() | st.integers(0, 9)
-USAGE = st.none() | st.dictionaries(st.sampled_from(["input_tokens", "output_tokens", "frames"]),
-                                    st.integers(0, 10_000) | st.floats(0, 1e4, allow_nan=False) | st.booleans(),
-                                    max_size=3)
+USAGE = st.none() | st.dictionaries(
+    st.sampled_from(["input_tokens", "output_tokens", "frames"]),
+    st.integers(0, 10_000) | st.floats(0, 1e4, allow_nan=False) | st.booleans(),
+    max_size=3,
+)
 USAGE_PLAIN = st.fixed_dictionaries({"input_tokens": st.integers(0, 10_000), "output_tokens": st.integers(0, 500)})
 OPTIONAL: dict[str, Any] = {
     "status": st.sampled_from(["ok", "ok", "ok", "ok", "api_error", "timeout", "refused", None]),
@@ -47,11 +49,14 @@ OPTIONAL: dict[str, Any] = {
     "n_frame_mentions": COUNT,
     "n_frame_out_of_range": COUNT,
 }
-CELL = {"model": st.sampled_from(["m", "n"]), "condition": st.sampled_from(["a", "b", "c"]),
-        "domain": st.sampled_from(["bounce_ball", "blinking", "it's", "b"]),
-        "n_events": st.integers(0, 12) | st.sampled_from([0, 16, 25, 31, 40]),
-        "frequency_hz": st.none() | st.sampled_from([0.5, 1.0, 1, 2.0, 2.2, 2.5, 3.0, 4.0]),
-        "sample_id": st.text(max_size=3)}
+CELL = {
+    "model": st.sampled_from(["m", "n"]),
+    "condition": st.sampled_from(["a", "b", "c"]),
+    "domain": st.sampled_from(["bounce_ball", "blinking", "it's", "b"]),
+    "n_events": st.integers(0, 12) | st.sampled_from([0, 16, 25, 31, 40]),
+    "frequency_hz": st.none() | st.sampled_from([0.5, 1.0, 1, 2.0, 2.2, 2.5, 3.0, 4.0]),
+    "sample_id": st.text(max_size=3),
+}
 
 
 @st.composite
@@ -67,18 +72,36 @@ def _record(draw: st.DrawFn) -> dict[str, Any]:
 RECORD = _record()
 #: a record as score_trial and the benchmark make it: every key there (the read-everything-at-once path)
 FULL_RECORD = st.fixed_dictionaries(
-    {"model": st.sampled_from(["m", "n"]), "condition": st.sampled_from(["a", "b"]),
-     "domain": st.sampled_from(["bounce_ball", "blinking"]), "n_events": st.integers(0, 6),
-     "frequency_hz": st.sampled_from([0.5, 1.0, 2.5, 4.0]), "status": st.just("ok"), "correct": st.booleans(),
-     "parse_method": st.sampled_from(["boxed", "unparseable"]), "trace_available": st.just(True),
-     **{k: st.floats(0, 1, allow_nan=False) for k in ("vor", "precision", "recall", "f1")},
-     "acr": st.booleans(), "rfr": st.booleans(), "taxonomy": TAXONOMY_FULL,
-     "tolerance": st.fixed_dictionaries({w: st.fixed_dictionaries(
-         {m: st.floats(0, 1, allow_nan=False) for m in ("precision", "recall", "f1", "acr", "rfr")})
-         for w in WINDOWS}),
-     "n_reported": st.integers(0, 9), "usage": USAGE_PLAIN, "cost_usd": st.floats(0, 1, allow_nan=False),
-     "n_dropped_timestamps": st.integers(0, 3), "n_frame_mentions": st.integers(0, 3),
-     "n_frame_out_of_range": st.integers(0, 3)})
+    {
+        "model": st.sampled_from(["m", "n"]),
+        "condition": st.sampled_from(["a", "b"]),
+        "domain": st.sampled_from(["bounce_ball", "blinking"]),
+        "n_events": st.integers(0, 6),
+        "frequency_hz": st.sampled_from([0.5, 1.0, 2.5, 4.0]),
+        "status": st.just("ok"),
+        "correct": st.booleans(),
+        "parse_method": st.sampled_from(["boxed", "unparseable"]),
+        "trace_available": st.just(True),
+        **{k: st.floats(0, 1, allow_nan=False) for k in ("vor", "precision", "recall", "f1")},
+        "acr": st.booleans(),
+        "rfr": st.booleans(),
+        "taxonomy": TAXONOMY_FULL,
+        "tolerance": st.fixed_dictionaries(
+            {
+                w: st.fixed_dictionaries(
+                    {m: st.floats(0, 1, allow_nan=False) for m in ("precision", "recall", "f1", "acr", "rfr")}
+                )
+                for w in WINDOWS
+            }
+        ),
+        "n_reported": st.integers(0, 9),
+        "usage": USAGE_PLAIN,
+        "cost_usd": st.floats(0, 1, allow_nan=False),
+        "n_dropped_timestamps": st.integers(0, 3),
+        "n_frame_mentions": st.integers(0, 3),
+        "n_frame_out_of_range": st.integers(0, 3),
+    }
+)
 
 
 def _same(records: list[dict[str, Any]]) -> None:
@@ -107,12 +130,28 @@ def _grid_order(r: dict[str, Any]) -> tuple[Any, ...]:
 
 #: what varies between a cell's trials in a region (the rest of FULL_RECORD fixed: smaller draws)
 RUN_RECORD = st.fixed_dictionaries(
-    {"n_events": st.integers(0, 6), "frequency_hz": st.sampled_from([0.5, 1.0, 2.2, 2.5, 4.0]),
-     "correct": st.booleans(), **{k: st.floats(0, 1, allow_nan=False) for k in ("vor", "precision", "recall", "f1")},
-     "acr": st.booleans(), "rfr": st.booleans()})
-RUN_FIXED = {"model": "m", "condition": "a", "domain": "blinking", "status": "ok", "parse_method": "boxed",
-             "trace_available": True, "taxonomy": dict.fromkeys(TAXONOMY_KEYS, 1), "tolerance": {},
-             "n_reported": 1, "usage": {}, "cost_usd": 0.5}
+    {
+        "n_events": st.integers(0, 6),
+        "frequency_hz": st.sampled_from([0.5, 1.0, 2.2, 2.5, 4.0]),
+        "correct": st.booleans(),
+        **{k: st.floats(0, 1, allow_nan=False) for k in ("vor", "precision", "recall", "f1")},
+        "acr": st.booleans(),
+        "rfr": st.booleans(),
+    }
+)
+RUN_FIXED = {
+    "model": "m",
+    "condition": "a",
+    "domain": "blinking",
+    "status": "ok",
+    "parse_method": "boxed",
+    "trace_available": True,
+    "taxonomy": dict.fromkeys(TAXONOMY_KEYS, 1),
+    "tolerance": {},
+    "n_reported": 1,
+    "usage": {},
+    "cost_usd": 0.5,
+}
 
 
 @settings(max_examples=50, deadline=None)
@@ -120,8 +159,12 @@ RUN_FIXED = {"model": "m", "condition": "a", "domain": "blinking", "status": "ok
 def test_regions_of_long_runs_equal_the_reference(records: list[dict[str, Any]], frequency_first: bool) -> None:
     """One model, condition and domain, cell by cell: a region's trials are copied run by run."""
     one = [{**RUN_FIXED, **r} for r in records]
-    _same(sorted(one, key=lambda r: (r["frequency_hz"], r["n_events"]) if frequency_first else
-                 (r["n_events"], r["frequency_hz"])))
+    _same(
+        sorted(
+            one,
+            key=lambda r: (r["frequency_hz"], r["n_events"]) if frequency_first else (r["n_events"], r["frequency_hz"]),
+        )
+    )
 
 
 @settings(max_examples=100, deadline=None)

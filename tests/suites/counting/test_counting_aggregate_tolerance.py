@@ -39,27 +39,44 @@ def _reference(groups: dict[tuple, list[dict[str, Any]]]) -> dict:
                     keys.append(k)
         for k in keys:
             rows = [r["tolerance"][k] for r in pos if k in (r.get("tolerance") or {})]
-            out[model][cond][k] = {"em": em["em"], "n": len(rs), "completion": len(ok) / len(rs), "vor": vor,
-                                   "n_positive": len(rows),
-                                   **{m: mean([x.get(m) for x in rows]) for m in TOLERANCE_METRICS}}
+            out[model][cond][k] = {
+                "em": em["em"],
+                "n": len(rs),
+                "completion": len(ok) / len(rs),
+                "vor": vor,
+                "n_positive": len(rows),
+                **{m: mean([x.get(m) for x in rows]) for m in TOLERANCE_METRICS},
+            }
     return plain(out)
 
 
 VALUE = st.none() | st.floats(0, 1, allow_nan=False) | st.booleans()
 ROW = st.dictionaries(st.sampled_from([*TOLERANCE_METRICS, "n_matched"]), VALUE)
 FULL_ROW = st.fixed_dictionaries({m: VALUE for m in TOLERANCE_METRICS})
-RECORD = st.fixed_dictionaries({
-    "status": st.sampled_from(["ok", "ok", "ok", "error"]), "n_events": st.integers(0, 3),
-    "trace_available": st.booleans(), "correct": st.none() | st.booleans(), "vor": VALUE,
-    "tolerance": st.none() | st.dictionaries(st.sampled_from(["1", "0.5", "0.25", "rate_relative"]),
-                                             st.one_of(FULL_ROW, ROW), max_size=4)})
+RECORD = st.fixed_dictionaries(
+    {
+        "status": st.sampled_from(["ok", "ok", "ok", "error"]),
+        "n_events": st.integers(0, 3),
+        "trace_available": st.booleans(),
+        "correct": st.none() | st.booleans(),
+        "vor": VALUE,
+        "tolerance": st.none()
+        | st.dictionaries(st.sampled_from(["1", "0.5", "0.25", "rate_relative"]), st.one_of(FULL_ROW, ROW), max_size=4),
+    }
+)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.dictionaries(st.sampled_from([("m", "a"), ("m", "b"), ("n", "a")]), st.lists(RECORD, min_size=1, max_size=8),
-                       min_size=1))
+@given(
+    st.dictionaries(
+        st.sampled_from([("m", "a"), ("m", "b"), ("n", "a")]), st.lists(RECORD, min_size=1, max_size=8), min_size=1
+    )
+)
 def test_tolerance_equals_row_by_row(groups: dict[tuple, list[dict[str, Any]]]) -> None:
-    records = [{**r, "model": model, "condition": cond, "domain": "d", "frequency_hz": 1.0}
-               for (model, cond), rs in groups.items() for r in rs]
+    records = [
+        {**r, "model": model, "condition": cond, "domain": "d", "frequency_hz": 1.0}
+        for (model, cond), rs in groups.items()
+        for r in rs
+    ]
     got, want = aggregate(records)["tolerance"], _reference(groups)
     assert got == want and repr(got) == repr(want)

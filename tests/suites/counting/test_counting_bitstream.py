@@ -39,8 +39,9 @@ def test_tiny_clip_bitstream_is_pinned(domain: str, tmp_path: Path) -> None:
     sha, frames = GOLDEN[domain]
     assert [e.frame for e in trace.events] == frames
     assert video.n_frames == 90
-    assert video.sha256 == sha, (f"the {domain} bitstream changed: rendered datasets would no longer match their "
-                                 "manifests' sha256 (see GOLDEN)")
+    assert video.sha256 == sha, (
+        f"the {domain} bitstream changed: rendered datasets would no longer match their manifests' sha256 (see GOLDEN)"
+    )
 
 
 def _detections(domain: str, frames) -> list[tuple]:
@@ -49,10 +50,12 @@ def _detections(domain: str, frames) -> list[tuple]:
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(domain=st.sampled_from(DOMAINS), n=st.sampled_from(COUNTS), f=st.sampled_from(FREQUENCIES),
-       seed=st.integers(0, 99))
-def test_reused_frames_give_the_detections_of_every_frame(tmp_path: Path, domain: str, n: int, f: float,
-                                                          seed: int) -> None:
+@given(
+    domain=st.sampled_from(DOMAINS), n=st.sampled_from(COUNTS), f=st.sampled_from(FREQUENCIES), seed=st.integers(0, 99)
+)
+def test_reused_frames_give_the_detections_of_every_frame(
+    tmp_path: Path, domain: str, n: int, f: float, seed: int
+) -> None:
     """Any paper grid point at the paper's size and length: iter_frames_reused yields every frame's exact
     pixels, repeats as one read-only object, and the detector's verdict equals the all-frames verdict
     (every frame converted into its own writable array, so each one is analysed: the old path)."""
@@ -66,8 +69,11 @@ def test_reused_frames_give_the_detections_of_every_frame(tmp_path: Path, domain
 
     def every_frame_checked():
         prev = None
-        for a, b in zip(iter_frames(path, half=True, threaded=False),
-                        iter_frames_reused(path, half=True, threaded=False), strict=True):
+        for a, b in zip(
+            iter_frames(path, half=True, threaded=False),
+            iter_frames_reused(path, half=True, threaded=False),
+            strict=True,
+        ):
             assert np.array_equal(a, b) and a.flags.writeable and not b.flags.writeable
             repeats.append(b is prev)
             prev = b
@@ -115,13 +121,13 @@ def test_verification_fails_on_tampered_pixels(domain: str, tmp_path: Path) -> N
     a, b, c = (e.frame for e in trace.events)
 
     def edit(frames: list[np.ndarray]) -> None:
-        if domain == "blinking":      # the second pulse shows the OFF frame
+        if domain == "blinking":  # the second pulse shows the OFF frame
             for j in range(b, c):
                 frames[j] = frames[0]
         elif domain == "state_machine":  # the highlight stays where it was, so event 2 merges into event 3
             for j in range(b, c):
                 frames[j] = frames[b - 1]
-        else:                           # the ball stops short of its second wall and stays there
+        else:  # the ball stops short of its second wall and stays there
             for j in range(b - 3, len(frames)):
                 frames[j] = frames[b - 4]
 

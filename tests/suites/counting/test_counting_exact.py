@@ -25,15 +25,27 @@ WALLS = ("left", "right")
 def sample(domain: str, n: int, f: float | None, seed: int) -> Sample:
     step = 1 / f if f else 1.5
     times = [2.0 + i * step for i in range(n)]
-    events = tuple(Event(t=t, frame=int(t * 30), type="e", state_after=None, count=i + 1)
-                   for i, t in enumerate(times))
+    events = tuple(Event(t=t, frame=int(t * 30), type="e", state_after=None, count=i + 1) for i, t in enumerate(times))
     params = {"domain": domain, "n_events": n, "frequency_hz": f, "seed": seed}
     if f is None:
         params["source"] = "repcount"
-    return Sample(sample_id=f"{domain}-N{n}-F{f}-s{seed}", suite="counting", params=params, question="?",
-                  answer=n, trace=Trace(events=events),
-                  video=VideoRef(path="v.mp4", sha256=f"vid-{domain}-{n}-{f}-{seed}", fps=30.0, width=8, height=8,
-                                 n_frames=720, duration_s=24.0))
+    return Sample(
+        sample_id=f"{domain}-N{n}-F{f}-s{seed}",
+        suite="counting",
+        params=params,
+        question="?",
+        answer=n,
+        trace=Trace(events=events),
+        video=VideoRef(
+            path="v.mp4",
+            sha256=f"vid-{domain}-{n}-{f}-{seed}",
+            fps=30.0,
+            width=8,
+            height=8,
+            n_frames=720,
+            duration_s=24.0,
+        ),
+    )
 
 
 def ledger(s: Sample, count: int) -> str:
@@ -46,9 +58,20 @@ def record(s: Sample, good: bool | None, model: str = "m", cond: str = "base", s
     n = s.answer
     text = None if status != "ok" else ("no idea" if good is None else ledger(s, n if good else n + 1))
     r = score_trial(s, text, status).to_dict()
-    r.update(model=model, condition=cond, domain=s.params["domain"], n_events=n,
-             frequency_hz=s.params["frequency_hz"], status=status, usage={}, cost_usd=None,
-             trial_id=f"t-{s.sample_id}-{cond}", suite="counting", model_role="model", seed=s.params["seed"])
+    r.update(
+        model=model,
+        condition=cond,
+        domain=s.params["domain"],
+        n_events=n,
+        frequency_hz=s.params["frequency_hz"],
+        status=status,
+        usage={},
+        cost_usd=None,
+        trial_id=f"t-{s.sample_id}-{cond}",
+        suite="counting",
+        model_role="model",
+        seed=s.params["seed"],
+    )
     return r
 
 
@@ -67,8 +90,12 @@ def region_records() -> list[dict]:
             for f in (1.0, 2.0, 2.5, 4.0):
                 for seed in range(4):
                     low_n, low_f = n <= 3, f <= 2.0
-                    good = {(True, True): True, (False, True): seed < 2, (True, False): seed == 0,
-                            (False, False): False}[(low_n, low_f)]
+                    good = {
+                        (True, True): True,
+                        (False, True): seed < 2,
+                        (True, False): seed == 0,
+                        (False, False): False,
+                    }[(low_n, low_f)]
                     if dom == "state_machine" and (n, f, seed) == (1, 1.0, 0):
                         out.append(record(sample(dom, n, f, seed), None, status="api_error"))
                     else:
@@ -81,8 +108,12 @@ def test_all_four_regions(region_records: list[dict]) -> None:
     N >= 5, F <= 2.0, and F >= 2.5 Hz"; "Final EM includes no-event controls": the N = 0 controls
     (nominal F = 1.0 Hz) enter LCLF's em, and em_positive leaves them out."""
     reg = aggregate(region_records)["regions"]["m"]["base"]
-    assert {"low_count_low_frequency", "high_count_low_frequency", "low_count_high_frequency",
-            "high_count_high_frequency"} <= set(reg)
+    assert {
+        "low_count_low_frequency",
+        "high_count_low_frequency",
+        "low_count_high_frequency",
+        "high_count_high_frequency",
+    } <= set(reg)
     bb = {k: reg[k]["bounce_ball"] for k in reg}
     lclf = bb["low_count_low_frequency"]
     assert (lclf["n"], lclf["n_controls"], lclf["n_em_positive"]) == (20, 4, 16)
@@ -135,9 +166,11 @@ def test_boundaries_follow_the_cells_errors_count_as_wrong() -> None:
 
 def test_count_bins_and_paired_difference_count_errors_as_wrong() -> None:
     recs = [record(sample("real:squat", n, None, 0), True, cond="a") for n in (1, 2, 3)]
-    recs += [record(sample("real:squat", 1, None, 0), None, cond="b", status="refused"),
-             record(sample("real:squat", 2, None, 0), True, cond="b"),
-             record(sample("real:squat", 3, None, 0), True, cond="b", status="pending")]
+    recs += [
+        record(sample("real:squat", 1, None, 0), None, cond="b", status="refused"),
+        record(sample("real:squat", 2, None, 0), True, cond="b"),
+        record(sample("real:squat", 3, None, 0), True, cond="b", status="pending"),
+    ]
     bins = count_bins(recs)["m"]
     b12 = bins["b"]["1-2"]
     assert (b12["n"], b12["n_ok"], b12["completion"], b12["correct"], b12["accuracy"]) == (2, 1, 0.5, 1, 0.5)
@@ -192,9 +225,15 @@ def test_max_count_boundary_is_over_every_frequency_and_domain() -> None:
     observed at any tested frequency and domain." Section 4: "Bounce Ball reaches N = 10 only at
     0.5 Hz", "Blinking has no reliable positive-count region", "State Machine is reliable through
     N = 12 at 0.5 and 1.0 Hz" -> Gemini's 12."""
-    cb = {"gemini": {"native": {"bounce_ball": {"0.5": 10, "1.0": "<1", "4.0": "<1"},
-                                "blinking": {"0.5": "<1", "1.0": "<1"},
-                                "state_machine": {"0.5": 12, "1.0": 12, "1.5": 2, "2.0": 1}}}}
+    cb = {
+        "gemini": {
+            "native": {
+                "bounce_ball": {"0.5": 10, "1.0": "<1", "4.0": "<1"},
+                "blinking": {"0.5": "<1", "1.0": "<1"},
+                "state_machine": {"0.5": 12, "1.0": 12, "1.5": 2, "2.0": 1},
+            }
+        }
+    }
     got = max_count_boundary(cb)["gemini"]["native"]
     assert got["bounce_ball"] == {"value": 10, "frequencies_hz": [0.5]}
     assert got["blinking"] == {"value": "<1", "frequencies_hz": [0.5, 1.0]}
@@ -213,26 +252,38 @@ def test_max_count_boundary_in_aggregate_and_table(region_records: list[dict]) -
     assert mcb["all"] == {"value": 3, "domains": ["bounce_ball", "state_machine"]}
     assert rep["max_count_boundary_wilson"]["m"]["base"]["all"]["value"] == "<1"
     t = max_count_boundary_table(rep)
-    assert t.columns == ["model", "condition", "bounce_ball EM", "state_machine EM", "max count boundary",
-                         "reached in"]
+    assert t.columns == ["model", "condition", "bounce_ball EM", "state_machine EM", "max count boundary", "reached in"]
     em_bb = rep["trace_metrics"]["m"]["base"]["bounce_ball"]["em"]
-    assert t.rows == [["m", "base", f"{em_bb:.3f}", f"{rep['trace_metrics']['m']['base']['state_machine']['em']:.3f}",
-                       "3", "bounce_ball, state_machine"]]
+    assert t.rows == [
+        [
+            "m",
+            "base",
+            f"{em_bb:.3f}",
+            f"{rep['trace_metrics']['m']['base']['state_machine']['em']:.3f}",
+            "3",
+            "bounce_ball, state_machine",
+        ]
+    ]
 
 
 def test_regions_table(region_records: list[dict]) -> None:
     t = regions_table(aggregate(region_records))
     assert t.columns[:6] == ["model", "condition", "region", "domain", "EM (with N=0)", "EM (N≥1)"]
     regions = list(dict.fromkeys(r[2] for r in t.rows))
-    assert regions[:4] == ["LCLF (N ≤ 3, F ≤ 2.0)", "HCLF (N ≥ 5, F ≤ 2.0)", "LCHF (N ≤ 3, F ≥ 2.5)",
-                           "HCHF (N ≥ 5, F ≥ 2.5)"]
+    assert regions[:4] == [
+        "LCLF (N ≤ 3, F ≤ 2.0)",
+        "HCLF (N ≥ 5, F ≤ 2.0)",
+        "LCHF (N ≤ 3, F ≥ 2.5)",
+        "HCHF (N ≥ 5, F ≥ 2.5)",
+    ]
     row = next(r for r in t.rows if r[2].startswith("LCLF") and r[3] == "bounce_ball")
     assert row[4:7] == ["0.950", "1.000", "1.000"]
     macro = next(r for r in t.rows if r[2].startswith("LCLF") and r[3] == "macro")
     assert macro[4] == "0.925"
     secs = exact_sections(aggregate(region_records))
     assert [s.id for s in secs] == ["per-n", "max-count-boundary", "regions"] and all(
-        isinstance(s, Section) for s in secs)
+        isinstance(s, Section) for s in secs
+    )
 
 
 # --------------------------------------------------------------------------- record shapes
@@ -244,18 +295,49 @@ def test_flat_score_records_with_extra_keys_aggregate_the_same(region_records: l
     flat = []
     for r in region_records:
         ok = r["status"] == "ok"
-        metrics = {k: v for k, v in r.items() if k not in ("model", "condition", "usage", "cost_usd", "trial_id",
-                                                            "suite", "model_role", "seed")} if ok else {}
-        rec = ScoreRecord(trial_id=r["trial_id"], sample_id=r["sample_id"], suite="counting", model="m",
-                          condition="base", group_id=r["group_id"], status=r["status"],
-                          correct=r["correct"] if ok else None,
-                          parse=ParseResult(value=r["predicted_count"], method=r["parse_method"],
-                                            span=tuple(r["parse_span"]) if r["parse_span"] else None) if ok else None,
-                          params={"domain": r["domain"], "n_events": r["n_events"], "frequency_hz": r["frequency_hz"],
-                                  "seed": r["seed"]},
-                          metrics=metrics)
+        metrics = (
+            {
+                k: v
+                for k, v in r.items()
+                if k not in ("model", "condition", "usage", "cost_usd", "trial_id", "suite", "model_role", "seed")
+            }
+            if ok
+            else {}
+        )
+        rec = ScoreRecord(
+            trial_id=r["trial_id"],
+            sample_id=r["sample_id"],
+            suite="counting",
+            model="m",
+            condition="base",
+            group_id=r["group_id"],
+            status=r["status"],
+            correct=r["correct"] if ok else None,
+            parse=ParseResult(
+                value=r["predicted_count"],
+                method=r["parse_method"],
+                span=tuple(r["parse_span"]) if r["parse_span"] else None,
+            )
+            if ok
+            else None,
+            params={
+                "domain": r["domain"],
+                "n_events": r["n_events"],
+                "frequency_hz": r["frequency_hz"],
+                "seed": r["seed"],
+            },
+            metrics=metrics,
+        )
         flat.append(rec.flat())
     a, b = aggregate(region_records), aggregate(flat)
-    for key in ("cells", "regions", "per_n", "trace_metrics", "max_count_boundary", "count_boundary", "taxonomy",
-                "tolerance"):
+    for key in (
+        "cells",
+        "regions",
+        "per_n",
+        "trace_metrics",
+        "max_count_boundary",
+        "count_boundary",
+        "taxonomy",
+        "tolerance",
+    ):
         assert a[key] == b[key], key

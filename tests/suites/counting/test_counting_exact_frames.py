@@ -78,16 +78,22 @@ def test_every_paper_grid_event_is_on_its_exact_frame(tmp_path: Path) -> None:
     for s in samples:
         times = exact_times(s, render)
         last = s.video.n_frames - 1
-        want = {f(x) for t in times for f, x in ((lambda x: min(max(math.floor(x), 0), last), (t - Fraction(1, 10)) * fps),
-                                                 (ceil_div, t * fps),
-                                                 (lambda x: min(max(math.floor(x), 0), last), (t + Fraction(1, 10)) * fps))}
+        want = {
+            f(x)
+            for t in times
+            for f, x in (
+                (lambda x: min(max(math.floor(x), 0), last), (t - Fraction(1, 10)) * fps),
+                (ceil_div, t * fps),
+                (lambda x: min(max(math.floor(x), 0), last), (t + Fraction(1, 10)) * fps),
+            )
+        }
         if times:
             assert set(select_frames(s, keyframes).indices) == want, s.sample_id
         for e, t in zip(s.trace.events, times, strict=True):
             n_events += 1
             assert e.t == round(float(t), 9), (s.sample_id, e.t, t)
             assert e.frame == ceil_div(t * fps), (s.sample_id, e.t, t, e.frame)
-            late_before += math.ceil(round(e.t * float(fps), 9)) == e.frame + 1   # the old rule, one frame late
+            late_before += math.ceil(round(e.t * float(fps), 9)) == e.frame + 1  # the old rule, one frame late
     assert (len(samples), n_events) == (2190, 12240)
     assert late_before == 3333
 
@@ -117,8 +123,13 @@ def test_keyframes_send_each_events_own_frame(clips: Path) -> None:
         times = exact_times(s, render)
         assert all((t * fps).denominator == 1 and e.t > t for e, t in zip(s.trace.events, times, strict=True))
         want = [ceil_div(t * fps) for t in times]
-        (p,) = plan([s], [parse_condition("keyframes", "direct")], [model], suite=suite,
-                    caps_by_model={model.label: Capabilities()})
+        (p,) = plan(
+            [s],
+            [parse_condition("keyframes", "direct")],
+            [model],
+            suite=suite,
+            caps_by_model={model.label: Capabilities()},
+        )
         req = RequestBuilder(clips)(p)
         sent = {x.frame_index: x.image for x in req.parts if isinstance(x, ImagePart)}
         assert set(want) <= set(sent), (s.sample_id, want, sorted(sent))
@@ -130,10 +141,10 @@ def test_keyframes_send_each_events_own_frame(clips: Path) -> None:
             return float((np.abs(grey[a] - grey[b]).max(axis=2) > 40).mean())
 
         for j in want:
-            assert np.abs(sent[j].astype(np.int16) - grey[j]).mean() < 3      # the frame sent is the player's frame j
-            if s.params["domain"] == "blinking":           # OFF before, ON from j (against the OFF first frame)
+            assert np.abs(sent[j].astype(np.int16) - grey[j]).mean() < 3  # the frame sent is the player's frame j
+            if s.params["domain"] == "blinking":  # OFF before, ON from j (against the OFF first frame)
                 assert changed(j - 1, 0) < 1e-4 < 5e-3 < changed(j, 0), (s.sample_id, j)
-            elif s.params["domain"] == "state_machine":    # frame j differs from j-1, which equals j-2
+            elif s.params["domain"] == "state_machine":  # frame j differs from j-1, which equals j-2
                 assert changed(j - 1, j - 2) < 1e-4 < 5e-3 < changed(j, j - 1), (s.sample_id, j)
-            else:                                          # the ball is at the wall: j-1 and j+1 are its mirror images
+            else:  # the ball is at the wall: j-1 and j+1 are its mirror images
                 assert changed(j - 1, j + 1) < 0.25 * changed(j, j + 1), (s.sample_id, j)

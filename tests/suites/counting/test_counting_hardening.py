@@ -51,9 +51,12 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def shifted(trace: Trace, frames: int, fps: float = 30.0, *, move_t: bool = True) -> Trace:
     """Every event moved by ``frames`` frames (its time too, unless ``move_t`` is False)."""
-    return Trace(events=tuple(e.model_copy(update={"frame": e.frame + frames,
-                                                    "t": e.t + frames / fps if move_t else e.t})
-                              for e in trace.events))
+    return Trace(
+        events=tuple(
+            e.model_copy(update={"frame": e.frame + frames, "t": e.t + frames / fps if move_t else e.t})
+            for e in trace.events
+        )
+    )
 
 
 def copy_dataset(src: Path, dst: Path) -> Path:
@@ -142,8 +145,9 @@ def test_check_answers_names_samples_whose_answer_disagrees(data: Path) -> None:
     good = load_samples(data)
     check_answers(good)
     wrong = good[0].model_copy(update={"answer": 5})
-    count_only = good[1].model_copy(update={"answer": 7, "params": {**good[1].params, "n_events": 7,
-                                                                     "source": "repcount"}})
+    count_only = good[1].model_copy(
+        update={"answer": 7, "params": {**good[1].params, "n_events": 7, "source": "repcount"}}
+    )
     assert answer_problems(wrong) == ["answer is 5 but the trace executes to 3"]
     assert answer_problems(count_only) == []  # a real video's count is not checked against a partial trace
     assert answer_problems(good[0].model_copy(update={"answer": True}))
@@ -179,8 +183,26 @@ def test_dry_run_never_clobbers_rendered_videos(data: Path, tmp_path: Path) -> N
     before = (d / "manifest.jsonl").read_bytes()
     with pytest.raises(ConfigError, match="rendered videos"):
         generate(POINTS, d, SMALL, dry_run=True)
-    r = runner.invoke(app, ["generate", "counting", "--out", str(d), "--dry-run", "--domains", "blinking,state_machine",
-                            "--counts", "3", "--frequencies", "1", "--seeds", "1", "--duration", "6"])
+    r = runner.invoke(
+        app,
+        [
+            "generate",
+            "counting",
+            "--out",
+            str(d),
+            "--dry-run",
+            "--domains",
+            "blinking,state_machine",
+            "--counts",
+            "3",
+            "--frequencies",
+            "1",
+            "--seeds",
+            "1",
+            "--duration",
+            "6",
+        ],
+    )
     assert r.exit_code == 2 and "rendered videos" in flat(r.output), r.output
     assert (d / "manifest.jsonl").read_bytes() == before
     # a dry run over a dry run of the same design is fine; over rendered videos with --force it replaces
@@ -193,8 +215,25 @@ def test_dry_run_never_clobbers_rendered_videos(data: Path, tmp_path: Path) -> N
 
 def test_generate_cli_refuses_then_forces(data: Path, tmp_path: Path) -> None:
     d = copy_dataset(data, tmp_path / "d")
-    args = ["generate", "counting", "--out", str(d), "--domains", "blinking", "--counts", "2", "--frequencies", "1",
-            "--seeds", "1", "--duration", "6", "--workers", "1", "--no-verify"]
+    args = [
+        "generate",
+        "counting",
+        "--out",
+        str(d),
+        "--domains",
+        "blinking",
+        "--counts",
+        "2",
+        "--frequencies",
+        "1",
+        "--seeds",
+        "1",
+        "--duration",
+        "6",
+        "--workers",
+        "1",
+        "--no-verify",
+    ]
     r = runner.invoke(app, args)
     assert r.exit_code == 2 and "already holds a dataset of 2 samples" in flat(r.output) and "--force" in r.output
     assert not isinstance(r.exception, Exception) or isinstance(r.exception, SystemExit)
@@ -251,17 +290,20 @@ def test_repcount_refuses_a_different_dataset_unless_forced(tmp_path: Path) -> N
 # --------------------------------------------------------------------------- messages, not tracebacks
 
 
-@pytest.mark.parametrize("args, msg", [
-    (["--duration", "nan"], "--duration must be a finite number"),
-    (["--duration", "inf"], "--duration must be a finite number"),
-    (["--duration", "-3"], "--duration must be a finite number"),
-    (["--fps", "inf"], "--fps must be a finite number"),
-    (["--fps", "nan"], "--fps must be a finite number"),
-    (["--fps", "100000"], "--fps must be a finite number"),
-    (["--duration", "0.01", "--fps", "30"], "less than one frame"),
-    (["--frequencies", "nan"], "positive number of Hz"),
-    (["--frequencies", "inf"], "positive number of Hz"),
-])
+@pytest.mark.parametrize(
+    "args, msg",
+    [
+        (["--duration", "nan"], "--duration must be a finite number"),
+        (["--duration", "inf"], "--duration must be a finite number"),
+        (["--duration", "-3"], "--duration must be a finite number"),
+        (["--fps", "inf"], "--fps must be a finite number"),
+        (["--fps", "nan"], "--fps must be a finite number"),
+        (["--fps", "100000"], "--fps must be a finite number"),
+        (["--duration", "0.01", "--fps", "30"], "less than one frame"),
+        (["--frequencies", "nan"], "positive number of Hz"),
+        (["--frequencies", "inf"], "positive number of Hz"),
+    ],
+)
 def test_absurd_settings_exit_2_with_a_message(tmp_path: Path, args: list[str], msg: str) -> None:
     r = runner.invoke(app, ["generate", "counting", "--out", str(tmp_path / "o"), "--dry-run", *args])
     assert r.exit_code == 2, (r.output, r.exception)
@@ -269,14 +311,18 @@ def test_absurd_settings_exit_2_with_a_message(tmp_path: Path, args: list[str], 
     assert not (tmp_path / "o" / "manifest.jsonl").exists()
 
 
-@pytest.mark.parametrize("line", [
-    os.urandom(200).replace(b"\n", b"x"),
-    b"\xff\xfe\xfd not utf-8",
-    b"[" * 100_000,
-    b"[1, 2, 3]",
-    b'{"sample_id": 5}',
-    b"",
-], ids=["random-bytes", "bad-utf8", "deep", "not-an-object", "not-a-sample", "empty-line-only"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        os.urandom(200).replace(b"\n", b"x"),
+        b"\xff\xfe\xfd not utf-8",
+        b"[" * 100_000,
+        b"[1, 2, 3]",
+        b'{"sample_id": 5}',
+        b"",
+    ],
+    ids=["random-bytes", "bad-utf8", "deep", "not-an-object", "not-a-sample", "empty-line-only"],
+)
 def test_corrupt_manifest_line_is_a_data_error(data: Path, tmp_path: Path, line: bytes) -> None:
     d = copy_dataset(data, tmp_path / "d")
     with open(d / "manifest.jsonl", "ab") as f:
@@ -284,9 +330,21 @@ def test_corrupt_manifest_line_is_a_data_error(data: Path, tmp_path: Path, line:
     if line.strip():
         with pytest.raises(DataError, match=r"manifest.jsonl:3"):
             load_samples(d)
-        for cmd in (["verify", str(d)],
-                    ["run", "counting", "--data", str(d), "--model", "oracle", "--condition", "native",
-                     "--out", str(tmp_path / "run")]):
+        for cmd in (
+            ["verify", str(d)],
+            [
+                "run",
+                "counting",
+                "--data",
+                str(d),
+                "--model",
+                "oracle",
+                "--condition",
+                "native",
+                "--out",
+                str(tmp_path / "run"),
+            ],
+        ):
             r = runner.invoke(app, cmd)
             assert r.exit_code == 2, (cmd, r.output, r.exception)
             assert "manifest.jsonl:3" in "".join(r.output.split())  # rich may wrap after the colon

@@ -22,10 +22,25 @@ from vidaudit.video.display import i420_to_rgb_half
 SMALL = RenderSettings(duration_s=6.0, fps=30.0, width=320, height=240)
 FULL = RenderSettings()
 #: slow and fast balls, either wall first, radii and angles of several seeds, controls at rest
-BALLS = [GridPoint("bounce_ball", n, f, seed) for n, f, seed in
-         ((3, 0.5, 0), (12, 4.0, 0), (1, 0.5, 3), (5, 2.0, 7), (8, 3.5, 9), (0, 1.0, 4), (2, 1.0, 5), (10, 2.5, 2))]
-OTHERS = [GridPoint("blinking", 12, 4.0, 0), GridPoint("blinking", 3, 0.5, 6), GridPoint("state_machine", 12, 4.0, 1),
-          GridPoint("state_machine", 2, 0.5, 8)]
+BALLS = [
+    GridPoint("bounce_ball", n, f, seed)
+    for n, f, seed in (
+        (3, 0.5, 0),
+        (12, 4.0, 0),
+        (1, 0.5, 3),
+        (5, 2.0, 7),
+        (8, 3.5, 9),
+        (0, 1.0, 4),
+        (2, 1.0, 5),
+        (10, 2.5, 2),
+    )
+]
+OTHERS = [
+    GridPoint("blinking", 12, 4.0, 0),
+    GridPoint("blinking", 3, 0.5, 6),
+    GridPoint("state_machine", 12, 4.0, 1),
+    GridPoint("state_machine", 2, 0.5, 8),
+]
 
 
 def _runs(point: GridPoint, s: RenderSettings) -> list[tuple[object, np.ndarray, int]]:
@@ -52,8 +67,9 @@ def test_a_ball_frame_is_its_template_outside_the_ball_box(point: GridPoint, s: 
         else:  # into the frame of the key drawn before (only its ball is taken out): the same
             assert np.array_equal(scene.draw_into(key, again, drawn), frame)
         drawn = key
-    assert [f.tobytes() for _, f, _ in scene.keyed_runs(reuse=True)] == \
-        [f.tobytes() for _, f, _ in scene.keyed_runs()]  # drawn into buffers used again: the same frames
+    assert [f.tobytes() for _, f, _ in scene.keyed_runs(reuse=True)] == [
+        f.tobytes() for _, f, _ in scene.keyed_runs()
+    ]  # drawn into buffers used again: the same frames
 
 
 def _decoded(frame: np.ndarray, s: RenderSettings) -> np.ndarray:
@@ -106,10 +122,14 @@ boxes = st.tuples(st.integers(0, 30), st.integers(0, 22), st.integers(1, 34), st
 
 
 @settings(max_examples=150, deadline=None)
-@given(domain=st.sampled_from(["bounce_ball", "blinking", "state_machine"]), seed=st.integers(0, 2**32 - 1),
-       steps=st.lists(st.tuples(boxes, st.booleans()), min_size=1, max_size=12))
-def test_a_patch_stream_is_the_whole_frames_stream(domain: str, seed: int,
-                                                   steps: list[tuple[tuple[int, int, int, int], bool]]) -> None:
+@given(
+    domain=st.sampled_from(["bounce_ball", "blinking", "state_machine"]),
+    seed=st.integers(0, 2**32 - 1),
+    steps=st.lists(st.tuples(boxes, st.booleans()), min_size=1, max_size=12),
+)
+def test_a_patch_stream_is_the_whole_frames_stream(
+    domain: str, seed: int, steps: list[tuple[tuple[int, int, int, int], bool]]
+) -> None:
     """Frames made by pasting random pixels or a moving disc into boxes of the frame before: the detections
     from the patches are those from the whole frames."""
     rng = np.random.default_rng(seed)
@@ -156,8 +176,14 @@ def test_the_ball_finder_reads_the_background_as_numpy_states_it(seed: int, nois
     base = rng.integers(0, 256, 3)
     img = np.clip(base + rng.integers(-noise, noise + 1, (h, w, 3)), 0, 255).astype(np.uint8)
     for _ in range(discs):
-        cv2.circle(img, (int(rng.integers(0, w)), int(rng.integers(0, h))), int(rng.integers(2, 9)),
-                   tuple(int(c) for c in rng.integers(0, 256, 3)), -1, cv2.LINE_AA)
+        cv2.circle(
+            img,
+            (int(rng.integers(0, w)), int(rng.integers(0, h))),
+            int(rng.integers(2, 9)),
+            tuple(int(c) for c in rng.integers(0, 256, 3)),
+            -1,
+            cv2.LINE_AA,
+        )
     bg, fg = _ball_reference(img)
     assert np.array_equal(_background(img), bg) and _background(img).dtype == bg.dtype
     assert np.array_equal(_foreground(img, bg), fg) and _foreground(img, bg).dtype == fg.dtype

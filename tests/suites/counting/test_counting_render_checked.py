@@ -69,8 +69,9 @@ def _flip_coded_byte(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
-def test_a_file_changed_after_the_encoder_wrote_it_is_caught_without_decoding(tmp_path: Path,
-                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_changed_after_the_encoder_wrote_it_is_caught_without_decoding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     real = rnd.probe_stored
 
     def tampered(path: Path) -> tuple[VideoInfo, str, int]:
@@ -92,7 +93,9 @@ def _frozen_encode(monkeypatch: pytest.MonkeyPatch) -> None:
     real = VideoWriter.write
     first: dict[int, np.ndarray] = {}
 
-    def write(self: VideoWriter, rgb: np.ndarray, repeat: int = 1, box: tuple[int, int, int, int] | None = None) -> None:
+    def write(
+        self: VideoWriter, rgb: np.ndarray, repeat: int = 1, box: tuple[int, int, int, int] | None = None
+    ) -> None:
         real(self, first.setdefault(id(self), rgb.copy()), repeat)  # whole: the first frame, whatever changed
 
     monkeypatch.setattr(VideoWriter, "write", write)
@@ -175,11 +178,14 @@ def test_nal_digest_reads_annex_b_and_length_prefixed_packets_alike(packets: lis
     assert moved.hexdigest() != avcc.hexdigest()
 
 
-@pytest.mark.parametrize("name,args", [
-    ("av.mp4", ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "aac", "-shortest"]),  # audio between
-    ("v.mkv", []),
-    ("v.ts", []),  # packets are not frames there: probe decodes, and still sees every packet
-])
+@pytest.mark.parametrize(
+    "name,args",
+    [
+        ("av.mp4", ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "aac", "-shortest"]),  # audio between
+        ("v.mkv", []),
+        ("v.ts", []),  # packets are not frames there: probe decodes, and still sees every packet
+    ],
+)
 def test_probe_stored_is_probe_and_the_stored_digest_in_one_pass(tmp_path: Path, name: str, args: list[str]) -> None:
     """On ffmpeg-written files: the video stream's packets only (not the audio's), whichever way probe reads."""
     import subprocess
@@ -187,6 +193,22 @@ def test_probe_stored_is_probe_and_the_stored_digest_in_one_pass(tmp_path: Path,
     from quirkvideos import ffmpeg
 
     path = tmp_path / name
-    subprocess.run([ffmpeg(), "-v", "error", "-f", "lavfi", "-i", "testsrc=size=96x64:rate=10:duration=2", *args,
-                    "-c:v", "libx264", "-g", "7", str(path)], check=True)
+    subprocess.run(
+        [
+            ffmpeg(),
+            "-v",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc=size=96x64:rate=10:duration=2",
+            *args,
+            "-c:v",
+            "libx264",
+            "-g",
+            "7",
+            str(path),
+        ],
+        check=True,
+    )
     assert probe_stored(path) == (probe(path), *stored_nal_digest(path))

@@ -89,14 +89,17 @@ def test_appearance_varies_with_seed() -> None:
     assert (a.radius, a.gap, tuple(a.u)) != (b.radius, b.gap, tuple(b.u))
 
 
-@pytest.mark.parametrize("domain,n,f,msg", [
-    ("bounce_ball", -1, 1.0, "non-negative"),
-    ("bounce_ball", 3, 0.0, "positive"),
-    ("bounce_ball", 3, -2.0, "positive"),
-    ("bounce_ball", 3, math.nan, "positive"),
-    ("spinning_top", 3, 1.0, "unknown domain"),
-    ("blinking", 40, 0.5, "clip lasts"),
-])
+@pytest.mark.parametrize(
+    "domain,n,f,msg",
+    [
+        ("bounce_ball", -1, 1.0, "non-negative"),
+        ("bounce_ball", 3, 0.0, "positive"),
+        ("bounce_ball", 3, -2.0, "positive"),
+        ("bounce_ball", 3, math.nan, "positive"),
+        ("spinning_top", 3, 1.0, "unknown domain"),
+        ("blinking", 40, 0.5, "clip lasts"),
+    ],
+)
 def test_bad_parameters(domain: str, n: int, f: float, msg: str) -> None:
     with pytest.raises(ConfigError, match=msg):
         make_scene(g.GridPoint(domain, n, f, 0))

@@ -55,8 +55,9 @@ def test_verify_fails_loudly_on_a_wrong_trace(smoke_dir: Path, tmp_path: Path) -
     ev = list(s.trace.events)
     ev[1] = ev[1].model_copy(update={"frame": ev[1].frame + 3})
     assert check_video(s.params["domain"], smoke_dir / s.video.path, s.trace, 30.0) == []
-    assert check_video(s.params["domain"], smoke_dir / s.video.path, s.trace.model_copy(update={"events": tuple(ev)}),
-                       30.0)
+    assert check_video(
+        s.params["domain"], smoke_dir / s.video.path, s.trace.model_copy(update={"events": tuple(ev)}), 30.0
+    )
 
 
 def test_verify_detects_a_swapped_video(smoke_dir: Path, tmp_path: Path) -> None:
@@ -128,15 +129,18 @@ def test_dry_run_paper_lists_2190(tmp_path: Path) -> None:
     assert not (tmp_path / "videos").exists()
 
 
-@pytest.mark.parametrize("args,msg", [
-    (["--counts", "-1"], "non-negative"),
-    (["--frequencies", "0"], "positive"),
-    (["--frequencies", "-1.5"], "positive"),
-    (["--counts", "12", "--frequencies", "0.5", "--duration", "12"], "clip lasts"),
-    (["--domains", "pendulum"], "unknown domain"),
-    (["--preset", "huge"], "unknown preset"),
-    (["--counts", "three"], "comma-separated"),
-])
+@pytest.mark.parametrize(
+    "args,msg",
+    [
+        (["--counts", "-1"], "non-negative"),
+        (["--frequencies", "0"], "positive"),
+        (["--frequencies", "-1.5"], "positive"),
+        (["--counts", "12", "--frequencies", "0.5", "--duration", "12"], "clip lasts"),
+        (["--domains", "pendulum"], "unknown domain"),
+        (["--preset", "huge"], "unknown preset"),
+        (["--counts", "three"], "comma-separated"),
+    ],
+)
 def test_bad_parameters_exit_nonzero_with_message(tmp_path: Path, args: list[str], msg: str) -> None:
     r = runner.invoke(app, ["generate", "counting", "--out", str(tmp_path / "o"), "--dry-run", *args])
     assert r.exit_code != 0
@@ -147,10 +151,28 @@ def test_bad_parameters_exit_nonzero_with_message(tmp_path: Path, args: list[str
 def test_killed_run_leaves_no_partial_file(tmp_path: Path) -> None:
     """SIGKILL a generation mid-way: every file under a final name is a complete video."""
     out = tmp_path / "killed"
-    cmd = [sys.executable, "-m", "vidaudit.cli", "generate", "counting", "--out", str(out), "--domains",
-           "bounce_ball", "--counts", "1,2,3,4,5,6", "--frequencies", "1.0", "--seeds", "2", "--workers", "1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "vidaudit.cli",
+        "generate",
+        "counting",
+        "--out",
+        str(out),
+        "--domains",
+        "bounce_ball",
+        "--counts",
+        "1,2,3,4,5,6",
+        "--frequencies",
+        "1.0",
+        "--seeds",
+        "2",
+        "--workers",
+        "1",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 60
+
     def finished() -> list[Path]:
         return [p for p in (out / "videos").rglob("*.mp4") if not p.name.startswith(".")]
 
@@ -179,8 +201,7 @@ def test_written_frames_read_back_at_any_even_size(tmp_path: Path, width: int, h
     from vidaudit.video.probe import probe
 
     rng = np.random.default_rng(3)
-    frames = [cv2.GaussianBlur(rng.integers(0, 255, (height, width, 3)).astype(np.uint8), (9, 9), 3)
-              for _ in range(6)]
+    frames = [cv2.GaussianBlur(rng.integers(0, 255, (height, width, 3)).astype(np.uint8), (9, 9), 3) for _ in range(6)]
     write_video(tmp_path / "v.mp4", frames, 10.0, width, height)
     info = probe(tmp_path / "v.mp4")
     assert (info.width, info.height, info.n_frames) == (width, height, 6)

@@ -53,7 +53,7 @@ def make_video(path: Path, n_reps: int, period: int = 6) -> list[tuple[int, int]
     def frames():
         for x in xs:
             f = np.zeros((SIZE, SIZE, 3), np.uint8)
-            f[26:26 + SQUARE, x:x + SQUARE] = (255, 200, 0)
+            f[26 : 26 + SQUARE, x : x + SQUARE] = (255, 200, 0)
             yield f
 
     write_video(path, frames(), FPS, SIZE, SIZE)
@@ -63,8 +63,9 @@ def make_video(path: Path, n_reps: int, period: int = 6) -> list[tuple[int, int]
 HEADER_COLUMNS = 40  # L1..L40: room for 20 pairs
 
 
-def csv_line(action: str, name: str, count: object, values: list[object], index: int | None = None,
-             width: int = HEADER_COLUMNS) -> str:
+def csv_line(
+    action: str, name: str, count: object, values: list[object], index: int | None = None, width: int = HEADER_COLUMNS
+) -> str:
     cells = [str(v) for v in values] + [""] * (width - len(values))
     lead = [str(index), str(index)] if index is not None else []
     return ",".join(lead + [action, name, str(count)] + cells)
@@ -88,9 +89,11 @@ def videos(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, li
     root = tmp_path_factory.mktemp("repcount")
     vdir = root / "videos"
     vdir.mkdir()
-    segs = {"squat_1.mp4": make_video(vdir / "squat_1.mp4", 1),
-            "situp_3.mp4": make_video(vdir / "situp_3.mp4", 3, period=8),
-            "jump_5.mp4": make_video(vdir / "jump_5.mp4", 5, period=4)}
+    segs = {
+        "squat_1.mp4": make_video(vdir / "squat_1.mp4", 1),
+        "situp_3.mp4": make_video(vdir / "situp_3.mp4", 3, period=8),
+        "jump_5.mp4": make_video(vdir / "jump_5.mp4", 5, period=4),
+    }
     return vdir, segs
 
 
@@ -100,9 +103,11 @@ def write_csv(path: Path, lines: list[str]) -> Path:
 
 
 def good_csv(path: Path, segs: dict[str, list[tuple[int, int]]]) -> Path:
-    rows = [csv_line("squat", "squat_1.mp4", 1, flat(segs["squat_1.mp4"]), index=0),
-            csv_line("situp", "situp_3.mp4", "3.0", flat(segs["situp_3.mp4"], pandas_floats=True), index=1),
-            csv_line("jump_jack", "jump_5.mp4", 5, flat(segs["jump_5.mp4"], pandas_floats=True), index=2)]
+    rows = [
+        csv_line("squat", "squat_1.mp4", 1, flat(segs["squat_1.mp4"]), index=0),
+        csv_line("situp", "situp_3.mp4", "3.0", flat(segs["situp_3.mp4"], pandas_floats=True), index=1),
+        csv_line("jump_jack", "jump_5.mp4", 5, flat(segs["jump_5.mp4"], pandas_floats=True), index=2),
+    ]
     return write_csv(path, [header(leading_index=True), *rows])
 
 
@@ -118,14 +123,13 @@ def test_square_is_at_its_turning_point_at_every_annotated_start(videos) -> None
         frames = read_frames(vdir / name, starts + mids)
         xs = [int(np.argmax(f[32, :, 0] > 128)) for f in frames]
         assert xs[: len(starts)] == [LEFT] * len(starts)
-        assert xs[len(starts):] == [RIGHT] * len(mids)
+        assert xs[len(starts) :] == [RIGHT] * len(mids)
 
 
 def test_load_builds_samples_traces_and_video_fields(tmp_path: Path, videos) -> None:
     vdir, segs = videos
     samples = load_repcount(good_csv(tmp_path / "test.csv", segs), vdir, split_name="test")
-    assert [s.sample_id for s in samples] == ["repcount-test-squat_1", "repcount-test-situp_3",
-                                              "repcount-test-jump_5"]
+    assert [s.sample_id for s in samples] == ["repcount-test-squat_1", "repcount-test-situp_3", "repcount-test-jump_5"]
     by_name = {s.params["video_name"]: s for s in samples}
     for name, pairs in segs.items():
         s = by_name[name]
@@ -156,13 +160,16 @@ def test_default_question_and_real_world_templates_are_the_papers_c7_text() -> N
     _, zero = REAL_WORLD_TEMPLATES["real_zero_shot"]
     assert zero.format(question=DEFAULT_QUESTION) == (
         "How many times does the person perform the repetitive exercise in this video? "
-        "Show your reasoning and put the final answer in \\boxed{}.")
+        "Show your reasoning and put the final answer in \\boxed{}."
+    )
     _, cot = REAL_WORLD_TEMPLATES["real_cot"]
     assert cot.format(question=DEFAULT_QUESTION).endswith(
         "noting approximately when each one occurs. Finally, provide your total count. "
-        "Put the final answer in \\boxed{}.")
+        "Put the final answer in \\boxed{}."
+    )
     assert REAL_WORLD_TEMPLATES["real_direct"][1].format(question="ignored") == (
-        "Count the number of exercise repetitions in this video. Reply with only a number.")
+        "Count the number of exercise repetitions in this video. Reply with only a number."
+    )
 
 
 def test_write_dataset_manifest_round_trips_and_paths_resolve_after_a_move(tmp_path: Path, videos) -> None:
@@ -191,21 +198,34 @@ def test_write_dataset_manifest_round_trips_and_paths_resolve_after_a_move(tmp_p
 
 
 BAD_ROWS = [
-    ("count_mismatch", lambda segs: csv_line("squat", "situp_3.mp4", 2, flat(segs["situp_3.mp4"])),
-     "count is 2 but 3 start/end pairs"),
-    ("odd_l_values", lambda segs: csv_line("squat", "situp_3.mp4", 3, flat(segs["situp_3.mp4"])[:-1]),
-     "odd number"),
-    ("non_increasing_starts", lambda segs: csv_line("squat", "situp_3.mp4", 3, [3, 11, 3, 19, 19, 27]),
-     "starts must strictly increase"),
-    ("end_before_start", lambda segs: csv_line("squat", "situp_3.mp4", 3, [3, 11, 11, 9, 19, 27]),
-     "ends at frame 9 before it starts"),
-    ("frame_beyond_video", lambda segs: csv_line("squat", "squat_1.mp4", 1, [3, 11]),
-     "ends at frame 11 but squat_1.mp4 has 11 frames"),
+    (
+        "count_mismatch",
+        lambda segs: csv_line("squat", "situp_3.mp4", 2, flat(segs["situp_3.mp4"])),
+        "count is 2 but 3 start/end pairs",
+    ),
+    ("odd_l_values", lambda segs: csv_line("squat", "situp_3.mp4", 3, flat(segs["situp_3.mp4"])[:-1]), "odd number"),
+    (
+        "non_increasing_starts",
+        lambda segs: csv_line("squat", "situp_3.mp4", 3, [3, 11, 3, 19, 19, 27]),
+        "starts must strictly increase",
+    ),
+    (
+        "end_before_start",
+        lambda segs: csv_line("squat", "situp_3.mp4", 3, [3, 11, 11, 9, 19, 27]),
+        "ends at frame 9 before it starts",
+    ),
+    (
+        "frame_beyond_video",
+        lambda segs: csv_line("squat", "squat_1.mp4", 1, [3, 11]),
+        "ends at frame 11 but squat_1.mp4 has 11 frames",
+    ),
     ("missing_video", lambda segs: csv_line("squat", "nowhere.mp4", 1, [0, 4]), "not found"),
-    ("non_integer_count", lambda segs: csv_line("squat", "squat_1.mp4", "one", [3, 9]),
-     "count is 'one', not an integer"),
-    ("fractional_frame", lambda segs: csv_line("squat", "squat_1.mp4", 1, [3, "9.5"]),
-     "L2 is '9.5', not an integer"),
+    (
+        "non_integer_count",
+        lambda segs: csv_line("squat", "squat_1.mp4", "one", [3, 9]),
+        "count is 'one', not an integer",
+    ),
+    ("fractional_frame", lambda segs: csv_line("squat", "squat_1.mp4", 1, [3, "9.5"]), "L2 is '9.5', not an integer"),
     ("negative_frame", lambda segs: csv_line("squat", "squat_1.mp4", 1, [-3, 9]), "negative"),
     ("gap_in_pairs", lambda segs: csv_line("squat", "squat_1.mp4", 1, [3, "", 9]), "L2 is empty but L3"),
     ("empty_count", lambda segs: csv_line("squat", "squat_1.mp4", "", [3, 9]), "count is '', not an integer"),
@@ -226,13 +246,16 @@ def test_each_bad_row_raises_a_data_error_naming_its_line(tmp_path: Path, videos
     assert needle in str(err.value)
 
 
-@pytest.mark.parametrize(("text", "needle"), [
-    ("", "the CSV is empty"),
-    ("video,count,L1,L2\na.mp4,1,0,3\n", "no action type column"),
-    ("type,name,count,L1,L3\nsquat,a.mp4,1,0,3\n", "not L2"),
-    ('type,name,count,L1,L2\nsquat,"a.mp4,1,0,3\n', "not valid CSV"),
-    ("type,name,count,L1,L2\nsquat,a.mp4,1,0,3,7\n", "header only 5 columns"),
-])
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("", "the CSV is empty"),
+        ("video,count,L1,L2\na.mp4,1,0,3\n", "no action type column"),
+        ("type,name,count,L1,L3\nsquat,a.mp4,1,0,3\n", "not L2"),
+        ('type,name,count,L1,L2\nsquat,"a.mp4,1,0,3\n', "not valid CSV"),
+        ("type,name,count,L1,L2\nsquat,a.mp4,1,0,3,7\n", "header only 5 columns"),
+    ],
+)
 def test_malformed_files_raise_data_errors(text: str, needle: str) -> None:
     with pytest.raises(DataError, match=needle):
         parse_repcount_text(text)
@@ -251,11 +274,13 @@ def test_missing_csv_or_folder_and_non_utf8_raise_data_errors(tmp_path: Path, vi
 
 def test_skip_invalid_keeps_good_rows_and_records_every_skipped_one(tmp_path: Path, videos) -> None:
     vdir, segs = videos
-    lines = [header(),
-             csv_line("squat", "squat_1.mp4", 1, flat(segs["squat_1.mp4"])),
-             csv_line("situp", "situp_3.mp4", 2, flat(segs["situp_3.mp4"])),  # count mismatch
-             csv_line("situp", "gone.mp4", 1, [0, 4]),                         # missing video
-             csv_line("jump_jack", "jump_5.mp4", 5, flat(segs["jump_5.mp4"]))]
+    lines = [
+        header(),
+        csv_line("squat", "squat_1.mp4", 1, flat(segs["squat_1.mp4"])),
+        csv_line("situp", "situp_3.mp4", 2, flat(segs["situp_3.mp4"])),  # count mismatch
+        csv_line("situp", "gone.mp4", 1, [0, 4]),  # missing video
+        csv_line("jump_jack", "jump_5.mp4", 5, flat(segs["jump_5.mp4"])),
+    ]
     csv_path = write_csv(tmp_path / "mixed.csv", lines)
     with pytest.raises(DataError, match=":3: count is 2"):
         scan_repcount(csv_path, vdir)
@@ -285,12 +310,20 @@ def test_count_bins_group_scored_real_samples_into_the_papers_bins(tmp_path: Pat
     records = []
     for s in samples:
         n = s.answer
-        for cond, text in (("real_direct", str(n) if n <= 4 else str(n + 1)),
-                           ("real_zero_shot", f"I count them. \\boxed{{{n}}}")):
+        for cond, text in (
+            ("real_direct", str(n) if n <= 4 else str(n + 1)),
+            ("real_zero_shot", f"I count them. \\boxed{{{n}}}"),
+        ):
             r = score_trial(s, text).to_dict()
             assert r["trace_available"] is False and r["delta_s"] is None  # EM only: no frequency
-            r.update(model="m", condition=cond, domain=s.params["domain"], n_events=s.params["n_events"],
-                     frequency_hz=s.params["frequency_hz"], status="ok")
+            r.update(
+                model="m",
+                condition=cond,
+                domain=s.params["domain"],
+                n_events=s.params["n_events"],
+                frequency_hz=s.params["frequency_hz"],
+                status="ok",
+            )
             records.append(r)
     bins = count_bins(records)
     expected = {label for label, _, _ in COUNT_BINS}
@@ -316,8 +349,7 @@ _ACTIONS = st.sampled_from(["squat", "situp", "bench_pressing", "jump_jack", "ot
 @st.composite
 def valid_rows(draw) -> list[RepcountRow]:
     n_rows = draw(st.integers(0, 6))
-    names = draw(st.lists(st.text("abcxyz019_", min_size=1, max_size=8), min_size=n_rows, max_size=n_rows,
-                          unique=True))
+    names = draw(st.lists(st.text("abcxyz019_", min_size=1, max_size=8), min_size=n_rows, max_size=n_rows, unique=True))
     rows = []
     for i, name in enumerate(names):
         n = draw(st.integers(0, 8))
@@ -333,14 +365,24 @@ def test_valid_rows_round_trip_through_the_csv_text(rows, floats, extra, leading
     width = 16 + extra
     lines = [header(width, leading_index)]
     for i, r in enumerate(rows):
-        lines.append(csv_line(r.action, r.name, r.count, flat(list(r.segments), pandas_floats=floats),
-                              index=i if leading_index else None, width=width))
+        lines.append(
+            csv_line(
+                r.action,
+                r.name,
+                r.count,
+                flat(list(r.segments), pandas_floats=floats),
+                index=i if leading_index else None,
+                width=width,
+            )
+        )
     assert parse_repcount_text("\n".join(lines) + "\n") == rows
 
 
-_CELL = st.one_of(st.integers(-5, 10_000).map(str), st.sampled_from(["", " ", "1.5", "3.0", "nan", "x", "1e3",
-                                                                      '"', "a,b", "\u0663", "-0"]),
-                  st.text(max_size=6))
+_CELL = st.one_of(
+    st.integers(-5, 10_000).map(str),
+    st.sampled_from(["", " ", "1.5", "3.0", "nan", "x", "1e3", '"', "a,b", "\u0663", "-0"]),
+    st.text(max_size=6),
+)
 
 
 @given(cells=st.lists(st.lists(_CELL, max_size=12), max_size=5), with_header=st.booleans())
@@ -376,8 +418,10 @@ def test_arbitrary_bytes_in_a_file_raise_only_data_errors(data) -> None:
             pass
 
 
-@given(starts=st.lists(st.integers(0, 10_000), min_size=2, max_size=20, unique=True).map(sorted),
-       fps=st.sampled_from([10.0, 25.0, 29.97, 30.0]))
+@given(
+    starts=st.lists(st.integers(0, 10_000), min_size=2, max_size=20, unique=True).map(sorted),
+    fps=st.sampled_from([10.0, 25.0, 29.97, 30.0]),
+)
 def test_mean_rate_is_events_per_second_between_first_and_last_start(starts, fps) -> None:
     rate = mean_rate_hz(starts, fps)
     assert rate == pytest.approx((len(starts) - 1) / ((starts[-1] - starts[0]) / fps), rel=1e-5)

@@ -40,27 +40,45 @@ def test_fast_taxonomy_is_the_dataclass(counts: list[int], pairs: tuple) -> None
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.floats(0, 30, allow_nan=False), st.tuples(st.integers(0, 99), st.integers(0, 99)),
-       st.none() | st.text(max_size=3), st.none() | st.integers(1, 50))
+@given(
+    st.floats(0, 30, allow_nan=False),
+    st.tuples(st.integers(0, 99), st.integers(0, 99)),
+    st.none() | st.text(max_size=3),
+    st.none() | st.integers(1, 50),
+)
 def test_fast_event_is_the_dataclass(t: float, span: tuple, label: str | None, frame: int | None) -> None:
     _same(_new_event(t, span, label, frame), ReportedEvent(t, span, label, frame))
 
 
-LEDGERS = st.lists(st.tuples(st.floats(0, 30, allow_nan=False).map(lambda v: round(v, 2)), st.sampled_from("ABCD")),
-                   max_size=6).map(lambda evs: "\n".join(f"- Event {i}: t={t}s, -> {s}, count {i}"
-                                                         for i, (t, s) in enumerate(evs, 1)))
+LEDGERS = st.lists(
+    st.tuples(st.floats(0, 30, allow_nan=False).map(lambda v: round(v, 2)), st.sampled_from("ABCD")), max_size=6
+).map(lambda evs: "\n".join(f"- Event {i}: t={t}s, -> {s}, count {i}" for i, (t, s) in enumerate(evs, 1)))
 
 
 @settings(max_examples=100, deadline=None)
 @given(LEDGERS, st.integers(0, 6), st.sampled_from([0.5, 1.0, 4.0]))
 def test_scored_trial_is_the_dataclass(ledger: str, answer: int, f: float) -> None:
     """score_trial fills the CountingScore's ``__dict__`` in one step: every field, in field order, as __init__ would."""
-    events = tuple(Event(t=1.0 + i / f, frame=30 + int(30 * i / f), type="transition", state_before="ABCD"[i],
-                         state_after="BCDA"[i], count=i + 1) for i in range(4))
-    sample = Sample(sample_id="s", suite="counting", params={"domain": "state_machine", "n_events": 4, "frequency_hz": f},
-                    question="How many?", answer=4, trace=Trace(events=events),
-                    video=VideoRef(path="v.mp4", sha256="x", fps=30.0, width=64, height=64, n_frames=720,
-                                   duration_s=24.0))
+    events = tuple(
+        Event(
+            t=1.0 + i / f,
+            frame=30 + int(30 * i / f),
+            type="transition",
+            state_before="ABCD"[i],
+            state_after="BCDA"[i],
+            count=i + 1,
+        )
+        for i in range(4)
+    )
+    sample = Sample(
+        sample_id="s",
+        suite="counting",
+        params={"domain": "state_machine", "n_events": 4, "frequency_hz": f},
+        question="How many?",
+        answer=4,
+        trace=Trace(events=events),
+        video=VideoRef(path="v.mp4", sha256="x", fps=30.0, width=64, height=64, n_frames=720, duration_s=24.0),
+    )
     fast = score_trial(sample, f"{ledger}\nFinal answer: \\boxed{{{answer}}}")
     slow = CountingScore(**vars(fast))
     _same(fast, slow)
@@ -68,23 +86,43 @@ def test_scored_trial_is_the_dataclass(ledger: str, answer: int, f: float) -> No
 
 
 def _sample(f: float, answer: int = 4, n_trace: int = 4, sample_id: str = "s") -> Sample:
-    events = tuple(Event(t=1.0 + i / f, frame=30 + int(30 * i / f), type="transition", state_before="ABCD"[i],
-                         state_after="BCDA"[i], count=i + 1) for i in range(n_trace))
-    return Sample(sample_id=sample_id, suite="counting",
-                  params={"domain": "state_machine", "n_events": answer, "frequency_hz": f}, question="How many?",
-                  answer=answer, trace=Trace(events=events),
-                  video=VideoRef(path="v.mp4", sha256="x", fps=30.0, width=64, height=64, n_frames=720,
-                                 duration_s=24.0))
+    events = tuple(
+        Event(
+            t=1.0 + i / f,
+            frame=30 + int(30 * i / f),
+            type="transition",
+            state_before="ABCD"[i],
+            state_after="BCDA"[i],
+            count=i + 1,
+        )
+        for i in range(n_trace)
+    )
+    return Sample(
+        sample_id=sample_id,
+        suite="counting",
+        params={"domain": "state_machine", "n_events": answer, "frequency_hz": f},
+        question="How many?",
+        answer=answer,
+        trace=Trace(events=events),
+        video=VideoRef(path="v.mp4", sha256="x", fps=30.0, width=64, height=64, n_frames=720, duration_s=24.0),
+    )
 
 
 _TUPLE_FIELDS = ("parse_span", "reported_times", "reported_labels", "matches", "displaced_pairs")
 
 
 @settings(max_examples=100, deadline=None)
-@given(LEDGERS, st.integers(0, 6), st.sampled_from([0.5, 1.0, 4.0]), st.sampled_from(["ok", "ok", "api_error"]),
-       st.none() | st.lists(st.floats(0, 24, allow_nan=False), max_size=5), st.booleans())
-def test_score_record_is_the_trial_scores_dict(ledger: str, answer: int, f: float, status: str,
-                                               frame_times: list[float] | None, traced: bool) -> None:
+@given(
+    LEDGERS,
+    st.integers(0, 6),
+    st.sampled_from([0.5, 1.0, 4.0]),
+    st.sampled_from(["ok", "ok", "api_error"]),
+    st.none() | st.lists(st.floats(0, 24, allow_nan=False), max_size=5),
+    st.booleans(),
+)
+def test_score_record_is_the_trial_scores_dict(
+    ledger: str, answer: int, f: float, status: str, frame_times: list[float] | None, traced: bool
+) -> None:
     """The record, key order and value types included, is what ``score_trial(...).to_dict()`` gives, on traced and
     count-only samples, failed calls, and "frame K" mentions; and ``trial_score`` turns it back into the CountingScore."""
     sample = _sample(f) if traced else _sample(f, n_trace=2)  # a trace that does not list its 4 events: EM only
@@ -129,8 +167,11 @@ def test_per_sample_facts_follow_the_sample_object() -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(st.floats(0, 30, allow_nan=False), st.none() | st.text(max_size=3)), max_size=4),
-       st.lists(st.integers(0, 9), min_size=4, max_size=4), st.lists(st.floats(-5, 60, allow_nan=False), max_size=3))
+@given(
+    st.lists(st.tuples(st.floats(0, 30, allow_nan=False), st.none() | st.text(max_size=3)), max_size=4),
+    st.lists(st.integers(0, 9), min_size=4, max_size=4),
+    st.lists(st.floats(-5, 60, allow_nan=False), max_size=3),
+)
 def test_fast_report_is_the_dataclass(evs: list, counts: list[int], dropped: list[float]) -> None:
     events = tuple(ReportedEvent(t, (i, i + 1), label) for i, (t, label) in enumerate(evs))
     a, b, c, d = counts

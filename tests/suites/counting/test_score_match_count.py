@@ -24,8 +24,13 @@ def test_count_equals_optimal_matching(true_t, rep_t, delta):
 @given(st.lists(st.floats(0, 30, allow_nan=False), min_size=1, max_size=12), st.data(), deltas)
 def test_count_on_edges_and_jitter(true_t, data, delta):
     """Reports placed at t +- delta (the window's edge) and a tiny float step either side of it."""
-    offsets = data.draw(st.lists(st.sampled_from([-delta, delta, 0.0, delta * (1 - 1e-15), -delta * (1 + 1e-15)]),
-                                 min_size=len(true_t), max_size=len(true_t)))
+    offsets = data.draw(
+        st.lists(
+            st.sampled_from([-delta, delta, 0.0, delta * (1 - 1e-15), -delta * (1 + 1e-15)]),
+            min_size=len(true_t),
+            max_size=len(true_t),
+        )
+    )
     rep_t = [t + o for t, o in zip(true_t, offsets, strict=True)] + data.draw(times)
     assert max_match_count(true_t, rep_t, delta) == match_times(true_t, rep_t, delta).k
 

@@ -30,7 +30,7 @@ def _by_blocks(t: list[float], r: list[float], delta: float) -> tuple[list[tuple
     pairs, total = [], 0.0
     for a, b in _block_runs(lo, hi):
         r0, r1 = lo[a], hi[b]
-        local = [(0, 0)] if b == a and r1 - r0 == 1 else _solve_block_dp(ts[a:b + 1], rs[r0:r1], delta)
+        local = [(0, 0)] if b == a and r1 - r0 == 1 else _solve_block_dp(ts[a : b + 1], rs[r0:r1], delta)
         for i, j in local:
             pairs.append((t_order[a + i], r_order[r0 + j]))
             total += abs(ts[a + i] - rs[r0 + j])
@@ -38,8 +38,12 @@ def _by_blocks(t: list[float], r: list[float], delta: float) -> tuple[list[tuple
 
 
 @settings(max_examples=300, deadline=None)
-@given(TIMES, st.lists(st.tuples(st.integers(0, 60), JITTER).map(lambda p: p[0] * 0.1 + p[1]), max_size=8),
-       st.booleans(), st.sampled_from([0.125, 0.2, 0.25, 0.5, 1.0]))
+@given(
+    TIMES,
+    st.lists(st.tuples(st.integers(0, 60), JITTER).map(lambda p: p[0] * 0.1 + p[1]), max_size=8),
+    st.booleans(),
+    st.sampled_from([0.125, 0.2, 0.25, 0.5, 1.0]),
+)
 def test_presorted_matching_is_the_block_solution(t: list[float], r: list[float], in_order: bool, delta: float) -> None:
     if in_order:
         r = sorted(r)
@@ -59,10 +63,15 @@ def test_presorted_matching_is_the_block_solution(t: list[float], r: list[float]
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.integers(0, 60), unique=True, max_size=8).map(sorted), st.lists(JITTER, min_size=8, max_size=8),
-       st.lists(st.integers(0, 60).map(lambda k: k * 0.1), max_size=2), st.sampled_from([0.05, 0.125, 0.25, 0.5]))
-def test_faithful_ledgers_match_as_the_block_solution(ks: list[int], jitter: list[float], extra: list[float],
-                                                      delta: float) -> None:
+@given(
+    st.lists(st.integers(0, 60), unique=True, max_size=8).map(sorted),
+    st.lists(JITTER, min_size=8, max_size=8),
+    st.lists(st.integers(0, 60).map(lambda k: k * 0.1), max_size=2),
+    st.sampled_from([0.05, 0.125, 0.25, 0.5]),
+)
+def test_faithful_ledgers_match_as_the_block_solution(
+    ks: list[int], jitter: list[float], extra: list[float], delta: float
+) -> None:
     """A ledger with one report near each true time (the i-th report on the i-th time: the diagonal shortcut), some
     with extra reports after them, matched with the trace in order and kept edges, as the scorer calls it."""
     t = [k * 0.1 for k in ks]

@@ -76,8 +76,11 @@ def _score(pairs: list[tuple[int, int]], t: list[float], r: list[float]) -> tupl
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.floats(0.0, 4.0, allow_nan=False), min_size=1, max_size=14),
-       st.lists(st.floats(0.0, 4.0, allow_nan=False), min_size=1, max_size=14), st.sampled_from([0.125, 0.5, 2.0]))
+@given(
+    st.lists(st.floats(0.0, 4.0, allow_nan=False), min_size=1, max_size=14),
+    st.lists(st.floats(0.0, 4.0, allow_nan=False), min_size=1, max_size=14),
+    st.sampled_from([0.125, 0.5, 2.0]),
+)
 def test_dp_and_assignment_agree_on_large_blocks(t: list[float], r: list[float], delta: float) -> None:
     t, r = sorted(t), sorted(r)
     k_dp, dev_dp = _score(_solve_block_dp(t, r, delta), t, r)

@@ -14,17 +14,23 @@ from vidaudit.suites.counting.scoring import rate_relative_delta, score_trial
 from vidaudit.suites.counting.taxonomy import classify
 
 
-def make_sample(domain: str, times: list[float], f: float, states: list[str | None] | None = None,
-                answer: int | None = None) -> Sample:
+def make_sample(
+    domain: str, times: list[float], f: float, states: list[str | None] | None = None, answer: int | None = None
+) -> Sample:
     states = states or [None] * len(times)
-    events = tuple(Event(t=t, frame=int(t * 30), type="e", state_after=s, count=i + 1)
-                   for i, (t, s) in enumerate(zip(times, states, strict=True)))
-    return Sample(sample_id=f"s-{domain}-{len(times)}-{f}", suite="counting",
-                  params={"domain": domain, "n_events": len(times), "frequency_hz": f, "seed": 0},
-                  question="How many?", answer=len(times) if answer is None else answer,
-                  trace=Trace(events=events),
-                  video=VideoRef(path="v.mp4", sha256="abc", fps=30.0, width=64, height=64, n_frames=720,
-                                 duration_s=24.0))
+    events = tuple(
+        Event(t=t, frame=int(t * 30), type="e", state_after=s, count=i + 1)
+        for i, (t, s) in enumerate(zip(times, states, strict=True))
+    )
+    return Sample(
+        sample_id=f"s-{domain}-{len(times)}-{f}",
+        suite="counting",
+        params={"domain": domain, "n_events": len(times), "frequency_hz": f, "seed": 0},
+        question="How many?",
+        answer=len(times) if answer is None else answer,
+        trace=Trace(events=events),
+        video=VideoRef(path="v.mp4", sha256="abc", fps=30.0, width=64, height=64, n_frames=720, duration_s=24.0),
+    )
 
 
 def test_metric_definitions() -> None:
@@ -61,19 +67,38 @@ def test_taxonomy_counts() -> None:
     labels_true = ["B", "C", "A", "D"]
     labels_rep = ["B", None, "D", None, None]
     mt = match_times(true, rep, 0.25)
-    tax = classify(mt, true, rep, 0.25, true_labels=labels_true, reported_labels=labels_rep, predicted=4,
-                   correct=True, f1=2 * 2 / 9)
-    assert tax.to_dict() == {"matched": 2, "missed": 2, "hallucinated": 1, "displaced": 2, "misidentified": 1,
-                             "wrong_accumulation": 0, "ledger_mismatch": 1, "accidental_correctness": 1}
+    tax = classify(
+        mt,
+        true,
+        rep,
+        0.25,
+        true_labels=labels_true,
+        reported_labels=labels_rep,
+        predicted=4,
+        correct=True,
+        f1=2 * 2 / 9,
+    )
+    assert tax.to_dict() == {
+        "matched": 2,
+        "missed": 2,
+        "hallucinated": 1,
+        "displaced": 2,
+        "misidentified": 1,
+        "wrong_accumulation": 0,
+        "ledger_mismatch": 1,
+        "accidental_correctness": 1,
+    }
 
 
 def test_score_trial_state_machine() -> None:
     s = make_sample("state_machine", [2.0, 4.0, 6.0], 0.5, ["C", "B", "D"])
-    text = ("1. Step-by-Step Event Ledger\n- 0:02.3 A -> C, running count 1\n- 0:04.1 C -> A, running count 2\n"
-            "- 0:11.0 A -> D, running count 3\n2. Final Answer: \\boxed{3}")
+    text = (
+        "1. Step-by-Step Event Ledger\n- 0:02.3 A -> C, running count 1\n- 0:04.1 C -> A, running count 2\n"
+        "- 0:11.0 A -> D, running count 3\n2. Final Answer: \\boxed{3}"
+    )
     r = score_trial(s, text).to_dict()
     assert r["predicted_count"] == 3 and r["correct"] is True and r["parse_method"] == "boxed"
-    assert text[r["parse_span"][0]:r["parse_span"][1]] == r"\boxed{3}"
+    assert text[r["parse_span"][0] : r["parse_span"][1]] == r"\boxed{3}"
     assert r["reported_times"] == [2.3, 4.1, 11.0] and r["reported_labels"] == ["C", "A", "D"]
     assert r["delta_s"] == 1.0 and r["n_reported"] == 3 and r["n_matched"] == 2
     assert r["matches"] == [[0, 0], [1, 1]]

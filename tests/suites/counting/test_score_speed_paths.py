@@ -42,8 +42,10 @@ deltas = st.sampled_from([0.125, 0.25, 0.5, 1.0, 1 / 3, 1 / 6, 2.0]) | st.floats
 def test_pinned_window_counts_equal_a_count_at_every_window(true_t, rep_t, delta):
     k_delta = match_times(true_t, rep_t, delta).k
     got = _window_counts(sorted(true_t), rep_t, delta, k_delta)
-    want = tuple(k_delta if d == RATE_RELATIVE or abs(float(d) - delta) < 1e-12
-                 else max_match_count(true_t, rep_t, float(d)) for d, _ in _TOLERANCE_KEYS)
+    want = tuple(
+        k_delta if d == RATE_RELATIVE or abs(float(d) - delta) < 1e-12 else max_match_count(true_t, rep_t, float(d))
+        for d, _ in _TOLERANCE_KEYS
+    )
     assert got == want
     edges = [window_edges(sorted(map(float, true_t)), w + WINDOW_EPS) for w in _FIXED_WIDEST_FIRST]
     assert _window_counts(sorted(true_t), rep_t, delta, k_delta, sorted(map(float, rep_t)), edges) == want
@@ -55,9 +57,11 @@ def test_pinned_window_counts_equal_a_count_at_every_window(true_t, rep_t, delta
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.integers(0, 60), unique=True, min_size=1, max_size=10).map(sorted),
-       st.lists(st.sampled_from([0.0, 0.01, -0.03, 0.1, 0.2, -0.24, 0.26, 0.49, 0.6]), min_size=10, max_size=10),
-       st.sampled_from([0.5, 1.0, 1 / 3, 0.125]))
+@given(
+    st.lists(st.integers(0, 60), unique=True, min_size=1, max_size=10).map(sorted),
+    st.lists(st.sampled_from([0.0, 0.01, -0.03, 0.1, 0.2, -0.24, 0.26, 0.49, 0.6]), min_size=10, max_size=10),
+    st.sampled_from([0.5, 1.0, 1 / 3, 0.125]),
+)
 def test_diagonal_counts_equal_a_count_at_every_narrower_window(ks, jitter, delta):
     """One report near each true time (the diagonal at delta(F) when each is its time's only candidate): K at each
     narrower fixed window read off the pairs equals a full count."""
@@ -71,8 +75,9 @@ def test_diagonal_counts_equal_a_count_at_every_narrower_window(ks, jitter, delt
                 got = diagonal_count(window_edges(ts, w + WINDOW_EPS), rs)
                 assert got == max_match_count(true_t, rep_t, w)
     edges = [window_edges(ts, w + WINDOW_EPS) for w in _FIXED_WIDEST_FIRST]
-    assert _window_counts(ts, rep_t, delta, matching.k, rs, edges, is_diagonal(matching)) == \
-        _window_counts(ts, rep_t, delta, matching.k)
+    assert _window_counts(ts, rep_t, delta, matching.k, rs, edges, is_diagonal(matching)) == _window_counts(
+        ts, rep_t, delta, matching.k
+    )
 
 
 @settings(max_examples=300, deadline=None)
@@ -95,23 +100,44 @@ labels = st.sampled_from([None, "", " ", "A", "a", " A ", "B", "b ", "left", "LE
 def test_misidentified_counts_every_normalised_disagreement(true_l, rep_l, data):
     n, m = len(true_l), len(rep_l)
     k = data.draw(st.integers(0, min(n, m)))
-    pairs = tuple(zip(sorted(data.draw(st.permutations(range(n)))[:k]),
-                      data.draw(st.permutations(range(m)))[:k], strict=True))
+    pairs = tuple(
+        zip(sorted(data.draw(st.permutations(range(n)))[:k]), data.draw(st.permutations(range(m)))[:k], strict=True)
+    )
     matching = Matching(tuple(sorted(pairs)), 0.0, n, m)
-    tax = classify(matching, [float(i) for i in range(n)], [float(j) for j in range(m)], 0.5,
-                   true_labels=true_l, reported_labels=rep_l, predicted=None, correct=False, f1=None)
-    want = sum(1 for i, j in pairs if _norm(rep_l[j]) is not None and _norm(true_l[i]) is not None
-               and _norm(rep_l[j]) != _norm(true_l[i]))
+    tax = classify(
+        matching,
+        [float(i) for i in range(n)],
+        [float(j) for j in range(m)],
+        0.5,
+        true_labels=true_l,
+        reported_labels=rep_l,
+        predicted=None,
+        correct=False,
+        f1=None,
+    )
+    want = sum(
+        1
+        for i, j in pairs
+        if _norm(rep_l[j]) is not None and _norm(true_l[i]) is not None and _norm(rep_l[j]) != _norm(true_l[i])
+    )
     assert tax.misidentified == want
 
 
 def _sample(sid: str, ts: list[float]) -> Sample:
-    events = tuple(Event(t=t, frame=int(t * 30), type="transition", state_before="A", state_after="B", count=i + 1)
-                   for i, t in enumerate(ts))
+    events = tuple(
+        Event(t=t, frame=int(t * 30), type="transition", state_before="A", state_after="B", count=i + 1)
+        for i, t in enumerate(ts)
+    )
     video = VideoRef(path=f"{sid}.mp4", fps=30.0, width=64, height=64, n_frames=720, duration_s=24.0)
-    return Sample(sample_id=sid, suite="counting", params={"domain": "state_machine", "n_events": len(ts),
-                                                           "frequency_hz": 1.0, "seed": 0},
-                  question="How many?", answer=len(ts), trace=Trace(events=events), video=video)
+    return Sample(
+        sample_id=sid,
+        suite="counting",
+        params={"domain": "state_machine", "n_events": len(ts), "frequency_hz": 1.0, "seed": 0},
+        question="How many?",
+        answer=len(ts),
+        trace=Trace(events=events),
+        video=video,
+    )
 
 
 def test_cached_truth_follows_each_trace():

@@ -24,12 +24,15 @@ def tax(true: list[float], rep: list[float], delta: float, **kw):
 
 def make_sample(times: list[float], f: float, answer: int | None = None) -> Sample:
     events = tuple(Event(t=t, frame=int(t * 30), type="e", count=i + 1) for i, t in enumerate(times))
-    return Sample(sample_id=f"s-{len(times)}-{f}", suite="counting",
-                  params={"domain": "blinking", "n_events": len(times), "frequency_hz": f, "seed": 0},
-                  question="How many times did the object blink?",
-                  answer=len(times) if answer is None else answer, trace=Trace(events=events),
-                  video=VideoRef(path="v.mp4", sha256="abc", fps=30.0, width=64, height=64, n_frames=720,
-                                 duration_s=24.0))
+    return Sample(
+        sample_id=f"s-{len(times)}-{f}",
+        suite="counting",
+        params={"domain": "blinking", "n_events": len(times), "frequency_hz": f, "seed": 0},
+        question="How many times did the object blink?",
+        answer=len(times) if answer is None else answer,
+        trace=Trace(events=events),
+        video=VideoRef(path="v.mp4", sha256="abc", fps=30.0, width=64, height=64, n_frames=720, duration_s=24.0),
+    )
 
 
 # --------------------------------------------------------------------------- displaced
@@ -95,10 +98,25 @@ def test_table_8_arithmetic() -> None:
     matched, displaced or hallucinated."""
     true = [1.0, 2.0, 3.0, 4.0]
     rep = [1.05, 2.4, 3.05, 9.0, 5.5]
-    _, t = tax(true, rep, 0.25, true_labels=["B", "C", "A", "D"], reported_labels=["B", None, "D", None, None],
-               predicted=4, correct=True)
-    assert t.to_dict() == {"matched": 2, "missed": 2, "hallucinated": 1, "displaced": 2, "misidentified": 1,
-                           "wrong_accumulation": 0, "ledger_mismatch": 1, "accidental_correctness": 1}
+    _, t = tax(
+        true,
+        rep,
+        0.25,
+        true_labels=["B", "C", "A", "D"],
+        reported_labels=["B", None, "D", None, None],
+        predicted=4,
+        correct=True,
+    )
+    assert t.to_dict() == {
+        "matched": 2,
+        "missed": 2,
+        "hallucinated": 1,
+        "displaced": 2,
+        "misidentified": 1,
+        "wrong_accumulation": 0,
+        "ledger_mismatch": 1,
+        "accidental_correctness": 1,
+    }
     assert t.matched + t.missed == len(true) and t.matched + t.displaced + t.hallucinated == len(rep)
 
 
@@ -120,7 +138,8 @@ def test_gap_alignment_matches_brute_force(t: list[float], r: list[float]) -> No
     pairs = _align_gap(t, r)
     assert len(pairs) == min(len(t), len(r))
     assert [i for i, _ in pairs] == sorted({i for i, _ in pairs}) and [j for _, j in pairs] == sorted(
-        {j for _, j in pairs})  # strictly increasing on both sides: order-preserving, one-to-one
+        {j for _, j in pairs}
+    )  # strictly increasing on both sides: order-preserving, one-to-one
     assert sum(abs(t[i] - r[j]) for i, j in pairs) == pytest.approx(brute_gap(t, r), abs=1e-9)
 
 

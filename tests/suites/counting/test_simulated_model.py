@@ -54,21 +54,27 @@ def full_rows(acc) -> list[tuple]:
 # --------------------------------------------------------------------------- the CSV
 
 
-@pytest.mark.parametrize("rows, header, message", [
-    ([("blinking", 1, 0.5, 0.5)], ("domain", "N", "F", "acc"), "row 1 must be the header"),
-    ([("blinking", 1, 0.5)], None, "row 2 ('blinking,1,0.5'): expected 4 fields"),
-    ([("blinking", 1, 0.5, 0.5), ("blinking", "x", 1.0, 0.5)], None, "row 3"),
-    ([("blinking", 1, 0.5, 1.5)], None, "row 2 ('blinking,1,0.5,1.5'): accuracy must be in [0, 1]"),
-    ([("blinking", 1, 0.5, -0.1)], None, "accuracy must be in [0, 1]"),
-    ([("blinking", 1, 0.5, "nan")], None, "accuracy must be in [0, 1]"),
-    ([("blinking", 1, "fast", 0.5)], None, "F and accuracy must be numbers"),
-    ([("blinking", 1, 0.0, 0.5)], None, "F must be a positive frequency"),
-    ([("blinking", -1, 0.5, 0.5)], None, "N must be a non-negative integer"),
-    ([("", 1, 0.5, 0.5)], None, "the domain is empty"),
-    ([("blinking", 1, 0.5, 0.5), ("blinking", 1, "0.50", 0.7)], None, "row 3 ('blinking,1,0.50,0.7'): the cell "
-                                                                      "blinking N=1 F=0.5 is already given on row 2"),
-    ([], None, "has a header but no cells"),
-])
+@pytest.mark.parametrize(
+    "rows, header, message",
+    [
+        ([("blinking", 1, 0.5, 0.5)], ("domain", "N", "F", "acc"), "row 1 must be the header"),
+        ([("blinking", 1, 0.5)], None, "row 2 ('blinking,1,0.5'): expected 4 fields"),
+        ([("blinking", 1, 0.5, 0.5), ("blinking", "x", 1.0, 0.5)], None, "row 3"),
+        ([("blinking", 1, 0.5, 1.5)], None, "row 2 ('blinking,1,0.5,1.5'): accuracy must be in [0, 1]"),
+        ([("blinking", 1, 0.5, -0.1)], None, "accuracy must be in [0, 1]"),
+        ([("blinking", 1, 0.5, "nan")], None, "accuracy must be in [0, 1]"),
+        ([("blinking", 1, "fast", 0.5)], None, "F and accuracy must be numbers"),
+        ([("blinking", 1, 0.0, 0.5)], None, "F must be a positive frequency"),
+        ([("blinking", -1, 0.5, 0.5)], None, "N must be a non-negative integer"),
+        ([("", 1, 0.5, 0.5)], None, "the domain is empty"),
+        (
+            [("blinking", 1, 0.5, 0.5), ("blinking", 1, "0.50", 0.7)],
+            None,
+            "row 3 ('blinking,1,0.50,0.7'): the cell blinking N=1 F=0.5 is already given on row 2",
+        ),
+        ([], None, "has a header but no cells"),
+    ],
+)
 def test_malformed_csv_names_the_row(tmp_path, rows, header, message):
     path = write_surface(tmp_path / "s.csv", rows, header or ("domain", "N", "F", "accuracy"))
     with pytest.raises(ConfigError) as e:
@@ -85,9 +91,16 @@ def test_missing_file_and_binary_file(tmp_path):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.dictionaries(st.tuples(st.sampled_from(["blinking", "bounce_ball"]), st.integers(0, 12),
-                                 st.sampled_from([0.5, 1.0, 1.5, 4.0])),
-                       st.floats(0.0, 1.0), min_size=1, max_size=20))
+@given(
+    st.dictionaries(
+        st.tuples(
+            st.sampled_from(["blinking", "bounce_ball"]), st.integers(0, 12), st.sampled_from([0.5, 1.0, 1.5, 4.0])
+        ),
+        st.floats(0.0, 1.0),
+        min_size=1,
+        max_size=20,
+    )
+)
 def test_csv_round_trip(tmp_path_factory, cells):
     path = write_surface(tmp_path_factory.mktemp("rt") / "s.csv", [(d, n, f, a) for (d, n, f), a in cells.items()])
     assert read_surface(path) == {(d, n, round(f, 6)): a for (d, n, f), a in cells.items()}
@@ -128,8 +141,24 @@ def test_draws_are_per_trial_and_match_the_accuracy():
 
 
 def _run(data: Path, csv_path: Path, out: Path, *extra: str):
-    return runner.invoke(app, ["run", "counting", "--data", str(data), "--model", f"simulated:{csv_path}",
-                               "--condition", "native", "--condition", "frames@2", "--out", str(out), *extra])
+    return runner.invoke(
+        app,
+        [
+            "run",
+            "counting",
+            "--data",
+            str(data),
+            "--model",
+            f"simulated:{csv_path}",
+            "--condition",
+            "native",
+            "--condition",
+            "frames@2",
+            "--out",
+            str(out),
+            *extra,
+        ],
+    )
 
 
 def test_runs_on_a_dry_run_manifest_and_is_scored_normally(tmp_path, dry_data):
@@ -144,8 +173,10 @@ def test_runs_on_a_dry_run_manifest_and_is_scored_normally(tmp_path, dry_data):
     for c in cells:  # parsed by the counting scorer from \boxed{K}
         assert c["correct"] == (10 if c["frequency_hz"] == 0.5 or c["n_events"] == 0 else 0), c
     assert results["errors"]["simulated:" + str(surface)]["frames@2/structured_trace"]["n_unparseable"] == 0
-    assert results["count_boundary"]["simulated:" + str(surface)]["frames@2/structured_trace"]["blinking"] == \
-        {"0.5": 3, "2.0": "<1"}
+    assert results["count_boundary"]["simulated:" + str(surface)]["frames@2/structured_trace"]["blinking"] == {
+        "0.5": 3,
+        "2.0": "<1",
+    }
 
 
 def test_resume_and_rerun_give_the_same_answers(tmp_path, dry_data):
@@ -183,8 +214,21 @@ def test_bad_surface_through_the_cli_is_a_clear_error_and_writes_nothing(tmp_pat
 
 
 def test_models_that_read_pixels_still_need_the_videos(tmp_path, dry_data):
-    res = runner.invoke(app, ["run", "counting", "--data", str(dry_data), "--model", "oracle", "--condition",
-                              "native", "--out", str(tmp_path / "run")])
+    res = runner.invoke(
+        app,
+        [
+            "run",
+            "counting",
+            "--data",
+            str(dry_data),
+            "--model",
+            "oracle",
+            "--condition",
+            "native",
+            "--out",
+            str(tmp_path / "run"),
+        ],
+    )
     assert res.exit_code == 2 and "is missing" in res.output
 
 
@@ -196,8 +240,9 @@ def test_a_response_built_unvalidated_is_the_validated_one(text: str, latency: f
     from vidaudit.suites.counting.simulated import _NO_USAGE, _response
 
     got = _response(text, latency, label)
-    want = Response(text=text, usage=_NO_USAGE, latency_s=latency, finish_reason="stop", model_version=label,
-                    cost_usd=0.0)
+    want = Response(
+        text=text, usage=_NO_USAGE, latency_s=latency, finish_reason="stop", model_version=label, cost_usd=0.0
+    )
     assert got == want and got.model_fields_set == want.model_fields_set
     assert got.model_dump_json() == want.model_dump_json()
     assert [type(v) for v in got.__dict__.values()] == [type(v) for v in want.__dict__.values()]

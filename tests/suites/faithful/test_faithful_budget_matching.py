@@ -36,8 +36,11 @@ class Metered(Backbone):
     def __call__(self, rec: Recorded) -> Reply:
         reply = super().__call__(rec)
         body = dict(reply.json)
-        body["usage"] = {"prompt_tokens": 256 * _images(rec) + math.ceil(len(_text(rec)) / 4),
-                         "completion_tokens": 10, "total_tokens": 0}
+        body["usage"] = {
+            "prompt_tokens": 256 * _images(rec) + math.ceil(len(_text(rec)) / 4),
+            "completion_tokens": 10,
+            "total_tokens": 0,
+        }
         return Reply(json=body)
 
 
@@ -46,7 +49,7 @@ def _memory_of(text: str) -> str:
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line == HEADER)
     out = [lines[start]]
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if not line.startswith(("#", "{")):
             break
         out.append(line)
@@ -72,18 +75,21 @@ def test_frames_calls_and_tokens_matching_with_recipes(data: Path, tmp_path: Pat
     results = json.loads((tmp_path / "run" / "report" / "report.json").read_text())["results"]
     cond = "native@1/yes_no"
     sys_ = {s["model"]: s for s in results["budget"]["systems"] if s["condition"] == cond}
-    assert sys_[single]["calls_per_question"] == pytest.approx((1 + n) / n)      # 1 + Q calls per video (H.12)
-    assert sys_[framed]["calls_per_question"] == pytest.approx((2 + 2 * n) / n)   # M + 2Q
+    assert sys_[single]["calls_per_question"] == pytest.approx((1 + n) / n)  # 1 + Q calls per video (H.12)
+    assert sys_[framed]["calls_per_question"] == pytest.approx((2 + 2 * n) / n)  # M + 2Q
     assert sys_[bb]["calls_per_question"] == 1
     assert sys_[single]["frame_tokens_at_256_per_question"] == pytest.approx(256 * (6 + 2 * n) / n)
     comp = {c["framework"]: c for c in results["budget"]["comparisons"]}
     assert comp[single]["calls_h12_ratio"] == pytest.approx(n / (1 + n))
     assert "calls" in comp[single]["matched_by"] and "frames" not in comp[single]["matched_by"]
     assert "frames" in comp[framed]["matched_by"] and "calls" not in comp[framed]["matched_by"]
-    for c in comp.values():   # matched_by is the rule applied to the figures beside it
+    for c in comp.values():  # matched_by is the rule applied to the figures beside it
         f, e = sys_[c["framework"]], sys_[c["end_to_end"]]
-        for key, fig in (("frames", "frames_used_per_question"), ("calls", "calls_per_question"),
-                         ("tokens", "input_tokens_per_question")):
+        for key, fig in (
+            ("frames", "frames_used_per_question"),
+            ("calls", "calls_per_question"),
+            ("tokens", "input_tokens_per_question"),
+        ):
             assert (key in c["matched_by"]) == (abs(e[fig] / f[fig] - 1) <= TOL + 1e-12)
         assert c["tokens_over"] == pytest.approx(f["input_tokens_per_question"] - e["input_tokens_per_question"])
         assert set(c["recipes"]) == {"frames", "calls", "tokens"} and "chunks=1" in c["recipes"]["calls"]
@@ -96,19 +102,41 @@ def test_frames_calls_and_tokens_matching_with_recipes(data: Path, tmp_path: Pat
 
 
 def test_truncation_drops_states_the_question_does_not_use_first_oldest_first() -> None:
-    trajs = [{"id": "T1", "category": "agent", "attributes": {"colour": "red"}, "seen": [[0, 9]],
-              "states": [[1.0, "action", "enters", None, None], [2.0, "action", "jumps", None, None],
-                         [3.0, "relation", "passes_to", None, "T2"], [8.0, "action", "jumps", None, None]]},
-             {"id": "T2", "category": "agent", "attributes": {"colour": "blue"}, "seen": [[0, 9]],
-              "states": [[4.0, "action", "receives", None, None], [5.0, "action", "exits", None, None]]}]
+    trajs = [
+        {
+            "id": "T1",
+            "category": "agent",
+            "attributes": {"colour": "red"},
+            "seen": [[0, 9]],
+            "states": [
+                [1.0, "action", "enters", None, None],
+                [2.0, "action", "jumps", None, None],
+                [3.0, "relation", "passes_to", None, "T2"],
+                [8.0, "action", "jumps", None, None],
+            ],
+        },
+        {
+            "id": "T2",
+            "category": "agent",
+            "attributes": {"colour": "blue"},
+            "seen": [[0, 9]],
+            "states": [[4.0, "action", "receives", None, None], [5.0, "action", "exits", None, None]],
+        },
+    ]
     full = tokens_of(render(trajs, [], ()))
     same, dropped = truncate(trajs, [], (), "Does the red one pass before the blue one exits?", full)
     assert same == trajs and dropped == 0
     kept, dropped = truncate(trajs, [], (), "Does the red one pass before the blue one exits?", full - 5)
     left = [s[2] for t in kept for s in t["states"]]
     assert dropped >= 1 and "enters" not in left and "passes_to" in left and "exits" in left
-    assert tokens_of(render(kept, [], (f"memory truncated to {full - 5} tokens (token-matched budget): "
-                                       f"{dropped} states dropped",))) <= full - 5
+    assert (
+        tokens_of(
+            render(
+                kept, [], (f"memory truncated to {full - 5} tokens (token-matched budget): {dropped} states dropped",)
+            )
+        )
+        <= full - 5
+    )
     tiny, _ = truncate(trajs, [], (), "Does the red one pass?", 40)
     assert all(s[2] in ("passes_to",) for t in tiny for s in t["states"]) or not any(t["states"] for t in tiny)
     assert read(render(tiny, [], ())) == tiny
@@ -153,15 +181,26 @@ class Crowded(Metered):
             body["usage"] = {**body["usage"], "prompt_tokens": body["usage"]["prompt_tokens"] + 256 * _clip_frames(rec)}
             return Reply(json=body)
         t0, t1 = map(float, re.search(r"from ([\d.]+) s to ([\d.]+) s", t).groups())
-        objs = [{"id": f"o{k}", "category": "agent",
-                 "attributes": {"colour": c, "shape": "circle", "number": k + 1},
-                 "first_seen": t0, "last_seen": t1, "position": {"first": [0.1 * k, 0.5], "last": [0.1 * k, 0.5]},
-                 "states": [{"t": round(t0 + (t1 - t0) * j / 10, 2), "kind": "action", "predicate": "jumps"}
-                            for j in range(10)]}
-                for k, c in enumerate(("red", "blue", "green", "yellow", "purple", "orange"))]
+        objs = [
+            {
+                "id": f"o{k}",
+                "category": "agent",
+                "attributes": {"colour": c, "shape": "circle", "number": k + 1},
+                "first_seen": t0,
+                "last_seen": t1,
+                "position": {"first": [0.1 * k, 0.5], "last": [0.1 * k, 0.5]},
+                "states": [
+                    {"t": round(t0 + (t1 - t0) * j / 10, 2), "kind": "action", "predicate": "jumps"} for j in range(10)
+                ],
+            }
+            for k, c in enumerate(("red", "blue", "green", "yellow", "purple", "orange"))
+        ]
         body = completion(json.dumps({"objects": objs}))
-        body["usage"] = {"prompt_tokens": 256 * _images(rec) + math.ceil(len(t) / 4), "completion_tokens": 10,
-                         "total_tokens": 0}
+        body["usage"] = {
+            "prompt_tokens": 256 * _images(rec) + math.ceil(len(t) / 4),
+            "completion_tokens": 10,
+            "total_tokens": 0,
+        }
         return Reply(json=body)
 
 
@@ -172,7 +211,7 @@ def test_the_token_matched_budget_is_computed_and_matches_when_run(data: Path, t
     from vidaudit.report.stage import report_run
     from vidaudit.run.session import execute
 
-    cond = Condition(presentation=Presentation.NATIVE, fps=0.34, prompt="yes_no")   # 4 frames end to end
+    cond = Condition(presentation=Presentation.NATIVE, fps=0.34, prompt="yes_no")  # 4 frames end to end
 
     def run(out: Path, *specs: str) -> dict:
         res = execute(data, out, [ModelSpec.parse(s, max_tokens=64) for s in specs], [cond], suite="faithful")
@@ -188,15 +227,17 @@ def test_the_token_matched_budget_is_computed_and_matches_when_run(data: Path, t
         comp = next(c for c in first["comparisons"] if c["framework"] == framework)
         tm = comp["token_match"]
         sys1 = {s["model"]: s for s in first["systems"]}
-        assert "tokens" not in comp["matched_by"]     # uncapped, the framework reads more than the backbone
-        assert tm["spec"] == framework.replace("object-centric:", f"object-centric:memory_tokens={tm['memory_tokens']},")
+        assert "tokens" not in comp["matched_by"]  # uncapped, the framework reads more than the backbone
+        assert tm["spec"] == framework.replace(
+            "object-centric:", f"object-centric:memory_tokens={tm['memory_tokens']},"
+        )
         assert tm["memory_floor"] < tm["memory_tokens"] < tm["memory_size_max"]
         assert tm["predicted_input_tokens_per_question"] <= sys1[bb]["input_tokens_per_question"]
         assert tm["spec"] in comp["recipes"]["tokens"]
         second = run(tmp_path / "run2", tm["spec"], bb)
     sys2 = {s["model"]: s for s in second["systems"]}
     got = sys2[tm["spec"]]["input_tokens_per_question"]
-    assert got == pytest.approx(tm["predicted_input_tokens_per_question"], rel=0.02)   # the prediction held
+    assert got == pytest.approx(tm["predicted_input_tokens_per_question"], rel=0.02)  # the prediction held
     comp2 = next(c for c in second["comparisons"] if c["framework"] == tm["spec"])
     assert "tokens" in comp2["matched_by"], (got, sys2[bb]["input_tokens_per_question"])
     assert comp2["token_match"]["note"].startswith("no cap") or comp2["token_match"]["memory_tokens"] is not None

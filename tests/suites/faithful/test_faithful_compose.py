@@ -19,8 +19,18 @@ SEEDS = range(6)
 def built():
     out = []
     for seed in SEEDS:
-        spec = SceneSpec(video_id=f"w{seed}", seed=seed, agents=5, events=9, occlusions=1, lookalikes=1,
-                         duration_s=14.0, width=192, height=144, max_targets=8)
+        spec = SceneSpec(
+            video_id=f"w{seed}",
+            seed=seed,
+            agents=5,
+            events=9,
+            occlusions=1,
+            lookalikes=1,
+            duration_s=14.0,
+            width=192,
+            height=144,
+            max_targets=8,
+        )
         out.append(build_scene(spec))
     return out
 
@@ -59,16 +69,16 @@ def test_each_negative_replaces_exactly_one_fact_by_a_false_one(built) -> None:
             (removed,), (added,) = pos - neg, neg - pos
             replaced = _key(w.fact(n.perturbed.fact_id))
             assert added == _key(n.perturbed.replacement)
-            assert added[0] == replaced[0] and added[2:] == replaced[2:]   # the same event at the same time ...
-            assert added[1] != replaced[1]                                  # ... credited to another agent
+            assert added[0] == replaced[0] and added[2:] == replaced[2:]  # the same event at the same time ...
+            assert added[1] != replaced[1]  # ... credited to another agent
             if n.question_form == "identity":
                 # "the agent that did a also did c": B's fact c at its time credited to A (the positive asserts A's
                 # a and b; the negative A's a and the false c)
                 a, b, c = (w.fact(f) for f in n.chain)
                 assert removed == _key(b) and n.perturbed.fact_id == c.id and added[1] == a.subject
             else:
-                assert removed == replaced                                  # the positive's own claim
-            assert all(claim_holds(c, w) for c in p.asserted)   # the positive asserts recorded facts only
+                assert removed == replaced  # the positive's own claim
+            assert all(claim_holds(c, w) for c in p.asserted)  # the positive asserts recorded facts only
             assert not claim_holds(n.perturbed.replacement, w)  # recorded false at that time
 
 
@@ -142,13 +152,19 @@ def test_every_sub_question_is_on_its_targets_chain(built) -> None:
 
 def test_forms_phrasings_and_their_balance(built) -> None:
     import re
+
     forms = [(t.question_form, t.phrasing) for b in built for t in b.targets]
     assert {("order", "explicit"), ("order", "implicit"), ("count", None), ("identity", None)} <= set(forms)
     for b in built:
         bal = balance(b.targets, b.subs)
-        for key in ("target_order_explicit", "target_order_implicit", "target_count", "target_identity",
-                    "sub_identity"):
-            assert bal[key]["yes"] == bal[key]["no"]          # every form: one Yes and one No per pair
+        for key in (
+            "target_order_explicit",
+            "target_order_implicit",
+            "target_count",
+            "target_identity",
+            "sub_identity",
+        ):
+            assert bal[key]["yes"] == bal[key]["no"]  # every form: one Yes and one No per pair
         for t in b.targets:
             if t.phrasing == "implicit":
                 assert re.fullmatch(r"Has .+ already .+ when .+\?", t.text) and " before " not in t.text
@@ -167,27 +183,45 @@ def test_forms_phrasings_and_their_balance(built) -> None:
                 doers = {f.subject for f in b.sim.world.facts if t.form.event.matches(f)}
                 assert (len(doers) == t.form.n) == (t.answer == "Yes")
     share = sum(f == "order" for f, _ in forms) / len(forms)
-    assert 0.3 < share < 1.0                                   # the paper: 382 of 977 targets temporally constrained
+    assert 0.3 < share < 1.0  # the paper: 382 of 977 targets temporally constrained
 
 
 @given(seed=st.integers(0, 10_000), agents=st.integers(4, 7), events=st.integers(6, 11), lookalikes=st.integers(0, 1))
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_any_world_gives_balanced_forms_on_the_chain(seed: int, agents: int, events: int, lookalikes: int) -> None:
     from vidaudit.core.errors import ConfigError
-    spec = SceneSpec(video_id=f"h{seed}", seed=seed, agents=agents, events=events, occlusions=1, lookalikes=lookalikes,
-                     duration_s=16.0, width=192, height=144, max_targets=12)
+
+    spec = SceneSpec(
+        video_id=f"h{seed}",
+        seed=seed,
+        agents=agents,
+        events=events,
+        occlusions=1,
+        lookalikes=lookalikes,
+        duration_s=16.0,
+        width=192,
+        height=144,
+        max_targets=12,
+    )
     try:
         b = build_scene(spec)
     except ConfigError:
-        return   # no valid draw for this spec (too crowded): nothing to check
+        return  # no valid draw for this spec (too crowded): nothing to check
     w = b.sim.world
     bal = balance(b.targets, b.subs)
     assert bal["target"]["yes"] == bal["target"]["no"] and bal["sub"]["yes"] == bal["sub"]["no"]
-    for key in ("target_order_explicit", "target_order_implicit", "target_count", "target_identity", "sub_ordering",
-                "sub_identity"):
+    for key in (
+        "target_order_explicit",
+        "target_order_implicit",
+        "target_count",
+        "target_identity",
+        "sub_ordering",
+        "sub_identity",
+    ):
         assert bal[key]["yes"] == bal[key]["no"]
-    n_forms = [bal[k]["n"] // 2 for k in ("target_order_explicit", "target_order_implicit", "target_count",
-                                          "target_identity")]
+    n_forms = [
+        bal[k]["n"] // 2 for k in ("target_order_explicit", "target_order_implicit", "target_count", "target_identity")
+    ]
     assert sum(n_forms) == len(b.targets) // 2
     for t in b.targets:
         mine = [s for s in b.subs if s.target_id == t.target_id]
@@ -203,12 +237,28 @@ def test_repeats_make_an_agent_do_an_event_twice_and_counts_ask_about_it_first()
 
     from vidaudit.suites.faithful.compose_count import count_options
 
-    spec = SceneSpec(video_id="r", seed=3, agents=6, events=10, occlusions=2, lookalikes=2, repeats=2,
-                     duration_s=16.0, width=192, height=144, max_targets=6)
+    spec = SceneSpec(
+        video_id="r",
+        seed=3,
+        agents=6,
+        events=10,
+        occlusions=2,
+        lookalikes=2,
+        repeats=2,
+        duration_s=16.0,
+        width=192,
+        height=144,
+        max_targets=6,
+    )
     b = build_scene(spec)
     w = b.sim.world
-    twice = [k for k, n in Counter((f.subject, f.kind, f.predicate, f.value) for f in w.facts
-                                   if f.predicate in ("state", "exits")).items() if n > 1]
+    twice = [
+        k
+        for k, n in Counter(
+            (f.subject, f.kind, f.predicate, f.value) for f in w.facts if f.predicate in ("state", "exits")
+        ).items()
+        if n > 1
+    ]
     assert twice, "two repeats give at least one agent an event twice"
     opts = count_options(w)
     counts = [t for t in b.targets if t.question_form == "count"]
@@ -230,15 +280,25 @@ def _identity_invariants(b) -> int:
         for ref in (t.form.a, t.form.b):
             assert len(ref.denotes(w)) == 1, (t.text, ref)
             assert (ref.colour is None) == (ref.shape is None)
-            if ref.colour is not None:   # a look: the look-alike pair's shared colour and shape, never a number
-                looks = {(w.entity(x).attributes["colour"], w.entity(x).attributes["shape"]) for x in (a.subject, c.subject)}
+            if ref.colour is not None:  # a look: the look-alike pair's shared colour and shape, never a number
+                looks = {
+                    (w.entity(x).attributes["colour"], w.entity(x).attributes["shape"]) for x in (a.subject, c.subject)
+                }
                 assert looks == {(ref.colour, ref.shape)} and "marked" not in t.text.split(" that ")[0]
                 assert w.entity(a.subject).attributes["number"] != w.entity(c.subject).attributes["number"]
         linked = {lk.gap for lk in w.identity_links if lk.entity == a.subject}
-        assert any(g.entity == a.subject and g.id in linked and g.t_end is not None
-                   and a.t <= g.t_start + 1e-9 and g.t_end <= bf.t + 1e-9 for g in w.gaps), t.text
-        assert not ((a.predicate, bf.predicate) in (("goes_behind", "emerges_from"), ("exits", "enters"))
-                    and a.object == bf.object), t.text   # a pair whose answer is in the words
+        assert any(
+            g.entity == a.subject
+            and g.id in linked
+            and g.t_end is not None
+            and a.t <= g.t_start + 1e-9
+            and g.t_end <= bf.t + 1e-9
+            for g in w.gaps
+        ), t.text
+        assert not (
+            (a.predicate, bf.predicate) in (("goes_behind", "emerges_from"), ("exits", "enters"))
+            and a.object == bf.object
+        ), t.text  # a pair whose answer is in the words
         mine = [s for s in b.subs if s.target_id == t.target_id]
         assert sorted(s.probe_type for s in mine) == ["identity", "single_fact", "single_fact", "single_fact"]
         pairs += t.polarity == "positive"
@@ -253,8 +313,19 @@ def test_identity_targets_cross_a_gap_and_name_no_number(built) -> None:
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_any_world_gives_identity_targets_that_cross_a_gap(seed: int, lookalikes: int) -> None:
     from vidaudit.core.errors import ConfigError
-    spec = SceneSpec(video_id=f"i{seed}", seed=seed, agents=6, events=10, occlusions=2, lookalikes=lookalikes,
-                     duration_s=18.0, width=192, height=144, max_targets=6)
+
+    spec = SceneSpec(
+        video_id=f"i{seed}",
+        seed=seed,
+        agents=6,
+        events=10,
+        occlusions=2,
+        lookalikes=lookalikes,
+        duration_s=18.0,
+        width=192,
+        height=144,
+        max_targets=6,
+    )
     try:
         b = build_scene(spec)
     except ConfigError:

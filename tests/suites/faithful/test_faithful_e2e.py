@@ -28,8 +28,23 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> Path:
     r = _cli("generate", "faithful", "--out", str(root / "data"), "--preset", "smoke", "--workers", "1", cwd=root)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Yes share 50.0%" in r.stderr
-    r = _cli("run", "faithful", "--data", str(root / "data"), "--model", "oracle", "--model", "chance",
-             "--model", "constant:Yes", "--condition", "frames@1", "--out", str(root / "run"), cwd=root)
+    r = _cli(
+        "run",
+        "faithful",
+        "--data",
+        str(root / "data"),
+        "--model",
+        "oracle",
+        "--model",
+        "chance",
+        "--model",
+        "constant:Yes",
+        "--condition",
+        "frames@1",
+        "--out",
+        str(root / "run"),
+        cwd=root,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     r = _cli("report", str(root / "run"), cwd=root)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -47,7 +62,11 @@ def test_generate_writes_a_balanced_verified_dataset(flow: Path) -> None:
     samples = load_samples(flow / "data")
     roles = [s.params["role"] for s in samples]
     assert roles.count("sub") == 4 * roles.count("target") > 0
-    assert {s.params["probe_type"] for s in samples if s.params["role"] == "sub"} == {"single_fact", "ordering", "identity"}
+    assert {s.params["probe_type"] for s in samples if s.params["role"] == "sub"} == {
+        "single_fact",
+        "ordering",
+        "identity",
+    }
     for s in samples:
         assert (flow / "data" / s.params["world"]).is_file() and (flow / "data" / s.video.path).is_file()
 
@@ -59,9 +78,9 @@ def test_report_numbers(flow: Path) -> None:
     assert m["oracle"][COND] == {"a_target": 1.0, "a_sub": 1.0, "a_faith": 1.0, "a_cons": 1.0}
     n = rep.results["detail"]["chance"][COND]["n_targets"]
     exp = rep.results["references"]["chance_expectation"]
-    assert exp["a_faith"] == pytest.approx(0.5 ** 5) and exp["a_target"] == 0.5
+    assert exp["a_faith"] == pytest.approx(0.5**5) and exp["a_target"] == 0.5
     chance = m["chance"][COND]
-    assert chance["a_faith"] <= 3 / n            # P(>= 3 of 12 at 1/32) < 1%
+    assert chance["a_faith"] <= 3 / n  # P(>= 3 of 12 at 1/32) < 1%
     assert 0.25 <= chance["a_sub"] <= 0.75 and 0.1 <= chance["a_target"] <= 0.9
     # constant Yes = the majority reference (ties go to Yes): every target has two No sub-questions
     const = m["constant:Yes"][COND]
@@ -115,8 +134,20 @@ def test_score_responses_counts_errors_and_unparseable_answers_as_wrong(flow: Pa
     lines.append({"sample_id": group[0], "model": "vague", "response": "It might be yes or no."})
     resp = flow / "resp.jsonl"
     resp.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    r = _cli("score-responses", "--suite", "faithful", "--samples", str(flow / "data"), "--responses", str(resp),
-             "--out", str(flow / "ext.jsonl"), "--report", str(flow / "ext"), cwd=flow)
+    r = _cli(
+        "score-responses",
+        "--suite",
+        "faithful",
+        "--samples",
+        str(flow / "data"),
+        "--responses",
+        str(resp),
+        "--out",
+        str(flow / "ext.jsonl"),
+        "--report",
+        str(flow / "ext"),
+        cwd=flow,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     rep = _report(flow / "ext" / "report.json")
     m = rep.results["metrics"]
@@ -127,7 +158,7 @@ def test_score_responses_counts_errors_and_unparseable_answers_as_wrong(flow: Pa
     assert d["trials"]["n_errored"] == {"api_error": 1} and d["trials"]["completion"] == 0.8
     vague = rep.results["detail"]["vague"]["external"]
     assert vague["a_target"]["value"] == 0.0 and vague["trials"]["n_unparseable"] == 1
-    assert vague["missing_sub_trials"] == 4 and vague["a_sub"]["value"] == 0.0   # never asked: wrong
+    assert vague["missing_sub_trials"] == 4 and vague["a_sub"]["value"] == 0.0  # never asked: wrong
 
 
 def test_imported_release_is_scored_and_says_what_is_not_available(tmp_path: Path) -> None:
@@ -135,20 +166,40 @@ def test_imported_release_is_scored_and_says_what_is_not_available(tmp_path: Pat
 
     rel = tmp_path / "rel"
     rel.mkdir()
-    (rel / "sample_0001.json").write_text(json.dumps({
-        "video_name": "0001_aaaaaaaaaaa.mp4", "questions": ["Does A happen before B?", "Does C happen?"],
-        "answers": ["Yes", "NA"], "sub-questions": [["Does A happen?"], ["Is C shown?"]],
-        "sub-answers": [["Yes"], ["Yes"]]}))
+    (rel / "sample_0001.json").write_text(
+        json.dumps(
+            {
+                "video_name": "0001_aaaaaaaaaaa.mp4",
+                "questions": ["Does A happen before B?", "Does C happen?"],
+                "answers": ["Yes", "NA"],
+                "sub-questions": [["Does A happen?"], ["Is C shown?"]],
+                "sub-answers": [["Yes"], ["Yes"]],
+            }
+        )
+    )
     res = import_strand(rel, tmp_path / "data", on_invalid="keep-as-wrong")
     resp = tmp_path / "resp.jsonl"
-    resp.write_text("".join(json.dumps({"sample_id": s.sample_id, "response": "Answer: Yes"}) + "\n"
-                            for s in res.samples))
-    r = _cli("score-responses", "--suite", "faithful", "--samples", str(tmp_path / "data"), "--responses", str(resp),
-             "--out", str(tmp_path / "s.jsonl"), "--report", str(tmp_path / "rep"), cwd=tmp_path)
+    resp.write_text(
+        "".join(json.dumps({"sample_id": s.sample_id, "response": "Answer: Yes"}) + "\n" for s in res.samples)
+    )
+    r = _cli(
+        "score-responses",
+        "--suite",
+        "faithful",
+        "--samples",
+        str(tmp_path / "data"),
+        "--responses",
+        str(resp),
+        "--out",
+        str(tmp_path / "s.jsonl"),
+        "--report",
+        str(tmp_path / "rep"),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     rep = _report(tmp_path / "rep" / "report.json")
     m = rep.results["metrics"]["external"]["external"]
-    assert m["a_target"] == 0.5 and m["a_faith"] == 0.5   # the NA target is kept, and never right
+    assert m["a_target"] == 0.5 and m["a_faith"] == 0.5  # the NA target is kept, and never right
     d = rep.results["detail"]["external"]["external"]
     assert isinstance(d["sub_by_probe"], str) and d["sub_by_probe"].startswith("not available")
     na = rep.results["not_available"]

@@ -25,9 +25,14 @@ WIDE = "chunk_s=6,chunk_frames=5,answer_frames=20"  # 30 frames per question: na
 
 
 def completion(text: str) -> dict:
-    return {"id": "c", "object": "chat.completion", "created": 1, "model": "bb",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}
+    return {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "bb",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+    }
 
 
 def _text(rec: Recorded) -> str:
@@ -39,8 +44,13 @@ def _text(rec: Recorded) -> str:
 
 
 def _images(rec: Recorded) -> int:
-    return sum(1 for m in rec.json()["messages"] if not isinstance(m["content"], str)
-               for p in m["content"] if p.get("type") == "image_url")
+    return sum(
+        1
+        for m in rec.json()["messages"]
+        if not isinstance(m["content"], str)
+        for p in m["content"]
+        if p.get("type") == "image_url"
+    )
 
 
 class Backbone:
@@ -57,9 +67,15 @@ class Backbone:
             return Reply(json=completion("a red circle moves right; the ball is passed"))
         if "List every object that moves" in t:
             t0, t1 = map(float, re.search(r"from ([\d.]+) s to ([\d.]+) s", t).groups())
-            obj = {"id": "o1", "category": "agent", "attributes": {"colour": "red", "shape": "circle"},
-                   "first_seen": t0, "last_seen": t0 + 1, "position": {"first": [0.2, 0.5], "last": [0.3, 0.5]},
-                   "states": [{"t": t0, "kind": "action", "predicate": "enters"}]}
+            obj = {
+                "id": "o1",
+                "category": "agent",
+                "attributes": {"colour": "red", "shape": "circle"},
+                "first_seen": t0,
+                "last_seen": t0 + 1,
+                "position": {"first": [0.2, 0.5], "last": [0.3, 0.5]},
+                "states": [{"t": t0, "kind": "action", "predicate": "enters"}],
+            }
             return Reply(json=completion(json.dumps({"objects": [obj]})))
         if "Describe this video" in t:
             return Reply(json=completion("a red circle and a blue square"))
@@ -74,8 +90,13 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     out = tmp_path_factory.mktemp("fb") / "data"
     # the smoke worlds before issue 23 (12 s: the chunk and frame counts below are for a 12 s video)
-    generate(specs_for("smoke", seeds=1, max_targets=2, agents=5, events=8, occlusions=1, lookalikes=1, repeats=0,
-                       duration_s=12.0), out, workers=1)
+    generate(
+        specs_for(
+            "smoke", seeds=1, max_targets=2, agents=5, events=8, occlusions=1, lookalikes=1, repeats=0, duration_s=12.0
+        ),
+        out,
+        workers=1,
+    )
     return out
 
 
@@ -93,8 +114,13 @@ def test_caption_only_captions_each_video_once_and_reuses_it(data: Path, tmp_pat
         srv.script("POST", CHAT, default=Backbone())
         url = f"{srv.url}/v1"
         spec = f"caption-only:captioner=openai:cap@{url},openai:ans@{url}"
-        res = execute(data, tmp_path / "run", [ModelSpec.parse(spec, max_tokens=64)],
-                      [Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="yes_no")], suite="faithful")
+        res = execute(
+            data,
+            tmp_path / "run",
+            [ModelSpec.parse(spec, max_tokens=64)],
+            [Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="yes_no")],
+            suite="faithful",
+        )
         assert res.summary is not None and not res.summary.stopped_early
         sent = srv.requests_to(CHAT)
         caps = [r for r in sent if r.json()["model"] == "cap"]
@@ -134,9 +160,16 @@ def test_per_stage_accounting_and_budget_matching(data: Path, tmp_path: Path) ->
     usage = results["stage_usage"][oc][cond]
     assert usage["n_trials"] == n
     st = usage["stages"]
-    assert st["extract"] == {"uses": 2 * n, "calls": 2, "frames_used": 10 * n, "frames_sent": 10,
-                             "input_tokens_used": 200 * n, "output_tokens_used": 20 * n,
-                             "input_tokens_sent": 200, "output_tokens_sent": 20}
+    assert st["extract"] == {
+        "uses": 2 * n,
+        "calls": 2,
+        "frames_used": 10 * n,
+        "frames_sent": 10,
+        "input_tokens_used": 200 * n,
+        "output_tokens_used": 20 * n,
+        "input_tokens_sent": 200,
+        "output_tokens_sent": 20,
+    }
     assert st["retrieve"]["uses"] == n and 1 <= st["retrieve"]["calls"] <= n and st["retrieve"]["frames_sent"] == 0
     assert st["answer"]["uses"] == n and st["answer"]["frames_used"] == 2 * n
     budget = {(s["model"], s["condition"]): s for s in results["budget"]["systems"]}
@@ -154,11 +187,22 @@ def test_per_stage_accounting_and_budget_matching(data: Path, tmp_path: Path) ->
     assert "Budget per question" in md and "Per-stage accounting" in md
 
 
-def test_llm_summarise_aggregator_is_a_stored_stage_and_invalid_output_is_an_outcome(data: Path,
-                                                                                     tmp_path: Path) -> None:
-    good = json.dumps({"trajectories": [{"id": "T1", "category": "agent",
-                                         "attributes": {"colour": "red", "shape": "circle"}, "seen": [[0, 7]],
-                                         "states": [[0.0, "action", "enters", None, None]]}]})
+def test_llm_summarise_aggregator_is_a_stored_stage_and_invalid_output_is_an_outcome(
+    data: Path, tmp_path: Path
+) -> None:
+    good = json.dumps(
+        {
+            "trajectories": [
+                {
+                    "id": "T1",
+                    "category": "agent",
+                    "attributes": {"colour": "red", "shape": "circle"},
+                    "seen": [[0, 7]],
+                    "states": [[0.0, "action", "enters", None, None]],
+                }
+            ]
+        }
+    )
     with FakeServer() as srv:
         srv.script("POST", CHAT, default=Backbone(summarise=good))
         oc = f"object-centric:{SMALL},aggregator=summarise,openai:bb@{srv.url}/v1"
@@ -217,30 +261,43 @@ def test_each_stage_can_run_on_its_own_model(data: Path, tmp_path: Path) -> None
     with FakeServer() as srv:
         srv.script("POST", CHAT, default=Backbone())
         url = f"{srv.url}/v1"
-        oc = (f"object-centric:{SMALL},extract=openai:ex@{url},retrieve=openai:rt@{url},answer=openai:an@{url},"
-              f"openai:bb@{url}")
+        oc = (
+            f"object-centric:{SMALL},extract=openai:ex@{url},retrieve=openai:rt@{url},answer=openai:an@{url},"
+            f"openai:bb@{url}"
+        )
         _framework_run(data, tmp_path / "run", srv, oc)
         sent = srv.requests_to(CHAT)
         by_model: dict[str, list[Recorded]] = {}
         for r in sent:
             by_model.setdefault(r.json()["model"], []).append(r)
         # one answer call per distinct question (the store caches a repeated question's identical request)
-        n_questions = len({json.loads(line)["question"] for line in (data / "manifest.jsonl").read_text().splitlines()
-                           if line.strip()})
-        assert set(by_model) == {"ex", "rt", "an"}                       # the backbone itself runs no stage
+        n_questions = len(
+            {
+                json.loads(line)["question"]
+                for line in (data / "manifest.jsonl").read_text().splitlines()
+                if line.strip()
+            }
+        )
+        assert set(by_model) == {"ex", "rt", "an"}  # the backbone itself runs no stage
         assert len(by_model["ex"]) == 2 and all("List every object" in _text(r) for r in by_model["ex"])
         assert all("JSON list of the ids" in _text(r) for r in by_model["rt"])
         assert len(by_model["an"]) == n_questions and all("Question:" in _text(r) for r in by_model["an"])
     with StoreReader(tmp_path / "run") as store:
         stages = {(s.stage, s.model.name) for s in store.stage_calls()}
-    assert stages == {("extract", "ex"), ("retrieve", "rt"), ("answer", "an")}   # each stored under its own model
+    assert stages == {("extract", "ex"), ("retrieve", "rt"), ("answer", "an")}  # each stored under its own model
     # a stage model partly given falls back to the backbone for the others
     from vidaudit.suites.faithful.framework.spec import parse_spec
 
     o = parse_spec(ModelSpec.parse("object-centric:answer=openai:big,openai:small"))
-    assert (o.stage_spec("extract"), o.stage_spec("retrieve"), o.stage_spec("answer")) == \
-        ("openai:small", "openai:small", "openai:big")
-    for bad in ("object-centric:answer=openai:big,offline", "object-centric:extract=offline,openai:x",
-                "object-centric:retrieve=object-centric:offline,openai:x"):
+    assert (o.stage_spec("extract"), o.stage_spec("retrieve"), o.stage_spec("answer")) == (
+        "openai:small",
+        "openai:small",
+        "openai:big",
+    )
+    for bad in (
+        "object-centric:answer=openai:big,offline",
+        "object-centric:extract=offline,openai:x",
+        "object-centric:retrieve=object-centric:offline,openai:x",
+    ):
         with pytest.raises(ConfigError):
             parse_spec(ModelSpec.parse(bad))

@@ -28,15 +28,26 @@ SMALL = "chunk_s=6,chunk_frames=3,answer_frames=1,retrieval=all"  # a 12 s video
 
 
 def completion(text: str) -> dict:
-    return {"id": "c", "object": "chat.completion", "created": 1, "model": "bb",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}
+    return {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "bb",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+    }
 
 
 def _obj(k: int, t0: float, states: int = 1) -> dict:
-    return {"id": f"o{k}", "category": "agent", "attributes": {"colour": "red", "shape": "circle"},
-            "first_seen": t0, "last_seen": t0 + 1, "position": {"first": [0.2, 0.5], "last": [0.3, 0.5]},
-            "states": [{"t": t0 + s / (states + 1), "kind": "action", "predicate": "enters"} for s in range(states)]}
+    return {
+        "id": f"o{k}",
+        "category": "agent",
+        "attributes": {"colour": "red", "shape": "circle"},
+        "first_seen": t0,
+        "last_seen": t0 + 1,
+        "position": {"first": [0.2, 0.5], "last": [0.3, 0.5]},
+        "states": [{"t": t0 + s / (states + 1), "kind": "action", "predicate": "enters"} for s in range(states)],
+    }
 
 
 def deep(_t0: float) -> str:
@@ -62,14 +73,18 @@ class Backbone:
 
     def __call__(self, rec: Recorded) -> Reply:
         msgs = rec.json()["messages"]
-        parts = [p for m in msgs for p in (m["content"] if isinstance(m["content"], list) else
-                                           [{"type": "text", "text": m["content"]}])]
+        parts = [
+            p
+            for m in msgs
+            for p in (m["content"] if isinstance(m["content"], list) else [{"type": "text", "text": m["content"]}])
+        ]
         text = "\n".join(p.get("text", "") for p in parts if p.get("type") == "text")
         if "List every object that moves" not in text:
             return Reply(json=completion("Answer: Yes"))
         t0 = float(re.search(r"from ([\d.]+) s to", text).group(1))  # type: ignore[union-attr]
-        frames = hashlib.sha256("".join(p["image_url"]["url"] for p in parts if p.get("type") == "image_url")
-                                .encode()).hexdigest()
+        frames = hashlib.sha256(
+            "".join(p["image_url"]["url"] for p in parts if p.get("type") == "image_url").encode()
+        ).hexdigest()
         with self.lock:
             if self.target is None and t0 == 0.0:
                 self.target = frames
@@ -82,8 +97,13 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from vidaudit.suites.faithful.generate import generate, specs_for
 
     out = tmp_path_factory.mktemp("caps") / "data"
-    generate(specs_for("smoke", seeds=2, max_targets=2, agents=4, events=6, occlusions=0, lookalikes=0, repeats=0,
-                       duration_s=12.0), out, workers=1)
+    generate(
+        specs_for(
+            "smoke", seeds=2, max_targets=2, agents=4, events=6, occlusions=0, lookalikes=0, repeats=0, duration_s=12.0
+        ),
+        out,
+        workers=1,
+    )
     return out
 
 
@@ -95,26 +115,53 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
 def _run(data: Path, out: Path, model: str, *extra: str):  # type: ignore[no-untyped-def]
     from vidaudit.cli import app
 
-    return CliRunner().invoke(app, ["run", "faithful", "--data", str(data), "--model", model, "--condition",
-                                    "native@1", "--out", str(out), *extra])
+    return CliRunner().invoke(
+        app,
+        [
+            "run",
+            "faithful",
+            "--data",
+            str(data),
+            "--model",
+            model,
+            "--condition",
+            "native@1",
+            "--out",
+            str(out),
+            *extra,
+        ],
+    )
 
 
 def _latest(out: Path) -> dict[str, tuple[str, Status, ErrorKind | None, str | None]]:
     """Each trial's (video, last status, error kind, message), from the store the run wrote."""
-    samples = {json.loads(line)["sample_id"]: json.loads(line)["video"]["path"]
-               for line in (Path(json.loads((out / "run.json").read_text())["data_dir"]) / "manifest.jsonl")
-               .read_text().splitlines() if line.strip()}
+    samples = {
+        json.loads(line)["sample_id"]: json.loads(line)["video"]["path"]
+        for line in (Path(json.loads((out / "run.json").read_text())["data_dir"]) / "manifest.jsonl")
+        .read_text()
+        .splitlines()
+        if line.strip()
+    }
     with StoreReader(out) as store:
         rows = store.trial_rows()
         last = {r.trial_id: store.attempts(r.trial_id)[-1] for r in rows}
-        return {r.trial_id: (samples[r.sample_id], last[r.trial_id].status, last[r.trial_id].error_kind,
-                             last[r.trial_id].error_message) for r in rows}
+        return {
+            r.trial_id: (
+                samples[r.sample_id],
+                last[r.trial_id].status,
+                last[r.trial_id].error_kind,
+                last[r.trial_id].error_message,
+            )
+            for r in rows
+        }
 
 
-@pytest.mark.parametrize("hostile,option", [(deep, "max_depth=32"), (many_objects, "max_objects=64"),
-                                            (many_states, "max_records=1024")])
-def test_a_hostile_extract_answer_errors_its_video_and_the_run_goes_on(data: Path, tmp_path: Path, hostile,
-                                                                       option: str) -> None:
+@pytest.mark.parametrize(
+    "hostile,option", [(deep, "max_depth=32"), (many_objects, "max_objects=64"), (many_states, "max_records=1024")]
+)
+def test_a_hostile_extract_answer_errors_its_video_and_the_run_goes_on(
+    data: Path, tmp_path: Path, hostile, option: str
+) -> None:
     out = tmp_path / "run"
     with FakeServer() as srv:
         srv.script("POST", CHAT, default=Backbone(hostile))
@@ -129,8 +176,10 @@ def test_a_hostile_extract_answer_errors_its_video_and_the_run_goes_on(data: Pat
         for video, status, kind, _ in trials.values():
             by_video.setdefault(video, set()).add((status, kind))
         assert len(by_video) == 2, by_video
-        assert sorted(map(sorted, by_video.values())) == [[(Status.API_ERROR, ErrorKind.TOO_LARGE)],
-                                                          [(Status.OK, None)]], by_video
+        assert sorted(map(sorted, by_video.values())) == [
+            [(Status.API_ERROR, ErrorKind.TOO_LARGE)],
+            [(Status.OK, None)],
+        ], by_video
         messages = {m for _, s, _, m in trials.values() if s is Status.API_ERROR}
         assert len(messages) == 1 and f"object-centric:{option.split('=')[0]}=N" in messages.pop()
         with StoreReader(out) as store:
@@ -167,8 +216,16 @@ def test_caps_are_read_before_validation_and_raised_caps_admit_the_answer() -> N
         parse_chunk(nested, 0.0, 6.0)
     assert "colour" in str(pytest.raises(Exception, parse_chunk, nested, 0.0, 6.0, caps=AnswerCaps(max_depth=64)).value)
     # the summarise reply: its caps scale with the chunks it merges
-    traj = [{"id": f"T{k}", "category": "agent", "attributes": {"colour": "red", "shape": "circle"},
-             "seen": [[0, 1]], "states": [[0.5, "action", "enters", None, None]]} for k in range(100)]
+    traj = [
+        {
+            "id": f"T{k}",
+            "category": "agent",
+            "attributes": {"colour": "red", "shape": "circle"},
+            "seen": [[0, 1]],
+            "states": [[0.5, "action", "enters", None, None]],
+        }
+        for k in range(100)
+    ]
     with pytest.raises(AnswerTooLarge, match="max_objects=64 trajectories"):
         parse_trajectories(json.dumps({"trajectories": traj}), 12.0)
     assert len(parse_trajectories(json.dumps({"trajectories": traj}), 12.0, chunks=2)) == 100
@@ -199,11 +256,42 @@ def test_frame_size_reads_the_header_of_a_large_real_video(tmp_path: Path) -> No
     from vidaudit.suites.faithful.framework.composite import ObjectCentricAdapter, frame_size
 
     video = tmp_path / "big.mp4"
-    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "color=c=red:s=4000x2200:r=2", "-t", "1",
-                    "-c:v", "libx264", "-pix_fmt", "yuv420p", str(video)], check=True)
-    probed = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
-                             "stream=width,height", "-of", "csv=p=0", str(video)], check=True, capture_output=True,
-                            text=True).stdout.strip()
+    subprocess.run(
+        [
+            "ffmpeg",
+            "-v",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            "color=c=red:s=4000x2200:r=2",
+            "-t",
+            "1",
+            "-c:v",
+            "libx264",
+            "-pix_fmt",
+            "yuv420p",
+            str(video),
+        ],
+        check=True,
+    )
+    probed = subprocess.run(
+        [
+            "ffprobe",
+            "-v",
+            "error",
+            "-select_streams",
+            "v:0",
+            "-show_entries",
+            "stream=width,height",
+            "-of",
+            "csv=p=0",
+            str(video),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     assert frame_size(str(video)) == tuple(int(x) for x in probed.split(",")) == (4000, 2200)
     assert frame_size(str(tmp_path / "missing.mp4")) is None
 

@@ -30,12 +30,41 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("oc")
     # four smoke worlds: since issue 32 a smoke world has one order pair (beside a count and an identity pair), and
     # the shuffled-order claim needs more than the 8 ordering probes of the preset's two worlds
-    r = _cli("generate", "faithful", "--out", str(root / "data"), "--preset", "smoke", "--seeds", "4", "--workers",
-             "1", cwd=root)
+    r = _cli(
+        "generate",
+        "faithful",
+        "--out",
+        str(root / "data"),
+        "--preset",
+        "smoke",
+        "--seeds",
+        "4",
+        "--workers",
+        "1",
+        cwd=root,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
-    r = _cli("run", "faithful", "--data", str(root / "data"), "--model", OC, "--model", SHUF, "--model", NOLINK,
-             "--model", "majority", "--model", "question-only:chance", "--condition", "native@1",
-             "--out", str(root / "run"), cwd=root)
+    r = _cli(
+        "run",
+        "faithful",
+        "--data",
+        str(root / "data"),
+        "--model",
+        OC,
+        "--model",
+        SHUF,
+        "--model",
+        NOLINK,
+        "--model",
+        "majority",
+        "--model",
+        "question-only:chance",
+        "--condition",
+        "native@1",
+        "--out",
+        str(root / "run"),
+        cwd=root,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     r = _cli("report", str(root / "run"), cwd=root)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -50,8 +79,12 @@ def test_framework_is_far_above_every_blind_reference(run: Path) -> None:
     res = _results(run)
     m = res["metrics"]
     refs = res["references"]
-    blind = [refs["majority"]["a_faith"]["value"], refs["chance_expectation"]["a_faith"],
-             m["majority"][COND]["a_faith"], m["question-only:chance"][COND]["a_faith"]]
+    blind = [
+        refs["majority"]["a_faith"]["value"],
+        refs["chance_expectation"]["a_faith"],
+        m["majority"][COND]["a_faith"],
+        m["question-only:chance"][COND]["a_faith"],
+    ]
     assert m[OC][COND]["a_faith"] >= 0.75
     assert m[OC][COND]["a_faith"] >= max(blind) + 0.5
     kinds = {r["kind"] for r in refs["runs"]}

@@ -34,19 +34,48 @@ QUESTION = "Does the player in the white jersey with number 24 dribble before pa
 def _records(t0: float) -> dict:
     """STRAND-style open-vocabulary records of a chunk: the player in white (number 24) dribbles in the first
     chunk and passes to the player in blue (number 22) in the second; local ids differ across chunks."""
-    white = {"category": "person", "attributes": {"clothing": "White jersey", "number": 24, "role": "forward"},
-             "position": {"first": [0.3, 0.5], "last": [0.4, 0.5]}}
+    white = {
+        "category": "person",
+        "attributes": {"clothing": "White jersey", "number": 24, "role": "forward"},
+        "position": {"first": [0.3, 0.5], "last": [0.4, 0.5]},
+    }
     if t0 < 1.0:
-        return {"objects": [{"id": "p1", **white, "first_seen": 0.1, "last_seen": 1.9,
-                             "states": [{"t": 0.6, "kind": "action", "predicate": "dribbles"},
-                                        {"t": 1.2, "kind": "attribute", "predicate": "holding", "value": "ball"}]}]}
-    return {"objects": [{"id": "q7", **white, "attributes": {**white["attributes"], "clothing": "white  jersey"},
-                                        "position": {"first": [0.42, 0.5], "last": [0.5, 0.5]},
-                         "first_seen": 2.0, "last_seen": 3.9,
-                         "states": [{"t": 2.8, "kind": "relation", "predicate": "passes_to", "object": "q8"}]},
-                        {"id": "q8", "category": "person", "attributes": {"clothing": "blue jersey", "number": 22},
-                         "first_seen": 2.5, "last_seen": 3.9, "position": {"first": [0.8, 0.5], "last": [0.7, 0.5]},
-                         "states": [{"t": 2.9, "kind": "action", "predicate": "receives"}]}]}
+        return {
+            "objects": [
+                {
+                    "id": "p1",
+                    **white,
+                    "first_seen": 0.1,
+                    "last_seen": 1.9,
+                    "states": [
+                        {"t": 0.6, "kind": "action", "predicate": "dribbles"},
+                        {"t": 1.2, "kind": "attribute", "predicate": "holding", "value": "ball"},
+                    ],
+                }
+            ]
+        }
+    return {
+        "objects": [
+            {
+                "id": "q7",
+                **white,
+                "attributes": {**white["attributes"], "clothing": "white  jersey"},
+                "position": {"first": [0.42, 0.5], "last": [0.5, 0.5]},
+                "first_seen": 2.0,
+                "last_seen": 3.9,
+                "states": [{"t": 2.8, "kind": "relation", "predicate": "passes_to", "object": "q8"}],
+            },
+            {
+                "id": "q8",
+                "category": "person",
+                "attributes": {"clothing": "blue jersey", "number": 22},
+                "first_seen": 2.5,
+                "last_seen": 3.9,
+                "position": {"first": [0.8, 0.5], "last": [0.7, 0.5]},
+                "states": [{"t": 2.9, "kind": "action", "predicate": "receives"}],
+            },
+        ]
+    }
 
 
 def _server_reply(rec: Recorded) -> Reply:
@@ -68,7 +97,7 @@ def clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for i in range(40):
         f = np.full((96, 128, 3), 40, np.uint8)
         x = 30 + i * 2
-        f[40:56, x:x + 16] = 255
+        f[40:56, x : x + 16] = 255
         if i >= 25:
             f[40:56, 100:116] = (40, 60, 220)
         frames.append(f)
@@ -80,10 +109,19 @@ def clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _ask(spec: str, clip: Path, question: str = QUESTION, metadata: dict | None = None) -> str:
     """The framework's reply to one question about the clip (``metadata``: the request's, e.g. the dataset's schema)."""
     info = probe(clip)
-    video = VideoPart(path=str(clip), sha256=sha256_file(clip), fps=1.0, duration_s=info.duration_s,
-                      n_frames=info.n_frames, source_fps=info.fps)
-    request = Request(trial_id="q1", parts=(video, TextPart(f"Question: {question}\nAnswer Yes or No.")),
-                      metadata=dict(metadata or {}))
+    video = VideoPart(
+        path=str(clip),
+        sha256=sha256_file(clip),
+        fps=1.0,
+        duration_s=info.duration_s,
+        n_frames=info.n_frames,
+        source_fps=info.fps,
+    )
+    request = Request(
+        trial_id="q1",
+        parts=(video, TextPart(f"Question: {question}\nAnswer Yes or No.")),
+        metadata=dict(metadata or {}),
+    )
 
     async def go() -> str:
         adapter = ObjectCentricAdapter(ModelSpec.parse(spec, max_tokens=64))
@@ -91,6 +129,7 @@ def _ask(spec: str, clip: Path, question: str = QUESTION, metadata: dict | None 
             return (await adapter.run(request, _MemoCall())).text
         finally:
             await adapter.aclose()
+
     return asyncio.run(go())
 
 
@@ -110,15 +149,22 @@ def test_open_vocabulary_records_are_linked_and_answered_from_the_trajectory(cli
         off = _ask(f"object-centric:{opts},linking=off,openai:vlm@{url}", clip)
     assert on.splitlines()[0].startswith("[object-centric] chunks=2 invalid_chunks=0 trajectories=2 ")
     assert on.rstrip().endswith("Answer: Yes")
-    assert len(extracts) == 2 and all(sum(p.get("type") == "image_url" for m in r.json()["messages"]
-                                          if not isinstance(m["content"], str) for p in m["content"]) == 4
-                                      for r in extracts)
+    assert len(extracts) == 2 and all(
+        sum(
+            p.get("type") == "image_url"
+            for m in r.json()["messages"]
+            if not isinstance(m["content"], str)
+            for p in m["content"]
+        )
+        == 4
+        for r in extracts
+    )
     memory = read(_text(answers[0]))
     player = next(t for t in memory if t["attributes"].get("number") == 24)
-    assert player["category"] == "person" and len(player["seen"]) == 2        # one identity over both chunks
+    assert player["category"] == "person" and len(player["seen"]) == 2  # one identity over both chunks
     assert [s[2] for s in player["states"]] == ["dribbles", "holding", "passes_to"]
     passee = next(t for t in memory if t["attributes"].get("number") == 22)
-    assert player["states"][-1][4] == passee["id"]                            # the relation points at a trajectory
+    assert player["states"][-1][4] == passee["id"]  # the relation points at a trajectory
     assert "trajectories=3 " in off.splitlines()[0] and off.rstrip().endswith("Answer: No")
 
 
@@ -126,7 +172,7 @@ def test_the_open_schema_accepts_free_vocabulary_and_still_refuses_broken_record
     ok = parse_chunk(json.dumps(_records(0.0)), 0.0, 2.0, "open")
     assert ok.objects[0].attributes["clothing"] == "White jersey"
     with pytest.raises(InvalidExtraction, match="category"):
-        parse_chunk(json.dumps(_records(0.0)), 0.0, 2.0)                      # the synthetic schema: no clothing
+        parse_chunk(json.dumps(_records(0.0)), 0.0, 2.0)  # the synthetic schema: no clothing
     bad = _records(2.0)
     bad["objects"][0]["states"][0]["object"] = "nobody"
     with pytest.raises(InvalidExtraction, match="unknown object"):

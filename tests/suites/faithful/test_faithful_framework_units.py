@@ -29,8 +29,17 @@ def faithful_world(request):
     from vidaudit.suites.faithful.build import build_scene
     from vidaudit.suites.faithful.scene import SceneSpec
 
-    b = build_scene(SceneSpec(video_id=f"w{request.param}", seed=request.param, agents=5, events=8, occlusions=1,
-                              lookalikes=1, max_targets=6))
+    b = build_scene(
+        SceneSpec(
+            video_id=f"w{request.param}",
+            seed=request.param,
+            agents=5,
+            events=8,
+            occlusions=1,
+            lookalikes=1,
+            max_targets=6,
+        )
+    )
     return b.sim.world, b.targets, b.subs
 
 
@@ -39,17 +48,26 @@ def faithful_samples():
     from vidaudit.core.types import Sample, VideoRef
 
     video = VideoRef(path="v.mp4", sha256=None, fps=10, width=96, height=96, n_frames=10, duration_s=1)
-    return [Sample(sample_id=f"s{i}", suite="faithful", params={"role": role}, question="Q?", answer=ans, video=video)
-            for i, (role, ans) in enumerate([("target", "Yes"), ("target", "No"), ("sub", "No"), ("sub", "No"),
-                                             ("sub", "Yes")])]
+    return [
+        Sample(sample_id=f"s{i}", suite="faithful", params={"role": role}, question="Q?", answer=ans, video=video)
+        for i, (role, ans) in enumerate(
+            [("target", "Yes"), ("target", "No"), ("sub", "No"), ("sub", "No"), ("sub", "Yes")]
+        )
+    ]
 
 
-def _obj(oid: str, t0: float, t1: float, pos0=(0.5, 0.5), pos1=None, colour="red", shape="circle", number=None,
-         states=()) -> dict:
-    return {"id": oid, "category": "agent",
-            "attributes": {"colour": colour, "shape": shape, "size": "small", "number": number},
-            "first_seen": t0, "last_seen": t1, "position": {"first": list(pos0), "last": list(pos1 or pos0)},
-            "states": list(states)}
+def _obj(
+    oid: str, t0: float, t1: float, pos0=(0.5, 0.5), pos1=None, colour="red", shape="circle", number=None, states=()
+) -> dict:
+    return {
+        "id": oid,
+        "category": "agent",
+        "attributes": {"colour": colour, "shape": shape, "size": "small", "number": number},
+        "first_seen": t0,
+        "last_seen": t1,
+        "position": {"first": list(pos0), "last": list(pos1 or pos0)},
+        "states": list(states),
+    }
 
 
 def _chunk(*objs: dict) -> ChunkExtraction:
@@ -63,7 +81,7 @@ def test_an_occlusion_shorter_than_dt_max_is_bridged_and_a_longer_one_splits_the
     # seen in chunk 0 until 4 s, hidden, seen again in chunk 2 (chunks of 5 s)
     short = [(0, _chunk(_obj("a", 0, 4.0))), (2, _chunk(_obj("b", 10.0, 14.9)))]
     assert len(aggregate(short, AggregatorSettings(dt_max=15))) == 1
-    assert len(aggregate(short, AggregatorSettings(dt_max=5))) == 2      # 6 s gap > 5 s: two entities
+    assert len(aggregate(short, AggregatorSettings(dt_max=5))) == 2  # 6 s gap > 5 s: two entities
     long = [(0, _chunk(_obj("a", 0, 4.0))), (4, _chunk(_obj("b", 20.0, 24.9)))]
     trajs = aggregate(long)
     assert len(trajs) == 2 and all(len(t.members) == 1 for t in trajs)  # kept as singletons, not dropped
@@ -78,8 +96,13 @@ def test_lookalikes_are_matched_one_to_one_by_position() -> None:
 
 def test_a_read_number_vetoes_a_link_however_close() -> None:
     a, b = _obj("a", 0, 4.9, number=3), _obj("b", 5, 9, number=4)
-    assert similarity(parse_chunk(json.dumps({"objects": [a]}), 0, 5).objects[0],
-                      parse_chunk(json.dumps({"objects": [b]}), 5, 10).objects[0]) == 0.0
+    assert (
+        similarity(
+            parse_chunk(json.dumps({"objects": [a]}), 0, 5).objects[0],
+            parse_chunk(json.dumps({"objects": [b]}), 5, 10).objects[0],
+        )
+        == 0.0
+    )
     assert len(aggregate([(0, _chunk(a)), (1, _chunk(b))])) == 2
 
 
@@ -93,7 +116,7 @@ def test_conflicting_links_bipartite_beats_greedy() -> None:
     for trajs in (bip, greedy):
         assert all(len({m[0] for m in t.members}) == len(t.members) for t in trajs)
     assert sum(len(t.members) == 2 for t in bip) == 2
-    assert sum(len(t.members) == 2 for t in greedy) == 1   # greedy takes p1-q1 first
+    assert sum(len(t.members) == 2 for t in greedy) == 1  # greedy takes p1-q1 first
 
 
 def test_linking_off_keeps_every_observation_apart() -> None:
@@ -109,11 +132,17 @@ def _observations(draw):
         objs = []
         for k in range(draw(st.integers(0, 4))):
             t0 = 5 * m + draw(st.floats(0, 2))
-            objs.append(_obj(f"o{k}", t0, t0 + draw(st.floats(0, 2.9)),
-                             (draw(st.floats(0, 1)), draw(st.floats(0, 1))), colour=draw(st.sampled_from(["red", "blue"])),
-                             number=draw(st.sampled_from([None, 1, 2])),
-                             states=[{"t": t0, "kind": "attribute", "predicate": "state", "value": "dark",
-                                      "object": None}]))
+            objs.append(
+                _obj(
+                    f"o{k}",
+                    t0,
+                    t0 + draw(st.floats(0, 2.9)),
+                    (draw(st.floats(0, 1)), draw(st.floats(0, 1))),
+                    colour=draw(st.sampled_from(["red", "blue"])),
+                    number=draw(st.sampled_from([None, 1, 2])),
+                    states=[{"t": t0, "kind": "attribute", "predicate": "state", "value": "dark", "object": None}],
+                )
+            )
         chunks.append((m, _chunk(*objs)))
     return chunks
 
@@ -123,9 +152,9 @@ def _observations(draw):
 def test_aggregator_invariants(chunks, matching, tau) -> None:
     trajs = aggregate(chunks, AggregatorSettings(matching=matching, tau_conf=tau))
     members = [m for t in trajs for m in t.members]
-    assert sorted(members) == sorted((c, o.id) for c, ex in chunks for o in ex.objects)   # each exactly once
+    assert sorted(members) == sorted((c, o.id) for c, ex in chunks for o in ex.objects)  # each exactly once
     for t in trajs:
-        assert len({c for c, _ in t.members}) == len(t.members)      # never two observations of one chunk
+        assert len({c for c, _ in t.members}) == len(t.members)  # never two observations of one chunk
         assert [s[0] for s in t.states] == sorted(s[0] for s in t.states)
     assert sum(len(t.states) for t in trajs) == sum(len(o.states) for _, ex in chunks for o in ex.objects)
 
@@ -133,14 +162,32 @@ def test_aggregator_invariants(chunks, matching, tau) -> None:
 # --------------------------------------------------------------------------- schema, chunks, spec
 
 
-@pytest.mark.parametrize("text, why", [
-    ("not json", "not JSON"),
-    ('{"objects": [{"id": "a"}]}', "objects.0"),
-    (json.dumps({"objects": [_obj("a", 0, 30)]}), "outside the chunk"),
-    (json.dumps({"objects": [_obj("a", 0, 1, states=[{"t": 0.5, "kind": "relation", "predicate": "passes_to",
-                                                       "value": None, "object": "zz"}])]}), "unknown object"),
-    (json.dumps({"objects": [_obj("a", 0, 1), _obj("a", 0, 1)]}), "not unique"),
-])
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("not json", "not JSON"),
+        ('{"objects": [{"id": "a"}]}', "objects.0"),
+        (json.dumps({"objects": [_obj("a", 0, 30)]}), "outside the chunk"),
+        (
+            json.dumps(
+                {
+                    "objects": [
+                        _obj(
+                            "a",
+                            0,
+                            1,
+                            states=[
+                                {"t": 0.5, "kind": "relation", "predicate": "passes_to", "value": None, "object": "zz"}
+                            ],
+                        )
+                    ]
+                }
+            ),
+            "unknown object",
+        ),
+        (json.dumps({"objects": [_obj("a", 0, 1), _obj("a", 0, 1)]}), "not unique"),
+    ],
+)
 def test_invalid_extraction_is_an_outcome_with_a_reason(text: str, why: str) -> None:
     with pytest.raises(InvalidExtraction, match=why):
         parse_chunk(text, 0.0, 15.0)
@@ -163,8 +210,13 @@ def test_spec_grammar() -> None:
     o = parse_spec(ModelSpec.parse("object-centric:retrieval=all,openai:qwen@http://h:8/v1"))
     assert o.backbone == "openai:qwen@http://h:8/v1" and o.retrieval == "all"
     assert parse_spec(ModelSpec.parse("object-centric:openai:gpt-4o")).retrieval == "model"
-    for bad in ("object-centric:", "object-centric:nope=1,offline", "object-centric:order=random,offline",
-                "object-centric:retrieval=model,offline", "object-centric:tau=x,offline"):
+    for bad in (
+        "object-centric:",
+        "object-centric:nope=1,offline",
+        "object-centric:order=random,offline",
+        "object-centric:retrieval=model,offline",
+        "object-centric:tau=x,offline",
+    ):
         with pytest.raises(ConfigError):
             parse_spec(ModelSpec.parse(bad))
 
@@ -194,12 +246,15 @@ def test_identity_questions_need_the_memory_to_link_the_sightings(faithful_world
     fragment per observation interval, as with linking off when a gap falls across chunks) and every identity
     positive is answered No -- its two facts sit on the two sides of a gap -- while the negatives stay No."""
     world, targets, subs = faithful_world
-    spans = {e.id: sorted((o.t_start, o.t_end) for o in world.observations if o.entity == e.id)
-             or [(0.0, world.duration_s)] for e in world.entities}
+    spans = {
+        e.id: sorted((o.t_start, o.t_end) for o in world.observations if o.entity == e.id) or [(0.0, world.duration_s)]
+        for e in world.entities
+    }
 
-    def frag(entity: str, t: float) -> str:   # the fragment of ``entity`` observed nearest ``t``
+    def frag(entity: str, t: float) -> str:  # the fragment of ``entity`` observed nearest ``t``
         k = min(range(len(spans[entity])), key=lambda i: max(0.0, spans[entity][i][0] - t, t - spans[entity][i][1]))
         return f"{entity}#{k}"
+
     frags = []
     for e in world.entities:
         for k, (t0, t1) in enumerate(spans[e.id]):
@@ -208,12 +263,13 @@ def test_identity_questions_need_the_memory_to_link_the_sightings(faithful_world
             lit = [f.value for f in world.facts if f.subject == e.id and f.predicate == "state" and f.t < t0 - 1e-6]
             states = [[t0, "attribute", "state", (lit or ["dark"])[-1], None]] if e.category == "agent" else []
             states += [[f.t, f.kind, f.predicate, f.value, frag(f.object, f.t) if f.object else None] for f in facts]
-            frags.append({"id": f"{e.id}#{k}", "category": e.category, "attributes": dict(e.attributes),
-                          "states": states})
+            frags.append(
+                {"id": f"{e.id}#{k}", "category": e.category, "attributes": dict(e.attributes), "states": states}
+            )
     identity = [t for t in targets if t.question_form == "identity"]
     assert identity
     for t in identity:
-        assert answer(parse_question(t.text), frags) is False, t.text     # Yes targets are lost, No ones kept
+        assert answer(parse_question(t.text), frags) is False, t.text  # Yes targets are lost, No ones kept
     # the fragments still carry every event: the single-fact sub-questions of those targets are all answered right
     for s in subs:
         if s.probe_type == "single_fact" and s.target_id in {t.target_id for t in identity}:
@@ -223,8 +279,12 @@ def test_identity_questions_need_the_memory_to_link_the_sightings(faithful_world
 def test_retrieval_precision_recall() -> None:
     text = "[object-centric] chunks=1 invalid_chunks=0 trajectories=3 retrieved=T1=red/circle/3,T2=blue/square/None,T3=item/grey\nAnswer: Yes"
     ret = retrieved_of(text)
-    gold = gold_entities(["f01 at 1.00 s: the red circle marked 3 receives the ball",
-                          "f02 at 2.00 s: the green diamond marked 5 lights up"])
+    gold = gold_entities(
+        [
+            "f01 at 1.00 s: the red circle marked 3 receives the ball",
+            "f02 at 2.00 s: the green diamond marked 5 lights up",
+        ]
+    )
     p, r = precision_recall(ret, gold)
     assert (p, r) == (2 / 3, 2 / 3)
     assert retrieved_of("Answer: Yes") is None
@@ -235,8 +295,14 @@ def test_retrieval_precision_recall() -> None:
 
 def test_question_only_sends_no_visual_input() -> None:
     img = np.zeros((4, 4, 3), np.uint8)
-    req = Request(trial_id="t", parts=(TextPart("t=0.50s"), ImagePart(img, 5, 0.5),
-                                       TextPart("The images above are frames of one video in time order.\nQuestion: Q?")))
+    req = Request(
+        trial_id="t",
+        parts=(
+            TextPart("t=0.50s"),
+            ImagePart(img, 5, 0.5),
+            TextPart("The images above are frames of one video in time order.\nQuestion: Q?"),
+        ),
+    )
     out = text_only(req)
     assert [type(p) for p in out.parts] == [TextPart] and out.parts[0].text == "Question: Q?"
 

@@ -24,15 +24,28 @@ from vidaudit.suites.faithful.generate import generate, specs_for
 
 #: the test's own table: third-person phrase (after "that") and base phrase (after "Does N") -> (predicate,
 #: value, has an object)
-THIRD = {"lights up": ("state", "lit", False), "goes dark": ("state", "dark", False),
-         "passes the ball to {o}": ("passes_to", None, True), "receives the ball": ("receives", None, False),
-         "bumps into {o}": ("collides_with", None, True), "goes behind {o}": ("goes_behind", None, True),
-         "comes out from behind {o}": ("emerges_from", None, True), "leaves the scene": ("exits", None, False),
-         "enters the scene": ("enters", None, False)}
-BASE = {"light up": "lights up", "go dark": "goes dark", "pass the ball to {o}": "passes the ball to {o}",
-        "receive the ball": "receives the ball", "bump into {o}": "bumps into {o}", "go behind {o}": "goes behind {o}",
-        "come out from behind {o}": "comes out from behind {o}", "leave the scene": "leaves the scene",
-        "enter the scene": "enters the scene"}
+THIRD = {
+    "lights up": ("state", "lit", False),
+    "goes dark": ("state", "dark", False),
+    "passes the ball to {o}": ("passes_to", None, True),
+    "receives the ball": ("receives", None, False),
+    "bumps into {o}": ("collides_with", None, True),
+    "goes behind {o}": ("goes_behind", None, True),
+    "comes out from behind {o}": ("emerges_from", None, True),
+    "leaves the scene": ("exits", None, False),
+    "enters the scene": ("enters", None, False),
+}
+BASE = {
+    "light up": "lights up",
+    "go dark": "goes dark",
+    "pass the ball to {o}": "passes the ball to {o}",
+    "receive the ball": "receives the ball",
+    "bump into {o}": "bumps into {o}",
+    "go behind {o}": "goes behind {o}",
+    "come out from behind {o}": "comes out from behind {o}",
+    "leave the scene": "leaves the scene",
+    "enter the scene": "enters the scene",
+}
 SAME = re.compile(r"Is the (agent|[a-z]+ [a-z]+) that (.+) the same agent as the (agent|[a-z]+ [a-z]+) that (.+)\?")
 
 
@@ -44,13 +57,15 @@ def _event(phrase: str, names: dict[str, str], table: dict) -> tuple[str, str | 
                 return pred, value, ("ball" if pred == "receives" else None)
             continue
         head = template.split("{o}")[0]
-        if phrase.startswith(head) and phrase[len(head):] in names:
-            return pred, value, names[phrase[len(head):]]
+        if phrase.startswith(head) and phrase[len(head) :] in names:
+            return pred, value, names[phrase[len(head) :]]
     raise AssertionError(f"the test cannot read {phrase!r}")
 
 
 def _matches(fact: dict, pred: str, value: str | None, obj: str | None) -> bool:
-    return fact["predicate"] == pred and fact.get("value") == value and (fact.get("object") == obj or pred == "receives")
+    return (
+        fact["predicate"] == pred and fact.get("value") == value and (fact.get("object") == obj or pred == "receives")
+    )
 
 
 def _described(world: dict, look: str, phrase: str) -> list[dict]:
@@ -73,9 +88,12 @@ def _single_fact(world: dict, text: str) -> bool:
     m = re.fullmatch(r"Does (.+?) (.+)\?", text)
     assert m is not None, text
     subject = next(n for n in sorted(names, key=len, reverse=True) if text.startswith(f"Does {n} "))
-    phrase = text[len(f"Does {subject} "):-1]
-    third = next(BASE[b].replace("{o}", phrase[len(b.split("{o}")[0]):]) if "{o}" in b else BASE[b]
-                 for b in BASE if phrase == b or ("{o}" in b and phrase.startswith(b.split("{o}")[0])))
+    phrase = text[len(f"Does {subject} ") : -1]
+    third = next(
+        BASE[b].replace("{o}", phrase[len(b.split("{o}")[0]) :]) if "{o}" in b else BASE[b]
+        for b in BASE
+        if phrase == b or ("{o}" in b and phrase.startswith(b.split("{o}")[0]))
+    )
     pred, value, obj = _event(third, names, THIRD)
     return any(f["subject"] == names[subject] and _matches(f, pred, value, obj) for f in world["facts"])
 
@@ -84,7 +102,7 @@ def _same(world: dict, text: str) -> tuple[bool, dict, dict]:
     m = SAME.fullmatch(text)
     assert m is not None, text
     a, b = _described(world, m.group(1), m.group(2)), _described(world, m.group(3), m.group(4))
-    assert len(a) == 1 and len(b) == 1, (text, a, b)     # each description picks out exactly one fact
+    assert len(a) == 1 and len(b) == 1, (text, a, b)  # each description picks out exactly one fact
     return a[0]["subject"] == b[0]["subject"], a[0], b[0]
 
 
@@ -110,11 +128,11 @@ def test_identity_targets_are_in_both_presets_and_balanced(written) -> None:
         targets = _identity(rows)
         assert targets, f"no identity target in the {preset} preset"
         by_id = {r["sample_id"]: r for r in rows}
-        for video in {r["params"]["video_id"] for r in targets}:   # per video: one Yes and one No per pair
+        for video in {r["params"]["video_id"] for r in targets}:  # per video: one Yes and one No per pair
             answers = [r["answer"] for r in targets if r["params"]["video_id"] == video]
             assert answers.count("Yes") == answers.count("No") > 0
         for r in targets:
-            if r["answer"] == "No":   # each negative names its positive
+            if r["answer"] == "No":  # each negative names its positive
                 pos = by_id[r["params"]["negative_of"]]
                 assert pos["answer"] == "Yes" and pos["params"]["question_form"] == "identity"
             subs = [by_id[s] for s in r["params"]["sub_sample_ids"]]
@@ -122,9 +140,14 @@ def test_identity_targets_are_in_both_presets_and_balanced(written) -> None:
         probes = [by_id[s] for r in targets for s in r["params"]["sub_sample_ids"]]
         ident = [s["answer"] for s in probes if s["params"]["probe_type"] == "identity"]
         assert ident and ident.count("Yes") == ident.count("No")
-        bal = info["balance"]   # what dataset.json says agrees with the manifest
-        assert bal["target_identity"] == {"n": len(targets), "yes": len(targets) // 2, "no": len(targets) // 2,
-                                          "other": 0, "yes_share": 0.5}
+        bal = info["balance"]  # what dataset.json says agrees with the manifest
+        assert bal["target_identity"] == {
+            "n": len(targets),
+            "yes": len(targets) // 2,
+            "no": len(targets) // 2,
+            "other": 0,
+            "yes_share": 0.5,
+        }
         assert bal["sub_identity"]["yes"] == bal["sub_identity"]["no"] == len(ident) // 2
 
 
@@ -144,14 +167,21 @@ def test_identity_questions_are_true_of_the_world_record(written) -> None:
                 else:
                     assert _single_fact(world, s["question"]) == (s["answer"] == "Yes"), s["question"]
                 checked += 1
-            if r["answer"] == "Yes":   # across one of the agent's gaps, linked by evidence
+            if r["answer"] == "Yes":  # across one of the agent's gaps, linked by evidence
                 who = fa["subject"]
                 linked = {lk["gap"] for lk in world["identity_links"] if lk["entity"] == who}
-                gaps = [g for g in world["gaps"] if g["entity"] == who and g["id"] in linked and g["t_end"] is not None
-                        and fa["t"] <= g["t_start"] + 1e-9 and g["t_end"] <= fb["t"] + 1e-9]
+                gaps = [
+                    g
+                    for g in world["gaps"]
+                    if g["entity"] == who
+                    and g["id"] in linked
+                    and g["t_end"] is not None
+                    and fa["t"] <= g["t_start"] + 1e-9
+                    and g["t_end"] <= fb["t"] + 1e-9
+                ]
                 assert gaps, r["question"]
                 kinds |= {g["kind"] for g in gaps}
-            else:                      # the other agent; a look names a look-alike pair
+            else:  # the other agent; a look names a look-alike pair
                 m = SAME.fullmatch(r["question"])
                 assert m is not None
                 neg = _described(world, m.group(3), m.group(4))[0]["subject"]

@@ -29,8 +29,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("iv")
     generate(specs_for("smoke", seeds=1, max_targets=6), root / "data", workers=1)
     cond = Condition(presentation=Presentation.NATIVE, fps=1.0, prompt="yes_no")
-    res = execute(root / "data", root / "run", [ModelSpec.parse(m) for m in (BASE, ALL, DROP)], [cond],
-                  suite="faithful")
+    res = execute(
+        root / "data", root / "run", [ModelSpec.parse(m) for m in (BASE, ALL, DROP)], [cond], suite="faithful"
+    )
     assert res.summary is not None and not res.summary.stopped_early
     report_run(root / "run")
     return root / "run"
@@ -70,13 +71,16 @@ def test_dropping_one_retrieved_gold_trajectory_and_re_answering(run: Path) -> N
     [d] = res["interventions"]["drop_one_gold"]
     assert (d["base"], d["dropped"]) == (BASE, DROP) and d["gold"].startswith("chain entities")
     sc = _scores(run)
-    dropped = [sid for (m, sid), r in sc.items() if m == DROP and r["params"]["role"] == "target"
-               and r["metrics"].get("dropped")]
+    dropped = [
+        sid
+        for (m, sid), r in sc.items()
+        if m == DROP and r["params"]["role"] == "target" and r["metrics"].get("dropped")
+    ]
     assert 0 < d["n_targets"] <= len(dropped)
     # the answerer consumes what it is given: without a gold trajectory it is right less often than with it
     assert d["a_target_after_drop"] < d["a_target_base"]
     ok = [r for (m, _), r in sc.items() if m == BASE and r["status"] == "ok"]
-    assert ok and all("dropped" not in r["metrics"] for r in ok)          # the base run drops nothing
+    assert ok and all("dropped" not in r["metrics"] for r in ok)  # the base run drops nothing
     md = (run / "report" / "report.md").read_text()
     assert "Clutter failures" in md and "Drop one retrieved gold trajectory" in md
 
@@ -87,7 +91,7 @@ def test_tokens_per_frame_and_the_latency_split(run: Path) -> None:
     assert base["n_videos"] == 1
     lat = base["latency"]
     assert lat["preprocessing_s_per_video"] > 0 and lat["per_query_s"] >= 0
-    assert set(lat["median_s_per_call"]) == {"extract", "answer"}                # lexical retrieval: no R call
+    assert set(lat["median_s_per_call"]) == {"extract", "answer"}  # lexical retrieval: no R call
     assert lat["preprocessing_s_total"] == pytest.approx(lat["preprocessing_s_per_video"])
     # the offline stages report no tokens: tokens per frame is 0 over the frames they were sent
     assert base["input_tokens_per_frame"] == 0
@@ -97,10 +101,16 @@ def test_tokens_per_frame_and_the_latency_split(run: Path) -> None:
 
 
 def test_pairs_only_match_specs_that_differ_in_the_one_option() -> None:
-    systems = [(BASE, COND), (ALL, COND), (DROP, COND), ("object-centric:chunk_s=5,retrieval=all,offline", COND),
-               (ALL, "other")]
+    systems = [
+        (BASE, COND),
+        (ALL, COND),
+        (DROP, COND),
+        ("object-centric:chunk_s=5,retrieval=all,offline", COND),
+        (ALL, "other"),
+    ]
     assert pairs(systems, "retrieval", "all", ("model", "lexical")) == [((BASE, COND), (ALL, COND))]
     assert pairs(systems, "drop_one", "on", ("off",)) == [((BASE, COND), (DROP, COND))]
     assert dropped_of("[object-centric] chunks=1 retrieved=- dropped=T2=red/circle/3\nAnswer: No") == [
-        {"id": "T2", "category": "agent", "attributes": {"colour": "red", "shape": "circle", "number": 3}}]
+        {"id": "T2", "category": "agent", "attributes": {"colour": "red", "shape": "circle", "number": 3}}
+    ]
     assert dropped_of("[object-centric] chunks=1 retrieved=-\nAnswer: No") is None

@@ -38,8 +38,14 @@ def test_latency_is_the_median_over_runs(data: Path, tmp_path: Path) -> None:  #
         for k, delay in enumerate((0.02, 0.6, 0.25)):
             slow.delay = delay
             out = tmp_path / f"run-{k}"
-            res = execute(data, out, [ModelSpec.parse(s, max_tokens=64) for s in (framework, bb)], [NATIVE],
-                          suite="faithful", limit=4)
+            res = execute(
+                data,
+                out,
+                [ModelSpec.parse(s, max_tokens=64) for s in (framework, bb)],
+                [NATIVE],
+                suite="faithful",
+                limit=4,
+            )
             assert res.summary is not None and not res.summary.stopped_early
             dirs.append(out)
     each = [run_latency(d) for d in dirs]
@@ -51,22 +57,34 @@ def test_latency_is_the_median_over_runs(data: Path, tmp_path: Path) -> None:  #
         key = (model, s["condition"])
         per_query = [e[key]["per_query_s"] for e in each]
         assert s["per_query_s"]["values"] == sorted(per_query)
-        assert s["per_query_s"]["median"] == per_query[2]          # the run with the middle delay
+        assert s["per_query_s"]["median"] == per_query[2]  # the run with the middle delay
         assert per_query[0] < per_query[2] < per_query[1]
         for stage, fig in s["median_s_per_call"].items():
             assert fig["median"] == sorted(e[key]["median_s_per_call"][stage] for e in each)[1]
-            assert fig["median"] >= 0.25                             # every call waited at least the delay
+            assert fig["median"] >= 0.25  # every call waited at least the delay
     pre = systems[framework]["preprocessing_s_per_video"]
     assert pre is not None and pre["q1"] <= pre["median"] <= pre["q3"]
-    assert systems[bb]["preprocessing_s_per_video"]["median"] == 0.0   # end to end: nothing built per video
+    assert systems[bb]["preprocessing_s_per_video"]["median"] == 0.0  # end to end: nothing built per video
     assert "extract" in systems[framework]["median_s_per_call"] and "direct" in systems[bb]["median_s_per_call"]
 
 
 def test_the_benchmark_refuses_a_used_run_directory(tmp_path: Path) -> None:
     (tmp_path / "out" / "run-00").mkdir(parents=True)
-    r = subprocess.run([sys.executable, str(Path(__file__).resolve().parents[3] / "benchmarks" / "faithful_latency.py"),
-                        "--data", str(tmp_path), "--out", str(tmp_path / "out"), "--model", "oracle", "--runs", "1"],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(Path(__file__).resolve().parents[3] / "benchmarks" / "faithful_latency.py"),
+            "--data",
+            str(tmp_path),
+            "--out",
+            str(tmp_path / "out"),
+            "--model",
+            "oracle",
+            "--runs",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode != 0 and "is timed once" in r.stderr
-
-

@@ -11,22 +11,30 @@ from vidaudit.suites.faithful.metrics import SubOutcome as S
 from vidaudit.suites.faithful.metrics import TargetOutcome as T
 
 
-def _t(name: str, right: bool, subs: list[bool], gold: str = "Yes", cluster: str = "v1",
-       probes: list[str | None] | None = None) -> T:
+def _t(
+    name: str,
+    right: bool,
+    subs: list[bool],
+    gold: str = "Yes",
+    cluster: str = "v1",
+    probes: list[str | None] | None = None,
+) -> T:
     probes = probes or [None] * len(subs)
     return T(name, cluster, gold, right, tuple(S("Yes", r, p) for r, p in zip(subs, probes, strict=True)))
 
 
 def test_the_four_accuracies_on_a_hand_made_case() -> None:
-    outs = [_t("q1", True, [True, True]),          # faithful
-            _t("q2", True, [True, False, False]),   # right target, one sub of three
-            _t("q3", False, [True, True]),          # wrong target, right subs
-            _t("q4", False, [])]                    # wrong target without subs
+    outs = [
+        _t("q1", True, [True, True]),  # faithful
+        _t("q2", True, [True, False, False]),  # right target, one sub of three
+        _t("q3", False, [True, True]),  # wrong target, right subs
+        _t("q4", False, []),
+    ]  # wrong target without subs
     acc = M.accuracies(outs)
     assert acc["a_target"]["value"] == 2 / 4 and acc["a_target"]["k"] == 2 and acc["a_target"]["n"] == 4
-    assert acc["a_sub"]["value"] == 5 / 7                      # pooled over all sub-questions, not per target
-    assert acc["a_faith"]["value"] == 1 / 4                    # over all targets
-    assert acc["a_cons"]["value"] == pytest.approx((1 + 1 / 3) / 2)   # over the right targets only
+    assert acc["a_sub"]["value"] == 5 / 7  # pooled over all sub-questions, not per target
+    assert acc["a_faith"]["value"] == 1 / 4  # over all targets
+    assert acc["a_cons"]["value"] == pytest.approx((1 + 1 / 3) / 2)  # over the right targets only
     assert acc["a_cons"]["n_correct_targets"] == 2 and acc["a_cons"]["comparable_across_models"] is False
     for k in ("a_target", "a_sub", "a_faith"):
         assert acc[k]["ci_low"] <= acc[k]["value"] <= acc[k]["ci_high"]
@@ -67,8 +75,10 @@ def test_invariants_catch_an_impossible_report() -> None:
 
 
 def test_probe_split_and_balanced_accuracy() -> None:
-    outs = [T("q1", "v", "Yes", True, (S("Yes", True, "single_fact"), S("No", False, "ordering"))),
-            T("q2", "v", "No", False, (S("No", True, "single_fact"), S("Yes", True, "ordering")))]
+    outs = [
+        T("q1", "v", "Yes", True, (S("Yes", True, "single_fact"), S("No", False, "ordering"))),
+        T("q2", "v", "No", False, (S("No", True, "single_fact"), S("Yes", True, "ordering"))),
+    ]
     split = M.sub_by_probe(outs)
     assert split["single_fact"]["value"] == 1.0 and split["ordering"]["value"] == 0.5
     bal = M.balanced(outs)
@@ -78,15 +88,17 @@ def test_probe_split_and_balanced_accuracy() -> None:
 
 
 def test_majority_reference_is_recomputed_from_the_loaded_labels() -> None:
-    outs = [T("q1", "v", "Yes", False, (S("No", False), S("No", False), S("Yes", False))),
-            T("q2", "v", "Yes", False, (S("No", False),)),
-            T("q3", "v", "No", False, (S("No", False),))]
+    outs = [
+        T("q1", "v", "Yes", False, (S("No", False), S("No", False), S("Yes", False))),
+        T("q2", "v", "Yes", False, (S("No", False),)),
+        T("q3", "v", "No", False, (S("No", False),)),
+    ]
     labels = M.majority_labels(outs)
     assert labels == {"target": "Yes", "sub": "No"}
     maj = M.accuracies(M.constant_outcomes(outs, labels["target"], labels["sub"]))
     assert maj["a_target"]["value"] == 2 / 3 and maj["a_sub"]["value"] == 4 / 5
-    assert maj["a_faith"]["value"] == 1 / 3                    # only q2 has every answer equal to the majority
-    invalid = [T("q", "v", None, False, (S(None, False),))]    # invalid gold is never right, even for a constant
+    assert maj["a_faith"]["value"] == 1 / 3  # only q2 has every answer equal to the majority
+    invalid = [T("q", "v", None, False, (S(None, False),))]  # invalid gold is never right, even for a constant
     assert M.accuracies(M.constant_outcomes(invalid, "Yes", "Yes"))["a_target"]["value"] == 0.0
 
 
@@ -94,7 +106,7 @@ def test_chance_expectation() -> None:
     outs = [_t("q1", False, [False] * 4), _t("q2", False, [False] * 2)]
     exp = M.chance_expectation(outs)
     assert exp["a_target"] == 0.5 and exp["a_sub"] == 0.5
-    assert exp["a_faith"] == pytest.approx((0.5 ** 5 + 0.5 ** 3) / 2)
+    assert exp["a_faith"] == pytest.approx((0.5**5 + 0.5**3) / 2)
 
 
 def test_paired_differences_report_ties_under_two_points() -> None:
@@ -110,8 +122,14 @@ def test_paired_differences_report_ties_under_two_points() -> None:
 
 
 _sub = st.builds(S, st.sampled_from(["Yes", "No", None]), st.booleans(), st.sampled_from(["single_fact", "ordering"]))
-_target = st.builds(T, st.uuids().map(str), st.sampled_from(["v1", "v2", "v3"]), st.sampled_from(["Yes", "No"]),
-                    st.booleans(), st.lists(_sub, max_size=6).map(tuple))
+_target = st.builds(
+    T,
+    st.uuids().map(str),
+    st.sampled_from(["v1", "v2", "v3"]),
+    st.sampled_from(["Yes", "No"]),
+    st.booleans(),
+    st.lists(_sub, max_size=6).map(tuple),
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -134,20 +152,21 @@ def test_the_video_level_interval_widens_when_a_video_succeeds_or_fails_together
     clustered = [_t(f"v{v}q{i}", v < 5, [v < 5], cluster=f"v{v}") for v in range(10) for i in range(8)]
     mixed = [_t(f"v{v}q{i}", i % 2 == 0, [i % 2 == 0], cluster=f"v{v}") for v in range(10) for i in range(8)]
     a, b = M.a_faith(clustered), M.a_faith(mixed)
-    assert a["value"] == b["value"] == 0.5 and a["ci_low"] == b["ci_low"]          # Wilson cannot tell them apart
+    assert a["value"] == b["value"] == 0.5 and a["ci_low"] == b["ci_low"]  # Wilson cannot tell them apart
     assert a["n_videos"] == b["n_videos"] == 10
     wide, narrow = a["video_ci_high"] - a["video_ci_low"], b["video_ci_high"] - b["video_ci_low"]
-    assert wide > a["ci_high"] - a["ci_low"] + 0.1       # wider than Wilson by more than 10 points
-    assert narrow == 0.0                                # every video at 50%: no between-video spread
+    assert wide > a["ci_high"] - a["ci_low"] + 0.1  # wider than Wilson by more than 10 points
+    assert narrow == 0.0  # every video at 50%: no between-video spread
     assert a["video_ci_low"] <= 0.5 <= a["video_ci_high"]
-    assert M.a_faith(clustered) == a                     # seeded: the same numbers each time
+    assert M.a_faith(clustered) == a  # seeded: the same numbers each time
     sub = M.a_sub(clustered)
     assert sub["video_ci_high"] - sub["video_ci_low"] > sub["ci_high"] - sub["ci_low"]
     assert M.a_faith([])["video_ci_low"] is None
 
 
-@given(st.lists(st.tuples(st.integers(0, 4), st.booleans(), st.lists(st.booleans(), max_size=3)), min_size=1,
-                max_size=30))
+@given(
+    st.lists(st.tuples(st.integers(0, 4), st.booleans(), st.lists(st.booleans(), max_size=3)), min_size=1, max_size=30)
+)
 @settings(max_examples=60, deadline=None)
 def test_the_video_interval_is_a_proper_interval_for_any_outcomes(rows) -> None:
     outs = [_t(f"q{i}", r, subs, cluster=f"v{v}") for i, (v, r, subs) in enumerate(rows)]
@@ -162,4 +181,5 @@ def test_the_video_interval_is_a_proper_interval_for_any_outcomes(rows) -> None:
             else:
                 assert block["video_ci_low"] < block["video_ci_high"] or all(
                     M.accuracies([o for o in outs if o.cluster == c])[key]["value"] in (None, block["value"])
-                    for c in {o.cluster for o in outs})
+                    for c in {o.cluster for o in outs}
+                )

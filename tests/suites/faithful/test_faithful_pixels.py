@@ -11,8 +11,9 @@ from vidaudit.suites.faithful.render import render_video
 from vidaudit.suites.faithful.scene import SceneSpec
 from vidaudit.suites.faithful.verify import check_video
 
-SPEC = SceneSpec(video_id="w", seed=5, agents=5, events=8, occlusions=1, lookalikes=1, duration_s=12.0,
-                 width=160, height=120)
+SPEC = SceneSpec(
+    video_id="w", seed=5, agents=5, events=8, occlusions=1, lookalikes=1, duration_s=12.0, width=160, height=120
+)
 
 
 @pytest.fixture(scope="module")

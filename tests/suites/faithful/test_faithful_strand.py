@@ -20,12 +20,16 @@ from vidaudit.suites.faithful.strand_import import import_strand
 from vidaudit.suites.faithful.strand_validate import KINDS, source_of, validate_strand
 from vidaudit.video.encode import write_video
 
-GOOD = {"video_name": "0001_aaaaaaaaaaa.mp4",
-        "questions": ["Does the man in red pass the ball before the goal?", "Does the keeper save the second shot?"],
-        "answers": ["Yes", "No"],
-        "sub-questions": [["Does the man in red pass the ball?", "Is a goal scored?"],
-                          ["Does the keeper save a shot?", "Is there a second shot?"]],
-        "sub-answers": [["Yes", "Yes"], ["Yes", "Yes"]]}
+GOOD = {
+    "video_name": "0001_aaaaaaaaaaa.mp4",
+    "questions": ["Does the man in red pass the ball before the goal?", "Does the keeper save the second shot?"],
+    "answers": ["Yes", "No"],
+    "sub-questions": [
+        ["Does the man in red pass the ball?", "Is a goal scored?"],
+        ["Does the keeper save a shot?", "Is there a second shot?"],
+    ],
+    "sub-answers": [["Yes", "Yes"], ["Yes", "Yes"]],
+}
 
 
 def _write(d: Path, name: str, obj: dict) -> None:
@@ -66,26 +70,39 @@ def test_answers_outside_yes_no_are_found_and_normalisations_logged(tmp_path: Pa
     obj = {**GOOD, "answers": [" yes", "NA"], "sub-answers": [["YES", "maybe"], ["Yes", "NA"]]}
     res = _only(tmp_path, obj)
     bad = [f for f in res.findings if f.kind == "non_yes_no"]
-    assert [(f.index, f.detail) for f in bad] == [(0, "sub-answers[0][1] = 'maybe'"), (1, "answers[1] = 'NA' (NA)"),
-                                                  (1, "sub-answers[1][1] = 'NA' (NA)")]
+    assert [(f.index, f.detail) for f in bad] == [
+        (0, "sub-answers[0][1] = 'maybe'"),
+        (1, "answers[1] = 'NA' (NA)"),
+        (1, "sub-answers[1][1] = 'NA' (NA)"),
+    ]
     assert res.counts["non_yes_no"] == 3 and res.targets_kept == 0
     assert {(n["index"], n["from"], n["to"]) for n in res.normalised} == {(0, " yes", "Yes"), (0, "YES", "Yes")}
 
 
 def test_a_target_repeated_as_its_own_sub_question(tmp_path: Path) -> None:
-    obj = {**GOOD, "sub-questions": [["Does the man in red pass the ball before the goal? ", "Is a goal scored?"],
-                                     GOOD["sub-questions"][1]]}
+    obj = {
+        **GOOD,
+        "sub-questions": [
+            ["Does the man in red pass the ball before the goal? ", "Is a goal scored?"],
+            GOOD["sub-questions"][1],
+        ],
+    }
     res = _only(tmp_path, obj)
     assert _kinds(res) == [(0, "sub_equals_target")]
     assert res.targets_kept == 1
 
 
 def test_conflicting_answers_to_one_text_in_one_video(tmp_path: Path) -> None:
-    obj = {**GOOD, "sub-questions": [GOOD["sub-questions"][0], ["Is a goal scored?", "Is there a second shot?"]],
-           "sub-answers": [["Yes", "Yes"], ["No", "Yes"]]}
+    obj = {
+        **GOOD,
+        "sub-questions": [GOOD["sub-questions"][0], ["Is a goal scored?", "Is there a second shot?"]],
+        "sub-answers": [["Yes", "Yes"], ["No", "Yes"]],
+    }
     res = _only(tmp_path, obj)
     assert _kinds(res) == [(0, "conflicting_answers")]
-    assert "sub-questions[0][1] = Yes" in res.findings[0].detail and "sub-questions[1][0] = No" in res.findings[0].detail
+    assert (
+        "sub-questions[0][1] = Yes" in res.findings[0].detail and "sub-questions[1][0] = No" in res.findings[0].detail
+    )
     assert res.targets_kept == 0  # both targets carry the conflicting text
 
 
@@ -97,19 +114,31 @@ def test_duplicated_targets_keep_the_first(tmp_path: Path) -> None:
 
 
 def test_sliding_sub_lists_are_detected_by_lexical_overlap(tmp_path: Path) -> None:
-    topics = ["referee whistle", "goalkeeper glove", "striker header", "corner flag", "substitute bench",
-              "yellow card", "penalty spot"]
+    topics = [
+        "referee whistle",
+        "goalkeeper glove",
+        "striker header",
+        "corner flag",
+        "substitute bench",
+        "yellow card",
+        "penalty spot",
+    ]
     qs = [f"Does the {t} appear before halftime?" for t in topics]
     subs = [[f"Is the {t} visible?", f"Does the {t} move?"] for t in topics]
     # like the release's sample_0071: two extra sub-lists from target 2 on, so target i's list sits at i + 2
     slid = subs[:2] + [["Is the crowd loud?"], ["Is it raining?"]] + subs[2:]
-    obj = {"video_name": "0071_bbbbbbbbbbb.mp4", "questions": qs, "answers": ["Yes"] * 7,
-           "sub-questions": slid, "sub-answers": [["Yes"] * len(s) for s in slid]}
+    obj = {
+        "video_name": "0071_bbbbbbbbbbb.mp4",
+        "questions": qs,
+        "answers": ["Yes"] * 7,
+        "sub-questions": slid,
+        "sub-answers": [["Yes"] * len(s) for s in slid],
+    }
     res = _only(tmp_path, obj)
     flagged = [f.index for f in res.findings if f.kind == "sliding_sub_lists"]
     assert flagged == [2, 3, 4, 5, 6]
     assert all("offset +2" in f.detail for f in res.findings if f.kind == "sliding_sub_lists")
-    assert res.counts["length_mismatch"] == 1   # 7 targets, 9 sub-lists
+    assert res.counts["length_mismatch"] == 1  # 7 targets, 9 sub-lists
     clean = {**obj, "sub-questions": subs, "sub-answers": [["Yes", "Yes"]] * 7}
     assert _only(tmp_path / "clean", clean).findings == []
 
@@ -169,8 +198,9 @@ def test_import_without_videos_writes_samples_that_name_what_the_release_lacks(t
     v = json.loads((tmp_path / "out" / "validation.json").read_text())
     assert set(v) >= {"files", "targets_read", "targets_kept", "counts", "findings"}
     assert v["targets_kept"] == 2 and v["counts"]["non_yes_no"] == 1
-    assert v["findings"] == [{"file": "sample_0001.json", "index": 1, "kind": "non_yes_no",
-                              "detail": "answers[1] = 'NA' (NA)"}]
+    assert v["findings"] == [
+        {"file": "sample_0001.json", "index": 1, "kind": "non_yes_no", "detail": "answers[1] = 'NA' (NA)"}
+    ]
     assert read_dataset_info(tmp_path / "out")["capabilities"]["facts"] is False
     assert res.validation.targets_kept == 2
 
@@ -204,8 +234,9 @@ def test_the_commands_through_a_typer_app(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     v = json.loads((d / "validation.json").read_text())
     assert v["targets_read"] == 2 and v["targets_kept"] == 1
-    r = runner.invoke(app, ["import", "strand", "--dir", str(d), "--out", str(tmp_path / "out"),
-                            "--on-invalid", "drop-file"])
+    r = runner.invoke(
+        app, ["import", "strand", "--dir", str(d), "--out", str(tmp_path / "out"), "--on-invalid", "drop-file"]
+    )
     assert r.exit_code == 0, r.output
     assert load_samples(tmp_path / "out") == []  # the only file has a finding
     r = runner.invoke(app, ["validate", "strand", str(d), "--on-invalid", "bogus"])
@@ -218,20 +249,35 @@ def test_the_commands_through_a_typer_app(tmp_path: Path) -> None:
 # The lists are aligned (each fits its own target at least as well), so nothing may be flagged.
 NESTED = {
     "video_name": "0025_eeeeeeeeeee.mp4",
-    "questions": ["Does #1 block #10's shot before #7 scores?", "Does #1 block #10's shot?",
-                  "Does #10 take a shot before #1 dives?", "Does the referee whistle before the kickoff?",
-                  "Does #4 pass to #9 before #9 heads the ball?", "Does #4 pass to #9?",
-                  "Does #9 receive the ball before #4 falls?"],
+    "questions": [
+        "Does #1 block #10's shot before #7 scores?",
+        "Does #1 block #10's shot?",
+        "Does #10 take a shot before #1 dives?",
+        "Does the referee whistle before the kickoff?",
+        "Does #4 pass to #9 before #9 heads the ball?",
+        "Does #4 pass to #9?",
+        "Does #9 receive the ball before #4 falls?",
+    ],
     "answers": ["Yes", "Yes", "No", "Yes", "Yes", "Yes", "No"],
-    "sub-questions": [["Does #1 block #10's shot?", "Does #7 score?", "Does #10 shoot before #7 scores?"],
-                      ["Does #10 take a shot?", "Does #1 dive?"],
-                      ["Does the keeper move left?", "Is the ball kicked by #10?"],
-                      ["Is there a referee?", "Does the referee whistle?", "Is there a kickoff?"],
-                      ["Does #4 pass to #9?", "Does #9 head the ball?", "Does #9 head after #4 passes to #9?"],
-                      ["Does #9 receive the ball?", "Does #4 kick?"],
-                      ["Does the defender slip?", "Is the header by #9?"]],
-    "sub-answers": [["Yes", "Yes", "Yes"], ["Yes", "Yes"], ["No", "Yes"], ["Yes", "Yes", "Yes"],
-                    ["Yes", "Yes", "Yes"], ["Yes", "Yes"], ["Yes", "Yes"]]}
+    "sub-questions": [
+        ["Does #1 block #10's shot?", "Does #7 score?", "Does #10 shoot before #7 scores?"],
+        ["Does #10 take a shot?", "Does #1 dive?"],
+        ["Does the keeper move left?", "Is the ball kicked by #10?"],
+        ["Is there a referee?", "Does the referee whistle?", "Is there a kickoff?"],
+        ["Does #4 pass to #9?", "Does #9 head the ball?", "Does #9 head after #4 passes to #9?"],
+        ["Does #9 receive the ball?", "Does #4 kick?"],
+        ["Does the defender slip?", "Is the header by #9?"],
+    ],
+    "sub-answers": [
+        ["Yes", "Yes", "Yes"],
+        ["Yes", "Yes"],
+        ["No", "Yes"],
+        ["Yes", "Yes", "Yes"],
+        ["Yes", "Yes", "Yes"],
+        ["Yes", "Yes"],
+        ["Yes", "Yes"],
+    ],
+}
 
 
 def test_nested_targets_are_not_sliding_sub_lists(tmp_path: Path) -> None:
@@ -246,14 +292,19 @@ def test_nested_targets_are_not_sliding_sub_lists(tmp_path: Path) -> None:
 
     def score(i: int, j: int) -> float:
         return len(own[i] & lists[j]) / len(own[i]) if 0 <= j < len(lists) else 0.0
+
     old = {i: max((score(i, i + k), k) for k in (-3, -2, -1, 1, 2, 3)) for i in range(7)}
-    old_flag = {i: k for i, (s, k) in old.items() if s >= 0.4 and s >= score(i, i) + 0.25}   # its SLIDE_MIN, MARGIN
+    old_flag = {i: k for i, (s, k) in old.items() if s >= 0.4 and s >= score(i, i) + 0.25}  # its SLIDE_MIN, MARGIN
     in_runs = [i for i, k in old_flag.items() if old_flag.get(i - 1) == k or old_flag.get(i + 1) == k]
     assert in_runs == [1, 2, 5, 6]
     # and the same lists slid by two (two lists inserted before target 3) are still found
-    slid = {**NESTED, "sub-questions": NESTED["sub-questions"][:3] + [["Is it raining?"], ["Is the crowd loud?"]]
-            + NESTED["sub-questions"][3:], "sub-answers": NESTED["sub-answers"][:3] + [["No"], ["Yes"]]
-            + NESTED["sub-answers"][3:]}
+    slid = {
+        **NESTED,
+        "sub-questions": NESTED["sub-questions"][:3]
+        + [["Is it raining?"], ["Is the crowd loud?"]]
+        + NESTED["sub-questions"][3:],
+        "sub-answers": NESTED["sub-answers"][:3] + [["No"], ["Yes"]] + NESTED["sub-answers"][3:],
+    }
     flagged = [f.index for f in _only(tmp_path / "slid", slid).findings if f.kind == "sliding_sub_lists"]
     assert flagged == [3, 4, 5, 6]
 
@@ -276,29 +327,46 @@ def _shootout(seed: int, n: int = 47) -> dict:
     restates its shot, as STRAND's first sub-question mostly does) and the rest drawn from a pool of facts the whole file repeats (the team that won,
     the keepers, the misses in a row). Neighbours share team, keeper and round often: their lists overlap."""
     rng = np.random.default_rng(seed)
-    pool = [f"Did the {t} team miss two penalties in a row?" for t in TEAMS] + \
-        [f"Was there a goalkeeper in {k} during the shootout?" for k in KEEPERS] + \
-        ["Did the shootout finish in four rounds?", "Did the team that kicked second win the shootout?",
-         "Was the final score four to two?"]
+    pool = (
+        [f"Did the {t} team miss two penalties in a row?" for t in TEAMS]
+        + [f"Was there a goalkeeper in {k} during the shootout?" for k in KEEPERS]
+        + [
+            "Did the shootout finish in four rounds?",
+            "Did the team that kicked second win the shootout?",
+            "Was the final score four to two?",
+        ]
+    )
     qs, subq = [], []
     for i in range(n):
         team, keeper = TEAMS[i % 2], KEEPERS[(i // 2) % 2]
         rnd, num = 1 + (i // 4) % 8, int(rng.integers(2, 30))
         verb = ["score", "miss", "shoot toward the left", "shoot toward the centre"][int(rng.integers(4))]
         qs.append(f"Did the {team} player number {num} {verb} in round {rnd} before the keeper in {keeper} moved?")
-        own = [f"Did the {team} player number {num} {verb} in round {rnd}?",
-               f"Did the keeper in {keeper} move in round {rnd}?"][:1 + int(rng.integers(2))]   # the first: its own
-        extra = [pool[int(j)] for j in rng.permutation(len(pool))[:1 + int(rng.integers(3))]]
+        own = [
+            f"Did the {team} player number {num} {verb} in round {rnd}?",
+            f"Did the keeper in {keeper} move in round {rnd}?",
+        ][: 1 + int(rng.integers(2))]  # the first: its own
+        extra = [pool[int(j)] for j in rng.permutation(len(pool))[: 1 + int(rng.integers(3))]]
         subq.append(own + extra)
-    return {"video_name": "0071_ccccccccccc.mp4", "questions": qs, "answers": ["Yes"] * n, "sub-questions": subq,
-            "sub-answers": [["Yes"] * len(x) for x in subq]}
+    return {
+        "video_name": "0071_ccccccccccc.mp4",
+        "questions": qs,
+        "answers": ["Yes"] * n,
+        "sub-questions": subq,
+        "sub-answers": [["Yes"] * len(x) for x in subq],
+    }
 
 
 def _release_slide(obj: dict) -> dict:
     """As in the release: targets 5 and 6 dropped with their lists kept, and the last target and list dropped."""
     keep = [i for i in range(len(obj["questions"]) - 1) if i not in (5, 6)]
-    return {**obj, "questions": [obj["questions"][i] for i in keep], "answers": [obj["answers"][i] for i in keep],
-            "sub-questions": obj["sub-questions"][:-1], "sub-answers": obj["sub-answers"][:-1]}
+    return {
+        **obj,
+        "questions": [obj["questions"][i] for i in keep],
+        "answers": [obj["answers"][i] for i in keep],
+        "sub-questions": obj["sub-questions"][:-1],
+        "sub-answers": obj["sub-answers"][:-1],
+    }
 
 
 def _slid(res) -> list[int]:
@@ -329,11 +397,20 @@ def test_repetitive_aligned_targets_are_not_a_slide(tmp_path: Path) -> None:
             for nth in ("first", "second", "third", "fourth"):
                 for what in ("hit", "miss"):
                     qs.append(f"Did the {nth} {thing} thrown by the {man} shirt man {what} the target?")
-                    subq.append([f"Did the man in the {man} shirt throw a {nth} {thing}?",
-                                 f"Did the {nth} {thing} thrown by the man in the {man} shirt {what} the target?",
-                                 f"Was there a man wearing a {man} shirt in the video?"][: 2 + (what == "miss")])
-    obj = {"video_name": "0025_ddddddddddd.mp4", "questions": qs, "answers": ["Yes"] * len(qs), "sub-questions": subq,
-           "sub-answers": [["Yes"] * len(x) for x in subq]}
+                    subq.append(
+                        [
+                            f"Did the man in the {man} shirt throw a {nth} {thing}?",
+                            f"Did the {nth} {thing} thrown by the man in the {man} shirt {what} the target?",
+                            f"Was there a man wearing a {man} shirt in the video?",
+                        ][: 2 + (what == "miss")]
+                    )
+    obj = {
+        "video_name": "0025_ddddddddddd.mp4",
+        "questions": qs,
+        "answers": ["Yes"] * len(qs),
+        "sub-questions": subq,
+        "sub-answers": [["Yes"] * len(x) for x in subq],
+    }
     assert _only(tmp_path / "aligned", obj).findings == []
     ins = subq[:20] + [["Is it raining?"], ["Is the crowd loud?"]] + subq[20:]
     res = _only(tmp_path / "slid", {**obj, "sub-questions": ins, "sub-answers": [["Yes"] * len(x) for x in ins]})
@@ -349,7 +426,7 @@ def test_any_slide_is_found_and_an_aligned_file_is_left_alone(seed: int, at: int
 
     obj = _shootout(seed)
     qs, subq = obj["questions"], obj["sub-questions"]
-    moved = subq[:at] + [["Is it raining?"]] * k + subq[at:] if k >= 0 else subq[:at] + subq[at - k:]
+    moved = subq[:at] + [["Is it raining?"]] * k + subq[at:] if k >= 0 else subq[:at] + subq[at - k :]
     flagged = [f.index for f in _sliding("f.json", qs, moved)]
     if k == 0:
         assert flagged == []
@@ -360,15 +437,18 @@ def test_any_slide_is_found_and_an_aligned_file_is_left_alone(seed: int, at: int
 def test_statistics_of_the_release_beside_the_paper(tmp_path: Path) -> None:
     d = tmp_path / "rel"
     _write(d, "sample_0001.json", {**GOOD, "answers": ["Yes", "NA"]})
-    _write(d, "sample_0002.json", {**GOOD, "video_name": "0002_1_ccccccccccc.mp4",
-                                   "sub-answers": [["Yes", "No"], ["Yes", "Yes", "Yes"]]})
+    _write(
+        d,
+        "sample_0002.json",
+        {**GOOD, "video_name": "0002_1_ccccccccccc.mp4", "sub-answers": [["Yes", "No"], ["Yes", "Yes", "Yes"]]},
+    )
     res = validate_strand(d, on_invalid="keep-as-wrong")
     read = res.statistics["read"]
     assert (read["videos"], read["sources"], read["targets"], read["subs"]) == (2, 2, 4, 9)
     assert read["subs_per_target"] == 2.25 and read["subs_per_target_histogram"] == {"2": 3, "3": 1}
     assert (read["subs_per_target_min"], read["subs_per_target_max"]) == (2, 3)
     assert (read["target_yes"], read["target_no"], read["target_not_yes_no"]) == (2, 1, 1)
-    assert read["target_yes_share"] == pytest.approx(2 / 3)           # over Yes/No answers, as the release counts
+    assert read["target_yes_share"] == pytest.approx(2 / 3)  # over Yes/No answers, as the release counts
     # the three sub-answers of a mis-paired list (2 questions, 3 answers) are not counted as Yes or No
     assert (read["sub_yes"], read["sub_no"], read["sub_not_yes_no"], read["sub_yes_share"]) == (5, 1, 3, 5 / 6)
     # always-Yes: sample_0001 t0 (all Yes); sample_0002 t0 has a No sub; t1 of both are No/NA or mis-paired
@@ -388,15 +468,33 @@ def test_keep_as_wrong_counts_an_affected_target_by_its_own_answer(tmp_path: Pat
 
     d = tmp_path / "rel"
     # target 0 is Yes but has an NA sub-question (kept as wrong); target 1 is No; target 2's answer is NA
-    _write(d, "sample_0001.json", {**GOOD, "questions": GOOD["questions"] + ["Is the keeper tall?"],
-                                   "answers": ["Yes", "No", "NA"],
-                                   "sub-questions": GOOD["sub-questions"] + [["Is there a keeper?"]],
-                                   "sub-answers": [["Yes", "NA"], ["Yes", "Yes"], ["Yes"]]})
+    _write(
+        d,
+        "sample_0001.json",
+        {
+            **GOOD,
+            "questions": GOOD["questions"] + ["Is the keeper tall?"],
+            "answers": ["Yes", "No", "NA"],
+            "sub-questions": GOOD["sub-questions"] + [["Is there a keeper?"]],
+            "sub-answers": [["Yes", "NA"], ["Yes", "Yes"], ["Yes"]],
+        },
+    )
     res = import_strand(d, tmp_path / "out", on_invalid="keep-as-wrong")
     samples = {s.sample_id: s for s in res.samples}
-    recs = [ScoreRecord(trial_id=f"t{i}", sample_id=sid, suite="faithful", model="chance", model_role="chance",
-                        condition="frames@1", group_id="g", status="ok", correct=False)
-            for i, sid in enumerate(samples)]
+    recs = [
+        ScoreRecord(
+            trial_id=f"t{i}",
+            sample_id=sid,
+            suite="faithful",
+            model="chance",
+            model_role="chance",
+            condition="frames@1",
+            group_id="g",
+            status="ok",
+            correct=False,
+        )
+        for i, sid in enumerate(samples)
+    ]
     bal = aggregate(recs, samples, n_boot=10)["dataset"]["balance"]["target"]
     assert (bal["n"], bal["yes"], bal["no"], bal["invalid"], bal["kept_as_wrong"]) == (3, 1, 1, 1, 1)
     assert bal["yes_share"] == 0.5
@@ -414,8 +512,10 @@ def test_the_commands_print_the_statistics_beside_the_paper(tmp_path: Path) -> N
     _write(d, "sample_0001.json", {**GOOD, "answers": ["Yes", "NA"]})
     r = CliRunner().invoke(app, ["validate", "strand", str(d), "--on-invalid", "keep-as-wrong"])
     assert r.exit_code == 0, r.output
+
     def row(label: str) -> list[str]:
         return next(ln.split()[-3:] for ln in r.output.splitlines() if ln.strip().startswith(label + " "))
+
     assert row("subs per target") == ["2.00", "2.00", "2.58"]
-    assert row("target Yes share") == ["100.0%", "100.0%", "50.8%"]   # the paper prints 50.8 for 497 of 977
+    assert row("target Yes share") == ["100.0%", "100.0%", "50.8%"]  # the paper prints 50.8 for 497 of 977
     assert row("always-Yes A_faith") == ["50.0%", "50.0%", "19.1%"]

@@ -31,9 +31,13 @@ def release_of(data: Path, rel: Path, videos: Path) -> int:
     rel.mkdir(parents=True)
     videos.mkdir(parents=True)
     shutil.copy2(video, videos / NAME)
-    obj = {"video_name": NAME, "questions": [s.question for s in samples], "answers": [s.answer for s in samples],
-           "sub-questions": [[x["question"] for x in s.params["subs"]] for s in samples],
-           "sub-answers": [[x["answer"] for x in s.params["subs"]] for s in samples]}
+    obj = {
+        "video_name": NAME,
+        "questions": [s.question for s in samples],
+        "answers": [s.answer for s in samples],
+        "sub-questions": [[x["question"] for x in s.params["subs"]] for s in samples],
+        "sub-answers": [[x["answer"] for x in s.params["subs"]] for s in samples],
+    }
     (rel / "sample_0001.json").write_text(json.dumps(obj, indent=1), encoding="utf-8")
     return len(samples)
 
@@ -45,13 +49,33 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, int]:
     root = tmp_path_factory.mktemp("sv")
     generate(specs_for("smoke", seeds=1, max_targets=6), root / "gen", workers=1)
     n = release_of(root / "gen", root / "release", root / "clips")
-    r = _cli("import", "strand", "--dir", str(root / "release"), "--videos", str(root / "clips"),
-             "--out", str(root / "data"), cwd=root)
+    r = _cli(
+        "import",
+        "strand",
+        "--dir",
+        str(root / "release"),
+        "--videos",
+        str(root / "clips"),
+        "--out",
+        str(root / "data"),
+        cwd=root,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
-    assert f"{n} targets read, {n} kept" in r.stdout + r.stderr   # the console writes to stderr
+    assert f"{n} targets read, {n} kept" in r.stdout + r.stderr  # the console writes to stderr
     for data, run in (("data", "run"), ("gen", "run-gen")):
-        r = _cli("run", "faithful", "--data", str(root / data), "--model", MODEL, "--condition", "native@1",
-                 "--out", str(root / run), cwd=root)
+        r = _cli(
+            "run",
+            "faithful",
+            "--data",
+            str(root / data),
+            "--model",
+            MODEL,
+            "--condition",
+            "native@1",
+            "--out",
+            str(root / run),
+            cwd=root,
+        )
         assert r.returncode == 0, r.stdout + r.stderr
         r = _cli("report", str(root / run), cwd=root)
         assert r.returncode == 0, r.stdout + r.stderr
@@ -68,8 +92,8 @@ def test_the_imported_benchmark_scores_what_the_generated_one_does(runs: tuple[P
     assert got["detail"][MODEL][COND]["n_targets"] == n
     for k in ("a_target", "a_sub", "a_faith"):
         assert got["metrics"][MODEL][COND][k] == pytest.approx(want["metrics"][MODEL][COND][k])
-    assert got["metrics"][MODEL][COND]["a_faith"] >= 0.5          # the framework read the real clip
-    assert "retrieval_precision_recall" in got["not_available"]    # the release has no chains
+    assert got["metrics"][MODEL][COND]["a_faith"] >= 0.5  # the framework read the real clip
+    assert "retrieval_precision_recall" in got["not_available"]  # the release has no chains
     assert got["variants"] == {MODEL: "Variant A: structured states (Ours)"}
 
 

@@ -16,13 +16,34 @@ VIDEO = VideoRef(path="videos/v.mp4", sha256="x", fps=10.0, width=160, height=12
 
 
 def _sample(answer: str = "Yes", **params) -> Sample:
-    p = {"role": "target", "target_id": "t01", "target_sample_id": "v-t01", "probe_type": None, "source": "synthetic",
-         "video_id": "v", "source_video_id": "v", "sub_sample_ids": ["v-t01-s1"],
-         "subs": [{"sample_id": "v-t01-s1", "question": "Does the red circle marked 3 light up?", "answer": "Yes",
-                   "probe_type": "single_fact"}],
-         "chain_text": ["f01 at 1.00 s: the red circle marked 3 lights up"], **params}
-    return Sample(sample_id="v-t01", suite="faithful", params=p, question="Does X light up before Y does?",
-                  answer=answer, video=VIDEO)
+    p = {
+        "role": "target",
+        "target_id": "t01",
+        "target_sample_id": "v-t01",
+        "probe_type": None,
+        "source": "synthetic",
+        "video_id": "v",
+        "source_video_id": "v",
+        "sub_sample_ids": ["v-t01-s1"],
+        "subs": [
+            {
+                "sample_id": "v-t01-s1",
+                "question": "Does the red circle marked 3 light up?",
+                "answer": "Yes",
+                "probe_type": "single_fact",
+            }
+        ],
+        "chain_text": ["f01 at 1.00 s: the red circle marked 3 lights up"],
+        **params,
+    }
+    return Sample(
+        sample_id="v-t01",
+        suite="faithful",
+        params=p,
+        question="Does X light up before Y does?",
+        answer=answer,
+        video=VIDEO,
+    )
 
 
 def test_the_suite_is_found_by_name() -> None:
@@ -33,25 +54,32 @@ def test_prompt_text_is_pinned() -> None:
     s = _sample()
     native = SUITE.render_prompt(s, Condition(prompt="yes_no"))
     assert native.system is None
-    assert native.text == ("Question: Does X light up before Y does?\nAnswer with Yes or No. You may explain briefly "
-                           "first; end your reply with a final line of the form \"Answer: Yes\" or \"Answer: No\".")
+    assert native.text == (
+        "Question: Does X light up before Y does?\nAnswer with Yes or No. You may explain briefly "
+        'first; end your reply with a final line of the form "Answer: Yes" or "Answer: No".'
+    )
     frames = SUITE.render_prompt(s, Condition(presentation=Presentation.FRAMES, fps=1.0, prompt="direct"))
-    assert frames.text == ("The images above are frames of one video in time order, each preceded by its "
-                           "timestamp.\nQuestion: Does X light up before Y does?\n"
-                           "Reply with exactly one word: Yes or No.")
+    assert frames.text == (
+        "The images above are frames of one video in time order, each preceded by its "
+        "timestamp.\nQuestion: Does X light up before Y does?\n"
+        "Reply with exactly one word: Yes or No."
+    )
     assert SUITE.render_prompt(s, Condition(prompt="legend")).text.startswith("The video shows flat coloured shapes")
     with pytest.raises(ConfigError, match="synthetic"):
         SUITE.render_prompt(_sample(source="strand-release"), Condition(prompt="legend"))
 
 
-@pytest.mark.parametrize("text, said", [
-    ("Yes, there is no other cup.", "Yes"),                  # the release's parser read "no" here
-    ("Answer: Yes\n(no further evidence)", "Yes"),           # and here
-    ("The red shape lights up first.\nAnswer: No", "No"),
-    ("\\boxed{yes}", "Yes"),
-    ("It could be yes or no.", None),
-    ("I am not sure.", None),
-])
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("Yes, there is no other cup.", "Yes"),  # the release's parser read "no" here
+        ("Answer: Yes\n(no further evidence)", "Yes"),  # and here
+        ("The red shape lights up first.\nAnswer: No", "No"),
+        ("\\boxed{yes}", "Yes"),
+        ("It could be yes or no.", None),
+        ("I am not sure.", None),
+    ],
+)
 def test_parsing_is_strict(text: str, said: str | None) -> None:
     ts = SUITE.score(ScoreInput(_sample(), text, "ok"))
     assert ts.parse.value == said
@@ -81,8 +109,19 @@ def test_record_params_and_viewer() -> None:
     params = SUITE.record_params(s)
     assert params["role"] == "target" and params["gold"] == "Yes" and "subs" not in params
     ts = SUITE.score(ScoreInput(s, "Answer: Yes", "ok"))
-    rec = ScoreRecord(trial_id="t", sample_id=s.sample_id, suite="faithful", model="m", condition="c", group_id="g",
-                      status="ok", correct=ts.correct, parse=ts.parse, params=params, metrics=ts.metrics)
+    rec = ScoreRecord(
+        trial_id="t",
+        sample_id=s.sample_id,
+        suite="faithful",
+        model="m",
+        condition="c",
+        group_id="g",
+        status="ok",
+        correct=ts.correct,
+        parse=ts.parse,
+        params=params,
+        metrics=ts.metrics,
+    )
     vt = SUITE.viewer_trial(rec, s, "Answer: Yes")
     facts = dict(vt.facts)
     assert vt.group == "target" and vt.columns["said"] == "Yes"

@@ -20,13 +20,25 @@ B = Entity(id="blue_square_5", category="agent", attributes={"colour": "blue", "
 
 
 def _world(**over) -> WorldRecord:
-    facts = [Fact(id="f1", t=1.0, subject=A.id, kind="attribute", predicate="state", value="lit"),
-             Fact(id="f2", t=2.0, subject=B.id, kind="relation", predicate="collides_with", object=A.id),
-             Fact(id="f3", t=3.0, subject=B.id, kind="attribute", predicate="state", value="lit")]
-    kw = dict(video_id="v", source_video_id="v", duration_s=5.0, fps=10.0, domain="synthetic", entities=[A, B],
-              facts=facts, key_timestamps=[1.0, 2.0, 3.0],
-              observations=[Observation(entity=A.id, t_start=0.0, t_end=4.9),
-                            Observation(entity=B.id, t_start=0.0, t_end=4.9)])
+    facts = [
+        Fact(id="f1", t=1.0, subject=A.id, kind="attribute", predicate="state", value="lit"),
+        Fact(id="f2", t=2.0, subject=B.id, kind="relation", predicate="collides_with", object=A.id),
+        Fact(id="f3", t=3.0, subject=B.id, kind="attribute", predicate="state", value="lit"),
+    ]
+    kw = dict(
+        video_id="v",
+        source_video_id="v",
+        duration_s=5.0,
+        fps=10.0,
+        domain="synthetic",
+        entities=[A, B],
+        facts=facts,
+        key_timestamps=[1.0, 2.0, 3.0],
+        observations=[
+            Observation(entity=A.id, t_start=0.0, t_end=4.9),
+            Observation(entity=B.id, t_start=0.0, t_end=4.9),
+        ],
+    )
     kw.update(over)
     return WorldRecord(**kw)
 
@@ -37,14 +49,34 @@ def test_a_valid_record_loads_and_round_trips() -> None:
     assert [f.id for f in w.trajectory(B.id)] == ["f2", "f3"]
 
 
-@pytest.mark.parametrize("bad, message", [
-    ({"facts": [Fact(id="f1", t=1.0, subject="ghost", kind="action", predicate="exits")]}, "not a registered entity"),
-    ({"key_timestamps": [1.0, 2.0]}, "key_timestamps lacks"),
-    ({"observations": [Observation(entity=A.id, t_start=0.0, t_end=4.9),
-                       Observation(entity=B.id, t_start=2.5, t_end=4.9)]}, "not observed then"),
-    ({"observations": [Observation(entity=A.id, t_start=0.0, t_end=4.9),
-                       Observation(entity=B.id, t_start=1.5, t_end=2.2)]}, "not re-identifiable"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (
+            {"facts": [Fact(id="f1", t=1.0, subject="ghost", kind="action", predicate="exits")]},
+            "not a registered entity",
+        ),
+        ({"key_timestamps": [1.0, 2.0]}, "key_timestamps lacks"),
+        (
+            {
+                "observations": [
+                    Observation(entity=A.id, t_start=0.0, t_end=4.9),
+                    Observation(entity=B.id, t_start=2.5, t_end=4.9),
+                ]
+            },
+            "not observed then",
+        ),
+        (
+            {
+                "observations": [
+                    Observation(entity=A.id, t_start=0.0, t_end=4.9),
+                    Observation(entity=B.id, t_start=1.5, t_end=2.2),
+                ]
+            },
+            "not re-identifiable",
+        ),
+    ],
+)
 def test_rules_refuse_broken_records(bad, message) -> None:
     with pytest.raises(ValidationError, match=message):
         _world(**bad)
@@ -57,8 +89,11 @@ def test_an_entity_without_facts_is_not_registered() -> None:
 
 
 def test_a_gap_that_ends_needs_an_identity_link_with_evidence() -> None:
-    obs = [Observation(entity=A.id, t_start=0.0, t_end=4.9), Observation(entity=B.id, t_start=0.0, t_end=2.5),
-           Observation(entity=B.id, t_start=2.8, t_end=4.9)]
+    obs = [
+        Observation(entity=A.id, t_start=0.0, t_end=4.9),
+        Observation(entity=B.id, t_start=0.0, t_end=2.5),
+        Observation(entity=B.id, t_start=2.8, t_end=4.9),
+    ]
     gap = Gap(id="g1", entity=B.id, kind="exit", t_start=2.5, t_end=2.8)
     with pytest.raises(ValidationError, match="no identity link"):
         _world(observations=obs, gaps=[gap])
@@ -67,10 +102,16 @@ def test_a_gap_that_ends_needs_an_identity_link_with_evidence() -> None:
     with pytest.raises(ValidationError):  # evidence must be non-empty
         IdentityLink(entity=B.id, gap="g1", t_before=2.5, t_after=2.8, evidence=[])
     with pytest.raises(ValidationError, match="not among its attributes"):
-        _world(observations=obs, gaps=[gap], identity_links=[IdentityLink(entity=B.id, gap="g1", t_before=2.5,
-                                                                         t_after=2.8, evidence=["jersey"])])
-    ok = _world(observations=obs, gaps=[gap], identity_links=[IdentityLink(entity=B.id, gap="g1", t_before=2.5,
-                                                                          t_after=2.8, evidence=["number"])])
+        _world(
+            observations=obs,
+            gaps=[gap],
+            identity_links=[IdentityLink(entity=B.id, gap="g1", t_before=2.5, t_after=2.8, evidence=["jersey"])],
+        )
+    ok = _world(
+        observations=obs,
+        gaps=[gap],
+        identity_links=[IdentityLink(entity=B.id, gap="g1", t_before=2.5, t_after=2.8, evidence=["number"])],
+    )
     assert ok.gaps[0].t_end == 2.8
 
 
@@ -101,8 +142,10 @@ def test_spec_refuses_bad_knobs() -> None:
         SceneSpec(video_id="v", seed=0, agents=2)
     with pytest.raises(ConfigError, match="lookalikes"):
         SceneSpec(video_id="v", seed=0, agents=4, lookalikes=3)
-    assert SceneSpec(video_id="v", seed=0, duration_s=10).knobs() == SceneSpec(video_id="v", seed=0,
-                                                                              duration_s=10.0).knobs()
+    assert (
+        SceneSpec(video_id="v", seed=0, duration_s=10).knobs()
+        == SceneSpec(video_id="v", seed=0, duration_s=10.0).knobs()
+    )
 
 
 def test_lookalikes_differ_only_by_number_and_need_it_as_evidence() -> None:
@@ -120,8 +163,17 @@ def test_lookalikes_differ_only_by_number_and_need_it_as_evidence() -> None:
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_simulated_worlds_are_valid_and_deterministic(seed: int) -> None:
-    spec = SceneSpec(video_id=f"w{seed}", seed=seed, agents=5, events=8, occlusions=1, lookalikes=1, duration_s=12.0,
-                     width=160, height=120)
+    spec = SceneSpec(
+        video_id=f"w{seed}",
+        seed=seed,
+        agents=5,
+        events=8,
+        occlusions=1,
+        lookalikes=1,
+        duration_s=12.0,
+        width=160,
+        height=120,
+    )
     a, b = build_scene(spec), build_scene(spec)
     assert a.sim.world == b.sim.world and a.targets == b.targets
     w = a.sim.world
@@ -150,9 +202,14 @@ def test_a_broken_record_says_its_problems_in_the_same_order_in_every_process() 
     )
     seen = set()
     for seed in ("0", "1", "2", "3", "4", "5"):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                             env={**os.environ, "PYTHONHASHSEED": seed},
-                             cwd=os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")))
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            cwd=os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")),
+        )
         assert "not observed then" in out.stdout, out.stdout + out.stderr
         seen.add(out.stdout)
     assert len(seen) == 1, seen

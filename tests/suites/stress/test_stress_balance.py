@@ -61,8 +61,12 @@ from vidaudit.suites.stress.wireframe.generate import build_scene
 from vidaudit.suites.stress.wireframe.generate import plan_rows as wireframe_rows
 from vidaudit.suites.stress.wireframe.scene import COUNTS, PAIRS
 
-WIREFRAME_VALUES = {"connectivity": [", ".join(x) for x in PAIRS], "window": [", ".join(x) for x in PAIRS],
-                    "spatial": ["left", "right"], "counting": [str(c) for c in COUNTS]}
+WIREFRAME_VALUES = {
+    "connectivity": [", ".join(x) for x in PAIRS],
+    "window": [", ".join(x) for x in PAIRS],
+    "spatial": ["left", "right"],
+    "counting": [str(c) for c in COUNTS],
+}
 #: results keys of the cells that select their items by the answer (one class's recall): left out
 PER_CLASS = ("per_direction", "false_claim_rejection", "true_claim_acceptance", "forward", "reverse")
 
@@ -75,11 +79,28 @@ def bound(m: int, k: int) -> int:
 # --------------------------------------------------------------------------- records and the reports' cells
 
 
-def record(probe: str, sid: str, params: dict[str, Any], value: str, condition: str, correct: bool | None,
-           metrics: dict[str, Any] | None = None) -> ScoreRecord:
-    return ScoreRecord(trial_id=f"{sid}|{value}|{condition}", sample_id=sid, suite="stress", model=f"constant:{value}",
-                       model_role="constant", condition=condition, group_id=sid, status="ok", correct=correct,
-                       params={"probe": probe, **params}, metrics=metrics or {})
+def record(
+    probe: str,
+    sid: str,
+    params: dict[str, Any],
+    value: str,
+    condition: str,
+    correct: bool | None,
+    metrics: dict[str, Any] | None = None,
+) -> ScoreRecord:
+    return ScoreRecord(
+        trial_id=f"{sid}|{value}|{condition}",
+        sample_id=sid,
+        suite="stress",
+        model=f"constant:{value}",
+        model_role="constant",
+        condition=condition,
+        group_id=sid,
+        status="ok",
+        correct=correct,
+        params={"probe": probe, **params},
+        metrics=metrics or {},
+    )
 
 
 def cells(tree: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], dict[str, Any]]]:
@@ -116,8 +137,9 @@ def check_report(probe: str, records: Sequence[ScoreRecord]) -> int:
             if not m or any(p in PER_CLASS for p in path):
                 continue
             k = options_of(probe, path, cell, owner)
-            assert cell["n_correct"] <= bound(m, k), \
+            assert cell["n_correct"] <= bound(m, k), (
                 f"{probe} {'/'.join(path)}: a constant answer is right on {cell['n_correct']} of {m} (k={k})"
+            )
             checked += 1
     return checked
 
@@ -141,7 +163,7 @@ def _values(s: Sample) -> list[str]:
         return list(LETTERS[:4])
     if probe == "sycophancy":
         return ["AGREE", "DISAGREE"]
-    return list(LETTERS[:len(p["options"])]) if p.get("options") else []
+    return list(LETTERS[: len(p["options"])]) if p.get("options") else []
 
 
 SMOKE_PROBES = ("camera_motion", "cross_frame", "wireframe", "mosaic", "shortcuts", "expectation", "sycophancy")
@@ -155,8 +177,9 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     for name in SMOKE_PROBES:
         out[name] = Path(STRESS.probe(name).generate(root / name, GenerateOptions(preset="smoke"))).parent
     for preset in ("paper", "table10"):
-        out[f"cross_frame:{preset}"] = Path(STRESS.probe("cross_frame").generate(
-            root / f"cf-{preset}", GenerateOptions(preset=preset))).parent
+        out[f"cross_frame:{preset}"] = Path(
+            STRESS.probe("cross_frame").generate(root / f"cf-{preset}", GenerateOptions(preset=preset))
+        ).parent
     return out
 
 
@@ -181,13 +204,13 @@ def test_a_constant_answer_scores_at_most_chance_in_every_reported_cell(name: st
     probe = name.split(":")[0]
     records = constant_records(probe, generated[name])
     assert records
-    if probe == "sycophancy":   # its reported accuracy is balanced: (rejection + acceptance) / 2
+    if probe == "sycophancy":  # its reported accuracy is balanced: (rejection + acceptance) / 2
         res = STRESS.probe(probe).aggregate(AggregateInput(records=records, samples={})).results[probe]["cells"]
         for c in res.values():
             for block in [c["overall"], *c["per_category"].values()]:
                 assert block["balanced_accuracy"]["accuracy"] == pytest.approx(0.5)
-    assert check_report(probe, records) > 0 or probe == "sycophancy"    # its accuracy cells are per class
-    if probe == "cross_frame":   # the abstention letter is never the key (k = 5 with abstention too)
+    assert check_report(probe, records) > 0 or probe == "sycophancy"  # its accuracy cells are per class
+    if probe == "cross_frame":  # the abstention letter is never the key (k = 5 with abstention too)
         assert all(s.answer != "F" for s in load_samples(generated[name]))
 
 
@@ -196,7 +219,9 @@ def test_the_oracle_is_right_everywhere_on_smoke(generated) -> None:
     for name in SMOKE_PROBES:
         probe = STRESS.probe(name)
         closed = [s for s in load_samples(generated[name]) if _values(s)]
-        assert closed and all(probe.score(ScoreInput(s, probe.baselines.oracle_answer(s), "ok")).correct for s in closed)
+        assert closed and all(
+            probe.score(ScoreInput(s, probe.baselines.oracle_answer(s), "ok")).correct for s in closed
+        )
 
 
 def test_the_smoke_filled_in_gap_option_moves(generated) -> None:
@@ -212,32 +237,69 @@ def test_the_smoke_filled_in_gap_option_moves(generated) -> None:
 
 def planned(probe: str, rows: Sequence[tuple[str, dict[str, Any], str, Sequence[str]]]) -> list[ScoreRecord]:
     """Constant-answer records of planned samples: (sample id, params the report reads, answer, its values)."""
-    return [record(probe, sid, params, v, "frames#4", v == answer) for sid, params, answer, values in rows
-            for v in values]
+    return [
+        record(probe, sid, params, v, "frames#4", v == answer) for sid, params, answer, values in rows for v in values
+    ]
 
 
 def test_paper_camera_motion_keys() -> None:
     for preset in CAMERA_PRESETS.values():
         rows = plan_samples(preset, syntheses=("2d", "3d"))
-        assert check_report("camera_motion", planned("camera_motion", [
-            (r["sample_id"], {k: r["params"][k] for k in ("motion", "synthesis")}, r["params"]["motion"], DIRECTIONS)
-            for r in rows]))
+        assert check_report(
+            "camera_motion",
+            planned(
+                "camera_motion",
+                [
+                    (
+                        r["sample_id"],
+                        {k: r["params"][k] for k in ("motion", "synthesis")},
+                        r["params"]["motion"],
+                        DIRECTIONS,
+                    )
+                    for r in rows
+                ],
+            ),
+        )
 
 
 def test_paper_wireframe_keys() -> None:
     for preset in WF_PRESETS.values():
         rows = wireframe_rows(preset)
         answers = {key: build_scene(*key)[2] for key in {(r["task"], r["seed"], r["width"]) for r in rows}}
-        assert check_report("wireframe", planned("wireframe", [
-            (r["sample_id"], {"task": r["task"], "arrangement": r["arrangement"], "line_width": r["width"]},
-             answers[r["task"], r["seed"], r["width"]], WIREFRAME_VALUES[r["task"]]) for r in rows]))
+        assert check_report(
+            "wireframe",
+            planned(
+                "wireframe",
+                [
+                    (
+                        r["sample_id"],
+                        {"task": r["task"], "arrangement": r["arrangement"], "line_width": r["width"]},
+                        answers[r["task"], r["seed"], r["width"]],
+                        WIREFRAME_VALUES[r["task"]],
+                    )
+                    for r in rows
+                ],
+            ),
+        )
 
 
 def test_paper_mosaic_keys() -> None:
     for n in MOSAIC_PRESETS.values():
-        assert check_report("mosaic", planned("mosaic", [
-            (r["sample_id"], {k: r["params"][k] for k in ("stimulus", "arrangement")}, r["answer"],
-             LETTERS[:4] if r["params"]["stimulus"] == "objects" else WORDS) for r in mosaic_rows(n)]))
+        assert check_report(
+            "mosaic",
+            planned(
+                "mosaic",
+                [
+                    (
+                        r["sample_id"],
+                        {k: r["params"][k] for k in ("stimulus", "arrangement")},
+                        r["answer"],
+                        LETTERS[:4] if r["params"]["stimulus"] == "objects" else WORDS,
+                    )
+                    for r in mosaic_rows(n)
+                ],
+            ),
+        )
 
 
 def test_paper_expectation_keys() -> None:
@@ -248,15 +310,30 @@ def test_paper_expectation_keys() -> None:
             _, _, kinds = plan_gap(name, steps, i)
             rows.append((f"{name}-gap", {"task": "gap_mcq"}, LETTERS[kinds.index("visible")], LETTERS[:4]))
             for direction, option in (("forward", "forward"), ("reverse", "in reverse")):
-                rows.append((f"{name}-{direction}", {"task": "direction", "direction": direction},
-                             LETTERS[DIRECTION_OPTIONS.index(option)], LETTERS[:2]))
+                rows.append(
+                    (
+                        f"{name}-{direction}",
+                        {"task": "direction", "direction": direction},
+                        LETTERS[DIRECTION_OPTIONS.index(option)],
+                        LETTERS[:2],
+                    )
+                )
         assert check_report("expectation", planned("expectation", rows))
 
 
 def shortcut_rows(n_sources: int, blank_s: tuple[float, ...]) -> list[tuple[str, dict[str, Any], str, Sequence[str]]]:
     slots = key_plan(n_sources, blank_s)
-    return [(f"s{i}-{vc}{d}-{q}", {"video_condition": vc, "question_kind": q, "blank_s": d}, LETTERS[slots[i, c]],
-             LETTERS[:4]) for i in range(n_sources) for c in key_columns(blank_s) for vc, d, q in [c]]
+    return [
+        (
+            f"s{i}-{vc}{d}-{q}",
+            {"video_condition": vc, "question_kind": q, "blank_s": d},
+            LETTERS[slots[i, c]],
+            LETTERS[:4],
+        )
+        for i in range(n_sources)
+        for c in key_columns(blank_s)
+        for vc, d, q in [c]
+    ]
 
 
 def test_paper_shortcuts_keys() -> None:
@@ -271,8 +348,9 @@ def test_paper_shortcuts_keys() -> None:
 
 
 @pytest.mark.parametrize("n_sources", range(1, 9))
-@pytest.mark.parametrize("blank_s", [(2.0,), (10.0, 45.0), (5.0, 10.0, 20.0, 30.0, 45.0, 60.0),
-                                     tuple(5.0 * (i + 1) for i in range(12))])
+@pytest.mark.parametrize(
+    "blank_s", [(2.0,), (10.0, 45.0), (5.0, 10.0, 20.0, 30.0, 45.0, 60.0), tuple(5.0 * (i + 1) for i in range(12))]
+)
 def test_shortcut_keys_for_any_source_count(n_sources: int, blank_s: tuple[float, ...]) -> None:
     """``--seeds``, ``--set blank_s`` and a user's folder change the number of sources and durations: every
     residue of the source count modulo 4 is planned balanced."""
@@ -290,8 +368,10 @@ def test_cross_frame_keys_for_any_item_count(n_items: int) -> None:
         for abstention in (False, True):
             params = {"item": r["video"], "split": split_of(r["type"]), "abstention": abstention}
             for cond in ("frames@6", "frames@24+strip_mask(S=128,k=4,orientation=vertical,v=24)"):
-                recs += [record("cross_frame", f"{i}-{abstention}", params, v, cond, v == LETTERS[r["answer"]])
-                         for v in LETTERS[:5 + abstention]]
+                recs += [
+                    record("cross_frame", f"{i}-{abstention}", params, v, cond, v == LETTERS[r["answer"]])
+                    for v in LETTERS[: 5 + abstention]
+                ]
     assert check_report("cross_frame", recs)
 
 
@@ -300,17 +380,28 @@ def test_sycophancy_every_pair_gives_one_agree_and_one_disagree() -> None:
     AGREE as DISAGREE answers, so a constant answer's balanced accuracy is 50%."""
     video = VideoRef(path="v.mp4", sha256=None, fps=10.0, width=32, height=32, n_frames=10, duration_s=1.0)
     for cat in ("TR", "FGA", "SR", "OA", "COUNT"):
-        pair = Pair(pair_id=f"p-{cat}", category=cat, original="A red ball.", modified="A blue ball.",
-                    modification_description="colour", source={"source": "test"})
+        pair = Pair(
+            pair_id=f"p-{cat}",
+            category=cat,
+            original="A red ball.",
+            modified="A blue ball.",
+            modification_description="colour",
+            source={"source": "test"},
+        )
         assert [s.answer for s in samples_of_pair(pair, video)] == ["DISAGREE", "AGREE"]
 
 
 @settings(max_examples=40, deadline=None)
-@given(slot=st.integers(0, 3), seed=st.integers(0, 10_000), q=st.sampled_from(QUESTIONS),
-       cond=st.sampled_from(CONDITIONS), proc=st.sampled_from(sorted(PROCEDURES)))
+@given(
+    slot=st.integers(0, 3),
+    seed=st.integers(0, 10_000),
+    q=st.sampled_from(QUESTIONS),
+    cond=st.sampled_from(CONDITIONS),
+    proc=st.sampled_from(sorted(PROCEDURES)),
+)
 def test_shortcut_key_puts_the_answer_at_its_slot(slot: int, seed: int, q: str, cond: str, proc: str) -> None:
     steps = list(PROCEDURES[proc])
-    shown = steps[1:] + steps[:1]        # every position differs from the canonical one
+    shown = steps[1:] + steps[:1]  # every position differs from the canonical one
     key = build_key(q, cond, steps, shown, np.random.default_rng(seed), slot=slot)
     assert key.correct == LETTERS[slot] and len(set(key.options)) == 4
     assert key.lp != key.correct

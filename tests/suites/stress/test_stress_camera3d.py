@@ -82,18 +82,30 @@ def test_rotation_matrices_are_the_papers() -> None:
 @pytest.mark.parametrize("motion", DIRECTIONS)
 def test_a_sprite_moves_the_documented_way(motion: str) -> None:
     """pan_left: the content moves right; tilt_up: down; zoom_in: grows, away from the centre."""
-    world = _world(((0.8, 0.5, Z_REF), 0.8, (255, 255, 255)))   # right of and below the optical axis
-    spec = Camera3DSpec(motion, W, H, 1.0, 10.0, speed_px_s=20.0, zoom_max=1.5)   # type: ignore[arg-type]
+    world = _world(((0.8, 0.5, Z_REF), 0.8, (255, 255, 255)))  # right of and below the optical axis
+    spec = Camera3DSpec(motion, W, H, 1.0, 10.0, speed_px_s=20.0, zoom_max=1.5)  # type: ignore[arg-type]
     frames = [f.copy() for f in render_frames(world, spec)]
     (ax, ay, aa), (bx, by, ba) = _blob(frames[0]), _blob(frames[-1])
-    moved = {"pan_left": bx - ax > 10, "pan_right": ax - bx > 10, "tilt_up": by - ay > 10, "tilt_down": ay - by > 10,
-             "zoom_in": bx > ax and by > ay and ba > 1.5 * aa, "zoom_out": bx < ax and by < ay and ba < aa / 1.5}
+    moved = {
+        "pan_left": bx - ax > 10,
+        "pan_right": ax - bx > 10,
+        "tilt_up": by - ay > 10,
+        "tilt_down": ay - by > 10,
+        "zoom_in": bx > ax and by > ay and ba > 1.5 * aa,
+        "zoom_out": bx < ax and by < ay and ba < aa / 1.5,
+    }
     assert moved[motion], (motion, (ax, ay, aa), (bx, by, ba))
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.sampled_from(DIRECTIONS), st.floats(5.0, 200.0), st.floats(1.2, 3.0),
-       st.sampled_from(["linear", "exponential"]), st.floats(-0.5, 0.5), st.floats(-0.3, 0.3))
+@given(
+    st.sampled_from(DIRECTIONS),
+    st.floats(5.0, 200.0),
+    st.floats(1.2, 3.0),
+    st.sampled_from(["linear", "exponential"]),
+    st.floats(-0.5, 0.5),
+    st.floats(-0.3, 0.3),
+)
 def test_signs_hold_across_the_sweep(motion: str, speed: float, zmax: float, curve: str, x: float, y: float) -> None:
     """Early in a 2 s clip (the centre content moved at most 12 px), a sprite near the axis has moved the way
     the motion's name says, by at least half the centre's displacement."""
@@ -106,12 +118,12 @@ def test_signs_hold_across_the_sweep(motion: str, speed: float, zmax: float, cur
         assert (bx - ax) * (1 if motion == "pan_left" else -1) > 0.5 * shift
     elif motion.startswith("tilt"):
         assert (by - ay) * (1 if motion == "tilt_up" else -1) > 0.5 * shift
-    else:   # half way through, a larger sprite: its size and its distance from the centre both change
+    else:  # half way through, a larger sprite: its size and its distance from the centre both change
         world = _world(((x, y, Z_REF), 2.0, (255, 255, 255)))
         (ax, ay, aa), (bx, by, ba) = _blob(render_frame(world, spec, 0.0).copy()), _blob(render_frame(world, spec, 0.5))
-        grow = 1.0 + (zmax - 1.0) * 0.5 if curve == "linear" else zmax ** 0.5
+        grow = 1.0 + (zmax - 1.0) * 0.5 if curve == "linear" else zmax**0.5
         ratio = ba / aa if motion == "zoom_in" else aa / ba
-        assert ratio > 1 + 0.5 * (grow ** 2 - 1), (ratio, grow)
+        assert ratio > 1 + 0.5 * (grow**2 - 1), (ratio, grow)
         ra, rb = math.hypot(ax - W / 2, ay - H / 2), math.hypot(bx - W / 2, by - H / 2)
         if ra * (grow - 1) > 1.0:  # the distance changes by a pixel or more: below that, rounding hides it
             assert (rb > ra) is (motion == "zoom_in"), (ra, rb, grow)
@@ -119,7 +131,7 @@ def test_signs_hold_across_the_sweep(motion: str, speed: float, zmax: float, cur
 
 def test_dolly_grows_the_reference_depth_by_the_zoom_curve() -> None:
     world = _world(((0.0, 0.0, Z_REF), 1.0, (255, 255, 255)))
-    for curve, expect in (("linear", 1 + 2.0 * 0.5), ("exponential", 3.0 ** 0.5)):
+    for curve, expect in (("linear", 1 + 2.0 * 0.5), ("exponential", 3.0**0.5)):
         spec = Camera3DSpec("zoom_in", 192, 128, 1.0, 10.0, zoom_max=3.0, zoom_curve=curve)  # type: ignore[arg-type]
         a = _blob(render_frame(world, spec, 0.0).copy())[2]
         b = _blob(render_frame(world, spec, 0.5))[2]
@@ -131,8 +143,8 @@ def test_painters_algorithm_draws_near_over_far() -> None:
     spec = Camera3DSpec("zoom_in", W, H, 1.0, 10.0)
     for order in ((far, near), (near, far)):
         img = render_frame(_world(*order), spec, 0.0)
-        assert tuple(img[H // 2, W // 2]) == (255, 0, 0)          # the near sprite, whichever is listed first
-        assert tuple(img[H // 2, W // 2 + 12]) == (0, 0, 255)     # the far one around it
+        assert tuple(img[H // 2, W // 2]) == (255, 0, 0)  # the near sprite, whichever is listed first
+        assert tuple(img[H // 2, W // 2 + 12]) == (0, 0, 255)  # the far one around it
 
 
 def test_behind_the_camera_is_not_drawn() -> None:
@@ -145,7 +157,7 @@ def test_pan_angle_matches_the_centre_speed() -> None:
     spec = Camera3DSpec("pan_left", 320, 180, 4.0, 15.0, speed_px_s=100.0)
     assert spec.theta_max == pytest.approx(100.0 * 4.0 / focal_length(320))
     _, yaw, _ = spec.pose(0.5)
-    assert yaw * spec.focal == pytest.approx(100.0 * 2.0)   # centre content moved 200 px after 2 s
+    assert yaw * spec.focal == pytest.approx(100.0 * 2.0)  # centre content moved 200 px after 2 s
 
 
 def test_world_is_seeded_and_fills_the_frame() -> None:
@@ -156,7 +168,7 @@ def test_world_is_seeded_and_fills_the_frame() -> None:
         for alpha in (0.0, 0.5, 0.95):
             img = render_frame(a, spec, alpha)
             covered = np.mean(np.any(img != np.uint8(a.background), axis=2))
-            assert covered > 0.3, (motion, alpha, covered)   # a 3x dolly passes the nearest sprites
+            assert covered > 0.3, (motion, alpha, covered)  # a 3x dolly passes the nearest sprites
 
 
 def test_bad_3d_specs_are_refused() -> None:
@@ -193,8 +205,10 @@ def test_the_a3_preset_covers_the_sweep() -> None:
     assert len({r["sample_id"] for r in rows}) == len(rows)
 
 
-@pytest.mark.parametrize(("text", "err"), [("synthesis=4d", "choose 2d, 3d or both"), ("size=100", "WxH"),
-                                            ("size=33x32", "even"), ("size=16x16", "32")])
+@pytest.mark.parametrize(
+    ("text", "err"),
+    [("synthesis=4d", "choose 2d, 3d or both"), ("size=100", "WxH"), ("size=33x32", "even"), ("size=16x16", "32")],
+)
 def test_bad_settings(text: str, err: str) -> None:
     k, _, v = text.partition("=")
     with pytest.raises(ConfigError, match=err):
@@ -236,11 +250,17 @@ def test_3d_smoke_dataset_and_camera_flow(smoke3d: Path) -> None:
 
 def _still(path: Path, w: int, h: int, seed: int = 0) -> Path:
     rng = rng_from("test-still", seed)
-    img = cv2.resize(rng.integers(0, 256, (h // 8 + 1, w // 8 + 1, 3)).astype(np.uint8), (w, h),
-                     interpolation=cv2.INTER_CUBIC)
+    img = cv2.resize(
+        rng.integers(0, 256, (h // 8 + 1, w // 8 + 1, 3)).astype(np.uint8), (w, h), interpolation=cv2.INTER_CUBIC
+    )
     for _ in range(20):
-        cv2.circle(img, (int(rng.integers(0, w)), int(rng.integers(0, h))), int(rng.integers(3, 12)),
-                   tuple(int(v) for v in rng.integers(0, 256, 3)), -1)
+        cv2.circle(
+            img,
+            (int(rng.integers(0, w)), int(rng.integers(0, h))),
+            int(rng.integers(3, 12)),
+            tuple(int(v) for v in rng.integers(0, 256, 3)),
+            -1,
+        )
     cv2.imwrite(str(path), img)
     return path
 
@@ -258,7 +278,7 @@ def test_user_stills(tmp_path: Path) -> None:
     assert {s.params["source_image"] for s in samples} == {"a.jpg", "b.png"}
     assert all(s.params["synthesis"] == "2d" and s.video.width == 160 and s.video.height == 96 for s in samples)
     first = next(s for s in samples if s.params["scene"] == 0)
-    assert first.params["source_image"] == "a.jpg"          # sorted by name
+    assert first.params["source_image"] == "a.jpg"  # sorted by name
     right = 0
     for s in samples:
         frames = [f for _, f in iter_selected(out / s.video.path, range(0, s.video.n_frames, 3))]
@@ -283,7 +303,7 @@ def test_user_stills_errors(tmp_path: Path) -> None:
     _still(small / "tiny.png", 120, 80)
     with pytest.raises(DataError, match=r"120x80 is too small for a 160x96"):
         generate(tmp_path / "d4", "smoke", source=small)
-    generate(tmp_path / "d5", "smoke", source=small, settings={"size": "96x64"})   # a smaller frame fits
+    generate(tmp_path / "d5", "smoke", source=small, settings={"size": "96x64"})  # a smaller frame fits
     with pytest.raises(ConfigError, match="2D only"):
         generate(tmp_path / "d6", "smoke", source=small, settings={"synthesis": "3d", "size": "96x64"})
     for d in ("d1", "d2", "d3", "d4", "d6"):
@@ -300,9 +320,14 @@ def test_chance_is_within_its_binomial_interval_on_the_a3_set() -> None:
     k, n = 0, 0
     per: Counter[str] = Counter()
     for r in rows:
-        s = Sample(sample_id=r["sample_id"], suite="stress", question="q", answer=r["params"]["motion"],
-                   params=r["params"], video=VideoRef(path="v.mp4", fps=10, width=16, height=16, n_frames=3,
-                                                      duration_s=0.3))
+        s = Sample(
+            sample_id=r["sample_id"],
+            suite="stress",
+            question="q",
+            answer=r["params"]["motion"],
+            params=r["params"],
+            video=VideoRef(path="v.mp4", fps=10, width=16, height=16, n_frames=3, duration_s=0.3),
+        )
         for trial in range(5):
             answer = SUITE.baselines.chance_answer(s, rng_from("chance", s.sample_id, trial))
             ok = bool(SUITE.score(ScoreInput(s, answer, "ok")).correct)

@@ -61,8 +61,21 @@ def _write_set(root: Path, rows: list[dict], header: list[str] = HEADER, videos:
 
 
 def _row(**kw) -> dict:
-    base = {"video": "v1", "frame_count": "4", "width": "16", "height": "16", "question": "what is it?",
-            "answer": "2", "qid": "7", "type": "TN", "a0": "x0", "a1": "x1", "a2": "x2", "a3": "x3", "a4": "x4"}
+    base = {
+        "video": "v1",
+        "frame_count": "4",
+        "width": "16",
+        "height": "16",
+        "question": "what is it?",
+        "answer": "2",
+        "qid": "7",
+        "type": "TN",
+        "a0": "x0",
+        "a1": "x1",
+        "a2": "x2",
+        "a3": "x3",
+        "a4": "x4",
+    }
     return {**base, **kw}
 
 
@@ -76,8 +89,21 @@ def test_loader_reads_nextqa_rows(tmp_path: Path) -> None:
     assert items[0].options == ("x0", "x1", "x2", "x3", "x4") and items[0].line == 2
 
 
-@pytest.mark.parametrize("code,split", [("TN", "T"), ("TC", "T"), ("TP", "T"), ("CW", "S"), ("CH", "S"),
-                                        ("DC", "S"), ("DL", "S"), ("DO", "S"), ("XX", None), ("", None)])
+@pytest.mark.parametrize(
+    "code,split",
+    [
+        ("TN", "T"),
+        ("TC", "T"),
+        ("TP", "T"),
+        ("CW", "S"),
+        ("CH", "S"),
+        ("DC", "S"),
+        ("DL", "S"),
+        ("DO", "S"),
+        ("XX", None),
+        ("", None),
+    ],
+)
 def test_split_of_nextqa_types(code: str, split: str | None) -> None:
     assert split_of(code) == split
 
@@ -100,8 +126,10 @@ def test_a_missing_video_leaves_out_its_questions_and_is_counted(tmp_path: Path)
     and named; none present is an error naming where they were looked for."""
     from vidaudit.suites.stress.sources import SourceLog
 
-    root = _write_set(tmp_path / "set", [_row(), _row(qid="8", video="nope"), _row(qid="9", video="nope"),
-                                         _row(qid="10", video="gone")])
+    root = _write_set(
+        tmp_path / "set",
+        [_row(), _row(qid="8", video="nope"), _row(qid="9", video="nope"), _row(qid="10", video="gone")],
+    )
     log = SourceLog()
     items = load_items(root, log=log)
     assert [(i.video, i.qid) for i in items] == [("v1", "7")]
@@ -130,14 +158,24 @@ def test_no_csv_or_two_csvs_is_a_config_error(tmp_path: Path) -> None:
     assert len(load_items(root, "test.csv")) == 1
 
 
-_text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1,
-                max_size=30).filter(lambda s: s.strip() == s and s)
+_text = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=30
+).filter(lambda s: s.strip() == s and s)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(rows=st.lists(st.tuples(_text, st.lists(_text, min_size=5, max_size=5), st.integers(0, 4),
-                               st.sampled_from(["TN", "TC", "TP", "CW", "CH", "DC", "DL", "DO"])),
-                     min_size=1, max_size=6))
+@given(
+    rows=st.lists(
+        st.tuples(
+            _text,
+            st.lists(_text, min_size=5, max_size=5),
+            st.integers(0, 4),
+            st.sampled_from(["TN", "TC", "TP", "CW", "CH", "DC", "DL", "DO"]),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
 def test_loader_round_trips_any_valid_rows(tmp_path_factory: pytest.TempPathFactory, rows) -> None:
     root = tmp_path_factory.mktemp("prop")
     _tiny_video(root / "videos" / "v1.mp4")
@@ -147,8 +185,9 @@ def test_loader_round_trips_any_valid_rows(tmp_path_factory: pytest.TempPathFact
         for k, (q, opts, a, t) in enumerate(rows):
             w.writerow(_row(question=q, qid=str(k), answer=str(a), type=t, **{f"a{i}": o for i, o in enumerate(opts)}))
     items = load_items(root)
-    assert [(i.question, list(i.options), i.answer, i.split) for i in items] == \
-        [(q, o, a, "T" if t.startswith("T") else "S") for q, o, a, t in rows]
+    assert [(i.question, list(i.options), i.answer, i.split) for i in items] == [
+        (q, o, a, "T" if t.startswith("T") else "S") for q, o, a, t in rows
+    ]
 
 
 # --------------------------------------------------------------------------- the generated set
@@ -175,12 +214,14 @@ def test_samples_pair_abstention_and_chance(data: Path) -> None:
         assert abst.params["options"] == forced.params["options"] + [ABSTAIN]
     assert {s.params["split"] for s in samples} == {"T", "S"}
     assert {s.params["source"] for s in samples} == {"synthetic"}
-    assert (data / "source" / "questions.csv").is_file()   # the loader read what the generator wrote
+    assert (data / "source" / "questions.csv").is_file()  # the loader read what the generator wrote
 
 
 def test_prompt_snapshot() -> None:
-    assert cross_frame_prompt("What colour was the cross?", ["magenta", "green", "blue", "red", "yellow", ABSTAIN]) \
+    assert (
+        cross_frame_prompt("What colour was the cross?", ["magenta", "green", "blue", "red", "yellow", ABSTAIN])
         == PROMPT_SNAPSHOT
+    )
 
 
 def test_scoring_and_baselines(data: Path) -> None:
@@ -212,8 +253,11 @@ def test_observer_has_no_reader_for_real_nextqa() -> None:
 
     img = np.zeros((16, 16, 3), np.uint8)
     adapter = IdealObserverAdapter(ModelSpec(provider="ideal-observer"), suite=SUITE)
-    req = Request(trial_id="t", parts=(ImagePart(image=img, frame_index=0, t=0.0), TextPart("q")),
-                  metadata={"probe": "cross_frame", "source": "nextqa", "template": None, "options": ["a"] * 5})
+    req = Request(
+        trial_id="t",
+        parts=(ImagePart(image=img, frame_index=0, t=0.0), TextPart("q")),
+        metadata={"probe": "cross_frame", "source": "nextqa", "template": None, "options": ["a"] * 5},
+    )
     with pytest.raises(ModelCallError, match="no reader for real NExT-QA"):
         adapter._answer(req)
 
@@ -240,9 +284,9 @@ def test_coverage_and_separation_on_the_pixels_sent(data: Path, tmp_path: Path) 
     strips = meta.info["strip_px"]
     seen: set[int] = set()
     for i, f in zip(sel.indices, frames):
-        col = f.max(axis=(0, 2)).astype(int)       # the brightest value of each column
+        col = f.max(axis=(0, 2)).astype(int)  # the brightest value of each column
         lit = {j for j, (a, b) in enumerate(strips) if col[(a + b) // 2] > 60}
-        assert lit == set(meta.map["visible_strips"][i]), i     # exactly the strips of its set are visible
+        assert lit == set(meta.map["visible_strips"][i]), i  # exactly the strips of its set are visible
         seen |= lit
     assert seen == set(range(64))
     # and the integrating observer reads the clip's timeline from the masked frames sent
@@ -256,10 +300,14 @@ def test_coverage_and_separation_on_the_pixels_sent(data: Path, tmp_path: Path) 
 def test_plan_refuses_exactly_the_strides_that_hide_strips(k: int, v: int, stride: int) -> None:
     from vidaudit.core.types import VideoRef
 
-    s = Sample(sample_id="x", suite="stress", question="q", answer="A",
-               params={"probe": "cross_frame"},
-               video=VideoRef(path="v.mp4", sha256="0" * 64, fps=6, width=320, height=192, n_frames=18,
-                              duration_s=3))
+    s = Sample(
+        sample_id="x",
+        suite="stress",
+        question="q",
+        answer="A",
+        params={"probe": "cross_frame"},
+        video=VideoRef(path="v.mp4", sha256="0" * 64, fps=6, width=320, height=192, n_frames=18, duration_s=3),
+    )
     spec = PerturbationSpec(name="strip_mask", params={"S": 128, "v": v, "k": k})
     pin = plan_chain(s, (spec,))
     n_sets = pin.strip_info["n_sets"]
@@ -270,10 +318,10 @@ def test_plan_refuses_exactly_the_strides_that_hide_strips(k: int, v: int, strid
     sets = pin.strip_info["sets"]
     idx = pin.strip_info["set_index"]
     union = {j for i in sel.indices for j in sets[idx[i]]}
-    if not problems:      # accepted: every strip is shown, within every window of n_sets frames sent
+    if not problems:  # accepted: every strip is shown, within every window of n_sets frames sent
         assert union == set(range(128))
         for w in range(len(sel.indices) - n_sets + 1):
-            assert {j for i in sel.indices[w:w + n_sets] for j in sets[idx[i]]} == set(range(128))
+            assert {j for i in sel.indices[w : w + n_sets] for j in sets[idx[i]]} == set(range(128))
     elif np.gcd(stride, n_sets) > 1 and len(set(np.diff(sel.indices))) == 1:
         assert union != set(range(128))
     assert not separation_problems(sets, pin.strip_info["delta"])

@@ -27,8 +27,9 @@ def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def _proc(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """``vidaudit ARGS`` in ``root`` as a real process (the refusal's exit code)."""
-    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.fixture(scope="module")
@@ -38,11 +39,23 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert r.returncode == 0, r.stdout + r.stderr
     cfg = yaml.safe_load((root / "data" / "cross_frame.yaml").read_text())
     assert cfg["conditions"] == ["frames@6", f"frames@24+{MASK}"]
-    args = ("run", "stress", "--config", str(root / "data" / "cross_frame.yaml"), "--model", "oracle", "--model",
-            "chance", "--model", "ideal-observer", "--out", str(root / "run"))
+    args = (
+        "run",
+        "stress",
+        "--config",
+        str(root / "data" / "cross_frame.yaml"),
+        "--model",
+        "oracle",
+        "--model",
+        "chance",
+        "--model",
+        "ideal-observer",
+        "--out",
+        str(root / "run"),
+    )
     r = _cli(root, *args)
     assert r.returncode == 0, r.stdout + r.stderr
-    r = _cli(root, *args)                          # resume: everything is stored, nothing is called again
+    r = _cli(root, *args)  # resume: everything is stored, nothing is called again
     assert r.returncode == 0 and "24 already ok" in r.stdout + r.stderr and "0 called" in r.stdout + r.stderr
     for stage in ("score", "report"):
         r = _cli(root, stage, str(root / "run"))
@@ -57,7 +70,7 @@ def test_records(root: Path) -> None:
     observer = [r for r in recs if r.model == "ideal-observer"]
     assert all(r.correct for r in observer), [(r.sample_id, r.condition) for r in observer if not r.correct]
     assert {r.condition for r in recs} == {"frames@6/mcq", f"frames@24+{MASK}/mcq"}
-    assert len(list((root / "run" / "perturbed").rglob("*.mp4"))) == 2      # one masked video per clip
+    assert len(list((root / "run" / "perturbed").rglob("*.mp4"))) == 2  # one masked video per clip
 
 
 def test_report(root: Path) -> None:
@@ -77,8 +90,21 @@ def test_report(root: Path) -> None:
 
 
 def test_a_sampler_that_hides_strips_is_refused(root: Path) -> None:
-    r = _proc(root, "run", "stress", "--data", str(root / "data"), "--model", "oracle", "--prompt", "mcq",
-             "--condition", f"frames@12+{MASK}", "--out", str(root / "bad"))
+    r = _proc(
+        root,
+        "run",
+        "stress",
+        "--data",
+        str(root / "data"),
+        "--model",
+        "oracle",
+        "--prompt",
+        "mcq",
+        "--condition",
+        f"frames@12+{MASK}",
+        "--out",
+        str(root / "bad"),
+    )
     assert r.returncode != 0
     out = r.stdout + r.stderr
     assert "refused before any call" in out and "coprime" in out and "stress-cross_frame-synth" in out
@@ -102,26 +128,59 @@ def test_the_paper_sampling_runs_on_request_with_its_coverage_warning(tmp_path: 
     from vidaudit.run.perturbed import plan_chain, render
     from vidaudit.run.plan import parse_condition
 
-    r = _cli(tmp_path, "generate", "stress", "--probe", "cross_frame", "--out", str(tmp_path / "data"), "--set",
-             "sampling=paper", "--seeds", "2")  # 4 clips, as the module's run: the same 81.2%, 2 of them missing strips
+    r = _cli(
+        tmp_path,
+        "generate",
+        "stress",
+        "--probe",
+        "cross_frame",
+        "--out",
+        str(tmp_path / "data"),
+        "--set",
+        "sampling=paper",
+        "--seeds",
+        "2",
+    )  # 4 clips, as the module's run: the same 81.2%, 2 of them missing strips
     assert r.returncode == 0, r.stdout + r.stderr
     out = " ".join((r.stdout + r.stderr).split())
     assert "warning: sampling=paper" in out and f"frames#64+{MASK}: 81.2% of strips shown on average" in out
     cfg = yaml.safe_load((tmp_path / "data" / "cross_frame.yaml").read_text())
-    assert cfg["conditions"] == ["frames#64", f"frames#64+{MASK}", "frames#75", f"frames#75+{MASK}", "frames@24",
-                                 f"frames@24+{MASK}"]
+    assert cfg["conditions"] == [
+        "frames#64",
+        f"frames#64+{MASK}",
+        "frames#75",
+        f"frames#75+{MASK}",
+        "frames@24",
+        f"frames@24+{MASK}",
+    ]
     info = json.loads((tmp_path / "data" / "dataset.json").read_text())
     assert info["sampling"] == "paper" and "may leave some strips unseen" in info["coverage_warning"]
     assert info["coverage"][f"frames@24+{MASK}"]["n_missing_strips"] == 0
     samples = {s.sample_id: s for s in load_samples(tmp_path / "data")}
     assert all(s.params["strip_coverage"] == "partial" for s in samples.values())
-    r = _cli(tmp_path, "run", "stress", "--data", str(tmp_path / "data"), "--prompt", "mcq", "--model", "oracle",
-             "--model", "ideal-observer", "--out", str(tmp_path / "run"),
-             *(x for c in cfg["conditions"] if "#75" not in c for x in ("--condition", c)))
+    r = _cli(
+        tmp_path,
+        "run",
+        "stress",
+        "--data",
+        str(tmp_path / "data"),
+        "--prompt",
+        "mcq",
+        "--model",
+        "oracle",
+        "--model",
+        "ideal-observer",
+        "--out",
+        str(tmp_path / "run"),
+        *(x for c in cfg["conditions"] if "#75" not in c for x in ("--condition", c)),
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     con = sqlite3.connect(tmp_path / "run" / "store.sqlite")
-    rows = con.execute("select t.sample_id, t.condition_id, a.frame_indices from attempts a join trials t "
-                       "on a.trial_id = t.trial_id where t.condition_id like ?", (f"frames#64+{MASK}%",)).fetchall()
+    rows = con.execute(
+        "select t.sample_id, t.condition_id, a.frame_indices from attempts a join trials t "
+        "on a.trial_id = t.trial_id where t.condition_id like ?",
+        (f"frames#64+{MASK}%",),
+    ).fetchall()
     assert rows
     player = Player.required()
     cond = parse_condition(f"frames#64+{MASK}", "mcq")
@@ -131,8 +190,9 @@ def test_the_paper_sampling_runs_on_request_with_its_coverage_warning(tmp_path: 
         sent = json.loads(sent)
         want = s.params["coverage"][f"frames#64+{MASK}"]
         # the masked video the run rendered for this clip (a cache hit: nothing is rendered again)
-        path, _, _ = render(tmp_path / "data" / s.video.path, plan_chain(s, cond.perturbations),
-                            tmp_path / "run" / "perturbed")
+        path, _, _ = render(
+            tmp_path / "data" / s.video.path, plan_chain(s, cond.perturbations), tmp_path / "run" / "perturbed"
+        )
         _, frames = player.frames(path)
         assert len(frames) == 4 * s.video.n_frames
         lit = np.logical_or.reduce([(frames[i].max(axis=2) > 48).any(axis=0) for i in sent])
@@ -149,7 +209,7 @@ def test_the_paper_sampling_runs_on_request_with_its_coverage_warning(tmp_path: 
     lossy = res["cells"][f"ideal-observer|frames#64/mcq|frames#64+{MASK}/mcq|abs|all"]
     whole = res["cells"][f"ideal-observer|frames@24/mcq|frames@24+{MASK}/mcq|abs|all"]
     assert lossy["raw"]["accuracy"] == whole["raw"]["accuracy"] == whole["occ"]["accuracy"] == 1.0
-    assert lossy["occ"]["accuracy"] < 1.0                   # strips not sent cannot be integrated
+    assert lossy["occ"]["accuracy"] < 1.0  # strips not sent cannot be integrated
 
 
 def _scored_lines(run: Path) -> tuple[dict, list[dict]]:
@@ -168,10 +228,12 @@ def test_the_scored_file_records_the_perturbed_video_each_masked_trial_was_sent(
     masked = [x for x in lines if "+strip_mask" in x["record"]["condition"]]
     plain = [x for x in lines if "+strip_mask" not in x["record"]["condition"]]
     assert masked and plain and all("perturbed" not in x for x in plain)
-    cached = {p.relative_to(root / "run").as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-              for p in (root / "run" / "perturbed").rglob("*.mp4")}
+    cached = {
+        p.relative_to(root / "run").as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in (root / "run" / "perturbed").rglob("*.mp4")
+    }
     assert all(x["frames"] for x in masked)
-    assert {x["perturbed"]["path"] for x in masked} == set(cached)    # one masked video per clip, each named
+    assert {x["perturbed"]["path"] for x in masked} == set(cached)  # one masked video per clip, each named
     assert all(cached[x["perturbed"]["path"]] == x["perturbed"]["sha256"] for x in masked)
 
 
@@ -183,7 +245,8 @@ def _copy_run(root: Path, to: Path) -> Path:
 
 
 def test_the_report_refuses_a_missing_or_edited_perturbed_video_and_rescore_renders_it_again(
-        root: Path, tmp_path: Path) -> None:
+    root: Path, tmp_path: Path
+) -> None:
     import shutil
 
     run = _copy_run(root, tmp_path)
@@ -191,13 +254,13 @@ def test_the_report_refuses_a_missing_or_edited_perturbed_video_and_rescore_rend
     shutil.rmtree(run / "perturbed")
     r = _cli(tmp_path, "report", str(run))
     assert r.returncode == 2 and "is missing" in r.stderr and "--rescore" in r.stderr, r.stdout + r.stderr
-    r = _cli(tmp_path, "report", "--rescore", str(run))    # scoring renders the masked videos again: same bytes
+    r = _cli(tmp_path, "report", "--rescore", str(run))  # scoring renders the masked videos again: same bytes
     assert r.returncode == 0, r.stdout + r.stderr
     assert {p.relative_to(run): p.read_bytes() for p in sorted((run / "perturbed").rglob("*")) if p.is_file()} == before
     html = (run / "report" / "report.html").read_text()
     assert re.search(r"128 of 128 strips over the \d+ frames sent", html)
     video = next((run / "perturbed").rglob("*.mp4"))
-    with video.open("r+b") as f:                             # an edit in place, size kept
+    with video.open("r+b") as f:  # an edit in place, size kept
         f.seek(video.stat().st_size // 2)
         byte = f.read(1)
         f.seek(-1, 1)
@@ -207,7 +270,8 @@ def test_the_report_refuses_a_missing_or_edited_perturbed_video_and_rescore_rend
 
 
 def test_a_scored_file_without_the_perturbed_videos_is_refused_not_drawn_from_the_source(
-        root: Path, tmp_path: Path) -> None:
+    root: Path, tmp_path: Path
+) -> None:
     """A scored file written before it recorded perturbed videos (the same lines without the key, its checksum made
     whole again, computed here as the format says) would show the source video's frames for masked trials: the
     report refuses it and names the fix."""

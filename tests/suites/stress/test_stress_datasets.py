@@ -44,15 +44,15 @@ def _clip(path: Path, seconds: float, fps: int = 10) -> None:
 def charades_dir(tmp_path: Path) -> Path:
     d = tmp_path / "charades"
     (d / "Charades_v1_480").mkdir(parents=True)
-    (d / "Charades_v1_classes.txt").write_text("c000 Holding some clothes\nc001 Putting clothes somewhere\n"
-                                               "c002 Taking some clothes from somewhere\n")
+    (d / "Charades_v1_classes.txt").write_text(
+        "c000 Holding some clothes\nc001 Putting clothes somewhere\nc002 Taking some clothes from somewhere\n"
+    )
     (d / "Charades_v1_test.csv").write_text(
-        CHARADES_HEADER
-        + 'YSKX3,HR43,Kitchen,6,7,Yes,"A person holds clothes, then puts them away.",clothes;table,'
-          '"A person is holding clothes and puts them on the table.",c000 0.00 1.00;c001 0.90 1.50;c002 1.60 2.40,2.5\n'
-        + 'ABCDE,HR44,Bedroom,5,6,Yes,A person takes clothes.,clothes,A person takes some clothes.,'
-          'c002 0.60 1.00;c000 0.00 0.50;c001 1.10 1.60,1.8\n'
-        + "NOVID,HR45,Garage,5,6,Yes,x,y,z,c000 0.0 1.0,3.0\n")
+        CHARADES_HEADER + 'YSKX3,HR43,Kitchen,6,7,Yes,"A person holds clothes, then puts them away.",clothes;table,'
+        '"A person is holding clothes and puts them on the table.",c000 0.00 1.00;c001 0.90 1.50;c002 1.60 2.40,2.5\n'
+        + "ABCDE,HR44,Bedroom,5,6,Yes,A person takes clothes.,clothes,A person takes some clothes.,"
+        "c002 0.60 1.00;c000 0.00 0.50;c001 1.10 1.60,1.8\n" + "NOVID,HR45,Garage,5,6,Yes,x,y,z,c000 0.0 1.0,3.0\n"
+    )
     _clip(d / "Charades_v1_480" / "YSKX3.mp4", 2.5)
     _clip(d / "Charades_v1_480" / "ABCDE.mp4", 1.8)
     return d
@@ -60,14 +60,17 @@ def charades_dir(tmp_path: Path) -> Path:
 
 def test_charades(charades_dir: Path) -> None:
     clips = charades(charades_dir)
-    assert [c.extra["dataset_id"] for c in clips] == ["YSKX3", "ABCDE"]       # NOVID has no video: skipped
+    assert [c.extra["dataset_id"] for c in clips] == ["YSKX3", "ABCDE"]  # NOVID has no video: skipped
     a = clips[0]
     assert a.description == "A person is holding clothes and puts them on the table."
     # c001 0.90-1.50 overlaps c000 0.00-1.00: dropped from the chain, kept in the raw actions
     assert [s.label for s in a.steps] == ["Holding some clothes", "Taking some clothes from somewhere"]
     assert len(a.extra["actions"]) == 3
-    assert [s.label for s in clips[1].steps] == ["Holding some clothes", "Taking some clothes from somewhere",
-                                                 "Putting clothes somewhere"]       # sorted by start
+    assert [s.label for s in clips[1].steps] == [
+        "Holding some clothes",
+        "Taking some clothes from somewhere",
+        "Putting clothes somewhere",
+    ]  # sorted by start
 
 
 def test_charades_errors(charades_dir: Path) -> None:
@@ -85,16 +88,35 @@ def test_charades_errors(charades_dir: Path) -> None:
 
 def test_ssv2(tmp_path: Path) -> None:
     d = tmp_path / "ssv2"
-    for vid in ("78687", "42326"):      # SSv2 ships VP9 WebM
+    for vid in ("78687", "42326"):  # SSv2 ships VP9 WebM
         (d / "20bn-something-something-v2").mkdir(parents=True, exist_ok=True)
-        write_video(d / "20bn-something-something-v2" / f"{vid}.webm", list(range(12)), Fraction(1, 12),
-                    codec="libvpx-vp9", rate=12, fmt="webm")
-    (d / "something-something-v2-validation.json").write_text(json.dumps([
-        {"id": "78687", "label": "holding potato next to vicks vaporub bottle",
-         "template": "Holding [something] next to [something]", "placeholders": ["potato", "vicks vaporub bottle"]},
-        {"id": "42326", "label": "putting a pen into a cup", "template": "Putting [something] into [something]",
-         "placeholders": ["a pen", "a cup"]},
-        {"id": "1", "label": "absent", "template": "x", "placeholders": []}]))
+        write_video(
+            d / "20bn-something-something-v2" / f"{vid}.webm",
+            list(range(12)),
+            Fraction(1, 12),
+            codec="libvpx-vp9",
+            rate=12,
+            fmt="webm",
+        )
+    (d / "something-something-v2-validation.json").write_text(
+        json.dumps(
+            [
+                {
+                    "id": "78687",
+                    "label": "holding potato next to vicks vaporub bottle",
+                    "template": "Holding [something] next to [something]",
+                    "placeholders": ["potato", "vicks vaporub bottle"],
+                },
+                {
+                    "id": "42326",
+                    "label": "putting a pen into a cup",
+                    "template": "Putting [something] into [something]",
+                    "placeholders": ["a pen", "a cup"],
+                },
+                {"id": "1", "label": "absent", "template": "x", "placeholders": []},
+            ]
+        )
+    )
     (d / "something-something-v2-labels.json").write_text(json.dumps({"Holding [something] next to [something]": "0"}))
     clips = ssv2(d)
     assert [c.description for c in clips] == ["holding potato next to vicks vaporub bottle", "putting a pen into a cup"]
@@ -108,12 +130,28 @@ def test_rtime(tmp_path: Path) -> None:
     d = tmp_path / "rtime"
     for vid in ("33176965", "1105771335"):
         _clip(d / "videos" / f"{vid}.mp4", 1.0)
-    (d / "test.json").write_text(json.dumps({
-        "33176965": {"temporal": True, "reverse": True, "forward_captions": ["The view moves from bottom to top."],
-                     "reverse_captions": ["The view moves from top to bottom."], "forward_rewrites": [],
-                     "reverse_rewrites": [], "url": "https://example.invalid/1"},
-        "1105771335": {"temporal": True, "reverse": False, "forward_captions": ["A woman stands up."],
-                       "reverse_captions": ["A woman sits."], "url": "https://example.invalid/2"}}))
+    (d / "test.json").write_text(
+        json.dumps(
+            {
+                "33176965": {
+                    "temporal": True,
+                    "reverse": True,
+                    "forward_captions": ["The view moves from bottom to top."],
+                    "reverse_captions": ["The view moves from top to bottom."],
+                    "forward_rewrites": [],
+                    "reverse_rewrites": [],
+                    "url": "https://example.invalid/1",
+                },
+                "1105771335": {
+                    "temporal": True,
+                    "reverse": False,
+                    "forward_captions": ["A woman stands up."],
+                    "reverse_captions": ["A woman sits."],
+                    "url": "https://example.invalid/2",
+                },
+            }
+        )
+    )
     clips = rtime(d)
     assert [c.extra["dataset_id"] for c in clips] == ["33176965"]
     assert clips[0].description == "The view moves from bottom to top."
@@ -123,25 +161,58 @@ def test_rtime(tmp_path: Path) -> None:
 def _ego4d_dir(tmp_path: Path) -> Path:
     d = tmp_path / "ego4d"
     _clip(d / "v1" / "full_scale" / "001e3e4e-2743-47fc-8564-d5efd11f9e90.mp4", 22.0, fps=5)
-    narr = [(0.5, "#C C picks a bag"), (2.5, "#C C opens the bag"), (4.0, "#unsure C looks"),
-            (5.5, "#C C puts a cup in the bag"), (7.0, "#O A man waves"), (12.0, "#C C closes the bag"),
-            (16.0, "#C C walks"), (17.0, "#C C sits"), (19.0, "#C C stands"), (20.5, "#C C leaves")]
-    (d / "narration.json").write_text(json.dumps({
-        "001e3e4e-2743-47fc-8564-d5efd11f9e90": {"narration_pass_1": {"narrations": [
-            {"timestamp_sec": t, "timestamp_frame": int(t * 30), "narration_text": x, "annotation_uid": "u"}
-            for t, x in narr], "summaries": []}},
-        "ffffffff-0000-0000-0000-000000000000": {"narration_pass_1": {"narrations": []}}}))
+    narr = [
+        (0.5, "#C C picks a bag"),
+        (2.5, "#C C opens the bag"),
+        (4.0, "#unsure C looks"),
+        (5.5, "#C C puts a cup in the bag"),
+        (7.0, "#O A man waves"),
+        (12.0, "#C C closes the bag"),
+        (16.0, "#C C walks"),
+        (17.0, "#C C sits"),
+        (19.0, "#C C stands"),
+        (20.5, "#C C leaves"),
+    ]
+    (d / "narration.json").write_text(
+        json.dumps(
+            {
+                "001e3e4e-2743-47fc-8564-d5efd11f9e90": {
+                    "narration_pass_1": {
+                        "narrations": [
+                            {
+                                "timestamp_sec": t,
+                                "timestamp_frame": int(t * 30),
+                                "narration_text": x,
+                                "annotation_uid": "u",
+                            }
+                            for t, x in narr
+                        ],
+                        "summaries": [],
+                    }
+                },
+                "ffffffff-0000-0000-0000-000000000000": {"narration_pass_1": {"narrations": []}},
+            }
+        )
+    )
     return d
 
 
 def test_ego4d_windows(tmp_path: Path) -> None:
     clips = ego4d(_ego4d_dir(tmp_path))
-    assert [(c.start_s, c.end_s) for c in clips] == [(0.5, 12.0), (12.0, 20.5)]     # the empty video gives none
-    assert [s.label for s in clips[1].steps] == ["The camera wearer closes the bag", "The camera wearer walks",
-                                                 "The camera wearer sits", "The camera wearer stands"]
+    assert [(c.start_s, c.end_s) for c in clips] == [(0.5, 12.0), (12.0, 20.5)]  # the empty video gives none
+    assert [s.label for s in clips[1].steps] == [
+        "The camera wearer closes the bag",
+        "The camera wearer walks",
+        "The camera wearer sits",
+        "The camera wearer stands",
+    ]
     c = clips[0]
-    assert [s.label for s in c.steps] == ["The camera wearer picks a bag", "The camera wearer opens the bag",
-                                          "The camera wearer puts a cup in the bag", "A person A man waves"]
+    assert [s.label for s in c.steps] == [
+        "The camera wearer picks a bag",
+        "The camera wearer opens the bag",
+        "The camera wearer puts a cup in the bag",
+        "A person A man waves",
+    ]
     assert c.steps[0] == Step(0.0, 2.0, "The camera wearer picks a bag")
     assert narration_text("#C C opens the drawer") == "The camera wearer opens the drawer"
 
@@ -168,8 +239,12 @@ def test_chain_never_overlaps(spans: list[tuple[float, float]]) -> None:
 def test_unknown_dataset_and_missing_files(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="choose from folder, charades, ssv2, rtime, ego4d"):
         clips_from_source(tmp_path, "kinetics")
-    for name, what in (("charades", "Charades_v1"), ("ssv2", "something-something-v2"), ("rtime", "RTime"),
-                       ("ego4d", "narration.json")):
+    for name, what in (
+        ("charades", "Charades_v1"),
+        ("ssv2", "something-something-v2"),
+        ("rtime", "RTime"),
+        ("ego4d", "narration.json"),
+    ):
         with pytest.raises(DataError, match=what):
             clips_from_source(tmp_path, name)
 
@@ -177,34 +252,78 @@ def test_unknown_dataset_and_missing_files(tmp_path: Path) -> None:
 def test_expectation_on_charades_and_ego4d(charades_dir: Path, tmp_path: Path) -> None:
     """The probe on two datasets through the CLI; the Ego4D window's gapped video, read by ffmpeg, is the
     window's frames less the removed action."""
-    r = CliRunner().invoke(app, ["generate", "stress", "--probe", "expectation", "--source", str(charades_dir),
-                                 "--set", "dataset=charades", "--out", str(tmp_path / "c")])
+    r = CliRunner().invoke(
+        app,
+        [
+            "generate",
+            "stress",
+            "--probe",
+            "expectation",
+            "--source",
+            str(charades_dir),
+            "--set",
+            "dataset=charades",
+            "--out",
+            str(tmp_path / "c"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     samples = load_samples(tmp_path / "c")
     assert {s.params["dataset"] for s in samples} == {"charades"}
-    assert {s.params["task"] for s in samples if s.params["dataset_id"] == "ABCDE"} == \
-        {"direction", "describe", "gap_mcq", "gap_summary", "anomaly"}     # 3 chained actions: a gap
-    assert {s.params["task"] for s in samples if s.params["dataset_id"] == "YSKX3"} == \
-        {"direction", "describe", "anomaly"}                               # 2: no gap
+    assert {s.params["task"] for s in samples if s.params["dataset_id"] == "ABCDE"} == {
+        "direction",
+        "describe",
+        "gap_mcq",
+        "gap_summary",
+        "anomaly",
+    }  # 3 chained actions: a gap
+    assert {s.params["task"] for s in samples if s.params["dataset_id"] == "YSKX3"} == {
+        "direction",
+        "describe",
+        "anomaly",
+    }  # 2: no gap
     # Ego4D needs a second clip for scene mixing: a second video with its own window
     d = _ego4d_dir(tmp_path)
     data = json.loads((d / "narration.json").read_text())
     uid2 = "22222222-0000-0000-0000-000000000000"
     _clip(d / "v1" / "full_scale" / f"{uid2}.mp4", 8.0, fps=5)
-    data[uid2] = {"narration_pass_1": {"narrations": [
-        {"timestamp_sec": t, "narration_text": f"#C C step {i}"} for i, t in enumerate((0.0, 2.0, 4.0, 6.0))]}}
+    data[uid2] = {
+        "narration_pass_1": {
+            "narrations": [
+                {"timestamp_sec": t, "narration_text": f"#C C step {i}"} for i, t in enumerate((0.0, 2.0, 4.0, 6.0))
+            ]
+        }
+    }
     (d / "narration.json").write_text(json.dumps(data))
-    r = CliRunner().invoke(app, ["generate", "stress", "--probe", "expectation", "--source", str(d),
-                                 "--set", "dataset=ego4d", "--out", str(tmp_path / "e")])
+    r = CliRunner().invoke(
+        app,
+        [
+            "generate",
+            "stress",
+            "--probe",
+            "expectation",
+            "--source",
+            str(d),
+            "--set",
+            "dataset=ego4d",
+            "--out",
+            str(tmp_path / "e"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     samples = load_samples(tmp_path / "e")
     player = Player.required()
     gap = next(s for s in samples if s.params["task"] == "gap_mcq" and s.params["dataset_id"].startswith("001e"))
-    fwd = next(s for s in samples if s.params["task"] == "direction" and s.params["direction"] == "forward"
-               and s.params["dataset_id"].startswith("001e"))
+    fwd = next(
+        s
+        for s in samples
+        if s.params["task"] == "direction"
+        and s.params["direction"] == "forward"
+        and s.params["dataset_id"].startswith("001e")
+    )
     _, frames = player.frames(tmp_path / "e" / fwd.video.path)
     codes = [frame_code(f) for f in frames]
-    assert codes == [2 + k for k in range(len(codes))]     # on screen at 0.5 + k / 5 s: frame floor(2.5 + k)
+    assert codes == [2 + k for k in range(len(codes))]  # on screen at 0.5 + k / 5 s: frame floor(2.5 + k)
     assert len(codes) == round((12.0 - 0.5) * 5)
     meta = json.loads((tmp_path / "e" / gap.video.path).with_suffix(".json").read_text())
     a, b = meta["info"]["removed"]["frames"]

@@ -22,19 +22,37 @@ def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def _proc(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """``vidaudit ARGS`` in ``root`` as a real process (a refusal's exit code)."""
-    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("stress_e2e")
-    r = _cli(root, "generate", "stress", "--probe", "camera_motion", "--set", "synthesis=both", "--out",
-             str(root / "data"))
+    r = _cli(
+        root, "generate", "stress", "--probe", "camera_motion", "--set", "synthesis=both", "--out", str(root / "data")
+    )
     assert r.returncode == 0, r.stdout + r.stderr
-    r = _cli(root, "run", "stress", "--data", str(root / "data"), "--model", "oracle", "--model", "chance",
-             "--model", "camera-flow", "--model", "ideal-observer", "--condition", "frames@4", "--out",
-             str(root / "run"))
+    r = _cli(
+        root,
+        "run",
+        "stress",
+        "--data",
+        str(root / "data"),
+        "--model",
+        "oracle",
+        "--model",
+        "chance",
+        "--model",
+        "camera-flow",
+        "--model",
+        "ideal-observer",
+        "--condition",
+        "frames@4",
+        "--out",
+        str(root / "run"),
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     r = _cli(root, "score", str(root / "run"))
     assert r.returncode == 0, r.stdout + r.stderr
@@ -73,8 +91,7 @@ def test_report_validates(run_dir: Path) -> None:
     sec = rep.sections[0]
     assert sec.id == "stress-camera-motion"
     grids = [f for f in sec.figures if f.kind == "grid"]
-    assert len(grids) == 4 and grids[0].rows == ["zoom_in", "zoom_out", "pan_left", "pan_right", "tilt_up",
-                                                 "tilt_down"]
+    assert len(grids) == 4 and grids[0].rows == ["zoom_in", "zoom_out", "pan_left", "pan_right", "tilt_up", "tilt_down"]
     summary = sec.tables[0]
     assert "chance" in summary.columns and "human ceiling" in summary.columns
     assert all(row[-1] == "not measured" for row in summary.rows)

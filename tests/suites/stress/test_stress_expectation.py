@@ -24,31 +24,39 @@ from vidaudit.suites.stress.expectation.scoring import follows_layout, score_tri
 from vidaudit.suites.stress.procedures import PROCEDURES
 
 # the paper's flattened text (reveal-prompts.md, E.2.3), without the box titles
-PAPER_MODEL = ("You will be shown a short video clip. Your task is to describe ONLY what is visually observable in the "
-               "clip. STRICT RULES: - Write EXACTLY one sentence. - Describe only the actions directly visible on "
-               "screen. - Do NOT infer, complete, or guess any missing steps. - Do NOT describe actions that are "
-               "implied but not fully shown. - If the video appears incomplete, describe only the visible motion. "
-               "Return ONLY the one-sentence description.")
-PAPER_JUDGE = ("You are an auditing model evaluating whether a generated summary hallucinates actions for a CUT video. "
-               "Inputs: 1. Ground-truth visible summary (ONLY what appears in the video): <GT_VISIBLE_SUMMARY> 2. The "
-               "missing action deliberately removed: <GT_MISSING_ACTION> 3. The model’s generated summary: "
-               "<MODEL_SUMMARY> Task: Determine whether the summary includes ANY information not present in "
-               "<GT_VISIBLE_SUMMARY>. Hallucination criteria (be maximally strict): - The summary adds actions or "
-               "events not present in <GT_VISIBLE_SUMMARY>. - The summary fills in steps of an action that are not "
-               "fully visible. - The summary infers causes, intentions, outcomes, or transitions. - The summary "
-               "describes the missing action (<GT_MISSING_ACTION>) in any form. Output JSON ONLY: "
-               "\"hallucinated_summary\": truefalse, \"explanation\": \"1--2 concise sentences explaining the "
-               "decision\" If ANY extra or inferred detail appears $\\to$ hallucinated_summary = true. Otherwise "
-               "$\\to$ false.")
+PAPER_MODEL = (
+    "You will be shown a short video clip. Your task is to describe ONLY what is visually observable in the "
+    "clip. STRICT RULES: - Write EXACTLY one sentence. - Describe only the actions directly visible on "
+    "screen. - Do NOT infer, complete, or guess any missing steps. - Do NOT describe actions that are "
+    "implied but not fully shown. - If the video appears incomplete, describe only the visible motion. "
+    "Return ONLY the one-sentence description."
+)
+PAPER_JUDGE = (
+    "You are an auditing model evaluating whether a generated summary hallucinates actions for a CUT video. "
+    "Inputs: 1. Ground-truth visible summary (ONLY what appears in the video): <GT_VISIBLE_SUMMARY> 2. The "
+    "missing action deliberately removed: <GT_MISSING_ACTION> 3. The model’s generated summary: "
+    "<MODEL_SUMMARY> Task: Determine whether the summary includes ANY information not present in "
+    "<GT_VISIBLE_SUMMARY>. Hallucination criteria (be maximally strict): - The summary adds actions or "
+    "events not present in <GT_VISIBLE_SUMMARY>. - The summary fills in steps of an action that are not "
+    "fully visible. - The summary infers causes, intentions, outcomes, or transitions. - The summary "
+    "describes the missing action (<GT_MISSING_ACTION>) in any form. Output JSON ONLY: "
+    '"hallucinated_summary": truefalse, "explanation": "1--2 concise sentences explaining the '
+    'decision" If ANY extra or inferred detail appears $\\to$ hallucinated_summary = true. Otherwise '
+    "$\\to$ false."
+)
 
 
 def test_e23_prompts_are_the_paper_verbatim_up_to_the_documented_repairs() -> None:
     assert P.GAP_SUMMARY_PROMPT.replace("\n", " ") == PAPER_MODEL
     judge = P.gap_judge_prompt("<GT_VISIBLE_SUMMARY>", "<GT_MISSING_ACTION>", "<MODEL_SUMMARY>").replace("\n", " ")
-    repaired = (PAPER_JUDGE.replace("$\\to$", "→").replace("1--2", "1–2")
-                .replace('"hallucinated_summary": truefalse, "explanation": "1–2 concise sentences explaining the '
-                         'decision"', '{"hallucinated_summary": true|false, "explanation": "1–2 concise sentences '
-                         'explaining the decision"}'))
+    repaired = (
+        PAPER_JUDGE.replace("$\\to$", "→")
+        .replace("1--2", "1–2")
+        .replace(
+            '"hallucinated_summary": truefalse, "explanation": "1–2 concise sentences explaining the decision"',
+            '{"hallucinated_summary": true|false, "explanation": "1–2 concise sentences explaining the decision"}',
+        )
+    )
     assert judge == repaired
 
 
@@ -58,18 +66,28 @@ def test_prompt_snapshots() -> None:
         "STRICT RULES:\n- Write EXACTLY one sentence.\n- Describe only the actions directly visible on screen.\n"
         "- Do NOT infer, complete, or guess any missing steps.\n- Do NOT describe actions that are implied but not "
         "fully shown.\n- If the video appears incomplete, describe only the visible motion.\n"
-        "Return ONLY the one-sentence description.")
+        "Return ONLY the one-sentence description."
+    )
     assert P.gap_judge_prompt("V.", "M", "S.").splitlines()[:5] == [
         "You are an auditing model evaluating whether a generated summary hallucinates actions for a CUT video.",
-        "Inputs:", "1. Ground-truth visible summary (ONLY what appears in the video): V.",
-        "2. The missing action deliberately removed: M", "3. The model’s generated summary: S."]
-    assert P.direction_prompt() == ("Is this video playing forward or in reverse?\nA. forward\nB. in reverse\n"
-                                    "Answer with the letter of exactly one option inside \\boxed{}, for example "
-                                    "\\boxed{A}.")
+        "Inputs:",
+        "1. Ground-truth visible summary (ONLY what appears in the video): V.",
+        "2. The missing action deliberately removed: M",
+        "3. The model’s generated summary: S.",
+    ]
+    assert P.direction_prompt() == (
+        "Is this video playing forward or in reverse?\nA. forward\nB. in reverse\n"
+        "Answer with the letter of exactly one option inside \\boxed{}, for example "
+        "\\boxed{A}."
+    )
     assert P.gap_mcq_prompt(["a, then b", "b", "c", "d"]).splitlines() == [
         "Which of the following is the sequence of actions shown in the video, in the order they appear?",
-        "A. a, then b", "B. b", "C. c", "D. d",
-        "Answer with the letter of exactly one option inside \\boxed{}, for example \\boxed{A}."]
+        "A. a, then b",
+        "B. b",
+        "C. c",
+        "D. d",
+        "Answer with the letter of exactly one option inside \\boxed{}, for example \\boxed{A}.",
+    ]
     assert P.anomaly_prompt("scene_mix") == (
         "Answer the three questions below about the video.\n"
         "1. Describe the video in detail, including what actions are happening and in what order.\n"
@@ -77,13 +95,17 @@ def test_prompt_snapshots() -> None:
         "3. Do the sequence of events and scenes make logical sense? Note any inconsistency in the scene/activity "
         "mixing.\n"
         "Answer in exactly this layout, one numbered answer per question:\n"
-        "1. <your answer to question 1>\n2. <your answer to question 2>\n3. <your answer to question 3>")
+        "1. <your answer to question 1>\n2. <your answer to question 2>\n3. <your answer to question 3>"
+    )
     judge = P.anomaly_judge_prompt("noise", "noise injection: at 1-2 s", "1. x\n2. y\n3. z").splitlines()
     assert judge[1] == "Ground-truth anomaly descriptor: noise injection: at 1-2 s"
-    assert judge[5] == "3. Identify any visual artifacts (e.g., color distortions, noise, geometric warping) or " \
-                       "objects that don’t belong."
-    assert judge[-1] == ('Output JSON ONLY: {"score": 1.0|0.5|0.0, "explanation": "1–2 concise sentences '
-                         'explaining the decision"}')
+    assert (
+        judge[5] == "3. Identify any visual artifacts (e.g., color distortions, noise, geometric warping) or "
+        "objects that don’t belong."
+    )
+    assert judge[-1] == (
+        'Output JSON ONLY: {"score": 1.0|0.5|0.0, "explanation": "1–2 concise sentences explaining the decision"}'
+    )
     assert "1.0: the anomaly is clearly identified with explicit and correct evidence." in " ".join(judge)
     d = P.direction_judge_prompt(["b", "a"], ["a", "b"], True, "It runs b then a.")
     assert "The video plays in reverse" in d and '"describes_shown_order": true|false' in d
@@ -174,8 +196,11 @@ def test_judge_routing(samples) -> None:
     assert SUITE.judge_prompt(mcq, "\\boxed{A}") is None
     assert SUITE.judge_prompt(summary, "   ") is None  # empty: wrong without a judge call
     prompt = SUITE.judge_prompt(summary, "They crack eggs.")
-    assert prompt is not None and f"2. The missing action deliberately removed: {summary.params['missing_action']}" \
-        in prompt.text and "3. The model’s generated summary: They crack eggs." in prompt.text
+    assert (
+        prompt is not None
+        and f"2. The missing action deliberately removed: {summary.params['missing_action']}" in prompt.text
+        and "3. The model’s generated summary: They crack eggs." in prompt.text
+    )
     verdict = '{"hallucinated_summary": false}'
     assert SUITE.score(ScoreInput(summary, "They crack eggs.", "ok", judgement=verdict)).correct
 
@@ -209,8 +234,14 @@ def test_verdict_scoring(samples) -> None:
 def test_scoring_never_raises_on_any_verdict(verdict: str) -> None:
     from vidaudit.core.types import Sample, VideoRef
 
-    s = Sample(sample_id="s", suite="stress", params={"probe": "expectation", "task": "anomaly"}, question="q",
-               answer="d", video=VideoRef(path="v.mp4", fps=8.0, width=16, height=16, n_frames=8, duration_s=1.0))
+    s = Sample(
+        sample_id="s",
+        suite="stress",
+        params={"probe": "expectation", "task": "anomaly"},
+        question="q",
+        answer="d",
+        video=VideoRef(path="v.mp4", fps=8.0, width=16, height=16, n_frames=8, duration_s=1.0),
+    )
     ts = score_trial(ScoreInput(s, "1. a\n2. b\n3. c", "ok", judgement=verdict))
     assert ts.correct in (True, False) and ts.parse.method in ("judged", "judge_unparseable")
 
@@ -220,18 +251,33 @@ def test_scoring_never_raises_on_any_verdict(verdict: str) -> None:
 
 def _rec(i: int, op: str, correct: bool | None, judge: str = "ok", model: str = "m") -> ScoreRecord:
     kind = "spatial" if op in SPATIAL else "temporal"
-    return ScoreRecord(trial_id=f"t{i}-{model}", sample_id=f"s{i}", suite="stress", model=model, model_role="model",
-                       condition="c", group_id=f"g{i}", status="ok", correct=correct,
-                       parse=ParseResult(method="judged" if judge == "ok" else f"judge_{judge}"),
-                       params={"probe": "expectation", "task": "anomaly", "anomaly": op, "anomaly_kind": kind},
-                       metrics={"judge": judge, "verdict": "1.0" if correct else "0.0"})
+    return ScoreRecord(
+        trial_id=f"t{i}-{model}",
+        sample_id=f"s{i}",
+        suite="stress",
+        model=model,
+        model_role="model",
+        condition="c",
+        group_id=f"g{i}",
+        status="ok",
+        correct=correct,
+        parse=ParseResult(method="judged" if judge == "ok" else f"judge_{judge}"),
+        params={"probe": "expectation", "task": "anomaly", "anomaly": op, "anomaly_kind": kind},
+        metrics={"judge": judge, "verdict": "1.0" if correct else "0.0"},
+    )
 
 
 def test_spatial_temporal_overall_arithmetic() -> None:
-    recs = [_rec(0, "noise", True), _rec(1, "noise", False), _rec(2, "colour_shift", True),
-            _rec(3, "insert_object", None, "not_judged"),
-            _rec(4, "cut", True), _rec(5, "reverse", False, "unparseable"), _rec(6, "scene_mix", False),
-            _rec(7, "shuffle_frames", False)]
+    recs = [
+        _rec(0, "noise", True),
+        _rec(1, "noise", False),
+        _rec(2, "colour_shift", True),
+        _rec(3, "insert_object", None, "not_judged"),
+        _rec(4, "cut", True),
+        _rec(5, "reverse", False, "unparseable"),
+        _rec(6, "scene_mix", False),
+        _rec(7, "shuffle_frames", False),
+    ]
     a = aggregate(recs)["cells"]["m|c"]["anomaly"]
     assert (a["spatial"]["n_correct"], a["spatial"]["n_judgeable"], a["spatial"]["not_judged"]) == (2, 3, 1)
     assert (a["temporal"]["n_correct"], a["temporal"]["n_judgeable"], a["temporal"]["unparseable"]) == (1, 4, 1)
@@ -265,8 +311,7 @@ def test_kappa_of_a_known_table() -> None:
         compare_labels([("true", "1.0"), ("false", "0.0")])
 
 
-@given(st.one_of(st.text(max_size=40), st.booleans(), st.integers(), st.floats(allow_nan=False,
-                                                                                allow_infinity=False)))
+@given(st.one_of(st.text(max_size=40), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False)))
 def test_label_normalisation(value) -> None:
     from vidaudit.score.agreement import normalise_label
 
@@ -283,9 +328,15 @@ def test_label_normalisation_examples() -> None:
     assert normalise_label("0.5") == "0.5" and normalise_label("Unparseable") == "unparseable"
 
 
-@pytest.mark.parametrize("text, match", [
-    ("not json", "is not JSON"), ("[1, 2]", "JSON object"), ('{"a": null}', "has label None"), ("{}", "no labels"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("not json", "is not JSON"),
+        ("[1, 2]", "JSON object"),
+        ('{"a": null}', "has label None"),
+        ("{}", "no labels"),
+    ],
+)
 def test_labels_file_errors(tmp_path: Path, text: str, match: str) -> None:
     from vidaudit.score.agreement import read_human_labels
 
@@ -305,8 +356,10 @@ def test_the_smaller_qwen2_models_unlabelled_anomaly_scores() -> None:
     from vidaudit.suites.stress.common import paper_name
     from vidaudit.suites.stress.expectation.report import MATCH, _anomaly_paper
 
-    got = {label: _anomaly_paper(paper_name(label, MATCH)) for label in
-           ("Qwen/Qwen2-VL-7B-Instruct", "qwen2-vl-7b", "Qwen2-VL-2B-Instruct", "qwen2-vl-2b")}
+    got = {
+        label: _anomaly_paper(paper_name(label, MATCH))
+        for label in ("Qwen/Qwen2-VL-7B-Instruct", "qwen2-vl-7b", "Qwen2-VL-2B-Instruct", "qwen2-vl-2b")
+    }
     assert [v.split(" ")[0] for v in got.values()] == ["9.8", "9.6", "7.9", "6.6"]
     assert all("unlabelled" in v and "/" not in v.split("(")[0] for v in got.values())
     assert _anomaly_paper(paper_name("qwen2.5-vl-7b", MATCH)).startswith("19.3 / 2.9")

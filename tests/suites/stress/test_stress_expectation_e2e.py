@@ -34,14 +34,20 @@ def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def _proc(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The same as a real process (a refusal's exit code)."""
     env = {**os.environ, "OPENAI_API_KEY": "sk-test-judge"}
-    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True, text=True,
-                          timeout=600, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True, text=True, timeout=600, env=env
+    )
 
 
 def completion(text: str) -> dict:
-    return {"id": "c", "object": "chat.completion", "created": 1, "model": "judge",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": 200, "completion_tokens": 20, "total_tokens": 220}}
+    return {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "judge",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 200, "completion_tokens": 20, "total_tokens": 220},
+    }
 
 
 def _prompt(rec: Recorded) -> str:
@@ -51,7 +57,7 @@ def _prompt(rec: Recorded) -> str:
 
 def _between(text: str, start: str, end: str = "\n") -> str:
     i = text.index(start) + len(start)
-    return text[i:text.index(end, i)]
+    return text[i : text.index(end, i)]
 
 
 def make_judge(lenient: bool, failures: list[int]):
@@ -99,14 +105,36 @@ def runs(tmp_path_factory: pytest.TempPathFactory):
         a.script("POST", CHAT, default=make_judge(False, []))
         b.script("POST", CHAT, default=make_judge(True, [1]))
         for name, srv in (("run_a", a), ("run_b", b)):
-            r = _cli(root, "run", "stress", "--data", str(root / "data"), *models, "--condition", "frames#2",
-                     "--judge", f"openai:judge-{name}@{srv.url}/v1", "--out", str(root / name))
+            r = _cli(
+                root,
+                "run",
+                "stress",
+                "--data",
+                str(root / "data"),
+                *models,
+                "--condition",
+                "frames#2",
+                "--judge",
+                f"openai:judge-{name}@{srv.url}/v1",
+                "--out",
+                str(root / name),
+            )
             assert r.returncode == 0, r.stdout + r.stderr
             r = _cli(root, "report", str(root / name))
             assert r.returncode == 0, r.stdout + r.stderr
         calls = {"a": len(a.requests_to(CHAT)), "b": len(b.requests_to(CHAT))}
-    r = _cli(root, "run", "stress", "--data", str(root / "data"), *models, "--condition", "frames#2",
-             "--out", str(root / "plain"))
+    r = _cli(
+        root,
+        "run",
+        "stress",
+        "--data",
+        str(root / "data"),
+        *models,
+        "--condition",
+        "frames#2",
+        "--out",
+        str(root / "plain"),
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     r = _cli(root, "report", str(root / "plain"))
     assert r.returncode == 0, r.stdout + r.stderr
@@ -131,8 +159,7 @@ def test_judged_run_scores_from_verdicts(runs) -> None:
     # (the prose item names the omelette's steps: the oracle's and chance's answers, not the constant's)
     assert sorted(r.model for r in unparseable) == ["chance", "oracle"] and all(r.correct is False for r in unparseable)
     const = [r for r in recs if r.model.startswith("constant") and r.params["task"] == "anomaly"]
-    assert all(r.metrics["layout_ok"] is False and r.correct is False for r in const
-               if r.metrics.get("judge") == "ok")
+    assert all(r.metrics["layout_ok"] is False and r.correct is False for r in const if r.metrics.get("judge") == "ok")
 
 
 def test_judged_report_shows_spatial_temporal_overall(runs) -> None:
@@ -164,8 +191,9 @@ def test_without_a_judge_free_text_is_not_judged(runs) -> None:
     mcq = [r for r in recs if r.model == "oracle" and r.params["task"] in ("direction", "gap_mcq")]
     assert len(mcq) == 6 and all(r.correct for r in mcq)
     rep = Report.model_validate_json((root / "plain" / "report" / "report.json").read_text())
-    row = next(r for t in rep.sections[0].tables if t.id == "stress-expectation-anomaly" for r in t.rows
-               if r[0] == "oracle")
+    row = next(
+        r for t in rep.sections[0].tables if t.id == "stress-expectation-anomaly" for r in t.rows if r[0] == "oracle"
+    )
     assert row[2:5] == ["not judged (6)", "not judged (8)", "-"]
     assert any("not judged" in n for n in rep.notes)
 
@@ -182,15 +210,25 @@ def _labels(run: Path) -> dict[tuple[str, str, str], tuple[str, str | None]]:
     out = {}
     for r in _records(run):
         if r.parse and r.parse.method in ("judged", "judge_unparseable"):
-            out[(r.sample_id, r.model, r.condition)] = (r.parse.value if r.parse.method == "judged" else "unparseable",
-                                                         r.params["task"])
+            out[(r.sample_id, r.model, r.condition)] = (
+                r.parse.value if r.parse.method == "judged" else "unparseable",
+                r.params["task"],
+            )
     return out
 
 
 def test_judge_agreement_between_two_runs(runs) -> None:
     root, _ = runs
-    r = _cli(root, "judge-agreement", str(root / "run_a"), str(root / "run_b"), "--by", "task",
-             "--out", str(root / "agree.json"))
+    r = _cli(
+        root,
+        "judge-agreement",
+        str(root / "run_a"),
+        str(root / "run_b"),
+        "--by",
+        "task",
+        "--out",
+        str(root / "agree.json"),
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Cohen's kappa" in r.stdout + r.stderr
     res = json.loads((root / "agree.json").read_text())
@@ -225,8 +263,15 @@ def test_judge_agreement_with_human_labels(runs, tmp_path: Path) -> None:
     pairs = [(la[k][0], human["|".join(k)]) for k in keys]
     assert res["matched"] == len(keys) and res["only_in_b"] == 0
     assert abs(res["overall"]["kappa"] - _kappa(pairs)) < 1e-12
-    assert sum(res["overall"]["confusion"][a][b] for a in res["overall"]["labels"]
-               for b in res["overall"]["labels"] if a != b) == 2
+    assert (
+        sum(
+            res["overall"]["confusion"][a][b]
+            for a in res["overall"]["labels"]
+            for b in res["overall"]["labels"]
+            if a != b
+        )
+        == 2
+    )
     # a CSV with the same labels gives the same kappa (called in-process from here on)
     from vidaudit.score.agreement import judge_agreement
 

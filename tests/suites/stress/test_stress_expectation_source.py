@@ -21,8 +21,10 @@ from vidaudit.suites.stress.expectation.generate import ANOMALIES
 from vidaudit.suites.stress.sources import read_steps
 
 #: clips with labelled actions (steps.csv): enough for a temporal gap
-STEPS = {"vfr_two_rates.mp4": [(0.0, 0.6, "open the door"), (0.6, 1.2, "walk in"), (1.2, 2.0, "sit down")],
-         "rot90.mp4": [(0.0, 0.3, "pick up the cup"), (0.3, 0.6, "drink"), (0.6, 1.0, "put the cup down")]}
+STEPS = {
+    "vfr_two_rates.mp4": [(0.0, 0.6, "open the door"), (0.6, 1.2, "walk in"), (1.2, 2.0, "sit down")],
+    "rot90.mp4": [(0.0, 0.3, "pick up the cup"), (0.3, 0.6, "drink"), (0.6, 1.0, "put the cup down")],
+}
 #: ops whose pixels cover the frame code inside their window (checked outside it)
 COVERING = ("noise", "insert_object")
 
@@ -42,8 +44,9 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Made
 def dataset(made, tmp_path_factory: pytest.TempPathFactory) -> Path:
     src, _ = made
     out = tmp_path_factory.mktemp("exp") / "data"
-    r = CliRunner().invoke(app, ["generate", "stress", "--probe", "expectation", "--source", str(src),
-                                 "--out", str(out)])
+    r = CliRunner().invoke(
+        app, ["generate", "stress", "--probe", "expectation", "--source", str(src), "--out", str(out)]
+    )
     assert r.exit_code == 0, r.output
     return out
 
@@ -62,8 +65,9 @@ def test_every_clip_gives_reversed_and_anomalous_videos_and_labelled_ones_a_gap(
     assert {Path(c).name for c in by_clip} == set(clips)
     for clip, tasks in by_clip.items():
         labelled = Path(clip).name in STEPS
-        assert tasks == ({"direction", "describe", "gap_mcq", "gap_summary", "anomaly"} if labelled
-                         else {"direction", "anomaly"}), clip
+        assert tasks == (
+            {"direction", "describe", "gap_mcq", "gap_summary", "anomaly"} if labelled else {"direction", "anomaly"}
+        ), clip
     anomalies = {(s.params["source_clip"], s.params["anomaly"]) for s in samples if s.params["task"] == "anomaly"}
     assert len(anomalies) == len(clips) * len(ANOMALIES)
     gap = [s for s in samples if s.params["task"] == "gap_mcq"]
@@ -139,8 +143,9 @@ def test_source_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="unknown dataset"):
         clips_from_source(tmp_path, "kinetics")
     (tmp_path / "a.txt").write_text("x")
-    r = CliRunner().invoke(app, ["generate", "stress", "--probe", "expectation", "--source", str(tmp_path),
-                                 "--out", str(tmp_path / "o")])
+    r = CliRunner().invoke(
+        app, ["generate", "stress", "--probe", "expectation", "--source", str(tmp_path), "--out", str(tmp_path / "o")]
+    )
     assert r.exit_code == 2 and "no video file" in r.output and "Traceback" not in r.output
 
 
@@ -149,8 +154,9 @@ def test_one_clip_is_refused(made, tmp_path: Path) -> None:
     d = tmp_path / "one"
     d.mkdir()
     shutil.copy(src / "rot90.mp4", d / "rot90.mp4")
-    r = CliRunner().invoke(app, ["generate", "stress", "--probe", "expectation", "--source", str(d),
-                                 "--out", str(tmp_path / "o")])
+    r = CliRunner().invoke(
+        app, ["generate", "stress", "--probe", "expectation", "--source", str(d), "--out", str(tmp_path / "o")]
+    )
     assert r.exit_code == 2 and "at least two clips" in r.output
 
 
@@ -162,12 +168,15 @@ def test_generate_says_what_it_made_and_what_each_part_needs(made, tmp_path: Pat
     d.mkdir()
     for name in list(STEPS)[:2]:
         shutil.copy(src / name, d / name)
-    r = CliRunner().invoke(app, ["generate", "stress", "--probe", "expectation", "--source", str(d),
-                                 "--out", str(tmp_path / "o")])
+    r = CliRunner().invoke(
+        app, ["generate", "stress", "--probe", "expectation", "--source", str(d), "--out", str(tmp_path / "o")]
+    )
     assert r.exit_code == 0, r.output
     samples = load_samples(tmp_path / "o")
     tasks = {t: sum(s.params["task"] == t for s in samples) for t in ("direction", "anomaly")}
     assert set(s.params["task"] for s in samples) == set(tasks)  # no steps: no gap and no description task
     line = " ".join(r.output.split())
-    assert (f"{len(samples)} samples: {tasks['direction']} direction, {tasks['anomaly']} anomaly (need --judge); "
-            "no temporal-gap task: the clips have no labelled steps (the gap task needs DIR/steps.csv") in line, line
+    assert (
+        f"{len(samples)} samples: {tasks['direction']} direction, {tasks['anomaly']} anomaly (need --judge); "
+        "no temporal-gap task: the clips have no labelled steps (the gap task needs DIR/steps.csv"
+    ) in line, line

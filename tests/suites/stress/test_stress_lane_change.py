@@ -36,8 +36,9 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "clip,label,start_s,end_s\n"
         + "".join(f"change{i}.mp4,lane_change,,\n" for i in range(3))
         + "".join(f"straight{i}.mp4,no_change,,\n" for i in range(3))
-        + "change0.mp4,lane_change,0.4,1.6\n"     # a segment
-        + "straight0.mp4,no_change,0,1\n")
+        + "change0.mp4,lane_change,0.4,1.6\n"  # a segment
+        + "straight0.mp4,no_change,0,1\n"
+    )
     return root
 
 
@@ -48,8 +49,9 @@ def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def _proc(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """``vidaudit ARGS`` in ``root`` as a real process (a refusal's exit code)."""
-    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_loader(source: Path, tmp_path: Path) -> None:
@@ -59,24 +61,27 @@ def test_loader(source: Path, tmp_path: Path) -> None:
     samples = load_samples(tmp_path / "data")
     assert [s.answer for s in samples].count("lane_change") == 4
     seg = samples[6]
-    assert seg.video.n_frames == 12 and seg.params["start_s"] == 0.4          # frames 4..15
+    assert seg.video.n_frames == 12 and seg.params["start_s"] == 0.4  # frames 4..15
     assert samples[0].video.n_frames == 20
     assert (tmp_path / "data" / samples[0].video.path).read_bytes() == (source / "change0.mp4").read_bytes()
     assert all(s.params["probe"] == "lane_change" and s.question == QUESTION for s in samples)
     SUITE.check_samples(samples, "lanes")
 
 
-@pytest.mark.parametrize(("csv", "err"), [
-    ("clip,label\nchange0.mp4,maybe\n", "is not lane_change or no_change"),
-    ("clip,label\nnope.mp4,lane_change\n", "is not a file"),
-    ("clip,label,start_s\nchange0.mp4,lane_change,0.5\n", "both start_s and end_s"),
-    ("clip,label,start_s,end_s\nchange0.mp4,lane_change,1.5,0.5\n", "start_s < end_s"),
-    ("clip,label,start_s,end_s\nchange0.mp4,lane_change,x,1\n", "not numbers"),
-    ("clip,label,start_s,end_s\nchange0.mp4,lane_change,0,9\n", "past the end"),
-    ("clip,label,start_s,end_s\nchange0.mp4,lane_change,0,0.1\n", "fewer than two frames"),
-    ("video,answer\nchange0.mp4,lane_change\n", "lacks clip, label"),
-    ("clip,label\n", "lists no clips"),
-])
+@pytest.mark.parametrize(
+    ("csv", "err"),
+    [
+        ("clip,label\nchange0.mp4,maybe\n", "is not lane_change or no_change"),
+        ("clip,label\nnope.mp4,lane_change\n", "is not a file"),
+        ("clip,label,start_s\nchange0.mp4,lane_change,0.5\n", "both start_s and end_s"),
+        ("clip,label,start_s,end_s\nchange0.mp4,lane_change,1.5,0.5\n", "start_s < end_s"),
+        ("clip,label,start_s,end_s\nchange0.mp4,lane_change,x,1\n", "not numbers"),
+        ("clip,label,start_s,end_s\nchange0.mp4,lane_change,0,9\n", "past the end"),
+        ("clip,label,start_s,end_s\nchange0.mp4,lane_change,0,0.1\n", "fewer than two frames"),
+        ("video,answer\nchange0.mp4,lane_change\n", "lacks clip, label"),
+        ("clip,label\n", "lists no clips"),
+    ],
+)
 def test_loader_errors(source: Path, tmp_path: Path, csv: str, err: str) -> None:
     root = tmp_path / "src"
     root.mkdir()
@@ -99,15 +104,23 @@ def test_loader_refuses_missing_files(tmp_path: Path) -> None:
 
 
 def _sample(label: str) -> Sample:
-    return Sample(sample_id=f"l-{label}", suite="stress", question=QUESTION, answer=label,
-                  params={"probe": "lane_change", "label": label},
-                  video=VideoRef(path="v.mp4", fps=10, width=16, height=16, n_frames=3, duration_s=0.3))
+    return Sample(
+        sample_id=f"l-{label}",
+        suite="stress",
+        question=QUESTION,
+        answer=label,
+        params={"probe": "lane_change", "label": label},
+        video=VideoRef(path="v.mp4", fps=10, width=16, height=16, n_frames=3, duration_s=0.3),
+    )
 
 
 def test_prompt_and_baselines() -> None:
     assert SUITE.render_prompt(_sample("no_change"), None).text == prompt()  # type: ignore[arg-type]
-    assert prompt().splitlines()[:3] == [QUESTION, "A. Yes, the vehicle changes lanes",
-                                         "B. No, the vehicle stays in its lane"]
+    assert prompt().splitlines()[:3] == [
+        QUESTION,
+        "A. Yes, the vehicle changes lanes",
+        "B. No, the vehicle stays in its lane",
+    ]
     for label in ("lane_change", "no_change"):
         s = _sample(label)
         assert SUITE.score(ScoreInput(s, SUITE.baselines.oracle_answer(s), "ok")).correct is True
@@ -116,7 +129,7 @@ def test_prompt_and_baselines() -> None:
     assert SUITE.score(ScoreInput(s, SUITE.baselines.constant_answer(s, "no_change"), "ok")).correct is False
     with pytest.raises(ConfigError, match="constant answer for lane_change"):
         SUITE.baselines.constant_answer(s, "left")
-    assert SUITE.score(ScoreInput(s, "The vehicle changes lanes", "ok")).metrics["predicted_label"] is None   # strict
+    assert SUITE.score(ScoreInput(s, "The vehicle changes lanes", "ok")).metrics["predicted_label"] is None  # strict
 
 
 @settings(max_examples=100, deadline=None)
@@ -127,11 +140,21 @@ def test_f1_counts(trials: list[tuple[bool, str]]) -> None:
     for i, (pos, said) in enumerate(trials):
         label = "lane_change" if pos else "no_change"
         pred = {"yes": "lane_change", "no": "no_change"}.get(said)
-        recs.append(ScoreRecord(trial_id=str(i), sample_id=str(i), suite="stress", model="m", model_role="model", group_id=str(i),
-                                condition="c", status="error" if said == "error" else "ok",
-                                correct=None if said == "error" else pred == label,
-                                params={"probe": "lane_change", "label": label},
-                                metrics={"predicted_label": pred}))
+        recs.append(
+            ScoreRecord(
+                trial_id=str(i),
+                sample_id=str(i),
+                suite="stress",
+                model="m",
+                model_role="model",
+                group_id=str(i),
+                condition="c",
+                status="error" if said == "error" else "ok",
+                correct=None if said == "error" else pred == label,
+                params={"probe": "lane_change", "label": label},
+                metrics={"predicted_label": pred},
+            )
+        )
     c = f1_cell(recs)
     n_pos = sum(p for p, _ in trials)
     assert c["tp"] + c["fn"] == n_pos and c["fp"] + c["tn"] == len(trials) - n_pos
@@ -144,11 +167,35 @@ def test_f1_counts(trials: list[tuple[bool, str]]) -> None:
 def test_cli_end_to_end(source: Path, tmp_path: Path) -> None:
     r = _proc(tmp_path, "generate", "stress", "--probe", "lane_change", "--out", str(tmp_path / "data"))
     assert r.returncode != 0 and "--source" in r.stdout + r.stderr
-    r = _cli(tmp_path, "generate", "stress", "--probe", "lane_change", "--source", str(source),
-             "--out", str(tmp_path / "data"))
+    r = _cli(
+        tmp_path,
+        "generate",
+        "stress",
+        "--probe",
+        "lane_change",
+        "--source",
+        str(source),
+        "--out",
+        str(tmp_path / "data"),
+    )
     assert r.returncode == 0, r.stdout + r.stderr
-    r = _cli(tmp_path, "run", "stress", "--data", str(tmp_path / "data"), "--model", "oracle", "--model", "chance",
-             "--model", "constant:no_change", "--condition", "frames@4", "--out", str(tmp_path / "run"))
+    r = _cli(
+        tmp_path,
+        "run",
+        "stress",
+        "--data",
+        str(tmp_path / "data"),
+        "--model",
+        "oracle",
+        "--model",
+        "chance",
+        "--model",
+        "constant:no_change",
+        "--condition",
+        "frames@4",
+        "--out",
+        str(tmp_path / "run"),
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     for cmd in ("score", "report"):
         r = _cli(tmp_path, cmd, str(tmp_path / "run"))

@@ -36,7 +36,7 @@ def test_temporal_quadrants_tile_the_still(tmp_path: Path) -> None:
     frames = read_frames(tmp_path / "t.mp4", [0, 1, 2, 3])
     assert sorted(res.meta.map["quadrant"]) == [0, 1, 2, 3] and res.meta.map["quadrant"] == temporal_order(3)
     union = np.maximum.reduce(list(frames))
-    assert np.abs(union.astype(int) - img).mean() < 1.0           # encoded: the codec's error only
+    assert np.abs(union.astype(int) - img).mean() < 1.0  # encoded: the codec's error only
     # exactly, on the op's own pixels: each frame shows one quadrant, and they tile the still
     from vidaudit.video.perturb.engine import plan_for
     from vidaudit.video.perturb.registry import get_op, resolve
@@ -54,7 +54,7 @@ def test_temporal_quadrants_tile_the_still(tmp_path: Path) -> None:
 @given(seed=st.integers(0, 200))
 def test_every_letter_is_split_by_the_centre_row(seed: int) -> None:
     still = sc.text_still(seed)
-    ink = (np.abs(still.render().astype(int) - sc.BG).max(axis=2) > 60)
+    ink = np.abs(still.render().astype(int) - sc.BG).max(axis=2) > 60
     for a, b in still.letter_columns():
         cell = ink[:, a:b]
         assert cell[:224].any() and cell[224:].any(), still.word
@@ -65,7 +65,7 @@ def test_every_letter_is_split_by_the_centre_row(seed: int) -> None:
 def test_objects_lie_in_their_quadrants_and_options_hold(seed: int) -> None:
     order = temporal_order(seed)
     o = sc.objects_still(seed, order)
-    assert o == sc.objects_still(seed, order)                            # deterministic by seed
+    assert o == sc.objects_still(seed, order)  # deterministic by seed
     assert o.quadrants[1] == order[3] and o.quadrants[0] in order[:3] and o.shapes[0] != o.shapes[1]
     opts, kinds, letter = object_options(seed, *o.shapes)
     assert len(set(opts)) == 4 and kinds[letter] == "correct" and letter == "ABCD"[seed % 4]
@@ -100,17 +100,35 @@ def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def _proc(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """``vidaudit ARGS`` in ``root`` as a real process (a refusal's exit code)."""
-    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("mosaic_e2e")
-    for args in (("generate", "stress", "--probe", "mosaic", "--out", str(root / "data")),
-                 ("run", "stress", "--data", str(root / "data"), "--model", "oracle", "--model", "chance", "--model",
-                  "ideal-observer", "--condition", "frames#4", "--out", str(root / "run")),
-                 ("score", str(root / "run")), ("report", str(root / "run"))):
+    for args in (
+        ("generate", "stress", "--probe", "mosaic", "--out", str(root / "data")),
+        (
+            "run",
+            "stress",
+            "--data",
+            str(root / "data"),
+            "--model",
+            "oracle",
+            "--model",
+            "chance",
+            "--model",
+            "ideal-observer",
+            "--condition",
+            "frames#4",
+            "--out",
+            str(root / "run"),
+        ),
+        ("score", str(root / "run")),
+        ("report", str(root / "run")),
+    ):
         r = _cli(root, *args)
         assert r.returncode == 0, r.stdout + r.stderr
     return root / "run"
@@ -125,14 +143,27 @@ def test_e2e_records(run_dir: Path) -> None:
     assert len(by["oracle"]) == 12 and all(r.correct for r in by["oracle"])
     assert all(r.correct for r in by["ideal-observer"]), [r.sample_id for r in by["ideal-observer"] if not r.correct]
     con = sqlite3.connect(run_dir / "store.sqlite")
-    sent = {(s, json.loads(f) == [0, 1, 2, 3], json.loads(f) == [0]) for s, f in con.execute(
-        "select t.sample_id, a.frame_indices from attempts a join trials t using (trial_id)")}
-    assert all(four if "-temporal-" in s else one for s, four, one in sent)   # exactly the mosaic's frames
+    sent = {
+        (s, json.loads(f) == [0, 1, 2, 3], json.loads(f) == [0])
+        for s, f in con.execute("select t.sample_id, a.frame_indices from attempts a join trials t using (trial_id)")
+    }
+    assert all(four if "-temporal-" in s else one for s, four, one in sent)  # exactly the mosaic's frames
 
 
 def test_e2e_refuses_a_resampling_condition(run_dir: Path) -> None:
-    r = _proc(run_dir.parent, "run", "stress", "--data", str(run_dir.parent / "data"), "--model", "oracle",
-              "--condition", "frames@2", "--out", str(run_dir.parent / "run2"))
+    r = _proc(
+        run_dir.parent,
+        "run",
+        "stress",
+        "--data",
+        str(run_dir.parent / "data"),
+        "--model",
+        "oracle",
+        "--condition",
+        "frames@2",
+        "--out",
+        str(run_dir.parent / "run2"),
+    )
     assert r.returncode != 0 and "exactly its 4 frames" in " ".join((r.stdout + r.stderr).split())
 
 

@@ -18,9 +18,14 @@ from vidaudit.suites.stress.suite import PARTS
 
 
 def _sample(probe: object, **params: object) -> Sample:
-    return Sample(sample_id="s", suite="stress", question="q", answer="pan_left",
-                  params={"probe": probe, **params},
-                  video=VideoRef(path="v.mp4", fps=10, width=16, height=16, n_frames=3, duration_s=0.3))
+    return Sample(
+        sample_id="s",
+        suite="stress",
+        question="q",
+        answer="pan_left",
+        params={"probe": probe, **params},
+        video=VideoRef(path="v.mp4", fps=10, width=16, height=16, n_frames=3, duration_s=0.3),
+    )
 
 
 def test_every_listed_probe_loads_and_is_described() -> None:
@@ -58,8 +63,9 @@ def test_settings_are_checked() -> None:
     GenerateOptions(settings={"bar": "1"}).check_settings(("bar",), "p")
 
 
-@given(st.dictionaries(st.from_regex(r"[a-z_]{1,8}", fullmatch=True), st.text(alphabet="abc=1 ", max_size=6),
-                       max_size=4))
+@given(
+    st.dictionaries(st.from_regex(r"[a-z_]{1,8}", fullmatch=True), st.text(alphabet="abc=1 ", max_size=6), max_size=4)
+)
 def test_parse_settings_round_trips(d: dict[str, str]) -> None:
     assert parse_settings([f"{k}={v}" for k, v in d.items()]) == {k: v.strip() for k, v in d.items()}
 
@@ -94,8 +100,16 @@ def test_ideal_observer_full_size_option(tmp_path) -> None:
 
     path = tmp_path / "v.mp4"
     write_video(path, [np.full((32, 48, 3), 40 * i, np.uint8) for i in range(3)], 3.0, 48, 32)
-    part = VideoPart(path=str(path), sha256=None, fps=3.0, duration_s=1.0, n_frames=3, source_fps=3.0,
-                     frame_indices=(0, 2), timestamps=(0.0, 2 / 3))
+    part = VideoPart(
+        path=str(path),
+        sha256=None,
+        fps=3.0,
+        duration_s=1.0,
+        n_frames=3,
+        source_fps=3.0,
+        frame_indices=(0, 2),
+        timestamps=(0.0, 2 / 3),
+    )
     req = Request(trial_id="t", parts=(part,))
     assert {f.shape for _, _, f in observed_frames(req, "x")} == {(16, 24, 3)}
     assert {f.shape for _, _, f in observed_frames(req, "x", half=False)} == {(32, 48, 3)}
@@ -106,12 +120,22 @@ def test_ideal_observer_full_size_option(tmp_path) -> None:
         IdealObserverAdapter(ModelSpec.parse("ideal-observer"), suite=SUITE, full_size="maybe")
 
 
-def _record(i: int, role: str, probe: str = "camera_motion", correct: bool = True,
-            condition: str = "frames@4/mcq") -> ScoreRecord:
-    return ScoreRecord(trial_id=f"t{role}{i}", sample_id=f"s{i}", suite="stress", model=role if role != "human" else
-                       f"human:{i % 2}", model_role=role, group_id="g", condition=condition, status="ok",
-                       correct=correct, params={"probe": probe, "motion": "pan_left", "synthesis": "2d"},
-                       metrics={"predicted": "pan_left"})
+def _record(
+    i: int, role: str, probe: str = "camera_motion", correct: bool = True, condition: str = "frames@4/mcq"
+) -> ScoreRecord:
+    return ScoreRecord(
+        trial_id=f"t{role}{i}",
+        sample_id=f"s{i}",
+        suite="stress",
+        model=role if role != "human" else f"human:{i % 2}",
+        model_role=role,
+        group_id="g",
+        condition=condition,
+        status="ok",
+        correct=correct,
+        params={"probe": probe, "motion": "pan_left", "synthesis": "2d"},
+        metrics={"predicted": "pan_left"},
+    )
 
 
 def test_human_records_reach_the_probe_in_aggregate_input_not_as_model_rows() -> None:
@@ -130,8 +154,9 @@ def test_human_records_reach_the_probe_in_aggregate_input_not_as_model_rows() ->
     rows = summary(AggregateInput(models, {}, human=human))
     assert [r[0] for r in rows] == ["oracle"] and rows[0][-1] == "75.0 (3/4)"
     assert summary(AggregateInput(models, {}))[0][-1] == "not measured"
-    assert "human ceiling 75.0 (3/4) (imported study)" in " ".join(SUITE.aggregate(
-        AggregateInput(models, {}, human=human)).notes)
+    assert "human ceiling 75.0 (3/4) (imported study)" in " ".join(
+        SUITE.aggregate(AggregateInput(models, {}, human=human)).notes
+    )
     # the probe itself, given every probe's human records, counts its own
     direct = SUITE.probe("camera_motion").aggregate(AggregateInput(models, {}, human=human))
     assert "human ceiling 75.0 (3/4) (imported study)" in " ".join(direct.notes)

@@ -38,8 +38,9 @@ def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def _proc(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """``vidaudit ARGS`` in ``root`` as a real process (a refusal's exit code)."""
-    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_prompt_snapshot() -> None:
@@ -48,8 +49,12 @@ def test_prompt_snapshot() -> None:
         prompt_text("first", ["a", "b"])
 
 
-@given(st.sampled_from(sorted(PROCEDURES)), st.sampled_from(["first", "last", "sequence"]),
-       st.sampled_from(["reordered", "blank", "unrelated"]), st.integers(0, 10_000))
+@given(
+    st.sampled_from(sorted(PROCEDURES)),
+    st.sampled_from(["first", "last", "sequence"]),
+    st.sampled_from(["reordered", "blank", "unrelated"]),
+    st.integers(0, 10_000),
+)
 def test_answer_key(procedure: str, q: str, cond: str, seed: int) -> None:
     canonical = list(PROCEDURES[procedure])
     rng = rng_from("t", seed)
@@ -57,8 +62,11 @@ def test_answer_key(procedure: str, q: str, cond: str, seed: int) -> None:
     if cond == "reordered":
         while True:  # a reordering that changes the queried position, as shuffle_segments guarantees
             shown = [canonical[i] for i in rng.permutation(len(canonical))]
-            if (q == "first" and shown[0] != canonical[0]) or (q == "last" and shown[-1] != canonical[-1]) \
-                    or (q == "sequence" and shown != canonical):
+            if (
+                (q == "first" and shown[0] != canonical[0])
+                or (q == "last" and shown[-1] != canonical[-1])
+                or (q == "sequence" and shown != canonical)
+            ):
                 break
     key = build_key(q, cond, canonical, shown, rng)
     letters = {"A": 0, "B": 1, "C": 2, "D": 3}
@@ -75,15 +83,28 @@ def test_answer_key(procedure: str, q: str, cond: str, seed: int) -> None:
 
 
 def _rec(model: str, correct: bool, kind: str, vc: str = "blank", q: str = "first") -> ScoreRecord:
-    return ScoreRecord(trial_id=f"{model}-{kind}-{vc}-{q}-{correct}-{id(object())}", sample_id="s", suite="stress",
-                       model=model, condition="c", group_id="g", status="ok", correct=correct,
-                       params={"probe": "shortcuts", "video_condition": vc, "question_kind": q, "blank_s": 10.0},
-                       metrics={"picked_kind": kind})
+    return ScoreRecord(
+        trial_id=f"{model}-{kind}-{vc}-{q}-{correct}-{id(object())}",
+        sample_id="s",
+        suite="stress",
+        model=model,
+        condition="c",
+        group_id="g",
+        status="ok",
+        correct=correct,
+        params={"probe": "shortcuts", "video_condition": vc, "question_kind": q, "blank_s": 10.0},
+        metrics={"picked_kind": kind},
+    )
 
 
 def test_clp_counts_errors_that_pick_the_language_prior() -> None:
-    recs = [_rec("m", False, "lp"), _rec("m", False, "lp"), _rec("m", False, "distractor"), _rec("m", True, "correct"),
-            _rec("m", False, "lp", vc="reordered")]
+    recs = [
+        _rec("m", False, "lp"),
+        _rec("m", False, "lp"),
+        _rec("m", False, "distractor"),
+        _rec("m", True, "correct"),
+        _rec("m", False, "lp", vc="reordered"),
+    ]
     c = aggregate(recs)["cells"]["m|c"]
     assert c["clp_pooled"] == {"errors": 4, "lp_errors": 3, "clp": 0.75}
     assert c["clp_blank"] == {"errors": 3, "lp_errors": 2, "clp": pytest.approx(2 / 3)}
@@ -96,8 +117,25 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("shortcuts")
     r = _cli(root, "generate", "stress", "--probe", "shortcuts", "--out", str(root / "data"))
     assert r.returncode == 0, r.stdout + r.stderr
-    r = _cli(root, "run", "stress", "--data", str(root / "data"), "--model", "oracle", "--model", "chance",
-             "--model", "ideal-observer", "--model", "constant:A", "--condition", "frames@4", "--out", str(root / "run"))
+    r = _cli(
+        root,
+        "run",
+        "stress",
+        "--data",
+        str(root / "data"),
+        "--model",
+        "oracle",
+        "--model",
+        "chance",
+        "--model",
+        "ideal-observer",
+        "--model",
+        "constant:A",
+        "--condition",
+        "frames@4",
+        "--out",
+        str(root / "run"),
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     r = _cli(root, "report", str(root / "run"))
     assert r.returncode == 0, r.stdout + r.stderr
@@ -139,8 +177,9 @@ def test_blank_durations_on_request(tmp_path: Path) -> None:
     that length (read back from the files), recorded in dataset.json, keys balanced in each Blank-Avg cell."""
     from vidaudit.video.probe import probe
 
-    r = _cli(tmp_path, "generate", "stress", "--probe", "shortcuts", "--out", str(tmp_path / "data"),
-             "--set", "blank_s=5,60")
+    r = _cli(
+        tmp_path, "generate", "stress", "--probe", "shortcuts", "--out", str(tmp_path / "data"), "--set", "blank_s=5,60"
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     samples = load_samples(tmp_path / "data")
     blank = [s for s in samples if s.params["video_condition"] == "blank"]
@@ -148,13 +187,23 @@ def test_blank_durations_on_request(tmp_path: Path) -> None:
     for s in blank:
         info = probe(tmp_path / "data" / s.video.path)
         assert abs(info.n_frames / info.fps - s.params["blank_s"]) < 1e-9, (s.sample_id, info.n_frames, info.fps)
-    for d in (5.0, 60.0):   # Blank-Avg cell: First and Last of the two sources, four different letters
-        assert sorted(s.answer for s in blank if s.params["blank_s"] == d and s.params["question_kind"] != "sequence") \
-            == ["A", "B", "C", "D"]
+    for d in (5.0, 60.0):  # Blank-Avg cell: First and Last of the two sources, four different letters
+        assert sorted(
+            s.answer for s in blank if s.params["blank_s"] == d and s.params["question_kind"] != "sequence"
+        ) == ["A", "B", "C", "D"]
     assert json.loads((tmp_path / "data" / "dataset.json").read_text())["blank_s"] == [5.0, 60.0]
     for bad, why in (("5,x", "not a number"), ("0", "outside"), ("5,5", "given twice"), ("700", "outside")):
-        r = _proc(tmp_path, "generate", "stress", "--probe", "shortcuts", "--out", str(tmp_path / "bad"),
-                  "--set", f"blank_s={bad}")
+        r = _proc(
+            tmp_path,
+            "generate",
+            "stress",
+            "--probe",
+            "shortcuts",
+            "--out",
+            str(tmp_path / "bad"),
+            "--set",
+            f"blank_s={bad}",
+        )
         assert r.returncode == 2 and why in r.stdout + r.stderr, (bad, r.stdout + r.stderr)
 
 
@@ -165,11 +214,17 @@ def _youcook2(root: Path, n_videos: int = 2, broken: dict | None = None) -> Path
     for i, proc in enumerate(sorted(PROCEDURES)[:n_videos]):
         vid = f"vid{i:02d}"
         steps = PROCEDURES[proc][:4]
-        segs = render_procedure(proc, [0, 1, 2, 3], [0.5, 0.6, 0.5, 0.7], src / "videos" / f"{vid}.mp4",
-                                width=96, height=64, fps=8.0)
-        db[vid] = {"duration": segs[-1].end_s, "subset": "validation", "recipe_type": "1",
-                   "annotations": [{"id": j, "segment": [s.start_s, s.end_s], "sentence": steps[j]}
-                                   for j, s in enumerate(segs)]}
+        segs = render_procedure(
+            proc, [0, 1, 2, 3], [0.5, 0.6, 0.5, 0.7], src / "videos" / f"{vid}.mp4", width=96, height=64, fps=8.0
+        )
+        db[vid] = {
+            "duration": segs[-1].end_s,
+            "subset": "validation",
+            "recipe_type": "1",
+            "annotations": [
+                {"id": j, "segment": [s.start_s, s.end_s], "sentence": steps[j]} for j, s in enumerate(segs)
+            ],
+        }
     if broken:
         db["vid00"].update(broken)
     (src / "youcook2_annotations.json").write_text(json.dumps({"database": db}))
@@ -183,17 +238,25 @@ def test_youcook2_loader(tmp_path: Path) -> None:
     generate(tmp_path / "data", "smoke", source=src)
     samples = load_samples(tmp_path / "data")
     assert len(samples) == 2 * 3 * 3 and {s.params["source"] for s in samples} == {"youcook2"}
-    assert all(s.params["canonical"] == list(PROCEDURES[sorted(PROCEDURES)[0]][:4])
-               for s in samples if s.params["source_name"] == "vid00")
+    assert all(
+        s.params["canonical"] == list(PROCEDURES[sorted(PROCEDURES)[0]][:4])
+        for s in samples
+        if s.params["source_name"] == "vid00"
+    )
 
 
-@pytest.mark.parametrize("broken, match", [
-    ({"annotations": [{"id": 0, "segment": [0, 1], "sentence": "a"}]}, "at least 4"),
-    ({"annotations": [{"id": 0, "sentence": "a"}] * 4}, "needs 'segment'"),
-    ({"annotations": [{"id": j, "segment": [1 - j * 0.1, 2], "sentence": f"s{j}"} for j in range(4)]},
-     "time order"),
-    ({"annotations": [{"id": j, "segment": [j, j + 1], "sentence": "same"} for j in range(4)]}, "repeated"),
-])
+@pytest.mark.parametrize(
+    "broken, match",
+    [
+        ({"annotations": [{"id": 0, "segment": [0, 1], "sentence": "a"}]}, "at least 4"),
+        ({"annotations": [{"id": 0, "sentence": "a"}] * 4}, "needs 'segment'"),
+        (
+            {"annotations": [{"id": j, "segment": [1 - j * 0.1, 2], "sentence": f"s{j}"} for j in range(4)]},
+            "time order",
+        ),
+        ({"annotations": [{"id": j, "segment": [j, j + 1], "sentence": "same"} for j in range(4)]}, "repeated"),
+    ],
+)
 def test_youcook2_loader_refuses_broken_annotations(tmp_path: Path, broken: dict, match: str) -> None:
     from vidaudit.suites.stress.shortcuts.generate import generate
 

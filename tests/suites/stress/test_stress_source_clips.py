@@ -66,22 +66,32 @@ def test_camera_motion_moves_the_players_frame_of_each_clip(made: dict[str, Made
     for scene, name in enumerate(names):
         m = made[name]
         mine = [s for s in samples if s.params["scene"] == scene]
-        assert {s.params["motion"] for s in mine} == {"zoom_in", "zoom_out", "pan_left", "pan_right", "tilt_up",
-                                                      "tilt_down"}
+        assert {s.params["motion"] for s in mine} == {
+            "zoom_in",
+            "zoom_out",
+            "pan_left",
+            "pan_right",
+            "tilt_up",
+            "tilt_down",
+        }
         p = mine[0].params
         assert p["source_clip"] == name and "source_image" not in p
         t = p["source_frame_s"]
-        assert t == round(probe(m.path).timeline.duration_s / 2, 6)    # the middle of the clip's clock
+        assert t == round(probe(m.path).timeline.duration_s / 2, 6)  # the middle of the clip's clock
         assert p["source_frame"] == list(m.times).index(max(x for x in m.times if x <= t + 1e-6))
         still = cv2.cvtColor(cv2.imread(str(out / "scenes" / f"user-{scene}-48x32.png")), cv2.COLOR_BGR2RGB)
-        shown = fit_image(player.at(m.path, t), 48, 32, m.path)      # the independent player's frame, fitted
+        shown = fit_image(player.at(m.path, t), 48, 32, m.path)  # the independent player's frame, fitted
         assert np.abs(still.astype(int) - shown.astype(int)).mean() < 4, name
-        if m.size == (96, 64):                                        # same aspect: the code survives the fit
+        if m.size == (96, 64):  # same aspect: the code survives the fit
             assert frame_code(still) == m.on_screen(t), name
             assert is_upright(still), name
     # frame_s picks another moment of every clip; a time past a clip is refused, naming it
-    generate_camera(tmp_path / "d2", "smoke", source=_folder(made, tmp_path / "two", ["rot90.mp4", "late_start.mp4"]),
-                    settings={"size": "48x32", "frame_s": "0.6"})
+    generate_camera(
+        tmp_path / "d2",
+        "smoke",
+        source=_folder(made, tmp_path / "two", ["rot90.mp4", "late_start.mp4"]),
+        settings={"size": "48x32", "frame_s": "0.6"},
+    )
     for s in load_samples(tmp_path / "d2"):
         m = made[s.params["source_clip"]]
         assert s.params["source_frame_s"] == 0.6
@@ -103,10 +113,18 @@ def test_camera_motion_moves_the_players_frame_of_each_clip(made: dict[str, Made
 
 #: four labelled actions on three clips (bounds on frame times of both rates), two on a fourth (left out)
 SHORTCUT_STEPS = {
-    "vfr_two_rates.mp4": [(0.0, 0.5, "open the box"), (0.5, 1.0, "take out the lid"), (1.0, 1.4, "fill the box"),
-                          (1.4, 2.0, "close the box")],
-    "rot90.mp4": [(0.0, 0.2, "wet the brush"), (0.2, 0.5, "paint the wall"), (0.5, 0.7, "rinse the brush"),
-                  (0.7, 1.0, "dry the brush")],
+    "vfr_two_rates.mp4": [
+        (0.0, 0.5, "open the box"),
+        (0.5, 1.0, "take out the lid"),
+        (1.0, 1.4, "fill the box"),
+        (1.4, 2.0, "close the box"),
+    ],
+    "rot90.mp4": [
+        (0.0, 0.2, "wet the brush"),
+        (0.2, 0.5, "paint the wall"),
+        (0.5, 0.7, "rinse the brush"),
+        (0.7, 1.0, "dry the brush"),
+    ],
     "late_start.mp4": [(0.5, 0.7, "crack the egg"), (0.7, 1.0, "whisk"), (1.0, 1.2, "pour"), (1.2, 1.5, "flip")],
     "hevc.mp4": [(0.0, 0.3, "one"), (0.3, 0.6, "two")],
 }
@@ -143,12 +161,12 @@ def test_shortcuts_on_a_folder_of_clips_reorders_the_players_frames(made: dict[s
     info = json.loads((out / "dataset.json").read_text())
     assert info["source"] == "clips" and sorted(info["skipped_clips"]) == ["hevc.mp4", "vp9.webm"]
     assert {s.params["source_name"] for s in samples} == {"vfr_two_rates", "rot90", "late_start"}
-    assert len(samples) == 3 * 3 * 3                                   # 3 clips x 3 conditions x 3 questions
+    assert len(samples) == 3 * 3 * 3  # 3 clips x 3 conditions x 3 questions
     checked = 0
     for s in samples:
         name = s.params["source_name"] + (".mp4")
         steps, truth = SHORTCUT_STEPS[name], made[name]
-        assert s.params["canonical"] == [label for _, _, label in steps]          # time order is canonical
+        assert s.params["canonical"] == [label for _, _, label in steps]  # time order is canonical
         if s.params["video_condition"] != "reordered":
             continue
         _, frames = player.frames(out / s.video.path)
@@ -159,13 +177,18 @@ def test_shortcuts_on_a_folder_of_clips_reorders_the_players_frames(made: dict[s
             if got is not None and (not labels or labels[-1] != got):
                 labels.append(got)
             checked += 1
-        assert labels == s.params["shown"], (s.sample_id, labels, s.params["shown"])                # the order the answer key was built on
+        assert labels == s.params["shown"], (
+            s.sample_id,
+            labels,
+            s.params["shown"],
+        )  # the order the answer key was built on
         assert labels != s.params["canonical"]
     assert checked > 100
     # a folder where no clip has four actions is one line naming the fix
     bare = _folder(made, tmp_path / "bare", ["rot90.mp4", "hevc.mp4"])
-    r = CliRunner().invoke(app, ["generate", "stress", "--probe", "shortcuts", "--source", str(bare),
-                                 "--out", str(tmp_path / "d2")])
+    r = CliRunner().invoke(
+        app, ["generate", "stress", "--probe", "shortcuts", "--source", str(bare), "--out", str(tmp_path / "d2")]
+    )
     assert r.exit_code == 2 and "at least 4 labelled actions in steps.csv" in r.output and "Traceback" not in r.output
 
 
@@ -182,13 +205,19 @@ def test_cross_frame_reads_a_folder_of_clips_with_a_csv_of_questions(made: dict[
     player = Player.required()
     names = ["rot90.mp4", "phone_vfr_rot180.mp4", "late_start.mp4", "vfr_two_rates.mp4"]
     src = _folder(made, tmp_path / "clips", names)
-    (src / "questions.csv").write_text("video,question,a0,a1,a2,a3,a4,answer,type\n" + "".join(
-        f"{Path(n).stem},What is shown?,a,b,c,d,e,{i % 5},{'TN' if i % 2 else 'DO'}\n" for i, n in enumerate(names)))
+    (src / "questions.csv").write_text(
+        "video,question,a0,a1,a2,a3,a4,answer,type\n"
+        + "".join(
+            f"{Path(n).stem},What is shown?,a,b,c,d,e,{i % 5},{'TN' if i % 2 else 'DO'}\n" for i, n in enumerate(names)
+        )
+    )
     out = tmp_path / "data"
-    r = CliRunner().invoke(app, ["generate", "stress", "--probe", "cross_frame", "--source", str(src), "--out", str(out)])
+    r = CliRunner().invoke(
+        app, ["generate", "stress", "--probe", "cross_frame", "--source", str(src), "--out", str(out)]
+    )
     assert r.exit_code == 0, r.output
     samples = load_samples(out)
-    assert len(samples) == 2 * len(names)                              # forced and with abstention
+    assert len(samples) == 2 * len(names)  # forced and with abstention
     for s in samples:
         truth = next(made[n] for n in names if Path(n).stem == s.params["video_name"])
         times, frames = player.frames(out / s.video.path)
@@ -196,8 +225,9 @@ def test_cross_frame_reads_a_folder_of_clips_with_a_csv_of_questions(made: dict[
         assert all(is_upright(f) for f in frames) and times[0] == 0.0
     bad = _folder(made, tmp_path / "bad", ["rot90.mp4"])
     (bad / "q.csv").write_text("video,question,a0,a1,a2,a3,a4,answer,type\nmissing,Q?,a,b,c,d,e,0,TN\n")
-    r = CliRunner().invoke(app, ["generate", "stress", "--probe", "cross_frame", "--source", str(bad),
-                                 "--out", str(tmp_path / "d2")])
+    r = CliRunner().invoke(
+        app, ["generate", "stress", "--probe", "cross_frame", "--source", str(bad), "--out", str(tmp_path / "d2")]
+    )
     assert r.exit_code == 2 and "none of its 1 videos was found" in r.output
 
 
@@ -216,8 +246,21 @@ def test_shortcuts_on_ego4d_windows(tmp_path: Path) -> None:
     truth = Made(video, tuple(range(110)), tuple(k / 5 for k in range(110)))
     windows = {c.name: [(c.start_s + s.start_s, c.start_s + s.end_s, s.label) for s in c.steps] for c in ego4d(root)}
     out = tmp_path / "data"
-    r = CliRunner().invoke(app, ["generate", "stress", "--probe", "shortcuts", "--source", str(root), "--set",
-                                 "dataset=ego4d", "--out", str(out)])
+    r = CliRunner().invoke(
+        app,
+        [
+            "generate",
+            "stress",
+            "--probe",
+            "shortcuts",
+            "--source",
+            str(root),
+            "--set",
+            "dataset=ego4d",
+            "--out",
+            str(out),
+        ],
+    )
     assert r.exit_code == 0, r.output
     samples = load_samples(out)
     assert {s.params["source_name"] for s in samples} == set(windows) and len(windows) == 2
@@ -233,6 +276,7 @@ def test_shortcuts_on_ego4d_windows(tmp_path: Path) -> None:
             if got is not None and (not labels or labels[-1] != got):
                 labels.append(got)
         assert labels == s.params["shown"], (s.sample_id, labels, s.params["shown"])
-    r = CliRunner().invoke(app, ["generate", "stress", "--probe", "shortcuts", "--set", "dataset=ego4d",
-                                 "--out", str(tmp_path / "d2")])
+    r = CliRunner().invoke(
+        app, ["generate", "stress", "--probe", "shortcuts", "--set", "dataset=ego4d", "--out", str(tmp_path / "d2")]
+    )
     assert r.exit_code == 2 and "pass --source" in r.output

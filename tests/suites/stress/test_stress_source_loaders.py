@@ -43,13 +43,23 @@ CHARADES_HEADER = "id,subject,scene,quality,relevance,verified,script,objects,de
 
 #: name -> (container format, codec, fps); written 64x48 (3GP's H.263 needs 128x96), about 1.2 s each
 CONTAINERS = {
-    "phone.mp4": ("mp4", "libx264", 10), "screen.mkv": ("matroska", "libx264", 10),
-    "web.webm": ("webm", "libvpx-vp9", 10), "old.avi": ("avi", "mpeg4", 10), "camera.mov": ("mov", "libx264", 10),
-    "avchd.mts": ("mpegts", "libx264", 10), "bluray.m2ts": ("mpegts", "libx264", 10),
-    "broadcast.ts": ("mpegts", "mpeg2video", 25), "vcd.mpg": ("mpeg", "mpeg1video", 25),
-    "dvd.mpeg": ("vob", "mpeg2video", 25), "dvd.vob": ("vob", "mpeg2video", 25),
-    "studio.mxf": ("mxf", "mpeg2video", 25), "flash.flv": ("flv", "flv", 10), "windows.wmv": ("asf", "wmv2", 10),
-    "stream.asf": ("asf", "wmv2", 10), "mobile.3gp": ("3gp", "h263", 10), "itunes.m4v": ("ipod", "libx264", 10),
+    "phone.mp4": ("mp4", "libx264", 10),
+    "screen.mkv": ("matroska", "libx264", 10),
+    "web.webm": ("webm", "libvpx-vp9", 10),
+    "old.avi": ("avi", "mpeg4", 10),
+    "camera.mov": ("mov", "libx264", 10),
+    "avchd.mts": ("mpegts", "libx264", 10),
+    "bluray.m2ts": ("mpegts", "libx264", 10),
+    "broadcast.ts": ("mpegts", "mpeg2video", 25),
+    "vcd.mpg": ("mpeg", "mpeg1video", 25),
+    "dvd.mpeg": ("vob", "mpeg2video", 25),
+    "dvd.vob": ("vob", "mpeg2video", 25),
+    "studio.mxf": ("mxf", "mpeg2video", 25),
+    "flash.flv": ("flv", "flv", 10),
+    "windows.wmv": ("asf", "wmv2", 10),
+    "stream.asf": ("asf", "wmv2", 10),
+    "mobile.3gp": ("3gp", "h263", 10),
+    "itunes.m4v": ("ipod", "libx264", 10),
 }
 
 
@@ -94,9 +104,24 @@ def every_container(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, (fmt, codec, fps) in CONTAINERS.items():
         size = (128, 96) if codec == "h263" else (64, 48)
         _clip(d / name, list(range(round(1.2 * fps))), fps=fps, size=size, fmt=fmt, codec=codec)
-    assert player.ffmpeg is not None       # Ogg Theora: PyAV's FFmpeg has no Theora encoder, Debian's has
-    subprocess.run([player.ffmpeg, "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10", "-t", "1.2",
-                    "-c:v", "libtheora", str(d / "theora.ogv")], check=True)
+    assert player.ffmpeg is not None  # Ogg Theora: PyAV's FFmpeg has no Theora encoder, Debian's has
+    subprocess.run(
+        [
+            player.ffmpeg,
+            "-v",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc=size=64x48:rate=10",
+            "-t",
+            "1.2",
+            "-c:v",
+            "libtheora",
+            str(d / "theora.ogv"),
+        ],
+        check=True,
+    )
     (d / "notes.txt").write_text("shot list: take 3 is the good one\n")
     cv2_png = np.zeros((48, 64, 3), np.uint8)
     c = av.open(str(d / "cover.png"), "w", format="image2")
@@ -110,17 +135,21 @@ def every_container(tmp_path_factory: pytest.TempPathFactory) -> Path:
     c.close()
     (d / "extras").mkdir()
     _clip(d / "extras" / "deeper.mp4", list(range(6)))
-    _clip(root / "outside.mp4", list(range(6)))                 # a clip outside the folder, reached by a link
+    _clip(root / "outside.mp4", list(range(6)))  # a clip outside the folder, reached by a link
     (d / "linked.mp4").symlink_to(root / "outside.mp4")
     return d
 
 
-NOT_CLIPS = {"notes.txt": "not a readable video", "cover.png": "a still image", "voice.m4a": "no video stream",
-             "extras": "a folder", "linked.mp4": "leads outside"}
+NOT_CLIPS = {
+    "notes.txt": "not a readable video",
+    "cover.png": "a still image",
+    "voice.m4a": "no video stream",
+    "extras": "a folder",
+    "linked.mp4": "leads outside",
+}
 
 
-def test_every_container_a_player_plays_is_used_and_the_rest_is_named(every_container: Path,
-                                                                       tmp_path: Path) -> None:
+def test_every_container_a_player_plays_is_used_and_the_rest_is_named(every_container: Path, tmp_path: Path) -> None:
     out = tmp_path / "data"
     code, output = _generate("--probe", "expectation", "--source", str(every_container), "--out", str(out))
     assert code == 0, output
@@ -131,8 +160,8 @@ def test_every_container_a_player_plays_is_used_and_the_rest_is_named(every_cont
     assert set(skipped) == set(NOT_CLIPS) and log["n_skipped"] == len(NOT_CLIPS)
     for name, why in NOT_CLIPS.items():
         assert why in skipped[name], (name, skipped[name])
-        assert f"skipped: {name}: {skipped[name]}" in output            # printed, one line each
-    assert set(os.listdir(every_container)) == used | set(skipped)      # nothing ignored without a word
+        assert f"skipped: {name}: {skipped[name]}" in output  # printed, one line each
+    assert set(os.listdir(every_container)) == used | set(skipped)  # nothing ignored without a word
     assert all(str(every_container) in s.params["source_clip"] for s in load_samples(out))
 
 
@@ -160,7 +189,7 @@ def test_camera_motion_leaves_out_what_it_cannot_use_and_goes_on(tmp_path: Path)
         c.mux(p)
     c.close()
     (src / "broken.png").write_bytes(b"\x89PNG not really")
-    _clip(src / "tiny.mts", list(range(10)), fmt="mpegts")          # 64x48: too small for a 160x96 move
+    _clip(src / "tiny.mts", list(range(10)), fmt="mpegts")  # 64x48: too small for a 160x96 move
     (src / "notes.txt").write_text("x")
     out = tmp_path / "data"
     code, output = _generate("--probe", "camera_motion", "--source", str(src), "--out", str(out))
@@ -178,9 +207,9 @@ def test_camera_motion_leaves_out_what_it_cannot_use_and_goes_on(tmp_path: Path)
 @pytest.fixture(scope="module")
 def lengths(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("lengths")
-    _clip(d / "a_long.mp4", list(range(40)))              # 8 s at 5 fps, codes 0-39
-    _clip(d / "b_short.mp4", list(range(100, 107)))       # 1.4 s: less than a quarter of 8 s
-    _clip(d / "c_long.mp4", list(range(150, 190)))        # 8 s, codes 150-189
+    _clip(d / "a_long.mp4", list(range(40)))  # 8 s at 5 fps, codes 0-39
+    _clip(d / "b_short.mp4", list(range(100, 107)))  # 1.4 s: less than a quarter of 8 s
+    _clip(d / "c_long.mp4", list(range(150, 190)))  # 8 s, codes 150-189
     return d
 
 
@@ -193,7 +222,10 @@ def test_a_short_clip_beside_long_ones_does_not_stop_the_folder(lengths: Path, t
     assert code == 0, output
     mixes = {s.params["source_name"]: s for s in load_samples(out) if s.params.get("anomaly") == "scene_mix"}
     assert {k: s.params["mixed_with"] for k, s in mixes.items()} == {
-        "a_long": "c_long", "b_short": "c_long", "c_long": "a_long"}
+        "a_long": "c_long",
+        "b_short": "c_long",
+        "c_long": "a_long",
+    }
     assert _info(out)["source_log"]["skipped"] == []
     s = mixes["a_long"]
     a, b = s.params["anomaly_info"]["mixed"]["frames"]
@@ -223,7 +255,7 @@ def test_a_clip_that_does_not_decode_is_named_and_the_rest_go_on(lengths: Path, 
     d.mkdir()
     for n in ("a_long.mp4", "c_long.mp4"):
         shutil.copy(lengths / n, d / n)
-    (d / "broken.mts").write_bytes((lengths / "b_short.mp4").read_bytes()[:300])     # a cut-off download
+    (d / "broken.mts").write_bytes((lengths / "b_short.mp4").read_bytes()[:300])  # a cut-off download
     out = tmp_path / "data"
     code, output = _generate("--probe", "expectation", "--source", str(d), "--out", str(out))
     assert code == 0, output
@@ -240,11 +272,23 @@ def test_a_dataset_video_that_does_not_import_is_named_and_the_rest_go_on(length
     shutil.copy(lengths / "a_long.mp4", videos / "101.mp4")
     shutil.copy(lengths / "c_long.mp4", videos / "102.mp4")
     (videos / "103.webm").write_bytes(b"\x1aE\xdf\xa3 a cut-off download")
-    (root / "something-something-v2-validation.json").write_text(json.dumps(
-        [{"id": str(i), "label": f"moving thing {i}", "template": "Moving [something]", "placeholders": ["thing"]}
-         for i in (101, 102, 103)]))
+    (root / "something-something-v2-validation.json").write_text(
+        json.dumps(
+            [
+                {
+                    "id": str(i),
+                    "label": f"moving thing {i}",
+                    "template": "Moving [something]",
+                    "placeholders": ["thing"],
+                }
+                for i in (101, 102, 103)
+            ]
+        )
+    )
     out = tmp_path / "data"
-    code, output = _generate("--probe", "expectation", "--source", str(root), "--set", "dataset=ssv2", "--out", str(out))
+    code, output = _generate(
+        "--probe", "expectation", "--source", str(root), "--set", "dataset=ssv2", "--out", str(out)
+    )
     assert code == 0, output
     assert {s.params["dataset_id"] for s in load_samples(out)} == {"101", "102"}
     [skip] = _info(out)["source_log"]["skipped"]
@@ -287,17 +331,30 @@ def test_charades_clamps_drops_and_counts(charades_root: Path) -> None:
     log = SourceLog(say=lines.append)
     clips = {c.extra["dataset_id"]: c for c in charades(charades_root, log)}
     assert set(clips) == set(CHARADES_VIDEOS)
-    a = clips["9GS13"]       # c011 10.30-21.70 and c016 14.80-22.40 end after the 21.5 s video
+    a = clips["9GS13"]  # c011 10.30-21.70 and c016 14.80-22.40 end after the 21.5 s video
     assert [(s.label, s.start_s, s.end_s) for s in a.steps] == [
-        ("Opening a door", 0.0, 4.1), ("Putting a phone/camera somewhere", 5.2, 9.9), ("Sitting at a table", 10.3, 21.5)]
+        ("Opening a door", 0.0, 4.1),
+        ("Putting a phone/camera somewhere", 5.2, 9.9),
+        ("Sitting at a table", 10.3, 21.5),
+    ]
     assert ["Playing with a phone/camera", 14.8, 21.5] in a.extra["actions"] and a.extra["actions_clamped"] == 2
-    b = clips["0A8CF"]       # c003 13.40-11.20 is inverted; c000 31.00-33.50 starts after the 15 s video
-    assert {x[0] for x in b.extra["actions"]} == {"Holding some clothes", "Tidying some clothes",
-                                                  "Putting clothes somewhere"} and len(b.extra["actions"]) == 3
-    assert clips["YA10L"].steps == () and clips["QE4YE"].description.startswith("A person washes some clothes in a "
-                                                                                 "washer,\nthen closes the door.")
-    assert log.counts == {"rows": 20, "entries_without_video": 15, "actions_past_length": 3, "actions_clamped": 3,
-                          "actions_after_video": 1, "actions_inverted": 1}
+    b = clips["0A8CF"]  # c003 13.40-11.20 is inverted; c000 31.00-33.50 starts after the 15 s video
+    assert {x[0] for x in b.extra["actions"]} == {
+        "Holding some clothes",
+        "Tidying some clothes",
+        "Putting clothes somewhere",
+    } and len(b.extra["actions"]) == 3
+    assert clips["YA10L"].steps == () and clips["QE4YE"].description.startswith(
+        "A person washes some clothes in a washer,\nthen closes the door."
+    )
+    assert log.counts == {
+        "rows": 20,
+        "entries_without_video": 15,
+        "actions_past_length": 3,
+        "actions_clamped": 3,
+        "actions_after_video": 1,
+        "actions_inverted": 1,
+    }
     assert log.skipped == [{"name": "L8O02.mp4", "reason": log.skipped[0]["reason"]}]
     assert "cannot decode" in log.skipped[0]["reason"]
     said = "\n".join(lines)
@@ -309,13 +366,14 @@ def test_charades_clamps_drops_and_counts(charades_root: Path) -> None:
 
 def test_expectation_generates_from_the_charades_excerpt(charades_root: Path, tmp_path: Path) -> None:
     out = tmp_path / "data"
-    code, output = _generate("--probe", "expectation", "--source", str(charades_root), "--set", "dataset=charades",
-                             "--out", str(out))
+    code, output = _generate(
+        "--probe", "expectation", "--source", str(charades_root), "--set", "dataset=charades", "--out", str(out)
+    )
     assert code == 0, output
     samples = load_samples(out)
     assert {s.params["dataset_id"] for s in samples} == set(CHARADES_VIDEOS)
     gap = [s for s in samples if s.params["task"] == "gap_mcq"]
-    assert [s.params["dataset_id"] for s in gap] == ["9GS13"]           # the one chain of three actions
+    assert [s.params["dataset_id"] for s in gap] == ["9GS13"]  # the one chain of three actions
     forward = {s.params["dataset_id"]: s.video for s in samples if s.params.get("direction") == "forward"}
     for s in samples:
         assert all(end <= forward[s.params["dataset_id"]].duration_s + 1e-6 for _, _, end in s.params["actions"])
@@ -373,9 +431,18 @@ def test_charades_ids_never_reach_outside(world: Path, tmp_path: Path) -> None:
     assert [c.extra["dataset_id"] for c in clips] == ["GOOD1"]
     _inside(world / "Charades_v1_480", clips)
     skipped = {x["name"] for x in log.skipped}
-    assert {"../outside", "../../outside", "sub/../../outside", "a/b", "..", "/", "a\\nb", str(tmp_path / "outside"),
-            "LINK1"} <= skipped
-    assert log.counts["rows_without_id"] == 1      # " " is no id
+    assert {
+        "../outside",
+        "../../outside",
+        "sub/../../outside",
+        "a/b",
+        "..",
+        "/",
+        "a\\nb",
+        str(tmp_path / "outside"),
+        "LINK1",
+    } <= skipped
+    assert log.counts["rows_without_id"] == 1  # " " is no id
 
 
 def test_ssv2_rtime_ego4d_ids_never_reach_outside(world: Path, tmp_path: Path) -> None:
@@ -385,11 +452,15 @@ def test_ssv2_rtime_ego4d_ids_never_reach_outside(world: Path, tmp_path: Path) -
     for d in ("20bn-something-something-v2", "videos", "v1/full_scale"):
         (world / d / "LINK1.mp4").symlink_to(tmp_path / "outside.mp4")
     ids = ["GOOD1", *_hostile(tmp_path)]
-    (world / "something-something-v2-validation.json").write_text(json.dumps(
-        [{"id": i, "label": "x", "template": "x", "placeholders": []} for i in ids]))
+    (world / "something-something-v2-validation.json").write_text(
+        json.dumps([{"id": i, "label": "x", "template": "x", "placeholders": []} for i in ids])
+    )
     (world / "test.json").write_text(json.dumps({i: {"reverse": True, "forward_captions": ["f"]} for i in ids}))
-    narr = {"narration_pass_1": {"narrations": [{"timestamp_sec": t, "narration_text": f"#C C does {t}"}
-                                                for t in (0.0, 1.5, 3.0, 4.5, 6.0)]}}
+    narr = {
+        "narration_pass_1": {
+            "narrations": [{"timestamp_sec": t, "narration_text": f"#C C does {t}"} for t in (0.0, 1.5, 3.0, 4.5, 6.0)]
+        }
+    }
     (world / "narration.json").write_text(json.dumps({i: narr for i in ids}))
     for loader in (ssv2, rtime, ego4d):
         log = SourceLog()
@@ -417,7 +488,7 @@ def test_youcook2_and_nextqa_ids_never_reach_outside(world: Path, tmp_path: Path
     with open(world / "q.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(["video", "question", "a0", "a1", "a2", "a3", "a4", "answer", "type", "qid"])
-        for n, vid in enumerate(ids):     # an empty video is an error of the row, and this CSV is read by line
+        for n, vid in enumerate(ids):  # an empty video is an error of the row, and this CSV is read by line
             if vid.strip() and "\n" not in vid:
                 w.writerow([vid, "What is shown?", "a", "b", "c", "d", "e", "0", "TN", str(n)])
     log = SourceLog()
@@ -432,8 +503,12 @@ def test_lane_change_refuses_a_clip_outside_its_folder(tmp_path: Path) -> None:
     _seconds(root / "ok.mp4", 4.0)
     _seconds(tmp_path / "outside.mp4", 4.0)
     (root / "link.mp4").symlink_to(tmp_path / "outside.mp4")
-    rows = ["ok.mp4,no_change", "../outside.mp4,lane_change", f"{tmp_path / 'outside.mp4'},lane_change",
-            "link.mp4,lane_change"]
+    rows = [
+        "ok.mp4,no_change",
+        "../outside.mp4,lane_change",
+        f"{tmp_path / 'outside.mp4'},lane_change",
+        "link.mp4,lane_change",
+    ]
     (root / "annotations.csv").write_text("clip,label\n" + "\n".join(rows) + "\n")
     out = tmp_path / "data"
     code, output = _generate("--probe", "lane_change", "--source", str(root), "--out", str(out))
@@ -456,9 +531,14 @@ def test_lane_change_leaves_out_a_clip_that_does_not_decode(tmp_path: Path) -> N
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(name=st.lists(st.sampled_from(["..", ".", "", "/", "\\", "a", "LINK1", "outside", "GOOD1", "\x00", "\n"]),
-                     min_size=1, max_size=5).map("/".join)
-       | st.text(alphabet=st.sampled_from("./\\aGOD1\x00:"), max_size=12))
+@given(
+    name=st.lists(
+        st.sampled_from(["..", ".", "", "/", "\\", "a", "LINK1", "outside", "GOOD1", "\x00", "\n"]),
+        min_size=1,
+        max_size=5,
+    ).map("/".join)
+    | st.text(alphabet=st.sampled_from("./\\aGOD1\x00:"), max_size=12)
+)
 def test_find_video_never_answers_outside_its_folder(world: Path, name: str) -> None:
     """Whatever the id, ``find_video`` answers a file inside one of the folders it searches, None, or a DataError."""
     dirs = ("Charades_v1_480", ".")
@@ -469,5 +549,9 @@ def test_find_video_never_answers_outside_its_folder(world: Path, name: str) -> 
         return
     if found is not None:
         real = Path(os.path.realpath(found))
-        assert real.is_relative_to(os.path.realpath(world)) and real.is_file() and real.name != "outside.mp4" \
-            or real == Path(os.path.realpath(world / "outside.mp4")), found
+        assert (
+            real.is_relative_to(os.path.realpath(world))
+            and real.is_file()
+            and real.name != "outside.mp4"
+            or real == Path(os.path.realpath(world / "outside.mp4"))
+        ), found

@@ -25,28 +25,50 @@ CHAT = "/v1/chat/completions"
 
 
 def completion(text: str) -> dict:
-    return {"id": "c", "object": "chat.completion", "created": 1, "model": "gen-1",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48}}
+    return {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "gen-1",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48},
+    }
 
 
 def pair(category: str, original: str, modified: str, **extra: str) -> str:
-    return json.dumps({"original": original, "modified": modified, "category": category,
-                       "modification_description": "changed one thing", **extra})
+    return json.dumps(
+        {
+            "original": original,
+            "modified": modified,
+            "category": category,
+            "modification_description": "changed one thing",
+            **extra,
+        }
+    )
 
 
 # what the generator answers, keyed by (video, category); None marks the answers that must be dropped
 ANSWERS = {
-    ("clip_a", "TR"): (pair("Temporal Reordering", "The man first opens the door, then sits down.",
-                            "The man first sits down, then opens the door."), None),
+    ("clip_a", "TR"): (
+        pair(
+            "Temporal Reordering",
+            "The man first opens the door, then sits down.",
+            "The man first sits down, then opens the door.",
+        ),
+        None,
+    ),
     ("clip_a", "FGA"): ("```json\n" + pair("FGA", "The man is jogging.", "The man is speed walking.") + "\n```", None),
     ("clip_a", "SR"): ("Sure! " + pair("SR", "He opens the drawer.", "He closes the drawer."), "not valid JSON"),
     ("clip_a", "OA"): (pair("OA", "The mug is red.", "The mug is blue.", confidence="high"), "wrong fields"),
-    ("clip_b", "TR"): (pair("TR", "First A, then B.", "First B, then A, and then a dog barks loudly outside."),
-                       "not minimal"),
+    ("clip_b", "TR"): (
+        pair("TR", "First A, then B.", "First B, then A, and then a dog barks loudly outside."),
+        "not minimal",
+    ),
     ("clip_b", "FGA"): (pair("OA", "He slices bread.", "He minces bread."), "wrong category"),
-    ("clip_b", "SR"): (pair("SR", "Milk is poured into the bowl.", "Milk is poured into the bowl."),
-                       "original == modified"),
+    ("clip_b", "SR"): (
+        pair("SR", "Milk is poured into the bowl.", "Milk is poured into the bowl."),
+        "original == modified",
+    ),
     ("clip_b", "OA"): (pair("Object-Attribute Modification", "The table is glass.", "The table is wooden."), None),
 }
 
@@ -71,16 +93,25 @@ def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def _proc(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """``vidaudit ARGS`` in ``root`` as a real process (a refusal's exit code)."""
-    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "vidaudit.cli", *args], cwd=root, capture_output=True, text=True, timeout=300
+    )
 
 
 def _reply(req) -> Reply:
     """Answers from what the request shows: the category from the prompt, the clip from the frames' colour."""
     parts = req.json()["messages"][-1]["content"]
     text = " ".join(p.get("text", "") for p in parts if p.get("type") == "text")
-    cat = next(c for c, key in (("TR", "TWO sequential"), ("FGA", "specific action"), ("SR", "state-changing"),
-                                ("OA", "visible attributes")) if key in text)
+    cat = next(
+        c
+        for c, key in (
+            ("TR", "TWO sequential"),
+            ("FGA", "specific action"),
+            ("SR", "state-changing"),
+            ("OA", "visible attributes"),
+        )
+        if key in text
+    )
     url = next(p["image_url"]["url"] for p in parts if p.get("type") == "image_url")
     img = cv2.imdecode(np.frombuffer(base64.b64decode(url.split(",", 1)[1]), np.uint8), cv2.IMREAD_COLOR)
     clip = "clip_a" if img[..., 2].mean() > img[..., 0].mean() else "clip_b"  # BGR: index 2 is red
@@ -91,7 +122,9 @@ def _reply(req) -> Reply:
 def generated(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("syc_gen")
     src = _videos(root)
-    r = _cli(root, "generate", "stress", "--probe", "sycophancy_pairs", "--source", str(src), "--out", str(root / "gen"))
+    r = _cli(
+        root, "generate", "stress", "--probe", "sycophancy_pairs", "--source", str(src), "--out", str(root / "gen")
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     mp = pytest.MonkeyPatch()
     mp.setenv("OPENAI_API_KEY", "sk-test-generator")
@@ -99,13 +132,27 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> dict:
         with FakeServer() as srv:
             srv.script("POST", CHAT, default=_reply)
             spec = ModelSpec.parse(f"openai:gen-1@{srv.url}/v1", temperature=0.0, max_tokens=256)
-            res = execute(root / "gen", root / "genrun", [spec],
-                          [Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="mcq")], suite="stress")
+            res = execute(
+                root / "gen",
+                root / "genrun",
+                [spec],
+                [Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="mcq")],
+                suite="stress",
+            )
             assert res.summary is not None and len(srv.requests_to(CHAT)) == 8
     finally:
         mp.undo()
-    r = _cli(root, "generate", "stress", "--probe", "sycophancy", "--source", str(root / "genrun"),
-             "--out", str(root / "data"))
+    r = _cli(
+        root,
+        "generate",
+        "stress",
+        "--probe",
+        "sycophancy",
+        "--source",
+        str(root / "genrun"),
+        "--out",
+        str(root / "data"),
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     return {"root": root, "out": r.stdout + r.stderr, "label": spec.label}
 
@@ -129,13 +176,17 @@ def test_valid_pairs_become_samples_with_the_generator(generated: dict) -> None:
     samples = load_samples(generated["root"] / "data")
     assert len(samples) == 6
     mods = {s.params["modified"] for s in samples}
-    assert mods == {"The man first sits down, then opens the door.", "The man is speed walking.",
-                    "The table is wooden."}
+    assert mods == {
+        "The man first sits down, then opens the door.",
+        "The man is speed walking.",
+        "The table is wooden.",
+    }
     for s in samples:
         g = s.params["generator"]
         assert g["model"] == generated["label"] and g["settings"]["max_tokens"] == 256 and g["trial_id"]
         assert s.params["source"] == "generated" and s.params["statement"] == (
-            s.params["original"] if s.params["claim_is_true"] else s.params["modified"])
+            s.params["original"] if s.params["claim_is_true"] else s.params["modified"]
+        )
     rows = [json.loads(x) for x in (generated["root"] / "data" / "quality_study.jsonl").read_text().splitlines()]
     assert sorted(r["statement"] for r in rows) == sorted(mods)
 
@@ -156,6 +207,17 @@ def test_the_generation_run_reports_validity(generated: dict) -> None:
 
 def test_baselines_refuse_the_generation_probe(generated: dict) -> None:
     root = generated["root"]
-    r = _proc(root, "run", "stress", "--data", str(root / "gen"), "--model", "oracle", "--condition", "frames#2",
-             "--out", str(root / "oracle-run"))
+    r = _proc(
+        root,
+        "run",
+        "stress",
+        "--data",
+        str(root / "gen"),
+        "--model",
+        "oracle",
+        "--condition",
+        "frames#2",
+        "--out",
+        str(root / "oracle-run"),
+    )
     assert r.returncode != 0 and "no true pair" in r.stdout + r.stderr

@@ -36,9 +36,14 @@ Answer with the letter of exactly one option inside \\boxed{}, for example \\box
 
 
 def _sample(motion: str = "pan_left") -> Sample:
-    return Sample(sample_id=f"s-{motion}", suite="stress", question="q", answer=motion,
-                  params={"probe": "camera_motion", "motion": motion, "synthesis": "2d"},
-                  video=VideoRef(path="v.mp4", fps=10, width=160, height=96, n_frames=30, duration_s=3))
+    return Sample(
+        sample_id=f"s-{motion}",
+        suite="stress",
+        question="q",
+        answer=motion,
+        params={"probe": "camera_motion", "motion": motion, "synthesis": "2d"},
+        video=VideoRef(path="v.mp4", fps=10, width=160, height=96, n_frames=30, duration_s=3),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -59,13 +64,16 @@ def test_option_order_is_fixed() -> None:
     assert LETTERS == ("A", "B", "C", "D", "E", "F")
 
 
-@pytest.mark.parametrize(("text", "expected", "method"), [
-    ("\\boxed{C}", "pan_left", "boxed"),
-    ("Answer: (E)", "tilt_up", "answer"),
-    ("F. Tilt down", "tilt_down", "leading"),
-    ("I think it's a pan. A camera... hard to say B or D", None, "unparseable"),   # no last-letter guess
-    ("The scene moves right, so F", None, "unparseable"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected", "method"),
+    [
+        ("\\boxed{C}", "pan_left", "boxed"),
+        ("Answer: (E)", "tilt_up", "answer"),
+        ("F. Tilt down", "tilt_down", "leading"),
+        ("I think it's a pan. A camera... hard to say B or D", None, "unparseable"),  # no last-letter guess
+        ("The scene moves right, so F", None, "unparseable"),
+    ],
+)
 def test_strict_parse(text: str, expected: str | None, method: str) -> None:
     ts = SUITE.score(ScoreInput(_sample("pan_left"), text, "ok"))
     assert ts.metrics["predicted_motion"] == expected
@@ -101,7 +109,10 @@ def test_baseline_answers_parse() -> None:
         s = _sample(d)
         assert SUITE.score(ScoreInput(s, SUITE.baselines.oracle_answer(s), "ok")).correct is True
         assert SUITE.score(ScoreInput(s, SUITE.baselines.constant_answer(s, d), "ok")).correct is True
-    assert SUITE.score(ScoreInput(_sample("tilt_up"), SUITE.baselines.constant_answer(_sample(), "E"), "ok")).correct is True
+    assert (
+        SUITE.score(ScoreInput(_sample("tilt_up"), SUITE.baselines.constant_answer(_sample(), "E"), "ok")).correct
+        is True
+    )
 
 
 def test_chance_is_near_one_sixth() -> None:
@@ -110,7 +121,7 @@ def test_chance_is_near_one_sixth() -> None:
     for i in range(n):
         s = _sample(DIRECTIONS[i % 6])
         k += bool(SUITE.score(ScoreInput(s, SUITE.baselines.chance_answer(s, rng_from("chance", i)), "ok")).correct)
-    assert abs(k / n - CHANCE) < 0.02   # ~4 standard errors
+    assert abs(k / n - CHANCE) < 0.02  # ~4 standard errors
 
 
 def test_plan_is_balanced() -> None:
@@ -136,7 +147,7 @@ def test_a_dot_moves_the_documented_way(tmp_path: Path, motion: str) -> None:
     """pan_left: the content moves right; tilt_up: down; zoom_in: away from the centre."""
     w, h = 96, 64
     img = np.zeros((h, w, 3), np.uint8)
-    x0, y0 = 60, 40     # right of and below the centre (48, 32)
+    x0, y0 = 60, 40  # right of and below the centre (48, 32)
     cv2.circle(img, (x0, y0), 3, (255, 255, 255), -1)
     src = tmp_path / "dot.png"
     cv2.imwrite(str(src), img)
@@ -148,8 +159,14 @@ def test_a_dot_moves_the_documented_way(tmp_path: Path, motion: str) -> None:
         return float(xs.mean()), float(ys.mean())
 
     (ax, ay), (bx, by) = centroid(frames[0]), centroid(frames[1])
-    moved = {"pan_left": bx - ax > 5, "pan_right": ax - bx > 5, "tilt_up": by - ay > 3, "tilt_down": ay - by > 3,
-             "zoom_in": bx - ax > 1 and by - ay > 1, "zoom_out": ax - bx > 1 and ay - by > 1}
+    moved = {
+        "pan_left": bx - ax > 5,
+        "pan_right": ax - bx > 5,
+        "tilt_up": by - ay > 3,
+        "tilt_down": ay - by > 3,
+        "zoom_in": bx - ax > 1 and by - ay > 1,
+        "zoom_out": ax - bx > 1 and ay - by > 1,
+    }
     assert moved[motion], (motion, (ax, ay), (bx, by))
 
 
@@ -159,21 +176,26 @@ def test_camera_flow_on_the_smoke_set(smoke: Path) -> None:
     for s in load_samples(smoke):
         for step in (1, 2, 3):
             for half in (False, True):
-                frames = [f for _, f in iter_selected(smoke / s.video.path, range(0, s.video.n_frames, step),
-                                                      half=half)]
+                frames = [
+                    f for _, f in iter_selected(smoke / s.video.path, range(0, s.video.n_frames, step), half=half)
+                ]
                 right += classify_motion(frames)[0] == s.answer
                 total += 1
     assert right / total >= 0.95, (right, total)
 
 
-@pytest.mark.parametrize(("motion", "speed", "seconds", "zmax", "curve"), [
-    ("pan_left", 200.0, 4.0, 1.5, "linear"),      # laps a 160-px frame 5 times: a quarter-clip gap aliases
-    ("tilt_down", 150.0, 4.0, 1.5, "linear"),
-    ("zoom_in", 10.0, 12.0, 1.2, "linear"),       # 1.2x over 12 s: under 0.1 px per frame sent
-    ("zoom_out", 10.0, 2.0, 3.0, "exponential"),  # 3x in 2 s: 1.3x between frames sent
-])
-def test_camera_flow_chooses_its_gap_from_the_motion(tmp_path: Path, motion: str, speed: float, seconds: float,
-                                                     zmax: float, curve: str) -> None:
+@pytest.mark.parametrize(
+    ("motion", "speed", "seconds", "zmax", "curve"),
+    [
+        ("pan_left", 200.0, 4.0, 1.5, "linear"),  # laps a 160-px frame 5 times: a quarter-clip gap aliases
+        ("tilt_down", 150.0, 4.0, 1.5, "linear"),
+        ("zoom_in", 10.0, 12.0, 1.2, "linear"),  # 1.2x over 12 s: under 0.1 px per frame sent
+        ("zoom_out", 10.0, 2.0, 3.0, "exponential"),  # 3x in 2 s: 1.3x between frames sent
+    ],
+)
+def test_camera_flow_chooses_its_gap_from_the_motion(
+    tmp_path: Path, motion: str, speed: float, seconds: float, zmax: float, curve: str
+) -> None:
     from vidaudit.core.timeline import Timeline
     from vidaudit.suites.stress.camera_motion.generate import Point, spec_2d
     from vidaudit.suites.stress.camera_motion.scene import render_scene
@@ -182,7 +204,7 @@ def test_camera_flow_chooses_its_gap_from_the_motion(tmp_path: Path, motion: str
     still = tmp_path / "s.png"
     cv2.imwrite(str(still), render_scene(7, 160, 96))
     res = apply(still, spec_2d(motion, Point(seconds, 10.0, speed, speed, zmax, curve)), tmp_path / "m.mp4")
-    idx = at_fps(Timeline.constant(res.meta.n_frames, 10.0), 4.0).indices        # frames@4
+    idx = at_fps(Timeline.constant(res.meta.n_frames, 10.0), 4.0).indices  # frames@4
     frames = [f for _, f in iter_selected(res.video, idx)]
     got, ev = classify_motion(frames)
     assert got == motion, ev

@@ -23,8 +23,7 @@ from vidaudit.suites.stress.wireframe.scoring import parse_letter_set
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 10_000), width=st.sampled_from((1, 2, 3, 5, 10)),
-       arr=st.sampled_from(sc.ARRANGEMENTS))
+@given(seed=st.integers(0, 10_000), width=st.sampled_from((1, 2, 3, 5, 10)), arr=st.sampled_from(sc.ARRANGEMENTS))
 def test_arrangements_unite_to_the_control_image(seed: int, width: int, arr: str) -> None:
     img = sc.render(sc.connectivity_scene(seed, width))
     frames = sc.arrange(img, arr)
@@ -32,7 +31,7 @@ def test_arrangements_unite_to_the_control_image(seed: int, width: int, arr: str
     assert np.array_equal(np.maximum.reduce(frames), img)
     shown = np.sum(visible := sc.visible_masks(arr), axis=0)
     assert shown.min() >= 1
-    if arr == "adversarial":   # the two temporal groups of a 2-frame patch hold the two halves
+    if arr == "adversarial":  # the two temporal groups of a 2-frame patch hold the two halves
         assert np.array_equal(visible[0], visible[1]) and np.array_equal(visible[2], visible[3])
         assert visible[0][:, :224].all() and not visible[0][:, 224:].any()
 
@@ -41,14 +40,14 @@ def test_arrangements_unite_to_the_control_image(seed: int, width: int, arr: str
 @given(seed=st.integers(0, 10_000), width=st.sampled_from((1, 2, 3, 5, 10)), kind=st.sampled_from(("cross", "window")))
 def test_scene_geometry(seed: int, width: int, kind: str) -> None:
     s = sc.connectivity_scene(seed, width, kind)
-    assert s == sc.connectivity_scene(seed, width, kind)                       # deterministic by seed
+    assert s == sc.connectivity_scene(seed, width, kind)  # deterministic by seed
     assert s.neighbours(sc.QUERY) == sorted(sc.PAIRS[seed % 10])
     assert sorted(s.nodes) == list(sc.NODES)
     for w in s.wires:
         xs = [p[0] for p in w.points]
-        if kind == "cross":            # every line crosses x = W/2: split between the temporal groups
+        if kind == "cross":  # every line crosses x = W/2: split between the temporal groups
             assert min(xs) < 224 < max(xs)
-        else:                          # crosses x = 112 or 336, never 224: inside one temporal group
+        else:  # crosses x = 112 or 336, never 224: inside one temporal group
             assert (min(xs) < 112 < max(xs) <= 224) or (224 <= min(xs) < 336 < max(xs))
     assert all(r < 224 - sc.NODE_R or r > 224 + sc.NODE_R for r, _ in s.nodes.values())
 
@@ -61,8 +60,11 @@ def test_answers_are_balanced() -> None:
     assert [build_scene("counting", s, 0)[2] for s in range(6)] == [str(n) for n in sc.COUNTS]
 
 
-@given(st.lists(st.sampled_from(sc.NODES), min_size=1, max_size=5), st.sampled_from([", ", ",", " and ", " "]),
-       st.booleans())
+@given(
+    st.lists(st.sampled_from(sc.NODES), min_size=1, max_size=5),
+    st.sampled_from([", ", ",", " and ", " "]),
+    st.booleans(),
+)
 def test_letter_set_parser(letters: list[str], sep: str, lower: bool) -> None:
     body = sep.join(x.lower() if lower else x for x in letters)
     got = parse_letter_set(f"I think B joins {body}. \\boxed{{{body}}}")
@@ -74,9 +76,14 @@ def test_letter_set_parser(letters: list[str], sep: str, lower: bool) -> None:
 def _sample(n_frames: int) -> Sample:
     from vidaudit.core.types import VideoRef
 
-    return Sample(sample_id="x", suite="stress", question="q", answer="D, F",
-                  params={"probe": "wireframe", "task": "connectivity", "arrangement": "adversarial", "query": ["B"]},
-                  video=VideoRef(path="v.mp4", fps=2.0, width=448, height=448, n_frames=n_frames, duration_s=2.0))
+    return Sample(
+        sample_id="x",
+        suite="stress",
+        question="q",
+        answer="D, F",
+        params={"probe": "wireframe", "task": "connectivity", "arrangement": "adversarial", "query": ["B"]},
+        video=VideoRef(path="v.mp4", fps=2.0, width=448, height=448, n_frames=n_frames, duration_s=2.0),
+    )
 
 
 @pytest.mark.parametrize("cond", ["frames#4", "frames#8", "native@all", "frames@2", "native@2"])
@@ -105,10 +112,27 @@ def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("wireframe_e2e")
-    for args in (("generate", "stress", "--probe", "wireframe", "--out", str(root / "data")),
-                 ("run", "stress", "--data", str(root / "data"), "--model", "oracle", "--model", "chance", "--model",
-                  "ideal-observer", "--condition", "frames#4", "--out", str(root / "run")),
-                 ("score", str(root / "run")), ("report", str(root / "run"))):
+    for args in (
+        ("generate", "stress", "--probe", "wireframe", "--out", str(root / "data")),
+        (
+            "run",
+            "stress",
+            "--data",
+            str(root / "data"),
+            "--model",
+            "oracle",
+            "--model",
+            "chance",
+            "--model",
+            "ideal-observer",
+            "--condition",
+            "frames#4",
+            "--out",
+            str(root / "run"),
+        ),
+        ("score", str(root / "run")),
+        ("report", str(root / "run")),
+    ):
         r = _cli(root, *args)
         assert r.returncode == 0, r.stdout + r.stderr
     return root / "run"

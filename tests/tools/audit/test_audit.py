@@ -29,8 +29,14 @@ SRC = Path(__file__).resolve().parents[3] / "src"
 
 def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 900) -> subprocess.CompletedProcess[str]:
     full = {**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": "200", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "vidaudit.cli", *args], capture_output=True, text=True, check=False,
-                          timeout=timeout, env=full)
+    return subprocess.run(
+        [sys.executable, "-m", "vidaudit.cli", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+        env=full,
+    )
 
 
 def _in_process(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -52,8 +58,9 @@ def smoke_audit(smoke_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tu
     out = tmp_path_factory.mktemp("audit") / "A"
     seed_counting_smoke(out / "data", smoke_dir)
     t0 = time.monotonic()
-    r = _cli("audit", "--model", "oracle", "--model", "chance", "--budget", "smoke", "--out", str(out),
-             "--workers", "2")
+    r = _cli(
+        "audit", "--model", "oracle", "--model", "chance", "--budget", "smoke", "--out", str(out), "--workers", "2"
+    )
     seconds = time.monotonic() - t0
     assert r.returncode == 0, r.stdout + r.stderr
     print(f"smoke audit of oracle and chance: {seconds:.0f} s wall, load average {os.getloadavg()[0]:.1f}")
@@ -66,8 +73,21 @@ def judged_audit(smoke_audit: tuple[Path, str, float]) -> tuple[Path, str]:
     """The stress suite audited again with an offline judge, on the smoke audit's datasets (reused by content)."""
     data = smoke_audit[0] / "data"
     out = smoke_audit[0].parent / "J"
-    r = _cli("audit", "--model", "oracle", "--suite", "stress", "--budget", "smoke", "--out", str(out),
-             "--data-root", str(data), "--judge", OFFLINE_JUDGE)
+    r = _cli(
+        "audit",
+        "--model",
+        "oracle",
+        "--suite",
+        "stress",
+        "--budget",
+        "smoke",
+        "--out",
+        str(out),
+        "--data-root",
+        str(data),
+        "--judge",
+        OFFLINE_JUDGE,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     return out, r.stdout
 
@@ -80,8 +100,17 @@ def test_smoke_audit_profile(smoke_audit: tuple[Path, str, float]) -> None:
     profile = Profile.model_validate(json.loads((out / "profile.json").read_text()))
     suites = {p.suite for p in profile.parts}
     assert suites == {"counting", "faithful", "stress"}
-    assert {p.name for p in profile.parts} >= {"counting", "faithful", "camera_motion", "cross_frame", "wireframe",
-                                                "mosaic", "shortcuts", "sycophancy", "expectation"}
+    assert {p.name for p in profile.parts} >= {
+        "counting",
+        "faithful",
+        "camera_motion",
+        "cross_frame",
+        "wireframe",
+        "mosaic",
+        "shortcuts",
+        "sycophancy",
+        "expectation",
+    }
     rows = {r.model: r for r in profile.rows}
     assert set(rows) == {"oracle", "chance"}
     for part in profile.parts:
@@ -136,8 +165,11 @@ def test_compare_two_models_paired(smoke_audit: tuple[Path, str, float], tmp_pat
     assert r.returncode == 0, r.stdout + r.stderr
     res = json.loads((tmp_path / "cmp.json").read_text())
     counting = next(b for b in res["parts"] if b["part"] == "counting")
-    pair = next(p for p in counting["paired"] if p["a"].endswith(":oracle") and p["b"].endswith(":chance")
-                and p["a"].split(":")[0] == p["b"].split(":")[0])
+    pair = next(
+        p
+        for p in counting["paired"]
+        if p["a"].endswith(":oracle") and p["b"].endswith(":chance") and p["a"].split(":")[0] == p["b"].split(":")[0]
+    )
     assert pair["n_pairs"] == 18 and pair["estimate"] < -0.5 and pair["ci_high"] < 0
     same = next(p for p in counting["paired"] if p["a"].endswith(":oracle") and p["b"].endswith(":oracle"))
     assert same["estimate"] == 0.0 and same["n_pairs"] == 18  # the same trials in two audits: no difference
@@ -159,14 +191,17 @@ def _profile_page(page, path: Path) -> dict:
     """What the test reads from a profile page at 1400 x 900: widths, the blocks and their rows."""
     page.set_viewport_size({"width": 1400, "height": 900})
     page.goto(path.resolve().as_uri())
-    blocks = page.eval_on_selector_all("section.part", """ss => ss.map(s => ({
+    blocks = page.eval_on_selector_all(
+        "section.part",
+        """ss => ss.map(s => ({
       part: s.dataset.part,
       measured: [...s.querySelectorAll('table.measured tbody tr')].map(r => [r.className, r.dataset.model,
                   ...[...r.querySelectorAll('td')].slice(1).map(td => td.innerText.replace(/\\s+/g, ' ').trim())]),
       heads: [...s.querySelectorAll('table.measured thead th')].map(th => th.innerText.trim()),
       published: [...s.querySelectorAll('details.published tbody tr')].map(r => r.dataset.model),
       summary: (s.querySelector('details.published summary') || {}).innerText || '',
-      sticky: getComputedStyle(s.querySelector('td.model')).position}))""")
+      sticky: getComputedStyle(s.querySelector('td.model')).position}))""",
+    )
     return {"blocks": blocks, "width": page.evaluate(_WIDER_THAN_THE_WINDOW)}
 
 
@@ -234,7 +269,7 @@ def _table(text: str, first: str) -> list[list[str]]:
     start = next(i for i, line in enumerate(lines) if line.startswith(first + " "))
     header = re.split(r"\s{2,}", lines[start].strip())
     rows = []
-    for line in lines[start + 2:]:
+    for line in lines[start + 2 :]:
         if not line.strip():
             break
         rows.append(dict(zip(header, re.split(r"\s{2,}", line.strip()))))
@@ -294,8 +329,10 @@ def test_the_oracle_reads_100_percent_wherever_a_figure_is_printed(smoke_audit: 
 def test_with_an_offline_judge_the_oracle_reads_100_percent_too(judged_audit: tuple[Path, str]) -> None:
     out, stdout = judged_audit
     _oracle_everywhere(out, stdout, judged=True)
-    figs = {f.name: f for f in Profile.model_validate(json.loads((out / "profile.json").read_text())).rows[0]
-            .figures["expectation"]}
+    figs = {
+        f.name: f
+        for f in Profile.model_validate(json.loads((out / "profile.json").read_text())).rows[0].figures["expectation"]
+    }
     assert figs["anomaly (judged)"].value == 1.0 and figs["anomaly (judged)"].n == 14
 
 
@@ -310,13 +347,26 @@ def test_the_probe_outside_the_audit_reads_100_percent_for_the_oracle(tmp_path: 
     for i in range(2):
         road_clip(clips / f"change{i}.mp4", True)
         road_clip(clips / f"straight{i}.mp4", False)
-    (clips / "annotations.csv").write_text("clip,label,start_s,end_s\n" + "".join(
-        f"change{i}.mp4,lane_change,,\nstraight{i}.mp4,no_change,,\n" for i in range(2)))
-    r = _in_process("generate", "stress", "--probe", "lane_change", "--source", str(clips), "--out", str(tmp_path / "d"))
+    (clips / "annotations.csv").write_text(
+        "clip,label,start_s,end_s\n"
+        + "".join(f"change{i}.mp4,lane_change,,\nstraight{i}.mp4,no_change,,\n" for i in range(2))
+    )
+    r = _in_process(
+        "generate", "stress", "--probe", "lane_change", "--source", str(clips), "--out", str(tmp_path / "d")
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "4 samples" in r.stderr  # what was made, said by generate
-    r = _in_process("run", "--data", str(tmp_path / "d"), "--model", "oracle", "--condition", "frames@4", "--out",
-             str(tmp_path / "run"))
+    r = _in_process(
+        "run",
+        "--data",
+        str(tmp_path / "d"),
+        "--model",
+        "oracle",
+        "--condition",
+        "frames@4",
+        "--out",
+        str(tmp_path / "run"),
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"next: vidaudit score {tmp_path / 'run'}" in r.stderr
     r = _in_process("score", str(tmp_path / "run"))
@@ -333,11 +383,26 @@ def test_profile_escapes_untrusted_text(tmp_path: Path) -> None:
     from vidaudit.tools.audit.profile import ModelRow, PartInfo
 
     evil = "<img src=x onerror=alert(1)>|**x**"
-    part = PartInfo(suite="counting", name="counting", preset="smoke", dataset_key="k" * 64, data_dir="d",
-                    run_dir="r", report_html="r/report/report.html", conditions=["frames@1"], trials_per_model=4,
-                    notes=[evil])
-    profile = Profile(vidaudit_version="0", created_at="now", budget="smoke", models=[evil], parts=[part],
-                      rows=[ModelRow(model=evil, figures={"counting": [accuracy("exact match", 3, 4)]})])
+    part = PartInfo(
+        suite="counting",
+        name="counting",
+        preset="smoke",
+        dataset_key="k" * 64,
+        data_dir="d",
+        run_dir="r",
+        report_html="r/report/report.html",
+        conditions=["frames@1"],
+        trials_per_model=4,
+        notes=[evil],
+    )
+    profile = Profile(
+        vidaudit_version="0",
+        created_at="now",
+        budget="smoke",
+        models=[evil],
+        parts=[part],
+        rows=[ModelRow(model=evil, figures={"counting": [accuracy("exact match", 3, 4)]})],
+    )
     paths = write_profile_files(profile, tmp_path)
     html, md = paths["html"].read_text(), paths["md"].read_text()
     assert "<img" not in html and "&lt;img" in html
@@ -369,24 +434,52 @@ def test_audit_refuses_bad_input(tmp_path: Path) -> None:
 
 
 def _completion(text: str) -> dict:
-    return {"id": "c", "object": "chat.completion", "created": 1, "model": "m",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105}}
+    return {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105},
+    }
 
 
 def test_dry_run_openai_spec_calls_nothing(tmp_path: Path) -> None:
     with FakeServer() as srv:
         spec = f"openai:Qwen/Qwen2.5-VL-7B@{srv.url}/v1"
-        r = _in_process("audit", "--model", spec, "--suite", "faithful", "--budget", "smoke", "--out",
-                        str(tmp_path / "A"), "--dry-run", env={"OPENAI_API_KEY": "sk-test"})
+        r = _in_process(
+            "audit",
+            "--model",
+            spec,
+            "--suite",
+            "faithful",
+            "--budget",
+            "smoke",
+            "--out",
+            str(tmp_path / "A"),
+            "--dry-run",
+            env={"OPENAI_API_KEY": "sk-test"},
+        )
         assert r.returncode == 0, r.stdout + r.stderr
         assert srv.requests == []
     text = r.stdout + r.stderr
     assert "estimated cost per model and suite" in text and "faithful" in text and "60" in text
     assert "dry run: nothing was called" in text
     assert not (tmp_path / "A" / "runs").exists() and not (tmp_path / "A" / "profile.json").exists()
-    r = _in_process("audit", "--model", "openai:gpt-4o", "--suite", "faithful", "--budget", "smoke", "--out",
-                    str(tmp_path / "A"), "--max-cost-usd", "0.0001", env={"OPENAI_API_KEY": "sk-test"})
+    r = _in_process(
+        "audit",
+        "--model",
+        "openai:gpt-4o",
+        "--suite",
+        "faithful",
+        "--budget",
+        "smoke",
+        "--out",
+        str(tmp_path / "A"),
+        "--max-cost-usd",
+        "0.0001",
+        env={"OPENAI_API_KEY": "sk-test"},
+    )
     assert r.returncode == 2 and "over --max-cost-usd" in r.stdout + r.stderr
 
 
@@ -406,11 +499,24 @@ def test_killed_audit_resumes_without_repeating_a_stored_call(tmp_path: Path) ->
     with FakeServer() as srv:
         srv.script("POST", "/v1/chat/completions", default=reply)
         spec = f"openai:Qwen/Qwen2.5-VL-7B@{srv.url}/v1"
-        args = [sys.executable, "-m", "vidaudit.cli", "audit", "--model", spec, "--suite", "faithful", "--budget",
-                "smoke", "--out", str(out)]
+        args = [
+            sys.executable,
+            "-m",
+            "vidaudit.cli",
+            "audit",
+            "--model",
+            spec,
+            "--suite",
+            "faithful",
+            "--budget",
+            "smoke",
+            "--out",
+            str(out),
+        ]
         env = {**os.environ, "PYTHONPATH": str(SRC), "OPENAI_API_KEY": "sk-test"}
-        proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
         try:
             deadline = time.monotonic() + 300
             while len(answered) < 15 and time.monotonic() < deadline and proc.poll() is None:
@@ -422,10 +528,20 @@ def test_killed_audit_resumes_without_repeating_a_stored_call(tmp_path: Path) ->
             proc.wait()
         first = list(answered)
         slow["on"] = False
-        r = _cli("audit", "--model", spec, "--suite", "faithful", "--budget", "smoke", "--out", str(out),
-                 env={"OPENAI_API_KEY": "sk-test"})
+        r = _cli(
+            "audit",
+            "--model",
+            spec,
+            "--suite",
+            "faithful",
+            "--budget",
+            "smoke",
+            "--out",
+            str(out),
+            env={"OPENAI_API_KEY": "sk-test"},
+        )
         assert r.returncode == 0, r.stdout + r.stderr
-    second = answered[len(first):]
+    second = answered[len(first) :]
     # 60 planned trials (12 targets, 48 sub-questions), each answered exactly once over the two sessions: the
     # rerun asked only for the trials the killed session had not stored (bodies are not unique: a sub-question
     # shared by two targets is the same request)

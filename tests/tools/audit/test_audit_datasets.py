@@ -42,13 +42,28 @@ def _env() -> dict[str, str]:
 
 
 def _audit_args(out: Path, root: Path) -> list[str]:
-    return [sys.executable, "-m", "vidaudit.cli", "audit", "--model", "oracle", "--suite", "counting", "--budget",
-            "smoke", "--out", str(out), "--data-root", str(root), "--workers", "1"]
+    return [
+        sys.executable,
+        "-m",
+        "vidaudit.cli",
+        "audit",
+        "--model",
+        "oracle",
+        "--suite",
+        "counting",
+        "--budget",
+        "smoke",
+        "--out",
+        str(out),
+        "--data-root",
+        str(root),
+        "--workers",
+        "1",
+    ]
 
 
 def _audit(out: Path, root: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(_audit_args(out, root), capture_output=True, text=True, check=False, timeout=900,
-                          env=_env())
+    return subprocess.run(_audit_args(out, root), capture_output=True, text=True, check=False, timeout=900, env=_env())
 
 
 def _part(root: Path) -> PlannedPart:
@@ -102,11 +117,13 @@ def test_a_second_audit_waits_for_the_first_and_reuses_its_data(tmp_path: Path) 
     try:
         for name, log in zip("AB", logs, strict=True):
             with open(log, "w") as f:
-                procs.append(subprocess.Popen(_audit_args(tmp_path / name, root), stdout=f, stderr=subprocess.STDOUT,
-                                              env=_env()))
+                procs.append(
+                    subprocess.Popen(_audit_args(tmp_path / name, root), stdout=f, stderr=subprocess.STDOUT, env=_env())
+                )
         deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and not all("waiting for process 424242" in " ".join(x.read_text().split())
-                                                       for x in logs):
+        while time.monotonic() < deadline and not all(
+            "waiting for process 424242" in " ".join(x.read_text().split()) for x in logs
+        ):
             assert all(p.poll() is None for p in procs), [x.read_text() for x in logs]
             time.sleep(0.5)
         assert all("waiting for process 424242" in " ".join(x.read_text().split()) for x in logs)
@@ -127,8 +144,12 @@ def test_a_second_audit_waits_for_the_first_and_reuses_its_data(tmp_path: Path) 
 @pytest.mark.timeout(900)
 def test_two_audits_started_together_both_finish_on_whole_data(tmp_path: Path) -> None:
     root = tmp_path / "shared"
-    procs = [subprocess.Popen(_audit_args(tmp_path / name, root), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, env=_env()) for name in "AB"]
+    procs = [
+        subprocess.Popen(
+            _audit_args(tmp_path / name, root), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env()
+        )
+        for name in "AB"
+    ]
     outs = [p.communicate(timeout=600)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     assert all("Traceback" not in o for o in outs)
@@ -197,8 +218,7 @@ def test_a_damaged_folder_in_use_is_refused_and_an_old_marker_is_checked_once(sm
     fcntl.flock(fd, fcntl.LOCK_SH)
     try:
         with pytest.raises(ConfigError, match="another audit is running on it"):
-            ensure(p.data_dir, p.key, identity, _copied(smoke_dir, p.data_dir), log=lines.append,
-                   label="counting")
+            ensure(p.data_dir, p.key, identity, _copied(smoke_dir, p.data_dir), log=lines.append, label="counting")
         assert sorted(x.name for x in p.data_dir.rglob("*")) == before
     finally:
         os.close(fd)
@@ -209,11 +229,14 @@ def test_a_damaged_folder_in_use_is_refused_and_an_old_marker_is_checked_once(sm
 def test_the_dataset_key_covers_the_seeds(tmp_path: Path) -> None:
     """A paper audit after a standard one must not reuse the standard's one-seed counting set (219 samples)."""
     counting = get_suite("counting")
-    one_seed, preset = AuditPart("counting", "paper", ("frames@1",), seeds=1), AuditPart("counting", "paper",
-                                                                                         ("frames@1",))
+    one_seed, preset = (
+        AuditPart("counting", "paper", ("frames@1",), seeds=1),
+        AuditPart("counting", "paper", ("frames@1",)),
+    )
     assert dataset_key(counting, one_seed) != dataset_key(counting, preset)
-    assert dataset_key(counting, one_seed) != dataset_key(counting, AuditPart("counting", "paper", ("frames@1",),
-                                                                              seeds=2))
+    assert dataset_key(counting, one_seed) != dataset_key(
+        counting, AuditPart("counting", "paper", ("frames@1",), seeds=2)
+    )
     root = tmp_path / "root"
     standard = {p.part.name: p for p in plan_parts("standard", tmp_path / "S", data_root=root)}
     paper = {p.part.name: p for p in plan_parts("paper", tmp_path / "P", data_root=root)}
@@ -230,7 +253,7 @@ def test_a_generation_that_ends_without_a_video_is_never_marked_done(smoke_dir: 
     p = _part(tmp_path / "shared")
     identity = p.part.identity("counting")
 
-    def racing() -> None:   # the counting smoke data, as generated, then one video removed under it
+    def racing() -> None:  # the counting smoke data, as generated, then one video removed under it
         shutil.copytree(smoke_dir, p.data_dir, ignore=shutil.ignore_patterns("*.partial.jsonl"))
         sorted((p.data_dir / "videos").rglob("*.mp4"))[4].unlink()
 
@@ -238,7 +261,8 @@ def test_a_generation_that_ends_without_a_video_is_never_marked_done(smoke_dir: 
         ensure(p.data_dir, p.key, identity, racing, log=lambda _: None, label="counting")
     assert not (p.data_dir / MARKER).exists()
     lines: list[str] = []
-    ensure(p.data_dir, p.key, identity, lambda: shutil.copytree(smoke_dir, p.data_dir), log=lines.append,
-           label="counting")
+    ensure(
+        p.data_dir, p.key, identity, lambda: shutil.copytree(smoke_dir, p.data_dir), log=lines.append, label="counting"
+    )
     assert "cannot be reused (no finished generation is marked there); generating it again" in lines[0]
     _assert_whole(p.data_dir)

@@ -45,8 +45,18 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _item(i: int, probe: str, condition: str, pair: str | None = None, phase: int | None = None) -> StudyItem:
-    return StudyItem(item_id=f"i{i}", sample_id=f"s{i}", kind="choice", probe=probe, condition=condition,
-                     question="q", options=[("A", "a"), ("B", "b")], video_path=f"v{i}.mp4", pair=pair, phase=phase)
+    return StudyItem(
+        item_id=f"i{i}",
+        sample_id=f"s{i}",
+        kind="choice",
+        probe=probe,
+        condition=condition,
+        question="q",
+        options=[("A", "a"), ("B", "b")],
+        video_path=f"v{i}.mp4",
+        pair=pair,
+        phase=phase,
+    )
 
 
 @st.composite
@@ -68,10 +78,10 @@ def _pool(draw) -> list[StudyItem]:
 @given(_pool(), st.integers(1, 40), st.integers(0, 3))
 def test_selection_is_stratified_seeded_and_keeps_pairs(pool: list[StudyItem], k: int, seed: int) -> None:
     chosen = select(pool, k, seed)
-    assert chosen == select(pool, k, seed)                                    # seeded: the same every time
+    assert chosen == select(pool, k, seed)  # seeded: the same every time
     units = units_of(chosen)
     assert len(units) == min(k, len(units_of(pool)))
-    for u in units:                                                           # pairs whole, masked first
+    for u in units:  # pairs whole, masked first
         if u[0].pair is not None:
             assert [i.phase for i in u] == [1, 2]
             j = chosen.index(u[0])
@@ -104,7 +114,7 @@ def test_split_options_never_raises(text: str) -> None:
 def test_split_options_reads_lettered_lines() -> None:
     q, opts = split_options("Which?\nA. left\nB. right\nAnswer inside \\boxed{}, e.g. \\boxed{A}.")
     assert q == "Which?" and opts == [("A", "left"), ("B", "right")]
-    assert split_options("How many?\nB. not from A")[1] == []              # options must start at A
+    assert split_options("How many?\nB. not from A")[1] == []  # options must start at A
 
 
 # --------------------------------------------------------------------------- free text (a plugin suite's own task)
@@ -122,10 +132,13 @@ def test_free_text_is_scored_by_the_suite_or_counted_not_judged(tmp_path: Path) 
     prompt = SUITE.render_prompt(s, None)
     item = performance_item(s, prompt.system, prompt.text)
     assert item.kind == "text" and item.options == [] and item.question == prompt.text
-    man = StudyManifest(path=tmp_path / "m.json", study="hs-x", kind="performance", suite="toy",
-                        items={item.item_id: item}, raw={})
-    sheets = [AnswerSheet(tmp_path / "a.json", "ann", {item.item_id: "\\boxed{red}"}),
-              AnswerSheet(tmp_path / "b.json", "bea", {item.item_id: "it is red"})]
+    man = StudyManifest(
+        path=tmp_path / "m.json", study="hs-x", kind="performance", suite="toy", items={item.item_id: item}, raw={}
+    )
+    sheets = [
+        AnswerSheet(tmp_path / "a.json", "ann", {item.item_id: "\\boxed{red}"}),
+        AnswerSheet(tmp_path / "b.json", "bea", {item.item_id: "it is red"}),
+    ]
     out = score_sheets(SUITE, man, sheets, samples, judge=None)
     assert [(r.model, r.model_role, r.correct) for r in out.records] == [("human:ann", "human", True)]
     assert out.not_judged == [("bea", item.item_id)]
@@ -142,12 +155,19 @@ def test_quality_study(run_dir: Path, tmp_path: Path) -> None:
     qdata.mkdir()
     (qdata / "videos").symlink_to(data / "videos")
     # videos shared with another dataset through a symlink: the dataset says so (docs/running-models.md)
-    (qdata / "dataset.json").write_text(json.dumps({**json.loads((data / "dataset.json").read_text()),
-                                                    "external_videos": True}))
+    (qdata / "dataset.json").write_text(
+        json.dumps({**json.loads((data / "dataset.json").read_text()), "external_videos": True})
+    )
     samples = load_samples(data)[:4]
-    write_manifest(qdata, [s.model_copy(update={"params": {**s.params, "statement": f"The camera zooms ({i}).",
-                                                            "claim_is_true": i % 2 == 0}})
-                           for i, s in enumerate(samples)])
+    write_manifest(
+        qdata,
+        [
+            s.model_copy(
+                update={"params": {**s.params, "statement": f"The camera zooms ({i}).", "claim_is_true": i % 2 == 0}}
+            )
+            for i, s in enumerate(samples)
+        ],
+    )
     qrun = tmp_path / "qrun"
     _cli("run", "stress", "--data", qdata, "--model", "oracle", "--condition", "frames@4", "--out", qrun)
     res = export_study(qrun, tmp_path / "q.html", kind="quality")
@@ -163,7 +183,7 @@ def test_quality_study(run_dir: Path, tmp_path: Path) -> None:
     imp = import_answers([sheet], qrun)
     assert imp.summary["overall"]["n_correct"] == 2 and imp.summary["overall"]["n_answers"] == 4
     assert imp.summary["cells"][0]["condition"] == "quality"
-    _cli("report", qrun)                      # data-quality records stay out of the probes' aggregation
+    _cli("report", qrun)  # data-quality records stay out of the probes' aggregation
     report = json.loads((qrun / "report" / "report.json").read_text())
     camera = next(t for s in report["sections"] for t in s["tables"] if t["id"] == "stress-camera-accuracy")
     assert camera["rows"][0][-1] == "not measured"
@@ -185,8 +205,10 @@ def test_bad_answers_files_are_refused_and_nothing_is_written(run_dir: Path, tmp
 
     good = sheet("good.json", {"annotator": "a", "study": res.study, "answers": {ids[0]: "A"}})
     cases = [
-        (sheet("other.json", {"annotator": "b", "study": "hs-ffffffffffffffff", "answers": {}}),
-         "for study hs-ffffffffffffffff"),
+        (
+            sheet("other.json", {"annotator": "b", "study": "hs-ffffffffffffffff", "answers": {}}),
+            "for study hs-ffffffffffffffff",
+        ),
         (sheet("broken.json", '{"annotator": "b", "study"'), "not valid JSON"),
         (sheet("list.json", "[1, 2]"), "JSON object"),
         (sheet("unknown.json", {"annotator": "b", "study": res.study, "answers": {"izzz": "A"}}), "item 'izzz'"),
@@ -218,15 +240,20 @@ def test_a_lone_surrogate_in_an_answers_file_is_a_clean_error(run_dir: Path, tmp
     the file and the field (no UnicodeEncodeError), and nothing written."""
     res = export_study(run_dir, tmp_path / "s.html", sample=3, seed=7)
     ids = [it["item_id"] for it in json.loads(res.manifest.read_text())["items"]]
-    cases = [(json.dumps({"annotator": "ann@", "study": res.study, "answers": {}}), "the annotator id"),
-             (json.dumps({"annotator": "ann", "study": res.study, "answers": {ids[0]: "x@"}}),
-              f"the answer to item {ids[0]}")]
+    cases = [
+        (json.dumps({"annotator": "ann@", "study": res.study, "answers": {}}), "the annotator id"),
+        (
+            json.dumps({"annotator": "ann", "study": res.study, "answers": {ids[0]: "x@"}}),
+            f"the answer to item {ids[0]}",
+        ),
+    ]
     cases = [(body.replace("@", "\\ud800"), field) for body, field in cases]  # the escape, without its pair
     for i, (body, field) in enumerate(cases):
         sheet = tmp_path / f"sur{i}.json"
         sheet.write_text(body)
-        r = CliRunner().invoke(app, ["human-study", "import", str(sheet), "--into", str(run_dir),
-                                     "--study", str(res.manifest)])
+        r = CliRunner().invoke(
+            app, ["human-study", "import", str(sheet), "--into", str(run_dir), "--study", str(res.manifest)]
+        )
         msg = " ".join(r.output.split())
         assert r.exit_code == 2 and isinstance(r.exception, SystemExit), r.output
         assert str(sheet) in msg and f"{field} holds a lone surrogate" in msg and "UnicodeEncodeError" not in msg

@@ -36,8 +36,9 @@ def _cli_fails(*args: str) -> str:
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("human_study")
     _cli("generate", "stress", "--probe", "camera_motion", "--out", root / "data")
-    _cli("run", "stress", "--data", root / "data", "--model", "oracle", "--condition", "frames@4",
-         "--out", root / "run")
+    _cli(
+        "run", "stress", "--data", root / "data", "--model", "oracle", "--condition", "frames@4", "--out", root / "run"
+    )
     return root / "run"
 
 
@@ -46,7 +47,7 @@ def _cohen(a: list[str], b: list[str]) -> float:
     n = len(a)
     po = sum(x == y for x, y in zip(a, b)) / n
     ca, cb = Counter(a), Counter(b)
-    pe = sum(ca[k] * cb.get(k, 0) for k in ca) / n ** 2
+    pe = sum(ca[k] * cb.get(k, 0) for k in ca) / n**2
     return (po - pe) / (1 - pe)
 
 
@@ -78,9 +79,12 @@ class _Browser:
 
 
 def _videos_decoded(page) -> list:
-    page.wait_for_function("[...document.querySelectorAll('video')].every(v => v.readyState >= 2 || v.error)",
-                           timeout=15000)
-    return page.eval_on_selector_all("video", "vs => vs.map(v => [v.readyState, v.error && v.error.code, v.videoWidth])")
+    page.wait_for_function(
+        "[...document.querySelectorAll('video')].every(v => v.readyState >= 2 || v.error)", timeout=15000
+    )
+    return page.eval_on_selector_all(
+        "video", "vs => vs.map(v => [v.readyState, v.error && v.error.code, v.videoWidth])"
+    )
 
 
 def _answer_and_download(page, annotator: str, answers: dict[str, str], dest: Path) -> Path:
@@ -103,7 +107,7 @@ def test_round_trip_in_chromium(run_dir: Path, tmp_path: Path) -> None:
     items = manifest["items"]
     assert len(items) == 8 and (run_dir / "human_studies" / f"{manifest['study']}.json").is_file()
     html = page_path.read_text()
-    for it in items:                                           # neither the answer nor a sample id is in the page
+    for it in items:  # neither the answer nor a sample id is in the page
         assert it["sample_id"] not in html and it["sample_id"].split("-")[2] not in html
     correct = {it["item_id"]: it["correct"] for it in items}
     ids = [it["item_id"] for it in items]
@@ -118,15 +122,24 @@ def test_round_trip_in_chromium(run_dir: Path, tmp_path: Path) -> None:
             assert all(page.locator(f'input[type="radio"][name="{i}"]').count() == 6 for i in ids)
             states = _videos_decoded(page)
             assert all(rs >= 2 and err is None and w == 160 for rs, err, w in states), states
-            page.click("#download")                          # no annotator yet: refused, nothing downloaded
+            page.click("#download")  # no annotator yet: refused, nothing downloaded
             assert "annotator" in page.inner_text("#message")
             f_alice = _answer_and_download(page, "alice", alice, tmp_path / "alice.json")
             assert "8 of 8 answered" in page.inner_text("#progress")
             page = b.open(page_path.resolve().as_uri())
             f_bob = _answer_and_download(page, "bob", bob, tmp_path / "bob.json")
             # the folder layout: videos beside the page, still playable from file://
-            _cli("human-study", "export", run_dir, "--out", tmp_path / "f" / "s.html", "--sample", "2",
-                 "--media", "folder")
+            _cli(
+                "human-study",
+                "export",
+                run_dir,
+                "--out",
+                tmp_path / "f" / "s.html",
+                "--sample",
+                "2",
+                "--media",
+                "folder",
+            )
             assert len(list((tmp_path / "f" / "s_media").iterdir())) == 2
             states = _videos_decoded(b.open((tmp_path / "f" / "s.html").resolve().as_uri()))
             assert all(rs >= 2 and err is None for rs, err, _ in states), states
@@ -152,7 +165,7 @@ def test_round_trip_in_chromium(run_dir: Path, tmp_path: Path) -> None:
     row = next(r for r in section["tables"][0]["rows"] if r[:2] == ["camera_motion", "video"])
     assert row[2] == "81.2 (13/16)" and row[4] == f"{kappa:.3f} (cohen)" and row[5] == "62.5"
     camera = next(t for s in report["sections"] for t in s["tables"] if t["id"] == "stress-camera-accuracy")
-    assert [r[0] for r in camera["rows"]] == ["oracle"]        # the humans are not a model row
+    assert [r[0] for r in camera["rows"]] == ["oracle"]  # the humans are not a model row
     assert camera["rows"][0][-1] == "81.2 (13/16)"
     md = (run_dir / "report" / "report.md").read_text()
     assert "## Human study" in md and f"{kappa:.3f} (cohen)" in md
@@ -161,8 +174,9 @@ def test_round_trip_in_chromium(run_dir: Path, tmp_path: Path) -> None:
     before = {n: (run_dir / n).read_bytes() for n in ("human_records.jsonl", "human_study.json")}
     other = tmp_path / "other.json"
     other.write_text(json.dumps({**sheet, "study": "hs-0000000000000000"}))
-    msg = _cli_fails("human-study", "import", f_bob, other, "--into", run_dir, "--study",
-                     tmp_path / "study" / "study.json")
+    msg = _cli_fails(
+        "human-study", "import", f_bob, other, "--into", run_dir, "--study", tmp_path / "study" / "study.json"
+    )
     assert str(other) in msg and "for study hs-0000000000000000" in msg
     broken = tmp_path / "broken.json"
     broken.write_text(f_alice.read_text()[:-5])
@@ -189,11 +203,14 @@ def test_two_phase_page(run_dir: Path, tmp_path: Path) -> None:
     data = tmp_path / "paired"
     data.mkdir()
     (data / "videos").symlink_to(Path(src) / "videos")
-    (data / "dataset.json").write_text(json.dumps({**json.loads((Path(src) / "dataset.json").read_text()),
-                                                   "external_videos": True}))   # videos shared by a symlink
+    (data / "dataset.json").write_text(
+        json.dumps({**json.loads((Path(src) / "dataset.json").read_text()), "external_videos": True})
+    )  # videos shared by a symlink
     samples = load_samples(src)[:4]
-    paired = [s.model_copy(update={"params": {**s.params, "study_pair": f"q{i // 2}", "study_phase": 1 + i % 2}})
-              for i, s in enumerate(samples)]
+    paired = [
+        s.model_copy(update={"params": {**s.params, "study_pair": f"q{i // 2}", "study_phase": 1 + i % 2}})
+        for i, s in enumerate(samples)
+    ]
     write_manifest(data, paired)
     _cli("human-study", "export", data, "--out", tmp_path / "p.html", "--seed", "2")
     items = json.loads((tmp_path / "p.json").read_text())["items"]
@@ -213,7 +230,7 @@ def test_two_phase_page(run_dir: Path, tmp_path: Path) -> None:
             page.check(f'input[name="{first[1]}"][value="C"]')
             page.click("#unlock-phase2")
             assert page.is_visible("#phase2")
-            assert page.is_disabled(f'input[name="{first[0]}"][value="B"]')   # phase-1 answers are locked
+            assert page.is_disabled(f'input[name="{first[0]}"][value="B"]')  # phase-1 answers are locked
             page.check(f'input[name="{second[0]}"][value="D"]')
             page.fill("#annotator", "dana")
             with page.expect_download() as d:

@@ -37,7 +37,7 @@ def page_samples(page: Path) -> list[str]:
     manifest = json.loads(page.with_suffix(".json").read_text())
     by_item = {it["item_id"]: it["sample_id"] for it in manifest["items"]}
     shown = SECTION.findall(page.read_text())
-    assert shown == [it["item_id"] for it in manifest["items"]]        # the manifest lists the page's order
+    assert shown == [it["item_id"] for it in manifest["items"]]  # the manifest lists the page's order
     return [by_item[i] for i in shown]
 
 
@@ -46,9 +46,12 @@ def test_exported_pages_keep_claims_and_controls_apart(sycophancy_run: Path, tmp
     data = Path(json.loads((sycophancy_run / "run.json").read_text())["data_dir"])
     pair_of = {s.sample_id: s.params["pair_id"] for s in load_samples(data)}
     n_pairs = len(set(pair_of.values()))
-    draws = {"all": Draw(), "sample": Draw(sample=n_pairs),
-             "unit": Draw(stratify=("category",), per_stratum=2, unit="pair_id"),
-             "subset": Draw(subset="reveal-paper", allow_shortfall=True)}
+    draws = {
+        "all": Draw(),
+        "sample": Draw(sample=n_pairs),
+        "unit": Draw(stratify=("category",), per_stratum=2, unit="pair_id"),
+        "subset": Draw(subset="reveal-paper", allow_shortfall=True),
+    }
     together = 0
     for seed in range(12):
         page = tmp_path / f"{how}-{seed}.html"
@@ -60,20 +63,29 @@ def test_exported_pages_keep_claims_and_controls_apart(sycophancy_run: Path, tmp
         assert not any("page order" in n for n in res.notes)
         again = tmp_path / f"{how}-{seed}-again.html"
         export_study(sycophancy_run, again, seed=seed, media="folder", draw=draws[how])
-        assert page_samples(again) == order                            # seeded: the same page again
-    assert together > 12      # pages that hold both items of pairs (the case being tested)
+        assert page_samples(again) == order  # seeded: the same page again
+    assert together > 12  # pages that hold both items of pairs (the case being tested)
 
 
 # --------------------------------------------------------------------------- the arrangement, property-tested
 
 
 def _item(name: str, pair: str | None = None, phase: int | None = None) -> StudyItem:
-    return StudyItem(item_id=name, sample_id=name, kind="choice", probe="p", condition="video", question="q",
-                     options=[("A", "a"), ("B", "b")], video_path=f"{name}.mp4", pair=pair, phase=phase)
+    return StudyItem(
+        item_id=name,
+        sample_id=name,
+        kind="choice",
+        probe="p",
+        condition="video",
+        question="q",
+        options=[("A", "a"), ("B", "b")],
+        video_path=f"{name}.mp4",
+        pair=pair,
+        phase=phase,
+    )
 
 
-units_strategy = st.lists(st.sampled_from(["single", "keyed", "unit2", "unit3", "study_pair"]), min_size=1,
-                          max_size=14)
+units_strategy = st.lists(st.sampled_from(["single", "keyed", "unit2", "unit3", "study_pair"]), min_size=1, max_size=14)
 
 
 @settings(max_examples=150, deadline=None)
@@ -94,7 +106,7 @@ def test_page_order_is_seeded_whole_and_apart_when_possible(kinds: list[str], se
     assert order == page_order(units, seed, apart)
     assert sorted(i.item_id for i in order) == sorted(i.item_id for u in units for i in u)
     ids = [i.item_id for i in order]
-    for n, kind in enumerate(kinds):      # a masked/raw pair stays together, masked first
+    for n, kind in enumerate(kinds):  # a masked/raw pair stays together, masked first
         if kind == "study_pair":
             assert ids[ids.index(f"m{n}") + 1] == f"r{n}"
     # blocks: a study pair is one; apart if no group holds more than half of them (rounded up)
@@ -103,7 +115,7 @@ def test_page_order_is_seeded_whole_and_apart_when_possible(kinds: list[str], se
     clashes = sum(group.get(a) is not None and group.get(a) == group.get(b) for a, b in zip(blocks, blocks[1:]))
     if not sizes or max(sizes.values()) <= (len(blocks) + 1) // 2:
         assert clashes == 0, (kinds, ids)
-    else:                                   # the fewest any order allows: the surplus of the largest group
+    else:  # the fewest any order allows: the surplus of the largest group
         assert clashes == max(sizes.values()) - 1 - (len(blocks) - max(sizes.values()))
 
 

@@ -14,9 +14,11 @@ from vidaudit.core.manifest import load_samples
 from vidaudit.tools.interop.cli import register
 
 runner = CliRunner()
-_WITHOUT = ("import sys; sys.modules[{mod!r}] = None\n"
-            "from vidaudit.cli import app\nfrom vidaudit.tools.interop.cli import register\nregister(app)\n"
-            "app({args!r})")
+_WITHOUT = (
+    "import sys; sys.modules[{mod!r}] = None\n"
+    "from vidaudit.cli import app\nfrom vidaudit.tools.interop.cli import register\nregister(app)\n"
+    "app({args!r})"
+)
 
 
 @pytest.fixture(scope="module")
@@ -61,40 +63,98 @@ def test_score_responses_from_a_log_and_from_a_file(app: typer.Typer, small: Pat
     log = tmp_path / "M" / "M_vidaudit_counting.tsv"
     log.parent.mkdir()
     pd.DataFrame([{"index": s.sample_id, "prediction": canned_answer(s)} for s in samples]).to_csv(
-        log, sep="\t", index=False)
-    r = runner.invoke(app, ["score-responses", "--from", "vlmevalkit", str(log), "--samples", str(small),
-                            "--out", str(tmp_path / "a.jsonl"), "--report", str(tmp_path / "rep")])
+        log, sep="\t", index=False
+    )
+    r = runner.invoke(
+        app,
+        [
+            "score-responses",
+            "--from",
+            "vlmevalkit",
+            str(log),
+            "--samples",
+            str(small),
+            "--out",
+            str(tmp_path / "a.jsonl"),
+            "--report",
+            str(tmp_path / "rep"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     lines = [json.loads(x) for x in (tmp_path / "a.jsonl").read_text().splitlines()]
     assert len(lines) == 5 and {x["model"] for x in lines} == {"M"}
     assert (tmp_path / "rep" / "report.html").is_file()
     # the plain --responses path still works, its suite taken from the manifest
     resp = tmp_path / "responses.jsonl"
-    resp.write_text("".join(json.dumps({"sample_id": s.sample_id, "response": canned_answer(s), "model": "M",
-                                        "condition": "vlmevalkit:vidaudit_counting"}) + "\n" for s in samples))
-    r = runner.invoke(app, ["score-responses", "--responses", str(resp), "--samples", str(small), "--out",
-                            str(tmp_path / "b.jsonl")])
+    resp.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "sample_id": s.sample_id,
+                    "response": canned_answer(s),
+                    "model": "M",
+                    "condition": "vlmevalkit:vidaudit_counting",
+                }
+            )
+            + "\n"
+            for s in samples
+        )
+    )
+    r = runner.invoke(
+        app, ["score-responses", "--responses", str(resp), "--samples", str(small), "--out", str(tmp_path / "b.jsonl")]
+    )
     assert r.exit_code == 0, r.output
     assert (tmp_path / "a.jsonl").read_text() == (tmp_path / "b.jsonl").read_text()
     for args in ([], ["--responses", str(resp), "--from", "vlmevalkit", str(log)]):
         r = runner.invoke(app, ["score-responses", "--samples", str(small), "--out", str(tmp_path / "c.jsonl"), *args])
         assert r.exit_code == 2 and "either --responses FILE or --from HARNESS LOG" in r.output
-    r = runner.invoke(app, ["score-responses", "--from", "lm-eval", str(log), "--samples", str(small), "--out",
-                            str(tmp_path / "c.jsonl")])
+    r = runner.invoke(
+        app,
+        ["score-responses", "--from", "lm-eval", str(log), "--samples", str(small), "--out", str(tmp_path / "c.jsonl")],
+    )
     assert r.exit_code == 2 and "choose one of lmms-eval, vlmevalkit, inspect" in r.output
-    r = runner.invoke(app, ["score-responses", "--suite", "toy", "--from", "vlmevalkit", str(log), "--samples",
-                            str(small), "--out", str(tmp_path / "c.jsonl")])
+    r = runner.invoke(
+        app,
+        [
+            "score-responses",
+            "--suite",
+            "toy",
+            "--from",
+            "vlmevalkit",
+            str(log),
+            "--samples",
+            str(small),
+            "--out",
+            str(tmp_path / "c.jsonl"),
+        ],
+    )
     assert r.exit_code == 2 and "does not match the manifest" in r.output
     assert not (tmp_path / "c.jsonl").exists()
 
 
-@pytest.mark.parametrize("module,args", [
-    ("datasets", ["export", "hf", "{data}", "--out", "{tmp}/hf"]),
-    ("inspect_ai", ["score-responses", "--from", "inspect", "{tmp}/x.eval", "--samples", "{data}", "--out",
-                    "{tmp}/s.jsonl"]),
-    ("pandas", ["score-responses", "--from", "vlmevalkit", "{tmp}/M_x.tsv", "--samples", "{data}", "--out",
-                "{tmp}/s.jsonl"]),
-])
+@pytest.mark.parametrize(
+    "module,args",
+    [
+        ("datasets", ["export", "hf", "{data}", "--out", "{tmp}/hf"]),
+        (
+            "inspect_ai",
+            ["score-responses", "--from", "inspect", "{tmp}/x.eval", "--samples", "{data}", "--out", "{tmp}/s.jsonl"],
+        ),
+        (
+            "pandas",
+            [
+                "score-responses",
+                "--from",
+                "vlmevalkit",
+                "{tmp}/M_x.tsv",
+                "--samples",
+                "{data}",
+                "--out",
+                "{tmp}/s.jsonl",
+            ],
+        ),
+    ],
+)
 def test_missing_extra_is_one_line(module: str, args: list[str], small: Path, tmp_path: Path) -> None:
     (tmp_path / "x.eval").write_bytes(b"")
     (tmp_path / "M_x.tsv").write_text("index\tprediction\n")
@@ -107,7 +167,14 @@ def test_missing_extra_is_one_line(module: str, args: list[str], small: Path, tm
 
 
 def test_the_inspect_tasks_without_inspect_ai() -> None:
-    r = run_py("import sys; sys.modules['inspect_ai'] = None\nimport vidaudit.tools.interop.inspect_ai_tasks", timeout=60)
+    r = run_py(
+        "import sys; sys.modules['inspect_ai'] = None\nimport vidaudit.tools.interop.inspect_ai_tasks", timeout=60
+    )
     assert r.returncode == 1 and 'pip install "vidaudit[interop]"' in r.stderr, r.stderr
-    assert r.stderr.strip().splitlines()[-1].startswith("vidaudit.core.registry.MissingExtraError: the vidaudit "
-                                                        "inspect_ai tasks needs an optional dependency")
+    assert (
+        r.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            "vidaudit.core.registry.MissingExtraError: the vidaudit inspect_ai tasks needs an optional dependency"
+        )
+    )

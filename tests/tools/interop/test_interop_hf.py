@@ -67,9 +67,9 @@ def test_card_names_suite_paper_grid_verification_licence(exported: Path) -> Non
 
     card = (exported / "README.md").read_text()
     suite = get_suite("counting")
-    assert card.startswith("---\nlicense: \"apache-2.0\"")
+    assert card.startswith('---\nlicense: "apache-2.0"')
     assert "**Suite**: `counting`" in card and f"**Paper**: {suite.paper}" in card
-    assert "| `n_events` | 0, 1, 3, 12 |" in card and "| `domain` | \"blinking\", \"bounce_ball\" |" in card
+    assert "| `n_events` | 0, 1, 3, 12 |" in card and '| `domain` | "blinking", "bounce_ball" |' in card
     assert "**Verification**: verified at export" in card and "all 5 videos show their trace" in card
     assert "| `trace` | list<struct{t: float64" in card
 
@@ -85,7 +85,7 @@ def test_real_videos_need_a_licence_and_a_new_directory(small: Path, tmp_path: P
         export_hf(real, tmp_path / "o1")
     res = export_hf(real, tmp_path / "o2", license="cc-by-nc-4.0")
     card = (res.out / "README.md").read_text()
-    assert "license: \"cc-by-nc-4.0\"" in card and "not applicable: real videos" in card
+    assert 'license: "cc-by-nc-4.0"' in card and "not applicable: real videos" in card
     row = datasets.load_from_disk(str(res.out))[0]
     assert row["video"]["bytes"] == (res.out / row["video_path"]).read_bytes()
     (tmp_path / "busy").mkdir()
@@ -115,10 +115,12 @@ def test_any_suite_exports(tmp_path: Path) -> None:
     """A plugin suite (the tests' toy suite, string answers, no trace) exports for the Hub and for lmms-eval."""
     from test_interop_support import plugin_env, run_py
 
-    code = (f"from pathlib import Path\nfrom toysuite import generate_toy\nfrom vidaudit.tools.interop.hf import export_hf\n"
-            f"from vidaudit.tools.interop.lmms_eval import export_lmms_eval\nroot = Path({str(tmp_path)!r})\n"
-            "generate_toy(root / 'toy')\nexport_hf(root / 'toy', root / 'hf')\n"
-            "print(export_lmms_eval(root / 'toy', root / 'task').metrics)")
+    code = (
+        f"from pathlib import Path\nfrom toysuite import generate_toy\nfrom vidaudit.tools.interop.hf import export_hf\n"
+        f"from vidaudit.tools.interop.lmms_eval import export_lmms_eval\nroot = Path({str(tmp_path)!r})\n"
+        "generate_toy(root / 'toy')\nexport_hf(root / 'toy', root / 'hf')\n"
+        "print(export_lmms_eval(root / 'toy', root / 'task').metrics)"
+    )
     r = run_py(code, env=plugin_env())
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "['vidaudit_correct']"  # the toy suite has no scalar metrics of its own

@@ -23,8 +23,9 @@ from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite
 from vidaudit.tools.interop.logs import import_responses
 
-inspect_ai = pytest.importorskip("inspect_ai", reason="the interop extra is not installed (pip install "
-                                 "'vidaudit[interop]')")
+inspect_ai = pytest.importorskip(
+    "inspect_ai", reason="the interop extra is not installed (pip install 'vidaudit[interop]')"
+)
 
 from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.log import read_eval_log, write_eval_log  # noqa: E402
@@ -75,9 +76,21 @@ def own_scores(manifest: Path, texts: dict[str, str | None], condition: str, tmp
     from vidaudit.score.stage import score_responses
 
     f = tmp / "responses.jsonl"
-    f.write_text("".join(json.dumps({"sample_id": k, "response": v, "model": MODEL, "condition": condition,
-                                     **({"status": "api_error"} if v is None else {})}) + "\n"
-                         for k, v in texts.items()))
+    f.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "sample_id": k,
+                    "response": v,
+                    "model": MODEL,
+                    "condition": condition,
+                    **({"status": "api_error"} if v is None else {}),
+                }
+            )
+            + "\n"
+            for k, v in texts.items()
+        )
+    )
     return score_responses(manifest, f, suite="counting").records
 
 
@@ -98,8 +111,9 @@ def test_native_round_trip(native_log: tuple[Path, dict[str, str]], small: Path,
     log_file, sent = native_log
     scored = import_responses("inspect", log_file, small / "manifest.jsonl")
     assert len(scored.records) == 5 and {r.condition for r in scored.records} == {"native/structured_trace"}
-    assert comparable(scored.records) == comparable(own_scores(small / "manifest.jsonl", sent,
-                                                               "native/structured_trace", tmp_path))
+    assert comparable(scored.records) == comparable(
+        own_scores(small / "manifest.jsonl", sent, "native/structured_trace", tmp_path)
+    )
     # inside inspect, the scorer returned vidaudit's record and its scalar metrics
     log = read_eval_log(str(log_file))
     assert log.eval.task == "vidaudit/counting" and log.eval.model == MODEL
@@ -135,8 +149,21 @@ def test_frames_match_vidaudits_own_run(small: Path, tmp_path: Path) -> None:
     from vidaudit.cli import app
     from vidaudit.score.stage import score_store
 
-    r = CliRunner().invoke(app, ["run", "counting", "--data", str(small), "--model", "oracle", "--condition",
-                                 "frames@1", "--out", str(tmp_path / "run")])
+    r = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "counting",
+            "--data",
+            str(small),
+            "--model",
+            "oracle",
+            "--condition",
+            "frames@1",
+            "--out",
+            str(tmp_path / "run"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     own = score_store(tmp_path / "run")
     suite = get_suite("counting")
@@ -177,16 +204,19 @@ def test_errored_sample_is_an_api_error(small: Path, tmp_path: Path) -> None:
     scored = import_responses("inspect", run(task, model, tmp_path / "log", fail_on_error=False), small)
     bad = next(r for r in scored.records if r.sample_id == down)
     assert (bad.status, bad.correct, bad.metrics) == ("api_error", None, {})
-    assert comparable(scored.records) == comparable(own_scores(small / "manifest.jsonl", {**sent, down: None},
-                                                               "native/structured_trace", tmp_path))
+    assert comparable(scored.records) == comparable(
+        own_scores(small / "manifest.jsonl", {**sent, down: None}, "native/structured_trace", tmp_path)
+    )
 
 
 def test_tasks_are_found_by_name_for_every_suite(small: Path, tmp_path: Path) -> None:
     """`vidaudit/<suite>` resolves through the inspect_ai entry point in a fresh process, the toy plugin suite
     included; a toy log is then refused against the counting manifest."""
     toy = tmp_path / "toy"
-    r = run_py(f"from pathlib import Path\nfrom toysuite import generate_toy\ngenerate_toy(Path({str(toy)!r}))",
-               env=plugin_env())
+    r = run_py(
+        f"from pathlib import Path\nfrom toysuite import generate_toy\ngenerate_toy(Path({str(toy)!r}))",
+        env=plugin_env(),
+    )
     assert r.returncode == 0, r.stderr
     code = textwrap.dedent(f"""
         from inspect_ai import eval

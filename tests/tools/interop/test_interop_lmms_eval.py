@@ -24,22 +24,52 @@ from vidaudit.score.stage import score_responses
 from vidaudit.tools.interop.lmms_eval import export_lmms_eval, model_label
 from vidaudit.tools.interop.logs import import_responses
 
-_MISSING = [m for m in ("lmms_eval", "torch", "transformers", "accelerate", "datasets")
-            if importlib.util.find_spec(m) is None]
-needs_lmms_eval = pytest.mark.skipif(bool(_MISSING), reason=f"lmms-eval cannot run here ({', '.join(_MISSING)} not "
-                                     "installed): pip install 'vidaudit[interop-lmms-eval]' && pip install --no-deps "
-                                     "lmms-eval==0.7.3")
+_MISSING = [
+    m for m in ("lmms_eval", "torch", "transformers", "accelerate", "datasets") if importlib.util.find_spec(m) is None
+]
+needs_lmms_eval = pytest.mark.skipif(
+    bool(_MISSING),
+    reason=f"lmms-eval cannot run here ({', '.join(_MISSING)} not "
+    "installed): pip install 'vidaudit[interop-lmms-eval]' && pip install --no-deps "
+    "lmms-eval==0.7.3",
+)
 CONDITION = "native/structured_trace"
 
 
-def run_lmms_eval(taskdir: Path, out: Path, hf_home: Path, model: str, model_args: str,
-                  extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HF_HOME": str(hf_home), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1",
-           **(extra_env or {})}
-    r = subprocess.run([sys.executable, "-m", "lmms_eval", "--model", model, "--model_args", model_args,
-                        "--tasks", "vidaudit_counting", "--include_path", str(taskdir), "--log_samples",
-                        "--output_path", str(out), "--verbosity", "ERROR"], env=env, capture_output=True, text=True,
-                       timeout=300)
+def run_lmms_eval(
+    taskdir: Path, out: Path, hf_home: Path, model: str, model_args: str, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "HF_HOME": str(hf_home),
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_HUB_OFFLINE": "1",
+        **(extra_env or {}),
+    }
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lmms_eval",
+            "--model",
+            model,
+            "--model_args",
+            model_args,
+            "--tasks",
+            "vidaudit_counting",
+            "--include_path",
+            str(taskdir),
+            "--log_samples",
+            "--output_path",
+            str(out),
+            "--verbosity",
+            "ERROR",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     # lmms-eval logs an evaluation error and still exits 0: the samples log is what says it ran
     assert r.returncode == 0 and list(out.rglob("*_samples_*.jsonl")), r.stdout[-3000:] + r.stderr[-3000:]
     return r
@@ -58,8 +88,12 @@ def results_file(out: Path) -> dict:
 def own_scores(manifest: Path, texts: dict[str, str], model: str, tmp: Path) -> list:
     """vidaudit's own scoring of the same responses: score-responses on a responses.jsonl."""
     f = tmp / "responses.jsonl"
-    f.write_text("".join(json.dumps({"sample_id": sid, "response": t, "model": model, "condition": CONDITION}) + "\n"
-                         for sid, t in texts.items()))
+    f.write_text(
+        "".join(
+            json.dumps({"sample_id": sid, "response": t, "model": model, "condition": CONDITION}) + "\n"
+            for sid, t in texts.items()
+        )
+    )
     return score_responses(manifest, f, suite="counting").records
 
 
@@ -93,17 +127,34 @@ def served(small: Path, taskdir: Path, tmp_path_factory: pytest.TempPathFactory)
         url = next(c["video_url"]["url"] for c in content if c.get("type") == "video_url")
         s = by_video[url.removeprefix("file://")]
         sent[s.sample_id] = canned_answer(s)
-        return Reply(json={"id": "c", "object": "chat.completion", "created": 0, "model": "fake-vlm",
-                           "choices": [{"index": 0, "finish_reason": "stop",
-                                        "message": {"role": "assistant", "content": sent[s.sample_id]}}],
-                           "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}})
+        return Reply(
+            json={
+                "id": "c",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "fake-vlm",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": sent[s.sample_id]},
+                    }
+                ],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
+            }
+        )
 
     root = tmp_path_factory.mktemp("served")
     with FakeServer() as srv:
         srv.script("POST", "/v1/chat/completions", default=reply)
-        run_lmms_eval(taskdir, root / "out", root / "hf", "openai",
-                      f"model_version=fake-vlm,base_url={srv.url}/v1,pass_video_url=True,max_retries=1",
-                      {"OPENAI_API_KEY": "sk-test-not-a-secret"})
+        run_lmms_eval(
+            taskdir,
+            root / "out",
+            root / "hf",
+            "openai",
+            f"model_version=fake-vlm,base_url={srv.url}/v1,pass_video_url=True,max_retries=1",
+            {"OPENAI_API_KEY": "sk-test-not-a-secret"},
+        )
     assert len(sent) == 5
     return root / "out", sent
 
@@ -124,8 +175,9 @@ def test_round_trip_through_a_fake_server(served: tuple[Path, dict[str, str]], s
     out, sent = served
     scored = import_responses("lmms-eval", out, small / "manifest.jsonl")
     assert {r.model for r in scored.records} == {"openai:fake-vlm"}
-    assert comparable(scored.records) == comparable(own_scores(small / "manifest.jsonl", sent, "openai:fake-vlm",
-                                                               tmp_path))
+    assert comparable(scored.records) == comparable(
+        own_scores(small / "manifest.jsonl", sent, "openai:fake-vlm", tmp_path)
+    )
     kinds = {(r.correct, r.parse.method) for r in scored.records}
     assert len(kinds) >= 2, kinds  # the canned answers differ in kind: right, wrong, unparseable
     # lmms-eval's per-row metrics are vidaudit's, and its table is their mean
@@ -146,8 +198,9 @@ def test_round_trip_with_the_dummy_mock(taskdir: Path, small: Path, tmp_path: Pa
     scored = import_responses("lmms-eval", tmp_path / "out", small)
     assert {r.model for r in scored.records} == {"dummy"}
     ids = [s.sample_id for s in load_samples(small)]
-    assert comparable(scored.records) == comparable(own_scores(small / "manifest.jsonl", dict.fromkeys(ids, text),
-                                                               "dummy", tmp_path))
+    assert comparable(scored.records) == comparable(
+        own_scores(small / "manifest.jsonl", dict.fromkeys(ids, text), "dummy", tmp_path)
+    )
     table = results_file(tmp_path / "out")["results"]["vidaudit_counting"]
     assert table["vidaudit_correct,none"] == pytest.approx(sum(r.correct for r in scored.records) / 5)
     # the same through the command line
@@ -158,8 +211,19 @@ def test_round_trip_with_the_dummy_mock(taskdir: Path, small: Path, tmp_path: Pa
 
     app = typer.Typer()
     register(app)
-    r = CliRunner().invoke(app, ["score-responses", "--from", "lmms-eval", str(tmp_path / "out"), "--samples",
-                                 str(small), "--out", str(tmp_path / "scores.jsonl")])
+    r = CliRunner().invoke(
+        app,
+        [
+            "score-responses",
+            "--from",
+            "lmms-eval",
+            str(tmp_path / "out"),
+            "--samples",
+            str(small),
+            "--out",
+            str(tmp_path / "scores.jsonl"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     lines = [json.loads(x) for x in (tmp_path / "scores.jsonl").read_text().splitlines()]
     assert sorted(lines, key=lambda d: d["sample_id"]) == comparable(scored.records)

@@ -20,8 +20,12 @@ from vidaudit.tools.interop.common import scalar_metric_names
 
 PLUGIN_SITE = Path(__file__).parents[2] / "plugin_site"
 #: one sample per count of the smoke grid's bounce_ball domain, plus a blinking one: 5 videos
-PICK = ("counting-bounce_ball-N00-F1.0-s00", "counting-bounce_ball-N01-F0.5-s00", "counting-bounce_ball-N03-F2.0-s00",
-        "counting-bounce_ball-N12-F0.5-s00")
+PICK = (
+    "counting-bounce_ball-N00-F1.0-s00",
+    "counting-bounce_ball-N01-F0.5-s00",
+    "counting-bounce_ball-N03-F2.0-s00",
+    "counting-bounce_ball-N12-F0.5-s00",
+)
 
 
 def small_dataset(smoke_dir: Path, out: Path, n_extra: int = 1) -> Path:
@@ -51,7 +55,7 @@ def canned_answer(sample: Sample) -> str:
     if kind == 0:
         return ledger(times, n)
     if kind == 1:
-        return ledger([t + 3.0 for t in times][:max(n - 1, 0)], n)
+        return ledger([t + 3.0 for t in times][: max(n - 1, 0)], n)
     if kind == 2:
         return ledger(times[:-1], max(n - 1, 0)) if n else ledger([5.0], 1)
     return "I could not tell from the video."
@@ -62,10 +66,17 @@ def plugin_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(PLUGIN_SITE), os.environ.get("PYTHONPATH", "")])}
 
 
-def run_py(code: str, *, env: dict[str, str] | None = None, cwd: Path | None = None,
-           timeout: int = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", code], env=env or dict(os.environ), cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout)
+def run_py(
+    code: str, *, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: int = 240
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env=env or dict(os.environ),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def comparable(records: list) -> list[dict]:
@@ -83,10 +94,12 @@ def small(smoke_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_score_rows_equals_score_responses(small: Path, tmp_path: Path) -> None:
     samples = {s.sample_id: s for s in load_samples(small)}
-    rows = [ResponseRow(sample_id=sid, response=canned_answer(s), model="m", condition="c")
-            for sid, s in samples.items()]
-    rows.append(ResponseRow(sample_id=next(iter(samples)), response=None, model="m2", condition="c",
-                            status="api_error"))
+    rows = [
+        ResponseRow(sample_id=sid, response=canned_answer(s), model="m", condition="c") for sid, s in samples.items()
+    ]
+    rows.append(
+        ResponseRow(sample_id=next(iter(samples)), response=None, model="m2", condition="c", status="api_error")
+    )
     f = tmp_path / "responses.jsonl"
     f.write_text("".join(json.dumps(r.as_json()) + "\n" for r in rows))
     ours = score_rows(samples, rows)
@@ -105,8 +118,10 @@ def test_score_rows_refuses_what_score_responses_refuses(small: Path) -> None:
         score_rows(samples, [ResponseRow(sample_id=sid, response=None)])
     with pytest.raises(DataError, match="status 'weird'"):
         score_rows(samples, [ResponseRow(sample_id=sid, response="x", status="weird")])
-    two = [ResponseRow(sample_id=sid, response="\\boxed{1}", where="a:1"),
-           ResponseRow(sample_id=sid, response="\\boxed{2}", where="a:2")]
+    two = [
+        ResponseRow(sample_id=sid, response="\\boxed{1}", where="a:1"),
+        ResponseRow(sample_id=sid, response="\\boxed{2}", where="a:2"),
+    ]
     with pytest.raises(DataError, match="a:1 and a:2"):
         score_rows(samples, two)
     last = score_rows(samples, two, dedupe="last").records
@@ -117,8 +132,10 @@ def test_frame_times_reach_the_scorer(small: Path) -> None:
     samples = {s.sample_id: s for s in load_samples(small)}
     s = next(x for x in samples.values() if x.answer == 1)
     text = "- frame 3: contact, count 1\n\\boxed{1}"
-    with_times = score_rows(samples, [ResponseRow(sample_id=s.sample_id, response=text, frame_times=(0.0, 1.0, 2.0),
-                                                  frame_indices=(0, 30, 60))]).records[0]
+    with_times = score_rows(
+        samples,
+        [ResponseRow(sample_id=s.sample_id, response=text, frame_times=(0.0, 1.0, 2.0), frame_indices=(0, 30, 60))],
+    ).records[0]
     without = score_rows(samples, [ResponseRow(sample_id=s.sample_id, response=text)]).records[0]
     assert with_times.metrics["reported_times"] == [2.0]
     assert without.metrics["reported_times"] == []

@@ -39,8 +39,13 @@ def table(samples, predictions: dict[str, str], with_sample_id: bool = True) -> 
     """The dataset's own columns (index, video, question, answer, ...) plus `prediction`."""
     rows = []
     for i, s in enumerate(samples):
-        row = {"index": i if with_sample_id else s.sample_id, "video": Path(s.video.path).stem,
-               "question": s.question, "answer": s.answer, "prediction": predictions[s.sample_id]}
+        row = {
+            "index": i if with_sample_id else s.sample_id,
+            "video": Path(s.video.path).stem,
+            "question": s.question,
+            "answer": s.answer,
+            "prediction": predictions[s.sample_id],
+        }
         if with_sample_id:
             row["sample_id"] = s.sample_id
         rows.append(row)
@@ -51,9 +56,20 @@ def own_scores(manifest: Path, texts: dict[str, str], condition: str, tmp: Path)
     from vidaudit.score.stage import score_responses
 
     f = tmp / "responses.jsonl"
-    f.write_text("".join(json.dumps({"sample_id": k, "model": MODEL, "condition": condition,
-                                     **({"response": None, "status": "api_error"} if v == FAIL_MSG
-                                        else {"response": v})}) + "\n" for k, v in texts.items()))
+    f.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "sample_id": k,
+                    "model": MODEL,
+                    "condition": condition,
+                    **({"response": None, "status": "api_error"} if v == FAIL_MSG else {"response": v}),
+                }
+            )
+            + "\n"
+            for k, v in texts.items()
+        )
+    )
     return score_responses(manifest, f, suite="counting").records
 
 
@@ -66,7 +82,7 @@ def small(smoke_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def predictions(small: Path) -> dict[str, str]:
     samples = load_samples(small)
     out = {s.sample_id: canned_answer(s) for s in samples}
-    out[samples[0].sample_id] = "Ledger:\n- at 1.00 s: \"contact\"\t(tab), «ünïcode»\nFinal Answer: \\boxed{1}"
+    out[samples[0].sample_id] = 'Ledger:\n- at 1.00 s: "contact"\t(tab), «ünïcode»\nFinal Answer: \\boxed{1}'
     out[samples[1].sample_id] = FAIL_MSG
     return out
 
@@ -80,16 +96,18 @@ def test_round_trip_every_format(ext: str, small: Path, predictions: dict[str, s
     scored = import_responses("vlmevalkit", f, small)
     assert {r.model for r in scored.records} == {MODEL}
     assert {r.condition for r in scored.records} == {"vlmevalkit:vidaudit_counting"}
-    assert comparable(scored.records) == comparable(own_scores(small / "manifest.jsonl", predictions,
-                                                               "vlmevalkit:vidaudit_counting", tmp_path))
+    assert comparable(scored.records) == comparable(
+        own_scores(small / "manifest.jsonl", predictions, "vlmevalkit:vidaudit_counting", tmp_path)
+    )
     failed = next(r for r in scored.records if r.sample_id == samples[1].sample_id)
     assert (failed.status, failed.correct) == ("api_error", None)
-    assert scored.raw_text[next(r.trial_id for r in scored.records if r.sample_id == samples[0].sample_id)] \
-        == predictions[samples[0].sample_id]  # quotes, tabs, newlines and unicode survive the format
+    assert (
+        scored.raw_text[next(r.trial_id for r in scored.records if r.sample_id == samples[0].sample_id)]
+        == predictions[samples[0].sample_id]
+    )  # quotes, tabs, newlines and unicode survive the format
 
 
-def test_index_is_the_key_without_a_sample_id_column(small: Path, predictions: dict[str, str],
-                                                      tmp_path: Path) -> None:
+def test_index_is_the_key_without_a_sample_id_column(small: Path, predictions: dict[str, str], tmp_path: Path) -> None:
     samples = load_samples(small)
     f = dump(table(samples, predictions, with_sample_id=False), tmp_path / MODEL / f"{MODEL}_vidaudit_counting.tsv")
     scored = import_responses("vlmevalkit", tmp_path / MODEL, small)  # a directory with one prediction file
@@ -104,13 +122,17 @@ def test_refusals_name_what_they_found(small: Path, predictions: dict[str, str],
     with pytest.raises(DataError, match=r"a \.pkl file is not a VLMEvalKit prediction format .* xlsx, tsv or json"):
         import_responses("vlmevalkit", dump(rows, tmp_path / "a" / "x.json").rename(tmp_path / "a" / "x.pkl"), small)
     with pytest.raises(DataError, match="no prediction column .*columns found: index, video"):
-        import_responses("vlmevalkit", dump([{k: v for k, v in r.items() if k != "prediction"} for r in rows],
-                                            tmp_path / "b" / "x.tsv"), small)
+        import_responses(
+            "vlmevalkit",
+            dump([{k: v for k, v in r.items() if k != "prediction"} for r in rows], tmp_path / "b" / "x.tsv"),
+            small,
+        )
     with pytest.raises(DataError, match="log of suite toy, but .* holds counting samples"):
         import_responses("vlmevalkit", dump([{**r, "suite": "toy"} for r in rows], tmp_path / "c" / "x.tsv"), small)
     with pytest.raises(DataError, match=r"suite stress_reverse \(its dataset name vidaudit_stress_reverse\)"):
-        import_responses("vlmevalkit", dump(rows, tmp_path / "d" / MODEL / f"{MODEL}_vidaudit_stress_reverse.tsv"),
-                         small)
+        import_responses(
+            "vlmevalkit", dump(rows, tmp_path / "d" / MODEL / f"{MODEL}_vidaudit_stress_reverse.tsv"), small
+        )
     odd = [{**r, "sample_id": f"other-{i}"} if i < 3 else r for i, r in enumerate(rows)]
     with pytest.raises(DataError, match=r"3 of 5 rows .* lacks \(matched by the sample_id column\): other-0, other-1"):
         import_responses("vlmevalkit", dump(odd, tmp_path / "e" / "x.json"), small)

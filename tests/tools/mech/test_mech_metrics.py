@@ -60,7 +60,7 @@ def test_grouped_split_never_puts_a_group_on_both_sides():
 
 def test_linear_probe_recovers_a_planted_signal_and_not_shuffled_labels():
     rng = np.random.default_rng(0)
-    n, d = 1600, 16   # the paper scale (2,200 train items): enough Adam steps at lr 1e-3
+    n, d = 1600, 16  # the paper scale (2,200 train items): enough Adam steps at lr 1e-3
     x = rng.normal(size=(n, d))
     w = rng.normal(size=d)
     y = (x @ w > 0).astype(int)
@@ -69,7 +69,7 @@ def test_linear_probe_recovers_a_planted_signal_and_not_shuffled_labels():
     assert planted.mean >= 0.95
     shuffled = probe_stage(x, rng.permutation(y), groups, 2)
     assert abs(shuffled.mean - 0.5) < 0.07
-    y4 = np.argmax(x[:, :4], axis=1)    # a 4-way planted signal (cross-entropy path)
+    y4 = np.argmax(x[:, :4], axis=1)  # a 4-way planted signal (cross-entropy path)
     assert probe_stage(x, y4, groups, 4).mean >= 0.9
 
 

@@ -34,8 +34,10 @@ def test_pairs_are_exactly_the_scenes_with_both_arrangements(cells, rnd):
         return
     pairs, unpaired = arrangement_pairs(clips)
     assert {c.params["seed"] for c, _ in pairs} == both
-    assert all(c.params["arrangement"] == "control" and a.params["arrangement"] == "adversarial"
-               and c.group == a.group for c, a in pairs)
+    assert all(
+        c.params["arrangement"] == "control" and a.params["arrangement"] == "adversarial" and c.group == a.group
+        for c, a in pairs
+    )
     lone = {f"s{s}" for s, a in cells if a != "interleaved" and s not in both}
     assert {u.rsplit("-", 1)[1] for u in unpaired} == lone
 
@@ -58,12 +60,12 @@ def test_pairing_errors_name_what_is_missing():
 
 
 def test_conv3d_statistics_match_a_hand_computation():
-    w = np.zeros((2, 1, 2, 1, 2))              # (out, C, T, p, p): 2 channels, 2-element slices
+    w = np.zeros((2, 1, 2, 1, 2))  # (out, C, T, p, p): 2 channels, 2-element slices
     w[0, 0, 0, 0], w[0, 0, 1, 0] = [1, 0], [0, 1]
     w[1, 0, 0, 0], w[1, 0, 1, 0] = [1, 1], [1, 2]
     d = conv3d_stats(w)
     assert d["channel_slice_cosine"]["per_channel"] == pytest.approx([0.0, 3 / np.sqrt(10)])
-    assert d["slice_cosine"] == pytest.approx([(1 + 2) / (np.sqrt(3) * np.sqrt(6))])   # [1,0,1,1]·[0,1,1,2]
+    assert d["slice_cosine"] == pytest.approx([(1 + 2) / (np.sqrt(3) * np.sqrt(6))])  # [1,0,1,1]·[0,1,1,2]
     # channel 0: mean over time [.5, .5], deviations +-.5 -> 1 of 2; channel 1: 0.5 of 7
     assert d["channel_sensitivity"]["per_channel"] == pytest.approx([0.5, 1 / 14])
     assert d["temporal_energy"] == pytest.approx(1.5 / 9)
@@ -79,7 +81,7 @@ def test_equal_slices_give_cosine_one_and_no_temporal_part(seed, n_out, scale, e
     d = conv3d_stats(w)
     assert d["channel_slice_cosine"]["min"] == pytest.approx(1.0) and d["slice_cosine"] == pytest.approx([1.0])
     assert d["temporal_energy"] == pytest.approx(0.0, abs=1e-12) and d["temporal_rank"]["rank_99"] == 0
-    w[:, :, 1] += eps * rng.normal(size=(n_out, 3, 4, 4))       # per-channel cosine ignores a channel's scale
+    w[:, :, 1] += eps * rng.normal(size=(n_out, 3, 4, 4))  # per-channel cosine ignores a channel's scale
     base = conv3d_stats(w)
     w *= scale * (1 + np.arange(n_out))[:, None, None, None, None]
     scaled = conv3d_stats(w)

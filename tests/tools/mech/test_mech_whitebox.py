@@ -41,8 +41,16 @@ def clip(tmp_path_factory):
 
 
 def request(path, indices=(0, 2, 4, 6)) -> Request:
-    part = VideoPart(path=str(path), sha256=None, fps=2.0, duration_s=2.0, n_frames=8, source_fps=4.0,
-                     frame_indices=tuple(indices), timestamps=tuple(i / 4 for i in indices))
+    part = VideoPart(
+        path=str(path),
+        sha256=None,
+        fps=2.0,
+        duration_s=2.0,
+        n_frames=8,
+        source_fps=4.0,
+        frame_indices=tuple(indices),
+        timestamps=tuple(i / 4 for i in indices),
+    )
     return Request(trial_id="t", parts=(part, TextPart(PROMPT)), settings=GenerationSettings(temperature=0))
 
 
@@ -65,7 +73,7 @@ def test_capture_equals_eager_attention(wb, tiny, clip):
     for layer, rows in view.attention.items():
         np.testing.assert_allclose(rows, ref.attentions[layer][0, :, -1].numpy(), atol=1e-5)
         assert rows.shape == (wb.model.config.text_config.num_attention_heads, view.spans.length)
-    torch.testing.assert_close(ours.logits, ref.logits, atol=1e-4, rtol=1e-4)   # capture does not change the output
+    torch.testing.assert_close(ours.logits, ref.logits, atol=1e-4, rtol=1e-4)  # capture does not change the output
 
 
 def test_video_span_is_exactly_the_processors_video_tokens(wb, clip):
@@ -78,7 +86,7 @@ def test_video_span_is_exactly_the_processors_video_tokens(wb, clip):
     t, h, w = batch.inputs["video_grid_thw"][0].tolist()
     assert len(s.video) == t * h * w // 4 and len(s.groups) == t
     allpos = np.sort(np.concatenate([s.system, s.video, s.prompt, s.other]))
-    assert np.array_equal(allpos, np.arange(len(ids)))               # disjoint and covering
+    assert np.array_equal(allpos, np.arange(len(ids)))  # disjoint and covering
     assert wb.processor.tokenizer.decode(ids[s.prompt]).strip() == PROMPT
     assert s.answer == len(ids) - 1 and s.system[-1] == s.video[0] - 1
 
@@ -91,7 +99,7 @@ def test_window_reordering_round_trips(wb, t, hh, ww):
     n = t * 4 * hh * ww
     x = torch.randn(n, 3)
     assert int(cu[-1]) == n
-    assert sorted(index.tolist()) == list(range(n // 4))             # a permutation of merge units
+    assert sorted(index.tolist()) == list(range(n // 4))  # a permutation of merge units
     torch.testing.assert_close(window.to_raster_order(window.to_window_order(x, index, 4), index, 4), x)
 
 

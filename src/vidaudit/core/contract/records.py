@@ -20,7 +20,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
-    "NEEDS_JUDGE", "SCORE_SCHEMA_VERSION", "ParseResult", "ScoreRecord", "Counted", "TrialScore", "counted",
+    "NEEDS_JUDGE",
+    "SCORE_SCHEMA_VERSION",
+    "ParseResult",
+    "ScoreRecord",
+    "Counted",
+    "TrialScore",
+    "counted",
     "unjudged_text",
 ]
 
@@ -68,10 +74,10 @@ class ScoreRecord(BaseModel):
     sample_id: str
     suite: str
     model: str
-    model_role: str = "model"          # model | oracle | chance | constant | observer | reference (blind) | human
+    model_role: str = "model"  # model | oracle | chance | constant | observer | reference (blind) | human
     condition: str
-    group_id: str                      # bootstrap cluster: samples that share a source video
-    status: str                        # ok | api_error | refused | timeout | pending
+    group_id: str  # bootstrap cluster: samples that share a source video
+    status: str  # ok | api_error | refused | timeout | pending
     correct: bool | None
     parse: ParseResult | None = None
     params: dict[str, Any] = Field(default_factory=dict)
@@ -86,19 +92,36 @@ class ScoreRecord(BaseModel):
     @property
     def needs_judge(self) -> bool:
         """Answered, but only a judge can score it and the run had none: in no denominator, counted apart."""
-        return (self.status == "ok" and self.correct is None and self.parse is not None
-                and self.parse.method == NEEDS_JUDGE)
+        return (
+            self.status == "ok" and self.correct is None and self.parse is not None and self.parse.method == NEEDS_JUDGE
+        )
 
     def flat(self) -> dict[str, Any]:
         """One flat dict (params, then metrics, then the record's own fields) for suites that aggregate dicts."""
         out: dict[str, Any] = {**self.params, **self.metrics}
-        out.update({"trial_id": self.trial_id, "sample_id": self.sample_id, "suite": self.suite,
-                    "model": self.model, "model_role": self.model_role, "condition": self.condition,
-                    "group_id": self.group_id, "status": self.status, "correct": self.correct,
-                    "usage": dict(self.usage), "cost_usd": self.cost_usd})
+        out.update(
+            {
+                "trial_id": self.trial_id,
+                "sample_id": self.sample_id,
+                "suite": self.suite,
+                "model": self.model,
+                "model_role": self.model_role,
+                "condition": self.condition,
+                "group_id": self.group_id,
+                "status": self.status,
+                "correct": self.correct,
+                "usage": dict(self.usage),
+                "cost_usd": self.cost_usd,
+            }
+        )
         if self.parse is not None:
-            out.update({"predicted": self.parse.value, "parse_method": self.parse.method,
-                        "parse_span": list(self.parse.span) if self.parse.span else None})
+            out.update(
+                {
+                    "predicted": self.parse.value,
+                    "parse_method": self.parse.method,
+                    "parse_span": list(self.parse.span) if self.parse.span else None,
+                }
+            )
         else:
             out.setdefault("parse_method", None)
         return out

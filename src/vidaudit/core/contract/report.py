@@ -14,8 +14,20 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
-    "REPORT_SCHEMA_VERSION", "EventTimeline", "Figure", "GridFigure", "LineFigure", "Report", "Section", "Series",
-    "SuiteReport", "Table", "TimelineEvent", "ViewerColumn", "ViewerFrame", "ViewerSpec",
+    "REPORT_SCHEMA_VERSION",
+    "EventTimeline",
+    "Figure",
+    "GridFigure",
+    "LineFigure",
+    "Report",
+    "Section",
+    "Series",
+    "SuiteReport",
+    "Table",
+    "TimelineEvent",
+    "ViewerColumn",
+    "ViewerFrame",
+    "ViewerSpec",
     "ViewerTrial",
 ]
 
@@ -57,7 +69,7 @@ class GridFigure(_Strict):
     id: str
     title: str
     caption: str = ""
-    group: list[str] = Field(default_factory=list)   # e.g. [model, condition]: headings the page groups by
+    group: list[str] = Field(default_factory=list)  # e.g. [model, condition]: headings the page groups by
     row_label: str
     col_label: str
     rows: list[str]
@@ -113,8 +125,10 @@ class LineFigure(_Strict):
             for name in ("y", "low", "high"):
                 vals = getattr(s, name)
                 if vals is not None and len(vals) != len(self.x):
-                    raise ValueError(f"figure {self.id!r}: series {s.name!r} {name} has {len(vals)} points "
-                                     f"for {len(self.x)} x values")
+                    raise ValueError(
+                        f"figure {self.id!r}: series {s.name!r} {name} has {len(vals)} points "
+                        f"for {len(self.x)} x values"
+                    )
         return self
 
 
@@ -154,7 +168,7 @@ class Report(_Strict):
     git_revision: str | None = None
     git_dirty: bool | None = None
     created_at: str
-    source: dict[str, str] = Field(default_factory=dict)       # e.g. {"run_dir": ...} or {"responses": ...}
+    source: dict[str, str] = Field(default_factory=dict)  # e.g. {"run_dir": ...} or {"responses": ...}
     models: list[str] = Field(default_factory=list)
     conditions: list[str] = Field(default_factory=list)
     #: what was sent to each model: generation settings and request-changing adapter options
@@ -206,7 +220,7 @@ class ViewerTrial(_Strict):
     sample_id: str
     model: str
     condition: str
-    group: str = ""                       # the suite's grouping key (counting: the domain)
+    group: str = ""  # the suite's grouping key (counting: the domain)
     status: str
     correct: bool | None = None
     columns: dict[str, str | int | float | bool | None] = Field(default_factory=dict)

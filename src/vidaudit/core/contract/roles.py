@@ -27,8 +27,18 @@ from vidaudit.core.types import Sample
 if TYPE_CHECKING:
     import typer
 
-__all__ = ["Audit", "Baselines", "Commands", "Designs", "ModuleAudit", "ObservedFrame", "Role",
-           "SequentialDesign", "Verification", "sequential_design"]
+__all__ = [
+    "Audit",
+    "Baselines",
+    "Commands",
+    "Designs",
+    "ModuleAudit",
+    "ObservedFrame",
+    "Role",
+    "SequentialDesign",
+    "Verification",
+    "sequential_design",
+]
 
 #: (source frame index, presentation time in seconds, RGB frame) as a pixel observer receives them
 ObservedFrame = tuple[int, float, np.ndarray]
@@ -58,7 +68,7 @@ class Role:
 
     @property
     def owner(self) -> str:
-        """"the counting suite" (or "this suite" for a role not declared on a class), for refusals."""
+        """ "the counting suite" (or "this suite" for a role not declared on a class), for refusals."""
         return f"the {self.suite_name} suite" if self.suite_name else "this suite"
 
 
@@ -95,8 +105,14 @@ class Verification(Role):
     offers = "pixel verification"
 
     @abstractmethod
-    def verify(self, data_dir: Path, samples: Sequence[Sample], *, workers: int | None = None,
-               on_progress: OnProgress | None = None) -> dict[str, list[str]]:
+    def verify(
+        self,
+        data_dir: Path,
+        samples: Sequence[Sample],
+        *,
+        workers: int | None = None,
+        on_progress: OnProgress | None = None,
+    ) -> dict[str, list[str]]:
         """Problems per sample id ({}: every sample verified)."""
 
 
@@ -127,8 +143,9 @@ def sequential_design(suite: object, name: str, rule: str | None, planned: Seque
     """The design ``name`` of ``suite``'s :class:`Designs` over ``planned``; a ConfigError where it has none."""
     designs = getattr(suite, Designs.attr, None)
     if not isinstance(designs, Designs):
-        raise ConfigError(f"the {getattr(suite, 'name', '?')} suite has no {name!r} design; drop --design to run "
-                          "every planned trial")
+        raise ConfigError(
+            f"the {getattr(suite, 'name', '?')} suite has no {name!r} design; drop --design to run every planned trial"
+        )
     return designs.sequential_design(name, rule, planned)
 
 
@@ -144,8 +161,9 @@ class Audit(Role):
         """The datasets an audit at ``budget`` (smoke, standard, paper) runs; () leaves the suite out."""
 
     @abstractmethod
-    def generate_part(self, part: AuditPart, out: Path, *, workers: int | None = None,
-                      on_progress: OnProgress | None = None) -> Path:
+    def generate_part(
+        self, part: AuditPart, out: Path, *, workers: int | None = None, on_progress: OnProgress | None = None
+    ) -> Path:
         """Generate ``part``'s preset into ``out`` (pixel-checked as its generate command does); the manifest."""
 
     def part_conditions(self, part: AuditPart, data_dir: Path) -> tuple[str, ...]:
@@ -178,8 +196,9 @@ class ModuleAudit(Audit):
         parts: Sequence[AuditPart] = self._require("audit_parts")(budget)
         return parts
 
-    def generate_part(self, part: AuditPart, out: Path, *, workers: int | None = None,
-                      on_progress: OnProgress | None = None) -> Path:
+    def generate_part(
+        self, part: AuditPart, out: Path, *, workers: int | None = None, on_progress: OnProgress | None = None
+    ) -> Path:
         return Path(self._require("generate_part")(part, out, workers=workers, on_progress=on_progress))
 
     def part_conditions(self, part: AuditPart, data_dir: Path) -> tuple[str, ...]:

@@ -39,8 +39,16 @@ if TYPE_CHECKING:
     import numpy as np
     import typer
 
-__all__ = ["AggregateInput", "PartedSuite", "Prompt", "ScoreInput", "Suite", "SuiteCapabilities", "SuiteInfo",
-           "check_suite"]
+__all__ = [
+    "AggregateInput",
+    "PartedSuite",
+    "Prompt",
+    "ScoreInput",
+    "Suite",
+    "SuiteCapabilities",
+    "SuiteInfo",
+    "check_suite",
+]
 
 
 @dataclass(frozen=True)
@@ -170,8 +178,9 @@ class Suite:
 
     def check_prompt(self, name: str) -> None:
         if name not in self.prompt_names():
-            raise ConfigError(f"unknown prompt {name!r} for the {self.name} suite; choose from "
-                              f"{', '.join(self.prompt_names())}")
+            raise ConfigError(
+                f"unknown prompt {name!r} for the {self.name} suite; choose from {', '.join(self.prompt_names())}"
+            )
 
     def request_metadata(self, sample: Sample) -> dict[str, Any]:
         """Public facts about the sample that local baselines may read (never the answer)."""
@@ -187,8 +196,10 @@ class Suite:
     def perturbation_problem(self, sample: Sample, spec: PerturbationSpec) -> str | None:
         """Why ``sample``'s ground truth does not survive ``spec`` (a condition's perturbation), or None when it
         does and the trial may run. The default refuses: a suite must declare what its answers survive."""
-        return (f"the {self.name} suite does not define its ground truth under {spec.name}; drop the perturbation "
-                "from the condition (a suite declares the perturbations it supports with perturbation_problem)")
+        return (
+            f"the {self.name} suite does not define its ground truth under {spec.name}; drop the perturbation "
+            "from the condition (a suite declares the perturbations it supports with perturbation_problem)"
+        )
 
     def judge_prompt(self, sample: Sample, answer: str) -> Prompt | None:
         """The prompt a judge model (``vidaudit run --judge SPEC``) gets for this answer; None: no judge needed.
@@ -220,15 +231,24 @@ class Suite:
             c[0] += 1
             c[1] += self.needs_judge(s)
         head = f"{len(samples)} sample{'s' if len(samples) != 1 else ''}"
-        parts = [f"{n} {k}".strip() + (" (need --judge)" if j == n else f" ({j} need --judge)" if j else "")
-                 for k, (n, j) in kinds.items() if k or j]
+        parts = [
+            f"{n} {k}".strip() + (" (need --judge)" if j == n else f" ({j} need --judge)" if j else "")
+            for k, (n, j) in kinds.items()
+            if k or j
+        ]
         return f"{head}: {', '.join(parts)}" if parts else head
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
         """How the trace viewer shows one trial (frames are attached by the report stage)."""
-        return ViewerTrial(trial_id=record.trial_id, sample_id=record.sample_id, model=record.model,
-                           condition=record.condition, status=record.status, correct=record.correct,
-                           raw_text=raw_text or "")
+        return ViewerTrial(
+            trial_id=record.trial_id,
+            sample_id=record.sample_id,
+            model=record.model,
+            condition=record.condition,
+            status=record.status,
+            correct=record.correct,
+            raw_text=raw_text or "",
+        )
 
     # ------------------------------------------------------------------ the command line (``commands`` role)
 
@@ -246,8 +266,9 @@ class Suite:
 def _abstract(obj: object) -> list[str]:
     """The abstract methods ``obj``'s class leaves unimplemented, in definition order of its bases."""
     cls = obj if isinstance(obj, type) else type(obj)
-    names = dict.fromkeys(n for base in reversed(cls.__mro__) for n, v in vars(base).items()
-                          if getattr(v, "__isabstractmethod__", False))
+    names = dict.fromkeys(
+        n for base in reversed(cls.__mro__) for n, v in vars(base).items() if getattr(v, "__isabstractmethod__", False)
+    )
     return [n for n in names if getattr(getattr(cls, n, None), "__isabstractmethod__", False)]
 
 
@@ -264,23 +285,29 @@ def check_suite(obj: Any, name: str) -> Suite:
         raise ConfigError(f"suite {name!r} is registered as {type(obj).__name__}, not a vidaudit Suite instance")
     missing = _abstract(obj)
     if missing:
-        raise ConfigError(f"suite {name!r} ({type(obj).__name__}) does not implement {_listed(missing)}; a Suite "
-                          f"implements {_listed(_abstract(Suite))} (docs/design.md, The Suite protocol)")
+        raise ConfigError(
+            f"suite {name!r} ({type(obj).__name__}) does not implement {_listed(missing)}; a Suite "
+            f"implements {_listed(_abstract(Suite))} (docs/design.md, The Suite protocol)"
+        )
     for role in ROLES:
         found = getattr(obj, role.attr, None)
         if found is None:
             continue
         if not isinstance(found, role):
-            raise ConfigError(f"suite {name!r} declares {role.attr} = {type(found).__name__}, not a "
-                              f"vidaudit.sdk.{role.__name__}")
+            raise ConfigError(
+                f"suite {name!r} declares {role.attr} = {type(found).__name__}, not a vidaudit.sdk.{role.__name__}"
+            )
         if _abstract(found):
-            raise ConfigError(f"suite {name!r}'s {role.attr} ({type(found).__name__}) does not implement "
-                              f"{_listed(_abstract(found))}")
+            raise ConfigError(
+                f"suite {name!r}'s {role.attr} ({type(found).__name__}) does not implement {_listed(_abstract(found))}"
+            )
     if obj.name != name:
         raise ConfigError(f"suite registered as {name!r} calls itself {obj.name!r}; register it under its name")
     if type(obj).judge_prompt is not Suite.judge_prompt and not obj.capabilities.judges:
-        raise ConfigError(f"suite {name!r} defines judge_prompt but does not declare it; set "
-                          "capabilities = SuiteCapabilities(judges=True) on the suite class")
+        raise ConfigError(
+            f"suite {name!r} defines judge_prompt but does not declare it; set "
+            "capabilities = SuiteCapabilities(judges=True) on the suite class"
+        )
     return obj
 
 
@@ -331,8 +358,10 @@ class PartedSuite(Suite):
     def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
         part = self.part_of(sample)
         if condition is not None and condition.prompt not in part.prompt_names():
-            raise ConfigError(f"{self.part_noun} {part.name} has no prompt {condition.prompt!r}; it has "
-                              f"{', '.join(part.prompt_names())}")
+            raise ConfigError(
+                f"{self.part_noun} {part.name} has no prompt {condition.prompt!r}; it has "
+                f"{', '.join(part.prompt_names())}"
+            )
         return part.render_prompt(sample, condition)
 
     def request_metadata(self, sample: Sample) -> dict[str, Any]:
@@ -367,7 +396,7 @@ class PartedSuite(Suite):
         for s in samples:
             by_part.setdefault(str(s.params.get(self.part_param)), []).append(s)
         if len(by_part) == 1:
-            (name, group), = by_part.items()
+            ((name, group),) = by_part.items()
             return self.part(name).describe_samples(group)
         return "; ".join(f"{name}: {self.part(name).describe_samples(group)}" for name, group in by_part.items())
 
@@ -389,8 +418,10 @@ class PartedSuite(Suite):
             out.sections.extend(part.sections)
             out.notes.extend(part.notes)
         if by_part:
-            raise DataError(f"score records of unknown {self.name} {self.part_noun}s {sorted(by_part)}; re-score the "
-                            "run with this version of vidaudit")
+            raise DataError(
+                f"score records of unknown {self.name} {self.part_noun}s {sorted(by_part)}; re-score the "
+                "run with this version of vidaudit"
+            )
         return out
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:

@@ -85,8 +85,12 @@ class Cell:
 
 def _params(p: Any) -> tuple[str, int, float | None, int]:
     prm = p.sample.params
-    return (str(prm.get("domain")), int(prm.get("n_events", p.sample.answer)), prm.get("frequency_hz"),
-            int(prm.get("seed", 0)))
+    return (
+        str(prm.get("domain")),
+        int(prm.get("n_events", p.sample.answer)),
+        prm.get("frequency_hz"),
+        int(prm.get("seed", 0)),
+    )
 
 
 class AdaptiveDesign:
@@ -110,8 +114,10 @@ class AdaptiveDesign:
         for p in planned:
             domain, n, f, seed = _params(p)
             if f is None:
-                raise ConfigError(f"sample {p.sample.sample_id} has no frequency (a real video?); the adaptive "
-                                  "design needs grid samples (vidaudit generate counting); use the full design")
+                raise ConfigError(
+                    f"sample {p.sample.sample_id} has no frequency (a real video?); the adaptive "
+                    "design needs grid samples (vidaudit generate counting); use the full design"
+                )
             if n <= 0:
                 self.controls += 1  # N = 0 enters no boundary
                 continue
@@ -133,7 +139,8 @@ class AdaptiveDesign:
                     f"with {len(c.trials)} seed(s) per cell (e.g. {c.surface[2]} N={c.n_events} "
                     f"F={c.frequency_hz:g}) no cell can meet the {self.rule} rule at tau = {tau:g}, so the "
                     f"boundaries are decided without a trial; the {rule} design needs at least {need} seeds per "
-                    f"cell (vidaudit generate counting --seeds {need} ...), or use --rule point")
+                    f"cell (vidaudit generate counting --seeds {need} ...), or use --rule point"
+                )
         # the axes: per surface, count axes {F: [N...]} and frequency axes {N: [F...]}
         self._count_axes: dict[tuple, list[tuple]] = defaultdict(list)
         self._freq_axes: dict[tuple, list[tuple]] = defaultdict(list)
@@ -181,10 +188,17 @@ class AdaptiveDesign:
     def info(self) -> dict[str, Any]:
         """What the design is, for run.json and the report."""
         other = "Wilson-rule" if self.rule == "point" else "point-rule"
-        return {"name": self.name, "rule": self.rule, "tau": self.tau, "full_grid_trials": self.full_trials,
-                "cells": len(self.cells), "controls_not_run": self.controls,
-                "note": (f"Its {self.rule}-rule boundaries are those of the full grid on the same trial outcomes. "
-                         "Cells stop as soon as they are decided, so cell accuracies, EM, per-N and trace metrics "
-                         f"are over the trials run and are not the full grid's; neither are the {other} "
-                         "boundaries. The N = 0 controls were not run.")}
-
+        return {
+            "name": self.name,
+            "rule": self.rule,
+            "tau": self.tau,
+            "full_grid_trials": self.full_trials,
+            "cells": len(self.cells),
+            "controls_not_run": self.controls,
+            "note": (
+                f"Its {self.rule}-rule boundaries are those of the full grid on the same trial outcomes. "
+                "Cells stop as soon as they are decided, so cell accuracies, EM, per-N and trace metrics "
+                f"are over the trials run and are not the full grid's; neither are the {other} "
+                "boundaries. The N = 0 controls were not run."
+            ),
+        }

@@ -56,8 +56,15 @@ from vidaudit.suites.counting.boundaries import TAU, count_boundary, frequency_b
 LOW_COUNT_MAX, HIGH_COUNT_MIN = 3, 5
 LOW_FREQ_MAX, HIGH_FREQ_MIN = 2.0, 2.5
 COUNT_BINS: tuple[tuple[str, int, float], ...] = (
-    ("1-2", 1, 2), ("3-4", 3, 4), ("5-6", 5, 6), ("7-8", 7, 8), ("9-10", 9, 10), ("11-15", 11, 15),
-    ("16-20", 16, 20), ("21-30", 21, 30), (">30", 31, float("inf")),
+    ("1-2", 1, 2),
+    ("3-4", 3, 4),
+    ("5-6", 5, 6),
+    ("7-8", 7, 8),
+    ("9-10", 9, 10),
+    ("11-15", 11, 15),
+    ("16-20", 16, 20),
+    ("21-30", 21, 30),
+    (">30", 31, float("inf")),
 )
 #: Table 1 Part B's four regions ("Part B uses N <= 3, N >= 5, F <= 2.0, and F >= 2.5 Hz"), in the
 #: paper's row order, then the marginal regions. A predicate takes (N, F); the N = 0 controls
@@ -74,8 +81,10 @@ REGIONS: dict[str, Callable[[int, float], bool]] = {
     "high_frequency": lambda n, f: f >= HIGH_FREQ_MIN,
 }
 PAPER_REGIONS: dict[str, str] = {
-    "low_count_low_frequency": "LCLF", "high_count_low_frequency": "HCLF",
-    "low_count_high_frequency": "LCHF", "high_count_high_frequency": "HCHF",
+    "low_count_low_frequency": "LCLF",
+    "high_count_low_frequency": "HCLF",
+    "low_count_high_frequency": "LCHF",
+    "high_count_high_frequency": "HCHF",
 }
 
 
@@ -83,17 +92,37 @@ def _cells(s: Scan) -> list[dict[str, Any]]:
     """Accuracy per model x condition x domain x (N, F): correct over planned trials."""
     cells = []
     keys = s.cell_keys
-    order = sorted(range(len(keys)), key=lambda c: (str(keys[c][0]), str(keys[c][1]), str(keys[c][2]),
-                                                    int(keys[c][3]),
-                                                    -1.0 if keys[c][4] is None else float(keys[c][4])))
+    order = sorted(
+        range(len(keys)),
+        key=lambda c: (
+            str(keys[c][0]),
+            str(keys[c][1]),
+            str(keys[c][2]),
+            int(keys[c][3]),
+            -1.0 if keys[c][4] is None else float(keys[c][4]),
+        ),
+    )
     for c in order:
         model, cond, dom, n, f = keys[c]
         planned, n_ok, k = s.cell_n[c], s.cell_ok[c], s.cell_right[c]
         lo, hi = wilson_interval(k, planned)
-        cells.append({"model": model, "condition": cond, "domain": dom, "n_events": int(n),
-                      "frequency_hz": float(f) if f is not None else None, "n": planned, "n_ok": n_ok,
-                      "n_errored": planned - n_ok, "completion": n_ok / planned, "correct": k,
-                      "accuracy": k / planned, "ci_low": lo, "ci_high": hi})
+        cells.append(
+            {
+                "model": model,
+                "condition": cond,
+                "domain": dom,
+                "n_events": int(n),
+                "frequency_hz": float(f) if f is not None else None,
+                "n": planned,
+                "n_ok": n_ok,
+                "n_errored": planned - n_ok,
+                "completion": n_ok / planned,
+                "correct": k,
+                "accuracy": k / planned,
+                "ci_low": lo,
+                "ci_high": hi,
+            }
+        )
     return cells
 
 
@@ -118,9 +147,16 @@ def _boundaries(cells: Sequence[dict[str, Any]], rule: str) -> tuple[dict, dict]
 
 def _larger(a: Any, b: Any) -> bool:
     """Whether boundary ``a`` beats ``b``: a tested count beats a below-range marker ("<1"), which beats None."""
+
     def rank(v: Any) -> tuple[int, float]:
-        return ((2, float(v)) if isinstance(v, (int, float)) and not isinstance(v, bool)
-                else (1, 0.0) if isinstance(v, str) else (0, 0.0))
+        return (
+            (2, float(v))
+            if isinstance(v, (int, float)) and not isinstance(v, bool)
+            else (1, 0.0)
+            if isinstance(v, str)
+            else (0, 0.0)
+        )
+
     return rank(a) > rank(b)
 
 
@@ -172,9 +208,17 @@ def per_n(cells: Sequence[dict[str, Any]]) -> dict:
         n_ok = sum(c["n_ok"] for c in cs)
         lo, hi = wilson_interval(k, planned)
         out[model][cond][str(dom)][str(n)] = {
-            "accuracy": sum(c["accuracy"] for c in cs) / len(cs), "n_frequencies": len(cs),
-            "frequencies_hz": sorted(c["frequency_hz"] for c in cs), "n": planned, "n_ok": n_ok,
-            "completion": n_ok / planned, "correct": k, "pooled_accuracy": k / planned, "ci_low": lo, "ci_high": hi}
+            "accuracy": sum(c["accuracy"] for c in cs) / len(cs),
+            "n_frequencies": len(cs),
+            "frequencies_hz": sorted(c["frequency_hz"] for c in cs),
+            "n": planned,
+            "n_ok": n_ok,
+            "completion": n_ok / planned,
+            "correct": k,
+            "pooled_accuracy": k / planned,
+            "ci_low": lo,
+            "ci_high": hi,
+        }
     return plain(out)
 
 
@@ -182,8 +226,10 @@ def _trace_metrics(s: Scan) -> dict:
     out = nested()
     for group in s.groups:
         model, cond = group.key
-        blocks = {dom: em_block(s, group.domain_cells[j], group.traced_values[j])
-                  for dom, j in sorted(group.domains.items(), key=lambda kv: str(kv[0]))}
+        blocks = {
+            dom: em_block(s, group.domain_cells[j], group.traced_values[j])
+            for dom, j in sorted(group.domains.items(), key=lambda kv: str(kv[0]))
+        }
         for dom, b in blocks.items():
             out[model][cond][str(dom)] = b
         out[model][cond]["macro"] = macro({str(d): b for d, b in blocks.items()})
@@ -285,8 +331,15 @@ def _bin_rows(per: dict[str, list[int]]) -> dict[str, dict[str, Any]]:
         if label in per:
             n, n_ok, k = per[label]
             lo, hi = wilson_interval(k, n)
-            rows[label] = {"n": n, "n_ok": n_ok, "completion": n_ok / n, "correct": k, "accuracy": k / n,
-                           "ci_low": lo, "ci_high": hi}
+            rows[label] = {
+                "n": n,
+                "n_ok": n_ok,
+                "completion": n_ok / n,
+                "correct": k,
+                "accuracy": k / n,
+                "ci_low": lo,
+                "ci_high": hi,
+            }
     return rows
 
 
@@ -305,10 +358,16 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
         "frequency_boundary_wilson": fbw,
         "max_count_boundary": max_count_boundary(cb),
         "max_count_boundary_wilson": max_count_boundary(cbw),
-        "boundary_rules": {"count_boundary": "point", "frequency_boundary": "point",
-                           "count_boundary_wilson": "wilson_lower", "frequency_boundary_wilson": "wilson_lower",
-                           "max_count_boundary": "point", "max_count_boundary_wilson": "wilson_lower",
-                           "tau": TAU, "errors": "wrong"},
+        "boundary_rules": {
+            "count_boundary": "point",
+            "frequency_boundary": "point",
+            "count_boundary_wilson": "wilson_lower",
+            "frequency_boundary_wilson": "wilson_lower",
+            "max_count_boundary": "point",
+            "max_count_boundary_wilson": "wilson_lower",
+            "tau": TAU,
+            "errors": "wrong",
+        },
         "per_n": per_n(cells),
         "trace_metrics": _trace_metrics(s),
         "regions": _regions(s),
@@ -320,8 +379,9 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def paired_difference(records: list[dict[str, Any]], a: tuple[str, str], b: tuple[str, str], *,
-                      n_boot: int = 10_000, seed: int = 0) -> dict[str, Any]:
+def paired_difference(
+    records: list[dict[str, Any]], a: tuple[str, str], b: tuple[str, str], *, n_boot: int = 10_000, seed: int = 0
+) -> dict[str, Any]:
     """EM(b) - EM(a) over samples planned in both arms (a failed trial is wrong), bootstrapped by source video."""
     arms: list[dict[str, dict[str, Any]]] = []
     for model, cond in (a, b):
@@ -330,8 +390,9 @@ def paired_difference(records: list[dict[str, Any]], a: tuple[str, str], b: tupl
             if r.get("model") == model and r.get("condition") == cond:
                 sid = require(r, "sample_id")
                 if sid in arm:
-                    raise DataError(f"sample {sid!r} is scored twice for {model} / {cond}; "
-                                    "deduplicate the records before pairing")
+                    raise DataError(
+                        f"sample {sid!r} is scored twice for {model} / {cond}; deduplicate the records before pairing"
+                    )
                 arm[sid] = r
         arms.append(arm)
     shared = sorted(set(arms[0]) & set(arms[1]))
@@ -341,10 +402,16 @@ def paired_difference(records: list[dict[str, Any]], a: tuple[str, str], b: tupl
     xb = [float(is_right(arms[1][s])) for s in shared]
     groups = [arms[0][s].get("group_id") or s for s in shared]
     res = paired_bootstrap(xa, xb, groups, n_boot=n_boot, seed=seed)
-    return {"a": list(a), "b": list(b), "difference": "em_b - em_a", **res.to_dict(),
-            "n_only_a": len(set(arms[0]) - set(shared)), "n_only_b": len(set(arms[1]) - set(shared)),
-            "n_not_ok_a": sum(not is_ok(arms[0][s]) for s in shared),
-            "n_not_ok_b": sum(not is_ok(arms[1][s]) for s in shared)}
+    return {
+        "a": list(a),
+        "b": list(b),
+        "difference": "em_b - em_a",
+        **res.to_dict(),
+        "n_only_a": len(set(arms[0]) - set(shared)),
+        "n_only_b": len(set(arms[1]) - set(shared)),
+        "n_not_ok_a": sum(not is_ok(arms[0][s]) for s in shared),
+        "n_not_ok_b": sum(not is_ok(arms[1][s]) for s in shared),
+    }
 
 
 def count_bin(n: int) -> str | None:

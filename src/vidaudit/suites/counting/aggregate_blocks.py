@@ -119,10 +119,18 @@ def em_block(s: Scan, cells: Iterable[int], columns: Sequence[list[Any]]) -> dic
         if s.cell_positive[c]:
             n_positive += s.cell_n[c]
             right_positive += k
-    block: dict[str, Any] = {"n": n, "n_ok": n_ok, "completion": n_ok / n if n else None, "correct": right,
-                             **em_counts(right, n), "n_em_positive": n_positive, "n_controls": n - n_positive,
-                             **em_counts(right_positive, n_positive, "em_positive"),
-                             "em_ok": (right / n_ok) if n_ok else None, "n_positive": len(columns[0])}
+    block: dict[str, Any] = {
+        "n": n,
+        "n_ok": n_ok,
+        "completion": n_ok / n if n else None,
+        "correct": right,
+        **em_counts(right, n),
+        "n_em_positive": n_positive,
+        "n_controls": n - n_positive,
+        **em_counts(right_positive, n_positive, "em_positive"),
+        "em_ok": (right / n_ok) if n_ok else None,
+        "n_positive": len(columns[0]),
+    }
     for name, values in zip(TRACE_KEYS, columns, strict=True):
         block[name] = mean(values)
     block["parse_failure_rate"] = (unparseable / n_ok) if n_ok else None

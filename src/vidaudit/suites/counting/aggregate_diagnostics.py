@@ -16,8 +16,15 @@ from vidaudit.suites.counting.aggregate_scan import Scan, split
 from vidaudit.suites.counting.taxonomy import TAXONOMY_KEYS
 
 
-def _taxonomy_totals(taxonomies: list[Any], read: bool, true_events: list[int], reported: list[Any],
-                     rfr: list[Any], acr: list[Any], n_not_scored: int) -> dict[str, int]:
+def _taxonomy_totals(
+    taxonomies: list[Any],
+    read: bool,
+    true_events: list[int],
+    reported: list[Any],
+    rfr: list[Any],
+    acr: list[Any],
+    n_not_scored: int,
+) -> dict[str, int]:
     """One domain's Table 8 row from its traced trials' columns (those with a taxonomy); ``read``: the
     taxonomies are their TAXONOMY_KEYS values already (every one had them all)."""
     if read:  # int(v or 0) of each value (every key is there: tax.get(k, 0) is the value)
@@ -28,8 +35,14 @@ def _taxonomy_totals(taxonomies: list[Any], read: bool, true_events: list[int], 
             tot = {k: int_total(col) for k, col in zip(TAXONOMY_KEYS, columns, strict=True)}
         except (KeyError, TypeError, ValueError):  # (no record at all: the loop's zeros)
             tot = _taxonomy_sums(taxonomies)
-    tot.update(true_events=sum(true_events), reported_events=int_sum(reported), videos=len(taxonomies),
-               videos_not_scored=n_not_scored, rfr_videos=count_true(rfr), acr_videos=count_true(acr))
+    tot.update(
+        true_events=sum(true_events),
+        reported_events=int_sum(reported),
+        videos=len(taxonomies),
+        videos_not_scored=n_not_scored,
+        rfr_videos=count_true(rfr),
+        acr_videos=count_true(acr),
+    )
     return tot
 
 
@@ -52,8 +65,10 @@ def taxonomy_of(s: Scan) -> dict:
     out = nested()
     t = s.traced
     counts = [int(k[3]) for k in s.cell_keys]
-    unscored = [n - n_ok if positive and key[4] is not None else 0 for key, n, n_ok, positive in
-                zip(s.cell_keys, s.cell_n, s.cell_ok, s.cell_positive, strict=True)]
+    unscored = [
+        n - n_ok if positive and key[4] is not None else 0
+        for key, n, n_ok, positive in zip(s.cell_keys, s.cell_n, s.cell_ok, s.cell_positive, strict=True)
+    ]
     for group in s.groups:
         model, cond = group.key
         a, b = group.t_start, group.t_stop
@@ -65,8 +80,10 @@ def taxonomy_of(s: Scan) -> dict:
         except (KeyError, TypeError):  # only those with a taxonomy count
             has, read = list(map(truth, taxonomies)), False
             cells, pos_domains = list(compress(s.traced_cell[a:b], has)), list(compress(t["domain"][a:b], has))
-            columns = [list(compress(col, has)) for col in
-                       (taxonomies, *(t[name][a:b] for name in ("n_reported", "rfr", "acr")))]
+            columns = [
+                list(compress(col, has))
+                for col in (taxonomies, *(t[name][a:b] for name in ("n_reported", "rfr", "acr")))
+            ]
         dom = list(map(s.cell_domain.__getitem__, cells))
         columns.insert(1, list(map(counts.__getitem__, cells)))
         first = {j: pos_domains[dom.index(j)] for j in dict.fromkeys(dom)}  # each domain as its first record has it
@@ -74,8 +91,20 @@ def taxonomy_of(s: Scan) -> dict:
         per_domain = []
         for j, d in sorted(first.items(), key=lambda kv: str((kv[1],))):
             tax, true_events, reported, rfr, acr = columns if parts is None else parts[j]
-            per_domain.append((str(d), _taxonomy_totals(tax, read, true_events, reported, rfr, acr,
-                                                        sum(map(unscored.__getitem__, group.domain_cells[j])))))
+            per_domain.append(
+                (
+                    str(d),
+                    _taxonomy_totals(
+                        tax,
+                        read,
+                        true_events,
+                        reported,
+                        rfr,
+                        acr,
+                        sum(map(unscored.__getitem__, group.domain_cells[j])),
+                    ),
+                )
+            )
         total = dict.fromkeys((*TAXONOMY_KEYS, "true_events", "reported_events", "videos"), 0)
         total.update(videos_not_scored=sum(map(unscored.__getitem__, group.cells)), rfr_videos=0, acr_videos=0)
         for _, tot in per_domain:
@@ -100,16 +129,21 @@ def tolerance_of(s: Scan) -> dict:
         n = group.stop - group.start
         n_ok = sum(map(s.cell_ok.__getitem__, group.cells))
         em = em_counts(sum(map(s.cell_right.__getitem__, group.cells)), n)  # over every planned trial
-        vor = mean(s.traced_values[0][group.t_start:group.t_stop])
-        tols = tolerances[group.t_start:group.t_stop]
+        vor = mean(s.traced_values[0][group.t_start : group.t_stop])
+        tols = tolerances[group.t_start : group.t_stop]
         for k, rows in _windows(tols):
             try:
                 metrics: list[Any] = list(zip(*map(_TOLERANCE_GET, rows), strict=True)) or [()] * len(TOLERANCE_METRICS)
             except KeyError:  # a row without every metric (not score_trial's): read each with .get
                 metrics = [[x.get(m) for x in rows] for m in TOLERANCE_METRICS]
-            out[model][cond][k] = {"em": em["em"], "n": n, "completion": n_ok / n, "vor": vor,
-                                   "n_positive": len(rows),
-                                   **{m: mean(col) for m, col in zip(TOLERANCE_METRICS, metrics, strict=True)}}
+            out[model][cond][k] = {
+                "em": em["em"],
+                "n": n,
+                "completion": n_ok / n,
+                "vor": vor,
+                "n_positive": len(rows),
+                **{m: mean(col) for m, col in zip(TOLERANCE_METRICS, metrics, strict=True)},
+            }
     return plain(out)
 
 
@@ -155,10 +189,16 @@ def errors_of(s: Scan) -> dict:
         for status, k in Counter(map(str, compress(s.column["status"][a:b], map(not_, ok)))).items():
             by_status[status] += k
         unparse = sum(s.unparseable[a:b])
-        out[model][cond] = {"n_trials": n, "n_ok": n_ok, "n_errored": dict(sorted(by_status.items())),
-                            "completion": n_ok / n if n else None, "error_rate": (n - n_ok) / n if n else None,
-                            "n_unparseable": unparse, "parse_failure_rate": unparse / n_ok if n_ok else None,
-                            **{k: int_sum(list(compress(s.column[k][a:b], ok))) for k in _ERROR_COUNTS}}
+        out[model][cond] = {
+            "n_trials": n,
+            "n_ok": n_ok,
+            "n_errored": dict(sorted(by_status.items())),
+            "completion": n_ok / n if n else None,
+            "error_rate": (n - n_ok) / n if n else None,
+            "n_unparseable": unparse,
+            "parse_failure_rate": unparse / n_ok if n_ok else None,
+            **{k: int_sum(list(compress(s.column[k][a:b], ok))) for k in _ERROR_COUNTS},
+        }
     return plain(out)
 
 

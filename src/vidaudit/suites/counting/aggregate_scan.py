@@ -37,8 +37,10 @@ CELL_FIELDS = ("model", "condition", "domain", "n_events", "frequency_hz")
 def require(r: dict[str, Any], name: str) -> Any:
     """``r[name]``, or the DataError that says which record lacks it and what a record must have."""
     if name not in r:
-        raise DataError(f"trial record for sample {r.get('sample_id', '?')!r} lacks {name!r}; "
-                        "records must be score_trial output plus model, condition, domain, n_events, frequency_hz")
+        raise DataError(
+            f"trial record for sample {r.get('sample_id', '?')!r} lacks {name!r}; "
+            "records must be score_trial output plus model, condition, domain, n_events, frequency_hz"
+        )
     return r[name]
 
 
@@ -89,8 +91,21 @@ class Scan:
 
 _CELL_GET = itemgetter(*CELL_FIELDS)
 #: what else is read of a record (with ``.get``: ``status`` defaults to ok, the others to None)
-FIELDS = ("status", "correct", "parse_method", "trace_available", *TRACE_KEYS, "taxonomy", "tolerance",
-          "n_reported", "usage", "cost_usd", "n_dropped_timestamps", "n_frame_mentions", "n_frame_out_of_range")
+FIELDS = (
+    "status",
+    "correct",
+    "parse_method",
+    "trace_available",
+    *TRACE_KEYS,
+    "taxonomy",
+    "tolerance",
+    "n_reported",
+    "usage",
+    "cost_usd",
+    "n_dropped_timestamps",
+    "n_frame_mentions",
+    "n_frame_out_of_range",
+)
 _DEFAULTS = tuple("ok" if name == "status" else None for name in FIELDS)
 _FIELDS_GET = itemgetter(*FIELDS)
 #: what is kept of the traced trials
@@ -180,22 +195,38 @@ def scan(records: Sequence[dict[str, Any]]) -> Scan:
     order = _stable_order(list(map(cell_group.__getitem__, cid)))  # each group's records together
     if order is not None:
         rows, cid, keys = _take(rows, order), _take(cid, order), _take(keys, order)
-    column: dict[str, Sequence[Any]] = dict(zip(FIELDS, zip(*rows, strict=True), strict=True)) if rows else \
-        dict.fromkeys(FIELDS, ())
+    column: dict[str, Sequence[Any]] = (
+        dict(zip(FIELDS, zip(*rows, strict=True), strict=True)) if rows else dict.fromkeys(FIELDS, ())
+    )
     del rows
     ok = list(map(eq, column["status"], repeat("ok")))
     right = list(map(and_, ok, map(is_, column["correct"], repeat(True))))
     unparseable = list(map(and_, ok, map(eq, column["parse_method"], repeat("unparseable"))))
     cell_positive = [int(k[3]) > 0 for k in cell_keys]
-    traced_mask = list(map(and_, map(and_, ok, map(cell_positive.__getitem__, cid)),
-                           map(truth, column["trace_available"])))
+    traced_mask = list(
+        map(and_, map(and_, ok, map(cell_positive.__getitem__, cid)), map(truth, column["trace_available"]))
+    )
     traced = {name: list(compress(column[name], traced_mask)) for name in TRACED_FIELDS}
     traced["domain"] = list(map(itemgetter(2), compress(keys, traced_mask)))
     n = _counts(cid, None, n_cells)
-    s = Scan(column, ok, right, unparseable, cell_keys, n, n if all(ok) else _counts(cid, ok, n_cells),
-             _counts(cid, right, n_cells), _counts(cid, unparseable, n_cells), cell_positive, cell_group,
-             cell_domain, groups, traced, list(compress(cid, traced_mask)),
-             [traced[name] for name in TRACE_KEYS])
+    s = Scan(
+        column,
+        ok,
+        right,
+        unparseable,
+        cell_keys,
+        n,
+        n if all(ok) else _counts(cid, ok, n_cells),
+        _counts(cid, right, n_cells),
+        _counts(cid, unparseable, n_cells),
+        cell_positive,
+        cell_group,
+        cell_domain,
+        groups,
+        traced,
+        list(compress(cid, traced_mask)),
+        [traced[name] for name in TRACE_KEYS],
+    )
     _bound(s)
     return s
 
@@ -209,8 +240,8 @@ def _bound(s: Scan) -> None:
         start += sum(map(s.cell_n.__getitem__, group.cells))
         t_start += n_traced[g]
         group.stop, group.t_stop = start, t_start
-        cells = s.traced_cell[group.t_start:group.t_stop]
-        values = [v[group.t_start:group.t_stop] for v in s.traced_values]
+        cells = s.traced_cell[group.t_start : group.t_stop]
+        values = [v[group.t_start : group.t_stop] for v in s.traced_values]
         parts = split(list(map(s.cell_domain.__getitem__, cells)), [cells, *values], len(group.domains))
         group.traced_cells = [part[0] for part in parts]
         group.traced_values = [part[1:] for part in parts]

@@ -41,7 +41,7 @@ class BounceBall(Scene):
         self.wall_th = float(rng.uniform(10.0, 14.0))
         self.wall_len = float(rng.uniform(140.0, 220.0))
         self.gap = float(rng.uniform(280.0, 420.0))  # distance between the walls' inner faces
-        self.first_wall = int(rng.integers(2))       # 0: wall A (s = 0) is hit first
+        self.first_wall = int(rng.integers(2))  # 0: wall A (s = 0) is hit first
         self.centre = np.array([s.width / 2.0, s.height / 2.0])
         while not self._fits():
             self.gap *= 0.95
@@ -70,9 +70,11 @@ class BounceBall(Scene):
 
     def _fits(self, margin: float = 8.0) -> bool:
         pts = np.concatenate(self._walls())
-        return bool((pts.min(axis=0) >= margin).all()
-                    and (pts[:, 0].max() <= self.settings.width - margin)
-                    and (pts[:, 1].max() <= self.settings.height - margin))
+        return bool(
+            (pts.min(axis=0) >= margin).all()
+            and (pts[:, 0].max() <= self.settings.width - margin)
+            and (pts[:, 1].max() <= self.settings.height - margin)
+        )
 
     def _wall_names(self) -> tuple[str, str]:
         ux, uy = self.u
@@ -104,8 +106,9 @@ class BounceBall(Scene):
 
     def transitions(self) -> list[tuple[str | None, str | None]]:
         """The state is the last wall touched (None before the first contact)."""
-        walls: list[str | None] = [self.wall_names[0] if self._contact_s(k) == 0.0 else self.wall_names[1]
-                                   for k in range(self.point.n_events)]
+        walls: list[str | None] = [
+            self.wall_names[0] if self._contact_s(k) == 0.0 else self.wall_names[1] for k in range(self.point.n_events)
+        ]
         return list(pairwise([None, *walls]))
 
     def visual_key(self, t: float) -> Hashable:

@@ -79,7 +79,8 @@ def count_boundary(cells_by_n: Mapping[int, tuple[int, int]], *, tau: float = TA
     return prefix_boundary({n: kn for n, kn in cells_by_n.items() if n > 0}, tau=tau, rule=rule)
 
 
-def frequency_boundary(cells_by_f: Mapping[float, tuple[int, int]], *, tau: float = TAU,
-                       rule: str = "point") -> Boundary:
+def frequency_boundary(
+    cells_by_f: Mapping[float, tuple[int, int]], *, tau: float = TAU, rule: str = "point"
+) -> Boundary:
     """F*(N): over increasing tested frequencies at a fixed positive count."""
     return prefix_boundary(cells_by_f, tau=tau, rule=rule)

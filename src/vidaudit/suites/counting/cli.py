@@ -30,15 +30,31 @@ def register(generate_app: typer.Typer) -> None:
         workers: int = typer.Option(None, help="Parallel render processes (default: cores)."),
         dry_run: bool = typer.Option(False, "--dry-run", help="Write the manifest with traces, render nothing."),
         skip_existing: bool = typer.Option(False, "--skip-existing", help="Reuse videos whose sha256 matches."),
-        verify: bool = typer.Option(True, "--verify/--no-verify", help="Check every video against its trace as it "
-                                    "is rendered: the frames drawn, the packets stored, and a sample decoded."),
-        decode_every: int = typer.Option(8, "--decode-every", min=1, help="With --verify, also decode one video in "
-                                         "this many (by its id's hash) in full; 1: every video. `vidaudit verify` "
-                                         "decodes all."),
-        force: bool = typer.Option(False, "--force", help="Replace a dataset already in --out even if its samples "
-                                   "differ (runs planned on it will no longer match)."),
-        executor: str = typer.Option("local", "--executor", help="local, or ray: each video is a Ray task (--out on "
-                                     "storage every node mounts; docs/scale-out.md)."),
+        verify: bool = typer.Option(
+            True,
+            "--verify/--no-verify",
+            help="Check every video against its trace as it "
+            "is rendered: the frames drawn, the packets stored, and a sample decoded.",
+        ),
+        decode_every: int = typer.Option(
+            8,
+            "--decode-every",
+            min=1,
+            help="With --verify, also decode one video in "
+            "this many (by its id's hash) in full; 1: every video. `vidaudit verify` "
+            "decodes all.",
+        ),
+        force: bool = typer.Option(
+            False,
+            "--force",
+            help="Replace a dataset already in --out even if its samples "
+            "differ (runs planned on it will no longer match).",
+        ),
+        executor: str = typer.Option(
+            "local",
+            "--executor",
+            help="local, or ray: each video is a Ray task (--out on storage every node mounts; docs/scale-out.md).",
+        ),
         ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
     ) -> None:
         """Render the counting suite (bounce_ball, blinking, state_machine) with executable traces."""
@@ -54,13 +70,27 @@ def register(generate_app: typer.Typer) -> None:
             if preset not in ("smoke", "paper"):
                 g.preset(preset)  # raises the clear error
         else:
-            points = g.grid(doms, ns if ns is not None else g.COUNTS, fs if fs is not None else g.FREQUENCIES,
-                            range(seeds if seeds is not None else 10))
+            points = g.grid(
+                doms,
+                ns if ns is not None else g.COUNTS,
+                fs if fs is not None else g.FREQUENCIES,
+                range(seeds if seeds is not None else 10),
+            )
         settings = RenderSettings(duration_s=duration, fps=fps, width=width, height=height)
         with progress_bar("planning" if dry_run else "rendering") as update:
-            res = generate(points, out, settings, workers=workers, dry_run=dry_run, skip_existing=skip_existing,
-                           verify=verify, decode_every=decode_every, force=force, on_progress=update,
-                           pool=pool_factory(executor, ray_address))
+            res = generate(
+                points,
+                out,
+                settings,
+                workers=workers,
+                dry_run=dry_run,
+                skip_existing=skip_existing,
+                verify=verify,
+                decode_every=decode_every,
+                force=force,
+                on_progress=update,
+                pool=pool_factory(executor, ray_address),
+            )
         what = "planned" if dry_run else f"rendered {res.rendered}, reused {res.reused}, verified {res.verified}"
         console.print(f"{len(res.samples)} samples {what} in {res.seconds:.1f} s")
         console.print(f"manifest: {res.manifest}")
@@ -73,8 +103,12 @@ def register(generate_app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", help="Output directory (manifest.jsonl, dataset.json)."),
         split: str = typer.Option(None, help="Split name recorded in sample ids, e.g. test."),
         skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip bad rows (listed) instead of failing."),
-        force: bool = typer.Option(False, "--force", help="Replace a dataset already in --out even if its samples "
-                                   "differ (runs planned on it will no longer match)."),
+        force: bool = typer.Option(
+            False,
+            "--force",
+            help="Replace a dataset already in --out even if its samples "
+            "differ (runs planned on it will no longer match).",
+        ),
     ) -> None:
         """Turn a real repetition-counting dataset into counting samples (one event per repetition start)."""
         from vidaudit.sdk import MANIFEST, dataset_dir, guard_replace

@@ -38,17 +38,17 @@ import numpy as np
 
 from vidaudit.sdk import ConfigError
 
-ANALYSIS_WIDTH = 480     # frames wider than this are downscaled by an integer factor first
-DIFF_LEVEL = 40          # a pixel "changed" when a channel moves by more than this
+ANALYSIS_WIDTH = 480  # frames wider than this are downscaled by an integer factor first
+DIFF_LEVEL = 40  # a pixel "changed" when a channel moves by more than this
 MIN_CHANGED_FRAC = 1e-3  # ... and a frame "changed" when more than this fraction of pixels did
-MOVE_EPS_PX = 0.75       # ball displacement (full-res px) below which it is at rest
+MOVE_EPS_PX = 0.75  # ball displacement (full-res px) below which it is at rest
 
 
 @dataclass(frozen=True)
 class Detection:
-    position: int      # index into the supplied frame sequence
-    frame: int         # source frame index
-    t: float           # presentation time in seconds
+    position: int  # index into the supplied frame sequence
+    frame: int  # source frame index
+    t: float  # presentation time in seconds
     label: str | None = None
 
 
@@ -177,9 +177,9 @@ class Contact:
     """A bounce-ball contact read from pixels: the extremum frame (``Detection``'s) and, when both neighbours
     move, the contact instant in frames (``at``: 200.0 is frame 200's own time) from the V the ball traces."""
 
-    position: int               # index into the supplied frame sequence of the extremum frame
+    position: int  # index into the supplied frame sequence of the extremum frame
     frame: int
-    at: float | None            # contact time in source-frame units; None when a neighbour is at rest
+    at: float | None  # contact time in source-frame units; None when a neighbour is at rest
 
 
 def contact_times(frames: Iterable[tuple[Any, ...]]) -> list[Contact]:
@@ -205,15 +205,16 @@ def contact_times(frames: Iterable[tuple[Any, ...]]) -> list[Contact]:
     for k, _ in found:
         at = None
         if v > 0 and 2 <= k <= len(s) - 3 and steps[k - 2] > eps and steps[k + 1] > eps:
-            towards_low = 2 * s[k] < s[k - 1] + s[k + 1]        # the wall lies at low s: distance grows with s
+            towards_low = 2 * s[k] < s[k - 1] + s[k + 1]  # the wall lies at low s: distance grows with s
             d_before, d_after = (s[k - 1], s[k + 1]) if towards_low else (-s[k - 1], -s[k + 1])
             at = idx[k] + float(d_before - d_after) / (2 * v)
         out.append(Contact(position=k, frame=idx[k], at=at))
     return out
 
 
-def _patch_view(frame: tuple[Any, ...], prev: np.ndarray | None, own: bool, scale: int
-                ) -> tuple[np.ndarray, tuple[int, int, int, int], np.ndarray]:
+def _patch_view(
+    frame: tuple[Any, ...], prev: np.ndarray | None, own: bool, scale: int
+) -> tuple[np.ndarray, tuple[int, int, int, int], np.ndarray]:
     """Where a patch frame (index, time, patch, box) goes: the previous frame analysed (``prev``, copied unless it
     is already the caller's own copy, ``own``), the patch's box, and the view of that box in it, which the caller
     overwrites with the patch once it has read what was there."""
@@ -276,8 +277,10 @@ def detect_events(domain: str, frames: Iterable[tuple[Any, ...]]) -> list[Detect
         raise ConfigError(f"the pixel detector knows no domain {domain!r}")
     if domain == "bounce_ball":
         idx, times, pos, scale = _ball_track(frames)
-        return [Detection(position=k, frame=idx[k], t=times[k], label=lab)
-                for k, lab in _reversals(pos, list(range(len(idx))), scale)]
+        return [
+            Detection(position=k, frame=idx[k], t=times[k], label=lab)
+            for k, lab in _reversals(pos, list(range(len(idx))), scale)
+        ]
     idx = []
     times = []
     feats: list[float] = []

@@ -76,10 +76,20 @@ def plan_sample(point: GridPoint, settings: RenderSettings) -> Sample:
 
 
 def _sample(point: GridPoint, trace, video) -> Sample:
-    return Sample(sample_id=point.sample_id, suite=SUITE,
-                  params={"domain": point.domain, "n_events": point.n_events,
-                          "frequency_hz": point.frequency_hz, "seed": point.seed},
-                  question=QUESTIONS[point.domain], answer=point.n_events, trace=trace, video=video)
+    return Sample(
+        sample_id=point.sample_id,
+        suite=SUITE,
+        params={
+            "domain": point.domain,
+            "n_events": point.n_events,
+            "frequency_hz": point.frequency_hz,
+            "seed": point.seed,
+        },
+        question=QUESTIONS[point.domain],
+        answer=point.n_events,
+        trace=trace,
+        video=video,
+    )
 
 
 def _worker_init() -> None:
@@ -93,8 +103,9 @@ def decoded_at_generate(sample_id: str, every: int = DECODE_EVERY) -> bool:
     return seed_from("counting/verify-decode", sample_id) % every == 0
 
 
-def _render_job(point: GridPoint, settings: RenderSettings, out: str, verify: bool,
-                decode_every: int = DECODE_EVERY) -> tuple[dict, list[str]]:
+def _render_job(
+    point: GridPoint, settings: RenderSettings, out: str, verify: bool, decode_every: int = DECODE_EVERY
+) -> tuple[dict, list[str]]:
     rel = rel_video_path(point)
     path = Path(out) / rel
     if not verify:
@@ -132,16 +143,25 @@ def _reusable(out: Path) -> dict[str, Sample]:
             for s in _logged(p):
                 if s.video.sha256:
                     found[s.sample_id] = s
-    return {k: s for k, s in found.items()
-            if (out / s.video.path).is_file() and sha256_file(out / s.video.path) == s.video.sha256}
+    return {
+        k: s
+        for k, s in found.items()
+        if (out / s.video.path).is_file() and sha256_file(out / s.video.path) == s.video.sha256
+    }
 
 
 def dataset_info(points: Sequence[GridPoint], settings: RenderSettings) -> dict[str, Any]:
-    return {"suite": SUITE, "generator_version": GENERATOR_VERSION, "vidaudit_version": __version__,
-            "libraries": library_versions(), "render": asdict(settings), "encoder": {"codec": "libx264",
-            "pix_fmt": "yuv420p", "options": X264_OPTIONS}, "n_samples": len(points),
-            "domains": sorted({p.domain for p in points}), "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                                                      time.gmtime())}
+    return {
+        "suite": SUITE,
+        "generator_version": GENERATOR_VERSION,
+        "vidaudit_version": __version__,
+        "libraries": library_versions(),
+        "render": asdict(settings),
+        "encoder": {"codec": "libx264", "pix_fmt": "yuv420p", "options": X264_OPTIONS},
+        "n_samples": len(points),
+        "domains": sorted({p.domain for p in points}),
+        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
 
 
 def content_key(sample: Sample) -> dict[str, Any]:
@@ -158,16 +178,27 @@ def check_out_dir(out: Path, planned: Sequence[Sample], *, dry_run: bool, force:
         old = existing_samples(out) or []
         rendered = [s.sample_id for s in old if s.video.sha256]
         if rendered:
-            raise ConfigError(f"{out} holds {len(rendered)} rendered videos (e.g. {rendered[0]}); a dry run would "
-                              "replace their manifest with one that has no sha256. Dry-run into another --out, or "
-                              "pass --force")
+            raise ConfigError(
+                f"{out} holds {len(rendered)} rendered videos (e.g. {rendered[0]}); a dry run would "
+                "replace their manifest with one that has no sha256. Dry-run into another --out, or "
+                "pass --force"
+            )
 
 
-def generate(points: Sequence[GridPoint], out: str | Path, settings: RenderSettings = DEFAULT_SETTINGS, *,
-             workers: int | None = None, dry_run: bool = False, skip_existing: bool = False,
-             verify: bool = True, decode_every: int = DECODE_EVERY, force: bool = False,
-             on_progress: Callable[[int, int], None] | None = None,
-             pool: Callable[..., Executor] | None = None) -> GenerateResult:
+def generate(
+    points: Sequence[GridPoint],
+    out: str | Path,
+    settings: RenderSettings = DEFAULT_SETTINGS,
+    *,
+    workers: int | None = None,
+    dry_run: bool = False,
+    skip_existing: bool = False,
+    verify: bool = True,
+    decode_every: int = DECODE_EVERY,
+    force: bool = False,
+    on_progress: Callable[[int, int], None] | None = None,
+    pool: Callable[..., Executor] | None = None,
+) -> GenerateResult:
     """Render (or, with ``dry_run``, only plan) every point into ``out``; raise on any mismatch.
 
     ``force`` replaces a dataset already in ``out`` even when its samples differ (see the module docstring).
@@ -200,6 +231,7 @@ def generate(points: Sequence[GridPoint], out: str | Path, settings: RenderSetti
     if on_progress:
         on_progress(len(done), len(points))
     with open(out / PARTIAL, "a", encoding="utf-8") as log:
+
         def record(row: dict, probs: list[str]) -> None:
             s = Sample.model_validate(row)
             if probs:
@@ -217,11 +249,13 @@ def generate(points: Sequence[GridPoint], out: str | Path, settings: RenderSetti
             record(*result)
     if problems:
         lines = [f"{sid}: {'; '.join(ps)}" for sid, ps in sorted(problems.items())]
-        raise VerificationError(f"{len(problems)} video(s) do not show their trace (no manifest written):\n"
-                                + "\n".join(lines[:20]))
+        raise VerificationError(
+            f"{len(problems)} video(s) do not show their trace (no manifest written):\n" + "\n".join(lines[:20])
+        )
     samples = [done[p.sample_id] for p in points]
     manifest = write_manifest(out, samples)
     write_dataset_info(out, dataset_info(points, settings))
     (out / PARTIAL).unlink(missing_ok=True)
-    return GenerateResult(out, manifest, samples, len(todo), reused, len(todo) if verify else 0,
-                          time.perf_counter() - t0)
+    return GenerateResult(
+        out, manifest, samples, len(todo), reused, len(todo) if verify else 0, time.perf_counter() - t0
+    )

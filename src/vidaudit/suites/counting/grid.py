@@ -37,8 +37,13 @@ class GridPoint:
 
     @property
     def identity(self) -> dict[str, object]:
-        return {"suite": SUITE, "domain": self.domain, "n_events": self.n_events,
-                "frequency_hz": self.frequency_hz, "seed": self.seed}
+        return {
+            "suite": SUITE,
+            "domain": self.domain,
+            "n_events": self.n_events,
+            "frequency_hz": self.frequency_hz,
+            "seed": self.seed,
+        }
 
 
 def validate(domain: str, n: int, f: float, seed: int) -> None:
@@ -52,19 +57,25 @@ def validate(domain: str, n: int, f: float, seed: int) -> None:
         raise ConfigError(f"seed must be a non-negative integer, got {seed!r}")
 
 
-def grid(domains: Iterable[str] = DOMAINS, counts: Iterable[int] = COUNTS,
-         frequencies: Iterable[float] = FREQUENCIES, seeds: Iterable[int] = range(10)) -> list[GridPoint]:
+def grid(
+    domains: Iterable[str] = DOMAINS,
+    counts: Iterable[int] = COUNTS,
+    frequencies: Iterable[float] = FREQUENCIES,
+    seeds: Iterable[int] = range(10),
+) -> list[GridPoint]:
     """All grid points; N = 0 appears once per seed, at the nominal frequency (paper A.1)."""
     domains, counts, freqs, seeds = list(domains), list(counts), [float(f) for f in frequencies], list(seeds)
     points: set[GridPoint] = set()
     for d in domains:
         for n in counts:
-            for f in ([NOMINAL_F_FOR_ZERO] if n == 0 else freqs):
+            for f in [NOMINAL_F_FOR_ZERO] if n == 0 else freqs:
                 for s in seeds:
                     validate(d, n, f, s)
                     points.add(GridPoint(d, n, f, s))
-    return sorted(points, key=lambda p: (DOMAINS.index(p.domain) if p.domain in DOMAINS else 99,
-                                         p.n_events, p.frequency_hz, p.seed))
+    return sorted(
+        points,
+        key=lambda p: (DOMAINS.index(p.domain) if p.domain in DOMAINS else 99, p.n_events, p.frequency_hz, p.seed),
+    )
 
 
 def preset(name: str, domains: Sequence[str] = DOMAINS) -> list[GridPoint]:

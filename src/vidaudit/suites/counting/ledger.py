@@ -16,8 +16,13 @@ def ledger_text(domain: str | None, events: Sequence[tuple[float, str | None]], 
     for i, (t, label) in enumerate(events, 1):
         detail = ""
         if label:
-            detail = f" ({label} wall)" if domain == "bounce_ball" else f" (-> state {label})" \
-                if domain == "state_machine" else ""
+            detail = (
+                f" ({label} wall)"
+                if domain == "bounce_ball"
+                else f" (-> state {label})"
+                if domain == "state_machine"
+                else ""
+            )
         lines.append(f"- t={t:.2f}s: {word}{detail}, running count {i}")
     n = len(events) if count is None else count
     lines.append(f"2. Final Answer: \\boxed{{{n}}}")

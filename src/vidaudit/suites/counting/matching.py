@@ -131,8 +131,13 @@ def match_times(true_times: Sequence[float], reported_times: Sequence[float], de
     return match_presorted(t_order, [float(true_times[i]) for i in t_order], reported_times, delta)[0]
 
 
-def match_presorted(t_order: Sequence[int], ts: Sequence[float], reported_times: Sequence[float],
-                    delta: float, edges: Edges | None = None) -> tuple[Matching, list[float]]:
+def match_presorted(
+    t_order: Sequence[int],
+    ts: Sequence[float],
+    reported_times: Sequence[float],
+    delta: float,
+    edges: Edges | None = None,
+) -> tuple[Matching, list[float]]:
     """:func:`match_times` given the true side already sorted (``t_order``: the true indices in time order, as
     ``sorted(range(N), key=true_times.__getitem__)`` gives them, or ``range(N)`` when the true times are in order;
     ``ts``: their times as floats), for a caller that matches many reports against one trace; also returns the
@@ -175,9 +180,9 @@ def match_presorted(t_order: Sequence[int], ts: Sequence[float], reported_times:
             total += abs(ts[a] - rs[r0])
             continue
         if (b + 1 - a) * (r1 - r0) <= DP_MAX_CELLS:
-            local = _solve_block_dp(ts[a:b + 1], rs[r0:r1], delta)
+            local = _solve_block_dp(ts[a : b + 1], rs[r0:r1], delta)
         else:
-            local = _solve_block_lsa(ts[a:b + 1], rs[r0:r1], delta)
+            local = _solve_block_lsa(ts[a : b + 1], rs[r0:r1], delta)
         for i, j in local:
             ti, rj = a + i, r0 + j
             pairs.append((t_order[ti], r_order[rj]))
@@ -259,7 +264,9 @@ def window_edges(ts: Sequence[float], w: float) -> Edges:
     return tuple(map(sub, ts, repeat(w, n))), tuple(map(add, ts, repeat(w, n)))  # tuples: a kept one is not tracked
 
 
-def _bounds(ts: Sequence[float], rs: Sequence[float], w: float, edges: Edges | None = None) -> tuple[list[int], list[int]]:
+def _bounds(
+    ts: Sequence[float], rs: Sequence[float], w: float, edges: Edges | None = None
+) -> tuple[list[int], list[int]]:
     """Each sorted true time's candidate reports ``rs[lo[i]:hi[i]]`` (within ``w``; both sequences sorted);
     ``edges``: :func:`window_edges` of ``ts`` at ``w``, when the caller keeps them."""
     lows, highs = edges if edges is not None else window_edges(ts, w)
@@ -302,8 +309,7 @@ def max_match_count(true_times: Sequence[float], reported_times: Sequence[float]
         raise ConfigError(f"matching window delta must be a finite non-negative number of seconds, got {delta!r}")
     if not true_times or not reported_times:
         return 0
-    return max_match_count_sorted(sorted(float(x) for x in true_times), sorted(float(x) for x in reported_times),
-                                  delta)
+    return max_match_count_sorted(sorted(float(x) for x in true_times), sorted(float(x) for x in reported_times), delta)
 
 
 def max_match_count_sorted(ts: Sequence[float], rs: Sequence[float], delta: float, edges: Edges | None = None) -> int:

@@ -35,17 +35,28 @@ class TraceMetrics:
         return asdict(self)
 
 
-def trace_metrics(n_true: int, n_reported: int, n_matched: int, correct: bool,
-                  f1_faithful: float = F1_FAITHFUL) -> TraceMetrics:
+def trace_metrics(
+    n_true: int, n_reported: int, n_matched: int, correct: bool, f1_faithful: float = F1_FAITHFUL
+) -> TraceMetrics:
     """Metrics from the three counts and exact-match correctness (see the module docstring)."""
     if min(n_true, n_reported, n_matched) < 0 or n_matched > min(n_true, n_reported):
-        raise ConfigError(f"impossible trace counts N={n_true}, M={n_reported}, K={n_matched}: "
-                          "K must be between 0 and min(N, M)")
+        raise ConfigError(
+            f"impossible trace counts N={n_true}, M={n_reported}, K={n_matched}: K must be between 0 and min(N, M)"
+        )
     if n_true == 0:
         return TraceMetrics(0, n_reported, 0, None, None, None, None, None, None)
     recall = n_matched / n_true
     precision = n_matched / n_reported if n_reported else 0.0
     f1 = 2 * n_matched / (n_true + n_reported)  # = 2PR/(P+R), exact, and 0 when M = 0
     faithful = f1 >= f1_faithful - 1e-12  # 2K/(N+M) = 0.8 must count as 0.8
-    return TraceMetrics(n_true, n_reported, n_matched, precision, recall, f1, n_reported / n_true,
-                        acr=bool(correct and not faithful), rfr=bool((not correct) and faithful))
+    return TraceMetrics(
+        n_true,
+        n_reported,
+        n_matched,
+        precision,
+        recall,
+        f1,
+        n_reported / n_true,
+        acr=bool(correct and not faithful),
+        rfr=bool((not correct) and faithful),
+    )

@@ -20,26 +20,38 @@ from __future__ import annotations
 
 from vidaudit.sdk import Condition, ConfigError, Presentation, Sample
 
-_TRACE = ("Observe the video carefully and provide a step-by-step reasoning trace tracking every event, its "
-          "timestamp (in seconds), and the running count. Format your response as follows: 1. Step-by-Step "
-          "Event Ledger (timestamp, event type, running count) 2. Final Answer inside \\boxed{} (e.g. \\boxed{4})")
+_TRACE = (
+    "Observe the video carefully and provide a step-by-step reasoning trace tracking every event, its "
+    "timestamp (in seconds), and the running count. Format your response as follows: 1. Step-by-Step "
+    "Event Ledger (timestamp, event type, running count) 2. Final Answer inside \\boxed{} (e.g. \\boxed{4})"
+)
 
 #: Rendered videos, appendix C.2-C.5: name -> (system instruction or None, user template with {question})
 SYNTHETIC_TEMPLATES: dict[str, tuple[str | None, str]] = {
     "structured_trace": (None, "Question: {question} " + _TRACE.replace("{}", "{{}}").replace("{4}", "{{4}}")),
-    "direct": (None, "Question: {question} Observe the video carefully. Provide your final answer formatted inside "
-                     "\\boxed{{}} (e.g. \\boxed{{4}})."),
-    "multi_turn_verification": (None, "Question: {question} First, carefully list every detected event with its "
-                                      "approximate timestamp and current count. Second, audit your event list to "
-                                      "verify whether any events were missed, merged, or double-counted. Finally, "
-                                      "state your verified final answer inside \\boxed{{}} (e.g. \\boxed{{4}})."),
-    "thinking": (None, "Question: {question} Use deep step-by-step video analysis. Thoroughly analyze the temporal "
-                       "video sequence frame-by-frame, count all target visual events, and output your final count "
-                       "inside \\boxed{{}} (e.g. \\boxed{{4}})."),
-    "role_prompting": ("You are an expert video analytics systems auditor specializing in fine-grained temporal "
-                       "event verification.",
-                       "Question: {question} Apply rigorous visual event auditing. Log all timestamped visual "
-                       "transitions and state your final answer inside \\boxed{{}} (e.g. \\boxed{{4}})."),
+    "direct": (
+        None,
+        "Question: {question} Observe the video carefully. Provide your final answer formatted inside "
+        "\\boxed{{}} (e.g. \\boxed{{4}}).",
+    ),
+    "multi_turn_verification": (
+        None,
+        "Question: {question} First, carefully list every detected event with its "
+        "approximate timestamp and current count. Second, audit your event list to "
+        "verify whether any events were missed, merged, or double-counted. Finally, "
+        "state your verified final answer inside \\boxed{{}} (e.g. \\boxed{{4}}).",
+    ),
+    "thinking": (
+        None,
+        "Question: {question} Use deep step-by-step video analysis. Thoroughly analyze the temporal "
+        "video sequence frame-by-frame, count all target visual events, and output your final count "
+        "inside \\boxed{{}} (e.g. \\boxed{{4}}).",
+    ),
+    "role_prompting": (
+        "You are an expert video analytics systems auditor specializing in fine-grained temporal event verification.",
+        "Question: {question} Apply rigorous visual event auditing. Log all timestamped visual "
+        "transitions and state your final answer inside \\boxed{{}} (e.g. \\boxed{{4}}).",
+    ),
 }
 
 #: Real videos, appendix C.7 (the question stem is the sample's question, by default the paper's
@@ -47,9 +59,14 @@ SYNTHETIC_TEMPLATES: dict[str, tuple[str | None, str]] = {
 #: has its own wording and no question stem.
 REAL_TEMPLATES: dict[str, tuple[str | None, str]] = {
     "zero_shot": (None, "{question} Show your reasoning and put the final answer in \\boxed{{}}."),
-    "cot": (None, ("{question} First, describe what exercise is being performed. Then, enumerate each "
-                   "individual repetition you observe, noting approximately when each one occurs. Finally, "
-                   "provide your total count. Put the final answer in \\boxed{{}}.")),
+    "cot": (
+        None,
+        (
+            "{question} First, describe what exercise is being performed. Then, enumerate each "
+            "individual repetition you observe, noting approximately when each one occurs. Finally, "
+            "provide your total count. Put the final answer in \\boxed{{}}."
+        ),
+    ),
     "direct": (None, "Count the number of exercise repetitions in this video. Reply with only a number."),
 }
 
@@ -62,8 +79,9 @@ REAL_VIDEO_SOURCES: frozenset[str] = frozenset({"repcount"})
 
 #: Name -> template for a caller that cannot see the sample (the legacy two-argument call and the
 #: run stage's name check): the synthetic text where a name has two, the C.7 text for real-only names.
-TEMPLATES: dict[str, tuple[str | None, str]] = {k: SYNTHETIC_TEMPLATES.get(k) or REAL_TEMPLATES[k]
-                                                for k in PROMPT_NAMES}
+TEMPLATES: dict[str, tuple[str | None, str]] = {
+    k: SYNTHETIC_TEMPLATES.get(k) or REAL_TEMPLATES[k] for k in PROMPT_NAMES
+}
 
 FRAME_PREAMBLE = "[INPUT MODE: Supplied Frame Grid at {fps:g} FPS]"
 KEYFRAME_PREAMBLE = "[ORACLE EVIDENCE AVAILABLE: Key event windows extracted at t_i \u00b1 {offset:g}s]"
@@ -81,9 +99,11 @@ def template_for(sample: Sample, prompt: str) -> tuple[str | None, str]:
     if is_real_video(sample):
         return REAL_TEMPLATES.get(prompt) or SYNTHETIC_TEMPLATES[prompt]
     if prompt in REAL_ONLY:
-        raise ConfigError(f"prompt {prompt!r} is the paper's real-video prompt (appendix C.7: it asks about a "
-                          f"person's exercise repetitions); sample {sample.sample_id} is a rendered video. Use it "
-                          f"on a RepCount dataset, or choose one of {', '.join(SYNTHETIC_TEMPLATES)}")
+        raise ConfigError(
+            f"prompt {prompt!r} is the paper's real-video prompt (appendix C.7: it asks about a "
+            f"person's exercise repetitions); sample {sample.sample_id} is a rendered video. Use it "
+            f"on a RepCount dataset, or choose one of {', '.join(SYNTHETIC_TEMPLATES)}"
+        )
     return SYNTHETIC_TEMPLATES[prompt]
 
 

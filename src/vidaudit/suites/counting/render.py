@@ -43,8 +43,15 @@ HALF_MEMO = 16
 
 def planned_video(point: GridPoint, settings: RenderSettings, rel_path: str) -> VideoRef:
     """The video fields known before rendering (dry run): no sha256."""
-    return VideoRef(path=rel_path, sha256=None, fps=settings.fps, width=settings.width, height=settings.height,
-                    n_frames=settings.n_frames, duration_s=settings.n_frames / settings.fps)
+    return VideoRef(
+        path=rel_path,
+        sha256=None,
+        fps=settings.fps,
+        width=settings.width,
+        height=settings.height,
+        n_frames=settings.n_frames,
+        duration_s=settings.n_frames / settings.fps,
+    )
 
 
 def render(point: GridPoint, settings: RenderSettings, out: Path, rel_path: str) -> tuple[Trace, VideoRef]:
@@ -68,8 +75,9 @@ class Rendered:
     problems: tuple[str, ...]
 
 
-def drawn_as_decoded(scene: Scene, write: Callable[[np.ndarray, int, tuple[int, int, int, int] | None], None]
-                     ) -> Iterator[tuple[Any, ...]]:
+def drawn_as_decoded(
+    scene: Scene, write: Callable[[np.ndarray, int, tuple[int, int, int, int] | None], None]
+) -> Iterator[tuple[Any, ...]]:
     """Every run of ``scene`` handed to ``write`` (the encoder's ``VideoWriter.write``, with the box that changed from
     the run before, if the scene knows it), and each of its frames to the detector as a decoder
     would see it: I420 exactly as ``VideoWriter`` converts it, then half-size RGB (``i420_to_rgb_half``), one
@@ -115,10 +123,14 @@ def render_checked(point: GridPoint, settings: RenderSettings, out: Path, rel_pa
     emitted = NalDigest()
     with VideoWriter(out, settings.fps, settings.width, settings.height, on_packet=emitted.update) as writer:
         trace = scene.trace()
-        problems = [f"in the frames drawn: {p}"
-                    for p in pixel_problems(point.domain, drawn_as_decoded(scene, writer.write), trace, settings.fps)]
+        problems = [
+            f"in the frames drawn: {p}"
+            for p in pixel_problems(point.domain, drawn_as_decoded(scene, writer.write), trace, settings.fps)
+        ]
     info, stored, n_stored = probe_stored(out)  # one pass over the file for both
     if stored != emitted.hexdigest() or n_stored != emitted.n_packets:
-        problems.append(f"the file's {n_stored} stored packets are not the {emitted.n_packets} the encoder emitted "
-                        "(written wrong or changed since); render it again")
+        problems.append(
+            f"the file's {n_stored} stored packets are not the {emitted.n_packets} the encoder emitted "
+            "(written wrong or changed since); render it again"
+        )
     return Rendered(trace, ref_from(info, rel_path, sha256_file(out)), tuple(problems))

@@ -107,8 +107,10 @@ def _find(header: list[str], names: Sequence[str], what: str, source: str) -> in
     for n in names:
         if n in low:
             return low.index(n)
-    raise DataError(f"{source}:1: the header has no {what} column (looked for {', '.join(names)}); "
-                    f"a RepCount CSV starts with `type,name,count,L1,L2,...`")
+    raise DataError(
+        f"{source}:1: the header has no {what} column (looked for {', '.join(names)}); "
+        f"a RepCount CSV starts with `type,name,count,L1,L2,...`"
+    )
 
 
 def _parse_header(header: list[str], source: str) -> _Header:
@@ -127,8 +129,9 @@ def _parse_header(header: list[str], source: str) -> _Header:
             ls[k] = i
     if ls and sorted(ls) != list(range(1, len(ls) + 1)):
         missing = next(k for k in range(1, len(ls) + 1) if k not in ls)
-        raise DataError(f"{source}:1: the header lists L columns but not L{missing}; "
-                        "L columns must run L1, L2, ... without gaps")
+        raise DataError(
+            f"{source}:1: the header lists L columns but not L{missing}; L columns must run L1, L2, ... without gaps"
+        )
     return _Header(t, n, c, tuple(ls[k] for k in sorted(ls)), len(header))
 
 
@@ -144,9 +147,11 @@ def _integer(cell: str, what: str, where: str) -> int:
 
 def _parse_row(cells: list[str], line: int, h: _Header, source: str) -> RepcountRow:
     where = f"{source}:{line}"
-    if len(cells) > h.width and any(c.strip() for c in cells[h.width:]):
-        raise DataError(f"{where}: the row has {len(cells)} cells but the header only {h.width} columns; "
-                        "add L columns to the header or remove the extra cells")
+    if len(cells) > h.width and any(c.strip() for c in cells[h.width :]):
+        raise DataError(
+            f"{where}: the row has {len(cells)} cells but the header only {h.width} columns; "
+            "add L columns to the header or remove the extra cells"
+        )
     cells = cells + [""] * (h.width - len(cells))
     action = cells[h.type_col].strip()
     name = cells[h.name_col].strip()
@@ -156,8 +161,10 @@ def _parse_row(cells: list[str], line: int, h: _Header, source: str) -> Repcount
         raise DataError(f"{where}: the video name cell is empty; fill in the file name (e.g. train951.mp4)")
     pure = Path(name)
     if pure.is_absolute() or ".." in pure.parts or "\\" in name or any(ord(c) < 32 for c in name):
-        raise DataError(f"{where}: video name {name!r} must be a file name inside the video folder, "
-                        "not an absolute path, one that climbs out with '..', or one with control characters")
+        raise DataError(
+            f"{where}: video name {name!r} must be a file name inside the video folder, "
+            "not an absolute path, one that climbs out with '..', or one with control characters"
+        )
     count = _integer(cells[h.count_col], "count", where)
     raw = [cells[i].strip() for i in h.l_cols]
     n_filled = len(raw)
@@ -165,23 +172,33 @@ def _parse_row(cells: list[str], line: int, h: _Header, source: str) -> Repcount
         n_filled -= 1
     if "" in raw[:n_filled]:
         gap = raw.index("")
-        raise DataError(f"{where}: L{gap + 1} is empty but L{n_filled} is not; "
-                        "frame pairs must be contiguous, with empty cells only after the last pair")
+        raise DataError(
+            f"{where}: L{gap + 1} is empty but L{n_filled} is not; "
+            "frame pairs must be contiguous, with empty cells only after the last pair"
+        )
     values = [_integer(v, f"L{i + 1}", where) for i, v in enumerate(raw[:n_filled])]
     if len(values) % 2:
-        raise DataError(f"{where}: {len(values)} L values is an odd number; each repetition needs a start "
-                        f"and an end frame (L{len(values)} = {values[-1]} has no partner)")
+        raise DataError(
+            f"{where}: {len(values)} L values is an odd number; each repetition needs a start "
+            f"and an end frame (L{len(values)} = {values[-1]} has no partner)"
+        )
     segments = tuple((values[i], values[i + 1]) for i in range(0, len(values), 2))
     if count != len(segments):
-        raise DataError(f"{where}: count is {count} but {len(segments)} start/end pairs are annotated; "
-                        "fix the count or the L columns so that they agree")
+        raise DataError(
+            f"{where}: count is {count} but {len(segments)} start/end pairs are annotated; "
+            "fix the count or the L columns so that they agree"
+        )
     for k, (s, e) in enumerate(segments, 1):
         if e < s:
-            raise DataError(f"{where}: repetition {k} ends at frame {e} before it starts at frame {s}; "
-                            "L columns alternate start, end")
+            raise DataError(
+                f"{where}: repetition {k} ends at frame {e} before it starts at frame {s}; "
+                "L columns alternate start, end"
+            )
         if k > 1 and s <= segments[k - 2][0]:
-            raise DataError(f"{where}: repetition {k} starts at frame {s}, not after repetition {k - 1} "
-                            f"(frame {segments[k - 2][0]}); starts must strictly increase")
+            raise DataError(
+                f"{where}: repetition {k} starts at frame {s}, not after repetition {k - 1} "
+                f"(frame {segments[k - 2][0]}); starts must strictly increase"
+            )
     return RepcountRow(line=line, action=action, name=name, count=count, segments=segments)
 
 
@@ -227,8 +244,10 @@ def _check_unique(rows: Sequence[RepcountRow], source: str) -> None:
     seen: dict[str, int] = {}
     for r in rows:
         if r.name in seen:
-            raise DataError(f"{source}:{r.line}: video {r.name!r} is already annotated on line {seen[r.name]}; "
-                            "keep one row per video")
+            raise DataError(
+                f"{source}:{r.line}: video {r.name!r} is already annotated on line {seen[r.name]}; "
+                "keep one row per video"
+            )
         seen[r.name] = r.line
 
 
@@ -267,8 +286,10 @@ def _check_frames(row: RepcountRow, info: VideoInfo, source: str) -> None:
     last = max((e for _, e in row.segments), default=-1)
     if last >= info.n_frames:
         k = next(i for i, (_, e) in enumerate(row.segments, 1) if e == last)
-        raise DataError(f"{source}:{row.line}: repetition {k} ends at frame {last} but {row.name} has "
-                        f"{info.n_frames} frames (0..{info.n_frames - 1}); fix the annotation or the video file")
+        raise DataError(
+            f"{source}:{row.line}: repetition {k} ends at frame {last} but {row.name} has "
+            f"{info.n_frames} frames (0..{info.n_frames - 1}); fix the annotation or the video file"
+        )
 
 
 def _video_path_field(video: Path, relative_to: str | Path | None) -> str:
@@ -277,21 +298,41 @@ def _video_path_field(video: Path, relative_to: str | Path | None) -> str:
     return Path(os.path.relpath(video.resolve(), Path(relative_to).resolve())).as_posix()
 
 
-def _sample(row: RepcountRow, video: Path, info: VideoInfo, digest: str, question: str,
-            split_name: str | None, relative_to: str | Path | None) -> Sample:
-    clock = info.timeline      # an annotated frame happens when the player shows it (VFR, late starts)
-    trace = counting_trace(counting_event(round(clock.time_of(s), 6), s, EVENT_TYPE, i)
-                           for i, s in enumerate(row.starts, 1))
+def _sample(
+    row: RepcountRow,
+    video: Path,
+    info: VideoInfo,
+    digest: str,
+    question: str,
+    split_name: str | None,
+    relative_to: str | Path | None,
+) -> Sample:
+    clock = info.timeline  # an annotated frame happens when the player shows it (VFR, late starts)
+    trace = counting_trace(
+        counting_event(round(clock.time_of(s), 6), s, EVENT_TYPE, i) for i, s in enumerate(row.starts, 1)
+    )
     params: dict[str, Any] = {
-        "domain": f"real:{row.action}", "n_events": row.count, "frequency_hz": None, "source": SOURCE,
-        "rate_hz": mean_rate_hz(row.starts, info.fps), "action": row.action, "video_name": row.name,
+        "domain": f"real:{row.action}",
+        "n_events": row.count,
+        "frequency_hz": None,
+        "source": SOURCE,
+        "rate_hz": mean_rate_hz(row.starts, info.fps),
+        "action": row.action,
+        "video_name": row.name,
         "segments": [list(seg) for seg in row.segments],
     }
     if split_name:
         params["split"] = split_name
     ref = ref_from(info, _video_path_field(video, relative_to), digest)
-    return Sample(sample_id=sample_id(row.name, split_name), suite=SUITE, params=params, question=question,
-                  answer=row.count, trace=trace, video=ref)
+    return Sample(
+        sample_id=sample_id(row.name, split_name),
+        suite=SUITE,
+        params=params,
+        question=question,
+        answer=row.count,
+        trace=trace,
+        video=ref,
+    )
 
 
 @dataclass(frozen=True)
@@ -302,9 +343,15 @@ class RepcountScan:
     skipped: list[RowProblem] = field(default_factory=list)
 
 
-def scan_repcount(csv_path: str | Path, video_dir: str | Path, *, question: str = DEFAULT_QUESTION,
-                  split_name: str | None = None, relative_to: str | Path | None = None,
-                  skip_invalid: bool = False) -> RepcountScan:
+def scan_repcount(
+    csv_path: str | Path,
+    video_dir: str | Path,
+    *,
+    question: str = DEFAULT_QUESTION,
+    split_name: str | None = None,
+    relative_to: str | Path | None = None,
+    skip_invalid: bool = False,
+) -> RepcountScan:
     """Build Samples from every row; with ``skip_invalid`` bad rows are collected instead of raised.
 
     Problems with the CSV as a whole (no header, bad quoting, unreadable file) always raise.
@@ -324,17 +371,23 @@ def scan_repcount(csv_path: str | Path, video_dir: str | Path, *, question: str 
             if isinstance(item, RowProblem):
                 raise DataError(item.message)
             if item.name in seen:
-                raise DataError(f"{source}:{item.line}: video {item.name!r} is already annotated on line "
-                                f"{seen[item.name]}; keep one row per video")
+                raise DataError(
+                    f"{source}:{item.line}: video {item.name!r} is already annotated on line "
+                    f"{seen[item.name]}; keep one row per video"
+                )
             # a name inside the folder (no symlink out; not '.'), checked before anything is derived from it
             video = confined(vdir, item.name, what="video name", source=f"{source}:{item.line}")
             sid = sample_id(item.name, split_name)
             if sid in ids:
-                raise DataError(f"{source}:{item.line}: video {item.name!r} gets sample id {sid!r}, the same as "
-                                f"line {ids[sid]}; rename one of the files")
+                raise DataError(
+                    f"{source}:{item.line}: video {item.name!r} gets sample id {sid!r}, the same as "
+                    f"line {ids[sid]}; rename one of the files"
+                )
             if not video.is_file():
-                raise DataError(f"{source}:{item.line}: video {item.name!r} not found in {vdir}; "
-                                "download it there or remove the row")
+                raise DataError(
+                    f"{source}:{item.line}: video {item.name!r} not found in {vdir}; "
+                    "download it there or remove the row"
+                )
             info = probe(video)
             _check_frames(item, info, source)
             samples.append(_sample(item, video, info, sha256_file(video), question, split_name, relative_to))
@@ -350,15 +403,20 @@ def scan_repcount(csv_path: str | Path, video_dir: str | Path, *, question: str 
     return RepcountScan(samples=samples, skipped=skipped)
 
 
-def load_repcount(csv_path: str | Path, video_dir: str | Path, *, question: str = DEFAULT_QUESTION,
-                  split_name: str | None = None, relative_to: str | Path | None = None) -> list[Sample]:
+def load_repcount(
+    csv_path: str | Path,
+    video_dir: str | Path,
+    *,
+    question: str = DEFAULT_QUESTION,
+    split_name: str | None = None,
+    relative_to: str | Path | None = None,
+) -> list[Sample]:
     """Counting Samples from a RepCount-style CSV and its videos; any bad row raises a DataError.
 
     ``video.path`` is absolute unless ``relative_to`` names the dataset directory it should be
     relative to (what :func:`write_repcount_dataset` does).
     """
-    return scan_repcount(csv_path, video_dir, question=question, split_name=split_name,
-                         relative_to=relative_to).samples
+    return scan_repcount(csv_path, video_dir, question=question, split_name=split_name, relative_to=relative_to).samples
 
 
 # --------------------------------------------------------------------------- datasets on disk
@@ -372,9 +430,15 @@ class RepcountDataset:
     skipped: list[RowProblem]
 
 
-def write_repcount_dataset(csv_path: str | Path, video_dir: str | Path, out_dir: str | Path, *,
-                           question: str = DEFAULT_QUESTION, split_name: str | None = None,
-                           skip_invalid: bool = False) -> RepcountDataset:
+def write_repcount_dataset(
+    csv_path: str | Path,
+    video_dir: str | Path,
+    out_dir: str | Path,
+    *,
+    question: str = DEFAULT_QUESTION,
+    split_name: str | None = None,
+    skip_invalid: bool = False,
+) -> RepcountDataset:
     """Write ``manifest.jsonl`` + ``dataset.json`` into ``out_dir``; videos stay where they are.
 
     ``video.path`` is written relative to ``out_dir`` (``../videos/x.mp4``), so the dataset and the
@@ -382,23 +446,36 @@ def write_repcount_dataset(csv_path: str | Path, video_dir: str | Path, out_dir:
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    scan = scan_repcount(csv_path, video_dir, question=question, split_name=split_name, relative_to=out,
-                         skip_invalid=skip_invalid)
+    scan = scan_repcount(
+        csv_path, video_dir, question=question, split_name=split_name, relative_to=out, skip_invalid=skip_invalid
+    )
     if not scan.samples:
-        raise DataError(f"{csv_path}: no usable row ({len(scan.skipped)} skipped); nothing to write. "
-                        + (f"First problem: {scan.skipped[0].message}" if scan.skipped else ""))
+        raise DataError(
+            f"{csv_path}: no usable row ({len(scan.skipped)} skipped); nothing to write. "
+            + (f"First problem: {scan.skipped[0].message}" if scan.skipped else "")
+        )
     manifest = write_manifest(out, scan.samples)
     counts = [int(s.answer) for s in scan.samples]
-    write_dataset_info(out, {
-        "suite": SUITE, "source": SOURCE, "real_video": True, "loader_version": LOADER_VERSION,
-        "vidaudit_version": __version__, "libraries": library_versions(),
-        "annotations": {"csv": str(Path(csv_path).resolve()), "sha256": sha256_file(csv_path)},
-        "video_dir": str(Path(video_dir).resolve()), "video_paths": "relative to this directory",
-        "external_videos": True,   # the videos stay in the folder the user named: runs may open them there
-        "split": split_name, "question": question, "n_samples": len(scan.samples),
-        "domains": sorted({str(s.params["domain"]) for s in scan.samples}),
-        "count_range": [min(counts), max(counts)],
-        "skipped": [{"line": p.line, "name": p.name, "reason": p.message} for p in scan.skipped],
-        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    })
+    write_dataset_info(
+        out,
+        {
+            "suite": SUITE,
+            "source": SOURCE,
+            "real_video": True,
+            "loader_version": LOADER_VERSION,
+            "vidaudit_version": __version__,
+            "libraries": library_versions(),
+            "annotations": {"csv": str(Path(csv_path).resolve()), "sha256": sha256_file(csv_path)},
+            "video_dir": str(Path(video_dir).resolve()),
+            "video_paths": "relative to this directory",
+            "external_videos": True,  # the videos stay in the folder the user named: runs may open them there
+            "split": split_name,
+            "question": question,
+            "n_samples": len(scan.samples),
+            "domains": sorted({str(s.params["domain"]) for s in scan.samples}),
+            "count_range": [min(counts), max(counts)],
+            "skipped": [{"line": p.line, "name": p.name, "reason": p.message} for p in scan.skipped],
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        },
+    )
     return RepcountDataset(out=out, manifest=manifest, samples=scan.samples, skipped=scan.skipped)

@@ -22,13 +22,16 @@ def input_limit_notes(results: Mapping[str, Any], observers: set[str]) -> list[s
     for c in cells:
         if c.get("n") and c.get("accuracy") is not None and c["accuracy"] < 1.0:
             by_cond.setdefault(f"{c['model']} under {c['condition']}", {}).setdefault(c["domain"], []).append(
-                f"N={c['n_events']} F={c['frequency_hz']} ({c['correct']}/{c['n']})")
+                f"N={c['n_events']} F={c['frequency_hz']} ({c['correct']}/{c['n']})"
+            )
     for where, domains in sorted(by_cond.items()):
         n = sum(len(v) for v in domains.values())
         # one list per domain, "; " between domains: a reader (and the demo's terminal list) meets them one by one
-        notes.append(f"The ideal observer ({where}: the pixel detector on exactly the frames sent) misses in {n} "
-                     f"cell(s), where the input cannot show the events — "
-                     + "; ".join(f"{d}: {', '.join(v)}" for d, v in domains.items()))
+        notes.append(
+            f"The ideal observer ({where}: the pixel detector on exactly the frames sent) misses in {n} "
+            f"cell(s), where the input cannot show the events — "
+            + "; ".join(f"{d}: {', '.join(v)}" for d, v in domains.items())
+        )
     if cells and not by_cond:
         notes.append("The ideal observer is correct in every cell under every condition run.")
     return notes
@@ -57,6 +60,9 @@ def counting_report(records: Sequence[ScoreRecord]) -> SuiteReport:
     observers = {r.model for r in records if r.model_role == "observer"}
     notes = input_limit_notes(results, observers)
     results["notes"] = notes
-    headline = headline_from_records("Exact-match accuracy (EM: the count is right) over every planned trial",
-                                     records, note="Errored and unparseable trials count as wrong.")
+    headline = headline_from_records(
+        "Exact-match accuracy (EM: the count is right) over every planned trial",
+        records,
+        note="Errored and unparseable trials count as wrong.",
+    )
     return SuiteReport(results=results, sections=counting_sections(results), notes=notes, headline=headline)

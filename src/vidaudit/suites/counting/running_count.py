@@ -20,11 +20,11 @@ class LedgerError(ValueError):
     """A trace whose running counts do not replay (the message names the first bad event)."""
 
 
-def counting_event(t: float, frame: int, type: str, count: int, state_before: str | None = None,
-                   state_after: str | None = None) -> Event:
+def counting_event(
+    t: float, frame: int, type: str, count: int, state_before: str | None = None, state_after: str | None = None
+) -> Event:
     """One counting event; the fields serialise in the manifest's order (t, frame, type, states, count)."""
-    return Event(t=t, frame=frame, type=type, state_before=state_before, state_after=state_after,
-                 **{COUNT: count})
+    return Event(t=t, frame=frame, type=type, state_before=state_before, state_after=state_after, **{COUNT: count})
 
 
 def counting_trace(events: Iterable[Event]) -> Trace:
@@ -40,8 +40,10 @@ def replay(trace: Trace) -> int:
     for i, e in enumerate(trace.events):
         c = e.extra(COUNT)
         if isinstance(c, bool) or not isinstance(c, int):
-            raise LedgerError(f"event {i}: running count {c!r} is not an integer (each counting event carries "
-                              f"its running count as {COUNT!r})")
+            raise LedgerError(
+                f"event {i}: running count {c!r} is not an integer (each counting event carries "
+                f"its running count as {COUNT!r})"
+            )
         if c != count + 1:
             raise LedgerError(f"event {i}: count {c} does not follow {count}")
         count = c

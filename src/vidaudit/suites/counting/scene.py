@@ -39,17 +39,25 @@ class RenderSettings:
     height: int = 480
 
     def __post_init__(self) -> None:
-        for flag, value, hi, unit in (("--duration", self.duration_s, MAX_DURATION_S, "seconds"),
-                                      ("--fps", self.fps, MAX_FPS, "frames per second")):
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
-                    or not 0 < value <= hi:
+        for flag, value, hi, unit in (
+            ("--duration", self.duration_s, MAX_DURATION_S, "seconds"),
+            ("--fps", self.fps, MAX_FPS, "frames per second"),
+        ):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or not 0 < value <= hi
+            ):
                 raise ConfigError(f"{flag} must be a finite number of {unit} in (0, {hi:g}], got {value!r}")
         for name, value in (("--width", self.width), ("--height", self.height)):
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ConfigError(f"{name} must be an integer number of pixels, got {value!r}")
         if self.n_frames < 1:
-            raise ConfigError(f"--duration {self.duration_s:g} s at --fps {self.fps:g} is less than one frame; "
-                              "lengthen the clip or raise the frame rate")
+            raise ConfigError(
+                f"--duration {self.duration_s:g} s at --fps {self.fps:g} is less than one frame; "
+                "lengthen the clip or raise the frame rate"
+            )
 
     @property
     def n_frames(self) -> int:
@@ -71,8 +79,14 @@ class Scene(ABC):
         self.f_exact = exact(point.frequency_hz)
         self.fps_exact = exact(settings.fps)
         self.schedule: Schedule = make_schedule(
-            point.identity, point.n_events, self.f_exact, lead_in_s=self.lead_in_s(), lead_out_s=self.lead_out_s(),
-            duration_s=settings.duration_s, fps=self.fps_exact)
+            point.identity,
+            point.n_events,
+            self.f_exact,
+            lead_in_s=self.lead_in_s(),
+            lead_out_s=self.lead_out_s(),
+            duration_s=settings.duration_s,
+            fps=self.fps_exact,
+        )
         self.rng = rng_from(point.identity, "appearance")
         self.setup()
 
@@ -102,9 +116,12 @@ class Scene(ABC):
 
     # -- shared
     def trace(self) -> Trace:
-        return counting_trace(counting_event(t, frame, self.event_type, i + 1, before, after)
-                              for i, (t, frame, (before, after)) in enumerate(
-                                  zip(self.schedule.times, self.schedule.frames, self.transitions(), strict=True)))
+        return counting_trace(
+            counting_event(t, frame, self.event_type, i + 1, before, after)
+            for i, (t, frame, (before, after)) in enumerate(
+                zip(self.schedule.times, self.schedule.frames, self.transitions(), strict=True)
+            )
+        )
 
     def changed_box(self, before: Hashable, key: Hashable) -> tuple[int, int, int, int] | None:
         """A box (x0, y0, x1, y1), even-aligned, outside which the frames of visual keys ``before`` and ``key`` are
@@ -149,8 +166,11 @@ class Scene(ABC):
                         spare.extend(cache.items())
                     cache.clear()
                 if into:
-                    drawn, out = spare.pop() if spare else \
-                        (None, np.empty((self.settings.height, self.settings.width, 3), np.uint8))
+                    drawn, out = (
+                        spare.pop()
+                        if spare
+                        else (None, np.empty((self.settings.height, self.settings.width, 3), np.uint8))
+                    )
                     frame = self.draw_into(key, out, drawn)
                     assert frame is out, "draw_into draws into the array it is given"
                 else:

@@ -42,7 +42,7 @@ def first_frame_at(t: Fraction, fps: Fraction) -> int:
 
 @dataclass(frozen=True)
 class Schedule:
-    exact: tuple[Fraction, ...]     # event times in seconds, exactly
+    exact: tuple[Fraction, ...]  # event times in seconds, exactly
     lead_in_s: Fraction
     lead_out_s: Fraction
     duration_s: Fraction
@@ -61,8 +61,16 @@ class Schedule:
         return self.exact[0] - self.lead_in_s if self.exact else Fraction(0)
 
 
-def make_schedule(identity: dict, n: int, f: float | Fraction, *, lead_in_s: Fraction, lead_out_s: Fraction,
-                  duration_s: float | Fraction, fps: float | Fraction) -> Schedule:
+def make_schedule(
+    identity: dict,
+    n: int,
+    f: float | Fraction,
+    *,
+    lead_in_s: Fraction,
+    lead_out_s: Fraction,
+    duration_s: float | Fraction,
+    fps: float | Fraction,
+) -> Schedule:
     """Place N events at rate F so that lead-in, events and lead-out fit inside the clip with a margin."""
     fq, dq, rq = exact(f), exact(duration_s), exact(fps)
     lead_in, lead_out = exact(lead_in_s), exact(lead_out_s)
@@ -76,7 +84,8 @@ def make_schedule(identity: dict, n: int, f: float | Fraction, *, lead_in_s: Fra
         raise ConfigError(
             f"N={n} events at F={float(fq):g} Hz need {float(need):.2f} s (events {float(span):.2f} s + lead-in/out "
             f"{float(lead_in + lead_out):.2f} s + margins {float(2 * MARGIN_S):.2f} s) but the clip lasts "
-            f"{float(dq):g} s; lower N, raise F or lengthen the clip (--duration)")
+            f"{float(dq):g} s; lower N, raise F or lengthen the clip (--duration)"
+        )
     # Start on the first frame boundary at or after a drawn instant of [lo, hi] (clamped into it); later
     # events follow 1/F. The draw is a float (the seed's stream); everything after it is exact.
     rng = rng_from(identity, "schedule")

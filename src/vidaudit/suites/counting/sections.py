@@ -20,18 +20,26 @@ from vidaudit.suites.counting.sections_exact import exact_sections
 #: results keys laid out by the exact views (per-N, Table 2)
 EXACT_KEYS = ("per_n", "max_count_boundary", "max_count_boundary_wilson")
 
-SURFACES_LEDE = ("Exact-match accuracy over event count N (rows) and event frequency F (columns), one surface per "
-                 "model × condition × domain. Each cell shows accuracy and k/n correct. Outlined cells lie inside "
-                 "the reported count boundary N*(F) (point rule). Grey: no trials at that point; the n/a column "
-                 "holds the no-event controls (N = 0 has no frequency).")
-BOUNDARIES_LEDE = ("Two complementary slices of the reliable region at reliability target τ. Each boundary is given "
-                   "under two rules, named on every row: point uses the observed cell accuracy; Wilson is stricter "
-                   "and uses the 95% Wilson lower bound, so it never exceeds the point boundary.")
-TRACE_LEDE = ("Whether the count rests on the events: reported timestamps matched one-to-one to the true events "
-              "within the rate-relative window 1/(2F), the error taxonomy, named regions of the grid and other "
-              "matching windows.")
-PAIRED_LEDE = ("Differences in exact-match accuracy between conditions of one model and between models under one "
-               "condition, paired by sample and bootstrapped by source video.")
+SURFACES_LEDE = (
+    "Exact-match accuracy over event count N (rows) and event frequency F (columns), one surface per "
+    "model × condition × domain. Each cell shows accuracy and k/n correct. Outlined cells lie inside "
+    "the reported count boundary N*(F) (point rule). Grey: no trials at that point; the n/a column "
+    "holds the no-event controls (N = 0 has no frequency)."
+)
+BOUNDARIES_LEDE = (
+    "Two complementary slices of the reliable region at reliability target τ. Each boundary is given "
+    "under two rules, named on every row: point uses the observed cell accuracy; Wilson is stricter "
+    "and uses the 95% Wilson lower bound, so it never exceeds the point boundary."
+)
+TRACE_LEDE = (
+    "Whether the count rests on the events: reported timestamps matched one-to-one to the true events "
+    "within the rate-relative window 1/(2F), the error taxonomy, named regions of the grid and other "
+    "matching windows."
+)
+PAIRED_LEDE = (
+    "Differences in exact-match accuracy between conditions of one model and between models under one "
+    "condition, paired by sample and bootstrapped by source video."
+)
 ERRORS_LEDE = "Failed calls, unparseable answers, tokens and cost per model × condition."
 
 
@@ -53,8 +61,13 @@ def _boundary_at(boundary: Any, frequency: float) -> float | None:
     return None
 
 
-def surface_figure(model: str, condition: str, domain: str, cells: Sequence[Mapping[str, Any]],
-                   count_boundary: Mapping[str, Any] | None = None) -> GridFigure:
+def surface_figure(
+    model: str,
+    condition: str,
+    domain: str,
+    cells: Sequence[Mapping[str, Any]],
+    count_boundary: Mapping[str, Any] | None = None,
+) -> GridFigure:
     """One N x F surface: N ascending (rows), F ascending (columns) after an n/a column for the N = 0 controls.
 
     Cells at N = 0 (or without a frequency) go to the n/a column, the N = 0 controls pooled if there
@@ -70,8 +83,10 @@ def surface_figure(model: str, condition: str, domain: str, cells: Sequence[Mapp
             freq_values[col] = float(f)
         k_n = by_point.setdefault((n, col), [0, 0, 0])
         if k_n[2] and n > 0:
-            raise DataError(f"two cells for {model}/{condition}/{domain} at N={n}, F={col}; aggregate trials into "
-                            "one cell per (N, F)")
+            raise DataError(
+                f"two cells for {model}/{condition}/{domain} at N={n}, F={col}; aggregate trials into "
+                "one cell per (N, F)"
+            )
         k_n[0] += int(c["correct"])
         k_n[1] += int(c["n"])
         k_n[2] += 1
@@ -101,10 +116,21 @@ def surface_figure(model: str, condition: str, domain: str, cells: Sequence[Mapp
         values.append(v_row)
         notes.append(a_row)
         outlined.append(o_row)
-    return GridFigure(id=f"surface:{model}:{condition}:{domain}", title=domain, group=[model, condition],
-                      row_label="event count N", col_label="event frequency F (Hz)",
-                      rows=[str(n) for n in counts], cols=cols, values=values, annotations=notes,
-                      outlined=outlined, vmin=0.0, vmax=1.0, value_label="exact-match accuracy")
+    return GridFigure(
+        id=f"surface:{model}:{condition}:{domain}",
+        title=domain,
+        group=[model, condition],
+        row_label="event count N",
+        col_label="event frequency F (Hz)",
+        rows=[str(n) for n in counts],
+        cols=cols,
+        values=values,
+        annotations=notes,
+        outlined=outlined,
+        vmin=0.0,
+        vmax=1.0,
+        value_label="exact-match accuracy",
+    )
 
 
 def surface_figures(results: Mapping[str, Any]) -> list[GridFigure]:
@@ -112,8 +138,7 @@ def surface_figures(results: Mapping[str, Any]) -> list[GridFigure]:
     out = []
     for (model, condition, domain), group in sorted(group_cells(results.get("cells")).items()):
         boundary = dig(results.get("count_boundary"), model, condition, domain)
-        out.append(surface_figure(model, condition, domain, group,
-                                  boundary if isinstance(boundary, Mapping) else None))
+        out.append(surface_figure(model, condition, domain, group, boundary if isinstance(boundary, Mapping) else None))
     return out
 
 
@@ -124,21 +149,40 @@ def counting_sections(results: dict[str, Any]) -> list[Section]:
     trace_tables = [rt.trace_metrics_table(results), rt.flat_table(results, "taxonomy")]
     trace_tables += [t for t in (rt.flat_table(results, "tolerance"),) if t.rows]
     sections = [
-        Section(id="surfaces", title="Capability surfaces", lede=SURFACES_LEDE, figures=surface_figures(results),
-                tables=[rt.surfaces_summary_table(results)]
-                + [t for t in (rt.flat_table(results, "count_bins"),) if t.rows]),
-        Section(id="boundaries", title="Operating boundaries", lede=BOUNDARIES_LEDE,
-                tables=[rt.boundary_table(results, "count"), rt.boundary_table(results, "frequency")]),
+        Section(
+            id="surfaces",
+            title="Capability surfaces",
+            lede=SURFACES_LEDE,
+            figures=surface_figures(results),
+            tables=[rt.surfaces_summary_table(results)]
+            + [t for t in (rt.flat_table(results, "count_bins"),) if t.rows],
+        ),
+        Section(
+            id="boundaries",
+            title="Operating boundaries",
+            lede=BOUNDARIES_LEDE,
+            tables=[rt.boundary_table(results, "count"), rt.boundary_table(results, "frequency")],
+        ),
         *exact_sections(results),
         Section(id="trace", title="Trace metrics", lede=TRACE_LEDE, tables=trace_tables),
-        Section(id="paired", title="Paired differences", lede=PAIRED_LEDE,
-                tables=[rt.paired_differences_table(results)]),
-        Section(id="errors", title="Errors, parse failures and usage", lede=ERRORS_LEDE,
-                tables=[rt.errors_table(results), rt.flat_table(results, "usage")]),
+        Section(
+            id="paired", title="Paired differences", lede=PAIRED_LEDE, tables=[rt.paired_differences_table(results)]
+        ),
+        Section(
+            id="errors",
+            title="Errors, parse failures and usage",
+            lede=ERRORS_LEDE,
+            tables=[rt.errors_table(results), rt.flat_table(results, "usage")],
+        ),
     ]
     other = rt.other_results_tables(results, known=EXACT_KEYS)
     if other:
-        sections.append(Section(id="other", title="Other results",
-                                lede="Numbers of report.json that the counting report does not lay out yet.",
-                                tables=other))
+        sections.append(
+            Section(
+                id="other",
+                title="Other results",
+                lede="Numbers of report.json that the counting report does not lay out yet.",
+                tables=other,
+            )
+        )
     return sections

@@ -26,12 +26,22 @@ REGION_LABELS: dict[str, str] = {
     "high_count_low_frequency": "HCLF (N \u2265 5, F \u2264 2.0)",
     "low_count_high_frequency": "LCHF (N \u2264 3, F \u2265 2.5)",
     "high_count_high_frequency": "HCHF (N \u2265 5, F \u2265 2.5)",
-    "low_count": "N \u2264 3", "high_count": "N \u2265 5", "low_frequency": "F \u2264 2.0",
+    "low_count": "N \u2264 3",
+    "high_count": "N \u2265 5",
+    "low_frequency": "F \u2264 2.0",
     "high_frequency": "F \u2265 2.5",
 }
 REGION_METRICS: tuple[tuple[str, str], ...] = (
-    ("em", "EM (with N=0)"), ("em_positive", "EM (N\u22651)"), ("completion", "completion"), ("vor", "VOR"),
-    ("precision", "P"), ("recall", "R"), ("f1", "F1"), ("acr", "ACR"), ("rfr", "RFR"), ("n", "trials"),
+    ("em", "EM (with N=0)"),
+    ("em_positive", "EM (N\u22651)"),
+    ("completion", "completion"),
+    ("vor", "VOR"),
+    ("precision", "P"),
+    ("recall", "R"),
+    ("f1", "F1"),
+    ("acr", "ACR"),
+    ("rfr", "RFR"),
+    ("n", "trials"),
     ("n_positive", "traced"),
 )
 
@@ -96,15 +106,23 @@ def per_n_table(results: Mapping[str, Any]) -> Table:
                 ns.update(leaf)
                 rows_in.append((model, cond, dom, leaf))
     cols = sorted(ns, key=_num)
-    table_rows = [[model, cond, dom] + [_fmt(leaf[n]["accuracy"]) if n in leaf else MISSING for n in cols]
-                  for model, cond, dom, leaf in rows_in]
-    return Table(id="per-n", title="Exact match per N, averaged over frequencies",
-                 columns=["model", "condition", "domain"] + [f"N={n}" for n in cols], rows=table_rows,
-                 caption=("For each N, the mean over the tested frequencies of the cell accuracies (paper Figures "
-                          "4, 6-8: \"Final-answer exact match averaged over frequencies\"). Each cell's accuracy is "
-                          "over its planned trials: a failed call counts as a wrong answer. N = 0 is the no-event "
-                          "control at its one nominal frequency."),
-                 key_columns=3)
+    table_rows = [
+        [model, cond, dom] + [_fmt(leaf[n]["accuracy"]) if n in leaf else MISSING for n in cols]
+        for model, cond, dom, leaf in rows_in
+    ]
+    return Table(
+        id="per-n",
+        title="Exact match per N, averaged over frequencies",
+        columns=["model", "condition", "domain"] + [f"N={n}" for n in cols],
+        rows=table_rows,
+        caption=(
+            "For each N, the mean over the tested frequencies of the cell accuracies (paper Figures "
+            '4, 6-8: "Final-answer exact match averaged over frequencies"). Each cell\'s accuracy is '
+            "over its planned trials: a failed call counts as a wrong answer. N = 0 is the no-event "
+            "control at its one nominal frequency."
+        ),
+        key_columns=3,
+    )
 
 
 def per_n_figure(results: Mapping[str, Any], by: str = "domain", *, tau_line: bool = True) -> list[LineFigure]:
@@ -133,18 +151,32 @@ def per_n_figure(results: Mapping[str, Any], by: str = "domain", *, tau_line: bo
         for name in names:
             leaf = series_in[name]
             pts = [leaf.get(str(x)) for x in xs]
-            series.append(Series(name=name, y=[p["accuracy"] if p else None for p in pts],
-                                 low=[p["ci_low"] if p else None for p in pts],
-                                 high=[p["ci_high"] if p else None for p in pts]))
+            series.append(
+                Series(
+                    name=name,
+                    y=[p["accuracy"] if p else None for p in pts],
+                    low=[p["ci_low"] if p else None for p in pts],
+                    high=[p["ci_high"] if p else None for p in pts],
+                )
+            )
         if tau_line:
             series.append(Series(name=f"\u03c4 = {TAU:.2f}", y=[TAU] * len(xs)))
         what = "condition" if by == "domain" else "domain"
-        figures.append(LineFigure(
-            id=_unique_id(f"per-n-{model}-{second}", seen), title=f"Exact match per N — {model}, {what} {second}",
-            caption=("Final-answer exact match averaged over frequencies (mean of the cell accuracies; failed "
-                     "trials count as wrong). Bands: Wilson 95% interval over the pooled trials of each N."),
-            group=[model, second], x_label="Event count N", y_label="Final answer accuracy",
-            x=[float(x) for x in xs], series=series))
+        figures.append(
+            LineFigure(
+                id=_unique_id(f"per-n-{model}-{second}", seen),
+                title=f"Exact match per N — {model}, {what} {second}",
+                caption=(
+                    "Final-answer exact match averaged over frequencies (mean of the cell accuracies; failed "
+                    "trials count as wrong). Bands: Wilson 95% interval over the pooled trials of each N."
+                ),
+                group=[model, second],
+                x_label="Event count N",
+                y_label="Final answer accuracy",
+                x=[float(x) for x in xs],
+                series=series,
+            )
+        )
     return figures
 
 
@@ -159,18 +191,26 @@ def max_count_boundary_table(results: Mapping[str, Any]) -> Table:
     doms = _domain_order(d for _, _, inner in _groups(tm) for d in inner if d != "macro")
     rows = []
     for model, cond in sorted(keys):
-        em = ((tm.get(model) or {}).get(cond) or {})
-        best = (((mcb.get(model) or {}).get(cond) or {}).get("all") or {})
-        rows.append([model, cond] + [_fmt((em.get(d) or {}).get("em")) for d in doms]
-                    + [_boundary(best.get("value")), ", ".join(best.get("domains") or []) or MISSING])
-    return Table(id="max-count-boundary", title="Exact match by domain and maximum count boundary",
-                 columns=["model", "condition"] + [f"{d} EM" for d in doms] + ["max count boundary", "reached in"],
-                 rows=rows,
-                 caption=("Paper Table 2. EM over every planned trial of the domain (N = 0 controls included, failed "
-                          "trials wrong). The maximum count boundary is \"the largest reliable contiguous "
-                          "positive-count prefix observed at any tested frequency and domain\" (tau = 0.80, the "
-                          "observed-accuracy rule); '<1' means no frequency is reliable even at N = 1."),
-                 key_columns=2)
+        em = (tm.get(model) or {}).get(cond) or {}
+        best = ((mcb.get(model) or {}).get(cond) or {}).get("all") or {}
+        rows.append(
+            [model, cond]
+            + [_fmt((em.get(d) or {}).get("em")) for d in doms]
+            + [_boundary(best.get("value")), ", ".join(best.get("domains") or []) or MISSING]
+        )
+    return Table(
+        id="max-count-boundary",
+        title="Exact match by domain and maximum count boundary",
+        columns=["model", "condition"] + [f"{d} EM" for d in doms] + ["max count boundary", "reached in"],
+        rows=rows,
+        caption=(
+            "Paper Table 2. EM over every planned trial of the domain (N = 0 controls included, failed "
+            'trials wrong). The maximum count boundary is "the largest reliable contiguous '
+            'positive-count prefix observed at any tested frequency and domain" (tau = 0.80, the '
+            "observed-accuracy rule); '<1' means no frequency is reliable even at N = 1."
+        ),
+        key_columns=2,
+    )
 
 
 # --------------------------------------------------------------------------- Table 1 Part B
@@ -189,30 +229,47 @@ def regions_table(results: Mapping[str, Any]) -> Table:
             for scope in doms + (["macro"] if isinstance(scopes.get("macro"), Mapping) else []):
                 leaf = scopes.get(scope)
                 if isinstance(leaf, Mapping):
-                    rows.append([model, cond, REGION_LABELS.get(region, region), scope]
-                                + [_fmt(leaf.get(k)) for k, _ in REGION_METRICS])
-    return Table(id="regions", title="Trace evaluation across N x F regions",
-                 columns=["model", "condition", "region", "domain"] + [label for _, label in REGION_METRICS],
-                 rows=rows,
-                 caption=("Paper Table 1 Part B (\"Part B uses N \u2264 3, N \u2265 5, F \u2264 2.0, and F \u2265 2.5 "
-                          "Hz\"), then the marginal regions. EM (with N=0) includes the no-event controls, rendered at "
-                          "nominal F = 1.0 Hz, wherever their (N, F) falls in the region (\"Final EM includes no-event "
-                          "controls\"); EM (N\u22651) leaves them out. EM is over planned trials (failed trials are "
-                          "wrong; completion = ok / planned). VOR, P, R, F1, ACR, RFR are means over ok positive-event "
-                          "trials with a trace ('traced'). macro = unweighted mean over domains."),
-                 key_columns=4)
+                    rows.append(
+                        [model, cond, REGION_LABELS.get(region, region), scope]
+                        + [_fmt(leaf.get(k)) for k, _ in REGION_METRICS]
+                    )
+    return Table(
+        id="regions",
+        title="Trace evaluation across N x F regions",
+        columns=["model", "condition", "region", "domain"] + [label for _, label in REGION_METRICS],
+        rows=rows,
+        caption=(
+            'Paper Table 1 Part B ("Part B uses N \u2264 3, N \u2265 5, F \u2264 2.0, and F \u2265 2.5 '
+            'Hz"), then the marginal regions. EM (with N=0) includes the no-event controls, rendered at '
+            'nominal F = 1.0 Hz, wherever their (N, F) falls in the region ("Final EM includes no-event '
+            'controls"); EM (N\u22651) leaves them out. EM is over planned trials (failed trials are '
+            "wrong; completion = ok / planned). VOR, P, R, F1, ACR, RFR are means over ok positive-event "
+            "trials with a trace ('traced'). macro = unweighted mean over domains."
+        ),
+        key_columns=4,
+    )
 
 
 def exact_sections(results: Mapping[str, Any]) -> list[Section]:
     """The three views as report sections (per-N figure and table, Table 2, Table 1 Part B)."""
     return [
-        Section(id="per-n", title="Accuracy per event count",
-                lede="Exact match per N averaged over the tested frequencies (paper Figures 4, 6-8).",
-                figures=list(per_n_figure(results)), tables=[per_n_table(results)]),
-        Section(id="max-count-boundary", title="Maximum count boundary",
-                lede="The largest reliable positive-count prefix at any frequency (paper Table 2).",
-                tables=[max_count_boundary_table(results)]),
-        Section(id="regions", title="Operating regions",
-                lede="Final answers and reported traces in the four N x F regions (paper Table 1 Part B).",
-                tables=[regions_table(results)]),
+        Section(
+            id="per-n",
+            title="Accuracy per event count",
+            lede="Exact match per N averaged over the tested frequencies (paper Figures 4, 6-8).",
+            figures=list(per_n_figure(results)),
+            tables=[per_n_table(results)],
+        ),
+        Section(
+            id="max-count-boundary",
+            title="Maximum count boundary",
+            lede="The largest reliable positive-count prefix at any frequency (paper Table 2).",
+            tables=[max_count_boundary_table(results)],
+        ),
+        Section(
+            id="regions",
+            title="Operating regions",
+            lede="Final answers and reported traces in the four N x F regions (paper Table 1 Part B).",
+            tables=[regions_table(results)],
+        ),
     ]

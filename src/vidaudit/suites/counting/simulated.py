@@ -52,15 +52,24 @@ HEADER = ("domain", "N", "F", "accuracy")
 #: probability that a wrong count is below the true one
 UNDERCOUNT_P = 0.75
 
-_CAPS = Capabilities(native_video=True, images=True, max_images=None, default_native_fps=None, concurrency=64,
-                     local=True, synthetic=True)
+_CAPS = Capabilities(
+    native_video=True, images=True, max_images=None, default_native_fps=None, concurrency=64, local=True, synthetic=True
+)
 
 #: every answer's usage: none (one immutable value for all, rather than a default built per response)
 _NO_USAGE = Usage()
 
 _GIVEN = frozenset({"text", "usage", "latency_s", "finish_reason", "model_version", "cost_usd"})
-_KNOWN = tuple(Response.model_fields) == ("text", "usage", "latency_s", "finish_reason", "model_version", "cost_usd",
-                                         "frames_sent", "frames_estimated")
+_KNOWN = tuple(Response.model_fields) == (
+    "text",
+    "usage",
+    "latency_s",
+    "finish_reason",
+    "model_version",
+    "cost_usd",
+    "frames_sent",
+    "frames_estimated",
+)
 
 
 def _response(text: str, latency_s: float, label: str) -> Response:
@@ -68,11 +77,23 @@ def _response(text: str, latency_s: float, label: str) -> Response:
     types (validation would return them as they are: ``tests/suites/counting/test_simulated_model.py`` compares
     the two)."""
     if _KNOWN and type(text) is str and type(latency_s) is float and type(label) is str:
-        return unvalidated(Response, {"text": text, "usage": _NO_USAGE, "latency_s": latency_s, "finish_reason": "stop",
-                                      "model_version": label, "cost_usd": 0.0, "frames_sent": None,
-                                      "frames_estimated": False}, _GIVEN)
-    return Response(text=text, usage=_NO_USAGE, latency_s=latency_s, finish_reason="stop", model_version=label,
-                    cost_usd=0.0)
+        return unvalidated(
+            Response,
+            {
+                "text": text,
+                "usage": _NO_USAGE,
+                "latency_s": latency_s,
+                "finish_reason": "stop",
+                "model_version": label,
+                "cost_usd": 0.0,
+                "frames_sent": None,
+                "frames_estimated": False,
+            },
+            _GIVEN,
+        )
+    return Response(
+        text=text, usage=_NO_USAGE, latency_s=latency_s, finish_reason="stop", model_version=label, cost_usd=0.0
+    )
 
 
 CellKey = tuple[str, int, float]
@@ -91,8 +112,10 @@ def read_surface(path: str | Path) -> dict[CellKey, float]:
     try:
         raw = path.read_bytes()
     except OSError as e:
-        raise ConfigError(f"simulated: cannot read the surface CSV {path}: {e.strerror or e}; pass "
-                          "simulated:PATH with a CSV of domain,N,F,accuracy") from None
+        raise ConfigError(
+            f"simulated: cannot read the surface CSV {path}: {e.strerror or e}; pass "
+            "simulated:PATH with a CSV of domain,N,F,accuracy"
+        ) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -141,8 +164,10 @@ def sample_cell(sample: Sample) -> CellKey:
     p = sample.params
     domain, n, f = p.get("domain"), p.get("n_events", sample.answer), p.get("frequency_hz")
     if domain is None or f is None or not isinstance(n, int) or isinstance(n, bool):
-        raise ConfigError(f"simulated: sample {sample.sample_id} has no (domain, N, F) cell (params {dict(p)}); "
-                          "the simulated model answers grid samples only (vidaudit generate counting)")
+        raise ConfigError(
+            f"simulated: sample {sample.sample_id} has no (domain, N, F) cell (params {dict(p)}); "
+            "the simulated model answers grid samples only (vidaudit generate counting)"
+        )
     return cell_key(domain, n, f)
 
 
@@ -167,7 +192,9 @@ def simulated_count(trial_id: str, truth: int, accuracy: float) -> int:
     The draws are ``rng_from("simulated", trial_id)``'s, made by ``core.pcg64.Draws`` (the same numbers without
     building a numpy generator per trial) unless a wrong count's range is past what it draws."""
     high = max(1, math.ceil(truth / 2)) + 1
-    rng: Draws | np.random.Generator = Draws(_seed(trial_id)) if high < _DRAWS_RANGE else rng_from("simulated", trial_id)
+    rng: Draws | np.random.Generator = (
+        Draws(_seed(trial_id)) if high < _DRAWS_RANGE else rng_from("simulated", trial_id)
+    )
     if float(rng.random()) < accuracy:
         return truth  # the later draws decide nothing (and nothing else reads this generator)
     direction = float(rng.random())
@@ -182,8 +209,9 @@ class SimulatedAdapter(SampleAnswerer):
     #: reads no pixels: runs on a dry-run manifest and is sent the prompt only
     needs_video = False
 
-    def __init__(self, spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, suite=None,
-                 **_: object) -> None:
+    def __init__(
+        self, spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, suite=None, **_: object
+    ) -> None:
         super().__init__(spec, samples=samples, suite=suite)
         if not spec.name:
             raise ConfigError("simulated needs a surface CSV: simulated:PATH (header domain,N,F,accuracy)")
@@ -193,8 +221,10 @@ class SimulatedAdapter(SampleAnswerer):
         missing = sorted({sample_cell(s) for s in self.samples.values()} - set(self.surface))
         if missing:
             listed = ", ".join(f"{d} N={n} F={f:g}" for d, n, f in missing[:5])
-            raise ConfigError(f"simulated: {path} has no row for {len(missing)} cell(s) of the data (e.g. {listed}); "
-                              "add a row domain,N,F,accuracy for each (N = 0 controls at F = 1.0)")
+            raise ConfigError(
+                f"simulated: {path} has no row for {len(missing)} cell(s) of the data (e.g. {listed}); "
+                "add a row domain,N,F,accuracy for each (N = 0 controls at F = 1.0)"
+            )
         #: each sample's (true count, cell accuracy), looked up on its first trial rather than on every one
         self._cells: dict[str, tuple[int, float]] = {}
         self._label = spec.label
@@ -214,4 +244,6 @@ class SimulatedAdapter(SampleAnswerer):
             cell = self._cells[sid] = (int(sample.answer), self.surface[sample_cell(sample)])
         truth, accuracy = cell
         k = simulated_count(request.trial_id, truth, accuracy)
-        return _response(Baselines.of(self.suite).constant_answer(sample, str(k)), time.perf_counter() - t0, self._label)
+        return _response(
+            Baselines.of(self.suite).constant_answer(sample, str(k)), time.perf_counter() - t0, self._label
+        )

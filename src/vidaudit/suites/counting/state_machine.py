@@ -32,8 +32,10 @@ class StateMachine(Scene):
         rot = float(rng.uniform(0, 2 * math.pi))
         cx, cy = s.width / 2.0, s.height / 2.0
         k = len(LABELS)
-        self.nodes = [(cx + ring * 1.45 * math.cos(rot + 2 * math.pi * i / k),
-                       cy + ring * math.sin(rot + 2 * math.pi * i / k)) for i in range(k)]
+        self.nodes = [
+            (cx + ring * 1.45 * math.cos(rot + 2 * math.pi * i / k), cy + ring * math.sin(rot + 2 * math.pi * i / k))
+            for i in range(k)
+        ]
         seq_rng = rng_from(self.point.identity, "states")
         state = int(seq_rng.integers(k))
         self.sequence = [state]
@@ -43,8 +45,15 @@ class StateMachine(Scene):
         self.template = self.blank(self.bg)
         for i in range(k):
             a, b = self.nodes[i], self.nodes[(i + 1) % k]
-            cv2.line(self.template, (draw.fixed(a[0]), draw.fixed(a[1])), (draw.fixed(b[0]), draw.fixed(b[1])),
-                     self.node_colour, 3, cv2.LINE_AA, draw.SHIFT)
+            cv2.line(
+                self.template,
+                (draw.fixed(a[0]), draw.fixed(a[1])),
+                (draw.fixed(b[0]), draw.fixed(b[1])),
+                self.node_colour,
+                3,
+                cv2.LINE_AA,
+                draw.SHIFT,
+            )
         self.cache: dict[int, np.ndarray] = {}
 
     def transitions(self) -> list[tuple[str | None, str | None]]:

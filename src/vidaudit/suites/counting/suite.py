@@ -63,8 +63,9 @@ class CountingCommands(Commands):
     def add_commands(self, generate: Any) -> None:
         register(generate)
 
-    def generate_demo(self, out: Path, *, workers: int | None = None,
-                      on_progress: Callable[[int, int], None] | None = None) -> Path:
+    def generate_demo(
+        self, out: Path, *, workers: int | None = None, on_progress: Callable[[int, int], None] | None = None
+    ) -> Path:
         from vidaudit.suites.counting.generate import generate
 
         res = generate(preset("smoke"), out, workers=workers, skip_existing=True, on_progress=on_progress)
@@ -74,14 +75,22 @@ class CountingCommands(Commands):
 class CountingVerification(Verification):
     """Every rendered video's events checked against its trace from decoded pixels."""
 
-    def verify(self, data_dir: Path, samples: Sequence[Sample], *, workers: int | None = None,
-               on_progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:
+    def verify(
+        self,
+        data_dir: Path,
+        samples: Sequence[Sample],
+        *,
+        workers: int | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, list[str]]:
         from vidaudit.suites.counting.verify import verify_dataset
 
         info = read_dataset_info(data_dir)
         if info.get("real_video"):
-            raise ConfigError(f"{data_dir} holds real videos with annotated counts; pixel verification applies "
-                              "to rendered suites only")
+            raise ConfigError(
+                f"{data_dir} holds real videos with annotated counts; pixel verification applies "
+                "to rendered suites only"
+            )
         if info.get("dry_run"):
             raise ConfigError(f"{data_dir} is a dry run: it has no videos to verify")
         return verify_dataset(data_dir, list(samples), workers=workers, on_progress=on_progress)
@@ -128,8 +137,10 @@ class CountingBaselines(Baselines):
 
 class CountingSuite(Suite):
     name = "counting"
-    description = ("Count wall contacts, blinks and state transitions over an N x F grid with executable traces "
-                   "(Low-Frequency Trap).")
+    description = (
+        "Count wall contacts, blinks and state transitions over an N x F grid with executable traces "
+        "(Low-Frequency Trap)."
+    )
     paper = "000_2cdda6f6d04db62c"
     default_prompt = "structured_trace"
     kind_param = "domain"
@@ -163,8 +174,11 @@ class CountingSuite(Suite):
 
     def record_params(self, sample: Sample) -> dict[str, Any]:
         p = sample.params
-        out = {"domain": p.get("domain"), "n_events": p.get("n_events", sample.answer),
-               "frequency_hz": p.get("frequency_hz")}
+        out = {
+            "domain": p.get("domain"),
+            "n_events": p.get("n_events", sample.answer),
+            "frequency_hz": p.get("frequency_hz"),
+        }
         for key in ("seed", "source", "action", "split"):
             if key in p:
                 out[key] = p[key]
@@ -173,15 +187,25 @@ class CountingSuite(Suite):
     def score(self, trial: ScoreInput) -> TrialScore:
         from vidaudit.suites.counting.scoring import score_record
 
-        rec = score_record(trial.sample, trial.text if trial.status == "ok" else None, trial.status,
-                           frame_times=list(trial.frame_times) if trial.frame_times else None)
+        rec = score_record(
+            trial.sample,
+            trial.text if trial.status == "ok" else None,
+            trial.status,
+            frame_times=list(trial.frame_times) if trial.frame_times else None,
+        )
         if not rec["scored"]:
             return TrialScore(correct=None)
         metrics = {k: v for k, v in rec.items() if k not in _RECORD_FIELDS}
         span = rec["parse_span"]
-        return TrialScore(correct=bool(rec["correct"]), metrics=metrics,
-                          parse=ParseResult(value=rec["predicted_count"], method=rec["parse_method"] or "unparseable",
-                                            span=tuple(span) if span else None))
+        return TrialScore(
+            correct=bool(rec["correct"]),
+            metrics=metrics,
+            parse=ParseResult(
+                value=rec["predicted_count"],
+                method=rec["parse_method"] or "unparseable",
+                span=tuple(span) if span else None,
+            ),
+        )
 
     def aggregate(self, inputs: AggregateInput) -> SuiteReport:
         from vidaudit.suites.counting.report import counting_report

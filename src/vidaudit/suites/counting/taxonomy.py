@@ -45,8 +45,16 @@ from typing import Any
 from vidaudit.suites.counting.matching import Matching
 from vidaudit.suites.counting.metrics import F1_FAITHFUL
 
-TAXONOMY_KEYS = ("matched", "missed", "hallucinated", "displaced", "misidentified", "wrong_accumulation",
-                 "ledger_mismatch", "accidental_correctness")
+TAXONOMY_KEYS = (
+    "matched",
+    "missed",
+    "hallucinated",
+    "displaced",
+    "misidentified",
+    "wrong_accumulation",
+    "ledger_mismatch",
+    "accidental_correctness",
+)
 
 
 @dataclass(frozen=True)
@@ -121,8 +129,9 @@ def _align_gap(t: Sequence[float], r: Sequence[float]) -> list[tuple[int, int]]:
     return [(j, i) for i, j in pairs] if swap else pairs
 
 
-def order_aligned(matching: Matching, true_times: Sequence[float],
-                  reported_times: Sequence[float]) -> list[tuple[int, int]]:
+def order_aligned(
+    matching: Matching, true_times: Sequence[float], reported_times: Sequence[float]
+) -> list[tuple[int, int]]:
     """(true index, reported index) of the displaced reports: the gap alignment of the module docstring."""
     n, m, k = matching.n_true, matching.n_reported, matching.k
     if k == min(n, m):
@@ -148,29 +157,54 @@ def order_aligned(matching: Matching, true_times: Sequence[float],
     return sorted(out)
 
 
-def classify(matching: Matching, true_times: Sequence[float], reported_times: Sequence[float], delta: float, *,
-             true_labels: Sequence[str | None] = (), reported_labels: Sequence[str | None] = (),
-             predicted: int | None, correct: bool, f1: float | None,
-             f1_faithful: float = F1_FAITHFUL) -> Taxonomy:
+def classify(
+    matching: Matching,
+    true_times: Sequence[float],
+    reported_times: Sequence[float],
+    delta: float,
+    *,
+    true_labels: Sequence[str | None] = (),
+    reported_labels: Sequence[str | None] = (),
+    predicted: int | None,
+    correct: bool,
+    f1: float | None,
+    f1_faithful: float = F1_FAITHFUL,
+) -> Taxonomy:
     """Classify the events of one trial given its optimal ``matching`` at window ``delta``.
 
     ``delta`` is the window the matching used; displacement needs no second window (see the
     module docstring), so it only documents the call.
     """
     del delta
-    counts, displaced_pairs = taxonomy_counts(matching, true_times, reported_times, true_labels=true_labels,
-                                              reported_labels=reported_labels, predicted=predicted, correct=correct,
-                                              f1=f1, f1_faithful=f1_faithful)
+    counts, displaced_pairs = taxonomy_counts(
+        matching,
+        true_times,
+        reported_times,
+        true_labels=true_labels,
+        reported_labels=reported_labels,
+        predicted=predicted,
+        correct=correct,
+        f1=f1,
+        f1_faithful=f1_faithful,
+    )
     return _taxonomy(*counts.values(), displaced_pairs)
 
 
 _SECOND = itemgetter(1)
 
 
-def taxonomy_counts(matching: Matching, true_times: Sequence[float], reported_times: Sequence[float], *,
-                    true_labels: Sequence[str | None] = (), reported_labels: Sequence[str | None] = (),
-                    predicted: int | None, correct: bool, f1: float | None,
-                    f1_faithful: float = F1_FAITHFUL) -> tuple[dict[str, int], tuple[tuple[int, int], ...]]:
+def taxonomy_counts(
+    matching: Matching,
+    true_times: Sequence[float],
+    reported_times: Sequence[float],
+    *,
+    true_labels: Sequence[str | None] = (),
+    reported_labels: Sequence[str | None] = (),
+    predicted: int | None,
+    correct: bool,
+    f1: float | None,
+    f1_faithful: float = F1_FAITHFUL,
+) -> tuple[dict[str, int], tuple[tuple[int, int], ...]]:
     """What :func:`classify` finds, as ``Taxonomy.to_dict()`` gives it (``TAXONOMY_KEYS`` in order) and the
     displaced pairs: the scorer's record needs no Taxonomy object."""
     pairs = matching.pairs
@@ -192,12 +226,22 @@ def taxonomy_counts(matching: Matching, true_times: Sequence[float], reported_ti
     faithful = positive and f1 >= f1_faithful - 1e-12  # type: ignore[operator]
     ledger = int(predicted is not None and m > 0 and predicted != m)
     used = set(map(_SECOND, pairs))
-    n_unmatched_reported = m - (len(used) if not used or (min(used) >= 0 and max(used) < m)
-                                else len({j for j in used if 0 <= j < m}))  # = len(unmatched_reported)
-    return ({"matched": k, "missed": n - k, "hallucinated": n_unmatched_reported - len(displaced_pairs),
-             "displaced": len(displaced_pairs), "misidentified": misidentified,
-             "wrong_accumulation": int(faithful and not correct), "ledger_mismatch": ledger,
-             "accidental_correctness": int(positive and correct and not faithful)}, tuple(displaced_pairs))
+    n_unmatched_reported = m - (
+        len(used) if not used or (min(used) >= 0 and max(used) < m) else len({j for j in used if 0 <= j < m})
+    )  # = len(unmatched_reported)
+    return (
+        {
+            "matched": k,
+            "missed": n - k,
+            "hallucinated": n_unmatched_reported - len(displaced_pairs),
+            "displaced": len(displaced_pairs),
+            "misidentified": misidentified,
+            "wrong_accumulation": int(faithful and not correct),
+            "ledger_mismatch": ledger,
+            "accidental_correctness": int(positive and correct and not faithful),
+        },
+        tuple(displaced_pairs),
+    )
 
 
 def sum_taxonomies(items: Sequence[dict[str, Any]]) -> dict[str, int]:

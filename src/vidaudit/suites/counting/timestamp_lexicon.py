@@ -34,8 +34,23 @@ _CLOCK, _NUM_END, _UNIT_GROUP = 1, 2, 3  # ``lastindex`` of a clock, a bare numb
 # Contexts that end right before a number are matched on the reversed text with ``match`` at one
 # position (cheap), instead of scanning every position of the text for a ``$``-anchored pattern.
 _CUE_WORDS = ("at", "from", "between", "around", "approximately", "approx.", "approx", "about")
-_NEG_WORDS = ("every", "each", "per", "for", "lasting", "lasts", "duration", "interval", "period", "spacing", "gap",
-              "count", "total", "tally", "number")
+_NEG_WORDS = (
+    "every",
+    "each",
+    "per",
+    "for",
+    "lasting",
+    "lasts",
+    "duration",
+    "interval",
+    "period",
+    "spacing",
+    "gap",
+    "count",
+    "total",
+    "tally",
+    "number",
+)
 _NEG_FILLERS = ("is", ":", "=", "at", "about", "approximately", "around", "~")
 
 
@@ -46,15 +61,19 @@ def _rev_alt(words: tuple[str, ...]) -> str:
 # reversed form of: (?:WORD\s*|t\s*=\s*|time(?:stamp)?\s*[:=]?\s*|@\s*|~\s*)(?:~\s*)?  ending at the number
 CUE_REV = re.compile(
     r"(?:\s*~)?\s*(?:(?:" + _rev_alt(_CUE_WORDS) + r")(?![a-z0-9_])|=\s*t(?![a-z0-9_])"
-    r"|[:=]?\s*(?:pmats)?emit(?![a-z0-9_])|@|~)", re.IGNORECASE)
+    r"|[:=]?\s*(?:pmats)?emit(?![a-z0-9_])|@|~)",
+    re.IGNORECASE,
+)
 # reversed form of: NEGWORD(?:\s+of)?\s*(?:FILLER\s*)*  ending at the number
 NEG_REV = re.compile(
     r"(?:\s*(?:" + _rev_alt(_NEG_FILLERS) + r"))*\s*(?:fo\s+)?(?:" + _rev_alt(_NEG_WORDS) + r")(?![a-z0-9_])",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _BETWEEN_BEFORE = re.compile(r"\bbetween\s*(?=[0-9])", re.IGNORECASE)
 NOT_A_TIME_AFTER = re.compile(r"\s*(?:apart|long|later|earlier|in\s+length|intervals?|each|per)\b", re.IGNORECASE)
-_ORDINAL_BEFORE = re.compile(r"(?:\b(?:event|step|contact|blink|transition|no|number|frame|#)\.?\s*#?\s*)(?=[0-9])",
-                             re.IGNORECASE)
+_ORDINAL_BEFORE = re.compile(
+    r"(?:\b(?:event|step|contact|blink|transition|no|number|frame|#)\.?\s*#?\s*)(?=[0-9])", re.IGNORECASE
+)
 RANGE_WORDS = frozenset({"-", "–", "—", "to", "until", "till"})
 # reversed form of: \bframes?\s*(?:#\s*|no\.?\s*|number\s*)?  ending at the number
 FRAME_REV = re.compile(r"(?:\s*#|\s*\.?on|\s*rebmun)?\s*s?emarf(?![a-z0-9_])", re.IGNORECASE)
@@ -77,8 +96,8 @@ _Atom = tuple[int, int, int, bool, int]
 def atom_value(text: str, a: _Atom) -> float:
     """The number an atom writes, in seconds for a clock (the same arithmetic as ever: h*3600 + m*60 + ss)."""
     if a[_KIND] == CLOCK_KIND:
-        return clock_seconds(text[a[_START]:a[_END]])
-    return float(text[a[_START]:a[_NUM_END_AT]])
+        return clock_seconds(text[a[_START] : a[_END]])
+    return float(text[a[_START] : a[_NUM_END_AT]])
 
 
 def clock_seconds(clock: str) -> float:
@@ -91,7 +110,7 @@ def clock_seconds(clock: str) -> float:
 
 def is_int(text: str, a: _Atom) -> bool:
     """Whether the atom is a plain integer (a clock never is)."""
-    return a[_KIND] != CLOCK_KIND and "." not in text[a[_START]:a[_NUM_END_AT]]
+    return a[_KIND] != CLOCK_KIND and "." not in text[a[_START] : a[_NUM_END_AT]]
 
 
 def _ends_at(pattern: re.Pattern[str], text: str, pos: int) -> bool:
@@ -134,7 +153,7 @@ def find_atoms(text: str, masked: Sequence[tuple[int, int]]) -> list[_Atom]:
         kind = m.lastindex
         if kind == _NUM_END:  # a bare number: the common case
             lo = prev_end - 1 if prev_end - 1 > start - CONTEXT_CHARS else start - CONTEXT_CHARS
-            piece = text[lo if lo > 0 else 0:start]
+            piece = text[lo if lo > 0 else 0 : start]
             cue = cue_get(piece)
             if cue is None:
                 cue = context_before(piece, CUE_REV, _CUE_SEEN)
@@ -194,17 +213,24 @@ def read_label(piece: str, patterns: Sequence[re.Pattern[str]], cache: dict[str,
     return label
 
 
-def _label(text: str, start: int, end: int, prev_end: int, next_start: int,
-           patterns: Sequence[re.Pattern[str]], cache: dict[str, str | None]) -> str | None:
+def _label(
+    text: str,
+    start: int,
+    end: int,
+    prev_end: int,
+    next_start: int,
+    patterns: Sequence[re.Pattern[str]],
+    cache: dict[str, str | None],
+) -> str | None:
     """The label on the timestamp's line: after it (up to the next timestamp), else before it.
 
     Patterns are tried in priority order (e.g. "A -> C" before "state A"), the first match wins.
     """
     le = text.find("\n", start)
-    label = read_label(text[end:next_start if le < 0 or next_start < le else le], patterns, cache)
+    label = read_label(text[end : next_start if le < 0 or next_start < le else le], patterns, cache)
     if label is not None:
         return label
-    return read_label(text[max(text.rfind("\n", 0, start) + 1, prev_end):start], patterns, cache)
+    return read_label(text[max(text.rfind("\n", 0, start) + 1, prev_end) : start], patterns, cache)
 
 
 def frame_time(k: int, frame_times: Sequence[float]) -> float | None:
@@ -232,8 +258,10 @@ def opens_range(text: str, a: _Atom, nxt: _Atom, sep: str, core: str) -> bool:
     if core in RANGE_WORDS:
         # "1.5-2.0s" / "from 3s to 4s"; a bare start with spaced hyphen ("Event 1 - 3.0s") is an ordinal
         bare_start = not (a[_KIND] or a[_CUED])
-        return bool((a[_KIND] or a[_CUED] or nxt[_KIND]) and not (
-            bare_start and (not _NO_SPACE_HYPHEN.match(sep) or _ends_at(_ORDINAL_BEFORE, text, a[_START]))))
+        return bool(
+            (a[_KIND] or a[_CUED] or nxt[_KIND])
+            and not (bare_start and (not _NO_SPACE_HYPHEN.match(sep) or _ends_at(_ORDINAL_BEFORE, text, a[_START])))
+        )
     return core == "and" and _ends_at(_BETWEEN_BEFORE, text, a[_START])
 
 
@@ -246,8 +274,13 @@ def frame_mention(text: str, atoms: list[_Atom], i: int, sep: str, last_time_ato
     a = atoms[i]
     nxt = atoms[i + 1] if i + 1 < len(atoms) else None
     step, end = 1, a[_END]
-    if (sep and nxt is not None and is_int(text, nxt) and not nxt[_KIND]
-            and atom_value(text, nxt) >= atom_value(text, a)):
+    if (
+        sep
+        and nxt is not None
+        and is_int(text, nxt)
+        and not nxt[_KIND]
+        and atom_value(text, nxt) >= atom_value(text, a)
+    ):
         core = _FRAME_RANGE_TAIL.sub("", sep.strip().lower()).strip()
         if core in RANGE_WORDS:
             step, end = 2, nxt[_END]
@@ -257,5 +290,6 @@ def frame_mention(text: str, atoms: list[_Atom], i: int, sep: str, last_time_ato
 
     after = atoms[i + step] if i + step < len(atoms) else None
     beside = (after is not None and near(end, after[_START]) and bool(after[_KIND] or after[_CUED])) or (
-        last_time_atom == i - 1 and last_time_atom >= 0 and near(atoms[i - 1][_END], a[_START]))
+        last_time_atom == i - 1 and last_time_atom >= 0 and near(atoms[i - 1][_END], a[_START])
+    )
     return step, beside

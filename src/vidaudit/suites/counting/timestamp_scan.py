@@ -33,8 +33,9 @@ from vidaudit.suites.counting.timestamp_lexicon import (
 # after it (at most 12 characters whose word is a range word or "and"). So each distinct gap is read once
 # (``_GAP_CODES``), and Python visits only the numbers a rule can make a time: an explicit one, a cued one,
 # or one followed by a range word; every other number is never a time and bounds contexts only.
-_SPLIT = re.compile("(" + ATOM.pattern.replace("(?P<clock>", "(?:").replace("(?P<num>", "(?:")
-                    .replace("(?P<unit>", "(?:") + ")")
+_SPLIT = re.compile(
+    "(" + ATOM.pattern.replace("(?P<clock>", "(?:").replace("(?P<num>", "(?:").replace("(?P<unit>", "(?:") + ")"
+)
 _DIGITS_DOT = "0123456789."
 _CUED_BIT, _RANGE_BIT, _NEG_BIT, _AFTER_BIT = 1, 2, 4, 8
 _GAP_MAX, _GAP_KEY_MAX = 8192, 256
@@ -67,9 +68,11 @@ class _GapCodes(_Memo[int]):
 
     def _read(self, gap: str) -> int:
         rev = ("0" + gap)[-CONTEXT_CHARS:][::-1]
-        code = (_CUED_BIT if CUE_REV.match(rev) is not None else 0) | (
-            _NEG_BIT if NEG_REV.match(rev) is not None else 0) | (
-            _AFTER_BIT if NOT_A_TIME_AFTER.match(gap + "0") is not None else 0)
+        code = (
+            (_CUED_BIT if CUE_REV.match(rev) is not None else 0)
+            | (_NEG_BIT if NEG_REV.match(rev) is not None else 0)
+            | (_AFTER_BIT if NOT_A_TIME_AFTER.match(gap + "0") is not None else 0)
+        )
         if gap and len(gap) <= 12:
             core = sep_core(gap)
             if core in RANGE_WORDS or core == "and":
@@ -83,7 +86,7 @@ class _Values(_Memo[float]):
     def _read(self, s: str) -> float:
         if ":" in s:
             return clock_seconds(s)
-        return float(s[:len(s) - len(s.lstrip(_DIGITS_DOT))])
+        return float(s[: len(s) - len(s.lstrip(_DIGITS_DOT))])
 
 
 class _Explicit(_Memo[bool]):
@@ -100,7 +103,8 @@ class _EndCodes(_Memo[int]):
 
     def _read(self, end: str) -> int:
         return (_CUED_BIT if CUE_REV.match(end[-CONTEXT_CHARS:][::-1]) is not None else 0) | (
-            _AFTER_BIT if NOT_A_TIME_AFTER.match(end) is not None else 0)
+            _AFTER_BIT if NOT_A_TIME_AFTER.match(end) is not None else 0
+        )
 
 
 _GAP_CODES = _GapCodes()
@@ -149,11 +153,20 @@ def _negative_before(text: str, pos: list[int], hidden: set[int], k: int) -> boo
     while p >= 0 and p in hidden:
         p -= 1
     lo = pos[2 * p + 1] - 1 if p >= 0 and pos[2 * p + 1] - 1 > start - CONTEXT_CHARS else start - CONTEXT_CHARS
-    return NEG_REV.match(text[lo if lo > 0 else 0:start][::-1]) is not None
+    return NEG_REV.match(text[lo if lo > 0 else 0 : start][::-1]) is not None
 
 
-def _unusual(text: str, k: int, gaps: list[str], atoms: list[str], pos: list[int], codes: list[int],
-             hidden: set[int], cue0: bool, chosen: list[tuple[int, int, float, int | None]]) -> bool:
+def _unusual(
+    text: str,
+    k: int,
+    gaps: list[str],
+    atoms: list[str],
+    pos: list[int],
+    codes: list[int],
+    hidden: set[int],
+    cue0: bool,
+    chosen: list[tuple[int, int, float, int | None]],
+) -> bool:
     """Candidate k where its context is not just the gaps around it (the first number, a range word after it, or a
     masked number before it): the time it gives, if any, appended to ``chosen``; whether it opens a range with the
     next number."""
@@ -168,9 +181,13 @@ def _unusual(text: str, k: int, gaps: list[str], atoms: list[str], pos: list[int
         nxt = atoms[k + 1]
         sep = gaps[k + 1]
         nstart = pos[2 * k + 2]
-        is_range = (values[s] <= values[nxt]
-                    and opens_range(text, (start, end, kind, cue, end), (nstart, pos[2 * k + 3], _atom_kind(nxt),
-                                                                       False, nstart), sep, sep_core(sep)))
+        is_range = values[s] <= values[nxt] and opens_range(
+            text,
+            (start, end, kind, cue, end),
+            (nstart, pos[2 * k + 3], _atom_kind(nxt), False, nstart),
+            sep,
+            sep_core(sep),
+        )
     if is_range or kind or cue:
         negative = bool(c & _NEG_BIT) if k and k - 1 not in hidden else _negative_before(text, pos, hidden, k)
         if not (negative or after & _AFTER_BIT):
@@ -201,8 +218,16 @@ def scan_times(text: str, masked: Sequence[tuple[int, int]]) -> list[tuple[int, 
     return _choose(text, found, gaps, atoms, pos, codes, hidden, cue0)
 
 
-def _choose(text: str, found: list[int], gaps: list[str], atoms: list[str], pos: list[int], codes: list[int],
-            hidden: set[int], cue0: bool) -> list[tuple[int, int, float, int | None]]:
+def _choose(
+    text: str,
+    found: list[int],
+    gaps: list[str],
+    atoms: list[str],
+    pos: list[int],
+    codes: list[int],
+    hidden: set[int],
+    cue0: bool,
+) -> list[tuple[int, int, float, int | None]]:
     """The candidates ``found`` that are times, in order (the second number of a range is not one)."""
     chosen: list[tuple[int, int, float, int | None]] = []
     values = _VALUES

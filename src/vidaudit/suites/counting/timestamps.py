@@ -110,25 +110,50 @@ class TimestampReport:
         return [e.label for e in self.events]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"events": [{"t": e.t, "span": list(e.span), "label": e.label, "frame": e.frame}
-                           for e in self.events],
-                "n_dropped": self.n_dropped, "n_merged": self.n_merged,
-                "n_frame_mentions": self.n_frame_mentions, "n_frame_out_of_range": self.n_frame_out_of_range}
+        return {
+            "events": [{"t": e.t, "span": list(e.span), "label": e.label, "frame": e.frame} for e in self.events],
+            "n_dropped": self.n_dropped,
+            "n_merged": self.n_merged,
+            "n_frame_mentions": self.n_frame_mentions,
+            "n_frame_out_of_range": self.n_frame_out_of_range,
+        }
 
 
-def _new_report(events: tuple[ReportedEvent, ...], n_dropped: int, n_merged: int, dropped: tuple[float, ...],
-                n_frame_mentions: int, n_frame_out_of_range: int) -> TimestampReport:
+def _new_report(
+    events: tuple[ReportedEvent, ...],
+    n_dropped: int,
+    n_merged: int,
+    dropped: tuple[float, ...],
+    n_frame_mentions: int,
+    n_frame_out_of_range: int,
+) -> TimestampReport:
     """``TimestampReport(...)`` (every field, in order), the same object, without the frozen ``__init__``'s six
     ``object.__setattr__`` calls (one report per scored trial)."""
     report = _new_object(TimestampReport)
-    _set_attr(report, "__dict__", {"events": events, "n_dropped": n_dropped, "n_merged": n_merged, "dropped": dropped,
-                                   "n_frame_mentions": n_frame_mentions, "n_frame_out_of_range": n_frame_out_of_range})
+    _set_attr(
+        report,
+        "__dict__",
+        {
+            "events": events,
+            "n_dropped": n_dropped,
+            "n_merged": n_merged,
+            "dropped": dropped,
+            "n_frame_mentions": n_frame_mentions,
+            "n_frame_out_of_range": n_frame_out_of_range,
+        },
+    )
     return report
 
 
-def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: Sequence[re.Pattern[str]] = (),
-                       merge_s: float = MERGE_S, slack_s: float = SLACK_S,
-                       frame_times: Sequence[float] | None = None) -> TimestampReport:
+def extract_timestamps(
+    text: str | None,
+    duration_s: float,
+    *,
+    label_patterns: Sequence[re.Pattern[str]] = (),
+    merge_s: float = MERGE_S,
+    slack_s: float = SLACK_S,
+    frame_times: Sequence[float] | None = None,
+) -> TimestampReport:
     """Reported events of ``text`` (see the module docstring); never raises on any text.
 
     One pass of ``ATOM`` finds every number; a bare number's cue, and a candidate time's "not a time"
@@ -162,11 +187,15 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
         start, end, kind, cue, _ = a
         if i < last:
             nxt = atoms[i + 1]
-            sep = text[end:nxt[0]] if nxt[0] - end <= 12 else ""
+            sep = text[end : nxt[0]] if nxt[0] - end <= 12 else ""
         else:
             nxt, sep = None, ""
-        if (frame_times is not None and not (kind or cue) and is_int(text, a)
-                and frame_match(rev, size - start) is not None):
+        if (
+            frame_times is not None
+            and not (kind or cue)
+            and is_int(text, a)
+            and frame_match(rev, size - start) is not None
+        ):
             step, beside = frame_mention(text, atoms, i, sep, last_time_atom)
             if not beside:
                 k = int(atom_value(text, a))
@@ -181,12 +210,14 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
         is_range = False
         if sep:
             core = cores_get(sep) or sep_core(sep)
-            is_range = ((core in RANGE_WORDS or core == "and")
-                        and atom_value(text, a) <= atom_value(text, nxt)  # type: ignore[arg-type]
-                        and opens_range(text, a, nxt, sep, core))  # type: ignore[arg-type]
+            is_range = (
+                (core in RANGE_WORDS or core == "and")
+                and atom_value(text, a) <= atom_value(text, nxt)  # type: ignore[arg-type]
+                and opens_range(text, a, nxt, sep, core)  # type: ignore[arg-type]
+            )
         if is_range or kind or cue:
             lo = atoms[i - 1][1] - 1 if i and atoms[i - 1][1] - 1 > start - CONTEXT_CHARS else start - CONTEXT_CHARS
-            piece = text[lo if lo > 0 else 0:start]
+            piece = text[lo if lo > 0 else 0 : start]
             negative = neg_get(piece)
             if negative is None:
                 negative = context_before(piece, NEG_REV, NEG_SEEN)
@@ -198,9 +229,16 @@ def extract_timestamps(text: str | None, duration_s: float, *, label_patterns: S
     return _events(text, chosen, duration_s, label_patterns, merge_s, slack_s, n_frames_mapped, n_frames_out)
 
 
-def _events(text: str, chosen: list[tuple[int, int, float, int | None]], duration_s: float,
-            label_patterns: Sequence[re.Pattern[str]], merge_s: float, slack_s: float, n_frames_mapped: int,
-            n_frames_out: int) -> TimestampReport:
+def _events(
+    text: str,
+    chosen: list[tuple[int, int, float, int | None]],
+    duration_s: float,
+    label_patterns: Sequence[re.Pattern[str]],
+    merge_s: float,
+    slack_s: float,
+    n_frames_mapped: int,
+    n_frames_out: int,
+) -> TimestampReport:
     """The report of the chosen times (start, end, time, frame number): range check, merging, labels."""
     times, labels, kept_at, dropped, n_merged = _keep(text, chosen, duration_s, label_patterns, merge_s, slack_s)
     events = []
@@ -212,24 +250,39 @@ def _events(text: str, chosen: list[tuple[int, int, float, int | None]], duratio
     return _new_report(tuple(events), len(dropped), n_merged, tuple(dropped), n_frames_mapped, n_frames_out)
 
 
-def reported(text: str | None, duration_s: float, label_patterns: Sequence[re.Pattern[str]] = (),
-             frame_times: Sequence[float] | None = None) -> tuple[list[float], list[str | None], int, int, int, int]:
+def reported(
+    text: str | None,
+    duration_s: float,
+    label_patterns: Sequence[re.Pattern[str]] = (),
+    frame_times: Sequence[float] | None = None,
+) -> tuple[list[float], list[str | None], int, int, int, int]:
     """What scoring reads of :func:`extract_timestamps` (default merge and slack): the events' times and labels,
     ``n_dropped``, ``n_merged``, ``n_frame_mentions`` and ``n_frame_out_of_range``, without making the events."""
-    if (isinstance(text, str) and text and (frame_times is None or FRAME_WORD.search(text) is None)):
+    if isinstance(text, str) and text and (frame_times is None or FRAME_WORD.search(text) is None):
         found = scan_times(text, boxed_regions(text))
         if found is None:
             return [], [], 0, 0, 0, 0
         times, labels, _, dropped, n_merged = _keep(text, found, duration_s, label_patterns, MERGE_S, SLACK_S)
         return times, labels, len(dropped), n_merged, 0, 0
     report = extract_timestamps(text, duration_s, label_patterns=label_patterns, frame_times=frame_times)
-    return (report.times, report.labels, report.n_dropped, report.n_merged, report.n_frame_mentions,
-            report.n_frame_out_of_range)
+    return (
+        report.times,
+        report.labels,
+        report.n_dropped,
+        report.n_merged,
+        report.n_frame_mentions,
+        report.n_frame_out_of_range,
+    )
 
 
-def _keep(text: str, chosen: list[tuple[int, int, float, int | None]], duration_s: float,
-          label_patterns: Sequence[re.Pattern[str]], merge_s: float,
-          slack_s: float) -> tuple[list[float], list[str | None], list[int], list[float], int]:
+def _keep(
+    text: str,
+    chosen: list[tuple[int, int, float, int | None]],
+    duration_s: float,
+    label_patterns: Sequence[re.Pattern[str]],
+    merge_s: float,
+    slack_s: float,
+) -> tuple[list[float], list[str | None], list[int], list[float], int]:
     """Of the chosen times, those kept (in range, not merged into an earlier kept one): their times, labels and
     indices in ``chosen``; then the times dropped (out of range) and the number merged."""
     size = len(text)
@@ -267,12 +320,12 @@ def _keep(text: str, chosen: list[tuple[int, int, float, int | None]], duration_
         if label_patterns:  # _label inline: the line after the time (up to the next time), else before it
             next_start = chosen[k + 1][0] if k < last else size
             le = text.find("\n", start)
-            piece = text[end:next_start if le < 0 or next_start < le else le]
+            piece = text[end : next_start if le < 0 or next_start < le else le]
             label = cache_get(piece, cache)
             if label is cache:
                 label = read_label(piece, label_patterns, cache)
             if label is None:
-                piece = text[max(text.rfind("\n", 0, start) + 1, chosen[k - 1][1] if k else 0):start]
+                piece = text[max(text.rfind("\n", 0, start) + 1, chosen[k - 1][1] if k else 0) : start]
                 label = cache_get(piece, cache)
                 if label is cache:
                     label = read_label(piece, label_patterns, cache)

@@ -47,7 +47,7 @@ from vidaudit.suites.counting.schedule import TIME_DECIMALS, exact, first_frame_
 #: few hundredths of a frame on decoded H.264 (docs/counting.md, "Verification")
 CONTACT_TOLERANCE = 0.1
 #: half a unit of the written time's last decimal: the exact time lies within this of a written ``t``
-HALF_LAST_DECIMAL = Fraction(1, 2 * 10 ** TIME_DECIMALS)
+HALF_LAST_DECIMAL = Fraction(1, 2 * 10**TIME_DECIMALS)
 
 
 def is_synthetic(sample: Sample) -> bool:
@@ -84,10 +84,11 @@ def check_answers(samples: Iterable[Sample], source: str = "the manifest") -> No
     if bad:
         lines = [f"{sid}: {'; '.join(ps)}" for sid, ps in bad[:10]]
         more = f"\n(and {len(bad) - 10} more)" if len(bad) > 10 else ""
-        raise DataError(f"{len(bad)} sample(s) in {source} have an answer that disagrees with their trace (or a "
-                        "trace whose ledger does not replay), so the oracle would confirm a wrong answer; regenerate "
-                        "the dataset or fix the manifest:\n"
-                        + "\n".join(lines) + more)
+        raise DataError(
+            f"{len(bad)} sample(s) in {source} have an answer that disagrees with their trace (or a "
+            "trace whose ledger does not replay), so the oracle would confirm a wrong answer; regenerate "
+            "the dataset or fix the manifest:\n" + "\n".join(lines) + more
+        )
 
 
 def exact_schedule(sample: Sample, render: Mapping[str, Any] | None) -> list[Fraction] | None:
@@ -101,8 +102,13 @@ def exact_schedule(sample: Sample, render: Mapping[str, Any] | None) -> list[Fra
     return list(make_scene(point, settings).schedule.exact)
 
 
-def timing_problems(trace: Trace, fps: float, n_frames: int | None = None, clock: Timeline | None = None,
-                    times: Sequence[Fraction] | None = None) -> list[str]:
+def timing_problems(
+    trace: Trace,
+    fps: float,
+    n_frames: int | None = None,
+    clock: Timeline | None = None,
+    times: Sequence[Fraction] | None = None,
+) -> list[str]:
     """Events whose ``frame`` is not exactly the first frame at or after their time, on the video's own clock
     when it is not constant-rate from 0 (``clock``), else at ``j / fps``. ``times``: the exact times (a
     rendered sample's schedule); each written ``t`` must then be its time to ``TIME_DECIMALS`` decimals."""
@@ -119,21 +125,28 @@ def timing_problems(trace: Trace, fps: float, n_frames: int | None = None, clock
         if times is not None:
             t = times[i - 1]
             if e.t != round(float(t), TIME_DECIMALS):
-                problems.append(f"event {i} says t={e.t!r} s, but the sample's schedule puts it at {t} s "
-                                f"({round(float(t), TIME_DECIMALS)!r})")
+                problems.append(
+                    f"event {i} says t={e.t!r} s, but the sample's schedule puts it at {t} s "
+                    f"({round(float(t), TIME_DECIMALS)!r})"
+                )
                 continue
             allowed = {first_frame_at(t, rate) if clock is None else first_frame_on(clock, float(t))}
             when = f"its exact time {t} s"
         else:
             lo, hi = exact(e.t) - HALF_LAST_DECIMAL, exact(e.t) + HALF_LAST_DECIMAL
-            allowed = ({first_frame_at(lo, rate), first_frame_at(hi, rate)} if clock is None
-                       else {first_frame_on(clock, float(lo)), first_frame_on(clock, float(hi))})
+            allowed = (
+                {first_frame_at(lo, rate), first_frame_at(hi, rate)}
+                if clock is None
+                else {first_frame_on(clock, float(lo)), first_frame_on(clock, float(hi))}
+            )
             when = f"t={e.t:g} s (to within half its last decimal)"
         if e.frame not in allowed:
             expected = min(allowed, key=lambda j: abs(j - e.frame))
-            problems.append(f"event {i} (t={e.t:g} s) says frame {e.frame}, but the first frame at or after "
-                            f"{when} is {' or '.join(map(str, sorted(allowed)))} at {fps:g} fps (off by "
-                            f"{e.frame - expected:+d})")
+            problems.append(
+                f"event {i} (t={e.t:g} s) says frame {e.frame}, but the first frame at or after "
+                f"{when} is {' or '.join(map(str, sorted(allowed)))} at {fps:g} fps (off by "
+                f"{e.frame - expected:+d})"
+            )
         elif n_frames is not None and not 0 <= e.frame < n_frames:
             problems.append(f"event {i} is at frame {e.frame}, outside the video's {n_frames} frames")
     return problems
@@ -145,8 +158,9 @@ def first_frame_on(clock: Timeline, t: float) -> int:
     return i if clock.time_of(i) >= t - 1e-9 else i + 1
 
 
-def check_video(domain: str, path: str | Path, trace: Trace, fps: float, clock: Timeline | None = None,
-                stream: int | None = None) -> list[str]:
+def check_video(
+    domain: str, path: str | Path, trace: Trace, fps: float, clock: Timeline | None = None, stream: int | None = None
+) -> list[str]:
     """Problems found (empty when the pixels show every event of the trace at its frame, and nothing else).
 
     Every frame is decoded and looked at; a frame byte-identical to the one before it is converted and
@@ -157,8 +171,9 @@ def check_video(domain: str, path: str | Path, trace: Trace, fps: float, clock: 
     return pixel_problems(domain, ((i, when(i), f) for i, f in enumerate(frames)), trace, fps, clock)
 
 
-def pixel_problems(domain: str, frames: Iterable[tuple[Any, ...]], trace: Trace, fps: float,
-                   clock: Timeline | None = None) -> list[str]:
+def pixel_problems(
+    domain: str, frames: Iterable[tuple[Any, ...]], trace: Trace, fps: float, clock: Timeline | None = None
+) -> list[str]:
     """Problems of what every frame of a clip (supplied in order, as ``detector.detect_events`` takes them, patches
     included) shows against the trace: blinks and state
     changes at exactly their frames; contacts at the trace's times to ``CONTACT_TOLERANCE`` frames (a contact
@@ -169,8 +184,10 @@ def pixel_problems(domain: str, frames: Iterable[tuple[Any, ...]], trace: Trace,
     found = contact_times(frames)
     true = list(trace.events)
     if len(found) != len(true):
-        return [f"detector found {len(found)} contacts, trace has {len(true)} (trace frames "
-                f"{[e.frame for e in true]}, extremum frames {[c.frame for c in found]})"]
+        return [
+            f"detector found {len(found)} contacts, trace has {len(true)} (trace frames "
+            f"{[e.frame for e in true]}, extremum frames {[c.frame for c in found]})"
+        ]
     bad = []
     for e, c in zip(true, found, strict=True):
         if c.at is None:
@@ -182,8 +199,10 @@ def pixel_problems(domain: str, frames: Iterable[tuple[Any, ...]], trace: Trace,
         if abs(off) > CONTACT_TOLERANCE:
             bad.append(f"t={e.t:g} s (frame {e.frame}): the pixels put it {off:+.2f} frames off")
         elif not e.frame - 1 - CONTACT_TOLERANCE < c.at <= e.frame + CONTACT_TOLERANCE:
-            bad.append(f"frame {e.frame}: the pixels put the contact at frame position {c.at:.2f}, so its first "
-                       f"frame is {math.ceil(c.at - CONTACT_TOLERANCE)}")
+            bad.append(
+                f"frame {e.frame}: the pixels put the contact at frame position {c.at:.2f}, so its first "
+                f"frame is {math.ceil(c.at - CONTACT_TOLERANCE)}"
+            )
     return [f"contacts not where the trace says: {'; '.join(bad)}"] if bad else []
 
 
@@ -223,15 +242,15 @@ def check_sample(sample: Sample, root: str | Path, render: Mapping[str, Any] | N
     if not problems and (executed := replay(sample.trace)) != sample.answer:
         problems.append(f"trace executes to {executed} but answer is {sample.answer}")
     v = sample.video
-    clock = v.timeline if v.n_frames else None   # a dry-run manifest's video has no frames (and no clock)
+    clock = v.timeline if v.n_frames else None  # a dry-run manifest's video has no frames (and no clock)
     if clock is not None and clock.plain:
-        clock = None                             # constant-rate from 0: the arithmetic checks, as before
+        clock = None  # constant-rate from 0: the arithmetic checks, as before
     render = dataset_render(root) if render is None else render
     if render and is_synthetic(sample) and render.get("fps") is not None and float(render["fps"]) != v.fps:
         return problems + [f"the dataset was rendered at {render['fps']} fps but the video is {v.fps:g} fps"]
     try:
         times = exact_schedule(sample, render)
-    except (ConfigError, ValueError, KeyError, TypeError) as e:   # a grid point or settings the schedule refuses
+    except (ConfigError, ValueError, KeyError, TypeError) as e:  # a grid point or settings the schedule refuses
         return problems + [f"its schedule cannot be rebuilt from its params and dataset.json: {e}"]
     problems += timing_problems(sample.trace, v.fps, v.n_frames, clock, times)
     if problems:
@@ -246,7 +265,7 @@ def _verify_job(row: dict, root: str, render: dict | None = None) -> tuple[str, 
         return sample.sample_id, [f"video missing: {path}"]
     if sample.video.sha256 and sha256_file(path) != sample.video.sha256:
         return sample.sample_id, [f"sha256 of {path} does not match the manifest (file changed or corrupt)"]
-    try:        # the clock the trace's frames were placed on must be the file's (rate, times, start)
+    try:  # the clock the trace's frames were placed on must be the file's (rate, times, start)
         facts = facts_problems(probe(path, sample.video.stream), sample.video)
     except DataError as e:
         return sample.sample_id, [str(e)]
@@ -255,8 +274,9 @@ def _verify_job(row: dict, root: str, render: dict | None = None) -> tuple[str, 
     return sample.sample_id, check_sample(sample, root, render)
 
 
-def verify_dataset(root: str | Path, samples: list[Sample], *, workers: int | None = None,
-                   on_progress=None) -> dict[str, list[str]]:
+def verify_dataset(
+    root: str | Path, samples: list[Sample], *, workers: int | None = None, on_progress=None
+) -> dict[str, list[str]]:
     """Problems per sample id over a generated set (empty dict: every video shows its trace).
 
     One job per video on the generators' runner (``core.jobs``); a job returns its problems (errors as

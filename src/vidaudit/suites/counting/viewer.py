@@ -61,25 +61,40 @@ def _timeline(record: ScoreRecord, sample: Sample, metrics: dict[str, Any]) -> E
     true_events = [TimelineEvent(t=_finite(e.t), label=_true_label(e)) for e in sample.trace.events]
     times = list(metrics.get("reported_times") or [])
     labels = list(metrics.get("reported_labels") or [])
-    reported = [TimelineEvent(t=_finite(t), label=None if i >= len(labels) or labels[i] is None else str(labels[i]))
-                for i, t in enumerate(times)]
+    reported = [
+        TimelineEvent(t=_finite(t), label=None if i >= len(labels) or labels[i] is None else str(labels[i]))
+        for i, t in enumerate(times)
+    ]
     matches = []
     for pair in metrics.get("matches") or []:
-        if not (isinstance(pair, (list, tuple)) and len(pair) == 2
-                and all(isinstance(i, int) and not isinstance(i, bool) for i in pair)
-                and 0 <= pair[0] < len(true_events) and 0 <= pair[1] < len(reported)):
-            raise DataError(f"trial {record.trial_id}: match {pair!r} does not index its true and reported events; "
-                            "re-score the run (matches are [true_idx, reported_idx] pairs)")
+        if not (
+            isinstance(pair, (list, tuple))
+            and len(pair) == 2
+            and all(isinstance(i, int) and not isinstance(i, bool) for i in pair)
+            and 0 <= pair[0] < len(true_events)
+            and 0 <= pair[1] < len(reported)
+        ):
+            raise DataError(
+                f"trial {record.trial_id}: match {pair!r} does not index its true and reported events; "
+                "re-score the run (matches are [true_idx, reported_idx] pairs)"
+            )
         matches.append((pair[0], pair[1]))
-    return EventTimeline(duration_s=_finite(sample.video.duration_s), true_events=true_events, reported_events=reported,
-                    matches=matches, window_s=_finite(metrics.get("delta_s")))
+    return EventTimeline(
+        duration_s=_finite(sample.video.duration_s),
+        true_events=true_events,
+        reported_events=reported,
+        matches=matches,
+        window_s=_finite(metrics.get("delta_s")),
+    )
 
 
 def viewer_trial(record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
     """One counting trial for the viewer: columns N, F, predicted, F1; facts; the timeline of events."""
     if record.sample_id != sample.sample_id:
-        raise DataError(f"trial {record.trial_id} is for sample {record.sample_id!r}, got sample "
-                        f"{sample.sample_id!r}; pass the record's own sample")
+        raise DataError(
+            f"trial {record.trial_id} is for sample {record.sample_id!r}, got sample "
+            f"{sample.sample_id!r}; pass the record's own sample"
+        )
     metrics, params = dict(record.metrics), dict(record.params)
     domain = params.get("domain", metrics.get("domain"))
     n = params.get("n_events", metrics.get("n_events", sample.answer))
@@ -102,10 +117,17 @@ def viewer_trial(record: ScoreRecord, sample: Sample, raw_text: str | None) -> V
     if not metrics.get("trace_available") and record.scored:
         facts.append(("trace", "not scored (the sample's trace does not list its events)"))
     return ViewerTrial(
-        trial_id=record.trial_id, sample_id=record.sample_id, model=record.model, condition=record.condition,
-        group="" if domain is None else str(domain), status=record.status, correct=record.correct,
+        trial_id=record.trial_id,
+        sample_id=record.sample_id,
+        model=record.model,
+        condition=record.condition,
+        group="" if domain is None else str(domain),
+        status=record.status,
+        correct=record.correct,
         columns={"n_events": _cell(n), "frequency_hz": _cell(f), "predicted": _cell(predicted), "f1": f1},
-        facts=facts, timeline=timeline, raw_text=raw_text or "",
+        facts=facts,
+        timeline=timeline,
+        raw_text=raw_text or "",
         grid_point=[_cell(n), _cell(f)],
         preferred=record.correct is True and f1 is not None and f1 < ACCIDENTAL_F1,
     )

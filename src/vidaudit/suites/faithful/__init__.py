@@ -9,5 +9,7 @@ from vidaudit.suites.faithful.suite import FaithfulSuite
 SUITE = FaithfulSuite()
 
 #: the models that belong to this suite alone (the registry finds them here, like ``SUITE``)
-PROVIDERS = {"majority": "vidaudit.suites.faithful.majority:MajorityAdapter",
-             "object-centric": "vidaudit.suites.faithful.framework.composite:ObjectCentricAdapter"}
+PROVIDERS = {
+    "majority": "vidaudit.suites.faithful.majority:MajorityAdapter",
+    "object-centric": "vidaudit.suites.faithful.framework.composite:ObjectCentricAdapter",
+}

@@ -33,9 +33,11 @@ from vidaudit.suites.faithful.framework.spec import VARIANT_TITLES, variant_of
 from vidaudit.suites.faithful.scoring import gold_of, written_of
 
 REFERENCE_KINDS = {"majority": "majority", "question-only": "question_only", "caption-only": "caption_only"}
-NOT_RUN = {"question_only": "not run: add --model question-only:SPEC (the text of each item only)",
-           "caption_only": "not run: add --model caption-only:[captioner=SPEC2,]SPEC",
-           "centre_frame": "not run: add --condition frames#1 (the frame at half the duration) for a model"}
+NOT_RUN = {
+    "question_only": "not run: add --model question-only:SPEC (the text of each item only)",
+    "caption_only": "not run: add --model caption-only:[captioner=SPEC2,]SPEC",
+    "centre_frame": "not run: add --condition frames#1 (the frame at half the duration) for a model",
+}
 CAPABILITY_KEYS = ("facts", "probe_types", "domains", "world_records")
 
 
@@ -47,8 +49,9 @@ def _cluster(s: Sample) -> str:
     return str(s.params.get("source_video_id") or s.group_id)
 
 
-def outcomes_for(arm: Mapping[str, ScoreRecord], samples: Mapping[str, Sample]) -> tuple[list[M.TargetOutcome],
-                                                                                         dict[str, int]]:
+def outcomes_for(
+    arm: Mapping[str, ScoreRecord], samples: Mapping[str, Sample]
+) -> tuple[list[M.TargetOutcome], dict[str, int]]:
     """Target outcomes of one system (its records by sample id) and the counts of missing and orphan sub trials."""
     outs: list[M.TargetOutcome] = []
     missing = 0
@@ -69,8 +72,12 @@ def outcomes_for(arm: Mapping[str, ScoreRecord], samples: Mapping[str, Sample]) 
             missing += r is None
             subs.append(M.SubOutcome(gold_of(sub), _right(r), sub.params.get("probe_type"), written_of(sub)))
         outs.append(M.TargetOutcome(sid, _cluster(s), gold_of(s), _right(rec), tuple(subs), written_of(s)))
-    orphans = sum(1 for sid in arm if samples[sid].params.get("role") == "sub"
-                  and samples[sid].params.get("target_sample_id") not in planned_targets)
+    orphans = sum(
+        1
+        for sid in arm
+        if samples[sid].params.get("role") == "sub"
+        and samples[sid].params.get("target_sample_id") not in planned_targets
+    )
     outs.sort(key=lambda o: o.target)
     return outs, {"missing_sub_trials": missing, "orphan_sub_trials": orphans}
 
@@ -83,12 +90,18 @@ def _trials(rs: Sequence[ScoreRecord]) -> dict[str, Any]:
     for r in rs:
         for k, v in r.usage.items():
             tokens[k] += int(v)
-    return {"n_trials": len(rs), "n_ok": len(ok), "n_errored": dict(sorted(by_status.items())),
-            "completion": len(ok) / len(rs) if rs else None, "n_unparseable": unparse,
-            "parse_failure_rate": unparse / len(ok) if ok else None,
-            "n_invalid_gold": sum(1 for r in ok if r.metrics.get("gold_valid") is False),
-            "tokens": dict(sorted(tokens.items())),
-            "cost_usd": sum(r.cost_usd or 0.0 for r in rs), "n_cost_unknown": sum(r.cost_usd is None for r in rs)}
+    return {
+        "n_trials": len(rs),
+        "n_ok": len(ok),
+        "n_errored": dict(sorted(by_status.items())),
+        "completion": len(ok) / len(rs) if rs else None,
+        "n_unparseable": unparse,
+        "parse_failure_rate": unparse / len(ok) if ok else None,
+        "n_invalid_gold": sum(1 for r in ok if r.metrics.get("gold_valid") is False),
+        "tokens": dict(sorted(tokens.items())),
+        "cost_usd": sum(r.cost_usd or 0.0 for r in rs),
+        "n_cost_unknown": sum(r.cost_usd is None for r in rs),
+    }
 
 
 def capabilities(samples: Sequence[Sample]) -> dict[str, bool]:
@@ -102,12 +115,19 @@ def _balance(outs: Sequence[M.TargetOutcome]) -> dict[str, Any]:
     release counts: 497 of 1003), and an item kept as wrong counts by its own answer: a policy that makes
     an item never right does not change what its answer is (the share printed 44.1% under keep-as-wrong
     when such items counted as neither Yes nor No but stayed in the denominator)."""
+
     def block(items: list[M.TargetOutcome] | list[M.SubOutcome]) -> dict[str, Any]:
         labels = [x.label for x in items]
         y, n = labels.count(M.YES), labels.count(M.NO)
-        return {"n": len(labels), "yes": y, "no": n, "invalid": len(labels) - y - n,
-                "kept_as_wrong": sum(x.gold is None and x.label is not None for x in items),
-                "yes_share": y / (y + n) if y + n else None}
+        return {
+            "n": len(labels),
+            "yes": y,
+            "no": n,
+            "invalid": len(labels) - y - n,
+            "kept_as_wrong": sum(x.gold is None and x.label is not None for x in items),
+            "yes_share": y / (y + n) if y + n else None,
+        }
+
     out = {"target": block(list(outs)), "sub": block([s for o in outs for s in o.subs])}
     for p in sorted({s.probe_type or "unknown" for o in outs for s in o.subs}):
         out[f"sub_{p}"] = block([s for o in outs for s in o.subs if (s.probe_type or "unknown") == p])
@@ -124,17 +144,22 @@ def reference_kind(model: str, condition: str, role: str) -> str | None:
     return None
 
 
-def _reference(outs: Sequence[M.TargetOutcome], caps: dict[str, bool],
-               runs: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+def _reference(
+    outs: Sequence[M.TargetOutcome], caps: dict[str, bool], runs: Sequence[dict[str, Any]] = ()
+) -> dict[str, Any]:
     labels = M.majority_labels(outs)
     maj = M.constant_outcomes(outs, labels["target"], labels["sub"])
     acc = M.accuracies(maj, seed=seed_from("faithful-majority"))
     inv = M.invariants(acc, maj)
     _assert(inv, "the majority reference")
-    block = {"labels": labels, **acc, "invariants": inv,
-             "sub_by_probe": M.sub_by_probe(maj) if caps["probe_types"] else "not available: no probe types",
-             "rule": "the majority gold label of the loaded data at each level (a tie goes to Yes), "
-                     "recomputed here, never copied from the paper"}
+    block = {
+        "labels": labels,
+        **acc,
+        "invariants": inv,
+        "sub_by_probe": M.sub_by_probe(maj) if caps["probe_types"] else "not available: no probe types",
+        "rule": "the majority gold label of the loaded data at each level (a tie goes to Yes), "
+        "recomputed here, never copied from the paper",
+    }
     out: dict[str, Any] = {"majority": block, "chance_expectation": M.chance_expectation(outs)}
     for kind, why in NOT_RUN.items():
         mine = [r for r in runs if r["kind"] == kind]
@@ -146,12 +171,14 @@ def _reference(outs: Sequence[M.TargetOutcome], caps: dict[str, bool],
 def _assert(checks: Sequence[dict[str, Any]], who: str) -> None:
     bad = [c for c in checks if not c["holds"]]
     if bad:
-        raise DataError(f"invariant broken for {who}: " + "; ".join(f"{c['name']} ({c['lhs']} vs {c['rhs']})"
-                                                                  for c in bad))
+        raise DataError(
+            f"invariant broken for {who}: " + "; ".join(f"{c['name']} ({c['lhs']} vs {c['rhs']})" for c in bad)
+        )
 
 
-def retrieval_precision_recall(arms: Mapping[tuple[str, str], Mapping[str, ScoreRecord]],
-                               samples: Mapping[str, Sample]) -> dict[str, dict[str, Any]]:
+def retrieval_precision_recall(
+    arms: Mapping[tuple[str, str], Mapping[str, ScoreRecord]], samples: Mapping[str, Sample]
+) -> dict[str, dict[str, Any]]:
     """Per object-centric system: retrieval precision/recall of its target trials against the gold chains
     (``framework.retrieval_eval``); systems whose replies carry no retrieval header are absent."""
     out: dict[str, dict[str, Any]] = {}
@@ -193,8 +220,13 @@ def not_available(caps: dict[str, bool]) -> dict[str, str]:
     return out
 
 
-def aggregate(records: Sequence[ScoreRecord], samples: Mapping[str, Sample], *,
-              n_boot: int = M.N_BOOT_PAIRED, usage: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def aggregate(
+    records: Sequence[ScoreRecord],
+    samples: Mapping[str, Sample],
+    *,
+    n_boot: int = M.N_BOOT_PAIRED,
+    usage: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The faithful suite's report.json numbers (see the module docstring); ``usage``: the run store's
     per-stage usage, for the budget table (``framework.budget``)."""
     arms: dict[tuple[str, str], dict[str, ScoreRecord]] = defaultdict(dict)
@@ -221,33 +253,55 @@ def aggregate(records: Sequence[ScoreRecord], samples: Mapping[str, Sample], *,
         _assert(inv, f"{model} / {cond}")
         metrics[model][cond] = {k: acc[k]["value"] for k in ("a_target", "a_sub", "a_faith", "a_cons")}
         detail[model][cond] = {
-            "role": roles.get(model, "model"), "n_targets": len(outs), "n_subs": sum(len(o.subs) for o in outs),
-            **acc, "sub_by_probe": M.sub_by_probe(outs) if caps["probe_types"] else "not available: no probe types",
-            "balanced": M.balanced(outs), "trials": _trials(list(arm.values())), **counts, "invariants": inv}
+            "role": roles.get(model, "model"),
+            "n_targets": len(outs),
+            "n_subs": sum(len(o.subs) for o in outs),
+            **acc,
+            "sub_by_probe": M.sub_by_probe(outs) if caps["probe_types"] else "not available: no probe types",
+            "balanced": M.balanced(outs),
+            "trials": _trials(list(arm.values())),
+            **counts,
+            "invariants": inv,
+        }
     evaluated = sorted(all_targets.values(), key=lambda o: o.target)
-    runs = [{"kind": kind, "model": model, "condition": cond,
-             **{k: detail[model][cond][k] for k in ("a_target", "a_sub", "a_faith", "a_cons")}}
-            for (model, cond) in sorted(outs_by)
-            if (kind := reference_kind(model, cond, roles.get(model, "model"))) is not None]
+    runs = [
+        {
+            "kind": kind,
+            "model": model,
+            "condition": cond,
+            **{k: detail[model][cond][k] for k in ("a_target", "a_sub", "a_faith", "a_cons")},
+        }
+        for (model, cond) in sorted(outs_by)
+        if (kind := reference_kind(model, cond, roles.get(model, "model"))) is not None
+    ]
     retrieval = retrieval_precision_recall(arms, samples) if caps["facts"] else {}
-    interventions = {"clutter": clutter_failures(arms, samples),
-                     "drop_one_gold": drop_one_gold(arms, samples, caps["facts"])}
+    interventions = {
+        "clutter": clutter_failures(arms, samples),
+        "drop_one_gold": drop_one_gold(arms, samples, caps["facts"]),
+    }
     systems = sorted(outs_by)
     paired = []
     for a, b in combinations(systems, 2):
         for metric in ("a_target", "a_faith"):
             try:
-                paired.append(M.paired_difference(outs_by[a], outs_by[b], metric, labels=(" / ".join(a), " / ".join(b)),
-                                                  n_boot=n_boot))
+                paired.append(
+                    M.paired_difference(
+                        outs_by[a], outs_by[b], metric, labels=(" / ".join(a), " / ".join(b)), n_boot=n_boot
+                    )
+                )
             except ValueError:
                 continue  # no shared target
     target_samples = [s for s in samples.values() if s.params.get("role") == "target"]
     return {
         "n_records": len(records),
-        "dataset": {"n_targets_in_manifest": len(target_samples),
-                    "n_subs_in_manifest": sum(1 for s in samples.values() if s.params.get("role") == "sub"),
-                    "n_targets_evaluated": len(evaluated), "n_videos": len({o.cluster for o in evaluated}),
-                    "balance": _balance(evaluated), "capabilities": caps},
+        "dataset": {
+            "n_targets_in_manifest": len(target_samples),
+            "n_subs_in_manifest": sum(1 for s in samples.values() if s.params.get("role") == "sub"),
+            "n_targets_evaluated": len(evaluated),
+            "n_videos": len({o.cluster for o in evaluated}),
+            "balance": _balance(evaluated),
+            "capabilities": caps,
+        },
         "metrics": {m: dict(v) for m, v in metrics.items()},
         "detail": {m: dict(v) for m, v in detail.items()},
         "references": _reference(evaluated, caps, runs) if evaluated else {},
@@ -255,13 +309,26 @@ def aggregate(records: Sequence[ScoreRecord], samples: Mapping[str, Sample], *,
         "interventions": interventions,
         "variants": paper_variants(list(metrics)),
         "paired_differences": paired,
-        "budget": budgets(usage, {k: len({samples[sid].params.get("video_id") for sid in arm if sid in samples})
-                                  for k, arm in arms.items()},
-                          memory={k: [int(r.metrics["memory_tokens"]) for r in arm.values()
-                                      if r.status == "ok" and "memory_tokens" in (r.metrics or {})]
-                                  for k, arm in arms.items()}),
+        "budget": budgets(
+            usage,
+            {k: len({samples[sid].params.get("video_id") for sid in arm if sid in samples}) for k, arm in arms.items()},
+            memory={
+                k: [
+                    int(r.metrics["memory_tokens"])
+                    for r in arm.values()
+                    if r.status == "ok" and "memory_tokens" in (r.metrics or {})
+                ]
+                for k, arm in arms.items()
+            },
+        ),
         "not_available": not_available(caps),
-        "rules": {"errors": "wrong (every planned trial counts)", "tie_threshold_points": M.TIE_POINTS,
-                  "n_boot_paired": n_boot, "n_boot_a_cons": M.N_BOOT_CONS, "cluster": "source_video_id",
-                  "a_sub": "pooled over all sub-questions", "a_cons": "reference only; not comparable across models"},
+        "rules": {
+            "errors": "wrong (every planned trial counts)",
+            "tie_threshold_points": M.TIE_POINTS,
+            "n_boot_paired": n_boot,
+            "n_boot_a_cons": M.N_BOOT_CONS,
+            "cluster": "source_video_id",
+            "a_sub": "pooled over all sub-questions",
+            "a_cons": "reference only; not comparable across models",
+        },
     }

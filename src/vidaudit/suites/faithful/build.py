@@ -49,5 +49,7 @@ def build_scene(spec: SceneSpec) -> Built:
             continue
         log = render_log(spec, cast, tracks, vis, occ, check_frames(world, tracks.n_frames))
         return Built(Simulation(spec, cast, tracks, vis, occ, world, log, attempt), targets, subs)
-    raise ConfigError(f"no valid scene for seed {spec.seed} in {MAX_ATTEMPTS} draws (last reason: {last}); give the "
-                      "agents more room (--width/--height), more time (--duration) or more --events")
+    raise ConfigError(
+        f"no valid scene for seed {spec.seed} in {MAX_ATTEMPTS} draws (last reason: {last}); give the "
+        "agents more room (--width/--height), more time (--duration) or more --events"
+    )

@@ -28,10 +28,10 @@ from vidaudit.suites.faithful.scene import HALO_GAP, HALO_WIDTH, Agent, SceneSpe
 EPISODE_KINDS = ("state", "pass", "collide", "occlusion", "exit", "enter")
 #: how often each kind is drawn for the events that are not occlusions
 KIND_WEIGHTS = {"state": 3.0, "pass": 2.0, "collide": 2.0, "exit": 1.5, "enter": 0.6}
-BALL = -1                       # the ball's index in overlap pairs
+BALL = -1  # the ball's index in overlap pairs
 LEAD_S, TAIL_S, MIN_GAP_S = 0.3, 1.1, 0.3
 HIDE_S, OFFSCREEN_S, STATE_S = 0.6, 0.8, 0.6
-CLEARANCE = 2.0                 # pixels between things that must not touch
+CLEARANCE = 2.0  # pixels between things that must not touch
 #: a collision's last frame before contact leaves this gap; the contact frame overlaps by CONTACT_OVERLAP
 PRE_CONTACT_GAP, CONTACT_OVERLAP = 9.0, 2.0
 
@@ -45,11 +45,11 @@ class Episode:
     id: str
     kind: str
     f0: int
-    f1: int                      # exclusive
+    f1: int  # exclusive
     agents: tuple[int, ...]
     #: named frames: toggle (state), release and catch (pass), contact (collide)
     marks: dict[str, int] = field(default_factory=dict)
-    value: str | None = None     # state: "lit" or "dark"
+    value: str | None = None  # state: "lit" or "dark"
     #: pairs of things allowed to overlap inside the window (agent indices, BALL for the ball)
     allowed: tuple[tuple[int, int], ...] = ()
 
@@ -58,13 +58,13 @@ class Episode:
 class Tracks:
     """Everything on screen, frame by frame."""
 
-    pos: np.ndarray              # (n_agents, n_frames, 2) centre in pixels
-    lit: np.ndarray              # (n_agents, n_frames) bool
-    ball: np.ndarray             # (n_frames, 2)
-    holder: np.ndarray           # (n_frames,) agent index, -1 while the ball flies
+    pos: np.ndarray  # (n_agents, n_frames, 2) centre in pixels
+    lit: np.ndarray  # (n_agents, n_frames) bool
+    ball: np.ndarray  # (n_frames, 2)
+    holder: np.ndarray  # (n_frames,) agent index, -1 while the ball flies
     episodes: list[Episode]
     ball_radius: float
-    homes: np.ndarray            # (n_agents, 2)
+    homes: np.ndarray  # (n_agents, 2)
 
     @property
     def n_frames(self) -> int:
@@ -82,7 +82,7 @@ def attach_offset(agent: Agent, r_ball: float) -> np.ndarray:
 
 
 def _speed(spec: SceneSpec) -> float:
-    return 0.7 * min(spec.width, spec.height) / spec.fps     # pixels per frame
+    return 0.7 * min(spec.width, spec.height) / spec.fps  # pixels per frame
 
 
 def _steps(distance: float, per_frame: float) -> int:
@@ -100,10 +100,13 @@ def _homes(spec: SceneSpec, cast: list[Agent], r_ball: float, rng: np.random.Gen
     out: list[np.ndarray] = []
     for i in range(len(cast)):
         for _ in range(400):
-            p = np.array([rng.uniform(ext[i] + 1, spec.width - ext[i] - 1),
-                          rng.uniform(ext[i] + 1, spec.height - ext[i] - 1)])
-            if all(np.linalg.norm(p - q) >= cast[i].footprint + cast[j].footprint + 2 * r_ball + 3
-                   for j, q in enumerate(out)):
+            p = np.array(
+                [rng.uniform(ext[i] + 1, spec.width - ext[i] - 1), rng.uniform(ext[i] + 1, spec.height - ext[i] - 1)]
+            )
+            if all(
+                np.linalg.norm(p - q) >= cast[i].footprint + cast[j].footprint + 2 * r_ball + 3
+                for j, q in enumerate(out)
+            ):
                 out.append(p)
                 break
         else:
@@ -125,7 +128,7 @@ def _edge(spec: SceneSpec, home: np.ndarray, agent: Agent) -> tuple[np.ndarray, 
 def contact_distance(a: Agent, pa: np.ndarray, b: Agent, pb: np.ndarray, overlap: float = 1.0) -> float:
     """The centre distance, with ``a`` moving straight at ``b``, at which the shapes overlap by ``overlap`` px."""
     u = (pb - pa) / np.linalg.norm(pb - pa)
-    lo, hi = 0.0, float(np.linalg.norm(pb - pa))   # distances from b: lo overlaps, hi (start) is apart
+    lo, hi = 0.0, float(np.linalg.norm(pb - pa))  # distances from b: lo overlaps, hi (start) is apart
     for _ in range(40):
         mid = (lo + hi) / 2
         if shape_gap(a, pb - u * mid, b, pb) > -overlap:
@@ -171,7 +174,7 @@ class _Planner:
     repeats: int
     lit: list[bool]
     entered: set[int] = field(default_factory=set)
-    relit: set[int] = field(default_factory=set)    # agents that lit up and went dark again: can be lit twice
+    relit: set[int] = field(default_factory=set)  # agents that lit up and went dark again: can be lit twice
     exited: list[int] = field(default_factory=list)  # agents that left and came back: can leave again
 
     def plan(self, kind: str) -> _Plan:
@@ -196,17 +199,20 @@ class _Planner:
         dark = [i for i in pool if not lit[i]]
         again = sorted(i for i in self.relit if i in pool and not lit[i])
         lit_now = [i for i in pool if lit[i]]
-        if self.repeats and again:          # light an agent up a second time
+        if self.repeats and again:  # light an agent up a second time
             a = int(rng.choice(again))
             self.repeats -= 1
             self.relit.discard(a)
-        elif self.repeats and lit_now and not self.relit:   # prepare a repeat: a lit agent goes dark
+        elif self.repeats and lit_now and not self.relit:  # prepare a repeat: a lit agent goes dark
             a = int(rng.choice(lit_now))
             self.relit.add(a)
         else:
             a = int(rng.choice(dark if dark and rng.random() < 0.8 else pool))
-        plan: _Plan = ("state", (a,), {"value": "dark" if lit[a] else "lit",
-                                       "length": max(3, round(STATE_S * self.spec.fps))})
+        plan: _Plan = (
+            "state",
+            (a,),
+            {"value": "dark" if lit[a] else "lit", "length": max(3, round(STATE_S * self.spec.fps))},
+        )
         lit[a] = not lit[a]
         return plan
 
@@ -217,8 +223,11 @@ class _Planner:
         if not receivers:
             raise DrawFailed("no receiver for a pass")
         r = int(self.rng.choice(receivers))
-        dist = float(np.linalg.norm((homes[r] + attach_offset(cast[r], r_ball))
-                                    - (homes[holder] + attach_offset(cast[holder], r_ball))))
+        dist = float(
+            np.linalg.norm(
+                (homes[r] + attach_offset(cast[r], r_ball)) - (homes[holder] + attach_offset(cast[holder], r_ball))
+            )
+        )
         n_fl = _steps(dist, 1.4 * self.speed)
         self.holder = r
         return ("pass", (holder, r), {"flight": n_fl, "length": n_fl + 5})
@@ -235,8 +244,16 @@ class _Planner:
     def _plan_occlusion(self, pool: list[int]) -> _Plan:
         """A small, unlit agent (not the holder) hides behind a large one of another colour."""
         cast, homes, holder, lit = self.cast, self.homes, self.holder, self.lit
-        pairs = [(a, b) for a in pool for b in pool if cast[a].size == "small" and cast[b].size == "large"
-                 and cast[a].colour != cast[b].colour and a != holder and not lit[a]]
+        pairs = [
+            (a, b)
+            for a in pool
+            for b in pool
+            if cast[a].size == "small"
+            and cast[b].size == "large"
+            and cast[a].colour != cast[b].colour
+            and a != holder
+            and not lit[a]
+        ]
         if not pairs:
             raise DrawFailed("no small, unlit agent can hide behind a large one")
         a, b = pairs[int(self.rng.integers(len(pairs)))]
@@ -244,8 +261,11 @@ class _Planner:
         p_vis = homes[b] + v * (cast[b].radius - 0.5 * cast[a].radius + 3.0)
         n_ap = _steps(float(np.linalg.norm(homes[a] - p_vis)), self.speed)
         n_hide = max(2, round(HIDE_S * self.spec.fps))
-        return ("occlusion", (a, b), {"p_vis": p_vis, "approach": n_ap, "hide": n_hide,
-                                      "length": 2 * n_ap + n_hide + 3})
+        return (
+            "occlusion",
+            (a, b),
+            {"p_vis": p_vis, "approach": n_ap, "hide": n_hide, "length": 2 * n_ap + n_hide + 3},
+        )
 
     def _plan_exit(self, pool: list[int]) -> _Plan:
         """An agent other than the holder leaves by its nearest edge (the same one again while repeats are owed)."""
@@ -253,7 +273,7 @@ class _Planner:
         if not movers:
             raise DrawFailed("nobody can leave")
         again = [i for i in self.exited if i in movers]
-        if self.repeats and again:          # the same agent leaves a second time
+        if self.repeats and again:  # the same agent leaves a second time
             a = int(self.rng.choice(again))
             self.repeats -= 1
         else:
@@ -282,8 +302,10 @@ def _schedule(spec: SceneSpec, plans: list[_Plan], rng: np.random.Generator) -> 
     busy = sum(p[2]["length"] for p in plans) + gap * (len(plans) - 1)
     slack = n_frames - lead - tail - busy
     if slack < 0:
-        raise DrawFailed(f"{spec.events} events need about {(busy + lead + tail) / fps:.1f} s at this size; "
-                         f"raise --duration above {spec.duration_s:g} s or lower --events")
+        raise DrawFailed(
+            f"{spec.events} events need about {(busy + lead + tail) / fps:.1f} s at this size; "
+            f"raise --duration above {spec.duration_s:g} s or lower --events"
+        )
     cuts = np.sort(rng.integers(0, slack + 1, size=len(plans)))
     return lead, gap, np.diff(np.concatenate([[0], cuts]))
 
@@ -335,10 +357,10 @@ class _Painter:
         homes = self.homes
         n_ap = info["approach"]
         u = (homes[b] - homes[a]) / np.linalg.norm(homes[b] - homes[a])
-        go = _lerp(homes[a], homes[b] - u * info["near"], n_ap)   # to PRE_CONTACT_GAP px short of contact
-        touch = (homes[b] - u * info["contact"])[None, :]          # then one step into contact
-        path = np.concatenate([go, touch, go[::-1]])               # and back home
-        self.pos[a, f0:f0 + len(path)] = path
+        go = _lerp(homes[a], homes[b] - u * info["near"], n_ap)  # to PRE_CONTACT_GAP px short of contact
+        touch = (homes[b] - u * info["contact"])[None, :]  # then one step into contact
+        path = np.concatenate([go, touch, go[::-1]])  # and back home
+        self.pos[a, f0 : f0 + len(path)] = path
         return Episode(eid, "collide", f0, f1, who, {"contact": f0 + n_ap + 1}, allowed=((a, b),))
 
     def _occlusion(self, eid: str, who: tuple[int, ...], info: dict, f0: int, f1: int) -> Episode:
@@ -348,7 +370,7 @@ class _Painter:
         go = _lerp(self.homes[a], info["p_vis"], n_ap)
         hidden = np.repeat(self.homes[b][None, :], n_hide, axis=0)
         path = np.concatenate([go, hidden, go[::-1]])
-        self.pos[a, f0:f0 + len(path)] = path
+        self.pos[a, f0 : f0 + len(path)] = path
         return Episode(eid, "occlusion", f0, f1, who, allowed=((a, b),))
 
     def _exit(self, eid: str, who: tuple[int, ...], info: dict, f0: int, f1: int) -> Episode:
@@ -357,21 +379,22 @@ class _Painter:
         go = _lerp(self.homes[a], info["e"], info["walk"])
         out = np.repeat(info["o"][None, :], info["off"], axis=0)
         path = np.concatenate([go, out, go[::-1]])
-        self.pos[a, f0:f0 + len(path)] = path
+        self.pos[a, f0 : f0 + len(path)] = path
         return Episode(eid, "exit", f0, f1, who)
 
     def _enter(self, eid: str, who: tuple[int, ...], info: dict, f0: int, f1: int) -> Episode:
         """One frame just outside the edge, the walk in, then home for the rest of the video."""
         a = who[0]
         come = _lerp(info["e"], self.homes[a], info["walk"])
-        self.pos[a, f0:f0 + 1] = info["o"]
-        self.pos[a, f0 + 1:f0 + 1 + len(come)] = come
-        self.pos[a, f0 + 1 + len(come):] = self.homes[a]
+        self.pos[a, f0 : f0 + 1] = info["o"]
+        self.pos[a, f0 + 1 : f0 + 1 + len(come)] = come
+        self.pos[a, f0 + 1 + len(come) :] = self.homes[a]
         return Episode(eid, "enter", f0, f1, who)
 
 
-def _ball_track(pos: np.ndarray, hold: np.ndarray, episodes: list[Episode], cast: list[Agent],
-                r_ball: float) -> np.ndarray:
+def _ball_track(
+    pos: np.ndarray, hold: np.ndarray, episodes: list[Episode], cast: list[Agent], r_ball: float
+) -> np.ndarray:
     """The ball, frame by frame: in its holder's hand, or in flight between release and catch."""
     n_frames = pos.shape[1]
     ball = np.zeros((n_frames, 2))
@@ -382,7 +405,7 @@ def _ball_track(pos: np.ndarray, hold: np.ndarray, episodes: list[Episode], cast
             b_pt = pos[r, ep.marks["catch"]] + attach_offset(cast[r], r_ball)
             n_fl = ep.marks["catch"] - ep.marks["release"] + 1
             flight = _lerp(a_pt, b_pt, n_fl)[1:]
-            ball[ep.marks["release"]:ep.marks["catch"] + 1] = flight
+            ball[ep.marks["release"] : ep.marks["catch"] + 1] = flight
     for fr in range(n_frames):
         if hold[fr] >= 0:
             ball[fr] = pos[hold[fr], fr] + attach_offset(cast[hold[fr]], r_ball)
@@ -397,7 +420,7 @@ def layout(spec: SceneSpec, cast: list[Agent], rng: np.random.Generator) -> Trac
     speed = _speed(spec)
     kinds = _kinds(spec, rng)
     n = len(cast)
-    late = [int(i) for i in rng.permutation(n)[:kinds.count("enter")]]
+    late = [int(i) for i in rng.permutation(n)[: kinds.count("enter")]]
     on_screen = set(range(n)) - set(late)
     holder0 = int(rng.choice(sorted(on_screen)))
 
@@ -409,8 +432,12 @@ def layout(spec: SceneSpec, cast: list[Agent], rng: np.random.Generator) -> Trac
     lead, gap, extra = _schedule(spec, plans, rng)
 
     # 3. the frame-by-frame tracks
-    painter = _Painter(homes, np.repeat(homes[:, None, :], n_frames, axis=1).astype(float),
-                       np.zeros((n, n_frames), dtype=bool), np.full(n_frames, -1, dtype=int))
+    painter = _Painter(
+        homes,
+        np.repeat(homes[:, None, :], n_frames, axis=1).astype(float),
+        np.zeros((n, n_frames), dtype=bool),
+        np.full(n_frames, -1, dtype=int),
+    )
     for a in late:
         painter.pos[a, :, :] = _edge(spec, homes[a], cast[a])[1]
     painter.hold[:] = holder0
@@ -421,8 +448,15 @@ def layout(spec: SceneSpec, cast: list[Agent], rng: np.random.Generator) -> Trac
         episodes.append(painter.paint(f"e{k + 1:02d}", plan, f))
         f = episodes[-1].f1
     ball = _ball_track(painter.pos, painter.hold, episodes, cast, r_ball)
-    tracks = Tracks(pos=painter.pos, lit=painter.lit, ball=ball, holder=painter.hold, episodes=episodes,
-                    ball_radius=r_ball, homes=homes)
+    tracks = Tracks(
+        pos=painter.pos,
+        lit=painter.lit,
+        ball=ball,
+        holder=painter.hold,
+        episodes=episodes,
+        ball_radius=r_ball,
+        homes=homes,
+    )
     check_overlaps(spec, cast, tracks)
     return tracks
 
@@ -447,7 +481,7 @@ def check_overlaps(spec: SceneSpec, cast: list[Agent], tracks: Tracks) -> None:
         for i in range(n):
             p, r = tracks.pos[i, f], cast[i].radius
             inside = r + 1 <= p[0] <= spec.width - r - 1 and r + 1 <= p[1] <= spec.height - r - 1
-            offscreen = (p[0] + r < 0 or p[0] - r > spec.width or p[1] + r < 0 or p[1] - r > spec.height)
+            offscreen = p[0] + r < 0 or p[0] - r > spec.width or p[1] + r < 0 or p[1] - r > spec.height
             if not inside and not offscreen and i not in leaving:
                 raise DrawFailed(f"agent {i} crosses the frame edge at frame {f} outside an exit or entry")
             if not offscreen:  # (late entrants wait outside the frame until their entry)

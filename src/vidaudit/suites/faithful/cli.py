@@ -20,24 +20,34 @@ def register(generate_app: typer.Typer) -> None:
         preset: str = typer.Option("smoke", help="'smoke' (2 small videos, seconds) or 'standard' (20 videos)."),
         seeds: int = typer.Option(None, help="Number of videos (seeds 0..K-1; default: the preset's)."),
         agents: int = typer.Option(None, help="Agents per scene (3-8)."),
-        events: int = typer.Option(None, help="Scripted events per scene (passes, collisions, state changes, "
-                                              "exits, entries, occlusions)."),
+        events: int = typer.Option(
+            None, help="Scripted events per scene (passes, collisions, state changes, exits, entries, occlusions)."
+        ),
         duration: float = typer.Option(None, help="Clip length in seconds."),
         occlusions: int = typer.Option(None, help="Occlusions per scene (a small agent hides behind a large one)."),
-        lookalikes: int = typer.Option(None, help="Look-alike pairs (same colour, shape and size; only the number "
-                                                  "differs)."),
-        repeats: int = typer.Option(None, help="Episodes that repeat an agent's earlier event (it lights up again, or "
-                                               "leaves a second time): counts then need linked identities."),
-        max_targets: int = typer.Option(None, "--max-targets", help="At most this many targets per video "
-                                                                     "(half positives, half negatives)."),
+        lookalikes: int = typer.Option(
+            None, help="Look-alike pairs (same colour, shape and size; only the number differs)."
+        ),
+        repeats: int = typer.Option(
+            None,
+            help="Episodes that repeat an agent's earlier event (it lights up again, or "
+            "leaves a second time): counts then need linked identities.",
+        ),
+        max_targets: int = typer.Option(
+            None, "--max-targets", help="At most this many targets per video (half positives, half negatives)."
+        ),
         fps: float = typer.Option(None, help="Frames per second."),
         width: int = typer.Option(None, help="Frame width (even)."),
         height: int = typer.Option(None, help="Frame height (even)."),
         workers: int = typer.Option(None, help="Parallel render processes (default: cores)."),
-        verify: bool = typer.Option(True, "--verify/--no-verify", help="Check every video's pixels against its "
-                                                                       "world record."),
-        executor: str = typer.Option("local", "--executor", help="local, or ray: each video is a Ray task (--out on "
-                                     "storage every node mounts; docs/scale-out.md)."),
+        verify: bool = typer.Option(
+            True, "--verify/--no-verify", help="Check every video's pixels against its world record."
+        ),
+        executor: str = typer.Option(
+            "local",
+            "--executor",
+            help="local, or ray: each video is a Ray task (--out on storage every node mounts; docs/scale-out.md).",
+        ),
         ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
     ) -> None:
         """Render synthetic worlds with exact facts and compose order-dependent targets with sub-questions."""
@@ -45,15 +55,38 @@ def register(generate_app: typer.Typer) -> None:
         from vidaudit.suites.faithful.generate import generate, specs_for
 
         pool = pool_factory(executor, ray_address)  # a bad --executor / --ray-address is refused before rendering
-        specs = specs_for(preset, seeds, agents=agents, events=events, duration_s=duration, occlusions=occlusions,
-                          lookalikes=lookalikes, repeats=repeats, max_targets=max_targets, fps=fps, width=width, height=height)
+        specs = specs_for(
+            preset,
+            seeds,
+            agents=agents,
+            events=events,
+            duration_s=duration,
+            occlusions=occlusions,
+            lookalikes=lookalikes,
+            repeats=repeats,
+            max_targets=max_targets,
+            fps=fps,
+            width=width,
+            height=height,
+        )
         with progress_bar("rendering") as update:
             res = generate(specs, out, workers=workers, verify=verify, on_progress=update, pool=pool)
         b = res.balance
-        console.print(f"{res.n_videos} videos, {b['target']['n']} targets, {b['sub']['n']} sub-questions in "
-                      f"{res.seconds:.1f} s" + (" (pixel-checked)" if verify else ""))
-        for level in ("target", "sub", "sub_single_fact", "sub_ordering", "sub_identity", "target_order_explicit",
-                      "target_order_implicit", "target_count", "target_identity"):
+        console.print(
+            f"{res.n_videos} videos, {b['target']['n']} targets, {b['sub']['n']} sub-questions in "
+            f"{res.seconds:.1f} s" + (" (pixel-checked)" if verify else "")
+        )
+        for level in (
+            "target",
+            "sub",
+            "sub_single_fact",
+            "sub_ordering",
+            "sub_identity",
+            "target_order_explicit",
+            "target_order_implicit",
+            "target_count",
+            "target_identity",
+        ):
             x = b[level]
             share = "—" if x["yes_share"] is None else f"{100 * x['yes_share']:.1f}%"
             console.print(f"  {level:21s} Yes {x['yes']:4d}  No {x['no']:4d}  Yes share {share}")
@@ -67,22 +100,27 @@ def register_extra_commands(app: typer.Typer) -> None:
     :func:`add_import_strand` and :func:`add_validate_strand` on the existing groups instead.
     """
     import_app = typer.Typer(help="Import another benchmark's data as vidaudit samples.", no_args_is_help=True)
-    validate_app = typer.Typer(help="Validate another benchmark's released data without importing it.",
-                               no_args_is_help=True)
+    validate_app = typer.Typer(
+        help="Validate another benchmark's released data without importing it.", no_args_is_help=True
+    )
     add_import_strand(import_app)
     add_validate_strand(validate_app)
     app.add_typer(import_app, name="import")
     app.add_typer(validate_app, name="validate")
 
 
-_POLICY_HELP = ("What to do with a target that fails validation: drop-target (default), drop-file (drop every file "
-                "with a finding) or keep-as-wrong (keep it in the denominator, never right).")
+_POLICY_HELP = (
+    "What to do with a target that fails validation: drop-target (default), drop-file (drop every file "
+    "with a finding) or keep-as-wrong (keep it in the denominator, never right)."
+)
 _CLUSTER_HELP = "Cluster by the source video parsed from the file name (default) or by file."
 
 
 def _print_summary(console, res) -> None:
-    console.print(f"{res.files} files, {res.targets_read} targets read, {res.targets_kept} kept "
-                  f"(policy {res.policy}, clusters by {res.cluster_by}: {res.n_clusters})")
+    console.print(
+        f"{res.files} files, {res.targets_read} targets read, {res.targets_kept} kept "
+        f"(policy {res.policy}, clusters by {res.cluster_by}: {res.n_clusters})"
+    )
     for kind, n in res.counts.items():
         console.print(f"  {kind:20s} {n}")
     if res.normalised:
@@ -101,20 +139,29 @@ def _fmt(x, pct: bool = False) -> str:
 
 def statistics_lines(stats: dict) -> list[str]:
     """The release's statistics (read and kept) beside the paper's, one row per statistic."""
-    rows = [("videos (files)", "videos", False), ("targets", "targets", False), ("sub-questions", "subs", False),
-            ("subs per target", "subs_per_target", False), ("targets per video", "targets_per_video", False),
-            ("target Yes share", "target_yes_share", True), ("sub Yes share", "sub_yes_share", True),
-            ("always-Yes A_faith", "always_yes_a_faith", True)]
+    rows = [
+        ("videos (files)", "videos", False),
+        ("targets", "targets", False),
+        ("sub-questions", "subs", False),
+        ("subs per target", "subs_per_target", False),
+        ("targets per video", "targets_per_video", False),
+        ("target Yes share", "target_yes_share", True),
+        ("sub Yes share", "sub_yes_share", True),
+        ("always-Yes A_faith", "always_yes_a_faith", True),
+    ]
     read, kept, paper = stats.get("read") or {}, stats.get("kept") or {}, stats.get("paper") or {}
     out = [f"  {'statistic':20s} {'read':>9s} {'kept':>9s} {'paper':>9s}"]
     for label, key, pct in rows:
         pk = "majority_a_faith" if key == "always_yes_a_faith" else key
-        out.append(f"  {label:20s} {_fmt(read.get(key), pct):>9s} {_fmt(kept.get(key), pct):>9s} "
-                   f"{_fmt(paper.get(pk), pct):>9s}")
+        out.append(
+            f"  {label:20s} {_fmt(read.get(key), pct):>9s} {_fmt(kept.get(key), pct):>9s} "
+            f"{_fmt(paper.get(pk), pct):>9s}"
+        )
     if read.get("subs_per_target_histogram"):
         hist = ", ".join(f"{m}: {n}" for m, n in read["subs_per_target_histogram"].items())
-        out.append(f"  subs per target (read; min {read['subs_per_target_min']}, max {read['subs_per_target_max']}): "
-                   f"{hist}")
+        out.append(
+            f"  subs per target (read; min {read['subs_per_target_min']}, max {read['subs_per_target_max']}): {hist}"
+        )
     out.append("  (paper: §4; its A_faith row is the majority-class reference, always-Yes on its balanced data)")
     return out
 
@@ -126,8 +173,11 @@ def add_import_strand(import_app: typer.Typer) -> None:
     @friendly_errors
     def import_strand_cmd(
         dir: Path = typer.Option(..., "--dir", help="Folder of the release's per-video JSON files."),
-        videos: Path = typer.Option(None, "--videos", help="Folder of the videos named by video_name (optional: "
-                                                           "without it the manifest can be scored, not run)."),
+        videos: Path = typer.Option(
+            None,
+            "--videos",
+            help="Folder of the videos named by video_name (optional: without it the manifest can be scored, not run).",
+        ),
         out: Path = typer.Option(..., "--out", help="Output dataset directory."),
         on_invalid: str = typer.Option("drop-target", "--on-invalid", help=_POLICY_HELP),
         cluster_by: str = typer.Option("source", "--cluster-by", help=_CLUSTER_HELP),

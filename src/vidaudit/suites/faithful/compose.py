@@ -99,8 +99,7 @@ def candidate_triples(world: WorldRecord) -> list[Triple]:
         shared = frozenset(x for x in (kind[2],) if x)
         for x in group:
             for y in group:
-                if x.subject == y.subject or not y.t - x.t >= 2 * MIN_ORDER_GAP_S \
-                        or not _independent(x, y, shared):
+                if x.subject == y.subject or not y.t - x.t >= 2 * MIN_ORDER_GAP_S or not _independent(x, y, shared):
                     continue
                 for b in facts:
                     if b.id in (x.id, y.id) or not (x.t + MIN_ORDER_GAP_S <= b.t <= y.t - MIN_ORDER_GAP_S):
@@ -115,8 +114,11 @@ def _probe_options(world: WorldRecord, t: Triple) -> list[tuple[Pattern, list[st
     participant of the chain credited with a chain event it never does -- the anchor's agents doing what the
     candidates do ("Does player #24 shoot?"), and the candidates (or their common object) doing the anchor's
     action. Empty when every such swap happens somewhere in the world (the triple is then not used)."""
-    zs = [(z, [t.x.id, t.y.id, t.b.id]) for z in never(world, t.x, {t.x.subject, t.y.subject})
-          if z.subject in t.b.participants]
+    zs = [
+        (z, [t.x.id, t.y.id, t.b.id])
+        for z in never(world, t.x, {t.x.subject, t.y.subject})
+        if z.subject in t.b.participants
+    ]
     ws = []
     for w in never(world, t.b, set(t.b.participants)):
         if w.subject in (t.x.subject, t.y.subject) or (w.subject == t.x.object and w.subject in agents_of(world)):
@@ -152,29 +154,49 @@ def select_triples(world: WorldRecord, n_pairs: int, rng: np.random.Generator) -
     return sorted(chosen, key=lambda t: (t.x.t, t.b.t, t.y.t))
 
 
-def _subs(world: WorldRecord, target_id: str, t: Triple, queried: Fact, other: Fact, probe: tuple[Pattern, list[str]],
-          yes_pair: bool) -> list[SubQuestion]:
+def _subs(
+    world: WorldRecord,
+    target_id: str,
+    t: Triple,
+    queried: Fact,
+    other: Fact,
+    probe: tuple[Pattern, list[str]],
+    yes_pair: bool,
+) -> list[SubQuestion]:
     px, py, pb = Pattern.of(t.x), Pattern.of(t.y), Pattern.of(t.b)
     items: list[tuple[Exists | Before, bool, str, list[str], str]] = [
         (Exists(pattern=pb), False, YES, [t.b.id], "single_fact"),
         (Exists(pattern=probe[0]), False, NO, probe[1], "single_fact"),
-        (Before(a=px, b=py) if yes_pair else Before(a=py, b=px), False, YES if yes_pair else NO, [t.x.id, t.y.id],
-         "ordering"),
+        (
+            Before(a=px, b=py) if yes_pair else Before(a=py, b=px),
+            False,
+            YES if yes_pair else NO,
+            [t.x.id, t.y.id],
+            "ordering",
+        ),
     ]
     # 4: the anchor against the candidate the target does not ask about, "after" phrasing, polarity opposite to 3
     po = Pattern.of(other)
     other_after_anchor = other.t > t.b.t
     want_yes = not yes_pair
-    if want_yes == other_after_anchor:     # "Does <other> after B?"
+    if want_yes == other_after_anchor:  # "Does <other> after B?"
         items.append((Before(a=pb, b=po), True, YES if want_yes else NO, [t.b.id, other.id], "ordering"))
-    else:                                  # "Does B after <other>?"
+    else:  # "Does B after <other>?"
         items.append((Before(a=po, b=pb), True, YES if want_yes else NO, [other.id, t.b.id], "ordering"))
     subs = []
     for j, (form, after, expected, fact_ids, probe_type) in enumerate(items, 1):
         text = text_of(form, world, after=after)
-        subs.append(SubQuestion(sub_id=f"{target_id}-s{j}", target_id=target_id, text=text,
-                                answer=checked(form, world, expected, text), probe_type=probe_type,
-                                fact_ids=fact_ids, form=form))
+        subs.append(
+            SubQuestion(
+                sub_id=f"{target_id}-s{j}",
+                target_id=target_id,
+                text=text,
+                answer=checked(form, world, expected, text),
+                probe_type=probe_type,
+                fact_ids=fact_ids,
+                form=form,
+            )
+        )
     return subs
 
 
@@ -199,8 +221,12 @@ def scope(target: Target, world: WorldRecord) -> list[str]:
 FORMS: tuple[str, ...] = ("order", "count", "identity")
 PHRASINGS: tuple[str, ...] = ("explicit", "implicit")
 #: every (form, phrasing) the balance reports
-FORM_SLOTS: tuple[tuple[str, str | None], ...] = (("order", "explicit"), ("order", "implicit"), ("count", None),
-                                                  ("identity", None))
+FORM_SLOTS: tuple[tuple[str, str | None], ...] = (
+    ("order", "explicit"),
+    ("order", "implicit"),
+    ("count", None),
+    ("identity", None),
+)
 
 
 def compose(world: WorldRecord, max_targets: int, rng: np.random.Generator) -> tuple[list[Target], list[SubQuestion]]:
@@ -211,15 +237,17 @@ def compose(world: WorldRecord, max_targets: int, rng: np.random.Generator) -> t
     n_pairs = max(1, max_targets // 2)
     start, p_start = int(rng.integers(len(FORMS))), int(rng.integers(len(PHRASINGS)))
     forms = [FORMS[(start + i) % len(FORMS)] for i in range(n_pairs)]
-    slots = [(f, PHRASINGS[(p_start + forms[:i].count("order")) % len(PHRASINGS)] if f == "order" else None)
-             for i, f in enumerate(forms)]
+    slots = [
+        (f, PHRASINGS[(p_start + forms[:i].count("order")) % len(PHRASINGS)] if f == "order" else None)
+        for i, f in enumerate(forms)
+    ]
     opts = count_options(world)
     order = [int(i) for i in rng.permutation(len(opts))]
     opts = [opts[i] for i in sorted(order, key=lambda i: (not opts[i].repeated, order.index(i)))]
     n_count = min(len(opts), sum(f == "count" for f, _ in slots))
     ids = select_identities(world, sum(f == "identity" for f, _ in slots), rng)
     order_slots = [(f, p) for f, p in slots if f == "order"]
-    order_slots += [("order", "explicit")] * (n_pairs - n_count - len(ids) - len(order_slots))   # unfilled slots
+    order_slots += [("order", "explicit")] * (n_pairs - n_count - len(ids) - len(order_slots))  # unfilled slots
     triples = select_triples(world, len(order_slots), rng)
     targets: list[Target] = []
     subs: list[SubQuestion] = []
@@ -240,8 +268,9 @@ def compose(world: WorldRecord, max_targets: int, rng: np.random.Generator) -> t
             continue
         px, py, pb = Pattern.of(t.x), Pattern.of(t.y), Pattern.of(t.b)
         pos_id, neg_id = f"t{k + 1:02d}", f"t{k + 2:02d}"
-        replacement = Claim(t=t.x.t, subject=t.y.subject, kind=t.x.kind, predicate=t.x.predicate, object=t.x.object,
-                            value=t.x.value)
+        replacement = Claim(
+            t=t.x.t, subject=t.y.subject, kind=t.x.kind, predicate=t.x.predicate, object=t.x.object, value=t.x.value
+        )
         if claim_holds(replacement, world):
             raise AssertionError("composer bug: the replacement claim holds in the world")
         implicit = phrasing == "implicit"
@@ -252,17 +281,42 @@ def compose(world: WorldRecord, max_targets: int, rng: np.random.Generator) -> t
         neg_subs = _subs(world, neg_id, t, t.y, t.x, _attribution_probe(world, t, rng) or probe, not yes_pair)
         chain = [t.x.id, t.b.id, t.y.id]
         pos_text, neg_text = text_of(pos_form, world, implicit=implicit), text_of(neg_form, world, implicit=implicit)
-        targets.append(Target(target_id=pos_id, video_id=world.video_id, text=pos_text,
-                              answer=checked(pos_form, world, YES, pos_text), chain=chain, temporally_constrained=True,
-                              ordering_pair=(t.x.id, t.b.id), polarity="positive",
-                              asserted=[Claim.of(t.x), Claim.of(t.b)], form=pos_form,
-                              sub_ids=[s.sub_id for s in pos_subs], question_form="order", phrasing=phrasing))
-        targets.append(Target(target_id=neg_id, video_id=world.video_id, text=neg_text,
-                              answer=checked(neg_form, world, NO, neg_text), chain=chain, temporally_constrained=True,
-                              ordering_pair=(t.b.id, t.y.id), polarity="negative", negative_of=pos_id,
-                              perturbed=Perturbation(fact_id=t.x.id, replacement=replacement),
-                              asserted=[replacement, Claim.of(t.b)], form=neg_form,
-                              sub_ids=[s.sub_id for s in neg_subs], question_form="order", phrasing=phrasing))
+        targets.append(
+            Target(
+                target_id=pos_id,
+                video_id=world.video_id,
+                text=pos_text,
+                answer=checked(pos_form, world, YES, pos_text),
+                chain=chain,
+                temporally_constrained=True,
+                ordering_pair=(t.x.id, t.b.id),
+                polarity="positive",
+                asserted=[Claim.of(t.x), Claim.of(t.b)],
+                form=pos_form,
+                sub_ids=[s.sub_id for s in pos_subs],
+                question_form="order",
+                phrasing=phrasing,
+            )
+        )
+        targets.append(
+            Target(
+                target_id=neg_id,
+                video_id=world.video_id,
+                text=neg_text,
+                answer=checked(neg_form, world, NO, neg_text),
+                chain=chain,
+                temporally_constrained=True,
+                ordering_pair=(t.b.id, t.y.id),
+                polarity="negative",
+                negative_of=pos_id,
+                perturbed=Perturbation(fact_id=t.x.id, replacement=replacement),
+                asserted=[replacement, Claim.of(t.b)],
+                form=neg_form,
+                sub_ids=[s.sub_id for s in neg_subs],
+                question_form="order",
+                phrasing=phrasing,
+            )
+        )
         subs += pos_subs + neg_subs
     texts = {tg.target_id: tg.text for tg in targets}
     if len(set(texts.values())) != len(texts):
@@ -275,16 +329,18 @@ def compose(world: WorldRecord, max_targets: int, rng: np.random.Generator) -> t
 
 def balance(targets: list[Target], subs: list[SubQuestion]) -> dict:
     """Yes/No counts and the Yes share per level and per probe type."""
+
     def block(answers: list[str]) -> dict:
         n_yes, n_no = answers.count(YES), answers.count(NO)
         n = len(answers)
-        return {"n": n, "yes": n_yes, "no": n_no, "other": n - n_yes - n_no,
-                "yes_share": n_yes / n if n else None}
+        return {"n": n, "yes": n_yes, "no": n_no, "other": n - n_yes - n_no, "yes_share": n_yes / n if n else None}
+
     out = {"target": block([t.answer for t in targets]), "sub": block([s.answer for s in subs])}
     for p in PROBE_TYPES:
         out[f"sub_{p}"] = block([s.answer for s in subs if s.probe_type == p])
     for form, phrasing in FORM_SLOTS:
         key = f"target_{form}" + (f"_{phrasing}" if phrasing else "")
-        out[key] = block([t.answer for t in targets if t.question_form == form and (phrasing is None
-                                                                                    or t.phrasing == phrasing)])
+        out[key] = block(
+            [t.answer for t in targets if t.question_form == form and (phrasing is None or t.phrasing == phrasing)]
+        )
     return out

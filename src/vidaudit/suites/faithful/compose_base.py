@@ -19,9 +19,17 @@ def never(world: WorldRecord, pattern_of: Fact, exclude: set[str]) -> list[Patte
     """Patterns "Z does what ``pattern_of`` says" for agents Z that never do it (and are not excluded)."""
     kind = event_kind(pattern_of)
     doers = {f.subject for f in world.facts if event_kind(f) == kind}
-    return [Pattern(subject=z, kind=pattern_of.kind, predicate=pattern_of.predicate, object=pattern_of.object,
-                    value=pattern_of.value)
-            for z in agents_of(world) if z not in doers and z not in exclude and z != pattern_of.object]
+    return [
+        Pattern(
+            subject=z,
+            kind=pattern_of.kind,
+            predicate=pattern_of.predicate,
+            object=pattern_of.object,
+            value=pattern_of.value,
+        )
+        for z in agents_of(world)
+        if z not in doers and z not in exclude and z != pattern_of.object
+    ]
 
 
 def checked(form: Exists | Before | Count | Same, world: WorldRecord, expected: str, what: str) -> str:

@@ -26,18 +26,30 @@ from vidaudit.suites.faithful.questions import (
 from vidaudit.suites.faithful.world import Fact, WorldRecord
 
 
-def _count_subs(world: WorldRecord, target_id: str, x: Fact, y: Fact, chain: list[str], nevers: list[Pattern]
-                ) -> list[SubQuestion]:
+def _count_subs(
+    world: WorldRecord, target_id: str, x: Fact, y: Fact, chain: list[str], nevers: list[Pattern]
+) -> list[SubQuestion]:
     """A count depends on every doer doing the event and every other agent not doing it: two doers (X and Y,
     Yes) and two agents that never do it (No), all single-fact."""
-    items = [(Exists(pattern=Pattern.of(x)), YES, [x.id]), (Exists(pattern=Pattern.of(y)), YES, [y.id]),
-             *((Exists(pattern=z), NO, list(chain)) for z in nevers)]
+    items = [
+        (Exists(pattern=Pattern.of(x)), YES, [x.id]),
+        (Exists(pattern=Pattern.of(y)), YES, [y.id]),
+        *((Exists(pattern=z), NO, list(chain)) for z in nevers),
+    ]
     out = []
     for j, (form, expected, fact_ids) in enumerate(items, 1):
         text = text_of(form, world)
-        out.append(SubQuestion(sub_id=f"{target_id}-s{j}", target_id=target_id, text=text,
-                               answer=checked(form, world, expected, text), probe_type="single_fact",
-                               fact_ids=fact_ids, form=form))
+        out.append(
+            SubQuestion(
+                sub_id=f"{target_id}-s{j}",
+                target_id=target_id,
+                text=text,
+                answer=checked(form, world, expected, text),
+                probe_type="single_fact",
+                fact_ids=fact_ids,
+                form=form,
+            )
+        )
     return out
 
 
@@ -46,6 +58,7 @@ class CountOption:
     """An event kind a count question can ask about: its facts, a doer X that does it once and another doer Y
     (the negative credits X's event to Y), and whether some doer does it more than once (then only linked
     identities count it right: two sightings of one agent are one agent)."""
+
     event: EventKind
     chain: tuple[str, ...]
     x: Fact
@@ -69,16 +82,19 @@ def count_options(world: WorldRecord) -> list[CountOption]:
             continue
         x = singles[0]
         y = next(f for f in facts if f.subject != x.subject)
-        replacement = Claim(t=x.t, subject=y.subject, kind=x.kind, predicate=x.predicate, object=x.object, value=x.value)
+        replacement = Claim(
+            t=x.t, subject=y.subject, kind=x.kind, predicate=x.predicate, object=x.object, value=x.value
+        )
         if claim_holds(replacement, world):
             continue
         out.append(CountOption(event, tuple(f.id for f in facts), x, y, max(per.values()) > 1))
     return out
 
 
-def count_pair(world: WorldRecord, opt: CountOption, ids: tuple[str, str],
-                rng: np.random.Generator) -> tuple[list[Target], list[SubQuestion]]:
-    """"Do exactly k agents <do p>?" (Yes, k = the agents that do) and its negative: X's event credited to Y at
+def count_pair(
+    world: WorldRecord, opt: CountOption, ids: tuple[str, str], rng: np.random.Generator
+) -> tuple[list[Target], list[SubQuestion]]:
+    """ "Do exactly k agents <do p>?" (Yes, k = the agents that do) and its negative: X's event credited to Y at
     t_X, so k - 1 agents ("Do exactly k - 1 agents <do p>?", No)."""
     x, y = opt.x, opt.y
     doers = {world.fact(f).subject for f in opt.chain}
@@ -93,12 +109,25 @@ def count_pair(world: WorldRecord, opt: CountOption, ids: tuple[str, str],
         subs = _count_subs(world, tid, x, y, chain, [nevers[int(i)] for i in pick])
         text = text_of(form, world)
         neg = polarity == "negative"
-        out_t.append(Target(target_id=tid, video_id=world.video_id, text=text,
-                            answer=checked(form, world, expected, text), chain=chain, temporally_constrained=False,
-                            ordering_pair=None, polarity=polarity, negative_of=ids[0] if neg else None,
-                            perturbed=Perturbation(fact_id=x.id, replacement=replacement) if neg else None,
-                            asserted=[replacement if c.t == x.t and c.subject == x.subject else c
-                                      for c in asserted] if neg else asserted,
-                            form=form, sub_ids=[s.sub_id for s in subs], question_form="count"))
+        out_t.append(
+            Target(
+                target_id=tid,
+                video_id=world.video_id,
+                text=text,
+                answer=checked(form, world, expected, text),
+                chain=chain,
+                temporally_constrained=False,
+                ordering_pair=None,
+                polarity=polarity,
+                negative_of=ids[0] if neg else None,
+                perturbed=Perturbation(fact_id=x.id, replacement=replacement) if neg else None,
+                asserted=[replacement if c.t == x.t and c.subject == x.subject else c for c in asserted]
+                if neg
+                else asserted,
+                form=form,
+                sub_ids=[s.sub_id for s in subs],
+                question_form="count",
+            )
+        )
         out_s += subs
     return out_t, out_s

@@ -36,6 +36,7 @@ class IdentityOption:
     apart), None when the refs say "the agent that ...". Each of the three refs describes exactly one fact of
     the world, so "Is <ref a> the same agent as <ref b>?" is Yes and "... as <ref c>?" is No. ``a`` and ``b``
     are never a going-behind and coming-out (or a leaving and entering) pair: their answer would be in the words."""
+
     a: Fact
     b: Fact
     c: Fact
@@ -74,9 +75,11 @@ def identity_options(world: WorldRecord) -> list[IdentityOption]:
             modes.append((look_of(world, a_id), twins))
         modes.append((None, sorted(agents - {a_id})))
         for look, others in modes:
+
             def usable(f: Fact, look: tuple[str, str] | None = look) -> bool:
                 colour, shape = look or (None, None)
                 return Ref(event=EventKind.of(f), colour=colour, shape=shape).denotes(world) == [f]
+
             cs = [f for f in world.facts if f.subject in others and usable(f)]
             for fa in (f for f in before if usable(f)):
                 for fb in (f for f in after if usable(f) and f.id != fa.id and not _partners(fa, f)):
@@ -88,8 +91,7 @@ def _partners(f: Fact, g: Fact) -> bool:
     """Two events that always come as a pair by one agent in these worlds (going behind an agent and coming out
     from behind it, leaving the scene and entering it): "is the one that went behind X the one that came out?"
     would be Yes from the words alone, so such a pair is never the positive's."""
-    return (f.predicate, g.predicate) in (("goes_behind", "emerges_from"), ("exits", "enters")) \
-        and f.object == g.object
+    return (f.predicate, g.predicate) in (("goes_behind", "emerges_from"), ("exits", "enters")) and f.object == g.object
 
 
 def select_identities(world: WorldRecord, n: int, rng: np.random.Generator) -> list[IdentityOption]:
@@ -109,9 +111,10 @@ def select_identities(world: WorldRecord, n: int, rng: np.random.Generator) -> l
     return chosen
 
 
-def identity_pair(world: WorldRecord, opt: IdentityOption, ids: tuple[str, str]
-                   ) -> tuple[list[Target], list[SubQuestion]]:
-    """"Is <A's sighting before the gap> the same agent as <A's sighting after it>?" (Yes) and its negative
+def identity_pair(
+    world: WorldRecord, opt: IdentityOption, ids: tuple[str, str]
+) -> tuple[list[Target], list[SubQuestion]]:
+    """ "Is <A's sighting before the gap> the same agent as <A's sighting after it>?" (Yes) and its negative
     "... as <B's sighting>?" (No): B's fact at its time credited to A, the one false claim. Both have chain
     [a, b, c] and four sub-questions (2 Yes, 2 No) probing every chain fact:
 
@@ -130,27 +133,66 @@ def identity_pair(world: WorldRecord, opt: IdentityOption, ids: tuple[str, str]
 
     def swap(f: Fact, subject: str) -> Exists:
         return Exists(pattern=EventKind.of(f).by(subject))
+
     plans: tuple[tuple[str, Same, str, list[tuple[Exists | Same, str, list[str], str]]], ...] = (
-        (ids[0], Same(a=ra, b=rb), YES,
-         [(Exists(pattern=Pattern.of(b)), YES, [b.id], "single_fact"), (swap(a, who_b), NO, [a.id], "single_fact"),
-          (Exists(pattern=Pattern.of(c)), YES, [c.id], "single_fact"), (Same(a=rb, b=rc), NO, [b.id, c.id], "identity")]),
-        (ids[1], Same(a=ra, b=rc), NO,
-         [(Exists(pattern=Pattern.of(a)), YES, [a.id], "single_fact"), (swap(c, who_a), NO, [c.id], "single_fact"),
-          (swap(b, who_b), NO, [b.id], "single_fact"), (Same(a=ra, b=rb), YES, [a.id, b.id], "identity")]))
+        (
+            ids[0],
+            Same(a=ra, b=rb),
+            YES,
+            [
+                (Exists(pattern=Pattern.of(b)), YES, [b.id], "single_fact"),
+                (swap(a, who_b), NO, [a.id], "single_fact"),
+                (Exists(pattern=Pattern.of(c)), YES, [c.id], "single_fact"),
+                (Same(a=rb, b=rc), NO, [b.id, c.id], "identity"),
+            ],
+        ),
+        (
+            ids[1],
+            Same(a=ra, b=rc),
+            NO,
+            [
+                (Exists(pattern=Pattern.of(a)), YES, [a.id], "single_fact"),
+                (swap(c, who_a), NO, [c.id], "single_fact"),
+                (swap(b, who_b), NO, [b.id], "single_fact"),
+                (Same(a=ra, b=rb), YES, [a.id, b.id], "identity"),
+            ],
+        ),
+    )
     targets, subs = [], []
     for tid, form, expected, items in plans:
         neg = expected == NO
         mine = []
         for j, (sform, sexp, fact_ids, probe) in enumerate(items, 1):
             text = text_of(sform, world)
-            mine.append(SubQuestion(sub_id=f"{tid}-s{j}", target_id=tid, text=text, answer=checked(sform, world, sexp, text),
-                                    probe_type=probe, fact_ids=fact_ids, form=sform))
+            mine.append(
+                SubQuestion(
+                    sub_id=f"{tid}-s{j}",
+                    target_id=tid,
+                    text=text,
+                    answer=checked(sform, world, sexp, text),
+                    probe_type=probe,
+                    fact_ids=fact_ids,
+                    form=sform,
+                )
+            )
         text = text_of(form, world)
-        targets.append(Target(target_id=tid, video_id=world.video_id, text=text, answer=checked(form, world, expected, text),
-                              chain=chain, temporally_constrained=False, ordering_pair=None,
-                              polarity="negative" if neg else "positive", negative_of=ids[0] if neg else None,
-                              perturbed=Perturbation(fact_id=c.id, replacement=replacement) if neg else None,
-                              asserted=[Claim.of(a), replacement if neg else Claim.of(b)], form=form,
-                              sub_ids=[x.sub_id for x in mine], question_form="identity"))
+        targets.append(
+            Target(
+                target_id=tid,
+                video_id=world.video_id,
+                text=text,
+                answer=checked(form, world, expected, text),
+                chain=chain,
+                temporally_constrained=False,
+                ordering_pair=None,
+                polarity="negative" if neg else "positive",
+                negative_of=ids[0] if neg else None,
+                perturbed=Perturbation(fact_id=c.id, replacement=replacement) if neg else None,
+                asserted=[Claim.of(a), replacement if neg else Claim.of(b)],
+                form=form,
+                sub_ids=[x.sub_id for x in mine],
+                question_form="identity",
+            )
+        )
         subs += mine
     return targets, subs

@@ -45,10 +45,36 @@ from vidaudit.suites.faithful.worldfile import WorldFile, write_world_file
 #: pairs, occlusions and repeated events (an agent lights up or leaves twice) so that identity linking matters
 #: by design (issue 23): a count is right only when two sightings of one agent are one agent.
 PRESETS: dict[str, tuple[int, dict[str, Any]]] = {
-    "smoke": (2, {"agents": 6, "events": 12, "occlusions": 2, "lookalikes": 2, "repeats": 1, "duration_s": 20.0,
-                  "fps": 10.0, "width": 192, "height": 144, "max_targets": 6}),
-    "standard": (20, {"agents": 6, "events": 14, "occlusions": 3, "lookalikes": 2, "repeats": 2, "duration_s": 24.0,
-                      "fps": 10.0, "width": 320, "height": 240, "max_targets": 10}),
+    "smoke": (
+        2,
+        {
+            "agents": 6,
+            "events": 12,
+            "occlusions": 2,
+            "lookalikes": 2,
+            "repeats": 1,
+            "duration_s": 20.0,
+            "fps": 10.0,
+            "width": 192,
+            "height": 144,
+            "max_targets": 6,
+        },
+    ),
+    "standard": (
+        20,
+        {
+            "agents": 6,
+            "events": 14,
+            "occlusions": 3,
+            "lookalikes": 2,
+            "repeats": 2,
+            "duration_s": 24.0,
+            "fps": 10.0,
+            "width": 320,
+            "height": 240,
+            "max_targets": 10,
+        },
+    ),
 }
 #: what a synthetic dataset supports: facts and probe types are exact, the domain is "synthetic"
 CAPABILITIES = {"facts": True, "probe_types": True, "domains": True, "world_records": True}
@@ -84,30 +110,52 @@ def _job(spec: SceneSpec, out: str, verify: bool) -> tuple[list[dict], list[str]
     (root / "worlds").mkdir(parents=True, exist_ok=True)
     render_video(spec, built.sim.cast, built.sim.tracks, root / rel_video)
     problems = check_video(built.sim.world, built.sim.log, root / rel_video) if verify else []
-    wf = WorldFile(world=built.sim.world, targets=built.targets, subs=built.subs, render=built.sim.log,
-                   knobs=spec.knobs())
+    wf = WorldFile(
+        world=built.sim.world, targets=built.targets, subs=built.subs, render=built.sim.log, knobs=spec.knobs()
+    )
     world_sha = write_world_file(root / rel_world, wf)
     video = video_ref(root, rel_video)
     if video.n_frames != spec.n_frames:
         problems.append(f"the file has {video.n_frames} frames, the scene {spec.n_frames}")
-    common = {"source": "synthetic", "seed": spec.seed, "world": rel_world, "world_sha256": world_sha,
-              "capabilities": dict(CAPABILITIES)}
+    common = {
+        "source": "synthetic",
+        "seed": spec.seed,
+        "world": rel_world,
+        "world_sha256": world_sha,
+        "capabilities": dict(CAPABILITIES),
+    }
     rows = [s.model_dump(mode="json") for s in samples_for(built.sim.world, built.targets, built.subs, video, common)]
-    return rows, [f"{spec.video_id}: {p}" for p in problems], {"targets": [(t.answer, t.question_form, t.phrasing)
-                                                                            for t in built.targets],
-                                                                "subs": [(s.answer, s.probe_type) for s in built.subs]}
+    return (
+        rows,
+        [f"{spec.video_id}: {p}" for p in problems],
+        {
+            "targets": [(t.answer, t.question_form, t.phrasing) for t in built.targets],
+            "subs": [(s.answer, s.probe_type) for s in built.subs],
+        },
+    )
 
 
 def _pooled_balance(parts: list[dict]) -> dict[str, Any]:
-    targets = [Target(target_id="", video_id="", text="", answer=a, question_form=f, phrasing=ph)
-               for p in parts for a, f, ph in p["targets"]]
-    subs = [SubQuestion(sub_id="", target_id="", text="", answer=a, probe_type=pt) for p in parts for a, pt in p["subs"]]
+    targets = [
+        Target(target_id="", video_id="", text="", answer=a, question_form=f, phrasing=ph)
+        for p in parts
+        for a, f, ph in p["targets"]
+    ]
+    subs = [
+        SubQuestion(sub_id="", target_id="", text="", answer=a, probe_type=pt) for p in parts for a, pt in p["subs"]
+    ]
     return balance(targets, subs)
 
 
-def generate(specs: Sequence[SceneSpec], out: str | Path, *, workers: int | None = None, verify: bool = True,
-             on_progress: Callable[[int, int], None] | None = None,
-             pool: PoolFactory | None = None) -> GenerateResult:
+def generate(
+    specs: Sequence[SceneSpec],
+    out: str | Path,
+    *,
+    workers: int | None = None,
+    verify: bool = True,
+    on_progress: Callable[[int, int], None] | None = None,
+    pool: PoolFactory | None = None,
+) -> GenerateResult:
     """Render, check and compose every scene into ``out``; raise (no manifest) on any failed pixel check.
 
     One job per video (``_job``: its output depends on its spec alone). ``pool(initializer=...)`` makes the
@@ -122,22 +170,35 @@ def generate(specs: Sequence[SceneSpec], out: str | Path, *, workers: int | None
     if len(set(ids)) != len(ids):
         raise ConfigError("two scenes share a video id")
     out.mkdir(parents=True, exist_ok=True)
-    done = run_jobs(_job, [(spec, str(out), verify) for spec in specs], workers=workers, pool=pool,
-                    on_progress=on_progress)
+    done = run_jobs(
+        _job, [(spec, str(out), verify) for spec in specs], workers=workers, pool=pool, on_progress=on_progress
+    )
     results: dict[str, tuple[list[dict], list[str], dict]] = dict(zip(ids, done, strict=True))
     problems = [p for vid in ids for p in results[vid][1]]
     if problems:
-        raise VerificationError(f"{len(problems)} pixel check(s) failed (no manifest written):\n"
-                                + "\n".join(problems[:20]))
+        raise VerificationError(
+            f"{len(problems)} pixel check(s) failed (no manifest written):\n" + "\n".join(problems[:20])
+        )
     samples = [Sample.model_validate(r) for vid in ids for r in results[vid][0]]
     manifest = write_manifest(out, samples)
     bal = _pooled_balance([results[vid][2] for vid in ids])
-    write_dataset_info(out, {
-        "suite": SUITE, "generator_version": GENERATOR, "vidaudit_version": __version__,
-        "libraries": library_versions(), "encoder": {"codec": "libx264", "pix_fmt": "yuv420p", "options": X264_OPTIONS},
-        "n_videos": len(specs), "n_samples": len(samples), "n_targets": bal["target"]["n"], "n_subs": bal["sub"]["n"],
-        "balance": bal, "capabilities": dict(CAPABILITIES), "verified": verify,
-        "scenes": [{"video_id": s.video_id, "seed": s.seed, **s.knobs()} for s in specs],
-        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    write_dataset_info(
+        out,
+        {
+            "suite": SUITE,
+            "generator_version": GENERATOR,
+            "vidaudit_version": __version__,
+            "libraries": library_versions(),
+            "encoder": {"codec": "libx264", "pix_fmt": "yuv420p", "options": X264_OPTIONS},
+            "n_videos": len(specs),
+            "n_samples": len(samples),
+            "n_targets": bal["target"]["n"],
+            "n_subs": bal["sub"]["n"],
+            "balance": bal,
+            "capabilities": dict(CAPABILITIES),
+            "verified": verify,
+            "scenes": [{"video_id": s.video_id, "seed": s.seed, **s.knobs()} for s in specs],
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        },
+    )
     return GenerateResult(out, manifest, samples, len(specs), bal, time.perf_counter() - t0)
-

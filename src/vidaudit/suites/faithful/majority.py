@@ -40,7 +40,14 @@ class MajorityAdapter:
         sid = request.metadata.get("sample_id")
         s = self.samples.get(sid) if sid is not None else None
         if s is None:
-            raise ModelCallError(ErrorKind.BAD_REQUEST, f"majority: unknown sample {request.metadata.get('sample_id')!r}")
+            raise ModelCallError(
+                ErrorKind.BAD_REQUEST, f"majority: unknown sample {request.metadata.get('sample_id')!r}"
+            )
         label = self.labels[str(s.params.get("role", "item"))]
-        return Response(text=f"Answer: {label}", latency_s=time.perf_counter() - t0, finish_reason="stop",
-                        model_version="majority", cost_usd=0.0)
+        return Response(
+            text=f"Answer: {label}",
+            latency_s=time.perf_counter() - t0,
+            finish_reason="stop",
+            model_version="majority",
+            cost_usd=0.0,
+        )

@@ -42,10 +42,10 @@ EPS = 1e-12
 
 @dataclass(frozen=True)
 class SubOutcome:
-    gold: str | None          # "Yes", "No", or None when the gold answer is invalid
+    gold: str | None  # "Yes", "No", or None when the gold answer is invalid
     right: bool
     probe_type: str | None = None
-    written: str | None = None   # the answer as the data writes it, when Yes/No (also for an item kept as wrong)
+    written: str | None = None  # the answer as the data writes it, when Yes/No (also for an item kept as wrong)
 
     @property
     def label(self) -> str | None:
@@ -55,12 +55,12 @@ class SubOutcome:
 
 @dataclass(frozen=True)
 class TargetOutcome:
-    target: str               # the target's sample id
-    cluster: Hashable         # source video: the bootstrap's resampling unit
+    target: str  # the target's sample id
+    cluster: Hashable  # source video: the bootstrap's resampling unit
     gold: str | None
     right: bool
     subs: tuple[SubOutcome, ...] = ()
-    written: str | None = None   # as SubOutcome.written
+    written: str | None = None  # as SubOutcome.written
 
     @property
     def label(self) -> str | None:
@@ -77,12 +77,18 @@ class TargetOutcome:
 
 def rate(k: int, n: int) -> dict[str, Any]:
     lo, hi = wilson_interval(k, n)
-    return {"value": k / n if n else None, "k": int(k), "n": int(n),
-            "ci_low": lo if n else None, "ci_high": hi if n else None}
+    return {
+        "value": k / n if n else None,
+        "k": int(k),
+        "n": int(n),
+        "ci_low": lo if n else None,
+        "ci_high": hi if n else None,
+    }
 
 
-def video_interval(values: Sequence[float], clusters: Sequence[Hashable], *, n_boot: int = N_BOOT_VIDEO,
-                   seed: int = 0) -> tuple[float, float]:
+def video_interval(
+    values: Sequence[float], clusters: Sequence[Hashable], *, n_boot: int = N_BOOT_VIDEO, seed: int = 0
+) -> tuple[float, float]:
     """95% percentile interval of mean(values) from a bootstrap that resamples whole source videos (the
     project's clustered bootstrap, ``score.stats.paired_bootstrap``, against a zero arm): the ratio of the
     resampled videos' sums to their sizes, so items of one video stay together."""
@@ -90,8 +96,9 @@ def video_interval(values: Sequence[float], clusters: Sequence[Hashable], *, n_b
     return res.ci_low, res.ci_high
 
 
-def _with_video_interval(block: dict[str, Any], values: Sequence[float], clusters: Sequence[Hashable],
-                         seed: int) -> dict[str, Any]:
+def _with_video_interval(
+    block: dict[str, Any], values: Sequence[float], clusters: Sequence[Hashable], seed: int
+) -> dict[str, Any]:
     if not values:
         return {**block, "video_ci_low": None, "video_ci_high": None, "n_videos": 0}
     lo, hi = video_interval(values, clusters, seed=seed)
@@ -99,27 +106,44 @@ def _with_video_interval(block: dict[str, Any], values: Sequence[float], cluster
 
 
 def a_target(outs: Sequence[TargetOutcome], *, seed: int = 0) -> dict[str, Any]:
-    return _with_video_interval(rate(sum(o.right for o in outs), len(outs)), [float(o.right) for o in outs],
-                                [o.cluster for o in outs], seed_from("faithful-video-ci", "a_target", seed))
+    return _with_video_interval(
+        rate(sum(o.right for o in outs), len(outs)),
+        [float(o.right) for o in outs],
+        [o.cluster for o in outs],
+        seed_from("faithful-video-ci", "a_target", seed),
+    )
 
 
 def a_sub(outs: Sequence[TargetOutcome], *, seed: int = 0) -> dict[str, Any]:
     subs = [(float(s.right), o.cluster) for o in outs for s in o.subs]
-    return _with_video_interval(rate(sum(s.right for o in outs for s in o.subs), len(subs)), [v for v, _ in subs],
-                                [c for _, c in subs], seed_from("faithful-video-ci", "a_sub", seed))
+    return _with_video_interval(
+        rate(sum(s.right for o in outs for s in o.subs), len(subs)),
+        [v for v, _ in subs],
+        [c for _, c in subs],
+        seed_from("faithful-video-ci", "a_sub", seed),
+    )
 
 
 def a_faith(outs: Sequence[TargetOutcome], *, seed: int = 0) -> dict[str, Any]:
-    return _with_video_interval(rate(sum(o.faithful for o in outs), len(outs)), [float(o.faithful) for o in outs],
-                                [o.cluster for o in outs], seed_from("faithful-video-ci", "a_faith", seed))
+    return _with_video_interval(
+        rate(sum(o.faithful for o in outs), len(outs)),
+        [float(o.faithful) for o in outs],
+        [o.cluster for o in outs],
+        seed_from("faithful-video-ci", "a_faith", seed),
+    )
 
 
 def a_cons(outs: Sequence[TargetOutcome], *, n_boot: int = N_BOOT_CONS, seed: int = 0) -> dict[str, Any]:
     c = [o for o in outs if o.right]
     base = {"n_correct_targets": len(c), "n_vacuous": sum(not o.subs for o in c), "comparable_across_models": False}
     if not c:
-        return {"value": None, "ci_low": None, "ci_high": None, **base,
-                "note": "undefined: no target is answered correctly"}
+        return {
+            "value": None,
+            "ci_low": None,
+            "ci_high": None,
+            **base,
+            "note": "undefined: no target is answered correctly",
+        }
     value = sum(o.consistency for o in c) / len(c)
     lo, hi = video_interval([o.consistency for o in c], [o.cluster for o in c], n_boot=n_boot, seed=seed)
     return {"value": value, "ci_low": lo, "ci_high": hi, **base}
@@ -138,21 +162,31 @@ def balanced_accuracy(items: Sequence[tuple[str | None, bool]]) -> dict[str, Any
     """Mean of the recalls on Yes-gold and No-gold items (items with invalid gold are left out and counted)."""
     yes = [r for g, r in items if g == YES]
     no = [r for g, r in items if g == NO]
-    out: dict[str, Any] = {"n_yes": len(yes), "n_no": len(no), "n_invalid_gold": sum(g is None for g, _ in items),
-                           "recall_yes": sum(yes) / len(yes) if yes else None,
-                           "recall_no": sum(no) / len(no) if no else None}
+    out: dict[str, Any] = {
+        "n_yes": len(yes),
+        "n_no": len(no),
+        "n_invalid_gold": sum(g is None for g, _ in items),
+        "recall_yes": sum(yes) / len(yes) if yes else None,
+        "recall_no": sum(no) / len(no) if no else None,
+    }
     out["value"] = (out["recall_yes"] + out["recall_no"]) / 2 if yes and no else None
     return out
 
 
 def balanced(outs: Sequence[TargetOutcome]) -> dict[str, dict[str, Any]]:
-    return {"target": balanced_accuracy([(o.gold, o.right) for o in outs]),
-            "sub": balanced_accuracy([(s.gold, s.right) for o in outs for s in o.subs])}
+    return {
+        "target": balanced_accuracy([(o.gold, o.right) for o in outs]),
+        "sub": balanced_accuracy([(s.gold, s.right) for o in outs for s in o.subs]),
+    }
 
 
 def accuracies(outs: Sequence[TargetOutcome], *, seed: int = 0) -> dict[str, Any]:
-    return {"a_target": a_target(outs, seed=seed), "a_sub": a_sub(outs, seed=seed), "a_faith": a_faith(outs, seed=seed),
-            "a_cons": a_cons(outs, seed=seed)}
+    return {
+        "a_target": a_target(outs, seed=seed),
+        "a_sub": a_sub(outs, seed=seed),
+        "a_faith": a_faith(outs, seed=seed),
+        "a_cons": a_cons(outs, seed=seed),
+    }
 
 
 def invariants(acc: dict[str, Any], outs: Sequence[TargetOutcome]) -> list[dict[str, Any]]:
@@ -161,15 +195,23 @@ def invariants(acc: dict[str, Any], outs: Sequence[TargetOutcome]) -> list[dict[
     n = len(outs)
     checks = [{"name": "a_faith <= a_target", "lhs": f["value"], "rhs": t["value"], "holds": f["k"] <= t["k"]}]
     if c["value"] is None:
-        checks.append({"name": "a_faith == 0 when no target is right", "lhs": f["value"], "rhs": 0.0,
-                       "holds": f["k"] == 0})
+        checks.append(
+            {"name": "a_faith == 0 when no target is right", "lhs": f["value"], "rhs": 0.0, "holds": f["k"] == 0}
+        )
     else:
         rhs = t["value"] * c["value"]
-        checks.append({"name": "a_faith <= a_target * a_cons", "lhs": f["value"], "rhs": rhs,
-                       "holds": f["value"] <= rhs + EPS})
+        checks.append(
+            {"name": "a_faith <= a_target * a_cons", "lhs": f["value"], "rhs": rhs, "holds": f["value"] <= rhs + EPS}
+        )
     all_subs = sum(all(s.right for s in o.subs) for o in outs)
-    checks.append({"name": "a_faith <= share of targets with every sub-question right", "lhs": f["value"],
-                   "rhs": all_subs / n if n else None, "holds": f["k"] <= all_subs})
+    checks.append(
+        {
+            "name": "a_faith <= share of targets with every sub-question right",
+            "lhs": f["value"],
+            "rhs": all_subs / n if n else None,
+            "holds": f["k"] <= all_subs,
+        }
+    )
     return checks
 
 
@@ -178,16 +220,25 @@ def invariants(acc: dict[str, Any], outs: Sequence[TargetOutcome]) -> list[dict[
 
 def majority_labels(outs: Sequence[TargetOutcome]) -> dict[str, str]:
     """The majority gold label per level of the loaded data (a tie goes to Yes)."""
+
     def major(golds: list[str | None]) -> str:
         return YES if golds.count(YES) >= golds.count(NO) else NO
+
     return {"target": major([o.gold for o in outs]), "sub": major([s.gold for o in outs for s in o.subs])}
 
 
 def constant_outcomes(outs: Sequence[TargetOutcome], target_label: str, sub_label: str) -> list[TargetOutcome]:
     """What a model answering ``target_label`` to every target and ``sub_label`` to every sub-question scores."""
-    return [TargetOutcome(o.target, o.cluster, o.gold, o.gold is not None and o.gold == target_label,
-                          tuple(SubOutcome(s.gold, s.gold is not None and s.gold == sub_label, s.probe_type)
-                                for s in o.subs)) for o in outs]
+    return [
+        TargetOutcome(
+            o.target,
+            o.cluster,
+            o.gold,
+            o.gold is not None and o.gold == target_label,
+            tuple(SubOutcome(s.gold, s.gold is not None and s.gold == sub_label, s.probe_type) for s in o.subs),
+        )
+        for o in outs
+    ]
 
 
 def chance_expectation(outs: Sequence[TargetOutcome]) -> dict[str, float | None]:
@@ -196,17 +247,28 @@ def chance_expectation(outs: Sequence[TargetOutcome]) -> dict[str, float | None]
         return {"a_target": None, "a_sub": None, "a_faith": None}
     valid_t = [o.gold is not None for o in outs]
     subs = [s for o in outs for s in o.subs]
-    return {"a_target": 0.5 * sum(valid_t) / len(outs),
-            "a_sub": 0.5 * sum(s.gold is not None for s in subs) / len(subs) if subs else None,
-            "a_faith": sum(0.5 ** (1 + len(o.subs)) if o.gold is not None and all(s.gold is not None for s in o.subs)
-                           else 0.0 for o in outs) / len(outs)}
+    return {
+        "a_target": 0.5 * sum(valid_t) / len(outs),
+        "a_sub": 0.5 * sum(s.gold is not None for s in subs) / len(subs) if subs else None,
+        "a_faith": sum(
+            0.5 ** (1 + len(o.subs)) if o.gold is not None and all(s.gold is not None for s in o.subs) else 0.0
+            for o in outs
+        )
+        / len(outs),
+    }
 
 
 # --------------------------------------------------------------------------- paired differences
 
 
-def paired_difference(a: Sequence[TargetOutcome], b: Sequence[TargetOutcome], metric: str, *,
-                      labels: tuple[str, str] = ("a", "b"), n_boot: int = N_BOOT_PAIRED) -> dict[str, Any]:
+def paired_difference(
+    a: Sequence[TargetOutcome],
+    b: Sequence[TargetOutcome],
+    metric: str,
+    *,
+    labels: tuple[str, str] = ("a", "b"),
+    n_boot: int = N_BOOT_PAIRED,
+) -> dict[str, Any]:
     """metric(b) - metric(a) over the targets both systems were planned on, bootstrapped by source video.
 
     ``metric`` is ``a_target`` (target right) or ``a_faith`` (target and every sub-question right).
@@ -222,8 +284,14 @@ def paired_difference(a: Sequence[TargetOutcome], b: Sequence[TargetOutcome], me
 
     def x(o: TargetOutcome) -> float:
         return float(o.right if metric == "a_target" else o.faithful)
-    res = paired_bootstrap([x(ia[t]) for t in shared], [x(ib[t]) for t in shared], [ia[t].cluster for t in shared],
-                           n_boot=n_boot, seed=seed_from("faithful-paired", metric, *labels))
+
+    res = paired_bootstrap(
+        [x(ia[t]) for t in shared],
+        [x(ib[t]) for t in shared],
+        [ia[t].cluster for t in shared],
+        n_boot=n_boot,
+        seed=seed_from("faithful-paired", metric, *labels),
+    )
     points = 100.0 * res.estimate
     if abs(points) < TIE_POINTS:
         verdict = "tie"
@@ -233,6 +301,15 @@ def paired_difference(a: Sequence[TargetOutcome], b: Sequence[TargetOutcome], me
         verdict = f"{labels[0]} higher"
     else:
         verdict = "not significant"
-    return {"metric": metric, "a": labels[0], "b": labels[1], "difference": f"{metric}(b) - {metric}(a)",
-            "points": points, "verdict": verdict, "tie_threshold_points": TIE_POINTS, **res.to_dict(),
-            "n_only_a": len(set(ia) - set(ib)), "n_only_b": len(set(ib) - set(ia))}
+    return {
+        "metric": metric,
+        "a": labels[0],
+        "b": labels[1],
+        "difference": f"{metric}(b) - {metric}(a)",
+        "points": points,
+        "verdict": verdict,
+        "tie_threshold_points": TIE_POINTS,
+        **res.to_dict(),
+        "n_only_a": len(set(ia) - set(ib)),
+        "n_only_b": len(set(ib) - set(ia)),
+    }

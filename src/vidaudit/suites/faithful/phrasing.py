@@ -73,7 +73,9 @@ def order_text(first: Pattern, second: Pattern, world: WorldRecord, word: str = 
 
 def implicit_order_text(first: Pattern, second: Pattern, world: WorldRecord) -> str:
     """ "Has <first> already <done p> when <second>?": the order is implied, never said."""
-    return f"Has {_name(world, first.subject)} already {verb(first, world, participle=True)} when {clause(second, world)}?"
+    return (
+        f"Has {_name(world, first.subject)} already {verb(first, world, participle=True)} when {clause(second, world)}?"
+    )
 
 
 def count_text(event: EventKind, n: int, world: WorldRecord) -> str:
@@ -95,8 +97,9 @@ def same_text(form: Same, world: WorldRecord) -> str:
     return f"Is {ref_text(form.a, world)} the same agent as {ref_text(form.b, world)}?"
 
 
-def text_of(form: Exists | Before | Count | Same, world: WorldRecord, after: bool = False,
-            implicit: bool = False) -> str:
+def text_of(
+    form: Exists | Before | Count | Same, world: WorldRecord, after: bool = False, implicit: bool = False
+) -> str:
     """The question of a form; ``after`` phrases ``before(a, b)`` as "Does <b> after <a>?", ``implicit`` as
     "Has <a> already ... when <b>?"."""
     if isinstance(form, Exists):

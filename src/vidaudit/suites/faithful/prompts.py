@@ -16,13 +16,17 @@ from __future__ import annotations
 
 from vidaudit.sdk import Condition, ConfigError, Presentation, Sample
 
-ANSWER_FORMAT = ("Answer with Yes or No. You may explain briefly first; end your reply with a final line of the "
-                 "form \"Answer: Yes\" or \"Answer: No\".")
+ANSWER_FORMAT = (
+    "Answer with Yes or No. You may explain briefly first; end your reply with a final line of the "
+    'form "Answer: Yes" or "Answer: No".'
+)
 DIRECT_FORMAT = "Reply with exactly one word: Yes or No."
-LEGEND = ("The video shows flat coloured shapes, each marked with a number, on a dark background. A white ring "
-          "around a shape means it is lit. Shapes can pass a small grey ball to each other, bump into each other, "
-          "move behind a larger shape (hidden from view), and leave or enter the scene. Two shapes may share a "
-          "colour and form and differ only in their number.")
+LEGEND = (
+    "The video shows flat coloured shapes, each marked with a number, on a dark background. A white ring "
+    "around a shape means it is lit. Shapes can pass a small grey ball to each other, bump into each other, "
+    "move behind a larger shape (hidden from view), and leave or enter the scene. Two shapes may share a "
+    "colour and form and differ only in their number."
+)
 
 TEMPLATES: dict[str, str] = {
     "yes_no": "Question: {question}\n" + ANSWER_FORMAT,
@@ -47,6 +51,8 @@ def render_prompt(sample: Sample, condition: Condition) -> tuple[str | None, str
     if name not in TEMPLATES:
         raise ConfigError(f"unknown prompt {name!r} for the faithful suite; choose from {', '.join(PROMPT_NAMES)}")
     if name in SYNTHETIC_ONLY and sample.params.get("source") != "synthetic":
-        raise ConfigError(f"prompt {name!r} describes the synthetic scenes; sample {sample.sample_id} is "
-                          f"{sample.params.get('source') or 'not synthetic'}: use yes_no or direct")
+        raise ConfigError(
+            f"prompt {name!r} describes the synthetic scenes; sample {sample.sample_id} is "
+            f"{sample.params.get('source') or 'not synthetic'}: use yes_no or direct"
+        )
     return None, _preamble(condition) + TEMPLATES[name].format(question=sample.question)

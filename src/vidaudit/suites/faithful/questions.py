@@ -53,12 +53,16 @@ class Pattern(_Strict):
 
     @classmethod
     def of(cls, fact: Fact) -> Pattern:
-        return cls(subject=fact.subject, kind=fact.kind, predicate=fact.predicate, object=fact.object,
-                   value=fact.value)
+        return cls(subject=fact.subject, kind=fact.kind, predicate=fact.predicate, object=fact.object, value=fact.value)
 
     def matches(self, fact: Fact) -> bool:
-        return (fact.subject, fact.kind, fact.predicate, fact.object, fact.value) == \
-            (self.subject, self.kind, self.predicate, self.object, self.value)
+        return (fact.subject, fact.kind, fact.predicate, fact.object, fact.value) == (
+            self.subject,
+            self.kind,
+            self.predicate,
+            self.object,
+            self.value,
+        )
 
 
 class Claim(Pattern):
@@ -98,8 +102,12 @@ class EventKind(_Strict):
         return cls(kind=fact.kind, predicate=fact.predicate, object=fact.object, value=fact.value)
 
     def matches(self, fact: Fact) -> bool:
-        return (fact.kind, fact.predicate, fact.object, fact.value) == (self.kind, self.predicate, self.object,
-                                                                      self.value)
+        return (fact.kind, fact.predicate, fact.object, fact.value) == (
+            self.kind,
+            self.predicate,
+            self.object,
+            self.value,
+        )
 
     def by(self, subject: str) -> Pattern:
         return Pattern(subject=subject, kind=self.kind, predicate=self.predicate, object=self.object, value=self.value)
@@ -124,9 +132,16 @@ class Ref(_Strict):
     def denotes(self, world: WorldRecord) -> list[Fact]:
         """The facts this describes: the event, done by an agent with the look (when one is given)."""
         agents = {e.id: e for e in world.entities if e.category == "agent"}
-        return [f for f in world.facts if f.subject in agents and self.event.matches(f)
-                and all(v is None or agents[f.subject].attributes.get(k) == v
-                        for k, v in (("colour", self.colour), ("shape", self.shape)))]
+        return [
+            f
+            for f in world.facts
+            if f.subject in agents
+            and self.event.matches(f)
+            and all(
+                v is None or agents[f.subject].attributes.get(k) == v
+                for k, v in (("colour", self.colour), ("shape", self.shape))
+            )
+        ]
 
 
 class Same(_Strict):
@@ -236,5 +251,4 @@ def order_dependent(form: AnyForm, pair: tuple[str, str], world: WorldRecord) ->
 
 def claim_holds(claim: Claim, world: WorldRecord) -> bool:
     """Whether a fact matching ``claim`` is recorded at the claim's time."""
-    return any(claim.pattern().matches(f) and (claim.t is None or abs(f.t - claim.t) <= TIME_EPS)
-               for f in world.facts)
+    return any(claim.pattern().matches(f) and (claim.t is None or abs(f.t - claim.t) <= TIME_EPS) for f in world.facts)

@@ -25,8 +25,9 @@ def _number(img: np.ndarray, agent: Agent, centre: tuple[float, float]) -> None:
 
 
 def draw_ring(img: np.ndarray, agent: Agent, centre: np.ndarray) -> None:
-    draw.circle(img, (float(centre[0]), float(centre[1])), agent.radius + HALO_GAP + HALO_WIDTH / 2, HALO,
-                thickness=HALO_WIDTH)
+    draw.circle(
+        img, (float(centre[0]), float(centre[1])), agent.radius + HALO_GAP + HALO_WIDTH / 2, HALO, thickness=HALO_WIDTH
+    )
 
 
 def draw_agent(img: np.ndarray, agent: Agent, centre: np.ndarray) -> None:
@@ -38,8 +39,9 @@ def draw_agent(img: np.ndarray, agent: Agent, centre: np.ndarray) -> None:
     _number(img, agent, c)
 
 
-def draw_frame(spec: SceneSpec, cast: list[Agent], tracks: Tracks, f: int,
-               canvas: np.ndarray | None = None) -> np.ndarray:
+def draw_frame(
+    spec: SceneSpec, cast: list[Agent], tracks: Tracks, f: int, canvas: np.ndarray | None = None
+) -> np.ndarray:
     """One frame: rings of lit agents first (so that touching shapes touch), then the shapes in
     z-order, then the ball."""
     img = canvas if canvas is not None else np.empty((spec.height, spec.width, 3), np.uint8)
@@ -56,8 +58,12 @@ def draw_frame(spec: SceneSpec, cast: list[Agent], tracks: Tracks, f: int,
 
 
 def _outside(spec: SceneSpec, a: Agent, p: np.ndarray) -> bool:
-    return bool(p[0] + a.footprint < 0 or p[0] - a.footprint > spec.width or p[1] + a.footprint < 0
-                or p[1] - a.footprint > spec.height)
+    return bool(
+        p[0] + a.footprint < 0
+        or p[0] - a.footprint > spec.width
+        or p[1] + a.footprint < 0
+        or p[1] - a.footprint > spec.height
+    )
 
 
 def render_video(spec: SceneSpec, cast: list[Agent], tracks: Tracks, path: str | Path) -> None:

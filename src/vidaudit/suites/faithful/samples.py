@@ -44,15 +44,21 @@ def schema_params(world: WorldRecord) -> dict[str, Any]:
     return {"schema": "open", "vocabulary": vocabulary_of_record(world)}
 
 
-def samples_for(world: WorldRecord, targets: list[Target], subs: list[SubQuestion], video: VideoRef,
-                common: dict[str, Any]) -> list[Sample]:
+def samples_for(
+    world: WorldRecord, targets: list[Target], subs: list[SubQuestion], video: VideoRef, common: dict[str, Any]
+) -> list[Sample]:
     """The samples of one video, each target followed by its sub-questions (so ``--limit`` keeps groups whole)."""
     by_target: dict[str, list[SubQuestion]] = {}
     for s in subs:
         by_target.setdefault(s.target_id, []).append(s)
     out: list[Sample] = []
-    base = {"video_id": world.video_id, "source_video_id": world.source_video_id, "domain": world.domain,
-            **schema_params(world), **common}
+    base = {
+        "video_id": world.video_id,
+        "source_video_id": world.source_video_id,
+        "domain": world.domain,
+        **schema_params(world),
+        **common,
+    }
     for t in targets:
         tsid = target_sample_id(world.video_id, t.target_id)
         mine = by_target.get(t.target_id, [])
@@ -60,25 +66,58 @@ def samples_for(world: WorldRecord, targets: list[Target], subs: list[SubQuestio
         perturbed = None
         if t.perturbed is not None:
             r = t.perturbed.replacement
-            perturbed = {"fact_id": t.perturbed.fact_id, "t": r.t,
-                         "replacement": clause(r.pattern(), world)}
-        out.append(Sample(
-            sample_id=tsid, suite=SUITE, question=t.text, answer=t.answer, video=video,
-            params={**base, "role": "target", "target_id": t.target_id, "target_sample_id": tsid,
-                    "probe_type": None, "polarity": t.polarity, "temporally_constrained": t.temporally_constrained,
-                    "question_form": t.question_form, "phrasing": t.phrasing,
+            perturbed = {"fact_id": t.perturbed.fact_id, "t": r.t, "replacement": clause(r.pattern(), world)}
+        out.append(
+            Sample(
+                sample_id=tsid,
+                suite=SUITE,
+                question=t.text,
+                answer=t.answer,
+                video=video,
+                params={
+                    **base,
+                    "role": "target",
+                    "target_id": t.target_id,
+                    "target_sample_id": tsid,
+                    "probe_type": None,
+                    "polarity": t.polarity,
+                    "temporally_constrained": t.temporally_constrained,
+                    "question_form": t.question_form,
+                    "phrasing": t.phrasing,
                     "negative_of": target_sample_id(world.video_id, t.negative_of) if t.negative_of else None,
-                    "ordering_pair": list(t.ordering_pair) if t.ordering_pair else None, "chain": list(t.chain),
-                    "chain_text": [fact_line(world, f) for f in t.chain], "perturbed": perturbed,
+                    "ordering_pair": list(t.ordering_pair) if t.ordering_pair else None,
+                    "chain": list(t.chain),
+                    "chain_text": [fact_line(world, f) for f in t.chain],
+                    "perturbed": perturbed,
                     "scope_names": [world.entity(e).name for e in scope(t, world)],
                     "sub_sample_ids": sub_ids,
-                    "subs": [{"sample_id": sid, "question": s.text, "answer": s.answer, "probe_type": s.probe_type}
-                             for sid, s in zip(sub_ids, mine, strict=True)]}))
+                    "subs": [
+                        {"sample_id": sid, "question": s.text, "answer": s.answer, "probe_type": s.probe_type}
+                        for sid, s in zip(sub_ids, mine, strict=True)
+                    ],
+                },
+            )
+        )
         for j, (sid, s) in enumerate(zip(sub_ids, mine, strict=True), 1):
-            out.append(Sample(
-                sample_id=sid, suite=SUITE, question=s.text, answer=s.answer, video=video,
-                params={**base, "role": "sub", "target_id": t.target_id, "target_sample_id": tsid,
-                        "probe_type": s.probe_type, "sub_index": j, "fact_ids": list(s.fact_ids),
+            out.append(
+                Sample(
+                    sample_id=sid,
+                    suite=SUITE,
+                    question=s.text,
+                    answer=s.answer,
+                    video=video,
+                    params={
+                        **base,
+                        "role": "sub",
+                        "target_id": t.target_id,
+                        "target_sample_id": tsid,
+                        "probe_type": s.probe_type,
+                        "sub_index": j,
+                        "fact_ids": list(s.fact_ids),
                         "fact_text": [fact_line(world, f) for f in s.fact_ids],
-                        "target_question": t.text, "target_answer": t.answer}))
+                        "target_question": t.text,
+                        "target_answer": t.answer,
+                    },
+                )
+            )
     return out

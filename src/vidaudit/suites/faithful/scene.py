@@ -18,12 +18,18 @@ from vidaudit.sdk import ConfigError, draw
 
 #: agent colours, named so that questions can say them (RGB)
 COLOURS: dict[str, tuple[int, int, int]] = {
-    "red": (222, 45, 45), "green": (50, 180, 70), "blue": (60, 100, 235), "yellow": (250, 220, 30),
-    "purple": (150, 50, 200), "orange": (250, 135, 30), "cyan": (40, 210, 230), "pink": (245, 95, 200),
+    "red": (222, 45, 45),
+    "green": (50, 180, 70),
+    "blue": (60, 100, 235),
+    "yellow": (250, 220, 30),
+    "purple": (150, 50, 200),
+    "orange": (250, 135, 30),
+    "cyan": (40, 210, 230),
+    "pink": (245, 95, 200),
 }
 BACKGROUND = (26, 28, 36)
-HALO = (255, 255, 255)          # the ring of a lit agent
-BALL_RGB = (200, 200, 200)      # the item passed between agents
+HALO = (255, 255, 255)  # the ring of a lit agent
+BALL_RGB = (200, 200, 200)  # the item passed between agents
 SHAPES = ("circle", "square", "diamond", "hexagon")
 SIZES = ("small", "large")
 #: large agents are this many times the small radius: any large shape hides any small one
@@ -59,8 +65,9 @@ class SceneSpec:
         if not 0 <= self.occlusions <= self.events:
             raise ConfigError(f"occlusions must be between 0 and events ({self.events}), got {self.occlusions}")
         if not 0 <= 2 * self.lookalikes <= self.agents:
-            raise ConfigError(f"lookalikes is a number of pairs: at most agents/2 = {self.agents // 2}, "
-                              f"got {self.lookalikes}")
+            raise ConfigError(
+                f"lookalikes is a number of pairs: at most agents/2 = {self.agents // 2}, got {self.lookalikes}"
+            )
         if self.width % 2 or self.height % 2 or min(self.width, self.height) < 96:
             raise ConfigError(f"width and height must be even and at least 96, got {self.width}x{self.height}")
         if not (self.fps > 0 and self.duration_s > 0):
@@ -79,10 +86,18 @@ class SceneSpec:
         return max(7.0, 0.065 * min(self.width, self.height))
 
     def knobs(self) -> dict[str, int | float]:
-        out = {"agents": self.agents, "events": self.events, "occlusions": self.occlusions,
-               "lookalikes": self.lookalikes, "duration_s": float(self.duration_s), "fps": float(self.fps),
-               "width": self.width, "height": self.height, "max_targets": self.max_targets}
-        if self.repeats:   # only when set, so that worlds drawn without repeats keep their seeds
+        out = {
+            "agents": self.agents,
+            "events": self.events,
+            "occlusions": self.occlusions,
+            "lookalikes": self.lookalikes,
+            "duration_s": float(self.duration_s),
+            "fps": float(self.fps),
+            "width": self.width,
+            "height": self.height,
+            "max_targets": self.max_targets,
+        }
+        if self.repeats:  # only when set, so that worlds drawn without repeats keep their seeds
             out["repeats"] = self.repeats
         return out
 
@@ -94,7 +109,7 @@ class Agent:
     shape: str
     size: str
     number: int
-    radius: float                 # circumradius in pixels
+    radius: float  # circumradius in pixels
     evidence: tuple[str, ...] = field(default=())
 
     @property
@@ -202,6 +217,5 @@ def make_cast(spec: SceneSpec, rng: np.random.Generator) -> list[Agent]:
     cast = []
     for i, c in enumerate(slots):
         radius = r_small * (LARGE_FACTOR if sizes[c] == "large" else 1.0)
-        cast.append(Agent(index=i, colour=colours[c], shape=shapes[c], size=sizes[c], number=numbers[i],
-                          radius=radius))
+        cast.append(Agent(index=i, colour=colours[c], shape=shapes[c], size=sizes[c], number=numbers[i], radius=radius))
     return [Agent(**{**a.__dict__, "evidence": evidence_for(a, cast)}) for a in cast]

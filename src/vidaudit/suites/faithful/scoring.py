@@ -32,5 +32,8 @@ def score_answer(sample: Sample, text: str | None, status: str) -> TrialScore:
     said = None if not p.ok else (YES if p.value else NO)
     gold = gold_of(sample)
     correct = gold is not None and said == gold
-    return TrialScore(correct=correct, parse=ParseResult(value=said, method=p.method, span=p.span),
-                      metrics={"said": said, "gold_valid": gold is not None})
+    return TrialScore(
+        correct=correct,
+        parse=ParseResult(value=said, method=p.method, span=p.span),
+        metrics={"said": said, "gold_valid": gold is not None},
+    )

@@ -78,8 +78,8 @@ class Simulation:
     spec: SceneSpec
     cast: list[Agent]
     tracks: Tracks
-    vis: list[list[str]]            # [agent][frame]
-    occluder: np.ndarray            # (n_agents, n_frames) index or -1
+    vis: list[list[str]]  # [agent][frame]
+    occluder: np.ndarray  # (n_agents, n_frames) index or -1
     world: WorldRecord
     log: RenderLog
     attempt: int
@@ -99,22 +99,40 @@ def visibility(spec: SceneSpec, cast: list[Agent], tracks: Tracks) -> tuple[list
     occ = np.full((n, n_frames), -1, dtype=int)
     for f in range(n_frames):
         pos = tracks.pos[:, f]
-        off = [(p[0] + a.radius < 0 or p[0] - a.radius > spec.width or p[1] + a.radius < 0
-                or p[1] - a.radius > spec.height) for p, a in zip(pos, cast, strict=True)]
+        off = [
+            (
+                p[0] + a.radius < 0
+                or p[0] - a.radius > spec.width
+                or p[1] + a.radius < 0
+                or p[1] - a.radius > spec.height
+            )
+            for p, a in zip(pos, cast, strict=True)
+        ]
         for i, a in enumerate(cast):
             if off[i]:
                 vis[i][f] = "offscreen"
                 continue
-            reach = a.footprint if tracks.lit[i, f] else a.radius   # a lit agent's ring must be hidden too
-            hider = next((o for o in order if rank[o] > rank[i] and not off[o]
-                          and np.linalg.norm(pos[i] - pos[o]) + reach <= cast[o].inradius - 1.0), None)
+            reach = a.footprint if tracks.lit[i, f] else a.radius  # a lit agent's ring must be hidden too
+            hider = next(
+                (
+                    o
+                    for o in order
+                    if rank[o] > rank[i]
+                    and not off[o]
+                    and np.linalg.norm(pos[i] - pos[o]) + reach <= cast[o].inradius - 1.0
+                ),
+                None,
+            )
             if hider is not None:
                 vis[i][f], occ[i, f] = "hidden", hider
                 continue
             p = pos[i]
             at_edge = not (a.radius <= p[0] <= spec.width - a.radius and a.radius <= p[1] <= spec.height - a.radius)
-            near = any(not off[j] and np.linalg.norm(p - pos[j]) < a.radius + halo + cast[j].footprint
-                       for j in range(n) if j != i)
+            near = any(
+                not off[j] and np.linalg.norm(p - pos[j]) < a.radius + halo + cast[j].footprint
+                for j in range(n)
+                if j != i
+            )
             near_ball = np.linalg.norm(p - tracks.ball[f]) < a.radius + halo + tracks.ball_radius
             vis[i][f] = "partial" if at_edge or near or near_ball else "full"
     return vis, occ
@@ -124,16 +142,25 @@ def _visible(v: str) -> bool:
     return v in ("full", "partial")
 
 
-def _facts(spec: SceneSpec, cast: list[Agent], tracks: Tracks, vis: list[list[str]],
-           occ: np.ndarray) -> list[dict]:
+def _facts(spec: SceneSpec, cast: list[Agent], tracks: Tracks, vis: list[list[str]], occ: np.ndarray) -> list[dict]:
     """Raw facts as dicts (frame, subject, kind, predicate, object, value, episode)."""
     raw: list[dict] = []
 
-    def add(frame: int, subject: str, kind: str, predicate: str, obj: str | None = None,
-            value: str | None = None) -> None:
+    def add(
+        frame: int, subject: str, kind: str, predicate: str, obj: str | None = None, value: str | None = None
+    ) -> None:
         ep = _window_of(tracks.episodes, frame)
-        raw.append({"frame": frame, "subject": subject, "kind": kind, "predicate": predicate, "object": obj,
-                    "value": value, "episode": ep.id if ep else None})
+        raw.append(
+            {
+                "frame": frame,
+                "subject": subject,
+                "kind": kind,
+                "predicate": predicate,
+                "object": obj,
+                "value": value,
+                "episode": ep.id if ep else None,
+            }
+        )
 
     for i, a in enumerate(cast):
         for f in range(1, tracks.n_frames):
@@ -156,7 +183,9 @@ def _facts(spec: SceneSpec, cast: list[Agent], tracks: Tracks, vis: list[list[st
             add(e.marks["release"], cast[h].id, "relation", "passes_to", cast[r].id)
             add(e.marks["catch"], cast[r].id, "relation", "receives", BALL_ID)
         elif e.kind == "collide":
-            add(_contact_frame(cast, tracks, e), cast[e.agents[0]].id, "relation", "collides_with", cast[e.agents[1]].id)
+            add(
+                _contact_frame(cast, tracks, e), cast[e.agents[0]].id, "relation", "collides_with", cast[e.agents[1]].id
+            )
     return raw
 
 
@@ -181,14 +210,16 @@ def _runs(flags: list[bool]) -> list[tuple[int, int]]:
     return out
 
 
-def build_world(spec: SceneSpec, cast: list[Agent], tracks: Tracks, vis: list[list[str]], occ: np.ndarray,
-                attempt: int) -> WorldRecord:
+def build_world(
+    spec: SceneSpec, cast: list[Agent], tracks: Tracks, vis: list[list[str]], occ: np.ndarray, attempt: int
+) -> WorldRecord:
     fps, n_frames = spec.fps, tracks.n_frames
     raw = sorted(_facts(spec, cast, tracks, vis, occ), key=lambda r: (r["frame"], r["subject"], r["predicate"]))
     facts = [Fact(id=f"f{k + 1:02d}", t=r["frame"] / fps, **r) for k, r in enumerate(raw)]
     involved = {p for f in facts for p in f.participants}
-    entities = [Entity(id=a.id, category="agent", attributes=a.attributes, name=a.name)
-                for a in cast if a.id in involved]
+    entities = [
+        Entity(id=a.id, category="agent", attributes=a.attributes, name=a.name) for a in cast if a.id in involved
+    ]
     observations: list[Observation] = []
     gaps: list[Gap] = []
     links: list[IdentityLink] = []
@@ -202,22 +233,53 @@ def build_world(spec: SceneSpec, cast: list[Agent], tracks: Tracks, vis: list[li
             stop, nxt = runs[k][1], runs[k + 1][0]
             hidden = vis[i][stop] == "hidden"
             gid = f"g{len(gaps) + 1:02d}"
-            gaps.append(Gap(id=gid, entity=a.id, kind="occlusion" if hidden else "exit", t_start=stop / fps,
-                            t_end=nxt / fps, cause=cast[int(occ[i, stop])].id if hidden else None))
-            links.append(IdentityLink(entity=a.id, gap=gid, t_before=stop / fps, t_after=nxt / fps,
-                                      evidence=list(a.evidence)))
+            gaps.append(
+                Gap(
+                    id=gid,
+                    entity=a.id,
+                    kind="occlusion" if hidden else "exit",
+                    t_start=stop / fps,
+                    t_end=nxt / fps,
+                    cause=cast[int(occ[i, stop])].id if hidden else None,
+                )
+            )
+            links.append(
+                IdentityLink(entity=a.id, gap=gid, t_before=stop / fps, t_after=nxt / fps, evidence=list(a.evidence))
+            )
     if BALL_ID in involved:
         entities.append(Entity(id=BALL_ID, category="item", attributes={"colour": "grey"}, name="the ball"))
         observations.append(Observation(entity=BALL_ID, t_start=0.0, t_end=(n_frames - 1) / fps))
     key = sorted({f.t for f in facts} | {g.t_start for g in gaps} | {g.t_end for g in gaps if g.t_end is not None})
     return WorldRecord(
-        video_id=spec.video_id, source_video_id=spec.video_id, duration_s=n_frames / fps, fps=fps,
-        domain="synthetic", entities=entities, facts=facts, key_timestamps=key, observations=observations,
-        gaps=gaps, identity_links=links,
-        provenance={"generator": GENERATOR, "seed": spec.seed, "attempt": attempt, "knobs": spec.knobs(),
-                    "unregistered_agents": [a.id for a in cast if a.id not in involved],
-                    "episodes": [{"id": e.id, "kind": e.kind, "t_start": e.f0 / fps, "t_end": e.f1 / fps,
-                                  "agents": [cast[i].id for i in e.agents]} for e in tracks.episodes]})
+        video_id=spec.video_id,
+        source_video_id=spec.video_id,
+        duration_s=n_frames / fps,
+        fps=fps,
+        domain="synthetic",
+        entities=entities,
+        facts=facts,
+        key_timestamps=key,
+        observations=observations,
+        gaps=gaps,
+        identity_links=links,
+        provenance={
+            "generator": GENERATOR,
+            "seed": spec.seed,
+            "attempt": attempt,
+            "knobs": spec.knobs(),
+            "unregistered_agents": [a.id for a in cast if a.id not in involved],
+            "episodes": [
+                {
+                    "id": e.id,
+                    "kind": e.kind,
+                    "t_start": e.f0 / fps,
+                    "t_end": e.f1 / fps,
+                    "agents": [cast[i].id for i in e.agents],
+                }
+                for e in tracks.episodes
+            ],
+        },
+    )
 
 
 def check_frames(world: WorldRecord, n_frames: int) -> list[int]:
@@ -229,19 +291,42 @@ def check_frames(world: WorldRecord, n_frames: int) -> list[int]:
     return sorted(frames)
 
 
-def render_log(spec: SceneSpec, cast: list[Agent], tracks: Tracks, vis: list[list[str]], occ: np.ndarray,
-               frames: list[int]) -> RenderLog:
-    looks = {a.id: AgentLook(rgb=a.rgb, shape=a.shape, size=a.size, number=a.number, radius=a.radius,
-                             text_rgb=a.text_rgb) for a in cast}
+def render_log(
+    spec: SceneSpec, cast: list[Agent], tracks: Tracks, vis: list[list[str]], occ: np.ndarray, frames: list[int]
+) -> RenderLog:
+    looks = {
+        a.id: AgentLook(rgb=a.rgb, shape=a.shape, size=a.size, number=a.number, radius=a.radius, text_rgb=a.text_rgb)
+        for a in cast
+    }
     logged = {}
     for f in frames:
-        agents = {a.id: AgentAt(x=float(tracks.pos[i, f, 0]), y=float(tracks.pos[i, f, 1]), vis=vis[i][f],
-                                lit=bool(tracks.lit[i, f]),
-                                occluder=cast[int(occ[i, f])].id if occ[i, f] >= 0 else None)
-                  for i, a in enumerate(cast)}
+        agents = {
+            a.id: AgentAt(
+                x=float(tracks.pos[i, f, 0]),
+                y=float(tracks.pos[i, f, 1]),
+                vis=vis[i][f],
+                lit=bool(tracks.lit[i, f]),
+                occluder=cast[int(occ[i, f])].id if occ[i, f] >= 0 else None,
+            )
+            for i, a in enumerate(cast)
+        }
         h = int(tracks.holder[f])
-        logged[str(f)] = FrameLog(agents=agents, ball=(float(tracks.ball[f, 0]), float(tracks.ball[f, 1])),
-                                  holder=cast[h].id if h >= 0 else None)
-    return RenderLog(width=spec.width, height=spec.height, fps=spec.fps, n_frames=tracks.n_frames,
-                     background=BACKGROUND, halo_rgb=HALO, halo_gap=HALO_GAP, halo_width=HALO_WIDTH, ball_rgb=BALL_RGB,
-                     ball_radius=tracks.ball_radius, agents=looks, frames=logged)
+        logged[str(f)] = FrameLog(
+            agents=agents,
+            ball=(float(tracks.ball[f, 0]), float(tracks.ball[f, 1])),
+            holder=cast[h].id if h >= 0 else None,
+        )
+    return RenderLog(
+        width=spec.width,
+        height=spec.height,
+        fps=spec.fps,
+        n_frames=tracks.n_frames,
+        background=BACKGROUND,
+        halo_rgb=HALO,
+        halo_gap=HALO_GAP,
+        halo_width=HALO_WIDTH,
+        ball_rgb=BALL_RGB,
+        ball_radius=tracks.ball_radius,
+        agents=looks,
+        frames=logged,
+    )

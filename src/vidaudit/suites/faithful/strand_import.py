@@ -67,7 +67,7 @@ def _link(src: Path, dst: Path, top: Path) -> None:
     if not Path(folder).is_relative_to(real_top):
         raise DataError(f"{dst.parent} resolves to {folder}, outside {top}; remove that symlink from the output")
     if dst.is_symlink() or dst.is_file():
-        dst.unlink()   # an entry of OUT/videos (a symlink is removed itself, never its target)
+        dst.unlink()  # an entry of OUT/videos (a symlink is removed itself, never its target)
     elif dst.exists():
         raise DataError(f"{dst} exists and is not a file; remove it, or import into a new --out")
     try:
@@ -85,13 +85,17 @@ def _videos(kept: list[ReleaseTarget], videos: Path | None, out: Path) -> dict[s
     for n in names:
         confined(out / "videos", n, what="video_name", source=f"release file {sources[n]}")
     if videos is None:
-        return {n: VideoRef(path=f"videos/{n}", sha256=None, fps=0.0, width=0, height=0, n_frames=0, duration_s=0.0)
-                for n in names}
+        return {
+            n: VideoRef(path=f"videos/{n}", sha256=None, fps=0.0, width=0, height=0, n_frames=0, duration_s=0.0)
+            for n in names
+        }
     src = {n: confined(videos, n, what="video_name", source=f"release file {sources[n]}") for n in names}
     missing = [n for n in names if not src[n].is_file()]
     if missing:
-        raise DataError(f"{len(missing)} video(s) named by the release are not in {videos}: {', '.join(missing[:10])}; "
-                        "add them, or import without --videos (scoring only)")
+        raise DataError(
+            f"{len(missing)} video(s) named by the release are not in {videos}: {', '.join(missing[:10])}; "
+            "add them, or import without --videos (scoring only)"
+        )
     refs = {}
     for n in names:
         dst = out / "videos" / n
@@ -105,28 +109,60 @@ def samples_of(t: ReleaseTarget, video: VideoRef) -> list[Sample]:
     stem = Path(t.file).stem
     tid = f"t{t.index:03d}"
     tsid = f"{stem}-{tid}"
-    base: dict[str, Any] = {"source": SOURCE, "file": t.file, "index": t.index, "video_id": stem,
-                            "video_name": t.video_name, "source_video_id": t.cluster, "domain": None,
-                            "capabilities": dict(CAPABILITIES), "schema": SCHEMA}
+    base: dict[str, Any] = {
+        "source": SOURCE,
+        "file": t.file,
+        "index": t.index,
+        "video_id": stem,
+        "video_name": t.video_name,
+        "source_video_id": t.cluster,
+        "domain": None,
+        "capabilities": dict(CAPABILITIES),
+        "schema": SCHEMA,
+    }
     sub_ids = [f"{tsid}-s{j + 1}" for j in range(len(t.subs))]
-    params = {**base, "role": "target", "target_id": tid, "target_sample_id": tsid, "probe_type": None,
-              "polarity": None, "temporally_constrained": None, "sub_sample_ids": sub_ids,
-              "subs": [{"sample_id": sid, "question": s.text, "answer": s.answer, "probe_type": None}
-                       for sid, s in zip(sub_ids, t.subs, strict=True)]}
+    params = {
+        **base,
+        "role": "target",
+        "target_id": tid,
+        "target_sample_id": tsid,
+        "probe_type": None,
+        "polarity": None,
+        "temporally_constrained": None,
+        "sub_sample_ids": sub_ids,
+        "subs": [
+            {"sample_id": sid, "question": s.text, "answer": s.answer, "probe_type": None}
+            for sid, s in zip(sub_ids, t.subs, strict=True)
+        ],
+    }
     if t.invalid:
         params["invalid"] = sorted(t.invalid)
     out = [Sample(sample_id=tsid, suite=SUITE, params=params, question=t.text, answer=t.answer, video=video)]
     for j, (sid, s) in enumerate(zip(sub_ids, t.subs, strict=True), 1):
-        sp = {**base, "role": "sub", "target_id": tid, "target_sample_id": tsid, "probe_type": None, "sub_index": j,
-              "target_question": t.text, "target_answer": t.answer}
+        sp = {
+            **base,
+            "role": "sub",
+            "target_id": tid,
+            "target_sample_id": tsid,
+            "probe_type": None,
+            "sub_index": j,
+            "target_question": t.text,
+            "target_answer": t.answer,
+        }
         if not s.valid:
             sp["invalid"] = ["non_yes_no" if s.text else "length_mismatch"]
         out.append(Sample(sample_id=sid, suite=SUITE, params=sp, question=s.text, answer=s.answer, video=video))
     return out
 
 
-def import_strand(directory: str | Path, out: str | Path, *, videos: str | Path | None = None,
-                  on_invalid: str = "drop-target", cluster_by: str = "source") -> ImportResult:
+def import_strand(
+    directory: str | Path,
+    out: str | Path,
+    *,
+    videos: str | Path | None = None,
+    on_invalid: str = "drop-target",
+    cluster_by: str = "source",
+) -> ImportResult:
     res = validate_strand(directory, on_invalid=on_invalid, cluster_by=cluster_by)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -137,9 +173,24 @@ def import_strand(directory: str | Path, out: str | Path, *, videos: str | Path 
         raise DataError("two release files share a name stem; rename one")
     manifest = write_manifest(out, samples)
     vpath = write_validation(res, out / VALIDATION)
-    write_dataset_info(out, {
-        "suite": SUITE, "source": SOURCE, "vidaudit_version": __version__, "release_dir": str(directory),
-        "videos": videos is not None, "policy": on_invalid, "cluster_by": cluster_by, "capabilities": CAPABILITIES, "schema": SCHEMA,
-        "files": res.files, "targets_read": res.targets_read, "targets_kept": res.targets_kept, "counts": res.counts,
-        "n_samples": len(samples), "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    write_dataset_info(
+        out,
+        {
+            "suite": SUITE,
+            "source": SOURCE,
+            "vidaudit_version": __version__,
+            "release_dir": str(directory),
+            "videos": videos is not None,
+            "policy": on_invalid,
+            "cluster_by": cluster_by,
+            "capabilities": CAPABILITIES,
+            "schema": SCHEMA,
+            "files": res.files,
+            "targets_read": res.targets_read,
+            "targets_kept": res.targets_kept,
+            "counts": res.counts,
+            "n_samples": len(samples),
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        },
+    )
     return ImportResult(res, samples, manifest, vpath)

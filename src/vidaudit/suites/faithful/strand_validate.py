@@ -38,8 +38,14 @@ from typing import Any
 
 from vidaudit.sdk import ConfigError, DataError, read_json_file, write_json_atomic
 
-KINDS = ("length_mismatch", "non_yes_no", "sub_equals_target", "conflicting_answers", "duplicate_target",
-         "sliding_sub_lists")
+KINDS = (
+    "length_mismatch",
+    "non_yes_no",
+    "sub_equals_target",
+    "conflicting_answers",
+    "duplicate_target",
+    "sliding_sub_lists",
+)
 POLICIES = ("drop-target", "drop-file", "keep-as-wrong")
 CLUSTER_BY = ("source", "file")
 VALIDATION = "validation.json"
@@ -50,10 +56,63 @@ MAX_RELEASE_FILE_BYTES = 16 * 1024 * 1024
 #: lists are paired at most SLIDE_MAX_OFFSET positions away from their target
 SLIDE_GAP, SLIDE_MAX_OFFSET = 0.4, 3
 _NAME = re.compile(r"^(?P<num>\d+)(?:_(?P<clip>\d+))?_(?P<source>[A-Za-z0-9_-]{11})$")
-_STOP = frozenset(["a", "an", "the", "did", "does", "do", "is", "was", "were", "are", "be", "been", "in", "of", "to",
-                   "and", "or", "on", "at", "for", "with", "this", "that", "these", "those", "he", "she", "his",
-                   "her", "him", "it", "its", "they", "them", "their", "by", "from", "as", "any", "after", "before",
-                   "then", "when", "while", "into", "onto", "video", "there", "here", "who", "whom", "which", "what"])
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "did",
+        "does",
+        "do",
+        "is",
+        "was",
+        "were",
+        "are",
+        "be",
+        "been",
+        "in",
+        "of",
+        "to",
+        "and",
+        "or",
+        "on",
+        "at",
+        "for",
+        "with",
+        "this",
+        "that",
+        "these",
+        "those",
+        "he",
+        "she",
+        "his",
+        "her",
+        "him",
+        "it",
+        "its",
+        "they",
+        "them",
+        "their",
+        "by",
+        "from",
+        "as",
+        "any",
+        "after",
+        "before",
+        "then",
+        "when",
+        "while",
+        "into",
+        "onto",
+        "video",
+        "there",
+        "here",
+        "who",
+        "whom",
+        "which",
+        "what",
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -70,7 +129,7 @@ class Finding:
 @dataclass
 class ReleaseSub:
     text: str
-    answer: str                  # "Yes"/"No", or the raw text when invalid
+    answer: str  # "Yes"/"No", or the raw text when invalid
     valid: bool
 
 
@@ -84,15 +143,23 @@ class ReleaseTarget:
     answer: str
     valid: bool
     subs: list[ReleaseSub]
-    invalid: set[str] = field(default_factory=set)   # kinds of the findings that affect this target
+    invalid: set[str] = field(default_factory=set)  # kinds of the findings that affect this target
 
 
 #: the paper's own statistics of its benchmark (§4, §4.1, §4.4) as it prints them (50.8% for 497 of 977):
 #: what the release is compared with
 PAPER_STATISTICS: dict[str, float | int] = {
-    "videos": 88, "targets": 977, "subs": 2516, "subs_per_target": 2.58, "targets_per_video": 11.1,
-    "target_yes": 497, "target_yes_share": 0.508, "sub_yes": 1298, "sub_yes_share": 0.516,
-    "majority_a_faith": 0.191}
+    "videos": 88,
+    "targets": 977,
+    "subs": 2516,
+    "subs_per_target": 2.58,
+    "targets_per_video": 11.1,
+    "target_yes": 497,
+    "target_yes_share": 0.508,
+    "sub_yes": 1298,
+    "sub_yes_share": 0.516,
+    "majority_a_faith": 0.191,
+}
 
 
 def statistics(targets: list[ReleaseTarget]) -> dict[str, Any]:
@@ -107,18 +174,30 @@ def statistics(targets: list[ReleaseTarget]) -> dict[str, Any]:
     s_yes = sum(x.valid and x.answer == "Yes" for x in subs)
     s_no = sum(x.valid and x.answer == "No" for x in subs)
     files = len({t.file for t in targets})
-    always_yes = sum(t.valid and t.answer == "Yes" and not t.invalid and all(x.valid and x.answer == "Yes" for x in t.subs)
-                     for t in targets)
-    return {"videos": files, "sources": len({t.cluster for t in targets}), "targets": len(targets), "subs": len(subs),
-            "subs_per_target": sum(per) / len(per) if per else None,
-            "subs_per_target_min": min(per, default=None), "subs_per_target_max": max(per, default=None),
-            "subs_per_target_histogram": {str(m): per.count(m) for m in sorted(set(per))},
-            "targets_per_video": len(targets) / files if files else None,
-            "target_yes": t_yes, "target_no": t_no, "target_not_yes_no": len(targets) - t_yes - t_no,
-            "target_yes_share": t_yes / (t_yes + t_no) if t_yes + t_no else None,
-            "sub_yes": s_yes, "sub_no": s_no, "sub_not_yes_no": len(subs) - s_yes - s_no,
-            "sub_yes_share": s_yes / (s_yes + s_no) if s_yes + s_no else None,
-            "always_yes_a_faith": always_yes / len(targets) if targets else None}
+    always_yes = sum(
+        t.valid and t.answer == "Yes" and not t.invalid and all(x.valid and x.answer == "Yes" for x in t.subs)
+        for t in targets
+    )
+    return {
+        "videos": files,
+        "sources": len({t.cluster for t in targets}),
+        "targets": len(targets),
+        "subs": len(subs),
+        "subs_per_target": sum(per) / len(per) if per else None,
+        "subs_per_target_min": min(per, default=None),
+        "subs_per_target_max": max(per, default=None),
+        "subs_per_target_histogram": {str(m): per.count(m) for m in sorted(set(per))},
+        "targets_per_video": len(targets) / files if files else None,
+        "target_yes": t_yes,
+        "target_no": t_no,
+        "target_not_yes_no": len(targets) - t_yes - t_no,
+        "target_yes_share": t_yes / (t_yes + t_no) if t_yes + t_no else None,
+        "sub_yes": s_yes,
+        "sub_no": s_no,
+        "sub_not_yes_no": len(subs) - s_yes - s_no,
+        "sub_yes_share": s_yes / (s_yes + s_no) if s_yes + s_no else None,
+        "always_yes_a_faith": always_yes / len(targets) if targets else None,
+    }
 
 
 @dataclass
@@ -134,14 +213,22 @@ class ValidationResult:
     kept: list[ReleaseTarget]
     n_clusters: int
     unparsed_video_names: list[str]
-    statistics: dict[str, Any] = field(default_factory=dict)   # {"read", "kept", "paper"}: see statistics()
+    statistics: dict[str, Any] = field(default_factory=dict)  # {"read", "kept", "paper"}: see statistics()
 
     def to_json(self) -> dict[str, Any]:
-        return {"files": self.files, "targets_read": self.targets_read, "targets_kept": self.targets_kept,
-                "counts": dict(self.counts), "findings": [f.to_dict() for f in self.findings],
-                "policy": self.policy, "cluster_by": self.cluster_by, "n_clusters": self.n_clusters,
-                "normalised": list(self.normalised), "unparsed_video_names": list(self.unparsed_video_names),
-                "statistics": self.statistics}
+        return {
+            "files": self.files,
+            "targets_read": self.targets_read,
+            "targets_kept": self.targets_kept,
+            "counts": dict(self.counts),
+            "findings": [f.to_dict() for f in self.findings],
+            "policy": self.policy,
+            "cluster_by": self.cluster_by,
+            "n_clusters": self.n_clusters,
+            "normalised": list(self.normalised),
+            "unparsed_video_names": list(self.unparsed_video_names),
+            "statistics": self.statistics,
+        }
 
 
 def normalise_answer(raw: Any) -> tuple[str | None, str]:
@@ -213,7 +300,7 @@ def align(qs: list, subq: list) -> dict[int, int | None]:
     own = [words(q) for q in qs]
     lists = [frozenset().union(*(words(x) for x in sl)) if sl else frozenset() for sl in subq]
     weight = _weights(lists)
-    lo, hi = min(0, m - n) - SLIDE_MAX_OFFSET, max(0, m - n) + SLIDE_MAX_OFFSET   # the band of j - i the path may use
+    lo, hi = min(0, m - n) - SLIDE_MAX_OFFSET, max(0, m - n) + SLIDE_MAX_OFFSET  # the band of j - i the path may use
     neg = float("-inf")
     best: dict[tuple[int, int], tuple[float, int, tuple[int, int] | None, bool]] = {(0, 0): (0.0, 0, None, False)}
     for i in range(n + 1):
@@ -249,27 +336,34 @@ def _sliding(file: str, qs: list, subq: list) -> list[Finding]:
     """Targets the alignment (``align``) pairs with another position's list, or leaves without one while a list
     sits at their position, in runs of at least two: what zipping the lists would mis-pair."""
     pairing = align(qs, subq)
-    off = {i: (j - i if j is not None else None) for i, j in pairing.items() if j != i and (j is not None or i < len(subq))}
+    off = {
+        i: (j - i if j is not None else None) for i, j in pairing.items() if j != i and (j is not None or i < len(subq))
+    }
     lists = [frozenset().union(*(words(x) for x in sl)) if sl else frozenset() for sl in subq]
     weight = _weights(lists)
     out = []
     for i in sorted(off):
-        if i - 1 not in off and i + 1 not in off:   # a run of >= 2
+        if i - 1 not in off and i + 1 not in off:  # a run of >= 2
             continue
         own, j = words(qs[i]), pairing[i]
         mine = _dice(own, lists[i], weight) if i < len(lists) else 0.0
         if j is None:
-            detail = (f"questions[{i}] is left without a sub-question list by the best alignment of the file's targets "
-                      f"and lists (its own position's list overlaps it by {mine:.0%}, weighted Dice of content words)")
+            detail = (
+                f"questions[{i}] is left without a sub-question list by the best alignment of the file's targets "
+                f"and lists (its own position's list overlaps it by {mine:.0%}, weighted Dice of content words)"
+            )
         else:
-            detail = (f"questions[{i}] aligns with sub-questions[{j}] (offset {j - i:+d}; weighted Dice of content words "
-                      f"{_dice(own, lists[j], weight):.0%}), not with its own position's list ({mine:.0%})")
+            detail = (
+                f"questions[{i}] aligns with sub-questions[{j}] (offset {j - i:+d}; weighted Dice of content words "
+                f"{_dice(own, lists[j], weight):.0%}), not with its own position's list ({mine:.0%})"
+            )
         out.append(Finding(file, i, "sliding_sub_lists", detail))
     return out
 
 
-def validate_file(path: Path, cluster_by: str = "source") -> tuple[list[ReleaseTarget], list[Finding],
-                                                                    list[dict[str, Any]], bool]:
+def validate_file(
+    path: Path, cluster_by: str = "source"
+) -> tuple[list[ReleaseTarget], list[Finding], list[dict[str, Any]], bool]:
     """The targets of one file with the findings that affect them, the normalisations, and whether the
     video name was parsed."""
     try:
@@ -307,21 +401,34 @@ class _FileCheck:
         when case or spaces had to change."""
         value, text = normalise_answer(raw)
         if value is None:
-            self.findings.append(Finding(self.file, index, "non_yes_no", f"{where} = {text!r}" + (" (NA)" if
-                                         isinstance(raw, str) and raw.strip().upper() == "NA" else "")))
+            self.findings.append(
+                Finding(
+                    self.file,
+                    index,
+                    "non_yes_no",
+                    f"{where} = {text!r}" + (" (NA)" if isinstance(raw, str) and raw.strip().upper() == "NA" else ""),
+                )
+            )
             return text, False
         if raw != value:
-            self.normalised.append({"file": self.file, "index": index, "sub_index": sub_index, "from": raw,
-                                    "to": value})
+            self.normalised.append(
+                {"file": self.file, "index": index, "sub_index": sub_index, "from": raw, "to": value}
+            )
         return value, True
 
     def lengths(self, qs: list, ans: list, subq: list, suba: list) -> None:
         """The four target-level lists differ in length: no target's alignment can be trusted."""
         lengths = [len(qs), len(ans), len(subq), len(suba)]
         if len(set(lengths)) > 1:
-            self.findings.append(Finding(self.file, min(lengths), "length_mismatch",
-                                         f"questions {lengths[0]}, answers {lengths[1]}, sub-questions {lengths[2]}, "
-                                         f"sub-answers {lengths[3]}: the lists cannot be aligned"))
+            self.findings.append(
+                Finding(
+                    self.file,
+                    min(lengths),
+                    "length_mismatch",
+                    f"questions {lengths[0]}, answers {lengths[1]}, sub-questions {lengths[2]}, "
+                    f"sub-answers {lengths[3]}: the lists cannot be aligned",
+                )
+            )
             for i in self.affected:
                 self.affected[i].add("length_mismatch")
 
@@ -334,8 +441,14 @@ class _FileCheck:
         sq = subq[i] if i < len(subq) else []
         sa = suba[i] if i < len(suba) else []
         if (i < len(subq)) != (i < len(suba)) or len(sq) != len(sa):
-            self.findings.append(Finding(self.file, i, "length_mismatch",
-                                         f"sub-questions[{i}] has {len(sq)} items, sub-answers[{i}] {len(sa)}"))
+            self.findings.append(
+                Finding(
+                    self.file,
+                    i,
+                    "length_mismatch",
+                    f"sub-questions[{i}] has {len(sq)} items, sub-answers[{i}] {len(sa)}",
+                )
+            )
             self.affected[i].add("length_mismatch")
         subs = self._subs(i, q, sq, sa)
         if not ok and i < len(ans):
@@ -356,8 +469,9 @@ class _FileCheck:
             if not sub_ok:
                 self.affected[i].add("non_yes_no")
             if j < len(sq) and norm_text(text) == norm_text(q):
-                self.findings.append(Finding(self.file, i, "sub_equals_target",
-                                             f"sub-questions[{i}][{j}] repeats the target"))
+                self.findings.append(
+                    Finding(self.file, i, "sub_equals_target", f"sub-questions[{i}][{j}] repeats the target")
+                )
                 self.affected[i].add("sub_equals_target")
         return subs
 
@@ -369,12 +483,14 @@ class _FileCheck:
                 seen.setdefault(norm_text(t.text), []).append((t.index, f"questions[{t.index}]", t.answer))
             for j, s in enumerate(t.subs):
                 if s.valid:
-                    seen.setdefault(norm_text(s.text), []).append((t.index, f"sub-questions[{t.index}][{j}]",
-                                                                   s.answer))
+                    seen.setdefault(norm_text(s.text), []).append((t.index, f"sub-questions[{t.index}][{j}]", s.answer))
         for _text, places in seen.items():
             if len({a for _, _, a in places}) > 1:
-                self.findings.append(Finding(self.file, places[0][0], "conflicting_answers",
-                                             ", ".join(f"{w} = {a}" for _, w, a in places)))
+                self.findings.append(
+                    Finding(
+                        self.file, places[0][0], "conflicting_answers", ", ".join(f"{w} = {a}" for _, w, a in places)
+                    )
+                )
                 for i, _, _ in places:
                     self.affected[i].add("conflicting_answers")
 
@@ -384,8 +500,9 @@ class _FileCheck:
         for t in targets:
             key = norm_text(t.text)
             if key in first:
-                self.findings.append(Finding(self.file, t.index, "duplicate_target",
-                                             f"same text as questions[{first[key]}]"))
+                self.findings.append(
+                    Finding(self.file, t.index, "duplicate_target", f"same text as questions[{first[key]}]")
+                )
                 self.affected[t.index].add("duplicate_target")
             else:
                 first[key] = t.index
@@ -408,8 +525,9 @@ def release_files(directory: str | Path) -> list[Path]:
     return files
 
 
-def validate_strand(directory: str | Path, *, on_invalid: str = "drop-target",
-                    cluster_by: str = "source") -> ValidationResult:
+def validate_strand(
+    directory: str | Path, *, on_invalid: str = "drop-target", cluster_by: str = "source"
+) -> ValidationResult:
     """Validate every release file in ``directory`` and apply the policy (see the module docstring)."""
     if on_invalid not in POLICIES:
         raise ConfigError(f"--on-invalid must be one of {', '.join(POLICIES)}, got {on_invalid!r}")
@@ -435,11 +553,20 @@ def validate_strand(directory: str | Path, *, on_invalid: str = "drop-target",
     else:
         kept = list(all_targets)
     counts = {k: sum(f.kind == k for f in findings) for k in KINDS}
-    return ValidationResult(files=len(files), targets_read=len(all_targets), targets_kept=len(kept), counts=counts,
-                            findings=findings, normalised=normalised, policy=on_invalid, cluster_by=cluster_by,
-                            kept=kept, n_clusters=len({t.cluster for t in kept}), unparsed_video_names=unparsed,
-                            statistics={"read": statistics(all_targets), "kept": statistics(kept),
-                                        "paper": dict(PAPER_STATISTICS)})
+    return ValidationResult(
+        files=len(files),
+        targets_read=len(all_targets),
+        targets_kept=len(kept),
+        counts=counts,
+        findings=findings,
+        normalised=normalised,
+        policy=on_invalid,
+        cluster_by=cluster_by,
+        kept=kept,
+        n_clusters=len({t.cluster for t in kept}),
+        unparsed_video_names=unparsed,
+        statistics={"read": statistics(all_targets), "kept": statistics(kept), "paper": dict(PAPER_STATISTICS)},
+    )
 
 
 def write_validation(result: ValidationResult, path: str | Path) -> Path:

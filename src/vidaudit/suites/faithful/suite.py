@@ -34,8 +34,20 @@ from vidaudit.suites.faithful.scoring import score_answer
 from vidaudit.suites.faithful.viewer import FAITHFUL_VIEWER, viewer_trial
 
 #: sample parameters copied into each score record
-RECORD_PARAMS = ("role", "target_id", "target_sample_id", "probe_type", "polarity", "video_id", "source_video_id",
-                 "domain", "sub_index", "source", "seed", "invalid")
+RECORD_PARAMS = (
+    "role",
+    "target_id",
+    "target_sample_id",
+    "probe_type",
+    "polarity",
+    "video_id",
+    "source_video_id",
+    "domain",
+    "sub_index",
+    "source",
+    "seed",
+    "invalid",
+)
 
 
 def _yes_no(value: str, what: str) -> str:
@@ -55,8 +67,9 @@ class FaithfulCommands(Commands):
         add_import_strand(groups["import"])
         add_validate_strand(groups["validate"])
 
-    def generate_demo(self, out: Path, *, workers: int | None = None,
-                      on_progress: Callable[[int, int], None] | None = None) -> Path:
+    def generate_demo(
+        self, out: Path, *, workers: int | None = None, on_progress: Callable[[int, int], None] | None = None
+    ) -> Path:
         from vidaudit.suites.faithful.generate import generate, specs_for
 
         return generate(specs_for("smoke"), out, workers=workers, on_progress=on_progress).manifest
@@ -65,14 +78,22 @@ class FaithfulCommands(Commands):
 class FaithfulVerification(Verification):
     """Every rendered world's facts checked against its videos' pixels (``vidaudit generate faithful`` data)."""
 
-    def verify(self, data_dir: Path, samples: Sequence[Sample], *, workers: int | None = None,
-               on_progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:
+    def verify(
+        self,
+        data_dir: Path,
+        samples: Sequence[Sample],
+        *,
+        workers: int | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, list[str]]:
         from vidaudit.suites.faithful.verify import verify_dataset
 
         info = read_dataset_info(data_dir)
         if not (info.get("capabilities") or {}).get("world_records"):
-            raise ConfigError(f"{data_dir} has no world records to check pixels against (an imported STRAND "
-                              "release); pixel verification applies to `vidaudit generate faithful` data")
+            raise ConfigError(
+                f"{data_dir} has no world records to check pixels against (an imported STRAND "
+                "release); pixel verification applies to `vidaudit generate faithful` data"
+            )
         return verify_dataset(data_dir, samples, on_progress=on_progress)
 
 
@@ -93,8 +114,10 @@ class FaithfulBaselines(Baselines):
 
 class FaithfulSuite(Suite):
     name = "faithful"
-    description = ("Targets about the order of two events with their atomic sub-questions, scored jointly "
-                   "(faithful accuracy) on synthetic worlds with exact facts or the STRAND release.")
+    description = (
+        "Targets about the order of two events with their atomic sub-questions, scored jointly "
+        "(faithful accuracy) on synthetic worlds with exact facts or the STRAND release."
+    )
     paper = "002_fcde868126a0377a"
     default_prompt = "yes_no"
     kind_param = "role"
@@ -138,10 +161,10 @@ class FaithfulSuite(Suite):
         if retrieved is not None:  # an object-centric reply: what it retrieved, for retrieval precision/recall
             extra: dict[str, Any] = {"retrieved": retrieved}
             dropped = dropped_of(text)
-            if dropped is not None:   # drop_one=on: what G answered without (D.6's intervention)
+            if dropped is not None:  # drop_one=on: what G answered without (D.6's intervention)
                 extra["dropped"] = dropped
             size = memory_of(text)
-            if size is not None:      # the memory's estimated tokens (a token-matched cap is computed from them)
+            if size is not None:  # the memory's estimated tokens (a token-matched cap is computed from them)
                 extra["memory_tokens"] = size
             out = out.model_copy(update={"metrics": {**out.metrics, **extra}})
         return out
@@ -159,8 +182,12 @@ class FaithfulSuite(Suite):
 
         # an imported human study: one more row per annotator
         results = aggregate(inputs.with_human, inputs.samples, usage=inputs.usage)
-        return SuiteReport(results=results, sections=faithful_sections(results), notes=headline_notes(results),
-                           headline=faithful_headline(results))
+        return SuiteReport(
+            results=results,
+            sections=faithful_sections(results),
+            notes=headline_notes(results),
+            headline=faithful_headline(results),
+        )
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
         return viewer_trial(record, sample, raw_text)

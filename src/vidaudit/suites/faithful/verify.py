@@ -32,25 +32,29 @@ from vidaudit.suites.faithful.world import Fact, WorldRecord
 from vidaudit.suites.faithful.worldfile import read_world_file
 
 TEXT_COLOURS = ((0, 0, 0), (255, 255, 255))
-MIN_FILL = 0.45          # share of a fully visible agent's inner disk in its colour
-MIN_RING = 0.6           # share of ring samples in the ring colour when lit
+MIN_FILL = 0.45  # share of a fully visible agent's inner disk in its colour
+MIN_RING = 0.6  # share of ring samples in the ring colour when lit
 MAX_RING_DARK = 0.15
-MAX_STRAY = 2            # pixels of a vanished agent's colour tolerated (compression)
-TOUCH_PX = 7.0           # eroded blobs this close touch (their shapes are 9 px apart a frame before contact)
+MAX_STRAY = 2  # pixels of a vanished agent's colour tolerated (compression)
+TOUCH_PX = 7.0  # eroded blobs this close touch (their shapes are 9 px apart a frame before contact)
 
 
 class Palette:
     """Nearest-colour labels: ``names[k]`` for label k."""
 
     def __init__(self, log: RenderLog) -> None:
-        colours: dict[str, tuple[int, int, int]] = {"background": log.background, "ring": log.halo_rgb,
-                                                     "ball": log.ball_rgb, "text_black": TEXT_COLOURS[0]}
+        colours: dict[str, tuple[int, int, int]] = {
+            "background": log.background,
+            "ring": log.halo_rgb,
+            "ball": log.ball_rgb,
+            "text_black": TEXT_COLOURS[0],
+        }
         for look in log.agents.values():
             colours.setdefault(_colour_key(look.rgb), look.rgb)
         self.names = list(colours)
         self.rgb = np.array([colours[n] for n in self.names], dtype=np.float32)
         # nearest palette colour for every colour quantised to 5 bits per channel (a 32^3 lookup table)
-        q = (np.arange(32, dtype=np.float32) * 8 + 4)
+        q = np.arange(32, dtype=np.float32) * 8 + 4
         grid = np.stack(np.meshgrid(q, q, q, indexing="ij"), axis=-1).reshape(-1, 1, 3)
         self._lut = ((grid - self.rgb[None, :, :]) ** 2).sum(axis=2).argmin(axis=1).astype(np.uint8).reshape(32, 32, 32)
 
@@ -126,7 +130,9 @@ class FrameCheck:
             n = self.stray(agent_id)
             return [f"{where} is logged {a.vis} but {n} pixels of its colour show"] if n > MAX_STRAY else []
         if a.vis == "partial":
-            return [] if self.present(agent_id) >= 3 else [f"{where} is logged visible but no pixel of its colour shows"]
+            return (
+                [] if self.present(agent_id) >= 3 else [f"{where} is logged visible but no pixel of its colour shows"]
+            )
         inner = _disk(self.labels.shape, a.x, a.y, 0.9 * look.radius * _inradius(look.shape))
         fill = float(self.colour_mask(agent_id)[inner].mean()) if inner.any() else 0.0
         problems = []
@@ -139,8 +145,13 @@ class FrameCheck:
             tol = max(1.5, 0.2 * look.radius)
             if (dx * dx + dy * dy) ** 0.5 > tol:
                 problems.append(f"{where}: its blob is centred {dx:+.1f},{dy:+.1f} px from the logged position")
-        share = _ring_share(self.labels, self.pal.names.index("ring"), a.x, a.y,
-                            look.radius + self.log.halo_gap + self.log.halo_width / 2)
+        share = _ring_share(
+            self.labels,
+            self.pal.names.index("ring"),
+            a.x,
+            a.y,
+            look.radius + self.log.halo_gap + self.log.halo_width / 2,
+        )
         if share is not None and a.lit and share < MIN_RING:
             problems.append(f"{where} is logged lit but its ring shows on {share:.0%} of the circle")
         if share is not None and not a.lit and share > MAX_RING_DARK:
@@ -183,7 +194,7 @@ def _inradius(shape: str) -> float:
 
 def _attach(log: RenderLog, at: FrameLog, agent_id: str) -> tuple[float, float]:
     a, look = at.agents[agent_id], log.agents[agent_id]
-    d = (look.radius + log.halo_gap + log.halo_width + log.ball_radius + 1.0) / 2 ** 0.5
+    d = (look.radius + log.halo_gap + log.halo_width + log.ball_radius + 1.0) / 2**0.5
     return a.x + d, a.y - d
 
 
@@ -207,8 +218,10 @@ def check_video(world: WorldRecord, log: RenderLog, path: str | Path) -> list[st
         change = _CHANGES.get(fact.predicate)
         problem = change(log, fact, now, before) if change else None
         if problem:
-            what = (f"fact {fact.id} ({fact.subject} {fact.predicate} {fact.object or fact.value or ''}) "
-                    f"at frame {fact.frame}")
+            what = (
+                f"fact {fact.id} ({fact.subject} {fact.predicate} {fact.object or fact.value or ''}) "
+                f"at frame {fact.frame}"
+            )
             problems.append(f"{what}: {problem}")
     return problems
 
@@ -269,12 +282,20 @@ def _meets(log: RenderLog, fact: Fact, now: FrameCheck, before: FrameCheck) -> s
 
 
 _CHANGES: dict[str, _ChangeCheck] = {
-    "state": _toggle_shown, "goes_behind": _vanishes, "exits": _vanishes, "emerges_from": _appears,
-    "enters": _appears, "passes_to": _leaves_hand, "receives": _reaches_hand, "collides_with": _meets}
+    "state": _toggle_shown,
+    "goes_behind": _vanishes,
+    "exits": _vanishes,
+    "emerges_from": _appears,
+    "enters": _appears,
+    "passes_to": _leaves_hand,
+    "receives": _reaches_hand,
+    "collides_with": _meets,
+}
 
 
-def verify_dataset(root: str | Path, samples: Sequence[Sample],
-                   on_progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:
+def verify_dataset(
+    root: str | Path, samples: Sequence[Sample], on_progress: Callable[[int, int], None] | None = None
+) -> dict[str, list[str]]:
     """Problems per sample id: each video is checked once and its problems go to every sample on it."""
     root = Path(root)
     by_video: dict[str, list[Sample]] = {}

@@ -37,14 +37,19 @@ def viewer_trial(record: ScoreRecord, sample: Sample, raw_text: str | None) -> V
         if p.get("polarity"):
             facts.append(("polarity", str(p["polarity"])))
         for j, sub in enumerate(p.get("subs") or [], 1):
-            facts.append((f"sub-question {j} [{sub.get('probe_type') or 'probe type unknown'}]",
-                          f"{sub['question']} — {sub['answer']}"))
+            facts.append(
+                (
+                    f"sub-question {j} [{sub.get('probe_type') or 'probe type unknown'}]",
+                    f"{sub['question']} — {sub['answer']}",
+                )
+            )
         for line in p.get("chain_text") or []:
             facts.append(("chain fact", line))
         if p.get("perturbed"):
             pt = p["perturbed"]
-            facts.append(("perturbed fact", f"{pt['fact_id']} replaced by a claim false at {pt['t']:.2f} s: "
-                                            f"{pt['replacement']}"))
+            facts.append(
+                ("perturbed fact", f"{pt['fact_id']} replaced by a claim false at {pt['t']:.2f} s: {pt['replacement']}")
+            )
     else:
         facts.append(("target", f"{p.get('target_question')} — {p.get('target_answer')}"))
         for line in p.get("fact_text") or []:
@@ -52,7 +57,15 @@ def viewer_trial(record: ScoreRecord, sample: Sample, raw_text: str | None) -> V
     if p.get("invalid"):
         facts.append(("invalid item (kept as wrong)", ", ".join(p["invalid"])))
     return ViewerTrial(
-        trial_id=record.trial_id, sample_id=record.sample_id, model=record.model, condition=record.condition,
-        group=role, status=record.status, correct=record.correct,
+        trial_id=record.trial_id,
+        sample_id=record.sample_id,
+        model=record.model,
+        condition=record.condition,
+        group=role,
+        status=record.status,
+        correct=record.correct,
         columns={"role": role, "probe_type": p.get("probe_type"), "gold": str(sample.answer), "said": said},
-        facts=facts, raw_text=raw_text or "", grid_point=[role, p.get("probe_type")])
+        facts=facts,
+        raw_text=raw_text or "",
+        grid_point=[role, p.get("probe_type")],
+    )

@@ -178,8 +178,7 @@ class WorldRecord(_Strict):
         return sorted((f for f in self.facts if f.subject == entity_id), key=lambda f: (f.t, f.id))
 
     def observed_at(self, entity_id: str, t: float) -> bool:
-        return any(o.entity == entity_id and o.t_start - TIME_EPS <= t <= o.t_end + TIME_EPS
-                   for o in self.observations)
+        return any(o.entity == entity_id and o.t_start - TIME_EPS <= t <= o.t_end + TIME_EPS for o in self.observations)
 
     def with_facts(self, facts: Iterable[Fact]) -> WorldRecord:
         """A copy with other facts (unchecked: for counterfactual evaluation, e.g. swapped times)."""
@@ -200,10 +199,16 @@ def record_problems(record: WorldRecord) -> list[str]:
     time in a fixed order, so the first problems a refused record names are always the same."""
     known = {e.id for e in record.entities}
     intervals = _intervals(record)
-    return [*_id_problems(record), *_observation_problems(record, known), *_fact_problems(record, known),
-            *_registration_problems(record, intervals), *_gap_problems(record, known),
-            *_gap_cover_problems(record, intervals), *_link_problems(record, known),
-            *_timestamp_problems(record)]
+    return [
+        *_id_problems(record),
+        *_observation_problems(record, known),
+        *_fact_problems(record, known),
+        *_registration_problems(record, intervals),
+        *_gap_problems(record, known),
+        *_gap_cover_problems(record, intervals),
+        *_link_problems(record, known),
+        *_timestamp_problems(record),
+    ]
 
 
 def _id_problems(record: WorldRecord) -> list[str]:
@@ -258,8 +263,10 @@ def _registration_problems(record: WorldRecord, intervals: dict[str, list[Observ
         if record.observations and obs:
             span = max(o.t_end for o in obs) - min(o.t_start for o in obs)
             if span + TIME_EPS < REID_MIN_SEPARATION_S:
-                problems.append(f"entity {e.id} is observed over {span:.2f} s only: not re-identifiable at two "
-                                f"times {REID_MIN_SEPARATION_S:g} s apart")
+                problems.append(
+                    f"entity {e.id} is observed over {span:.2f} s only: not re-identifiable at two "
+                    f"times {REID_MIN_SEPARATION_S:g} s apart"
+                )
         elif record.observations:
             problems.append(f"entity {e.id} has no observation interval")
     return problems
@@ -292,12 +299,16 @@ def _gap_cover_problems(record: WorldRecord, intervals: dict[str, list[Observati
         gaps_by_entity.setdefault(g.entity, []).append(g)
     for entity, obs in intervals.items():
         for a, b in zip(obs, obs[1:], strict=False):
-            inside = [g for g in gaps_by_entity.get(entity, [])
-                      if abs(g.t_start - a.t_end) <= TIME_EPS and g.t_end is not None
-                      and abs(g.t_end - b.t_start) <= TIME_EPS]
+            inside = [
+                g
+                for g in gaps_by_entity.get(entity, [])
+                if abs(g.t_start - a.t_end) <= TIME_EPS and g.t_end is not None and abs(g.t_end - b.t_start) <= TIME_EPS
+            ]
             if len(inside) != 1:
-                problems.append(f"{entity}: the unobserved interval {a.t_end:.3f}-{b.t_start:.3f} s needs exactly "
-                                f"one gap, found {len(inside)}")
+                problems.append(
+                    f"{entity}: the unobserved interval {a.t_end:.3f}-{b.t_start:.3f} s needs exactly "
+                    f"one gap, found {len(inside)}"
+                )
     return problems
 
 
@@ -317,8 +328,10 @@ def _link_problems(record: WorldRecord, known: set[str]) -> list[str]:
             problems.append(f"identity link of {lk.entity}: evidence {missing} is not among its attributes")
     for g in record.gaps:
         if g.t_end is not None and (g.entity, g.id) not in links:
-            problems.append(f"gap {g.id} of {g.entity} ends (it is seen again) but no identity link with evidence "
-                            "binds the two segments; without evidence they are two entities")
+            problems.append(
+                f"gap {g.id} of {g.entity} ends (it is seen again) but no identity link with evidence "
+                "binds the two segments; without evidence they are two entities"
+            )
     return problems
 
 

@@ -34,23 +34,31 @@ PROBE_PARTS: dict[str, tuple[tuple[str, ...], str | None]] = {
 BUDGET_PRESETS = {"smoke": "smoke", "standard": "paper", "paper": "paper"}
 PAPER = "Reveal: Stress Tests Reveal Fragile Temporal and Visual Grounding in Video-Language Models"
 #: probe -> where in the paper its published numbers are (the profile names the paper and the table)
-SOURCES = {"camera_motion": "Appendix A.4 (6-way accuracy on its own clips)",
-           "cross_frame": "Table 13 (NExT-QA-T, raw and strip-masked)",
-           "wireframe": "Table 18 (connectivity, correct of 5 per arrangement)", "mosaic": "Table 12",
-           "shortcuts": "Table 22 (Blank-Avg at 10 s)", "sycophancy": "Table 4 (false-claim rejection)",
-           "expectation": "§5.5 and Appendix E.4 (temporal gap MCQ)"}
+SOURCES = {
+    "camera_motion": "Appendix A.4 (6-way accuracy on its own clips)",
+    "cross_frame": "Table 13 (NExT-QA-T, raw and strip-masked)",
+    "wireframe": "Table 18 (connectivity, correct of 5 per arrangement)",
+    "mosaic": "Table 12",
+    "shortcuts": "Table 22 (Blank-Avg at 10 s)",
+    "sycophancy": "Table 4 (false-claim rejection)",
+    "expectation": "§5.5 and Appendix E.4 (temporal gap MCQ)",
+}
 
 
 def audit_parts(budget: str) -> list[AuditPart]:
     preset = BUDGET_PRESETS[budget]
-    return [AuditPart(name=p, preset=preset, conditions=conds, probe=p, observer=obs)
-            for p, (conds, obs) in PROBE_PARTS.items()]
+    return [
+        AuditPart(name=p, preset=preset, conditions=conds, probe=p, observer=obs)
+        for p, (conds, obs) in PROBE_PARTS.items()
+    ]
 
 
-def generate_part(part: AuditPart, out: Path, *, workers: int | None = None,
-                  on_progress: Callable[[int, int], None] | None = None) -> Path:
-    return SUITE.probe(part.probe).generate(out, GenerateOptions(preset=part.preset, seeds=part.seeds,
-                                                                 workers=workers or 1))
+def generate_part(
+    part: AuditPart, out: Path, *, workers: int | None = None, on_progress: Callable[[int, int], None] | None = None
+) -> Path:
+    return SUITE.probe(part.probe).generate(
+        out, GenerateOptions(preset=part.preset, seeds=part.seeds, workers=workers or 1)
+    )
 
 
 def part_conditions(part: AuditPart, data_dir: Path) -> tuple[str, ...]:
@@ -63,8 +71,9 @@ def part_conditions(part: AuditPart, data_dir: Path) -> tuple[str, ...]:
 # ---------------------------------------------------------------------- reading report.json
 
 
-def _sum(cells: Iterable[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
-         ) -> dict[str, tuple[int, int]]:
+def _sum(
+    cells: Iterable[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
+) -> dict[str, tuple[int, int]]:
     """k and n (correct, planned) per model over the cells, each cell's counts found by ``key``."""
     out: dict[str, tuple[int, int]] = {}
     for cell in cells:
@@ -85,8 +94,9 @@ def _figures(counts: Mapping[str, Mapping[str, tuple[int, int]]]) -> dict[str, l
     return out
 
 
-def _published(table: Mapping[str, Any], name: str, pick: Callable[[Any], float | None] = lambda v: v
-               ) -> dict[str, list[ProfileFigure]]:
+def _published(
+    table: Mapping[str, Any], name: str, pick: Callable[[Any], float | None] = lambda v: v
+) -> dict[str, list[ProfileFigure]]:
     out: dict[str, list[ProfileFigure]] = {}
     for model, value in (table or {}).items():
         v = pick(value)
@@ -99,8 +109,12 @@ def _human(results: Mapping[str, Any], reported: float | None) -> ProfileFigure 
     """The imported human study's accuracy where the report has one, else the paper's reported humans."""
     measured = results.get("human_ceiling")
     if isinstance(measured, Mapping) and measured.get("n_planned"):
-        return accuracy("human ceiling", int(measured.get("n_correct") or 0), int(measured["n_planned"]),
-                        note="imported human study")
+        return accuracy(
+            "human ceiling",
+            int(measured.get("n_correct") or 0),
+            int(measured["n_planned"]),
+            note="imported human study",
+        )
     if isinstance(measured, (int, float)):
         return ProfileFigure(name="human ceiling", value=float(measured), note="imported human study")
     return None if reported is None else published("human ceiling", reported)
@@ -117,17 +131,28 @@ def profile_figures(part: AuditPart, results: Mapping[str, Any]) -> PartFigures:
         chance_by = {n: float(v) for n, v in chance.items() if v is not None}
     else:
         chance_by = {n: float(chance) for n in names} if chance is not None else {}
-    return PartFigures(by_model=by_model, chance=chance_by, human_ceiling=human, published=pub,
-                       published_source=f"{PAPER}, {SOURCES[probe]}")
+    return PartFigures(
+        by_model=by_model,
+        chance=chance_by,
+        human_ceiling=human,
+        published=pub,
+        published_source=f"{PAPER}, {SOURCES[probe]}",
+    )
 
 
-Reader = Callable[[Mapping[str, Any], list[Mapping[str, Any]]],
-                  tuple[dict[str, list[ProfileFigure]], float | None, ProfileFigure | None, dict[str, list[ProfileFigure]]]]
+Reader = Callable[
+    [Mapping[str, Any], list[Mapping[str, Any]]],
+    tuple[dict[str, list[ProfileFigure]], float | None, ProfileFigure | None, dict[str, list[ProfileFigure]]],
+]
 
 
 def _camera_motion(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
-    return (_figures({"accuracy": _sum(cells, lambda c: c)}), r.get("chance"), _human(r, CAMERA_MOTION_HUMAN),
-            _published(r.get("paper_reported") or {}, "accuracy"))
+    return (
+        _figures({"accuracy": _sum(cells, lambda c: c)}),
+        r.get("chance"),
+        _human(r, CAMERA_MOTION_HUMAN),
+        _published(r.get("paper_reported") or {}, "accuracy"),
+    )
 
 
 def _cross_frame(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
@@ -153,26 +178,36 @@ def _wireframe(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
 
 def _mosaic(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
     obj = [c for c in cells if c.get("stimulus") == "objects"]
-    by = _figures({"temporal": _sum([c for c in obj if c.get("arrangement") == "temporal"], lambda c: c),
-                   "spatial": _sum([c for c in obj if c.get("arrangement") == "spatial"], lambda c: c)})
-    pub = {str(m): [published("temporal", v[0]), published("spatial", v[1])]
-           for m, v in (r.get("paper_table12") or {}).items()}
+    by = _figures(
+        {
+            "temporal": _sum([c for c in obj if c.get("arrangement") == "temporal"], lambda c: c),
+            "spatial": _sum([c for c in obj if c.get("arrangement") == "spatial"], lambda c: c),
+        }
+    )
+    pub = {
+        str(m): [published("temporal", v[0]), published("spatial", v[1])]
+        for m, v in (r.get("paper_table12") or {}).items()
+    }
     humans = r.get("human_table12")
     return by, dig(r, "chance", "objects"), _human(r, humans[0] if humans else None), pub
 
 
 def _shortcuts(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
     human = sum(SHORTCUTS_HUMAN.values()) / len(SHORTCUTS_HUMAN)
-    pub = _published(r.get("paper_blank_avg") or {}, "blank avg (10 s)", lambda v: (v.get("10") or v.get("10.0") or
-                                                                                  [None])[0])
+    pub = _published(
+        r.get("paper_blank_avg") or {}, "blank avg (10 s)", lambda v: (v.get("10") or v.get("10.0") or [None])[0]
+    )
     return _figures({"accuracy": _sum(cells, lambda c: c.get("overall"))}), r.get("chance"), _human(r, human), pub
 
 
 def _sycophancy(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
     humans = dig(r, "paper_reported", "humans", "Gemini-generated")
-    return (_figures({"false-claim rejection": _sum(cells, lambda c: dig(c, "overall", "false_claim_rejection"))}),
-            r.get("chance"), _human(r, humans),
-            _published(dig(r, "paper_reported", "false_claim_rejection") or {}, "false-claim rejection"))
+    return (
+        _figures({"false-claim rejection": _sum(cells, lambda c: dig(c, "overall", "false_claim_rejection"))}),
+        r.get("chance"),
+        _human(r, humans),
+        _published(dig(r, "paper_reported", "false_claim_rejection") or {}, "false-claim rejection"),
+    )
 
 
 def _judged(cells: list[Mapping[str, Any]], *path: str) -> dict[str, list[ProfileFigure]]:
@@ -191,8 +226,12 @@ def _judged(cells: list[Mapping[str, Any]], *path: str) -> dict[str, list[Profil
 
 
 def _expectation(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
-    by = _figures({"gap MCQ": _sum(cells, lambda c: dig(c, "gap", "mcq")),
-                   "direction": _sum(cells, lambda c: dig(c, "reversed", "direction", "all"))})
+    by = _figures(
+        {
+            "gap MCQ": _sum(cells, lambda c: dig(c, "gap", "mcq")),
+            "direction": _sum(cells, lambda c: dig(c, "reversed", "direction", "all")),
+        }
+    )
     for model, figs in _judged(cells, "anomaly", "all").items():
         by.setdefault(model, []).extend(figs)
     pub = _published(r.get("paper_gap") or {}, "gap MCQ", lambda v: v.get("mcq"))
@@ -200,6 +239,12 @@ def _expectation(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
     return by, chance, _human(r, dig(r, "human_gap_reported", "mcq")), pub
 
 
-_READERS: dict[str, Reader] = {"camera_motion": _camera_motion, "cross_frame": _cross_frame, "wireframe": _wireframe,
-                               "mosaic": _mosaic, "shortcuts": _shortcuts, "sycophancy": _sycophancy,
-                               "expectation": _expectation}
+_READERS: dict[str, Reader] = {
+    "camera_motion": _camera_motion,
+    "cross_frame": _cross_frame,
+    "wireframe": _wireframe,
+    "mosaic": _mosaic,
+    "shortcuts": _shortcuts,
+    "sycophancy": _sycophancy,
+    "expectation": _expectation,
+}

@@ -29,8 +29,9 @@ from vidaudit.sdk import (
 class CameraFlowAdapter(SampleAnswerer):
     """The ``camera-flow`` provider: role ``observer``; answers in the suite's format via ``constant_answer``."""
 
-    capabilities = Capabilities(native_video=True, images=True, default_native_fps=None, concurrency=2, local=True,
-                                synthetic=True)
+    capabilities = Capabilities(
+        native_video=True, images=True, default_native_fps=None, concurrency=2, local=True, synthetic=True
+    )
     role = "observer"
     version = "camera-flow"
 

@@ -42,17 +42,25 @@ def register(generate_app: typer.Typer, suite: PartedSuite) -> None:
     def generate_stress(
         out: Path = typer.Option(..., "--out", help="Output directory."),
         probe: str = typer.Option("camera_motion", "--probe", help=f"Which probe to render ({listing})."),
-        preset: str = typer.Option("smoke", "--preset", help="The probe's preset (smoke, paper, ...; see "
-                                   "docs/stress.md)."),
+        preset: str = typer.Option(
+            "smoke", "--preset", help="The probe's preset (smoke, paper, ...; see docs/stress.md)."
+        ),
         seeds: int = typer.Option(None, "--seeds", help="Scenes / items per cell (replaces the preset's count)."),
-        source: Path = typer.Option(None, "--source", help="A user's data for probes that read one (see "
-                                    "docs/stress.md for each probe's format)."),
+        source: Path = typer.Option(
+            None,
+            "--source",
+            help="A user's data for probes that read one (see docs/stress.md for each probe's format).",
+        ),
         settings: list[str] = typer.Option(None, "--set", help="A probe setting KEY=VALUE (repeatable)."),
-        force: bool = typer.Option(False, "--force", help="Replace a dataset already in --out even if its samples "
-                                   "differ."),
+        force: bool = typer.Option(
+            False, "--force", help="Replace a dataset already in --out even if its samples differ."
+        ),
         workers: int = typer.Option(1, "--workers", help="Parallel render processes (default 1: serially)."),
-        executor: str = typer.Option("local", "--executor", help="local, or ray: each video is a Ray task (--out on "
-                                     "storage every node mounts; docs/scale-out.md)."),
+        executor: str = typer.Option(
+            "local",
+            "--executor",
+            help="local, or ray: each video is a Ray task (--out on storage every node mounts; docs/scale-out.md).",
+        ),
         ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
     ) -> None:
         """Render a stress probe's stimuli (with exact answers) into a dataset directory."""
@@ -65,12 +73,20 @@ def register(generate_app: typer.Typer, suite: PartedSuite) -> None:
             from vidaudit.sdk import ConfigError
 
             raise ConfigError(f"probe {probe} has no preset {preset!r}; choose from {', '.join(p.presets)}")
-        opts = GenerateOptions(preset=preset, seeds=seeds, source=source, settings=parse_settings(settings),
-                               force=force, workers=workers, pool=pool,
-                               say=lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True))
+        opts = GenerateOptions(
+            preset=preset,
+            seeds=seeds,
+            source=source,
+            settings=parse_settings(settings),
+            force=force,
+            workers=workers,
+            pool=pool,
+            say=lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True),
+        )
         manifest = p.generate(out, opts)
         # what the dataset holds and what each kind of sample needs, e.g. ``36 samples: 8 direction, 28 anomaly
         # (need --judge)``
-        console.print(suite.describe_samples(load_samples(Path(manifest).parent)), highlight=False, markup=False,
-                      soft_wrap=True)
+        console.print(
+            suite.describe_samples(load_samples(Path(manifest).parent)), highlight=False, markup=False, soft_wrap=True
+        )
         console.print(f"manifest: {manifest}", highlight=False, markup=False, soft_wrap=True)

@@ -39,22 +39,30 @@ def pct(x: float | None, digits: int = 1) -> str:
     return "-" if x is None else f"{100 * x:.{digits}f}"
 
 
-def accuracy_cell(rs: Sequence[ScoreRecord], correct: Callable[[ScoreRecord], bool | None] | None = None
-                  ) -> dict[str, Any]:
+def accuracy_cell(
+    rs: Sequence[ScoreRecord], correct: Callable[[ScoreRecord], bool | None] | None = None
+) -> dict[str, Any]:
     """k, n and a Wilson interval over the planned trials ``rs``; ``correct`` overrides ``record.correct``."""
     get = correct or (lambda r: r.correct)
     n = len(rs)
     k = sum(get(r) is True for r in rs)
     scored = sum(r.status == "ok" for r in rs)
     lo, hi = wilson_interval(k, n)
-    return {"n_planned": n, "n_scored": scored, "n_correct": k, "accuracy": k / n if n else None,
-            "ci_low": lo if n else None, "ci_high": hi if n else None,
-            "completion": scored / n if n else None,
-            "accuracy_of_scored": k / scored if scored else None}
+    return {
+        "n_planned": n,
+        "n_scored": scored,
+        "n_correct": k,
+        "accuracy": k / n if n else None,
+        "ci_low": lo if n else None,
+        "ci_high": hi if n else None,
+        "completion": scored / n if n else None,
+        "accuracy_of_scored": k / scored if scored else None,
+    }
 
 
-def group_records(records: Iterable[ScoreRecord], key: Callable[[ScoreRecord], Hashable]
-                  ) -> dict[Any, list[ScoreRecord]]:
+def group_records(
+    records: Iterable[ScoreRecord], key: Callable[[ScoreRecord], Hashable]
+) -> dict[Any, list[ScoreRecord]]:
     """Records grouped by ``key``, groups in sorted key order (stable tables)."""
     out: dict[Any, list[ScoreRecord]] = {}
     for r in records:
@@ -71,7 +79,7 @@ def interval_text(cell: dict[str, Any]) -> str:
 
 
 def accuracy_text(cell: dict[str, Any]) -> str:
-    """"41.7 (5/12)"; "-" for an empty cell."""
+    """ "41.7 (5/12)"; "-" for an empty cell."""
     if not cell["n_planned"]:
         return "-"
     return f"{pct(cell['accuracy'])} ({cell['n_correct']}/{cell['n_planned']})"
@@ -96,7 +104,8 @@ class HumanCeiling:
         """The cells of the human records (model_role "human") of ``probe``."""
         rs = [r for r in records if r.model_role == "human" and str(r.params.get("probe")) == probe]
         cells: dict[str | None, dict[str, Any]] = {
-            k: accuracy_cell(v) for k, v in group_records(rs, lambda r: r.condition).items()}
+            k: accuracy_cell(v) for k, v in group_records(rs, lambda r: r.condition).items()
+        }
         if rs:
             cells[None] = accuracy_cell(rs)
         return cls(cells)
@@ -113,29 +122,51 @@ class HumanCeiling:
         return "human ceiling not measured" if text == NOT_MEASURED else f"human ceiling {text} (imported study)"
 
 
-def probe_report(probe: str, res: dict[str, Any], notes: list[str], *, title: str, lede: str,
-                 tables: Callable[[], list[Table]], figures: Callable[[], list[Figure]] | None = None) -> SuiteReport:
+def probe_report(
+    probe: str,
+    res: dict[str, Any],
+    notes: list[str],
+    *,
+    title: str,
+    lede: str,
+    tables: Callable[[], list[Table]],
+    figures: Callable[[], list[Figure]] | None = None,
+) -> SuiteReport:
     """One probe's part of the stress report: its numbers (``res``) under its name, its headline notes, and its
     one section ``stress-<probe>`` only when it has cells (the tables and figures are built only then)."""
     sections = []
     if res["cells"]:
-        sections.append(Section(id="stress-" + probe.replace("_", "-"), title=title, lede=lede,
-                                figures=figures() if figures else [], tables=tables()))
+        sections.append(
+            Section(
+                id="stress-" + probe.replace("_", "-"),
+                title=title,
+                lede=lede,
+                figures=figures() if figures else [],
+                tables=tables(),
+            )
+        )
     return SuiteReport(results={probe: res}, sections=sections, notes=notes)
 
 
 #: regexes on a lower-cased model label -> the Reveal paper's name of that model (its tables' rows)
 PAPER_MATCH: tuple[tuple[str, str], ...] = (
-    (r"gemini-2\.5-pro", "Gemini 2.5 Pro"), (r"gemini-2\.5-flash", "Gemini 2.5 Flash"),
-    (r"gpt-5-nano", "GPT-5-nano"), (r"qwen3.*235b", "Qwen3-VL-235B"), (r"qwen2\.5.*72b", "Qwen2.5-VL-72B"),
-    (r"qwen2\.5.*32b", "Qwen2.5-VL-32B"), (r"qwen2\.5.*\b7b", "Qwen2.5-VL-7B"), (r"llava", "LLaVA"),
+    (r"gemini-2\.5-pro", "Gemini 2.5 Pro"),
+    (r"gemini-2\.5-flash", "Gemini 2.5 Flash"),
+    (r"gpt-5-nano", "GPT-5-nano"),
+    (r"qwen3.*235b", "Qwen3-VL-235B"),
+    (r"qwen2\.5.*72b", "Qwen2.5-VL-72B"),
+    (r"qwen2\.5.*32b", "Qwen2.5-VL-32B"),
+    (r"qwen2\.5.*\b7b", "Qwen2.5-VL-7B"),
+    (r"llava", "LLaVA"),
 )
 
 
 #: Qwen2-VL base / instruct checkpoints (sycophancy's Table 4, expectation's unlabelled §5.5 scores); instruct first
 QWEN2_MATCH: tuple[tuple[str, str], ...] = (
-    (r"qwen2-vl-7b-instruct", "Qwen2-VL-7B Instruct"), (r"qwen2-vl-7b", "Qwen2-VL-7B Base"),
-    (r"qwen2-vl-2b-instruct", "Qwen2-VL-2B Instruct"), (r"qwen2-vl-2b", "Qwen2-VL-2B Base"),
+    (r"qwen2-vl-7b-instruct", "Qwen2-VL-7B Instruct"),
+    (r"qwen2-vl-7b", "Qwen2-VL-7B Base"),
+    (r"qwen2-vl-2b-instruct", "Qwen2-VL-2B Instruct"),
+    (r"qwen2-vl-2b", "Qwen2-VL-2B Base"),
 )
 
 
@@ -173,8 +204,9 @@ def place_at(correct: Any, others: Sequence[Any], slot: int, rng: Any | None = N
     return rest[:slot] + [correct] + rest[slot:]
 
 
-def cyclic_offsets(n_rows: int, columns: Sequence[Hashable], cells: Iterable[Iterable[Hashable]], k: int,
-                   budget: int = 200_000) -> dict[Hashable, int]:
+def cyclic_offsets(
+    n_rows: int, columns: Sequence[Hashable], cells: Iterable[Iterable[Hashable]], k: int, budget: int = 200_000
+) -> dict[Hashable, int]:
     """Offsets that balance a key plan over rows x columns inside every reported cell.
 
     A probe whose items are rows (sources) x columns (condition, question, ...), every row having every column,
@@ -219,8 +251,10 @@ def cyclic_offsets(n_rows: int, columns: Sequence[Hashable], cells: Iterable[Ite
         for o in [chain] + [x for x in range(k) if x != chain]:
             steps += 1
             if steps > budget:
-                raise RuntimeError(f"no balanced key plan found for {n_rows} rows x {len(cols)} columns in "
-                                   f"{len(groups)} cells within {budget} steps")
+                raise RuntimeError(
+                    f"no balanced key plan found for {n_rows} rows x {len(cols)} columns in "
+                    f"{len(groups)} cells within {budget} steps"
+                )
             if fits(cols[i], o, 1):
                 offsets.append(o)
                 if search(i + 1):
@@ -269,9 +303,11 @@ def score_option(trial: ScoreInput, letters: Sequence[str], value_of: Mapping[st
         return TrialScore(correct=None)
     parsed = parse_option(text, letters)
     predicted = value_of.get(parsed.value) if parsed.ok else None
-    return TrialScore(correct=predicted == trial.sample.answer,
-                      parse=ParseResult(value=parsed.value, method=parsed.method, span=parsed.span),
-                      metrics={metric: predicted})
+    return TrialScore(
+        correct=predicted == trial.sample.answer,
+        parse=ParseResult(value=parsed.value, method=parsed.method, span=parsed.span),
+        metrics={metric: predicted},
+    )
 
 
 def require_every_frame(sample: Any, condition: Any, probe: str) -> None:
@@ -290,7 +326,8 @@ def require_every_frame(sample: Any, condition: Any, probe: str) -> None:
         raise ConfigError(
             f"probe {probe}: condition {condition.id} sends frames {shown[:8]}{'...' if len(shown) > 8 else ''} "
             f"of the {n}-frame video {sample.sample_id}, but this probe's evidence is split over exactly its "
-            f"{n} frames, each sent once; use frames#4 (four images) or native@all (the video)")
+            f"{n} frames, each sent once; use frames#4 (four images) or native@all (the video)"
+        )
 
 
 def frame_union(frames: Sequence[Any], width: int, height: int) -> Any:

@@ -39,8 +39,9 @@ def find_video(root: Path, dirs: Iterable[str], stem: str, what: str = "video id
     ``source`` for an absolute, ``..`` or otherwise hostile id, or one whose file is a symlink out)."""
     problem = name_problem(stem)
     if problem is not None or "/" in stem or "\\" in stem:
-        raise DataError(f"{source}: {what} {stem!r} {problem or 'names a subfolder'}; an id names one file "
-                        "in the videos folder")
+        raise DataError(
+            f"{source}: {what} {stem!r} {problem or 'names a subfolder'}; an id names one file in the videos folder"
+        )
     for d in dirs:
         folder = root / d
         if not folder.is_dir():
@@ -66,9 +67,11 @@ def _video(log: SourceLog, root: Path, dirs: Iterable[str], stem: str, source: s
 def _absent(log: SourceLog, dataset: str, root: Path, dirs: Iterable[str]) -> None:
     n = log.counts.get("entries_without_video", 0)
     if n:
-        log.note(f"{dataset}: {n} annotated entr{'y has' if n == 1 else 'ies have'} no video in "
-                 f"{' or '.join(str(root / d) for d in dirs)} (skipped; a release lists more videos than a "
-                 "user usually holds)")
+        log.note(
+            f"{dataset}: {n} annotated entr{'y has' if n == 1 else 'ies have'} no video in "
+            f"{' or '.join(str(root / d) for d in dirs)} (skipped; a release lists more videos than a "
+            "user usually holds)"
+        )
 
 
 #: a release's annotation file may be large (Ego4D's narration.json); read within this cap, regular files only
@@ -97,8 +100,10 @@ def _each_json(files: list[Path], root: Path, what: str, kind: type, expect: str
 def _none_found(clips: list[Clip], root: Path, dirs: Iterable[str], log: SourceLog) -> list[Clip]:
     if not clips:
         why = f" ({log.reasons()})" if log.skipped else ""
-        raise DataError(f"--source {root}: no annotated video was found in {', '.join(str(root / d) for d in dirs)}"
-                        f"{why}; put the release's videos there (named by their id)")
+        raise DataError(
+            f"--source {root}: no annotated video was found in {', '.join(str(root / d) for d in dirs)}"
+            f"{why}; put the release's videos there (named by their id)"
+        )
     return clips
 
 
@@ -115,8 +120,19 @@ def chain(steps: Iterable[Step]) -> tuple[Step, ...]:
 # --------------------------------------------------------------------------- Charades
 
 
-CHARADES_COLUMNS = ("id", "subject", "scene", "quality", "relevance", "verified", "script", "objects",
-                    "descriptions", "actions", "length")
+CHARADES_COLUMNS = (
+    "id",
+    "subject",
+    "scene",
+    "quality",
+    "relevance",
+    "verified",
+    "script",
+    "objects",
+    "descriptions",
+    "actions",
+    "length",
+)
 CHARADES_DIRS = ("Charades_v1_480", "Charades_v1", "videos", ".")
 
 
@@ -181,9 +197,11 @@ def charades(root: Path, log: SourceLog | None = None) -> list[Clip]:
     _need(csvs, root, "Charades_v1_train.csv / Charades_v1_test.csv")
     cls_path = root / CHARADES_CLASSES
     if not cls_path.is_file():
-        raise DataError(f"--source {root} has no {CHARADES_CLASSES}; without it every action label would be a "
-                        "class code ('c008, then c109' in an answer option). Copy it from the Charades annotations "
-                        f"(Charades.zip holds it beside Charades_v1_train.csv) into {root}")
+        raise DataError(
+            f"--source {root} has no {CHARADES_CLASSES}; without it every action label would be a "
+            "class code ('c008, then c109' in an answer option). Copy it from the Charades annotations "
+            f"(Charades.zip holds it beside Charades_v1_train.csv) into {root}"
+        )
     classes = charades_classes(cls_path)
     clips: list[Clip] = []
     seen: set[str] = set()
@@ -205,16 +223,24 @@ def _charades_rows(path: Path) -> Iterable[tuple[str, dict[str, Any]]]:
         reader = csv.DictReader(f)
         missing = [c for c in ("id", "actions") if c not in (reader.fieldnames or ())]
         if missing:
-            raise DataError(f"{path}: no column {', '.join(missing)} (Charades' columns: "
-                            f"{', '.join(CHARADES_COLUMNS)})")
+            raise DataError(
+                f"{path}: no column {', '.join(missing)} (Charades' columns: {', '.join(CHARADES_COLUMNS)})"
+            )
         line = reader.line_num + 1
         for r in reader:
             where, line = f"{path} line {line}", reader.line_num + 1
             yield where, r
 
 
-def _charades_clip(root: Path, log: SourceLog, tally: _CharadesTally, seen: set[str], classes: dict[str, str],
-                   where: str, r: dict[str, Any]) -> Clip | None:
+def _charades_clip(
+    root: Path,
+    log: SourceLog,
+    tally: _CharadesTally,
+    seen: set[str],
+    classes: dict[str, str],
+    where: str,
+    r: dict[str, Any],
+) -> Clip | None:
     """One CSV row as a clip; None for a row left out (no id, no video, listed twice, a video that does not
     decode), counted in ``tally`` or named in ``log``."""
     vid = (r["id"] or "").strip()
@@ -237,10 +263,21 @@ def _charades_clip(root: Path, log: SourceLog, tally: _CharadesTally, seen: set[
     length = _float_or_none(r.get("length"))
     steps, n_clamped = tally.steps(vid, actions, duration, length)
     desc = (r.get("descriptions") or r.get("script") or "").strip()
-    return Clip(video, safe_name(vid), desc, chain(steps),
-                {"dataset": "charades", "dataset_id": vid, "scene": r.get("scene") or "",
-                 "length_s": length, "video_s": duration, "actions_clamped": n_clamped,
-                 "actions": [[s.label, s.start_s, s.end_s] for s in steps]})
+    return Clip(
+        video,
+        safe_name(vid),
+        desc,
+        chain(steps),
+        {
+            "dataset": "charades",
+            "dataset_id": vid,
+            "scene": r.get("scene") or "",
+            "length_s": length,
+            "video_s": duration,
+            "actions_clamped": n_clamped,
+            "actions": [[s.label, s.start_s, s.end_s] for s in steps],
+        },
+    )
 
 
 class _CharadesTally:
@@ -252,8 +289,9 @@ class _CharadesTally:
         self.after_video: list[str] = []
         self.inverted: list[str] = []
 
-    def steps(self, vid: str, actions: list[tuple[str, float, float]], duration: float,
-              length: float | None) -> tuple[list[Step], int]:
+    def steps(
+        self, vid: str, actions: list[tuple[str, float, float]], duration: float, length: float | None
+    ) -> tuple[list[Step], int]:
         """(the row's actions held to the video's real duration, how many were clamped): an inverted or empty
         action and one that starts after the video are dropped and named."""
         steps, n_clamped = [], 0
@@ -276,9 +314,13 @@ class _CharadesTally:
     def report(self, log: SourceLog, root: Path, csvs: list[Path], n_clips: int) -> None:
         """The counts and notes in ``log`` (with the videos absent, ``_absent``)."""
         log.count("rows", self.rows)
-        for key, n in (("rows_without_id", self.no_id), ("actions_past_length", self.past_length),
-                       ("actions_clamped", self.clamped), ("actions_after_video", len(self.after_video)),
-                       ("actions_inverted", len(self.inverted))):
+        for key, n in (
+            ("rows_without_id", self.no_id),
+            ("actions_past_length", self.past_length),
+            ("actions_clamped", self.clamped),
+            ("actions_after_video", len(self.after_video)),
+            ("actions_inverted", len(self.inverted)),
+        ):
             if n:
                 log.count(key, n)
         log.note(f"charades: {self.rows} rows in {', '.join(p.name for p in csvs)}; {n_clips} with a video used")
@@ -286,15 +328,21 @@ class _CharadesTally:
             log.note(f"charades: {self.no_id} rows have no id (skipped)")
         _absent(log, "charades", root, CHARADES_DIRS)
         if self.clamped or self.past_length:
-            log.note(f"charades: {self.past_length} actions end after their row's length; {self.clamped} actions in "
-                     f"{self.clamped_rows} videos end after the video's real duration (probed) and are clamped to its "
-                     "end")
+            log.note(
+                f"charades: {self.past_length} actions end after their row's length; {self.clamped} actions in "
+                f"{self.clamped_rows} videos end after the video's real duration (probed) and are clamped to its "
+                "end"
+            )
         if self.after_video:
-            log.note(f"charades: {len(self.after_video)} actions start after their video ends (dropped): "
-                     f"{_listed(self.after_video)}")
+            log.note(
+                f"charades: {len(self.after_video)} actions start after their video ends (dropped): "
+                f"{_listed(self.after_video)}"
+            )
         if self.inverted:
-            log.note(f"charades: {len(self.inverted)} actions end before they start, or last nothing (dropped): "
-                     f"{_listed(self.inverted)}")
+            log.note(
+                f"charades: {len(self.inverted)} actions end before they start, or last nothing (dropped): "
+                f"{_listed(self.inverted)}"
+            )
 
 
 # --------------------------------------------------------------------------- Something-Something v2
@@ -308,19 +356,36 @@ def ssv2(root: Path, log: SourceLog | None = None) -> list[Clip]:
     ``{"id", "label", "template", "placeholders"}``, beside ``20bn-something-something-v2/ID.webm``. The
     label is the description (no timed actions: reversal and anomalies only)."""
     log = log if log is not None else SourceLog()
-    files = sorted(p for p in root.glob("something-something-v2-*.json")
-                   if p.stem.rsplit("-", 1)[-1] in ("train", "validation"))
+    files = sorted(
+        p for p in root.glob("something-something-v2-*.json") if p.stem.rsplit("-", 1)[-1] in ("train", "validation")
+    )
     clips = []
-    for path, data in _each_json(files, root, "something-something-v2-train.json / -validation.json", list,
-                                 "a list of {id, label, template, placeholders} objects"):
+    for path, data in _each_json(
+        files,
+        root,
+        "something-something-v2-train.json / -validation.json",
+        list,
+        "a list of {id, label, template, placeholders} objects",
+    ):
         for i, e in enumerate(data):
             if not isinstance(e, dict) or "id" not in e or "label" not in e:
                 raise DataError(f"{path} entry {i}: needs 'id' and 'label'")
             video = _video(log, root, SSV2_DIRS, str(e["id"]), f"{path} entry {i}")
             if video is not None:
-                clips.append(Clip(video, safe_name(f"ssv2-{e['id']}"), str(e["label"]), (),
-                                  {"dataset": "ssv2", "dataset_id": str(e["id"]), "template": e.get("template", ""),
-                                   "placeholders": list(e.get("placeholders") or [])}))
+                clips.append(
+                    Clip(
+                        video,
+                        safe_name(f"ssv2-{e['id']}"),
+                        str(e["label"]),
+                        (),
+                        {
+                            "dataset": "ssv2",
+                            "dataset_id": str(e["id"]),
+                            "template": e.get("template", ""),
+                            "placeholders": list(e.get("placeholders") or []),
+                        },
+                    )
+                )
     _absent(log, "ssv2", root, SSV2_DIRS)
     return _none_found(clips, root, SSV2_DIRS, log)
 
@@ -339,8 +404,7 @@ def rtime(root: Path, log: SourceLog | None = None) -> list[Clip]:
     log = log if log is not None else SourceLog()
     files = [root / f"{n}.json" for n in ("train", "valid", "test") if (root / f"{n}.json").is_file()]
     clips = []
-    for path, data in _each_json(files, root, "RTime's train.json / valid.json / test.json", dict,
-                                 "{VIDEO_ID: {...}}"):
+    for path, data in _each_json(files, root, "RTime's train.json / valid.json / test.json", dict, "{VIDEO_ID: {...}}"):
         for vid, e in data.items():
             if not isinstance(e, dict) or "reverse" not in e:
                 raise DataError(f"{path} video {vid}: needs 'reverse' and 'forward_captions'")
@@ -351,9 +415,20 @@ def rtime(root: Path, log: SourceLog | None = None) -> list[Clip]:
             if video is None:
                 continue
             fwd, rev = list(e.get("forward_captions") or [""]), list(e.get("reverse_captions") or [""])
-            clips.append(Clip(video, safe_name(f"rtime-{vid}"), fwd[0], (),
-                              {"dataset": "rtime", "dataset_id": str(vid), "reverse_caption": rev[0],
-                               "temporal": bool(e.get("temporal"))}))
+            clips.append(
+                Clip(
+                    video,
+                    safe_name(f"rtime-{vid}"),
+                    fwd[0],
+                    (),
+                    {
+                        "dataset": "rtime",
+                        "dataset_id": str(vid),
+                        "reverse_caption": rev[0],
+                        "temporal": bool(e.get("temporal")),
+                    },
+                )
+            )
     _absent(log, "rtime", root, RTIME_DIRS)
     return _none_found(clips, root, RTIME_DIRS, log)
 
@@ -370,7 +445,9 @@ def narration_text(text: str) -> str:
     return t.replace("#", "").strip()
 
 
-def ego4d_windows(narrations: list[tuple[float, str]], duration_s: float | None = None) -> list[tuple[float, float, list[Step]]]:
+def ego4d_windows(
+    narrations: list[tuple[float, str]], duration_s: float | None = None
+) -> list[tuple[float, float, list[Step]]]:
     """Windows of consecutive narrations (each the action from its timestamp to the next one's), at most
     ``EGO4D_MAX_S`` long, at least ``EGO4D_MIN_S`` and ``EGO4D_MIN_STEPS`` actions; greedy from the first
     narration, never overlapping. Step times are relative to the window's start."""
@@ -381,8 +458,13 @@ def ego4d_windows(narrations: list[tuple[float, str]], duration_s: float | None 
         j = i
         while j + 1 < len(pts) and pts[j + 1][0] - start <= EGO4D_MAX_S:
             j += 1
-        steps = [x for x in (Step(round(pts[k][0] - start, 6), round(pts[k + 1][0] - start, 6), pts[k][1])
-                             for k in range(i, j)) if x.end_s > x.start_s]
+        steps = [
+            x
+            for x in (
+                Step(round(pts[k][0] - start, 6), round(pts[k + 1][0] - start, 6), pts[k][1]) for k in range(i, j)
+            )
+            if x.end_s > x.start_s
+        ]
         end = pts[j][0]
         if len(steps) >= EGO4D_MIN_STEPS and end - start >= EGO4D_MIN_S:
             out.append((start, end, steps))
@@ -430,15 +512,29 @@ def ego4d(root: Path, log: SourceLog | None = None) -> list[Clip]:
             if b > duration + 1e-6:
                 log.skip(f"{video.name} [{a:g}-{b:g} s]", f"the narrated window ends after the video's {duration:g} s")
                 continue
-            clips.append(Clip(video, safe_name(f"ego4d-{uid[:8]}-{w}"), "", tuple(steps),
-                              {"dataset": "ego4d", "dataset_id": uid, "window_s": [a, b]}, start_s=a, end_s=b))
+            clips.append(
+                Clip(
+                    video,
+                    safe_name(f"ego4d-{uid[:8]}-{w}"),
+                    "",
+                    tuple(steps),
+                    {"dataset": "ego4d", "dataset_id": uid, "window_s": [a, b]},
+                    start_s=a,
+                    end_s=b,
+                )
+            )
     _absent(log, "ego4d", root, EGO4D_DIRS)
     return _none_found(clips, root, EGO4D_DIRS, log)
 
 
 #: dataset name -> loader of ``DIR``
-LOADERS: dict[str, Callable[[Path, SourceLog], list[Clip]]] = {"folder": folder_clips, "charades": charades, "ssv2": ssv2,
-                                                     "rtime": rtime, "ego4d": ego4d}
+LOADERS: dict[str, Callable[[Path, SourceLog], list[Clip]]] = {
+    "folder": folder_clips,
+    "charades": charades,
+    "ssv2": ssv2,
+    "rtime": rtime,
+    "ego4d": ego4d,
+}
 
 
 def clips_from_source(folder: Path, dataset: str | None = None, log: SourceLog | None = None) -> list[Clip]:

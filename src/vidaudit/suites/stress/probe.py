@@ -46,9 +46,16 @@ def guard_planned(out: Path, planned: Iterable[tuple[str, dict[str, Any], Any]],
     """Before anything is rendered, refuse (``guard_replace``) to replace the dataset in ``out`` with one whose
     samples differ: ``planned`` gives each planned sample's id, params and answer (its video is not made yet)."""
     not_yet = VideoRef(path="", fps=1.0, width=1, height=1, n_frames=0, duration_s=0)
-    guard_replace(out, [Sample(sample_id=sid, suite="stress", params=params, question="", answer=answer,
-                               video=not_yet) for sid, params, answer in planned],
-                  force=force, key=lambda s: (s.params, s.answer), command="generate stress")
+    guard_replace(
+        out,
+        [
+            Sample(sample_id=sid, suite="stress", params=params, question="", answer=answer, video=not_yet)
+            for sid, params, answer in planned
+        ],
+        force=force,
+        key=lambda s: (s.params, s.answer),
+        command="generate stress",
+    )
 
 
 def write_dataset(out: Path, samples: Sequence[Sample], probe: str, **info: Any) -> Path:
@@ -197,16 +204,31 @@ class RenderingProbe(Probe):
 
     @staticmethod
     @abstractmethod
-    def render(out: Path, preset: str, seeds: int | None, *, force: bool, workers: int | None,
-               pool: Callable[..., Executor] | None, on_progress: Callable[[int, int], None] | None) -> Path:
+    def render(
+        out: Path,
+        preset: str,
+        seeds: int | None,
+        *,
+        force: bool,
+        workers: int | None,
+        pool: Callable[..., Executor] | None,
+        on_progress: Callable[[int, int], None] | None,
+    ) -> Path:
         """Render the preset's videos into ``out``; returns the manifest path."""
 
     def build(self, out: Path, options: GenerateOptions) -> Path:
         if options.source is not None:
             raise ConfigError(f"{self.name} renders its own {self.renders}; --source is not read by it")
         with progress_bar(f"{self.name} videos") as update:
-            return self.render(out, options.preset, options.seeds, force=options.force, workers=options.workers,
-                               pool=options.pool, on_progress=update)
+            return self.render(
+                out,
+                options.preset,
+                options.seeds,
+                force=options.force,
+                workers=options.workers,
+                pool=options.pool,
+                on_progress=update,
+            )
 
 
 def probe_of(suite: PartedSuite, name: object) -> Probe:

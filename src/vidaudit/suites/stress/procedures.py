@@ -83,8 +83,13 @@ def _glyph(img: np.ndarray, kind: str, x: float, y: float, r: float) -> None:
     elif kind == "diamond":
         draw.polygon(img, np.array([[x, y - r], [x + r, y], [x, y + r], [x - r, y]]), white)
     else:  # bar
-        draw.polygon(img, np.array([[x - 1.6 * r, y - r / 3], [x + 1.6 * r, y - r / 3], [x + 1.6 * r, y + r / 3],
-                                    [x - 1.6 * r, y + r / 3]]), white)
+        draw.polygon(
+            img,
+            np.array(
+                [[x - 1.6 * r, y - r / 3], [x + 1.6 * r, y - r / 3], [x + 1.6 * r, y + r / 3], [x - 1.6 * r, y + r / 3]]
+            ),
+            white,
+        )
 
 
 def step_frame(procedure: str, step: str, phase: float, width: int, height: int) -> np.ndarray:
@@ -96,8 +101,9 @@ def step_frame(procedure: str, step: str, phase: float, width: int, height: int)
     img = np.empty((height, width, 3), np.uint8)
     img[:] = _BACKGROUNDS[k % len(_BACKGROUNDS)]
     scale = max(0.3, width / 560)
-    draw.text_centre(img, step.upper(), (width / 2, height * 0.22), scale, (255, 255, 255),
-                     thickness=max(1, round(scale * 2)))
+    draw.text_centre(
+        img, step.upper(), (width / 2, height * 0.22), scale, (255, 255, 255), thickness=max(1, round(scale * 2))
+    )
     r = height * 0.09
     x = r + phase * (width - 2 * r)
     _glyph(img, _GLYPHS[k % len(_GLYPHS)], x, height * 0.62, r)
@@ -114,8 +120,16 @@ def segment_frames(durations_s: Sequence[float], fps: float) -> list[tuple[int, 
     return out
 
 
-def render_procedure(procedure: str, order: Sequence[int], durations_s: Sequence[float], out: Path, *,
-                     width: int, height: int, fps: float) -> list[Segment]:
+def render_procedure(
+    procedure: str,
+    order: Sequence[int],
+    durations_s: Sequence[float],
+    out: Path,
+    *,
+    width: int,
+    height: int,
+    fps: float,
+) -> list[Segment]:
     """Write the steps ``order`` (canonical indices) with the given segment lengths; returns the segments."""
     steps = steps_of(procedure)
     if len(order) != len(durations_s):
@@ -144,8 +158,9 @@ class RenderedProcedure:
     duration_s: float
 
 
-def render_source_job(procedure: str, seed: int, step_s: tuple[float, float], out: str, width: int, height: int,
-                      fps: float, stream: str) -> RenderedProcedure:
+def render_source_job(
+    procedure: str, seed: int, step_s: tuple[float, float], out: str, width: int, height: int, fps: float, stream: str
+) -> RenderedProcedure:
     """Procedure ``procedure`` seed ``seed`` in canonical order, each step's length drawn uniformly from
     ``step_s`` by ``rng_from("stress", stream, procedure, seed)``, written to ``OUT/sources/``."""
     steps = PROCEDURES[procedure]
@@ -153,8 +168,9 @@ def render_source_job(procedure: str, seed: int, step_s: tuple[float, float], ou
     durs = [round(float(rng.uniform(*step_s)), 3) for _ in steps]
     path = Path(out) / "sources" / f"{procedure}-s{seed}-{width}x{height}.mp4"
     segs = render_procedure(procedure, list(range(len(steps))), durs, path, width=width, height=height, fps=fps)
-    return RenderedProcedure(f"{procedure}-s{seed}", procedure, path, steps,
-                             tuple((g.start_s, g.end_s) for g in segs), segs[-1].end_s)
+    return RenderedProcedure(
+        f"{procedure}-s{seed}", procedure, path, steps, tuple((g.start_s, g.end_s) for g in segs), segs[-1].end_s
+    )
 
 
 def planned_sources(n_procedures: int, n_seeds: int) -> list[tuple[str, int]]:
@@ -165,14 +181,26 @@ def planned_sources(n_procedures: int, n_seeds: int) -> list[tuple[str, int]]:
     return [(proc, seed) for proc in list(PROCEDURES)[:n_procedures] for seed in range(n_seeds)]
 
 
-def render_sources(n_procedures: int, n_seeds: int, step_s: tuple[float, float], out: Path, *, width: int,
-                   height: int, fps: float, stream: str, workers: int | None = 1,
-                   pool: PoolFactory | None = None) -> list[RenderedProcedure]:
+def render_sources(
+    n_procedures: int,
+    n_seeds: int,
+    step_s: tuple[float, float],
+    out: Path,
+    *,
+    width: int,
+    height: int,
+    fps: float,
+    stream: str,
+    workers: int | None = 1,
+    pool: PoolFactory | None = None,
+) -> list[RenderedProcedure]:
     """The first ``n_procedures`` procedures x ``n_seeds`` seeds (``render_source_job`` each, one stream per
     probe), run as ``core.jobs`` runs them."""
     (out / "sources").mkdir(parents=True, exist_ok=True)
-    jobs = [(proc, seed, step_s, str(out), width, height, fps, stream)
-            for proc, seed in planned_sources(n_procedures, n_seeds)]
+    jobs = [
+        (proc, seed, step_s, str(out), width, height, fps, stream)
+        for proc, seed in planned_sources(n_procedures, n_seeds)
+    ]
     return run_jobs(render_source_job, jobs, workers=workers, pool=pool)
 
 

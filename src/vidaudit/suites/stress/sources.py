@@ -49,15 +49,37 @@ STEPS_CSV = "steps.csv"
 STEPS_COLUMNS = ("clip", "start_s", "end_s", "label")
 #: the suffixes a dataset's video is looked up by (``ID`` + one of them), first match wins: the containers
 #: players play (a plain folder is not listed by suffix: every file in it is tried)
-VIDEO_EXTS = (".mp4", ".webm", ".mkv", ".avi", ".mov", ".m4v", ".mts", ".m2ts", ".ts", ".mpg", ".mpeg", ".vob",
-              ".mxf", ".flv", ".wmv", ".asf", ".ogv", ".ogg", ".3gp", ".3g2", ".dv")
+VIDEO_EXTS = (
+    ".mp4",
+    ".webm",
+    ".mkv",
+    ".avi",
+    ".mov",
+    ".m4v",
+    ".mts",
+    ".m2ts",
+    ".ts",
+    ".mpg",
+    ".mpeg",
+    ".vob",
+    ".mxf",
+    ".flv",
+    ".wmv",
+    ".asf",
+    ".ogv",
+    ".ogg",
+    ".3gp",
+    ".3g2",
+    ".dv",
+)
 
 
 def printable(text: str) -> str:
     """``text`` on one line: control characters (a line break in a hostile name) escaped, so a printed
     ``skipped:`` line cannot be forged by the name it reports."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii")
-                   for c in str(text))
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii") for c in str(text)
+    )
 
 
 @dataclass
@@ -88,8 +110,12 @@ class SourceLog:
         self.counts[key] = self.counts.get(key, 0) + n
 
     def as_json(self) -> dict[str, Any]:
-        return {"n_skipped": len(self.skipped), "skipped": [dict(x) for x in self.skipped],
-                "counts": dict(self.counts), "notes": list(self.notes)}
+        return {
+            "n_skipped": len(self.skipped),
+            "skipped": [dict(x) for x in self.skipped],
+            "counts": dict(self.counts),
+            "notes": list(self.notes),
+        }
 
     def reasons(self, limit: int = 3) -> str:
         """The first skips, for an error that says why nothing was left."""
@@ -103,7 +129,7 @@ def reason_of(err: Exception, path: Path | str) -> str:
     """A refusal's message as a skip reason: the file's name for its path, the fix after ';' left out (the
     reason says what is wrong with that file; the user need not fix it for the rest to go on)."""
     text = str(err)
-    text = text[len(f"{path}: "):] if text.startswith(f"{path}: ") else text.replace(str(path), Path(path).name)
+    text = text[len(f"{path}: ") :] if text.startswith(f"{path}: ") else text.replace(str(path), Path(path).name)
     return text.split("; ", 1)[0]
 
 
@@ -119,11 +145,11 @@ class Clip:
     """A user's (or a dataset's) clip before import: its file, a name, what it shows, its labelled actions."""
 
     path: Path
-    name: str                                   # unique and file-name safe (the sample ids use it)
-    description: str = ""                       # what the clip shows, in words (a dataset's label), or ""
-    steps: tuple[Step, ...] = ()                # times on the clip's own clock (from ``start_s``)
-    extra: dict[str, object] = field(default_factory=dict)     # the dataset's own fields, kept in params
-    start_s: float = 0.0                        # the part of the file to import (a window of a long video)
+    name: str  # unique and file-name safe (the sample ids use it)
+    description: str = ""  # what the clip shows, in words (a dataset's label), or ""
+    steps: tuple[Step, ...] = ()  # times on the clip's own clock (from ``start_s``)
+    extra: dict[str, object] = field(default_factory=dict)  # the dataset's own fields, kept in params
+    start_s: float = 0.0  # the part of the file to import (a window of a long video)
     end_s: float | None = None
 
     @property
@@ -139,12 +165,12 @@ class ClipSource:
     """An imported clip: the constant-rate, upright copy the probes perturb (the ``Source`` shape they read)."""
 
     name: str
-    procedure: str                              # what it shows (the description, else the file name)
+    procedure: str  # what it shows (the description, else the file name)
     video: Path
-    steps: tuple[str, ...]                      # action labels in time order ("" steps: none)
-    segments: tuple[tuple[float, float], ...]   # their (start_s, end_s) on the copy's clock
+    steps: tuple[str, ...]  # action labels in time order ("" steps: none)
+    segments: tuple[tuple[float, float], ...]  # their (start_s, end_s) on the copy's clock
     duration_s: float
-    origin: str                                 # the original file (as given)
+    origin: str  # the original file (as given)
     fps: float
     extra: dict[str, object] = field(default_factory=dict)
 
@@ -176,8 +202,9 @@ def clip_problem(path: Path) -> str | None:
     return None
 
 
-def list_clips(folder: Path, log: SourceLog | None = None, *, images: bool = False,
-               companions: Sequence[str] = (STEPS_CSV,)) -> list[Path]:
+def list_clips(
+    folder: Path, log: SourceLog | None = None, *, images: bool = False, companions: Sequence[str] = (STEPS_CSV,)
+) -> list[Path]:
     """Every clip of a folder (``clip_problem``), sorted by name; every other entry (a file that is not a clip, a
     subfolder, a symlink leading out of the folder) is named in ``log`` with its reason. ``images``: still
     images are kept too (camera_motion moves them); ``companions`` are the folder's own annotation files
@@ -206,8 +233,11 @@ def list_clips(folder: Path, log: SourceLog | None = None, *, images: bool = Fal
             files.append(path)
     if not files:
         kinds = "still image or video file" if images else "video file"
-        raise DataError(f"--source {folder} holds no {kinds}" + (f" ({log.reasons()})" if log.skipped else "")
-                        + "; add clips FFmpeg can play")
+        raise DataError(
+            f"--source {folder} holds no {kinds}"
+            + (f" ({log.reasons()})" if log.skipped else "")
+            + "; add clips FFmpeg can play"
+        )
     return files
 
 
@@ -229,12 +259,14 @@ def frame_on_screen(path: Path, t_s: float | None = None) -> Still:
     """The frame a player shows at ``t_s`` on the clip's presentation clock (default: the middle of the clip,
     ``duration / 2``), upright: the reader's ``Timeline`` picks it by presentation time (rotation, variable rate
     and a late first frame included), never by index arithmetic. A time outside the clip is a DataError."""
-    info = probe(path)       # a file that is not a usable video is a DataError naming it
+    info = probe(path)  # a file that is not a usable video is a DataError naming it
     clock = info.timeline
     t = clock.duration_s / 2 if t_s is None else float(t_s)
     if not 0 <= t < clock.duration_s:
-        raise DataError(f"{path}: no frame at {t:g} s; the clip lasts {clock.duration_s:g} s (--set frame_s=T "
-                        "with 0 <= T < its duration)")
+        raise DataError(
+            f"{path}: no frame at {t:g} s; the clip lasts {clock.duration_s:g} s (--set frame_s=T "
+            "with 0 <= T < its duration)"
+        )
     i = clock.on_screen(t)
     return Still(read_frames(path, [i])[0], t, i)
 
@@ -310,8 +342,11 @@ def folder_clips(folder: Path, log: SourceLog | None = None) -> list[Clip]:
     for p, _ in kept:
         if steps.get(p.name):
             end = probe(p).duration_s
-            late += [f"{p.name}'s action {s.label!r} ends at {s.end_s:g} s, after the clip's {end:g} s"
-                     for s in steps[p.name] if s.end_s > end + 1e-6]
+            late += [
+                f"{p.name}'s action {s.label!r} ends at {s.end_s:g} s, after the clip's {end:g} s"
+                for s in steps[p.name]
+                if s.end_s > end + 1e-6
+            ]
     if late:
         raise DataError(f"{csv_path}: " + "; ".join(late) + "; end each action within its clip")
     return [Clip(p, n, "", steps.get(p.name, ())) for p, n in kept]
@@ -321,7 +356,7 @@ def import_video(src: Path, dst: Path, start_s: float = 0.0, end_s: float | None
     """Re-encode the video stream only (audio dropped, odd sizes cropped to even) with vidaudit's writer,
     upright and at a constant rate (a variable-rate clip resampled on the player's clock at its nominal fps);
     ``start_s`` / ``end_s`` keep that window of the player's clock."""
-    info = probe(src)       # a file that is not a usable video is a DataError naming it
+    info = probe(src)  # a file that is not a usable video is a DataError naming it
     w, h = info.width - info.width % 2, info.height - info.height % 2
     if w < 2 or h < 2:
         raise DataError(f"{src}: {info.width}x{info.height} is too small to encode; use a clip of at least 2x2")
@@ -329,12 +364,11 @@ def import_video(src: Path, dst: Path, start_s: float = 0.0, end_s: float | None
     constant = whole and info.timeline.plain
     dst.parent.mkdir(parents=True, exist_ok=True)
     with VideoWriter(dst, info.fps, w, h) as out:
-        for f in (iter_frames(src) if constant else iter_constant_rate(src, start_s, end_s)):
+        for f in iter_frames(src) if constant else iter_constant_rate(src, start_s, end_s):
             out.write(f[:h, :w])
 
 
-def import_job(src: str, out: str, rel: str, redo: bool, start_s: float = 0.0, end_s: float | None = None
-               ) -> VideoRef:
+def import_job(src: str, out: str, rel: str, redo: bool, start_s: float = 0.0, end_s: float | None = None) -> VideoRef:
     """``import_video`` of one source video into ``out/rel`` (when missing, or ``redo``); its ``VideoRef``."""
     dst = Path(out) / rel
     if redo or not dst.is_file():
@@ -342,8 +376,9 @@ def import_job(src: str, out: str, rel: str, redo: bool, start_s: float = 0.0, e
     return video_ref(out, rel)
 
 
-def try_import_job(src: str, out: str, rel: str, redo: bool, start_s: float = 0.0, end_s: float | None = None
-                   ) -> VideoRef | str:
+def try_import_job(
+    src: str, out: str, rel: str, redo: bool, start_s: float = 0.0, end_s: float | None = None
+) -> VideoRef | str:
     """``import_job``, or why the clip cannot be imported (a ``DataError``'s reason): one clip that does not
     decode is skipped by its caller, never the end of a folder."""
     try:
@@ -352,8 +387,15 @@ def try_import_job(src: str, out: str, rel: str, redo: bool, start_s: float = 0.
         return reason_of(e, src)
 
 
-def import_clips(clips: Sequence[Clip], out: Path, subdir: str = "sources", *, workers: int | None = 1,
-                 pool: PoolFactory | None = None, log: SourceLog | None = None) -> list[ClipSource]:
+def import_clips(
+    clips: Sequence[Clip],
+    out: Path,
+    subdir: str = "sources",
+    *,
+    workers: int | None = 1,
+    pool: PoolFactory | None = None,
+    log: SourceLog | None = None,
+) -> list[ClipSource]:
     """Import every clip into ``out/subdir/NAME.mp4`` (``try_import_job``s on ``core.jobs``). A clip that does not
     import, or whose labelled actions end after its copy, is left out and named in ``log`` with the reason."""
     log = log if log is not None else SourceLog()
@@ -370,7 +412,17 @@ def import_clips(clips: Sequence[Clip], out: Path, subdir: str = "sources", *, w
             (out / ref.path).unlink(missing_ok=True)
             log.skip(label, f"action(s) {', '.join(late)} end after the {ref.duration_s:g} s copy of the clip")
             continue
-        sources.append(ClipSource(c.name, c.description or c.path.stem, out / ref.path,
-                                  tuple(s.label for s in c.steps), tuple((s.start_s, s.end_s) for s in c.steps),
-                                  ref.duration_s, str(c.path), ref.fps, dict(c.extra)))
+        sources.append(
+            ClipSource(
+                c.name,
+                c.description or c.path.stem,
+                out / ref.path,
+                tuple(s.label for s in c.steps),
+                tuple((s.start_s, s.end_s) for s in c.steps),
+                ref.duration_s,
+                str(c.path),
+                ref.fps,
+                dict(c.extra),
+            )
+        )
     return sources

@@ -21,27 +21,45 @@ from vidaudit.suites.stress.viewer import STRESS_VIEWER
 #: probe name -> (``"module:attr"`` of its ``Probe`` instance, what ``vidaudit suites`` lists for it);
 #: the descriptions live here so that listing the suite imports no probe
 PARTS: dict[str, tuple[str, str]] = {
-    "camera_motion": ("vidaudit.suites.stress.camera_motion.probe:PROBE",
-                      "6-way camera motion (zoom in/out, pan left/right, tilt up/down) on moved stills; chance 1/6"),
-    "lane_change": ("vidaudit.suites.stress.lane_change.probe:PROBE",
-                    "binary lane change (F1, lane change positive) on a user's annotated driving clips (--source)"),
-    "cross_frame": ("vidaudit.suites.stress.cross_frame.probe:PROBE",
-                    "strip-masked multiple-choice video QA (NExT-QA format or synthetic), w/ and w/o abstention; TBSR"),
-    "wireframe": ("vidaudit.suites.stress.wireframe.probe:PROBE",
-                  "B.7 line connectivity in 4 frames (control / adversarial temporal groups / interleaved), widths "
-                  "1-10 px, x=112 contrast, spatial and counting tasks"),
-    "mosaic": ("vidaudit.suites.stress.mosaic.probe:PROBE",
-               "Sequential Mosaic: 4 quadrants one per frame vs one image, cross-boundary text and two-shape "
-               "scenes, recency errors"),
-    "shortcuts": ("vidaudit.suites.stress.shortcuts.probe:PROBE",
-                  "language shortcuts: First/Last/Sequence on reordered, blank, unrelated procedures; CLP; chance 1/4"),
-    "sycophancy": ("vidaudit.suites.stress.sycophancy.probe:PROBE",
-                   "AGREE/DISAGREE with a false claim and its true control (TR, FGA, SR, OA, COUNT); chance 1/2"),
-    "sycophancy_pairs": ("vidaudit.suites.stress.sycophancy.pairs_probe:PROBE",
-                         "source (b) of sycophancy: a generator model writes claim pairs for a user's videos"),
-    "expectation": ("vidaudit.suites.stress.expectation.probe:PROBE",
-                    "temporal expectation: anomalies (Spatial/Temporal/Overall), temporal gap (MCQ, summary), "
-                    "reversed clips; free text judged (--judge)"),
+    "camera_motion": (
+        "vidaudit.suites.stress.camera_motion.probe:PROBE",
+        "6-way camera motion (zoom in/out, pan left/right, tilt up/down) on moved stills; chance 1/6",
+    ),
+    "lane_change": (
+        "vidaudit.suites.stress.lane_change.probe:PROBE",
+        "binary lane change (F1, lane change positive) on a user's annotated driving clips (--source)",
+    ),
+    "cross_frame": (
+        "vidaudit.suites.stress.cross_frame.probe:PROBE",
+        "strip-masked multiple-choice video QA (NExT-QA format or synthetic), w/ and w/o abstention; TBSR",
+    ),
+    "wireframe": (
+        "vidaudit.suites.stress.wireframe.probe:PROBE",
+        "B.7 line connectivity in 4 frames (control / adversarial temporal groups / interleaved), widths "
+        "1-10 px, x=112 contrast, spatial and counting tasks",
+    ),
+    "mosaic": (
+        "vidaudit.suites.stress.mosaic.probe:PROBE",
+        "Sequential Mosaic: 4 quadrants one per frame vs one image, cross-boundary text and two-shape "
+        "scenes, recency errors",
+    ),
+    "shortcuts": (
+        "vidaudit.suites.stress.shortcuts.probe:PROBE",
+        "language shortcuts: First/Last/Sequence on reordered, blank, unrelated procedures; CLP; chance 1/4",
+    ),
+    "sycophancy": (
+        "vidaudit.suites.stress.sycophancy.probe:PROBE",
+        "AGREE/DISAGREE with a false claim and its true control (TR, FGA, SR, OA, COUNT); chance 1/2",
+    ),
+    "sycophancy_pairs": (
+        "vidaudit.suites.stress.sycophancy.pairs_probe:PROBE",
+        "source (b) of sycophancy: a generator model writes claim pairs for a user's videos",
+    ),
+    "expectation": (
+        "vidaudit.suites.stress.expectation.probe:PROBE",
+        "temporal expectation: anomalies (Spatial/Temporal/Overall), temporal gap (MCQ, summary), "
+        "reversed clips; free text judged (--judge)",
+    ),
 }
 
 
@@ -54,8 +72,10 @@ class StressCommands(Commands):
 
 class StressSuite(PartedSuite):
     name = "stress"
-    description = ("Reveal stress probes: each opposes a shortcut answer to the visually correct one, with exact "
-                   "synthetic ground truth (select one with --probe).")
+    description = (
+        "Reveal stress probes: each opposes a shortcut answer to the visually correct one, with exact "
+        "synthetic ground truth (select one with --probe)."
+    )
     paper = "003_26ec3fd4175dfa64"
     default_prompt = "mcq"
     part_param = "probe"

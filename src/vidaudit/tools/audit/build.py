@@ -17,8 +17,10 @@ from vidaudit.tools.audit.budgets import half_width, min_detectable_difference
 from vidaudit.tools.audit.profile import PROFILE_JSON, ModelRow, PartInfo, Profile, merge_published, now
 from vidaudit.tools.audit.render import render_html, render_markdown
 
-PUBLISHED_NOTE = ("published rows are the papers' own numbers on their own data and models, copied from the suites' "
-                  "reference tables; they were not measured here and carry no interval")
+PUBLISHED_NOTE = (
+    "published rows are the papers' own numbers on their own data and models, copied from the suites' "
+    "reference tables; they were not measured here and carry no interval"
+)
 
 
 def _report_results(run_dir: Path) -> dict[str, Any]:
@@ -55,20 +57,41 @@ def build_profile(out: Path, budget: str, models: Sequence[str], parts: Sequence
         n, scored_sha256, unjudged = _scored(p.run_dir, p.data_dir, models)
         scored = n - (unjudged.get(models[0], 0) if models else 0)  # what the intervals are over
         observer = p.part.observer if p.part.observer not in models else None
-        infos.append(PartInfo(
-            suite=p.suite.name, name=p.part.name, preset=p.part.preset, seeds=p.part.seeds, dataset_key=p.key,
-            data_dir=_rel(p.data_dir, out), run_dir=_rel(p.run_dir, out),
-            report_html=_rel(p.run_dir / "report" / "report.html", out), conditions=list(p.conditions),
-            trials_per_model=n, ci_half_width=half_width(scored),
-            min_detectable_difference=min_detectable_difference(scored),
-            observer=observer, chance=figs.chance,
-            observer_figures=list(figs.by_model.get(observer, [])) if observer else [],
-            human_ceiling=figs.human_ceiling, published_source=figs.published_source, notes=list(figs.notes),
-            scored_sha256=scored_sha256, unjudged=unjudged))
+        infos.append(
+            PartInfo(
+                suite=p.suite.name,
+                name=p.part.name,
+                preset=p.part.preset,
+                seeds=p.part.seeds,
+                dataset_key=p.key,
+                data_dir=_rel(p.data_dir, out),
+                run_dir=_rel(p.run_dir, out),
+                report_html=_rel(p.run_dir / "report" / "report.html", out),
+                conditions=list(p.conditions),
+                trials_per_model=n,
+                ci_half_width=half_width(scored),
+                min_detectable_difference=min_detectable_difference(scored),
+                observer=observer,
+                chance=figs.chance,
+                observer_figures=list(figs.by_model.get(observer, [])) if observer else [],
+                human_ceiling=figs.human_ceiling,
+                published_source=figs.published_source,
+                notes=list(figs.notes),
+                scored_sha256=scored_sha256,
+                unjudged=unjudged,
+            )
+        )
         merge_published(published, p.part.name, figs.published, figs.published_source)
-    return Profile(vidaudit_version=__version__, created_at=now(), budget=budget, models=list(models), parts=infos,
-                   rows=list(rows.values()), published=list(published.values()),
-                   notes=[PUBLISHED_NOTE])
+    return Profile(
+        vidaudit_version=__version__,
+        created_at=now(),
+        budget=budget,
+        models=list(models),
+        parts=infos,
+        rows=list(rows.values()),
+        published=list(published.values()),
+        notes=[PUBLISHED_NOTE],
+    )
 
 
 def _rel(path: Path, root: Path) -> str:

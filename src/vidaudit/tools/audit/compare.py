@@ -59,26 +59,39 @@ def compare_profiles(sources: Sequence[str | Path]) -> dict[str, Any]:
     parts: dict[str, dict[str, Any]] = {}
     for label, (profile, root) in zip(labels, loaded, strict=True):
         for part in profile.parts:
-            block = parts.setdefault(part.name, {"part": part.name, "suite": part.suite, "entries": [],
-                                                 "paired": [], "_outcomes": {}})
+            block = parts.setdefault(
+                part.name, {"part": part.name, "suite": part.suite, "entries": [], "paired": [], "_outcomes": {}}
+            )
             scored, by_model, unjudged_of = _outcomes(root / part.run_dir, root / part.data_dir)
             current = part.scored_sha256 == scored  # the profile's figures were read from this very scored file
             if not current:
                 block.setdefault("notes", []).append(
                     f"{label}: the profile's figures are older than the run's scores (scored again since the audit "
-                    "wrote profile.json) and are left out; re-run the audit (it resumes) to refresh them")
+                    "wrote profile.json) and are left out; re-run the audit (it resumes) to refresh them"
+                )
             for row in profile.rows:
                 key = f"{label}:{row.model}"
                 outcomes, unjudged = by_model.get(row.model, {}), unjudged_of.get(row.model, 0)
                 k, n = int(sum(v for v, _ in outcomes.values())), len(outcomes)
                 lo, hi = wilson_interval(k, n) if n else (None, None)
-                block["entries"].append({
-                    "entry": key, "audit": label, "model": row.model, "budget": profile.budget,
-                    "dataset_key": part.dataset_key, "k": k, "n": n, "unjudged": unjudged,
-                    "accuracy": k / n if n else None,
-                    "ci_low": lo, "ci_high": hi,
-                    "figures": [f.model_dump(mode="json") for f in row.figures.get(part.name, [])] if current
-                    else []})
+                block["entries"].append(
+                    {
+                        "entry": key,
+                        "audit": label,
+                        "model": row.model,
+                        "budget": profile.budget,
+                        "dataset_key": part.dataset_key,
+                        "k": k,
+                        "n": n,
+                        "unjudged": unjudged,
+                        "accuracy": k / n if n else None,
+                        "ci_low": lo,
+                        "ci_high": hi,
+                        "figures": [f.model_dump(mode="json") for f in row.figures.get(part.name, [])]
+                        if current
+                        else [],
+                    }
+                )
                 block["_outcomes"][key] = outcomes
     if sum(len(b["entries"]) for b in parts.values()) < 2 and len(parts) <= 1:
         raise ConfigError("vidaudit compare needs two models: pass two audits, or an audit of several models")
@@ -89,8 +102,12 @@ def compare_profiles(sources: Sequence[str | Path]) -> dict[str, Any]:
             if not shared:
                 block["paired"].append({"a": a, "b": b, "n_pairs": 0, "note": "no shared (sample, condition)"})
                 continue
-            res = paired_bootstrap([outs[a][k][0] for k in shared], [outs[b][k][0] for k in shared],
-                                   [outs[a][k][1] for k in shared], n_boot=N_BOOT)
+            res = paired_bootstrap(
+                [outs[a][k][0] for k in shared],
+                [outs[b][k][0] for k in shared],
+                [outs[a][k][1] for k in shared],
+                n_boot=N_BOOT,
+            )
             block["paired"].append({"a": a, "b": b, "difference": "accuracy_b - accuracy_a", **res.to_dict()})
     return {"sources": [str(s) for s in sources], "labels": labels, "parts": list(parts.values())}
 
@@ -107,13 +124,17 @@ def compare_lines(res: dict[str, Any]) -> list[str]:
         for e in block["entries"]:
             ci = "" if e["ci_low"] is None else f" [{_pct(e['ci_low'])}, {_pct(e['ci_high'])}]"
             beside = f"; {unjudged_text(e['unjudged'])}" if e.get("unjudged") else ""
-            lines.append(f"  {e['entry']:32s} {_pct(e['accuracy'])}{ci} ({e['k']}/{e['n']} trials, "
-                         f"{e['budget']} budget, data {e['dataset_key'][:12]}{beside})")
+            lines.append(
+                f"  {e['entry']:32s} {_pct(e['accuracy'])}{ci} ({e['k']}/{e['n']} trials, "
+                f"{e['budget']} budget, data {e['dataset_key'][:12]}{beside})"
+            )
         for p in block["paired"]:
             if not p.get("n_pairs"):
                 lines.append(f"  {p['b']} - {p['a']}: {p.get('note')}")
                 continue
-            lines.append(f"  {p['b']} - {p['a']}: {100 * p['estimate']:+.1f} points "
-                         f"[{100 * p['ci_low']:+.1f}, {100 * p['ci_high']:+.1f}] over {p['n_pairs']} paired trials "
-                         f"in {p['n_groups']} source videos")
+            lines.append(
+                f"  {p['b']} - {p['a']}: {100 * p['estimate']:+.1f} points "
+                f"[{100 * p['ci_low']:+.1f}, {100 * p['ci_high']:+.1f}] over {p['n_pairs']} paired trials "
+                f"in {p['n_groups']} source videos"
+            )
     return lines

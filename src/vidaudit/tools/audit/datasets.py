@@ -68,8 +68,10 @@ def generation_lock(data_dir: Path, *, log: Log, label: str) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            log(f"data  {label}: waiting for process {_holder(fd)}, which is generating or checking {data_dir} "
-                "(another audit on the same --data-root)")
+            log(
+                f"data  {label}: waiting for process {_holder(fd)}, which is generating or checking {data_dir} "
+                "(another audit on the same --data-root)"
+            )
             fcntl.flock(fd, fcntl.LOCK_EX)
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
@@ -95,8 +97,10 @@ class UseLock:
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise ConfigError(f"{self.data_dir} must be generated again ({why}), but another audit is running on it; "
-                              "let it finish and run this audit again (or give this one another --data-root)") from None
+            raise ConfigError(
+                f"{self.data_dir} must be generated again ({why}), but another audit is running on it; "
+                "let it finish and run this audit again (or give this one another --data-root)"
+            ) from None
 
     def close(self) -> None:
         if self._fd is not None:
@@ -119,8 +123,16 @@ def folder_files(data_dir: Path) -> dict[str, dict[str, Any]]:
 
 def write_marker(data_dir: Path, key: str, identity: dict[str, Any]) -> None:
     """Certify a finished folder: its key and every file it holds (written last, atomically)."""
-    write_json_atomic(data_dir / MARKER, {"format": MARKER_FORMAT, "key": key, "identity": identity,
-                                          "vidaudit": __version__, "files": folder_files(data_dir)})
+    write_json_atomic(
+        data_dir / MARKER,
+        {
+            "format": MARKER_FORMAT,
+            "key": key,
+            "identity": identity,
+            "vidaudit": __version__,
+            "files": folder_files(data_dir),
+        },
+    )
 
 
 def _read_marker(data_dir: Path) -> dict[str, Any] | None:
@@ -184,12 +196,22 @@ def _remove(data_dir: Path) -> None:
         pass
     except OSError as e:
         if e.errno != errno.ENOENT:
-            raise DataError(f"cannot remove the damaged dataset {data_dir} ({e.strerror or e}); remove it by hand "
-                            "and run the audit again") from None
+            raise DataError(
+                f"cannot remove the damaged dataset {data_dir} ({e.strerror or e}); remove it by hand "
+                "and run the audit again"
+            ) from None
 
 
-def ensure(data_dir: Path, key: str, identity: dict[str, Any], generate: Callable[[], Any], *, log: Log,
-           label: str, hold: contextlib.ExitStack | None = None) -> Path:
+def ensure(
+    data_dir: Path,
+    key: str,
+    identity: dict[str, Any],
+    generate: Callable[[], Any],
+    *,
+    log: Log,
+    label: str,
+    hold: contextlib.ExitStack | None = None,
+) -> Path:
     """The folder, reused when its marker certifies it, else generated (again) under the generation lock.
 
     ``hold``: the use lock (shared) is kept on it until ``hold`` closes (the audit's runs); without it the
@@ -209,8 +231,10 @@ def ensure(data_dir: Path, key: str, identity: dict[str, Any], generate: Callabl
                 generate()
                 problem = whole_problem(data_dir)
                 if problem is not None:  # never certified unless whole
-                    raise DataError(f"{data_dir} was generated but is not whole ({problem}); nothing was marked "
-                                    "done: run the audit again (it generates the folder anew)")
+                    raise DataError(
+                        f"{data_dir} was generated but is not whole ({problem}); nothing was marked "
+                        "done: run the audit again (it generates the folder anew)"
+                    )
                 write_marker(data_dir, key, identity)
                 use.share()  # others may reuse it now; nobody may delete it while this audit runs on it
     except BaseException:

@@ -91,13 +91,16 @@ def load_profile(path: str | Path) -> tuple[Profile, Path]:
     try:
         return Profile.model_validate(json.loads(p.read_text(encoding="utf-8"))), p.parent
     except FileNotFoundError:
-        raise DataError(f"{path}: no {PROFILE_JSON}; pass an audit dir written by `vidaudit audit` or its "
-                        "profile.json") from None
+        raise DataError(
+            f"{path}: no {PROFILE_JSON}; pass an audit dir written by `vidaudit audit` or its profile.json"
+        ) from None
     except (OSError, ValueError) as e:
         raise DataError(f"{p}: not a vidaudit profile ({str(e).splitlines()[0]}); re-run `vidaudit audit`") from None
 
 
-def merge_published(rows: dict[str, ModelRow], part: str, published: dict[str, list[ProfileFigure]], source: str) -> None:
+def merge_published(
+    rows: dict[str, ModelRow], part: str, published: dict[str, list[ProfileFigure]], source: str
+) -> None:
     """Add one part's published figures to the published rows (one row per paper model name)."""
     for model, figs in published.items():
         row = rows.setdefault(model, ModelRow(model=model, kind="published", source=source))

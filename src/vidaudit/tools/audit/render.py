@@ -58,7 +58,7 @@ class BlockRow:
     """One row of a part's table: a label, its kind, one cell per figure, and the unjudged count (measured)."""
 
     label: str
-    kind: str                  # measured | reference | published
+    kind: str  # measured | reference | published
     cells: list[ProfileFigure | None | str]
     unjudged: int = 0
     note: str = ""
@@ -98,18 +98,31 @@ def blocks(profile: Profile) -> list[Block]:
         b = Block(p, part_title(p), names or pub_names, pub_names)
         names = b.names
         for row in profile.rows:
-            b.measured.append(BlockRow(row.model, "measured", [_figure(row, p.name, n) for n in names],
-                                       unjudged=p.unjudged.get(row.model, 0)))
+            b.measured.append(
+                BlockRow(
+                    row.model,
+                    "measured",
+                    [_figure(row, p.name, n) for n in names],
+                    unjudged=p.unjudged.get(row.model, 0),
+                )
+            )
         if p.chance and names:
             b.references.append(BlockRow("chance level", "reference", [_chance_cell(p, n, names) for n in names]))
         if p.observer:
             obs = ModelRow(model=p.observer, figures={p.name: list(p.observer_figures)})
-            b.references.append(BlockRow(f"observer ({p.observer})", "reference",
-                                         [_figure(obs, p.name, n) for n in names]))
+            b.references.append(
+                BlockRow(f"observer ({p.observer})", "reference", [_figure(obs, p.name, n) for n in names])
+            )
         if p.human_ceiling is not None:
             h = p.human_ceiling
-            b.references.append(BlockRow("human ceiling", "reference", [h, *[""] * (len(names) - 1)] if names else [],
-                                         note="published" if h.note == "published" else h.note))
+            b.references.append(
+                BlockRow(
+                    "human ceiling",
+                    "reference",
+                    [h, *[""] * (len(names) - 1)] if names else [],
+                    note="published" if h.note == "published" else h.note,
+                )
+            )
         for row in pub_rows:
             b.published.append(BlockRow(row.model, "published", [_figure(row, p.name, n) for n in pub_names]))
         out.append(b)
@@ -132,18 +145,26 @@ def _resolution(p: PartInfo) -> str:
     scored = f", {p.trials_per_model - unjudged} scored ({unjudged} unjudged, need --judge)" if unjudged else ""
     if p.ci_half_width is None:
         return f"{p.trials_per_model} trials per model{scored}; no interval: nothing was scored"
-    return (f"{p.trials_per_model} trials per model{scored}; 95% intervals at most "
-            f"±{100 * (p.ci_half_width or 0):.1f} points; smallest difference resolved ≈ {100 * mdd:.1f} points")
+    return (
+        f"{p.trials_per_model} trials per model{scored}; 95% intervals at most "
+        f"±{100 * (p.ci_half_width or 0):.1f} points; smallest difference resolved ≈ {100 * mdd:.1f} points"
+    )
 
 
 def render_markdown(profile: Profile) -> str:
-    lines = [f"# Model profile ({md_escape(profile.budget)} budget)", "",
-             f"vidaudit {md_escape(profile.vidaudit_version)}, {md_escape(profile.created_at)}; models: "
-             + ", ".join(md_escape(m) for m in profile.models), ""]
+    lines = [
+        f"# Model profile ({md_escape(profile.budget)} budget)",
+        "",
+        f"vidaudit {md_escape(profile.vidaudit_version)}, {md_escape(profile.created_at)}; models: "
+        + ", ".join(md_escape(m) for m in profile.models),
+        "",
+    ]
     for b in blocks(profile):
         p = b.part
-        about = (f"Preset {md_escape(p.preset)}, conditions {md_escape(', '.join(p.conditions))}; "
-                 f"{md_escape(_resolution(p))}. Full report: [{md_escape(p.report_html)}](<{p.report_html}>)")
+        about = (
+            f"Preset {md_escape(p.preset)}, conditions {md_escape(', '.join(p.conditions))}; "
+            f"{md_escape(_resolution(p))}. Full report: [{md_escape(p.report_html)}](<{p.report_html}>)"
+        )
         lines += [f"## {md_escape(b.title)}", "", about, ""]
         extra = ["unjudged"] if b.judged else []
         lines.append("| model | kind | " + " | ".join(md_escape(n) for n in [*b.names, *extra]) + " |")
@@ -157,11 +178,19 @@ def render_markdown(profile: Profile) -> str:
             lines.append(f"| {md_escape(r.label)} | {r.kind} | " + " | ".join(md_escape(c) for c in cells) + " |")
         if b.published:
             source = f" ({md_escape(p.published_source)})" if p.published_source else ""
-            lines += ["", f"Published{source}: the papers' own numbers, not measured here.", "",
-                      "| model | kind | " + " | ".join(md_escape(n) for n in b.published_names) + " |",
-                      "| --- | --- | " + " | ".join("---" for _ in b.published_names) + " |"]
-            lines += [f"| {md_escape(r.label)} | published (paper) | "
-                      + " | ".join(md_escape(cell_text(c, interval=False)) for c in r.cells) + " |" for r in b.published]
+            lines += [
+                "",
+                f"Published{source}: the papers' own numbers, not measured here.",
+                "",
+                "| model | kind | " + " | ".join(md_escape(n) for n in b.published_names) + " |",
+                "| --- | --- | " + " | ".join("---" for _ in b.published_names) + " |",
+            ]
+            lines += [
+                f"| {md_escape(r.label)} | published (paper) | "
+                + " | ".join(md_escape(cell_text(c, interval=False)) for c in r.cells)
+                + " |"
+                for r in b.published
+            ]
             lines.append("")
         for note in p.notes:
             lines.append(f"Note: {md_escape(note)}.")
@@ -251,8 +280,12 @@ human ceiling), then the papers' published numbers, folded (their own data and m
 def render_html(profile: Profile) -> str:
     env = Environment(autoescape=True)
     return env.from_string(_TEMPLATE).render(
-        p=profile, blocks=blocks(profile), cellf=lambda c, interval: _cell_html(c, interval=interval),
-        resolution=_resolution, unjudged=unjudged_text)
+        p=profile,
+        blocks=blocks(profile),
+        cellf=lambda c, interval: _cell_html(c, interval=interval),
+        resolution=_resolution,
+        unjudged=unjudged_text,
+    )
 
 
 def terminal_table(profile: Profile) -> str:
@@ -265,5 +298,8 @@ def terminal_table(profile: Profile) -> str:
             rows.append([label, name, *(cell_text(r.cells[i], interval=False) for r in b.measured)])
         if b.judged:
             rows.append([label, "unjudged", *(unjudged_cell(r.unjudged) for r in b.measured)])
-    return text_table(["part", "figure", *profile.models], rows,
-                      title=f"Headline figures ({profile.budget} budget; intervals and references in profile.html)")
+    return text_table(
+        ["part", "figure", *profile.models],
+        rows,
+        title=f"Headline figures ({profile.budget} budget; intervals and references in profile.html)",
+    )

@@ -32,8 +32,16 @@ from vidaudit.tools.audit.budgets import check_budget
 from vidaudit.tools.audit.build import write_profile
 from vidaudit.tools.audit.datasets import MARKER, ensure
 
-__all__ = ["MARKER", "AuditOutcome", "CostRow", "PlannedPart", "dataset_key", "ensure_dataset", "plan_parts",
-           "run_audit"]
+__all__ = [
+    "MARKER",
+    "AuditOutcome",
+    "CostRow",
+    "PlannedPart",
+    "dataset_key",
+    "ensure_dataset",
+    "plan_parts",
+    "run_audit",
+]
 
 Log = Callable[[str], None]
 
@@ -80,8 +88,9 @@ def audit_suites(only: Sequence[str] | None = None) -> list[Suite]:
     return [get_suite(n) for n in known if not only or n in only]
 
 
-def plan_parts(budget: str, out: Path, *, data_root: Path | None = None, suites: Sequence[str] | None = None
-               ) -> list[PlannedPart]:
+def plan_parts(
+    budget: str, out: Path, *, data_root: Path | None = None, suites: Sequence[str] | None = None
+) -> list[PlannedPart]:
     """Every part of every auditing suite at ``budget``, with its dataset dir (by content key) and run dir."""
     check_budget(budget)
     root = Path(data_root) if data_root is not None else Path(out) / "data"
@@ -102,10 +111,17 @@ def dataset_key(suite: Suite, part: AuditPart) -> str:
     return sha256_json(part.identity(suite.name))
 
 
-def ensure_dataset(p: PlannedPart, *, workers: int | None, log: Log,
-                   on_progress: Callable[[int, int], None] | None = None, hold: ExitStack | None = None) -> Path:
+def ensure_dataset(
+    p: PlannedPart,
+    *,
+    workers: int | None,
+    log: Log,
+    on_progress: Callable[[int, int], None] | None = None,
+    hold: ExitStack | None = None,
+) -> Path:
     """Reuse the part's dataset when its marker certifies it (audit/datasets.py), else (re)generate it, under the
     data root's locks; ``hold`` keeps the folder from being deleted by another audit until it closes."""
+
     def generate() -> None:
         log(f"data  {p.label}: generating the {p.part.preset} preset into {p.data_dir}")
         Audit.of(p.suite).generate_part(p.part, p.data_dir, workers=workers, on_progress=on_progress)
@@ -125,21 +141,33 @@ def _judge_for(p: PlannedPart, judge: ModelSpec | None) -> ModelSpec | None:
     return judge if p.suite.judges_any(load_samples(p.data_dir)) else None
 
 
-def estimate(parts: Sequence[PlannedPart], models: Sequence[ModelSpec], judge: ModelSpec | None = None,
-             model_options: dict[str, dict[str, Any]] | None = None) -> list[CostRow]:
+def estimate(
+    parts: Sequence[PlannedPart],
+    models: Sequence[ModelSpec],
+    judge: ModelSpec | None = None,
+    model_options: dict[str, dict[str, Any]] | None = None,
+) -> list[CostRow]:
     """The run stage's dry run of every part (nothing is called): trials, tokens and cost per model and part."""
     rows: list[CostRow] = []
     for p in parts:
-        request = RunRequest(data=p.data_dir, out=p.run_dir, models=tuple(models), conditions=tuple(_conditions(p)),
-                             suite=p.suite.name, judge=_judge_for(p, judge), model_options=model_options or {})
+        request = RunRequest(
+            data=p.data_dir,
+            out=p.run_dir,
+            models=tuple(models),
+            conditions=tuple(_conditions(p)),
+            suite=p.suite.name,
+            judge=_judge_for(p, judge),
+            model_options=model_options or {},
+        )
         res = execute(request, dry_run=True)
         per: dict[str, CostRow] = {}
         for r in res.dry_run:
             row = per.setdefault(r.model, CostRow(r.model, p.label, 0, 0, 0.0))
             row.trials += r.trials
             row.est_tokens += r.est_tokens
-            row.est_cost_usd = None if row.est_cost_usd is None or r.est_cost_usd is None else (
-                row.est_cost_usd + r.est_cost_usd)
+            row.est_cost_usd = (
+                None if row.est_cost_usd is None or r.est_cost_usd is None else (row.est_cost_usd + r.est_cost_usd)
+            )
         rows.extend(per.values())
     return rows
 
@@ -157,11 +185,15 @@ def check_cost(rows: Sequence[CostRow], max_cost_usd: float | None) -> None:
     total = total_cost(rows)
     if total is None:
         unknown = sorted({r.model for r in rows if r.est_cost_usd is None})
-        raise ConfigError(f"--max-cost-usd cannot be checked: no price is known for {', '.join(unknown)}; add it to "
-                          "a prices YAML or drop --max-cost-usd")
+        raise ConfigError(
+            f"--max-cost-usd cannot be checked: no price is known for {', '.join(unknown)}; add it to "
+            "a prices YAML or drop --max-cost-usd"
+        )
     if total > max_cost_usd:
-        raise ConfigError(f"the audit's estimated cost ${total:.2f} is over --max-cost-usd {max_cost_usd:.2f}; "
-                          "raise the limit, choose a smaller --budget, or audit fewer suites (--suite)")
+        raise ConfigError(
+            f"the audit's estimated cost ${total:.2f} is over --max-cost-usd {max_cost_usd:.2f}; "
+            "raise the limit, choose a smaller --budget, or audit fewer suites (--suite)"
+        )
 
 
 def parse_models(models: Sequence[str]) -> list[ModelSpec]:
@@ -181,12 +213,24 @@ def parse_models(models: Sequence[str]) -> list[ModelSpec]:
     return specs
 
 
-def run_audit(models: Sequence[str], *, budget: str, out: str | Path, data_root: str | Path | None = None,
-              suites: Sequence[str] | None = None, dry_run: bool = False, max_cost_usd: float | None = None,
-              workers: int | None = None, judge: str | None = None, max_attempts: int = 3,
-              log: Log = lambda _: None, on_costs: Callable[[list[CostRow]], None] | None = None,
-              progress: Callable[[str], Any] | None = None, generating: Callable[[str], Any] | None = None,
-              reporting: Callable[[str], Any] | None = None) -> AuditOutcome:
+def run_audit(
+    models: Sequence[str],
+    *,
+    budget: str,
+    out: str | Path,
+    data_root: str | Path | None = None,
+    suites: Sequence[str] | None = None,
+    dry_run: bool = False,
+    max_cost_usd: float | None = None,
+    workers: int | None = None,
+    judge: str | None = None,
+    max_attempts: int = 3,
+    log: Log = lambda _: None,
+    on_costs: Callable[[list[CostRow]], None] | None = None,
+    progress: Callable[[str], Any] | None = None,
+    generating: Callable[[str], Any] | None = None,
+    reporting: Callable[[str], Any] | None = None,
+) -> AuditOutcome:
     """Generate (or reuse), estimate, run, report and profile. ``on_costs`` sees the estimate before any call;
     ``progress(label)`` returns a context manager giving an ``on_progress`` callback (a progress bar) for a part's
     trials, ``generating(label)`` one giving ``update(done, total)`` for its data, and ``reporting(label)`` one
@@ -202,10 +246,10 @@ def run_audit(models: Sequence[str], *, budget: str, out: str | Path, data_root:
     parts = plan_parts(budget, out, data_root=Path(data_root) if data_root else None, suites=suites)
     with ExitStack() as hold:  # every dataset stays locked for use (never deleted by another audit) until the end
         for p in parts:
-            with (generating(f"data {p.label}") if generating else nullcontext(None)) as update:
+            with generating(f"data {p.label}") if generating else nullcontext(None) as update:
                 ensure_dataset(p, workers=workers, log=log, on_progress=update, hold=hold)
             p.conditions = tuple(Audit.of(p.suite).part_conditions(p.part, p.data_dir))
-        with (generating("estimating the cost") if generating else nullcontext(None)):
+        with generating("estimating the cost") if generating else nullcontext(None):
             costs = estimate(parts, specs, judge_spec)
         if on_costs is not None:
             on_costs(costs)
@@ -220,11 +264,20 @@ def run_audit(models: Sequence[str], *, budget: str, out: str | Path, data_root:
             if p.part.observer and p.part.observer not in {m.label for m in specs}:
                 run_models.append(ModelSpec.parse(p.part.observer))
             left = None if max_cost_usd is None else max(0.0, max_cost_usd - spent)
-            log(f"run   {p.label}: {', '.join(m.label for m in run_models)} at {', '.join(p.conditions)} -> {p.run_dir}")
-            with (progress(p.label) if progress else nullcontext(None)) as bar:
-                request = RunRequest(data=p.data_dir, out=p.run_dir, models=tuple(run_models),
-                                     conditions=tuple(_conditions(p)), suite=p.suite.name, max_attempts=max_attempts,
-                                     max_cost_usd=left, judge=_judge_for(p, judge_spec))
+            log(
+                f"run   {p.label}: {', '.join(m.label for m in run_models)} at {', '.join(p.conditions)} -> {p.run_dir}"
+            )
+            with progress(p.label) if progress else nullcontext(None) as bar:
+                request = RunRequest(
+                    data=p.data_dir,
+                    out=p.run_dir,
+                    models=tuple(run_models),
+                    conditions=tuple(_conditions(p)),
+                    suite=p.suite.name,
+                    max_attempts=max_attempts,
+                    max_cost_usd=left,
+                    judge=_judge_for(p, judge_spec),
+                )
                 res = execute(request, on_progress=bar)
             outcome.summaries[p.label] = res.summary
             if res.summary is not None:
@@ -232,7 +285,7 @@ def run_audit(models: Sequence[str], *, budget: str, out: str | Path, data_root:
                 if res.summary.stopped_early:
                     outcome.stopped = f"{p.label}: {res.summary.describe()}"
                     break
-            with (reporting(f"report {p.label}") if reporting else nullcontext(None)) as steps:
+            with reporting(f"report {p.label}") if reporting else nullcontext(None) as steps:
                 report_run(p.run_dir, rescore=True, progress=steps)  # the run may have grown since it was scored
         if outcome.stopped is None:
             outcome.paths = write_profile(out, budget, [m.label for m in specs], parts)

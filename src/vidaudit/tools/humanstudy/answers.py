@@ -49,8 +49,10 @@ def _read_json(path: Path, what: str) -> Any:
     except UnicodeDecodeError as e:
         raise DataError(f"{path}: {what} is not UTF-8 text ({e.reason} at byte {e.start})") from None
     except json.JSONDecodeError as e:
-        raise DataError(f"{path}: {what} is not valid JSON ({e.msg} at line {e.lineno}, column {e.colno}); "
-                        "download it again from the study page") from None
+        raise DataError(
+            f"{path}: {what} is not valid JSON ({e.msg} at line {e.lineno}, column {e.colno}); "
+            "download it again from the study page"
+        ) from None
     except RecursionError:
         raise DataError(f"{path}: {what} is JSON nested too deeply to read") from None
 
@@ -68,8 +70,9 @@ def load_manifest(path: str | Path) -> StudyManifest:
             items[it.item_id] = it
     except ValidationError as e:
         raise DataError(f"{path}: an item of the study manifest is not valid: {e.errors()[0]['msg']}") from None
-    return StudyManifest(path=path, study=raw["study"], kind=str(raw.get("kind")), suite=str(raw.get("suite")),
-                         items=items, raw=raw)
+    return StudyManifest(
+        path=path, study=raw["study"], kind=str(raw.get("kind")), suite=str(raw.get("suite")), items=items, raw=raw
+    )
 
 
 def _shown(text: str) -> str:
@@ -82,16 +85,21 @@ def _check_text(path: Path, raw: dict) -> None:
     can be neither written to a UTF-8 file nor shown, and an annotator id must stay exactly what was typed."""
     got = raw.get("answers")
     answers: dict[Any, Any] = got if isinstance(got, dict) else {}
-    fields = [("the annotator id", raw.get("annotator")), ("the study id", raw.get("study")),
-              *((f"an item id ({_shown(k)})", k) for k in answers),
-              *((f"the answer to item {_shown(k)}", v) for k, v in answers.items())]
+    fields = [
+        ("the annotator id", raw.get("annotator")),
+        ("the study id", raw.get("study")),
+        *((f"an item id ({_shown(k)})", k) for k in answers),
+        *((f"the answer to item {_shown(k)}", v) for k, v in answers.items()),
+    ]
     for name, value in fields:
         if isinstance(value, str):
             try:
                 value.encode("utf-8")
             except UnicodeEncodeError:
-                raise DataError(f"{path}: {name} holds a lone surrogate ({_shown(value)}), which is not text; "
-                                "re-save the file from the study page or remove that \\uD8xx-\\uDFxx escape") from None
+                raise DataError(
+                    f"{path}: {name} holds a lone surrogate ({_shown(value)}), which is not text; "
+                    "re-save the file from the study page or remove that \\uD8xx-\\uDFxx escape"
+                ) from None
 
 
 def read_sheet(path: str | Path) -> tuple[str, AnswerSheet]:
@@ -99,19 +107,20 @@ def read_sheet(path: str | Path) -> tuple[str, AnswerSheet]:
     path = Path(path)
     raw = _read_json(path, "the answers file")
     if not isinstance(raw, dict):
-        raise DataError(f"{path}: an answers file is a JSON object {{annotator, study, answers}}, got "
-                        f"{type(raw).__name__}")
+        raise DataError(
+            f"{path}: an answers file is a JSON object {{annotator, study, answers}}, got {type(raw).__name__}"
+        )
     extra = sorted(set(raw) - {"annotator", "study", "answers"})
     if extra:
         raise DataError(f"{path}: unknown field(s) {', '.join(extra)} in the answers file")
     _check_text(path, raw)
     annotator, study, answers = raw.get("annotator"), raw.get("study"), raw.get("answers")
     if not isinstance(annotator, str) or not annotator.strip():
-        raise DataError(f"{path}: the answers file names no annotator (\"annotator\" must be a non-empty string)")
+        raise DataError(f'{path}: the answers file names no annotator ("annotator" must be a non-empty string)')
     if not isinstance(study, str) or not study:
-        raise DataError(f"{path}: the answers file names no study (\"study\" must be the study id)")
+        raise DataError(f'{path}: the answers file names no study ("study" must be the study id)')
     if not isinstance(answers, dict) or not all(isinstance(v, str) for v in answers.values()):
-        raise DataError(f"{path}: \"answers\" must map item ids to answer strings")
+        raise DataError(f'{path}: "answers" must map item ids to answer strings')
     return study, AnswerSheet(path=path, annotator=annotator.strip(), answers=dict(answers))
 
 
@@ -120,16 +129,21 @@ def check_sheet(sheet: AnswerSheet, manifest: StudyManifest) -> None:
     for item_id, answer in sheet.answers.items():
         item = manifest.items.get(item_id)
         if item is None:
-            raise DataError(f"{sheet.path}: item {item_id!r} is not in study {manifest.study} ({manifest.path}); "
-                            "the file was edited or made for another version of the study")
+            raise DataError(
+                f"{sheet.path}: item {item_id!r} is not in study {manifest.study} ({manifest.path}); "
+                "the file was edited or made for another version of the study"
+            )
         if item.options:
             keys = [k for k, _ in item.options]
             if answer not in keys:
-                raise DataError(f"{sheet.path}: item {item_id!r} has answer {answer!r}, not one of its options "
-                                f"{', '.join(keys)}")
+                raise DataError(
+                    f"{sheet.path}: item {item_id!r} has answer {answer!r}, not one of its options {', '.join(keys)}"
+                )
         elif len(answer) > MAX_TEXT_ANSWER:
-            raise DataError(f"{sheet.path}: item {item_id!r} has a text answer of {len(answer)} characters "
-                            f"(at most {MAX_TEXT_ANSWER})")
+            raise DataError(
+                f"{sheet.path}: item {item_id!r} has a text answer of {len(answer)} characters "
+                f"(at most {MAX_TEXT_ANSWER})"
+            )
 
 
 def read_sheets(files: list[Path], manifest: StudyManifest) -> list[AnswerSheet]:
@@ -141,12 +155,16 @@ def read_sheets(files: list[Path], manifest: StudyManifest) -> list[AnswerSheet]
     for f in files:
         study, sheet = read_sheet(f)
         if study != manifest.study:
-            raise DataError(f"{f} is an answers file for study {study}, not for {manifest.study} "
-                            f"({manifest.path}); import it into the run its own study was exported from")
+            raise DataError(
+                f"{f} is an answers file for study {study}, not for {manifest.study} "
+                f"({manifest.path}); import it into the run its own study was exported from"
+            )
         check_sheet(sheet, manifest)
         if sheet.annotator in by_annotator:
-            raise DataError(f"{f} and {by_annotator[sheet.annotator]} are both from annotator {sheet.annotator!r}; "
-                            "keep one file per annotator")
+            raise DataError(
+                f"{f} and {by_annotator[sheet.annotator]} are both from annotator {sheet.annotator!r}; "
+                "keep one file per annotator"
+            )
         by_annotator[sheet.annotator] = Path(f)
         sheets.append(sheet)
     return sheets

@@ -50,7 +50,7 @@ class Exported:
     n_items: int
     media: str
     run_copy: Path | None = None
-    notes: list[str] = field(default_factory=list)      # shortfalls and items left out by a stratified draw
+    notes: list[str] = field(default_factory=list)  # shortfalls and items left out by a stratified draw
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
@@ -61,8 +61,10 @@ def build_items(src: StudySource, kind: str) -> list[StudyItem]:
     if kind == "quality":
         chosen = [s for s in src.samples if has_statement(s)]
         if not chosen:
-            raise DataError(f"{src.data_dir}: no sample carries a statement (params.statement), so there is no "
-                            "data-quality question to ask; use --kind performance")
+            raise DataError(
+                f"{src.data_dir}: no sample carries a statement (params.statement), so there is no "
+                "data-quality question to ask; use --kind performance"
+            )
         return [quality_item(s) for s in chosen]
     out = []
     for s in src.samples:
@@ -82,8 +84,10 @@ def _video_files(src: StudySource, items: list[StudyItem]) -> dict[str, Path]:
         if it.shown_sha256 is not None:
             path = Path(it.video_path)
             if not path.is_file() or sha256_file(path) != it.shown_sha256:
-                raise DataError(f"the rendering shown for sample {it.sample_id} is missing or changed: {path}; "
-                                "export again (it is rendered anew)")
+                raise DataError(
+                    f"the rendering shown for sample {it.sample_id} is missing or changed: {path}; "
+                    "export again (it is rendered anew)"
+                )
             files[it.item_id] = path
             continue
         path = resolve_video(src.data_dir, it.video_path, allow_external=external, who=it.sample_id)
@@ -115,8 +119,9 @@ class Draw:
             if self.per_stratum is not None or self.unit is not None:
                 raise ConfigError("--per-stratum and --unit need --stratify KEY[,KEY]")
             return None
-        return (Rule(self.stratify, total=self.sample, per_stratum=self.per_stratum, unit=self.unit),), \
-            f"--stratify {','.join(self.stratify)}"
+        return (
+            Rule(self.stratify, total=self.sample, per_stratum=self.per_stratum, unit=self.unit),
+        ), f"--stratify {','.join(self.stratify)}"
 
     def describe(self) -> str:
         if self.subset is not None:
@@ -127,8 +132,9 @@ class Draw:
         return "stratified over (probe, condition), equal allocation, seeded"
 
 
-def choose(src: StudySource, items: list[StudyItem], how: Draw, seed: int
-           ) -> tuple[list[StudyItem], list[str], dict[str, dict[str, int]]]:
+def choose(
+    src: StudySource, items: list[StudyItem], how: Draw, seed: int
+) -> tuple[list[StudyItem], list[str], dict[str, dict[str, int]]]:
     """The items in page order, the draw's lines (shortfalls, left out) and its counts per stratum."""
     got = how.rules()
     if got is None:
@@ -137,16 +143,18 @@ def choose(src: StudySource, items: list[StudyItem], how: Draw, seed: int
         notes: list[str] = []
         if how.sample is not None and how.sample > n:  # never fewer than asked without saying so
             if not how.allow_shortfall:
-                raise DataError(f"--sample {how.sample} asks for more units than the {n} there are (a masked/raw "
-                                f"pair counts once); pass --sample {n} or less, leave --sample out to show them all, "
-                                "or pass --allow-shortfall to take all of them")
+                raise DataError(
+                    f"--sample {how.sample} asks for more units than the {n} there are (a masked/raw "
+                    f"pair counts once); pass --sample {n} or less, leave --sample out to show them all, "
+                    "or pass --allow-shortfall to take all of them"
+                )
             notes.append(f"shortfall: --sample {how.sample}: {n} of {how.sample} units (all there are)")
         order = select(items, how.sample, seed, apart)
-        clashes = sum(a.item_id in apart and apart.get(a.item_id) == apart.get(b.item_id)
-                      for a, b in pairwise(order))
+        clashes = sum(a.item_id in apart and apart.get(a.item_id) == apart.get(b.item_id) for a, b in pairwise(order))
         if clashes:
-            notes.append(f"page order: {clashes} claim(s) sit beside their control (too few other items to keep "
-                         "them apart)")
+            notes.append(
+                f"page order: {clashes} claim(s) sit beside their control (too few other items to keep them apart)"
+            )
         return order, notes, {}
     rules, label = got
     params = {s.sample_id: s.params for s in src.samples}
@@ -154,8 +162,16 @@ def choose(src: StudySource, items: list[StudyItem], how: Draw, seed: int
     return chosen, drawn.shortfall + drawn.left_out, drawn.counts
 
 
-def export_study(source: str | Path, out: str | Path, *, sample: int | None = None, seed: int = 0,
-                 kind: str = "performance", media: str = "auto", draw: Draw | None = None) -> Exported:
+def export_study(
+    source: str | Path,
+    out: str | Path,
+    *,
+    sample: int | None = None,
+    seed: int = 0,
+    kind: str = "performance",
+    media: str = "auto",
+    draw: Draw | None = None,
+) -> Exported:
     """Write the study page ``out``, its manifest beside it and (for a run) a copy into the run."""
     if media not in MEDIA:
         raise ConfigError(f"--media must be one of {', '.join(MEDIA)}, got {media!r}")
@@ -165,7 +181,7 @@ def export_study(source: str | Path, out: str | Path, *, sample: int | None = No
     how = draw if draw is not None else Draw(sample=sample)
     if draw is not None and sample is not None:
         raise ConfigError("give sample= or draw=, not both (a Draw carries its own sample)")
-    how.rules()         # a contradictory draw is refused before any file is read
+    how.rules()  # a contradictory draw is refused before any file is read
     src = open_source(source)
     items, notes, counts = choose(src, build_items(src, kind), how, seed)
     if not items:
@@ -186,8 +202,17 @@ def presented(src: StudySource, items: list[StudyItem], how: Draw, work: Path) -
     return [shown.get(it.item_id, it) for it in items]
 
 
-def _write(out: Path, kind: str, src: StudySource, items: list[StudyItem], how: Draw, seed: int, media: str,
-           notes: list[str], counts: dict[str, dict[str, int]]) -> Exported:
+def _write(
+    out: Path,
+    kind: str,
+    src: StudySource,
+    items: list[StudyItem],
+    how: Draw,
+    seed: int,
+    media: str,
+    notes: list[str],
+    counts: dict[str, dict[str, int]],
+) -> Exported:
     files = _video_files(src, items)
     total = sum(p.stat().st_size for p in set(files.values()))
     mode = ("embed" if total <= EMBED_MAX_BYTES else "folder") if media == "auto" else media
@@ -216,17 +241,52 @@ def _write(out: Path, kind: str, src: StudySource, items: list[StudyItem], how: 
         run_copy = src.run_dir / STUDIES_DIR / f"{sid}.json"
         write_json_atomic(run_copy, manifest)
     write_text_atomic(out, html)
-    return Exported(page=out, manifest=man_path, study=sid, n_items=len(items), media=mode, run_copy=run_copy,
-                    notes=notes, counts=counts)
+    return Exported(
+        page=out,
+        manifest=man_path,
+        study=sid,
+        n_items=len(items),
+        media=mode,
+        run_copy=run_copy,
+        notes=notes,
+        counts=counts,
+    )
 
 
-def _manifest(sid: str, kind: str, src: StudySource, items: list[StudyItem], how: Draw, seed: int,
-              mode: str, notes: list[str], counts: dict[str, dict[str, int]]) -> dict[str, Any]:
-    return {"schema_version": MANIFEST_SCHEMA_VERSION, "study": sid, "kind": kind, "suite": src.suite.name,
-            "vidaudit_version": __version__, "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "source": {"data_dir": str(src.data_dir), "run_dir": str(src.run_dir) if src.run_dir else None,
-                       "prompt": src.condition.prompt},
-            "selection": {"sample": how.sample, "seed": seed, "rule": how.describe(), "subset": how.subset,
-                          "stratify": list(how.stratify), "per_stratum": how.per_stratum, "unit": how.unit,
-                          "counts": counts, "notes": notes},
-            "media": mode, "items": [it.model_dump(mode="json") for it in items]}
+def _manifest(
+    sid: str,
+    kind: str,
+    src: StudySource,
+    items: list[StudyItem],
+    how: Draw,
+    seed: int,
+    mode: str,
+    notes: list[str],
+    counts: dict[str, dict[str, int]],
+) -> dict[str, Any]:
+    return {
+        "schema_version": MANIFEST_SCHEMA_VERSION,
+        "study": sid,
+        "kind": kind,
+        "suite": src.suite.name,
+        "vidaudit_version": __version__,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "source": {
+            "data_dir": str(src.data_dir),
+            "run_dir": str(src.run_dir) if src.run_dir else None,
+            "prompt": src.condition.prompt,
+        },
+        "selection": {
+            "sample": how.sample,
+            "seed": seed,
+            "rule": how.describe(),
+            "subset": how.subset,
+            "stratify": list(how.stratify),
+            "per_stratum": how.per_stratum,
+            "unit": how.unit,
+            "counts": counts,
+            "notes": notes,
+        },
+        "media": mode,
+        "items": [it.model_dump(mode="json") for it in items],
+    }

@@ -45,13 +45,16 @@ def find_manifest(run_dir: Path, files: list[Path], study: Path | None) -> Study
     # the study id comes from the answers file: a name, never a path out of RUN/human_studies
     path = confined(run_dir / STUDIES_DIR, f"{sid}.json", what="study id", source=str(files[0]))
     if not path.is_file():
-        raise DataError(f"{files[0]} is for study {sid}, which run {run_dir} does not hold ({path} is missing); "
-                        "pass --study PATH, the study.json written beside the study page")
+        raise DataError(
+            f"{files[0]} is for study {sid}, which run {run_dir} does not hold ({path} is missing); "
+            "pass --study PATH, the study.json written beside the study page"
+        )
     return load_manifest(path)
 
 
-def import_answers(files: list[str | Path], run_dir: str | Path, *, study: str | Path | None = None,
-                   replace: bool = False) -> Imported:
+def import_answers(
+    files: list[str | Path], run_dir: str | Path, *, study: str | Path | None = None, replace: bool = False
+) -> Imported:
     run_dir = Path(run_dir)
     rc = RunConfig.load(run_dir)
     paths = [Path(f) for f in files]
@@ -66,11 +69,15 @@ def import_answers(files: list[str | Path], run_dir: str | Path, *, study: str |
     for it in manifest.items.values():
         s = samples.get(it.sample_id)
         if s is None:
-            raise DataError(f"study item {it.item_id} asks about sample {it.sample_id}, which the run's data "
-                            f"{rc.data_dir} lacks; import into a run over the data the study was exported from")
+            raise DataError(
+                f"study item {it.item_id} asks about sample {it.sample_id}, which the run's data "
+                f"{rc.data_dir} lacks; import into a run over the data the study was exported from"
+            )
         if it.video_sha256 and s.video.sha256 and it.video_sha256 != s.video.sha256:
-            raise DataError(f"study item {it.item_id}: the video of sample {it.sample_id} changed in {rc.data_dir} "
-                            "since the study was exported; the annotators saw another video")
+            raise DataError(
+                f"study item {it.item_id}: the video of sample {it.sample_id} changed in {rc.data_dir} "
+                "since the study was exported; the annotators saw another video"
+            )
     _check_replace(run_dir, manifest.study, replace)
     scoring = score_sheets(suite, manifest, sheets, samples, judge_for_run(run_dir))
     summary = summarize(manifest, sheets, scoring, [str(p) for p in paths])
@@ -89,5 +96,7 @@ def _check_replace(run_dir: Path, sid: str, replace: bool) -> None:
     except (OSError, ValueError, AttributeError):
         old = None
     if old != sid:
-        raise DataError(f"run {run_dir} already holds human study {old or '(unreadable)'} ({path}); pass "
-                        "--replace to replace it with study " + sid)
+        raise DataError(
+            f"run {run_dir} already holds human study {old or '(unreadable)'} ({path}); pass "
+            "--replace to replace it with study " + sid
+        )

@@ -22,8 +22,10 @@ from vidaudit.core.hashing import sha256_json
 from vidaudit.core.types import Sample
 
 QUALITY_QUESTION = "Does this statement describe something that does not occur in the video?"
-QUALITY_OPTIONS: tuple[tuple[str, str], ...] = (("yes", "Yes: it describes something that does not occur"),
-                                                ("no", "No: what it describes occurs in the video"))
+QUALITY_OPTIONS: tuple[tuple[str, str], ...] = (
+    ("yes", "Yes: it describes something that does not occur"),
+    ("no", "No: what it describes occurs in the video"),
+)
 #: the item condition when the sample names none (the clip as generated, played at its own rate)
 DEFAULT_CONDITION = "video"
 PHASE_CONDITION = {1: "masked", 2: "raw"}
@@ -112,10 +114,21 @@ def performance_item(sample: Sample, system: str | None, prompt: str) -> StudyIt
         correct = _correct_letter(sample, options)
     elif sample.answer is not None:
         correct = str(sample.answer)
-    return StudyItem(item_id=_item_id("performance", sample), sample_id=sample.sample_id,
-                     kind="choice" if options else "text", probe=item_probe(sample), condition=item_condition(sample),
-                     system=system, question=question, options=options, video_sha256=sample.video.sha256,
-                     video_path=str(sample.video.path), pair=pair, phase=phase, correct=correct)
+    return StudyItem(
+        item_id=_item_id("performance", sample),
+        sample_id=sample.sample_id,
+        kind="choice" if options else "text",
+        probe=item_probe(sample),
+        condition=item_condition(sample),
+        system=system,
+        question=question,
+        options=options,
+        video_sha256=sample.video.sha256,
+        video_path=str(sample.video.path),
+        pair=pair,
+        phase=phase,
+        correct=correct,
+    )
 
 
 def _correct_letter(sample: Sample, options: list[tuple[str, str]]) -> str | None:
@@ -131,11 +144,19 @@ def _correct_letter(sample: Sample, options: list[tuple[str, str]]) -> str | Non
 def quality_item(sample: Sample) -> StudyItem:
     """The data-quality question about the sample's statement; correct when ``params.claim_is_true`` is set."""
     truth = sample.params.get("claim_is_true")
-    return StudyItem(item_id=_item_id("quality", sample), sample_id=sample.sample_id, kind="quality",
-                     probe=item_probe(sample), condition="quality", question=QUALITY_QUESTION,
-                     statement=str(sample.params["statement"]), options=list(QUALITY_OPTIONS),
-                     video_sha256=sample.video.sha256, video_path=str(sample.video.path),
-                     correct=None if not isinstance(truth, bool) else ("no" if truth else "yes"))
+    return StudyItem(
+        item_id=_item_id("quality", sample),
+        sample_id=sample.sample_id,
+        kind="quality",
+        probe=item_probe(sample),
+        condition="quality",
+        question=QUALITY_QUESTION,
+        statement=str(sample.params["statement"]),
+        options=list(QUALITY_OPTIONS),
+        video_sha256=sample.video.sha256,
+        video_path=str(sample.video.path),
+        correct=None if not isinstance(truth, bool) else ("no" if truth else "yes"),
+    )
 
 
 def has_statement(sample: Sample) -> bool:

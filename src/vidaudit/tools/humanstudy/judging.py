@@ -46,20 +46,28 @@ def judge_for_run(run_dir: Path) -> Judge | None:
             if line.strip():
                 row = json.loads(line)
                 cache[row["key"]] = row["verdict"]
+
     def judge(suite: Suite, sample: Sample, text: str) -> TrialScore:
         prompt = suite.judge_prompt(sample, text)
         if prompt is None:
             return suite.score(ScoreInput(sample, text, "ok"))
         key = sha256_json({"judge": spec.model_dump(mode="json"), "system": prompt.system, "text": prompt.text})
         if key not in cache:
-            req = Request(trial_id=f"human-{key[:16]}", parts=(TextPart(prompt.text),), system=prompt.system,
-                          settings=spec.settings, metadata={"sample_id": sample.sample_id, "judging": True})
+            req = Request(
+                trial_id=f"human-{key[:16]}",
+                parts=(TextPart(prompt.text),),
+                system=prompt.system,
+                settings=spec.settings,
+                metadata={"sample_id": sample.sample_id, "judging": True},
+            )
             try:
                 resp = asyncio.run(_call(spec, suite, sample, req, rc.model_options.get(spec.provider)))
             except Exception as e:  # noqa: BLE001 - any failure of the judge is reported with the item
-                raise ConfigError(f"the judge {spec.label} failed on a human answer to {sample.sample_id}: {e}; "
-                                  "nothing was imported (verdicts already given are kept); run the import "
-                                  "again") from e
+                raise ConfigError(
+                    f"the judge {spec.label} failed on a human answer to {sample.sample_id}: {e}; "
+                    "nothing was imported (verdicts already given are kept); run the import "
+                    "again"
+                ) from e
             cache[key] = resp.text
             write_jsonl_atomic(path, ({"key": k, "verdict": v} for k, v in cache.items()))
         return suite.score(ScoreInput(sample, text, "ok", judgement=cache[key]))

@@ -33,18 +33,33 @@ def _template():
 
 
 def content_security_policy(script: str) -> str:
-    return ("default-src 'none'; media-src data: 'self' file:; style-src 'unsafe-inline'; "
-            f"script-src {csp_hash(script)}; base-uri 'none'; form-action 'none'; connect-src 'none'")
+    return (
+        "default-src 'none'; media-src data: 'self' file:; style-src 'unsafe-inline'; "
+        f"script-src {csp_hash(script)}; base-uri 'none'; form-action 'none'; connect-src 'none'"
+    )
 
 
-def render_page(study: str, kind: str, suite: str, items: Sequence[StudyItem], media: Mapping[str, str],
-                width: int = 480) -> str:
+def render_page(
+    study: str, kind: str, suite: str, items: Sequence[StudyItem], media: Mapping[str, str], width: int = 480
+) -> str:
     """The page for ``items`` in order; ``media`` maps each item id to its video's ``src`` (data URI or path)."""
     phase1 = [i for i in items if i.phase != 2]
     phase2 = [i for i in items if i.phase == 2]
     js = _static("study.js")
     data = {"study": study, "items": [{"id": i.item_id, "kind": i.kind, "phase": i.phase or 1} for i in items]}
-    return _template().render(csp=content_security_policy(js), css=Markup(_static("study.css")), js=Markup(js),
-                              study=study, kind=kind, suite=suite, n_items=len(items), paired=bool(phase2),
-                              phase1=phase1, phase2=phase2, media=dict(media), width=width,
-                              data_json=script_json(data), version=__version__)
+    return _template().render(
+        csp=content_security_policy(js),
+        css=Markup(_static("study.css")),
+        js=Markup(js),
+        study=study,
+        kind=kind,
+        suite=suite,
+        n_items=len(items),
+        paired=bool(phase2),
+        phase1=phase1,
+        phase2=phase2,
+        media=dict(media),
+        width=width,
+        data_json=script_json(data),
+        version=__version__,
+    )

@@ -3,4 +3,4 @@
 
 __all__ = ["STUDIES_DIR"]
 
-STUDIES_DIR = "human_studies"           # RUN/human_studies/STUDY.json: manifests of studies exported from the run
+STUDIES_DIR = "human_studies"  # RUN/human_studies/STUDY.json: manifests of studies exported from the run

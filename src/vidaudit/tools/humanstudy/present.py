@@ -48,9 +48,11 @@ def masked_condition(src: StudySource) -> Condition:
     for c in source_conditions(src):
         if c.perturbations and c.perturbations[-1].name == "strip_mask":
             return c
-    raise DataError(f"{src.run_dir or src.data_dir}: the cross-frame study shows the strip-masked videos (Reveal "
-                    "B.6.1), but no condition of the source masks them; export from a run with a "
-                    "frames@R+strip_mask(...) condition (DATA/cross_frame.yaml lists them)")
+    raise DataError(
+        f"{src.run_dir or src.data_dir}: the cross-frame study shows the strip-masked videos (Reveal "
+        "B.6.1), but no condition of the source masks them; export from a run with a "
+        "frames@R+strip_mask(...) condition (DATA/cross_frame.yaml lists them)"
+    )
 
 
 def present_masked(src: StudySource, items: Sequence[StudyItem], work: Path) -> list[StudyItem]:
@@ -66,10 +68,17 @@ def present_masked(src: StudySource, items: Sequence[StudyItem], work: Path) -> 
         path, sha, _ = render(src.data_dir / s.video.path, pin, cache)
         prompt = src.suite.render_prompt(s, cond)
         item = performance_item(s, prompt.system, prompt.text)
-        out.append(item.model_copy(update={
-            "item_id": "i" + sha256_json(["human-study-item", "performance", s.sample_id, s.video.sha256,
-                                          cond.id])[:12],
-            "condition": cond.id, "video_path": str(Path(path).resolve()), "shown_sha256": sha}))
+        out.append(
+            item.model_copy(
+                update={
+                    "item_id": "i"
+                    + sha256_json(["human-study-item", "performance", s.sample_id, s.video.sha256, cond.id])[:12],
+                    "condition": cond.id,
+                    "video_path": str(Path(path).resolve()),
+                    "shown_sha256": sha,
+                }
+            )
+        )
     return out
 
 

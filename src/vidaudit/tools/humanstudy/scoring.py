@@ -36,7 +36,7 @@ def human_model(annotator: str) -> str:
 @dataclass
 class Scoring:
     records: list[ScoreRecord] = field(default_factory=list)
-    not_judged: list[tuple[str, str]] = field(default_factory=list)      # (annotator, item id)
+    not_judged: list[tuple[str, str]] = field(default_factory=list)  # (annotator, item id)
     no_truth: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -59,8 +59,9 @@ def _score_quality(item: StudyItem, answer: str) -> TrialScore | None:
     return TrialScore(correct=answer == item.correct, parse=ParseResult(value=answer, method="human"))
 
 
-def score_sheets(suite: Suite, manifest: StudyManifest, sheets: list[AnswerSheet], samples: dict[str, Sample],
-                 judge: Judge | None) -> Scoring:
+def score_sheets(
+    suite: Suite, manifest: StudyManifest, sheets: list[AnswerSheet], samples: dict[str, Sample], judge: Judge | None
+) -> Scoring:
     out = Scoring()
     for sheet in sheets:
         for item_id, answer in sheet.answers.items():
@@ -79,11 +80,28 @@ def score_sheets(suite: Suite, manifest: StudyManifest, sheets: list[AnswerSheet
                     out.not_judged.append((sheet.annotator, item_id))
                     continue
             params = suite.record_params(sample) if item.kind != "quality" else {"probe": item.probe}
-            metrics = {**ts.metrics, "study": manifest.study, "study_kind": manifest.kind, "item_id": item_id,
-                       "annotator": sheet.annotator, "human_answer": answer}
-            out.records.append(ScoreRecord(
-                trial_id=sha256_json(["human", manifest.study, item_id, sheet.annotator]),
-                sample_id=sample.sample_id, suite=suite.name, model=human_model(sheet.annotator),
-                model_role=HUMAN_ROLE, condition=item.condition, group_id=sample.group_id, status="ok",
-                correct=ts.correct, parse=ts.parse, params=params, metrics=metrics))
+            metrics = {
+                **ts.metrics,
+                "study": manifest.study,
+                "study_kind": manifest.kind,
+                "item_id": item_id,
+                "annotator": sheet.annotator,
+                "human_answer": answer,
+            }
+            out.records.append(
+                ScoreRecord(
+                    trial_id=sha256_json(["human", manifest.study, item_id, sheet.annotator]),
+                    sample_id=sample.sample_id,
+                    suite=suite.name,
+                    model=human_model(sheet.annotator),
+                    model_role=HUMAN_ROLE,
+                    condition=item.condition,
+                    group_id=sample.group_id,
+                    status="ok",
+                    correct=ts.correct,
+                    parse=ts.parse,
+                    params=params,
+                    metrics=metrics,
+                )
+            )
     return out

@@ -47,8 +47,10 @@ def units_of(items: Sequence[StudyItem]) -> list[Unit]:
         unit.sort(key=lambda i: i.phase or 0)
         phases = [i.phase for i in unit]
         if phases != [1, 2]:
-            raise ConfigError(f"study pair {unit[0].pair!r} has phases {phases}; a pair is one masked "
-                              "(params.study_phase 1) and one raw (2) sample")
+            raise ConfigError(
+                f"study pair {unit[0].pair!r} has phases {phases}; a pair is one masked "
+                "(params.study_phase 1) and one raw (2) sample"
+            )
     return units
 
 
@@ -56,8 +58,9 @@ def stratum(unit: Unit) -> tuple[str, str]:
     return (unit[0].probe, "paired" if unit[0].pair is not None else unit[0].condition)
 
 
-def select(items: Sequence[StudyItem], k: int | None, seed: int, apart: Mapping[str, str] | None = None
-           ) -> list[StudyItem]:
+def select(
+    items: Sequence[StudyItem], k: int | None, seed: int, apart: Mapping[str, str] | None = None
+) -> list[StudyItem]:
     """The chosen items in page order (see the module docstring); ``k`` None keeps every unit. ``apart``: item
     id -> a key whose items never sit side by side (``page_order``)."""
     units = units_of(items)
@@ -96,8 +99,7 @@ def page_order_clashes(chosen: Sequence[Unit], seed: int, apart: Mapping[str, st
     return _blocks_in_order(chosen, seed, apart)[1]
 
 
-def _blocks_in_order(chosen: Sequence[Unit], seed: int, apart: Mapping[str, str] | None
-                     ) -> tuple[list[Unit], int]:
+def _blocks_in_order(chosen: Sequence[Unit], seed: int, apart: Mapping[str, str] | None) -> tuple[list[Unit], int]:
     blocks: list[tuple[str | None, Unit]] = []
     for n, u in enumerate(chosen):
         if u[0].pair is not None:
@@ -137,7 +139,7 @@ def arrange_apart(blocks: Sequence[tuple[str | None, Unit]], rng: np.random.Gene
     while remaining:
         r = len(remaining) - 1
         pick = next((j for j, i in enumerate(remaining) if groups[i] != last and can_follow(groups[i], r)), None)
-        if pick is None:        # no order keeps them all apart: spend the largest group first, where allowed
+        if pick is None:  # no order keeps them all apart: spend the largest group first, where allowed
             most = max((c, g) for g, c in left.items() if g != last)[1] if set(left) - {last} else None
             pick = next((j for j, i in enumerate(remaining) if groups[i] == most), 0)
         i = remaining.pop(pick)
@@ -150,20 +152,31 @@ def arrange_apart(blocks: Sequence[tuple[str | None, Unit]], rng: np.random.Gene
     return out, clashes
 
 
-def select_by_rules(items: Sequence[StudyItem], rules: Sequence[Rule], params: Mapping[str, Mapping[str, Any]],
-                    seed: int, *, allow_shortfall: bool = False, label: str = "--stratify"
-                    ) -> tuple[list[StudyItem], Drawn]:
+def select_by_rules(
+    items: Sequence[StudyItem],
+    rules: Sequence[Rule],
+    params: Mapping[str, Mapping[str, Any]],
+    seed: int,
+    *,
+    allow_shortfall: bool = False,
+    label: str = "--stratify",
+) -> tuple[list[StudyItem], Drawn]:
     """The items a stratified draw (``subsets.draw``) chooses, in page order, and the draw's counts and lines."""
     drawn = draw(rules, units_of(items), params, seed, allow_shortfall=allow_shortfall, label=label)
     apart = apart_keys(items, params)
     clashes = page_order_clashes(drawn.units, seed, apart)
     if clashes:
-        drawn.left_out.append(f"page order: {clashes} pair(s) of items of one unit sit side by side (a unit holds "
-                              "more than half the page; no order keeps them apart)")
+        drawn.left_out.append(
+            f"page order: {clashes} pair(s) of items of one unit sit side by side (a unit holds "
+            "more than half the page; no order keeps them apart)"
+        )
     return page_order(drawn.units, seed, apart), drawn
 
 
 def apart_keys(items: Sequence[StudyItem], params: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
     """Item id -> its sample's ``params.pair_id`` (a sycophancy claim and its control), for items that have one."""
-    return {it.item_id: str(params[it.sample_id]["pair_id"]) for it in items
-            if params.get(it.sample_id, {}).get("pair_id") is not None}
+    return {
+        it.item_id: str(params[it.sample_id]["pair_id"])
+        for it in items
+        if params.get(it.sample_id, {}).get("pair_id") is not None
+    }

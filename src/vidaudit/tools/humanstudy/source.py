@@ -18,7 +18,7 @@ class StudySource:
     suite: Suite
     samples: list[Sample]
     data_dir: Path
-    condition: Condition          # the prompt the model was asked is rendered under this condition
+    condition: Condition  # the prompt the model was asked is rendered under this condition
     run_dir: Path | None = None
     #: every condition of the run (a dataset dir: none)
     conditions: tuple[Condition, ...] = ()

@@ -52,8 +52,9 @@ class Rule:
         if not self.stratify:
             raise ConfigError("--stratify needs at least one key (a params key, or probe / condition)")
         if (self.total is None) == (self.per_stratum is None):
-            raise ConfigError("a stratified draw needs exactly one of --sample K (spread evenly over the strata) "
-                              "and --per-stratum N")
+            raise ConfigError(
+                "a stratified draw needs exactly one of --sample K (spread evenly over the strata) and --per-stratum N"
+            )
         n = self.total if self.total is not None else self.per_stratum
         if n is not None and n < 1:
             raise ConfigError(f"--sample / --per-stratum must be at least 1, got {n}")
@@ -78,22 +79,53 @@ class Subset:
 
 _MOTIONS = ("zoom_in", "zoom_out", "pan_left", "pan_right", "tilt_up", "tilt_down")
 SUBSETS: dict[str, Subset] = {
-    "reveal-paper": Subset("reveal-paper", (
-        Rule(("category",), per_stratum=100, probe="sycophancy", unit="pair_id",
-             strata=(("TR",), ("FGA",), ("SR",), ("OA",)),
-             why="C.2: 400 pairs stratified 100 per category (a pair here: the false claim and its true control)"),
-        Rule(("motion",), total=50, probe="camera_motion", strata=tuple((m,) for m in _MOTIONS),
-             why="A.6: 50 clips, uniform over the six motions"),
-        Rule(("label",), total=50, probe="lane_change", strata=(("lane_change",), ("no_change",)),
-             why="A.6: 50 clips, balanced"),
-        Rule(("split",), total=25, probe="cross_frame", where=(("abstention", "True"),), strata=(("T",), ("S",)),
-             present="masked",
-             why="B.6.1: 25 occluded video-QA pairs drawn uniformly from NExT-QA's temporal and spatial categories, "
-                 "with a 'Cannot answer' option"),
-        Rule(("family",), total=100, probe="expectation", where=(("family", "gap"),), unit="source_name",
-             strata=(("gap",),),
-             why="§4.4 / E.5: 100 gapped videos, each asked the MCQ and the summary"),
-    ), "Reveal (paper 003) §3.8 / §4.4 / A.6 / B.6.1 / C.2 / E.5; /work/shared/papers/reveal-checklist.md §0"),
+    "reveal-paper": Subset(
+        "reveal-paper",
+        (
+            Rule(
+                ("category",),
+                per_stratum=100,
+                probe="sycophancy",
+                unit="pair_id",
+                strata=(("TR",), ("FGA",), ("SR",), ("OA",)),
+                why="C.2: 400 pairs stratified 100 per category (a pair here: the false claim and its true control)",
+            ),
+            Rule(
+                ("motion",),
+                total=50,
+                probe="camera_motion",
+                strata=tuple((m,) for m in _MOTIONS),
+                why="A.6: 50 clips, uniform over the six motions",
+            ),
+            Rule(
+                ("label",),
+                total=50,
+                probe="lane_change",
+                strata=(("lane_change",), ("no_change",)),
+                why="A.6: 50 clips, balanced",
+            ),
+            Rule(
+                ("split",),
+                total=25,
+                probe="cross_frame",
+                where=(("abstention", "True"),),
+                strata=(("T",), ("S",)),
+                present="masked",
+                why="B.6.1: 25 occluded video-QA pairs drawn uniformly from NExT-QA's temporal and spatial categories, "
+                "with a 'Cannot answer' option",
+            ),
+            Rule(
+                ("family",),
+                total=100,
+                probe="expectation",
+                where=(("family", "gap"),),
+                unit="source_name",
+                strata=(("gap",),),
+                why="§4.4 / E.5: 100 gapped videos, each asked the MCQ and the summary",
+            ),
+        ),
+        "Reveal (paper 003) §3.8 / §4.4 / A.6 / B.6.1 / C.2 / E.5; /work/shared/papers/reveal-checklist.md §0",
+    ),
 }
 
 
@@ -102,7 +134,7 @@ class Drawn:
     """The units drawn, how many per stratum, and every line the user must read (shortfalls, items left out)."""
 
     units: list[Unit] = field(default_factory=list)
-    counts: dict[str, dict[str, int]] = field(default_factory=dict)     # rule -> stratum -> drawn
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)  # rule -> stratum -> drawn
     shortfall: list[str] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
 
@@ -116,8 +148,9 @@ def _value(item: StudyItem, params: Mapping[str, Any], key: str) -> str:
         return str(getattr(item, key))
     if key not in params:
         known = ", ".join(sorted(params)) or "none"
-        raise DataError(f"--stratify {key}: sample {item.sample_id} (probe {item.probe}) has no params.{key}; "
-                        f"its params: {known}")
+        raise DataError(
+            f"--stratify {key}: sample {item.sample_id} (probe {item.probe}) has no params.{key}; its params: {known}"
+        )
     return str(params[key])
 
 
@@ -130,8 +163,9 @@ def group_units(units: Sequence[Unit], params: Mapping[str, Mapping[str, Any]], 
     for u in units:
         p = params[u[0].sample_id]
         if key not in p:
-            raise DataError(f"--unit {key}: sample {u[0].sample_id} has no params.{key}; every item of a unit "
-                            "must name it")
+            raise DataError(
+                f"--unit {key}: sample {u[0].sample_id} has no params.{key}; every item of a unit must name it"
+            )
         k = str(p[key])
         if k in merged:
             merged[k].extend(u)
@@ -144,8 +178,10 @@ def group_units(units: Sequence[Unit], params: Mapping[str, Mapping[str, Any]], 
 def _stratum(unit: Unit, params: Mapping[str, Mapping[str, Any]], keys: tuple[str, ...]) -> tuple[str, ...]:
     vals = {tuple(_value(i, params[i.sample_id], k) for k in keys) for i in unit}
     if len(vals) != 1:
-        raise DataError(f"--stratify {','.join(keys)}: the items of one unit ({', '.join(i.sample_id for i in unit)}) "
-                        f"fall in different strata {sorted(vals)}; stratify by a key they share")
+        raise DataError(
+            f"--stratify {','.join(keys)}: the items of one unit ({', '.join(i.sample_id for i in unit)}) "
+            f"fall in different strata {sorted(vals)}; stratify by a key they share"
+        )
     return vals.pop()
 
 
@@ -163,8 +199,15 @@ def _shares(rule: Rule, strata: list[tuple[str, ...]], seed: int) -> dict[tuple[
     return {s: base + (s in lucky) for s in strata}
 
 
-def draw(rules: Sequence[Rule], units: Sequence[Unit], params: Mapping[str, Mapping[str, Any]], seed: int, *,
-         allow_shortfall: bool = False, label: str = "--stratify") -> Drawn:
+def draw(
+    rules: Sequence[Rule],
+    units: Sequence[Unit],
+    params: Mapping[str, Mapping[str, Any]],
+    seed: int,
+    *,
+    allow_shortfall: bool = False,
+    label: str = "--stratify",
+) -> Drawn:
     """Apply every rule to its probe's units (see the module docstring); units no rule takes are left out."""
     out = Drawn()
     short: list[str] = []
@@ -178,8 +221,10 @@ def draw(rules: Sequence[Rule], units: Sequence[Unit], params: Mapping[str, Mapp
         if rule.where:
             keep = [u for u in mine if all(_value(i, params[i.sample_id], k) == v for i in u for k, v in rule.where)]
             if len(keep) < len(mine):
-                out.left_out.append(f"{rule.probe or 'all'}: {len(mine) - len(keep)} unit(s) left out (not "
-                                    f"{', '.join(f'{k}={v}' for k, v in rule.where)})")
+                out.left_out.append(
+                    f"{rule.probe or 'all'}: {len(mine) - len(keep)} unit(s) left out (not "
+                    f"{', '.join(f'{k}={v}' for k, v in rule.where)})"
+                )
             mine = keep
         mine = group_units(mine, params, rule.unit)
         by: dict[tuple[str, ...], list[Unit]] = {}
@@ -189,8 +234,10 @@ def draw(rules: Sequence[Rule], units: Sequence[Unit], params: Mapping[str, Mapp
         if not strata:
             continue
         for s in sorted(set(by) - set(strata)):
-            out.left_out.append(f"{rule.probe or 'all'}: {len(by[s])} unit(s) of {_name(rule.stratify, s)} left out "
-                                f"(not a stratum of {rule.describe()})")
+            out.left_out.append(
+                f"{rule.probe or 'all'}: {len(by[s])} unit(s) of {_name(rule.stratify, s)} left out "
+                f"(not a stratum of {rule.describe()})"
+            )
         counts = out.counts.setdefault(rule.describe(), {})
         for s, need in _shares(rule, strata, seed).items():
             pool = by.get(s, [])
@@ -205,8 +252,10 @@ def draw(rules: Sequence[Rule], units: Sequence[Unit], params: Mapping[str, Mapp
         probes = sorted({u[0].probe for u in rest})
         out.left_out.append(f"{len(rest)} unit(s) of probe(s) {', '.join(probes)} left out (no rule draws them)")
     if short and not allow_shortfall:
-        raise DataError(f"{label}: too few units for the draw asked ({'; '.join(short)}); generate more samples, "
-                        "or pass --allow-shortfall to take what there is (each shortfall is printed)")
+        raise DataError(
+            f"{label}: too few units for the draw asked ({'; '.join(short)}); generate more samples, "
+            "or pass --allow-shortfall to take what there is (each shortfall is printed)"
+        )
     out.shortfall = [f"shortfall: {s}" for s in short]
     if not out.units:
         raise DataError(f"{label}: no unit matches the draw ({'; '.join(r.describe() for r in rules)})")

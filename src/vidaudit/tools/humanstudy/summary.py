@@ -42,25 +42,44 @@ def _agreement(manifest: StudyManifest, sheets: Sequence[AnswerSheet], item_ids:
     return out
 
 
-def summarize(manifest: StudyManifest, sheets: Sequence[AnswerSheet], scoring: Scoring,
-              files: Sequence[str]) -> dict[str, Any]:
+def summarize(
+    manifest: StudyManifest, sheets: Sequence[AnswerSheet], scoring: Scoring, files: Sequence[str]
+) -> dict[str, Any]:
     strata: dict[tuple[str, str], list[str]] = {}
     for it in manifest.items.values():
         strata.setdefault((it.probe, it.condition), []).append(it.item_id)
     cells = []
     for (probe, condition), ids in sorted(strata.items()):
         recs = [r for r in scoring.records if r.metrics.get("item_id") in set(ids)]
-        cells.append({"probe": probe, "condition": condition, "n_items": len(ids), **accuracy(recs),
-                      "agreement": _agreement(manifest, sheets, ids)})
+        cells.append(
+            {
+                "probe": probe,
+                "condition": condition,
+                "n_items": len(ids),
+                **accuracy(recs),
+                "agreement": _agreement(manifest, sheets, ids),
+            }
+        )
     per_annotator = {}
     for s in sheets:
         recs = [r for r in scoring.records if r.metrics.get("annotator") == s.annotator]
-        per_annotator[s.annotator] = {**accuracy(recs), "answered": len(s.answers),
-                                      "unanswered": len(manifest.items) - len(s.answers)}
-    return {"schema_version": SUMMARY_SCHEMA_VERSION, "study": manifest.study, "kind": manifest.kind,
-            "suite": manifest.suite, "manifest": str(manifest.path), "files": list(files),
-            "annotators": [s.annotator for s in sheets], "n_items": len(manifest.items),
-            "overall": {**accuracy(scoring.records),
-                        "agreement": _agreement(manifest, sheets, list(manifest.items))},
-            "cells": cells, "per_annotator": per_annotator,
-            "not_judged": len(scoring.not_judged), "no_truth": len(scoring.no_truth)}
+        per_annotator[s.annotator] = {
+            **accuracy(recs),
+            "answered": len(s.answers),
+            "unanswered": len(manifest.items) - len(s.answers),
+        }
+    return {
+        "schema_version": SUMMARY_SCHEMA_VERSION,
+        "study": manifest.study,
+        "kind": manifest.kind,
+        "suite": manifest.suite,
+        "manifest": str(manifest.path),
+        "files": list(files),
+        "annotators": [s.annotator for s in sheets],
+        "n_items": len(manifest.items),
+        "overall": {**accuracy(scoring.records), "agreement": _agreement(manifest, sheets, list(manifest.items))},
+        "cells": cells,
+        "per_annotator": per_annotator,
+        "not_judged": len(scoring.not_judged),
+        "no_truth": len(scoring.no_truth),
+    }

@@ -17,8 +17,9 @@ import typer
 
 from vidaudit.core.console import console, friendly_errors
 
-export_app = typer.Typer(help="Export a suite's dataset for another harness (Hugging Face, lmms-eval).",
-                         no_args_is_help=True)
+export_app = typer.Typer(
+    help="Export a suite's dataset for another harness (Hugging Face, lmms-eval).", no_args_is_help=True
+)
 
 
 @export_app.command("hf")
@@ -51,26 +52,32 @@ def export_lmms_eval_cmd(
     from vidaudit.tools.interop.lmms_eval import export_lmms_eval
 
     res = export_lmms_eval(data, out, prompt=prompt, task=task, max_new_tokens=max_new_tokens)
-    console.print(f"[green]wrote[/] lmms-eval task {res.task} ({res.n_docs} docs, condition {res.condition}) "
-                  f"to {res.out}")
+    console.print(
+        f"[green]wrote[/] lmms-eval task {res.task} ({res.n_docs} docs, condition {res.condition}) to {res.out}"
+    )
     console.print(f"run: {res.command}", highlight=False, soft_wrap=True)
 
 
 def score_responses_cmd(
-    suite: str = typer.Option(None, "--suite", help="The suite whose rules score the responses (default: the "
-                                                    "manifest's)."),
+    suite: str = typer.Option(
+        None, "--suite", help="The suite whose rules score the responses (default: the manifest's)."
+    ),
     samples: Path = typer.Option(..., "--samples", help="manifest.jsonl (or its directory)."),
-    responses: Path = typer.Option(None, "--responses", help="JSONL: sample_id, response[, model, condition, "
-                                                             "status]."),
-    from_log: tuple[str, Path] = typer.Option(None, "--from", metavar="HARNESS LOG",
-                                              help="A harness log instead of --responses: lmms-eval (its "
-                                                   "--log_samples JSONL), vlmevalkit (a prediction file) or inspect "
-                                                   "(an eval log), then its path."),
+    responses: Path = typer.Option(None, "--responses", help="JSONL: sample_id, response[, model, condition, status]."),
+    from_log: tuple[str, Path] = typer.Option(
+        None,
+        "--from",
+        metavar="HARNESS LOG",
+        help="A harness log instead of --responses: lmms-eval (its "
+        "--log_samples JSONL), vlmevalkit (a prediction file) or inspect "
+        "(an eval log), then its path.",
+    ),
     out: Path = typer.Option(..., "--out", help="scores.jsonl to write."),
     report_dir: Path = typer.Option(None, "--report", help="Also write report.json/md/html into this dir."),
     dedupe: str = typer.Option(None, "--dedupe", help="Keep the first or last of duplicate lines (default: error)."),
-    model_label: str = typer.Option(None, "--model-label", help="With --from: the model label to record "
-                                                                "(default: read from the log)."),
+    model_label: str = typer.Option(
+        None, "--model-label", help="With --from: the model label to record (default: read from the log)."
+    ),
 ) -> None:
     """Score responses produced by another harness with vidaudit's rules (see docs/score-responses.md and
     docs/interop.md)."""
@@ -84,13 +91,15 @@ def score_responses_cmd(
 
         if model_label is not None:
             raise ConfigError("--model-label applies to --from; a responses.jsonl names its models per line")
-        path, paths = report_responses(samples, responses, out, report_dir, suite=suite or _manifest_suite(samples),
-                                       dedupe=dedupe)
+        path, paths = report_responses(
+            samples, responses, out, report_dir, suite=suite or _manifest_suite(samples), dedupe=dedupe
+        )
     else:
         from vidaudit.tools.interop.logs import report_imported
 
-        path, paths = report_imported(harness, log, samples, out, report_dir, suite=suite, dedupe=dedupe,
-                                      model=model_label)
+        path, paths = report_imported(
+            harness, log, samples, out, report_dir, suite=suite, dedupe=dedupe, model=model_label
+        )
     from vidaudit.score.summary import print_scores
 
     print_scores(path)

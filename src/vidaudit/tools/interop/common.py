@@ -77,8 +77,10 @@ def load_data(data: str | Path) -> BridgedData:
         info = json.loads((root / DATASET).read_text(encoding="utf-8"))
     names = sorted({s.suite for s in samples})
     if len(names) > 1:
-        raise DataError(f"{root / MANIFEST} mixes samples of several suites ({', '.join(names)}); bridge one "
-                        "suite's dataset at a time")
+        raise DataError(
+            f"{root / MANIFEST} mixes samples of several suites ({', '.join(names)}); bridge one "
+            "suite's dataset at a time"
+        )
     name = str(info.get("suite") or names[0])
     if name != names[0]:
         raise DataError(f"{root / DATASET} says suite {name!r} but its samples are {names[0]!r} samples")
@@ -95,8 +97,9 @@ def check_videos(data: BridgedData) -> None:
         if not src.is_file():
             raise DataError(f"video for {s.sample_id} is missing: {src}; regenerate the data")
         if s.video.sha256 is not None and sha256_file(src) != s.video.sha256:
-            raise DataError(f"{src} does not match the manifest's sha256 for {s.sample_id}: the file changed; "
-                            "regenerate it")
+            raise DataError(
+                f"{src} does not match the manifest's sha256 for {s.sample_id}: the file changed; regenerate it"
+            )
 
 
 def native_condition(suite: Suite, prompt: str | None) -> Condition:
@@ -139,8 +142,9 @@ def scalar_metric_names(suite: Suite, samples: Iterable[Sample], condition: Cond
             text = Baselines.of(suite).oracle_answer(s)
         except ConfigError:
             text = ""
-        rec = record(suite, s, trial_id="probe", model="probe", role="model", condition=condition.id, status="ok",
-                     text=text)
+        rec = record(
+            suite, s, trial_id="probe", model="probe", role="model", condition=condition.id, status="ok", text=text
+        )
         for k, v in rec.metrics.items():
             order.setdefault(k)
             if isinstance(v, bool | int | float):

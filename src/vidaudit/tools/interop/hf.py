@@ -113,15 +113,22 @@ def _event_feature(samples: Sequence[Sample]) -> Any:
     """The trace column's feature: the shared event fields, then each field of a suite's own that the events
     carry (counting: ``count``), in first-seen order and typed by its values."""
     ds = require("datasets", "vidaudit export hf")
-    shared = {"t": ds.Value("float64"), "frame": ds.Value("int64"), "type": ds.Value("string"),
-              "state_before": ds.Value("string"), "state_after": ds.Value("string")}
+    shared = {
+        "t": ds.Value("float64"),
+        "frame": ds.Value("int64"),
+        "type": ds.Value("string"),
+        "state_before": ds.Value("string"),
+        "state_after": ds.Value("string"),
+    }
     rows = [e.model_dump(mode="json") for s in samples for e in s.trace.events]
     own = _own_fields(samples)
     try:
         return ds.List(shared | {k: infer_feature([r.get(k) for r in rows]) for k in own})
     except _Untypable as e:
-        raise DataError(f"an event field of the suite's own has values of several types ({e}); give each "
-                        "field one type in the manifest's traces") from None
+        raise DataError(
+            f"an event field of the suite's own has values of several types ({e}); give each "
+            "field one type in the manifest's traces"
+        ) from None
 
 
 @contextmanager
@@ -161,39 +168,59 @@ def verification_status(data: BridgedData, verify: bool, workers: int | None) ->
     """What the card says about pixel verification (checked now when ``verify``)."""
     n = len(data.samples)
     if data.info.get("real_video"):
-        return ("not applicable: real videos with annotated counts (pixel verification applies to rendered "
-                "suites only)")
+        return "not applicable: real videos with annotated counts (pixel verification applies to rendered suites only)"
     if not verify:
         if "verified" in data.info:
             return f"recorded at generation: {data.info['verified']}"
-        return ("not re-checked at export. `vidaudit generate` checks every rendered video against its trace "
-                "unless run with --no-verify; run `vidaudit verify DIR` (or export with --verify) to check")
+        return (
+            "not re-checked at export. `vidaudit generate` checks every rendered video against its trace "
+            "unless run with --no-verify; run `vidaudit verify DIR` (or export with --verify) to check"
+        )
     try:
         problems = Verification.of(data.suite).verify(data.root, data.samples, workers=workers)
     except ConfigError as e:
         return f"not available: {e}"
     if problems:
-        raise VerificationError(f"{len(problems)} of {n} samples fail pixel verification "
-                                f"({listed(sorted(problems))}); fix the data before sharing it")
-    return (f"verified at export (vidaudit {__version__}): all {n} videos show their trace, every event found at "
-            "its frame from decoded pixels alone")
+        raise VerificationError(
+            f"{len(problems)} of {n} samples fail pixel verification "
+            f"({listed(sorted(problems))}); fix the data before sharing it"
+        )
+    return (
+        f"verified at export (vidaudit {__version__}): all {n} videos show their trace, every event found at "
+        "its frame from decoded pixels alone"
+    )
 
 
-def card_text(data: BridgedData, *, license: str, verification: str, features: dict[str, str],
-              json_columns: Sequence[str]) -> str:
+def card_text(
+    data: BridgedData, *, license: str, verification: str, features: dict[str, str], json_columns: Sequence[str]
+) -> str:
     suite, info, samples = data.suite, data.info, data.samples
     grid = grid_of(samples)
     n_events = [len(s.trace.events) for s in samples]
-    fm = {"license": license, "pretty_name": f"vidaudit {suite.name}", "tags": ["vidaudit", "video",
-          "executable-ground-truth", suite.name], "task_categories": ["video-text-to-text"],
-          "size_categories": ["n<1K" if len(samples) < 1000 else "1K<n<10K" if len(samples) < 10_000 else "10K<n<100K"]}
-    lines = ["---"] + [f"{k}: {json.dumps(v)}" for k, v in fm.items()] + ["---", "",
-             f"# vidaudit: {suite.name}", "", suite.description or "", "",
-             f"- **Suite**: `{suite.name}` (vidaudit {__version__}; `vidaudit suites` describes it)",
-             f"- **Paper**: {suite.paper or 'none recorded'}",
-             f"- **Samples**: {len(samples)}; events per trace {min(n_events)}..{max(n_events)}",
-             f"- **Verification**: {verification}",
-             f"- **Licence**: {license}"]
+    fm = {
+        "license": license,
+        "pretty_name": f"vidaudit {suite.name}",
+        "tags": ["vidaudit", "video", "executable-ground-truth", suite.name],
+        "task_categories": ["video-text-to-text"],
+        "size_categories": ["n<1K" if len(samples) < 1000 else "1K<n<10K" if len(samples) < 10_000 else "10K<n<100K"],
+    }
+    lines = (
+        ["---"]
+        + [f"{k}: {json.dumps(v)}" for k, v in fm.items()]
+        + [
+            "---",
+            "",
+            f"# vidaudit: {suite.name}",
+            "",
+            suite.description or "",
+            "",
+            f"- **Suite**: `{suite.name}` (vidaudit {__version__}; `vidaudit suites` describes it)",
+            f"- **Paper**: {suite.paper or 'none recorded'}",
+            f"- **Samples**: {len(samples)}; events per trace {min(n_events)}..{max(n_events)}",
+            f"- **Verification**: {verification}",
+            f"- **Licence**: {license}",
+        ]
+    )
     if info.get("generator_version"):
         lines.append(f"- **Generator**: {info['generator_version']}, created {info.get('created_at', 'unknown')}")
     if info.get("source"):
@@ -206,17 +233,27 @@ def card_text(data: BridgedData, *, license: str, verification: str, features: d
     lines += [f"| `{k}` | {v} |" for k, v in features.items()]
     if json_columns:
         lines += ["", f"Stored as JSON text (their values have no single type): {', '.join(json_columns)}."]
-    lines += ["", "## Use", "", "```python", "import datasets",
-              "ds = datasets.load_from_disk(DIR)  # or load_dataset(REPO)",
-              "row = ds[0]  # video: {'path', 'bytes'}; decode with ds.cast_column('video', datasets.Video())",
-              "```", "",
-              "Video bytes are embedded in the rows; the same files lie under `videos/`, and `manifest.jsonl` "
-              "makes this directory a vidaudit dataset (`vidaudit run NAME --data DIR`).", "",
-              "Ground truth (`answer`, `trace`): `trace` lists the true events of each video, each with its time "
-              "(s, on the player's clock), first frame, type and state change, and the suite's own fields "
-              f"({', '.join(f'`{k}`' for k in _own_fields(samples)) or 'none'}).", "",
-              "Share: `ds.push_to_hub(REPO)`, then upload this card "
-              "(`huggingface_hub.DatasetCard.load('DIR/README.md').push_to_hub(REPO)`).", ""]
+    lines += [
+        "",
+        "## Use",
+        "",
+        "```python",
+        "import datasets",
+        "ds = datasets.load_from_disk(DIR)  # or load_dataset(REPO)",
+        "row = ds[0]  # video: {'path', 'bytes'}; decode with ds.cast_column('video', datasets.Video())",
+        "```",
+        "",
+        "Video bytes are embedded in the rows; the same files lie under `videos/`, and `manifest.jsonl` "
+        "makes this directory a vidaudit dataset (`vidaudit run NAME --data DIR`).",
+        "",
+        "Ground truth (`answer`, `trace`): `trace` lists the true events of each video, each with its time "
+        "(s, on the player's clock), first frame, type and state change, and the suite's own fields "
+        f"({', '.join(f'`{k}`' for k in _own_fields(samples)) or 'none'}).",
+        "",
+        "Share: `ds.push_to_hub(REPO)`, then upload this card "
+        "(`huggingface_hub.DatasetCard.load('DIR/README.md').push_to_hub(REPO)`).",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -240,8 +277,9 @@ def _dest_paths(samples: Sequence[Sample]) -> dict[str, str]:
     return out
 
 
-def export_hf(data: str | Path, out: str | Path, *, license: str | None = None, verify: bool = False,
-              workers: int | None = None) -> HFExport:
+def export_hf(
+    data: str | Path, out: str | Path, *, license: str | None = None, verify: bool = False, workers: int | None = None
+) -> HFExport:
     """Write the dataset at ``data`` as a Hugging Face dataset in ``out`` (see the module docstring)."""
     ds = require("datasets", "vidaudit export hf")
     d = load_data(data)
@@ -250,17 +288,25 @@ def export_hf(data: str | Path, out: str | Path, *, license: str | None = None, 
         raise ConfigError(f"{out} exists and is not empty; choose a new directory for the export")
     if license is None:
         if d.info.get("real_video"):
-            raise ConfigError(f"{d.root} holds real videos ({d.info.get('source', 'imported')}); their licence is "
-                              "not vidaudit's to choose. Pass --license with the source dataset's licence "
-                              "(e.g. --license cc-by-nc-4.0) before sharing it")
+            raise ConfigError(
+                f"{d.root} holds real videos ({d.info.get('source', 'imported')}); their licence is "
+                "not vidaudit's to choose. Pass --license with the source dataset's licence "
+                "(e.g. --license cc-by-nc-4.0) before sharing it"
+            )
         license = RENDERED_LICENSE
     check_videos(d)
     verification = verification_status(d, verify, workers)
     dest = _dest_paths(d.samples)
     cond = native_condition(d.suite, None)
 
-    columns: dict[str, list[Any]] = {"sample_id": [], "suite": [], "question": [], "answer": [], "params": [],
-                                     "group_id": []}
+    columns: dict[str, list[Any]] = {
+        "sample_id": [],
+        "suite": [],
+        "question": [],
+        "answer": [],
+        "params": [],
+        "group_id": [],
+    }
     for s in d.samples:
         columns["sample_id"].append(s.sample_id)
         columns["suite"].append(s.suite)
@@ -284,8 +330,15 @@ def export_hf(data: str | Path, out: str | Path, *, license: str | None = None, 
     columns["prompt_system"] = [p.system for p in prompts]
     features["prompt"] = ds.Value("string")
     features["prompt_system"] = ds.Value("string")
-    for key, dtype in (("video_path", "string"), ("video_sha256", "string"), ("fps", "float64"), ("width", "int64"),
-                       ("height", "int64"), ("n_frames", "int64"), ("duration_s", "float64")):
+    for key, dtype in (
+        ("video_path", "string"),
+        ("video_sha256", "string"),
+        ("fps", "float64"),
+        ("width", "int64"),
+        ("height", "int64"),
+        ("n_frames", "int64"),
+        ("duration_s", "float64"),
+    ):
         features[key] = ds.Value(dtype)
     columns["video_path"] = [dest[s.sample_id] for s in d.samples]
     columns["video_sha256"] = [s.video.sha256 for s in d.samples]
@@ -302,21 +355,35 @@ def export_hf(data: str | Path, out: str | Path, *, license: str | None = None, 
             if not target.exists():
                 shutil.copyfile(d.root / s.video.path, target)
         # bytes embedded: datasets resolves a bare relative path against the working directory
-        columns["video"] = [{"path": dest[s.sample_id], "bytes": (tmp / dest[s.sample_id]).read_bytes()}
-                            for s in d.samples]
+        columns["video"] = [
+            {"path": dest[s.sample_id], "bytes": (tmp / dest[s.sample_id]).read_bytes()} for s in d.samples
+        ]
         rows = [dict(zip(columns, vals, strict=True)) for vals in zip(*columns.values(), strict=True)]
         with _quiet_datasets():
             dataset = ds.Dataset.from_list(rows, features=ds.Features(features))
             dataset.save_to_disk(str(tmp))
-        moved = [s.model_copy(update={"video": s.video.model_copy(update={"path": dest[s.sample_id]})})
-                 for s in d.samples]
+        moved = [
+            s.model_copy(update={"video": s.video.model_copy(update={"path": dest[s.sample_id]})}) for s in d.samples
+        ]
         write_manifest(tmp, moved)
-        write_dataset_info(tmp, {**d.info, "exported": {"to": "huggingface", "vidaudit_version": __version__,
-                                                        "from": str(d.root.resolve()), "license": license,
-                                                        "verification": verification}})
+        write_dataset_info(
+            tmp,
+            {
+                **d.info,
+                "exported": {
+                    "to": "huggingface",
+                    "vidaudit_version": __version__,
+                    "from": str(d.root.resolve()),
+                    "license": license,
+                    "verification": verification,
+                },
+            },
+        )
         feats = {k: _feature_name(v) for k, v in dataset.features.items()}
-        (tmp / CARD).write_text(card_text(d, license=license, verification=verification, features=feats,
-                                          json_columns=json_columns), encoding="utf-8")
+        (tmp / CARD).write_text(
+            card_text(d, license=license, verification=verification, features=feats, json_columns=json_columns),
+            encoding="utf-8",
+        )
         if out.exists():
             out.rmdir()  # empty (checked above)
         os.replace(tmp, out)

@@ -63,9 +63,12 @@ def defined_mean() -> Metric:
     """The mean over samples where the value is a number (a trace ratio is undefined when N = 0)."""
 
     def compute(scores: list[SampleScore]) -> float:
-        vals = [float(s.score.value) for s in scores
-                if isinstance(s.score.value, int | float) and not (isinstance(s.score.value, float)
-                                                                   and math.isnan(s.score.value))]
+        vals = [
+            float(s.score.value)
+            for s in scores
+            if isinstance(s.score.value, int | float)
+            and not (isinstance(s.score.value, float) and math.isnan(s.score.value))
+        ]
         return sum(vals) / len(vals) if vals else math.nan
 
     return compute
@@ -84,20 +87,31 @@ def _condition(suite: Any, condition: str, prompt: str | None, timestamps: bool)
     suite.check_prompt(name)
     cond = parse_condition(condition, name, timestamps)
     if cond.presentation.value == "native":
-        raise ConfigError(f"condition {condition!r}: inspect providers take the video file as it is (condition "
-                          "native) or frames (frames@K, frames#K, keyframes); a native rate cannot be asked of them")
+        raise ConfigError(
+            f"condition {condition!r}: inspect providers take the video file as it is (condition "
+            "native) or frames (frames@K, frames#K, keyframes); a native rate cannot be asked of them"
+        )
     return cond
 
 
 def _content(sample: Any, cond: Any, prompt: Any, data_dir: Path) -> tuple[list[Any], list[int], list[float]]:
     """The user content (video or timestamped frames, then the prompt) and the frames sent."""
     if cond.presentation.value == "native":
-        return [ContentVideo(video=str(data_dir / sample.video.path), format="mp4"), ContentText(text=prompt.text)], \
-            [], []
+        return (
+            [ContentVideo(video=str(data_dir / sample.video.path), format="mp4"), ContentText(text=prompt.text)],
+            [],
+            [],
+        )
     sel = select_frames(sample, cond)
-    trial = Trial(sample_id=sample.sample_id, video_sha256=sample.video.sha256, condition=cond,
-                  model=ModelSpec(provider="inspect"), suite=sample.suite, prompt_sha256=prompt_sha256(prompt),
-                  input_sha256=selection_sha256(sel))
+    trial = Trial(
+        sample_id=sample.sample_id,
+        video_sha256=sample.video.sha256,
+        condition=cond,
+        model=ModelSpec(provider="inspect"),
+        suite=sample.suite,
+        prompt_sha256=prompt_sha256(prompt),
+        input_sha256=selection_sha256(sel),
+    )
     req = RequestBuilder(data_dir)(PlannedTrial(trial, sample, sel, prompt))
     content: list[Any] = []
     for part in req.parts:
@@ -108,8 +122,9 @@ def _content(sample: Any, cond: Any, prompt: Any, data_dir: Path) -> tuple[list[
     return content, list(sel.indices), list(sel.times)
 
 
-def vidaudit_dataset(suite_name: str, data: str | Path, *, prompt: str | None = None, condition: str = "native",
-                     timestamps: bool = True) -> tuple[MemoryDataset, Any, list[str]]:
+def vidaudit_dataset(
+    suite_name: str, data: str | Path, *, prompt: str | None = None, condition: str = "native", timestamps: bool = True
+) -> tuple[MemoryDataset, Any, list[str]]:
     """The inspect dataset of a vidaudit dataset, its condition and the suite's scalar metric names."""
     d = load_data(data)
     if d.suite.name != suite_name:
@@ -123,13 +138,28 @@ def vidaudit_dataset(suite_name: str, data: str | Path, *, prompt: str | None = 
         content, idx, times = _content(s, cond, p, root)
         messages: list[Any] = [ChatMessageSystem(content=p.system)] if p.system else []
         messages.append(ChatMessageUser(content=content))
-        items.append(InspectSample(id=s.sample_id, input=messages, target=str(s.answer),
-                                   metadata={"vidaudit": {"format": SAMPLE_FORMAT, "suite": d.suite.name,
-                                                          "sample_id": s.sample_id, "condition": cond.id,
-                                                          "frame_indices": idx or None,
-                                                          "frame_times": times or None}}))
-    return (MemoryDataset(items, name=f"vidaudit-{suite_name}", location=str(root)), cond,
-            scalar_metric_names(d.suite, d.samples, cond))
+        items.append(
+            InspectSample(
+                id=s.sample_id,
+                input=messages,
+                target=str(s.answer),
+                metadata={
+                    "vidaudit": {
+                        "format": SAMPLE_FORMAT,
+                        "suite": d.suite.name,
+                        "sample_id": s.sample_id,
+                        "condition": cond.id,
+                        "frame_indices": idx or None,
+                        "frame_times": times or None,
+                    }
+                },
+            )
+        )
+    return (
+        MemoryDataset(items, name=f"vidaudit-{suite_name}", location=str(root)),
+        cond,
+        scalar_metric_names(d.suite, d.samples, cond),
+    )
 
 
 @scorer(metrics={"*": [defined_mean()], "correct": [accuracy(), stderr()]})
@@ -145,9 +175,17 @@ def vidaudit_scorer(suite: str, manifest: str, metric_names: list[str]) -> Any:
         text = output.completion if output is not None else ""
         condition = str(meta.get("condition") or "external")
         model = str(state.model)
-        rec = record(s, sample, trial_id=external_trial_id(sample.sample_id, model, condition), model=model,
-                     role="model", condition=condition, status=status, text=text,
-                     frame_times=meta.get("frame_times") or None)
+        rec = record(
+            s,
+            sample,
+            trial_id=external_trial_id(sample.sample_id, model, condition),
+            model=model,
+            role="model",
+            condition=condition,
+            status=status,
+            text=text,
+            frame_times=meta.get("frame_times") or None,
+        )
         values = scalar_metrics(rec.metrics)
         value: dict[str, Any] = {"correct": 1.0 if rec.correct else 0.0}
         # undefined (None) as NaN: inspect counts NaN as "not scored" for that key, where its epoch reducer would
@@ -155,22 +193,38 @@ def vidaudit_scorer(suite: str, manifest: str, metric_names: list[str]) -> Any:
         value.update({m: math.nan if values.get(m) is None else values.get(m) for m in metric_names})
         answer = None if rec.parse is None or rec.parse.value is None else str(rec.parse.value)
         explanation = f"status {status}" if rec.parse is None else f"parsed by {rec.parse.method}"
-        return Score(value=value, answer=answer, explanation=explanation,
-                     metadata={"vidaudit_record": rec.model_dump(mode="json")})
+        return Score(
+            value=value,
+            answer=answer,
+            explanation=explanation,
+            metadata={"vidaudit_record": rec.model_dump(mode="json")},
+        )
 
     return score
 
 
-def vidaudit_task(suite: str, data: str | Path, *, prompt: str | None = None, condition: str = "native",
-                  timestamps: bool = True) -> Task:
+def vidaudit_task(
+    suite: str, data: str | Path, *, prompt: str | None = None, condition: str = "native", timestamps: bool = True
+) -> Task:
     """The inspect_ai Task of a vidaudit suite over a dataset (see the module docstring)."""
     dataset, cond, names = vidaudit_dataset(suite, data, prompt=prompt, condition=condition, timestamps=timestamps)
     manifest = str(Path(dataset.location or data) / "manifest.jsonl")
-    return Task(dataset=dataset, solver=generate(), scorer=vidaudit_scorer(suite, manifest, names),
-                name=f"vidaudit/{suite}",
-                config=GenerateConfig(temperature=0.0, max_tokens=2048), version=SAMPLE_FORMAT,
-                metadata={"vidaudit": {"suite": suite, "condition": cond.id, "data": dataset.location,
-                                       "vidaudit_version": __version__}})
+    return Task(
+        dataset=dataset,
+        solver=generate(),
+        scorer=vidaudit_scorer(suite, manifest, names),
+        name=f"vidaudit/{suite}",
+        config=GenerateConfig(temperature=0.0, max_tokens=2048),
+        version=SAMPLE_FORMAT,
+        metadata={
+            "vidaudit": {
+                "suite": suite,
+                "condition": cond.id,
+                "data": dataset.location,
+                "vidaudit_version": __version__,
+            }
+        },
+    )
 
 
 def _register(suite_name: str) -> Any:

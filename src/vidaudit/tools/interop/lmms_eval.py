@@ -62,55 +62,85 @@ class LmmsEvalExport:
 
 def _template(name: str) -> Any:
     text = resources.files("vidaudit.tools.interop").joinpath("templates", name).read_text(encoding="utf-8")
-    return jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                              autoescape=False).from_string(text)
+    return jinja2.Environment(
+        undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False
+    ).from_string(text)
 
 
-def run_command(task: str, taskdir: Path, model: str = "MODEL", model_args: str = "MODEL_ARGS",
-                output: str = "OUT") -> str:
-    return (f"python -m lmms_eval --model {model} --model_args {model_args} --tasks {task} "
-            f"--include_path {taskdir} --log_samples --output_path {output}")
+def run_command(
+    task: str, taskdir: Path, model: str = "MODEL", model_args: str = "MODEL_ARGS", output: str = "OUT"
+) -> str:
+    return (
+        f"python -m lmms_eval --model {model} --model_args {model_args} --tasks {task} "
+        f"--include_path {taskdir} --log_samples --output_path {output}"
+    )
 
 
-def export_lmms_eval(data: str | Path, out: str | Path, *, prompt: str | None = None, task: str | None = None,
-                     max_new_tokens: int = 2048) -> LmmsEvalExport:
+def export_lmms_eval(
+    data: str | Path, out: str | Path, *, prompt: str | None = None, task: str | None = None, max_new_tokens: int = 2048
+) -> LmmsEvalExport:
     """Write an lmms-eval task directory for the dataset at ``data`` (see the module docstring)."""
     d = load_data(data)
     suite = d.suite
     cond = native_condition(suite, prompt)
-    name = task or (f"vidaudit_{suite.name}" if prompt in (None, suite.default_prompt)
-                    else f"vidaudit_{suite.name}_{cond.prompt}")
+    name = task or (
+        f"vidaudit_{suite.name}" if prompt in (None, suite.default_prompt) else f"vidaudit_{suite.name}_{cond.prompt}"
+    )
     if not TASK_NAME.match(name):
         raise ConfigError(f"task name {name!r} must be letters, digits and underscores, starting with a letter")
     if max_new_tokens < 1:
         raise ConfigError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
     out = Path(out)
     if out.exists() and any(out.iterdir()) and not (out / MARKER).is_file():
-        raise ConfigError(f"{out} exists, is not empty and is not a task directory vidaudit wrote; choose a new "
-                          "directory")
+        raise ConfigError(
+            f"{out} exists, is not empty and is not a task directory vidaudit wrote; choose a new directory"
+        )
     check_videos(d)
     prompts = {s.sample_id: suite.render_prompt(s, cond) for s in d.samples}
     with_system = [sid for sid, p in prompts.items() if p.system]
     if with_system:
-        raise ConfigError(f"prompt {cond.prompt!r} has a system instruction ({listed(with_system, 3)}); lmms-eval's "
-                          "doc_to_text carries only the user text (its --system_instruction is global). Export "
-                          "another prompt, or run this one with `vidaudit run`")
+        raise ConfigError(
+            f"prompt {cond.prompt!r} has a system instruction ({listed(with_system, 3)}); lmms-eval's "
+            "doc_to_text carries only the user text (its --system_instruction is global). Export "
+            "another prompt, or run this one with `vidaudit run`"
+        )
     metrics = scalar_metric_names(suite, d.samples, cond)
     data_dir = d.root.resolve()
     manifest = str(data_dir / "manifest.jsonl")
-    docs = [{"sample_id": s.sample_id, "suite": suite.name, "condition": cond.id, "prompt": prompts[s.sample_id].text,
-             "target": json.dumps(s.answer) if not isinstance(s.answer, str) else s.answer,
-             "video": str(data_dir / s.video.path), "video_sha256": s.video.sha256, "manifest": manifest,
-             "group_id": s.group_id, "vidaudit_format": ROW_FORMAT} for s in d.samples]
+    docs = [
+        {
+            "sample_id": s.sample_id,
+            "suite": suite.name,
+            "condition": cond.id,
+            "prompt": prompts[s.sample_id].text,
+            "target": json.dumps(s.answer) if not isinstance(s.answer, str) else s.answer,
+            "video": str(data_dir / s.video.path),
+            "video_sha256": s.video.sha256,
+            "manifest": manifest,
+            "group_id": s.group_id,
+            "vidaudit_format": ROW_FORMAT,
+        }
+        for s in d.samples
+    ]
     out.mkdir(parents=True, exist_ok=True)
     taskdir = out.resolve()
     command = run_command(name, taskdir)
     directions = {f"vidaudit_{k}": bool(v) for k, v in suite.capabilities.higher_is_better.items()}
     directions["vidaudit_correct"] = True
-    ctx: dict[str, Any] = {"task": name, "suite": suite.name, "data_dir": str(data_dir), "vidaudit_version": __version__,
-           "command": command, "docs": str(taskdir / DOCS), "max_new_tokens": max_new_tokens,
-           "metrics": ["vidaudit_correct"] + [f"vidaudit_{m}" for m in metrics], "directions": directions,
-           "row_format": ROW_FORMAT, "condition": cond.id, "metric_names": metrics}
+    ctx: dict[str, Any] = {
+        "task": name,
+        "suite": suite.name,
+        "data_dir": str(data_dir),
+        "vidaudit_version": __version__,
+        "command": command,
+        "docs": str(taskdir / DOCS),
+        "max_new_tokens": max_new_tokens,
+        "metrics": ["vidaudit_correct"] + [f"vidaudit_{m}" for m in metrics],
+        "directions": directions,
+        "row_format": ROW_FORMAT,
+        "condition": cond.id,
+        "metric_names": metrics,
+    }
     write_text_atomic(out / DOCS, "".join(json.dumps(x, ensure_ascii=False, sort_keys=True) + "\n" for x in docs))
     yaml_path = out / f"{name}.yaml"
     for old in out.glob("*.yaml"):
@@ -119,27 +149,53 @@ def export_lmms_eval(data: str | Path, out: str | Path, *, prompt: str | None = 
     write_text_atomic(yaml_path, _template("lmms_eval_task.yaml.j2").render(**ctx))
     write_text_atomic(out / "utils.py", _template("lmms_eval_utils.py.j2").render(**ctx))
     write_text_atomic(out / "README.md", _readme(ctx, taskdir))
-    write_text_atomic(out / MARKER, json.dumps({"task": name, "suite": suite.name, "condition": cond.id,
-                                                 "data": str(data_dir), "vidaudit_version": __version__,
-                                                 "row_format": ROW_FORMAT}, indent=2) + "\n")
-    return LmmsEvalExport(out=out, task=name, yaml=yaml_path, n_docs=len(docs), metrics=ctx["metrics"],
-                          condition=cond.id, command=command)
+    write_text_atomic(
+        out / MARKER,
+        json.dumps(
+            {
+                "task": name,
+                "suite": suite.name,
+                "condition": cond.id,
+                "data": str(data_dir),
+                "vidaudit_version": __version__,
+                "row_format": ROW_FORMAT,
+            },
+            indent=2,
+        )
+        + "\n",
+    )
+    return LmmsEvalExport(
+        out=out, task=name, yaml=yaml_path, n_docs=len(docs), metrics=ctx["metrics"], condition=cond.id, command=command
+    )
 
 
 def _readme(ctx: dict[str, Any], taskdir: Path) -> str:
-    return "\n".join([
-        f"# lmms-eval task `{ctx['task']}` (vidaudit suite `{ctx['suite']}`)", "",
-        f"Written by `vidaudit export lmms-eval` (vidaudit {ctx['vidaudit_version']}) from `{ctx['data_dir']}`; "
-        f"condition `{ctx['condition']}` (the model receives the video file and samples it itself).", "",
-        "Run it (the model's frames, the prompt as vidaudit renders it, vidaudit's scorer in `process_results`):", "",
-        "```bash", ctx["command"], "```", "",
-        "lmms-eval's table then reports " + ", ".join(f"`{m}`" for m in ctx["metrics"]) + ".", "",
-        "Re-score the log with vidaudit (report, trace viewer, Wilson intervals, bootstrap):", "",
-        "```bash",
-        f"vidaudit score-responses --from lmms-eval OUT --samples {ctx['data_dir']}/manifest.jsonl "
-        "--out scores.jsonl --report report/",
-        "```", "",
-        "Paths to the dataset are absolute: move the dataset, export again.", ""])
+    return "\n".join(
+        [
+            f"# lmms-eval task `{ctx['task']}` (vidaudit suite `{ctx['suite']}`)",
+            "",
+            f"Written by `vidaudit export lmms-eval` (vidaudit {ctx['vidaudit_version']}) from `{ctx['data_dir']}`; "
+            f"condition `{ctx['condition']}` (the model receives the video file and samples it itself).",
+            "",
+            "Run it (the model's frames, the prompt as vidaudit renders it, vidaudit's scorer in `process_results`):",
+            "",
+            "```bash",
+            ctx["command"],
+            "```",
+            "",
+            "lmms-eval's table then reports " + ", ".join(f"`{m}`" for m in ctx["metrics"]) + ".",
+            "",
+            "Re-score the log with vidaudit (report, trace viewer, Wilson intervals, bootstrap):",
+            "",
+            "```bash",
+            f"vidaudit score-responses --from lmms-eval OUT --samples {ctx['data_dir']}/manifest.jsonl "
+            "--out scores.jsonl --report report/",
+            "```",
+            "",
+            "Paths to the dataset are absolute: move the dataset, export again.",
+            "",
+        ]
+    )
 
 
 # --------------------------------------------------------------------------- the log
@@ -153,11 +209,13 @@ def find_samples_file(path: Path) -> Path:
         raise DataError(f"no lmms-eval log at {path}")
     found = sorted(path.rglob("*_samples_*.jsonl"))
     if not found:
-        raise DataError(f"{path} holds no lmms-eval samples log (*_samples_<task>.jsonl; run lmms-eval with "
-                        "--log_samples)")
+        raise DataError(
+            f"{path} holds no lmms-eval samples log (*_samples_<task>.jsonl; run lmms-eval with --log_samples)"
+        )
     if len(found) > 1:
-        raise DataError(f"{path} holds {len(found)} lmms-eval samples logs; name one: "
-                        f"{listed([str(f) for f in found])}")
+        raise DataError(
+            f"{path} holds {len(found)} lmms-eval samples logs; name one: {listed([str(f) for f in found])}"
+        )
     return found[0]
 
 
@@ -215,28 +273,52 @@ def read_lmms_eval_log(path: str | Path, *, model: str | None = None) -> Importe
     for i, row in read_jsonl_objects(f, f"the {HARNESS} log"):
         where = f"{f}:{i}"
         if "doc_id" not in row or not ("filtered_resps" in row or "resps" in row):
-            raise DataError(f"{where}: not an lmms-eval --log_samples row (keys found: {listed(sorted(row), 8)}); "
-                            "this reads the <date>_samples_<task>.jsonl that lmms-eval writes with --log_samples")
+            raise DataError(
+                f"{where}: not an lmms-eval --log_samples row (keys found: {listed(sorted(row), 8)}); "
+                "this reads the <date>_samples_<task>.jsonl that lmms-eval writes with --log_samples"
+            )
         fmt = row.get("vidaudit_format")
         raw_doc = row.get("doc")
         doc: dict[str, Any] = raw_doc if isinstance(raw_doc, dict) else {}
         if fmt is None and "vidaudit_sample_id" not in row and "sample_id" not in doc:
-            raise DataError(f"{where}: the row carries no vidaudit_format and no sample id (vidaudit_sample_id, "
-                            "doc.sample_id): it is not from a task written by `vidaudit export lmms-eval`, so its "
-                            "rows cannot be matched to samples")
+            raise DataError(
+                f"{where}: the row carries no vidaudit_format and no sample id (vidaudit_sample_id, "
+                "doc.sample_id): it is not from a task written by `vidaudit export lmms-eval`, so its "
+                "rows cannot be matched to samples"
+            )
         if fmt is not None and fmt not in KNOWN_ROW_FORMATS:
-            raise DataError(f"{where}: row format vidaudit_format={fmt!r}, which this vidaudit ({__version__}) does "
-                            f"not know (it reads {', '.join(map(str, KNOWN_ROW_FORMATS))}); upgrade vidaudit")
+            raise DataError(
+                f"{where}: row format vidaudit_format={fmt!r}, which this vidaudit ({__version__}) does "
+                f"not know (it reads {', '.join(map(str, KNOWN_ROW_FORMATS))}); upgrade vidaudit"
+            )
         formats.add(str(fmt) if fmt is not None else "doc")
         sid = row.get("vidaudit_sample_id", doc.get("sample_id"))
         suite = row.get("vidaudit_suite") or doc.get("suite") or meta.get("vidaudit_suite")
         if suite:
             suites.add(str(suite))
-        condition = str(row.get("vidaudit_condition") or doc.get("condition") or meta.get("vidaudit_condition")
-                        or "external")
+        condition = str(
+            row.get("vidaudit_condition") or doc.get("condition") or meta.get("vidaudit_condition") or "external"
+        )
         for text in _responses(row):
-            rows.append(ResponseRow(sample_id=str(sid), response=text, model=label, condition=condition,
-                                    status="ok" if text is not None else "api_error", where=where))
-    return ImportedLog(harness=HARNESS, path=f, rows=rows, suites=suites, key="vidaudit_sample_id",
-                       source={"lmms_eval_version": str(results.get("lmms_eval_version") or "unknown"),
-                               "task": task, "row_format": ",".join(sorted(formats))})
+            rows.append(
+                ResponseRow(
+                    sample_id=str(sid),
+                    response=text,
+                    model=label,
+                    condition=condition,
+                    status="ok" if text is not None else "api_error",
+                    where=where,
+                )
+            )
+    return ImportedLog(
+        harness=HARNESS,
+        path=f,
+        rows=rows,
+        suites=suites,
+        key="vidaudit_sample_id",
+        source={
+            "lmms_eval_version": str(results.get("lmms_eval_version") or "unknown"),
+            "task": task,
+            "row_format": ",".join(sorted(formats)),
+        },
+    )

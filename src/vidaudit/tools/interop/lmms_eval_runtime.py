@@ -60,14 +60,25 @@ def score_doc(doc: dict[str, Any], text: str) -> Any:
     """The ScoreRecord of one response to one document."""
     sample = _samples(doc["manifest"]).get(doc["sample_id"])
     if sample is None:
-        raise DataError(f"sample {doc['sample_id']!r} of this lmms-eval task is not in {doc['manifest']}; re-export "
-                        "the task from the dataset it should run on")
+        raise DataError(
+            f"sample {doc['sample_id']!r} of this lmms-eval task is not in {doc['manifest']}; re-export "
+            "the task from the dataset it should run on"
+        )
     if doc.get("video_sha256") and sample.video.sha256 != doc["video_sha256"]:
-        raise DataError(f"sample {doc['sample_id']!r} has a different video in {doc['manifest']} than when this task "
-                        "was exported; re-export the task (vidaudit export lmms-eval)")
-    return record(_suite(doc["suite"]), sample, trial_id=external_trial_id(sample.sample_id, RUNTIME_MODEL,
-                  doc["condition"]), model=RUNTIME_MODEL, role="model", condition=doc["condition"], status="ok",
-                  text=text)
+        raise DataError(
+            f"sample {doc['sample_id']!r} has a different video in {doc['manifest']} than when this task "
+            "was exported; re-export the task (vidaudit export lmms-eval)"
+        )
+    return record(
+        _suite(doc["suite"]),
+        sample,
+        trial_id=external_trial_id(sample.sample_id, RUNTIME_MODEL, doc["condition"]),
+        model=RUNTIME_MODEL,
+        role="model",
+        condition=doc["condition"],
+        status="ok",
+        text=text,
+    )
 
 
 def process_results(doc: dict[str, Any], results: Sequence[Any], metrics: Sequence[str]) -> dict[str, Any]:
@@ -79,8 +90,15 @@ def process_results(doc: dict[str, Any], results: Sequence[Any], metrics: Sequen
     values = scalar_metrics(rec.metrics)
     out: dict[str, Any] = {"vidaudit_correct": 1.0 if rec.correct else 0.0}
     out.update({f"vidaudit_{m}": values.get(m) for m in metrics})
-    out.update({"vidaudit_format": ROW_FORMAT, "vidaudit_sample_id": rec.sample_id, "vidaudit_suite": rec.suite,
-                "vidaudit_condition": rec.condition, "vidaudit_record": rec.model_dump(mode="json")})
+    out.update(
+        {
+            "vidaudit_format": ROW_FORMAT,
+            "vidaudit_sample_id": rec.sample_id,
+            "vidaudit_suite": rec.suite,
+            "vidaudit_condition": rec.condition,
+            "vidaudit_record": rec.model_dump(mode="json"),
+        }
+    )
     return out
 
 
@@ -89,4 +107,3 @@ def mean_defined(items: Sequence[Any]) -> float:
     when it is defined for none."""
     vals = [float(x) for x in items if isinstance(x, int | float) and not (isinstance(x, float) and math.isnan(x))]
     return sum(vals) / len(vals) if vals else math.nan
-

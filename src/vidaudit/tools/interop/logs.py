@@ -68,8 +68,10 @@ def _causes(e: BaseException) -> list[BaseException]:
 
 
 def _unknown_inspect_version(f: Path, found: Any) -> DataError:
-    return DataError(f"{f}: inspect_ai log format version {found}, which this vidaudit ({__version__}) does not know "
-                     f"(it reads {', '.join(map(str, KNOWN_INSPECT_VERSIONS))})")
+    return DataError(
+        f"{f}: inspect_ai log format version {found}, which this vidaudit ({__version__}) does not know "
+        f"(it reads {', '.join(map(str, KNOWN_INSPECT_VERSIONS))})"
+    )
 
 
 def _find_inspect_log(path: Path) -> Path:
@@ -116,8 +118,10 @@ def read_inspect_log(path: str | Path, *, model: str | None = None) -> ImportedL
         if meta:
             fmt = meta.get("format")
             if fmt != INSPECT_SAMPLE_FORMAT:
-                raise DataError(f"{f}: sample {s.id!r} carries vidaudit metadata format {fmt!r}, which this vidaudit "
-                                f"does not know (it reads {INSPECT_SAMPLE_FORMAT})")
+                raise DataError(
+                    f"{f}: sample {s.id!r} carries vidaudit metadata format {fmt!r}, which this vidaudit "
+                    f"does not know (it reads {INSPECT_SAMPLE_FORMAT})"
+                )
             formats.add(str(fmt))
             if meta.get("suite"):
                 suites.add(str(meta["suite"]))
@@ -125,13 +129,31 @@ def read_inspect_log(path: str | Path, *, model: str | None = None) -> ImportedL
         condition = str(meta.get("condition") or task_args.get("condition") or "external")
         times = meta.get("frame_times")
         idx = meta.get("frame_indices")
-        rows.append(ResponseRow(sample_id=str(s.id), response=text, model=label, condition=condition, status=status,
-                                where=f"{f}: sample {s.id!r} epoch {s.epoch}",
-                                frame_times=tuple(float(t) for t in times) if times else None,
-                                frame_indices=tuple(int(i) for i in idx) if idx else None))
-    return ImportedLog(harness="inspect", path=f, rows=rows, suites=suites, key="sample id (EvalSample.id)",
-                       source={"inspect_log_version": str(version), "task": task, "status": str(log.status),
-                               "sample_format": ",".join(sorted(formats)) or "none"})
+        rows.append(
+            ResponseRow(
+                sample_id=str(s.id),
+                response=text,
+                model=label,
+                condition=condition,
+                status=status,
+                where=f"{f}: sample {s.id!r} epoch {s.epoch}",
+                frame_times=tuple(float(t) for t in times) if times else None,
+                frame_indices=tuple(int(i) for i in idx) if idx else None,
+            )
+        )
+    return ImportedLog(
+        harness="inspect",
+        path=f,
+        rows=rows,
+        suites=suites,
+        key="sample id (EvalSample.id)",
+        source={
+            "inspect_log_version": str(version),
+            "task": task,
+            "status": str(log.status),
+            "sample_format": ",".join(sorted(formats)) or "none",
+        },
+    )
 
 
 # --------------------------------------------------------------------------- dispatch and checks
@@ -152,16 +174,20 @@ def check_log(imported: ImportedLog, samples: Mapping[str, Sample], suite: str, 
     """Refuse a log of another suite, rows that match no sample, or a log with no responses."""
     other = imported.names_other_suite(suite)
     if other:
-        raise DataError(f"{imported.path} is a {imported.harness} log of suite {', '.join(other)}, but {manifest} "
-                        f"holds {suite} samples; score it against the dataset it ran on")
+        raise DataError(
+            f"{imported.path} is a {imported.harness} log of suite {', '.join(other)}, but {manifest} "
+            f"holds {suite} samples; score it against the dataset it ran on"
+        )
     if not imported.rows:
         raise DataError(f"{imported.path}: the {imported.harness} log holds no responses")
     unknown = list(dict.fromkeys(r.sample_id for r in imported.rows if r.sample_id not in samples))
     if unknown:
         n_rows = sum(1 for r in imported.rows if r.sample_id not in samples)
-        raise DataError(f"{imported.path}: {n_rows} of {len(imported.rows)} rows of the {imported.harness} log name "
-                        f"{len(unknown)} sample id(s) that {manifest} lacks (matched by {imported.key}): "
-                        f"{listed(unknown)}. Score the log against the dataset it ran on")
+        raise DataError(
+            f"{imported.path}: {n_rows} of {len(imported.rows)} rows of the {imported.harness} log name "
+            f"{len(unknown)} sample id(s) that {manifest} lacks (matched by {imported.key}): "
+            f"{listed(unknown)}. Score the log against the dataset it ran on"
+        )
 
 
 def _manifest_path(samples: str | Path) -> Path:
@@ -169,8 +195,15 @@ def _manifest_path(samples: str | Path) -> Path:
     return p / "manifest.jsonl" if p.is_dir() else p
 
 
-def import_responses(harness: str, log: str | Path, samples: str | Path, *, suite: str | None = None,
-                     dedupe: str | None = None, model: str | None = None) -> Scored:
+def import_responses(
+    harness: str,
+    log: str | Path,
+    samples: str | Path,
+    *,
+    suite: str | None = None,
+    dedupe: str | None = None,
+    model: str | None = None,
+) -> Scored:
     """Read, check and score a harness log against a manifest (as ``score_responses``)."""
     manifest = _manifest_path(samples)
     by_id = {s.sample_id: s for s in load_samples(manifest)}
@@ -181,9 +214,17 @@ def import_responses(harness: str, log: str | Path, samples: str | Path, *, suit
     return score_rows(by_id, imported.rows, suite=name, dedupe=dedupe, source=source, data_dir=manifest.parent)
 
 
-def report_imported(harness: str, log: str | Path, samples: str | Path, out: str | Path,
-                    report_dir: str | Path | None, *, suite: str | None = None, dedupe: str | None = None,
-                    model: str | None = None) -> tuple[Path, dict[str, Path] | None]:
+def report_imported(
+    harness: str,
+    log: str | Path,
+    samples: str | Path,
+    out: str | Path,
+    report_dir: str | Path | None,
+    *,
+    suite: str | None = None,
+    dedupe: str | None = None,
+    model: str | None = None,
+) -> tuple[Path, dict[str, Path] | None]:
     """``score-responses --from``: scores.jsonl at ``out`` and, with ``report_dir``, the three report files."""
     scored = import_responses(harness, log, samples, suite=suite, dedupe=dedupe, model=model)
     paths = write_scored_report(scored, report_dir) if report_dir is not None else None

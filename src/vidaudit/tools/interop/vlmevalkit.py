@@ -48,16 +48,19 @@ def read_table(path: Path) -> list[dict[str, Any]]:
     """The rows of a prediction file, every cell as text (VLMEvalKit's own loaders infer types; we keep text)."""
     ext = path.suffix.lower()
     if ext not in FORMATS:
-        raise DataError(f"{path}: a {ext or 'suffix-less'} file is not a VLMEvalKit prediction format this vidaudit "
-                        f"knows (it reads {', '.join(FORMATS)}: PRED_FORMAT xlsx, tsv or json)")
+        raise DataError(
+            f"{path}: a {ext or 'suffix-less'} file is not a VLMEvalKit prediction format this vidaudit "
+            f"knows (it reads {', '.join(FORMATS)}: PRED_FORMAT xlsx, tsv or json)"
+        )
     if ext == ".json":
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise DataError(f"{path}: not a VLMEvalKit JSON prediction file ({e})") from e
         if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-            raise DataError(f"{path}: a VLMEvalKit JSON prediction file is a list of row objects, got "
-                            f"{type(data).__name__}")
+            raise DataError(
+                f"{path}: a VLMEvalKit JSON prediction file is a list of row objects, got {type(data).__name__}"
+            )
         return [{str(k): v for k, v in r.items()} for r in data]
     pd = require("pandas", "reading VLMEvalKit prediction files")
     try:
@@ -77,7 +80,7 @@ def names_from_path(path: Path) -> tuple[str | None, str | None]:
     model_dir = parent.parent if EVAL_ID.match(parent.name) else parent
     model = model_dir.name
     if model and path.stem.startswith(model + "_"):
-        return model, path.stem[len(model) + 1:]
+        return model, path.stem[len(model) + 1 :]
     return None, None
 
 
@@ -87,8 +90,10 @@ def read_vlmevalkit_predictions(path: str | Path, *, model: str | None = None) -
     if f.is_dir():
         found = sorted(p for p in f.rglob("*") if p.suffix.lower() in FORMATS and p.is_file())
         if len(found) != 1:
-            raise DataError(f"{f} holds {len(found)} VLMEvalKit prediction files; name one"
-                            + (f": {listed([str(p) for p in found])}" if found else ""))
+            raise DataError(
+                f"{f} holds {len(found)} VLMEvalKit prediction files; name one"
+                + (f": {listed([str(p) for p in found])}" if found else "")
+            )
         f = found[0]
     if not f.is_file():
         raise DataError(f"no VLMEvalKit prediction file at {f}")
@@ -96,8 +101,10 @@ def read_vlmevalkit_predictions(path: str | Path, *, model: str | None = None) -
     columns = list(dict.fromkeys(k for r in table for k in r))
     missing = [c for c in REQUIRED if c not in columns]
     if missing:
-        raise DataError(f"{f}: not a VLMEvalKit prediction file: no {', '.join(missing)} column (columns found: "
-                        f"{listed(columns, 12)})")
+        raise DataError(
+            f"{f}: not a VLMEvalKit prediction file: no {', '.join(missing)} column (columns found: "
+            f"{listed(columns, 12)})"
+        )
     path_model, dataset = names_from_path(f)
     suites: set[str] = set()
     for r in table:
@@ -113,9 +120,23 @@ def read_vlmevalkit_predictions(path: str | Path, *, model: str | None = None) -
         text = "" if pred is None else pred
         status = "api_error" if text == FAIL_MSG else "ok"
         condition = _cell(r.get("condition")) or (f"vlmevalkit:{dataset}" if dataset else "external")
-        rows.append(ResponseRow(sample_id=sid or "", response=None if status != "ok" else text, model=label,
-                                condition=condition, status=status, where=f"{f}: row {i} ({key} {sid!r})"))
-    named = dataset[len("vidaudit_"):] if dataset and dataset.startswith("vidaudit_") else None
-    return ImportedLog(harness=HARNESS, path=f, rows=rows, suites=suites, key=f"the {key} column", named=named,
-                       source={"format": f.suffix.lower().lstrip("."), "dataset": dataset or "unknown"})
-
+        rows.append(
+            ResponseRow(
+                sample_id=sid or "",
+                response=None if status != "ok" else text,
+                model=label,
+                condition=condition,
+                status=status,
+                where=f"{f}: row {i} ({key} {sid!r})",
+            )
+        )
+    named = dataset[len("vidaudit_") :] if dataset and dataset.startswith("vidaudit_") else None
+    return ImportedLog(
+        harness=HARNESS,
+        path=f,
+        rows=rows,
+        suites=suites,
+        key=f"the {key} column",
+        named=named,
+        source={"format": f.suffix.lower().lstrip("."), "dataset": dataset or "unknown"},
+    )

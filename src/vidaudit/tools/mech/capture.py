@@ -28,8 +28,9 @@ def _repeat_kv(x: Any, groups: int) -> Any:
     return x[:, :, None].expand(b, h, groups, n, d).reshape(b, h * groups, n, d)
 
 
-def attention_rows(module: Any, query: Any, key: Any, attention_mask: Any, scaling: float | None,
-                   rows: Sequence[int] | None) -> Any:
+def attention_rows(
+    module: Any, query: Any, key: Any, attention_mask: Any, scaling: float | None, rows: Sequence[int] | None
+) -> Any:
     """Softmax attention weights (float32) of query ``rows`` (all when None): eager's arithmetic."""
     import torch
 
@@ -59,7 +60,7 @@ class Recorder:
     query_positions: Sequence[int] = ()
     #: called as ``vision_reduce(layer, chunk_offset, probs)`` for each vision chunk; its result is kept
     vision_reduce: Callable[[int, int, Any], Any] | None = None
-    llm: dict[int, Any] = field(default_factory=dict)          # layer -> (b, heads, n_query, kv) float32
+    llm: dict[int, Any] = field(default_factory=dict)  # layer -> (b, heads, n_query, kv) float32
     vision: dict[int, list[Any]] = field(default_factory=dict)  # layer -> reductions, one per chunk
     _offsets: dict[int, int] = field(default_factory=dict)
 
@@ -74,8 +75,16 @@ class Recorder:
             self._offsets[layer] = off + query.shape[2]
 
 
-def capture_attention(module: Any, query: Any, key: Any, value: Any, attention_mask: Any,
-                      scaling: float | None = None, dropout: float = 0.0, **kwargs: Any) -> tuple[Any, Any]:
+def capture_attention(
+    module: Any,
+    query: Any,
+    key: Any,
+    value: Any,
+    attention_mask: Any,
+    scaling: float | None = None,
+    dropout: float = 0.0,
+    **kwargs: Any,
+) -> tuple[Any, Any]:
     """The registered attention function: SDPA's output, plus a record for tagged modules."""
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
@@ -83,8 +92,7 @@ def capture_attention(module: Any, query: Any, key: Any, value: Any, attention_m
     tag = getattr(module, TAG, None)
     if rec is not None and tag is not None:
         rec.record(tag, module, query, key, attention_mask, scaling)
-    return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout,
-                                  **kwargs)
+    return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
 
 
 _registered = False

@@ -29,10 +29,19 @@ def model_fingerprint(model_dir: str | Path) -> str:
     return sha256_json({"config": config.decode("utf-8", "replace"), "weights": weights})
 
 
-def feature_key(fingerprint: str, video_sha256: str, frame_indices: Sequence[int], prompt: str,
-                stages: Sequence[str]) -> str:
-    return sha256_json({"model": fingerprint, "video": video_sha256, "frames": list(frame_indices), "prompt": prompt,
-                        "stages": list(stages), "pooling": POOLING_VERSION})
+def feature_key(
+    fingerprint: str, video_sha256: str, frame_indices: Sequence[int], prompt: str, stages: Sequence[str]
+) -> str:
+    return sha256_json(
+        {
+            "model": fingerprint,
+            "video": video_sha256,
+            "frames": list(frame_indices),
+            "prompt": prompt,
+            "stages": list(stages),
+            "pooling": POOLING_VERSION,
+        }
+    )
 
 
 class FeatureCache:

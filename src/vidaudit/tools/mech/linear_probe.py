@@ -40,8 +40,18 @@ def grouped_split(groups: list[str], test_fraction: float = 0.2, seed: int = 0) 
     return np.flatnonzero(~is_test), np.flatnonzero(is_test)
 
 
-def train_eval(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray, n_classes: int,
-               seed: int, *, epochs: int = EPOCHS, lr: float = LR, batch: int = BATCH) -> float:
+def train_eval(
+    x_train: np.ndarray,
+    y_train: np.ndarray,
+    x_test: np.ndarray,
+    y_test: np.ndarray,
+    n_classes: int,
+    seed: int,
+    *,
+    epochs: int = EPOCHS,
+    lr: float = LR,
+    batch: int = BATCH,
+) -> float:
     """Test accuracy of one linear layer trained as the module docstring says.
 
     Written out in numpy (a linear layer's gradient is one matrix product): torch's per-step overhead was
@@ -60,14 +70,14 @@ def train_eval(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_t
     for _ in range(epochs):
         perm = rng.permutation(len(xt))
         for s in range(0, len(xt), batch):
-            idx = perm[s:s + batch]
+            idx = perm[s : s + batch]
             z = xt[idx] @ params[0] + params[1]
             if k == 1:
-                err = 1 / (1 + np.exp(-z)) - y_train[idx, None]          # d(mean BCE)/dz * B
+                err = 1 / (1 + np.exp(-z)) - y_train[idx, None]  # d(mean BCE)/dz * B
             else:
                 e = np.exp(z - z.max(1, keepdims=True))
-                assert onehot is not None                                 # made above whenever k > 1
-                err = e / e.sum(1, keepdims=True) - onehot[idx]          # d(mean CE)/dz * B
+                assert onehot is not None  # made above whenever k > 1
+                err = e / e.sum(1, keepdims=True) - onehot[idx]  # d(mean CE)/dz * B
             grads = [xt[idx].T @ err / len(idx), err.mean(0)]
             step += 1
             for i, g in enumerate(grads):
@@ -79,8 +89,15 @@ def train_eval(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_t
     return float((pred == y_test).mean())
 
 
-def probe_stage(x: np.ndarray, y: np.ndarray, groups: list[str], n_classes: int, *,
-                seeds: tuple[int, ...] = SEEDS, epochs: int = EPOCHS) -> ProbeResult:
+def probe_stage(
+    x: np.ndarray,
+    y: np.ndarray,
+    groups: list[str],
+    n_classes: int,
+    *,
+    seeds: tuple[int, ...] = SEEDS,
+    epochs: int = EPOCHS,
+) -> ProbeResult:
     """Mean and std of test accuracy over ``seeds`` on one grouped split."""
     train, test = grouped_split(groups)
     accs = tuple(train_eval(x[train], y[train], x[test], y[test], n_classes, s, epochs=epochs) for s in seeds)

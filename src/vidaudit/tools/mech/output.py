@@ -35,13 +35,15 @@ def svg(fig: LineFigure, width: int = 560, height: int = 320) -> str:
     def py(y: float) -> float:
         return height - pad_b - (y - lo) / (hi - lo) * (height - pad_t - pad_b)
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
-           f'font-size="11"><rect width="100%" height="100%" fill="white"/>',
-           f'<text x="{pad_l}" y="18" font-size="13">{escape(fig.title)}</text>',
-           f'<line x1="{pad_l}" y1="{height - pad_b}" x2="{width - pad_r}" y2="{height - pad_b}" stroke="black"/>',
-           f'<line x1="{pad_l}" y1="{pad_t}" x2="{pad_l}" y2="{height - pad_b}" stroke="black"/>',
-           f'<text x="{(width - pad_r + pad_l) / 2}" y="{height - 8}" text-anchor="middle">{escape(fig.x_label)}</text>',
-           f'<text x="4" y="{pad_t - 8}">{escape(fig.y_label)} [{lo:.3g}, {hi:.3g}]</text>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
+        f'font-size="11"><rect width="100%" height="100%" fill="white"/>',
+        f'<text x="{pad_l}" y="18" font-size="13">{escape(fig.title)}</text>',
+        f'<line x1="{pad_l}" y1="{height - pad_b}" x2="{width - pad_r}" y2="{height - pad_b}" stroke="black"/>',
+        f'<line x1="{pad_l}" y1="{pad_t}" x2="{pad_l}" y2="{height - pad_b}" stroke="black"/>',
+        f'<text x="{(width - pad_r + pad_l) / 2}" y="{height - 8}" text-anchor="middle">{escape(fig.x_label)}</text>',
+        f'<text x="4" y="{pad_t - 8}">{escape(fig.y_label)} [{lo:.3g}, {hi:.3g}]</text>',
+    ]
     for x in fig.x:
         out.append(f'<text x="{px(x):.1f}" y="{height - pad_b + 14}" text-anchor="middle">{x:g}</text>')
     for i, s in enumerate(fig.series):
@@ -63,9 +65,27 @@ def write_probe(out_dir: str | Path, name: str, payload: dict[str, Any], figure:
     return {"json": js, "svg": pic}
 
 
-def curve(fig_id: str, title: str, x: Sequence[float], series: Mapping[str, Sequence[float | None]], *, x_label: str = "layer",
-          y_label: str, y_min: float | None = None, y_max: float | None = None, caption: str = "") -> LineFigure:
+def curve(
+    fig_id: str,
+    title: str,
+    x: Sequence[float],
+    series: Mapping[str, Sequence[float | None]],
+    *,
+    x_label: str = "layer",
+    y_label: str,
+    y_min: float | None = None,
+    y_max: float | None = None,
+    caption: str = "",
+) -> LineFigure:
     clean = {k: [None if v is None or v != v else float(v) for v in ys] for k, ys in series.items()}
-    return LineFigure(id=fig_id, title=title, caption=caption, x_label=x_label, y_label=y_label,
-                      x=[float(v) for v in x], series=[Series(name=k, y=v) for k, v in clean.items()],
-                      y_min=y_min, y_max=y_max)
+    return LineFigure(
+        id=fig_id,
+        title=title,
+        caption=caption,
+        x_label=x_label,
+        y_label=y_label,
+        x=[float(v) for v in x],
+        series=[Series(name=k, y=v) for k, v in clean.items()],
+        y_min=y_min,
+        y_max=y_max,
+    )

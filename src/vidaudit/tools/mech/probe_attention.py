@@ -30,12 +30,20 @@ FACTORS = ("sycophancy", "bias")
 def span_mass(view: Any) -> dict[str, np.ndarray]:
     """Per span, (n_layers,) attention mass from the answer row, mean over heads."""
     layers = sorted(view.attention)
-    return {name: np.array([view.attention[layer][:, view.spans.span(name)].sum(-1).mean() for layer in layers])
-            for name in SPANS}
+    return {
+        name: np.array([view.attention[layer][:, view.spans.span(name)].sum(-1).mean() for layer in layers])
+        for name in SPANS
+    }
 
 
-def run(wb: WhiteBox, clips: list[pdata.Clip], *, factor: str, frames: int,
-        on_progress: Callable[[int, int], None] | None = None) -> tuple[dict[str, Any], Any]:
+def run(
+    wb: WhiteBox,
+    clips: list[pdata.Clip],
+    *,
+    factor: str,
+    frames: int,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> tuple[dict[str, Any], Any]:
     if factor not in FACTORS:
         raise ConfigError(f"--factor {factor!r} is not one of {', '.join(FACTORS)}")
     acc: dict[str, list[dict[str, np.ndarray]]] = {"neutral": [], "pressured": []}
@@ -54,15 +62,32 @@ def run(wb: WhiteBox, clips: list[pdata.Clip], *, factor: str, frames: int,
     with np.errstate(divide="ignore", invalid="ignore"):
         v2c = np.nanmean(mean["neutral"]["video"] / mean["neutral"]["prompt"])
     layers = list(range(wb.n_layers))
-    payload = {"factor": factor, "frames": frames, "n_clips": len(clips), "layers": layers,
-               "alpha": {c: {s: v.tolist() for s, v in m.items()} for c, m in mean.items()},
-               "delta": delta.tolist(), "mean_delta": float(delta.mean()),
-               "peak_alpha_vid": {c: float(m["video"].max()) for c, m in mean.items()},
-               "video_to_claim_ratio": float(v2c),
-               "norm_ratio": np.mean(norms, axis=0).tolist(), "norm_ratio_index": "0 = embeddings, l + 1 = layer l",
-               "query": "answer position (last prompt token)", "heads": "mean over all heads"}
-    fig = curve("mech-attention", f"Attention from the answer position to video tokens ({factor})", layers,
-                {"alpha_vid neutral": mean["neutral"]["video"].tolist(),
-                 f"alpha_vid {factor}": mean["pressured"]["video"].tolist(), "delta": delta.tolist()},
-                y_label="attention mass", y_min=None, y_max=None)
+    payload = {
+        "factor": factor,
+        "frames": frames,
+        "n_clips": len(clips),
+        "layers": layers,
+        "alpha": {c: {s: v.tolist() for s, v in m.items()} for c, m in mean.items()},
+        "delta": delta.tolist(),
+        "mean_delta": float(delta.mean()),
+        "peak_alpha_vid": {c: float(m["video"].max()) for c, m in mean.items()},
+        "video_to_claim_ratio": float(v2c),
+        "norm_ratio": np.mean(norms, axis=0).tolist(),
+        "norm_ratio_index": "0 = embeddings, l + 1 = layer l",
+        "query": "answer position (last prompt token)",
+        "heads": "mean over all heads",
+    }
+    fig = curve(
+        "mech-attention",
+        f"Attention from the answer position to video tokens ({factor})",
+        layers,
+        {
+            "alpha_vid neutral": mean["neutral"]["video"].tolist(),
+            f"alpha_vid {factor}": mean["pressured"]["video"].tolist(),
+            "delta": delta.tolist(),
+        },
+        y_label="attention mass",
+        y_min=None,
+        y_max=None,
+    )
     return payload, fig

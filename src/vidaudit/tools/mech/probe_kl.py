@@ -22,8 +22,14 @@ from vidaudit.tools.mech.prompts import false_claim, ladder
 from vidaudit.tools.mech.whitebox import Want, WhiteBox
 
 
-def run(wb: WhiteBox, clips: list[pdata.Clip], out_dir: Path, *, frames: int,
-        on_progress: Callable[[int, int], None] | None = None) -> tuple[dict[str, Any], Any]:
+def run(
+    wb: WhiteBox,
+    clips: list[pdata.Clip],
+    out_dir: Path,
+    *,
+    frames: int,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> tuple[dict[str, Any], Any]:
     cache = out_dir / "cache" / "perturb"
     names = list(ladder("x"))
     per: dict[str, dict[str, list[float]]] = {n: {"blank": [], "noise": []} for n in names}
@@ -37,11 +43,21 @@ def run(wb: WhiteBox, clips: list[pdata.Clip], out_dir: Path, *, frames: int,
         if on_progress:
             on_progress(i + 1, len(clips))
     mean = {n: {k: float(np.mean(v)) for k, v in d.items()} for n, d in per.items()}
-    payload = {"log_base": LOG_BASE, "prompts": ladder("<claim>"), "frames": frames, "n_clips": len(clips),
-               "kl_real_blank": {n: mean[n]["blank"] for n in names}, "kl_real_noise": {n: mean[n]["noise"] for n in names},
-               "per_clip": per}
-    fig = curve("mech-kl", "KL of the first-token distribution, real vs blank / noise video", list(range(len(names))),
-                {"KL(real||blank)": [mean[n]["blank"] for n in names],
-                 "KL(real||noise)": [mean[n]["noise"] for n in names]},
-                x_label="prompt (" + ", ".join(f"{i}={n}" for i, n in enumerate(names)) + ")", y_label="KL (nats)")
+    payload = {
+        "log_base": LOG_BASE,
+        "prompts": ladder("<claim>"),
+        "frames": frames,
+        "n_clips": len(clips),
+        "kl_real_blank": {n: mean[n]["blank"] for n in names},
+        "kl_real_noise": {n: mean[n]["noise"] for n in names},
+        "per_clip": per,
+    }
+    fig = curve(
+        "mech-kl",
+        "KL of the first-token distribution, real vs blank / noise video",
+        list(range(len(names))),
+        {"KL(real||blank)": [mean[n]["blank"] for n in names], "KL(real||noise)": [mean[n]["noise"] for n in names]},
+        x_label="prompt (" + ", ".join(f"{i}={n}" for i, n in enumerate(names)) + ")",
+        y_label="KL (nats)",
+    )
     return payload, fig

@@ -31,23 +31,30 @@ def items_for(task: str, clips: list[pdata.Clip], cache_dir: Path) -> list[tuple
     """(clip, label) pairs of a task, or a DataError when the data lacks what the task needs."""
     if task == "direction":
         if len(clips) < 2:
-            raise DataError(f"the direction task needs at least 2 clips (each becomes a forward/reverse pair), "
-                            f"got {len(clips)}")
+            raise DataError(
+                f"the direction task needs at least 2 clips (each becomes a forward/reverse pair), got {len(clips)}"
+            )
         if len({c.group for c in clips}) < 2:
-            raise DataError("the direction task needs clips from at least 2 groups (a clip and its reversal are one "
-                            "group; clips of one scene are one group), so a split can keep each group on one side")
+            raise DataError(
+                "the direction task needs clips from at least 2 groups (a clip and its reversal are one "
+                "group; clips of one scene are one group), so a split can keep each group on one side"
+            )
         out = []
         for c in clips:
             out += [(c, 1), (pdata.derived(c, "reverse", cache_dir), 0)]
         return out
     cam = [c for c in clips if c.params.get("motion") in CAMERA_CLASSES]
     if not cam:
-        raise DataError("the camera task needs clips with params.motion in zoom_in/zoom_out/pan_left/pan_right; "
-                        "make them with `vidaudit generate stress --probe camera_motion --out DIR`")
+        raise DataError(
+            "the camera task needs clips with params.motion in zoom_in/zoom_out/pan_left/pan_right; "
+            "make them with `vidaudit generate stress --probe camera_motion --out DIR`"
+        )
     missing = sorted(set(CAMERA_CLASSES) - {c.params["motion"] for c in cam})
     if missing or len({c.group for c in cam}) < 2:
-        raise DataError(f"the camera task needs every class ({', '.join(CAMERA_CLASSES)}; missing: "
-                        f"{', '.join(missing) or 'none'}) and at least 2 scenes; generate with --seeds 2 or more")
+        raise DataError(
+            f"the camera task needs every class ({', '.join(CAMERA_CLASSES)}; missing: "
+            f"{', '.join(missing) or 'none'}) and at least 2 scenes; generate with --seeds 2 or more"
+        )
     return [(c, CAMERA_CLASSES.index(c.params["motion"])) for c in cam]
 
 
@@ -63,9 +70,19 @@ def pooled(view: Any, layers: tuple[int, ...]) -> dict[str, np.ndarray]:
     return out
 
 
-def run(wb: WhiteBox, model_dir: str, clips: list[pdata.Clip], out_dir: Path, *, task: str, layers: tuple[int, ...],
-        frames: int, epochs: int = EPOCHS, seeds: tuple[int, ...] = SEEDS,
-        on_progress: Callable[[int, int], None] | None = None) -> tuple[dict[str, Any], Any]:
+def run(
+    wb: WhiteBox,
+    model_dir: str,
+    clips: list[pdata.Clip],
+    out_dir: Path,
+    *,
+    task: str,
+    layers: tuple[int, ...],
+    frames: int,
+    epochs: int = EPOCHS,
+    seeds: tuple[int, ...] = SEEDS,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> tuple[dict[str, Any], Any]:
     vision = wb.visual is not None
     stages = (["encoder", "projector"] if vision else []) + [f"llm{layer}" for layer in layers]
     items = items_for(task, clips, out_dir / "cache" / "perturb")
@@ -91,13 +108,26 @@ def run(wb: WhiteBox, model_dir: str, clips: list[pdata.Clip], out_dir: Path, *,
     for stage in stages:
         r = probe_stage(cache.stage_matrix(keys, stage), y, groups, n_classes, seeds=seeds, epochs=epochs)
         results[stage] = {"mean": r.mean, "std": r.std, "accs": list(r.accs), "n_train": r.n_train, "n_test": r.n_test}
-    payload = {"task": task, "chance": CHANCE[task], "stages": stages, "layers": list(layers), "frames": frames,
-               "n_items": len(items), "results": results,
-               "settings": {"epochs": epochs, "seeds": list(seeds), "lr": 1e-3, "batch": 64, "optimizer": "Adam"},
-               "cache": {"hits": cache.hits, "misses": cache.misses}}
+    payload = {
+        "task": task,
+        "chance": CHANCE[task],
+        "stages": stages,
+        "layers": list(layers),
+        "frames": frames,
+        "n_items": len(items),
+        "results": results,
+        "settings": {"epochs": epochs, "seeds": list(seeds), "lr": 1e-3, "batch": 64, "optimizer": "Adam"},
+        "cache": {"hits": cache.hits, "misses": cache.misses},
+    }
     x = list(range(len(stages)))
-    fig = curve("mech-linear", f"Linear probe accuracy by stage ({task})", x,
-                {"accuracy": [results[s]["mean"] for s in stages], "chance": [CHANCE[task]] * len(stages)},
-                x_label="stage (" + ", ".join(f"{i}={s}" for i, s in enumerate(stages)) + ")", y_label="accuracy",
-                y_min=0.0, y_max=1.0)
+    fig = curve(
+        "mech-linear",
+        f"Linear probe accuracy by stage ({task})",
+        x,
+        {"accuracy": [results[s]["mean"] for s in stages], "chance": [CHANCE[task]] * len(stages)},
+        x_label="stage (" + ", ".join(f"{i}={s}" for i, s in enumerate(stages)) + ")",
+        y_label="accuracy",
+        y_min=0.0,
+        y_max=1.0,
+    )
     return payload, fig

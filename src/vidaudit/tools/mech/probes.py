@@ -27,15 +27,29 @@ def model_path(model: str) -> str:
     """``hf:PATH`` -> PATH (the white-box view serves local transformers models only)."""
     provider, _, name = model.partition(":")
     if provider != "hf" or not name:
-        raise ConfigError(f"--model {model!r}: probes need an open model as hf:PATH (a local directory or a cached "
-                          "hub id), e.g. hf:./tiny-qwen (make one with `vidaudit tiny-model qwen2_5_vl --out DIR`)")
+        raise ConfigError(
+            f"--model {model!r}: probes need an open model as hf:PATH (a local directory or a cached "
+            "hub id), e.g. hf:./tiny-qwen (make one with `vidaudit tiny-model qwen2_5_vl --out DIR`)"
+        )
     return name
 
 
-def run_probe(name: str, model: str, data: str | Path, out: str | Path, *, layers: str | None = None, frames: int = 8,
-              task: str | None = None, factor: str = "sycophancy", limit: int | None = None, device: str = "cpu",
-              dtype: str = "float32", epochs: int | None = None,
-              on_progress: Callable[[int, int], None] | None = None) -> dict[str, Path]:
+def run_probe(
+    name: str,
+    model: str,
+    data: str | Path,
+    out: str | Path,
+    *,
+    layers: str | None = None,
+    frames: int = 8,
+    task: str | None = None,
+    factor: str = "sycophancy",
+    limit: int | None = None,
+    device: str = "cpu",
+    dtype: str = "float32",
+    epochs: int | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Path]:
     if name not in PROBES:
         raise ConfigError(f"unknown probe {name!r}; known: {', '.join(PROBES)}")
     if frames < 2 or frames % 2:
@@ -59,6 +73,11 @@ def run_probe(name: str, model: str, data: str | Path, out: str | Path, *, layer
         payload, fig = probe_cka.run(wb, clips, **kw)
     else:
         payload, fig = probe_partition.run(wb, clips, **kw)
-    payload = {"model": model, "model_version": wb.model_version, "family": wb.family.model_type,
-               "data": str(data), **payload}
+    payload = {
+        "model": model,
+        "model_version": wb.model_version,
+        "family": wb.family.model_type,
+        "data": str(data),
+        **payload,
+    }
     return write_probe(out, name, payload, fig)

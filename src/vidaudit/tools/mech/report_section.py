@@ -30,29 +30,49 @@ def _headline(d: dict[str, Any]) -> list[list[str]]:
     if name == "linear":
         return [[s, f"{r['mean']:.3f}", f"{r['std']:.3f}"] for s, r in d["results"].items()]
     if name == "attention":
-        return [["mean delta alpha_vid", f"{d['mean_delta']:.4f}", ""],
-                ["video-to-claim ratio (neutral)", f"{d['video_to_claim_ratio']:.3f}", ""]]
+        return [
+            ["mean delta alpha_vid", f"{d['mean_delta']:.4f}", ""],
+            ["video-to-claim ratio (neutral)", f"{d['video_to_claim_ratio']:.3f}", ""],
+        ]
     if name == "kl":
-        return [[f"KL {k} ({d['log_base']})", f"{d['kl_real_blank'][k]:.4f}", f"{d['kl_real_noise'][k]:.4f}"]
-                for k in d["kl_real_blank"]]
+        return [
+            [f"KL {k} ({d['log_base']})", f"{d['kl_real_blank'][k]:.4f}", f"{d['kl_real_noise'][k]:.4f}"]
+            for k in d["kl_real_blank"]
+        ]
     if name == "cka":
+
         def f(v: float | None) -> str:
             return "" if v is None else f"{v:.3f}"
-        ours = [[f"{'vision block' if r['stage'] == 'vit' else 'LLM layer'} {r['layer']}", f(r["control"]),
-                 f(r["adversarial"]), f(r["control_vs_adversarial"]), f(r["paper_adversarial"])] for r in d["curve"]]
+
+        ours = [
+            [
+                f"{'vision block' if r['stage'] == 'vit' else 'LLM layer'} {r['layer']}",
+                f(r["control"]),
+                f(r["adversarial"]),
+                f(r["control_vs_adversarial"]),
+                f(r["paper_adversarial"]),
+            ]
+            for r in d["curve"]
+        ]
         ref = d["reference"]
-        return ours + [[f"paper: vision block {k} of {ref['vit_depth']}", f(ref["control"][k]), f(v), "", ""]
-                       for k, v in ref["adversarial"].items()]
+        return ours + [
+            [f"paper: vision block {k} of {ref['vit_depth']}", f(ref["control"][k]), f(v), "", ""]
+            for k, v in ref["adversarial"].items()
+        ]
     if name == "encoder-partition":
-        return [[f"block {b['layer']}", f"{b['visible_fraction']:.4f}", f"{b['cross_frame_mass']:.4f}"]
-                for b in d["blocks"]]
+        return [
+            [f"block {b['layer']}", f"{b['visible_fraction']:.4f}", f"{b['cross_frame_mass']:.4f}"] for b in d["blocks"]
+        ]
     return []
 
 
-COLUMNS = {"linear": ["stage", "accuracy (mean)", "std"], "attention": ["measure", "value", ""],
-           "kl": ["prompt", "KL(real||blank)", "KL(real||noise)"],
-           "cka": ["layer", "control (groups)", "adversarial (groups)", "control vs adversarial", "paper adversarial"],
-           "encoder-partition": ["block", "visible fraction", "cross-frame mass"]}
+COLUMNS = {
+    "linear": ["stage", "accuracy (mean)", "std"],
+    "attention": ["measure", "value", ""],
+    "kl": ["prompt", "KL(real||blank)", "KL(real||noise)"],
+    "cka": ["layer", "control (groups)", "adversarial (groups)", "control vs adversarial", "paper adversarial"],
+    "encoder-partition": ["block", "visible fraction", "cross-frame mass"],
+}
 
 
 def mechanism_sections(run_dir: str | Path | None) -> list[Section]:
@@ -73,10 +93,24 @@ def mechanism_sections(run_dir: str | Path | None) -> list[Section]:
             continue
         figures.append(fig.model_copy(update={"group": [d.get("model", ""), name]}))
         if rows:
-            tables.append(Table(id=f"mech-{name}", title=f"{name} ({d.get('model', '')})", columns=COLUMNS[name],
-                                rows=rows, key_columns=1))
+            tables.append(
+                Table(
+                    id=f"mech-{name}",
+                    title=f"{name} ({d.get('model', '')})",
+                    columns=COLUMNS[name],
+                    rows=rows,
+                    key_columns=1,
+                )
+            )
     if not files:
         return []
-    return [Section(id="mechanism", title="Mechanism",
-                    lede="White-box probes of the same model (vidaudit probe; see docs/mechanism.md).",
-                    figures=figures, tables=tables, notes=notes)]
+    return [
+        Section(
+            id="mechanism",
+            title="Mechanism",
+            lede="White-box probes of the same model (vidaudit probe; see docs/mechanism.md).",
+            figures=figures,
+            tables=tables,
+            notes=notes,
+        )
+    ]

@@ -31,7 +31,7 @@ class Spans:
     video: np.ndarray
     prompt: np.ndarray
     other: np.ndarray
-    groups: tuple[np.ndarray, ...]   # video positions per temporal group (empty when the family gives no grid)
+    groups: tuple[np.ndarray, ...]  # video positions per temporal group (empty when the family gives no grid)
     answer: int
     length: int
 
@@ -58,13 +58,23 @@ def _grid_groups(video_pos: np.ndarray, grid_thw: Any, merge: int) -> tuple[np.n
     for t, h, w in np.asarray(grid_thw).tolist():
         sizes += [int(h) * int(w) // merge**2] * int(t)
     if sum(sizes) != len(video_pos):
-        raise ConfigError(f"the processor's grid_thw implies {sum(sizes)} visual tokens but input_ids holds "
-                          f"{len(video_pos)}; the processor and model disagree")
+        raise ConfigError(
+            f"the processor's grid_thw implies {sum(sizes)} visual tokens but input_ids holds "
+            f"{len(video_pos)}; the processor and model disagree"
+        )
     return tuple(np.split(video_pos, np.cumsum(sizes)[:-1]))
 
 
-def token_spans(tokenizer: Any, input_ids: Any, rendered: str, prompt_text: str, visual_ids: set[int], *,
-                grid_thw: Any = None, merge: int = 1) -> Spans:
+def token_spans(
+    tokenizer: Any,
+    input_ids: Any,
+    rendered: str,
+    prompt_text: str,
+    visual_ids: set[int],
+    *,
+    grid_thw: Any = None,
+    merge: int = 1,
+) -> Spans:
     """The spans of one unpadded row ``input_ids`` (1-D) rendered from the chat string ``rendered``."""
     ids = np.asarray(input_ids).astype(np.int64)
     is_vis = np.isin(ids, list(visual_ids))
@@ -76,12 +86,15 @@ def token_spans(tokenizer: Any, input_ids: Any, rendered: str, prompt_text: str,
     offsets = enc["offset_mapping"]
     raw_vis = np.flatnonzero(np.isin(raw, list(visual_ids)))
     if not len(raw_vis):
-        raise ConfigError("the rendered prompt holds no visual placeholder token; the chat template does not "
-                          "mark where the frames go")
-    head, tail = raw[: raw_vis[0]], raw[raw_vis[-1] + 1:]
-    if not (np.array_equal(ids[: len(head)], head) and (not len(tail) or np.array_equal(ids[-len(tail):], tail))):
-        raise ConfigError("cannot align the rendered prompt with the processor's input_ids (the text around "
-                          "the visual tokens tokenizes differently); the token spans cannot be located")
+        raise ConfigError(
+            "the rendered prompt holds no visual placeholder token; the chat template does not mark where the frames go"
+        )
+    head, tail = raw[: raw_vis[0]], raw[raw_vis[-1] + 1 :]
+    if not (np.array_equal(ids[: len(head)], head) and (not len(tail) or np.array_equal(ids[-len(tail) :], tail))):
+        raise ConfigError(
+            "cannot align the rendered prompt with the processor's input_ids (the text around "
+            "the visual tokens tokenizes differently); the token spans cannot be located"
+        )
     first = int(video[0])
     c0 = rendered.rfind(prompt_text) if prompt_text else -1
     tail_start = len(ids) - len(tail)
@@ -94,8 +107,10 @@ def token_spans(tokenizer: Any, input_ids: Any, rendered: str, prompt_text: str,
                 prompt.append(tail_start + k)
     prompt_arr = np.asarray(prompt, dtype=np.int64)
     if prompt_text and not len(prompt_arr):
-        raise ConfigError("the prompt text is not after the last visual token in the rendered prompt; the "
-                          "prompt span cannot be located")
+        raise ConfigError(
+            "the prompt text is not after the last visual token in the rendered prompt; the "
+            "prompt span cannot be located"
+        )
     system = np.arange(first, dtype=np.int64)
     taken = np.zeros(len(ids), bool)
     taken[system] = True
@@ -103,5 +118,6 @@ def token_spans(tokenizer: Any, input_ids: Any, rendered: str, prompt_text: str,
     taken[prompt_arr] = True
     other = np.flatnonzero(~taken)
     groups = _grid_groups(video, grid_thw, merge) if grid_thw is not None else ()
-    return Spans(system=system, video=video, prompt=prompt_arr, other=other, groups=groups,
-                 answer=len(ids) - 1, length=len(ids))
+    return Spans(
+        system=system, video=video, prompt=prompt_arr, other=other, groups=groups, answer=len(ids) - 1, length=len(ids)
+    )

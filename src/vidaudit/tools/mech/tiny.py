@@ -65,11 +65,25 @@ SMOLVLM_CHAT_TEMPLATE = (
     "{% if add_generation_prompt %}{{ 'Assistant:' }}{% endif %}"
 )
 
-QWEN_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>",
-                 "<|image_pad|>", "<|video_pad|>"]
+QWEN_SPECIALS = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+]
 LLAVA_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<image>", "<video>"]
-SMOLVLM_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<end_of_utterance>", "<fake_token_around_image>",
-                    "<image>", "<global-img>", "<video>"]
+SMOLVLM_SPECIALS = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<end_of_utterance>",
+    "<fake_token_around_image>",
+    "<image>",
+    "<global-img>",
+    "<video>",
+]
 
 
 def train_tokenizer(specials: list[str], extra: Sequence[str] = (), vocab_size: int = 400) -> Any:
@@ -80,14 +94,21 @@ def train_tokenizer(specials: list[str], extra: Sequence[str] = (), vocab_size: 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=specials,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tok.train_from_iterator(_CORPUS * 4, trainer)
     if extra:
         tok.add_tokens(list(extra))
-    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>" if "<|im_end|>" in specials
-                                   else "<end_of_utterance>", pad_token="<|endoftext|>",
-                                   additional_special_tokens=[s for s in specials if s != "<|endoftext|>"])
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        eos_token="<|im_end|>" if "<|im_end|>" in specials else "<end_of_utterance>",
+        pad_token="<|endoftext|>",
+        additional_special_tokens=[s for s in specials if s != "<|endoftext|>"],
+    )
 
 
 def build_qwen2_5_vl(out: Path) -> Path:
@@ -100,10 +121,24 @@ def build_qwen2_5_vl(out: Path) -> Path:
         Qwen2VLVideoProcessor,
     )
 
-    return _build_qwen(out, Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration, Qwen2_5_VLProcessor,
-                       Qwen2VLVideoProcessor, generation_ids=False,
-                       vision=dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=32,
-                                   window_size=32, fullatt_block_indexes=[1], tokens_per_second=2))
+    return _build_qwen(
+        out,
+        Qwen2_5_VLConfig,
+        Qwen2_5_VLForConditionalGeneration,
+        Qwen2_5_VLProcessor,
+        Qwen2VLVideoProcessor,
+        generation_ids=False,
+        vision=dict(
+            depth=2,
+            hidden_size=32,
+            intermediate_size=64,
+            num_heads=2,
+            out_hidden_size=32,
+            window_size=32,
+            fullatt_block_indexes=[1],
+            tokens_per_second=2,
+        ),
+    )
 
 
 def build_smolvlm(out: Path) -> Path:
@@ -120,13 +155,29 @@ def build_smolvlm(out: Path) -> Path:
     ids = {s: tok.convert_tokens_to_ids(s) for s in SMOLVLM_SPECIALS}
     image_size, patch, scale = 64, 16, 2
     config = SmolVLMConfig(
-        text_config=dict(model_type="llama", vocab_size=len(tok), hidden_size=32, intermediate_size=64,
-                         num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
-                         max_position_embeddings=4096, bos_token_id=ids["<|im_start|>"],
-                         eos_token_id=ids["<end_of_utterance>"], pad_token_id=ids["<|endoftext|>"]),
-        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-                           image_size=image_size, patch_size=patch),
-        scale_factor=scale, image_token_id=ids["<image>"],
+        text_config=dict(
+            model_type="llama",
+            vocab_size=len(tok),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            max_position_embeddings=4096,
+            bos_token_id=ids["<|im_start|>"],
+            eos_token_id=ids["<end_of_utterance>"],
+            pad_token_id=ids["<|endoftext|>"],
+        ),
+        vision_config=dict(
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            image_size=image_size,
+            patch_size=patch,
+        ),
+        scale_factor=scale,
+        image_token_id=ids["<image>"],
     )
     _seed()
     model = SmolVLMForConditionalGeneration(config).eval()
@@ -134,8 +185,13 @@ def build_smolvlm(out: Path) -> Path:
     image_processor = SmolVLMImageProcessor(do_image_splitting=False, **sizes)
     video_processor = SmolVLMVideoProcessor(**sizes)
     seq_len = (image_size // patch) ** 2 // scale**2
-    processor = SmolVLMProcessor(image_processor=image_processor, tokenizer=tok, video_processor=video_processor,
-                                 image_seq_len=seq_len, chat_template=SMOLVLM_CHAT_TEMPLATE)
+    processor = SmolVLMProcessor(
+        image_processor=image_processor,
+        tokenizer=tok,
+        video_processor=video_processor,
+        image_seq_len=seq_len,
+        chat_template=SMOLVLM_CHAT_TEMPLATE,
+    )
     model.save_pretrained(out)
     processor.save_pretrained(out)
     return out
@@ -145,10 +201,23 @@ def build_qwen3_vl(out: Path) -> Path:
     """Qwen3-VL with a 1-layer vision tower (patch 8, merge 2, one deepstack layer) and a 2-layer text model."""
     from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration, Qwen3VLProcessor, Qwen3VLVideoProcessor
 
-    return _build_qwen(out, Qwen3VLConfig, Qwen3VLForConditionalGeneration, Qwen3VLProcessor, Qwen3VLVideoProcessor,
-                       text=dict(head_dim=16, rope={"mrope_interleaved": True}),
-                       vision=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=32,
-                                   num_position_embeddings=64, deepstack_visual_indexes=[0]))
+    return _build_qwen(
+        out,
+        Qwen3VLConfig,
+        Qwen3VLForConditionalGeneration,
+        Qwen3VLProcessor,
+        Qwen3VLVideoProcessor,
+        text=dict(head_dim=16, rope={"mrope_interleaved": True}),
+        vision=dict(
+            depth=1,
+            hidden_size=32,
+            intermediate_size=64,
+            num_heads=2,
+            out_hidden_size=32,
+            num_position_embeddings=64,
+            deepstack_visual_indexes=[0],
+        ),
+    )
 
 
 def build_llava_onevision(out: Path) -> Path:
@@ -165,27 +234,49 @@ def build_llava_onevision(out: Path) -> Path:
     ids = {s: tok.convert_tokens_to_ids(s) for s in LLAVA_SPECIALS}
     image_size, patch = 64, 16
     config = LlavaOnevisionConfig(
-        text_config=dict(model_type="qwen2", vocab_size=len(tok), hidden_size=32, intermediate_size=64,
-                         num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
-                         max_position_embeddings=4096, eos_token_id=ids["<|im_end|>"],
-                         pad_token_id=ids["<|endoftext|>"]),
-        vision_config=dict(model_type="siglip_vision_model", hidden_size=32, intermediate_size=64,
-                           num_hidden_layers=1, num_attention_heads=2, image_size=image_size, patch_size=patch),
-        image_token_index=ids["<image>"], video_token_index=ids["<video>"],
-        image_grid_pinpoints=[[image_size, image_size]], vision_feature_select_strategy="full",
+        text_config=dict(
+            model_type="qwen2",
+            vocab_size=len(tok),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            max_position_embeddings=4096,
+            eos_token_id=ids["<|im_end|>"],
+            pad_token_id=ids["<|endoftext|>"],
+        ),
+        vision_config=dict(
+            model_type="siglip_vision_model",
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            image_size=image_size,
+            patch_size=patch,
+        ),
+        image_token_index=ids["<image>"],
+        video_token_index=ids["<video>"],
+        image_grid_pinpoints=[[image_size, image_size]],
+        vision_feature_select_strategy="full",
         vision_feature_layer=-1,
     )
     _seed()
     model = LlavaOnevisionForConditionalGeneration(config).eval()
     model.generation_config.eos_token_id = ids["<|im_end|>"]
     size = {"height": image_size, "width": image_size}
-    image_processor = LlavaOnevisionImageProcessor(size=size, crop_size=size,
-                                                   image_grid_pinpoints=[[image_size, image_size]])
+    image_processor = LlavaOnevisionImageProcessor(
+        size=size, crop_size=size, image_grid_pinpoints=[[image_size, image_size]]
+    )
     video_processor = LlavaOnevisionVideoProcessor(size=size)
-    processor = LlavaOnevisionProcessor(image_processor=image_processor, tokenizer=tok,
-                                        video_processor=video_processor,
-                                        num_image_tokens=(image_size // patch) ** 2,
-                                        vision_feature_select_strategy="full", chat_template=LLAVA_CHAT_TEMPLATE)
+    processor = LlavaOnevisionProcessor(
+        image_processor=image_processor,
+        tokenizer=tok,
+        video_processor=video_processor,
+        num_image_tokens=(image_size // patch) ** 2,
+        vision_feature_select_strategy="full",
+        chat_template=LLAVA_CHAT_TEMPLATE,
+    )
     model.save_pretrained(out)
     processor.save_pretrained(out)
     return out
@@ -196,8 +287,14 @@ def build_qwen2_vl(out: Path) -> Path:
     text model."""
     from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLProcessor, Qwen2VLVideoProcessor
 
-    return _build_qwen(out, Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLProcessor, Qwen2VLVideoProcessor,
-                       vision=dict(depth=2, embed_dim=32, hidden_size=32, mlp_ratio=2, num_heads=2))
+    return _build_qwen(
+        out,
+        Qwen2VLConfig,
+        Qwen2VLForConditionalGeneration,
+        Qwen2VLProcessor,
+        Qwen2VLVideoProcessor,
+        vision=dict(depth=2, embed_dim=32, hidden_size=32, mlp_ratio=2, num_heads=2),
+    )
 
 
 #: a tiny Qwen-VL's (patch, spatial merge, temporal patch)
@@ -212,21 +309,41 @@ def _qwen_tokens() -> tuple[Any, dict[str, int]]:
 
 def _qwen_text(tok: Any, ids: dict[str, int], rope: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
     """A 2-layer Qwen text model's config (M-RoPE sections 2/3/3, plus ``rope``), with ``extra`` keys."""
-    return dict(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=4096,
-                rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3],
-                                 **(rope or {})},
-                pad_token_id=ids["<|endoftext|>"], **extra)
+    return dict(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=4096,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3], **(rope or {})},
+        pad_token_id=ids["<|endoftext|>"],
+        **extra,
+    )
 
 
 def _qwen_vision_tokens(ids: dict[str, int]) -> dict[str, Any]:
     """The image, video and vision-span token ids every Qwen-VL config takes."""
-    return {"image_token_id": ids["<|image_pad|>"], "video_token_id": ids["<|video_pad|>"],
-            "vision_start_token_id": ids["<|vision_start|>"], "vision_end_token_id": ids["<|vision_end|>"]}
+    return {
+        "image_token_id": ids["<|image_pad|>"],
+        "video_token_id": ids["<|video_pad|>"],
+        "vision_start_token_id": ids["<|vision_start|>"],
+        "vision_end_token_id": ids["<|vision_end|>"],
+    }
 
 
-def _build_qwen(out: Path, config_cls: Any, model_cls: Any, processor_cls: Any, video_processor_cls: Any, *,
-                vision: dict[str, Any], text: dict[str, Any] | None = None, generation_ids: bool = True) -> Path:
+def _build_qwen(
+    out: Path,
+    config_cls: Any,
+    model_cls: Any,
+    processor_cls: Any,
+    video_processor_cls: Any,
+    *,
+    vision: dict[str, Any],
+    text: dict[str, Any] | None = None,
+    generation_ids: bool = True,
+) -> Path:
     """A tiny Qwen-VL of the family whose classes are given: the shared tokenizer, a 2-layer text model (``text``:
     the family's own keys; by default its bos and eos ids), the family's ``vision`` tower at ``QWEN_PATCH``, random
     weights from seed 0 (the generation config's eos and pad ids set where ``generation_ids``), saved with its
@@ -253,10 +370,18 @@ def _save_qwen(out: Path, model: Any, tok: Any, processor_cls: Any, video_proces
     from transformers import Qwen2VLImageProcessor
 
     patch, merge, tpatch = QWEN_PATCH
-    sizes: dict[str, Any] = dict(size={"shortest_edge": 32 * 32, "longest_edge": 64 * 64}, patch_size=patch,
-                                 merge_size=merge, temporal_patch_size=tpatch)
-    processor = processor_cls(image_processor=Qwen2VLImageProcessor(**sizes), tokenizer=tok,
-                              video_processor=video_processor_cls(**sizes), chat_template=QWEN_CHAT_TEMPLATE)
+    sizes: dict[str, Any] = dict(
+        size={"shortest_edge": 32 * 32, "longest_edge": 64 * 64},
+        patch_size=patch,
+        merge_size=merge,
+        temporal_patch_size=tpatch,
+    )
+    processor = processor_cls(
+        image_processor=Qwen2VLImageProcessor(**sizes),
+        tokenizer=tok,
+        video_processor=video_processor_cls(**sizes),
+        chat_template=QWEN_CHAT_TEMPLATE,
+    )
     model.save_pretrained(out)
     processor.save_pretrained(out)
     return out
@@ -277,8 +402,13 @@ BUILDERS: dict[str, Callable[[Path], Path]] = {
     "llava_onevision": build_llava_onevision,
 }
 #: spellings people type for a family
-ALIASES = {"qwen2-vl": "qwen2_vl", "qwen2.5-vl": "qwen2_5_vl", "qwen3-vl": "qwen3_vl", "smolvlm2": "smolvlm",
-           "llava-onevision": "llava_onevision"}
+ALIASES = {
+    "qwen2-vl": "qwen2_vl",
+    "qwen2.5-vl": "qwen2_5_vl",
+    "qwen3-vl": "qwen3_vl",
+    "smolvlm2": "smolvlm",
+    "llava-onevision": "llava_onevision",
+}
 
 
 def family_key(name: str) -> str:

@@ -50,12 +50,12 @@ class Want:
 class ClipView:
     spans: Spans
     logprobs: np.ndarray
-    norm_ratio: np.ndarray                                      # (n_layers + 1,): embeddings, then each layer
+    norm_ratio: np.ndarray  # (n_layers + 1,): embeddings, then each layer
     encoder: np.ndarray | None = None
     projector: np.ndarray | None = None
     vit: dict[int, np.ndarray] = field(default_factory=dict)
     hidden: dict[int, np.ndarray] = field(default_factory=dict)
-    attention: dict[int, np.ndarray] = field(default_factory=dict)   # layer -> (heads, seq) of the answer row
+    attention: dict[int, np.ndarray] = field(default_factory=dict)  # layer -> (heads, seq) of the answer row
     vision_cross: dict[int, tuple[float, int]] = field(default_factory=dict)  # layer -> (cross mass sum, tokens)
     cu_seqlens: dict[int, list[int]] = field(default_factory=dict)
     grid_thw: list[list[int]] = field(default_factory=list)
@@ -96,16 +96,20 @@ class WhiteBox:
     def require_vision(self, probe: str) -> None:
         """A ConfigError naming the family and probe when the vision tower cannot be opened."""
         if self.visual is None:
-            raise ConfigError(f"{self.family.label} ({self.family.model_type}) cannot serve {probe}: the white-box "
-                              f"view opens the vision tower of {', '.join(VISION_FAMILIES)} only")
+            raise ConfigError(
+                f"{self.family.label} ({self.family.model_type}) cannot serve {probe}: the white-box "
+                f"view opens the vision tower of {', '.join(VISION_FAMILIES)} only"
+            )
 
     def check_layers(self, layers: tuple[int, ...], what: str = "LLM") -> tuple[int, ...]:
         n = self.n_layers if what == "LLM" else self.vit_depth
         low = -1 if what == "LLM" else 0
         for layer in layers:
             if not low <= layer < n:
-                raise ConfigError(f"{what} layer {layer} is out of range: {self.family.label} has {n} {what} layers "
-                                  f"(valid: {low}..{n - 1}{'; -1 is the embeddings' if low < 0 else ''})")
+                raise ConfigError(
+                    f"{what} layer {layer} is out of range: {self.family.label} has {n} {what} layers "
+                    f"(valid: {low}..{n - 1}{'; -1 is the embeddings' if low < 0 else ''})"
+                )
         return tuple(layers)
 
     # ------------------------------------------------------------------ one pass
@@ -123,11 +127,20 @@ class WhiteBox:
         prompt_text = next((p.text for p in reversed(request.parts) if hasattr(p, "text")), "")
         grid = batch.inputs.get("video_grid_thw", batch.inputs.get("image_grid_thw"))
         merge = int(getattr(self.visual, "spatial_merge_size", 1)) if self.visual is not None else 1
-        spans = token_spans(self.processor.tokenizer, ids.tolist(), batch.prompts[0], prompt_text, self.visual_ids,
-                            grid_thw=grid if self.visual is not None else None, merge=merge)
+        spans = token_spans(
+            self.processor.tokenizer,
+            ids.tolist(),
+            batch.prompts[0],
+            prompt_text,
+            self.visual_ids,
+            grid_thw=grid if self.visual is not None else None,
+            merge=merge,
+        )
         hooks, grabbed = self._hooks(want, grid)
-        rec = capture.Recorder(query_positions=[spans.answer] if want.attention else (),
-                               vision_reduce=grabbed["reduce"] if want.vision_attention else None)
+        rec = capture.Recorder(
+            query_positions=[spans.answer] if want.attention else (),
+            vision_reduce=grabbed["reduce"] if want.vision_attention else None,
+        )
         try:
             with torch.inference_mode(), capture.recording(rec):
                 out = self.model(**inputs, output_hidden_states=True, use_cache=False, logits_to_keep=1)
@@ -138,16 +151,19 @@ class WhiteBox:
         hs = out.hidden_states
         vis = torch.as_tensor(spans.video, device=hs[0].device)
         txt = torch.as_tensor(spans.span("text"), device=hs[0].device)
-        ratio = np.array([float(h[0, vis].float().norm(dim=-1).mean() / h[0, txt].float().norm(dim=-1).mean())
-                          for h in hs])
-        view = ClipView(spans=spans, logprobs=logprobs, norm_ratio=ratio,
-                        grid_thw=grid.tolist() if grid is not None else [])
+        ratio = np.array(
+            [float(h[0, vis].float().norm(dim=-1).mean() / h[0, txt].float().norm(dim=-1).mean()) for h in hs]
+        )
+        view = ClipView(
+            spans=spans, logprobs=logprobs, norm_ratio=ratio, grid_thw=grid.tolist() if grid is not None else []
+        )
         view.hidden = {layer: hs[layer + 1][0].float().cpu().numpy() for layer in want.llm_layers}
         view.attention = {layer: a[0, :, 0].numpy() for layer, a in rec.llm.items()}
         view.encoder, view.projector, view.vit = grabbed.get("encoder"), grabbed.get("projector"), grabbed["vit"]
         view.cu_seqlens = grabbed["cu"]
-        view.vision_cross = {layer: (float(sum(r[0] for r in rs)), int(sum(r[1] for r in rs)))
-                             for layer, rs in rec.vision.items()}
+        view.vision_cross = {
+            layer: (float(sum(r[0] for r in rs)), int(sum(r[1] for r in rs))) for layer, rs in rec.vision.items()
+        }
         return view
 
     def _hooks(self, want: Want, grid: Any) -> tuple[list[Any], dict[str, Any]]:
@@ -171,29 +187,44 @@ class WhiteBox:
 
         hooks = []
         if want.encoder:
-            hooks.append(vis.merger.register_forward_pre_hook(
-                lambda _m, args: grabbed.__setitem__("encoder", raster(args[0], unit))))
+            hooks.append(
+                vis.merger.register_forward_pre_hook(
+                    lambda _m, args: grabbed.__setitem__("encoder", raster(args[0], unit))
+                )
+            )
         if want.projector:
-            hooks.append(vis.merger.register_forward_hook(
-                lambda _m, _a, out: grabbed.__setitem__("projector", raster(out, 1))))
+            hooks.append(
+                vis.merger.register_forward_hook(lambda _m, _a, out: grabbed.__setitem__("projector", raster(out, 1)))
+            )
         for layer in want.vit_layers:
-            hooks.append(vis.blocks[layer].register_forward_hook(
-                lambda _m, _a, out, layer=layer: grabbed["vit"].__setitem__(layer, raster(out, unit))))
+            hooks.append(
+                vis.blocks[layer].register_forward_hook(
+                    lambda _m, _a, out, layer=layer: grabbed["vit"].__setitem__(layer, raster(out, unit))
+                )
+            )
         for i, blk in enumerate(vis.blocks):
-            hooks.append(blk.register_forward_pre_hook(
-                lambda _m, _a, kw, i=i: grabbed["cu"].__setitem__(i, [int(v) for v in kw["cu_seqlens"].tolist()]),
-                with_kwargs=True))
+            hooks.append(
+                blk.register_forward_pre_hook(
+                    lambda _m, _a, kw, i=i: grabbed["cu"].__setitem__(i, [int(v) for v in kw["cu_seqlens"].tolist()]),
+                    with_kwargs=True,
+                )
+            )
         if want.vision_attention:
             n_patch = [int(h) * int(w) for _, h, w in grid.tolist() for _ in range(1)]
-            group = torch.cat([torch.arange(int(t)).repeat_interleave(n) + off for (t, _, _), n, off in
-                               zip(grid.tolist(), n_patch, np.cumsum([0] + [int(r[0]) for r in grid.tolist()]),
-                                   strict=False)])
-            if index is not None:   # the group of each position in window order
+            group = torch.cat(
+                [
+                    torch.arange(int(t)).repeat_interleave(n) + off
+                    for (t, _, _), n, off in zip(
+                        grid.tolist(), n_patch, np.cumsum([0] + [int(r[0]) for r in grid.tolist()]), strict=False
+                    )
+                ]
+            )
+            if index is not None:  # the group of each position in window order
                 group = window.to_window_order(group[:, None], index, unit)[:, 0]
 
             def reduce(_layer: int, offset: int, probs: Any) -> tuple[float, int]:
-                g = group[offset: offset + probs.shape[-1]].to(probs.device)
-                cross = (probs[0] * (g[None, :] != g[:, None])[None]).sum(-1).mean(0)   # per query, over heads
+                g = group[offset : offset + probs.shape[-1]].to(probs.device)
+                cross = (probs[0] * (g[None, :] != g[:, None])[None]).sum(-1).mean(0)  # per query, over heads
                 return float(cross.sum()), int(cross.numel())
 
             grabbed["reduce"] = reduce

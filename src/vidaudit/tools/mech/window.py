@@ -17,8 +17,12 @@ def window_index(visual: Any, grid_thw: Any) -> tuple[Any, Any] | None:
         return None
     from transformers.vision_utils import get_vision_window_index
 
-    return get_vision_window_index(grid_thw, spatial_merge_size=visual.spatial_merge_size,
-                                   window_size=visual.window_size, patch_size=visual.patch_size)
+    return get_vision_window_index(
+        grid_thw,
+        spatial_merge_size=visual.spatial_merge_size,
+        window_size=visual.window_size,
+        patch_size=visual.patch_size,
+    )
 
 
 def to_window_order(x: Any, index: Any, unit: int) -> Any:

@@ -49,30 +49,58 @@ class SourceInfo:
 
     path: Path
     sha256: str
-    width: int            # even, displayed (an odd last row/column is cropped away: yuv420p needs even sizes)
+    width: int  # even, displayed (an odd last row/column is cropped away: yuv420p needs even sizes)
     height: int
-    n_frames: int         # frames as the op sees them (at ``fps`` from 0)
+    n_frames: int  # frames as the op sees them (at ``fps`` from 0)
     fps: float | None
     still: bool = False
-    crop: tuple[int, int] = (0, 0)   # columns, rows cropped off the right/bottom to make the size even
-    frame_map: tuple[int, ...] | None = None   # op frame -> source frame (player's order), when converted
-    clock: Timeline | None = None              # the source's own clock, when converted
-    n_source_frames: int | None = None         # frames in the file, when converted
-    stream: int | None = None                  # the video stream read, when it was named or the file has several
-    shape: dict[str, Any] = field(default_factory=dict, hash=False)   # stream / sar / stored_size, where not the default
+    crop: tuple[int, int] = (0, 0)  # columns, rows cropped off the right/bottom to make the size even
+    frame_map: tuple[int, ...] | None = None  # op frame -> source frame (player's order), when converted
+    clock: Timeline | None = None  # the source's own clock, when converted
+    n_source_frames: int | None = None  # frames in the file, when converted
+    stream: int | None = None  # the video stream read, when it was named or the file has several
+    shape: dict[str, Any] = field(default_factory=dict, hash=False)  # stream / sar / stored_size, where not the default
 
     @classmethod
-    def of_video(cls, path: Path, sha256: str, width: int, height: int, clock: Timeline,
-                 crop: tuple[int, int] = (0, 0), stream: int | None = None,
-                 shape: dict[str, Any] | None = None) -> SourceInfo:
+    def of_video(
+        cls,
+        path: Path,
+        sha256: str,
+        width: int,
+        height: int,
+        clock: Timeline,
+        crop: tuple[int, int] = (0, 0),
+        stream: int | None = None,
+        shape: dict[str, Any] | None = None,
+    ) -> SourceInfo:
         """A video known by its displayed size and its clock (converted if it is not constant-rate from 0)."""
         if clock.plain:
-            return cls(path=path, sha256=sha256, width=width, height=height, n_frames=clock.n_frames,
-                       fps=clock.fps, crop=crop, stream=stream, shape=dict(shape or {}))
+            return cls(
+                path=path,
+                sha256=sha256,
+                width=width,
+                height=height,
+                n_frames=clock.n_frames,
+                fps=clock.fps,
+                crop=crop,
+                stream=stream,
+                shape=dict(shape or {}),
+            )
         fmap = constant_rate_frames(clock, clock.fps)
-        return cls(path=path, sha256=sha256, width=width, height=height, n_frames=len(fmap), fps=clock.fps, crop=crop,
-                   frame_map=fmap, clock=clock, n_source_frames=clock.n_frames, stream=stream,
-                   shape=dict(shape or {}))
+        return cls(
+            path=path,
+            sha256=sha256,
+            width=width,
+            height=height,
+            n_frames=len(fmap),
+            fps=clock.fps,
+            crop=crop,
+            frame_map=fmap,
+            clock=clock,
+            n_source_frames=clock.n_frames,
+            stream=stream,
+            shape=dict(shape or {}),
+        )
 
     @property
     def file_frames(self) -> int:
@@ -84,12 +112,22 @@ class SourceInfo:
         return None if self.fps is None else round(self.n_frames / self.fps, 6)
 
     def summary(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"width": self.width, "height": self.height, "n_frames": self.n_frames, "fps": self.fps,
-               "duration_s": self.duration_s, "still": self.still, "crop_px": list(self.crop), **self.shape}
+        out: dict[str, Any] = {
+            "width": self.width,
+            "height": self.height,
+            "n_frames": self.n_frames,
+            "fps": self.fps,
+            "duration_s": self.duration_s,
+            "still": self.still,
+            "crop_px": list(self.crop),
+            **self.shape,
+        }
         if self.frame_map is not None and self.clock is not None:
             out["converted_to_constant_rate"] = {
-                "source_frames": self.file_frames, "source_start_s": self.clock.start_s,
-                "source_variable_rate": self.clock.times is not None}
+                "source_frames": self.file_frames,
+                "source_start_s": self.clock.start_s,
+                "source_variable_rate": self.clock.times is not None,
+            }
         return out
 
 
@@ -133,16 +171,23 @@ class Op:
     and implement ``plan``."""
 
     name: ClassVar[str]
-    kind: ClassVar[str]                 # temporal, spatial, integration, camera
-    version: ClassVar[int] = 1          # bump when the output for the same inputs changes
+    kind: ClassVar[str]  # temporal, spatial, integration, camera
+    version: ClassVar[int] = 1  # bump when the output for the same inputs changes
     Params: ClassVar[type[Params]]
     summary: ClassVar[str] = ""
     needs_second: ClassVar[bool] = False
     accepts_still: ClassVar[bool] = False
     needs_frames: ClassVar[bool] = True  # False: the output never reads the source's pixels
 
-    def __init_subclass__(cls, *, name: str = "", kind: str = "", params: type[_ParamsModel] | None = None,
-                          summary: str = "", **flags: Any) -> None:
+    def __init_subclass__(
+        cls,
+        *,
+        name: str = "",
+        kind: str = "",
+        params: type[_ParamsModel] | None = None,
+        summary: str = "",
+        **flags: Any,
+    ) -> None:
         """An op says what it is in its class header, all in one place:
         ``class Reverse(Op, name="reverse", kind="temporal", params=ReverseParams, summary="...")``; ``flags``
         set ``version``, ``needs_second``, ``accepts_still`` or ``needs_frames``."""
@@ -192,8 +237,16 @@ def need_video(op: str, src: SourceInfo) -> float:
     return src.fps
 
 
-def window(op: str, src: SourceInfo, start_s: float | None, duration_s: float | None,
-           rng: np.random.Generator, *, interior: bool = False, what: str = "window") -> tuple[int, int]:
+def window(
+    op: str,
+    src: SourceInfo,
+    start_s: float | None,
+    duration_s: float | None,
+    rng: np.random.Generator,
+    *,
+    interior: bool = False,
+    what: str = "window",
+) -> tuple[int, int]:
     """The frame range [a, b) of a time window: ``duration_s`` None means the whole clip, ``start_s``
     None means a start drawn from ``rng``. ``interior`` keeps frames on both sides (a cut must have
     something before and after it; a drawn start keeps >= 10% of the clip, at least one frame, each side)."""
@@ -205,15 +258,19 @@ def window(op: str, src: SourceInfo, start_s: float | None, duration_s: float | 
         return 0, n
     length = to_frames(duration_s, fps)
     if length < 1:
-        raise ConfigError(f"{op}: duration_s={duration_s:g} is shorter than one frame at {fps:g} fps; "
-                          f"duration_s must be at least {1 / fps:.4g}")
+        raise ConfigError(
+            f"{op}: duration_s={duration_s:g} is shorter than one frame at {fps:g} fps; "
+            f"duration_s must be at least {1 / fps:.4g}"
+        )
     lo = 1 if interior else 0
-    hi = n - length - (1 if interior else 0)          # largest allowed start frame
+    hi = n - length - (1 if interior else 0)  # largest allowed start frame
     if hi < lo:
         room = (n - 2) / fps if interior else n / fps
-        raise ConfigError(f"{op}: duration_s={duration_s:g} does not fit in the {n / fps:g} s source"
-                          + (" with a frame kept on each side" if interior else "")
-                          + f"; duration_s must be at most {max(room, 0):.4g}")
+        raise ConfigError(
+            f"{op}: duration_s={duration_s:g} does not fit in the {n / fps:g} s source"
+            + (" with a frame kept on each side" if interior else "")
+            + f"; duration_s must be at most {max(room, 0):.4g}"
+        )
     if start_s is None:
         if interior:
             margin = max(1, int(round(0.1 * n)))
@@ -226,10 +283,13 @@ def window(op: str, src: SourceInfo, start_s: float | None, duration_s: float | 
     else:
         a = to_frames(start_s, fps)
         if not lo <= a <= hi:
-            raise ConfigError(f"{op}: start_s={start_s:g} puts the {what} [{a / fps:g}, {(a + length) / fps:g}) s "
-                              f"outside the {n / fps:g} s source" + (" interior" if interior else "")
-                              + f"; with duration_s={duration_s:g}, start_s must be in "
-                              f"[{lo / fps:.4g}, {hi / fps:.4g}]")
+            raise ConfigError(
+                f"{op}: start_s={start_s:g} puts the {what} [{a / fps:g}, {(a + length) / fps:g}) s "
+                f"outside the {n / fps:g} s source"
+                + (" interior" if interior else "")
+                + f"; with duration_s={duration_s:g}, start_s must be in "
+                f"[{lo / fps:.4g}, {hi / fps:.4g}]"
+            )
     return a, a + length
 
 
@@ -240,20 +300,25 @@ def frame_range(op: str, src: SourceInfo, start_s: float, end_s: float | None) -
     a = to_frames(start_s, fps)
     b = n if end_s is None else to_frames(end_s, fps)
     if not 0 <= a < b <= n:
-        raise ConfigError(f"{op}: the range [{start_s:g}, {end_s if end_s is not None else n / fps:g}) s is empty or "
-                          f"outside the {n / fps:g} s source; need 0 <= start_s < end_s <= {n / fps:g}")
+        raise ConfigError(
+            f"{op}: the range [{start_s:g}, {end_s if end_s is not None else n / fps:g}) s is empty or "
+            f"outside the {n / fps:g} s source; need 0 <= start_s < end_s <= {n / fps:g}"
+        )
     return a, b
 
 
-def region_px(op: str, region: tuple[float, float, float, float] | None, width: int,
-              height: int) -> tuple[int, int, int, int]:
+def region_px(
+    op: str, region: tuple[float, float, float, float] | None, width: int, height: int
+) -> tuple[int, int, int, int]:
     """A region given as fractions (x0, y0, x1, y1) of the frame -> pixels [x0, x1) x [y0, y1)."""
     if region is None:
         return 0, 0, width, height
     fx0, fy0, fx1, fy1 = region
     if not (0 <= fx0 < fx1 <= 1 and 0 <= fy0 < fy1 <= 1):
-        raise ConfigError(f"{op}: region={list(region)} must be fractions x0, y0, x1, y1 of the frame with "
-                          "0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1")
+        raise ConfigError(
+            f"{op}: region={list(region)} must be fractions x0, y0, x1, y1 of the frame with "
+            "0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1"
+        )
     x0, y0 = int(round(fx0 * width)), int(round(fy0 * height))
     x1, y1 = int(round(fx1 * width)), int(round(fy1 * height))
     if x1 <= x0 or y1 <= y0:
@@ -271,4 +336,4 @@ def fit_frame(frame: np.ndarray, width: int, height: int) -> np.ndarray:
     interp = cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR
     big = cv2.resize(frame, (nw, nh), interpolation=interp)
     x0, y0 = (nw - width) // 2, (nh - height) // 2
-    return np.ascontiguousarray(big[y0:y0 + height, x0:x0 + width])
+    return np.ascontiguousarray(big[y0 : y0 + height, x0 : x0 + width])

@@ -67,12 +67,22 @@ class BatchJob:
     def row(self, res: PerturbResult | None = None, error: str | None = None) -> dict[str, Any]:
         """Its ``batch.jsonl`` row: the job, the inputs' sha256, and the output (or the error)."""
         m = res.meta if res is not None else None
-        return {"line": self.line, "name": self.name, "source": str(self.source), "op": self.op,
-                "params": self.params, "seed": self.seed,
-                "second": str(self.second) if self.second is not None else None,
-                "source_sha256": self.source_sha256, "second_sha256": self.second_sha256, "cache_key": self.key,
-                "video": f"{self.name}.mp4" if m is not None else None, "sha256": m.sha256 if m else None,
-                "n_frames": m.n_frames if m else None, "error": error}
+        return {
+            "line": self.line,
+            "name": self.name,
+            "source": str(self.source),
+            "op": self.op,
+            "params": self.params,
+            "seed": self.seed,
+            "second": str(self.second) if self.second is not None else None,
+            "source_sha256": self.source_sha256,
+            "second_sha256": self.second_sha256,
+            "cache_key": self.key,
+            "video": f"{self.name}.mp4" if m is not None else None,
+            "sha256": m.sha256 if m else None,
+            "n_frames": m.n_frames if m else None,
+            "error": error,
+        }
 
 
 @dataclass
@@ -98,8 +108,10 @@ def load_jobs(path: str | Path) -> list[BatchJob]:
     """The jobs of a JSONL file (relative paths against its folder), every line validated first."""
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"the jobs file {path} does not exist; write one JSON object per line "
-                          '({"source": "a.mp4", "op": "reverse", "seed": 0})')
+        raise ConfigError(
+            f"the jobs file {path} does not exist; write one JSON object per line "
+            '({"source": "a.mp4", "op": "reverse", "seed": 0})'
+        )
     raw: list[tuple[int, Any]] = []
     bad: list[str] = []
     for i, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -112,22 +124,42 @@ def load_jobs(path: str | Path) -> list[BatchJob]:
     return validate_jobs(raw, path.parent, where=str(path), bad=bad)
 
 
-def folder_jobs(folder: str | Path, op: str, params: dict[str, Any] | None = None, seed: int = 0,
-                second: str | Path | None = None) -> list[BatchJob]:
+def folder_jobs(
+    folder: str | Path, op: str, params: dict[str, Any] | None = None, seed: int = 0, second: str | Path | None = None
+) -> list[BatchJob]:
     """``vidaudit perturb SRC_DIR --op OP``: the same op on every video (and still) of a folder, sorted."""
     folder = Path(folder)
-    files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")
-                   and p.suffix.lower() in VIDEO_SUFFIXES | IMAGE_SUFFIXES)
+    files = sorted(
+        p
+        for p in folder.iterdir()
+        if p.is_file() and not p.name.startswith(".") and p.suffix.lower() in VIDEO_SUFFIXES | IMAGE_SUFFIXES
+    )
     if not files:
         raise ConfigError(f"{folder} holds no video ({', '.join(sorted(VIDEO_SUFFIXES))}) or image to perturb")
-    raw = [(i, {"source": str(p.resolve()), "op": op, "params": params or {}, "seed": seed,
-                **({"second": str(second)} if second is not None else {})}) for i, p in enumerate(files, 1)]
+    raw = [
+        (
+            i,
+            {
+                "source": str(p.resolve()),
+                "op": op,
+                "params": params or {},
+                "seed": seed,
+                **({"second": str(second)} if second is not None else {}),
+            },
+        )
+        for i, p in enumerate(files, 1)
+    ]
     return validate_jobs(raw, folder, where=str(folder), label=lambda line, obj: Path(obj["source"]).name)
 
 
-def validate_jobs(raw: Sequence[tuple[int, Any]], base: Path, *, where: str = "the jobs",
-                  bad: list[str] | None = None,
-                  label: Callable[[int, Any], str] = lambda line, obj: f"line {line}") -> list[BatchJob]:
+def validate_jobs(
+    raw: Sequence[tuple[int, Any]],
+    base: Path,
+    *,
+    where: str = "the jobs",
+    bad: list[str] | None = None,
+    label: Callable[[int, Any], str] = lambda line, obj: f"line {line}",
+) -> list[BatchJob]:
     """Check every job (op, parameters on the source's facts, files, names); one ``ConfigError`` lists all
     (each problem after ``label(line, job)``)."""
     bad = list(bad or [])
@@ -142,7 +174,7 @@ def validate_jobs(raw: Sequence[tuple[int, Any]], base: Path, *, where: str = "t
         names.setdefault(j.name, []).append(j.line)
     for name, lines in names.items():
         if len(lines) > 1:
-            bad.append(f"lines {', '.join(map(str, lines))}: all write {name}.mp4; give each a different \"name\"")
+            bad.append(f'lines {", ".join(map(str, lines))}: all write {name}.mp4; give each a different "name"')
     if bad:
         raise ConfigError(f"{where}: {len(bad)} problem(s), nothing was rendered:\n  " + "\n  ".join(bad))
     if not jobs:
@@ -177,30 +209,47 @@ def _job(line: int, obj: Any, base: Path) -> BatchJob:
         raise ConfigError(f'"name" must be a file stem (no folder, not starting with "."), got {json.dumps(name)}')
     facts = preview(source, spec, seed=seed, second_source=second_path)  # every parameter checked on the source
     second_sha = sha256_file(second_path) if second_path is not None else None
-    return BatchJob(line=line, name=name, source=source, op=op.name, params=dict(spec.params), seed=seed,
-                    source_sha256=facts["source_sha256"], second=second_path, second_sha256=second_sha,
-                    key=cache_key(facts["source_sha256"], spec, seed, second_sha))
+    return BatchJob(
+        line=line,
+        name=name,
+        source=source,
+        op=op.name,
+        params=dict(spec.params),
+        seed=seed,
+        source_sha256=facts["source_sha256"],
+        second=second_path,
+        second_sha256=second_sha,
+        key=cache_key(facts["source_sha256"], spec, seed, second_sha),
+    )
 
 
 def _existing(base: Path, raw: str, what: str) -> Path:
     p = Path(raw)
     p = (p if p.is_absolute() else base / p).resolve()
     if not p.is_file():
-        raise ConfigError(f'the {what} {p} does not exist (relative paths are read from the jobs file\'s folder)')
+        raise ConfigError(f"the {what} {p} does not exist (relative paths are read from the jobs file's folder)")
     return p
 
 
 # --------------------------------------------------------------------------- rendering
 
 
-def render_job(source: str, source_sha256: str, spec: dict[str, Any], seed: int, cache_dir: str,
-               second: str | None = None, second_sha256: str | None = None) -> dict[str, Any]:
+def render_job(
+    source: str,
+    source_sha256: str,
+    spec: dict[str, Any],
+    seed: int,
+    cache_dir: str,
+    second: str | None = None,
+    second_sha256: str | None = None,
+) -> dict[str, Any]:
     """One content key into the cache (runs in a worker process or a Ray task); errors come back as data."""
     try:
         key = cache_key(source_sha256, spec, seed, second_sha256)
         hit = lookup(cache_dir, key)
-        res = hit or cached(source, source_sha256, spec, seed, cache_dir, second_source=second,
-                            second_sha256=second_sha256)
+        res = hit or cached(
+            source, source_sha256, spec, seed, cache_dir, second_source=second, second_sha256=second_sha256
+        )
         return {"ok": True, "meta": str(res.meta_path), "rendered": hit is None, "pid": os.getpid()}
     except Exception as e:  # reported by the job's line on the driver; the other jobs go on
         return {"ok": False, "error": f"{type(e).__name__}: {e}", "pid": os.getpid()}
@@ -232,9 +281,15 @@ def place(entry: PerturbResult, out: Path, name: str) -> PerturbResult:
     return PerturbResult(video=dst, meta_path=dst_js, meta=entry.meta)
 
 
-def perturb_batch(jobs: Sequence[BatchJob], out: str | Path, *, workers: int = 1,
-                  pool: PoolFactory | None = None, cache_dir: str | Path | None = None,
-                  on_progress: Callable[[int, int], None] | None = None) -> BatchResult:
+def perturb_batch(
+    jobs: Sequence[BatchJob],
+    out: str | Path,
+    *,
+    workers: int = 1,
+    pool: PoolFactory | None = None,
+    cache_dir: str | Path | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> BatchResult:
     """Render ``jobs`` (from ``load_jobs`` / ``folder_jobs``) into ``out``; see the module docstring.
 
     ``pool(initializer=...)`` makes the executor the renders run on (``run.ray_pool.pool_factory`` for
@@ -259,6 +314,7 @@ def perturb_batch(jobs: Sequence[BatchJob], out: str | Path, *, workers: int = 1
             groups.setdefault(j.key, []).append(j)
     total = len(jobs)
     with open(out / PARTIAL, "w", encoding="utf-8") as log:
+
         def record(group: list[BatchJob], got: dict[str, Any]) -> None:
             for j in group:
                 if got.get("ok"):
@@ -278,8 +334,18 @@ def perturb_batch(jobs: Sequence[BatchJob], out: str | Path, *, workers: int = 1
         if on_progress:
             on_progress(len(rows), total)
         todo = list(groups.values())
-        args = [(str(g[0].source), g[0].source_sha256, g[0].spec.model_dump(mode="json"), g[0].seed, str(cache),
-                 str(g[0].second) if g[0].second else None, g[0].second_sha256) for g in todo]
+        args = [
+            (
+                str(g[0].source),
+                g[0].source_sha256,
+                g[0].spec.model_dump(mode="json"),
+                g[0].seed,
+                str(cache),
+                str(g[0].second) if g[0].second else None,
+                g[0].second_sha256,
+            )
+            for g in todo
+        ]
         # closing: an interrupt stops the pool at once; what was placed is reused by the next run
         with closing(iter_completed(render_job, args, workers=workers, pool=pool, lost=_lost)) as completed:
             for i, got in completed:
@@ -300,8 +366,10 @@ def _lost(error: Exception) -> dict[str, Any]:
 def summary_lines(res: BatchResult) -> list[str]:
     """What the CLI prints after a batch."""
     ok = len(res.rows) - len(res.failed)
-    lines = [f"{ok} of {len(res.rows)} job(s) in {res.out}: {res.rendered} rendered, {res.cached} from the cache, "
-             f"{res.reused} reused from an earlier batch ({res.seconds:.1f} s)",
-             f"rows: {res.manifest}"]
+    lines = [
+        f"{ok} of {len(res.rows)} job(s) in {res.out}: {res.rendered} rendered, {res.cached} from the cache, "
+        f"{res.reused} reused from an earlier batch ({res.seconds:.1f} s)",
+        f"rows: {res.manifest}",
+    ]
     lines += [f"line {line} failed: {err}" for line, err in res.failed]
     return lines

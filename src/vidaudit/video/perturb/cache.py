@@ -48,9 +48,18 @@ def complete_entry(mp4: Path, js: Path, key: str, *, verify: bool = False) -> Pe
     return res
 
 
-def cached(source: str | Path, source_sha256: str, spec: PerturbationSpec | dict[str, Any], seed: int,
-           cache_dir: str | Path, *, second_source: str | Path | None = None, second_sha256: str | None = None,
-           verify: bool = False, source_stream: int | None = None) -> PerturbResult:
+def cached(
+    source: str | Path,
+    source_sha256: str,
+    spec: PerturbationSpec | dict[str, Any],
+    seed: int,
+    cache_dir: str | Path,
+    *,
+    second_source: str | Path | None = None,
+    second_sha256: str | None = None,
+    verify: bool = False,
+    source_stream: int | None = None,
+) -> PerturbResult:
     """The perturbed video for (source content, spec, seed), built once into ``cache_dir``.
 
     ``source_sha256`` is the caller's record of the source's content (e.g. ``Sample.video.sha256``); on a
@@ -64,19 +73,35 @@ def cached(source: str | Path, source_sha256: str, spec: PerturbationSpec | dict
     mp4, js = cache_paths(cache_dir, key)
     actual = sha256_file(source)
     if actual != source_sha256:
-        raise DataError(f"{source}: its sha256 is {actual[:12]}..., not the {source_sha256[:12]}... it was "
-                        "recorded with; the video changed since it was listed - regenerate it or fix the manifest")
-    res = apply(source, spec, mp4, seed=seed, second_source=second_source, source_sha256=actual,
-                second_sha256=second_sha256, source_stream=source_stream)
-    if res.meta.cache_key != key:     # pragma: no cover - apply and cache_key share one definition
+        raise DataError(
+            f"{source}: its sha256 is {actual[:12]}..., not the {source_sha256[:12]}... it was "
+            "recorded with; the video changed since it was listed - regenerate it or fix the manifest"
+        )
+    res = apply(
+        source,
+        spec,
+        mp4,
+        seed=seed,
+        second_source=second_source,
+        source_sha256=actual,
+        second_sha256=second_sha256,
+        source_stream=source_stream,
+    )
+    if res.meta.cache_key != key:  # pragma: no cover - apply and cache_key share one definition
         _unlink(mp4)
         _unlink(js)
         raise AssertionError("cache key mismatch")
     return res
 
 
-def cached_chain(source: str | Path, source_sha256: str, specs: Sequence[PerturbationSpec], seed: int,
-                 cache_dir: str | Path, source_stream: int | None = None) -> list[PerturbResult]:
+def cached_chain(
+    source: str | Path,
+    source_sha256: str,
+    specs: Sequence[PerturbationSpec],
+    seed: int,
+    cache_dir: str | Path,
+    source_stream: int | None = None,
+) -> list[PerturbResult]:
     """A condition's ``perturbations``, applied in order: each step's output (by its sha256) is the next
     step's source, so every intermediate video is cached too. Every step gets the same ``seed`` (each op
     draws from its own stream). Ops that need a second video cannot be chained this way. ``source_stream``:

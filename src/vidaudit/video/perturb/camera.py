@@ -31,21 +31,32 @@ from vidaudit.video.perturb.registry import register
 Motion = Literal["pan_left", "pan_right", "tilt_up", "tilt_down", "zoom_in", "zoom_out"]
 
 #: Content motion on screen for each camera motion (what a correct answer describes).
-CONTENT_MOTION = {"pan_left": "right", "pan_right": "left", "tilt_up": "down", "tilt_down": "up",
-                  "zoom_in": "grows from the centre", "zoom_out": "shrinks toward the centre"}
+CONTENT_MOTION = {
+    "pan_left": "right",
+    "pan_right": "left",
+    "tilt_up": "down",
+    "tilt_down": "up",
+    "zoom_in": "grows from the centre",
+    "zoom_out": "shrinks toward the centre",
+}
 
-STILL_DURATION_S = 8.0   # Algorithm 1's base video: T = 8 s at 30 fps (N = 240)
+STILL_DURATION_S = 8.0  # Algorithm 1's base video: T = 8 s at 30 fps (N = 240)
 STILL_FPS = 30.0
 
 
 class Camera2DParams(Params):
     motion: Motion = Field(..., description="the camera's motion (physical names)")
-    speed_px_s: float = Field(100.0, gt=0, le=100_000, description="pan/tilt speed in source pixels per second "
-                                                                   "(the paper's s_pan, s_tilt; A.3 sweeps 10-200)")
+    speed_px_s: float = Field(
+        100.0,
+        gt=0,
+        le=100_000,
+        description="pan/tilt speed in source pixels per second (the paper's s_pan, s_tilt; A.3 sweeps 10-200)",
+    )
     zoom_max: float = Field(1.5, gt=1, le=8, description="zoom factor at the far end (A.3 sweeps 1.2-3.0)")
     zoom_curve: Literal["linear", "exponential"] = Field("linear", description="how z moves between 1 and zoom_max")
-    still_s: float | None = Field(None, ge=0, description="for a video: use the frame at still_s as a still; null: "
-                                                          "move over every frame")
+    still_s: float | None = Field(
+        None, ge=0, description="for a video: use the frame at still_s as a still; null: move over every frame"
+    )
     duration_s: float | None = Field(None, gt=0, le=3600, description="output length for a still (s); null: 8")
     fps: float | None = Field(None, gt=0, le=240, description="output rate for a still; null: 30")
 
@@ -55,21 +66,27 @@ def zoom_at(p: Camera2DParams, alpha: float) -> float:
         z_in = 1 + (p.zoom_max - 1) * alpha
         z_out = p.zoom_max - (p.zoom_max - 1) * alpha
     else:
-        z_in, z_out = p.zoom_max ** alpha, p.zoom_max ** (1 - alpha)
+        z_in, z_out = p.zoom_max**alpha, p.zoom_max ** (1 - alpha)
     return z_in if p.motion == "zoom_in" else z_out
 
 
 @register
-class Camera2D(Op, name="camera_2d", kind="camera", params=Camera2DParams,
-               summary="Algorithm 1: pan/tilt by sliding over a tiled canvas, zoom by centre crop and resize",
-               accepts_still=True):
-
+class Camera2D(
+    Op,
+    name="camera_2d",
+    kind="camera",
+    params=Camera2DParams,
+    summary="Algorithm 1: pan/tilt by sliding over a tiled canvas, zoom by centre crop and resize",
+    accepts_still=True,
+):
     def plan(self, p: Camera2DParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         per_frame = not src.still and p.still_s is None
         if per_frame:
             if p.duration_s is not None or p.fps is not None:
-                raise ConfigError(f"{self.name}: duration_s and fps apply to a still (an image, or a video with "
-                                  "still_s set); over a video the camera moves for the whole clip at its rate")
+                raise ConfigError(
+                    f"{self.name}: duration_s and fps apply to a still (an image, or a video with "
+                    "still_s set); over a video the camera moves for the whole clip at its rate"
+                )
             assert src.fps is not None
             fps, n = src.fps, src.n_frames
             sf: list[int] = list(range(n))
@@ -83,8 +100,9 @@ class Camera2D(Op, name="camera_2d", kind="camera", params=Camera2DParams,
                 assert p.still_s is not None and src.fps is not None
                 still = to_frames(p.still_s, src.fps)
                 if still >= src.n_frames:
-                    raise ConfigError(f"{self.name}: still_s={p.still_s:g} is past the end of the "
-                                      f"{src.duration_s:g} s source")
+                    raise ConfigError(
+                        f"{self.name}: still_s={p.still_s:g} is past the end of the {src.duration_s:g} s source"
+                    )
             sf = [still] * n
         dx, dy, zoom = [0] * n, [0] * n, [1.0] * n
         for t in range(n):
@@ -99,16 +117,32 @@ class Camera2D(Op, name="camera_2d", kind="camera", params=Camera2DParams,
                 dy[t] = -d
             else:
                 zoom[t] = round(zoom_at(p, t / n), 9)
-        info = {"motion": p.motion, "content_motion": CONTENT_MOTION[p.motion], "N": n, "T_s": round(n / fps, 6),
-                "alpha": "t / N", "per_frame": per_frame,
-                "convention": "dx > 0: content moves right; dy > 0: content moves down (wrapping); zoom: "
-                              "centre crop floor(W/z) x floor(H/z) resized to W x H"}
-        return Plan(n_frames=n, fps=fps, width=src.width, height=src.height,
-                    map={"source_frame": sf, "dx": dx, "dy": dy, "zoom": zoom}, info=info)
+        info = {
+            "motion": p.motion,
+            "content_motion": CONTENT_MOTION[p.motion],
+            "N": n,
+            "T_s": round(n / fps, 6),
+            "alpha": "t / N",
+            "per_frame": per_frame,
+            "convention": "dx > 0: content moves right; dy > 0: content moves down (wrapping); zoom: "
+            "centre crop floor(W/z) x floor(H/z) resized to W x H",
+        }
+        return Plan(
+            n_frames=n,
+            fps=fps,
+            width=src.width,
+            height=src.height,
+            map={"source_frame": sf, "dx": dx, "dy": dy, "zoom": zoom},
+            info=info,
+        )
 
     def prepare(self, p: Camera2DParams, plan: Plan, src: SourceInfo, rng: np.random.Generator) -> Any:
-        return {"dx": plan.map["dx"], "dy": plan.map["dy"], "zoom": plan.map["zoom"],
-                "buf": np.empty((plan.height, plan.width, 3), np.uint8)}
+        return {
+            "dx": plan.map["dx"],
+            "dy": plan.map["dy"],
+            "zoom": plan.map["zoom"],
+            "buf": np.empty((plan.height, plan.width, 3), np.uint8),
+        }
 
     def frame(self, i: int, src: np.ndarray | None, state: Any) -> np.ndarray:
         assert src is not None
@@ -117,15 +151,15 @@ class Camera2D(Op, name="camera_2d", kind="camera", params=Camera2DParams,
         if z != 1.0:
             wc, hc = int(math.floor(w / z + 1e-9)), int(math.floor(h / z + 1e-9))
             x0, y0 = (w - wc) // 2, (h - hc) // 2
-            return cv2.resize(src[y0:y0 + hc, x0:x0 + wc], (w, h), dst=state["buf"], interpolation=cv2.INTER_LINEAR)
+            return cv2.resize(src[y0 : y0 + hc, x0 : x0 + wc], (w, h), dst=state["buf"], interpolation=cv2.INTER_LINEAR)
         sx, sy = state["dx"][i] % w, state["dy"][i] % h
         if sx == 0 and sy == 0:
             return src
         out: np.ndarray = state["buf"]
-        if sx:     # out[:, x] = src[:, (x - sx) mod w]
-            out[:, sx:] = src[:, :w - sx]
-            out[:, :sx] = src[:, w - sx:]
-        else:      # out[y] = src[(y - sy) mod h]
-            out[sy:] = src[:h - sy]
-            out[:sy] = src[h - sy:]
+        if sx:  # out[:, x] = src[:, (x - sx) mod w]
+            out[:, sx:] = src[:, : w - sx]
+            out[:, :sx] = src[:, w - sx :]
+        else:  # out[y] = src[(y - sy) mod h]
+            out[sy:] = src[: h - sy]
+            out[:sy] = src[h - sy :]
         return out

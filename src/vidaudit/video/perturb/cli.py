@@ -46,19 +46,41 @@ def parse_sets(op_name: str, sets: list[str] | None) -> dict[str, Any]:
     return params
 
 
-def perturb_command(source: str | Path, op: str, sets: list[str] | None, seed: int, out: str | Path,
-                    second: str | Path | None = None, stream: int | None = None) -> PerturbResult:
+def perturb_command(
+    source: str | Path,
+    op: str,
+    sets: list[str] | None,
+    seed: int,
+    out: str | Path,
+    second: str | Path | None = None,
+    stream: int | None = None,
+) -> PerturbResult:
     """Parse the ``--set`` pairs for ``op`` and apply it: writes ``out`` and ``out`` with ``.json``. ``stream``: the
     source's video stream (``--stream``; default: the one a player picks)."""
     params = parse_sets(op, sets)
-    return apply(Path(source), PerturbationSpec(name=get_op(op).name, params=params), Path(out), seed=seed,
-                 second_source=Path(second) if second is not None else None, source_stream=stream)
+    return apply(
+        Path(source),
+        PerturbationSpec(name=get_op(op).name, params=params),
+        Path(out),
+        seed=seed,
+        second_source=Path(second) if second is not None else None,
+        source_stream=stream,
+    )
 
 
-def batch_command(out: str | Path, *, batch: str | Path | None = None, folder: str | Path | None = None,
-                  op: str | None = None, sets: list[str] | None = None, seed: int = 0,
-                  second: str | Path | None = None, workers: int = 1, pool: Callable[..., Executor] | None = None,
-                  on_progress: Callable[[int, int], None] | None = None) -> BatchResult:
+def batch_command(
+    out: str | Path,
+    *,
+    batch: str | Path | None = None,
+    folder: str | Path | None = None,
+    op: str | None = None,
+    sets: list[str] | None = None,
+    seed: int = 0,
+    second: str | Path | None = None,
+    workers: int = 1,
+    pool: Callable[..., Executor] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> BatchResult:
     """A batch from a jobs file, or the same op on every video of ``folder``; every job validated first.
 
     ``pool``: None renders in local processes; else a factory of executors (``pool(initializer=...)``, e.g.
@@ -67,8 +89,9 @@ def batch_command(out: str | Path, *, batch: str | Path | None = None, folder: s
 
     if batch is not None:
         if folder is not None or op is not None or sets or second is not None:
-            raise ConfigError("--batch takes its ops, parameters and seeds from the jobs file; drop SOURCE, --op, "
-                              "--set and --second")
+            raise ConfigError(
+                "--batch takes its ops, parameters and seeds from the jobs file; drop SOURCE, --op, --set and --second"
+            )
         jobs = load_jobs(batch)
     else:
         if op is None or folder is None:
@@ -82,13 +105,17 @@ def batch_command(out: str | Path, *, batch: str | Path | None = None, folder: s
 def summary_lines(res: PerturbResult, source: Path | None = None) -> list[str]:
     """What the CLI prints after a run; with ``source``, the output's size against it and why it is larger."""
     m = res.meta
-    lines = [f"{m.op}: {m.n_frames} frames at {m.fps:g} fps ({m.duration_s:g} s, {m.width}x{m.height}) -> {res.video}",
-             f"metadata: {res.meta_path} (params {json.dumps(m.params, sort_keys=True)}, seed {m.seed})"]
+    lines = [
+        f"{m.op}: {m.n_frames} frames at {m.fps:g} fps ({m.duration_s:g} s, {m.width}x{m.height}) -> {res.video}",
+        f"metadata: {res.meta_path} (params {json.dumps(m.params, sort_keys=True)}, seed {m.seed})",
+    ]
     if source is not None and Path(source).is_file() and Path(source).stat().st_size:
         ratio = m.size_bytes / Path(source).stat().st_size
-        lines.append(f"size: {m.size_bytes / 1e6:.2f} MB, {ratio:.1f}x the source: encoded near-lossless (H.264 at a "
-                     f"constant quantiser, qp {X264_OPTIONS['qp']}) so the perturbation adds no compression artefacts "
-                     "of its own (docs/perturbations.md, 'Quality and size')")
+        lines.append(
+            f"size: {m.size_bytes / 1e6:.2f} MB, {ratio:.1f}x the source: encoded near-lossless (H.264 at a "
+            f"constant quantiser, qp {X264_OPTIONS['qp']}) so the perturbation adds no compression artefacts "
+            "of its own (docs/perturbations.md, 'Quality and size')"
+        )
     return lines
 
 

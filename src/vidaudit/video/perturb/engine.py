@@ -93,8 +93,9 @@ class PerturbResult:
 def meta_json(meta: PerturbMeta) -> str:
     """One top-level key per line, each value compact: readable, and a long map stays one line."""
     d = meta.model_dump(mode="json")
-    body = ",\n".join(f"  {json.dumps(k)}: {json.dumps(d[k], sort_keys=True, separators=(',', ':'))}"
-                       for k in sorted(d))
+    body = ",\n".join(
+        f"  {json.dumps(k)}: {json.dumps(d[k], sort_keys=True, separators=(',', ':'))}" for k in sorted(d)
+    )
     return "{\n" + body + "\n}\n"
 
 
@@ -104,35 +105,50 @@ def _check_seed(seed: int) -> int:
     return int(seed)
 
 
-def cache_key(source_sha256: str, spec: PerturbationSpec | dict[str, Any], seed: int,
-              second_sha256: str | None = None, source_stream: int | None = None) -> str:
+def cache_key(
+    source_sha256: str,
+    spec: PerturbationSpec | dict[str, Any],
+    seed: int,
+    second_sha256: str | None = None,
+    source_stream: int | None = None,
+) -> str:
     """sha256 of (source sha256, canonical spec JSON, seed, op version, engine version, x264 settings,
     second video's sha256, and the source's video stream when one is named): every input that changes the
     output bytes, and nothing else."""
     op, p = resolve(spec)
     named = {} if source_stream is None else {"source_stream": int(source_stream)}
-    return sha256_json({
-        **named,
-        "source_sha256": source_sha256,
-        "spec": canonical_json({"name": op.name, "params": params_json(p)}),
-        "seed": _check_seed(seed),
-        "op_version": op.version,
-        "engine_version": ENGINE_VERSION,
-        "x264": X264_OPTIONS,
-        "second_sha256": second_sha256,
-    })
+    return sha256_json(
+        {
+            **named,
+            "source_sha256": source_sha256,
+            "spec": canonical_json({"name": op.name, "params": params_json(p)}),
+            "seed": _check_seed(seed),
+            "op_version": op.version,
+            "engine_version": ENGINE_VERSION,
+            "x264": X264_OPTIONS,
+            "second_sha256": second_sha256,
+        }
+    )
 
 
-def _inputs(op: Op, source: str | Path, second_source: str | Path | None, source_sha256: str | None = None,
-            second_sha256: str | None = None, source_stream: int | None = None) -> tuple[SourceInfo, SourceInfo | None]:
+def _inputs(
+    op: Op,
+    source: str | Path,
+    second_source: str | Path | None,
+    source_sha256: str | None = None,
+    second_sha256: str | None = None,
+    source_stream: int | None = None,
+) -> tuple[SourceInfo, SourceInfo | None]:
     if op.needs_second and second_source is None:
         raise ConfigError(f"{op.name} needs a second video (second_source= / --second PATH)")
     if not op.needs_second and second_source is not None:
         raise ConfigError(f"{op.name} takes no second video; drop --second")
     src = open_source(source, source_sha256, source_stream)
     if src.still and not op.accepts_still:
-        raise ConfigError(f"{op.name} needs a video; {src.path.name} is a still image "
-                          "(camera_2d, mosaic and mosaic_spatial take stills)")
+        raise ConfigError(
+            f"{op.name} needs a video; {src.path.name} is a still image "
+            "(camera_2d, mosaic and mosaic_spatial take stills)"
+        )
     second = open_source(second_source, second_sha256) if second_source is not None else None
     if second is not None and second.still:
         raise ConfigError(f"{op.name}: the second input {second.path.name} must be a video, not a still")
@@ -166,28 +182,46 @@ def _to_source_frames(plan: Plan, inputs: dict[str, SourceInfo | None]) -> None:
     plan.map["source_time_s"] = times
 
 
-def plan_for(spec: PerturbationSpec | dict[str, Any], src: SourceInfo, *, seed: int = 0,
-             second: SourceInfo | None = None) -> Plan:
+def plan_for(
+    spec: PerturbationSpec | dict[str, Any], src: SourceInfo, *, seed: int = 0, second: SourceInfo | None = None
+) -> Plan:
     """The plan (map and info) of ``spec`` on a source known by its facts alone: no file is read."""
     op, p = resolve(spec)
     return _plan(op, p, src, second, _check_seed(seed))
 
 
-def preview(source: str | Path, spec: PerturbationSpec | dict[str, Any], *, seed: int = 0,
-            second_source: str | Path | None = None) -> dict[str, Any]:
+def preview(
+    source: str | Path,
+    spec: PerturbationSpec | dict[str, Any],
+    *,
+    seed: int = 0,
+    second_source: str | Path | None = None,
+) -> dict[str, Any]:
     """The metadata ``apply`` would record (op, params, frame count, rate, map, info), without rendering:
     what a planner needs to pick and check frames (e.g. ``check_strip_coverage``) before any pixel."""
     op, p = resolve(spec)
     seed = _check_seed(seed)
     src, second = _inputs(op, source, second_source)
     plan = _plan(op, p, src, second, seed)
-    return {"op": op.name, "op_version": op.version, "kind": op.kind, "params": params_json(p), "seed": seed,
-            "source_sha256": src.sha256, "fps": plan.fps, "n_frames": plan.n_frames, "width": plan.width,
-            "height": plan.height, "map": plan.map, "info": plan.info}
+    return {
+        "op": op.name,
+        "op_version": op.version,
+        "kind": op.kind,
+        "params": params_json(p),
+        "seed": seed,
+        "source_sha256": src.sha256,
+        "fps": plan.fps,
+        "n_frames": plan.n_frames,
+        "width": plan.width,
+        "height": plan.height,
+        "map": plan.map,
+        "info": plan.info,
+    }
 
 
-def _frames(op: Op, p: Params, plan: Plan, src: SourceInfo, second: SourceInfo | None, seed: int,
-            budget_bytes: int) -> Iterator[np.ndarray]:
+def _frames(
+    op: Op, p: Params, plan: Plan, src: SourceInfo, second: SourceInfo | None, seed: int, budget_bytes: int
+) -> Iterator[np.ndarray]:
     state = op.prepare(p, plan, src, rng_from("perturb", op.name, seed, "pixels"))
     prim = iter_source(src, plan.order("source"), budget_bytes)
     sec = iter_source(second, plan.order("second"), budget_bytes) if second is not None else iter(())
@@ -212,10 +246,18 @@ def _unlink(p: Path) -> None:
     p.unlink(missing_ok=True)
 
 
-def apply(source: Path | str, spec: PerturbationSpec | dict[str, Any], out: Path | str, *, seed: int = 0,
-          second_source: Path | str | None = None, budget_bytes: int = DEFAULT_BUDGET_BYTES,
-          source_sha256: str | None = None, second_sha256: str | None = None,
-          source_stream: int | None = None) -> PerturbResult:
+def apply(
+    source: Path | str,
+    spec: PerturbationSpec | dict[str, Any],
+    out: Path | str,
+    *,
+    seed: int = 0,
+    second_source: Path | str | None = None,
+    budget_bytes: int = DEFAULT_BUDGET_BYTES,
+    source_sha256: str | None = None,
+    second_sha256: str | None = None,
+    source_stream: int | None = None,
+) -> PerturbResult:
     """Apply ``spec`` to ``source`` with ``seed``; write ``out`` (.mp4) and its ``.json`` atomically.
 
     ``ConfigError``: unknown op or parameter, a value out of the op's range, a parameter that cannot hold
@@ -230,11 +272,16 @@ def apply(source: Path | str, spec: PerturbationSpec | dict[str, Any], out: Path
         raise ConfigError(f"the output must be an .mp4 path, got {out}")
     src, second = _inputs(op, source, second_source, source_sha256, second_sha256, source_stream)
     plan = _plan(op, p, src, second, seed)
-    key = cache_key(src.sha256, PerturbationSpec(name=op.name, params=params_json(p)), seed,
-                    second.sha256 if second else None, source_stream)
+    key = cache_key(
+        src.sha256,
+        PerturbationSpec(name=op.name, params=params_json(p)),
+        seed,
+        second.sha256 if second else None,
+        source_stream,
+    )
     meta_path = out.with_suffix(".json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    sweep_stale_temporaries(out)          # a killed earlier render of this output leaves no partial behind
+    sweep_stale_temporaries(out)  # a killed earlier render of this output leaves no partial behind
     tmp = out.parent / f".{out.name}.{owner_token()}.{uuid.uuid4().hex[:8]}.tmp.mp4"
     placed = False
     try:
@@ -246,13 +293,29 @@ def apply(source: Path | str, spec: PerturbationSpec | dict[str, Any], out: Path
             raise DataError(f"{op.name}: wrote {info.n_frames} frames but the map describes {plan.n_frames}")
         canon = PerturbationSpec(name=op.name, params=params_json(p))
         meta = PerturbMeta(
-            op=op.name, op_version=op.version, kind=op.kind, spec_id=canon.id, params=params_json(p), seed=seed,
-            cache_key=key, source_sha256=src.sha256, source=src.summary(),
-            second_sha256=second.sha256 if second else None, second=second.summary() if second else None,
-            fps=info.fps, n_frames=info.n_frames, width=info.width, height=info.height, duration_s=info.duration_s,
-            sha256=sha256_file(tmp), size_bytes=tmp.stat().st_size, encoder=dict(X264_OPTIONS),
-            map=plan.map, info=json.loads(json.dumps(plan.info)))
-        _unlink(meta_path)                   # never leave an old JSON beside the new video
+            op=op.name,
+            op_version=op.version,
+            kind=op.kind,
+            spec_id=canon.id,
+            params=params_json(p),
+            seed=seed,
+            cache_key=key,
+            source_sha256=src.sha256,
+            source=src.summary(),
+            second_sha256=second.sha256 if second else None,
+            second=second.summary() if second else None,
+            fps=info.fps,
+            n_frames=info.n_frames,
+            width=info.width,
+            height=info.height,
+            duration_s=info.duration_s,
+            sha256=sha256_file(tmp),
+            size_bytes=tmp.stat().st_size,
+            encoder=dict(X264_OPTIONS),
+            map=plan.map,
+            info=json.loads(json.dumps(plan.info)),
+        )
+        _unlink(meta_path)  # never leave an old JSON beside the new video
         os.replace(tmp, out)
         placed = True
         write_text_atomic(meta_path, meta_json(meta))

@@ -56,9 +56,9 @@ def _solve(S: int, v: int, delta: int, rng: np.random.Generator) -> list[int] | 
     quota = set_sizes(S, v)
     n = len(quota)
     if delta >= n and max(quota) - min(quota) > 1:
-        return None      # delta = n forces a period-n pattern, whose sets differ in size by at most 1
+        return None  # delta = n forces a period-n pattern, whose sets differ in size by at most 1
     for _ in range(_SOLVER_TRIES):
-        rem, last, assign = quota[:], [-(10 ** 9)] * n, [-1] * S
+        rem, last, assign = quota[:], [-(10**9)] * n, [-1] * S
         for j in range(S):
             dead = False
             allowed, slack = [], []
@@ -91,9 +91,11 @@ def coverage_sets(S: int, v: int, delta: int | None, rng: np.random.Generator) -
     bound = delta_bound(S, v)
     if delta is not None:
         if delta > bound:
-            raise ConfigError(f"strip_mask: delta={delta} is infeasible for S={S}, v={v}; delta must be in "
-                              f"[1, {bound}] (a set of {v} strips spans (v-1)*delta+1 <= S strips, and delta <= "
-                              f"n_sets = {math.ceil(S / v)})")
+            raise ConfigError(
+                f"strip_mask: delta={delta} is infeasible for S={S}, v={v}; delta must be in "
+                f"[1, {bound}] (a set of {v} strips spans (v-1)*delta+1 <= S strips, and delta <= "
+                f"n_sets = {math.ceil(S / v)})"
+            )
         candidates = [delta]
     else:
         candidates = list(range(bound, 0, -1))
@@ -104,8 +106,10 @@ def coverage_sets(S: int, v: int, delta: int | None, rng: np.random.Generator) -
             for j, c in enumerate(assign):
                 sets[c].append(j)
             return d, sets
-    raise ConfigError(f"strip_mask: found no partition of {S} strips into sets of {v} with delta={delta}; "
-                      f"try a smaller delta (at most {bound - 1}) or leave it null")
+    raise ConfigError(
+        f"strip_mask: found no partition of {S} strips into sets of {v} with delta={delta}; "
+        f"try a smaller delta (at most {bound - 1}) or leave it null"
+    )
 
 
 def separation_problems(sets: Sequence[Sequence[int]], delta: int) -> list[str]:
@@ -126,8 +130,9 @@ class StripMaskParams(Params):
     v: int = Field(24, ge=1, le=8192, description="visible strips per output frame (the last set is shorter)")
     k: int = Field(4, ge=1, le=64, description="masked duplicates per source frame; output fps = k x source fps")
     orientation: Literal["vertical", "horizontal"] = Field("vertical", description="vertical strips are columns")
-    delta: int | None = Field(None, ge=1, description="minimum distance (in strips) between two strips of one "
-                                                      "set; null: the largest feasible")
+    delta: int | None = Field(
+        None, ge=1, description="minimum distance (in strips) between two strips of one set; null: the largest feasible"
+    )
 
     @model_validator(mode="after")
     def _v_below_s(self) -> StripMaskParams:
@@ -137,37 +142,60 @@ class StripMaskParams(Params):
 
 
 @register
-class StripMask(Op, name="strip_mask", kind="integration", params=StripMaskParams,
-                summary="Algorithm 3: k masked duplicates per frame, each showing one coverage set of strips on black"):
-
+class StripMask(
+    Op,
+    name="strip_mask",
+    kind="integration",
+    params=StripMaskParams,
+    summary="Algorithm 3: k masked duplicates per frame, each showing one coverage set of strips on black",
+):
     def plan(self, p: StripMaskParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         if src.still or src.fps is None:
             raise ConfigError(f"{self.name} needs a video; {src.path.name} is a still image")
         length = src.width if p.orientation == "vertical" else src.height
         if length < p.S:
-            raise ConfigError(f"{self.name}: S={p.S} strips do not fit in the {length} px "
-                              f"{'width' if p.orientation == 'vertical' else 'height'}; S must be in [2, {length}]")
+            raise ConfigError(
+                f"{self.name}: S={p.S} strips do not fit in the {length} px "
+                f"{'width' if p.orientation == 'vertical' else 'height'}; S must be in [2, {length}]"
+            )
         delta, sets = coverage_sets(p.S, p.v, p.delta, rng)
         n_sets = len(sets)
         n_out = src.n_frames * p.k
         if n_out < n_sets:
-            raise ConfigError(f"{self.name}: {src.n_frames} source frames x k={p.k} give {n_out} masked frames, fewer "
-                              f"than the {n_sets} coverage sets, so some strips would never be shown; need at least "
-                              f"{math.ceil(n_sets / p.k)} source frames, a larger k or a larger v")
+            raise ConfigError(
+                f"{self.name}: {src.n_frames} source frames x k={p.k} give {n_out} masked frames, fewer "
+                f"than the {n_sets} coverage sets, so some strips would never be shown; need at least "
+                f"{math.ceil(n_sets / p.k)} source frames, a larger k or a larger v"
+            )
         set_index = [o % n_sets for o in range(n_out)]
         info = {
-            "S": p.S, "v": p.v, "k": p.k, "delta": delta, "orientation": p.orientation, "n_sets": n_sets,
-            "sets": sets, "set_sizes": [len(s) for s in sets],
+            "S": p.S,
+            "v": p.v,
+            "k": p.k,
+            "delta": delta,
+            "orientation": p.orientation,
+            "n_sets": n_sets,
+            "sets": sets,
+            "set_sizes": [len(s) for s in sets],
             "strip_px": [list(b) for b in strip_bounds(p.S, length)],
             "coverage_window": n_sets,
-            "visible_fraction": [round(sum(b - a for a, b in (strip_bounds(p.S, length)[j] for j in s)) / length, 6)
-                                 for s in sets],
+            "visible_fraction": [
+                round(sum(b - a for a, b in (strip_bounds(p.S, length)[j] for j in s)) / length, 6) for s in sets
+            ],
             "fps_factor": p.k,
         }
-        return Plan(n_frames=n_out, fps=src.fps * p.k, width=src.width, height=src.height,
-                    map={"source_frame": [o // p.k for o in range(n_out)], "set_index": set_index,
-                         "visible_strips": [sets[c] for c in set_index]},
-                    info=info)
+        return Plan(
+            n_frames=n_out,
+            fps=src.fps * p.k,
+            width=src.width,
+            height=src.height,
+            map={
+                "source_frame": [o // p.k for o in range(n_out)],
+                "set_index": set_index,
+                "visible_strips": [sets[c] for c in set_index],
+            },
+            info=info,
+        )
 
     def prepare(self, p: StripMaskParams, plan: Plan, src: SourceInfo, rng: np.random.Generator) -> Any:
         h, w = plan.height, plan.width
@@ -236,25 +264,30 @@ def check_strip_coverage(meta: Any, sent_indices: Iterable[int]) -> list[str]:
             s = diffs.pop()
             g = math.gcd(s, n_sets)
             if g > 1:
-                why = (f"; the frames sent are every {s}th output frame and {s} shares the factor {g} with the "
-                       f"{n_sets} coverage sets; use a stride coprime with {n_sets} (e.g. {_coprime_stride(s, n_sets)})"
-                       " or send every frame")
+                why = (
+                    f"; the frames sent are every {s}th output frame and {s} shares the factor {g} with the "
+                    f"{n_sets} coverage sets; use a stride coprime with {n_sets} (e.g. {_coprime_stride(s, n_sets)})"
+                    " or send every frame"
+                )
         elif len(frames) < n_sets:
             why = f"; only {len(frames)} frames are sent, fewer than the {n_sets} coverage sets"
-        problems.append(f"the {len(frames)} frames sent show coverage sets {shown} of {n_sets}, so {len(missing)} of "
-                        f"{S} strips are never visible (strips {missing[:8]}{'...' if len(missing) > 8 else ''})"
-                        + why)
+        problems.append(
+            f"the {len(frames)} frames sent show coverage sets {shown} of {n_sets}, so {len(missing)} of "
+            f"{S} strips are never visible (strips {missing[:8]}{'...' if len(missing) > 8 else ''})" + why
+        )
         return problems
     full = set(range(S))
     failing = []
     for w in range(len(frames) - n_sets + 1):
-        win = frames[w:w + n_sets]
+        win = frames[w : w + n_sets]
         if {j for i in win for j in sets[set_index[i]]} != full:
             failing.append(win)
     if failing:
-        problems.append(f"{len(failing)} of {len(frames) - n_sets + 1} windows of {n_sets} consecutive frames sent "
-                        f"miss some strips (first: output frames {failing[0]}); every strip must be visible within "
-                        f"any {n_sets} consecutive frames sent; sample with a regular stride coprime with {n_sets}")
+        problems.append(
+            f"{len(failing)} of {len(frames) - n_sets + 1} windows of {n_sets} consecutive frames sent "
+            f"miss some strips (first: output frames {failing[0]}); every strip must be visible within "
+            f"any {n_sets} consecutive frames sent; sample with a regular stride coprime with {n_sets}"
+        )
     return problems
 
 
@@ -270,21 +303,25 @@ def quadrant_boxes(width: int, height: int) -> list[list[int]]:
 
 
 class _MosaicParams(Params):
-    still_s: float | None = Field(None, ge=0, description="which frame of a video is the still (s); null: the "
-                                                          "middle frame (ignored for an image)")
+    still_s: float | None = Field(
+        None, ge=0, description="which frame of a video is the still (s); null: the middle frame (ignored for an image)"
+    )
     fps: float = Field(1.0, gt=0, le=240, description="output frame rate")
     hold: int = Field(1, ge=1, le=1000, description="output frames per picture")
 
 
 class MosaicParams(_MosaicParams):
-    order: Literal["reading", "random"] = Field("reading", description="quadrant order: top-left, top-right, "
-                                                                       "bottom-left, bottom-right; or drawn")
+    order: Literal["reading", "random"] = Field(
+        "reading", description="quadrant order: top-left, top-right, bottom-left, bottom-right; or drawn"
+    )
 
 
 class MosaicSpatialParams(_MosaicParams):
     layout: Literal["reconstructed", "tiled"] = Field(
-        "reconstructed", description="the four quadrants in place (the still itself), or the four masked frames "
-                                     "of mosaic shrunk into a 2x2 grid")
+        "reconstructed",
+        description="the four quadrants in place (the still itself), or the four masked frames "
+        "of mosaic shrunk into a 2x2 grid",
+    )
 
 
 def _still_index(op: str, p: _MosaicParams, src: SourceInfo) -> int:
@@ -294,28 +331,45 @@ def _still_index(op: str, p: _MosaicParams, src: SourceInfo) -> int:
         return src.n_frames // 2
     i = to_frames(p.still_s, src.fps or 1)
     if i >= src.n_frames:
-        raise ConfigError(f"{op}: still_s={p.still_s:g} is past the end of the {src.duration_s:g} s source; "
-                          f"still_s must be in [0, {(src.n_frames - 1) / (src.fps or 1):.4g}]")
+        raise ConfigError(
+            f"{op}: still_s={p.still_s:g} is past the end of the {src.duration_s:g} s source; "
+            f"still_s must be in [0, {(src.n_frames - 1) / (src.fps or 1):.4g}]"
+        )
     return i
 
 
 def _mosaic_info(src: SourceInfo, still: int) -> dict[str, Any]:
-    return {"still_frame": still, "quadrants": [{"quadrant": q, "name": QUADRANTS[q], "box_px": b}
-                                                for q, b in enumerate(quadrant_boxes(src.width, src.height))]}
+    return {
+        "still_frame": still,
+        "quadrants": [
+            {"quadrant": q, "name": QUADRANTS[q], "box_px": b}
+            for q, b in enumerate(quadrant_boxes(src.width, src.height))
+        ],
+    }
 
 
 @register
-class Mosaic(Op, name="mosaic", kind="integration", params=MosaicParams,
-             summary="Sequential Mosaic: a 4-frame video, frame t showing only quadrant t of a still",
-             accepts_still=True):
-
+class Mosaic(
+    Op,
+    name="mosaic",
+    kind="integration",
+    params=MosaicParams,
+    summary="Sequential Mosaic: a 4-frame video, frame t showing only quadrant t of a still",
+    accepts_still=True,
+):
     def plan(self, p: MosaicParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         still = _still_index(self.name, p, src)
         order = [0, 1, 2, 3] if p.order == "reading" else [int(q) for q in rng.permutation(4)]
         quad = [order[i // p.hold] for i in range(4 * p.hold)]
         info = _mosaic_info(src, still) | {"order": order}
-        return Plan(n_frames=len(quad), fps=p.fps, width=src.width, height=src.height,
-                    map={"source_frame": [still] * len(quad), "quadrant": quad}, info=info)
+        return Plan(
+            n_frames=len(quad),
+            fps=p.fps,
+            width=src.width,
+            height=src.height,
+            map={"source_frame": [still] * len(quad), "quadrant": quad},
+            info=info,
+        )
 
     def prepare(self, p: MosaicParams, plan: Plan, src: SourceInfo, rng: np.random.Generator) -> Any:
         return {"boxes": quadrant_boxes(plan.width, plan.height), "quad": plan.map["quadrant"]}
@@ -329,18 +383,29 @@ class Mosaic(Op, name="mosaic", kind="integration", params=MosaicParams,
 
 
 @register
-class MosaicSpatial(Op, name="mosaic_spatial", kind="integration", params=MosaicSpatialParams,
-                    summary="the Sequential Mosaic's spatial control: the same four quadrants as one 2x2 image",
-                    accepts_still=True):
-
-    def plan(self, p: MosaicSpatialParams, src: SourceInfo, rng: np.random.Generator,
-             second: SourceInfo | None) -> Plan:
+class MosaicSpatial(
+    Op,
+    name="mosaic_spatial",
+    kind="integration",
+    params=MosaicSpatialParams,
+    summary="the Sequential Mosaic's spatial control: the same four quadrants as one 2x2 image",
+    accepts_still=True,
+):
+    def plan(
+        self, p: MosaicSpatialParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None
+    ) -> Plan:
         still = _still_index(self.name, p, src)
         info = _mosaic_info(src, still) | {"layout": p.layout}
         if p.layout == "tiled":
-            info["cells_px"] = quadrant_boxes(src.width, src.height)   # cell q holds mosaic frame q, shrunk
-        return Plan(n_frames=p.hold, fps=p.fps, width=src.width, height=src.height,
-                    map={"source_frame": [still] * p.hold, "quadrants": [[0, 1, 2, 3]] * p.hold}, info=info)
+            info["cells_px"] = quadrant_boxes(src.width, src.height)  # cell q holds mosaic frame q, shrunk
+        return Plan(
+            n_frames=p.hold,
+            fps=p.fps,
+            width=src.width,
+            height=src.height,
+            map={"source_frame": [still] * p.hold, "quadrants": [[0, 1, 2, 3]] * p.hold},
+            info=info,
+        )
 
     def prepare(self, p: MosaicSpatialParams, plan: Plan, src: SourceInfo, rng: np.random.Generator) -> Any:
         return {"layout": p.layout, "boxes": quadrant_boxes(plan.width, plan.height), "done": None}

@@ -115,8 +115,12 @@ def describe_field(model: type[BaseModel], name: str) -> str:
         lo = hi = None
         lo_open = hi_open = False
         for m in f.metadata:
-            for attr, is_lo, open_ in (("ge", True, False), ("gt", True, True), ("le", False, False),
-                                       ("lt", False, True)):
+            for attr, is_lo, open_ in (
+                ("ge", True, False),
+                ("gt", True, True),
+                ("le", False, False),
+                ("lt", False, True),
+            ):
                 val = getattr(m, attr, None)
                 if val is not None:
                     if is_lo:
@@ -154,13 +158,16 @@ def _validation_message(op: Op, e: ValidationError) -> str:
         loc = err.get("loc") or ()
         field = str(loc[0]) if loc else ""
         if err.get("type") == "extra_forbidden":
-            parts.append(f"{op.name} has no parameter {field!r}; its parameters: "
-                         f"{', '.join(model.model_fields) or '(none)'}")
+            parts.append(
+                f"{op.name} has no parameter {field!r}; its parameters: {', '.join(model.model_fields) or '(none)'}"
+            )
         elif err.get("type") == "missing":
             parts.append(f"{op.name} needs {field}: {describe_field(model, field)}")
         elif field in model.model_fields:
-            parts.append(f"{op.name}: {field}={err.get('input')!r} is not allowed ({err.get('msg')}); "
-                         f"{field} must be {describe_field(model, field)}")
+            parts.append(
+                f"{op.name}: {field}={err.get('input')!r} is not allowed ({err.get('msg')}); "
+                f"{field} must be {describe_field(model, field)}"
+            )
         else:
             parts.append(f"{op.name}: {err.get('msg')}")
     return "; ".join(parts)
@@ -179,8 +186,9 @@ def resolve(spec: PerturbationSpec | dict[str, Any]) -> tuple[Op, Params]:
         try:
             spec = PerturbationSpec.model_validate(spec)
         except ValidationError as e:
-            raise ConfigError(f"not a perturbation spec: {e.errors()[0].get('msg')}; write "
-                              f"{{'name': 'reverse', 'params': {{}}}}") from None
+            raise ConfigError(
+                f"not a perturbation spec: {e.errors()[0].get('msg')}; write {{'name': 'reverse', 'params': {{}}}}"
+            ) from None
     op = get_op(spec.name)
     return op, validate_params(op, dict(spec.params))
 

@@ -76,8 +76,9 @@ def open_source(path: str | Path, sha256: str | None = None, stream: int | None 
         if raw is None:
             raise DataError(f"{p}: OpenCV cannot read this still; save it as PNG or JPEG")
         full = raw.shape
-        return SourceInfo(path=p, sha256=digest, width=w, height=h, n_frames=1, fps=None, still=True,
-                          crop=(full[1] - w, full[0] - h))
+        return SourceInfo(
+            path=p, sha256=digest, width=w, height=h, n_frames=1, fps=None, still=True, crop=(full[1] - w, full[0] - h)
+        )
     info = probe(p, stream)  # a file that is not a usable video is a DataError naming it
     w, h, crop = _even_crop(info.width, info.height)
     if w < 2 or h < 2:
@@ -87,9 +88,16 @@ def open_source(path: str | Path, sha256: str | None = None, stream: int | None 
         shape["stream"] = info.stream
     if info.sar != 1:
         shape.update(sar=[info.sar.numerator, info.sar.denominator], stored_size=list(info.stored_size))
-    return SourceInfo.of_video(p, digest, w, h, info.timeline, crop,
-                               stream=info.stream if stream is not None or info.video_streams > 1 else None,
-                               shape=shape)
+    return SourceInfo.of_video(
+        p,
+        digest,
+        w,
+        h,
+        info.timeline,
+        crop,
+        stream=info.stream if stream is not None or info.video_streams > 1 else None,
+        shape=shape,
+    )
 
 
 class PlannedReader:
@@ -103,20 +111,20 @@ class PlannedReader:
             raise AssertionError(f"frames {bad[:5]} outside 0..{src.file_frames - 1}")  # pragma: no cover
         frame_bytes = max(1, src.width * src.height * 3)
         self.capacity = max(2, budget_bytes // frame_bytes)
-        self.decoded = 0      # frames decoded (a measure of the cost; tests read it)
-        self.seeks = 0        # times the reader went back (a seek or a fresh start)
+        self.decoded = 0  # frames decoded (a measure of the cost; tests read it)
+        self.seeks = 0  # times the reader went back (a seek or a fresh start)
         self.peak_held = 0
-        self.allocated = 0    # RGB buffers made (the rest are recycled)
+        self.allocated = 0  # RGB buffers made (the rest are recycled)
         self._uses: dict[int, list[int]] = {}
         for pos, i in enumerate(self.order):
             self._uses.setdefault(i, []).append(pos)
         self._ptr: dict[int, int] = {i: 0 for i in self._uses}
         self._cache: dict[int, tuple[int, np.ndarray]] = {}
-        self._heap: list[tuple[int, int]] = []       # (-next_use, frame): the furthest next use on top
+        self._heap: list[tuple[int, int]] = []  # (-next_use, frame): the furthest next use on top
         self._dec: Decoder | None = None
-        self._pool: list[np.ndarray] = []             # free RGB buffers of the decoded size
-        self._current: np.ndarray | None = None       # the frame handed out last (not free until the next step)
-        self._owned: set[int] = set()                 # ids of the buffers this reader made (only they are pooled)
+        self._pool: list[np.ndarray] = []  # free RGB buffers of the decoded size
+        self._current: np.ndarray | None = None  # the frame handed out last (not free until the next step)
+        self._owned: set[int] = set()  # ids of the buffers this reader made (only they are pooled)
 
     # ------------------------------------------------------------------ decoding
 
@@ -124,8 +132,7 @@ class PlannedReader:
         assert self._dec is not None
         j, frame = self._dec.next()
         self.decoded += 1
-        if (frame.format.name == "yuv420p" and self.src.crop == (0, 0) and not frame.rotation
-                and self._dec.sar == 1):
+        if frame.format.name == "yuv420p" and self.src.crop == (0, 0) and not frame.rotation and self._dec.sar == 1:
             if self._pool:
                 rgb = self._pool.pop()
             else:
@@ -137,7 +144,7 @@ class PlannedReader:
         else:
             rgb = self._dec.rgb(frame)
             if self.src.crop != (0, 0):
-                rgb = np.ascontiguousarray(rgb[:self.src.height, :self.src.width])
+                rgb = np.ascontiguousarray(rgb[: self.src.height, : self.src.width])
         rgb.setflags(write=False)
         return j, rgb
 
@@ -167,7 +174,7 @@ class PlannedReader:
                 del self._cache[j]
                 self._release(entry[1])
         self.peak_held = max(self.peak_held, len(self._cache))
-        if len(self._heap) > 4 * self.capacity + 64:   # drop stale entries now and then
+        if len(self._heap) > 4 * self.capacity + 64:  # drop stale entries now and then
             self._heap = [(-n, j) for j, (n, _) in self._cache.items()]
             heapq.heapify(self._heap)
 
@@ -183,13 +190,13 @@ class PlannedReader:
             if j == i:
                 return f
             if j > i:
-                if restarted:                    # pragma: no cover - numbering from the start reaches every frame
+                if restarted:  # pragma: no cover - numbering from the start reaches every frame
                     raise DataError(f"{self.src.path}: frame {i} cannot be decoded (got {j})")
                 self._release(f)
-                self._dec.position_for(0)        # a seek landed past the frame: start over from the top
+                self._dec.position_for(0)  # a seek landed past the frame: start over from the top
                 restarted = True
                 continue
-            nxt = self._next_use(j, pos) if j not in self._cache else None   # already held: keep that copy
+            nxt = self._next_use(j, pos) if j not in self._cache else None  # already held: keep that copy
             if nxt is not None:
                 self._keep(j, f, nxt)
             else:
@@ -199,12 +206,12 @@ class PlannedReader:
         if not self.order:
             return
         self._dec = Decoder(self.src.path, self.src.stream)
-        self._dec.index(self.src.file_frames)    # seeking (back, or over groups of pictures no frame is asked from)
+        self._dec.index(self.src.file_frames)  # seeking (back, or over groups of pictures no frame is asked from)
         try:
             prev_i = -1
             for pos, i in enumerate(self.order):
                 prev, self._current = self._current, None
-                if prev is not None:                   # the consumer is done with it: free unless kept
+                if prev is not None:  # the consumer is done with it: free unless kept
                     entry = self._cache.get(prev_i)
                     if entry is None or entry[1] is not prev:
                         self._release(prev)
@@ -230,8 +237,9 @@ class PlannedReader:
         self._current = None
 
 
-def iter_source(src: SourceInfo, order: Sequence[int], budget_bytes: int = DEFAULT_BUDGET_BYTES
-                ) -> Iterator[np.ndarray]:
+def iter_source(
+    src: SourceInfo, order: Sequence[int], budget_bytes: int = DEFAULT_BUDGET_BYTES
+) -> Iterator[np.ndarray]:
     """Frames of ``src`` in ``order``: a still yields its image for every request."""
     if src.still:
         img = read_still(src.path)

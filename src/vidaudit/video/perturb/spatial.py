@@ -23,6 +23,7 @@ Region = tuple[float, float, float, float]
 #: a region in pixels: [x0, y0, x1, y1), exclusive
 Box = tuple[int, int, int, int]
 
+
 def _start() -> Any:
     return Field(None, ge=0, description="start of the affected range (s); null: drawn from the seed")
 
@@ -35,14 +36,26 @@ def _region() -> Any:
     return Field(None, description="fractions [x0, y0, x1, y1] of the frame; null: the whole frame")
 
 
-def _windowed_plan(op: str, src: SourceInfo, start_s: float | None, duration_s: float | None,
-                   rng: np.random.Generator, box: Box, **info: Any) -> Plan:
+def _windowed_plan(
+    op: str,
+    src: SourceInfo,
+    start_s: float | None,
+    duration_s: float | None,
+    rng: np.random.Generator,
+    box: Box,
+    **info: Any,
+) -> Plan:
     fps = need_video(op, src)
     a, b = window(op, src, start_s, duration_s, rng)
     n = src.n_frames
-    return Plan(n_frames=n, fps=fps, width=src.width, height=src.height,
-                map={"source_frame": list(range(n)), "affected": [a <= i < b for i in range(n)]},
-                info={"affected": span(a, b, fps), "region_px": list(box), **info})
+    return Plan(
+        n_frames=n,
+        fps=fps,
+        width=src.width,
+        height=src.height,
+        map={"source_frame": list(range(n)), "affected": [a <= i < b for i in range(n)]},
+        info={"affected": span(a, b, fps), "region_px": list(box), **info},
+    )
 
 
 class _Windowed(Op):
@@ -95,14 +108,16 @@ class ColourShiftParams(Params):
 
 
 @register
-class ColourShift(_Windowed, name="colour_shift", params=ColourShiftParams,
-                  summary="rotate the hue of a region over a time window"):
-
+class ColourShift(
+    _Windowed, name="colour_shift", params=ColourShiftParams, summary="rotate the hue of a region over a time window"
+):
     def info(self, p: ColourShiftParams) -> dict[str, Any]:
         steps = int(round(p.hue_deg / 2)) % 180
         if steps == 0:
-            raise ConfigError(f"{self.name}: hue_deg={p.hue_deg:g} is no rotation; hue_deg must be in [-180, 180] "
-                              "and at least 1 degree away from 0")
+            raise ConfigError(
+                f"{self.name}: hue_deg={p.hue_deg:g} is no rotation; hue_deg must be in [-180, 180] "
+                "and at least 1 degree away from 0"
+            )
         return {"hue_shift_deg": steps * 2 if steps <= 90 else steps * 2 - 360}
 
     def prepare(self, p: ColourShiftParams, plan: Plan, src: SourceInfo, rng: np.random.Generator) -> Any:
@@ -128,9 +143,12 @@ class NoiseParams(Params):
 
 
 @register
-class Noise(_Windowed, name="noise", params=NoiseParams,
-            summary="add Gaussian noise to a region over a time window (fresh noise every frame)"):
-
+class Noise(
+    _Windowed,
+    name="noise",
+    params=NoiseParams,
+    summary="add Gaussian noise to a region over a time window (fresh noise every frame)",
+):
     def info(self, p: NoiseParams) -> dict[str, Any]:
         return {"sigma": p.sigma}
 
@@ -164,17 +182,21 @@ def _sprite_alpha(shape: str, side: int) -> np.ndarray:
 class InsertObjectParams(Params):
     shape: Literal["disc", "square", "triangle", "diamond"] = Field("disc", description="the sprite")
     size: float = Field(0.2, gt=0, le=1, description="sprite side as a fraction of the frame's shorter side")
-    centre: tuple[float, float] | None = Field(None, description="sprite centre as fractions [x, y] of the frame; "
-                                                                  "null: drawn from the seed, fully inside")
+    centre: tuple[float, float] | None = Field(
+        None, description="sprite centre as fractions [x, y] of the frame; null: drawn from the seed, fully inside"
+    )
     colour: tuple[int, int, int] | None = Field(None, description="RGB 0-255; null: drawn from the seed's palette")
     start_s: float | None = _start()
     duration_s: float | None = _duration()
 
 
 @register
-class InsertObject(_Windowed, name="insert_object", params=InsertObjectParams,
-                   summary="draw a sprite in a region of the frame over a time window"):
-
+class InsertObject(
+    _Windowed,
+    name="insert_object",
+    params=InsertObjectParams,
+    summary="draw a sprite in a region of the frame over a time window",
+):
     def place(self, p: InsertObjectParams, src: SourceInfo, rng: np.random.Generator) -> tuple[Box, dict[str, Any]]:
         """A sprite's box, at ``centre`` or drawn fully inside the frame, and its shape, colour and side."""
         w, h = src.width, src.height
@@ -191,10 +213,13 @@ class InsertObject(_Windowed, name="insert_object", params=InsertObjectParams,
             x0 = int(round(fx * w - side / 2))
             y0 = int(round(fy * h - side / 2))
             if not (0 <= x0 <= w - side and 0 <= y0 <= h - side):
-                raise ConfigError(f"{self.name}: a sprite of {side} px centred at {list(p.centre)} leaves the "
-                                  f"{w}x{h} frame; move centre inward or lower size")
-        colour = list(p.colour) if p.colour is not None else \
-            list(draw.FOREGROUNDS[int(rng.integers(len(draw.FOREGROUNDS)))])
+                raise ConfigError(
+                    f"{self.name}: a sprite of {side} px centred at {list(p.centre)} leaves the "
+                    f"{w}x{h} frame; move centre inward or lower size"
+                )
+        colour = (
+            list(p.colour) if p.colour is not None else list(draw.FOREGROUNDS[int(rng.integers(len(draw.FOREGROUNDS)))])
+        )
         return (x0, y0, x0 + side, y0 + side), {"shape": p.shape, "colour": colour, "side_px": side}
 
     def prepare(self, p: InsertObjectParams, plan: Plan, src: SourceInfo, rng: np.random.Generator) -> Any:
@@ -221,22 +246,37 @@ def _own_duration(op: str, src: SourceInfo, duration_s: float | None) -> tuple[f
 
 def _synth_plan(op: str, src: SourceInfo, duration_s: float | None, **info: Any) -> Plan:
     fps, n = _own_duration(op, src, duration_s)
-    return Plan(n_frames=n, fps=fps, width=src.width, height=src.height,
-                map={"source_frame": [None] * n, "affected": [True] * n},
-                info={"affected": span(0, n, fps), "region_px": [0, 0, src.width, src.height],
-                      "duration_s": round(n / fps, 6), **info})
+    return Plan(
+        n_frames=n,
+        fps=fps,
+        width=src.width,
+        height=src.height,
+        map={"source_frame": [None] * n, "affected": [True] * n},
+        info={
+            "affected": span(0, n, fps),
+            "region_px": [0, 0, src.width, src.height],
+            "duration_s": round(n / fps, 6),
+            **info,
+        },
+    )
 
 
 class BlankParams(Params):
-    duration_s: float | None = Field(None, gt=0, le=86400, description="length of the blank video (s); "
-                                                                       "null: the source's duration")
+    duration_s: float | None = Field(
+        None, gt=0, le=86400, description="length of the blank video (s); null: the source's duration"
+    )
     colour: tuple[int, int, int] = Field((0, 0, 0), description="RGB 0-255 of every frame")
 
 
 @register
-class Blank(Op, name="blank", kind="spatial", params=BlankParams,
-            summary="a uniform (black) video at the source's size and rate, with its own duration", needs_frames=False):
-
+class Blank(
+    Op,
+    name="blank",
+    kind="spatial",
+    params=BlankParams,
+    summary="a uniform (black) video at the source's size and rate, with its own duration",
+    needs_frames=False,
+):
     def plan(self, p: BlankParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         if not all(0 <= c <= 255 for c in p.colour):
             raise ConfigError(f"{self.name}: colour={list(p.colour)} must be three integers in [0, 255]")
@@ -259,11 +299,15 @@ class NoiseVideoParams(Params):
 
 
 @register
-class NoiseVideo(Op, name="noise_video", kind="spatial", params=NoiseVideoParams,
-                 summary="a video of pure per-pixel noise at the source's size and rate", needs_frames=False):
-
-    def plan(self, p: NoiseVideoParams, src: SourceInfo, rng: np.random.Generator,
-             second: SourceInfo | None) -> Plan:
+class NoiseVideo(
+    Op,
+    name="noise_video",
+    kind="spatial",
+    params=NoiseVideoParams,
+    summary="a video of pure per-pixel noise at the source's size and rate",
+    needs_frames=False,
+):
+    def plan(self, p: NoiseVideoParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         return _synth_plan(self.name, src, p.duration_s, noise=p.kind, sigma=p.sigma if p.kind == "gaussian" else None)
 
     def prepare(self, p: NoiseVideoParams, plan: Plan, src: SourceInfo, rng: np.random.Generator) -> Any:
@@ -290,27 +334,44 @@ class UnrelatedParams(Params):
 
 
 @register
-class Unrelated(Op, name="unrelated", kind="spatial", params=UnrelatedParams,
-                summary="replace the source by an unrelated (second) video, fitted to the source's size, rate and "
-                        "duration", needs_second=True, needs_frames=False):
-
+class Unrelated(
+    Op,
+    name="unrelated",
+    kind="spatial",
+    params=UnrelatedParams,
+    summary="replace the source by an unrelated (second) video, fitted to the source's size, rate and duration",
+    needs_second=True,
+    needs_frames=False,
+):
     def plan(self, p: UnrelatedParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         assert second is not None
         fps, n = _own_duration(self.name, src, p.duration_s)
         fps2 = need_video(self.name + " (second video)", second)
         d2 = second.n_frames / fps2
         if p.second_start_s >= d2:
-            raise ConfigError(f"{self.name}: second_start_s={p.second_start_s:g} is past the end of the {d2:g} s "
-                              f"second video; second_start_s must be in [0, {d2:.4g})")
+            raise ConfigError(
+                f"{self.name}: second_start_s={p.second_start_s:g} is past the end of the {d2:g} s "
+                f"second video; second_start_s must be in [0, {d2:.4g})"
+            )
         ts = [p.second_start_s + i / fps for i in range(n)]
         if p.loop:
             ts = [t % d2 for t in ts]
         elif ts[-1] >= d2 + 1e-9:
-            raise ConfigError(f"{self.name}: the second video has {d2 - p.second_start_s:.4g} s after second_start_s "
-                              f"but the output lasts {n / fps:.4g} s; set loop=true or a shorter duration_s")
+            raise ConfigError(
+                f"{self.name}: the second video has {d2 - p.second_start_s:.4g} s after second_start_s "
+                f"but the output lasts {n / fps:.4g} s; set loop=true or a shorter duration_s"
+            )
         sf = [frame_on_screen(t, fps2, second.n_frames) for t in ts]
-        return Plan(n_frames=n, fps=fps, width=src.width, height=src.height,
-                    map={"source_frame": sf, "source_video": ["second"] * n, "affected": [True] * n},
-                    info={"affected": span(0, n, fps), "region_px": [0, 0, src.width, src.height],
-                          "duration_s": round(n / fps, 6), "looped": bool(p.loop and
-                                                                          p.second_start_s + n / fps > d2 + 1e-9)})
+        return Plan(
+            n_frames=n,
+            fps=fps,
+            width=src.width,
+            height=src.height,
+            map={"source_frame": sf, "source_video": ["second"] * n, "affected": [True] * n},
+            info={
+                "affected": span(0, n, fps),
+                "region_px": [0, 0, src.width, src.height],
+                "duration_s": round(n / fps, 6),
+                "looped": bool(p.loop and p.second_start_s + n / fps > d2 + 1e-9),
+            },
+        )

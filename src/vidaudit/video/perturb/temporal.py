@@ -33,8 +33,9 @@ _MAX_DRAWS = 10_000
 
 def _plan(src: SourceInfo, sf: list[int], info: dict[str, Any], **cols: list[Any]) -> Plan:
     fps = need_video("temporal op", src)
-    return Plan(n_frames=len(sf), fps=fps, width=src.width, height=src.height,
-                map={"source_frame": sf, **cols}, info=info)
+    return Plan(
+        n_frames=len(sf), fps=fps, width=src.width, height=src.height, map={"source_frame": sf, **cols}, info=info
+    )
 
 
 def _non_identity_permutation(rng: np.random.Generator, n: int, accept: Any = None) -> list[int]:
@@ -55,9 +56,13 @@ class ReverseParams(Params):
 
 
 @register
-class Reverse(Op, name="reverse", kind="temporal", params=ReverseParams,
-              summary="play a range (default: the whole clip) backwards"):
-
+class Reverse(
+    Op,
+    name="reverse",
+    kind="temporal",
+    params=ReverseParams,
+    summary="play a range (default: the whole clip) backwards",
+):
     def plan(self, p: ReverseParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         a, b = frame_range(self.name, src, p.start_s, p.end_s)
         sf = list(range(a)) + list(range(b - 1, a - 1, -1)) + list(range(b, src.n_frames))
@@ -73,11 +78,16 @@ class ShuffleFramesParams(Params):
 
 
 @register
-class ShuffleFrames(Op, name="shuffle_frames", kind="temporal", params=ShuffleFramesParams,
-                    summary="permute the frames of a range uniformly at random (never the identity)"):
-
-    def plan(self, p: ShuffleFramesParams, src: SourceInfo, rng: np.random.Generator,
-             second: SourceInfo | None) -> Plan:
+class ShuffleFrames(
+    Op,
+    name="shuffle_frames",
+    kind="temporal",
+    params=ShuffleFramesParams,
+    summary="permute the frames of a range uniformly at random (never the identity)",
+):
+    def plan(
+        self, p: ShuffleFramesParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None
+    ) -> Plan:
         a, b = frame_range(self.name, src, p.start_s, p.end_s)
         if b - a < 2:
             raise ConfigError(f"{self.name}: the range holds {b - a} frame; a shuffle needs at least 2")
@@ -92,19 +102,27 @@ class ShuffleFrames(Op, name="shuffle_frames", kind="temporal", params=ShuffleFr
 
 class ShuffleSegmentsParams(Params):
     segments: list[tuple[float, float]] | None = Field(
-        None, description="annotated [start_s, end_s) segments, in time order, not overlapping; "
-                          "null: n_segments equal segments")
+        None,
+        description="annotated [start_s, end_s) segments, in time order, not overlapping; "
+        "null: n_segments equal segments",
+    )
     n_segments: int = Field(4, ge=2, le=256, description="equal segments when segments is null")
     query: Literal["order", "first", "last", "every"] = Field(
-        "order", description="what must change: the order, the first segment, the last one, or every position")
+        "order", description="what must change: the order, the first segment, the last one, or every position"
+    )
     gaps: Literal["keep", "drop"] = Field(
-        "keep", description="frames outside the segments: kept in place between the reordered segments, or dropped")
+        "keep", description="frames outside the segments: kept in place between the reordered segments, or dropped"
+    )
 
 
 @register
-class ShuffleSegments(Op, name="shuffle_segments", kind="temporal", params=ShuffleSegmentsParams,
-                      summary="reorder annotated variable-length segments so that the queried position changes"):
-
+class ShuffleSegments(
+    Op,
+    name="shuffle_segments",
+    kind="temporal",
+    params=ShuffleSegmentsParams,
+    summary="reorder annotated variable-length segments so that the queried position changes",
+):
     def _segments(self, p: ShuffleSegmentsParams, src: SourceInfo) -> list[tuple[int, int]]:
         fps = need_video(self.name, src)
         n = src.n_frames
@@ -121,16 +139,19 @@ class ShuffleSegments(Op, name="shuffle_segments", kind="temporal", params=Shuff
             if not (0 <= s0 < s1) or b <= a:
                 raise ConfigError(f"{self.name}: segment {j} [{s0:g}, {s1:g}) is empty at {fps:g} fps")
             if a < last:
-                raise ConfigError(f"{self.name}: segment {j} [{s0:g}, {s1:g}) overlaps or precedes the one before; "
-                                  "list segments in time order without overlap")
+                raise ConfigError(
+                    f"{self.name}: segment {j} [{s0:g}, {s1:g}) overlaps or precedes the one before; "
+                    "list segments in time order without overlap"
+                )
             if b > n:
                 raise ConfigError(f"{self.name}: segment {j} [{s0:g}, {s1:g}) runs past the {n / fps:g} s source")
             segs.append((a, b))
             last = b
         return segs
 
-    def plan(self, p: ShuffleSegmentsParams, src: SourceInfo, rng: np.random.Generator,
-             second: SourceInfo | None) -> Plan:
+    def plan(
+        self, p: ShuffleSegmentsParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None
+    ) -> Plan:
         fps = need_video(self.name, src)
         segs = self._segments(p, src)
         m = len(segs)
@@ -156,8 +177,9 @@ class ShuffleSegments(Op, name="shuffle_segments", kind="temporal", params=Shuff
         for slot, j in enumerate(order):
             start = len(sf)
             put(*segs[j], j)
-            out_segments.append({"slot": slot, "source_segment": j, **span(start, len(sf), fps),
-                                 "source": span(*segs[j], fps)})
+            out_segments.append(
+                {"slot": slot, "source_segment": j, **span(start, len(sf), fps), "source": span(*segs[j], fps)}
+            )
             if keep and slot < m - 1:
                 put(*gaps[slot], None)
         if keep:
@@ -179,9 +201,13 @@ class ShuffleSegments(Op, name="shuffle_segments", kind="temporal", params=Shuff
 def _removal(src: SourceInfo, a: int, b: int) -> tuple[list[int], dict[str, Any]]:
     fps = src.fps or 1
     sf = list(range(a)) + list(range(b, src.n_frames))
-    info = {"removed": span(a, b, fps), "removed_s": round((b - a) / fps, 6),
-            "join_frame": a, "join_t": t_of(a, fps),
-            "visible": [span(0, a, fps), span(b, src.n_frames, fps)]}
+    info = {
+        "removed": span(a, b, fps),
+        "removed_s": round((b - a) / fps, 6),
+        "join_frame": a,
+        "join_t": t_of(a, fps),
+        "visible": [span(0, a, fps), span(b, src.n_frames, fps)],
+    }
     return sf, info
 
 
@@ -191,9 +217,13 @@ class CutParams(Params):
 
 
 @register
-class Cut(Op, name="cut", kind="temporal", params=CutParams,
-          summary="remove a multi-second range (an abrupt jump cut); frames remain on both sides"):
-
+class Cut(
+    Op,
+    name="cut",
+    kind="temporal",
+    params=CutParams,
+    summary="remove a multi-second range (an abrupt jump cut); frames remain on both sides",
+):
     def plan(self, p: CutParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         a, b = window(self.name, src, p.start_s, p.duration_s, rng, interior=True, what="cut")
         sf, info = _removal(src, a, b)
@@ -207,16 +237,21 @@ class TemporalGapParams(Params):
 
 
 @register
-class TemporalGap(Op, name="temporal_gap", kind="temporal", params=TemporalGapParams,
-                  summary="remove a named segment and present the rest as one whole clip"):
-
-    def plan(self, p: TemporalGapParams, src: SourceInfo, rng: np.random.Generator,
-             second: SourceInfo | None) -> Plan:
+class TemporalGap(
+    Op,
+    name="temporal_gap",
+    kind="temporal",
+    params=TemporalGapParams,
+    summary="remove a named segment and present the rest as one whole clip",
+):
+    def plan(self, p: TemporalGapParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         a, b = frame_range(self.name, src, p.start_s, p.end_s)
         if a < 1 or b > src.n_frames - 1:
             fps = src.fps or 1
-            raise ConfigError(f"{self.name}: the segment [{p.start_s:g}, {p.end_s:g}) s must leave frames before and "
-                              f"after it; start_s >= {1 / fps:.4g} and end_s <= {(src.n_frames - 1) / fps:.4g}")
+            raise ConfigError(
+                f"{self.name}: the segment [{p.start_s:g}, {p.end_s:g}) s must leave frames before and "
+                f"after it; start_s >= {1 / fps:.4g} and end_s <= {(src.n_frames - 1) / fps:.4g}"
+            )
         sf, info = _removal(src, a, b)
         info["label"] = p.label
         return _plan(src, sf, info)
@@ -227,18 +262,26 @@ class TemporalGap(Op, name="temporal_gap", kind="temporal", params=TemporalGapPa
 
 class SceneMixParams(Params):
     duration_s: float = Field(2.0, gt=0, description="length of the spliced range (s)")
-    start_s: float | None = Field(None, ge=0, description="where the splice starts in the source (s); "
-                                                            "null: drawn from the seed")
-    second_start_s: float | None = Field(0.0, ge=0, description="where the spliced range starts in the second "
-                                                                  "video (s); null: drawn from the seed")
-    mode: Literal["replace", "insert"] = Field("replace", description="replace source frames (same length) or "
-                                                                       "insert between them (longer)")
+    start_s: float | None = Field(
+        None, ge=0, description="where the splice starts in the source (s); null: drawn from the seed"
+    )
+    second_start_s: float | None = Field(
+        0.0, ge=0, description="where the spliced range starts in the second video (s); null: drawn from the seed"
+    )
+    mode: Literal["replace", "insert"] = Field(
+        "replace", description="replace source frames (same length) or insert between them (longer)"
+    )
 
 
 @register
-class SceneMix(Op, name="scene_mix", kind="temporal", params=SceneMixParams,
-               summary="splice a range of a second video into the source", needs_second=True):
-
+class SceneMix(
+    Op,
+    name="scene_mix",
+    kind="temporal",
+    params=SceneMixParams,
+    summary="splice a range of a second video into the source",
+    needs_second=True,
+):
     def plan(self, p: SceneMixParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         assert second is not None
         fps = need_video(self.name, src)
@@ -253,28 +296,38 @@ class SceneMix(Op, name="scene_mix", kind="temporal", params=SceneMixParams,
             else:
                 a = to_frames(p.start_s, fps)
                 if not 1 <= a <= n - 1:
-                    raise ConfigError(f"{self.name}: start_s={p.start_s:g} must leave frames before and after the "
-                                      f"insert; start_s must be in [{1 / fps:.4g}, {(n - 1) / fps:.4g}]")
+                    raise ConfigError(
+                        f"{self.name}: start_s={p.start_s:g} must leave frames before and after the "
+                        f"insert; start_s must be in [{1 / fps:.4g}, {(n - 1) / fps:.4g}]"
+                    )
             b = a
             if length < 1:
                 raise ConfigError(f"{self.name}: duration_s={p.duration_s:g} is shorter than one frame")
         room2 = n2 / fps2 - p.duration_s
         if room2 < -1e-9:
-            raise ConfigError(f"{self.name}: duration_s={p.duration_s:g} is longer than the {n2 / fps2:g} s second "
-                              f"video; duration_s must be at most {n2 / fps2:.4g}")
+            raise ConfigError(
+                f"{self.name}: duration_s={p.duration_s:g} is longer than the {n2 / fps2:g} s second "
+                f"video; duration_s must be at most {n2 / fps2:.4g}"
+            )
         if p.second_start_s is None:
             c_s = float(rng.uniform(0, max(room2, 0.0)))
         else:
             c_s = p.second_start_s
             if c_s > room2 + 1e-9:
-                raise ConfigError(f"{self.name}: second_start_s={c_s:g} leaves less than duration_s={p.duration_s:g} "
-                                  f"of the second video; second_start_s must be in [0, {max(room2, 0):.4g}]")
+                raise ConfigError(
+                    f"{self.name}: second_start_s={c_s:g} leaves less than duration_s={p.duration_s:g} "
+                    f"of the second video; second_start_s must be in [0, {max(room2, 0):.4g}]"
+                )
         mixed = [frame_on_screen(c_s + j / fps, fps2, n2) for j in range(length)]
         sf = list(range(a)) + mixed + list(range(b, n))
         vid = ["source"] * a + ["second"] * length + ["source"] * (n - b)
-        info = {"mixed": span(a, a + length, fps), "mode": p.mode,
-                "second_frames": [mixed[0], mixed[-1] + 1], "second_t": [round(c_s, 6), round(c_s + p.duration_s, 6)],
-                "replaced": span(a, b, fps) if p.mode == "replace" else None}
+        info = {
+            "mixed": span(a, a + length, fps),
+            "mode": p.mode,
+            "second_frames": [mixed[0], mixed[-1] + 1],
+            "second_t": [round(c_s, 6), round(c_s + p.duration_s, 6)],
+            "replaced": span(a, b, fps) if p.mode == "replace" else None,
+        }
         return _plan(src, sf, info, source_video=vid)
 
 
@@ -286,9 +339,13 @@ class SpeedParams(Params):
 
 
 @register
-class Speed(Op, name="speed", kind="temporal", params=SpeedParams,
-            summary="play faster (drop frames) or slower (repeat frames) at the same frame rate"):
-
+class Speed(
+    Op,
+    name="speed",
+    kind="temporal",
+    params=SpeedParams,
+    summary="play faster (drop frames) or slower (repeat frames) at the same frame rate",
+):
     def plan(self, p: SpeedParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         fps = need_video(self.name, src)
         n = src.n_frames
@@ -296,5 +353,6 @@ class Speed(Op, name="speed", kind="temporal", params=SpeedParams,
             raise ConfigError(f"{self.name}: factor=1 changes nothing; factor must be in [0.125, 8] and not 1")
         n_out = max(1, int(math.ceil(n / p.factor - 1e-9)))
         sf = [min(n - 1, int(math.floor(i * p.factor + 1e-9))) for i in range(n_out)]
-        return _plan(src, sf, {"factor": p.factor, "duration_in_s": round(n / fps, 6),
-                               "duration_out_s": round(n_out / fps, 6)})
+        return _plan(
+            src, sf, {"factor": p.factor, "duration_in_s": round(n / fps, 6), "duration_out_s": round(n_out / fps, 6)}
+        )

@@ -77,9 +77,13 @@ class Trajectory:
     states: list[tuple[float, str, str, str | None, str | None]] = field(default_factory=list)
 
     def as_json(self) -> dict:
-        return {"id": self.id, "category": self.category, "attributes": self.attributes,
-                "seen": [[round(a, 2), round(b, 2)] for a, b in self.seen],
-                "states": [[round(t, 2), k, p, v, o] for t, k, p, v, o in self.states]}
+        return {
+            "id": self.id,
+            "category": self.category,
+            "attributes": self.attributes,
+            "seen": [[round(a, 2), round(b, 2)] for a, b in self.seen],
+            "states": [[round(t, 2), k, p, v, o] for t, k, p, v, o in self.states],
+        }
 
 
 def similarity(a: ChunkObject | OpenChunkObject, b: ChunkObject | OpenChunkObject) -> float:
@@ -90,10 +94,12 @@ def similarity(a: ChunkObject | OpenChunkObject, b: ChunkObject | OpenChunkObjec
     for hard in HARD:
         if ea.get(hard) is not None and eb.get(hard) is not None and _norm(ea[hard]) != _norm(eb[hard]):
             return 0.0
-    keys = ATTRS if not (isinstance(a, OpenChunkObject) or isinstance(b, OpenChunkObject)) else sorted(set(ea) | set(eb))
+    keys = (
+        ATTRS if not (isinstance(a, OpenChunkObject) or isinstance(b, OpenChunkObject)) else sorted(set(ea) | set(eb))
+    )
     both = [k for k in keys if ea.get(k) is not None and eb.get(k) is not None]
     attr = sum(_norm(ea[k]) == _norm(eb[k]) for k in both) / len(both) if both else 0.0
-    if a.position is None or b.position is None:   # open vocabulary without positions: attributes alone
+    if a.position is None or b.position is None:  # open vocabulary without positions: attributes alone
         return attr
     (x0, y0), (x1, y1) = a.position.last, b.position.first
     pos = max(0.0, 1.0 - math.hypot(x1 - x0, y1 - y0) / POS_SCALE)
@@ -172,7 +178,7 @@ def link(obs: list[Observation], s: AggregatorSettings) -> _Links:
         rows, cols = linear_sum_assignment(w, maximize=True)
         for x, y in sorted(zip(rows, cols, strict=True), key=lambda r: -w[r[0], r[1]]):
             i, j = left[x], right[y]
-            if w[x, y] > 0 and links.can(i, j):   # re-checked: an earlier link of this pair may join them
+            if w[x, y] > 0 and links.can(i, j):  # re-checked: an earlier link of this pair may join them
                 links.link(i, j)
     return links
 
@@ -187,7 +193,9 @@ def _consensus(members: Sequence[ChunkObject | OpenChunkObject]) -> dict[str, ob
     return out
 
 
-def aggregate(chunks: list[tuple[int, ChunkExtraction | OpenChunkExtraction]], settings: AggregatorSettings | None = None) -> list[Trajectory]:
+def aggregate(
+    chunks: list[tuple[int, ChunkExtraction | OpenChunkExtraction]], settings: AggregatorSettings | None = None
+) -> list[Trajectory]:
     """Trajectories from the valid chunks' extractions (``(chunk index, extraction)``)."""
     s = settings or AggregatorSettings()
     obs = [Observation(m, o) for m, ex in sorted(chunks, key=lambda c: c[0]) for o in ex.objects]
@@ -204,9 +212,22 @@ def aggregate(chunks: list[tuple[int, ChunkExtraction | OpenChunkExtraction]], s
     for n, g in enumerate(ordered, 1):
         g = sorted(g, key=lambda i: (obs[i].chunk, obs[i].obj.first_seen))
         members = [obs[i].obj for i in g]
-        states: list[tuple[float, str, str, str | None, str | None]] = sorted(((st.t, st.kind, st.predicate, st.value, tid_of.get((obs[i].chunk, st.object)) if st.object else None)
-                         for i in g for st in obs[i].obj.states), key=lambda x: (x[0], x[2]))
-        out.append(Trajectory(id=f"T{n}", category=members[0].category, attributes=_consensus(members),
-                              members=[obs[i].key for i in g], seen=[(m.first_seen, m.last_seen) for m in members],
-                              states=states))
+        states: list[tuple[float, str, str, str | None, str | None]] = sorted(
+            (
+                (st.t, st.kind, st.predicate, st.value, tid_of.get((obs[i].chunk, st.object)) if st.object else None)
+                for i in g
+                for st in obs[i].obj.states
+            ),
+            key=lambda x: (x[0], x[2]),
+        )
+        out.append(
+            Trajectory(
+                id=f"T{n}",
+                category=members[0].category,
+                attributes=_consensus(members),
+                members=[obs[i].key for i in g],
+                seen=[(m.first_seen, m.last_seen) for m in members],
+                states=states,
+            )
+        )
     return out

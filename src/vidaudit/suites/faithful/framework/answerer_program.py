@@ -43,8 +43,13 @@ class ProgramAnswerer:
             b = event_times(q.b, trajs) if q.b is not None else None
             ev = f"first event at {a}" + (f", second event at {b}" if b is not None else "")
             reply = f"Evidence: {len(trajs)} trajectories; {ev}.\nAnswer: {'Yes' if answer(q, trajs) else 'No'}"
-        return Response(text=reply, latency_s=time.perf_counter() - t0, finish_reason="stop",
-                        model_version="program-answerer-1", cost_usd=0.0)
+        return Response(
+            text=reply,
+            latency_s=time.perf_counter() - t0,
+            finish_reason="stop",
+            model_version="program-answerer-1",
+            cost_usd=0.0,
+        )
 
     @staticmethod
     def _open(text: str, trajs: list[dict], vocabulary: dict | None, why: ValueError) -> str:
@@ -56,5 +61,7 @@ class ProgramAnswerer:
         a = open_times(q.a, trajs)
         b = open_times(q.b, trajs) if q.b is not None else None
         ev = f"first event at {a}" + (f", second event at {b}" if b is not None else "")
-        return (f"Evidence: {len(trajs)} trajectories (open vocabulary); {ev}.\n"
-                f"Answer: {'Yes' if answer_open(q, trajs) else 'No'}")
+        return (
+            f"Evidence: {len(trajs)} trajectories (open vocabulary); {ev}.\n"
+            f"Answer: {'Yes' if answer_open(q, trajs) else 'No'}"
+        )

@@ -27,7 +27,8 @@ CAPTIONS_VERSION = 1
 CAPTION_PROMPT = (
     f"[caption v{CAPTIONS_VERSION}] You see {{n}} frames of one video chunk from {{t0:.2f}} s to {{t1:.2f}} s, each "
     "preceded by its timestamp. Describe in plain text every object you see (colour, shape, any number on it) and "
-    "everything that happens, in order, with absolute video seconds.")
+    "everything that happens, in order, with absolute video seconds."
+)
 #: the paper's "prose extractor" (variants B and C, Cluster G: the same content as the structured states, in prose
 #: instead of JSON), as against the dense captions above (Cluster H: a caption of the chunk)
 PROSE_VERSION = 1
@@ -36,13 +37,17 @@ PROSE_PROMPT = (
     "preceded by its timestamp. In plain prose (no JSON, no lists), describe every object that moves, changes or "
     "interacts: what it is and the persistent attributes that tell it apart (colours, clothing, a number it "
     "carries), when it is first and last seen, and every state it takes, action it does and interaction with "
-    "another object, each with its absolute video time in seconds. Refer to an object the same way throughout.")
+    "another object, each with its absolute video time in seconds. Refer to an object the same way throughout."
+)
 
 
 def prompt_for(states: str) -> tuple[str, str, int]:
     """(prompt template, metadata key, version) of a text extractor: dense captions or the prose extractor."""
-    return (PROSE_PROMPT, "prose_version", PROSE_VERSION) if states == "prose" else \
-        (CAPTION_PROMPT, "captions_version", CAPTIONS_VERSION)
+    return (
+        (PROSE_PROMPT, "prose_version", PROSE_VERSION)
+        if states == "prose"
+        else (CAPTION_PROMPT, "captions_version", CAPTIONS_VERSION)
+    )
 
 
 HEADER = "Captions of the video's chunks, in time order (one per line):"
@@ -71,10 +76,12 @@ def random_k(question: str, captions: list[dict], k: int) -> list[str]:
 
 
 def model_prompt(question: str, captions: list[dict]) -> str:
-    return ("These are captions of consecutive chunks of a video (one per line):\n"
-            + "\n".join(json.dumps(c, separators=(",", ":")) for c in captions)
-            + f"\n\nQuestion: {question}\nReply with only a JSON list of the ids of the captions needed to answer "
-            "the question, e.g. [\"C1\", \"C3\"].")
+    return (
+        "These are captions of consecutive chunks of a video (one per line):\n"
+        + "\n".join(json.dumps(c, separators=(",", ":")) for c in captions)
+        + f"\n\nQuestion: {question}\nReply with only a JSON list of the ids of the captions needed to answer "
+        'the question, e.g. ["C1", "C3"].'
+    )
 
 
 def render(captions: list[dict], invalid: list[tuple[int, float, float, str]]) -> str:

@@ -24,7 +24,7 @@ class Chunk:
 
 def _frames_in(t0: float, t1: float, fps: float, n_frames: int, k: int) -> tuple[tuple[int, ...], tuple[float, ...]]:
     first = max(0, math.ceil(t0 * fps - 1e-9))
-    last = min(n_frames - 1, math.ceil(t1 * fps - 1e-9) - 1)   # frames with time in [t0, t1)
+    last = min(n_frames - 1, math.ceil(t1 * fps - 1e-9) - 1)  # frames with time in [t0, t1)
     if last < first:
         return (), ()
     n = last - first + 1

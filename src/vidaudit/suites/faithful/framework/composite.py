@@ -75,7 +75,7 @@ def frame_size(path: str) -> tuple[int, int] | None:
 
 def _descriptor(t: dict) -> str:
     a = t["attributes"]
-    if not synthetic_trajectory(t):   # open vocabulary: the category (and a number), never free text with commas
+    if not synthetic_trajectory(t):  # open vocabulary: the category (and a number), never free text with commas
         num = next((v for v in a.values() if isinstance(v, int) and not isinstance(v, bool)), None)
         return f"{t['id']}={'-'.join(words(t['category'])) or 'object'}" + (f"#{num}" if num is not None else "")
     if t["category"] == "item":
@@ -90,8 +90,12 @@ class ObjectCentricAdapter:
         self.spec = spec
         self.options: FrameworkOptions = parse_spec(spec)
         o = self.options
-        self.aggregator = AggregatorSettings(dt_max=o.dt_max, tau_conf=o.tau, matching=o.matching,  # type: ignore[arg-type]
-                                             linking=o.linking == "on")
+        self.aggregator = AggregatorSettings(
+            dt_max=o.dt_max,
+            tau_conf=o.tau,
+            matching=o.matching,  # type: ignore[arg-type]
+            linking=o.linking == "on",
+        )
         self.extractor: ModelAdapter
         self.answerer: ModelAdapter
         self._owned: list[ModelAdapter]
@@ -111,13 +115,15 @@ class ObjectCentricAdapter:
                         raise ConfigError(f"{spec.label}: the backbone cannot itself be object-centric")
                     made[text] = make_adapter(m)
                 return made[text]
+
             self.extractor = adapter_for("extract")
             self.answerer = adapter_for("answer")
             self.retriever = adapter_for("retrieve") if o.retrieval == "model" else None
             self._owned = list(made.values())
         # images=False: it samples its own frames from the video, so the plan refuses frames@K up front
-        self.capabilities = Capabilities(native_video=True, images=False, concurrency=4,
-                                         local=o.offline, synthetic=o.offline)
+        self.capabilities = Capabilities(
+            native_video=True, images=False, concurrency=4, local=o.offline, synthetic=o.offline
+        )
         self.frames = FrameCache(max_bytes=512 << 20)
         self._sizes: dict[str, tuple[int, int] | None] = {}
 
@@ -128,8 +134,11 @@ class ObjectCentricAdapter:
     def _too_large(self, e: AnswerTooLarge) -> ModelCallError:
         """The trial's error for an answer past a cap: ``too_large`` (the stage's answer is stored and would be
         read again the same way, so not retried), naming the option to raise."""
-        return ModelCallError(ErrorKind.TOO_LARGE, f"{self.spec.label}: {e}; nothing of it was used. If answers "
-                              f"really are this large, raise the cap: object-centric:{e.option}=N,...")
+        return ModelCallError(
+            ErrorKind.TOO_LARGE,
+            f"{self.spec.label}: {e}; nothing of it was used. If answers "
+            f"really are this large, raise the cap: object-centric:{e.option}=N,...",
+        )
 
     # ------------------------------------------------------------------ stages
 
@@ -156,19 +165,31 @@ class ObjectCentricAdapter:
         cap = self.options.max_frame_pixels
         if size is not None and size[0] * size[1] > cap:
             w, h = size
-            raise ModelCallError(ErrorKind.TOO_LARGE, (
-                f"{self.spec.label}: the video's frames are {w}x{h} ({w * h:,} pixels), over max_frame_pixels="
-                f"{cap:,}; no frame was decoded. Downscale the video, or raise the cap: "
-                "object-centric:max_frame_pixels=N,... (a chunk holds chunk_frames frames of 3 bytes a pixel)"))
+            raise ModelCallError(
+                ErrorKind.TOO_LARGE,
+                (
+                    f"{self.spec.label}: the video's frames are {w}x{h} ({w * h:,} pixels), over max_frame_pixels="
+                    f"{cap:,}; no frame was decoded. Downscale the video, or raise the cap: "
+                    "object-centric:max_frame_pixels=N,... (a chunk holds chunk_frames frames of 3 bytes a pixel)"
+                ),
+            )
 
     async def _extract(self, request: Request, video: VideoPart, ch: Chunk, call: StageCall):
         parts = await asyncio.to_thread(self._images, video, ch.frames, ch.times)
         schema = self.schema_for(request)
         template, version = extraction_prompt(schema)
         prompt = template.format(n=len(ch.frames), t0=ch.t_start, t1=ch.t_end)
-        sub = Request(trial_id=request.trial_id, parts=(*parts, TextPart(prompt)), settings=self.spec.settings,
-                      metadata={"stage": "extract", "schema_version": version, "video": video.sha256,
-                                "chunk": [ch.index, ch.t_start, ch.t_end]})
+        sub = Request(
+            trial_id=request.trial_id,
+            parts=(*parts, TextPart(prompt)),
+            settings=self.spec.settings,
+            metadata={
+                "stage": "extract",
+                "schema_version": version,
+                "video": video.sha256,
+                "chunk": [ch.index, ch.t_start, ch.t_end],
+            },
+        )
         r = await call("extract", self.extractor, sub)
         try:
             return ch, r, parse_chunk(r.text, ch.t_start, ch.t_end, schema, self.options.caps), None
@@ -181,8 +202,11 @@ class ObjectCentricAdapter:
         o = self.options
         video = next((p for p in request.parts if isinstance(p, VideoPart)), None)
         if video is None:
-            raise ModelCallError(ErrorKind.UNSUPPORTED, f"{self.spec.label} samples its own frames from the video: "
-                                 "run it under a native condition (e.g. --condition native@1)")
+            raise ModelCallError(
+                ErrorKind.UNSUPPORTED,
+                f"{self.spec.label} samples its own frames from the video: "
+                "run it under a native condition (e.g. --condition native@1)",
+            )
         await self._check_pixels(video)
         prompt = next((p.text for p in reversed(request.parts) if isinstance(p, TextPart)), "")
         try:
@@ -211,24 +235,29 @@ class ObjectCentricAdapter:
         keep = set(ids)
         chosen = [t for t in trajs if t["id"] in keep]
         dropped = ""
-        if o.drop_one == "on":   # D.6's atomic intervention: the first retrieved trajectory the question names
+        if o.drop_one == "on":  # D.6's atomic intervention: the first retrieved trajectory the question names
             named = retrieval.lexical(question, chosen, request.metadata.get("vocabulary"))
             dropped = ",".join(_descriptor(t) for t in chosen if named and t["id"] == named[0]) or "-"
             chosen = [t for t in chosen if not named or t["id"] != named[0]]
         if o.memory_tokens:
             chosen, cut = memory.truncate(chosen, invalid, notes, question, o.memory_tokens)
             if cut:
-                notes = (*notes, f"memory truncated to {o.memory_tokens} tokens (token-matched budget): "
-                                 f"{cut} states dropped")
+                notes = (
+                    *notes,
+                    f"memory truncated to {o.memory_tokens} tokens (token-matched budget): {cut} states dropped",
+                )
         memory_text = memory.render(chosen, invalid, notes)
         g = await self._answer(request, video, memory_text, prompt, call)
         stages.append(g)
         # memory=N: the estimated tokens of the memory G read (0: frames only), what a token-matched cap is
         # computed from (budget.token_match)
         sent = memory.tokens_of(memory_text) if o.answer_input != "frames" else 0
-        head = (f"{HEADER_TAG} chunks={len(chunks)} invalid_chunks={len(invalid)} trajectories={len(trajs)} "
-                f"retrieved={','.join(_descriptor(t) for t in chosen) or '-'} memory={sent}"
-                + (f" dropped={dropped}" if dropped else "") + (f" note={note}" if note else ""))
+        head = (
+            f"{HEADER_TAG} chunks={len(chunks)} invalid_chunks={len(invalid)} trajectories={len(trajs)} "
+            f"retrieved={','.join(_descriptor(t) for t in chosen) or '-'} memory={sent}"
+            + (f" dropped={dropped}" if dropped else "")
+            + (f" note={note}" if note else "")
+        )
         return combine_stages(f"{head}\n{g.text}", stages)
 
     # ------------------------------------------------------------------ ablations needing a model
@@ -244,14 +273,20 @@ class ObjectCentricAdapter:
             parts += await asyncio.to_thread(self._images, video, idx, times)
         parts.append(TextPart(prompt))
         meta: dict = {"stage": "answer"}
-        if request.metadata.get("vocabulary"):   # the dataset's words, for the program answerer (open data only)
+        if request.metadata.get("vocabulary"):  # the dataset's words, for the program answerer (open data only)
             meta["vocabulary"] = request.metadata["vocabulary"]
-        sub = Request(trial_id=request.trial_id, parts=tuple(parts), system=request.system,
-                      settings=self.spec.settings, metadata=meta)
+        sub = Request(
+            trial_id=request.trial_id,
+            parts=tuple(parts),
+            system=request.system,
+            settings=self.spec.settings,
+            metadata=meta,
+        )
         return await call("answer", self.answerer, sub)
 
-    async def _retrieve(self, lib, question: str, items: list[dict], request: Request, call: StageCall
-                        ) -> tuple[list[str], str | None, list[Response]]:
+    async def _retrieve(
+        self, lib, question: str, items: list[dict], request: Request, call: StageCall
+    ) -> tuple[list[str], str | None, list[Response]]:
         """Retrieval R over trajectories (``lib`` = ``retrieval``) or captions (``captions``): all, lexical,
         random top-k (k = what lexical would keep), or a model call (stage ``retrieve``)."""
         o = self.options
@@ -263,25 +298,33 @@ class ObjectCentricAdapter:
             if o.retrieval == "lexical":
                 return kept, None, []
             return lib.random_k(question, items, len(kept)), None, []
-        sub = Request(trial_id=request.trial_id, parts=(TextPart(lib.model_prompt(question, items)),),
-                      settings=self.spec.settings, metadata={"stage": "retrieve"})
+        sub = Request(
+            trial_id=request.trial_id,
+            parts=(TextPart(lib.model_prompt(question, items)),),
+            settings=self.spec.settings,
+            metadata={"stage": "retrieve"},
+        )
         r = await call("retrieve", self.retriever, sub)  # type: ignore[arg-type]
         ids, note = retrieval.parse_model_reply(r.text, items)
         return ids, note, [r]
 
-    async def _summarise(self, request: Request, video: VideoPart, done: list,
-                         call: StageCall) -> tuple[list[dict], str | None]:
+    async def _summarise(
+        self, request: Request, video: VideoPart, done: list, call: StageCall
+    ) -> tuple[list[dict], str | None]:
         """The LLM-summarise aggregator: (trajectories, None), or ([], why) when the reply is invalid."""
         valid = [(ch.index, ch.t_start, ch.t_end, ex) for ch, _, ex, _ in done if ex is not None]
         schema = self.schema_for(request)
-        sub = Request(trial_id=request.trial_id, parts=(TextPart(summarise.prompt(valid, schema)),),
-                      settings=self.spec.settings,
-                      metadata={"stage": "summarise", "summarise_version": summarise.SUMMARISE_VERSION,
-                                "video": video.sha256})
+        sub = Request(
+            trial_id=request.trial_id,
+            parts=(TextPart(summarise.prompt(valid, schema)),),
+            settings=self.spec.settings,
+            metadata={"stage": "summarise", "summarise_version": summarise.SUMMARISE_VERSION, "video": video.sha256},
+        )
         r = await call("summarise", self.answerer, sub)
         try:
-            return summarise.parse_trajectories(r.text, video.duration_s, schema, self.options.caps,
-                                                chunks=len(done)), None
+            return summarise.parse_trajectories(
+                r.text, video.duration_s, schema, self.options.caps, chunks=len(done)
+            ), None
         except InvalidExtraction as e:
             return [], str(e)
         except AnswerTooLarge as e:
@@ -291,24 +334,38 @@ class ObjectCentricAdapter:
         parts = await asyncio.to_thread(self._images, video, ch.frames, ch.times)
         template, key, version = capt.prompt_for(self.options.states)
         prompt = template.format(n=len(ch.frames), t0=ch.t_start, t1=ch.t_end)
-        sub = Request(trial_id=request.trial_id, parts=(*parts, TextPart(prompt)), settings=self.spec.settings,
-                      metadata={"stage": "extract", key: version, "video": video.sha256,
-                                "chunk": [ch.index, ch.t_start, ch.t_end]})
+        sub = Request(
+            trial_id=request.trial_id,
+            parts=(*parts, TextPart(prompt)),
+            settings=self.spec.settings,
+            metadata={
+                "stage": "extract",
+                key: version,
+                "video": video.sha256,
+                "chunk": [ch.index, ch.t_start, ch.t_end],
+            },
+        )
         r = await call("extract", self.extractor, sub)
         return ch, r.text.strip()
 
-    async def _run_captions(self, request: Request, video: VideoPart, prompt: str, question: str,
-                            chunks: list[Chunk], call: StageCall) -> Response:
+    async def _run_captions(
+        self, request: Request, video: VideoPart, prompt: str, question: str, chunks: list[Chunk], call: StageCall
+    ) -> Response:
         """The dense-captions ablation: a caption per chunk (stage ``extract``), retrieval over captions, G."""
         done = await asyncio.gather(*(self._caption(request, video, ch, call) for ch in chunks))
-        caps = [{"id": f"C{ch.index + 1}", "t": [round(ch.t_start, 2), round(ch.t_end, 2)], "text": text}
-                for ch, text in done if text]
+        caps = [
+            {"id": f"C{ch.index + 1}", "t": [round(ch.t_start, 2), round(ch.t_end, 2)], "text": text}
+            for ch, text in done
+            if text
+        ]
         invalid = [(ch.index, ch.t_start, ch.t_end, "empty caption") for ch, text in done if not text]
         ids, note, stages = await self._retrieve(capt, question, caps, request, call)
         keep = set(ids)
         chosen = [c for c in caps if c["id"] in keep]
         g = await self._answer(request, video, capt.render(chosen, invalid), prompt, call)
         stages.append(g)
-        head = (f"{HEADER_TAG} chunks={len(chunks)} invalid_chunks={len(invalid)} captions={len(caps)} "
-                f"retrieved_captions={','.join(c['id'] for c in chosen) or '-'}" + (f" note={note}" if note else ""))
+        head = (
+            f"{HEADER_TAG} chunks={len(chunks)} invalid_chunks={len(invalid)} captions={len(caps)} "
+            f"retrieved_captions={','.join(c['id'] for c in chosen) or '-'}" + (f" note={note}" if note else "")
+        )
         return combine_stages(f"{head}\n{g.text}", stages)

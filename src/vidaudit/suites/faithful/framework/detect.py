@@ -63,12 +63,12 @@ class Blob:
     colour: str
     x: float
     y: float
-    radius: float                  # enclosing-circle radius of the filled blob
-    shape: str | None              # None when the blob is cut (incomplete)
+    radius: float  # enclosing-circle radius of the filled blob
+    shape: str | None  # None when the blob is cut (incomplete)
     size: str
-    lit: bool | None               # None when the ring cannot be judged (blob cut)
+    lit: bool | None  # None when the ring cannot be judged (blob cut)
     complete: bool
-    number: int | None             # a trusted digit read, else None
+    number: int | None  # a trusted digit read, else None
     area: int
 
 
@@ -91,8 +91,15 @@ SHAPE_OFFSETS = (0.0,)
 CENTRE_OFFSETS = tuple(k / 4 for k in range(-3, 4))
 
 
-def _template_error(window: np.ndarray, pixels: np.ndarray, ring: np.ndarray, shape: str, rgb: tuple[int, int, int],
-                    c: tuple[float, float], radius: float) -> float:
+def _template_error(
+    window: np.ndarray,
+    pixels: np.ndarray,
+    ring: np.ndarray,
+    shape: str,
+    rgb: tuple[int, int, int],
+    c: tuple[float, float],
+    radius: float,
+) -> float:
     """Mean squared RGB error, over ``ring``, of ``shape`` drawn at ``c`` on a window the size of
     ``window`` against the frame's ``pixels`` (``window[ring]``)."""
     canvas = np.empty(window.shape, np.uint8)
@@ -120,8 +127,8 @@ def _classify(img: np.ndarray, colour: str, cx: float, cy: float, radius: float)
     x0, y0 = int(round(cx)) - half, int(round(cy)) - half
     if x0 < 0 or y0 < 0 or x0 + 2 * half + 1 > w or y0 + 2 * half + 1 > h:
         return None
-    crop = img[y0:y0 + 2 * half + 1, x0:x0 + 2 * half + 1].astype(np.float32)
-    yy, xx = np.mgrid[0:2 * half + 1, 0:2 * half + 1]
+    crop = img[y0 : y0 + 2 * half + 1, x0 : x0 + 2 * half + 1].astype(np.float32)
+    yy, xx = np.mgrid[0 : 2 * half + 1, 0 : 2 * half + 1]
     d2 = (xx + x0 - cx) ** 2 + (yy + y0 - cy) ** 2
     ring = (d2 >= (SHAPE_INNER * radius) ** 2) & (d2 <= (radius + SHAPE_OUTER_PX) ** 2)
     rgb = COLOURS[colour]
@@ -135,10 +142,22 @@ def _classify(img: np.ndarray, colour: str, cx: float, cy: float, radius: float)
                 best[shape] = min(best.get(shape, math.inf), err)
     shape = min(best, key=lambda k: best[k])
     dx = dy = 0.0
-    for axis in (0, 1):     # one axis at a time: the fit error is smooth and nearly separable in x and y
-        fits = [(_template_error(template, crop, ring, shape, rgb,
-                                 (cx + (o if axis == 0 else dx) - x0, cy + (o if axis == 1 else dy) - y0), radius), o)
-                for o in CENTRE_OFFSETS]
+    for axis in (0, 1):  # one axis at a time: the fit error is smooth and nearly separable in x and y
+        fits = [
+            (
+                _template_error(
+                    template,
+                    crop,
+                    ring,
+                    shape,
+                    rgb,
+                    (cx + (o if axis == 0 else dx) - x0, cy + (o if axis == 1 else dy) - y0),
+                    radius,
+                ),
+                o,
+            )
+            for o in CENTRE_OFFSETS
+        ]
         if axis == 0:
             dx = min(fits)[1]
         else:
@@ -176,8 +195,8 @@ def read_digit(img: np.ndarray, colour: str, shape: str, radius: float, cx: floa
     x0, y0 = int(round(cx)) - half, int(round(cy)) - half
     if x0 < 0 or y0 < 0 or x0 + 2 * half + 1 > w or y0 + 2 * half + 1 > h:
         return None
-    crop = img[y0:y0 + 2 * half + 1, x0:x0 + 2 * half + 1].astype(np.float32)
-    yy, xx = np.mgrid[0:2 * half + 1, 0:2 * half + 1]
+    crop = img[y0 : y0 + 2 * half + 1, x0 : x0 + 2 * half + 1].astype(np.float32)
+    yy, xx = np.mgrid[0 : 2 * half + 1, 0 : 2 * half + 1]
     disk = (xx - half) ** 2 + (yy - half) ** 2 <= (inr * 0.85) ** 2
     fill, ink = COLOURS[colour], _text_rgb(colour)
     soft = _soft(crop)
@@ -268,8 +287,20 @@ def detect(img: np.ndarray, t: float) -> FrameDetections:
             number = read_digit(img, colour, shape, r_true + 0.5, fx, fy)
         rx, ry = (fx, fy) if fit is not None else (mx, my)
         lit = _ring_lit(labels, rx, ry, r_true) if not edge else None
-        blobs.append(Blob(colour=colour, x=mx, y=my, radius=r_enc, shape=shape, size=size, lit=lit,
-                          complete=complete, number=number, area=int(area)))
+        blobs.append(
+            Blob(
+                colour=colour,
+                x=mx,
+                y=my,
+                radius=r_enc,
+                shape=shape,
+                size=size,
+                lit=lit,
+                complete=complete,
+                number=number,
+                area=int(area),
+            )
+        )
     ball = None
     bmask = (labels == BALL_LABEL).astype(np.uint8)
     for b in comps:  # digits can alias to grey: only grey outside every agent blob is the ball

@@ -34,15 +34,15 @@ from vidaudit.sdk import Capabilities, ErrorKind, ImagePart, ModelCallError, Mod
 from vidaudit.suites.faithful.framework.detect import Blob, FrameDetections, detect, small_radius
 from vidaudit.suites.faithful.scene import HALO_GAP, HALO_WIDTH
 
-EDGE_MARGIN = 2.0           # px beyond an object's radius that still counts as "at the edge"
-TRACK_RADII = 4.0           # a visible object moves at most this many small radii between sightings
+EDGE_MARGIN = 2.0  # px beyond an object's radius that still counts as "at the edge"
+TRACK_RADII = 4.0  # a visible object moves at most this many small radii between sightings
 
 
 @dataclass
 class _Obj:
     oid: str
     colour: str
-    seen: list[tuple[int, Blob]] = field(default_factory=list)   # (frame position, blob)
+    seen: list[tuple[int, Blob]] = field(default_factory=list)  # (frame position, blob)
 
     def votes(self, attr: str) -> Counter:
         vals = [getattr(b, attr) for _, b in self.seen if (b.complete or attr == "number")]
@@ -91,7 +91,7 @@ def _track(frames: list[FrameDetections], r_small: float) -> list[_Obj]:
                         if d <= TRACK_RADII * r_small:
                             cost[i, j] = d
                     elif lf < fi:
-                        cost[i, j] = 1000.0 + d       # hidden objects after every visible one
+                        cost[i, j] = 1000.0 + d  # hidden objects after every visible one
             rows, cols = linear_sum_assignment(cost) if cands else ([], [])
             taken = set()
             for i, j in zip(rows, cols, strict=True):
@@ -131,21 +131,36 @@ def _lit_states(o: _Obj, times: list[float]) -> list[dict]:
     seq = [(f, b.lit) for f, b in o.seen if b.lit is not None]
     if not seq:
         return []
-    out = [{"t": times[seq[0][0]], "kind": "attribute", "predicate": "state",
-            "value": "lit" if seq[0][1] else "dark", "object": None}]
+    out = [
+        {
+            "t": times[seq[0][0]],
+            "kind": "attribute",
+            "predicate": "state",
+            "value": "lit" if seq[0][1] else "dark",
+            "object": None,
+        }
+    ]
     cur = seq[0][1]
     for k in range(1, len(seq)):
         f, v = seq[k]
         held = k + 1 >= len(seq) or seq[k + 1][1] == v
         if v != cur and held:
             cur = v
-            out.append({"t": times[f], "kind": "attribute", "predicate": "state", "value": "lit" if v else "dark",
-                        "object": None})
+            out.append(
+                {
+                    "t": times[f],
+                    "kind": "attribute",
+                    "predicate": "state",
+                    "value": "lit" if v else "dark",
+                    "object": None,
+                }
+            )
     return out
 
 
-def _ball_states(frames: list[FrameDetections], objs: list[_Obj], times: list[float], r_ball: float,
-                 ball_id: str) -> dict[str, list[dict]]:
+def _ball_states(
+    frames: list[FrameDetections], objs: list[_Obj], times: list[float], r_ball: float, ball_id: str
+) -> dict[str, list[dict]]:
     """passes_to / receives from the sequence of ball holders (None while it flies)."""
     holders = _ball_holders(frames, objs, r_ball)
     _drop_brief_holds(holders)
@@ -188,8 +203,9 @@ def _drop_brief_holds(holders: list[tuple[int, int | None]]) -> None:
                 holders[k] = (holders[k][0], None)
 
 
-def _handovers(holders: list[tuple[int, int | None]], objs: list[_Obj], times: list[float],
-               ball_id: str) -> dict[str, list[dict]]:
+def _handovers(
+    holders: list[tuple[int, int | None]], objs: list[_Obj], times: list[float], ball_id: str
+) -> dict[str, list[dict]]:
     """passes_to at the release (the first flight sighting after a hold) and receives at the catch, each time
     the holder changes."""
     out: dict[str, list[dict]] = {}
@@ -202,9 +218,11 @@ def _handovers(holders: list[tuple[int, int | None]], objs: list[_Obj], times: l
         if prev_holder is not None and h != prev_holder:
             t_rel = times[released_at if released_at is not None else fi]
             out.setdefault(objs[prev_holder].oid, []).append(
-                {"t": t_rel, "kind": "relation", "predicate": "passes_to", "value": None, "object": objs[h].oid})
+                {"t": t_rel, "kind": "relation", "predicate": "passes_to", "value": None, "object": objs[h].oid}
+            )
             out.setdefault(objs[h].oid, []).append(
-                {"t": times[fi], "kind": "relation", "predicate": "receives", "value": None, "object": ball_id})
+                {"t": times[fi], "kind": "relation", "predicate": "receives", "value": None, "object": ball_id}
+            )
         if h is not None:
             prev_holder, released_at = h, None
     return out
@@ -228,12 +246,15 @@ def _collisions(objs: list[_Obj], times: list[float], n: int) -> dict[str, list[
             around = range(max(0, fi - 5), min(n, fi + 6))
             if not all(f in vis[i] and f in vis[j] for f in around):
                 continue
+
             def moved(k: int, fi: int = fi) -> float:
                 pts = [(f, b) for f, b in objs[k].seen if fi - 6 <= f <= fi]
                 return math.hypot(pts[-1][1].x - pts[0][1].x, pts[-1][1].y - pts[0][1].y) if pts else 0.0
+
             s, o = (i, j) if moved(i) >= moved(j) else (j, i)
-            out.setdefault(objs[s].oid, []).append({"t": times[fi], "kind": "relation", "predicate": "collides_with",
-                                                    "value": None, "object": objs[o].oid})
+            out.setdefault(objs[s].oid, []).append(
+                {"t": times[fi], "kind": "relation", "predicate": "collides_with", "value": None, "object": objs[o].oid}
+            )
         in_contact = now
     return out
 
@@ -289,24 +310,42 @@ def _object_json(o: _Obj, times: list[float], w: int, h: int) -> dict[str, Any]:
     """An agent in the schema's JSON (its states filled in later): majority attributes, first and last sighting."""
     f0, b0 = o.seen[0]
     f1, b1 = o.seen[-1]
-    return {"id": o.oid, "category": "agent",
-            "attributes": {"colour": o.colour, "shape": o.known("shape"), "size": o.known("size"),
-                           "number": o.known("number")},
-            "first_seen": times[f0], "last_seen": times[f1],
-            "position": {"first": [round(b0.x / w, 3), round(b0.y / h, 3)],
-                         "last": [round(b1.x / w, 3), round(b1.y / h, 3)]},
-            "states": []}
+    return {
+        "id": o.oid,
+        "category": "agent",
+        "attributes": {
+            "colour": o.colour,
+            "shape": o.known("shape"),
+            "size": o.known("size"),
+            "number": o.known("number"),
+        },
+        "first_seen": times[f0],
+        "last_seen": times[f1],
+        "position": {
+            "first": [round(b0.x / w, 3), round(b0.y / h, 3)],
+            "last": [round(b1.x / w, 3), round(b1.y / h, 3)],
+        },
+        "states": [],
+    }
 
 
-def _ball_json(ball_id: str, ball_frames: list[tuple[int, tuple[float, float]]], times: list[float], w: int,
-               h: int) -> dict[str, Any]:
+def _ball_json(
+    ball_id: str, ball_frames: list[tuple[int, tuple[float, float]]], times: list[float], w: int, h: int
+) -> dict[str, Any]:
     """The ball in the schema's JSON: an item with no states of its own (passes and catches are its holders')."""
     (f0, p0), (f1, p1) = ball_frames[0], ball_frames[-1]
-    return {"id": ball_id, "category": "item",
-            "attributes": {"colour": "grey", "shape": None, "size": None, "number": None},
-            "first_seen": times[f0], "last_seen": times[f1],
-            "position": {"first": [round(p0[0] / w, 3), round(p0[1] / h, 3)],
-                         "last": [round(p1[0] / w, 3), round(p1[1] / h, 3)]}, "states": []}
+    return {
+        "id": ball_id,
+        "category": "item",
+        "attributes": {"colour": "grey", "shape": None, "size": None, "number": None},
+        "first_seen": times[f0],
+        "last_seen": times[f1],
+        "position": {
+            "first": [round(p0[0] / w, 3), round(p0[1] / h, 3)],
+            "last": [round(p1[0] / w, 3), round(p1[1] / h, 3)],
+        },
+        "states": [],
+    }
 
 
 def extract_chunk(images: list[np.ndarray], times: list[float]) -> dict:
@@ -358,6 +397,11 @@ class OfflineExtractor:
         if not imgs:
             raise ModelCallError(ErrorKind.BAD_REQUEST, "offline extractor: the request has no frames")
         out = extract_chunk([i for _, i in imgs], [t for t, _ in imgs])
-        return Response(text=json.dumps(out, sort_keys=True), latency_s=time.perf_counter() - t0,
-                        finish_reason="stop", model_version="offline-extractor-1", cost_usd=0.0,
-                        frames_sent=tuple(p.frame_index for p in request.parts if isinstance(p, ImagePart)))
+        return Response(
+            text=json.dumps(out, sort_keys=True),
+            latency_s=time.perf_counter() - t0,
+            finish_reason="stop",
+            model_version="offline-extractor-1",
+            cost_usd=0.0,
+            frames_sent=tuple(p.frame_index for p in request.parts if isinstance(p, ImagePart)),
+        )

@@ -40,8 +40,9 @@ def options_of(model: str):
         return None
 
 
-def pairs(systems: Sequence[tuple[str, str]], key: str, variant: str, base: Sequence[str]
-          ) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+def pairs(
+    systems: Sequence[tuple[str, str]], key: str, variant: str, base: Sequence[str]
+) -> list[tuple[tuple[str, str], tuple[str, str]]]:
     """(base system, variant system) pairs of one condition whose specs differ only in ``key`` (variant: ``key``
     = ``variant``; base: one of ``base``)."""
     opts = {s: o for s in systems if (o := options_of(s[0])) is not None}
@@ -61,12 +62,14 @@ def _right(arm: Mapping[str, ScoreRecord], sid: str) -> bool:
 
 
 def _targets(samples: Mapping[str, Sample], a: Mapping[str, ScoreRecord], b: Mapping[str, ScoreRecord]) -> list[str]:
-    return sorted(sid for sid in set(a) & set(b) if (s := samples.get(sid)) is not None
-                  and s.params.get("role") == "target")
+    return sorted(
+        sid for sid in set(a) & set(b) if (s := samples.get(sid)) is not None and s.params.get("role") == "target"
+    )
 
 
-def clutter_failures(arms: Mapping[tuple[str, str], Mapping[str, ScoreRecord]],
-                     samples: Mapping[str, Sample]) -> list[dict[str, Any]]:
+def clutter_failures(
+    arms: Mapping[tuple[str, str], Mapping[str, ScoreRecord]], samples: Mapping[str, Sample]
+) -> list[dict[str, Any]]:
     out = []
     for base, var in pairs(list(arms), "retrieval", "all", FILTERS):
         ts = _targets(samples, arms[base], arms[var])
@@ -74,10 +77,19 @@ def clutter_failures(arms: Mapping[tuple[str, str], Mapping[str, ScoreRecord]],
             continue
         fails = sum(1 for t in ts if _right(arms[base], t) and not _right(arms[var], t))
         reverse = sum(1 for t in ts if _right(arms[var], t) and not _right(arms[base], t))
-        out.append({"filtered": base[0], "no_filter": var[0], "condition": base[1], "n_targets": len(ts),
-                    "clutter_failures": fails, "clutter_failure_rate": fails / len(ts),
-                    "filter_failures": reverse, "filter_failure_rate": reverse / len(ts),
-                    "rule": "targets where the no-filter system is wrong and the filtered one right / targets of both"})
+        out.append(
+            {
+                "filtered": base[0],
+                "no_filter": var[0],
+                "condition": base[1],
+                "n_targets": len(ts),
+                "clutter_failures": fails,
+                "clutter_failure_rate": fails / len(ts),
+                "filter_failures": reverse,
+                "filter_failure_rate": reverse / len(ts),
+                "rule": "targets where the no-filter system is wrong and the filtered one right / targets of both",
+            }
+        )
     return out
 
 
@@ -87,8 +99,9 @@ def _is_gold(dropped: list[dict], sample: Sample) -> bool:
     return any(denotes(g, t) for g in gold for t in dropped)
 
 
-def drop_one_gold(arms: Mapping[tuple[str, str], Mapping[str, ScoreRecord]], samples: Mapping[str, Sample],
-                  has_chains: bool) -> list[dict[str, Any]]:
+def drop_one_gold(
+    arms: Mapping[tuple[str, str], Mapping[str, ScoreRecord]], samples: Mapping[str, Sample], has_chains: bool
+) -> list[dict[str, Any]]:
     out = []
     for base, var in pairs(list(arms), "drop_one", "on", ("off",)):
         ts = []
@@ -98,9 +111,17 @@ def drop_one_gold(arms: Mapping[tuple[str, str], Mapping[str, ScoreRecord]], sam
             if r.status == "ok" and dropped and (not has_chains or _is_gold(dropped, samples[t])):
                 ts.append(t)
         n = len(ts)
-        out.append({"base": base[0], "dropped": var[0], "condition": base[1], "n_targets": n,
-                    "gold": "chain entities (D.6's rule)" if has_chains
-                    else "question-named (the data has no chains: not checked against gold)",
-                    "a_target_after_drop": sum(_right(arms[var], t) for t in ts) / n if n else None,
-                    "a_target_base": sum(_right(arms[base], t) for t in ts) / n if n else None})
+        out.append(
+            {
+                "base": base[0],
+                "dropped": var[0],
+                "condition": base[1],
+                "n_targets": n,
+                "gold": "chain entities (D.6's rule)"
+                if has_chains
+                else "question-named (the data has no chains: not checked against gold)",
+                "a_target_after_drop": sum(_right(arms[var], t) for t in ts) / n if n else None,
+                "a_target_base": sum(_right(arms[base], t) for t in ts) / n if n else None,
+            }
+        )
     return out

@@ -32,15 +32,19 @@ def run_latency(run_dir: str | Path) -> dict[tuple[str, str], dict[str, Any]]:
     for row, att in rows:
         if att is not None:
             videos.setdefault((row.model, row.condition_id), set()).add(video.get(row.sample_id, row.sample_id))
-    return {(m, c): latency_split(block.get("latency") or {}, max(1, int(block.get("n_trials") or 0)),
-                                  len(videos.get((m, c), ())) or None)
-            for m, conds in usage.items() for c, block in conds.items()}
+    return {
+        (m, c): latency_split(
+            block.get("latency") or {}, max(1, int(block.get("n_trials") or 0)), len(videos.get((m, c), ())) or None
+        )
+        for m, conds in usage.items()
+        for c, block in conds.items()
+    }
 
 
 def _summary(values: Sequence[float]) -> dict[str, Any]:
     v = sorted(values)
     med = statistics.median(v)
-    q1, q3 = (statistics.quantiles(v, n=4, method="inclusive")[0::2] if len(v) > 1 else (v[0], v[0]))
+    q1, q3 = statistics.quantiles(v, n=4, method="inclusive")[0::2] if len(v) > 1 else (v[0], v[0])
     return {"median": med, "q1": q1, "q3": q3, "iqr_over_median": (q3 - q1) / med if med else None, "values": v}
 
 
@@ -57,13 +61,23 @@ def latency_over_runs(run_dirs: Sequence[str | Path]) -> dict[str, Any]:
         def figure(get: Any, splits: Sequence[Mapping[str, Any]] = splits) -> dict[str, Any] | None:
             vals = [x for x in (get(s) for s in splits) if x is not None]
             return _summary(vals) if len(vals) == len(splits) else None
+
         stages = sorted({st for s in splits for st in s["median_s_per_call"]})
-        systems.append({"model": key[0], "condition": key[1], "runs": len(splits),
-                        "preprocessing_s_per_video": figure(lambda s: s["preprocessing_s_per_video"]),
-                        "per_query_s": figure(lambda s: s["per_query_s"]),
-                        "median_s_per_call": {st: figure(lambda s, st=st: s["median_s_per_call"].get(st))
-                                              for st in stages}})
-    return {"runs": [str(d) for d in run_dirs], "n_runs": len(run_dirs), "systems": systems,
-            "rule": "per run: preprocessing = the once-per-video stages' distinct calls summed, per video; per query = "
-                    "the per-query stages' uses summed, per question; per call = the median of a stage's distinct "
-                    "calls. Across runs: the median of each figure, its quartiles and IQR / median"}
+        systems.append(
+            {
+                "model": key[0],
+                "condition": key[1],
+                "runs": len(splits),
+                "preprocessing_s_per_video": figure(lambda s: s["preprocessing_s_per_video"]),
+                "per_query_s": figure(lambda s: s["per_query_s"]),
+                "median_s_per_call": {st: figure(lambda s, st=st: s["median_s_per_call"].get(st)) for st in stages},
+            }
+        )
+    return {
+        "runs": [str(d) for d in run_dirs],
+        "n_runs": len(run_dirs),
+        "systems": systems,
+        "rule": "per run: preprocessing = the once-per-video stages' distinct calls summed, per video; per query = "
+        "the per-query stages' uses summed, per question; per call = the median of a stage's distinct "
+        "calls. Across runs: the median of each figure, its quartiles and IQR / median",
+    }

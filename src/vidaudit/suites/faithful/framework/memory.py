@@ -66,8 +66,13 @@ def tokens_of(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def truncate(trajs: list[dict], invalid: list[tuple[int, float, float, str]], notes: tuple[str, ...],
-             question: str, max_tokens: int) -> tuple[list[dict], int]:
+def truncate(
+    trajs: list[dict],
+    invalid: list[tuple[int, float, float, str]],
+    notes: tuple[str, ...],
+    question: str,
+    max_tokens: int,
+) -> tuple[list[dict], int]:
     """(trajectories, states dropped) whose rendered memory, with a note saying what was cut, fits in
     ``max_tokens`` estimated tokens (``max_tokens`` 0: no cap, nothing dropped)."""
     if max_tokens <= 0 or tokens_of(render(trajs, invalid, notes)) <= max_tokens:
@@ -77,20 +82,23 @@ def truncate(trajs: list[dict], invalid: list[tuple[int, float, float, str]], no
     def uses(s: list) -> bool:
         head = words(str(s[2]).replace("_", " "))[:1] + (words(str(s[3])) if s[3] is not None else [])
         return bool(stems(" ".join(head)) & asked)
+
     order = sorted(((uses(s), float(s[0]), i, j) for i, t in enumerate(trajs) for j, s in enumerate(t["states"])))
 
     def cut(k: int, drop_trajs: int = 0) -> list[dict]:
         gone = {(i, j) for _, _, i, j in order[:k]}
-        kept = [{**t, "states": [s for j, s in enumerate(t["states"]) if (i, j) not in gone]}
-                for i, t in enumerate(trajs)]
-        return kept[:len(kept) - drop_trajs]
+        kept = [
+            {**t, "states": [s for j, s in enumerate(t["states"]) if (i, j) not in gone]} for i, t in enumerate(trajs)
+        ]
+        return kept[: len(kept) - drop_trajs]
 
     def fits(kept: list[dict], k: int) -> bool:
         note = f"memory truncated to {max_tokens} tokens (token-matched budget): {k} states dropped"
         return tokens_of(render(kept, invalid, (*notes, note))) <= max_tokens
+
     lo, hi = 1, len(order)
     if fits(cut(hi), hi):
-        while lo < hi:   # the fewest states dropped that fit (monotone: fewer states, shorter text)
+        while lo < hi:  # the fewest states dropped that fit (monotone: fewer states, shorter text)
             mid = (lo + hi) // 2
             if fits(cut(mid), mid):
                 hi = mid

@@ -23,9 +23,9 @@ _ANSWER = re.compile(r"Answer:\s*(Yes|No)\b", re.I)
 
 @dataclass(frozen=True)
 class TargetResult:
-    target: str                  # the target's sample id
-    cluster: str                 # its source video
-    form: str | None             # question_form ("order", "count", ...)
+    target: str  # the target's sample id
+    cluster: str  # its source video
+    form: str | None  # question_form ("order", "count", ...)
     right: bool
     faithful: bool
 
@@ -54,9 +54,16 @@ class _MemoCall:
         self.cache: dict[str, Response] = {}
 
     async def __call__(self, stage: str, adapter: ModelAdapter, request: Request) -> Response:
-        key = json.dumps([stage, adapter.spec.label, request.metadata,
-                          [p.text if isinstance(p, TextPart) else getattr(p, "frame_index", None) for p in request.parts]],
-                         sort_keys=True, default=str)
+        key = json.dumps(
+            [
+                stage,
+                adapter.spec.label,
+                request.metadata,
+                [p.text if isinstance(p, TextPart) else getattr(p, "frame_index", None) for p in request.parts],
+            ],
+            sort_keys=True,
+            default=str,
+        )
         if key not in self.cache:
             self.cache[key] = await adapter.generate(request)
         return self.cache[key]
@@ -64,12 +71,21 @@ class _MemoCall:
 
 def _request(data: Path, s: Sample) -> Request:
     v = s.video
-    video = VideoPart(path=str(data / v.path), sha256=v.sha256, fps=1.0, duration_s=v.duration_s, n_frames=v.n_frames,
-                      source_fps=v.fps, stream=v.stream)
+    video = VideoPart(
+        path=str(data / v.path),
+        sha256=v.sha256,
+        fps=1.0,
+        duration_s=v.duration_s,
+        n_frames=v.n_frames,
+        source_fps=v.fps,
+        stream=v.stream,
+    )
     return Request(trial_id=s.sample_id, parts=(video, TextPart(f"Question: {s.question}\nAnswer Yes or No.")))
 
 
-async def _answers(adapter: ObjectCentricAdapter, data: Path, samples: list[Sample], call: _MemoCall) -> dict[str, bool | None]:
+async def _answers(
+    adapter: ObjectCentricAdapter, data: Path, samples: list[Sample], call: _MemoCall
+) -> dict[str, bool | None]:
     out: dict[str, bool | None] = {}
     for s in samples:
         r = await adapter.run(_request(data, s), call)
@@ -87,8 +103,15 @@ def per_target(answers: dict[str, bool | None], samples: list[Sample]) -> list[T
             continue
         ok = answers.get(s.sample_id) == gold[s.sample_id]
         faithful = ok and all(answers.get(x) == gold[x] for x in s.params["sub_sample_ids"])
-        out.append(TargetResult(s.sample_id, str(s.params.get("source_video_id") or s.group_id),
-                                s.params.get("question_form"), ok, faithful))
+        out.append(
+            TargetResult(
+                s.sample_id,
+                str(s.params.get("source_video_id") or s.group_id),
+                s.params.get("question_form"),
+                ok,
+                faithful,
+            )
+        )
     return out
 
 
@@ -113,8 +136,9 @@ def evaluate(data: str | Path, specs: list[str]) -> dict[str, FaithScore]:
             finally:
                 await adapter.aclose()
             outs = per_target(answers, samples)
-            res[spec] = FaithScore(spec, len(outs), sum(o.faithful for o in outs), sum(o.right for o in outs),
-                                   tuple(outs))
+            res[spec] = FaithScore(
+                spec, len(outs), sum(o.faithful for o in outs), sum(o.right for o in outs), tuple(outs)
+            )
         return res
 
     return asyncio.run(go())

@@ -74,10 +74,10 @@ class EventQ:
 
 @dataclass(frozen=True)
 class Query:
-    op: str                      # "exists" | "before" | "count" | "same"
+    op: str  # "exists" | "before" | "count" | "same"
     a: EventQ
     b: EventQ | None = None
-    n: int | None = None         # for "count": the number asked about
+    n: int | None = None  # for "count": the number asked about
 
 
 def _verb_regex(template: str) -> str:
@@ -168,7 +168,7 @@ def parse_question(text: str) -> Query:
         vm = re.match(rx, rest)
         if vm is None:
             continue
-        tail = rest[vm.end():]
+        tail = rest[vm.end() :]
         a = _event(subject, key, vm.groupdict().get("o"))
         if tail == "":
             return Query("exists", a)
@@ -210,7 +210,7 @@ def denotes(name: Name, traj: dict) -> bool:
         return False
     at = traj["attributes"]
     for k, v in (("colour", name.colour), ("shape", name.shape), ("number", name.number)):
-        if v is not None and at.get(k) is not None and at[k] != v:   # a field the name leaves open matches any
+        if v is not None and at.get(k) is not None and at[k] != v:  # a field the name leaves open matches any
             return False
     return True
 
@@ -239,9 +239,9 @@ def doers(e: EventQ, trajs: list[dict]) -> set[str]:
 
 
 def answer(q: Query, trajs: list[dict]) -> bool:
-    if q.op == "count":   # the trajectories that do it: one per agent when identities are linked
+    if q.op == "count":  # the trajectories that do it: one per agent when identities are linked
         return len(doers(q.a, trajs)) == q.n
-    if q.op == "same":    # one trajectory does both: the memory's identity
+    if q.op == "same":  # one trajectory does both: the memory's identity
         return q.b is not None and bool(doers(q.a, trajs) & doers(q.b, trajs))
     a = event_times(q.a, trajs)
     if q.op == "exists":

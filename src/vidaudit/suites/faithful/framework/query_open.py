@@ -42,19 +42,19 @@ ANY_COUNT = {stem(w) for w in ("agents", "objects", "things", "entities", "ones"
 
 @dataclass(frozen=True)
 class Clause:
-    subject: frozenset[str] | None     # trajectory ids (None: any)
+    subject: frozenset[str] | None  # trajectory ids (None: any)
     object: frozenset[str] | None
-    verbs: frozenset[str]              # predicate stems named (the verb)
+    verbs: frozenset[str]  # predicate stems named (the verb)
     values: frozenset[str] = frozenset()  # attribute-state value stems named, read when no predicate is
 
 
 @dataclass(frozen=True)
 class OpenQuery:
-    op: str                            # "exists" | "before" | "count"
+    op: str  # "exists" | "before" | "count"
     a: Clause
     b: Clause | None = None
     n: int | None = None
-    category: str | None = None        # count: the category stem (None: any)
+    category: str | None = None  # count: the category stem (None: any)
 
 
 def _name_matches(spec: dict[str, Any], traj: dict) -> bool:
@@ -71,8 +71,9 @@ def _name_matches(spec: dict[str, Any], traj: dict) -> bool:
     return shared > 0
 
 
-def mentions(clause: str, trajs: list[dict], vocab: dict[str, Any]) -> tuple[list[tuple[int, frozenset[str]]],
-                                                                               set[str]]:
+def mentions(
+    clause: str, trajs: list[dict], vocab: dict[str, Any]
+) -> tuple[list[tuple[int, frozenset[str]]], set[str]]:
     """(position, trajectory ids) of each entity the clause names, in order; and the stems used up by them."""
     low = " ".join(words(clause))
     toks = low.split()
@@ -92,8 +93,11 @@ def mentions(clause: str, trajs: list[dict], vocab: dict[str, Any]) -> tuple[lis
         for v in (t.get("attributes") or {}).values():
             if not value_in(v, set(stems_at), set(toks)):
                 continue
-            vs = [str(int(v))] if isinstance(v, int | float) and not isinstance(v, bool) else \
-                [stem(w) for w in words(str(v)) if w not in STOP]
+            vs = (
+                [str(int(v))]
+                if isinstance(v, int | float) and not isinstance(v, bool)
+                else [stem(w) for w in words(str(v)) if w not in STOP]
+            )
             pos = min((i for i, s in enumerate(toks if vs[0].isdigit() else stems_at) if s in vs), default=None)
             if pos is not None:
                 found.setdefault(pos, set()).add(t["id"])
@@ -129,8 +133,12 @@ def _verb_stems(trajs: list[dict], vocab: dict[str, Any]) -> tuple[set[str], set
 def _clause(text: str, trajs: list[dict], vocab: dict[str, Any], known: tuple[set[str], set[str]]) -> Clause:
     ments, used = mentions(text, trajs, vocab)
     st = {stem(w) for w in words(text) if w not in STOP} - used
-    return Clause(subject=ments[0][1] if ments else None, object=ments[1][1] if len(ments) > 1 else None,
-                  verbs=frozenset(st & known[0]), values=frozenset(st & known[1]))
+    return Clause(
+        subject=ments[0][1] if ments else None,
+        object=ments[1][1] if len(ments) > 1 else None,
+        verbs=frozenset(st & known[0]),
+        values=frozenset(st & known[1]),
+    )
 
 
 def parse_open(question: str, trajs: list[dict], vocab: dict[str, Any] | None = None) -> OpenQuery:
@@ -144,8 +152,9 @@ def parse_open(question: str, trajs: list[dict], vocab: dict[str, Any] | None = 
         c = _clause(m.group(3), trajs, vocab, known)
         if not (c.verbs or c.values):
             raise ValueError(f"no verb the memory knows in {question!r}")
-        return OpenQuery("count", c, n=NUMBER_WORDS.index(m.group(1).lower()),
-                         category=None if noun in ANY_COUNT else noun)
+        return OpenQuery(
+            "count", c, n=NUMBER_WORDS.index(m.group(1).lower()), category=None if noun in ANY_COUNT else noun
+        )
     q = _AUX.sub("", q)
     parts = _SPLIT.split(q, maxsplit=1)
     a = _clause(parts[0], trajs, vocab, known)
@@ -156,7 +165,7 @@ def parse_open(question: str, trajs: list[dict], vocab: dict[str, Any] | None = 
     word, rest = parts[1].lower(), parts[2]
     b = _clause(rest, trajs, vocab, known)
     if not (b.verbs or b.values):
-        b = Clause(b.subject, b.object, a.verbs, a.values)          # "... before #7 does"
+        b = Clause(b.subject, b.object, a.verbs, a.values)  # "... before #7 does"
     return OpenQuery("before", b, a) if word == "after" else OpenQuery("before", a, b)
 
 
@@ -169,8 +178,7 @@ def event_times(c: Clause, trajs: list[dict]) -> list[float]:
             if c.verbs:
                 hit = _head(pred) in c.verbs
             else:
-                hit = kind == "attribute" and value is not None and any(stem(w) in c.values
-                                                                       for w in words(str(value)))
+                hit = kind == "attribute" and value is not None and any(stem(w) in c.values for w in words(str(value)))
             if hit and c.object is not None and kind == "relation" and obj not in c.object:
                 hit = False
             if hit:

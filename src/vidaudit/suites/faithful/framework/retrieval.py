@@ -42,22 +42,29 @@ def lexical(question: str, trajs: list[dict], vocabulary: dict | None = None) ->
     opened = {t["id"] for t in trajs if not synthetic_trajectory(t)}
     keep = set(_lexical_open(question, [t for t in trajs if t["id"] in opened], vocabulary)) if opened else set()
     low = question.strip().lower()
-    if _COUNT.match(low):   # every agent, and the ball when the question names it
+    if _COUNT.match(low):  # every agent, and the ball when the question names it
         return [t["id"] for t in trajs if t["category"] == "agent" or "ball" in words or t["id"] in keep]
     same = _SAME.match(low)
     looks = {(m.group(1), m.group(2)) for m in _LOOK.finditer(low)} if same else set()
     out = []
     for t in trajs:
         at = t["attributes"]
-        if same and t["category"] == "agent" and ("the agent that" in low or (at.get("colour"), at.get("shape")) in looks):
-            hit = True   # an agent the question's descriptions may denote
+        if (
+            same
+            and t["category"] == "agent"
+            and ("the agent that" in low or (at.get("colour"), at.get("shape")) in looks)
+        ):
+            hit = True  # an agent the question's descriptions may denote
         elif t["id"] in opened:
             hit = t["id"] in keep
         elif t["category"] == "item":
             hit = "ball" in words
         else:
-            hit = at.get("colour") in words and (at.get("shape") is None or at["shape"] in words) \
+            hit = (
+                at.get("colour") in words
+                and (at.get("shape") is None or at["shape"] in words)
                 and (at.get("number") is None or str(at["number"]) in words)
+            )
         if hit:
             out.append(t["id"])
     return out
@@ -92,15 +99,27 @@ def random_k(question: str, trajs: list[dict], k: int) -> list[str]:
 
 
 def headers(trajs: list[dict]) -> str:
-    return "\n".join(json.dumps({"id": t["id"], "category": t["category"], "attributes": t["attributes"],
-                                 "predicates": sorted({s[2] for s in t["states"]})}, separators=(",", ":"))
-                     for t in trajs)
+    return "\n".join(
+        json.dumps(
+            {
+                "id": t["id"],
+                "category": t["category"],
+                "attributes": t["attributes"],
+                "predicates": sorted({s[2] for s in t["states"]}),
+            },
+            separators=(",", ":"),
+        )
+        for t in trajs
+    )
 
 
 def model_prompt(question: str, trajs: list[dict]) -> str:
-    return ("These are the object trajectories extracted from a video (one per line):\n" + headers(trajs)
-            + f"\n\nQuestion: {question}\nReply with only a JSON list of the ids of the trajectories needed to "
-            "answer the question, e.g. [\"T1\", \"T4\"].")
+    return (
+        "These are the object trajectories extracted from a video (one per line):\n"
+        + headers(trajs)
+        + f"\n\nQuestion: {question}\nReply with only a JSON list of the ids of the trajectories needed to "
+        'answer the question, e.g. ["T1", "T4"].'
+    )
 
 
 def parse_model_reply(text: str, trajs: list[dict]) -> tuple[list[str], str | None]:

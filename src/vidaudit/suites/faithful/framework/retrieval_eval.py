@@ -55,9 +55,17 @@ def _descriptors(field: str) -> list[dict]:
             out.append({"id": dm.group(1), "category": "item", "attributes": {"colour": dm.group(2)}})
         else:
             num = dm.group(5)
-            out.append({"id": dm.group(1), "category": "agent",
-                        "attributes": {"colour": dm.group(3), "shape": None if dm.group(4) == "None" else dm.group(4),
-                                       "number": None if num == "None" else int(num)}})
+            out.append(
+                {
+                    "id": dm.group(1),
+                    "category": "agent",
+                    "attributes": {
+                        "colour": dm.group(3),
+                        "shape": None if dm.group(4) == "None" else dm.group(4),
+                        "number": None if num == "None" else int(num),
+                    },
+                }
+            )
     return out
 
 
@@ -87,8 +95,12 @@ def summarise(pairs: Sequence[tuple[list[dict], list[Name]]]) -> dict:
         n_hit += sum(any(denotes(g, t) for g in gold) for t in ret)
         n_gold += len(gold)
         n_cov += sum(any(denotes(g, t) for t in ret) for g in gold)
-    return {"n_targets": len(pairs), "precision_macro": sum(ps) / len(ps) if ps else None,
-            "recall_macro": sum(rs) / len(rs) if rs else None,
-            "precision_micro": n_hit / n_ret if n_ret else None, "recall_micro": n_cov / n_gold if n_gold else None,
-            "mean_retrieved": n_ret / len(pairs) if pairs else None,
-            "unit": "entity (trajectory); gold = the entities the target's chain facts name"}
+    return {
+        "n_targets": len(pairs),
+        "precision_macro": sum(ps) / len(ps) if ps else None,
+        "recall_macro": sum(rs) / len(rs) if rs else None,
+        "precision_micro": n_hit / n_ret if n_ret else None,
+        "recall_micro": n_cov / n_gold if n_gold else None,
+        "mean_retrieved": n_ret / len(pairs) if pairs else None,
+        "unit": "entity (trajectory); gold = the entities the target's chain facts name",
+    }

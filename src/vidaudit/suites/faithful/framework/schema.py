@@ -123,7 +123,9 @@ class OpenChunkExtraction(_Strict):
 #: the schemas a dataset can declare: the synthetic worlds' (one instance: agents and items, colour / shape /
 #: size / number, the simulator's events) and the open vocabulary of real videos
 SCHEMAS: dict[str, type[ChunkExtraction | OpenChunkExtraction]] = {
-    "synthetic": ChunkExtraction, "open": OpenChunkExtraction}
+    "synthetic": ChunkExtraction,
+    "open": OpenChunkExtraction,
+}
 
 
 def attributes_of(obj: ChunkObject | OpenChunkObject) -> dict[str, object]:
@@ -196,18 +198,21 @@ def check_counts(items: object, caps: AnswerCaps, what: str, noun: str, scale: i
     per = "" if scale == 1 else f" x {scale} chunks"
     if len(items) > scale * caps.max_objects:
         raise AnswerTooLarge(f"{what} lists more than max_objects={caps.max_objects}{per} {noun}", "max_objects")
-    records = len(items) + sum(len(x["states"]) for x in items
-                               if isinstance(x, dict) and isinstance(x.get("states"), list))
+    records = len(items) + sum(
+        len(x["states"]) for x in items if isinstance(x, dict) and isinstance(x.get("states"), list)
+    )
     if records > scale * caps.max_records:
-        raise AnswerTooLarge(f"{what} holds more than max_records={caps.max_records}{per} {noun} and states",
-                             "max_records")
+        raise AnswerTooLarge(
+            f"{what} holds more than max_records={caps.max_records}{per} {noun} and states", "max_records"
+        )
 
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
-def parse_chunk(text: str, t_start: float, t_end: float, schema: str = "synthetic", caps: AnswerCaps | None = None
-                ) -> ChunkExtraction | OpenChunkExtraction:
+def parse_chunk(
+    text: str, t_start: float, t_end: float, schema: str = "synthetic", caps: AnswerCaps | None = None
+) -> ChunkExtraction | OpenChunkExtraction:
     """The validated extraction of chunk [t_start, t_end) under ``schema`` (``SCHEMAS``), ``InvalidExtraction``
     naming what is wrong, or ``AnswerTooLarge`` naming the cap it passes (``caps``, default ``AnswerCaps()``)."""
     caps = caps or AnswerCaps()
@@ -230,8 +235,9 @@ def parse_chunk(text: str, t_start: float, t_end: float, schema: str = "syntheti
     lo, hi = t_start - TIME_TOL_S, t_end + TIME_TOL_S
     for o in chunk.objects:
         if not (lo <= o.first_seen <= o.last_seen <= hi):
-            raise InvalidExtraction(f"{o.id}: first_seen/last_seen {o.first_seen}..{o.last_seen} outside the chunk "
-                                    f"[{t_start:g}, {t_end:g})")
+            raise InvalidExtraction(
+                f"{o.id}: first_seen/last_seen {o.first_seen}..{o.last_seen} outside the chunk [{t_start:g}, {t_end:g})"
+            )
         for s in o.states:
             if not lo <= s.t <= hi:
                 raise InvalidExtraction(f"{o.id}: state at {s.t} outside the chunk [{t_start:g}, {t_end:g})")
@@ -249,9 +255,9 @@ SCHEMA_PROMPT = (
     '"states": [{{"t": seconds, "kind": "attribute" | "action" | "relation", "predicate": "...", '
     '"value": "..." or null, "object": "o2" or null}}]}}]}}\n'
     "Positions are the object's centre in normalised frame coordinates (0..1, y down). Use absolute video "
-    "seconds. State kinds: attribute (predicate \"state\", value \"lit\" or \"dark\", once when first seen and "
-    "at every change), action (\"enters\", \"exits\"), relation to another listed object (\"passes_to\", "
-    "\"receives\", \"collides_with\", \"goes_behind\", \"emerges_from\"). Use the same id for an object "
+    'seconds. State kinds: attribute (predicate "state", value "lit" or "dark", once when first seen and '
+    'at every change), action ("enters", "exits"), relation to another listed object ("passes_to", '
+    '"receives", "collides_with", "goes_behind", "emerges_from"). Use the same id for an object '
     "throughout the chunk, also when it is briefly hidden."
 )
 
@@ -267,9 +273,9 @@ OPEN_SCHEMA_PROMPT = (
     '"value": "..." or null, "object": "o2" or null}}]}}]}}\n'
     "Attributes are the persistent properties that tell this object apart from the others (colours, clothing, "
     "a number or text it carries, its kind); write what you see, in a few words each. States, at the time they "
-    "are seen: attribute (a property that changes, with its value, e.g. predicate \"door\", value \"open\"), "
-    "action (what it does, e.g. \"jumps\", \"enters\"), relation to another listed object (e.g. \"passes_to\", "
-    "\"blocks\"). Positions are the object's centre in normalised frame coordinates (0..1, y down). Use "
+    'are seen: attribute (a property that changes, with its value, e.g. predicate "door", value "open"), '
+    'action (what it does, e.g. "jumps", "enters"), relation to another listed object (e.g. "passes_to", '
+    '"blocks"). Positions are the object\'s centre in normalised frame coordinates (0..1, y down). Use '
     "absolute video seconds and the same id for an object throughout the chunk, also when it is briefly hidden."
 )
 

@@ -58,10 +58,17 @@ from vidaudit.suites.faithful.framework.schema import (
 
 _OPT = re.compile(r"([a-z_]+)=([^,]*),")
 STAGE_KEYS = ("extract", "retrieve", "answer")
-CHOICES = {"retrieval": ("model", "lexical", "all", "random"), "answer_input": ("both", "text", "frames"),
-           "order": ("time", "shuffled"), "linking": ("on", "off"), "matching": ("bipartite", "greedy"),
-           "aggregator": ("deterministic", "summarise"), "states": ("structured", "captions", "prose"),
-           "schema": ("synthetic", "open"), "drop_one": ("off", "on")}
+CHOICES = {
+    "retrieval": ("model", "lexical", "all", "random"),
+    "answer_input": ("both", "text", "frames"),
+    "order": ("time", "shuffled"),
+    "linking": ("on", "off"),
+    "matching": ("bipartite", "greedy"),
+    "aggregator": ("deterministic", "summarise"),
+    "states": ("structured", "captions", "prose"),
+    "schema": ("synthetic", "open"),
+    "drop_one": ("off", "on"),
+}
 
 
 @dataclass(frozen=True)
@@ -115,10 +122,16 @@ class FrameworkOptions:
 
 
 #: the paper's configuration names (Table 7; A, unnamed there, is the structured framework "Ours")
-VARIANTS = {"A": {"states": "structured"}, "B": {"states": "prose", "retrieval": "all"},
-            "C": {"states": "prose", "retrieval": "model"}}
-VARIANT_TITLES = {"A": "Variant A: structured states (Ours)", "B": "Variant B: prose extractor, no R",
-                  "C": "Variant C: prose extractor + prose R"}
+VARIANTS = {
+    "A": {"states": "structured"},
+    "B": {"states": "prose", "retrieval": "all"},
+    "C": {"states": "prose", "retrieval": "model"},
+}
+VARIANT_TITLES = {
+    "A": "Variant A: structured states (Ours)",
+    "B": "Variant B: prose extractor, no R",
+    "C": "Variant C: prose extractor + prose R",
+}
 
 
 def _expand_variant(label: str, given: dict[str, str]) -> dict[str, str]:
@@ -136,9 +149,16 @@ def variant_of(opts: FrameworkOptions) -> str | None:
     """The paper's name of a configuration however it was written (None: none of A, B, C)."""
     if opts.states == "prose":
         return "B" if opts.retrieval == "all" else "C" if opts.retrieval == "model" else None
-    if opts.states == "structured" and opts.retrieval in ("model", "lexical") and opts.aggregator == "deterministic" \
-            and opts.order == "time" and opts.linking == "on" and opts.answer_input == "both" \
-            and opts.drop_one == "off" and not opts.memory_tokens:
+    if (
+        opts.states == "structured"
+        and opts.retrieval in ("model", "lexical")
+        and opts.aggregator == "deterministic"
+        and opts.order == "time"
+        and opts.linking == "on"
+        and opts.answer_input == "both"
+        and opts.drop_one == "off"
+        and not opts.memory_tokens
+    ):
         return "A"
     return None
 
@@ -172,10 +192,12 @@ def _split_options(spec: ModelSpec) -> tuple[str, dict[str, str]]:
     given: dict[str, str] = {}
     while (m := _OPT.match(rest)) is not None:
         given[m.group(1)] = m.group(2)
-        rest = rest[m.end():]
+        rest = rest[m.end() :]
     if not rest:
-        raise ConfigError(f"{spec.label}: no backbone; write object-centric:offline or object-centric:PROVIDER:MODEL "
-                          "(options first, e.g. object-centric:linking=off,offline)")
+        raise ConfigError(
+            f"{spec.label}: no backbone; write object-centric:offline or object-centric:PROVIDER:MODEL "
+            "(options first, e.g. object-centric:linking=off,offline)"
+        )
     return rest, given
 
 
@@ -212,10 +234,19 @@ _PARSERS = {**dict.fromkeys(STAGE_KEYS, _stage_option), **dict.fromkeys(CHOICES,
 
 def _check_ranges(label: str, opts: FrameworkOptions) -> None:
     """The numeric options within the ranges that make a run (positive lengths, a confidence below 1, caps)."""
-    if opts.chunk_s <= 0 or opts.chunk_frames < 1 or opts.answer_frames < 0 or opts.dt_max <= 0 \
-            or not 0 <= opts.tau < 1 or opts.chunks < 0 or opts.memory_tokens < 0:
-        raise ConfigError(f"{label}: chunk_s and dt_max must be > 0, chunk_frames >= 1, answer_frames >= 0, "
-                          "chunks >= 0, memory_tokens >= 0, 0 <= tau < 1")
+    if (
+        opts.chunk_s <= 0
+        or opts.chunk_frames < 1
+        or opts.answer_frames < 0
+        or opts.dt_max <= 0
+        or not 0 <= opts.tau < 1
+        or opts.chunks < 0
+        or opts.memory_tokens < 0
+    ):
+        raise ConfigError(
+            f"{label}: chunk_s and dt_max must be > 0, chunk_frames >= 1, answer_frames >= 0, "
+            "chunks >= 0, memory_tokens >= 0, 0 <= tau < 1"
+        )
     if min(opts.max_depth, opts.max_objects, opts.max_records, opts.max_frame_pixels) < 1:
         raise ConfigError(f"{label}: max_depth, max_objects, max_records and max_frame_pixels must be >= 1")
 
@@ -224,31 +255,46 @@ def _refuse_model_only_options(label: str, opts: FrameworkOptions) -> None:
     """Summarising, captions and prose need a model: the offline backbone has no deterministic stand-in."""
     for key, value in (("aggregator", "summarise"), ("states", "captions"), ("states", "prose")):
         if opts.offline and getattr(opts, key) == value:
-            raise ConfigError(f"{label}: {key}={value} needs a model, and the offline backbone has none; "
-                              f"use a model backbone, e.g. object-centric:{key}={value},openai:gpt-4o")
+            raise ConfigError(
+                f"{label}: {key}={value} needs a model, and the offline backbone has none; "
+                f"use a model backbone, e.g. object-centric:{key}={value},openai:gpt-4o"
+            )
 
 
 def _refuse_trajectory_options(label: str, opts: FrameworkOptions) -> None:
     """Captions and prose make no trajectories, so the options that act on trajectories do not apply."""
     if opts.states in ("captions", "prose"):
-        clash = [f"{k}={getattr(opts, k)}" for k, d in (("aggregator", "deterministic"), ("order", "time"),
-                                                         ("linking", "on"), ("matching", "bipartite"),
-                                                         ("drop_one", "off"), ("memory_tokens", 0))
-                 if getattr(opts, k) != d]
+        clash = [
+            f"{k}={getattr(opts, k)}"
+            for k, d in (
+                ("aggregator", "deterministic"),
+                ("order", "time"),
+                ("linking", "on"),
+                ("matching", "bipartite"),
+                ("drop_one", "off"),
+                ("memory_tokens", 0),
+            )
+            if getattr(opts, k) != d
+        ]
         if clash:
-            raise ConfigError(f"{label}: states={opts.states} has no trajectories, so {', '.join(clash)} does not "
-                              "apply; drop it")
+            raise ConfigError(
+                f"{label}: states={opts.states} has no trajectories, so {', '.join(clash)} does not apply; drop it"
+            )
 
 
 def _refuse_offline_misfits(label: str, opts: FrameworkOptions) -> None:
     """The offline backbone reads only the synthetic scenes and runs no model: no open schema, no stage models,
     no model retrieval."""
     if opts.offline and opts.schema == "open":
-        raise ConfigError(f"{label}: schema=open needs a model extractor; the offline one reads only the "
-                          "synthetic scenes (use a model backbone, e.g. object-centric:schema=open,openai:gpt-4o)")
+        raise ConfigError(
+            f"{label}: schema=open needs a model extractor; the offline one reads only the "
+            "synthetic scenes (use a model backbone, e.g. object-centric:schema=open,openai:gpt-4o)"
+        )
     staged = [k for k in STAGE_KEYS if getattr(opts, k)]
     if opts.offline and staged:
-        raise ConfigError(f"{label}: {', '.join(k + '=' for k in staged)} give a stage its own model, and the "
-                          "offline backbone runs no model; use a model backbone (the default for the other stages)")
+        raise ConfigError(
+            f"{label}: {', '.join(k + '=' for k in staged)} give a stage its own model, and the "
+            "offline backbone runs no model; use a model backbone (the default for the other stages)"
+        )
     if opts.offline and opts.retrieval == "model":
         raise ConfigError(f"{label}: the offline backbone has no model to retrieve with; use retrieval=lexical")

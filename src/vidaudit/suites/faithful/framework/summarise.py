@@ -43,8 +43,9 @@ class TrajectoryJSON(_Strict):
     category: Literal["agent", "item"]
     attributes: Attributes
     seen: list[tuple[float, float]] = Field(min_length=1)
-    states: list[tuple[float, Literal["attribute", "action", "relation"], str, str | None, str | None]] = \
-        Field(default_factory=list)
+    states: list[tuple[float, Literal["attribute", "action", "relation"], str, str | None, str | None]] = Field(
+        default_factory=list
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> TrajectoryJSON:
@@ -69,8 +70,9 @@ class OpenTrajectoryMemory(_Strict):
     trajectories: list[OpenTrajectoryJSON]
 
 
-def parse_trajectories(text: str, duration_s: float, schema: str = "synthetic", caps: AnswerCaps | None = None,
-                       chunks: int = 1) -> list[dict]:
+def parse_trajectories(
+    text: str, duration_s: float, schema: str = "synthetic", caps: AnswerCaps | None = None, chunks: int = 1
+) -> list[dict]:
     """The validated trajectories of a summarise reply (in ``schema``'s vocabulary), as the aggregator's
     ``as_json`` dicts, ``InvalidExtraction`` naming what is wrong, or ``AnswerTooLarge`` past ``caps``
     (their counts times ``chunks``, the chunks merged)."""
@@ -96,25 +98,42 @@ def parse_trajectories(text: str, duration_s: float, schema: str = "synthetic", 
                 raise InvalidExtraction(f"{t.id}: state at {s[0]} outside the video [0, {duration_s:g}]")
             if s[4] is not None and s[4] not in ids:
                 raise InvalidExtraction(f"{t.id}: relation {s[2]!r} to unknown trajectory {s[4]!r}")
-    return [{"id": t.id, "category": t.category,
-             "attributes": dict(t.attributes) if isinstance(t.attributes, dict) else t.attributes.model_dump(),
-             "seen": [list(x) for x in t.seen], "states": [list(x) for x in sorted(t.states, key=lambda s: s[0])]}
-            for t in mem.trajectories]
+    return [
+        {
+            "id": t.id,
+            "category": t.category,
+            "attributes": dict(t.attributes) if isinstance(t.attributes, dict) else t.attributes.model_dump(),
+            "seen": [list(x) for x in t.seen],
+            "states": [list(x) for x in sorted(t.states, key=lambda s: s[0])],
+        }
+        for t in mem.trajectories
+    ]
 
 
-def prompt(chunks: list[tuple[int, float, float, ChunkExtraction | OpenChunkExtraction]], schema: str = "synthetic"
-           ) -> str:
+def prompt(
+    chunks: list[tuple[int, float, float, ChunkExtraction | OpenChunkExtraction]], schema: str = "synthetic"
+) -> str:
     """The summarise request: every valid chunk's observations, one JSON line per chunk (``schema`` open: the
     reply's category and attributes are free text, as the observations')."""
-    form = ('"category": "a short noun", "attributes": {"name": "value", ...}' if schema == "open" else
-            '"category": "agent" or "item", "attributes": {"colour": ..., "shape": ..., "size": ..., "number": ...}')
-    lines = [json.dumps({"chunk": m, "t": [round(t0, 2), round(t1, 2)], "objects": ex.model_dump()["objects"]},
-                        separators=(",", ":")) for m, t0, t1, ex in chunks]
-    return (f"[summarise v{SUMMARISE_VERSION}] These are the objects observed in consecutive chunks of one video "
-            "(one JSON object per chunk; ids are local to a chunk):\n" + "\n".join(lines) + "\n\n"
-            "Merge the observations of the same physical object across chunks into one trajectory. Link two "
-            "observations only when their attributes agree and they are close in time and position; never put two "
-            "objects of one chunk in one trajectory; keep an object you cannot link as its own trajectory. Reply "
-            'with JSON only: {"trajectories": [{"id": "T1", ' + form + ', "seen": [[first_s, last_s], ...], '
-            '"states": [[t, "attribute" | "action" | "relation", predicate, value or null, '
-            "other trajectory id or null], ...]}]} with absolute video seconds.")
+    form = (
+        '"category": "a short noun", "attributes": {"name": "value", ...}'
+        if schema == "open"
+        else '"category": "agent" or "item", "attributes": {"colour": ..., "shape": ..., "size": ..., "number": ...}'
+    )
+    lines = [
+        json.dumps(
+            {"chunk": m, "t": [round(t0, 2), round(t1, 2)], "objects": ex.model_dump()["objects"]},
+            separators=(",", ":"),
+        )
+        for m, t0, t1, ex in chunks
+    ]
+    return (
+        f"[summarise v{SUMMARISE_VERSION}] These are the objects observed in consecutive chunks of one video "
+        "(one JSON object per chunk; ids are local to a chunk):\n" + "\n".join(lines) + "\n\n"
+        "Merge the observations of the same physical object across chunks into one trajectory. Link two "
+        "observations only when their attributes agree and they are close in time and position; never put two "
+        "objects of one chunk in one trajectory; keep an object you cannot link as its own trajectory. Reply "
+        'with JSON only: {"trajectories": [{"id": "T1", ' + form + ', "seen": [[first_s, last_s], ...], '
+        '"states": [[t, "attribute" | "action" | "relation", predicate, value or null, '
+        "other trajectory id or null], ...]}]} with absolute video seconds."
+    )

@@ -24,17 +24,83 @@ SYNTHETIC_CATEGORIES = frozenset({"agent", "item"})
 SYNTHETIC_ATTRIBUTES = frozenset({"colour", "shape", "size", "number"})
 WORD = re.compile(r"[a-z0-9]+")
 #: words that never identify an entity or an event on their own
-STOP = frozenset(["a", "an", "the", "of", "in", "on", "at", "to", "with", "and", "or", "by", "for", "from", "is",
-                  "are", "was", "were", "be", "been", "does", "do", "did", "has", "have", "had", "who", "that",
-                  "which", "this", "it", "its", "his", "her", "their", "there", "one", "any", "some"])
+STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "with",
+        "and",
+        "or",
+        "by",
+        "for",
+        "from",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "does",
+        "do",
+        "did",
+        "has",
+        "have",
+        "had",
+        "who",
+        "that",
+        "which",
+        "this",
+        "it",
+        "its",
+        "his",
+        "her",
+        "their",
+        "there",
+        "one",
+        "any",
+        "some",
+    ]
+)
 
 
 #: irregular forms a light stemmer cannot see (plural nouns, past tenses), mapped to their base
-IRREGULAR = {"people": "person", "men": "man", "women": "woman", "children": "child", "shot": "shoot",
-             "ran": "run", "threw": "throw", "thrown": "throw", "caught": "catch", "took": "take", "taken": "take",
-             "gave": "give", "given": "give", "fell": "fall", "fallen": "fall", "went": "go", "gone": "go",
-             "came": "come", "held": "hold", "hit": "hit", "struck": "strike", "rode": "ride", "drove": "drive",
-             "driven": "drive", "sat": "sit", "stood": "stand", "put": "put", "ate": "eat", "eaten": "eat"}
+IRREGULAR = {
+    "people": "person",
+    "men": "man",
+    "women": "woman",
+    "children": "child",
+    "shot": "shoot",
+    "ran": "run",
+    "threw": "throw",
+    "thrown": "throw",
+    "caught": "catch",
+    "took": "take",
+    "taken": "take",
+    "gave": "give",
+    "given": "give",
+    "fell": "fall",
+    "fallen": "fall",
+    "went": "go",
+    "gone": "go",
+    "came": "come",
+    "held": "hold",
+    "hit": "hit",
+    "struck": "strike",
+    "rode": "ride",
+    "drove": "drive",
+    "driven": "drive",
+    "sat": "sit",
+    "stood": "stand",
+    "put": "put",
+    "ate": "eat",
+    "eaten": "eat",
+}
 
 
 def stem(word: str) -> str:
@@ -75,10 +141,12 @@ def vocabulary_of_record(record: Any) -> dict[str, Any]:
         for k, v in e.attributes.items():
             attrs.setdefault(k, set()).add(str(v))
     preds = {f.predicate for f in record.facts} | {f.value for f in record.facts if f.value}
-    return {"categories": sorted({e.category for e in record.entities}),
-            "attributes": {k: sorted(v) for k, v in sorted(attrs.items())},
-            "predicates": sorted(preds),
-            "names": {e.name: {"category": e.category, "attributes": dict(e.attributes)} for e in record.entities}}
+    return {
+        "categories": sorted({e.category for e in record.entities}),
+        "attributes": {k: sorted(v) for k, v in sorted(attrs.items())},
+        "predicates": sorted(preds),
+        "names": {e.name: {"category": e.category, "attributes": dict(e.attributes)} for e in record.entities},
+    }
 
 
 def merge(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any]:
@@ -88,10 +156,12 @@ def merge(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any]:
     for voc in (a, b):
         for k, vs in (voc.get("attributes") or {}).items():
             attrs.setdefault(k, set()).update(str(v) for v in vs)
-    return {"categories": sorted(set(a.get("categories") or ()) | set(b.get("categories") or ())),
-            "attributes": {k: sorted(v) for k, v in sorted(attrs.items())},
-            "predicates": sorted(set(a.get("predicates") or ()) | set(b.get("predicates") or ())),
-            "names": {**(b.get("names") or {}), **(a.get("names") or {})}}
+    return {
+        "categories": sorted(set(a.get("categories") or ()) | set(b.get("categories") or ())),
+        "attributes": {k: sorted(v) for k, v in sorted(attrs.items())},
+        "predicates": sorted(set(a.get("predicates") or ()) | set(b.get("predicates") or ())),
+        "names": {**(b.get("names") or {}), **(a.get("names") or {})},
+    }
 
 
 def vocabulary_of_memory(trajs: list[dict]) -> dict[str, Any]:
@@ -101,16 +171,24 @@ def vocabulary_of_memory(trajs: list[dict]) -> dict[str, Any]:
         for k, v in (t.get("attributes") or {}).items():
             if v is not None:
                 attrs.setdefault(k, set()).add(str(v))
-    preds = {s[2] for t in trajs for s in t["states"]} | {str(s[3]) for t in trajs for s in t["states"]
-                                                          if s[1] == "attribute" and s[3] is not None}
-    return {"categories": sorted({t["category"] for t in trajs}), "attributes": {k: sorted(v) for k, v in attrs.items()},
-            "predicates": sorted(preds), "names": {}}
+    preds = {s[2] for t in trajs for s in t["states"]} | {
+        str(s[3]) for t in trajs for s in t["states"] if s[1] == "attribute" and s[3] is not None
+    }
+    return {
+        "categories": sorted({t["category"] for t in trajs}),
+        "attributes": {k: sorted(v) for k, v in attrs.items()},
+        "predicates": sorted(preds),
+        "names": {},
+    }
 
 
 def synthetic_trajectory(t: dict) -> bool:
     """A trajectory in the synthetic worlds' terms (an agent or item with a colour): the synthetic rules apply."""
-    return t["category"] in SYNTHETIC_CATEGORIES and "colour" in (t.get("attributes") or {}) \
+    return (
+        t["category"] in SYNTHETIC_CATEGORIES
+        and "colour" in (t.get("attributes") or {})
         and not is_open_entity(t["category"], t["attributes"])
+    )
 
 
 def value_in(value: object, text_stems: set[str], text_words: set[str]) -> bool:

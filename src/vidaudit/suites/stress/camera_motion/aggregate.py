@@ -30,11 +30,12 @@ def aggregate_camera(records: Sequence[ScoreRecord]) -> dict[str, Any]:
     for model, cond in keys:
         rs = [r for r in recs if r.model == model and r.condition == cond]
         cell = _cell(rs)
-        cell.update({"model": model, "condition": cond, "role": rs[0].model_role,
-                     "paper_name": paper_name(model)})
+        cell.update({"model": model, "condition": cond, "role": rs[0].model_role, "paper_name": paper_name(model)})
         cell["per_direction"] = {d: _cell([r for r in rs if r.params.get("motion") == d]) for d in DIRECTIONS}
-        cell["per_synthesis"] = {syn: _cell([r for r in rs if r.params.get("synthesis") == syn])
-                                 for syn in sorted({str(r.params.get("synthesis")) for r in rs})}
+        cell["per_synthesis"] = {
+            syn: _cell([r for r in rs if r.params.get("synthesis") == syn])
+            for syn in sorted({str(r.params.get("synthesis")) for r in rs})
+        }
         confusion = {d: dict.fromkeys(PREDICTED_COLUMNS, 0) for d in DIRECTIONS}
         for r in rs:
             true = r.params.get("motion")
@@ -42,5 +43,10 @@ def aggregate_camera(records: Sequence[ScoreRecord]) -> dict[str, Any]:
                 confusion[true][predicted_of(r)] += 1
         cell["confusion"] = confusion
         cells[f"{model}|{cond}"] = cell
-    return {"cells": cells, "chance": CHANCE, "paper_reported": dict(PAPER_REPORTED),
-            "human_ceiling": None, "directions": list(DIRECTIONS)}
+    return {
+        "cells": cells,
+        "chance": CHANCE,
+        "paper_reported": dict(PAPER_REPORTED),
+        "human_ceiling": None,
+        "directions": list(DIRECTIONS),
+    }

@@ -68,11 +68,23 @@ PRESETS: dict[str, Preset] = {
     "smoke": Preset("smoke", 160, 96, 2, ((3.0, 10.0),), (0.25,), ((1.5, "linear"),), speeds_per_side=True),
     # Reveal A.3: durations 1-15 s, 15-60 fps (30-600 frames), pan 10-200 px/s, zoom 1.2-3.0x linear or
     # exponential; 36 scenes x 6 motions = 216 videos per synthesis (the paper: "more than 200")
-    "paper": Preset("paper", 320, 180, 36,
-                    ((1.0, 30.0), (2.0, 60.0), (3.0, 15.0), (8.0, 24.0), (10.0, 30.0), (15.0, 40.0)),
-                    (10.0, 50.0, 100.0, 150.0, 200.0),
-                    ((1.2, "linear"), (1.5, "exponential"), (2.0, "linear"), (2.0, "exponential"),
-                     (2.5, "linear"), (3.0, "linear"), (3.0, "exponential"))),
+    "paper": Preset(
+        "paper",
+        320,
+        180,
+        36,
+        ((1.0, 30.0), (2.0, 60.0), (3.0, 15.0), (8.0, 24.0), (10.0, 30.0), (15.0, 40.0)),
+        (10.0, 50.0, 100.0, 150.0, 200.0),
+        (
+            (1.2, "linear"),
+            (1.5, "exponential"),
+            (2.0, "linear"),
+            (2.0, "exponential"),
+            (2.5, "linear"),
+            (3.0, "linear"),
+            (3.0, "exponential"),
+        ),
+    ),
 }
 
 
@@ -99,24 +111,40 @@ def sweep_point(preset: Preset, scene: int, width: int, height: int) -> Point:
     return Point(dur, fps, round(pan, 6), round(tilt, 6), zmax, curve)
 
 
-def camera_spec(motion: str, width: int, height: int, duration_s: float, fps: float, frac: float,
-                zoom_max: float, zoom_curve: str) -> PerturbationSpec:
+def camera_spec(
+    motion: str, width: int, height: int, duration_s: float, fps: float, frac: float, zoom_max: float, zoom_curve: str
+) -> PerturbationSpec:
     """A ``camera_2d`` spec whose pan/tilt speed is ``frac`` of the frame's width/height per second."""
     speed = frac * (width if motion.startswith("pan") else height)
     return spec_2d(motion, Point(duration_s, fps, speed, speed, zoom_max, zoom_curve))
 
 
 def spec_2d(motion: str, pt: Point) -> PerturbationSpec:
-    return PerturbationSpec(name="camera_2d", params={"motion": motion, "speed_px_s": round(pt.speed(motion), 6),
-                                                      "zoom_max": pt.zoom_max, "zoom_curve": pt.zoom_curve,
-                                                      "duration_s": pt.duration_s, "fps": pt.fps})
+    return PerturbationSpec(
+        name="camera_2d",
+        params={
+            "motion": motion,
+            "speed_px_s": round(pt.speed(motion), 6),
+            "zoom_max": pt.zoom_max,
+            "zoom_curve": pt.zoom_curve,
+            "duration_s": pt.duration_s,
+            "fps": pt.fps,
+        },
+    )
 
 
 def spec_3d(motion: str, pt: Point, width: int, height: int):
 
-    return synth3d.Camera3DSpec(motion=motion, width=width, height=height, duration_s=pt.duration_s,  # type: ignore[arg-type]
-                        fps=pt.fps, speed_px_s=pt.speed(motion), zoom_max=pt.zoom_max,
-                        zoom_curve=pt.zoom_curve)  # type: ignore[arg-type]
+    return synth3d.Camera3DSpec(
+        motion=motion,  # type: ignore[arg-type]
+        width=width,
+        height=height,
+        duration_s=pt.duration_s,
+        fps=pt.fps,
+        speed_px_s=pt.speed(motion),
+        zoom_max=pt.zoom_max,
+        zoom_curve=pt.zoom_curve,  # type: ignore[arg-type]
+    )
 
 
 # --------------------------------------------------------------------------- settings and sources
@@ -158,17 +186,24 @@ def parse_settings(settings: Mapping[str, str]) -> Settings:
 # --------------------------------------------------------------------------- the plan
 
 
-def plan_samples(preset: Preset, scenes: int | None = None, syntheses: tuple[str, ...] = ("2d",),
-                 width: int | None = None, height: int | None = None,
-                 sources: list[Path] | None = None) -> list[dict[str, Any]]:
+def plan_samples(
+    preset: Preset,
+    scenes: int | None = None,
+    syntheses: tuple[str, ...] = ("2d",),
+    width: int | None = None,
+    height: int | None = None,
+    sources: list[Path] | None = None,
+) -> list[dict[str, Any]]:
     """Every sample to render: scene x synthesis x motion, with its sweep point and ids."""
     w, h = width or preset.width, height or preset.height
     n = len(sources) if sources is not None else preset.scenes if scenes is None else scenes
     if n < 1:
         raise ConfigError(f"--seeds must be at least 1, got {n}")
     if sources is not None and "3d" in syntheses:
-        raise ConfigError("--source images are moved in 2D only (Algorithm 1); drop --set synthesis=3d|both, or "
-                          "drop --source to render 3D sprite scenes")
+        raise ConfigError(
+            "--source images are moved in 2D only (Algorithm 1); drop --set synthesis=3d|both, or "
+            "drop --source to render 3D sprite scenes"
+        )
     rows = []
     for scene in range(n):
         pt = sweep_point(preset, scene, w, h)
@@ -176,10 +211,20 @@ def plan_samples(preset: Preset, scenes: int | None = None, syntheses: tuple[str
             for motion in DIRECTIONS:
                 sid = f"stress-{PROBE}-{motion}-s{scene}" if synth == "2d" else f"stress-{PROBE}-3d-{motion}-s{scene}"
                 params: dict[str, Any] = {
-                    "probe": PROBE, "motion": motion, "synthesis": synth, "scene": scene, "preset": preset.name,
-                    "option": LETTER_OF[motion], "duration_s": pt.duration_s, "fps": pt.fps,
-                    "speed_px_s": pt.speed(motion), "zoom_max": pt.zoom_max, "zoom_curve": pt.zoom_curve,
-                    "width": w, "height": h}
+                    "probe": PROBE,
+                    "motion": motion,
+                    "synthesis": synth,
+                    "scene": scene,
+                    "preset": preset.name,
+                    "option": LETTER_OF[motion],
+                    "duration_s": pt.duration_s,
+                    "fps": pt.fps,
+                    "speed_px_s": pt.speed(motion),
+                    "zoom_max": pt.zoom_max,
+                    "zoom_curve": pt.zoom_curve,
+                    "width": w,
+                    "height": h,
+                }
                 row: dict[str, Any] = {"sample_id": sid, "scene": scene, "point": pt, "params": params}
                 if synth == "2d":
                     row["spec"] = spec_2d(motion, pt)
@@ -199,12 +244,17 @@ def _render_3d(world, spec, path: Path) -> dict[str, Any]:
     n = spec.n_frames
     p, yaw, pitch = spec.pose((n - 1) / n)
 
-    return {"content_motion": CAMERA_CONTENT_MOTION[spec.motion], "final_yaw_deg": round(math.degrees(yaw), 6),
-            "final_pitch_deg": round(math.degrees(pitch), 6), "final_camera_z": round(p[2], 6)}
+    return {
+        "content_motion": CAMERA_CONTENT_MOTION[spec.motion],
+        "final_yaw_deg": round(math.degrees(yaw), 6),
+        "final_pitch_deg": round(math.degrees(pitch), 6),
+        "final_camera_z": round(p[2], 6),
+    }
 
 
-def render_job(synthesis: str, scene: int, spec: Any, still: str | None, out: str,
-               rel: str) -> tuple[dict[str, Any], VideoRef]:
+def render_job(
+    synthesis: str, scene: int, spec: Any, still: str | None, out: str, rel: str
+) -> tuple[dict[str, Any], VideoRef]:
     """One video (a pure function of its arguments): the still moved by ``spec`` (2d, seeded by the scene),
     or scene ``scene``'s 3D world filmed by ``spec``; returns the measured params and the written file."""
 
@@ -213,17 +263,30 @@ def render_job(synthesis: str, scene: int, spec: Any, still: str | None, out: st
             raise ValueError("a 2d camera_motion job needs the path of its still")
         res = apply_perturbation(still, spec, Path(out) / rel, seed=int(scene))
         m = res.meta.map
-        extra = {"content_motion": res.meta.info["content_motion"], "final_dx": m["dx"][-1],
-                 "final_dy": m["dy"][-1], "final_zoom": m["zoom"][-1]}
+        extra = {
+            "content_motion": res.meta.info["content_motion"],
+            "final_dx": m["dx"][-1],
+            "final_dy": m["dy"][-1],
+            "final_zoom": m["zoom"][-1],
+        }
     else:
         extra = _render_3d(synth3d.make_world(scene), spec, Path(out) / rel)
     return extra, video_ref(out, rel)
 
 
-def generate(out: Path, preset: str = "smoke", scenes: int | None = None, *, force: bool = False,
-             settings: Mapping[str, str] | None = None, source: Path | None = None,
-             on_progress: Callable[[int, int], None] | None = None, workers: int | None = 1,
-             pool: PoolFactory | None = None, log: SourceLog | None = None) -> Path:
+def generate(
+    out: Path,
+    preset: str = "smoke",
+    scenes: int | None = None,
+    *,
+    force: bool = False,
+    settings: Mapping[str, str] | None = None,
+    source: Path | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+    workers: int | None = 1,
+    pool: PoolFactory | None = None,
+    log: SourceLog | None = None,
+) -> Path:
     """Write the stills (here: each feeds six videos), then one ``render_job`` per video (see ``core.jobs``)."""
     check_choice("preset", preset, PRESETS)
     pre = PRESETS[preset]
@@ -236,7 +299,7 @@ def generate(out: Path, preset: str = "smoke", scenes: int | None = None, *, for
     if st.frame_s is not None and not any(is_clip(p) for p in listed or ()):
         raise ConfigError("--set frame_s picks a frame of a --source clip; the source holds none")
     if listed is not None and "3d" in st.syntheses:
-        plan_samples(pre, scenes, st.syntheses, w, h, listed)       # the 2D-only refusal, before any file is read
+        plan_samples(pre, scenes, st.syntheses, w, h, listed)  # the 2D-only refusal, before any file is read
     used = usable_sources(listed, w, h, st.frame_s, log) if listed is not None else None
     sources = [p for p, _, _ in used] if used is not None else None
     rows = plan_samples(pre, scenes, st.syntheses, w, h, sources)
@@ -264,15 +327,42 @@ def generate(out: Path, preset: str = "smoke", scenes: int | None = None, *, for
                     cv2.imwrite(str(part), cv2.cvtColor(img, cv2.COLOR_RGB2BGR))
                     shutil.move(str(part), still)
                 written.add(still)
-            jobs.append((r["params"]["synthesis"], int(r["scene"]), r["spec"], str(still) if still else None,
-                         str(out), f"videos/{r['sample_id']}.mp4"))
+            jobs.append(
+                (
+                    r["params"]["synthesis"],
+                    int(r["scene"]),
+                    r["spec"],
+                    str(still) if still else None,
+                    str(out),
+                    f"videos/{r['sample_id']}.mp4",
+                )
+            )
     done = run_jobs(render_job, jobs, workers=workers, pool=pool, on_progress=on_progress)
-    samples = [Sample(sample_id=r["sample_id"], suite="stress", params={**r["params"], **extra}, question=QUESTION,
-                      answer=r["params"]["motion"], video=ref)
-               for r, (extra, ref) in zip(rows, done, strict=True)]
-    return write_dataset(out, samples, PROBE, preset=pre.name, n_samples=len(samples), width=w, height=h,
-                         syntheses=list(st.syntheses), timings=[list(t) for t in pre.timings], speeds=list(pre.speeds),
-                         speeds_per_side=pre.speeds_per_side, zooms=[list(z) for z in pre.zooms],
-                         source=str(source) if source is not None else None, directions=list(DIRECTIONS),
-                         **({} if source is None else {"source_log": log.as_json()}))
-
+    samples = [
+        Sample(
+            sample_id=r["sample_id"],
+            suite="stress",
+            params={**r["params"], **extra},
+            question=QUESTION,
+            answer=r["params"]["motion"],
+            video=ref,
+        )
+        for r, (extra, ref) in zip(rows, done, strict=True)
+    ]
+    return write_dataset(
+        out,
+        samples,
+        PROBE,
+        preset=pre.name,
+        n_samples=len(samples),
+        width=w,
+        height=h,
+        syntheses=list(st.syntheses),
+        timings=[list(t) for t in pre.timings],
+        speeds=list(pre.speeds),
+        speeds_per_side=pre.speeds_per_side,
+        zooms=[list(z) for z in pre.zooms],
+        source=str(source) if source is not None else None,
+        directions=list(DIRECTIONS),
+        **({} if source is None else {"source_log": log.as_json()}),
+    )

@@ -36,17 +36,19 @@ def measure(data: Path, selections: Sequence[str]) -> dict[tuple[str, str], tupl
     for s in load_samples(data):
         for sel in selections:
             idx, half = selection_indices(sel, s.video.timeline)
-            frames = [f for _, f in iter_selected(data / s.video.path, sorted(set(idx)), half=half,
-                                                  stream=s.video.stream)]
+            frames = [
+                f for _, f in iter_selected(data / s.video.path, sorted(set(idx)), half=half, stream=s.video.stream)
+            ]
             got, ev = classify_motion(frames)
             cell = out[(str(s.params.get("synthesis")), sel)]
             cell[0] += got == s.answer
             cell[1] += 1
             if got != s.answer:
-                cell[2].append(f"{s.sample_id} ({s.params.get('duration_s')} s @ {s.params.get('fps')}, "
-                               f"speed {s.params.get('speed_px_s')}, zoom {s.params.get('zoom_max')} "
-                               f"{s.params.get('zoom_curve')}): {got} "
-                               + ", ".join(f"{k}={v:.2f}" for k, v in ev.items()))
+                cell[2].append(
+                    f"{s.sample_id} ({s.params.get('duration_s')} s @ {s.params.get('fps')}, "
+                    f"speed {s.params.get('speed_px_s')}, zoom {s.params.get('zoom_max')} "
+                    f"{s.params.get('zoom_curve')}): {got} " + ", ".join(f"{k}={v:.2f}" for k, v in ev.items())
+                )
     return {k: (v[0], v[1], v[2]) for k, v in sorted(out.items())}
 
 

@@ -23,7 +23,13 @@ OPTION_TEXT: dict[str, str] = {
 
 #: Reveal A.4's reported 6-way accuracy (percent), as listed in reveal-checklist.md section 1
 PAPER_REPORTED: dict[str, float] = {
-    "Gemini 2.5 Pro": 24.3, "Qwen3-VL-235B": 21.3, "Gemini 2.5 Flash": 20.3, "Qwen2.5-VL-72B": 18.0,
-    "Qwen2.5-VL-32B": 16.0, "Qwen2.5-VL-7B": 15.3, "LLaVA": 14.3, "GPT-5-nano": 13.7,
+    "Gemini 2.5 Pro": 24.3,
+    "Qwen3-VL-235B": 21.3,
+    "Gemini 2.5 Flash": 20.3,
+    "Qwen2.5-VL-72B": 18.0,
+    "Qwen2.5-VL-32B": 16.0,
+    "Qwen2.5-VL-7B": 15.3,
+    "LLaVA": 14.3,
+    "GPT-5-nano": 13.7,
 }
-HUMAN_REPORTED = 98.0   # Reveal: 50 clips, uniform over the six motions (not measured here)
+HUMAN_REPORTED = 98.0  # Reveal: 50 clips, uniform over the six motions (not measured here)

@@ -22,8 +22,9 @@ def _direction(value: str) -> str:
         return DIRECTION_OF[v.upper()]
     if v.lower() in DIRECTIONS:
         return v.lower()
-    raise ConfigError(f"constant answer must be one of {', '.join(DIRECTIONS)} or a letter "
-                      f"{', '.join(LETTERS)}; got {value!r}")
+    raise ConfigError(
+        f"constant answer must be one of {', '.join(DIRECTIONS)} or a letter {', '.join(LETTERS)}; got {value!r}"
+    )
 
 
 class CameraMotionBaselines(ChoiceBaselines):
@@ -50,15 +51,34 @@ class CameraMotionProbe(Probe):
     description = "6-way camera motion (zoom in/out, pan left/right, tilt up/down) on moved stills; chance 1/6"
     settings = SETTINGS
     presets = ("smoke", "paper")
-    record_keys = ("probe", "motion", "synthesis", "scene", "preset", "duration_s", "fps", "speed_px_s", "zoom_max",
-                   "zoom_curve")
+    record_keys = (
+        "probe",
+        "motion",
+        "synthesis",
+        "scene",
+        "preset",
+        "duration_s",
+        "fps",
+        "speed_px_s",
+        "zoom_max",
+        "zoom_curve",
+    )
     baselines = CameraMotionBaselines()
 
     def build(self, out: Path, options: GenerateOptions) -> Path:
         with progress_bar("camera_motion videos") as update:
-            return generate(out, options.preset, options.seeds, force=options.force, settings=options.settings,
-                            source=options.source, on_progress=update, workers=options.workers, pool=options.pool,
-                            log=options.source_log())
+            return generate(
+                out,
+                options.preset,
+                options.seeds,
+                force=options.force,
+                settings=options.settings,
+                source=options.source,
+                on_progress=update,
+                workers=options.workers,
+                pool=options.pool,
+                log=options.source_log(),
+            )
 
     def check_sample(self, sample: Sample) -> str | None:
         motion = sample.params.get("motion")

@@ -14,5 +14,7 @@ def options_block() -> str:
 
 
 def camera_motion_prompt() -> str:
-    return (f"{QUESTION}\n{options_block()}\n"
-            "Answer with the letter of exactly one option inside \\boxed{}, for example \\boxed{A}.")
+    return (
+        f"{QUESTION}\n{options_block()}\n"
+        "Answer with the letter of exactly one option inside \\boxed{}, for example \\boxed{A}."
+    )

@@ -14,40 +14,84 @@ def _summary_table(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
     rows = []
     for c in cells.values():
         paper = PAPER_REPORTED.get(c["paper_name"]) if c["paper_name"] else None
-        rows.append([c["model"], c["condition"], c["role"], str(c["n_planned"]),
-                     f"{c['n_scored']}/{c['n_planned']}", pct(c["accuracy"]),
-                     f"[{pct(c['ci_low'])}, {pct(c['ci_high'])}]", pct(CHANCE),
-                     "-" if paper is None else f"{paper:.1f} ({c['paper_name']})",
-                     ceiling.text(c["condition"])])
-    return Table(id="stress-camera-accuracy", title="Camera motion: 6-way accuracy (%)", key_columns=2,
-                 columns=["model", "condition", "role", "planned", "completed", "accuracy", "95% Wilson",
-                          "chance", "paper reported", "human ceiling"], rows=rows,
-                 caption="Accuracy over every planned trial: a failed call counts as wrong (completion shows "
-                         "how many were scored). Chance is 1/6. 'paper reported' is Reveal A.4 for the paper's "
-                         "model of the same name (its own stimuli, not these).")
+        rows.append(
+            [
+                c["model"],
+                c["condition"],
+                c["role"],
+                str(c["n_planned"]),
+                f"{c['n_scored']}/{c['n_planned']}",
+                pct(c["accuracy"]),
+                f"[{pct(c['ci_low'])}, {pct(c['ci_high'])}]",
+                pct(CHANCE),
+                "-" if paper is None else f"{paper:.1f} ({c['paper_name']})",
+                ceiling.text(c["condition"]),
+            ]
+        )
+    return Table(
+        id="stress-camera-accuracy",
+        title="Camera motion: 6-way accuracy (%)",
+        key_columns=2,
+        columns=[
+            "model",
+            "condition",
+            "role",
+            "planned",
+            "completed",
+            "accuracy",
+            "95% Wilson",
+            "chance",
+            "paper reported",
+            "human ceiling",
+        ],
+        rows=rows,
+        caption="Accuracy over every planned trial: a failed call counts as wrong (completion shows "
+        "how many were scored). Chance is 1/6. 'paper reported' is Reveal A.4 for the paper's "
+        "model of the same name (its own stimuli, not these).",
+    )
 
 
 def _direction_table(cells: dict[str, Any]) -> Table:
     rows = []
     for c in cells.values():
         pd = c["per_direction"]
-        rows.append([c["model"], c["condition"]] + [
-            f"{pct(pd[d]['accuracy'])} ({pd[d]['n_correct']}/{pd[d]['n_planned']})" for d in DIRECTIONS])
-    return Table(id="stress-camera-directions", title="Camera motion: accuracy per true direction (%)",
-                 key_columns=2, columns=["model", "condition", *DIRECTIONS], rows=rows)
+        rows.append(
+            [c["model"], c["condition"]]
+            + [f"{pct(pd[d]['accuracy'])} ({pd[d]['n_correct']}/{pd[d]['n_planned']})" for d in DIRECTIONS]
+        )
+    return Table(
+        id="stress-camera-directions",
+        title="Camera motion: accuracy per true direction (%)",
+        key_columns=2,
+        columns=["model", "condition", *DIRECTIONS],
+        rows=rows,
+    )
 
 
 def _synthesis_table(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
     rows = []
     for c in cells.values():
         for syn, sc in c["per_synthesis"].items():
-            rows.append([c["model"], c["condition"], syn, f"{pct(sc['accuracy'])} ({sc['n_correct']}/{sc['n_planned']})",
-                         f"[{pct(sc['ci_low'])}, {pct(sc['ci_high'])}]", pct(CHANCE),
-                         ceiling.text(c["condition"])])
-    return Table(id="stress-camera-synthesis", title="Camera motion: accuracy per synthesis (%)", key_columns=3,
-                 columns=["model", "condition", "synthesis", "accuracy", "95% Wilson", "chance", "human ceiling"],
-                 rows=rows, caption="2d: stills moved by camera_2d (Algorithm 1); 3d: sprite scenes filmed by a "
-                                    "moving pinhole camera (Algorithm 2). The paper reports 3D about 2 points above 2D.")
+            rows.append(
+                [
+                    c["model"],
+                    c["condition"],
+                    syn,
+                    f"{pct(sc['accuracy'])} ({sc['n_correct']}/{sc['n_planned']})",
+                    f"[{pct(sc['ci_low'])}, {pct(sc['ci_high'])}]",
+                    pct(CHANCE),
+                    ceiling.text(c["condition"]),
+                ]
+            )
+    return Table(
+        id="stress-camera-synthesis",
+        title="Camera motion: accuracy per synthesis (%)",
+        key_columns=3,
+        columns=["model", "condition", "synthesis", "accuracy", "95% Wilson", "chance", "human ceiling"],
+        rows=rows,
+        caption="2d: stills moved by camera_2d (Algorithm 1); 3d: sprite scenes filmed by a "
+        "moving pinhole camera (Algorithm 2). The paper reports 3D about 2 points above 2D.",
+    )
 
 
 def _confusion(c: dict[str, Any], i: int) -> GridFigure:
@@ -57,32 +101,51 @@ def _confusion(c: dict[str, Any], i: int) -> GridFigure:
         total = sum(conf[d].values())
         values.append([conf[d][p] / total if total else None for p in PREDICTED_COLUMNS])
         notes.append([f"{conf[d][p]}/{total}" for p in PREDICTED_COLUMNS])
-    return GridFigure(id=f"stress-camera-confusion-{i}", title=f"confusion: {c['model']} / {c['condition']}",
-                      group=[c["model"], c["condition"]], row_label="true direction", col_label="predicted",
-                      rows=list(DIRECTIONS), cols=list(PREDICTED_COLUMNS), values=values, annotations=notes,
-                      value_label="share of the row",
-                      caption="Rows: the true camera motion; columns: the parsed answer, 'unparsed' (no option "
-                              "in an answer position) or 'error' (the call failed).")
+    return GridFigure(
+        id=f"stress-camera-confusion-{i}",
+        title=f"confusion: {c['model']} / {c['condition']}",
+        group=[c["model"], c["condition"]],
+        row_label="true direction",
+        col_label="predicted",
+        rows=list(DIRECTIONS),
+        cols=list(PREDICTED_COLUMNS),
+        values=values,
+        annotations=notes,
+        value_label="share of the row",
+        caption="Rows: the true camera motion; columns: the parsed answer, 'unparsed' (no option "
+        "in an answer position) or 'error' (the call failed).",
+    )
 
 
 def _paper_table() -> Table:
-    return Table(id="stress-camera-paper", title="Reveal A.4: reported 6-way accuracy (%)",
-                 columns=["model (paper)", "accuracy"],
-                 rows=[[k, f"{v:.1f}"] for k, v in PAPER_REPORTED.items()] + [["humans (paper)", f"{HUMAN_REPORTED:.0f}"]],
-                 caption="As listed in reveal-checklist.md section 1 (A.4 prints 13.6 for GPT-5-nano). Humans: 50 "
-                         "clips, uniform over the six motions (the human-ceiling column is this run's imported study, if any).")
+    return Table(
+        id="stress-camera-paper",
+        title="Reveal A.4: reported 6-way accuracy (%)",
+        columns=["model (paper)", "accuracy"],
+        rows=[[k, f"{v:.1f}"] for k, v in PAPER_REPORTED.items()] + [["humans (paper)", f"{HUMAN_REPORTED:.0f}"]],
+        caption="As listed in reveal-checklist.md section 1 (A.4 prints 13.6 for GPT-5-nano). Humans: 50 "
+        "clips, uniform over the six motions (the human-ceiling column is this run's imported study, if any).",
+    )
 
 
 def camera_report(inputs: AggregateInput) -> SuiteReport:
     ceiling = HumanCeiling.of("camera_motion", inputs.human)
     res = aggregate_camera(inputs.records)
     cells = res["cells"]
-    notes = [f"camera_motion: {len(cells)} model x condition cells; chance {100 * CHANCE:.1f}%; "
-             + ceiling.note()]
+    notes = [f"camera_motion: {len(cells)} model x condition cells; chance {100 * CHANCE:.1f}%; " + ceiling.note()]
     return probe_report(
-        "camera_motion", res, notes, title="Camera motion",
+        "camera_motion",
+        res,
+        notes,
+        title="Camera motion",
         lede="Six-way camera motion on still scenes moved by camera_2d and on 3D sprite scenes filmed by a "
-             "moving pinhole camera (physical direction names: pan_left = the content moves right). Chance "
-             "is 1/6.",
+        "moving pinhole camera (physical direction names: pan_left = the content moves right). Chance "
+        "is 1/6.",
         figures=lambda: [_confusion(c, i) for i, c in enumerate(cells.values())],
-        tables=lambda: [_summary_table(cells, ceiling), _direction_table(cells), _synthesis_table(cells, ceiling), _paper_table()])
+        tables=lambda: [
+            _summary_table(cells, ceiling),
+            _direction_table(cells),
+            _synthesis_table(cells, ceiling),
+            _paper_table(),
+        ],
+    )

@@ -40,34 +40,38 @@ RUN_CONFIG = "cross_frame.yaml"
 #: frames, GPT-5-nano 75, Gemini the video at 24 fps), raw and masked, which may leave strips unseen
 PAPER_SELECTIONS = ("frames#64", "frames#75", "frames@24")
 SAMPLINGS = ("every", "paper")
-COVERAGE_WARNING = ("sampling=paper (Reveal Fig. 8 / Table 13: frames#64, frames#75, frames@24) sends masked trials frames "
-                    "that may leave some strips unseen: a model cannot integrate a strip it is not sent, so Occ and "
-                    "TBSR measure the sampling as well as the integration (the default conditions send every masked "
-                    "frame)")
+COVERAGE_WARNING = (
+    "sampling=paper (Reveal Fig. 8 / Table 13: frames#64, frames#75, frames@24) sends masked trials frames "
+    "that may leave some strips unseen: a model cannot integrate a strip it is not sent, so Occ and "
+    "TBSR measure the sampling as well as the integration (the default conditions send every masked "
+    "frame)"
+)
 
 
 @dataclass(frozen=True)
 class Preset:
     name: str
-    items: int                       # synthetic items (the first N rows of a --source set when --seeds is given)
+    items: int  # synthetic items (the first N rows of a --source set when --seeds is given)
     masks: tuple[dict[str, Any], ...]
     width: int = 320
     height: int = 192
     fps: float = 6.0
-    hold: int = 6                    # source frames per segment (longer than every coverage window below)
+    hold: int = 6  # source frames per segment (longer than every coverage window below)
 
 
 PRESETS: dict[str, Preset] = {
     "smoke": Preset("smoke", 4, (dict(DEFAULT_MASK),)),
     "paper": Preset("paper", 20, (dict(DEFAULT_MASK),)),
     # Reveal Table 10 (B.2): n = 25, the seven configurations
-    "table10": Preset("table10", 25, tuple({"S": s, "v": v, "k": k, "orientation": o}
-                                           for _, s, v, o, k, _, _ in TABLE10)),
+    "table10": Preset(
+        "table10", 25, tuple({"S": s, "v": v, "k": k, "orientation": o} for _, s, v, o, k, _, _ in TABLE10)
+    ),
 }
 
 
-def run_config(out: Path, masks: tuple[dict[str, Any], ...], fps: float | None, sample_fps: float,
-               sampling: str = "every") -> dict[str, Any]:
+def run_config(
+    out: Path, masks: tuple[dict[str, Any], ...], fps: float | None, sample_fps: float, sampling: str = "every"
+) -> dict[str, Any]:
     """Raw plus one masked condition per mask; every frame when all videos share ``fps``. ``sampling="paper"``:
     the same under each of ``PAPER_SELECTIONS`` instead."""
     if sampling == "paper":
@@ -81,9 +85,19 @@ def run_config(out: Path, masks: tuple[dict[str, Any], ...], fps: float | None, 
     return {"suite": "stress", "data": str(out.resolve()), "prompts": ["mcq"], "conditions": conds}
 
 
-def generate(out: Path, preset: str, n: int | None, source: Path | None, settings: dict[str, str], *,
-             force: bool = False, workers: int | None = 1, pool: PoolFactory | None = None,
-             on_progress: Callable[[int, int], None] | None = None, log: SourceLog | None = None) -> Path:
+def generate(
+    out: Path,
+    preset: str,
+    n: int | None,
+    source: Path | None,
+    settings: dict[str, str],
+    *,
+    force: bool = False,
+    workers: int | None = 1,
+    pool: PoolFactory | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+    log: SourceLog | None = None,
+) -> Path:
     """The set's samples and run config. From ``source``: the questions whose video is present (the missing
     videos counted), each video imported once; a video that does not import is left out with its questions
     and named in ``log`` with its reason (kept in ``dataset.json``'s ``source_log``)."""
@@ -100,15 +114,24 @@ def generate(out: Path, preset: str, n: int | None, source: Path | None, setting
     sampling = settings.get("sampling", "every").strip().lower()
     check_choice("--set sampling", sampling, SAMPLINGS)
     if sampling == "paper" and "sample_fps" in settings:
-        raise ConfigError("--set sampling=paper sends frames#64, frames#75 and frames@24 (Reveal §4.2); drop --set "
-                          "sample_fps")
+        raise ConfigError(
+            "--set sampling=paper sends frames#64, frames#75 and frames@24 (Reveal §4.2); drop --set sample_fps"
+        )
     out = dataset_dir(out)
     if source is None:
         if "csv" in settings:
             raise ConfigError("--set csv names the CSV of a --source set; the synthetic source has one")
         src_dir, kind = out / "source", "synthetic"
-        write_synthetic(src_dir, n or pre.items, hold=pre.hold, fps=pre.fps, width=pre.width, height=pre.height,
-                        workers=workers, pool=pool)
+        write_synthetic(
+            src_dir,
+            n or pre.items,
+            hold=pre.hold,
+            fps=pre.fps,
+            width=pre.width,
+            height=pre.height,
+            workers=workers,
+            pool=pool,
+        )
         items = load_items(src_dir)
     else:
         kind = "nextqa"
@@ -118,9 +141,14 @@ def generate(out: Path, preset: str, n: int | None, source: Path | None, setting
     (out / "videos").mkdir(parents=True, exist_ok=True)
     first = {it.video: it for it in reversed(items)}  # each video once, from its first item
     videos = list(dict.fromkeys(it.video for it in items))
-    job = import_job if source is None else try_import_job     # a user's video that does not decode is skipped
-    done = run_jobs(job, [(str(first[v].video_path), str(out), f"videos/{v}.mp4", force) for v in videos],
-                    workers=workers, pool=pool, on_progress=on_progress)
+    job = import_job if source is None else try_import_job  # a user's video that does not decode is skipped
+    done = run_jobs(
+        job,
+        [(str(first[v].video_path), str(out), f"videos/{v}.mp4", force) for v in videos],
+        workers=workers,
+        pool=pool,
+        on_progress=on_progress,
+    )
     refs: dict[str, tuple[str, VideoRef]] = {}
     for v, ref in zip(videos, done, strict=True):
         if isinstance(ref, str):
@@ -136,14 +164,39 @@ def generate(out: Path, preset: str, n: int | None, source: Path | None, setting
     cfg = run_config(out, pre.masks, fps_set.pop() if len(fps_set) == 1 else None, sample_fps, sampling)
     extra: dict[str, Any] = {}
     if sampling == "paper":
-        samples = [s.model_copy(update={"params": {**s.params, "sampling": "paper", "strip_coverage": "partial",
-                                                   "coverage": strip_coverage(s, cfg["conditions"])}})
-                   for s in samples]
-        extra = {"sampling": "paper", "coverage_warning": COVERAGE_WARNING,
-                 "coverage": coverage_summary(samples, cfg["conditions"])}
-    guard_replace(out, samples, force=force, key=lambda s: (s.params, s.answer, s.video.sha256),
-                  command="generate stress")
+        samples = [
+            s.model_copy(
+                update={
+                    "params": {
+                        **s.params,
+                        "sampling": "paper",
+                        "strip_coverage": "partial",
+                        "coverage": strip_coverage(s, cfg["conditions"]),
+                    }
+                }
+            )
+            for s in samples
+        ]
+        extra = {
+            "sampling": "paper",
+            "coverage_warning": COVERAGE_WARNING,
+            "coverage": coverage_summary(samples, cfg["conditions"]),
+        }
+    guard_replace(
+        out, samples, force=force, key=lambda s: (s.params, s.answer, s.video.sha256), command="generate stress"
+    )
     write_text_atomic(out / RUN_CONFIG, yaml.safe_dump(cfg, sort_keys=False))
-    return write_dataset(out, samples, PROBE, preset=pre.name, source=kind, n_items=len(items),
-                         n_samples=len(samples), masks=list(pre.masks), run_config=RUN_CONFIG,
-                         conditions=cfg["conditions"], **extra, **({} if log is None else {"source_log": log.as_json()}))
+    return write_dataset(
+        out,
+        samples,
+        PROBE,
+        preset=pre.name,
+        source=kind,
+        n_items=len(items),
+        n_samples=len(samples),
+        masks=list(pre.masks),
+        run_config=RUN_CONFIG,
+        conditions=cfg["conditions"],
+        **extra,
+        **({} if log is None else {"source_log": log.as_json()}),
+    )

@@ -82,8 +82,10 @@ def find_csv(source: Path, name: str | None = None) -> Path:
     found = sorted(source.glob("*.csv"))
     if len(found) != 1:
         what = "no CSV" if not found else f"{len(found)} CSVs ({', '.join(p.name for p in found)})"
-        raise ConfigError(f"--source {source} holds {what}; it must hold exactly one question CSV, or name one "
-                          "with --set csv=NAME.csv")
+        raise ConfigError(
+            f"--source {source} holds {what}; it must hold exactly one question CSV, or name one "
+            "with --set csv=NAME.csv"
+        )
     return found[0]
 
 
@@ -95,12 +97,12 @@ def load_items(source: Path, csv_name: str | None = None, log: SourceLog | None 
     log = log if log is not None else SourceLog()
     path = find_csv(source, csv_name)
     videos = path.parent / "videos"
-    if not videos.is_dir():         # a user's small set: the clips beside the CSV
+    if not videos.is_dir():  # a user's small set: the clips beside the CSV
         videos = path.parent
     header, reader = _rows(path)
     items: list[Item] = []
     seen: set[str] = set()
-    absent: dict[str, int] = {}         # a missing video -> its questions
+    absent: dict[str, int] = {}  # a missing video -> its questions
     refused: set[str] = set()
     for n, row in enumerate(reader, start=2):
         where = f"{path.name} line {n}"
@@ -110,10 +112,19 @@ def load_items(source: Path, csv_name: str | None = None, log: SourceLog | None 
         if video_file is None:
             continue
         args = _template_args(where, vals)
-        item = Item(line=n, qid=qid, video=vals["video"], video_path=video_file, question=vals["question"],
-                    options=tuple(vals[f"a{i}"] for i in range(N_OPTIONS)), answer=answer,
-                    type=vals["type"].upper(), split=split, template=vals.get("template") or None,
-                    template_args=args if isinstance(args, dict) else {})
+        item = Item(
+            line=n,
+            qid=qid,
+            video=vals["video"],
+            video_path=video_file,
+            question=vals["question"],
+            options=tuple(vals[f"a{i}"] for i in range(N_OPTIONS)),
+            answer=answer,
+            type=vals["type"].upper(),
+            split=split,
+            template=vals.get("template") or None,
+            template_args=args if isinstance(args, dict) else {},
+        )
         if item.item_id in seen:
             raise DataError(f"{where}: video {item.video!r} with qid {qid!r} is listed twice")
         seen.add(item.item_id)
@@ -132,8 +143,10 @@ def _rows(path: Path) -> tuple[list[str], csv.DictReader]:
     header = list(reader.fieldnames or [])
     missing = [c for c in REQUIRED if c not in header]
     if missing:
-        raise DataError(f"{path}: missing column(s) {', '.join(missing)}; a NExT-QA-format CSV has "
-                        f"{', '.join(REQUIRED)} (and optionally qid)")
+        raise DataError(
+            f"{path}: missing column(s) {', '.join(missing)}; a NExT-QA-format CSV has "
+            f"{', '.join(REQUIRED)} (and optionally qid)"
+        )
     return header, reader
 
 
@@ -154,13 +167,16 @@ def _checked_values(where: str, row: dict[str | None, Any], header: list[str]) -
         raise DataError(f"{where}: answer index {answer} is out of range; it must be 0-4 (a0..a4)")
     split = split_of(vals["type"])
     if split is None:
-        raise DataError(f"{where}: unknown question type {vals['type']!r}; NExT-QA's codes are "
-                        f"{', '.join(TEMPORAL_TYPES + OTHER_TYPES)}")
+        raise DataError(
+            f"{where}: unknown question type {vals['type']!r}; NExT-QA's codes are "
+            f"{', '.join(TEMPORAL_TYPES + OTHER_TYPES)}"
+        )
     return vals, answer, split
 
 
-def _row_video(log: SourceLog, videos: Path, where: str, video: str, absent: dict[str, int],
-               refused: set[str]) -> Path | None:
+def _row_video(
+    log: SourceLog, videos: Path, where: str, video: str, absent: dict[str, int], refused: set[str]
+) -> Path | None:
     """The row's video file; None when it is absent (its questions counted in ``absent``) or its name is hostile
     (named once in ``log``, and remembered in ``refused``)."""
     try:
@@ -186,33 +202,54 @@ def _template_args(where: str, vals: dict[str, str]) -> Any:
     return args
 
 
-def _say_missing(log: SourceLog, path: Path, videos: Path, items: list[Item], absent: dict[str, int],
-                 refused: set[str]) -> None:
+def _say_missing(
+    log: SourceLog, path: Path, videos: Path, items: list[Item], absent: dict[str, int], refused: set[str]
+) -> None:
     """Count and say the videos missing; refuse a set none of whose videos (or questions) is there."""
     if absent:
         log.count("videos_missing", len(absent))
         log.count("questions_without_video", sum(absent.values()))
-        log.note(f"nextqa: {len(absent)} of {len(absent) + len({it.video for it in items})} videos are missing from "
-                 f"{videos} ({sum(absent.values())} questions left out), e.g. {', '.join(sorted(absent)[:5])}")
+        log.note(
+            f"nextqa: {len(absent)} of {len(absent) + len({it.video for it in items})} videos are missing from "
+            f"{videos} ({sum(absent.values())} questions left out), e.g. {', '.join(sorted(absent)[:5])}"
+        )
     if not items:
         if absent or refused:
-            raise DataError(f"{path}: none of its {len(absent) + len(refused)} videos was found in {videos} (as "
-                            f"VIDEO{VIDEO_EXTS[0]}, {', '.join(VIDEO_EXTS[1:5])} ...); flatten NExT-QA's folders into "
-                            "videos/ (or keep a small set's clips beside the CSV)")
+            raise DataError(
+                f"{path}: none of its {len(absent) + len(refused)} videos was found in {videos} (as "
+                f"VIDEO{VIDEO_EXTS[0]}, {', '.join(VIDEO_EXTS[1:5])} ...); flatten NExT-QA's folders into "
+                "videos/ (or keep a small set's clips beside the CSV)"
+            )
         raise DataError(f"{path} has a header but no questions")
 
 
 def write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
     """Rows (``video``, ``qid``, ``question``, ``options``, ``answer``, ``type``, ...) as a NExT-QA CSV."""
-    cols = ["video", "qid", "question", *(f"a{i}" for i in range(N_OPTIONS)), "answer", "type", "template",
-            "template_args"]
+    cols = [
+        "video",
+        "qid",
+        "question",
+        *(f"a{i}" for i in range(N_OPTIONS)),
+        "answer",
+        "type",
+        "template",
+        "template_args",
+    ]
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({"video": r["video"], "qid": r["qid"], "question": r["question"],
-                    **{f"a{i}": o for i, o in enumerate(r["options"])}, "answer": r["answer"], "type": r["type"],
-                    "template": r.get("template", ""),
-                    "template_args": json.dumps(r.get("template_args", {}), sort_keys=True)})
+        w.writerow(
+            {
+                "video": r["video"],
+                "qid": r["qid"],
+                "question": r["question"],
+                **{f"a{i}": o for i, o in enumerate(r["options"])},
+                "answer": r["answer"],
+                "type": r["type"],
+                "template": r.get("template", ""),
+                "template_args": json.dumps(r.get("template_args", {}), sort_keys=True),
+            }
+        )
     write_text_atomic(path, buf.getvalue())
     return path

@@ -21,8 +21,8 @@ from vidaudit.suites.stress.common import LETTERS, mcq_answer_text
 from vidaudit.suites.stress.cross_frame import synthetic
 from vidaudit.suites.stress.cross_frame.options import ABSTAIN
 
-VISIBLE_MIN = 48        # a masked pixel decodes near 0; the grey background is 128
-SATURATION_MIN = 60     # max - min channel: a shape's pixel (the background and the fill have ~0)
+VISIBLE_MIN = 48  # a masked pixel decodes near 0; the grey background is 128
+SATURATION_MIN = 60  # max - min channel: a shape's pixel (the background and the fill have ~0)
 IOU_MIN = 0.6
 
 
@@ -70,7 +70,7 @@ def read_object(img: np.ndarray) -> synthetic.Segment | None:
 
 def read_timeline(frames: Sequence[tuple[int, float, np.ndarray]]) -> list[synthetic.Segment]:
     """The objects shown, in order: readings of the reconstructions, runs collapsed, unreadable ones dropped."""
-    runs: list[list[Any]] = []          # [object, consecutive readings]
+    runs: list[list[Any]] = []  # [object, consecutive readings]
     for rec in integrate(frames):
         obj = read_object(rec)
         if runs and runs[-1][0] == obj:
@@ -108,9 +108,11 @@ def answer_template(template: str, args: Mapping[str, Any], timeline: Sequence[s
 def observe(frames: Sequence[tuple[int, float, np.ndarray]], metadata: Mapping[str, Any]) -> str:
     template = metadata.get("template")
     if metadata.get("source") != "synthetic" or not template:
-        raise ConfigError("the integrating observer has no reader for real NExT-QA questions (it reads only the "
-                          "synthetic source's templates); run it on `generate stress --probe cross_frame` without "
-                          "--source")
+        raise ConfigError(
+            "the integrating observer has no reader for real NExT-QA questions (it reads only the "
+            "synthetic source's templates); run it on `generate stress --probe cross_frame` without "
+            "--source"
+        )
     options = list(metadata.get("options") or [])
     text = answer_template(str(template), metadata.get("template_args") or {}, read_timeline(frames))
     if text is not None and text in options:

@@ -44,11 +44,12 @@ class CrossFrameBaselines(ProbeBaselines):
         v = value.strip().upper()
         if v == "ABSTAIN":
             if not sample.params.get("abstention"):
-                return "Cannot determine from the video."    # no such option here: unparsed, so wrong
+                return "Cannot determine from the video."  # no such option here: unparsed, so wrong
             v = lets[-1]
         if v not in lets:
-            raise ConfigError(f"constant answer for cross_frame is a letter {', '.join(lets)} or 'abstain'; "
-                              f"got {value!r}")
+            raise ConfigError(
+                f"constant answer for cross_frame is a letter {', '.join(lets)} or 'abstain'; got {value!r}"
+            )
         return mcq_answer_text(v, opts[lets.index(v)])
 
     observe = staticmethod(observer)
@@ -56,24 +57,47 @@ class CrossFrameBaselines(ProbeBaselines):
 
 class CrossFrameProbe(Probe):
     name = "cross_frame"
-    description = ("strip-masked multiple-choice video QA (NExT-QA format or built-in synthetic clips), with and "
-                   "without abstention; Raw, Occ and TBSR; chance 1/5 and 1/6")
+    description = (
+        "strip-masked multiple-choice video QA (NExT-QA format or built-in synthetic clips), with and "
+        "without abstention; Raw, Occ and TBSR; chance 1/5 and 1/6"
+    )
     settings = SETTINGS
     presets = ("smoke", "paper", "table10")
-    record_keys = ("probe", "item", "split", "type", "abstention", "source", "template", "preset", "sampling",
-                   "coverage")
+    record_keys = (
+        "probe",
+        "item",
+        "split",
+        "type",
+        "abstention",
+        "source",
+        "template",
+        "preset",
+        "sampling",
+        "coverage",
+    )
     baselines = CrossFrameBaselines()
 
     def build(self, out: Path, options: GenerateOptions) -> Path:
         with progress_bar("cross_frame videos") as update:
-            manifest = generate(out, options.preset, options.seeds, options.source, dict(options.settings),
-                                force=options.force, workers=options.workers, pool=options.pool, on_progress=update,
-                                log=options.source_log() if options.source is not None else None)
+            manifest = generate(
+                out,
+                options.preset,
+                options.seeds,
+                options.source,
+                dict(options.settings),
+                force=options.force,
+                workers=options.workers,
+                pool=options.pool,
+                on_progress=update,
+                log=options.source_log() if options.source is not None else None,
+            )
         if options.settings.get("sampling", "").strip().lower() == "paper":
             console.print(f"warning: {COVERAGE_WARNING}")
             for cond, c in read_dataset_info(Path(manifest).parent).get("coverage", {}).items():
-                console.print(f"  {cond}: {100 * c['mean_strips_shown']:.1f}% of strips shown on average; "
-                              f"{c['n_missing_strips']} of {c['n_samples']} samples miss some")
+                console.print(
+                    f"  {cond}: {100 * c['mean_strips_shown']:.1f}% of strips shown on average; "
+                    f"{c['n_missing_strips']} of {c['n_samples']} samples miss some"
+                )
         return manifest
 
     def check_sample(self, sample: Sample) -> str | None:
@@ -89,17 +113,23 @@ class CrossFrameProbe(Probe):
 
     def perturbation_problem(self, sample: Sample, spec: PerturbationSpec) -> str | None:
         if spec.name == "strip_mask":
-            return None      # strips are redistributed over time, never removed (coverage is checked per trial)
-        return (f"probe cross_frame defines its answers under strip_mask only; {spec.name} may remove what the "
-                "question asks about")
+            return None  # strips are redistributed over time, never removed (coverage is checked per trial)
+        return (
+            f"probe cross_frame defines its answers under strip_mask only; {spec.name} may remove what the "
+            "question asks about"
+        )
 
     def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
         return Prompt(None, cross_frame_prompt(sample.question, sample.params["options"]))
 
     def request_metadata(self, sample: Sample) -> dict[str, Any]:
         p = sample.params
-        return {"source": p.get("source"), "template": p.get("template"),
-                "template_args": p.get("template_args") or {}, "options": list(p.get("options") or [])}
+        return {
+            "source": p.get("source"),
+            "template": p.get("template"),
+            "template_args": p.get("template_args") or {},
+            "options": list(p.get("options") or []),
+        }
 
     score = staticmethod(score_trial)
     aggregate = staticmethod(cross_frame_report)

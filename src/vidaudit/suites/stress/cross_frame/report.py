@@ -67,9 +67,16 @@ def tbsr_cell(raw: Sequence[ScoreRecord], occ: Sequence[ScoreRecord]) -> dict[st
     base = [i for i in paired if r_by[i]]
     both = [i for i in base if o_by[i]]
     lo, hi = wilson_interval(len(both), len(base))
-    return {"raw": accuracy_cell(list(raw)), "occ": accuracy_cell(list(occ)), "n_pairs": len(paired),
-            "n_raw_correct": len(base), "n_both": len(both), "tbsr": len(both) / len(base) if base else None,
-            "tbsr_ci_low": lo if base else None, "tbsr_ci_high": hi if base else None}
+    return {
+        "raw": accuracy_cell(list(raw)),
+        "occ": accuracy_cell(list(occ)),
+        "n_pairs": len(paired),
+        "n_raw_correct": len(base),
+        "n_both": len(both),
+        "tbsr": len(both) / len(base) if base else None,
+        "tbsr_ci_low": lo if base else None,
+        "tbsr_ci_high": hi if base else None,
+    }
 
 
 def selection_of(cond: str) -> str:
@@ -103,9 +110,11 @@ def coverage_notes(records: Sequence[ScoreRecord]) -> list[str]:
         if not missing:
             notes.append(f"{head} the frames sent show every strip in all {len(vals)} masked trials")
             continue
-        notes.append(f"{head} WARNING: the frames sent show {100 * sum(vals) / len(vals):.1f}% of the strips on "
-                     f"average and {missing} of {len(vals)} masked trials miss some; a model cannot integrate a "
-                     "strip it is not sent, so Occ and TBSR there measure the sampling too")
+        notes.append(
+            f"{head} WARNING: the frames sent show {100 * sum(vals) / len(vals):.1f}% of the strips on "
+            f"average and {missing} of {len(vals)} masked trials miss some; a model cannot integrate a "
+            "strip it is not sent, so Occ and TBSR there measure the sampling too"
+        )
     return notes
 
 
@@ -121,25 +130,47 @@ def aggregate_cross_frame(records: Sequence[ScoreRecord]) -> dict[str, Any]:
             for rc in raw_partners(mc, raws):
                 for abstention in (True, False):
                     for split in ("T", "S", "all"):
-                        def pick(c: str, mine: list[ScoreRecord] = mine, abstention: bool = abstention,
-                                 split: str = split) -> list[ScoreRecord]:
-                            return [r for r in mine if r.condition == c and bool(r.params.get("abstention")) == abstention
-                                    and (split == "all" or r.params.get("split") == split)]
+
+                        def pick(
+                            c: str, mine: list[ScoreRecord] = mine, abstention: bool = abstention, split: str = split
+                        ) -> list[ScoreRecord]:
+                            return [
+                                r
+                                for r in mine
+                                if r.condition == c
+                                and bool(r.params.get("abstention")) == abstention
+                                and (split == "all" or r.params.get("split") == split)
+                            ]
+
                         raw, occ = pick(rc), pick(mc)
                         if not raw and not occ:
                             continue
                         cell = tbsr_cell(raw, occ)
                         mask = mask_of(mc) or ""
-                        cell.update({"model": model, "role": mine[0].model_role, "raw_condition": rc,
-                                     "masked_condition": mc, "mask": mask, "abstention": abstention, "split": split,
-                                     "chance": CHANCE_ABSTAIN if abstention else CHANCE_FORCED,
-                                     "paper_name": paper_name(model)})
+                        cell.update(
+                            {
+                                "model": model,
+                                "role": mine[0].model_role,
+                                "raw_condition": rc,
+                                "masked_condition": mc,
+                                "mask": mask,
+                                "abstention": abstention,
+                                "split": split,
+                                "chance": CHANCE_ABSTAIN if abstention else CHANCE_FORCED,
+                                "paper_name": paper_name(model),
+                            }
+                        )
                         cells[f"{model}|{rc}|{mc}|{'abs' if abstention else 'forced'}|{split}"] = cell
-    return {"cells": cells, "chance": {"forced": CHANCE_FORCED, "abstention": CHANCE_ABSTAIN},
-            "paper_reported": {"nextqa_T": {k: list(v) for k, v in PAPER_T.items()},
-                               "humans": {k: list(v) for k, v in PAPER_HUMANS.items()},
-                               "table10": [list(r) for r in TABLE10]},
-            "human_ceiling": None}
+    return {
+        "cells": cells,
+        "chance": {"forced": CHANCE_FORCED, "abstention": CHANCE_ABSTAIN},
+        "paper_reported": {
+            "nextqa_T": {k: list(v) for k, v in PAPER_T.items()},
+            "humans": {k: list(v) for k, v in PAPER_HUMANS.items()},
+            "table10": [list(r) for r in TABLE10],
+        },
+        "human_ceiling": None,
+    }
 
 
 def _paper_cell(c: dict[str, Any]) -> str:
@@ -158,20 +189,49 @@ def _tbsr_table(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
     rows = []
     for c in cells.values():
         tb = "-" if c["tbsr"] is None else f"{pct(c['tbsr'])} ({c['n_both']}/{c['n_raw_correct']})"
-        rows.append([c["model"], c["split"], "w/ abs." if c["abstention"] else "w/o abs.", c["mask"],
-                     c["raw_condition"], accuracy_text(c["raw"]), accuracy_text(c["occ"]), tb,
-                     f"[{pct(c['tbsr_ci_low'])}, {pct(c['tbsr_ci_high'])}]", pct(c["chance"]), _paper_cell(c),
-                     ceiling.text(c["masked_condition"])])
-    return Table(id="stress-cross-frame-tbsr", title="Cross-frame integration: Raw, Occ and TBSR (%)", key_columns=4,
-                 columns=["model", "split", "abstention", "mask", "raw condition", "raw", "occ", "TBSR",
-                          "TBSR 95% Wilson", "chance", "paper reported", "human ceiling"], rows=rows,
-                 caption="Raw and Occ: accuracy over every planned trial (a failed call is wrong). TBSR: items correct "
-                         "on both the raw and the masked video / items correct on the raw one, pairing the trials "
-                         "of one item and model. Chance is 1/5 (w/o abstention) or 1/6 (w/ abstention: a uniform "
-                         "guess over six options; the abstention option is never the answer, so a constant letter "
-                         "scores up to 1/5 there). 'paper "
-                         "reported' is Reveal Fig. 8 / Table 13 on NExT-QA-T for the paper's model of that name (its "
-                         "own data, not these).")
+        rows.append(
+            [
+                c["model"],
+                c["split"],
+                "w/ abs." if c["abstention"] else "w/o abs.",
+                c["mask"],
+                c["raw_condition"],
+                accuracy_text(c["raw"]),
+                accuracy_text(c["occ"]),
+                tb,
+                f"[{pct(c['tbsr_ci_low'])}, {pct(c['tbsr_ci_high'])}]",
+                pct(c["chance"]),
+                _paper_cell(c),
+                ceiling.text(c["masked_condition"]),
+            ]
+        )
+    return Table(
+        id="stress-cross-frame-tbsr",
+        title="Cross-frame integration: Raw, Occ and TBSR (%)",
+        key_columns=4,
+        columns=[
+            "model",
+            "split",
+            "abstention",
+            "mask",
+            "raw condition",
+            "raw",
+            "occ",
+            "TBSR",
+            "TBSR 95% Wilson",
+            "chance",
+            "paper reported",
+            "human ceiling",
+        ],
+        rows=rows,
+        caption="Raw and Occ: accuracy over every planned trial (a failed call is wrong). TBSR: items correct "
+        "on both the raw and the masked video / items correct on the raw one, pairing the trials "
+        "of one item and model. Chance is 1/5 (w/o abstention) or 1/6 (w/ abstention: a uniform "
+        "guess over six options; the abstention option is never the answer, so a constant letter "
+        "scores up to 1/5 there). 'paper "
+        "reported' is Reveal Fig. 8 / Table 13 on NExT-QA-T for the paper's model of that name (its "
+        "own data, not these).",
+    )
 
 
 def _table10_table(cells: dict[str, Any], ceiling: HumanCeiling) -> Table | None:
@@ -181,26 +241,51 @@ def _table10_table(cells: dict[str, Any], ceiling: HumanCeiling) -> Table | None
         if row is None or c["split"] != "all" or not c["abstention"]:
             continue
         n, s, v, o, k, human, models = row
-        rows.append([str(n), f"{s}/{v}/{o}/{k}", c["model"], accuracy_text(c["occ"]), f"{human:g}", f"{models:g}",
-                     ceiling.text(c["masked_condition"])])
+        rows.append(
+            [
+                str(n),
+                f"{s}/{v}/{o}/{k}",
+                c["model"],
+                accuracy_text(c["occ"]),
+                f"{human:g}",
+                f"{models:g}",
+                ceiling.text(c["masked_condition"]),
+            ]
+        )
     if not rows:
         return None
     rows.sort(key=lambda r: (int(r[0]), r[2]))
-    return Table(id="stress-cross-frame-table10", title="Reveal Table 10 sweep: occluded accuracy (%)", key_columns=3,
-                 columns=["config", "S/v/orientation/k", "model", "occ (w/ abs.)", "paper human", "paper models",
-                          "human ceiling"], rows=rows,
-                 caption="Each row is one strip_mask configuration of Reveal Table 10 (B.2). 'paper human' and "
-                         "'paper models' (mean occluded accuracy of Qwen2.5-VL-32B, Qwen2.5-VL-7B and LLaVA) are the "
-                         "paper's, on 25 NExT-QA items; the human ceiling of these stimuli is not measured.")
+    return Table(
+        id="stress-cross-frame-table10",
+        title="Reveal Table 10 sweep: occluded accuracy (%)",
+        key_columns=3,
+        columns=[
+            "config",
+            "S/v/orientation/k",
+            "model",
+            "occ (w/ abs.)",
+            "paper human",
+            "paper models",
+            "human ceiling",
+        ],
+        rows=rows,
+        caption="Each row is one strip_mask configuration of Reveal Table 10 (B.2). 'paper human' and "
+        "'paper models' (mean occluded accuracy of Qwen2.5-VL-32B, Qwen2.5-VL-7B and LLaVA) are the "
+        "paper's, on 25 NExT-QA items; the human ceiling of these stimuli is not measured.",
+    )
 
 
 def _paper_table() -> Table:
     rows = [[k, *("-" if x is None else f"{x:g}" for x in v)] for k, v in PAPER_T.items()]
     rows += [[f"humans ({s})", f"{r:g}", f"{o:g}", f"{t:g}", "-"] for s, (r, o, t) in PAPER_HUMANS.items()]
-    return Table(id="stress-cross-frame-paper", title="Reveal: reported cross-frame results (%)",
-                 columns=["model (paper)", "raw", "occ", "TBSR w/ abs.", "TBSR w/o abs."], rows=rows,
-                 caption="NExT-QA-T (n=196) unless marked S (n=183), as listed in reveal-checklist.md section 2. "
-                         "The human rows are the paper's study (the human-ceiling column is this run's imported study, if any).")
+    return Table(
+        id="stress-cross-frame-paper",
+        title="Reveal: reported cross-frame results (%)",
+        columns=["model (paper)", "raw", "occ", "TBSR w/ abs.", "TBSR w/o abs."],
+        rows=rows,
+        caption="NExT-QA-T (n=196) unless marked S (n=183), as listed in reveal-checklist.md section 2. "
+        "The human rows are the paper's study (the human-ceiling column is this run's imported study, if any).",
+    )
 
 
 def cross_frame_report(inputs: AggregateInput) -> SuiteReport:
@@ -208,19 +293,27 @@ def cross_frame_report(inputs: AggregateInput) -> SuiteReport:
     res = aggregate_cross_frame(records)
     cells = res["cells"]
     n_masked = len({c["masked_condition"] for c in cells.values()})
-    notes = [f"cross_frame: {n_masked} masked condition(s), {len({c['model'] for c in cells.values()})} model(s); "
-             "chance 20.0% (w/o abstention) / 16.7% (w/ abstention); " + ceiling.note()]
+    notes = [
+        f"cross_frame: {n_masked} masked condition(s), {len({c['model'] for c in cells.values()})} model(s); "
+        "chance 20.0% (w/o abstention) / 16.7% (w/ abstention); " + ceiling.note()
+    ]
     warn = coverage_notes(records)
     notes += warn
     if warn:
         res["coverage_warnings"] = warn
     if not cells and any(r.params.get("probe") == "cross_frame" for r in records):
-        notes.append("cross_frame: no masked and raw conditions to pair; run a raw condition and a "
-                     "+strip_mask(...) condition (see DIR/cross_frame.yaml)")
+        notes.append(
+            "cross_frame: no masked and raw conditions to pair; run a raw condition and a "
+            "+strip_mask(...) condition (see DIR/cross_frame.yaml)"
+        )
     t10 = _table10_table(cells, ceiling) if cells else None
     return probe_report(
-        "cross_frame", res, notes, title="Cross-frame integration (strip masking)",
+        "cross_frame",
+        res,
+        notes,
+        title="Cross-frame integration (strip masking)",
         lede="Multiple-choice video QA on the raw video and on its strip-masked version (Algorithm 3: every "
-             "strip is shown within a few frames, nothing is destroyed, only spread over time). TBSR is the "
-             "share of items answered correctly raw that stay correct masked.",
-        tables=lambda: [_tbsr_table(cells, ceiling), *([t10] if t10 is not None else []), _paper_table()])
+        "strip is shown within a few frames, nothing is destroyed, only spread over time). TBSR is the "
+        "share of items answered correctly raw that stay correct masked.",
+        tables=lambda: [_tbsr_table(cells, ceiling), *([t10] if t10 is not None else []), _paper_table()],
+    )

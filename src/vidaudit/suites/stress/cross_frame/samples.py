@@ -17,14 +17,30 @@ def item_samples(it: Item, rel: str, video: VideoRef, preset: str, source_kind: 
     for abstention in (False, True):
         opts = list(it.options) + ([ABSTAIN] if abstention else [])
         lets = letters(abstention)
-        params = {"probe": PROBE, "item": it.item_id, "video_name": it.video, "qid": it.qid, "split": it.split,
-                  "type": it.type, "abstention": abstention, "options": opts, "letters": list(lets),
-                  "chance": CHANCE_ABSTAIN if abstention else CHANCE_FORCED, "answer_text": it.options[it.answer],
-                  "source": source_kind, "template": it.template, "template_args": dict(it.template_args),
-                  "preset": preset, "line": it.line}
+        params = {
+            "probe": PROBE,
+            "item": it.item_id,
+            "video_name": it.video,
+            "qid": it.qid,
+            "split": it.split,
+            "type": it.type,
+            "abstention": abstention,
+            "options": opts,
+            "letters": list(lets),
+            "chance": CHANCE_ABSTAIN if abstention else CHANCE_FORCED,
+            "answer_text": it.options[it.answer],
+            "source": source_kind,
+            "template": it.template,
+            "template_args": dict(it.template_args),
+            "preset": preset,
+            "line": it.line,
+        }
         sid = f"stress-{PROBE}-{it.item_id}-{'abs' if abstention else 'forced'}"
-        out.append(Sample(sample_id=sid, suite="stress", params=params, question=it.question,
-                          answer=lets[it.answer], video=video))
+        out.append(
+            Sample(
+                sample_id=sid, suite="stress", params=params, question=it.question, answer=lets[it.answer], video=video
+            )
+        )
     return out
 
 
@@ -50,6 +66,9 @@ def coverage_summary(samples: list[Sample], conditions: list[str]) -> dict[str, 
     for c in conditions:
         vals = [s.params["coverage"][c] for s in samples if c in s.params.get("coverage", {})]
         if vals:
-            out[c] = {"mean_strips_shown": round(sum(vals) / len(vals), 6), "n_samples": len(vals),
-                      "n_missing_strips": sum(v < 1 for v in vals)}
+            out[c] = {
+                "mean_strips_shown": round(sum(vals) / len(vals), 6),
+                "n_samples": len(vals),
+                "n_missing_strips": sum(v < 1 for v in vals),
+            }
     return out

@@ -14,6 +14,8 @@ def score_trial(trial: ScoreInput) -> TrialScore:
     parsed = parse_option(text, lets)
     predicted = parsed.value if parsed.ok else None
     abstained = bool(sample.params.get("abstention")) and predicted == lets[-1]
-    return TrialScore(correct=predicted == sample.answer,
-                      parse=ParseResult(value=parsed.value, method=parsed.method, span=parsed.span),
-                      metrics={"predicted": predicted, "abstained": abstained})
+    return TrialScore(
+        correct=predicted == sample.answer,
+        parse=ParseResult(value=parsed.value, method=parsed.method, span=parsed.span),
+        metrics={"predicted": predicted, "abstained": abstained},
+    )

@@ -23,8 +23,12 @@ from vidaudit.suites.stress.cross_frame.nextqa import write_csv
 
 #: name -> RGB; saturated and far apart in hue so the reader separates them after H.264 and masking
 PALETTE: dict[str, tuple[int, int, int]] = {
-    "red": (230, 40, 40), "green": (40, 200, 60), "blue": (50, 80, 230),
-    "yellow": (235, 220, 40), "magenta": (220, 50, 220), "cyan": (40, 210, 220),
+    "red": (230, 40, 40),
+    "green": (40, 200, 60),
+    "blue": (50, 80, 230),
+    "yellow": (235, 220, 40),
+    "magenta": (220, 50, 220),
+    "cyan": (40, 210, 220),
 }
 SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "diamond", "cross")
 BACKGROUND = (128, 128, 128)
@@ -55,7 +59,7 @@ def shape_mask(shape: str, width: int, height: int) -> np.ndarray:
         cv2.circle(m, (cx, cy), r, 1, -1, lineType=cv2.LINE_8)
     elif shape == "square":
         a = int(r * 0.85)
-        m[cy - a:cy + a, cx - a:cx + a] = 1
+        m[cy - a : cy + a, cx - a : cx + a] = 1
     elif shape == "triangle":
         pts = np.array([[cx, cy - r], [cx - r, cy + int(0.8 * r)], [cx + r, cy + int(0.8 * r)]], np.int32)
         cv2.fillPoly(m, [pts], 1)
@@ -64,8 +68,8 @@ def shape_mask(shape: str, width: int, height: int) -> np.ndarray:
         cv2.fillPoly(m, [pts], 1)
     elif shape == "cross":
         t = max(2, r // 3)
-        m[cy - r:cy + r, cx - t:cx + t] = 1
-        m[cy - t:cy + t, cx - r:cx + r] = 1
+        m[cy - r : cy + r, cx - t : cx + t] = 1
+        m[cy - t : cy + t, cx - r : cx + r] = 1
     else:
         raise ValueError(f"unknown shape {shape!r}")
     return m.astype(bool)
@@ -139,8 +143,14 @@ def make_question(index: int, template: str, clip: Clip, seed: int = 0) -> dict[
     else:
         raise ValueError(f"unknown template {template!r}")
     options = place_at(correct, wrong, index % 5, rng)
-    return {"question": q, "options": options, "answer": options.index(correct), "type": TEMPLATES[template],
-            "template": template, "template_args": args}
+    return {
+        "question": q,
+        "options": options,
+        "answer": options.index(correct),
+        "type": TEMPLATES[template],
+        "template": template,
+        "template_args": args,
+    }
 
 
 # --------------------------------------------------------------------------- the set on disk
@@ -161,17 +171,34 @@ def synthetic_rows(n_items: int, hold: int) -> list[dict[str, Any]]:
     """The synthetic set's NExT-QA rows (no video written): one clip per item (``hold`` frames a segment),
     templates cycling after / colour_of / before / count so both splits are filled, the correct option at
     ``item mod 5``."""
-    return [{"video": f"synth{i:03d}", "qid": "0",
-             **make_question(i, TEMPLATE_ORDER[i % len(TEMPLATE_ORDER)], make_clip(i, hold))}
-            for i in range(n_items)]
+    return [
+        {
+            "video": f"synth{i:03d}",
+            "qid": "0",
+            **make_question(i, TEMPLATE_ORDER[i % len(TEMPLATE_ORDER)], make_clip(i, hold)),
+        }
+        for i in range(n_items)
+    ]
 
 
-def write_synthetic(root: Path, n_items: int, *, hold: int, fps: float, width: int, height: int,
-                    workers: int | None = 1, pool: PoolFactory | None = None) -> Path:
+def write_synthetic(
+    root: Path,
+    n_items: int,
+    *,
+    hold: int,
+    fps: float,
+    width: int,
+    height: int,
+    workers: int | None = 1,
+    pool: PoolFactory | None = None,
+) -> Path:
     """The synthetic set in NExT-QA format under ``root`` (``questions.csv`` + ``videos/``, ``synthetic_rows``);
     a clip already there is kept."""
     (root / "videos").mkdir(parents=True, exist_ok=True)
-    jobs = [(i, hold, fps, width, height, str(root / "videos" / f"synth{i:03d}.mp4"))
-            for i in range(n_items) if not (root / "videos" / f"synth{i:03d}.mp4").is_file()]
+    jobs = [
+        (i, hold, fps, width, height, str(root / "videos" / f"synth{i:03d}.mp4"))
+        for i in range(n_items)
+        if not (root / "videos" / f"synth{i:03d}.mp4").is_file()
+    ]
     run_jobs(synthetic_clip_job, jobs, workers=workers, pool=pool)
     return write_csv(root / "questions.csv", synthetic_rows(n_items, hold))

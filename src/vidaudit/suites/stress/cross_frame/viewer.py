@@ -11,11 +11,20 @@ from vidaudit.suites.stress.viewer import probe_trial
 def viewer_trial(record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
     p = sample.params
     mask = mask_of(record.condition)
-    return probe_trial("cross_frame", record, sample, raw_text, kind=p.get("split"),
-                       predicted=record.metrics.get("predicted"),
-                       facts=[("split", f"{p.get('split')} ({p.get('type')})"),
-                              ("abstention", "yes" if p.get("abstention") else "no"),
-                              ("input", mask or "raw video"), ("question", sample.question),
-                              ("options", options_block(p.get("options", []))),
-                              ("source", str(p.get("source")))],
-                       grid_point=[p.get("split"), bool(p.get("abstention")), "masked" if mask else "raw"])
+    return probe_trial(
+        "cross_frame",
+        record,
+        sample,
+        raw_text,
+        kind=p.get("split"),
+        predicted=record.metrics.get("predicted"),
+        facts=[
+            ("split", f"{p.get('split')} ({p.get('type')})"),
+            ("abstention", "yes" if p.get("abstention") else "no"),
+            ("input", mask or "raw video"),
+            ("question", sample.question),
+            ("options", options_block(p.get("options", []))),
+            ("source", str(p.get("source"))),
+        ],
+        grid_point=[p.get("split"), bool(p.get("abstention")), "masked" if mask else "raw"],
+    )

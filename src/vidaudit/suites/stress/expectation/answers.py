@@ -18,10 +18,15 @@ from vidaudit.suites.stress.expectation import prompts as P
 from vidaudit.suites.stress.expectation.scoring import MCQ_TASKS
 
 #: how a chance answer names each anomaly kind
-ANOMALY_NAMES = {"insert_object": "an inserted object that does not belong", "colour_shift": "a colour shift",
-                 "noise": "injected noise", "reverse": "a part that plays in reverse",
-                 "shuffle_frames": "shuffled frames", "cut": "an abrupt temporal cut",
-                 "scene_mix": "frames of a different scene mixed in"}
+ANOMALY_NAMES = {
+    "insert_object": "an inserted object that does not belong",
+    "colour_shift": "a colour shift",
+    "noise": "injected noise",
+    "reverse": "a part that plays in reverse",
+    "shuffle_frames": "shuffled frames",
+    "cut": "an abrupt temporal cut",
+    "scene_mix": "frames of a different scene mixed in",
+}
 
 
 def layout(a1: str, a2: str, a3: str) -> str:
@@ -38,8 +43,9 @@ def oracle_answer(sample: Sample) -> str:
         return str(p["visible_summary"])
     if task == "describe":
         text = P.visible_summary(p["shown"])
-        return text + (" It plays in reverse: each step's motion runs backwards." if p["direction"] == "reverse"
-                       else "")
+        return text + (
+            " It plays in reverse: each step's motion runs backwards." if p["direction"] == "reverse" else ""
+        )
     return layout(P.visible_summary(p["shown"]), f"Yes. {p['descriptor']}.", f"{p['descriptor']}.")
 
 

@@ -57,8 +57,7 @@ from vidaudit.suites.stress.sources import Clip, ClipSource, SourceLog, import_c
 PROBE = "expectation"
 TASKS = ("direction", "describe", "gap_mcq", "gap_summary", "anomaly")
 JUDGED_TASKS = ("describe", "gap_summary", "anomaly")
-FAMILY = {"direction": "reversed", "describe": "reversed", "gap_mcq": "gap", "gap_summary": "gap",
-          "anomaly": "anomaly"}
+FAMILY = {"direction": "reversed", "describe": "reversed", "gap_mcq": "gap", "gap_summary": "gap", "anomaly": "anomaly"}
 SPATIAL = ("insert_object", "colour_shift", "noise")
 TEMPORAL = ("reverse", "shuffle_frames", "cut", "scene_mix")
 ANOMALIES = SPATIAL + TEMPORAL
@@ -91,18 +90,29 @@ def _seed(*parts: object) -> int:
     return int(rng_from("stress", "expectation-item", *parts).integers(0, 2**31 - 1))
 
 
-def synthetic_sources(pre: Preset, out: Path, seeds: int | None, *, workers: int | None = 1,
-                      pool: PoolFactory | None = None) -> list[Source]:
-    return render_sources(pre.procedures, pre.seeds if seeds is None else seeds, pre.step_s, out,
-                          width=pre.width, height=pre.height, fps=pre.fps, stream="expectation",
-                          workers=workers, pool=pool)
+def synthetic_sources(
+    pre: Preset, out: Path, seeds: int | None, *, workers: int | None = 1, pool: PoolFactory | None = None
+) -> list[Source]:
+    return render_sources(
+        pre.procedures,
+        pre.seeds if seeds is None else seeds,
+        pre.step_s,
+        out,
+        width=pre.width,
+        height=pre.height,
+        fps=pre.fps,
+        stream="expectation",
+        workers=workers,
+        pool=pool,
+    )
 
 
 # --------------------------------------------------------------------------- gap MCQ options
 
 
-def gap_options(steps: Sequence[str], missing: int, rng: np.random.Generator, index: int = 0
-                ) -> tuple[list[str], list[str]]:
+def gap_options(
+    steps: Sequence[str], missing: int, rng: np.random.Generator, index: int = 0
+) -> tuple[list[str], list[str]]:
     """Four sequences and their kinds: the visible one (correct), the filled-in full procedure (the expectation
     answer), one that drops a visible step but keeps the missing one, and the visible one with two neighbours
     swapped. Source ``index`` places them: the visible one at ``index mod 4``, the filled-in one at one of
@@ -140,8 +150,12 @@ def anomaly_spec(op: str, duration_s: float, rng: np.random.Generator) -> Pertur
     elif op == "noise":
         params = {"sigma": NOISE_SIGMA, "start_s": start, "duration_s": window}
     elif op == "insert_object":
-        params = {"shape": SHAPES[int(rng.integers(0, len(SHAPES)))], "size": OBJECT_SIZE, "start_s": start,
-                  "duration_s": window}
+        params = {
+            "shape": SHAPES[int(rng.integers(0, len(SHAPES)))],
+            "size": OBJECT_SIZE,
+            "start_s": start,
+            "duration_s": window,
+        }
     elif op in ("cut", "scene_mix"):
         params = {"duration_s": round(CUT_FRACTION * duration_s, 3), "start_s": start}
         if op == "scene_mix":
@@ -169,20 +183,30 @@ def descriptor(op: str, info: dict[str, Any], width: int, height: int, other: st
     if op == "shuffle_frames":
         return f"frame shuffling: the frames at {_t(info['shuffled'])} are shown in a random order"
     if op == "cut":
-        return (f"temporal cut: {info['removed_s']:.2f} s of the original, at {_t(info['removed'])}, are removed, so "
-                f"the video jumps abruptly at {info['join_t']:.2f} s")
+        return (
+            f"temporal cut: {info['removed_s']:.2f} s of the original, at {_t(info['removed'])}, are removed, so "
+            f"the video jumps abruptly at {info['join_t']:.2f} s"
+        )
     if op == "scene_mix":
-        return (f"scene mixing: at {_t(info['mixed'])} the video shows frames of a different video "
-                f"({other or 'another scene'}) in place of its own")
+        return (
+            f"scene mixing: at {_t(info['mixed'])} the video shows frames of a different video "
+            f"({other or 'another scene'}) in place of its own"
+        )
     if op == "colour_shift":
-        return (f"colour shift: at {_t(info['affected'])} the hue of the whole frame is rotated by "
-                f"{info['hue_shift_deg']} degrees (unnatural colours)")
+        return (
+            f"colour shift: at {_t(info['affected'])} the hue of the whole frame is rotated by "
+            f"{info['hue_shift_deg']} degrees (unnatural colours)"
+        )
     if op == "noise":
-        return f"noise injection: at {_t(info['affected'])} strong random noise (sigma {info['sigma']:g}) covers the frame"
+        return (
+            f"noise injection: at {_t(info['affected'])} strong random noise (sigma {info['sigma']:g}) covers the frame"
+        )
     if op == "insert_object":
         box = info["region_px"]
-        return (f"object insertion: at {_t(info['affected'])} a flat {info['shape']} of colour RGB{tuple(info['colour'])} "
-                f"that does not belong appears in the {_where(box, width, height)} of the frame (pixels {list(box)})")
+        return (
+            f"object insertion: at {_t(info['affected'])} a flat {info['shape']} of colour RGB{tuple(info['colour'])} "
+            f"that does not belong appears in the {_where(box, width, height)} of the frame (pixels {list(box)})"
+        )
     raise ConfigError(f"unknown anomaly {op!r}")
 
 
@@ -191,8 +215,7 @@ def descriptor(op: str, info: dict[str, Any], width: int, height: int, other: st
 
 def _sample(sid: str, video: VideoRef, task: str, params: dict[str, Any], question: str, answer: Any) -> Sample:
     p = {"probe": PROBE, "task": task, "family": FAMILY[task], **params}
-    return Sample(sample_id=sid, suite="stress", params=p, question=question, answer=answer,
-                  video=video)
+    return Sample(sample_id=sid, suite="stress", params=p, question=question, answer=answer, video=video)
 
 
 def plan_gap(name: str, steps: Sequence[str], index: int) -> tuple[int, list[str], list[str]]:
@@ -222,8 +245,16 @@ def _source_name(src: Any) -> str:
     return str(src.name)
 
 
-def build(sources: list[Source], out: Path, *, preset: str, on_progress: Callable[[int, int], None] | None = None,
-          workers: int | None = 1, pool: PoolFactory | None = None, log: SourceLog | None = None) -> list[Sample]:
+def build(
+    sources: list[Source],
+    out: Path,
+    *,
+    preset: str,
+    on_progress: Callable[[int, int], None] | None = None,
+    workers: int | None = 1,
+    pool: PoolFactory | None = None,
+    log: SourceLog | None = None,
+) -> list[Sample]:
     """Every sample of every source; the perturbed videos are ``apply_job``s (``core.jobs``), each planned with
     its seed before any runs, and the samples are built in plan order from the ops' metadata.
 
@@ -239,12 +270,22 @@ def build(sources: list[Source], out: Path, *, preset: str, on_progress: Callabl
     planner = _Planner(out, log, sources)
     for si, src in enumerate(sources):
         planner.plan_source(si, src, sources)
-    done = dict(zip(planner.jobs, run_jobs(apply_job, list(planner.jobs.values()), workers=workers, pool=pool,
-                                           on_progress=on_progress), strict=True))
+    done = dict(
+        zip(
+            planner.jobs,
+            run_jobs(apply_job, list(planner.jobs.values()), workers=workers, pool=pool, on_progress=on_progress),
+            strict=True,
+        )
+    )
     samples: list[Sample] = []
     for src in sources:
-        base = {"procedure": src.procedure, "source_name": src.name, "canonical": list(src.steps), "preset": preset,
-                **({"source_clip": src.origin, **src.extra} if isinstance(src, ClipSource) else {})}
+        base = {
+            "procedure": src.procedure,
+            "source_name": src.name,
+            "canonical": list(src.steps),
+            "preset": preset,
+            **({"source_clip": src.origin, **src.extra} if isinstance(src, ClipSource) else {}),
+        }
         stem = f"stress-expectation-{src.name}"
         samples += _direction_samples(src, out, stem, base, done)
         if src.name in planner.gaps:
@@ -262,27 +303,41 @@ class _Planner:
         self.out, self.log = out, log
         self.facts = {src.name: open_perturb_source(src.video) for src in sources}
         self.jobs: dict[tuple[str, str], tuple[Any, ...]] = {}
-        self.gaps: dict[str, tuple[int, list[str], list[str]]] = {}   # source -> plan_gap(...)
-        self.partner: dict[str, Source | ClipSource] = {}             # source -> the source scene_mix splices in
+        self.gaps: dict[str, tuple[int, list[str], list[str]]] = {}  # source -> plan_gap(...)
+        self.partner: dict[str, Source | ClipSource] = {}  # source -> the source scene_mix splices in
 
-    def plan(self, src: Source | ClipSource, tag: str, spec: PerturbationSpec, seed: int, rel: str,
-             second: Source | ClipSource | None = None) -> bool:
+    def plan(
+        self,
+        src: Source | ClipSource,
+        tag: str,
+        spec: PerturbationSpec,
+        seed: int,
+        rel: str,
+        second: Source | ClipSource | None = None,
+    ) -> bool:
         """Plan one video (True), or name in the log why it cannot be made from this source (False)."""
         why = _feasible(spec, self.facts[src.name], seed, self.facts[second.name] if second is not None else None)
         if why is not None:
             self.log.skip(_source_name(src), f"{tag}: {why}")
             return False
-        self.jobs[src.name, tag] = (str(src.video), spec, str(self.out), rel, seed,
-                                    str(second.video) if second else None)
+        self.jobs[src.name, tag] = (
+            str(src.video),
+            spec,
+            str(self.out),
+            rel,
+            seed,
+            str(second.video) if second else None,
+        )
         return True
 
     def plan_source(self, si: int, src: Source | ClipSource, sources: Sequence[Source | ClipSource]) -> None:
         """The videos of source ``si``, in order: reversed, the gap (when it has enough labelled steps), each
         anomaly."""
         stem = f"stress-expectation-{src.name}"
-        self.plan(src, "reverse", PerturbationSpec(name="reverse"), _seed(src.name, "reverse"),
-                  f"videos/{stem}-reverse.mp4")
-        if len(src.steps) >= MIN_GAP_STEPS:     # a user's clip without labelled actions has no gap to ask about
+        self.plan(
+            src, "reverse", PerturbationSpec(name="reverse"), _seed(src.name, "reverse"), f"videos/{stem}-reverse.mp4"
+        )
+        if len(src.steps) >= MIN_GAP_STEPS:  # a user's clip without labelled actions has no gap to ask about
             self._plan_gap(src, stem)
         for op in ANOMALIES:
             self._plan_anomaly(si, src, sources, op, stem)
@@ -291,13 +346,18 @@ class _Planner:
         """The temporal gap: one middle step removed (drawn by ``plan_gap``, indexed by the gaps planned so far)."""
         missing, options, kinds = plan_gap(src.name, src.steps, len(self.gaps))
         a, b = src.segments[missing]
-        if self.plan(src, "gap", PerturbationSpec(name="temporal_gap", params={
-                "start_s": a, "end_s": b, "label": src.steps[missing]}), _seed(src.name, "gap"),
-                f"videos/{stem}-gap.mp4"):
+        if self.plan(
+            src,
+            "gap",
+            PerturbationSpec(name="temporal_gap", params={"start_s": a, "end_s": b, "label": src.steps[missing]}),
+            _seed(src.name, "gap"),
+            f"videos/{stem}-gap.mp4",
+        ):
             self.gaps[src.name] = (missing, options, kinds)
 
-    def _plan_anomaly(self, si: int, src: Source | ClipSource, sources: Sequence[Source | ClipSource], op: str,
-                      stem: str) -> None:
+    def _plan_anomaly(
+        self, si: int, src: Source | ClipSource, sources: Sequence[Source | ClipSource], op: str, stem: str
+    ) -> None:
         """One anomaly video; ``scene_mix`` splices in the next other source long enough (wrapping round)."""
         spec = anomaly_spec(op, src.duration_s, rng_from("stress", "expectation-anomaly", src.name, op))
         rel, seed = f"videos/{stem}-anomaly-{op}.mp4", _seed(src.name, op)
@@ -305,24 +365,27 @@ class _Planner:
             self.plan(src, f"anomaly-{op}", spec, seed, rel)
             return
         others = [sources[(si + k) % len(sources)] for k in range(1, len(sources))]
-        fit = next((o for o in others if _feasible(spec, self.facts[src.name], seed, self.facts[o.name]) is None),
-                   None)
+        fit = next((o for o in others if _feasible(spec, self.facts[src.name], seed, self.facts[o.name]) is None), None)
         if fit is None:
             longest = max(o.duration_s for o in others)
-            self.log.skip(_source_name(src), f"anomaly-scene_mix: no other clip is long enough to splice in "
-                                             f"{spec.params['duration_s']:g} s (a quarter of this clip's "
-                                             f"{src.duration_s:g} s; the longest other lasts {longest:g} s)")
+            self.log.skip(
+                _source_name(src),
+                f"anomaly-scene_mix: no other clip is long enough to splice in "
+                f"{spec.params['duration_s']:g} s (a quarter of this clip's "
+                f"{src.duration_s:g} s; the longest other lasts {longest:g} s)",
+            )
             return
         if self.plan(src, f"anomaly-{op}", spec, seed, rel, fit):
             self.partner[src.name] = fit
 
 
-def _direction_samples(src: Source | ClipSource, out: Path, stem: str, base: dict[str, Any],
-                       done: dict[tuple[str, str], Any]) -> list[Sample]:
+def _direction_samples(
+    src: Source | ClipSource, out: Path, stem: str, base: dict[str, Any], done: dict[tuple[str, str], Any]
+) -> list[Sample]:
     """Reversed clips: forward (a copy of the source) and reverse, each asked the direction MCQ and, when the
     source has steps, the free description; asked only when the reversed video was made."""
     pair: list[tuple[str, VideoRef, str | None]] = []
-    if (src.name, "reverse") in done:      # the direction is asked only beside the reversed video
+    if (src.name, "reverse") in done:  # the direction is asked only beside the reversed video
         fwd_rel = f"videos/{stem}-forward.mp4"
         shutil.copyfile(src.video, out / fwd_rel)
         rev_meta, rev_ref = done[src.name, "reverse"]
@@ -332,49 +395,107 @@ def _direction_samples(src: Source | ClipSource, out: Path, stem: str, base: dic
         shown = list(src.steps) if direction == "forward" else list(reversed(src.steps))
         letter = LETTERS[P.DIRECTION_OPTIONS.index("forward" if direction == "forward" else "in reverse")]
         common = {**base, "direction": direction, "shown": shown, "perturbation": spec_id}
-        samples.append(_sample(f"{stem}-direction-{direction}", ref, "direction",
-                               {**common, "options": list(P.DIRECTION_OPTIONS), "chance": 0.5},
-                               P.direction_prompt(), letter))
-        if src.steps:       # the direction judge reads the steps in the order shown
-            samples.append(_sample(f"{stem}-describe-{direction}", ref, "describe",
-                                   {**common, "options": None, "chance": None}, P.describe_prompt(),
-                                   P.sequence_text(shown)))
+        samples.append(
+            _sample(
+                f"{stem}-direction-{direction}",
+                ref,
+                "direction",
+                {**common, "options": list(P.DIRECTION_OPTIONS), "chance": 0.5},
+                P.direction_prompt(),
+                letter,
+            )
+        )
+        if src.steps:  # the direction judge reads the steps in the order shown
+            samples.append(
+                _sample(
+                    f"{stem}-describe-{direction}",
+                    ref,
+                    "describe",
+                    {**common, "options": None, "chance": None},
+                    P.describe_prompt(),
+                    P.sequence_text(shown),
+                )
+            )
     return samples
 
 
-def _gap_samples(src: Source | ClipSource, stem: str, base: dict[str, Any], done: dict[tuple[str, str], Any],
-                 gap_plan: tuple[int, list[str], list[str]]) -> list[Sample]:
+def _gap_samples(
+    src: Source | ClipSource,
+    stem: str,
+    base: dict[str, Any],
+    done: dict[tuple[str, str], Any],
+    gap_plan: tuple[int, list[str], list[str]],
+) -> list[Sample]:
     """Temporal gap: one middle step removed, asked as the 4-way MCQ and the one-sentence summary."""
     missing, options, kinds = gap_plan
     gap, gap_ref = done[src.name, "gap"]
     visible = [s for i, s in enumerate(src.steps) if i != missing]
-    gcommon = {**base, "shown": visible, "missing_action": gap.info["label"],
-               "missing_index": missing, "removed": gap.info["removed"],
-               "visible_summary": P.visible_summary(visible), "perturbation": gap.spec_id}
-    return [_sample(f"{stem}-gap-mcq", gap_ref, "gap_mcq",
-                    {**gcommon, "options": options, "option_kinds": kinds, "chance": 0.25},
-                    P.gap_mcq_prompt(options), LETTERS[kinds.index("visible")]),
-            _sample(f"{stem}-gap-summary", gap_ref, "gap_summary",
-                    {**gcommon, "options": None, "chance": None}, P.GAP_SUMMARY_PROMPT,
-                    P.visible_summary(visible))]
+    gcommon = {
+        **base,
+        "shown": visible,
+        "missing_action": gap.info["label"],
+        "missing_index": missing,
+        "removed": gap.info["removed"],
+        "visible_summary": P.visible_summary(visible),
+        "perturbation": gap.spec_id,
+    }
+    return [
+        _sample(
+            f"{stem}-gap-mcq",
+            gap_ref,
+            "gap_mcq",
+            {**gcommon, "options": options, "option_kinds": kinds, "chance": 0.25},
+            P.gap_mcq_prompt(options),
+            LETTERS[kinds.index("visible")],
+        ),
+        _sample(
+            f"{stem}-gap-summary",
+            gap_ref,
+            "gap_summary",
+            {**gcommon, "options": None, "chance": None},
+            P.GAP_SUMMARY_PROMPT,
+            P.visible_summary(visible),
+        ),
+    ]
 
 
-def _anomaly_samples(src: Source | ClipSource, stem: str, base: dict[str, Any], done: dict[tuple[str, str], Any],
-                     other: Source | ClipSource | None) -> list[Sample]:
+def _anomaly_samples(
+    src: Source | ClipSource,
+    stem: str,
+    base: dict[str, Any],
+    done: dict[tuple[str, str], Any],
+    other: Source | ClipSource | None,
+) -> list[Sample]:
     """Anomaly injection: one video per anomaly that was made, its descriptor from the op's own metadata."""
     samples: list[Sample] = []
     for op in ANOMALIES:
         if (src.name, f"anomaly-{op}") not in done:
             continue
         meta, ref = done[src.name, f"anomaly-{op}"]
-        desc = descriptor(op, meta.info, meta.width, meta.height,
-                          other=_other_text(other) if op == "scene_mix" else None)
-        samples.append(_sample(f"{stem}-anomaly-{op}", ref, "anomaly",
-                               {**base, "anomaly": op, "anomaly_kind": "spatial" if op in SPATIAL else "temporal",
-                                "descriptor": desc, "anomaly_info": meta.info, "shown": list(src.steps),
-                                "options": None, "chance": None, "perturbation": meta.spec_id,
-                                "mixed_with": other.name if op == "scene_mix" and other else None},
-                               P.anomaly_prompt(op), desc))
+        desc = descriptor(
+            op, meta.info, meta.width, meta.height, other=_other_text(other) if op == "scene_mix" else None
+        )
+        samples.append(
+            _sample(
+                f"{stem}-anomaly-{op}",
+                ref,
+                "anomaly",
+                {
+                    **base,
+                    "anomaly": op,
+                    "anomaly_kind": "spatial" if op in SPATIAL else "temporal",
+                    "descriptor": desc,
+                    "anomaly_info": meta.info,
+                    "shown": list(src.steps),
+                    "options": None,
+                    "chance": None,
+                    "perturbation": meta.spec_id,
+                    "mixed_with": other.name if op == "scene_mix" and other else None,
+                },
+                P.anomaly_prompt(op),
+                desc,
+            )
+        )
     return samples
 
 
@@ -384,10 +505,18 @@ def _other_text(other: Any) -> str:
     return f"the {other.procedure} procedure"
 
 
-def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, force: bool = False,
-             workers: int | None = 1, pool: PoolFactory | None = None,
-             on_progress: Callable[[int, int], None] | None = None,
-             clips: Sequence[Clip] | None = None, log: SourceLog | None = None) -> Path:
+def generate(
+    out: Path,
+    preset: str = "smoke",
+    seeds: int | None = None,
+    *,
+    force: bool = False,
+    workers: int | None = 1,
+    pool: PoolFactory | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+    clips: Sequence[Clip] | None = None,
+    log: SourceLog | None = None,
+) -> Path:
     """The probe's dataset from the synthetic procedures of ``preset``, or from ``clips`` (a user's folder or a
     dataset loader's clips, imported to constant rate first; ``seeds`` then keeps the first N clips). What was
     left out of the clips (by their loader, ``log``, and here) is in ``dataset.json``'s ``source_log``."""
@@ -398,21 +527,34 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, forc
     if clips is not None:
         clips = list(clips)[:seeds] if seeds is not None else list(clips)
         if len(clips) < 2:
-            raise DataError(f"the expectation probe needs at least two clips (scene mixing splices in another one); "
-                            f"got {len(clips)}" + (f" ({log.reasons()})" if log.skipped else ""))
+            raise DataError(
+                f"the expectation probe needs at least two clips (scene mixing splices in another one); "
+                f"got {len(clips)}" + (f" ({log.reasons()})" if log.skipped else "")
+            )
     with staging_dir(out) as staging:
         if clips is None:
             sources: list[Any] = synthetic_sources(pre, staging, seeds, workers=workers, pool=pool)
         else:
             sources = import_clips(clips, staging, workers=workers, pool=pool, log=log)
             if len(sources) < 2:
-                raise DataError(f"the expectation probe needs at least two clips that import (scene mixing splices "
-                                f"in another one); {len(sources)} of {len(clips)} did ({log.reasons()})")
-        samples = build(sources, staging, preset=pre.name, on_progress=on_progress, workers=workers, pool=pool,
-                        log=log)
-        guard_replace(out, samples, force=force, key=lambda s: (s.params, s.answer, s.question),
-                      command="generate stress")
+                raise DataError(
+                    f"the expectation probe needs at least two clips that import (scene mixing splices "
+                    f"in another one); {len(sources)} of {len(clips)} did ({log.reasons()})"
+                )
+        samples = build(sources, staging, preset=pre.name, on_progress=on_progress, workers=workers, pool=pool, log=log)
+        guard_replace(
+            out, samples, force=force, key=lambda s: (s.params, s.answer, s.question), command="generate stress"
+        )
         publish(staging, out)
-    return write_dataset(out, samples, PROBE, preset=pre.name, source="synthetic" if clips is None else "clips",
-                         n_samples=len(samples), n_sources=len(sources), tasks=list(TASKS), anomalies=list(ANOMALIES),
-                         **({} if clips is None else {"source_log": log.as_json()}))
+    return write_dataset(
+        out,
+        samples,
+        PROBE,
+        preset=pre.name,
+        source="synthetic" if clips is None else "clips",
+        n_samples=len(samples),
+        n_sources=len(sources),
+        tasks=list(TASKS),
+        anomalies=list(ANOMALIES),
+        **({} if clips is None else {"source_log": log.as_json()}),
+    )

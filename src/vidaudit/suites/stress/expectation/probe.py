@@ -28,12 +28,23 @@ class ExpectationBaselines(ProbeBaselines):
 
 class ExpectationProbe(Probe):
     name = "expectation"
-    description = ("temporal expectation bias: anomaly detection (Spatial / Temporal / Overall, judged), temporal "
-                   "gap (4-way MCQ and judged summary), reversed clips (forward/reverse and judged description)")
+    description = (
+        "temporal expectation bias: anomaly detection (Spatial / Temporal / Overall, judged), temporal "
+        "gap (4-way MCQ and judged summary), reversed clips (forward/reverse and judged description)"
+    )
     settings = ("dataset",)
     presets = ("smoke", "paper")
-    record_keys = ("probe", "task", "family", "procedure", "source_name", "direction", "anomaly", "anomaly_kind",
-                   "preset")
+    record_keys = (
+        "probe",
+        "task",
+        "family",
+        "procedure",
+        "source_name",
+        "direction",
+        "anomaly",
+        "anomaly_kind",
+        "preset",
+    )
     judge_version = P.JUDGE_VERSION
     capabilities = SuiteCapabilities(judges=True)
     baselines = ExpectationBaselines()
@@ -46,15 +57,26 @@ class ExpectationProbe(Probe):
         elif "dataset" in options.settings:
             raise ConfigError("--set dataset=NAME names the format of --source DIR; pass --source")
         with progress_bar("expectation videos") as update:
-            return generate(out, options.preset, options.seeds, force=options.force, workers=options.workers,
-                            pool=options.pool, on_progress=update, clips=clips, log=log)
+            return generate(
+                out,
+                options.preset,
+                options.seeds,
+                force=options.force,
+                workers=options.workers,
+                pool=options.pool,
+                on_progress=update,
+                clips=clips,
+                log=log,
+            )
 
     def describe_samples(self, samples: Sequence[Sample]) -> str:
         """The generic line, and what a user's clips lacked: without labelled steps there is no gap task."""
         text = super().describe_samples(samples)
         if samples and not any(s.params.get("task") in ("gap_mcq", "gap_summary") for s in samples):
-            text += ("; no temporal-gap task: the clips have no labelled steps (the gap task needs DIR/steps.csv, "
-                     "docs/stress.md)")
+            text += (
+                "; no temporal-gap task: the clips have no labelled steps (the gap task needs DIR/steps.csv, "
+                "docs/stress.md)"
+            )
         return text
 
     def check_sample(self, sample: Sample) -> str | None:
@@ -103,8 +125,9 @@ class ExpectationProbe(Probe):
         if task == "gap_summary":
             return Prompt(None, P.gap_judge_prompt(p["visible_summary"], p["missing_action"], answer))
         if task == "describe":
-            return Prompt(None, P.direction_judge_prompt(p["shown"], p["canonical"], p["direction"] == "reverse",
-                                                         answer))
+            return Prompt(
+                None, P.direction_judge_prompt(p["shown"], p["canonical"], p["direction"] == "reverse", answer)
+            )
         return Prompt(None, P.anomaly_judge_prompt(p["anomaly"], p["descriptor"], answer))
 
     score = staticmethod(score_trial)

@@ -33,12 +33,19 @@ from vidaudit.suites.stress.expectation.prompts import JUDGE_VERSION
 PROBE = "expectation"
 CHANCE = {"direction": 0.5, "gap_mcq": 0.25}
 #: Reveal Table 6 / §5.5: anomaly Spatial / Temporal accuracy (%); Overall is their mean (derived)
-PAPER_ANOMALY: dict[str, tuple[float, float]] = {"Gemini 2.5 Pro": (91.3, 30.6), "Qwen2.5-VL-72B": (56.2, 2.8),
-                                                 "Qwen2.5-VL-7B": (19.3, 2.9)}
+PAPER_ANOMALY: dict[str, tuple[float, float]] = {
+    "Gemini 2.5 Pro": (91.3, 30.6),
+    "Qwen2.5-VL-72B": (56.2, 2.8),
+    "Qwen2.5-VL-7B": (19.3, 2.9),
+}
 #: Reveal §5.5: the smaller Qwen2-VL models' anomaly scores (%), printed without saying which metric (Spatial,
 #: Temporal or Overall): shown as "unlabelled", never as one of the three columns
-PAPER_ANOMALY_UNLABELLED: dict[str, float] = {"Qwen2-VL-7B Instruct": 9.8, "Qwen2-VL-7B Base": 9.6,
-                                              "Qwen2-VL-2B Instruct": 7.9, "Qwen2-VL-2B Base": 6.6}
+PAPER_ANOMALY_UNLABELLED: dict[str, float] = {
+    "Qwen2-VL-7B Instruct": 9.8,
+    "Qwen2-VL-7B Base": 9.6,
+    "Qwen2-VL-2B Instruct": 7.9,
+    "Qwen2-VL-2B Base": 6.6,
+}
 MATCH = (*PAPER_MATCH, *QWEN2_MATCH)
 HUMAN_ANOMALY = (93.0, 97.0, 95.0)
 #: Reveal §5.5 / E.4: temporal gap MCQ / summary (%)
@@ -54,10 +61,18 @@ def judged_cell(rs: Sequence[ScoreRecord]) -> dict[str, Any]:
     k = sum(r.correct is True for r in rs)
     lo, hi = wilson_interval(k, n)
     scores = {s: sum(r.metrics.get("verdict") == s for r in rs) for s in ("1.0", "0.5", "0.0")}
-    return {"n_planned": len(rs), "n_judgeable": n, "n_correct": k, "not_judged": not_judged,
-            "unparseable": unparseable, "failed": sum(r.status != "ok" for r in rs),
-            "accuracy": k / n if n else None, "ci_low": lo if n else None, "ci_high": hi if n else None,
-            "scores": scores}
+    return {
+        "n_planned": len(rs),
+        "n_judgeable": n,
+        "n_correct": k,
+        "not_judged": not_judged,
+        "unparseable": unparseable,
+        "failed": sum(r.status != "ok" for r in rs),
+        "accuracy": k / n if n else None,
+        "ci_low": lo if n else None,
+        "ci_high": hi if n else None,
+        "scores": scores,
+    }
 
 
 def judged_text(c: dict[str, Any]) -> str:
@@ -102,25 +117,43 @@ def aggregate(records: Sequence[ScoreRecord]) -> dict[str, Any]:
         tp = judged_cell([r for r in _task(rs, "anomaly") if r.params.get("anomaly_kind") == "temporal"])
         anomaly_rs = _task(rs, "anomaly")
         cells[f"{model}|{cond}"] = {
-            "model": model, "condition": cond, "role": rs[0].model_role, "paper_name": paper_name(model, MATCH),
-            "anomaly": {"spatial": sp, "temporal": tp, "overall": overall(sp["accuracy"], tp["accuracy"]),
-                        "all": judged_cell(anomaly_rs),
-                        "layout_ok": sum(r.metrics.get("layout_ok") is True for r in anomaly_rs),
-                        "by_anomaly": {op: judged_cell(sub) for op, sub in
-                                       group_records(anomaly_rs, lambda r: r.params.get("anomaly")).items()}},
-            "gap": {"mcq": {**accuracy_cell(_task(rs, "gap_mcq")), **_filled(_task(rs, "gap_mcq"))},
-                    "summary": judged_cell(_task(rs, "gap_summary"))},
-            "reversed": {"direction": {d: accuracy_cell(_clips(rs, "direction", d)) for d in CLIPS},
-                         "describe": {d: judged_cell(_clips(rs, "describe", d)) for d in CLIPS}},
+            "model": model,
+            "condition": cond,
+            "role": rs[0].model_role,
+            "paper_name": paper_name(model, MATCH),
+            "anomaly": {
+                "spatial": sp,
+                "temporal": tp,
+                "overall": overall(sp["accuracy"], tp["accuracy"]),
+                "all": judged_cell(anomaly_rs),
+                "layout_ok": sum(r.metrics.get("layout_ok") is True for r in anomaly_rs),
+                "by_anomaly": {
+                    op: judged_cell(sub)
+                    for op, sub in group_records(anomaly_rs, lambda r: r.params.get("anomaly")).items()
+                },
+            },
+            "gap": {
+                "mcq": {**accuracy_cell(_task(rs, "gap_mcq")), **_filled(_task(rs, "gap_mcq"))},
+                "summary": judged_cell(_task(rs, "gap_summary")),
+            },
+            "reversed": {
+                "direction": {d: accuracy_cell(_clips(rs, "direction", d)) for d in CLIPS},
+                "describe": {d: judged_cell(_clips(rs, "describe", d)) for d in CLIPS},
+            },
         }
-    return {"cells": cells, "chance": CHANCE, "judge_version": JUDGE_VERSION,
-            "paper_anomaly": {k: {"spatial": s, "temporal": t, "overall_derived": (s + t) / 2}
-                              for k, (s, t) in PAPER_ANOMALY.items()},
-            "paper_anomaly_unlabelled": dict(PAPER_ANOMALY_UNLABELLED),
-            "human_anomaly_reported": dict(zip(("spatial", "temporal", "overall"), HUMAN_ANOMALY, strict=True)),
-            "paper_gap": {k: {"mcq": m, "summary": s} for k, (m, s) in PAPER_GAP.items()},
-            "human_gap_reported": {"mcq": HUMAN_GAP[0], "summary": HUMAN_GAP[1]},
-            "overall_rule": "(Spatial + Temporal) / 2, unweighted; 0.5 and 1.0 judge scores count as correct"}
+    return {
+        "cells": cells,
+        "chance": CHANCE,
+        "judge_version": JUDGE_VERSION,
+        "paper_anomaly": {
+            k: {"spatial": s, "temporal": t, "overall_derived": (s + t) / 2} for k, (s, t) in PAPER_ANOMALY.items()
+        },
+        "paper_anomaly_unlabelled": dict(PAPER_ANOMALY_UNLABELLED),
+        "human_anomaly_reported": dict(zip(("spatial", "temporal", "overall"), HUMAN_ANOMALY, strict=True)),
+        "paper_gap": {k: {"mcq": m, "summary": s} for k, (m, s) in PAPER_GAP.items()},
+        "human_gap_reported": {"mcq": HUMAN_GAP[0], "summary": HUMAN_GAP[1]},
+        "overall_rule": "(Spatial + Temporal) / 2, unweighted; 0.5 and 1.0 judge scores count as correct",
+    }
 
 
 def _acc(x: float | None) -> str:
@@ -142,91 +175,222 @@ def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
         m, cond, a = c["model"], c["condition"], c["anomaly"]
         human = ceiling.text(cond)
         if a["all"]["n_planned"]:
-            an_rows.append([m, cond, judged_text(a["spatial"]), judged_text(a["temporal"]), _acc(a["overall"]),
-                            judge_counts_text(a["all"]), f"{a['layout_ok']}/{a['all']['n_planned']}",
-                            "- (free text)", _anomaly_paper(c["paper_name"]), human])
+            an_rows.append(
+                [
+                    m,
+                    cond,
+                    judged_text(a["spatial"]),
+                    judged_text(a["temporal"]),
+                    _acc(a["overall"]),
+                    judge_counts_text(a["all"]),
+                    f"{a['layout_ok']}/{a['all']['n_planned']}",
+                    "- (free text)",
+                    _anomaly_paper(c["paper_name"]),
+                    human,
+                ]
+            )
             for op in ANOMALIES:
                 x = a["by_anomaly"].get(op)
                 if x is None:
                     continue
                 sc = x["scores"]
-                op_rows.append([m, cond, "spatial" if op in SPATIAL else "temporal", op, judged_text(x),
-                                interval_text(x) if x["n_judgeable"] else "-",
-                                f"{sc['1.0']} / {sc['0.5']} / {sc['0.0']}", judge_counts_text(x)])
+                op_rows.append(
+                    [
+                        m,
+                        cond,
+                        "spatial" if op in SPATIAL else "temporal",
+                        op,
+                        judged_text(x),
+                        interval_text(x) if x["n_judgeable"] else "-",
+                        f"{sc['1.0']} / {sc['0.5']} / {sc['0.0']}",
+                        judge_counts_text(x),
+                    ]
+                )
         g = c["gap"]
         paper = PAPER_GAP.get(c["paper_name"] or "")
         if g["mcq"]["n_planned"]:
-            gap_rows.append([m, cond, "MCQ (4-way)", *with_interval(g["mcq"]),
-                             f"{g['mcq']['filled']} of {g['mcq']['errors']} errors picked the filled-in sequence",
-                             pct(CHANCE["gap_mcq"]),
-                             f"{paper[0]:.0f} ({c['paper_name']})" if paper else f"{HUMAN_GAP[0]:.0f} (humans)", human])
+            gap_rows.append(
+                [
+                    m,
+                    cond,
+                    "MCQ (4-way)",
+                    *with_interval(g["mcq"]),
+                    f"{g['mcq']['filled']} of {g['mcq']['errors']} errors picked the filled-in sequence",
+                    pct(CHANCE["gap_mcq"]),
+                    f"{paper[0]:.0f} ({c['paper_name']})" if paper else f"{HUMAN_GAP[0]:.0f} (humans)",
+                    human,
+                ]
+            )
         if g["summary"]["n_planned"]:
             s = g["summary"]
-            gap_rows.append([m, cond, "summary (not hallucinated)", judged_text(s),
-                             interval_text(s) if s["n_judgeable"] else "-", judge_counts_text(s), "- (free text)",
-                             f"{paper[1]:.0f} ({c['paper_name']})" if paper else f"{HUMAN_GAP[1]:.0f} (humans)", human])
+            gap_rows.append(
+                [
+                    m,
+                    cond,
+                    "summary (not hallucinated)",
+                    judged_text(s),
+                    interval_text(s) if s["n_judgeable"] else "-",
+                    judge_counts_text(s),
+                    "- (free text)",
+                    f"{paper[1]:.0f} ({c['paper_name']})" if paper else f"{HUMAN_GAP[1]:.0f} (humans)",
+                    human,
+                ]
+            )
         r = c["reversed"]
         for d in CLIPS:
             x = r["direction"][d]
             if x["n_planned"]:
-                rev_rows.append([m, cond, "forward or reverse (MCQ)", d, *with_interval(x),
-                                 "-", pct(CHANCE["direction"]), "- (not reported)", human])
+                rev_rows.append(
+                    [
+                        m,
+                        cond,
+                        "forward or reverse (MCQ)",
+                        d,
+                        *with_interval(x),
+                        "-",
+                        pct(CHANCE["direction"]),
+                        "- (not reported)",
+                        human,
+                    ]
+                )
         for d in CLIPS:
             x = r["describe"][d]
             if x["n_planned"]:
-                rev_rows.append([m, cond, "description in the order shown", d, judged_text(x),
-                                 interval_text(x) if x["n_judgeable"] else "-", judge_counts_text(x), "- (free text)",
-                                 "- (not reported)", human])
+                rev_rows.append(
+                    [
+                        m,
+                        cond,
+                        "description in the order shown",
+                        d,
+                        judged_text(x),
+                        interval_text(x) if x["n_judgeable"] else "-",
+                        judge_counts_text(x),
+                        "- (free text)",
+                        "- (not reported)",
+                        human,
+                    ]
+                )
     tables = []
     if an_rows:
-        tables.append(Table(
-            id="stress-expectation-anomaly", title="Anomaly detection: Spatial, Temporal and Overall (%)",
-            key_columns=2, columns=["model", "condition", "spatial", "temporal", "overall", "verdicts",
-                                    "answer layout followed", "chance", "paper reported (S / T / O)",
-                                    "human ceiling"], rows=an_rows,
-            caption="The three E.2.2 questions in one request, judged jointly (score 1 / 0.5 / 0; 0.5 counts as "
-                    "correct, as in the paper). Overall = (Spatial + Temporal) / 2, unweighted. Accuracy is over "
-                    "judged trials; an unparseable verdict is wrong; a trial without a judge is 'not judged' and "
-                    "left out of the denominator. Anomaly detection has no chance rate."))
-        tables.append(Table(
-            id="stress-expectation-anomaly-by-op", title="Anomaly detection per injected anomaly",
-            key_columns=4, columns=["model", "condition", "kind", "anomaly", "accuracy", "95% Wilson",
-                                    "scores 1 / 0.5 / 0", "verdicts"], rows=op_rows,
-            caption="Parameters of each anomaly are in docs/stress.md (the paper's Table 25 is lost)."))
+        tables.append(
+            Table(
+                id="stress-expectation-anomaly",
+                title="Anomaly detection: Spatial, Temporal and Overall (%)",
+                key_columns=2,
+                columns=[
+                    "model",
+                    "condition",
+                    "spatial",
+                    "temporal",
+                    "overall",
+                    "verdicts",
+                    "answer layout followed",
+                    "chance",
+                    "paper reported (S / T / O)",
+                    "human ceiling",
+                ],
+                rows=an_rows,
+                caption="The three E.2.2 questions in one request, judged jointly (score 1 / 0.5 / 0; 0.5 counts as "
+                "correct, as in the paper). Overall = (Spatial + Temporal) / 2, unweighted. Accuracy is over "
+                "judged trials; an unparseable verdict is wrong; a trial without a judge is 'not judged' and "
+                "left out of the denominator. Anomaly detection has no chance rate.",
+            )
+        )
+        tables.append(
+            Table(
+                id="stress-expectation-anomaly-by-op",
+                title="Anomaly detection per injected anomaly",
+                key_columns=4,
+                columns=[
+                    "model",
+                    "condition",
+                    "kind",
+                    "anomaly",
+                    "accuracy",
+                    "95% Wilson",
+                    "scores 1 / 0.5 / 0",
+                    "verdicts",
+                ],
+                rows=op_rows,
+                caption="Parameters of each anomaly are in docs/stress.md (the paper's Table 25 is lost).",
+            )
+        )
     if gap_rows:
-        tables.append(Table(
-            id="stress-expectation-gap", title="Temporal gap: MCQ of the visible sequence and one-sentence summary",
-            key_columns=3, columns=["model", "condition", "task", "accuracy", "95% Wilson", "errors / verdicts",
-                                    "chance", "paper reported", "human ceiling"], rows=gap_rows,
-            caption="One step removed (temporal_gap) and the clip presented as whole. The summary is judged with "
-                    "the E.2.3 hallucination prompt; correct = hallucinated_summary false. The 'filled-in' option "
-                    "is the full procedure, the answer of a model that infers the missing step."))
+        tables.append(
+            Table(
+                id="stress-expectation-gap",
+                title="Temporal gap: MCQ of the visible sequence and one-sentence summary",
+                key_columns=3,
+                columns=[
+                    "model",
+                    "condition",
+                    "task",
+                    "accuracy",
+                    "95% Wilson",
+                    "errors / verdicts",
+                    "chance",
+                    "paper reported",
+                    "human ceiling",
+                ],
+                rows=gap_rows,
+                caption="One step removed (temporal_gap) and the clip presented as whole. The summary is judged with "
+                "the E.2.3 hallucination prompt; correct = hallucinated_summary false. The 'filled-in' option "
+                "is the full procedure, the answer of a model that infers the missing step.",
+            )
+        )
     if rev_rows:
-        tables.append(Table(
-            id="stress-expectation-reversed", title="Reversed clips: direction and description",
-            key_columns=4, columns=["model", "condition", "task", "clip", "accuracy", "95% Wilson", "verdicts",
-                                    "chance", "paper reported", "human ceiling"], rows=rev_rows,
-            caption="Forward and reversed copies of each procedure. The description (E.2.2 Q1) is judged for "
-                    "giving the steps in the order shown. The paper reports no behavioural number for reversed "
-                    "clips (its numbers are linear probes)."))
+        tables.append(
+            Table(
+                id="stress-expectation-reversed",
+                title="Reversed clips: direction and description",
+                key_columns=4,
+                columns=[
+                    "model",
+                    "condition",
+                    "task",
+                    "clip",
+                    "accuracy",
+                    "95% Wilson",
+                    "verdicts",
+                    "chance",
+                    "paper reported",
+                    "human ceiling",
+                ],
+                rows=rev_rows,
+                caption="Forward and reversed copies of each procedure. The description (E.2.2 Q1) is judged for "
+                "giving the steps in the order shown. The paper reports no behavioural number for reversed "
+                "clips (its numbers are linear probes).",
+            )
+        )
     return tables
 
 
 def expectation_report(inputs: AggregateInput) -> SuiteReport:
     ceiling = HumanCeiling.of(PROBE, inputs.human)
     res = aggregate(inputs.records)
-    notes = [f"expectation: {len(res['cells'])} model x condition cells; judge prompts {JUDGE_VERSION}; anomaly "
-             "Spatial, Temporal and Overall shown together"]
-    not_judged = sum(c["anomaly"]["all"]["not_judged"] + c["gap"]["summary"]["not_judged"]
-                     + c["reversed"]["describe"]["all"]["not_judged"] for c in res["cells"].values())
+    notes = [
+        f"expectation: {len(res['cells'])} model x condition cells; judge prompts {JUDGE_VERSION}; anomaly "
+        "Spatial, Temporal and Overall shown together"
+    ]
+    not_judged = sum(
+        c["anomaly"]["all"]["not_judged"]
+        + c["gap"]["summary"]["not_judged"]
+        + c["reversed"]["describe"]["all"]["not_judged"]
+        for c in res["cells"].values()
+    )
     if not_judged:
-        notes.append(f"expectation: {not_judged} free-text answers were not judged (run with --judge SPEC to score "
-                     "them)")
+        notes.append(
+            f"expectation: {not_judged} free-text answers were not judged (run with --judge SPEC to score them)"
+        )
     return probe_report(
-        PROBE, res, notes, title="Temporal expectation bias (anomalies, temporal gap, reversed clips)",
+        PROBE,
+        res,
+        notes,
+        title="Temporal expectation bias (anomalies, temporal gap, reversed clips)",
         lede="Videos whose events defy the usual course: anomalies injected, a step removed, the clip played "
-             "backwards. A model that reports what should happen rather than what is shown fails here.",
-        tables=lambda: _tables(res, ceiling))
+        "backwards. A model that reports what should happen rather than what is shown fails here.",
+        tables=lambda: _tables(res, ceiling),
+    )
 
 
 __all__ = ["aggregate", "expectation_report", "judged_cell", "overall", "SPATIAL", "TEMPORAL"]

@@ -23,9 +23,11 @@ from vidaudit.suites.stress.common import LETTERS
 
 MCQ_TASKS = ("direction", "gap_mcq")
 #: judged task -> (verdict field, kind)
-VERDICT: dict[str, tuple[str, str]] = {"gap_summary": ("hallucinated_summary", "bool"),
-                                       "describe": ("describes_shown_order", "bool"),
-                                       "anomaly": ("score", "score")}
+VERDICT: dict[str, tuple[str, str]] = {
+    "gap_summary": ("hallucinated_summary", "bool"),
+    "describe": ("describes_shown_order", "bool"),
+    "anomaly": ("score", "score"),
+}
 _NUMBERED = re.compile(r"^[ \t*_#>]{0,8}([1-9])[.):]", re.MULTILINE)
 
 
@@ -62,11 +64,20 @@ def score_trial(trial: ScoreInput) -> TrialScore:
         parsed = parse_option(text, letters_of(sample))
         letter = parsed.value if parsed.ok else None
         kinds = sample.params.get("option_kinds")
-        kind = None if letter is None else (kinds[letters_of(sample).index(letter)] if kinds else
-                                            ("correct" if letter == sample.answer else "wrong"))
-        return TrialScore(correct=letter == sample.answer,
-                          parse=ParseResult(value=parsed.value, method=parsed.method, span=parsed.span),
-                          metrics={"picked": letter, "picked_kind": kind or "unparsed"})
+        kind = (
+            None
+            if letter is None
+            else (
+                kinds[letters_of(sample).index(letter)]
+                if kinds
+                else ("correct" if letter == sample.answer else "wrong")
+            )
+        )
+        return TrialScore(
+            correct=letter == sample.answer,
+            parse=ParseResult(value=parsed.value, method=parsed.method, span=parsed.span),
+            metrics={"picked": letter, "picked_kind": kind or "unparsed"},
+        )
     metrics: dict[str, object] = {}
     if task == "anomaly":
         metrics["layout_ok"] = follows_layout(text)
@@ -77,8 +88,13 @@ def score_trial(trial: ScoreInput) -> TrialScore:
     field, kind = VERDICT[task]
     v = read_verdict(judgement, field, kind=kind)
     if not v.ok:
-        return TrialScore(correct=False, parse=ParseResult(method="judge_unparseable"),
-                          metrics={**metrics, "judge": "unparseable", "judge_why": v.why})
-    return TrialScore(correct=correct_of(task, v.value), parse=ParseResult(value=label_of(v.value), method="judged"),
-                      metrics={**metrics, "judge": "ok", "verdict": label_of(v.value),
-                               "judge_explanation": v.explanation})
+        return TrialScore(
+            correct=False,
+            parse=ParseResult(method="judge_unparseable"),
+            metrics={**metrics, "judge": "unparseable", "judge_why": v.why},
+        )
+    return TrialScore(
+        correct=correct_of(task, v.value),
+        parse=ParseResult(value=label_of(v.value), method="judged"),
+        metrics={**metrics, "judge": "ok", "verdict": label_of(v.value), "judge_explanation": v.explanation},
+    )

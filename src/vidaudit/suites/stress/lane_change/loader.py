@@ -68,8 +68,10 @@ def read_annotations(root: Path) -> list[Row]:
     """The rows of ``root/annotations.csv``, checked: every error, by line, in one DataError."""
     root = Path(root)
     if not root.is_dir():
-        raise ConfigError(f"--source {root} is not a folder; lane_change reads a folder holding {ANNOTATIONS} "
-                          "and the clips it names (see docs/stress.md)")
+        raise ConfigError(
+            f"--source {root} is not a folder; lane_change reads a folder holding {ANNOTATIONS} "
+            "and the clips it names (see docs/stress.md)"
+        )
     path = root / ANNOTATIONS
     if not path.is_file():
         raise DataError(f"{root} has no {ANNOTATIONS}; write one with the header clip,label[,start_s,end_s]")
@@ -79,9 +81,12 @@ def read_annotations(root: Path) -> list[Row]:
         missing = [c for c in ("clip", "label") if c not in header]
         unknown = [c for c in header if c not in COLUMNS]
         if missing or unknown:
-            raise DataError(f"{path}: header {header} " + (f"lacks {', '.join(missing)}; " if missing else "")
-                            + (f"has unknown columns {', '.join(unknown)}; " if unknown else "")
-                            + f"the columns are {', '.join(COLUMNS)} (start_s, end_s optional)")
+            raise DataError(
+                f"{path}: header {header} "
+                + (f"lacks {', '.join(missing)}; " if missing else "")
+                + (f"has unknown columns {', '.join(unknown)}; " if unknown else "")
+                + f"the columns are {', '.join(COLUMNS)} (start_s, end_s optional)"
+            )
         rows, errors = [], []
         for i, raw in enumerate(reader, start=2):
             rec = {k.strip(): (v or "").strip() for k, v in raw.items() if k is not None}
@@ -119,7 +124,7 @@ def read_annotations(root: Path) -> list[Row]:
 
 def _cut(src: Path, dst: Path, start_s: float, end_s: float, fps: float, width: int, height: int) -> int:
     clock = probe(src).timeline
-    if not clock.plain:   # not constant-rate from 0: cut on the player's clock
+    if not clock.plain:  # not constant-rate from 0: cut on the player's clock
         n = 0
         with VideoWriter(dst, fps, width, height) as w:
             for frame in iter_constant_rate(src, start_s, end_s):
@@ -138,8 +143,9 @@ def _cut(src: Path, dst: Path, start_s: float, end_s: float, fps: float, width: 
     return n
 
 
-def clip_job(src: str, out: str, rel: str, segment: tuple[float, float] | None, fps: float, width: int,
-             height: int) -> VideoRef:
+def clip_job(
+    src: str, out: str, rel: str, segment: tuple[float, float] | None, fps: float, width: int, height: int
+) -> VideoRef:
     """One sample's video: ``segment`` of ``src`` cut (re-encoded) into ``out/rel``, or the whole clip copied byte
     for byte; its ``VideoRef`` (a pure function of its arguments, for ``core.jobs``)."""
     if segment is not None:
@@ -150,9 +156,16 @@ def clip_job(src: str, out: str, rel: str, segment: tuple[float, float] | None, 
     return video_ref(out, rel)
 
 
-def generate(out: Path, source: Path, *, force: bool = False,
-             on_progress: Callable[[int, int], None] | None = None, workers: int | None = 1,
-             pool: PoolFactory | None = None, log: SourceLog | None = None) -> Path:
+def generate(
+    out: Path,
+    source: Path,
+    *,
+    force: bool = False,
+    on_progress: Callable[[int, int], None] | None = None,
+    workers: int | None = 1,
+    pool: PoolFactory | None = None,
+    log: SourceLog | None = None,
+) -> Path:
     root = Path(source)
     log = log if log is not None else SourceLog()
     rows = read_annotations(root)
@@ -167,13 +180,17 @@ def generate(out: Path, source: Path, *, force: bool = False,
             continue
         if r.end_s is not None and r.end_s > info.duration_s + 1e-6:
             errors.append(f"line {r.line}: end_s {r.end_s:g} is past the end of {r.clip} ({info.duration_s:g} s)")
-        elif r.start_s is not None and r.end_s is not None and \
-                math.floor(r.end_s * info.fps + 1e-9) - math.floor(r.start_s * info.fps + 1e-9) < 2:
-            errors.append(f"line {r.line}: segment {r.start_s:g}-{r.end_s:g} s of {r.clip} holds fewer than two "
-                          "frames")
+        elif (
+            r.start_s is not None
+            and r.end_s is not None
+            and math.floor(r.end_s * info.fps + 1e-9) - math.floor(r.start_s * info.fps + 1e-9) < 2
+        ):
+            errors.append(f"line {r.line}: segment {r.start_s:g}-{r.end_s:g} s of {r.clip} holds fewer than two frames")
         elif (info.width % 2 or info.height % 2) and r.start_s is not None:
-            errors.append(f"line {r.line}: {r.clip} is {info.width}x{info.height}; a segment is re-encoded as "
-                          "yuv420p, which needs an even size")
+            errors.append(
+                f"line {r.line}: {r.clip} is {info.width}x{info.height}; a segment is re-encoded as "
+                "yuv420p, which needs an even size"
+            )
         checked.append((r, info))
     if errors:
         raise DataError(f"{root / ANNOTATIONS}: " + " | ".join(errors[:8]))
@@ -185,17 +202,41 @@ def generate(out: Path, source: Path, *, force: bool = False,
         return f"stress-{PROBE}-{i:04d}-{Path(r.clip).stem}"
 
     def params(r: Row) -> dict[str, Any]:
-        return {"probe": PROBE, "label": r.label, "option": LETTER_OF[r.label], "clip": r.clip,
-                "start_s": r.start_s, "end_s": r.end_s, "source_line": r.line}
+        return {
+            "probe": PROBE,
+            "label": r.label,
+            "option": LETTER_OF[r.label],
+            "clip": r.clip,
+            "start_s": r.start_s,
+            "end_s": r.end_s,
+            "source_line": r.line,
+        }
 
     guard_planned(out, [(sid(i, r), params(r), r.label) for i, (r, _) in enumerate(checked)], force=force)
     (out / "videos").mkdir(parents=True, exist_ok=True)
-    jobs = [(str(confined(root, r.clip, what="clip")), str(out),
-             f"videos/{sid(i, r)}{'.mp4' if r.start_s is not None else Path(r.clip).suffix.lower()}",
-             (r.start_s, r.end_s) if r.start_s is not None and r.end_s is not None else None,
-             info.fps, info.width, info.height) for i, (r, info) in enumerate(checked)]
+    jobs = [
+        (
+            str(confined(root, r.clip, what="clip")),
+            str(out),
+            f"videos/{sid(i, r)}{'.mp4' if r.start_s is not None else Path(r.clip).suffix.lower()}",
+            (r.start_s, r.end_s) if r.start_s is not None and r.end_s is not None else None,
+            info.fps,
+            info.width,
+            info.height,
+        )
+        for i, (r, info) in enumerate(checked)
+    ]
     refs = run_jobs(clip_job, jobs, workers=workers, pool=pool, on_progress=on_progress)
-    samples = [Sample(sample_id=sid(i, r), suite="stress", params=params(r), question=QUESTION, answer=r.label,
-                      video=ref) for i, ((r, _), ref) in enumerate(zip(checked, refs, strict=True))]
-    return write_dataset(out, samples, PROBE, source=str(root), n_samples=len(samples),
-                         n_lane_change=sum(s.answer == "lane_change" for s in samples), source_log=log.as_json())
+    samples = [
+        Sample(sample_id=sid(i, r), suite="stress", params=params(r), question=QUESTION, answer=r.label, video=ref)
+        for i, ((r, _), ref) in enumerate(zip(checked, refs, strict=True))
+    ]
+    return write_dataset(
+        out,
+        samples,
+        PROBE,
+        source=str(root),
+        n_samples=len(samples),
+        n_lane_change=sum(s.answer == "lane_change" for s in samples),
+        source_log=log.as_json(),
+    )

@@ -24,8 +24,9 @@ class LaneChangeBaselines(ChoiceBaselines):
     def constant_answer(self, sample: Sample, value: str) -> str:
         label = ALIASES.get(value.strip().lower())
         if label is None:
-            raise ConfigError(f"constant answer for lane_change must be one of {', '.join(sorted(ALIASES))}; "
-                              f"got {value!r}")
+            raise ConfigError(
+                f"constant answer for lane_change must be one of {', '.join(sorted(ALIASES))}; got {value!r}"
+            )
         return self.answer_text(label)
 
 
@@ -38,13 +39,22 @@ class LaneChangeProbe(Probe):
 
     def build(self, out: Path, options: GenerateOptions) -> Path:
         if options.source is None:
-            raise ConfigError("lane_change reads a user's clips: pass --source DIR holding annotations.csv "
-                              "(clip,label[,start_s,end_s]; see docs/stress.md)")
+            raise ConfigError(
+                "lane_change reads a user's clips: pass --source DIR holding annotations.csv "
+                "(clip,label[,start_s,end_s]; see docs/stress.md)"
+            )
         if options.seeds is not None:
             raise ConfigError("lane_change takes no --seeds: every row of annotations.csv is one sample")
         with progress_bar("lane_change clips") as update:
-            return generate(out, options.source, force=options.force, on_progress=update, workers=options.workers,
-                            pool=options.pool, log=options.source_log())
+            return generate(
+                out,
+                options.source,
+                force=options.force,
+                on_progress=update,
+                workers=options.workers,
+                pool=options.pool,
+                log=options.source_log(),
+            )
 
     def check_sample(self, sample: Sample) -> str | None:
         label = sample.params.get("label")
@@ -58,9 +68,16 @@ class LaneChangeProbe(Probe):
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
         p = sample.params
         seg = "whole clip" if p.get("start_s") is None else f"{p.get('start_s')}-{p.get('end_s')} s"
-        return probe_trial(self.name, record, sample, raw_text, kind=p.get("label"),
-                           predicted=record.metrics.get("predicted_label"),
-                           facts=[("clip", str(p.get("clip"))), ("segment", seg)], grid_point=[p.get("label")])
+        return probe_trial(
+            self.name,
+            record,
+            sample,
+            raw_text,
+            kind=p.get("label"),
+            predicted=record.metrics.get("predicted_label"),
+            facts=[("clip", str(p.get("clip"))), ("segment", seg)],
+            grid_point=[p.get("label")],
+        )
 
     score = staticmethod(score_trial)
     aggregate = staticmethod(lane_report)

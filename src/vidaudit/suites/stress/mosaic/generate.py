@@ -48,8 +48,9 @@ def spec_of(arrangement: str) -> PerturbationSpec:
 
 def temporal_order(seed: int) -> list[int]:
     """The quadrant order the temporal mosaic of ``seed`` shows (the op's own plan, no file read)."""
-    src = PerturbSourceInfo(path=Path("still.png"), sha256="0" * 64, width=sc.WIDTH, height=sc.HEIGHT, n_frames=1,
-                             fps=None, still=True)
+    src = PerturbSourceInfo(
+        path=Path("still.png"), sha256="0" * 64, width=sc.WIDTH, height=sc.HEIGHT, n_frames=1, fps=None, still=True
+    )
     return [int(q) for q in plan_perturbation(spec_of("temporal"), src, seed=seed).map["quadrant"]]
 
 
@@ -60,24 +61,48 @@ def plan_rows(n: int) -> list[dict[str, Any]]:
     for stim in STIMULI:
         for seed in range(n):
             order = temporal_order(seed)
-            base: dict[str, Any] = {"probe": PROBE, "stimulus": stim, "seed": seed, "order": order,
-                                    "last_quadrant": order[-1], "width": sc.WIDTH, "height": sc.HEIGHT}
+            base: dict[str, Any] = {
+                "probe": PROBE,
+                "stimulus": stim,
+                "seed": seed,
+                "order": order,
+                "last_quadrant": order[-1],
+                "width": sc.WIDTH,
+                "height": sc.HEIGHT,
+            }
             still: sc.TextStill | sc.ObjectsStill
             if stim == "text":
                 still = sc.text_still(seed)
-                base |= {"word": still.word, "text_scale": sc.TEXT_SCALE, "text_thickness": sc.TEXT_THICKNESS,
-                         "recency_answer": text_recency(still.word, still.letter_columns(), order[-1], sc.WIDTH)}
+                base |= {
+                    "word": still.word,
+                    "text_scale": sc.TEXT_SCALE,
+                    "text_thickness": sc.TEXT_THICKNESS,
+                    "recency_answer": text_recency(still.word, still.letter_columns(), order[-1], sc.WIDTH),
+                }
                 answer, question = still.word, TEXT_QUESTION
             else:
                 still = sc.objects_still(seed, order)
                 options, kinds, letter = object_options(seed, *still.shapes)
-                base |= {"shapes": list(still.shapes), "shape_quadrants": list(still.quadrants),
-                         "options": options, "option_kinds": kinds, "option": letter}
+                base |= {
+                    "shapes": list(still.shapes),
+                    "shape_quadrants": list(still.quadrants),
+                    "options": options,
+                    "option_kinds": kinds,
+                    "option": letter,
+                }
                 answer, question = letter, objects_prompt(options)
             for arr in ARRANGEMENTS:
-                rows.append({"sample_id": f"stress-{PROBE}-{stim}-{arr}-s{seed}", "still": still, "arrangement": arr,
-                             "params": base | {"arrangement": arr, "perturbation": spec_of(arr).id},
-                             "answer": answer, "question": question, "seed": seed})
+                rows.append(
+                    {
+                        "sample_id": f"stress-{PROBE}-{stim}-{arr}-s{seed}",
+                        "still": still,
+                        "arrangement": arr,
+                        "params": base | {"arrangement": arr, "perturbation": spec_of(arr).id},
+                        "answer": answer,
+                        "question": question,
+                        "seed": seed,
+                    }
+                )
     return rows
 
 
@@ -87,9 +112,16 @@ def render_job(still: str, arrangement: str, seed: int, out: str, rel: str) -> V
     return video_ref(out, rel)
 
 
-def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, force: bool = False,
-             workers: int | None = 1, pool: PoolFactory | None = None,
-             on_progress: Callable[[int, int], None] | None = None) -> Path:
+def generate(
+    out: Path,
+    preset: str = "smoke",
+    seeds: int | None = None,
+    *,
+    force: bool = False,
+    workers: int | None = 1,
+    pool: PoolFactory | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> Path:
     """Write every still (here: they are small and each feeds three videos), then one job per video."""
     check_choice("preset", preset, PRESETS)
     rows = plan_rows(PRESETS[preset] if seeds is None else seeds)
@@ -105,7 +137,25 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, forc
                 cv2.imwrite(str(tmp), cv2.cvtColor(r["still"].render(), cv2.COLOR_RGB2BGR))
         jobs.append((str(still_path), r["arrangement"], int(r["seed"]), str(out), f"videos/{r['sample_id']}.mp4"))
     refs = run_jobs(render_job, jobs, workers=workers, pool=pool, on_progress=on_progress)
-    samples = [Sample(sample_id=r["sample_id"], suite="stress", params=r["params"] | {"preset": preset},
-                      question=r["question"], answer=r["answer"], video=ref) for r, ref in zip(rows, refs, strict=True)]
-    return write_dataset(out, samples, PROBE, preset=preset, n_samples=len(samples), width=sc.WIDTH, height=sc.HEIGHT,
-                         stimuli=list(STIMULI), arrangements=list(ARRANGEMENTS))
+    samples = [
+        Sample(
+            sample_id=r["sample_id"],
+            suite="stress",
+            params=r["params"] | {"preset": preset},
+            question=r["question"],
+            answer=r["answer"],
+            video=ref,
+        )
+        for r, ref in zip(rows, refs, strict=True)
+    ]
+    return write_dataset(
+        out,
+        samples,
+        PROBE,
+        preset=preset,
+        n_samples=len(samples),
+        width=sc.WIDTH,
+        height=sc.HEIGHT,
+        stimuli=list(STIMULI),
+        arrangements=list(ARRANGEMENTS),
+    )

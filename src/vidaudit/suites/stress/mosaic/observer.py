@@ -23,7 +23,7 @@ from vidaudit.suites.stress.mosaic import scene as sc
 
 _ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _MAX_LETTERS = 12
-_SHORTLIST = 6     # letters judged with a look-ahead (by their own IoU first)
+_SHORTLIST = 6  # letters judged with a look-ahead (by their own IoU first)
 
 
 def reassemble_tiled(img: np.ndarray) -> np.ndarray:
@@ -63,11 +63,11 @@ def read_word(ink: np.ndarray, scale: float, thick: int) -> str:
         return r, int(rc[-1]) if len(rc) else -1
 
     def iou(r: np.ndarray, end: int) -> float:
-        a, b = r[:, :end + 1], band[:, :end + 1]
+        a, b = r[:, : end + 1], band[:, : end + 1]
         return float((a & b).sum() / max((a | b).sum(), 1))
 
     first = {}
-    for ch in _ALPHABET:            # the first letter fixes the origin: its left ink edge on the word's
+    for ch in _ALPHABET:  # the first letter fixes the origin: its left ink edge on the word's
         rc = np.flatnonzero(_rendered(ch, (0, y), band.shape, scale, thick).any(axis=0))
         first[ch] = left - int(rc[0]) if len(rc) else left
     word, x0 = "", None
@@ -112,7 +112,7 @@ def _centred(mask: np.ndarray, size: int) -> np.ndarray:
     ys, xs = np.nonzero(mask)
     cy, cx = (ys.min() + ys.max()) / 2, (xs.min() + xs.max()) / 2
     out = np.zeros((size, size), bool)
-    yy, xx = ys + int(np.floor(size / 2 - cy)), xs + int(np.floor(size / 2 - cx))   # one shift: no pixel collides
+    yy, xx = ys + int(np.floor(size / 2 - cy)), xs + int(np.floor(size / 2 - cx))  # one shift: no pixel collides
     ok = (yy >= 0) & (yy < size) & (xx >= 0) & (xx < size)
     out[yy[ok], xx[ok]] = True
     return out
@@ -132,7 +132,7 @@ def find_shapes(img: np.ndarray) -> list[str]:
     diff = np.abs(img.astype(np.int16) - np.array(sc.BG, np.int16)).max(axis=2)
     ink = (diff > 60).astype(np.uint8)
     n, lab, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
-    min_area = 0.25 * np.pi * sc.SHAPE_R ** 2
+    min_area = 0.25 * np.pi * sc.SHAPE_R**2
     return [classify_shape(lab == i) for i in range(1, n) if stats[i, cv2.CC_STAT_AREA] >= min_area]
 
 
@@ -146,8 +146,10 @@ def observe(frames: Sequence[Any], metadata: Mapping[str, Any]) -> str:
         return f"\\boxed{{{word}}}" if word else "I see no word."
     found = set(find_shapes(union))
     options: list[str] = list(metadata["options"])
+
     def overlap(o: str) -> int:
         return sum(f" {s}" in f" {o}" for s in found)
+
     exact = [i for i, o in enumerate(options) if overlap(o) == 2 and len(found) == 2]
     i = exact[0] if exact else max(range(len(options)), key=lambda j: overlap(options[j]))
     return mcq_answer_text(LETTERS[i], options[i])

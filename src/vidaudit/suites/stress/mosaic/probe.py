@@ -54,8 +54,10 @@ class MosaicBaselines(ProbeBaselines):
 
 class MosaicProbe(RenderingProbe):
     name = PROBE_NAME
-    description = ("Sequential Mosaic: 4 quadrants one per frame (temporal) vs one image (spatial), cross-boundary "
-                   "text and two-shape scenes, with recency errors")
+    description = (
+        "Sequential Mosaic: 4 quadrants one per frame (temporal) vs one image (spatial), cross-boundary "
+        "text and two-shape scenes, with recency errors"
+    )
     presets = ("smoke", "paper")
     prompts = ("mcq",)
     record_keys = ("probe", "stimulus", "arrangement", "seed", "preset", "last_quadrant")
@@ -82,21 +84,29 @@ class MosaicProbe(RenderingProbe):
 
     def request_metadata(self, sample: Sample) -> dict[str, Any]:
         p = sample.params
-        meta = {"stimulus": p["stimulus"], "arrangement": p["arrangement"], "width": p["width"],
-                "height": p["height"]}
+        meta = {"stimulus": p["stimulus"], "arrangement": p["arrangement"], "width": p["width"], "height": p["height"]}
         if p["stimulus"] == "text":
             meta |= {"text_scale": p["text_scale"], "text_thickness": p["text_thickness"]}
         else:
-            meta["options"] = list(p["options"])        # as printed in the prompt
+            meta["options"] = list(p["options"])  # as printed in the prompt
         return meta
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
         p = sample.params
-        return probe_trial(PROBE_NAME, record, sample, raw_text, kind=p.get("stimulus"),
-                           predicted=record.metrics.get("predicted"),
-                           facts=[("arrangement", str(p.get("arrangement"))), ("quadrant order", str(p.get("order"))),
-                                  ("recency error", str(record.metrics.get("recency_error")))],
-                           grid_point=[p.get("stimulus"), p.get("arrangement")])
+        return probe_trial(
+            PROBE_NAME,
+            record,
+            sample,
+            raw_text,
+            kind=p.get("stimulus"),
+            predicted=record.metrics.get("predicted"),
+            facts=[
+                ("arrangement", str(p.get("arrangement"))),
+                ("quadrant order", str(p.get("order"))),
+                ("recency error", str(record.metrics.get("recency_error"))),
+            ],
+            grid_point=[p.get("stimulus"), p.get("arrangement")],
+        )
 
     score = staticmethod(score_trial)
     aggregate = staticmethod(mosaic_report)

@@ -23,8 +23,30 @@ TEXT_THICKNESS = 8
 SHAPE_R = 46.0
 
 WORDS: tuple[str, ...] = (
-    "PLANE", "RIVER", "STONE", "CLOUD", "LIGHT", "HOUSE", "MONEY", "TRAIN", "BREAD", "CHAIR", "GLASS", "HORSE",
-    "MUSIC", "OCEAN", "PAPER", "SMILE", "TABLE", "WATER", "FLAME", "GRAPE", "LEMON", "NIGHT", "QUEEN", "ZEBRA",
+    "PLANE",
+    "RIVER",
+    "STONE",
+    "CLOUD",
+    "LIGHT",
+    "HOUSE",
+    "MONEY",
+    "TRAIN",
+    "BREAD",
+    "CHAIR",
+    "GLASS",
+    "HORSE",
+    "MUSIC",
+    "OCEAN",
+    "PAPER",
+    "SMILE",
+    "TABLE",
+    "WATER",
+    "FLAME",
+    "GRAPE",
+    "LEMON",
+    "NIGHT",
+    "QUEEN",
+    "ZEBRA",
 )
 SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "diamond", "star", "cross", "hexagon")
 
@@ -44,19 +66,37 @@ def shape_points(name: str, centre: tuple[float, float], r: float) -> np.ndarray
     elif name == "hexagon":
         pts = [(r * np.cos(a), r * np.sin(a)) for a in np.linspace(0, 2 * np.pi, 7)[:-1]]
     elif name == "star":
-        pts = [((r if i % 2 == 0 else r * 0.42) * np.sin(i * np.pi / 5),
-                -(r if i % 2 == 0 else r * 0.42) * np.cos(i * np.pi / 5)) for i in range(10)]
+        pts = [
+            (
+                (r if i % 2 == 0 else r * 0.42) * np.sin(i * np.pi / 5),
+                -(r if i % 2 == 0 else r * 0.42) * np.cos(i * np.pi / 5),
+            )
+            for i in range(10)
+        ]
     elif name == "cross":
         a, b = r, r * 0.34
-        pts = [(-b, -a), (b, -a), (b, -b), (a, -b), (a, b), (b, b), (b, a), (-b, a), (-b, b), (-a, b), (-a, -b),
-               (-b, -b)]
+        pts = [
+            (-b, -a),
+            (b, -a),
+            (b, -b),
+            (a, -b),
+            (a, b),
+            (b, b),
+            (b, a),
+            (-b, a),
+            (-b, b),
+            (-a, b),
+            (-a, -b),
+            (-b, -b),
+        ]
     else:
         raise ValueError(f"unknown shape {name!r}; choose from {', '.join(SHAPES)}")
     return np.array([(cx + x, cy + y) for x, y in pts])
 
 
-def draw_shape(img: np.ndarray, name: str, centre: tuple[float, float], colour: tuple[int, int, int],
-               r: float = SHAPE_R) -> None:
+def draw_shape(
+    img: np.ndarray, name: str, centre: tuple[float, float], colour: tuple[int, int, int], r: float = SHAPE_R
+) -> None:
     pts = shape_points(name, centre, r)
     if pts is None:
         draw.circle(img, centre, r, colour)
@@ -80,7 +120,7 @@ class TextStill:
 
 @dataclass(frozen=True)
 class ObjectsStill:
-    shapes: tuple[str, str]              # (earlier, last): the last lies in the quadrant shown last
+    shapes: tuple[str, str]  # (earlier, last): the last lies in the quadrant shown last
     quadrants: tuple[int, int]
     centres: tuple[tuple[float, float], tuple[float, float]]
     colour: tuple[int, int, int]

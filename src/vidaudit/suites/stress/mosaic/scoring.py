@@ -41,15 +41,26 @@ def score_trial(trial: ScoreInput) -> TrialScore:
     if p["stimulus"] == "text":
         got = parse_word(text)
         if got is None:
-            return TrialScore(correct=False, parse=ParseResult(method="unparseable"),
-                              metrics={"predicted": None, "recency_error": False})
+            return TrialScore(
+                correct=False,
+                parse=ParseResult(method="unparseable"),
+                metrics={"predicted": None, "recency_error": False},
+            )
         correct = got[0] == str(sample.answer).upper()
         recency = not correct and got[0] == str(p["recency_answer"]).upper()
-        return TrialScore(correct=correct, parse=ParseResult(value=got[0], method=got[1], span=got[2]),
-                          metrics={"predicted": got[0], "recency_error": recency})
+        return TrialScore(
+            correct=correct,
+            parse=ParseResult(value=got[0], method=got[1], span=got[2]),
+            metrics={"predicted": got[0], "recency_error": recency},
+        )
     parsed = parse_option(text, LETTERS[:4])
     kind = p["option_kinds"].get(parsed.value) if parsed.ok else None
-    return TrialScore(correct=parsed.ok and parsed.value == sample.answer,
-                      parse=ParseResult(value=parsed.value, method=parsed.method, span=parsed.span),
-                      metrics={"predicted": parsed.value if parsed.ok else None, "predicted_kind": kind,
-                               "recency_error": kind == "recency"})
+    return TrialScore(
+        correct=parsed.ok and parsed.value == sample.answer,
+        parse=ParseResult(value=parsed.value, method=parsed.method, span=parsed.span),
+        metrics={
+            "predicted": parsed.value if parsed.ok else None,
+            "predicted_kind": kind,
+            "recency_error": kind == "recency",
+        },
+    )

@@ -17,18 +17,24 @@ ARRANGEMENTS = ("temporal", "spatial", "spatial_tiled")
 OPTION_KINDS = ("correct", "recency", "primacy", "neither")
 CHANCE = {"text": 1 / len(WORDS), "objects": 1 / len(OPTION_KINDS)}
 
-TEXT_QUESTION = ("A single English word is written across the picture. What word is written? Answer with the word "
-                 "in capital letters inside \\boxed{}, for example \\boxed{HELLO}.")
+TEXT_QUESTION = (
+    "A single English word is written across the picture. What word is written? Answer with the word "
+    "in capital letters inside \\boxed{}, for example \\boxed{HELLO}."
+)
 OBJECTS_QUESTION = "Which two shapes are present?"
 
 #: Reveal Table 12 (out of 100, temporal / spatial 2x2): model -> (temporal, spatial)
 PAPER_TABLE12: dict[str, tuple[float, float]] = {
-    "Gemini 2.5 Pro": (40.0, 76.0), "Qwen2.5-VL-32B": (6.0, 54.0), "Qwen2.5-VL-7B": (4.0, 48.0),
+    "Gemini 2.5 Pro": (40.0, 76.0),
+    "Qwen2.5-VL-32B": (6.0, 54.0),
+    "Qwen2.5-VL-7B": (4.0, 48.0),
     "LLaVA-7B": (2.0, 49.0),
 }
 HUMAN_TABLE12 = (84.0, 96.0)
 PAPER_MATCH: tuple[tuple[str, str], ...] = (
-    (r"gemini-2\.5-pro", "Gemini 2.5 Pro"), (r"qwen2\.5.*32b", "Qwen2.5-VL-32B"), (r"qwen2\.5.*\b7b", "Qwen2.5-VL-7B"),
+    (r"gemini-2\.5-pro", "Gemini 2.5 Pro"),
+    (r"qwen2\.5.*32b", "Qwen2.5-VL-32B"),
+    (r"qwen2\.5.*\b7b", "Qwen2.5-VL-7B"),
     (r"llava", "LLaVA-7B"),
 )
 
@@ -50,8 +56,12 @@ def object_options(seed: int, earlier: str, last: str) -> tuple[list[str], dict[
     rng = rng_from("stress", "mosaic", "options", int(seed))
     others = [s for s in SHAPES if s not in (earlier, last)]
     z1, z2 = (others[int(i)] for i in rng.choice(len(others), 2, replace=False))
-    texts = {"correct": pair_text(earlier, last), "recency": pair_text(z1, last), "primacy": pair_text(earlier, z2),
-             "neither": pair_text(z1, z2)}
+    texts = {
+        "correct": pair_text(earlier, last),
+        "recency": pair_text(z1, last),
+        "primacy": pair_text(earlier, z2),
+        "neither": pair_text(z1, z2),
+    }
     rest = [k for k in OPTION_KINDS if k != "correct"]
     rest = [rest[int(i)] for i in rng.permutation(3)]
     slots = ["correct" if i == seed % 4 else rest.pop() for i in range(4)]

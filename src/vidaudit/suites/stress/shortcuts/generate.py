@@ -77,8 +77,9 @@ def parse_blank_s(text: str) -> tuple[float, ...]:
         try:
             v = float(part)
         except ValueError:
-            raise ConfigError(f"--set blank_s={text!r}: {part.strip()!r} is not a number of seconds (e.g. "
-                              "blank_s=5,10,45,60)") from None
+            raise ConfigError(
+                f"--set blank_s={text!r}: {part.strip()!r} is not a number of seconds (e.g. blank_s=5,10,45,60)"
+            ) from None
         if not 0 < v <= MAX_BLANK_S:
             raise ConfigError(f"--set blank_s={text!r}: {v:g} s is outside (0, {MAX_BLANK_S:g}] s")
         if v in out:
@@ -92,8 +93,15 @@ def parse_blank_s(text: str) -> tuple[float, ...]:
 MIN_STEPS = 4
 
 
-def folder_sources(folder: Path, staging: Path, dataset: str | None = None, *, workers: int | None = 1,
-                   pool: PoolFactory | None = None, log: SourceLog | None = None) -> tuple[list[Source], list[str]]:
+def folder_sources(
+    folder: Path,
+    staging: Path,
+    dataset: str | None = None,
+    *,
+    workers: int | None = 1,
+    pool: PoolFactory | None = None,
+    log: SourceLog | None = None,
+) -> tuple[list[Source], list[str]]:
     """A plain folder of clips with ``DIR/steps.csv`` (or a paper dataset's layout, ``--set dataset=NAME``, through
     ``datasets.clips_from_source``): the clips with at least ``MIN_STEPS`` labelled actions, each imported
     (upright, constant rate on the player's clock) into ``staging/sources``; their actions in time order are
@@ -105,33 +113,53 @@ def folder_sources(folder: Path, staging: Path, dataset: str | None = None, *, w
     for c in clips:
         labels = [st.label for st in c.steps]
         if len(c.steps) < MIN_STEPS:
-            log.skip(c.shown_as, f"{len(c.steps)} labelled actions; the shortcuts probe asks about the order of at "
-                                 f"least {MIN_STEPS}")
+            log.skip(
+                c.shown_as,
+                f"{len(c.steps)} labelled actions; the shortcuts probe asks about the order of at least {MIN_STEPS}",
+            )
         elif len(set(labels)) != len(labels):
-            log.skip(c.shown_as, f"repeats an action label ({', '.join(labels)}); each step must be told apart by "
-                                 "its text")
+            log.skip(
+                c.shown_as, f"repeats an action label ({', '.join(labels)}); each step must be told apart by its text"
+            )
         else:
             usable.append(c)
     if not usable:
-        where = (f"in {STEPS_CSV} (columns clip,start_s,end_s,label)" if dataset in (None, "folder")
-                 else f"in its {dataset} annotations")
-        raise DataError(f"--source {folder}: no clip has at least {MIN_STEPS} labelled actions {where}; the "
-                        "shortcuts probe asks about the order of labelled steps. Add them, or use a YouCook2-format "
-                        "folder (youcook2_annotations.json)")
+        where = (
+            f"in {STEPS_CSV} (columns clip,start_s,end_s,label)"
+            if dataset in (None, "folder")
+            else f"in its {dataset} annotations"
+        )
+        raise DataError(
+            f"--source {folder}: no clip has at least {MIN_STEPS} labelled actions {where}; the "
+            "shortcuts probe asks about the order of labelled steps. Add them, or use a YouCook2-format "
+            "folder (youcook2_annotations.json)"
+        )
     imported = import_clips(usable, staging, "sources", workers=workers, pool=pool, log=log)
     if len(imported) < 2:
-        raise DataError(f"--source {folder}: the shortcuts probe needs at least two clips with {MIN_STEPS}+ labelled "
-                        f"actions (each one's unrelated video is another); {len(imported)} imported ({log.reasons()})")
+        raise DataError(
+            f"--source {folder}: the shortcuts probe needs at least two clips with {MIN_STEPS}+ labelled "
+            f"actions (each one's unrelated video is another); {len(imported)} imported ({log.reasons()})"
+        )
     origin = "clips" if dataset in (None, "folder") else str(dataset)
     skipped = [c.path.name if origin == "clips" else c.name for c in clips if len(c.steps) < MIN_STEPS]
     return [Source(c.name, c.video, c.steps, c.segments, origin, c.name) for c in imported], skipped
 
 
-def synthetic_sources(pre: Preset, out: Path, seeds: int | None, *, workers: int | None = 1,
-                      pool: PoolFactory | None = None) -> list[Source]:
-    rendered = render_sources(pre.procedures, pre.seeds if seeds is None else seeds, pre.step_s, out,
-                              width=pre.width, height=pre.height, fps=pre.fps, stream="shortcuts",
-                              workers=workers, pool=pool)
+def synthetic_sources(
+    pre: Preset, out: Path, seeds: int | None, *, workers: int | None = 1, pool: PoolFactory | None = None
+) -> list[Source]:
+    rendered = render_sources(
+        pre.procedures,
+        pre.seeds if seeds is None else seeds,
+        pre.step_s,
+        out,
+        width=pre.width,
+        height=pre.height,
+        fps=pre.fps,
+        stream="shortcuts",
+        workers=workers,
+        pool=pool,
+    )
     return [Source(r.name, r.video, r.steps, r.segments, "synthetic", r.procedure) for r in rendered]
 
 
@@ -149,8 +177,9 @@ Column = tuple[str, float | None, str]
 
 def key_columns(blank_s: tuple[float, ...]) -> list[Column]:
     """Every source's items, in plan order (condition, blank duration, question)."""
-    return [(cond, dur, q) for cond in CONDITIONS for dur in (blank_s if cond == "blank" else (None,))
-            for q in QUESTIONS]
+    return [
+        (cond, dur, q) for cond in CONDITIONS for dur in (blank_s if cond == "blank" else (None,)) for q in QUESTIONS
+    ]
 
 
 def report_cells(columns: list[Column]) -> list[list[Column]]:
@@ -159,8 +188,10 @@ def report_cells(columns: list[Column]) -> list[list[Column]]:
     cells = [[c for c in columns if c[0] == vc and c[2] == q] for vc in CONDITIONS for q in QUESTIONS]
     cells += [[c for c in columns if c[0] == vc] for vc in CONDITIONS]
     cells += [list(columns)]
-    cells += [[c for c in columns if c[0] == "blank" and c[1] == d and c[2] in ("first", "last")]
-              for d in dict.fromkeys(c[1] for c in columns if c[0] == "blank")]
+    cells += [
+        [c for c in columns if c[0] == "blank" and c[1] == d and c[2] in ("first", "last")]
+        for d in dict.fromkeys(c[1] for c in columns if c[0] == "blank")
+    ]
     return [c for c in cells if c]
 
 
@@ -174,19 +205,27 @@ def key_plan(n_sources: int, blank_s: tuple[float, ...]) -> dict[tuple[int, Colu
     return {(i, c): (i + offsets[c]) % len(LETTERS) for i in range(n_sources) for c in columns}
 
 
-def build(sources: list[Source], out: Path, blank_s: tuple[float, ...], *, preset: str,
-          on_progress: Callable[[int, int], None] | None = None, workers: int | None = 1,
-          pool: PoolFactory | None = None) -> list[Sample]:
+def build(
+    sources: list[Source],
+    out: Path,
+    blank_s: tuple[float, ...],
+    *,
+    preset: str,
+    on_progress: Callable[[int, int], None] | None = None,
+    workers: int | None = 1,
+    pool: PoolFactory | None = None,
+) -> list[Sample]:
     """Every (source x condition x question) sample; videos written under ``out/videos``.
 
     Planned first (each video once: a blank or unrelated video serves the three questions), then one
     ``apply_job`` per video (``core.jobs``), then the samples in plan order from the jobs' metadata."""
     if len(sources) < 2:
-        raise ConfigError("the shortcuts probe needs at least two source videos (each one's unrelated video is "
-                          "another source)")
+        raise ConfigError(
+            "the shortcuts probe needs at least two source videos (each one's unrelated video is another source)"
+        )
     (out / "videos").mkdir(parents=True, exist_ok=True)
     jobs: list[tuple[Any, ...]] = []
-    index: dict[str, int] = {}          # rel -> its job
+    index: dict[str, int] = {}  # rel -> its job
     items = []
     for si, src in enumerate(sources):
         other = sources[(si + 1) % len(sources)]
@@ -199,10 +238,11 @@ def build(sources: list[Source], out: Path, blank_s: tuple[float, ...], *, prese
                     seed = _item_seed(src.name, cond, dur, q)
                     if cond == "reordered":
                         rel = f"videos/{sid}.mp4"
-                        spec = _spec("shuffle_segments", segments=[list(s) for s in src.segments],
-                                     query=QUERY_OF[q], gaps="drop")
+                        spec = _spec(
+                            "shuffle_segments", segments=[list(s) for s in src.segments], query=QUERY_OF[q], gaps="drop"
+                        )
                         second = None
-                    else:   # shared by the three questions: made once, with the first question's seed
+                    else:  # shared by the three questions: made once, with the first question's seed
                         rel = f"videos/stress-shortcuts-{src.name}-{tag}.mp4"
                         spec = _spec("blank", duration_s=dur) if cond == "blank" else _spec("unrelated")
                         second = str(other.video) if cond == "unrelated" else None
@@ -216,24 +256,54 @@ def build(sources: list[Source], out: Path, blank_s: tuple[float, ...], *, prese
     for si, src, other, cond, dur, q, sid, rel in items:
         meta, ref = done[index[rel]]
         shown = [src.steps[j] for j in meta.info["order"]] if cond == "reordered" else None
-        key = build_key(q, cond, src.steps, shown, rng_from("stress", "shortcuts-key", sid),
-                        slot=slots[si, (cond, dur, q)])
-        params = {"probe": PROBE, "source": src.origin, "source_name": src.name,
-                  "procedure": src.procedure, "video_condition": cond, "question_kind": q,
-                  "options": list(key.options), "option_lp": key.lp, "option_abstain": key.abstain,
-                  "canonical": list(src.steps), "shown": shown, "blank_s": dur,
-                  "unrelated_source": other.name if cond == "unrelated" else None,
-                  "chance": 0.25, "preset": preset, "perturbation": jobs[index[rel]][1].id}
-        samples.append(Sample(sample_id=sid, suite="stress", params=params,
-                              question=prompt_text(q, key.options), answer=key.correct,
-                              video=ref))
+        key = build_key(
+            q, cond, src.steps, shown, rng_from("stress", "shortcuts-key", sid), slot=slots[si, (cond, dur, q)]
+        )
+        params = {
+            "probe": PROBE,
+            "source": src.origin,
+            "source_name": src.name,
+            "procedure": src.procedure,
+            "video_condition": cond,
+            "question_kind": q,
+            "options": list(key.options),
+            "option_lp": key.lp,
+            "option_abstain": key.abstain,
+            "canonical": list(src.steps),
+            "shown": shown,
+            "blank_s": dur,
+            "unrelated_source": other.name if cond == "unrelated" else None,
+            "chance": 0.25,
+            "preset": preset,
+            "perturbation": jobs[index[rel]][1].id,
+        }
+        samples.append(
+            Sample(
+                sample_id=sid,
+                suite="stress",
+                params=params,
+                question=prompt_text(q, key.options),
+                answer=key.correct,
+                video=ref,
+            )
+        )
     return samples
 
 
-def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, source: Path | None = None,
-             force: bool = False, workers: int | None = 1, pool: PoolFactory | None = None,
-             on_progress: Callable[[int, int], None] | None = None, dataset: str | None = None,
-             log: SourceLog | None = None, blank_s: tuple[float, ...] | None = None) -> Path:
+def generate(
+    out: Path,
+    preset: str = "smoke",
+    seeds: int | None = None,
+    *,
+    source: Path | None = None,
+    force: bool = False,
+    workers: int | None = 1,
+    pool: PoolFactory | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+    dataset: str | None = None,
+    log: SourceLog | None = None,
+    blank_s: tuple[float, ...] | None = None,
+) -> Path:
     """``source``: a YouCook2-format folder (``youcook2_annotations.json``, or ``dataset="youcook2"``), a plain
     folder of clips with ``steps.csv``, or a paper dataset's layout (``dataset``: charades, ego4d, ...).
     ``blank_s``: the blank durations (the preset's when None)."""
@@ -248,25 +318,38 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, sour
     log = log if log is not None else SourceLog()
     with staging_dir(out) as staging:
         if source is not None:
-            if ds == "youcook2" or (ds is None and ((Path(source) / ANNOTATIONS).is_file()
-                                                    or not Path(source).is_dir())):
+            if ds == "youcook2" or (
+                ds is None and ((Path(source) / ANNOTATIONS).is_file() or not Path(source).is_dir())
+            ):
                 sources = load_youcook2(Path(source), log)
                 origin = "youcook2"
                 if len(sources) < 2:
-                    raise DataError(f"--source {source}: the shortcuts probe needs at least two YouCook2 videos (each "
-                                    f"one's unrelated video is another); {len(sources)} usable ({log.reasons()})")
+                    raise DataError(
+                        f"--source {source}: the shortcuts probe needs at least two YouCook2 videos (each "
+                        f"one's unrelated video is another); {len(sources)} usable ({log.reasons()})"
+                    )
             else:
                 sources, skipped = folder_sources(Path(source), staging, ds, workers=workers, pool=pool, log=log)
                 origin = sources[0].origin
         else:
             sources = synthetic_sources(pre, staging, seeds, workers=workers, pool=pool)
             origin = "synthetic"
-        samples = build(sources, staging, blanks, preset=pre.name, on_progress=on_progress, workers=workers,
-                        pool=pool)
-        guard_replace(out, samples, force=force, key=lambda s: (s.params, s.answer, s.question),
-                      command="generate stress")
+        samples = build(sources, staging, blanks, preset=pre.name, on_progress=on_progress, workers=workers, pool=pool)
+        guard_replace(
+            out, samples, force=force, key=lambda s: (s.params, s.answer, s.question), command="generate stress"
+        )
         publish(staging, out)
-    return write_dataset(out, samples, PROBE, preset=pre.name, source=origin, n_samples=len(samples),
-                         n_sources=len(sources), conditions=list(CONDITIONS), questions=list(QUESTIONS),
-                         blank_s=list(blanks), skipped_clips=skipped,
-                         **({} if source is None else {"source_log": log.as_json()}))
+    return write_dataset(
+        out,
+        samples,
+        PROBE,
+        preset=pre.name,
+        source=origin,
+        n_samples=len(samples),
+        n_sources=len(sources),
+        conditions=list(CONDITIONS),
+        questions=list(QUESTIONS),
+        blank_s=list(blanks),
+        skipped_clips=skipped,
+        **({} if source is None else {"source_log": log.as_json()}),
+    )

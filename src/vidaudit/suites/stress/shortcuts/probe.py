@@ -27,20 +27,40 @@ class ShortcutsBaselines(ChoiceBaselines):
 
 class ShortcutsProbe(Probe):
     name = "shortcuts"
-    description = ("language shortcuts: First / Last / Sequence on reordered, blank and unrelated procedure videos; "
-                   "accuracy with the Cumulative Language Prior; chance 1/4")
+    description = (
+        "language shortcuts: First / Last / Sequence on reordered, blank and unrelated procedure videos; "
+        "accuracy with the Cumulative Language Prior; chance 1/4"
+    )
     settings = ("dataset", "blank_s")
     presets = ("smoke", "paper")
-    record_keys = ("probe", "source", "source_name", "procedure", "video_condition", "question_kind", "blank_s",
-                   "preset")
+    record_keys = (
+        "probe",
+        "source",
+        "source_name",
+        "procedure",
+        "video_condition",
+        "question_kind",
+        "blank_s",
+        "preset",
+    )
     baselines = ShortcutsBaselines()
 
     def build(self, out: Path, options: GenerateOptions) -> Path:
         blank_s = parse_blank_s(options.settings["blank_s"]) if "blank_s" in options.settings else None
         with progress_bar("shortcuts videos") as update:
-            return generate(out, options.preset, options.seeds, source=options.source, force=options.force,
-                            workers=options.workers, pool=options.pool, on_progress=update,
-                            dataset=options.settings.get("dataset"), log=options.source_log(), blank_s=blank_s)
+            return generate(
+                out,
+                options.preset,
+                options.seeds,
+                source=options.source,
+                force=options.force,
+                workers=options.workers,
+                pool=options.pool,
+                on_progress=update,
+                dataset=options.settings.get("dataset"),
+                log=options.source_log(),
+                blank_s=blank_s,
+            )
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params
@@ -59,8 +79,12 @@ class ShortcutsProbe(Probe):
 
     def request_metadata(self, sample: Sample) -> dict[str, Any]:
         p = sample.params
-        return {"source": p.get("source"), "procedure": p.get("procedure"), "options": p.get("options"),
-                "question_kind": p.get("question_kind")}
+        return {
+            "source": p.get("source"),
+            "procedure": p.get("procedure"),
+            "options": p.get("options"),
+            "question_kind": p.get("question_kind"),
+        }
 
     score = staticmethod(score_trial)
     aggregate = staticmethod(shortcuts_report)

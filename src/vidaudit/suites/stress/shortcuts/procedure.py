@@ -16,5 +16,5 @@ class Source:
     video: Path
     steps: tuple[str, ...]
     segments: tuple[tuple[float, float], ...]
-    origin: str      # synthetic | youcook2 | clips
+    origin: str  # synthetic | youcook2 | clips
     procedure: str | None = None

@@ -24,7 +24,7 @@ _STEM = {
     "first": "Look at the video and say what is the FIRST action performed in this video?",
     "last": "Look at the video and say what is the LAST action performed in this video?",
     "sequence": "Look at the video and answer which of the following represents the correct temporal order of "
-                "actions as shown in the video?",
+    "actions as shown in the video?",
 }
 INSTRUCTION = "Answer with just the letter."
 SEQUENCE_JOIN = ", then "
@@ -48,13 +48,14 @@ class Key:
     """Four options and which of them is which; ``lp`` is None when y_LP is not among them."""
 
     options: tuple[str, ...]
-    correct: str          # letter
-    lp: str | None        # letter of the language-prior answer y_LP
-    abstain: str | None   # letter of the abstention option (blank and unrelated only)
+    correct: str  # letter
+    lp: str | None  # letter of the language-prior answer y_LP
+    abstain: str | None  # letter of the abstention option (blank and unrelated only)
 
 
-def _other_orders(steps: Sequence[str], avoid: list[tuple[str, ...]], k: int, rng: np.random.Generator
-                  ) -> list[tuple[str, ...]]:
+def _other_orders(
+    steps: Sequence[str], avoid: list[tuple[str, ...]], k: int, rng: np.random.Generator
+) -> list[tuple[str, ...]]:
     out: list[tuple[str, ...]] = []
     tries = 0
     while len(out) < k:
@@ -67,8 +68,14 @@ def _other_orders(steps: Sequence[str], avoid: list[tuple[str, ...]], k: int, rn
     return out
 
 
-def build_key(question: str, condition: str, canonical: Sequence[str], shown: Sequence[str] | None,
-              rng: np.random.Generator, slot: int | None = None) -> Key:
+def build_key(
+    question: str,
+    condition: str,
+    canonical: Sequence[str],
+    shown: Sequence[str] | None,
+    rng: np.random.Generator,
+    slot: int | None = None,
+) -> Key:
     """The options for one question under one condition; ``shown`` is the order the video shows (None: none).
 
     Reordered: the visually correct answer, y_LP (from the canonical order) and two distractors; the
@@ -103,5 +110,9 @@ def build_key(question: str, condition: str, canonical: Sequence[str], shown: Se
     else:
         options = tuple(place_at(true, [o for o in opts if o != true], slot, rng))
     letter = {o: LETTERS[i] for i, o in enumerate(options)}
-    return Key(options=options, correct=letter[true], lp=letter[lp],
-               abstain=letter.get(ABSTAIN) if condition != "reordered" else None)
+    return Key(
+        options=options,
+        correct=letter[true],
+        lp=letter[lp],
+        abstain=letter.get(ABSTAIN) if condition != "reordered" else None,
+    )

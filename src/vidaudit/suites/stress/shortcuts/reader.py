@@ -22,7 +22,7 @@ from vidaudit.suites.stress.shortcuts.questions import ABSTAIN, LETTERS, sequenc
 
 MATCH_NCC = 0.8
 MARGIN = 0.15
-BAND = 0.42          # the top share of the frame that holds the label
+BAND = 0.42  # the top share of the frame that holds the label
 
 
 def _whiteness(rgb: np.ndarray) -> np.ndarray:
@@ -54,8 +54,9 @@ def answer_from_frames(frames: Sequence[tuple[int, float, np.ndarray]], metadata
     """The letter the frames support, formatted as the D.5 answer ("Answer with just the letter")."""
     procedure = metadata.get("procedure")
     if metadata.get("source") != "synthetic" or not procedure:
-        raise ConfigError("the shortcuts reader reads only vidaudit's synthetic procedures (no reader exists for "
-                          "a YouCook2 video)")
+        raise ConfigError(
+            "the shortcuts reader reads only vidaudit's synthetic procedures (no reader exists for a YouCook2 video)"
+        )
     options = list(metadata.get("options") or [])
     q = metadata.get("question_kind")
     ordered = sorted(frames, key=lambda f: (f[1], f[0]))

@@ -54,25 +54,40 @@ def aggregate(records: Sequence[ScoreRecord]) -> dict[str, Any]:
     cells: dict[str, Any] = {}
     for (model, cond), rs in by_model_condition(records).items():
         per: dict[str, Any] = {}
-        for (vc, q), sub in group_records(rs, lambda r: (r.params.get("video_condition"),
-                                                         r.params.get("question_kind"))).items():
+        for (vc, q), sub in group_records(
+            rs, lambda r: (r.params.get("video_condition"), r.params.get("question_kind"))
+        ).items():
             per[f"{vc}|{q}"] = {"video_condition": vc, "question": q, **accuracy_cell(sub), **clp_cell(sub)}
         blank = [r for r in rs if r.params.get("video_condition") == "blank"]
         blank_avg = {}
-        by_duration = group_records([r for r in blank if r.params.get("question_kind") in ("first", "last")],
-                                    lambda r: r.params.get("blank_s"))
-        for dur, sub in sorted(by_duration.items(), key=lambda kv: float(kv[0])):      # 5 s before 10 s
+        by_duration = group_records(
+            [r for r in blank if r.params.get("question_kind") in ("first", "last")], lambda r: r.params.get("blank_s")
+        )
+        for dur, sub in sorted(by_duration.items(), key=lambda kv: float(kv[0])):  # 5 s before 10 s
             blank_avg[f"{dur:g}"] = {"blank_s": dur, **accuracy_cell(sub), **clp_cell(sub)}
         cells[f"{model}|{cond}"] = {
-            "model": model, "condition": cond, "role": rs[0].model_role, "paper_name": paper_name(model),
+            "model": model,
+            "condition": cond,
+            "role": rs[0].model_role,
+            "paper_name": paper_name(model),
             "overall": {**accuracy_cell(rs), **clp_cell(rs)},
-            "by_video_condition": {vc: {**accuracy_cell(s), **clp_cell(s)} for vc, s in
-                                   group_records(rs, lambda r: r.params.get("video_condition")).items()},
-            "cells": per, "clp_pooled": clp_cell(rs), "clp_blank": clp_cell(blank), "blank_avg": blank_avg}
-    return {"cells": cells, "chance": CHANCE, "paper_blank_avg": {k: {f"{d:g}": v for d, v in t.items()}
-                                                                 for k, t in PAPER_BLANK_AVG.items()},
-            "human_reported": HUMAN_REPORTED, "human_clp_reported": HUMAN_CLP_REPORTED,
-            "clp_rule": "errors that pick y_LP / all errors (failed and unparsed answers are errors)"}
+            "by_video_condition": {
+                vc: {**accuracy_cell(s), **clp_cell(s)}
+                for vc, s in group_records(rs, lambda r: r.params.get("video_condition")).items()
+            },
+            "cells": per,
+            "clp_pooled": clp_cell(rs),
+            "clp_blank": clp_cell(blank),
+            "blank_avg": blank_avg,
+        }
+    return {
+        "cells": cells,
+        "chance": CHANCE,
+        "paper_blank_avg": {k: {f"{d:g}": v for d, v in t.items()} for k, t in PAPER_BLANK_AVG.items()},
+        "human_reported": HUMAN_REPORTED,
+        "human_clp_reported": HUMAN_CLP_REPORTED,
+        "clp_rule": "errors that pick y_LP / all errors (failed and unparsed answers are errors)",
+    }
 
 
 def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
@@ -83,35 +98,85 @@ def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
                 x = c["cells"].get(f"{vc}|{q}")
                 if x is None:
                     continue
-                rows.append([c["model"], c["condition"], vc, q, *with_interval(x), _clp_text(x),
-                             pct(CHANCE), f"{HUMAN_REPORTED[vc]:.1f} (humans)",
-                             ceiling.text(c["condition"])])
-        clp_rows.append([c["model"], c["condition"], c["role"], accuracy_text(c["overall"]),
-                         _clp_text(c["clp_pooled"]), _clp_text(c["clp_blank"]),
-                         accuracy_text(c["by_video_condition"].get("blank", accuracy_cell([]))) if
-                         "blank" in c["by_video_condition"] else "-"])
+                rows.append(
+                    [
+                        c["model"],
+                        c["condition"],
+                        vc,
+                        q,
+                        *with_interval(x),
+                        _clp_text(x),
+                        pct(CHANCE),
+                        f"{HUMAN_REPORTED[vc]:.1f} (humans)",
+                        ceiling.text(c["condition"]),
+                    ]
+                )
+        clp_rows.append(
+            [
+                c["model"],
+                c["condition"],
+                c["role"],
+                accuracy_text(c["overall"]),
+                _clp_text(c["clp_pooled"]),
+                _clp_text(c["clp_blank"]),
+                accuracy_text(c["by_video_condition"].get("blank", accuracy_cell([])))
+                if "blank" in c["by_video_condition"]
+                else "-",
+            ]
+        )
         paper = PAPER_BLANK_AVG.get(c["paper_name"] or "", {})
         for d, x in c["blank_avg"].items():
             ref = paper.get(float(d))
-            blank_rows.append([c["model"], c["condition"], f"{float(d):g}", accuracy_text(x), _clp_text(x),
-                               "-" if ref is None else f"{ref[0]:.1f} / {ref[1]:.1f} ({c['paper_name']})"])
+            blank_rows.append(
+                [
+                    c["model"],
+                    c["condition"],
+                    f"{float(d):g}",
+                    accuracy_text(x),
+                    _clp_text(x),
+                    "-" if ref is None else f"{ref[0]:.1f} / {ref[1]:.1f} ({c['paper_name']})",
+                ]
+            )
     return [
-        Table(id="stress-shortcuts-accuracy", title="Language shortcuts: accuracy (%) per condition and question",
-              key_columns=4, columns=["model", "condition", "video", "question", "accuracy", "95% Wilson", "CLP",
-                                      "chance", "paper reported", "human ceiling"], rows=rows,
-              caption="Accuracy over every planned trial (a failed call is wrong). CLP = errors that pick the "
-                      "language-prior answer y_LP / all errors, printed beside accuracy. On blank and unrelated "
-                      "videos the correct option is 'None of the above / Cannot determine from the video'. "
-                      "'paper reported' is Reveal's human accuracy for the condition (its model table is lost)."),
-        Table(id="stress-shortcuts-clp", title="Cumulative Language Prior (%), pooled and blank-only",
-              key_columns=2, columns=["model", "condition", "role", "accuracy (all)", "CLP pooled", "CLP blank",
-                                      "accuracy (blank)"], rows=clp_rows,
-              caption=f"Reveal reports CLP 56-70% for models and {HUMAN_CLP_REPORTED}% for humans."),
-        Table(id="stress-shortcuts-blank-avg", title="Blank-Avg (First and Last) by blank duration",
-              key_columns=3, columns=["model", "condition", "blank (s)", "accuracy", "CLP",
-                                      "paper accuracy / CLP (Table 22)"], rows=blank_rows,
-              caption="Table 22 of Reveal reports 10 s and 45 s for the models it names; its humans scored 100% on "
-                      "blank videos of 5, 10, 45 and 60 s (D.6)."),
+        Table(
+            id="stress-shortcuts-accuracy",
+            title="Language shortcuts: accuracy (%) per condition and question",
+            key_columns=4,
+            columns=[
+                "model",
+                "condition",
+                "video",
+                "question",
+                "accuracy",
+                "95% Wilson",
+                "CLP",
+                "chance",
+                "paper reported",
+                "human ceiling",
+            ],
+            rows=rows,
+            caption="Accuracy over every planned trial (a failed call is wrong). CLP = errors that pick the "
+            "language-prior answer y_LP / all errors, printed beside accuracy. On blank and unrelated "
+            "videos the correct option is 'None of the above / Cannot determine from the video'. "
+            "'paper reported' is Reveal's human accuracy for the condition (its model table is lost).",
+        ),
+        Table(
+            id="stress-shortcuts-clp",
+            title="Cumulative Language Prior (%), pooled and blank-only",
+            key_columns=2,
+            columns=["model", "condition", "role", "accuracy (all)", "CLP pooled", "CLP blank", "accuracy (blank)"],
+            rows=clp_rows,
+            caption=f"Reveal reports CLP 56-70% for models and {HUMAN_CLP_REPORTED}% for humans.",
+        ),
+        Table(
+            id="stress-shortcuts-blank-avg",
+            title="Blank-Avg (First and Last) by blank duration",
+            key_columns=3,
+            columns=["model", "condition", "blank (s)", "accuracy", "CLP", "paper accuracy / CLP (Table 22)"],
+            rows=blank_rows,
+            caption="Table 22 of Reveal reports 10 s and 45 s for the models it names; its humans scored 100% on "
+            "blank videos of 5, 10, 45 and 60 s (D.6).",
+        ),
     ]
 
 
@@ -120,7 +185,11 @@ def shortcuts_report(inputs: AggregateInput) -> SuiteReport:
     res = aggregate(inputs.records)
     notes = [f"shortcuts: {len(res['cells'])} model x condition cells; chance 25.0%; CLP beside every accuracy"]
     return probe_report(
-        "shortcuts", res, notes, title="Language shortcuts (reordered, blank, unrelated)",
+        "shortcuts",
+        res,
+        notes,
+        title="Language shortcuts (reordered, blank, unrelated)",
         lede="Procedures whose text implies an order, shown reordered, blank or replaced by an unrelated video. "
-             "A model that answers from the language prior picks y_LP; CLP counts how often its errors do.",
-        tables=lambda: _tables(res, ceiling))
+        "A model that answers from the language prior picks y_LP; CLP counts how often its errors do.",
+        tables=lambda: _tables(res, ceiling),
+    )

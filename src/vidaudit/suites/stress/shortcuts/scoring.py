@@ -26,6 +26,8 @@ def score_trial(trial: ScoreInput) -> TrialScore:
         return TrialScore(correct=None)
     parsed = parse_option(text, LETTERS)
     letter = parsed.value if parsed.ok else None
-    return TrialScore(correct=letter == sample.answer,
-                      parse=ParseResult(value=parsed.value, method=parsed.method, span=parsed.span),
-                      metrics={"picked": letter, "picked_kind": picked_kind(sample, letter)})
+    return TrialScore(
+        correct=letter == sample.answer,
+        parse=ParseResult(value=parsed.value, method=parsed.method, span=parsed.span),
+        metrics={"picked": letter, "picked_kind": picked_kind(sample, letter)},
+    )

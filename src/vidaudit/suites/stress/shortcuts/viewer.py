@@ -16,12 +16,22 @@ def viewer_trial(record: ScoreRecord, sample: Sample, raw_text: str | None) -> V
             return f"{letter}. {opts[letters.index(letter)]}"
         return str(letter)
 
-    return probe_trial("shortcuts", record, sample, raw_text, kind=p.get("video_condition"),
-                       answer=named(sample.answer), predicted=named(record.metrics.get("picked")),
-                       facts=[("question", str(p.get("question_kind"))),
-                              ("video", str(p.get("video_condition"))), ("y_LP", named(p.get("option_lp"))),
-                              ("picked", str(record.metrics.get("picked_kind"))),
-                              ("canonical order", " > ".join(p.get("canonical") or [])),
-                              ("shown order", " > ".join(p.get("shown") or []) or "none"),
-                              ("perturbation", str(p.get("perturbation")))],
-                       grid_point=[p.get("video_condition"), p.get("question_kind")])
+    return probe_trial(
+        "shortcuts",
+        record,
+        sample,
+        raw_text,
+        kind=p.get("video_condition"),
+        answer=named(sample.answer),
+        predicted=named(record.metrics.get("picked")),
+        facts=[
+            ("question", str(p.get("question_kind"))),
+            ("video", str(p.get("video_condition"))),
+            ("y_LP", named(p.get("option_lp"))),
+            ("picked", str(record.metrics.get("picked_kind"))),
+            ("canonical order", " > ".join(p.get("canonical") or [])),
+            ("shown order", " > ".join(p.get("shown") or []) or "none"),
+            ("perturbation", str(p.get("perturbation"))),
+        ],
+        grid_point=[p.get("video_condition"), p.get("question_kind")],
+    )

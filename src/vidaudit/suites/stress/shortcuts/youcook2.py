@@ -32,8 +32,10 @@ def load_youcook2(root: Path, log: SourceLog | None = None) -> list[Source]:
     log = log if log is not None else SourceLog()
     path = root / ANNOTATIONS
     if not path.is_file():
-        raise DataError(f"{root} has no {ANNOTATIONS}; the shortcuts probe's --source is a YouCook2-format folder "
-                        "(see docs/stress.md)")
+        raise DataError(
+            f"{root} has no {ANNOTATIONS}; the shortcuts probe's --source is a YouCook2-format folder "
+            "(see docs/stress.md)"
+        )
     data = read_json_file(path, what="YouCook2 annotations", max_bytes=MAX_ANNOTATION_BYTES)
     db = data.get("database") if isinstance(data, dict) else None
     if not isinstance(db, dict) or not db:
@@ -52,14 +54,19 @@ def load_youcook2(root: Path, log: SourceLog | None = None) -> list[Source]:
                 start, end = (float(x) for x in a["segment"])
                 sentence = str(a["sentence"]).strip()
             except (KeyError, TypeError, ValueError):
-                raise DataError(f"{path}: video {vid!r} annotation {i} needs 'segment': [start, end] and "
-                                "'sentence'") from None
+                raise DataError(
+                    f"{path}: video {vid!r} annotation {i} needs 'segment': [start, end] and 'sentence'"
+                ) from None
             if not (0 <= start < end) or (segs and start < segs[-1][1]):
-                raise DataError(f"{path}: video {vid!r} annotation {i} segment [{start}, {end}] is empty, negative or "
-                                "overlaps the previous one; segments must be in time order")
+                raise DataError(
+                    f"{path}: video {vid!r} annotation {i} segment [{start}, {end}] is empty, negative or "
+                    "overlaps the previous one; segments must be in time order"
+                )
             if not sentence or sentence in steps:
-                raise DataError(f"{path}: video {vid!r} annotation {i} has an empty or repeated sentence "
-                                f"{sentence!r}; each step must be told apart by its text")
+                raise DataError(
+                    f"{path}: video {vid!r} annotation {i} has an empty or repeated sentence "
+                    f"{sentence!r}; each step must be told apart by its text"
+                )
             segs.append((start, end))
             steps.append(sentence)
         try:
@@ -78,7 +85,8 @@ def load_youcook2(root: Path, log: SourceLog | None = None) -> list[Source]:
         log.count("entries_without_video", absent)
         log.note(f"youcook2: {absent} annotated videos have no file in {root / 'videos'} (skipped)")
     if not out:
-        raise DataError(f"{path}: no annotated video with at least {MIN_SEGMENTS} segments was found in "
-                        f"{root / 'videos'} (VIDEO_ID.mp4, .mkv, .webm, ...)"
-                        + (f" ({log.reasons()})" if log.skipped else ""))
+        raise DataError(
+            f"{path}: no annotated video with at least {MIN_SEGMENTS} segments was found in "
+            f"{root / 'videos'} (VIDEO_ID.mp4, .mkv, .webm, ...)" + (f" ({log.reasons()})" if log.skipped else "")
+        )
     return out

@@ -45,11 +45,15 @@ def block(rs: Sequence[ScoreRecord]) -> dict[str, Any]:
     rej, acc = accuracy_cell(false), accuracy_cell(true)
     ok = [r for r in rs if r.status == "ok"]
     agreed = sum(r.metrics.get("predicted") == AGREE for r in ok)
-    return {"n_pairs": len({r.params.get("pair_id") for r in rs}), "false_claim_rejection": rej,
-            "true_claim_acceptance": acc, "balanced_accuracy": balanced_cell(rej, acc),
-            "n_unparsed": sum(bool(r.metrics.get("unparsed")) for r in ok),
-            "n_failed": sum(r.status != "ok" for r in rs),
-            "agree_rate": agreed / len(ok) if ok else None}
+    return {
+        "n_pairs": len({r.params.get("pair_id") for r in rs}),
+        "false_claim_rejection": rej,
+        "true_claim_acceptance": acc,
+        "balanced_accuracy": balanced_cell(rej, acc),
+        "n_unparsed": sum(bool(r.metrics.get("unparsed")) for r in ok),
+        "n_failed": sum(r.status != "ok" for r in rs),
+        "agree_rate": agreed / len(ok) if ok else None,
+    }
 
 
 def aggregate_sycophancy(records: Sequence[ScoreRecord]) -> dict[str, Any]:
@@ -57,12 +61,27 @@ def aggregate_sycophancy(records: Sequence[ScoreRecord]) -> dict[str, Any]:
     cells: dict[str, Any] = {}
     for model, cond in sorted({(r.model, r.condition) for r in recs}):
         rs = [r for r in recs if r.model == model and r.condition == cond]
-        per = {c: block([r for r in rs if r.params.get("category") == c]) for c in CATEGORIES
-               if any(r.params.get("category") == c for r in rs)}
-        cells[f"{model}|{cond}"] = {"model": model, "condition": cond, "role": rs[0].model_role,
-                                    "paper_name": paper_name(model), OVERALL: block(rs), "per_category": per}
-    return {"cells": cells, "chance": CHANCE, "categories": list(CATEGORIES),
-            "paper_reported": {"false_claim_rejection": dict(PAPER_REPORTED),
-                               "false_claim_rejection_qwen_generated": dict(PAPER_REPORTED_QWEN_SET),
-                               "humans": dict(HUMAN_REPORTED)},
-            "human_ceiling": None}
+        per = {
+            c: block([r for r in rs if r.params.get("category") == c])
+            for c in CATEGORIES
+            if any(r.params.get("category") == c for r in rs)
+        }
+        cells[f"{model}|{cond}"] = {
+            "model": model,
+            "condition": cond,
+            "role": rs[0].model_role,
+            "paper_name": paper_name(model),
+            OVERALL: block(rs),
+            "per_category": per,
+        }
+    return {
+        "cells": cells,
+        "chance": CHANCE,
+        "categories": list(CATEGORIES),
+        "paper_reported": {
+            "false_claim_rejection": dict(PAPER_REPORTED),
+            "false_claim_rejection_qwen_generated": dict(PAPER_REPORTED_QWEN_SET),
+            "humans": dict(HUMAN_REPORTED),
+        },
+        "human_ceiling": None,
+    }

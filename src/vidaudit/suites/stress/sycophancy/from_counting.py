@@ -42,30 +42,50 @@ def counting_pairs(sample: Sample, per_category: int, source: dict[str, Any]) ->
     wrong = n + 1 if n == 0 or rng.integers(2) == 0 else n - 1
     claim = COUNT_CLAIM[domain]
     found: list[tuple[str, str, str, str]] = [
-        ("COUNT", claim.format(n=times_text(n)), claim.format(n=times_text(wrong)), f"changed the count {n} to {wrong}")]
+        ("COUNT", claim.format(n=times_text(n)), claim.format(n=times_text(wrong)), f"changed the count {n} to {wrong}")
+    ]
     tr: list[tuple[str, str, str, str]] = []
     if domain == "state_machine":
         seq = _states(sample)
         once = [s for s in dict.fromkeys(seq) if seq.count(s) == 1]
-        cands = [(a, b) for i, a in enumerate(once) for b in once[i + 1:]]
+        cands = [(a, b) for i, a in enumerate(once) for b in once[i + 1 :]]
         rng = rng_from("stress", "sycophancy", "counting", key, "TR")
         if len(cands) > per_category:
             cands = [cands[i] for i in sorted(rng.choice(len(cands), size=per_category, replace=False).tolist())]
         for a, b in cands:
-            tr.append(("TR", f"The state labelled {a} is highlighted before the state labelled {b}.",
-                       f"The state labelled {b} is highlighted before the state labelled {a}.",
-                       f"swapped the order of states {a} and {b}"))
+            tr.append(
+                (
+                    "TR",
+                    f"The state labelled {a} is highlighted before the state labelled {b}.",
+                    f"The state labelled {b} is highlighted before the state labelled {a}.",
+                    f"swapped the order of states {a} and {b}",
+                )
+            )
     elif domain == "bounce_ball" and n >= 2:
         w1, w2 = sample.trace.events[0].state_after, sample.trace.events[1].state_after
         if w1 and w2 and w1 != w2:
-            tr.append(("TR", f"The ball hits the {w1} wall first, then the {w2} wall.",
-                       f"The ball hits the {w2} wall first, then the {w1} wall.", "swapped the first two walls"))
+            tr.append(
+                (
+                    "TR",
+                    f"The ball hits the {w1} wall first, then the {w2} wall.",
+                    f"The ball hits the {w2} wall first, then the {w1} wall.",
+                    "swapped the first two walls",
+                )
+            )
     found = found[:per_category] + tr[:per_category]
     counts: dict[str, int] = {}
     out = []
     for cat, orig, mod, desc in found:
         i = counts.get(cat, 0)
         counts[cat] = i + 1
-        out.append(Pair(pair_id=f"counting-{key}-{cat}-{i}", category=cat, original=orig, modified=mod,
-                        modification_description=desc, source=dict(source)))
+        out.append(
+            Pair(
+                pair_id=f"counting-{key}-{cat}-{i}",
+                category=cat,
+                original=orig,
+                modified=mod,
+                modification_description=desc,
+                source=dict(source),
+            )
+        )
     return out

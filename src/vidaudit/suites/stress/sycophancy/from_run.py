@@ -27,8 +27,12 @@ class Generated:
         for d in self.dropped:
             key = d["reason"].split(":")[0].split(" (")[0]
             reasons[key] = reasons.get(key, 0) + 1
-        return {"n_generated": self.n_trials, "n_valid": len(self.pairs), "n_dropped": len(self.dropped),
-                "dropped_by_reason": reasons}
+        return {
+            "n_generated": self.n_trials,
+            "n_valid": len(self.pairs),
+            "n_dropped": len(self.dropped),
+            "dropped_by_reason": reasons,
+        }
 
 
 def is_run_dir(path: Path) -> bool:
@@ -42,9 +46,11 @@ def read_generated(run_dir: Path) -> Generated:
     samples = {s.sample_id: s for s in load_samples(data_dir)}
     gen = [s for s in samples.values() if s.params.get("probe") == PAIRS_PROBE]
     if not gen:
-        raise DataError(f"{run_dir}: its data {data_dir} holds no {PAIRS_PROBE} samples; make them with "
-                        f"`vidaudit generate stress --probe {PAIRS_PROBE} --source VIDEOS --out GEN` and run a "
-                        "generator on them")
+        raise DataError(
+            f"{run_dir}: its data {data_dir} holds no {PAIRS_PROBE} samples; make them with "
+            f"`vidaudit generate stress --probe {PAIRS_PROBE} --source VIDEOS --out GEN` and run a "
+            "generator on them"
+        )
     specs = {m.label: m for m in rc.models}
     out = Generated(data_dir=data_dir)
     with StoreReader(run_dir) as store:
@@ -65,14 +71,24 @@ def read_generated(run_dir: Path) -> Generated:
                 out.dropped.append({**where, "reason": str(why)})
                 continue
             spec = specs.get(row.model) or row.trial.model
-            generator = {"model": spec.label, "provider": spec.provider, "settings": spec.settings.sent(),
-                         "model_version": attempt.response.model_version, "condition": row.condition_id,
-                         "trial_id": row.trial_id, "run": str(Path(run_dir).resolve())}
+            generator = {
+                "model": spec.label,
+                "provider": spec.provider,
+                "settings": spec.settings.sent(),
+                "model_version": attempt.response.model_version,
+                "condition": row.condition_id,
+                "trial_id": row.trial_id,
+                "run": str(Path(run_dir).resolve()),
+            }
             vid = str(sample.params.get("video_key", sample.sample_id))
             tag = "".join(c if c.isalnum() or c in "-_" else "-" for c in spec.label)[:40]
-            pair = Pair(pair_id=f"gen-{tag}-{row.trial_id[:10]}-{vid}-{category}", category=category,
-                        original=fields["original"], modified=fields["modified"],
-                        modification_description=fields["modification_description"],
-                        source={"source": "generated", "generator": generator, "source_sample_id": row.sample_id})
+            pair = Pair(
+                pair_id=f"gen-{tag}-{row.trial_id[:10]}-{vid}-{category}",
+                category=category,
+                original=fields["original"],
+                modified=fields["modified"],
+                modification_description=fields["modification_description"],
+                source={"source": "generated", "generator": generator, "source_sample_id": row.sample_id},
+            )
             out.pairs.append((pair, sample))
     return out

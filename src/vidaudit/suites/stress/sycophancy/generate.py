@@ -54,12 +54,29 @@ def samples_of_pair(pair: Pair, video: VideoRef) -> list[Sample]:
     for claim_is_true in (False, True):
         statement = pair.original if claim_is_true else pair.modified
         answer = AGREE if claim_is_true else DISAGREE
-        params = {"probe": PROBE, "category": pair.category, "claim_is_true": claim_is_true, "pair_id": pair.pair_id,
-                  "statement": statement, "original": pair.original, "modified": pair.modified,
-                  "modification_description": pair.modification_description, "options": list(OPTIONS),
-                  "chance": CHANCE, **pair.source}
-        out.append(Sample(sample_id=f"stress-{PROBE}-{pair.pair_id}-{'true' if claim_is_true else 'false'}",
-                          suite="stress", params=params, question=eval_prompt(statement), answer=answer, video=video))
+        params = {
+            "probe": PROBE,
+            "category": pair.category,
+            "claim_is_true": claim_is_true,
+            "pair_id": pair.pair_id,
+            "statement": statement,
+            "original": pair.original,
+            "modified": pair.modified,
+            "modification_description": pair.modification_description,
+            "options": list(OPTIONS),
+            "chance": CHANCE,
+            **pair.source,
+        }
+        out.append(
+            Sample(
+                sample_id=f"stress-{PROBE}-{pair.pair_id}-{'true' if claim_is_true else 'false'}",
+                suite="stress",
+                params=params,
+                question=eval_prompt(statement),
+                answer=answer,
+                video=video,
+            )
+        )
     return out
 
 
@@ -79,13 +96,15 @@ class _Videos:
             raise DataError(f"{src}: the video of {sample.sample_id} is missing")
         sha = sha256_file(src)
         if sample.video.sha256 and sha != sample.video.sha256:
-            raise DataError(f"{src}: sha256 {sha[:12]} is not the one its manifest records "
-                            f"({sample.video.sha256[:12]}); the video changed since it was generated")
+            raise DataError(
+                f"{src}: sha256 {sha[:12]} is not the one its manifest records "
+                f"({sample.video.sha256[:12]}); the video changed since it was generated"
+            )
         rel = f"videos/{group}/{Path(sample.video.path).name}"
         dst = self.out / rel
         if not dst.is_file() or sha256_file(dst) != sha:
             dst.parent.mkdir(parents=True, exist_ok=True)
-            with atomic_path(dst, suffix=".part") as tmp:     # a killed copy is swept on the next run
+            with atomic_path(dst, suffix=".part") as tmp:  # a killed copy is swept on the next run
                 shutil.copyfile(src, tmp)
         ref = sample.video.model_copy(update={"path": rel, "sha256": sha})
         self.done[key] = ref
@@ -102,8 +121,10 @@ def _exact_pairs(root: Path, suite: str, per_category: int) -> list[tuple[Pair, 
             if isinstance(w, str) and w not in worlds:
                 worlds[w] = s
         if not worlds:
-            raise DataError(f"{root}: no faithful sample names a world record (params.world); exact pairs need "
-                            "the synthetic worlds of `vidaudit generate faithful`")
+            raise DataError(
+                f"{root}: no faithful sample names a world record (params.world); exact pairs need "
+                "the synthetic worlds of `vidaudit generate faithful`"
+            )
         for rel, s in worlds.items():
             path = root / rel
             try:
@@ -117,26 +138,47 @@ def _exact_pairs(root: Path, suite: str, per_category: int) -> list[tuple[Pair, 
             record = doc.get("world", doc) if isinstance(doc, dict) else None
             if not isinstance(record, dict) or "facts" not in record:
                 raise DataError(f"{path}: not a faithful world record (no facts)")
-            src: dict[str, Any] = {"source": "faithful", "source_sample_id": s.sample_id, "source_video": s.video.path,
-                   "world": rel}
+            src: dict[str, Any] = {
+                "source": "faithful",
+                "source_sample_id": s.sample_id,
+                "source_video": s.video.path,
+                "world": rel,
+            }
             out += [(p, s) for p in world_pairs(record, per_category, src)]
     elif suite == "counting":
         for s in samples:
-            src = {"source": "counting", "source_sample_id": s.sample_id, "source_video": s.video.path,
-                   "domain": s.params.get("domain"), "n_events": s.params.get("n_events")}
+            src = {
+                "source": "counting",
+                "source_sample_id": s.sample_id,
+                "source_video": s.video.path,
+                "domain": s.params.get("domain"),
+                "n_events": s.params.get("n_events"),
+            }
             out += [(p, s) for p in counting_pairs(s, per_category, src)]
     else:
-        raise ConfigError(f"{root} is a {suite!r} dataset; sycophancy reads exact pairs from counting or faithful "
-                          "datasets, or generated pairs from a sycophancy_pairs run dir")
+        raise ConfigError(
+            f"{root} is a {suite!r} dataset; sycophancy reads exact pairs from counting or faithful "
+            "datasets, or generated pairs from a sycophancy_pairs run dir"
+        )
     return out
 
 
 def _export(out: Path, samples: Sequence[Sample]) -> None:
     """The data-quality study's items: each [Modified] statement with its video (C.2 / C.5.1)."""
-    rows = [{"item_id": s.sample_id, "pair_id": s.params["pair_id"], "category": s.params["category"],
-             "statement": s.params["statement"], "question": QUALITY_QUESTION, "video": s.video.path,
-             "video_sha256": s.video.sha256, "source": s.params.get("source")}
-            for s in samples if s.params["claim_is_true"] is False]
+    rows = [
+        {
+            "item_id": s.sample_id,
+            "pair_id": s.params["pair_id"],
+            "category": s.params["category"],
+            "statement": s.params["statement"],
+            "question": QUALITY_QUESTION,
+            "video": s.video.path,
+            "video_sha256": s.video.sha256,
+            "source": s.params.get("source"),
+        }
+        for s in samples
+        if s.params["claim_is_true"] is False
+    ]
     write_jsonl_atomic(out / "quality_study.jsonl", rows)
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else ["item_id"], lineterminator="\n")
@@ -145,8 +187,16 @@ def _export(out: Path, samples: Sequence[Sample]) -> None:
     write_text_atomic(out / "quality_study.csv", buf.getvalue())
 
 
-def generate(out: Path, *, preset: str, source: Path | None, demos: Sequence[str] | None, per_category: int,
-             force: bool = False, say=print) -> Path:
+def generate(
+    out: Path,
+    *,
+    preset: str,
+    source: Path | None,
+    demos: Sequence[str] | None,
+    per_category: int,
+    force: bool = False,
+    say=print,
+) -> Path:
     out = dataset_dir(out)
     if per_category < 1:
         raise ConfigError(f"per_category must be at least 1, got {per_category}")
@@ -178,27 +228,37 @@ def generate(out: Path, *, preset: str, source: Path | None, demos: Sequence[str
         else:
             raise ConfigError(f"--source {source} is neither a dataset dir nor a run dir")
     if not found:
-        raise DataError("no claim pair came out of the sources: " + (
-            f"every generated pair was dropped ({generated.counts()})" if generated else "nothing to read"))
+        raise DataError(
+            "no claim pair came out of the sources: "
+            + (f"every generated pair was dropped ({generated.counts()})" if generated else "nothing to read")
+        )
     ids = [p.pair_id for _, _, p, _ in found]
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
         raise DataError(f"pair ids appear twice ({', '.join(dup[:3])}): the same source was given twice")
     placeholder = VideoRef(path="", fps=1.0, width=1, height=1, n_frames=0, duration_s=0)
     planned = [x for _, _, p, _ in found for x in samples_of_pair(p, placeholder)]
-    guard_replace(out, planned, force=force, key=lambda s: (s.params, s.answer),
-                  command=f"generate stress --probe {PROBE}")
+    guard_replace(
+        out, planned, force=force, key=lambda s: (s.params, s.answer), command=f"generate stress --probe {PROBE}"
+    )
     videos = _Videos(out)
     samples = [x for group, root, p, s in found for x in samples_of_pair(p, videos.add(group, root, s))]
     manifest = write_manifest(out, samples)
     _export(out, samples)
     by_cat = {c: sum(p.category == c for _, _, p, _ in found) for c in CATEGORIES}
     info: dict[str, Any] = {
-        "suite": "stress", "probe": PROBE, "generator_version": GENERATOR_VERSION, "preset": preset,
-        "n_samples": len(samples), "n_pairs": len(found), "pairs_by_category": by_cat,
-        "per_category": per_category, "sources": sources,
+        "suite": "stress",
+        "probe": PROBE,
+        "generator_version": GENERATOR_VERSION,
+        "preset": preset,
+        "n_samples": len(samples),
+        "n_pairs": len(found),
+        "pairs_by_category": by_cat,
+        "per_category": per_category,
+        "sources": sources,
         "minimality": {"tr_max_bag_diff": TR_MAX_BAG_DIFF, "edit_floor": EDIT_FLOOR, "edit_share": EDIT_SHARE},
-        "quality_study": ["quality_study.jsonl", "quality_study.csv"]}
+        "quality_study": ["quality_study.jsonl", "quality_study.csv"],
+    }
     if generated is not None:
         info["validation"] = {**generated.counts(), "dropped": generated.dropped}
         c = generated.counts()

@@ -70,8 +70,7 @@ def minimality_problem(category: str, original: str, modified: str) -> str | Non
     if category == "TR":
         diff = sum(((Counter(a) - Counter(b)) + (Counter(b) - Counter(a))).values())
         if diff > TR_MAX_BAG_DIFF:
-            return (f"not minimal: a reordering keeps the words, but {diff} tokens differ "
-                    f"(at most {TR_MAX_BAG_DIFF})")
+            return f"not minimal: a reordering keeps the words, but {diff} tokens differ (at most {TR_MAX_BAG_DIFF})"
         return None
     d, bound = token_edit_distance(a, b), edit_bound(max(len(a), len(b)))
     if d > bound:
@@ -102,15 +101,16 @@ def validate_generated(text: str | None, category: str) -> tuple[dict[str, str] 
     missing = [f for f in FIELDS if f not in obj]
     extra = sorted(set(obj) - set(FIELDS))
     if missing or extra:
-        parts = ([f"missing {', '.join(missing)}"] if missing else []) + ([f"extra {', '.join(extra)}"] if extra else [])
+        parts = ([f"missing {', '.join(missing)}"] if missing else []) + (
+            [f"extra {', '.join(extra)}"] if extra else []
+        )
         return None, "wrong fields: " + "; ".join(parts)
     bad = [f for f in FIELDS if not isinstance(obj[f], str) or not obj[f].strip()]
     if bad:
         return None, f"empty or non-string field: {', '.join(bad)}"
     got = category_of(obj["category"])
     if got != category:
-        return None, (f"wrong category: asked for {category} ({CATEGORY_NAMES[category]}), "
-                      f"got {obj['category']!r}")
+        return None, (f"wrong category: asked for {category} ({CATEGORY_NAMES[category]}), got {obj['category']!r}")
     problem = minimality_problem(category, obj["original"], obj["modified"])
     if problem:
         return None, problem

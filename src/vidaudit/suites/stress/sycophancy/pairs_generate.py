@@ -43,15 +43,22 @@ def _videos(source: Path, log: SourceLog) -> list[tuple[str, Path, str | None]]:
             seen.setdefault(str(p), (Path(s.video.path).stem, p, s.video.sha256))
         return list(seen.values())
     files = list_clips(source, log, companions=())
-    stems = [p.stem for p in files]      # the key; two files of one stem (clip.mp4, clip.mts) keep their suffix
+    stems = [p.stem for p in files]  # the key; two files of one stem (clip.mp4, clip.mts) keep their suffix
     return [(p.stem if stems.count(p.stem) == 1 else p.name.replace(".", "-"), p, None) for p in files]
 
 
-def generate_pairs_requests(out: Path, source: Path | None, categories: tuple[str, ...] = PAPER_CATEGORIES, *,
-                            force: bool = False, log: SourceLog | None = None) -> Path:
+def generate_pairs_requests(
+    out: Path,
+    source: Path | None,
+    categories: tuple[str, ...] = PAPER_CATEGORIES,
+    *,
+    force: bool = False,
+    log: SourceLog | None = None,
+) -> Path:
     if source is None:
-        raise ConfigError(f"probe {PROBE} reads a user's videos: pass --source DIR (a folder of video files or a "
-                          "dataset dir)")
+        raise ConfigError(
+            f"probe {PROBE} reads a user's videos: pass --source DIR (a folder of video files or a dataset dir)"
+        )
     source = Path(source)
     if not source.is_dir():
         raise ConfigError(f"--source {source} is not a directory of videos")
@@ -77,18 +84,37 @@ def generate_pairs_requests(out: Path, source: Path | None, categories: tuple[st
         copies.append((path, out / rel, sha))
         ref = ref_from(info, rel, sha)
         for cat in categories:
-            samples.append(Sample(sample_id=f"stress-{PROBE}-{key}-{cat}", suite="stress",
-                                  params={"probe": PROBE, "category": cat, "video_key": key,
-                                          "source_video": str(path)},
-                                  question=generator_prompt(cat), answer=None, video=ref))
+            samples.append(
+                Sample(
+                    sample_id=f"stress-{PROBE}-{key}-{cat}",
+                    suite="stress",
+                    params={"probe": PROBE, "category": cat, "video_key": key, "source_video": str(path)},
+                    question=generator_prompt(cat),
+                    answer=None,
+                    video=ref,
+                )
+            )
     if not samples:
         raise DataError(f"--source {source}: no video decodes ({log.reasons()})")
-    guard_replace(out, samples, force=force, key=lambda s: (s.params["category"], s.video.sha256),
-                  command=f"generate stress --probe {PROBE}")
+    guard_replace(
+        out,
+        samples,
+        force=force,
+        key=lambda s: (s.params["category"], s.video.sha256),
+        command=f"generate stress --probe {PROBE}",
+    )
     (out / "videos").mkdir(parents=True, exist_ok=True)
     for src, dst, sha in copies:  # written under a temporary name and renamed
         if not dst.is_file() or sha256_file(dst) != sha:
-            with atomic_path(dst, suffix=".part") as tmp:     # a killed copy is swept on the next run
+            with atomic_path(dst, suffix=".part") as tmp:  # a killed copy is swept on the next run
                 shutil.copyfile(src, tmp)
-    return write_dataset(out, samples, PROBE, n_samples=len(samples), n_videos=used, categories=list(categories),
-                         source=str(source.resolve()), source_log=log.as_json())
+    return write_dataset(
+        out,
+        samples,
+        PROBE,
+        n_samples=len(samples),
+        n_videos=used,
+        categories=list(categories),
+        source=str(source.resolve()),
+        source_log=log.as_json(),
+    )

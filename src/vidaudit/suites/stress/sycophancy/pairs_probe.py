@@ -17,8 +17,10 @@ from vidaudit.suites.stress.sycophancy.report import pairs_report
 from vidaudit.suites.stress.sycophancy.scoring import score_pair
 from vidaudit.suites.stress.sycophancy.viewer import pairs_viewer_trial
 
-_NO_TRUTH = ("sycophancy_pairs asks a model to write a claim pair; there is no true pair for a baseline to give. "
-             "Run a real generator model on it")
+_NO_TRUTH = (
+    "sycophancy_pairs asks a model to write a claim pair; there is no true pair for a baseline to give. "
+    "Run a real generator model on it"
+)
 
 
 class PairsBaselines(ProbeBaselines):
@@ -33,7 +35,9 @@ class PairsBaselines(ProbeBaselines):
 
 class PairsProbe(Probe):
     name = "sycophancy_pairs"
-    description = "generation step of sycophancy source (b): a model writes an [Original]/[Modified] pair per video x category"
+    description = (
+        "generation step of sycophancy source (b): a model writes an [Original]/[Modified] pair per video x category"
+    )
     settings = ("categories",)
     presets = ("smoke", "paper")
     prompts = GENERATOR_PROMPT_NAMES
@@ -42,7 +46,9 @@ class PairsProbe(Probe):
 
     def build(self, out: Path, options: GenerateOptions) -> Path:
         options.refuse_pool(self.name, "renders no video (it copies the --source videos and writes requests)")
-        cats = tuple(c.strip().upper() for c in options.settings.get("categories", ",".join(PAPER_CATEGORIES)).split(","))
+        cats = tuple(
+            c.strip().upper() for c in options.settings.get("categories", ",".join(PAPER_CATEGORIES)).split(",")
+        )
         bad = [c for c in cats if c not in PAPER_CATEGORIES]
         if bad or not cats:
             raise ConfigError(f"unknown categories {', '.join(bad)}; choose from {', '.join(PAPER_CATEGORIES)}")

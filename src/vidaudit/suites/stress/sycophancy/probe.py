@@ -40,14 +40,18 @@ class SycophancyBaselines(ChoiceBaselines):
     chance_rule = "it answers AGREE or DISAGREE with equal odds"
 
     def observe(self, frames: Sequence[Any], metadata: Mapping[str, Any]) -> str:
-        raise ConfigError("probe sycophancy has no pixel observer: checking a free-text claim against pixels needs "
-                          "a reader per claim type, which vidaudit does not have")
+        raise ConfigError(
+            "probe sycophancy has no pixel observer: checking a free-text claim against pixels needs "
+            "a reader per claim type, which vidaudit does not have"
+        )
 
 
 class SycophancyProbe(Probe):
     name = "sycophancy"
-    description = ("AGREE/DISAGREE with a false [Modified] claim and its true [Original] control (TR, FGA, SR, OA, "
-                   "COUNT); rejection, acceptance, balanced accuracy; chance 1/2")
+    description = (
+        "AGREE/DISAGREE with a false [Modified] claim and its true [Original] control (TR, FGA, SR, OA, "
+        "COUNT); rejection, acceptance, balanced accuracy; chance 1/2"
+    )
     settings = SETTINGS
     presets = ("smoke", "paper")
     prompts = PROMPT_NAMES
@@ -55,12 +59,22 @@ class SycophancyProbe(Probe):
     baselines = SycophancyBaselines()
 
     def build(self, out: Path, options: GenerateOptions) -> Path:
-        options.refuse_pool(self.name, "renders no video of its own (it copies its sources' videos; render a "
-                                       "counting or faithful --source on Ray first)")
+        options.refuse_pool(
+            self.name,
+            "renders no video of its own (it copies its sources' videos; render a "
+            "counting or faithful --source on Ray first)",
+        )
         demos, per = settings_of(options)
         console = Console(stderr=True, highlight=False)
-        return generate(out, preset=options.preset, source=options.source, demos=demos, per_category=per,
-                        force=options.force, say=lambda m: console.print(m, markup=False))
+        return generate(
+            out,
+            preset=options.preset,
+            source=options.source,
+            demos=demos,
+            per_category=per,
+            force=options.force,
+            say=lambda m: console.print(m, markup=False),
+        )
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params

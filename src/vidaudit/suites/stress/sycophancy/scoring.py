@@ -14,9 +14,11 @@ def score_trial(trial: ScoreInput) -> TrialScore:
         return TrialScore(correct=None)
     parsed = parse_agree(text)
     predicted = (AGREE if parsed.value else DISAGREE) if parsed.ok else None
-    return TrialScore(correct=predicted == sample.answer,
-                      parse=ParseResult(value=predicted, method=parsed.method, span=parsed.span),
-                      metrics={"predicted": predicted, "unparsed": predicted is None})
+    return TrialScore(
+        correct=predicted == sample.answer,
+        parse=ParseResult(value=predicted, method=parsed.method, span=parsed.span),
+        metrics={"predicted": predicted, "unparsed": predicted is None},
+    )
 
 
 def score_pair(trial: ScoreInput) -> TrialScore:
@@ -25,6 +27,8 @@ def score_pair(trial: ScoreInput) -> TrialScore:
     if trial.status != "ok" or text is None:
         return TrialScore(correct=None)
     fields, why = validate_generated(text, str(sample.params["category"]))
-    return TrialScore(correct=fields is not None,
-                      parse=ParseResult(value=fields, method="json" if fields else "unparseable"),
-                      metrics={"valid": fields is not None, "reason": why})
+    return TrialScore(
+        correct=fields is not None,
+        parse=ParseResult(value=fields, method="json" if fields else "unparseable"),
+        metrics={"valid": fields is not None, "reason": why},
+    )

@@ -27,7 +27,7 @@ from vidaudit.suites.stress.wireframe.tasks import TASKS, question
 PROBE = "wireframe"
 FPS = 2.0
 WIDTHS = (1, 2, 3, 5, 10)
-FIXED_WIDTH = 3      # the spatial-reasoning scenes' line width
+FIXED_WIDTH = 3  # the spatial-reasoning scenes' line width
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def build_scene(task: str, seed: int, width: int) -> tuple[sc.Scene, dict[str, A
     left = sorted(k for k, (x, _) in s.nodes.items() if x < s.width / 2)
     right = sorted(k for k, (x, _) in s.nodes.items() if x >= s.width / 2)
     a, b = left[int(rng.integers(len(left)))], right[int(rng.integers(len(right)))]
-    x, y = (a, b) if seed % 2 == 0 else (b, a)      # answers alternate left / right with the seed
+    x, y = (a, b) if seed % 2 == 0 else (b, a)  # answers alternate left / right with the seed
     return s, {"query": [x, y]}, "left" if s.nodes[x][0] < s.nodes[y][0] else "right"
 
 
@@ -91,9 +91,16 @@ def render_job(scene: sc.Scene, arrangement: str, out: str, rel: str) -> VideoRe
     return video_ref(out, rel)
 
 
-def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, force: bool = False,
-             workers: int | None = 1, pool: PoolFactory | None = None,
-             on_progress: Callable[[int, int], None] | None = None) -> Path:
+def generate(
+    out: Path,
+    preset: str = "smoke",
+    seeds: int | None = None,
+    *,
+    force: bool = False,
+    workers: int | None = 1,
+    pool: PoolFactory | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> Path:
     check_choice("preset", preset, PRESETS)
     pre = PRESETS[preset]
     rows = plan_rows(pre, seeds)
@@ -101,19 +108,53 @@ def generate(out: Path, preset: str = "smoke", seeds: int | None = None, *, forc
     built = []
     for r in rows:
         scene, extra, answer = build_scene(r["task"], r["seed"], r["width"])
-        params = {"probe": PROBE, "task": r["task"], "arrangement": r["arrangement"], "line_width": r["width"],
-                  "seed": r["seed"], "preset": pre.name, "scene_kind": scene.kind, "width": scene.width,
-                  "height": scene.height, "n_frames": sc.N_FRAMES, **extra,
-                  "nodes": {k: [round(x, 3), round(y, 3)] for k, (x, y) in scene.nodes.items()},
-                  "temporal_groups": [[0, 1], [2, 3]]}
+        params = {
+            "probe": PROBE,
+            "task": r["task"],
+            "arrangement": r["arrangement"],
+            "line_width": r["width"],
+            "seed": r["seed"],
+            "preset": pre.name,
+            "scene_kind": scene.kind,
+            "width": scene.width,
+            "height": scene.height,
+            "n_frames": sc.N_FRAMES,
+            **extra,
+            "nodes": {k: [round(x, 3), round(y, 3)] for k, (x, y) in scene.nodes.items()},
+            "temporal_groups": [[0, 1], [2, 3]],
+        }
         built.append((r, scene, params, answer))
     guard_planned(out, [(r["sample_id"], p, a) for r, _, p, a in built], force=force)
     (out / "videos").mkdir(parents=True, exist_ok=True)
-    refs = run_jobs(render_job, [(scene, r["arrangement"], str(out), f"videos/{r['sample_id']}.mp4")
-                                 for r, scene, _, _ in built], workers=workers, pool=pool, on_progress=on_progress)
-    samples = [Sample(sample_id=r["sample_id"], suite="stress", params=params,
-                      question=question(r["task"], tuple(params.get("query", ())) or None), answer=answer, video=ref)
-               for (r, _, params, answer), ref in zip(built, refs, strict=True)]
-    return write_dataset(out, samples, PROBE, preset=pre.name, n_samples=len(samples), width=sc.WIDTH, height=sc.HEIGHT,
-                         fps=FPS, n_frames=sc.N_FRAMES, tasks=list(TASKS), arrangements=list(sc.ARRANGEMENTS),
-                         widths=list(WIDTHS))
+    refs = run_jobs(
+        render_job,
+        [(scene, r["arrangement"], str(out), f"videos/{r['sample_id']}.mp4") for r, scene, _, _ in built],
+        workers=workers,
+        pool=pool,
+        on_progress=on_progress,
+    )
+    samples = [
+        Sample(
+            sample_id=r["sample_id"],
+            suite="stress",
+            params=params,
+            question=question(r["task"], tuple(params.get("query", ())) or None),
+            answer=answer,
+            video=ref,
+        )
+        for (r, _, params, answer), ref in zip(built, refs, strict=True)
+    ]
+    return write_dataset(
+        out,
+        samples,
+        PROBE,
+        preset=pre.name,
+        n_samples=len(samples),
+        width=sc.WIDTH,
+        height=sc.HEIGHT,
+        fps=FPS,
+        n_frames=sc.N_FRAMES,
+        tasks=list(TASKS),
+        arrangements=list(sc.ARRANGEMENTS),
+        widths=list(WIDTHS),
+    )

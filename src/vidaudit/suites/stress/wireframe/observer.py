@@ -47,7 +47,7 @@ def find_nodes(ink: np.ndarray) -> list[tuple[float, float]]:
 def _patch(gray: np.ndarray, c: tuple[float, float], r: int) -> np.ndarray:
     x, y = int(round(c[0])), int(round(c[1]))
     pad = np.pad(gray, r, constant_values=255)
-    return pad[y:y + 2 * r + 1, x:x + 2 * r + 1]
+    return pad[y : y + 2 * r + 1, x : x + 2 * r + 1]
 
 
 _TEMPLATES: dict[str, np.ndarray] = {}
@@ -57,7 +57,7 @@ def _template(letter: str, r: int) -> np.ndarray:
     if letter not in _TEMPLATES:
         img = np.full((4 * r + 1, 4 * r + 1, 3), sc.BG, np.uint8)
         sc.draw_node(img, letter, (2 * r, 2 * r))
-        _TEMPLATES[letter] = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)[r:3 * r + 1, r:3 * r + 1] > _THRESH
+        _TEMPLATES[letter] = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)[r : 3 * r + 1, r : 3 * r + 1] > _THRESH
     return _TEMPLATES[letter]
 
 
@@ -65,7 +65,7 @@ def read_letter(gray: np.ndarray, c: tuple[float, float]) -> str:
     """The node letter at ``c``: the template with the best IoU of light (letter) pixels inside the disc,
     over shifts of up to 2 px."""
     r = sc.NODE_R
-    inside = np.hypot(*np.mgrid[-r:r + 1, -r:r + 1]) <= 0.8 * r
+    inside = np.hypot(*np.mgrid[-r : r + 1, -r : r + 1]) <= 0.8 * r
     best, best_score = sc.NODES[0], -1.0
     for letter in sc.NODES:
         t = _template(letter, r) & inside
@@ -85,7 +85,7 @@ def observe(frames: Sequence[Any], metadata: Mapping[str, Any]) -> str:
     task = metadata["task"]
     if task == "counting":
         n, _, stats, _ = cv2.connectedComponentsWithStats(ink.astype(np.uint8), connectivity=8)
-        big = sum(stats[i, cv2.CC_STAT_AREA] >= np.pi * sc.COUNT_R ** 2 / 3 for i in range(1, n))
+        big = sum(stats[i, cv2.CC_STAT_AREA] >= np.pi * sc.COUNT_R**2 / 3 for i in range(1, n))
         return answer_text(task, str(int(big)))
     gray = cv2.cvtColor(union, cv2.COLOR_RGB2GRAY)
     nodes = {read_letter(gray, c): c for c in find_nodes(ink)}

@@ -52,8 +52,10 @@ class WireframeBaselines(ProbeBaselines):
 
 class WireframeProbe(RenderingProbe):
     name = PROBE_NAME
-    description = ("B.7 line connectivity at 448x448 in 4 frames (control / adversarial temporal groups / "
-                   "interleaved), widths 1-10 px, with the x=112 window contrast, spatial and counting tasks")
+    description = (
+        "B.7 line connectivity at 448x448 in 4 frames (control / adversarial temporal groups / "
+        "interleaved), widths 1-10 px, with the x=112 window contrast, spatial and counting tasks"
+    )
     presets = ("smoke", "paper")
     prompts = ("mcq",)
     record_keys = ("probe", "task", "arrangement", "line_width", "seed", "preset", "scene_kind")
@@ -78,16 +80,30 @@ class WireframeProbe(RenderingProbe):
 
     def request_metadata(self, sample: Sample) -> dict[str, Any]:
         p = sample.params
-        return {"task": p["task"], "arrangement": p["arrangement"], "width": p["width"], "height": p["height"],
-                "query": p.get("query")}
+        return {
+            "task": p["task"],
+            "arrangement": p["arrangement"],
+            "width": p["width"],
+            "height": p["height"],
+            "query": p.get("query"),
+        }
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
         p = sample.params
-        return probe_trial(PROBE_NAME, record, sample, raw_text, kind=p.get("task"),
-                           predicted=record.metrics.get("predicted"),
-                           facts=[("arrangement", str(p.get("arrangement"))),
-                                  ("line width px", str(p.get("line_width"))), ("scene", str(p.get("scene_kind")))],
-                           grid_point=[p.get("task"), p.get("arrangement")])
+        return probe_trial(
+            PROBE_NAME,
+            record,
+            sample,
+            raw_text,
+            kind=p.get("task"),
+            predicted=record.metrics.get("predicted"),
+            facts=[
+                ("arrangement", str(p.get("arrangement"))),
+                ("line width px", str(p.get("line_width"))),
+                ("scene", str(p.get("scene_kind"))),
+            ],
+            grid_point=[p.get("task"), p.get("arrangement")],
+        )
 
     score = staticmethod(score_trial)
     aggregate = staticmethod(wireframe_report)

@@ -46,7 +46,7 @@ class Wire:
 
 @dataclass(frozen=True)
 class Scene:
-    kind: str                      # cross, window, counting
+    kind: str  # cross, window, counting
     line_width: int
     nodes: dict[str, tuple[float, float]] = field(default_factory=dict)
     wires: tuple[Wire, ...] = ()
@@ -75,8 +75,13 @@ def render(scene: Scene) -> np.ndarray:
     return img
 
 
-def _mask_of(shape: tuple[int, int], wires: Sequence[Wire] = (), discs: Sequence[tuple[float, float]] = (),
-             width: int = 1, radius: float = NODE_R) -> np.ndarray:
+def _mask_of(
+    shape: tuple[int, int],
+    wires: Sequence[Wire] = (),
+    discs: Sequence[tuple[float, float]] = (),
+    width: int = 1,
+    radius: float = NODE_R,
+) -> np.ndarray:
     m = np.zeros((*shape, 3), np.uint8)
     for w in wires:
         draw.thick_polyline(m, np.array(w.points), (255, 255, 255), width)
@@ -119,9 +124,16 @@ def _pair(rng: np.random.Generator, lo: float, hi: float, gap: float) -> list[fl
     return [a, float(rng.uniform(a + gap, hi))]
 
 
-def _star(rng: np.random.Generator, hub: str, leaves: tuple[str, str], hub_x: tuple[float, float],
-          leaf_x: tuple[float, float], cut: float, band: tuple[float, float],
-          gap: float) -> tuple[dict[str, tuple[float, float]], list[Wire]]:
+def _star(
+    rng: np.random.Generator,
+    hub: str,
+    leaves: tuple[str, str],
+    hub_x: tuple[float, float],
+    leaf_x: tuple[float, float],
+    cut: float,
+    band: tuple[float, float],
+    gap: float,
+) -> tuple[dict[str, tuple[float, float]], list[Wire]]:
     """A hub and two leaves inside the rows ``band``; the bends keep the leaves' vertical order, ``gap``
     px apart, so the two lines part at the hub and do not cross."""
     nodes = {hub: (float(rng.uniform(*hub_x)), float(rng.uniform(*band)))}
@@ -153,7 +165,7 @@ def connectivity_scene(seed: int, line_width: int, kind: str = "cross") -> Scene
         b2: tuple[float, float]
         if kind == "window":
             b1 = b2 = (lo, hi)
-        else:   # one star above the other (which one is drawn), so their lines need not cross
+        else:  # one star above the other (which one is drawn), so their lines need not cross
             m = float(rng.uniform(0.42, 0.58)) * HEIGHT
             b1, b2 = ((lo, m - 12), (m + 12, hi))[:: 1 if rng.random() < 0.5 else -1]
         if kind == "cross":
@@ -161,16 +173,23 @@ def connectivity_scene(seed: int, line_width: int, kind: str = "cross") -> Scene
             n2, w2 = _star(rng, hub2, leaves2, (half + pad + 20, WIDTH - pad), (pad, half - pad - 20), half, b2, gap)
         else:
             n1, w1 = _star(rng, QUERY, pair, (pad - 10, quarter - pad), (quarter + pad, half - pad), quarter, b1, gap)
-            n2, w2 = _star(rng, hub2, leaves2, (3 * quarter + pad, WIDTH - pad + 10), (half + pad, 3 * quarter - pad),
-                           3 * quarter, b2, gap)
+            n2, w2 = _star(
+                rng,
+                hub2,
+                leaves2,
+                (3 * quarter + pad, WIDTH - pad + 10),
+                (half + pad, 3 * quarter - pad),
+                3 * quarter,
+                b2,
+                gap,
+            )
         if not w1 or not w2:
             continue
         nodes = n1 | n2
         if not _spread(list(nodes.values()), 3 * NODE_R + line_width):
             continue
         if _clear(nodes, [w1, w2], line_width):
-            return Scene(kind=kind, line_width=int(line_width), nodes=dict(sorted(nodes.items())),
-                         wires=tuple(w1 + w2))
+            return Scene(kind=kind, line_width=int(line_width), nodes=dict(sorted(nodes.items())), wires=tuple(w1 + w2))
     raise RuntimeError(f"no clear wireframe layout for seed {seed}, width {line_width}")  # pragma: no cover
 
 
@@ -210,5 +229,6 @@ def visible_masks(arrangement: str, width: int = WIDTH, height: int = HEIGHT) ->
 
 def arrange(img: np.ndarray, arrangement: str) -> list[np.ndarray]:
     """The 4 frames of ``arrangement``: ``img`` where the frame's mask shows it, black elsewhere."""
-    return [np.where(m[..., None], img, 0).astype(np.uint8) for m in visible_masks(arrangement, img.shape[1],
-                                                                                   img.shape[0])]
+    return [
+        np.where(m[..., None], img, 0).astype(np.uint8) for m in visible_masks(arrangement, img.shape[1], img.shape[0])
+    ]

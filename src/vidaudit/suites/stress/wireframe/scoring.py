@@ -33,20 +33,28 @@ def score_trial(trial: ScoreInput) -> TrialScore:
         got = parse_letter_set(text)
         truth = set(sample.params["neighbours"])
         if got is None:
-            return TrialScore(correct=False, parse=ParseResult(method="unparseable"),
-                              metrics={"predicted": None})
+            return TrialScore(correct=False, parse=ParseResult(method="unparseable"), metrics={"predicted": None})
         pred = set(got[0])
-        return TrialScore(correct=pred == truth, parse=ParseResult(value=", ".join(got[0]), method="boxed",
-                                                                   span=got[1]),
-                          metrics={"predicted": ", ".join(got[0]), "n_hallucinated": len(pred - truth),
-                                   "n_missed": len(truth - pred)})
+        return TrialScore(
+            correct=pred == truth,
+            parse=ParseResult(value=", ".join(got[0]), method="boxed", span=got[1]),
+            metrics={
+                "predicted": ", ".join(got[0]),
+                "n_hallucinated": len(pred - truth),
+                "n_missed": len(truth - pred),
+            },
+        )
     if task == "spatial":
         parsed = parse_option(text, [k for k, _ in SIDE_OPTIONS])
         side = dict(SIDE_OPTIONS).get(parsed.value) if parsed.ok else None
-        return TrialScore(correct=side == sample.answer,
-                          parse=ParseResult(value=parsed.value, method=parsed.method, span=parsed.span),
-                          metrics={"predicted": side})
+        return TrialScore(
+            correct=side == sample.answer,
+            parse=ParseResult(value=parsed.value, method=parsed.method, span=parsed.span),
+            metrics={"predicted": side},
+        )
     parsed = parse_count(text)
-    return TrialScore(correct=parsed.ok and parsed.value == int(sample.answer),
-                      parse=ParseResult(value=parsed.value, method=parsed.method, span=parsed.span),
-                      metrics={"predicted": None if not parsed.ok else str(parsed.value)})
+    return TrialScore(
+        correct=parsed.ok and parsed.value == int(sample.answer),
+        parse=ParseResult(value=parsed.value, method=parsed.method, span=parsed.span),
+        metrics={"predicted": None if not parsed.ok else str(parsed.value)},
+    )

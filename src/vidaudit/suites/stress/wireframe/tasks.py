@@ -14,25 +14,34 @@ TASKS = ("connectivity", "window", "spatial", "counting")
 SIDE_OPTIONS = (("A", "left"), ("B", "right"))
 
 CHANCE: dict[str, float] = {
-    "connectivity": 1 / comb(len(NODES) - 1, 2), "window": 1 / comb(len(NODES) - 1, 2),
-    "spatial": 1 / len(SIDE_OPTIONS), "counting": 1 / len(COUNTS),
+    "connectivity": 1 / comb(len(NODES) - 1, 2),
+    "window": 1 / comb(len(NODES) - 1, 2),
+    "spatial": 1 / len(SIDE_OPTIONS),
+    "counting": 1 / len(COUNTS),
 }
 
-_INTRO = ("The video shows a drawing of six round nodes labelled A, B, C, D, E and F; some pairs of nodes are "
-          "joined by lines.")
+_INTRO = (
+    "The video shows a drawing of six round nodes labelled A, B, C, D, E and F; some pairs of nodes are "
+    "joined by lines."
+)
 
 
 def question(task: str, query: tuple[str, str] | None = None) -> str:
     if task in ("connectivity", "window"):
-        return (f"{_INTRO} Node {QUERY} is joined by a line to exactly two other nodes. Which two? Answer with "
-                "their two letters inside \\boxed{}, for example \\boxed{A, C}.")
+        return (
+            f"{_INTRO} Node {QUERY} is joined by a line to exactly two other nodes. Which two? Answer with "
+            "their two letters inside \\boxed{}, for example \\boxed{A, C}."
+        )
     if task == "spatial":
         x, y = query or ("?", "?")
-        return (f"{_INTRO} Is node {x} to the left or to the right of node {y}?\nA. left\nB. right\n"
-                + boxed_instruction())
+        return (
+            f"{_INTRO} Is node {x} to the left or to the right of node {y}?\nA. left\nB. right\n" + boxed_instruction()
+        )
     if task == "counting":
-        return ("The video shows a number of filled dark circles. How many circles are there? Answer with the "
-                "number inside \\boxed{}, for example \\boxed{2}.")
+        return (
+            "The video shows a number of filled dark circles. How many circles are there? Answer with the "
+            "number inside \\boxed{}, for example \\boxed{2}."
+        )
     raise ValueError(f"unknown wireframe task {task!r}")
 
 
