@@ -209,7 +209,7 @@ def test_builtin_suites_declare_what_they_offer() -> None:
     assert caps["faithful"].needs_usage and not caps["faithful"].judges
     assert caps["stress"].judges and not caps["stress"].needs_usage
     stress = registry.get_suite("stress")
-    from vidaudit.suites.stress.suite import SUITE as STRESS
+    from vidaudit.suites.stress import SUITE as STRESS
 
     assert [n for n in STRESS.parts if STRESS.part(n).capabilities.judges] == ["expectation"]
     assert stress.capabilities.judges

@@ -27,8 +27,8 @@ from vidaudit.cli import app
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.jobs import iter_completed, run_jobs, worker_count
 from vidaudit.core.parallel import pool_context
+from vidaudit.suites.stress import SUITE as STRESS
 from vidaudit.suites.stress.probe import GenerateOptions
-from vidaudit.suites.stress.suite import SUITE as STRESS
 
 runner = CliRunner()
 

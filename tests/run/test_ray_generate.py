@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-ray = pytest.importorskip("ray", reason="ray is not installed: pip install \"vidaudit[ray]\" to run the Ray tests")
+ray = pytest.importorskip("ray", reason='ray is not installed: pip install "vidaudit[ray]" to run the Ray tests')
 pytestmark = pytest.mark.xdist_group("ray")  # kept for --dist loadgroup; addopts uses loadfile (a module on one worker)
 
 from typer.testing import CliRunner  # noqa: E402
 
 from vidaudit.cli import app  # noqa: E402
 from vidaudit.run.ray_pool import pool_factory  # noqa: E402
+from vidaudit.suites.stress import SUITE as STRESS  # noqa: E402
 from vidaudit.suites.stress.probe import GenerateOptions  # noqa: E402
-from vidaudit.suites.stress.suite import SUITE as STRESS  # noqa: E402
 
 
 def _videos(root: Path) -> dict[str, str]:
@@ -48,15 +48,39 @@ def test_faithful_and_expectation_on_ray_write_the_local_bytes(ray_cluster, tmp_
 
 def test_cli_generate_stress_on_ray(ray_cluster, tmp_path: Path) -> None:
     runner = CliRunner()
-    args = ["generate", "stress", "--probe", "camera_motion", "--seeds", "1", "--set", "synthesis=both",
-            "--set", "size=64x48"]
+    args = [
+        "generate",
+        "stress",
+        "--probe",
+        "camera_motion",
+        "--seeds",
+        "1",
+        "--set",
+        "synthesis=both",
+        "--set",
+        "size=64x48",
+    ]
     assert runner.invoke(app, [*args, "--out", str(tmp_path / "local")]).exit_code == 0
-    r = runner.invoke(app, [*args, "--out", str(tmp_path / "ray"), "--executor", "ray",
-                            "--ray-address", ray_cluster["address"]])
+    r = runner.invoke(
+        app, [*args, "--out", str(tmp_path / "ray"), "--executor", "ray", "--ray-address", ray_cluster["address"]]
+    )
     assert r.exit_code == 0, r.output
     assert (tmp_path / "ray" / "manifest.jsonl").read_bytes() == (tmp_path / "local" / "manifest.jsonl").read_bytes()
     assert _videos(tmp_path / "ray") == _videos(tmp_path / "local")
-    r = runner.invoke(app, ["generate", "stress", "--probe", "sycophancy", "--out", str(tmp_path / "syc"),
-                            "--executor", "ray", "--ray-address", ray_cluster["address"]])
+    r = runner.invoke(
+        app,
+        [
+            "generate",
+            "stress",
+            "--probe",
+            "sycophancy",
+            "--out",
+            str(tmp_path / "syc"),
+            "--executor",
+            "ray",
+            "--ray-address",
+            ray_cluster["address"],
+        ],
+    )
     assert r.exit_code != 0 and "renders no video" in r.output and not (tmp_path / "syc").exists()
     assert ray.is_initialized()  # a pool that joined a cluster never shuts it down

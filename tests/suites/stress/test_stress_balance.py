@@ -35,6 +35,7 @@ from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.suite import AggregateInput, ScoreInput
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.types import Sample, VideoRef
+from vidaudit.suites.stress import SUITE as STRESS
 from vidaudit.suites.stress.camera_motion.generate import PRESETS as CAMERA_PRESETS
 from vidaudit.suites.stress.camera_motion.generate import plan_samples
 from vidaudit.suites.stress.camera_motion.options import DIRECTIONS
@@ -53,7 +54,6 @@ from vidaudit.suites.stress.procedures import PROCEDURES, planned_sources
 from vidaudit.suites.stress.shortcuts.generate import PRESETS as SC_PRESETS
 from vidaudit.suites.stress.shortcuts.generate import key_columns, key_plan
 from vidaudit.suites.stress.shortcuts.questions import ABSTAIN, CONDITIONS, QUESTIONS, build_key
-from vidaudit.suites.stress.suite import SUITE as STRESS
 from vidaudit.suites.stress.sycophancy.generate import samples_of_pair
 from vidaudit.suites.stress.sycophancy.pairs import Pair
 from vidaudit.suites.stress.wireframe.generate import PRESETS as WF_PRESETS

@@ -216,8 +216,8 @@ def test_bad_settings(text: str, err: str) -> None:
 
 
 def test_unknown_setting_is_refused(tmp_path: Path) -> None:
+    from vidaudit.suites.stress import SUITE as STRESS
     from vidaudit.suites.stress.probe import GenerateOptions
-    from vidaudit.suites.stress.suite import SUITE as STRESS
 
     with pytest.raises(ConfigError, match="synthesis, size"):
         STRESS.probe("camera_motion").generate(tmp_path / "d", GenerateOptions(settings={"speed": "3"}))

@@ -187,7 +187,7 @@ def test_dataset(samples) -> None:
 
 
 def test_judge_routing(samples) -> None:
-    from vidaudit.suites.stress.suite import SUITE
+    from vidaudit.suites.stress import SUITE
 
     by, _ = samples
     assert SUITE.capabilities.judges and "expectation:" + P.JUDGE_VERSION in SUITE.judge_version

@@ -15,10 +15,10 @@ from typing import Any
 import yaml
 
 from vidaudit.sdk import AuditPart, PartFigures, ProfileFigure, accuracy, dig, published
+from vidaudit.suites.stress import SUITE
 from vidaudit.suites.stress.camera_motion.options import HUMAN_REPORTED as CAMERA_MOTION_HUMAN
 from vidaudit.suites.stress.probe import GenerateOptions
 from vidaudit.suites.stress.shortcuts.report import HUMAN_REPORTED as SHORTCUTS_HUMAN
-from vidaudit.suites.stress.suite import SUITE
 
 #: probe -> (conditions, pixel observer run beside the models or None); the audit order
 PROBE_PARTS: dict[str, tuple[tuple[str, ...], str | None]] = {

@@ -13,7 +13,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.sdk import Commands, ConfigError, DataError, ModuleAudit, PartedSuite, Sample, SuiteCapabilities
+from vidaudit.sdk import (
+    Commands,
+    ConfigError,
+    DataError,
+    ModuleAudit,
+    PartedSuite,
+    Sample,
+    SuiteCapabilities,
+    get_suite,
+)
 from vidaudit.suites.stress.cli import register
 from vidaudit.suites.stress.probe import Probe, probe_of
 from vidaudit.suites.stress.viewer import STRESS_VIEWER
@@ -67,7 +76,9 @@ class StressCommands(Commands):
     """``vidaudit generate stress --probe NAME``."""
 
     def add_commands(self, generate: Any) -> None:
-        register(generate, SUITE)
+        suite = get_suite(self.suite_name)  # the package's one instance (its entry point)
+        assert isinstance(suite, PartedSuite)
+        register(generate, suite)
 
 
 class StressSuite(PartedSuite):
@@ -102,6 +113,3 @@ class StressSuite(PartedSuite):
                 bad.append(f"{s.sample_id}: {why}")
         if bad:
             raise DataError(f"{source}: {len(bad)} stress samples cannot be trusted: " + "; ".join(bad[:5]))
-
-
-SUITE = StressSuite()
