@@ -14,7 +14,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -96,16 +96,18 @@ class KeyedTrial:
     that ``trials.trial_json`` stores, so the plan, the executor and the store never hash a trial twice.
 
     The plan makes one per trial and registering it needs only its id, its JSON, its log JSON and its row's
-    labels (``head``), so the ``Trial`` and its ``data`` may be given as ``build``, called on first use."""
+    labels (``head``), so the ``Trial`` and its ``data`` may be given as ``build``, called on first use. The
+    plan's run pass knows the id from registration (``PlanStream.keys``) and gives no JSON: it is then
+    ``canonical_json(data)``, written when first asked for."""
 
-    __slots__ = ("json", "id", "log", "head", "_trial", "_data", "_build")
+    __slots__ = ("_json", "id", "log", "head", "_trial", "_data", "_build")
 
-    def __init__(self, trial: Trial | None, data: dict[str, Any] | None, json: str, id: str,
+    def __init__(self, trial: Trial | None, data: dict[str, Any] | None, json: str | None, id: str,
                  log: str | None = None, *, head: tuple[str, str, str] | None = None,
                  build: Callable[[], tuple[Trial, dict[str, Any]]] | None = None) -> None:
         if (trial is None or data is None) and build is None:
             raise ValueError("a KeyedTrial needs its trial and data, or a build() that makes them")
-        self.json = json
+        self._json = json
         self.id = id
         #: ``data`` as the audit log's trial line holds it (``audit_log.line_json``), when the plan wrote it already
         self.log = log
@@ -117,6 +119,13 @@ class KeyedTrial:
         assert self._build is not None
         self._trial, self._data = self._build()
         self._build = None
+
+    @property
+    def json(self) -> str:
+        """The trial's canonical JSON, the text its id hashes (``trials.trial_json``)."""
+        if self._json is None:
+            self._json = canonical_json(self.data)
+        return self._json
 
     @property
     def trial(self) -> Trial:
@@ -136,6 +145,24 @@ class KeyedTrial:
         data = trial.model_dump(mode="json")
         text = canonical_json(data)
         return cls(trial, data, text, sha256_text(text))
+
+
+class TrialDraft(NamedTuple):
+    """A planned trial as registering it needs it (``backlog.register_keys``), before any ``Trial`` is built.
+
+    ``make`` builds the trial (a ``Trial`` or ``KeyedTrial``); it is called only for a trial the store lacks
+    whose row the draft does not give (``json`` None), or to check it for secrets. When the plan has them the
+    draft gives the row's values but ``created_at`` (``sample_id``, ``condition_id``, ``json``: the canonical
+    JSON that ``id`` hashes) and the audit log's JSON of the trial (``log``, ``audit_log.line_json``'s), so
+    that a new trial is stored from these strings alone."""
+
+    id: str
+    model: str
+    make: Callable[[], Trial | KeyedTrial]
+    sample_id: str | None = None
+    condition_id: str | None = None
+    json: str | None = None
+    log: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,10 +269,18 @@ def stage_from_row(row: sqlite3.Row) -> StageCallRecord:
 # --------------------------------------------------------------------------- log lines
 
 
-def log_keyed_trial(k: KeyedTrial, created_at: float) -> dict[str, Any] | bytes:
+def log_keyed_trial(k: KeyedTrial | TrialDraft, created_at: float) -> dict[str, Any] | bytes:
     """A new trial's log line: spliced from its log JSON when the plan made it, else the generic dict."""
     fast = trial_line(k.log, k.id, created_at) if k.log is not None else None
-    return fast or {"trial": k.data, "trial_id": k.id, "created_at": created_at}
+    if fast is not None:
+        return fast
+    if isinstance(k, TrialDraft):
+        k = keyed_of(k.make())
+    return {"trial": k.data, "trial_id": k.id, "created_at": created_at}
+
+
+def keyed_of(t: Trial | KeyedTrial) -> KeyedTrial:
+    return t if isinstance(t, KeyedTrial) else KeyedTrial.of(t)
 
 
 def log_trial(t: Trial, created_at: float) -> dict[str, Any]:
@@ -263,7 +298,10 @@ def log_stage_call(s: StageCallRecord) -> dict[str, Any]:
     return {"stage_call": s.model_dump(mode="json")}
 
 
-def trial_row(k: KeyedTrial, created_at: float) -> tuple[Any, ...]:
+def trial_row(k: KeyedTrial | TrialDraft, created_at: float) -> tuple[Any, ...]:
+    """A trial's row; a ``TrialDraft``'s from its strings (it must give them: ``json`` not None)."""
+    if isinstance(k, TrialDraft):
+        return (k.id, enc(k.sample_id), enc(k.model), enc(k.condition_id), enc(k.json), created_at)
     if k.head is not None:
         sample_id, model, condition = k.head
     else:
