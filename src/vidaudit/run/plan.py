@@ -136,6 +136,24 @@ class PlannedTrial:
         return self.sample.video if self.perturbed is None else self.perturbed.video
 
 
+_PLANNED_FIELDS = ("trial", "sample", "selection", "prompt", "metadata", "perturbed", "keyed")
+
+
+def _planned(trial: Trial, sample: Sample, selection: FrameSelection, prompt: Prompt, metadata: Mapping[str, Any],
+             perturbed: PerturbedInput | None, keyed: KeyedTrial) -> PlannedTrial:
+    """``PlannedTrial(...)`` with every field given, without the frozen dataclass's field-by-field set-up (a run
+    makes one per trial); the plain constructor when its fields are not the ones listed here."""
+    if _PLANNED_FAST:
+        p = object.__new__(PlannedTrial)
+        object.__setattr__(p, "__dict__", {"trial": trial, "sample": sample, "selection": selection, "prompt": prompt,
+                                           "metadata": metadata, "perturbed": perturbed, "keyed": keyed})
+        return p
+    return PlannedTrial(trial, sample, selection, prompt, metadata, perturbed, keyed)
+
+
+_PLANNED_FAST = tuple(f.name for f in fields(PlannedTrial)) == _PLANNED_FIELDS
+
+
 def select_frames(sample: Sample, condition: Condition, video: VideoRef | None = None, *,
                   clock: Timeline | None = None) -> FrameSelection:
     """The frames a resolved condition shows of a sample (of ``video``, its perturbed video, when given);
@@ -429,7 +447,7 @@ class PlanStream:
                 keyed = KeyedTrial(_trial_from(made), None, made.text, trial_id, None,
                                    head=(s.sample_id, made.group.label, made.group.condition_id),
                                    build=functools.partial(_trial_parts, made))
-            yield PlannedTrial(keyed.trial, s, sel, prompt, metadata(s), pin, keyed)
+            yield _planned(keyed.trial, s, sel, prompt, metadata(s), pin, keyed)
 
     def _request_metadata(self, s: Sample) -> Mapping[str, Any]:
         """The suite's request metadata of sample ``s``, made once per sample and shared, read-only, by its trials
