@@ -14,13 +14,14 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from json.encoder import encode_basestring as _encode_str
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from vidaudit.core.hashing import canonical_json, sha256_text
 from vidaudit.core.types import Attempt, ErrorKind, ModelSpec, Response, Status, Trial, Usage
-from vidaudit.run.log_lines import frames_json, trial_line
+from vidaudit.run.log_lines import frames_json, trial_line, usage_text
 
 
 class _Frozen(BaseModel):
@@ -233,6 +234,36 @@ def attempt_row(a: Attempt, stages: Sequence[StageRef] | None = None) -> tuple[A
             frames_json(a.frame_indices) or json.dumps(list(a.frame_indices)),
             frames_json(a.frame_times) or json.dumps(list(a.frame_times)), a.started_at, a.ended_at,
             _stages_json(stages), _response_extra(a.response))
+
+
+#: a plain call's attempt line, the values in (``log_lines.attempt_line``'s bytes for such an attempt)
+_OK_LINE = ('{"attempt": {"attempt": %d, "ended_at": %r, "error_kind": null, "error_message": null, "frame_indices": [], '
+            '"frame_times": [], "response": {"cost_usd": %r, "finish_reason": %s, "frames_estimated": false, '
+            '"frames_sent": null, "latency_s": %r, "model_version": %s, "text": %s, "usage": %s}, "started_at": %r, '
+            '"status": %s, "trial_id": %s}}\n')
+
+
+def ok_record(a: Attempt) -> tuple[tuple[Any, ...], bytes] | None:
+    """``(attempt_row(a), log_lines.attempt_line(a))`` written in one go, for the attempt of a plain call that sent no
+    frames: no error, a response that reports no frames, a float cost, every float finite, every string ASCII (its
+    column is then the string itself, its JSON ``encode_basestring``'s). None for anything else: write it the
+    generic way (``RunStore`` checks its first one against that way too; ``tests/run/test_run_log_lines.py``)."""
+    r = a.response
+    if r is None or a.error_kind is not None or a.error_message is not None or a.frame_indices or a.frame_times:
+        return None
+    cost, latency, finish, version, text = r.cost_usd, r.latency_s, r.finish_reason, r.model_version, r.text
+    started, ended, number, tid = a.started_at, a.ended_at, a.attempt, a.trial_id
+    if not (r.frames_sent is None and r.frames_estimated is False and type(number) is int
+            and type(cost) is float and cost - cost == 0.0 and type(latency) is float and latency - latency == 0.0
+            and type(started) is float and started - started == 0.0 and type(ended) is float and ended - ended == 0.0
+            and type(finish) is str and finish.isascii() and type(version) is str and version.isascii()
+            and type(text) is str and text.isascii() and type(tid) is str and tid.isascii()):
+        return None  # a finite float minus itself is 0.0; inf and nan give nan
+    status = a.status.value
+    line = _OK_LINE % (number, ended, cost, _encode_str(finish), latency, _encode_str(version), _encode_str(text),
+                       usage_text(r.usage), started, _encode_str(status), _encode_str(tid))
+    return ((tid, number, status, None, None, text, _usage_json(r.usage), cost, latency, finish, version, "[]", "[]",
+             started, ended, None, None), line.encode("utf-8"))
 
 
 def attempt_from_row(row: sqlite3.Row) -> Attempt:

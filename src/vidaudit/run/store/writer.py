@@ -69,6 +69,7 @@ from vidaudit.run.store.records import (
     log_attempt,
     log_keyed_trial,
     log_stage_call,
+    ok_record,
     stage_row,
     trial_row,
 )
@@ -102,6 +103,8 @@ class RunStore(StoreReader):
         #: attempts' log lines written by ``log_lines`` (off if the first disagrees with the generic line)
         self._fast_lines = log_lines.ENABLED
         self._fast_checked = False
+        #: attempts' rows and lines written whole by ``records.ok_record`` (its first checked as ``_fast_checked``)
+        self._fused_checked = False
         self._pending_since = 0.0
         #: the last trial's ``created_at`` (``register_trials``: strictly increasing)
         self._created = 0.0
@@ -238,10 +241,19 @@ class RunStore(StoreReader):
         """
         secrets = self._group_secrets()
         line: dict[str, Any] | bytes | None = None
+        row: tuple[Any, ...] | None = None
         if secrets:
             attempt = redact_model_output(attempt)
         elif stages is None and self._fast_lines:
-            line = self._fast_line(attempt)
+            fused = ok_record(attempt)
+            if fused is not None and not self._fused_checked:  # the store's first, against the generic way
+                self._fused_checked = True
+                if fused != (attempt_row(attempt), encode_line(log_attempt(attempt, None))):
+                    self._fast_lines, fused = False, None
+            if fused is not None:
+                row, line = fused
+            elif self._fast_lines:
+                line = self._fast_line(attempt)
         if line is None:
             line = log_attempt(attempt, stages)
         if secrets:
@@ -251,7 +263,7 @@ class RunStore(StoreReader):
         if attempt.status is Status.OK and attempt.response is None:
             raise DataError(f"attempt {attempt.attempt} of trial {attempt.trial_id} is ok but has no response; "
                             f"an ok attempt must carry the response it got")
-        record = (attempt, attempt_row(attempt, stages), line)
+        record = (attempt, attempt_row(attempt, stages) if row is None else row, line)
         with self._pending_lock:
             if not self._pending:
                 self._pending_since = time.monotonic()
