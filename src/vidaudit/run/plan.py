@@ -327,7 +327,7 @@ class PlanStream:
                 if not g.condition.perturbations and g.slot not in self._memo \
                         and (len(self._memo) + 1) * n <= INPUT_MEMO_LIMIT:
                     self._memo[g.slot] = [None] * n
-        self._prompts: dict[Any, Prompt] = {}  # equal prompts held once, by their sha256
+        self._prompts: dict[Any, tuple[Prompt, str]] = {}  # equal prompts held once with their sha256
         self._kept_selections: set[int] = set()   # ids of the selections the memo holds (alive while it does)
         self._kept_frames = 0
         by_id: dict[str, list[Sample]] = {}
@@ -548,9 +548,15 @@ class PlanStream:
         """The prompt, frames and their hashes of sample ``i`` under ``rc`` (perturbed by ``pin``, if given);
         ``keep``: the result goes into the memo (its prompt is then held once however many samples share it)."""
         prompt = self.suite.render_prompt(s, rc)
-        prompt_sha = prompt_sha256(prompt)
-        if keep:  # by its sha256 (of its system and text, all a Prompt holds): not hashing the text again
-            prompt = self._prompts.setdefault(prompt_sha if _PROMPT_IS_ITS_SHA else prompt, prompt)
+        if keep and _PROMPT_IS_ITS_SHA:  # by its system and text (all a Prompt holds): hashed once, held once
+            got = self._prompts.get((prompt.system, prompt.text))
+            if got is None:
+                got = self._prompts[(prompt.system, prompt.text)] = (prompt, prompt_sha256(prompt))
+            prompt, prompt_sha = got
+        else:
+            prompt_sha = prompt_sha256(prompt)
+            if keep:
+                prompt = self._prompts.setdefault(prompt, (prompt, prompt_sha))[0]
         sel = self._select(i, s, rc, pin)
         input_sha = selection_sha256(sel)
         if pin is not None:
