@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from json.encoder import encode_basestring as _encode_str
@@ -282,8 +283,8 @@ class PlanStream:
     those of ``plan()``, which is this stream made a list. Nothing per trial is held but its id: each
     pass (``check``, ``__iter__``, ``for_model``) computes the trials again, sharing per (model, condition)
     what does not change between samples (the condition's and model's JSON, the adapter options), and a
-    full pass of ``keys`` (registration) keeps each trial's 32-byte id so that later passes do not write and
-    hash each trial's JSON again.
+    full pass of ``keys`` (registration) keeps each trial's id and sample index (36 bytes) so that later
+    passes do not write and hash each trial's JSON again.
     What a trial is sent does not depend on the model once the condition is resolved, so each (sample,
     resolved condition)'s prompt, frames and their hashes are computed once and shared by every model
     and every pass (up to ``INPUT_MEMO_LIMIT`` of them, and ``INPUT_MEMO_FRAMES`` frames; perturbed inputs
@@ -300,7 +301,8 @@ class PlanStream:
         self._keyframes: dict[tuple[int, float], FrameSelection] = {}  # per sample: few frames, asked per model
         self._sizes: dict[int, list[int]] = {}  # per slot: each sample's selection size (``check``)
         self._metadata: dict[str, tuple[Sample, Mapping[str, Any]]] = {}  # per sample id (``_request_metadata``)
-        self._ids: dict[str, bytes] = {}  # per model, its trials' ids from a full ``keys`` pass (``for_model``)
+        #: per model, its trials' ids and sample indices from a full ``keys`` pass (``for_model``)
+        self._ids: dict[str, _Kept] = {}
         self.caps_by_model = caps_by_model
         self.groups: dict[str, list[_Group]] = {}
         seen: dict[str, str] = {}
@@ -459,26 +461,28 @@ class PlanStream:
 
     def keys(self) -> Iterator[TrialDraft]:
         """Every trial in plan order as registering it needs it (a ``TrialDraft``: its id, its row's strings and
-        its log JSON, its ``Trial`` built only if asked). A full pass keeps each model's ids, 32 bytes a trial, so
-        that the run pass (``for_model``) does not hash the trials again."""
+        its log JSON, its ``Trial`` built only if asked). A full pass keeps each model's ids and sample indices, 36
+        bytes a trial, so that the run pass (``for_model``) does not hash the trials again."""
         for label in self.groups:
-            ids = bytearray()
-            for trial_id, made, (s, _, _, _) in self._walk(label, log=True):
-                ids += bytes.fromhex(trial_id)
+            kept: tuple[bytearray, array[int]] = (bytearray(), array("I"))
+            for trial_id, made, (s, _, _, _) in self._walk(label, log=True, keep=kept):
                 if isinstance(made, KeyedTrial):
                     yield TrialDraft(trial_id, label, functools.partial(_given, made))
                 else:
                     yield TrialDraft(trial_id, label, functools.partial(_keyed, made, trial_id), s.sample_id,
                                      made.group.condition_id, made.text, made.log)
-            self._ids[label] = bytes(ids)
+            self._ids[label] = (bytes(kept[0]), kept[1])
 
-    def _walk(self, label: str, *, log: bool = False, ids: bytes | None = None
+    def _walk(self, label: str, *, log: bool = False, ids: _Kept | None = None,
+              keep: tuple[bytearray, array[int]] | None = None
               ) -> Iterator[tuple[str, KeyedTrial | _Spliced, tuple[Sample, FrameSelection, Prompt, PerturbedInput | None]]]:
         """Each trial of one model: its id (hashed from the group's JSON template), its ``KeyedTrial`` (the group's
         first, validated) or what makes one (``_Spliced``), and its sample, frames, prompt and perturbed input.
         ``log``: a spliced trial carries its audit-log JSON too; ``ids``: the ids of an earlier full walk of this
-        model (``keys``), 32 bytes each, taken instead of writing and hashing each trial's JSON (each group's first
-        trial is still hashed, and a difference drops ``ids`` for the rest of the walk)."""
+        model (``keys``, which passes ``keep`` to record them), 32 bytes each with the trial's sample index, taken
+        instead of writing and hashing each trial's JSON. A trial whose sample index differs from the recorded one
+        (a walk that skipped another perturbed input), or a group's first trial (hashed again) whose id differs,
+        drops ``ids`` for the rest of the walk: its trials are hashed as on a first walk."""
         suite = self.suite
         refused: list[str] = []
         k = 0  # trials walked: ``ids[32 * k:]`` is the next one's
@@ -504,9 +508,11 @@ class PlanStream:
                 if template is None:  # the group's first trial, validated; its JSON is the template (else every one)
                     first = KeyedTrial.of(Trial(condition=rc, model=g.model, suite=suite.name,
                                                 adapter_options=g.options, **fields))
-                    if ids is not None and ids[32 * k:32 * k + 32] != bytes.fromhex(first.id):
+                    if ids is not None and not _carries(ids, k, i, first.id):
                         ids = None
                     k += 1
+                    if keep is not None:
+                        _record(keep, first.id, i)
                     template = first.data if _PER_TRIAL | {"condition", "model", "suite", "adapter_options"} \
                         == set(Trial.model_fields) and _trial_of(dict(first.trial)) == first.trial else None
                     if template is not None:
@@ -518,18 +524,16 @@ class PlanStream:
                         base = {f: shared.get(f) for f in _TRIAL_FIELDS}
                     yield first.id, first, (s, sel, prompt, pin)
                     continue
+                if ids is not None and not _carries(ids, k, i):
+                    ids = None
                 if ids is not None:
-                    trial_id, text, line = ids[32 * k:32 * k + 32].hex(), None, None
+                    trial_id, text, line = ids[0][32 * k:32 * k + 32].hex(), None, None
                 else:
-                    if spliced is not None and spliced.ok:
-                        encoded = spliced.encoded(fields)
-                        text = spliced.fill(encoded)
-                        line = logged.fill(encoded) if log and logged is not None else None
-                    else:
-                        text = canonical_json({**template, **fields})
-                        line = None
+                    text, line = _trial_text(spliced, logged if log else None, template, fields)
                     trial_id = sha256_text(text)
                 k += 1
+                if keep is not None:
+                    _record(keep, trial_id, i)
                 yield trial_id, _Spliced(g, suite.name, template, fields, text, line, base), (s, sel, prompt, pin)
 
     def _kept(self, got: _Input) -> _Input:
@@ -562,6 +566,29 @@ class PlanStream:
         if pin is not None:
             input_sha = sha256_json({"selection": input_sha, "perturbed": pin.sha256})
         return prompt, prompt_sha, sel, input_sha
+
+
+#: a model's trial ids from a full walk (32 bytes each, in plan order) and each one's sample index
+_Kept = tuple[bytes, "array[int]"]
+
+
+def _trial_text(spliced: _TrialJson | None, logged: _TrialJson | None, template: dict[str, Any],
+                fields: dict[str, Any]) -> tuple[str, str | None]:
+    """A trial's canonical JSON and (``logged`` given) its log JSON, spliced from one encoding of its strings."""
+    if spliced is None or not spliced.ok:
+        return canonical_json({**template, **fields}), None
+    encoded = spliced.encoded(fields)
+    return spliced.fill(encoded), (logged.fill(encoded) if logged is not None else None)
+
+
+def _carries(ids: _Kept, k: int, i: int, trial_id: str | None = None) -> bool:
+    """Whether the walk's ``k``-th trial, of sample ``i`` (and id ``trial_id``, when hashed), is the recorded one."""
+    return k < len(ids[1]) and ids[1][k] == i and (trial_id is None or ids[0][32 * k:32 * k + 32] == bytes.fromhex(trial_id))
+
+
+def _record(keep: tuple[bytearray, array[int]], trial_id: str, i: int) -> None:
+    keep[0].extend(bytes.fromhex(trial_id))
+    keep[1].append(i)
 
 
 class _Spliced(NamedTuple):
