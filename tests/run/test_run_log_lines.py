@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from vidaudit.core.types import Attempt, Condition, ErrorKind, ModelSpec, Response, Status, Trial, Usage
 from vidaudit.run import log_lines
 from vidaudit.run.audit_log import encode_line, line_json
 from vidaudit.run.plan import _PER_TRIAL, _TrialJson
-from vidaudit.run.store.records import KeyedTrial, attempt_row, log_attempt
+from vidaudit.run.store.records import KeyedTrial, attempt_row, log_attempt, ok_record
 
 texts = st.one_of(st.none(), st.text(max_size=30), st.sampled_from(["\\boxed{3}", "\ud800", "a\udcffb", "\x00\n\"\\",
                                                                       "\u00e9\u4e2d\U0001f600", "\ud83d\ude00"]))
@@ -69,6 +69,50 @@ def test_the_frame_columns_are_json_dumps_of_the_lists(a: Attempt) -> None:
     except ValueError:
         return
     assert row[11] == json.dumps(list(a.frame_indices)) and row[12] == json.dumps(list(a.frame_times))
+
+
+#: attempts shaped like a plain call's (no error, no frames, mostly ASCII text and finite floats), where
+#: ``ok_record`` may write them whole
+ascii_texts = st.one_of(st.text(st.characters(max_codepoint=127), max_size=20), texts)
+mostly_finite = st.one_of(st.floats(allow_nan=False, allow_infinity=False), floats,
+                          st.sampled_from([float("inf"), float("-inf"), float("nan")]))
+plain_attempts = st.builds(
+    Attempt, trial_id=st.one_of(st.text("0123456789abcdef", min_size=64, max_size=64), st.text(max_size=70)),
+    attempt=st.integers(1, 10**9), status=st.sampled_from(list(Status)),
+    response=st.builds(Response, text=ascii_texts.filter(lambda t: t is not None), usage=usages, latency_s=mostly_finite,
+                       finish_reason=ascii_texts, model_version=ascii_texts,
+                       cost_usd=st.one_of(mostly_finite, st.none(), st.integers(0, 3)),
+                       frames_sent=st.one_of(st.none(), st.just(())), frames_estimated=st.booleans()),
+    frame_indices=st.one_of(st.just(()), st.lists(st.integers(0, 9), max_size=2).map(tuple)),
+    started_at=mostly_finite, ended_at=mostly_finite)
+
+
+def _plain(text: str = "x", cost: float | None = 0.0, started: float = 1.5) -> Attempt:
+    return Attempt(trial_id="t" * 64, attempt=1, status=Status.OK, started_at=started, ended_at=2.0,
+                   response=Response(text=text, latency_s=1e-5, finish_reason="stop", model_version="m", cost_usd=cost))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(plain_attempts, attempts))
+@example(_plain()).via("a plain call's")
+@example(_plain(started=float("inf"))).via("a non-finite clock")
+@example(_plain(cost=float("nan"))).via("a non-finite cost")
+@example(_plain(cost=None)).via("no cost")
+@example(_plain(text="\u00e9")).via("non-ASCII text")
+@example(_plain(text="a\udcffb")).via("a lone surrogate")
+def test_an_attempt_written_whole_is_its_row_and_its_line_or_left_to_them(a: Attempt) -> None:
+    got = ok_record(a)
+    if got is None:
+        return
+    assert got == (attempt_row(a), _generic(a))
+    assert got[1] == log_lines.attempt_line(a)
+    assert [type(v) for v in got[0]] == [type(v) for v in attempt_row(a)]  # a float column stays a float
+
+
+def test_a_plain_ok_attempt_is_written_whole() -> None:
+    a = Attempt(trial_id="t" * 64, attempt=1, status=Status.OK, response=Response(text="\\boxed{3}", latency_s=1.5e-5,
+                finish_reason="stop", model_version="simulated:x.csv", cost_usd=0.0), started_at=1.5, ended_at=2.0)
+    assert ok_record(a) == (attempt_row(a), encode_line(log_attempt(a, None)))
 
 
 def test_a_plain_ok_attempt_takes_the_fast_path() -> None:

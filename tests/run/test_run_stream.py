@@ -316,3 +316,36 @@ def test_the_plan_check_finds_what_reading_every_trial_finds(smoke_dir: Path) ->
     assert over_16 and not any("-short" in p for p in over_16)
     assert servable_problems(stream._to_check([]), caps) == every
     assert servable_problems(stream._to_check([]), caps) == every  # again, from the counted sizes
+
+
+def test_the_lanes_pass_takes_registrations_ids_and_hashes_again_where_they_do_not_fit(smoke_dir: Path) -> None:
+    """After a full ``keys`` pass (registration) a model's trials are read again without hashing them: the same ids,
+    JSON and order as a stream that never registered (each trial hashed, and the old way too). A recorded walk that
+    does not fit the new one (a trial's sample index differs: e.g. a perturbed input refused in one walk only; a
+    group's first id differs; the record ends early) is dropped from that trial on and the rest hashed again."""
+    from vidaudit.run.session import prepare_stream
+
+    models = [ModelSpec.parse(m) for m in MODELS]
+    conds = [parse_condition(c, "structured_trace") for c in ("native", "frames@1", "keyframes")]
+
+    def seen(s: PlanStream, label: str) -> list[tuple[str, str]]:
+        return [(p.id, p.keyed.json if p.keyed else "") for p in s.for_model(label)]
+
+    fresh = prepare_stream(smoke_dir, models, conds)[0]
+    want = {m.label: seen(fresh, m.label) for m in models}
+    assert all(tid == sha256_json(json.loads(text)) for rows in want.values() for tid, text in rows)
+    registered = prepare_stream(smoke_dir, models, conds)[0]
+    assert [d.id for d in registered.keys()] == [tid for m in models for tid, _ in want[m.label]]
+    assert set(registered._ids) == {m.label for m in models}
+    for m in models:
+        assert seen(registered, m.label) == want[m.label]
+    label = models[0].label
+    ids, order = registered._ids[label]
+    n = len(order)
+    assert n == len(want[label]) > 4 and len(ids) == 32 * n
+    tampered = [(ids[32:] + bytes(32), order),                                  # ids one off, the indices right
+                (ids[:32] + ids[64:], type(order)("I", [order[0], *order[2:]])),     # a trial skipped in the record
+                (ids[:-64], order[:-2])]                                             # the record ends early
+    for kept in tampered:
+        registered._ids[label] = kept
+        assert seen(registered, label) == want[label]

@@ -56,8 +56,8 @@ def _ok_attempt(trial_id: str, attempt: int, response: Response, idx: list[int],
     """``Attempt(status=OK, ...)``, built without validating when every value is already its field's exact type (what
     validation returns unchanged: ``tests/run/test_run_executor.py`` compares the two); otherwise validated."""
     if (_OK_GIVEN is not None and type(trial_id) is str and type(attempt) is int and type(response) is Response
-            and type(started) is float and type(ended) is float and all(type(i) is int for i in idx)
-            and all(type(t) is float for t in ts)):
+            and type(started) is float and type(ended) is float and (not idx or all(type(i) is int for i in idx))
+            and (not ts or all(type(t) is float for t in ts))):
         return unvalidated(Attempt, {"trial_id": trial_id, "attempt": attempt, "status": Status.OK, "error_kind": None,
                                      "error_message": None, "response": response, "frame_indices": tuple(idx),
                                      "frame_times": tuple(ts), "started_at": started, "ended_at": ended}, _OK_GIVEN)
@@ -100,6 +100,8 @@ class Lane:
     lookup: bool = True
     #: attempts stored between two yields to the loop (``YIELD_EVERY`` for a synthetic model, else 1)
     yield_every: int = 1
+    #: every request of this lane is built on the loop (``prepare.inline_model(label)``), none asked one by one
+    inline: bool = False
 
 
 @dataclass
@@ -266,12 +268,12 @@ class AttemptLoop:
         except Exception as e:  # a store or progress failure: stop cleanly, raise after the gather
             self.stop(StopReason.STORE_ERROR, f"{type(e).__name__}: {e}", fatal=e)
 
-    async def _prepare(self, items: list[_Item]) -> bool:
+    async def _prepare(self, items: list[_Item], inline: bool = False) -> bool:
         for it in items:
             if it.request is not None:
                 continue
             try:
-                if self.inline is not None and self.inline(it.planned):
+                if inline or (self.inline is not None and self.inline(it.planned)):
                     request = self.prepare(it.planned)
                 else:
                     request = await asyncio.to_thread(self.prepare, it.planned)
@@ -413,7 +415,7 @@ class AttemptLoop:
 
     async def process(self, lane: Lane, items: list[_Item]) -> None:
         """Call ``items`` (one request or one batch) until each is stored ok or out of attempts."""
-        if not await self._prepare(items):
+        if not await self._prepare(items, lane.inline):
             return
         try:
             await self._process(lane, items)

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from vidaudit.core.types import Trial
 from vidaudit.run.store.reader import LOOKUP_CHUNK
-from vidaudit.run.store.records import KeyedTrial, TrialStatus
+from vidaudit.run.store.records import KeyedTrial, TrialDraft, TrialStatus
 from vidaudit.run.store.writer import RunStore
 
 
@@ -58,41 +58,47 @@ def register_plan(store: RunStore, planned: Iterable[Planned], *, max_attempts: 
                   retry_errors: bool = False) -> Backlog:
     """Register the plan's trials in plan order (in chunks, so a resumed plan costs an indexed lookup per
     trial) and count what is left to run per model; holds one chunk at a time."""
-    return register_keys(store, ((p.trial.model.label, p.id, functools.partial(_keyed, p)) for p in planned),
+    return register_keys(store, (TrialDraft(p.id, p.trial.model.label, functools.partial(_keyed, p)) for p in planned),
                          max_attempts=max_attempts, retry_errors=retry_errors)
 
 
-def register_keys(store: RunStore, keys: Iterable[tuple[str, str, Callable[[], Trial | KeyedTrial]]], *,
-                  max_attempts: int, retry_errors: bool = False) -> Backlog:
-    """``register_plan`` on (model label, trial id, the trial on demand), e.g. ``PlanStream.keys()``: a trial
-    the store has already registered is never built."""
+def register_keys(store: RunStore, keys: Iterable[TrialDraft], *, max_attempts: int,
+                  retry_errors: bool = False) -> Backlog:
+    """``register_plan`` on ``TrialDraft``s, e.g. ``PlanStream.keys()``: a trial the store has already registered
+    is never built, and a new one whose draft gives its row is stored from the draft's strings."""
     limit = attempt_limit(max_attempts, retry_errors)
     out = Backlog()
+    todo = out.todo
     it = iter(keys)
     # a store with no trial yet has none of these (the plan's ids are distinct): nothing to look up
     fresh = not store.has_trials()
     while chunk := list(itertools.islice(it, LOOKUP_CHUNK)):
-        ids = [tid for _, tid, _ in chunk]
-        known = set() if fresh else store.registered(ids)
-        new = [make() for _, tid, make in chunk if tid not in known]
+        out.planned += len(chunk)
+        if fresh:  # every trial new, none tried: each is to run
+            store.register_trials(chunk)
+            for label, n in Counter([d.model for d in chunk]).items():
+                todo[label] += n
+            continue
+        ids = [d.id for d in chunk]
+        known = store.registered(ids)
+        new = [d for d in chunk if d.id not in known] if known else chunk
         if new:
             store.register_trials(new)
         # an attempt needs its trial registered (a foreign key): only the trials known before can have any
         status = store.trial_status([tid for tid in ids if tid in known]) if known else {}
-        for label, tid, _ in chunk:
-            st = status.get(tid, NOT_TRIED)
-            out.planned += 1
+        for d in chunk:
+            st = status.get(d.id, NOT_TRIED)
             if st.attempts:
-                out.tried.add(label)
+                out.tried.add(d.model)
             if st.ok:
                 out.already_ok += 1
                 continue
             if st.attempts:
-                out.failed.add(tid)
+                out.failed.add(d.id)
             if st.attempts >= limit(st.attempts):
                 out.exhausted += 1
             else:
-                out.todo[label] += 1
+                todo[d.model] += 1
     return out
 
 

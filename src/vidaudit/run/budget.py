@@ -146,7 +146,8 @@ def charge(response: Response, estimate: Reservation) -> Reservation:
         cost = max(cost, _cost(estimate.cost_usd))
     if estimate.is_bound:
         tokens, cost = min(tokens, _tokens(estimate.tokens)), min(cost, _cost(estimate.cost_usd))
-    return Reservation(tokens, cost)
+    # nothing (a local or synthetic model's call): the shared ``_NOTHING`` rather than one more per call
+    return _NOTHING if tokens == 0 and cost == 0.0 else Reservation(tokens, cost)
 
 
 class BudgetTracker:

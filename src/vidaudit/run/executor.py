@@ -170,10 +170,12 @@ async def run_backlog(backlog: Backlog, sources: Mapping[str, Iterator[Planned]]
             # requests are built on the loop (``inline_model``) has nothing to overlap, and a worker more than
             # the semaphore lets in would only queue on it, one suspension per trial
             inline = getattr(prepare, "inline_model", None)
-            k = min((1 if inline is not None and inline(label) else 2) * caps.concurrency, -(-n // caps.batch_size))
+            on_loop = inline is not None and bool(inline(label))
+            k = min((1 if on_loop else 2) * caps.concurrency, -(-n // caps.batch_size))
             lanes.append(Lane(label, adapter, deque(), sem, caps.batch_size, composite=is_composite(adapter),
                                source=sources.get(label), window=max(2 * k * caps.batch_size, 16),
-                               lookup=label in backlog.tried, yield_every=YIELD_EVERY if caps.synthetic else 1))
+                               lookup=label in backlog.tried, yield_every=YIELD_EVERY if caps.synthetic else 1,
+                               inline=on_loop))
             n_workers.append(k)
     ex.emit("start")
     with store.grouped(GROUP_ROWS, GROUP_DELAY_S):

@@ -86,6 +86,10 @@ def _usage(u: Usage) -> str:
     return text
 
 
+#: a ``Usage`` as the attempt line writes it (``store.records.ok_record`` writes the line whole)
+usage_text = _usage
+
+
 def _response(r: Response) -> str:
     sent = "null" if r.frames_sent is None else num_list(r.frames_sent)
     return (f'{{"cost_usd": {_opt_num(r.cost_usd)}, "finish_reason": {_str(r.finish_reason)}, '

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from json.encoder import encode_basestring as _encode_str
@@ -43,7 +44,7 @@ from vidaudit.run.servable import (
     raise_unservable,
     servable_problems,
 )
-from vidaudit.run.store.records import KeyedTrial
+from vidaudit.run.store.records import KeyedTrial, TrialDraft
 from vidaudit.video.perturb.registry import resolve
 from vidaudit.video.sampling import FrameSelection, around_events, at_fps, every_frame, uniform_count
 
@@ -135,6 +136,24 @@ class PlannedTrial:
         return self.sample.video if self.perturbed is None else self.perturbed.video
 
 
+_PLANNED_FIELDS = ("trial", "sample", "selection", "prompt", "metadata", "perturbed", "keyed")
+
+
+def _planned(trial: Trial, sample: Sample, selection: FrameSelection, prompt: Prompt, metadata: Mapping[str, Any],
+             perturbed: PerturbedInput | None, keyed: KeyedTrial) -> PlannedTrial:
+    """``PlannedTrial(...)`` with every field given, without the frozen dataclass's field-by-field set-up (a run
+    makes one per trial); the plain constructor when its fields are not the ones listed here."""
+    if _PLANNED_FAST:
+        p = object.__new__(PlannedTrial)
+        object.__setattr__(p, "__dict__", {"trial": trial, "sample": sample, "selection": selection, "prompt": prompt,
+                                           "metadata": metadata, "perturbed": perturbed, "keyed": keyed})
+        return p
+    return PlannedTrial(trial, sample, selection, prompt, metadata, perturbed, keyed)
+
+
+_PLANNED_FAST = tuple(f.name for f in fields(PlannedTrial)) == _PLANNED_FIELDS
+
+
 def select_frames(sample: Sample, condition: Condition, video: VideoRef | None = None, *,
                   clock: Timeline | None = None) -> FrameSelection:
     """The frames a resolved condition shows of a sample (of ``video``, its perturbed video, when given);
@@ -209,9 +228,17 @@ class _TrialJson:
         self.ok = all(isinstance(data[k], str | None) for k in _PER_TRIAL) and self(data) == text
 
     def __call__(self, fields: Mapping[str, Any]) -> str:
+        return self.fill(self.encoded(fields))
+
+    def encoded(self, fields: Mapping[str, Any]) -> list[str]:
+        """The per-trial strings as JSON, in the order ``fill`` takes them (the same for every splicer of a
+        sorted-key writer: ``_walk`` fills the trial's JSON and its log JSON from one list)."""
+        return ["null" if (v := fields[k]) is None else _encode_str(v) for k in self.keys]
+
+    def fill(self, encoded: list[str]) -> str:
         if self._format is None:
             self._format = "{}".join(p.replace("{", "{{").replace("}", "}}") for p in self.parts)
-        return self._format.format(*["null" if (v := fields[k]) is None else _encode_str(v) for k in self.keys])
+        return self._format.format(*encoded)
 
 
 #: ``prompt_sha256`` covers every field of a ``Prompt``: equal hashes, equal prompts
@@ -252,9 +279,11 @@ class PlanStream:
     """The plan as a stream: samples x conditions x models, produced trial by trial as it is consumed.
 
     Order (models, then conditions, then samples), trial ids and everything in a ``PlannedTrial`` are
-    those of ``plan()``, which is this stream made a list. Nothing per trial is held: each pass
-    (``check``, ``__iter__``, ``for_model``) computes the trials again, sharing per (model, condition)
-    what does not change between samples (the condition's and model's JSON, the adapter options).
+    those of ``plan()``, which is this stream made a list. Nothing per trial is held but its id: each
+    pass (``check``, ``__iter__``, ``for_model``) computes the trials again, sharing per (model, condition)
+    what does not change between samples (the condition's and model's JSON, the adapter options), and a
+    full pass of ``keys`` (registration) keeps each trial's id and sample index (36 bytes) so that later
+    passes do not write and hash each trial's JSON again.
     What a trial is sent does not depend on the model once the condition is resolved, so each (sample,
     resolved condition)'s prompt, frames and their hashes are computed once and shared by every model
     and every pass (up to ``INPUT_MEMO_LIMIT`` of them, and ``INPUT_MEMO_FRAMES`` frames; perturbed inputs
@@ -271,6 +300,8 @@ class PlanStream:
         self._keyframes: dict[tuple[int, float], FrameSelection] = {}  # per sample: few frames, asked per model
         self._sizes: dict[int, list[int]] = {}  # per slot: each sample's selection size (``check``)
         self._metadata: dict[str, tuple[Sample, Mapping[str, Any]]] = {}  # per sample id (``_request_metadata``)
+        #: per model, its trials' ids and sample indices from a full ``keys`` pass (``for_model``)
+        self._ids: dict[str, _Kept] = {}
         self.caps_by_model = caps_by_model
         self.groups: dict[str, list[_Group]] = {}
         seen: dict[str, str] = {}
@@ -297,7 +328,7 @@ class PlanStream:
                 if not g.condition.perturbations and g.slot not in self._memo \
                         and (len(self._memo) + 1) * n <= INPUT_MEMO_LIMIT:
                     self._memo[g.slot] = [None] * n
-        self._prompts: dict[Any, Prompt] = {}  # equal prompts held once, by their sha256
+        self._prompts: dict[Any, tuple[Prompt, str]] = {}  # equal prompts held once with their sha256
         self._kept_selections: set[int] = set()   # ids of the selections the memo holds (alive while it does)
         self._kept_frames = 0
         by_id: dict[str, list[Sample]] = {}
@@ -407,16 +438,17 @@ class PlanStream:
         raise_unservable(problems)
 
     def for_model(self, label: str) -> Iterator[PlannedTrial]:
-        """One model's trials in plan order (a lane of the executor reads these as it goes)."""
+        """One model's trials in plan order (a lane of the executor reads these as it goes). After a full pass of
+        ``keys`` (registration) the ids are those it hashed: this pass writes no trial JSON."""
         metadata = self._request_metadata
-        for trial_id, made, (s, sel, prompt, pin) in self._walk(label):
+        for trial_id, made, (s, sel, prompt, pin) in self._walk(label, ids=self._ids.get(label)):
             if isinstance(made, KeyedTrial):
                 keyed = made
-            else:  # a lane writes no trial line: no log JSON, and the trial's data only if asked
-                keyed = KeyedTrial(_trial_of(_trial_values(made)), None, made.text, trial_id, None,
+            else:  # a lane writes no trial line: no log JSON, and the trial's data (and JSON) only if asked
+                keyed = KeyedTrial(_trial_from(made), None, made.text, trial_id, None,
                                    head=(s.sample_id, made.group.label, made.group.condition_id),
                                    build=functools.partial(_trial_parts, made))
-            yield PlannedTrial(keyed.trial, s, sel, prompt, metadata(s), pin, keyed)
+            yield _planned(keyed.trial, s, sel, prompt, metadata(s), pin, keyed)
 
     def _request_metadata(self, s: Sample) -> Mapping[str, Any]:
         """The suite's request metadata of sample ``s``, made once per sample and shared, read-only, by its trials
@@ -426,22 +458,36 @@ class PlanStream:
             got = self._metadata[s.sample_id] = (s, MappingProxyType(self.suite.request_metadata(s)))
         return got[1]
 
-    def keys(self) -> Iterator[tuple[str, str, Callable[[], KeyedTrial]]]:
-        """(model label, trial id, its ``KeyedTrial`` on demand) of every trial in plan order: what registering
-        the plan needs, without building a ``Trial`` for one the store already has (a resume)."""
+    def keys(self) -> Iterator[TrialDraft]:
+        """Every trial in plan order as registering it needs it (a ``TrialDraft``: its id, its row's strings and
+        its log JSON, its ``Trial`` built only if asked). A full pass keeps each model's ids and sample indices, 36
+        bytes a trial, so that the run pass (``for_model``) does not hash the trials again."""
         for label in self.groups:
-            for trial_id, made, _ in self._walk(label):
-                yield label, trial_id, (functools.partial(_given, made) if isinstance(made, KeyedTrial)
-                                        else functools.partial(_keyed, made, trial_id))
+            kept: tuple[bytearray, array[int]] = (bytearray(), array("I"))
+            for trial_id, made, (s, _, _, _) in self._walk(label, log=True, keep=kept):
+                if isinstance(made, KeyedTrial):
+                    yield TrialDraft(trial_id, label, functools.partial(_given, made))
+                else:
+                    yield TrialDraft(trial_id, label, functools.partial(_keyed, made, trial_id), s.sample_id,
+                                     made.group.condition_id, made.text, made.log)
+            self._ids[label] = (bytes(kept[0]), kept[1])
 
-    def _walk(self, label: str) -> Iterator[tuple[str, KeyedTrial | _Spliced,
-                                                  tuple[Sample, FrameSelection, Prompt, PerturbedInput | None]]]:
+    def _walk(self, label: str, *, log: bool = False, ids: _Kept | None = None,
+              keep: tuple[bytearray, array[int]] | None = None
+              ) -> Iterator[tuple[str, KeyedTrial | _Spliced, tuple[Sample, FrameSelection, Prompt, PerturbedInput | None]]]:
         """Each trial of one model: its id (hashed from the group's JSON template), its ``KeyedTrial`` (the group's
-        first, validated) or what makes one (``_Spliced``), and its sample, frames, prompt and perturbed input."""
+        first, validated) or what makes one (``_Spliced``), and its sample, frames, prompt and perturbed input.
+        ``log``: a spliced trial carries its audit-log JSON too; ``ids``: the ids of an earlier full walk of this
+        model (``keys``, which passes ``keep`` to record them), 32 bytes each with the trial's sample index, taken
+        instead of writing and hashing each trial's JSON. A trial whose sample index differs from the recorded one
+        (a walk that skipped another perturbed input), or a group's first trial (hashed again) whose id differs,
+        drops ``ids`` for the rest of the walk: its trials are hashed as on a first walk."""
         suite = self.suite
         refused: list[str] = []
+        k = 0  # trials walked: ``ids[32 * k:]`` is the next one's
         for g in self.groups[label]:
             rc, template, spliced, logged = g.condition, None, None, None
+            base: dict[str, Any] = {}
             memo = self._memo.get(g.slot)
             for i, s in enumerate(self.samples):
                 pin = None
@@ -458,24 +504,36 @@ class PlanStream:
                     sel = self._select(i, s, rc, None)
                 fields: dict[str, Any] = {"sample_id": s.sample_id, "video_sha256": s.video.sha256,
                                           "prompt_sha256": prompt_sha, "input_sha256": input_sha}
-                if template is None:  # the first trial of the group, validated; its JSON is the template
+                if template is None:  # the group's first trial, validated; its JSON is the template (else every one)
                     first = KeyedTrial.of(Trial(condition=rc, model=g.model, suite=suite.name,
                                                 adapter_options=g.options, **fields))
+                    if ids is not None and not _carries(ids, k, i, first.id):
+                        ids = None
+                    k += 1
+                    if keep is not None:
+                        _record(keep, first.id, i)
                     template = first.data if _PER_TRIAL | {"condition", "model", "suite", "adapter_options"} \
                         == set(Trial.model_fields) and _trial_of(dict(first.trial)) == first.trial else None
-                    spliced = _TrialJson(first.data, first.json) if template is not None else None
-                    logged = _TrialJson(first.data, line_json(first.data), line_json) if spliced is not None else None
+                    if template is not None:
+                        spliced = _TrialJson(first.data, first.json)
+                        logged = _TrialJson(first.data, line_json(first.data), line_json)
+                        if not logged.ok or logged.keys != spliced.keys:
+                            logged = None
+                        shared = {"condition": rc, "model": g.model, "suite": suite.name, "adapter_options": g.options}
+                        base = {f: shared.get(f) for f in _TRIAL_FIELDS}
                     yield first.id, first, (s, sel, prompt, pin)
                     continue
-                if template is None:  # a Trial field this template does not know: validate every trial
-                    full = KeyedTrial.of(Trial(condition=rc, model=g.model, suite=suite.name,
-                                               adapter_options=g.options, **fields))
-                    yield full.id, full, (s, sel, prompt, pin)
-                    continue
-                text = spliced(fields) if spliced is not None and spliced.ok else canonical_json({**template, **fields})
-                yield sha256_text(text), _Spliced(g, suite.name, template, fields, text,
-                                                  logged if logged is not None and logged.ok else None), \
-                    (s, sel, prompt, pin)
+                if ids is not None and not _carries(ids, k, i):
+                    ids = None
+                if ids is not None:
+                    trial_id, text, line = ids[0][32 * k:32 * k + 32].hex(), None, None
+                else:
+                    text, line = _trial_text(spliced, logged if log else None, template, fields)
+                    trial_id = sha256_text(text)
+                k += 1
+                if keep is not None:
+                    _record(keep, trial_id, i)
+                yield trial_id, _Spliced(g, suite.name, template, fields, text, line, base), (s, sel, prompt, pin)
 
     def _kept(self, got: _Input) -> _Input:
         """``got`` as the memo holds it: its frames only while the distinct selections held stay under
@@ -493,14 +551,43 @@ class PlanStream:
         """The prompt, frames and their hashes of sample ``i`` under ``rc`` (perturbed by ``pin``, if given);
         ``keep``: the result goes into the memo (its prompt is then held once however many samples share it)."""
         prompt = self.suite.render_prompt(s, rc)
-        prompt_sha = prompt_sha256(prompt)
-        if keep:  # by its sha256 (of its system and text, all a Prompt holds): not hashing the text again
-            prompt = self._prompts.setdefault(prompt_sha if _PROMPT_IS_ITS_SHA else prompt, prompt)
+        if keep and _PROMPT_IS_ITS_SHA:  # by its system and text (all a Prompt holds): hashed once, held once
+            got = self._prompts.get((prompt.system, prompt.text))
+            if got is None:
+                got = self._prompts[(prompt.system, prompt.text)] = (prompt, prompt_sha256(prompt))
+            prompt, prompt_sha = got
+        else:
+            prompt_sha = prompt_sha256(prompt)
+            if keep:
+                prompt = self._prompts.setdefault(prompt, (prompt, prompt_sha))[0]
         sel = self._select(i, s, rc, pin)
         input_sha = selection_sha256(sel)
         if pin is not None:
             input_sha = sha256_json({"selection": input_sha, "perturbed": pin.sha256})
         return prompt, prompt_sha, sel, input_sha
+
+
+#: a model's trial ids from a full walk (32 bytes each, in plan order) and each one's sample index
+_Kept = tuple[bytes, "array[int]"]
+
+
+def _trial_text(spliced: _TrialJson | None, logged: _TrialJson | None, template: dict[str, Any],
+                fields: dict[str, Any]) -> tuple[str, str | None]:
+    """A trial's canonical JSON and (``logged`` given) its log JSON, spliced from one encoding of its strings."""
+    if spliced is None or not spliced.ok:
+        return canonical_json({**template, **fields}), None
+    encoded = spliced.encoded(fields)
+    return spliced.fill(encoded), (logged.fill(encoded) if logged is not None else None)
+
+
+def _carries(ids: _Kept, k: int, i: int, trial_id: str | None = None) -> bool:
+    """Whether the walk's ``k``-th trial, of sample ``i`` (and id ``trial_id``, when hashed), is the recorded one."""
+    return k < len(ids[1]) and ids[1][k] == i and (trial_id is None or ids[0][32 * k:32 * k + 32] == bytes.fromhex(trial_id))
+
+
+def _record(keep: tuple[bytearray, array[int]], trial_id: str, i: int) -> None:
+    keep[0].extend(bytes.fromhex(trial_id))
+    keep[1].append(i)
 
 
 class _Spliced(NamedTuple):
@@ -510,9 +597,12 @@ class _Spliced(NamedTuple):
     suite: str
     template: dict[str, Any]
     fields: dict[str, Any]
-    text: str
-    #: the group's audit-log JSON splicer (None: the store writes the trial line the generic way)
-    log: _TrialJson | None
+    #: the trial's canonical JSON (None: the run pass took its id from registration and writes it only if asked)
+    text: str | None
+    #: its audit-log JSON, spliced (None: not asked for, or the store writes the trial line the generic way)
+    log: str | None
+    #: the group's ``Trial`` values in field order, the per-trial ones None (``_trial_from``)
+    base: dict[str, Any]
 
 
 def _given(k: KeyedTrial) -> KeyedTrial:
@@ -522,19 +612,13 @@ def _given(k: KeyedTrial) -> KeyedTrial:
 def _keyed(made: _Spliced, trial_id: str) -> KeyedTrial:
     """The ``KeyedTrial`` of a spliced trial, as registering it needs: its id, JSON, log JSON and row labels; its
     ``Trial`` and data are built when first asked for."""
-    return KeyedTrial(None, None, made.text, trial_id, made.log(made.fields) if made.log is not None else None,
+    return KeyedTrial(None, None, made.text, trial_id, made.log,
                       head=(made.fields["sample_id"], made.group.label, made.group.condition_id),
                       build=functools.partial(_trial_parts, made))
 
 
-def _trial_values(made: _Spliced) -> dict[str, Any]:
-    g = made.group
-    return {"condition": g.condition, "model": g.model, "suite": made.suite, "adapter_options": g.options,
-            **made.fields}
-
-
 def _trial_parts(made: _Spliced) -> tuple[Trial, dict[str, Any]]:
-    return _trial_of(_trial_values(made)), {**made.template, **made.fields}
+    return _trial_from(made), {**made.template, **made.fields}
 
 
 _TRIAL_FIELDS = tuple(Trial.model_fields)
@@ -543,8 +627,19 @@ _TRIAL_FIELDS = tuple(Trial.model_fields)
 def _trial_of(values: dict[str, Any]) -> Trial:
     """``Trial.model_construct(**values)`` for values that set every field, without its per-call set-up (a
     plan builds one per trial; ``_walk`` checks the first of each group against ``model_construct``)."""
+    return _new_trial({k: values[k] for k in _TRIAL_FIELDS})
+
+
+def _trial_from(made: _Spliced) -> Trial:
+    """``_trial_of`` of a spliced trial's values: its group's, in field order, with its own strings put in."""
+    values = made.base.copy()
+    values.update(made.fields)
+    return _new_trial(values)
+
+
+def _new_trial(values: dict[str, Any]) -> Trial:
     t = object.__new__(Trial)
-    object.__setattr__(t, "__dict__", {k: values[k] for k in _TRIAL_FIELDS})
+    object.__setattr__(t, "__dict__", values)
     object.__setattr__(t, "__pydantic_fields_set__", set(_TRIAL_FIELDS))
     object.__setattr__(t, "__pydantic_extra__", None)
     object.__setattr__(t, "__pydantic_private__", None)

@@ -22,6 +22,8 @@ from vidaudit.video.sampling import FrameSelection
 #: model specs and conditions whose label or id a ``RequestBuilder`` keeps (a plan has few; trials made one by
 #: one may each have their own, and the memo is then emptied when full)
 _ID_MEMO = 256
+#: prompt texts whose pixel-free parts a ``RequestBuilder`` keeps (one per (sample, condition) prompt of a plan)
+_TEXT_MEMO = 4096
 
 
 class RequestBuilder:
@@ -41,6 +43,7 @@ class RequestBuilder:
         # (object, its label or id) by the object's id: the object is kept, so its id is not reused
         self._labels: dict[int, tuple[ModelSpec, str]] = {}
         self._condition_ids: dict[int, tuple[Condition, str]] = {}
+        self._texts: dict[int, tuple[str, tuple[Part, ...]]] = {}
 
     def inline(self, p: PlannedTrial) -> bool:
         """Whether this request is cheap enough to build on the executor's own thread (a pixel-free model's:
@@ -81,32 +84,43 @@ class RequestBuilder:
         return out, sha
 
     def __call__(self, p: PlannedTrial) -> Request:
-        s, cond, sel, v = p.sample, p.trial.condition, p.selection, p.video
+        trial = p.trial
+        s, cond, sel = p.sample, trial.condition, p.selection
         if len(sel) == 0:
             raise ConfigError(f"{s.sample_id} under {cond.id} would send zero frames")
+        meta = {**p.metadata, "suite": s.suite, "sample_id": s.sample_id, "duration_s": s.video.duration_s,
+                "condition": self._condition_id(cond), "sampling": sel.rule}
+        if self._label(trial.model) in self.pixel_free:  # the prompt only: no file is opened
+            return Request(trial_id=p.id, parts=self._prompt_only(p.prompt.text), system=p.prompt.system,
+                           settings=trial.model.settings, metadata=meta)
         parts: list[Part] = []
-        pixel_free = self._label(p.trial.model) in self.pixel_free
-        path, sha = (None, None) if pixel_free else self.video_of(p)  # a pixel-free model opens no file
+        path, sha = self.video_of(p)
         stream = s.video.stream if p.perturbed is None else None
-        if pixel_free:
-            pass
-        elif cond.presentation is Presentation.NATIVE:
+        v = p.video
+        if cond.presentation is Presentation.NATIVE:
             fps = v.fps if cond.all_frames else float(cond.fps)  # type: ignore[arg-type]
             parts.append(VideoPart(path=str(path), sha256=sha, fps=fps, duration_s=v.duration_s,
                                    n_frames=v.n_frames, source_fps=v.fps, frame_indices=sel.indices,
                                    timestamps=sel.times, stream=stream))
         else:
-            assert path is not None  # only a pixel-free model opens no file
             images = self.cache.get(path, sha, sel.indices, stream)
             for idx, t, img in zip(sel.indices, sel.times, images, strict=True):
                 if cond.timestamps:
                     parts.append(TextPart(f"t={t:.2f}s"))
                 parts.append(ImagePart(image=img, frame_index=idx, t=t))
         parts.append(TextPart(p.prompt.text))
-        meta = {**p.metadata, "suite": s.suite, "sample_id": s.sample_id, "duration_s": s.video.duration_s,
-                "condition": self._condition_id(cond), "sampling": sel.rule}
-        return Request(trial_id=p.id, parts=tuple(parts), system=p.prompt.system, settings=p.trial.model.settings,
+        return Request(trial_id=p.id, parts=tuple(parts), system=p.prompt.system, settings=trial.model.settings,
                        metadata=meta)
+
+    def _prompt_only(self, text: str) -> tuple[Part, ...]:
+        """A pixel-free request's parts, ``(TextPart(text),)``: one tuple per prompt text (both are immutable), for the
+        trials that share it (a plan keeps equal prompts once)."""
+        got = self._texts.get(id(text))
+        if got is None or got[0] is not text:
+            if len(self._texts) >= _TEXT_MEMO:
+                self._texts.clear()
+            got = self._texts[id(text)] = (text, (TextPart(text),))
+        return got[1]
 
 
 def effective_fps(selection: FrameSelection, duration_s: float) -> float:

@@ -14,13 +14,14 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from json.encoder import encode_basestring as _encode_str
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from vidaudit.core.hashing import canonical_json, sha256_text
 from vidaudit.core.types import Attempt, ErrorKind, ModelSpec, Response, Status, Trial, Usage
-from vidaudit.run.log_lines import frames_json, trial_line
+from vidaudit.run.log_lines import frames_json, trial_line, usage_text
 
 
 class _Frozen(BaseModel):
@@ -96,16 +97,18 @@ class KeyedTrial:
     that ``trials.trial_json`` stores, so the plan, the executor and the store never hash a trial twice.
 
     The plan makes one per trial and registering it needs only its id, its JSON, its log JSON and its row's
-    labels (``head``), so the ``Trial`` and its ``data`` may be given as ``build``, called on first use."""
+    labels (``head``), so the ``Trial`` and its ``data`` may be given as ``build``, called on first use. The
+    plan's run pass knows the id from registration (``PlanStream.keys``) and gives no JSON: it is then
+    ``canonical_json(data)``, written when first asked for."""
 
-    __slots__ = ("json", "id", "log", "head", "_trial", "_data", "_build")
+    __slots__ = ("_json", "id", "log", "head", "_trial", "_data", "_build")
 
-    def __init__(self, trial: Trial | None, data: dict[str, Any] | None, json: str, id: str,
+    def __init__(self, trial: Trial | None, data: dict[str, Any] | None, json: str | None, id: str,
                  log: str | None = None, *, head: tuple[str, str, str] | None = None,
                  build: Callable[[], tuple[Trial, dict[str, Any]]] | None = None) -> None:
         if (trial is None or data is None) and build is None:
             raise ValueError("a KeyedTrial needs its trial and data, or a build() that makes them")
-        self.json = json
+        self._json = json
         self.id = id
         #: ``data`` as the audit log's trial line holds it (``audit_log.line_json``), when the plan wrote it already
         self.log = log
@@ -117,6 +120,13 @@ class KeyedTrial:
         assert self._build is not None
         self._trial, self._data = self._build()
         self._build = None
+
+    @property
+    def json(self) -> str:
+        """The trial's canonical JSON, the text its id hashes (``trials.trial_json``)."""
+        if self._json is None:
+            self._json = canonical_json(self.data)
+        return self._json
 
     @property
     def trial(self) -> Trial:
@@ -136,6 +146,24 @@ class KeyedTrial:
         data = trial.model_dump(mode="json")
         text = canonical_json(data)
         return cls(trial, data, text, sha256_text(text))
+
+
+class TrialDraft(NamedTuple):
+    """A planned trial as registering it needs it (``backlog.register_keys``), before any ``Trial`` is built.
+
+    ``make`` builds the trial (a ``Trial`` or ``KeyedTrial``); it is called only for a trial the store lacks
+    whose row the draft does not give (``json`` None), or to check it for secrets. When the plan has them the
+    draft gives the row's values but ``created_at`` (``sample_id``, ``condition_id``, ``json``: the canonical
+    JSON that ``id`` hashes) and the audit log's JSON of the trial (``log``, ``audit_log.line_json``'s), so
+    that a new trial is stored from these strings alone."""
+
+    id: str
+    model: str
+    make: Callable[[], Trial | KeyedTrial]
+    sample_id: str | None = None
+    condition_id: str | None = None
+    json: str | None = None
+    log: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +236,36 @@ def attempt_row(a: Attempt, stages: Sequence[StageRef] | None = None) -> tuple[A
             _stages_json(stages), _response_extra(a.response))
 
 
+#: a plain call's attempt line, the values in (``log_lines.attempt_line``'s bytes for such an attempt)
+_OK_LINE = ('{"attempt": {"attempt": %d, "ended_at": %r, "error_kind": null, "error_message": null, "frame_indices": [], '
+            '"frame_times": [], "response": {"cost_usd": %r, "finish_reason": %s, "frames_estimated": false, '
+            '"frames_sent": null, "latency_s": %r, "model_version": %s, "text": %s, "usage": %s}, "started_at": %r, '
+            '"status": %s, "trial_id": %s}}\n')
+
+
+def ok_record(a: Attempt) -> tuple[tuple[Any, ...], bytes] | None:
+    """``(attempt_row(a), log_lines.attempt_line(a))`` written in one go, for the attempt of a plain call that sent no
+    frames: no error, a response that reports no frames, a float cost, every float finite, every string ASCII (its
+    column is then the string itself, its JSON ``encode_basestring``'s). None for anything else: write it the
+    generic way (``RunStore`` checks its first one against that way too; ``tests/run/test_run_log_lines.py``)."""
+    r = a.response
+    if r is None or a.error_kind is not None or a.error_message is not None or a.frame_indices or a.frame_times:
+        return None
+    cost, latency, finish, version, text = r.cost_usd, r.latency_s, r.finish_reason, r.model_version, r.text
+    started, ended, number, tid = a.started_at, a.ended_at, a.attempt, a.trial_id
+    if not (r.frames_sent is None and r.frames_estimated is False and type(number) is int
+            and type(cost) is float and cost - cost == 0.0 and type(latency) is float and latency - latency == 0.0
+            and type(started) is float and started - started == 0.0 and type(ended) is float and ended - ended == 0.0
+            and type(finish) is str and finish.isascii() and type(version) is str and version.isascii()
+            and type(text) is str and text.isascii() and type(tid) is str and tid.isascii()):
+        return None  # a finite float minus itself is 0.0; inf and nan give nan
+    status = a.status.value
+    line = _OK_LINE % (number, ended, cost, _encode_str(finish), latency, _encode_str(version), _encode_str(text),
+                       usage_text(r.usage), started, _encode_str(status), _encode_str(tid))
+    return ((tid, number, status, None, None, text, _usage_json(r.usage), cost, latency, finish, version, "[]", "[]",
+             started, ended, None, None), line.encode("utf-8"))
+
+
 def attempt_from_row(row: sqlite3.Row) -> Attempt:
     return Attempt(trial_id=row["trial_id"], attempt=row["attempt"], status=Status(row["status"]),
                    error_kind=ErrorKind(row["error_kind"]) if row["error_kind"] else None,
@@ -242,10 +300,18 @@ def stage_from_row(row: sqlite3.Row) -> StageCallRecord:
 # --------------------------------------------------------------------------- log lines
 
 
-def log_keyed_trial(k: KeyedTrial, created_at: float) -> dict[str, Any] | bytes:
+def log_keyed_trial(k: KeyedTrial | TrialDraft, created_at: float) -> dict[str, Any] | bytes:
     """A new trial's log line: spliced from its log JSON when the plan made it, else the generic dict."""
     fast = trial_line(k.log, k.id, created_at) if k.log is not None else None
-    return fast or {"trial": k.data, "trial_id": k.id, "created_at": created_at}
+    if fast is not None:
+        return fast
+    if isinstance(k, TrialDraft):
+        k = keyed_of(k.make())
+    return {"trial": k.data, "trial_id": k.id, "created_at": created_at}
+
+
+def keyed_of(t: Trial | KeyedTrial) -> KeyedTrial:
+    return t if isinstance(t, KeyedTrial) else KeyedTrial.of(t)
 
 
 def log_trial(t: Trial, created_at: float) -> dict[str, Any]:
@@ -263,7 +329,10 @@ def log_stage_call(s: StageCallRecord) -> dict[str, Any]:
     return {"stage_call": s.model_dump(mode="json")}
 
 
-def trial_row(k: KeyedTrial, created_at: float) -> tuple[Any, ...]:
+def trial_row(k: KeyedTrial | TrialDraft, created_at: float) -> tuple[Any, ...]:
+    """A trial's row; a ``TrialDraft``'s from its strings (it must give them: ``json`` not None)."""
+    if isinstance(k, TrialDraft):
+        return (k.id, enc(k.sample_id), enc(k.model), enc(k.condition_id), enc(k.json), created_at)
     if k.head is not None:
         sample_id, model, condition = k.head
     else:

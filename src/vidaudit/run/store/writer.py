@@ -41,6 +41,7 @@ Schema versions: a schema-1 store (an earlier release) is refused for writing wi
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import sqlite3
 import threading
@@ -61,11 +62,14 @@ from vidaudit.run.store.records import (
     KeyedTrial,
     StageCallRecord,
     StageRef,
+    TrialDraft,
     attempt_row,
     enc,
+    keyed_of,
     log_attempt,
     log_keyed_trial,
     log_stage_call,
+    ok_record,
     stage_row,
     trial_row,
 )
@@ -99,7 +103,11 @@ class RunStore(StoreReader):
         #: attempts' log lines written by ``log_lines`` (off if the first disagrees with the generic line)
         self._fast_lines = log_lines.ENABLED
         self._fast_checked = False
+        #: attempts' rows and lines written whole by ``records.ok_record`` (its first checked as ``_fast_checked``)
+        self._fused_checked = False
         self._pending_since = 0.0
+        #: the last trial's ``created_at`` (``register_trials``: strictly increasing)
+        self._created = 0.0
         self._group: tuple[int, float] = (1, 0.0)
         #: attempts this object has committed (a caller compares it with what it appended)
         self.committed = 0
@@ -155,20 +163,31 @@ class RunStore(StoreReader):
 
     # ------------------------------------------------------------------ writes
 
-    def register_trials(self, trials: Iterable[Trial | KeyedTrial]) -> int:
+    def register_trials(self, trials: Iterable[Trial | KeyedTrial | TrialDraft]) -> int:
         """Record trials (idempotent); returns how many were new. New trials get a line in the audit log.
 
-        A ``KeyedTrial`` (what the plan makes) is not serialised again. Trials already stored cost one
+        A ``KeyedTrial`` (what the plan makes) is not serialised again, and a ``TrialDraft`` that gives its row is
+        stored from its strings (its trial is built only to check it for secrets). Trials already stored cost one
         indexed lookup each, so registering a resumed plan in chunks is cheap. The rows go in with one
-        ``executemany``; only when some were already stored are they inserted one by one, to know which."""
+        ``executemany``; only when some were already stored are they inserted one by one, to know which.
+        ``created_at`` increases strictly from row to row (``trial_rows()`` lists trials in registration order,
+        ties by id: two rows made within the clock's resolution get the next representable time)."""
         secrets = env_secrets()
-        todo = []
+        todo: list[tuple[KeyedTrial | TrialDraft, float, tuple[Any, ...]]] = []
+        last = self._created
         for t in trials:
-            k = t if isinstance(t, KeyedTrial) else KeyedTrial.of(t)
-            if secrets:
-                check_no_secrets(k.data, f"trial {k.id}", secrets=secrets)
-            created = time.time()   # per row, as before: trial_rows() lists trials in registration order
+            if type(t) is TrialDraft and t.json is not None and not secrets:
+                k: KeyedTrial | TrialDraft = t
+            else:
+                k = keyed_of(t.make() if type(t) is TrialDraft else t)  # type: ignore[arg-type]
+                if secrets:
+                    check_no_secrets(k.data, f"trial {k.id}", secrets=secrets)
+            created = time.time()
+            if created <= last:
+                created = math.nextafter(last, math.inf)
+            last = created
             todo.append((k, created, trial_row(k, created)))
+        self._created = last
         self.flush()  # the log keeps the order records were made in
         with self._lock:
             try:
@@ -222,10 +241,19 @@ class RunStore(StoreReader):
         """
         secrets = self._group_secrets()
         line: dict[str, Any] | bytes | None = None
+        row: tuple[Any, ...] | None = None
         if secrets:
             attempt = redact_model_output(attempt)
         elif stages is None and self._fast_lines:
-            line = self._fast_line(attempt)
+            fused = ok_record(attempt)
+            if fused is not None and not self._fused_checked:  # the store's first, against the generic way
+                self._fused_checked = True
+                if fused != (attempt_row(attempt), encode_line(log_attempt(attempt, None))):
+                    self._fast_lines, fused = False, None
+            if fused is not None:
+                row, line = fused
+            elif self._fast_lines:
+                line = self._fast_line(attempt)
         if line is None:
             line = log_attempt(attempt, stages)
         if secrets:
@@ -235,7 +263,7 @@ class RunStore(StoreReader):
         if attempt.status is Status.OK and attempt.response is None:
             raise DataError(f"attempt {attempt.attempt} of trial {attempt.trial_id} is ok but has no response; "
                             f"an ok attempt must carry the response it got")
-        record = (attempt, attempt_row(attempt, stages), line)
+        record = (attempt, attempt_row(attempt, stages) if row is None else row, line)
         with self._pending_lock:
             if not self._pending:
                 self._pending_since = time.monotonic()
