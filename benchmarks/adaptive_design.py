@@ -29,7 +29,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vidaudit.core.types import ModelSpec
-from vidaudit.run.plan import parse_condition
+
+try:
+    from vidaudit.run.conditions import parse_condition
+except ImportError:  # a vidaudit from before run/conditions.py (a --before tree)
+    from vidaudit.run.plan import parse_condition
 from vidaudit.run.session import execute
 from vidaudit.score.stage import score_store
 from vidaudit.suites.counting.aggregate import aggregate

@@ -36,7 +36,11 @@ def main() -> None:
 
     from vidaudit.core.manifest import load_samples
     from vidaudit.core.types import ModelSpec
-    from vidaudit.run.plan import parse_condition
+
+    try:
+        from vidaudit.run.conditions import parse_condition
+    except ImportError:  # a vidaudit from before run/conditions.py (a --before tree)
+        from vidaudit.run.plan import parse_condition
     from vidaudit.run.session import execute
     from vidaudit.run.store.reader import StoreReader
     from vidaudit.suites.faithful.generate import generate, specs_for

@@ -35,7 +35,11 @@ def main() -> None:
 
     from vidaudit.core.types import ModelSpec
     from vidaudit.run.cli_support import parse_adapter_options
-    from vidaudit.run.plan import parse_condition
+
+    try:
+        from vidaudit.run.conditions import parse_condition
+    except ImportError:  # a vidaudit from before run/conditions.py (a --before tree)
+        from vidaudit.run.plan import parse_condition
     from vidaudit.run.session import execute
     from vidaudit.suites.faithful.framework.latency import latency_over_runs
 

@@ -40,19 +40,26 @@ from pathlib import Path
 #: clock values in JSON: when a record was made, and the latencies (each call's, and the report's sums and
 #: medians of them per stage); ``created_at`` is a number in the store and log, a UTC time in the report
 CLOCK_KEYS = ("created_at", "started_at", "ended_at", "latency_s", "median_s", "sent_s", "used_s")
-CLOCK_COLUMNS = {"trials": {"created_at"}, "attempts": {"started_at", "ended_at", "latency_s"},
-                 "stage_calls": {"started_at", "ended_at", "latency_s"}}
+CLOCK_COLUMNS = {
+    "trials": {"created_at"},
+    "attempts": {"started_at", "ended_at", "latency_s"},
+    "stage_calls": {"started_at", "ended_at", "latency_s"},
+}
 #: a clock in JSON: ``"key": number`` (log lines, scores, the report), whatever the spacing
-_CLOCK_RE = re.compile(rb'("(?:' + b"|".join(k.encode() for k in CLOCK_KEYS) + rb')":\s*)'
-                       rb'(?:-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|"\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-]\d\d:\d\d)")')
+_CLOCK_RE = re.compile(
+    rb'("(?:' + b"|".join(k.encode() for k in CLOCK_KEYS) + rb')":\s*)'
+    rb'(?:-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|"\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-]\d\d:\d\d)")'
+)
 #: tables whose row order is the executor's schedule (the lanes of several models run at once, and which
 #: attempt ends first differs from run to run): their rows are compared sorted by key instead
 UNORDERED = {"attempts": "trial_id, attempt", "stage_calls": "trial_id, stage, attempt"}
 #: what the report says of the tree it ran from, not of the run
 TREE_KEYS = ("git_dirty", "git_revision")
 _TREE_RE = re.compile(rb'("(?:' + b"|".join(k.encode() for k in TREE_KEYS) + rb')":\s*)[^,\n]*')
-DEFAULT_POINTS = ("bounce_ball:0:1,bounce_ball:3:0.5,bounce_ball:12:4,blinking:2:1,blinking:10:2.5,"
-                  "state_machine:1:3,state_machine:6:1.5,state_machine:12:0.5")
+DEFAULT_POINTS = (
+    "bounce_ball:0:1,bounce_ball:3:0.5,bounce_ball:12:4,blinking:2:1,blinking:10:2.5,"
+    "state_machine:1:3,state_machine:6:1.5,state_machine:12:0.5"
+)
 
 
 def masked(data: bytes) -> bytes:
@@ -71,8 +78,11 @@ def dump_store(db: Path) -> list[str]:
             out.append(f"== table {table} ({', '.join(cols)})")
             order = UNORDERED.get(table, "rowid")
             for row in con.execute(f"SELECT * FROM {table} ORDER BY {order}"):
-                out.append(repr(tuple("<clock>" if c in clock and v is not None else v
-                                      for c, v in zip(cols, row, strict=True))))
+                out.append(
+                    repr(
+                        tuple("<clock>" if c in clock and v is not None else v for c, v in zip(cols, row, strict=True))
+                    )
+                )
         out.append("== trials as listed (created_at, trial_id)")
         out += [r[0] for r in con.execute("SELECT trial_id FROM trials ORDER BY created_at, trial_id")]
         return out
@@ -88,8 +98,12 @@ def dump_file(path: Path, *, log: bool = False) -> list[str]:
     if not log:
         return out + [repr(masked(line)) for line in lines]
     trials = [line for line in lines if line.startswith(b'{"created_at": ')]
-    return out + [repr(masked(line)) for line in trials] + ["-- attempt and stage-call lines, sorted"] + \
-        sorted(repr(masked(line)) for line in lines if not line.startswith(b'{"created_at": '))
+    return (
+        out
+        + [repr(masked(line)) for line in trials]
+        + ["-- attempt and stage-call lines, sorted"]
+        + sorted(repr(masked(line)) for line in lines if not line.startswith(b'{"created_at": '))
+    )
 
 
 def make_run(work: Path, n_models: int, points: str, seeds: int) -> Path:
@@ -100,7 +114,11 @@ def make_run(work: Path, n_models: int, points: str, seeds: int) -> Path:
 
     from vidaudit.core.types import ModelSpec
     from vidaudit.report.stage import report_run
-    from vidaudit.run.plan import parse_condition
+
+    try:
+        from vidaudit.run.conditions import parse_condition
+    except ImportError:  # a vidaudit from before run/conditions.py (a --before tree)
+        from vidaudit.run.plan import parse_condition
     from vidaudit.run.session import execute
     from vidaudit.suites.counting.generate import generate
     from vidaudit.suites.counting.grid import GridPoint
@@ -114,12 +132,14 @@ def make_run(work: Path, n_models: int, points: str, seeds: int) -> Path:
     def blend(w: float):
         return lambda d, n_, f: round((1 - w) * strong(d, n_, f) + w * weak(d, n_, f), 4)
 
-    models = [ModelSpec.parse(f"simulated:{write_csv(work / f'surface{k}.csv', blend(k / max(1, n_models - 1)))}")
-              for k in range(n_models)]
+    models = [
+        ModelSpec.parse(f"simulated:{write_csv(work / f'surface{k}.csv', blend(k / max(1, n_models - 1)))}")
+        for k in range(n_models)
+    ]
     sampling = ("native", "frames@1", "frames@2", "frames@4", "frames@8", "frames@10", "frames@16", "keyframes")
-    conds = ([parse_condition(c, "structured_trace") for c in sampling]
-             + [parse_condition("native", p) for p in ("direct", "multi_turn_verification", "thinking",
-                                                       "role_prompting")])
+    conds = [parse_condition(c, "structured_trace") for c in sampling] + [
+        parse_condition("native", p) for p in ("direct", "multi_turn_verification", "thinking", "role_prompting")
+    ]
     first = execute(data, run, models, conds)
     again = execute(data, run, models, conds)
     if again.summary is None or again.summary.calls != 0 or first.summary is None or first.summary.ok == 0:
@@ -140,8 +160,10 @@ def main() -> None:
     if args.compare:
         a, b = (p.read_text().splitlines() for p in args.compare)
         if a == b:
-            print(f"identical: {len(a)} lines ({sum(1 for x in a if not x.startswith('=='))} rows and lines), "
-                  f"sha256 {hashlib.sha256(args.compare[0].read_bytes()).hexdigest()[:16]}")
+            print(
+                f"identical: {len(a)} lines ({sum(1 for x in a if not x.startswith('=='))} rows and lines), "
+                f"sha256 {hashlib.sha256(args.compare[0].read_bytes()).hexdigest()[:16]}"
+            )
             return
         diff = list(difflib.unified_diff(a, b, str(args.compare[0]), str(args.compare[1]), lineterm="", n=1))
         print("\n".join(diff[:60]))
@@ -151,13 +173,19 @@ def main() -> None:
     import vidaudit
 
     run = make_run(args.work, args.models, args.points, args.seeds)
-    lines = [f"# vidaudit from {Path(vidaudit.__file__).parent}", *dump_store(run / "store.sqlite"),
-             *dump_file(run / "attempts.jsonl", log=True), *dump_file(run / "scores.jsonl"),
-             *dump_file(run / "report" / "report.json")]
+    lines = [
+        f"# vidaudit from {Path(vidaudit.__file__).parent}",
+        *dump_store(run / "store.sqlite"),
+        *dump_file(run / "attempts.jsonl", log=True),
+        *dump_file(run / "scores.jsonl"),
+        *dump_file(run / "report" / "report.json"),
+    ]
     lines[0] = "# stored bytes of the fixed run"  # the tree's path is not part of what is compared
     args.dump.write_text("\n".join(lines) + "\n")
-    print(f"{args.dump}: {len(lines)} lines, sha256 {hashlib.sha256(args.dump.read_bytes()).hexdigest()[:16]} "
-          f"(vidaudit from {Path(vidaudit.__file__).parent})")
+    print(
+        f"{args.dump}: {len(lines)} lines, sha256 {hashlib.sha256(args.dump.read_bytes()).hexdigest()[:16]} "
+        f"(vidaudit from {Path(vidaudit.__file__).parent})"
+    )
 
 
 if __name__ == "__main__":

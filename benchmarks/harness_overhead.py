@@ -57,7 +57,12 @@ from vidaudit.core.registry import get_suite
 from vidaudit.core.types import Condition, ModelSpec
 from vidaudit.models.base import Capabilities
 from vidaudit.models.openai_compat import OpenAIAdapter
-from vidaudit.run.plan import PlannedTrial, parse_condition, plan
+from vidaudit.run.plan import PlannedTrial, plan
+
+try:
+    from vidaudit.run.conditions import parse_condition
+except ImportError:  # a vidaudit from before run/conditions.py (a --before tree)
+    from vidaudit.run.plan import parse_condition
 from vidaudit.run.request_builder import RequestBuilder
 from vidaudit.run.session import dry_run_rows, prepare_stream
 from vidaudit.suites.counting.generate import generate
@@ -82,14 +87,18 @@ GOAL_WARM_16_S = 0.3
 
 def paper_conditions() -> list[Condition]:
     """The 12 conditions of the paper's design: 8 presentations x structured_trace, 4 more prompts at native."""
-    return ([parse_condition(c, "structured_trace") for c in SAMPLING]
-            + [parse_condition("native", p) for p in OTHER_PROMPTS])
+    return [parse_condition(c, "structured_trace") for c in SAMPLING] + [
+        parse_condition("native", p) for p in OTHER_PROMPTS
+    ]
 
 
 def model_options() -> dict[str, dict[str, Any]]:
     """Options per provider: the dummy key, and no on-disk Gemini upload cache (nothing is uploaded)."""
-    return {"openai": {"api_key_env": DUMMY_KEY_ENV}, "anthropic": {"api_key_env": DUMMY_KEY_ENV},
-            "gemini": {"api_key_env": DUMMY_KEY_ENV, "use_disk_cache": False}}
+    return {
+        "openai": {"api_key_env": DUMMY_KEY_ENV},
+        "anthropic": {"api_key_env": DUMMY_KEY_ENV},
+        "gemini": {"api_key_env": DUMMY_KEY_ENV, "use_disk_cache": False},
+    }
 
 
 def best_cpu_of(repeats: int, fn: Callable[[], object]) -> tuple[float, float]:
@@ -116,6 +125,7 @@ def profile_top(fn: Callable[[], object], n: int = 15) -> str:
 
 
 # -- baselines (patched in this process only, then restored) ----------------------------------------
+
 
 @contextmanager
 def unmemoised_selection() -> Iterator[None]:
@@ -155,6 +165,7 @@ def jpeg_every_time() -> Iterator[None]:
 
 # -- 1. planning the paper's design ---------------------------------------------------------------
 
+
 @dataclass
 class PlanResult:
     samples: int
@@ -188,16 +199,18 @@ def make_dry_manifest(data: Path, repeats: int) -> tuple[int, float]:
     return len(points), best_of(repeats, make_manifest)
 
 
-def measure_plan(spec: ModelSpec, data: Path, n_samples: int, manifest_s: float, repeats: int,
-                 profile: bool) -> tuple[PlanResult, str | None]:
+def measure_plan(
+    spec: ModelSpec, data: Path, n_samples: int, manifest_s: float, repeats: int, profile: bool
+) -> tuple[PlanResult, str | None]:
     """The ``vidaudit run --dry-run`` path over the paper design's dry-run manifest in ``data``."""
     conditions = paper_conditions()
     opts = model_options()
     state: dict[str, Any] = {}
 
     def prepare() -> None:  # the plan as `vidaudit run --dry-run` makes it: a stream, checked in one pass
-        state["planned"], _, state["caps"] = prepare_stream(data, [spec], conditions, model_options=opts,
-                                                            check_files=False)
+        state["planned"], _, state["caps"] = prepare_stream(
+            data, [spec], conditions, model_options=opts, check_files=False
+        )
 
     def rows() -> None:
         state["rows"] = dry_run_rows(state["planned"], state["caps"])
@@ -208,10 +221,21 @@ def measure_plan(spec: ModelSpec, data: Path, n_samples: int, manifest_s: float,
     suite = get_suite("counting")
     plan_only_s = best_of(repeats, lambda: plan(samples, conditions, [spec], suite=suite, caps_by_model=state["caps"]))
     planned = state["planned"]
-    result = PlanResult(n_samples, len(conditions), len(planned), sum(r.frames for r in state["rows"]),
-                        manifest_s, prepare_s, rows_s, plan_only_s, prepare_cpu_s, rows_cpu_s)
+    result = PlanResult(
+        n_samples,
+        len(conditions),
+        len(planned),
+        sum(r.frames for r in state["rows"]),
+        manifest_s,
+        prepare_s,
+        rows_s,
+        plan_only_s,
+        prepare_cpu_s,
+        rows_cpu_s,
+    )
     prof = None
     if profile or result.total_s >= GOAL_PLAN_S:
+
         def both() -> None:
             prepare()
             rows()
@@ -222,17 +246,18 @@ def measure_plan(spec: ModelSpec, data: Path, n_samples: int, manifest_s: float,
 
 # -- 2. preparing one request ---------------------------------------------------------------------
 
+
 @dataclass
 class PrepRow:
     sample_id: str
     label: str
     condition: str
     images: int
-    cold_s: float          # fresh FrameCache: decode + request + build_kwargs
-    warm_s: float          # same trial again on the warm cache
+    cold_s: float  # fresh FrameCache: decode + request + build_kwargs
+    warm_s: float  # same trial again on the warm cache
     warm_request_s: float  # ... of which RequestBuilder (select, cache hits, parts)
-    warm_kwargs_s: float   # ... of which build_kwargs (JPEG, base64, kwargs)
-    payload_mb: float      # base64 image bytes in the kwargs
+    warm_kwargs_s: float  # ... of which build_kwargs (JPEG, base64, kwargs)
+    payload_mb: float  # base64 image bytes in the kwargs
 
 
 def render_videos(points: list[GridPoint], out: Path, workers: int) -> tuple[list[Any], float]:
@@ -257,8 +282,17 @@ def measure_trial(p: PlannedTrial, data: Path, adapter: OpenAIAdapter, repeats: 
     warm_kw = best_of(repeats, lambda: adapter.build_kwargs(request))
     params = p.sample.params
     label = f"{params['domain']} N={params['n_events']} F={params['frequency_hz']:g}"
-    return PrepRow(p.sample.sample_id, label, p.trial.condition.video_id, len(request.images), cold_s, warm_s,
-                   warm_req, warm_kw, payload_mb(kwargs))
+    return PrepRow(
+        p.sample.sample_id,
+        label,
+        p.trial.condition.video_id,
+        len(request.images),
+        cold_s,
+        warm_s,
+        warm_req,
+        warm_kw,
+        payload_mb(kwargs),
+    )
 
 
 def plan_for(samples: list[Any], conditions: list[Condition], adapter: OpenAIAdapter) -> list[PlannedTrial]:
@@ -266,13 +300,15 @@ def plan_for(samples: list[Any], conditions: list[Condition], adapter: OpenAIAda
     return plan(samples, conditions, [adapter.spec], suite=get_suite("counting"), caps_by_model=caps)
 
 
-def measure_prep(samples: list[Any], data: Path, adapter: OpenAIAdapter, conditions: list[Condition],
-                 repeats: int) -> list[PrepRow]:
+def measure_prep(
+    samples: list[Any], data: Path, adapter: OpenAIAdapter, conditions: list[Condition], repeats: int
+) -> list[PrepRow]:
     """Every (condition, sample) trial, condition by condition."""
     return [measure_trial(p, data, adapter, repeats) for p in plan_for(samples, conditions, adapter)]
 
 
 # -- report ---------------------------------------------------------------------------------------
+
 
 def cpu_model() -> str:
     try:
@@ -290,15 +326,21 @@ def verdict(ok: bool) -> str:
 
 def print_plan(spec: ModelSpec, r: PlanResult, prof: str | None) -> None:
     print(f"1. plan the paper design in dry run ({spec.label})")
-    print(f"   {r.samples} samples x {r.conditions} conditions ({len(SAMPLING)} presentations with structured_trace"
-          f" + {len(OTHER_PROMPTS)} prompts at native) = {r.trials} trials, {r.frames} frames selected")
+    print(
+        f"   {r.samples} samples x {r.conditions} conditions ({len(SAMPLING)} presentations with structured_trace"
+        f" + {len(OTHER_PROMPTS)} prompts at native) = {r.trials} trials, {r.frames} frames selected"
+    )
     print(f"   dry-run manifest (generate, dry_run=True): {r.manifest_s:7.2f} s  (not part of the goal)")
-    print(f"   prepare_stream(check_files=False):         {r.prepare_s:7.2f} s wall {r.prepare_cpu_s:7.2f} s CPU  "
-          f"(plan() alone {r.plan_only_s:.2f} s wall)")
+    print(
+        f"   prepare_stream(check_files=False):         {r.prepare_s:7.2f} s wall {r.prepare_cpu_s:7.2f} s CPU  "
+        f"(plan() alone {r.plan_only_s:.2f} s wall)"
+    )
     print(f"   dry_run_rows:                              {r.rows_s:7.2f} s wall {r.rows_cpu_s:7.2f} s CPU")
-    print(f"   total                                      {r.total_s:7.2f} s wall {r.total_cpu_s:7.2f} s CPU  = "
-          f"{1e6 * r.total_s / r.trials:.0f} us/trial  (goal < {GOAL_PLAN_S:g} s wall: "
-          f"{verdict(r.total_s < GOAL_PLAN_S)}; by CPU time: {verdict(r.total_cpu_s < GOAL_PLAN_S)})")
+    print(
+        f"   total                                      {r.total_s:7.2f} s wall {r.total_cpu_s:7.2f} s CPU  = "
+        f"{1e6 * r.total_s / r.trials:.0f} us/trial  (goal < {GOAL_PLAN_S:g} s wall: "
+        f"{verdict(r.total_s < GOAL_PLAN_S)}; by CPU time: {verdict(r.total_cpu_s < GOAL_PLAN_S)})"
+    )
     if prof:
         print("\n   cProfile of prepare_stream + dry_run_rows (cumulative):")
         print("   " + prof.replace("\n", "\n   "))
@@ -306,23 +348,31 @@ def print_plan(spec: ModelSpec, r: PlanResult, prof: str | None) -> None:
 
 
 def print_prep(rows: list[PrepRow], render_s: float, n_videos: int, prof: str | None) -> None:
-    print(f"2. per-trial preparation ({REQUEST_MODEL}: RequestBuilder + build_kwargs), {n_videos} videos "
-          f"rendered and verified in {render_s:.1f} s")
-    head = (f"   {'video':<26}{'cond':<11}{'images':>7}{'cold ms':>9}{'warm ms':>9}{'warm req':>10}"
-            f"{'warm kw':>9}{'b64 MB':>8}")
+    print(
+        f"2. per-trial preparation ({REQUEST_MODEL}: RequestBuilder + build_kwargs), {n_videos} videos "
+        f"rendered and verified in {render_s:.1f} s"
+    )
+    head = (
+        f"   {'video':<26}{'cond':<11}{'images':>7}{'cold ms':>9}{'warm ms':>9}{'warm req':>10}"
+        f"{'warm kw':>9}{'b64 MB':>8}"
+    )
     print(head)
     print("   " + "-" * (len(head) - 3))
     for r in rows:
-        print(f"   {r.label:<26}{r.condition:<11}{r.images:>7}{1e3 * r.cold_s:>9.1f}{1e3 * r.warm_s:>9.1f}"
-              f"{1e3 * r.warm_request_s:>10.1f}{1e3 * r.warm_kwargs_s:>9.1f}{r.payload_mb:>8.2f}")
+        print(
+            f"   {r.label:<26}{r.condition:<11}{r.images:>7}{1e3 * r.cold_s:>9.1f}{1e3 * r.warm_s:>9.1f}"
+            f"{1e3 * r.warm_request_s:>10.1f}{1e3 * r.warm_kwargs_s:>9.1f}{r.payload_mb:>8.2f}"
+        )
     for cond in dict.fromkeys(r.condition for r in rows):
         sel = [r for r in rows if r.condition == cond]
         cold = statistics.mean(r.cold_s for r in sel)
         warm = statistics.mean(r.warm_s for r in sel)
         worst = max(r.warm_s for r in sel)
         per_img = statistics.mean(r.warm_kwargs_s / r.images for r in sel) * 1e3
-        line = (f"   {cond:<10} mean cold {1e3 * cold:7.1f} ms/trial, warm {1e3 * warm:7.1f} ms/trial "
-                f"(worst {1e3 * worst:.1f}); JPEG+base64 {per_img:.2f} ms/image")
+        line = (
+            f"   {cond:<10} mean cold {1e3 * cold:7.1f} ms/trial, warm {1e3 * warm:7.1f} ms/trial "
+            f"(worst {1e3 * worst:.1f}); JPEG+base64 {per_img:.2f} ms/image"
+        )
         if cond == "frames@16":
             line += f"  (goal warm < {GOAL_WARM_16_S * 1e3:g} ms: {verdict(worst < GOAL_WARM_16_S)})"
         print(line)
@@ -336,10 +386,14 @@ def print_baseline_plan(baseline: PlanResult, current: PlanResult) -> None:
     if (baseline.trials, baseline.frames) != (current.trials, current.frames):
         raise RuntimeError("the un-memoised baseline planned different trials; its figures do not compare")
     print("   baseline, selections recomputed for every trial (same trials and frames):")
-    print(f"   prepare_stream {baseline.prepare_s:.2f} s, dry_run_rows {baseline.rows_s:.2f} s, total "
-          f"{baseline.total_s:.2f} s wall, {baseline.total_cpu_s:.2f} s CPU")
-    print(f"   ratio baseline / current: {baseline.total_s / current.total_s:.1f}x wall, "
-          f"{baseline.total_cpu_s / current.total_cpu_s:.1f}x CPU\n")
+    print(
+        f"   prepare_stream {baseline.prepare_s:.2f} s, dry_run_rows {baseline.rows_s:.2f} s, total "
+        f"{baseline.total_s:.2f} s wall, {baseline.total_cpu_s:.2f} s CPU"
+    )
+    print(
+        f"   ratio baseline / current: {baseline.total_s / current.total_s:.1f}x wall, "
+        f"{baseline.total_cpu_s / current.total_cpu_s:.1f}x CPU\n"
+    )
 
 
 def print_baseline_prep(baseline: list[PrepRow], current: list[PrepRow]) -> None:
@@ -351,8 +405,10 @@ def print_baseline_prep(baseline: list[PrepRow], current: list[PrepRow]) -> None
             raise RuntimeError("the baseline built a different payload; its figures do not compare")
         warm_b = statistics.mean(r.warm_s for r in b)
         warm_a = statistics.mean(r.warm_s for r in a)
-        print(f"   {cond:<10} warm {1e3 * warm_b:7.1f} ms/trial (worst {1e3 * max(r.warm_s for r in b):.1f}); "
-              f"ratio baseline / current warm: {warm_b / warm_a:.1f}x")
+        print(
+            f"   {cond:<10} warm {1e3 * warm_b:7.1f} ms/trial (worst {1e3 * max(r.warm_s for r in b):.1f}); "
+            f"ratio baseline / current warm: {warm_b / warm_a:.1f}x"
+        )
     print()
 
 
@@ -360,13 +416,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=3, help="repetitions per request measurement; the best is kept")
     ap.add_argument("--plan-repeats", type=int, default=2, help="repetitions of the plan measurement")
-    ap.add_argument("--model", default=DEFAULT_PLAN_MODEL,
-                    help="model spec to plan for; it must take native video (openai:gpt-4o hosted does not)")
+    ap.add_argument(
+        "--model",
+        default=DEFAULT_PLAN_MODEL,
+        help="model spec to plan for; it must take native video (openai:gpt-4o hosted does not)",
+    )
     ap.add_argument("--points", default=DEFAULT_POINTS, help="domain:N:F items to render for part 2 (seed 0)")
     ap.add_argument("--workers", type=int, default=2, help="worker processes for rendering part 2's videos")
     ap.add_argument("--profile", action="store_true", help="print cProfile top entries even when goals are met")
-    ap.add_argument("--no-baseline", action="store_true",
-                    help="skip the baselines (un-memoised frame selections; JPEG encoded on every request)")
+    ap.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="skip the baselines (un-memoised frame selections; JPEG encoded on every request)",
+    )
     ap.add_argument("--skip-plan", action="store_true", help="skip part 1")
     ap.add_argument("--skip-prep", action="store_true", help="skip part 2")
     args = ap.parse_args()
@@ -377,11 +439,15 @@ def main() -> None:
     import av
     import cv2
 
-    print(f"machine: {os.cpu_count()} CPUs ({cpu_model()}), Python {platform.python_version()}, "
-          f"PyAV {av.__version__}, OpenCV {cv2.__version__} ({cv2.getNumThreads()} threads)")
+    print(
+        f"machine: {os.cpu_count()} CPUs ({cpu_model()}), Python {platform.python_version()}, "
+        f"PyAV {av.__version__}, OpenCV {cv2.__version__} ({cv2.getNumThreads()} threads)"
+    )
     load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"best of {args.plan_repeats} (plan) / {args.repeats} (requests) per measurement; load average at start "
-          f"{load} (1/5/15 min)\n")
+    print(
+        f"best of {args.plan_repeats} (plan) / {args.repeats} (requests) per measurement; load average at start "
+        f"{load} (1/5/15 min)\n"
+    )
 
     with tempfile.TemporaryDirectory(prefix="vidaudit-bench-") as tmp_name:
         tmp = Path(tmp_name)
@@ -395,8 +461,10 @@ def main() -> None:
                     with unmemoised_selection():
                         baseline, _ = measure_plan(spec, data, n_samples, manifest_s, args.plan_repeats, False)
             except ConfigError as e:
-                raise SystemExit(f"--model {args.model} cannot plan the paper design: {e}\nThe design includes "
-                                 "native video; pick a spec that takes it, e.g. gemini:gemini-2.5-flash") from e
+                raise SystemExit(
+                    f"--model {args.model} cannot plan the paper design: {e}\nThe design includes "
+                    "native video; pick a spec that takes it, e.g. gemini:gemini-2.5-flash"
+                ) from e
             print_plan(spec, result, prof)
             if not args.no_baseline:
                 print_baseline_plan(baseline, result)
@@ -413,8 +481,9 @@ def main() -> None:
             worst16 = max((r for r in rows if r.condition == "frames@16"), key=lambda r: r.warm_s)
             if args.profile or worst16.warm_s >= GOAL_WARM_16_S:
                 builder = RequestBuilder(data, cache=FrameCache())
-                p16 = next(p for p in plan_for(samples, [conditions[1]], adapter)
-                           if p.sample.sample_id == worst16.sample_id)
+                p16 = next(
+                    p for p in plan_for(samples, [conditions[1]], adapter) if p.sample.sample_id == worst16.sample_id
+                )
                 builder(p16)
                 prof = profile_top(lambda: adapter.build_kwargs(builder(p16)))
             print_prep(rows, render_s, len(samples), prof)

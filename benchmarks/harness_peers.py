@@ -49,13 +49,18 @@ WARM_DOCS = 2
 
 # -- the trials, as the peers take them -----------------------------------------------------------
 
+
 def write_docs(work: Path, n_conditions: int) -> Path:
     """``peer_docs_C.jsonl``: one line per trial (id, system, prompt, target), vidaudit's prompts, plan order."""
     from harness_trial import SAMPLING
 
     from vidaudit.core.manifest import load_samples
     from vidaudit.core.registry import get_suite
-    from vidaudit.run.plan import parse_condition
+
+    try:
+        from vidaudit.run.conditions import parse_condition
+    except ImportError:  # a vidaudit from before run/conditions.py (a --before tree)
+        from vidaudit.run.plan import parse_condition
 
     path = work / f"peer_docs_{n_conditions}.jsonl"
     if path.is_file():
@@ -67,8 +72,12 @@ def write_docs(work: Path, n_conditions: int) -> Path:
         cond = parse_condition(c, "structured_trace")
         for s in samples:
             p = suite.render_prompt(s, cond)
-            lines.append(json.dumps({"id": f"{s.sample_id}/{cond.id}", "system": p.system, "prompt": p.text,
-                                     "target": str(s.answer)}) + "\n")
+            lines.append(
+                json.dumps(
+                    {"id": f"{s.sample_id}/{cond.id}", "system": p.system, "prompt": p.text, "target": str(s.answer)}
+                )
+                + "\n"
+            )
     tmp = path.with_suffix(".part")
     tmp.write_text("".join(lines), encoding="utf-8")
     tmp.replace(path)
@@ -82,6 +91,7 @@ def read_docs(path: Path, limit: int | None = None) -> list[dict]:
 
 
 # -- inspect_ai -----------------------------------------------------------------------------------
+
 
 def inspect_child(work: Path, n_conditions: int) -> dict:
     from inspect_ai import Task
@@ -101,13 +111,23 @@ def inspect_child(work: Path, n_conditions: int) -> dict:
     logs = work / "inspect-logs"
 
     def run(docs: list[dict]) -> int:
-        samples = [Sample(id=d["id"], target=d["target"],
-                          input=[ChatMessageSystem(content=d["system"]), ChatMessageUser(content=d["prompt"])]
-                          if d["system"] else d["prompt"]) for d in docs]
+        samples = [
+            Sample(
+                id=d["id"],
+                target=d["target"],
+                input=[ChatMessageSystem(content=d["system"]), ChatMessageUser(content=d["prompt"])]
+                if d["system"]
+                else d["prompt"],
+            )
+            for d in docs
+        ]
         shutil.rmtree(logs, ignore_errors=True)
-        out = inspect_eval(Task(dataset=MemoryDataset(samples), solver=generate(), name="vidaudit_peer"),
-                           model=get_model("mockllm/model", custom_outputs=answer), log_dir=str(logs),
-                           display="none")
+        out = inspect_eval(
+            Task(dataset=MemoryDataset(samples), solver=generate(), name="vidaudit_peer"),
+            model=get_model("mockllm/model", custom_outputs=answer),
+            log_dir=str(logs),
+            display="none",
+        )
         if out[0].status != "success":
             raise SystemExit(f"inspect_ai: the eval ended {out[0].status}: {out[0].error}")
         return len(out[0].samples or [])
@@ -142,7 +162,7 @@ metric_list:
 metadata:
   version: 1
 """
-LMMS_UTILS = '''def doc_to_visual(doc):
+LMMS_UTILS = """def doc_to_visual(doc):
     return []
 
 
@@ -152,7 +172,7 @@ def doc_to_text(doc, lmms_eval_specific_kwargs=None):
 
 def doc_to_target(doc):
     return doc["target"]
-'''
+"""
 
 
 def lmms_child(work: Path, n_conditions: int) -> dict:
@@ -175,8 +195,14 @@ def lmms_child(work: Path, n_conditions: int) -> dict:
     def run(task: str) -> int:
         shutil.rmtree(out_dir, ignore_errors=True)
         tracker = EvaluationTracker(output_path=str(out_dir))
-        res = simple_evaluate(model="dummy", tasks=[task], task_manager=manager, log_samples=True,
-                              verbosity="ERROR", evaluation_tracker=tracker)
+        res = simple_evaluate(
+            model="dummy",
+            tasks=[task],
+            task_manager=manager,
+            log_samples=True,
+            verbosity="ERROR",
+            evaluation_tracker=tracker,
+        )
         tracker.save_results_aggregated(results=res, samples=res["samples"], datetime_str="peer")
         tracker.save_results_samples(task_name=task, samples=res["samples"][task])
         written = sorted(p.name for p in out_dir.rglob("*") if p.is_file())
@@ -194,11 +220,13 @@ def lmms_child(work: Path, n_conditions: int) -> dict:
 
 # -- driver ---------------------------------------------------------------------------------------
 
+
 def missing(harness: str) -> str | None:
     """Why ``harness`` cannot run here (None: it can), from a fresh process's import of what it needs."""
-    need = {"inspect_ai": "import inspect_ai, inspect_ai.model, inspect_ai.solver",
-            "lmms-eval": "import lmms_eval.evaluator, lmms_eval.loggers, lmms_eval.tasks, "
-                         "lmms_eval.models.simple.dummy"}.get(harness)
+    need = {
+        "inspect_ai": "import inspect_ai, inspect_ai.model, inspect_ai.solver",
+        "lmms-eval": "import lmms_eval.evaluator, lmms_eval.loggers, lmms_eval.tasks, lmms_eval.models.simple.dummy",
+    }.get(harness)
     if need is None:
         return None
     proc = subprocess.run([sys.executable, "-c", need], capture_output=True, text=True)
@@ -215,8 +243,12 @@ def spawn(harness: str, work: Path, n_conditions: int) -> dict:
         env[var] = str(work / "cache" / var.lower())
     env["HF_DATASETS_OFFLINE"] = "1"
     env["INSPECT_DISPLAY"] = "none"
-    proc = subprocess.run([sys.executable, __file__, "--child", harness, str(work), str(n_conditions)],
-                          capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", harness, str(work), str(n_conditions)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     if proc.returncode != 0:
         raise SystemExit(f"{harness} with {n_conditions} condition(s) failed:\n{proc.stderr[-4000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -246,8 +278,11 @@ def main() -> None:
     only = [h for h in HARNESSES if h in args.only.split(",")]
     work = args.keep or Path(tempfile.mkdtemp(prefix="vidaudit-harness-peers-"))
     work.mkdir(parents=True, exist_ok=True)
-    print(f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()}; load average at start "
-          f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())}; work dir {work}", flush=True)
+    print(
+        f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()}; load average at start "
+        f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())}; work dir {work}",
+        flush=True,
+    )
     sys.path.insert(0, str(HERE))
     if not (work / "data" / "manifest.jsonl").is_file():
         from vidaudit.suites.counting.generate import generate
@@ -270,8 +305,11 @@ def main() -> None:
                     raise SystemExit(f"{h}: {got['trials']} trials run, expected {2190 * c}")
                 if (h, c) not in best or got["cpu_s"] < best[(h, c)]["cpu_s"]:
                     best[(h, c)] = got
-                print(f"  {h:<10} {got['trials']:>6} trials (run {r + 1}): CPU {got['cpu_s']:8.2f} s = "
-                      f"{1e3 * got['cpu_s'] / got['trials']:.4f} ms/trial, wall {got['wall_s']:7.1f} s", flush=True)
+                print(
+                    f"  {h:<10} {got['trials']:>6} trials (run {r + 1}): CPU {got['cpu_s']:8.2f} s = "
+                    f"{1e3 * got['cpu_s'] / got['trials']:.4f} ms/trial, wall {got['wall_s']:7.1f} s",
+                    flush=True,
+                )
     print(f"\nbest of {args.repeats}, CPU (load average now {' / '.join(f'{x:.1f}' for x in os.getloadavg())}):")
     print(f"  {'harness':<11}{'trials':>14}{'ms/trial':>20}{'marginal ms/trial':>19}{'vs vidaudit':>13}")
     marginal: dict[str, float] = {}

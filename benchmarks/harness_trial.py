@@ -46,13 +46,14 @@ HERE = Path(__file__).resolve().parent
 SAMPLING = ("native", "frames@1", "frames@2", "frames@4", "frames@8", "frames@10", "frames@16", "keyframes")
 GOAL_RATIO = 2.0
 GOAL_FLAT = 1.10
-#: the floor's commit group and registration chunk: vidaudit's (attempt_loop.GROUP_ROWS, store.reader.LOOKUP_CHUNK)
+#: the floor's commit group and registration chunk: vidaudit's (lanes.GROUP_ROWS, store.reader.LOOKUP_CHUNK)
 GROUP_ROWS = 256
 CHUNK = 500
 WORKERS = 128
 
 
 # -- the floor ------------------------------------------------------------------------------------
+
 
 def floor_child(work: Path, n_models: int, n_conditions: int = len(SAMPLING)) -> dict:
     """The bare loop in this fresh process (see the module docstring); CPU counted after the imports.
@@ -63,8 +64,11 @@ def floor_child(work: Path, n_models: int, n_conditions: int = len(SAMPLING)) ->
     shutil.rmtree(run, ignore_errors=True)
     run.mkdir(parents=True)
     c0, t0 = time.process_time(), time.perf_counter()
-    sample_ids = [json.loads(line)["sample_id"] for line in (work / "data" / "manifest.jsonl").read_text().splitlines()
-                  if line.strip()]
+    sample_ids = [
+        json.loads(line)["sample_id"]
+        for line in (work / "data" / "manifest.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
     conn = sqlite3.connect(run / "store.sqlite", isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=FULL")
@@ -75,13 +79,28 @@ def floor_child(work: Path, n_models: int, n_conditions: int = len(SAMPLING)) ->
         os.write(log, "".join(lines).encode("utf-8"))
         os.fsync(log)
 
-    models = [{"base_url": None, "name": f"{work}/surface{k:02d}.csv", "provider": "simulated",
-               "settings": {"max_tokens": 2048, "seed": None, "temperature": 0.0, "top_p": None}}
-              for k in range(n_models)]
-    conditions = [{"all_frames": c == "native", "fps": float(c.split("@")[1]) if "@" in c else None,
-                   "keyframe_offset_s": 0.1, "n_frames": None, "perturbations": [],
-                   "presentation": c.split("@")[0], "prompt": "structured_trace", "timestamps": True}
-                  for c in SAMPLING[:n_conditions]]
+    models = [
+        {
+            "base_url": None,
+            "name": f"{work}/surface{k:02d}.csv",
+            "provider": "simulated",
+            "settings": {"max_tokens": 2048, "seed": None, "temperature": 0.0, "top_p": None},
+        }
+        for k in range(n_models)
+    ]
+    conditions = [
+        {
+            "all_frames": c == "native",
+            "fps": float(c.split("@")[1]) if "@" in c else None,
+            "keyframe_offset_s": 0.1,
+            "n_frames": None,
+            "perturbations": [],
+            "presentation": c.split("@")[0],
+            "prompt": "structured_trace",
+            "timestamps": True,
+        }
+        for c in SAMPLING[:n_conditions]
+    ]
     options = {"surface_sha256": hashlib.sha256(b"surface").hexdigest()}
     prompt_sha = hashlib.sha256(b"prompt").hexdigest()
 
@@ -91,9 +110,21 @@ def floor_child(work: Path, n_models: int, n_conditions: int = len(SAMPLING)) ->
             for c in conditions:
                 cid = f"{c['presentation']}/structured_trace"
                 for sid in sample_ids:
-                    yield label, cid, sid, {"adapter_options": options, "condition": c, "input_sha256": prompt_sha,
-                                            "model": m, "prompt_sha256": prompt_sha, "sample_id": sid,
-                                            "suite": "counting", "video_sha256": None}
+                    yield (
+                        label,
+                        cid,
+                        sid,
+                        {
+                            "adapter_options": options,
+                            "condition": c,
+                            "input_sha256": prompt_sha,
+                            "model": m,
+                            "prompt_sha256": prompt_sha,
+                            "sample_id": sid,
+                            "suite": "counting",
+                            "video_sha256": None,
+                        },
+                    )
 
     plan: dict[str, list[tuple[str, str]]] = {}
     it = trials()
@@ -111,8 +142,11 @@ def floor_child(work: Path, n_models: int, n_conditions: int = len(SAMPLING)) ->
             lines.append(json.dumps({"created_at": now, "trial": data, "trial_id": tid}, sort_keys=True) + "\n")
             plan.setdefault(label, []).append((tid, sid))
         conn.execute("BEGIN IMMEDIATE")
-        conn.executemany("INSERT OR IGNORE INTO trials(trial_id, sample_id, model, condition_id, trial_json, "
-                         "created_at) VALUES (?, ?, ?, ?, ?, ?)", rows)
+        conn.executemany(
+            "INSERT OR IGNORE INTO trials(trial_id, sample_id, model, condition_id, trial_json, "
+            "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            rows,
+        )
         conn.execute("COMMIT")
         write_log(lines)
 
@@ -122,10 +156,13 @@ def floor_child(work: Path, n_models: int, n_conditions: int = len(SAMPLING)) ->
         batch = pending[:]
         pending.clear()
         conn.execute("BEGIN IMMEDIATE")
-        conn.executemany("INSERT INTO attempts(trial_id, attempt, status, error_kind, error_message, text, "
-                         "usage_json, cost_usd, latency_s, finish_reason, model_version, frame_indices, frame_times, "
-                         "started_at, ended_at, stages_json, response_extra) VALUES "
-                         "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [r for r, _ in batch])
+        conn.executemany(
+            "INSERT INTO attempts(trial_id, attempt, status, error_kind, error_message, text, "
+            "usage_json, cost_usd, latency_s, finish_reason, model_version, frame_indices, frame_times, "
+            "started_at, ended_at, stages_json, response_extra) VALUES "
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [r for r, _ in batch],
+        )
         conn.execute("COMMIT")
         write_log([line for _, line in batch])
 
@@ -138,14 +175,49 @@ def floor_child(work: Path, n_models: int, n_conditions: int = len(SAMPLING)) ->
             text = await model(sid)
             ended = time.time()
             usage = {"cached_tokens": 0, "input_tokens": 0, "output_tokens": 0, "reasoning_tokens": 0}
-            attempt = {"attempt": 1, "ended_at": ended, "error_kind": None, "error_message": None,
-                       "frame_indices": [], "frame_times": [], "started_at": started, "status": "ok",
-                       "trial_id": tid, "response": {"cost_usd": 0.0, "finish_reason": "stop", "latency_s":
-                                                     ended - started, "model_version": label, "text": text,
-                                                     "usage": usage}}
-            pending.append(((tid, 1, "ok", None, None, text, json.dumps(usage), 0.0, ended - started, "stop", label,
-                             "[]", "[]", started, ended, None, None),
-                            json.dumps({"attempt": attempt}, sort_keys=True) + "\n"))
+            attempt = {
+                "attempt": 1,
+                "ended_at": ended,
+                "error_kind": None,
+                "error_message": None,
+                "frame_indices": [],
+                "frame_times": [],
+                "started_at": started,
+                "status": "ok",
+                "trial_id": tid,
+                "response": {
+                    "cost_usd": 0.0,
+                    "finish_reason": "stop",
+                    "latency_s": ended - started,
+                    "model_version": label,
+                    "text": text,
+                    "usage": usage,
+                },
+            }
+            pending.append(
+                (
+                    (
+                        tid,
+                        1,
+                        "ok",
+                        None,
+                        None,
+                        text,
+                        json.dumps(usage),
+                        0.0,
+                        ended - started,
+                        "stop",
+                        label,
+                        "[]",
+                        "[]",
+                        started,
+                        ended,
+                        None,
+                        None,
+                    ),
+                    json.dumps({"attempt": attempt}, sort_keys=True) + "\n",
+                )
+            )
             if len(pending) >= GROUP_ROWS:
                 commit()
             await asyncio.sleep(0)
@@ -170,6 +242,7 @@ def floor_child(work: Path, n_models: int, n_conditions: int = len(SAMPLING)) ->
 
 # -- vidaudit -------------------------------------------------------------------------------------
 
+
 def vidaudit_child(work: Path, n_models: int, n_conditions: int = len(SAMPLING)) -> dict:
     """``vidaudit.run.session.execute`` in this fresh process, what ``vidaudit run`` does (``run_scale.py
     --scale``'s run stage). A run of 2 samples first, into a dir thrown away, makes the imports vidaudit defers
@@ -178,7 +251,11 @@ def vidaudit_child(work: Path, n_models: int, n_conditions: int = len(SAMPLING))
     from run_scale import _scale_models, store_counts
 
     import vidaudit.run.session as session
-    from vidaudit.run.plan import parse_condition
+
+    try:
+        from vidaudit.run.conditions import parse_condition
+    except ImportError:  # a vidaudit from before run/conditions.py (a --before tree)
+        from vidaudit.run.plan import parse_condition
 
     conds = [parse_condition(c, "structured_trace") for c in SAMPLING[:n_conditions]]
     models = _scale_models(work, n_models)
@@ -200,8 +277,9 @@ def spawn(kind: str, work: Path, n_models: int, src: Path | None) -> dict:
     env = dict(os.environ)
     if src is not None:
         env["PYTHONPATH"] = str(src)
-    proc = subprocess.run([sys.executable, __file__, "--child", kind, str(work), str(n_models)], capture_output=True,
-                          text=True, env=env)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", kind, str(work), str(n_models)], capture_output=True, text=True, env=env
+    )
     if proc.returncode != 0:
         raise SystemExit(f"{kind} {n_models} failed:\n{proc.stderr[-4000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -223,8 +301,11 @@ def main() -> None:
         return
     work = args.keep or Path(tempfile.mkdtemp(prefix="vidaudit-harness-trial-"))
     work.mkdir(parents=True, exist_ok=True)
-    print(f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()}; load average at start "
-          f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())}; work dir {work}", flush=True)
+    print(
+        f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()}; load average at start "
+        f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())}; work dir {work}",
+        flush=True,
+    )
     if not (work / "data" / "manifest.jsonl").is_file():
         from vidaudit.suites.counting.generate import generate
         from vidaudit.suites.counting.grid import preset
@@ -242,25 +323,38 @@ def main() -> None:
                 key = (name, n)
                 if key not in best or got["cpu_s"] < best[key]["cpu_s"]:
                     best[key] = got
-                print(f"  {name:<8} {got['trials']:>7} trials (run {r + 1}): CPU {got['cpu_s']:7.2f} s = "
-                      f"{1e3 * got['cpu_s'] / got['trials']:.4f} ms/trial, wall {got['wall_s']:6.1f} s", flush=True)
-    print(f"\nbest of {args.repeats}, CPU ms per trial (load average now "
-          f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())}):")
+                print(
+                    f"  {name:<8} {got['trials']:>7} trials (run {r + 1}): CPU {got['cpu_s']:7.2f} s = "
+                    f"{1e3 * got['cpu_s'] / got['trials']:.4f} ms/trial, wall {got['wall_s']:6.1f} s",
+                    flush=True,
+                )
+    print(
+        f"\nbest of {args.repeats}, CPU ms per trial (load average now "
+        f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())}):"
+    )
     names = [name for name, _, _ in sides]
     print(f"  {'trials':>8} " + " ".join(f"{x:>10}" for x in names) + "   vidaudit / floor")
     per = {k: 1e3 * v["cpu_s"] / v["trials"] for k, v in best.items()}
     for n in sizes:
         t = best[("vidaudit", n)]["trials"]
-        print(f"  {t:>8} " + " ".join(f"{per[(x, n)]:>10.4f}" for x in names)
-              + f"   {per[('vidaudit', n)] / per[('floor', n)]:.2f}x")
+        print(
+            f"  {t:>8} "
+            + " ".join(f"{per[(x, n)]:>10.4f}" for x in names)
+            + f"   {per[('vidaudit', n)] / per[('floor', n)]:.2f}x"
+        )
     worst = max(per[("vidaudit", n)] / per[("floor", n)] for n in sizes)
-    print(f"goal vidaudit <= {GOAL_RATIO:g}x the floor: {'met' if worst <= GOAL_RATIO else 'NOT met'} "
-          f"(worst {worst:.2f}x)")
+    print(
+        f"goal vidaudit <= {GOAL_RATIO:g}x the floor: {'met' if worst <= GOAL_RATIO else 'NOT met'} "
+        f"(worst {worst:.2f}x)"
+    )
     if len(sizes) > 1:
         for name in names:
             flat = per[(name, sizes[-1])] / per[(name, sizes[0])]
-            note = (f"  (goal <= {GOAL_FLAT:.2f}: {'met' if flat <= GOAL_FLAT else 'NOT met'})"
-                    if name == "vidaudit" else "")
+            note = (
+                f"  (goal <= {GOAL_FLAT:.2f}: {'met' if flat <= GOAL_FLAT else 'NOT met'})"
+                if name == "vidaudit"
+                else ""
+            )
             print(f"  {name:<8} CPU per trial, largest / smallest size: {flat:.3f}{note}")
 
 

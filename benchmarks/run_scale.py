@@ -53,7 +53,10 @@ GOAL_MIB = 2048
 
 
 def _conditions() -> list:
-    from vidaudit.run.plan import parse_condition
+    try:
+        from vidaudit.run.conditions import parse_condition
+    except ImportError:  # a vidaudit from before run/conditions.py (a --before tree)
+        from vidaudit.run.plan import parse_condition
 
     return [parse_condition(c, "structured_trace") for c in SAMPLING] + [
         parse_condition("native", p) for p in OTHER_PROMPTS
@@ -96,7 +99,11 @@ def scale_child(stage: str, work: Path, n_models: int) -> dict:
     """One stage of ``--scale`` in this fresh process (CPU counted after the imports)."""
     import vidaudit.run.session as session
     from vidaudit.core.types import ModelSpec
-    from vidaudit.run.plan import parse_condition
+
+    try:
+        from vidaudit.run.conditions import parse_condition
+    except ImportError:  # a vidaudit from before run/conditions.py (a --before tree)
+        from vidaudit.run.plan import parse_condition
 
     conds = [parse_condition(c, "structured_trace") for c in SAMPLING]
     if stage == "dry":

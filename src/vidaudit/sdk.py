@@ -120,8 +120,9 @@ if TYPE_CHECKING:  # every name of the front door, where it lives (imported on f
     from vidaudit.report.headline import headline_from_records, headline_table
     from vidaudit.report.profile_figures import accuracy, published
     from vidaudit.report.tables import MISSING, dig, flatten_table, fmt, numeric_key
+    from vidaudit.run.conditions import parse_condition
     from vidaudit.run.perturbed import plan_chain
-    from vidaudit.run.plan import parse_condition, select_frames
+    from vidaudit.run.plan import select_frames
     from vidaudit.run.ray_pool import pool_factory
     from vidaudit.run.runconfig import RunConfig
     from vidaudit.run.store.reader import StoreReader

@@ -367,7 +367,8 @@ def test_self_hosted_endpoints_estimate_tokens_not_zero(env, condition: str) -> 
     """A --max-tokens budget over a vLLM/SGLang server reserves real token estimates (only the cost is 0)."""
     from vidaudit.core.registry import get_suite
     from vidaudit.core.types import Event, Sample, Trace, VideoRef
-    from vidaudit.run.plan import parse_condition, plan
+    from vidaudit.run.conditions import parse_condition
+    from vidaudit.run.plan import plan
     from vidaudit.run.session import _estimate
 
     sample = Sample(

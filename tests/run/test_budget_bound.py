@@ -26,7 +26,7 @@ from vidaudit.models.errors_http import MAX_CALL_TOKENS, output_bound, split_fin
 from vidaudit.run.budget import BudgetTracker, Reservation, bounded, charge
 from vidaudit.run.store.reader import StoreReader
 
-MODEL = "gemini:gemini-2.5-pro"   # $1.25 / M input, $10 / M output in the shipped prices
+MODEL = "gemini:gemini-2.5-pro"  # $1.25 / M input, $10 / M output in the shipped prices
 
 
 class Inflating:
@@ -45,8 +45,14 @@ class Inflating:
         time.sleep(self.delay_s)
         with self.lock:
             self.in_flight -= 1
-        return Reply(json={"candidates": [{"content": {"role": "model", "parts": [{"text": "\\boxed{3}"}]},
-                                           "finishReason": "STOP"}], "usageMetadata": self.usage})
+        return Reply(
+            json={
+                "candidates": [
+                    {"content": {"role": "model", "parts": [{"text": "\\boxed{3}"}]}, "finishReason": "STOP"}
+                ],
+                "usageMetadata": self.usage,
+            }
+        )
 
 
 @pytest.fixture(autouse=True)
@@ -59,11 +65,29 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
 def _run(smoke_dir: Path, out: Path, url: str, cap: float):  # type: ignore[no-untyped-def]
     from vidaudit.cli import app
 
-    return CliRunner().invoke(app, ["run", "counting", "--data", str(smoke_dir), "--model", MODEL, "--condition",
-                                    "frames#4", "--adapter-option", f"gemini.base_url={url}",
-                                    "--adapter-option", "gemini.use_disk_cache=false",
-                                    "--adapter-option", "gemini.concurrency=6", "--max-cost-usd", str(cap),
-                                    "--out", str(out)])
+    return CliRunner().invoke(
+        app,
+        [
+            "run",
+            "counting",
+            "--data",
+            str(smoke_dir),
+            "--model",
+            MODEL,
+            "--condition",
+            "frames#4",
+            "--adapter-option",
+            f"gemini.base_url={url}",
+            "--adapter-option",
+            "gemini.use_disk_cache=false",
+            "--adapter-option",
+            "gemini.concurrency=6",
+            "--max-cost-usd",
+            str(cap),
+            "--out",
+            str(out),
+        ],
+    )
 
 
 def _stored(out: Path) -> tuple[float, int, list[Response]]:
@@ -74,13 +98,17 @@ def _stored(out: Path) -> tuple[float, int, list[Response]]:
     return sum(r.cost_usd or 0.0 for r in responses), len(attempts), responses
 
 
-@pytest.mark.parametrize("prompt_tokens,output_tokens", [
-    (5_000_000, output_bound(2048)),     # both inflated: input in range (< 10M), output at the adapter's clamp
-    (MAX_CALL_TOKENS, 0),               # the largest input an adapter believes
-    (100, output_bound(2048)),           # honest input, the most output the adapter believes
-])
-def test_the_cost_cap_holds_with_calls_in_flight(smoke_dir: Path, tmp_path: Path, prompt_tokens: int,
-                                                  output_tokens: int) -> None:
+@pytest.mark.parametrize(
+    "prompt_tokens,output_tokens",
+    [
+        (5_000_000, output_bound(2048)),  # both inflated: input in range (< 10M), output at the adapter's clamp
+        (MAX_CALL_TOKENS, 0),  # the largest input an adapter believes
+        (100, output_bound(2048)),  # honest input, the most output the adapter believes
+    ],
+)
+def test_the_cost_cap_holds_with_calls_in_flight(
+    smoke_dir: Path, tmp_path: Path, prompt_tokens: int, output_tokens: int
+) -> None:
     from vidaudit.cli import app
 
     cap = 0.3  # each call's worst case is $0.0475 (4 frames, 4,160 output tokens): 6 fit in flight
@@ -97,9 +125,9 @@ def test_the_cost_cap_holds_with_calls_in_flight(smoke_dir: Path, tmp_path: Path
         srv.stop()
     flat = " ".join(r.output.split())
     assert r.exit_code == 1, r.output  # stopped early: exit 1 with the summary, no traceback
-    assert server.most_in_flight >= 3, server.most_in_flight    # the reservations held with calls in flight
+    assert server.most_in_flight >= 3, server.most_in_flight  # the reservations held with calls in flight
     assert spent <= cap + 1e-9, (spent, r.output)
-    assert n_attempts == sent and 0 < sent < 18                  # every call sent is stored; the cap stopped the rest
+    assert n_attempts == sent and 0 < sent < 18  # every call sent is stored; the cap stopped the rest
     assert "Stopped (budget): the budget stopped the run before a call that could cross it" in flat, r.output
     assert f"at the end: ${spent:.4f} of ${cap:.4f} spent" in flat, r.output
     assert f"vidaudit run --resume {tmp_path / 'run'} --max-cost-usd" in flat, r.output
@@ -113,9 +141,26 @@ def test_the_cost_cap_holds_with_calls_in_flight(smoke_dir: Path, tmp_path: Path
 def test_a_cost_cap_refuses_a_model_that_asks_for_no_output_limit(smoke_dir: Path, tmp_path: Path) -> None:
     from vidaudit.cli import app
 
-    r = CliRunner().invoke(app, ["run", "counting", "--data", str(smoke_dir), "--model", MODEL, "--condition",
-                                 "frames#4", "--provider-defaults", "--max-cost-usd", "1", "--adapter-option",
-                                 "gemini.base_url=http://127.0.0.1:9", "--out", str(tmp_path / "run")])
+    r = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "counting",
+            "--data",
+            str(smoke_dir),
+            "--model",
+            MODEL,
+            "--condition",
+            "frames#4",
+            "--provider-defaults",
+            "--max-cost-usd",
+            "1",
+            "--adapter-option",
+            "gemini.base_url=http://127.0.0.1:9",
+            "--out",
+            str(tmp_path / "run"),
+        ],
+    )
     assert r.exit_code == 2, r.output
     assert "asks for no max_tokens" in " ".join(r.output.split()), r.output
 
@@ -124,13 +169,24 @@ _counts = st.one_of(st.integers(0, MAX_CALL_TOKENS), st.just(MAX_CALL_TOKENS))
 
 
 @settings(max_examples=300, deadline=None)
-@given(inp=_counts, out=_counts, cost=st.one_of(st.none(), st.floats(0, 1e6), st.just(math.inf)),
-       top_in=st.integers(0, 10**6), top_out=st.integers(0, 10**6), price=st.floats(0, 100))
-def test_no_call_is_charged_more_than_its_worst_case(inp: int, out: int, cost: float | None, top_in: int,
-                                                     top_out: int, price: float) -> None:
+@given(
+    inp=_counts,
+    out=_counts,
+    cost=st.one_of(st.none(), st.floats(0, 1e6), st.just(math.inf)),
+    top_in=st.integers(0, 10**6),
+    top_out=st.integers(0, 10**6),
+    price=st.floats(0, 100),
+)
+def test_no_call_is_charged_more_than_its_worst_case(
+    inp: int, out: int, cost: float | None, top_in: int, top_out: int, price: float
+) -> None:
     bound = Reservation(top_in + top_out, price, top_in, top_out)
-    resp = Response(text="x", usage={"input_tokens": inp, "output_tokens": out}, finish_reason="stop",
-                    cost_usd=cost if cost is None or math.isfinite(cost) else None)
+    resp = Response(
+        text="x",
+        usage={"input_tokens": inp, "output_tokens": out},
+        finish_reason="stop",
+        cost_usd=cost if cost is None or math.isfinite(cost) else None,
+    )
     believed = bounded(resp, bound)
     c = charge(believed, bound)
     assert c.tokens <= bound.tokens and c.cost_usd <= bound.cost_usd

@@ -18,15 +18,18 @@ from vidaudit.core.timeline import Timeline
 from vidaudit.core.types import Condition, ImagePart, ModelSpec, Presentation, TextPart, VideoPart
 from vidaudit.models.base import Capabilities
 from vidaudit.models.provider_content import encode_jpeg
-from vidaudit.run.plan import parse_condition, plan, select_frames
+from vidaudit.run.conditions import parse_condition
+from vidaudit.run.plan import plan, select_frames
 from vidaudit.run.request_builder import RequestBuilder
 from vidaudit.video.decode import read_frames
 from vidaudit.video.sampling import uniform_count
 
 SUITE = get_suite("counting")
-CAPS = {"a": Capabilities(native_video=True, default_native_fps=2.0),
-        "b": Capabilities(native_video=True, default_native_fps=1.0),
-        "c": Capabilities(native_video=True, default_native_fps=None)}
+CAPS = {
+    "a": Capabilities(native_video=True, default_native_fps=2.0),
+    "b": Capabilities(native_video=True, default_native_fps=1.0),
+    "c": Capabilities(native_video=True, default_native_fps=None),
+}
 
 
 def _plan(samples, conditions, labels=("a",), options=None):
@@ -38,27 +41,42 @@ def _plan(samples, conditions, labels=("a",), options=None):
 # --------------------------------------------------------------------------- parsing and ids
 
 
-@pytest.mark.parametrize("text,video_id", [
-    ("native", "native"), ("native@2", "native@2"), ("native@all", "native@all"), ("frames@4", "frames@4"),
-    ("frames@0.5", "frames@0.5"), ("frames#16", "frames#16"), ("keyframes", "keyframes"),
-    ("keyframes+-0.2s", "keyframes+-0.2s"), ("keyframes+-0.2", "keyframes+-0.2s"),
-])
+@pytest.mark.parametrize(
+    "text,video_id",
+    [
+        ("native", "native"),
+        ("native@2", "native@2"),
+        ("native@all", "native@all"),
+        ("frames@4", "frames@4"),
+        ("frames@0.5", "frames@0.5"),
+        ("frames#16", "frames#16"),
+        ("keyframes", "keyframes"),
+        ("keyframes+-0.2s", "keyframes+-0.2s"),
+        ("keyframes+-0.2", "keyframes+-0.2s"),
+    ],
+)
 def test_written_forms_and_their_ids(text: str, video_id: str) -> None:
     c = parse_condition(text, "structured_trace")
     assert c.video_id == video_id
     assert parse_condition(video_id, "structured_trace") == c  # the id reads back as the same condition
 
 
-@given(st.sampled_from(["native@", "frames@"]), st.integers(1, 120), st.booleans(), st.sampled_from(
-    ["structured_trace", "direct"]))
+@given(
+    st.sampled_from(["native@", "frames@"]),
+    st.integers(1, 120),
+    st.booleans(),
+    st.sampled_from(["structured_trace", "direct"]),
+)
 def test_rates_round_trip(head: str, k: int, ts: bool, prompt: str) -> None:
     c = parse_condition(f"{head}{k / 4:g}", prompt, ts)
     assert parse_condition(c.video_id, prompt, ts) == c
     assert c.id.endswith("/nots") is (not ts)
 
 
-@pytest.mark.parametrize("text", ["native@0", "frames", "frames@", "frames#0", "keyframes@2", "natives",
-                                  "frames@4#3", "native@-1", "keyframes+-0s"])
+@pytest.mark.parametrize(
+    "text",
+    ["native@0", "frames", "frames@", "frames#0", "keyframes@2", "natives", "frames@4#3", "native@-1", "keyframes+-0s"],
+)
 def test_bad_forms_are_refused(text: str) -> None:
     with pytest.raises(ConfigError):
         parse_condition(text, "structured_trace")
@@ -66,8 +84,11 @@ def test_bad_forms_are_refused(text: str) -> None:
 
 def test_every_input_changing_field_is_in_the_id() -> None:
     base = Condition(presentation=Presentation.KEYFRAMES, prompt="structured_trace")
-    variants = [base.model_copy(update={"keyframe_offset_s": 0.2}), base.model_copy(update={"timestamps": False}),
-                base.model_copy(update={"prompt": "direct"})]
+    variants = [
+        base.model_copy(update={"keyframe_offset_s": 0.2}),
+        base.model_copy(update={"timestamps": False}),
+        base.model_copy(update={"prompt": "direct"}),
+    ]
     assert len({base.id, *(v.id for v in variants)}) == 4
     f4 = Condition(presentation=Presentation.FRAMES, fps=4.0, prompt="structured_trace")
     f16 = Condition(presentation=Presentation.FRAMES, n_frames=16, prompt="structured_trace")
@@ -95,8 +116,11 @@ def test_native_is_resolved_per_model_and_named(smoke_dir: Path) -> None:
     samples = load_samples(smoke_dir)[:2]
     planned = _plan(samples, [parse_condition("native", "structured_trace")], labels=("a", "b", "c"))
     ids = {p.trial.model.label: p.trial.condition.id for p in planned}
-    assert ids == {"openai:a": "native@2/structured_trace", "openai:b": "native@1/structured_trace",
-                   "openai:c": "native@all/structured_trace"}
+    assert ids == {
+        "openai:a": "native@2/structured_trace",
+        "openai:b": "native@1/structured_trace",
+        "openai:c": "native@all/structured_trace",
+    }
     c = next(p for p in planned if p.trial.model.label == "openai:c")
     assert len(c.selection) == samples[0].video.n_frames
 
@@ -108,8 +132,9 @@ def test_a_condition_that_resolves_to_another_is_refused(smoke_dir: Path) -> Non
 
 
 def _ids(samples, conditions=None, labels=("a",), options=None) -> list[str]:
-    return [p.id for p in _plan(samples, conditions or [parse_condition("frames@1", "structured_trace")], labels,
-                                options)]
+    return [
+        p.id for p in _plan(samples, conditions or [parse_condition("frames@1", "structured_trace")], labels, options)
+    ]
 
 
 def test_trial_id_covers_what_changes_the_request_and_nothing_else(smoke_dir: Path) -> None:
@@ -119,17 +144,22 @@ def test_trial_id_covers_what_changes_the_request_and_nothing_else(smoke_dir: Pa
     other_question = s.model_copy(update={"question": s.question + " Think."})
     moved = s.model_copy(update={"video": s.video.model_copy(update={"path": "elsewhere/x.mp4"})})
     assert _ids([other_video])[0] != base
-    assert _ids([other_question])[0] != base                      # the rendered prompt text
-    assert _ids([s], [parse_condition("frames@2", "structured_trace")])[0] != base    # the condition
+    assert _ids([other_question])[0] != base  # the rendered prompt text
+    assert _ids([s], [parse_condition("frames@2", "structured_trace")])[0] != base  # the condition
     assert _ids([s], [parse_condition("frames@1", "direct")])[0] != base
-    assert _ids([s], labels=("b",))[0] != base                    # the model spec
+    assert _ids([s], labels=("b",))[0] != base  # the model spec
     assert _ids([s], options={"openai:a": {"jpeg_quality": 80}})[0] != base  # an input-changing option
     spec = ModelSpec.parse("openai:a", temperature=0.7)
-    p = plan([s], [parse_condition("frames@1", "structured_trace")], [spec], suite=SUITE,
-             caps_by_model={spec.label: CAPS["a"]})
-    assert p[0].id != base                                        # generation settings
-    assert _ids([moved])[0] == base                               # a path is not content
-    assert _ids([s, load_samples(smoke_dir)[5]])[0] == base       # nor is the plan's other content
+    p = plan(
+        [s],
+        [parse_condition("frames@1", "structured_trace")],
+        [spec],
+        suite=SUITE,
+        caps_by_model={spec.label: CAPS["a"]},
+    )
+    assert p[0].id != base  # generation settings
+    assert _ids([moved])[0] == base  # a path is not content
+    assert _ids([s, load_samples(smoke_dir)[5]])[0] == base  # nor is the plan's other content
 
 
 # --------------------------------------------------------------------------- requests
@@ -161,8 +191,9 @@ def test_sent_frames_are_the_exact_decoded_frames_and_jpegs_match_a_fresh_encode
     for part, ref in zip(imgs[:5], fresh, strict=True):
         assert np.array_equal(part.image, ref)
         memo = encode_jpeg(part.image, 90)  # memoised for read-only cached frames
-        ok, buf = cv2.imencode(".jpg", cv2.cvtColor(np.ascontiguousarray(ref), cv2.COLOR_RGB2BGR),
-                               [int(cv2.IMWRITE_JPEG_QUALITY), 90])
+        ok, buf = cv2.imencode(
+            ".jpg", cv2.cvtColor(np.ascontiguousarray(ref), cv2.COLOR_RGB2BGR), [int(cv2.IMWRITE_JPEG_QUALITY), 90]
+        )
         assert ok and memo == buf.tobytes()
 
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-ray = pytest.importorskip("ray", reason="ray is not installed: pip install \"vidaudit[ray]\" to run the Ray tests")
-pytest.importorskip("transformers", reason="the Ray tests run a tiny hf model: pip install \"vidaudit[hf]\"")
+ray = pytest.importorskip("ray", reason='ray is not installed: pip install "vidaudit[ray]" to run the Ray tests')
+pytest.importorskip("transformers", reason='the Ray tests run a tiny hf model: pip install "vidaudit[hf]"')
 pytestmark = pytest.mark.xdist_group("ray")  # kept for --dist loadgroup; addopts uses loadfile (a module on one worker)
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
@@ -55,10 +55,25 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _request(data: Path, out: Path, model: str, **kw) -> RunRequest:
-    return resolve_run_request(suite="counting", data=data, models=[model], conditions=["frames@2"], prompts=[],
-                               timestamps=True, config=None, out=out, resume=None, temperature=0.0,
-                               max_output_tokens=6, seed=None, max_attempts=3, max_cost_usd=None, max_tokens=None,
-                               limit=LIMIT, **kw)
+    return resolve_run_request(
+        suite="counting",
+        data=data,
+        models=[model],
+        conditions=["frames@2"],
+        prompts=[],
+        timestamps=True,
+        config=None,
+        out=out,
+        resume=None,
+        temperature=0.0,
+        max_output_tokens=6,
+        seed=None,
+        max_attempts=3,
+        max_cost_usd=None,
+        max_tokens=None,
+        limit=LIMIT,
+        **kw,
+    )
 
 
 def _stored(run: Path) -> tuple[dict[str, str], Counter[str], Counter[str]]:
@@ -86,7 +101,8 @@ def local_run(smoke_dir: Path, model_dir: Path, tmp_path_factory: pytest.TempPat
 
 
 def test_a_ray_run_with_a_replica_killed_mid_call_stores_what_a_local_run_stores(
-        cluster, smoke_dir: Path, model_dir: Path, local_run: dict[str, str], tmp_path: Path) -> None:
+    cluster, smoke_dir: Path, model_dir: Path, local_run: dict[str, str], tmp_path: Path
+) -> None:
     dispatch = RayDispatch(RayOptions(resources={"worker_node": 1}))
     killed: list[int] = []
 
@@ -98,8 +114,7 @@ def test_a_ray_run_with_a_replica_killed_mid_call_stores_what_a_local_run_stores
             os.kill(pid, signal.SIGKILL)
             killed.append(pid)
 
-    res = execute(_request(smoke_dir, tmp_path / "run", f"hf:{model_dir}"), dispatch=dispatch,
-                  on_progress=on_progress)
+    res = execute(_request(smoke_dir, tmp_path / "run", f"hf:{model_dir}"), dispatch=dispatch, on_progress=on_progress)
     assert killed, "no replica was killed"
     assert res.summary is not None and res.summary.ok == LIMIT and res.summary.calls == LIMIT
     texts, ok, failed = _stored(tmp_path / "run")
@@ -117,11 +132,34 @@ def _ok_so_far(run: Path) -> int:
 
 
 def test_a_killed_driver_resumes_with_no_repeated_call_and_the_local_answers(
-        cluster, smoke_dir: Path, model_dir: Path, local_run: dict[str, str], tmp_path: Path) -> None:
+    cluster, smoke_dir: Path, model_dir: Path, local_run: dict[str, str], tmp_path: Path
+) -> None:
     run = tmp_path / "run"
-    cmd = [sys.executable, "-m", "vidaudit.cli", "run", "counting", "--data", str(smoke_dir), "--model",
-           f"hf:{model_dir}", "--condition", "frames@2", "--limit", str(LIMIT), "--max-output-tokens", "6",
-           "--temperature", "0", "--out", str(run), "--executor", "ray", "--ray-address", cluster["address"]]
+    cmd = [
+        sys.executable,
+        "-m",
+        "vidaudit.cli",
+        "run",
+        "counting",
+        "--data",
+        str(smoke_dir),
+        "--model",
+        f"hf:{model_dir}",
+        "--condition",
+        "frames@2",
+        "--limit",
+        str(LIMIT),
+        "--max-output-tokens",
+        "6",
+        "--temperature",
+        "0",
+        "--out",
+        str(run),
+        "--executor",
+        "ray",
+        "--ray-address",
+        cluster["address"],
+    ]
     first = subprocess.Popen(cmd, env=cluster["env"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while not _ok_so_far(run):
@@ -132,9 +170,24 @@ def test_a_killed_driver_resumes_with_no_repeated_call_and_the_local_answers(
     first.wait(30)
     before = _stored(run)[0]
     assert 0 < len(before) <= LIMIT
-    resumed = subprocess.run([sys.executable, "-m", "vidaudit.cli", "run", "--resume", str(run), "--executor",
-                              "ray", "--ray-address", cluster["address"]], env=cluster["env"], capture_output=True,
-                             text=True, timeout=180)
+    resumed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "vidaudit.cli",
+            "run",
+            "--resume",
+            str(run),
+            "--executor",
+            "ray",
+            "--ray-address",
+            cluster["address"],
+        ],
+        env=cluster["env"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     texts, ok, _ = _stored(run)
     assert texts == local_run and set(ok.values()) == {1}
@@ -142,7 +195,8 @@ def test_a_killed_driver_resumes_with_no_repeated_call_and_the_local_answers(
 
 
 def test_a_replica_ray_cannot_restart_stops_the_run_and_a_resume_finishes_it(
-        cluster, smoke_dir: Path, tmp_path: Path) -> None:
+    cluster, smoke_dir: Path, tmp_path: Path
+) -> None:
     from vidaudit.run.executor import AdapterError
 
     run, limit = tmp_path / "run", 8
@@ -163,7 +217,11 @@ def test_a_replica_ray_cannot_restart_stops_the_run_and_a_resume_finishes_it(
     texts, ok, failed = _stored(run)
     assert sum(failed.values()) <= dispatch.proxies["oracle"].local.capabilities.concurrency  # only calls in flight
     res = execute(request)  # resumed here, without Ray
-    assert res.summary is not None and res.summary.skipped_already_ok == len(texts) and res.summary.ok == limit - len(texts)
+    assert (
+        res.summary is not None
+        and res.summary.skipped_already_ok == len(texts)
+        and res.summary.ok == limit - len(texts)
+    )
     after, ok, _ = _stored(run)
     assert set(ok.values()) == {1} and {k: after[k] for k in texts} == texts  # no stored call repeated
     reference = tmp_path / "local"
@@ -172,7 +230,8 @@ def test_a_replica_ray_cannot_restart_stops_the_run_and_a_resume_finishes_it(
 
 
 def test_a_judged_run_keeps_its_stage_calls_on_the_driver_and_its_model_on_ray(
-        cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from httpfake import FakeServer, Reply
     from vidaudit.core.types import Condition, ModelSpec, Presentation
 
@@ -181,19 +240,33 @@ def test_a_judged_run_keeps_its_stage_calls_on_the_driver_and_its_model_on_ray(
     from toysuite import generate_toy
 
     generate_toy(tmp_path / "data", seeds=1)
-    reply = {"id": "c", "object": "chat.completion", "created": 1, "model": "judge-1",
-             "choices": [{"index": 0, "finish_reason": "stop",
-                          "message": {"role": "assistant", "content": '{"names_colour": true}'}}],
-             "usage": {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48}}
+    reply = {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "judge-1",
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": '{"names_colour": true}'}}
+        ],
+        "usage": {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48},
+    }
     runs = {}
     with FakeServer() as srv:
         srv.script("POST", CHAT, default=Reply(json=reply))
         judge = ModelSpec.parse(f"openai:judge-1@{srv.url}/v1", temperature=0.0, max_tokens=64)
-        for name, dispatch in (("local", None), ("ray", RayDispatch(RayOptions(replicas=2,
-                                                                               resources={"worker_node": 1})))):
-            res = execute(tmp_path / "data", tmp_path / name, [ModelSpec.parse("constant:the screen looks red")],
-                          [Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="plain")], suite="toy",
-                          judge=judge, dispatch=dispatch)
+        for name, dispatch in (
+            ("local", None),
+            ("ray", RayDispatch(RayOptions(replicas=2, resources={"worker_node": 1}))),
+        ):
+            res = execute(
+                tmp_path / "data",
+                tmp_path / name,
+                [ModelSpec.parse("constant:the screen looks red")],
+                [Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="plain")],
+                suite="toy",
+                judge=judge,
+                dispatch=dispatch,
+            )
             assert res.summary is not None and not res.summary.stopped_early
             with StoreReader(tmp_path / name) as store:
                 runs[name] = sorted((c.trial_id, c.stage, c.call_key, c.response.text) for c in store.stage_calls())

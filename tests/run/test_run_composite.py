@@ -72,9 +72,17 @@ FAST = RetryPolicy(base_delay_s=0.0, max_delay_s=0.0)
 class RecordingAdapter:
     """A plain test adapter: records every request text it gets; ``script(text, n)`` may return an error."""
 
-    def __init__(self, label: str, *, reply: Callable[[str], str] = lambda text: "ok", cost_usd: float | None = 0.01,
-                 tokens: tuple[int, int] = (100, 10), delay_s: float = 0.0, concurrency: int = 4,
-                 script: Callable[[str, int], BaseException | None] | None = None) -> None:
+    def __init__(
+        self,
+        label: str,
+        *,
+        reply: Callable[[str], str] = lambda text: "ok",
+        cost_usd: float | None = 0.01,
+        tokens: tuple[int, int] = (100, 10),
+        delay_s: float = 0.0,
+        concurrency: int = 4,
+        script: Callable[[str, int], BaseException | None] | None = None,
+    ) -> None:
         self.spec = ModelSpec.parse(label)
         self.capabilities = Capabilities(concurrency=concurrency)
         self.reply, self.cost_usd, self.tokens, self.delay_s = reply, cost_usd, tokens, delay_s
@@ -96,9 +104,13 @@ class RecordingAdapter:
             err = self.script(text, self.calls[text])
             if err is not None:
                 raise err
-            return Response(text=self.reply(text), usage=Usage(input_tokens=self.tokens[0],
-                                                               output_tokens=self.tokens[1]),
-                            latency_s=self.delay_s, finish_reason="stop", cost_usd=self.cost_usd)
+            return Response(
+                text=self.reply(text),
+                usage=Usage(input_tokens=self.tokens[0], output_tokens=self.tokens[1]),
+                latency_s=self.delay_s,
+                finish_reason="stop",
+                cost_usd=self.cost_usd,
+            )
         finally:
             self.in_flight -= 1
 
@@ -111,16 +123,29 @@ class AnswerThenJudge:
 
     composite = True
 
-    def __init__(self, answerer: RecordingAdapter, judge: RecordingAdapter, *, judge_prompt: str = "Is it right?",
-                 version: str = "v1", concurrency: int = 4) -> None:
+    def __init__(
+        self,
+        answerer: RecordingAdapter,
+        judge: RecordingAdapter,
+        *,
+        judge_prompt: str = "Is it right?",
+        version: str = "v1",
+        concurrency: int = 4,
+    ) -> None:
         self.answerer, self.judge, self.judge_prompt = answerer, judge, judge_prompt
         self.spec = ModelSpec(provider="composite", name=f"answer+judge:{version}")
         self.capabilities = Capabilities(concurrency=concurrency)
 
     async def run(self, request: Request, call: StageCall) -> Response:
         answer = await call("answer", self.answerer, request)
-        verdict = await call("judge", self.judge, Request(
-            trial_id=request.trial_id, parts=(TextPart(f"{self.judge_prompt}\nQ: {request.text}\nA: {answer.text}"),)))
+        verdict = await call(
+            "judge",
+            self.judge,
+            Request(
+                trial_id=request.trial_id,
+                parts=(TextPart(f"{self.judge_prompt}\nQ: {request.text}\nA: {answer.text}"),),
+            ),
+        )
         return combine_stages(f"{answer.text} | judge: {verdict.text}", [answer, verdict])
 
     async def aclose(self) -> None:
@@ -137,15 +162,19 @@ class PlannedTrial:
 
 
 def plan(n: int, model: ModelSpec) -> list[PlannedTrial]:
-    return [PlannedTrial(Trial(sample_id=f"s{i:03d}", video_sha256=None, condition=Condition(prompt="structured_trace"),
-                               model=model))
-            for i in range(n)]
+    return [
+        PlannedTrial(
+            Trial(sample_id=f"s{i:03d}", video_sha256=None, condition=Condition(prompt="structured_trace"), model=model)
+        )
+        for i in range(n)
+    ]
 
 
 def prepare(p: PlannedTrial) -> Request:
     frame = np.full((8, 8, 3), int(p.trial.sample_id[1:]) % 255, np.uint8)
-    return Request(trial_id=p.id, parts=(ImagePart(frame, frame_index=12, t=0.4),
-                                         TextPart(f"count in {p.trial.sample_id}")))
+    return Request(
+        trial_id=p.id, parts=(ImagePart(frame, frame_index=12, t=0.4), TextPart(f"count in {p.trial.sample_id}"))
+    )
 
 
 def run(planned: list[PlannedTrial], composite: object, store: RunStore, **kw: object):  # type: ignore[no-untyped-def]
@@ -168,9 +197,13 @@ def test_protocol_marks_composites() -> None:
     c = AnswerThenJudge(RecordingAdapter("test:a"), RecordingAdapter("test:j"))
     assert is_composite(c) and isinstance(c, CompositeAdapter)
     assert not is_composite(c.answerer) and not is_composite(object())
-    r = combine_stages("x", [Response(text="a", usage=Usage(input_tokens=3), latency_s=1, cost_usd=0.5),
-                             Response(text="b", usage=Usage(output_tokens=4), latency_s=2, cost_usd=0.25,
-                                      finish_reason="stop")])
+    r = combine_stages(
+        "x",
+        [
+            Response(text="a", usage=Usage(input_tokens=3), latency_s=1, cost_usd=0.5),
+            Response(text="b", usage=Usage(output_tokens=4), latency_s=2, cost_usd=0.25, finish_reason="stop"),
+        ],
+    )
     assert r.usage == Usage(input_tokens=3, output_tokens=4) and r.cost_usd == 0.75 and r.latency_s == 3
     assert r.finish_reason == "stop"
     assert combine_stages("x", [Response(text="a", cost_usd=None), Response(text="b", cost_usd=1.0)]).cost_usd is None
@@ -179,8 +212,16 @@ def test_protocol_marks_composites() -> None:
 
 def test_call_key_covers_the_content_and_only_the_content() -> None:
     frame = np.arange(8 * 8 * 3, dtype=np.uint8).reshape(8, 8, 3)
-    video = VideoPart(path="v.mp4", sha256="ab" * 32, fps=2.0, duration_s=4.0, n_frames=120, source_fps=30.0,
-                      frame_indices=(0, 15), timestamps=(0.0, 0.5))
+    video = VideoPart(
+        path="v.mp4",
+        sha256="ab" * 32,
+        fps=2.0,
+        duration_s=4.0,
+        n_frames=120,
+        source_fps=30.0,
+        frame_indices=(0, 15),
+        timestamps=(0.0, 0.5),
+    )
     base = Request(trial_id="t1", parts=(TextPart("q"), ImagePart(frame, 3, 0.1), video), system="sys")
     spec = ModelSpec.parse("test:judge")
 
@@ -188,7 +229,7 @@ def test_call_key_covers_the_content_and_only_the_content() -> None:
         return call_key(stage, s, request_fingerprint(req))
 
     k = key(base)
-    assert key(Request(trial_id="another trial", parts=base.parts, system="sys")) == k   # trial id: not content
+    assert key(Request(trial_id="another trial", parts=base.parts, system="sys")) == k  # trial id: not content
     frame2 = frame.copy()
     frame2[0, 0, 0] ^= 1
     variants = [
@@ -197,19 +238,31 @@ def test_call_key_covers_the_content_and_only_the_content() -> None:
         Request(trial_id="t1", parts=(TextPart("q"), ImagePart(frame, 4, 0.1), video), system="sys"),
         Request(trial_id="t1", parts=(TextPart("q"), ImagePart(frame, 3, 0.2), video), system="sys"),
         Request(trial_id="t1", parts=(TextPart("q"), ImagePart(frame.reshape(8, 24, 1), 3, 0.1), video), system="sys"),
-        Request(trial_id="t1", parts=(TextPart("q"), base.parts[1], VideoPart(**{**video.__dict__, "fps": 1.0})),
-                system="sys"),
-        Request(trial_id="t1", parts=(TextPart("q"), base.parts[1],
-                                      VideoPart(**{**video.__dict__, "frame_indices": (0, 16)})), system="sys"),
-        Request(trial_id="t1", parts=(TextPart("q"), base.parts[1],
-                                      VideoPart(**{**video.__dict__, "sha256": "cd" * 32})), system="sys"),
-        Request(trial_id="t1", parts=(base.parts[1], TextPart("q"), video), system="sys"),         # order
+        Request(
+            trial_id="t1",
+            parts=(TextPart("q"), base.parts[1], VideoPart(**{**video.__dict__, "fps": 1.0})),
+            system="sys",
+        ),
+        Request(
+            trial_id="t1",
+            parts=(TextPart("q"), base.parts[1], VideoPart(**{**video.__dict__, "frame_indices": (0, 16)})),
+            system="sys",
+        ),
+        Request(
+            trial_id="t1",
+            parts=(TextPart("q"), base.parts[1], VideoPart(**{**video.__dict__, "sha256": "cd" * 32})),
+            system="sys",
+        ),
+        Request(trial_id="t1", parts=(base.parts[1], TextPart("q"), video), system="sys"),  # order
         Request(trial_id="t1", parts=base.parts, system="sys2"),
         Request(trial_id="t1", parts=base.parts, system="sys", settings=GenerationSettings(temperature=0.7)),
         Request(trial_id="t1", parts=base.parts, system="sys", metadata={"domain": "x"}),
     ]
-    keys = [key(v) for v in variants] + [key(base, stage="answer"), key(base, s=ModelSpec.parse("test:judge2")),
-                                         key(base, s=ModelSpec.parse("test:judge", temperature=0.5))]
+    keys = [key(v) for v in variants] + [
+        key(base, stage="answer"),
+        key(base, s=ModelSpec.parse("test:judge2")),
+        key(base, s=ModelSpec.parse("test:judge", temperature=0.5)),
+    ]
     assert len(set(keys + [k])) == len(keys) + 1
     # any str hashes, and two lone surrogates are not the character they would pair into
     lone = key(Request(trial_id="t", parts=(TextPart("\ud83d\ude00"),)))
@@ -222,8 +275,9 @@ def test_call_key_covers_the_content_and_only_the_content() -> None:
 
 
 def test_a_failed_judge_is_retried_without_calling_the_answer_again(tmp_path: Path) -> None:
-    judge = RecordingAdapter("test:judge", cost_usd=0.001, script=lambda text, n: transient()
-                             if "s001" in text and n == 1 else None)
+    judge = RecordingAdapter(
+        "test:judge", cost_usd=0.001, script=lambda text, n: transient() if "s001" in text and n == 1 else None
+    )
     answerer = RecordingAdapter("test:answer", cost_usd=0.01)
     composite = AnswerThenJudge(answerer, judge)
     planned = plan(3, composite.spec)
@@ -231,22 +285,29 @@ def test_a_failed_judge_is_retried_without_calling_the_answer_again(tmp_path: Pa
     with RunStore(tmp_path) as store:
         s = run(planned, composite, store)
         assert s.ok == 3 and s.calls == 4 and s.failed_attempts == {"api_error": 1}
-        assert answerer.calls == Counter({f"count in s{i:03d}": 1 for i in range(3)})   # never repeated
+        assert answerer.calls == Counter({f"count in s{i:03d}": 1 for i in range(3)})  # never repeated
         assert judge.calls[judge_text("s001")] == 2 and judge.total == 4
         first, second = store.attempts(failing)
         assert first.status is Status.API_ERROR and first.error_kind is ErrorKind.TRANSIENT
         assert first.error_message == "stage judge: 503 from the judge"
         assert second.status is Status.OK and second.response is not None
         assert second.response.text == "ok | judge: ok" and second.frame_indices == (12,)
-        assert second.response.usage == Usage(input_tokens=200, output_tokens=20)   # its stages' sum
+        assert second.response.usage == Usage(input_tokens=200, output_tokens=20)  # its stages' sum
         refs = store.attempt_stages(failing, 2)
         assert refs is not None and [(r.stage, r.cached, r.status) for r in refs] == [
-            ("answer", True, Status.OK), ("judge", False, Status.OK)]
+            ("answer", True, Status.OK),
+            ("judge", False, Status.OK),
+        ]
         assert [(r.stage, r.status) for r in store.attempt_stages(failing, 1) or []] == [
-            ("answer", Status.OK), ("judge", Status.API_ERROR)]
+            ("answer", Status.OK),
+            ("judge", Status.API_ERROR),
+        ]
         calls = store.stage_calls(failing)
         assert [(c.stage, c.attempt, c.trial_attempt, c.status) for c in calls] == [
-            ("answer", 1, 1, Status.OK), ("judge", 1, 1, Status.API_ERROR), ("judge", 2, 2, Status.OK)]
+            ("answer", 1, 1, Status.OK),
+            ("judge", 1, 1, Status.API_ERROR),
+            ("judge", 2, 2, Status.OK),
+        ]
         assert calls[1].error_kind is ErrorKind.TRANSIENT and calls[1].response is None
         assert calls[0].model == answerer.spec and calls[0].request["parts"][1] == {"text": "count in s001"}
         # spend counts each stage call once: 3 answers and 3 ok judges, never a composite attempt's sum
@@ -260,8 +321,9 @@ def test_a_failed_judge_is_retried_without_calling_the_answer_again(tmp_path: Pa
 
 def test_quota_after_stage_one_then_resume_calls_only_stage_two(tmp_path: Path) -> None:
     quota = {"on": True}
-    judge = RecordingAdapter("test:judge", script=lambda text, n: ModelCallError(ErrorKind.QUOTA, "quota exhausted")
-                             if quota["on"] else None)
+    judge = RecordingAdapter(
+        "test:judge", script=lambda text, n: ModelCallError(ErrorKind.QUOTA, "quota exhausted") if quota["on"] else None
+    )
     answerer = RecordingAdapter("test:answer")
     composite = AnswerThenJudge(answerer, judge, concurrency=1)
     planned = plan(3, composite.spec)
@@ -271,22 +333,24 @@ def test_quota_after_stage_one_then_resume_calls_only_stage_two(tmp_path: Path) 
         assert answerer.total == 1 and judge.total == 1 and s.not_run == 2
         (tid,) = store.attempt_counts()
         assert store.latest(tid).error_kind is ErrorKind.QUOTA  # type: ignore[union-attr]
-        assert [(c.stage, c.status) for c in store.stage_calls()] == [("answer", Status.OK),
-                                                                      ("judge", Status.API_ERROR)]
+        assert [(c.stage, c.status) for c in store.stage_calls()] == [
+            ("answer", Status.OK),
+            ("judge", Status.API_ERROR),
+        ]
     quota["on"] = False
     answerer.calls.clear()
     judge.calls.clear()
-    with RunStore(tmp_path) as store:                      # a new session, as a resume is
+    with RunStore(tmp_path) as store:  # a new session, as a resume is
         s2 = run(planned, composite, store)
         assert s2.stop_reason is StopReason.COMPLETED and s2.ok == 3
         stopped_sample = next(r.sample_id for r, _ in store.results() if r.trial_id == tid)
-        assert answerer.calls[f"count in {stopped_sample}"] == 0      # stage 1: zero times
-        assert judge.calls[judge_text(stopped_sample)] == 1           # stage 2: once
+        assert answerer.calls[f"count in {stopped_sample}"] == 0  # stage 1: zero times
+        assert judge.calls[judge_text(stopped_sample)] == 1  # stage 2: once
         assert answerer.total == 2 and judge.total == 3
 
 
 def test_budget_overrun_after_stage_one_stops_before_stage_two(tmp_path: Path) -> None:
-    answerer = RecordingAdapter("test:answer", cost_usd=0.02)      # costs twice the trial's estimate
+    answerer = RecordingAdapter("test:answer", cost_usd=0.02)  # costs twice the trial's estimate
     judge = RecordingAdapter("test:judge", cost_usd=0.001)
     composite = AnswerThenJudge(answerer, judge, concurrency=1)
     planned = plan(2, composite.spec)
@@ -295,7 +359,7 @@ def test_budget_overrun_after_stage_one_stops_before_stage_two(tmp_path: Path) -
         s = run(planned, composite, store, budget=Budget(max_cost_usd=0.015, estimate=estimate))
         assert s.stop_reason is StopReason.BUDGET and "budget" in (s.stop_message or "")
         assert answerer.total == 1 and judge.total == 0
-        assert store.attempt_counts() == {}        # the interrupted trial stored no attempt: nothing failed
+        assert store.attempt_counts() == {}  # the interrupted trial stored no attempt: nothing failed
         assert s.calls == 0 and s.called == 0 and s.not_run == 2
         assert [c.stage for c in store.stage_calls()] == ["answer"]
         assert store.summary().cost_usd == pytest.approx(0.02) == s.cost_usd
@@ -305,13 +369,14 @@ def test_budget_overrun_after_stage_one_stops_before_stage_two(tmp_path: Path) -
 
 
 def test_a_stage_reporting_no_cost_is_charged_its_estimate(tmp_path: Path) -> None:
-    composite = AnswerThenJudge(RecordingAdapter("test:answer", cost_usd=None),
-                                RecordingAdapter("test:judge", cost_usd=0.001), concurrency=1)
+    composite = AnswerThenJudge(
+        RecordingAdapter("test:answer", cost_usd=None), RecordingAdapter("test:judge", cost_usd=0.001), concurrency=1
+    )
     planned = plan(5, composite.spec)
     with RunStore(tmp_path) as store:
         s = run(planned, composite, store, budget=Budget(max_cost_usd=0.1, estimate=lambda p: (0, 0.03)))
         assert s.stop_reason is StopReason.BUDGET and s.ok == 3
-        assert s.cost_usd == pytest.approx(0.09)   # never assumed free: each trial charged its estimate
+        assert s.cost_usd == pytest.approx(0.09)  # never assumed free: each trial charged its estimate
 
 
 def test_changed_sub_request_is_a_new_call_unchanged_is_a_hit(tmp_path: Path) -> None:
@@ -321,9 +386,9 @@ def test_changed_sub_request_is_a_new_call_unchanged_is_a_hit(tmp_path: Path) ->
     with RunStore(tmp_path) as store:
         run(plan(2, v1.spec), v1, store)
         assert answerer.total == 2 and judge.total == 2
-        s = run(plan(2, v2.spec), v2, store)           # new trials (new composite spec), same answer requests
+        s = run(plan(2, v2.spec), v2, store)  # new trials (new composite spec), same answer requests
         assert s.ok == 2
-        assert answerer.total == 2                     # unchanged sub-request: a hit, made by another trial
+        assert answerer.total == 2  # unchanged sub-request: a hit, made by another trial
         assert judge.total == 4 and judge.calls["Is the count right?\nQ: count in s000\nA: ok"] == 1
         v2_trial = plan(1, v2.spec)[0].id
         assert [r.cached for r in store.attempt_stages(v2_trial, 1) or []] == [True, False]
@@ -352,9 +417,12 @@ def test_stage_calls_and_composite_attempts_are_in_the_audit_log(tmp_path: Path)
         run(planned, composite, store)
         stored = {(c.trial_id, c.stage, c.attempt): c for c in store.stage_calls()}
     log = [json.loads(x) for x in (tmp_path / "attempts.jsonl").read_text().splitlines()]
-    logged = {(r["stage_call"]["trial_id"], r["stage_call"]["stage"], r["stage_call"]["attempt"]): r["stage_call"]
-              for r in log if "stage_call" in r}
-    assert set(logged) == set(stored) and len(logged) == 6           # 2 answers, 2 failed + 2 ok judges
+    logged = {
+        (r["stage_call"]["trial_id"], r["stage_call"]["stage"], r["stage_call"]["attempt"]): r["stage_call"]
+        for r in log
+        if "stage_call" in r
+    }
+    assert set(logged) == set(stored) and len(logged) == 6  # 2 answers, 2 failed + 2 ok judges
     for k, c in stored.items():
         assert logged[k] == c.model_dump(mode="json")
     attempts = [r for r in log if "attempt" in r]
@@ -363,8 +431,11 @@ def test_stage_calls_and_composite_attempts_are_in_the_audit_log(tmp_path: Path)
 
 
 def test_a_lost_store_is_rebuilt_and_a_resume_makes_no_call(tmp_path: Path) -> None:
-    judge = RecordingAdapter("test:judge", reply=lambda t: "\ud800 yes", script=lambda text, n: transient()
-                             if "s002" in text and n == 1 else None)
+    judge = RecordingAdapter(
+        "test:judge",
+        reply=lambda t: "\ud800 yes",
+        script=lambda text, n: transient() if "s002" in text and n == 1 else None,
+    )
     answerer = RecordingAdapter("test:answer")
     composite = AnswerThenJudge(answerer, judge)
     planned = plan(4, composite.spec)
@@ -510,19 +581,27 @@ def _chat_reply(rec: Recorded) -> Reply:
     text = body["messages"][-1]["content"]
     text = text if isinstance(text, str) else " ".join(p.get("text", "") for p in text)
     answer = "yes" if body["model"] == "judge" else f"\\boxed{{{len(text) % 7}}}"
-    return Reply(json={"id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
-                       "choices": [{"index": 0, "finish_reason": "stop",
-                                    "message": {"role": "assistant", "content": answer}}],
-                       "usage": {"prompt_tokens": 50, "completion_tokens": 3, "total_tokens": 53}},
-                 delay_s=0.3)
+    return Reply(
+        json={
+            "id": "c1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": answer}}],
+            "usage": {"prompt_tokens": 50, "completion_tokens": 3, "total_tokens": 53},
+        },
+        delay_s=0.3,
+    )
 
 
 def _stored(db: Path) -> tuple[int, int]:
     """(ok stage calls, trials with an ok answer stage but no attempt yet): read-only, while it is written."""
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
         ok = con.execute("select count(*) from stage_calls where status='ok'").fetchone()[0]
-        mid = con.execute("select count(*) from stage_calls s where stage='answer' and status='ok' and not exists "
-                          "(select 1 from attempts a where a.trial_id = s.trial_id)").fetchone()[0]
+        mid = con.execute(
+            "select count(*) from stage_calls s where stage='answer' and status='ok' and not exists "
+            "(select 1 from attempts a where a.trial_id = s.trial_id)"
+        ).fetchone()[0]
     return int(ok), int(mid)
 
 
@@ -532,8 +611,7 @@ def test_sigkill_mid_composite_then_resume_repeats_no_stored_stage_call(tmp_path
     with FakeServer() as srv:
         srv.script("POST", "/v1/chat/completions", default=_chat_reply)
         cmd = [sys.executable, "-c", _DRIVER, str(run_dir), srv.url]
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
         deadline, mid_composite = time.time() + 60, False
         while time.time() < deadline and proc.poll() is None:
             db = run_dir / "store.sqlite"
@@ -541,7 +619,7 @@ def test_sigkill_mid_composite_then_resume_repeats_no_stored_stage_call(tmp_path
                 ok, mid = _stored(db) if db.exists() else (0, 0)
             except sqlite3.Error:
                 ok, mid = 0, 0
-            if ok >= 5 and mid >= 1:   # some trials done, some between their answer and their judge
+            if ok >= 5 and mid >= 1:  # some trials done, some between their answer and their judge
                 mid_composite = True
                 break
             time.sleep(0.02)
@@ -569,8 +647,8 @@ def test_sigkill_mid_composite_then_resume_repeats_no_stored_stage_call(tmp_path
         assert store.recovery.clean or store.recovery.torn_tail_bytes  # the killed writer left at most a torn line
         assert len(store.ok_trial_ids()) == 8
         oks = Counter((c.trial_id, c.stage) for c in store.stage_calls() if c.status is Status.OK)
-        assert set(oks.values()) == {1} and len(oks) == 16          # every stage call made exactly once
-        for (tid, stage), c in done.items():                        # the stored ones are the ones used
+        assert set(oks.values()) == {1} and len(oks) == 16  # every stage call made exactly once
+        for (tid, stage), c in done.items():  # the stored ones are the ones used
             assert store.stage_calls(tid)[0 if stage == "answer" else -1].call_key == c.call_key
         for row, att in store.results():
             assert att is not None and att.status is Status.OK

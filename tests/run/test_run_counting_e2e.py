@@ -53,8 +53,10 @@ def builtin_run(demo) -> Path:
 
 def records_from_store(run_dir: Path) -> tuple[list[dict], dict[str, dict], dict]:
     scored = score_store(run_dir)
-    extras = {tid: {"frame_indices": [i for i, _ in fr], "frame_times": [t for _, t in fr]}
-              for tid, fr in scored.frames.items()}
+    extras = {
+        tid: {"frame_indices": [i for i, _ in fr], "frame_times": [t for _, t in fr]}
+        for tid, fr in scored.frames.items()
+    }
     return [r.flat() for r in scored.records], extras, scored.samples
 
 
@@ -105,15 +107,44 @@ def test_report_files(builtin_run: Path) -> None:
     assert rep["trace_metrics"]["oracle"]["native@all/structured_trace"]["macro"]["em"] == 1.0
     assert any("frames@1" in n and "cannot show" in n for n in top["notes"])
     cell = rep["cells"][0]
-    assert {"model", "condition", "domain", "n_events", "frequency_hz", "n", "correct", "accuracy", "ci_low",
-            "ci_high"} <= set(cell)
+    assert {
+        "model",
+        "condition",
+        "domain",
+        "n_events",
+        "frequency_hz",
+        "n",
+        "correct",
+        "accuracy",
+        "ci_low",
+        "ci_high",
+    } <= set(cell)
     assert (builtin_run / "report" / "report.html").stat().st_size > 10_000
 
 
 def test_dry_run_calls_nothing(smoke_dir: Path, tmp_path: Path) -> None:
-    r = runner.invoke(app, ["run", "counting", "--data", str(smoke_dir), "--model", "oracle", "--condition",
-                            "frames@16", "--condition", "keyframes", "--prompt", "direct", "--prompt", "thinking",
-                            "--out", str(tmp_path / "dry"), "--dry-run"])
+    r = runner.invoke(
+        app,
+        [
+            "run",
+            "counting",
+            "--data",
+            str(smoke_dir),
+            "--model",
+            "oracle",
+            "--condition",
+            "frames@16",
+            "--condition",
+            "keyframes",
+            "--prompt",
+            "direct",
+            "--prompt",
+            "thinking",
+            "--out",
+            str(tmp_path / "dry"),
+            "--dry-run",
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "72 trials in all" in r.output
     assert not (tmp_path / "dry").exists()
@@ -125,8 +156,9 @@ def _copy_data(smoke_dir: Path, dst: Path) -> Path:
 
 
 @pytest.mark.parametrize("case", ["provider", "sha", "missing", "condition", "prompt"])
-def test_bad_input_fails_before_any_call(case: str, smoke_dir: Path, tmp_path: Path,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_input_fails_before_any_call(
+    case: str, smoke_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data = _copy_data(smoke_dir, tmp_path / "data")
     model, cond, prompt, expect = "oracle", "native", "structured_trace", ""
     if case == "provider":
@@ -146,8 +178,23 @@ def test_bad_input_fails_before_any_call(case: str, smoke_dir: Path, tmp_path: P
     with FakeServer() as srv:
         if case == "condition":
             model = f"anthropic:claude-test@{srv.url}"
-        r = runner.invoke(app, ["run", "counting", "--data", str(data), "--model", model, "--condition", cond,
-                                "--prompt", prompt, "--out", str(tmp_path / "run")])
+        r = runner.invoke(
+            app,
+            [
+                "run",
+                "counting",
+                "--data",
+                str(data),
+                "--model",
+                model,
+                "--condition",
+                cond,
+                "--prompt",
+                prompt,
+                "--out",
+                str(tmp_path / "run"),
+            ],
+        )
         assert srv.requests == []
     assert r.exit_code == 2, r.output
     assert expect in " ".join(r.output.split()), r.output
@@ -156,13 +203,29 @@ def test_bad_input_fails_before_any_call(case: str, smoke_dir: Path, tmp_path: P
 
 def _chat_reply(rec: Recorded) -> Reply:
     body = rec.json()
-    n_images = sum(1 for m in body["messages"] for p in (m["content"] if isinstance(m["content"], list) else [])
-                   if p.get("type") == "image_url")
-    return Reply(json={"id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
-                       "choices": [{"index": 0, "finish_reason": "stop",
-                                    "message": {"role": "assistant", "content": f"t=1.0s: event\n\\boxed{{{n_images % 5}}}"}}],
-                       "usage": {"prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107}},
-                 delay_s=0.4)
+    n_images = sum(
+        1
+        for m in body["messages"]
+        for p in (m["content"] if isinstance(m["content"], list) else [])
+        if p.get("type") == "image_url"
+    )
+    return Reply(
+        json={
+            "id": "c1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": f"t=1.0s: event\n\\boxed{{{n_images % 5}}}"},
+                }
+            ],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107},
+        },
+        delay_s=0.4,
+    )
 
 
 def test_sigkill_mid_run_then_resume(smoke_dir: Path, tmp_path: Path) -> None:
@@ -171,10 +234,22 @@ def test_sigkill_mid_run_then_resume(smoke_dir: Path, tmp_path: Path) -> None:
     env = {**os.environ, "OPENAI_API_KEY": SECRET}
     with FakeServer() as srv:
         srv.script("POST", "/v1/chat/completions", default=_chat_reply)
-        cmd = [sys.executable, "-m", "vidaudit.cli", "run", "counting", "--data", str(smoke_dir), "--model",
-               f"openai:fake-vlm@{srv.url}/v1", "--condition", "frames@1", "--out", str(run_dir)]
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        cmd = [
+            sys.executable,
+            "-m",
+            "vidaudit.cli",
+            "run",
+            "counting",
+            "--data",
+            str(smoke_dir),
+            "--model",
+            f"openai:fake-vlm@{srv.url}/v1",
+            "--condition",
+            "frames@1",
+            "--out",
+            str(run_dir),
+        ]
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.time() + 90
         while time.time() < deadline:
             db = run_dir / "store.sqlite"

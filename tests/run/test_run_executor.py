@@ -55,9 +55,16 @@ class ScriptedTestAdapter:
     ``script(trial_id, call_number_for_that_trial) -> ModelCallError | Exception | None``.
     """
 
-    def __init__(self, label: str = "test:scripted", *, concurrency: int = 4, delay_s: float = 0.0,
-                 script: Callable[[str, int], BaseException | None] | None = None,
-                 cost_usd: float | None = 0.01, tokens: tuple[int, int] = (100, 10)) -> None:
+    def __init__(
+        self,
+        label: str = "test:scripted",
+        *,
+        concurrency: int = 4,
+        delay_s: float = 0.0,
+        script: Callable[[str, int], BaseException | None] | None = None,
+        cost_usd: float | None = 0.01,
+        tokens: tuple[int, int] = (100, 10),
+    ) -> None:
         self.spec = ModelSpec.parse(label)
         self.capabilities = Capabilities(concurrency=concurrency)
         self.delay_s = delay_s
@@ -77,9 +84,13 @@ class ScriptedTestAdapter:
             err = self.script(request.trial_id, self.calls[request.trial_id])
             if err is not None:
                 raise err
-            return Response(text=f"answer to {request.text}", usage=Usage(input_tokens=self.tokens[0],
-                                                                          output_tokens=self.tokens[1]),
-                            latency_s=self.delay_s, finish_reason="stop", cost_usd=self.cost_usd)
+            return Response(
+                text=f"answer to {request.text}",
+                usage=Usage(input_tokens=self.tokens[0], output_tokens=self.tokens[1]),
+                latency_s=self.delay_s,
+                finish_reason="stop",
+                cost_usd=self.cost_usd,
+            )
         finally:
             self.in_flight -= 1
 
@@ -113,8 +124,17 @@ class PlannedTrial:
 
 
 def plan(n: int, label: str = "test:scripted") -> list[PlannedTrial]:
-    return [PlannedTrial(Trial(sample_id=f"s{i:03d}", video_sha256=None, condition=Condition(prompt="structured_trace"),
-                               model=ModelSpec.parse(label))) for i in range(n)]
+    return [
+        PlannedTrial(
+            Trial(
+                sample_id=f"s{i:03d}",
+                video_sha256=None,
+                condition=Condition(prompt="structured_trace"),
+                model=ModelSpec.parse(label),
+            )
+        )
+        for i in range(n)
+    ]
 
 
 @dataclass
@@ -129,12 +149,18 @@ class Preparer:
         if p.trial.sample_id == self.fail_on:
             raise FileNotFoundError(f"video for {p.trial.sample_id} is missing")
         frame = np.zeros((8, 8, 3), np.uint8)
-        return Request(trial_id=p.id, parts=(ImagePart(frame, frame_index=12, t=0.4),
-                                             TextPart(f"count in {p.trial.sample_id}")))
+        return Request(
+            trial_id=p.id, parts=(ImagePart(frame, frame_index=12, t=0.4), TextPart(f"count in {p.trial.sample_id}"))
+        )
 
 
-def run(planned: list[PlannedTrial], adapters: dict[str, ScriptedTestAdapter], store: RunStore,
-        prepare: Callable[[PlannedTrial], Request] | None = None, **kw: object):  # type: ignore[no-untyped-def]
+def run(
+    planned: list[PlannedTrial],
+    adapters: dict[str, ScriptedTestAdapter],
+    store: RunStore,
+    prepare: Callable[[PlannedTrial], Request] | None = None,
+    **kw: object,
+):  # type: ignore[no-untyped-def]
     return asyncio.run(run_trials(planned, adapters, store, prepare or Preparer(), **kw))  # type: ignore[arg-type]
 
 
@@ -237,8 +263,11 @@ def test_quota_and_auth_stop_the_run(tmp_path: Path, kind: ErrorKind, reason: St
 
     def script(tid: str, n: int) -> BaseException | None:
         order.append(tid)
-        return ModelCallError(kind, "insufficient_quota" if kind is ErrorKind.QUOTA else "bad key") \
-            if len(order) == 3 else None
+        return (
+            ModelCallError(kind, "insufficient_quota" if kind is ErrorKind.QUOTA else "bad key")
+            if len(order) == 3
+            else None
+        )
 
     adapter = ScriptedTestAdapter(concurrency=1, script=script)
     with RunStore(tmp_path) as store:
@@ -246,7 +275,7 @@ def test_quota_and_auth_stop_the_run(tmp_path: Path, kind: ErrorKind, reason: St
         assert s.stop_reason is reason and s.stopped_early
         assert kind.value in (s.stop_message or "") and "resume" in (s.stop_message or "")
         assert s.calls == 3 and s.ok == 2 and s.errored == {"api_error": 1} and s.not_run == 17
-        assert sum(adapter.calls.values()) == 3            # no call after the stop, no retry of it
+        assert sum(adapter.calls.values()) == 3  # no call after the stop, no retry of it
         assert sum(store.attempt_counts().values()) == 3
         failed = store.latest(order[2])
         assert failed is not None and failed.error_kind is kind and failed.status is Status.API_ERROR
@@ -276,7 +305,7 @@ def test_quota_lets_in_flight_calls_finish_and_be_stored(tmp_path: Path) -> None
         s = run(planned, {"test:scripted": adapter}, store)
         made = sum(adapter.calls.values())
         assert s.stop_reason is StopReason.QUOTA
-        assert made == 5                                 # only the first wave was ever started
+        assert made == 5  # only the first wave was ever started
         assert sum(store.attempt_counts().values()) == made == s.calls
         assert len(store.ok_trial_ids()) == 4 == s.ok
 
@@ -296,8 +325,9 @@ def test_budget_stops_before_exceeding(tmp_path: Path) -> None:
         s2 = run(planned, {"test:scripted": adapter}, store, budget=budget)
         assert s2.calls == 0 and s2.stop_reason is StopReason.BUDGET
         # a larger budget continues where it stopped
-        s3 = run(planned, {"test:scripted": adapter}, store,
-                 budget=Budget(max_cost_usd=0.08, estimate=lambda p: (110, 0.01)))
+        s3 = run(
+            planned, {"test:scripted": adapter}, store, budget=Budget(max_cost_usd=0.08, estimate=lambda p: (110, 0.01))
+        )
         assert s3.calls == 3 and s3.skipped_already_ok == 5
 
 
@@ -330,8 +360,9 @@ def test_concurrency_limit_is_respected_and_reached(tmp_path: Path) -> None:
 def test_batching_adapter_gets_batches(tmp_path: Path, fast_retry: dict) -> None:
     planned = plan(10, "test:batch")
     fail_once = {planned[3].id}
-    adapter = BatchingTestAdapter(batch_size=4, concurrency=1,
-                                  script=lambda tid, n: transient() if tid in fail_once and n == 1 else None)
+    adapter = BatchingTestAdapter(
+        batch_size=4, concurrency=1, script=lambda tid, n: transient() if tid in fail_once and n == 1 else None
+    )
     with RunStore(tmp_path) as store:
         s = run(planned, {"test:batch": adapter}, store, **fast_retry)
         assert s.ok == 10 and s.failed_attempts == {"api_error": 4}  # the whole batch of 4 failed once
@@ -408,22 +439,37 @@ _FLOATS = st.floats(allow_nan=False) | st.integers(-10, 10) | st.just(float("inf
 
 
 @settings(max_examples=200, deadline=None)
-@given(trial_id=st.text(max_size=8), attempt=st.integers(1, 5) | st.booleans(),
-       idx=st.lists(st.integers(0, 10**6) | st.booleans(), max_size=4), ts=st.lists(_FLOATS, max_size=4),
-       started=_FLOATS, ended=_FLOATS)
-def test_an_ok_attempt_built_unvalidated_is_the_validated_one(trial_id: str, attempt: int, idx: list, ts: list,
-                                                              started: float, ended: float) -> None:
-    """``attempt_loop._ok_attempt`` skips validation only where it would change nothing: the same fields, values and
+@given(
+    trial_id=st.text(max_size=8),
+    attempt=st.integers(1, 5) | st.booleans(),
+    idx=st.lists(st.integers(0, 10**6) | st.booleans(), max_size=4),
+    ts=st.lists(_FLOATS, max_size=4),
+    started=_FLOATS,
+    ended=_FLOATS,
+)
+def test_an_ok_attempt_built_unvalidated_is_the_validated_one(
+    trial_id: str, attempt: int, idx: list, ts: list, started: float, ended: float
+) -> None:
+    """``lanes.ok_attempt`` skips validation only where it would change nothing: the same fields, values and
     types (ints stay ints, floats floats: what the store's JSON writes), dump and fields set as ``Attempt(...)``."""
     from vidaudit.core.types import Attempt, Response, Status
-    from vidaudit.run.attempt_loop import _ok_attempt
+    from vidaudit.run.lanes import ok_attempt as _ok_attempt
 
     resp = Response(text="\\boxed{3}", latency_s=0.5, finish_reason="stop", cost_usd=0.0)
     got = _ok_attempt(trial_id, attempt, resp, list(idx), list(ts), started, ended)
-    want = Attempt(trial_id=trial_id, attempt=attempt, status=Status.OK, response=resp, frame_indices=tuple(idx),
-                   frame_times=tuple(ts), started_at=started, ended_at=ended)
+    want = Attempt(
+        trial_id=trial_id,
+        attempt=attempt,
+        status=Status.OK,
+        response=resp,
+        frame_indices=tuple(idx),
+        frame_times=tuple(ts),
+        started_at=started,
+        ended_at=ended,
+    )
     assert got == want and got.model_fields_set == want.model_fields_set
     assert got.model_dump_json() == want.model_dump_json()
     assert [type(v) for v in got.__dict__.values()] == [type(v) for v in want.__dict__.values()]
-    assert [type(v) for v in got.frame_indices + got.frame_times] == \
-        [type(v) for v in want.frame_indices + want.frame_times]
+    assert [type(v) for v in got.frame_indices + got.frame_times] == [
+        type(v) for v in want.frame_indices + want.frame_times
+    ]

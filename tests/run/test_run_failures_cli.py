@@ -32,25 +32,51 @@ def _closed_port_url() -> str:
 
 
 def _ok_reply() -> Reply:
-    return Reply(json={"id": "c1", "object": "chat.completion", "created": 0, "model": "m",
-                       "choices": [{"index": 0, "finish_reason": "stop",
-                                    "message": {"role": "assistant", "content": "\\boxed{3}"}}],
-                       "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}})
+    return Reply(
+        json={
+            "id": "c1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "\\boxed{3}"}}
+            ],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13},
+        }
+    )
 
 
-def test_a_run_against_a_server_that_is_down_says_why_and_exits_1(smoke_dir: Path, tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_run_against_a_server_that_is_down_says_why_and_exits_1(
+    smoke_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     url = _closed_port_url()
     run_dir = tmp_path / "run"
-    args = ["run", "counting", "--data", str(smoke_dir), "--model", f"openai:m@{url}/v1", "--condition", "frames@1",
-            "--limit", "3", "--max-attempts", "1", "--out", str(run_dir)]
+    args = [
+        "run",
+        "counting",
+        "--data",
+        str(smoke_dir),
+        "--model",
+        f"openai:m@{url}/v1",
+        "--condition",
+        "frames@1",
+        "--limit",
+        "3",
+        "--max-attempts",
+        "1",
+        "--out",
+        str(run_dir),
+    ]
     r = runner.invoke(app, args)
     out = _flat(r.output)
     assert r.exit_code == 1, r.output
     # one line per cause, with its count, the stored status and kind, and the fix the message names
-    assert re.search(r"3 api_error \(transient\): openai:m@\S+: connection failed \(.*\); check the network or "
-                     r"base_url", out), r.output
+    assert re.search(
+        r"3 api_error \(transient\): openai:m@\S+: connection failed \(.*\); check the network or "
+        r"base_url",
+        out,
+    ), r.output
     assert "no trial succeeded; 3 failed" in out
     assert f"vidaudit run --resume {run_dir} --retry-errors" in out
     assert "next: vidaudit" not in out  # nothing to score or report
@@ -65,15 +91,32 @@ def test_a_run_against_a_server_that_is_down_says_why_and_exits_1(smoke_dir: Pat
     assert "--retry-errors" in out
 
 
-def test_retry_errors_calls_errored_trials_again_once_the_cause_is_fixed(smoke_dir: Path, tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_retry_errors_calls_errored_trials_again_once_the_cause_is_fixed(
+    smoke_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     run_dir = tmp_path / "run"
     with FakeServer() as srv:
         # 404 (a wrong model name, say) is not retried: one attempt per trial, each stored as bad_request
-        srv.script("POST", "/v1/chat/completions", default=Reply(status=404, json={"error": {"message": "no such model"}}))
-        args = ["run", "counting", "--data", str(smoke_dir), "--model", f"openai:m@{srv.url}/v1", "--condition",
-                "frames@1", "--limit", "4", "--max-attempts", "1", "--out", str(run_dir)]
+        srv.script(
+            "POST", "/v1/chat/completions", default=Reply(status=404, json={"error": {"message": "no such model"}})
+        )
+        args = [
+            "run",
+            "counting",
+            "--data",
+            str(smoke_dir),
+            "--model",
+            f"openai:m@{srv.url}/v1",
+            "--condition",
+            "frames@1",
+            "--limit",
+            "4",
+            "--max-attempts",
+            "1",
+            "--out",
+            str(run_dir),
+        ]
         r = runner.invoke(app, args)
         assert r.exit_code == 1, r.output
         assert "4 api_error (bad_request): openai:m@" in _flat(r.output)
@@ -100,14 +143,30 @@ def test_retry_errors_calls_errored_trials_again_once_the_cause_is_fixed(smoke_d
         assert sum(store.attempt_counts().values()) == 8  # the four failures stay in the store
 
 
-def test_some_trials_ok_exits_0_and_still_lists_the_failures(smoke_dir: Path, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_some_trials_ok_exits_0_and_still_lists_the_failures(
+    smoke_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     bad = Reply(status=400, json={"error": {"message": "image too small"}})
     with FakeServer() as srv:
         srv.script("POST", "/v1/chat/completions", bad, default=_ok_reply())
-        r = runner.invoke(app, ["run", "counting", "--data", str(smoke_dir), "--model", f"openai:m@{srv.url}/v1",
-                                "--condition", "frames@1", "--limit", "3", "--out", str(tmp_path / "run")])
+        r = runner.invoke(
+            app,
+            [
+                "run",
+                "counting",
+                "--data",
+                str(smoke_dir),
+                "--model",
+                f"openai:m@{srv.url}/v1",
+                "--condition",
+                "frames@1",
+                "--limit",
+                "3",
+                "--out",
+                str(tmp_path / "run"),
+            ],
+        )
     out = _flat(r.output)
     assert r.exit_code == 0, r.output
     assert "2 trial(s) ok; 1 failed, by cause of their last attempt:" in out
@@ -120,19 +179,34 @@ def test_a_setup_mistake_is_refused_before_any_trial(tmp_path: Path) -> None:
 
     data = tmp_path / "data"
     generate(specs_for("smoke", seeds=1), data, workers=1, verify=False)
-    r = runner.invoke(app, ["run", "faithful", "--data", str(data), "--model", "object-centric:offline",
-                            "--condition", "frames@1", "--out", str(tmp_path / "run")])
+    r = runner.invoke(
+        app,
+        [
+            "run",
+            "faithful",
+            "--data",
+            str(data),
+            "--model",
+            "object-centric:offline",
+            "--condition",
+            "frames@1",
+            "--out",
+            str(tmp_path / "run"),
+        ],
+    )
     assert r.exit_code == 2, r.output
     lines = [x for x in r.output.splitlines() if x.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: the plan has trials a model cannot serve: "
-                                                   "object-centric:offline takes the video itself"), r.output
+    assert len(lines) == 1 and lines[0].startswith(
+        "error: the plan has trials a model cannot serve: object-centric:offline takes the video itself"
+    ), r.output
     assert "native@1" in r.output
     assert not (tmp_path / "run").exists()
 
 
 def test_run_without_a_condition_refuses_before_any_progress_bar(smoke_dir: Path, tmp_path: Path) -> None:
-    r = runner.invoke(app, ["run", "counting", "--data", str(smoke_dir), "--model", "oracle",
-                            "--out", str(tmp_path / "run")])
+    r = runner.invoke(
+        app, ["run", "counting", "--data", str(smoke_dir), "--model", "oracle", "--out", str(tmp_path / "run")]
+    )
     assert r.exit_code == 2, r.output
     assert r.output.strip() == "error: no condition given; add --condition native (or frames@K, keyframes)"
 
@@ -142,13 +216,14 @@ def test_a_full_disk_does_not_claim_unstored_calls_were_stored(smoke_dir: Path, 
     import asyncio
 
     from vidaudit.core.types import ModelSpec
+    from vidaudit.run.conditions import parse_condition
     from vidaudit.run.executor import RunAborted, run_trials
-    from vidaudit.run.plan import parse_condition
     from vidaudit.run.request_builder import RequestBuilder
     from vidaudit.run.session import prepare_run
 
-    planned, adapters, _ = prepare_run(smoke_dir, [ModelSpec.parse("oracle")],
-                                       [parse_condition("frames@1", "structured_trace")], suite="counting")
+    planned, adapters, _ = prepare_run(
+        smoke_dir, [ModelSpec.parse("oracle")], [parse_condition("frames@1", "structured_trace")], suite="counting"
+    )
     with RunStore(tmp_path) as store:
         store.register_trials(p.trial for p in planned)
         pages = store._conn.execute("PRAGMA page_count").fetchone()[0]
@@ -166,15 +241,31 @@ def test_a_full_disk_does_not_claim_unstored_calls_were_stored(smoke_dir: Path, 
     assert summary is not None and stored == summary.calls  # the session counts only what the store holds
 
 
-def test_the_progress_line_and_the_summary_count_failed_attempts_the_same_way(smoke_dir: Path, tmp_path: Path,
-                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_progress_line_and_the_summary_count_failed_attempts_the_same_way(
+    smoke_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A retried failure is a failed attempt in both places, never an errored trial ("errors 2" beside "0 errored")."""
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     busy = Reply(status=500, json={"error": {"message": "busy"}})
     with FakeServer() as srv:
         srv.script("POST", "/v1/chat/completions", busy, busy, default=_ok_reply())
-        r = runner.invoke(app, ["run", "counting", "--data", str(smoke_dir), "--model", f"openai:m@{srv.url}/v1",
-                                "--condition", "frames@1", "--limit", "3", "--out", str(tmp_path / "run")])
+        r = runner.invoke(
+            app,
+            [
+                "run",
+                "counting",
+                "--data",
+                str(smoke_dir),
+                "--model",
+                f"openai:m@{srv.url}/v1",
+                "--condition",
+                "frames@1",
+                "--limit",
+                "3",
+                "--out",
+                str(tmp_path / "run"),
+            ],
+        )
         assert len(srv.requests) == 5
     out = _flat(r.output)
     assert r.exit_code == 0, r.output

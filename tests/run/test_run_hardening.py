@@ -18,15 +18,43 @@ SECRET = "sk-test-ECHOED-0123456789abcdef"
 
 def _echo(rec: Recorded, delay_s: float = 0.3) -> Reply:
     body = rec.json()
-    return Reply(json={"id": "c", "object": "chat.completion", "created": 0, "model": body["model"],
-                       "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                           "role": "assistant", "content": f"your key is {SECRET}. t=1.0s \\boxed{{1}}"}}],
-                       "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}, delay_s=delay_s)
+    return Reply(
+        json={
+            "id": "c",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": f"your key is {SECRET}. t=1.0s \\boxed{{1}}"},
+                }
+            ],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        },
+        delay_s=delay_s,
+    )
 
 
 def _cmd(data: Path, url: str, out: Path, limit: int) -> list[str]:
-    return [sys.executable, "-m", "vidaudit.cli", "run", "counting", "--data", str(data), "--model",
-            f"openai:fake@{url}/v1", "--condition", "frames@1", "--limit", str(limit), "--out", str(out)]
+    return [
+        sys.executable,
+        "-m",
+        "vidaudit.cli",
+        "run",
+        "counting",
+        "--data",
+        str(data),
+        "--model",
+        f"openai:fake@{url}/v1",
+        "--condition",
+        "frames@1",
+        "--limit",
+        str(limit),
+        "--out",
+        str(out),
+    ]
 
 
 def test_a_model_that_echoes_the_key_is_redacted_and_the_run_finishes(smoke_dir: Path, tmp_path: Path) -> None:
@@ -50,15 +78,16 @@ def test_a_second_run_on_the_same_dir_refuses_before_any_call(smoke_dir: Path, t
     env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-echoed-000000000"}
     run = tmp_path / "run"
     with FakeServer() as srv:
-        released = threading.Event()   # the first run's calls are answered only after the second run ended,
+        released = threading.Event()  # the first run's calls are answered only after the second run ended,
 
         def held(rec: Recorded) -> Reply:  # so it still holds the lock however slowly the second one starts
             released.wait(90)
             return _echo(rec, 0.0)
 
         srv.script("POST", "/v1/chat/completions", default=held)
-        first = subprocess.Popen(_cmd(smoke_dir, srv.url, run, 6), env=env, stdout=subprocess.PIPE,
-                                 stderr=subprocess.STDOUT)
+        first = subprocess.Popen(
+            _cmd(smoke_dir, srv.url, run, 6), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
         try:
             _second_run_refused(smoke_dir, srv, run, env, first)
         finally:
@@ -70,8 +99,9 @@ def test_a_second_run_on_the_same_dir_refuses_before_any_call(smoke_dir: Path, t
         assert len(store.ok_trial_ids()) == 6 and sum(store.attempt_counts().values()) == 6
 
 
-def _second_run_refused(smoke_dir: Path, srv: FakeServer, run: Path, env: dict[str, str],
-                        first: subprocess.Popen) -> None:
+def _second_run_refused(
+    smoke_dir: Path, srv: FakeServer, run: Path, env: dict[str, str], first: subprocess.Popen
+) -> None:
     """The second run, started while the first holds the lock, exits 2 naming it and calls nothing."""
     deadline = time.time() + 60
     while time.time() < deadline and not srv.requests:  # the first run holds the lock and is calling
@@ -79,8 +109,7 @@ def _second_run_refused(smoke_dir: Path, srv: FakeServer, run: Path, env: dict[s
     assert srv.requests, "the first run never called the server"
     n_before = len(srv.requests)
     t0 = time.time()
-    second = subprocess.run(_cmd(smoke_dir, srv.url, run, 6), env=env, capture_output=True, text=True,
-                            timeout=60)
+    second = subprocess.run(_cmd(smoke_dir, srv.url, run, 6), env=env, capture_output=True, text=True, timeout=60)
     assert second.returncode == 2, second.stdout + second.stderr
     assert f"in use by process {first.pid}" in " ".join(second.stderr.split())
     assert time.time() - t0 < 30
@@ -119,8 +148,9 @@ def test_a_regenerated_dataset_is_never_scored_silently(smoke_dir: Path, tmp_pat
     assert r.exit_code == 2 and "changed since this run dir was started" in " ".join(r.output.split())
 
 
-def test_a_manifest_whose_answer_disagrees_with_its_trace_is_refused_at_every_stage(smoke_dir: Path,
-                                                                                   tmp_path: Path) -> None:
+def test_a_manifest_whose_answer_disagrees_with_its_trace_is_refused_at_every_stage(
+    smoke_dir: Path, tmp_path: Path
+) -> None:
     """The oracle would 'confirm' a wrong answer: run, report and score-responses refuse, naming the sample."""
     import json
     import shutil
@@ -137,14 +167,28 @@ def test_a_manifest_whose_answer_disagrees_with_its_trace_is_refused_at_every_st
     row["answer"] = row["answer"] + 1
     lines[4] = json.dumps(row)
     (data / "manifest.jsonl").write_text("\n".join(lines) + "\n")
-    r = runner.invoke(app, ["run", "counting", "--data", str(data), "--model", "oracle", "--condition", "frames@1",
-                            "--out", str(tmp_path / "run")])
+    r = runner.invoke(
+        app,
+        [
+            "run",
+            "counting",
+            "--data",
+            str(data),
+            "--model",
+            "oracle",
+            "--condition",
+            "frames@1",
+            "--out",
+            str(tmp_path / "run"),
+        ],
+    )
     assert r.exit_code == 2 and row["sample_id"] in r.output and "disagrees with their trace" in r.output
     assert not (tmp_path / "run").exists()
     resp = tmp_path / "r.jsonl"
     resp.write_text(json.dumps({"sample_id": row["sample_id"], "response": "\\boxed{1}"}) + "\n")
-    r = runner.invoke(app, ["score-responses", "--samples", str(data), "--responses", str(resp), "--out",
-                            str(tmp_path / "s.jsonl")])
+    r = runner.invoke(
+        app, ["score-responses", "--samples", str(data), "--responses", str(resp), "--out", str(tmp_path / "s.jsonl")]
+    )
     assert r.exit_code == 2 and row["sample_id"] in r.output and not (tmp_path / "s.jsonl").exists()
 
 
@@ -159,9 +203,11 @@ def test_a_lone_surrogate_from_a_server_is_stored_scored_and_shown(smoke_dir: Pa
     from vidaudit.core.contract.report import Report
 
     def reply(rec: Recorded) -> Reply:
-        body = ('{"id": "c", "object": "chat.completion", "created": 0, "model": "fake", "choices": [{"index": 0, '
-                '"finish_reason": "stop", "message": {"role": "assistant", "content": "odd \\ud800 t=1.0s '
-                '\\\\boxed{1}"}}], "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}')
+        body = (
+            '{"id": "c", "object": "chat.completion", "created": 0, "model": "fake", "choices": [{"index": 0, '
+            '"finish_reason": "stop", "message": {"role": "assistant", "content": "odd \\ud800 t=1.0s '
+            '\\\\boxed{1}"}}], "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}'
+        )
         return Reply(body=body)
 
     env = {**os.environ, "OPENAI_API_KEY": "sk-test-surrogate-00000000"}
@@ -193,8 +239,20 @@ def test_adapter_options_from_the_command_line_are_recorded_and_resumed(smoke_di
     env = {"OPENAI_API_KEY": "sk-test-options-0000000000"}
     with FakeServer() as srv:
         srv.script("POST", "/v1/chat/completions", default=_echo)
-        base = ["run", "counting", "--data", str(smoke_dir), "--model", f"openai:fake@{srv.url}/v1", "--condition",
-                "frames@1", "--limit", "1", "--out", str(run)]
+        base = [
+            "run",
+            "counting",
+            "--data",
+            str(smoke_dir),
+            "--model",
+            f"openai:fake@{srv.url}/v1",
+            "--condition",
+            "frames@1",
+            "--limit",
+            "1",
+            "--out",
+            str(run),
+        ]
         r = runner.invoke(app, [*base, "--adapter-option", "openai.jpeg_quality=70"], env=env)
         assert r.exit_code == 0, r.output
         assert json.loads((run / "run.json").read_text())["model_options"] == {"openai": {"jpeg_quality": 70}}

@@ -21,9 +21,14 @@ CHAT = "/v1/chat/completions"
 
 
 def completion(text: str) -> dict:
-    return {"id": "c", "object": "chat.completion", "created": 1, "model": "judge-1",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48}}
+    return {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "judge-1",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48},
+    }
 
 
 @pytest.fixture
@@ -38,24 +43,34 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _judged_run(root: Path, srv: FakeServer, *models: str, out: str = "run"):
     judge = ModelSpec.parse(f"openai:judge-1@{srv.url}/v1", temperature=0.0, max_tokens=64)
-    return execute(root / "data", root / out, [ModelSpec.parse(m) for m in models],
-                   [Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="plain")], suite="toy",
-                   judge=judge)
+    return execute(
+        root / "data",
+        root / out,
+        [ModelSpec.parse(m) for m in models],
+        [Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="plain")],
+        suite="toy",
+        judge=judge,
+    )
 
 
 def test_free_text_answers_are_judged_and_stored(toy: Path) -> None:
     with FakeServer() as srv:
         # three samples (red, green, blue) answered "the screen looks red": the judge says yes, no, prose
-        srv.script("POST", CHAT, Reply(json=completion('{"names_colour": true}')),
-                   Reply(json=completion('```json\n{"names_colour": false, "explanation": "says red"}\n```')),
-                   Reply(json=completion("I think it is probably fine, no issues.")))
+        srv.script(
+            "POST",
+            CHAT,
+            Reply(json=completion('{"names_colour": true}')),
+            Reply(json=completion('```json\n{"names_colour": false, "explanation": "says red"}\n```')),
+            Reply(json=completion("I think it is probably fine, no issues.")),
+        )
         res = _judged_run(toy, srv, "constant:the screen looks red", "oracle")
         assert res.summary is not None and not res.summary.stopped_early
         judged = srv.requests_to(CHAT)
         assert len(judged) == 3  # the oracle's boxed answers need no judge
         sent = [json.loads(r.body) for r in judged]
-        assert all(s["model"] == "judge-1" and "the screen looks red" in s["messages"][-1]["content"][0]["text"]
-                   for s in sent)
+        assert all(
+            s["model"] == "judge-1" and "the screen looks red" in s["messages"][-1]["content"][0]["text"] for s in sent
+        )
         assert all(s["messages"][0] == {"role": "system", "content": "You grade answers."} for s in sent)
 
         with StoreReader(toy / "run") as store:
@@ -86,8 +101,12 @@ def test_free_text_answers_are_judged_and_stored(toy: Path) -> None:
 
 def test_a_failed_judge_call_is_retried_and_the_answer_is_not_repeated(toy: Path) -> None:
     with FakeServer() as srv:
-        srv.script("POST", CHAT, Reply(status=500, json={"error": {"message": "boom"}}),
-                   default=Reply(json=completion('{"names_colour": true}')))
+        srv.script(
+            "POST",
+            CHAT,
+            Reply(status=500, json={"error": {"message": "boom"}}),
+            default=Reply(json=completion('{"names_colour": true}')),
+        )
         res = _judged_run(toy, srv, "constant:red, I think")
         assert res.summary is not None and not res.summary.stopped_early
         scored = score_store(toy / "run")
@@ -103,8 +122,13 @@ def test_the_judge_is_part_of_the_trial_id(toy: Path) -> None:
     with FakeServer() as srv:
         srv.script("POST", CHAT, default=Reply(json=completion('{"names_colour": true}')))
         _judged_run(toy, srv, "oracle", out="a")
-        execute(toy / "data", toy / "b", [ModelSpec.parse("oracle")],
-                [Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="plain")], suite="toy")
+        execute(
+            toy / "data",
+            toy / "b",
+            [ModelSpec.parse("oracle")],
+            [Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="plain")],
+            suite="toy",
+        )
     ids = []
     for d in ("a", "b"):
         with StoreReader(toy / d) as store:
@@ -129,9 +153,14 @@ def test_judge_refused_on_stress_data_whose_probes_parse_their_answers(tmp_path:
 
     generate(tmp_path / "data", "smoke", 1)
     with pytest.raises(ConfigError, match="asks no judge for these samples"):
-        execute(tmp_path / "data", tmp_path / "run", [ModelSpec.parse("oracle")],
-                [Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="mcq")], suite="stress",
-                judge=ModelSpec.parse("oracle"))
+        execute(
+            tmp_path / "data",
+            tmp_path / "run",
+            [ModelSpec.parse("oracle")],
+            [Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="mcq")],
+            suite="stress",
+            judge=ModelSpec.parse("oracle"),
+        )
     assert not (tmp_path / "run" / "store.sqlite").exists()
 
 
@@ -153,6 +182,11 @@ def test_free_text_human_answers_go_through_the_runs_judge_once(toy: Path) -> No
         assert judge(suite, sample, "\\boxed{red}").parse.method == "boxed"  # parsed, never judged
         again = judge_for_run(toy / "run")(suite, sample, "it is red")
         assert again.correct is True and len(srv.requests_to(CHAT)) == 1  # the verdict is kept
-    execute(toy / "data", toy / "plain", [ModelSpec.parse("oracle")],
-            [Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="plain")], suite="toy")
+    execute(
+        toy / "data",
+        toy / "plain",
+        [ModelSpec.parse("oracle")],
+        [Condition(presentation=Presentation.FRAMES, n_frames=2, prompt="plain")],
+        suite="toy",
+    )
     assert judge_for_run(toy / "plain") is None

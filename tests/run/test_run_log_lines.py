@@ -12,24 +12,50 @@ from hypothesis import strategies as st
 from vidaudit.core.types import Attempt, Condition, ErrorKind, ModelSpec, Response, Status, Trial, Usage
 from vidaudit.run import log_lines
 from vidaudit.run.audit_log import encode_line, line_json
-from vidaudit.run.plan import _PER_TRIAL, _TrialJson
 from vidaudit.run.store.records import KeyedTrial, attempt_row, log_attempt, ok_record
+from vidaudit.run.trial_json import PER_TRIAL, TrialJson
 
-texts = st.one_of(st.none(), st.text(max_size=30), st.sampled_from(["\\boxed{3}", "\ud800", "a\udcffb", "\x00\n\"\\",
-                                                                      "\u00e9\u4e2d\U0001f600", "\ud83d\ude00"]))
-floats = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 3).map(float),
-                   st.sampled_from([0.0, -0.0, 1e-5, 1e22, 1796210516.1552937]))
-usages = st.builds(Usage, input_tokens=st.integers(0, 10**12), output_tokens=st.integers(0, 99),
-                   reasoning_tokens=st.integers(0, 9), cached_tokens=st.integers(0, 9))
-responses = st.builds(Response, text=texts.filter(lambda t: t is not None), usage=usages, latency_s=floats,
-                      finish_reason=texts, model_version=texts, cost_usd=st.one_of(st.none(), floats),
-                      frames_sent=st.one_of(st.none(), st.lists(st.integers(0, 10**6), max_size=4).map(tuple)),
-                      frames_estimated=st.booleans())
-attempts = st.builds(Attempt, trial_id=st.text(max_size=70), attempt=st.integers(1, 10**9),
-                     status=st.sampled_from(list(Status)), error_kind=st.one_of(st.none(), st.sampled_from(list(ErrorKind))),
-                     error_message=texts, response=st.one_of(st.none(), responses),
-                     frame_indices=st.lists(st.integers(0, 10**6), max_size=5).map(tuple),
-                     frame_times=st.lists(floats, max_size=5).map(tuple), started_at=floats, ended_at=floats)
+texts = st.one_of(
+    st.none(),
+    st.text(max_size=30),
+    st.sampled_from(["\\boxed{3}", "\ud800", "a\udcffb", '\x00\n"\\', "\u00e9\u4e2d\U0001f600", "\ud83d\ude00"]),
+)
+floats = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-3, 3).map(float),
+    st.sampled_from([0.0, -0.0, 1e-5, 1e22, 1796210516.1552937]),
+)
+usages = st.builds(
+    Usage,
+    input_tokens=st.integers(0, 10**12),
+    output_tokens=st.integers(0, 99),
+    reasoning_tokens=st.integers(0, 9),
+    cached_tokens=st.integers(0, 9),
+)
+responses = st.builds(
+    Response,
+    text=texts.filter(lambda t: t is not None),
+    usage=usages,
+    latency_s=floats,
+    finish_reason=texts,
+    model_version=texts,
+    cost_usd=st.one_of(st.none(), floats),
+    frames_sent=st.one_of(st.none(), st.lists(st.integers(0, 10**6), max_size=4).map(tuple)),
+    frames_estimated=st.booleans(),
+)
+attempts = st.builds(
+    Attempt,
+    trial_id=st.text(max_size=70),
+    attempt=st.integers(1, 10**9),
+    status=st.sampled_from(list(Status)),
+    error_kind=st.one_of(st.none(), st.sampled_from(list(ErrorKind))),
+    error_message=texts,
+    response=st.one_of(st.none(), responses),
+    frame_indices=st.lists(st.integers(0, 10**6), max_size=5).map(tuple),
+    frame_times=st.lists(floats, max_size=5).map(tuple),
+    started_at=floats,
+    ended_at=floats,
+)
 
 
 def _generic(a: Attempt) -> bytes | None:
@@ -74,22 +100,42 @@ def test_the_frame_columns_are_json_dumps_of_the_lists(a: Attempt) -> None:
 #: attempts shaped like a plain call's (no error, no frames, mostly ASCII text and finite floats), where
 #: ``ok_record`` may write them whole
 ascii_texts = st.one_of(st.text(st.characters(max_codepoint=127), max_size=20), texts)
-mostly_finite = st.one_of(st.floats(allow_nan=False, allow_infinity=False), floats,
-                          st.sampled_from([float("inf"), float("-inf"), float("nan")]))
+mostly_finite = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False),
+    floats,
+    st.sampled_from([float("inf"), float("-inf"), float("nan")]),
+)
 plain_attempts = st.builds(
-    Attempt, trial_id=st.one_of(st.text("0123456789abcdef", min_size=64, max_size=64), st.text(max_size=70)),
-    attempt=st.integers(1, 10**9), status=st.sampled_from(list(Status)),
-    response=st.builds(Response, text=ascii_texts.filter(lambda t: t is not None), usage=usages, latency_s=mostly_finite,
-                       finish_reason=ascii_texts, model_version=ascii_texts,
-                       cost_usd=st.one_of(mostly_finite, st.none(), st.integers(0, 3)),
-                       frames_sent=st.one_of(st.none(), st.just(())), frames_estimated=st.booleans()),
+    Attempt,
+    trial_id=st.one_of(st.text("0123456789abcdef", min_size=64, max_size=64), st.text(max_size=70)),
+    attempt=st.integers(1, 10**9),
+    status=st.sampled_from(list(Status)),
+    response=st.builds(
+        Response,
+        text=ascii_texts.filter(lambda t: t is not None),
+        usage=usages,
+        latency_s=mostly_finite,
+        finish_reason=ascii_texts,
+        model_version=ascii_texts,
+        cost_usd=st.one_of(mostly_finite, st.none(), st.integers(0, 3)),
+        frames_sent=st.one_of(st.none(), st.just(())),
+        frames_estimated=st.booleans(),
+    ),
     frame_indices=st.one_of(st.just(()), st.lists(st.integers(0, 9), max_size=2).map(tuple)),
-    started_at=mostly_finite, ended_at=mostly_finite)
+    started_at=mostly_finite,
+    ended_at=mostly_finite,
+)
 
 
 def _plain(text: str = "x", cost: float | None = 0.0, started: float = 1.5) -> Attempt:
-    return Attempt(trial_id="t" * 64, attempt=1, status=Status.OK, started_at=started, ended_at=2.0,
-                   response=Response(text=text, latency_s=1e-5, finish_reason="stop", model_version="m", cost_usd=cost))
+    return Attempt(
+        trial_id="t" * 64,
+        attempt=1,
+        status=Status.OK,
+        started_at=started,
+        ended_at=2.0,
+        response=Response(text=text, latency_s=1e-5, finish_reason="stop", model_version="m", cost_usd=cost),
+    )
 
 
 @settings(max_examples=500, deadline=None)
@@ -110,14 +156,30 @@ def test_an_attempt_written_whole_is_its_row_and_its_line_or_left_to_them(a: Att
 
 
 def test_a_plain_ok_attempt_is_written_whole() -> None:
-    a = Attempt(trial_id="t" * 64, attempt=1, status=Status.OK, response=Response(text="\\boxed{3}", latency_s=1.5e-5,
-                finish_reason="stop", model_version="simulated:x.csv", cost_usd=0.0), started_at=1.5, ended_at=2.0)
+    a = Attempt(
+        trial_id="t" * 64,
+        attempt=1,
+        status=Status.OK,
+        response=Response(
+            text="\\boxed{3}", latency_s=1.5e-5, finish_reason="stop", model_version="simulated:x.csv", cost_usd=0.0
+        ),
+        started_at=1.5,
+        ended_at=2.0,
+    )
     assert ok_record(a) == (attempt_row(a), encode_line(log_attempt(a, None)))
 
 
 def test_a_plain_ok_attempt_takes_the_fast_path() -> None:
-    a = Attempt(trial_id="t" * 64, attempt=1, status=Status.OK, response=Response(text="\\boxed{3}", latency_s=1.5e-5,
-                finish_reason="stop", model_version="simulated:x.csv", cost_usd=0.0), started_at=1.5, ended_at=2.0)
+    a = Attempt(
+        trial_id="t" * 64,
+        attempt=1,
+        status=Status.OK,
+        response=Response(
+            text="\\boxed{3}", latency_s=1.5e-5, finish_reason="stop", model_version="simulated:x.csv", cost_usd=0.0
+        ),
+        started_at=1.5,
+        ended_at=2.0,
+    )
     assert log_lines.ENABLED
     assert log_lines.attempt_line(a) == encode_line(log_attempt(a, None))
 
@@ -125,13 +187,22 @@ def test_a_plain_ok_attempt_takes_the_fast_path() -> None:
 @settings(max_examples=200, deadline=None)
 @given(sample_id=st.text(max_size=20), video=st.one_of(st.none(), st.text(max_size=10)), created=floats)
 def test_a_spliced_trial_line_is_the_generic_line(sample_id: str, video: str | None, created: float) -> None:
-    first = KeyedTrial.of(Trial(sample_id="s0", video_sha256=None, condition=Condition(prompt="p\u00e9"),
-                                model=ModelSpec.parse("oracle"), suite="counting", prompt_sha256="a", input_sha256="b"))
-    splice = _TrialJson(first.data, line_json(first.data), line_json)
+    first = KeyedTrial.of(
+        Trial(
+            sample_id="s0",
+            video_sha256=None,
+            condition=Condition(prompt="p\u00e9"),
+            model=ModelSpec.parse("oracle"),
+            suite="counting",
+            prompt_sha256="a",
+            input_sha256="b",
+        )
+    )
+    splice = TrialJson(first.data, line_json(first.data), line_json)
     assert splice.ok
     fields = {"sample_id": sample_id, "video_sha256": video, "prompt_sha256": "c" * 64, "input_sha256": "d" * 64}
     data = {**first.data, **fields}
-    text = splice({k: fields[k] for k in _PER_TRIAL})
+    text = splice({k: fields[k] for k in PER_TRIAL})
     assert text == line_json(data)
     fast = log_lines.trial_line(text, "i" * 64, created)
     try:

@@ -25,10 +25,17 @@ from vidaudit.run.retry import Decision, RetryPolicy, status_for
 from vidaudit.run.store.writer import RunStore
 
 EXPECTED = {
-    ErrorKind.RATE_LIMIT: Decision.RETRY, ErrorKind.TRANSIENT: Decision.RETRY, ErrorKind.TIMEOUT: Decision.RETRY,
-    ErrorKind.MALFORMED: Decision.RETRY, ErrorKind.BAD_REQUEST: Decision.GIVE_UP, ErrorKind.AUTH: Decision.STOP_RUN,
-    ErrorKind.REFUSED: Decision.GIVE_UP, ErrorKind.UNSUPPORTED: Decision.GIVE_UP, ErrorKind.QUOTA: Decision.STOP_RUN,
-    ErrorKind.TRUNCATED: Decision.GIVE_UP, ErrorKind.TOO_LARGE: Decision.GIVE_UP,
+    ErrorKind.RATE_LIMIT: Decision.RETRY,
+    ErrorKind.TRANSIENT: Decision.RETRY,
+    ErrorKind.TIMEOUT: Decision.RETRY,
+    ErrorKind.MALFORMED: Decision.RETRY,
+    ErrorKind.BAD_REQUEST: Decision.GIVE_UP,
+    ErrorKind.AUTH: Decision.STOP_RUN,
+    ErrorKind.REFUSED: Decision.GIVE_UP,
+    ErrorKind.UNSUPPORTED: Decision.GIVE_UP,
+    ErrorKind.QUOTA: Decision.STOP_RUN,
+    ErrorKind.TRUNCATED: Decision.GIVE_UP,
+    ErrorKind.TOO_LARGE: Decision.GIVE_UP,
 }
 
 
@@ -69,9 +76,9 @@ def test_backoff_honours_retry_after_up_to_its_cap(n: int, retry_after: float, k
 def test_jitter_spreads_and_grows() -> None:
     p = RetryPolicy(base_delay_s=1.0, max_delay_s=1000.0)
     first = {round(p.delay(1, key=f"t{i}"), 6) for i in range(50)}
-    assert len(first) > 40 and max(first) <= 1.0           # spread across trials
+    assert len(first) > 40 and max(first) <= 1.0  # spread across trials
     late = [p.delay(8, key=f"t{i}") for i in range(200)]
-    assert max(late) > 64 and max(late) <= 128              # the ceiling doubles per attempt
+    assert max(late) > 64 and max(late) <= 128  # the ceiling doubles per attempt
     with pytest.raises(ValueError):
         p.delay(0)
     with pytest.raises(ConfigError):
@@ -125,8 +132,12 @@ class FailThenAnswerTestAdapter:
 
 class _P:
     def __init__(self, i: int) -> None:
-        self.trial = Trial(sample_id=f"s{i}", video_sha256=None, condition=Condition(prompt="structured_trace"),
-                           model=ModelSpec.parse("test:retry"))
+        self.trial = Trial(
+            sample_id=f"s{i}",
+            video_sha256=None,
+            condition=Condition(prompt="structured_trace"),
+            model=ModelSpec.parse("test:retry"),
+        )
         self.id = self.trial.id
 
 
@@ -134,15 +145,29 @@ def _prepare(p: _P) -> Request:
     return Request(trial_id=p.id, parts=(TextPart("how many?"),))
 
 
-def _run(tmp_path: Path, errors: list[ModelCallError], *, n: int = 1, max_attempts: int = 5,
-         policy: RetryPolicy | None = None):  # type: ignore[no-untyped-def]
+def _run(
+    tmp_path: Path,
+    errors: list[ModelCallError],
+    *,
+    n: int = 1,
+    max_attempts: int = 5,
+    policy: RetryPolicy | None = None,
+):  # type: ignore[no-untyped-def]
     clock = FakeClock()
     adapter = FailThenAnswerTestAdapter(clock, errors)
     planned = [_P(i) for i in range(n)]
     with RunStore(tmp_path) as store:
-        summary = asyncio.run(run_trials(planned, {"test:retry": adapter}, store, _prepare,
-                                         max_attempts=max_attempts, clock=clock,
-                                         retry_policy=policy or RetryPolicy(base_delay_s=1.0, max_delay_s=8.0)))
+        summary = asyncio.run(
+            run_trials(
+                planned,
+                {"test:retry": adapter},
+                store,
+                _prepare,
+                max_attempts=max_attempts,
+                clock=clock,
+                retry_policy=policy or RetryPolicy(base_delay_s=1.0, max_delay_s=8.0),
+            )
+        )
         attempts = store.attempts(planned[0].id)
     return summary, adapter, clock, attempts
 
@@ -153,9 +178,9 @@ def test_rate_limit_waits_for_retry_after(tmp_path: Path) -> None:
     assert s.ok == 1 and s.failed_attempts == {"api_error": 1}
     assert [a.status for a in attempts] == [Status.API_ERROR, Status.OK]
     assert attempts[0].error_kind is ErrorKind.RATE_LIMIT
-    assert adapter.call_times[1] - adapter.call_times[0] >= 37.0   # Retry-After (37) beat the jitter (<= 1)
+    assert adapter.call_times[1] - adapter.call_times[0] >= 37.0  # Retry-After (37) beat the jitter (<= 1)
     assert sum(clock.sleeps) == pytest.approx(37.0)
-    assert attempts[1].started_at == adapter.call_times[1]          # stored times come from the injected clock
+    assert attempts[1].started_at == adapter.call_times[1]  # stored times come from the injected clock
 
 
 def test_transient_errors_back_off_exponentially(tmp_path: Path) -> None:
@@ -165,26 +190,31 @@ def test_transient_errors_back_off_exponentially(tmp_path: Path) -> None:
     assert len(clock.sleeps) == 4
     for n, slept in enumerate(clock.sleeps, start=1):
         assert 0.0 <= slept <= min(8.0, 2.0 ** (n - 1))
-    assert clock.sleeps == [RetryPolicy(base_delay_s=1.0, max_delay_s=8.0).delay(n, key=attempts[0].trial_id)
-                            for n in range(1, 5)]
+    assert clock.sleeps == [
+        RetryPolicy(base_delay_s=1.0, max_delay_s=8.0).delay(n, key=attempts[0].trial_id) for n in range(1, 5)
+    ]
 
 
 def test_timeout_is_retried_and_stored_as_timeout(tmp_path: Path) -> None:
-    s, adapter, _, attempts = _run(tmp_path, [ModelCallError(ErrorKind.TIMEOUT, "read timeout")] * 9,
-                                       max_attempts=3)
-    assert [a.status for a in attempts] == [Status.TIMEOUT] * 3        # max_attempts caps the retries
+    s, adapter, _, attempts = _run(tmp_path, [ModelCallError(ErrorKind.TIMEOUT, "read timeout")] * 9, max_attempts=3)
+    assert [a.status for a in attempts] == [Status.TIMEOUT] * 3  # max_attempts caps the retries
     assert s.errored == {"timeout": 1} and sum(adapter.calls.values()) == 3
 
 
-@pytest.mark.parametrize("kind,status", [(ErrorKind.BAD_REQUEST, Status.API_ERROR),
-                                         (ErrorKind.REFUSED, Status.REFUSED),
-                                         (ErrorKind.UNSUPPORTED, Status.API_ERROR)])
+@pytest.mark.parametrize(
+    "kind,status",
+    [
+        (ErrorKind.BAD_REQUEST, Status.API_ERROR),
+        (ErrorKind.REFUSED, Status.REFUSED),
+        (ErrorKind.UNSUPPORTED, Status.API_ERROR),
+    ],
+)
 def test_never_retried_kinds_are_called_once(tmp_path: Path, kind: ErrorKind, status: Status) -> None:
     s, adapter, clock, attempts = _run(tmp_path, [ModelCallError(kind, "no")], n=3)
     assert sum(adapter.calls.values()) == 3 and set(adapter.calls.values()) == {1}
     assert [a.status for a in attempts] == [status] and attempts[0].error_kind is kind
     assert not clock.sleeps and s.errored == {status.value: 3}
-    assert s.stop_reason.value == "completed"                 # a give-up does not stop the run
+    assert s.stop_reason.value == "completed"  # a give-up does not stop the run
 
 
 def test_rate_limit_pauses_the_whole_adapter(tmp_path: Path) -> None:
@@ -205,7 +235,15 @@ def test_rate_limit_pauses_the_whole_adapter(tmp_path: Path) -> None:
 
     adapter.generate = generate  # type: ignore[method-assign]
     with RunStore(tmp_path) as store:
-        s = asyncio.run(run_trials(planned, {"test:retry": adapter}, store, _prepare, clock=clock,
-                                   retry_policy=RetryPolicy(base_delay_s=0.5, max_delay_s=0.5)))
+        s = asyncio.run(
+            run_trials(
+                planned,
+                {"test:retry": adapter},
+                store,
+                _prepare,
+                clock=clock,
+                retry_policy=RetryPolicy(base_delay_s=0.5, max_delay_s=0.5),
+            )
+        )
     assert s.ok == 3
     assert all(t >= adapter.call_times[0] + 120.0 for t in adapter.call_times[1:])

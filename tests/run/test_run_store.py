@@ -54,22 +54,52 @@ SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 def make_trial(i: int, model: str = "openai:gpt-test") -> Trial:
-    return Trial(sample_id=f"s{i:04d}", video_sha256=f"{i:064x}",
-                 condition=Condition(presentation=Presentation.FRAMES, fps=2.0, prompt="structured_trace"),
-                 model=ModelSpec.parse(model))
+    return Trial(
+        sample_id=f"s{i:04d}",
+        video_sha256=f"{i:064x}",
+        condition=Condition(presentation=Presentation.FRAMES, fps=2.0, prompt="structured_trace"),
+        model=ModelSpec.parse(model),
+    )
 
 
 def ok_attempt(trial: Trial, n: int = 1, text: str = "3", cost: float | None = 0.01) -> Attempt:
-    return Attempt(trial_id=trial.id, attempt=n, status=Status.OK,
-                   response=Response(text=text, usage=Usage(input_tokens=100, output_tokens=7), latency_s=0.5,
-                                     finish_reason="stop", model_version="v1", cost_usd=cost),
-                   frame_indices=(0, 15, 30), frame_times=(0.0, 0.5, 1.0), started_at=1.0, ended_at=1.5)
+    return Attempt(
+        trial_id=trial.id,
+        attempt=n,
+        status=Status.OK,
+        response=Response(
+            text=text,
+            usage=Usage(input_tokens=100, output_tokens=7),
+            latency_s=0.5,
+            finish_reason="stop",
+            model_version="v1",
+            cost_usd=cost,
+        ),
+        frame_indices=(0, 15, 30),
+        frame_times=(0.0, 0.5, 1.0),
+        started_at=1.0,
+        ended_at=1.5,
+    )
 
 
-def err_attempt(trial: Trial, n: int, kind: ErrorKind = ErrorKind.TRANSIENT, status: Status = Status.API_ERROR,
-                message: str = "503 upstream") -> Attempt:
-    return Attempt(trial_id=trial.id, attempt=n, status=status, error_kind=kind, error_message=message,
-                   frame_indices=(0,), frame_times=(0.0,), started_at=2.0, ended_at=2.1)
+def err_attempt(
+    trial: Trial,
+    n: int,
+    kind: ErrorKind = ErrorKind.TRANSIENT,
+    status: Status = Status.API_ERROR,
+    message: str = "503 upstream",
+) -> Attempt:
+    return Attempt(
+        trial_id=trial.id,
+        attempt=n,
+        status=status,
+        error_kind=kind,
+        error_message=message,
+        frame_indices=(0,),
+        frame_times=(0.0,),
+        started_at=2.0,
+        ended_at=2.1,
+    )
 
 
 # --------------------------------------------------------------------------- round trip
@@ -91,9 +121,9 @@ def test_round_trip_results_and_summary(tmp_path: Path) -> None:
         assert store.latest(t1.id) == ok_attempt(t1, 2)
         assert store.latest(t3.id) is None
         best = {row.trial_id: a for row, a in store.results()}
-        assert best[t1.id] == ok_attempt(t1, 2)        # the ok one
-        assert best[t2.id].status is Status.REFUSED    # else the last
-        assert best[t3.id] is None                     # never tried, still listed
+        assert best[t1.id] == ok_attempt(t1, 2)  # the ok one
+        assert best[t2.id].status is Status.REFUSED  # else the last
+        assert best[t3.id] is None  # never tried, still listed
         rows = {row.trial_id: row for row, _ in store.results()}
         assert rows[t1.id].trial == t1 and rows[t1.id].model == "openai:gpt-test"
         assert rows[t1.id].condition_id == t1.condition.id
@@ -162,17 +192,32 @@ _text = st.text(max_size=60)  # any str: lone surrogates (category Cs) and NULs 
 def attempts(draw: st.DrawFn) -> Attempt:
     ok = draw(st.booleans())
     times = draw(st.lists(st.floats(0, 1e4, allow_nan=False), max_size=6))
-    base = dict(trial_id="x", attempt=1, frame_indices=tuple(draw(st.lists(st.integers(0, 10**6), max_size=6))),
-                frame_times=tuple(times), started_at=draw(st.floats(0, 2e9)), ended_at=draw(st.floats(0, 2e9)))
+    base = dict(
+        trial_id="x",
+        attempt=1,
+        frame_indices=tuple(draw(st.lists(st.integers(0, 10**6), max_size=6))),
+        frame_times=tuple(times),
+        started_at=draw(st.floats(0, 2e9)),
+        ended_at=draw(st.floats(0, 2e9)),
+    )
     if ok:
         usage = Usage(**{k: draw(st.integers(0, 10**7)) for k in Usage.model_fields})
-        resp = Response(text=draw(_text), usage=usage, latency_s=draw(st.floats(0, 1e3)),
-                        finish_reason=draw(st.none() | _text), model_version=draw(st.none() | _text),
-                        cost_usd=draw(st.none() | st.floats(0, 100)))
+        resp = Response(
+            text=draw(_text),
+            usage=usage,
+            latency_s=draw(st.floats(0, 1e3)),
+            finish_reason=draw(st.none() | _text),
+            model_version=draw(st.none() | _text),
+            cost_usd=draw(st.none() | st.floats(0, 100)),
+        )
         return Attempt(status=Status.OK, response=resp, **base)
     kind = draw(st.sampled_from(list(ErrorKind)) | st.none())
-    return Attempt(status=draw(st.sampled_from([Status.API_ERROR, Status.TIMEOUT, Status.REFUSED])),
-                   error_kind=kind, error_message=draw(st.none() | _text), **base)
+    return Attempt(
+        status=draw(st.sampled_from([Status.API_ERROR, Status.TIMEOUT, Status.REFUSED])),
+        error_kind=kind,
+        error_message=draw(st.none() | _text),
+        **base,
+    )
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -191,12 +236,19 @@ def test_any_attempt_round_trips_exactly(a: Attempt) -> None:
 
 # --------------------------------------------------------------------------- lossless text, failed writes
 
-NASTY = ["\ud800", "a\udfffb", "\ud83d\ude00 (a pair of lone surrogates, not U+1F600)", "nul\x00inside\x00",
-         "\udcff\udc80 (invalid UTF-8 decoded with surrogateescape)", "ok \u00e9\u4e2d\U0001f600", ""]
+NASTY = [
+    "\ud800",
+    "a\udfffb",
+    "\ud83d\ude00 (a pair of lone surrogates, not U+1F600)",
+    "nul\x00inside\x00",
+    "\udcff\udc80 (invalid UTF-8 decoded with surrogateescape)",
+    "ok \u00e9\u4e2d\U0001f600",
+    "",
+]
 
 
 def test_any_text_is_stored_losslessly_and_other_attempts_survive(tmp_path: Path) -> None:
-    huge = ("x\ud800" * 10 + "y" * 1000) * 5_000      # ~5 MB, lone surrogates throughout
+    huge = ("x\ud800" * 10 + "y" * 1000) * 5_000  # ~5 MB, lone surrogates throughout
     texts = NASTY + [huge, "normal answer \\boxed{3}"]
     trials = [make_trial(i) for i in range(len(texts))]
     want = {}
@@ -204,8 +256,13 @@ def test_any_text_is_stored_losslessly_and_other_attempts_survive(tmp_path: Path
         store.register_trials(trials)
         for t, text in zip(trials, texts, strict=True):
             a = ok_attempt(t, text=text).model_copy(update={"error_message": None})
-            a = a.model_copy(update={"response": a.response.model_copy(  # type: ignore[union-attr]
-                update={"finish_reason": text[:20], "model_version": text[-20:]})})
+            a = a.model_copy(
+                update={
+                    "response": a.response.model_copy(  # type: ignore[union-attr]
+                        update={"finish_reason": text[:20], "model_version": text[-20:]}
+                    )
+                }
+            )
             store.append(a)
             want[t.id] = a
         e = err_attempt(trials[0], 2, message="body: \ud800\x00 " + NASTY[2])
@@ -216,10 +273,13 @@ def test_any_text_is_stored_losslessly_and_other_attempts_survive(tmp_path: Path
         assert store.latest(trials[0].id) == e
         assert store.integrity_check() == "ok"
     log = read_audit_log(tmp_path / "attempts.jsonl")
-    logged = {r["attempt"]["trial_id"]: Attempt.model_validate(r["attempt"]) for r in log.of_kind("attempt")
-              if r["attempt"]["attempt"] == 1}
+    logged = {
+        r["attempt"]["trial_id"]: Attempt.model_validate(r["attempt"])
+        for r in log.of_kind("attempt")
+        if r["attempt"]["attempt"] == 1
+    }
     assert logged == want
-    with RunStore(tmp_path) as store:                     # reopening finds nothing to repair
+    with RunStore(tmp_path) as store:  # reopening finds nothing to repair
         assert store.recovery.clean
 
 
@@ -227,7 +287,7 @@ def test_a_failed_write_rolls_back_and_later_writes_work(tmp_path: Path) -> None
     t1, t2 = make_trial(1), make_trial(2)
     with RunStore(tmp_path) as store:
         store.register_trials([t1, t2])
-        bad = ok_attempt(t1).model_copy(update={"attempt": 2**70})   # fails inside the transaction
+        bad = ok_attempt(t1).model_copy(update={"attempt": 2**70})  # fails inside the transaction
         with pytest.raises(OverflowError):
             store.append(bad)
         assert not store._conn.in_transaction
@@ -244,21 +304,37 @@ def test_a_failed_write_rolls_back_and_later_writes_work(tmp_path: Path) -> None
 # --------------------------------------------------------------------------- stage calls
 
 
-def stage_call(trial: Trial, stage: str, key: str, *, ok: bool = True, text: str = "yes", n: int = 0,
-               trial_attempt: int = 1) -> StageCallRecord:
-    resp = Response(text=text, usage=Usage(input_tokens=50, output_tokens=5), latency_s=0.2, cost_usd=0.002) \
-        if ok else None
-    return StageCallRecord(trial_id=trial.id, stage=stage, attempt=n, trial_attempt=trial_attempt, call_key=key,
-                           model=ModelSpec.parse("test:judge"), request={"parts": [{"text": text}]},
-                           status=Status.OK if ok else Status.API_ERROR,
-                           error_kind=None if ok else ErrorKind.TRANSIENT, error_message=None if ok else "503",
-                           response=resp, started_at=3.0, ended_at=3.2)
+def stage_call(
+    trial: Trial, stage: str, key: str, *, ok: bool = True, text: str = "yes", n: int = 0, trial_attempt: int = 1
+) -> StageCallRecord:
+    resp = (
+        Response(text=text, usage=Usage(input_tokens=50, output_tokens=5), latency_s=0.2, cost_usd=0.002)
+        if ok
+        else None
+    )
+    return StageCallRecord(
+        trial_id=trial.id,
+        stage=stage,
+        attempt=n,
+        trial_attempt=trial_attempt,
+        call_key=key,
+        model=ModelSpec.parse("test:judge"),
+        request={"parts": [{"text": text}]},
+        status=Status.OK if ok else Status.API_ERROR,
+        error_kind=None if ok else ErrorKind.TRANSIENT,
+        error_message=None if ok else "503",
+        response=resp,
+        started_at=3.0,
+        ended_at=3.2,
+    )
 
 
 def test_stage_calls_are_numbered_found_by_key_and_counted_once(tmp_path: Path) -> None:
     t = make_trial(1)
-    refs = [StageRef(stage="answer", call_key="k1", status=Status.OK, cached=True),
-            StageRef(stage="judge", call_key="k2", status=Status.OK, cached=False)]
+    refs = [
+        StageRef(stage="answer", call_key="k1", status=Status.OK, cached=True),
+        StageRef(stage="judge", call_key="k2", status=Status.OK, cached=False),
+    ]
     with RunStore(tmp_path) as store:
         store.register_trials([t])
         a = store.append_stage_call(stage_call(t, "answer", "k1", text="\ud800 3"))
@@ -272,8 +348,9 @@ def test_stage_calls_are_numbered_found_by_key_and_counted_once(tmp_path: Path) 
         with pytest.raises(DataError, match="no response"):
             store.append_stage_call(stage_call(t, "judge", "k2").model_copy(update={"response": None}))
         store.append(err_attempt(t, 1), stages=refs[:1] + [refs[1].model_copy(update={"status": Status.API_ERROR})])
-        composite = ok_attempt(t, 2).model_copy(update={"response": Response(
-            text="3", usage=Usage(input_tokens=100, output_tokens=10), cost_usd=0.004)})
+        composite = ok_attempt(t, 2).model_copy(
+            update={"response": Response(text="3", usage=Usage(input_tokens=100, output_tokens=10), cost_usd=0.004)}
+        )
         store.append(composite, stages=refs)
     with StoreReader(tmp_path) as store:
         assert store.stage_calls(t.id) == [a, f, j]
@@ -288,11 +365,14 @@ def test_stage_calls_are_numbered_found_by_key_and_counted_once(tmp_path: Path) 
     assert log.stage_keys == {(t.id, "answer", 1), (t.id, "judge", 1), (t.id, "judge", 2)}
     assert [StageRef.model_validate(x) for x in log.of_kind("attempt")[-1]["stages"]] == refs
 
-    lines = (tmp_path / "attempts.jsonl").read_bytes().splitlines(keepends=True)   # lose every stage line
+    lines = (tmp_path / "attempts.jsonl").read_bytes().splitlines(keepends=True)  # lose every stage line
     (tmp_path / "attempts.jsonl").write_bytes(b"".join(x for x in lines if b'"stage_call"' not in x))
     with RunStore(tmp_path) as store:
-        assert sorted(store.recovery.reappended_stage_calls) == sorted(read_audit_log(
-            tmp_path / "attempts.jsonl").stage_keys) == sorted(log.stage_keys)
+        assert (
+            sorted(store.recovery.reappended_stage_calls)
+            == sorted(read_audit_log(tmp_path / "attempts.jsonl").stage_keys)
+            == sorted(log.stage_keys)
+        )
 
 
 # --------------------------------------------------------------------------- schema 1
@@ -321,20 +401,37 @@ def make_v1_store(run_dir: Path) -> tuple[list[Trial], list[Attempt]]:
     con.execute("PRAGMA journal_mode=WAL")
     con.executescript(V1_SCHEMA)
     for i, t in enumerate(trials):
-        con.execute("INSERT INTO trials VALUES (?, ?, ?, ?, ?, ?)", (t.id, t.sample_id, t.model.label,
-                    t.condition.id, canonical_json(t.model_dump(mode="json")), 100.0 + i))
+        con.execute(
+            "INSERT INTO trials VALUES (?, ?, ?, ?, ?, ?)",
+            (t.id, t.sample_id, t.model.label, t.condition.id, canonical_json(t.model_dump(mode="json")), 100.0 + i),
+        )
     for a in attempts:
         r = a.response
-        con.execute("INSERT INTO attempts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (a.trial_id, a.attempt, a.status.value, a.error_kind.value if a.error_kind else None,
-                     a.error_message, r.text if r else None, r.usage.model_dump_json() if r else None,
-                     r.cost_usd if r else None, r.latency_s if r else None, r.finish_reason if r else None,
-                     r.model_version if r else None, json.dumps(list(a.frame_indices)),
-                     json.dumps(list(a.frame_times)), a.started_at, a.ended_at))
+        con.execute(
+            "INSERT INTO attempts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                a.trial_id,
+                a.attempt,
+                a.status.value,
+                a.error_kind.value if a.error_kind else None,
+                a.error_message,
+                r.text if r else None,
+                r.usage.model_dump_json() if r else None,
+                r.cost_usd if r else None,
+                r.latency_s if r else None,
+                r.finish_reason if r else None,
+                r.model_version if r else None,
+                json.dumps(list(a.frame_indices)),
+                json.dumps(list(a.frame_times)),
+                a.started_at,
+                a.ended_at,
+            ),
+        )
     con.commit()
     con.close()
-    (run_dir / "attempts.jsonl").write_text("".join(json.dumps({"attempt": a.model_dump(mode="json")}) + "\n"
-                                                    for a in attempts))
+    (run_dir / "attempts.jsonl").write_text(
+        "".join(json.dumps({"attempt": a.model_dump(mode="json")}) + "\n" for a in attempts)
+    )
     return trials, attempts
 
 
@@ -359,7 +456,7 @@ def test_schema_1_store_opens_read_only_and_refuses_writing(tmp_path: Path) -> N
     con = sqlite3.connect(f"file:{tmp_path / 'store.sqlite'}?mode=ro", uri=True)
     tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     con.close()
-    assert tables == {"meta", "trials", "attempts"}     # refusing wrote nothing
+    assert tables == {"meta", "trials", "attempts"}  # refusing wrote nothing
     assert (tmp_path / "store.sqlite").read_bytes() == before
     # a schema-1 log alone cannot rebuild a store: it has no trial lines
     (tmp_path / "store.sqlite").rename(tmp_path / "v1.sqlite")
@@ -392,8 +489,9 @@ def test_schema_1_store_upgrades_in_place(tmp_path: Path) -> None:
 
 def _snapshot(store: RunStore) -> tuple:
     trials = [(r.trial, r.created_at) for r in store.trial_rows()]
-    attempts = [(a, store.attempt_stages(a.trial_id, a.attempt)) for r in store.trial_rows()
-                for a in store.attempts(r.trial_id)]
+    attempts = [
+        (a, store.attempt_stages(a.trial_id, a.attempt)) for r in store.trial_rows() for a in store.attempts(r.trial_id)
+    ]
     return trials, attempts, store.stage_calls(), store.summary()
 
 
@@ -415,13 +513,13 @@ def test_a_lost_database_is_rebuilt_from_the_log_exactly(tmp_path: Path) -> None
     log_before = (tmp_path / "attempts.jsonl").read_bytes()
     _lose_database(tmp_path)
     with pytest.raises(DataError, match="rebuild"):
-        StoreReader(tmp_path)                 # a reader never writes, but says how
-    with RunStore(tmp_path) as store:                     # a writer never starts fresh beside a log
+        StoreReader(tmp_path)  # a reader never writes, but says how
+    with RunStore(tmp_path) as store:  # a writer never starts fresh beside a log
         rebuilt = store.recovery.rebuilt
         assert rebuilt is not None and (rebuilt.trials, rebuilt.attempts, rebuilt.stage_calls) == (4, 3, 1)
         assert not store.recovery.clean and not store.recovery.reappended
         assert _snapshot(store) == before
-    assert (tmp_path / "attempts.jsonl").read_bytes() == log_before      # the log is never rewritten
+    assert (tmp_path / "attempts.jsonl").read_bytes() == log_before  # the log is never rewritten
     with RunStore(tmp_path) as store:
         assert store.recovery.clean
     with pytest.raises(DataError, match="exists"):
@@ -469,8 +567,7 @@ for i in range(100000):
 
 def test_sigkill_mid_run_keeps_every_committed_attempt(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path)], stdout=subprocess.PIPE, text=True,
-                            env=env)
+    proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path)], stdout=subprocess.PIPE, text=True, env=env)
     committed: list[str] = []
     assert proc.stdout is not None
     for line in proc.stdout:
@@ -486,11 +583,11 @@ def test_sigkill_mid_run_keeps_every_committed_attempt(tmp_path: Path) -> None:
     with StoreReader(tmp_path) as reader:
         assert reader.integrity_check() == "ok"
         stored = reader.ok_trial_ids()
-    assert set(committed) <= stored                   # every reported commit survived
-    assert len(stored) - len(committed) <= 1          # at most the one in flight when killed
+    assert set(committed) <= stored  # every reported commit survived
+    assert len(stored) - len(committed) <= 1  # at most the one in flight when killed
     assert {k for k, _ in log_before.keys} <= stored  # the log never runs ahead of the database
 
-    with RunStore(tmp_path) as store:                 # the writer reopens and repairs the log
+    with RunStore(tmp_path) as store:  # the writer reopens and repairs the log
         after = store.audit_log()
         assert after.torn_tail is None
         assert {k for k, _ in after.keys} == stored
@@ -506,7 +603,7 @@ def test_torn_last_line_is_reported_and_repaired(tmp_path: Path) -> None:
     log = tmp_path / "attempts.jsonl"
     data = log.read_bytes()
     last_start = data.rstrip(b"\n").rfind(b"\n") + 1
-    log.write_bytes(data[: last_start + 25])           # tear the last line as a kill mid-write would
+    log.write_bytes(data[: last_start + 25])  # tear the last line as a kill mid-write would
 
     torn = read_audit_log(log)
     assert torn.torn_tail is not None and len(torn.torn_tail) == 25
@@ -519,7 +616,7 @@ def test_torn_last_line_is_reported_and_repaired(tmp_path: Path) -> None:
         assert repaired.torn_tail is None
         assert repaired.keys == {(t.id, 1) for t in ts}
         assert repaired.rows[-1]["recovered"] is True
-    with RunStore(tmp_path) as store:                  # idempotent: nothing more to repair
+    with RunStore(tmp_path) as store:  # idempotent: nothing more to repair
         assert store.recovery.clean
 
 
@@ -536,8 +633,8 @@ SECRET = "sk-test-9f8e7d6c5b4a3210"
 
 def test_never_writes_a_secret_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    monkeypatch.setenv("HF_TOKEN", "short")            # too short to be a key: not treated as one
-    assert env_secrets() .get("OPENAI_API_KEY") == SECRET and "HF_TOKEN" not in env_secrets()
+    monkeypatch.setenv("HF_TOKEN", "short")  # too short to be a key: not treated as one
+    assert env_secrets().get("OPENAI_API_KEY") == SECRET and "HF_TOKEN" not in env_secrets()
     t = make_trial(1)
     with RunStore(tmp_path) as store:
         store.register_trials([t])
@@ -547,8 +644,12 @@ def test_never_writes_a_secret_from_the_environment(tmp_path: Path, monkeypatch:
         got = store.attempts(t.id)
         assert got[0].error_message == "Incorrect API key provided: [REDACTED:OPENAI_API_KEY]"
         assert got[1].response is not None and got[1].response.text == "my key is [REDACTED:OPENAI_API_KEY]!"
-        leaky = Trial(sample_id="s", video_sha256=None, condition=Condition(prompt="structured_trace"),
-                      model=ModelSpec(provider="openai", name="m", base_url=f"http://h/v1?key={SECRET}"))
+        leaky = Trial(
+            sample_id="s",
+            video_sha256=None,
+            condition=Condition(prompt="structured_trace"),
+            model=ModelSpec(provider="openai", name="m", base_url=f"http://h/v1?key={SECRET}"),
+        )
         with pytest.raises(SecretLeakError, match="model.base_url"):
             store.register_trials([leaky])
         store.append(ok_attempt(t, 3, text="short"))  # short env values are not secrets
@@ -565,8 +666,7 @@ def test_a_key_echoed_twice_is_redacted_both_times(tmp_path: Path, monkeypatch: 
 
     env = {"OPENAI_API_KEY": SECRET}
     text, names = redact_text(f"{SECRET} and again {SECRET}, then {SECRET}.", env)
-    assert text == ("[REDACTED:OPENAI_API_KEY] and again [REDACTED:OPENAI_API_KEY], "
-                    "then [REDACTED:OPENAI_API_KEY].")
+    assert text == ("[REDACTED:OPENAI_API_KEY] and again [REDACTED:OPENAI_API_KEY], then [REDACTED:OPENAI_API_KEY].")
     assert names == ["OPENAI_API_KEY"] and SECRET not in text
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     t = make_trial(1)
@@ -586,10 +686,15 @@ def test_a_sample_whose_video_sha256_alone_changed_is_a_changed_sample(tmp_path:
     and trace is a changed sample (the snapshot refuses a resume onto it), while its path may move freely."""
     from vidaudit.run.snapshot import changed_samples, sample_digest, update_snapshot
 
-    s = Sample(sample_id="s1", suite="counting", params={"domain": "blinking"}, question="How many?", answer=1,
-               trace=Trace(events=(Event(t=1.0, frame=30, type="blink", count=1),)),
-               video=VideoRef(path="v.mp4", sha256="a" * 64, fps=30.0, width=64, height=64, n_frames=90,
-                              duration_s=3.0))
+    s = Sample(
+        sample_id="s1",
+        suite="counting",
+        params={"domain": "blinking"},
+        question="How many?",
+        answer=1,
+        trace=Trace(events=(Event(t=1.0, frame=30, type="blink", count=1),)),
+        video=VideoRef(path="v.mp4", sha256="a" * 64, fps=30.0, width=64, height=64, n_frames=90, duration_s=3.0),
+    )
     new_video = s.model_copy(update={"video": s.video.model_copy(update={"sha256": "b" * 64})})
     moved = s.model_copy(update={"video": s.video.model_copy(update={"path": "elsewhere/v.mp4"})})
     assert sample_digest(new_video) != sample_digest(s)
@@ -605,13 +710,23 @@ def test_a_sample_whose_video_sha256_alone_changed_is_a_changed_sample(tmp_path:
 
 
 def _config(tmp_path: Path, models: list[str], conditions: list[Condition], **kw: object) -> RunConfig:
-    return RunConfig.new(suite="counting", data_dir=tmp_path / "data", models=[ModelSpec.parse(m) for m in models],
-                         conditions=conditions, **kw)  # type: ignore[arg-type]
+    return RunConfig.new(
+        suite="counting",
+        data_dir=tmp_path / "data",
+        models=[ModelSpec.parse(m) for m in models],
+        conditions=conditions,
+        **kw,
+    )  # type: ignore[arg-type]
 
 
 def test_run_config_round_trip_and_versions(tmp_path: Path) -> None:
-    c = _config(tmp_path, ["openai:gpt-test"], [Condition(prompt="structured_trace")], max_attempts=5,
-                budget=BudgetConfig(max_cost_usd=2.5))
+    c = _config(
+        tmp_path,
+        ["openai:gpt-test"],
+        [Condition(prompt="structured_trace")],
+        max_attempts=5,
+        budget=BudgetConfig(max_cost_usd=2.5),
+    )
     c.save(tmp_path)
     loaded = RunConfig.load(tmp_path)
     assert loaded == c
@@ -637,12 +752,18 @@ def test_reopening_may_only_add_trials(tmp_path: Path) -> None:
         open_run_config(tmp_path, _config(tmp_path, ["openai:a", "openai:b"], [native]))
     changed = [ModelSpec.parse("openai:a", temperature=0.7), ModelSpec.parse("openai:b")]
     with pytest.raises(ConfigError, match="openai:a"):
-        open_run_config(tmp_path, RunConfig.new(suite="counting", data_dir=tmp_path / "data", models=changed,
-                                                conditions=[native, frames]))
+        open_run_config(
+            tmp_path,
+            RunConfig.new(suite="counting", data_dir=tmp_path / "data", models=changed, conditions=[native, frames]),
+        )
     with pytest.raises(ConfigError, match="suite"):
-        open_run_config(tmp_path, RunConfig.new(suite="stress", data_dir=tmp_path / "data",
-                                                models=list(grown.models), conditions=list(grown.conditions)))
-    assert RunConfig.load(tmp_path) == grown          # failed reopens changed nothing
+        open_run_config(
+            tmp_path,
+            RunConfig.new(
+                suite="stress", data_dir=tmp_path / "data", models=list(grown.models), conditions=list(grown.conditions)
+            ),
+        )
+    assert RunConfig.load(tmp_path) == grown  # failed reopens changed nothing
 
 
 def test_run_config_refuses_secrets_and_bad_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -659,7 +780,7 @@ def test_run_config_refuses_secrets_and_bad_files(tmp_path: Path, monkeypatch: p
 
 
 def test_a_log_with_only_a_torn_line_is_nothing_to_rebuild(tmp_path: Path) -> None:
-    (tmp_path / "attempts.jsonl").write_bytes(b'{"trial": {"sample_')     # killed during its first write
+    (tmp_path / "attempts.jsonl").write_bytes(b'{"trial": {"sample_')  # killed during its first write
     with RunStore(tmp_path) as store:
         assert store.recovery.rebuilt is None and store.recovery.torn_tail_bytes == 19
         assert store.trial_rows() == []
@@ -670,8 +791,13 @@ def test_frames_the_service_used_and_estimated_frames_round_trip(tmp_path: Path)
     """What an adapter reports about the frames (server-sampled: estimated) survives the store and a rebuild."""
     t = make_trial(7)
     base = ok_attempt(t)
-    est = base.model_copy(update={"response": base.response.model_copy(  # type: ignore[union-attr]
-        update={"frames_sent": (0, 31, 63), "frames_estimated": True})})
+    est = base.model_copy(
+        update={
+            "response": base.response.model_copy(  # type: ignore[union-attr]
+                update={"frames_sent": (0, 31, 63), "frames_estimated": True}
+            )
+        }
+    )
     with RunStore(tmp_path) as store:
         store.register_trials([t])
         store.append(est)

@@ -31,8 +31,9 @@ from vidaudit.core.registry import get_suite
 from vidaudit.core.types import Attempt, ModelSpec, Sample, Status
 from vidaudit.models.base import request_options
 from vidaudit.run.audit_log import read_audit_log
+from vidaudit.run.conditions import parse_condition
 from vidaudit.run.executor import run_trials
-from vidaudit.run.plan import PlanStream, parse_condition, plan
+from vidaudit.run.plan import PlanStream, plan
 from vidaudit.run.request_builder import RequestBuilder
 from vidaudit.run.session import execute, prepare_run
 from vidaudit.run.store.reader import StoreReader
@@ -50,8 +51,10 @@ CONDITIONS = ("native", "frames@1")
 def suite_data(smoke_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The smoke sets of the three suites (counting: the session's; faithful and stress rendered here)."""
     root = tmp_path_factory.mktemp("suites")
-    for args in (["generate", "faithful", "--preset", "smoke", "--workers", "1", "--out", str(root / "faithful")],
-                 ["generate", "stress", "--probe", "mosaic", "--out", str(root / "stress")]):
+    for args in (
+        ["generate", "faithful", "--preset", "smoke", "--workers", "1", "--out", str(root / "faithful")],
+        ["generate", "stress", "--probe", "mosaic", "--out", str(root / "stress")],
+    ):
         r = runner.invoke(app, args)
         assert r.exit_code == 0, r.output
     return {"counting": smoke_dir, "faithful": root / "faithful", "stress": root / "stress"}
@@ -68,10 +71,17 @@ def _reference(data: Path, suite: str) -> tuple[list[tuple[str, str]], dict[str,
     samples = load_samples(data)
     s = get_suite(suite)
     _, adapters, caps = prepare_run(data, models, _conditions(suite), suite=suite)
-    planned = plan(samples, _conditions(suite), models, suite=s, caps_by_model=caps,
-                   options_by_model={k: request_options(a) for k, a in adapters.items()})
-    trials = [(sha256_json(p.trial.model_dump(mode="json")), canonical_json(p.trial.model_dump(mode="json")))
-              for p in planned]
+    planned = plan(
+        samples,
+        _conditions(suite),
+        models,
+        suite=s,
+        caps_by_model=caps,
+        options_by_model={k: request_options(a) for k, a in adapters.items()},
+    )
+    trials = [
+        (sha256_json(p.trial.model_dump(mode="json")), canonical_json(p.trial.model_dump(mode="json"))) for p in planned
+    ]
     build = RequestBuilder(data)
 
     async def call_all() -> dict[str, tuple[str, list, list]]:
@@ -91,13 +101,13 @@ def _stored(run: Path) -> tuple[list[tuple[str, str]], dict[str, tuple[str, list
         trials = con.execute("select trial_id, trial_json from trials order by created_at, trial_id").fetchall()
         rows = con.execute("select trial_id, status, text, frame_indices, frame_times from attempts").fetchall()
     assert all(r[1] == "ok" for r in rows)
-    return ([(t, j) for t, j in trials], {r[0]: (r[2], json.loads(r[3]), json.loads(r[4])) for r in rows},
-            len(rows))
+    return ([(t, j) for t, j in trials], {r[0]: (r[2], json.loads(r[3]), json.loads(r[4])) for r in rows}, len(rows))
 
 
 @pytest.mark.parametrize("suite", ["counting", "faithful", "stress"])
-def test_a_streamed_run_stores_what_todays_planner_plans(suite: str, suite_data: dict[str, Path],
-                                                         tmp_path: Path) -> None:
+def test_a_streamed_run_stores_what_todays_planner_plans(
+    suite: str, suite_data: dict[str, Path], tmp_path: Path
+) -> None:
     data = suite_data[suite]
     trials, answers = _reference(data, suite)
     assert len(trials) == len(answers) > 0
@@ -111,13 +121,18 @@ def test_a_streamed_run_stores_what_todays_planner_plans(suite: str, suite_data:
         asyncio.run(run_trials(planned, adapters, store, RequestBuilder(data)))
     for run in (tmp_path / "stream", tmp_path / "list"):
         got_trials, got_answers, n_attempts = _stored(run)
-        assert got_trials == trials, run            # same ids, same JSON, same order (plan order)
-        assert got_answers == answers, run          # one ok attempt per trial, the same answer and frames
+        assert got_trials == trials, run  # same ids, same JSON, same order (plan order)
+        assert got_answers == answers, run  # one ok attempt per trial, the same answer and frames
         assert n_attempts == len(trials)
     # the stream's own ids and JSON are the old hashes of the same trials, in plan order
-    stream = PlanStream(load_samples(data), _conditions(suite), models, suite=get_suite(suite),
-                        caps_by_model={k: a.capabilities for k, a in adapters.items()},
-                        options_by_model={k: request_options(a) for k, a in adapters.items()})
+    stream = PlanStream(
+        load_samples(data),
+        _conditions(suite),
+        models,
+        suite=get_suite(suite),
+        caps_by_model={k: a.capabilities for k, a in adapters.items()},
+        options_by_model={k: request_options(a) for k, a in adapters.items()},
+    )
     assert [(p.id, p.keyed.json if p.keyed else None) for p in stream] == trials
     # a resume finds every trial done and calls nothing
     again = execute(data, tmp_path / "stream", models, _conditions(suite), suite=suite)
@@ -131,16 +146,24 @@ def test_a_streamed_run_stores_what_todays_planner_plans(suite: str, suite_data:
 def _attempt(tid: str, n: int = 1) -> Attempt:
     from vidaudit.core.types import Response
 
-    return Attempt(trial_id=tid, attempt=n, status=Status.OK, response=Response(text=f"answer {tid}"),
-                   started_at=0.0, ended_at=1.0)
+    return Attempt(
+        trial_id=tid, attempt=n, status=Status.OK, response=Response(text=f"answer {tid}"), started_at=0.0, ended_at=1.0
+    )
 
 
 def test_a_commit_group_is_stored_when_full_or_late_and_a_bad_attempt_spares_the_others(tmp_path: Path) -> None:
     from vidaudit.core.errors import DataError
     from vidaudit.core.types import Condition, Trial
 
-    trials = [Trial(sample_id=f"s{i}", video_sha256=None, condition=Condition(prompt="structured_trace"), model=ModelSpec.parse("oracle"))
-              for i in range(5)]
+    trials = [
+        Trial(
+            sample_id=f"s{i}",
+            video_sha256=None,
+            condition=Condition(prompt="structured_trace"),
+            model=ModelSpec.parse("oracle"),
+        )
+        for i in range(5)
+    ]
     with RunStore(tmp_path) as store:
         store.register_trials(trials)
         with store.grouped(3, 60.0):
@@ -174,8 +197,9 @@ def test_a_commit_group_is_stored_when_full_or_late_and_a_bad_attempt_spares_the
 def dry_grid(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
     """A dry-run manifest (350 samples, no video files) and four simulated models' surfaces."""
     out = tmp_path_factory.mktemp("dry")
-    generate(grid(["blinking"], counts=(0, 1, 2, 3), frequencies=(0.5, 2.0), seeds=range(50)), out / "data",
-             dry_run=True)
+    generate(
+        grid(["blinking"], counts=(0, 1, 2, 3), frequencies=(0.5, 2.0), seeds=range(50)), out / "data", dry_run=True
+    )
     surfaces = []
     for name, acc in (("a", 0.6), ("b", 0.3), ("c", 0.8), ("d", 0.1)):
         path = out / f"{name}.csv"
@@ -189,18 +213,23 @@ def dry_grid(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]
 
 
 def _log_attempts(run: Path) -> dict[tuple[str, int], dict]:
-    return {(r["attempt"]["trial_id"], r["attempt"]["attempt"]): r["attempt"]
-            for r in read_audit_log(run / "attempts.jsonl").of_kind("attempt")}
+    return {
+        (r["attempt"]["trial_id"], r["attempt"]["attempt"]): r["attempt"]
+        for r in read_audit_log(run / "attempts.jsonl").of_kind("attempt")
+    }
 
 
 def _store_attempts(run: Path) -> dict[tuple[str, int], tuple]:
     with sqlite3.connect(f"file:{run / DB_NAME}?mode=ro", uri=True) as con:
-        return {(r[0], r[1]): r[2:] for r in con.execute(
-            "select trial_id, attempt, status, text, frame_indices, frame_times from attempts")}
+        return {
+            (r[0], r[1]): r[2:]
+            for r in con.execute("select trial_id, attempt, status, text, frame_indices, frame_times from attempts")
+        }
 
 
 def test_sigkill_mid_run_loses_no_stored_answer_and_the_resume_completes_once_each(
-        dry_grid: tuple[Path, list[Path]], tmp_path: Path) -> None:
+    dry_grid: tuple[Path, list[Path]], tmp_path: Path
+) -> None:
     """A real `vidaudit run` (4 simulated models x 8 conditions x 350 samples = 11,200 trials, committed in
     groups) is SIGKILLed once its audit log holds 300 attempts: every attempt the store or the log holds
     then is there, unchanged, after the resume, and the resumed run ends with exactly one ok attempt per
@@ -232,11 +261,11 @@ def test_sigkill_mid_run_loses_no_stored_answer_and_the_resume_completes_once_ea
     in_log = _log_attempts(run)
     in_store = _store_attempts(run)
     assert 300 <= len(in_log) < total, "killed after the last attempt was stored (a loaded machine?)"
-    assert set(in_log) <= set(in_store)   # the store commits a group before its log lines are written
+    assert set(in_log) <= set(in_store)  # the store commits a group before its log lines are written
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     after = _store_attempts(run)
-    for key, row in in_store.items():     # every answer stored before the kill is still there, unchanged
+    for key, row in in_store.items():  # every answer stored before the kill is still there, unchanged
         assert after[key] == row
     assert set(_log_attempts(run)) == set(after)  # the writer re-appended what the killed log lacked
     per_trial: dict[str, list[str]] = {}
@@ -254,8 +283,15 @@ def test_a_writer_finds_what_the_log_lacks_at_its_end_or_in_its_middle(tmp_path:
     from vidaudit.core.types import Condition, Trial
     from vidaudit.run.audit_log import scan_audit_log
 
-    trials = [Trial(sample_id=f"s{i}", video_sha256=None, condition=Condition(prompt="structured_trace"), model=ModelSpec.parse("oracle"))
-              for i in range(6)]
+    trials = [
+        Trial(
+            sample_id=f"s{i}",
+            video_sha256=None,
+            condition=Condition(prompt="structured_trace"),
+            model=ModelSpec.parse("oracle"),
+        )
+        for i in range(6)
+    ]
     with RunStore(tmp_path) as store:
         store.register_trials(trials)
         with store.grouped(100, 60.0):
@@ -300,16 +336,21 @@ def test_the_plan_check_finds_what_reading_every_trial_finds(smoke_dir: Path) ->
         row["sample_id"] = f"{row['sample_id']}-{sid}"
         row["video"].update(n_frames=n, duration_s=n / row["video"]["fps"])
         samples.insert(0 if k == 0 else len(samples), Sample.model_validate(row))
-    caps = {"constant:a": Capabilities(native_video=False, images=True, max_images=3),
-            "constant:b": Capabilities(native_video=True, images=False),
-            "constant:c": Capabilities(native_video=True, images=True, max_images=None),
-            "constant:d": Capabilities(native_video=True, images=True, max_images=16)}
+    caps = {
+        "constant:a": Capabilities(native_video=False, images=True, max_images=3),
+        "constant:b": Capabilities(native_video=True, images=False),
+        "constant:c": Capabilities(native_video=True, images=True, max_images=None),
+        "constant:d": Capabilities(native_video=True, images=True, max_images=16),
+    }
     models = [ModelSpec.parse(m) for m in caps]
-    conds = [parse_condition(c, "structured_trace") for c in ("native@1", "frames@1", "frames@8", "keyframes",
-                                                              "frames#4", "native@all")]
+    conds = [
+        parse_condition(c, "structured_trace")
+        for c in ("native@1", "frames@1", "frames@8", "keyframes", "frames#4", "native@all")
+    ]
     stream = PlanStream(samples, conds, models, suite=get_suite("counting"), caps_by_model=caps)
-    every = servable_problems(((g.label, g.condition, s, sel, pin.video if pin else s.video)
-                               for g, s, sel, pin in stream.inputs()), caps)
+    every = servable_problems(
+        ((g.label, g.condition, s, sel, pin.video if pin else s.video) for g, s, sel, pin in stream.inputs()), caps
+    )
     assert len(every) > len(caps)  # once-per-group problems and per-sample ones (a max of 3 images)
     over_16 = [p for p in every if p.startswith("constant:d takes at most 16") and " frames@1/" in p]
     assert any(p.endswith("-long; lower K or use native video") for p in over_16)
@@ -343,9 +384,11 @@ def test_the_lanes_pass_takes_registrations_ids_and_hashes_again_where_they_do_n
     ids, order = registered._ids[label]
     n = len(order)
     assert n == len(want[label]) > 4 and len(ids) == 32 * n
-    tampered = [(ids[32:] + bytes(32), order),                                  # ids one off, the indices right
-                (ids[:32] + ids[64:], type(order)("I", [order[0], *order[2:]])),     # a trial skipped in the record
-                (ids[:-64], order[:-2])]                                             # the record ends early
+    tampered = [
+        (ids[32:] + bytes(32), order),  # ids one off, the indices right
+        (ids[:32] + ids[64:], type(order)("I", [order[0], *order[2:]])),  # a trial skipped in the record
+        (ids[:-64], order[:-2]),
+    ]  # the record ends early
     for kept in tampered:
         registered._ids[label] = kept
         assert seen(registered, label) == want[label]

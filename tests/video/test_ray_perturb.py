@@ -18,7 +18,7 @@ pytestmark = pytest.mark.xdist_group("ray")
 
 from vidaudit.core.errors import DataError  # noqa: E402
 from vidaudit.core.types import ModelSpec  # noqa: E402
-from vidaudit.run.plan import parse_condition  # noqa: E402
+from vidaudit.run.conditions import parse_condition  # noqa: E402
 from vidaudit.run.ray_executor import RayDispatch  # noqa: E402
 from vidaudit.run.ray_pool import pool_factory  # noqa: E402
 from vidaudit.run.session import execute  # noqa: E402

@@ -8,7 +8,7 @@ from rich.console import Console
 
 from vidaudit.core.contract.roles import Commands
 from vidaudit.core.types import ModelSpec
-from vidaudit.run.plan import parse_condition
+from vidaudit.run.conditions import parse_condition
 
 DEMO_SUITE = "counting"
 DEMO_MODELS = ("oracle", "chance", "ideal-observer")

@@ -14,128 +14,45 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
-from collections import Counter, deque
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from collections import deque
+from collections.abc import Callable
+from typing import Any, cast
 
-from vidaudit.core.types import Attempt, ErrorKind, Request, Response, Status, unvalidated
-from vidaudit.models.base import AnyAdapter, CompositeAdapter, ModelAdapter, ModelCallError
+from vidaudit.core.types import Attempt, ErrorKind, Request, Response
+from vidaudit.models.base import CompositeAdapter, ModelAdapter, ModelCallError
 from vidaudit.run.backlog import NOT_TRIED, attempt_limit
 from vidaudit.run.budget import BudgetTracker, Reservation, bounded, response_tokens
-from vidaudit.run.retry import STOPS_RUN, Clock, Decision, RetryPolicy, status_for
-from vidaudit.run.stage_calls import StageContext, StageInterrupted, StageRunner
+from vidaudit.run.lanes import (
+    GROUP_ROWS,
+    Batched,
+    Item,
+    Lane,
+    LoopState,
+    composite_error,
+    ok_attempt,
+)
+from vidaudit.run.retry import Clock, Decision, RetryPolicy, status_for
+from vidaudit.run.stage_calls import StageContext, StageRunner
 from vidaudit.run.store.records import StageRef
 from vidaudit.run.store.writer import RunStore
 from vidaudit.run.summary import ProgressEvent, StopReason
 
 
-@dataclass
-class _Item:
-    planned: Any
-    trial_id: str
-    attempts: int                  # stored attempts so far, all sessions
-    limit: int                     # the attempt number after which it is out of attempts
-    request: Request | None = None
-    called: bool = False
-    finished: bool = False
-    last_status: str | None = None
-    #: the budget's estimate of its call, made when the call was reserved (``_reserve``) and settled with it
-    estimate: Reservation | None = None
-
-
-#: the fields an ok attempt sets (``_ok_attempt``); None when ``Attempt``'s fields are not the ones it knows
-_OK_GIVEN: frozenset[str] | None = frozenset(
-    {"trial_id", "attempt", "status", "response", "frame_indices", "frame_times", "started_at", "ended_at"}) \
-    if tuple(Attempt.model_fields) == ("trial_id", "attempt", "status", "error_kind", "error_message", "response",
-                                       "frame_indices", "frame_times", "started_at", "ended_at") else None
-
-
-def _ok_attempt(trial_id: str, attempt: int, response: Response, idx: list[int], ts: list[float], started: float,
-                ended: float) -> Attempt:
-    """``Attempt(status=OK, ...)``, built without validating when every value is already its field's exact type (what
-    validation returns unchanged: ``tests/run/test_run_executor.py`` compares the two); otherwise validated."""
-    if (_OK_GIVEN is not None and type(trial_id) is str and type(attempt) is int and type(response) is Response
-            and type(started) is float and type(ended) is float and (not idx or all(type(i) is int for i in idx))
-            and (not ts or all(type(t) is float for t in ts))):
-        return unvalidated(Attempt, {"trial_id": trial_id, "attempt": attempt, "status": Status.OK, "error_kind": None,
-                                     "error_message": None, "response": response, "frame_indices": tuple(idx),
-                                     "frame_times": tuple(ts), "started_at": started, "ended_at": ended}, _OK_GIVEN)
-    return Attempt(trial_id=trial_id, attempt=attempt, status=Status.OK, response=response, frame_indices=tuple(idx),
-                   frame_times=tuple(ts), started_at=started, ended_at=ended)
-
-
-class _Batched(Protocol):
-    """An adapter that also takes several requests in one call (``hf``, ``vllm``; a lane with ``batch_size > 1``)."""
-
-    async def generate_batch(self, requests: list[Request]) -> Sequence[Response]: ...
-
-
-#: attempts per commit group, and the longest an ended attempt waits for its group's commit (seconds)
-GROUP_ROWS = 256
-GROUP_DELAY_S = 0.05
-#: attempts a synthetic model's lane stores between two yields to the event loop (its calls answer without
-#: awaiting; a model's lane yields after every attempt, which lets a worker waiting for the lane's semaphore
-#: start its call before this one's bookkeeping, at the cost of a loop cycle a slow call does not notice)
-YIELD_EVERY = 16
-
-
-@dataclass
-class Lane:
-    """One adapter's queue, concurrency gate and Retry-After pause.
-
-    ``source`` is the rest of this model's plan, read ``window`` trials ahead of the workers: trials
-    done in the store are skipped as they are read, so the lane holds at most its window."""
-
-    label: str
-    adapter: AnyAdapter
-    queue: deque[_Item]
-    semaphore: asyncio.Semaphore
-    batch_size: int
-    not_before: float = 0.0
-    composite: bool = False
-    source: Iterator[Any] | None = None
-    window: int = 0
-    #: look the trials read from ``source`` up in the store (False: none had attempts when registered)
-    lookup: bool = True
-    #: attempts stored between two yields to the loop (``YIELD_EVERY`` for a synthetic model, else 1)
-    yield_every: int = 1
-    #: every request of this lane is built on the loop (``prepare.inline_model(label)``), none asked one by one
-    inline: bool = False
-
-
-@dataclass
-class LoopState:
-    total: int
-    skipped: int
-    done: int = 0
-    ok: int = 0
-    calls: int = 0
-    called: int = 0
-    cost_usd: float = 0.0
-    tokens: int = 0
-    failed_attempts: Counter[str] = field(default_factory=Counter)
-    errored: Counter[str] = field(default_factory=Counter)
-    stop_reason: StopReason = StopReason.COMPLETED
-    stop_message: str | None = None
-    fatal: BaseException | None = None
-    stage_calls: int = 0
-    stage_hits: int = 0
-    unstored: int = 0   # ended attempts the store could not take (a full disk): their calls are made again
-    failed_ids: set[str] = field(default_factory=set)   # trials with a failed attempt this session
-
-    @property
-    def stopped(self) -> bool:
-        return self.stop_reason is not StopReason.COMPLETED
-
-
 class AttemptLoop:
     """The workers of a session's lanes: take trials, build requests, call, retry, store, stop; one per session."""
 
-    def __init__(self, store: RunStore, prepare: Callable[[Any], Request], max_attempts: int,
-                 tracker: BudgetTracker, policy: RetryPolicy, clock: Clock,
-                 on_progress: Callable[[ProgressEvent], Any] | None, state: LoopState,
-                 semaphores: dict[int, asyncio.Semaphore]) -> None:
+    def __init__(
+        self,
+        store: RunStore,
+        prepare: Callable[[Any], Request],
+        max_attempts: int,
+        tracker: BudgetTracker,
+        policy: RetryPolicy,
+        clock: Clock,
+        on_progress: Callable[[ProgressEvent], Any] | None,
+        state: LoopState,
+        semaphores: dict[int, asyncio.Semaphore],
+    ) -> None:
         self.store = store
         self.prepare = prepare
         self.max_attempts = max_attempts
@@ -144,8 +61,9 @@ class AttemptLoop:
         self.clock = clock
         self.on_progress = on_progress
         self.s = state
-        self.stages = StageRunner(store, clock, may_start=self._stage_may_start, on_end=self._stage_ended,
-                                  semaphores=semaphores)
+        self.stages = StageRunner(
+            store, clock, may_start=self._stage_may_start, on_end=self._stage_ended, semaphores=semaphores
+        )
         self.limit = attempt_limit(max_attempts, False)
         self.committed_at_start = store.committed
         #: ``prepare.inline(planned)``: True where building the request is cheap (no file read), so it is
@@ -161,9 +79,19 @@ class AttemptLoop:
         if self.on_progress is None:
             return
         s = self.s
-        self.on_progress(ProgressEvent(kind=kind, total=s.total, done=s.done, ok=s.ok,
-                                       errors=sum(s.failed_attempts.values()), cost_usd=s.cost_usd,
-                                       tokens=s.tokens, skipped=s.skipped, message=message))
+        self.on_progress(
+            ProgressEvent(
+                kind=kind,
+                total=s.total,
+                done=s.done,
+                ok=s.ok,
+                errors=sum(s.failed_attempts.values()),
+                cost_usd=s.cost_usd,
+                tokens=s.tokens,
+                skipped=s.skipped,
+                message=message,
+            )
+        )
 
     def stop(self, reason: StopReason, message: str, fatal: BaseException | None = None) -> None:
         if self.s.stopped:
@@ -174,11 +102,11 @@ class AttemptLoop:
 
     # ------------------------------------------------------------------ workers
 
-    def take(self, lane: Lane) -> list[_Item]:
+    def take(self, lane: Lane) -> list[Item]:
         """The lane's next call (one item, or a batch), reading more of its plan when it runs low."""
         if lane.source is not None and len(lane.queue) <= lane.window // 2:
             self._refill(lane)
-        out: list[_Item] = []
+        out: list[Item] = []
         while lane.queue and len(out) < lane.batch_size:
             out.append(lane.queue.popleft())
         return out
@@ -192,13 +120,13 @@ class AttemptLoop:
                 break
             if not lane.lookup:  # none of this lane's trials had attempts: each is to run, from attempt 1
                 first = self.limit(0)
-                lane.queue.extend(_Item(p, p.id, 0, first) for p in chunk)
+                lane.queue.extend(Item(p, p.id, 0, first) for p in chunk)
                 continue
             status = self.store.trial_status([p.id for p in chunk])
             for p in chunk:
                 st = status.get(p.id, NOT_TRIED)
                 if not st.ok and st.attempts < self.limit(st.attempts):
-                    lane.queue.append(_Item(p, p.id, st.attempts, self.limit(st.attempts)))
+                    lane.queue.append(Item(p, p.id, st.attempts, self.limit(st.attempts)))
 
     async def flush(self) -> None:
         """Commit the store's pending group in a worker thread; a failure stops the run (STORE_ERROR).
@@ -268,7 +196,7 @@ class AttemptLoop:
         except Exception as e:  # a store or progress failure: stop cleanly, raise after the gather
             self.stop(StopReason.STORE_ERROR, f"{type(e).__name__}: {e}", fatal=e)
 
-    async def _prepare(self, items: list[_Item], inline: bool = False) -> bool:
+    async def _prepare(self, items: list[Item], inline: bool = False) -> bool:
         for it in items:
             if it.request is not None:
                 continue
@@ -280,8 +208,11 @@ class AttemptLoop:
                 if not isinstance(request, Request) and inspect.isawaitable(request):
                     request = await request
             except Exception as e:
-                self.stop(StopReason.PREPARE_ERROR,
-                          f"preparing trial {it.trial_id} failed with {type(e).__name__}: {e}", fatal=e)
+                self.stop(
+                    StopReason.PREPARE_ERROR,
+                    f"preparing trial {it.trial_id} failed with {type(e).__name__}: {e}",
+                    fatal=e,
+                )
                 return False
             if not isinstance(request, Request):
                 err = TypeError(f"prepare() returned {type(request).__name__}, expected a Request")
@@ -298,7 +229,7 @@ class AttemptLoop:
         while not self.s.stopped and (wait := lane.not_before - self.clock.now()) > 0:
             await self.clock.sleep(wait)
 
-    def _reserve(self, items: list[_Item]) -> tuple[list[_Item], Reservation | None]:
+    def _reserve(self, items: list[Item]) -> tuple[list[Item], Reservation | None]:
         """The longest prefix of ``items`` whose estimates fit the budget; stops the run if not all fit."""
         estimates = []
         for it in items:
@@ -315,15 +246,20 @@ class AttemptLoop:
 
     def _budget_stop(self, next_call: Reservation | None = None) -> None:
         if next_call is not None:
-            why = f"the budget stopped the run before a call that could cross it: the next call " \
-                  f"{self.tracker.why_not(next_call)}"
+            why = (
+                f"the budget stopped the run before a call that could cross it: the next call "
+                f"{self.tracker.why_not(next_call)}"
+            )
         else:
-            why = f"the budget is spent ({self.tracker.describe()}, {self.tracker.reserved_cost_usd:.4f} USD " \
-                  "reserved by calls in flight): no new stage call was started"
+            why = (
+                f"the budget is spent ({self.tracker.describe()}, {self.tracker.reserved_cost_usd:.4f} USD "
+                "reserved by calls in flight): no new stage call was started"
+            )
         self.stop(StopReason.BUDGET, why)
 
-    async def _call(self, lane: Lane, items: list[_Item], ctx: StageContext | None
-                    ) -> tuple[list[Response] | None, BaseException | None, float, float]:
+    async def _call(
+        self, lane: Lane, items: list[Item], ctx: StageContext | None
+    ) -> tuple[list[Response] | None, BaseException | None, float, float]:
         requests = [it.request for it in items if it.request is not None]
         started = self.clock.now()
         try:
@@ -332,7 +268,7 @@ class AttemptLoop:
             if ctx is not None:
                 responses = [await cast(CompositeAdapter, lane.adapter).run(requests[0], self.stages.caller(ctx))]
             elif len(items) > 1 or lane.batch_size > 1:
-                responses = list(await cast(_Batched, lane.adapter).generate_batch(requests))
+                responses = list(await cast(Batched, lane.adapter).generate_batch(requests))
                 if len(responses) != len(items):
                     raise TypeError(f"generate_batch returned {len(responses)} responses for {len(items)} requests")
             else:
@@ -373,9 +309,8 @@ class AttemptLoop:
 
     # ------------------------------------------------------------------ composite models
 
-    def _context(self, lane: Lane, item: _Item, reservation: Reservation) -> StageContext:
-        return StageContext(trial_id=item.trial_id, trial_attempt=item.attempts + 1, lane=lane,
-                            reservation=reservation)
+    def _context(self, lane: Lane, item: Item, reservation: Reservation) -> StageContext:
+        return StageContext(trial_id=item.trial_id, trial_attempt=item.attempts + 1, lane=lane, reservation=reservation)
 
     def _stage_may_start(self, ctx: StageContext) -> str | None:
         """Why a composite may not start a new stage call now (None: it may)."""
@@ -388,8 +323,9 @@ class AttemptLoop:
             return "the budget is already spent"
         return None
 
-    def _stage_ended(self, ctx: StageContext, stage: str, response: Response | None,
-                     error: BaseException | None) -> None:
+    def _stage_ended(
+        self, ctx: StageContext, stage: str, response: Response | None, error: BaseException | None
+    ) -> None:
         """Spend a stage call's actual usage and react to its failure, the moment it ends (no await here)."""
         self.s.stage_calls += 1
         if response is not None:
@@ -404,16 +340,19 @@ class AttemptLoop:
         if error is not None:
             self._react(ctx.lane, error)
         lane: Lane = ctx.lane
-        self.emit("stage", f"{lane.label}: stage {stage} of trial {ctx.trial_id[:12]} "
-                           f"{'ok' if error is None else 'failed: ' + str(error)}")
+        self.emit(
+            "stage",
+            f"{lane.label}: stage {stage} of trial {ctx.trial_id[:12]} "
+            f"{'ok' if error is None else 'failed: ' + str(error)}",
+        )
 
-    def _interrupted(self, item: _Item) -> None:
+    def _interrupted(self, item: Item) -> None:
         """A composite run cut short by a stop before a stage could start: store nothing, run it on resume."""
         if item.last_status is None and item.called:
             item.called = False
             self.s.called -= 1
 
-    async def process(self, lane: Lane, items: list[_Item]) -> None:
+    async def process(self, lane: Lane, items: list[Item]) -> None:
         """Call ``items`` (one request or one batch) until each is stored ok or out of attempts."""
         if not await self._prepare(items, lane.inline):
             return
@@ -426,7 +365,7 @@ class AttemptLoop:
                     self.s.errored[it.last_status] += 1
                     self.s.done += 1
 
-    async def _process(self, lane: Lane, items: list[_Item]) -> None:
+    async def _process(self, lane: Lane, items: list[Item]) -> None:
         while items and not self.s.stopped:
             if lane.not_before:  # a Retry-After paused this adapter once: wait out what is left of it
                 await self._wait_gate(lane)
@@ -454,7 +393,7 @@ class AttemptLoop:
                     self.s.stage_hits += ctx.hits
                     if ctx.store_error is not None:  # a stage call could not be stored: stop (STORE_ERROR)
                         raise ctx.store_error
-                    error = _composite_error(error)
+                    error = composite_error(error)
                     if ctx.interrupted is not None and not isinstance(error, ModelCallError):
                         self._interrupted(items[0])
                         return
@@ -466,8 +405,13 @@ class AttemptLoop:
                 return
             items = await self._store_failure(lane, items, error, started, ended, ctx)
 
-    def _settle(self, items: list[_Item], reservation: Reservation, responses: list[Response] | None,
-                ctx: StageContext | None = None) -> list[Response]:
+    def _settle(
+        self,
+        items: list[Item],
+        reservation: Reservation,
+        responses: list[Response] | None,
+        ctx: StageContext | None = None,
+    ) -> list[Response]:
         """Replace the call's reservation by what it actually spent (its estimate when no cost is reported);
         the responses as they are believed (``budget.bounded``: usage past a call's reserved worst case is
         clamped to it and flagged), which are what is stored.
@@ -499,16 +443,29 @@ class AttemptLoop:
         if isinstance(error, ModelCallError) and error.kind is ErrorKind.RATE_LIMIT and error.retry_after:
             lane.not_before = max(lane.not_before, self.clock.now() + error.retry_after)
         if not isinstance(error, ModelCallError):
-            self.stop(StopReason.ADAPTER_ERROR, f"{lane.label}: adapter raised unclassified "
-                                                f"{type(error).__name__}: {error}", fatal=error)
+            self.stop(
+                StopReason.ADAPTER_ERROR,
+                f"{lane.label}: adapter raised unclassified {type(error).__name__}: {error}",
+                fatal=error,
+            )
         elif self.policy.decide(error.kind) is Decision.STOP_RUN:
             reason = StopReason.QUOTA if error.kind is ErrorKind.QUOTA else StopReason.AUTH
             fix = "add credit or raise the quota" if error.kind is ErrorKind.QUOTA else "check the API key"
-            self.stop(reason, f"{lane.label} answered {error.kind.value}: {error.message}. No new calls were "
-                              f"made; {fix}, then resume with the same command")
+            self.stop(
+                reason,
+                f"{lane.label} answered {error.kind.value}: {error.message}. No new calls were "
+                f"made; {fix}, then resume with the same command",
+            )
 
-    async def _store_ok(self, lane: Lane, items: list[_Item], responses: list[Response], started: float,
-                        ended: float, ctx: StageContext | None = None) -> None:
+    async def _store_ok(
+        self,
+        lane: Lane,
+        items: list[Item],
+        responses: list[Response],
+        started: float,
+        ended: float,
+        ctx: StageContext | None = None,
+    ) -> None:
         for it, resp in zip(items, responses, strict=True):
             assert it.request is not None
             idx, ts = it.request.sent_frames()
@@ -517,31 +474,55 @@ class AttemptLoop:
                 idx = list(resp.frames_sent)
                 ts = [by_index[i] for i in idx] if all(i in by_index for i in idx) else []  # [] = times unknown
             it.attempts += 1
-            await self._store(_ok_attempt(it.trial_id, it.attempts, resp, idx, ts, started, ended), ctx, lane.yield_every)
+            await self._store(
+                ok_attempt(it.trial_id, it.attempts, resp, idx, ts, started, ended), ctx, lane.yield_every
+            )
             it.finished = True
             self.s.ok += 1
             self.s.done += 1
             self.emit("attempt")
 
-    async def _store_failure(self, lane: Lane, items: list[_Item], error: BaseException, started: float,
-                             ended: float, ctx: StageContext | None = None) -> list[_Item]:
+    async def _store_failure(
+        self,
+        lane: Lane,
+        items: list[Item],
+        error: BaseException,
+        started: float,
+        ended: float,
+        ctx: StageContext | None = None,
+    ) -> list[Item]:
         """Store the failed attempt of every item; return the items to retry (after sleeping)."""
         kind = error.kind if isinstance(error, ModelCallError) else None
-        message = error.message if isinstance(error, ModelCallError) else \
-            f"adapter raised unclassified {type(error).__name__}: {error}"
+        message = (
+            error.message
+            if isinstance(error, ModelCallError)
+            else f"adapter raised unclassified {type(error).__name__}: {error}"
+        )
         if ctx is not None and (stage := ctx.failed_stage.get(id(error))) is not None:
             message = f"stage {stage}: {message}"
         status = status_for(kind)
         decision = self.policy.decide(kind)
-        retry: list[_Item] = []
+        retry: list[Item] = []
         for it in items:
             assert it.request is not None
             idx, ts = it.request.sent_frames()
             it.attempts += 1
             paid = getattr(error, "response", None) if len(items) == 1 else None  # e.g. a truncated answer
-            await self._store(Attempt(trial_id=it.trial_id, attempt=it.attempts, status=status, error_kind=kind,
-                                      error_message=message, response=paid, frame_indices=tuple(idx),
-                                      frame_times=tuple(ts), started_at=started, ended_at=ended), ctx)
+            await self._store(
+                Attempt(
+                    trial_id=it.trial_id,
+                    attempt=it.attempts,
+                    status=status,
+                    error_kind=kind,
+                    error_message=message,
+                    response=paid,
+                    frame_indices=tuple(idx),
+                    frame_times=tuple(ts),
+                    started_at=started,
+                    ended_at=ended,
+                ),
+                ctx,
+            )
             it.last_status = status.value
             self.s.failed_ids.add(it.trial_id)
             self.s.failed_attempts[status.value] += 1
@@ -555,38 +536,7 @@ class AttemptLoop:
         if not retry or self.s.stopped:
             return []
         retry_after = error.retry_after if isinstance(error, ModelCallError) else None
-        await self.clock.sleep(self.policy.delay(min(it.attempts for it in retry), retry_after=retry_after,
-                                                 key=retry[0].trial_id))
+        await self.clock.sleep(
+            self.policy.delay(min(it.attempts for it in retry), retry_after=retry_after, key=retry[0].trial_id)
+        )
         return retry
-
-
-def in_flight(unstored: int) -> str:
-    """What became of the calls in flight when the run stopped (never "stored" when some were not)."""
-    if not unstored:
-        return "calls in flight were stored"
-    return (f"{unstored} answered call(s) could not be stored: their answers are lost (and paid for, if the "
-            "provider charges) and the calls are made again on resume")
-
-
-def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
-    out: list[BaseException] = []
-    for e in group.exceptions:
-        out.extend(_leaves(e) if isinstance(e, BaseExceptionGroup) else [e])
-    return out
-
-
-def _composite_error(error: BaseException | None) -> BaseException | None:
-    """A composite's stages run concurrently (a TaskGroup) fail as a group: take the stage failure inside.
-
-    A group of ``ModelCallError``s (and interruptions) is the first that stops the run, else the first;
-    a group of interruptions only is an interruption; anything else stays what it is (unclassified).
-    """
-    if not isinstance(error, BaseExceptionGroup):
-        return error
-    leaves = _leaves(error)
-    if not all(isinstance(e, ModelCallError | StageInterrupted) for e in leaves):
-        return error
-    calls = [e for e in leaves if isinstance(e, ModelCallError)]
-    if calls:
-        return next((e for e in calls if e.kind in STOPS_RUN), calls[0])
-    return leaves[0] if leaves else error

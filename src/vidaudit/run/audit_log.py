@@ -41,8 +41,8 @@ class AuditLogRead:
     """What a tolerant read of the log found."""
 
     rows: list[dict[str, Any]] = field(default_factory=list)
-    torn_tail: bytes | None = None   # the unterminated, unparseable last line, if any
-    valid_bytes: int = 0             # length of the prefix made of complete lines
+    torn_tail: bytes | None = None  # the unterminated, unparseable last line, if any
+    valid_bytes: int = 0  # length of the prefix made of complete lines
 
     @property
     def keys(self) -> set[tuple[str, int]]:
@@ -56,8 +56,11 @@ class AuditLogRead:
     @property
     def stage_keys(self) -> set[tuple[str, str, int]]:
         """(trial id, stage, attempt number) of every stage-call line."""
-        return {(r["stage_call"]["trial_id"], r["stage_call"]["stage"], int(r["stage_call"]["attempt"]))
-                for r in self.rows if "stage_call" in r}
+        return {
+            (r["stage_call"]["trial_id"], r["stage_call"]["stage"], int(r["stage_call"]["attempt"]))
+            for r in self.rows
+            if "stage_call" in r
+        }
 
     def of_kind(self, kind: str) -> list[dict[str, Any]]:
         """The lines of one kind (``trial``, ``attempt`` or ``stage_call``), in log order."""
@@ -88,9 +91,11 @@ def read_audit_log(path: str | Path) -> AuditLogRead:
             try:
                 rows.append(_parse_line(line))
             except (json.JSONDecodeError, UnicodeDecodeError) as e:
-                raise DataError(f"{p}:{lineno}: corrupt audit-log line in the middle of the file ({e}); "
-                                f"the log is append-only, so this was edited by hand: restore it or remove "
-                                f"that line") from e
+                raise DataError(
+                    f"{p}:{lineno}: corrupt audit-log line in the middle of the file ({e}); "
+                    f"the log is append-only, so this was edited by hand: restore it or remove "
+                    f"that line"
+                ) from e
         pos = nl + 1
     return AuditLogRead(rows, valid_bytes=pos)
 
@@ -103,12 +108,16 @@ class AuditLogScan:
     last: dict[str, bytes] = field(default_factory=dict)
     torn_tail: bytes | None = None
     valid_bytes: int = 0
-    unknown: int = 0   # lines that start as no kind does: the caller reads the log in full instead
+    unknown: int = 0  # lines that start as no kind does: the caller reads the log in full instead
 
 
 #: how a line of each kind starts (keys are sorted, so ``recovered`` precedes ``stage_call``)
-_PREFIXES = ((b'{"attempt": ', "attempt"), (b'{"created_at": ', "trial"), (b'{"stage_call": ', "stage_call"),
-             (b'{"recovered": true, "stage_call": ', "stage_call"))
+_PREFIXES = (
+    (b'{"attempt": ', "attempt"),
+    (b'{"created_at": ', "trial"),
+    (b'{"stage_call": ', "stage_call"),
+    (b'{"recovered": true, "stage_call": ', "stage_call"),
+)
 
 
 def scan_audit_log(path: str | Path, chunk: int = 1 << 22) -> AuditLogScan:

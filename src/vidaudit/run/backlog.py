@@ -38,7 +38,7 @@ class Backlog:
     planned: int = 0
     already_ok: int = 0
     exhausted: int = 0
-    todo: Counter[str] = field(default_factory=Counter)   # per model label
+    todo: Counter[str] = field(default_factory=Counter)  # per model label
     #: trials with a failed attempt and none ok when counted, and those failing in the session since (their
     #: latest attempts are the run's failure causes; bounded by the failures, not the plan)
     failed: set[str] = field(default_factory=set)
@@ -54,16 +54,22 @@ def attempt_limit(max_attempts: int, retry_errors: bool) -> Callable[[int], int]
     return lambda n: max_attempts
 
 
-def register_plan(store: RunStore, planned: Iterable[Planned], *, max_attempts: int,
-                  retry_errors: bool = False) -> Backlog:
+def register_plan(
+    store: RunStore, planned: Iterable[Planned], *, max_attempts: int, retry_errors: bool = False
+) -> Backlog:
     """Register the plan's trials in plan order (in chunks, so a resumed plan costs an indexed lookup per
     trial) and count what is left to run per model; holds one chunk at a time."""
-    return register_keys(store, (TrialDraft(p.id, p.trial.model.label, functools.partial(_keyed, p)) for p in planned),
-                         max_attempts=max_attempts, retry_errors=retry_errors)
+    return register_keys(
+        store,
+        (TrialDraft(p.id, p.trial.model.label, functools.partial(_keyed, p)) for p in planned),
+        max_attempts=max_attempts,
+        retry_errors=retry_errors,
+    )
 
 
-def register_keys(store: RunStore, keys: Iterable[TrialDraft], *, max_attempts: int,
-                  retry_errors: bool = False) -> Backlog:
+def register_keys(
+    store: RunStore, keys: Iterable[TrialDraft], *, max_attempts: int, retry_errors: bool = False
+) -> Backlog:
     """``register_plan`` on ``TrialDraft``s, e.g. ``PlanStream.keys()``: a trial the store has already registered
     is never built, and a new one whose draft gives its row is stored from the draft's strings."""
     limit = attempt_limit(max_attempts, retry_errors)

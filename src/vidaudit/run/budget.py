@@ -53,8 +53,10 @@ class Budget:
         if self.max_tokens is not None and self.max_tokens < 0:
             raise ConfigError(f"max_tokens must be >= 0, got {self.max_tokens}")
         if (self.max_cost_usd is not None or self.max_tokens is not None) and self.estimate is None:
-            raise ConfigError("a budget limit needs an estimate(planned) -> (tokens, cost_usd) callable, so "
-                              "that the run stops before a call that would exceed it")
+            raise ConfigError(
+                "a budget limit needs an estimate(planned) -> (tokens, cost_usd) callable, so "
+                "that the run stops before a call that would exceed it"
+            )
 
     @property
     def limited(self) -> bool:
@@ -113,19 +115,36 @@ def bounded(response: Response, bound: Reservation) -> Response:
         return response
     assert bound.input_tokens is not None and bound.output_tokens is not None
     u = response.usage
-    fields = [name for name, value, top in (("input_tokens", u.input_tokens, bound.input_tokens),
-                                            ("output_tokens", u.output_tokens, bound.output_tokens)) if value > top]
+    fields = [
+        name
+        for name, value, top in (
+            ("input_tokens", u.input_tokens, bound.input_tokens),
+            ("output_tokens", u.output_tokens, bound.output_tokens),
+        )
+        if value > top
+    ]
     cost = response.cost_usd
     over_cost = cost is not None and math.isfinite(cost) and cost > bound.cost_usd + _EPS
     if not fields and not over_cost and (cost is None or math.isfinite(cost)):
         return response
     inp, out = min(u.input_tokens, bound.input_tokens), min(u.output_tokens, bound.output_tokens)
-    usage = u.model_copy(update={"input_tokens": inp, "output_tokens": out,
-                                 "reasoning_tokens": min(u.reasoning_tokens, out), "cached_tokens": min(u.cached_tokens, inp)})
+    usage = u.model_copy(
+        update={
+            "input_tokens": inp,
+            "output_tokens": out,
+            "reasoning_tokens": min(u.reasoning_tokens, out),
+            "cached_tokens": min(u.cached_tokens, inp),
+        }
+    )
     finish, already = split_finish(response.finish_reason)
     names = already + [f for f in fields or ["cost_usd"] if f not in already]
-    return response.model_copy(update={"usage": usage, "finish_reason": flag_finish(finish, names),
-                                       "cost_usd": None if cost is None else min(cost, bound.cost_usd)})
+    return response.model_copy(
+        update={
+            "usage": usage,
+            "finish_reason": flag_finish(finish, names),
+            "cost_usd": None if cost is None else min(cost, bound.cost_usd),
+        }
+    )
 
 
 def charge(response: Response, estimate: Reservation) -> Reservation:
@@ -168,8 +187,10 @@ class BudgetTracker:
         got = tuple(self.budget.estimate(planned))
         tokens, cost = got[0], got[1]
         if not (tokens >= 0 and cost >= 0) or len(got) not in (2, 4) or not all(x >= 0 for x in got[2:]):
-            raise ConfigError(f"estimate() returned {got}; estimates must be (tokens, cost) or (tokens, cost, "
-                              "input_tokens, output_tokens), numbers >= 0")
+            raise ConfigError(
+                f"estimate() returned {got}; estimates must be (tokens, cost) or (tokens, cost, "
+                "input_tokens, output_tokens), numbers >= 0"
+            )
         bound = (int(got[2]), int(got[3])) if len(got) == 4 else (None, None)
         return Reservation(int(tokens), float(cost), *bound)
 
@@ -177,14 +198,19 @@ class BudgetTracker:
         b = self.budget
         if b.max_tokens is not None and self.spent_tokens + self.reserved_tokens + tokens > b.max_tokens:
             return False
-        over_cost = b.max_cost_usd is not None and \
-            self.spent_cost_usd + self.reserved_cost_usd + cost_usd > b.max_cost_usd + _EPS
+        over_cost = (
+            b.max_cost_usd is not None
+            and self.spent_cost_usd + self.reserved_cost_usd + cost_usd > b.max_cost_usd + _EPS
+        )
         return not over_cost
 
     def reserve(self, estimates: list[Reservation]) -> Reservation | None:
         """Reserve the sum of ``estimates`` if it fits under every limit, else None (reserve nothing)."""
-        total = estimates[0] if len(estimates) == 1 else \
-            Reservation(sum(e.tokens for e in estimates), sum(e.cost_usd for e in estimates))
+        total = (
+            estimates[0]
+            if len(estimates) == 1
+            else Reservation(sum(e.tokens for e in estimates), sum(e.cost_usd for e in estimates))
+        )
         if not self.fits(total.tokens, total.cost_usd):
             return None
         self.reserved_tokens += total.tokens
@@ -221,12 +247,16 @@ class BudgetTracker:
         b = self.budget
         parts = []
         if b.max_cost_usd is not None:
-            parts.append(f"could bill ${next_call.cost_usd:.4f}, and ${self.spent_cost_usd:.4f} spent + "
-                         f"${self.reserved_cost_usd:.4f} reserved by calls in flight leave "
-                         f"${max(0.0, b.max_cost_usd - self.spent_cost_usd - self.reserved_cost_usd):.4f} "
-                         f"of the ${b.max_cost_usd:.4f} cap")
+            parts.append(
+                f"could bill ${next_call.cost_usd:.4f}, and ${self.spent_cost_usd:.4f} spent + "
+                f"${self.reserved_cost_usd:.4f} reserved by calls in flight leave "
+                f"${max(0.0, b.max_cost_usd - self.spent_cost_usd - self.reserved_cost_usd):.4f} "
+                f"of the ${b.max_cost_usd:.4f} cap"
+            )
         if b.max_tokens is not None:
-            parts.append(f"could bill {next_call.tokens:,} tokens, and {self.spent_tokens:,} spent + "
-                         f"{self.reserved_tokens:,} reserved leave "
-                         f"{max(0, b.max_tokens - self.spent_tokens - self.reserved_tokens):,} of {b.max_tokens:,}")
+            parts.append(
+                f"could bill {next_call.tokens:,} tokens, and {self.spent_tokens:,} spent + "
+                f"{self.reserved_tokens:,} reserved leave "
+                f"{max(0, b.max_tokens - self.spent_tokens - self.reserved_tokens):,} of {b.max_tokens:,}"
+            )
         return "; ".join(parts)

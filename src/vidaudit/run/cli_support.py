@@ -14,15 +14,28 @@ from vidaudit.core.errors import ConfigError
 from vidaudit.core.manifest import dataset_suite
 from vidaudit.core.registry import get_suite
 from vidaudit.core.types import GenerationSettings, ModelSpec
-from vidaudit.run.plan import parse_condition
+from vidaudit.run.conditions import parse_condition
 from vidaudit.run.request import RunRequest
 from vidaudit.run.runconfig import RunConfig
 
 if TYPE_CHECKING:
     from vidaudit.run.session import DryRunRow
 
-_CONFIG_KEYS = {"suite", "data", "out", "models", "conditions", "prompts", "timestamps", "max_attempts",
-                "max_cost_usd", "max_tokens", "limit", "provider_defaults", "adapter_options"}
+_CONFIG_KEYS = {
+    "suite",
+    "data",
+    "out",
+    "models",
+    "conditions",
+    "prompts",
+    "timestamps",
+    "max_attempts",
+    "max_cost_usd",
+    "max_tokens",
+    "limit",
+    "provider_defaults",
+    "adapter_options",
+}
 
 
 def _model(entry: Any, defaults: dict[str, Any]) -> ModelSpec:
@@ -68,41 +81,73 @@ def load_config(path: Path) -> dict[str, Any]:
     return raw
 
 
-def resolve_run_request(*, suite: str | None, data: Path | None, models: list[str], conditions: list[str],
-                        prompts: list[str], timestamps: bool, config: Path | None, out: Path | None,
-                        resume: Path | None, temperature: float | None, max_output_tokens: int | None,
-                        seed: int | None, max_attempts: int, max_cost_usd: float | None, max_tokens: int | None,
-                        limit: int | None, provider_defaults: bool = False, adapter_options: list[str] | None = None,
-                        judge: str | None = None, design: str | None = None, rule: str | None = None,
-                        allow_external_videos: bool = False, retry_errors: bool = False) -> RunRequest:
+def resolve_run_request(
+    *,
+    suite: str | None,
+    data: Path | None,
+    models: list[str],
+    conditions: list[str],
+    prompts: list[str],
+    timestamps: bool,
+    config: Path | None,
+    out: Path | None,
+    resume: Path | None,
+    temperature: float | None,
+    max_output_tokens: int | None,
+    seed: int | None,
+    max_attempts: int,
+    max_cost_usd: float | None,
+    max_tokens: int | None,
+    limit: int | None,
+    provider_defaults: bool = False,
+    adapter_options: list[str] | None = None,
+    judge: str | None = None,
+    design: str | None = None,
+    rule: str | None = None,
+    allow_external_videos: bool = False,
+    retry_errors: bool = False,
+) -> RunRequest:
     """The run the flags, the ``--config`` YAML or the ``--resume`` dir's run.json ask for, built once."""
     if resume is not None:
         rc = RunConfig.load(resume)
         stored_judge = rc.options.get("judge")
         return RunRequest.build(
-            design=design or rc.options.get("design", "full"), rule=rule or rc.options.get("rule"),
-            suite=rc.suite, data=Path(rc.data_dir), out=Path(resume), models=list(rc.models),
+            design=design or rc.options.get("design", "full"),
+            rule=rule or rc.options.get("rule"),
+            suite=rc.suite,
+            data=Path(rc.data_dir),
+            out=Path(resume),
+            models=list(rc.models),
             model_options={k: dict(v) for k, v in rc.model_options.items()},
-            conditions=list(rc.conditions), max_attempts=max(max_attempts, rc.max_attempts),
+            conditions=list(rc.conditions),
+            max_attempts=max(max_attempts, rc.max_attempts),
             max_cost_usd=max_cost_usd if max_cost_usd is not None else rc.budget.max_cost_usd,
             max_tokens=max_tokens if max_tokens is not None else rc.budget.max_tokens,
-            limit=rc.options.get("limit"), judge=ModelSpec.model_validate(stored_judge) if stored_judge else None,
-            allow_external_videos=allow_external_videos, retry_errors=retry_errors)
+            limit=rc.options.get("limit"),
+            judge=ModelSpec.model_validate(stored_judge) if stored_judge else None,
+            allow_external_videos=allow_external_videos,
+            retry_errors=retry_errors,
+        )
     cfg = load_config(config) if config else {}
     data = data or (Path(cfg["data"]) if "data" in cfg else None)
     suite = cfg.get("suite", suite)
-    if suite is None:      # the dataset names its own suite
+    if suite is None:  # the dataset names its own suite
         if data is None:
             raise ConfigError("no data: pass --data DIR (a directory written by `vidaudit generate`)")
         suite = dataset_suite(data)
     suite = str(suite)
     s = get_suite(suite)
-    defaults = {k: v for k, v in {"temperature": temperature, "max_tokens": max_output_tokens,
-                                  "seed": seed}.items() if v is not None}
+    defaults = {
+        k: v
+        for k, v in {"temperature": temperature, "max_tokens": max_output_tokens, "seed": seed}.items()
+        if v is not None
+    }
     provider_defaults = provider_defaults or bool(cfg.get("provider_defaults", False))
     if provider_defaults and defaults:
-        raise ConfigError("--provider-defaults sends no decoding settings; drop --temperature, "
-                          "--max-output-tokens and --seed, or drop --provider-defaults")
+        raise ConfigError(
+            "--provider-defaults sends no decoding settings; drop --temperature, "
+            "--max-output-tokens and --seed, or drop --provider-defaults"
+        )
     model_entries = list(cfg.get("models", [])) + list(models)
     cond_texts = list(cfg.get("conditions", [])) + list(conditions)
     prompt_names = list(cfg.get("prompts", [])) + list(prompts) or [s.default_prompt]
@@ -128,12 +173,22 @@ def resolve_run_request(*, suite: str | None, data: Path | None, models: list[st
         raise ConfigError("a condition is listed twice")
     options = parse_adapter_options(list(cfg.get("adapter_options", [])) + list(adapter_options or []))
     return RunRequest.build(
-        design=design or "full", rule=rule, suite=suite, data=Path(data), out=Path(out), models=specs,
-        conditions=conds, model_options=options, max_attempts=int(cfg.get("max_attempts", max_attempts)),
+        design=design or "full",
+        rule=rule,
+        suite=suite,
+        data=Path(data),
+        out=Path(out),
+        models=specs,
+        conditions=conds,
+        model_options=options,
+        max_attempts=int(cfg.get("max_attempts", max_attempts)),
         max_cost_usd=max_cost_usd if max_cost_usd is not None else cfg.get("max_cost_usd"),
         max_tokens=max_tokens if max_tokens is not None else cfg.get("max_tokens"),
-        limit=limit if limit is not None else cfg.get("limit"), judge=_judge_spec(judge or cfg.get("judge"), defaults),
-        allow_external_videos=allow_external_videos, retry_errors=retry_errors)
+        limit=limit if limit is not None else cfg.get("limit"),
+        judge=_judge_spec(judge or cfg.get("judge"), defaults),
+        allow_external_videos=allow_external_videos,
+        retry_errors=retry_errors,
+    )
 
 
 def _judge_spec(entry: Any, defaults: dict[str, Any]) -> ModelSpec | None:
@@ -172,16 +227,28 @@ def print_summary(res: Any, console: Console | None = None, *, next_step: bool =
     for line in failure_lines(res):
         console.print(line, highlight=False, markup=False, soft_wrap=True)  # a message stays copyable
     if res.summary is not None and res.summary.stop_reason.value == "budget":
-        console.print(f"the budget cap stopped the run; to go on, raise it and resume: vidaudit run --resume "
-                      f"{res.run_dir} --max-cost-usd USD (or --max-tokens N)", highlight=False, markup=False,
-                      soft_wrap=True)
-    console.print(f"run: {res.run_dir}  (store: {res.run_dir / 'store.sqlite'}, config: {res.run_dir / 'run.json'})",
-                  highlight=False, markup=False, soft_wrap=True)
+        console.print(
+            f"the budget cap stopped the run; to go on, raise it and resume: vidaudit run --resume "
+            f"{res.run_dir} --max-cost-usd USD (or --max-tokens N)",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+    console.print(
+        f"run: {res.run_dir}  (store: {res.run_dir / 'store.sqlite'}, config: {res.run_dir / 'run.json'})",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
     if next_step and int(getattr(res, "trials_ok", 0)):
         # `score` first, always: after a session that stored anything, a scored file from before is stale and
         # `report` alone would refuse it; `score` prints the figures and `report` then reads what it wrote
-        console.print(f"next: vidaudit score {res.run_dir}\nthen: vidaudit report {res.run_dir}", highlight=False,
-                      markup=False, soft_wrap=True)
+        console.print(
+            f"next: vidaudit score {res.run_dir}\nthen: vidaudit report {res.run_dir}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 def failure_lines(res: Any) -> list[str]:
@@ -196,8 +263,9 @@ def failure_lines(res: Any) -> list[str]:
     lines += [f"  {c.line()}" for c in causes[:MAX_CAUSES_SHOWN]]
     if len(causes) > MAX_CAUSES_SHOWN:
         rest = causes[MAX_CAUSES_SHOWN:]
-        lines.append(f"  ... and {sum(c.count for c in rest)} more in {len(rest)} other causes (store.sqlite, "
-                     "table attempts)")
+        lines.append(
+            f"  ... and {sum(c.count for c in rest)} more in {len(rest)} other causes (store.sqlite, table attempts)"
+        )
     summary = getattr(res, "summary", None)
     exhausted = summary.skipped_exhausted if summary is not None else 0
     if summary is not None and summary.called == 0 and exhausted:
@@ -211,5 +279,7 @@ def design_line(figures: dict[str, Any]) -> str:
     full, planned = figures.get("full_grid_trials") or 0, figures.get("trials_planned") or 0
     pct = f"{100 * planned / full:.1f}%" if full else "n/a"
     done = "decided" if figures.get("complete") else "not finished: resume to continue"
-    return (f"{figures.get('name')} design ({figures.get('rule')}): {planned} of {full} trials of the full grid "
-            f"planned ({pct}, {full - planned} saved) in {figures.get('waves')} wave(s) this session; {done}")
+    return (
+        f"{figures.get('name')} design ({figures.get('rule')}): {planned} of {full} trials of the full grid "
+        f"planned ({pct}, {full - planned} saved) in {figures.get('waves')} wave(s) this session; {done}"
+    )

@@ -12,7 +12,7 @@ Rules:
   finish and are stored. The first two and the budget end in the summary's ``stop_reason``; the
   last two are bugs or bad input and are raised (``PrepareError``, ``AdapterError``) with the
   summary attached, after in-flight calls are stored. When the store itself fails (a full disk) the
-  message counts the answered attempts it could not take (``attempt_loop.in_flight``) instead: they are not stored
+  message counts the answered attempts it could not take (``lanes.in_flight``) instead: they are not stored
   and their calls are made again on resume.
 - ``retry_errors`` (``vidaudit run --retry-errors``) gives each trial not yet ok ``max_attempts`` more
   attempts, so a trial out of attempts is called again once its cause is fixed.
@@ -50,9 +50,10 @@ from typing import Any
 from vidaudit.core.errors import ConfigError, VidauditError
 from vidaudit.core.types import Request, Trial
 from vidaudit.models.base import AnyAdapter, is_composite
-from vidaudit.run.attempt_loop import GROUP_DELAY_S, GROUP_ROWS, YIELD_EVERY, AttemptLoop, Lane, LoopState, in_flight
+from vidaudit.run.attempt_loop import AttemptLoop
 from vidaudit.run.backlog import Backlog, Planned, attempt_limit, register_plan
 from vidaudit.run.budget import Budget, BudgetTracker
+from vidaudit.run.lanes import GROUP_DELAY_S, GROUP_ROWS, YIELD_EVERY, Lane, LoopState, in_flight
 from vidaudit.run.retry import Clock, RetryPolicy, SystemClock
 from vidaudit.run.store.writer import RunStore
 from vidaudit.run.summary import ProgressEvent, RunSummary, StopReason
@@ -84,16 +85,20 @@ def _validate(planned: Sequence[Any], adapters: Mapping[str, AnyAdapter], max_at
         if not isinstance(trial, Trial):
             raise ConfigError(f"planned item {p!r} has no .trial of type Trial")
         if p.id != trial.id:
-            raise ConfigError(f"planned id {p.id} is not its trial's content id {trial.id}; ids must hash the "
-                              f"trial so that the store never confuses two trials")
+            raise ConfigError(
+                f"planned id {p.id} is not its trial's content id {trial.id}; ids must hash the "
+                f"trial so that the store never confuses two trials"
+            )
         if p.id in seen:
             raise ConfigError(f"trial {p.id} is planned twice; deduplicate the plan")
         seen.add(p.id)
         if trial.model.label not in adapters:
             missing.add(trial.model.label)
     if missing:
-        raise ConfigError(f"no adapter for model(s) {', '.join(sorted(missing))}; pass one per model label "
-                          f"(have: {', '.join(sorted(adapters)) or 'none'})")
+        raise ConfigError(
+            f"no adapter for model(s) {', '.join(sorted(missing))}; pass one per model label "
+            f"(have: {', '.join(sorted(adapters)) or 'none'})"
+        )
     for label, a in adapters.items():
         caps = a.capabilities
         if caps.concurrency < 1 or caps.batch_size < 1:
@@ -102,17 +107,27 @@ def _validate(planned: Sequence[Any], adapters: Mapping[str, AnyAdapter], max_at
             if caps.batch_size != 1:
                 raise ConfigError(f"composite model {label}: batch_size must be 1 (its stages are the calls)")
         elif not callable(getattr(a, "generate", None)):
-            raise ConfigError(f"adapter {label} has no generate(); a composite model must be marked "
-                              f"composite = True and have run(request, call)")
+            raise ConfigError(
+                f"adapter {label} has no generate(); a composite model must be marked "
+                f"composite = True and have run(request, call)"
+            )
         elif caps.batch_size > 1 and not callable(getattr(a, "generate_batch", None)):
             raise ConfigError(f"adapter {label} declares batch_size {caps.batch_size} but has no generate_batch")
 
 
-async def run_trials(planned: Sequence[Planned], adapters: Mapping[str, AnyAdapter], store: RunStore,
-                     prepare: Callable[[Any], Request], *, max_attempts: int = 3, budget: Budget | None = None,
-                     on_progress: Callable[[ProgressEvent], Any] | None = None,
-                     retry_policy: RetryPolicy | None = None, clock: Clock | None = None,
-                     retry_errors: bool = False) -> RunSummary:
+async def run_trials(
+    planned: Sequence[Planned],
+    adapters: Mapping[str, AnyAdapter],
+    store: RunStore,
+    prepare: Callable[[Any], Request],
+    *,
+    max_attempts: int = 3,
+    budget: Budget | None = None,
+    on_progress: Callable[[ProgressEvent], Any] | None = None,
+    retry_policy: RetryPolicy | None = None,
+    clock: Clock | None = None,
+    retry_errors: bool = False,
+) -> RunSummary:
     """Call every planned trial not yet ok in ``store``; return what this session did.
 
     ``retry_errors`` gives every trial not yet ok ``max_attempts`` more attempts in this session, even
@@ -131,32 +146,61 @@ async def run_trials(planned: Sequence[Planned], adapters: Mapping[str, AnyAdapt
     by_label: dict[str, list[Planned]] = {}
     for p in planned:
         by_label.setdefault(p.trial.model.label, []).append(p)
-    return await run_backlog(backlog, {label: iter(ps) for label, ps in by_label.items()}, adapters, store,
-                             prepare, max_attempts=max_attempts, budget=budget, on_progress=on_progress,
-                             retry_policy=retry_policy, clock=clock, retry_errors=retry_errors)
+    return await run_backlog(
+        backlog,
+        {label: iter(ps) for label, ps in by_label.items()},
+        adapters,
+        store,
+        prepare,
+        max_attempts=max_attempts,
+        budget=budget,
+        on_progress=on_progress,
+        retry_policy=retry_policy,
+        clock=clock,
+        retry_errors=retry_errors,
+    )
 
 
-async def run_backlog(backlog: Backlog, sources: Mapping[str, Iterator[Planned]],
-                      adapters: Mapping[str, AnyAdapter], store: RunStore, prepare: Callable[[Any], Request], *,
-                      max_attempts: int = 3, budget: Budget | None = None,
-                      on_progress: Callable[[ProgressEvent], Any] | None = None,
-                      retry_policy: RetryPolicy | None = None, clock: Clock | None = None,
-                      retry_errors: bool = False) -> RunSummary:
+async def run_backlog(
+    backlog: Backlog,
+    sources: Mapping[str, Iterator[Planned]],
+    adapters: Mapping[str, AnyAdapter],
+    store: RunStore,
+    prepare: Callable[[Any], Request],
+    *,
+    max_attempts: int = 3,
+    budget: Budget | None = None,
+    on_progress: Callable[[ProgressEvent], Any] | None = None,
+    retry_policy: RetryPolicy | None = None,
+    clock: Clock | None = None,
+    retry_errors: bool = False,
+) -> RunSummary:
     """``run_trials`` on a registered plan read as it goes: ``sources`` gives each model label its trials in
     plan order (e.g. ``PlanStream.for_model``), ``backlog`` what ``register_plan`` counted of them (made
     by it: its ``tried`` says which labels' trials had attempts). Each lane reads its trials a window ahead
     of its workers, so the session holds no per-trial state beyond the calls in flight and their windows."""
     missing = sorted(label for label, n in backlog.todo.items() if n and label not in adapters)
     if missing:
-        raise ConfigError(f"no adapter for model(s) {', '.join(missing)}; pass one per model label "
-                          f"(have: {', '.join(sorted(adapters)) or 'none'})")
+        raise ConfigError(
+            f"no adapter for model(s) {', '.join(missing)}; pass one per model label "
+            f"(have: {', '.join(sorted(adapters)) or 'none'})"
+        )
     prior = store.summary_spend()
     tracker = BudgetTracker(budget, spent_tokens=prior[0], spent_cost_usd=prior[1])
     todo = sum(backlog.todo.values())
     state = LoopState(total=todo, skipped=backlog.already_ok + backlog.exhausted)
     semaphores: dict[int, asyncio.Semaphore] = {}  # one concurrency gate per adapter object
-    ex = AttemptLoop(store, prepare, max_attempts, tracker, retry_policy or RetryPolicy(), clock or SystemClock(),
-                   on_progress, state, semaphores)
+    ex = AttemptLoop(
+        store,
+        prepare,
+        max_attempts,
+        tracker,
+        retry_policy or RetryPolicy(),
+        clock or SystemClock(),
+        on_progress,
+        state,
+        semaphores,
+    )
     ex.limit = attempt_limit(max_attempts, retry_errors)
 
     lanes: list[Lane] = []
@@ -172,16 +216,30 @@ async def run_backlog(backlog: Backlog, sources: Mapping[str, Iterator[Planned]]
             inline = getattr(prepare, "inline_model", None)
             on_loop = inline is not None and bool(inline(label))
             k = min((1 if on_loop else 2) * caps.concurrency, -(-n // caps.batch_size))
-            lanes.append(Lane(label, adapter, deque(), sem, caps.batch_size, composite=is_composite(adapter),
-                               source=sources.get(label), window=max(2 * k * caps.batch_size, 16),
-                               lookup=label in backlog.tried, yield_every=YIELD_EVERY if caps.synthetic else 1,
-                               inline=on_loop))
+            lanes.append(
+                Lane(
+                    label,
+                    adapter,
+                    deque(),
+                    sem,
+                    caps.batch_size,
+                    composite=is_composite(adapter),
+                    source=sources.get(label),
+                    window=max(2 * k * caps.batch_size, 16),
+                    lookup=label in backlog.tried,
+                    yield_every=YIELD_EVERY if caps.synthetic else 1,
+                    inline=on_loop,
+                )
+            )
             n_workers.append(k)
     ex.emit("start")
     with store.grouped(GROUP_ROWS, GROUP_DELAY_S):
         ticker = asyncio.create_task(ex.ticker(GROUP_DELAY_S), name="vidaudit-commit")
-        workers = [asyncio.create_task(ex.worker(lane), name=f"vidaudit-{lane.label}-{i}")
-                   for lane, n in zip(lanes, n_workers, strict=True) for i in range(n)]
+        workers = [
+            asyncio.create_task(ex.worker(lane), name=f"vidaudit-{lane.label}-{i}")
+            for lane, n in zip(lanes, n_workers, strict=True)
+            for i in range(n)
+        ]
         try:
             await asyncio.gather(*workers)
         finally:
@@ -192,22 +250,32 @@ async def run_backlog(backlog: Backlog, sources: Mapping[str, Iterator[Planned]]
     backlog.failed |= state.failed_ids
     if state.stop_reason is StopReason.BUDGET:  # what the calls that were in flight at the stop spent, too
         state.stop_message = f"{state.stop_message}; at the end: {tracker.describe()}"
-    summary = RunSummary(planned=backlog.planned, skipped_already_ok=backlog.already_ok,
-                         skipped_exhausted=backlog.exhausted,
-                         called=state.called, calls=state.calls, ok=state.ok, errored=dict(state.errored),
-                         failed_attempts=dict(state.failed_attempts), not_run=todo - state.called,
-                         cost_usd=state.cost_usd, tokens=state.tokens, stop_reason=state.stop_reason,
-                         stop_message=state.stop_message)
+    summary = RunSummary(
+        planned=backlog.planned,
+        skipped_already_ok=backlog.already_ok,
+        skipped_exhausted=backlog.exhausted,
+        called=state.called,
+        calls=state.calls,
+        ok=state.ok,
+        errored=dict(state.errored),
+        failed_attempts=dict(state.failed_attempts),
+        not_run=todo - state.called,
+        cost_usd=state.cost_usd,
+        tokens=state.tokens,
+        stop_reason=state.stop_reason,
+        stop_message=state.stop_message,
+    )
     described = summary.describe()
     if any(lane.composite for lane in lanes):
         described += f"; composite stages: {state.stage_calls} calls, {state.stage_hits} cached"
     ex.emit("end", described)
     if state.fatal is not None:
         cls = {StopReason.PREPARE_ERROR: PrepareError, StopReason.ADAPTER_ERROR: AdapterError}.get(
-            state.stop_reason, RunAborted)
-        fix = {StopReason.PREPARE_ERROR: "validate the inputs before running, fix them and resume",
-               StopReason.ADAPTER_ERROR: "adapters must raise ModelCallError; fix the adapter and resume"}.get(
-            state.stop_reason, "fix the cause and resume")
-        raise cls(f"run stopped: {state.stop_message}; {in_flight(state.unstored)}; {fix}", summary) \
-            from state.fatal
+            state.stop_reason, RunAborted
+        )
+        fix = {
+            StopReason.PREPARE_ERROR: "validate the inputs before running, fix them and resume",
+            StopReason.ADAPTER_ERROR: "adapters must raise ModelCallError; fix the adapter and resume",
+        }.get(state.stop_reason, "fix the cause and resume")
+        raise cls(f"run stopped: {state.stop_message}; {in_flight(state.unstored)}; {fix}", summary) from state.fatal
     return summary

@@ -29,8 +29,10 @@ class RunLock:
         except BlockingIOError:
             holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "another process"
             os.close(fd)
-            raise ConfigError(f"{self.path.parent} is in use by process {holder} (a `vidaudit run` on the same "
-                              "--out); wait for it to finish or use another run dir") from None
+            raise ConfigError(
+                f"{self.path.parent} is in use by process {holder} (a `vidaudit run` on the same "
+                "--out); wait for it to finish or use another run dir"
+            ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
         self._fd = fd
@@ -46,6 +48,7 @@ class RunLock:
     def __enter__(self) -> RunLock:
         return self.acquire()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.release()

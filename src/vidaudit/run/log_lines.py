@@ -18,16 +18,36 @@ from typing import Any
 
 from vidaudit.core.types import Attempt, Response, Usage
 
-_ATTEMPT_KEYS = ("attempt", "ended_at", "error_kind", "error_message", "frame_indices", "frame_times", "response",
-                 "started_at", "status", "trial_id")
-_RESPONSE_KEYS = ("cost_usd", "finish_reason", "frames_estimated", "frames_sent", "latency_s", "model_version",
-                  "text", "usage")
+_ATTEMPT_KEYS = (
+    "attempt",
+    "ended_at",
+    "error_kind",
+    "error_message",
+    "frame_indices",
+    "frame_times",
+    "response",
+    "started_at",
+    "status",
+    "trial_id",
+)
+_RESPONSE_KEYS = (
+    "cost_usd",
+    "finish_reason",
+    "frames_estimated",
+    "frames_sent",
+    "latency_s",
+    "model_version",
+    "text",
+    "usage",
+)
 _USAGE_KEYS = ("cached_tokens", "input_tokens", "output_tokens", "reasoning_tokens")
 
 #: the models still have exactly the fields written out below (else every line takes the generic path)
-ENABLED = (tuple(sorted(Attempt.model_fields)) == _ATTEMPT_KEYS
-           and tuple(sorted(Response.model_fields)) == _RESPONSE_KEYS
-           and tuple(sorted(Usage.model_fields)) == _USAGE_KEYS)
+ENABLED = (
+    tuple(sorted(Attempt.model_fields)) == _ATTEMPT_KEYS
+    and tuple(sorted(Response.model_fields)) == _RESPONSE_KEYS
+    and tuple(sorted(Usage.model_fields)) == _USAGE_KEYS
+)
 
 
 class _Generic(Exception):
@@ -80,8 +100,10 @@ def _usage(u: Usage) -> str:
     last = _last_usage
     if u is last[0]:
         return last[1]
-    text = (f'{{"cached_tokens": {_num(u.cached_tokens)}, "input_tokens": {_num(u.input_tokens)}, '
-            f'"output_tokens": {_num(u.output_tokens)}, "reasoning_tokens": {_num(u.reasoning_tokens)}}}')
+    text = (
+        f'{{"cached_tokens": {_num(u.cached_tokens)}, "input_tokens": {_num(u.input_tokens)}, '
+        f'"output_tokens": {_num(u.output_tokens)}, "reasoning_tokens": {_num(u.reasoning_tokens)}}}'
+    )
     _last_usage = (u, text)
     return text
 
@@ -92,10 +114,12 @@ usage_text = _usage
 
 def _response(r: Response) -> str:
     sent = "null" if r.frames_sent is None else num_list(r.frames_sent)
-    return (f'{{"cost_usd": {_opt_num(r.cost_usd)}, "finish_reason": {_str(r.finish_reason)}, '
-            f'"frames_estimated": {_bool(r.frames_estimated)}, "frames_sent": {sent}, '
-            f'"latency_s": {_num(r.latency_s)}, "model_version": {_str(r.model_version)}, '
-            f'"text": {_str(r.text)}, "usage": {_usage(r.usage)}}}')
+    return (
+        f'{{"cost_usd": {_opt_num(r.cost_usd)}, "finish_reason": {_str(r.finish_reason)}, '
+        f'"frames_estimated": {_bool(r.frames_estimated)}, "frames_sent": {sent}, '
+        f'"latency_s": {_num(r.latency_s)}, "model_version": {_str(r.model_version)}, '
+        f'"text": {_str(r.text)}, "usage": {_usage(r.usage)}}}'
+    )
 
 
 def attempt_line(a: Attempt) -> bytes | None:
@@ -105,13 +129,15 @@ def attempt_line(a: Attempt) -> bytes | None:
     try:
         kind = "null" if a.error_kind is None else _str(a.error_kind.value)
         resp = "null" if a.response is None else _response(a.response)
-        text = (f'{{"attempt": {{"attempt": {_num(a.attempt)}, "ended_at": {_num(a.ended_at)}, '
-                f'"error_kind": {kind}, "error_message": {_str(a.error_message)}, '
-                f'"frame_indices": {num_list(a.frame_indices)}, "frame_times": {num_list(a.frame_times)}, '
-                f'"response": {resp}, "started_at": {_num(a.started_at)}, "status": {_str(a.status.value)}, '
-                f'"trial_id": {_str(a.trial_id)}}}}}\n')
+        text = (
+            f'{{"attempt": {{"attempt": {_num(a.attempt)}, "ended_at": {_num(a.ended_at)}, '
+            f'"error_kind": {kind}, "error_message": {_str(a.error_message)}, '
+            f'"frame_indices": {num_list(a.frame_indices)}, "frame_times": {num_list(a.frame_times)}, '
+            f'"response": {resp}, "started_at": {_num(a.started_at)}, "status": {_str(a.status.value)}, '
+            f'"trial_id": {_str(a.trial_id)}}}}}\n'
+        )
         return text.encode("utf-8")
-    except (_Generic, UnicodeEncodeError):   # a lone surrogate: encode_line's own fallbacks decide
+    except (_Generic, UnicodeEncodeError):  # a lone surrogate: encode_line's own fallbacks decide
         return None
 
 

@@ -38,20 +38,24 @@ PERTURB_CACHE = "perturbed"
 class PerturbedInput:
     """What a condition's chain makes of one sample's video, known before any pixel is made."""
 
-    specs: tuple[PerturbationSpec, ...]     # canonical (defaults filled in)
+    specs: tuple[PerturbationSpec, ...]  # canonical (defaults filled in)
     seed: int
     source_sha256: str
-    video: VideoRef                         # the perturbed video's facts (path and sha256 known after rendering)
-    sha256: str                             # the chain's identity: source, canonical specs, seed, op versions
+    video: VideoRef  # the perturbed video's facts (path and sha256 known after rendering)
+    sha256: str  # the chain's identity: source, canonical specs, seed, op versions
     last_op: str
-    strip_info: dict[str, Any] | None = None   # the strip_mask plan's info + set_index when it is the last op
-    source_stream: int | None = None           # the source's video stream, in a file with several
+    strip_info: dict[str, Any] | None = None  # the strip_mask plan's info + set_index when it is the last op
+    source_stream: int | None = None  # the source's video stream, in a file with several
 
     def coverage_meta(self) -> dict[str, Any]:
         assert self.strip_info is not None
         info = {k: v for k, v in self.strip_info.items() if k != "set_index"}
-        return {"op": "strip_mask", "n_frames": self.video.n_frames, "info": info,
-                "map": {"set_index": self.strip_info["set_index"]}}
+        return {
+            "op": "strip_mask",
+            "n_frames": self.video.n_frames,
+            "info": info,
+            "map": {"set_index": self.strip_info["set_index"]},
+        }
 
 
 def perturbation_seed(sample: Sample) -> int:
@@ -65,9 +69,8 @@ def plan_chain(sample: Sample, specs: tuple[PerturbationSpec, ...]) -> Perturbed
     return _plan_chain(sample.video, sample.video.sha256, specs, perturbation_seed(sample), sample.sample_id)
 
 
-def _plan_chain(video: VideoRef, sha: str, specs: tuple[PerturbationSpec, ...], seed: int,
-                who: str) -> PerturbedInput:
-    key = (video, sha, specs, seed)     # hashable: PerturbationSpec hashes its canonical JSON
+def _plan_chain(video: VideoRef, sha: str, specs: tuple[PerturbationSpec, ...], seed: int, who: str) -> PerturbedInput:
+    key = (video, sha, specs, seed)  # hashable: PerturbationSpec hashes its canonical JSON
     hit = _PLANS.get(key)
     if hit is None:
         hit = _PLANS[key] = _plan_chain_uncached(video, sha, specs, seed, who)
@@ -79,8 +82,9 @@ def _plan_chain(video: VideoRef, sha: str, specs: tuple[PerturbationSpec, ...], 
 _PLANS: dict[tuple[Any, ...], PerturbedInput] = {}
 
 
-def _plan_chain_uncached(video: VideoRef, sha: str, specs: tuple[PerturbationSpec, ...], seed: int,
-                who: str) -> PerturbedInput:
+def _plan_chain_uncached(
+    video: VideoRef, sha: str, specs: tuple[PerturbationSpec, ...], seed: int, who: str
+) -> PerturbedInput:
     w, h = video.width - video.width % 2, video.height - video.height % 2
     src = SourceInfo.of_video(Path(video.path), sha, w, h, video.timeline)
     canon = tuple(canonical_spec(s) for s in specs)
@@ -90,35 +94,62 @@ def _plan_chain_uncached(video: VideoRef, sha: str, specs: tuple[PerturbationSpe
         if op.needs_second:
             raise ConfigError(f"{spec.name} needs a second video and cannot be a condition's perturbation")
         if spec.name == "strip_mask" and i != len(canon) - 1:
-            raise ConfigError("strip_mask must be the last perturbation of a condition, so that its coverage can "
-                              "be checked on the frames sent")
+            raise ConfigError(
+                "strip_mask must be the last perturbation of a condition, so that its coverage can "
+                "be checked on the frames sent"
+            )
         try:
             plan = plan_for(spec, src, seed=seed)
         except ConfigError as e:
             raise ConfigError(f"{who}: {e}") from None
-        src = SourceInfo(path=src.path, sha256=f"step{i}", width=plan.width, height=plan.height,
-                         n_frames=plan.n_frames, fps=plan.fps)
+        src = SourceInfo(
+            path=src.path, sha256=f"step{i}", width=plan.width, height=plan.height, n_frames=plan.n_frames, fps=plan.fps
+        )
     assert plan is not None
     named = {} if video.stream is None else {"source_stream": video.stream}
-    ident = sha256_json({"source_sha256": sha, "seed": seed, **named,
-                         "chain": [{"spec": s.model_dump(mode="json"), "op_version": get_op(s.name).version}
-                                   for s in canon], "engine": ENGINE_VERSION})
+    ident = sha256_json(
+        {
+            "source_sha256": sha,
+            "seed": seed,
+            **named,
+            "chain": [{"spec": s.model_dump(mode="json"), "op_version": get_op(s.name).version} for s in canon],
+            "engine": ENGINE_VERSION,
+        }
+    )
     strip = None
     if canon[-1].name == "strip_mask":
         strip = {**plan.info, "set_index": list(plan.map["set_index"])}
-    out = VideoRef(path="", sha256=None, fps=plan.fps, width=plan.width, height=plan.height, n_frames=plan.n_frames,
-                   duration_s=round(plan.n_frames / plan.fps, 6))
-    return PerturbedInput(specs=canon, seed=seed, source_sha256=sha, video=out, sha256=ident,
-                          last_op=canon[-1].name, strip_info=strip, source_stream=video.stream)
+    out = VideoRef(
+        path="",
+        sha256=None,
+        fps=plan.fps,
+        width=plan.width,
+        height=plan.height,
+        n_frames=plan.n_frames,
+        duration_s=round(plan.n_frames / plan.fps, 6),
+    )
+    return PerturbedInput(
+        specs=canon,
+        seed=seed,
+        source_sha256=sha,
+        video=out,
+        sha256=ident,
+        last_op=canon[-1].name,
+        strip_info=strip,
+        source_stream=video.stream,
+    )
 
 
 def render(source: Path, pinput: PerturbedInput, cache_dir: Path) -> tuple[Path, str, Any]:
     """The perturbed video (path, sha256, its PerturbMeta), built once into ``cache_dir``."""
-    res = cached_chain(source, pinput.source_sha256, list(pinput.specs), pinput.seed, cache_dir,
-                       pinput.source_stream)[-1]
+    res = cached_chain(source, pinput.source_sha256, list(pinput.specs), pinput.seed, cache_dir, pinput.source_stream)[
+        -1
+    ]
     if res.meta.n_frames != pinput.video.n_frames:
-        raise DataError(f"the perturbed video {res.video} has {res.meta.n_frames} frames but the plan expected "
-                        f"{pinput.video.n_frames}; delete {cache_dir} and run again")
+        raise DataError(
+            f"the perturbed video {res.video} has {res.meta.n_frames} frames but the plan expected "
+            f"{pinput.video.n_frames}; delete {cache_dir} and run again"
+        )
     return res.video, res.sha256, res.meta
 
 
@@ -143,8 +174,9 @@ def render_task(source: str, pinput: PerturbedInput, cache_dir: str) -> dict[str
         return {"ok": False, "chain": pinput.sha256, "error": f"{type(e).__name__}: {e}", "pid": os.getpid()}
 
 
-def prerender(planned: Sequence[Any], data_dir: Path, cache_dir: Path, pool: Executor,
-              pixel_free: Collection[str] = ()) -> list[dict[str, Any]]:
+def prerender(
+    planned: Sequence[Any], data_dir: Path, cache_dir: Path, pool: Executor, pixel_free: Collection[str] = ()
+) -> list[dict[str, Any]]:
     """Render every perturbed video ``planned`` needs as ``pool`` tasks into ``cache_dir``, then check each
     here with ``render`` (a cache hit that compares the frame count with the plan), so that the trials
     dispatched afterwards only read. Models in ``pixel_free`` need no video. Returns the tasks' reports."""
@@ -157,8 +189,10 @@ def prerender(planned: Sequence[Any], data_dir: Path, cache_dir: Path, pool: Exe
     reports = [f.result() for f in as_completed(futures)]
     failed = [r for r in reports if not r["ok"]]
     if failed:
-        raise DataError(f"{len(failed)} perturbed video(s) could not be rendered (no trial was dispatched); "
-                        f"the first: {failed[0]['error']}")
+        raise DataError(
+            f"{len(failed)} perturbed video(s) could not be rendered (no trial was dispatched); "
+            f"the first: {failed[0]['error']}"
+        )
     for src, pin in chains.values():
         render(src, pin, cache_dir)
     return reports

@@ -10,24 +10,19 @@ sent); adapters never resample.
 from __future__ import annotations
 
 import functools
-import re
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from json.encoder import encode_basestring as _encode_str
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-import yaml
-
 from vidaudit.core.contract.suite import Prompt, Suite
-from vidaudit.core.errors import ConfigError, validation_message
+from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import canonical_json, sha256_json, sha256_text
 from vidaudit.core.timeline import Timeline
 from vidaudit.core.types import (
     Condition,
     ModelSpec,
-    PerturbationSpec,
     Presentation,
     Sample,
     Trial,
@@ -45,71 +40,21 @@ from vidaudit.run.servable import (
     servable_problems,
 )
 from vidaudit.run.store.records import KeyedTrial, TrialDraft
-from vidaudit.video.perturb.registry import resolve
+from vidaudit.run.trial_json import (
+    PER_TRIAL,
+    PROMPT_IS_ITS_SHA,
+    TRIAL_FIELDS,
+    Kept,
+    TrialJson,
+    carries,
+    new_trial,
+    prompt_sha256,
+    record_id,
+    selection_sha256,
+    trial_of,
+    trial_text,
+)
 from vidaudit.video.sampling import FrameSelection, around_events, at_fps, every_frame, uniform_count
-
-_NUM = r"\d+(?:\.\d+)?"
-_COND = re.compile(rf"^(?:native(?:@(?P<nat>all|{_NUM}))?|frames(?:@(?P<fps>{_NUM})|#(?P<count>\d+))"
-                   rf"|keyframes(?:\+-(?P<off>{_NUM})s?)?)$")
-CONDITION_FORMS = ("native, native@K, native@all, frames@K, frames#K, keyframes or keyframes+-Ss, each optionally "
-                   "followed by perturbations +OP or +OP(KEY=VALUE,...), e.g. frames@24+strip_mask(S=128,k=4)")
-_PERTURBATION = re.compile(r"^(?P<name>[a-z][a-z0-9_]*)(?:\((?P<args>[^()]*)\))?$")
-
-
-def _perturbation_value(raw: str) -> Any:
-    if raw in ("None", "null"):
-        return None
-    if raw in ("True", "False"):
-        return raw == "True"
-    try:
-        v = yaml.safe_load(raw)
-    except yaml.YAMLError:
-        return raw
-    return v if isinstance(v, (int, float, str, bool)) or v is None else raw
-
-
-def parse_perturbation(text: str) -> PerturbationSpec:
-    """``OP`` or ``OP(KEY=VALUE,...)`` (the form ``PerturbationSpec.id`` writes), checked against the op's
-    parameters; the spec keeps the parameters as written (defaults are filled in where it is hashed)."""
-    m = _PERTURBATION.match(text.strip())
-    if not m:
-        raise ConfigError(f"cannot read perturbation {text!r}; write OP or OP(KEY=VALUE,...), e.g. "
-                          "strip_mask(S=128,v=24,k=4)")
-    params: dict[str, Any] = {}
-    for pair in filter(None, (x.strip() for x in (m.group("args") or "").split(","))):
-        key, sep, raw = pair.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"perturbation {text!r}: {pair!r} is not KEY=VALUE")
-        params[key.strip()] = _perturbation_value(raw.strip())
-    spec = PerturbationSpec(name=m.group("name"), params=params)
-    resolve(spec)       # unknown op or parameter, or a value out of range: the op's own ConfigError
-    return spec
-
-
-def parse_condition(text: str, prompt: str, timestamps: bool = True) -> Condition:
-    """A condition from its written form (see ``CONDITION_FORMS``) plus a prompt name and the timestamps flag."""
-    base, *perturbed = re.split(r"\+(?=[a-z])", text.strip())
-    specs = tuple(parse_perturbation(p) for p in perturbed)
-    m = _COND.match(base)
-    if not m:
-        raise ConfigError(f"cannot read condition {text!r}; write {CONDITION_FORMS}")
-    head = base.split("@")[0].split("#")[0].split("+")[0]
-    kw: dict[str, Any] = {"presentation": Presentation(head), "prompt": prompt, "timestamps": timestamps,
-                          "perturbations": specs}
-    if m.group("nat") == "all":
-        kw["all_frames"] = True
-    elif m.group("nat"):
-        kw["fps"] = float(m.group("nat"))
-    if m.group("fps"):
-        kw["fps"] = float(m.group("fps"))
-    if m.group("count"):
-        kw["n_frames"] = int(m.group("count"))
-    if m.group("off"):
-        kw["keyframe_offset_s"] = float(m.group("off"))
-    try:
-        return Condition(**kw)
-    except ValueError as e:  # a pydantic ValidationError too: its first problem, in one line
-        raise ConfigError(f"condition {text!r}: {validation_message(e)}; write {CONDITION_FORMS}") from None
 
 
 @dataclass(frozen=True)
@@ -139,14 +84,32 @@ class PlannedTrial:
 _PLANNED_FIELDS = ("trial", "sample", "selection", "prompt", "metadata", "perturbed", "keyed")
 
 
-def _planned(trial: Trial, sample: Sample, selection: FrameSelection, prompt: Prompt, metadata: Mapping[str, Any],
-             perturbed: PerturbedInput | None, keyed: KeyedTrial) -> PlannedTrial:
+def _planned(
+    trial: Trial,
+    sample: Sample,
+    selection: FrameSelection,
+    prompt: Prompt,
+    metadata: Mapping[str, Any],
+    perturbed: PerturbedInput | None,
+    keyed: KeyedTrial,
+) -> PlannedTrial:
     """``PlannedTrial(...)`` with every field given, without the frozen dataclass's field-by-field set-up (a run
     makes one per trial); the plain constructor when its fields are not the ones listed here."""
     if _PLANNED_FAST:
         p = object.__new__(PlannedTrial)
-        object.__setattr__(p, "__dict__", {"trial": trial, "sample": sample, "selection": selection, "prompt": prompt,
-                                           "metadata": metadata, "perturbed": perturbed, "keyed": keyed})
+        object.__setattr__(
+            p,
+            "__dict__",
+            {
+                "trial": trial,
+                "sample": sample,
+                "selection": selection,
+                "prompt": prompt,
+                "metadata": metadata,
+                "perturbed": perturbed,
+                "keyed": keyed,
+            },
+        )
         return p
     return PlannedTrial(trial, sample, selection, prompt, metadata, perturbed, keyed)
 
@@ -154,23 +117,27 @@ def _planned(trial: Trial, sample: Sample, selection: FrameSelection, prompt: Pr
 _PLANNED_FAST = tuple(f.name for f in fields(PlannedTrial)) == _PLANNED_FIELDS
 
 
-def select_frames(sample: Sample, condition: Condition, video: VideoRef | None = None, *,
-                  clock: Timeline | None = None) -> FrameSelection:
+def select_frames(
+    sample: Sample, condition: Condition, video: VideoRef | None = None, *, clock: Timeline | None = None
+) -> FrameSelection:
     """The frames a resolved condition shows of a sample (of ``video``, its perturbed video, when given);
     ``clock``: the video's timeline, when the caller has it already."""
     v = video or sample.video
     p = condition.presentation
     if p is Presentation.KEYFRAMES and video is not None:
-        raise ConfigError(f"condition {condition.id}: keyframes are the trace's event frames of the source video "
-                          "and do not apply to a perturbed video; use frames@K or native")
+        raise ConfigError(
+            f"condition {condition.id}: keyframes are the trace's event frames of the source video "
+            "and do not apply to a perturbed video; use frames@K or native"
+        )
     clock = clock or v.timeline
     if p is Presentation.FRAMES:
         if condition.n_frames is not None:
             return uniform_count(clock, condition.n_frames)
         return at_fps(clock, condition.fps or 1.0)
     if p is Presentation.KEYFRAMES:
-        return around_events(sample.trace.times, [e.frame for e in sample.trace.events], clock,
-                             condition.keyframe_offset_s)
+        return around_events(
+            sample.trace.times, [e.frame for e in sample.trace.events], clock, condition.keyframe_offset_s
+        )
     if not condition.resolved:
         raise ConfigError(f"condition {condition.id} is not resolved to a rate; plan() resolves it per model")
     return _every_frame(clock) if condition.all_frames else at_fps(clock, condition.fps)
@@ -178,74 +145,6 @@ def select_frames(sample: Sample, condition: Condition, video: VideoRef | None =
 
 #: ``every_frame`` memoised as ``at_fps`` is: a streamed plan selects again on every pass, and a plan has few clocks
 _every_frame = functools.lru_cache(maxsize=1024)(every_frame)
-
-
-#: ``selection_sha256`` by selection object (kept, so its id is not reused): a plan's trials share their selections
-#: (``at_fps`` and the stream's memos hand out one object), and a cache by value hashed a whole selection's frame
-#: tuples on every look-up
-_SELECTION_SHA: dict[int, tuple[FrameSelection, str]] = {}
-SELECTION_SHA_MEMO = 4096
-
-
-def selection_sha256(selection: FrameSelection) -> str:
-    got = _SELECTION_SHA.get(id(selection))
-    if got is not None and got[0] is selection:
-        return got[1]
-    sha = sha256_json({"indices": list(selection.indices), "times": list(selection.times), "rule": selection.rule})
-    if len(_SELECTION_SHA) >= SELECTION_SHA_MEMO:
-        _SELECTION_SHA.clear()
-    _SELECTION_SHA[id(selection)] = (selection, sha)
-    return sha
-
-
-def _json_str(v: str | None) -> str:
-    """``canonical_json`` of a string or None, without the encoder's per-call set-up."""
-    return "null" if v is None else _encode_str(v)
-
-
-def prompt_sha256(prompt: Prompt) -> str:
-    """``sha256_json({"system": ..., "text": ...})``, written out: the same bytes without the dict encoder."""
-    return sha256_text('{"system":' + _json_str(prompt.system) + ',"text":' + _json_str(prompt.text) + "}")
-
-
-class _TrialJson:
-    """The canonical JSON of a (model, condition)'s trials as its constant text with the per-trial strings
-    spliced in: ``canonical_json(data)`` byte for byte (checked on the group's first trial, else not used).
-    ``dumps``: another JSON writer to splice for (the audit log's, ``line_json``), ``text`` being its output."""
-
-    def __init__(self, data: dict[str, Any], text: str, dumps: Callable[[Any], str] = canonical_json) -> None:
-        marks = {k: f"\u0001{k}\u0001" for k in _PER_TRIAL}
-        probe = dumps({**data, **marks})
-        self.parts: list[str] = []
-        self.keys: list[str] = []
-        rest = probe
-        for k in sorted(_PER_TRIAL, key=lambda k: probe.index(_encode_str(marks[k]))):
-            head, _, rest = rest.partition(_encode_str(marks[k]))
-            self.parts.append(head)
-            self.keys.append(k)
-        self.parts.append(rest)
-        self._format: str | None = None  # the parts as a format string, the per-trial strings its fields
-        self.ok = all(isinstance(data[k], str | None) for k in _PER_TRIAL) and self(data) == text
-
-    def __call__(self, fields: Mapping[str, Any]) -> str:
-        return self.fill(self.encoded(fields))
-
-    def encoded(self, fields: Mapping[str, Any]) -> list[str]:
-        """The per-trial strings as JSON, in the order ``fill`` takes them (the same for every splicer of a
-        sorted-key writer: ``_walk`` fills the trial's JSON and its log JSON from one list)."""
-        return ["null" if (v := fields[k]) is None else _encode_str(v) for k in self.keys]
-
-    def fill(self, encoded: list[str]) -> str:
-        if self._format is None:
-            self._format = "{}".join(p.replace("{", "{{").replace("}", "}}") for p in self.parts)
-        return self._format.format(*encoded)
-
-
-#: ``prompt_sha256`` covers every field of a ``Prompt``: equal hashes, equal prompts
-_PROMPT_IS_ITS_SHA = tuple(f.name for f in fields(Prompt)) == ("system", "text")
-
-#: the Trial fields that differ between the trials of one (model, condition): the rest is dumped once
-_PER_TRIAL = frozenset({"sample_id", "video_sha256", "prompt_sha256", "input_sha256"})
 
 
 @dataclass(frozen=True)
@@ -290,9 +189,16 @@ class PlanStream:
     are computed per trial).
     """
 
-    def __init__(self, samples: Sequence[Sample], conditions: Sequence[Condition], models: Sequence[ModelSpec], *,
-                 suite: Suite, caps_by_model: Mapping[str, Capabilities],
-                 options_by_model: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+    def __init__(
+        self,
+        samples: Sequence[Sample],
+        conditions: Sequence[Condition],
+        models: Sequence[ModelSpec],
+        *,
+        suite: Suite,
+        caps_by_model: Mapping[str, Capabilities],
+        options_by_model: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
         options_by_model = options_by_model or {}
         self.samples = list(samples)
         self.suite = suite
@@ -301,7 +207,7 @@ class PlanStream:
         self._sizes: dict[int, list[int]] = {}  # per slot: each sample's selection size (``check``)
         self._metadata: dict[str, tuple[Sample, Mapping[str, Any]]] = {}  # per sample id (``_request_metadata``)
         #: per model, its trials' ids and sample indices from a full ``keys`` pass (``for_model``)
-        self._ids: dict[str, _Kept] = {}
+        self._ids: dict[str, Kept] = {}
         self.caps_by_model = caps_by_model
         self.groups: dict[str, list[_Group]] = {}
         seen: dict[str, str] = {}
@@ -315,8 +221,10 @@ class PlanStream:
                 rc = c.resolved_for(caps.default_native_fps)
                 key = f"{m.label} {rc.id}"
                 if key in seen:
-                    raise ConfigError(f"conditions {seen[key]} and {c.id} are the same input for {m.label} "
-                                      f"(both {rc.id}); list it once")
+                    raise ConfigError(
+                        f"conditions {seen[key]} and {c.id} are the same input for {m.label} "
+                        f"(both {rc.id}); list it once"
+                    )
                 seen[key] = c.id
                 slot = slots.setdefault(canonical_json(rc.model_dump(mode="json")), len(slots))
                 groups.append(_Group(m, rc, opts, slot, m.label, rc.id))
@@ -325,11 +233,14 @@ class PlanStream:
         self._memo: dict[int, list[_Input | None]] = {}
         for groups in self.groups.values():
             for g in groups:
-                if not g.condition.perturbations and g.slot not in self._memo \
-                        and (len(self._memo) + 1) * n <= INPUT_MEMO_LIMIT:
+                if (
+                    not g.condition.perturbations
+                    and g.slot not in self._memo
+                    and (len(self._memo) + 1) * n <= INPUT_MEMO_LIMIT
+                ):
                     self._memo[g.slot] = [None] * n
         self._prompts: dict[Any, tuple[Prompt, str]] = {}  # equal prompts held once with their sha256
-        self._kept_selections: set[int] = set()   # ids of the selections the memo holds (alive while it does)
+        self._kept_selections: set[int] = set()  # ids of the selections the memo holds (alive while it does)
         self._kept_frames = 0
         by_id: dict[str, list[Sample]] = {}
         for x in self.samples:  # the same sample twice is the same trial twice (as plan()'s id check finds)
@@ -364,8 +275,9 @@ class PlanStream:
             return sel
         return select_frames(s, rc, clock=self._clocks[i])
 
-    def inputs(self, refused: list[str] | None = None
-               ) -> Iterator[tuple[_Group, Sample, FrameSelection, PerturbedInput | None]]:
+    def inputs(
+        self, refused: list[str] | None = None
+    ) -> Iterator[tuple[_Group, Sample, FrameSelection, PerturbedInput | None]]:
         """Each trial's input without its prompt or id (what checks and estimates need), in plan order;
         a refused perturbed input is appended to ``refused`` and skipped."""
         refused = [] if refused is None else refused
@@ -373,8 +285,9 @@ class PlanStream:
             for g in groups:
                 yield from self._group_inputs(g, refused)
 
-    def _group_inputs(self, g: _Group, refused: list[str]
-                      ) -> Iterator[tuple[_Group, Sample, FrameSelection, PerturbedInput | None]]:
+    def _group_inputs(
+        self, g: _Group, refused: list[str]
+    ) -> Iterator[tuple[_Group, Sample, FrameSelection, PerturbedInput | None]]:
         rc = g.condition
         for i, s in enumerate(self.samples):
             pin = plan_perturbed(s, rc, self.suite, refused) if rc.perturbations else None
@@ -445,9 +358,15 @@ class PlanStream:
             if isinstance(made, KeyedTrial):
                 keyed = made
             else:  # a lane writes no trial line: no log JSON, and the trial's data (and JSON) only if asked
-                keyed = KeyedTrial(_trial_from(made), None, made.text, trial_id, None,
-                                   head=(s.sample_id, made.group.label, made.group.condition_id),
-                                   build=functools.partial(_trial_parts, made))
+                keyed = KeyedTrial(
+                    _trial_from(made),
+                    None,
+                    made.text,
+                    trial_id,
+                    None,
+                    head=(s.sample_id, made.group.label, made.group.condition_id),
+                    build=functools.partial(_trial_parts, made),
+                )
             yield _planned(keyed.trial, s, sel, prompt, metadata(s), pin, keyed)
 
     def _request_metadata(self, s: Sample) -> Mapping[str, Any]:
@@ -468,13 +387,25 @@ class PlanStream:
                 if isinstance(made, KeyedTrial):
                     yield TrialDraft(trial_id, label, functools.partial(_given, made))
                 else:
-                    yield TrialDraft(trial_id, label, functools.partial(_keyed, made, trial_id), s.sample_id,
-                                     made.group.condition_id, made.text, made.log)
+                    yield TrialDraft(
+                        trial_id,
+                        label,
+                        functools.partial(_keyed, made, trial_id),
+                        s.sample_id,
+                        made.group.condition_id,
+                        made.text,
+                        made.log,
+                    )
             self._ids[label] = (bytes(kept[0]), kept[1])
 
-    def _walk(self, label: str, *, log: bool = False, ids: _Kept | None = None,
-              keep: tuple[bytearray, array[int]] | None = None
-              ) -> Iterator[tuple[str, KeyedTrial | _Spliced, tuple[Sample, FrameSelection, Prompt, PerturbedInput | None]]]:
+    def _walk(
+        self,
+        label: str,
+        *,
+        log: bool = False,
+        ids: Kept | None = None,
+        keep: tuple[bytearray, array[int]] | None = None,
+    ) -> Iterator[tuple[str, KeyedTrial | _Spliced, tuple[Sample, FrameSelection, Prompt, PerturbedInput | None]]]:
         """Each trial of one model: its id (hashed from the group's JSON template), its ``KeyedTrial`` (the group's
         first, validated) or what makes one (``_Spliced``), and its sample, frames, prompt and perturbed input.
         ``log``: a spliced trial carries its audit-log JSON too; ``ids``: the ids of an earlier full walk of this
@@ -502,37 +433,46 @@ class PlanStream:
                 prompt, prompt_sha, sel, input_sha = got
                 if sel is None:
                     sel = self._select(i, s, rc, None)
-                fields: dict[str, Any] = {"sample_id": s.sample_id, "video_sha256": s.video.sha256,
-                                          "prompt_sha256": prompt_sha, "input_sha256": input_sha}
+                fields: dict[str, Any] = {
+                    "sample_id": s.sample_id,
+                    "video_sha256": s.video.sha256,
+                    "prompt_sha256": prompt_sha,
+                    "input_sha256": input_sha,
+                }
                 if template is None:  # the group's first trial, validated; its JSON is the template (else every one)
-                    first = KeyedTrial.of(Trial(condition=rc, model=g.model, suite=suite.name,
-                                                adapter_options=g.options, **fields))
-                    if ids is not None and not _carries(ids, k, i, first.id):
+                    first = KeyedTrial.of(
+                        Trial(condition=rc, model=g.model, suite=suite.name, adapter_options=g.options, **fields)
+                    )
+                    if ids is not None and not carries(ids, k, i, first.id):
                         ids = None
                     k += 1
                     if keep is not None:
-                        _record(keep, first.id, i)
-                    template = first.data if _PER_TRIAL | {"condition", "model", "suite", "adapter_options"} \
-                        == set(Trial.model_fields) and _trial_of(dict(first.trial)) == first.trial else None
+                        record_id(keep, first.id, i)
+                    template = (
+                        first.data
+                        if PER_TRIAL | {"condition", "model", "suite", "adapter_options"} == set(Trial.model_fields)
+                        and trial_of(dict(first.trial)) == first.trial
+                        else None
+                    )
                     if template is not None:
-                        spliced = _TrialJson(first.data, first.json)
-                        logged = _TrialJson(first.data, line_json(first.data), line_json)
+                        spliced = TrialJson(first.data, first.json)
+                        logged = TrialJson(first.data, line_json(first.data), line_json)
                         if not logged.ok or logged.keys != spliced.keys:
                             logged = None
                         shared = {"condition": rc, "model": g.model, "suite": suite.name, "adapter_options": g.options}
-                        base = {f: shared.get(f) for f in _TRIAL_FIELDS}
+                        base = {f: shared.get(f) for f in TRIAL_FIELDS}
                     yield first.id, first, (s, sel, prompt, pin)
                     continue
-                if ids is not None and not _carries(ids, k, i):
+                if ids is not None and not carries(ids, k, i):
                     ids = None
                 if ids is not None:
-                    trial_id, text, line = ids[0][32 * k:32 * k + 32].hex(), None, None
+                    trial_id, text, line = ids[0][32 * k : 32 * k + 32].hex(), None, None
                 else:
-                    text, line = _trial_text(spliced, logged if log else None, template, fields)
+                    text, line = trial_text(spliced, logged if log else None, template, fields)
                     trial_id = sha256_text(text)
                 k += 1
                 if keep is not None:
-                    _record(keep, trial_id, i)
+                    record_id(keep, trial_id, i)
                 yield trial_id, _Spliced(g, suite.name, template, fields, text, line, base), (s, sel, prompt, pin)
 
     def _kept(self, got: _Input) -> _Input:
@@ -551,7 +491,7 @@ class PlanStream:
         """The prompt, frames and their hashes of sample ``i`` under ``rc`` (perturbed by ``pin``, if given);
         ``keep``: the result goes into the memo (its prompt is then held once however many samples share it)."""
         prompt = self.suite.render_prompt(s, rc)
-        if keep and _PROMPT_IS_ITS_SHA:  # by its system and text (all a Prompt holds): hashed once, held once
+        if keep and PROMPT_IS_ITS_SHA:  # by its system and text (all a Prompt holds): hashed once, held once
             got = self._prompts.get((prompt.system, prompt.text))
             if got is None:
                 got = self._prompts[(prompt.system, prompt.text)] = (prompt, prompt_sha256(prompt))
@@ -565,29 +505,6 @@ class PlanStream:
         if pin is not None:
             input_sha = sha256_json({"selection": input_sha, "perturbed": pin.sha256})
         return prompt, prompt_sha, sel, input_sha
-
-
-#: a model's trial ids from a full walk (32 bytes each, in plan order) and each one's sample index
-_Kept = tuple[bytes, "array[int]"]
-
-
-def _trial_text(spliced: _TrialJson | None, logged: _TrialJson | None, template: dict[str, Any],
-                fields: dict[str, Any]) -> tuple[str, str | None]:
-    """A trial's canonical JSON and (``logged`` given) its log JSON, spliced from one encoding of its strings."""
-    if spliced is None or not spliced.ok:
-        return canonical_json({**template, **fields}), None
-    encoded = spliced.encoded(fields)
-    return spliced.fill(encoded), (logged.fill(encoded) if logged is not None else None)
-
-
-def _carries(ids: _Kept, k: int, i: int, trial_id: str | None = None) -> bool:
-    """Whether the walk's ``k``-th trial, of sample ``i`` (and id ``trial_id``, when hashed), is the recorded one."""
-    return k < len(ids[1]) and ids[1][k] == i and (trial_id is None or ids[0][32 * k:32 * k + 32] == bytes.fromhex(trial_id))
-
-
-def _record(keep: tuple[bytearray, array[int]], trial_id: str, i: int) -> None:
-    keep[0].extend(bytes.fromhex(trial_id))
-    keep[1].append(i)
 
 
 class _Spliced(NamedTuple):
@@ -612,46 +529,41 @@ def _given(k: KeyedTrial) -> KeyedTrial:
 def _keyed(made: _Spliced, trial_id: str) -> KeyedTrial:
     """The ``KeyedTrial`` of a spliced trial, as registering it needs: its id, JSON, log JSON and row labels; its
     ``Trial`` and data are built when first asked for."""
-    return KeyedTrial(None, None, made.text, trial_id, made.log,
-                      head=(made.fields["sample_id"], made.group.label, made.group.condition_id),
-                      build=functools.partial(_trial_parts, made))
+    return KeyedTrial(
+        None,
+        None,
+        made.text,
+        trial_id,
+        made.log,
+        head=(made.fields["sample_id"], made.group.label, made.group.condition_id),
+        build=functools.partial(_trial_parts, made),
+    )
 
 
 def _trial_parts(made: _Spliced) -> tuple[Trial, dict[str, Any]]:
     return _trial_from(made), {**made.template, **made.fields}
 
 
-_TRIAL_FIELDS = tuple(Trial.model_fields)
-
-
-def _trial_of(values: dict[str, Any]) -> Trial:
-    """``Trial.model_construct(**values)`` for values that set every field, without its per-call set-up (a
-    plan builds one per trial; ``_walk`` checks the first of each group against ``model_construct``)."""
-    return _new_trial({k: values[k] for k in _TRIAL_FIELDS})
-
-
 def _trial_from(made: _Spliced) -> Trial:
-    """``_trial_of`` of a spliced trial's values: its group's, in field order, with its own strings put in."""
+    """``trial_of`` of a spliced trial's values: its group's, in field order, with its own strings put in."""
     values = made.base.copy()
     values.update(made.fields)
-    return _new_trial(values)
+    return new_trial(values)
 
 
-def _new_trial(values: dict[str, Any]) -> Trial:
-    t = object.__new__(Trial)
-    object.__setattr__(t, "__dict__", values)
-    object.__setattr__(t, "__pydantic_fields_set__", set(_TRIAL_FIELDS))
-    object.__setattr__(t, "__pydantic_extra__", None)
-    object.__setattr__(t, "__pydantic_private__", None)
-    return t
-
-
-def plan(samples: Sequence[Sample], conditions: Sequence[Condition], models: Sequence[ModelSpec], *, suite: Suite,
-         caps_by_model: Mapping[str, Capabilities],
-         options_by_model: Mapping[str, Mapping[str, Any]] | None = None) -> list[PlannedTrial]:
+def plan(
+    samples: Sequence[Sample],
+    conditions: Sequence[Condition],
+    models: Sequence[ModelSpec],
+    *,
+    suite: Suite,
+    caps_by_model: Mapping[str, Capabilities],
+    options_by_model: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[PlannedTrial]:
     """Every trial of the design, resolved per model (see the module docstring): ``PlanStream`` as a list."""
-    stream = PlanStream(samples, conditions, models, suite=suite, caps_by_model=caps_by_model,
-                        options_by_model=options_by_model)
+    stream = PlanStream(
+        samples, conditions, models, suite=suite, caps_by_model=caps_by_model, options_by_model=options_by_model
+    )
     stream.refusals()
     out = list(stream)
     ids = [p.id for p in out]
@@ -662,5 +574,8 @@ def plan(samples: Sequence[Sample], conditions: Sequence[Condition], models: Seq
 
 def check_servable(planned: Iterable[PlannedTrial], caps_by_model: Mapping[str, Capabilities]) -> None:
     """Refuse, before any call, a condition a model cannot serve (native video, image count, zero frames)."""
-    raise_unservable(servable_problems(((p.trial.model.label, p.trial.condition, p.sample, p.selection, p.video)
-                                         for p in planned), caps_by_model))
+    raise_unservable(
+        servable_problems(
+            ((p.trial.model.label, p.trial.condition, p.sample, p.selection, p.video) for p in planned), caps_by_model
+        )
+    )

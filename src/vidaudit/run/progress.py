@@ -26,18 +26,27 @@ class RichProgress:
         self.description = description
         self.last: ProgressEvent | None = None
         self.stop_message: str | None = None
-        self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                  TextColumn("ok {task.fields[ok]} · failed attempts {task.fields[errors]} · "
-                                             "${task.fields[cost]:.4f} · {task.fields[skipped]} skipped"),
-                                  TimeElapsedColumn(), TimeRemainingColumn(),
-                                  console=console or Console(stderr=True), transient=False)
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn(
+                "ok {task.fields[ok]} · failed attempts {task.fields[errors]} · "
+                "${task.fields[cost]:.4f} · {task.fields[skipped]} skipped"
+            ),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console or Console(stderr=True),
+            transient=False,
+        )
         self._task = self._progress.add_task(description, total=None, ok=0, errors=0, cost=0.0, skipped=0)
 
     def __enter__(self) -> RichProgress:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if self.last is not None:  # never started: stopping would print an empty line above the error
             self._progress.stop()
 
@@ -45,8 +54,15 @@ class RichProgress:
         if self.last is None:
             self._progress.start()
         self.last = event
-        self._progress.update(self._task, total=event.total, completed=event.done, ok=event.ok,
-                              errors=event.errors, cost=event.cost_usd, skipped=event.skipped)
+        self._progress.update(
+            self._task,
+            total=event.total,
+            completed=event.done,
+            ok=event.ok,
+            errors=event.errors,
+            cost=event.cost_usd,
+            skipped=event.skipped,
+        )
         if event.kind == "stop" and event.message:
             self.stop_message = event.message
             self._progress.console.print(f"[bold yellow]stopping:[/] {escape(event.message)}")

@@ -66,8 +66,10 @@ def connect(options: RayOptions) -> bool:
         ray.init(address=options.address or "local", **kwargs)
     except (ConnectionError, RuntimeError, ValueError) as e:
         where = f"the Ray cluster at {options.address}" if options.address else "a local Ray cluster"
-        raise ConfigError(f"cannot connect to {where}: {e}; start the head node with `ray start --head` and "
-                          "pass the address it prints as --ray-address") from None
+        raise ConfigError(
+            f"cannot connect to {where}: {e}; start the head node with `ray start --head` and "
+            "pass the address it prints as --ray-address"
+        ) from None
     return True
 
 

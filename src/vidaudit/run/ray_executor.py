@@ -71,17 +71,25 @@ def gpus_for(spec: ModelSpec, options: Mapping[str, Any] | None, asked: float | 
 
 def identity(adapter: Any) -> dict[str, Any]:
     """What must match between the driver's adapter and a replica's for their trials to be the same."""
-    return {"vidaudit": __version__, "spec": adapter.spec.model_dump(mode="json"),
-            "capabilities": asdict(adapter.capabilities), "request_options": request_options(adapter),
-            "role": role_of(adapter)}
+    return {
+        "vidaudit": __version__,
+        "spec": adapter.spec.model_dump(mode="json"),
+        "capabilities": asdict(adapter.capabilities),
+        "request_options": request_options(adapter),
+        "role": role_of(adapter),
+    }
 
 
 def runs_remotely(adapter: Any) -> bool:
     """Plain local models go to Ray; network clients (an API, or a server at ``@BASE_URL`` even when
     ``capabilities.local`` says it costs nothing) and composites stay on the driver."""
     spec = adapter.spec
-    return (not is_composite(adapter) and bool(getattr(adapter.capabilities, "local", False))
-            and spec.provider not in NETWORK_PROVIDERS and not spec.base_url)
+    return (
+        not is_composite(adapter)
+        and bool(getattr(adapter.capabilities, "local", False))
+        and spec.provider not in NETWORK_PROVIDERS
+        and not spec.base_url
+    )
 
 
 # --------------------------------------------------------------------------- failures across processes
@@ -106,8 +114,13 @@ class _Failure:
 
     def error(self) -> BaseException:
         if self.kind is not None:
-            return ModelCallError(ErrorKind(self.kind), self.message, status_code=self.status_code,
-                                  retry_after=self.retry_after, response=self.response)
+            return ModelCallError(
+                ErrorKind(self.kind),
+                self.message,
+                status_code=self.status_code,
+                retry_after=self.retry_after,
+                response=self.response,
+            )
         return RemoteAdapterError(f"{self.type_name}: {self.message}")
 
 
@@ -121,19 +134,28 @@ class RemoteAdapterError(RuntimeError):
 class Replica:
     """One replica of a local model, built in its Ray worker from the same spec and options as the driver's."""
 
-    def __init__(self, spec: ModelSpec, suite: str | None, samples: Mapping[str, Any] | None,
-                 options: Mapping[str, Any] | None, expected: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        spec: ModelSpec,
+        suite: str | None,
+        samples: Mapping[str, Any] | None,
+        options: Mapping[str, Any] | None,
+        expected: dict[str, Any],
+    ) -> None:
         self.problem: str | None = None
         self.adapter: Any = None
         try:
-            self.adapter = make_adapter(spec, samples=samples, suite=get_suite(suite) if suite else None,
-                                        options=options)
+            self.adapter = make_adapter(
+                spec, samples=samples, suite=get_suite(suite) if suite else None, options=options
+            )
             got = identity(self.adapter)
             if got != expected:
                 diff = sorted(k for k in expected if got.get(k) != expected[k])
-                self.problem = (f"the replica of {spec.label} differs from the driver's in {', '.join(diff)} "
-                                f"(driver {[expected[k] for k in diff]}, worker {[got.get(k) for k in diff]}); "
-                                "install the same vidaudit and model files on every node")
+                self.problem = (
+                    f"the replica of {spec.label} differs from the driver's in {', '.join(diff)} "
+                    f"(driver {[expected[k] for k in diff]}, worker {[got.get(k) for k in diff]}); "
+                    "install the same vidaudit and model files on every node"
+                )
         except Exception as e:  # reported by check() on the driver, before any trial
             self.problem = f"building {spec.label} on a Ray worker failed: {type(e).__name__}: {e}"
 
@@ -196,9 +218,11 @@ class RayReplicas:
         try:
             ok, value = await getattr(self.handles[i], method).remote(arg)
         except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as e:
-            raise RayWorkerLost(f"replica {i} of {self.spec.label} is gone and Ray could not restart it "
-                                f"({type(e).__name__}); the call was not stored: bring the workers back and "
-                                "resume with the same command") from None
+            raise RayWorkerLost(
+                f"replica {i} of {self.spec.label} is gone and Ray could not restart it "
+                f"({type(e).__name__}); the call was not stored: bring the workers back and "
+                "resume with the same command"
+            ) from None
         finally:
             self._busy[i] -= 1
         if not ok:
@@ -241,14 +265,25 @@ class RayDispatch:
         finally:
             pool.shutdown()
 
-    def __call__(self, adapters: dict[str, Any], *, suite: str | None, samples: Mapping[str, Any],
-                 model_options: Mapping[str, Mapping[str, Any]] | None = None
-                 ) -> Any:
+    def __call__(
+        self,
+        adapters: dict[str, Any],
+        *,
+        suite: str | None,
+        samples: Mapping[str, Any],
+        model_options: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> Any:
         return self._session(adapters, suite=suite, samples=samples, model_options=model_options or {})
 
     @asynccontextmanager
-    async def _session(self, adapters: dict[str, Any], *, suite: str | None, samples: Mapping[str, Any],
-                       model_options: Mapping[str, Mapping[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+    async def _session(
+        self,
+        adapters: dict[str, Any],
+        *,
+        suite: str | None,
+        samples: Mapping[str, Any],
+        model_options: Mapping[str, Mapping[str, Any]],
+    ) -> AsyncIterator[dict[str, Any]]:
         ray = import_ray()
         connected = connect(self.options)
         proxies: dict[int, RayReplicas] = {}  # one proxy per adapter object (a judge shared by models)
@@ -267,17 +302,24 @@ class RayDispatch:
             if connected:
                 ray.shutdown()
 
-    async def _start(self, ray: Any, adapter: Any, suite: str | None, samples: Mapping[str, Any],
-                     options: Mapping[str, Any] | None) -> RayReplicas:
+    async def _start(
+        self, ray: Any, adapter: Any, suite: str | None, samples: Mapping[str, Any], options: Mapping[str, Any] | None
+    ) -> RayReplicas:
         o = self.options
         cls = ray.remote(Replica).options(
-            num_cpus=o.num_cpus, num_gpus=gpus_for(adapter.spec, options, o.num_gpus),
-            resources=dict(o.resources) or None, max_restarts=o.max_restarts, max_task_retries=o.max_restarts,
-            max_concurrency=max(1, adapter.capabilities.concurrency))
+            num_cpus=o.num_cpus,
+            num_gpus=gpus_for(adapter.spec, options, o.num_gpus),
+            resources=dict(o.resources) or None,
+            max_restarts=o.max_restarts,
+            max_task_retries=o.max_restarts,
+            max_concurrency=max(1, adapter.capabilities.concurrency),
+        )
         needs = getattr(type(adapter), "needs_samples", False)
         expected = identity(adapter)
-        handles = [cls.remote(adapter.spec, suite, dict(samples) if needs else None, dict(options or {}), expected)
-                   for _ in range(o.replicas)]
+        handles = [
+            cls.remote(adapter.spec, suite, dict(samples) if needs else None, dict(options or {}), expected)
+            for _ in range(o.replicas)
+        ]
         checks = await asyncio.gather(*(h.check.remote() for h in handles))
         problems = [p for p, _, _ in checks if p is not None]
         if problems:
@@ -299,8 +341,12 @@ def _plain_adapters(adapters: Mapping[str, Any]) -> list[Any]:
 
 
 def _is_plain_adapter(v: Any) -> bool:
-    return (not is_composite(v) and callable(getattr(v, "generate", None)) and hasattr(v, "spec")
-            and hasattr(v, "capabilities"))
+    return (
+        not is_composite(v)
+        and callable(getattr(v, "generate", None))
+        and hasattr(v, "spec")
+        and hasattr(v, "capabilities")
+    )
 
 
 def _swap(adapter: Any, proxies: Mapping[int, RayReplicas]) -> Any:

@@ -26,8 +26,9 @@ def _run_with_init(init: Callable[[], None] | None, fn: Callable[..., Any], *arg
 class RayTaskPool(Executor):
     """``submit(fn, *args)`` as a Ray task (``num_cpus`` each); ``initializer`` runs in the task first."""
 
-    def __init__(self, address: str | None = None, *, num_cpus: float = 1.0,
-                 initializer: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, address: str | None = None, *, num_cpus: float = 1.0, initializer: Callable[[], None] | None = None
+    ) -> None:
         self._ray = import_ray()
         self._connected = connect(RayOptions(address=address))
         self._task = self._ray.remote(num_cpus=num_cpus, max_retries=2)(_run_with_init)

@@ -62,8 +62,9 @@ class RunRequest(BaseModel):
     @classmethod
     def _budget(cls, v: object, info: ValidationInfo) -> object:
         flag = "--max-cost-usd" if info.field_name == "max_cost_usd" else "--max-tokens"
-        if v is not None and not (isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
-                                  and math.isfinite(v)):
+        if v is not None and not (
+            isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 and math.isfinite(v)
+        ):
             raise ConfigError(f"{flag} must be a finite number >= 0, got {v}")
         return v
 
@@ -72,10 +73,14 @@ class RunRequest(BaseModel):
         if self.out.exists() and not self.out.is_dir():
             raise ConfigError(f"--out {self.out} is a file; pass a directory for the run")
         if self.design == "full" and self.rule is not None:
-            raise ConfigError(f"--rule {self.rule} belongs to a sequential design; add --design adaptive or drop --rule")
+            raise ConfigError(
+                f"--rule {self.rule} belongs to a sequential design; add --design adaptive or drop --rule"
+            )
         if self.design != "full" and self.retry_errors:
-            raise ConfigError(f"--retry-errors works with the full design; the {self.design} design counts a trial "
-                              "out of attempts as wrong. Raise --max-attempts and resume instead")
+            raise ConfigError(
+                f"--retry-errors works with the full design; the {self.design} design counts a trial "
+                "out of attempts as wrong. Raise --max-attempts and resume instead"
+            )
         return self
 
     @classmethod

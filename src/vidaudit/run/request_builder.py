@@ -33,8 +33,13 @@ class RequestBuilder:
     sent the prompt only: no file is opened, so they run on a dry-run manifest.
     """
 
-    def __init__(self, data_dir: Path, cache: FrameCache | None = None, perturb_cache: Path | None = None,
-                 pixel_free: Collection[str] = ()):
+    def __init__(
+        self,
+        data_dir: Path,
+        cache: FrameCache | None = None,
+        perturb_cache: Path | None = None,
+        pixel_free: Collection[str] = (),
+    ):
         self.data_dir = Path(data_dir)
         self.cache = cache or FrameCache()
         #: where perturbed videos are rendered (``RUN/perturbed``); needed only by perturbed conditions
@@ -88,20 +93,41 @@ class RequestBuilder:
         s, cond, sel = p.sample, trial.condition, p.selection
         if len(sel) == 0:
             raise ConfigError(f"{s.sample_id} under {cond.id} would send zero frames")
-        meta = {**p.metadata, "suite": s.suite, "sample_id": s.sample_id, "duration_s": s.video.duration_s,
-                "condition": self._condition_id(cond), "sampling": sel.rule}
+        meta = {
+            **p.metadata,
+            "suite": s.suite,
+            "sample_id": s.sample_id,
+            "duration_s": s.video.duration_s,
+            "condition": self._condition_id(cond),
+            "sampling": sel.rule,
+        }
         if self._label(trial.model) in self.pixel_free:  # the prompt only: no file is opened
-            return Request(trial_id=p.id, parts=self._prompt_only(p.prompt.text), system=p.prompt.system,
-                           settings=trial.model.settings, metadata=meta)
+            return Request(
+                trial_id=p.id,
+                parts=self._prompt_only(p.prompt.text),
+                system=p.prompt.system,
+                settings=trial.model.settings,
+                metadata=meta,
+            )
         parts: list[Part] = []
         path, sha = self.video_of(p)
         stream = s.video.stream if p.perturbed is None else None
         v = p.video
         if cond.presentation is Presentation.NATIVE:
             fps = v.fps if cond.all_frames else float(cond.fps)  # type: ignore[arg-type]
-            parts.append(VideoPart(path=str(path), sha256=sha, fps=fps, duration_s=v.duration_s,
-                                   n_frames=v.n_frames, source_fps=v.fps, frame_indices=sel.indices,
-                                   timestamps=sel.times, stream=stream))
+            parts.append(
+                VideoPart(
+                    path=str(path),
+                    sha256=sha,
+                    fps=fps,
+                    duration_s=v.duration_s,
+                    n_frames=v.n_frames,
+                    source_fps=v.fps,
+                    frame_indices=sel.indices,
+                    timestamps=sel.times,
+                    stream=stream,
+                )
+            )
         else:
             images = self.cache.get(path, sha, sel.indices, stream)
             for idx, t, img in zip(sel.indices, sel.times, images, strict=True):
@@ -109,8 +135,9 @@ class RequestBuilder:
                     parts.append(TextPart(f"t={t:.2f}s"))
                 parts.append(ImagePart(image=img, frame_index=idx, t=t))
         parts.append(TextPart(p.prompt.text))
-        return Request(trial_id=p.id, parts=tuple(parts), system=p.prompt.system, settings=trial.model.settings,
-                       metadata=meta)
+        return Request(
+            trial_id=p.id, parts=tuple(parts), system=p.prompt.system, settings=trial.model.settings, metadata=meta
+        )
 
     def _prompt_only(self, text: str) -> tuple[Part, ...]:
         """A pixel-free request's parts, ``(TextPart(text),)``: one tuple per prompt text (both are immutable), for the

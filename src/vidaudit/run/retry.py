@@ -28,8 +28,8 @@ from vidaudit.core.types import ErrorKind, Status
 
 class Decision(StrEnum):
     RETRY = "retry"
-    GIVE_UP = "give_up"      # this trial ends errored; the run goes on
-    STOP_RUN = "stop_run"    # no new calls for the whole run
+    GIVE_UP = "give_up"  # this trial ends errored; the run goes on
+    STOP_RUN = "stop_run"  # no new calls for the whole run
 
 
 RETRYABLE = frozenset({ErrorKind.RATE_LIMIT, ErrorKind.TRANSIENT, ErrorKind.TIMEOUT, ErrorKind.MALFORMED})

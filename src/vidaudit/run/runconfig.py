@@ -97,15 +97,35 @@ class RunConfig(BaseModel):
     design: dict[str, Any] = Field(default_factory=dict)
 
     @classmethod
-    def new(cls, *, suite: str, data_dir: str | Path, models: list[ModelSpec], conditions: list[Condition],
-            options: dict[str, Any] | None = None, max_attempts: int = 3,
-            budget: BudgetConfig | None = None, model_options: dict[str, dict[str, Any]] | None = None) -> RunConfig:
+    def new(
+        cls,
+        *,
+        suite: str,
+        data_dir: str | Path,
+        models: list[ModelSpec],
+        conditions: list[Condition],
+        options: dict[str, Any] | None = None,
+        max_attempts: int = 3,
+        budget: BudgetConfig | None = None,
+        model_options: dict[str, dict[str, Any]] | None = None,
+    ) -> RunConfig:
         """A config stamped with the current versions and git revision."""
         info = SessionInfo.current()
-        return cls(suite=suite, data_dir=str(data_dir), models=tuple(models), conditions=tuple(conditions),
-                   options=options or {}, model_options=model_options or {}, max_attempts=max_attempts, budget=budget or BudgetConfig(),
-                   versions=info.versions, git_revision=info.git_revision, git_dirty=info.git_dirty,
-                   created_at=info.started_at, sessions=(info,))
+        return cls(
+            suite=suite,
+            data_dir=str(data_dir),
+            models=tuple(models),
+            conditions=tuple(conditions),
+            options=options or {},
+            model_options=model_options or {},
+            max_attempts=max_attempts,
+            budget=budget or BudgetConfig(),
+            versions=info.versions,
+            git_revision=info.git_revision,
+            git_dirty=info.git_dirty,
+            created_at=info.started_at,
+            sessions=(info,),
+        )
 
     @classmethod
     def load(cls, run_dir: str | Path) -> RunConfig:
@@ -142,18 +162,26 @@ class RunConfig(BaseModel):
         if gone_conditions:
             problems.append(f"conditions removed or changed: {', '.join(gone_conditions)}")
         if problems:
-            raise ConfigError("this run dir was made with a different config (" + "; ".join(problems) + "). A "
-                              "resumed run may only add models or conditions; use a new run dir for a "
-                              "different experiment, or repeat the original settings")
+            raise ConfigError(
+                "this run dir was made with a different config (" + "; ".join(problems) + "). A "
+                "resumed run may only add models or conditions; use a new run dir for a "
+                "different experiment, or repeat the original settings"
+            )
 
     def merged_into(self, old: RunConfig) -> RunConfig:
         """``old`` extended with this config's new models and conditions, limits, and this session."""
         self.check_extends(old)
         models = old.models + tuple(m for m in self.models if m not in old.models)
         conditions = old.conditions + tuple(c for c in self.conditions if c not in old.conditions)
-        return old.model_copy(update={"models": models, "conditions": conditions,
-                                      "max_attempts": self.max_attempts, "budget": self.budget,
-                                      "sessions": old.sessions + self.sessions[-1:]})
+        return old.model_copy(
+            update={
+                "models": models,
+                "conditions": conditions,
+                "max_attempts": self.max_attempts,
+                "budget": self.budget,
+                "sessions": old.sessions + self.sessions[-1:],
+            }
+        )
 
 
 def open_run_config(run_dir: str | Path, config: RunConfig) -> RunConfig:
@@ -162,10 +190,12 @@ def open_run_config(run_dir: str | Path, config: RunConfig) -> RunConfig:
     if path.exists():
         old = RunConfig.load(run_dir)
         if old.schema_version < RUN_SCHEMA_VERSION:
-            raise ConfigError(f"{run_dir} was made by an older vidaudit (run schema {old.schema_version}, this one "
-                              f"writes {RUN_SCHEMA_VERSION}): its trials are keyed differently, so resuming would "
-                              "call every trial again. It can still be reported (`vidaudit report RUN`); to add "
-                              "trials, start a new run dir")
+            raise ConfigError(
+                f"{run_dir} was made by an older vidaudit (run schema {old.schema_version}, this one "
+                f"writes {RUN_SCHEMA_VERSION}): its trials are keyed differently, so resuming would "
+                "call every trial again. It can still be reported (`vidaudit report RUN`); to add "
+                "trials, start a new run dir"
+            )
         effective = config.merged_into(old)
     else:
         effective = config

@@ -47,8 +47,9 @@ def _strings(obj: Any, where: str) -> Iterator[tuple[str, str]]:
             yield from _strings(v, f"{where}[{i}]")
 
 
-def check_no_secrets(obj: Any, what: str, environ: Mapping[str, str] | None = None, *,
-                     secrets: Mapping[str, str] | None = None) -> None:
+def check_no_secrets(
+    obj: Any, what: str, environ: Mapping[str, str] | None = None, *, secrets: Mapping[str, str] | None = None
+) -> None:
     """Raise ``SecretLeakError`` if any string in ``obj`` equals or contains a secret's value.
 
     The message names the field and the variable, never the value. ``secrets``: ``env_secrets()`` read
@@ -64,7 +65,8 @@ def check_no_secrets(obj: Any, what: str, environ: Mapping[str, str] | None = No
                 raise SecretLeakError(
                     f"refusing to write {what}: field {where or '<value>'!r} contains the value of the "
                     f"environment variable {name}. Secrets must never reach a store, log or report; find "
-                    f"where that value entered the data (an error message, a base_url, a prompt) and remove it")
+                    f"where that value entered the data (an error message, a base_url, a prompt) and remove it"
+                )
 
 
 def redact_text(text: str, environ: Mapping[str, str] | None = None) -> tuple[str, list[str]]:

@@ -28,8 +28,9 @@ def raise_refusals(refused: list[str]) -> None:
     if refused:
         uniq = list(dict.fromkeys(refused))
         more = f"\n  ... and {len(uniq) - 10} more" if len(uniq) > 10 else ""
-        raise ConfigError(f"{len(uniq)} perturbed trial(s) are refused before any call:\n  "
-                          + "\n  ".join(uniq[:10]) + more)
+        raise ConfigError(
+            f"{len(uniq)} perturbed trial(s) are refused before any call:\n  " + "\n  ".join(uniq[:10]) + more
+        )
 
 
 def plan_perturbed(sample: Sample, condition: Condition, suite: Suite, refused: list[str]) -> PerturbedInput | None:
@@ -54,19 +55,23 @@ def partial_coverage_allowed(sample: Sample) -> bool:
     return sample.params.get("strip_coverage") == "partial"
 
 
-def coverage_refusals(sample: Sample, condition: Condition, model: str, pin: PerturbedInput,
-                      sel: FrameSelection) -> list[str]:
+def coverage_refusals(
+    sample: Sample, condition: Condition, model: str, pin: PerturbedInput, sel: FrameSelection
+) -> list[str]:
     """``check_strip_coverage`` on the output frames this model will be sent, as refusal lines."""
     problems = check_strip_coverage(pin.coverage_meta(), sel.indices)
     if not problems:
         return []
-    return [f"{sample.sample_id} under {condition.id} for {model}: {'; '.join(problems)}. Send every masked "
-            f"frame (frames@{pin.video.fps:g} or native@all) or a rate whose stride shares no factor with the "
-            f"{pin.strip_info['n_sets']} coverage sets"]  # type: ignore[index]
+    return [
+        f"{sample.sample_id} under {condition.id} for {model}: {'; '.join(problems)}. Send every masked "
+        f"frame (frames@{pin.video.fps:g} or native@all) or a rate whose stride shares no factor with the "
+        f"{pin.strip_info['n_sets']} coverage sets"  # type: ignore[index]
+    ]
 
 
-def servable_problems(inputs: Iterable[tuple[str, Condition, Sample, FrameSelection, VideoRef]],
-                      caps_by_model: Mapping[str, Capabilities]) -> list[str]:
+def servable_problems(
+    inputs: Iterable[tuple[str, Condition, Sample, FrameSelection, VideoRef]], caps_by_model: Mapping[str, Capabilities]
+) -> list[str]:
     """What ``check_servable`` refuses, from (model label, condition, sample, selection, video) of each trial."""
     seen: set[tuple[str, str]] = set()
     problems = []
@@ -79,8 +84,12 @@ def servable_problems(inputs: Iterable[tuple[str, Condition, Sample, FrameSelect
             got = ids[id(cond)] = (cond, cond.id)
         if n == 0:
             problems.append(f"{sample.sample_id} under {cond.id} would send zero frames")
-        if (label, got[1]) in seen and (cond.presentation is Presentation.NATIVE or not caps.images
-                                        or caps.max_images is None or n <= caps.max_images):
+        if (label, got[1]) in seen and (
+            cond.presentation is Presentation.NATIVE
+            or not caps.images
+            or caps.max_images is None
+            or n <= caps.max_images
+        ):
             continue  # what is checked once per (model, condition) is done, and this sample passes the rest
         if cond.presentation is Presentation.NATIVE:
             if (label, cond.id) not in seen and not caps.native_video:
@@ -90,11 +99,15 @@ def servable_problems(inputs: Iterable[tuple[str, Condition, Sample, FrameSelect
                 problems.append(msg)
         elif not caps.images:
             if (label, cond.id) not in seen:
-                problems.append(f"{label} takes the video itself, not frames as images (condition {cond.id}); "
-                                "use a native condition, e.g. --condition native@1")
+                problems.append(
+                    f"{label} takes the video itself, not frames as images (condition {cond.id}); "
+                    "use a native condition, e.g. --condition native@1"
+                )
         elif caps.max_images is not None and n > caps.max_images:
-            problems.append(f"{label} takes at most {caps.max_images} images per request but {cond.id} sends "
-                            f"{n} for {sample.sample_id}; lower K or use native video")
+            problems.append(
+                f"{label} takes at most {caps.max_images} images per request but {cond.id} sends "
+                f"{n} for {sample.sample_id}; lower K or use native video"
+            )
         seen.add((label, cond.id))
     return problems
 

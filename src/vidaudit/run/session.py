@@ -80,25 +80,42 @@ def _estimate(p: PlannedTrial, caps: Capabilities) -> tuple[int, float | None]:
         return 0, 0.0  # baselines: no tokens, no cost
     cond, v, spec = p.trial.condition, p.sample.video, p.trial.model
     native = cond.presentation is Presentation.NATIVE
-    return _estimate_of(spec, caps.local, 0 if native else len(p.selection), v.width, v.height,
-                        len(p.prompt.text) + 100, v.duration_s if native else 0,
-                        effective_fps(p.selection, v.duration_s) if native else 0)
+    return _estimate_of(
+        spec,
+        caps.local,
+        0 if native else len(p.selection),
+        v.width,
+        v.height,
+        len(p.prompt.text) + 100,
+        v.duration_s if native else 0,
+        effective_fps(p.selection, v.duration_s) if native else 0,
+    )
 
 
 @functools.lru_cache(maxsize=4096)
-def _input_estimate(spec: ModelSpec, images: int, width: int, height: int, text_chars: int,
-                    video_seconds: float, video_fps: float) -> int:
+def _input_estimate(
+    spec: ModelSpec, images: int, width: int, height: int, text_chars: int, video_seconds: float, video_fps: float
+) -> int:
     """A call's estimated input tokens from what decides them: computed once per distinct request shape
     (a plan has few: its conditions times the sample shapes), not per trial."""
     provider = spec.provider if spec.provider in ("openai", "gemini", "anthropic") else "open"
     if spec.provider == "openai" and spec.base_url:
         provider = "open"
-    return estimate_request_tokens(images, width, height, text_chars, video_seconds=video_seconds,
-                                   video_fps=video_fps, provider=provider)
+    return estimate_request_tokens(
+        images, width, height, text_chars, video_seconds=video_seconds, video_fps=video_fps, provider=provider
+    )
 
 
-def _estimate_of(spec: ModelSpec, local: bool, images: int, width: int, height: int, text_chars: int,
-                 video_seconds: float, video_fps: float) -> tuple[int, float | None]:
+def _estimate_of(
+    spec: ModelSpec,
+    local: bool,
+    images: int,
+    width: int,
+    height: int,
+    text_chars: int,
+    video_seconds: float,
+    video_fps: float,
+) -> tuple[int, float | None]:
     """A call's estimated tokens and cost (the dry run's figures)."""
     tokens_in = _input_estimate(spec, images, width, height, text_chars, video_seconds, video_fps)
     out = spec.settings.max_tokens or UNLIMITED_OUTPUT_ESTIMATE
@@ -115,8 +132,15 @@ def _worst_case(p: PlannedTrial, caps: Capabilities, prices: Any = None) -> tupl
         return 0, 0.0, 0, 0
     cond, v, spec = p.trial.condition, p.sample.video, p.trial.model
     native = cond.presentation is Presentation.NATIVE
-    tokens_in = _input_estimate(spec, 0 if native else len(p.selection), v.width, v.height, len(p.prompt.text) + 100,
-                                v.duration_s if native else 0, effective_fps(p.selection, v.duration_s) if native else 0)
+    tokens_in = _input_estimate(
+        spec,
+        0 if native else len(p.selection),
+        v.width,
+        v.height,
+        len(p.prompt.text) + 100,
+        v.duration_s if native else 0,
+        effective_fps(p.selection, v.duration_s) if native else 0,
+    )
     top_in, top_out = input_bound(tokens_in), output_bound(spec.settings.max_tokens)
     cost = 0.0 if caps.local else cost_usd(spec, Usage(input_tokens=top_in, output_tokens=top_out), prices)
     return top_in + top_out, cost, top_in, top_out
@@ -130,9 +154,11 @@ def load_suite_samples(suite: Suite, data: Path, limit: int | None) -> list[Samp
         raise DataError(f"{data} holds no samples; generate a dataset first (vidaudit generate {suite.name} ...)")
     other = next((x for x in samples if x.suite != suite.name), None)
     if other is not None:
-        raise DataError(f"{data} holds samples of the {other.suite!r} suite (e.g. {other.sample_id}), not "
-                        f"{suite.name!r}; run it with `vidaudit run {other.suite}` or point --data at a "
-                        f"{suite.name} dataset")
+        raise DataError(
+            f"{data} holds samples of the {other.suite!r} suite (e.g. {other.sample_id}), not "
+            f"{suite.name!r}; run it with `vidaudit run {other.suite}` or point --data at a "
+            f"{suite.name} dataset"
+        )
     suite.check_samples(samples, str(data))
     return samples[:limit] if limit else samples
 
@@ -142,25 +168,48 @@ def reads_video(spec: ModelSpec) -> bool:
     return bool(getattr(resolve("providers", spec.provider), "needs_video", True))
 
 
-def prepare_run(data: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *, suite: str | None = None,
-                limit: int | None = None, model_options: dict[str, dict[str, Any]] | None = None,
-                check_files: bool = True, judge: ModelSpec | None = None, allow_external_videos: bool = False
-                ) -> tuple[list[PlannedTrial], dict[str, ModelAdapter], Any]:
+def prepare_run(
+    data: Path,
+    models: Sequence[ModelSpec],
+    conditions: Sequence[Condition],
+    *,
+    suite: str | None = None,
+    limit: int | None = None,
+    model_options: dict[str, dict[str, Any]] | None = None,
+    check_files: bool = True,
+    judge: ModelSpec | None = None,
+    allow_external_videos: bool = False,
+) -> tuple[list[PlannedTrial], dict[str, ModelAdapter], Any]:
     """Load, validate and plan; builds adapters (no call is made). Raises on anything wrong.
 
     ``suite``: None runs the dataset's own suite (``core.manifest.dataset_suite``). The plan is
     ``prepare_stream``'s, made a list."""
-    stream, adapters, caps = prepare_stream(data, models, conditions, suite=suite, limit=limit,
-                                            model_options=model_options, check_files=check_files, judge=judge,
-                                            allow_external_videos=allow_external_videos)
+    stream, adapters, caps = prepare_stream(
+        data,
+        models,
+        conditions,
+        suite=suite,
+        limit=limit,
+        model_options=model_options,
+        check_files=check_files,
+        judge=judge,
+        allow_external_videos=allow_external_videos,
+    )
     return list(stream), adapters, caps
 
 
-def prepare_stream(data: Path, models: Sequence[ModelSpec], conditions: Sequence[Condition], *,
-                   suite: str | None = None, limit: int | None = None,
-                   model_options: dict[str, dict[str, Any]] | None = None, check_files: bool = True,
-                   judge: ModelSpec | None = None, allow_external_videos: bool = False
-                   ) -> tuple[PlanStream, dict[str, ModelAdapter], Any]:
+def prepare_stream(
+    data: Path,
+    models: Sequence[ModelSpec],
+    conditions: Sequence[Condition],
+    *,
+    suite: str | None = None,
+    limit: int | None = None,
+    model_options: dict[str, dict[str, Any]] | None = None,
+    check_files: bool = True,
+    judge: ModelSpec | None = None,
+    allow_external_videos: bool = False,
+) -> tuple[PlanStream, dict[str, ModelAdapter], Any]:
     """``prepare_run`` with the plan as a ``PlanStream``, checked in one pass that holds no trial."""
     s = get_suite(suite or dataset_suite(data))
     if not models:
@@ -185,12 +234,19 @@ def prepare_stream(data: Path, models: Sequence[ModelSpec], conditions: Sequence
     return stream, adapters, caps
 
 
-def with_judge(adapters: dict[str, Any], judge: ModelSpec, *, suite: Suite, samples: dict[str, Any],
-               model_options: dict[str, dict[str, Any]] | None) -> dict[str, Any]:
+def with_judge(
+    adapters: dict[str, Any],
+    judge: ModelSpec,
+    *,
+    suite: Suite,
+    samples: dict[str, Any],
+    model_options: dict[str, dict[str, Any]] | None,
+) -> dict[str, Any]:
     """Every model wrapped so that the suite's judge prompt goes to ``judge`` after each answer."""
     if not suite.judges_any(list(samples.values())):
-        raise ConfigError(f"the {suite.name} suite asks no judge for these samples (their answers are parsed); "
-                          "drop --judge")
+        raise ConfigError(
+            f"the {suite.name} suite asks no judge for these samples (their answers are parsed); drop --judge"
+        )
     judge_adapter = make_adapter(judge, samples=samples, suite=suite, options=(model_options or {}).get(judge.provider))
     return {k: JudgedAdapter(a, judge_adapter, suite=suite, samples=samples) for k, a in adapters.items()}
 
@@ -233,18 +289,32 @@ def _stream_rows(stream: PlanStream, caps: dict[str, Any]) -> list[DryRunRow]:
             continue  # baselines: no tokens, no cost
         native = g.condition.presentation is Presentation.NATIVE
         v = s.video
-        tokens, cost = _estimate_of(g.model, c.local, 0 if native else len(sel), v.width, v.height,
-                                    len(stream.suite.render_prompt(s, g.condition).text) + 100,
-                                    v.duration_s if native else 0, effective_fps(sel, v.duration_s) if native else 0)
+        tokens, cost = _estimate_of(
+            g.model,
+            c.local,
+            0 if native else len(sel),
+            v.width,
+            v.height,
+            len(stream.suite.render_prompt(s, g.condition).text) + 100,
+            v.duration_s if native else 0,
+            effective_fps(sel, v.duration_s) if native else 0,
+        )
         row.est_tokens += tokens
         row.est_cost_usd = None if cost is None or row.est_cost_usd is None else row.est_cost_usd + cost
     return list(rows.values())
 
 
-def execute(request: RunRequest | Path | str | None = None, out: Path | str | None = None,
-            models: Sequence[ModelSpec] | None = None, conditions: Sequence[Condition] | None = None, *,
-            dry_run: bool = False, on_progress: Callable[[ProgressEvent], None] | None = None,
-            dispatch: AdapterDispatch | None = None, **fields: Any) -> RunOutcome:
+def execute(
+    request: RunRequest | Path | str | None = None,
+    out: Path | str | None = None,
+    models: Sequence[ModelSpec] | None = None,
+    conditions: Sequence[Condition] | None = None,
+    *,
+    dry_run: bool = False,
+    on_progress: Callable[[ProgressEvent], None] | None = None,
+    dispatch: AdapterDispatch | None = None,
+    **fields: Any,
+) -> RunOutcome:
     """Plan and run (or, with ``dry_run``, only count) every trial of ``request`` into its ``out``.
 
     ``request`` is a :class:`~vidaudit.run.request.RunRequest` (what the CLI, a run config, ``--resume`` and
@@ -264,15 +334,30 @@ def execute(request: RunRequest | Path | str | None = None, out: Path | str | No
     suite = request.suite or dataset_suite(data)  # None: the dataset's own suite
     if dry_run:  # adapters that call nothing: no SDK, no API key, no client (models/http_base.py)
         with for_dry_run():
-            stream, _, caps = prepare_stream(data, models, conditions, suite=suite, limit=request.limit,
-                                             model_options=request.model_options, check_files=False, judge=judge,
-                                             allow_external_videos=request.allow_external_videos)
+            stream, _, caps = prepare_stream(
+                data,
+                models,
+                conditions,
+                suite=suite,
+                limit=request.limit,
+                model_options=request.model_options,
+                check_files=False,
+                judge=judge,
+                allow_external_videos=request.allow_external_videos,
+            )
         if design != "full":
             sequential_design(get_suite(suite), design, rule, list(stream))  # the design's refusals come first
         return RunOutcome(out_dir, None, dry_run_rows(stream, caps))
-    stream, adapters, caps = prepare_stream(data, models, conditions, suite=suite, limit=request.limit,
-                                            model_options=request.model_options, judge=judge,
-                                            allow_external_videos=request.allow_external_videos)
+    stream, adapters, caps = prepare_stream(
+        data,
+        models,
+        conditions,
+        suite=suite,
+        limit=request.limit,
+        model_options=request.model_options,
+        judge=judge,
+        allow_external_videos=request.allow_external_videos,
+    )
     # a sequential design chooses among every trial of the plan by id: it holds the plan as a list
     planned: PlanStream | list[PlannedTrial] = stream if design == "full" else list(stream)
     seq = None if isinstance(planned, PlanStream) else sequential_design(get_suite(suite), design, rule, planned)
@@ -281,45 +366,98 @@ def execute(request: RunRequest | Path | str | None = None, out: Path | str | No
     except OSError as e:
         raise ConfigError(f"cannot create the run dir {out_dir}: {e.strerror}; pass a writable --out") from None
     with RunLock(out_dir):
-        return _execute_locked(data, out_dir, planned, adapters, caps, models, conditions, suite=suite,
-                               max_attempts=request.max_attempts, max_cost_usd=request.max_cost_usd,
-                               max_tokens=request.max_tokens, limit=request.limit, on_progress=on_progress,
-                               model_options=request.model_options, judge=judge, design=seq, dispatch=dispatch,
-                               retry_errors=request.retry_errors)
+        return _execute_locked(
+            data,
+            out_dir,
+            planned,
+            adapters,
+            caps,
+            models,
+            conditions,
+            suite=suite,
+            max_attempts=request.max_attempts,
+            max_cost_usd=request.max_cost_usd,
+            max_tokens=request.max_tokens,
+            limit=request.limit,
+            on_progress=on_progress,
+            model_options=request.model_options,
+            judge=judge,
+            design=seq,
+            dispatch=dispatch,
+            retry_errors=request.retry_errors,
+        )
 
 
-def _execute_locked(data: Path, out: Path, planned: PlanStream | list[PlannedTrial], adapters: dict[str, ModelAdapter],
-                    caps: dict[str, Capabilities], models: Sequence[ModelSpec], conditions: Sequence[Condition], *,
-                    suite: str, max_attempts: int, max_cost_usd: float | None, max_tokens: int | None,
-                    limit: int | None, on_progress: Callable[[ProgressEvent], None] | None,
-                    model_options: dict[str, dict[str, Any]] | None = None,
-                    judge: ModelSpec | None = None, design: Any = None,
-                    dispatch: AdapterDispatch | None = None, retry_errors: bool = False) -> RunOutcome:
+def _execute_locked(
+    data: Path,
+    out: Path,
+    planned: PlanStream | list[PlannedTrial],
+    adapters: dict[str, ModelAdapter],
+    caps: dict[str, Capabilities],
+    models: Sequence[ModelSpec],
+    conditions: Sequence[Condition],
+    *,
+    suite: str,
+    max_attempts: int,
+    max_cost_usd: float | None,
+    max_tokens: int | None,
+    limit: int | None,
+    on_progress: Callable[[ProgressEvent], None] | None,
+    model_options: dict[str, dict[str, Any]] | None = None,
+    judge: ModelSpec | None = None,
+    design: Any = None,
+    dispatch: AdapterDispatch | None = None,
+    retry_errors: bool = False,
+) -> RunOutcome:
     samples = _samples_of(planned)
     update_snapshot(out, samples.values())
-    config = RunConfig.new(suite=suite, data_dir=str(data.resolve()), models=list(models),
-                           conditions=list(conditions), max_attempts=max_attempts,
-                           budget=BudgetConfig(max_cost_usd=max_cost_usd, max_tokens=max_tokens),
-                           options=run_options(limit, judge, design), model_options=model_options)
+    config = RunConfig.new(
+        suite=suite,
+        data_dir=str(data.resolve()),
+        models=list(models),
+        conditions=list(conditions),
+        max_attempts=max_attempts,
+        budget=BudgetConfig(max_cost_usd=max_cost_usd, max_tokens=max_tokens),
+        options=run_options(limit, judge, design),
+        model_options=model_options,
+    )
     effective = open_run_config(out, config)
     budget = None
     if max_cost_usd is not None or max_tokens is not None:
         prices = {label: getattr(a, "prices", None) for label, a in adapters.items()}
         if max_cost_usd is not None:  # a price is the model's: its first trial says whether one is known
-            firsts = [next(iter(planned.for_model(m)), None) for m in planned.labels] \
-                if isinstance(planned, PlanStream) else planned
+            firsts = (
+                [next(iter(planned.for_model(m)), None) for m in planned.labels]
+                if isinstance(planned, PlanStream)
+                else planned
+            )
             firsts = [p for p in firsts if p is not None]
-            unknown = sorted({p.trial.model.label for p in firsts
-                              if _worst_case(p, caps[p.trial.model.label], prices.get(p.trial.model.label))[1]
-                              is None})
+            unknown = sorted(
+                {
+                    p.trial.model.label
+                    for p in firsts
+                    if _worst_case(p, caps[p.trial.model.label], prices.get(p.trial.model.label))[1] is None
+                }
+            )
             if unknown:
-                raise ConfigError(f"--max-cost-usd cannot be enforced: no price is known for {', '.join(unknown)}; "
-                                  "add it to a prices YAML or use --max-tokens")
-            unbounded = sorted({p.trial.model.label for p in firsts if p.trial.model.settings.max_tokens is None
-                                and not caps[p.trial.model.label].local and not caps[p.trial.model.label].synthetic})
+                raise ConfigError(
+                    f"--max-cost-usd cannot be enforced: no price is known for {', '.join(unknown)}; "
+                    "add it to a prices YAML or use --max-tokens"
+                )
+            unbounded = sorted(
+                {
+                    p.trial.model.label
+                    for p in firsts
+                    if p.trial.model.settings.max_tokens is None
+                    and not caps[p.trial.model.label].local
+                    and not caps[p.trial.model.label].synthetic
+                }
+            )
             if unbounded:
-                raise ConfigError(f"--max-cost-usd cannot be enforced: {', '.join(unbounded)} asks for no max_tokens "
-                                  "(provider defaults), so what a call can bill has no bound; set max_tokens")
+                raise ConfigError(
+                    f"--max-cost-usd cannot be enforced: {', '.join(unbounded)} asks for no max_tokens "
+                    "(provider defaults), so what a call can bill has no bound; set max_tokens"
+                )
 
         def estimate(p: PlannedTrial) -> tuple[int, float, int, int]:
             label = p.trial.model.label
@@ -327,8 +465,9 @@ def _execute_locked(data: Path, out: Path, planned: PlanStream | list[PlannedTri
             return tokens, cost or 0.0, top_in, top_out
 
         budget = Budget(max_cost_usd=max_cost_usd, max_tokens=max_tokens, estimate=estimate)
-    builder = RequestBuilder(data, perturb_cache=out / PERTURB_CACHE,
-                             pixel_free=[m.label for m in models if not reads_video(m)])
+    builder = RequestBuilder(
+        data, perturb_cache=out / PERTURB_CACHE, pixel_free=[m.label for m in models if not reads_video(m)]
+    )
 
     async def go() -> tuple[RunSummary, dict[str, Any] | None, tuple[int, list[FailureCause]]]:
         try:
@@ -338,21 +477,38 @@ def _execute_locked(data: Path, out: Path, planned: PlanStream | list[PlannedTri
                 async def trials(use: dict[str, Any]) -> tuple[RunSummary, dict[str, Any] | None]:
                     if design is not None:
                         assert isinstance(planned, list)
-                        return await run_waves(planned, design, use, store, builder, suite=get_suite(suite),
-                                               max_attempts=max_attempts, budget=budget, on_progress=on_progress)
+                        return await run_waves(
+                            planned,
+                            design,
+                            use,
+                            store,
+                            builder,
+                            suite=get_suite(suite),
+                            max_attempts=max_attempts,
+                            budget=budget,
+                            on_progress=on_progress,
+                        )
                     assert isinstance(planned, PlanStream)
                     nonlocal backlog
-                    backlog = await asyncio.to_thread(register_keys, store, planned.keys(),
-                                                      max_attempts=max_attempts, retry_errors=retry_errors)
-                    return await run_backlog(backlog, {m: planned.for_model(m) for m in planned.labels}, use,
-                                             store, builder, max_attempts=max_attempts, budget=budget,
-                                             on_progress=on_progress, retry_errors=retry_errors), None
+                    backlog = await asyncio.to_thread(
+                        register_keys, store, planned.keys(), max_attempts=max_attempts, retry_errors=retry_errors
+                    )
+                    return await run_backlog(
+                        backlog,
+                        {m: planned.for_model(m) for m in planned.labels},
+                        use,
+                        store,
+                        builder,
+                        max_attempts=max_attempts,
+                        budget=budget,
+                        on_progress=on_progress,
+                        retry_errors=retry_errors,
+                    ), None
 
                 if dispatch is None:
                     done = await trials(adapters)
                 else:
-                    async with dispatch(adapters, suite=suite, samples=samples,
-                                        model_options=model_options) as remote:
+                    async with dispatch(adapters, suite=suite, samples=samples, model_options=model_options) as remote:
                         prerender = getattr(dispatch, "prerender", None)  # Ray: perturbed videos as tasks, first
                         if prerender is not None:
                             await asyncio.to_thread(prerender, planned, builder)

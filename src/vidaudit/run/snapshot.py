@@ -45,9 +45,11 @@ def update_snapshot(run_dir: str | Path, samples: Iterable[Sample]) -> None:
     now = {s.sample_id: s for s in samples}
     changed = changed_samples(old, now, now)
     if changed:
-        raise ConfigError(f"{len(changed)} sample(s) changed since this run dir was started (e.g. "
-                          f"{', '.join(changed[:5])}): the dataset was regenerated or edited. Use a new run dir "
-                          "for the new data, or point --data at the data this run was made with")
+        raise ConfigError(
+            f"{len(changed)} sample(s) changed since this run dir was started (e.g. "
+            f"{', '.join(changed[:5])}): the dataset was regenerated or edited. Use a new run dir "
+            "for the new data, or point --data at the data this run was made with"
+        )
     merged = {**old, **now}
     if merged != old:
         write_jsonl_atomic(Path(run_dir) / SNAPSHOT, (s.model_dump(mode="json") for s in merged.values()))

@@ -53,13 +53,22 @@ __all__ = ["StageContext", "StageInterrupted", "StageRunner", "call_key", "reque
 
 def _image_fingerprint(p: ImagePart) -> dict[str, Any]:
     arr = np.ascontiguousarray(p.image)
-    return {"image": hashlib.sha256(arr.data).hexdigest(), "dtype": arr.dtype.str, "shape": list(arr.shape),
-            "frame_index": int(p.frame_index), "t": float(p.t)}
+    return {
+        "image": hashlib.sha256(arr.data).hexdigest(),
+        "dtype": arr.dtype.str,
+        "shape": list(arr.shape),
+        "frame_index": int(p.frame_index),
+        "t": float(p.t),
+    }
 
 
 def _video_fingerprint(p: VideoPart) -> dict[str, Any]:
-    out: dict[str, Any] = {"video": p.sha256, "fps": float(p.fps), "frame_indices": [int(i) for i in p.frame_indices],
-                           "timestamps": [float(t) for t in p.timestamps]}
+    out: dict[str, Any] = {
+        "video": p.sha256,
+        "fps": float(p.fps),
+        "frame_indices": [int(i) for i in p.frame_indices],
+        "timestamps": [float(t) for t in p.timestamps],
+    }
     if p.sha256 is None:
         out["path"] = p.path
     return out
@@ -77,8 +86,12 @@ def request_fingerprint(request: Request) -> dict[str, Any]:
             parts.append(_video_fingerprint(p))
         else:
             raise TypeError(f"cannot fingerprint request part {type(p).__name__}")
-    fp = {"system": request.system, "settings": request.settings.model_dump(mode="json"), "parts": parts,
-          "metadata": request.metadata}
+    fp = {
+        "system": request.system,
+        "settings": request.settings.model_dump(mode="json"),
+        "parts": parts,
+        "metadata": request.metadata,
+    }
     _key_bytes(fp)  # metadata must be JSON: fail here, naming it, not later in the store
     return fp
 
@@ -111,7 +124,7 @@ class StageContext:
 
     trial_id: str
     trial_attempt: int
-    lane: Any = None            # the executor's own bookkeeping
+    lane: Any = None  # the executor's own bookkeeping
     reservation: Any = None
     refs: list[StageRef] = field(default_factory=list)
     calls: int = 0
@@ -119,7 +132,7 @@ class StageContext:
     spent_tokens: int = 0
     spent_cost_usd: float = 0.0
     unknown_cost: bool = False  # an ok stage call reported no cost
-    interrupted: str | None = None      # why a stage call was refused (the run is stopping)
+    interrupted: str | None = None  # why a stage call was refused (the run is stopping)
     store_error: BaseException | None = None
     failed_stage: dict[int, str] = field(default_factory=dict)  # id(exception raised) -> stage name
 
@@ -137,8 +150,15 @@ class StageRunner:
     executor's lanes so that an adapter used both alone and as a stage keeps one limit.
     """
 
-    def __init__(self, store: RunStore, clock: Clock, *, may_start: MayStart, on_end: Ended,
-                 semaphores: dict[int, asyncio.Semaphore]) -> None:
+    def __init__(
+        self,
+        store: RunStore,
+        clock: Clock,
+        *,
+        may_start: MayStart,
+        on_end: Ended,
+        semaphores: dict[int, asyncio.Semaphore],
+    ) -> None:
         self.store = store
         self.clock = clock
         self.may_start = may_start
@@ -149,6 +169,7 @@ class StageRunner:
     def caller(self, ctx: StageContext) -> StageCall:
         async def call(stage: str, adapter: Any, request: Request) -> Response:
             return await self.call(ctx, stage, adapter, request)
+
         return call
 
     def _semaphore(self, adapter: Any) -> asyncio.Semaphore:
@@ -161,8 +182,10 @@ class StageRunner:
         if not isinstance(stage, str) or not stage:
             raise TypeError(f"a stage needs a non-empty name, got {stage!r}")
         if is_composite(adapter) or not callable(getattr(adapter, "generate", None)):
-            raise TypeError(f"stage {stage!r}: {type(adapter).__name__} is not a plain ModelAdapter with "
-                            f"generate(); a composite's stages call plain adapters")
+            raise TypeError(
+                f"stage {stage!r}: {type(adapter).__name__} is not a plain ModelAdapter with "
+                f"generate(); a composite's stages call plain adapters"
+            )
         if not isinstance(request, Request):
             raise TypeError(f"stage {stage!r}: expected a Request, got {type(request).__name__}")
         if request.images:  # hashing pixels takes a while: keep the event loop free
@@ -185,8 +208,9 @@ class StageRunner:
             del self._inflight[key]
             done.set()
 
-    async def _make(self, ctx: StageContext, stage: str, adapter: Any, request: Request, fp: dict[str, Any],
-                    key: str) -> Response:
+    async def _make(
+        self, ctx: StageContext, stage: str, adapter: Any, request: Request, fp: dict[str, Any], key: str
+    ) -> Response:
         if (why := self.may_start(ctx)) is not None:
             ctx.interrupted = why
             raise StageInterrupted(f"stage {stage!r} of trial {ctx.trial_id} not started: {why}")
@@ -213,11 +237,25 @@ class StageRunner:
             status, message = Status.OK, None
         else:
             status = status_for(kind)
-            message = error.message if isinstance(error, ModelCallError) else \
-                f"adapter raised unclassified {type(error).__name__}: {error}"
-        rec = StageCallRecord(trial_id=ctx.trial_id, stage=stage, trial_attempt=ctx.trial_attempt, call_key=key,
-                              model=adapter.spec, request=fp, status=status, error_kind=kind, error_message=message,
-                              response=response, started_at=started, ended_at=ended)
+            message = (
+                error.message
+                if isinstance(error, ModelCallError)
+                else f"adapter raised unclassified {type(error).__name__}: {error}"
+            )
+        rec = StageCallRecord(
+            trial_id=ctx.trial_id,
+            stage=stage,
+            trial_attempt=ctx.trial_attempt,
+            call_key=key,
+            model=adapter.spec,
+            request=fp,
+            status=status,
+            error_kind=kind,
+            error_message=message,
+            response=response,
+            started_at=started,
+            ended_at=ended,
+        )
         try:
             await asyncio.to_thread(self.store.append_stage_call, rec)
         except Exception as e:

@@ -11,13 +11,13 @@ from vidaudit.core.types import Attempt, Status
 
 
 class StopReason(StrEnum):
-    COMPLETED = "completed"          # every planned trial is ok or has used its attempts
-    QUOTA = "quota"                  # the provider says the quota is exhausted
-    AUTH = "auth"                    # the provider rejected the credentials
-    BUDGET = "budget"                # the next call would have exceeded max_cost_usd / max_tokens
+    COMPLETED = "completed"  # every planned trial is ok or has used its attempts
+    QUOTA = "quota"  # the provider says the quota is exhausted
+    AUTH = "auth"  # the provider rejected the credentials
+    BUDGET = "budget"  # the next call would have exceeded max_cost_usd / max_tokens
     PREPARE_ERROR = "prepare_error"  # building a request failed: a harness bug or bad input
     ADAPTER_ERROR = "adapter_error"  # an adapter raised something other than ModelCallError
-    STORE_ERROR = "store_error"      # an attempt could not be stored (e.g. it carried a secret)
+    STORE_ERROR = "store_error"  # an attempt could not be stored (e.g. it carried a secret)
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class ProgressEvent:
     attempts); ``errors`` failed attempts; cost and tokens are this session's.
     """
 
-    kind: str            # "start" | "attempt" | "stage" (a composite's stage call) | "stop" | "end"
+    kind: str  # "start" | "attempt" | "stage" (a composite's stage call) | "stop" | "end"
     total: int
     done: int
     ok: int
@@ -45,13 +45,13 @@ class RunSummary:
 
     planned: int
     skipped_already_ok: int
-    skipped_exhausted: int            # errored on every allowed attempt in earlier sessions
-    called: int                       # trials called at least once in this session
-    calls: int                        # attempts made in this session (a batch counts one per trial)
-    ok: int                           # trials that ended ok in this session
-    errored: dict[str, int] = field(default_factory=dict)          # called trials not ok, by last status
+    skipped_exhausted: int  # errored on every allowed attempt in earlier sessions
+    called: int  # trials called at least once in this session
+    calls: int  # attempts made in this session (a batch counts one per trial)
+    ok: int  # trials that ended ok in this session
+    errored: dict[str, int] = field(default_factory=dict)  # called trials not ok, by last status
     failed_attempts: dict[str, int] = field(default_factory=dict)  # failed attempts, by status
-    not_run: int = 0                  # trials left uncalled because the run stopped
+    not_run: int = 0  # trials left uncalled because the run stopped
     cost_usd: float = 0.0
     tokens: int = 0
     stop_reason: StopReason = StopReason.COMPLETED
@@ -66,10 +66,14 @@ class RunSummary:
         failed_attempts = sum(self.failed_attempts.values())
         # the progress line's "failed attempts" count, said the same way: attempts that failed (each retried while
         # the trial had attempts left), beside the trials that ended errored
-        failed = f" after {failed_attempts} failed attempt{'s' if failed_attempts != 1 else ''}" if failed_attempts else ""
-        line = (f"{self.planned} planned: {self.skipped_already_ok} already ok, {self.skipped_exhausted} out of "
-                f"attempts, {self.called} called ({self.ok} ok, {err} errored{failed}), {self.not_run} not run; "
-                f"{self.calls} calls, ${self.cost_usd:.4f}, {self.tokens} tokens")
+        failed = (
+            f" after {failed_attempts} failed attempt{'s' if failed_attempts != 1 else ''}" if failed_attempts else ""
+        )
+        line = (
+            f"{self.planned} planned: {self.skipped_already_ok} already ok, {self.skipped_exhausted} out of "
+            f"attempts, {self.called} called ({self.ok} ok, {err} errored{failed}), {self.not_run} not run; "
+            f"{self.calls} calls, ${self.cost_usd:.4f}, {self.tokens} tokens"
+        )
         if self.stopped_early:
             line += f". Stopped ({self.stop_reason.value}): {self.stop_message}"
         return line
@@ -97,5 +101,7 @@ def failure_causes(attempts: Iterable[Attempt]) -> list[FailureCause]:
             continue
         kind = a.error_kind.value if a.error_kind is not None else None
         counts[(a.status.value, kind, " ".join((a.error_message or "no message stored").split()))] += 1
-    return [FailureCause(n, status, kind, message)
-            for (status, kind, message), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][2]))]
+    return [
+        FailureCause(n, status, kind, message)
+        for (status, kind, message), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][2]))
+    ]

@@ -37,8 +37,9 @@ class WaveDesign(Protocol):
         ...
 
 
-def known_outcomes(store: RunStore, planned: Mapping[str, Any], ids: Sequence[str], *, suite: Any,
-                   max_attempts: int) -> dict[str, bool]:
+def known_outcomes(
+    store: RunStore, planned: Mapping[str, Any], ids: Sequence[str], *, suite: Any, max_attempts: int
+) -> dict[str, bool]:
     """{trial id: correct} for the trials of ``ids`` that are ok or out of attempts (a failure counts as wrong)."""
     ok_ids = store.ok_trial_ids()
     counts = store.attempt_counts()
@@ -64,24 +65,42 @@ def _merge(parts: Sequence[RunSummary], planned: int) -> RunSummary:
         errored.update(s.errored)
         failed.update(s.failed_attempts)
     last = parts[-1]
-    return RunSummary(planned=planned, skipped_already_ok=sum(s.skipped_already_ok for s in parts),
-                      skipped_exhausted=sum(s.skipped_exhausted for s in parts),
-                      called=sum(s.called for s in parts), calls=sum(s.calls for s in parts),
-                      ok=sum(s.ok for s in parts), errored=dict(errored), failed_attempts=dict(failed),
-                      not_run=last.not_run, cost_usd=sum(s.cost_usd for s in parts),
-                      tokens=sum(s.tokens for s in parts), stop_reason=last.stop_reason,
-                      stop_message=last.stop_message)
+    return RunSummary(
+        planned=planned,
+        skipped_already_ok=sum(s.skipped_already_ok for s in parts),
+        skipped_exhausted=sum(s.skipped_exhausted for s in parts),
+        called=sum(s.called for s in parts),
+        calls=sum(s.calls for s in parts),
+        ok=sum(s.ok for s in parts),
+        errored=dict(errored),
+        failed_attempts=dict(failed),
+        not_run=last.not_run,
+        cost_usd=sum(s.cost_usd for s in parts),
+        tokens=sum(s.tokens for s in parts),
+        stop_reason=last.stop_reason,
+        stop_message=last.stop_message,
+    )
 
 
-def _shifted(on_progress: Callable[[ProgressEvent], Any] | None, base: ProgressEvent | None, wave: int,
-             last: dict[str, ProgressEvent]) -> Callable[[ProgressEvent], None]:
+def _shifted(
+    on_progress: Callable[[ProgressEvent], Any] | None,
+    base: ProgressEvent | None,
+    wave: int,
+    last: dict[str, ProgressEvent],
+) -> Callable[[ProgressEvent], None]:
     """Progress events of one wave shifted by the waves before it (``base``), so one bar counts the session."""
 
     def emit(ev: ProgressEvent) -> None:
         if base is not None:
-            ev = dataclasses.replace(ev, total=ev.total + base.done, done=ev.done + base.done, ok=ev.ok + base.ok,
-                                     errors=ev.errors + base.errors, cost_usd=ev.cost_usd + base.cost_usd,
-                                     tokens=ev.tokens + base.tokens)
+            ev = dataclasses.replace(
+                ev,
+                total=ev.total + base.done,
+                done=ev.done + base.done,
+                ok=ev.ok + base.ok,
+                errors=ev.errors + base.errors,
+                cost_usd=ev.cost_usd + base.cost_usd,
+                tokens=ev.tokens + base.tokens,
+            )
         if ev.kind == "end":
             ev = dataclasses.replace(ev, message=f"wave {wave}: {ev.message}")
         last["event"] = ev
@@ -91,9 +110,18 @@ def _shifted(on_progress: Callable[[ProgressEvent], Any] | None, base: ProgressE
     return emit
 
 
-async def run_waves(planned: Sequence[Any], design: WaveDesign, adapters: Mapping[str, Any], store: RunStore,
-                    prepare: Callable[[Any], Any], *, suite: Any, max_attempts: int = 3, budget: Budget | None = None,
-                    on_progress: Callable[[ProgressEvent], Any] | None = None) -> tuple[RunSummary, dict[str, Any]]:
+async def run_waves(
+    planned: Sequence[Any],
+    design: WaveDesign,
+    adapters: Mapping[str, Any],
+    store: RunStore,
+    prepare: Callable[[Any], Any],
+    *,
+    suite: Any,
+    max_attempts: int = 3,
+    budget: Budget | None = None,
+    on_progress: Callable[[ProgressEvent], Any] | None = None,
+) -> tuple[RunSummary, dict[str, Any]]:
     """Run ``design``'s waves to the end (see the module docstring); returns the session's summary and the
     design's figures: its ``info()`` plus ``waves`` (this session), ``trials_planned`` (registered in the
     store), ``trials_run`` (with an attempt) and ``fraction_of_full_grid``."""
@@ -110,8 +138,15 @@ async def run_waves(planned: Sequence[Any], design: WaveDesign, adapters: Mappin
         if not ids:
             break
         emit = _shifted(on_progress, last.get("event"), len(parts) + 1, last)
-        summary = await run_trials([by_id[t] for t in ids], adapters, store, prepare, max_attempts=max_attempts,
-                                   budget=budget, on_progress=emit)
+        summary = await run_trials(
+            [by_id[t] for t in ids],
+            adapters,
+            store,
+            prepare,
+            max_attempts=max_attempts,
+            budget=budget,
+            on_progress=emit,
+        )
         parts.append(summary)
         seen.update(ids)
         new = known_outcomes(store, by_id, ids, suite=suite, max_attempts=max_attempts)
@@ -123,7 +158,13 @@ async def run_waves(planned: Sequence[Any], design: WaveDesign, adapters: Mappin
     counts = store.attempt_counts()
     run = sum(1 for t in registered if counts.get(t, 0) > 0)
     full = len(by_id)
-    figures = {**design.info(), "waves": len(parts), "trials_planned": len(registered), "trials_run": run,
-               "full_grid_trials": full, "fraction_of_full_grid": len(registered) / full if full else None,
-               "complete": complete}
+    figures = {
+        **design.info(),
+        "waves": len(parts),
+        "trials_planned": len(registered),
+        "trials_run": run,
+        "full_grid_trials": full,
+        "fraction_of_full_grid": len(registered) / full if full else None,
+        "complete": complete,
+    }
     return _merge(parts, len(seen)), figures

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from vidaudit.cli import app
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import ModelSpec
-from vidaudit.run.plan import parse_condition
+from vidaudit.run.conditions import parse_condition
 from vidaudit.run.session import execute, prepare_run
 from vidaudit.score.stats import wilson_lower
 from vidaudit.suites.counting.adaptive import (

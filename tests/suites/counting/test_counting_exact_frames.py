@@ -26,7 +26,8 @@ from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite
 from vidaudit.core.types import ImagePart, ModelSpec, Sample
 from vidaudit.models.base import Capabilities
-from vidaudit.run.plan import parse_condition, plan, select_frames
+from vidaudit.run.conditions import parse_condition
+from vidaudit.run.plan import plan, select_frames
 from vidaudit.run.request_builder import RequestBuilder
 from vidaudit.suites.counting.generate import generate
 from vidaudit.suites.counting.grid import GridPoint, preset

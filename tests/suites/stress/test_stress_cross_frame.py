@@ -17,8 +17,9 @@ from vidaudit.core.hashing import rng_from, sha256_file
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.types import ModelSpec, PerturbationSpec, Presentation, Request, Sample
 from vidaudit.models.base import ModelCallError
+from vidaudit.run.conditions import parse_condition
 from vidaudit.run.perturbed import plan_chain, render
-from vidaudit.run.plan import parse_condition, select_frames
+from vidaudit.run.plan import select_frames
 from vidaudit.suites.stress import SUITE
 from vidaudit.suites.stress.cross_frame import synthetic
 from vidaudit.suites.stress.cross_frame.generate import generate

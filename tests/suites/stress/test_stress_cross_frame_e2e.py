@@ -125,8 +125,8 @@ def test_the_paper_sampling_runs_on_request_with_its_coverage_warning(tmp_path: 
 
     from realvideos import Player
     from vidaudit.core.manifest import load_samples
+    from vidaudit.run.conditions import parse_condition
     from vidaudit.run.perturbed import plan_chain, render
-    from vidaudit.run.plan import parse_condition
 
     r = _cli(
         tmp_path,

@@ -88,14 +88,14 @@ def _sample(n_frames: int) -> Sample:
 
 @pytest.mark.parametrize("cond", ["frames#4", "frames#8", "native@all", "frames@2", "native@2"])
 def test_conditions_that_send_the_four_frames_are_accepted(cond: str) -> None:
-    from vidaudit.run.plan import parse_condition
+    from vidaudit.run.conditions import parse_condition
 
     PROBE.render_prompt(_sample(4), parse_condition(cond, "mcq"))
 
 
 @pytest.mark.parametrize("cond", ["frames#2", "frames#3", "frames@1", "frames@4", "native@1", "keyframes"])
 def test_conditions_that_resample_are_refused(cond: str) -> None:
-    from vidaudit.run.plan import parse_condition
+    from vidaudit.run.conditions import parse_condition
 
     with pytest.raises(ConfigError, match="exactly its 4 frames"):
         PROBE.render_prompt(_sample(4), parse_condition(cond, "mcq"))

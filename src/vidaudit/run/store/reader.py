@@ -51,6 +51,7 @@ from vidaudit.run.store.sync import has_records
 #: trial ids per ``IN (...)`` lookup (well under SQLite's 32,766 host parameters)
 LOOKUP_CHUNK = 500
 
+
 @dataclass(frozen=True)
 class StoreSummary:
     """Counts by the status of each trial's best attempt (``pending``: never attempted).
@@ -72,6 +73,7 @@ class StoreSummary:
     def tokens(self) -> int:
         return self.usage.input_tokens + self.usage.output_tokens
 
+
 def store_file(run_dir: str | Path) -> Path:
     """Where a run dir's store is (whether or not it exists yet)."""
     return Path(run_dir) / DB_NAME
@@ -84,12 +86,15 @@ class StoreReader:
         self._paths(run_dir)
         if not self.db_path.is_file():
             if has_records(self.log_path):
-                raise DataError(f"no run store at {self.db_path}, but its audit log {self.log_path} is there: "
-                                f"open the run for writing (`vidaudit run --resume {self.run_dir}`) to rebuild "
-                                f"the store from the log, or call vidaudit.run.store.sync.rebuild_from_log")
+                raise DataError(
+                    f"no run store at {self.db_path}, but its audit log {self.log_path} is there: "
+                    f"open the run for writing (`vidaudit run --resume {self.run_dir}`) to rebuild "
+                    f"the store from the log, or call vidaudit.run.store.sync.rebuild_from_log"
+                )
             raise DataError(f"no run store at {self.db_path}; run `vidaudit run` first or check the path")
-        self._open(sqlite3.connect(f"file:{self.db_path}?mode=ro", uri=True, check_same_thread=False,
-                                   isolation_level=None))
+        self._open(
+            sqlite3.connect(f"file:{self.db_path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None)
+        )
 
     # ------------------------------------------------------------------ opening
 
@@ -110,8 +115,10 @@ class StoreReader:
             self._init()
         except sqlite3.DatabaseError as e:
             conn.close()
-            raise DataError(f"{self.db_path} is not a readable vidaudit store ({e}); point at a run dir "
-                            f"made by vidaudit or start a new one") from e
+            raise DataError(
+                f"{self.db_path} is not a readable vidaudit store ({e}); point at a run dir "
+                f"made by vidaudit or start a new one"
+            ) from e
         except BaseException:
             conn.close()
             raise
@@ -119,8 +126,10 @@ class StoreReader:
     def _init(self) -> None:
         version = schema_version(self._conn)
         if version not in READABLE_SCHEMAS:
-            raise DataError(f"{self.db_path}: store schema {version!r}, this vidaudit reads "
-                            f"{', '.join(map(str, READABLE_SCHEMAS))}; use the vidaudit version that wrote it")
+            raise DataError(
+                f"{self.db_path}: store schema {version!r}, this vidaudit reads "
+                f"{', '.join(map(str, READABLE_SCHEMAS))}; use the vidaudit version that wrote it"
+            )
         self.schema_version = int(version)
 
     def _settle(self) -> None:
@@ -152,9 +161,12 @@ class StoreReader:
         pending = self._pending_attempts()
         with self._lock:
             for i in range(0, len(trial_ids), LOOKUP_CHUNK):
-                chunk = trial_ids[i:i + LOOKUP_CHUNK]
-                rows = self._conn.execute(f"SELECT trial_id, COUNT(*), MAX(status = 'ok') FROM attempts WHERE "
-                                          f"trial_id IN ({','.join('?' * len(chunk))}) GROUP BY trial_id", chunk)
+                chunk = trial_ids[i : i + LOOKUP_CHUNK]
+                rows = self._conn.execute(
+                    f"SELECT trial_id, COUNT(*), MAX(status = 'ok') FROM attempts WHERE "
+                    f"trial_id IN ({','.join('?' * len(chunk))}) GROUP BY trial_id",
+                    chunk,
+                )
                 for tid, n, ok in rows:
                     out[tid] = TrialStatus(int(n), bool(ok))
         if pending:
@@ -175,9 +187,13 @@ class StoreReader:
         out: set[str] = set()
         with self._lock:
             for i in range(0, len(trial_ids), LOOKUP_CHUNK):
-                chunk = trial_ids[i:i + LOOKUP_CHUNK]
-                out.update(r[0] for r in self._conn.execute(
-                    f"SELECT trial_id FROM trials WHERE trial_id IN ({','.join('?' * len(chunk))})", chunk))
+                chunk = trial_ids[i : i + LOOKUP_CHUNK]
+                out.update(
+                    r[0]
+                    for r in self._conn.execute(
+                        f"SELECT trial_id FROM trials WHERE trial_id IN ({','.join('?' * len(chunk))})", chunk
+                    )
+                )
         return out
 
     def ok_trial_ids(self) -> set[str]:
@@ -195,23 +211,26 @@ class StoreReader:
     def attempts(self, trial_id: str) -> list[Attempt]:
         self._settle()
         with self._lock:
-            rows = self._conn.execute(f"SELECT {self._attempt_cols} FROM attempts WHERE trial_id=? ORDER BY attempt",
-                                      (trial_id,)).fetchall()
+            rows = self._conn.execute(
+                f"SELECT {self._attempt_cols} FROM attempts WHERE trial_id=? ORDER BY attempt", (trial_id,)
+            ).fetchall()
         return [attempt_from_row(r) for r in rows]
 
     def attempt_stages(self, trial_id: str, attempt: int) -> list[StageRef] | None:
         """The stages a composite's attempt used (None: a plain call, or no such attempt)."""
         self._settle()
         with self._lock:
-            row = self._conn.execute(f"SELECT {self._attempt_cols} FROM attempts WHERE trial_id=? AND attempt=?",
-                                     (trial_id, attempt)).fetchone()
+            row = self._conn.execute(
+                f"SELECT {self._attempt_cols} FROM attempts WHERE trial_id=? AND attempt=?", (trial_id, attempt)
+            ).fetchone()
         return stages_from_row(row) if row else None
 
     def latest(self, trial_id: str) -> Attempt | None:
         self._settle()
         with self._lock:
-            row = self._conn.execute(f"SELECT {self._attempt_cols} FROM attempts WHERE trial_id=? "
-                                     f"ORDER BY attempt DESC LIMIT 1", (trial_id,)).fetchone()
+            row = self._conn.execute(
+                f"SELECT {self._attempt_cols} FROM attempts WHERE trial_id=? ORDER BY attempt DESC LIMIT 1", (trial_id,)
+            ).fetchone()
         return attempt_from_row(row) if row else None
 
     def stage_calls(self, trial_id: str | None = None) -> list[StageCallRecord]:
@@ -220,8 +239,7 @@ class StoreReader:
             return []
         where, args = ("WHERE trial_id=?", (trial_id,)) if trial_id is not None else ("", ())
         with self._lock:
-            rows = self._conn.execute(f"SELECT {STAGE_COLS} FROM stage_calls {where} ORDER BY rowid",
-                                      args).fetchall()
+            rows = self._conn.execute(f"SELECT {STAGE_COLS} FROM stage_calls {where} ORDER BY rowid", args).fetchall()
         return [stage_from_row(r) for r in rows]
 
     def ok_stage_call(self, call_key: str) -> StageCallRecord | None:
@@ -229,8 +247,10 @@ class StoreReader:
         if self.schema_version < 2:
             return None
         with self._lock:
-            row = self._conn.execute(f"SELECT {STAGE_COLS} FROM stage_calls WHERE call_key=? AND status=? "
-                                     f"ORDER BY rowid LIMIT 1", (enc(call_key), Status.OK.value)).fetchone()
+            row = self._conn.execute(
+                f"SELECT {STAGE_COLS} FROM stage_calls WHERE call_key=? AND status=? ORDER BY rowid LIMIT 1",
+                (enc(call_key), Status.OK.value),
+            ).fetchone()
         return stage_from_row(row) if row else None
 
     def trial_rows(self) -> list[TrialRow]:
@@ -241,10 +261,20 @@ class StoreReader:
             try:
                 trial = Trial.model_validate(from_json_col(r["trial_json"]))
             except (ValidationError, ValueError) as e:
-                raise DataError(f"{self.db_path}: trial {r['trial_id']} does not validate ({e}); the store was "
-                                f"written by an incompatible vidaudit") from e
-            out.append(TrialRow(r["trial_id"], dec(r["sample_id"]), dec(r["model"]),  # type: ignore[arg-type]
-                                dec(r["condition_id"]), trial, r["created_at"]))  # type: ignore[arg-type]
+                raise DataError(
+                    f"{self.db_path}: trial {r['trial_id']} does not validate ({e}); the store was "
+                    f"written by an incompatible vidaudit"
+                ) from e
+            out.append(
+                TrialRow(
+                    r["trial_id"],
+                    dec(r["sample_id"]),  # type: ignore[arg-type]
+                    dec(r["model"]),  # type: ignore[arg-type]
+                    dec(r["condition_id"]),  # type: ignore[arg-type]
+                    trial,
+                    r["created_at"],
+                )
+            )
         return out
 
     def results(self) -> Iterator[tuple[TrialRow, Attempt | None]]:
@@ -255,8 +285,9 @@ class StoreReader:
         self._settle()
         best: dict[str, Attempt] = {}
         with self._lock:
-            rows = self._conn.execute(f"SELECT {self._attempt_cols} FROM attempts "
-                                      f"ORDER BY trial_id, attempt").fetchall()
+            rows = self._conn.execute(
+                f"SELECT {self._attempt_cols} FROM attempts ORDER BY trial_id, attempt"
+            ).fetchall()
         for r in rows:
             a = attempt_from_row(r)
             prev = best.get(a.trial_id)
@@ -272,12 +303,15 @@ class StoreReader:
         stages = self.schema_version >= 2
         tokens = cost = 0.0
         with self._lock:
-            for table, where in (("attempts", "WHERE stages_json IS NULL" if stages else ""),
-                                 *((("stage_calls", ""),) if stages else ())):
+            for table, where in (
+                ("attempts", "WHERE stages_json IS NULL" if stages else ""),
+                *((("stage_calls", ""),) if stages else ()),
+            ):
                 t, c = self._conn.execute(
                     f"SELECT COALESCE(SUM(COALESCE(json_extract(usage_json, '$.input_tokens'), 0) + "
                     f"COALESCE(json_extract(usage_json, '$.output_tokens'), 0)), 0), "
-                    f"COALESCE(SUM(COALESCE(cost_usd, 0)), 0) FROM {table} {where}").fetchone()
+                    f"COALESCE(SUM(COALESCE(cost_usd, 0)), 0) FROM {table} {where}"
+                ).fetchone()
                 tokens += t
                 cost += c
         return int(tokens), float(cost)
@@ -288,11 +322,16 @@ class StoreReader:
             key = a.status.value if a else "pending"
             by_status[key] = by_status.get(key, 0) + 1
         with self._lock:
-            rows = self._conn.execute(f"SELECT status, usage_json, cost_usd, "
-                                      f"{'stages_json' if self.schema_version >= 2 else 'NULL AS stages_json'} "
-                                      f"FROM attempts").fetchall()
-            stage_rows = self._conn.execute("SELECT status, usage_json, cost_usd FROM stage_calls").fetchall() \
-                if self.schema_version >= 2 else []
+            rows = self._conn.execute(
+                f"SELECT status, usage_json, cost_usd, "
+                f"{'stages_json' if self.schema_version >= 2 else 'NULL AS stages_json'} "
+                f"FROM attempts"
+            ).fetchall()
+            stage_rows = (
+                self._conn.execute("SELECT status, usage_json, cost_usd FROM stage_calls").fetchall()
+                if self.schema_version >= 2
+                else []
+            )
         attempts_by_status: dict[str, int] = {}
         stages_by_status: dict[str, int] = {}
         usage = Usage()
@@ -309,9 +348,16 @@ class StoreReader:
             if r["usage_json"]:
                 usage = usage + Usage.model_validate_json(r["usage_json"])
             cost += r["cost_usd"] or 0.0
-        return StoreSummary(trials=sum(by_status.values()), by_status=by_status, attempts=len(rows),
-                            attempts_by_status=attempts_by_status, usage=usage, cost_usd=cost,
-                            stage_calls=len(stage_rows), stage_calls_by_status=stages_by_status)
+        return StoreSummary(
+            trials=sum(by_status.values()),
+            by_status=by_status,
+            attempts=len(rows),
+            attempts_by_status=attempts_by_status,
+            usage=usage,
+            cost_usd=cost,
+            stage_calls=len(stage_rows),
+            stage_calls_by_status=stages_by_status,
+        )
 
     def audit_log(self) -> AuditLogRead:
         """A tolerant read of the audit log (a torn last line is reported in ``torn_tail``)."""
@@ -324,7 +370,6 @@ class StoreReader:
     def integrity_check(self) -> str:
         with self._lock:
             return str(self._conn.execute("PRAGMA integrity_check").fetchone()[0])
-
 
     # ------------------------------------------------------------------ lifecycle
 

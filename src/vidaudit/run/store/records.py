@@ -103,9 +103,17 @@ class KeyedTrial:
 
     __slots__ = ("_json", "id", "log", "head", "_trial", "_data", "_build")
 
-    def __init__(self, trial: Trial | None, data: dict[str, Any] | None, json: str | None, id: str,
-                 log: str | None = None, *, head: tuple[str, str, str] | None = None,
-                 build: Callable[[], tuple[Trial, dict[str, Any]]] | None = None) -> None:
+    def __init__(
+        self,
+        trial: Trial | None,
+        data: dict[str, Any] | None,
+        json: str | None,
+        id: str,
+        log: str | None = None,
+        *,
+        head: tuple[str, str, str] | None = None,
+        build: Callable[[], tuple[Trial, dict[str, Any]]] | None = None,
+    ) -> None:
         if (trial is None or data is None) and build is None:
             raise ValueError("a KeyedTrial needs its trial and data, or a build() that makes them")
         self._json = json
@@ -208,8 +216,12 @@ def _response_extra(r: Response | None) -> str | None:
     """What a Response carries beyond its columns: the frames the service used, and whether they are estimates."""
     if r is None or (r.frames_sent is None and not r.frames_estimated):
         return None
-    return json.dumps({"frames_sent": list(r.frames_sent) if r.frames_sent is not None else None,
-                       "frames_estimated": r.frames_estimated})
+    return json.dumps(
+        {
+            "frames_sent": list(r.frames_sent) if r.frames_sent is not None else None,
+            "frames_estimated": r.frames_estimated,
+        }
+    )
 
 
 def _response_from(row: sqlite3.Row) -> Response | None:
@@ -217,11 +229,16 @@ def _response_from(row: sqlite3.Row) -> Response | None:
         return None
     extra = json.loads(row["response_extra"]) if row["response_extra"] else {}
     sent = extra.get("frames_sent")
-    return Response(text=dec(row["text"]), usage=Usage.model_validate_json(row["usage_json"] or "{}"),
-                    latency_s=row["latency_s"] or 0.0, finish_reason=dec(row["finish_reason"]),
-                    model_version=dec(row["model_version"]), cost_usd=row["cost_usd"],
-                    frames_sent=tuple(sent) if sent is not None else None,
-                    frames_estimated=bool(extra.get("frames_estimated", False)))
+    return Response(
+        text=dec(row["text"]),
+        usage=Usage.model_validate_json(row["usage_json"] or "{}"),
+        latency_s=row["latency_s"] or 0.0,
+        finish_reason=dec(row["finish_reason"]),
+        model_version=dec(row["model_version"]),
+        cost_usd=row["cost_usd"],
+        frames_sent=tuple(sent) if sent is not None else None,
+        frames_estimated=bool(extra.get("frames_estimated", False)),
+    )
 
 
 def _stages_json(stages: Sequence[StageRef] | None) -> str | bytes | None:
@@ -229,18 +246,29 @@ def _stages_json(stages: Sequence[StageRef] | None) -> str | bytes | None:
 
 
 def attempt_row(a: Attempt, stages: Sequence[StageRef] | None = None) -> tuple[Any, ...]:
-    return (a.trial_id, a.attempt, a.status.value, a.error_kind.value if a.error_kind else None,
-            enc(a.error_message), *_response_cols(a.response),
-            frames_json(a.frame_indices) or json.dumps(list(a.frame_indices)),
-            frames_json(a.frame_times) or json.dumps(list(a.frame_times)), a.started_at, a.ended_at,
-            _stages_json(stages), _response_extra(a.response))
+    return (
+        a.trial_id,
+        a.attempt,
+        a.status.value,
+        a.error_kind.value if a.error_kind else None,
+        enc(a.error_message),
+        *_response_cols(a.response),
+        frames_json(a.frame_indices) or json.dumps(list(a.frame_indices)),
+        frames_json(a.frame_times) or json.dumps(list(a.frame_times)),
+        a.started_at,
+        a.ended_at,
+        _stages_json(stages),
+        _response_extra(a.response),
+    )
 
 
 #: a plain call's attempt line, the values in (``log_lines.attempt_line``'s bytes for such an attempt)
-_OK_LINE = ('{"attempt": {"attempt": %d, "ended_at": %r, "error_kind": null, "error_message": null, "frame_indices": [], '
-            '"frame_times": [], "response": {"cost_usd": %r, "finish_reason": %s, "frames_estimated": false, '
-            '"frames_sent": null, "latency_s": %r, "model_version": %s, "text": %s, "usage": %s}, "started_at": %r, '
-            '"status": %s, "trial_id": %s}}\n')
+_OK_LINE = (
+    '{"attempt": {"attempt": %d, "ended_at": %r, "error_kind": null, "error_message": null, "frame_indices": [], '
+    '"frame_times": [], "response": {"cost_usd": %r, "finish_reason": %s, "frames_estimated": false, '
+    '"frames_sent": null, "latency_s": %r, "model_version": %s, "text": %s, "usage": %s}, "started_at": %r, '
+    '"status": %s, "trial_id": %s}}\n'
+)
 
 
 def ok_record(a: Attempt) -> tuple[tuple[Any, ...], bytes] | None:
@@ -253,26 +281,79 @@ def ok_record(a: Attempt) -> tuple[tuple[Any, ...], bytes] | None:
         return None
     cost, latency, finish, version, text = r.cost_usd, r.latency_s, r.finish_reason, r.model_version, r.text
     started, ended, number, tid = a.started_at, a.ended_at, a.attempt, a.trial_id
-    if not (r.frames_sent is None and r.frames_estimated is False and type(number) is int
-            and type(cost) is float and cost - cost == 0.0 and type(latency) is float and latency - latency == 0.0
-            and type(started) is float and started - started == 0.0 and type(ended) is float and ended - ended == 0.0
-            and type(finish) is str and finish.isascii() and type(version) is str and version.isascii()
-            and type(text) is str and text.isascii() and type(tid) is str and tid.isascii()):
+    if not (
+        r.frames_sent is None
+        and r.frames_estimated is False
+        and type(number) is int
+        and type(cost) is float
+        and cost - cost == 0.0
+        and type(latency) is float
+        and latency - latency == 0.0
+        and type(started) is float
+        and started - started == 0.0
+        and type(ended) is float
+        and ended - ended == 0.0
+        and type(finish) is str
+        and finish.isascii()
+        and type(version) is str
+        and version.isascii()
+        and type(text) is str
+        and text.isascii()
+        and type(tid) is str
+        and tid.isascii()
+    ):
         return None  # a finite float minus itself is 0.0; inf and nan give nan
     status = a.status.value
-    line = _OK_LINE % (number, ended, cost, _encode_str(finish), latency, _encode_str(version), _encode_str(text),
-                       usage_text(r.usage), started, _encode_str(status), _encode_str(tid))
-    return ((tid, number, status, None, None, text, _usage_json(r.usage), cost, latency, finish, version, "[]", "[]",
-             started, ended, None, None), line.encode("utf-8"))
+    line = _OK_LINE % (
+        number,
+        ended,
+        cost,
+        _encode_str(finish),
+        latency,
+        _encode_str(version),
+        _encode_str(text),
+        usage_text(r.usage),
+        started,
+        _encode_str(status),
+        _encode_str(tid),
+    )
+    return (
+        (
+            tid,
+            number,
+            status,
+            None,
+            None,
+            text,
+            _usage_json(r.usage),
+            cost,
+            latency,
+            finish,
+            version,
+            "[]",
+            "[]",
+            started,
+            ended,
+            None,
+            None,
+        ),
+        line.encode("utf-8"),
+    )
 
 
 def attempt_from_row(row: sqlite3.Row) -> Attempt:
-    return Attempt(trial_id=row["trial_id"], attempt=row["attempt"], status=Status(row["status"]),
-                   error_kind=ErrorKind(row["error_kind"]) if row["error_kind"] else None,
-                   error_message=dec(row["error_message"]), response=_response_from(row),
-                   frame_indices=tuple(json.loads(row["frame_indices"])),
-                   frame_times=tuple(json.loads(row["frame_times"])),
-                   started_at=row["started_at"], ended_at=row["ended_at"])
+    return Attempt(
+        trial_id=row["trial_id"],
+        attempt=row["attempt"],
+        status=Status(row["status"]),
+        error_kind=ErrorKind(row["error_kind"]) if row["error_kind"] else None,
+        error_message=dec(row["error_message"]),
+        response=_response_from(row),
+        frame_indices=tuple(json.loads(row["frame_indices"])),
+        frame_times=tuple(json.loads(row["frame_times"])),
+        started_at=row["started_at"],
+        ended_at=row["ended_at"],
+    )
 
 
 def stages_from_row(row: sqlite3.Row) -> list[StageRef] | None:
@@ -281,20 +362,40 @@ def stages_from_row(row: sqlite3.Row) -> list[StageRef] | None:
 
 
 def stage_row(s: StageCallRecord) -> tuple[Any, ...]:
-    return (s.trial_id, enc(s.stage), s.attempt, s.trial_attempt, enc(s.call_key),
-            json_col(s.model.model_dump(mode="json")),
-            json_col(s.request), s.status.value, s.error_kind.value if s.error_kind else None, enc(s.error_message),
-            *_response_cols(s.response), s.started_at, s.ended_at, _response_extra(s.response))
+    return (
+        s.trial_id,
+        enc(s.stage),
+        s.attempt,
+        s.trial_attempt,
+        enc(s.call_key),
+        json_col(s.model.model_dump(mode="json")),
+        json_col(s.request),
+        s.status.value,
+        s.error_kind.value if s.error_kind else None,
+        enc(s.error_message),
+        *_response_cols(s.response),
+        s.started_at,
+        s.ended_at,
+        _response_extra(s.response),
+    )
 
 
 def stage_from_row(row: sqlite3.Row) -> StageCallRecord:
-    return StageCallRecord(trial_id=row["trial_id"], stage=dec(row["stage"]), attempt=row["attempt"],
-                           trial_attempt=row["trial_attempt"], call_key=dec(row["call_key"]),
-                           model=ModelSpec.model_validate(from_json_col(row["model_json"])),
-                           request=from_json_col(row["request_json"]), status=Status(row["status"]),
-                           error_kind=ErrorKind(row["error_kind"]) if row["error_kind"] else None,
-                           error_message=dec(row["error_message"]), response=_response_from(row),
-                           started_at=row["started_at"], ended_at=row["ended_at"])
+    return StageCallRecord(
+        trial_id=row["trial_id"],
+        stage=dec(row["stage"]),
+        attempt=row["attempt"],
+        trial_attempt=row["trial_attempt"],
+        call_key=dec(row["call_key"]),
+        model=ModelSpec.model_validate(from_json_col(row["model_json"])),
+        request=from_json_col(row["request_json"]),
+        status=Status(row["status"]),
+        error_kind=ErrorKind(row["error_kind"]) if row["error_kind"] else None,
+        error_message=dec(row["error_message"]),
+        response=_response_from(row),
+        started_at=row["started_at"],
+        ended_at=row["ended_at"],
+    )
 
 
 # --------------------------------------------------------------------------- log lines
@@ -339,4 +440,3 @@ def trial_row(k: KeyedTrial | TrialDraft, created_at: float) -> tuple[Any, ...]:
         t = k.trial
         sample_id, model, condition = t.sample_id, t.model.label, t.condition.id
     return (k.id, enc(sample_id), enc(model), enc(condition), enc(k.json), created_at)
-

@@ -42,7 +42,8 @@ _OUTCOME_COLUMNS = """    status        TEXT NOT NULL,
     finish_reason TEXT,
     model_version TEXT,
 """
-SCHEMA = """
+SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS trials (
     trial_id     TEXT PRIMARY KEY,
@@ -55,7 +56,9 @@ CREATE TABLE IF NOT EXISTS trials (
 CREATE TABLE IF NOT EXISTS attempts (
     trial_id      TEXT NOT NULL REFERENCES trials(trial_id),
     attempt       INTEGER NOT NULL CHECK (attempt >= 1),
-""" + _OUTCOME_COLUMNS + """    frame_indices TEXT NOT NULL,
+"""
+    + _OUTCOME_COLUMNS
+    + """    frame_indices TEXT NOT NULL,
     frame_times   TEXT NOT NULL,
     started_at    REAL NOT NULL,
     ended_at      REAL NOT NULL,
@@ -72,26 +75,34 @@ CREATE TABLE IF NOT EXISTS stage_calls (
     call_key      TEXT NOT NULL,
     model_json    TEXT NOT NULL,
     request_json  TEXT NOT NULL,
-""" + _OUTCOME_COLUMNS + """    started_at    REAL NOT NULL,
+"""
+    + _OUTCOME_COLUMNS
+    + """    started_at    REAL NOT NULL,
     ended_at      REAL NOT NULL,
     response_extra TEXT,
     UNIQUE (trial_id, stage, attempt)
 );
 CREATE INDEX IF NOT EXISTS stage_calls_key ON stage_calls(call_key, status);
 """
+)
 
-ATTEMPT_COLS = ("trial_id, attempt, status, error_kind, error_message, text, usage_json, cost_usd, latency_s, "
-                "finish_reason, model_version, frame_indices, frame_times, started_at, ended_at, stages_json, "
-                "response_extra")
-ATTEMPT_COLS_V1 = ATTEMPT_COLS.replace(", stages_json, response_extra",
-                                        ", NULL AS stages_json, NULL AS response_extra")
-STAGE_COLS = ("trial_id, stage, attempt, trial_attempt, call_key, model_json, request_json, status, error_kind, "
-              "error_message, text, usage_json, cost_usd, latency_s, finish_reason, model_version, started_at, "
-              "ended_at, response_extra")
+ATTEMPT_COLS = (
+    "trial_id, attempt, status, error_kind, error_message, text, usage_json, cost_usd, latency_s, "
+    "finish_reason, model_version, frame_indices, frame_times, started_at, ended_at, stages_json, "
+    "response_extra"
+)
+ATTEMPT_COLS_V1 = ATTEMPT_COLS.replace(", stages_json, response_extra", ", NULL AS stages_json, NULL AS response_extra")
+STAGE_COLS = (
+    "trial_id, stage, attempt, trial_attempt, call_key, model_json, request_json, status, error_kind, "
+    "error_message, text, usage_json, cost_usd, latency_s, finish_reason, model_version, started_at, "
+    "ended_at, response_extra"
+)
 INSERT_ATTEMPT = f"INSERT INTO attempts({ATTEMPT_COLS}) VALUES ({', '.join('?' * 17)})"
 INSERT_STAGE = f"INSERT INTO stage_calls({STAGE_COLS}) VALUES ({', '.join('?' * 19)})"
-INSERT_TRIAL = ("INSERT OR IGNORE INTO trials(trial_id, sample_id, model, condition_id, trial_json, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)")
+INSERT_TRIAL = (
+    "INSERT OR IGNORE INTO trials(trial_id, sample_id, model, condition_id, trial_json, created_at) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
+)
 
 
 def schema_version(conn: sqlite3.Connection) -> int | None:
@@ -111,14 +122,18 @@ def old_schema_message(db_path: Path, version: int | None) -> str:
     """Why a store of another schema is not written into, and what to do instead."""
     run = db_path.parent
     if version == 1:
-        return (f"{db_path} is a schema-1 run store (made by an earlier vidaudit release); this vidaudit "
-                f"writes schema 2 (composite models' stage calls) and will not write into it. It can still be "
-                f"read: report it read-only with `vidaudit report {run}`. To run more trials, start a new run "
-                f"dir (`--out NEW_DIR`), or upgrade this one in place with RunStore.upgrade({str(run)!r}) "
-                f"(keeps the old file as {DB_NAME}.v1). Rebuilding from the audit log does not apply: a "
-                f"schema-1 log has no trial lines")
-    return (f"{db_path}: store schema {version!r}, this vidaudit writes {SCHEMA_VERSION}; use the vidaudit "
-            f"version that wrote it, or a new run dir")
+        return (
+            f"{db_path} is a schema-1 run store (made by an earlier vidaudit release); this vidaudit "
+            f"writes schema 2 (composite models' stage calls) and will not write into it. It can still be "
+            f"read: report it read-only with `vidaudit report {run}`. To run more trials, start a new run "
+            f"dir (`--out NEW_DIR`), or upgrade this one in place with RunStore.upgrade({str(run)!r}) "
+            f"(keeps the old file as {DB_NAME}.v1). Rebuilding from the audit log does not apply: a "
+            f"schema-1 log has no trial lines"
+        )
+    return (
+        f"{db_path}: store schema {version!r}, this vidaudit writes {SCHEMA_VERSION}; use the vidaudit "
+        f"version that wrote it, or a new run dir"
+    )
 
 
 # --------------------------------------------------------------------------- building a database whole
@@ -144,9 +159,13 @@ def move_stale_sidecars(db: Path) -> list[str]:
     return moved
 
 
-def write_new_db(db: Path, *, trials: Sequence[tuple[Trial, float]],
-                 attempts: Sequence[tuple[Attempt, list[StageRef] | None]],
-                 stage_calls: Sequence[StageCallRecord]) -> None:
+def write_new_db(
+    db: Path,
+    *,
+    trials: Sequence[tuple[Trial, float]],
+    attempts: Sequence[tuple[Attempt, list[StageRef] | None]],
+    stage_calls: Sequence[StageCallRecord],
+) -> None:
     """Build a schema-2 database at ``db`` atomically: written beside it, fsync'd, renamed into place."""
     tmp = db.with_name(db.name + ".rebuild")
     for p in (tmp, tmp.with_name(tmp.name + "-journal")):

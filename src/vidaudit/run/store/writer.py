@@ -131,8 +131,10 @@ class RunStore(StoreReader):
             raise DataError(old_schema_message(self.db_path, version))
         mode = c.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if mode.lower() != "wal":
-            raise DataError(f"{self.db_path}: SQLite refused WAL mode (got {mode!r}); use a local filesystem "
-                            f"for the run dir (network filesystems do not support WAL)")
+            raise DataError(
+                f"{self.db_path}: SQLite refused WAL mode (got {mode!r}); use a local filesystem "
+                f"for the run dir (network filesystems do not support WAL)"
+            )
         c.execute("PRAGMA synchronous=FULL")
         c.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
         c.executescript(SCHEMA)
@@ -258,11 +260,12 @@ class RunStore(StoreReader):
             line = log_attempt(attempt, stages)
         if secrets:
             assert isinstance(line, dict)  # with secrets every line is the generic dict, checked here
-            check_no_secrets(line["attempt"], f"attempt {attempt.attempt} of trial {attempt.trial_id}",
-                             secrets=secrets)
+            check_no_secrets(line["attempt"], f"attempt {attempt.attempt} of trial {attempt.trial_id}", secrets=secrets)
         if attempt.status is Status.OK and attempt.response is None:
-            raise DataError(f"attempt {attempt.attempt} of trial {attempt.trial_id} is ok but has no response; "
-                            f"an ok attempt must carry the response it got")
+            raise DataError(
+                f"attempt {attempt.attempt} of trial {attempt.trial_id} is ok but has no response; "
+                f"an ok attempt must carry the response it got"
+            )
         record = (attempt, attempt_row(attempt, stages) if row is None else row, line)
         with self._pending_lock:
             if not self._pending:
@@ -333,8 +336,10 @@ class RunStore(StoreReader):
 
     def _integrity_error(self, attempt: Attempt, e: sqlite3.IntegrityError) -> DataError:
         if "UNIQUE" in str(e):
-            err = DataError(f"attempt {attempt.attempt} of trial {attempt.trial_id} is already stored; "
-                            f"attempts are append-only, number the next one {self._count(attempt.trial_id) + 1}")
+            err = DataError(
+                f"attempt {attempt.attempt} of trial {attempt.trial_id} is already stored; "
+                f"attempts are append-only, number the next one {self._count(attempt.trial_id) + 1}"
+            )
         else:
             err = DataError(f"attempt for unknown trial {attempt.trial_id}; call register_trials first")
         err.__cause__ = e
@@ -351,14 +356,18 @@ class RunStore(StoreReader):
             try:
                 with self._transaction() as c:
                     if call.attempt == 0:
-                        n = c.execute("SELECT COALESCE(MAX(attempt), 0) + 1 FROM stage_calls WHERE trial_id=? AND "
-                                      "stage=?", (call.trial_id, enc(call.stage))).fetchone()[0]
+                        n = c.execute(
+                            "SELECT COALESCE(MAX(attempt), 0) + 1 FROM stage_calls WHERE trial_id=? AND stage=?",
+                            (call.trial_id, enc(call.stage)),
+                        ).fetchone()[0]
                         call = call.model_copy(update={"attempt": int(n)})
                     c.execute(INSERT_STAGE, stage_row(call))
             except sqlite3.IntegrityError as e:
                 if "UNIQUE" in str(e):
-                    raise DataError(f"stage {call.stage!r} call {call.attempt} of trial {call.trial_id} is already "
-                                    f"stored; stage calls are append-only") from e
+                    raise DataError(
+                        f"stage {call.stage!r} call {call.attempt} of trial {call.trial_id} is already "
+                        f"stored; stage calls are append-only"
+                    ) from e
                 raise DataError(f"stage call for unknown trial {call.trial_id}; call register_trials first") from e
             assert self._log is not None
             self._log.append(log_stage_call(call))
@@ -391,13 +400,20 @@ class RunStore(StoreReader):
             con.close()
         os.replace(db, old)
         fsync_dir(run_dir)
-        write_new_db(db, trials=[(r.trial, r.created_at) for r in trial_rows],
-                     attempts=[(a, None) for a in attempts], stage_calls=[])
+        write_new_db(
+            db,
+            trials=[(r.trial, r.created_at) for r in trial_rows],
+            attempts=[(a, None) for a in attempts],
+            stage_calls=[],
+        )
         with RunStore(run_dir) as store:  # re-appends the trial lines the schema-1 log lacks
             trials_added = len(store.recovery.reappended_trials)
-        return RebuildReport(trials=len(trial_rows), attempts=len(attempts), stage_calls=0,
-                             moved_aside=[old.name] + ([f"{trials_added} trial lines appended to the log"]
-                                                       if trials_added else []))
+        return RebuildReport(
+            trials=len(trial_rows),
+            attempts=len(attempts),
+            stage_calls=0,
+            moved_aside=[old.name] + ([f"{trials_added} trial lines appended to the log"] if trials_added else []),
+        )
 
     # ------------------------------------------------------------------ lifecycle
 

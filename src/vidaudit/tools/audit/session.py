@@ -25,7 +25,7 @@ from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite, names, target
 from vidaudit.core.types import ModelSpec
 from vidaudit.report.stage import report_run
-from vidaudit.run.plan import parse_condition
+from vidaudit.run.conditions import parse_condition
 from vidaudit.run.request import RunRequest
 from vidaudit.run.session import execute
 from vidaudit.tools.audit.budgets import check_budget

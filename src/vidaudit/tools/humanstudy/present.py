@@ -20,8 +20,8 @@ import yaml
 from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import sha256_json
 from vidaudit.core.types import Condition, Sample
+from vidaudit.run.conditions import parse_condition
 from vidaudit.run.perturbed import PERTURB_CACHE, plan_chain, render
-from vidaudit.run.plan import parse_condition
 from vidaudit.tools.humanstudy.items import StudyItem, performance_item
 from vidaudit.tools.humanstudy.source import StudySource
 

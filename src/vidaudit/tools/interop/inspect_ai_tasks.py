@@ -33,8 +33,10 @@ from vidaudit.core.manifest import load_samples
 from vidaudit.core.registry import get_suite, names
 from vidaudit.core.types import ImagePart, ModelSpec, TextPart, Trial
 from vidaudit.models.provider_content import data_url, encode_jpeg
-from vidaudit.run.plan import PlannedTrial, parse_condition, prompt_sha256, select_frames, selection_sha256
+from vidaudit.run.conditions import parse_condition
+from vidaudit.run.plan import PlannedTrial, select_frames
 from vidaudit.run.request_builder import RequestBuilder
+from vidaudit.run.trial_json import prompt_sha256, selection_sha256
 from vidaudit.score.stage import external_trial_id, record
 from vidaudit.tools.interop.common import (
     check_videos,
