@@ -231,3 +231,70 @@ def test_tests_mirror_the_package_and_share_only_through_helpers() -> None:
                 if top not in by_stem and top not in helpers and top.startswith("test_"):
                     problems.append(f"{path.relative_to(tests)} imports a missing test module {top}")
     assert problems == []
+
+
+def _module_graph() -> tuple[dict[str, set[str]], dict[str, int]]:
+    """Every module -> the vidaudit modules it imports (``from pkg import sub`` is an import of ``pkg.sub`` when
+    that is a module; function-level and ``TYPE_CHECKING`` imports included), and per module the imports of
+    vidaudit that sit inside a function."""
+    modules = {_module_name(p): p for p in SRC.rglob("*.py")}
+
+    def resolve(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    inside: dict[str, int] = defaultdict(int)
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        nested = {
+            id(n)
+            for f in ast.walk(tree)
+            if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+            for n in ast.walk(f)
+            if isinstance(n, ast.Import | ast.ImportFrom)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = package[: len(package) - (node.level - 1)] if node.level else []
+                module = ".".join([*base, *([node.module] if node.module else [])])
+                targets = [module, *(f"{module}.{a.name}" for a in node.names)]
+            else:
+                continue
+            own = {resolve(t) for t in targets if t == "vidaudit" or t.startswith("vidaudit.")} - {None, name}
+            if own and id(node) in nested:
+                inside[name] += 1
+            graph[name] |= {t for t in own if t is not None}
+    return graph, inside
+
+
+def test_no_module_import_cycle() -> None:
+    """No circle of modules, lazy and type-only imports included (issue 33: a circle hidden in a function is
+    still a circle)."""
+    import graphlib
+
+    graph, _ = _module_graph()
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as e:
+        raise AssertionError(f"modules import each other in a circle: {' -> '.join(e.args[1])}") from None
+
+
+def test_imports_inside_functions_stay_few() -> None:
+    """Imports of vidaudit inside functions, outside the command line, are for start-up only (each suite's
+    entry, the registry, the HTTP providers' base): at most 80, the bound issue 33 set (14 when it was set)."""
+    _, inside = _module_graph()
+    counted = {m: n for m, n in inside.items() if not (m.startswith("vidaudit.cli") or m.endswith(".cli"))}
+    assert sum(counted.values()) <= 80, sorted(counted.items(), key=lambda kv: -kv[1])
+
+
+def test_no_module_over_600_lines() -> None:
+    """Small modules: none over 600 lines as ruff's formatter writes it."""
+    long = {
+        _module_name(p): n for p in SRC.rglob("*.py") if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600
+    }
+    assert long == {}
