@@ -241,32 +241,22 @@ class GeminiAdapter(HTTPProvider):
         if seen is not None:
             seen.append(response.status_code)
         ok = 200 <= response.status_code < 300
+
+        def unusable(detail: str) -> ModelCallError:
+            """A success is MALFORMED (``detail`` says why); an error keeps the kind of its HTTP status."""
+            if ok:
+                return eh.malformed_error(self.spec.label, detail, self._secrets)
+            body = response.content.decode("utf-8", "replace")
+            return eh.error_from_status(self.spec.label, response.status_code, body, response.headers, self._secrets)
+
         command = response.request.headers.get("x-goog-upload-command", "").lower()
         if "upload" in command and not response.headers.get("x-goog-upload-status"):
             # the SDK would retry this chunk itself (MAX_RETRY_COUNT times); the executor decides instead
-            if ok:
-                raise eh.malformed_error(
-                    self.spec.label, "an upload chunk was answered without X-Goog-Upload-Status", self._secrets
-                )
-            raise eh.error_from_status(
-                self.spec.label,
-                response.status_code,
-                response.content.decode("utf-8", "replace"),
-                response.headers,
-                self._secrets,
-            )
+            raise unusable("an upload chunk was answered without X-Goog-Upload-Status")
         try:
             text = response.content.decode("utf-8")
         except UnicodeDecodeError as e:
-            if ok:
-                raise eh.malformed_error(self.spec.label, f"the body is not UTF-8 text ({e})", self._secrets) from None
-            raise eh.error_from_status(
-                self.spec.label,
-                response.status_code,
-                response.content.decode("utf-8", "replace"),
-                response.headers,
-                self._secrets,
-            ) from None
+            raise unusable(f"the body is not UTF-8 text ({e})") from None
         if not ok and text.strip():
             try:
                 json.loads(text)
