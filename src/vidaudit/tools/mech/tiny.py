@@ -155,27 +155,15 @@ def build_smolvlm(out: Path) -> Path:
     ids = {s: tok.convert_tokens_to_ids(s) for s in SMOLVLM_SPECIALS}
     image_size, patch, scale = 64, 16, 2
     config = SmolVLMConfig(
-        text_config=dict(
+        text_config=_text(
+            tok,
+            1,
             model_type="llama",
-            vocab_size=len(tok),
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            num_key_value_heads=1,
-            max_position_embeddings=4096,
             bos_token_id=ids["<|im_start|>"],
             eos_token_id=ids["<end_of_utterance>"],
             pad_token_id=ids["<|endoftext|>"],
         ),
-        vision_config=dict(
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            image_size=image_size,
-            patch_size=patch,
-        ),
+        vision_config=_siglip(image_size, patch),
         scale_factor=scale,
         image_token_id=ids["<image>"],
     )
@@ -234,27 +222,10 @@ def build_llava_onevision(out: Path) -> Path:
     ids = {s: tok.convert_tokens_to_ids(s) for s in LLAVA_SPECIALS}
     image_size, patch = 64, 16
     config = LlavaOnevisionConfig(
-        text_config=dict(
-            model_type="qwen2",
-            vocab_size=len(tok),
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            num_key_value_heads=1,
-            max_position_embeddings=4096,
-            eos_token_id=ids["<|im_end|>"],
-            pad_token_id=ids["<|endoftext|>"],
+        text_config=_text(
+            tok, 1, model_type="qwen2", eos_token_id=ids["<|im_end|>"], pad_token_id=ids["<|endoftext|>"]
         ),
-        vision_config=dict(
-            model_type="siglip_vision_model",
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            image_size=image_size,
-            patch_size=patch,
-        ),
+        vision_config=_siglip(image_size, patch, model_type="siglip_vision_model"),
         image_token_index=ids["<image>"],
         video_token_index=ids["<video>"],
         image_grid_pinpoints=[[image_size, image_size]],
@@ -309,17 +280,43 @@ def _qwen_tokens() -> tuple[Any, dict[str, int]]:
 
 def _qwen_text(tok: Any, ids: dict[str, int], rope: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
     """A 2-layer Qwen text model's config (M-RoPE sections 2/3/3, plus ``rope``), with ``extra`` keys."""
-    return dict(
-        vocab_size=len(tok),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        max_position_embeddings=4096,
+    return _text(
+        tok,
+        2,
         rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3], **(rope or {})},
         pad_token_id=ids["<|endoftext|>"],
         **extra,
+    )
+
+
+def _text(tok: Any, layers: int, model_type: str | None = None, **keys: Any) -> dict[str, Any]:
+    """The tiny text model every family shares (width 32, 2 heads sharing 1 KV head) with ``layers`` layers, for
+    ``tok``'s vocabulary: ``model_type`` (first, where the family's config takes one) and the family's ``keys``."""
+    kind = {} if model_type is None else {"model_type": model_type}
+    return dict(
+        **kind,
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=4096,
+        **keys,
+    )
+
+
+def _siglip(image_size: int, patch: int, **first: Any) -> dict[str, Any]:
+    """A 1-layer SigLIP tower (width 32, 2 heads) on ``image_size`` px frames in ``patch`` px patches, after the
+    ``first`` keys the family's config takes."""
+    return dict(
+        **first,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        image_size=image_size,
+        patch_size=patch,
     )
 
 
