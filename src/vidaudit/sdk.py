@@ -23,7 +23,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # every name of the front door, where it lives (imported on first use: see __getattr__)
     from vidaudit import __version__
     from vidaudit.core.confine import confined, name_problem
-    from vidaudit.core.console import console, friendly_errors, parse_list, progress_bar
+    from vidaudit.core.console import (
+        console,
+        executor_option,
+        friendly_errors,
+        parse_list,
+        progress_bar,
+        ray_address_option,
+    )
     from vidaudit.core.contract.profile import AuditPart, PartFigures, ProfileFigure
     from vidaudit.core.contract.records import (
         NEEDS_JUDGE,
@@ -257,11 +264,13 @@ __all__ = [
     # per-video jobs (serial, local processes, Ray) and the terminal (progress bars, one-line errors)
     "PoolFactory",
     "console",
+    "executor_option",
     "friendly_errors",
     "iter_completed",
     "parse_list",
     "pool_factory",
     "progress_bar",
+    "ray_address_option",
     "run_jobs",
     # video: reading, writing, the player's clock, frame sampling, drawing, motion, 3-D scenes
     "FrameCache",

@@ -14,7 +14,14 @@ import typer.main
 from typer.core import TyperGroup
 
 from vidaudit.cli.help import FlowGroup, tidy_option_types
-from vidaudit.core.console import console, friendly_errors, print_figures, progress_bar, step_progress
+from vidaudit.core.console import (
+    console,
+    friendly_errors,
+    print_figures,
+    progress_bar,
+    ray_address_option,
+    step_progress,
+)
 
 tidy_option_types()
 app = typer.Typer(
@@ -234,7 +241,7 @@ def run(
         "--executor",
         help="local, or ray: local models run as Ray actors, this process keeps the store (docs/scale-out.md).",
     ),
-    ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
+    ray_address: str = ray_address_option(),
     ray_replicas: int = typer.Option(1, "--ray-replicas", help="Ray actors per local model."),
     allow_external_videos: bool = typer.Option(
         False,
@@ -337,7 +344,7 @@ def perturb(
     ),
     workers: int = typer.Option(1, "--workers", help="Local render processes for a batch (1: in this process)."),
     executor: str = typer.Option("local", "--executor", help="local, or ray: each batch job is a Ray task."),
-    ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
+    ray_address: str = ray_address_option(),
 ) -> None:
     """Apply one perturbation to any video (OUT.mp4 + OUT.json), or a batch of them into a folder."""
     from vidaudit.core.errors import ConfigError

@@ -77,6 +77,20 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
             _LIVE.pop()
 
 
+def executor_option() -> Any:
+    """A ``generate`` command's ``--executor`` (``pool_factory``'s choice: here, or one Ray task per video)."""
+    return typer.Option(
+        "local",
+        "--executor",
+        help="local, or ray: each video is a Ray task (--out on storage every node mounts; docs/scale-out.md).",
+    )
+
+
+def ray_address_option() -> Any:
+    """``--ray-address`` of every command that takes ``--executor ray`` (``pool_factory``'s second argument)."""
+    return typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here).")
+
+
 def print_figures(text: str) -> None:
     """A command's closing figures (a table from ``score.terminal``) on stdout, after a blank line."""
     typer.echo("")

@@ -12,7 +12,7 @@ import typer
 
 
 def register(generate_app: typer.Typer) -> None:
-    from vidaudit.sdk import console, friendly_errors, parse_list, progress_bar
+    from vidaudit.sdk import console, executor_option, friendly_errors, parse_list, progress_bar, ray_address_option
 
     @generate_app.command("counting")
     @friendly_errors
@@ -50,12 +50,8 @@ def register(generate_app: typer.Typer) -> None:
             help="Replace a dataset already in --out even if its samples "
             "differ (runs planned on it will no longer match).",
         ),
-        executor: str = typer.Option(
-            "local",
-            "--executor",
-            help="local, or ray: each video is a Ray task (--out on storage every node mounts; docs/scale-out.md).",
-        ),
-        ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
+        executor: str = executor_option(),
+        ray_address: str = ray_address_option(),
     ) -> None:
         """Render the counting suite (bounce_ball, blinking, state_machine) with executable traces."""
         import vidaudit.suites.counting.grid as g

@@ -11,7 +11,7 @@ import typer
 
 
 def register(generate_app: typer.Typer) -> None:
-    from vidaudit.sdk import console, friendly_errors, progress_bar
+    from vidaudit.sdk import console, executor_option, friendly_errors, progress_bar, ray_address_option
 
     @generate_app.command("faithful")
     @friendly_errors
@@ -43,12 +43,8 @@ def register(generate_app: typer.Typer) -> None:
         verify: bool = typer.Option(
             True, "--verify/--no-verify", help="Check every video's pixels against its world record."
         ),
-        executor: str = typer.Option(
-            "local",
-            "--executor",
-            help="local, or ray: each video is a Ray task (--out on storage every node mounts; docs/scale-out.md).",
-        ),
-        ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
+        executor: str = executor_option(),
+        ray_address: str = ray_address_option(),
     ) -> None:
         """Render synthetic worlds with exact facts and compose order-dependent targets with sub-questions."""
         from vidaudit.sdk import pool_factory

@@ -33,7 +33,7 @@ def parse_settings(pairs: list[str] | None) -> dict[str, str]:
 
 def register(generate_app: typer.Typer, suite: PartedSuite) -> None:
     """Add ``generate stress`` to ``generate_app``; ``suite``: the stress suite, whose parts are the probes."""
-    from vidaudit.sdk import console, friendly_errors
+    from vidaudit.sdk import console, executor_option, friendly_errors, ray_address_option
 
     listing = "; ".join(suite.parts)
 
@@ -56,12 +56,8 @@ def register(generate_app: typer.Typer, suite: PartedSuite) -> None:
             False, "--force", help="Replace a dataset already in --out even if its samples differ."
         ),
         workers: int = typer.Option(1, "--workers", help="Parallel render processes (default 1: serially)."),
-        executor: str = typer.Option(
-            "local",
-            "--executor",
-            help="local, or ray: each video is a Ray task (--out on storage every node mounts; docs/scale-out.md).",
-        ),
-        ray_address: str = typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here)."),
+        executor: str = executor_option(),
+        ray_address: str = ray_address_option(),
     ) -> None:
         """Render a stress probe's stimuli (with exact answers) into a dataset directory."""
         from vidaudit.sdk import load_samples, pool_factory
