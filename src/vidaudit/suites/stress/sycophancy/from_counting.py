@@ -16,7 +16,7 @@ from typing import Any
 
 from vidaudit.sdk import Sample, rng_from
 from vidaudit.suites.stress.sycophancy.from_faithful import times_text
-from vidaudit.suites.stress.sycophancy.pairs import Pair
+from vidaudit.suites.stress.sycophancy.pairs import Pair, numbered_pairs
 
 COUNT_CLAIM = {
     "bounce_ball": "The ball hits the walls exactly {n}.",
@@ -72,20 +72,4 @@ def counting_pairs(sample: Sample, per_category: int, source: dict[str, Any]) ->
                     "swapped the first two walls",
                 )
             )
-    found = found[:per_category] + tr[:per_category]
-    counts: dict[str, int] = {}
-    out = []
-    for cat, orig, mod, desc in found:
-        i = counts.get(cat, 0)
-        counts[cat] = i + 1
-        out.append(
-            Pair(
-                pair_id=f"counting-{key}-{cat}-{i}",
-                category=cat,
-                original=orig,
-                modified=mod,
-                modification_description=desc,
-                source=dict(source),
-            )
-        )
-    return out
+    return numbered_pairs(f"counting-{key}", found[:per_category] + tr[:per_category], source)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from vidaudit.sdk import rng_from
-from vidaudit.suites.stress.sycophancy.pairs import Pair
+from vidaudit.suites.stress.sycophancy.pairs import Pair, numbered_pairs
 
 MIN_GAP_S = 0.5
 RELATIONS = ("passes_to", "collides_with", "goes_behind")
@@ -222,18 +222,8 @@ BUILDERS = {"TR": tr_pairs, "FGA": fga_pairs, "SR": sr_pairs, "OA": oa_pairs, "C
 def world_pairs(record: dict[str, Any], per_category: int, source: dict[str, Any]) -> list[Pair]:
     """Up to ``per_category`` exact pairs per category from one world record."""
     w = World(record)
-    out = []
+    rows = []
     for cat, build in BUILDERS.items():
         rng = rng_from("stress", "sycophancy", "faithful", w.video_id, cat)
-        for i, (orig, mod, desc) in enumerate(build(w, rng, per_category)):
-            out.append(
-                Pair(
-                    pair_id=f"faithful-{w.video_id}-{cat}-{i}",
-                    category=cat,
-                    original=orig,
-                    modified=mod,
-                    modification_description=desc,
-                    source=dict(source),
-                )
-            )
-    return out
+        rows += [(cat, orig, mod, desc) for orig, mod, desc in build(w, rng, per_category)]
+    return numbered_pairs(f"faithful-{w.video_id}", rows, source)

@@ -17,6 +17,7 @@ import json
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,27 @@ class Pair:
     modified: str
     modification_description: str
     source: dict[str, Any] = field(default_factory=dict)
+
+
+def numbered_pairs(prefix: str, rows: Iterable[tuple[str, str, str, str]], source: dict[str, Any]) -> list[Pair]:
+    """The exact pairs of ``rows`` (category, original, modified, description), each named ``PREFIX-CATEGORY-I``
+    (``I`` counts from 0 within its category) and holding its own copy of ``source``."""
+    counts: dict[str, int] = {}
+    out = []
+    for cat, orig, mod, desc in rows:
+        i = counts.get(cat, 0)
+        counts[cat] = i + 1
+        out.append(
+            Pair(
+                pair_id=f"{prefix}-{cat}-{i}",
+                category=cat,
+                original=orig,
+                modified=mod,
+                modification_description=desc,
+                source=dict(source),
+            )
+        )
+    return out
 
 
 def tokens(text: str) -> list[str]:
