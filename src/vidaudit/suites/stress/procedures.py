@@ -182,24 +182,20 @@ def planned_sources(n_procedures: int, n_seeds: int) -> list[tuple[str, int]]:
 
 
 def render_sources(
-    n_procedures: int,
-    n_seeds: int,
-    step_s: tuple[float, float],
+    pre: ProcedurePreset,
+    seeds: int | None,
     out: Path,
     *,
-    width: int,
-    height: int,
-    fps: float,
     stream: str,
     workers: int | None = 1,
     pool: PoolFactory | None = None,
 ) -> list[RenderedProcedure]:
-    """The first ``n_procedures`` procedures x ``n_seeds`` seeds (``render_source_job`` each, one stream per
-    probe), run as ``core.jobs`` runs them."""
+    """``pre``'s first procedures x its seeds (``seeds``, where given, replaces their number), each
+    ``render_source_job`` (one stream per probe), run as ``core.jobs`` runs them."""
     (out / "sources").mkdir(parents=True, exist_ok=True)
     jobs = [
-        (proc, seed, step_s, str(out), width, height, fps, stream)
-        for proc, seed in planned_sources(n_procedures, n_seeds)
+        (proc, seed, pre.step_s, str(out), pre.width, pre.height, pre.fps, stream)
+        for proc, seed in planned_sources(pre.procedures, pre.seeds if seeds is None else seeds)
     ]
     return run_jobs(render_source_job, jobs, workers=workers, pool=pool)
 

@@ -93,18 +93,7 @@ def _seed(*parts: object) -> int:
 def synthetic_sources(
     pre: Preset, out: Path, seeds: int | None, *, workers: int | None = 1, pool: PoolFactory | None = None
 ) -> list[Source]:
-    return render_sources(
-        pre.procedures,
-        pre.seeds if seeds is None else seeds,
-        pre.step_s,
-        out,
-        width=pre.width,
-        height=pre.height,
-        fps=pre.fps,
-        stream="expectation",
-        workers=workers,
-        pool=pool,
-    )
+    return render_sources(pre, seeds, out, stream="expectation", workers=workers, pool=pool)
 
 
 # --------------------------------------------------------------------------- gap MCQ options

@@ -148,18 +148,7 @@ def folder_sources(
 def synthetic_sources(
     pre: Preset, out: Path, seeds: int | None, *, workers: int | None = 1, pool: PoolFactory | None = None
 ) -> list[Source]:
-    rendered = render_sources(
-        pre.procedures,
-        pre.seeds if seeds is None else seeds,
-        pre.step_s,
-        out,
-        width=pre.width,
-        height=pre.height,
-        fps=pre.fps,
-        stream="shortcuts",
-        workers=workers,
-        pool=pool,
-    )
+    rendered = render_sources(pre, seeds, out, stream="shortcuts", workers=workers, pool=pool)
     return [Source(r.name, r.video, r.steps, r.segments, "synthetic", r.procedure) for r in rendered]
 
 
