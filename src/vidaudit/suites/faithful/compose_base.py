@@ -3,7 +3,18 @@ the check that every composed answer is the value of its form on the world (a co
 
 from __future__ import annotations
 
-from vidaudit.suites.faithful.questions import Before, Count, Exists, Pattern, Same, answer_of
+from vidaudit.suites.faithful.phrasing import text_of
+from vidaudit.suites.faithful.questions import (
+    Before,
+    Claim,
+    Count,
+    Exists,
+    Pattern,
+    Perturbation,
+    Same,
+    Target,
+    answer_of,
+)
 from vidaudit.suites.faithful.world import Fact, WorldRecord
 
 
@@ -38,3 +49,38 @@ def checked(form: Exists | Before | Count | Same, world: WorldRecord, expected: 
     if got != expected:
         raise AssertionError(f"composer bug: {what} evaluates to {got}, meant {expected}")
     return got
+
+
+def untimed_target(
+    world: WorldRecord,
+    tid: str,
+    form: Count | Same,
+    expected: str,
+    chain: list[str],
+    asserted: list[Claim],
+    sub_ids: list[str],
+    *,
+    question_form: str,
+    positive_id: str,
+    perturbed: Perturbation | None,
+) -> Target:
+    """A count or identity target (no temporal constraint): its text and checked answer from ``form``; the
+    negative of ``positive_id`` where it has a ``perturbed`` fact, else the positive."""
+    text = text_of(form, world)
+    neg = perturbed is not None
+    return Target(
+        target_id=tid,
+        video_id=world.video_id,
+        text=text,
+        answer=checked(form, world, expected, text),
+        chain=chain,
+        temporally_constrained=False,
+        ordering_pair=None,
+        polarity="negative" if neg else "positive",
+        negative_of=positive_id if neg else None,
+        perturbed=perturbed,
+        asserted=asserted,
+        form=form,
+        sub_ids=sub_ids,
+        question_form=question_form,
+    )

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vidaudit.suites.faithful.compose_base import agents_of, checked, never
+from vidaudit.suites.faithful.compose_base import agents_of, checked, never, untimed_target
 from vidaudit.suites.faithful.phrasing import NUMBER_WORDS, text_of
 from vidaudit.suites.faithful.questions import (
     NO,
@@ -107,26 +107,19 @@ def count_pair(
         form = Count(event=opt.event, n=n)
         pick = rng.permutation(len(nevers))[:2]
         subs = _count_subs(world, tid, x, y, chain, [nevers[int(i)] for i in pick])
-        text = text_of(form, world)
         neg = polarity == "negative"
         out_t.append(
-            Target(
-                target_id=tid,
-                video_id=world.video_id,
-                text=text,
-                answer=checked(form, world, expected, text),
-                chain=chain,
-                temporally_constrained=False,
-                ordering_pair=None,
-                polarity=polarity,
-                negative_of=ids[0] if neg else None,
-                perturbed=Perturbation(fact_id=x.id, replacement=replacement) if neg else None,
-                asserted=[replacement if c.t == x.t and c.subject == x.subject else c for c in asserted]
-                if neg
-                else asserted,
-                form=form,
-                sub_ids=[s.sub_id for s in subs],
+            untimed_target(
+                world,
+                tid,
+                form,
+                expected,
+                chain,
+                [replacement if c.t == x.t and c.subject == x.subject else c for c in asserted] if neg else asserted,
+                [s.sub_id for s in subs],
                 question_form="count",
+                positive_id=ids[0],
+                perturbed=Perturbation(fact_id=x.id, replacement=replacement) if neg else None,
             )
         )
         out_s += subs

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vidaudit.suites.faithful.compose_base import agents_of, checked
+from vidaudit.suites.faithful.compose_base import agents_of, checked, untimed_target
 from vidaudit.suites.faithful.phrasing import text_of
 from vidaudit.suites.faithful.questions import (
     NO,
@@ -175,23 +175,18 @@ def identity_pair(
                     form=sform,
                 )
             )
-        text = text_of(form, world)
         targets.append(
-            Target(
-                target_id=tid,
-                video_id=world.video_id,
-                text=text,
-                answer=checked(form, world, expected, text),
-                chain=chain,
-                temporally_constrained=False,
-                ordering_pair=None,
-                polarity="negative" if neg else "positive",
-                negative_of=ids[0] if neg else None,
-                perturbed=Perturbation(fact_id=c.id, replacement=replacement) if neg else None,
-                asserted=[Claim.of(a), replacement if neg else Claim.of(b)],
-                form=form,
-                sub_ids=[x.sub_id for x in mine],
+            untimed_target(
+                world,
+                tid,
+                form,
+                expected,
+                chain,
+                [Claim.of(a), replacement if neg else Claim.of(b)],
+                [x.sub_id for x in mine],
                 question_form="identity",
+                positive_id=ids[0],
+                perturbed=Perturbation(fact_id=c.id, replacement=replacement) if neg else None,
             )
         )
         subs += mine
