@@ -174,10 +174,12 @@ class ObjectCentricAdapter:
                 ),
             )
 
-    async def _extract(self, request: Request, video: VideoPart, ch: Chunk, call: StageCall):
+    async def _chunk_call(
+        self, request: Request, video: VideoPart, ch: Chunk, call: StageCall, template: str, key: str, version: object
+    ) -> Response:
+        """Stage ``extract`` on one chunk: its frames and ``template`` filled with their count and span; the
+        request's metadata names the prompt's ``key: version``, the video and the chunk."""
         parts = await asyncio.to_thread(self._images, video, ch.frames, ch.times)
-        schema = self.schema_for(request)
-        template, version = extraction_prompt(schema)
         prompt = template.format(n=len(ch.frames), t0=ch.t_start, t1=ch.t_end)
         sub = Request(
             trial_id=request.trial_id,
@@ -185,12 +187,17 @@ class ObjectCentricAdapter:
             settings=self.spec.settings,
             metadata={
                 "stage": "extract",
-                "schema_version": version,
+                key: version,
                 "video": video.sha256,
                 "chunk": [ch.index, ch.t_start, ch.t_end],
             },
         )
-        r = await call("extract", self.extractor, sub)
+        return await call("extract", self.extractor, sub)
+
+    async def _extract(self, request: Request, video: VideoPart, ch: Chunk, call: StageCall):
+        schema = self.schema_for(request)
+        template, version = extraction_prompt(schema)
+        r = await self._chunk_call(request, video, ch, call, template, "schema_version", version)
         try:
             return ch, r, parse_chunk(r.text, ch.t_start, ch.t_end, schema, self.options.caps), None
         except InvalidExtraction as e:
@@ -331,21 +338,8 @@ class ObjectCentricAdapter:
             raise self._too_large(e) from None
 
     async def _caption(self, request: Request, video: VideoPart, ch: Chunk, call: StageCall):
-        parts = await asyncio.to_thread(self._images, video, ch.frames, ch.times)
         template, key, version = capt.prompt_for(self.options.states)
-        prompt = template.format(n=len(ch.frames), t0=ch.t_start, t1=ch.t_end)
-        sub = Request(
-            trial_id=request.trial_id,
-            parts=(*parts, TextPart(prompt)),
-            settings=self.spec.settings,
-            metadata={
-                "stage": "extract",
-                key: version,
-                "video": video.sha256,
-                "chunk": [ch.index, ch.t_start, ch.t_end],
-            },
-        )
-        r = await call("extract", self.extractor, sub)
+        r = await self._chunk_call(request, video, ch, call, template, key, version)
         return ch, r.text.strip()
 
     async def _run_captions(
