@@ -99,6 +99,21 @@ class GenerateOptions:
         if self.pool is not None:
             raise ConfigError(f"probe {probe} {why}, so it has nothing to run on Ray: drop --executor ray")
 
+    def run_generator(self, probe: str, generate: Callable[..., Path], out: Path, **extra: Any) -> Path:
+        """``generate(out, preset, seeds, force=, workers=, pool=, on_progress=, **extra)``, the generator of every
+        probe that renders its own videos, under a progress bar "PROBE videos"; returns the manifest path."""
+        with progress_bar(f"{probe} videos") as update:
+            return generate(
+                out,
+                self.preset,
+                self.seeds,
+                force=self.force,
+                workers=self.workers,
+                pool=self.pool,
+                on_progress=update,
+                **extra,
+            )
+
     def check_settings(self, known: Sequence[str], probe: str) -> None:
         unknown = sorted(set(self.settings) - set(known))
         if unknown:
@@ -219,16 +234,7 @@ class RenderingProbe(Probe):
     def build(self, out: Path, options: GenerateOptions) -> Path:
         if options.source is not None:
             raise ConfigError(f"{self.name} renders its own {self.renders}; --source is not read by it")
-        with progress_bar(f"{self.name} videos") as update:
-            return self.render(
-                out,
-                options.preset,
-                options.seeds,
-                force=options.force,
-                workers=options.workers,
-                pool=options.pool,
-                on_progress=update,
-            )
+        return options.run_generator(self.name, self.render, out)
 
 
 def probe_of(suite: PartedSuite, name: object) -> Probe:

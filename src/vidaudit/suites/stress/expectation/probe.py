@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from vidaudit.sdk import Condition, ConfigError, Prompt, Sample, SuiteCapabilities, progress_bar
+from vidaudit.sdk import Condition, ConfigError, Prompt, Sample, SuiteCapabilities
 from vidaudit.suites.stress.common import LETTERS
 from vidaudit.suites.stress.datasets import clips_from_source
 from vidaudit.suites.stress.expectation import answers
@@ -56,18 +56,7 @@ class ExpectationProbe(Probe):
             clips = clips_from_source(Path(options.source), options.settings.get("dataset"), log)
         elif "dataset" in options.settings:
             raise ConfigError("--set dataset=NAME names the format of --source DIR; pass --source")
-        with progress_bar("expectation videos") as update:
-            return generate(
-                out,
-                options.preset,
-                options.seeds,
-                force=options.force,
-                workers=options.workers,
-                pool=options.pool,
-                on_progress=update,
-                clips=clips,
-                log=log,
-            )
+        return options.run_generator("expectation", generate, out, clips=clips, log=log)
 
     def describe_samples(self, samples: Sequence[Sample]) -> str:
         """The generic line, and what a user's clips lacked: without labelled steps there is no gap task."""

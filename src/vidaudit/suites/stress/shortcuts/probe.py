@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from vidaudit.sdk import Condition, Prompt, Sample, progress_bar
+from vidaudit.sdk import Condition, Prompt, Sample
 from vidaudit.suites.stress.probe import ChoiceBaselines, GenerateOptions, Probe
 from vidaudit.suites.stress.shortcuts.generate import generate, parse_blank_s
 from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, LETTERS, QUESTIONS, prompt_text
@@ -47,20 +47,15 @@ class ShortcutsProbe(Probe):
 
     def build(self, out: Path, options: GenerateOptions) -> Path:
         blank_s = parse_blank_s(options.settings["blank_s"]) if "blank_s" in options.settings else None
-        with progress_bar("shortcuts videos") as update:
-            return generate(
-                out,
-                options.preset,
-                options.seeds,
-                source=options.source,
-                force=options.force,
-                workers=options.workers,
-                pool=options.pool,
-                on_progress=update,
-                dataset=options.settings.get("dataset"),
-                log=options.source_log(),
-                blank_s=blank_s,
-            )
+        return options.run_generator(
+            "shortcuts",
+            generate,
+            out,
+            source=options.source,
+            dataset=options.settings.get("dataset"),
+            log=options.source_log(),
+            blank_s=blank_s,
+        )
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params
