@@ -13,16 +13,16 @@ from typing import Any
 
 from vidaudit.sdk import MISSING, DataError, Table, flatten_table, fmt, numeric_key
 
-TRACE_METRICS: tuple[tuple[str, str], ...] = (
-    ("em", "EM"),
+#: the trace metrics (key, column) every table of traced trials shows, in this order
+TRACE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("vor", "VOR"),
     ("precision", "P"),
     ("recall", "R"),
     ("f1", "F1"),
     ("acr", "ACR"),
     ("rfr", "RFR"),
-    ("parse_failure_rate", "parse fail"),
 )
+TRACE_METRICS: tuple[tuple[str, str], ...] = (("em", "EM"), *TRACE_COLUMNS, ("parse_failure_rate", "parse fail"))
 
 COUNT_RULES: tuple[tuple[str, str], ...] = (
     ("count_boundary", "observed accuracy ≥ τ at this N and every smaller positive N"),

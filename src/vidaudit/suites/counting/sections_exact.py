@@ -17,6 +17,7 @@ from vidaudit.sdk import ConfigError, LineFigure, Section, Series, Table
 from vidaudit.suites.counting.aggregate import PAPER_REGIONS, REGIONS
 from vidaudit.suites.counting.boundaries import TAU
 from vidaudit.suites.counting.grid import DOMAINS
+from vidaudit.suites.counting.report_tables import TRACE_COLUMNS
 
 MISSING = "\u2014"
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
@@ -35,12 +36,7 @@ REGION_METRICS: tuple[tuple[str, str], ...] = (
     ("em", "EM (with N=0)"),
     ("em_positive", "EM (N\u22651)"),
     ("completion", "completion"),
-    ("vor", "VOR"),
-    ("precision", "P"),
-    ("recall", "R"),
-    ("f1", "F1"),
-    ("acr", "ACR"),
-    ("rfr", "RFR"),
+    *TRACE_COLUMNS,
     ("n", "trials"),
     ("n_positive", "traced"),
 )
