@@ -12,6 +12,7 @@ from vidaudit.suites.faithful.questions import (
     Pattern,
     Perturbation,
     Same,
+    SubQuestion,
     Target,
     answer_of,
 )
@@ -58,14 +59,13 @@ def untimed_target(
     expected: str,
     chain: list[str],
     asserted: list[Claim],
-    sub_ids: list[str],
-    *,
+    subs: list[SubQuestion],
     question_form: str,
-    positive_id: str,
+    ids: tuple[str, str],
     perturbed: Perturbation | None,
 ) -> Target:
-    """A count or identity target (no temporal constraint): its text and checked answer from ``form``; the
-    negative of ``positive_id`` where it has a ``perturbed`` fact, else the positive."""
+    """A count or identity target (no temporal constraint) asked with ``subs``: its text and checked answer from
+    ``form``; the pair ``ids``' negative (``negative_of`` the first) where it has a ``perturbed`` fact."""
     text = text_of(form, world)
     neg = perturbed is not None
     return Target(
@@ -77,10 +77,10 @@ def untimed_target(
         temporally_constrained=False,
         ordering_pair=None,
         polarity="negative" if neg else "positive",
-        negative_of=positive_id if neg else None,
+        negative_of=ids[0] if neg else None,
         perturbed=perturbed,
         asserted=asserted,
         form=form,
-        sub_ids=sub_ids,
+        sub_ids=[s.sub_id for s in subs],
         question_form=question_form,
     )

@@ -108,19 +108,8 @@ def count_pair(
         pick = rng.permutation(len(nevers))[:2]
         subs = _count_subs(world, tid, x, y, chain, [nevers[int(i)] for i in pick])
         neg = polarity == "negative"
-        out_t.append(
-            untimed_target(
-                world,
-                tid,
-                form,
-                expected,
-                chain,
-                [replacement if c.t == x.t and c.subject == x.subject else c for c in asserted] if neg else asserted,
-                [s.sub_id for s in subs],
-                question_form="count",
-                positive_id=ids[0],
-                perturbed=Perturbation(fact_id=x.id, replacement=replacement) if neg else None,
-            )
-        )
+        claims = [replacement if c.t == x.t and c.subject == x.subject else c for c in asserted] if neg else asserted
+        perturbed = Perturbation(fact_id=x.id, replacement=replacement) if neg else None
+        out_t.append(untimed_target(world, tid, form, expected, chain, claims, subs, "count", ids, perturbed))
         out_s += subs
     return out_t, out_s

@@ -175,19 +175,8 @@ def identity_pair(
                     form=sform,
                 )
             )
-        targets.append(
-            untimed_target(
-                world,
-                tid,
-                form,
-                expected,
-                chain,
-                [Claim.of(a), replacement if neg else Claim.of(b)],
-                [x.sub_id for x in mine],
-                question_form="identity",
-                positive_id=ids[0],
-                perturbed=Perturbation(fact_id=c.id, replacement=replacement) if neg else None,
-            )
-        )
+        claims = [Claim.of(a), replacement if neg else Claim.of(b)]
+        perturbed = Perturbation(fact_id=c.id, replacement=replacement) if neg else None
+        targets.append(untimed_target(world, tid, form, expected, chain, claims, mine, "identity", ids, perturbed))
         subs += mine
     return targets, subs
