@@ -19,7 +19,18 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.sdk import ConfigError, PoolFactory, VideoWriter, apply_perturbation, draw, rng_from, run_jobs, video_ref
+from vidaudit.sdk import (
+    ConfigError,
+    PoolFactory,
+    Sample,
+    VideoWriter,
+    apply_perturbation,
+    draw,
+    guard_replace,
+    rng_from,
+    run_jobs,
+    video_ref,
+)
 
 #: procedure -> its steps in canonical order (the order a text-only prior predicts)
 PROCEDURES: dict[str, tuple[str, ...]] = {
@@ -220,8 +231,12 @@ def staging_dir(out: Path) -> Iterator[Path]:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def publish(staging: Path, out: Path, subdirs: Sequence[str] = ("sources", "videos")) -> None:
-    """Move the staged files into ``out`` (each a rename within one file system)."""
+def publish(
+    staging: Path, out: Path, samples: Sequence[Sample], *, force: bool, subdirs: Sequence[str] = ("sources", "videos")
+) -> None:
+    """Refuse to replace a dataset in ``out`` whose samples differ from ``samples`` (by params, answer and question;
+    ``force`` replaces it), then move the staged files into ``out`` (each a rename within one file system)."""
+    guard_replace(out, samples, force=force, key=lambda s: (s.params, s.answer, s.question), command="generate stress")
     for sub in subdirs:
         if (staging / sub).is_dir():
             (out / sub).mkdir(exist_ok=True)

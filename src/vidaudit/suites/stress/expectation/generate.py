@@ -33,7 +33,6 @@ from vidaudit.sdk import (
     VideoRef,
     check_choice,
     dataset_dir,
-    guard_replace,
     open_perturb_source,
     plan_perturbation,
     rng_from,
@@ -531,10 +530,7 @@ def generate(
                     f"in another one); {len(sources)} of {len(clips)} did ({log.reasons()})"
                 )
         samples = build(sources, staging, preset=pre.name, on_progress=on_progress, workers=workers, pool=pool, log=log)
-        guard_replace(
-            out, samples, force=force, key=lambda s: (s.params, s.answer, s.question), command="generate stress"
-        )
-        publish(staging, out)
+        publish(staging, out, samples, force=force)
     return write_dataset(
         out,
         samples,

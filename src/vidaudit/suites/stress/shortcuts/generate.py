@@ -29,7 +29,6 @@ from vidaudit.sdk import (
     Sample,
     check_choice,
     dataset_dir,
-    guard_replace,
     rng_from,
     run_jobs,
 )
@@ -324,10 +323,7 @@ def generate(
             sources = synthetic_sources(pre, staging, seeds, workers=workers, pool=pool)
             origin = "synthetic"
         samples = build(sources, staging, blanks, preset=pre.name, on_progress=on_progress, workers=workers, pool=pool)
-        guard_replace(
-            out, samples, force=force, key=lambda s: (s.params, s.answer, s.question), command="generate stress"
-        )
-        publish(staging, out)
+        publish(staging, out, samples, force=force)
     return write_dataset(
         out,
         samples,
