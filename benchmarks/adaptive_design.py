@@ -28,12 +28,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from vidaudit.core.types import ModelSpec
+from bench_common import parse_condition
 
-try:
-    from vidaudit.run.conditions import parse_condition
-except ImportError:  # a vidaudit from before run/conditions.py (a --before tree)
-    from vidaudit.run.plan import parse_condition
+from vidaudit.core.types import ModelSpec
 from vidaudit.run.session import execute
 from vidaudit.score.stage import score_store
 from vidaudit.suites.counting.aggregate import aggregate

@@ -10,7 +10,18 @@ import types
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from vidaudit.core.types import Condition
 from vidaudit.suites.counting.grid import GridPoint
+
+
+def parse_condition(text: str, prompt: str, timestamps: bool = True) -> Condition:
+    """``vidaudit.run.conditions.parse_condition``, or ``run.plan``'s in a vidaudit from before that module (the
+    ``--before`` trees the side-by-side benchmarks run)."""
+    try:
+        from vidaudit.run.conditions import parse_condition as parse
+    except ImportError:
+        from vidaudit.run.plan import parse_condition as parse  # type: ignore[attr-defined,no-redef]
+    return parse(text, prompt, timestamps)
 
 
 def parse_points(spec: str) -> list[GridPoint]:

@@ -34,13 +34,10 @@ def main() -> None:
     ap.add_argument("--paper-q", type=float, default=39.7)
     args = ap.parse_args()
 
+    from bench_common import parse_condition
+
     from vidaudit.core.manifest import load_samples
     from vidaudit.core.types import ModelSpec
-
-    try:
-        from vidaudit.run.conditions import parse_condition
-    except ImportError:  # a vidaudit from before run/conditions.py (a --before tree)
-        from vidaudit.run.plan import parse_condition
     from vidaudit.run.session import execute
     from vidaudit.run.store.reader import StoreReader
     from vidaudit.suites.faithful.generate import generate, specs_for

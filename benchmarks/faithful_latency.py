@@ -33,13 +33,10 @@ def main() -> None:
     ap.add_argument("--adapter-option", action="append", default=[])
     args = ap.parse_args()
 
+    from bench_common import parse_condition
+
     from vidaudit.core.types import ModelSpec
     from vidaudit.run.cli_support import parse_adapter_options
-
-    try:
-        from vidaudit.run.conditions import parse_condition
-    except ImportError:  # a vidaudit from before run/conditions.py (a --before tree)
-        from vidaudit.run.plan import parse_condition
     from vidaudit.run.session import execute
     from vidaudit.suites.faithful.framework.latency import latency_over_runs
 

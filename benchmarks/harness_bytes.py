@@ -110,15 +110,10 @@ def make_run(work: Path, n_models: int, points: str, seeds: int) -> Path:
     """The fixed run in ``work`` (data made once and kept; the run dir made afresh); returns the run dir."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from adaptive_design import strong, weak, write_csv
-    from bench_common import parse_points
+    from bench_common import parse_condition, parse_points
 
     from vidaudit.core.types import ModelSpec
     from vidaudit.report.stage import report_run
-
-    try:
-        from vidaudit.run.conditions import parse_condition
-    except ImportError:  # a vidaudit from before run/conditions.py (a --before tree)
-        from vidaudit.run.plan import parse_condition
     from vidaudit.run.session import execute
     from vidaudit.suites.counting.generate import generate
     from vidaudit.suites.counting.grid import GridPoint

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench_common import best_of, parse_points
+from bench_common import best_of, parse_condition, parse_points
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.registry import get_suite
@@ -58,11 +58,6 @@ from vidaudit.core.types import Condition, ModelSpec
 from vidaudit.models.base import Capabilities
 from vidaudit.models.openai_compat import OpenAIAdapter
 from vidaudit.run.plan import PlannedTrial, plan
-
-try:
-    from vidaudit.run.conditions import parse_condition
-except ImportError:  # a vidaudit from before run/conditions.py (a --before tree)
-    from vidaudit.run.plan import parse_condition
 from vidaudit.run.request_builder import RequestBuilder
 from vidaudit.run.session import dry_run_rows, prepare_stream
 from vidaudit.suites.counting.generate import generate

@@ -52,15 +52,11 @@ WARM_DOCS = 2
 
 def write_docs(work: Path, n_conditions: int) -> Path:
     """``peer_docs_C.jsonl``: one line per trial (id, system, prompt, target), vidaudit's prompts, plan order."""
+    from bench_common import parse_condition
     from harness_trial import SAMPLING
 
     from vidaudit.core.manifest import load_samples
     from vidaudit.core.registry import get_suite
-
-    try:
-        from vidaudit.run.conditions import parse_condition
-    except ImportError:  # a vidaudit from before run/conditions.py (a --before tree)
-        from vidaudit.run.plan import parse_condition
 
     path = work / f"peer_docs_{n_conditions}.jsonl"
     if path.is_file():

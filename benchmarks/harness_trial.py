@@ -248,14 +248,10 @@ def vidaudit_child(work: Path, n_models: int, n_conditions: int = len(SAMPLING))
     --scale``'s run stage). A run of 2 samples first, into a dir thrown away, makes the imports vidaudit defers
     to the first run (start-up, not per-trial work: the floor's are made before its clock too)."""
     sys.path.insert(0, str(HERE))
+    from bench_common import parse_condition
     from run_scale import _scale_models, store_counts
 
     import vidaudit.run.session as session
-
-    try:
-        from vidaudit.run.conditions import parse_condition
-    except ImportError:  # a vidaudit from before run/conditions.py (a --before tree)
-        from vidaudit.run.plan import parse_condition
 
     conds = [parse_condition(c, "structured_trace") for c in SAMPLING[:n_conditions]]
     models = _scale_models(work, n_models)

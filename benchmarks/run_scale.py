@@ -53,10 +53,7 @@ GOAL_MIB = 2048
 
 
 def _conditions() -> list:
-    try:
-        from vidaudit.run.conditions import parse_condition
-    except ImportError:  # a vidaudit from before run/conditions.py (a --before tree)
-        from vidaudit.run.plan import parse_condition
+    from bench_common import parse_condition
 
     return [parse_condition(c, "structured_trace") for c in SAMPLING] + [
         parse_condition("native", p) for p in OTHER_PROMPTS
@@ -97,13 +94,10 @@ def _scale_models(work: Path, n: int) -> list:
 
 def scale_child(stage: str, work: Path, n_models: int) -> dict:
     """One stage of ``--scale`` in this fresh process (CPU counted after the imports)."""
+    from bench_common import parse_condition
+
     import vidaudit.run.session as session
     from vidaudit.core.types import ModelSpec
-
-    try:
-        from vidaudit.run.conditions import parse_condition
-    except ImportError:  # a vidaudit from before run/conditions.py (a --before tree)
-        from vidaudit.run.plan import parse_condition
 
     conds = [parse_condition(c, "structured_trace") for c in SAMPLING]
     if stage == "dry":
