@@ -48,13 +48,16 @@ def _imported(path: Path, module: str | None = None) -> list[tuple[str, int]]:
         if isinstance(node, ast.Import):
             out += [(a.name, node.lineno) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package[: len(package) - (node.level - 1)]
-                name = ".".join([*base, *([node.module] if node.module else [])])
-            else:
-                name = node.module or ""
-            out.append((name, node.lineno))
+            out.append((_from_module(node, package), node.lineno))
     return [(n, line) for n, line in out if n == "vidaudit" or n.startswith("vidaudit.")]
+
+
+def _from_module(node: ast.ImportFrom, package: list[str]) -> str:
+    """The absolute name of the module a ``from ... import`` reads, relative imports resolved in ``package``."""
+    if not node.level:
+        return node.module or ""
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join([*base, *([node.module] if node.module else [])])
 
 
 def _top(module: str) -> str:
@@ -260,8 +263,7 @@ def _module_graph() -> tuple[dict[str, set[str]], dict[str, int]]:
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
-                base = package[: len(package) - (node.level - 1)] if node.level else []
-                module = ".".join([*base, *([node.module] if node.module else [])])
+                module = _from_module(node, package)
                 targets = [module, *(f"{module}.{a.name}" for a in node.names)]
             else:
                 continue
