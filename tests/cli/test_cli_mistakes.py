@@ -26,11 +26,33 @@ def _foreground() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
-def _exit_after_sigint(proc: subprocess.Popen[str]) -> tuple[str, str]:
+def _interrupted(srv: FakeServer, *args: str, after: int, wait_s: float) -> tuple[int, str, str]:
+    """``vidaudit ARGS`` started as a foreground job, sent SIGINT once the server has had ``after`` requests (and a
+    second for the answered calls to be stored): its exit code, stdout and stderr, within 60 s of the signal."""
+    env = {**os.environ, "PYTHONPATH": str(SRC), "OPENAI_API_KEY": "sk-test-mistakes"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vidaudit.cli", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_foreground,
+    )
     try:
-        return proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"no exit within 60 s of SIGINT ({_sigint_state()}); stderr so far: {e.stderr!r}")
+        deadline = time.monotonic() + wait_s
+        while len(srv.requests) < after and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert len(srv.requests) >= after, f"vidaudit {args[0]} never reached the server"
+        time.sleep(1.0)  # let the answered calls be stored
+        proc.send_signal(signal.SIGINT)
+        try:
+            stdout, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired as e:
+            pytest.fail(f"no exit within 60 s of SIGINT ({_sigint_state()}); stderr so far: {e.stderr!r}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, stdout, err
 
 
 def _sigint_state() -> str:
@@ -177,43 +199,24 @@ def test_ctrl_c_prints_how_to_resume_and_exits_130(smoke_dir: Path, tmp_path: Pa
     run_dir = tmp_path / "run dir"  # a space: the printed command must still work when pasted
     with FakeServer() as srv:
         srv.script("POST", CHAT, default=reply)
-        env = {**os.environ, "PYTHONPATH": str(SRC), "OPENAI_API_KEY": "sk-test-mistakes"}
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "vidaudit.cli",
-                "run",
-                "counting",
-                "--data",
-                str(smoke_dir),
-                "--model",
-                f"openai:m@{srv.url}/v1",
-                "--condition",
-                "frames@1",
-                "--limit",
-                "8",
-                "--out",
-                str(run_dir),
-            ],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            preexec_fn=_foreground,
+        code, _, err = _interrupted(
+            srv,
+            "run",
+            "counting",
+            "--data",
+            str(smoke_dir),
+            "--model",
+            f"openai:m@{srv.url}/v1",
+            "--condition",
+            "frames@1",
+            "--limit",
+            "8",
+            "--out",
+            str(run_dir),
+            after=4,
+            wait_s=120,
         )
-        try:
-            deadline = time.monotonic() + 120
-            while len(srv.requests) < 4 and time.monotonic() < deadline and proc.poll() is None:
-                time.sleep(0.1)
-            assert len(srv.requests) >= 4, "the run never reached the server"
-            time.sleep(1.0)  # let the answered calls be stored
-            proc.send_signal(signal.SIGINT)
-            _, err = _exit_after_sigint(proc)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-        assert proc.returncode == 130, err
+        assert code == 130, err
         assert "Traceback" not in err
         resume = next(line for line in err.splitlines() if "resume with" in line).split("resume with ", 1)[1]
         assert resume == f"vidaudit run --resume '{run_dir}'"
@@ -237,40 +240,21 @@ def test_ctrl_c_in_an_audit_prints_the_command_that_resumes_it(tmp_path: Path) -
     out = tmp_path / "A"
     with FakeServer() as srv:
         srv.script("POST", CHAT, default=reply)
-        env = {**os.environ, "PYTHONPATH": str(SRC), "OPENAI_API_KEY": "sk-test-mistakes"}
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "vidaudit.cli",
-                "audit",
-                "--model",
-                f"openai:m@{srv.url}/v1",
-                "--suite",
-                "faithful",
-                "--budget",
-                "smoke",
-                "--out",
-                str(out),
-            ],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            preexec_fn=_foreground,
+        code, stdout, err = _interrupted(
+            srv,
+            "audit",
+            "--model",
+            f"openai:m@{srv.url}/v1",
+            "--suite",
+            "faithful",
+            "--budget",
+            "smoke",
+            "--out",
+            str(out),
+            after=6,
+            wait_s=300,
         )
-        try:
-            deadline = time.monotonic() + 300
-            while len(srv.requests) < 6 and time.monotonic() < deadline and proc.poll() is None:
-                time.sleep(0.2)
-            assert len(srv.requests) >= 6, "the audit never reached the server"
-            time.sleep(1.0)
-            proc.send_signal(signal.SIGINT)
-            stdout, err = _exit_after_sigint(proc)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-        assert proc.returncode == 130 and "Traceback" not in err, err
+        assert code == 130 and "Traceback" not in err, err
         assert stdout == ""  # no figures for an interrupted audit
         line = next(x for x in err.splitlines() if x.startswith("interrupted:"))
         command = line.split(": ", 2)[-1]
