@@ -226,7 +226,7 @@ def scan_times(text: str, masked: Sequence[tuple[int, int]]) -> list[tuple[int, 
 
 def _choose(scan: _Scan, found: list[int]) -> list[tuple[int, int, float, int | None]]:
     """The candidates ``found`` that are times, in order (the second number of a range is not one)."""
-    atoms, pos, codes, hidden = scan.atoms, scan.pos, scan.codes, scan.hidden
+    _, _, atoms, pos, codes, hidden, _ = scan  # unpacked once: read per candidate in the loop below
     chosen: list[tuple[int, int, float, int | None]] = []
     values = _VALUES
     skip = -1
