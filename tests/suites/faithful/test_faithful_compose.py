@@ -120,6 +120,21 @@ def test_sub_questions_probe_every_chain_fact_and_never_repeat_their_target(buil
         assert len(set(texts)) == len(texts)  # no duplicated target
 
 
+def test_an_order_targets_third_probe_says_before_and_its_fourth_after(built) -> None:
+    """Sub-question 3 orders the two candidates with "before"; 4, the anchor against the other candidate, is phrased
+    with "after" (read from the written texts: no event's words contain either)."""
+    n = 0
+    for b in built:
+        for t in b.targets:
+            if t.question_form != "order":
+                continue
+            third, fourth = [s.text for s in b.subs if s.target_id == t.target_id][2:]
+            assert " before " in third and " after " not in third, third
+            assert " after " in fourth and " before " not in fourth, fourth
+            n += 1
+    assert n >= len(SEEDS)
+
+
 def test_lookalikes_are_named_by_their_numbers(built) -> None:
     for b in built:
         names = [e.name for e in b.sim.world.entities if e.category == "agent"]

@@ -8,7 +8,7 @@ import bisect
 import re
 from collections.abc import Sequence
 from itertools import accumulate, compress, count
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from vidaudit.suites.counting.timestamp_lexicon import (
     ATOM,
@@ -156,20 +156,26 @@ def _negative_before(text: str, pos: list[int], hidden: set[int], k: int) -> boo
     return NEG_REV.match(text[lo if lo > 0 else 0 : start][::-1]) is not None
 
 
-def _unusual(
-    text: str,
-    k: int,
-    gaps: list[str],
-    atoms: list[str],
-    pos: list[int],
-    codes: list[int],
-    hidden: set[int],
-    cue0: bool,
-    chosen: list[tuple[int, int, float, int | None]],
-) -> bool:
+class _Scan(NamedTuple):
+    """What :func:`scan_times` reads off a text, once, for :func:`_choose` and :func:`_unusual`: the gaps between
+    the numbers and the numbers (``_SPLIT``'s parts), where each number starts and ends (``pos[2k]``,
+    ``pos[2k + 1]``), each gap's code, the numbers inside a masked span, and whether the text's head cues the first
+    number."""
+
+    text: str
+    gaps: list[str]
+    atoms: list[str]
+    pos: list[int]
+    codes: list[int]
+    hidden: set[int]
+    cue0: bool
+
+
+def _unusual(scan: _Scan, k: int, chosen: list[tuple[int, int, float, int | None]]) -> bool:
     """Candidate k where its context is not just the gaps around it (the first number, a range word after it, or a
     masked number before it): the time it gives, if any, appended to ``chosen``; whether it opens a range with the
     next number."""
+    text, gaps, atoms, pos, codes, hidden, cue0 = scan
     values = _VALUES
     c, after = codes[k], codes[k + 1]
     s = atoms[k]
@@ -215,20 +221,12 @@ def scan_times(text: str, masked: Sequence[tuple[int, int]]) -> list[tuple[int, 
     hidden = _hidden(pos, masked)
     if len(hidden) == n:
         return None
-    return _choose(text, found, gaps, atoms, pos, codes, hidden, cue0)
+    return _choose(_Scan(text, gaps, atoms, pos, codes, hidden, cue0), found)
 
 
-def _choose(
-    text: str,
-    found: list[int],
-    gaps: list[str],
-    atoms: list[str],
-    pos: list[int],
-    codes: list[int],
-    hidden: set[int],
-    cue0: bool,
-) -> list[tuple[int, int, float, int | None]]:
+def _choose(scan: _Scan, found: list[int]) -> list[tuple[int, int, float, int | None]]:
     """The candidates ``found`` that are times, in order (the second number of a range is not one)."""
+    _, _, atoms, pos, codes, hidden, _ = scan  # unpacked once: read per candidate in the loop below
     chosen: list[tuple[int, int, float, int | None]] = []
     values = _VALUES
     skip = -1
@@ -240,6 +238,6 @@ def _choose(
             if not (codes[k] & _NEG_BIT | after & _AFTER_BIT):  # neither a minus before it nor "not a time" after
                 chosen.append((pos[2 * k], pos[2 * k + 1], values[atoms[k]], None))
             continue
-        if _unusual(text, k, gaps, atoms, pos, codes, hidden, cue0, chosen):
+        if _unusual(scan, k, chosen):
             skip = k + 1  # it opened a range: the next number is its end, not a time of its own
     return chosen

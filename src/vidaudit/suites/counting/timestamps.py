@@ -59,6 +59,10 @@ from vidaudit.suites.counting.timestamp_lexicon import (
 )
 from vidaudit.suites.counting.timestamp_scan import FRAME_WORD, scan_times
 
+#: what :func:`_keep` makes of the chosen times: the kept ones' times, labels and indices in the chosen list, the
+#: times dropped (out of range) and the number merged
+_Kept = tuple[list[float], list[str | None], list[int], list[float], int]
+
 
 @dataclass(frozen=True)
 class ReportedEvent:
@@ -167,7 +171,7 @@ def extract_timestamps(
         found = scan_times(text, boxed_regions(text))
         if found is None:
             return TimestampReport()
-        return _events(text, found, duration_s, label_patterns, merge_s, slack_s, 0, 0)
+        return _events(found, _keep(text, found, duration_s, label_patterns, merge_s, slack_s), 0, 0)
     atoms = find_atoms(text, boxed_regions(text))
     if not atoms:
         return TimestampReport()
@@ -226,21 +230,16 @@ def extract_timestamps(
                 chosen.append((start, end, atom_value(text, a), None))
                 last_time_atom = i + 1 if is_range else i
         i += 2 if is_range else 1
-    return _events(text, chosen, duration_s, label_patterns, merge_s, slack_s, n_frames_mapped, n_frames_out)
+    kept = _keep(text, chosen, duration_s, label_patterns, merge_s, slack_s)
+    return _events(chosen, kept, n_frames_mapped, n_frames_out)
 
 
 def _events(
-    text: str,
-    chosen: list[tuple[int, int, float, int | None]],
-    duration_s: float,
-    label_patterns: Sequence[re.Pattern[str]],
-    merge_s: float,
-    slack_s: float,
-    n_frames_mapped: int,
-    n_frames_out: int,
+    chosen: list[tuple[int, int, float, int | None]], kept: _Kept, n_frames_mapped: int, n_frames_out: int
 ) -> TimestampReport:
-    """The report of the chosen times (start, end, time, frame number): range check, merging, labels."""
-    times, labels, kept_at, dropped, n_merged = _keep(text, chosen, duration_s, label_patterns, merge_s, slack_s)
+    """The report of the chosen times (start, end, time, frame number) from what :func:`_keep` made of them (range
+    check, merging, labels)."""
+    times, labels, kept_at, dropped, n_merged = kept
     events = []
     for v, label, k in zip(times, labels, kept_at, strict=True):
         c = chosen[k]
@@ -282,7 +281,7 @@ def _keep(
     label_patterns: Sequence[re.Pattern[str]],
     merge_s: float,
     slack_s: float,
-) -> tuple[list[float], list[str | None], list[int], list[float], int]:
+) -> _Kept:
     """Of the chosen times, those kept (in range, not merged into an earlier kept one): their times, labels and
     indices in ``chosen``; then the times dropped (out of range) and the number merged."""
     size = len(text)

@@ -45,10 +45,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vidaudit.suites.faithful.compose_base import agents_of, checked, event_kind, never
+from vidaudit.suites.faithful.compose_base import SubPlan, agents_of, event_kind, never, paired_target, sub_questions
 from vidaudit.suites.faithful.compose_count import count_options, count_pair
 from vidaudit.suites.faithful.compose_identity import identity_pair, look_of, select_identities
-from vidaudit.suites.faithful.phrasing import text_of
 from vidaudit.suites.faithful.questions import (
     NO,
     PROBE_TYPES,
@@ -58,6 +57,7 @@ from vidaudit.suites.faithful.questions import (
     Exists,
     Pattern,
     Perturbation,
+    Phrasing,
     Same,
     SubQuestion,
     Target,
@@ -164,12 +164,11 @@ def _subs(
     yes_pair: bool,
 ) -> list[SubQuestion]:
     px, py, pb = Pattern.of(t.x), Pattern.of(t.y), Pattern.of(t.b)
-    items: list[tuple[Exists | Before, bool, str, list[str], str]] = [
-        (Exists(pattern=pb), False, YES, [t.b.id], "single_fact"),
-        (Exists(pattern=probe[0]), False, NO, probe[1], "single_fact"),
-        (
+    plans = [
+        SubPlan(Exists(pattern=pb), YES, [t.b.id], "single_fact"),
+        SubPlan(Exists(pattern=probe[0]), NO, probe[1], "single_fact"),
+        SubPlan(
             Before(a=px, b=py) if yes_pair else Before(a=py, b=px),
-            False,
             YES if yes_pair else NO,
             [t.x.id, t.y.id],
             "ordering",
@@ -180,24 +179,10 @@ def _subs(
     other_after_anchor = other.t > t.b.t
     want_yes = not yes_pair
     if want_yes == other_after_anchor:  # "Does <other> after B?"
-        items.append((Before(a=pb, b=po), True, YES if want_yes else NO, [t.b.id, other.id], "ordering"))
+        plans.append(SubPlan(Before(a=pb, b=po), YES if want_yes else NO, [t.b.id, other.id], "ordering", True))
     else:  # "Does B after <other>?"
-        items.append((Before(a=po, b=pb), True, YES if want_yes else NO, [other.id, t.b.id], "ordering"))
-    subs = []
-    for j, (form, after, expected, fact_ids, probe_type) in enumerate(items, 1):
-        text = text_of(form, world, after=after)
-        subs.append(
-            SubQuestion(
-                sub_id=f"{target_id}-s{j}",
-                target_id=target_id,
-                text=text,
-                answer=checked(form, world, expected, text),
-                probe_type=probe_type,
-                fact_ids=fact_ids,
-                form=form,
-            )
-        )
-    return subs
+        plans.append(SubPlan(Before(a=po, b=pb), YES if want_yes else NO, [other.id, t.b.id], "ordering", True))
+    return sub_questions(world, target_id, plans)
 
 
 def scope(target: Target, world: WorldRecord) -> list[str]:
@@ -219,9 +204,9 @@ def scope(target: Target, world: WorldRecord) -> list[str]:
 #: count, an identity. Order pairs alternate, from a random start, between the order said ("before": explicit)
 #: and implied ("Has X already ... when ...?": implicit)
 FORMS: tuple[str, ...] = ("order", "count", "identity")
-PHRASINGS: tuple[str, ...] = ("explicit", "implicit")
+PHRASINGS: tuple[Phrasing, ...] = ("explicit", "implicit")
 #: every (form, phrasing) the balance reports
-FORM_SLOTS: tuple[tuple[str, str | None], ...] = (
+FORM_SLOTS: tuple[tuple[str, Phrasing | None], ...] = (
     ("order", "explicit"),
     ("order", "implicit"),
     ("count", None),
@@ -273,50 +258,33 @@ def compose(world: WorldRecord, max_targets: int, rng: np.random.Generator) -> t
         )
         if claim_holds(replacement, world):
             raise AssertionError("composer bug: the replacement claim holds in the world")
-        implicit = phrasing == "implicit"
         k += 2
         pos_form, neg_form = Before(a=px, b=pb), Before(a=py, b=pb)
         yes_pair = bool(rng.integers(2))
         pos_subs = _subs(world, pos_id, t, t.x, t.y, probe, yes_pair)
         neg_subs = _subs(world, neg_id, t, t.y, t.x, _attribution_probe(world, t, rng) or probe, not yes_pair)
         chain = [t.x.id, t.b.id, t.y.id]
-        pos_text, neg_text = text_of(pos_form, world, implicit=implicit), text_of(neg_form, world, implicit=implicit)
-        targets.append(
-            Target(
-                target_id=pos_id,
-                video_id=world.video_id,
-                text=pos_text,
-                answer=checked(pos_form, world, YES, pos_text),
-                chain=chain,
-                temporally_constrained=True,
-                ordering_pair=(t.x.id, t.b.id),
-                polarity="positive",
-                asserted=[Claim.of(t.x), Claim.of(t.b)],
-                form=pos_form,
-                sub_ids=[s.sub_id for s in pos_subs],
-                question_form="order",
-                phrasing=phrasing,
+        negative = Perturbation(fact_id=t.x.id, replacement=replacement)
+        for tid, form, expected, ordering, asserted, mine, perturbed in (
+            (pos_id, pos_form, YES, (t.x.id, t.b.id), [Claim.of(t.x), Claim.of(t.b)], pos_subs, None),
+            (neg_id, neg_form, NO, (t.b.id, t.y.id), [replacement, Claim.of(t.b)], neg_subs, negative),
+        ):
+            targets.append(
+                paired_target(
+                    world,
+                    tid,
+                    form,
+                    expected,
+                    chain,
+                    asserted,
+                    mine,
+                    "order",
+                    (pos_id, neg_id),
+                    perturbed,
+                    ordering_pair=ordering,
+                    phrasing=phrasing,
+                )
             )
-        )
-        targets.append(
-            Target(
-                target_id=neg_id,
-                video_id=world.video_id,
-                text=neg_text,
-                answer=checked(neg_form, world, NO, neg_text),
-                chain=chain,
-                temporally_constrained=True,
-                ordering_pair=(t.b.id, t.y.id),
-                polarity="negative",
-                negative_of=pos_id,
-                perturbed=Perturbation(fact_id=t.x.id, replacement=replacement),
-                asserted=[replacement, Claim.of(t.b)],
-                form=neg_form,
-                sub_ids=[s.sub_id for s in neg_subs],
-                question_form="order",
-                phrasing=phrasing,
-            )
-        )
         subs += pos_subs + neg_subs
     texts = {tg.target_id: tg.text for tg in targets}
     if len(set(texts.values())) != len(texts):

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vidaudit.suites.faithful.compose_base import agents_of, checked, never, untimed_target
-from vidaudit.suites.faithful.phrasing import NUMBER_WORDS, text_of
+from vidaudit.suites.faithful.compose_base import SubPlan, agents_of, never, paired_target, sub_questions
+from vidaudit.suites.faithful.phrasing import NUMBER_WORDS
 from vidaudit.suites.faithful.questions import (
     NO,
     YES,
@@ -31,26 +31,12 @@ def _count_subs(
 ) -> list[SubQuestion]:
     """A count depends on every doer doing the event and every other agent not doing it: two doers (X and Y,
     Yes) and two agents that never do it (No), all single-fact."""
-    items = [
-        (Exists(pattern=Pattern.of(x)), YES, [x.id]),
-        (Exists(pattern=Pattern.of(y)), YES, [y.id]),
-        *((Exists(pattern=z), NO, list(chain)) for z in nevers),
+    plans = [
+        SubPlan(Exists(pattern=Pattern.of(x)), YES, [x.id], "single_fact"),
+        SubPlan(Exists(pattern=Pattern.of(y)), YES, [y.id], "single_fact"),
+        *(SubPlan(Exists(pattern=z), NO, list(chain), "single_fact") for z in nevers),
     ]
-    out = []
-    for j, (form, expected, fact_ids) in enumerate(items, 1):
-        text = text_of(form, world)
-        out.append(
-            SubQuestion(
-                sub_id=f"{target_id}-s{j}",
-                target_id=target_id,
-                text=text,
-                answer=checked(form, world, expected, text),
-                probe_type="single_fact",
-                fact_ids=fact_ids,
-                form=form,
-            )
-        )
-    return out
+    return sub_questions(world, target_id, plans)
 
 
 @dataclass(frozen=True)
@@ -110,6 +96,6 @@ def count_pair(
         neg = polarity == "negative"
         claims = [replacement if c.t == x.t and c.subject == x.subject else c for c in asserted] if neg else asserted
         perturbed = Perturbation(fact_id=x.id, replacement=replacement) if neg else None
-        out_t.append(untimed_target(world, tid, form, expected, chain, claims, subs, "count", ids, perturbed))
+        out_t.append(paired_target(world, tid, form, expected, chain, claims, subs, "count", ids, perturbed))
         out_s += subs
     return out_t, out_s

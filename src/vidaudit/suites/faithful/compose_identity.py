@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vidaudit.suites.faithful.compose_base import agents_of, checked, untimed_target
-from vidaudit.suites.faithful.phrasing import text_of
+from vidaudit.suites.faithful.compose_base import SubPlan, agents_of, paired_target, sub_questions
 from vidaudit.suites.faithful.questions import (
     NO,
     YES,
@@ -134,16 +133,16 @@ def identity_pair(
     def swap(f: Fact, subject: str) -> Exists:
         return Exists(pattern=EventKind.of(f).by(subject))
 
-    plans: tuple[tuple[str, Same, str, list[tuple[Exists | Same, str, list[str], str]]], ...] = (
+    plans: tuple[tuple[str, Same, str, list[SubPlan]], ...] = (
         (
             ids[0],
             Same(a=ra, b=rb),
             YES,
             [
-                (Exists(pattern=Pattern.of(b)), YES, [b.id], "single_fact"),
-                (swap(a, who_b), NO, [a.id], "single_fact"),
-                (Exists(pattern=Pattern.of(c)), YES, [c.id], "single_fact"),
-                (Same(a=rb, b=rc), NO, [b.id, c.id], "identity"),
+                SubPlan(Exists(pattern=Pattern.of(b)), YES, [b.id], "single_fact"),
+                SubPlan(swap(a, who_b), NO, [a.id], "single_fact"),
+                SubPlan(Exists(pattern=Pattern.of(c)), YES, [c.id], "single_fact"),
+                SubPlan(Same(a=rb, b=rc), NO, [b.id, c.id], "identity"),
             ],
         ),
         (
@@ -151,32 +150,19 @@ def identity_pair(
             Same(a=ra, b=rc),
             NO,
             [
-                (Exists(pattern=Pattern.of(a)), YES, [a.id], "single_fact"),
-                (swap(c, who_a), NO, [c.id], "single_fact"),
-                (swap(b, who_b), NO, [b.id], "single_fact"),
-                (Same(a=ra, b=rb), YES, [a.id, b.id], "identity"),
+                SubPlan(Exists(pattern=Pattern.of(a)), YES, [a.id], "single_fact"),
+                SubPlan(swap(c, who_a), NO, [c.id], "single_fact"),
+                SubPlan(swap(b, who_b), NO, [b.id], "single_fact"),
+                SubPlan(Same(a=ra, b=rb), YES, [a.id, b.id], "identity"),
             ],
         ),
     )
     targets, subs = [], []
     for tid, form, expected, items in plans:
         neg = expected == NO
-        mine = []
-        for j, (sform, sexp, fact_ids, probe) in enumerate(items, 1):
-            text = text_of(sform, world)
-            mine.append(
-                SubQuestion(
-                    sub_id=f"{tid}-s{j}",
-                    target_id=tid,
-                    text=text,
-                    answer=checked(sform, world, sexp, text),
-                    probe_type=probe,
-                    fact_ids=fact_ids,
-                    form=sform,
-                )
-            )
+        mine = sub_questions(world, tid, items)
         claims = [Claim.of(a), replacement if neg else Claim.of(b)]
         perturbed = Perturbation(fact_id=c.id, replacement=replacement) if neg else None
-        targets.append(untimed_target(world, tid, form, expected, chain, claims, mine, "identity", ids, perturbed))
+        targets.append(paired_target(world, tid, form, expected, chain, claims, mine, "identity", ids, perturbed))
         subs += mine
     return targets, subs

@@ -44,6 +44,22 @@ def schema_params(world: WorldRecord) -> dict[str, Any]:
     return {"schema": "open", "vocabulary": vocabulary_of_record(world)}
 
 
+def _member(
+    video: VideoRef, group: dict[str, Any], sample_id: str, item: Target | SubQuestion, own: dict[str, Any]
+) -> Sample:
+    """A target or one of its sub-questions as a sample: the question and answer of ``item`` on the video, with
+    the params every member of the target's group carries (``group``: the video's and the target's ids) and its
+    ``own`` (its ``role`` first)."""
+    return Sample(
+        sample_id=sample_id,
+        suite=SUITE,
+        question=item.text,
+        answer=item.answer,
+        video=video,
+        params={**group, **own},
+    )
+
+
 def samples_for(
     world: WorldRecord, targets: list[Target], subs: list[SubQuestion], video: VideoRef, common: dict[str, Any]
 ) -> list[Sample]:
@@ -67,18 +83,15 @@ def samples_for(
         if t.perturbed is not None:
             r = t.perturbed.replacement
             perturbed = {"fact_id": t.perturbed.fact_id, "t": r.t, "replacement": clause(r.pattern(), world)}
+        group = {**base, "target_id": t.target_id, "target_sample_id": tsid}
         out.append(
-            Sample(
-                sample_id=tsid,
-                suite=SUITE,
-                question=t.text,
-                answer=t.answer,
-                video=video,
-                params={
-                    **base,
+            _member(
+                video,
+                group,
+                tsid,
+                t,
+                {
                     "role": "target",
-                    "target_id": t.target_id,
-                    "target_sample_id": tsid,
                     "probe_type": None,
                     "polarity": t.polarity,
                     "temporally_constrained": t.temporally_constrained,
@@ -100,17 +113,13 @@ def samples_for(
         )
         for j, (sid, s) in enumerate(zip(sub_ids, mine, strict=True), 1):
             out.append(
-                Sample(
-                    sample_id=sid,
-                    suite=SUITE,
-                    question=s.text,
-                    answer=s.answer,
-                    video=video,
-                    params={
-                        **base,
+                _member(
+                    video,
+                    group,
+                    sid,
+                    s,
+                    {
                         "role": "sub",
-                        "target_id": t.target_id,
-                        "target_sample_id": tsid,
                         "probe_type": s.probe_type,
                         "sub_index": j,
                         "fact_ids": list(s.fact_ids),

@@ -198,21 +198,23 @@ def balance_tables(results: Mapping[str, Any]) -> list[Table]:
     return [t1, t2]
 
 
+#: a reference row's four rates, in the references table's column order
+_REFERENCE_RATES = ("a_target", "a_sub", "a_faith", "a_cons")
+
+
+def _reference_row(label: str, rates: Mapping[str, Any]) -> list[str]:
+    """One row of the references table: its label, then each of ``_REFERENCE_RATES`` with its interval and k/n (the
+    majority reference and every reference run are laid out alike)."""
+    return [label, *(_rate(rates[k]) for k in _REFERENCE_RATES)]
+
+
 def reference_table(results: Mapping[str, Any]) -> Table:
     refs = results.get("references") or {}
     rows = []
     maj = refs.get("majority")
     if isinstance(maj, Mapping):
         lab = maj["labels"]
-        rows.append(
-            [
-                f"majority (target {lab['target']}, sub {lab['sub']})",
-                _rate(maj["a_target"]),
-                _rate(maj["a_sub"]),
-                _rate(maj["a_faith"]),
-                _rate(maj["a_cons"]),
-            ]
-        )
+        rows.append(_reference_row(f"majority (target {lab['target']}, sub {lab['sub']})", maj))
     ch = refs.get("chance_expectation")
     if isinstance(ch, Mapping):
         rows.append(
@@ -231,15 +233,7 @@ def reference_table(results: Mapping[str, Any]) -> Table:
         "centre_frame": "single centre frame",
     }
     for run in refs.get("runs") or []:
-        rows.append(
-            [
-                f"{labels.get(run['kind'], run['kind'])}: {run['model']} / {run['condition']}",
-                _rate(run["a_target"]),
-                _rate(run["a_sub"]),
-                _rate(run["a_faith"]),
-                _rate(run["a_cons"]),
-            ]
-        )
+        rows.append(_reference_row(f"{labels.get(run['kind'], run['kind'])}: {run['model']} / {run['condition']}", run))
     for key in ("question_only", "caption_only", "centre_frame"):
         if isinstance(refs.get(key), str):
             rows.append([labels[key], refs[key], MISSING, MISSING, MISSING])
