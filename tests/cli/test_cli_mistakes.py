@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,11 @@ def _foreground() -> None:
 def _interrupted(srv: FakeServer, *args: str, after: int, wait_s: float) -> tuple[int, str, str]:
     """``vidaudit ARGS`` started as a foreground job, sent SIGINT once the server has had ``after`` requests (and a
     second for the answered calls to be stored): its exit code, stdout and stderr, within 60 s of the signal."""
+    return _interrupt_when(lambda: len(srv.requests) >= after, *args, wait_s=wait_s, what="reached the server")
+
+
+def _interrupt_when(ready: Callable[[], bool], *args: str, wait_s: float, what: str) -> tuple[int, str, str]:
+    """``vidaudit ARGS`` as a foreground job, sent SIGINT a second after ``ready()`` holds: exit code, stdout, stderr."""
     env = {**os.environ, "PYTHONPATH": str(SRC), "OPENAI_API_KEY": "sk-test-mistakes"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "vidaudit.cli", *args],
@@ -40,9 +46,9 @@ def _interrupted(srv: FakeServer, *args: str, after: int, wait_s: float) -> tupl
     )
     try:
         deadline = time.monotonic() + wait_s
-        while len(srv.requests) < after and time.monotonic() < deadline and proc.poll() is None:
+        while not ready() and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.1)
-        assert len(srv.requests) >= after, f"vidaudit {args[0]} never reached the server"
+        assert ready(), f"vidaudit {args[0]} never {what}"
         time.sleep(1.0)  # let the answered calls be stored
         proc.send_signal(signal.SIGINT)
         try:
@@ -225,6 +231,18 @@ def test_ctrl_c_prints_how_to_resume_and_exits_130(smoke_dir: Path, tmp_path: Pa
         r = _cli(*shlex.split(resume)[1:])  # the printed command, as a shell would split it
         assert r.returncode == 0, r.stdout + r.stderr
     assert first >= 3 and len(answered) - first == 8 - first  # nothing stored was asked again
+
+
+def test_ctrl_c_in_the_demo_prints_the_command_that_continues_it(tmp_path: Path) -> None:
+    """SIGINT while the demo renders its data: exit 130, no traceback, and the same command to continue, quoted."""
+    out = tmp_path / "demo out"  # a space: the printed command must still work when pasted
+    code, _, err = _interrupt_when(
+        lambda: (out / "data").is_dir(), "demo", "--out", str(out), "--workers", "1", wait_s=120, what="made its data"
+    )
+    assert code == 130, err
+    assert "Traceback" not in err
+    line = next(line for line in err.splitlines() if line.startswith("interrupted:"))
+    assert line.endswith(f"(no stored call is repeated): vidaudit demo --out '{out}'"), line
 
 
 def test_ctrl_c_in_an_audit_prints_the_command_that_resumes_it(tmp_path: Path) -> None:

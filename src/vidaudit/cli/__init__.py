@@ -6,6 +6,7 @@ stages (``run``, ``score``, ``report``, ``score-responses``, ``verify``) look th
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from vidaudit.cli.help import FlowGroup, tidy_option_types
 from vidaudit.core.console import (
     console,
     friendly_errors,
+    interrupted,
     print_figures,
     progress_bar,
     ray_address_option,
@@ -297,20 +299,11 @@ def run(
         res = execute(request, dry_run=True)
         print_dry_run(res.dry_run)
         return
-    try:
-        with RichProgress("trials", console=console) as bar:
-            res = execute(request, on_progress=bar, dispatch=dispatch)
-    except KeyboardInterrupt:
-        import shlex
-
-        console.print(
-            f"interrupted: every stored call is kept; resume with vidaudit run --resume "
-            f"{shlex.quote(str(request.out))}",
-            highlight=False,
-            markup=False,
-            soft_wrap=True,
-        )
-        raise typer.Exit(130) from None
+    with (
+        interrupted(f"every stored call is kept; resume with vidaudit run --resume {shlex.quote(str(request.out))}"),
+        RichProgress("trials", console=console) as bar,
+    ):
+        res = execute(request, on_progress=bar, dispatch=dispatch)
     print_summary(res)
     if (res.summary is not None and res.summary.stopped_early) or not res.trials_ok:
         raise typer.Exit(1)
@@ -568,18 +561,8 @@ def demo(
     from vidaudit.cli.demo import run_demo
     from vidaudit.report.headline import headline_figures
 
-    try:
+    again = f"vidaudit demo --out {shlex.quote(str(out))}"
+    with interrupted(f"run the same command again to continue (no stored call is repeated): {again}"):
         paths = run_demo(out, workers=workers, console=console)
-    except KeyboardInterrupt:
-        import shlex
-
-        console.print(
-            f"interrupted: run the same command again to continue (no stored call is repeated): vidaudit "
-            f"demo --out {shlex.quote(str(out))}",
-            highlight=False,
-            markup=False,
-            soft_wrap=True,
-        )
-        raise typer.Exit(130) from None
     console.print(f"[bold green]demo done[/]: open {paths['html']}", soft_wrap=True)
     print_figures(headline_figures(paths["json"]))

@@ -91,6 +91,17 @@ def ray_address_option() -> Any:
     return typer.Option(None, "--ray-address", help="A running Ray cluster (default: start one here).")
 
 
+@contextmanager
+def interrupted(resume: str) -> Iterator[None]:
+    """Ctrl-C inside the block ends the command with exit 130 and one line saying how to go on, e.g. ``interrupted:
+    every stored call is kept; resume with vidaudit run --resume RUN`` (no traceback: what was stored is kept)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        console.print(f"interrupted: {resume}", highlight=False, markup=False, soft_wrap=True)
+        raise typer.Exit(130) from None
+
+
 def print_figures(text: str) -> None:
     """A command's closing figures (a table from ``score.terminal``) on stdout, after a blank line."""
     typer.echo("")

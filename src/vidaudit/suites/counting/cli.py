@@ -7,8 +7,18 @@ a suite.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
+
+
+def _force_option() -> Any:
+    """``--force`` of both commands: a dataset's samples are compared with what is in ``--out`` before it is replaced."""
+    return typer.Option(
+        False,
+        "--force",
+        help="Replace a dataset already in --out even if its samples differ (runs planned on it will no longer match).",
+    )
 
 
 def register(generate_app: typer.Typer) -> None:
@@ -44,12 +54,7 @@ def register(generate_app: typer.Typer) -> None:
             "this many (by its id's hash) in full; 1: every video. `vidaudit verify` "
             "decodes all.",
         ),
-        force: bool = typer.Option(
-            False,
-            "--force",
-            help="Replace a dataset already in --out even if its samples "
-            "differ (runs planned on it will no longer match).",
-        ),
+        force: bool = _force_option(),
         executor: str = executor_option(),
         ray_address: str = ray_address_option(),
     ) -> None:
@@ -99,12 +104,7 @@ def register(generate_app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", help="Output directory (manifest.jsonl, dataset.json)."),
         split: str = typer.Option(None, help="Split name recorded in sample ids, e.g. test."),
         skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip bad rows (listed) instead of failing."),
-        force: bool = typer.Option(
-            False,
-            "--force",
-            help="Replace a dataset already in --out even if its samples "
-            "differ (runs planned on it will no longer match).",
-        ),
+        force: bool = _force_option(),
     ) -> None:
         """Turn a real repetition-counting dataset into counting samples (one event per repetition start)."""
         from vidaudit.sdk import MANIFEST, dataset_dir, guard_replace

@@ -141,6 +141,20 @@ def _judge_for(p: PlannedPart, judge: ModelSpec | None) -> ModelSpec | None:
     return judge if p.suite.judges_any(load_samples(p.data_dir)) else None
 
 
+def _part_request(p: PlannedPart, models: Sequence[ModelSpec], judge: ModelSpec | None, **settings: Any) -> RunRequest:
+    """The run of one part, for its estimate and for the run itself: its data, run folder, conditions and suite,
+    the judge where the part's samples need one, and ``settings`` (attempts, cost cap, model options)."""
+    return RunRequest(
+        data=p.data_dir,
+        out=p.run_dir,
+        models=tuple(models),
+        conditions=tuple(_conditions(p)),
+        suite=p.suite.name,
+        judge=_judge_for(p, judge),
+        **settings,
+    )
+
+
 def estimate(
     parts: Sequence[PlannedPart],
     models: Sequence[ModelSpec],
@@ -150,16 +164,7 @@ def estimate(
     """The run stage's dry run of every part (nothing is called): trials, tokens and cost per model and part."""
     rows: list[CostRow] = []
     for p in parts:
-        request = RunRequest(
-            data=p.data_dir,
-            out=p.run_dir,
-            models=tuple(models),
-            conditions=tuple(_conditions(p)),
-            suite=p.suite.name,
-            judge=_judge_for(p, judge),
-            model_options=model_options or {},
-        )
-        res = execute(request, dry_run=True)
+        res = execute(_part_request(p, models, judge, model_options=model_options or {}), dry_run=True)
         per: dict[str, CostRow] = {}
         for r in res.dry_run:
             row = per.setdefault(r.model, CostRow(r.model, p.label, 0, 0, 0.0))
@@ -268,16 +273,7 @@ def run_audit(
                 f"run   {p.label}: {', '.join(m.label for m in run_models)} at {', '.join(p.conditions)} -> {p.run_dir}"
             )
             with progress(p.label) if progress else nullcontext(None) as bar:
-                request = RunRequest(
-                    data=p.data_dir,
-                    out=p.run_dir,
-                    models=tuple(run_models),
-                    conditions=tuple(_conditions(p)),
-                    suite=p.suite.name,
-                    max_attempts=max_attempts,
-                    max_cost_usd=left,
-                    judge=_judge_for(p, judge_spec),
-                )
+                request = _part_request(p, run_models, judge_spec, max_attempts=max_attempts, max_cost_usd=left)
                 res = execute(request, on_progress=bar)
             outcome.summaries[p.label] = res.summary
             if res.summary is not None:

@@ -128,16 +128,7 @@ def build_qwen2_5_vl(out: Path) -> Path:
         Qwen2_5_VLProcessor,
         Qwen2VLVideoProcessor,
         generation_ids=False,
-        vision=dict(
-            depth=2,
-            hidden_size=32,
-            intermediate_size=64,
-            num_heads=2,
-            out_hidden_size=32,
-            window_size=32,
-            fullatt_block_indexes=[1],
-            tokens_per_second=2,
-        ),
+        vision=dict(QWEN_TOWER, depth=2, window_size=32, fullatt_block_indexes=[1], tokens_per_second=2),
     )
 
 
@@ -196,15 +187,7 @@ def build_qwen3_vl(out: Path) -> Path:
         Qwen3VLProcessor,
         Qwen3VLVideoProcessor,
         text=dict(head_dim=16, rope={"mrope_interleaved": True}),
-        vision=dict(
-            depth=1,
-            hidden_size=32,
-            intermediate_size=64,
-            num_heads=2,
-            out_hidden_size=32,
-            num_position_embeddings=64,
-            deepstack_visual_indexes=[0],
-        ),
+        vision=dict(QWEN_TOWER, depth=1, num_position_embeddings=64, deepstack_visual_indexes=[0]),
     )
 
 
@@ -270,6 +253,8 @@ def build_qwen2_vl(out: Path) -> Path:
 
 #: a tiny Qwen-VL's (patch, spatial merge, temporal patch)
 QWEN_PATCH = (8, 2, 2)
+#: the vision tower's widths that Qwen2.5-VL and Qwen3-VL name alike (Qwen2-VL spells them embed_dim, mlp_ratio)
+QWEN_TOWER: dict[str, Any] = dict(hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=32)
 
 
 def _qwen_tokens() -> tuple[Any, dict[str, int]]:
