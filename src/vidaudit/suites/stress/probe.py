@@ -59,10 +59,10 @@ def guard_planned(out: Path, planned: Iterable[tuple[str, dict[str, Any], Any]],
 
 
 def write_dataset(out: Path, samples: Sequence[Sample], probe: str, **info: Any) -> Path:
-    """The last step of a probe's generator: the manifest of ``samples`` and ``dataset.json`` (the suite and the
-    probe, then ``info``); returns the manifest path."""
+    """The last step of a probe's generator: the manifest of ``samples`` and ``dataset.json`` (the suite, the
+    probe and ``n_samples``, counted here, then ``info``); returns the manifest path."""
     manifest = write_manifest(out, samples)
-    write_dataset_info(out, {"suite": "stress", "probe": probe, **info})
+    write_dataset_info(out, {"suite": "stress", "probe": probe, "n_samples": len(samples), **info})
     return manifest
 
 

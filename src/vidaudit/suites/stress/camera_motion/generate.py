@@ -354,7 +354,6 @@ def generate(
         samples,
         PROBE,
         preset=pre.name,
-        n_samples=len(samples),
         width=w,
         height=h,
         syntheses=list(st.syntheses),

@@ -193,7 +193,6 @@ def generate(
         preset=pre.name,
         source=kind,
         n_items=len(items),
-        n_samples=len(samples),
         masks=list(pre.masks),
         run_config=RUN_CONFIG,
         conditions=cfg["conditions"],

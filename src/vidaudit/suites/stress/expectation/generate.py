@@ -537,7 +537,6 @@ def generate(
         PROBE,
         preset=pre.name,
         source="synthetic" if clips is None else "clips",
-        n_samples=len(samples),
         n_sources=len(sources),
         tasks=list(TASKS),
         anomalies=list(ANOMALIES),

@@ -153,7 +153,6 @@ def generate(
         samples,
         PROBE,
         preset=preset,
-        n_samples=len(samples),
         width=sc.WIDTH,
         height=sc.HEIGHT,
         stimuli=list(STIMULI),

@@ -330,7 +330,6 @@ def generate(
         PROBE,
         preset=pre.name,
         source=origin,
-        n_samples=len(samples),
         n_sources=len(sources),
         conditions=list(CONDITIONS),
         questions=list(QUESTIONS),

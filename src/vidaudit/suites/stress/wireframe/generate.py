@@ -149,7 +149,6 @@ def generate(
         samples,
         PROBE,
         preset=pre.name,
-        n_samples=len(samples),
         width=sc.WIDTH,
         height=sc.HEIGHT,
         fps=FPS,
