@@ -66,14 +66,7 @@ class CameraMotionProbe(Probe):
     baselines = CameraMotionBaselines()
 
     def build(self, out: Path, options: GenerateOptions) -> Path:
-        return options.run_generator(
-            self.name,
-            generate,
-            out,
-            settings=options.settings,
-            source=options.source,
-            log=options.source_log(),
-        )
+        return options.run_generator(self.name, generate, out)
 
     def check_sample(self, sample: Sample) -> str | None:
         motion = sample.params.get("motion")

@@ -77,14 +77,7 @@ class CrossFrameProbe(Probe):
     baselines = CrossFrameBaselines()
 
     def build(self, out: Path, options: GenerateOptions) -> Path:
-        manifest = options.run_generator(
-            self.name,
-            generate,
-            out,
-            source=options.source,
-            settings=dict(options.settings),
-            log=options.source_log() if options.source is not None else None,
-        )
+        manifest = options.run_generator(self.name, generate, out)
         if options.settings.get("sampling", "").strip().lower() == "paper":
             console.print(f"warning: {COVERAGE_WARNING}")
             for cond, c in read_dataset_info(Path(manifest).parent).get("coverage", {}).items():
