@@ -24,6 +24,7 @@ from vidaudit.core.types import Sample, VideoRef
 from vidaudit.suites.stress import SUITE
 from vidaudit.suites.stress.camera_motion.generate import PRESETS, generate, parse_settings, plan_samples
 from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS
+from vidaudit.suites.stress.probe import GenerateOptions
 from vidaudit.video.decode import iter_selected
 from vidaudit.video.motion import classify_motion
 from vidaudit.video.synth3d import (
@@ -217,7 +218,6 @@ def test_bad_settings(text: str, err: str) -> None:
 
 def test_unknown_setting_is_refused(tmp_path: Path) -> None:
     from vidaudit.suites.stress import SUITE as STRESS
-    from vidaudit.suites.stress.probe import GenerateOptions
 
     with pytest.raises(ConfigError, match="synthesis, size"):
         STRESS.probe("camera_motion").generate(tmp_path / "d", GenerateOptions(settings={"speed": "3"}))
@@ -226,7 +226,7 @@ def test_unknown_setting_is_refused(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def smoke3d(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("cm3d") / "data"
-    generate(out, "smoke", settings={"synthesis": "3d"})
+    generate(out, GenerateOptions(settings={"synthesis": "3d"}))
     return out
 
 
@@ -272,7 +272,7 @@ def test_user_stills(tmp_path: Path) -> None:
     _still(src / "a.jpg", 200, 150, 2)
     (src / "notes.txt").write_text("not an image")
     out = tmp_path / "data"
-    generate(out, "smoke", source=src)
+    generate(out, GenerateOptions(source=src))
     samples = load_samples(out)
     assert len(samples) == 12
     assert {s.params["source_image"] for s in samples} == {"a.jpg", "b.png"}
@@ -290,22 +290,22 @@ def test_user_stills_errors(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(DataError, match="holds no images"):
-        generate(tmp_path / "d1", "smoke", source=empty)
+        generate(tmp_path / "d1", GenerateOptions(source=empty))
     with pytest.raises(ConfigError, match="is not a folder"):
-        generate(tmp_path / "d2", "smoke", source=tmp_path / "missing")
+        generate(tmp_path / "d2", GenerateOptions(source=tmp_path / "missing"))
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "x.png").write_bytes(b"\x89PNG not really")
     with pytest.raises(DataError, match="cannot be read as an image"):
-        generate(tmp_path / "d3", "smoke", source=bad)
+        generate(tmp_path / "d3", GenerateOptions(source=bad))
     small = tmp_path / "small"
     small.mkdir()
     _still(small / "tiny.png", 120, 80)
     with pytest.raises(DataError, match=r"120x80 is too small for a 160x96"):
-        generate(tmp_path / "d4", "smoke", source=small)
-    generate(tmp_path / "d5", "smoke", source=small, settings={"size": "96x64"})  # a smaller frame fits
+        generate(tmp_path / "d4", GenerateOptions(source=small))
+    generate(tmp_path / "d5", GenerateOptions(source=small, settings={"size": "96x64"}))  # a smaller frame fits
     with pytest.raises(ConfigError, match="2D only"):
-        generate(tmp_path / "d6", "smoke", source=small, settings={"synthesis": "3d", "size": "96x64"})
+        generate(tmp_path / "d6", GenerateOptions(source=small, settings={"synthesis": "3d", "size": "96x64"}))
     for d in ("d1", "d2", "d3", "d4", "d6"):
         assert not (tmp_path / d / "manifest.jsonl").exists()
 

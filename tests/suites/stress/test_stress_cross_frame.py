@@ -27,6 +27,7 @@ from vidaudit.suites.stress.cross_frame.nextqa import load_items, split_of
 from vidaudit.suites.stress.cross_frame.observer import read_timeline
 from vidaudit.suites.stress.cross_frame.options import ABSTAIN
 from vidaudit.suites.stress.cross_frame.prompts import cross_frame_prompt
+from vidaudit.suites.stress.probe import GenerateOptions
 from vidaudit.video.decode import read_frames
 from vidaudit.video.encode import VideoWriter
 from vidaudit.video.perturb.integration import check_strip_coverage, separation_problems
@@ -197,7 +198,7 @@ def test_loader_round_trips_any_valid_rows(tmp_path_factory: pytest.TempPathFact
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("cross_frame")
-    generate(out, "smoke", 4, None, {})
+    generate(out, GenerateOptions(seeds=4))
     return out
 
 

@@ -21,6 +21,7 @@ from vidaudit.suites.stress.expectation import prompts as P
 from vidaudit.suites.stress.expectation.generate import ANOMALIES, SPATIAL, anomaly_spec, gap_options, generate
 from vidaudit.suites.stress.expectation.report import aggregate, overall
 from vidaudit.suites.stress.expectation.scoring import follows_layout, score_trial
+from vidaudit.suites.stress.probe import GenerateOptions
 from vidaudit.suites.stress.procedures import PROCEDURES
 
 # the paper's flattened text (reveal-prompts.md, E.2.3), without the box titles
@@ -152,7 +153,7 @@ def test_layout_parser() -> None:
 @pytest.fixture(scope="module")
 def samples(tmp_path_factory: pytest.TempPathFactory):
     out = tmp_path_factory.mktemp("expectation") / "data"
-    generate(out, "smoke")
+    generate(out, GenerateOptions())
     return {s.sample_id: s for s in load_samples(out)}, out
 
 

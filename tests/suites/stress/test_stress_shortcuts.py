@@ -18,6 +18,7 @@ from vidaudit.core.contract.report import Report
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.hashing import rng_from
 from vidaudit.core.manifest import load_samples
+from vidaudit.suites.stress.probe import GenerateOptions
 from vidaudit.suites.stress.procedures import PROCEDURES, render_procedure
 from vidaudit.suites.stress.shortcuts.questions import ABSTAIN, build_key, prompt_text
 from vidaudit.suites.stress.shortcuts.report import aggregate
@@ -235,7 +236,7 @@ def test_youcook2_loader(tmp_path: Path) -> None:
     from vidaudit.suites.stress.shortcuts.generate import generate
 
     src = _youcook2(tmp_path)
-    generate(tmp_path / "data", "smoke", source=src)
+    generate(tmp_path / "data", GenerateOptions(source=src))
     samples = load_samples(tmp_path / "data")
     assert len(samples) == 2 * 3 * 3 and {s.params["source"] for s in samples} == {"youcook2"}
     assert all(
@@ -262,7 +263,7 @@ def test_youcook2_loader_refuses_broken_annotations(tmp_path: Path, broken: dict
 
     src = _youcook2(tmp_path, broken=broken)
     with pytest.raises(DataError, match=match):
-        generate(tmp_path / "data", "smoke", source=src)
+        generate(tmp_path / "data", GenerateOptions(source=src))
     assert not (tmp_path / "data" / "manifest.jsonl").exists()
 
 
@@ -279,4 +280,4 @@ def test_youcook2_missing_video(tmp_path: Path) -> None:
     assert log.counts == {"entries_without_video": 1} and "1 annotated videos have no file" in log.notes[0]
     (src / "videos" / "vid02.mp4").unlink()
     with pytest.raises(DataError, match="at least two YouCook2 videos.*1 usable"):
-        generate(tmp_path / "data", "smoke", source=src)
+        generate(tmp_path / "data", GenerateOptions(source=src))

@@ -17,6 +17,7 @@ from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples
 from vidaudit.suites.stress.camera_motion.generate import generate as generate_camera
 from vidaudit.suites.stress.camera_motion.stills import fit_image
+from vidaudit.suites.stress.probe import GenerateOptions
 from vidaudit.suites.stress.sources import frame_on_screen
 from vidaudit.video.probe import probe
 
@@ -59,7 +60,7 @@ def test_camera_motion_moves_the_players_frame_of_each_clip(made: dict[str, Made
     src = _folder(made, tmp_path / "clips")
     (src / "notes.txt").write_text("not a clip")
     out = tmp_path / "data"
-    generate_camera(out, "smoke", source=src, settings={"size": "48x32"})
+    generate_camera(out, GenerateOptions(source=src, settings={"size": "48x32"}))
     samples = load_samples(out)
     names = sorted(made)
     assert len(samples) == 6 * len(names)
@@ -88,24 +89,27 @@ def test_camera_motion_moves_the_players_frame_of_each_clip(made: dict[str, Made
     # frame_s picks another moment of every clip; a time past a clip is refused, naming it
     generate_camera(
         tmp_path / "d2",
-        "smoke",
-        source=_folder(made, tmp_path / "two", ["rot90.mp4", "late_start.mp4"]),
-        settings={"size": "48x32", "frame_s": "0.6"},
+        GenerateOptions(
+            source=_folder(made, tmp_path / "two", ["rot90.mp4", "late_start.mp4"]),
+            settings={"size": "48x32", "frame_s": "0.6"},
+        ),
     )
     for s in load_samples(tmp_path / "d2"):
         m = made[s.params["source_clip"]]
         assert s.params["source_frame_s"] == 0.6
         assert s.params["source_frame"] == list(m.times).index(max(x for x in m.times if x <= 0.6 + 1e-6))
     with pytest.raises(DataError, match="late_start.mp4: no frame at 5 s"):
-        generate_camera(tmp_path / "d3", "smoke", source=tmp_path / "two", settings={"size": "48x32", "frame_s": "5"})
+        generate_camera(
+            tmp_path / "d3", GenerateOptions(source=tmp_path / "two", settings={"size": "48x32", "frame_s": "5"})
+        )
     with pytest.raises(ConfigError, match="frame_s"):
-        generate_camera(tmp_path / "d4", "smoke", source=tmp_path / "two", settings={"frame_s": "-1"})
+        generate_camera(tmp_path / "d4", GenerateOptions(source=tmp_path / "two", settings={"frame_s": "-1"}))
     assert not (tmp_path / "d3" / "manifest.jsonl").exists()
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "notes.mp4").write_text("these are my notes, not a video\n" * 20)
     with pytest.raises(DataError, match="notes.mp4"):
-        generate_camera(tmp_path / "d5", "smoke", source=broken, settings={"size": "48x32"})
+        generate_camera(tmp_path / "d5", GenerateOptions(source=broken, settings={"size": "48x32"}))
     assert not (tmp_path / "d5" / "manifest.jsonl").exists()
 
 

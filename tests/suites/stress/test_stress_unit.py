@@ -20,6 +20,7 @@ from vidaudit.suites.stress import SUITE
 from vidaudit.suites.stress.camera_motion.generate import PRESETS, camera_spec, generate, plan_samples
 from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS, LETTERS
 from vidaudit.suites.stress.camera_motion.prompts import camera_motion_prompt
+from vidaudit.suites.stress.probe import GenerateOptions
 from vidaudit.video.decode import iter_selected
 from vidaudit.video.motion import classify_motion
 from vidaudit.video.perturb.engine import apply
@@ -49,7 +50,7 @@ def _sample(motion: str = "pan_left") -> Sample:
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("stress") / "data"
-    generate(out, "smoke")
+    generate(out, GenerateOptions())
     return out
 
 

@@ -122,6 +122,16 @@ class HumanCeiling:
         return "human ceiling not measured" if text == NOT_MEASURED else f"human ceiling {text} (imported study)"
 
 
+#: the columns every probe's main table ends with (see the module docstring); ``reference_cells`` fills them
+REFERENCE_COLUMNS = ("chance", "paper reported", "human ceiling")
+
+
+def reference_cells(chance: float | None, paper: str, ceiling: HumanCeiling, condition: str | None) -> list[str]:
+    """A row's ``REFERENCE_COLUMNS``: ``chance`` in percent, the paper's value as the probe words it (``paper``),
+    and the human ceiling under ``condition``; one place, so no probe table words them its own way."""
+    return [pct(chance), paper, ceiling.text(condition)]
+
+
 def probe_report(
     probe: str,
     res: dict[str, Any],

@@ -59,16 +59,17 @@ def guard_planned(out: Path, planned: Iterable[tuple[str, dict[str, Any], Any]],
 
 
 def write_dataset(out: Path, samples: Sequence[Sample], probe: str, **info: Any) -> Path:
-    """The last step of a probe's generator: the manifest of ``samples`` and ``dataset.json`` (the suite and the
-    probe, then ``info``); returns the manifest path."""
+    """The last step of a probe's generator: the manifest of ``samples`` and ``dataset.json`` (the suite, the
+    probe and ``n_samples``, counted here, then ``info``); returns the manifest path."""
     manifest = write_manifest(out, samples)
-    write_dataset_info(out, {"suite": "stress", "probe": probe, **info})
+    write_dataset_info(out, {"suite": "stress", "probe": probe, "n_samples": len(samples), **info})
     return manifest
 
 
 @dataclass(frozen=True)
 class GenerateOptions:
-    """What ``vidaudit generate stress`` passes to a probe's generator.
+    """What ``vidaudit generate stress`` passes to a probe's generator, whole (one typed object, not its fields
+    spelled again at every layer).
 
     ``source`` is a user's input where the probe reads one (a folder of stills, a NExT-QA-format set,
     annotated driving clips); ``settings`` are the ``--set KEY=VALUE`` pairs, which each probe checks
@@ -100,19 +101,10 @@ class GenerateOptions:
             raise ConfigError(f"probe {probe} {why}, so it has nothing to run on Ray: drop --executor ray")
 
     def run_generator(self, probe: str, generate: Callable[..., Path], out: Path, **extra: Any) -> Path:
-        """``generate(out, preset, seeds, force=, workers=, pool=, on_progress=, **extra)``, the generator of every
-        probe that renders its own videos, under a progress bar "PROBE videos"; returns the manifest path."""
+        """``generate(out, self, on_progress, **extra)``, the generator of every probe that renders its own videos,
+        under a progress bar "PROBE videos"; returns the manifest path."""
         with progress_bar(f"{probe} videos") as update:
-            return generate(
-                out,
-                self.preset,
-                self.seeds,
-                force=self.force,
-                workers=self.workers,
-                pool=self.pool,
-                on_progress=update,
-                **extra,
-            )
+            return generate(out, self, update, **extra)
 
     def check_settings(self, known: Sequence[str], probe: str) -> None:
         unknown = sorted(set(self.settings) - set(known))
@@ -219,17 +211,8 @@ class RenderingProbe(Probe):
 
     @staticmethod
     @abstractmethod
-    def render(
-        out: Path,
-        preset: str,
-        seeds: int | None,
-        *,
-        force: bool,
-        workers: int | None,
-        pool: Callable[..., Executor] | None,
-        on_progress: Callable[[int, int], None] | None,
-    ) -> Path:
-        """Render the preset's videos into ``out``; returns the manifest path."""
+    def render(out: Path, options: GenerateOptions, on_progress: Callable[[int, int], None] | None = None) -> Path:
+        """Render the preset's videos into ``out`` as ``options`` say; returns the manifest path."""
 
     def build(self, out: Path, options: GenerateOptions) -> Path:
         if options.source is not None:

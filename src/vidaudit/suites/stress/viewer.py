@@ -1,8 +1,10 @@
-"""How the trace viewer lists stress trials: one spec for every probe (the group is probe: sub-kind), and one
-builder of a probe's trial row in it."""
+"""How the trace viewer lists stress trials: one spec for every probe (the group is probe: sub-kind), one
+builder of a probe's trial row in it, and ``ParamsTrial`` for the probes whose row is read straight off the
+sample's params."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from vidaudit.sdk import Sample, ScoreRecord, ViewerColumn, ViewerSpec, ViewerTrial
@@ -49,3 +51,34 @@ def probe_trial(
         raw_text=raw_text or "",
         grid_point=grid_point,
     )
+
+
+@dataclass(frozen=True)
+class ParamsTrial:
+    """The viewer row of a probe that words nothing itself: every cell is a sample param or a record metric, named
+    here by key, so such a probe declares which keys it shows instead of spelling ``probe_trial``'s call again.
+
+    Called as the probe's ``viewer_trial``: grouped by the param ``kind``, the predicted answer the metric
+    ``predicted``, the facts the params ``facts`` (label -> key, as ``str``) then the metrics ``metric_facts``,
+    the grid point the params ``grid``."""
+
+    probe: str
+    kind: str
+    predicted: str
+    facts: dict[str, str]
+    grid: tuple[str, ...]
+    metric_facts: dict[str, str] = field(default_factory=dict)
+
+    def __call__(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
+        p, m = sample.params, record.metrics
+        return probe_trial(
+            self.probe,
+            record,
+            sample,
+            raw_text,
+            kind=p.get(self.kind),
+            predicted=m.get(self.predicted),
+            facts=[(label, str(p.get(k))) for label, k in self.facts.items()]
+            + [(label, str(m.get(k))) for label, k in self.metric_facts.items()],
+            grid_point=[p.get(k) for k in self.grid],
+        )

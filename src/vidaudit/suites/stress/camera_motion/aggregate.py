@@ -9,6 +9,7 @@ from typing import Any
 from vidaudit.sdk import ScoreRecord
 from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS, PAPER_REPORTED, paper_name
 from vidaudit.suites.stress.common import accuracy_cell as _cell
+from vidaudit.suites.stress.common import by_model_condition
 
 UNPARSED = "unparsed"
 ERROR = "error"
@@ -25,10 +26,8 @@ def predicted_of(r: ScoreRecord) -> str:
 def aggregate_camera(records: Sequence[ScoreRecord]) -> dict[str, Any]:
     """``{"cells": {"MODEL|CONDITION": {...}}, "chance": 1/6, "paper_reported": {...}}`` for camera_motion."""
     recs = [r for r in records if r.params.get("probe") == "camera_motion"]
-    keys = sorted({(r.model, r.condition) for r in recs})
     cells: dict[str, Any] = {}
-    for model, cond in keys:
-        rs = [r for r in recs if r.model == model and r.condition == cond]
+    for (model, cond), rs in by_model_condition(recs).items():
         cell = _cell(rs)
         cell.update({"model": model, "condition": cond, "role": rs[0].model_role, "paper_name": paper_name(model)})
         cell["per_direction"] = {d: _cell([r for r in rs if r.params.get("motion") == d]) for d in DIRECTIONS}

@@ -25,7 +25,6 @@ from vidaudit.sdk import (
     CAMERA_CONTENT_MOTION,
     ConfigError,
     PerturbationSpec,
-    PoolFactory,
     Sample,
     VideoRef,
     VideoWriter,
@@ -40,8 +39,8 @@ from vidaudit.suites.stress.camera_motion.options import DIRECTIONS, LETTER_OF
 from vidaudit.suites.stress.camera_motion.prompts import QUESTION
 from vidaudit.suites.stress.camera_motion.scene import render_scene
 from vidaudit.suites.stress.camera_motion.stills import source_images, usable_sources
-from vidaudit.suites.stress.probe import guard_planned, write_dataset
-from vidaudit.suites.stress.sources import SourceLog, is_clip
+from vidaudit.suites.stress.probe import GenerateOptions, guard_planned, write_dataset
+from vidaudit.suites.stress.sources import is_clip
 
 PROBE = "camera_motion"
 SYNTHESES = ("2d", "3d")
@@ -274,25 +273,15 @@ def render_job(
     return extra, video_ref(out, rel)
 
 
-def generate(
-    out: Path,
-    preset: str = "smoke",
-    scenes: int | None = None,
-    *,
-    force: bool = False,
-    settings: Mapping[str, str] | None = None,
-    source: Path | None = None,
-    on_progress: Callable[[int, int], None] | None = None,
-    workers: int | None = 1,
-    pool: PoolFactory | None = None,
-    log: SourceLog | None = None,
-) -> Path:
-    """Write the stills (here: each feeds six videos), then one ``render_job`` per video (see ``core.jobs``)."""
-    check_choice("preset", preset, PRESETS)
-    pre = PRESETS[preset]
-    st = parse_settings(settings or {})
+def generate(out: Path, options: GenerateOptions, on_progress: Callable[[int, int], None] | None = None) -> Path:
+    """Write the stills (here: each feeds six videos), then one ``render_job`` per video (see ``core.jobs``); the
+    options' seeds are the number of procedural scenes."""
+    check_choice("preset", options.preset, PRESETS)
+    pre = PRESETS[options.preset]
+    st = parse_settings(options.settings)
     w, h = st.size or (pre.width, pre.height)
-    log = log if log is not None else SourceLog()
+    source, scenes = options.source, options.seeds
+    log = options.source_log()
     listed = source_images(source, log) if source is not None else None
     if listed is not None and scenes is not None:
         raise ConfigError("--seeds sets the number of procedural scenes; with --source every image is a scene")
@@ -309,7 +298,7 @@ def generate(
         if r["scene"] in read:
             r["params"].update(read[r["scene"]][1])
     out = dataset_dir(out)
-    guard_planned(out, [(r["sample_id"], r["params"], r["params"]["motion"]) for r in rows], force=force)
+    guard_planned(out, [(r["sample_id"], r["params"], r["params"]["motion"]) for r in rows], force=options.force)
     (out / "videos").mkdir(parents=True, exist_ok=True)
     (out / "scenes").mkdir(exist_ok=True)
     jobs: list[tuple[Any, ...]] = []
@@ -337,7 +326,7 @@ def generate(
                     f"videos/{r['sample_id']}.mp4",
                 )
             )
-    done = run_jobs(render_job, jobs, workers=workers, pool=pool, on_progress=on_progress)
+    done = run_jobs(render_job, jobs, workers=options.workers, pool=options.pool, on_progress=on_progress)
     samples = [
         Sample(
             sample_id=r["sample_id"],
@@ -354,7 +343,6 @@ def generate(
         samples,
         PROBE,
         preset=pre.name,
-        n_samples=len(samples),
         width=w,
         height=h,
         syntheses=list(st.syntheses),

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vidaudit.sdk import Condition, ConfigError, ObservedFrame, Prompt, Sample, classify_motion, progress_bar
+from vidaudit.sdk import Condition, ConfigError, ObservedFrame, Prompt, Sample, classify_motion
 from vidaudit.suites.stress.camera_motion.generate import SETTINGS, generate
 from vidaudit.suites.stress.camera_motion.options import DIRECTION_OF, DIRECTIONS, LETTER_OF, LETTERS
 from vidaudit.suites.stress.camera_motion.prompts import camera_motion_prompt
@@ -66,19 +66,7 @@ class CameraMotionProbe(Probe):
     baselines = CameraMotionBaselines()
 
     def build(self, out: Path, options: GenerateOptions) -> Path:
-        with progress_bar("camera_motion videos") as update:
-            return generate(
-                out,
-                options.preset,
-                options.seeds,
-                force=options.force,
-                settings=options.settings,
-                source=options.source,
-                on_progress=update,
-                workers=options.workers,
-                pool=options.pool,
-                log=options.source_log(),
-            )
+        return options.run_generator(self.name, generate, out)
 
     def check_sample(self, sample: Sample) -> str | None:
         motion = sample.params.get("motion")

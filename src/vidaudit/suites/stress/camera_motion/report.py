@@ -7,7 +7,16 @@ from typing import Any
 from vidaudit.sdk import AggregateInput, GridFigure, SuiteReport, Table
 from vidaudit.suites.stress.camera_motion.aggregate import PREDICTED_COLUMNS, aggregate_camera
 from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS, HUMAN_REPORTED, PAPER_REPORTED
-from vidaudit.suites.stress.common import HumanCeiling, pct, probe_report
+from vidaudit.suites.stress.common import (
+    REFERENCE_COLUMNS,
+    HumanCeiling,
+    interval_text,
+    paper_text,
+    pct,
+    probe_report,
+    reference_cells,
+    with_interval,
+)
 
 
 def _summary_table(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
@@ -22,10 +31,8 @@ def _summary_table(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
                 str(c["n_planned"]),
                 f"{c['n_scored']}/{c['n_planned']}",
                 pct(c["accuracy"]),
-                f"[{pct(c['ci_low'])}, {pct(c['ci_high'])}]",
-                pct(CHANCE),
-                "-" if paper is None else f"{paper:.1f} ({c['paper_name']})",
-                ceiling.text(c["condition"]),
+                interval_text(c),
+                *reference_cells(CHANCE, paper_text(paper, c["paper_name"]), ceiling, c["condition"]),
             ]
         )
     return Table(
@@ -40,9 +47,7 @@ def _summary_table(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
             "completed",
             "accuracy",
             "95% Wilson",
-            "chance",
-            "paper reported",
-            "human ceiling",
+            *REFERENCE_COLUMNS,
         ],
         rows=rows,
         caption="Accuracy over every planned trial: a failed call counts as wrong (completion shows "
@@ -77,8 +82,7 @@ def _synthesis_table(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
                     c["model"],
                     c["condition"],
                     syn,
-                    f"{pct(sc['accuracy'])} ({sc['n_correct']}/{sc['n_planned']})",
-                    f"[{pct(sc['ci_low'])}, {pct(sc['ci_high'])}]",
+                    *with_interval(sc),
                     pct(CHANCE),
                     ceiling.text(c["condition"]),
                 ]

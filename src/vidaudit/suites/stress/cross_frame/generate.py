@@ -19,7 +19,6 @@ import yaml
 from vidaudit.sdk import (
     ConfigError,
     DataError,
-    PoolFactory,
     VideoRef,
     check_choice,
     dataset_dir,
@@ -31,8 +30,8 @@ from vidaudit.suites.stress.cross_frame.nextqa import load_items
 from vidaudit.suites.stress.cross_frame.options import DEFAULT_MASK, TABLE10, mask_spec
 from vidaudit.suites.stress.cross_frame.samples import PROBE, coverage_summary, item_samples, strip_coverage
 from vidaudit.suites.stress.cross_frame.synthetic import write_synthetic
-from vidaudit.suites.stress.probe import write_dataset
-from vidaudit.suites.stress.sources import SourceLog, import_job, try_import_job
+from vidaudit.suites.stress.probe import GenerateOptions, write_dataset
+from vidaudit.suites.stress.sources import import_job, try_import_job
 
 SETTINGS = ("csv", "sample_fps", "sampling")
 RUN_CONFIG = "cross_frame.yaml"
@@ -85,24 +84,16 @@ def run_config(
     return {"suite": "stress", "data": str(out.resolve()), "prompts": ["mcq"], "conditions": conds}
 
 
-def generate(
-    out: Path,
-    preset: str,
-    n: int | None,
-    source: Path | None,
-    settings: dict[str, str],
-    *,
-    force: bool = False,
-    workers: int | None = 1,
-    pool: PoolFactory | None = None,
-    on_progress: Callable[[int, int], None] | None = None,
-    log: SourceLog | None = None,
-) -> Path:
-    """The set's samples and run config. From ``source``: the questions whose video is present (the missing
-    videos counted), each video imported once; a video that does not import is left out with its questions
-    and named in ``log`` with its reason (kept in ``dataset.json``'s ``source_log``)."""
-    check_choice("preset", preset, PRESETS)
-    pre = PRESETS[preset]
+def generate(out: Path, options: GenerateOptions, on_progress: Callable[[int, int], None] | None = None) -> Path:
+    """The set's samples and run config. From the options' ``source``: the questions whose video is present (the
+    missing videos counted), each video imported once; a video that does not import is left out with its
+    questions and named in the source log with its reason (kept in ``dataset.json``'s ``source_log``); the
+    options' seeds keep the first N items."""
+    check_choice("preset", options.preset, PRESETS)
+    pre = PRESETS[options.preset]
+    n, source, settings = options.seeds, options.source, options.settings
+    workers, pool = options.workers, options.pool
+    log = options.source_log() if source is not None else None
     if n is not None and n < 1:
         raise ConfigError(f"--seeds must be at least 1, got {n}")
     try:
@@ -135,7 +126,6 @@ def generate(
         items = load_items(src_dir)
     else:
         kind = "nextqa"
-        log = log if log is not None else SourceLog()
         items = load_items(Path(source), settings.get("csv"), log)
         items = items[:n] if n else items
     (out / "videos").mkdir(parents=True, exist_ok=True)
@@ -144,7 +134,7 @@ def generate(
     job = import_job if source is None else try_import_job  # a user's video that does not decode is skipped
     done = run_jobs(
         job,
-        [(str(first[v].video_path), str(out), f"videos/{v}.mp4", force) for v in videos],
+        [(str(first[v].video_path), str(out), f"videos/{v}.mp4", options.force) for v in videos],
         workers=workers,
         pool=pool,
         on_progress=on_progress,
@@ -183,7 +173,7 @@ def generate(
             "coverage": coverage_summary(samples, cfg["conditions"]),
         }
     guard_replace(
-        out, samples, force=force, key=lambda s: (s.params, s.answer, s.video.sha256), command="generate stress"
+        out, samples, force=options.force, key=lambda s: (s.params, s.answer, s.video.sha256), command="generate stress"
     )
     write_text_atomic(out / RUN_CONFIG, yaml.safe_dump(cfg, sort_keys=False))
     return write_dataset(
@@ -193,7 +183,6 @@ def generate(
         preset=pre.name,
         source=kind,
         n_items=len(items),
-        n_samples=len(samples),
         masks=list(pre.masks),
         run_config=RUN_CONFIG,
         conditions=cfg["conditions"],

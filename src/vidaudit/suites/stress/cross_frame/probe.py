@@ -14,7 +14,6 @@ from vidaudit.sdk import (
     Prompt,
     Sample,
     console,
-    progress_bar,
     read_dataset_info,
 )
 from vidaudit.suites.stress.common import mcq_answer_text
@@ -78,19 +77,7 @@ class CrossFrameProbe(Probe):
     baselines = CrossFrameBaselines()
 
     def build(self, out: Path, options: GenerateOptions) -> Path:
-        with progress_bar("cross_frame videos") as update:
-            manifest = generate(
-                out,
-                options.preset,
-                options.seeds,
-                options.source,
-                dict(options.settings),
-                force=options.force,
-                workers=options.workers,
-                pool=options.pool,
-                on_progress=update,
-                log=options.source_log() if options.source is not None else None,
-            )
+        manifest = options.run_generator(self.name, generate, out)
         if options.settings.get("sampling", "").strip().lower() == "paper":
             console.print(f"warning: {COVERAGE_WARNING}")
             for cond, c in read_dataset_info(Path(manifest).parent).get("coverage", {}).items():

@@ -16,11 +16,13 @@ from typing import Any
 
 from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table, wilson_interval
 from vidaudit.suites.stress.common import (
+    REFERENCE_COLUMNS,
     HumanCeiling,
     accuracy_cell,
     accuracy_text,
     pct,
     probe_report,
+    reference_cells,
 )
 from vidaudit.suites.stress.cross_frame.options import (
     CHANCE_ABSTAIN,
@@ -200,9 +202,7 @@ def _tbsr_table(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
                 accuracy_text(c["occ"]),
                 tb,
                 f"[{pct(c['tbsr_ci_low'])}, {pct(c['tbsr_ci_high'])}]",
-                pct(c["chance"]),
-                _paper_cell(c),
-                ceiling.text(c["masked_condition"]),
+                *reference_cells(c["chance"], _paper_cell(c), ceiling, c["masked_condition"]),
             ]
         )
     return Table(
@@ -219,9 +219,7 @@ def _tbsr_table(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
             "occ",
             "TBSR",
             "TBSR 95% Wilson",
-            "chance",
-            "paper reported",
-            "human ceiling",
+            *REFERENCE_COLUMNS,
         ],
         rows=rows,
         caption="Raw and Occ: accuracy over every planned trial (a failed call is wrong). TBSR: items correct "

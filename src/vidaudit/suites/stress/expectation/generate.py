@@ -41,7 +41,7 @@ from vidaudit.sdk import (
 )
 from vidaudit.suites.stress.common import LETTERS, place_at
 from vidaudit.suites.stress.expectation import prompts as P
-from vidaudit.suites.stress.probe import write_dataset
+from vidaudit.suites.stress.probe import GenerateOptions, write_dataset
 from vidaudit.suites.stress.procedures import (
     PROCEDURES,
     ProcedurePreset,
@@ -495,23 +495,20 @@ def _other_text(other: Any) -> str:
 
 def generate(
     out: Path,
-    preset: str = "smoke",
-    seeds: int | None = None,
-    *,
-    force: bool = False,
-    workers: int | None = 1,
-    pool: PoolFactory | None = None,
+    options: GenerateOptions,
     on_progress: Callable[[int, int], None] | None = None,
+    *,
     clips: Sequence[Clip] | None = None,
     log: SourceLog | None = None,
 ) -> Path:
-    """The probe's dataset from the synthetic procedures of ``preset``, or from ``clips`` (a user's folder or a
-    dataset loader's clips, imported to constant rate first; ``seeds`` then keeps the first N clips). What was
+    """The probe's dataset from the synthetic procedures of the options' preset, or from ``clips`` (a user's folder
+    or a dataset loader's clips, imported to constant rate first; ``seeds`` then keeps the first N clips). What was
     left out of the clips (by their loader, ``log``, and here) is in ``dataset.json``'s ``source_log``."""
-    check_choice("preset", preset, PRESETS)
-    pre = PRESETS[preset]
+    check_choice("preset", options.preset, PRESETS)
+    pre = PRESETS[options.preset]
+    seeds, workers, pool = options.seeds, options.workers, options.pool
     out = dataset_dir(out)
-    log = log if log is not None else SourceLog()
+    log = log if log is not None else options.source_log()
     if clips is not None:
         clips = list(clips)[:seeds] if seeds is not None else list(clips)
         if len(clips) < 2:
@@ -530,14 +527,13 @@ def generate(
                     f"in another one); {len(sources)} of {len(clips)} did ({log.reasons()})"
                 )
         samples = build(sources, staging, preset=pre.name, on_progress=on_progress, workers=workers, pool=pool, log=log)
-        publish(staging, out, samples, force=force)
+        publish(staging, out, samples, force=options.force)
     return write_dataset(
         out,
         samples,
         PROBE,
         preset=pre.name,
         source="synthetic" if clips is None else "clips",
-        n_samples=len(samples),
         n_sources=len(sources),
         tasks=list(TASKS),
         anomalies=list(ANOMALIES),

@@ -56,7 +56,7 @@ class ExpectationProbe(Probe):
             clips = clips_from_source(Path(options.source), options.settings.get("dataset"), log)
         elif "dataset" in options.settings:
             raise ConfigError("--set dataset=NAME names the format of --source DIR; pass --source")
-        return options.run_generator("expectation", generate, out, clips=clips, log=log)
+        return options.run_generator(self.name, generate, out, clips=clips, log=log)
 
     def describe_samples(self, samples: Sequence[Sample]) -> str:
         """The generic line, and what a user's clips lacked: without labelled steps there is no gap task."""

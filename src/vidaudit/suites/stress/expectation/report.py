@@ -10,13 +10,14 @@ only when both are.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table, wilson_interval
 from vidaudit.suites.stress.common import (
     PAPER_MATCH,
     QWEN2_MATCH,
+    REFERENCE_COLUMNS,
     HumanCeiling,
     accuracy_cell,
     by_model_condition,
@@ -169,6 +170,23 @@ def _anomaly_paper(name: str | None) -> str:
     return "{:.0f} / {:.0f} / {:.0f} (humans)".format(*HUMAN_ANOMALY)
 
 
+def _judged(x: dict[str, Any]) -> list[str]:
+    """A judged task's accuracy, its interval, its verdict counts, and its chance column (free text has none)."""
+    return [judged_text(x), interval_text(x) if x["n_judgeable"] else "-", judge_counts_text(x), "- (free text)"]
+
+
+def _direction(x: dict[str, Any]) -> list[str]:
+    """The direction MCQ's accuracy and interval, no verdicts (it is not judged), and its chance."""
+    return [*with_interval(x), "-", pct(CHANCE["direction"])]
+
+
+#: the reversed-clips table's tasks, in its row order: (task shown, key of c["reversed"], its cells)
+REVERSED_TASKS: tuple[tuple[str, str, Callable[[dict[str, Any]], list[str]]], ...] = (
+    ("forward or reverse (MCQ)", "direction", _direction),
+    ("description in the order shown", "describe", _judged),
+)
+
+
 def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
     an_rows, op_rows, gap_rows, rev_rows = [], [], [], []
     for c in res["cells"].values():
@@ -228,48 +246,16 @@ def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
                     m,
                     cond,
                     "summary (not hallucinated)",
-                    judged_text(s),
-                    interval_text(s) if s["n_judgeable"] else "-",
-                    judge_counts_text(s),
-                    "- (free text)",
+                    *_judged(s),
                     f"{paper[1]:.0f} ({c['paper_name']})" if paper else f"{HUMAN_GAP[1]:.0f} (humans)",
                     human,
                 ]
             )
-        r = c["reversed"]
-        for d in CLIPS:
-            x = r["direction"][d]
-            if x["n_planned"]:
-                rev_rows.append(
-                    [
-                        m,
-                        cond,
-                        "forward or reverse (MCQ)",
-                        d,
-                        *with_interval(x),
-                        "-",
-                        pct(CHANCE["direction"]),
-                        "- (not reported)",
-                        human,
-                    ]
-                )
-        for d in CLIPS:
-            x = r["describe"][d]
-            if x["n_planned"]:
-                rev_rows.append(
-                    [
-                        m,
-                        cond,
-                        "description in the order shown",
-                        d,
-                        judged_text(x),
-                        interval_text(x) if x["n_judgeable"] else "-",
-                        judge_counts_text(x),
-                        "- (free text)",
-                        "- (not reported)",
-                        human,
-                    ]
-                )
+        for task, key, cells_text in REVERSED_TASKS:
+            for d in CLIPS:
+                x = c["reversed"][key][d]
+                if x["n_planned"]:
+                    rev_rows.append([m, cond, task, d, *cells_text(x), "- (not reported)", human])
     tables = []
     if an_rows:
         tables.append(
@@ -328,9 +314,7 @@ def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
                     "accuracy",
                     "95% Wilson",
                     "errors / verdicts",
-                    "chance",
-                    "paper reported",
-                    "human ceiling",
+                    *REFERENCE_COLUMNS,
                 ],
                 rows=gap_rows,
                 caption="One step removed (temporal_gap) and the clip presented as whole. The summary is judged with "
@@ -352,9 +336,7 @@ def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
                     "accuracy",
                     "95% Wilson",
                     "verdicts",
-                    "chance",
-                    "paper reported",
-                    "human ceiling",
+                    *REFERENCE_COLUMNS,
                 ],
                 rows=rev_rows,
                 caption="Forward and reversed copies of each procedure. The description (E.2.2 Q1) is judged for "

@@ -236,7 +236,6 @@ def generate(
         samples,
         PROBE,
         source=str(root),
-        n_samples=len(samples),
         n_lane_change=sum(s.answer == "lane_change" for s in samples),
         source_log=log.as_json(),
     )

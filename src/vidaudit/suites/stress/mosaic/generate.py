@@ -13,7 +13,6 @@ from vidaudit.sdk import (
     ConfigError,
     PerturbationSpec,
     PerturbSourceInfo,
-    PoolFactory,
     Sample,
     VideoRef,
     apply_perturbation,
@@ -33,7 +32,7 @@ from vidaudit.suites.stress.mosaic.tasks import (
     objects_prompt,
     text_recency,
 )
-from vidaudit.suites.stress.probe import guard_planned, write_dataset
+from vidaudit.suites.stress.probe import GenerateOptions, guard_planned, write_dataset
 
 PROBE = "mosaic"
 PRESETS: dict[str, int] = {"smoke": 2, "paper": 24}
@@ -112,21 +111,15 @@ def render_job(still: str, arrangement: str, seed: int, out: str, rel: str) -> V
     return video_ref(out, rel)
 
 
-def generate(
-    out: Path,
-    preset: str = "smoke",
-    seeds: int | None = None,
-    *,
-    force: bool = False,
-    workers: int | None = 1,
-    pool: PoolFactory | None = None,
-    on_progress: Callable[[int, int], None] | None = None,
-) -> Path:
+def generate(out: Path, options: GenerateOptions, on_progress: Callable[[int, int], None] | None = None) -> Path:
     """Write every still (here: they are small and each feeds three videos), then one job per video."""
+    preset = options.preset
     check_choice("preset", preset, PRESETS)
-    rows = plan_rows(PRESETS[preset] if seeds is None else seeds)
+    rows = plan_rows(PRESETS[preset] if options.seeds is None else options.seeds)
     out = dataset_dir(out)
-    guard_planned(out, [(r["sample_id"], r["params"] | {"preset": preset}, r["answer"]) for r in rows], force=force)
+    guard_planned(
+        out, [(r["sample_id"], r["params"] | {"preset": preset}, r["answer"]) for r in rows], force=options.force
+    )
     (out / "videos").mkdir(parents=True, exist_ok=True)
     (out / "stills").mkdir(exist_ok=True)
     jobs = []
@@ -136,7 +129,7 @@ def generate(
             with atomic_path(still_path, suffix=".part.png") as tmp:
                 cv2.imwrite(str(tmp), cv2.cvtColor(r["still"].render(), cv2.COLOR_RGB2BGR))
         jobs.append((str(still_path), r["arrangement"], int(r["seed"]), str(out), f"videos/{r['sample_id']}.mp4"))
-    refs = run_jobs(render_job, jobs, workers=workers, pool=pool, on_progress=on_progress)
+    refs = run_jobs(render_job, jobs, workers=options.workers, pool=options.pool, on_progress=on_progress)
     samples = [
         Sample(
             sample_id=r["sample_id"],
@@ -153,7 +146,6 @@ def generate(
         samples,
         PROBE,
         preset=preset,
-        n_samples=len(samples),
         width=sc.WIDTH,
         height=sc.HEIGHT,
         stimuli=list(STIMULI),

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.sdk import Condition, ConfigError, Prompt, Sample, ScoreRecord, ViewerTrial
+from vidaudit.sdk import Condition, ConfigError, Prompt, Sample
 from vidaudit.suites.stress.common import LETTERS, mcq_answer_text, require_every_frame
 from vidaudit.suites.stress.mosaic.generate import generate
 from vidaudit.suites.stress.mosaic.observer import observe as observer
@@ -15,7 +15,7 @@ from vidaudit.suites.stress.mosaic.scene import WORDS
 from vidaudit.suites.stress.mosaic.scoring import score_trial
 from vidaudit.suites.stress.mosaic.tasks import ARRANGEMENTS, STIMULI
 from vidaudit.suites.stress.probe import ProbeBaselines, RenderingProbe
-from vidaudit.suites.stress.viewer import probe_trial
+from vidaudit.suites.stress.viewer import ParamsTrial
 
 PROBE_NAME = "mosaic"
 
@@ -91,22 +91,16 @@ class MosaicProbe(RenderingProbe):
             meta["options"] = list(p["options"])  # as printed in the prompt
         return meta
 
-    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
-        p = sample.params
-        return probe_trial(
+    viewer_trial = staticmethod(
+        ParamsTrial(
             PROBE_NAME,
-            record,
-            sample,
-            raw_text,
-            kind=p.get("stimulus"),
-            predicted=record.metrics.get("predicted"),
-            facts=[
-                ("arrangement", str(p.get("arrangement"))),
-                ("quadrant order", str(p.get("order"))),
-                ("recency error", str(record.metrics.get("recency_error"))),
-            ],
-            grid_point=[p.get("stimulus"), p.get("arrangement")],
+            kind="stimulus",
+            predicted="predicted",
+            facts={"arrangement": "arrangement", "quadrant order": "order"},
+            metric_facts={"recency error": "recency_error"},
+            grid=("stimulus", "arrangement"),
         )
+    )
 
     score = staticmethod(score_trial)
     aggregate = staticmethod(mosaic_report)

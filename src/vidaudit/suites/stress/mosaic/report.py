@@ -8,12 +8,13 @@ from typing import Any
 
 from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table
 from vidaudit.suites.stress.common import (
+    REFERENCE_COLUMNS,
     HumanCeiling,
     accuracy_cell,
     group_records,
     paper_text,
-    pct,
     probe_report,
+    reference_cells,
     with_interval,
 )
 from vidaudit.suites.stress.mosaic.tasks import ARRANGEMENTS, CHANCE, HUMAN_TABLE12, PAPER_TABLE12, paper_name
@@ -69,9 +70,7 @@ def _summary(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
                 c["arrangement"],
                 *with_interval(c),
                 f"{c['n_recency']}/{c['n_errors']}",
-                pct(c["chance"]),
-                paper_text(c["paper"], c["paper_name"]),
-                ceiling.text(c["condition"]),
+                *reference_cells(c["chance"], paper_text(c["paper"], c["paper_name"]), ceiling, c["condition"]),
             ]
         )
     return Table(
@@ -86,9 +85,7 @@ def _summary(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
             "accuracy",
             "95% Wilson",
             "recency errors / errors",
-            "chance",
-            "paper reported",
-            "human ceiling",
+            *REFERENCE_COLUMNS,
         ],
         rows=rows,
         caption="temporal: 4 frames, frame t showing only quadrant order[t]; spatial: the still itself (one "

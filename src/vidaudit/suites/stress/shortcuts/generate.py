@@ -34,7 +34,7 @@ from vidaudit.sdk import (
 )
 from vidaudit.suites.stress.common import cyclic_offsets
 from vidaudit.suites.stress.datasets import clips_from_source
-from vidaudit.suites.stress.probe import write_dataset
+from vidaudit.suites.stress.probe import GenerateOptions, write_dataset
 from vidaudit.suites.stress.procedures import (
     PROCEDURES,
     ProcedurePreset,
@@ -278,32 +278,21 @@ def build(
     return samples
 
 
-def generate(
-    out: Path,
-    preset: str = "smoke",
-    seeds: int | None = None,
-    *,
-    source: Path | None = None,
-    force: bool = False,
-    workers: int | None = 1,
-    pool: PoolFactory | None = None,
-    on_progress: Callable[[int, int], None] | None = None,
-    dataset: str | None = None,
-    log: SourceLog | None = None,
-    blank_s: tuple[float, ...] | None = None,
-) -> Path:
-    """``source``: a YouCook2-format folder (``youcook2_annotations.json``, or ``dataset="youcook2"``), a plain
-    folder of clips with ``steps.csv``, or a paper dataset's layout (``dataset``: charades, ego4d, ...).
-    ``blank_s``: the blank durations (the preset's when None)."""
-    check_choice("preset", preset, PRESETS)
+def generate(out: Path, options: GenerateOptions, on_progress: Callable[[int, int], None] | None = None) -> Path:
+    """``options.source``: a YouCook2-format folder (``youcook2_annotations.json``, or ``--set dataset=youcook2``),
+    a plain folder of clips with ``steps.csv``, or a paper dataset's layout (``--set dataset``: charades, ego4d,
+    ...). ``--set blank_s``: the blank durations (the preset's when not set)."""
+    check_choice("preset", options.preset, PRESETS)
+    source, dataset = options.source, options.settings.get("dataset")
+    workers, pool = options.workers, options.pool
     if dataset is not None and source is None:
         raise ConfigError("--set dataset=NAME names the format of --source DIR; pass --source")
     ds = dataset.strip().lower() if dataset is not None else None
-    pre = PRESETS[preset]
-    blanks = pre.blank_s if blank_s is None else tuple(blank_s)
+    pre = PRESETS[options.preset]
+    blanks = parse_blank_s(options.settings["blank_s"]) if "blank_s" in options.settings else pre.blank_s
     out = dataset_dir(out)
     skipped: list[str] = []
-    log = log if log is not None else SourceLog()
+    log = options.source_log()
     with staging_dir(out) as staging:
         if source is not None:
             if ds == "youcook2" or (
@@ -320,17 +309,16 @@ def generate(
                 sources, skipped = folder_sources(Path(source), staging, ds, workers=workers, pool=pool, log=log)
                 origin = sources[0].origin
         else:
-            sources = synthetic_sources(pre, staging, seeds, workers=workers, pool=pool)
+            sources = synthetic_sources(pre, staging, options.seeds, workers=workers, pool=pool)
             origin = "synthetic"
         samples = build(sources, staging, blanks, preset=pre.name, on_progress=on_progress, workers=workers, pool=pool)
-        publish(staging, out, samples, force=force)
+        publish(staging, out, samples, force=options.force)
     return write_dataset(
         out,
         samples,
         PROBE,
         preset=pre.name,
         source=origin,
-        n_samples=len(samples),
         n_sources=len(sources),
         conditions=list(CONDITIONS),
         questions=list(QUESTIONS),

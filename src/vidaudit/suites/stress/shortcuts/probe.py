@@ -7,7 +7,7 @@ from typing import Any
 
 from vidaudit.sdk import Condition, Prompt, Sample
 from vidaudit.suites.stress.probe import ChoiceBaselines, GenerateOptions, Probe
-from vidaudit.suites.stress.shortcuts.generate import generate, parse_blank_s
+from vidaudit.suites.stress.shortcuts.generate import generate
 from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, LETTERS, QUESTIONS, prompt_text
 from vidaudit.suites.stress.shortcuts.reader import answer_from_frames
 from vidaudit.suites.stress.shortcuts.report import shortcuts_report
@@ -46,16 +46,7 @@ class ShortcutsProbe(Probe):
     baselines = ShortcutsBaselines()
 
     def build(self, out: Path, options: GenerateOptions) -> Path:
-        blank_s = parse_blank_s(options.settings["blank_s"]) if "blank_s" in options.settings else None
-        return options.run_generator(
-            "shortcuts",
-            generate,
-            out,
-            source=options.source,
-            dataset=options.settings.get("dataset"),
-            log=options.source_log(),
-            blank_s=blank_s,
-        )
+        return options.run_generator(self.name, generate, out)
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params

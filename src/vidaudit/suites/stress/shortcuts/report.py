@@ -13,6 +13,7 @@ from typing import Any
 
 from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table
 from vidaudit.suites.stress.common import (
+    REFERENCE_COLUMNS,
     HumanCeiling,
     accuracy_cell,
     accuracy_text,
@@ -21,6 +22,7 @@ from vidaudit.suites.stress.common import (
     paper_name,
     pct,
     probe_report,
+    reference_cells,
     with_interval,
 )
 from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, QUESTIONS
@@ -106,9 +108,7 @@ def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
                         q,
                         *with_interval(x),
                         _clp_text(x),
-                        pct(CHANCE),
-                        f"{HUMAN_REPORTED[vc]:.1f} (humans)",
-                        ceiling.text(c["condition"]),
+                        *reference_cells(CHANCE, f"{HUMAN_REPORTED[vc]:.1f} (humans)", ceiling, c["condition"]),
                     ]
                 )
         clp_rows.append(
@@ -150,9 +150,7 @@ def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
                 "accuracy",
                 "95% Wilson",
                 "CLP",
-                "chance",
-                "paper reported",
-                "human ceiling",
+                *REFERENCE_COLUMNS,
             ],
             rows=rows,
             caption="Accuracy over every planned trial (a failed call is wrong). CLP = errors that pick the "

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from vidaudit.sdk import ScoreRecord, wilson_interval
-from vidaudit.suites.stress.common import accuracy_cell
+from vidaudit.suites.stress.common import accuracy_cell, by_model_condition
 from vidaudit.suites.stress.sycophancy.categories import (
     AGREE,
     CATEGORIES,
@@ -59,8 +59,7 @@ def block(rs: Sequence[ScoreRecord]) -> dict[str, Any]:
 def aggregate_sycophancy(records: Sequence[ScoreRecord]) -> dict[str, Any]:
     recs = [r for r in records if r.params.get("probe") == "sycophancy"]
     cells: dict[str, Any] = {}
-    for model, cond in sorted({(r.model, r.condition) for r in recs}):
-        rs = [r for r in recs if r.model == model and r.condition == cond]
+    for (model, cond), rs in by_model_condition(recs).items():
         per = {
             c: block([r for r in rs if r.params.get("category") == c])
             for c in CATEGORIES

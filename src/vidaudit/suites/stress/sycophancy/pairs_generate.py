@@ -112,7 +112,6 @@ def generate_pairs_requests(
         out,
         samples,
         PROBE,
-        n_samples=len(samples),
         n_videos=used,
         categories=list(categories),
         source=str(source.resolve()),

@@ -10,7 +10,6 @@ from typing import Any
 
 from vidaudit.sdk import (
     ConfigError,
-    PoolFactory,
     Sample,
     VideoRef,
     check_choice,
@@ -20,7 +19,7 @@ from vidaudit.sdk import (
     video_ref,
     write_video,
 )
-from vidaudit.suites.stress.probe import guard_planned, write_dataset
+from vidaudit.suites.stress.probe import GenerateOptions, guard_planned, write_dataset
 from vidaudit.suites.stress.wireframe import scene as sc
 from vidaudit.suites.stress.wireframe.tasks import TASKS, question
 
@@ -91,19 +90,10 @@ def render_job(scene: sc.Scene, arrangement: str, out: str, rel: str) -> VideoRe
     return video_ref(out, rel)
 
 
-def generate(
-    out: Path,
-    preset: str = "smoke",
-    seeds: int | None = None,
-    *,
-    force: bool = False,
-    workers: int | None = 1,
-    pool: PoolFactory | None = None,
-    on_progress: Callable[[int, int], None] | None = None,
-) -> Path:
-    check_choice("preset", preset, PRESETS)
-    pre = PRESETS[preset]
-    rows = plan_rows(pre, seeds)
+def generate(out: Path, options: GenerateOptions, on_progress: Callable[[int, int], None] | None = None) -> Path:
+    check_choice("preset", options.preset, PRESETS)
+    pre = PRESETS[options.preset]
+    rows = plan_rows(pre, options.seeds)
     out = dataset_dir(out)
     built = []
     for r in rows:
@@ -124,13 +114,13 @@ def generate(
             "temporal_groups": [[0, 1], [2, 3]],
         }
         built.append((r, scene, params, answer))
-    guard_planned(out, [(r["sample_id"], p, a) for r, _, p, a in built], force=force)
+    guard_planned(out, [(r["sample_id"], p, a) for r, _, p, a in built], force=options.force)
     (out / "videos").mkdir(parents=True, exist_ok=True)
     refs = run_jobs(
         render_job,
         [(scene, r["arrangement"], str(out), f"videos/{r['sample_id']}.mp4") for r, scene, _, _ in built],
-        workers=workers,
-        pool=pool,
+        workers=options.workers,
+        pool=options.pool,
         on_progress=on_progress,
     )
     samples = [
@@ -149,7 +139,6 @@ def generate(
         samples,
         PROBE,
         preset=pre.name,
-        n_samples=len(samples),
         width=sc.WIDTH,
         height=sc.HEIGHT,
         fps=FPS,

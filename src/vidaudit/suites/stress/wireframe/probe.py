@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from vidaudit.sdk import Condition, ConfigError, Prompt, Sample, ScoreRecord, ViewerTrial
+from vidaudit.sdk import Condition, ConfigError, Prompt, Sample
 from vidaudit.suites.stress.common import require_every_frame
 from vidaudit.suites.stress.probe import ProbeBaselines, RenderingProbe
-from vidaudit.suites.stress.viewer import probe_trial
+from vidaudit.suites.stress.viewer import ParamsTrial
 from vidaudit.suites.stress.wireframe.generate import generate
 from vidaudit.suites.stress.wireframe.observer import observe as observer
 from vidaudit.suites.stress.wireframe.report import wireframe_report
@@ -88,22 +88,15 @@ class WireframeProbe(RenderingProbe):
             "query": p.get("query"),
         }
 
-    def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
-        p = sample.params
-        return probe_trial(
+    viewer_trial = staticmethod(
+        ParamsTrial(
             PROBE_NAME,
-            record,
-            sample,
-            raw_text,
-            kind=p.get("task"),
-            predicted=record.metrics.get("predicted"),
-            facts=[
-                ("arrangement", str(p.get("arrangement"))),
-                ("line width px", str(p.get("line_width"))),
-                ("scene", str(p.get("scene_kind"))),
-            ],
-            grid_point=[p.get("task"), p.get("arrangement")],
+            kind="task",
+            predicted="predicted",
+            facts={"arrangement": "arrangement", "line width px": "line_width", "scene": "scene_kind"},
+            grid=("task", "arrangement"),
         )
+    )
 
     score = staticmethod(score_trial)
     aggregate = staticmethod(wireframe_report)

@@ -9,11 +9,12 @@ from typing import Any
 
 from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table
 from vidaudit.suites.stress.common import (
+    REFERENCE_COLUMNS,
     HumanCeiling,
     accuracy_cell,
     group_records,
-    pct,
     probe_report,
+    reference_cells,
     with_interval,
 )
 from vidaudit.suites.stress.wireframe.tasks import CHANCE, PAPER_MODEL, PAPER_TABLE18, PAPER_TABLE19, TASKS
@@ -84,9 +85,7 @@ def _summary(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
                 str(c["line_width"] or "-"),
                 *with_interval(c),
                 top[0][0] if top else "-",
-                pct(c["chance"]),
-                c["paper"],
-                ceiling.text(c["condition"]),
+                *reference_cells(c["chance"], c["paper"], ceiling, c["condition"]),
             ]
         )
     return Table(
@@ -102,9 +101,7 @@ def _summary(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
             "accuracy",
             "95% Wilson",
             "most common answer",
-            "chance",
-            "paper reported",
-            "human ceiling",
+            *REFERENCE_COLUMNS,
         ],
         rows=rows,
         caption="Accuracy over every planned trial (a failed call is wrong). connectivity: which two nodes "
