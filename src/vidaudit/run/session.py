@@ -26,11 +26,11 @@ from vidaudit.models.judged import JudgedAdapter
 from vidaudit.models.pricing import cost_usd, estimate_request_tokens
 from vidaudit.run.backlog import Backlog, register_keys
 from vidaudit.run.budget import Budget
-from vidaudit.run.executor import run_backlog
+from vidaudit.run.executor import CallOptions, run_backlog
 from vidaudit.run.lock import RunLock
 from vidaudit.run.perturbed import PERTURB_CACHE
 from vidaudit.run.plan import PlannedTrial, PlanStream
-from vidaudit.run.request import RunRequest
+from vidaudit.run.request import PlanRequest, RunRequest
 from vidaudit.run.request_builder import RequestBuilder, effective_fps
 from vidaudit.run.runconfig import BudgetConfig, RunConfig, open_run_config
 from vidaudit.run.servable import check_videos
@@ -169,64 +169,36 @@ def reads_video(spec: ModelSpec) -> bool:
 
 
 def prepare_run(
-    data: Path,
-    models: Sequence[ModelSpec],
-    conditions: Sequence[Condition],
-    *,
-    suite: str | None = None,
-    limit: int | None = None,
-    model_options: dict[str, dict[str, Any]] | None = None,
-    check_files: bool = True,
-    judge: ModelSpec | None = None,
-    allow_external_videos: bool = False,
+    plan: PlanRequest, *, check_files: bool = True
 ) -> tuple[list[PlannedTrial], dict[str, ModelAdapter], Any]:
     """Load, validate and plan; builds adapters (no call is made). Raises on anything wrong.
 
-    ``suite``: None runs the dataset's own suite (``core.manifest.dataset_suite``). The plan is
+    ``plan.suite``: None runs the dataset's own suite (``core.manifest.dataset_suite``). The plan is
     ``prepare_stream``'s, made a list."""
-    stream, adapters, caps = prepare_stream(
-        data,
-        models,
-        conditions,
-        suite=suite,
-        limit=limit,
-        model_options=model_options,
-        check_files=check_files,
-        judge=judge,
-        allow_external_videos=allow_external_videos,
-    )
+    stream, adapters, caps = prepare_stream(plan, check_files=check_files)
     return list(stream), adapters, caps
 
 
-def prepare_stream(
-    data: Path,
-    models: Sequence[ModelSpec],
-    conditions: Sequence[Condition],
-    *,
-    suite: str | None = None,
-    limit: int | None = None,
-    model_options: dict[str, dict[str, Any]] | None = None,
-    check_files: bool = True,
-    judge: ModelSpec | None = None,
-    allow_external_videos: bool = False,
-) -> tuple[PlanStream, dict[str, ModelAdapter], Any]:
-    """``prepare_run`` with the plan as a ``PlanStream``, checked in one pass that holds no trial."""
-    s = get_suite(suite or dataset_suite(data))
+def prepare_stream(plan: PlanRequest, *, check_files: bool = True) -> tuple[PlanStream, dict[str, ModelAdapter], Any]:
+    """``prepare_run`` with the plan as a ``PlanStream``, checked in one pass that holds no trial (a
+    :class:`~vidaudit.run.request.RunRequest` is a ``PlanRequest``)."""
+    data, models, conditions, model_options = plan.data, plan.models, plan.conditions, plan.model_options
+    s = get_suite(plan.suite or dataset_suite(data))
     if not models:
         raise ConfigError("no model given; add --model SPEC (e.g. --model oracle)")
     if not conditions:
         raise ConfigError("no condition given; add --condition native (or frames@K, keyframes)")
-    samples = load_suite_samples(s, Path(data), limit)
+    samples = load_suite_samples(s, data, plan.limit)
     if check_files and any(reads_video(m) for m in models):
-        check_videos(samples, Path(data), allow_external=True if allow_external_videos else None)
+        check_videos(samples, data, allow_external=True if plan.allow_external_videos else None)
     by_id = {x.sample_id: x for x in samples}
     adapters: dict[str, ModelAdapter] = {}
     for m in models:
         if m.label in adapters:
             raise ConfigError(f"model {m.label} is listed twice")
-        adapters[m.label] = make_adapter(m, samples=by_id, suite=s, options=(model_options or {}).get(m.provider))
-    if judge is not None:
-        adapters = with_judge(adapters, judge, suite=s, samples=by_id, model_options=model_options)
+        adapters[m.label] = make_adapter(m, samples=by_id, suite=s, options=model_options.get(m.provider))
+    if plan.judge is not None:
+        adapters = with_judge(adapters, plan.judge, suite=s, samples=by_id, model_options=model_options)
     caps = {k: a.capabilities for k, a in adapters.items()}
     opts = {k: request_options(a) for k, a in adapters.items()}
     stream = PlanStream(samples, conditions, models, suite=s, caps_by_model=caps, options_by_model=opts)
@@ -329,97 +301,52 @@ def execute(
         request = RunRequest.build(data=data, out=out, models=models, conditions=conditions, **fields)
     elif out is not None or models is not None or conditions is not None or fields:
         raise TypeError("execute(request) takes the RunRequest alone; change it with request.model_copy(update=...)")
-    data, out_dir, models, conditions = request.data, request.out, request.models, request.conditions
-    design, rule, judge = request.design, request.rule, request.judge
-    suite = request.suite or dataset_suite(data)  # None: the dataset's own suite
+    if request.suite is None:  # the dataset's own suite, read once
+        request = request.model_copy(update={"suite": dataset_suite(request.data)})
+    design, rule, suite = request.design, request.rule, str(request.suite)
     if dry_run:  # adapters that call nothing: no SDK, no API key, no client (models/http_base.py)
         with for_dry_run():
-            stream, _, caps = prepare_stream(
-                data,
-                models,
-                conditions,
-                suite=suite,
-                limit=request.limit,
-                model_options=request.model_options,
-                check_files=False,
-                judge=judge,
-                allow_external_videos=request.allow_external_videos,
-            )
+            stream, _, caps = prepare_stream(request, check_files=False)
         if design != "full":
             sequential_design(get_suite(suite), design, rule, list(stream))  # the design's refusals come first
-        return RunOutcome(out_dir, None, dry_run_rows(stream, caps))
-    stream, adapters, caps = prepare_stream(
-        data,
-        models,
-        conditions,
-        suite=suite,
-        limit=request.limit,
-        model_options=request.model_options,
-        judge=judge,
-        allow_external_videos=request.allow_external_videos,
-    )
+        return RunOutcome(request.out, None, dry_run_rows(stream, caps))
+    stream, adapters, caps = prepare_stream(request)
     # a sequential design chooses among every trial of the plan by id: it holds the plan as a list
     planned: PlanStream | list[PlannedTrial] = stream if design == "full" else list(stream)
     seq = None if isinstance(planned, PlanStream) else sequential_design(get_suite(suite), design, rule, planned)
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
+        request.out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise ConfigError(f"cannot create the run dir {out_dir}: {e.strerror}; pass a writable --out") from None
-    with RunLock(out_dir):
-        return _execute_locked(
-            data,
-            out_dir,
-            planned,
-            adapters,
-            caps,
-            models,
-            conditions,
-            suite=suite,
-            max_attempts=request.max_attempts,
-            max_cost_usd=request.max_cost_usd,
-            max_tokens=request.max_tokens,
-            limit=request.limit,
-            on_progress=on_progress,
-            model_options=request.model_options,
-            judge=judge,
-            design=seq,
-            dispatch=dispatch,
-            retry_errors=request.retry_errors,
-        )
+        raise ConfigError(f"cannot create the run dir {request.out}: {e.strerror}; pass a writable --out") from None
+    with RunLock(request.out):
+        return _execute_locked(request, planned, adapters, caps, design=seq, on_progress=on_progress, dispatch=dispatch)
 
 
 def _execute_locked(
-    data: Path,
-    out: Path,
+    request: RunRequest,
     planned: PlanStream | list[PlannedTrial],
     adapters: dict[str, ModelAdapter],
     caps: dict[str, Capabilities],
-    models: Sequence[ModelSpec],
-    conditions: Sequence[Condition],
     *,
-    suite: str,
-    max_attempts: int,
-    max_cost_usd: float | None,
-    max_tokens: int | None,
-    limit: int | None,
+    design: Any,
     on_progress: Callable[[ProgressEvent], None] | None,
-    model_options: dict[str, dict[str, Any]] | None = None,
-    judge: ModelSpec | None = None,
-    design: Any = None,
-    dispatch: AdapterDispatch | None = None,
-    retry_errors: bool = False,
+    dispatch: AdapterDispatch | None,
 ) -> RunOutcome:
+    """``execute``'s run, under the run dir's lock: ``request.suite`` is resolved, ``design`` the sequential design
+    (None: the full one)."""
+    data, out, models, suite = request.data, request.out, request.models, str(request.suite)
+    max_cost_usd, max_tokens = request.max_cost_usd, request.max_tokens
     samples = _samples_of(planned)
     update_snapshot(out, samples.values())
     config = RunConfig.new(
         suite=suite,
         data_dir=str(data.resolve()),
         models=list(models),
-        conditions=list(conditions),
-        max_attempts=max_attempts,
+        conditions=list(request.conditions),
+        max_attempts=request.max_attempts,
         budget=BudgetConfig(max_cost_usd=max_cost_usd, max_tokens=max_tokens),
-        options=run_options(limit, judge, design),
-        model_options=model_options,
+        options=run_options(request.limit, request.judge, design),
+        model_options=request.model_options,
     )
     effective = open_run_config(out, config)
     budget = None
@@ -465,6 +392,9 @@ def _execute_locked(
             return tokens, cost or 0.0, top_in, top_out
 
         budget = Budget(max_cost_usd=max_cost_usd, max_tokens=max_tokens, estimate=estimate)
+    calls = CallOptions(
+        max_attempts=request.max_attempts, budget=budget, on_progress=on_progress, retry_errors=request.retry_errors
+    )
     builder = RequestBuilder(
         data, perturb_cache=out / PERTURB_CACHE, pixel_free=[m.label for m in models if not reads_video(m)]
     )
@@ -477,38 +407,25 @@ def _execute_locked(
                 async def trials(use: dict[str, Any]) -> tuple[RunSummary, dict[str, Any] | None]:
                     if design is not None:
                         assert isinstance(planned, list)
-                        return await run_waves(
-                            planned,
-                            design,
-                            use,
-                            store,
-                            builder,
-                            suite=get_suite(suite),
-                            max_attempts=max_attempts,
-                            budget=budget,
-                            on_progress=on_progress,
-                        )
+                        return await run_waves(planned, design, use, store, builder, calls, suite=get_suite(suite))
                     assert isinstance(planned, PlanStream)
                     nonlocal backlog
                     backlog = await asyncio.to_thread(
-                        register_keys, store, planned.keys(), max_attempts=max_attempts, retry_errors=retry_errors
-                    )
-                    return await run_backlog(
-                        backlog,
-                        {m: planned.for_model(m) for m in planned.labels},
-                        use,
+                        register_keys,
                         store,
-                        builder,
-                        max_attempts=max_attempts,
-                        budget=budget,
-                        on_progress=on_progress,
-                        retry_errors=retry_errors,
-                    ), None
+                        planned.keys(),
+                        max_attempts=calls.max_attempts,
+                        retry_errors=calls.retry_errors,
+                    )
+                    sources = {m: planned.for_model(m) for m in planned.labels}
+                    return await run_backlog(backlog, sources, use, store, builder, calls), None
 
                 if dispatch is None:
                     done = await trials(adapters)
                 else:
-                    async with dispatch(adapters, suite=suite, samples=samples, model_options=model_options) as remote:
+                    async with dispatch(
+                        adapters, suite=suite, samples=samples, model_options=request.model_options
+                    ) as remote:
                         prerender = getattr(dispatch, "prerender", None)  # Ray: perturbed videos as tasks, first
                         if prerender is not None:
                             await asyncio.to_thread(prerender, planned, builder)
