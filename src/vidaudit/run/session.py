@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from vidaudit.core.contract.roles import sequential_design
 from vidaudit.core.contract.suite import Suite
@@ -17,7 +17,7 @@ from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.gcpause import roomy_young_gc
 from vidaudit.core.manifest import dataset_suite, load_samples
 from vidaudit.core.registry import get_suite, resolve
-from vidaudit.core.types import Condition, ModelSpec, Presentation, Sample, Status, Usage
+from vidaudit.core.types import Condition, ModelSpec, Presentation, Sample, Status, Usage, VideoRef
 from vidaudit.models.base import Capabilities, ModelAdapter, request_options
 from vidaudit.models.errors_http import input_bound, output_bound
 from vidaudit.models.factory import make_adapter
@@ -75,52 +75,67 @@ class RunOutcome:
         return sum(c.count for c in self.failures)
 
 
+class CallShape(NamedTuple):
+    """What decides a call's estimated input tokens. A plan has few distinct ones (its conditions times the sample
+    shapes), so the estimate is computed once per shape (``_input_estimate``), not per trial."""
+
+    spec: ModelSpec
+    images: int
+    width: int
+    height: int
+    text_chars: int
+    video_seconds: float
+    video_fps: float
+
+    @classmethod
+    def of(cls, spec: ModelSpec, condition: Condition, selection: Any, video: VideoRef, prompt: str) -> CallShape:
+        """The shape of a call of ``spec`` showing ``selection`` of ``video`` as ``condition`` says, with ``prompt``."""
+        native = condition.presentation is Presentation.NATIVE
+        return cls(
+            spec,
+            0 if native else len(selection),
+            video.width,
+            video.height,
+            len(prompt) + 100,
+            video.duration_s if native else 0,
+            effective_fps(selection, video.duration_s) if native else 0,
+        )
+
+    @classmethod
+    def of_trial(cls, p: PlannedTrial) -> CallShape:
+        return cls.of(p.trial.model, p.trial.condition, p.selection, p.sample.video, p.prompt.text)
+
+
 def _estimate(p: PlannedTrial, caps: Capabilities) -> tuple[int, float | None]:
     if caps.synthetic:
         return 0, 0.0  # baselines: no tokens, no cost
-    cond, v, spec = p.trial.condition, p.sample.video, p.trial.model
-    native = cond.presentation is Presentation.NATIVE
-    return _estimate_of(
-        spec,
-        caps.local,
-        0 if native else len(p.selection),
-        v.width,
-        v.height,
-        len(p.prompt.text) + 100,
-        v.duration_s if native else 0,
-        effective_fps(p.selection, v.duration_s) if native else 0,
-    )
+    return _estimate_of(CallShape.of_trial(p), caps.local)
 
 
 @functools.lru_cache(maxsize=4096)
-def _input_estimate(
-    spec: ModelSpec, images: int, width: int, height: int, text_chars: int, video_seconds: float, video_fps: float
-) -> int:
-    """A call's estimated input tokens from what decides them: computed once per distinct request shape
-    (a plan has few: its conditions times the sample shapes), not per trial."""
+def _input_estimate(shape: CallShape) -> int:
+    """A call's estimated input tokens from its shape."""
+    spec = shape.spec
     provider = spec.provider if spec.provider in ("openai", "gemini", "anthropic") else "open"
     if spec.provider == "openai" and spec.base_url:
         provider = "open"
     return estimate_request_tokens(
-        images, width, height, text_chars, video_seconds=video_seconds, video_fps=video_fps, provider=provider
+        shape.images,
+        shape.width,
+        shape.height,
+        shape.text_chars,
+        video_seconds=shape.video_seconds,
+        video_fps=shape.video_fps,
+        provider=provider,
     )
 
 
-def _estimate_of(
-    spec: ModelSpec,
-    local: bool,
-    images: int,
-    width: int,
-    height: int,
-    text_chars: int,
-    video_seconds: float,
-    video_fps: float,
-) -> tuple[int, float | None]:
+def _estimate_of(shape: CallShape, local: bool) -> tuple[int, float | None]:
     """A call's estimated tokens and cost (the dry run's figures)."""
-    tokens_in = _input_estimate(spec, images, width, height, text_chars, video_seconds, video_fps)
-    out = spec.settings.max_tokens or UNLIMITED_OUTPUT_ESTIMATE
+    tokens_in = _input_estimate(shape)
+    out = shape.spec.settings.max_tokens or UNLIMITED_OUTPUT_ESTIMATE
     usage = Usage(input_tokens=tokens_in, output_tokens=out)
-    cost = 0.0 if local else cost_usd(spec, usage)
+    cost = 0.0 if local else cost_usd(shape.spec, usage)
     return tokens_in + out, cost
 
 
@@ -130,17 +145,8 @@ def _worst_case(p: PlannedTrial, caps: Capabilities, prices: Any = None) -> tupl
     ``prices`` (the adapter's table; None: the shipped one). The budget reserves it (``run.budget``)."""
     if caps.synthetic:
         return 0, 0.0, 0, 0
-    cond, v, spec = p.trial.condition, p.sample.video, p.trial.model
-    native = cond.presentation is Presentation.NATIVE
-    tokens_in = _input_estimate(
-        spec,
-        0 if native else len(p.selection),
-        v.width,
-        v.height,
-        len(p.prompt.text) + 100,
-        v.duration_s if native else 0,
-        effective_fps(p.selection, v.duration_s) if native else 0,
-    )
+    spec = p.trial.model
+    tokens_in = _input_estimate(CallShape.of_trial(p))
     top_in, top_out = input_bound(tokens_in), output_bound(spec.settings.max_tokens)
     cost = 0.0 if caps.local else cost_usd(spec, Usage(input_tokens=top_in, output_tokens=top_out), prices)
     return top_in + top_out, cost, top_in, top_out
@@ -259,18 +265,8 @@ def _stream_rows(stream: PlanStream, caps: dict[str, Any]) -> list[DryRunRow]:
         c = caps[key[0]]
         if c.synthetic:
             continue  # baselines: no tokens, no cost
-        native = g.condition.presentation is Presentation.NATIVE
-        v = s.video
-        tokens, cost = _estimate_of(
-            g.model,
-            c.local,
-            0 if native else len(sel),
-            v.width,
-            v.height,
-            len(stream.suite.render_prompt(s, g.condition).text) + 100,
-            v.duration_s if native else 0,
-            effective_fps(sel, v.duration_s) if native else 0,
-        )
+        prompt = stream.suite.render_prompt(s, g.condition).text
+        tokens, cost = _estimate_of(CallShape.of(g.model, g.condition, sel, s.video, prompt), c.local)
         row.est_tokens += tokens
         row.est_cost_usd = None if cost is None or row.est_cost_usd is None else row.est_cost_usd + cost
     return list(rows.values())
