@@ -58,6 +58,7 @@ from vidaudit.core.types import Condition, ModelSpec
 from vidaudit.models.base import Capabilities
 from vidaudit.models.openai_compat import OpenAIAdapter
 from vidaudit.run.plan import PlannedTrial, plan
+from vidaudit.run.request import PlanRequest
 from vidaudit.run.request_builder import RequestBuilder
 from vidaudit.run.session import dry_run_rows, prepare_stream
 from vidaudit.suites.counting.generate import generate
@@ -204,7 +205,7 @@ def measure_plan(
 
     def prepare() -> None:  # the plan as `vidaudit run --dry-run` makes it: a stream, checked in one pass
         state["planned"], _, state["caps"] = prepare_stream(
-            data, [spec], conditions, model_options=opts, check_files=False
+            PlanRequest(data=data, models=[spec], conditions=conditions, model_options=opts), check_files=False
         )
 
     def rows() -> None:

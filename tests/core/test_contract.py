@@ -12,8 +12,8 @@ import pytest
 from vidaudit import sdk
 from vidaudit.core import registry
 from vidaudit.core.contract.profile import AuditPart
-from vidaudit.core.contract.records import TrialScore
-from vidaudit.core.contract.report import SuiteReport
+from vidaudit.core.contract.records import ScoreRecord, TrialScore
+from vidaudit.core.contract.report import SuiteReport, ViewerTrial
 from vidaudit.core.contract.roles import Audit, Baselines, Commands, ModuleAudit, Verification
 from vidaudit.core.contract.suite import Prompt, Suite, SuiteCapabilities, check_suite
 from vidaudit.core.errors import ConfigError
@@ -213,3 +213,23 @@ def test_builtin_suites_declare_what_they_offer() -> None:
 
     assert [n for n in STRESS.parts if STRESS.part(n).capabilities.judges] == ["expectation"]
     assert stress.capabilities.judges
+
+
+def test_a_viewer_row_carries_its_records_fields_and_the_suites_own() -> None:
+    """``ViewerTrial.of`` (and so the default ``Suite.viewer_trial``) takes the trial's ids, model, condition, status
+    and correctness from its record, each different here so that a field taken from the wrong one shows."""
+    record = ScoreRecord(
+        trial_id="t1",
+        sample_id="s1",
+        suite="whole",
+        model="m1",
+        condition="frames@4",
+        group_id="g1",
+        status="ok",
+        correct=False,
+    )
+    row = ViewerTrial.of(record, None, group="dom", columns={"n": 3})
+    want = {"trial_id": "t1", "sample_id": "s1", "model": "m1", "condition": "frames@4", "status": "ok"}
+    assert row.model_dump(include=set(want)) == want and row.correct is False
+    assert (row.raw_text, row.group, row.columns) == ("", "dom", {"n": 3})
+    assert _Whole().viewer_trial(record, None, "the answer") == ViewerTrial.of(record, "the answer")

@@ -218,11 +218,17 @@ def test_a_full_disk_does_not_claim_unstored_calls_were_stored(smoke_dir: Path, 
     from vidaudit.core.types import ModelSpec
     from vidaudit.run.conditions import parse_condition
     from vidaudit.run.executor import RunAborted, run_trials
+    from vidaudit.run.request import PlanRequest
     from vidaudit.run.request_builder import RequestBuilder
     from vidaudit.run.session import prepare_run
 
     planned, adapters, _ = prepare_run(
-        smoke_dir, [ModelSpec.parse("oracle")], [parse_condition("frames@1", "structured_trace")], suite="counting"
+        PlanRequest(
+            data=smoke_dir,
+            models=[ModelSpec.parse("oracle")],
+            conditions=[parse_condition("frames@1", "structured_trace")],
+            suite="counting",
+        )
     )
     with RunStore(tmp_path) as store:
         store.register_trials(p.trial for p in planned)

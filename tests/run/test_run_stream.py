@@ -34,6 +34,7 @@ from vidaudit.run.audit_log import read_audit_log
 from vidaudit.run.conditions import parse_condition
 from vidaudit.run.executor import run_trials
 from vidaudit.run.plan import PlanStream, plan
+from vidaudit.run.request import PlanRequest
 from vidaudit.run.request_builder import RequestBuilder
 from vidaudit.run.session import execute, prepare_run
 from vidaudit.run.store.reader import StoreReader
@@ -70,7 +71,7 @@ def _reference(data: Path, suite: str) -> tuple[list[tuple[str, str]], dict[str,
     models = [ModelSpec.parse(m) for m in MODELS]
     samples = load_samples(data)
     s = get_suite(suite)
-    _, adapters, caps = prepare_run(data, models, _conditions(suite), suite=suite)
+    _, adapters, caps = prepare_run(PlanRequest(data=data, models=models, conditions=_conditions(suite), suite=suite))
     planned = plan(
         samples,
         _conditions(suite),
@@ -116,7 +117,9 @@ def test_a_streamed_run_stores_what_todays_planner_plans(
     outcome = execute(data, tmp_path / "stream", models, _conditions(suite), suite=suite)
     assert outcome.summary is not None and outcome.summary.called == len(trials) == outcome.trials_ok
     # the executor's list path on the same plan
-    planned, adapters, _ = prepare_run(data, models, _conditions(suite), suite=suite)
+    planned, adapters, _ = prepare_run(
+        PlanRequest(data=data, models=models, conditions=_conditions(suite), suite=suite)
+    )
     with RunStore(tmp_path / "list") as store:
         asyncio.run(run_trials(planned, adapters, store, RequestBuilder(data)))
     for run in (tmp_path / "stream", tmp_path / "list"):
@@ -372,10 +375,10 @@ def test_the_lanes_pass_takes_registrations_ids_and_hashes_again_where_they_do_n
     def seen(s: PlanStream, label: str) -> list[tuple[str, str]]:
         return [(p.id, p.keyed.json if p.keyed else "") for p in s.for_model(label)]
 
-    fresh = prepare_stream(smoke_dir, models, conds)[0]
+    fresh = prepare_stream(PlanRequest(data=smoke_dir, models=models, conditions=conds))[0]
     want = {m.label: seen(fresh, m.label) for m in models}
     assert all(tid == sha256_json(json.loads(text)) for rows in want.values() for tid, text in rows)
-    registered = prepare_stream(smoke_dir, models, conds)[0]
+    registered = prepare_stream(PlanRequest(data=smoke_dir, models=models, conditions=conds))[0]
     assert [d.id for d in registered.keys()] == [tid for m in models for tid, _ in want[m.label]]
     assert set(registered._ids) == {m.label for m in models}
     for m in models:

@@ -28,7 +28,9 @@ from vidaudit.score.scored_run import (
     ScoredRunHeader,
     parse_trial_line,
     read_scored_run,
+    run_stamp,
     trial_line,
+    write_scored_run,
 )
 
 runner = CliRunner()
@@ -102,6 +104,28 @@ def test_the_file_reads_back_as_the_store_scores(scored_run: Path) -> None:
         fresh.changed,
     )
     assert got.samples == fresh.samples and got.suite.name == fresh.suite.name
+
+
+def test_every_run_level_fact_reads_back_as_written(run: Path) -> None:
+    """The header carries each run-level fact of ``Scored`` and gives it back: each set here to a value no run of
+    the smoke data has (an empty default would hide a fact the header dropped)."""
+    scored = read_scored_run(run)
+    first = scored.records[0]
+    facts = {
+        "changed": ["a changed trial"],
+        "settings": {"oracle": {"temperature": 0.5}},
+        "estimated_frames": {"oracle": 3},
+        "design": {"name": "adaptive", "waves": 2},
+        "stage_usage": {"oracle": {"frames@1": {"calls": 4}}},
+        "human": [first.model_copy(update={"model": "human:p1"})],
+        "human_study": {"kappa": 0.75},
+    }
+    for name, value in facts.items():
+        setattr(scored, name, value)
+    write_scored_run(run, scored, stamp=run_stamp(run), allow_changed=True)
+    got = read_scored_run(run)
+    assert {name: getattr(got, name) for name in facts} == facts
+    assert got.records == scored.records
 
 
 def test_report_reads_the_file_and_never_rescores(run: Path, monkeypatch: pytest.MonkeyPatch) -> None:

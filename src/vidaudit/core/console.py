@@ -16,7 +16,15 @@ from typing import Any, TypeVar
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from vidaudit.core.errors import ConfigError, VidauditError
 
@@ -39,6 +47,24 @@ def friendly_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def bar(
+    *figures: ProgressColumn, remaining: bool = True, transient: bool = False, on: Console | None = None
+) -> Progress:
+    """The one look of vidaudit's progress bars (``progress_bar``, ``step_progress``, the run's
+    ``run.progress.RichProgress``): the description, the bar, done/total, a stage's own ``figures``, the time
+    elapsed and, with ``remaining``, the time left; on ``on`` (default: the stderr ``console``)."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        *figures,
+        TimeElapsedColumn(),
+        *([TimeRemainingColumn()] if remaining else []),
+        console=on or console,
+        transient=transient,
+    )
+
+
 #: the progress display now on screen: a bar opened inside another (a probe's videos inside the audit's data
 #: step) becomes a second line of it, since a terminal holds one live display at a time
 _LIVE: list[Progress] = []
@@ -56,15 +82,7 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
         finally:
             prog.stop_task(task)
         return
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=False,
-    ) as prog:
+    with bar() as prog:
         task = prog.add_task(description, total=None)
 
         def update(done: int, total: int) -> None:
@@ -115,14 +133,7 @@ def step_progress(description: str) -> Iterator[Callable[[str, int, int | None],
     thumbnails 9.8 s · figures 7.9 s``, so a log (no terminal, no live bar) says it too."""
     spent: dict[str, float] = {}
     state: dict[str, Any] = {"step": "", "since": time.monotonic()}
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as prog:
+    with bar(remaining=False, transient=True) as prog:
         task = prog.add_task(description, total=None)
 
         def update(step: str, done: int, total: int | None) -> None:

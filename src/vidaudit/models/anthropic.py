@@ -14,7 +14,7 @@ the trial id and the report record it, not the settings' defaults.
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 try:  # optional until a call is made: a dry run plans without the SDK (see http_base)
@@ -23,22 +23,11 @@ try:  # optional until a call is made: a dry run plans without the SDK (see http
 except ImportError:  # pragma: no cover - depends on the environment
     anthropic = None  # type: ignore[assignment]
 
-from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import GenerationSettings, ImagePart, ModelSpec, Request, Response, Usage, VideoPart
 from vidaudit.models import errors_http as eh
 from vidaudit.models.base import Capabilities, ModelCallError
-from vidaudit.models.http_base import DEFAULT_MAX_RESPONSE_BYTES, HTTPProvider
-from vidaudit.models.params import FamilyParams, ParamTable, load_params
-from vidaudit.models.pricing import PriceTable, load_prices
-from vidaudit.models.provider_content import (
-    DEFAULT_JPEG_QUALITY,
-    b64,
-    base64_size,
-    build_content,
-    check_jpeg_quality,
-    check_request,
-    check_size,
-)
+from vidaudit.models.http_base import HTTPOptions, HTTPProvider
+from vidaudit.models.provider_content import b64, base64_size, build_content, check_request, check_size
 
 PROVIDER = "anthropic"
 #: The Messages API requires max_tokens; under --provider-defaults (no limit asked) this is sent, the
@@ -60,56 +49,36 @@ class _MessagesEncoder:
         raise AssertionError("anthropic has no native video; check_request must refuse VideoParts")
 
 
-class AnthropicAdapter(HTTPProvider):
-    """``anthropic:MODEL``; ``base_url`` (option or ``@base_url``) for a proxy or a test server."""
+@dataclass(frozen=True, kw_only=True)
+class AnthropicOptions(HTTPOptions):
+    """``AnthropicAdapter``'s options: the common ones and its own."""
 
-    def __init__(
-        self,
-        spec: ModelSpec,
-        *,
-        timeout_s: float = 300.0,
-        api_key_env: str | None = None,
-        base_url: str | None = None,
-        jpeg_quality: int = DEFAULT_JPEG_QUALITY,
-        max_images: int = MAX_IMAGES,
-        max_request_bytes: int = MAX_REQUEST_BYTES,
-        send_sampling_params: bool = True,
-        concurrency: int | None = None,
-        prices: str | Path | PriceTable | None = None,
-        params: str | Path | ParamTable | None = None,
-        deadline_s: float | None = None,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-    ) -> None:
-        if spec.provider != PROVIDER:
-            raise ConfigError(f"AnthropicAdapter got a {spec.provider!r} spec; use anthropic:MODEL")
-        if not spec.name:
-            raise ConfigError("anthropic needs a model name, e.g. anthropic:claude-sonnet-4-5")
-        self.spec = spec
-        self._set_limits(timeout_s, deadline_s, max_response_bytes)
-        self.jpeg_quality = check_jpeg_quality(jpeg_quality)
-        self.send_sampling_params = send_sampling_params
-        self.family: FamilyParams = load_params(params).lookup(spec)
-        self._prices = prices if isinstance(prices, PriceTable) else load_prices(prices)
-        env = (api_key_env,) if api_key_env else ("ANTHROPIC_API_KEY",)
-        key = self._api_key(env, required=True)
-        self._secrets = (key,)
+    base_url: str | None = None
+    max_images: int = MAX_IMAGES
+    max_request_bytes: int = MAX_REQUEST_BYTES
+    send_sampling_params: bool = True
+
+
+class AnthropicAdapter(HTTPProvider, provider=PROVIDER, name_hint=", e.g. anthropic:claude-sonnet-4-5"):
+    """``anthropic:MODEL``; ``base_url`` (option or ``@base_url``) for a proxy or a test server. Its keywords are
+    the fields of :class:`AnthropicOptions`."""
+
+    def __init__(self, spec: ModelSpec, **options: Any) -> None:
+        o = AnthropicOptions(**options)
+        self._setup(spec, o)
+        self.send_sampling_params = o.send_sampling_params
+        key = self._key(o, ("ANTHROPIC_API_KEY",))
         self.capabilities = Capabilities(
             native_video=False,
             images=True,
-            max_images=max_images,
-            max_request_bytes=max_request_bytes,
+            max_images=o.max_images,
+            max_request_bytes=o.max_request_bytes,
             default_native_fps=None,
-            concurrency=concurrency or 4,
+            concurrency=o.concurrency or 4,
         )
         self._client: Any = None
         if self._needs_client(anthropic, "anthropic"):
-            self._client = AsyncAnthropic(
-                api_key=key,
-                base_url=base_url or spec.base_url,
-                timeout=self.timeout_s,
-                max_retries=0,
-                http_client=anthropic.DefaultAsyncHttpxClient(transport=self.capped_transport()),
-            )
+            self._client = self._stainless_client(anthropic, AsyncAnthropic, key, o.base_url or spec.base_url)
 
     def request_options(self) -> dict[str, object]:
         """Options that change the request bytes (in the trial id)."""

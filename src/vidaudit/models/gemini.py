@@ -35,6 +35,7 @@ import json
 import re
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,14 +53,10 @@ from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Respon
 from vidaudit.models import errors_http as eh
 from vidaudit.models.base import Capabilities, ModelCallError
 from vidaudit.models.gemini_files import DEFAULT_TTL_S, CachedFile, FileCache, default_cache_path
-from vidaudit.models.http_base import DEFAULT_MAX_RESPONSE_BYTES, HTTPProvider
-from vidaudit.models.params import FamilyParams, ParamTable, load_params
-from vidaudit.models.pricing import PriceTable, load_prices
+from vidaudit.models.http_base import HTTPOptions, HTTPProvider
 from vidaudit.models.provider_content import (
-    DEFAULT_JPEG_QUALITY,
     Stopwatch,
     build_content,
-    check_jpeg_quality,
     check_native_fps,
     check_request,
     check_size,
@@ -137,67 +134,55 @@ class _GeminiEncoder:
         )
 
 
-class GeminiAdapter(HTTPProvider):
-    """``gemini:MODEL``; ``base_url`` (option or ``@base_url``) points the SDK elsewhere, e.g. a test server."""
+@dataclass(frozen=True, kw_only=True)
+class GeminiOptions(HTTPOptions):
+    """``GeminiAdapter``'s options: the common ones and its own."""
 
-    def __init__(
-        self,
-        spec: ModelSpec,
-        *,
-        timeout_s: float = 300.0,
-        api_key_env: str | None = None,
-        base_url: str | None = None,
-        jpeg_quality: int = DEFAULT_JPEG_QUALITY,
-        file_cache: str | Path | None = None,
-        use_disk_cache: bool = True,
-        poll_interval_s: float = 2.0,
-        upload_timeout_s: float = 600.0,
-        media_resolution: str | None = None,
-        api_version: str = DEFAULT_API_VERSION,
-        concurrency: int | None = None,
-        prices: str | Path | PriceTable | None = None,
-        params: str | Path | ParamTable | None = None,
-        thinking_budget: int | None | str = "family",
-        media_processing: str | None = "STATIC",
-        part_media_resolution: str | None = None,
-        deadline_s: float | None = None,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-    ) -> None:
-        if spec.provider != PROVIDER:
-            raise ConfigError(f"GeminiAdapter got a {spec.provider!r} spec; use gemini:MODEL")
-        if not spec.name:
-            raise ConfigError("gemini needs a model name, e.g. gemini:gemini-2.5-flash")
-        if poll_interval_s <= 0 or upload_timeout_s <= 0:
+    base_url: str | None = None
+    file_cache: str | Path | None = None
+    use_disk_cache: bool = True
+    poll_interval_s: float = 2.0
+    upload_timeout_s: float = 600.0
+    media_resolution: str | None = None
+    api_version: str = DEFAULT_API_VERSION
+    #: "family": the family table's (``params.yaml``)
+    thinking_budget: int | None | str = "family"
+    media_processing: str | None = "STATIC"
+    part_media_resolution: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.poll_interval_s <= 0 or self.upload_timeout_s <= 0:
             raise ConfigError("poll_interval_s and upload_timeout_s must be positive")
-        self.spec = spec
-        self._set_limits(timeout_s, deadline_s, max_response_bytes)
-        self.poll_interval_s = float(poll_interval_s)
-        self.upload_timeout_s = float(upload_timeout_s)
-        self.jpeg_quality = check_jpeg_quality(jpeg_quality)
         for name, value, enum in (
-            ("media_resolution", media_resolution, "MediaResolution"),
-            ("media_processing", media_processing, "MediaProcessing"),
-            ("part_media_resolution", part_media_resolution, "PartMediaResolutionLevel"),
+            ("media_resolution", self.media_resolution, "MediaResolution"),
+            ("media_processing", self.media_processing, "MediaProcessing"),
+            ("part_media_resolution", self.part_media_resolution, "PartMediaResolutionLevel"),
         ):
             allowed = [m.value for m in getattr(types, enum)] if types is not None else None  # None: no SDK (dry run)
             if value is not None and allowed is not None and value not in allowed:
                 raise ConfigError(f"{name} must be one of {allowed}, got {value!r}")
-        self.media_resolution = media_resolution
-        self.media_processing = media_processing
-        self.part_media_resolution = part_media_resolution
-        self.family: FamilyParams = load_params(params).lookup(spec)
-        if thinking_budget == "family":
-            thinking_budget = self.family.thinking_budget
+
+
+class GeminiAdapter(HTTPProvider, provider=PROVIDER, name_hint=", e.g. gemini:gemini-2.5-flash"):
+    """``gemini:MODEL``; ``base_url`` (option or ``@base_url``) points the SDK elsewhere, e.g. a test server. Its
+    keywords are the fields of :class:`GeminiOptions`."""
+
+    def __init__(self, spec: ModelSpec, **options: Any) -> None:
+        o = GeminiOptions(**options)
+        self._setup(spec, o)
+        self.poll_interval_s = float(o.poll_interval_s)
+        self.upload_timeout_s = float(o.upload_timeout_s)
+        self.media_resolution = o.media_resolution
+        self.media_processing = o.media_processing
+        self.part_media_resolution = o.part_media_resolution
+        thinking_budget = self.family.thinking_budget if o.thinking_budget == "family" else o.thinking_budget
         if thinking_budget is not None and (not isinstance(thinking_budget, int) or thinking_budget < -1):
             raise ConfigError(
                 f"thinking_budget must be an integer >= -1 (0 off, -1 automatic), got {thinking_budget!r}"
             )
         self.thinking_budget: int | None = thinking_budget
-        self._prices = prices if isinstance(prices, PriceTable) else load_prices(prices)
-        env = (api_key_env,) if api_key_env else ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-        key = self._api_key(env, required=True)
-        self._secrets = (key,)
-        self.base_url = base_url or spec.base_url
+        key = self._key(o, ("GEMINI_API_KEY", "GOOGLE_API_KEY"))
+        self.base_url = o.base_url or spec.base_url
         self.capabilities = Capabilities(
             native_video=True,
             images=True,
@@ -205,10 +190,10 @@ class GeminiAdapter(HTTPProvider):
             max_request_bytes=MAX_INLINE_BYTES,
             default_native_fps=DEFAULT_NATIVE_FPS,
             max_native_fps=MAX_NATIVE_FPS,
-            concurrency=concurrency or 8,
+            concurrency=o.concurrency or 8,
         )
         namespace = f"{self.base_url or DEFAULT_BASE_URL}#{sha256_text(key)[:12]}"
-        cache_path = Path(file_cache) if file_cache else (default_cache_path() if use_disk_cache else None)
+        cache_path = Path(o.file_cache) if o.file_cache else (default_cache_path() if o.use_disk_cache else None)
         self.files = FileCache(cache_path, namespace)
         self._upload_locks: dict[str, asyncio.Lock] = {}
         self._client: Any = None
@@ -216,7 +201,7 @@ class GeminiAdapter(HTTPProvider):
             return
         http_options = types.HttpOptions(
             base_url=self.base_url,
-            api_version=api_version,
+            api_version=o.api_version,
             timeout=max(1, int(self.timeout_s * 1000)),
             retry_options=types.HttpRetryOptions(attempts=1),
             # an explicit httpx transport keeps the SDK on httpx even where aiohttp is installed (it would

@@ -22,7 +22,7 @@ kwargs at all, for servers that reject unknown fields.
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 try:  # optional until a call is made: a dry run plans without the SDK (see http_base)
@@ -36,14 +36,11 @@ from vidaudit.core.types import ErrorKind, ImagePart, ModelSpec, Request, Respon
 from vidaudit.models import errors_http as eh
 from vidaudit.models.base import Capabilities, ModelCallError
 from vidaudit.models.clips import selected_clip
-from vidaudit.models.http_base import DEFAULT_MAX_RESPONSE_BYTES, HTTPProvider
-from vidaudit.models.params import FamilyParams, ParamTable, load_params
-from vidaudit.models.pricing import PriceTable, is_local_endpoint, load_prices
+from vidaudit.models.http_base import HTTPOptions, HTTPProvider
+from vidaudit.models.pricing import is_local_endpoint
 from vidaudit.models.provider_content import (
-    DEFAULT_JPEG_QUALITY,
     base64_size,
     build_content,
-    check_jpeg_quality,
     check_request,
     check_size,
     data_url,
@@ -96,76 +93,62 @@ class _ChatEncoder:
         return {"type": "video_url", "video_url": {"url": data_url("video/mp4", data)}}
 
 
-class OpenAIAdapter(HTTPProvider):
-    """``openai:MODEL`` (hosted) or ``openai:MODEL@http://host:port/v1`` (vLLM, SGLang, ...)."""
+@dataclass(frozen=True, kw_only=True)
+class OpenAIOptions(HTTPOptions):
+    """``OpenAIAdapter``'s options: the common ones (with a shorter ``timeout_s``) and its own."""
 
-    def __init__(
-        self,
-        spec: ModelSpec,
-        *,
-        timeout_s: float = 120.0,
-        api_key_env: str | None = None,
-        jpeg_quality: int = DEFAULT_JPEG_QUALITY,
-        image_detail: str | None = None,
-        allow_local_paths: bool = False,
-        fps_extra_body: str | None = "mm_processor_kwargs",
-        max_images: int | None = None,
-        max_request_bytes: int | None = None,
-        concurrency: int | None = None,
-        prices: str | Path | PriceTable | None = None,
-        params: str | Path | ParamTable | None = None,
-        video_route: str | None = None,
-        server_num_frames: int | None = VLLM_DEFAULT_NUM_FRAMES,
-        deadline_s: float | None = None,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-    ) -> None:
-        if spec.provider != PROVIDER:
-            raise ConfigError(f"OpenAIAdapter got a {spec.provider!r} spec; use openai:MODEL[@base_url]")
-        if not spec.name:
-            raise ConfigError(
-                "openai needs a model name: openai:gpt-4o or openai:Qwen/Qwen2.5-VL-7B@http://host:8000/v1"
-            )
-        self.spec = spec
-        self._set_limits(timeout_s, deadline_s, max_response_bytes)
-        if image_detail not in (None, "low", "high", "auto"):
-            raise ConfigError(f"image_detail must be low, high or auto, got {image_detail!r}")
-        route = video_route or ("file" if allow_local_paths else "clip")
-        if route not in ("clip", "file"):
-            raise ConfigError(f"video_route must be clip or file, got {video_route!r}")
-        if server_num_frames is not None and server_num_frames < 1:
-            server_num_frames = None  # -1: the server keeps every frame
-        self.family: FamilyParams = load_params(params).lookup(spec)
-        self.video_route = route
-        self.server_num_frames = server_num_frames
+    timeout_s: float = 120.0
+    image_detail: str | None = None
+    allow_local_paths: bool = False
+    fps_extra_body: str | None = "mm_processor_kwargs"
+    #: None: the hosted API's limit, none for a server at ``@base_url``
+    max_images: int | None = None
+    max_request_bytes: int | None = None
+    #: None: "file" with ``allow_local_paths``, else "clip"
+    video_route: str | None = None
+    server_num_frames: int | None = VLLM_DEFAULT_NUM_FRAMES
+
+    def __post_init__(self) -> None:
+        if self.image_detail not in (None, "low", "high", "auto"):
+            raise ConfigError(f"image_detail must be low, high or auto, got {self.image_detail!r}")
+        if self.video_route and self.video_route not in ("clip", "file"):
+            raise ConfigError(f"video_route must be clip or file, got {self.video_route!r}")
+
+
+class OpenAIAdapter(
+    HTTPProvider,
+    provider=PROVIDER,
+    spec_form="openai:MODEL[@base_url]",
+    name_hint=": openai:gpt-4o or openai:Qwen/Qwen2.5-VL-7B@http://host:8000/v1",
+):
+    """``openai:MODEL`` (hosted) or ``openai:MODEL@http://host:port/v1`` (vLLM, SGLang, ...). Its keywords are the
+    fields of :class:`OpenAIOptions`."""
+
+    def __init__(self, spec: ModelSpec, **options: Any) -> None:
+        o = OpenAIOptions(**options)
+        self._setup(spec, o)
+        self.video_route = o.video_route or ("file" if o.allow_local_paths else "clip")
+        # -1 (or any count below 1): the server keeps every frame
+        self.server_num_frames = o.server_num_frames if (o.server_num_frames or 0) >= 1 else None
         self.hosted = spec.base_url is None
-        self.jpeg_quality = check_jpeg_quality(jpeg_quality)
-        self.image_detail = image_detail
-        self.allow_local_paths = allow_local_paths
-        self.fps_extra_body = fps_extra_body
-        self._prices = prices if isinstance(prices, PriceTable) else load_prices(prices)
-        env = (api_key_env,) if api_key_env else ("OPENAI_API_KEY",)
-        key = self._api_key(env, required=self.hosted)
-        self._secrets = (key,)
+        self.image_detail = o.image_detail
+        self.allow_local_paths = o.allow_local_paths
+        self.fps_extra_body = o.fps_extra_body
+        key = self._key(o, ("OPENAI_API_KEY",), required=self.hosted)
         self.capabilities = Capabilities(
             native_video=not self.hosted,
             images=True,
-            max_images=max_images if max_images is not None else (HOSTED_MAX_IMAGES if self.hosted else None),
-            max_request_bytes=max_request_bytes
-            if max_request_bytes is not None
+            max_images=o.max_images if o.max_images is not None else (HOSTED_MAX_IMAGES if self.hosted else None),
+            max_request_bytes=o.max_request_bytes
+            if o.max_request_bytes is not None
             else (HOSTED_MAX_REQUEST_BYTES if self.hosted else None),
             default_native_fps=None if self.hosted else OPEN_DEFAULT_FPS,
-            concurrency=concurrency or (8 if self.hosted else 16),
+            concurrency=o.concurrency or (8 if self.hosted else 16),
             local=is_local_endpoint(spec.base_url),
         )
         self._client: Any = None
         if self._needs_client(openai, "openai"):
-            self._client = AsyncOpenAI(
-                api_key=key,
-                base_url=spec.base_url,
-                timeout=self.timeout_s,
-                max_retries=0,
-                http_client=openai.DefaultAsyncHttpxClient(transport=self.capped_transport()),
-            )
+            self._client = self._stainless_client(openai, AsyncOpenAI, key, spec.base_url)
 
     def request_options(self) -> dict[str, object]:
         """Options that change the request bytes or what the server does with them (in the trial id)."""

@@ -9,7 +9,6 @@ put that mapping in ``request_options()`` (so it is in the trial id and in every
 
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -17,10 +16,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import GenerationSettings, ModelSpec
+from vidaudit.models.keyed_table import match, parse_entries
 
 Setting = Literal["temperature", "top_p", "seed", "max_tokens"]
 SETTINGS: tuple[Setting, ...] = ("temperature", "top_p", "seed", "max_tokens")
@@ -68,38 +68,32 @@ class ParamTable:
     families: dict[str, FamilyParams]
 
     def lookup(self, spec: ModelSpec) -> FamilyParams:
-        key = f"{spec.provider}:{spec.name}"
-        if key in self.families:
-            return self.families[key].model_copy(update={"pattern": key})
-        patterns = [k for k in self.families if "*" in k and fnmatch.fnmatchcase(key, k)]
-        if not patterns:
+        found = match(self.families, spec)
+        if found is None:
             raise ConfigError(
-                f"the parameter table has no entry for {key} and no '{spec.provider}:*' default; "
-                "add one to your params file"
+                f"the parameter table has no entry for {spec.provider}:{spec.name} and no '{spec.provider}:*' "
+                "default; add one to your params file"
             )
-        best = max(patterns, key=len)
-        return self.families[best].model_copy(update={"pattern": best})
+        pattern, family = found
+        return family.model_copy(update={"pattern": pattern})
 
     def merged(self, other: ParamTable) -> ParamTable:
         return ParamTable({**self.families, **other.families})
 
 
 def _parse(raw: Any, where: str) -> ParamTable:
-    if not isinstance(raw, dict) or not isinstance(raw.get("families"), dict):
-        raise ConfigError(
-            f"{where}: a params file needs a top-level 'families:' mapping of 'provider:name' -> "
-            "{family, accepts, token_param, ...}; see vidaudit/models/params.yaml"
+    return ParamTable(
+        parse_entries(
+            raw,
+            where,
+            "families",
+            FamilyParams,
+            needs="a params file needs a top-level 'families:' mapping of 'provider:name' -> "
+            "{family, accepts, token_param, ...}; see vidaudit/models/params.yaml",
+            bad_key=lambda key: f"key {key!r} must be 'provider:name', e.g. 'openai:gpt-5*'",
+            bad_entry=lambda key, field, problem: f"entry {key!r}: {field}: {problem}",
         )
-    out: dict[str, FamilyParams] = {}
-    for key, entry in raw["families"].items():
-        if not isinstance(key, str) or ":" not in key:
-            raise ConfigError(f"{where}: key {key!r} must be 'provider:name', e.g. 'openai:gpt-5*'")
-        try:
-            out[key] = FamilyParams.model_validate(entry)
-        except ValidationError as e:
-            first = e.errors()[0]
-            raise ConfigError(f"{where}: entry {key!r}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
-    return ParamTable(out)
+    )
 
 
 @lru_cache(maxsize=1)

@@ -12,7 +12,6 @@ subset; ``output_tokens`` counts every generated token *including* reasoning ("t
 
 from __future__ import annotations
 
-import fnmatch
 import ipaddress
 import math
 from dataclasses import dataclass
@@ -23,10 +22,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import ModelSpec, Usage
+from vidaudit.models.keyed_table import match, parse_entries
 
 
 class Price(BaseModel):
@@ -56,35 +56,28 @@ class PriceTable:
     prices: dict[str, Price]
 
     def lookup(self, spec: ModelSpec) -> Price | None:
-        key = f"{spec.provider}:{spec.name}"
-        if key in self.prices:
-            return self.prices[key]
-        patterns = [k for k in self.prices if "*" in k and fnmatch.fnmatchcase(key, k)]
-        return self.prices[max(patterns, key=len)] if patterns else None
+        found = match(self.prices, spec)
+        return found[1] if found is not None else None
 
     def merged(self, other: PriceTable) -> PriceTable:
         return PriceTable({**self.prices, **other.prices})
 
 
 def _parse(raw: Any, where: str) -> PriceTable:
-    if not isinstance(raw, dict) or not isinstance(raw.get("models"), dict):
-        raise ConfigError(
-            f"{where}: a price file needs a top-level 'models:' mapping of "
-            "'provider:name' -> {input, output, cached_input}; see vidaudit/models/prices.yaml"
+    return PriceTable(
+        parse_entries(
+            raw,
+            where,
+            "models",
+            Price,
+            needs="a price file needs a top-level 'models:' mapping of "
+            "'provider:name' -> {input, output, cached_input}; see vidaudit/models/prices.yaml",
+            bad_key=lambda key: f"price key {key!r} must be 'provider:name', e.g. 'openai:gpt-4o'",
+            bad_entry=lambda key, field, problem: (
+                f"price {key!r}: {field or 'entry'}: {problem} (prices are USD per million tokens, >= 0)"
+            ),
         )
-    prices: dict[str, Price] = {}
-    for key, entry in raw["models"].items():
-        if not isinstance(key, str) or ":" not in key:
-            raise ConfigError(f"{where}: price key {key!r} must be 'provider:name', e.g. 'openai:gpt-4o'")
-        try:
-            prices[key] = Price.model_validate(entry)
-        except ValidationError as e:
-            first = e.errors()[0]
-            loc = ".".join(str(x) for x in first["loc"]) or "entry"
-            raise ConfigError(
-                f"{where}: price {key!r}: {loc}: {first['msg']} (prices are USD per million tokens, >= 0)"
-            ) from e
-    return PriceTable(prices)
+    )
 
 
 def _read_yaml(text: str, where: str) -> Any:

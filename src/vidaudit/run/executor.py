@@ -45,6 +45,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from vidaudit.core.errors import ConfigError, VidauditError
@@ -115,21 +116,34 @@ def _validate(planned: Sequence[Any], adapters: Mapping[str, AnyAdapter], max_at
             raise ConfigError(f"adapter {label} declares batch_size {caps.batch_size} but has no generate_batch")
 
 
+@dataclass(frozen=True)
+class CallOptions:
+    """How a session calls its trials, built once and passed whole (``run_trials``, ``run_backlog``,
+    ``waves.run_waves``), so the layers between the session and the attempt loop do not each spell it out."""
+
+    #: attempts per trial, counting those stored by earlier sessions
+    max_attempts: int = 3
+    budget: Budget | None = None
+    on_progress: Callable[[ProgressEvent], Any] | None = None
+    #: None: ``RetryPolicy()``
+    retry_policy: RetryPolicy | None = None
+    #: None: ``SystemClock()``
+    clock: Clock | None = None
+    #: ``max_attempts`` more attempts for every trial not yet ok, even one out of attempts
+    retry_errors: bool = False
+
+
 async def run_trials(
     planned: Sequence[Planned],
     adapters: Mapping[str, AnyAdapter],
     store: RunStore,
     prepare: Callable[[Any], Request],
-    *,
-    max_attempts: int = 3,
-    budget: Budget | None = None,
-    on_progress: Callable[[ProgressEvent], Any] | None = None,
-    retry_policy: RetryPolicy | None = None,
-    clock: Clock | None = None,
-    retry_errors: bool = False,
+    options: CallOptions | None = None,
+    **fields: Any,
 ) -> RunSummary:
     """Call every planned trial not yet ok in ``store``; return what this session did.
 
+    ``options`` says how (its fields may be given as keywords instead, or over it: ``max_attempts=2``).
     ``retry_errors`` gives every trial not yet ok ``max_attempts`` more attempts in this session, even
     one out of attempts from earlier sessions (``vidaudit run --resume RUN --retry-errors``, after the
     cause of its failures is fixed).
@@ -140,25 +154,14 @@ async def run_trials(
     storing every call that was in flight. Progress events of kind ``stage`` report each stage
     call of a composite as it ends.
     """
+    o = replace(options or CallOptions(), **fields)
     planned = list(planned)
-    _validate(planned, adapters, max_attempts)
-    backlog = register_plan(store, planned, max_attempts=max_attempts, retry_errors=retry_errors)
+    _validate(planned, adapters, o.max_attempts)
+    backlog = register_plan(store, planned, max_attempts=o.max_attempts, retry_errors=o.retry_errors)
     by_label: dict[str, list[Planned]] = {}
     for p in planned:
         by_label.setdefault(p.trial.model.label, []).append(p)
-    return await run_backlog(
-        backlog,
-        {label: iter(ps) for label, ps in by_label.items()},
-        adapters,
-        store,
-        prepare,
-        max_attempts=max_attempts,
-        budget=budget,
-        on_progress=on_progress,
-        retry_policy=retry_policy,
-        clock=clock,
-        retry_errors=retry_errors,
-    )
+    return await run_backlog(backlog, {label: iter(ps) for label, ps in by_label.items()}, adapters, store, prepare, o)
 
 
 async def run_backlog(
@@ -167,13 +170,7 @@ async def run_backlog(
     adapters: Mapping[str, AnyAdapter],
     store: RunStore,
     prepare: Callable[[Any], Request],
-    *,
-    max_attempts: int = 3,
-    budget: Budget | None = None,
-    on_progress: Callable[[ProgressEvent], Any] | None = None,
-    retry_policy: RetryPolicy | None = None,
-    clock: Clock | None = None,
-    retry_errors: bool = False,
+    options: CallOptions,
 ) -> RunSummary:
     """``run_trials`` on a registered plan read as it goes: ``sources`` gives each model label its trials in
     plan order (e.g. ``PlanStream.for_model``), ``backlog`` what ``register_plan`` counted of them (made
@@ -186,22 +183,22 @@ async def run_backlog(
             f"(have: {', '.join(sorted(adapters)) or 'none'})"
         )
     prior = store.summary_spend()
-    tracker = BudgetTracker(budget, spent_tokens=prior[0], spent_cost_usd=prior[1])
+    tracker = BudgetTracker(options.budget, spent_tokens=prior[0], spent_cost_usd=prior[1])
     todo = sum(backlog.todo.values())
     state = LoopState(total=todo, skipped=backlog.already_ok + backlog.exhausted)
     semaphores: dict[int, asyncio.Semaphore] = {}  # one concurrency gate per adapter object
     ex = AttemptLoop(
         store,
         prepare,
-        max_attempts,
+        options.max_attempts,
         tracker,
-        retry_policy or RetryPolicy(),
-        clock or SystemClock(),
-        on_progress,
+        options.retry_policy or RetryPolicy(),
+        options.clock or SystemClock(),
+        options.on_progress,
         state,
         semaphores,
     )
-    ex.limit = attempt_limit(max_attempts, retry_errors)
+    ex.limit = attempt_limit(options.max_attempts, options.retry_errors)
 
     lanes: list[Lane] = []
     n_workers: list[int] = []

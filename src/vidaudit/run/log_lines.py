@@ -13,8 +13,9 @@ line the generic way; ``RunStore`` also checks its first fast line against the g
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from json.encoder import encode_basestring as _encode_str
-from typing import Any
+from typing import Any, TypeVar
 
 from vidaudit.core.types import Attempt, Response, Usage
 
@@ -90,22 +91,32 @@ def num_list(vs: Any) -> str:
     return "[" + ", ".join([_num(v) for v in vs]) + "]"
 
 
-#: the last ``Usage`` written and its text: a model that reports none hands every response the same one (frozen,
-#: and held here, so an equal identity is the same object)
-_last_usage: tuple[Usage | None, str] = (None, "")
+_T = TypeVar("_T")
 
 
+def last_remembered(encode: Callable[[_T], str]) -> Callable[[_T], str]:
+    """``encode``, remembering the last value and its text: a value written again costs one identity check. A
+    model that reports no usage hands every response the same ``Usage`` (frozen, and held here while it is the
+    last, so an equal identity is the same object)."""
+    last: tuple[object, str] = (object(), "")  # nothing yet: no value is this new object
+
+    def encoded(value: _T) -> str:
+        nonlocal last
+        if value is last[0]:
+            return last[1]
+        text = encode(value)
+        last = (value, text)
+        return text
+
+    return encoded
+
+
+@last_remembered
 def _usage(u: Usage) -> str:
-    global _last_usage
-    last = _last_usage
-    if u is last[0]:
-        return last[1]
-    text = (
+    return (
         f'{{"cached_tokens": {_num(u.cached_tokens)}, "input_tokens": {_num(u.input_tokens)}, '
         f'"output_tokens": {_num(u.output_tokens)}, "reasoning_tokens": {_num(u.reasoning_tokens)}}}'
     )
-    _last_usage = (u, text)
-    return text
 
 
 #: a ``Usage`` as the attempt line writes it (``store.records.ok_record`` writes the line whole)

@@ -552,18 +552,12 @@ def _trial_from(made: _Spliced) -> Trial:
 
 
 def plan(
-    samples: Sequence[Sample],
-    conditions: Sequence[Condition],
-    models: Sequence[ModelSpec],
-    *,
-    suite: Suite,
-    caps_by_model: Mapping[str, Capabilities],
-    options_by_model: Mapping[str, Mapping[str, Any]] | None = None,
+    samples: Sequence[Sample], conditions: Sequence[Condition], models: Sequence[ModelSpec], **settings: Any
 ) -> list[PlannedTrial]:
-    """Every trial of the design, resolved per model (see the module docstring): ``PlanStream`` as a list."""
-    stream = PlanStream(
-        samples, conditions, models, suite=suite, caps_by_model=caps_by_model, options_by_model=options_by_model
-    )
+    """Every trial of the design, resolved per model (see the module docstring): ``PlanStream(samples, conditions,
+    models, **settings)`` (``suite=``, ``caps_by_model=``, ``options_by_model=``) as a list, refused if it repeats
+    a trial."""
+    stream = PlanStream(samples, conditions, models, **settings)
     stream.refusals()
     out = list(stream)
     ids = [p.id for p in out]

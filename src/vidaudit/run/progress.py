@@ -6,8 +6,9 @@ from types import TracebackType
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import TextColumn
 
+from vidaudit.core.console import bar
 from vidaudit.run.summary import ProgressEvent
 
 
@@ -26,18 +27,12 @@ class RichProgress:
         self.description = description
         self.last: ProgressEvent | None = None
         self.stop_message: str | None = None
-        self._progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
+        self._progress = bar(
             TextColumn(
                 "ok {task.fields[ok]} · failed attempts {task.fields[errors]} · "
                 "${task.fields[cost]:.4f} · {task.fields[skipped]} skipped"
             ),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            console=console or Console(stderr=True),
-            transient=False,
+            on=console or Console(stderr=True),
         )
         self._task = self._progress.add_task(description, total=None, ok=0, errors=0, cost=0.0, skipped=0)
 

@@ -3,7 +3,8 @@
 It is built once, where a request comes from: the command line's flags and a run config YAML
 (``run.cli_support.resolve_run_request``), an existing run dir (``--resume``: its ``run.json``), ``vidaudit audit``
 (one per part) and ``vidaudit demo``; ``run.session.execute`` takes it whole. How the session runs (a dry run,
-the progress display, a Ray dispatch) is not part of it: those are ``execute``'s keywords.
+the progress display, a Ray dispatch) is not part of it: those are ``execute``'s keywords. Its planning part is a
+:class:`PlanRequest` (what ``session.prepare_stream`` takes), so a plan can be made without a run dir.
 """
 
 from __future__ import annotations
@@ -17,18 +18,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, ModelSpec
 
-__all__ = ["RunRequest"]
+__all__ = ["PlanRequest", "RunRequest"]
 
 
-class RunRequest(BaseModel):
-    """The data, the run dir, the models and conditions, and every setting of one run session."""
+class PlanRequest(BaseModel):
+    """What planning a run takes (``session.prepare_stream``): the data, the models and conditions, and the settings
+    that decide the plan and its adapters. A :class:`RunRequest` is one, with where and how the session runs it."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     #: the dataset dir (``vidaudit generate``'s output)
     data: Path
-    #: the run dir: store, run.json, and what score and report write later
-    out: Path
     models: tuple[ModelSpec, ...]
     conditions: tuple[Condition, ...]
     #: None: the suite the dataset names
@@ -37,17 +37,35 @@ class RunRequest(BaseModel):
     model_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     #: the model that judges answers the suite cannot parse (``--judge``)
     judge: ModelSpec | None = None
+    #: only the first N samples
+    limit: int | None = None
+    #: open sample videos that lie outside ``data`` (``run.servable.check_videos``)
+    allow_external_videos: bool = False
+
+    @classmethod
+    def build(cls, **fields: Any) -> Self:
+        """A request from loose fields (a config file's, a caller's keywords); a field of the wrong type is a
+        one-line ConfigError naming it, not a pydantic traceback."""
+        try:
+            return cls(**fields)
+        except ValidationError as e:
+            first = e.errors()[0]
+            where = ".".join(str(x) for x in first["loc"]) or "run request"
+            raise ConfigError(f"run request: {where}: {first['msg']} (got {first.get('input')!r})") from None
+
+
+class RunRequest(PlanRequest):
+    """The data, the run dir, the models and conditions, and every setting of one run session."""
+
+    #: the run dir: store, run.json, and what score and report write later
+    out: Path
     #: attempts per trial, counting earlier sessions
     max_attempts: int = 3
     max_cost_usd: float | None = None
     max_tokens: int | None = None
-    #: only the first N samples
-    limit: int | None = None
     #: ``full`` (every trial) or the name of a suite's sequential design, with its decision rule
     design: str = "full"
     rule: str | None = None
-    #: open sample videos that lie outside ``data`` (``run.servable.check_videos``)
-    allow_external_videos: bool = False
     #: give every trial not yet ok a new round of ``max_attempts`` attempts
     retry_errors: bool = False
 
@@ -82,14 +100,3 @@ class RunRequest(BaseModel):
                 "out of attempts as wrong. Raise --max-attempts and resume instead"
             )
         return self
-
-    @classmethod
-    def build(cls, **fields: Any) -> RunRequest:
-        """A request from loose fields (a config file's, a caller's keywords); a field of the wrong type is a
-        one-line ConfigError naming it, not a pydantic traceback."""
-        try:
-            return cls(**fields)
-        except ValidationError as e:
-            first = e.errors()[0]
-            where = ".".join(str(x) for x in first["loc"]) or "run request"
-            raise ConfigError(f"run request: {where}: {first['msg']} (got {first.get('input')!r})") from None

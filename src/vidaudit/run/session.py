@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from vidaudit.core.contract.roles import sequential_design
 from vidaudit.core.contract.suite import Suite
@@ -17,7 +17,7 @@ from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.gcpause import roomy_young_gc
 from vidaudit.core.manifest import dataset_suite, load_samples
 from vidaudit.core.registry import get_suite, resolve
-from vidaudit.core.types import Condition, ModelSpec, Presentation, Sample, Status, Usage
+from vidaudit.core.types import Condition, ModelSpec, Presentation, Sample, Status, Usage, VideoRef
 from vidaudit.models.base import Capabilities, ModelAdapter, request_options
 from vidaudit.models.errors_http import input_bound, output_bound
 from vidaudit.models.factory import make_adapter
@@ -26,11 +26,11 @@ from vidaudit.models.judged import JudgedAdapter
 from vidaudit.models.pricing import cost_usd, estimate_request_tokens
 from vidaudit.run.backlog import Backlog, register_keys
 from vidaudit.run.budget import Budget
-from vidaudit.run.executor import run_backlog
+from vidaudit.run.executor import CallOptions, run_backlog
 from vidaudit.run.lock import RunLock
 from vidaudit.run.perturbed import PERTURB_CACHE
 from vidaudit.run.plan import PlannedTrial, PlanStream
-from vidaudit.run.request import RunRequest
+from vidaudit.run.request import PlanRequest, RunRequest
 from vidaudit.run.request_builder import RequestBuilder, effective_fps
 from vidaudit.run.runconfig import BudgetConfig, RunConfig, open_run_config
 from vidaudit.run.servable import check_videos
@@ -75,52 +75,67 @@ class RunOutcome:
         return sum(c.count for c in self.failures)
 
 
+class CallShape(NamedTuple):
+    """What decides a call's estimated input tokens. A plan has few distinct ones (its conditions times the sample
+    shapes), so the estimate is computed once per shape (``_input_estimate``), not per trial."""
+
+    spec: ModelSpec
+    images: int
+    width: int
+    height: int
+    text_chars: int
+    video_seconds: float
+    video_fps: float
+
+    @classmethod
+    def of(cls, spec: ModelSpec, condition: Condition, selection: Any, video: VideoRef, prompt: str) -> CallShape:
+        """The shape of a call of ``spec`` showing ``selection`` of ``video`` as ``condition`` says, with ``prompt``."""
+        native = condition.presentation is Presentation.NATIVE
+        return cls(
+            spec,
+            0 if native else len(selection),
+            video.width,
+            video.height,
+            len(prompt) + 100,
+            video.duration_s if native else 0,
+            effective_fps(selection, video.duration_s) if native else 0,
+        )
+
+    @classmethod
+    def of_trial(cls, p: PlannedTrial) -> CallShape:
+        return cls.of(p.trial.model, p.trial.condition, p.selection, p.sample.video, p.prompt.text)
+
+
 def _estimate(p: PlannedTrial, caps: Capabilities) -> tuple[int, float | None]:
     if caps.synthetic:
         return 0, 0.0  # baselines: no tokens, no cost
-    cond, v, spec = p.trial.condition, p.sample.video, p.trial.model
-    native = cond.presentation is Presentation.NATIVE
-    return _estimate_of(
-        spec,
-        caps.local,
-        0 if native else len(p.selection),
-        v.width,
-        v.height,
-        len(p.prompt.text) + 100,
-        v.duration_s if native else 0,
-        effective_fps(p.selection, v.duration_s) if native else 0,
-    )
+    return _estimate_of(CallShape.of_trial(p), caps.local)
 
 
 @functools.lru_cache(maxsize=4096)
-def _input_estimate(
-    spec: ModelSpec, images: int, width: int, height: int, text_chars: int, video_seconds: float, video_fps: float
-) -> int:
-    """A call's estimated input tokens from what decides them: computed once per distinct request shape
-    (a plan has few: its conditions times the sample shapes), not per trial."""
+def _input_estimate(shape: CallShape) -> int:
+    """A call's estimated input tokens from its shape."""
+    spec = shape.spec
     provider = spec.provider if spec.provider in ("openai", "gemini", "anthropic") else "open"
     if spec.provider == "openai" and spec.base_url:
         provider = "open"
     return estimate_request_tokens(
-        images, width, height, text_chars, video_seconds=video_seconds, video_fps=video_fps, provider=provider
+        shape.images,
+        shape.width,
+        shape.height,
+        shape.text_chars,
+        video_seconds=shape.video_seconds,
+        video_fps=shape.video_fps,
+        provider=provider,
     )
 
 
-def _estimate_of(
-    spec: ModelSpec,
-    local: bool,
-    images: int,
-    width: int,
-    height: int,
-    text_chars: int,
-    video_seconds: float,
-    video_fps: float,
-) -> tuple[int, float | None]:
+def _estimate_of(shape: CallShape, local: bool) -> tuple[int, float | None]:
     """A call's estimated tokens and cost (the dry run's figures)."""
-    tokens_in = _input_estimate(spec, images, width, height, text_chars, video_seconds, video_fps)
-    out = spec.settings.max_tokens or UNLIMITED_OUTPUT_ESTIMATE
+    tokens_in = _input_estimate(shape)
+    out = shape.spec.settings.max_tokens or UNLIMITED_OUTPUT_ESTIMATE
     usage = Usage(input_tokens=tokens_in, output_tokens=out)
-    cost = 0.0 if local else cost_usd(spec, usage)
+    cost = 0.0 if local else cost_usd(shape.spec, usage)
     return tokens_in + out, cost
 
 
@@ -130,17 +145,8 @@ def _worst_case(p: PlannedTrial, caps: Capabilities, prices: Any = None) -> tupl
     ``prices`` (the adapter's table; None: the shipped one). The budget reserves it (``run.budget``)."""
     if caps.synthetic:
         return 0, 0.0, 0, 0
-    cond, v, spec = p.trial.condition, p.sample.video, p.trial.model
-    native = cond.presentation is Presentation.NATIVE
-    tokens_in = _input_estimate(
-        spec,
-        0 if native else len(p.selection),
-        v.width,
-        v.height,
-        len(p.prompt.text) + 100,
-        v.duration_s if native else 0,
-        effective_fps(p.selection, v.duration_s) if native else 0,
-    )
+    spec = p.trial.model
+    tokens_in = _input_estimate(CallShape.of_trial(p))
     top_in, top_out = input_bound(tokens_in), output_bound(spec.settings.max_tokens)
     cost = 0.0 if caps.local else cost_usd(spec, Usage(input_tokens=top_in, output_tokens=top_out), prices)
     return top_in + top_out, cost, top_in, top_out
@@ -169,64 +175,36 @@ def reads_video(spec: ModelSpec) -> bool:
 
 
 def prepare_run(
-    data: Path,
-    models: Sequence[ModelSpec],
-    conditions: Sequence[Condition],
-    *,
-    suite: str | None = None,
-    limit: int | None = None,
-    model_options: dict[str, dict[str, Any]] | None = None,
-    check_files: bool = True,
-    judge: ModelSpec | None = None,
-    allow_external_videos: bool = False,
+    plan: PlanRequest, *, check_files: bool = True
 ) -> tuple[list[PlannedTrial], dict[str, ModelAdapter], Any]:
     """Load, validate and plan; builds adapters (no call is made). Raises on anything wrong.
 
-    ``suite``: None runs the dataset's own suite (``core.manifest.dataset_suite``). The plan is
+    ``plan.suite``: None runs the dataset's own suite (``core.manifest.dataset_suite``). The plan is
     ``prepare_stream``'s, made a list."""
-    stream, adapters, caps = prepare_stream(
-        data,
-        models,
-        conditions,
-        suite=suite,
-        limit=limit,
-        model_options=model_options,
-        check_files=check_files,
-        judge=judge,
-        allow_external_videos=allow_external_videos,
-    )
+    stream, adapters, caps = prepare_stream(plan, check_files=check_files)
     return list(stream), adapters, caps
 
 
-def prepare_stream(
-    data: Path,
-    models: Sequence[ModelSpec],
-    conditions: Sequence[Condition],
-    *,
-    suite: str | None = None,
-    limit: int | None = None,
-    model_options: dict[str, dict[str, Any]] | None = None,
-    check_files: bool = True,
-    judge: ModelSpec | None = None,
-    allow_external_videos: bool = False,
-) -> tuple[PlanStream, dict[str, ModelAdapter], Any]:
-    """``prepare_run`` with the plan as a ``PlanStream``, checked in one pass that holds no trial."""
-    s = get_suite(suite or dataset_suite(data))
+def prepare_stream(plan: PlanRequest, *, check_files: bool = True) -> tuple[PlanStream, dict[str, ModelAdapter], Any]:
+    """``prepare_run`` with the plan as a ``PlanStream``, checked in one pass that holds no trial (a
+    :class:`~vidaudit.run.request.RunRequest` is a ``PlanRequest``)."""
+    data, models, conditions, model_options = plan.data, plan.models, plan.conditions, plan.model_options
+    s = get_suite(plan.suite or dataset_suite(data))
     if not models:
         raise ConfigError("no model given; add --model SPEC (e.g. --model oracle)")
     if not conditions:
         raise ConfigError("no condition given; add --condition native (or frames@K, keyframes)")
-    samples = load_suite_samples(s, Path(data), limit)
+    samples = load_suite_samples(s, data, plan.limit)
     if check_files and any(reads_video(m) for m in models):
-        check_videos(samples, Path(data), allow_external=True if allow_external_videos else None)
+        check_videos(samples, data, allow_external=True if plan.allow_external_videos else None)
     by_id = {x.sample_id: x for x in samples}
     adapters: dict[str, ModelAdapter] = {}
     for m in models:
         if m.label in adapters:
             raise ConfigError(f"model {m.label} is listed twice")
-        adapters[m.label] = make_adapter(m, samples=by_id, suite=s, options=(model_options or {}).get(m.provider))
-    if judge is not None:
-        adapters = with_judge(adapters, judge, suite=s, samples=by_id, model_options=model_options)
+        adapters[m.label] = make_adapter(m, samples=by_id, suite=s, options=model_options.get(m.provider))
+    if plan.judge is not None:
+        adapters = with_judge(adapters, plan.judge, suite=s, samples=by_id, model_options=model_options)
     caps = {k: a.capabilities for k, a in adapters.items()}
     opts = {k: request_options(a) for k, a in adapters.items()}
     stream = PlanStream(samples, conditions, models, suite=s, caps_by_model=caps, options_by_model=opts)
@@ -287,18 +265,8 @@ def _stream_rows(stream: PlanStream, caps: dict[str, Any]) -> list[DryRunRow]:
         c = caps[key[0]]
         if c.synthetic:
             continue  # baselines: no tokens, no cost
-        native = g.condition.presentation is Presentation.NATIVE
-        v = s.video
-        tokens, cost = _estimate_of(
-            g.model,
-            c.local,
-            0 if native else len(sel),
-            v.width,
-            v.height,
-            len(stream.suite.render_prompt(s, g.condition).text) + 100,
-            v.duration_s if native else 0,
-            effective_fps(sel, v.duration_s) if native else 0,
-        )
+        prompt = stream.suite.render_prompt(s, g.condition).text
+        tokens, cost = _estimate_of(CallShape.of(g.model, g.condition, sel, s.video, prompt), c.local)
         row.est_tokens += tokens
         row.est_cost_usd = None if cost is None or row.est_cost_usd is None else row.est_cost_usd + cost
     return list(rows.values())
@@ -329,97 +297,52 @@ def execute(
         request = RunRequest.build(data=data, out=out, models=models, conditions=conditions, **fields)
     elif out is not None or models is not None or conditions is not None or fields:
         raise TypeError("execute(request) takes the RunRequest alone; change it with request.model_copy(update=...)")
-    data, out_dir, models, conditions = request.data, request.out, request.models, request.conditions
-    design, rule, judge = request.design, request.rule, request.judge
-    suite = request.suite or dataset_suite(data)  # None: the dataset's own suite
+    if request.suite is None:  # the dataset's own suite, read once
+        request = request.model_copy(update={"suite": dataset_suite(request.data)})
+    design, rule, suite = request.design, request.rule, str(request.suite)
     if dry_run:  # adapters that call nothing: no SDK, no API key, no client (models/http_base.py)
         with for_dry_run():
-            stream, _, caps = prepare_stream(
-                data,
-                models,
-                conditions,
-                suite=suite,
-                limit=request.limit,
-                model_options=request.model_options,
-                check_files=False,
-                judge=judge,
-                allow_external_videos=request.allow_external_videos,
-            )
+            stream, _, caps = prepare_stream(request, check_files=False)
         if design != "full":
             sequential_design(get_suite(suite), design, rule, list(stream))  # the design's refusals come first
-        return RunOutcome(out_dir, None, dry_run_rows(stream, caps))
-    stream, adapters, caps = prepare_stream(
-        data,
-        models,
-        conditions,
-        suite=suite,
-        limit=request.limit,
-        model_options=request.model_options,
-        judge=judge,
-        allow_external_videos=request.allow_external_videos,
-    )
+        return RunOutcome(request.out, None, dry_run_rows(stream, caps))
+    stream, adapters, caps = prepare_stream(request)
     # a sequential design chooses among every trial of the plan by id: it holds the plan as a list
     planned: PlanStream | list[PlannedTrial] = stream if design == "full" else list(stream)
     seq = None if isinstance(planned, PlanStream) else sequential_design(get_suite(suite), design, rule, planned)
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
+        request.out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise ConfigError(f"cannot create the run dir {out_dir}: {e.strerror}; pass a writable --out") from None
-    with RunLock(out_dir):
-        return _execute_locked(
-            data,
-            out_dir,
-            planned,
-            adapters,
-            caps,
-            models,
-            conditions,
-            suite=suite,
-            max_attempts=request.max_attempts,
-            max_cost_usd=request.max_cost_usd,
-            max_tokens=request.max_tokens,
-            limit=request.limit,
-            on_progress=on_progress,
-            model_options=request.model_options,
-            judge=judge,
-            design=seq,
-            dispatch=dispatch,
-            retry_errors=request.retry_errors,
-        )
+        raise ConfigError(f"cannot create the run dir {request.out}: {e.strerror}; pass a writable --out") from None
+    with RunLock(request.out):
+        return _execute_locked(request, planned, adapters, caps, design=seq, on_progress=on_progress, dispatch=dispatch)
 
 
 def _execute_locked(
-    data: Path,
-    out: Path,
+    request: RunRequest,
     planned: PlanStream | list[PlannedTrial],
     adapters: dict[str, ModelAdapter],
     caps: dict[str, Capabilities],
-    models: Sequence[ModelSpec],
-    conditions: Sequence[Condition],
     *,
-    suite: str,
-    max_attempts: int,
-    max_cost_usd: float | None,
-    max_tokens: int | None,
-    limit: int | None,
+    design: Any,
     on_progress: Callable[[ProgressEvent], None] | None,
-    model_options: dict[str, dict[str, Any]] | None = None,
-    judge: ModelSpec | None = None,
-    design: Any = None,
-    dispatch: AdapterDispatch | None = None,
-    retry_errors: bool = False,
+    dispatch: AdapterDispatch | None,
 ) -> RunOutcome:
+    """``execute``'s run, under the run dir's lock: ``request.suite`` is resolved, ``design`` the sequential design
+    (None: the full one)."""
+    data, out, models, suite = request.data, request.out, request.models, str(request.suite)
+    max_cost_usd, max_tokens = request.max_cost_usd, request.max_tokens
     samples = _samples_of(planned)
     update_snapshot(out, samples.values())
     config = RunConfig.new(
         suite=suite,
         data_dir=str(data.resolve()),
         models=list(models),
-        conditions=list(conditions),
-        max_attempts=max_attempts,
+        conditions=list(request.conditions),
+        max_attempts=request.max_attempts,
         budget=BudgetConfig(max_cost_usd=max_cost_usd, max_tokens=max_tokens),
-        options=run_options(limit, judge, design),
-        model_options=model_options,
+        options=run_options(request.limit, request.judge, design),
+        model_options=request.model_options,
     )
     effective = open_run_config(out, config)
     budget = None
@@ -465,6 +388,9 @@ def _execute_locked(
             return tokens, cost or 0.0, top_in, top_out
 
         budget = Budget(max_cost_usd=max_cost_usd, max_tokens=max_tokens, estimate=estimate)
+    calls = CallOptions(
+        max_attempts=request.max_attempts, budget=budget, on_progress=on_progress, retry_errors=request.retry_errors
+    )
     builder = RequestBuilder(
         data, perturb_cache=out / PERTURB_CACHE, pixel_free=[m.label for m in models if not reads_video(m)]
     )
@@ -477,38 +403,25 @@ def _execute_locked(
                 async def trials(use: dict[str, Any]) -> tuple[RunSummary, dict[str, Any] | None]:
                     if design is not None:
                         assert isinstance(planned, list)
-                        return await run_waves(
-                            planned,
-                            design,
-                            use,
-                            store,
-                            builder,
-                            suite=get_suite(suite),
-                            max_attempts=max_attempts,
-                            budget=budget,
-                            on_progress=on_progress,
-                        )
+                        return await run_waves(planned, design, use, store, builder, calls, suite=get_suite(suite))
                     assert isinstance(planned, PlanStream)
                     nonlocal backlog
                     backlog = await asyncio.to_thread(
-                        register_keys, store, planned.keys(), max_attempts=max_attempts, retry_errors=retry_errors
-                    )
-                    return await run_backlog(
-                        backlog,
-                        {m: planned.for_model(m) for m in planned.labels},
-                        use,
+                        register_keys,
                         store,
-                        builder,
-                        max_attempts=max_attempts,
-                        budget=budget,
-                        on_progress=on_progress,
-                        retry_errors=retry_errors,
-                    ), None
+                        planned.keys(),
+                        max_attempts=calls.max_attempts,
+                        retry_errors=calls.retry_errors,
+                    )
+                    sources = {m: planned.for_model(m) for m in planned.labels}
+                    return await run_backlog(backlog, sources, use, store, builder, calls), None
 
                 if dispatch is None:
                     done = await trials(adapters)
                 else:
-                    async with dispatch(adapters, suite=suite, samples=samples, model_options=model_options) as remote:
+                    async with dispatch(
+                        adapters, suite=suite, samples=samples, model_options=request.model_options
+                    ) as remote:
                         prerender = getattr(dispatch, "prerender", None)  # Ray: perturbed videos as tasks, first
                         if prerender is not None:
                             await asyncio.to_thread(prerender, planned, builder)

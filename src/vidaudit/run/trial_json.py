@@ -13,7 +13,7 @@ from typing import Any
 
 from vidaudit.core.contract.suite import Prompt
 from vidaudit.core.hashing import canonical_json, sha256_json, sha256_text
-from vidaudit.core.types import Trial
+from vidaudit.core.types import Trial, unvalidated
 from vidaudit.video.sampling import FrameSelection
 
 #: ``selection_sha256`` by selection object (kept, so its id is not reused): a plan's trials share their selections
@@ -113,6 +113,7 @@ def record_id(keep: tuple[bytearray, array[int]], trial_id: str, i: int) -> None
 
 
 TRIAL_FIELDS = tuple(Trial.model_fields)
+_TRIAL_FIELD_SET = frozenset(TRIAL_FIELDS)
 
 
 def trial_of(values: dict[str, Any]) -> Trial:
@@ -122,9 +123,5 @@ def trial_of(values: dict[str, Any]) -> Trial:
 
 
 def new_trial(values: dict[str, Any]) -> Trial:
-    t = object.__new__(Trial)
-    object.__setattr__(t, "__dict__", values)
-    object.__setattr__(t, "__pydantic_fields_set__", set(TRIAL_FIELDS))
-    object.__setattr__(t, "__pydantic_extra__", None)
-    object.__setattr__(t, "__pydantic_private__", None)
-    return t
+    """A ``Trial`` of ``values`` (every field, in field order), unvalidated (``core.types.unvalidated``)."""
+    return unvalidated(Trial, values, _TRIAL_FIELD_SET)

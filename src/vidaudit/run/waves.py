@@ -19,8 +19,7 @@ from typing import Any, Protocol
 
 from vidaudit.core.contract.suite import ScoreInput
 from vidaudit.core.types import Status
-from vidaudit.run.budget import Budget
-from vidaudit.run.executor import run_trials
+from vidaudit.run.executor import CallOptions, run_trials
 from vidaudit.run.store.writer import RunStore
 from vidaudit.run.summary import ProgressEvent, RunSummary
 
@@ -116,17 +115,15 @@ async def run_waves(
     adapters: Mapping[str, Any],
     store: RunStore,
     prepare: Callable[[Any], Any],
+    options: CallOptions,
     *,
     suite: Any,
-    max_attempts: int = 3,
-    budget: Budget | None = None,
-    on_progress: Callable[[ProgressEvent], Any] | None = None,
 ) -> tuple[RunSummary, dict[str, Any]]:
     """Run ``design``'s waves to the end (see the module docstring); returns the session's summary and the
     design's figures: its ``info()`` plus ``waves`` (this session), ``trials_planned`` (registered in the
     store), ``trials_run`` (with an attempt) and ``fraction_of_full_grid``."""
     by_id = {p.id: p for p in planned}
-    outcomes = known_outcomes(store, by_id, list(by_id), suite=suite, max_attempts=max_attempts)
+    outcomes = known_outcomes(store, by_id, list(by_id), suite=suite, max_attempts=options.max_attempts)
     parts: list[RunSummary] = []
     seen: set[str] = set()
     last: dict[str, ProgressEvent] = {}
@@ -137,19 +134,11 @@ async def run_waves(
             raise ValueError(f"the design asked for trial {unknown[0]}, which is not in the plan")
         if not ids:
             break
-        emit = _shifted(on_progress, last.get("event"), len(parts) + 1, last)
-        summary = await run_trials(
-            [by_id[t] for t in ids],
-            adapters,
-            store,
-            prepare,
-            max_attempts=max_attempts,
-            budget=budget,
-            on_progress=emit,
-        )
+        emit = _shifted(options.on_progress, last.get("event"), len(parts) + 1, last)
+        summary = await run_trials([by_id[t] for t in ids], adapters, store, prepare, options, on_progress=emit)
         parts.append(summary)
         seen.update(ids)
-        new = known_outcomes(store, by_id, ids, suite=suite, max_attempts=max_attempts)
+        new = known_outcomes(store, by_id, ids, suite=suite, max_attempts=options.max_attempts)
         outcomes.update(new)
         if summary.stopped_early or not new:
             break  # a stop (budget, quota, ...) ends the session; a resume continues from the store

@@ -26,6 +26,7 @@ accidents, partial copies and hand edits, and says which file to regenerate. Eve
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import sqlite3
@@ -86,6 +87,15 @@ SCORED_RUN_VERSION = 2
 #: the run's files whose content the scored file depends on (beside the store's tables)
 _STAMPED_FILES = ("run.json", "samples.jsonl", "human_records.jsonl", "human_study.json")
 _STORE_TABLES = ("trials", "attempts", "stage_calls")
+
+
+#: the run-level facts the header carries: fields of both ``Scored`` and ``ScoredRunHeader``, under the same names
+_RUN_FACTS = ("changed", "settings", "estimated_frames", "design", "stage_usage", "human", "human_study")
+
+
+def _run_facts(source: Scored | ScoredRunHeader) -> dict[str, Any]:
+    """``source``'s run-level facts (``_RUN_FACTS``), each a shallow copy, for the other of the two to be built with."""
+    return {name: copy.copy(getattr(source, name)) for name in _RUN_FACTS}
 
 
 class PerturbedVideo(BaseModel):
@@ -194,14 +204,8 @@ def scored_run_text(scored: Scored, *, stamp: dict[str, Any], allow_changed: boo
         n_trials=len(scored.records),
         allow_changed=allow_changed,
         stamp=stamp,
-        changed=list(scored.changed),
-        settings=dict(scored.settings),
-        estimated_frames=dict(scored.estimated_frames),
-        design=dict(scored.design),
-        stage_usage=dict(scored.stage_usage),
-        human=list(scored.human),
-        human_study=scored.human_study,
         sha256="",
+        **_run_facts(scored),
     )
     body = "".join(
         trial_line(
@@ -354,13 +358,7 @@ def read_scored_run(run_dir: str | Path) -> Scored:
         samples={s.sample_id: s for s in load_samples(data_dir)},
         source={"run_dir": str(run_dir)},
         data_dir=data_dir,
-        changed=list(header.changed),
-        settings=dict(header.settings),
-        estimated_frames=dict(header.estimated_frames),
-        design=dict(header.design),
-        stage_usage=dict(header.stage_usage),
-        human=list(header.human),
-        human_study=header.human_study,
+        **_run_facts(header),
     )
     for t in trials:
         tid = t.record.trial_id

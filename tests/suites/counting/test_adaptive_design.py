@@ -21,6 +21,7 @@ from vidaudit.cli import app
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import ModelSpec
 from vidaudit.run.conditions import parse_condition
+from vidaudit.run.request import PlanRequest
 from vidaudit.run.session import execute, prepare_run
 from vidaudit.score.stats import wilson_lower
 from vidaudit.suites.counting.adaptive import (
@@ -133,9 +134,11 @@ def planned10(tmp_path_factory):
     )
     csv_path = _surface_csv(root / "s.csv", lambda d, n, f: 0.5)
     planned, _, _ = prepare_run(
-        root / "data",
-        [ModelSpec.parse(f"simulated:{csv_path}")],
-        [parse_condition("native", "structured_trace")],
+        PlanRequest(
+            data=root / "data",
+            models=[ModelSpec.parse(f"simulated:{csv_path}")],
+            conditions=[parse_condition("native", "structured_trace")],
+        ),
         check_files=False,
     )
     return planned
@@ -149,9 +152,11 @@ def planned20(tmp_path_factory):
     )
     csv_path = _surface_csv(root / "s.csv", lambda d, n, f: 0.5)
     planned, _, _ = prepare_run(
-        root / "data",
-        [ModelSpec.parse(f"simulated:{csv_path}")],
-        [parse_condition("native", "structured_trace")],
+        PlanRequest(
+            data=root / "data",
+            models=[ModelSpec.parse(f"simulated:{csv_path}")],
+            conditions=[parse_condition("native", "structured_trace")],
+        ),
         check_files=False,
     )
     return planned

@@ -9,9 +9,12 @@ stored as data (a grid of values, a set of series), never as pictures: the HTML 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+if TYPE_CHECKING:
+    from vidaudit.core.contract.records import ScoreRecord
 
 __all__ = [
     "REPORT_SCHEMA_VERSION",
@@ -232,6 +235,17 @@ class ViewerTrial(_Strict):
     grid_point: list[str | int | float | None] = Field(default_factory=list)
     #: among correct trials, show these first (counting: correct count with an unfaithful trace)
     preferred: bool = False
+
+    @classmethod
+    def of(cls, record: ScoreRecord, raw_text: str | None, **fields: Any) -> ViewerTrial:
+        """The row of ``record``'s trial: what it shares with the record (``_VIEWER_RECORD_FIELDS``: ids, model,
+        condition, status, correctness), the answer's ``raw_text``, and the suite's own ``fields`` (group, columns,
+        facts, ...), so a suite's ``viewer_trial`` names only what it adds."""
+        return cls(**{k: getattr(record, k) for k in _VIEWER_RECORD_FIELDS}, raw_text=raw_text or "", **fields)
+
+
+#: the fields a viewer row takes from its trial's ``ScoreRecord``, under the same names (``ViewerTrial.of``)
+_VIEWER_RECORD_FIELDS = ("trial_id", "sample_id", "model", "condition", "status", "correct")
 
 
 class ViewerSpec(_Strict):

@@ -240,15 +240,7 @@ class Suite:
 
     def viewer_trial(self, record: ScoreRecord, sample: Sample, raw_text: str | None) -> ViewerTrial:
         """How the trace viewer shows one trial (frames are attached by the report stage)."""
-        return ViewerTrial(
-            trial_id=record.trial_id,
-            sample_id=record.sample_id,
-            model=record.model,
-            condition=record.condition,
-            status=record.status,
-            correct=record.correct,
-            raw_text=raw_text or "",
-        )
+        return ViewerTrial.of(record, raw_text)
 
     # ------------------------------------------------------------------ the command line (``commands`` role)
 

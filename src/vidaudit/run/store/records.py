@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from vidaudit.core.hashing import canonical_json, sha256_text
 from vidaudit.core.types import Attempt, ErrorKind, ModelSpec, Response, Status, Trial, Usage
-from vidaudit.run.log_lines import frames_json, trial_line, usage_text
+from vidaudit.run.log_lines import frames_json, last_remembered, trial_line, usage_text
 
 
 class _Frozen(BaseModel):
@@ -192,18 +192,8 @@ class TrialRow:
     created_at: float
 
 
-#: the last ``Usage`` stored and its JSON (as ``log_lines._usage``: responses that report none share one)
-_last_usage: tuple[Usage | None, str] = (None, "")
-
-
-def _usage_json(u: Usage) -> str:
-    global _last_usage
-    last = _last_usage
-    if u is last[0]:
-        return last[1]
-    text = u.model_dump_json()
-    _last_usage = (u, text)
-    return text
+#: a ``Usage``'s JSON in the store (the last one remembered, as ``log_lines._usage``)
+_usage_json = last_remembered(Usage.model_dump_json)
 
 
 def _response_cols(r: Response | None) -> tuple[Any, ...]:
