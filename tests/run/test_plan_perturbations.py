@@ -19,6 +19,7 @@ from vidaudit.run.conditions import parse_condition
 from vidaudit.run.plan import plan
 from vidaudit.run.request_builder import RequestBuilder
 from vidaudit.suites.stress.cross_frame.generate import generate
+from vidaudit.suites.stress.probe import GenerateOptions
 
 CAPS = Capabilities(native_video=True, images=True, default_native_fps=None, local=True, synthetic=True)
 MASK = "strip_mask(S=128,k=4,orientation=vertical,v=24)"
@@ -27,7 +28,7 @@ MASK = "strip_mask(S=128,k=4,orientation=vertical,v=24)"
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("cf_plan")
-    generate(out, "smoke", 2, None, {})
+    generate(out, GenerateOptions(seeds=2))
     return out
 
 

@@ -150,8 +150,9 @@ def test_a_suite_that_parses_its_answers_refuses_a_judge() -> None:
 
 def test_judge_refused_on_stress_data_whose_probes_parse_their_answers(tmp_path: Path) -> None:
     from vidaudit.suites.stress.camera_motion.generate import generate
+    from vidaudit.suites.stress.probe import GenerateOptions
 
-    generate(tmp_path / "data", "smoke", 1)
+    generate(tmp_path / "data", GenerateOptions(seeds=1))
     with pytest.raises(ConfigError, match="asks no judge for these samples"):
         execute(
             tmp_path / "data",

@@ -47,10 +47,11 @@ def _trial_ids(run: Path) -> set[str]:
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from vidaudit.suites.stress.probe import GenerateOptions
     from vidaudit.suites.stress.wireframe.generate import generate
 
     root = tmp_path_factory.mktemp("request") / "data"
-    generate(root, "smoke", 1)
+    generate(root, GenerateOptions(seeds=1))
     return root
 
 

@@ -50,9 +50,10 @@ def test_a_ray_run_renders_its_perturbed_videos_as_tasks_and_stores_the_local_ru
     ray_cluster: dict, tmp_path: Path
 ) -> None:
     from vidaudit.suites.stress.cross_frame.generate import generate
+    from vidaudit.suites.stress.probe import GenerateOptions
 
     data = tmp_path / "data"
-    generate(data, "smoke", 2, None, {})
+    generate(data, GenerateOptions(seeds=2))
     args = {"suite": "stress", "models": [ModelSpec(provider="oracle")], "conditions": [parse_condition(MASK, "mcq")]}
     local = execute(data, tmp_path / "local", **args)
     dispatch = RayDispatch()
