@@ -342,12 +342,13 @@ def perturb(
     """Apply one perturbation to any video (OUT.mp4 + OUT.json), or a batch of them into a folder."""
     from vidaudit.core.errors import ConfigError
     from vidaudit.run.ray_pool import pool_factory
-    from vidaudit.video.perturb.cli import batch_command, ops_help, perturb_command, summary_lines
+    from vidaudit.video.perturb.cli import batch_jobs, ops_help, perturb_command, summary_lines
 
     if list_ops:
         typer.echo(ops_help())
         return
     if batch is not None or (source is not None and source.is_dir()):
+        from vidaudit.video.perturb.batch import perturb_batch
         from vidaudit.video.perturb.batch import summary_lines as batch_lines
 
         if out is None:
@@ -355,19 +356,9 @@ def perturb(
         if stream is not None:
             raise ConfigError("--stream names one file's stream; a batch reads each video's default stream")
         pool = pool_factory(executor, ray_address)  # a bad --executor or a missing ray extra: before any work
+        jobs = batch_jobs(out, batch=batch, folder=source, op=op, sets=list(sets), seed=seed, second=second)
         with progress_bar("perturbing") as update:
-            res = batch_command(
-                out,
-                batch=batch,
-                folder=source,
-                op=op,
-                sets=list(sets),
-                seed=seed,
-                second=second,
-                workers=workers,
-                pool=pool,
-                on_progress=update,
-            )
+            res = perturb_batch(jobs, out, workers=workers, pool=pool, on_progress=update)
         for line in batch_lines(res):
             console.print(line, highlight=False, markup=False, soft_wrap=True)  # paths stay whole
         if res.failed:

@@ -1,5 +1,6 @@
 """``vidaudit perturb SRC --op OP [--set KEY=VALUE ...] [--seed S] --out DST.mp4 [--second VIDEO]``, and its
-batches: ``--batch JOBS.jsonl --out DIR`` or ``SRC_DIR --op OP ... --out DIR`` (``batch_command``).
+batches: ``--batch JOBS.jsonl --out DIR`` or ``SRC_DIR --op OP ... --out DIR`` (``batch_jobs``, then
+``batch.perturb_batch``).
 
 ``perturb_command`` is what the CLI calls; ``KEY=VALUE`` pairs are typed from the op's parameter model:
 text parameters take the value verbatim, others parse it as JSON (``2``, ``0.5``, ``true``, ``null``,
@@ -10,15 +11,13 @@ error messages apply).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import PerturbationSpec
 from vidaudit.video.encode import X264_OPTIONS
-from vidaudit.video.perturb.batch import BatchResult
+from vidaudit.video.perturb.batch import BatchJob, folder_jobs, load_jobs
 from vidaudit.video.perturb.engine import PerturbResult, apply
 from vidaudit.video.perturb.registry import describe_params, get_op, is_text_field, op_names
 
@@ -68,7 +67,7 @@ def perturb_command(
     )
 
 
-def batch_command(
+def batch_jobs(
     out: str | Path,
     *,
     batch: str | Path | None = None,
@@ -77,29 +76,21 @@ def batch_command(
     sets: list[str] | None = None,
     seed: int = 0,
     second: str | Path | None = None,
-    workers: int = 1,
-    pool: Callable[..., Executor] | None = None,
-    on_progress: Callable[[int, int], None] | None = None,
-) -> BatchResult:
-    """A batch from a jobs file, or the same op on every video of ``folder``; every job validated first.
-
-    ``pool``: None renders in local processes; else a factory of executors (``pool(initializer=...)``, e.g.
-    ``vidaudit.run.ray_pool.pool_factory("ray")``: each job a Ray task), made by the caller before any work."""
-    from vidaudit.video.perturb.batch import folder_jobs, load_jobs, perturb_batch
-
+) -> list[BatchJob]:
+    """The jobs of a batch, every one validated before any renders: a jobs file's (``batch``), or the same op on
+    every video of ``folder``. What to render is decided here; ``perturb_batch(jobs, out, ...)`` renders them, on
+    the workers or pool the caller chose (``vidaudit.run.ray_pool.pool_factory``, made before any work)."""
     if batch is not None:
         if folder is not None or op is not None or sets or second is not None:
             raise ConfigError(
                 "--batch takes its ops, parameters and seeds from the jobs file; drop SOURCE, --op, --set and --second"
             )
-        jobs = load_jobs(batch)
-    else:
-        if op is None or folder is None:
-            raise ConfigError("a folder batch needs SRC_DIR and --op (or pass --batch JOBS.jsonl)")
-        if Path(out).resolve() == Path(folder).resolve():
-            raise ConfigError(f"--out {out} is the source folder; write the outputs to another folder")
-        jobs = folder_jobs(folder, op, parse_sets(op, sets), seed, second)
-    return perturb_batch(jobs, out, workers=workers, pool=pool, on_progress=on_progress)
+        return load_jobs(batch)
+    if op is None or folder is None:
+        raise ConfigError("a folder batch needs SRC_DIR and --op (or pass --batch JOBS.jsonl)")
+    if Path(out).resolve() == Path(folder).resolve():
+        raise ConfigError(f"--out {out} is the source folder; write the outputs to another folder")
+    return folder_jobs(folder, op, parse_sets(op, sets), seed, second)
 
 
 def summary_lines(res: PerturbResult, source: Path | None = None) -> list[str]:
