@@ -57,7 +57,7 @@ from vidaudit.core.registry import get_suite
 from vidaudit.core.types import Condition, ModelSpec
 from vidaudit.models.base import Capabilities
 from vidaudit.models.openai_compat import OpenAIAdapter
-from vidaudit.run.plan import PlannedTrial, plan
+from vidaudit.run.plan import PlannedTrial, PlanStream
 from vidaudit.run.request import PlanRequest
 from vidaudit.run.request_builder import RequestBuilder
 from vidaudit.run.session import dry_run_rows, prepare_stream
@@ -215,7 +215,9 @@ def measure_plan(
     rows_s, rows_cpu_s = best_cpu_of(repeats, rows)
     samples = sorted(state["planned"].samples, key=lambda s: s.sample_id)
     suite = get_suite("counting")
-    plan_only_s = best_of(repeats, lambda: plan(samples, conditions, [spec], suite=suite, caps_by_model=state["caps"]))
+    plan_only_s = best_of(
+        repeats, lambda: PlanStream(samples, conditions, [spec], suite=suite, caps_by_model=state["caps"]).planned()
+    )
     planned = state["planned"]
     result = PlanResult(
         n_samples,
@@ -293,7 +295,7 @@ def measure_trial(p: PlannedTrial, data: Path, adapter: OpenAIAdapter, repeats: 
 
 def plan_for(samples: list[Any], conditions: list[Condition], adapter: OpenAIAdapter) -> list[PlannedTrial]:
     caps: dict[str, Capabilities] = {adapter.spec.label: adapter.capabilities}
-    return plan(samples, conditions, [adapter.spec], suite=get_suite("counting"), caps_by_model=caps)
+    return PlanStream(samples, conditions, [adapter.spec], suite=get_suite("counting"), caps_by_model=caps).planned()
 
 
 def measure_prep(
@@ -329,7 +331,7 @@ def print_plan(spec: ModelSpec, r: PlanResult, prof: str | None) -> None:
     print(f"   dry-run manifest (generate, dry_run=True): {r.manifest_s:7.2f} s  (not part of the goal)")
     print(
         f"   prepare_stream(check_files=False):         {r.prepare_s:7.2f} s wall {r.prepare_cpu_s:7.2f} s CPU  "
-        f"(plan() alone {r.plan_only_s:.2f} s wall)"
+        f"(PlanStream.planned() alone {r.plan_only_s:.2f} s wall)"
     )
     print(f"   dry_run_rows:                              {r.rows_s:7.2f} s wall {r.rows_cpu_s:7.2f} s CPU")
     print(

@@ -368,7 +368,7 @@ def test_self_hosted_endpoints_estimate_tokens_not_zero(env, condition: str) -> 
     from vidaudit.core.registry import get_suite
     from vidaudit.core.types import Event, Sample, Trace, VideoRef
     from vidaudit.run.conditions import parse_condition
-    from vidaudit.run.plan import plan
+    from vidaudit.run.plan import PlanStream
     from vidaudit.run.session import _estimate
 
     sample = Sample(
@@ -382,13 +382,13 @@ def test_self_hosted_endpoints_estimate_tokens_not_zero(env, condition: str) -> 
     )
     spec = ModelSpec.parse("openai:qwen@http://127.0.0.1:8000/v1", max_tokens=256)
     adapter = OpenAIAdapter(spec)
-    (planned,) = plan(
+    (planned,) = PlanStream(
         [sample],
         [parse_condition(condition, "structured_trace")],
         [spec],
         suite=get_suite("counting"),
         caps_by_model={spec.label: adapter.capabilities},
-    )
+    ).planned()
     tokens, cost = _estimate(planned, adapter.capabilities)
     assert adapter.capabilities.local and cost == 0.0
     assert tokens > 256 + 100  # the image or video tokens, the prompt and the answer, not 0
@@ -399,7 +399,7 @@ def _lying_run(tmp_path, usage: tuple[str, str]):
     estimate of 1,000 tokens a call."""
     from vidaudit.core.types import Condition, ImagePart, Trial
     from vidaudit.run.budget import Budget
-    from vidaudit.run.executor import run_trials
+    from vidaudit.run.executor import CallOptions, run_trials
     from vidaudit.run.store.writer import RunStore
 
     @dataclass(frozen=True)
@@ -436,7 +436,7 @@ def _lying_run(tmp_path, usage: tuple[str, str]):
                     {spec.label: adapter},
                     store,
                     prepare,  # type: ignore[arg-type]
-                    budget=Budget(max_tokens=3_000, estimate=lambda _: (1_000, 0.0)),
+                    CallOptions(budget=Budget(max_tokens=3_000, estimate=lambda _: (1_000, 0.0))),
                 )
             finally:
                 await adapter.aclose()

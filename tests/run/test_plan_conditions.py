@@ -19,7 +19,7 @@ from vidaudit.core.types import Condition, ImagePart, ModelSpec, Presentation, T
 from vidaudit.models.base import Capabilities
 from vidaudit.models.provider_content import encode_jpeg
 from vidaudit.run.conditions import parse_condition
-from vidaudit.run.plan import plan, select_frames
+from vidaudit.run.plan import PlanStream, select_frames
 from vidaudit.run.request_builder import RequestBuilder
 from vidaudit.video.decode import read_frames
 from vidaudit.video.sampling import uniform_count
@@ -35,7 +35,7 @@ CAPS = {
 def _plan(samples, conditions, labels=("a",), options=None):
     models = [ModelSpec.parse(f"openai:{x}") for x in labels]
     caps = {m.label: CAPS[x] for m, x in zip(models, labels, strict=True)}
-    return plan(samples, conditions, models, suite=SUITE, caps_by_model=caps, options_by_model=options)
+    return PlanStream(samples, conditions, models, suite=SUITE, caps_by_model=caps, options_by_model=options).planned()
 
 
 # --------------------------------------------------------------------------- parsing and ids
@@ -150,13 +150,13 @@ def test_trial_id_covers_what_changes_the_request_and_nothing_else(smoke_dir: Pa
     assert _ids([s], labels=("b",))[0] != base  # the model spec
     assert _ids([s], options={"openai:a": {"jpeg_quality": 80}})[0] != base  # an input-changing option
     spec = ModelSpec.parse("openai:a", temperature=0.7)
-    p = plan(
+    p = PlanStream(
         [s],
         [parse_condition("frames@1", "structured_trace")],
         [spec],
         suite=SUITE,
         caps_by_model={spec.label: CAPS["a"]},
-    )
+    ).planned()
     assert p[0].id != base  # generation settings
     assert _ids([moved])[0] == base  # a path is not content
     assert _ids([s, load_samples(smoke_dir)[5]])[0] == base  # nor is the plan's other content

@@ -16,7 +16,7 @@ from vidaudit.core.registry import get_suite
 from vidaudit.core.types import ModelSpec, PerturbationSpec, names_perturbations
 from vidaudit.models.base import Capabilities
 from vidaudit.run.conditions import parse_condition
-from vidaudit.run.plan import plan
+from vidaudit.run.plan import PlanStream
 from vidaudit.run.request_builder import RequestBuilder
 from vidaudit.suites.stress.cross_frame.generate import generate
 from vidaudit.suites.stress.probe import GenerateOptions
@@ -28,20 +28,20 @@ MASK = "strip_mask(S=128,k=4,orientation=vertical,v=24)"
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("cf_plan")
-    generate(out, GenerateOptions(seeds=2))
+    generate(out, GenerateOptions(preset="smoke", seeds=2))
     return out
 
 
 def _plan(data: Path, *conds: str, caps: Capabilities = CAPS, suite: str = "stress"):
     s = get_suite(suite)
     samples = load_samples(data)
-    return plan(
+    return PlanStream(
         samples,
         [parse_condition(c, "mcq") for c in conds],
         [ModelSpec(provider="oracle")],
         suite=s,
         caps_by_model={"oracle": caps},
-    )
+    ).planned()
 
 
 @settings(max_examples=40, deadline=None)

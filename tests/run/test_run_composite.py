@@ -14,6 +14,7 @@ SIGKILLed mid-composite against a real local HTTP server resumes repeating no st
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import os
@@ -56,7 +57,7 @@ from vidaudit.models.base import (
     is_composite,
 )
 from vidaudit.run.budget import Budget
-from vidaudit.run.executor import AdapterError, run_trials
+from vidaudit.run.executor import AdapterError, CallOptions, run_trials
 from vidaudit.run.retry import RetryPolicy
 from vidaudit.run.stage_calls import call_key, request_fingerprint
 from vidaudit.run.store.reader import StoreReader
@@ -177,9 +178,10 @@ def prepare(p: PlannedTrial) -> Request:
     )
 
 
-def run(planned: list[PlannedTrial], composite: object, store: RunStore, **kw: object):  # type: ignore[no-untyped-def]
+def run(planned: list[PlannedTrial], composite: object, store: RunStore, options: CallOptions | None = None):  # type: ignore[no-untyped-def]
     adapters = {planned[0].trial.model.label: composite}
-    return asyncio.run(run_trials(planned, adapters, store, prepare, retry_policy=FAST, **kw))  # type: ignore[arg-type]
+    options = dataclasses.replace(options or CallOptions(), retry_policy=FAST)
+    return asyncio.run(run_trials(planned, adapters, store, prepare, options))  # type: ignore[arg-type]
 
 
 def judge_text(sample: str) -> str:
@@ -356,14 +358,14 @@ def test_budget_overrun_after_stage_one_stops_before_stage_two(tmp_path: Path) -
     planned = plan(2, composite.spec)
     estimate = lambda p: (0, 0.01)  # noqa: E731
     with RunStore(tmp_path) as store:
-        s = run(planned, composite, store, budget=Budget(max_cost_usd=0.015, estimate=estimate))
+        s = run(planned, composite, store, CallOptions(budget=Budget(max_cost_usd=0.015, estimate=estimate)))
         assert s.stop_reason is StopReason.BUDGET and "budget" in (s.stop_message or "")
         assert answerer.total == 1 and judge.total == 0
         assert store.attempt_counts() == {}  # the interrupted trial stored no attempt: nothing failed
         assert s.calls == 0 and s.called == 0 and s.not_run == 2
         assert [c.stage for c in store.stage_calls()] == ["answer"]
         assert store.summary().cost_usd == pytest.approx(0.02) == s.cost_usd
-        s2 = run(planned, composite, store, budget=Budget(max_cost_usd=1.0, estimate=estimate))
+        s2 = run(planned, composite, store, CallOptions(budget=Budget(max_cost_usd=1.0, estimate=estimate)))
         assert s2.ok == 2 and answerer.total == 2 and judge.total == 2
         assert answerer.calls["count in s000"] == 1 and judge.calls[judge_text("s000")] == 1
 
@@ -374,7 +376,7 @@ def test_a_stage_reporting_no_cost_is_charged_its_estimate(tmp_path: Path) -> No
     )
     planned = plan(5, composite.spec)
     with RunStore(tmp_path) as store:
-        s = run(planned, composite, store, budget=Budget(max_cost_usd=0.1, estimate=lambda p: (0, 0.03)))
+        s = run(planned, composite, store, CallOptions(budget=Budget(max_cost_usd=0.1, estimate=lambda p: (0, 0.03))))
         assert s.stop_reason is StopReason.BUDGET and s.ok == 3
         assert s.cost_usd == pytest.approx(0.09)  # never assumed free: each trial charged its estimate
 
@@ -535,7 +537,7 @@ import asyncio, sys
 from vidaudit.core.types import Condition, ModelSpec, Request, TextPart, Trial
 from vidaudit.models.base import Capabilities, combine_stages
 from vidaudit.models.openai_compat import OpenAIAdapter
-from vidaudit.run.executor import run_trials
+from vidaudit.run.executor import CallOptions, run_trials
 from vidaudit.run.retry import RetryPolicy
 from vidaudit.run.store.writer import RunStore
 from vidaudit.run.store.reader import StoreReader
@@ -567,7 +569,8 @@ async def main():
     prep = lambda p: Request(trial_id=p.id, parts=(TextPart(f"count in {p.trial.sample_id}"),))
     try:
         with RunStore(run_dir) as store:
-            s = await run_trials(planned, {c.spec.label: c}, store, prep, retry_policy=RetryPolicy(base_delay_s=0))
+            fast = CallOptions(retry_policy=RetryPolicy(base_delay_s=0))
+            s = await run_trials(planned, {c.spec.label: c}, store, prep, fast)
             print(s.describe(), flush=True)
     finally:
         await c.aclose()

@@ -40,8 +40,9 @@ from vidaudit.core.types import (
 )
 from vidaudit.models.base import Capabilities, ModelCallError
 from vidaudit.run.budget import Budget
-from vidaudit.run.executor import AdapterError, PrepareError, run_trials
+from vidaudit.run.executor import AdapterError, CallOptions, PrepareError, run_trials
 from vidaudit.run.progress import RichProgress
+from vidaudit.run.retry import RetryPolicy
 from vidaudit.run.store.reader import StoreReader
 from vidaudit.run.store.writer import RunStore
 from vidaudit.run.summary import ProgressEvent, StopReason
@@ -158,10 +159,10 @@ def run(
     planned: list[PlannedTrial],
     adapters: dict[str, ScriptedTestAdapter],
     store: RunStore,
+    options: CallOptions | None = None,
     prepare: Callable[[PlannedTrial], Request] | None = None,
-    **kw: object,
 ):  # type: ignore[no-untyped-def]
-    return asyncio.run(run_trials(planned, adapters, store, prepare or Preparer(), **kw))  # type: ignore[arg-type]
+    return asyncio.run(run_trials(planned, adapters, store, prepare or Preparer(), options))  # type: ignore[arg-type]
 
 
 def transient(msg: str = "503") -> ModelCallError:
@@ -169,10 +170,8 @@ def transient(msg: str = "503") -> ModelCallError:
 
 
 @pytest.fixture
-def fast_retry() -> dict[str, object]:
-    from vidaudit.run.retry import RetryPolicy
-
-    return {"retry_policy": RetryPolicy(base_delay_s=0.0, max_delay_s=0.0)}
+def fast_retry() -> RetryPolicy:
+    return RetryPolicy(base_delay_s=0.0, max_delay_s=0.0)
 
 
 # --------------------------------------------------------------------------- tests
@@ -215,23 +214,23 @@ def test_any_text_a_model_returns_is_stored_and_nothing_else_is_lost(tmp_path: P
             assert a is not None and a.response is not None and a.response.text == text
 
 
-def test_resume_skips_ok_retries_errored_and_honours_max_attempts(tmp_path: Path, fast_retry: dict) -> None:
+def test_resume_skips_ok_retries_errored_and_honours_max_attempts(tmp_path: Path, fast_retry: RetryPolicy) -> None:
     planned = plan(6)
     bad = {planned[1].id, planned[4].id}
     flaky = ScriptedTestAdapter(script=lambda tid, n: transient() if tid in bad else None)
     with RunStore(tmp_path) as store:
-        s1 = run(planned, {"test:scripted": flaky}, store, max_attempts=2, **fast_retry)
+        s1 = run(planned, {"test:scripted": flaky}, store, CallOptions(max_attempts=2, retry_policy=fast_retry))
         assert (s1.ok, s1.errored, s1.failed_attempts) == (4, {"api_error": 2}, {"api_error": 4})
         assert all(flaky.calls[t] == 2 for t in bad)
 
         # same max_attempts: the errored trials are out of attempts, the ok ones are skipped
         healthy = ScriptedTestAdapter()
-        s2 = run(planned, {"test:scripted": healthy}, store, max_attempts=2, **fast_retry)
+        s2 = run(planned, {"test:scripted": healthy}, store, CallOptions(max_attempts=2, retry_policy=fast_retry))
         assert (s2.skipped_already_ok, s2.skipped_exhausted, s2.called) == (4, 2, 0)
         assert not healthy.calls
 
         # more attempts allowed: only the errored ones are called, and their attempt numbers continue
-        s3 = run(planned, {"test:scripted": healthy}, store, max_attempts=3, **fast_retry)
+        s3 = run(planned, {"test:scripted": healthy}, store, CallOptions(max_attempts=3, retry_policy=fast_retry))
         assert (s3.skipped_already_ok, s3.called, s3.ok) == (4, 2, 2)
         assert set(healthy.calls) == bad and set(healthy.calls.values()) == {1}
         for t in bad:
@@ -239,20 +238,20 @@ def test_resume_skips_ok_retries_errored_and_honours_max_attempts(tmp_path: Path
 
         # everything is ok now: nothing is ever called again
         again = ScriptedTestAdapter()
-        s4 = run(planned, {"test:scripted": again}, store, max_attempts=10)
+        s4 = run(planned, {"test:scripted": again}, store, CallOptions(max_attempts=10))
         assert s4.skipped_already_ok == 6 and s4.calls == 0 and not again.calls
 
 
-def test_errored_trial_from_a_killed_run_is_retried(tmp_path: Path, fast_retry: dict) -> None:
+def test_errored_trial_from_a_killed_run_is_retried(tmp_path: Path, fast_retry: RetryPolicy) -> None:
     planned = plan(3)
     always_bad = ScriptedTestAdapter(script=lambda tid, n: ModelCallError(ErrorKind.TIMEOUT, "read timeout"))
     with RunStore(tmp_path) as store:
-        s1 = run(planned, {"test:scripted": always_bad}, store, max_attempts=1)
+        s1 = run(planned, {"test:scripted": always_bad}, store, CallOptions(max_attempts=1))
         assert s1.errored == {"timeout": 3}
         assert {store.latest(p.id).status for p in planned} == {Status.TIMEOUT}  # type: ignore[union-attr]
     with RunStore(tmp_path) as store:  # a new process opening the same run dir
         good = ScriptedTestAdapter()
-        s2 = run(planned, {"test:scripted": good}, store, max_attempts=2)
+        s2 = run(planned, {"test:scripted": good}, store, CallOptions(max_attempts=2))
         assert s2.ok == 3 and sum(good.calls.values()) == 3
 
 
@@ -271,7 +270,7 @@ def test_quota_and_auth_stop_the_run(tmp_path: Path, kind: ErrorKind, reason: St
 
     adapter = ScriptedTestAdapter(concurrency=1, script=script)
     with RunStore(tmp_path) as store:
-        s = run(planned, {"test:scripted": adapter}, store, max_attempts=5)
+        s = run(planned, {"test:scripted": adapter}, store, CallOptions(max_attempts=5))
         assert s.stop_reason is reason and s.stopped_early
         assert kind.value in (s.stop_message or "") and "resume" in (s.stop_message or "")
         assert s.calls == 3 and s.ok == 2 and s.errored == {"api_error": 1} and s.not_run == 17
@@ -316,17 +315,20 @@ def test_budget_stops_before_exceeding(tmp_path: Path) -> None:
     budget = Budget(max_cost_usd=0.05, estimate=lambda p: (110, 0.01))
     events: list[ProgressEvent] = []
     with RunStore(tmp_path) as store:
-        s = run(planned, {"test:scripted": adapter}, store, budget=budget, on_progress=events.append)
+        s = run(planned, {"test:scripted": adapter}, store, CallOptions(budget=budget, on_progress=events.append))
         assert s.stop_reason is StopReason.BUDGET and "budget" in (s.stop_message or "")
         assert s.calls == 5 and s.cost_usd == pytest.approx(0.05) and s.not_run == 15
         assert store.summary().cost_usd <= 0.05 + 1e-9
         assert [e.kind for e in events if e.kind == "stop"] == ["stop"]
         # a resumed run counts what the store already spent: the same budget allows nothing more
-        s2 = run(planned, {"test:scripted": adapter}, store, budget=budget)
+        s2 = run(planned, {"test:scripted": adapter}, store, CallOptions(budget=budget))
         assert s2.calls == 0 and s2.stop_reason is StopReason.BUDGET
         # a larger budget continues where it stopped
         s3 = run(
-            planned, {"test:scripted": adapter}, store, budget=Budget(max_cost_usd=0.08, estimate=lambda p: (110, 0.01))
+            planned,
+            {"test:scripted": adapter},
+            store,
+            CallOptions(budget=Budget(max_cost_usd=0.08, estimate=lambda p: (110, 0.01))),
         )
         assert s3.calls == 3 and s3.skipped_already_ok == 5
 
@@ -336,7 +338,7 @@ def test_budget_counts_calls_in_flight(tmp_path: Path) -> None:
     adapter = ScriptedTestAdapter(concurrency=8, delay_s=0.02, cost_usd=None, tokens=(900, 100))
     budget = Budget(max_tokens=7_000, estimate=lambda p: (1_000, 0.0))
     with RunStore(tmp_path) as store:
-        s = run(planned, {"test:scripted": adapter}, store, budget=budget)
+        s = run(planned, {"test:scripted": adapter}, store, CallOptions(budget=budget))
         assert s.stop_reason is StopReason.BUDGET
         assert s.calls == 7 and s.tokens == 7_000 <= budget.max_tokens  # type: ignore[operator]
         assert adapter.max_in_flight <= 7
@@ -357,14 +359,14 @@ def test_concurrency_limit_is_respected_and_reached(tmp_path: Path) -> None:
     assert a.max_in_flight == 3 and b.max_in_flight == 5
 
 
-def test_batching_adapter_gets_batches(tmp_path: Path, fast_retry: dict) -> None:
+def test_batching_adapter_gets_batches(tmp_path: Path, fast_retry: RetryPolicy) -> None:
     planned = plan(10, "test:batch")
     fail_once = {planned[3].id}
     adapter = BatchingTestAdapter(
         batch_size=4, concurrency=1, script=lambda tid, n: transient() if tid in fail_once and n == 1 else None
     )
     with RunStore(tmp_path) as store:
-        s = run(planned, {"test:batch": adapter}, store, **fast_retry)
+        s = run(planned, {"test:batch": adapter}, store, CallOptions(retry_policy=fast_retry))
         assert s.ok == 10 and s.failed_attempts == {"api_error": 4}  # the whole batch of 4 failed once
         assert max(adapter.batches) == 4 and all(1 <= n <= 4 for n in adapter.batches)
         assert adapter.max_in_flight == 1
@@ -408,7 +410,7 @@ def test_plan_is_validated_before_any_call(tmp_path: Path) -> None:
         with pytest.raises(ConfigError, match="planned twice"):
             run(planned + planned[:1], {"test:scripted": adapter}, store)
         with pytest.raises(ConfigError, match="max_attempts"):
-            run(planned, {"test:scripted": adapter}, store, max_attempts=0)
+            run(planned, {"test:scripted": adapter}, store, CallOptions(max_attempts=0))
 
         @dataclass(frozen=True)
         class WrongId:
@@ -425,7 +427,7 @@ def test_rich_progress_consumes_events(tmp_path: Path) -> None:
     adapter = ScriptedTestAdapter(script=lambda tid, n: transient() if tid == planned[0].id else None)
     buf = io.StringIO()
     with RunStore(tmp_path) as store, RichProgress("counting", console=Console(file=buf, width=120)) as bar:
-        s = run(planned, {"test:scripted": adapter}, store, max_attempts=1, on_progress=bar)
+        s = run(planned, {"test:scripted": adapter}, store, CallOptions(max_attempts=1, on_progress=bar))
     assert bar.last is not None and bar.last.kind == "end"
     assert (bar.last.total, bar.last.done, bar.last.ok, bar.last.errors) == (5, 5, 4, 1)
     assert s.describe().startswith("5 planned")

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import Condition, ErrorKind, ModelSpec, Request, Response, Status, TextPart, Trial
 from vidaudit.models.base import Capabilities, ModelCallError
-from vidaudit.run.executor import run_trials
+from vidaudit.run.executor import CallOptions, run_trials
 from vidaudit.run.retry import Decision, RetryPolicy, status_for
 from vidaudit.run.store.writer import RunStore
 
@@ -163,9 +163,11 @@ def _run(
                 {"test:retry": adapter},
                 store,
                 _prepare,
-                max_attempts=max_attempts,
-                clock=clock,
-                retry_policy=policy or RetryPolicy(base_delay_s=1.0, max_delay_s=8.0),
+                CallOptions(
+                    max_attempts=max_attempts,
+                    clock=clock,
+                    retry_policy=policy or RetryPolicy(base_delay_s=1.0, max_delay_s=8.0),
+                ),
             )
         )
         attempts = store.attempts(planned[0].id)
@@ -241,8 +243,7 @@ def test_rate_limit_pauses_the_whole_adapter(tmp_path: Path) -> None:
                 {"test:retry": adapter},
                 store,
                 _prepare,
-                clock=clock,
-                retry_policy=RetryPolicy(base_delay_s=0.5, max_delay_s=0.5),
+                CallOptions(clock=clock, retry_policy=RetryPolicy(base_delay_s=0.5, max_delay_s=0.5)),
             )
         )
     assert s.ok == 3

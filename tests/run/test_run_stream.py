@@ -1,6 +1,6 @@
 """The streamed plan stores exactly what today's planner plans, and a SIGKILL mid-run loses no stored answer.
 
-Today's planner is ``plan()`` (the plan as a list) with each trial called once, directly, in plan order: the
+Today's planner is ``PlanStream(...).planned()`` (the plan as a list) with each trial called once, directly, in plan order: the
 reference. The streamed run (``vidaudit.run.session.execute``: a ``PlanStream`` registered in plan order and
 read by each model's lane a window ahead, attempts committed in groups) and the list path of the executor
 (``run_trials(list)``) must store the same trials in the same order, with the same canonical JSON and ids
@@ -33,7 +33,7 @@ from vidaudit.models.base import request_options
 from vidaudit.run.audit_log import read_audit_log
 from vidaudit.run.conditions import parse_condition
 from vidaudit.run.executor import run_trials
-from vidaudit.run.plan import PlanStream, plan
+from vidaudit.run.plan import PlanStream
 from vidaudit.run.request import PlanRequest
 from vidaudit.run.request_builder import RequestBuilder
 from vidaudit.run.session import execute, prepare_run
@@ -67,19 +67,19 @@ def _conditions(suite: str) -> list:
 
 
 def _reference(data: Path, suite: str) -> tuple[list[tuple[str, str]], dict[str, tuple[str, list, list]]]:
-    """Today's planner: ``plan()`` as a list, each trial called once in plan order, ids hashed the old way."""
+    """Today's planner: ``PlanStream(...).planned()`` as a list, each trial called once in plan order, ids hashed the old way."""
     models = [ModelSpec.parse(m) for m in MODELS]
     samples = load_samples(data)
     s = get_suite(suite)
     _, adapters, caps = prepare_run(PlanRequest(data=data, models=models, conditions=_conditions(suite), suite=suite))
-    planned = plan(
+    planned = PlanStream(
         samples,
         _conditions(suite),
         models,
         suite=s,
         caps_by_model=caps,
         options_by_model={k: request_options(a) for k, a in adapters.items()},
-    )
+    ).planned()
     trials = [
         (sha256_json(p.trial.model_dump(mode="json")), canonical_json(p.trial.model_dump(mode="json"))) for p in planned
     ]

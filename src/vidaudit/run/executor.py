@@ -45,7 +45,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from vidaudit.core.errors import ConfigError, VidauditError
@@ -139,12 +139,11 @@ async def run_trials(
     store: RunStore,
     prepare: Callable[[Any], Request],
     options: CallOptions | None = None,
-    **fields: Any,
 ) -> RunSummary:
     """Call every planned trial not yet ok in ``store``; return what this session did.
 
-    ``options`` says how (its fields may be given as keywords instead, or over it: ``max_attempts=2``).
-    ``retry_errors`` gives every trial not yet ok ``max_attempts`` more attempts in this session, even
+    ``options`` says how (None: ``CallOptions()``; ``CallOptions(max_attempts=2)``, or ``dataclasses.replace`` of
+    a session's, to change a field). Its ``retry_errors`` gives every trial not yet ok ``max_attempts`` more attempts in this session, even
     one out of attempts from earlier sessions (``vidaudit run --resume RUN --retry-errors``, after the
     cause of its failures is fixed).
 
@@ -154,7 +153,7 @@ async def run_trials(
     storing every call that was in flight. Progress events of kind ``stage`` report each stage
     call of a composite as it ends.
     """
-    o = replace(options or CallOptions(), **fields)
+    o = options or CallOptions()
     planned = list(planned)
     _validate(planned, adapters, o.max_attempts)
     backlog = register_plan(store, planned, max_attempts=o.max_attempts, retry_errors=o.retry_errors)

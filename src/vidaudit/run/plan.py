@@ -139,7 +139,7 @@ def select_frames(
             sample.trace.times, [e.frame for e in sample.trace.events], clock, condition.keyframe_offset_s
         )
     if not condition.resolved:
-        raise ConfigError(f"condition {condition.id} is not resolved to a rate; plan() resolves it per model")
+        raise ConfigError(f"condition {condition.id} is not resolved to a rate; the plan resolves it per model")
     return _every_frame(clock) if condition.all_frames else at_fps(clock, condition.fps)
 
 
@@ -178,7 +178,7 @@ class PlanStream:
     """The plan as a stream: samples x conditions x models, produced trial by trial as it is consumed.
 
     Order (models, then conditions, then samples), trial ids and everything in a ``PlannedTrial`` are
-    those of ``plan()``, which is this stream made a list. Nothing per trial is held but its id: each
+    those of ``planned()``, which is this stream made a list. Nothing per trial is held but its id: each
     pass (``check``, ``__iter__``, ``for_model``) computes the trials again, sharing per (model, condition)
     what does not change between samples (the condition's and model's JSON, the adapter options), and a
     full pass of ``keys`` (registration) keeps each trial's id and sample index (36 bytes) so that later
@@ -243,7 +243,7 @@ class PlanStream:
         self._kept_selections: set[int] = set()  # ids of the selections the memo holds (alive while it does)
         self._kept_frames = 0
         by_id: dict[str, list[Sample]] = {}
-        for x in self.samples:  # the same sample twice is the same trial twice (as plan()'s id check finds)
+        for x in self.samples:  # the same sample twice is the same trial twice (as ``planned``'s id check finds)
             twins = by_id.setdefault(x.sample_id, [])
             if any(t == x for t in twins):
                 raise ConfigError("the plan repeats a trial: a model or condition is listed twice")
@@ -342,6 +342,16 @@ class PlanStream:
             for _ in self.inputs(refused):
                 pass
         raise_refusals(refused)
+
+    def planned(self) -> list[PlannedTrial]:
+        """Every trial of the design as a list, in plan order (see the module docstring), after ``refusals``;
+        refused if it repeats a trial (what tests and benchmarks read whole; a run streams)."""
+        self.refusals()
+        out = list(self)
+        ids = [p.id for p in out]
+        if len(set(ids)) != len(ids):
+            raise ConfigError("the plan repeats a trial: a model or condition is listed twice")
+        return out
 
     def check(self) -> None:
         """``refusals``, then ``check_servable``, from one pass over the inputs, holding none of them."""
@@ -549,21 +559,6 @@ def _trial_from(made: _Spliced) -> Trial:
     values = made.base.copy()
     values.update(made.fields)
     return new_trial(values)
-
-
-def plan(
-    samples: Sequence[Sample], conditions: Sequence[Condition], models: Sequence[ModelSpec], **settings: Any
-) -> list[PlannedTrial]:
-    """Every trial of the design, resolved per model (see the module docstring): ``PlanStream(samples, conditions,
-    models, **settings)`` (``suite=``, ``caps_by_model=``, ``options_by_model=``) as a list, refused if it repeats
-    a trial."""
-    stream = PlanStream(samples, conditions, models, **settings)
-    stream.refusals()
-    out = list(stream)
-    ids = [p.id for p in out]
-    if len(set(ids)) != len(ids):
-        raise ConfigError("the plan repeats a trial: a model or condition is listed twice")
-    return out
 
 
 def check_servable(planned: Iterable[PlannedTrial], caps_by_model: Mapping[str, Capabilities]) -> None:

@@ -13,7 +13,7 @@ from vidaudit.run.summary import ProgressEvent
 
 
 class RichProgress:
-    """``with RichProgress() as bar: await run_trials(..., on_progress=bar)``; keeps the last event.
+    """``with RichProgress() as bar: await run_trials(..., CallOptions(on_progress=bar))``; keeps the last event.
 
     ``failed attempts`` counts attempts that failed (each tried again while its trial has attempts left); the
     closing summary says the same number in the same words (``36 called (36 ok, 0 errored after 5 failed

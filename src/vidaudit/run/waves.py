@@ -135,7 +135,9 @@ async def run_waves(
         if not ids:
             break
         emit = _shifted(options.on_progress, last.get("event"), len(parts) + 1, last)
-        summary = await run_trials([by_id[t] for t in ids], adapters, store, prepare, options, on_progress=emit)
+        summary = await run_trials(
+            [by_id[t] for t in ids], adapters, store, prepare, dataclasses.replace(options, on_progress=emit)
+        )
         parts.append(summary)
         seen.update(ids)
         new = known_outcomes(store, by_id, ids, suite=suite, max_attempts=options.max_attempts)

@@ -58,6 +58,13 @@ class VideoInfo:
         return Timeline.of_facts(self.n_frames, self.fps, self.start_s, self.frame_times, self.duration_s)
 
 
+#: the facts a ``VideoInfo`` and a ``VideoRef`` both declare, under the same name and type (the clock, the displayed
+#: size and rotation): ``ref_from`` copies them as they are. The three others a ref records (``sar``,
+#: ``stored_size``, ``stream``) are written only where they differ from an ordinary file's, so they are not here;
+#: ``tests/video/test_video_probe_facts.py`` checks that this lists every other field the two share.
+SHARED_FACTS = ("fps", "width", "height", "n_frames", "duration_s", "rotation", "start_s", "frame_times")
+
+
 def _presentation_start(c: av.container.InputContainer, first_s: float) -> float:
     """Time 0 of the player's clock: the container's start (all streams, edit lists applied)."""
     if c.start_time is not None:
@@ -292,14 +299,7 @@ def ref_from(info: VideoInfo, path: str, sha256: str | None) -> VideoRef:
     return VideoRef(
         path=path,
         sha256=sha256,
-        fps=info.fps,
-        width=info.width,
-        height=info.height,
-        n_frames=info.n_frames,
-        duration_s=info.duration_s,
-        rotation=info.rotation,
-        start_s=info.start_s,
-        frame_times=info.frame_times,
+        **{name: getattr(info, name) for name in SHARED_FACTS},
         sar=None if square_px else (info.sar.numerator, info.sar.denominator),
         stored_size=None if square_px else info.stored_size,
         stream=info.stream if info.video_streams > 1 else None,

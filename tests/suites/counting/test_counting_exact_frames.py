@@ -27,7 +27,7 @@ from vidaudit.core.registry import get_suite
 from vidaudit.core.types import ImagePart, ModelSpec, Sample
 from vidaudit.models.base import Capabilities
 from vidaudit.run.conditions import parse_condition
-from vidaudit.run.plan import plan, select_frames
+from vidaudit.run.plan import PlanStream, select_frames
 from vidaudit.run.request_builder import RequestBuilder
 from vidaudit.suites.counting.generate import generate
 from vidaudit.suites.counting.grid import GridPoint, preset
@@ -124,13 +124,13 @@ def test_keyframes_send_each_events_own_frame(clips: Path) -> None:
         times = exact_times(s, render)
         assert all((t * fps).denominator == 1 and e.t > t for e, t in zip(s.trace.events, times, strict=True))
         want = [ceil_div(t * fps) for t in times]
-        (p,) = plan(
+        (p,) = PlanStream(
             [s],
             [parse_condition("keyframes", "direct")],
             [model],
             suite=suite,
             caps_by_model={model.label: Capabilities()},
-        )
+        ).planned()
         req = RequestBuilder(clips)(p)
         sent = {x.frame_index: x.image for x in req.parts if isinstance(x, ImagePart)}
         assert set(want) <= set(sent), (s.sample_id, want, sorted(sent))
