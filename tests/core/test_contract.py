@@ -124,6 +124,12 @@ def test_declared_roles_are_checked_at_lookup_and_a_missing_one_is_refused_by_na
     with pytest.raises(ConfigError, match="^the whole suite has no pixel observer$"):
         Baselines.of(check_suite(Full(), "whole")).observe([], {})
 
+    class Unnamed(_Whole):
+        verification = Verification()  # no module to check pixels with: refused before any file is read
+
+    with pytest.raises(ConfigError, match="^the whole suite's verification names no module to check pixels with$"):
+        Verification.of(check_suite(Unnamed(), "whole")).verify(Path("no such dir"), [])
+
 
 def test_a_module_audit_imports_its_module_on_first_use() -> None:
     audit = ModuleAudit("vidaudit.suites.stress.audit")

@@ -114,6 +114,22 @@ def test_frame_must_agree_with_t(data: Path) -> None:
     assert timing_problems(s.trace, 0.0)
 
 
+def test_verify_refuses_a_dataset_without_rendered_pixels(data: Path, tmp_path: Path) -> None:
+    """A dry run (no videos) and a set of real videos (counts annotated, no trace to render) are refused in one
+    line, exit 2, before any video is opened; the unedited copy verifies."""
+    d = copy_dataset(data, tmp_path / "copy")
+    info = json.loads((d / "dataset.json").read_text())
+    for edit, refusal in (
+        ({"dry_run": True}, "is a dry run: it has no videos to verify"),
+        ({"real_video": True}, "holds real videos with annotated counts; pixel verification applies to rendered"),
+    ):
+        (d / "dataset.json").write_text(json.dumps(info | edit))
+        r = runner.invoke(app, ["verify", str(d), "--workers", "1"])
+        assert r.exit_code == 2 and f"{d} {refusal}" in flat(r.output), r.output
+    (d / "dataset.json").write_text(json.dumps(info))
+    assert runner.invoke(app, ["verify", str(d), "--workers", "1"]).exit_code == 0
+
+
 def test_verify_cli_fails_naming_the_sample(data: Path, tmp_path: Path) -> None:
     d = copy_dataset(data, tmp_path / "copy")
     r = runner.invoke(app, ["verify", str(d), "--workers", "1"])

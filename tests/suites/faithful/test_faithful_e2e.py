@@ -4,6 +4,7 @@ score-responses, verify and resume; the report validates as ``Report`` and its n
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -118,6 +119,21 @@ def test_resume_calls_nothing(flow: Path) -> None:
 def test_verify_command_checks_pixels(flow: Path) -> None:
     r = _cli("verify", str(flow / "data"), cwd=flow)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_verify_refuses_a_dataset_without_world_records(flow: Path, tmp_path: Path) -> None:
+    """Samples with no world record to check pixels against (an imported STRAND release) are refused in one line,
+    exit 2, naming the data ``verify`` applies to."""
+    data = tmp_path / "data"
+    shutil.copytree(flow / "data", data)
+    info = read_dataset_info(data)
+    info["capabilities"]["world_records"] = False
+    (data / "dataset.json").write_text(json.dumps(info))
+    r = _cli("verify", str(data), "--workers", "1", cwd=flow)
+    assert r.returncode == 2, r.stdout + r.stderr
+    said = " ".join(r.stderr.split())
+    assert f"{data} has no world records to check pixels against" in said
+    assert "pixel verification applies to `vidaudit generate faithful` data" in said
 
 
 def test_score_responses_counts_errors_and_unparseable_answers_as_wrong(flow: Path) -> None:

@@ -3,6 +3,7 @@ the question grammar's inverse, retrieval scoring and the blind wrappers' reques
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import numpy as np
@@ -11,7 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vidaudit.core.errors import ConfigError
+from vidaudit.core.registry import get_suite
 from vidaudit.core.types import ImagePart, ModelSpec, Request, TextPart
+from vidaudit.models.base import ModelCallError
 from vidaudit.models.blind import text_only
 from vidaudit.suites.faithful.framework.aggregator import AggregatorSettings, aggregate, similarity
 from vidaudit.suites.faithful.framework.chunks import plan_chunks
@@ -308,5 +311,17 @@ def test_question_only_sends_no_visual_input() -> None:
 
 
 def test_majority_is_recomputed_per_level(faithful_samples) -> None:
-    m = MajorityAdapter(ModelSpec.parse("majority"), samples={s.sample_id: s for s in faithful_samples})
+    m = MajorityAdapter(
+        ModelSpec.parse("majority"), samples={s.sample_id: s for s in faithful_samples}, suite=get_suite("faithful")
+    )
     assert m.labels == {"target": "Yes", "sub": "No"}  # the target tie goes to Yes
+    for s in faithful_samples[:4]:
+        r = asyncio.run(m.generate(Request(trial_id="t", parts=(), metadata={"sample_id": s.sample_id})))
+        assert (r.text, r.model_version, r.cost_usd, r.finish_reason) == (
+            f"Answer: {m.labels[s.params['role']]}",
+            "majority",
+            0.0,
+            "stop",
+        )
+    with pytest.raises(ModelCallError, match="^bad_request: majority: unknown sample 'nope'$"):
+        asyncio.run(m.generate(Request(trial_id="t", parts=(), metadata={"sample_id": "nope"})))

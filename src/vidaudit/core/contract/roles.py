@@ -22,6 +22,7 @@ import numpy as np
 
 from vidaudit.core.contract.profile import AuditPart, PartFigures
 from vidaudit.core.errors import ConfigError
+from vidaudit.core.manifest import read_dataset_info
 from vidaudit.core.types import Sample
 
 if TYPE_CHECKING:
@@ -99,12 +100,23 @@ class Baselines(Role):
 
 
 class Verification(Role):
-    """Checking a rendered dataset's videos against their ground truth from decoded pixels (``vidaudit verify``)."""
+    """Checking a rendered dataset's videos against their ground truth from decoded pixels (``vidaudit verify``).
+
+    A suite names the ``module`` whose ``verify_dataset(data_dir, samples, *, workers, on_progress)`` checks them
+    (imported on first use: listing the suites loads no decoder) and what it refuses to check (``refusal``, read
+    off the dataset's ``dataset.json``), so each suite spells neither ``verify``'s signature nor the hand-off again;
+    a role that checks otherwise overrides ``verify``."""
 
     attr = "verification"
     offers = "pixel verification"
+    #: the module holding ``verify_dataset`` (``vidaudit.suites.NAME.verify``)
+    module: ClassVar[str] = ""
 
-    @abstractmethod
+    def refusal(self, data_dir: Path, info: Mapping[str, Any]) -> str | None:
+        """Why the dataset in ``data_dir`` (its info ``info``) has nothing to check from pixels, as a refusal that
+        names what verification applies to; None: it has."""
+        return None
+
     def verify(
         self,
         data_dir: Path,
@@ -113,7 +125,15 @@ class Verification(Role):
         workers: int | None = None,
         on_progress: OnProgress | None = None,
     ) -> dict[str, list[str]]:
-        """Problems per sample id ({}: every sample verified)."""
+        """Problems per sample id ({}: every sample verified); a ConfigError where ``refusal`` finds nothing to check."""
+        if not self.module:
+            raise ConfigError(f"{self.owner}'s verification names no module to check pixels with")
+        refused = self.refusal(data_dir, read_dataset_info(data_dir))
+        if refused:
+            raise ConfigError(refused)
+        check = importlib.import_module(self.module).verify_dataset
+        problems: dict[str, list[str]] = check(data_dir, samples, workers=workers, on_progress=on_progress)
+        return problems
 
 
 class SequentialDesign(Protocol):

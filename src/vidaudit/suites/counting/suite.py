@@ -32,7 +32,6 @@ from vidaudit.sdk import (
     TrialScore,
     Verification,
     ViewerTrial,
-    read_dataset_info,
 )
 from vidaudit.suites.counting.adaptive import AdaptiveDesign
 from vidaudit.suites.counting.cli import register
@@ -75,25 +74,17 @@ class CountingCommands(Commands):
 class CountingVerification(Verification):
     """Every rendered video's events checked against its trace from decoded pixels."""
 
-    def verify(
-        self,
-        data_dir: Path,
-        samples: Sequence[Sample],
-        *,
-        workers: int | None = None,
-        on_progress: Callable[[int, int], None] | None = None,
-    ) -> dict[str, list[str]]:
-        from vidaudit.suites.counting.verify import verify_dataset
+    module = "vidaudit.suites.counting.verify"
 
-        info = read_dataset_info(data_dir)
+    def refusal(self, data_dir: Path, info: Mapping[str, Any]) -> str | None:
         if info.get("real_video"):
-            raise ConfigError(
+            return (
                 f"{data_dir} holds real videos with annotated counts; pixel verification applies "
                 "to rendered suites only"
             )
         if info.get("dry_run"):
-            raise ConfigError(f"{data_dir} is a dry run: it has no videos to verify")
-        return verify_dataset(data_dir, list(samples), workers=workers, on_progress=on_progress)
+            return f"{data_dir} is a dry run: it has no videos to verify"
+        return None
 
 
 class CountingDesigns(Designs):

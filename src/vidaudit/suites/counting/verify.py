@@ -275,7 +275,7 @@ def _verify_job(row: dict, root: str, render: dict | None = None) -> tuple[str, 
 
 
 def verify_dataset(
-    root: str | Path, samples: list[Sample], *, workers: int | None = None, on_progress=None
+    root: str | Path, samples: Sequence[Sample], *, workers: int | None = None, on_progress=None
 ) -> dict[str, list[str]]:
     """Problems per sample id over a generated set (empty dict: every video shows its trace).
 

@@ -116,18 +116,13 @@ def viewer_trial(record: ScoreRecord, sample: Sample, raw_text: str | None) -> V
     ]
     if not metrics.get("trace_available") and record.scored:
         facts.append(("trace", "not scored (the sample's trace does not list its events)"))
-    return ViewerTrial(
-        trial_id=record.trial_id,
-        sample_id=record.sample_id,
-        model=record.model,
-        condition=record.condition,
+    return ViewerTrial.of(
+        record,
+        raw_text,
         group="" if domain is None else str(domain),
-        status=record.status,
-        correct=record.correct,
         columns={"n_events": _cell(n), "frequency_hz": _cell(f), "predicted": _cell(predicted), "f1": f1},
         facts=facts,
         timeline=timeline,
-        raw_text=raw_text or "",
         grid_point=[_cell(n), _cell(f)],
         preferred=record.correct is True and f1 is not None and f1 < ACCIDENTAL_F1,
     )

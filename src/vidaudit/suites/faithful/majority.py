@@ -12,42 +12,29 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 
-from vidaudit.sdk import Capabilities, ConfigError, ErrorKind, ModelCallError, ModelSpec, Request, Response, Sample
+from vidaudit.sdk import Baselines, ConfigError, ModelSpec, Request, Response, Sample, SampleAnswerer, Suite
 
 
-class MajorityAdapter:
-    """The majority gold label per level of the run's samples (tie: Yes)."""
+class MajorityAdapter(SampleAnswerer):
+    """The majority gold label per level of the run's samples (tie: Yes), in the suite's words for that value
+    (``Baselines.constant_answer``); ``SampleAnswerer`` finds the request's sample and stamps the free answer."""
 
-    capabilities = Capabilities(native_video=True, images=True, concurrency=8, local=True, synthetic=True)
-    needs_samples = True
     role = "reference"
+    version = "majority"
 
-    def __init__(self, spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, **_: object) -> None:
+    def __init__(
+        self, spec: ModelSpec, *, samples: Mapping[str, Sample] | None = None, suite: Suite | None = None, **_: object
+    ) -> None:
         if spec.name:
             raise ConfigError(f"majority takes no option, got {spec.label!r}")
-        self.spec = spec
-        self.samples = dict(samples or {})
+        super().__init__(spec, samples=dict(samples or {}), suite=suite)
         votes: dict[str, Counter] = {}
         for s in self.samples.values():
             votes.setdefault(str(s.params.get("role", "item")), Counter())[str(s.answer)] += 1
         self.labels = {level: max(sorted(c), key=lambda k: (c[k], k == "Yes")) for level, c in votes.items()}
 
-    async def aclose(self) -> None:
-        return None
-
     async def generate(self, request: Request) -> Response:
         t0 = time.perf_counter()
-        sid = request.metadata.get("sample_id")
-        s = self.samples.get(sid) if sid is not None else None
-        if s is None:
-            raise ModelCallError(
-                ErrorKind.BAD_REQUEST, f"majority: unknown sample {request.metadata.get('sample_id')!r}"
-            )
+        s = self.sample(request)
         label = self.labels[str(s.params.get("role", "item"))]
-        return Response(
-            text=f"Answer: {label}",
-            latency_s=time.perf_counter() - t0,
-            finish_reason="stop",
-            model_version="majority",
-            cost_usd=0.0,
-        )
+        return self.respond(Baselines.of(self.suite).constant_answer(s, label), t0)

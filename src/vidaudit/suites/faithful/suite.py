@@ -26,7 +26,6 @@ from vidaudit.sdk import (
     TrialScore,
     Verification,
     ViewerTrial,
-    read_dataset_info,
 )
 from vidaudit.suites.faithful.cli import add_import_strand, add_validate_strand, register
 from vidaudit.suites.faithful.prompts import PROMPT_NAMES, render_prompt
@@ -78,23 +77,15 @@ class FaithfulCommands(Commands):
 class FaithfulVerification(Verification):
     """Every rendered world's facts checked against its videos' pixels (``vidaudit generate faithful`` data)."""
 
-    def verify(
-        self,
-        data_dir: Path,
-        samples: Sequence[Sample],
-        *,
-        workers: int | None = None,
-        on_progress: Callable[[int, int], None] | None = None,
-    ) -> dict[str, list[str]]:
-        from vidaudit.suites.faithful.verify import verify_dataset
+    module = "vidaudit.suites.faithful.verify"
 
-        info = read_dataset_info(data_dir)
+    def refusal(self, data_dir: Path, info: Mapping[str, Any]) -> str | None:
         if not (info.get("capabilities") or {}).get("world_records"):
-            raise ConfigError(
+            return (
                 f"{data_dir} has no world records to check pixels against (an imported STRAND "
                 "release); pixel verification applies to `vidaudit generate faithful` data"
             )
-        return verify_dataset(data_dir, samples, on_progress=on_progress)
+        return None
 
 
 class FaithfulBaselines(Baselines):

@@ -294,9 +294,14 @@ _CHANGES: dict[str, _ChangeCheck] = {
 
 
 def verify_dataset(
-    root: str | Path, samples: Sequence[Sample], on_progress: Callable[[int, int], None] | None = None
+    root: str | Path,
+    samples: Sequence[Sample],
+    *,
+    workers: int | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, list[str]]:
-    """Problems per sample id: each video is checked once and its problems go to every sample on it."""
+    """Problems per sample id: each video is checked once and its problems go to every sample on it. The videos are
+    checked in this process, one after another (``workers``, the verification role's shared argument, is unused)."""
     root = Path(root)
     by_video: dict[str, list[Sample]] = {}
     for s in samples:

@@ -56,16 +56,11 @@ def viewer_trial(record: ScoreRecord, sample: Sample, raw_text: str | None) -> V
             facts.append(("probed fact", line))
     if p.get("invalid"):
         facts.append(("invalid item (kept as wrong)", ", ".join(p["invalid"])))
-    return ViewerTrial(
-        trial_id=record.trial_id,
-        sample_id=record.sample_id,
-        model=record.model,
-        condition=record.condition,
+    return ViewerTrial.of(
+        record,
+        raw_text,
         group=role,
-        status=record.status,
-        correct=record.correct,
         columns={"role": role, "probe_type": p.get("probe_type"), "gold": str(sample.answer), "said": said},
         facts=facts,
-        raw_text=raw_text or "",
         grid_point=[role, p.get("probe_type")],
     )

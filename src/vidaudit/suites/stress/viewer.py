@@ -34,21 +34,16 @@ def probe_trial(
     """One trial of ``probe`` as ``STRESS_VIEWER`` lists it: grouped as "probe: kind", the true answer (the
     sample's, unless a probe words it as ``answer``), the ``predicted`` one and how it was parsed, the probe
     first among the facts."""
-    return ViewerTrial(
-        trial_id=record.trial_id,
-        sample_id=record.sample_id,
-        model=record.model,
-        condition=record.condition,
+    return ViewerTrial.of(
+        record,
+        raw_text,
         group=f"{probe}: {kind}",
-        status=record.status,
-        correct=record.correct,
         columns={
             "answer": str(sample.answer) if answer is None else answer,
             "predicted": predicted,
             "parse": record.parse.method if record.parse else None,
         },
         facts=[("probe", probe), *facts],
-        raw_text=raw_text or "",
         grid_point=grid_point,
     )
 
