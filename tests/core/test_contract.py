@@ -125,10 +125,25 @@ def test_declared_roles_are_checked_at_lookup_and_a_missing_one_is_refused_by_na
         Baselines.of(check_suite(Full(), "whole")).observe([], {})
 
     class Unnamed(_Whole):
-        verification = Verification()  # no module to check pixels with: refused before any file is read
+        verification = Verification()  # no module to check pixels with, no verify of its own: refused at lookup
 
+    with pytest.raises(
+        ConfigError,
+        match=r"^suite 'whole'\'s verification \(Verification\) does not implement verify \(or a module naming "
+        r"verify_dataset\)$",
+    ):
+        check_suite(Unnamed(), "whole")
     with pytest.raises(ConfigError, match="^the whole suite's verification names no module to check pixels with$"):
-        Verification.of(check_suite(Unnamed(), "whole")).verify(Path("no such dir"), [])
+        Verification.of(Unnamed()).verify(Path("no such dir"), [])  # and, unchecked, before any file is read
+
+    class OwnCheck(Verification):
+        def verify(self, data_dir, samples, *, workers=None, on_progress=None):  # noqa: ANN001, ANN201
+            return {}
+
+    class Checks(_Whole):
+        verification = OwnCheck()  # a role that checks its own way needs no module
+
+    assert Verification.of(check_suite(Checks(), "whole")).verify(Path("no such dir"), []) == {}
 
 
 def test_a_module_audit_imports_its_module_on_first_use() -> None:

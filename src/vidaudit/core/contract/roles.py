@@ -67,6 +67,10 @@ class Role:
             raise ConfigError(f"the {getattr(suite, 'name', '?')} suite has no {cls.offers}")
         return found
 
+    def lacks(self) -> list[str]:
+        """What a declared role leaves out beyond its abstract methods (``check_suite`` refuses it at lookup)."""
+        return []
+
     @property
     def owner(self) -> str:
         """ "the counting suite" (or "this suite" for a role not declared on a class), for refusals."""
@@ -111,6 +115,14 @@ class Verification(Role):
     offers = "pixel verification"
     #: the module holding ``verify_dataset`` (``vidaudit.suites.NAME.verify``)
     module: ClassVar[str] = ""
+
+    def lacks(self) -> list[str]:
+        """``module`` unless the role checks otherwise (its own ``verify``)."""
+        return (
+            ["verify (or a module naming verify_dataset)"]
+            if not self.module and type(self).verify is Verification.verify
+            else []
+        )
 
     def refusal(self, data_dir: Path, info: Mapping[str, Any]) -> str | None:
         """Why the dataset in ``data_dir`` (its info ``info``) has nothing to check from pixels, as a refusal that

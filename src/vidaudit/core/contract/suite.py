@@ -289,9 +289,10 @@ def check_suite(obj: Any, name: str) -> Suite:
             raise ConfigError(
                 f"suite {name!r} declares {role.attr} = {type(found).__name__}, not a vidaudit.sdk.{role.__name__}"
             )
-        if _abstract(found):
+        lacking = _abstract(found) + found.lacks()
+        if lacking:
             raise ConfigError(
-                f"suite {name!r}'s {role.attr} ({type(found).__name__}) does not implement {_listed(_abstract(found))}"
+                f"suite {name!r}'s {role.attr} ({type(found).__name__}) does not implement {_listed(lacking)}"
             )
     if obj.name != name:
         raise ConfigError(f"suite registered as {name!r} calls itself {obj.name!r}; register it under its name")
