@@ -12,8 +12,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["AuditPart", "PartFigures", "ProfileFigure"]
-
 
 @dataclass(frozen=True)
 class AuditPart:

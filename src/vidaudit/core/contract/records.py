@@ -19,17 +19,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = [
-    "NEEDS_JUDGE",
-    "SCORE_SCHEMA_VERSION",
-    "ParseResult",
-    "ScoreRecord",
-    "Counted",
-    "TrialScore",
-    "counted",
-    "unjudged_text",
-]
-
 SCORE_SCHEMA_VERSION = 1
 #: the parse method of an answer only a judge can score, in a run that had no judge (``correct`` None)
 NEEDS_JUDGE = "not_judged"

@@ -16,23 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 if TYPE_CHECKING:
     from vidaudit.core.contract.records import ScoreRecord
 
-__all__ = [
-    "REPORT_SCHEMA_VERSION",
-    "EventTimeline",
-    "Figure",
-    "GridFigure",
-    "LineFigure",
-    "Report",
-    "Section",
-    "Series",
-    "SuiteReport",
-    "Table",
-    "TimelineEvent",
-    "ViewerColumn",
-    "ViewerFrame",
-    "ViewerSpec",
-    "ViewerTrial",
-]
 
 REPORT_SCHEMA_VERSION: Final = 2
 

@@ -28,18 +28,6 @@ from vidaudit.core.types import Sample
 if TYPE_CHECKING:
     import typer
 
-__all__ = [
-    "Audit",
-    "Baselines",
-    "Commands",
-    "Designs",
-    "ModuleAudit",
-    "ObservedFrame",
-    "Role",
-    "SequentialDesign",
-    "Verification",
-    "sequential_design",
-]
 
 #: (source frame index, presentation time in seconds, RGB frame) as a pixel observer receives them
 ObservedFrame = tuple[int, float, np.ndarray]
@@ -259,7 +247,3 @@ class Commands(Role):
     def generate_demo(self, out: Path, *, workers: int | None = None, on_progress: OnProgress | None = None) -> Path:
         """Write a small verified dataset into ``out`` for ``vidaudit demo``; return its manifest."""
         raise ConfigError(f"{self.owner} has no demo data")
-
-
-#: every role, in the order the docs list them
-ROLES: tuple[type[Role], ...] = (Baselines, Verification, Designs, Audit, Commands)

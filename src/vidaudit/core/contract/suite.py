@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 from vidaudit.core.contract.records import ScoreRecord, TrialScore
 from vidaudit.core.contract.report import SuiteReport, ViewerSpec, ViewerTrial
 from vidaudit.core.contract.roles import (
-    ROLES,
     Audit,
     Baselines,
     Commands,
     Designs,
     ObservedFrame,
+    Role,
     Verification,
 )
 from vidaudit.core.errors import ConfigError, DataError
@@ -38,17 +38,6 @@ from vidaudit.core.types import Condition, PerturbationSpec, Sample
 if TYPE_CHECKING:
     import numpy as np
     import typer
-
-__all__ = [
-    "AggregateInput",
-    "PartedSuite",
-    "Prompt",
-    "ScoreInput",
-    "Suite",
-    "SuiteCapabilities",
-    "SuiteInfo",
-    "check_suite",
-]
 
 
 @dataclass(frozen=True)
@@ -268,6 +257,10 @@ def _listed(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
+#: every role a suite may declare, in the order the docs list them (what ``check_suite`` checks)
+_ROLES: tuple[type[Role], ...] = (Baselines, Verification, Designs, Audit, Commands)
+
+
 def check_suite(obj: Any, name: str) -> Suite:
     """The registered object, checked to be a whole Suite instance named ``name``: its abstract methods and
     those of every role it declares implemented, each role of its kind, a judge declared where it judges."""
@@ -281,7 +274,7 @@ def check_suite(obj: Any, name: str) -> Suite:
             f"suite {name!r} ({type(obj).__name__}) does not implement {_listed(missing)}; a Suite "
             f"implements {_listed(_abstract(Suite))} (docs/design.md, The Suite protocol)"
         )
-    for role in ROLES:
+    for role in _ROLES:
         found = getattr(obj, role.attr, None)
         if found is None:
             continue
