@@ -298,6 +298,36 @@ def test_overall_table_row() -> None:
     assert row[2:5] == ["66.7 (2/3)", "50.0 (2/4)", "58.3"]
 
 
+def test_report_notes_and_section_follow_the_declared_probe_report() -> None:
+    """ProbeReport words the headline from its declaration, appends the probe's own notes, and gives a section only
+    when there are cells; cross_frame's records with nothing to pair get its note and no section."""
+    from vidaudit.suites.stress.cross_frame.report import cross_frame_report
+    from vidaudit.suites.stress.expectation.prompts import JUDGE_VERSION
+    from vidaudit.suites.stress.expectation.report import expectation_report
+
+    recs = [_rec(0, "noise", True), _rec(1, "cut", None, "not_judged"), _rec(2, "noise", True, model="n")]
+    rep = expectation_report(AggregateInput(recs, {}))
+    assert rep.notes == [
+        f"expectation: 2 model x condition cells; judge prompts {JUDGE_VERSION}; anomaly Spatial, Temporal and "
+        "Overall shown together",
+        "expectation: 1 free-text answers were not judged (run with --judge SPEC to score them)",
+    ]
+    assert [s.id for s in rep.sections] == ["stress-expectation"] and list(rep.results) == ["expectation"]
+    assert sorted(rep.results["expectation"]["cells"]) == ["m|c", "n|c"]
+    assert rep.results["expectation"]["cells"]["n|c"]["role"] == "model"
+    raw = [
+        r.model_copy(update={"params": {"probe": "cross_frame", "item": 0}, "condition": "frames@4/mcq"}) for r in recs
+    ]
+    rep = cross_frame_report(AggregateInput(raw, {}))
+    assert rep.sections == [] and rep.results["cross_frame"]["cells"] == {}
+    assert rep.notes == [
+        "cross_frame: 0 masked condition(s), 0 model(s); chance 20.0% (w/o abstention) / 16.7% (w/ abstention); "
+        "human ceiling not measured",
+        "cross_frame: no masked and raw conditions to pair; run a raw condition and a +strip_mask(...) condition "
+        "(see DIR/cross_frame.yaml)",
+    ]
+
+
 # --------------------------------------------------------------------------- judge-agreement's label rules
 
 

@@ -17,6 +17,7 @@ import cv2
 import numpy as np
 
 from vidaudit.sdk import (
+    AggregateInput,
     ConfigError,
     Figure,
     ParseResult,
@@ -72,6 +73,17 @@ def group_records(
 
 def by_model_condition(records: Iterable[ScoreRecord]) -> dict[tuple[str, str], list[ScoreRecord]]:
     return group_records(records, lambda r: (r.model, r.condition))
+
+
+def model_condition_cells(
+    records: Iterable[ScoreRecord], numbers: Callable[[list[ScoreRecord]], dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """A probe's cells, one per model x condition, keyed ``MODEL|CONDITION``: each names its model, condition and
+    role, then the probe's ``numbers`` of its records (the shape every model x condition probe stores)."""
+    return {
+        f"{model}|{cond}": {"model": model, "condition": cond, "role": rs[0].model_role, **numbers(rs)}
+        for (model, cond), rs in by_model_condition(records).items()
+    }
 
 
 def interval_text(cell: dict[str, Any]) -> str:
@@ -132,30 +144,57 @@ def reference_cells(chance: float | None, paper: str, ceiling: HumanCeiling, con
     return [pct(chance), paper, ceiling.text(condition)]
 
 
-def probe_report(
-    probe: str,
-    res: dict[str, Any],
-    notes: list[str],
-    *,
-    title: str,
-    lede: str,
-    tables: Callable[[], list[Table]],
-    figures: Callable[[], list[Figure]] | None = None,
-) -> SuiteReport:
-    """One probe's part of the stress report: its numbers (``res``) under its name, its headline notes, and its
-    one section ``stress-<probe>`` only when it has cells (the tables and figures are built only then)."""
-    sections = []
-    if res["cells"]:
-        sections.append(
-            Section(
-                id="stress-" + probe.replace("_", "-"),
-                title=title,
-                lede=lede,
-                figures=figures() if figures else [],
-                tables=tables(),
+#: in ``ProbeReport.says``: where the headline note gives the human ceiling (``HumanCeiling.note``)
+CEILING_NOTE = "<human ceiling>"
+
+
+@dataclass(frozen=True)
+class ProbeReport:
+    """One probe's part of the stress report, declared: what differs between probes (name, numbers, title,
+    lede, tables, headline words), and in ``__call__`` the one way every probe makes its part from them.
+
+    Why: every probe's report did the same steps by hand: the imported study's ``HumanCeiling``, the probe's
+    numbers (``aggregate``), a headline note counting its cells, then one section ``stress-<probe>`` only when
+    there are cells (its tables and figures built only then). A probe binds its instance as ``aggregate``."""
+
+    probe: str
+    #: the probe's numbers from its records: ``{"cells": {...}, ...}``, stored under ``results[probe]``
+    aggregate: Callable[[Sequence[ScoreRecord]], dict[str, Any]]
+    title: str
+    lede: str
+    #: the section's tables from the numbers and the human ceiling
+    tables: Callable[[dict[str, Any], HumanCeiling], list[Table]]
+    #: what one cell is ("5 model x condition cells"), or a function wording the headline's count itself
+    count: str | Callable[[dict[str, Any]], str] = "model x condition"
+    #: the headline's clauses after the count, ``CEILING_NOTE`` standing for the human ceiling's note
+    says: tuple[str, ...] = (CEILING_NOTE,)
+    figures: Callable[[dict[str, Any]], list[Figure]] | None = None
+    #: notes after the headline (warnings the numbers or the records raise)
+    more_notes: Callable[[Sequence[ScoreRecord], dict[str, Any]], list[str]] | None = None
+
+    def headline(self, res: dict[str, Any], ceiling: HumanCeiling) -> str:
+        count = self.count(res) if callable(self.count) else f"{len(res['cells'])} {self.count} cells"
+        clauses = [ceiling.note() if s == CEILING_NOTE else s for s in self.says]
+        return "; ".join([f"{self.probe}: {count}", *clauses])
+
+    def __call__(self, inputs: AggregateInput) -> SuiteReport:
+        ceiling = HumanCeiling.of(self.probe, inputs.human)
+        res = self.aggregate(inputs.records)
+        notes = [self.headline(res, ceiling)]
+        if self.more_notes is not None:
+            notes += self.more_notes(inputs.records, res)
+        sections = []
+        if res["cells"]:
+            sections.append(
+                Section(
+                    id="stress-" + self.probe.replace("_", "-"),
+                    title=self.title,
+                    lede=self.lede,
+                    figures=self.figures(res) if self.figures else [],
+                    tables=self.tables(res, ceiling),
+                )
             )
-        )
-    return SuiteReport(results={probe: res}, sections=sections, notes=notes)
+        return SuiteReport(results={self.probe: res}, sections=sections, notes=notes)
 
 
 #: regexes on a lower-cased model label -> the Reveal paper's name of that model (its tables' rows)

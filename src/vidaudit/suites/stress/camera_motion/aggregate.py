@@ -9,7 +9,7 @@ from typing import Any
 from vidaudit.sdk import ScoreRecord
 from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS, PAPER_REPORTED, paper_name
 from vidaudit.suites.stress.common import accuracy_cell as _cell
-from vidaudit.suites.stress.common import by_model_condition
+from vidaudit.suites.stress.common import model_condition_cells
 
 UNPARSED = "unparsed"
 ERROR = "error"
@@ -23,27 +23,29 @@ def predicted_of(r: ScoreRecord) -> str:
     return m if m in DIRECTIONS else UNPARSED
 
 
-def aggregate_camera(records: Sequence[ScoreRecord]) -> dict[str, Any]:
-    """``{"cells": {"MODEL|CONDITION": {...}}, "chance": 1/6, "paper_reported": {...}}`` for camera_motion."""
-    recs = [r for r in records if r.params.get("probe") == "camera_motion"]
-    cells: dict[str, Any] = {}
-    for (model, cond), rs in by_model_condition(recs).items():
-        cell = _cell(rs)
-        cell.update({"model": model, "condition": cond, "role": rs[0].model_role, "paper_name": paper_name(model)})
-        cell["per_direction"] = {d: _cell([r for r in rs if r.params.get("motion") == d]) for d in DIRECTIONS}
-        cell["per_synthesis"] = {
+def _numbers(rs: list[ScoreRecord]) -> dict[str, Any]:
+    """One model x condition cell: accuracy, per direction, per synthesis, and the confusion counts."""
+    confusion = {d: dict.fromkeys(PREDICTED_COLUMNS, 0) for d in DIRECTIONS}
+    for r in rs:
+        true = r.params.get("motion")
+        if true in confusion:
+            confusion[true][predicted_of(r)] += 1
+    return {
+        **_cell(rs),
+        "paper_name": paper_name(rs[0].model),
+        "per_direction": {d: _cell([r for r in rs if r.params.get("motion") == d]) for d in DIRECTIONS},
+        "per_synthesis": {
             syn: _cell([r for r in rs if r.params.get("synthesis") == syn])
             for syn in sorted({str(r.params.get("synthesis")) for r in rs})
-        }
-        confusion = {d: dict.fromkeys(PREDICTED_COLUMNS, 0) for d in DIRECTIONS}
-        for r in rs:
-            true = r.params.get("motion")
-            if true in confusion:
-                confusion[true][predicted_of(r)] += 1
-        cell["confusion"] = confusion
-        cells[f"{model}|{cond}"] = cell
+        },
+        "confusion": confusion,
+    }
+
+
+def aggregate_camera(records: Sequence[ScoreRecord]) -> dict[str, Any]:
+    """``{"cells": {"MODEL|CONDITION": {...}}, "chance": 1/6, "paper_reported": {...}}`` for camera_motion."""
     return {
-        "cells": cells,
+        "cells": model_condition_cells([r for r in records if r.params.get("probe") == "camera_motion"], _numbers),
         "chance": CHANCE,
         "paper_reported": dict(PAPER_REPORTED),
         "human_ceiling": None,

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from vidaudit.sdk import AggregateInput, GridFigure, SuiteReport, Table
+from vidaudit.sdk import GridFigure, Table
 from vidaudit.suites.stress.camera_motion.aggregate import PREDICTED_COLUMNS, aggregate_camera
 from vidaudit.suites.stress.camera_motion.options import CHANCE, DIRECTIONS, HUMAN_REPORTED, PAPER_REPORTED
 from vidaudit.suites.stress.common import (
+    CEILING_NOTE,
     REFERENCE_COLUMNS,
     HumanCeiling,
+    ProbeReport,
     interval_text,
     paper_text,
     pct,
-    probe_report,
     reference_cells,
     with_interval,
 )
@@ -132,24 +133,19 @@ def _paper_table() -> Table:
     )
 
 
-def camera_report(inputs: AggregateInput) -> SuiteReport:
-    ceiling = HumanCeiling.of("camera_motion", inputs.human)
-    res = aggregate_camera(inputs.records)
-    cells = res["cells"]
-    notes = [f"camera_motion: {len(cells)} model x condition cells; chance {100 * CHANCE:.1f}%; " + ceiling.note()]
-    return probe_report(
-        "camera_motion",
-        res,
-        notes,
-        title="Camera motion",
-        lede="Six-way camera motion on still scenes moved by camera_2d and on 3D sprite scenes filmed by a "
-        "moving pinhole camera (physical direction names: pan_left = the content moves right). Chance "
-        "is 1/6.",
-        figures=lambda: [_confusion(c, i) for i, c in enumerate(cells.values())],
-        tables=lambda: [
-            _summary_table(cells, ceiling),
-            _direction_table(cells),
-            _synthesis_table(cells, ceiling),
-            _paper_table(),
-        ],
-    )
+camera_report = ProbeReport(
+    "camera_motion",
+    aggregate_camera,
+    title="Camera motion",
+    lede="Six-way camera motion on still scenes moved by camera_2d and on 3D sprite scenes filmed by a "
+    "moving pinhole camera (physical direction names: pan_left = the content moves right). Chance "
+    "is 1/6.",
+    says=(f"chance {100 * CHANCE:.1f}%", CEILING_NOTE),
+    figures=lambda res: [_confusion(c, i) for i, c in enumerate(res["cells"].values())],
+    tables=lambda res, ceiling: [
+        _summary_table(res["cells"], ceiling),
+        _direction_table(res["cells"]),
+        _synthesis_table(res["cells"], ceiling),
+        _paper_table(),
+    ],
+)

@@ -14,14 +14,15 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table, wilson_interval
+from vidaudit.sdk import ScoreRecord, Table, wilson_interval
 from vidaudit.suites.stress.common import (
+    CEILING_NOTE,
     REFERENCE_COLUMNS,
     HumanCeiling,
+    ProbeReport,
     accuracy_cell,
     accuracy_text,
     pct,
-    probe_report,
     reference_cells,
 )
 from vidaudit.suites.stress.cross_frame.options import (
@@ -163,7 +164,7 @@ def aggregate_cross_frame(records: Sequence[ScoreRecord]) -> dict[str, Any]:
                             }
                         )
                         cells[f"{model}|{rc}|{mc}|{'abs' if abstention else 'forced'}|{split}"] = cell
-    return {
+    out: dict[str, Any] = {
         "cells": cells,
         "chance": {"forced": CHANCE_FORCED, "abstention": CHANCE_ABSTAIN},
         "paper_reported": {
@@ -173,6 +174,10 @@ def aggregate_cross_frame(records: Sequence[ScoreRecord]) -> dict[str, Any]:
         },
         "human_ceiling": None,
     }
+    warn = coverage_notes(records)
+    if warn:
+        out["coverage_warnings"] = warn
+    return out
 
 
 def _paper_cell(c: dict[str, Any]) -> str:
@@ -286,32 +291,36 @@ def _paper_table() -> Table:
     )
 
 
-def cross_frame_report(inputs: AggregateInput) -> SuiteReport:
-    records, ceiling = inputs.records, HumanCeiling.of("cross_frame", inputs.human)
-    res = aggregate_cross_frame(records)
-    cells = res["cells"]
-    n_masked = len({c["masked_condition"] for c in cells.values()})
-    notes = [
-        f"cross_frame: {n_masked} masked condition(s), {len({c['model'] for c in cells.values()})} model(s); "
-        "chance 20.0% (w/o abstention) / 16.7% (w/ abstention); " + ceiling.note()
-    ]
-    warn = coverage_notes(records)
-    notes += warn
-    if warn:
-        res["coverage_warnings"] = warn
-    if not cells and any(r.params.get("probe") == "cross_frame" for r in records):
+def _count(res: dict[str, Any]) -> str:
+    cells = res["cells"].values()
+    return f"{len({c['masked_condition'] for c in cells})} masked condition(s), {len({c['model'] for c in cells})} model(s)"
+
+
+def _notes(records: Sequence[ScoreRecord], res: dict[str, Any]) -> list[str]:
+    """The coverage warnings (``coverage_notes``), and why there is no table when nothing could be paired."""
+    notes = list(res.get("coverage_warnings", []))
+    if not res["cells"] and any(r.params.get("probe") == "cross_frame" for r in records):
         notes.append(
             "cross_frame: no masked and raw conditions to pair; run a raw condition and a "
             "+strip_mask(...) condition (see DIR/cross_frame.yaml)"
         )
-    t10 = _table10_table(cells, ceiling) if cells else None
-    return probe_report(
-        "cross_frame",
-        res,
-        notes,
-        title="Cross-frame integration (strip masking)",
-        lede="Multiple-choice video QA on the raw video and on its strip-masked version (Algorithm 3: every "
-        "strip is shown within a few frames, nothing is destroyed, only spread over time). TBSR is the "
-        "share of items answered correctly raw that stay correct masked.",
-        tables=lambda: [_tbsr_table(cells, ceiling), *([t10] if t10 is not None else []), _paper_table()],
-    )
+    return notes
+
+
+def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
+    t10 = _table10_table(res["cells"], ceiling)
+    return [_tbsr_table(res["cells"], ceiling), *([t10] if t10 is not None else []), _paper_table()]
+
+
+cross_frame_report = ProbeReport(
+    "cross_frame",
+    aggregate_cross_frame,
+    title="Cross-frame integration (strip masking)",
+    lede="Multiple-choice video QA on the raw video and on its strip-masked version (Algorithm 3: every "
+    "strip is shown within a few frames, nothing is destroyed, only spread over time). TBSR is the "
+    "share of items answered correctly raw that stay correct masked.",
+    count=_count,
+    says=("chance 20.0% (w/o abstention) / 16.7% (w/ abstention)", CEILING_NOTE),
+    more_notes=_notes,
+    tables=_tables,
+)

@@ -13,19 +13,19 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table, wilson_interval
+from vidaudit.sdk import ScoreRecord, Table, wilson_interval
 from vidaudit.suites.stress.common import (
     PAPER_MATCH,
     QWEN2_MATCH,
     REFERENCE_COLUMNS,
     HumanCeiling,
+    ProbeReport,
     accuracy_cell,
-    by_model_condition,
     group_records,
     interval_text,
+    model_condition_cells,
     paper_name,
     pct,
-    probe_report,
     with_interval,
 )
 from vidaudit.suites.stress.expectation.generate import ANOMALIES, SPATIAL, TEMPORAL
@@ -111,39 +111,37 @@ def _filled(rs: Sequence[ScoreRecord]) -> dict[str, int]:
     return {"errors": len(errors), "filled": sum(r.metrics.get("picked_kind") == "filled" for r in errors)}
 
 
-def aggregate(records: Sequence[ScoreRecord]) -> dict[str, Any]:
-    cells: dict[str, Any] = {}
-    for (model, cond), rs in by_model_condition(records).items():
-        sp = judged_cell([r for r in _task(rs, "anomaly") if r.params.get("anomaly_kind") == "spatial"])
-        tp = judged_cell([r for r in _task(rs, "anomaly") if r.params.get("anomaly_kind") == "temporal"])
-        anomaly_rs = _task(rs, "anomaly")
-        cells[f"{model}|{cond}"] = {
-            "model": model,
-            "condition": cond,
-            "role": rs[0].model_role,
-            "paper_name": paper_name(model, MATCH),
-            "anomaly": {
-                "spatial": sp,
-                "temporal": tp,
-                "overall": overall(sp["accuracy"], tp["accuracy"]),
-                "all": judged_cell(anomaly_rs),
-                "layout_ok": sum(r.metrics.get("layout_ok") is True for r in anomaly_rs),
-                "by_anomaly": {
-                    op: judged_cell(sub)
-                    for op, sub in group_records(anomaly_rs, lambda r: r.params.get("anomaly")).items()
-                },
-            },
-            "gap": {
-                "mcq": {**accuracy_cell(_task(rs, "gap_mcq")), **_filled(_task(rs, "gap_mcq"))},
-                "summary": judged_cell(_task(rs, "gap_summary")),
-            },
-            "reversed": {
-                "direction": {d: accuracy_cell(_clips(rs, "direction", d)) for d in CLIPS},
-                "describe": {d: judged_cell(_clips(rs, "describe", d)) for d in CLIPS},
-            },
-        }
+def _numbers(rs: list[ScoreRecord]) -> dict[str, Any]:
+    """One model x condition cell: anomaly detection, the temporal gap and the reversed clips."""
+    sp = judged_cell([r for r in _task(rs, "anomaly") if r.params.get("anomaly_kind") == "spatial"])
+    tp = judged_cell([r for r in _task(rs, "anomaly") if r.params.get("anomaly_kind") == "temporal"])
+    anomaly_rs = _task(rs, "anomaly")
     return {
-        "cells": cells,
+        "paper_name": paper_name(rs[0].model, MATCH),
+        "anomaly": {
+            "spatial": sp,
+            "temporal": tp,
+            "overall": overall(sp["accuracy"], tp["accuracy"]),
+            "all": judged_cell(anomaly_rs),
+            "layout_ok": sum(r.metrics.get("layout_ok") is True for r in anomaly_rs),
+            "by_anomaly": {
+                op: judged_cell(sub) for op, sub in group_records(anomaly_rs, lambda r: r.params.get("anomaly")).items()
+            },
+        },
+        "gap": {
+            "mcq": {**accuracy_cell(_task(rs, "gap_mcq")), **_filled(_task(rs, "gap_mcq"))},
+            "summary": judged_cell(_task(rs, "gap_summary")),
+        },
+        "reversed": {
+            "direction": {d: accuracy_cell(_clips(rs, "direction", d)) for d in CLIPS},
+            "describe": {d: judged_cell(_clips(rs, "describe", d)) for d in CLIPS},
+        },
+    }
+
+
+def aggregate(records: Sequence[ScoreRecord]) -> dict[str, Any]:
+    return {
+        "cells": model_condition_cells(records, _numbers),
         "chance": CHANCE,
         "judge_version": JUDGE_VERSION,
         "paper_anomaly": {
@@ -347,32 +345,29 @@ def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
     return tables
 
 
-def expectation_report(inputs: AggregateInput) -> SuiteReport:
-    ceiling = HumanCeiling.of(PROBE, inputs.human)
-    res = aggregate(inputs.records)
-    notes = [
-        f"expectation: {len(res['cells'])} model x condition cells; judge prompts {JUDGE_VERSION}; anomaly "
-        "Spatial, Temporal and Overall shown together"
-    ]
+def _not_judged(records: Sequence[ScoreRecord], res: dict[str, Any]) -> list[str]:
+    """The note counting free-text answers no judge scored, if any."""
     not_judged = sum(
         c["anomaly"]["all"]["not_judged"]
         + c["gap"]["summary"]["not_judged"]
         + c["reversed"]["describe"]["all"]["not_judged"]
         for c in res["cells"].values()
     )
-    if not_judged:
-        notes.append(
-            f"expectation: {not_judged} free-text answers were not judged (run with --judge SPEC to score them)"
-        )
-    return probe_report(
-        PROBE,
-        res,
-        notes,
-        title="Temporal expectation bias (anomalies, temporal gap, reversed clips)",
-        lede="Videos whose events defy the usual course: anomalies injected, a step removed, the clip played "
-        "backwards. A model that reports what should happen rather than what is shown fails here.",
-        tables=lambda: _tables(res, ceiling),
-    )
+    if not not_judged:
+        return []
+    return [f"expectation: {not_judged} free-text answers were not judged (run with --judge SPEC to score them)"]
+
+
+expectation_report = ProbeReport(
+    PROBE,
+    aggregate,
+    title="Temporal expectation bias (anomalies, temporal gap, reversed clips)",
+    lede="Videos whose events defy the usual course: anomalies injected, a step removed, the clip played "
+    "backwards. A model that reports what should happen rather than what is shown fails here.",
+    says=(f"judge prompts {JUDGE_VERSION}", "anomaly Spatial, Temporal and Overall shown together"),
+    more_notes=_not_judged,
+    tables=_tables,
+)
 
 
 __all__ = ["aggregate", "expectation_report", "judged_cell", "overall", "SPATIAL", "TEMPORAL"]

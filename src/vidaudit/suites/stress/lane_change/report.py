@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table
+from vidaudit.sdk import ScoreRecord, Table
 from vidaudit.suites.stress.common import (
     HumanCeiling,
+    ProbeReport,
     accuracy_cell,
-    by_model_condition,
+    model_condition_cells,
     pct,
-    probe_report,
 )
 from vidaudit.suites.stress.lane_change.options import HUMAN_REPORTED, PAPER_F1_RANGE, POSITIVE
 
@@ -57,12 +57,8 @@ def f1_cell(rs: Sequence[ScoreRecord]) -> dict[str, Any]:
 
 
 def aggregate_lane(records: Sequence[ScoreRecord]) -> dict[str, Any]:
-    cells = {}
-    for (model, cond), rs in by_model_condition(records).items():
-        cell = {"model": model, "condition": cond, "role": rs[0].model_role, **accuracy_cell(rs), **f1_cell(rs)}
-        cells[f"{model}|{cond}"] = cell
     return {
-        "cells": cells,
+        "cells": model_condition_cells(records, lambda rs: {**accuracy_cell(rs), **f1_cell(rs)}),
         "positive": POSITIVE,
         "paper_f1_range": list(PAPER_F1_RANGE),
         "human_reported": HUMAN_REPORTED,
@@ -70,32 +66,27 @@ def aggregate_lane(records: Sequence[ScoreRecord]) -> dict[str, Any]:
     }
 
 
-def lane_report(inputs: AggregateInput) -> SuiteReport:
-    ceiling = HumanCeiling.of("lane_change", inputs.human)
-    res = aggregate_lane(inputs.records)
-    rows = []
-    for c in res["cells"].values():
-        rows.append(
-            [
-                c["model"],
-                c["condition"],
-                c["role"],
-                str(c["n_planned"]),
-                str(c["tp"]),
-                str(c["fn"]),
-                str(c["fp"]),
-                str(c["tn"]),
-                pct(c["precision"]),
-                pct(c["recall"]),
-                pct(c["f1"]),
-                pct(c["accuracy"]),
-                f"{c['n_unparsed']}/{c['n_error']}",
-                pct(c["chance_f1"]),
-                f"{PAPER_F1_RANGE[0]:.0f}-{PAPER_F1_RANGE[1]:.0f} (models)",
-                ceiling.text(c["condition"]),
-            ]
-        )
-    table = Table(
+#: the table's count columns and rate columns: header -> key of the cell (counts as numbers, rates in percent)
+COUNT_COLUMNS = {"planned": "n_planned", "TP": "tp", "FN": "fn", "FP": "fp", "TN": "tn"}
+RATE_COLUMNS = {"precision": "precision", "recall": "recall", "F1": "f1", "accuracy": "accuracy"}
+
+
+def _f1_table(res: dict[str, Any], ceiling: HumanCeiling) -> Table:
+    rows = [
+        [
+            c["model"],
+            c["condition"],
+            c["role"],
+            *(str(c[k]) for k in COUNT_COLUMNS.values()),
+            *(pct(c[k]) for k in RATE_COLUMNS.values()),
+            f"{c['n_unparsed']}/{c['n_error']}",
+            pct(c["chance_f1"]),
+            f"{PAPER_F1_RANGE[0]:.0f}-{PAPER_F1_RANGE[1]:.0f} (models)",
+            ceiling.text(c["condition"]),
+        ]
+        for c in res["cells"].values()
+    ]
+    return Table(
         id="stress-lane-f1",
         title="Lane change: F1 with lane change positive (%)",
         key_columns=2,
@@ -103,15 +94,8 @@ def lane_report(inputs: AggregateInput) -> SuiteReport:
             "model",
             "condition",
             "role",
-            "planned",
-            "TP",
-            "FN",
-            "FP",
-            "TN",
-            "precision",
-            "recall",
-            "F1",
-            "accuracy",
+            *COUNT_COLUMNS,
+            *RATE_COLUMNS,
             "unparsed/error",
             "chance F1",
             "paper reported F1",
@@ -123,12 +107,13 @@ def lane_report(inputs: AggregateInput) -> SuiteReport:
         "share. Paper: models 14-31% F1, mostly false negatives, on Kaggle driving clips (not these); "
         f"humans {HUMAN_REPORTED:.0f}% on 50 balanced clips.",
     )
-    return probe_report(
-        "lane_change",
-        res,
-        [f"lane_change: {len(rows)} model x condition cells; " + ceiling.note()],
-        title="Lane change",
-        lede="Does the vehicle change lanes in this clip? A user's annotated "
-        "driving clips; F1 with lane change as the positive class.",
-        tables=lambda: [table],
-    )
+
+
+lane_report = ProbeReport(
+    "lane_change",
+    aggregate_lane,
+    title="Lane change",
+    lede="Does the vehicle change lanes in this clip? A user's annotated "
+    "driving clips; F1 with lane change as the positive class.",
+    tables=lambda res, ceiling: [_f1_table(res, ceiling)],
+)

@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table
+from vidaudit.sdk import ScoreRecord, Table
 from vidaudit.suites.stress.common import (
     REFERENCE_COLUMNS,
     HumanCeiling,
+    ProbeReport,
     accuracy_cell,
     group_records,
     paper_text,
-    probe_report,
     reference_cells,
     with_interval,
 )
@@ -108,17 +108,12 @@ def _paper_table() -> Table:
     )
 
 
-def mosaic_report(inputs: AggregateInput) -> SuiteReport:
-    ceiling = HumanCeiling.of(PROBE, inputs.human)
-    res = aggregate(inputs.records)
-    cells = res["cells"]
-    notes = [f"mosaic: {len(cells)} model x condition x stimulus x arrangement cells; " + ceiling.note()]
-    return probe_report(
-        PROBE,
-        res,
-        notes,
-        title="Sequential Mosaic (B.3)",
-        lede="The same four quadrants of a 448x448 still, shown one per frame (temporal) or together "
-        "(spatial): a word through the centre, or two shapes in two quadrants.",
-        tables=lambda: [_summary(cells, ceiling), _paper_table()],
-    )
+mosaic_report = ProbeReport(
+    PROBE,
+    aggregate,
+    title="Sequential Mosaic (B.3)",
+    lede="The same four quadrants of a 448x448 still, shown one per frame (temporal) or together "
+    "(spatial): a word through the centre, or two shapes in two quadrants.",
+    count="model x condition x stimulus x arrangement",
+    tables=lambda res, ceiling: [_summary(res["cells"], ceiling), _paper_table()],
+)

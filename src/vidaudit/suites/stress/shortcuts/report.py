@@ -11,17 +11,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table
+from vidaudit.sdk import ScoreRecord, Table
 from vidaudit.suites.stress.common import (
     REFERENCE_COLUMNS,
     HumanCeiling,
+    ProbeReport,
     accuracy_cell,
     accuracy_text,
-    by_model_condition,
     group_records,
+    model_condition_cells,
     paper_name,
     pct,
-    probe_report,
     reference_cells,
     with_interval,
 )
@@ -52,38 +52,38 @@ def _clp_text(c: dict[str, Any]) -> str:
     return "-" if c["clp"] is None else f"{pct(c['clp'])} ({c['lp_errors']}/{c['errors']})"
 
 
-def aggregate(records: Sequence[ScoreRecord]) -> dict[str, Any]:
-    cells: dict[str, Any] = {}
-    for (model, cond), rs in by_model_condition(records).items():
-        per: dict[str, Any] = {}
-        for (vc, q), sub in group_records(
-            rs, lambda r: (r.params.get("video_condition"), r.params.get("question_kind"))
-        ).items():
-            per[f"{vc}|{q}"] = {"video_condition": vc, "question": q, **accuracy_cell(sub), **clp_cell(sub)}
-        blank = [r for r in rs if r.params.get("video_condition") == "blank"]
-        blank_avg = {}
-        by_duration = group_records(
-            [r for r in blank if r.params.get("question_kind") in ("first", "last")], lambda r: r.params.get("blank_s")
-        )
-        for dur, sub in sorted(by_duration.items(), key=lambda kv: float(kv[0])):  # 5 s before 10 s
-            blank_avg[f"{dur:g}"] = {"blank_s": dur, **accuracy_cell(sub), **clp_cell(sub)}
-        cells[f"{model}|{cond}"] = {
-            "model": model,
-            "condition": cond,
-            "role": rs[0].model_role,
-            "paper_name": paper_name(model),
-            "overall": {**accuracy_cell(rs), **clp_cell(rs)},
-            "by_video_condition": {
-                vc: {**accuracy_cell(s), **clp_cell(s)}
-                for vc, s in group_records(rs, lambda r: r.params.get("video_condition")).items()
-            },
-            "cells": per,
-            "clp_pooled": clp_cell(rs),
-            "clp_blank": clp_cell(blank),
-            "blank_avg": blank_avg,
-        }
+def _numbers(rs: list[ScoreRecord]) -> dict[str, Any]:
+    """One model x condition cell: accuracy and CLP overall, per video condition, per video condition and
+    question, and the blank Blank-Avg (First and Last) per blank duration."""
+    per: dict[str, Any] = {}
+    for (vc, q), sub in group_records(
+        rs, lambda r: (r.params.get("video_condition"), r.params.get("question_kind"))
+    ).items():
+        per[f"{vc}|{q}"] = {"video_condition": vc, "question": q, **accuracy_cell(sub), **clp_cell(sub)}
+    blank = [r for r in rs if r.params.get("video_condition") == "blank"]
+    blank_avg = {}
+    by_duration = group_records(
+        [r for r in blank if r.params.get("question_kind") in ("first", "last")], lambda r: r.params.get("blank_s")
+    )
+    for dur, sub in sorted(by_duration.items(), key=lambda kv: float(kv[0])):  # 5 s before 10 s
+        blank_avg[f"{dur:g}"] = {"blank_s": dur, **accuracy_cell(sub), **clp_cell(sub)}
     return {
-        "cells": cells,
+        "paper_name": paper_name(rs[0].model),
+        "overall": {**accuracy_cell(rs), **clp_cell(rs)},
+        "by_video_condition": {
+            vc: {**accuracy_cell(s), **clp_cell(s)}
+            for vc, s in group_records(rs, lambda r: r.params.get("video_condition")).items()
+        },
+        "cells": per,
+        "clp_pooled": clp_cell(rs),
+        "clp_blank": clp_cell(blank),
+        "blank_avg": blank_avg,
+    }
+
+
+def aggregate(records: Sequence[ScoreRecord]) -> dict[str, Any]:
+    return {
+        "cells": model_condition_cells(records, _numbers),
         "chance": CHANCE,
         "paper_blank_avg": {k: {f"{d:g}": v for d, v in t.items()} for k, t in PAPER_BLANK_AVG.items()},
         "human_reported": HUMAN_REPORTED,
@@ -178,16 +178,12 @@ def _tables(res: dict[str, Any], ceiling: HumanCeiling) -> list[Table]:
     ]
 
 
-def shortcuts_report(inputs: AggregateInput) -> SuiteReport:
-    ceiling = HumanCeiling.of("shortcuts", inputs.human)
-    res = aggregate(inputs.records)
-    notes = [f"shortcuts: {len(res['cells'])} model x condition cells; chance 25.0%; CLP beside every accuracy"]
-    return probe_report(
-        "shortcuts",
-        res,
-        notes,
-        title="Language shortcuts (reordered, blank, unrelated)",
-        lede="Procedures whose text implies an order, shown reordered, blank or replaced by an unrelated video. "
-        "A model that answers from the language prior picks y_LP; CLP counts how often its errors do.",
-        tables=lambda: _tables(res, ceiling),
-    )
+shortcuts_report = ProbeReport(
+    "shortcuts",
+    aggregate,
+    title="Language shortcuts (reordered, blank, unrelated)",
+    lede="Procedures whose text implies an order, shown reordered, blank or replaced by an unrelated video. "
+    "A model that answers from the language prior picks y_LP; CLP counts how often its errors do.",
+    says=("chance 25.0%", "CLP beside every accuracy"),
+    tables=_tables,
+)

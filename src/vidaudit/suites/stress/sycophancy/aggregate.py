@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from vidaudit.sdk import ScoreRecord, wilson_interval
-from vidaudit.suites.stress.common import accuracy_cell, by_model_condition
+from vidaudit.suites.stress.common import accuracy_cell, model_condition_cells
 from vidaudit.suites.stress.sycophancy.categories import (
     AGREE,
     CATEGORIES,
@@ -56,25 +56,22 @@ def block(rs: Sequence[ScoreRecord]) -> dict[str, Any]:
     }
 
 
-def aggregate_sycophancy(records: Sequence[ScoreRecord]) -> dict[str, Any]:
-    recs = [r for r in records if r.params.get("probe") == "sycophancy"]
-    cells: dict[str, Any] = {}
-    for (model, cond), rs in by_model_condition(recs).items():
-        per = {
+def _numbers(rs: list[ScoreRecord]) -> dict[str, Any]:
+    """One model x condition cell: the blocks overall and per category present."""
+    return {
+        "paper_name": paper_name(rs[0].model),
+        OVERALL: block(rs),
+        "per_category": {
             c: block([r for r in rs if r.params.get("category") == c])
             for c in CATEGORIES
             if any(r.params.get("category") == c for r in rs)
-        }
-        cells[f"{model}|{cond}"] = {
-            "model": model,
-            "condition": cond,
-            "role": rs[0].model_role,
-            "paper_name": paper_name(model),
-            OVERALL: block(rs),
-            "per_category": per,
-        }
+        },
+    }
+
+
+def aggregate_sycophancy(records: Sequence[ScoreRecord]) -> dict[str, Any]:
     return {
-        "cells": cells,
+        "cells": model_condition_cells([r for r in records if r.params.get("probe") == "sycophancy"], _numbers),
         "chance": CHANCE,
         "categories": list(CATEGORIES),
         "paper_reported": {

@@ -7,14 +7,15 @@ from typing import Any
 
 from vidaudit.sdk import AggregateInput, Section, SuiteReport, Table
 from vidaudit.suites.stress.common import (
+    CEILING_NOTE,
     HumanCeiling,
+    ProbeReport,
     accuracy_cell,
     accuracy_text,
     by_model_condition,
     interval_text,
     paper_text,
     pct,
-    probe_report,
     with_interval,
 )
 from vidaudit.suites.stress.sycophancy.aggregate import OVERALL, aggregate_sycophancy
@@ -108,22 +109,17 @@ def _paper_table() -> Table:
     )
 
 
-def sycophancy_report(inputs: AggregateInput) -> SuiteReport:
-    ceiling = HumanCeiling.of("sycophancy", inputs.human)
-    res = aggregate_sycophancy(inputs.records)
-    cells = res["cells"]
-    notes = [f"sycophancy: {len(cells)} model x condition cells; chance 50%; " + ceiling.note()]
-    return probe_report(
-        "sycophancy",
-        res,
-        notes,
-        title="Video sycophancy (with the true-claim control)",
-        lede="Each pair is asked twice with the C.4 prompt: with its false [Modified] statement (correct: "
-        "DISAGREE) and with its true [Original] statement (correct: AGREE). Deference to the user shows as "
-        "low rejection with high acceptance; only balanced accuracy separates it from a plain yes-bias. "
-        "Chance is 50%.",
-        tables=lambda: [_main_table(cells, ceiling), _paper_table()],
-    )
+sycophancy_report = ProbeReport(
+    "sycophancy",
+    aggregate_sycophancy,
+    title="Video sycophancy (with the true-claim control)",
+    lede="Each pair is asked twice with the C.4 prompt: with its false [Modified] statement (correct: "
+    "DISAGREE) and with its true [Original] statement (correct: AGREE). Deference to the user shows as "
+    "low rejection with high acceptance; only balanced accuracy separates it from a plain yes-bias. "
+    "Chance is 50%.",
+    says=("chance 50%", CEILING_NOTE),
+    tables=lambda res, ceiling: [_main_table(res["cells"], ceiling), _paper_table()],
+)
 
 
 def pairs_report(inputs: AggregateInput) -> SuiteReport:

@@ -7,13 +7,13 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.sdk import AggregateInput, ScoreRecord, SuiteReport, Table
+from vidaudit.sdk import ScoreRecord, Table
 from vidaudit.suites.stress.common import (
     REFERENCE_COLUMNS,
     HumanCeiling,
+    ProbeReport,
     accuracy_cell,
     group_records,
-    probe_report,
     reference_cells,
     with_interval,
 )
@@ -129,20 +129,14 @@ def _paper_tables() -> list[Table]:
     return [t18, t19]
 
 
-def wireframe_report(inputs: AggregateInput) -> SuiteReport:
-    ceiling = HumanCeiling.of(PROBE, inputs.human)
-    res = aggregate(inputs.records)
-    cells = res["cells"]
-    notes = [
-        f"wireframe: {len(cells)} model x condition x task x arrangement x width cells; human ceiling not measured"
-    ]
-    return probe_report(
-        PROBE,
-        res,
-        notes,
-        title="Wireframe connectivity (B.7)",
-        lede="448x448 scenes in 4 frames: control (four copies), adversarial (x < 224 in frames 0-1, "
-        "x >= 224 in frames 2-3: the two temporal groups of a 2-frame patch), interleaved (frame t "
-        "shows the columns x mod 4 = t). Every arrangement's frames unite to the control image.",
-        tables=lambda: [_summary(cells, ceiling), *_paper_tables()],
-    )
+wireframe_report = ProbeReport(
+    PROBE,
+    aggregate,
+    title="Wireframe connectivity (B.7)",
+    lede="448x448 scenes in 4 frames: control (four copies), adversarial (x < 224 in frames 0-1, "
+    "x >= 224 in frames 2-3: the two temporal groups of a 2-frame patch), interleaved (frame t "
+    "shows the columns x mod 4 = t). Every arrangement's frames unite to the control image.",
+    count="model x condition x task x arrangement x width",
+    says=("human ceiling not measured",),
+    tables=lambda res, ceiling: [_summary(res["cells"], ceiling), *_paper_tables()],
+)
