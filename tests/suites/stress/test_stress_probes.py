@@ -160,3 +160,22 @@ def test_human_records_reach_the_probe_in_aggregate_input_not_as_model_rows() ->
     # the probe itself, given every probe's human records, counts its own
     direct = SUITE.probe("camera_motion").aggregate(AggregateInput(models, {}, human=human))
     assert "human ceiling 75.0 (3/4) (imported study)" in " ".join(direct.notes)
+
+
+@pytest.mark.parametrize("probe", ["camera_motion", "wireframe"])
+def test_a_headline_that_names_the_human_ceiling_says_what_the_table_shows(probe: str) -> None:
+    """With a study imported, a probe whose headline speaks of the human ceiling gives the study's figure, the one in
+    its table's human-ceiling column, never "not measured" beside a measured column (wireframe's headline once did)."""
+    params = {"task": "counting", "arrangement": "control", "line_width": 0} if probe == "wireframe" else {}
+
+    def rec(r: ScoreRecord) -> ScoreRecord:
+        return r.model_copy(update={"params": {**r.params, **params}})
+
+    models = [rec(_record(i, "oracle", probe=probe)) for i in range(3)]
+    human = [rec(_record(10 + i, "human", probe=probe, correct=i < 3, condition="video")) for i in range(4)]
+    rep = SUITE.probe(probe).aggregate(AggregateInput(models, {}, human=human))
+    shown = {row[-1] for t in rep.sections[0].tables if t.columns[-1] == "human ceiling" for row in t.rows}
+    assert shown == {"75.0 (3/4)"}
+    assert "human ceiling 75.0 (3/4) (imported study)" in rep.notes[0]
+    bare = SUITE.probe(probe).aggregate(AggregateInput(models, {}))
+    assert bare.notes[0].endswith("human ceiling not measured")

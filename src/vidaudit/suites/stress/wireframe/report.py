@@ -9,6 +9,7 @@ from typing import Any
 
 from vidaudit.sdk import ScoreRecord, Table
 from vidaudit.suites.stress.common import (
+    CEILING_NOTE,
     REFERENCE_COLUMNS,
     HumanCeiling,
     ProbeReport,
@@ -137,6 +138,6 @@ wireframe_report = ProbeReport(
     "x >= 224 in frames 2-3: the two temporal groups of a 2-frame patch), interleaved (frame t "
     "shows the columns x mod 4 = t). Every arrangement's frames unite to the control image.",
     count="model x condition x task x arrangement x width",
-    says=("human ceiling not measured",),
+    says=(CEILING_NOTE,),
     tables=lambda res, ceiling: [_summary(res["cells"], ceiling), *_paper_tables()],
 )
