@@ -63,6 +63,8 @@ class AnthropicAdapter(HTTPProvider, provider=PROVIDER, name_hint=", e.g. anthro
     """``anthropic:MODEL``; ``base_url`` (option or ``@base_url``) for a proxy or a test server. Its keywords are
     the fields of :class:`AnthropicOptions`."""
 
+    LENGTH_FINISH = LENGTH_FINISH
+
     def __init__(self, spec: ModelSpec, **options: Any) -> None:
         o = AnthropicOptions(**options)
         self._setup(spec, o)
@@ -155,17 +157,11 @@ class AnthropicAdapter(HTTPProvider, provider=PROVIDER, name_hint=", e.g. anthro
         text = "".join(texts)
         if not content and stop != "max_tokens":
             raise eh.malformed_error(name, f"empty content (stop_reason {stop})", self._secrets)
-        reader = eh.UsageReader()
-        usage = _usage(getattr(message, "usage", None), reader, max_tokens)
-        return self._answer(
-            text,
-            usage,
-            reader,
-            latency_s,
-            stop,
-            LENGTH_FINISH,
-            model_version=eh.text_field(getattr(message, "model", None)),
-        )
+        version = eh.text_field(getattr(message, "model", None))
+        return self._answer(text, getattr(message, "usage", None), max_tokens, latency_s, stop, version)
+
+    def _read_usage(self, raw: Any, reader: eh.UsageReader, max_tokens: int | None) -> Usage:
+        return _usage(raw, reader, max_tokens)
 
     async def aclose(self) -> None:
         if self._client is not None:

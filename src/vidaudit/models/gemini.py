@@ -167,6 +167,8 @@ class GeminiAdapter(HTTPProvider, provider=PROVIDER, name_hint=", e.g. gemini:ge
     """``gemini:MODEL``; ``base_url`` (option or ``@base_url``) points the SDK elsewhere, e.g. a test server. Its
     keywords are the fields of :class:`GeminiOptions`."""
 
+    LENGTH_FINISH = ("MAX_TOKENS",)
+
     def __init__(self, spec: ModelSpec, **options: Any) -> None:
         o = GeminiOptions(**options)
         self._setup(spec, o)
@@ -444,20 +446,14 @@ class GeminiAdapter(HTTPProvider, provider=PROVIDER, name_hint=", e.g. gemini:ge
             raise eh.refused_error(name, f"finish_reason {finish}", self._secrets)
         parts = cand.content.parts if cand.content is not None and cand.content.parts else []
         text = "".join(p.text for p in parts if p.text and not p.thought)
-        if not parts and finish not in ("MAX_TOKENS",):
+        if not parts and finish not in self.LENGTH_FINISH:
             raise eh.malformed_error(name, f"candidate without content (finish_reason {finish})", self._secrets)
-        reader = eh.UsageReader()
-        usage = _usage(getattr(resp, "usage_metadata", None), reader, max_tokens)
-        return self._answer(
-            text,
-            usage,
-            reader,
-            latency_s,
-            finish,
-            ("MAX_TOKENS",),
-            model_version=eh.text_field(getattr(resp, "model_version", None)),
-            frames_estimated=bool(request.videos),
-        )  # Gemini samples the video itself
+        version = eh.text_field(getattr(resp, "model_version", None))
+        usage = getattr(resp, "usage_metadata", None)  # Gemini samples the video itself: frames estimated
+        return self._answer(text, usage, max_tokens, latency_s, finish, version, frames_estimated=bool(request.videos))
+
+    def _read_usage(self, raw: Any, reader: eh.UsageReader, max_tokens: int | None) -> Usage:
+        return _usage(raw, reader, max_tokens)
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -175,21 +175,29 @@ class HTTPProvider:
         """The price table this adapter reports costs with (a run's budget prices a call's worst case with it)."""
         return getattr(self, "_prices", None)
 
+    #: the provider's finish reasons that say the output budget ran out (a TRUNCATED error when no text came)
+    LENGTH_FINISH: ClassVar[tuple[str, ...]] = ()
+
+    def _read_usage(self, raw: Any, reader: eh.UsageReader, max_tokens: int | None) -> Usage:
+        """The provider's usage object ``raw`` read as untrusted into a ``Usage`` (each adapter's own fields)."""
+        raise NotImplementedError
+
     def _answer(
         self,
         text: str,
-        usage: Usage,
-        reader: eh.UsageReader,
+        raw_usage: Any,
+        max_tokens: int | None,
         latency_s: float,
         finish: str | None,
-        length_finish: Iterable[str],
         model_version: str | None,
         **extra: Any,
     ) -> Response:
-        """The Response of an answer whose every field the adapter read as untrusted: priced from ``usage``, the
-        usage fields ``reader`` had to clamp noted in the finish reason, and a TRUNCATED error where the output
-        budget ran out before any text (``length_finish``: the provider's finish reasons that say so)."""
+        """The Response of an answer whose every field the adapter read as untrusted: its usage read from
+        ``raw_usage`` (``_read_usage``), priced, the usage fields that had to be clamped noted in the finish reason,
+        and a TRUNCATED error where the output budget ran out before any text (``LENGTH_FINISH``)."""
         name = self.spec.label
+        reader = eh.UsageReader()
+        usage = self._read_usage(raw_usage, reader, max_tokens)
         try:
             resp = Response(
                 text=text,
@@ -202,7 +210,7 @@ class HTTPProvider:
             )
         except pydantic.ValidationError as e:  # pragma: no cover - every field is checked before
             raise eh.malformed_error(name, f"{type(e).__name__}: {e}", self._secrets) from None
-        return eh.check_truncated(name, resp, finish, length_finish)
+        return eh.check_truncated(name, resp, finish, self.LENGTH_FINISH)
 
     def capped_transport(self, inner: Any = None) -> Any:
         """An httpx2 transport that refuses bodies over ``max_response_bytes`` (around ``inner``, default one)."""

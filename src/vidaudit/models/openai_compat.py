@@ -124,6 +124,8 @@ class OpenAIAdapter(
     """``openai:MODEL`` (hosted) or ``openai:MODEL@http://host:port/v1`` (vLLM, SGLang, ...). Its keywords are the
     fields of :class:`OpenAIOptions`."""
 
+    LENGTH_FINISH = LENGTH_FINISH
+
     def __init__(self, spec: ModelSpec, **options: Any) -> None:
         o = OpenAIOptions(**options)
         self._setup(spec, o)
@@ -258,17 +260,11 @@ class OpenAIAdapter(
             text = ""  # a reasoning model that spent the whole budget thinking: TRUNCATED below
         if not isinstance(text, str):
             raise eh.malformed_error(name, f"choice 0 has no text content ({_preview(completion)})", self._secrets)
-        reader = eh.UsageReader()
-        usage = _usage(getattr(completion, "usage", None), reader, max_tokens)
-        return self._answer(
-            text,
-            usage,
-            reader,
-            latency_s,
-            finish,
-            LENGTH_FINISH,
-            model_version=eh.text_field(getattr(completion, "model", None)) or None,
-        )
+        version = eh.text_field(getattr(completion, "model", None)) or None
+        return self._answer(text, getattr(completion, "usage", None), max_tokens, latency_s, finish, version)
+
+    def _read_usage(self, raw: Any, reader: eh.UsageReader, max_tokens: int | None) -> Usage:
+        return _usage(raw, reader, max_tokens)
 
     async def aclose(self) -> None:
         if self._client is not None:
