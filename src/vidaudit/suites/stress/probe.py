@@ -15,7 +15,6 @@ samples of one probe (one ``generate`` call); a run may mix datasets of several 
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
@@ -171,6 +170,9 @@ class Probe(Suite):
     prompts: tuple[str, ...] = ("mcq",)
     #: sample parameters copied into every score record
     record_keys: tuple[str, ...] = ("probe",)
+    #: the generator ``generate(out, options, on_progress)`` that ``build`` runs under a progress bar ("PROBE
+    #: videos"), bound as ``staticmethod(generate)``; None: the probe builds its samples its own way or has none
+    generator: Callable[..., Path] | None = None
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         """Render (or load) the probe's samples into ``out``; returns the manifest path. The ``--set`` keys are
@@ -179,8 +181,10 @@ class Probe(Suite):
         return self.build(out, options)
 
     def build(self, out: Path, options: GenerateOptions) -> Path:
-        """The probe's generator, given options whose settings it takes."""
-        raise ConfigError(f"probe {self.name} has no generator")
+        """The probe's generator, given options whose settings it takes: ``generator`` where the probe declares one."""
+        if self.generator is None:
+            raise ConfigError(f"probe {self.name} has no generator")
+        return options.run_generator(self.name, self.generator, out)
 
     def check_sample(self, sample: Sample) -> str | None:
         """Why this sample's ground truth cannot be trusted, or None."""
@@ -204,20 +208,15 @@ class Probe(Suite):
 
 class RenderingProbe(Probe):
     """A probe that renders every stimulus itself from its preset and seeds: it reads no ``--source`` and takes no
-    ``--set``; its generator is ``render``, run under a progress bar."""
+    ``--set``; its ``generator`` renders the preset's videos."""
 
     #: what it renders, named in the refusal of --source ("stills")
     renders: str = "stimuli"
 
-    @staticmethod
-    @abstractmethod
-    def render(out: Path, options: GenerateOptions, on_progress: Callable[[int, int], None] | None = None) -> Path:
-        """Render the preset's videos into ``out`` as ``options`` say; returns the manifest path."""
-
     def build(self, out: Path, options: GenerateOptions) -> Path:
         if options.source is not None:
             raise ConfigError(f"{self.name} renders its own {self.renders}; --source is not read by it")
-        return options.run_generator(self.name, self.render, out)
+        return super().build(out, options)
 
 
 def probe_of(suite: PartedSuite, name: object) -> Probe:

@@ -23,7 +23,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.video.perturb.base import Op, Params, Plan, SourceInfo, to_frames
+from vidaudit.video.perturb.base import Op, Params, Plan, SourceInfo, need_video, to_frames
 from vidaudit.video.perturb.registry import register
 
 _SOLVER_TRIES = 200
@@ -150,8 +150,7 @@ class StripMask(
     summary="Algorithm 3: k masked duplicates per frame, each showing one coverage set of strips on black",
 ):
     def plan(self, p: StripMaskParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
-        if src.still or src.fps is None:
-            raise ConfigError(f"{self.name} needs a video; {src.path.name} is a still image")
+        fps = need_video(self.name, src)
         length = src.width if p.orientation == "vertical" else src.height
         if length < p.S:
             raise ConfigError(
@@ -186,7 +185,7 @@ class StripMask(
         }
         return Plan(
             n_frames=n_out,
-            fps=src.fps * p.k,
+            fps=fps * p.k,
             width=src.width,
             height=src.height,
             map={
@@ -338,14 +337,23 @@ def _still_index(op: str, p: _MosaicParams, src: SourceInfo) -> int:
     return i
 
 
-def _mosaic_info(src: SourceInfo, still: int) -> dict[str, Any]:
-    return {
-        "still_frame": still,
-        "quadrants": [
-            {"quadrant": q, "name": QUADRANTS[q], "box_px": b}
-            for q, b in enumerate(quadrant_boxes(src.width, src.height))
-        ],
-    }
+def _mosaic_plan(src: SourceInfo, p: _MosaicParams, still: int, info: dict[str, Any], **cols: list[Any]) -> Plan:
+    """The plan of a Sequential Mosaic op: every output frame made from the still, at ``fps``; ``cols`` are the map
+    columns beside ``source_frame`` and ``info`` what the op records after the still and the quadrant boxes."""
+    n = len(next(iter(cols.values())))
+    boxes = quadrant_boxes(src.width, src.height)
+    return Plan(
+        n_frames=n,
+        fps=p.fps,
+        width=src.width,
+        height=src.height,
+        map={"source_frame": [still] * n, **cols},
+        info={
+            "still_frame": still,
+            "quadrants": [{"quadrant": q, "name": QUADRANTS[q], "box_px": b} for q, b in enumerate(boxes)],
+            **info,
+        },
+    )
 
 
 @register
@@ -361,15 +369,7 @@ class Mosaic(
         still = _still_index(self.name, p, src)
         order = [0, 1, 2, 3] if p.order == "reading" else [int(q) for q in rng.permutation(4)]
         quad = [order[i // p.hold] for i in range(4 * p.hold)]
-        info = _mosaic_info(src, still) | {"order": order}
-        return Plan(
-            n_frames=len(quad),
-            fps=p.fps,
-            width=src.width,
-            height=src.height,
-            map={"source_frame": [still] * len(quad), "quadrant": quad},
-            info=info,
-        )
+        return _mosaic_plan(src, p, still, {"order": order}, quadrant=quad)
 
     def prepare(self, p: MosaicParams, plan: Plan, src: SourceInfo, rng: np.random.Generator) -> Any:
         return {"boxes": quadrant_boxes(plan.width, plan.height), "quad": plan.map["quadrant"]}
@@ -395,17 +395,10 @@ class MosaicSpatial(
         self, p: MosaicSpatialParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None
     ) -> Plan:
         still = _still_index(self.name, p, src)
-        info = _mosaic_info(src, still) | {"layout": p.layout}
+        info: dict[str, Any] = {"layout": p.layout}
         if p.layout == "tiled":
             info["cells_px"] = quadrant_boxes(src.width, src.height)  # cell q holds mosaic frame q, shrunk
-        return Plan(
-            n_frames=p.hold,
-            fps=p.fps,
-            width=src.width,
-            height=src.height,
-            map={"source_frame": [still] * p.hold, "quadrants": [[0, 1, 2, 3]] * p.hold},
-            info=info,
-        )
+        return _mosaic_plan(src, p, still, info, quadrants=[[0, 1, 2, 3]] * p.hold)
 
     def prepare(self, p: MosaicSpatialParams, plan: Plan, src: SourceInfo, rng: np.random.Generator) -> Any:
         return {"layout": p.layout, "boxes": quadrant_boxes(plan.width, plan.height), "done": None}

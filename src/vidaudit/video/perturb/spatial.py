@@ -244,14 +244,17 @@ def _own_duration(op: str, src: SourceInfo, duration_s: float | None) -> tuple[f
     return fps, n
 
 
-def _synth_plan(op: str, src: SourceInfo, duration_s: float | None, **info: Any) -> Plan:
-    fps, n = _own_duration(op, src, duration_s)
+def _replacing(
+    src: SourceInfo, fps: float, n: int, info: dict[str, Any], sf: list[Any] | None = None, **cols: list[Any]
+) -> Plan:
+    """The plan of ``n`` frames that replace the source's whole picture, all affected: ``sf`` names the frames of the
+    second video they show (None: synthesised), ``cols`` further map columns, ``info`` what the op records."""
     return Plan(
         n_frames=n,
         fps=fps,
         width=src.width,
         height=src.height,
-        map={"source_frame": [None] * n, "affected": [True] * n},
+        map={"source_frame": [None] * n if sf is None else sf, **cols, "affected": [True] * n},
         info={
             "affected": span(0, n, fps),
             "region_px": [0, 0, src.width, src.height],
@@ -259,6 +262,11 @@ def _synth_plan(op: str, src: SourceInfo, duration_s: float | None, **info: Any)
             **info,
         },
     )
+
+
+def _synth_plan(op: str, src: SourceInfo, duration_s: float | None, **info: Any) -> Plan:
+    fps, n = _own_duration(op, src, duration_s)
+    return _replacing(src, fps, n, info)
 
 
 class BlankParams(Params):
@@ -362,16 +370,5 @@ class Unrelated(
                 f"but the output lasts {n / fps:.4g} s; set loop=true or a shorter duration_s"
             )
         sf = [frame_on_screen(t, fps2, second.n_frames) for t in ts]
-        return Plan(
-            n_frames=n,
-            fps=fps,
-            width=src.width,
-            height=src.height,
-            map={"source_frame": sf, "source_video": ["second"] * n, "affected": [True] * n},
-            info={
-                "affected": span(0, n, fps),
-                "region_px": [0, 0, src.width, src.height],
-                "duration_s": round(n / fps, 6),
-                "looped": bool(p.loop and p.second_start_s + n / fps > d2 + 1e-9),
-            },
-        )
+        looped = bool(p.loop and p.second_start_s + n / fps > d2 + 1e-9)
+        return _replacing(src, fps, n, {"looped": looped}, sf, source_video=["second"] * n)

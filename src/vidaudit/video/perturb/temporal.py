@@ -38,6 +38,17 @@ def _plan(src: SourceInfo, sf: list[int], info: dict[str, Any], **cols: list[Any
     )
 
 
+def _splice(src: SourceInfo, a: int, b: int, inside: list[int]) -> list[int]:
+    """The source's frames with the range [a, b) replaced by ``inside`` (source frames, in play order)."""
+    return list(range(a)) + inside + list(range(b, src.n_frames))
+
+
+def _over_range(src: SourceInfo, a: int, b: int, inside: list[int], touched: str, info: dict[str, Any]) -> Plan:
+    """The plan of an op that changes one range [a, b) of the source and keeps the frames either side in place:
+    ``inside`` plays instead of the range, which the plan's ``info`` records first, under ``touched``, then ``info``."""
+    return _plan(src, _splice(src, a, b, inside), {touched: span(a, b, src.fps or 1), **info})
+
+
 def _non_identity_permutation(rng: np.random.Generator, n: int, accept: Any = None) -> list[int]:
     """A uniform permutation of range(n) that is not the identity (and passes ``accept``), by rejection."""
     for _ in range(_MAX_DRAWS):
@@ -65,8 +76,7 @@ class Reverse(
 ):
     def plan(self, p: ReverseParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         a, b = frame_range(self.name, src, p.start_s, p.end_s)
-        sf = list(range(a)) + list(range(b - 1, a - 1, -1)) + list(range(b, src.n_frames))
-        return _plan(src, sf, {"reversed": span(a, b, src.fps or 1)})
+        return _over_range(src, a, b, list(range(b - 1, a - 1, -1)), "reversed", {})
 
 
 # --------------------------------------------------------------------------- shuffle_frames
@@ -92,9 +102,8 @@ class ShuffleFrames(
         if b - a < 2:
             raise ConfigError(f"{self.name}: the range holds {b - a} frame; a shuffle needs at least 2")
         perm = _non_identity_permutation(rng, b - a)
-        sf = list(range(a)) + [a + j for j in perm] + list(range(b, src.n_frames))
         moved = sum(1 for j, x in enumerate(perm) if j != x)
-        return _plan(src, sf, {"shuffled": span(a, b, src.fps or 1), "frames_moved": moved})
+        return _over_range(src, a, b, [a + j for j in perm], "shuffled", {"frames_moved": moved})
 
 
 # --------------------------------------------------------------------------- shuffle_segments
@@ -198,17 +207,16 @@ class ShuffleSegments(
 # --------------------------------------------------------------------------- cut and temporal_gap
 
 
-def _removal(src: SourceInfo, a: int, b: int) -> tuple[list[int], dict[str, Any]]:
+def _removal(src: SourceInfo, a: int, b: int, **info: Any) -> Plan:
+    """The plan that removes [a, b): the frames either side meet at ``join_frame``."""
     fps = src.fps or 1
-    sf = list(range(a)) + list(range(b, src.n_frames))
-    info = {
-        "removed": span(a, b, fps),
+    removal = {
         "removed_s": round((b - a) / fps, 6),
         "join_frame": a,
         "join_t": t_of(a, fps),
         "visible": [span(0, a, fps), span(b, src.n_frames, fps)],
     }
-    return sf, info
+    return _over_range(src, a, b, [], "removed", removal | info)
 
 
 class CutParams(Params):
@@ -226,8 +234,7 @@ class Cut(
 ):
     def plan(self, p: CutParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         a, b = window(self.name, src, p.start_s, p.duration_s, rng, interior=True, what="cut")
-        sf, info = _removal(src, a, b)
-        return _plan(src, sf, info)
+        return _removal(src, a, b)
 
 
 class TemporalGapParams(Params):
@@ -252,9 +259,7 @@ class TemporalGap(
                 f"{self.name}: the segment [{p.start_s:g}, {p.end_s:g}) s must leave frames before and "
                 f"after it; start_s >= {1 / fps:.4g} and end_s <= {(src.n_frames - 1) / fps:.4g}"
             )
-        sf, info = _removal(src, a, b)
-        info["label"] = p.label
-        return _plan(src, sf, info)
+        return _removal(src, a, b, label=p.label)
 
 
 # --------------------------------------------------------------------------- scene_mix
@@ -319,7 +324,7 @@ class SceneMix(
                     f"of the second video; second_start_s must be in [0, {max(room2, 0):.4g}]"
                 )
         mixed = [frame_on_screen(c_s + j / fps, fps2, n2) for j in range(length)]
-        sf = list(range(a)) + mixed + list(range(b, n))
+        sf = _splice(src, a, b, mixed)
         vid = ["source"] * a + ["second"] * length + ["source"] * (n - b)
         info = {
             "mixed": span(a, a + length, fps),

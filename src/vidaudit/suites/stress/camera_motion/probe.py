@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from vidaudit.sdk import Condition, ConfigError, ObservedFrame, Prompt, Sample, classify_motion
@@ -13,7 +12,7 @@ from vidaudit.suites.stress.camera_motion.prompts import camera_motion_prompt
 from vidaudit.suites.stress.camera_motion.report import camera_report
 from vidaudit.suites.stress.camera_motion.scoring import score_trial
 from vidaudit.suites.stress.camera_motion.viewer import viewer_trial as viewer_trial_of
-from vidaudit.suites.stress.probe import ChoiceBaselines, GenerateOptions, Probe
+from vidaudit.suites.stress.probe import ChoiceBaselines, Probe
 
 
 def _direction(value: str) -> str:
@@ -51,6 +50,7 @@ class CameraMotionProbe(Probe):
     description = "6-way camera motion (zoom in/out, pan left/right, tilt up/down) on moved stills; chance 1/6"
     settings = SETTINGS
     presets = ("smoke", "paper")
+    generator = staticmethod(generate)
     record_keys = (
         "probe",
         "motion",
@@ -64,9 +64,6 @@ class CameraMotionProbe(Probe):
         "zoom_curve",
     )
     baselines = CameraMotionBaselines()
-
-    def build(self, out: Path, options: GenerateOptions) -> Path:
-        return options.run_generator(self.name, generate, out)
 
     def check_sample(self, sample: Sample) -> str | None:
         motion = sample.params.get("motion")

@@ -62,6 +62,7 @@ class CrossFrameProbe(Probe):
     )
     settings = SETTINGS
     presets = ("smoke", "paper", "table10")
+    generator = staticmethod(generate)
     record_keys = (
         "probe",
         "item",
@@ -77,7 +78,7 @@ class CrossFrameProbe(Probe):
     baselines = CrossFrameBaselines()
 
     def build(self, out: Path, options: GenerateOptions) -> Path:
-        manifest = options.run_generator(self.name, generate, out)
+        manifest = super().build(out, options)
         if options.settings.get("sampling", "").strip().lower() == "paper":
             console.print(f"warning: {COVERAGE_WARNING}")
             for cond, c in read_dataset_info(Path(manifest).parent).get("coverage", {}).items():

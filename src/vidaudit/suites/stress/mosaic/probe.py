@@ -62,7 +62,7 @@ class MosaicProbe(RenderingProbe):
     prompts = ("mcq",)
     record_keys = ("probe", "stimulus", "arrangement", "seed", "preset", "last_quadrant")
     renders = "stills"
-    render = staticmethod(generate)
+    generator = staticmethod(generate)
     baselines = MosaicBaselines()
 
     def check_sample(self, sample: Sample) -> str | None:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from vidaudit.sdk import Condition, Prompt, Sample
-from vidaudit.suites.stress.probe import ChoiceBaselines, GenerateOptions, Probe
+from vidaudit.suites.stress.probe import ChoiceBaselines, Probe
 from vidaudit.suites.stress.shortcuts.generate import generate
 from vidaudit.suites.stress.shortcuts.questions import CONDITIONS, LETTERS, QUESTIONS, prompt_text
 from vidaudit.suites.stress.shortcuts.reader import answer_from_frames
@@ -33,6 +32,7 @@ class ShortcutsProbe(Probe):
     )
     settings = ("dataset", "blank_s")
     presets = ("smoke", "paper")
+    generator = staticmethod(generate)
     record_keys = (
         "probe",
         "source",
@@ -44,9 +44,6 @@ class ShortcutsProbe(Probe):
         "preset",
     )
     baselines = ShortcutsBaselines()
-
-    def build(self, out: Path, options: GenerateOptions) -> Path:
-        return options.run_generator(self.name, generate, out)
 
     def check_sample(self, sample: Sample) -> str | None:
         p = sample.params

@@ -60,7 +60,7 @@ class WireframeProbe(RenderingProbe):
     prompts = ("mcq",)
     record_keys = ("probe", "task", "arrangement", "line_width", "seed", "preset", "scene_kind")
     renders = "scenes"
-    render = staticmethod(generate)
+    generator = staticmethod(generate)
     baselines = WireframeBaselines()
 
     def check_sample(self, sample: Sample) -> str | None:
