@@ -163,10 +163,6 @@ class AnthropicAdapter(HTTPProvider, provider=PROVIDER, name_hint=", e.g. anthro
     def _read_usage(self, raw: Any, reader: eh.UsageReader, max_tokens: int | None) -> Usage:
         return _usage(raw, reader, max_tokens)
 
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-
 
 def _usage(u: Any, reader: eh.UsageReader, max_tokens: int | None) -> Usage:
     """Anthropic's input_tokens exclude cache reads and writes; vidaudit's input counts every prompt token.

@@ -266,10 +266,6 @@ class OpenAIAdapter(
     def _read_usage(self, raw: Any, reader: eh.UsageReader, max_tokens: int | None) -> Usage:
         return _usage(raw, reader, max_tokens)
 
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-
 
 def _usage(u: Any, reader: eh.UsageReader, max_tokens: int | None) -> Usage:
     """Chat Completions usage, read as untrusted (see ``errors_http.UsageReader``)."""
