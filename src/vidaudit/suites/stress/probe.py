@@ -57,9 +57,14 @@ def guard_planned(out: Path, planned: Iterable[tuple[str, dict[str, Any], Any]],
     )
 
 
-def write_dataset(out: Path, samples: Sequence[Sample], probe: str, **info: Any) -> Path:
+def write_dataset(
+    out: Path, samples: Sequence[Sample], probe: str, *, source_log: SourceLog | None = None, **info: Any
+) -> Path:
     """The last step of a probe's generator: the manifest of ``samples`` and ``dataset.json`` (the suite, the
-    probe and ``n_samples``, counted here, then ``info``); returns the manifest path."""
+    probe and ``n_samples``, counted here, then ``info``, and what a ``--source`` loader left out or changed,
+    ``source_log``, where the data came from a user's source); returns the manifest path."""
+    if source_log is not None:
+        info["source_log"] = source_log.as_json()
     manifest = write_manifest(out, samples)
     write_dataset_info(out, {"suite": "stress", "probe": probe, "n_samples": len(samples), **info})
     return manifest

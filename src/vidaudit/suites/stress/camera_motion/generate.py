@@ -352,5 +352,5 @@ def generate(out: Path, options: GenerateOptions, on_progress: Callable[[int, in
         zooms=[list(z) for z in pre.zooms],
         source=str(source) if source is not None else None,
         directions=list(DIRECTIONS),
-        **({} if source is None else {"source_log": log.as_json()}),
+        source_log=None if source is None else log,
     )

@@ -187,5 +187,5 @@ def generate(out: Path, options: GenerateOptions, on_progress: Callable[[int, in
         run_config=RUN_CONFIG,
         conditions=cfg["conditions"],
         **extra,
-        **({} if log is None else {"source_log": log.as_json()}),
+        source_log=log,
     )

@@ -537,5 +537,5 @@ def generate(
         n_sources=len(sources),
         tasks=list(TASKS),
         anomalies=list(ANOMALIES),
-        **({} if clips is None else {"source_log": log.as_json()}),
+        source_log=None if clips is None else log,
     )

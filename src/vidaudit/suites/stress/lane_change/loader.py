@@ -237,5 +237,5 @@ def generate(
         PROBE,
         source=str(root),
         n_lane_change=sum(s.answer == "lane_change" for s in samples),
-        source_log=log.as_json(),
+        source_log=log,
     )

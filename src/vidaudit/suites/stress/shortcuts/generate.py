@@ -324,5 +324,5 @@ def generate(out: Path, options: GenerateOptions, on_progress: Callable[[int, in
         questions=list(QUESTIONS),
         blank_s=list(blanks),
         skipped_clips=skipped,
-        **({} if source is None else {"source_log": log.as_json()}),
+        source_log=None if source is None else log,
     )

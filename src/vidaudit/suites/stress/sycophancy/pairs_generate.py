@@ -115,5 +115,5 @@ def generate_pairs_requests(
         n_videos=used,
         categories=list(categories),
         source=str(source.resolve()),
-        source_log=log.as_json(),
+        source_log=log,
     )
