@@ -553,3 +553,25 @@ def test_killed_audit_resumes_without_repeating_a_stored_call(tmp_path: Path) ->
     assert len(scores) == 60 and {r["status"] for r in scores} == {"ok"}
     profile = Profile.model_validate(json.loads((out / "profile.json").read_text()))
     assert [p.name for p in profile.parts] == ["faithful"]
+
+
+def test_the_cost_estimate_counts_the_parts_observer_as_the_run_does(tmp_path: Path) -> None:
+    """A part with a pixel observer runs it beside the audited models; the plan printed before any call counts its
+    trials too (it once left them out, so "N trials in all" was short of what the audit ran)."""
+    from vidaudit.core.contract.profile import AuditPart
+    from vidaudit.core.registry import get_suite
+    from vidaudit.core.types import ModelSpec
+    from vidaudit.suites.stress.probe import GenerateOptions
+    from vidaudit.suites.stress.wireframe.generate import generate
+    from vidaudit.tools.audit.session import PlannedPart, estimate
+
+    data = tmp_path / "data"
+    generate(data, GenerateOptions(seeds=1))
+    part = AuditPart(
+        name="wireframe", preset="smoke", conditions=("frames#4",), probe="wireframe", observer="ideal-observer"
+    )
+    planned = PlannedPart(get_suite("stress"), part, "k", data, tmp_path / "run", ("frames#4",))
+    rows = {r.model: r for r in estimate([planned], [ModelSpec.parse("oracle")])}
+    assert set(rows) == {"oracle", "ideal-observer"}
+    assert rows["ideal-observer"].trials == rows["oracle"].trials > 0
+    assert rows["ideal-observer"].est_cost_usd == 0.0  # a local observer costs nothing: the total stays priced

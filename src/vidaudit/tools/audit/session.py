@@ -141,6 +141,15 @@ def _judge_for(p: PlannedPart, judge: ModelSpec | None) -> ModelSpec | None:
     return judge if p.suite.judges_any(load_samples(p.data_dir)) else None
 
 
+def _part_models(p: PlannedPart, models: Sequence[ModelSpec]) -> list[ModelSpec]:
+    """What a part runs: the audited models, and beside them the part's pixel observer (once), so the estimate
+    counts every trial the run will make."""
+    out = list(models)
+    if p.part.observer and p.part.observer not in {m.label for m in models}:
+        out.append(ModelSpec.parse(p.part.observer))
+    return out
+
+
 def _part_request(p: PlannedPart, models: Sequence[ModelSpec], judge: ModelSpec | None, **settings: Any) -> RunRequest:
     """The run of one part, for its estimate and for the run itself: its data, run folder, conditions and suite,
     the judge where the part's samples need one, and ``settings`` (attempts, cost cap, model options)."""
@@ -164,7 +173,8 @@ def estimate(
     """The run stage's dry run of every part (nothing is called): trials, tokens and cost per model and part."""
     rows: list[CostRow] = []
     for p in parts:
-        res = execute(_part_request(p, models, judge, model_options=model_options or {}), dry_run=True)
+        request = _part_request(p, _part_models(p, models), judge, model_options=model_options or {})
+        res = execute(request, dry_run=True)
         per: dict[str, CostRow] = {}
         for r in res.dry_run:
             row = per.setdefault(r.model, CostRow(r.model, p.label, 0, 0, 0.0))
@@ -265,9 +275,7 @@ def run_audit(
         check_cost(costs, max_cost_usd)
         spent = 0.0
         for p in parts:
-            run_models = list(specs)
-            if p.part.observer and p.part.observer not in {m.label for m in specs}:
-                run_models.append(ModelSpec.parse(p.part.observer))
+            run_models = _part_models(p, specs)
             left = None if max_cost_usd is None else max(0.0, max_cost_usd - spent)
             log(
                 f"run   {p.label}: {', '.join(m.label for m in run_models)} at {', '.join(p.conditions)} -> {p.run_dir}"
