@@ -165,7 +165,12 @@ def test_human_records_reach_the_probe_in_aggregate_input_not_as_model_rows() ->
 @pytest.mark.parametrize("probe", ["camera_motion", "wireframe"])
 def test_a_headline_that_names_the_human_ceiling_says_what_the_table_shows(probe: str) -> None:
     """With a study imported, a probe whose headline speaks of the human ceiling gives the study's figure, the one in
-    its table's human-ceiling column, never "not measured" beside a measured column (wireframe's headline once did)."""
+    its table's human-ceiling column, never "not measured" beside a measured column (wireframe's headline once did),
+    and so do the probe's results in report.json, which the audit profile reads (they once held None whatever was
+    imported, so a profile showed the paper's humans instead of the study)."""
+    from vidaudit.core.contract.profile import AuditPart
+    from vidaudit.suites.stress.audit import profile_figures
+
     params = {"task": "counting", "arrangement": "control", "line_width": 0} if probe == "wireframe" else {}
 
     def rec(r: ScoreRecord) -> ScoreRecord:
@@ -179,3 +184,9 @@ def test_a_headline_that_names_the_human_ceiling_says_what_the_table_shows(probe
     assert "human ceiling 75.0 (3/4) (imported study)" in rep.notes[0]
     bare = SUITE.probe(probe).aggregate(AggregateInput(models, {}))
     assert bare.notes[0].endswith("human ceiling not measured")
+    # report.json's results carry the same figure, and the audit profile reads it there (not the paper's humans)
+    cell = rep.results[probe]["human_ceiling"]
+    assert (cell["n_correct"], cell["n_planned"]) == (3, 4) and bare.results[probe]["human_ceiling"] is None
+    part = AuditPart(name=probe, preset="smoke", conditions=("frames#4",), probe=probe)
+    figure = profile_figures(part, rep.results).human_ceiling
+    assert figure is not None and figure.value == 0.75 and figure.note == "imported human study"

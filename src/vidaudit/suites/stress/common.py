@@ -180,6 +180,8 @@ class ProbeReport:
     def __call__(self, inputs: AggregateInput) -> SuiteReport:
         ceiling = HumanCeiling.of(self.probe, inputs.human)
         res = self.aggregate(inputs.records)
+        if None in ceiling.cells:  # an imported study: its pooled accuracy, where report.json's readers look for it
+            res["human_ceiling"] = ceiling.cells[None]
         notes = [self.headline(res, ceiling)]
         if self.more_notes is not None:
             notes += self.more_notes(inputs.records, res)
