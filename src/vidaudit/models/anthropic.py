@@ -78,7 +78,6 @@ class AnthropicAdapter(HTTPProvider, provider=PROVIDER, name_hint=", e.g. anthro
             default_native_fps=None,
             concurrency=o.concurrency or 4,
         )
-        self._client: Any = None
         if self._needs_client(anthropic, "anthropic"):
             self._client = self._stainless_client(anthropic, AsyncAnthropic, key, o.base_url or spec.base_url)
 

@@ -198,7 +198,6 @@ class GeminiAdapter(HTTPProvider, provider=PROVIDER, name_hint=", e.g. gemini:ge
         cache_path = Path(o.file_cache) if o.file_cache else (default_cache_path() if o.use_disk_cache else None)
         self.files = FileCache(cache_path, namespace)
         self._upload_locks: dict[str, asyncio.Lock] = {}
-        self._client: Any = None
         if not self._needs_client(genai, "google.genai"):
             return
         http_options = types.HttpOptions(
@@ -449,8 +448,9 @@ class GeminiAdapter(HTTPProvider, provider=PROVIDER, name_hint=", e.g. gemini:ge
         if not parts and finish not in self.LENGTH_FINISH:
             raise eh.malformed_error(name, f"candidate without content (finish_reason {finish})", self._secrets)
         version = eh.text_field(getattr(resp, "model_version", None))
-        usage = getattr(resp, "usage_metadata", None)  # Gemini samples the video itself: frames estimated
-        return self._answer(text, usage, max_tokens, latency_s, finish, version, frames_estimated=bool(request.videos))
+        usage = getattr(resp, "usage_metadata", None)
+        sampled = bool(request.videos)  # Gemini samples a video itself: the frames it used are estimated
+        return self._answer(text, usage, max_tokens, latency_s, finish, version, frames_estimated=sampled)
 
     def _read_usage(self, raw: Any, reader: eh.UsageReader, max_tokens: int | None) -> Usage:
         return _usage(raw, reader, max_tokens)

@@ -148,7 +148,6 @@ class OpenAIAdapter(
             concurrency=o.concurrency or (8 if self.hosted else 16),
             local=is_local_endpoint(spec.base_url),
         )
-        self._client: Any = None
         if self._needs_client(openai, "openai"):
             self._client = self._stainless_client(openai, AsyncOpenAI, key, spec.base_url)
 
