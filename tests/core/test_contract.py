@@ -85,7 +85,7 @@ def test_a_suite_missing_a_required_method_is_refused_at_lookup_in_one_line() ->
         check_suite(Suite, "bare")  # a registered class is checked before it is made
 
 
-def test_declared_roles_are_checked_at_lookup_and_a_missing_one_is_refused_by_name() -> None:
+def test_declared_roles_are_checked_at_lookup_and_a_missing_one_is_refused_by_name(tmp_path: Path) -> None:
     class HalfBaselines(Baselines):
         def oracle_answer(self, sample):  # noqa: ANN001, ANN201
             return "x"
@@ -135,6 +135,13 @@ def test_declared_roles_are_checked_at_lookup_and_a_missing_one_is_refused_by_na
         check_suite(Unnamed(), "whole")
     with pytest.raises(ConfigError, match="^the whole suite's verification names no module to check pixels with$"):
         Verification.of(Unnamed()).verify(Path("no such dir"), [])  # and, unchecked, before any file is read
+
+    class WrongModule(Verification):
+        module = "vidaudit.core.errors"  # imports, but holds no verify_dataset
+
+    (tmp_path / "dataset.json").write_text('{"suite": "whole"}')
+    with pytest.raises(ConfigError, match="verification points to vidaudit.core.errors:verify_dataset, which does not"):
+        WrongModule().verify(tmp_path, [])  # one line, no AttributeError traceback
 
     class OwnCheck(Verification):
         def verify(self, data_dir, samples, *, workers=None, on_progress=None):  # noqa: ANN001, ANN201

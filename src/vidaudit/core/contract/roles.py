@@ -23,6 +23,7 @@ import numpy as np
 from vidaudit.core.contract.profile import AuditPart, PartFigures
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.manifest import read_dataset_info
+from vidaudit.core.targets import load
 from vidaudit.core.types import Sample
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ class Verification(Role):
         refused = self.refusal(data_dir, read_dataset_info(data_dir))
         if refused:
             raise ConfigError(refused)
-        check = importlib.import_module(self.module).verify_dataset
+        check = load(f"{self.module}:verify_dataset", f"{self.owner}'s verification")
         problems: dict[str, list[str]] = check(data_dir, samples, workers=workers, on_progress=on_progress)
         return problems
 
