@@ -32,3 +32,11 @@ def invoke(
     if r.exception is not None and not isinstance(r.exception, SystemExit) and r.exc_info is not None:
         err += "".join(traceback.format_exception(*r.exc_info))
     return subprocess.CompletedProcess(["vidaudit", *argv], r.exit_code, r.stdout, err)
+
+
+def counting_run_args(data: Path, url: str, limit: int) -> list[str]:
+    """``vidaudit run counting`` on ``data`` with one OpenAI-compatible model served at ``url`` (``openai:m@URL/v1``)
+    at ``frames@1`` over the first ``limit`` samples: the run the CLI tests drive against a local server, to which
+    each adds its ``--out`` and its own flags."""
+    model = f"openai:m@{url}/v1"
+    return ["run", "counting", "--data", str(data), "--model", model, "--condition", "frames@1", "--limit", str(limit)]

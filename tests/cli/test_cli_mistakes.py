@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from clirun import counting_run_args
 from httpfake import FakeServer, Recorded, Reply
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -207,16 +208,7 @@ def test_ctrl_c_prints_how_to_resume_and_exits_130(smoke_dir: Path, tmp_path: Pa
         srv.script("POST", CHAT, default=reply)
         code, _, err = _interrupted(
             srv,
-            "run",
-            "counting",
-            "--data",
-            str(smoke_dir),
-            "--model",
-            f"openai:m@{srv.url}/v1",
-            "--condition",
-            "frames@1",
-            "--limit",
-            "8",
+            *counting_run_args(smoke_dir, srv.url, 8),
             "--out",
             str(run_dir),
             after=4,

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from clirun import counting_run_args
 from httpfake import FakeServer, Reply
 from vidaudit.core.types import (
     ErrorKind,
@@ -179,16 +180,7 @@ def test_a_run_says_what_happened_and_stores_none_of_the_body(smoke_dir: Path, t
         r = CliRunner().invoke(
             app,
             [
-                "run",
-                "counting",
-                "--data",
-                str(smoke_dir),
-                "--model",
-                f"openai:m@{srv.url}/v1",
-                "--condition",
-                "frames@1",
-                "--limit",
-                "2",
+                *counting_run_args(smoke_dir, srv.url, 2),
                 "--adapter-option",
                 "openai.max_response_bytes=1000000",
                 "--out",
@@ -330,16 +322,7 @@ def test_a_run_against_a_gzip_bomb_stores_nothing_and_stays_small(
                 sys.executable,
                 "-c",
                 _PEAK_WRAPPER,
-                "run",
-                "counting",
-                "--data",
-                str(smoke_dir),
-                "--model",
-                f"openai:m@{srv.url}/v1",
-                "--condition",
-                "frames@1",
-                "--limit",
-                "2",
+                *counting_run_args(smoke_dir, srv.url, 2),
                 "--out",
                 str(run_dir),
             ],

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from clirun import counting_run_args
 from httpfake import FakeServer, Reply
 from vidaudit.cli import app
 from vidaudit.run.store.reader import StoreReader
@@ -53,16 +54,7 @@ def test_a_run_against_a_server_that_is_down_says_why_and_exits_1(
     url = _closed_port_url()
     run_dir = tmp_path / "run"
     args = [
-        "run",
-        "counting",
-        "--data",
-        str(smoke_dir),
-        "--model",
-        f"openai:m@{url}/v1",
-        "--condition",
-        "frames@1",
-        "--limit",
-        "3",
+        *counting_run_args(smoke_dir, url, 3),
         "--max-attempts",
         "1",
         "--out",
@@ -102,16 +94,7 @@ def test_retry_errors_calls_errored_trials_again_once_the_cause_is_fixed(
             "POST", "/v1/chat/completions", default=Reply(status=404, json={"error": {"message": "no such model"}})
         )
         args = [
-            "run",
-            "counting",
-            "--data",
-            str(smoke_dir),
-            "--model",
-            f"openai:m@{srv.url}/v1",
-            "--condition",
-            "frames@1",
-            "--limit",
-            "4",
+            *counting_run_args(smoke_dir, srv.url, 4),
             "--max-attempts",
             "1",
             "--out",
@@ -153,16 +136,7 @@ def test_some_trials_ok_exits_0_and_still_lists_the_failures(
         r = runner.invoke(
             app,
             [
-                "run",
-                "counting",
-                "--data",
-                str(smoke_dir),
-                "--model",
-                f"openai:m@{srv.url}/v1",
-                "--condition",
-                "frames@1",
-                "--limit",
-                "3",
+                *counting_run_args(smoke_dir, srv.url, 3),
                 "--out",
                 str(tmp_path / "run"),
             ],
@@ -258,16 +232,7 @@ def test_the_progress_line_and_the_summary_count_failed_attempts_the_same_way(
         r = runner.invoke(
             app,
             [
-                "run",
-                "counting",
-                "--data",
-                str(smoke_dir),
-                "--model",
-                f"openai:m@{srv.url}/v1",
-                "--condition",
-                "frames@1",
-                "--limit",
-                "3",
+                *counting_run_args(smoke_dir, srv.url, 3),
                 "--out",
                 str(tmp_path / "run"),
             ],
