@@ -280,11 +280,21 @@ def test_unsupported_model_type_names_the_supported_ones(tmp_path):
     assert "'llama'" in str(e.value) and all(t in str(e.value) for t in FAMILIES)
 
 
-def test_bad_options_are_config_errors(model_dirs):
+def test_bad_options_are_config_errors(model_dirs, tmp_path):
     spec = ModelSpec(provider="hf", name=str(model_dirs["qwen2_5_vl"]))
-    for kwargs in ({"dtype": "float8"}, {"batch_size": 0}, {"flash": True}, {"device": "gpu"}):
-        with pytest.raises(ConfigError):
+    for kwargs, says in (
+        ({"dtype": "float8"}, "hf dtype 'float8' is not one of float32, bfloat16, float16, auto"),
+        ({"batch_size": 0}, "hf batch_size must be a positive integer, got 0"),
+        ({"flash": True}, "unknown hf options ['flash']; known: "),
+        ({"device": "gpu"}, "hf device 'gpu' is not a torch device"),
+    ):
+        with pytest.raises(ConfigError) as e:
             HFAdapter(spec, **kwargs)
+        assert str(e.value).startswith(says), str(e.value)
+    with pytest.raises(ConfigError, match="needs a model path or hub id, e.g. hf:Qwen/"):
+        HFAdapter(ModelSpec(provider="hf", name=""))
+    with pytest.raises(ConfigError, match="cannot load the config of hf model .*pass a local model directory"):
+        HFAdapter(ModelSpec(provider="hf", name=str(tmp_path / "absent")), local_files_only=True)
 
 
 def test_native_without_frame_indices_is_a_bad_request(adapters, video_path):

@@ -20,7 +20,7 @@ from vidaudit.core.hashing import seed_from
 from vidaudit.core.registry import missing_extra
 from vidaudit.core.types import ErrorKind, GenerationSettings, ModelSpec, Request, Response, Usage
 from vidaudit.models.base import Capabilities, ModelCallError
-from vidaudit.models.hf_families import Family, family_for
+from vidaudit.models.hf_families import Family, check_engine_settings, family_for, load_config
 from vidaudit.models.hf_inputs import PreparedBatch, prepare_batch
 
 DTYPES = ("float32", "bfloat16", "float16", "auto")
@@ -53,17 +53,16 @@ class HFAdapter:
         self, spec: ModelSpec, *, device: str = "cpu", dtype: str = "float32", batch_size: int = 1, **options: Any
     ) -> None:
         torch = _import_torch()
-        from transformers import AutoConfig
-
-        if not spec.name:
-            raise ConfigError("hf needs a model path or hub id, e.g. hf:Qwen/Qwen2.5-VL-3B-Instruct")
-        if dtype not in DTYPES:
-            raise ConfigError(f"hf dtype {dtype!r} is not one of {', '.join(DTYPES)}")
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ConfigError(f"hf batch_size must be a positive integer, got {batch_size!r}")
-        unknown = sorted(set(options) - set(LOAD_OPTIONS))
-        if unknown:
-            raise ConfigError(f"unknown hf options {unknown}; known: {', '.join(LOAD_OPTIONS)}")
+        check_engine_settings(
+            "hf",
+            spec,
+            example="Qwen/Qwen2.5-VL-3B-Instruct",
+            dtype=dtype,
+            dtypes=DTYPES,
+            batch_size=batch_size,
+            options=options,
+            known=LOAD_OPTIONS,
+        )
         try:
             self._device = torch.device(device)
         except RuntimeError as e:
@@ -73,13 +72,7 @@ class HFAdapter:
         self.spec = spec
         self._dtype = dtype
         self._options = dict(options)
-        try:
-            config = AutoConfig.from_pretrained(spec.name, **self._hub_options())
-        except (OSError, ValueError) as e:
-            raise ConfigError(
-                f"cannot load the config of hf model {spec.name!r}: {e}; pass a local model "
-                "directory or a hub id that is in the local cache"
-            ) from e
+        config = load_config("hf", spec.name, **self._hub_options())
         self.family: Family = family_for(config.model_type, spec.name)
         self.capabilities = Capabilities(
             native_video=self.family.video,

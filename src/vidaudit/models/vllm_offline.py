@@ -23,12 +23,11 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import seed_from
 from vidaudit.core.registry import missing_extra
 from vidaudit.core.types import ErrorKind, GenerationSettings, ModelSpec, Request, Response, Usage
 from vidaudit.models.base import Capabilities, ModelCallError
-from vidaudit.models.hf_families import Family, family_for
+from vidaudit.models.hf_families import Family, check_engine_settings, family_for, load_config
 from vidaudit.models.hf_inputs import build_messages
 
 DTYPES = ("auto", "bfloat16", "float16", "float32")
@@ -120,24 +119,17 @@ class VLLMOfflineAdapter:
     ) -> None:
         _need("transformers")
         _need("vllm")
-        from transformers import AutoConfig
-
-        if not spec.name:
-            raise ConfigError("vllm needs a model path or hub id, e.g. vllm:Qwen/Qwen2.5-VL-7B-Instruct")
-        if dtype not in DTYPES:
-            raise ConfigError(f"vllm dtype {dtype!r} is not one of {', '.join(DTYPES)}")
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ConfigError(f"vllm batch_size must be a positive integer, got {batch_size!r}")
-        unknown = sorted(set(options) - set(ENGINE_OPTIONS))
-        if unknown:
-            raise ConfigError(f"unknown vllm options {unknown}; known: {', '.join(ENGINE_OPTIONS)}")
-        try:
-            config = AutoConfig.from_pretrained(spec.name, revision=options.get("revision"))
-        except (OSError, ValueError) as e:
-            raise ConfigError(
-                f"cannot load the config of vllm model {spec.name!r}: {e}; pass a local model "
-                "directory or a hub id that is in the local cache"
-            ) from e
+        check_engine_settings(
+            "vllm",
+            spec,
+            example="Qwen/Qwen2.5-VL-7B-Instruct",
+            dtype=dtype,
+            dtypes=DTYPES,
+            batch_size=batch_size,
+            options=options,
+            known=ENGINE_OPTIONS,
+        )
+        config = load_config("vllm", spec.name, revision=options.get("revision"))
         self.spec = spec
         self.family: Family = family_for(config.model_type, spec.name)
         self.capabilities = Capabilities(
