@@ -280,6 +280,18 @@ def test_unsupported_model_type_names_the_supported_ones(tmp_path):
     assert "'llama'" in str(e.value) and all(t in str(e.value) for t in FAMILIES)
 
 
+def test_each_answer_names_model_weights_engine_and_precision(adapters, model_dirs):
+    import transformers
+
+    for key, adapter in adapters.items():
+        dtype = adapter.request_options()["dtype"]
+        assert adapter.model_version == (
+            f"{key}:{model_dirs[key].name}@local; transformers {transformers.__version__}; {dtype}; frames=exact"
+        )
+        assert adapter.capabilities.local and adapter.capabilities.batch_size == 2
+        assert adapter.capabilities.concurrency == 1 and adapter.capabilities.max_images is None
+
+
 def test_bad_options_are_config_errors(model_dirs, tmp_path):
     spec = ModelSpec(provider="hf", name=str(model_dirs["qwen2_5_vl"]))
     for kwargs, says in (

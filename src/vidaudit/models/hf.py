@@ -10,18 +10,16 @@ Blocking torch work runs in a worker thread, one batch at a time, so the event l
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import seed_from
 from vidaudit.core.registry import missing_extra
 from vidaudit.core.types import ErrorKind, GenerationSettings, ModelSpec, Request, Response, Usage
-from vidaudit.models.base import Capabilities, ModelCallError
-from vidaudit.models.hf_families import Family, check_engine_settings, family_for, load_config
+from vidaudit.models.base import ModelCallError
 from vidaudit.models.hf_inputs import PreparedBatch, prepare_batch
+from vidaudit.models.local_engine import LocalEngine, load_config
 
 DTYPES = ("float32", "bfloat16", "float16", "auto")
 #: keyword options passed through to ``from_pretrained``
@@ -46,61 +44,41 @@ def _is_oom(err: BaseException) -> bool:
     return isinstance(err, RuntimeError) and ("out of memory" in text or "can't allocate memory" in text)
 
 
-class HFAdapter:
+def _hub_options(options: dict[str, Any]) -> dict[str, Any]:
+    """Where transformers looks for the files (a revision, the cache, offline only)."""
+    return {k: options[k] for k in ("revision", "local_files_only", "cache_dir") if k in options}
+
+
+class HFAdapter(LocalEngine):
     """A local transformers VLM behind the ``ModelAdapter`` protocol, with real batched generation."""
+
+    provider = "hf"
+    example = "Qwen/Qwen2.5-VL-3B-Instruct"
+    dtypes = DTYPES
+    options_known = LOAD_OPTIONS
 
     def __init__(
         self, spec: ModelSpec, *, device: str = "cpu", dtype: str = "float32", batch_size: int = 1, **options: Any
     ) -> None:
         torch = _import_torch()
-        check_engine_settings(
-            "hf",
-            spec,
-            example="Qwen/Qwen2.5-VL-3B-Instruct",
-            dtype=dtype,
-            dtypes=DTYPES,
-            batch_size=batch_size,
-            options=options,
-            known=LOAD_OPTIONS,
-        )
+        self._check(spec, dtype, batch_size, options)
         try:
             self._device = torch.device(device)
         except RuntimeError as e:
             raise ConfigError(f"hf device {device!r} is not a torch device (e.g. cpu, cuda, cuda:1): {e}") from e
         if self._device.type == "cuda" and not torch.cuda.is_available():
             raise ConfigError(f"hf device {device!r} asked for CUDA but torch sees no GPU; use device='cpu'")
-        self.spec = spec
-        self._dtype = dtype
-        self._options = dict(options)
-        config = load_config("hf", spec.name, **self._hub_options())
-        self.family: Family = family_for(config.model_type, spec.name)
-        self.capabilities = Capabilities(
-            native_video=self.family.video,
-            images=True,
-            default_native_fps=2.0,
-            concurrency=1,
-            batch_size=batch_size,
-            local=True,
-        )
-        revision = getattr(config, "_commit_hash", None) or options.get("revision") or "local"
         import transformers
 
-        self.model_version = (
-            f"{config.model_type}:{Path(spec.name).name}@{revision}; "
-            f"transformers {transformers.__version__}; {dtype}; frames=exact"
-        )
+        config = load_config(self.provider, spec.name, **_hub_options(options))
+        engine = f"transformers {transformers.__version__}"
+        self._open(spec, config, dtype=dtype, batch_size=batch_size, options=options, engine=engine)
         self._model: Any = None
-        self._processor: Any = None
-        self._lock = threading.Lock()
-
-    def request_options(self) -> dict[str, object]:
-        """The numeric precision the model runs at changes its answers: part of the trial id."""
-        return {"dtype": self._dtype}
 
     # ------------------------------------------------------------------ loading
 
     def _hub_options(self) -> dict[str, Any]:
-        return {k: self._options[k] for k in ("revision", "local_files_only", "cache_dir") if k in self._options}
+        return _hub_options(self._options)
 
     def _load(self) -> None:
         """Load processor and model once (in the worker thread)."""

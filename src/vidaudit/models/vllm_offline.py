@@ -17,18 +17,17 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import threading
 import time
 from importlib.metadata import version
-from pathlib import Path
 from typing import Any
 
 from vidaudit.core.hashing import seed_from
 from vidaudit.core.registry import missing_extra
 from vidaudit.core.types import ErrorKind, GenerationSettings, ModelSpec, Request, Response, Usage
-from vidaudit.models.base import Capabilities, ModelCallError
-from vidaudit.models.hf_families import Family, check_engine_settings, family_for, load_config
+from vidaudit.models.base import ModelCallError
+from vidaudit.models.hf_families import Family
 from vidaudit.models.hf_inputs import build_messages
+from vidaudit.models.local_engine import LocalEngine, load_config
 
 DTYPES = ("auto", "bfloat16", "float16", "float32")
 #: keyword options passed through to ``vllm.LLM`` (engine arguments that do not change the answer's inputs)
@@ -111,50 +110,27 @@ def response_from(
     )
 
 
-class VLLMOfflineAdapter:
+class VLLMOfflineAdapter(LocalEngine):
     """A local VLM in vLLM's offline engine behind the ``ModelAdapter`` protocol, batched."""
+
+    provider = "vllm"
+    example = "Qwen/Qwen2.5-VL-7B-Instruct"
+    dtypes = DTYPES
+    options_known = ENGINE_OPTIONS
 
     def __init__(
         self, spec: ModelSpec, *, dtype: str = "auto", batch_size: int = 8, max_images: int = 64, **options: Any
     ) -> None:
         _need("transformers")
         _need("vllm")
-        check_engine_settings(
-            "vllm",
-            spec,
-            example="Qwen/Qwen2.5-VL-7B-Instruct",
-            dtype=dtype,
-            dtypes=DTYPES,
-            batch_size=batch_size,
-            options=options,
-            known=ENGINE_OPTIONS,
+        self._check(spec, dtype, batch_size, options)
+        config = load_config(self.provider, spec.name, revision=options.get("revision"))
+        engine = f"vllm {version('vllm')}"
+        self._open(
+            spec, config, dtype=dtype, batch_size=batch_size, options=options, engine=engine, max_images=max_images
         )
-        config = load_config("vllm", spec.name, revision=options.get("revision"))
-        self.spec = spec
-        self.family: Family = family_for(config.model_type, spec.name)
-        self.capabilities = Capabilities(
-            native_video=self.family.video,
-            images=True,
-            max_images=max_images,
-            default_native_fps=2.0,
-            concurrency=1,
-            batch_size=batch_size,
-            local=True,
-        )
-        self._dtype = dtype
         self._max_images = max_images
-        self._options = dict(options)
-        revision = getattr(config, "_commit_hash", None) or options.get("revision") or "local"
-        self.model_version = (
-            f"{config.model_type}:{Path(spec.name).name}@{revision}; vllm {version('vllm')}; {dtype}; frames=exact"
-        )
         self._llm: Any = None
-        self._processor: Any = None
-        self._lock = threading.Lock()
-
-    def request_options(self) -> dict[str, object]:
-        """The precision the engine runs at changes its answers: part of the trial id."""
-        return {"dtype": self._dtype}
 
     def _load(self) -> None:
         if self._llm is not None:
