@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 from itertools import pairwise
@@ -504,6 +505,19 @@ class Response(_Frozen):
     frames_sent: tuple[int, ...] | None = None
     #: True when the frames the model saw are vidaudit's estimate of the server's sampling, not known.
     frames_estimated: bool = False
+
+    @classmethod
+    def computed(cls, text: str, t0: float, version: str, frames_sent: tuple[int, ...] | None = None) -> Response:
+        """An answer a program on this machine computed (a baseline, an observer, a composite's local stage):
+        no tokens, no cost, timed from ``t0`` (``time.perf_counter()`` when the call began)."""
+        return cls(
+            text=text,
+            latency_s=time.perf_counter() - t0,
+            finish_reason="stop",
+            model_version=version,
+            cost_usd=0.0,
+            frames_sent=frames_sent,
+        )
 
 
 class ErrorKind(StrEnum):

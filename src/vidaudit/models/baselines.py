@@ -54,13 +54,7 @@ class SampleAnswerer:
 
     def respond(self, text: str, t0: float) -> Response:
         """The answer ``text``, timed from ``t0`` (``time.perf_counter()`` when the call began)."""
-        return Response(
-            text=text,
-            latency_s=time.perf_counter() - t0,
-            finish_reason="stop",
-            model_version=self.version or self.spec.label,
-            cost_usd=0.0,
-        )
+        return Response.computed(text, t0, self.version or self.spec.label)
 
 
 class OracleAdapter(SampleAnswerer):

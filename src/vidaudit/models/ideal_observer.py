@@ -81,10 +81,4 @@ class IdealObserverAdapter:
             text = Baselines.of(self.suite).observe(frames, request.metadata)
         except ConfigError as e:
             raise ModelCallError(ErrorKind.UNSUPPORTED, f"ideal observer: {e}") from e
-        return Response(
-            text=text,
-            latency_s=time.perf_counter() - t0,
-            finish_reason="stop",
-            model_version="pixel-observer",
-            cost_usd=0.0,
-        )
+        return Response.computed(text, t0, "pixel-observer")

@@ -43,13 +43,7 @@ class ProgramAnswerer:
             b = event_times(q.b, trajs) if q.b is not None else None
             ev = f"first event at {a}" + (f", second event at {b}" if b is not None else "")
             reply = f"Evidence: {len(trajs)} trajectories; {ev}.\nAnswer: {'Yes' if answer(q, trajs) else 'No'}"
-        return Response(
-            text=reply,
-            latency_s=time.perf_counter() - t0,
-            finish_reason="stop",
-            model_version="program-answerer-1",
-            cost_usd=0.0,
-        )
+        return Response.computed(reply, t0, "program-answerer-1")
 
     @staticmethod
     def _open(text: str, trajs: list[dict], vocabulary: dict | None, why: ValueError) -> str:

@@ -397,11 +397,5 @@ class OfflineExtractor:
         if not imgs:
             raise ModelCallError(ErrorKind.BAD_REQUEST, "offline extractor: the request has no frames")
         out = extract_chunk([i for _, i in imgs], [t for t, _ in imgs])
-        return Response(
-            text=json.dumps(out, sort_keys=True),
-            latency_s=time.perf_counter() - t0,
-            finish_reason="stop",
-            model_version="offline-extractor-1",
-            cost_usd=0.0,
-            frames_sent=tuple(p.frame_index for p in request.parts if isinstance(p, ImagePart)),
-        )
+        seen = tuple(p.frame_index for p in request.parts if isinstance(p, ImagePart))
+        return Response.computed(json.dumps(out, sort_keys=True), t0, "offline-extractor-1", frames_sent=seen)
