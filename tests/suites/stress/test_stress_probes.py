@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.suite import AggregateInput, PartedSuite, Suite, check_suite
 from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.manifest import load_samples
 from vidaudit.core.types import Sample, VideoRef
 from vidaudit.suites.stress import SUITE
 from vidaudit.suites.stress.cli import parse_settings
@@ -190,3 +191,34 @@ def test_a_headline_that_names_the_human_ceiling_says_what_the_table_shows(probe
     part = AuditPart(name=probe, preset="smoke", conditions=("frames#4",), probe=probe)
     figure = profile_figures(part, rep.results).human_ceiling
     assert figure is not None and figure.value == 0.75 and figure.note == "imported human study"
+
+
+def test_a_parameter_outside_its_probes_domain_is_refused_by_name(tmp_path) -> None:
+    """Each probe declares the parameters whose value must come from a fixed set; a generated dataset passes,
+    and one sample with any such value changed (or missing) is refused naming the key and the allowed values."""
+    declared = {n: SUITE.probe(n).domains for n in PARTS}
+    assert {n for n, d in declared.items() if d} == {
+        "camera_motion",
+        "cross_frame",
+        "expectation",
+        "lane_change",
+        "mosaic",
+        "shortcuts",
+        "sycophancy",
+        "sycophancy_pairs",
+        "wireframe",
+    }
+    samples = load_samples(SUITE.probe("mosaic").generate(tmp_path / "m", GenerateOptions(preset="smoke")))
+    SUITE.check_samples(samples, "m")
+    for key, allowed in declared["mosaic"].items():
+        for value in ("bogus", None):
+            bad = samples[0].model_copy(update={"params": {**samples[0].params, key: value}})
+            with pytest.raises(DataError) as e:
+                SUITE.check_samples([*samples[1:], bad], "m")
+            assert f"1 stress samples cannot be trusted: {bad.sample_id}: {key} {value!r} is not one of " + (
+                ", ".join(allowed)
+            ) in str(e.value)
+    for name, domains in declared.items():
+        if domains:
+            first, allowed = next(iter(domains.items()))
+            assert SUITE.probe(name).check_sample(_sample(name)) == f"{first} None is not one of {', '.join(allowed)}"

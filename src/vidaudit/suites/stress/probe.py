@@ -178,6 +178,8 @@ class Probe(Suite):
     #: the generator ``generate(out, options, on_progress)`` that ``build`` runs under a progress bar ("PROBE
     #: videos"), bound as ``staticmethod(generate)``; None: the probe builds its samples its own way or has none
     generator: Callable[..., Path] | None = None
+    #: sample parameters whose value must be one of these (checked before ``check_truth``)
+    domains: dict[str, tuple[str, ...]] = {}
 
     def generate(self, out: Path, options: GenerateOptions) -> Path:
         """Render (or load) the probe's samples into ``out``; returns the manifest path. The ``--set`` keys are
@@ -192,7 +194,15 @@ class Probe(Suite):
         return options.run_generator(self.name, self.generator, out)
 
     def check_sample(self, sample: Sample) -> str | None:
-        """Why this sample's ground truth cannot be trusted, or None."""
+        """Why this sample's ground truth cannot be trusted, or None: a parameter outside its ``domains``
+        first, then the probe's own ``check_truth``."""
+        for key, allowed in self.domains.items():
+            if (value := sample.params.get(key)) not in allowed:
+                return f"{key} {value!r} is not one of {', '.join(allowed)}"
+        return self.check_truth(sample)
+
+    def check_truth(self, sample: Sample) -> str | None:
+        """The probe's own check of a sample whose ``domains`` hold (its answer against its parameters)."""
         return None
 
     def check_samples(self, samples: Sequence[Sample], source: str) -> None:

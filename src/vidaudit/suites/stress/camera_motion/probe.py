@@ -65,9 +65,11 @@ class CameraMotionProbe(Probe):
     )
     baselines = CameraMotionBaselines()
 
-    def check_sample(self, sample: Sample) -> str | None:
-        motion = sample.params.get("motion")
-        if motion not in DIRECTIONS or sample.answer != motion:
+    domains = {"motion": DIRECTIONS}
+
+    def check_truth(self, sample: Sample) -> str | None:
+        motion = sample.params["motion"]
+        if sample.answer != motion:
             return f"answer {sample.answer!r} is not its motion {motion!r}"
         return None
 

@@ -68,11 +68,11 @@ class ExpectationProbe(Probe):
             )
         return text
 
-    def check_sample(self, sample: Sample) -> str | None:
+    domains = {"task": TASKS}
+
+    def check_truth(self, sample: Sample) -> str | None:
         p = sample.params
-        task = p.get("task")
-        if task not in TASKS:
-            return f"unknown task {task!r}"
+        task = p["task"]
         if task in ("direction", "gap_mcq"):
             opts = p.get("options")
             if not isinstance(opts, list) or sample.answer not in LETTERS[: len(opts)]:

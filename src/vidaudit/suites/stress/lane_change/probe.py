@@ -56,9 +56,11 @@ class LaneChangeProbe(Probe):
                 log=options.source_log(),
             )
 
-    def check_sample(self, sample: Sample) -> str | None:
-        label = sample.params.get("label")
-        if label not in LABELS or sample.answer != label:
+    domains = {"label": LABELS}
+
+    def check_truth(self, sample: Sample) -> str | None:
+        label = sample.params["label"]
+        if sample.answer != label:
             return f"answer {sample.answer!r} is not its label {label!r}"
         return None
 

@@ -65,10 +65,10 @@ class MosaicProbe(RenderingProbe):
     generator = staticmethod(generate)
     baselines = MosaicBaselines()
 
-    def check_sample(self, sample: Sample) -> str | None:
+    domains = {"stimulus": STIMULI, "arrangement": ARRANGEMENTS}
+
+    def check_truth(self, sample: Sample) -> str | None:
         p = sample.params
-        if p.get("stimulus") not in STIMULI or p.get("arrangement") not in ARRANGEMENTS:
-            return f"unknown stimulus {p.get('stimulus')!r} or arrangement {p.get('arrangement')!r}"
         want = 4 if p["arrangement"] == "temporal" else 1
         if sample.video.n_frames != want:
             return f"a {p['arrangement']} mosaic has {want} frame(s), this video {sample.video.n_frames}"

@@ -45,11 +45,11 @@ class ShortcutsProbe(Probe):
     )
     baselines = ShortcutsBaselines()
 
-    def check_sample(self, sample: Sample) -> str | None:
+    domains = {"video_condition": CONDITIONS, "question_kind": QUESTIONS}
+
+    def check_truth(self, sample: Sample) -> str | None:
         p = sample.params
         opts = p.get("options")
-        if p.get("video_condition") not in CONDITIONS or p.get("question_kind") not in QUESTIONS:
-            return f"unknown condition/question {p.get('video_condition')!r}/{p.get('question_kind')!r}"
         if not isinstance(opts, list) or len(opts) != len(LETTERS) or sample.answer not in LETTERS:
             return f"answer {sample.answer!r} is not one of four lettered options"
         if p.get("option_lp") == sample.answer:

@@ -54,10 +54,7 @@ class PairsProbe(Probe):
             raise ConfigError(f"unknown categories {', '.join(bad)}; choose from {', '.join(PAPER_CATEGORIES)}")
         return generate_pairs_requests(out, options.source, cats, force=options.force, log=options.source_log())
 
-    def check_sample(self, sample: Sample) -> str | None:
-        if sample.params.get("category") not in PAPER_CATEGORIES:
-            return f"category {sample.params.get('category')!r} is not one of {', '.join(PAPER_CATEGORIES)}"
-        return None
+    domains = {"category": PAPER_CATEGORIES}
 
     def render_prompt(self, sample: Sample, condition: Condition) -> Prompt:
         return Prompt(None, generator_prompt(str(sample.params["category"])))

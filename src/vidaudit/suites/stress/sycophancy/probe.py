@@ -76,10 +76,10 @@ class SycophancyProbe(Probe):
             say=lambda m: console.print(m, markup=False),
         )
 
-    def check_sample(self, sample: Sample) -> str | None:
+    domains = {"category": CATEGORIES}
+
+    def check_truth(self, sample: Sample) -> str | None:
         p = sample.params
-        if p.get("category") not in CATEGORIES:
-            return f"category {p.get('category')!r} is not one of {', '.join(CATEGORIES)}"
         truth = p.get("claim_is_true")
         if truth not in (True, False):
             return f"claim_is_true is {truth!r}, not true or false"

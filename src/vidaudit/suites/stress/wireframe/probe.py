@@ -63,10 +63,10 @@ class WireframeProbe(RenderingProbe):
     generator = staticmethod(generate)
     baselines = WireframeBaselines()
 
-    def check_sample(self, sample: Sample) -> str | None:
+    domains = {"task": TASKS, "arrangement": ARRANGEMENTS}
+
+    def check_truth(self, sample: Sample) -> str | None:
         p = sample.params
-        if p.get("task") not in TASKS or p.get("arrangement") not in ARRANGEMENTS:
-            return f"unknown task {p.get('task')!r} or arrangement {p.get('arrangement')!r}"
         if sample.video.n_frames != 4:
             return f"a wireframe video has 4 frames, this one {sample.video.n_frames}"
         if p["task"] in ("connectivity", "window") and sample.answer != ", ".join(p.get("neighbours", [])):
