@@ -21,7 +21,7 @@ from vidaudit.core.manifest import load_samples
 from vidaudit.tools.humanstudy.export import Draw, export_study
 from vidaudit.tools.humanstudy.items import StudyItem
 from vidaudit.tools.humanstudy.select import select_by_rules
-from vidaudit.tools.humanstudy.subsets import SUBSETS, Rule
+from vidaudit.tools.humanstudy.subsets import SUBSETS, Rule, Stratified
 
 
 def _cli(*args: object, code: int = 0) -> str:
@@ -68,11 +68,11 @@ def test_even_spread_whole_pairs_and_seeded(sizes: list[int], k: int, seed: int,
     avail = {f"C{i}": n for i, n in enumerate(sizes) if n}  # strata are the values present
     need = {c: k for c in avail} if per else None
     try:
-        chosen, drawn = select_by_rules(items, [rule], params, seed, allow_shortfall=True)
+        chosen, drawn = select_by_rules(items, Stratified([rule], params, seed, allow_shortfall=True))
     except DataError as e:  # nothing at all to draw
         assert "no unit" in str(e) and sum(sizes) == 0
         return
-    again, _ = select_by_rules(items, [rule], params, seed, allow_shortfall=True)
+    again, _ = select_by_rules(items, Stratified([rule], params, seed, allow_shortfall=True))
     assert chosen == again  # the same seed, the same page
     pairs = Counter(params[i.sample_id]["pair_id"] for i in chosen)
     assert set(pairs.values()) == {2}  # never split
@@ -91,7 +91,7 @@ def test_even_spread_whole_pairs_and_seeded(sizes: list[int], k: int, seed: int,
     assert len(drawn.shortfall) >= len(short)
     if drawn.shortfall:
         with pytest.raises(DataError) as e:
-            select_by_rules(items, [rule], params, seed)
+            select_by_rules(items, Stratified([rule], params, seed))
         assert "\n" not in str(e.value) and "--allow-shortfall" in str(e.value)
 
 
@@ -100,7 +100,7 @@ def test_the_remainder_goes_to_strata_drawn_by_the_seed() -> None:
     rule = Rule(("category",), total=50, unit="pair_id")
     lucky = set()
     for seed in range(12):
-        _, drawn = select_by_rules(items, [rule], params, seed)
+        _, drawn = select_by_rules(items, Stratified([rule], params, seed))
         counts = next(iter(drawn.counts.values()))
         assert sorted(counts.values()) == [8, 8, 8, 8, 9, 9]
         lucky.add(frozenset(k for k, n in counts.items() if n == 9))
@@ -112,9 +112,9 @@ def test_bad_draws_are_one_line_errors() -> None:
     with pytest.raises(ConfigError, match="exactly one of"):
         Rule(("category",))
     with pytest.raises(DataError, match="params.nope; its params: category, claim_is_true, pair_id"):
-        select_by_rules(items, [Rule(("nope",), total=2)], params, 0)
+        select_by_rules(items, Stratified([Rule(("nope",), total=2)], params, 0))
     with pytest.raises(DataError, match="different strata"):
-        select_by_rules(items, [Rule(("claim_is_true",), total=2, unit="pair_id")], params, 0)
+        select_by_rules(items, Stratified([Rule(("claim_is_true",), total=2, unit="pair_id")], params, 0))
     with pytest.raises(ConfigError, match="drop --sample"):
         Draw(sample=3, subset="reveal-paper").rules()
     with pytest.raises(ConfigError, match="unknown --subset 'x'; choose from reveal-paper"):

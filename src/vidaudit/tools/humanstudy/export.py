@@ -32,7 +32,7 @@ from vidaudit.tools.humanstudy.paths import STUDIES_DIR
 from vidaudit.tools.humanstudy.present import present_masked, work_dir
 from vidaudit.tools.humanstudy.select import apart_keys, select, select_by_rules, units_of
 from vidaudit.tools.humanstudy.source import StudySource, open_source
-from vidaudit.tools.humanstudy.subsets import Rule
+from vidaudit.tools.humanstudy.subsets import Rule, Stratified
 from vidaudit.tools.humanstudy.subsets import subset as named_subset
 from vidaudit.video.facts import resolve_video
 
@@ -158,7 +158,9 @@ def choose(
         return order, notes, {}
     rules, label = got
     params = {s.sample_id: s.params for s in src.samples}
-    chosen, drawn = select_by_rules(items, rules, params, seed, allow_shortfall=how.allow_shortfall, label=label)
+    chosen, drawn = select_by_rules(
+        items, Stratified(rules, params, seed, allow_shortfall=how.allow_shortfall, label=label)
+    )
     return chosen, drawn.shortfall + drawn.left_out, drawn.counts
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import sha256_json
 from vidaudit.tools.humanstudy.items import StudyItem
-from vidaudit.tools.humanstudy.subsets import Drawn, Rule, draw
+from vidaudit.tools.humanstudy.subsets import Drawn, Stratified, draw
 
 Unit = list[StudyItem]
 
@@ -152,18 +152,10 @@ def arrange_apart(blocks: Sequence[tuple[str | None, Unit]], rng: np.random.Gene
     return out, clashes
 
 
-def select_by_rules(
-    items: Sequence[StudyItem],
-    rules: Sequence[Rule],
-    params: Mapping[str, Mapping[str, Any]],
-    seed: int,
-    *,
-    allow_shortfall: bool = False,
-    label: str = "--stratify",
-) -> tuple[list[StudyItem], Drawn]:
+def select_by_rules(items: Sequence[StudyItem], how: Stratified) -> tuple[list[StudyItem], Drawn]:
     """The items a stratified draw (``subsets.draw``) chooses, in page order, and the draw's counts and lines."""
-    drawn = draw(rules, units_of(items), params, seed, allow_shortfall=allow_shortfall, label=label)
-    apart = apart_keys(items, params)
+    drawn = draw(units_of(items), how)
+    seed, apart = how.seed, apart_keys(items, how.params)
     clashes = page_order_clashes(drawn.units, seed, apart)
     if clashes:
         drawn.left_out.append(

@@ -199,16 +199,21 @@ def _shares(rule: Rule, strata: list[tuple[str, ...]], seed: int) -> dict[tuple[
     return {s: base + (s in lucky) for s in strata}
 
 
-def draw(
-    rules: Sequence[Rule],
-    units: Sequence[Unit],
-    params: Mapping[str, Mapping[str, Any]],
-    seed: int,
-    *,
-    allow_shortfall: bool = False,
-    label: str = "--stratify",
-) -> Drawn:
+@dataclass(frozen=True)
+class Stratified:
+    """One stratified draw as asked: its rules over the samples' params, the seed, and whether a short stratum
+    may give what it has (``allow_shortfall``); ``label`` is the option that asked, for the messages."""
+
+    rules: Sequence[Rule]
+    params: Mapping[str, Mapping[str, Any]]
+    seed: int
+    allow_shortfall: bool = False
+    label: str = "--stratify"
+
+
+def draw(units: Sequence[Unit], how: Stratified) -> Drawn:
     """Apply every rule to its probe's units (see the module docstring); units no rule takes are left out."""
+    rules, params, seed, label = how.rules, how.params, how.seed, how.label
     out = Drawn()
     short: list[str] = []
     taken: set[int] = set()
@@ -251,7 +256,7 @@ def draw(
     if rest:
         probes = sorted({u[0].probe for u in rest})
         out.left_out.append(f"{len(rest)} unit(s) of probe(s) {', '.join(probes)} left out (no rule draws them)")
-    if short and not allow_shortfall:
+    if short and not how.allow_shortfall:
         raise DataError(
             f"{label}: too few units for the draw asked ({'; '.join(short)}); generate more samples, "
             "or pass --allow-shortfall to take what there is (each shortfall is printed)"
