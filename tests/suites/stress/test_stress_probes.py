@@ -163,7 +163,16 @@ def test_human_records_reach_the_probe_in_aggregate_input_not_as_model_rows() ->
     assert "human ceiling 75.0 (3/4) (imported study)" in " ".join(direct.notes)
 
 
-@pytest.mark.parametrize("probe", ["camera_motion", "wireframe"])
+#: parameters a record of each probe needs to land in its tables' cells
+HEADLINE_PARAMS: dict[str, dict[str, object]] = {
+    "camera_motion": {},
+    "wireframe": {"task": "counting", "arrangement": "control", "line_width": 0},
+    "shortcuts": {"video_condition": "reordered", "question_kind": "first"},
+    "expectation": {"task": "direction", "direction": "forward"},
+}
+
+
+@pytest.mark.parametrize("probe", HEADLINE_PARAMS)
 def test_a_headline_that_names_the_human_ceiling_says_what_the_table_shows(probe: str) -> None:
     """With a study imported, a probe whose headline speaks of the human ceiling gives the study's figure, the one in
     its table's human-ceiling column, never "not measured" beside a measured column (wireframe's headline once did),
@@ -172,7 +181,7 @@ def test_a_headline_that_names_the_human_ceiling_says_what_the_table_shows(probe
     from vidaudit.core.contract.profile import AuditPart
     from vidaudit.suites.stress.audit import profile_figures
 
-    params = {"task": "counting", "arrangement": "control", "line_width": 0} if probe == "wireframe" else {}
+    params = HEADLINE_PARAMS[probe]
 
     def rec(r: ScoreRecord) -> ScoreRecord:
         return r.model_copy(update={"params": {**r.params, **params}})
@@ -191,6 +200,19 @@ def test_a_headline_that_names_the_human_ceiling_says_what_the_table_shows(probe
     part = AuditPart(name=probe, preset="smoke", conditions=("frames#4",), probe=probe)
     figure = profile_figures(part, rep.results).human_ceiling
     assert figure is not None and figure.value == 0.75 and figure.note == "imported human study"
+
+
+def test_every_probe_a_person_can_answer_reports_its_human_ceiling() -> None:
+    """Every probe with items a person answers keeps ``human_ceiling`` in its results (None until a study is
+    imported: the key the audit profile reads) and its headline says so; shortcuts and expectation once had
+    neither. sycophancy_pairs is a generator model's claim pairs: no person answers them."""
+    for name in PARTS:
+        rep = SUITE.probe(name).aggregate(AggregateInput([], {}))
+        if name == "sycophancy_pairs":
+            assert "human_ceiling" not in rep.results[name] and "human ceiling" not in rep.notes[0]
+            continue
+        assert rep.results[name]["human_ceiling"] is None, name
+        assert rep.notes[0].endswith("; human ceiling not measured"), rep.notes[0]
 
 
 def test_a_parameter_outside_its_probes_domain_is_refused_by_name(tmp_path) -> None:

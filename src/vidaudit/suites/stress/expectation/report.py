@@ -15,6 +15,7 @@ from typing import Any
 
 from vidaudit.sdk import ScoreRecord, Table, wilson_interval
 from vidaudit.suites.stress.common import (
+    CEILING_NOTE,
     PAPER_MATCH,
     QWEN2_MATCH,
     REFERENCE_COLUMNS,
@@ -152,6 +153,7 @@ def aggregate(records: Sequence[ScoreRecord]) -> dict[str, Any]:
         "paper_gap": {k: {"mcq": m, "summary": s} for k, (m, s) in PAPER_GAP.items()},
         "human_gap_reported": {"mcq": HUMAN_GAP[0], "summary": HUMAN_GAP[1]},
         "overall_rule": "(Spatial + Temporal) / 2, unweighted; 0.5 and 1.0 judge scores count as correct",
+        "human_ceiling": None,
     }
 
 
@@ -364,7 +366,7 @@ expectation_report = ProbeReport(
     title="Temporal expectation bias (anomalies, temporal gap, reversed clips)",
     lede="Videos whose events defy the usual course: anomalies injected, a step removed, the clip played "
     "backwards. A model that reports what should happen rather than what is shown fails here.",
-    says=(f"judge prompts {JUDGE_VERSION}", "anomaly Spatial, Temporal and Overall shown together"),
+    says=(f"judge prompts {JUDGE_VERSION}", "anomaly Spatial, Temporal and Overall shown together", CEILING_NOTE),
     more_notes=_not_judged,
     tables=_tables,
 )

@@ -13,6 +13,7 @@ from typing import Any
 
 from vidaudit.sdk import ScoreRecord, Table
 from vidaudit.suites.stress.common import (
+    CEILING_NOTE,
     REFERENCE_COLUMNS,
     HumanCeiling,
     ProbeReport,
@@ -89,6 +90,7 @@ def aggregate(records: Sequence[ScoreRecord]) -> dict[str, Any]:
         "human_reported": HUMAN_REPORTED,
         "human_clp_reported": HUMAN_CLP_REPORTED,
         "clp_rule": "errors that pick y_LP / all errors (failed and unparsed answers are errors)",
+        "human_ceiling": None,
     }
 
 
@@ -184,6 +186,6 @@ shortcuts_report = ProbeReport(
     title="Language shortcuts (reordered, blank, unrelated)",
     lede="Procedures whose text implies an order, shown reordered, blank or replaced by an unrelated video. "
     "A model that answers from the language prior picks y_LP; CLP counts how often its errors do.",
-    says=("chance 25.0%", "CLP beside every accuracy"),
+    says=("chance 25.0%", "CLP beside every accuracy", CEILING_NOTE),
     tables=_tables,
 )
