@@ -92,6 +92,32 @@ def test_loader_errors(source: Path, tmp_path: Path, csv: str, err: str) -> None
     assert not (tmp_path / "out" / "manifest.jsonl").exists()
 
 
+def test_loader_refuses_shifted_or_repeated_rows_and_counts_real_lines(tmp_path: Path) -> None:
+    """A spreadsheet's faults in annotations.csv: an unquoted decimal comma ("1,5") splits a time into two
+    fields, which used to read 1-5 s silently; one clip and segment twice (here with both labels) used to give
+    two contradicting samples; after CRLF blank lines a row's line (kept in params) is the file's own line."""
+    root = tmp_path / "src"
+    root.mkdir()
+    for name in ("a.mp4", "b.mp4"):
+        (root / name).write_bytes(b"read_annotations checks the file is there; generate decodes it")
+    (root / "annotations.csv").write_text("clip,label,start_s,end_s\na.mp4,lane_change,1,5,2,5\n")
+    with pytest.raises(DataError, match=r"line 2: 6 fields but the header has 4.*1\.5, not 1,5"):
+        read_annotations(root)
+    (root / "annotations.csv").write_text(
+        "clip,label,start_s,end_s\na.mp4,lane_change,1.5,2.5\nb.mp4,no_change,,\n./a.mp4,no_change,1.5,2.5\n"
+    )
+    with pytest.raises(DataError, match=r"line 4: clip './a.mp4' with the same segment is on line 2"):
+        read_annotations(root)
+    (root / "annotations.csv").write_bytes(
+        b"\xef\xbb\xbfclip,label,start_s,end_s\r\n\r\na.mp4,lane_change,1.5,2.5\r\n\r\na.mp4,no_change,,\r\n"
+    )
+    rows = read_annotations(root)
+    assert [(r.line, r.clip, r.label, r.start_s, r.end_s) for r in rows] == [
+        (3, "a.mp4", "lane_change", 1.5, 2.5),
+        (5, "a.mp4", "no_change", None, None),
+    ]  # the same clip with another segment is a sample of its own
+
+
 def test_loader_refuses_missing_files(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not a folder"):
         read_annotations(tmp_path / "missing")

@@ -64,6 +64,41 @@ def _float(text: str | None) -> float | None:
     return None if t == "" else float(t)
 
 
+def _check_row(root: Path, raw: dict[str | None, Any], line: int, width: int) -> tuple[Row, Path, list[str]]:
+    """(the row, its clip's resolved file, what is wrong with it: nothing when it is fine)."""
+    rec = {k.strip(): (v or "").strip() for k, v in raw.items() if isinstance(k, str)}
+    clip, label = rec.get("clip", ""), rec.get("label", "").lower()
+    why = []
+    if None in raw:  # an unquoted comma, e.g. a decimal comma: "1,5" would read as 1 and shift the rest
+        why.append(
+            f"{width + len(raw[None])} fields but the header has {width}; quote a field "
+            "holding a comma, and write times with a decimal point (1.5, not 1,5)"
+        )
+    file = Path(clip)
+    if not clip:
+        why.append("no clip")
+    else:
+        try:
+            file = confined(root, clip, what="clip")
+            if not file.is_file():
+                why.append(f"clip {clip!r} is not a file under {root}")
+            file = file.resolve()
+        except DataError as e:
+            why.append(str(e).split("; ", 1)[0])
+    if label not in LABELS:
+        why.append(f"label {rec.get('label', '')!r} is not lane_change or no_change")
+    try:
+        start, end = _float(rec.get("start_s")), _float(rec.get("end_s"))
+    except ValueError:
+        why.append(f"start_s/end_s {rec.get('start_s')!r}, {rec.get('end_s')!r} are not numbers")
+        start = end = None
+    if (start is None) != (end is None):
+        why.append("give both start_s and end_s, or neither")
+    elif start is not None and end is not None and not (0 <= start < end and math.isfinite(end)):
+        why.append(f"segment {start:g}-{end:g} s is not 0 <= start_s < end_s")
+    return Row(line, clip, label, start, end), file, why
+
+
 def read_annotations(root: Path) -> list[Row]:
     """The rows of ``root/annotations.csv``, checked: every error, by line, in one DataError."""
     root = Path(root)
@@ -88,33 +123,18 @@ def read_annotations(root: Path) -> list[Row]:
                 + f"the columns are {', '.join(COLUMNS)} (start_s, end_s optional)"
             )
         rows, errors = [], []
-        for i, raw in enumerate(reader, start=2):
-            rec = {k.strip(): (v or "").strip() for k, v in raw.items() if k is not None}
-            clip, label = rec.get("clip", ""), rec.get("label", "").lower()
-            why = []
-            if not clip:
-                why.append("no clip")
-            else:
-                try:
-                    if not confined(root, clip, what="clip").is_file():
-                        why.append(f"clip {clip!r} is not a file under {root}")
-                except DataError as e:
-                    why.append(str(e).split("; ", 1)[0])
-            if label not in LABELS:
-                why.append(f"label {rec.get('label', '')!r} is not lane_change or no_change")
-            try:
-                start, end = _float(rec.get("start_s")), _float(rec.get("end_s"))
-            except ValueError:
-                why.append(f"start_s/end_s {rec.get('start_s')!r}, {rec.get('end_s')!r} are not numbers")
-                start = end = None
-            if (start is None) != (end is None):
-                why.append("give both start_s and end_s, or neither")
-            elif start is not None and end is not None and not (0 <= start < end and math.isfinite(end)):
-                why.append(f"segment {start:g}-{end:g} s is not 0 <= start_s < end_s")
+        seen: dict[tuple[Path, float | None, float | None], int] = {}
+        for raw in reader:
+            i = reader.line_num  # the file's own line (a blank line is skipped, not counted as a row)
+            row, file, why = _check_row(root, raw, i, len(header))
+            key = (file, row.start_s, row.end_s)
+            if not why and key in seen:  # one clip and segment twice: a repeated or contradicting answer
+                why.append(f"clip {row.clip!r} with the same segment is on line {seen[key]} already; keep one row")
             if why:
                 errors.append(f"line {i}: " + "; ".join(why))
             else:
-                rows.append(Row(i, clip, label, start, end))
+                seen[key] = i
+                rows.append(row)
     if errors:
         raise DataError(f"{path}: {len(errors)} bad rows: " + " | ".join(errors[:8]))
     if not rows:
