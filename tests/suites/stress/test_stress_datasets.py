@@ -86,6 +86,28 @@ def test_charades_errors(charades_dir: Path) -> None:
         charades(charades_dir)
 
 
+def test_charades_lost_separator_and_classes_file_quirks(charades_dir: Path) -> None:
+    """An actions field that lost a ';' used to drop its second action silently; a classes file saved by a
+    Windows editor (BOM, CRLF) is read; one code with two names is refused (either name would be a guess)."""
+    csv_path, classes = charades_dir / "Charades_v1_test.csv", charades_dir / "Charades_v1_classes.txt"
+    csv_path.write_text(CHARADES_HEADER + "YSKX3,a,b,1,1,Yes,s,o,d,c000 0.00 1.00 c001 1.10 2.00,2.5\n")
+    with pytest.raises(DataError, match=r"line 2: action 'c000 0.00 1.00 c001 1.10 2.00' is not 'cNNN start end'"):
+        charades(charades_dir)
+    csv_path.write_text(CHARADES_HEADER + "YSKX3,a,b,1,1,Yes,s,o,d,c000 0.00 1.00;c001 1.10 2.00,2.5\n")
+    classes.write_bytes(
+        b"\xef\xbb\xbfc000 Holding some clothes\r\nc001 Putting clothes somewhere\r\n"
+        b"c002 Taking some clothes from somewhere\r\n"
+    )
+    [clip] = charades(charades_dir)
+    assert [(s.label, s.start_s, s.end_s) for s in clip.steps] == [
+        ("Holding some clothes", 0.0, 1.0),
+        ("Putting clothes somewhere", 1.1, 2.0),
+    ]
+    classes.write_text("c000 Holding some clothes\nc001 Putting clothes somewhere\nc000 Holding a book\n")
+    with pytest.raises(DataError, match=r"line 3: class c000 is 'Holding some clothes' on line 1 and 'Holding a book'"):
+        charades(charades_dir)
+
+
 def test_ssv2(tmp_path: Path) -> None:
     d = tmp_path / "ssv2"
     for vid in ("78687", "42326"):  # SSv2 ships VP9 WebM
@@ -195,6 +217,20 @@ def _ego4d_dir(tmp_path: Path) -> Path:
         )
     )
     return d
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -2.0])
+def test_ego4d_refuses_a_timestamp_that_is_not_a_time(tmp_path: Path, bad: float) -> None:
+    """Python's JSON reads NaN and Infinity; a NaN sorted among the narrations used to drop the actions around it
+    silently, a negative time started a window before the video: each is refused naming the narration."""
+    d = _ego4d_dir(tmp_path)
+    data = json.loads((d / "narration.json").read_text())
+    data["001e3e4e-2743-47fc-8564-d5efd11f9e90"]["narration_pass_1"]["narrations"][1]["timestamp_sec"] = bad
+    (d / "narration.json").write_text(json.dumps(data))
+    with pytest.raises(
+        DataError, match=rf"video 001e3e4e-2743-47fc-8564-d5efd11f9e90 narration 1: timestamp_sec {bad}"
+    ):
+        ego4d(d)
 
 
 def test_ego4d_windows(tmp_path: Path) -> None:

@@ -137,14 +137,22 @@ CHARADES_DIRS = ("Charades_v1_480", "Charades_v1", "videos", ".")
 
 
 def charades_classes(path: Path) -> dict[str, str]:
-    """``Charades_v1_classes.txt``: lines ``c000 Holding some clothes``."""
-    out = {}
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    """``Charades_v1_classes.txt``: lines ``c000 Holding some clothes`` (a BOM, as a Windows editor saves it,
+    is read past; a code listed twice with another name is refused: which name an action has would be a guess)."""
+    out: dict[str, str] = {}
+    first: dict[str, int] = {}
+    for i, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
         if line.strip():
             code, _, name = line.strip().partition(" ")
             if not code.startswith("c") or not name:
                 raise DataError(f"{path} line {i}: expected 'cNNN Class name', got {line!r}")
+            if out.get(code, name.strip()) != name.strip():
+                raise DataError(
+                    f"{path} line {i}: class {code} is {out[code]!r} on line {first[code]} and {name.strip()!r} "
+                    "here; keep the release's file as it is"
+                )
             out[code] = name.strip()
+            first.setdefault(code, i)
     return out
 
 
@@ -157,8 +165,10 @@ def charades_actions(text: str, classes: dict[str, str], where: str) -> list[tup
     out = []
     for part in filter(None, (x.strip() for x in (text or "").split(";"))):
         bits = part.split()
-        try:
+        try:  # exactly three: 'c092 11.90 21.20 c147 0.00 12.60' (a lost ';') would drop the second action
             code, a, b = bits[0], float(bits[1]), float(bits[2])
+            if len(bits) != 3:
+                raise IndexError
         except (IndexError, ValueError) as e:
             raise DataError(f"{where}: action {part!r} is not 'cNNN start end'") from e
         if not (math.isfinite(a) and math.isfinite(b)):
@@ -500,6 +510,8 @@ def ego4d(root: Path, log: SourceLog | None = None) -> list[Clip]:
                 t, text = float(n["timestamp_sec"]), str(n["narration_text"])
             except (KeyError, TypeError, ValueError) as e:
                 raise DataError(f"{path} video {uid} narration {k}: needs timestamp_sec and narration_text") from e
+            if not (math.isfinite(t) and t >= 0):  # a NaN sorts anywhere and a window would start before 0
+                raise DataError(f"{path} video {uid} narration {k}: timestamp_sec {t} is not a time in the video")
             if "#unsure" not in text.lower():
                 pts.append((t, narration_text(text)))
         windows = ego4d_windows(pts)
