@@ -221,6 +221,22 @@ def test_bad_answers_files_are_refused_and_nothing_is_written(run_dir: Path, tmp
             import_answers([good, bad], run_dir, study=res.manifest)
         assert needle in str(e.value) and (bad.name in str(e.value) or needle.startswith("both")), str(e.value)
         assert not (run_dir / "human_records.jsonl").exists() and not (run_dir / "human_study.json").exists()
+    # a hand-merged file answering one item twice (JSON keeps the last without a word); one annotator typed
+    # composed and decomposed ('\u00e1' and 'a\u0301' are the same name on screen): each used to be accepted
+    twice = sheet(
+        "twice.json",
+        '{"annotator": "b", "study": "%s", "answers": {"%s": "A", "%s": "B"}}' % (res.study, ids[1], ids[1]),
+    )
+    nfc = sheet("nfc.json", {"annotator": "\u00e1", "study": res.study, "answers": {ids[1]: "A"}})
+    nfd = sheet("nfd.json", {"annotator": "a\u0301", "study": res.study, "answers": {ids[2]: "A"}})
+    for files, needle in (
+        ([good, twice], f"twice.json: the answers file: the key '{ids[1]}' appears twice"),
+        ([nfc, nfd], "nfd.json and " + str(nfc) + " are both from annotator 'a\\u0301'"),
+    ):
+        with pytest.raises(DataError) as e:
+            import_answers(files, run_dir, study=res.manifest)
+        assert needle in str(e.value), str(e.value)
+        assert not (run_dir / "human_records.jsonl").exists() and not (run_dir / "human_study.json").exists()
     # found through RUN/human_studies without --study; then another study over it needs --replace
     import_answers([good], run_dir)
     other = export_study(run_dir, tmp_path / "t.html", sample=2, seed=8)

@@ -10,6 +10,7 @@ allowed (they are counted, never scored).
 from __future__ import annotations
 
 import json
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,13 +40,26 @@ class AnswerSheet:
     answers: dict[str, str]
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are distinct: ``json`` keeps the last of two equal keys without a word, which
+    for ``answers`` would score one of two answers to an item (a merged or hand-edited file) and drop the other."""
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise DataError(f"the key '{_shown(k)}' appears twice in one object; keep one")
+        out[k] = v
+    return out
+
+
 def _read_json(path: Path, what: str) -> Any:
     try:
         data = path.read_bytes()
     except OSError as e:
         raise DataError(f"cannot read {what} {path}: {e}") from e
     try:
-        return json.loads(data.decode("utf-8"))
+        return json.loads(data.decode("utf-8"), object_pairs_hook=_unique_keys)
+    except DataError as e:
+        raise DataError(f"{path}: {what}: {e}") from None
     except UnicodeDecodeError as e:
         raise DataError(f"{path}: {what} is not UTF-8 text ({e.reason} at byte {e.start})") from None
     except json.JSONDecodeError as e:
@@ -160,11 +174,12 @@ def read_sheets(files: list[Path], manifest: StudyManifest) -> list[AnswerSheet]
                 f"({manifest.path}); import it into the run its own study was exported from"
             )
         check_sheet(sheet, manifest)
-        if sheet.annotator in by_annotator:
+        who = unicodedata.normalize("NFC", sheet.annotator)  # 'José' typed composed or decomposed is one person
+        if who in by_annotator:
             raise DataError(
-                f"{f} and {by_annotator[sheet.annotator]} are both from annotator {sheet.annotator!r}; "
+                f"{f} and {by_annotator[who]} are both from annotator '{_shown(sheet.annotator)}'; "
                 "keep one file per annotator"
             )
-        by_annotator[sheet.annotator] = Path(f)
+        by_annotator[who] = Path(f)
         sheets.append(sheet)
     return sheets
