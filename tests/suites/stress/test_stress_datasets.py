@@ -178,6 +178,18 @@ def test_rtime(tmp_path: Path) -> None:
     assert [c.extra["dataset_id"] for c in clips] == ["33176965"]
     assert clips[0].description == "The view moves from bottom to top."
     assert clips[0].extra["reverse_caption"] == "The view moves from top to bottom."
+    # the release's types are JSON booleans and lists of strings: "false" as a string would be truthy (the
+    # entry kept as reversible), a string caption would give its first character as the description
+    good = json.loads((d / "test.json").read_text())
+    for key, value, says in (
+        ("reverse", "false", "'reverse' is 'false'; it must be true or false"),
+        ("temporal", 1, "'temporal' is 1; it must be true or false"),
+        ("forward_captions", "The view moves.", "'forward_captions' must be a list of strings"),
+    ):
+        (d / "test.json").write_text(json.dumps({"1105771335": {**good["1105771335"], key: value}}))
+        with pytest.raises(DataError) as e:
+            rtime(d)
+        assert f"video 1105771335: {says}, as in RTime's release" in str(e.value)
 
 
 def _ego4d_dir(tmp_path: Path) -> Path:

@@ -406,6 +406,18 @@ def ssv2(root: Path, log: SourceLog | None = None) -> list[Clip]:
 RTIME_DIRS = ("videos", ".")
 
 
+def _rtime_types(e: dict[str, Any]) -> str | None:
+    """What in an RTime entry is not of its release's JSON type (booleans, lists of strings), or None."""
+    for key in ("reverse", "temporal"):
+        if key in e and not isinstance(e[key], bool):
+            return f"{key!r} is {e[key]!r}; it must be true or false"
+    for key in ("forward_captions", "reverse_captions"):
+        v = e.get(key)
+        if v is not None and not (isinstance(v, list) and all(isinstance(c, str) for c in v)):
+            return f"{key!r} must be a list of strings"
+    return None
+
+
 def rtime(root: Path, log: SourceLog | None = None) -> list[Clip]:
     """RTime (Reversed in Time; Liu et al., 2025): ``test.json`` / ``valid.json`` / ``train.json``, each
     ``{VIDEO_ID: {"temporal", "reverse", "forward_captions", "reverse_captions", ...}}``, beside
@@ -418,6 +430,8 @@ def rtime(root: Path, log: SourceLog | None = None) -> list[Clip]:
         for vid, e in data.items():
             if not isinstance(e, dict) or "reverse" not in e:
                 raise DataError(f"{path} video {vid}: needs 'reverse' and 'forward_captions'")
+            if problem := _rtime_types(e):  # "false" as a string is truthy; a string caption is not a list
+                raise DataError(f"{path} video {vid}: {problem}, as in RTime's release")
             if not e["reverse"]:
                 log.count("entries_not_reversible")
                 continue
