@@ -30,7 +30,7 @@ from vidaudit.suites.stress.datasets import (
     rtime,
     ssv2,
 )
-from vidaudit.suites.stress.sources import Step
+from vidaudit.suites.stress.sources import SourceLog, Step
 
 CHARADES_HEADER = "id,subject,scene,quality,relevance,verified,script,objects,descriptions,actions,length\n"
 
@@ -143,6 +143,20 @@ def test_ssv2(tmp_path: Path) -> None:
     clips = ssv2(d)
     assert [c.description for c in clips] == ["holding potato next to vicks vaporub bottle", "putting a pen into a cup"]
     assert clips[0].extra["placeholders"] == ["potato", "vicks vaporub bottle"] and clips[0].steps == ()
+    # an id listed again (a user's merged train + validation) is one clip, the repeat named in the source log
+    val = json.loads((d / "something-something-v2-validation.json").read_text())
+    (d / "something-something-v2-train.json").write_text(json.dumps([{**val[1], "label": "putting a pen down"}]))
+    log = SourceLog()
+    assert [c.description for c in ssv2(d, log)] == [
+        "putting a pen down",
+        "holding potato next to vicks vaporub bottle",
+    ]
+    assert [s["name"] for s in log.skipped] == ["42326"]
+    assert log.skipped[0]["reason"] == (
+        "something-something-v2-validation.json entry 1: listed a second time (first: "
+        "something-something-v2-train.json entry 0); the first listing is kept"
+    )
+    (d / "something-something-v2-train.json").unlink()
     (d / "something-something-v2-validation.json").write_text(json.dumps({"id": "1"}))
     with pytest.raises(DataError, match="list"):
         ssv2(d)
@@ -181,6 +195,14 @@ def test_rtime(tmp_path: Path) -> None:
     # the release's types are JSON booleans and lists of strings: "false" as a string would be truthy (the
     # entry kept as reversible), a string caption would give its first character as the description
     good = json.loads((d / "test.json").read_text())
+    # a video listed again (here in a second split file) is one clip: kept once, the repeat named in the log
+    (d / "valid.json").write_text(json.dumps({"33176965": good["33176965"]}))
+    log = SourceLog()
+    assert [c.extra["dataset_id"] for c in rtime(d, log)] == ["33176965"]
+    (skip,) = log.skipped  # the splits are read train, valid, test: the valid.json listing is the first
+    assert skip["name"] == "33176965" and skip["reason"].startswith("test.json video 33176965: listed a second time")
+    assert "(first: valid.json video 33176965); the first listing is kept" in skip["reason"]
+    (d / "valid.json").unlink()
     for key, value, says in (
         ("reverse", "false", "'reverse' is 'false'; it must be true or false"),
         ("temporal", 1, "'temporal' is 1; it must be true or false"),

@@ -64,6 +64,16 @@ def _video(log: SourceLog, root: Path, dirs: Iterable[str], stem: str, source: s
     return video
 
 
+def _listed_again(log: SourceLog, seen: dict[str, str], vid: str, where: str) -> bool:
+    """True (skipped, named in ``log``) for a video an annotation file already listed: two samples of one clip
+    would share a name, and the dataset would fail only after every video was made."""
+    if vid in seen:
+        log.skip(vid, f"{where}: listed a second time (first: {seen[vid]}); the first listing is kept")
+        return True
+    seen[vid] = where
+    return False
+
+
 def _absent(log: SourceLog, dataset: str, root: Path, dirs: Iterable[str]) -> None:
     n = log.counts.get("entries_without_video", 0)
     if n:
@@ -370,6 +380,7 @@ def ssv2(root: Path, log: SourceLog | None = None) -> list[Clip]:
         p for p in root.glob("something-something-v2-*.json") if p.stem.rsplit("-", 1)[-1] in ("train", "validation")
     )
     clips = []
+    seen: dict[str, str] = {}
     for path, data in _each_json(
         files,
         root,
@@ -381,7 +392,7 @@ def ssv2(root: Path, log: SourceLog | None = None) -> list[Clip]:
             if not isinstance(e, dict) or "id" not in e or "label" not in e:
                 raise DataError(f"{path} entry {i}: needs 'id' and 'label'")
             video = _video(log, root, SSV2_DIRS, str(e["id"]), f"{path} entry {i}")
-            if video is not None:
+            if video is not None and not _listed_again(log, seen, str(e["id"]), f"{path.name} entry {i}"):
                 clips.append(
                     Clip(
                         video,
@@ -426,6 +437,7 @@ def rtime(root: Path, log: SourceLog | None = None) -> list[Clip]:
     log = log if log is not None else SourceLog()
     files = [root / f"{n}.json" for n in ("train", "valid", "test") if (root / f"{n}.json").is_file()]
     clips = []
+    seen: dict[str, str] = {}
     for path, data in _each_json(files, root, "RTime's train.json / valid.json / test.json", dict, "{VIDEO_ID: {...}}"):
         for vid, e in data.items():
             if not isinstance(e, dict) or "reverse" not in e:
@@ -436,7 +448,7 @@ def rtime(root: Path, log: SourceLog | None = None) -> list[Clip]:
                 log.count("entries_not_reversible")
                 continue
             video = _video(log, root, RTIME_DIRS, str(vid), f"{path} video {vid}")
-            if video is None:
+            if video is None or _listed_again(log, seen, str(vid), f"{path.name} video {vid}"):
                 continue
             fwd, rev = list(e.get("forward_captions") or [""]), list(e.get("reverse_captions") or [""])
             clips.append(
