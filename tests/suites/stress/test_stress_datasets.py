@@ -285,6 +285,25 @@ def test_ego4d_windows(tmp_path: Path) -> None:
     ]
     assert c.steps[0] == Step(0.0, 2.0, "The camera wearer picks a bag")
     assert narration_text("#C C opens the drawer") == "The camera wearer opens the drawer"
+    assert [c.name for c in clips] == ["ego4d-001e3e4e-0", "ego4d-001e3e4e-1"]
+
+
+def test_ego4d_videos_whose_uids_share_eight_characters_keep_apart(tmp_path: Path) -> None:
+    """Windows are named by the uid's first 8 characters, the whole uid where two uids of the file share them
+    (their windows once shared names: the dataset failed on a duplicate sample id after every video was made)."""
+    d = _ego4d_dir(tmp_path)
+    data = json.loads((d / "narration.json").read_text())
+    twin = "001e3e4e-ffff-4000-8000-000000000000"
+    data[twin] = data["001e3e4e-2743-47fc-8564-d5efd11f9e90"]
+    (d / "narration.json").write_text(json.dumps(data))
+    _clip(d / "v1" / "full_scale" / f"{twin}.mp4", 22.0, fps=5)
+    names = [c.name for c in ego4d(d)]
+    assert names == [
+        "ego4d-001e3e4e-2743-47fc-8564-d5efd11f9e90-0",
+        "ego4d-001e3e4e-2743-47fc-8564-d5efd11f9e90-1",
+        f"ego4d-{twin}-0",
+        f"ego4d-{twin}-1",
+    ]
 
 
 @settings(max_examples=60, deadline=None)
