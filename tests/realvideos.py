@@ -194,6 +194,45 @@ def make_all(d: Path) -> dict[str, Made]:
     return out
 
 
+#: display matrices of mirrored clips (a front camera's, or a clip flipped by an editor), as a ``tkhd`` stores them
+#: (16.16 fixed point, row by row), with the (rotation counter-clockwise, mirrored left to right first) each shows
+MIRRORS: dict[str, tuple[tuple[int, ...], int, bool]] = {
+    "hflip.mp4": ((-65536, 0, 0, 0, 65536, 0), 0, True),
+    "vflip.mp4": ((65536, 0, 0, 0, -65536, 0), 180, True),
+    "transpose.mp4": ((0, 65536, 0, 65536, 0, 0), 90, True),
+    "antitranspose.mp4": ((0, -65536, 0, -65536, 0, 0), 270, True),
+}
+
+
+def make_mirrored(d: Path, n: int = 12) -> dict[str, Made]:
+    """MP4s whose display matrix mirrors the picture (``MIRRORS``): H.264 from Debian's ffmpeg, its ``tkhd`` matrix
+    then set as a phone or editor writes it (ffmpeg 5.1 has no option to write a mirroring matrix). The stored
+    picture is the displayed one turned back and mirrored, so a player that applies the matrix shows ``frame_image(k)``
+    upright; one that only turns it shows it mirrored (or upside down)."""
+    d.mkdir(parents=True, exist_ok=True)
+    out: dict[str, Made] = {}
+    for name, (matrix, rotation, _) in MIRRORS.items():
+        stored = [np.ascontiguousarray(np.rot90(frame_image(k, W, H), -(rotation // 90))[:, ::-1]) for k in range(n)]
+        h, w = stored[0].shape[:2]
+        raw = d / f"_{name}"
+        subprocess.run(
+            ["ffmpeg", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{w}x{h}", "-r", "10"]
+            + ["-i", "pipe:", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-x264-params", "log-level=error", str(raw)],
+            input=b"".join(f.tobytes() for f in stored),
+            check=True,
+            capture_output=True,
+        )
+        data = bytearray(raw.read_bytes())
+        raw.unlink()
+        at = data.index(b"tkhd") + 4  # version 0: flags, two times, track id, reserved, duration, reserved, layer,
+        at += 4 + 4 + 4 + 4 + 4 + 4 + 8 + 2 + 2 + 2 + 2  # group, volume, reserved; then the matrix
+        assert data[at : at + 36] == bytes.fromhex("00010000" + "00" * 12 + "00010000" + "00" * 12 + "40000000")
+        data[at : at + 24] = b"".join(v.to_bytes(4, "big", signed=True) for v in matrix)
+        (d / name).write_bytes(data)
+        out[name] = Made(d / name, tuple(range(n)), tuple(k / 10 for k in range(n)), rotation, (W, H))
+    return out
+
+
 def _shown(kw: dict) -> tuple[int, int]:
     w, h = kw.get("size", (W, H))
     return (w, h)

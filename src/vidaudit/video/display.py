@@ -1,6 +1,7 @@
-"""A decoded picture as a player displays it: upright (a display matrix's rotation applied the way ffmpeg's
-autorotate applies it) and with square pixels (``streams.displayed_size``), as RGB at full or half resolution or
-about a given width (thumbnails); the same half-size RGB from an I420 buffer handed to the encoder.
+"""A decoded picture as a player displays it: upright (a display matrix's rotation and mirroring applied the way
+ffmpeg's autorotate applies them: ``orientation``) and with square pixels (``streams.displayed_size``), as RGB at
+full or half resolution or about a given width (thumbnails); the same half-size RGB from an I420 buffer handed to
+the encoder.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from fractions import Fraction
 import av
 import cv2
 import numpy as np
+from av.sidedata.sidedata import SideData
 
 from vidaudit.video.streams import displayed_size
 
@@ -22,10 +24,37 @@ def normalise_rotation(degrees: float | None) -> int:
     return int(round(degrees / 90.0)) % 4 * 90
 
 
-def upright(rgb: np.ndarray, rotation: int) -> np.ndarray:
-    """The stored picture turned the way a player shows it (``rotation`` counter-clockwise)."""
+def upright(rgb: np.ndarray, rotation: int, mirrored: bool = False) -> np.ndarray:
+    """The stored picture turned the way a player shows it: mirrored left to right if ``mirrored``, then turned
+    ``rotation`` degrees counter-clockwise."""
     k = (rotation // 90) % 4
-    return rgb if k == 0 else np.ascontiguousarray(np.rot90(rgb, k))
+    if mirrored:
+        rgb = rgb[:, ::-1]
+    return rgb if k == 0 and not mirrored else np.ascontiguousarray(np.rot90(rgb, k))
+
+
+def orientation(frame: av.VideoFrame) -> tuple[int, bool]:
+    """(degrees counter-clockwise, mirrored) for ``upright``: what ffmpeg's autorotate does with the frame's display
+    matrix (``ffmpeg_filter.c``: a ``transpose`` for a quarter turn, ``hflip``/``vflip`` for a half turn, a ``vflip``
+    when unturned, as the matrix's signs say), so a mirrored front-camera clip is shown mirrored, not turned; a
+    matrix that turns by another angle goes to the nearest quarter, unmirrored."""
+    degrees = getattr(frame, "rotation", 0)
+    sd = frame.side_data.get("DISPLAYMATRIX") if degrees is not None and math.isfinite(degrees) else None
+    if not isinstance(sd, SideData):
+        return normalise_rotation(degrees), False
+    m = np.frombuffer(bytes(sd), np.int32)  # the 3x3 matrix, row by row, in the host's byte order
+    theta = -round(degrees)  # ffmpeg's get_rotation: clockwise, in [-0.9, 359.1)
+    theta -= 360 * math.floor(theta / 360 + 0.9 / 360)
+    if abs(theta - 90) < 1:
+        return (90, True) if m[3] > 0 else (270, False)  # transpose=cclock_flip, else clock
+    if abs(theta - 270) < 1:
+        return (270, True) if m[3] < 0 else (90, False)  # transpose=clock_flip, else cclock
+    if abs(theta - 180) < 1:  # hflip if m[0] < 0, then vflip if m[4] < 0 (both: a half turn)
+        hflip, vflip = bool(m[0] < 0), bool(m[4] < 0)
+        return (180 if vflip else 0), hflip != vflip
+    if abs(theta) < 1:
+        return (180, True) if m[4] < 0 else (0, False)  # vflip
+    return normalise_rotation(degrees), False
 
 
 def square(rgb: np.ndarray, sar: Fraction) -> np.ndarray:
@@ -38,10 +67,6 @@ def square(rgb: np.ndarray, sar: Fraction) -> np.ndarray:
     return cv2.resize(rgb, (dw, dh), interpolation=cv2.INTER_CUBIC if dw > w else cv2.INTER_AREA)
 
 
-def _rotation(frame: av.VideoFrame) -> int:
-    return normalise_rotation(frame.rotation)
-
-
 def to_rgb(frame: av.VideoFrame, sar: Fraction = Fraction(1)) -> np.ndarray:
     """Displayed RGB uint8 (square pixels, upright) through OpenCV's I420 conversion: the exact inverse of the
     encoder's, and fast."""
@@ -49,7 +74,7 @@ def to_rgb(frame: av.VideoFrame, sar: Fraction = Fraction(1)) -> np.ndarray:
         rgb = cv2.cvtColor(frame.to_ndarray(format="yuv420p"), cv2.COLOR_YUV2RGB_I420)
     else:
         rgb = frame.to_ndarray(format="rgb24")
-    return upright(square(rgb, sar), _rotation(frame))
+    return upright(square(rgb, sar), *orientation(frame))
 
 
 def to_rgb_half(frame: av.VideoFrame, sar: Fraction = Fraction(1)) -> np.ndarray:
@@ -63,7 +88,7 @@ def to_rgb_half(frame: av.VideoFrame, sar: Fraction = Fraction(1)) -> np.ndarray
         rgb = cv2.resize(full, (frame.width // 2, frame.height // 2), interpolation=cv2.INTER_AREA)
     else:
         rgb = i420_to_rgb_half(frame.to_ndarray(format="yuv420p"), frame.width, frame.height)
-    return upright(rgb, _rotation(frame))
+    return upright(rgb, *orientation(frame))
 
 
 def i420_to_rgb_half(yuv: np.ndarray, width: int, height: int) -> np.ndarray:
@@ -84,7 +109,7 @@ def to_rgb_width(frame: av.VideoFrame, width: int, sar: Fraction = Fraction(1)) 
     height = max(1, round(h * width / w))
     if (
         frame.format.name != "yuv420p"
-        or _rotation(frame)
+        or orientation(frame) != (0, False)
         or sar != 1
         or width >= w
         or w % 2

@@ -19,7 +19,7 @@ from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.timeline import Timeline, is_constant
 from vidaudit.core.types import MAX_FPS, MAX_FRAMES, VideoRef
-from vidaudit.video.display import normalise_rotation
+from vidaudit.video.display import orientation
 from vidaudit.video.streams import (
     HEADER_DURATION_FORMATS,
     best_effort,
@@ -201,7 +201,7 @@ def probe(path: str | Path, stream: int | None = None, packets: PacketFeed | Non
         if len(set(stamps)) != len(stamps):
             raise DataError(f"{p}: two frames share a presentation time; re-encode it (e.g. ffmpeg -i IN OUT.mp4)")
         first = read.first or _first_frame(p, s.index)
-        rotation = normalise_rotation(getattr(first, "rotation", 0))
+        rotation = orientation(first)[0]
         origin = _presentation_start(c, float(stamps[0] * tb))
         num, den = tb.numerator, tb.denominator  # float(st * tb), written in ints: int / int rounds as exactly
         times = [st * num / den - origin for st in stamps]

@@ -26,6 +26,7 @@ import numpy as np
 from vidaudit.core.errors import DataError
 from vidaudit.core.hashing import sha256_file
 from vidaudit.video.decode import Decoder
+from vidaudit.video.display import orientation
 from vidaudit.video.perturb.base import SourceInfo
 from vidaudit.video.probe import probe
 
@@ -132,7 +133,8 @@ class PlannedReader:
         assert self._dec is not None
         j, frame = self._dec.next()
         self.decoded += 1
-        if frame.format.name == "yuv420p" and self.src.crop == (0, 0) and not frame.rotation and self._dec.sar == 1:
+        plain = self.src.crop == (0, 0) and self._dec.sar == 1 and orientation(frame) == (0, False)
+        if frame.format.name == "yuv420p" and plain:
             if self._pool:
                 rgb = self._pool.pop()
             else:
