@@ -25,8 +25,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from quirkvideos import Quirk, make_quirks
-from realvideos import Player, frame_code, is_upright
+from quirkvideos import Quirk, make_quirks, pipe_encode
+from realvideos import Player, frame_code, frame_image, is_upright
 from vidaudit.core.errors import DataError
 from vidaudit.core.manifest import write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, VideoRef
@@ -206,6 +206,32 @@ def test_a_cut_off_file_is_refused_in_one_line(quirks: dict[str, Quirk], tmp_pat
     fixed = tmp_path / "remuxed.mkv"  # what the message says to do keeps the part present
     subprocess.run(["ffmpeg", "-v", "error", "-i", str(cut), "-c", "copy", str(fixed)], check=True)
     assert 10 < probe(fixed).n_frames < 40
+
+
+def test_a_matroska_recording_that_starts_late_is_whole_and_a_cut_one_is_not(tmp_path: Path) -> None:
+    """A broadcast recording (MPEG-TS, clock at 30 s) remuxed to MKV keeping its stamps (``-copyts``): the MKV's
+    Duration is the end of its last block on that clock (ffprobe: start 31.4, duration 41.4), not a length; the
+    file is whole and reads as ffmpeg shows it. The same file cut off after a tenth of its bytes is still refused."""
+    rng = np.random.default_rng(1)
+    frames = []
+    for k in range(100):
+        img = frame_image(k, 64, 48)
+        img[4:20, 40:60] = rng.integers(0, 256, (16, 20, 3), dtype=np.uint8)  # a few kB a frame
+        frames.append(img)
+    ts, late = tmp_path / "recording.ts", tmp_path / "late.mkv"
+    pipe_encode(ts, frames, 10, ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "10", "-output_ts_offset", "30"])
+    subprocess.run(["ffmpeg", "-v", "error", "-copyts", "-i", str(ts), "-c", "copy", str(late)], check=True)
+    fmt = ffprobe(late, "-show_format")["format"]
+    assert (float(fmt["start_time"]), float(fmt["duration"])) == (31.4, 41.4)
+    info = probe(late)
+    assert (info.n_frames, info.start_s, info.duration_s) == (100, 0.0, 10.0)
+    times, theirs = shown(late)
+    assert np.allclose([info.timeline.time_of(i) for i in range(100)], times, atol=1e-3)
+    assert [frame_code(f) for f in read_frames(late, [0, 57, 99])] == [frame_code(theirs[i]) for i in (0, 57, 99)]
+    cut = tmp_path / "late_cut.mkv"
+    cut.write_bytes(late.read_bytes()[: late.stat().st_size // 10])
+    with pytest.raises(DataError, match=r"is cut off: its header promises 41.4 s of video but the file holds"):
+        probe(cut)
 
 
 def test_a_guessed_rate_never_multiplies_frames(quirks: dict[str, Quirk], tmp_path: Path) -> None:

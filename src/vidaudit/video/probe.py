@@ -21,6 +21,7 @@ from vidaudit.core.timeline import Timeline, is_constant
 from vidaudit.core.types import MAX_FPS, MAX_FRAMES, VideoRef
 from vidaudit.video.display import orientation
 from vidaudit.video.streams import (
+    END_DURATION_FORMATS,
     HEADER_DURATION_FORMATS,
     best_effort,
     cut_off,
@@ -262,6 +263,8 @@ def _refuse_cut_off(
         promised, present = float(s.duration * tb), end_s - start
     elif c.duration:
         start = c.start_time / av.time_base if c.start_time is not None else first_s
+        if set(c.format.name.split(",")) & END_DURATION_FORMATS:
+            start = min(start, 0.0)  # Matroska's Duration counts from time 0, however late the first block is
         promised, present = c.duration / av.time_base, max([end_s, *ends.values()]) - start
     else:
         return

@@ -23,7 +23,9 @@ The rules every reader applies (``video.probe``, ``video.decode``), each ffmpeg'
   does: the width becomes ``floor(width * SAR)``, the height stays.
 - **Cut-off files** are refused: a file whose video ends more than ``max(1 s, 5%)`` before the duration its
   header promises (an interrupted download or copy) is a ``DataError``; only containers whose header states
-  a duration (MP4/MOV, MKV/WebM, AVI, ASF, MXF, FLV) promise one.
+  a duration (MP4/MOV, MKV/WebM, AVI, ASF, MXF, FLV) promise one. A Matroska Duration runs from the segment's
+  time 0 (its muxer writes the latest end), so a recording that starts late (a broadcast remuxed with
+  ``-copyts``) promises no more than it holds.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ CUT_OFF_SLACK_S = 1.0
 #: Containers whose header states a duration (elsewhere ffmpeg estimates one from the stamps it finds, or from
 #: the bit rate, which promises nothing).
 HEADER_DURATION_FORMATS = frozenset({"mov", "mp4", "matroska", "webm", "avi", "asf", "mxf", "flv"})
+#: Containers whose header's duration is the end of the latest block on the file's clock, not a length from its start.
+END_DURATION_FORMATS = frozenset({"matroska", "webm"})
 
 
 def ffmpeg_score(s: av.video.stream.VideoStream) -> int:
