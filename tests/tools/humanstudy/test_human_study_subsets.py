@@ -5,6 +5,7 @@ draw for the same seed, and a too-small pool a one-line error or explicit shortf
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -257,8 +258,11 @@ def test_reveal_paper_lane_50_balanced(tmp_path: Path) -> None:
     src.mkdir()
     road_clip(src / "change.mp4", True, 1.0)
     road_clip(src / "straight.mp4", False, 1.0)
+    rows = [("change", "lane_change")] * 31 + [("straight", "no_change")] * 27
+    for i, (clip, _) in enumerate(rows):  # one clip per row: a clip and segment listed twice is refused
+        shutil.copy(src / f"{clip}.mp4", src / f"{clip}{i}.mp4")
     (src / "annotations.csv").write_text(
-        "clip,label\n" + "change.mp4,lane_change\n" * 31 + "straight.mp4,no_change\n" * 27
+        "clip,label\n" + "".join(f"{clip}{i}.mp4,{label}\n" for i, (clip, label) in enumerate(rows))
     )
     _cli("generate", "stress", "--probe", "lane_change", "--source", src, "--out", tmp_path / "data")
     res = export_study(tmp_path / "data", tmp_path / "s.html", draw=Draw(subset="reveal-paper"), media="folder")
