@@ -309,7 +309,7 @@ def test_report_notes_and_section_follow_the_declared_probe_report() -> None:
     rep = expectation_report(AggregateInput(recs, {}))
     assert rep.notes == [
         f"expectation: 2 model x condition cells; judge prompts {JUDGE_VERSION}; anomaly Spatial, Temporal and "
-        "Overall shown together",
+        "Overall shown together; human ceiling not measured",
         "expectation: 1 free-text answers were not judged (run with --judge SPEC to score them)",
     ]
     assert [s.id for s in rep.sections] == ["stress-expectation"] and list(rep.results) == ["expectation"]
