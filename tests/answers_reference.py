@@ -5,8 +5,10 @@ Issue 24's fourth round gave ``parse_count``, ``box_bounds`` and ``boxed_spans``
 responses (one ``\\boxed{N}``, or no backslash at all) and built ``Parsed`` without its frozen ``__init__``;
 their results must not change for any text. This is the code before that change, verbatim except that
 ``Parsed`` and ``NOT_PARSED`` are the module's own (so results compare with ``==`` and ``type``) and the
-names it shares with the module (``NUMBER_WORDS``, ``MAX_BOX_CHARS``) are imported. Imported by that test
-only.
+names it shares with the module (``NUMBER_WORDS``, ``MAX_BOX_CHARS``) are imported. The refusals added later
+(a hedged or negated box, a "final answer" number that is part of another figure: ``_BOX_REFUSED`` and
+``_final_refused``) are rules, not fast paths: they are imported and applied where the module applies them.
+Imported by that test only.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
-from vidaudit.score.answers import MAX_BOX_CHARS, NOT_PARSED, NUMBER_WORDS, Parsed
+from vidaudit.score.answers import _BOX_REFUSED, MAX_BOX_CHARS, NOT_PARSED, NUMBER_WORDS, Parsed, _final_refused
 
 _WORD_ALT = "|".join(sorted(NUMBER_WORDS, key=len, reverse=True))
 # "4" or "4.0", never the "4" of "4.5"; atomic: every shorter reading fails the look-ahead anyway, and
@@ -122,9 +124,9 @@ def _count_in_any_box(content: str) -> int | None:
         ints = _INT_RE.findall(plain)
         if len(ints) != 1 or len(re.findall(r"[0-9]+(?:\.[0-9]+)?", plain)) != 1 or re.search(r"-\s*[0-9]", plain):
             return None
-        return _read_count(ints[0])
+        return None if _BOX_REFUSED.search(plain) else _read_count(ints[0])
     words = _WORD_RE.findall(plain)
-    return NUMBER_WORDS[words[0].lower()] if len(words) == 1 else None
+    return NUMBER_WORDS[words[0].lower()] if len(words) == 1 and not _BOX_REFUSED.search(plain) else None
 
 
 def parse_count(text: str | None) -> Parsed:
@@ -145,7 +147,7 @@ def parse_count(text: str | None) -> Parsed:
     if finals:
         m = finals[-1]
         v = _read_count(m.group(1))
-        if v is not None:
+        if v is not None and not _final_refused(text, m):
             return Parsed(v, "final_answer", (m.start(1), m.end(1)))
     bare = _BARE_RE.match(text)
     if bare:

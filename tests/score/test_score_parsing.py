@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vidaudit.score.answers import NUMBER_WORDS, boxed_spans, parse_count, parse_option, parse_yes_no
+from vidaudit.score.answers import NUMBER_WORDS, boxed_spans, parse_agree, parse_count, parse_option, parse_yes_no
 from vidaudit.suites.counting.scoring import LABEL_PATTERNS
 from vidaudit.suites.counting.timestamps import extract_timestamps
 
@@ -209,3 +209,141 @@ def test_ledger_round_trip(times: list[float], fmt: str) -> None:
             kept.append(t)
     assert r.times == pytest.approx(kept, abs=1e-6)
     assert r.n_merged == len(times) - len(kept) and r.n_dropped == 0
+
+
+# --------------------------------------------------------------------------- silent misreads refused
+# A number, letter or yes/no that is only part of what the model answered is never read as its answer.
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Final answer: 1,024",  # thousands separator: was 1
+        "final answer: 1 000",
+        "Final answer: -3",  # a negative count: was 3
+        "final answer: $-3$",
+        "Final answer: \u2212 3",
+        "Final answer: twenty-one",  # was 20
+        "Final answer: one hundred",  # was 1
+        "final answer: two thousand",
+        "final answer: 5 or 6",  # a hedge between two counts: was 5
+        "final answer: 5-6",
+        "Final answer: 5\u20136",
+        "Final answer: 5 to 6",
+        "final answer: 5/6",
+        "final answer: 2 + 3 = 5",  # arithmetic: was 2
+        "final answer: 12:30",  # a time: was 12
+        "final answer: 5%",
+        "Final answer: <5",
+        "Final Answer: ~5",
+        "final answer: \u2265 5",
+        r"\boxed{not 5}",  # a negated box: was 5
+        r"\boxed{\neq 5}",
+        r"\boxed{\geq 5}",
+        r"\boxed{>5}",
+        r"\boxed{5+}",
+        r"\boxed{5 or more}",
+        r"\boxed{at least five}",
+        r"\boxed{about 5}",
+        r"\boxed{one hundred}",  # was 1
+    ],
+)
+def test_count_part_of_another_figure_is_refused(text: str) -> None:
+    assert parse_count(text) == parse_count("")
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("Final answer - 5", 5),  # a dash as separator, not a sign
+        ("Final count \u2014 5", 5),
+        ("Final answer: 5, one per bounce", 5),
+        ("Final answer: 4 - one per wall", 4),
+        ("Final answer: **5**.", 5),
+        ("Final answer: 5 blinks at 1.0 s and 2.0 s", 5),
+        (r"\boxed{5~contacts}", 5),  # LaTeX's ~ is a space
+        (r"\boxed{\text{total: } 5}", 5),
+    ],
+)
+def test_count_with_words_around_is_still_read(text: str, value: int) -> None:
+    assert parse_count(text).value == value
+
+
+@FAST
+@given(
+    st.integers(0, 999),
+    st.integers(0, 999),
+    st.sampled_from(["{a} or {b}", "{a}-{b}", "{a} to {b}", "{a}/{b}", "{a} and {b}", "{a}, {b}", "{a},{b:03d}"]),
+    st.sampled_from(["Final answer: {}", "The final count is **{}**", "final answer = {}."]),
+)
+def test_two_numbers_after_final_answer_are_never_one(a: int, b: int, joined: str, cue: str) -> None:
+    """Two counts joined after "final answer" are never read as the first (nor as any count but the one written)."""
+    p = parse_count(cue.format(joined.format(a=a, b=b)))
+    assert not p.ok
+
+
+@FAST
+@given(st.integers(1, 10_000), st.sampled_from(["-", "$-", "\u2212", "(-", "<", ">", "~", "\u2264", "\u2248"]))
+def test_a_signed_or_bounded_count_is_never_read(n: int, sign: str) -> None:
+    for text in (f"Final answer: {sign}{n}", f"\\boxed{{{sign}{n}}}"):
+        assert not parse_count(text).ok, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The answer is A or C",  # was A
+        "Answer: A and C",
+        "(A) or (C)",
+        "The answer is (B) or (D)",
+        "answer: B/C",
+        "Answer: B, C",
+        "Answer: **B** or **C**",
+        "A. or C.",
+    ],
+)
+def test_two_option_letters_are_never_one(text: str) -> None:
+    assert not parse_option(text).ok
+
+
+@FAST
+@given(
+    st.sampled_from("ABCD"),
+    st.sampled_from("ABCD"),
+    st.sampled_from([" or ", " and ", "/", ", ", " & "]),
+    st.sampled_from(["The answer is {}", "Answer: {}", "{}", "**Answer:** {}"]),
+    st.booleans(),
+)
+def test_two_different_letters_are_never_scored_as_one(x: str, y: str, sep: str, cue: str, paren: bool) -> None:
+    a, b = (f"({x})", f"({y})") if paren else (x, y)
+    p = parse_option(cue.format(a + sep + b))
+    if x != y:
+        assert not p.ok
+    else:
+        assert p.value in (None, x)
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [("Answer: B, because C is red", "B"), ("Answer: B. C is wrong because", "B"), ("(A) or (A)", "A")],
+)
+def test_one_letter_beside_another_in_prose_is_read(text: str, value: str) -> None:
+    assert parse_option(text).value == value
+
+
+@pytest.mark.parametrize("text", ["Yes and no", "yes & no", "Answer: yes and no", "No-one knows", "yes-man"])
+def test_yes_and_no_together_or_a_hyphenated_word_is_not_an_answer(text: str) -> None:
+    assert not parse_yes_no(text).ok
+
+
+@pytest.mark.parametrize("text", ["I agree and disagree", "Answer: AGREE and DISAGREE"])
+def test_agree_and_disagree_together_is_not_an_answer(text: str) -> None:
+    assert not parse_agree(text).ok
+
+
+@pytest.mark.xfail(strict=True, reason="a self-correction after the answer: which one counts is not settled")
+@pytest.mark.parametrize(
+    "text", ["Final answer: 5... wait, 6", "Final answer: 4 (possibly 5)", r"\boxed{5} no wait, \boxed{at least 6}"]
+)
+def test_count_then_a_correction_is_not_the_first_count(text: str) -> None:
+    assert not parse_count(text).ok

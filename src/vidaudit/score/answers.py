@@ -193,6 +193,30 @@ _FINAL_RE = re.compile(
 )
 _BARE_RE = re.compile(rf"^[\s*_`$(\[]*+({_INT}|{_WORD_ALT})[\s*_`$)\].!]*+$", re.IGNORECASE)
 
+# A number read as a count must be the whole count the model gave, not part of another figure: these are refused.
+#: in a box: a negation, comparison or hedge ("not 5", "\\geq 5", "at least 5", "about 5", "5+", "5 or more")
+#: or a magnitude word ("one hundred")
+_BOX_REFUSED = re.compile(
+    r"\b(?:not|neq|ne|geq|leq|ge|le|gt|lt|approx|sim|about|around|approximately|roughly|nearly|almost|least|most"
+    r"|more|fewer|less|over|under|maybe|probably|possibly|hundred|thousand|million|billion|dozens?)\b|~(?=\s*[0-9])|[<>+\u00b1\u2212\u2248\u2260\u2264\u2265]",
+    re.IGNORECASE,
+)
+#: between "final answer" and the number: a sign glued to it ("-3") or a comparison ("<5", "~5", "\u2265 5")
+_FINAL_BEFORE_REFUSED = re.compile(r"-$|[<>~\u00b1\u2212\u2248\u2260\u2264\u2265]")
+#: right after the number, on its line: more of a number ("1,024", "5, 6", "twenty-one", "one hundred", "12:30", "5%",
+#: "5+"), or another number joined to it ("5-6", "5/6", "2 + 3 = 5", "5 or 6", "5 to 6", "1 000")
+_FINAL_AFTER_REFUSED = re.compile(
+    r"[*_`$)\]]*+(?:,[ \t]*+[0-9]|-(?:" + _WORD_ALT + r")\b|[ \t]*+(?:[-\u2013\u2014/:+\u00d7*=][ \t]*+[0-9]|[%+]"
+    r"|(?:hundred|thousand|million|billion|dozens?)\b)|[ \t]++(?:(?:to|or|and|plus|minus|times|x)[ \t]++[*_`$(\[]*+)?"
+    r"(?:[0-9]|(?:" + _WORD_ALT + r")\b))",
+    re.IGNORECASE,
+)
+
+
+def _final_refused(text: str, m: re.Match[str]) -> bool:
+    """Whether the number a "final answer" match read is only part of what the model wrote (see above)."""
+    return bool(_FINAL_BEFORE_REFUSED.search(text, m.start(), m.start(1)) or _FINAL_AFTER_REFUSED.match(text, m.end(1)))
+
 
 def _read_count(s: str) -> int | None:
     s = s.strip()
@@ -219,9 +243,9 @@ def _count_in_any_box(content: str) -> int | None:
         ints = _INT_RE.findall(plain)
         if len(ints) != 1 or len(re.findall(r"[0-9]+(?:\.[0-9]+)?", plain)) != 1 or re.search(r"-\s*[0-9]", plain):
             return None
-        return _read_count(ints[0])
+        return None if _BOX_REFUSED.search(plain) else _read_count(ints[0])
     words = _WORD_RE.findall(plain)
-    return NUMBER_WORDS[words[0].lower()] if len(words) == 1 else None
+    return NUMBER_WORDS[words[0].lower()] if len(words) == 1 and not _BOX_REFUSED.search(plain) else None
 
 
 #: the usual count box, matched at the text's first backslash: "\boxed{N}" (N 1-15 ASCII digits, exact as a
@@ -235,7 +259,9 @@ def parse_count(text: str | None) -> Parsed:
     Methods: ``boxed`` (nested braces such as ``\\boxed{\\text{4}}`` work), ``final_answer``
     ("final answer is 4", "Final count: four"), ``bare`` (the whole response is a number),
     ``word`` (the whole response is a number word up to twenty), else ``unparseable``. Spans cover
-    the construct read (the whole ``\\boxed{...}``, or the number after "final answer").
+    the construct read (the whole ``\\boxed{...}``, or the number after "final answer"). A number that is only
+    part of the answer ("\\boxed{not 5}", "final answer: 5-6", "1,024") is not read (``_BOX_REFUSED``,
+    ``_final_refused``).
     """
     global _last_box
     if not isinstance(text, str) or not text:
@@ -257,7 +283,7 @@ def parse_count(text: str | None) -> Parsed:
     if finals:
         m = finals[-1]
         v = _read_count(m.group(1))
-        if v is not None:
+        if v is not None and not _final_refused(text, m):
             return _parsed(v, "final_answer", (m.start(1), m.end(1)))
     bare = _BARE_RE.match(text)
     if bare:
@@ -272,8 +298,9 @@ def parse_count(text: str | None) -> Parsed:
 _YES = {"yes": True, "no": False, "true": True, "false": False}
 _ANSWER_CUE = r"\b(?:final\s++answer|answer|verdict)\s*+(?:is|:|=)\s*+"
 _YN_ANSWER_RE = re.compile(_ANSWER_CUE + r"[\s*_`\"'(\[]*+(yes|no)\b", re.IGNORECASE)
-_YN_LEAD_RE = re.compile(r"^[\s*_`\"'(\[]*+(yes|no)\b(?!\s*+(?:or|/)\s*+(?:yes|no)\b)", re.IGNORECASE)
-_YN_OR_RE = re.compile(r"\s*+(?:or|/)\s*+(?:yes|no)\b", re.IGNORECASE)  # "yes or no" is not an answer
+_YN_LEAD_RE = re.compile(r"^[\s*_`\"'(\[]*+(yes|no)\b(?!-\w)(?!\s*+(?:or|and|/|&)\s*+(?:yes|no)\b)", re.IGNORECASE)
+# "yes or no" and "yes and no" are not answers; nor is the "No" of "No-one"
+_YN_OR_RE = re.compile(r"-\w|\s*+(?:or|and|/|&)\s*+(?:yes|no)\b", re.IGNORECASE)
 
 
 def parse_yes_no(text: str | None) -> Parsed:
@@ -303,9 +330,9 @@ def parse_yes_no(text: str | None) -> Parsed:
 _AGREE_WORD = r"(?:dis)?agree"
 _AG_ANSWER_RE = re.compile(_ANSWER_CUE + r"[\s*_`\"'(\[]*+(" + _AGREE_WORD + r")\b", re.IGNORECASE)
 _AG_LEAD_RE = re.compile(
-    r"^[\s*_`\"'(\[]*+(?:i\s++)?(" + _AGREE_WORD + r")\b(?!\s*+(?:or|/)\s*+(?:dis)?agree\b)", re.IGNORECASE
+    r"^[\s*_`\"'(\[]*+(?:i\s++)?(" + _AGREE_WORD + r")\b(?!\s*+(?:or|and|/|&)\s*+(?:dis)?agree\b)", re.IGNORECASE
 )
-_AG_OR_RE = re.compile(r"\s*+(?:or|/)\s*+(?:dis)?agree\b", re.IGNORECASE)
+_AG_OR_RE = re.compile(r"\s*+(?:or|and|/|&)\s*+(?:dis)?agree\b", re.IGNORECASE)
 
 
 def parse_agree(text: str | None) -> Parsed:
@@ -338,7 +365,8 @@ def parse_option(text: str | None, options: Sequence[str] = ("A", "B", "C", "D")
     """A multiple-choice letter from an answer position: ``\\boxed{B}``, "answer: (B)", or a leading "B." / "(B)".
 
     Letters are matched as whole tokens (the article "a" is never option A unless it is
-    boxed, parenthesised or after "answer:"). Returns the option as given in ``options``.
+    boxed, parenthesised or after "answer:"). Two different letters joined there ("A or C", "(B) and (D)",
+    "B/C") are no answer. Returns the option as given in ``options``.
     """
     if not isinstance(text, str) or not text or not options:
         return NOT_PARSED
@@ -354,14 +382,26 @@ def parse_option(text: str | None, options: Sequence[str] = ("A", "B", "C", "D")
         _ANSWER_CUE + r"(?:option\s++)?[\s*_`\"']*+(?:\(\s*+(" + alt + r")\s*+\)|(?-i:(" + alt + r"))(?![\w]))",
         re.IGNORECASE,
     )
+    # a second option joined to the one read ("A or C", "(B) and (D)", "B/C", "B, C"): two answers, never one of them
+    other_re = re.compile(
+        r"[*_`\"'.):]*+\s*+(?:[,/&]|\b(?:or|and|vs\.?)\b)\s*+(?:option\s++)?[*_`\"']*+"
+        r"(?:\(\s*+(" + alt + r")\s*+\)|(?-i:(" + alt + r"))(?![\w]))",
+        re.IGNORECASE,
+    )
+
+    def read(m: re.Match[str], method: str) -> Parsed:
+        g = 1 if m.group(1) is not None else 2
+        key = m.group(g).upper()
+        other = other_re.match(text, m.end())
+        if other is not None and (other.group(1) or other.group(2)).upper() != key:
+            return NOT_PARSED
+        return Parsed(by_key[key], method, (m.start(g), m.end(g)))
+
     answers = list(ans_re.finditer(text))
     if answers:
-        m = answers[-1]
-        g = 1 if m.group(1) is not None else 2
-        return Parsed(by_key[m.group(g).upper()], "answer", (m.start(g), m.end(g)))
+        return read(answers[-1], "answer")
     lead_re = re.compile(r"^[\s*_`\"']*+(?:\(\s*+(" + alt + r")\s*+\)|(" + alt + r")(?=[.):]|\s*+$))")
     lead = lead_re.match(text)
     if lead:
-        g = 1 if lead.group(1) is not None else 2
-        return Parsed(by_key[lead.group(g).upper()], "leading", (lead.start(g), lead.end(g)))
+        return read(lead, "leading")
     return NOT_PARSED
