@@ -68,11 +68,16 @@ def _show(rev: str, path: str) -> str:
 
 
 def modules_at(
-    rev: str, names: Sequence[str], package: str, moved: Mapping[str, str] | None = None
+    rev: str,
+    names: Sequence[str],
+    package: str,
+    moved: Mapping[str, str] | None = None,
+    optional: frozenset[str] = frozenset(),
 ) -> dict[str, types.ModuleType]:
     """The modules ``names`` as of git revision ``rev``, imported as ``package.*`` (where they import each
     other, they get each other's old copies): a side-by-side "before" in the same process. ``moved``: a
-    module's name -> the name it had before a move, read from there at revisions older than the move."""
+    module's name -> the name it had before a move, read from there at revisions older than the move;
+    ``optional``: modules split out later, skipped at a revision that does not have them."""
     moved = dict(moved or {})
     mods: dict[str, types.ModuleType] = {}
     for name in names:
@@ -81,6 +86,8 @@ def modules_at(
             try:
                 src = _show(rev, path)
             except subprocess.CalledProcessError:
+                if name in optional:
+                    continue
                 if name not in moved:
                     raise
                 path = "src/" + moved[name].replace(".", "/") + ".py"

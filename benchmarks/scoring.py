@@ -154,12 +154,27 @@ BEFORE_COMMIT = "187a46b"
 CHANGED = (
     "vidaudit.score.answers",
     "vidaudit.suites.counting.metrics",
+    "vidaudit.suites.counting.timestamp_lexicon",
+    "vidaudit.suites.counting.timestamp_scan",
     "vidaudit.suites.counting.timestamps",
     "vidaudit.suites.counting.matching",
     "vidaudit.suites.counting.boundaries",
     "vidaudit.suites.counting.taxonomy",
     "vidaudit.suites.counting.scoring",
+    "vidaudit.suites.counting.aggregate_scan",
+    "vidaudit.suites.counting.aggregate_blocks",
+    "vidaudit.suites.counting.aggregate_diagnostics",
     "vidaudit.suites.counting.aggregate",
+)
+#: modules split out of the ones above later (issue 33): absent at older revisions, where their code sat inside
+SPLIT = frozenset(
+    {
+        "vidaudit.suites.counting.timestamp_lexicon",
+        "vidaudit.suites.counting.timestamp_scan",
+        "vidaudit.suites.counting.aggregate_scan",
+        "vidaudit.suites.counting.aggregate_blocks",
+        "vidaudit.suites.counting.aggregate_diagnostics",
+    }
 )
 #: where the modules issue 21 moved lived before (so that older revisions, e.g. dbb7a78, still load)
 MOVED = {
@@ -171,7 +186,7 @@ BEFORE_PKG = "_vidaudit_before"
 
 def load_before(rev: str) -> dict[str, types.ModuleType]:
     """The ``CHANGED`` modules as of ``rev``, imported as ``_vidaudit_before.*`` (they import each other there)."""
-    return modules_at(rev, CHANGED, BEFORE_PKG, moved=MOVED)
+    return modules_at(rev, CHANGED, BEFORE_PKG, moved=MOVED, optional=SPLIT)
 
 
 @contextmanager

@@ -349,13 +349,25 @@ def test_count_then_a_correction_is_not_the_first_count(text: str) -> None:
     assert not parse_count(text).ok
 
 
-@pytest.mark.xfail(
-    strict=True, reason="a cued number with a unit other than seconds is read as seconds; rule not settled"
-)
 @pytest.mark.parametrize(
-    "text", ["at 2 minutes", "at 1.5 min", "at 1m30s", "at 1 min 30 s", "at 2.5 ms", "at -2 s", "at 1:75"]
+    "text",
+    ["at 2 minutes", "at 1.5 min", "at 1m30s", "at 1 min 30 s", "at 2.5 ms", "at 3 hours", "time: 4 mins", "@ 5m"],
 )
 def test_a_time_not_in_seconds_is_never_read_as_seconds(text: str) -> None:
     """Each of these was read as a time in seconds the model did not write (2 minutes as 2.0 s, 1m30s as 1 s and
-    30 s, -2 s as 2 s, the invalid clock 1:75 as 1 s): a minute, millisecond or invalid time should be no event."""
+    30 s, 2.5 ms as 2.5 s): a number in minutes, milliseconds or hours is no event (this reader does not convert
+    them), and the seconds of "1m30s" / "1 min 30 s" are not a time of their own."""
+    assert _times(text, duration=200.0) == []
+
+
+@pytest.mark.parametrize("text, times", [("at 2 s, 5 min later", [2.0]), ("at 3.5 s (about 3500 ms)", [3.5])])
+def test_a_time_in_seconds_beside_one_in_another_unit_is_read(text: str, times: list[float]) -> None:
+    assert _times(text, duration=200.0) == times
+
+
+@pytest.mark.xfail(strict=True, reason="a negative time or an invalid clock: not settled (a range's dash, '0.5:00')")
+@pytest.mark.parametrize("text", ["at -2 s", "at 1:75"])
+def test_a_negative_time_or_an_invalid_clock_is_no_event(text: str) -> None:
+    """-2 s is read as 2 s, the invalid clock 1:75 as 1 s; refusing them in the scanner would also refuse a range
+    written "3 -4s" and concatenated times the reference reads, so it is left as a known misread."""
     assert _times(text, duration=200.0) == []

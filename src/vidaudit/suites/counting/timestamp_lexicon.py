@@ -52,6 +52,25 @@ _NEG_WORDS = (
     "number",
 )
 _NEG_FILLERS = ("is", ":", "=", "at", "about", "approximately", "around", "~")
+_MINUTES = ("minutes", "minute", "mins", "min", "m")
+#: units after a number that are not seconds (longest first, as an alternation wants them)
+_OTHER_UNITS = (
+    "milliseconds",
+    "millisecond",
+    "minutes",
+    "minute",
+    "msecs",
+    "msec",
+    "mins",
+    "min",
+    "ms",
+    "m",
+    "hours",
+    "hour",
+    "hrs",
+    "hr",
+    "h",
+)
 
 
 def _rev_alt(words: tuple[str, ...]) -> str:
@@ -65,12 +84,22 @@ CUE_REV = re.compile(
     re.IGNORECASE,
 )
 # reversed form of: NEGWORD(?:\s+of)?\s*(?:FILLER\s*)*  ending at the number
+# or of a minutes unit after another number ("1m30s", "1 min 30 s": a time in minutes and seconds, which this
+# reader does not add up)
 NEG_REV = re.compile(
-    r"(?:\s*(?:" + _rev_alt(_NEG_FILLERS) + r"))*\s*(?:fo\s+)?(?:" + _rev_alt(_NEG_WORDS) + r")(?![a-z0-9_])",
+    r"(?:\s*(?:" + _rev_alt(_NEG_FILLERS) + r"))*\s*(?:fo\s+)?(?:" + _rev_alt(_NEG_WORDS) + r")(?![a-z0-9_])"
+    r"|\s*(?:" + _rev_alt(_MINUTES) + r")\s*[0-9]",
     re.IGNORECASE,
 )
 _BETWEEN_BEFORE = re.compile(r"\bbetween\s*(?=[0-9])", re.IGNORECASE)
-NOT_A_TIME_AFTER = re.compile(r"\s*(?:apart|long|later|earlier|in\s+length|intervals?|each|per)\b", re.IGNORECASE)
+#: after a number: it is not a time ("2 s apart"), or it is a time in another unit than seconds ("2 minutes",
+#: "2.5 ms": never read as seconds)
+NOT_A_TIME_AFTER = re.compile(
+    r"\s*(?:(?:apart|long|later|earlier|in\s+length|intervals?|each|per)\b|(?:"
+    + "|".join(_OTHER_UNITS)
+    + r")(?![a-z]))",
+    re.IGNORECASE,
+)
 _ORDINAL_BEFORE = re.compile(
     r"(?:\b(?:event|step|contact|blink|transition|no|number|frame|#)\.?\s*#?\s*)(?=[0-9])", re.IGNORECASE
 )
