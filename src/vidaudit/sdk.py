@@ -161,6 +161,7 @@ if TYPE_CHECKING:  # every name of the front door, where it lives (imported on f
     from vidaudit.video.perturb.source import open_source as open_perturb_source
     from vidaudit.video.probe import VideoInfo, probe, ref_from, video_ref
     from vidaudit.video.sampling import at_fps, every_frame, uniform_count
+    from vidaudit.video.streams import header_size
 
 __all__ = [
     "__version__",
@@ -286,6 +287,7 @@ __all__ = [
     "draw",
     "every_frame",
     "facts_problems",
+    "header_size",
     "i420_to_rgb_half",
     "iter_constant_rate",
     "iter_frames",

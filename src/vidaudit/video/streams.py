@@ -198,3 +198,11 @@ def video_stream(
             return s
     have = ", ".join(f"{s.index} ({s.codec_context.width}x{s.codec_context.height})" for s in c.streams.video)
     raise DataError(f"{p}: stream {index} is not a video stream of the file; its video streams are {have}")
+
+
+def header_size(path: str | Path, index: int | None = None) -> tuple[int, int]:
+    """The displayed width and height (square pixels, before any turn) of the stream a reader decodes
+    (``video_stream``: the one ffmpeg shows, or ``index``), from the file's header: no frame is decoded."""
+    with open_video(path) as c:
+        s = video_stream(c, path, index)
+        return displayed_size(s.codec_context.width, s.codec_context.height, stream_sar(s))

@@ -307,3 +307,49 @@ def test_frame_size_reads_the_header_of_a_large_real_video(tmp_path: Path) -> No
         asyncio.run(adapter.run(Request(trial_id="t", parts=(part, TextPart("Question: Is it red?"))), no_call))
     assert info.value.kind is ErrorKind.TOO_LARGE and "4000x2200 (8,800,000 pixels)" in info.value.message
     assert "max_frame_pixels=8,294,400" in info.value.message and adapter.frames.misses == 0
+
+
+def test_the_pixel_cap_reads_the_stream_the_frames_come_from(tmp_path: Path) -> None:
+    """An MKV written by Debian's ffmpeg with a small video stream first and a default-marked 2000x1500 one second
+    (the one ffmpeg shows): the cap is checked on the stream the frames are decoded from, the one ffmpeg picks or the one the
+    request names, at its displayed size; it once read stream 0 whatever the request, so the large stream passed
+    a cap of 1,000,000 pixels unchecked."""
+    import asyncio
+    import subprocess
+
+    from vidaudit.core.types import Request, TextPart, VideoPart
+    from vidaudit.models.base import ModelCallError
+    from vidaudit.suites.faithful.framework.composite import ObjectCentricAdapter, frame_size
+
+    video = tmp_path / "two.mkv"
+    lavfi = ("-f", "lavfi", "-t", "1", "-i")
+    subprocess.run(
+        ["ffmpeg", "-v", "error", *lavfi, "color=c=red:s=64x48:r=2", *lavfi, "color=c=blue:s=2000x1500:r=2"]
+        + ["-map", "0", "-map", "1", "-disposition:v:0", "0", "-disposition:v:1", "default"]
+        + ["-c:v", "libx264", "-pix_fmt", "yuv420p", str(video)],
+        check=True,
+    )
+    shown = subprocess.run(
+        ["ffmpeg", "-v", "error", "-i", str(video), "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "gray", "-"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    assert len(shown) == 2000 * 1500  # the stream ffmpeg shows is the large one
+    assert frame_size(str(video)) == (2000, 1500) and frame_size(str(video), 0) == (64, 48)
+
+    adapter = ObjectCentricAdapter(ModelSpec.parse("object-centric:max_frame_pixels=1000000,offline"))
+
+    async def no_call(stage, sub_adapter, sub_request):  # type: ignore[no-untyped-def]
+        raise AssertionError(f"stage {stage} called")
+
+    def request(stream: int | None) -> Request:
+        part = VideoPart(
+            path=str(video), sha256=None, fps=1.0, duration_s=1.0, n_frames=2, source_fps=2.0, stream=stream
+        )
+        return Request(trial_id="t", parts=(part, TextPart("Question: Is it red?")))
+
+    for stream in (None, 1):
+        with pytest.raises(ModelCallError) as info:
+            asyncio.run(adapter.run(request(stream), no_call))
+        assert info.value.kind is ErrorKind.TOO_LARGE and "2000x1500 (3,000,000 pixels)" in info.value.message
+    assert adapter.frames.misses == 0

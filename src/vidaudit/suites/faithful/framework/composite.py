@@ -31,6 +31,7 @@ import av
 from vidaudit.sdk import (
     Capabilities,
     ConfigError,
+    DataError,
     ErrorKind,
     FrameCache,
     ImagePart,
@@ -44,6 +45,7 @@ from vidaudit.sdk import (
     TextPart,
     VideoPart,
     combine_stages,
+    header_size,
     make_adapter,
 )
 from vidaudit.suites.faithful.framework import captions as capt
@@ -60,16 +62,13 @@ from vidaudit.suites.faithful.framework.vocabulary import synthetic_trajectory, 
 HEADER_TAG = "[object-centric]"
 
 
-def frame_size(path: str) -> tuple[int, int] | None:
-    """A video's frame width and height as its stream's header declares them, without decoding a frame (None
-    when the file cannot be opened: decoding it says why)."""
+def frame_size(path: str, stream: int | None = None) -> tuple[int, int] | None:
+    """The displayed width and height of the frames the framework will decode (the stream the request names, or
+    the one ffmpeg shows; square pixels), from the header, without decoding a frame (None when the file cannot
+    be opened: decoding it says why)."""
     try:
-        with av.open(str(path)) as c:
-            if not c.streams.video:
-                return None
-            ctx = c.streams.video[0].codec_context
-            return int(ctx.width), int(ctx.height)
-    except (av.error.FFmpegError, OSError):
+        return header_size(path, stream)
+    except (DataError, av.error.FFmpegError, OSError):
         return None
 
 
@@ -125,7 +124,7 @@ class ObjectCentricAdapter:
             native_video=True, images=False, concurrency=4, local=o.offline, synthetic=o.offline
         )
         self.frames = FrameCache(max_bytes=512 << 20)
-        self._sizes: dict[str, tuple[int, int] | None] = {}
+        self._sizes: dict[tuple[str, int | None], tuple[int, int] | None] = {}
 
     async def aclose(self) -> None:
         for a in self._owned:
@@ -158,9 +157,9 @@ class ObjectCentricAdapter:
     async def _check_pixels(self, video: VideoPart) -> None:
         """``too_large`` before any frame is decoded when the video's frames pass ``max_frame_pixels`` (a chunk
         decodes ``chunk_frames`` of them at full size at once)."""
-        key = video.sha256 or video.path
+        key = (video.sha256 or video.path, video.stream)
         if key not in self._sizes:
-            self._sizes[key] = await asyncio.to_thread(frame_size, video.path)
+            self._sizes[key] = await asyncio.to_thread(frame_size, video.path, video.stream)
         size = self._sizes[key]
         cap = self.options.max_frame_pixels
         if size is not None and size[0] * size[1] > cap:
