@@ -32,8 +32,8 @@ Options come first, comma-separated, each ``key=value`` (a backbone never starts
 
 An answer past ``max_depth``, ``max_objects`` or ``max_records`` errors its trial (``too_large``, not
 retried; ``framework.schema.AnswerCaps``); the run goes on with the other trials. So does a video whose
-frames are larger than ``max_frame_pixels`` (read from the header of the stream they come from, before any frame is decoded:
-a chunk decodes ``chunk_frames`` of them at full size, 60 x 25 MB at the cap).
+frames are larger than ``max_frame_pixels`` (read from the header of the stream they come from, before any frame
+is decoded: a chunk decodes ``chunk_frames`` of them at full size, 60 x 25 MB at the cap).
 
 ``aggregator=summarise`` and ``states=captions`` need a model: with the offline backbone they are refused
 (no deterministic stand-in). ``states=captions`` has no trajectories, so it refuses the options that act on
