@@ -5,6 +5,7 @@ call (a real process: its exit code)."""
 
 from __future__ import annotations
 
+import math
 import re
 import subprocess
 import sys
@@ -87,6 +88,31 @@ def test_report(root: Path) -> None:
     assert all(row[-1] == "not measured" for row in table.rows)
     html = (root / "run" / "report" / "report.html").read_text()
     assert "strips visible" in html and re.search(r"128 of 128 strips over the \d+ frames sent", html)
+
+
+def test_the_audit_profile_counts_each_forced_trial_once(root: Path) -> None:
+    """The audit profile's raw and masked figures (k/n, Wilson interval) are the forced-choice trials of each
+    condition, counted from scores.jsonl, each once: the profile once summed the T, S and "all" split cells, so
+    every k and n was doubled (a smoke audit printed chance's masked figure as 2/8 for the 1 of 4 its report shows) and its interval too narrow."""
+    from vidaudit.core.contract.profile import AuditPart
+    from vidaudit.suites.stress.audit import profile_figures
+
+    recs = [ScoreRecord.model_validate_json(x) for x in (root / "run" / "scores.jsonl").read_text().splitlines()]
+    rep = Report.model_validate_json((root / "run" / "report" / "report.json").read_text())
+    part = AuditPart(name="cross_frame", preset="smoke", conditions=(), probe="cross_frame")
+    by_model = profile_figures(part, rep.results).by_model
+    assert set(by_model) == {"oracle", "chance", "ideal-observer"}
+    for model, figures in by_model.items():
+        for fig in figures:
+            cond = "frames@6/mcq" if fig.name == "raw" else f"frames@24+{MASK}/mcq"
+            mine = [r for r in recs if r.model == model and r.condition == cond and not r.params["abstention"]]
+            k, n = sum(bool(r.correct) for r in mine), len(mine)
+            assert n and (fig.k, fig.n) == (k, n), (model, fig)
+            z = 1.959963984540054  # Wilson's interval, textbook form
+            centre, half = (k + z * z / 2) / (n + z * z), z * math.sqrt(k * (n - k) / n + z * z / 4) / (n + z * z)
+            assert fig.ci_low == pytest.approx(max(0.0, centre - half)) and fig.ci_high == pytest.approx(
+                min(1.0, centre + half)
+            )
 
 
 def test_a_sampler_that_hides_strips_is_refused(root: Path) -> None:

@@ -156,7 +156,8 @@ def _camera_motion(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
 
 
 def _cross_frame(r: Mapping[str, Any], cells: list[Mapping[str, Any]]):
-    forced = [c for c in cells if not c.get("abstention")]
+    # the split "all" cell only: the T and S cells hold the same trials again
+    forced = [c for c in cells if not c.get("abstention") and c.get("split") == "all"]
     by = _figures({"raw": _sum(forced, lambda c: c.get("raw")), "masked": _sum(forced, lambda c: c.get("occ"))})
     pub: dict[str, list[ProfileFigure]] = {}
     for model, row in (dig(r, "paper_reported", "nextqa_T") or {}).items():
