@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -315,6 +316,43 @@ def _oracle_everywhere(out: Path, stdout: str, *, judged: bool) -> None:
     entries = [line for line in r.stdout.splitlines() if line.strip().startswith(f"{out.name}:oracle ")]
     assert len(entries) == len(profile.parts) and all(" 100.0% [" in e for e in entries), r.stdout
     assert sum("unjudged, need --judge" in e for e in entries) == (0 if judged else 1)
+
+
+def _widest_claimed_and_shown(md: str) -> list[tuple[str, float, float, str]]:
+    """Per part of profile.md: (part, the half-width its resolution line promises, the widest half-width of an
+    interval in its measured rows, that cell), read from the file as written."""
+    out = []
+    for block in md.split("\n## ")[1:]:
+        claim = re.search(r"95% intervals at most ±([0-9.]+) points", block)
+        measured = block.split("\nPublished (")[0]
+        cells = [c for line in measured.splitlines() if "| measured |" in line for c in line.split("|")]
+        widest = max(
+            ((float(m[2]) - float(m[1])) / 2, c.strip())
+            for c in cells
+            for m in re.finditer(r"\[([0-9.]+), ([0-9.]+)\]", c)
+        )
+        if claim:
+            out.append((block.splitlines()[0], float(claim[1]), *widest))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)  # the shared smoke audit runs inside the first of these (minutes on 2 busy cores)
+@pytest.mark.xfail(
+    strict=True,
+    reason="a part's '95% intervals at most ±X points' (and its MDD) is computed over every trial a model ran in "
+    "the part (trials_per_model: 60 faithful questions, 12 mosaic clips), but each figure's interval is over its "
+    "own subset (12 faithful targets, 2 mosaic temporal items): the line under-states the intervals printed below "
+    "it (faithful ±12.7 above chance's A_target [25.4, 74.6]; mosaic ±28.3 above [9.5, 90.5]; sycophancy ±16.3 "
+    "above [24.6, 66.3])",
+)
+def test_a_parts_stated_interval_width_bounds_the_intervals_it_shows(smoke_audit: tuple[Path, str, float]) -> None:
+    wider = [
+        (part, claimed, shown, cell)
+        for part, claimed, shown, cell in _widest_claimed_and_shown((smoke_audit[0] / "profile.md").read_text())
+        if shown > claimed + 0.05
+    ]
+    assert not wider, wider
 
 
 @pytest.mark.slow
