@@ -117,8 +117,11 @@ def test_smoke_audit_profile(smoke_audit: tuple[Path, str, float]) -> None:
     for part in profile.parts:
         assert (out / part.report_html).is_file(), part.report_html
         assert part.trials_per_model > 0
-        scored = part.trials_per_model - part.unjudged.get("oracle", 0)  # intervals are over the scored trials
-        assert part.min_detectable_difference == pytest.approx(min_detectable_difference(scored))
+        # the resolution stated is the widest interval's: the smallest n of an accuracy figure the part shows
+        shown = [f.n for r in profile.rows for f in r.figures[part.name] if f.kind == "accuracy" and f.n]
+        shown += [f.n for f in part.observer_figures if f.kind == "accuracy" and f.n]
+        assert part.resolution_n == min(shown) <= part.trials_per_model - part.unjudged.get("oracle", 0)
+        assert part.min_detectable_difference == pytest.approx(min_detectable_difference(min(shown)))
         oracle, chance = rows["oracle"].figures[part.name], rows["chance"].figures[part.name]
         assert oracle and chance, part.name
         for f in oracle:  # the oracle is at 100% wherever it is scored (a judged figure with no judge: no value)
@@ -338,15 +341,10 @@ def _widest_claimed_and_shown(md: str) -> list[tuple[str, float, float, str]]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(1200)  # the shared smoke audit runs inside the first of these (minutes on 2 busy cores)
-@pytest.mark.xfail(
-    strict=True,
-    reason="a part's '95% intervals at most ±X points' (and its MDD) is computed over every trial a model ran in "
-    "the part (trials_per_model: 60 faithful questions, 12 mosaic clips), but each figure's interval is over its "
-    "own subset (12 faithful targets, 2 mosaic temporal items): the line under-states the intervals printed below "
-    "it (faithful ±12.7 above chance's A_target [25.4, 74.6]; mosaic ±28.3 above [9.5, 90.5]; sycophancy ±16.3 "
-    "above [24.6, 66.3])",
-)
 def test_a_parts_stated_interval_width_bounds_the_intervals_it_shows(smoke_audit: tuple[Path, str, float]) -> None:
+    """A part's "95% intervals at most ±X points" holds for every interval printed under it, read from profile.md
+    as written: X was once stated for all of a model's trials in the part while its figures are over subsets
+    (faithful ±12.7 above chance's A_target [25.4, 74.6] (6/12), mosaic ±28.3 above [9.5, 90.5] (1/2))."""
     wider = [
         (part, claimed, shown, cell)
         for part, claimed, shown, cell in _widest_claimed_and_shown((smoke_audit[0] / "profile.md").read_text())

@@ -55,8 +55,11 @@ def build_profile(out: Path, budget: str, models: Sequence[str], parts: Sequence
         for m in models:
             rows[m].figures[p.part.name] = list(figs.by_model.get(m, []))
         n, scored_sha256, unjudged = _scored(p.run_dir, p.data_dir, models)
-        scored = n - (unjudged.get(models[0], 0) if models else 0)  # what the intervals are over
         observer = p.part.observer if p.part.observer not in models else None
+        # the resolution a part states is its widest interval's: the smallest n of an accuracy it shows (a figure
+        # over a subset, e.g. mosaic's 2 temporal text items of 12 clips, is wider than all the trials suggest)
+        shown = [f.n for m in (*models, observer) if m for f in figs.by_model.get(m, []) if f.kind == "accuracy"]
+        scored = min((k for k in shown if k), default=n - (unjudged.get(models[0], 0) if models else 0))
         infos.append(
             PartInfo(
                 suite=p.suite.name,
@@ -71,6 +74,7 @@ def build_profile(out: Path, budget: str, models: Sequence[str], parts: Sequence
                 trials_per_model=n,
                 ci_half_width=half_width(scored),
                 min_detectable_difference=min_detectable_difference(scored),
+                resolution_n=scored,
                 observer=observer,
                 chance=figs.chance,
                 observer_figures=list(figs.by_model.get(observer, [])) if observer else [],

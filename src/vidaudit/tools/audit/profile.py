@@ -36,8 +36,11 @@ class PartInfo(BaseModel):
     report_html: str
     conditions: list[str]
     trials_per_model: int
+    #: the widest 95% interval (at p = 0.5) and the smallest difference resolved, for ``resolution_n`` trials: the
+    #: smallest n of an accuracy figure the part shows (None in a profile made before this field: all trials)
     ci_half_width: float | None = None
     min_detectable_difference: float | None = None
+    resolution_n: int | None = None
     observer: str | None = None
     chance: dict[str, float] = Field(default_factory=dict)
     observer_figures: list[ProfileFigure] = Field(default_factory=list)

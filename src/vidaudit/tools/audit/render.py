@@ -145,9 +145,10 @@ def _resolution(p: PartInfo) -> str:
     scored = f", {p.trials_per_model - unjudged} scored ({unjudged} unjudged, need --judge)" if unjudged else ""
     if p.ci_half_width is None:
         return f"{p.trials_per_model} trials per model{scored}; no interval: nothing was scored"
+    over = "" if p.resolution_n is None else f" (its smallest figure: {p.resolution_n} trials)"
     return (
         f"{p.trials_per_model} trials per model{scored}; 95% intervals at most "
-        f"±{100 * (p.ci_half_width or 0):.1f} points; smallest difference resolved ≈ {100 * mdd:.1f} points"
+        f"±{100 * (p.ci_half_width or 0):.1f} points; smallest difference resolved ≈ {100 * mdd:.1f} points{over}"
     )
 
 
