@@ -140,3 +140,30 @@ def test_refusals_name_what_they_found(small: Path, predictions: dict[str, str],
     dump(rows, tmp_path / "f" / "two.json")
     with pytest.raises(DataError, match="holds 2 VLMEvalKit prediction files; name one"):
         import_responses("vlmevalkit", tmp_path / "f", small)
+
+
+def test_every_failure_marker_and_a_cut_cell_are_not_scored_as_text(small: Path, tmp_path: Path) -> None:
+    """VLMEvalKit's failure texts besides the bare FAIL_MSG (a wrapper's trailing space, `chat`'s suffix, the
+    newer `INFER_FAIL_MSG`) are api errors, and a prediction its xlsx writer cut at Excel's 32,767 characters is
+    truncated: each was scored as the model's answer (the cut one as its first, wrong, boxed guess). The newer
+    run folder `T<date>-<time>` names the model and the dataset."""
+    samples = load_samples(small)
+    cut = ("First guess \\boxed{1}, checking again. " + "x" * 40_000 + " Final Answer: \\boxed{3}")[:32767]
+    texts = [
+        "Failed to obtain answer via API. ",
+        "Failed to obtain answer via API.: Failed with all possible conversation turns.",
+        "Failed to obtain answer",
+        cut,
+    ]
+    predictions = {s.sample_id: canned_answer(s) for s in samples} | {
+        s.sample_id: t for s, t in zip(samples, texts, strict=False)
+    }
+    f = dump(table(samples, predictions), tmp_path / MODEL / "T20261201-093000" / f"{MODEL}_vidaudit_counting.xlsx")
+    scored = import_responses("vlmevalkit", f, small)
+    by_id = {r.sample_id: r for r in scored.records}
+    got = [(by_id[s.sample_id].status, by_id[s.sample_id].correct) for s in samples[:4]]
+    assert got == [("api_error", None)] * 3 + [("truncated", None)]
+    assert {(r.model, r.condition) for r in scored.records} == {(MODEL, "vlmevalkit:vidaudit_counting")}
+    rest = {s.sample_id: predictions[s.sample_id] for s in samples[4:]}
+    own = own_scores(small / "manifest.jsonl", rest, "vlmevalkit:vidaudit_counting", tmp_path)
+    assert comparable([r for r in scored.records if r.sample_id in rest]) == comparable(own)

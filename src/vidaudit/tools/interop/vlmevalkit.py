@@ -7,7 +7,11 @@ MODEL_DATASET.<ext>``, ``<ext>`` being ``xlsx`` (the default), ``tsv`` or ``json
 table is the dataset's own table (``index``, ``question``, ``answer``, ``video``, ... whatever the
 dataset has) with the model's text added as ``prediction`` (``str()`` of the response). TSV is written
 tab-separated, every field quoted, UTF-8, no index column; JSON is a list of row objects. A call that
-failed through an API model leaves ``Failed to obtain answer via API.`` as the prediction.
+failed leaves a prediction that starts with ``Failed to obtain answer`` (its API wrappers' ``Failed to obtain
+answer via API.``, with a trailing space or an error appended by some, and the plain form of newer versions);
+VLMEvalKit's own response cache treats every such text as a failure marker, and so does this reader. Its xlsx
+writer (xlsxwriter) cuts a cell at Excel's 32,767 characters: such a prediction is ``truncated`` here, never
+scored as the model's text.
 
 Key: the ``sample_id`` column when the table has one (a vidaudit dataset given to VLMEvalKit keeps it,
 since VLMEvalKit copies every dataset column), else ``index``. Suite: the ``suite`` column when present,
@@ -30,9 +34,14 @@ from vidaudit.tools.interop.common import ImportedLog, listed, require
 
 HARNESS = "vlmevalkit"
 FAIL_MSG = "Failed to obtain answer via API."
+#: what every failure marker of VLMEvalKit starts with (``vlmeval.smp.file.INFER_FAIL_MSG`` in newer versions)
+FAIL_PREFIX = "Failed to obtain answer"
+#: Excel's limit on a cell's characters: VLMEvalKit's xlsx writer cuts a longer prediction to exactly this
+XLSX_CELL_MAX = 32767
 FORMATS = (".xlsx", ".tsv", ".json")
 REQUIRED = ("index", "prediction")
-EVAL_ID = re.compile(r"^T\d{8}_G[0-9A-Za-z]+$")
+#: the run folder: ``T<YYYYMMDD>_G<commit>`` (older versions) or ``T<YYYYMMDD>-<HHMMSS>`` (newer ones)
+EVAL_ID = re.compile(r"^T\d{8}(_G[0-9A-Za-z]+|-\d{6})$")
 
 
 def _cell(v: Any) -> str | None:
@@ -118,12 +127,16 @@ def read_vlmevalkit_predictions(path: str | Path, *, model: str | None = None) -
         sid = _cell(r.get(key))
         pred = _cell(r.get("prediction"))
         text = "" if pred is None else pred
-        status = "api_error" if text == FAIL_MSG else "ok"
+        status = "ok"
+        if text.lstrip().startswith(FAIL_PREFIX):
+            status = "api_error"
+        elif f.suffix.lower() == ".xlsx" and len(text) == XLSX_CELL_MAX:
+            status = "truncated"  # cut by the xlsx writer: what is left is not the model's answer
         condition = _cell(r.get("condition")) or (f"vlmevalkit:{dataset}" if dataset else "external")
         rows.append(
             ResponseRow(
                 sample_id=sid or "",
-                response=None if status != "ok" else text,
+                response=None if status == "api_error" else text,
                 model=label,
                 condition=condition,
                 status=status,
