@@ -29,7 +29,14 @@ inspect_ai = pytest.importorskip(
 
 from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.log import read_eval_log, write_eval_log  # noqa: E402
-from inspect_ai.model import ContentImage, ContentVideo, ModelOutput, ModelUsage, get_model  # noqa: E402
+from inspect_ai.model import (  # noqa: E402
+    ContentImage,
+    ContentReasoning,
+    ContentVideo,
+    ModelOutput,
+    ModelUsage,
+    get_model,
+)
 
 from vidaudit.tools.interop.inspect_ai_tasks import vidaudit_task  # noqa: E402
 
@@ -49,8 +56,9 @@ def _fingerprint(messages) -> str:
     raise AssertionError("no video or image in the request")
 
 
-def mock(task, answer, fail: set[str] = frozenset()):
-    """mockllm answering ``answer(sample_id)`` for each sample of ``task`` (raising for those in ``fail``)."""
+def mock(task, answer, fail: set[str] = frozenset(), thought_out: set[str] = frozenset()):
+    """mockllm answering ``answer(sample_id)`` for each sample of ``task`` (raising for those in ``fail``; for
+    those in ``thought_out``, reasoning only and ``max_tokens``: the budget spent before any answer text)."""
     by_print = {_fingerprint(s.input): str(s.id) for s in task.dataset}
     sent: dict[str, str] = {}
 
@@ -59,6 +67,11 @@ def mock(task, answer, fail: set[str] = frozenset()):
         if sid in fail:
             raise RuntimeError("the provider is down")
         sent[sid] = answer(sid)
+        if sid in thought_out:
+            thinking = [ContentReasoning(reasoning="Counting the events one by one... " * 40)]
+            out = ModelOutput.from_content(model="mockllm", content=thinking, stop_reason="max_tokens")
+            out.usage = ModelUsage(input_tokens=10, output_tokens=2048, total_tokens=2058)
+            return out
         out = ModelOutput.from_content(model="mockllm", content=sent[sid])
         out.usage = ModelUsage(input_tokens=10, output_tokens=10, total_tokens=20)
         return out
@@ -206,6 +219,29 @@ def test_errored_sample_is_an_api_error(small: Path, tmp_path: Path) -> None:
     assert (bad.status, bad.correct, bad.metrics) == ("api_error", None, {})
     assert comparable(scored.records) == comparable(
         own_scores(small / "manifest.jsonl", {**sent, down: None}, "native/structured_trace", tmp_path)
+    )
+
+
+def test_budget_spent_thinking_is_truncated_not_a_wrong_answer(small: Path, tmp_path: Path) -> None:
+    """A reasoning model that spends max_tokens thinking leaves an empty completion: `vidaudit run` records that
+    as `truncated` (not scored), and so do the import and the scorer inside inspect (both scored it as an empty,
+    wrong answer)."""
+    samples = {s.sample_id: s for s in load_samples(small)}
+    task = vidaudit_task("counting", str(small))
+    spent = next(iter(samples))
+    model, sent = mock(task, lambda sid: canned_answer(samples[sid]), thought_out={spent})
+    log_file = run(task, model, tmp_path / "log")
+    scored = import_responses("inspect", log_file, small)
+    bad = next(r for r in scored.records if r.sample_id == spent)
+    assert (bad.status, bad.correct, bad.metrics) == ("truncated", None, {})
+    sent.pop(spent)
+    others = [r for r in scored.records if r.sample_id != spent]
+    assert comparable(others) == comparable(
+        own_scores(small / "manifest.jsonl", sent, "native/structured_trace", tmp_path)
+    )
+    inside = next(s for s in read_eval_log(str(log_file)).samples if str(s.id) == spent).scores["vidaudit_scorer"]
+    assert (
+        inside.metadata["vidaudit_record"] == bad.model_dump(mode="json") and inside.explanation == "status truncated"
     )
 
 

@@ -112,6 +112,23 @@ def native_condition(suite: Suite, prompt: str | None) -> Condition:
     return Condition(prompt=name)
 
 
+# --------------------------------------------------------------------------- inspect_ai outputs
+
+
+def inspect_output_status(output: Any) -> str:
+    """The status of an inspect_ai ``ModelOutput``, as a vidaudit adapter reads its finish reason: a content
+    filter is a refusal, an output budget spent before any answer text (``max_tokens`` with an empty completion:
+    a reasoning model that thought to the limit) is ``truncated``, never an empty (wrong) answer."""
+    if output is None:
+        return "ok"
+    reason = getattr(output, "stop_reason", None)
+    if reason == "content_filter":
+        return "refused"
+    if reason == "max_tokens" and not (output.completion or "").strip():
+        return "truncated"
+    return "ok"
+
+
 # --------------------------------------------------------------------------- metrics as plain numbers
 
 

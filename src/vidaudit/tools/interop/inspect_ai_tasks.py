@@ -40,6 +40,7 @@ from vidaudit.run.trial_json import prompt_sha256, selection_sha256
 from vidaudit.score.stage import external_trial_id, record
 from vidaudit.tools.interop.common import (
     check_videos,
+    inspect_output_status,
     load_data,
     native_condition,
     require,
@@ -173,7 +174,7 @@ def vidaudit_scorer(suite: str, manifest: str, metric_names: list[str]) -> Any:
         meta = (state.metadata or {}).get("vidaudit") or {}
         sample = _samples(manifest)[str(state.sample_id)]
         output = state.output
-        status = "refused" if output is not None and output.stop_reason == "content_filter" else "ok"
+        status = inspect_output_status(output)
         text = output.completion if output is not None else ""
         condition = str(meta.get("condition") or "external")
         model = str(state.model)

@@ -28,7 +28,7 @@ from vidaudit.core.types import Sample
 from vidaudit.report.stage import write_scored_report
 from vidaudit.score.scored_run import Scored
 from vidaudit.score.stage import ResponseRow, manifest_suite, score_rows, write_scores
-from vidaudit.tools.interop.common import ImportedLog, listed, require
+from vidaudit.tools.interop.common import ImportedLog, inspect_output_status, listed, require
 from vidaudit.tools.interop.lmms_eval import read_lmms_eval_log
 from vidaudit.tools.interop.vlmevalkit import read_vlmevalkit_predictions
 
@@ -44,15 +44,16 @@ INSPECT_SAMPLE_FORMAT = 1
 
 def _inspect_status(sample: Any) -> tuple[str, str | None]:
     """(status, text) of one EvalSample: an error is an api_error, a time limit a timeout, a content filter a
-    refusal; only ``ok`` carries text."""
+    refusal, an output budget spent with no answer text truncated; only ``ok`` carries text."""
     if getattr(sample, "error", None) is not None:
         return "api_error", None
     limit = getattr(sample, "limit", None)
     if limit is not None and str(getattr(limit, "type", "")) in ("time", "working"):
         return "timeout", None
     output = getattr(sample, "output", None)
-    if output is not None and getattr(output, "stop_reason", None) == "content_filter":
-        return "refused", None
+    status = inspect_output_status(output)
+    if status != "ok":
+        return status, None
     return "ok", (output.completion if output is not None else "")
 
 
