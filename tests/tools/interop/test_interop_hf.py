@@ -128,3 +128,27 @@ def test_any_suite_exports(tmp_path: Path) -> None:
     assert ds.features["answer"] == datasets.Value("string") and sorted(set(ds["answer"])) == ["blue", "green", "red"]
     assert ds[0]["trace"] == [] and ds[0]["params"] == {"colour": "red", "seed": 0}
     assert "# vidaudit: toy" in (tmp_path / "hf" / "README.md").read_text()
+
+
+def test_same_file_name_without_sha256_keeps_each_video(small: Path, tmp_path: Path) -> None:
+    """Three external videos named alike in different folders, with no sha256 in the manifest (it is optional):
+    each row, and the exported manifest, keeps its own video (the later samples were given the first one's
+    file)."""
+    rows = [json.loads(x) for x in (small / "manifest.jsonl").read_text().splitlines()][:3]
+    for i, r in enumerate(rows):
+        (tmp_path / f"src{i}").mkdir()
+        target = tmp_path / f"src{i}" / "clip.mp4"
+        target.write_bytes((small / r["video"]["path"]).read_bytes())
+        r["video"]["path"], r["video"]["sha256"] = str(target), None
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "manifest.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_dataset_info(data, {**read_dataset_info(small), "external_videos": True, "n_samples": 3})
+    res = export_hf(data, tmp_path / "out")
+    by_id = {r["sample_id"]: r for r in datasets.load_from_disk(str(res.out))}
+    rows_by_id = {r["sample_id"]: r for r in rows}
+    for r in rows:
+        assert by_id[r["sample_id"]]["video"]["bytes"] == Path(r["video"]["path"]).read_bytes(), r["sample_id"]
+    assert len({row["video_path"] for row in by_id.values()}) == 3
+    for s in load_samples(res.out):
+        assert (res.out / s.video.path).read_bytes() == Path(rows_by_id[s.sample_id]["video"]["path"]).read_bytes()

@@ -21,6 +21,7 @@ the card).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -262,17 +263,20 @@ def card_text(
 
 def _dest_paths(samples: Sequence[Sample]) -> dict[str, str]:
     """Where each sample's video goes under DIR (its own relative path when it stays inside, else
-    ``videos/NAME``, made unique by the sha256 where two names collide)."""
+    ``videos/NAME``, made unique by the sha256 where two names collide). Two samples share a file only when
+    they name the same one: the same sha256, or, where the manifest gives none, the same path."""
     out: dict[str, str] = {}
-    taken: dict[str, str | None] = {}
+    taken: dict[str, str] = {}
     for s in samples:
+        same = s.video.sha256 or f"path:{s.video.path}"
         rel = PurePosixPath(s.video.path)
         if rel.is_absolute() or ".." in rel.parts or not rel.parts or rel.parts[0] != "videos":
             rel = PurePosixPath("videos") / rel.name
         key = str(rel)
-        if key in taken and taken[key] != s.video.sha256:
-            key = str(PurePosixPath("videos") / f"{(s.video.sha256 or s.sample_id)[:16]}_{rel.name}")
-        taken[key] = s.video.sha256
+        if key in taken and taken[key] != same:
+            tag = s.video.sha256 or hashlib.sha256(same.encode()).hexdigest()  # one name per distinct file
+            key = str(PurePosixPath("videos") / f"{tag[:16]}_{rel.name}")
+        taken[key] = same
         out[s.sample_id] = key
     return out
 
