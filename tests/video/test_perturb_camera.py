@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from realvideos import Player
 from test_perturb_fixtures import bright_centroid, decoded_ids, info, make_dot_still, make_video
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import PerturbationSpec
@@ -135,3 +136,50 @@ def test_algorithm_1_as_printed_has_tilt_backwards_and_we_do_not(dot: Path, tmp_
     down = apply(dot, cam(motion="tilt_down", speed_px_s=20, duration_s=1.0, fps=10), tmp_path / "down.mp4")
     for f, g in zip(iter_frames(down.video), printed_up):  # = the paper's printed "up"
         assert abs(bright_centroid(f)[1] - bright_centroid(g)[1]) < 0.5
+
+
+def _texture_still(path: Path, w: int = 96, h: int = 64) -> Path:
+    """A smooth random texture: every shift of it is measurable by phase correlation."""
+    img = cv2.GaussianBlur(np.random.default_rng(1).integers(0, 256, (h, w, 3)).astype(np.float32), (0, 0), 2.0)
+    img = (img - img.min()) / (img.max() - img.min()) * 255
+    cv2.imwrite(str(path), img.astype(np.uint8))
+    return path
+
+
+@pytest.mark.parametrize(
+    "motion, speed, renders",
+    [
+        ("pan_left", 1410.0, True),  # 47 px a frame on a 96 px frame: just under half, seen as labelled
+        ("tilt_down", 930.0, True),  # 31 px a frame on 64 px rows
+        ("pan_left", 1500.0, False),  # 50 px a frame: seen as a 46 px step to the left
+        ("pan_right", 2000.0, False),  # 66-67 px: seen as ~30 px to the right
+        ("tilt_up", 1500.0, False),  # 50 px on 64 px rows: seen as 14 px up
+        ("tilt_down", 3000.0, False),  # 100 px = 36 mod 64: seen as 28 px down
+        ("pan_left", 0.5, False),  # 0.5 px/s for 0.2 s: never a whole pixel, a still picture labelled pan_left
+    ],
+)
+def test_the_motion_a_player_sees_is_the_labelled_one_or_the_op_refuses(
+    tmp_path: Path, motion: str, speed: float, renders: bool
+) -> None:
+    """Measured on ffmpeg's decode by phase correlation between consecutive frames, never from dx/dy: a pan or tilt
+    of half the frame or more per frame wraps into a motion the other way, and one under a pixel is no motion."""
+    player = Player.required()
+    png = _texture_still(tmp_path / "tex.png")
+    try:
+        r = apply(png, cam(motion=motion, speed_px_s=speed, duration_s=0.2, fps=30), tmp_path / "c.mp4")
+    except ConfigError as e:
+        assert not renders and "speed_px_s must be at" in str(e)
+        return
+    _, frames = player.frames(r.video)
+    axis, sign = {"pan_left": (0, 1), "pan_right": (0, -1), "tilt_up": (1, 1), "tilt_down": (1, -1)}[motion]
+    gray = [cv2.cvtColor(f, cv2.COLOR_RGB2GRAY).astype(np.float64) for f in frames]
+    seen = [cv2.phaseCorrelate(a, b)[0][axis] for a, b in zip(gray, gray[1:])]
+    assert all(sign * s > 0.5 for s in seen), (motion, r.meta.info["content_motion"], seen)
+
+
+def test_one_frame_or_a_zoom_that_never_changes_the_crop_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="1 frame shows no motion"):
+        plan_for(cam(motion="pan_left", duration_s=0.02, fps=30), info(still=True))
+    with pytest.raises(ConfigError, match="never changes the 96x64 crop"):  # every crop is 95x63: one still picture
+        plan_for(cam(motion="zoom_out", zoom_max=1.001, duration_s=1, fps=30), info(still=True, w=96, h=64))
+    assert plan_for(cam(motion="zoom_in", zoom_max=1.001, duration_s=1, fps=30), info(still=True, w=96, h=64))

@@ -70,6 +70,42 @@ def zoom_at(p: Camera2DParams, alpha: float) -> float:
     return z_in if p.motion == "zoom_in" else z_out
 
 
+def _crop(w: int, h: int, z: float) -> tuple[int, int]:
+    """The centred crop ``floor(W / z) x floor(H / z)`` a zoom of ``z`` resizes back to ``W x H``."""
+    return int(math.floor(w / z + 1e-9)), int(math.floor(h / z + 1e-9))
+
+
+def _check_visible(
+    op: str, p: Camera2DParams, n: int, fps: float, w: int, h: int, d: list[int], zoom: list[float]
+) -> None:
+    """Refuse a motion a viewer would not see as labelled: one frame, a pan/tilt that never moves a whole pixel
+    or a zoom whose crop never changes (a still picture), and a pan/tilt stepping half the frame or more per
+    frame, which on the wrapping canvas is seen going the other way (a 50 px step on a 96 px frame shows a
+    46 px step back)."""
+    if n < 2:
+        raise ConfigError(f"{op}: {n} frame shows no motion; need at least 2 frames (a longer duration_s or fps)")
+    if p.motion.startswith("zoom"):
+        if len({_crop(w, h, z) for z in zoom}) < 2:
+            raise ConfigError(
+                f"{op}: zoom_max={p.zoom_max:g} never changes the {w}x{h} crop by a whole pixel, so every frame is "
+                "the same picture; raise zoom_max"
+            )
+        return
+    length, axis = (w, "width") if p.motion.startswith("pan") else (h, "height")
+    if all(x % length == 0 for x in d):
+        raise ConfigError(
+            f"{op}: speed_px_s={p.speed_px_s:g} moves the picture less than one pixel in {n} frames at {fps:g} fps, "
+            f"so every frame is the same picture; speed_px_s must be at least {fps / (n - 1):.4g}"
+        )
+    step = max(abs(b - a) for a, b in zip(d, d[1:], strict=False))
+    if 2 * step >= length:
+        raise ConfigError(
+            f"{op}: speed_px_s={p.speed_px_s:g} moves the content {step} px per frame, half the {length} px "
+            f"{axis} or more, so on the wrapping canvas it is seen moving the other way; speed_px_s must be at "
+            f"most {(length - 1) // 2 * fps:g} at {fps:g} fps"
+        )
+
+
 @register
 class Camera2D(
     Op,
@@ -117,6 +153,7 @@ class Camera2D(
                 dy[t] = -d
             else:
                 zoom[t] = round(zoom_at(p, t / n), 9)
+        _check_visible(self.name, p, n, fps, src.width, src.height, dx if p.motion.startswith("pan") else dy, zoom)
         info = {
             "motion": p.motion,
             "content_motion": CONTENT_MOTION[p.motion],
@@ -149,7 +186,7 @@ class Camera2D(
         h, w = src.shape[:2]
         z = state["zoom"][i]
         if z != 1.0:
-            wc, hc = int(math.floor(w / z + 1e-9)), int(math.floor(h / z + 1e-9))
+            wc, hc = _crop(w, h, z)
             x0, y0 = (w - wc) // 2, (h - hc) // 2
             return cv2.resize(src[y0 : y0 + hc, x0 : x0 + wc], (w, h), dst=state["buf"], interpolation=cv2.INTER_LINEAR)
         sx, sy = state["dx"][i] % w, state["dy"][i] % h
