@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import math
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
+from vidaudit.cli import app
 from vidaudit.core.errors import ConfigError
 from vidaudit.suites.counting import grid as g
 from vidaudit.suites.counting.running_count import replay
@@ -81,6 +85,31 @@ def test_smoke_has_the_corners() -> None:
 
 def test_sample_id_is_readable_and_stable() -> None:
     assert g.GridPoint("bounce_ball", 5, 2.0, 3).sample_id == "counting-bounce_ball-N05-F2.0-s03"
+    assert g.GridPoint("bounce_ball", 5, 0.75, 3).sample_id == "counting-bounce_ball-N05-F0.75-s03"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(0.01, 100.0), st.floats(0.0, 0.1))
+def test_distinct_frequencies_have_distinct_sample_ids(f1: float, step: float) -> None:
+    """The id is the dataset's key (manifest row, video file name): two grid points must never share one."""
+    f2 = f1 + step
+    a, b = g.GridPoint("blinking", 2, f1, 0), g.GridPoint("blinking", 2, f2, 0)
+    assert (a.sample_id == b.sample_id) == (f1 == f2)
+
+
+def test_two_frequencies_one_decimal_apart_are_two_samples_in_the_manifest(tmp_path: Path) -> None:
+    """F = 2.2 and 2.25 were both written as 'F2.2': the manifest held the 2.25 Hz sample twice, the 2.2 Hz
+    cell was silently dropped, and both renders wrote the one video file."""
+    out = tmp_path / "d"
+    args = ["generate", "counting", "--out", str(out), "--dry-run", "--domains", "blinking", "--counts", "2"]
+    r = CliRunner().invoke(app, [*args, "--frequencies", "2.2,2.25", "--seeds", "1"])
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(x) for x in (out / "manifest.jsonl").read_text().splitlines()]
+    assert len({row["sample_id"] for row in rows}) == len({row["video"]["path"] for row in rows}) == 2
+    assert sorted(row["params"]["frequency_hz"] for row in rows) == [2.2, 2.25]
+    for row in rows:  # each row's trace is its own frequency's: events 1/F apart
+        t1, t2 = (e["t"] for e in row["trace"]["events"])
+        assert t2 - t1 == pytest.approx(1 / row["params"]["frequency_hz"], abs=2e-9)
 
 
 def test_appearance_varies_with_seed() -> None:

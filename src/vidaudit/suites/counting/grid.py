@@ -33,7 +33,12 @@ class GridPoint:
 
     @property
     def sample_id(self) -> str:
-        return f"{SUITE}-{self.domain}-N{self.n_events:02d}-F{self.frequency_hz:.1f}-s{self.seed:02d}"
+        """Readable and unique: F to one decimal (the paper's grid, 'F2.0') unless that is not F itself, which is
+        then written in full ('F2.25', not 'F2.2' shared with F = 2.2: the manifest held one sample twice and
+        both renders wrote one file)."""
+        f = float(self.frequency_hz)
+        fs = f"{f:.1f}" if float(f"{f:.1f}") == f else repr(f)
+        return f"{SUITE}-{self.domain}-N{self.n_events:02d}-F{fs}-s{self.seed:02d}"
 
     @property
     def identity(self) -> dict[str, object]:
