@@ -138,3 +138,37 @@ def test_n12_at_half_hertz_fits_but_a_shorter_clip_does_not() -> None:
     make_scene(g.GridPoint("bounce_ball", 12, 0.5, 0))
     with pytest.raises(ConfigError, match="lengthen the clip"):
         make_scene(g.GridPoint("bounce_ball", 12, 0.5, 0), RenderSettings(duration_s=20.0))
+
+
+@settings(max_examples=120, deadline=None)
+@given(points, st.sampled_from([1.0, 2.0, 3.0, 5.0, 7.5, 29.97]), st.floats(6.0, 40.0))
+def test_every_event_and_its_lead_out_is_on_a_frame_of_the_clip(p: g.GridPoint, fps: float, duration: float) -> None:
+    """The clip has round(duration * fps) frames, the last at (n - 1) / fps: at a low or fractional rate that is
+    more than the 0.25 s margin before ``duration``, and events were placed after it (no frame shows them)."""
+    s = RenderSettings(duration_s=duration, fps=fps, width=320, height=240)
+    try:
+        scene = make_scene(p, s)
+    except ConfigError:
+        return
+    last = Fraction(s.n_frames - 1) / Fraction(str(fps))
+    for e, t in zip(scene.trace().events, scene.schedule.exact, strict=True):
+        assert e.frame < s.n_frames
+        assert t + scene.lead_out_s() <= last
+
+
+def test_a_dry_run_at_one_frame_a_second_puts_every_event_on_a_frame(tmp_path: Path) -> None:
+    """Seed 22 drew its one state change at 10.0 s in a 10.4 s clip at 1 fps: frame 10 of a 10-frame video."""
+    out = tmp_path / "d"
+    args = ["generate", "counting", "--out", str(out), "--dry-run", "--domains", "state_machine", "--counts", "1"]
+    r = CliRunner().invoke(app, [*args, "--frequencies", "1", "--seeds", "23", "--fps", "1", "--duration", "10.4"])
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(x) for x in (out / "manifest.jsonl").read_text().splitlines()]
+    assert len(rows) == 23
+    for row in rows:
+        assert all(e["frame"] < row["video"]["n_frames"] for e in row["trace"]["events"]), row["sample_id"]
+
+
+def test_a_clip_whose_last_frame_comes_too_soon_is_refused_naming_it() -> None:
+    """2.9 s at 1 fps is 3 frames, the last at 2 s: three state changes 1 s apart after 0.25 s cannot all show."""
+    with pytest.raises(ConfigError, match="its last frame at 2 s"):
+        make_scene(g.GridPoint("state_machine", 3, 1.0, 0), RenderSettings(duration_s=2.9, fps=1.0))

@@ -86,6 +86,7 @@ class Scene(ABC):
             lead_out_s=self.lead_out_s(),
             duration_s=settings.duration_s,
             fps=self.fps_exact,
+            n_frames=settings.n_frames,
         )
         self.rng = rng_from(point.identity, "appearance")
         self.setup()

@@ -70,21 +70,28 @@ def make_schedule(
     lead_out_s: Fraction,
     duration_s: float | Fraction,
     fps: float | Fraction,
+    n_frames: int | None = None,
 ) -> Schedule:
-    """Place N events at rate F so that lead-in, events and lead-out fit inside the clip with a margin."""
+    """Place N events at rate F so that lead-in, events and lead-out fit inside the clip with a margin.
+
+    ``n_frames``: the clip's frames (the last shown at (n_frames - 1) / fps). The lead-out also ends by that last
+    frame: below 4 fps, or when duration * fps is not whole, it can come more than the margin before the clip's
+    end, and an event placed after it was on no frame of the video."""
     fq, dq, rq = exact(f), exact(duration_s), exact(fps)
     lead_in, lead_out = exact(lead_in_s), exact(lead_out_s)
     if n == 0:
         return Schedule((), Fraction(0), Fraction(0), dq, rq)
     span = (n - 1) / fq
     lo = MARGIN_S + lead_in
-    hi = dq - MARGIN_S - lead_out - span
+    end = dq - MARGIN_S if n_frames is None else min(dq - MARGIN_S, (n_frames - 1) / rq)
+    hi = end - lead_out - span
     if hi < lo:
         need = span + lead_in + lead_out + 2 * MARGIN_S
+        last = "" if end == dq - MARGIN_S else f", its last frame at {float(end):g} s"
         raise ConfigError(
             f"N={n} events at F={float(fq):g} Hz need {float(need):.2f} s (events {float(span):.2f} s + lead-in/out "
             f"{float(lead_in + lead_out):.2f} s + margins {float(2 * MARGIN_S):.2f} s) but the clip lasts "
-            f"{float(dq):g} s; lower N, raise F or lengthen the clip (--duration)"
+            f"{float(dq):g} s{last}; lower N, raise F or lengthen the clip (--duration)"
         )
     # Start on the first frame boundary at or after a drawn instant of [lo, hi] (clamped into it); later
     # events follow 1/F. The draw is a float (the seed's stream); everything after it is exact.
