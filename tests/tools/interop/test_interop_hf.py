@@ -111,6 +111,28 @@ def test_untypable_column_is_json_text(small: Path, tmp_path: Path) -> None:
     assert "Stored as JSON text" in (res.out / "README.md").read_text()
 
 
+@pytest.mark.parametrize(
+    "values",
+    [(1.5, 2**60 + 1), (2**63, 3)],
+    ids=["int past 2**53 beside a float", "int past int64"],
+)
+def test_a_whole_number_the_column_would_not_hold_exactly_is_json_text(
+    small: Path, tmp_path: Path, values: tuple[float, int]
+) -> None:
+    """Beside floats a column is float64, which holds whole numbers exactly only up to 2**53: 2**60 + 1 came back
+    as 1.152921504606847e18, silently another number. Such a column (and one past int64) is JSON text, exact."""
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    rows = [json.loads(x) for x in (small / "manifest.jsonl").read_text().splitlines()]
+    for r, v in zip(rows, values, strict=False):
+        r["params"]["big"] = v
+    (mixed / "manifest.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (mixed / "videos").symlink_to(small / "videos")
+    write_dataset_info(mixed, {**read_dataset_info(small), "external_videos": True})
+    ds = datasets.load_from_disk(str(export_hf(mixed, tmp_path / "out").out))
+    assert [json.loads(ds[i]["params_json"])["big"] for i in range(2)] == list(values)
+
+
 def test_any_suite_exports(tmp_path: Path) -> None:
     """A plugin suite (the tests' toy suite, string answers, no trace) exports for the Hub and for lmms-eval."""
     from test_interop_support import plugin_env, run_py

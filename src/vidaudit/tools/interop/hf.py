@@ -15,7 +15,8 @@
 - ``README.md``: the dataset card (suite, paper, grid, verification status, licence, columns).
 
 Types are inferred from the samples: numbers, strings and bools as values, dicts as structs, lists as
-lists; a column whose values have no single type is stored as JSON text under ``NAME_json`` (named in
+lists; a column whose values have no single type, or whose whole numbers its type would not hold exactly (past
+2**53 beside floats, past int64), is stored as JSON text under ``NAME_json`` (named in
 the card).
 """
 
@@ -78,12 +79,23 @@ def _kind(v: Any) -> str:
     raise _Untypable(type(v).__name__)
 
 
+#: the largest whole number float64 holds exactly (beside floats, ints are stored as float64), and int64's
+FLOAT_EXACT = 2**53
+INT64_MAX = 2**63 - 1
+
+
 def infer_feature(values: Sequence[Any]) -> Any:
     """The ``datasets`` feature that holds every value (None is allowed anywhere); ``_Untypable`` otherwise."""
     ds = require("datasets", "vidaudit export hf")
     kinds = {_kind(v) for v in values} - {"null"}
     if not kinds:
         return ds.Value("string")
+    if kinds & {"int"} and kinds <= {"int", "float"}:
+        # a whole number past what the column holds exactly would come back another number: JSON text instead
+        ints = [v for v in values if _kind(v) == "int"]
+        limit = FLOAT_EXACT if "float" in kinds else INT64_MAX
+        if any(abs(v) > limit for v in ints):
+            raise _Untypable(f"a whole number past {limit:,} ({'float64' if 'float' in kinds else 'int64'})")
     if kinds == {"int", "float"}:
         return ds.Value("float64")
     if len(kinds) > 1:
