@@ -225,7 +225,7 @@ def charades(root: Path, log: SourceLog | None = None) -> list[Clip]:
         )
     classes = charades_classes(cls_path)
     clips: list[Clip] = []
-    seen: set[str] = set()
+    seen: dict[str, str] = {}
     tally = _CharadesTally()
     for path in csvs:
         for where, r in _charades_rows(path):
@@ -257,7 +257,7 @@ def _charades_clip(
     root: Path,
     log: SourceLog,
     tally: _CharadesTally,
-    seen: set[str],
+    seen: dict[str, str],
     classes: dict[str, str],
     where: str,
     r: dict[str, Any],
@@ -271,10 +271,8 @@ def _charades_clip(
     video = _video(log, root, CHARADES_DIRS, vid, where)
     if video is None:
         return None
-    if vid in seen:
-        log.skip(vid, f"{where}: listed a second time")
+    if _listed_again(log, seen, vid, where):
         return None
-    seen.add(vid)
     actions = charades_actions(r["actions"], classes, where)
     try:
         duration = probe(video).duration_s
