@@ -53,24 +53,8 @@ _NEG_WORDS = (
 )
 _NEG_FILLERS = ("is", ":", "=", "at", "about", "approximately", "around", "~")
 _MINUTES = ("minutes", "minute", "mins", "min", "m")
-#: units after a number that are not seconds (longest first, as an alternation wants them)
-_OTHER_UNITS = (
-    "milliseconds",
-    "millisecond",
-    "minutes",
-    "minute",
-    "msecs",
-    "msec",
-    "mins",
-    "min",
-    "ms",
-    "m",
-    "hours",
-    "hour",
-    "hrs",
-    "hr",
-    "h",
-)
+#: units after a number that are not seconds (matched whole: no letter may follow, so their order does not matter)
+_OTHER_UNITS = (*_MINUTES, "milliseconds", "millisecond", "msecs", "msec", "ms", "hours", "hour", "hrs", "hr", "h")
 
 
 def _rev_alt(words: tuple[str, ...]) -> str:
