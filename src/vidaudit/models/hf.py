@@ -77,9 +77,6 @@ class HFAdapter(LocalEngine):
 
     # ------------------------------------------------------------------ loading
 
-    def _hub_options(self) -> dict[str, Any]:
-        return _hub_options(self._options)
-
     def _load(self) -> None:
         """Load processor and model once (in the worker thread)."""
         if self._model is not None:
@@ -87,9 +84,9 @@ class HFAdapter(LocalEngine):
         import torch
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
-        processor = AutoProcessor.from_pretrained(self.spec.name, **self._hub_options())
+        processor = AutoProcessor.from_pretrained(self.spec.name, **_hub_options(self._options))
         processor.tokenizer.padding_side = "left"
-        kwargs = dict(self._hub_options())
+        kwargs = _hub_options(self._options)
         if "attn_implementation" in self._options:
             kwargs["attn_implementation"] = self._options["attn_implementation"]
         dtype = self._dtype if self._dtype == "auto" else getattr(torch, self._dtype)
