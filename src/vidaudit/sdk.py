@@ -118,7 +118,7 @@ if TYPE_CHECKING:  # every name of the front door, where it lives (imported on f
         VideoRef,
         unvalidated,
     )
-    from vidaudit.core.untrusted import read_json_file
+    from vidaudit.core.untrusted import distinct_keys, read_json_file
     from vidaudit.core.versions import library_versions
     from vidaudit.models.base import Capabilities, ModelAdapter, ModelCallError, StageCall, combine_stages
     from vidaudit.models.baselines import SampleAnswerer
@@ -248,6 +248,7 @@ __all__ = [
     "canonical_json",
     "confined",
     "dataset_dir",
+    "distinct_keys",
     "existing_samples",
     "guard_replace",
     "library_versions",

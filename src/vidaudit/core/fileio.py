@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.core.errors import DataError
+from vidaudit.core.untrusted import distinct_keys
 
 
 def _umask() -> int:
@@ -260,9 +261,11 @@ def read_jsonl_objects(path: Path, what: str) -> list[tuple[int, dict[str, Any]]
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = json.loads(line, object_pairs_hook=distinct_keys)
         except json.JSONDecodeError as e:
             raise DataError(f"{path}:{i}: not valid JSON ({e.msg}); fix or remove that line") from e
+        except DataError as e:
+            raise DataError(f"{path}:{i}: {e}") from None
         except RecursionError:
             raise DataError(f"{path}:{i}: JSON nested too deeply to read; fix or remove that line") from None
         if not isinstance(row, dict):

@@ -6,6 +6,11 @@ strings no UTF-8 file can hold (a lone ``\\ud800`` escape), and a path can name 
 file is read only when it is a regular file no larger than ``max_bytes``, and text is parsed into a value no
 deeper than ``max_depth`` with only valid strings; anything else is a ``DataError`` naming the file and the
 cap, which the CLI prints as one line.
+
+Both ``json`` and PyYAML keep the last of two equal keys in one object without a word, so a hand-merged file
+(a run config with ``conditions:`` twice, a labels file naming an item twice) would be read as half of what
+it says. Every reader here refuses a key given twice with different values (the same value twice is one
+value, read once); ``load_yaml`` does the same for the YAML a user writes.
 """
 
 from __future__ import annotations
@@ -16,12 +21,70 @@ import stat
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from vidaudit.core.errors import DataError
 
 #: a release file of the STRAND paper is a few KB; real annotation files reach tens of MB
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 #: no real annotation nests deeper than a handful of levels
 DEFAULT_MAX_DEPTH = 64
+
+
+def _shown(value: Any, limit: int = 40) -> str:
+    """A value as a short printable excerpt for a one-line message."""
+    text = json.dumps(value, ensure_ascii=True, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def repeated_key(key: Any, first: Any, second: Any) -> str:
+    """The message for a key given twice in one object with different values."""
+    return (
+        f"the key {_shown(key)} appears twice in one object, with different values ({_shown(first)} and "
+        f"{_shown(second)}); keep the one you mean"
+    )
+
+
+def distinct_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json``'s ``object_pairs_hook``: the object, refused (``DataError``) when a key repeats with another value."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: dict[str, Any] = {}
+        for k, v in pairs:
+            if k in seen and seen[k] != v:
+                raise DataError(repeated_key(k, seen[k], v))
+            seen[k] = v
+    return out
+
+
+class _DistinctKeysLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no types
+    """PyYAML's safe loader, refusing a mapping that gives one key two different values."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        # keys merged in by ``<<`` may be overridden (that is what a merge is for); the mapping's own may not
+        seen: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            value = self.construct_object(value_node, deep=True)
+            try:
+                repeated = key in seen and seen[key] != value
+            except TypeError:  # an unhashable key: the base loader says so in its own words
+                break
+            if repeated:
+                raise yaml.constructor.ConstructorError(
+                    None, None, repeated_key(key, seen[key], value), key_node.start_mark
+                )
+            seen[key] = value
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
+
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load(text)``, except that a key given twice with different values is a ``yaml.YAMLError``
+    (PyYAML keeps the last one silently), so callers' existing ``except yaml.YAMLError`` names the file."""
+    return yaml.load(text, Loader=_DistinctKeysLoader)  # noqa: S506 - a SafeLoader subclass
 
 
 def _problem(value: Any, max_depth: int) -> str | None:
@@ -45,9 +108,12 @@ def _problem(value: Any, max_depth: int) -> str | None:
 
 
 def loads_untrusted(text: str | bytes, *, what: str, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
-    """``json.loads(text)``, refused (``DataError``) when malformed, too deep, or holding a lone surrogate."""
+    """``json.loads(text)``, refused (``DataError``) when malformed, too deep, holding a lone surrogate or giving
+    one key two values."""
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=distinct_keys)
+    except DataError as e:
+        raise DataError(f"{what}: {e}") from None
     except RecursionError as e:
         raise DataError(f"{what} nests deeper than Python can parse (over {max_depth} levels allowed)") from e
     except (ValueError, UnicodeDecodeError) as e:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import GenerationSettings, ModelSpec
+from vidaudit.core.untrusted import load_yaml
 from vidaudit.models.keyed_table import match, parse_entries
 
 Setting = Literal["temperature", "top_p", "seed", "max_tokens"]
@@ -111,7 +112,7 @@ def load_params(path: str | Path | ParamTable | None = None) -> ParamTable:
         return base
     p = Path(path)
     try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+        raw = load_yaml(p.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as e:
         raise ConfigError(f"cannot read params file {p}: {e}") from None
     return base.merged(_parse(raw, str(p)))

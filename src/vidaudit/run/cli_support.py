@@ -14,6 +14,7 @@ from vidaudit.core.errors import ConfigError
 from vidaudit.core.manifest import dataset_suite
 from vidaudit.core.registry import get_suite
 from vidaudit.core.types import GenerationSettings, ModelSpec
+from vidaudit.core.untrusted import load_yaml
 from vidaudit.run.conditions import parse_condition
 from vidaudit.run.request import RunRequest
 from vidaudit.run.runconfig import RunConfig
@@ -70,7 +71,7 @@ def parse_adapter_options(items: list[str]) -> dict[str, dict[str, Any]]:
 
 def load_config(path: Path) -> dict[str, Any]:
     try:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        raw = load_yaml(Path(path).read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as e:
         raise ConfigError(f"cannot read run config {path}: {e}") from e
     if not isinstance(raw, dict):

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.core.errors import DataError
+from vidaudit.core.untrusted import distinct_keys
 from vidaudit.score.kappa import cohen_kappa
 from vidaudit.score.stage import score_store
 
@@ -120,7 +121,9 @@ def read_human_labels(path: str | Path) -> dict[str, str]:
             raw[row[0].strip()] = row[1]
     else:
         try:
-            obj = json.loads(text)
+            obj = json.loads(text, object_pairs_hook=distinct_keys)
+        except DataError as e:
+            raise DataError(f"{path}: {e}") from None
         except ValueError as e:
             raise DataError(
                 f"{path} is not JSON ({e}); a labels file is {{ITEM: LABEL}} or a CSV with 'item,label'"

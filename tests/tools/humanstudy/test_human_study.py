@@ -230,7 +230,10 @@ def test_bad_answers_files_are_refused_and_nothing_is_written(run_dir: Path, tmp
     nfc = sheet("nfc.json", {"annotator": "\u00e1", "study": res.study, "answers": {ids[1]: "A"}})
     nfd = sheet("nfd.json", {"annotator": "a\u0301", "study": res.study, "answers": {ids[2]: "A"}})
     for files, needle in (
-        ([good, twice], f"twice.json: the answers file: the key '{ids[1]}' appears twice"),
+        (
+            [good, twice],
+            f'twice.json: the answers file: the key "{ids[1]}" appears twice in one object, with different values',
+        ),
         ([nfc, nfd], "nfd.json and " + str(nfc) + " are both from annotator 'a\\u0301'"),
     ):
         with pytest.raises(DataError) as e:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from vidaudit.core.contract.profile import ProfileFigure
 from vidaudit.core.errors import DataError
+from vidaudit.core.untrusted import distinct_keys
 
 PROFILE_SCHEMA_VERSION = 1
 PROFILE_JSON = "profile.json"
@@ -92,12 +93,14 @@ def load_profile(path: str | Path) -> tuple[Profile, Path]:
     if p.is_dir():
         p = p / PROFILE_JSON
     try:
-        return Profile.model_validate(json.loads(p.read_text(encoding="utf-8"))), p.parent
+        return Profile.model_validate(
+            json.loads(p.read_text(encoding="utf-8"), object_pairs_hook=distinct_keys)
+        ), p.parent
     except FileNotFoundError:
         raise DataError(
             f"{path}: no {PROFILE_JSON}; pass an audit dir written by `vidaudit audit` or its profile.json"
         ) from None
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, DataError) as e:
         raise DataError(f"{p}: not a vidaudit profile ({str(e).splitlines()[0]}); re-run `vidaudit audit`") from None
 
 

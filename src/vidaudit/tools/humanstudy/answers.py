@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from vidaudit.core.errors import DataError
+from vidaudit.core.untrusted import distinct_keys, read_regular_bytes
 from vidaudit.tools.humanstudy.items import StudyItem
 
 MAX_TEXT_ANSWER = 4000
@@ -40,24 +41,10 @@ class AnswerSheet:
     answers: dict[str, str]
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are distinct: ``json`` keeps the last of two equal keys without a word, which
-    for ``answers`` would score one of two answers to an item (a merged or hand-edited file) and drop the other."""
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise DataError(f"the key '{_shown(k)}' appears twice in one object; keep one")
-        out[k] = v
-    return out
-
-
 def _read_json(path: Path, what: str) -> Any:
+    data = read_regular_bytes(path, what=what)  # a FIFO or device named as the file is refused, not waited on
     try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise DataError(f"cannot read {what} {path}: {e}") from e
-    try:
-        return json.loads(data.decode("utf-8"), object_pairs_hook=_unique_keys)
+        return json.loads(data.decode("utf-8"), object_pairs_hook=distinct_keys)
     except DataError as e:
         raise DataError(f"{path}: {what}: {e}") from None
     except UnicodeDecodeError as e:

@@ -28,6 +28,7 @@ import jinja2
 from vidaudit import __version__
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import read_jsonl_objects, write_text_atomic
+from vidaudit.core.untrusted import distinct_keys
 from vidaudit.score.stage import ResponseRow
 from vidaudit.tools.interop.common import (
     ImportedLog,
@@ -225,8 +226,8 @@ def _results_file(samples_file: Path) -> dict[str, Any]:
     if not res.is_file():
         return {}
     try:
-        data = json.loads(res.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
+        data = json.loads(res.read_text(encoding="utf-8"), object_pairs_hook=distinct_keys)
+    except (OSError, json.JSONDecodeError, DataError) as e:
         raise DataError(f"{res}: not readable as lmms-eval results JSON ({e})") from e
     return data if isinstance(data, dict) else {}
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.core.errors import DataError
+from vidaudit.core.untrusted import distinct_keys
 from vidaudit.score.stage import ResponseRow
 from vidaudit.tools.interop.common import ImportedLog, listed, require
 
@@ -63,8 +64,8 @@ def read_table(path: Path) -> list[dict[str, Any]]:
         )
     if ext == ".json":
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=distinct_keys)
+        except (UnicodeDecodeError, json.JSONDecodeError, DataError) as e:
             raise DataError(f"{path}: not a VLMEvalKit JSON prediction file ({e})") from e
         if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
             raise DataError(

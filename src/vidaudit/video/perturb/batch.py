@@ -33,6 +33,7 @@ from vidaudit.core.fileio import owner_token, sweep_stale_temporaries, write_jso
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.jobs import PoolFactory, iter_completed
 from vidaudit.core.types import PerturbationSpec
+from vidaudit.core.untrusted import distinct_keys
 from vidaudit.video.perturb.cache import cached, complete_entry, lookup
 from vidaudit.video.perturb.engine import PerturbResult, _unlink, cache_key, preview
 from vidaudit.video.perturb.registry import canonical_spec, get_op
@@ -118,9 +119,11 @@ def load_jobs(path: str | Path) -> list[BatchJob]:
         if not text.strip():
             continue
         try:
-            raw.append((i, json.loads(text)))
+            raw.append((i, json.loads(text, object_pairs_hook=distinct_keys)))
         except json.JSONDecodeError as e:
             bad.append(f"line {i}: not valid JSON ({e.msg})")
+        except DataError as e:
+            bad.append(f"line {i}: {e}")
     return validate_jobs(raw, path.parent, where=str(path), bad=bad)
 
 

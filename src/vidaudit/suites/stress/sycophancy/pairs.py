@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from vidaudit.sdk import DataError, distinct_keys
 from vidaudit.suites.stress.sycophancy.categories import CATEGORY_NAMES, category_of
 
 FIELDS = ("original", "modified", "category", "modification_description")
@@ -107,9 +108,11 @@ def read_json_object(text: str | None) -> tuple[dict[str, Any] | None, str | Non
     m = _FENCE.match(text)
     body = m.group(1) if m else text
     try:
-        obj = json.loads(body)
+        obj = json.loads(body, object_pairs_hook=distinct_keys)
     except (json.JSONDecodeError, RecursionError) as e:
         return None, f"not valid JSON ({getattr(e, 'msg', 'nested too deeply')})"
+    except DataError as e:
+        return None, str(e)
     if not isinstance(obj, dict):
         return None, f"not a JSON object (got {type(obj).__name__})"
     return obj, None
