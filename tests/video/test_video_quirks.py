@@ -318,6 +318,50 @@ def _dataset(quirks: dict[str, Quirk], root: Path, names: list[str], stream: int
     write_manifest(root, samples)
 
 
+def test_a_stream_whose_picture_size_changes_is_refused_in_one_line(tmp_path: Path) -> None:
+    """Two MPEG-TS segments of a capture joined byte for byte (as HLS segments are), the second at a quarter of the
+    size: ffmpeg scales it to the first size, other players resize, and vidaudit read it as mixed-size pictures
+    (``read_frames`` died in numpy, ``perturb`` with a traceback). It is refused in one line naming the frame where
+    ffprobe sees the size change, and the command it gives makes a file that reads whole."""
+    first, second, joined = tmp_path / "a.ts", tmp_path / "b.ts", tmp_path / "joined.ts"
+    args = ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "5"]
+    pipe_encode(first, [frame_image(k, 64, 48) for k in range(10)], 10, args)
+    pipe_encode(second, [frame_image(k, 32, 24) for k in range(10, 20)], 10, [*args, "-output_ts_offset", "1.2"])
+    joined.write_bytes(first.read_bytes() + second.read_bytes())
+    frames = ffprobe(joined, "-show_frames", "-select_streams", "v")["frames"]
+    assert np.allclose(np.diff([float(f["pts_time"]) for f in frames]), 0.1)  # otherwise a clean 10 fps clip
+    sizes = [(f["width"], f["height"]) for f in frames]
+    change = next(i for i, wh in enumerate(sizes) if wh != sizes[0])
+    assert (len(sizes), change, sizes[0], sizes[change]) == (20, 10, (64, 48), (32, 24))
+    assert [frame_code(f) for f in read_frames(joined, [0, 9])] == [0, 9]  # before the change: read as shown
+    with pytest.raises(DataError) as e:
+        read_frames(joined, [0, 12])
+    msg = str(e.value)
+    assert f"the picture size changes mid-stream, from 64x48 to 32x24 at frame {change}" in msg and "\n" not in msg
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "vidaudit.cli",
+            "perturb",
+            str(joined),
+            "--op",
+            "reverse",
+            "--out",
+            str(tmp_path / "r.mp4"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 2 and "changes mid-stream" in " ".join(r.stderr.split()) and "Traceback" not in r.stderr
+    assert not (tmp_path / "r.mp4").exists()
+    fixed = tmp_path / "OUT.mp4"  # the message's command, as written
+    fix = msg.split("(ffmpeg ", 1)[1].rstrip(")").split()
+    subprocess.run(["ffmpeg", "-v", "error", *fix], cwd=tmp_path, check=True)
+    assert read_frames(fixed, list(range(20))).shape == (20, 48, 64, 3)
+
+
 def _sent_images(data: Path, out: Path, condition: str = "frames@7") -> list[list[np.ndarray]]:
     """Run ``data`` against a local OpenAI-compatible server that keeps every request; each request's images."""
     from httpfake import FakeServer, Recorded, Reply

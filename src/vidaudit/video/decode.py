@@ -110,6 +110,8 @@ class Decoder:
         self.threaded = threads_pay(cc.width or 0, cc.height or 0, whole_clip) if threaded is None else threaded
         self.stream = s.index
         self.sar = stream_sar(s)
+        #: the stored picture size every picture must have (the header's; the first picture's when it has none)
+        self.size: tuple[int, int] | None = (cc.width, cc.height) if cc.width and cc.height else None
         self._stream: av.video.stream.VideoStream = s
         self._index: SeekIndex | None = None
         self._gen: Iterator[av.VideoFrame] | None = None
@@ -243,8 +245,24 @@ class Decoder:
                 if idx is not None and (j >= idx.n_frames or frame.pts != idx.pts[j]):
                     self._distrust()  # the stamps do not name the pictures: never seek on them
             assert frame is not None
+            self._check_size(j, frame)
             self.cur, self._next_at = j, j + 1
             return j, frame
+
+    def _check_size(self, j: int, frame: av.VideoFrame) -> None:
+        """Refuse a picture of another size than the stream's (a concatenated capture, a WebRTC recording that
+        adapts to bandwidth): players disagree on what to show (ffmpeg scales to the first size, others resize
+        the window), and every reader here assumes one size per stream."""
+        got = (frame.width, frame.height)
+        if self.size is None:
+            self.size = got
+        elif got != self.size:
+            w, h = self.size
+            raise DataError(
+                f"{self.path}: the picture size changes mid-stream, from {w}x{h} to {got[0]}x{got[1]} at frame {j}; "
+                f"vidaudit reads one size per stream: re-encode to one size first "
+                f"(ffmpeg -i {self.path.name} -vf scale={w}:{h} OUT.mp4)"
+            )
 
     def frame(self, i: int) -> av.VideoFrame:
         """Frame ``i``, reached as cheaply as the index allows (``position_for``); a ``VideoEnded`` if there is none."""
