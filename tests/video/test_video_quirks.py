@@ -180,29 +180,21 @@ def test_best_effort_times_never_come_from_packet_order(gaps: list[int], swaps: 
 # --------------------------------------------------------------------------- honest files
 
 
+def perturb_is_refused(source: Path, tmp_path: Path, why: str) -> None:
+    """``vidaudit perturb SOURCE --op reverse`` exits 2 with ``why`` in one message, no traceback, nothing written."""
+    out = tmp_path / "r.mp4"
+    cmd = [sys.executable, "-m", "vidaudit.cli", "perturb", str(source), "--op", "reverse", "--out", str(out)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and why in " ".join(r.stderr.split()) and "Traceback" not in r.stderr, r.stderr
+    assert not out.exists()
+
+
 def test_a_cut_off_file_is_refused_in_one_line(quirks: dict[str, Quirk], tmp_path: Path) -> None:
     cut = quirks["cut.mkv"].path
     with pytest.raises(DataError, match=r"is cut off: its header promises 20 s of video but the file holds") as e:
         probe(cut)
     assert "\n" not in str(e.value) and "ffmpeg -i IN -c copy" in str(e.value)
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "vidaudit.cli",
-            "perturb",
-            str(cut),
-            "--op",
-            "reverse",
-            "--out",
-            str(tmp_path / "r.mp4"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode == 2 and "is cut off" in " ".join(r.stderr.split()) and "Traceback" not in r.stderr
-    assert not (tmp_path / "r.mp4").exists()
+    perturb_is_refused(cut, tmp_path, "is cut off")
     fixed = tmp_path / "remuxed.mkv"  # what the message says to do keeps the part present
     subprocess.run(["ffmpeg", "-v", "error", "-i", str(cut), "-c", "copy", str(fixed)], check=True)
     assert 10 < probe(fixed).n_frames < 40
@@ -338,24 +330,7 @@ def test_a_stream_whose_picture_size_changes_is_refused_in_one_line(tmp_path: Pa
         read_frames(joined, [0, 12])
     msg = str(e.value)
     assert f"the picture size changes mid-stream, from 64x48 to 32x24 at frame {change}" in msg and "\n" not in msg
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "vidaudit.cli",
-            "perturb",
-            str(joined),
-            "--op",
-            "reverse",
-            "--out",
-            str(tmp_path / "r.mp4"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode == 2 and "changes mid-stream" in " ".join(r.stderr.split()) and "Traceback" not in r.stderr
-    assert not (tmp_path / "r.mp4").exists()
+    perturb_is_refused(joined, tmp_path, "changes mid-stream")
     fixed = tmp_path / "OUT.mp4"  # the message's command, as written
     fix = msg.split("(ffmpeg ", 1)[1].rstrip(")").split()
     subprocess.run(["ffmpeg", "-v", "error", *fix], cwd=tmp_path, check=True)
