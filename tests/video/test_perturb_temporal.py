@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from test_perturb_fixtures import decoded_ids, frame_pixels, info, is_second, make_video
+from realvideos import Player
+from test_perturb_fixtures import decoded_ids, frame_id, frame_pixels, info, is_second, make_video
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.types import PerturbationSpec
 from vidaudit.video.decode import iter_frames
@@ -189,6 +190,30 @@ def test_scene_mix_records_which_video_each_frame_comes_from(src: Path, second: 
     assert ins.meta.n_frames == 30 and ins.meta.map["source_frame"][:6] == list(range(6))
     with pytest.raises(ConfigError, match="second_start_s must be in"):
         apply(src, spec("scene_mix", duration_s=1.0, second_start_s=1.5), tmp_path / "bad.mp4", second_source=second)
+
+
+def test_scene_mix_records_the_second_videos_frames_and_times_shown(src: Path, second: Path, tmp_path: Path) -> None:
+    """A splice asked for at a time inside a second-video frame (0.35 s: frame 3 is on screen from 0.3 s) and for a
+    duration that is not whole output frames (0.45 s at 12 fps: 5 frames, 0.417 s): ``second_frames`` and
+    ``second_t`` name exactly the second video's frames that Debian's ffmpeg shows in the output and their times
+    as ffmpeg reads them from the second file (the requested [0.35, 0.8] s would name frame 7, never shown)."""
+    player = Player.required()
+    r = apply(
+        src,
+        spec("scene_mix", start_s=0.5, duration_s=0.45, second_start_s=0.35),
+        tmp_path / "mix.mp4",
+        second_source=second,
+    )
+    lo, hi = r.meta.info["mixed"]["frames"]
+    _, out = player.frames(r.video)
+    assert [is_second(f) for f in out] == [lo <= i < hi for i in range(len(out))]
+    shown = sorted({frame_id(f) for f in out[lo:hi]})
+    assert shown == [3, 4, 5, 6]  # floor((0.35 + j / 12) * 10), j < 5
+    times, frames = player.frames(second)
+    assert [frame_id(f) for f in frames] == list(range(len(frames)))
+    first, last = shown[0], shown[-1]
+    assert r.meta.info["second_frames"] == [first, last + 1]
+    assert r.meta.info["second_t"] == pytest.approx([times[first], times[last + 1]], abs=1e-6)  # [0.3, 0.7]
 
 
 @FAST

@@ -326,11 +326,15 @@ class SceneMix(
         mixed = [frame_on_screen(c_s + j / fps, fps2, n2) for j in range(length)]
         sf = _splice(src, a, b, mixed)
         vid = ["source"] * a + ["second"] * length + ["source"] * (n - b)
+        # the record is of the frames shown, not of the times asked for: c_s falls inside a frame, and
+        # duration_s is rounded to whole output frames, so [c_s, c_s + duration_s] could name second-video
+        # time that is never on screen (or leave out some that is)
+        shown = span(mixed[0], mixed[-1] + 1, fps2)
         info = {
             "mixed": span(a, a + length, fps),
             "mode": p.mode,
-            "second_frames": [mixed[0], mixed[-1] + 1],
-            "second_t": [round(c_s, 6), round(c_s + p.duration_s, 6)],
+            "second_frames": shown["frames"],
+            "second_t": shown["t"],
             "replaced": span(a, b, fps) if p.mode == "replace" else None,
         }
         return _plan(src, sf, info, source_video=vid)
