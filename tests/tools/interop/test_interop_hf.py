@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+from fractions import Fraction
 from pathlib import Path
 
+import av
+import numpy as np
 import pytest
 
+from realvideos import frame_image, write_video
 from test_interop_support import small_dataset
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.hashing import sha256_file
-from vidaudit.core.manifest import load_samples, read_dataset_info, write_dataset_info
+from vidaudit.core.manifest import load_samples, read_dataset_info, write_dataset_info, write_manifest
+from vidaudit.video.decode import read_frames
+from vidaudit.video.probe import video_ref
 
 datasets = pytest.importorskip("datasets", reason="the interop extra is not installed: pip install 'vidaudit[interop]'")
 
@@ -174,3 +182,80 @@ def test_same_file_name_without_sha256_keeps_each_video(small: Path, tmp_path: P
     assert len({row["video_path"] for row in by_id.values()}) == 3
     for s in load_samples(res.out):
         assert (res.out / s.video.path).read_bytes() == Path(rows_by_id[s.sample_id]["video"]["path"]).read_bytes()
+
+
+def test_rows_say_how_each_video_was_read(small: Path, tmp_path: Path) -> None:
+    """A dataset on a rotated clip (display matrix 90) and on a file with two video streams (ffmpeg picks the
+    second, the larger): each row carries the rotation and the stream vidaudit read, as ffprobe/ffmpeg report
+    them, and turning that stream's stored picture by ``rotation`` gives the frame vidaudit scored (a reader
+    that takes the first stream unturned gets another picture). Clips of the rendered kind keep 0 and nulls."""
+    ffmpeg, ffprobe = shutil.which("ffmpeg"), shutil.which("ffprobe")
+    if not (ffmpeg and ffprobe):
+        pytest.skip("ffmpeg/ffprobe not found: apt-get install -y ffmpeg")
+    data = tmp_path / "data"
+    shutil.copytree(small, data)
+    (data / "videos" / "odd").mkdir()
+    write_video(data / "videos/odd/rotated.mp4", list(range(12)), Fraction(1, 12), rate=12, rotation=90)
+    parts = []
+    for i, (w, h) in enumerate(((64, 48), (96, 64))):
+        part = tmp_path / f"part{i}.mp4"
+        with av.open(str(part), "w") as c:
+            st = c.add_stream("libx264", rate=10)
+            st.width, st.height, st.pix_fmt = w, h, "yuv420p"
+            for k in range(10):
+                f = av.VideoFrame.from_ndarray(frame_image(100 * (1 - i) + k, w, h), format="rgb24")
+                f.pts = k
+                for pk in st.encode(f):
+                    c.mux(pk)
+            for pk in st.encode():
+                c.mux(pk)
+        parts.append(str(part))
+    two = data / "videos/odd/two_streams.mkv"
+    subprocess.run(
+        [ffmpeg, "-v", "error", "-i", parts[0], "-i", parts[1], "-map", "0:v", "-map", "1:v", "-c", "copy", str(two)],
+        check=True,
+    )
+    samples = load_samples(data)
+    rel = {samples[0].sample_id: "videos/odd/rotated.mp4", samples[1].sample_id: "videos/odd/two_streams.mkv"}
+    moved = [
+        s.model_copy(update={"video": video_ref(data, rel[s.sample_id])}) if s.sample_id in rel else s for s in samples
+    ]
+    write_manifest(data, moved)
+    res = export_hf(data, tmp_path / "out")
+    ds = datasets.load_from_disk(str(res.out))
+    assert ds.features["rotation"] == datasets.Value("int64") and ds.features["stream"] == datasets.Value("int64")
+    rows = {r["sample_id"]: r for r in ds}
+
+    def probe(path: Path, what: str) -> str:
+        return subprocess.run(
+            [ffprobe, "-v", "error", "-select_streams", "v:0", "-show_entries", what, "-of", "csv=p=0", str(path)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+
+    rot = rows[samples[0].sample_id]
+    assert rot["rotation"] == int(float(probe(data / rel[samples[0].sample_id], "stream_side_data=rotation"))) == 90
+    assert rot["stream"] is None and rot["sar"] is None and rot["start_s"] == 0.0 and rot["frame_times"] is None
+    mapping = subprocess.run(
+        [ffmpeg, "-v", "info", "-nostats", "-i", str(two), "-frames:v", "1", "-f", "null", "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stderr
+    assert "Stream #0:1 -> #0:0" in mapping  # ffmpeg picks the second stream
+    pair = rows[samples[1].sample_id]
+    assert pair["stream"] == 1 and pair["rotation"] == 0 and (pair["width"], pair["height"]) == (96, 64)
+    for row in (rot, pair):
+        path = res.out / row["video_path"]
+        with av.open(str(path)) as c:
+            naive = next(c.decode(c.streams.video[0])).to_ndarray(format="rgb24")  # first stream, unturned
+        with av.open(str(path)) as c:
+            stored = next(c.decode(c.streams.video[row["stream"] or 0])).to_ndarray(format="rgb24")
+        shown = np.rot90(stored, row["rotation"] // 90)
+        scored = read_frames(path, [0], stream=row["stream"])[0]
+        assert shown.shape == scored.shape and np.abs(shown.astype(int) - scored.astype(int)).mean() < 3
+        assert naive.shape != scored.shape
+    for sid, row in rows.items():
+        if sid not in rel:
+            assert (row["rotation"], row["stream"], row["sar"], row["stored_size"]) == (0, None, None, None)

@@ -7,7 +7,8 @@
   events), ``video`` (a ``datasets.Video(decode=False)`` feature with the file's bytes embedded, so
   the rows are readable without torchcodec and ``push_to_hub`` uploads them as they are),
   ``video_path`` (relative to ``DIR``), ``video_sha256``, ``fps``, ``width``, ``height``, ``n_frames``,
-  ``duration_s``, ``group_id``
+  ``duration_s``, how the file was read (``rotation``, ``stream``, ``sar``, ``stored_size``, ``start_s``,
+  ``frame_times``: ``add_player_facts``), ``group_id``
   and the suite's default prompt (``prompt``, ``prompt_system``) as the model would receive it with
   the video file;
 - ``videos/``: the files alongside, so that ``DIR`` is also a vidaudit dataset (``manifest.jsonl`` and
@@ -37,7 +38,7 @@ from vidaudit.core.contract.roles import Verification
 from vidaudit.core.errors import ConfigError, DataError, VerificationError
 from vidaudit.core.fileio import stage_dir
 from vidaudit.core.manifest import write_dataset_info, write_manifest
-from vidaudit.core.types import Sample
+from vidaudit.core.types import Sample, VideoRef
 from vidaudit.tools.interop.common import BridgedData, check_videos, listed, load_data, native_condition, require
 
 CARD = "README.md"
@@ -293,6 +294,37 @@ def _dest_paths(samples: Sequence[Sample]) -> dict[str, str]:
     return out
 
 
+#: how the file's frames become the ones vidaudit scored (``VideoRef``): a reader that ignores one of these
+#: (decord ignores the display matrix; most readers take the first video stream, ffmpeg the largest) gets other
+#: frames, at other times, than the answers were scored on
+PLAYER_FACTS = (
+    ("rotation", "int64"),
+    ("stream", "int64"),
+    ("sar", "list"),
+    ("stored_size", "list"),
+    ("start_s", "float64"),
+    ("frame_times", "list_float"),
+)
+
+
+def add_player_facts(columns: dict[str, list[Any]], features: dict[str, Any], videos: Sequence[VideoRef]) -> None:
+    """The columns that say how to read each video as vidaudit did: ``rotation`` (degrees counter-clockwise the
+    stored picture is turned for display), ``stream`` (the video stream's index, null where the file has one),
+    ``sar`` ([num, den], null for square pixels), ``stored_size`` ([width, height] as stored, null for square
+    pixels), ``start_s`` (the first frame's time) and ``frame_times`` (every frame's time, null at a constant
+    rate)."""
+    ds = require("datasets", "vidaudit export hf")
+    kinds = {
+        "int64": ds.Value("int64"),
+        "float64": ds.Value("float64"),
+        "list": ds.List(ds.Value("int64")),
+        "list_float": ds.List(ds.Value("float64")),
+    }
+    for key, kind in PLAYER_FACTS:
+        features[key] = kinds[kind]
+        columns[key] = [(list(v) if isinstance(v, tuple) else v) for v in (getattr(r, key) for r in videos)]
+
+
 def export_hf(
     data: str | Path, out: str | Path, *, license: str | None = None, verify: bool = False, workers: int | None = None
 ) -> HFExport:
@@ -360,6 +392,7 @@ def export_hf(
     columns["video_sha256"] = [s.video.sha256 for s in d.samples]
     for key in ("fps", "width", "height", "n_frames", "duration_s"):
         columns[key] = [getattr(s.video, key) for s in d.samples]
+    add_player_facts(columns, features, [s.video for s in d.samples])
     features["video"] = ds.Video(decode=False)
 
     out.parent.mkdir(parents=True, exist_ok=True)
