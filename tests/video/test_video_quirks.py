@@ -151,6 +151,62 @@ def test_the_displayed_width_is_ffmpegs_scale_iw_times_sar() -> None:
     assert displayed_size(96, 64, Fraction(1)) == (96, 64)
 
 
+def test_a_turned_anamorphic_clip_is_squared_then_turned(tmp_path: Path) -> None:
+    """Stored 120x96 at SAR 4:3 with a display matrix turning it 90 degrees (PyAV-written): vidaudit squares the
+    stored pixels (160x96), then turns the picture (96x160), which is Debian's ffmpeg's ``-noautorotate -vf
+    scale=iw*sar:ih,transpose=cclock`` frame for frame. ffmpeg's own autorotate turns first (its transpose inverts
+    the SAR to 3:4), so its ``-vf scale=iw*sar:ih`` narrows instead: 72x120, the same upright picture at the same
+    aspect, 3/4 the size (docs/running-models.md, "The displayed shape")."""
+    import av
+
+    path = tmp_path / "turned_anamorphic.mp4"
+    with av.open(str(path), "w") as c:
+        st_ = c.add_stream("libx264", rate=10)
+        st_.width, st_.height, st_.pix_fmt = 120, 96, "yuv420p"
+        st_.codec_context.sample_aspect_ratio = Fraction(4, 3)
+        st_.set_display_rotation(90)
+        for k in range(6):
+            squared = np.ascontiguousarray(np.rot90(frame_image(k, 96, 160), -1))  # 160x96, turned back
+            stored = cv2.resize(squared, (120, 96), interpolation=cv2.INTER_AREA)
+            f = av.VideoFrame.from_ndarray(stored, format="rgb24")
+            f.pts = k
+            for pk in st_.encode(f):
+                c.mux(pk)
+        for pk in st_.encode():
+            c.mux(pk)
+    facts = ffprobe(path, "-show_streams")["streams"][0]
+    assert facts["sample_aspect_ratio"] == "4:3" and (facts["width"], facts["height"]) == (120, 96)
+    info = probe(path)
+    assert (info.width, info.height, info.rotation, info.sar, info.stored_size) == (
+        96,
+        160,
+        90,
+        Fraction(4, 3),
+        (120, 96),
+    )
+    mine = read_frames(path, list(range(6)))
+
+    def ffmpeg_rgb(*args: str) -> np.ndarray:
+        raw = subprocess.run(
+            ["ffmpeg", "-v", "error", *args, "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:"],
+            capture_output=True,
+            check=True,
+        ).stdout
+        return np.frombuffer(raw, np.uint8)
+
+    squared_then_turned = ffmpeg_rgb(
+        "-noautorotate", "-i", str(path), "-vf", "scale=iw*sar:ih,setsar=1,transpose=cclock"
+    ).reshape(6, 160, 96, 3)
+    autorotated = ffmpeg_rgb("-i", str(path), "-vf", "scale=iw*sar:ih,setsar=1").reshape(6, 120, 72, 3)
+    assert mine.shape == squared_then_turned.shape == (6, 160, 96, 3)
+    diff = np.abs(mine.astype(int) - squared_then_turned.astype(int))
+    assert diff.mean() < 2 and np.percentile(diff, 99) <= 24, (diff.mean(), np.percentile(diff, 99))
+    for k in range(6):
+        assert is_upright(mine[k]) and frame_code(mine[k]) == k == frame_code(autorotated[k])
+        small = cv2.resize(mine[k], (72, 120), interpolation=cv2.INTER_AREA).astype(int)
+        assert np.abs(small - autorotated[k].astype(int)).mean() < 3
+
+
 @given(
     st.lists(st.integers(1, 40), min_size=1, max_size=60), st.integers(0, 2), st.integers(0, 3), st.integers(0, 1000)
 )
