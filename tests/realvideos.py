@@ -357,14 +357,15 @@ class Player:
         w, h = probe["frames"][0]["width"], probe["frames"][0]["height"]
         sar = Fraction(probe["streams"][0].get("sample_aspect_ratio", "1:1").replace(":", "/"))
         vf: list[str] = []
-        if square and sar not in (0, 1):
-            w = int(w * sar)
-            vf = ["-vf", "scale=iw*sar:ih"]
         rot = 0
         for sd in probe["streams"][0].get("side_data_list", []):
             rot = int(round(float(sd.get("rotation", 0)))) % 360
-        if rot in (90, 270):
+        if rot in (90, 270):  # autorotate's transpose runs first and inverts the SAR
             w, h = h, w
+            sar = 1 / sar if sar not in (0, 1) else sar
+        if square and sar not in (0, 1):
+            w = int(w * sar)
+            vf = ["-vf", "scale=iw*sar:ih"]
         raw = subprocess.run(
             [
                 self.ffmpeg,
