@@ -286,6 +286,7 @@ class SceneMix(
     params=SceneMixParams,
     summary="splice a range of a second video into the source",
     needs_second=True,
+    version=2,  # 2: second_t is the span of the frames shown (a version-1 cache entry records the asked-for times)
 ):
     def plan(self, p: SceneMixParams, src: SourceInfo, rng: np.random.Generator, second: SourceInfo | None) -> Plan:
         assert second is not None
