@@ -172,3 +172,30 @@ def test_a_clip_whose_last_frame_comes_too_soon_is_refused_naming_it() -> None:
     """2.9 s at 1 fps is 3 frames, the last at 2 s: three state changes 1 s apart after 0.25 s cannot all show."""
     with pytest.raises(ConfigError, match="its last frame at 2 s"):
         make_scene(g.GridPoint("state_machine", 3, 1.0, 0), RenderSettings(duration_s=2.9, fps=1.0))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(2, 40), st.floats(0.5, 8.0), st.sampled_from([5.0, 10.0, 12.0, 24.0, 30.0]), st.integers(0, 10_000))
+def test_blinks_never_merge_on_screen_or_are_refused_up_front(n: int, f: float, fps: float, seed: int) -> None:
+    """Onsets closer than a pulse leave no OFF frame between two blinks: the clip showed fewer blinks than its
+    trace and was refused only after rendering, by the detector (or written as is by --dry-run). Now each drawn
+    clip shows every blink as its own ON run, and a point that cannot is a ConfigError before anything is drawn."""
+    s = RenderSettings(duration_s=40.0, fps=fps, width=320, height=240)
+    try:
+        scene = make_scene(g.GridPoint("blinking", n, round(f, 2), seed), s)
+    except ConfigError as e:
+        assert "clip lasts" in str(e) or "would merge into one on screen" in str(e), str(e)
+        return
+    on = [bool(scene.visual_key(k / fps)) for k in range(s.n_frames)]
+    onsets = [k for k in range(s.n_frames) if on[k] and (k == 0 or not on[k - 1])]
+    assert onsets == [e.frame for e in scene.trace().events]
+
+
+def test_blinks_too_close_for_the_rate_are_refused_before_a_manifest(tmp_path: Path) -> None:
+    out = tmp_path / "d"
+    args = ["generate", "counting", "--out", str(out), "--domains", "blinking", "--fps", "10"]
+    r = CliRunner().invoke(app, [*args, "--frequencies", "4.9", "--counts", "3", "--seeds", "1", "--dry-run"])
+    assert r.exit_code == 2, r.output
+    assert "blinking at F=4.9 Hz and 10 fps: two blinks start 2 frames apart" in " ".join(r.output.split())
+    assert "keep F at most 3.33 Hz" in " ".join(r.output.split())
+    assert not (out / "manifest.jsonl").exists()

@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from vidaudit.sdk import draw
+from vidaudit.sdk import ConfigError, draw
 from vidaudit.suites.counting.scene import Scene
 from vidaudit.suites.counting.schedule import first_frame_at
 
@@ -40,8 +40,22 @@ class Blinking(Scene):
         self.centre = (s.width / 2.0 + float(rng.uniform(-150, 150)), s.height / 2.0 + float(rng.uniform(-60, 60)))
         self.dim = tuple(int(round(0.25 * c + 0.75 * b)) for b, c in zip(self.bg, self.colour, strict=True))
         pulse_frames = max(MIN_PULSE_FRAMES, first_frame_at(PULSE_FRACTION / self.f_exact, self.fps_exact))
+        self._check_apart(pulse_frames)
         self.on_frames = {j for onset in self.schedule.frames for j in range(onset, onset + pulse_frames)}
         self.frames = {False: self._render(False), True: self._render(True)}
+
+    def _check_apart(self, pulse_frames: int) -> None:
+        """Refuse onsets too close for an OFF frame between two pulses: the blinks would merge into one on screen
+        and the video would show fewer events than its trace (found after rendering, in the detector's words)."""
+        onsets = self.schedule.frames
+        gap = min((b - a for a, b in zip(onsets, onsets[1:], strict=False)), default=None)
+        if gap is not None and gap <= pulse_frames:
+            fps = float(self.settings.fps)
+            raise ConfigError(
+                f"blinking at F={self.f:g} Hz and {fps:g} fps: two blinks start {gap} frames apart but each stays "
+                f"on {pulse_frames} frames, so they would merge into one on screen; keep F at most "
+                f"{fps / (pulse_frames + 1):.3g} Hz (fps / {pulse_frames + 1}) or raise --fps"
+            )
 
     def _points(self) -> np.ndarray:
         cx, cy = self.centre
