@@ -67,10 +67,32 @@ def square(rgb: np.ndarray, sar: Fraction) -> np.ndarray:
     return cv2.resize(rgb, (dw, dh), interpolation=cv2.INTER_CUBIC if dw > w else cv2.INTER_AREA)
 
 
+#: the colour matrices OpenCV's I420 conversion applies (BT.601), as FFmpeg numbers them (``AVColorSpace``):
+#: BT.470BG, SMPTE 170M, and unspecified (FFmpeg's swscale, and so ffmpeg the player, takes BT.601 then too)
+BT601_MATRICES = frozenset({2, 5, 6})
+#: the ranges it assumes: limited (MPEG), or unspecified (read as limited, as swscale reads it)
+LIMITED_RANGES = frozenset({0, 1})
+
+
+def opencv_converts(frame: av.VideoFrame) -> bool:
+    """Whether OpenCV's fast I420 -> RGB conversion gives this frame's colours as ffmpeg shows them: an even-sized
+    yuv420p frame in BT.601 and limited range. A BT.709 frame (HD phones, YouTube) read through it came out
+    about 11 levels off in red and green; full range (HEVC, VP9) with its contrast squeezed. Those go through
+    swscale with the frame's own matrix and range (``to_ndarray``), as ffmpeg converts them."""
+    return (
+        frame.format.name == "yuv420p"
+        and frame.width % 2 == 0
+        and frame.height % 2 == 0
+        and frame.colorspace in BT601_MATRICES
+        and frame.color_range in LIMITED_RANGES
+    )
+
+
 def to_rgb(frame: av.VideoFrame, sar: Fraction = Fraction(1)) -> np.ndarray:
-    """Displayed RGB uint8 (square pixels, upright) through OpenCV's I420 conversion: the exact inverse of the
-    encoder's, and fast."""
-    if frame.format.name == "yuv420p" and frame.width % 2 == 0 and frame.height % 2 == 0:
+    """Displayed RGB uint8 (square pixels, upright), through OpenCV's I420 conversion where it is the one ffmpeg
+    applies (``opencv_converts``: the exact inverse of the encoder's, and fast), else through swscale with the
+    frame's own colour matrix and range."""
+    if opencv_converts(frame):
         rgb = cv2.cvtColor(frame.to_ndarray(format="yuv420p"), cv2.COLOR_YUV2RGB_I420)
     else:
         rgb = frame.to_ndarray(format="rgb24")
@@ -78,12 +100,15 @@ def to_rgb(frame: av.VideoFrame, sar: Fraction = Fraction(1)) -> np.ndarray:
 
 
 def to_rgb_half(frame: av.VideoFrame, sar: Fraction = Fraction(1)) -> np.ndarray:
-    """Displayed RGB at half resolution straight from the planes (chroma is already half size): 4x less work."""
+    """RGB at half resolution straight from the planes (chroma is already half size): 4x less work. For analysis
+    only (observers, the counting detector, camera measures): a BT.601 frame's colours come from OpenCV's YUV
+    conversion, which does not expand the limited range, the same for frames drawn (``i420_to_rgb_half``) and
+    decoded; frames sent to a model or written come from ``to_rgb``."""
     if sar != 1:
         full = to_rgb(frame, sar)
         h, w = full.shape[:2]
         return cv2.resize(full, (w // 2, h // 2), interpolation=cv2.INTER_AREA)
-    if frame.format.name != "yuv420p" or frame.width % 2 or frame.height % 2:
+    if not opencv_converts(frame):
         full = frame.to_ndarray(format="rgb24")
         rgb = cv2.resize(full, (frame.width // 2, frame.height // 2), interpolation=cv2.INTER_AREA)
     else:
@@ -108,7 +133,7 @@ def to_rgb_width(frame: av.VideoFrame, width: int, sar: Fraction = Fraction(1)) 
     w, h = frame.width, frame.height
     height = max(1, round(h * width / w))
     if (
-        frame.format.name != "yuv420p"
+        not opencv_converts(frame)
         or orientation(frame) != (0, False)
         or sar != 1
         or width >= w
