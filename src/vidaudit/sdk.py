@@ -137,7 +137,13 @@ if TYPE_CHECKING:  # every name of the front door, where it lives (imported on f
     from vidaudit.score.answers import boxed_spans, parse_agree, parse_count, parse_option, parse_yes_no
     from vidaudit.score.judge import read_verdict
     from vidaudit.score.stage import stage_usage
-    from vidaudit.score.stats import paired_bootstrap, wilson_interval, wilson_lower
+    from vidaudit.score.stats import (
+        ClusteredInterval,
+        cluster_wilson_interval,
+        paired_bootstrap,
+        wilson_interval,
+        wilson_lower,
+    )
     from vidaudit.video import draw, synth3d
     from vidaudit.video.decode import iter_constant_rate, iter_frames, iter_frames_reused, iter_selected, read_frames
     from vidaudit.video.display import i420_to_rgb_half
@@ -329,7 +335,9 @@ __all__ = [
     "select_frames",
     "stage_usage",
     # answers and statistics
+    "ClusteredInterval",
     "boxed_spans",
+    "cluster_wilson_interval",
     "paired_bootstrap",
     "parse_agree",
     "parse_count",

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from scipy.stats import binomtest
 
 from vidaudit.core.errors import ConfigError
-from vidaudit.score.stats import paired_bootstrap, wilson_interval, wilson_lower
+from vidaudit.score.stats import cluster_wilson_interval, paired_bootstrap, wilson_interval, wilson_lower
 from vidaudit.suites.counting.boundaries import count_boundary, format_value, frequency_boundary, prefix_boundary
 
 
@@ -111,3 +111,43 @@ def test_boundary_property(accs: dict[int, int]) -> None:
 
 def test_format_value() -> None:
     assert [format_value(x) for x in (1, 12, 0.5, 1.0, 2.5, 0.125)] == ["1", "12", "0.5", "1.0", "2.5", "0.125"]
+
+
+def test_the_clustered_interval_covers_where_wilson_over_items_does_not() -> None:
+    """16 sources of 7 items each (expectation's paper anomaly cell), each source's accuracy Beta-drawn around 0.5
+    with intra-source correlation 0.3: Wilson over the 112 items holds the true 0.5 in 75% of 400 seeded
+    draws, the clustered interval in about 96% (benchmarks/cluster_coverage.py measures every preset's shape)."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    groups = np.repeat(np.arange(16), 7).tolist()
+    a = b = 0.5 * (1 - 0.3) / 0.3
+    wilson_hits = clustered_hits = 0
+    for _ in range(400):
+        p = rng.beta(a, b, size=16)
+        y = (rng.random(112) < p[groups]).tolist()
+        lo, hi = wilson_interval(sum(y), 112)
+        wilson_hits += lo <= 0.5 <= hi
+        c = cluster_wilson_interval(y, groups)
+        clustered_hits += c.ci_low <= 0.5 <= c.ci_high
+    assert wilson_hits / 400 < 0.85
+    assert clustered_hits / 400 >= 0.92
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.booleans(), min_size=1, max_size=8), min_size=1, max_size=12))
+def test_the_clustered_interval_is_never_narrower_than_wilson(clusters: list[list[bool]]) -> None:
+    y = [v for c in clusters for v in c]
+    groups = [i for i, c in enumerate(clusters) for _ in c]
+    lo, hi = wilson_interval(sum(y), len(y))
+    c = cluster_wilson_interval(y, groups)
+    assert c.ci_low <= lo + 1e-12 and c.ci_high >= hi - 1e-12
+    assert c.ci_low <= sum(y) / len(y) <= c.ci_high
+    assert c.n_clusters == len(clusters) and c.design_effect >= 1.0
+    if all(len(c) == 1 for c in clusters) or len(clusters) == 1:
+        assert (c.ci_low, c.ci_high, c.design_effect) == (lo, hi, 1.0)
+
+
+def test_the_clustered_interval_refuses_unequal_inputs() -> None:
+    with pytest.raises(ConfigError, match="one group key per outcome"):
+        cluster_wilson_interval([True, False], ["a"])

@@ -1,7 +1,8 @@
 """What every stress probe's report shares: accuracy over planned trials, and the columns every table has.
 
 Accuracy is over every *planned* trial (a failed call is wrong; ``completion`` says how many were
-scored), with a 95% Wilson interval. Every probe table carries the same trailing columns: chance, the
+scored), with a 95% Wilson interval, counted over the items' sources where several items of a cell share one
+(``source_of``; ``cluster_wilson_interval``). Every probe table carries the same trailing columns: chance, the
 paper's reported value where it gives one, and the human ceiling (filled from a human-study file when
 one is imported; "not measured" otherwise).
 """
@@ -28,9 +29,9 @@ from vidaudit.sdk import (
     Table,
     TrialScore,
     boxed_spans,
+    cluster_wilson_interval,
     parse_option,
     select_frames,
-    wilson_interval,
 )
 
 NOT_MEASURED = "not measured"
@@ -40,24 +41,82 @@ def pct(x: float | None, digits: int = 1) -> str:
     return "-" if x is None else f"{100 * x:.{digits}f}"
 
 
+#: the record parameter naming the source an item of a probe was made from (the scene a camera moves over, the
+#: rendered procedure a question or perturbation is made from, the annotated clip a window is cut from). Items of
+#: one source answer alike, so a cell holding several of them counts its sources, not its items, in its interval.
+#: A probe not listed, or a record without its key, is grouped by its video (``group_id``, the video's sha256):
+#: the source itself for cross_frame (both prompts of every question on a clip show the clip) and sycophancy
+#: (every claim about a video shows that video).
+SOURCE_PARAM: dict[str, str] = {
+    "camera_motion": "scene",
+    "expectation": "source_name",
+    "shortcuts": "source_name",
+    "lane_change": "clip",
+    "mosaic": "seed",
+    "wireframe": "seed",
+}
+#: what one source of a probe is, in the report's words (a probe not listed: "video")
+SOURCE_UNIT: dict[str, str] = {
+    "camera_motion": "scene",
+    "expectation": "source",
+    "shortcuts": "source",
+    "lane_change": "clip",
+    "mosaic": "still",
+    "wireframe": "scene",
+}
+
+
+def source_of(r: ScoreRecord) -> tuple[str, str]:
+    """The source of a record's item (see ``SOURCE_PARAM``): the probe's source parameter, else its video."""
+    key = SOURCE_PARAM.get(str(r.params.get("probe")))
+    value = r.params.get(key) if key else None
+    return (key, str(value)) if key and value is not None else ("video", r.group_id)
+
+
+def source_unit(rs: Sequence[ScoreRecord]) -> str:
+    """What the sources of ``rs`` are called ("scene", "video", ...): their probe's ``SOURCE_UNIT`` where
+    ``source_of`` read the probe's parameter, "video" where it fell back to the video; "source" when mixed."""
+    units = {
+        "video" if source_of(r)[0] == "video" else SOURCE_UNIT.get(str(r.params.get("probe")), "source") for r in rs
+    }
+    return units.pop() if len(units) == 1 else "source"
+
+
+def interval_of(rs: Sequence[ScoreRecord], get: Callable[[ScoreRecord], bool | None]) -> dict[str, Any]:
+    """The 95% interval of the share of ``rs`` that ``get`` calls correct, over their sources (``source_of``):
+    Wilson's over items when every source gives one item, else Wilson's at the sources' effective size
+    (``cluster_wilson_interval``). ``ci_unit`` names what was counted ("item", or the source: "scene", ...),
+    ``n_sources`` how many and ``design_effect`` how much the items' variance was inflated (1.0 over items)."""
+    iv = cluster_wilson_interval([get(r) is True for r in rs], [source_of(r) for r in rs])
+    return {
+        "ci_low": iv.ci_low if rs else None,
+        "ci_high": iv.ci_high if rs else None,
+        "ci_unit": source_unit(rs) if iv.clustered else "item",
+        "n_sources": iv.n_clusters,
+        "design_effect": iv.design_effect,
+    }
+
+
 def accuracy_cell(
     rs: Sequence[ScoreRecord], correct: Callable[[ScoreRecord], bool | None] | None = None
 ) -> dict[str, Any]:
-    """k, n and a Wilson interval over the planned trials ``rs``; ``correct`` overrides ``record.correct``."""
+    """k, n and a 95% interval over the planned trials ``rs`` (``interval_of``: Wilson, over the items' sources
+    where several items share one); ``correct`` overrides ``record.correct``."""
     get = correct or (lambda r: r.correct)
     n = len(rs)
     k = sum(get(r) is True for r in rs)
     scored = sum(r.status == "ok" for r in rs)
-    lo, hi = wilson_interval(k, n)
+    iv = interval_of(rs, get)
     return {
         "n_planned": n,
         "n_scored": scored,
         "n_correct": k,
         "accuracy": k / n if n else None,
-        "ci_low": lo if n else None,
-        "ci_high": hi if n else None,
+        "ci_low": iv["ci_low"],
+        "ci_high": iv["ci_high"],
         "completion": scored / n if n else None,
         "accuracy_of_scored": k / scored if scored else None,
+        **{key: iv[key] for key in ("ci_unit", "n_sources", "design_effect")},
     }
 
 
@@ -87,7 +146,47 @@ def model_condition_cells(
 
 
 def interval_text(cell: dict[str, Any]) -> str:
-    return f"[{pct(cell['ci_low'])}, {pct(cell['ci_high'])}]"
+    """ "[31.2, 58.0]", and the sources counted when they were not the items: "[20.5, 79.5] (2 scenes)"."""
+    text = f"[{pct(cell['ci_low'])}, {pct(cell['ci_high'])}]"
+    unit = cell.get("ci_unit", "item")
+    if unit == "item":
+        return text
+    n = cell["n_sources"]
+    return f"{text} ({n} {unit}{'' if n == 1 else 's'})"
+
+
+def clustered_units(res: Any) -> dict[str, int]:
+    """How many cells of a probe's numbers (any depth) have an interval counted over sources, per unit."""
+    out: dict[str, int] = {}
+    if isinstance(res, dict):
+        for key, unit in res.items():  # ci_unit, and a cell's other intervals (cross_frame's tbsr_ci_unit)
+            if str(key).endswith("ci_unit") and isinstance(unit, str) and unit != "item":
+                out[unit] = out.get(unit, 0) + 1
+        for v in res.values():
+            for u, c in clustered_units(v).items():
+                out[u] = out.get(u, 0) + c
+    elif isinstance(res, list):
+        for v in res:
+            for u, c in clustered_units(v).items():
+                out[u] = out.get(u, 0) + c
+    return out
+
+
+def sources_note(res: dict[str, Any]) -> list[str]:
+    """The note naming what a probe's intervals count where they count sources (none when every interval is over
+    items): items made from one source answer alike, so n of them are not n independent trials."""
+    units = clustered_units(res)
+    if not units:
+        return []
+    what = ", ".join(f"(N {u}s)" for u in sorted(units))
+    return [
+        f"95% intervals marked {what} are counted over the items' sources, not the items: a cell's items made "
+        f"from one source answer alike, so its interval is Wilson's at the sources' effective size (design effect "
+        f"with N - 1 degrees of freedom, Korn & Graubard 1998; Wilson's over the items where the sources vary no "
+        f"more than independent items would, and for a single source, whose interval speaks for that source "
+        f"only); unmarked intervals are Wilson's over independent items ({sum(units.values())} cells counted over "
+        f"sources; docs/stress.md, 'Intervals')"
+    ]
 
 
 def accuracy_text(cell: dict[str, Any]) -> str:
@@ -185,6 +284,7 @@ class ProbeReport:
         notes = [self.headline(res, ceiling)]
         if self.more_notes is not None:
             notes += self.more_notes(inputs.records, res)
+        notes += sources_note(res)
         sections = []
         if res["cells"]:
             sections.append(

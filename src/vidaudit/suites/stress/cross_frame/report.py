@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.sdk import ScoreRecord, Table, wilson_interval
+from vidaudit.sdk import ScoreRecord, Table
 from vidaudit.suites.stress.common import (
     CEILING_NOTE,
     REFERENCE_COLUMNS,
@@ -22,6 +22,8 @@ from vidaudit.suites.stress.common import (
     ProbeReport,
     accuracy_cell,
     accuracy_text,
+    interval_of,
+    interval_text,
     pct,
     reference_cells,
 )
@@ -66,10 +68,11 @@ def _is_raw(cond: str) -> bool:
 def tbsr_cell(raw: Sequence[ScoreRecord], occ: Sequence[ScoreRecord]) -> dict[str, Any]:
     r_by = {x.params.get("item"): x.correct is True for x in raw}
     o_by = {x.params.get("item"): x.correct is True for x in occ}
+    record_of = {x.params.get("item"): x for x in raw}
     paired = sorted(set(r_by) & set(o_by), key=str)
     base = [i for i in paired if r_by[i]]
     both = [i for i in base if o_by[i]]
-    lo, hi = wilson_interval(len(both), len(base))
+    iv = interval_of([record_of[i] for i in base], lambda r: o_by[r.params.get("item")])
     return {
         "raw": accuracy_cell(list(raw)),
         "occ": accuracy_cell(list(occ)),
@@ -77,8 +80,9 @@ def tbsr_cell(raw: Sequence[ScoreRecord], occ: Sequence[ScoreRecord]) -> dict[st
         "n_raw_correct": len(base),
         "n_both": len(both),
         "tbsr": len(both) / len(base) if base else None,
-        "tbsr_ci_low": lo if base else None,
-        "tbsr_ci_high": hi if base else None,
+        "tbsr_ci_low": iv["ci_low"],
+        "tbsr_ci_high": iv["ci_high"],
+        **{f"tbsr_{key}": iv[key] for key in ("ci_unit", "n_sources", "design_effect")},
     }
 
 
@@ -206,7 +210,9 @@ def _tbsr_table(cells: dict[str, Any], ceiling: HumanCeiling) -> Table:
                 accuracy_text(c["raw"]),
                 accuracy_text(c["occ"]),
                 tb,
-                f"[{pct(c['tbsr_ci_low'])}, {pct(c['tbsr_ci_high'])}]",
+                interval_text(
+                    {k[len("tbsr_") :]: v for k, v in c.items() if k.startswith("tbsr_ci") or k == "tbsr_n_sources"}
+                ),
                 *reference_cells(c["chance"], _paper_cell(c), ceiling, c["masked_condition"]),
             ]
         )

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from vidaudit.sdk import ScoreRecord, Table, wilson_interval
+from vidaudit.sdk import ScoreRecord, Table
 from vidaudit.suites.stress.common import (
     CEILING_NOTE,
     PAPER_MATCH,
@@ -23,6 +23,7 @@ from vidaudit.suites.stress.common import (
     ProbeReport,
     accuracy_cell,
     group_records,
+    interval_of,
     interval_text,
     model_condition_cells,
     paper_name,
@@ -59,9 +60,10 @@ def judged_cell(rs: Sequence[ScoreRecord]) -> dict[str, Any]:
     """Accuracy of judged trials: not-judged ones counted apart; failed calls and unparseable verdicts are wrong."""
     not_judged = sum(r.metrics.get("judge") == "not_judged" for r in rs)
     unparseable = sum(r.metrics.get("judge") == "unparseable" for r in rs)
-    n = len(rs) - not_judged
+    judgeable = [r for r in rs if r.metrics.get("judge") != "not_judged"]
+    n = len(judgeable)
     k = sum(r.correct is True for r in rs)
-    lo, hi = wilson_interval(k, n)
+    iv = interval_of(judgeable, lambda r: r.correct)
     scores = {s: sum(r.metrics.get("verdict") == s for r in rs) for s in ("1.0", "0.5", "0.0")}
     return {
         "n_planned": len(rs),
@@ -71,9 +73,10 @@ def judged_cell(rs: Sequence[ScoreRecord]) -> dict[str, Any]:
         "unparseable": unparseable,
         "failed": sum(r.status != "ok" for r in rs),
         "accuracy": k / n if n else None,
-        "ci_low": lo if n else None,
-        "ci_high": hi if n else None,
+        "ci_low": iv["ci_low"],
+        "ci_high": iv["ci_high"],
         "scores": scores,
+        **{key: iv[key] for key in ("ci_unit", "n_sources", "design_effect")},
     }
 
 

@@ -4,8 +4,9 @@ number), true-claim acceptance (the matched control) and their balanced accuracy
 Every rate is over the *planned* trials of its kind (a failed call or an unparseable answer is wrong and
 counted) with a 95% Wilson interval. The balanced accuracy is the mean of rejection and acceptance; when
 both kinds have the same number of planned trials (every pair contributes one of each) it equals the
-accuracy over all trials and its interval is that pooled proportion's Wilson interval (the two trials of
-a pair counted as independent); otherwise the interval is the mean of the two Wilson intervals' bounds.
+accuracy over all trials and its interval is that pooled proportion's interval; otherwise the interval is
+the mean of the two intervals' bounds. Every interval counts the source videos, not the trials, where a cell
+holds several trials of one video (the two claims of a pair, several pairs per video: ``common.interval_of``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vidaudit.sdk import ScoreRecord, wilson_interval
+from vidaudit.sdk import ScoreRecord
 from vidaudit.suites.stress.common import accuracy_cell, model_condition_cells
 from vidaudit.suites.stress.sycophancy.categories import (
     AGREE,
@@ -28,14 +29,17 @@ from vidaudit.suites.stress.sycophancy.categories import (
 OVERALL = "overall"
 
 
-def balanced_cell(rej: dict[str, Any], acc: dict[str, Any]) -> dict[str, Any]:
+def balanced_cell(rej: dict[str, Any], acc: dict[str, Any], pooled: dict[str, Any]) -> dict[str, Any]:
+    """The mean of rejection and acceptance; ``pooled`` is the accuracy cell of both kinds' trials together."""
     if not rej["n_planned"] or not acc["n_planned"]:
         return {"accuracy": None, "ci_low": None, "ci_high": None}
     value = (rej["accuracy"] + acc["accuracy"]) / 2
     if rej["n_planned"] == acc["n_planned"]:
-        lo, hi = wilson_interval(rej["n_correct"] + acc["n_correct"], rej["n_planned"] + acc["n_planned"])
-    else:
-        lo, hi = (rej["ci_low"] + acc["ci_low"]) / 2, (rej["ci_high"] + acc["ci_high"]) / 2
+        return {
+            "accuracy": value,
+            **{k: pooled[k] for k in ("ci_low", "ci_high", "ci_unit", "n_sources", "design_effect")},
+        }
+    lo, hi = (rej["ci_low"] + acc["ci_low"]) / 2, (rej["ci_high"] + acc["ci_high"]) / 2
     return {"accuracy": value, "ci_low": lo, "ci_high": hi}
 
 
@@ -49,7 +53,7 @@ def block(rs: Sequence[ScoreRecord]) -> dict[str, Any]:
         "n_pairs": len({r.params.get("pair_id") for r in rs}),
         "false_claim_rejection": rej,
         "true_claim_acceptance": acc,
-        "balanced_accuracy": balanced_cell(rej, acc),
+        "balanced_accuracy": balanced_cell(rej, acc, accuracy_cell([*false, *true])),
         "n_unparsed": sum(bool(r.metrics.get("unparsed")) for r in ok),
         "n_failed": sum(r.status != "ok" for r in rs),
         "agree_rate": agreed / len(ok) if ok else None,

@@ -1,0 +1,78 @@
+"""The stress report's intervals count sources where a cell's items share one (docs/stress.md, "Intervals").
+
+camera_motion moves each scene six ways, so its model x condition cell holds six items per scene: a model right
+on every item of two scenes and wrong on every item of two others has answered four sources, not 24 independent
+items. Generated dataset -> answers scored by ``vidaudit score-responses`` -> the written report.json and
+report.md are read."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from clirun import invoke
+from vidaudit.score.stats import wilson_interval
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str]:
+    root = tmp_path_factory.mktemp("intervals")
+    r = invoke("generate", "stress", "--probe", "camera_motion", "--seeds", "4", "--out", str(root / "data"), cwd=root)
+    assert r.returncode == 0, r.stdout + r.stderr
+    samples = [json.loads(line) for line in (root / "data" / "manifest.jsonl").read_text().splitlines()]
+    assert sorted({s["params"]["scene"] for s in samples}) == [0, 1, 2, 3] and len(samples) == 24
+    lines = []
+    for i, s in enumerate(sorted(samples, key=lambda s: s["sample_id"])):
+        right = s["params"]["option"]
+        wrong = "B" if right != "B" else "C"
+        # "split": right on scenes 0 and 1, wrong on 2 and 3; "even": right on half of every scene's items
+        split = right if s["params"]["scene"] < 2 else wrong
+        even = right if s["params"]["motion"] in ("zoom_in", "pan_left", "tilt_up") else wrong
+        lines.append({"sample_id": s["sample_id"], "model": "split", "response": f"\\boxed{{{split}}}"})
+        lines.append({"sample_id": s["sample_id"], "model": "even", "response": f"\\boxed{{{even}}}"})
+    (root / "resp.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    r = invoke(
+        "score-responses",
+        "--suite",
+        "stress",
+        "--samples",
+        str(root / "data"),
+        "--responses",
+        str(root / "resp.jsonl"),
+        "--out",
+        str(root / "scores.jsonl"),
+        "--report",
+        str(root / "rep"),
+        cwd=root,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    res = json.loads((root / "rep" / "report.json").read_text(encoding="utf-8"))["results"]["camera_motion"]
+    return res, (root / "rep" / "report.md").read_text(encoding="utf-8")
+
+
+def test_a_cell_of_scenes_that_disagree_counts_scenes_not_items(report: tuple[dict, str]) -> None:
+    res, md = report
+    cell = res["cells"]["split|external"]
+    assert (cell["n_correct"], cell["n_planned"]) == (12, 24)
+    assert cell["ci_unit"] == "scene" and cell["n_sources"] == 4 and cell["design_effect"] > 1
+    lo, hi = wilson_interval(12, 24)  # what the report said before: 24 independent items, [31.4, 68.6]
+    assert cell["ci_low"] < lo and cell["ci_high"] > hi
+    # two scenes all right, two all wrong: four sources cannot pin the accuracy near 50%
+    assert cell["ci_low"] < 0.25 and cell["ci_high"] > 0.75
+    assert res["cells"]["split|external"]["per_synthesis"]["2d"]["ci_unit"] == "scene"
+    row = next(line for line in md.splitlines() if line.startswith("| split | external | model |"))
+    assert f"[{100 * cell['ci_low']:.1f}, {100 * cell['ci_high']:.1f}] (4 scenes)" in row
+    assert any("intervals marked (N scenes) are counted over the items' sources" in line for line in md.splitlines())
+
+
+def test_scenes_that_agree_keep_wilsons_interval_and_one_item_per_scene_is_over_items(report: tuple[dict, str]) -> None:
+    res, _ = report
+    even = res["cells"]["even|external"]
+    assert (even["n_correct"], even["n_planned"]) == (12, 24)
+    # every scene 3 of 6: no more spread between scenes than independent items give; never narrower than Wilson
+    assert even["ci_unit"] == "scene" and even["design_effect"] == 1.0
+    assert (even["ci_low"], even["ci_high"]) == wilson_interval(12, 24)
+    for motion, c in res["cells"]["split|external"]["per_direction"].items():  # one item per scene: independent
+        assert c["ci_unit"] == "item" and c["n_sources"] == 4, motion
+        assert (c["ci_low"], c["ci_high"]) == wilson_interval(c["n_correct"], c["n_planned"])
