@@ -8,6 +8,7 @@ report.md are read."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -76,3 +77,45 @@ def test_scenes_that_agree_keep_wilsons_interval_and_one_item_per_scene_is_over_
     for motion, c in res["cells"]["split|external"]["per_direction"].items():  # one item per scene: independent
         assert c["ci_unit"] == "item" and c["n_sources"] == 4, motion
         assert (c["ci_low"], c["ci_high"]) == wilson_interval(c["n_correct"], c["n_planned"])
+
+
+def test_sycophancy_counts_videos_in_every_rate_and_the_balanced_accuracy(tmp_path: Path) -> None:
+    """The default smoke set makes 18 claims about each of two videos (both claims of every pair show one video):
+    a model right on every claim about one video and wrong on every claim about the other has answered two
+    sources, in its rejection, acceptance and balanced accuracy alike."""
+    r = invoke("generate", "stress", "--probe", "sycophancy", "--out", str(tmp_path / "data"), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    samples = [json.loads(line) for line in (tmp_path / "data" / "manifest.jsonl").read_text().splitlines()]
+    videos = sorted({s["video"]["path"] for s in samples})
+    assert len(videos) == 2 and len(samples) == 36
+    lines = []
+    for s in samples:
+        right = s["answer"]
+        answer = right if s["video"]["path"] == videos[0] else ("AGREE" if right == "DISAGREE" else "DISAGREE")
+        lines.append({"sample_id": s["sample_id"], "model": "one-video", "response": answer})
+    (tmp_path / "resp.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    r = invoke(
+        "score-responses",
+        "--suite",
+        "stress",
+        "--samples",
+        str(tmp_path / "data"),
+        "--responses",
+        str(tmp_path / "resp.jsonl"),
+        "--out",
+        str(tmp_path / "scores.jsonl"),
+        "--report",
+        str(tmp_path / "rep"),
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = json.loads((tmp_path / "rep" / "report.json").read_text(encoding="utf-8"))
+    overall = rep["results"]["sycophancy"]["cells"]["one-video|external"]["overall"]
+    for key in ("false_claim_rejection", "true_claim_acceptance", "balanced_accuracy"):
+        cell = overall[key]
+        assert cell["ci_unit"] == "video" and cell["n_sources"] == 2 and cell["design_effect"] > 1, key
+    bal = overall["balanced_accuracy"]
+    assert bal["accuracy"] == 0.5
+    lo, hi = wilson_interval(18, 36)  # the old interval: 36 independent trials, [34.2, 65.8]
+    assert bal["ci_low"] < lo and bal["ci_high"] > hi
+    assert bal["ci_low"] < 0.2 and bal["ci_high"] > 0.8
