@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vidaudit.suites.counting.scoring import LABEL_PATTERNS
-from vidaudit.suites.counting.timestamp_lexicon import ATOM
+from vidaudit.suites.counting.timestamp_lexicon import ATOM, NEG_REV, NOT_A_TIME_AFTER
 from vidaudit.suites.counting.timestamp_scan import _SPLIT
 from vidaudit.suites.counting.timestamps import extract_timestamps, reported
 
@@ -43,6 +43,11 @@ def _load_oracle() -> types.ModuleType | str:
     mod = types.ModuleType("_timestamps_oracle")
     sys.modules[mod.__name__] = mod  # dataclasses look their module up while the class is made
     exec(compile(src, f"{ORACLE_COMMIT}:timestamps.py", "exec"), mod.__dict__)
+    # The oracle's rules read today's "not a time" contexts (the lexicon's, added since: other units, a minus sign
+    # after a cue, a decimal comma, an invalid clock, a negated cue), so this test checks that the scan applies them
+    # as the straightforward reading does; what they refuse is pinned by tests/score/test_score_parsing.py.
+    mod._NEG_REV = NEG_REV
+    mod._NOT_A_TIME_AFTER = NOT_A_TIME_AFTER
     return mod
 
 
@@ -192,6 +197,21 @@ WORDS = st.sampled_from(
         "s",
         "sec",
         "seconds",
+        # the "not a time" contexts added since the oracle (it reads them from today's lexicon)
+        "at -",
+        "t=-",
+        "(-",
+        " -",
+        "\u2212",
+        "not at ",
+        "no blink at ",
+        "nothing at ",
+        "1,5",
+        ",",
+        "1:75",
+        ":7",
+        "3 min",
+        "1m30s",
     ]
 )
 #: contexts at the edge of the 64-character window a cue or a "not a time" word is looked for in

@@ -67,19 +67,30 @@ CUE_REV = re.compile(
     r"|[:=]?\s*(?:pmats)?emit(?![a-z0-9_])|@|~)",
     re.IGNORECASE,
 )
+#: words that negate a cue right after them ("not at 3 s", "never at", "no blink at 3 s", "nothing happens at")
+_NEGATED_CUES = ("at", "around", "about", "near")
 # reversed form of: NEGWORD(?:\s+of)?\s*(?:FILLER\s*)*  ending at the number
 # or of a minutes unit after another number ("1m30s", "1 min 30 s": a time in minutes and seconds, which this
 # reader does not add up)
+# or of a minus sign glued to the number after a cue or an opening "(", "[", "=", ":" ("at -2 s", "t=-2s": a
+# negative time, not 2 s; a dash after a number, "3 -4s", is not a sign)
+# or of a digit and a comma glued to it ("1,5 s": a decimal comma, or "1,024"; the number is not the 5)
+# or of a negated cue ("not at 3 s", "no event at 3 s", "nothing happens at 3 s": the model says there was none)
 NEG_REV = re.compile(
     r"(?:\s*(?:" + _rev_alt(_NEG_FILLERS) + r"))*\s*(?:fo\s+)?(?:" + _rev_alt(_NEG_WORDS) + r")(?![a-z0-9_])"
-    r"|\s*(?:" + _rev_alt(_MINUTES) + r")\s*[0-9]",
+    r"|\s*(?:" + _rev_alt(_MINUTES) + r")\s*[0-9]"
+    r"|[-\u2212](?:\s*+[(=:\[]|" + CUE_REV.pattern + r")"
+    r"|,[0-9]"
+    r"|\s*(?:" + _rev_alt(_NEGATED_CUES) + r")\s+(?:ton|reven|[a-z]+\s+on|(?:[a-z]+\s+)?gnihton)(?![a-z0-9_])",
     re.IGNORECASE,
 )
 _BETWEEN_BEFORE = re.compile(r"\bbetween\s*(?=[0-9])", re.IGNORECASE)
 #: after a number: it is not a time ("2 s apart"), or it is a time in another unit than seconds ("2 minutes",
 #: "2.5 ms": never read as seconds)
+#: or it is cut from more of a number glued to it: an invalid clock ("1:75", "12:345": not 1 s nor 12 s) or a
+#: decimal comma ("1,5 s": not 1 s)
 NOT_A_TIME_AFTER = re.compile(
-    r"\s*(?:(?:apart|long|later|earlier|in\s+length|intervals?|each|per)\b|(?:"
+    r"[:,][0-9]|\s*(?:(?:apart|long|later|earlier|in\s+length|intervals?|each|per)\b|(?:"
     + "|".join(_OTHER_UNITS)
     + r")(?![a-z]))",
     re.IGNORECASE,
