@@ -7,7 +7,9 @@ their results must not change for any text. This is the code before that change,
 ``Parsed`` and ``NOT_PARSED`` are the module's own (so results compare with ``==`` and ``type``) and the
 names it shares with the module (``NUMBER_WORDS``, ``MAX_BOX_CHARS``) are imported. The refusals added later
 (a hedged or negated box, a "final answer" number that is part of another figure: ``_BOX_REFUSED`` and
-``_final_refused``) are rules, not fast paths: they are imported and applied where the module applies them.
+``_final_refused``; a correction after the count read and a last box that writes a number it does not give:
+``_corrected_after``, ``_numeric_refused_box``) are rules, not fast paths: they are imported and applied where
+the module applies them.
 Imported by that test only.
 """
 
@@ -17,7 +19,16 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
-from vidaudit.score.answers import _BOX_REFUSED, MAX_BOX_CHARS, NOT_PARSED, NUMBER_WORDS, Parsed, _final_refused
+from vidaudit.score.answers import (
+    _BOX_REFUSED,
+    MAX_BOX_CHARS,
+    NOT_PARSED,
+    NUMBER_WORDS,
+    Parsed,
+    _corrected_after,
+    _final_refused,
+    _numeric_refused_box,
+)
 
 _WORD_ALT = "|".join(sorted(NUMBER_WORDS, key=len, reverse=True))
 # "4" or "4.0", never the "4" of "4.5"; atomic: every shorter reading fails the look-ahead anyway, and
@@ -142,12 +153,14 @@ def parse_count(text: str | None) -> Parsed:
     for start, end, content in _readable_boxes(text):
         v = _count_in_box(content)
         if v is not None:
-            return Parsed(v, "boxed", (start, end))
+            return NOT_PARSED if _corrected_after(text, end, v) else Parsed(v, "boxed", (start, end))
+        if _numeric_refused_box(content):
+            return NOT_PARSED
     finals = list(_FINAL_RE.finditer(text))
     if finals:
         m = finals[-1]
         v = _read_count(m.group(1))
-        if v is not None and not _final_refused(text, m):
+        if v is not None and not _final_refused(text, m) and not _corrected_after(text, m.end(1), v):
             return Parsed(v, "final_answer", (m.start(1), m.end(1)))
     bare = _BARE_RE.match(text)
     if bare:

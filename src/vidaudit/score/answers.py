@@ -218,6 +218,35 @@ def _final_refused(text: str, m: re.Match[str]) -> bool:
     return bool(_FINAL_BEFORE_REFUSED.search(text, m.start(), m.start(1)) or _FINAL_AFTER_REFUSED.match(text, m.end(1)))
 
 
+#: after the count read, a correction or hedge word with another count right after it ("Final answer: 5... wait, 6",
+#: "Final answer: 4 (possibly 5)", "Actually, it's 6"): the model gave two counts, so neither is read. A number with
+#: a time unit or more of a number after it ("probably 2 s apart", "maybe 1.5") is not a count.
+_CORRECTION_RE = re.compile(
+    r"\b(?:wait|actually|correction|corrected|sorry|i\s++mean|rather|possibly|perhaps|maybe|probably|no,|oops)"
+    r"(?![\w])[\s,.:;!?\-\u2013\u2014(]*+(?:(?:it'?s|it\s++is|make\s++(?:it|that)|that'?s|the\s++(?:count|answer|total)"
+    r"\s++is|should\s++be|is)\s++)?[*_`$(\[]*+"
+    rf"({_INT}|{_WORD_ALT})\b(?![ \t]*+(?:[.,:][0-9]|(?:s|secs?|seconds?|ms|min|mins|minutes?|h|hours?|%)\b))",
+    re.IGNORECASE,
+)
+
+
+def _corrected_after(text: str, pos: int, value: int) -> bool:
+    """Whether a correction or hedge after ``pos`` (the end of the count read) gives another count (see above)."""
+    for m in _CORRECTION_RE.finditer(text, pos):
+        v = _read_count(m.group(1))
+        if v is not None and v != value:
+            return True
+    return False
+
+
+def _numeric_refused_box(content: str) -> bool:
+    """Whether a box that holds no readable count still writes a number ("at least 6", "5-6", "\\neq 5"): then it
+    is the model's last boxed answer, refused, and an earlier box is not read in its place. A box with no number
+    ("N", a placeholder) is passed over as before."""
+    plain = _unwrap_latex(content)
+    return re.search(r"[0-9]", plain) is not None or _WORD_RE.search(plain) is not None
+
+
 def _read_count(s: str) -> int | None:
     s = s.strip()
     if s.lower() in NUMBER_WORDS:
@@ -261,7 +290,9 @@ def parse_count(text: str | None) -> Parsed:
     ``word`` (the whole response is a number word up to twenty), else ``unparseable``. Spans cover
     the construct read (the whole ``\\boxed{...}``, or the number after "final answer"). A number that is only
     part of the answer ("\\boxed{not 5}", "final answer: 5-6", "1,024") is not read (``_BOX_REFUSED``,
-    ``_final_refused``).
+    ``_final_refused``); nor is a count followed by a correction to another ("Final answer: 5... wait, 6":
+    ``_corrected_after``), nor an earlier box when the last box that writes a number gives no count
+    (``_numeric_refused_box``).
     """
     global _last_box
     if not isinstance(text, str) or not text:
@@ -274,16 +305,19 @@ def parse_count(text: str | None) -> Parsed:
         if usual is not None:
             close = usual.end(1)
             _last_box = (text, start, close)
-            return _parsed(int(usual.group(1)), "boxed", (start, close + 1))
+            n = int(usual.group(1))
+            return NOT_PARSED if _corrected_after(text, close + 1, n) else _parsed(n, "boxed", (start, close + 1))
         for start, end, content in _readable_boxes(text):
             v = _count_in_box(content)
             if v is not None:
-                return _parsed(v, "boxed", (start, end))
+                return NOT_PARSED if _corrected_after(text, end, v) else _parsed(v, "boxed", (start, end))
+            if _numeric_refused_box(content):
+                return NOT_PARSED
     finals = list(_FINAL_RE.finditer(text))
     if finals:
         m = finals[-1]
         v = _read_count(m.group(1))
-        if v is not None and not _final_refused(text, m):
+        if v is not None and not _final_refused(text, m) and not _corrected_after(text, m.end(1), v):
             return _parsed(v, "final_answer", (m.start(1), m.end(1)))
     bare = _BARE_RE.match(text)
     if bare:
