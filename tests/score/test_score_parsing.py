@@ -331,6 +331,74 @@ def test_one_letter_beside_another_in_prose_is_read(text: str, value: str) -> No
     assert parse_option(text).value == value
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Answer: A man is walking the dog",  # was A: free text whose first word is the article
+        "The answer is A person opening the door.",  # was A
+        "Answer: A dog",
+        "A: red. B: blue. C: green.",  # was A: the option list read back, no answer after it
+        "A) red B) blue -> B",  # was A
+        "(A) the red ball (B) the blue ball",  # was A
+        "A. red\nB. blue\nC. green",  # was A
+    ],
+)
+def test_an_article_or_an_echoed_option_list_is_no_letter(text: str) -> None:
+    assert not parse_option(text).ok
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("A: red. B: blue. C: green. The answer is B", "B"),  # the explicit answer after the echo
+        ("A. red\nB. blue\nC. green\nAnswer: C", "C"),
+        ("(A) red (B) blue \\boxed{B}", "B"),
+        ("Answer: A because the ball moves left", "A"),  # words that follow a letter answer
+        ("Answer: A is correct", "A"),
+        ("Answer: A.", "A"),
+        ("Answer: A) the red one", "A"),
+        ("Answer: A\nthe ball moves left.", "A"),  # a new line ends the answer
+        ("A. The ball moves left.", "A"),
+        ("B. Option A: red is wrong.", "B"),  # another letter in another shape is prose, not an echoed list
+    ],
+)
+def test_a_letter_answer_beside_an_echo_or_words_is_read(text: str, value: str) -> None:
+    assert parse_option(text).value == value
+
+
+_NOUNS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8).filter(
+    lambda w: w not in {"because", "since", "as", "is", "was", "seems", "appears", "looks", "fits", "matches",
+                        "would", "should", "must", "best", "or", "and", "vs"}
+)  # fmt: skip
+
+
+@FAST
+@given(
+    _NOUNS, st.lists(_NOUNS, max_size=4), st.sampled_from(["Answer: {}", "The answer is {}", "{}", "**Answer:** {}"])
+)
+def test_a_sentence_opened_by_the_article_is_never_option_a(noun: str, rest: list[str], cue: str) -> None:
+    """ "A <noun> ..." after an answer cue (or alone) is an English sentence, never option A."""
+    assert not parse_option(cue.format(" ".join(["A", noun, *rest]) + ".")).ok
+
+
+@FAST
+@given(
+    st.lists(st.sampled_from("ABCD"), min_size=2, max_size=4, unique=True),
+    st.lists(_NOUNS, min_size=4, max_size=4),
+    st.sampled_from(["{}: {}. ", "{}) {} ", "({}) {} ", "{}. {}\n"]),
+    st.sampled_from(["", "The answer is {}", "Answer: ({})", "\\boxed{{{}}}", "So {}."]),
+    st.sampled_from("ABCD"),
+)
+def test_an_echoed_option_list_is_never_its_first_letter(
+    letters: list[str], texts: list[str], item: str, tail: str, answer: str
+) -> None:
+    """An echoed list of options is never read as its first letter: only an explicit answer after it is read."""
+    text = "".join(item.format(k, t) for k, t in zip(letters, texts, strict=False)) + tail.format(answer)
+    p = parse_option(text)
+    explicit = tail.startswith(("The answer", "Answer", "\\boxed"))
+    assert p.value == (answer if explicit else None), text
+
+
 @pytest.mark.parametrize("text", ["Yes and no", "yes & no", "Answer: yes and no", "No-one knows", "yes-man"])
 def test_yes_and_no_together_or_a_hyphenated_word_is_not_an_answer(text: str) -> None:
     assert not parse_yes_no(text).ok

@@ -394,13 +394,53 @@ def parse_agree(text: str | None) -> Parsed:
 
 # --------------------------------------------------------------------------- options
 
+#: English one-letter words that are also option letters: "A man is walking", "I think B". Such a letter followed
+#: by a lower-case word is that word, not the option (see :func:`parse_option`), unless the word is one that follows
+#: a letter answer ("A because ...", "A is correct", "A or C").
+_WORD_LETTERS = frozenset({"A", "I"})
+_AFTER_A_LETTER = re.compile(
+    r"[ \t]++(?!(?:because|since|as|is|was|seems|appears|looks|fits|matches|would|should|must|best|or|and|vs)\b)"
+    r"[a-z]"
+)
+
+
+def _as_word(text: str, m: re.Match[str], g: int) -> bool:
+    """Whether the bare letter read by group ``g`` of ``m`` is the article "A" (or the pronoun "I") starting a
+    phrase: "Answer: A man is walking the dog" is free text, not option A."""
+    return g == 2 and m.group(g) in _WORD_LETTERS and _AFTER_A_LETTER.match(m.string, m.end(g)) is not None
+
+
+def _label_re(alt: str) -> re.Pattern[str]:
+    """An option label as a model echoes a list of options: "(B)", "B)", "B:" or "B." then a space or the end,
+    an upper-case letter on its own (not the end of a word); group 1: the shape's punctuation, group 2: the letter."""
+    return re.compile(r"(?<![\w(])(?:\((?=(?:" + alt + r")\))|)(" + alt + r")([).:])(?=\s|$)")
+
+
+def _echoes_options(text: str, lead: re.Match[str], alt: str) -> bool:
+    """Whether the leading letter opens an echoed list of options: another option label of the same shape
+    ("A: red. B: blue", "A) red B) blue", "(A) red (B) blue") follows it. The list is the question read back,
+    not the answer, so its first letter is never read."""
+    label = _label_re(alt)
+    first = label.match(text, lead.start())  # the leading label itself, as a label (None: "B" alone, "(B)" at end)
+    if first is None:
+        return False
+    shape = (text[first.start()] == "(", first.group(2))
+    for m in label.finditer(text, first.end()):
+        if m.group(1) != first.group(1) and (text[m.start()] == "(", m.group(2)) == shape:
+            return True
+    return False
+
 
 def parse_option(text: str | None, options: Sequence[str] = ("A", "B", "C", "D")) -> Parsed:
     """A multiple-choice letter from an answer position: ``\\boxed{B}``, "answer: (B)", or a leading "B." / "(B)".
 
     Letters are matched as whole tokens (the article "a" is never option A unless it is
     boxed, parenthesised or after "answer:"). Two different letters joined there ("A or C", "(B) and (D)",
-    "B/C") are no answer. Returns the option as given in ``options``.
+    "B/C") are no answer. A capital "A" (or "I") followed by a lower-case word is that English word, never the
+    option: "Answer: A man is walking the dog" is no answer ("A because ...", "A is correct", "A or C" are read as
+    letters). A response that opens by echoing the option list ("A: red. B: blue. C: green.", "A) red B) blue")
+    is not read as its first letter: only an explicit answer after it ("The answer is B", a box) is. Returns
+    the option as given in ``options``.
     """
     if not isinstance(text, str) or not text or not options:
         return NOT_PARSED
@@ -426,6 +466,8 @@ def parse_option(text: str | None, options: Sequence[str] = ("A", "B", "C", "D")
     def read(m: re.Match[str], method: str) -> Parsed:
         g = 1 if m.group(1) is not None else 2
         key = m.group(g).upper()
+        if _as_word(text, m, g):
+            return NOT_PARSED
         other = other_re.match(text, m.end())
         if other is not None and (other.group(1) or other.group(2)).upper() != key:
             return NOT_PARSED
@@ -437,5 +479,7 @@ def parse_option(text: str | None, options: Sequence[str] = ("A", "B", "C", "D")
     lead_re = re.compile(r"^[\s*_`\"']*+(?:\(\s*+(" + alt + r")\s*+\)|(" + alt + r")(?=[.):]|\s*+$))")
     lead = lead_re.match(text)
     if lead:
+        if _echoes_options(text, lead, alt):
+            return NOT_PARSED
         return read(lead, "leading")
     return NOT_PARSED
