@@ -226,6 +226,9 @@ ADVERSARIAL: dict[str, Callable[[int], str]] = {
     "ledger": lambda n: "".join(f"Event {i}: 0:{i % 24:02d}.50 state A -> B (count {i})\n" for i in range(n // 40)),
     "spaces_then_bare_number": lambda n: " " * n + "1x",
     "boxes_between_times": lambda n: "\\boxed{1} at 2s " * (n // 16),
+    "list_of_times": lambda n: "at " + ", ".join(str(i % 20) for i in range(n // 4)) + " s",  # one list, walked once
+    "corrections": lambda n: "Final answer: 5" + "... wait, 5" * (n // 11),
+    "echoed_options": lambda n: "A: red. B: blue. " * (n // 17),
 }
 GROWTH = 8
 BASE_SIZE = 12_000  # characters; the large input is GROWTH times that

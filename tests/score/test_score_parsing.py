@@ -523,6 +523,48 @@ def test_a_dash_comma_or_no_that_is_not_a_sign_or_negation_is_read(text: str, ti
     assert _times(text, duration=400.0) == times
 
 
+@pytest.mark.parametrize(
+    "text, times",
+    [
+        ("at 1, 2 and 3 s", [1.0, 2.0, 3.0]),  # was 1 s and 3 s: the middle number was dropped
+        ("at 1, 2, 3 s", [1.0, 2.0, 3.0]),
+        ("at 1.5, 2.5, and 4 seconds", [1.5, 2.5, 4.0]),
+        ("t=1, 2 and 3s", [1.0, 2.0, 3.0]),
+        ("at 1 s, 2 s and 3 s", [1.0, 2.0, 3.0]),
+        ("at 1, 2 and 3 s later", [1.0]),  # the list does not end at a time: only the cued first number
+        ("at 1, 2 and 3 min", [1.0]),
+        ("at 3, 2 blinks", [3.0]),  # no unit closes it: not a list of times
+        ("Event 1, 2.5 s", [2.5]),  # no cue opens it: an ordinal and a time
+        ("1, 2 and 3 s", [3.0]),
+        ("count: at 1, 2 and 3 s", [3.0]),  # the opener is no time
+        ("at 1,\n2 and 3 s", [1.0, 3.0]),  # a list is on one line
+        ("at 2 s,3 s", []),  # a comma glued to both: a decimal comma or a list typed without a space, not read
+    ],
+)
+def test_a_list_of_times_sharing_a_cue_and_a_unit_is_read_whole(text: str, times: list[float]) -> None:
+    """ "at 1, 2 and 3 s": the cue opens the list and the unit closes it, so every number in it is a time; the
+    frame-aware reader (which reads the numbers one by one) reads the same."""
+    assert _times(text, duration=100.0) == times
+    framed = extract_timestamps(text + "\nThen frame 99.", 100.0, frame_times=[0.5] * 4)
+    assert framed.times == times and framed.n_frame_out_of_range == 1
+
+
+@FAST
+@given(
+    st.lists(st.integers(0, 23), min_size=2, max_size=6),
+    st.sampled_from(["at ", "t=", "around "]),
+    st.sampled_from([", ", " and ", ", and "]),
+    st.sampled_from([" s", "s", " seconds", " sec"]),
+)
+def test_every_number_of_a_list_of_times_is_read(ts: list[int], cue: str, sep: str, unit: str) -> None:
+    text = cue + sep.join(map(str, ts)) + unit
+    kept: list[float] = []
+    for t in ts:  # text order, merging repeats
+        if float(t) not in kept:
+            kept.append(float(t))
+    assert _times(text, duration=100.0) == kept, text
+
+
 @FAST
 @given(
     st.floats(0.1, 20.0).map(lambda x: round(x, 1)),

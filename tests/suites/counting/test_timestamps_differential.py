@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vidaudit.suites.counting.scoring import LABEL_PATTERNS
-from vidaudit.suites.counting.timestamp_lexicon import ATOM, NEG_REV, NOT_A_TIME_AFTER
+from vidaudit.suites.counting.timestamp_lexicon import ATOM, LIST_SEP, NEG_REV, NOT_A_TIME_AFTER, listed_times
 from vidaudit.suites.counting.timestamp_scan import _SPLIT
 from vidaudit.suites.counting.timestamps import extract_timestamps, reported
 
@@ -48,6 +48,23 @@ def _load_oracle() -> types.ModuleType | str:
     # as the straightforward reading does; what they refuse is pinned by tests/score/test_score_parsing.py.
     mod._NEG_REV = NEG_REV
     mod._NOT_A_TIME_AFTER = NOT_A_TIME_AFTER
+    # and it reads a list of times that share one cue and one unit ("at 1, 2 and 3 s") as the lexicon says: the bare
+    # numbers inside it are cued (listed_times), where the opener is a cued bare number with no "not a time" context
+    atoms_of = mod._atoms
+
+    def _atoms(text: str, rev: str, masked: object) -> tuple[list, list[bool]]:
+        atoms, cued = atoms_of(text, rev, masked)
+        spans = [(a[0], a[1]) for a in atoms]
+        size = len(text)
+        for k in range(len(atoms)):
+            if cued[k] and k + 1 < len(atoms) and LIST_SEP.fullmatch(text, spans[k][1], spans[k + 1][0]):
+                pos = size - spans[k][0]
+                if mod._NEG_REV.match(rev, pos, min(size, pos + mod.CONTEXT_CHARS)) is None:
+                    for j in listed_times(text, spans, k, frozenset()):
+                        cued[j] = True
+        return atoms, cued
+
+    mod._atoms = _atoms
     return mod
 
 
@@ -212,6 +229,9 @@ WORDS = st.sampled_from(
         ":7",
         "3 min",
         "1m30s",
+        ", and ",
+        ", 2, ",
+        "at 1, 2 and 3 s",
     ]
 )
 #: contexts at the edge of the 64-character window a cue or a "not a time" word is looked for in
@@ -251,7 +271,22 @@ FRAME_NEAR = st.builds(
     st.sampled_from(["t=4s", "4s", "0:04", "at 4", "4"]),
     st.booleans(),
 )
+#: a list of times sharing one cue and one unit, with the contexts that break it or keep it from being times
+LISTS = st.builds(
+    lambda cue, nums, seps, unit, after: (
+        cue + "".join(f"{x}{sep}" for x, sep in zip(nums, seps)) + nums[-1] + unit + after
+    ),
+    st.sampled_from(["at ", "t=", "around ~", "count: at ", "every ", "", "frame ", "at -"]),
+    st.lists(st.sampled_from(["1", "2.5", "3", "0:04", "5s", "7"]), min_size=2, max_size=5),
+    st.lists(
+        st.sampled_from([", ", " and ", ", and ", ",", " - ", ", \\boxed{2} and ", ",\n"]), min_size=4, max_size=4
+    ),
+    st.sampled_from([" s", "s", " seconds", " min", "", " ms"]),
+    st.sampled_from(["", " later", " apart", ", 4", ":75"]),
+)
 PIECE = st.one_of(
+    LISTS,
+    LISTS,
     TIMES,
     RANGES,
     FRAMES,

@@ -74,13 +74,14 @@ _NEGATED_CUES = ("at", "around", "about", "near")
 # reader does not add up)
 # or of a minus sign glued to the number after a cue or an opening "(", "[", "=", ":" ("at -2 s", "t=-2s": a
 # negative time, not 2 s; a dash after a number, "3 -4s", is not a sign)
-# or of a digit and a comma glued to it ("1,5 s": a decimal comma, or "1,024"; the number is not the 5)
+# or of a comma glued to it after a digit or a letter ("1,5 s": a decimal comma, or "1,024"; the number is not
+# the 5; a letter too, since the rules see the previous number's last character, a digit or a unit's letter, alike)
 # or of a negated cue ("not at 3 s", "no event at 3 s", "nothing happens at 3 s": the model says there was none)
 NEG_REV = re.compile(
     r"(?:\s*(?:" + _rev_alt(_NEG_FILLERS) + r"))*\s*(?:fo\s+)?(?:" + _rev_alt(_NEG_WORDS) + r")(?![a-z0-9_])"
     r"|\s*(?:" + _rev_alt(_MINUTES) + r")\s*[0-9]"
     r"|[-\u2212](?:\s*+[(=:\[]|" + CUE_REV.pattern + r")"
-    r"|,[0-9]"
+    r"|,[0-9a-z_]"
     r"|\s*(?:" + _rev_alt(_NEGATED_CUES) + r")\s+(?:ton|reven|[a-z]+\s+on|(?:[a-z]+\s+)?gnihton)(?![a-z0-9_])",
     re.IGNORECASE,
 )
@@ -160,6 +161,29 @@ def context_before(piece: str, pattern: re.Pattern[str], seen: dict[str, bool]) 
     return hit
 
 
+#: the separator of a list of times that share one cue and one unit ("at 1, 2 and 3 s"): a comma and a space, "and",
+#: or both, on one line (a comma glued to a digit is a decimal comma, see NEG_REV)
+LIST_SEP = re.compile(r"(?:,[ \t]++(?:and[ \t]++)?|[ \t]++and[ \t]++)")
+_BARE_TEXT = re.compile(r"[0-9.]+")
+
+
+def listed_times(text: str, spans: Sequence[tuple[int, int]], k: int, hidden: frozenset[int] | set[int]) -> range:
+    """The bare numbers inside a list of times opened by the cued bare number ``spans[k]`` ("at 1, 2 and 3 s": the
+    2): the list runs over bare numbers joined by ``LIST_SEP`` and ends at a number with a seconds unit that is a
+    time ("3 s", not "3 s later"); both ends are times by their own rules, so the cue and the unit cover every number
+    between (the caller checks the opener's context). Empty when there is no such list (a number in ``hidden``, masked, breaks it). ``spans``: every number's
+    (start, end), in order."""
+    j = k + 1
+    while j < len(spans) and j not in hidden and LIST_SEP.fullmatch(text, spans[j - 1][1], spans[j][0]):
+        start, end = spans[j]
+        if _BARE_TEXT.fullmatch(text, start, end) is None:
+            if text[end - 1].isalpha() and NOT_A_TIME_AFTER.match(text, end) is None:  # "3 s": a unit, a time
+                return range(k + 1, j)
+            return range(0)
+        j += 1
+    return range(0)
+
+
 def find_atoms(text: str, masked: Sequence[tuple[int, int]]) -> list[_Atom]:
     """Every number of ``text`` outside the ``masked`` spans (disjoint, in order), in order, with whether a cue
     ends right before each bare one (an explicit time needs no cue)."""
@@ -187,7 +211,35 @@ def find_atoms(text: str, masked: Sequence[tuple[int, int]]) -> list[_Atom]:
         else:
             append((start, end, UNIT_KIND, False, m.end(_NUM_END)))
         prev_end = end
-    return out
+    return _with_listed(text, out)
+
+
+def _with_listed(text: str, atoms: list[_Atom]) -> list[_Atom]:
+    """``atoms`` with the bare numbers inside a list of times (:func:`listed_times`) read as cued: only a cued bare
+    number that is a time (no "not a time" context before it) and is followed by a list separator opens one."""
+    spans = None
+    listed_to = 0  # the atoms before it are in a list already read (each is walked once: linear)
+    for k, a in enumerate(atoms):
+        if (
+            k >= listed_to
+            and a[_CUED]
+            and k + 1 < len(atoms)
+            and LIST_SEP.fullmatch(text, a[_END], atoms[k + 1][_START])
+        ):
+            start = a[_START]
+            lo = (
+                atoms[k - 1][_END] - 1
+                if k and atoms[k - 1][_END] - 1 > start - CONTEXT_CHARS
+                else start - CONTEXT_CHARS
+            )
+            if NEG_REV.match(text[lo if lo > 0 else 0 : start][::-1]) is not None:
+                continue
+            spans = spans or [(b[_START], b[_END]) for b in atoms]
+            for j in listed_times(text, spans, k, frozenset()):
+                b = atoms[j]
+                atoms[j] = (b[_START], b[_END], b[_KIND], True, b[_NUM_END_AT])
+                listed_to = j + 1
+    return atoms
 
 
 def boxed_regions(text: str) -> list[tuple[int, int]]:

@@ -16,11 +16,13 @@ from vidaudit.suites.counting.timestamp_lexicon import (
     CLOCK_KIND,
     CONTEXT_CHARS,
     CUE_REV,
+    LIST_SEP,
     NEG_REV,
     NOT_A_TIME_AFTER,
     RANGE_WORDS,
     UNIT_KIND,
     clock_seconds,
+    listed_times,
     opens_range,
     sep_core,
 )
@@ -37,7 +39,7 @@ _SPLIT = re.compile(
     "(" + ATOM.pattern.replace("(?P<clock>", "(?:").replace("(?P<num>", "(?:").replace("(?P<unit>", "(?:") + ")"
 )
 _DIGITS_DOT = "0123456789."
-_CUED_BIT, _RANGE_BIT, _NEG_BIT, _AFTER_BIT = 1, 2, 4, 8
+_CUED_BIT, _RANGE_BIT, _NEG_BIT, _AFTER_BIT, _LIST_BIT = 1, 2, 4, 8, 16
 _GAP_MAX, _GAP_KEY_MAX = 8192, 256
 FRAME_WORD = re.compile("frame", re.IGNORECASE)
 
@@ -64,7 +66,7 @@ class _Memo(dict[str, _V]):
 class _GapCodes(_Memo[int]):
     """gap -> what the rules read in it, as bits: a cue ends it (``_CUED_BIT``), a "not a time" context ends it
     (``_NEG_BIT``), it separates a range (``_RANGE_BIT``), a "not a time" word opens it (``_AFTER_BIT``, read
-    as if a number followed it, i.e. not for the text's tail)."""
+    as if a number followed it, i.e. not for the text's tail), it separates a list (``_LIST_BIT``)."""
 
     def _read(self, gap: str) -> int:
         rev = ("0" + gap)[-CONTEXT_CHARS:][::-1]
@@ -77,6 +79,8 @@ class _GapCodes(_Memo[int]):
             core = sep_core(gap)
             if core in RANGE_WORDS or core == "and":
                 code |= _RANGE_BIT
+        if LIST_SEP.fullmatch(gap):
+            code |= _LIST_BIT
         return code
 
 
@@ -112,7 +116,7 @@ _ENDS = _EndCodes()
 _VALUES = _Values()
 _EXPLICIT = _Explicit()
 #: code -> the bits that make a number a candidate (a cue before it, a range word after it)
-_CANDIDATE_BITS = tuple(c & (_CUED_BIT | _RANGE_BIT) for c in range(16))
+_CANDIDATE_BITS = tuple(c & (_CUED_BIT | _RANGE_BIT) for c in range(32))
 
 
 def _atom_kind(s: str) -> int:
@@ -221,7 +225,32 @@ def scan_times(text: str, masked: Sequence[tuple[int, int]]) -> list[tuple[int, 
     hidden = _hidden(pos, masked)
     if len(hidden) == n:
         return None
+    found = _with_listed(text, codes, explicit, pos, hidden, cue0, found)
     return _choose(_Scan(text, gaps, atoms, pos, codes, hidden, cue0), found)
+
+
+def _with_listed(
+    text: str, codes: list[int], explicit: list[bool], pos: list[int], hidden: set[int], cue0: bool, found: list[int]
+) -> list[int]:
+    """``found`` with the bare numbers inside a list of times (:func:`listed_times`, "at 1, 2 and 3 s"), whose codes
+    are marked cued. Only a cued bare number that is a time and is followed by a list separator can open one (rare:
+    most texts skip)."""
+    more: list[int] = []
+    spans: list[tuple[int, int]] | None = None
+    listed_to = 0  # the numbers before it are in a list already read (each is walked once: linear)
+    for k in compress(count(), map(_LIST_BIT.__and__, codes[1:])):  # the gap after number k separates a list
+        if k < listed_to or explicit[k] or not (cue0 if k == 0 else codes[k] & _CUED_BIT):
+            continue
+        if k in hidden or (
+            codes[k] & _NEG_BIT if k and k - 1 not in hidden else _negative_before(text, pos, hidden, k)
+        ):
+            continue  # the opener is no time
+        spans = spans or list(zip(pos[0:-1:2], pos[1::2], strict=True))
+        for j in listed_times(text, spans, k, hidden):
+            codes[j] |= _CUED_BIT
+            more.append(j)
+            listed_to = j + 1
+    return sorted(set(found).union(more)) if more else found
 
 
 def _choose(scan: _Scan, found: list[int]) -> list[tuple[int, int, float, int | None]]:

@@ -6,7 +6,8 @@ with a seconds unit (``3.5s``, ``4 sec``, ``2.0 seconds``) or a number after a t
 ("count: 4") and boxed answers never create events, so trace metrics measure only evidence the
 model wrote down, and neither do a time the model negates or writes as no valid time: a minus sign after its
 cue ("at -2 s"), an invalid clock ("1:75"), a decimal comma ("1,5 s"), a negated cue ("not at 3 s", "no blink
-at 3 s"), or another unit than seconds ("2 min", "2.5 ms"); these contexts are ``timestamp_lexicon``'s.
+at 3 s"), or another unit than seconds ("2 min", "2.5 ms"); these contexts are ``timestamp_lexicon``'s. A list of
+times sharing one cue and one unit ("at 1, 2 and 3 s") is read whole: the bare numbers inside it are cued.
 A range ("1.5-2.0s", "from 3s to 4s", "0:03-0:04") is one event at its start.
 Mentions within ``merge_s`` (0.1 s) of an earlier kept mention are merged into it; times
 outside ``[0, duration + slack]`` are dropped. Both are counted, never hidden.
