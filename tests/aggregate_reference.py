@@ -194,8 +194,13 @@ def _em_counts(k: int, n: int, prefix: str = "em") -> dict[str, Any]:
 MACRO_KEYS = ("em", "em_positive", "completion", *TRACE_KEYS, "parse_failure_rate")
 
 
-def _macro(blocks: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _macro(blocks: dict[str, dict[str, Any]], traced: Iterable[str] = ()) -> dict[str, Any]:
     out: dict[str, Any] = {k: _mean(b.get(k) for b in blocks.values()) for k in MACRO_KEYS}
+    named = set(traced)  # domains with a positive grid trial: all must have the metric
+    with_trace = [b for d, b in blocks.items() if d in named]
+    for k in TRACE_KEYS:
+        values = [b.get(k) for b in with_trace]
+        out[k] = None if None in values else _mean(values)
     for k in ("n", "n_ok", "n_em_positive", "n_controls", "n_positive"):
         out[k] = sum(b[k] for b in blocks.values())
     out["domains"] = sorted(blocks)
@@ -343,12 +348,15 @@ def _trace_metrics(groups: dict[tuple, list[dict[str, Any]]], facts: dict[tuple,
     out = _nested()
     for (model, cond), rs in groups.items():
         by_dom: dict[Any, list[_Facts]] = defaultdict(list)
+        traced: set[str] = set()
         for r, fs in zip(rs, facts[(model, cond)], strict=True):
             by_dom[r["domain"]].append(fs)  # every record has one (``_cells`` grouped by it)
+            if int(r["n_events"]) > 0 and r.get("frequency_hz") is not None:
+                traced.add(str(r["domain"]))
         blocks = {dom: _em_block_of(fs) for dom, fs in sorted(by_dom.items(), key=lambda kv: str(kv[0]))}
         for dom, b in blocks.items():
             out[model][cond][str(dom)] = b
-        out[model][cond]["macro"] = _macro({str(d): b for d, b in blocks.items()})
+        out[model][cond]["macro"] = _macro({str(d): b for d, b in blocks.items()}, sorted(traced))
     return _plain(out)
 
 
@@ -362,6 +370,7 @@ def _regions(groups: dict[tuple, list[dict[str, Any]]], facts: dict[tuple, list[
     of_cell: dict[tuple[int, float], tuple[int, ...]] = {}
     for (model, cond), rs in groups.items():
         inside: list[dict[Any, list[_Facts]]] = [{} for _ in names]
+        traced: list[set[str]] = [set() for _ in names]
         for r, fs in zip(rs, facts[(model, cond)], strict=True):
             if r.get("frequency_hz") is None:
                 continue
@@ -373,15 +382,17 @@ def _regions(groups: dict[tuple, list[dict[str, Any]]], facts: dict[tuple, list[
                 dom = r["domain"]
                 for i in where:
                     by_dom = inside[i]
+                    if cell[0] > 0:
+                        traced[i].add(str(dom))
                     if dom in by_dom:
                         by_dom[dom].append(fs)
                     else:
                         by_dom[dom] = [fs]
-        for region, by_dom in zip(names, inside, strict=True):
+        for region, by_dom, with_trace in zip(names, inside, traced, strict=True):
             blocks = {str(dom): _em_block_of(fs) for dom, fs in by_dom.items()}
             for dom, b in sorted(blocks.items()):
                 out[model][cond][region][dom] = b
-            out[model][cond][region]["macro"] = _macro(blocks) if blocks else None
+            out[model][cond][region]["macro"] = _macro(blocks, sorted(with_trace)) if blocks else None
     return _plain(out)
 
 

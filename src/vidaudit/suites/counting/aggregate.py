@@ -19,7 +19,7 @@ Denominators, stated once:
   ``em_positive`` is the same over N >= 1 only.
 - Trace metrics (VOR, P, R, F1, ACR, RFR) are means over ok positive-event trials with a trace
   (``n_positive``; N = 0 has no ratios, a failed call has no trace); ``macro`` is the unweighted
-  mean over domains.
+  mean over domains, a trace metric's over the domains with a trace (None when one of them has no value).
 - Boundaries use positive counts only; N = 0 controls appear in ``cells`` and EM.
 
 All JSON keys are strings: frequencies as "0.5", "1.0", counts as "1", "2".
@@ -32,7 +32,7 @@ The blocks every section is made of (EM with its interval, means in record order
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, compress, repeat
 from operator import and_, ne
 from typing import Any
@@ -222,6 +222,12 @@ def per_n(cells: Sequence[dict[str, Any]]) -> dict:
     return plain(out)
 
 
+def _traceable(s: Scan, cells: Iterable[int]) -> bool:
+    """Whether any of the cells is a positive-event grid cell, whose samples carry a trace (a real video has no
+    frequency and a count only; N = 0 has no ratios): a domain with one enters the macro of the trace metrics."""
+    return any(s.cell_positive[c] and s.cell_keys[c][4] is not None for c in cells)
+
+
 def _trace_metrics(s: Scan) -> dict:
     out = nested()
     for group in s.groups:
@@ -232,7 +238,8 @@ def _trace_metrics(s: Scan) -> dict:
         }
         for dom, b in blocks.items():
             out[model][cond][str(dom)] = b
-        out[model][cond]["macro"] = macro({str(d): b for d, b in blocks.items()})
+        traced = [str(dom) for dom, j in group.domains.items() if _traceable(s, group.domain_cells[j])]
+        out[model][cond]["macro"] = macro({str(d): b for d, b in blocks.items()}, traced)
     return plain(out)
 
 
@@ -297,11 +304,14 @@ def _regions(s: Scan) -> dict:
         pick = [_Picker(list(map(bits.__getitem__, cells))) for cells in group.traced_cells]
         for i, (region, by_dom) in enumerate(zip(names, inside, strict=True)):
             blocks: dict[str, dict[str, Any]] = {}
+            traced: list[str] = []
             for j, (dom, cells) in by_dom.items():
                 blocks[str(dom)] = em_block(s, cells, pick[j](group.traced_values[j], 1 << i))
+                if _traceable(s, cells):
+                    traced.append(str(dom))
             for dom, b in sorted(blocks.items()):
                 out[model][cond][region][dom] = b
-            out[model][cond][region]["macro"] = macro(blocks) if blocks else None
+            out[model][cond][region]["macro"] = macro(blocks, traced) if blocks else None
     return plain(out)
 
 

@@ -146,8 +146,18 @@ def em_counts(k: int, n: int, prefix: str = "em") -> dict[str, Any]:
 MACRO_KEYS = ("em", "em_positive", "completion", *TRACE_KEYS, "parse_failure_rate")
 
 
-def macro(blocks: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def macro(blocks: dict[str, dict[str, Any]], traced: Iterable[str] = ()) -> dict[str, Any]:
+    """The unweighted mean over domains of each block's figure (sums for the counts).
+
+    ``traced``: the domains whose trials carry a trace (a positive-event grid cell: a real video's count-only
+    domain is none). A trace metric's macro is their mean, and None (undefined) when one of them has none (every
+    positive trial failed): the mean over the others would be published as the macro of every domain listed."""
     out: dict[str, Any] = {k: mean(b.get(k) for b in blocks.values()) for k in MACRO_KEYS}
+    named = set(traced)
+    with_trace = [b for d, b in blocks.items() if d in named]  # in the blocks' order, as the other figures
+    for k in TRACE_KEYS:
+        values = [b.get(k) for b in with_trace]
+        out[k] = None if None in values else mean(values)
     for k in ("n", "n_ok", "n_em_positive", "n_controls", "n_positive"):
         out[k] = sum(b[k] for b in blocks.values())
     out["domains"] = sorted(blocks)

@@ -1,0 +1,118 @@
+"""Trace scoring one step off the common case, read from what ``vidaudit score-responses`` writes.
+
+Responses are ledgers as a model writes them, scored against a generated smoke manifest (a dry run: scoring reads
+the manifest, not the videos); the figures are read back from scores.jsonl and report.json.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from vidaudit.cli import app
+from vidaudit.core.manifest import load_samples
+from vidaudit.sdk import Sample
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Sample]]:
+    from vidaudit.suites.counting.generate import generate
+    from vidaudit.suites.counting.grid import preset
+
+    out = tmp_path_factory.mktemp("smoke_manifest")
+    generate(preset("smoke"), out, dry_run=True)
+    return out, load_samples(out)
+
+
+def _ledger(times: list[float], count: int) -> str:
+    lines = [f"- t={t:.3f}s: event, running count {i}" for i, t in enumerate(times, 1)]
+    return "\n".join(["1. Step-by-Step Event Ledger:", *lines, f"2. Final Answer: \\boxed{{{count}}}"])
+
+
+def _score(manifest: Path, tmp_path: Path, lines: list[dict[str, Any]]) -> tuple[list[dict], dict]:
+    resp = tmp_path / "responses.jsonl"
+    resp.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    out = tmp_path / "scores.jsonl"
+    r = runner.invoke(
+        app,
+        [
+            "score-responses",
+            "--samples",
+            str(manifest),
+            "--responses",
+            str(resp),
+            "--out",
+            str(out),
+            "--report",
+            str(tmp_path / "rep"),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    scores = [json.loads(x) for x in out.read_text().splitlines()]
+    return scores, json.loads((tmp_path / "rep" / "report.json").read_text())
+
+
+def test_macro_trace_metrics_are_undefined_when_a_domain_has_no_completed_trial(
+    smoke: tuple[Path, list[Sample]], tmp_path: Path
+) -> None:
+    """Every blinking call failed: blinking has no trace ratio, so the macro over the three domains listed has none
+    either (it used to be the mean of the other two, published as the macro of all three: F1 0.5 here)."""
+    manifest, samples = smoke
+    lines = []
+    for s in samples:
+        times = list(s.trace.times)
+        dom = s.params["domain"]
+        if dom == "blinking":
+            lines.append({"sample_id": s.sample_id, "response": None, "status": "api_error", "model": "m"})
+        elif dom == "bounce_ball":  # a faithful ledger: F1 = 1
+            lines.append({"sample_id": s.sample_id, "response": _ledger(times, len(times)), "model": "m"})
+        else:  # the right count and no trace: F1 = 0, ACR
+            lines.append({"sample_id": s.sample_id, "response": _ledger([], len(times)), "model": "m"})
+    scores, report = _score(manifest, tmp_path, lines)
+    f1 = {(x["params"]["domain"], x["status"]): x["metrics"].get("f1") for x in scores if x["params"]["n_events"]}
+    assert f1 == {("bounce_ball", "ok"): 1.0, ("state_machine", "ok"): 0.0, ("blinking", "api_error"): None}
+
+    tm = report["results"]["trace_metrics"]["m"]["external"]
+    assert tm["bounce_ball"]["f1"] == 1.0 and tm["state_machine"]["f1"] == 0.0
+    assert tm["blinking"]["n_positive"] == 0 and tm["blinking"]["f1"] is None
+    macro = tm["macro"]
+    assert macro["domains"] == ["blinking", "bounce_ball", "state_machine"]
+    for key in ("vor", "precision", "recall", "f1", "acr", "rfr"):
+        assert macro[key] is None, key
+    assert macro["em"] == pytest.approx((0.0 + 1.0 + 1.0) / 3)  # EM is defined everywhere: failures are wrong
+    for region, blocks in report["results"]["regions"]["m"]["external"].items():
+        if blocks is not None and "blinking" in blocks:
+            assert blocks["macro"]["f1"] is None, region
+
+
+def test_macro_trace_metrics_leave_out_a_count_only_domain(smoke: tuple[Path, list[Sample]], tmp_path: Path) -> None:
+    """The macro stays the mean over the domains whose trials carry a trace: a real video (no frequency, scored by
+    exact match alone) beside them is no reason for it to be undefined, and with every call completed it is the
+    mean of the three synthetic domains."""
+    manifest, samples = smoke
+    rows = [json.loads(x) for x in (manifest / "manifest.jsonl").read_text().splitlines()]
+    real = next(r for r in rows if r["answer"] == 3)  # its events as a repetition annotation, no frequency
+    real = {**real, "sample_id": "real-video-1", "params": {**real["params"], "domain": "real:squat"}}
+    real["params"]["frequency_hz"] = None
+    real["params"]["source"] = "repcount"
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    (mixed / "manifest.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [*rows, real]))
+    lines = [{"sample_id": "real-video-1", "response": "\\boxed{3}", "model": "m"}]
+    for s in samples:
+        times = list(s.trace.times)
+        keep = {"bounce_ball": times, "blinking": times[:1], "state_machine": []}[s.params["domain"]]
+        lines.append({"sample_id": s.sample_id, "response": _ledger(keep, len(times)), "model": "m"})
+    _, report = _score(mixed, tmp_path, lines)
+    tm = report["results"]["trace_metrics"]["m"]["external"]
+    assert tm["real:squat"]["em"] == 1.0 and tm["real:squat"]["n_positive"] == 0 and tm["real:squat"]["f1"] is None
+    doms = ("blinking", "bounce_ball", "state_machine")
+    assert tm["blinking"]["f1"] not in (0.0, 1.0, None)
+    assert tm["macro"]["f1"] == pytest.approx(sum(tm[d]["f1"] for d in doms) / 3)
+    assert tm["macro"]["recall"] == pytest.approx(sum(tm[d]["recall"] for d in doms) / 3)
