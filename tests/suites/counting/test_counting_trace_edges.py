@@ -7,10 +7,13 @@ the manifest, not the videos); the figures are read back from scores.jsonl and r
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from vidaudit.cli import app
@@ -18,6 +21,7 @@ from vidaudit.core.manifest import load_samples
 from vidaudit.sdk import Sample
 
 runner = CliRunner()
+FIXED = ("1.0", "0.5", "0.25")
 
 
 @pytest.fixture(scope="module")
@@ -116,3 +120,52 @@ def test_macro_trace_metrics_leave_out_a_count_only_domain(smoke: tuple[Path, li
     assert tm["blinking"]["f1"] not in (0.0, 1.0, None)
     assert tm["macro"]["f1"] == pytest.approx(sum(tm[d]["f1"] for d in doms) / 3)
     assert tm["macro"]["recall"] == pytest.approx(sum(tm[d]["recall"] for d in doms) / 3)
+
+
+def _max_pairs(true: list[Fraction], rep: list[Fraction], window: Fraction) -> int:
+    """The most one-to-one pairs with |t - r| <= window: augmenting paths (Kuhn), in exact arithmetic."""
+    owner: dict[int, int] = {}
+
+    def augment(i: int, seen: set[int]) -> bool:
+        for j, r in enumerate(rep):
+            if j not in seen and abs(true[i] - r) <= window:
+                seen.add(j)
+                if j not in owner or augment(owner[j], seen):
+                    owner[j] = i
+                    return True
+        return False
+
+    return sum(augment(i, set()) for i in range(len(true)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_scored_pairs_are_a_maximum_matching_at_every_window(smoke: tuple[Path, list[Sample]], data) -> None:
+    """Reports out of time order, repeated, on and just past the window's edge, beyond the clip: K at delta(F)
+    and at each fixed window equals a brute-force maximum matching of the times the record says it read, in
+    exact arithmetic (the window's edge included, with the documented 1e-9 s slack), and every pair is one
+    true and one reported event within delta(F)."""
+    from vidaudit.suites.counting.scoring import score_record
+
+    _, samples = smoke
+    s = data.draw(st.sampled_from([x for x in samples if x.answer]))
+    f = Fraction(str(s.params["frequency_hz"]))
+    delta = 1 / (2 * f)
+    true = [Fraction(str(t)) for t in s.trace.times]
+    per_mille = st.sampled_from([0, 500, 999, 1000, 1000, 1001, 1500]) | st.integers(0, 1500)
+    near = st.tuples(st.sampled_from(true), st.sampled_from([-1, 1]), per_mille).map(
+        lambda x: x[0] + x[1] * delta * x[2] / 1000  # within 1.5 delta, the edge itself when x[2] = 1000
+    )
+    anywhere = st.integers(0, 26_000).map(lambda ms: Fraction(ms, 1000))
+    rep = data.draw(st.lists(near | anywhere, max_size=14))
+    digits = data.draw(st.sampled_from([3, 9]))  # as a model writes them; 9 decimals: as the trace does
+    text = "\n".join(f"- t={float(r):.{digits}f}s: event" for r in rep) + f"\n\\boxed{{{len(rep)}}}"
+    rec = score_record(s, text)
+    read = [Fraction(str(t)) for t in rec["reported_times"]]
+    assert rec["n_reported"] == len(read)
+    slack = Fraction(2, 10**9)  # the written true times are to 9 decimals; the matcher allows 1e-9 s in floats
+    for k, w in ((rec["n_matched"], delta), *((rec["tolerance"][w]["n_matched"], Fraction(w)) for w in FIXED)):
+        assert _max_pairs(true, read, w) <= k <= _max_pairs(true, read, w + slack), w  # the edge is in
+    pairs = rec["matches"]
+    assert len({i for i, _ in pairs}) == len({j for _, j in pairs}) == len(pairs) == rec["n_matched"]
+    assert all(abs(true[i] - read[j]) <= delta + slack for i, j in pairs)
