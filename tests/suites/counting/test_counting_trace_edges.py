@@ -169,3 +169,32 @@ def test_scored_pairs_are_a_maximum_matching_at_every_window(smoke: tuple[Path, 
     pairs = rec["matches"]
     assert len({i for i, _ in pairs}) == len({j for _, j in pairs}) == len(pairs) == rec["n_matched"]
     assert all(abs(true[i] - read[j]) <= delta + slack for i, j in pairs)
+
+
+def test_a_boundary_over_a_smaller_grid_is_named(smoke: tuple[Path, list[Sample]], tmp_path: Path) -> None:
+    """Model b was never asked the N = 1 samples, yet its N*(F) at 0.5 and 4.0 Hz is 12, as model a's (which passed
+    N = 1 there): eq. 5 takes each run's own tested counts, so the notes name the counts b skipped inside the prefix
+    it claims. Model c skipped N = 12 after failing at N = 3 (beyond its boundary, as the adaptive design skips):
+    nothing to name."""
+    manifest, samples = smoke
+    lines = []
+    for s in samples:
+        times = list(s.trace.times)
+        right = {"sample_id": s.sample_id, "response": _ledger(times, len(times))}
+        lines.append({**right, "model": "a"})
+        if s.answer != 1:
+            lines.append({**right, "model": "b"})
+        if s.params["domain"] == "blinking" and s.params["frequency_hz"] == 2.0:  # N = 3 at 2 Hz only, wrong
+            lines.append({**right, "response": _ledger(times, 0), "model": "c"})
+        elif s.params["domain"] == "blinking" and s.answer == 1:
+            lines.append({**right, "model": "c"})
+    _, report = _score(manifest, tmp_path, lines)
+    cb = report["results"]["count_boundary"]
+    assert cb["a"]["external"]["blinking"] == cb["b"]["external"]["blinking"] == {"0.5": 12, "2.0": 3, "4.0": 12}
+    assert cb["c"]["external"]["blinking"] == {"0.5": 1, "2.0": "<3", "4.0": 1}
+    notes = [n for n in report["notes"] if "smaller grid" in n]
+    assert len(notes) == 1 and notes[0].startswith("b under external:"), report["notes"]
+    for dom in ("blinking", "bounce_ball", "state_machine"):
+        for f in ("0.5", "4.0"):
+            assert f"{dom} N*(F={f}) = 12 without N = 1" in notes[0]
+    assert "F=2.0" not in notes[0] and "F*(" not in notes[0]  # b tested every N it has at every F the others did
