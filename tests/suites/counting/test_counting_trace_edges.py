@@ -34,6 +34,17 @@ def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Sample]]
     return out, load_samples(out)
 
 
+@pytest.fixture(scope="module")
+def between(tmp_path_factory: pytest.TempPathFactory) -> list[Sample]:
+    """Samples whose delta(F) = 1/(2F) falls between the fixed windows (0.667, 0.333, 0.143 s) or on none."""
+    from vidaudit.suites.counting.generate import generate
+    from vidaudit.suites.counting.grid import grid
+
+    out = tmp_path_factory.mktemp("between_manifest")
+    generate(grid(("state_machine",), counts=(2, 5, 12), frequencies=(0.75, 1.5, 3.5), seeds=(0,)), out, dry_run=True)
+    return load_samples(out)
+
+
 def _ledger(times: list[float], count: int) -> str:
     lines = [f"- t={t:.3f}s: event, running count {i}" for i, t in enumerate(times, 1)]
     return "\n".join(["1. Step-by-Step Event Ledger:", *lines, f"2. Final Answer: \\boxed{{{count}}}"])
@@ -140,7 +151,9 @@ def _max_pairs(true: list[Fraction], rep: list[Fraction], window: Fraction) -> i
 
 @settings(max_examples=150, deadline=None)
 @given(st.data())
-def test_scored_pairs_are_a_maximum_matching_at_every_window(smoke: tuple[Path, list[Sample]], data) -> None:
+def test_scored_pairs_are_a_maximum_matching_at_every_window(
+    smoke: tuple[Path, list[Sample]], between: list[Sample], data
+) -> None:
     """Reports out of time order, repeated, on and just past the window's edge, beyond the clip: K at delta(F)
     and at each fixed window equals a brute-force maximum matching of the times the record says it read, in
     exact arithmetic (the window's edge included, with the documented 1e-9 s slack), and every pair is one
@@ -148,7 +161,7 @@ def test_scored_pairs_are_a_maximum_matching_at_every_window(smoke: tuple[Path, 
     from vidaudit.suites.counting.scoring import score_record
 
     _, samples = smoke
-    s = data.draw(st.sampled_from([x for x in samples if x.answer]))
+    s = data.draw(st.sampled_from([x for x in [*samples, *between] if x.answer]))
     f = Fraction(str(s.params["frequency_hz"]))
     delta = 1 / (2 * f)
     true = [Fraction(str(t)) for t in s.trace.times]
