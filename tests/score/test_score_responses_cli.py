@@ -163,3 +163,38 @@ def test_null_response_is_a_failed_call_not_an_answer(smoke_dir: Path, tmp_path:
     assert r.exit_code == 0, r.output
     row = json.loads((tmp_path / "s.jsonl").read_text())
     assert row["status"] == "api_error" and row["correct"] is None and row["parse"] is None
+
+
+def test_responses_for_part_of_the_manifest_are_scored_and_say_so(smoke_dir: Path, tmp_path: Path) -> None:
+    """A harness run with --limit (or one that crashed) answered part of the dataset: its scores are over the
+    samples answered, and the report said "All N planned trials completed" with no word of the others."""
+    samples = load_samples(smoke_dir)
+    answered, skipped = samples[:-2], samples[-2:]
+    resp = tmp_path / "responses.jsonl"
+    resp.write_text(
+        "".join(
+            json.dumps({"sample_id": s.sample_id, "response": f"\\boxed{{{s.answer}}}", "model": "m"}) + "\n"
+            for s in answered
+        )
+        + json.dumps({"sample_id": samples[0].sample_id, "response": "\\boxed{0}", "model": "full"})
+        + "\n"
+        + "".join(
+            json.dumps({"sample_id": s.sample_id, "response": "\\boxed{1}", "model": "full"}) + "\n"
+            for s in samples[1:]
+        )
+    )
+    out, rep = tmp_path / "scores.jsonl", tmp_path / "rep"
+    args = ["score-responses", "--samples", str(smoke_dir / "manifest.jsonl"), "--responses", str(resp)]
+    r = runner.invoke(app, [*args, "--out", str(out), "--report", str(rep)])
+    assert r.exit_code == 0, r.output
+    n = len(samples)
+    want = (
+        f"m under external: responses for {n - 2} of the manifest's {n} samples; the 2 without one "
+        f"({skipped[0].sample_id}, {skipped[1].sample_id}) are in no figure"
+    )
+    assert f"note: {want}" in r.output
+    assert "full under external" not in r.output  # a log that answered everything has no note
+    notes = json.loads((rep / "report.json").read_text())["notes"]
+    assert sum(want in x for x in notes) == 1 and not any("full under" in x for x in notes)
+    assert want in " ".join((rep / "report.md").read_text().split())
+    assert sum(1 for _ in out.open()) == 2 * n - 2  # scored as given: the missing are not invented

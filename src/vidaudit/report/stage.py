@@ -90,6 +90,7 @@ def build_report(scored: Scored) -> Report:
         sr = suite.aggregate(AggregateInput(scored.records, scored.samples, usage, human=human))
     head, dirty = source_revision()
     notes = [denominators_note(scored)]
+    notes += coverage_notes(scored)
     if scored.changed:
         notes.append(
             f"{len(scored.changed)} sample(s) changed since their trials ran and were scored against the "
@@ -367,9 +368,15 @@ def report_responses(
     *,
     suite: str | None = None,
     dedupe: str | None = None,
-) -> tuple[Path, dict[str, Path] | None]:
-    """``score-responses``: scores.jsonl at ``out`` and, with ``report_dir``, the three report files."""
+) -> tuple[Path, dict[str, Path] | None, list[str]]:
+    """``score-responses``: scores.jsonl at ``out``, with ``report_dir`` the three report files, and the notes to
+    print beside the scores (a model and condition that answered part of the manifest: ``Scored.unanswered``)."""
     scored = score_responses(samples, responses, suite=suite, dedupe=dedupe)
     # the report renders fully before any file is written, so a failure leaves nothing half-made
     paths = write_scored_report(scored, report_dir) if report_dir is not None else None
-    return write_scores(out, scored.records), paths
+    return write_scores(out, scored.records), paths, coverage_notes(scored)
+
+
+def coverage_notes(scored: Scored) -> list[str]:
+    """One line per model and condition of scored responses that left samples of the manifest unanswered."""
+    return [u.note(who) for who, u in sorted(scored.unanswered.items())]

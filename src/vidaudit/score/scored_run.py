@@ -79,6 +79,26 @@ class Scored:
     stage_usage: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: per trial id of a perturbed condition with frames sent: the perturbed video those frames are frames of
     perturbed: dict[str, PerturbedVideo] = field(default_factory=dict)
+    #: responses scored from elsewhere (``score_rows``): per "MODEL under CONDITION", the manifest's samples that
+    #: have no response there (``Unanswered``); empty for a run, whose plan is its own
+    unanswered: dict[str, Unanswered] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Unanswered:
+    """The samples of a manifest a model and condition of an external log gave no response to: that harness ran
+    a subset (``--limit``, a crash, a filter), so its accuracies are over the samples answered, not the dataset."""
+
+    n_manifest: int
+    missing: tuple[str, ...]
+
+    def note(self, who: str) -> str:
+        shown = ", ".join(self.missing[:5]) + (f" and {len(self.missing) - 5} more" if len(self.missing) > 5 else "")
+        return (
+            f"{who}: responses for {self.n_manifest - len(self.missing)} of the manifest's {self.n_manifest} "
+            f"samples; the {len(self.missing)} without one ({shown}) are in no figure, so its accuracies are over "
+            "the samples answered, not the dataset"
+        )
 
 
 FORMAT: Literal["vidaudit.scored_run"] = "vidaudit.scored_run"

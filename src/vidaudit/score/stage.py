@@ -35,7 +35,15 @@ from vidaudit.run.runconfig import RunConfig
 from vidaudit.run.snapshot import changed_samples, read_snapshot
 from vidaudit.run.store.reader import StoreReader
 from vidaudit.score.human import load_human
-from vidaudit.score.scored_run import SCORES, PerturbedVideo, Scored, run_stamp, scores_text, write_scored_run
+from vidaudit.score.scored_run import (
+    SCORES,
+    PerturbedVideo,
+    Scored,
+    Unanswered,
+    run_stamp,
+    scores_text,
+    write_scored_run,
+)
 
 
 def model_role(provider: str) -> str:
@@ -437,8 +445,25 @@ def score_rows(
         if key not in chosen or dedupe == "last":
             chosen[key] = row
     out = Scored(suite=s, records=[], samples=dict(samples), source=dict(source or {}), data_dir=data_dir)
+    out.unanswered = unanswered(samples, chosen)
     with paused_gc():
         _score_chosen(out, s, samples, chosen)
+    return out
+
+
+def unanswered(
+    samples: Mapping[str, Sample], chosen: Mapping[tuple[str, str, str], ResponseRow]
+) -> dict[str, Unanswered]:
+    """Per "MODEL under CONDITION" of the responses, the manifest's samples it has no row for (none: not listed).
+    A log that covers part of the dataset is scored as it is, but never reads as the whole dataset."""
+    answered: dict[tuple[str, str], set[str]] = {}
+    for sid, model, condition in chosen:
+        answered.setdefault((model, condition), set()).add(sid)
+    out = {}
+    for (model, condition), got in answered.items():
+        missing = tuple(sid for sid in samples if sid not in got)
+        if missing:
+            out[f"{model} under {condition}"] = Unanswered(len(samples), missing)
     return out
 
 

@@ -91,18 +91,20 @@ def score_responses_cmd(
 
         if model_label is not None:
             raise ConfigError("--model-label applies to --from; a responses.jsonl names its models per line")
-        path, paths = report_responses(
+        path, paths, notes = report_responses(
             samples, responses, out, report_dir, suite=suite or _manifest_suite(samples), dedupe=dedupe
         )
     else:
         from vidaudit.tools.interop.logs import report_imported
 
-        path, paths = report_imported(
+        path, paths, notes = report_imported(
             harness, log, samples, out, report_dir, suite=suite, dedupe=dedupe, model=model_label
         )
     from vidaudit.score.summary import print_scores
 
     print_scores(path)
+    for note in notes:
+        console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
     for kind, p in (paths or {}).items():
         console.print(f"{kind:5s} {p}")
 

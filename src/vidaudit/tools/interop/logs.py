@@ -25,7 +25,7 @@ from vidaudit import __version__
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.types import Sample
-from vidaudit.report.stage import write_scored_report
+from vidaudit.report.stage import coverage_notes, write_scored_report
 from vidaudit.score.scored_run import Scored
 from vidaudit.score.stage import ResponseRow, manifest_suite, score_rows, write_scores
 from vidaudit.tools.interop.common import ImportedLog, inspect_output_status, listed, require
@@ -225,8 +225,9 @@ def report_imported(
     suite: str | None = None,
     dedupe: str | None = None,
     model: str | None = None,
-) -> tuple[Path, dict[str, Path] | None]:
-    """``score-responses --from``: scores.jsonl at ``out`` and, with ``report_dir``, the three report files."""
+) -> tuple[Path, dict[str, Path] | None, list[str]]:
+    """``score-responses --from``: scores.jsonl at ``out``, with ``report_dir`` the three report files, and the
+    notes to print beside the scores (``report.stage.coverage_notes``)."""
     scored = import_responses(harness, log, samples, suite=suite, dedupe=dedupe, model=model)
     paths = write_scored_report(scored, report_dir) if report_dir is not None else None
-    return write_scores(out, scored.records), paths
+    return write_scores(out, scored.records), paths, coverage_notes(scored)
