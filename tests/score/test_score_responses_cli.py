@@ -189,8 +189,8 @@ def test_responses_for_part_of_the_manifest_are_scored_and_say_so(smoke_dir: Pat
     assert r.exit_code == 0, r.output
     n = len(samples)
     want = (
-        f"m under external: responses for {n - 2} of the manifest's {n} samples; the 2 without one "
-        f"({skipped[0].sample_id}, {skipped[1].sample_id}) are in no figure"
+        f"m under external: responses for {n - 2} of the manifest's {n} samples, none for the other 2 "
+        f"({skipped[0].sample_id}, {skipped[1].sample_id}): its figures are of the responses given"
     )
     assert f"note: {want}" in r.output
     assert "full under external" not in r.output  # a log that answered everything has no note

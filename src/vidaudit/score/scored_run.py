@@ -96,8 +96,8 @@ class Unanswered:
         shown = ", ".join(self.missing[:5]) + (f" and {len(self.missing) - 5} more" if len(self.missing) > 5 else "")
         return (
             f"{who}: responses for {self.n_manifest - len(self.missing)} of the manifest's {self.n_manifest} "
-            f"samples; the {len(self.missing)} without one ({shown}) are in no figure, so its accuracies are over "
-            "the samples answered, not the dataset"
+            f"samples, none for the other {len(self.missing)} ({shown}): its figures are of the responses given, "
+            "not of the whole dataset"
         )
 
 
