@@ -177,6 +177,53 @@ def test_score_responses_counts_errors_and_unparseable_answers_as_wrong(flow: Pa
     assert vague["missing_sub_trials"] == 4 and vague["a_sub"]["value"] == 0.0  # never asked: wrong
 
 
+def test_a_lost_target_line_counts_wrong_and_a_partial_system_is_named(flow: Path) -> None:
+    """A responses file that lost one target's line but kept its sub-questions' asked that group: the target
+    is wrong over all planned targets (11 of 12, as when a sub-question line is lost), not left out (11 of 11).
+    A system with lines for one video only is scored over its targets and a note says so."""
+    samples = load_samples(flow / "data")
+    targets = [s for s in samples if s.params["role"] == "target"]
+    lost = targets[0].sample_id
+    first_video = targets[0].params["source_video_id"]
+    lines = []
+    for s in samples:
+        gold = f"Answer: {s.answer}"
+        if s.sample_id != lost:
+            lines.append({"sample_id": s.sample_id, "model": "lost", "response": gold})
+        if s.params["source_video_id"] == first_video:
+            lines.append({"sample_id": s.sample_id, "model": "half", "response": gold})
+    resp = flow / "resp-lost.jsonl"
+    resp.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    r = _cli(
+        "score-responses",
+        "--samples",
+        str(flow / "data"),
+        "--responses",
+        str(resp),
+        "--out",
+        str(flow / "lost.jsonl"),
+        "--report",
+        str(flow / "lost"),
+        cwd=flow,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = _report(flow / "lost" / "report.json")
+    d = rep.results["detail"]["lost"]["external"]
+    n = len(targets)
+    assert (d["a_faith"]["k"], d["a_faith"]["n"]) == (n - 1, n)
+    assert (d["a_target"]["k"], d["a_target"]["n"]) == (n - 1, n)
+    assert d["a_sub"]["k"] == d["a_sub"]["n"] == 4 * n
+    assert (d["missing_target_trials"], d["missing_sub_trials"], d["orphan_sub_trials"]) == (1, 0, 0)
+    errors = next(t for sec in rep.sections for t in sec.tables if t.id == "faithful-errors")
+    row = next(r for r in errors.rows if r[0] == "lost")
+    assert row[errors.columns.index("missing targets")] == "1"
+    half = rep.results["detail"]["half"]["external"]
+    k = sum(t.params["source_video_id"] == first_video for t in targets)
+    assert 0 < k < n and half["n_targets"] == half["a_faith"]["n"] == k
+    assert any(note.startswith(f"half under external has trials for {k} of the manifest's {n} targets") for note in rep.notes)
+    assert not any(note.startswith("lost under") and "of the manifest" in note for note in rep.notes)
+
+
 def test_imported_release_is_scored_and_says_what_is_not_available(tmp_path: Path) -> None:
     from vidaudit.suites.faithful.strand_import import import_strand
 

@@ -3,8 +3,9 @@
 A *system* is one (model, condition). Its targets are the target samples it has a record for (every
 planned target, errored or not); each target's sub-questions come from the manifest
 (``sub_sample_ids``), so a sub-question without a record under that system (never planned, e.g.
-``--limit``) is counted wrong and named (``missing_sub_trials``). Sub-question records whose target
-was not planned under the system belong to no target and are only counted (``orphan_sub_trials``).
+``--limit``) is counted wrong and named (``missing_sub_trials``); a target without a record whose
+sub-questions have records is planned too, wrong and counted (``missing_target_trials``). Sub-question
+records that no planned target lists belong to no target and are only counted (``orphan_sub_trials``).
 Clusters are ``params["source_video_id"]`` (for the STRAND release: the source video parsed from the
 file name, or the file with ``--cluster-by file``).
 
@@ -52,17 +53,31 @@ def _cluster(s: Sample) -> str:
 def outcomes_for(
     arm: Mapping[str, ScoreRecord], samples: Mapping[str, Sample]
 ) -> tuple[list[M.TargetOutcome], dict[str, int]]:
-    """Target outcomes of one system (its records by sample id) and the counts of missing and orphan sub trials."""
+    """Target outcomes of one system (its records by sample id) and the counts of missing and orphan trials.
+
+    A target is planned under the system when the system has a record for it or for one of its sub-questions
+    (a responses file that lost the target's line but kept its sub-questions' asked that group): a planned
+    target without a record of its own is wrong and counted (``missing_target_trials``), as a planned
+    sub-question without one is (``missing_sub_trials``). Leaving it out shrank the denominator: 11 of 11
+    targets right, where the same file missing one sub-question line scored 11 of 12."""
     outs: list[M.TargetOutcome] = []
-    missing = 0
+    missing = missing_targets = 0
     planned_targets = set()
-    for sid, rec in arm.items():
+    for sid in arm:
         s = samples.get(sid)
         if s is None:
             raise DataError(f"record for {sid!r} has no sample in the manifest; score against the run's dataset")
-        if s.params.get("role") != "target":
-            continue
-        planned_targets.add(sid)
+        role = s.params.get("role")
+        if role == "target":
+            planned_targets.add(sid)
+        elif role == "sub":
+            owner = samples.get(str(s.params.get("target_sample_id")))
+            if owner is not None and owner.params.get("role") == "target":
+                planned_targets.add(owner.sample_id)
+    for sid in planned_targets:
+        s = samples[sid]
+        rec = arm.get(sid)
+        missing_targets += rec is None
         subs = []
         for sub_id in s.params.get("sub_sample_ids") or []:
             sub = samples.get(sub_id)
@@ -72,14 +87,10 @@ def outcomes_for(
             missing += r is None
             subs.append(M.SubOutcome(gold_of(sub), _right(r), sub.params.get("probe_type"), written_of(sub)))
         outs.append(M.TargetOutcome(sid, _cluster(s), gold_of(s), _right(rec), tuple(subs), written_of(s)))
-    orphans = sum(
-        1
-        for sid in arm
-        if samples[sid].params.get("role") == "sub"
-        and samples[sid].params.get("target_sample_id") not in planned_targets
-    )
+    listed = {sub_id for sid in planned_targets for sub_id in samples[sid].params.get("sub_sample_ids") or []}
+    orphans = sum(1 for sid in arm if samples[sid].params.get("role") == "sub" and sid not in listed)
     outs.sort(key=lambda o: o.target)
-    return outs, {"missing_sub_trials": missing, "orphan_sub_trials": orphans}
+    return outs, {"missing_sub_trials": missing, "missing_target_trials": missing_targets, "orphan_sub_trials": orphans}
 
 
 def _trials(rs: Sequence[ScoreRecord]) -> dict[str, Any]:

@@ -388,6 +388,7 @@ def errors_table(results: Mapping[str, Any]) -> Table:
                 errs,
                 str(t["n_unparseable"]),
                 _pct(t["parse_failure_rate"]),
+                str(d["missing_target_trials"]),
                 str(d["missing_sub_trials"]),
                 str(d["orphan_sub_trials"]),
                 str(t["n_invalid_gold"]),
@@ -407,6 +408,7 @@ def errors_table(results: Mapping[str, Any]) -> Table:
             "errored",
             "unparseable",
             "parse failures (%)",
+            "missing targets",
             "missing subs",
             "orphan subs",
             "invalid gold",
@@ -501,6 +503,14 @@ def headline_notes(results: Mapping[str, Any]) -> list[str]:
             notes.append(
                 f"{model} under {cond}: A_faith {_pct(m['a_faith'])}%, A_target {_pct(m['a_target'])}%, "
                 f"A_sub {_pct(m['a_sub'])}%, A_cons {_pct(m['a_cons'])}% (reference only)."
+            )
+    n_manifest = (results.get("dataset") or {}).get("n_targets_in_manifest")
+    for model, cond, d in _systems(results):
+        if isinstance(n_manifest, int) and d["n_targets"] < n_manifest:
+            notes.append(
+                f"{model} under {cond} has trials for {d['n_targets']} of the manifest's {n_manifest} targets: its "
+                f"accuracies are over those {d['n_targets']} only (the others were not planned, or their lines are "
+                "absent from the responses), so compare it with another system on shared targets (paired differences)."
             )
     maj = (results.get("references") or {}).get("majority")
     if isinstance(maj, Mapping):
