@@ -222,6 +222,18 @@ def test_a_lost_target_line_counts_wrong_and_a_partial_system_is_named(flow: Pat
     assert 0 < k < n and half["n_targets"] == half["a_faith"]["n"] == k
     assert any(note.startswith(f"half under external has trials for {k} of the manifest's {n} targets") for note in rep.notes)
     assert not any(note.startswith("lost under") and "of the manifest" in note for note in rep.notes)
+    # half's targets are one video: no video-level interval, and its one-target lead over lost there is no verdict
+    assert half["a_faith"]["n_videos"] == 1 and half["a_faith"]["video_ci_low"] is None
+    acc = next(t for sec in rep.sections for t in sec.tables if t.id == "faithful-accuracy")
+    row = next(r for r in acc.rows if r[0] == "half")
+    assert row[acc.columns.index("A_faith by video")] == "— (1 video)"
+    pair = next(
+        p
+        for p in rep.results["paired_differences"]
+        if {p["a"], p["b"]} == {"half / external", "lost / external"} and p["metric"] == "a_target"
+    )
+    assert abs(pair["points"]) == pytest.approx(100 / k) and pair["n_groups"] == 1
+    assert pair["verdict"] == "too few videos (1 < 6)"
 
 
 def test_imported_release_is_scored_and_says_what_is_not_available(tmp_path: Path) -> None:

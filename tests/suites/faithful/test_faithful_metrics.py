@@ -116,6 +116,11 @@ def test_paired_differences_report_ties_under_two_points() -> None:
     assert d["points"] == pytest.approx(1.0) and d["verdict"] == "tie" and d["n_groups"] == 5
     b_better = [_t(f"q{i}", True, [True], cluster=f"v{i % 5}") for i in range(100)]
     d = M.paired_difference(a, b_better, "a_faith", labels=("A", "B"), n_boot=500)
+    # 5 videos, B better in each: a sign flip per video reaches 2 * 0.5^5 = 6.25% at best, so no verdict
+    assert d["points"] == pytest.approx(50.0) and d["verdict"] == "too few videos (5 < 6)" and d["n_groups"] == 5
+    a6 = [_t(f"q{i}", i % 2 == 0, [True], cluster=f"v{i % 6}") for i in range(120)]
+    b6 = [_t(f"q{i}", True, [True], cluster=f"v{i % 6}") for i in range(120)]
+    d = M.paired_difference(a6, b6, "a_faith", labels=("A", "B"), n_boot=500)
     assert d["points"] == pytest.approx(50.0) and d["verdict"] == "B higher" and d["ci_low"] > 0
     with pytest.raises(ValueError):
         M.paired_difference(a, [_t("other", True, [])], "a_target")
@@ -164,6 +169,22 @@ def test_the_video_level_interval_widens_when_a_video_succeeds_or_fails_together
     assert M.a_faith([])["video_ci_low"] is None
 
 
+def test_one_video_has_no_video_interval_and_no_paired_verdict() -> None:
+    """Six targets of one video, one of them wrong under A: the bootstrap over that one video resampled it to
+    itself, a zero-width interval ([0.833, 0.833]) read as "B higher" on a one-target difference."""
+    a = [_t(f"q{i}", i != 0, [True], cluster="v0") for i in range(6)]
+    b = [_t(f"q{i}", True, [True], cluster="v0") for i in range(6)]
+    acc = M.accuracies(a)
+    for key in ("a_target", "a_sub", "a_faith"):
+        assert acc[key]["n_videos"] == 1 and acc[key]["video_ci_low"] is None and acc[key]["video_ci_high"] is None
+        assert acc[key]["ci_low"] is not None  # Wilson over the items stays
+    assert acc["a_cons"]["value"] == 1.0 and acc["a_cons"]["ci_low"] is None and acc["a_cons"]["ci_high"] is None
+    for metric in ("a_target", "a_faith"):
+        d = M.paired_difference(a, b, metric, labels=("A", "B"), n_boot=500)
+        assert d["points"] == pytest.approx(100 / 6) and d["n_groups"] == 1
+        assert d["verdict"] == "too few videos (1 < 6)"
+
+
 @given(
     st.lists(st.tuples(st.integers(0, 4), st.booleans(), st.lists(st.booleans(), max_size=3)), min_size=1, max_size=30)
 )
@@ -174,8 +195,11 @@ def test_the_video_interval_is_a_proper_interval_for_any_outcomes(rows) -> None:
     for key in ("a_target", "a_faith", "a_sub"):
         block = acc[key]
         if block["n"]:
-            assert 0.0 <= block["video_ci_low"] <= block["video_ci_high"] <= 1.0
             assert block["n_videos"] == len({o.cluster for o in outs if key != "a_sub" or o.subs})
+            if block["n_videos"] == 1:  # one video resamples to itself: no interval
+                assert block["video_ci_low"] is None and block["video_ci_high"] is None
+                continue
+            assert 0.0 <= block["video_ci_low"] <= block["video_ci_high"] <= 1.0
             if len({o.cluster for o in outs}) == 1 or block["value"] in (0.0, 1.0):
                 pass
             else:

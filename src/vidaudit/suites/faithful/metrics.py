@@ -16,7 +16,8 @@ targets are counted (``n_vacuous``). Every rate carries a Wilson 95% interval; A
 fractions, carries a percentile interval from a bootstrap over source videos. The three rates also carry
 that bootstrap's interval (``video_ci_low``/``video_ci_high``, ``n_videos``): targets of one video are
 correlated, so the Wilson interval (which treats them as independent) is too narrow when a model's
-errors cluster by video. Asserted on every
+errors cluster by video. With a single source video there is no video-level interval (None, as for
+A_cons): every resample is that video, a zero-width interval. Asserted on every
 report: A_faith <= A_target and A_faith <= A_target * A_cons (and, with C empty, A_faith = 0). Not
 asserted: A_faith <= A_sub, which can fail (one faithful target with one sub, one wrong target with
 nine wrong subs: A_faith 0.5, A_sub 0.1).
@@ -38,6 +39,9 @@ N_BOOT_CONS = 2_000
 #: resamples of the video-level bootstrap beside each rate's Wilson interval
 N_BOOT_VIDEO = 2_000
 EPS = 1e-12
+#: fewest source videos behind a paired verdict: with videos as the units (a sign flip of each video's
+#: difference under the null), no test reaches 5% two-sided with fewer (2 * 0.5^5 = 6.25%, 2 * 0.5^6 = 3.1%)
+MIN_VIDEOS_VERDICT = 6
 
 
 @dataclass(frozen=True)
@@ -99,10 +103,11 @@ def video_interval(
 def _with_video_interval(
     block: dict[str, Any], values: Sequence[float], clusters: Sequence[Hashable], seed: int
 ) -> dict[str, Any]:
-    if not values:
-        return {**block, "video_ci_low": None, "video_ci_high": None, "n_videos": 0}
+    n_videos = len(set(clusters))
+    if n_videos < 2:  # one video resamples to itself: a zero-width interval that says nothing about the model
+        return {**block, "video_ci_low": None, "video_ci_high": None, "n_videos": n_videos}
     lo, hi = video_interval(values, clusters, seed=seed)
-    return {**block, "video_ci_low": lo, "video_ci_high": hi, "n_videos": len(set(clusters))}
+    return {**block, "video_ci_low": lo, "video_ci_high": hi, "n_videos": n_videos}
 
 
 def a_target(outs: Sequence[TargetOutcome], *, seed: int = 0) -> dict[str, Any]:
@@ -145,6 +150,8 @@ def a_cons(outs: Sequence[TargetOutcome], *, n_boot: int = N_BOOT_CONS, seed: in
             "note": "undefined: no target is answered correctly",
         }
     value = sum(o.consistency for o in c) / len(c)
+    if len({o.cluster for o in c}) < 2:  # one video: no between-video variation to resample
+        return {"value": value, "ci_low": None, "ci_high": None, **base}
     lo, hi = video_interval([o.consistency for o in c], [o.cluster for o in c], n_boot=n_boot, seed=seed)
     return {"value": value, "ci_low": lo, "ci_high": hi, **base}
 
@@ -272,8 +279,10 @@ def paired_difference(
     """metric(b) - metric(a) over the targets both systems were planned on, bootstrapped by source video.
 
     ``metric`` is ``a_target`` (target right) or ``a_faith`` (target and every sub-question right).
-    A difference under ``TIE_POINTS`` points is a tie; otherwise the verdict says which is higher when
-    the 95% interval excludes 0, and "not significant" when it does not.
+    A difference under ``TIE_POINTS`` points is a tie; otherwise, on fewer than ``MIN_VIDEOS_VERDICT``
+    source videos, "too few videos" (one video's resamples are all that video: the interval had zero width
+    and a one-target difference on one video read as "b higher"); else the verdict says which is higher
+    when the 95% interval excludes 0, and "not significant" when it does not.
     """
     if metric not in ("a_target", "a_faith"):
         raise ValueError(f"paired differences are on a_target or a_faith, not {metric!r}")
@@ -295,6 +304,8 @@ def paired_difference(
     points = 100.0 * res.estimate
     if abs(points) < TIE_POINTS:
         verdict = "tie"
+    elif res.n_groups < MIN_VIDEOS_VERDICT:
+        verdict = f"too few videos ({res.n_groups} < {MIN_VIDEOS_VERDICT})"
     elif res.ci_low > 0:
         verdict = f"{labels[1]} higher"
     elif res.ci_high < 0:

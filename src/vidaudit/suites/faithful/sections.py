@@ -41,7 +41,8 @@ INV_LEDE = (
 PAIRED_LEDE = (
     "Differences between two systems (model x condition) on the targets both were planned on, with a "
     "paired bootstrap over source videos (10,000 resamples, 95% percentile interval). Differences under "
-    "2.0 points are reported as ties."
+    "2.0 points are reported as ties; on fewer than 6 source videos there is no verdict (too few videos: with "
+    "videos as the units no test reaches 5%), and one video has no interval."
 )
 ERR_LEDE = "Planned trials (targets and sub-questions), completion, failed calls, unparseable answers and usage."
 
@@ -68,6 +69,8 @@ def _systems(results: Mapping[str, Any]) -> list[tuple[str, str, dict[str, Any]]
 
 
 def _video(block: Any) -> str:
+    if isinstance(block, Mapping) and block.get("n_videos") == 1:
+        return f"{MISSING} (1 video)"
     if not isinstance(block, Mapping) or block.get("video_ci_low") is None:
         return MISSING
     return f"[{_pct(block['video_ci_low'])}, {_pct(block['video_ci_high'])}] ({block['n_videos']} videos)"
@@ -358,7 +361,7 @@ def paired_table(results: Mapping[str, Any]) -> Table:
             p["b"],
             p["metric"],
             f"{p['points']:+.1f}",
-            f"[{100 * p['ci_low']:+.1f}, {100 * p['ci_high']:+.1f}]",
+            f"[{100 * p['ci_low']:+.1f}, {100 * p['ci_high']:+.1f}]" if p["n_groups"] > 1 else MISSING,
             str(p["n_pairs"]),
             str(p["n_groups"]),
             p["verdict"],
