@@ -129,6 +129,51 @@ def test_yes_no_refuses_prose(text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "No idea.",  # a hedge that opens with "no": read as the answer No, every No-gold item was right
+        "Answer: no idea",
+        "Answer: No doubt, yes",
+        "Answer: no way to tell from these frames",
+        "No one can tell from the frames.",
+        "No clear answer: the ball is hidden.",
+        'Answer: "Yes" or "No"',  # the options echoed, quoted: read as Yes
+        "**Yes** / **No**",
+    ],
+)
+def test_yes_no_refuses_hedges_and_echoed_options(text: str) -> None:
+    assert parse_yes_no(text).method == "unparseable"
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("No, it does not.", False),
+        ("No one receives the ball.", False),  # "no one" answering the question, not a hedge
+        ("Answer: No\nAnswer: no idea", False),  # the hedge is no answer; the answer before it stands
+        ("No\nanswer is certain", False),  # a hedge reads on its own line only
+        ("Answer: Yes, and no other agent does", True),
+        ("Answer: no, the way it moves shows it", False),
+    ],
+)
+def test_yes_no_still_reads_answers_beside_hedge_words(text: str, value: bool) -> None:
+    assert parse_yes_no(text).value is value
+
+
+@FAST
+@given(
+    st.sampled_from(["", "Answer: ", "Final answer: ", "The answer is "]),
+    st.sampled_from([("", ""), ('"', '"'), ("'", "'"), ("**", "**"), ("`", "`"), ("(", ")"), ("[", "]"), ("_", "_")]),
+    st.sampled_from([" or ", " / ", "/", " and ", " & ", " or\t"]),
+    st.sampled_from(["Yes", "No", "yes", "NO"]),
+)
+def test_yes_no_echoed_options_are_never_an_answer(cue: str, marks: tuple[str, str], sep: str, first: str) -> None:
+    other = "No" if first.lower() == "yes" else "Yes"
+    text = f"{cue}{marks[0]}{first}{marks[1]}{sep}{marks[0]}{other}{marks[1]}"
+    assert parse_yes_no(text).method == "unparseable", text
+
+
+@pytest.mark.parametrize(
     "text, value",
     [
         ("(B) the red one", "B"),

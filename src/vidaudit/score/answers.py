@@ -331,17 +331,27 @@ def parse_count(text: str | None) -> Parsed:
 
 _YES = {"yes": True, "no": False, "true": True, "false": False}
 _ANSWER_CUE = r"\b(?:final\s++answer|answer|verdict)\s*+(?:is|:|=)\s*+"
+# "yes or no" and "yes and no" are not answers, quoted or marked up ('"Yes" or "No"', "**Yes**/**No**": the
+# options echoed); nor is the "No" of "No-one", nor a "no" that opens a hedge ("No idea", "Answer: no way to
+# tell", "No doubt, yes", "no clear answer"): read as the answer No, a model that declines to answer scored
+# every No-gold item right
+_YN_NOT_ANSWER = (
+    r"-\w"
+    r"|[*_`\"')\]]*+\s*+(?:or|and|/|&)\s*+[*_`\"'(\[]*+(?:yes|no)\b"
+    r"|(?<=[nN][oO])[ \t]++(?:idea|clue|doubt|comment|way[ \t]++to|one[ \t]++(?:knows|can)"
+    r"|(?:(?:clear|definite|definitive|certain|direct)[ \t]++)?answer)\b"
+)
 _YN_ANSWER_RE = re.compile(_ANSWER_CUE + r"[\s*_`\"'(\[]*+(yes|no)\b", re.IGNORECASE)
-_YN_LEAD_RE = re.compile(r"^[\s*_`\"'(\[]*+(yes|no)\b(?!-\w)(?!\s*+(?:or|and|/|&)\s*+(?:yes|no)\b)", re.IGNORECASE)
-# "yes or no" and "yes and no" are not answers; nor is the "No" of "No-one"
-_YN_OR_RE = re.compile(r"-\w|\s*+(?:or|and|/|&)\s*+(?:yes|no)\b", re.IGNORECASE)
+_YN_LEAD_RE = re.compile(r"^[\s*_`\"'(\[]*+(yes|no)\b(?!" + _YN_NOT_ANSWER + ")", re.IGNORECASE)
+_YN_OR_RE = re.compile(_YN_NOT_ANSWER, re.IGNORECASE)
 
 
 def parse_yes_no(text: str | None) -> Parsed:
     """Yes/no from an answer position only: last ``\\boxed{yes}``, last "answer: no", or a leading yes/no.
 
-    A "yes" or "no" elsewhere in the prose is not an answer ("no doubt", "yes-man"), and
-    "yes or no" is never read as either.
+    A "yes" or "no" elsewhere in the prose is not an answer ("no doubt", "yes-man"), "yes or no"
+    (quoted or not) is never read as either, and a "no" that opens a hedge ("No idea.", "Answer: no way
+    to tell") is no answer.
     """
     if not isinstance(text, str) or not text:
         return NOT_PARSED

@@ -236,6 +236,38 @@ def test_a_lost_target_line_counts_wrong_and_a_partial_system_is_named(flow: Pat
     assert pair["verdict"] == "too few videos (1 < 6)"
 
 
+def test_a_model_that_declines_or_echoes_the_options_scores_nothing(flow: Path) -> None:
+    """"No idea." and 'Answer: "Yes" or "No"' are no answers: read as No and Yes, each scored half the targets
+    and half the sub-questions right (A_target 50%) for a model that answered nothing."""
+    samples = load_samples(flow / "data")
+    said = {"declines": "No idea.", "echoes": 'Answer: "Yes" or "No"', "hedges": "Answer: no way to tell."}
+    lines = [{"sample_id": s.sample_id, "model": m, "response": text} for s in samples for m, text in said.items()]
+    resp = flow / "resp-decline.jsonl"
+    resp.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    r = _cli(
+        "score-responses",
+        "--samples",
+        str(flow / "data"),
+        "--responses",
+        str(resp),
+        "--out",
+        str(flow / "decline.jsonl"),
+        "--report",
+        str(flow / "decline"),
+        cwd=flow,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = _report(flow / "decline" / "report.json")
+    for model in said:
+        d = rep.results["detail"][model]["external"]
+        assert d["a_target"]["k"] == d["a_sub"]["k"] == d["a_faith"]["k"] == 0, model
+        assert d["trials"]["n_unparseable"] == d["trials"]["n_trials"] == len(samples), model
+    records = [json.loads(x) for x in (flow / "decline.jsonl").read_text().splitlines()]
+    assert {(x["correct"], x["parse"]["method"], x["metrics"]["said"]) for x in records} == {
+        (False, "unparseable", None)
+    }
+
+
 def test_imported_release_is_scored_and_says_what_is_not_available(tmp_path: Path) -> None:
     from vidaudit.suites.faithful.strand_import import import_strand
 
