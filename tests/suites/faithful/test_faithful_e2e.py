@@ -220,7 +220,9 @@ def test_a_lost_target_line_counts_wrong_and_a_partial_system_is_named(flow: Pat
     half = rep.results["detail"]["half"]["external"]
     k = sum(t.params["source_video_id"] == first_video for t in targets)
     assert 0 < k < n and half["n_targets"] == half["a_faith"]["n"] == k
-    assert any(note.startswith(f"half under external has trials for {k} of the manifest's {n} targets") for note in rep.notes)
+    assert any(
+        note.startswith(f"half under external has trials for {k} of the manifest's {n} targets") for note in rep.notes
+    )
     assert not any(note.startswith("lost under") and "of the manifest" in note for note in rep.notes)
     # half's targets are one video: no video-level interval, and its one-target lead over lost there is no verdict
     assert half["a_faith"]["n_videos"] == 1 and half["a_faith"]["video_ci_low"] is None
@@ -237,7 +239,7 @@ def test_a_lost_target_line_counts_wrong_and_a_partial_system_is_named(flow: Pat
 
 
 def test_a_model_that_declines_or_echoes_the_options_scores_nothing(flow: Path) -> None:
-    """"No idea." and 'Answer: "Yes" or "No"' are no answers: read as No and Yes, each scored half the targets
+    """ "No idea." and 'Answer: "Yes" or "No"' are no answers: read as No and Yes, each scored half the targets
     and half the sub-questions right (A_target 50%) for a model that answered nothing."""
     samples = load_samples(flow / "data")
     said = {"declines": "No idea.", "echoes": 'Answer: "Yes" or "No"', "hedges": "Answer: no way to tell."}

@@ -195,3 +195,40 @@ def test_identity_questions_are_true_of_the_world_record(written) -> None:
             checked += 1
     # look-alikes and both kinds of gap (an occlusion, an exit until re-entry) are among them
     assert checked >= 20 and looks >= 1 and kinds == {"occlusion", "exit"}, (checked, looks, kinds)
+
+
+def _subject_and_object(world: dict, text: str) -> tuple[str, str | None]:
+    """The ids of the agent a single-fact sub-question asks about and of the agent its event is done to."""
+    names = {e["name"]: e["id"] for e in world["entities"]}
+    subject = next(n for n in sorted(names, key=len, reverse=True) if text.startswith(f"Does {n} "))
+    phrase = text[len(f"Does {subject} ") : -1]
+    third = next(
+        BASE[b].replace("{o}", phrase[len(b.split("{o}")[0]) :]) if "{o}" in b else BASE[b]
+        for b in BASE
+        if phrase == b or ("{o}" in b and phrase.startswith(b.split("{o}")[0]))
+    )
+    return names[subject], _event(third, names, THIRD)[2]
+
+
+def test_no_sub_question_asks_whether_an_agent_does_something_to_itself(tmp_path) -> None:
+    """Standard seeds 0-4: world-0004's identity pair asked "Does the purple hexagon marked 4 pass the ball to the
+    purple hexagon marked 4?" (No from the words alone; 5 of 656 sub-questions of the 20 standard worlds). The
+    probe now asks another agent of the chain that never passes to it, and the world keeps its identity pair."""
+    generate(specs_for("standard", 5), tmp_path, workers=1)
+    rows = [json.loads(line) for line in (tmp_path / "manifest.jsonl").read_text().splitlines() if line.strip()]
+    worlds = {p.stem: json.loads(p.read_text())["world"] for p in (tmp_path / "worlds").glob("*.json")}
+    singles = [r for r in rows if r["params"]["role"] == "sub" and r["params"]["probe_type"] == "single_fact"]
+    objects = 0
+    for r in singles:
+        world = worlds[r["params"]["video_id"]]
+        subject, obj = _subject_and_object(world, r["question"])
+        assert subject != obj, r["question"]
+        assert _single_fact(world, r["question"]) == (r["answer"] == "Yes"), r["question"]
+        objects += obj is not None and obj != "ball"
+    assert len(singles) > 100 and objects > 20, (len(singles), objects)
+    identity = [
+        r for r in rows if r["params"]["video_id"] == "world-0004" and r["params"].get("question_form") == "identity"
+    ]
+    assert len(identity) == 2
+    texts = {r["question"] for r in rows if r["params"]["video_id"] == "world-0004"}
+    assert "Does the green diamond marked 1 pass the ball to the purple hexagon marked 4?" in texts

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vidaudit.suites.faithful.compose_base import SubPlan, agents_of, paired_target, sub_questions
+from vidaudit.suites.faithful.compose_base import SubPlan, agents_of, never, paired_target, sub_questions
 from vidaudit.suites.faithful.questions import (
     NO,
     YES,
@@ -34,7 +34,8 @@ class IdentityOption:
     when B is A's look-alike (the refs then say "the red circle that ..."; the number is what tells them
     apart), None when the refs say "the agent that ...". Each of the three refs describes exactly one fact of
     the world, so "Is <ref a> the same agent as <ref b>?" is Yes and "... as <ref c>?" is No. ``a`` and ``b``
-    are never a going-behind and coming-out (or a leaving and entering) pair: their answer would be in the words."""
+    are never a going-behind and coming-out (or a leaving and entering) pair: their answer would be in the words.
+    Nor does an attribution probe ask whether an agent does something to itself (``attribution``)."""
 
     a: Fact
     b: Fact
@@ -86,6 +87,30 @@ def identity_options(world: WorldRecord) -> list[IdentityOption]:
     return out
 
 
+def attribution(world: WorldRecord, opt: IdentityOption, f: Fact, subject: str) -> Exists | None:
+    """The No probe "Does <subject> <f's event>?" of an identity pair, or, when ``f``'s event is done to
+    ``subject`` itself ("Does the pink square marked 7 pass the ball to the pink square marked 7?": No from the
+    words alone), the same event by another agent of the chain that never does it (the first by id); None when
+    the chain has none (the option is then not used)."""
+    if f.object != subject:
+        return Exists(pattern=EventKind.of(f).by(subject))
+    chain = {x for g in (opt.a, opt.b, opt.c) for x in (g.subject, g.object)}
+    others = set(agents_of(world)) - chain
+    alt = never(world, f, exclude={opt.a.subject, opt.c.subject, *others})
+    return Exists(pattern=min(alt, key=lambda p: p.subject)) if alt else None
+
+
+def _probes(world: WorldRecord, opt: IdentityOption) -> tuple[Exists, Exists, Exists] | None:
+    """The pair's three attribution probes: B does a, A does c, B does b (None when one has no agent to ask)."""
+    a, b, c = opt.a, opt.b, opt.c
+    b_does_a = attribution(world, opt, a, c.subject)
+    a_does_c = attribution(world, opt, c, a.subject)
+    b_does_b = attribution(world, opt, b, c.subject)
+    if b_does_a is None or a_does_c is None or b_does_b is None:
+        return None
+    return b_does_a, a_does_c, b_does_b
+
+
 def _partners(f: Fact, g: Fact) -> bool:
     """Two events that always come as a pair by one agent in these worlds (going behind an agent and coming out
     from behind it, leaving the scene and entering it): "is the one that went behind X the one that came out?"
@@ -103,7 +128,9 @@ def select_identities(world: WorldRecord, n: int, rng: np.random.Generator) -> l
     for i in sorted(order, key=lambda i: (opts[i].look is None, order.index(i))):
         o = opts[i]
         keys = {o.gap, o.a.id, o.b.id}
-        if len(chosen) == n or keys & used:
+        # an option without attribution probes is passed over here, not dropped from ``opts``: the draw stays
+        # the same for every world whose choice it was not
+        if len(chosen) == n or keys & used or _probes(world, o) is None:
             continue
         chosen.append(o)
         used |= keys
@@ -123,15 +150,17 @@ def identity_pair(
     identity probe "Is <ref a> the same agent as <ref b>?" (Yes: the positive, as the paper's negative has its
     positive's fact among its sub-questions)."""
     a, b, c = opt.a, opt.b, opt.c
-    who_a, who_b = a.subject, c.subject
+    who_a = a.subject
     ra, rb, rc = opt.ref(a), opt.ref(b), opt.ref(c)
     chain = [a.id, b.id, c.id]
     replacement = Claim(t=c.t, subject=who_a, kind=c.kind, predicate=c.predicate, object=c.object, value=c.value)
     if claim_holds(replacement, world):
         raise AssertionError("composer bug: the identity negative's replacement claim holds in the world")
 
-    def swap(f: Fact, subject: str) -> Exists:
-        return Exists(pattern=EventKind.of(f).by(subject))
+    probes = _probes(world, opt)
+    if probes is None:
+        raise AssertionError("composer bug: an identity option without attribution probes was chosen")
+    b_does_a, a_does_c, b_does_b = probes
 
     plans: tuple[tuple[str, Same, str, list[SubPlan]], ...] = (
         (
@@ -140,7 +169,7 @@ def identity_pair(
             YES,
             [
                 SubPlan(Exists(pattern=Pattern.of(b)), YES, [b.id], "single_fact"),
-                SubPlan(swap(a, who_b), NO, [a.id], "single_fact"),
+                SubPlan(b_does_a, NO, [a.id], "single_fact"),
                 SubPlan(Exists(pattern=Pattern.of(c)), YES, [c.id], "single_fact"),
                 SubPlan(Same(a=rb, b=rc), NO, [b.id, c.id], "identity"),
             ],
@@ -151,8 +180,8 @@ def identity_pair(
             NO,
             [
                 SubPlan(Exists(pattern=Pattern.of(a)), YES, [a.id], "single_fact"),
-                SubPlan(swap(c, who_a), NO, [c.id], "single_fact"),
-                SubPlan(swap(b, who_b), NO, [b.id], "single_fact"),
+                SubPlan(a_does_c, NO, [c.id], "single_fact"),
+                SubPlan(b_does_b, NO, [b.id], "single_fact"),
                 SubPlan(Same(a=ra, b=rb), YES, [a.id, b.id], "identity"),
             ],
         ),
