@@ -270,6 +270,49 @@ def test_a_model_that_declines_or_echoes_the_options_scores_nothing(flow: Path) 
     }
 
 
+def test_a_right_target_without_sub_questions_is_named_in_the_notes(tmp_path: Path) -> None:
+    """A release target with an empty sub-question list is faithful whenever its answer is right (the empty
+    product): a model wrong on every sub-question scored A_faith 1/3 and A_cons 100% beside A_sub 0%, and the
+    report said nothing of why. A note now names the targets credited with nothing checked."""
+    rel = tmp_path / "rel"
+    rel.mkdir()
+    release = {
+        "video_name": "0001_abcdefghijk.mp4",
+        "questions": ["Does the man pick up the cup before the woman sits down?", "Is the dog on the left?"],
+        "answers": ["Yes", "No"],
+        "sub-questions": [["Does the man pick up the cup?", "Does the woman sit down?"], []],
+        "sub-answers": [["Yes", "Yes"], []],
+    }
+    (rel / "sample_0001.json").write_text(json.dumps(release))
+    r = _cli("import", "strand", "--dir", str(rel), "--out", str(tmp_path / "data"), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    resp = tmp_path / "resp.jsonl"
+    lines = [
+        {"sample_id": s.sample_id, "model": "no", "response": "Answer: No"} for s in load_samples(tmp_path / "data")
+    ]
+    resp.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    r = _cli(
+        "score-responses",
+        "--samples",
+        str(tmp_path / "data"),
+        "--responses",
+        str(resp),
+        "--out",
+        str(tmp_path / "s.jsonl"),
+        "--report",
+        str(tmp_path / "rep"),
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = _report(tmp_path / "rep" / "report.json")
+    d = rep.results["detail"]["no"]["external"]
+    assert (d["a_faith"]["k"], d["a_faith"]["n"], d["a_sub"]["k"]) == (1, 2, 0)
+    assert d["a_cons"]["n_vacuous"] == 1
+    assert any(
+        n.startswith("no under external: 1 of the 1 targets it answered right have no sub-questions") for n in rep.notes
+    )
+
+
 def test_imported_release_is_scored_and_says_what_is_not_available(tmp_path: Path) -> None:
     from vidaudit.suites.faithful.strand_import import import_strand
 

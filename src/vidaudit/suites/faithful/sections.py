@@ -515,6 +515,14 @@ def headline_notes(results: Mapping[str, Any]) -> list[str]:
                 f"accuracies are over those {d['n_targets']} only (the others were not planned, or their lines are "
                 "absent from the responses), so compare it with another system on shared targets (paired differences)."
             )
+    for model, cond, d in _systems(results):
+        vacuous = (d.get("a_cons") or {}).get("n_vacuous") or 0
+        if vacuous:
+            notes.append(
+                f"{model} under {cond}: {vacuous} of the {d['a_cons']['n_correct_targets']} targets it answered right "
+                "have no sub-questions; A_faith credits them (the empty product) and A_cons counts each as fully "
+                "consistent, with nothing checked beyond the target answer."
+            )
     maj = (results.get("references") or {}).get("majority")
     if isinstance(maj, Mapping):
         notes.append(
