@@ -139,6 +139,9 @@ def test_yes_no_refuses_prose(text: str) -> None:
         "No clear answer: the ball is hidden.",
         'Answer: "Yes" or "No"',  # the options echoed, quoted: read as Yes
         "**Yes** / **No**",
+        'I cannot see the frames. Please end with "Answer: Yes" or "Answer: No".',  # the format echoed: read as No
+        "The format is Answer: Yes or Answer: No",
+        "**Answer:** Yes / **Answer:** No",
     ],
 )
 def test_yes_no_refuses_hedges_and_echoed_options(text: str) -> None:
@@ -154,6 +157,9 @@ def test_yes_no_refuses_hedges_and_echoed_options(text: str) -> None:
         ("No\nanswer is certain", False),  # a hedge reads on its own line only
         ("Answer: Yes, and no other agent does", True),
         ("Answer: no, the way it moves shows it", False),
+        ('You asked for "Answer: Yes" or "Answer: No". The circle lights up first.\nAnswer: Yes', True),
+        ('No. You wanted "Answer: Yes" or "Answer: No".', False),  # the echo is no answer; the leading No is
+        ("Answer: Yes. Answer: No", False),  # two answers, not joined by "or": the last
     ],
 )
 def test_yes_no_still_reads_answers_beside_hedge_words(text: str, value: bool) -> None:

@@ -344,6 +344,11 @@ _YN_NOT_ANSWER = (
 _YN_ANSWER_RE = re.compile(_ANSWER_CUE + r"[\s*_`\"'(\[]*+(yes|no)\b", re.IGNORECASE)
 _YN_LEAD_RE = re.compile(r"^[\s*_`\"'(\[]*+(yes|no)\b(?!" + _YN_NOT_ANSWER + ")", re.IGNORECASE)
 _YN_OR_RE = re.compile(_YN_NOT_ANSWER, re.IGNORECASE)
+# what joins two answer forms into the format echoed ('end with "Answer: Yes" or "Answer: No"'): neither is an answer
+_YN_JOIN_RE = re.compile(
+    r"[*_`\"')\]]*+\s*+(?:or|and|/|&)\s*+[*_`\"'(\[]*+(?:" + _ANSWER_CUE + r"[\s*_`\"'(\[]*+)?",
+    re.IGNORECASE,
+)
 
 
 def parse_yes_no(text: str | None) -> Parsed:
@@ -359,7 +364,14 @@ def parse_yes_no(text: str | None) -> Parsed:
         word = re.sub(r"[^a-z]", "", _unwrap_latex(content).lower())
         if word in _YES:
             return Parsed(_YES[word], "boxed", (start, end))
-    answers = [m for m in _YN_ANSWER_RE.finditer(text) if not _YN_OR_RE.match(text, m.end(1))]
+    found = list(_YN_ANSWER_RE.finditer(text))
+    joined = {
+        i
+        for j in range(1, len(found))
+        if _YN_JOIN_RE.fullmatch(text, found[j - 1].end(1), found[j].start(1))
+        for i in (j - 1, j)
+    }
+    answers = [m for i, m in enumerate(found) if i not in joined and not _YN_OR_RE.match(text, m.end(1))]
     if answers:
         m = answers[-1]
         return Parsed(_YES[m.group(1).lower()], "answer", (m.start(1), m.end(1)))

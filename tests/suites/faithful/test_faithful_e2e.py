@@ -242,7 +242,12 @@ def test_a_model_that_declines_or_echoes_the_options_scores_nothing(flow: Path) 
     """ "No idea." and 'Answer: "Yes" or "No"' are no answers: read as No and Yes, each scored half the targets
     and half the sub-questions right (A_target 50%) for a model that answered nothing."""
     samples = load_samples(flow / "data")
-    said = {"declines": "No idea.", "echoes": 'Answer: "Yes" or "No"', "hedges": "Answer: no way to tell."}
+    said = {
+        "declines": "No idea.",
+        "echoes": 'Answer: "Yes" or "No"',
+        "hedges": "Answer: no way to tell.",
+        "format": 'I cannot see the frames. Please end with "Answer: Yes" or "Answer: No".',
+    }
     lines = [{"sample_id": s.sample_id, "model": m, "response": text} for s in samples for m, text in said.items()]
     resp = flow / "resp-decline.jsonl"
     resp.write_text("".join(json.dumps(x) + "\n" for x in lines))
