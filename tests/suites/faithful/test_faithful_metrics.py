@@ -161,9 +161,11 @@ def test_the_video_level_interval_widens_when_a_video_succeeds_or_fails_together
     assert a["n_videos"] == b["n_videos"] == 10
     wide, narrow = a["video_ci_high"] - a["video_ci_low"], b["video_ci_high"] - b["video_ci_low"]
     assert wide > a["ci_high"] - a["ci_low"] + 0.1  # wider than Wilson by more than 10 points
-    assert narrow == 0.0  # every video at 50%: no between-video spread
+    # every video at 50%: no spread between videos, so the targets count as independent (Wilson over all 80);
+    # the percentile bootstrap gave a zero-width [50.0, 50.0] here
+    assert (b["video_ci_low"], b["video_ci_high"]) == (b["ci_low"], b["ci_high"]) and narrow > 0.2
     assert a["video_ci_low"] <= 0.5 <= a["video_ci_high"]
-    assert M.a_faith(clustered) == a  # seeded: the same numbers each time
+    assert M.a_faith(clustered) == a  # the same numbers each time
     sub = M.a_sub(clustered)
     assert sub["video_ci_high"] - sub["video_ci_low"] > sub["ci_high"] - sub["ci_low"]
     assert M.a_faith([])["video_ci_low"] is None

@@ -14,10 +14,11 @@ a sub-question whose trial is missing) is wrong. Then:
 A target with no sub-questions (m_q = 0) has the empty product 1 and consistency 1 (vacuous); such
 targets are counted (``n_vacuous``). Every rate carries a Wilson 95% interval; A_cons, a mean of
 fractions, carries a percentile interval from a bootstrap over source videos. The three rates also carry
-that bootstrap's interval (``video_ci_low``/``video_ci_high``, ``n_videos``): targets of one video are
-correlated, so the Wilson interval (which treats them as independent) is too narrow when a model's
-errors cluster by video. With a single source video there is no video-level interval (None, as for
-A_cons): every resample is that video, a zero-width interval. Asserted on every
+an interval over source videos (``video_ci_low``/``video_ci_high``, ``n_videos``: Wilson's at the videos'
+effective size, ``score.stats.cluster_wilson_interval``): targets of one video are correlated, so the Wilson
+interval over targets (which treats them as independent) is too narrow when a model's errors cluster by
+video. With a single source video there is no video-level interval (None, as for A_cons): nothing between
+videos can be measured. Asserted on every
 report: A_faith <= A_target and A_faith <= A_target * A_cons (and, with C empty, A_faith = 0). Not
 asserted: A_faith <= A_sub, which can fail (one faithful target with one sub, one wrong target with
 nine wrong subs: A_faith 0.5, A_sub 0.1).
@@ -29,14 +30,14 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vidaudit.sdk import paired_bootstrap, seed_from, wilson_interval
+from vidaudit.sdk import cluster_wilson_interval, paired_bootstrap, seed_from, wilson_interval
 
 YES, NO = "Yes", "No"
 #: differences smaller than this (in accuracy points) are reported as ties (paper H.10)
 TIE_POINTS = 2.0
 N_BOOT_PAIRED = 10_000
 N_BOOT_CONS = 2_000
-#: resamples of the video-level bootstrap beside each rate's Wilson interval
+#: resamples of the video-level bootstrap of A_cons (``video_interval``)
 N_BOOT_VIDEO = 2_000
 EPS = 1e-12
 #: fewest source videos behind a paired verdict: with videos as the units (a sign flip of each video's
@@ -101,40 +102,34 @@ def video_interval(
 
 
 def _with_video_interval(
-    block: dict[str, Any], values: Sequence[float], clusters: Sequence[Hashable], seed: int
+    block: dict[str, Any], outcomes: Sequence[bool], clusters: Sequence[Hashable]
 ) -> dict[str, Any]:
+    """``block`` with the rate's interval over source videos: Wilson's at the videos' effective size
+    (``score.stats.cluster_wilson_interval``, as the stress probes count shared sources), never narrower than
+    Wilson's over the items. A percentile bootstrap over videos gave a zero-width interval whenever every video
+    had the same rate (40 of 80 targets, 4 of 8 on each of 10 videos: [50.0, 50.0]) and covered 48-50% at two
+    videos (benchmarks/cluster_coverage.py)."""
     n_videos = len(set(clusters))
-    if n_videos < 2:  # one video resamples to itself: a zero-width interval that says nothing about the model
+    if n_videos < 2:  # one video: nothing between videos to measure, so no claim about the model beyond it
         return {**block, "video_ci_low": None, "video_ci_high": None, "n_videos": n_videos}
-    lo, hi = video_interval(values, clusters, seed=seed)
-    return {**block, "video_ci_low": lo, "video_ci_high": hi, "n_videos": n_videos}
+    iv = cluster_wilson_interval(outcomes, clusters)
+    return {**block, "video_ci_low": iv.ci_low, "video_ci_high": iv.ci_high, "n_videos": n_videos}
 
 
-def a_target(outs: Sequence[TargetOutcome], *, seed: int = 0) -> dict[str, Any]:
+def a_target(outs: Sequence[TargetOutcome]) -> dict[str, Any]:
     return _with_video_interval(
-        rate(sum(o.right for o in outs), len(outs)),
-        [float(o.right) for o in outs],
-        [o.cluster for o in outs],
-        seed_from("faithful-video-ci", "a_target", seed),
+        rate(sum(o.right for o in outs), len(outs)), [o.right for o in outs], [o.cluster for o in outs]
     )
 
 
-def a_sub(outs: Sequence[TargetOutcome], *, seed: int = 0) -> dict[str, Any]:
-    subs = [(float(s.right), o.cluster) for o in outs for s in o.subs]
-    return _with_video_interval(
-        rate(sum(s.right for o in outs for s in o.subs), len(subs)),
-        [v for v, _ in subs],
-        [c for _, c in subs],
-        seed_from("faithful-video-ci", "a_sub", seed),
-    )
+def a_sub(outs: Sequence[TargetOutcome]) -> dict[str, Any]:
+    subs = [(s.right, o.cluster) for o in outs for s in o.subs]
+    return _with_video_interval(rate(sum(r for r, _ in subs), len(subs)), [r for r, _ in subs], [c for _, c in subs])
 
 
-def a_faith(outs: Sequence[TargetOutcome], *, seed: int = 0) -> dict[str, Any]:
+def a_faith(outs: Sequence[TargetOutcome]) -> dict[str, Any]:
     return _with_video_interval(
-        rate(sum(o.faithful for o in outs), len(outs)),
-        [float(o.faithful) for o in outs],
-        [o.cluster for o in outs],
-        seed_from("faithful-video-ci", "a_faith", seed),
+        rate(sum(o.faithful for o in outs), len(outs)), [o.faithful for o in outs], [o.cluster for o in outs]
     )
 
 
@@ -189,9 +184,9 @@ def balanced(outs: Sequence[TargetOutcome]) -> dict[str, dict[str, Any]]:
 
 def accuracies(outs: Sequence[TargetOutcome], *, seed: int = 0) -> dict[str, Any]:
     return {
-        "a_target": a_target(outs, seed=seed),
-        "a_sub": a_sub(outs, seed=seed),
-        "a_faith": a_faith(outs, seed=seed),
+        "a_target": a_target(outs),
+        "a_sub": a_sub(outs),
+        "a_faith": a_faith(outs),
         "a_cons": a_cons(outs, seed=seed),
     }
 

@@ -14,8 +14,8 @@ ACC_LEDE = (
     "targets, A_sub pooled over all their sub-questions. A_cons, the mean share of right sub-questions over "
     "the targets a model got right, is a reference only: its denominator depends on the model, so it is not "
     "comparable across models. Errored, unparseable and missing trials count as wrong. Intervals: Wilson 95% "
-    "and, for A_faith, a 2,000-resample bootstrap over source videos beside it, which is the one to read when "
-    "targets of one video succeed or fail together (A_cons: bootstrap over source videos)."
+    "and, for A_faith, an interval over source videos beside it (Wilson's at the videos' effective size), which "
+    "is the one to read when targets of one video succeed or fail together (A_cons: bootstrap over source videos)."
 )
 PROBE_LEDE = "A_sub split by probe type: sub-questions about one fact and sub-questions about the order of two events."
 BALANCE_LEDE = (
@@ -110,8 +110,8 @@ def accuracy_table(results: Mapping[str, Any]) -> Table:
             "subs",
         ],
         rows=rows,
-        caption="value [Wilson 95% interval] (k/n); by video: the 95% interval of a bootstrap "
-        "resampling source videos (targets of one video are correlated)",
+        caption="value [Wilson 95% interval] (k/n); by video: the 95% interval counted over source videos "
+        "(Wilson's at their effective size: targets of one video are correlated)",
     )
 
 
