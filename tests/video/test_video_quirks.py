@@ -393,6 +393,38 @@ def test_a_stream_whose_picture_size_changes_is_refused_in_one_line(tmp_path: Pa
     assert read_frames(fixed, list(range(20))).shape == (20, 48, 64, 3)
 
 
+def test_a_stream_whose_pixel_aspect_changes_is_refused_in_one_line(tmp_path: Path) -> None:
+    """A DVB capture switching 4:3 and 16:9 at one stored size: two H.264 TS segments (SAR 1:1, then 4:3, both
+    96x64) joined byte for byte. ffmpeg keeps the first shape (96x64 throughout), other players widen the second
+    half; vidaudit squared every picture by the first SAR, silently (the second half read squeezed). It is refused
+    in one line at the frame where ffprobe sees the SAR change, and frames before it read as ffmpeg shows them."""
+    first, second, joined = tmp_path / "a.ts", tmp_path / "b.ts", tmp_path / "joined.ts"
+    args = ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "5", "-x264-params", "log-level=error"]
+    pipe_encode(first, [frame_image(k, 96, 64) for k in range(10)], 10, [*args, "-vf", "setsar=1"])
+    wide = [cv2.resize(frame_image(k, 128, 64), (96, 64), interpolation=cv2.INTER_AREA) for k in range(10, 20)]
+    pipe_encode(second, wide, 10, [*args, "-vf", "setsar=4/3", "-output_ts_offset", "1.2"])
+    joined.write_bytes(first.read_bytes() + second.read_bytes())
+    frames = ffprobe(joined, "-show_frames", "-select_streams", "v")["frames"]
+    assert {(f["width"], f["height"]) for f in frames} == {(96, 64)}  # one stored size: only the SAR changes
+    sars = [f["sample_aspect_ratio"] for f in frames]
+    change = next(i for i, s in enumerate(sars) if s != sars[0])
+    assert (len(sars), change, sars[0], sars[change]) == (20, 10, "1:1", "4:3")
+    assert np.allclose(np.diff([float(f["pts_time"]) for f in frames]), 0.1)  # otherwise a clean 10 fps clip
+    before = list(range(change))
+    times, theirs = shown(joined)
+    assert [frame_code(f) for f in read_frames(joined, before)] == [frame_code(f) for f in theirs[:change]] == before
+    with pytest.raises(DataError) as e:
+        read_frames(joined, [0, change])
+    msg = str(e.value)
+    assert f"the pixel aspect ratio (SAR) changes mid-stream, from 1:1 to 4:3 at frame {change}" in msg
+    assert "\n" not in msg
+    perturb_is_refused(joined, tmp_path, "pixel aspect ratio (SAR) changes mid-stream")
+    fixed = tmp_path / "OUT.mp4"  # the message's command, as written
+    fix = msg.split("(ffmpeg ", 1)[1].rstrip(")").split()
+    subprocess.run(["ffmpeg", "-v", "error", *fix], cwd=tmp_path, check=True)
+    assert read_frames(fixed, list(range(20))).shape == (20, 64, 96, 3)
+
+
 def _sent_images(data: Path, out: Path, condition: str = "frames@7") -> list[list[np.ndarray]]:
     """Run ``data`` against a local OpenAI-compatible server that keeps every request; each request's images."""
     from httpfake import FakeServer, Recorded, Reply

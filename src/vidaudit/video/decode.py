@@ -19,6 +19,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
+from fractions import Fraction
 from pathlib import Path
 
 import av
@@ -29,7 +30,7 @@ from vidaudit.core.timeline import constant_rate_frames
 from vidaudit.video.display import to_rgb, to_rgb_half, to_rgb_width
 from vidaudit.video.probe import probe
 from vidaudit.video.seek import SEEK_MIN_SKIP, SeekIndex, build_index
-from vidaudit.video.streams import open_video, stream_sar, video_stream
+from vidaudit.video.streams import displayed_size, open_video, stream_sar, video_stream
 
 #: FFmpeg's decoding threads pay only in a whole-clip decode of pictures at least this large, where they can cut wall
 #: time for 2-18% more CPU; on smaller pictures, and for the few frames a seeking reader decodes per target, they cost
@@ -90,6 +91,9 @@ class Decoder:
     the start, each picture must carry its frame's stamp too. One disagreement marks the index unusable (for every
     reader of the file) and the reader starts again from the top, counting pictures: the count is the truth, and
     the index is only a faster way to the same pictures.
+
+    Every picture is checked against the stream's shape: one of another stored size or pixel aspect (SAR) than the
+    stream's is refused (``_check_size``, ``_check_sar``: one shape a stream).
     """
 
     def __init__(
@@ -112,6 +116,10 @@ class Decoder:
         self.sar = stream_sar(s)
         #: the stored picture size every picture must have (the header's; the first picture's when it has none)
         self.size: tuple[int, int] | None = (cc.width, cc.height) if cc.width and cc.height else None
+        #: the bitstream's own SAR where the stream starts (``_check_sar``), and whether it can only change at an
+        #: IDR/IRAP picture (H.264/HEVC: a new SPS takes effect there, so the change is placed exactly)
+        self._coded_sar = _coded_sar(cc)
+        self._sar_at_key = cc.name in ("h264", "hevc")
         self._stream: av.video.stream.VideoStream = s
         self._index: SeekIndex | None = None
         self._gen: Iterator[av.VideoFrame] | None = None
@@ -246,6 +254,7 @@ class Decoder:
                     self._distrust()  # the stamps do not name the pictures: never seek on them
             assert frame is not None
             self._check_size(j, frame)
+            self._check_sar(j, frame)
             self.cur, self._next_at = j, j + 1
             return j, frame
 
@@ -263,6 +272,23 @@ class Decoder:
                 f"vidaudit reads one size per stream: re-encode to one size first "
                 f"(ffmpeg -i {self.path.name} -vf scale={w}:{h} OUT.mp4)"
             )
+
+    def _check_sar(self, j: int, frame: av.VideoFrame) -> None:
+        """Refuse a picture whose pixel aspect differs from the stream's first (a broadcast capture switching 4:3 and
+        16:9 at one stored size): players disagree (ffmpeg keeps the first shape, others reshape the window), and
+        every reader here squares pixels by one SAR per stream. The decoder reports the bitstream's SAR as it parses
+        it, ahead of the pictures it returns; in H.264/HEVC it takes effect at the next IDR/IRAP picture, where
+        it is refused (elsewhere at the first picture returned after it was seen)."""
+        now = _coded_sar(self._stream.codec_context)
+        if now == self._coded_sar or (self._sar_at_key and not frame.key_frame):
+            return
+        a, b = self._coded_sar, now
+        w, h = displayed_size(frame.width, frame.height, self.sar)
+        raise DataError(
+            f"{self.path}: the pixel aspect ratio (SAR) changes mid-stream, from {a.numerator}:{a.denominator} to "
+            f"{b.numerator}:{b.denominator} {'at' if self._sar_at_key else 'by'} frame {j}; vidaudit reads one shape per stream: re-encode to one "
+            f"shape first (ffmpeg -i {self.path.name} -vf scale={w}:{h},setsar=1 OUT.mp4)"
+        )
 
     def frame(self, i: int) -> av.VideoFrame:
         """Frame ``i``, reached as cheaply as the index allows (``position_for``); a ``VideoEnded`` if there is none."""
@@ -291,6 +317,12 @@ class Decoder:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _coded_sar(cc: av.video.codeccontext.VideoCodecContext) -> Fraction:
+    """The SAR the decoder last parsed from the bitstream; unset (0) is square, as players read it."""
+    sar = cc.sample_aspect_ratio
+    return Fraction(sar) if sar and sar > 0 else Fraction(1)
 
 
 def iter_frames(
