@@ -19,6 +19,7 @@ import sys
 from fractions import Fraction
 from pathlib import Path
 
+import av
 import cv2
 import numpy as np
 import pytest
@@ -30,7 +31,7 @@ from realvideos import Player, frame_code, frame_image, is_upright
 from vidaudit.core.errors import DataError
 from vidaudit.core.manifest import write_manifest
 from vidaudit.core.types import PerturbationSpec, Sample, VideoRef
-from vidaudit.video.decode import iter_constant_rate, read_frames
+from vidaudit.video.decode import iter_constant_rate, iter_frames, read_frames
 from vidaudit.video.probe import probe, video_ref
 from vidaudit.video.sampling import at_fps
 from vidaudit.video.streams import best_effort, displayed_size
@@ -423,6 +424,68 @@ def test_a_stream_whose_pixel_aspect_changes_is_refused_in_one_line(tmp_path: Pa
     fix = msg.split("(ffmpeg ", 1)[1].rstrip(")").split()
     subprocess.run(["ffmpeg", "-v", "error", *fix], cwd=tmp_path, check=True)
     assert read_frames(fixed, list(range(20))).shape == (20, 64, 96, 3)
+
+
+def _drops_a_picture(src: Path, dst: Path, frame: int) -> None:
+    """``src`` with one bit of ``frame``'s packet flipped where the decoder then drops that picture without a
+    decoding error (its slice header no longer parses): ffprobe counts one frame fewer than packets, and PyAV's
+    newer FFmpeg decodes the file without an error too (where a flip makes either fail, the next is tried)."""
+    with av.open(str(src)) as c:  # the packet holding the frame-th picture in presentation order
+        pos = sorted((p.pts, p.pos) for p in c.demux(c.streams.video[0]) if p.size)[frame][1]
+    data = src.read_bytes()
+
+    def counts(path: Path) -> tuple[int, int]:
+        s = ffprobe(path, "-count_frames", "-count_packets", "-show_entries", "stream=nb_read_frames,nb_read_packets")
+        return int(s["streams"][0]["nb_read_frames"]), int(s["streams"][0]["nb_read_packets"])
+
+    def pyav_decodes(path: Path) -> int | None:
+        try:
+            with av.open(str(path)) as c:
+                return sum(1 for _ in c.decode(c.streams.video[0]))
+        except av.error.FFmpegError:
+            return None
+
+    for at in range(5, 9):  # past the 4-byte NAL length and the NAL header
+        for bit in range(8):
+            hit = bytearray(data)
+            hit[pos + at] ^= 1 << bit
+            dst.write_bytes(bytes(hit))
+            frames, packets = counts(dst)
+            if frames == packets - 1 and pyav_decodes(dst) == frames:
+                return
+    raise AssertionError(f"no flip in frame {frame}'s packet makes the decoders drop it")
+
+
+def test_a_picture_the_decoder_drops_is_refused_not_renumbered(tmp_path: Path) -> None:
+    """An MP4 with one damaged packet whose picture the decoder drops without an error (as a bad sector or a broken
+    download leaves it): ffmpeg shows 39 of its 40 frames, skipping 0.56 s. vidaudit counts 40 frames from the
+    packets, and decoding numbered the picture after the gap as the dropped frame, so every later frame was sent
+    one frame early against its own time (frame 15 at 0.60 s was the 0.64 s picture), silently, and a whole-clip
+    read ended a frame short (a read that seeks past the gap names pictures by their stamps, and was right). A read
+    that decodes through the gap is refused there in one line; frames before it read as ffmpeg shows."""
+    src, bad = tmp_path / "src.mp4", tmp_path / "damaged.mp4"
+    rng = np.random.default_rng(0)
+    frames = [frame_image(k, 96, 64) for k in range(40)]
+    for f in frames:  # noise keeps every packet a few hundred bytes, the slice header clear of the NAL start
+        f[4:20, 40:60] = rng.integers(0, 256, (16, 20, 3), dtype=np.uint8)
+    pipe_encode(src, frames, 25, ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "10", "-bf", "2"])
+    _drops_a_picture(src, bad, 14)
+    times, theirs = shown(bad)
+    assert len(theirs) == 39 and 0.56 not in np.round(times, 3)  # ffmpeg skips frame 14's time
+    info = probe(bad)
+    assert info.n_frames == 40 and info.timeline.time_of(20) == pytest.approx(0.8)
+    assert [frame_code(f) for f in read_frames(bad, list(range(14)))] == [frame_code(f) for f in theirs[:14]]
+    assert frame_code(read_frames(bad, [30])[0]) == frame_code(at(bad, 1.2)) == 30  # a seek past it: by stamp
+    for read in (lambda: read_frames(bad, [13, 15]), lambda: list(iter_frames(bad))):
+        with pytest.raises(DataError) as e:
+            read()
+        assert "frame 14 does not decode" in str(e.value) and "\n" not in str(e.value)
+    perturb_is_refused(bad, tmp_path, "frame 14 does not decode")
+    fixed = tmp_path / "OUT.mp4"  # the message's command, as written: what decodes, re-encoded
+    fix = str(e.value).split("(ffmpeg ", 1)[1].split(")")[0].split()
+    subprocess.run(["ffmpeg", "-v", "error", *fix], cwd=tmp_path, check=True)
+    mine = list(iter_frames(fixed))
+    assert len(mine) == probe(fixed).n_frames == len(shown(fixed)[1])
 
 
 def _sent_images(data: Path, out: Path, condition: str = "frames@7") -> list[list[np.ndarray]]:

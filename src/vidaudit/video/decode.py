@@ -15,6 +15,7 @@ frame but converts a run of byte-identical decoded frames once (for exact analys
 
 from __future__ import annotations
 
+import bisect
 import os
 import threading
 from collections import OrderedDict
@@ -30,7 +31,7 @@ from vidaudit.core.timeline import constant_rate_frames
 from vidaudit.video.display import to_rgb, to_rgb_half, to_rgb_width
 from vidaudit.video.probe import probe
 from vidaudit.video.seek import SEEK_MIN_SKIP, SeekIndex, build_index
-from vidaudit.video.streams import displayed_size, open_video, stream_sar, video_stream
+from vidaudit.video.streams import displayed_size, open_video, packets_are_frames, stream_sar, video_stream
 
 #: FFmpeg's decoding threads pay only in a whole-clip decode of pictures at least this large, where they can cut wall
 #: time for 2-18% more CPU; on smaller pictures, and for the few frames a seeking reader decodes per target, they cost
@@ -55,6 +56,17 @@ def seek_index(path: str | Path, stream: int) -> SeekIndex | None:
     """``seek.build_index`` of the video stream ``stream`` of the file at ``path`` (None: it has no clean entry
     points), kept for the process per file (its path, inode, size and modification time): a run asks the same
     videos for frames trial after trial."""
+    return _packet_index(path, stream)
+
+
+def packet_stamps(path: str | Path, stream: int) -> Sequence[int] | None:
+    """The stamps of the frames ``probe`` counts in a stream whose packets are frames (presentation order; the
+    index's), or None where there is no index: what ``Decoder`` checks each decoded picture against."""
+    idx = _packet_index(path, stream)
+    return idx.pts if idx is not None else None
+
+
+def _packet_index(path: str | Path, stream: int) -> SeekIndex | None:
     st = os.stat(path)
     key = (os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, stream)
     with _indexes_lock:
@@ -92,8 +104,10 @@ class Decoder:
     reader of the file) and the reader starts again from the top, counting pictures: the count is the truth, and
     the index is only a faster way to the same pictures.
 
-    Every picture is checked against the stream's shape: one of another stored size or pixel aspect (SAR) than the
-    stream's is refused (``_check_size``, ``_check_sar``: one shape a stream).
+    Every picture is checked against the stream's shape and the file's frames: one of another stored size or pixel
+    aspect (SAR) than the stream's is refused (``_check_size``, ``_check_sar``: one shape a stream), and where
+    packets are frames (``probe`` counts them), one carrying a later frame's stamp (the decoder dropped a damaged
+    picture) is refused, never renumbered (``_check_stamp``).
     """
 
     def __init__(
@@ -120,6 +134,8 @@ class Decoder:
         #: IDR/IRAP picture (H.264/HEVC: a new SPS takes effect there, so the change is placed exactly)
         self._coded_sar = _coded_sar(cc)
         self._sar_at_key = cc.name in ("h264", "hevc")
+        #: where packets are frames (``probe`` counts them), each frame's stamp: picture ``j`` must carry ``j``'s
+        self._stamps = packet_stamps(self.path, s.index) if packets_are_frames(self._container, s) else None
         self._stream: av.video.stream.VideoStream = s
         self._index: SeekIndex | None = None
         self._gen: Iterator[av.VideoFrame] | None = None
@@ -254,6 +270,7 @@ class Decoder:
                     self._distrust()  # the stamps do not name the pictures: never seek on them
             assert frame is not None
             self._check_size(j, frame)
+            self._check_stamp(j, frame)
             self._check_sar(j, frame)
             self.cur, self._next_at = j, j + 1
             return j, frame
@@ -272,6 +289,27 @@ class Decoder:
                 f"vidaudit reads one size per stream: re-encode to one size first "
                 f"(ffmpeg -i {self.path.name} -vf scale={w}:{h} OUT.mp4)"
             )
+
+    def _check_stamp(self, j: int, frame: av.VideoFrame) -> None:
+        """Refuse a picture that carries another frame's stamp where packets are frames: the decoder dropped a
+        damaged packet's picture (ffmpeg skips it, others conceal it), so counting would number every later
+        picture one frame early against the file's facts, and its time with it."""
+        stamps = self._stamps
+        if stamps is None or frame.pts is None:
+            return
+        k = bisect.bisect_left(stamps, frame.pts)
+        if k == j or k >= len(stamps) or stamps[k] != frame.pts:
+            return
+        if k > j:
+            what = f"frame {j} does not" if k == j + 1 else f"frames {j}-{k - 1} do not"
+            what += f" decode (a damaged packet: the picture after it, frame {k}, comes in its place)"
+        else:
+            what = f"the decoder returns an extra picture at frame {j} (it carries frame {k}'s time)"
+        raise DataError(
+            f"{self.path}: {what}; players disagree on such a file, ffmpeg skips a damaged frame and others conceal "
+            f"it, and vidaudit will not renumber the frames after it: re-encode what decodes (ffmpeg -i "
+            f"{self.path.name} OUT.mp4) or fetch the file again"
+        )
 
     def _check_sar(self, j: int, frame: av.VideoFrame) -> None:
         """Refuse a picture whose pixel aspect differs from the stream's first (a broadcast capture switching 4:3 and
