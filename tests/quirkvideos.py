@@ -29,6 +29,10 @@ fixture                   its quirk (what was verified with ffprobe when it was 
 ``guessed_rate.asf``      WMV2 in ASF, variable rate (20 frames over ~6.7 s): no average rate in the file,
                           a guessed rate far above the frames' own
 ========================  ==================================================================================
+
+:func:`make_agreed` writes files every player shows alike (``cover_art.mp4``, ``empty_edit_tmcd.mov``,
+``negative_cts.mp4``, ``cut_mid_gop.ts``, ``soft_telecine.ts``; their quirks are checked with ffprobe in
+``test_each_agreed_fixture_has_its_quirk``).
 """
 
 from __future__ import annotations
@@ -391,4 +395,88 @@ def make_quirks(d: Path) -> dict[str, Quirk]:
     for p in d.glob("_f*"):
         p.unlink()
     out["guessed_rate.asf"] = Quirk(d / "guessed_rate.asf", tuple(range(20)), tuple(times), (64, 48), (64, 48))
+    return out
+
+
+# --------------------------------------------------------------------------- files players agree on, read as they show them
+
+
+def soft_telecine(m2v: bytes) -> bytes:
+    """An MPEG-2 elementary stream of progressive 23.976 fps frames (no B-frames) flagged for 3:2 pulldown, as
+    DGPulldown flags a film master for NTSC: every sequence header at 29.97 fps, ``progressive_sequence`` off, and
+    each picture's ``top_field_first``/``repeat_first_field`` in the 3, 2, 3, 2 field cadence (progressive frames
+    shown for 3, 2, 3, 2 fields: 4 frames every 10 fields)."""
+    b = bytearray(m2v)
+    at = 0
+    while (at := b.find(b"\x00\x00\x01\xb3", at + 1)) >= 0:  # frame_rate_code 1 (24000/1001) -> 4 (30000/1001)
+        assert b[at + 7] & 0x0F == 1
+        b[at + 7] = (b[at + 7] & 0xF0) | 4
+    cadence, n, at = [(1, 1), (0, 0), (0, 1), (1, 0)], 0, 0
+    while (at := b.find(b"\x00\x00\x01\xb5", at + 1)) >= 0:
+        kind = b[at + 4] >> 4
+        if kind == 1:  # sequence extension: progressive_sequence off
+            b[at + 5] &= ~0x08
+        elif kind == 8:  # picture coding extension: top_field_first, repeat_first_field; progressive_frame on
+            tff, rff = cadence[n % 4]
+            b[at + 7] = (b[at + 7] & ~0x82) | tff << 7 | rff << 1
+            b[at + 8] |= 0x80
+            n += 1
+    return bytes(b)
+
+
+def make_agreed(d: Path) -> dict[str, Quirk]:
+    """Files with a quirk every player shows the same way (see ``tests/video/test_video_quirks.py``): cover art
+    larger than the video, an MP4 that starts with an empty edit beside a timecode track, a TS cut mid-GOP,
+    soft-telecined MPEG-2, an MP4 with negative composition offsets and no edit list."""
+    d.mkdir(parents=True, exist_ok=True)
+    out: dict[str, Quirk] = {}
+
+    def run(*args: str) -> None:
+        subprocess.run([ffmpeg(), "-v", "error", "-y", *args], check=True, capture_output=True, cwd=d)
+
+    h264 = ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-x264-params", "log-level=error"]
+    pipe_encode(d / "_v.mp4", [frame_image(k, 96, 64) for k in range(30)], 25, [*h264, "-bf", "3"])
+    # cover art (a 2600x2000 PNG marked attached_pic) beside a 96x64 default video: by size alone it would outscore
+    # the video, default bonus and all, yet ffmpeg never picks a cover
+    cv2.imwrite(str(d / "_cover.png"), cv2.cvtColor(frame_image(200, 2600, 2000), cv2.COLOR_RGB2BGR))
+    run("-i", "_v.mp4", "-i", "_cover.png", "-map", "0:v", "-map", "1", "-c:v:0", "copy", "-c:v:1", "png",
+        "-disposition:v:1", "attached_pic", "cover_art.mp4")  # fmt: skip
+    out["cover_art.mp4"] = _cfr(d / "cover_art.mp4", 30, 25, (96, 64))
+    # a start delay (an empty edit of 0.5 s, then the media) and a tmcd timecode track: the clock starts with it
+    run("-itsoffset", "0.5", "-i", "_v.mp4", "-c", "copy", "-timecode", "01:00:00:00", "empty_edit_tmcd.mov")
+    out["empty_edit_tmcd.mov"] = _cfr(d / "empty_edit_tmcd.mov", 30, 25, (96, 64), start=0.5)
+    # negative composition offsets (B-frame delay) and no edit list: the first decode stamps are negative
+    run("-i", "_v.mp4", "-c", "copy", "-use_editlist", "0", "-movflags", "negative_cts_offsets",
+        "-avoid_negative_ts", "disabled", "negative_cts.mp4")  # fmt: skip
+    out["negative_cts.mp4"] = _cfr(d / "negative_cts.mp4", 30, 25, (96, 64))
+    # MPEG-2 in TS (open GOPs of 12, 2 B-frames) cut at a TS packet boundary 45% in: the first pictures lack
+    # their references; ffmpeg shows from the first I-picture on (times: ffmpeg's, from the first packet's)
+    pipe_encode(d / "_full.ts", [frame_image(k, 96, 64) for k in range(60)], 25,
+                ["-c:v", "mpeg2video", "-bf", "2", "-g", "12", "-q:v", "3"])  # fmt: skip
+    data = (d / "_full.ts").read_bytes()
+    (d / "cut_mid_gop.ts").write_bytes(data[len(data) // 188 * 45 // 100 * 188 :])
+    out["cut_mid_gop.ts"] = Quirk(d / "cut_mid_gop.ts", tuple(range(36, 60)), (), (96, 64), (96, 64))
+    # soft telecine: 24 progressive frames flagged 3:2, shown at 3 and 2 field periods of 1/59.94 s
+    pipe_encode(d / "_film.m2v", [frame_image(k, 96, 64) for k in range(24)], "24000/1001",
+                ["-c:v", "mpeg2video", "-bf", "0", "-g", "12", "-q:v", "3", "-f", "mpeg2video"])  # fmt: skip
+    (d / "_soft.m2v").write_bytes(soft_telecine((d / "_film.m2v").read_bytes()))
+    fields = [10 * (k // 4) + (0, 3, 5, 8)[k % 4] for k in range(24)]
+    ticks = [round(f * 1501.5) for f in fields]  # a field is 1/59.94 s: 1501.5 ticks of 90 kHz, rounded
+    with (
+        av.open(str(d / "_soft.m2v"), format="mpegvideo") as src,
+        av.open(str(d / "soft_telecine.ts"), "w", format="mpegts") as dst,
+    ):
+        st = dst.add_stream_from_template(src.streams.video[0])
+        st.time_base = Fraction(1, 90000)
+        packets = [p for p in src.demux(src.streams.video[0]) if p.size]
+        assert len(packets) == len(ticks)
+        for p, t in zip(packets, ticks, strict=True):  # stamped at the cadence, as a DVD's muxer stamps them
+            p.pts = p.dts = t
+            p.time_base, p.stream = Fraction(1, 90000), st
+            dst.mux(p)
+    out["soft_telecine.ts"] = Quirk(
+        d / "soft_telecine.ts", tuple(range(24)), tuple(t / 90000 for t in ticks), (96, 64), (96, 64)
+    )
+    for p in d.glob("_*"):
+        p.unlink()
     return out

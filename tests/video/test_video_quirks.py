@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from quirkvideos import Quirk, make_quirks, pipe_encode
+from quirkvideos import Quirk, make_agreed, make_quirks, pipe_encode
 from realvideos import Player, frame_code, frame_image, is_upright
 from vidaudit.core.errors import DataError
 from vidaudit.core.manifest import write_manifest
@@ -232,6 +232,77 @@ def test_best_effort_times_never_come_from_packet_order(gaps: list[int], swaps: 
     if pts != true:
         assert got[: len(true) - cut] == true[: len(true) - cut]
         assert got[len(true) - cut :] == [true[len(true) - cut - 1] + 7 * (j + 1) for j in range(cut)]
+
+
+# --------------------------------------------------------------------------- quirks every player shows alike
+
+AGREED = ["cover_art.mp4", "empty_edit_tmcd.mov", "negative_cts.mp4", "cut_mid_gop.ts", "soft_telecine.ts"]
+
+
+@pytest.fixture(scope="module")
+def agreed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Quirk]:
+    Player.required()
+    return make_agreed(tmp_path_factory.mktemp("agreed"))
+
+
+def _edits(path: Path) -> list[list[tuple[int, int]]]:
+    """Each track's edit list as (duration, media time) pairs, read from the file's ``elst`` boxes."""
+    data, out, at = path.read_bytes(), [], 0
+    while (at := data.find(b"elst", at + 1)) >= 0:
+        wide = data[at + 4] == 1
+        n, p, edits = int.from_bytes(data[at + 8 : at + 12], "big"), at + 12, []
+        for _ in range(n):
+            k = 8 if wide else 4
+            edits.append(
+                (int.from_bytes(data[p : p + k], "big"), int.from_bytes(data[p + k : p + 2 * k], "big", signed=True))
+            )
+            p += 2 * k + 4
+        out.append(edits)
+    return out
+
+
+def test_each_agreed_fixture_has_its_quirk(agreed: dict[str, Quirk]) -> None:
+    """What ffprobe reports for each file that players show alike (a fixture that lost its quirk fails here)."""
+    cover = ffprobe(agreed["cover_art.mp4"].path, "-show_streams")["streams"]
+    got = [(s["width"], s["height"], s["disposition"]["attached_pic"], s["disposition"]["default"]) for s in cover]
+    assert got == [(96, 64, 0, 1), (2600, 2000, 1, 0)] and 2600 * 2000 > 96 * 64 + 5_000_000  # larger, default or not
+    mov = agreed["empty_edit_tmcd.mov"].path
+    facts = ffprobe(mov, "-show_streams", "-show_format")
+    assert [s["codec_tag_string"] for s in facts["streams"]] == ["avc1", "tmcd"]
+    assert float(facts["streams"][0]["start_time"]) == 0.5 and float(facts["format"]["start_time"]) == 0.0
+    video, timecode = _edits(mov)
+    assert [t for _, t in video] == [-1, 1024] and [t for _, t in timecode] == [0]  # an empty edit, then the media
+    neg = agreed["negative_cts.mp4"].path
+    packets = ffprobe(neg, "-select_streams", "v", "-show_packets")["packets"]
+    assert float(packets[0]["dts_time"]) < 0 == float(packets[0]["pts_time"]) and _edits(neg) == []
+    cut = agreed["cut_mid_gop.ts"].path
+    packets = ffprobe(cut, "-select_streams", "v", "-show_packets")["packets"]
+    frames = ffprobe(cut, "-select_streams", "v", "-show_frames")["frames"]
+    assert "K" not in packets[0]["flags"] and len(frames) < len(packets)  # the leading pictures are lost
+    soft = ffprobe(agreed["soft_telecine.ts"].path, "-show_streams", "-show_frames")
+    assert soft["streams"][0]["avg_frame_rate"] == "30000/1001" and soft["streams"][0]["field_order"] == "progressive"
+    assert [(f["top_field_first"], f["repeat_pict"]) for f in soft["frames"]] == [(1, 1), (0, 0), (0, 1), (1, 0)] * 6
+
+
+@pytest.mark.parametrize("name", AGREED)
+def test_files_players_agree_on_are_read_as_ffmpeg_shows_them(agreed: dict[str, Quirk], name: str) -> None:
+    """The stream ffmpeg picks (never the cover art), its frames and their times on ffmpeg's clock (an empty edit
+    before the video, a timecode track, negative decode stamps, a TS cut mid-GOP whose first pictures ffmpeg
+    drops, soft telecine's 3:2 field cadence), every frame's picture."""
+    m = agreed[name]
+    info = probe(m.path)
+    times, theirs = shown(m.path)
+    assert info.n_frames == len(m.codes) == len(theirs) and info.stream == m.stream
+    assert [frame_code(f) for f in theirs] == list(m.codes)
+    if m.times:
+        assert np.allclose(times, m.times, atol=1e-3)
+    clock = info.timeline
+    assert np.allclose([clock.time_of(i) for i in range(info.n_frames)], times, atol=1e-3)
+    assert (info.width, info.height) == m.shown == theirs[0].shape[1::-1]
+    mine = read_frames(m.path, list(range(info.n_frames)))
+    assert [frame_code(f) for f in mine] == list(m.codes)
+    for a, b in zip(mine, theirs, strict=True):
+        assert a.shape == b.shape and np.abs(a.astype(int) - b).mean() < 3.0
 
 
 # --------------------------------------------------------------------------- honest files
