@@ -292,8 +292,8 @@ class Decoder:
 
     def _check_stamp(self, j: int, frame: av.VideoFrame) -> None:
         """Refuse a picture that carries another frame's stamp where packets are frames: the decoder dropped a
-        damaged packet's picture (ffmpeg skips it, others conceal it), so counting would number every later
-        picture one frame early against the file's facts, and its time with it."""
+        damaged packet's picture (ffmpeg skips it, others conceal it), or a packet held no picture, so counting
+        would number every later picture one frame early against the file's facts, and its time with it."""
         stamps = self._stamps
         if stamps is None or frame.pts is None:
             return
@@ -302,7 +302,9 @@ class Decoder:
             return
         if k > j:
             what = f"frame {j} does not" if k == j + 1 else f"frames {j}-{k - 1} do not"
-            what += f" decode (a damaged packet: the picture after it, frame {k}, comes in its place)"
+            what += (
+                f" decode (a damaged packet, or one with no picture: the next picture, frame {k}, comes in its place)"
+            )
         else:
             what = f"the decoder returns an extra picture at frame {j} (it carries frame {k}'s time)"
         raise DataError(
