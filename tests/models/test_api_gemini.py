@@ -589,3 +589,29 @@ def test_the_sdk_stays_on_httpx_even_where_aiohttp_is_installed(tmp_path: Path, 
     with FakeServer() as srv:
         a = adapter(srv, tmp_path)
         assert a._client._api_client._use_aiohttp() is False
+
+
+def test_a_video_is_uploaded_as_its_own_container_and_an_unreadable_one_is_refused_before(
+    srv: FakeServer, env, tmp_path: Path
+) -> None:
+    """Every file went up declared video/mp4: a WebM (SSv2's clips) was mislabelled, and a Matroska file, which
+    Gemini does not read, was uploaded anyway. A WebM now goes up as video/webm; an MKV is refused before any
+    byte is read or sent, with the remux that fixes it."""
+    import subprocess
+
+    webm, mkv = tmp_path / "clip.webm", tmp_path / "clip.mkv"
+    mp4 = write_mp4(tmp_path / "clip.mp4")
+    for out in (webm, mkv):
+        codec = ["-c:v", "libvpx-vp9"] if out.suffix == ".webm" else ["-c", "copy"]
+        subprocess.run(["ffmpeg", "-v", "error", "-i", str(mp4), *codec, str(out)], check=True)
+    script_upload(srv, "ACTIVE")
+    srv.script("POST", GEN, Reply(json=ok_body()))
+    asyncio.run(call(adapter(srv, tmp_path), video_request(webm)))
+    (start,) = srv.requests_to(START_UPLOAD)
+    assert start.headers["x-goog-upload-header-content-type"] == start.json()["file"]["mime_type"] == "video/webm"
+
+    with pytest.raises(ModelCallError) as err:
+        asyncio.run(call(adapter(srv, tmp_path, file_cache=tmp_path / "other.json"), video_request(mkv)))
+    assert err.value.kind is ErrorKind.UNSUPPORTED
+    assert "clip.mkv is a .mkv file: remux it (ffmpeg -i IN -c copy OUT.mp4" in err.value.message
+    assert len(srv.requests_to(START_UPLOAD)) == 1  # nothing more was uploaded

@@ -163,6 +163,38 @@ class GeminiOptions(HTTPOptions):
                 raise ConfigError(f"{name} must be one of {allowed}, got {value!r}")
 
 
+#: the containers Gemini reads native video in, by file suffix, as the MIME types its documentation lists
+#: (video/mp4, video/mov, video/webm, video/avi, video/x-flv, video/mpeg, video/mpg, video/wmv, video/3gpp)
+VIDEO_MIME: dict[str, str] = {
+    ".mp4": "video/mp4",
+    ".m4v": "video/mp4",
+    ".mov": "video/mov",
+    ".webm": "video/webm",
+    ".avi": "video/avi",
+    ".flv": "video/x-flv",
+    ".mpeg": "video/mpeg",
+    ".mpg": "video/mpg",
+    ".wmv": "video/wmv",
+    ".3gp": "video/3gpp",
+}
+
+
+def video_mime(path: str | Path) -> str:
+    """The MIME type a video is uploaded as, from its container; an UNSUPPORTED ``ModelCallError`` for a container
+    Gemini does not read (MKV, MPEG-TS/M2TS, MXF, ...). Every file was declared ``video/mp4``: a WebM (SSv2) or an
+    AVI went up mislabelled, and a Matroska file the service cannot read was sent anyway."""
+    suffix = Path(path).suffix.lower()
+    mime = VIDEO_MIME.get(suffix)
+    if mime is None:
+        raise ModelCallError(
+            ErrorKind.UNSUPPORTED,
+            f"gemini reads native video as MP4, MOV, WebM, AVI, FLV, MPEG, WMV or 3GP; {Path(path).name} is "
+            f"{'a ' + suffix if suffix else 'a suffix-less'} file: remux it (ffmpeg -i IN -c copy OUT.mp4, or "
+            "re-encode if its codec does not fit) or send frames (--condition frames@K)",
+        )
+    return mime
+
+
 class GeminiAdapter(HTTPProvider, provider=PROVIDER, name_hint=", e.g. gemini:gemini-2.5-flash"):
     """``gemini:MODEL``; ``base_url`` (option or ``@base_url``) points the SDK elsewhere, e.g. a test server. Its
     keywords are the fields of :class:`GeminiOptions`."""
@@ -300,6 +332,7 @@ class GeminiAdapter(HTTPProvider, provider=PROVIDER, name_hint=", e.g. gemini:ge
 
     async def ensure_uploaded(self, part: VideoPart) -> CachedFile:
         """The ACTIVE uploaded file for this video, uploading and polling only on a cache miss."""
+        mime = video_mime(video_path(part))  # refused before anything is read or sent
         sha = await asyncio.to_thread(video_sha256, part)
         lock = self._upload_locks.setdefault(sha, asyncio.Lock())
         async with lock:
@@ -309,13 +342,13 @@ class GeminiAdapter(HTTPProvider, provider=PROVIDER, name_hint=", e.g. gemini:ge
             path = video_path(part)
             with self._reading():
                 f = await self._client.aio.files.upload(
-                    file=str(path), config=types.UploadFileConfig(mime_type="video/mp4", display_name=sha[:32])
+                    file=str(path), config=types.UploadFileConfig(mime_type=mime, display_name=sha[:32])
                 )
                 f = await self._wait_active(f)
             expires = f.expiration_time.timestamp() if f.expiration_time else time.time() + DEFAULT_TTL_S
             if not f.name or not f.uri:
                 raise eh.malformed_error(self.spec.label, "uploaded file has no name or uri", self._secrets)
-            entry = CachedFile(name=f.name, uri=f.uri, mime_type=f.mime_type or "video/mp4", expires_at=expires)
+            entry = CachedFile(name=f.name, uri=f.uri, mime_type=f.mime_type or mime, expires_at=expires)
             self.files.put(sha, entry)
             return entry
 
