@@ -242,7 +242,8 @@ def trace_metrics_table(results: Mapping[str, Any]) -> Table:
             "EM exact match over ok trials; the trace metrics over eligible positive-count trials. "
             "VOR = M/N (<1 under-reports, >1 over-reports); P, R, F1 of timestamp-matched events; "
             "ACR correct count with F1 < 0.8; RFR wrong count despite F1 ≥ 0.8; parse fail = share "
-            "of unparseable answers; macro = unweighted mean over domains."
+            "of unparseable answers; macro = unweighted mean over domains (a trace metric's over the domains with a "
+            "trace, — when one of them has no value)."
         ),
     )
 

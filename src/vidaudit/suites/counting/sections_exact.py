@@ -240,7 +240,8 @@ def regions_table(results: Mapping[str, Any]) -> Table:
             'nominal F = 1.0 Hz, wherever their (N, F) falls in the region ("Final EM includes no-event '
             'controls"); EM (N\u22651) leaves them out. EM is over planned trials (failed trials are '
             "wrong; completion = ok / planned). VOR, P, R, F1, ACR, RFR are means over ok positive-event "
-            "trials with a trace ('traced'). macro = unweighted mean over domains."
+            "trials with a trace ('traced'). macro = unweighted mean over domains (a trace metric's over the "
+            "domains with a trace, — when one of them has no value)."
         ),
         key_columns=4,
     )
