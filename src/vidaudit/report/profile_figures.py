@@ -9,11 +9,12 @@ from vidaudit.score.stats import wilson_interval
 __all__ = ["accuracy", "published"]
 
 
-def accuracy(name: str, k: int, n: int, note: str = "") -> ProfileFigure:
-    """k of n correct with its 95% Wilson interval (n = 0: no value, never a made-up 0)."""
+def accuracy(name: str, k: int, n: int, note: str = "", interval: tuple[float, float] | None = None) -> ProfileFigure:
+    """k of n correct with its 95% interval (n = 0: no value, never a made-up 0): Wilson's over the n items, or
+    ``interval`` where the suite counted it otherwise (items that share a source: the report cell's own)."""
     if n <= 0:
         return ProfileFigure(name=name, k=0, n=0, note=note or "no trial")
-    lo, hi = wilson_interval(k, n)
+    lo, hi = wilson_interval(k, n) if interval is None else interval
     return ProfileFigure(name=name, value=k / n, ci_low=lo, ci_high=hi, k=k, n=n, note=note)
 
 

@@ -209,3 +209,24 @@ def test_the_video_interval_is_a_proper_interval_for_any_outcomes(rows) -> None:
                     M.accuracies([o for o in outs if o.cluster == c])[key]["value"] in (None, block["value"])
                     for c in {o.cluster for o in outs}
                 )
+
+
+def test_the_audit_profile_carries_the_interval_over_videos() -> None:
+    """``vidaudit audit``'s profile put Wilson's interval over targets beside A_faith, the one the report says not
+    to read for claims about a model when targets of one video succeed or fail together."""
+    from vidaudit.core.contract.profile import AuditPart
+    from vidaudit.suites.faithful.audit import profile_figures
+
+    clustered = [_t(f"v{v}q{i}", v < 5, [v < 5], cluster=f"v{v}") for v in range(10) for i in range(8)]
+    one_video = [_t(f"q{i}", i % 2 == 0, [True], cluster="v0") for i in range(6)]
+    detail = {"m": {"c": M.accuracies(clustered)}, "one": {"c": M.accuracies(one_video)}}
+    part = AuditPart(name="faithful", preset="smoke", conditions=("c",))
+    figs = {f.name: f for f in profile_figures(part, {"detail": detail}).by_model["m"]}
+    acc = detail["m"]["c"]["a_faith"]
+    faith = next(f for name, f in figs.items() if name.lower().startswith("a_faith"))
+    assert (
+        (faith.ci_low, faith.ci_high) == (acc["video_ci_low"], acc["video_ci_high"]) != (acc["ci_low"], acc["ci_high"])
+    )
+    assert faith.note == "interval over 10 source videos"
+    lone = next(f for f in profile_figures(part, {"detail": detail}).by_model["one"] if f.name == faith.name)
+    assert lone.note == "one source video: the interval speaks for that video only"

@@ -119,3 +119,21 @@ def test_sycophancy_counts_videos_in_every_rate_and_the_balanced_accuracy(tmp_pa
     lo, hi = wilson_interval(18, 36)  # the old interval: 36 independent trials, [34.2, 65.8]
     assert bal["ci_low"] < lo and bal["ci_high"] > hi
     assert bal["ci_low"] < 0.2 and bal["ci_high"] > 0.8
+
+
+def test_the_audit_profile_carries_the_reports_interval_not_wilson_over_items(report: tuple[dict, str]) -> None:
+    """``vidaudit audit``'s profile summed each model's cell into k of n and put Wilson's interval over the n items
+    beside it: for a model right on two of four scenes, [31.4, 68.6] where the report counts four scenes."""
+    from vidaudit.core.contract.profile import AuditPart
+    from vidaudit.suites.stress.audit import profile_figures
+
+    res, _ = report
+    part = AuditPart(name="camera_motion", preset="smoke", conditions=("frames#8",), probe="camera_motion")
+    figures = profile_figures(part, {"camera_motion": res}).by_model
+    for model in ("split", "even"):
+        cell = res["cells"][f"{model}|external"]
+        (fig,) = figures[model]
+        assert (fig.k, fig.n, fig.ci_low, fig.ci_high) == (12, 24, cell["ci_low"], cell["ci_high"])
+        assert fig.note == "interval over 4 scenes"  # the unit the report's cell was counted in
+    split = figures["split"][0]
+    assert split.ci_high - split.ci_low > wilson_interval(12, 24)[1] - wilson_interval(12, 24)[0] + 0.1

@@ -59,16 +59,15 @@ def generate_part(
 
 
 def _figure(name: str, m: Mapping[str, Any] | None) -> ProfileFigure:
+    """A rate's figure with the interval the report says to read for claims about a model: the one over source
+    videos (targets of one video are correlated), Wilson's over targets only where there is none."""
     m = m or {}
-    return ProfileFigure(
-        name=name,
-        value=m.get("value"),
-        ci_low=m.get("ci_low"),
-        ci_high=m.get("ci_high"),
-        k=m.get("k"),
-        n=m.get("n"),
-        note="" if "k" in m else "conditional on correct targets",
-    )
+    lo, hi, note = m.get("ci_low"), m.get("ci_high"), "" if "k" in m else "conditional on correct targets"
+    if m.get("video_ci_low") is not None:
+        lo, hi, note = m["video_ci_low"], m["video_ci_high"], f"interval over {m['n_videos']} source videos"
+    elif m.get("n_videos") == 1:
+        note = "one source video: the interval speaks for that video only"
+    return ProfileFigure(name=name, value=m.get("value"), ci_low=lo, ci_high=hi, k=m.get("k"), n=m.get("n"), note=note)
 
 
 def profile_figures(part: AuditPart, results: Mapping[str, Any]) -> PartFigures:

@@ -71,26 +71,44 @@ def part_conditions(part: AuditPart, data_dir: Path) -> tuple[str, ...]:
 # ---------------------------------------------------------------------- reading report.json
 
 
-def _sum(
-    cells: Iterable[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
-) -> dict[str, tuple[int, int]]:
-    """k and n (correct, planned) per model over the cells, each cell's counts found by ``key``."""
-    out: dict[str, tuple[int, int]] = {}
+Summed = dict[str, tuple[int, int, list[Mapping[str, Any]]]]
+
+
+def _sum(cells: Iterable[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], Mapping[str, Any] | None]) -> Summed:
+    """k and n (correct, planned) per model over the cells, each cell's counts found by ``key``, with the blocks
+    summed (``_figures`` takes the interval of a lone block from it)."""
+    out: Summed = {}
     for cell in cells:
         block = key(cell)
         if not block or block.get("n_planned") is None:
             continue
-        k, n = out.get(str(cell["model"]), (0, 0))
-        out[str(cell["model"])] = (k + int(block.get("n_correct") or 0), n + int(block["n_planned"]))
+        k, n, blocks = out.get(str(cell["model"]), (0, 0, []))
+        out[str(cell["model"])] = (
+            k + int(block.get("n_correct") or 0),
+            n + int(block["n_planned"]),
+            [*blocks, block],
+        )
     return out
 
 
-def _figures(counts: Mapping[str, Mapping[str, tuple[int, int]]]) -> dict[str, list[ProfileFigure]]:
-    """{figure name: {model: (k, n)}} -> {model: [figures]}."""
+def _figures(counts: Mapping[str, Summed]) -> dict[str, list[ProfileFigure]]:
+    """{figure name: {model: (k, n, blocks)}} -> {model: [figures]}. A figure of one report cell (an audit part
+    runs one condition) carries that cell's interval, counted over the items' sources where several items share
+    one (``common.interval_of``): Wilson's over the summed items would be the overconfident interval the report no
+    longer prints. Summed over several cells whose items share sources, it has no interval (none is exact)."""
     out: dict[str, list[ProfileFigure]] = {}
     for name, per_model in counts.items():
-        for model, (k, n) in per_model.items():
-            out.setdefault(model, []).append(accuracy(name, k, n))
+        for model, (k, n, blocks) in per_model.items():
+            unit = {str(b.get("ci_unit", "item")) for b in blocks}
+            if len(blocks) == 1 and blocks[0].get("ci_low") is not None:
+                b = blocks[0]
+                note = "" if unit == {"item"} else f"interval over {b['n_sources']} {unit.pop()}s"
+                out.setdefault(model, []).append(accuracy(name, k, n, note, (b["ci_low"], b["ci_high"])))
+            elif unit <= {"item"}:
+                out.setdefault(model, []).append(accuracy(name, k, n))
+            else:
+                fig = accuracy(name, k, n, "several cells whose items share sources: no pooled interval")
+                out.setdefault(model, []).append(fig.model_copy(update={"ci_low": None, "ci_high": None}))
     return out
 
 
@@ -109,11 +127,13 @@ def _human(results: Mapping[str, Any], reported: float | None) -> ProfileFigure 
     """The imported human study's accuracy where the report has one, else the paper's reported humans."""
     measured = results.get("human_ceiling")
     if isinstance(measured, Mapping) and measured.get("n_planned"):
+        lo, hi = measured.get("ci_low"), measured.get("ci_high")
         return accuracy(
             "human ceiling",
             int(measured.get("n_correct") or 0),
             int(measured["n_planned"]),
             note="imported human study",
+            interval=(float(lo), float(hi)) if lo is not None and hi is not None else None,
         )
     if isinstance(measured, (int, float)):
         return ProfileFigure(name="human ceiling", value=float(measured), note="imported human study")

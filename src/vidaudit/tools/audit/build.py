@@ -58,8 +58,16 @@ def build_profile(out: Path, budget: str, models: Sequence[str], parts: Sequence
         observer = p.part.observer if p.part.observer not in models else None
         # the resolution a part states is its widest interval's: the smallest n of an accuracy it shows (a figure
         # over a subset, e.g. mosaic's 2 temporal text items of 12 clips, is wider than all the trials suggest)
-        shown = [f.n for m in (*models, observer) if m for f in figs.by_model.get(m, []) if f.kind == "accuracy"]
-        scored = min((k for k in shown if k), default=n - (unjudged.get(models[0], 0) if models else 0))
+        accs = [f for m in (*models, observer) if m for f in figs.by_model.get(m, []) if f.kind == "accuracy"]
+        scored = min((f.n for f in accs if f.n), default=n - (unjudged.get(models[0], 0) if models else 0))
+        half, mdd = half_width(scored), min_detectable_difference(scored)
+        # an interval counted over sources (items that share a scene or video) can be wider than n independent
+        # trials give: then the part states its widest, and scales the difference it resolves by as much
+        widest = max(
+            ((f.ci_high - f.ci_low) / 2 for f in accs if f.ci_low is not None and f.ci_high is not None), default=0.0
+        )
+        if half is not None and mdd is not None and widest > half:
+            half, mdd = widest, mdd * widest / half
         infos.append(
             PartInfo(
                 suite=p.suite.name,
@@ -72,8 +80,8 @@ def build_profile(out: Path, budget: str, models: Sequence[str], parts: Sequence
                 report_html=_rel(p.run_dir / "report" / "report.html", out),
                 conditions=list(p.conditions),
                 trials_per_model=n,
-                ci_half_width=half_width(scored),
-                min_detectable_difference=min_detectable_difference(scored),
+                ci_half_width=half,
+                min_detectable_difference=mdd,
                 resolution_n=scored,
                 observer=observer,
                 chance=figs.chance,

@@ -13,6 +13,7 @@ through ``report.tables.md_escape``, HTML by Jinja2's autoescape. The page loads
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from jinja2 import Environment
@@ -148,7 +149,8 @@ def _resolution(p: PartInfo) -> str:
     over = "" if p.resolution_n is None else f" (its smallest figure: {p.resolution_n} trials)"
     return (
         f"{p.trials_per_model} trials per model{scored}; 95% intervals at most "
-        f"±{100 * (p.ci_half_width or 0):.1f} points; smallest difference resolved ≈ {100 * mdd:.1f} points{over}"
+        f"±{math.ceil(1000 * (p.ci_half_width or 0) - 1e-9) / 10:.1f} points; smallest difference resolved ≈ "
+        f"{100 * mdd:.1f} points{over}"
     )
 
 
