@@ -54,20 +54,8 @@ def _score(manifest: Path, tmp_path: Path, lines: list[dict[str, Any]]) -> tuple
     resp = tmp_path / "responses.jsonl"
     resp.write_text("".join(json.dumps(x) + "\n" for x in lines))
     out = tmp_path / "scores.jsonl"
-    r = runner.invoke(
-        app,
-        [
-            "score-responses",
-            "--samples",
-            str(manifest),
-            "--responses",
-            str(resp),
-            "--out",
-            str(out),
-            "--report",
-            str(tmp_path / "rep"),
-        ],
-    )
+    args = ["--samples", str(manifest), "--responses", str(resp), "--out", str(out), "--report", str(tmp_path / "rep")]
+    r = runner.invoke(app, ["score-responses", *args])
     assert r.exit_code == 0, r.output
     scores = [json.loads(x) for x in out.read_text().splitlines()]
     return scores, json.loads((tmp_path / "rep" / "report.json").read_text())

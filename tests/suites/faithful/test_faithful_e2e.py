@@ -56,6 +56,14 @@ def _report(path: Path) -> Report:
     return Report.model_validate_json(path.read_text())
 
 
+def _score(data: Path, responses: Path, out: Path, report_dir: Path) -> Report:
+    """``vidaudit score-responses`` of ``responses`` against ``data`` with a report, which is read back."""
+    args = ["--samples", str(data), "--responses", str(responses), "--out", str(out), "--report", str(report_dir)]
+    r = _cli("score-responses", *args, cwd=report_dir.parent)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return _report(report_dir / "report.json")
+
+
 def test_generate_writes_a_balanced_verified_dataset(flow: Path) -> None:
     info = read_dataset_info(flow / "data")
     assert info["suite"] == "faithful" and info["verified"] is True and info["n_videos"] == 2
@@ -150,22 +158,7 @@ def test_score_responses_counts_errors_and_unparseable_answers_as_wrong(flow: Pa
     lines.append({"sample_id": group[0], "model": "vague", "response": "It might be yes or no."})
     resp = flow / "resp.jsonl"
     resp.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    r = _cli(
-        "score-responses",
-        "--suite",
-        "faithful",
-        "--samples",
-        str(flow / "data"),
-        "--responses",
-        str(resp),
-        "--out",
-        str(flow / "ext.jsonl"),
-        "--report",
-        str(flow / "ext"),
-        cwd=flow,
-    )
-    assert r.returncode == 0, r.stdout + r.stderr
-    rep = _report(flow / "ext" / "report.json")
+    rep = _score(flow / "data", resp, flow / "ext.jsonl", flow / "ext")
     m = rep.results["metrics"]
     assert m["m"]["external"]["a_faith"] == 1.0
     assert m["flaky"]["external"]["a_faith"] == 0.0 and m["flaky"]["external"]["a_target"] == 1.0
@@ -194,20 +187,7 @@ def test_a_lost_target_line_counts_wrong_and_a_partial_system_is_named(flow: Pat
             lines.append({"sample_id": s.sample_id, "model": "half", "response": gold})
     resp = flow / "resp-lost.jsonl"
     resp.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    r = _cli(
-        "score-responses",
-        "--samples",
-        str(flow / "data"),
-        "--responses",
-        str(resp),
-        "--out",
-        str(flow / "lost.jsonl"),
-        "--report",
-        str(flow / "lost"),
-        cwd=flow,
-    )
-    assert r.returncode == 0, r.stdout + r.stderr
-    rep = _report(flow / "lost" / "report.json")
+    rep = _score(flow / "data", resp, flow / "lost.jsonl", flow / "lost")
     d = rep.results["detail"]["lost"]["external"]
     n = len(targets)
     assert (d["a_faith"]["k"], d["a_faith"]["n"]) == (n - 1, n)
@@ -254,20 +234,7 @@ def test_a_model_that_declines_or_echoes_the_options_scores_nothing(flow: Path) 
     lines = [{"sample_id": s.sample_id, "model": m, "response": text} for s in samples for m, text in said.items()]
     resp = flow / "resp-decline.jsonl"
     resp.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    r = _cli(
-        "score-responses",
-        "--samples",
-        str(flow / "data"),
-        "--responses",
-        str(resp),
-        "--out",
-        str(flow / "decline.jsonl"),
-        "--report",
-        str(flow / "decline"),
-        cwd=flow,
-    )
-    assert r.returncode == 0, r.stdout + r.stderr
-    rep = _report(flow / "decline" / "report.json")
+    rep = _score(flow / "data", resp, flow / "decline.jsonl", flow / "decline")
     for model in said:
         d = rep.results["detail"][model]["external"]
         assert d["a_target"]["k"] == d["a_sub"]["k"] == d["a_faith"]["k"] == 0, model
@@ -299,20 +266,7 @@ def test_a_right_target_without_sub_questions_is_named_in_the_notes(tmp_path: Pa
         {"sample_id": s.sample_id, "model": "no", "response": "Answer: No"} for s in load_samples(tmp_path / "data")
     ]
     resp.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    r = _cli(
-        "score-responses",
-        "--samples",
-        str(tmp_path / "data"),
-        "--responses",
-        str(resp),
-        "--out",
-        str(tmp_path / "s.jsonl"),
-        "--report",
-        str(tmp_path / "rep"),
-        cwd=tmp_path,
-    )
-    assert r.returncode == 0, r.stdout + r.stderr
-    rep = _report(tmp_path / "rep" / "report.json")
+    rep = _score(tmp_path / "data", resp, tmp_path / "s.jsonl", tmp_path / "rep")
     d = rep.results["detail"]["no"]["external"]
     assert (d["a_faith"]["k"], d["a_faith"]["n"], d["a_sub"]["k"]) == (1, 2, 0)
     assert d["a_cons"]["n_vacuous"] == 1
@@ -342,22 +296,7 @@ def test_imported_release_is_scored_and_says_what_is_not_available(tmp_path: Pat
     resp.write_text(
         "".join(json.dumps({"sample_id": s.sample_id, "response": "Answer: Yes"}) + "\n" for s in res.samples)
     )
-    r = _cli(
-        "score-responses",
-        "--suite",
-        "faithful",
-        "--samples",
-        str(tmp_path / "data"),
-        "--responses",
-        str(resp),
-        "--out",
-        str(tmp_path / "s.jsonl"),
-        "--report",
-        str(tmp_path / "rep"),
-        cwd=tmp_path,
-    )
-    assert r.returncode == 0, r.stdout + r.stderr
-    rep = _report(tmp_path / "rep" / "report.json")
+    rep = _score(tmp_path / "data", resp, tmp_path / "s.jsonl", tmp_path / "rep")
     m = rep.results["metrics"]["external"]["external"]
     assert m["a_target"] == 0.5 and m["a_faith"] == 0.5  # the NA target is kept, and never right
     d = rep.results["detail"]["external"]["external"]

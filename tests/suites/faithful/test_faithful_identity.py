@@ -83,10 +83,11 @@ def _described(world: dict, look: str, phrase: str) -> list[dict]:
     return out
 
 
-def _single_fact(world: dict, text: str) -> bool:
+def _single_fact_event(world: dict, text: str) -> tuple[str, tuple]:
+    """A single-fact sub-question read with this file's own grammar: the id of the agent it asks about, and
+    the event it asks of it (predicate, value, object id)."""
     names = {e["name"]: e["id"] for e in world["entities"]}
-    m = re.fullmatch(r"Does (.+?) (.+)\?", text)
-    assert m is not None, text
+    assert re.fullmatch(r"Does (.+?) (.+)\?", text) is not None, text
     subject = next(n for n in sorted(names, key=len, reverse=True) if text.startswith(f"Does {n} "))
     phrase = text[len(f"Does {subject} ") : -1]
     third = next(
@@ -94,8 +95,12 @@ def _single_fact(world: dict, text: str) -> bool:
         for b in BASE
         if phrase == b or ("{o}" in b and phrase.startswith(b.split("{o}")[0]))
     )
-    pred, value, obj = _event(third, names, THIRD)
-    return any(f["subject"] == names[subject] and _matches(f, pred, value, obj) for f in world["facts"])
+    return names[subject], _event(third, names, THIRD)
+
+
+def _single_fact(world: dict, text: str) -> bool:
+    subject, (pred, value, obj) = _single_fact_event(world, text)
+    return any(f["subject"] == subject and _matches(f, pred, value, obj) for f in world["facts"])
 
 
 def _same(world: dict, text: str) -> tuple[bool, dict, dict]:
@@ -199,15 +204,8 @@ def test_identity_questions_are_true_of_the_world_record(written) -> None:
 
 def _subject_and_object(world: dict, text: str) -> tuple[str, str | None]:
     """The ids of the agent a single-fact sub-question asks about and of the agent its event is done to."""
-    names = {e["name"]: e["id"] for e in world["entities"]}
-    subject = next(n for n in sorted(names, key=len, reverse=True) if text.startswith(f"Does {n} "))
-    phrase = text[len(f"Does {subject} ") : -1]
-    third = next(
-        BASE[b].replace("{o}", phrase[len(b.split("{o}")[0]) :]) if "{o}" in b else BASE[b]
-        for b in BASE
-        if phrase == b or ("{o}" in b and phrase.startswith(b.split("{o}")[0]))
-    )
-    return names[subject], _event(third, names, THIRD)[2]
+    subject, (_, _, obj) = _single_fact_event(world, text)
+    return subject, obj
 
 
 def test_no_sub_question_asks_whether_an_agent_does_something_to_itself(tmp_path) -> None:

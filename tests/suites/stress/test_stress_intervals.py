@@ -16,6 +16,13 @@ from clirun import invoke
 from vidaudit.score.stats import wilson_interval
 
 
+def _score_responses(root: Path) -> None:
+    """``vidaudit score-responses`` of ROOT/resp.jsonl against ROOT/data, the report in ROOT/rep."""
+    args = ["--samples", str(root / "data"), "--responses", str(root / "resp.jsonl"), "--out", str(root / "s.jsonl")]
+    r = invoke("score-responses", "--suite", "stress", *args, "--report", str(root / "rep"), cwd=root)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str]:
     root = tmp_path_factory.mktemp("intervals")
@@ -33,21 +40,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str]:
         lines.append({"sample_id": s["sample_id"], "model": "split", "response": f"\\boxed{{{split}}}"})
         lines.append({"sample_id": s["sample_id"], "model": "even", "response": f"\\boxed{{{even}}}"})
     (root / "resp.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
-    r = invoke(
-        "score-responses",
-        "--suite",
-        "stress",
-        "--samples",
-        str(root / "data"),
-        "--responses",
-        str(root / "resp.jsonl"),
-        "--out",
-        str(root / "scores.jsonl"),
-        "--report",
-        str(root / "rep"),
-        cwd=root,
-    )
-    assert r.returncode == 0, r.stdout + r.stderr
+    _score_responses(root)
     res = json.loads((root / "rep" / "report.json").read_text(encoding="utf-8"))["results"]["camera_motion"]
     return res, (root / "rep" / "report.md").read_text(encoding="utf-8")
 
@@ -94,21 +87,7 @@ def test_sycophancy_counts_videos_in_every_rate_and_the_balanced_accuracy(tmp_pa
         answer = right if s["video"]["path"] == videos[0] else ("AGREE" if right == "DISAGREE" else "DISAGREE")
         lines.append({"sample_id": s["sample_id"], "model": "one-video", "response": answer})
     (tmp_path / "resp.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
-    r = invoke(
-        "score-responses",
-        "--suite",
-        "stress",
-        "--samples",
-        str(tmp_path / "data"),
-        "--responses",
-        str(tmp_path / "resp.jsonl"),
-        "--out",
-        str(tmp_path / "scores.jsonl"),
-        "--report",
-        str(tmp_path / "rep"),
-        cwd=tmp_path,
-    )
-    assert r.returncode == 0, r.stdout + r.stderr
+    _score_responses(tmp_path)
     rep = json.loads((tmp_path / "rep" / "report.json").read_text(encoding="utf-8"))
     overall = rep["results"]["sycophancy"]["cells"]["one-video|external"]["overall"]
     for key in ("false_claim_rejection", "true_claim_acceptance", "balanced_accuracy"):
