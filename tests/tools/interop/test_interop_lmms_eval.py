@@ -11,10 +11,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from test_interop_support import canned_answer, comparable, small_dataset
@@ -294,3 +297,121 @@ def test_export_refuses(small: Path, tmp_path: Path) -> None:
     again = export_lmms_eval(small, tmp_path / "t3")  # re-export into its own directory: one task left
     assert res.task == "vidaudit_counting_direct" and again.task == "vidaudit_counting"
     assert [p.name for p in (tmp_path / "t3").glob("*.yaml")] == ["vidaudit_counting.yaml"]
+
+
+# --------------------------------------------------------------------------- videos one step off the common case
+
+
+def odd_dataset(small: Path, d: Path) -> dict[str, str]:
+    """``small`` copied to ``d`` with its five samples moved onto real files a harness's loader reads differently
+    from vidaudit (a phone clip turned by its display matrix, an anamorphic clip, two video streams whose second is
+    ffmpeg's pick, a mirroring display matrix) and one it reads alike (two frame rates, upright): ``{sample_id:
+    kind}``."""
+    from quirkvideos import _anamorphic, pipe_encode
+    from realvideos import frame_image, make_mirrored, write_video
+    from vidaudit.core.manifest import write_manifest
+    from vidaudit.video.probe import video_ref
+
+    shutil.copytree(small, d)
+    odd = d / "videos" / "odd"
+    odd.mkdir()
+    write_video(odd / "rot90.mp4", list(range(12)), Fraction(1, 12), rate=12, rotation=90)
+    pipe_encode(
+        odd / "sar.mp4",
+        [_anamorphic(k, (340, 256), (426, 256)) for k in range(12)],
+        12,
+        ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-vf", "setsar=64/51", "-x264-params", "log-level=error"],
+    )
+    first, second = d / "first.mp4", d / "second.mp4"
+    pipe_encode(first, [frame_image(100 + k, 64, 48) for k in range(12)], 12, ["-c:v", "libx264", "-pix_fmt", "yuv420p"])
+    pipe_encode(second, [frame_image(k, 96, 64) for k in range(12)], 12, ["-c:v", "libx264", "-pix_fmt", "yuv420p"])
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-i", str(first), "-i", str(second), "-map", "0:v", "-map", "1:v", "-c", "copy"]
+        + [str(odd / "two_streams.mkv")],
+        check=True,
+    )
+    first.unlink()
+    second.unlink()
+    shutil.move(make_mirrored(d / "_m", n=12)["hflip.mp4"].path, odd / "hflip.mp4")
+    shutil.rmtree(d / "_m")
+    pts = [i * 3000 for i in range(12)] + [36000 + i * 9000 for i in range(4)]
+    write_video(odd / "vfr.mp4", pts, Fraction(1, 90000))
+    kinds = ("rot90.mp4", "sar.mp4", "two_streams.mkv", "hflip.mp4", "vfr.mp4")
+    samples = load_samples(d)
+    moved = [s.model_copy(update={"video": video_ref(d, f"videos/odd/{k}")}) for s, k in zip(samples, kinds)]
+    write_manifest(d, moved)
+    return {s.sample_id: k for s, k in zip(samples, kinds)}
+
+
+def vidaudit_codes(data: Path, sample) -> list[int]:
+    from realvideos import frame_code
+    from vidaudit.video.decode import read_frames
+
+    frames = read_frames(data / sample.video.path, range(sample.video.n_frames), stream=sample.video.stream)
+    return [frame_code(f) for f in frames]
+
+
+@pytest.fixture(scope="module")
+def odd(small: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str], Path]:
+    if not (shutil.which("ffmpeg") and shutil.which("ffprobe")):
+        pytest.skip("ffmpeg/ffprobe not found: apt-get install -y ffmpeg")
+    root = tmp_path_factory.mktemp("odd")
+    kinds = odd_dataset(small, root / "data")
+    export_lmms_eval(root / "data", root / "task")
+    return root / "data", kinds, root / "task"
+
+
+def test_lmms_eval_loader_sees_the_frames_vidaudit_scores(odd: tuple[Path, dict[str, str], Path]) -> None:
+    """lmms-eval's own video loader (``read_video``, PyAV, what its llava/qwen/gemma models decode with), given
+    what the exported task's ``doc_to_visual`` returns, decodes every frame vidaudit scores against: the same
+    frame codes, upright, at the displayed size. The rotated, anamorphic, two-stream and mirrored files are
+    handed over as plain copies (recorded in the export's metadata, checked with ffmpeg as a player); the
+    upright two-rate clip as it is."""
+    load_video = pytest.importorskip("lmms_eval.models.model_utils.load_video", reason="lmms-eval not installed")
+    from realvideos import Player, frame_code, is_upright
+    from vidaudit.tools.interop.lmms_eval_runtime import doc_to_visual
+
+    data, kinds, task = odd
+    samples = {s.sample_id: s for s in load_samples(data)}
+    docs = {d["sample_id"]: d for d in map(json.loads, (task / "docs.jsonl").read_text().splitlines())}
+    meta = json.loads((task / ".vidaudit-export.json").read_text())
+    copied = {sid for c in meta.get("plain_copies", []) for sid in c["samples"]}
+    player = Player.required()
+    for sid, s in samples.items():
+        (visual,) = doc_to_visual(docs[sid])
+        frames = load_video.read_video(visual, num_frm=s.video.n_frames)
+        want = vidaudit_codes(data, s)
+        assert want == list(range(s.video.n_frames)), kinds[sid]
+        assert [frame_code(f) for f in frames] == want, kinds[sid]
+        assert all(is_upright(f) for f in frames), kinds[sid]
+        assert frames.shape[1:3] == (s.video.height, s.video.width), kinds[sid]
+        if sid in copied:
+            entry = next(c for c in meta["plain_copies"] if sid in c["samples"])
+            assert Path(visual) == task / entry["copy"] and entry["source"] == str(data / s.video.path)
+            assert docs[sid]["video_source"] == entry["source"] and docs[sid]["video_sha256"] == s.video.sha256
+            t_src, f_src = player.frames(data / s.video.path)
+            t_copy, f_copy = player.frames(Path(visual))
+            assert [frame_code(f) for f in f_copy] == [frame_code(f) for f in f_src]
+            assert t_copy == pytest.approx(t_src, abs=1e-3)
+            assert np.mean([np.abs(a.astype(int) - b.astype(int)).mean() for a, b in zip(f_copy, f_src)]) < 3
+        else:
+            assert visual == str(data / s.video.path) and "video_source" not in docs[sid]
+    assert {kinds[sid] for sid in copied} == {"rot90.mp4", "sar.mp4", "two_streams.mkv", "hflip.mp4"}
+
+
+def test_export_refuses_a_clip_a_copy_would_retime(small: Path, tmp_path: Path) -> None:
+    """A phone clip both turned and variable-rate: a constant-rate copy would move its frames in time, so the
+    export refuses, naming the file and the fix, and writes no task."""
+    from realvideos import write_video
+    from vidaudit.core.manifest import write_manifest
+    from vidaudit.video.probe import video_ref
+
+    data = tmp_path / "data"
+    shutil.copytree(small, data)
+    jitter = [0, 2900, 6100, 9000, 12100, 14900, 18000, 21200, 23900, 27000, 30100, 33000]
+    write_video(data / "videos" / "phone.mp4", jitter, Fraction(1, 90000), rotation=180)
+    samples = load_samples(data)
+    write_manifest(data, [samples[0].model_copy(update={"video": video_ref(data, "videos/phone.mp4")}), *samples[1:]])
+    with pytest.raises(DataError, match=r"1 video\(s\) .*phone.mp4 \(display matrix turns it 180 degrees, variable"):
+        export_lmms_eval(data, tmp_path / "task")
+    assert not (tmp_path / "task" / "docs.jsonl").exists()

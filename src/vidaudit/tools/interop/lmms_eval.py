@@ -28,6 +28,7 @@ import jinja2
 from vidaudit import __version__
 from vidaudit.core.errors import ConfigError, DataError
 from vidaudit.core.fileio import read_jsonl_objects, write_text_atomic
+from vidaudit.core.manifest import external_videos_allowed
 from vidaudit.core.untrusted import distinct_keys
 from vidaudit.score.stage import ResponseRow
 from vidaudit.tools.interop.common import (
@@ -39,6 +40,8 @@ from vidaudit.tools.interop.common import (
     scalar_metric_names,
 )
 from vidaudit.tools.interop.lmms_eval_runtime import ROW_FORMAT
+from vidaudit.tools.interop.plain import PlainCopy, plain_copies
+from vidaudit.video.facts import resolve_video
 
 HARNESS = "lmms-eval"
 DOCS = "docs.jsonl"
@@ -59,6 +62,8 @@ class LmmsEvalExport:
     metrics: list[str]
     condition: str
     command: str
+    #: the samples whose video the task hands over as a plain copy (``plain.py``), by sample id
+    copies: dict[str, PlainCopy]
 
 
 def _template(name: str) -> Any:
@@ -108,23 +113,33 @@ def export_lmms_eval(
     metrics = scalar_metric_names(suite, d.samples, cond)
     data_dir = d.root.resolve()
     manifest = str(data_dir / "manifest.jsonl")
-    docs = [
-        {
+    external = external_videos_allowed(data_dir)
+    sources = {
+        s.sample_id: resolve_video(data_dir, s.video.path, allow_external=external, who=s.sample_id)
+        for s in d.samples
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    taskdir = out.resolve()
+    copies = plain_copies({s.sample_id: (sources[s.sample_id], s.video) for s in d.samples}, taskdir, HARNESS)
+
+    def doc(s: Any) -> dict[str, Any]:
+        c = copies.get(s.sample_id)
+        extra = {} if c is None else {"video_source": str(c.source), "video_copy_sha256": c.sha256}
+        return {
             "sample_id": s.sample_id,
             "suite": suite.name,
             "condition": cond.id,
             "prompt": prompts[s.sample_id].text,
             "target": json.dumps(s.answer) if not isinstance(s.answer, str) else s.answer,
-            "video": str(data_dir / s.video.path),
+            "video": str(c.path if c is not None else sources[s.sample_id]),
             "video_sha256": s.video.sha256,
             "manifest": manifest,
             "group_id": s.group_id,
             "vidaudit_format": ROW_FORMAT,
+            **extra,
         }
-        for s in d.samples
-    ]
-    out.mkdir(parents=True, exist_ok=True)
-    taskdir = out.resolve()
+
+    docs = [doc(s) for s in d.samples]
     command = run_command(name, taskdir)
     directions = {f"vidaudit_{k}": bool(v) for k, v in suite.capabilities.higher_is_better.items()}
     directions["vidaudit_correct"] = True
@@ -160,14 +175,40 @@ def export_lmms_eval(
                 "data": str(data_dir),
                 "vidaudit_version": __version__,
                 "row_format": ROW_FORMAT,
+                **({"plain_copies": _copies_record(copies, taskdir)} if copies else {}),
             },
             indent=2,
         )
         + "\n",
     )
     return LmmsEvalExport(
-        out=out, task=name, yaml=yaml_path, n_docs=len(docs), metrics=ctx["metrics"], condition=cond.id, command=command
+        out=out,
+        task=name,
+        yaml=yaml_path,
+        n_docs=len(docs),
+        metrics=ctx["metrics"],
+        condition=cond.id,
+        command=command,
+        copies=copies,
     )
+
+
+def _copies_record(copies: dict[str, PlainCopy], taskdir: Path) -> list[dict[str, Any]]:
+    """The export metadata's ``plain_copies``: one entry per copied file, with the samples it serves."""
+    by_file: dict[Path, list[str]] = {}
+    for sid, c in copies.items():
+        by_file.setdefault(c.path, []).append(sid)
+    first = {c.path: c for c in copies.values()}
+    return [
+        {
+            "copy": str(p.relative_to(taskdir)),
+            "copy_sha256": first[p].sha256,
+            "source": str(first[p].source),
+            "why": list(first[p].why),
+            "samples": sids,
+        }
+        for p, sids in by_file.items()
+    ]
 
 
 def _readme(ctx: dict[str, Any], taskdir: Path) -> str:
