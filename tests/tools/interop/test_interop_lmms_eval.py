@@ -415,3 +415,64 @@ def test_export_refuses_a_clip_a_copy_would_retime(small: Path, tmp_path: Path) 
     with pytest.raises(DataError, match=r"1 video\(s\) .*phone.mp4 \(display matrix turns it 180 degrees, variable"):
         export_lmms_eval(data, tmp_path / "task")
     assert not (tmp_path / "task" / "docs.jsonl").exists()
+
+
+@needs_lmms_eval
+def test_a_served_model_is_sent_the_frames_vidaudit_scores(
+    odd: tuple[Path, dict[str, str], Path], tmp_path: Path
+) -> None:
+    """The exported task run by lmms-eval (its `openai` model, passing the video to a local fake server as a vLLM
+    server is passed it): the file each request names, decoded with lmms-eval's loader, holds vidaudit's frames
+    for every odd video; the log scores back as vidaudit scores the same answers."""
+    pytest.importorskip("openai", reason="lmms-eval's openai model needs the openai SDK (vidaudit[openai])")
+    pytest.importorskip("dotenv", reason="lmms-eval's openai model needs python-dotenv")
+    from lmms_eval.models.model_utils.load_video import read_video
+
+    from httpfake import FakeServer, Recorded, Reply
+    from realvideos import frame_code
+
+    data, kinds, task = odd
+    samples = {s.sample_id: s for s in load_samples(data)}
+    urls: dict[str, str] = {}
+    sent: dict[str, str] = {}
+    docs = [json.loads(x) for x in (task / "docs.jsonl").read_text().splitlines()]
+    by_video = {d["video"]: d["sample_id"] for d in docs}
+
+    def reply(req: Recorded) -> Reply:
+        content = req.json()["messages"][-1]["content"]
+        url = next(c["video_url"]["url"] for c in content if c.get("type") == "video_url")
+        sid = by_video[url.removeprefix("file://")]
+        urls[sid] = url
+        sent[sid] = canned_answer(samples[sid])
+        message = {"role": "assistant", "content": sent[sid]}
+        return Reply(
+            json={
+                "id": "c",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "fake-vlm",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
+            }
+        )
+
+    with FakeServer() as srv:
+        srv.script("POST", "/v1/chat/completions", default=reply)
+        run_lmms_eval(
+            task,
+            tmp_path / "out",
+            tmp_path / "hf",
+            "openai",
+            f"model_version=fake-vlm,base_url={srv.url}/v1,pass_video_url=True,max_retries=1",
+            {"OPENAI_API_KEY": "sk-test-not-a-secret"},
+        )
+    assert set(urls) == set(samples)
+    for sid, url in urls.items():
+        s = samples[sid]
+        frames = read_video(url.removeprefix("file://"), num_frm=s.video.n_frames)
+        assert [frame_code(f) for f in frames] == vidaudit_codes(data, s), kinds[sid]
+        assert frames.shape[1:3] == (s.video.height, s.video.width), kinds[sid]
+    scored = import_responses("lmms-eval", tmp_path / "out", data / "manifest.jsonl")
+    assert comparable(scored.records) == comparable(
+        own_scores(data / "manifest.jsonl", sent, "openai:fake-vlm", tmp_path)
+    )
