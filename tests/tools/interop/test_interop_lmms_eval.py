@@ -323,7 +323,9 @@ def odd_dataset(small: Path, d: Path) -> dict[str, str]:
         ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-vf", "setsar=64/51", "-x264-params", "log-level=error"],
     )
     first, second = d / "first.mp4", d / "second.mp4"
-    pipe_encode(first, [frame_image(100 + k, 64, 48) for k in range(12)], 12, ["-c:v", "libx264", "-pix_fmt", "yuv420p"])
+    pipe_encode(
+        first, [frame_image(100 + k, 64, 48) for k in range(12)], 12, ["-c:v", "libx264", "-pix_fmt", "yuv420p"]
+    )
     pipe_encode(second, [frame_image(k, 96, 64) for k in range(12)], 12, ["-c:v", "libx264", "-pix_fmt", "yuv420p"])
     subprocess.run(
         ["ffmpeg", "-v", "error", "-i", str(first), "-i", str(second), "-map", "0:v", "-map", "1:v", "-c", "copy"]
@@ -400,8 +402,8 @@ def test_lmms_eval_loader_sees_the_frames_vidaudit_scores(odd: tuple[Path, dict[
 
 
 def test_export_refuses_a_clip_a_copy_would_retime(small: Path, tmp_path: Path) -> None:
-    """A phone clip both turned and variable-rate: a constant-rate copy would move its frames in time, so the
-    export refuses, naming the file and the fix, and writes no task."""
+    """A phone clip both turned and variable-rate (a constant-rate copy would move its frames in time) and a turned
+    clip of odd size (yuv420p cannot hold it): the export refuses, naming both files and why, and writes no task."""
     from realvideos import write_video
     from vidaudit.core.manifest import write_manifest
     from vidaudit.video.probe import video_ref
@@ -410,10 +412,23 @@ def test_export_refuses_a_clip_a_copy_would_retime(small: Path, tmp_path: Path) 
     shutil.copytree(small, data)
     jitter = [0, 2900, 6100, 9000, 12100, 14900, 18000, 21200, 23900, 27000, 30100, 33000]
     write_video(data / "videos" / "phone.mp4", jitter, Fraction(1, 90000), rotation=180)
+    write_video(
+        data / "videos" / "odd.mp4",
+        list(range(6)),
+        Fraction(1, 10),
+        rate=10,
+        rotation=90,
+        size=(65, 49),
+        pix_fmt="yuv444p",
+    )
     samples = load_samples(data)
-    write_manifest(data, [samples[0].model_copy(update={"video": video_ref(data, "videos/phone.mp4")}), *samples[1:]])
-    with pytest.raises(DataError, match=r"1 video\(s\) .*phone.mp4 \(display matrix turns it 180 degrees, variable"):
+    refs = [video_ref(data, "videos/phone.mp4"), video_ref(data, "videos/odd.mp4")]
+    write_manifest(data, [s.model_copy(update={"video": r}) for s, r in zip(samples, refs)] + samples[2:])
+    with pytest.raises(DataError) as e:
         export_lmms_eval(data, tmp_path / "task")
+    assert "2 video(s)" in str(e.value)
+    assert "phone.mp4 (display matrix turns it 180 degrees, variable frame rate)" in str(e.value)
+    assert "odd.mp4 (display matrix turns it 90 degrees, odd displayed size 65x49)" in str(e.value)
     assert not (tmp_path / "task" / "docs.jsonl").exists()
 
 

@@ -115,8 +115,7 @@ def export_lmms_eval(
     manifest = str(data_dir / "manifest.jsonl")
     external = external_videos_allowed(data_dir)
     sources = {
-        s.sample_id: resolve_video(data_dir, s.video.path, allow_external=external, who=s.sample_id)
-        for s in d.samples
+        s.sample_id: resolve_video(data_dir, s.video.path, allow_external=external, who=s.sample_id) for s in d.samples
     }
     out.mkdir(parents=True, exist_ok=True)
     taskdir = out.resolve()

@@ -102,7 +102,7 @@ def plain_copies(sources: dict[str, tuple[Path, VideoRef]], out: Path, harness: 
         raise DataError(
             f"{len(refused)} video(s) would reach {harness} as other frames than vidaudit scores (its loaders take "
             f"the first video stream and ignore the display matrix and the pixel aspect ratio), and a plain copy "
-            f"cannot keep their times: {named}. Re-encode them upright, square-pixel, one stream at a constant "
+            f"cannot keep their frames and times: {named}. Re-encode them upright, square-pixel, one stream at a constant "
             "rate from 0 (e.g. ffmpeg -i IN -map 0:v:N -vf scale=iw*sar:ih,setsar=1 -fps_mode cfr OUT.mp4), "
             "re-import the dataset and export again, or score these with `vidaudit run`"
         )
