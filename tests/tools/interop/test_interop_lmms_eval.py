@@ -171,6 +171,10 @@ def test_task_directory(taskdir: Path, small: Path) -> None:
     assert [d["sample_id"] for d in docs] == [s.sample_id for s in load_samples(small)]
     assert all(Path(d["video"]).is_file() and d["condition"] == CONDITION for d in docs)
     assert "--include_path" in (taskdir / "README.md").read_text()
+    # rendered videos are plain: handed over as they are, no copies
+    assert "plain copies" not in (taskdir / "README.md").read_text() and not (taskdir / "videos").exists()
+    assert "plain_copies" not in json.loads((taskdir / ".vidaudit-export.json").read_text())
+    assert all(d["video"] == str(small.resolve() / s.video.path) for d, s in zip(docs, load_samples(small)))
 
 
 @needs_lmms_eval
@@ -399,6 +403,11 @@ def test_lmms_eval_loader_sees_the_frames_vidaudit_scores(odd: tuple[Path, dict[
         else:
             assert visual == str(data / s.video.path) and "video_source" not in docs[sid]
     assert {kinds[sid] for sid in copied} == {"rot90.mp4", "sar.mp4", "two_streams.mkv", "hflip.mp4"}
+    readme = (task / "README.md").read_text()
+    assert all(f"`{c['copy']}` from `{c['source']}`" in readme for c in meta["plain_copies"])
+    assert sorted(p.name for p in (task / "videos").iterdir()) == sorted(
+        Path(c["copy"]).name for c in meta["plain_copies"]
+    )
 
 
 def test_export_refuses_a_clip_a_copy_would_retime(small: Path, tmp_path: Path) -> None:

@@ -4,8 +4,10 @@ The task directory holds ``<task>.yaml`` (dataset = ``docs.jsonl`` through the `
 ``generate_until`` with the video file as the visual and vidaudit's prompt as the text, greedy,
 no stop sequence), ``utils.py`` (hooks re-exported from :mod:`vidaudit.tools.interop.lmms_eval_runtime`,
 whose ``process_results`` calls the suite's scorer), ``docs.jsonl`` and a ``README.md`` with the
-commands. lmms-eval runs it with ``--include_path TASKDIR``; neither this module nor the task
-needs lmms-eval installed to be written.
+commands, and, for videos lmms-eval's loaders would decode as other frames than vidaudit scores (turned or
+mirrored by a display matrix, non-square pixels, several video streams), ``videos/`` with their plain copies
+(:mod:`vidaudit.tools.interop.plain`). lmms-eval runs it with ``--include_path TASKDIR``; neither this module
+nor the task needs lmms-eval installed to be written.
 
 Reading a log: each row of ``<date>_samples_<task>.jsonl`` is keyed by ``vidaudit_sample_id`` (written
 by the exported task; ``doc.sample_id`` where an lmms-eval version logs the document) and carries the
@@ -163,7 +165,7 @@ def export_lmms_eval(
             old.unlink()  # a previous export under another task name: one task per directory
     write_text_atomic(yaml_path, _template("lmms_eval_task.yaml.j2").render(**ctx))
     write_text_atomic(out / "utils.py", _template("lmms_eval_utils.py.j2").render(**ctx))
-    write_text_atomic(out / "README.md", _readme(ctx, taskdir))
+    write_text_atomic(out / "README.md", _readme(ctx, taskdir) + _copies_note(copies, taskdir))
     write_text_atomic(
         out / MARKER,
         json.dumps(
@@ -190,6 +192,22 @@ def export_lmms_eval(
         command=command,
         copies=copies,
     )
+
+
+def _copies_note(copies: dict[str, PlainCopy], taskdir: Path) -> str:
+    """The README's paragraph on the plain copies (none: nothing, so a plain dataset's README is unchanged)."""
+    if not copies:
+        return ""
+    files = {c.path: c for c in copies.values()}
+    lines = [
+        f"{len(files)} video(s) go to lmms-eval as plain copies under `videos/` (its loaders take the first video "
+        "stream and ignore the display matrix and the pixel aspect ratio, so they would decode other frames than "
+        "vidaudit scores): the frames vidaudit reads, upright, square-pixel, one stream, at the same rate. "
+        "`.vidaudit-export.json` lists them (`plain_copies`):",
+        "",
+    ]
+    lines += [f"- `{p.relative_to(taskdir)}` from `{c.source}`: {', '.join(c.why)}" for p, c in files.items()]
+    return "\n".join(lines) + "\n"
 
 
 def _copies_record(copies: dict[str, PlainCopy], taskdir: Path) -> list[dict[str, Any]]:
