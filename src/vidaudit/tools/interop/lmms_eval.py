@@ -119,9 +119,9 @@ def export_lmms_eval(
     sources = {
         s.sample_id: resolve_video(data_dir, s.video.path, allow_external=external, who=s.sample_id) for s in d.samples
     }
-    out.mkdir(parents=True, exist_ok=True)
     taskdir = out.resolve()
     copies = plain_copies({s.sample_id: (sources[s.sample_id], s.video) for s in d.samples}, taskdir, HARNESS)
+    out.mkdir(parents=True, exist_ok=True)  # after a refusal of the videos: nothing written
 
     def doc(s: Any) -> dict[str, Any]:
         c = copies.get(s.sample_id)
