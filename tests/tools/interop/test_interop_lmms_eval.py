@@ -500,3 +500,16 @@ def test_a_served_model_is_sent_the_frames_vidaudit_scores(
     assert comparable(scored.records) == comparable(
         own_scores(data / "manifest.jsonl", sent, "openai:fake-vlm", tmp_path)
     )
+
+
+def test_re_export_drops_copies_it_no_longer_needs(
+    odd: tuple[Path, dict[str, str], Path], small: Path, tmp_path: Path
+) -> None:
+    """Exporting a plain dataset into a task directory that held copies leaves none behind (a stale copy
+    would sit beside documents that no longer name it) and no `plain_copies` in the metadata."""
+    task = tmp_path / "task"
+    shutil.copytree(odd[2], task)
+    assert any((task / "videos").iterdir())
+    export_lmms_eval(small, task)
+    assert not any((task / "videos").iterdir())
+    assert "plain_copies" not in json.loads((task / ".vidaudit-export.json").read_text())
