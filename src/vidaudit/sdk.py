@@ -81,6 +81,7 @@ if TYPE_CHECKING:  # every name of the front door, where it lives (imported on f
         SuiteCapabilities,
         SuiteInfo,
         check_suite,
+        source_unit,
     )
     from vidaudit.core.errors import ConfigError, DataError, VerificationError, VidauditError, check_choice
     from vidaudit.core.fileio import atomic_path, write_json_atomic, write_jsonl_atomic, write_text_atomic
@@ -192,6 +193,7 @@ __all__ = [
     "check_suite",
     "get_suite",
     "sequential_design",
+    "source_unit",
     # what score returns and scores.jsonl holds; the one rule for what a figure counts
     "NEEDS_JUDGE",
     "SCORE_SCHEMA_VERSION",

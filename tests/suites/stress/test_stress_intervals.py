@@ -24,7 +24,7 @@ def _score_responses(root: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str]:
+def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str, Path]:
     root = tmp_path_factory.mktemp("intervals")
     r = invoke("generate", "stress", "--probe", "camera_motion", "--seeds", "4", "--out", str(root / "data"), cwd=root)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -42,11 +42,33 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str]:
     (root / "resp.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     _score_responses(root)
     res = json.loads((root / "rep" / "report.json").read_text(encoding="utf-8"))["results"]["camera_motion"]
-    return res, (root / "rep" / "report.md").read_text(encoding="utf-8")
+    return res, (root / "rep" / "report.md").read_text(encoding="utf-8"), root
 
 
-def test_a_cell_of_scenes_that_disagree_counts_scenes_not_items(report: tuple[dict, str]) -> None:
-    res, md = report
+def test_the_suite_names_each_records_scene_for_the_stages(report: tuple[dict, str, Path]) -> None:
+    """``Suite.source_of`` is how a stage outside the suite (``vidaudit compare``) learns what the report counts: the
+    stress suite routes each written record to its probe, which names the scene, not the record's video."""
+    from vidaudit.core.contract.records import ScoreRecord
+    from vidaudit.core.registry import get_suite
+
+    records = [
+        ScoreRecord.model_validate_json(line)
+        for line in (report[2] / "scores.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    samples = {
+        s["sample_id"]: s
+        for s in map(json.loads, (report[2] / "data" / "manifest.jsonl").read_text(encoding="utf-8").splitlines())
+    }
+    stress, counting = get_suite("stress"), get_suite("counting")
+    assert len(records) == 48
+    for r in records:
+        assert stress.source_of(r) == ("scene", str(samples[r.sample_id]["params"]["scene"])), r
+        assert counting.source_of(r) == ("video", r.group_id)  # the contract's default: the item's video
+    assert len({stress.source_of(r) for r in records}) == 4 < len({r.group_id for r in records}) == 24
+
+
+def test_a_cell_of_scenes_that_disagree_counts_scenes_not_items(report: tuple[dict, str, Path]) -> None:
+    res, md, _ = report
     cell = res["cells"]["split|external"]
     assert (cell["n_correct"], cell["n_planned"]) == (12, 24)
     assert cell["ci_unit"] == "scene" and cell["n_sources"] == 4 and cell["design_effect"] > 1
@@ -60,8 +82,10 @@ def test_a_cell_of_scenes_that_disagree_counts_scenes_not_items(report: tuple[di
     assert any("intervals marked (N scenes) are counted over the items' sources" in line for line in md.splitlines())
 
 
-def test_scenes_that_agree_keep_wilsons_interval_and_one_item_per_scene_is_over_items(report: tuple[dict, str]) -> None:
-    res, _ = report
+def test_scenes_that_agree_keep_wilsons_interval_and_one_item_per_scene_is_over_items(
+    report: tuple[dict, str, Path],
+) -> None:
+    res, _, _ = report
     even = res["cells"]["even|external"]
     assert (even["n_correct"], even["n_planned"]) == (12, 24)
     # every scene 3 of 6: no more spread between scenes than independent items give; never narrower than Wilson
@@ -100,13 +124,13 @@ def test_sycophancy_counts_videos_in_every_rate_and_the_balanced_accuracy(tmp_pa
     assert bal["ci_low"] < 0.2 and bal["ci_high"] > 0.8
 
 
-def test_the_audit_profile_carries_the_reports_interval_not_wilson_over_items(report: tuple[dict, str]) -> None:
+def test_the_audit_profile_carries_the_reports_interval_not_wilson_over_items(report: tuple[dict, str, Path]) -> None:
     """``vidaudit audit``'s profile summed each model's cell into k of n and put Wilson's interval over the n items
     beside it: for a model right on two of four scenes, [31.4, 68.6] where the report counts four scenes."""
     from vidaudit.core.contract.profile import AuditPart
     from vidaudit.suites.stress.audit import profile_figures
 
-    res, _ = report
+    res, _, _ = report
     part = AuditPart(name="camera_motion", preset="smoke", conditions=("frames#8",), probe="camera_motion")
     figures = profile_figures(part, {"camera_motion": res}).by_model
     for model in ("split", "even"):

@@ -186,6 +186,58 @@ def test_compare_two_models_paired(smoke_audit: tuple[Path, str, float], tmp_pat
     assert same["estimate"] == 0.0 and same["n_pairs"] == 18  # the same trials in two audits: no difference
 
 
+def _manifest(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _printed(stdout: str, part: str, entry: str) -> str:
+    """The line ``compare`` printed for ``entry`` under ``== part (suite)``."""
+    block = stdout.split(f"== {part} (")[1].split("\n== ")[0]
+    return next(x for x in block.splitlines() if x.strip().startswith(f"{entry} "))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)  # the shared smoke audit runs inside the first of these (minutes on 2 busy cores)
+def test_compare_counts_the_sources_the_report_counts(smoke_audit: tuple[Path, str, float], tmp_path: Path) -> None:
+    """camera_motion moves each scene six ways: six videos, one scene. ``compare``'s interval and its paired
+    bootstrap count the scenes (the stress suite's ``source_of``), as the part's report does, not the items nor
+    the videos; faithful counts its source videos; read from compare's JSON and printed lines, against the
+    datasets' manifests and the report.json the run wrote."""
+    out, _, _ = smoke_audit
+    r = _in_process("compare", str(out), "--out", str(tmp_path / "cmp.json"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    res = json.loads((tmp_path / "cmp.json").read_text())
+    profile = Profile.model_validate(json.loads((out / "profile.json").read_text()))
+    part = next(p for p in profile.parts if p.name == "camera_motion")
+    samples = _manifest(out / part.data_dir / "manifest.jsonl")
+    scenes = {s["params"]["scene"] for s in samples}
+    assert len({s["video"]["sha256"] for s in samples}) > len(scenes) >= 2  # several videos of every scene
+    block = next(b for b in res["parts"] if b["part"] == "camera_motion")
+    report = json.loads((out / part.run_dir / "report" / "report.json").read_text())["results"]["camera_motion"]
+    for e in block["entries"]:
+        assert e["n"] == len(samples) and e["ci_unit"] == "scene" and e["n_sources"] == len(scenes), e
+        # the part's one condition: the same trials
+        (cell,) = [c for key, c in report["cells"].items() if key.startswith(f"{e['model']}|")]
+        assert (cell["n_correct"], cell["n_planned"], cell["ci_unit"]) == (e["k"], e["n"], "scene")
+        assert (e["ci_low"], e["ci_high"]) == pytest.approx((cell["ci_low"], cell["ci_high"]), abs=1e-12)
+        line = _printed(r.stdout, "camera_motion", e["entry"])
+        assert f"({e['k']}/{e['n']} trials, interval over {len(scenes)} scenes," in line, line
+    pair = next(p for p in block["paired"] if p["a"].endswith(":oracle") and p["b"].endswith(":chance"))
+    assert pair["n_pairs"] == len(samples) and pair["n_groups"] == len(scenes) and pair["group_unit"] == "scene"
+    assert f"over {len(samples)} paired trials in {len(scenes)} scenes" in r.stdout
+    # faithful: a target and its sub-questions ask about one source video
+    part = next(p for p in profile.parts if p.name == "faithful")
+    videos = {s["params"]["source_video_id"] for s in _manifest(out / part.data_dir / "manifest.jsonl")}
+    block = next(b for b in res["parts"] if b["part"] == "faithful")
+    for e in block["entries"]:
+        assert e["ci_unit"] == "video" and e["n_sources"] == len(videos) < e["n"], e
+    # counting: one question per video, the interval over items as before
+    block = next(b for b in res["parts"] if b["part"] == "counting")
+    for e in block["entries"]:
+        assert e["ci_unit"] == "item" and e["n_sources"] == e["n"] == 18, e
+        assert f"({e['k']}/18 trials, interval over 18 items," in _printed(r.stdout, "counting", e["entry"])
+
+
 #: every element's width and right edge against the window, with every folded block opened first
 _WIDER_THAN_THE_WINDOW = """() => {
   document.querySelectorAll('details').forEach(d => { d.open = true; });

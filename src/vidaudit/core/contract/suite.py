@@ -16,7 +16,7 @@ declared in its :class:`SuiteCapabilities`; neither is discovered by introspecti
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -179,6 +179,13 @@ class Suite:
         """Sample parameters copied into each score record (what aggregates group by)."""
         return dict(sample.params)
 
+    def source_of(self, record: ScoreRecord) -> tuple[str, str]:
+        """The source a record's item was made from, as (what one source is called, its key): items of one source
+        answer alike, so an interval or a bootstrap over several of them counts sources (``source_unit``). The
+        default is the item's video (``group_id``, the video's sha256); a suite whose items share a source beyond
+        the video (the scene a camera moves over six ways, a source video cut into several files) names it."""
+        return ("video", record.group_id)
+
     def check_samples(self, samples: Sequence[Sample], source: str) -> None:
         """Refuse (a ``DataError`` naming them) samples whose ground truth cannot be trusted, at every load."""
 
@@ -242,6 +249,13 @@ class Suite:
         """Contribute sub-commands to the CLI's other groups (``import``, ``validate``; its ``commands`` role's)."""
         if self.commands is not None:
             self.commands.add_group_commands(groups)
+
+
+def source_unit(sources: Iterable[tuple[str, str]]) -> str:
+    """What the sources (``Suite.source_of``) are called together: their one unit ("scene", "video", ...), or
+    "source" where they mix units (or are none)."""
+    units = {unit for unit, _ in sources}
+    return units.pop() if len(units) == 1 else "source"
 
 
 def _abstract(obj: object) -> list[str]:
@@ -355,6 +369,9 @@ class PartedSuite(Suite):
 
     def record_params(self, sample: Sample) -> dict[str, Any]:
         return self.part_of(sample).record_params(sample)
+
+    def source_of(self, record: ScoreRecord) -> tuple[str, str]:
+        return self.part(record.params.get(self.part_param)).source_of(record)
 
     def score(self, trial: ScoreInput) -> TrialScore:
         part = self.part_of(trial.sample)

@@ -32,6 +32,7 @@ from vidaudit.suites.faithful.framework.interventions import clutter_failures, d
 from vidaudit.suites.faithful.framework.retrieval_eval import gold_entities, summarise
 from vidaudit.suites.faithful.framework.spec import VARIANT_TITLES, variant_of
 from vidaudit.suites.faithful.scoring import gold_of, written_of
+from vidaudit.suites.faithful.world import source_video_of
 
 REFERENCE_KINDS = {"majority": "majority", "question-only": "question_only", "caption-only": "caption_only"}
 NOT_RUN = {
@@ -47,7 +48,7 @@ def _right(r: ScoreRecord | None) -> bool:
 
 
 def _cluster(s: Sample) -> str:
-    return str(s.params.get("source_video_id") or s.group_id)
+    return source_video_of(s.params, s.group_id)
 
 
 def outcomes_for(

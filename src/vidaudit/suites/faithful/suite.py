@@ -31,6 +31,7 @@ from vidaudit.suites.faithful.cli import add_import_strand, add_validate_strand,
 from vidaudit.suites.faithful.prompts import PROMPT_NAMES, render_prompt
 from vidaudit.suites.faithful.scoring import score_answer
 from vidaudit.suites.faithful.viewer import FAITHFUL_VIEWER, viewer_trial
+from vidaudit.suites.faithful.world import source_video_of
 
 #: sample parameters copied into each score record
 RECORD_PARAMS = (
@@ -142,6 +143,11 @@ class FaithfulSuite(Suite):
         out = {k: p[k] for k in RECORD_PARAMS if k in p}
         out["gold"] = sample.answer
         return out
+
+    def source_of(self, record: ScoreRecord) -> tuple[str, str]:
+        """The item's source video (``source_video_id``: a STRAND source cut into several files is one), the
+        cluster every faithful statistic counts; its video where the record names none."""
+        return ("video", source_video_of(record.params, record.group_id))
 
     def score(self, trial: ScoreInput) -> TrialScore:
         from vidaudit.suites.faithful.framework.retrieval_eval import dropped_of, memory_of, retrieved_of

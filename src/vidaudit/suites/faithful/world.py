@@ -26,7 +26,7 @@ Rules checked on construction (a record that breaks one does not load):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -183,6 +183,12 @@ class WorldRecord(_Strict):
     def with_facts(self, facts: Iterable[Fact]) -> WorldRecord:
         """A copy with other facts (unchecked: for counterfactual evaluation, e.g. swapped times)."""
         return self.model_construct(**{**dict(self), "facts": list(facts)})
+
+
+def source_video_of(params: Mapping[str, Any], video_key: str) -> str:
+    """The cluster key of an item (a sample's or a score record's ``params``): its ``source_video_id``, else its
+    video (``video_key``, the ``group_id``). Every faithful statistic, and ``Suite.source_of``, counts these."""
+    return str(params.get("source_video_id") or video_key)
 
 
 def _intervals(record: WorldRecord) -> dict[str, list[Observation]]:

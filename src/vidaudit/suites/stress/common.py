@@ -32,6 +32,7 @@ from vidaudit.sdk import (
     cluster_wilson_interval,
     parse_option,
     select_frames,
+    source_unit,
 )
 
 NOT_MEASURED = "not measured"
@@ -67,19 +68,14 @@ SOURCE_UNIT: dict[str, str] = {
 
 
 def source_of(r: ScoreRecord) -> tuple[str, str]:
-    """The source of a record's item (see ``SOURCE_PARAM``): the probe's source parameter, else its video."""
+    """The source of a record's item as (what it is called, its key): the probe's source parameter (``SOURCE_PARAM``,
+    called ``SOURCE_UNIT``), else its video. The stress suite's ``Suite.source_of`` (every probe's), which
+    ``vidaudit compare`` reads too."""
     key = SOURCE_PARAM.get(str(r.params.get("probe")))
     value = r.params.get(key) if key else None
-    return (key, str(value)) if key and value is not None else ("video", r.group_id)
-
-
-def source_unit(rs: Sequence[ScoreRecord]) -> str:
-    """What the sources of ``rs`` are called ("scene", "video", ...): their probe's ``SOURCE_UNIT`` where
-    ``source_of`` read the probe's parameter, "video" where it fell back to the video; "source" when mixed."""
-    units = {
-        "video" if source_of(r)[0] == "video" else SOURCE_UNIT.get(str(r.params.get("probe")), "source") for r in rs
-    }
-    return units.pop() if len(units) == 1 else "source"
+    if key and value is not None:
+        return SOURCE_UNIT.get(str(r.params.get("probe")), "source"), str(value)
+    return ("video", r.group_id)
 
 
 def interval_of(rs: Sequence[ScoreRecord], get: Callable[[ScoreRecord], bool | None]) -> dict[str, Any]:
@@ -87,11 +83,12 @@ def interval_of(rs: Sequence[ScoreRecord], get: Callable[[ScoreRecord], bool | N
     Wilson's over items when every source gives one item, else Wilson's at the sources' effective size
     (``cluster_wilson_interval``). ``ci_unit`` names what was counted ("item", or the source: "scene", ...),
     ``n_sources`` how many and ``design_effect`` how much the items' variance was inflated (1.0 over items)."""
-    iv = cluster_wilson_interval([get(r) is True for r in rs], [source_of(r) for r in rs])
+    sources = [source_of(r) for r in rs]
+    iv = cluster_wilson_interval([get(r) is True for r in rs], sources)
     return {
         "ci_low": iv.ci_low if rs else None,
         "ci_high": iv.ci_high if rs else None,
-        "ci_unit": source_unit(rs) if iv.clustered else "item",
+        "ci_unit": source_unit(sources) if iv.clustered else "item",
         "n_sources": iv.n_clusters,
         "design_effect": iv.design_effect,
     }

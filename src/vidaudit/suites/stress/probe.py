@@ -31,6 +31,7 @@ from vidaudit.sdk import (
     PartedSuite,
     PerturbationSpec,
     Sample,
+    ScoreRecord,
     Suite,
     VideoRef,
     guard_replace,
@@ -38,6 +39,7 @@ from vidaudit.sdk import (
     write_dataset_info,
     write_manifest,
 )
+from vidaudit.suites.stress.common import source_of
 from vidaudit.suites.stress.sources import SourceLog
 
 
@@ -219,6 +221,10 @@ class Probe(Suite):
     def record_params(self, sample: Sample) -> dict[str, Any]:
         p = sample.params
         return {k: p[k] for k in self.record_keys if k in p}
+
+    def source_of(self, record: ScoreRecord) -> tuple[str, str]:
+        """The probe's source of the item (``common.source_of``: the scene, the rendered procedure, ...)."""
+        return source_of(record)
 
 
 class RenderingProbe(Probe):

@@ -1,11 +1,15 @@
 """``vidaudit compare``: models from several audits side by side, with paired differences on shared samples.
 
 Per part (a suite's dataset, e.g. ``counting`` or ``camera_motion``), each (audit, model) gets its per-trial
-accuracy over every planned trial with a Wilson interval (a failed call is wrong), read from the part's
-``scored_run.jsonl`` through the same check ``report`` makes (``score.scored_run.read_checked``: a file
-edited, cut short or older than its run is refused with the fix, ``vidaudit score RUN``); two of them that
-share (sample, condition) pairs get the paired difference of their accuracies with the bootstrap clustered
-by source video (``score.stats.paired_bootstrap``), as the suites do. A trial that needs a judge the audit did
+accuracy over every planned trial (a failed call is wrong), read from the part's ``scored_run.jsonl`` through the
+same check ``report`` makes (``score.scored_run.read_checked``: a file edited, cut short or older than its run is
+refused with the fix, ``vidaudit score RUN``), with a 95% interval counted over the items' sources: the suite names
+each record's source (``Suite.source_of``: the video by default, the scene a camera moves over six ways in stress
+camera_motion, a faithful item's source video), and items of one source answer alike, so the interval is Wilson's
+at the sources' effective size (``score.stats.cluster_wilson_interval``; Wilson's over items where every source
+gives one item), as the suites' reports count them. Two entries that share (sample, condition) pairs get the
+paired difference of their accuracies with the bootstrap resampling the same sources
+(``score.stats.paired_bootstrap``). A trial that needs a judge the audit did
 not have is in no accuracy and no pair, and is counted beside the entry (``unjudged``): the contract's one rule
 (``core.contract.records.counted``).
 """
@@ -18,21 +22,24 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.core.contract.records import unjudged_text
+from vidaudit.core.contract.suite import Suite, source_unit
 from vidaudit.core.errors import ConfigError
+from vidaudit.core.registry import get_suite
 from vidaudit.score.scored_run import read_checked
-from vidaudit.score.stats import paired_bootstrap, wilson_interval
+from vidaudit.score.stats import cluster_wilson_interval, paired_bootstrap
 from vidaudit.tools.audit.profile import load_profile
 
 N_BOOT = 2000
 
 
-Outcomes = dict[tuple[str, str], tuple[float, str]]
+#: (sample, condition) -> (1.0 correct / 0.0 otherwise, the item's source: ``Suite.source_of``)
+Outcomes = dict[tuple[str, str], tuple[float, tuple[str, str]]]
 
 
-def _outcomes(run_dir: Path, data_dir: Path) -> tuple[str, dict[str, Outcomes], dict[str, int]]:
-    """The checksum of the run's checked scored file; per model, (sample, condition) -> (1.0 correct / 0.0
-    otherwise, bootstrap group); and per model, how many of its trials need a judge (left out of the outcomes,
-    counted apart). ``data_dir``: the part's dataset, where the audit keeps it, for the staleness check."""
+def _outcomes(run_dir: Path, data_dir: Path, suite: Suite) -> tuple[str, dict[str, Outcomes], dict[str, int]]:
+    """The checksum of the run's checked scored file; per model, its ``Outcomes``; and per model, how many of its
+    trials need a judge (left out of the outcomes, counted apart). ``data_dir``: the part's dataset, where the audit
+    keeps it, for the staleness check; ``suite``: the part's, which names each record's source."""
     header, trials = read_checked(run_dir, data_dir=data_dir)
     out: dict[str, Outcomes] = {}
     unjudged: dict[str, int] = {}
@@ -41,7 +48,7 @@ def _outcomes(run_dir: Path, data_dir: Path) -> tuple[str, dict[str, Outcomes], 
         if r.needs_judge:
             unjudged[r.model] = unjudged.get(r.model, 0) + 1
             continue
-        out.setdefault(r.model, {})[(r.sample_id, r.condition)] = (1.0 if r.correct else 0.0, str(r.group_id))
+        out.setdefault(r.model, {})[(r.sample_id, r.condition)] = (1.0 if r.correct else 0.0, suite.source_of(r))
     return header.sha256, out, unjudged
 
 
@@ -62,7 +69,7 @@ def compare_profiles(sources: Sequence[str | Path]) -> dict[str, Any]:
             block = parts.setdefault(
                 part.name, {"part": part.name, "suite": part.suite, "entries": [], "paired": [], "_outcomes": {}}
             )
-            scored, by_model, unjudged_of = _outcomes(root / part.run_dir, root / part.data_dir)
+            scored, by_model, unjudged_of = _outcomes(root / part.run_dir, root / part.data_dir, get_suite(part.suite))
             current = part.scored_sha256 == scored  # the profile's figures were read from this very scored file
             if not current:
                 block.setdefault("notes", []).append(
@@ -73,7 +80,7 @@ def compare_profiles(sources: Sequence[str | Path]) -> dict[str, Any]:
                 key = f"{label}:{row.model}"
                 outcomes, unjudged = by_model.get(row.model, {}), unjudged_of.get(row.model, 0)
                 k, n = int(sum(v for v, _ in outcomes.values())), len(outcomes)
-                lo, hi = wilson_interval(k, n) if n else (None, None)
+                iv = _interval(outcomes)
                 block["entries"].append(
                     {
                         "entry": key,
@@ -85,8 +92,7 @@ def compare_profiles(sources: Sequence[str | Path]) -> dict[str, Any]:
                         "n": n,
                         "unjudged": unjudged,
                         "accuracy": k / n if n else None,
-                        "ci_low": lo,
-                        "ci_high": hi,
+                        **iv,
                         "figures": [f.model_dump(mode="json") for f in row.figures.get(part.name, [])]
                         if current
                         else [],
@@ -108,8 +114,33 @@ def compare_profiles(sources: Sequence[str | Path]) -> dict[str, Any]:
                 [outs[a][k][1] for k in shared],
                 n_boot=N_BOOT,
             )
-            block["paired"].append({"a": a, "b": b, "difference": "accuracy_b - accuracy_a", **res.to_dict()})
+            unit = source_unit(outs[a][k][1] for k in shared)
+            block["paired"].append(
+                {"a": a, "b": b, "difference": "accuracy_b - accuracy_a", **res.to_dict(), "group_unit": unit}
+            )
     return {"sources": [str(s) for s in sources], "labels": labels, "parts": list(parts.values())}
+
+
+def _interval(outcomes: Outcomes) -> dict[str, Any]:
+    """The entry's 95% interval over its items' sources (``cluster_wilson_interval``), what it counted
+    (``ci_unit``: "item" where every source gives one item, else the sources' unit, "scene", "video", ...), how
+    many sources and the design effect (1.0: Wilson's over items). No items: no interval."""
+    values = list(outcomes.values())
+    if not values:
+        return {"ci_low": None, "ci_high": None, "ci_unit": "item", "n_sources": 0, "design_effect": None}
+    iv = cluster_wilson_interval([v == 1.0 for v, _ in values], [src for _, src in values])
+    return {
+        "ci_low": iv.ci_low,
+        "ci_high": iv.ci_high,
+        "ci_unit": source_unit(src for _, src in values) if iv.clustered else "item",
+        "n_sources": iv.n_clusters,
+        "design_effect": iv.design_effect,
+    }
+
+
+def _counted(n: int, unit: str) -> str:
+    """``4 scenes``, ``1 video``: a count of sources (or items) in words."""
+    return f"{n} {unit}{'' if n == 1 else 's'}"
 
 
 def _pct(x: float | None) -> str:
@@ -123,9 +154,10 @@ def compare_lines(res: dict[str, Any]) -> list[str]:
         lines += [f"  note: {n}" for n in block.get("notes", [])]
         for e in block["entries"]:
             ci = "" if e["ci_low"] is None else f" [{_pct(e['ci_low'])}, {_pct(e['ci_high'])}]"
+            over = f", interval over {_counted(e['n_sources'], e['ci_unit'])}" if e["ci_low"] is not None else ""
             beside = f"; {unjudged_text(e['unjudged'])}" if e.get("unjudged") else ""
             lines.append(
-                f"  {e['entry']:32s} {_pct(e['accuracy'])}{ci} ({e['k']}/{e['n']} trials, "
+                f"  {e['entry']:32s} {_pct(e['accuracy'])}{ci} ({e['k']}/{e['n']} trials{over}, "
                 f"{e['budget']} budget, data {e['dataset_key'][:12]}{beside})"
             )
         for p in block["paired"]:
@@ -135,6 +167,6 @@ def compare_lines(res: dict[str, Any]) -> list[str]:
             lines.append(
                 f"  {p['b']} - {p['a']}: {100 * p['estimate']:+.1f} points "
                 f"[{100 * p['ci_low']:+.1f}, {100 * p['ci_high']:+.1f}] over {p['n_pairs']} paired trials "
-                f"in {p['n_groups']} source videos"
+                f"in {_counted(p['n_groups'], p.get('group_unit', 'video'))}"
             )
     return lines

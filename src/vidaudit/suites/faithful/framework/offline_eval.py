@@ -17,6 +17,7 @@ from pathlib import Path
 
 from vidaudit.sdk import ModelAdapter, ModelSpec, Request, Response, Sample, TextPart, VideoPart, load_samples
 from vidaudit.suites.faithful.framework.composite import ObjectCentricAdapter
+from vidaudit.suites.faithful.world import source_video_of
 
 _ANSWER = re.compile(r"Answer:\s*(Yes|No)\b", re.I)
 
@@ -106,7 +107,7 @@ def per_target(answers: dict[str, bool | None], samples: list[Sample]) -> list[T
         out.append(
             TargetResult(
                 s.sample_id,
-                str(s.params.get("source_video_id") or s.group_id),
+                source_video_of(s.params, s.group_id),
                 s.params.get("question_form"),
                 ok,
                 faithful,
