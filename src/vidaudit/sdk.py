@@ -139,6 +139,7 @@ if TYPE_CHECKING:  # every name of the front door, where it lives (imported on f
     from vidaudit.score.judge import read_verdict
     from vidaudit.score.stage import stage_usage
     from vidaudit.score.stats import (
+        MIN_SOURCES_VERDICT,
         ClusteredInterval,
         cluster_wilson_interval,
         paired_bootstrap,
@@ -337,6 +338,7 @@ __all__ = [
     "select_frames",
     "stage_usage",
     # answers and statistics
+    "MIN_SOURCES_VERDICT",
     "ClusteredInterval",
     "boxed_spans",
     "cluster_wilson_interval",

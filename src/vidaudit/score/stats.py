@@ -34,6 +34,13 @@ def _z(confidence: float) -> float:
     return float(ndtri(0.5 + confidence / 2.0))
 
 
+#: fewest sources (clusters) behind a paired verdict: with the sources as the units (a sign flip of each source's
+#: difference under the null), no test reaches 5% two-sided with fewer (2 * 0.5^5 = 6.25%, 2 * 0.5^6 = 3.1%), and a
+#: percentile bootstrap over so few covers far less than 95% (of a proportion over 2 sources: 48-50%,
+#: benchmarks/cluster_coverage.py)
+MIN_SOURCES_VERDICT = 6
+
+
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """Two-sided Wilson score interval for k successes in n trials; (0.0, 1.0) when n = 0."""
     if n < 0 or k < 0 or k > n:

@@ -224,7 +224,7 @@ def test_compare_counts_the_sources_the_report_counts(smoke_audit: tuple[Path, s
         assert f"({e['k']}/{e['n']} trials, interval over {len(scenes)} scenes," in line, line
     pair = next(p for p in block["paired"] if p["a"].endswith(":oracle") and p["b"].endswith(":chance"))
     assert pair["n_pairs"] == len(samples) and pair["n_groups"] == len(scenes) and pair["group_unit"] == "scene"
-    assert f"over {len(samples)} paired trials in {len(scenes)} scenes" in r.stdout
+    assert f"over {len(samples)} paired trials in {len(scenes)} scenes; too few scenes for a verdict" in r.stdout
     # faithful: a target and its sub-questions ask about one source video
     part = next(p for p in profile.parts if p.name == "faithful")
     videos = {s["params"]["source_video_id"] for s in _manifest(out / part.data_dir / "manifest.jsonl")}
@@ -233,6 +233,7 @@ def test_compare_counts_the_sources_the_report_counts(smoke_audit: tuple[Path, s
         assert e["ci_unit"] == "video" and e["n_sources"] == len(videos) < e["n"], e
     # counting: one question per video, the interval over items as before
     block = next(b for b in res["parts"] if b["part"] == "counting")
+    assert all(p["n_groups"] == 18 and "note" not in p for p in block["paired"])  # enough videos for a verdict
     for e in block["entries"]:
         assert e["ci_unit"] == "item" and e["n_sources"] == e["n"] == 18, e
         assert f"({e['k']}/18 trials, interval over 18 items," in _printed(r.stdout, "counting", e["entry"])

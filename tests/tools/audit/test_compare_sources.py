@@ -66,4 +66,6 @@ def test_the_paired_bootstrap_resamples_scenes_not_videos(compared: tuple[dict, 
     (pair,) = res["parts"][0]["paired"]
     assert pair["a"].endswith(":oracle") and pair["b"].endswith(":chance")
     assert (pair["n_pairs"], pair["n_groups"], pair["group_unit"]) == (24, 4, "scene")
-    assert "over 24 paired trials in 4 scenes" in stdout
+    # four scenes: no test over them reaches 5% (a sign flip of each: 2 * 0.5^4), said beside the interval
+    assert pair["note"].startswith("too few scenes for a verdict (4 < 6)")
+    assert f"over 24 paired trials in 4 scenes; {pair['note']}" in stdout

@@ -30,7 +30,13 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vidaudit.sdk import cluster_wilson_interval, paired_bootstrap, seed_from, wilson_interval
+from vidaudit.sdk import (
+    MIN_SOURCES_VERDICT,
+    cluster_wilson_interval,
+    paired_bootstrap,
+    seed_from,
+    wilson_interval,
+)
 
 YES, NO = "Yes", "No"
 #: differences smaller than this (in accuracy points) are reported as ties (paper H.10)
@@ -40,9 +46,9 @@ N_BOOT_CONS = 2_000
 #: resamples of the video-level bootstrap of A_cons (``video_interval``)
 N_BOOT_VIDEO = 2_000
 EPS = 1e-12
-#: fewest source videos behind a paired verdict: with videos as the units (a sign flip of each video's
-#: difference under the null), no test reaches 5% two-sided with fewer (2 * 0.5^5 = 6.25%, 2 * 0.5^6 = 3.1%)
-MIN_VIDEOS_VERDICT = 6
+#: fewest source videos behind a paired verdict (``score.stats.MIN_SOURCES_VERDICT``: no test over videos as the
+#: units reaches 5% two-sided with fewer)
+MIN_VIDEOS_VERDICT = MIN_SOURCES_VERDICT
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,10 @@ camera_motion, a faithful item's source video), and items of one source answer a
 at the sources' effective size (``score.stats.cluster_wilson_interval``; Wilson's over items where every source
 gives one item), as the suites' reports count them. Two entries that share (sample, condition) pairs get the
 paired difference of their accuracies with the bootstrap resampling the same sources
-(``score.stats.paired_bootstrap``). A trial that needs a judge the audit did
-not have is in no accuracy and no pair, and is counted beside the entry (``unjudged``): the contract's one rule
-(``core.contract.records.counted``).
+(``score.stats.paired_bootstrap``), and a note where they share fewer than ``score.stats.MIN_SOURCES_VERDICT`` (6):
+no test over sources reaches 5% with fewer, and a bootstrap over so few covers less than its 95%. A trial that
+needs a judge the audit did not have is in no accuracy and no pair, and is counted beside the entry (``unjudged``):
+the contract's one rule (``core.contract.records.counted``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from vidaudit.core.contract.suite import Suite, source_unit
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.registry import get_suite
 from vidaudit.score.scored_run import read_checked
-from vidaudit.score.stats import cluster_wilson_interval, paired_bootstrap
+from vidaudit.score.stats import MIN_SOURCES_VERDICT, cluster_wilson_interval, paired_bootstrap
 from vidaudit.tools.audit.profile import load_profile
 
 N_BOOT = 2000
@@ -115,9 +116,13 @@ def compare_profiles(sources: Sequence[str | Path]) -> dict[str, Any]:
                 n_boot=N_BOOT,
             )
             unit = source_unit(outs[a][k][1] for k in shared)
-            block["paired"].append(
-                {"a": a, "b": b, "difference": "accuracy_b - accuracy_a", **res.to_dict(), "group_unit": unit}
-            )
+            pair = {"a": a, "b": b, "difference": "accuracy_b - accuracy_a", **res.to_dict(), "group_unit": unit}
+            if res.n_groups < MIN_SOURCES_VERDICT:
+                pair["note"] = (
+                    f"too few {unit}s for a verdict ({res.n_groups} < {MIN_SOURCES_VERDICT}): no test over them "
+                    "reaches 5%, and a bootstrap over so few covers less than its 95%"
+                )
+            block["paired"].append(pair)
     return {"sources": [str(s) for s in sources], "labels": labels, "parts": list(parts.values())}
 
 
@@ -168,5 +173,6 @@ def compare_lines(res: dict[str, Any]) -> list[str]:
                 f"  {p['b']} - {p['a']}: {100 * p['estimate']:+.1f} points "
                 f"[{100 * p['ci_low']:+.1f}, {100 * p['ci_high']:+.1f}] over {p['n_pairs']} paired trials "
                 f"in {_counted(p['n_groups'], p.get('group_unit', 'video'))}"
+                + (f"; {p['note']}" if p.get("note") else "")
             )
     return lines
