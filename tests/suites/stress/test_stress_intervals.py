@@ -18,7 +18,14 @@ from vidaudit.score.stats import wilson_interval
 
 def _score_responses(root: Path) -> None:
     """``vidaudit score-responses`` of ROOT/resp.jsonl against ROOT/data, the report in ROOT/rep."""
-    args = ["--samples", str(root / "data"), "--responses", str(root / "resp.jsonl"), "--out", str(root / "s.jsonl")]
+    args = [
+        "--samples",
+        str(root / "data"),
+        "--responses",
+        str(root / "resp.jsonl"),
+        "--out",
+        str(root / "scores.jsonl"),
+    ]
     r = invoke("score-responses", "--suite", "stress", *args, "--report", str(root / "rep"), cwd=root)
     assert r.returncode == 0, r.stdout + r.stderr
 
