@@ -18,7 +18,6 @@ are: every reader decodes their frame ``k`` as vidaudit does (it samples by inde
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +27,8 @@ from vidaudit.core.types import VideoRef
 from vidaudit.video.decode import iter_frames
 from vidaudit.video.display import orientation
 from vidaudit.video.encode import VideoWriter
-from vidaudit.video.probe import VideoInfo, probe
+from vidaudit.video.facts import facts_problems
+from vidaudit.video.probe import VideoInfo, probe, ref_from
 from vidaudit.video.streams import open_video, video_stream
 
 #: where an export keeps its copies, under its own directory
@@ -115,11 +115,13 @@ def plain_copies(sources: dict[str, tuple[Path, VideoRef]], out: Path, harness: 
         with VideoWriter(dest, info.fps, info.width, info.height) as w:
             for frame in iter_frames(p, stream=info.stream):
                 w.write(frame)
-        got = probe(dest)
-        problems = _copy_problems(info, got, dest)
+        problems = facts_problems(probe(dest), _plain_ref(info, dest))
         if problems:
             dest.unlink()
-            raise DataError(f"the plain copy of {p} is not what vidaudit reads: {'; '.join(problems)}")
+            raise DataError(
+                f"the plain copy of {p} is not what vidaudit reads (checked as its manifest line would be): "
+                + "; ".join(problems)
+            )
         written[p] = PlainCopy(p, dest.resolve(), sha256_file(dest), tuple(reasons))
     keep = {c.path.name for c in written.values()}
     if folder.is_dir():
@@ -129,14 +131,8 @@ def plain_copies(sources: dict[str, tuple[Path, VideoRef]], out: Path, harness: 
     return {sid: written[p] for sid, (p, _) in sources.items() if p in written}
 
 
-def _copy_problems(src: VideoInfo, got: VideoInfo, dest: Path) -> list[str]:
-    out = []
-    if got.n_frames != src.n_frames:
-        out.append(f"{got.n_frames} frames, the source shows {src.n_frames}")
-    if not math.isclose(got.fps, src.fps, rel_tol=1e-6):
-        out.append(f"{got.fps:g} fps, the source {src.fps:g}")
-    if (got.width, got.height) != (src.width, src.height):
-        out.append(f"{got.width}x{got.height}, the source shows {src.width}x{src.height}")
-    if got.rotation or got.sar != 1 or got.video_streams != 1 or got.frame_times is not None or got.start_s:
-        out.append(f"{dest} is not plain ({got})")
-    return out
+def _plain_ref(info: VideoInfo, dest: Path) -> VideoRef:
+    """What the copy of a file ``probe`` read as ``info`` must show (``facts.facts_problems`` checks it): the same
+    frames, rate and displayed size, upright, square-pixel, one stream, at a constant rate from 0."""
+    plain = {"rotation": 0, "start_s": 0.0, "frame_times": None, "sar": None, "stored_size": None, "stream": None}
+    return ref_from(info, str(dest), None).model_copy(update=plain)
