@@ -143,6 +143,7 @@ if TYPE_CHECKING:  # every name of the front door, where it lives (imported on f
         ClusteredInterval,
         cluster_wilson_interval,
         paired_bootstrap,
+        source_interval,
         wilson_interval,
         wilson_lower,
     )
@@ -343,6 +344,7 @@ __all__ = [
     "boxed_spans",
     "cluster_wilson_interval",
     "paired_bootstrap",
+    "source_interval",
     "parse_agree",
     "parse_count",
     "parse_option",

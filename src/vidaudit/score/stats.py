@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from vidaudit.core.contract.suite import source_unit
 from vidaudit.core.errors import ConfigError
 
 
@@ -136,6 +137,23 @@ def cluster_wilson_interval(
     if k == n:
         hi = 1.0
     return ClusteredInterval(lo, hi, n, c, deff)
+
+
+def source_interval(
+    outcomes: Sequence[bool], sources: Sequence[tuple[str, str]], confidence: float = 0.95
+) -> dict[str, Any]:
+    """The interval block a report cell or a compare entry carries for the share of true ``outcomes`` whose items
+    come from ``sources`` (``Suite.source_of``): ``ci_low``, ``ci_high`` (``cluster_wilson_interval``), ``ci_unit``
+    (what was counted: "item" where every source gives one item, else the sources' unit, ``source_unit``),
+    ``n_sources`` and ``design_effect`` (1.0: Wilson's over items)."""
+    iv = cluster_wilson_interval(outcomes, sources, confidence)
+    return {
+        "ci_low": iv.ci_low,
+        "ci_high": iv.ci_high,
+        "ci_unit": source_unit(sources) if iv.clustered else "item",
+        "n_sources": iv.n_clusters,
+        "design_effect": iv.design_effect,
+    }
 
 
 @dataclass(frozen=True)

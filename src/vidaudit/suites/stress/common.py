@@ -29,10 +29,9 @@ from vidaudit.sdk import (
     Table,
     TrialScore,
     boxed_spans,
-    cluster_wilson_interval,
     parse_option,
     select_frames,
-    source_unit,
+    source_interval,
 )
 
 NOT_MEASURED = "not measured"
@@ -79,19 +78,11 @@ def source_of(r: ScoreRecord) -> tuple[str, str]:
 
 
 def interval_of(rs: Sequence[ScoreRecord], get: Callable[[ScoreRecord], bool | None]) -> dict[str, Any]:
-    """The 95% interval of the share of ``rs`` that ``get`` calls correct, over their sources (``source_of``):
-    Wilson's over items when every source gives one item, else Wilson's at the sources' effective size
-    (``cluster_wilson_interval``). ``ci_unit`` names what was counted ("item", or the source: "scene", ...),
-    ``n_sources`` how many and ``design_effect`` how much the items' variance was inflated (1.0 over items)."""
-    sources = [source_of(r) for r in rs]
-    iv = cluster_wilson_interval([get(r) is True for r in rs], sources)
-    return {
-        "ci_low": iv.ci_low if rs else None,
-        "ci_high": iv.ci_high if rs else None,
-        "ci_unit": source_unit(sources) if iv.clustered else "item",
-        "n_sources": iv.n_clusters,
-        "design_effect": iv.design_effect,
-    }
+    """The 95% interval of the share of ``rs`` that ``get`` calls correct, over their sources (``source_of``;
+    ``score.stats.source_interval``: Wilson's over items when every source gives one item, else Wilson's at the
+    sources' effective size), with ``ci_unit``, ``n_sources`` and ``design_effect``; no records: no interval."""
+    block = source_interval([get(r) is True for r in rs], [source_of(r) for r in rs])
+    return block if rs else {**block, "ci_low": None, "ci_high": None}
 
 
 def accuracy_cell(

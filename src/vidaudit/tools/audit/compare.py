@@ -27,7 +27,7 @@ from vidaudit.core.contract.suite import Suite, source_unit
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.registry import get_suite
 from vidaudit.score.scored_run import read_checked
-from vidaudit.score.stats import MIN_SOURCES_VERDICT, cluster_wilson_interval, paired_bootstrap
+from vidaudit.score.stats import MIN_SOURCES_VERDICT, paired_bootstrap, source_interval
 from vidaudit.tools.audit.profile import load_profile
 
 N_BOOT = 2000
@@ -133,14 +133,7 @@ def _interval(outcomes: Outcomes) -> dict[str, Any]:
     values = list(outcomes.values())
     if not values:
         return {"ci_low": None, "ci_high": None, "ci_unit": "item", "n_sources": 0, "design_effect": None}
-    iv = cluster_wilson_interval([v == 1.0 for v, _ in values], [src for _, src in values])
-    return {
-        "ci_low": iv.ci_low,
-        "ci_high": iv.ci_high,
-        "ci_unit": source_unit(src for _, src in values) if iv.clustered else "item",
-        "n_sources": iv.n_clusters,
-        "design_effect": iv.design_effect,
-    }
+    return source_interval([v == 1.0 for v, _ in values], [src for _, src in values])
 
 
 def _counted(n: int, unit: str) -> str:
