@@ -82,6 +82,7 @@ if TYPE_CHECKING:  # every name of the front door, where it lives (imported on f
         SuiteInfo,
         check_suite,
         source_unit,
+        sources_text,
     )
     from vidaudit.core.errors import ConfigError, DataError, VerificationError, VidauditError, check_choice
     from vidaudit.core.fileio import atomic_path, write_json_atomic, write_jsonl_atomic, write_text_atomic
@@ -196,6 +197,7 @@ __all__ = [
     "get_suite",
     "sequential_design",
     "source_unit",
+    "sources_text",
     # what score returns and scores.jsonl holds; the one rule for what a figure counts
     "NEEDS_JUDGE",
     "SCORE_SCHEMA_VERSION",

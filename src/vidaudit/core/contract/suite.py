@@ -251,6 +251,11 @@ class Suite:
             self.commands.add_group_commands(groups)
 
 
+def sources_text(n: int, unit: str) -> str:
+    """``4 scenes``, ``1 video``: a count of sources (``source_unit``'s word) as a report line says it."""
+    return f"{n} {unit}{'' if n == 1 else 's'}"
+
+
 def source_unit(sources: Iterable[tuple[str, str]]) -> str:
     """What the sources (``Suite.source_of``) are called together: their one unit ("scene", "video", ...), or
     "source" where they mix units (or are none)."""

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from vidaudit.sdk import AuditPart, PartFigures, ProfileFigure, accuracy, dig, published
+from vidaudit.sdk import AuditPart, PartFigures, ProfileFigure, accuracy, dig, published, sources_text
 from vidaudit.suites.stress import SUITE
 from vidaudit.suites.stress.camera_motion.options import HUMAN_REPORTED as CAMERA_MOTION_HUMAN
 from vidaudit.suites.stress.probe import GenerateOptions
@@ -102,7 +102,7 @@ def _figures(counts: Mapping[str, Summed]) -> dict[str, list[ProfileFigure]]:
             unit = {str(b.get("ci_unit", "item")) for b in blocks}
             if len(blocks) == 1 and blocks[0].get("ci_low") is not None:
                 b = blocks[0]
-                note = "" if unit == {"item"} else f"interval over {b['n_sources']} {unit.pop()}s"
+                note = "" if unit == {"item"} else f"interval over {sources_text(b['n_sources'], unit.pop())}"
                 out.setdefault(model, []).append(accuracy(name, k, n, note, (b["ci_low"], b["ci_high"])))
             elif unit <= {"item"}:
                 out.setdefault(model, []).append(accuracy(name, k, n))

@@ -32,6 +32,7 @@ from vidaudit.sdk import (
     parse_option,
     select_frames,
     source_interval,
+    sources_text,
 )
 
 NOT_MEASURED = "not measured"
@@ -140,7 +141,7 @@ def interval_text(cell: dict[str, Any]) -> str:
     if unit == "item":
         return text
     n = cell["n_sources"]
-    return f"{text} ({n} {unit}{'' if n == 1 else 's'})"
+    return f"{text} ({sources_text(n, unit)})"
 
 
 def clustered_units(res: Any) -> dict[str, int]:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit.core.contract.records import unjudged_text
-from vidaudit.core.contract.suite import Suite, source_unit
+from vidaudit.core.contract.suite import Suite, source_unit, sources_text
 from vidaudit.core.errors import ConfigError
 from vidaudit.core.registry import get_suite
 from vidaudit.score.scored_run import read_checked
@@ -136,11 +136,6 @@ def _interval(outcomes: Outcomes) -> dict[str, Any]:
     return source_interval([v == 1.0 for v, _ in values], [src for _, src in values])
 
 
-def _counted(n: int, unit: str) -> str:
-    """``4 scenes``, ``1 video``: a count of sources (or items) in words."""
-    return f"{n} {unit}{'' if n == 1 else 's'}"
-
-
 def _pct(x: float | None) -> str:
     return "—" if x is None else f"{100 * x:.1f}%"
 
@@ -152,7 +147,7 @@ def compare_lines(res: dict[str, Any]) -> list[str]:
         lines += [f"  note: {n}" for n in block.get("notes", [])]
         for e in block["entries"]:
             ci = "" if e["ci_low"] is None else f" [{_pct(e['ci_low'])}, {_pct(e['ci_high'])}]"
-            over = f", interval over {_counted(e['n_sources'], e['ci_unit'])}" if e["ci_low"] is not None else ""
+            over = f", interval over {sources_text(e['n_sources'], e['ci_unit'])}" if e["ci_low"] is not None else ""
             beside = f"; {unjudged_text(e['unjudged'])}" if e.get("unjudged") else ""
             lines.append(
                 f"  {e['entry']:32s} {_pct(e['accuracy'])}{ci} ({e['k']}/{e['n']} trials{over}, "
@@ -165,7 +160,7 @@ def compare_lines(res: dict[str, Any]) -> list[str]:
             lines.append(
                 f"  {p['b']} - {p['a']}: {100 * p['estimate']:+.1f} points "
                 f"[{100 * p['ci_low']:+.1f}, {100 * p['ci_high']:+.1f}] over {p['n_pairs']} paired trials "
-                f"in {_counted(p['n_groups'], p.get('group_unit', 'video'))}"
+                f"in {sources_text(p['n_groups'], p.get('group_unit', 'video'))}"
                 + (f"; {p['note']}" if p.get("note") else "")
             )
     return lines
