@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 
 class VidauditError(Exception):
@@ -19,6 +20,16 @@ class DataError(VidauditError):
 
 class VerificationError(VidauditError):
     """Rendered pixels disagree with the executable trace."""
+
+
+#: how many names a message lists before it says "and N more"
+MAX_LISTED = 10
+
+
+def listed(items: Sequence[Any], limit: int = MAX_LISTED) -> str:
+    """``a, b, c`` or ``a, b, c and 7 more``: names in a one-line message, never a wall of them."""
+    shown = ", ".join(str(x) for x in items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
 def check_choice(what: str, value: object, choices: Iterable[str]) -> None:

@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from vidaudit import __version__
 from vidaudit.core.contract.records import ScoreRecord
 from vidaudit.core.contract.suite import Suite
-from vidaudit.core.errors import DataError
+from vidaudit.core.errors import DataError, listed
 from vidaudit.core.fileio import stage_text, written_together
 from vidaudit.core.hashing import sha256_file
 from vidaudit.core.manifest import MANIFEST, load_samples
@@ -93,11 +93,10 @@ class Unanswered:
     missing: tuple[str, ...]
 
     def note(self, who: str) -> str:
-        shown = ", ".join(self.missing[:5]) + (f" and {len(self.missing) - 5} more" if len(self.missing) > 5 else "")
         return (
             f"{who}: responses for {self.n_manifest - len(self.missing)} of the manifest's {self.n_manifest} "
-            f"samples, none for the other {len(self.missing)} ({shown}): its figures are of the responses given, "
-            "not of the whole dataset"
+            f"samples, none for the other {len(self.missing)} ({listed(self.missing, 5)}): its figures are of the "
+            "responses given, not of the whole dataset"
         )
 
 

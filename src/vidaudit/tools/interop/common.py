@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -28,8 +28,6 @@ from vidaudit.score.stage import ResponseRow, record
 from vidaudit.video.facts import resolve_video
 
 EXTRA = "interop"
-#: how many unmatched keys an error message lists before it says "and N more"
-MAX_LISTED = 10
 
 
 def require(module: str, what: str) -> ModuleType:
@@ -40,12 +38,6 @@ def require(module: str, what: str) -> ModuleType:
         if e.name is not None and e.name.split(".")[0] == module.split(".")[0]:
             raise missing_extra(what, EXTRA, e.name) from None
         raise
-
-
-def listed(items: Sequence[Any], limit: int = MAX_LISTED) -> str:
-    """``a, b, c`` or ``a, b, c and 7 more``."""
-    shown = ", ".join(str(x) for x in items[:limit])
-    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
 # --------------------------------------------------------------------------- the dataset

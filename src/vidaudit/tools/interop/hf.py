@@ -35,11 +35,11 @@ from typing import Any
 
 from vidaudit import __version__
 from vidaudit.core.contract.roles import Verification
-from vidaudit.core.errors import ConfigError, DataError, VerificationError
+from vidaudit.core.errors import ConfigError, DataError, VerificationError, listed
 from vidaudit.core.fileio import stage_dir
 from vidaudit.core.manifest import write_dataset_info, write_manifest
 from vidaudit.core.types import Sample, VideoRef
-from vidaudit.tools.interop.common import BridgedData, check_videos, listed, load_data, native_condition, require
+from vidaudit.tools.interop.common import BridgedData, check_videos, load_data, native_condition, require
 
 CARD = "README.md"
 #: vidaudit's own licence: the default for videos vidaudit rendered (real videos must name theirs)

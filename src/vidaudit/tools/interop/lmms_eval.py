@@ -28,7 +28,7 @@ from typing import Any
 import jinja2
 
 from vidaudit import __version__
-from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.errors import ConfigError, DataError, listed
 from vidaudit.core.fileio import read_jsonl_objects, write_text_atomic
 from vidaudit.core.manifest import external_videos_allowed
 from vidaudit.core.untrusted import distinct_keys
@@ -36,7 +36,6 @@ from vidaudit.score.stage import ResponseRow
 from vidaudit.tools.interop.common import (
     ImportedLog,
     check_videos,
-    listed,
     load_data,
     native_condition,
     scalar_metric_names,

@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from vidaudit import __version__
-from vidaudit.core.errors import ConfigError, DataError
+from vidaudit.core.errors import ConfigError, DataError, listed
 from vidaudit.core.manifest import load_samples
 from vidaudit.core.types import Sample
 from vidaudit.report.stage import coverage_notes, write_scored_report
 from vidaudit.score.scored_run import Scored
 from vidaudit.score.stage import ResponseRow, manifest_suite, score_rows, write_scores
-from vidaudit.tools.interop.common import ImportedLog, inspect_output_status, listed, require
+from vidaudit.tools.interop.common import ImportedLog, inspect_output_status, require
 from vidaudit.tools.interop.lmms_eval import read_lmms_eval_log
 from vidaudit.tools.interop.vlmevalkit import read_vlmevalkit_predictions
 

@@ -28,10 +28,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from vidaudit.core.errors import DataError
+from vidaudit.core.errors import DataError, listed
 from vidaudit.core.untrusted import distinct_keys
 from vidaudit.score.stage import ResponseRow
-from vidaudit.tools.interop.common import ImportedLog, listed, require
+from vidaudit.tools.interop.common import ImportedLog, require
 
 HARNESS = "vlmevalkit"
 FAIL_MSG = "Failed to obtain answer via API."
