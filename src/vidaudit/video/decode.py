@@ -324,10 +324,11 @@ class Decoder:
             return
         a, b = self._coded_sar, now
         w, h = displayed_size(frame.width, frame.height, self.sar)
+        where = "at" if self._sar_at_key else "by"
         raise DataError(
             f"{self.path}: the pixel aspect ratio (SAR) changes mid-stream, from {a.numerator}:{a.denominator} to "
-            f"{b.numerator}:{b.denominator} {'at' if self._sar_at_key else 'by'} frame {j}; vidaudit reads one shape per stream: re-encode to one "
-            f"shape first (ffmpeg -i {self.path.name} -vf scale={w}:{h},setsar=1 OUT.mp4)"
+            f"{b.numerator}:{b.denominator} {where} frame {j}; vidaudit reads one shape per stream: re-encode to "
+            f"one shape first (ffmpeg -i {self.path.name} -vf scale={w}:{h},setsar=1 OUT.mp4)"
         )
 
     def frame(self, i: int) -> av.VideoFrame:
