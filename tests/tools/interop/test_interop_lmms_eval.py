@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 
@@ -78,6 +79,38 @@ def run_lmms_eval(
     return r
 
 
+def run_served(taskdir: Path, root: Path, answer: Callable[[str], str]) -> None:
+    """lmms-eval's `openai` chat model runs the task against a local OpenAI-compatible fake server (as a vLLM
+    server is passed the video URL) that answers each request with ``answer(path of the video it names)``."""
+    from httpfake import FakeServer, Recorded, Reply
+
+    def reply(req: Recorded) -> Reply:
+        content = req.json()["messages"][-1]["content"]
+        url = next(c["video_url"]["url"] for c in content if c.get("type") == "video_url")
+        message = {"role": "assistant", "content": answer(url.removeprefix("file://"))}
+        return Reply(
+            json={
+                "id": "c",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "fake-vlm",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
+            }
+        )
+
+    with FakeServer() as srv:
+        srv.script("POST", "/v1/chat/completions", default=reply)
+        run_lmms_eval(
+            taskdir,
+            root / "out",
+            root / "hf",
+            "openai",
+            f"model_version=fake-vlm,base_url={srv.url}/v1,pass_video_url=True,max_retries=1",
+            {"OPENAI_API_KEY": "sk-test-not-a-secret"},
+        )
+
+
 def samples_file(out: Path) -> Path:
     (f,) = out.rglob("*_samples_vidaudit_counting.jsonl")
     return f
@@ -119,45 +152,17 @@ def served(small: Path, taskdir: Path, tmp_path_factory: pytest.TempPathFactory)
     is passed the video URL): each video gets its own canned answer."""
     pytest.importorskip("openai", reason="lmms-eval's openai model needs the openai SDK (vidaudit[openai])")
     pytest.importorskip("dotenv", reason="lmms-eval's openai model needs python-dotenv")
-    from httpfake import FakeServer, Recorded, Reply
-
     samples = load_samples(small)
     by_video = {str(small.resolve() / s.video.path): s for s in samples}
     sent: dict[str, str] = {}
 
-    def reply(req: Recorded) -> Reply:
-        content = req.json()["messages"][-1]["content"]
-        url = next(c["video_url"]["url"] for c in content if c.get("type") == "video_url")
-        s = by_video[url.removeprefix("file://")]
+    def answer(path: str) -> str:
+        s = by_video[path]
         sent[s.sample_id] = canned_answer(s)
-        return Reply(
-            json={
-                "id": "c",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "fake-vlm",
-                "choices": [
-                    {
-                        "index": 0,
-                        "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": sent[s.sample_id]},
-                    }
-                ],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
-            }
-        )
+        return sent[s.sample_id]
 
     root = tmp_path_factory.mktemp("served")
-    with FakeServer() as srv:
-        srv.script("POST", "/v1/chat/completions", default=reply)
-        run_lmms_eval(
-            taskdir,
-            root / "out",
-            root / "hf",
-            "openai",
-            f"model_version=fake-vlm,base_url={srv.url}/v1,pass_video_url=True,max_retries=1",
-            {"OPENAI_API_KEY": "sk-test-not-a-secret"},
-        )
+    run_served(taskdir, root, answer)
     assert len(sent) == 5
     return root / "out", sent
 
@@ -452,48 +457,26 @@ def test_a_served_model_is_sent_the_frames_vidaudit_scores(
     pytest.importorskip("dotenv", reason="lmms-eval's openai model needs python-dotenv")
     from lmms_eval.models.model_utils.load_video import read_video
 
-    from httpfake import FakeServer, Recorded, Reply
     from realvideos import frame_code
 
     data, kinds, task = odd
     samples = {s.sample_id: s for s in load_samples(data)}
-    urls: dict[str, str] = {}
+    paths: dict[str, str] = {}
     sent: dict[str, str] = {}
     docs = [json.loads(x) for x in (task / "docs.jsonl").read_text().splitlines()]
     by_video = {d["video"]: d["sample_id"] for d in docs}
 
-    def reply(req: Recorded) -> Reply:
-        content = req.json()["messages"][-1]["content"]
-        url = next(c["video_url"]["url"] for c in content if c.get("type") == "video_url")
-        sid = by_video[url.removeprefix("file://")]
-        urls[sid] = url
+    def answer(path: str) -> str:
+        sid = by_video[path]
+        paths[sid] = path
         sent[sid] = canned_answer(samples[sid])
-        message = {"role": "assistant", "content": sent[sid]}
-        return Reply(
-            json={
-                "id": "c",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "fake-vlm",
-                "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
-            }
-        )
+        return sent[sid]
 
-    with FakeServer() as srv:
-        srv.script("POST", "/v1/chat/completions", default=reply)
-        run_lmms_eval(
-            task,
-            tmp_path / "out",
-            tmp_path / "hf",
-            "openai",
-            f"model_version=fake-vlm,base_url={srv.url}/v1,pass_video_url=True,max_retries=1",
-            {"OPENAI_API_KEY": "sk-test-not-a-secret"},
-        )
-    assert set(urls) == set(samples)
-    for sid, url in urls.items():
+    run_served(task, tmp_path, answer)
+    assert set(paths) == set(samples)
+    for sid, path in paths.items():
         s = samples[sid]
-        frames = read_video(url.removeprefix("file://"), num_frm=s.video.n_frames)
+        frames = read_video(path, num_frm=s.video.n_frames)
         assert [frame_code(f) for f in frames] == vidaudit_codes(data, s), kinds[sid]
         assert frames.shape[1:3] == (s.video.height, s.video.width), kinds[sid]
     scored = import_responses("lmms-eval", tmp_path / "out", data / "manifest.jsonl")
