@@ -31,7 +31,8 @@ from vidaudit.suites.counting.timestamp_lexicon import (
 # gaps and numbers. Whether a cue or a "not a time" context ends right before number k depends only on the
 # gap before it: the piece the rules read is ``(last character of number k-1 + gap)[-CONTEXT_CHARS:]``, and
 # that last character (a digit, or a unit's last letter, followed by a non-word character) is only ever
-# seen as a word character, so "0" stands for it. Whether number k can open a range depends only on the gap
+# seen as a word character, so "0" stands for a digit and "a" for a unit's letter (the rules read the two alike,
+# but for the minutes rule, "1 min 30 s": a number before "min", which "5s min" is not). Whether number k can open a range depends only on the gap
 # after it (at most 12 characters whose word is a range word or "and"). So each distinct gap is read once
 # (``_GAP_CODES``), and Python visits only the numbers a rule can make a time: an explicit one, a cued one,
 # or one followed by a range word; every other number is never a time and bounds contexts only.
@@ -66,10 +67,15 @@ class _Memo(dict[str, _V]):
 class _GapCodes(_Memo[int]):
     """gap -> what the rules read in it, as bits: a cue ends it (``_CUED_BIT``), a "not a time" context ends it
     (``_NEG_BIT``), it separates a range (``_RANGE_BIT``), a "not a time" word opens it (``_AFTER_BIT``, read
-    as if a number followed it, i.e. not for the text's tail), it separates a list (``_LIST_BIT``)."""
+    as if a number followed it, i.e. not for the text's tail), it separates a list (``_LIST_BIT``). ``before``:
+    what stands for the previous number's last character (see above)."""
+
+    def __init__(self, before: str) -> None:
+        super().__init__()
+        self.before = before
 
     def _read(self, gap: str) -> int:
-        rev = ("0" + gap)[-CONTEXT_CHARS:][::-1]
+        rev = (self.before + gap)[-CONTEXT_CHARS:][::-1]
         code = (
             (_CUED_BIT if CUE_REV.match(rev) is not None else 0)
             | (_NEG_BIT if NEG_REV.match(rev) is not None else 0)
@@ -111,7 +117,8 @@ class _EndCodes(_Memo[int]):
         )
 
 
-_GAP_CODES = _GapCodes()
+_GAP_CODES = _GapCodes("0")  # after a number that ends with a digit (and for the text's head)
+_GAP_CODES_AFTER_UNIT = _GapCodes("a")  # after one that ends with a unit's letter ("5s")
 _ENDS = _EndCodes()
 _VALUES = _Values()
 _EXPLICIT = _Explicit()
@@ -214,7 +221,10 @@ def scan_times(text: str, masked: Sequence[tuple[int, int]]) -> list[tuple[int, 
         return None
     gaps = parts[0::2]
     atoms = parts[1::2]
-    codes = list(map(_GAP_CODES.__getitem__, gaps))
+    codes = [
+        _GAP_CODES[gap] if k == 0 or atoms[k - 1][-1].isdigit() else _GAP_CODES_AFTER_UNIT[gap]
+        for k, gap in enumerate(gaps)
+    ]
     explicit = list(map(_EXPLICIT.__getitem__, atoms))
     head, tail = _ENDS[gaps[0]], _ENDS[gaps[n]]
     cue0 = bool(head & _CUED_BIT)  # no number before the first: its context is the text's head, as it is
